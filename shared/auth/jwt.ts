@@ -1,0 +1,86 @@
+// Access tokens: HS256 JWTs signed and verified with jose, algorithm pinned,
+// issuer/audience/expiry checked. The key comes from JWT_SECRET (local) or the
+// Secrets Manager secret named by JWT_SECRET_ARN (AWS), loaded once per container.
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { z } from 'zod';
+import { Role } from './roles.js';
+import type { Principal } from '../http/route.js';
+
+export const ISSUER = 'fleet-health';
+export const AUDIENCE = 'fleet-health-api';
+const ALGORITHM = 'HS256';
+const DEFAULT_TTL_SECONDS = 43_200;
+const MIN_SECRET_BYTES = 32;
+
+let signingKey: Promise<Uint8Array> | undefined;
+
+async function loadKey(): Promise<Uint8Array> {
+  let secret = process.env.JWT_SECRET;
+  if (!secret && process.env.JWT_SECRET_ARN) {
+    // Imported lazily: only Lambdas on AWS pay for the Secrets Manager client.
+    const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: process.env.JWT_SECRET_ARN }));
+    secret = out.SecretString;
+  }
+  if (!secret) throw new Error('JWT signing key missing: set JWT_SECRET or JWT_SECRET_ARN');
+  const key = new TextEncoder().encode(secret);
+  if (key.byteLength < MIN_SECRET_BYTES) throw new Error(`JWT signing key must be at least ${MIN_SECRET_BYTES} bytes`);
+  return key;
+}
+
+function key(): Promise<Uint8Array> {
+  signingKey ??= loadKey().catch((error: unknown) => {
+    signingKey = undefined; // retry on the next request rather than caching the failure
+    throw error;
+  });
+  return signingKey;
+}
+
+/** For tests that rotate JWT_SECRET. */
+export function resetSigningKey(): void {
+  signingKey = undefined;
+}
+
+export function tokenTtlSeconds(): number {
+  const ttl = Number(process.env.JWT_TTL_SECONDS ?? DEFAULT_TTL_SECONDS);
+  return Number.isInteger(ttl) && ttl > 0 ? ttl : DEFAULT_TTL_SECONDS;
+}
+
+export async function signAccessToken(principal: Principal): Promise<string> {
+  return new SignJWT({ username: principal.username, name: principal.name, email: principal.email, role: principal.role })
+    .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+    .setSubject(principal.userId)
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(`${tokenTtlSeconds()}s`)
+    .sign(await key());
+}
+
+const Claims = z.object({
+  sub: z.string().min(1),
+  username: z.string(),
+  name: z.string(),
+  email: z.string(),
+  role: Role,
+  iat: z.number(),
+});
+
+export interface VerifiedToken {
+  principal: Principal;
+  issuedAt: number;
+}
+
+/** Verify a token; returns null for anything invalid (bad signature, alg, expiry, claims). */
+export async function verifyAccessToken(token: string): Promise<VerifiedToken | null> {
+  try {
+    const { payload } = await jwtVerify(token, await key(), { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
+    const claims = Claims.safeParse(payload);
+    if (!claims.success) return null;
+    const { sub, username, name, email, role, iat } = claims.data;
+    return { principal: { userId: sub, username, name, email, role }, issuedAt: iat };
+  } catch (error) {
+    if (error instanceof joseErrors.JOSEError) return null;
+    throw error;
+  }
+}

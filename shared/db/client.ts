@@ -1,0 +1,154 @@
+// A typed wrapper over the DynamoDB document client: table names resolved from
+// the logical names, pagination and batch retries done once, and conditional
+// failures surfaced as a typed error. Repositories build on this; nothing else
+// talks to DynamoDB directly.
+//
+// Locally and in tests the SDK reaches DynamoDB Local through the standard
+// AWS_ENDPOINT_URL_DYNAMODB variable, so this module never knows where it runs.
+import { DynamoDBClient, ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DeleteCommandInput,
+  type PutCommandInput,
+  type QueryCommandInput,
+  type TransactWriteCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { physicalTableName, type TableName } from './tables.js';
+
+export type Item = Record<string, unknown>;
+export interface Key {
+  pk: string;
+  sk: string;
+}
+
+let documentClient: DynamoDBDocumentClient | undefined;
+
+/** One client per container, created on first use. */
+export function db(): DynamoDBDocumentClient {
+  documentClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 4 }), {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+  return documentClient;
+}
+
+/** A conditional write lost: the item was not in the expected state. */
+export class ConditionFailed extends Error {
+  constructor(message = 'conditional write failed') {
+    super(message);
+    this.name = 'ConditionFailed';
+  }
+}
+
+function isConditionFailure(error: unknown): boolean {
+  if (error instanceof ConditionalCheckFailedException) return true;
+  if (error instanceof TransactionCanceledException) {
+    return (error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
+  }
+  return false;
+}
+
+async function conditional<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (isConditionFailure(error)) throw new ConditionFailed();
+    throw error;
+  }
+}
+
+export async function getItem<T extends Item>(table: TableName, key: Key, consistent = false): Promise<T | undefined> {
+  const out = await db().send(new GetCommand({ TableName: physicalTableName(table), Key: key, ConsistentRead: consistent }));
+  return out.Item as T | undefined;
+}
+
+type PutOptions = Omit<PutCommandInput, 'TableName' | 'Item'>;
+
+/** Put an item; throws ConditionFailed when `ConditionExpression` does not hold. */
+export async function putItem(table: TableName, item: Key & Item, options: PutOptions = {}): Promise<void> {
+  await conditional(() => db().send(new PutCommand({ TableName: physicalTableName(table), Item: item, ...options })));
+}
+
+type UpdateOptions = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
+
+export async function updateItem<T extends Item>(table: TableName, key: Key, options: UpdateOptions): Promise<T | undefined> {
+  const out = await conditional(() =>
+    db().send(new UpdateCommand({ TableName: physicalTableName(table), Key: key, ReturnValues: 'ALL_NEW', ...options })),
+  );
+  return out.Attributes as T | undefined;
+}
+
+type DeleteOptions = Omit<DeleteCommandInput, 'TableName' | 'Key'>;
+
+export async function deleteItem(table: TableName, key: Key, options: DeleteOptions = {}): Promise<void> {
+  await conditional(() => db().send(new DeleteCommand({ TableName: physicalTableName(table), Key: key, ...options })));
+}
+
+type QueryOptions = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
+
+export interface Page<T> {
+  items: T[];
+  /** Opaque cursor for the next page, absent on the last one. */
+  next?: Record<string, unknown>;
+}
+
+export async function queryPage<T extends Item>(
+  table: TableName,
+  options: QueryOptions,
+  start?: Record<string, unknown>,
+): Promise<Page<T>> {
+  const out = await db().send(
+    new QueryCommand({ TableName: physicalTableName(table), ...options, ExclusiveStartKey: start }),
+  );
+  return { items: (out.Items ?? []) as T[], next: out.LastEvaluatedKey };
+}
+
+/** Follow LastEvaluatedKey until done or `limit` items are collected. */
+export async function queryAll<T extends Item>(table: TableName, options: QueryOptions, limit = Infinity): Promise<T[]> {
+  const items: T[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await queryPage<T>(table, options, start);
+    items.push(...page.items);
+    start = page.next;
+  } while (start && items.length < limit);
+  return items.length > limit ? items.slice(0, limit) : items;
+}
+
+const BATCH_SIZE = 25;
+const MAX_BATCH_RETRIES = 8;
+
+/** Write many items in batches of 25, retrying UnprocessedItems with backoff. Not atomic. */
+export async function batchPut(table: TableName, items: (Key & Item)[]): Promise<void> {
+  const name = physicalTableName(table);
+  for (let i = 0; i < items.length; i += BATCH_SIZE) {
+    let requests = items.slice(i, i + BATCH_SIZE).map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > MAX_BATCH_RETRIES) throw new Error(`batchPut: ${requests.length} items still unprocessed in ${name}`);
+      if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [name]: requests } }));
+      requests = (out.UnprocessedItems?.[name] ?? []) as typeof requests;
+    }
+  }
+}
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** All-or-nothing write of up to 100 actions; ConditionFailed when any condition fails. */
+export async function transactWrite(items: TransactItem[], clientRequestToken?: string): Promise<void> {
+  await conditional(() => db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: clientRequestToken })));
+}
+
+/** Table name for building TransactItems by hand. */
+export const tableName = physicalTableName;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

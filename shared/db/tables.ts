@@ -1,0 +1,46 @@
+// DynamoDB table definitions: the one source read by the CDK stack, the local
+// runtime and the test setup. Every table has a string partition key `pk` and
+// sort key `sk`; entity families keep their own table so each Lambda is granted
+// only the tables it uses. Items that expire carry `ttl` (epoch seconds).
+
+export interface IndexDefinition {
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+}
+
+export interface TableDefinition {
+  /** Why the table exists, for readers of the stack. */
+  readonly purpose: string;
+  readonly ttl: boolean;
+  readonly indexes: readonly IndexDefinition[];
+}
+
+const byTime = (name = 'gsi1'): IndexDefinition => ({ name, partitionKey: `${name}pk`, sortKey: `${name}sk` });
+
+export const TABLES = {
+  users: { purpose: 'accounts, invitation tokens, login throttling', ttl: true, indexes: [] },
+  audit: { purpose: 'audit log, newest first by month partition; by action', ttl: true, indexes: [byTime()] },
+  clusters: { purpose: 'cluster inventory', ttl: false, indexes: [] },
+  metrics: { purpose: 'per-cluster per-day metric rollups', ttl: true, indexes: [] },
+  alerts: { purpose: 'alerts by cluster; by time window', ttl: true, indexes: [byTime()] },
+  logs: { purpose: 'cluster log events, kept 7 days', ttl: true, indexes: [] },
+  scores: { purpose: 'score and risk snapshots, cache generation marker', ttl: true, indexes: [] },
+  issues: { purpose: 'rule-grouped alert issues; by time window', ttl: false, indexes: [byTime()] },
+  'ai-issues': { purpose: 'AI-grouped alert issues; by time window', ttl: false, indexes: [byTime()] },
+  rules: { purpose: 'rule set versions, change proposals, general settings', ttl: false, indexes: [] },
+  patrol: { purpose: 'patrol reports; by time window', ttl: false, indexes: [byTime()] },
+  investigations: { purpose: 'agent investigations and agent tasks; by time and status', ttl: false, indexes: [byTime()] },
+  'llm-usage': { purpose: 'LLM usage ledger by day', ttl: false, indexes: [] },
+  'embed-sessions': { purpose: 'server-side embed session reference tokens', ttl: true, indexes: [] },
+  locks: { purpose: 'lease locks (one patrol at a time)', ttl: true, indexes: [] },
+} as const satisfies Record<string, TableDefinition>;
+
+export type TableName = keyof typeof TABLES;
+
+export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
+
+/** Physical table name: TABLE_PREFIX + logical name (e.g. `fleet-health-prod-users`). */
+export function physicalTableName(table: TableName, prefix = process.env.TABLE_PREFIX ?? 'fleet-health-'): string {
+  return `${prefix}${table}`;
+}

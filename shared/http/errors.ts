@@ -1,0 +1,91 @@
+// Typed errors thrown anywhere in the service. The one error middleware
+// (shared/http/middleware.ts) turns each into an RFC 9457 problem+json reply.
+
+export interface FieldError {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    detail: string,
+    readonly headers: Record<string, string> = {},
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequest extends HttpError {
+  constructor(detail: string) {
+    super(400, 'Bad Request', detail);
+  }
+}
+
+export class Unauthorized extends HttpError {
+  constructor(detail = 'A valid bearer token is required.') {
+    super(401, 'Unauthorized', detail, { 'WWW-Authenticate': 'Bearer' });
+  }
+}
+
+export class Forbidden extends HttpError {
+  constructor(detail = 'Your role does not allow this action.') {
+    super(403, 'Forbidden', detail);
+  }
+}
+
+export class NotFound extends HttpError {
+  constructor(detail = 'No such resource.') {
+    super(404, 'Not Found', detail);
+  }
+}
+
+export class Conflict extends HttpError {
+  constructor(detail: string, extra: Record<string, unknown> = {}) {
+    super(409, 'Conflict', detail, {}, extra);
+  }
+}
+
+export class PayloadTooLarge extends HttpError {
+  constructor(detail: string) {
+    super(413, 'Content Too Large', detail);
+  }
+}
+
+export class ValidationFailed extends HttpError {
+  constructor(
+    detail: string,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(422, 'Unprocessable Content', detail, {}, errors.length ? { errors } : {});
+  }
+}
+
+export class TooManyRequests extends HttpError {
+  constructor(detail: string, retryAfterSeconds: number) {
+    super(429, 'Too Many Requests', detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
+/** A capability whose issue has not landed yet: honest 501, never fake data. */
+export class NotImplemented extends HttpError {
+  constructor(detail = 'This endpoint is declared but not implemented yet.') {
+    super(501, 'Not Implemented', detail);
+  }
+}
+
+export class BadGateway extends HttpError {
+  constructor(detail: string) {
+    super(502, 'Bad Gateway', detail);
+  }
+}
+
+export class ServiceUnavailable extends HttpError {
+  constructor(detail: string) {
+    super(503, 'Service Unavailable', detail);
+  }
+}

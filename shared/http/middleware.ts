@@ -1,0 +1,221 @@
+// The middleware stack every route-group Lambda shares (assembled in
+// group-handler.ts). Each middleware does one thing; they share the request's
+// route state through `routeState`, keyed by the API Gateway event.
+import { timingSafeEqual } from 'node:crypto';
+import type { MiddlewareObj, Request } from '@middy/core';
+import httpCors from '@middy/http-cors';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { z } from 'zod';
+import { verifyAccessToken } from '../auth/jwt.js';
+import { corsOrigins } from '../config.js';
+import { errorFields, type Logger } from '../log.js';
+import { BadRequest, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
+import { matchPath, type PathMatch } from './path-match.js';
+import { problemResponse } from './problem.js';
+import type { Principal, RouteDeclaration, RouteHandler } from './route.js';
+
+export type Event = APIGatewayProxyEventV2;
+export type Result = APIGatewayProxyStructuredResultV2;
+type Middleware = MiddlewareObj<Event, Result>;
+type MiddyRequest = Request<Event, Result>;
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface BoundRoute {
+  readonly id: string;
+  readonly route: RouteDeclaration;
+  readonly handler: RouteHandler;
+}
+
+export interface RouteState {
+  bound: BoundRoute;
+  params: Record<string, string>;
+  principal: Principal | null;
+  rawBody: unknown;
+  input: { params: unknown; query: unknown; body: unknown };
+}
+
+/** State the middlewares build up for one request; read by the dispatcher. */
+export const routeState = new WeakMap<Event, RouteState>();
+
+function stateOf(request: MiddyRequest): RouteState {
+  const state = routeState.get(request.event);
+  if (!state) throw new Error('route state missing: resolveRoute must run first');
+  return state;
+}
+
+export function requestIdOf(event: Event): string {
+  return event.requestContext?.requestId ?? 'unknown';
+}
+
+/** One log line per request (never headers or bodies) and an x-request-id header. */
+export function requestLog(log: Logger): Middleware {
+  const started = new WeakMap<Event, number>();
+  const finish = (request: MiddyRequest) => {
+    const response = request.response;
+    if (!response) return;
+    const requestId = requestIdOf(request.event);
+    response.headers = { ...response.headers, 'X-Request-Id': requestId };
+    log.info('request', {
+      request_id: requestId,
+      method: request.event.requestContext?.http?.method,
+      route: request.event.routeKey,
+      status: response.statusCode,
+      duration_ms: Date.now() - (started.get(request.event) ?? Date.now()),
+    });
+  };
+  return {
+    before: (request) => {
+      started.set(request.event, Date.now());
+    },
+    after: finish,
+    onError: finish,
+  };
+}
+
+/** CORS on every answer (errors included) and preflight answered here. */
+export function cors(): Middleware {
+  return httpCors({
+    origins: corsOrigins(),
+    disableBeforePreflightResponse: false,
+    headers: 'Authorization, Content-Type, X-Session-Duration, X-Request-Id',
+    methods: 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
+    exposeHeaders: 'X-Request-Id, Retry-After, WWW-Authenticate',
+    maxAge: 600,
+  }) as Middleware;
+}
+
+/** Turns every failure into problem+json; an unexpected one is logged with its stack, never returned. */
+export function problemErrors(log: Logger): Middleware {
+  return {
+    onError: (request) => {
+      const error = request.error;
+      const requestId = requestIdOf(request.event);
+      if (!(error instanceof HttpError)) {
+        log.error('unhandled error', { request_id: requestId, route: request.event.routeKey, ...errorFields(error) });
+      } else if (error.status >= 500) {
+        log.warn('request failed', { request_id: requestId, route: request.event.routeKey, status: error.status, detail: error.message });
+      }
+      request.response = problemResponse(error, requestId);
+    },
+  };
+}
+
+/** Finds the declared route: API Gateway's route key first, the path as a fallback. */
+export function resolveRoute(sorted: readonly BoundRoute[]): Middleware {
+  const byKey = new Map(sorted.map((b) => [`${b.route.method} ${b.route.path}`, b]));
+  const templates = sorted.map((b) => ({ method: b.route.method, path: b.route.path, bound: b }));
+  return {
+    before: (request) => {
+      const event = request.event;
+      const method = event.requestContext.http.method;
+      let match: PathMatch<(typeof templates)[number]> | null = null;
+      const keyed = byKey.get(event.routeKey);
+      if (keyed) {
+        match = { route: { method: keyed.route.method, path: keyed.route.path, bound: keyed }, params: cleanParams(event.pathParameters) };
+      } else {
+        match = matchPath(templates, method, event.rawPath);
+      }
+      if (!match) throw new NotFound(`No route for ${method} ${event.rawPath}.`);
+      routeState.set(event, {
+        bound: match.route.bound,
+        params: match.params,
+        principal: null,
+        rawBody: undefined,
+        input: { params: undefined, query: undefined, body: undefined },
+      });
+    },
+  };
+}
+
+function cleanParams(params: Record<string, string | undefined> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params ?? {})) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+function bearerToken(event: Event): string | null {
+  const header = event.headers?.authorization ?? event.headers?.Authorization;
+  const match = header?.match(/^Bearer\s+(\S+)$/i);
+  return match?.[1] ?? null;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * Checks the bearer token (401 with WWW-Authenticate) and the caller's role
+ * against the route's roles (403): the one place where roles are enforced.
+ */
+export function authenticate(): Middleware {
+  return {
+    before: async (request) => {
+      const state = stateOf(request);
+      const { route } = state.bound;
+      if (route.auth === 'public') return;
+      const token = bearerToken(request.event);
+      if (!token) throw new Unauthorized();
+      const ingestToken = process.env.INGEST_TOKEN;
+      if (route.auth === 'ingest' && ingestToken && sameSecret(token, ingestToken)) return;
+      const verified = await verifyAccessToken(token);
+      if (!verified) throw new Unauthorized('The bearer token is invalid or expired.');
+      state.principal = verified.principal;
+      if (!route.roles.includes(verified.principal.role)) throw new Forbidden();
+    },
+  };
+}
+
+/** Parses a JSON body for routes that declare one: 413 over 1 MB, 400 when not JSON. */
+export function jsonBody(): Middleware {
+  return {
+    before: (request) => {
+      const state = stateOf(request);
+      const { event } = request;
+      if (!state.bound.route.body || event.body === undefined || event.body === '') return;
+      const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+      if (raw.byteLength > MAX_BODY_BYTES) throw new PayloadTooLarge(`The request body is over ${MAX_BODY_BYTES} bytes.`);
+      try {
+        state.rawBody = JSON.parse(raw.toString('utf8'));
+      } catch {
+        throw new BadRequest('The request body is not valid JSON.');
+      }
+    },
+  };
+}
+
+function issuesOf(where: string, error: z.ZodError): FieldError[] {
+  return error.issues.map((issue) => ({ loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))], msg: issue.message, type: issue.code }));
+}
+
+/** Validates path parameters, query and body against the route's zod schemas (422). */
+export function validate(): Middleware {
+  return {
+    before: (request) => {
+      const state = stateOf(request);
+      const { route } = state.bound;
+      const errors: FieldError[] = [];
+      const check = (where: 'path' | 'query' | 'body', schema: z.ZodType | undefined, value: unknown) => {
+        if (!schema) return undefined;
+        const parsed = schema.safeParse(value);
+        if (parsed.success) return parsed.data;
+        errors.push(...issuesOf(where, parsed.error));
+        return undefined;
+      };
+      state.input = {
+        params: check('path', route.params, state.params),
+        query: check('query', route.query, request.event.queryStringParameters ?? {}),
+        body: check('body', route.body, state.rawBody),
+      };
+      if (errors.length > 0) {
+        const first = errors[0]!;
+        const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+        throw new ValidationFailed(`${first.loc.slice(1).join('.') || first.loc[0]}: ${first.msg}${more}`, errors);
+      }
+    },
+  };
+}
+
+export { stateOf };

@@ -1,0 +1,93 @@
+// Route declarations: the single route table. Declarations import no handler;
+// functions/<group>.ts binds handlers to its group's declarations. The router,
+// the CDK stack, the OpenAPI document and the route-walking tests read these.
+import type { z } from 'zod';
+import type { Role } from '../auth/roles.js';
+import type { TableName } from '../db/tables.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
+
+/**
+ * Who may call a route:
+ * - `public`: no token (health check, login, activate, OpenAPI document);
+ * - `user`: a valid JWT whose role is in `roles`;
+ * - `ingest`: the static INGEST_TOKEN, or a JWT whose role is in `roles`.
+ */
+export type RouteAuth = 'public' | 'user' | 'ingest';
+
+export interface RouteDeclaration {
+  readonly method: HttpMethod;
+  /** API Gateway path template, e.g. `/api/issues/{issue_id}`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly auth: RouteAuth;
+  readonly roles: readonly Role[];
+  readonly params?: z.ZodType;
+  readonly query?: z.ZodType;
+  readonly body?: z.ZodType;
+  readonly response?: z.ZodType;
+}
+
+export type TableAccess = 'read' | 'readwrite';
+
+export interface RouteGroup<R extends Record<string, RouteDeclaration> = Record<string, RouteDeclaration>> {
+  /** One name per concept: the file name, construct id, log service and URL prefix. */
+  readonly name: string;
+  /** DynamoDB tables this group's Lambda may touch, and how (least privilege). */
+  readonly tables: Partial<Record<TableName, TableAccess>>;
+  /** Extra grants beyond tables (SES, invoking a worker). */
+  readonly grants?: readonly GroupGrant[];
+  readonly routes: R;
+}
+
+export type GroupGrant = 'ses:send' | 'invoke:patrol-worker' | 'invoke:agent-worker' | 'bedrock:invoke';
+
+/** Declares a group while keeping each route's literal type for handler binding. */
+export function defineGroup<const R extends Record<string, RouteDeclaration>>(group: RouteGroup<R>): RouteGroup<R> {
+  return group;
+}
+
+/** The API Gateway route key of a declaration: `GET /api/issues/{issue_id}`. */
+export function routeKey(route: Pick<RouteDeclaration, 'method' | 'path'>): string {
+  return `${route.method} ${route.path}`;
+}
+
+type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** What a bound handler receives: validated input plus the caller. */
+export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
+  readonly params: Infer<D['params']>;
+  readonly query: Infer<D['query']>;
+  readonly body: Infer<D['body']>;
+  /** The authenticated caller; null on public routes and for the static ingest token. */
+  readonly principal: Principal | null;
+  readonly requestId: string;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly sourceIp: string;
+  readonly userAgent: string;
+}
+
+export interface Principal {
+  readonly userId: string;
+  readonly username: string;
+  readonly name: string;
+  readonly email: string;
+  readonly role: Role;
+}
+
+/** A reply with a status or headers other than 200 JSON. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+export type RouteHandler<D extends RouteDeclaration = RouteDeclaration> = (
+  request: ApiRequest<D>,
+) => Promise<unknown>;
+
+export type GroupBindings<G extends RouteGroup> = {
+  readonly [K in keyof G['routes']]: RouteHandler<G['routes'][K]>;
+};

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { ANY_ROLE } from '../auth/roles.js';
+import { defineGroup } from '../http/route.js';
+
+export const HealthCheckResponse = z.object({ status: z.literal('ok'), service: z.string() });
+
+export const LoginBody = z.strictObject({
+  username: z.string().trim().min(1).max(256),
+  password: z.string().min(1).max(1024),
+});
+
+export const ActivateBody = z.strictObject({
+  token: z.string().min(1).max(512),
+  password: z.string().min(8, 'must be at least 8 characters').max(1024),
+});
+
+export const authGroup = defineGroup({
+  name: 'auth',
+  tables: { users: 'readwrite', audit: 'readwrite' },
+  routes: {
+    healthCheck: {
+      method: 'GET', path: '/api/health-check', summary: 'Liveness check', auth: 'public', roles: [],
+      response: HealthCheckResponse,
+    },
+    openapi: { method: 'GET', path: '/api/openapi.json', summary: 'This API as an OpenAPI 3.1 document', auth: 'public', roles: [] },
+    login: { method: 'POST', path: '/api/auth/login', summary: 'Log in, receive a bearer token', auth: 'public', roles: [], body: LoginBody },
+    activate: {
+      method: 'POST', path: '/api/auth/activate', summary: 'Activate an invitation and log in', auth: 'public', roles: [],
+      body: ActivateBody,
+    },
+    logout: { method: 'POST', path: '/api/auth/logout', summary: 'Log out (audited with X-Session-Duration)', auth: 'user', roles: ANY_ROLE },
+    me: { method: 'GET', path: '/api/auth/me', summary: 'The current user', auth: 'user', roles: ANY_ROLE },
+    // API Gateway sends every other /api/... request here, so an unknown path
+    // gets a problem+json 404 and a CORS preflight gets its answer.
+    fallback: { method: 'ANY', path: '/api/{proxy+}', summary: 'Unmatched API paths (404) and CORS preflight', auth: 'public', roles: [] },
+  },
+});

@@ -1,0 +1,39 @@
+// Query and body schema pieces shared by several route groups.
+// Query values arrive as strings; numbers are coerced, then bounded.
+import { z } from 'zod';
+
+export const Page = z.coerce.number().int().min(1).default(1);
+export const PageSize = z.coerce.number().int().min(1).max(100).default(20);
+
+/** Whole days in 1..365 with a default (patrol, investigations, llm-usage). */
+export const DaysInRange = (defaultDays: number) => z.coerce.number().int().min(1).max(365).default(defaultDays);
+
+/** The issues window: float days, 0 means today, 0.25 means six hours. */
+export const DaysWindow = z.coerce.number().min(0).max(365).default(7);
+
+export const Text = (max: number) => z.string().max(max);
+
+/** Shared by /api/issues and /api/ai-issues (spec §4, list query parameters). */
+export const IssueListQuery = z.object({
+  search: Text(200).default(''),
+  days: DaysWindow,
+  severities: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['Critical', 'Warning']))),
+  status: z.enum(['', 'Ongoing', 'Resolved']).default(''),
+  customer: Text(200).default(''),
+  cluster: Text(200).default(''),
+  triage: Text(64).default(''),
+  disposition: Text(64).default(''),
+  page: Page,
+  page_size: PageSize,
+});
+export type IssueListQuery = z.infer<typeof IssueListQuery>;
+
+export const IssueKpisQuery = z.object({ days: DaysWindow });
+
+export const IssueIdParams = z.object({ issue_id: z.string().min(1).max(128) });
+
+export const NoQuery = undefined;

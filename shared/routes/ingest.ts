@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { ADMIN_UP } from '../auth/roles.js';
+import { defineGroup } from '../http/route.js';
+
+// Envelopes only: each record is validated on its own so a batch stores the
+// good records and names the bad ones (DESIGN §9).
+export const IngestClustersBody = z.object({ clusters: z.array(z.unknown()).min(1).max(1000) });
+export const IngestMetricsBody = z.object({ samples: z.array(z.unknown()).min(1).max(5000) });
+export const IngestAlertsBody = z.looseObject({ version: z.string(), alerts: z.array(z.unknown()).max(5000) });
+export const IngestLogsBody = z.object({ events: z.array(z.unknown()).min(1).max(5000) });
+
+export const ingestGroup = defineGroup({
+  name: 'ingest',
+  tables: { clusters: 'readwrite', metrics: 'readwrite', alerts: 'readwrite', logs: 'readwrite', issues: 'readwrite', rules: 'read' },
+  routes: {
+    clusters: { method: 'POST', path: '/api/ingest/clusters', summary: 'Upsert cluster inventory', auth: 'ingest', roles: ADMIN_UP, body: IngestClustersBody },
+    metrics: { method: 'POST', path: '/api/ingest/metrics', summary: 'Metric samples (rolled up per day)', auth: 'ingest', roles: ADMIN_UP, body: IngestMetricsBody },
+    alerts: { method: 'POST', path: '/api/ingest/alerts', summary: 'Alertmanager webhook (version 4)', auth: 'ingest', roles: ADMIN_UP, body: IngestAlertsBody },
+    logs: { method: 'POST', path: '/api/ingest/logs', summary: 'Cluster log events', auth: 'ingest', roles: ADMIN_UP, body: IngestLogsBody },
+  },
+});
