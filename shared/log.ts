@@ -1,10 +1,10 @@
 // Structured JSON logs, one line per event, with the route group as `service`.
 // Callers pass facts, never secrets: headers and bodies are not logged.
 type Level = 'debug' | 'info' | 'warn' | 'error';
-const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const ORDER: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: Infinity };
 
 export function createLogger(service: string) {
-  const threshold = ORDER[(process.env.LOG_LEVEL as Level) ?? 'info'] ?? ORDER.info;
+  const threshold = ORDER[(process.env.LOG_LEVEL ?? 'info') as Level] ?? ORDER.info;
   const write = (level: Level, message: string, fields: Record<string, unknown> = {}) => {
     if (ORDER[level] < threshold) return;
     const line = JSON.stringify({ level, service, message, time: new Date().toISOString(), ...fields });
