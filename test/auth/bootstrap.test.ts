@@ -1,0 +1,43 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
+import { hashPassword, verifyPassword } from '../../shared/auth/passwords.js';
+import { getUser } from '../../shared/db/users.js';
+import { useTestTables } from '../support/dynamo.js';
+
+beforeAll(async () => {
+  await useTestTables();
+});
+
+describe('passwords', () => {
+  it('verifies only the right password, with a fresh salt each time', async () => {
+    const a = await hashPassword('correct horse battery');
+    const b = await hashPassword('correct horse battery');
+    expect(a).not.toBe(b);
+    expect(a).toMatch(/^scrypt\$17\$8\$1\$/);
+    expect(await verifyPassword('correct horse battery', a)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', a)).toBe(false);
+    expect(await verifyPassword('x', 'not-a-hash')).toBe(false);
+  });
+});
+
+describe('bootstrap superadmin', () => {
+  it('creates the superadmin once, with a generated password shown only then', async () => {
+    const first = await ensureBootstrapAdmin('Root', 'root@example.com');
+    expect(first.created).toBe(true);
+    expect(first.generatedPassword).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    const user = await getUser('root');
+    expect(user).toMatchObject({ username: 'root', role: 'superadmin', is_active: true, email: 'root@example.com' });
+    expect(await verifyPassword(first.generatedPassword!, user!.password_hash!)).toBe(true);
+
+    const again = await ensureBootstrapAdmin('root', 'root@example.com', 'another-password');
+    expect(again).toEqual({ created: false, username: 'root' });
+    expect(await verifyPassword(first.generatedPassword!, (await getUser('root'))!.password_hash!)).toBe(true);
+  });
+
+  it('uses ADMIN_PASSWORD when given and creates one record under concurrent starts', async () => {
+    const results = await Promise.all([1, 2, 3].map(() => ensureBootstrapAdmin('ops', 'ops@example.com', 'chosen-password')));
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(results.every((r) => r.generatedPassword === undefined)).toBe(true);
+    expect(await verifyPassword('chosen-password', (await getUser('ops'))!.password_hash!)).toBe(true);
+  });
+});

@@ -1,0 +1,79 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  batchPut,
+  ConditionFailed,
+  deleteItem,
+  getItem,
+  putItem,
+  queryAll,
+  queryPage,
+  tableName,
+  transactWrite,
+  updateItem,
+} from '../../shared/db/client.js';
+import { useTestTables } from '../support/dynamo.js';
+
+beforeAll(async () => {
+  await useTestTables();
+});
+
+describe('document client wrapper on DynamoDB Local', () => {
+  it('puts, gets, updates and deletes an item', async () => {
+    await putItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE', name: 'Disk full', count: 1 });
+    expect(await getItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE' })).toEqual({ pk: 'ISSUE#1', sk: 'ISSUE', name: 'Disk full', count: 1 });
+    const updated = await updateItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE' }, {
+      UpdateExpression: 'SET #c = #c + :one',
+      ExpressionAttributeNames: { '#c': 'count' },
+      ExpressionAttributeValues: { ':one': 1 },
+    });
+    expect(updated?.count).toBe(2);
+    await deleteItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE' });
+    expect(await getItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE' })).toBeUndefined();
+  });
+
+  it('turns a failed condition into ConditionFailed and leaves the item unchanged', async () => {
+    await putItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK', owner: 'a' }, { ConditionExpression: 'attribute_not_exists(pk)' });
+    await expect(
+      putItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK', owner: 'b' }, { ConditionExpression: 'attribute_not_exists(pk)' }),
+    ).rejects.toBeInstanceOf(ConditionFailed);
+    await expect(
+      deleteItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK' }, { ConditionExpression: '#owner = :me', ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':me': 'b' } }),
+    ).rejects.toBeInstanceOf(ConditionFailed);
+    expect((await getItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK' }))?.owner).toBe('a');
+  });
+
+  it('batch-writes more than 25 items and pages through them', async () => {
+    const items = Array.from({ length: 60 }, (_, i) => ({ pk: 'CLUSTER#c1', sk: `DAY#${String(i).padStart(3, '0')}`, v: i }));
+    await batchPut('metrics', items);
+    const query = { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'CLUSTER#c1' }, Limit: 7 };
+    const first = await queryPage('metrics', query);
+    expect(first.items).toHaveLength(7);
+    expect(first.next).toBeDefined();
+    const all = await queryAll<{ v: number }>('metrics', query);
+    expect(all.map((i) => i.v)).toEqual(items.map((i) => i.v));
+    expect(await queryAll('metrics', query, 10)).toHaveLength(10);
+  });
+
+  it('writes a transaction all or nothing', async () => {
+    await putItem('rules', { pk: 'RULESET#health', sk: 'CURRENT', version: 1 });
+    const attempt = (expected: number) =>
+      transactWrite([
+        {
+          Update: {
+            TableName: tableName('rules'),
+            Key: { pk: 'RULESET#health', sk: 'CURRENT' },
+            UpdateExpression: 'SET version = :next',
+            ConditionExpression: 'version = :expected',
+            ExpressionAttributeValues: { ':expected': expected, ':next': expected + 1 },
+          },
+        },
+        { Put: { TableName: tableName('rules'), Item: { pk: 'CHANGE#1', sk: 'CHANGE', status: 'approved' } } },
+      ]);
+    await expect(attempt(5)).rejects.toBeInstanceOf(ConditionFailed);
+    expect(await getItem('rules', { pk: 'CHANGE#1', sk: 'CHANGE' })).toBeUndefined();
+    expect((await getItem('rules', { pk: 'RULESET#health', sk: 'CURRENT' }))?.version).toBe(1);
+    await attempt(1);
+    expect((await getItem('rules', { pk: 'CHANGE#1', sk: 'CHANGE' }))?.status).toBe('approved');
+    expect((await getItem('rules', { pk: 'RULESET#health', sk: 'CURRENT' }))?.version).toBe(2);
+  });
+});

@@ -1,0 +1,111 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { routeKey } from '../../shared/http/route.js';
+import { allRoutes } from '../../shared/routes/all-groups.js';
+import { startLocalService, type LocalService } from '../../infra/local/service.js';
+import { tokenFor } from '../support/tokens.js';
+
+let service: LocalService;
+let superadmin: string;
+
+beforeAll(async () => {
+  service = await startLocalService({
+    port: 0,
+    dataDir: await mkdtemp(join(tmpdir(), 'fleet-e2e-')),
+    dynamoEndpoint: inject('dynamoEndpoint'),
+    tablePrefix: `e2e${Date.now()}-`,
+    adminPassword: 'e2e-admin-password',
+  });
+  superadmin = await tokenFor('superadmin');
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+const api = (path: string, init: RequestInit = {}) => fetch(`${service.url}${path}`, init);
+const FALLBACK_DETAIL = 'No API route matches this path.';
+
+describe('local server', () => {
+  it('answers the health check without authentication', async () => {
+    const res = await api('/api/health-check');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok', service: 'fleet-health' });
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('serves the OpenAPI document', async () => {
+    const res = await api('/api/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.paths['/api/fleet/scores']).toBeDefined();
+  });
+
+  it('answers 404 problem+json for an unknown /api path, any method', async () => {
+    for (const [method, path] of [['GET', '/api/nope'], ['POST', '/api/fleet/scores/extra'], ['DELETE', '/api/issues']]) {
+      const res = await api(path!, { method });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(await res.json()).toMatchObject({ status: 404, title: 'Not Found', detail: FALLBACK_DETAIL });
+    }
+  });
+
+  it('serves the SPA entry document for any other GET (client-side routing)', async () => {
+    for (const path of ['/', '/clusters/abc/history', '/index.html']) {
+      const res = await api(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(await res.text()).toContain('<title>Fleet Health');
+    }
+    expect((await api('/settings', { method: 'POST' })).status).toBe(405);
+    expect((await api('/../../package.json')).headers.get('content-type')).toContain('text/html');
+  });
+
+  it('answers a CORS preflight on any API path', async () => {
+    const res = await api('/api/issues/abc', {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'PATCH', 'Access-Control-Request-Headers': 'authorization' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toContain('PATCH');
+  });
+
+  it('answers 401 with WWW-Authenticate on a protected route without a token', async () => {
+    const res = await api('/api/fleet/scores', { headers: { Origin: 'http://localhost:5173' } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('answers 400 for a malformed JSON body through the server', async () => {
+    const res = await api('/api/chat/message', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${superadmin}`, 'Content-Type': 'application/json' },
+      body: '{"message":',
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it('reaches every declared route through the server', async () => {
+    const sample: Record<string, string> = { email: 'someone@example.com' };
+    for (const { group, route } of allRoutes()) {
+      if (route.method === 'ANY') continue;
+      const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => sample[name] ?? 'sample-id');
+      const res = await api(path, {
+        method: route.method,
+        headers: { Authorization: `Bearer ${superadmin}`, 'Content-Type': 'application/json' },
+        body: route.body ? '{}' : undefined,
+      });
+      const label = `${routeKey(route)} (${group.name})`;
+      const body = (await res.json()) as { detail?: string; status?: number };
+      expect(body.detail, label).not.toBe(FALLBACK_DETAIL);
+      expect([401, 403], label).not.toContain(res.status);
+      expect(res.headers.get('x-request-id'), label).toBeTruthy();
+      if (res.status >= 400) expect(res.headers.get('content-type'), label).toBe('application/problem+json');
+    }
+  });
+});

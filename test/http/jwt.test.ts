@@ -1,0 +1,45 @@
+import { SignJWT, UnsecuredJWT } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AUDIENCE, ISSUER, resetSigningKey, verifyAccessToken } from '../../shared/auth/jwt.js';
+import { TEST_JWT_SECRET, tokenFor, useTestJwtSecret } from '../support/tokens.js';
+
+const claims = { username: 'ann', name: 'Ann', email: 'ann@example.com', role: 'admin' };
+const key = (secret: string) => new TextEncoder().encode(secret);
+
+describe('access tokens', () => {
+  beforeAll(() => useTestJwtSecret());
+
+  it('round-trips the principal', async () => {
+    const verified = await verifyAccessToken(await tokenFor('admin', 'ann'));
+    expect(verified?.principal).toEqual({ userId: 'id-ann', username: 'ann', name: 'The admin', email: 'ann@example.com', role: 'admin' });
+  });
+
+  it('refuses a token signed with another key', async () => {
+    const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE)
+      .setIssuedAt().setExpirationTime('1h').sign(key('another-secret-another-secret-another-secret'));
+    expect(await verifyAccessToken(forged)).toBeNull();
+  });
+
+  it('refuses alg none', async () => {
+    const unsecured = new UnsecuredJWT(claims).setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('1h').encode();
+    expect(await verifyAccessToken(unsecured)).toBeNull();
+  });
+
+  it('refuses an expired token, a wrong audience or issuer, and a bad role', async () => {
+    const base = () => new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuedAt();
+    const k = key(TEST_JWT_SECRET);
+    const expired = await base().setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime(Math.floor(Date.now() / 1000) - 10).sign(k);
+    const audience = await base().setIssuer(ISSUER).setAudience('someone-else').setExpirationTime('1h').sign(k);
+    const issuer = await base().setIssuer('evil').setAudience(AUDIENCE).setExpirationTime('1h').sign(k);
+    const role = await new SignJWT({ ...claims, role: 'root' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER)
+      .setAudience(AUDIENCE).setIssuedAt().setExpirationTime('1h').sign(k);
+    for (const token of [expired, audience, issuer, role]) expect(await verifyAccessToken(token)).toBeNull();
+  });
+
+  it('refuses a signing key shorter than 32 bytes', async () => {
+    process.env.JWT_SECRET = 'short';
+    resetSigningKey();
+    await expect(tokenFor('viewer')).rejects.toThrow(/at least 32 bytes/);
+    useTestJwtSecret();
+  });
+});

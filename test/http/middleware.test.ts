@@ -1,0 +1,240 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ADMIN_UP, ANY_ROLE } from '../../shared/auth/roles.js';
+import { resetConfig } from '../../shared/config.js';
+import { Conflict } from '../../shared/http/errors.js';
+import { checkBindings, createGroupHandler, notImplemented } from '../../shared/http/group-handler.js';
+import { MAX_BODY_BYTES } from '../../shared/http/middleware.js';
+import { defineGroup, Reply } from '../../shared/http/route.js';
+import { call, type Handler } from '../support/events.js';
+import { tokenFor, useTestJwtSecret } from '../support/tokens.js';
+
+// A small route group exercising every part of the shared middleware stack.
+const demoGroup = defineGroup({
+  name: 'demo',
+  tables: {},
+  routes: {
+    open: { method: 'GET', path: '/api/demo/open', summary: 'public', auth: 'public', roles: [] },
+    echo: {
+      method: 'POST', path: '/api/demo/items/{item_id}', summary: 'echo', auth: 'user', roles: ANY_ROLE,
+      params: z.object({ item_id: z.string().regex(/^i-\d+$/) }),
+      query: z.object({ page: z.coerce.number().int().min(1).default(1) }),
+      body: z.strictObject({ name: z.string().min(2), count: z.number().int().max(10) }),
+    },
+    adminOnly: { method: 'DELETE', path: '/api/demo/items/{item_id}', summary: 'admin', auth: 'user', roles: ADMIN_UP },
+    ingest: { method: 'POST', path: '/api/demo/ingest', summary: 'ingest', auth: 'ingest', roles: ADMIN_UP, body: z.object({}) },
+    crash: { method: 'GET', path: '/api/demo/crash', summary: 'crash', auth: 'public', roles: [] },
+    conflict: { method: 'GET', path: '/api/demo/conflict', summary: 'conflict', auth: 'public', roles: [] },
+    later: { method: 'GET', path: '/api/demo/later', summary: 'later', auth: 'public', roles: [] },
+    created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
+  },
+});
+
+function demoHandler(): Handler {
+  return createGroupHandler(demoGroup, {
+    open: async () => ({ ok: true }),
+    echo: async (req) => ({ params: req.params, query: req.query, body: req.body, user: req.principal?.username }),
+    adminOnly: async () => undefined,
+    ingest: async (req) => ({ principal: req.principal?.username ?? null }),
+    crash: async () => {
+      throw new Error('database password is hunter2');
+    },
+    conflict: async () => {
+      throw new Conflict('Ticket exists already.', { ticket_key: 'OPS-1' });
+    },
+    later: notImplemented('issue #99'),
+    created: async () => new Reply(202, { status: 'running' }, { Location: '/api/demo/x' }),
+  }) as Handler;
+}
+
+let handler: Handler;
+let viewer: string;
+let admin: string;
+
+beforeAll(async () => {
+  useTestJwtSecret();
+  handler = demoHandler();
+  viewer = await tokenFor('viewer');
+  admin = await tokenFor('admin');
+});
+
+const echo = (over: Partial<Parameters<typeof call>[1]> = {}) =>
+  call(handler, {
+    method: 'POST',
+    path: '/api/demo/items/i-7',
+    routeKey: 'POST /api/demo/items/{item_id}',
+    params: { item_id: 'i-7' },
+    headers: { authorization: `Bearer ${viewer}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'disk', count: 3 }),
+    ...over,
+  });
+
+function expectProblem(res: Awaited<ReturnType<typeof call>>, status: number) {
+  expect(res.statusCode).toBe(status);
+  expect(res.headers?.['Content-Type']).toBe('application/problem+json');
+  expect(res.json).toMatchObject({ type: 'about:blank', status, title: expect.any(String), detail: expect.any(String) });
+  expect(res.json?.request_id).toBeTruthy();
+}
+
+describe('group handler and middleware stack', () => {
+  it('serves a public route as JSON with a request id and CORS', async () => {
+    const res = await call(handler, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { origin: 'https://app.test' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json).toEqual({ ok: true });
+    expect(res.headers?.['Content-Type']).toBe('application/json');
+    expect(res.headers?.['X-Request-Id']).toBeTruthy();
+    expect(res.headers?.['Access-Control-Allow-Origin']).toBe('*');
+  });
+
+  it('passes validated, coerced input and the caller to the handler', async () => {
+    const res = await echo({ query: { page: '3' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json).toEqual({ params: { item_id: 'i-7' }, query: { page: 3 }, body: { name: 'disk', count: 3 }, user: 'viewer-user' });
+  });
+
+  it('finds the route from the path when the route key is not a declared one', async () => {
+    const res = await echo({ routeKey: '$default', params: undefined });
+    expect(res.statusCode).toBe(200);
+    expect(res.json?.params).toEqual({ item_id: 'i-7' });
+  });
+
+  it('accepts a base64-encoded JSON body', async () => {
+    const res = await echo({ body: Buffer.from(JSON.stringify({ name: 'xy', count: 1 })).toString('base64'), isBase64Encoded: true });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('401 with WWW-Authenticate when the token is missing, malformed or forged', async () => {
+    for (const authorization of [undefined, 'Basic abc', 'Bearer not-a-jwt', `Bearer ${viewer.slice(0, -4)}AAAA`]) {
+      const res = await echo({ headers: authorization ? { authorization } : {} });
+      expectProblem(res, 401);
+      expect(res.headers?.['WWW-Authenticate']).toBe('Bearer');
+      expect(res.headers?.['Access-Control-Allow-Origin']).toBe('*');
+    }
+  });
+
+  it('403 when the role is not allowed, before the handler runs', async () => {
+    const res = await call(handler, {
+      method: 'DELETE', path: '/api/demo/items/i-1', routeKey: 'DELETE /api/demo/items/{item_id}', headers: { authorization: `Bearer ${viewer}` },
+    });
+    expectProblem(res, 403);
+    const ok = await call(handler, {
+      method: 'DELETE', path: '/api/demo/items/i-1', routeKey: 'DELETE /api/demo/items/{item_id}', headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(ok.statusCode).toBe(204);
+    expect(ok.body).toBeUndefined();
+  });
+
+  it('400 for a body that is not JSON', async () => {
+    const res = await echo({ body: '{"name": "disk",' });
+    expectProblem(res, 400);
+    expect(res.json?.detail).toMatch(/not valid JSON/);
+  });
+
+  it('413 for a body over 1 MB', async () => {
+    const res = await echo({ body: JSON.stringify({ name: 'x'.repeat(MAX_BODY_BYTES), count: 1 }) });
+    expectProblem(res, 413);
+  });
+
+  it('422 lists every invalid field with its location', async () => {
+    const res = await echo({
+      params: { item_id: 'nope' },
+      query: { page: '0' },
+      body: JSON.stringify({ name: 'x', count: 11, extra: true }),
+    });
+    expectProblem(res, 422);
+    const locs = (res.json?.errors as { loc: unknown[] }[]).map((e) => e.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['path.item_id', 'query.page', 'body.name', 'body.count', 'body']));
+    expect(res.json?.errors[0]).toMatchObject({ msg: expect.any(String), type: expect.any(String) });
+    expect(res.json?.detail).toMatch(/^item_id: .+ \(and \d+ more\)$/);
+  });
+
+  it('422 when a required body is missing', async () => {
+    const res = await echo({ body: undefined });
+    expectProblem(res, 422);
+    expect(res.json?.errors[0].loc).toEqual(['body']);
+  });
+
+  it('a 500 says "Internal error" and the request id, never the exception text', async () => {
+    const res = await call(handler, { method: 'GET', path: '/api/demo/crash', routeKey: 'GET /api/demo/crash' });
+    expectProblem(res, 500);
+    expect(res.body).not.toMatch(/hunter2|stack|at /);
+    expect(res.json?.detail).toContain(res.json?.request_id);
+  });
+
+  it('typed errors keep their status and extra members', async () => {
+    const res = await call(handler, { method: 'GET', path: '/api/demo/conflict', routeKey: 'GET /api/demo/conflict' });
+    expectProblem(res, 409);
+    expect(res.json?.ticket_key).toBe('OPS-1');
+  });
+
+  it('an unbuilt endpoint is an honest 501 naming its issue', async () => {
+    const res = await call(handler, { method: 'GET', path: '/api/demo/later', routeKey: 'GET /api/demo/later' });
+    expectProblem(res, 501);
+    expect(res.json?.detail).toMatch(/not implemented yet \(issue #99\)/);
+  });
+
+  it('a Reply sets status and headers', async () => {
+    const res = await call(handler, { method: 'POST', path: '/api/demo/created', routeKey: 'POST /api/demo/created' });
+    expect(res.statusCode).toBe(202);
+    expect(res.headers?.Location).toBe('/api/demo/x');
+  });
+
+  it('404 for a path the group does not declare', async () => {
+    const res = await call(handler, { method: 'GET', path: '/api/demo/missing' });
+    expectProblem(res, 404);
+  });
+
+  it('ingest routes take the static INGEST_TOKEN or an admin JWT', async () => {
+    process.env.INGEST_TOKEN = 'ingest-secret-token-0123456789';
+    try {
+      const send = (token: string) =>
+        call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
+      expect((await send('ingest-secret-token-0123456789')).json).toEqual({ principal: null });
+      expect((await send(admin)).json).toEqual({ principal: 'admin-user' });
+      expectProblem(await send(viewer), 403);
+      expectProblem(await send('ingest-secret-token-wrong'), 401);
+    } finally {
+      delete process.env.INGEST_TOKEN;
+    }
+  });
+
+  it('answers CORS preflight without authentication', async () => {
+    const res = await call(handler, {
+      method: 'OPTIONS', path: '/api/demo/items/i-1', headers: { origin: 'https://app.test', 'access-control-request-method': 'DELETE' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers?.['Access-Control-Allow-Methods']).toContain('DELETE');
+    expect(res.headers?.['Access-Control-Allow-Headers']).toContain('Authorization');
+  });
+});
+
+describe('CORS in production', () => {
+  it('allows only the CORS_ORIGINS allowlist, also on errors and preflight', async () => {
+    Object.assign(process.env, { STAGE: 'prod', CORS_ORIGINS: 'https://ops.example.com, https://admin.example.com' });
+    resetConfig();
+    try {
+      const prod = demoHandler();
+      const get = (origin: string) => call(prod, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { origin } });
+      expect((await get('https://ops.example.com')).headers?.['Access-Control-Allow-Origin']).toBe('https://ops.example.com');
+      expect((await get('https://admin.example.com')).headers?.['Access-Control-Allow-Origin']).toBe('https://admin.example.com');
+      expect((await get('https://evil.example.net')).headers?.['Access-Control-Allow-Origin']).toBeUndefined();
+      const error = await call(prod, { method: 'GET', path: '/api/demo/crash', routeKey: 'GET /api/demo/crash', headers: { origin: 'https://ops.example.com' } });
+      expect(error.headers?.['Access-Control-Allow-Origin']).toBe('https://ops.example.com');
+      const preflight = await call(prod, { method: 'OPTIONS', path: '/api/demo/open', headers: { origin: 'https://evil.example.net' } });
+      expect(preflight.headers?.['Access-Control-Allow-Origin']).toBeUndefined();
+    } finally {
+      Object.assign(process.env, { STAGE: 'dev', CORS_ORIGINS: '' });
+      resetConfig();
+    }
+  });
+});
+
+describe('handler binding', () => {
+  it('refuses a group with a missing or an unknown binding', () => {
+    const noop = async () => ({});
+    expect(() => checkBindings(demoGroup, { open: noop })).toThrow(/missing handlers \[echo, adminOnly/);
+    const all = Object.fromEntries(Object.keys(demoGroup.routes).map((k) => [k, noop]));
+    expect(() => checkBindings(demoGroup, { ...all, bogus: noop })).toThrow(/unknown bindings \[bogus\]/);
+    expect(() => checkBindings(demoGroup, all)).not.toThrow();
+  });
+});

@@ -1,0 +1,118 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApi } from '../../shared/http/openapi.js';
+import { routeKey } from '../../shared/http/route.js';
+import { allRoutes, ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
+import { specEndpoints } from '../support/spec.js';
+
+const declared = allRoutes();
+const keys = declared.map((r) => routeKey(r.route));
+
+/** Routes beyond the contract, each with its reason (README "Decisions"). */
+const BEYOND_SPEC = [
+  'GET /api/openapi.json', // the OpenAPI document
+  'ANY /api/{proxy+}', // problem+json 404 and CORS preflight behind API Gateway
+  'POST /api/ingest/clusters', // DESIGN §9 fleet data inputs
+  'POST /api/ingest/metrics',
+  'POST /api/ingest/alerts',
+  'POST /api/ingest/logs',
+];
+
+describe('the route table', () => {
+  it('declares every endpoint of the spec, and nothing else but the documented extras', () => {
+    const spec = specEndpoints();
+    expect(spec).toHaveLength(68);
+    expect(spec.filter((k) => !keys.includes(k))).toEqual([]);
+    expect(keys.filter((k) => !spec.includes(k)).sort()).toEqual([...BEYOND_SPEC].sort());
+  });
+
+  it('has no duplicate method and path', () => {
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('has the 14 route groups of the spec plus ingest, each under its own URL prefix', () => {
+    expect(ROUTE_GROUPS.map((g) => g.name)).toEqual([
+      'auth', 'fleet', 'health', 'issues', 'ai-issues', 'risk', 'analysis', 'investigations', 'patrol', 'critical-clusters',
+      'llm-usage', 'dashboard-embed', 'chat', 'settings', 'ingest',
+    ]);
+    for (const { group, route } of declared) {
+      if (group.name === 'auth') {
+        expect(route.path).toMatch(/^\/api\/(auth\/|health-check$|openapi\.json$|\{proxy\+\}$)/);
+      } else {
+        expect(route.path === `/api/${group.name}` || route.path.startsWith(`/api/${group.name}/`), route.path).toBe(true);
+      }
+    }
+  });
+
+  it('gives every route a summary and declares each path parameter in its params schema', () => {
+    for (const { route } of declared) {
+      expect(route.summary.length).toBeGreaterThan(3);
+      const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      if (names.length) expect(Object.keys((route.params as unknown as { shape: object }).shape).sort()).toEqual(names.sort());
+    }
+  });
+
+  it('binds exactly the declared routes in each group Lambda', async () => {
+    for (const group of ROUTE_GROUPS) {
+      const file = new URL(`../../functions/${group.name}.ts`, import.meta.url);
+      expect(existsSync(file), `functions/${group.name}.ts`).toBe(true);
+      // createGroupHandler throws at import when a binding is missing or extra.
+      const module = (await import(file.href)) as { handler: unknown };
+      expect(typeof module.handler).toBe('function');
+    }
+  });
+});
+
+describe('roles in the route table (DESIGN §5)', () => {
+  const rolesOf = (key: string) => declared.find((r) => routeKey(r.route) === key)!.route.roles;
+  const publicKeys = declared.filter((r) => r.route.auth === 'public').map((r) => routeKey(r.route));
+
+  it('only the health check, OpenAPI, login, activate and the catch-all are public', () => {
+    expect(publicKeys.sort()).toEqual(
+      ['GET /api/health-check', 'GET /api/openapi.json', 'POST /api/auth/login', 'POST /api/auth/activate', 'ANY /api/{proxy+}'].sort(),
+    );
+  });
+
+  it('llm-usage, reviews, general settings and user changes are superadmin only', () => {
+    const superOnly = keys.filter((k) => k.includes('/api/llm-usage/')).concat([
+      'POST /api/settings/config-changes/{change_id}/review',
+      'PUT /api/settings/general',
+      'PATCH /api/settings/users/{email}',
+      'DELETE /api/settings/users/{email}',
+    ]);
+    for (const key of superOnly) expect(rolesOf(key), key).toEqual(['superadmin']);
+  });
+
+  it('triage, tickets, refresh, recompute, patrol trigger, users and audit need admin or above', () => {
+    for (const key of [
+      'PATCH /api/issues/{issue_id}', 'PATCH /api/ai-issues/{issue_id}', 'POST /api/issues/{issue_id}/create-ticket',
+      'POST /api/fleet/refresh', 'POST /api/health/refresh', 'POST /api/settings/recompute', 'POST /api/settings/recompute-risk',
+      'POST /api/patrol/trigger', 'GET /api/settings/users', 'POST /api/settings/users/invite', 'GET /api/settings/audit',
+    ]) {
+      expect([...rolesOf(key)].sort(), key).toEqual(['admin', 'superadmin']);
+    }
+  });
+
+  it('every other user route is open to all three roles (reads, chat, embed, rule proposals)', () => {
+    const restricted = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length < 3).length;
+    const open = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length === 3);
+    expect(restricted).toBe(18); // 7 superadmin-only + 11 admin-or-above, listed above
+    expect(open.map((r) => routeKey(r.route))).toEqual(expect.arrayContaining(['POST /api/chat/message', 'PUT /api/settings/health-rules', 'GET /api/fleet/scores']));
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('documents every declared route except the catch-all, with parameters and bodies', () => {
+    const doc = buildOpenApi(ROUTE_GROUPS, 'test') as { openapi: string; paths: Record<string, Record<string, any>> };
+    expect(doc.openapi).toBe('3.1.0');
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(operations.sort()).toEqual(keys.filter((k) => !k.startsWith('ANY')).sort());
+    const list = doc.paths['/api/issues']!.get;
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['search', 'days', 'severities', 'status', 'page', 'page_size']),
+    );
+    expect(list.parameters.find((p: { name: string }) => p.name === 'page_size').schema).toMatchObject({ maximum: 100, default: 20 });
+    expect(doc.paths['/api/auth/activate']!.post.requestBody.content['application/json'].schema.properties.password.minLength).toBe(8);
+    expect(doc.paths['/api/health-check']!.get.security).toEqual([]);
+  });
+});
