@@ -82,8 +82,18 @@ export async function startDynamoDbLocal(options: StartOptions = {}): Promise<Dy
   if (options.dbPath) await mkdir(options.dbPath, { recursive: true });
   const child = spawn(
     'java',
-    [`-Djava.library.path=${join(emulator, 'DynamoDBLocal_lib')}`, '-jar', join(emulator, 'DynamoDBLocal.jar'), '-port', String(port), ...storage, '-sharedDb'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      `-Djava.library.path=${join(emulator, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(emulator, 'DynamoDBLocal.jar'),
+      '-port',
+      String(port),
+      ...storage,
+      '-sharedDb',
+      '-disableTelemetry', // this machine talks to nobody; nor should the emulator try
+    ],
+    // It writes dynamodb-local-metadata.json into its working directory: keep that out of the repo.
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.dbPath ?? tmpdir() },
   );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
