@@ -1,6 +1,7 @@
 // Access tokens: HS256 JWTs signed and verified with jose, algorithm pinned,
 // issuer/audience/expiry checked. The key comes from JWT_SECRET (local) or the
 // Secrets Manager secret named by JWT_SECRET_ARN (AWS), loaded once per container.
+import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { z } from 'zod';
 import { Role } from './roles.js';
@@ -50,6 +51,7 @@ export async function signAccessToken(principal: Principal): Promise<string> {
   return new SignJWT({ username: principal.username, name: principal.name, email: principal.email, role: principal.role })
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
     .setSubject(principal.userId)
+    .setJti(randomUUID())
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setIssuedAt()
@@ -63,12 +65,16 @@ const Claims = z.object({
   name: z.string(),
   email: z.string(),
   role: Role,
+  jti: z.string().min(1),
   iat: z.number(),
+  exp: z.number(),
 });
 
 export interface VerifiedToken {
+  /** The caller as the token describes them; the account record has the last word. */
   principal: Principal;
-  issuedAt: number;
+  tokenId: string;
+  expiresAt: number;
 }
 
 /** Verify a token; returns null for anything invalid (bad signature, alg, expiry, claims). */
@@ -77,8 +83,8 @@ export async function verifyAccessToken(token: string): Promise<VerifiedToken | 
     const { payload } = await jwtVerify(token, await key(), { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
     const claims = Claims.safeParse(payload);
     if (!claims.success) return null;
-    const { sub, username, name, email, role, iat } = claims.data;
-    return { principal: { userId: sub, username, name, email, role }, issuedAt: iat };
+    const { sub, username, name, email, role, jti, exp } = claims.data;
+    return { principal: { userId: sub, username, name, email, role }, tokenId: jti, expiresAt: exp };
   } catch (error) {
     if (error instanceof joseErrors.JOSEError) return null;
     throw error;

@@ -39,27 +39,26 @@ export function db(): DynamoDBDocumentClient {
   return documentClient;
 }
 
-/** A conditional write lost: the item was not in the expected state. */
+/**
+ * A conditional write lost: an item was not in the expected state. For a
+ * transaction, `failed` holds the indexes of the actions whose condition failed.
+ */
 export class ConditionFailed extends Error {
-  constructor(message = 'conditional write failed') {
-    super(message);
+  constructor(readonly failed: number[] = []) {
+    super('conditional write failed');
     this.name = 'ConditionFailed';
   }
-}
-
-function isConditionFailure(error: unknown): boolean {
-  if (error instanceof ConditionalCheckFailedException) return true;
-  if (error instanceof TransactionCanceledException) {
-    return (error.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
-  }
-  return false;
 }
 
 async function conditional<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (isConditionFailure(error)) throw new ConditionFailed();
+    if (error instanceof ConditionalCheckFailedException) throw new ConditionFailed([0]);
+    if (error instanceof TransactionCanceledException) {
+      const failed = (error.CancellationReasons ?? []).flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : []));
+      if (failed.length) throw new ConditionFailed(failed);
+    }
     throw error;
   }
 }

@@ -1,31 +1,36 @@
-// Users repository: one item per account, keyed by username (invited users log
-// in with their email as username).
+// Users repository: accounts, invitations and the count of active superadmins,
+// all in the `users` table. Accounts share one partition, so listing them is a
+// Query, not a Scan (a fleet team has tens to hundreds of users, not millions).
+//
+// The active-superadmin counter changes in the same transaction as the account
+// it counts, with a condition on decrements, so concurrent demotions can never
+// leave the service without an active superadmin.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Role } from '../auth/roles.js';
-import { getItem, putItem } from './client.js';
+import { getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
+
+const USERS_PK = 'USERS';
+const userKey = (username: string) => ({ pk: USERS_PK, sk: `USER#${username.toLowerCase()}` });
+const SUPERADMIN_COUNTER = { pk: USERS_PK, sk: 'COUNTER#active-superadmins' };
+const invitationKey = (tokenHash: string) => ({ pk: `INVITATION#${tokenHash}`, sk: 'INVITATION' });
 
 export const UserRecord = z.object({
-  pk: z.string(),
-  sk: z.literal('USER'),
   id: z.string(),
   username: z.string(),
   name: z.string(),
   email: z.string(),
   role: Role,
   is_active: z.boolean(),
+  /** Absent for invited users until they activate, and for LDAP users. */
   password_hash: z.string().optional(),
+  source: z.enum(['local', 'ldap']).default('local'),
+  invited_by: z.string().optional(),
+  activated_at: z.string().optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
-
-const userKey = (username: string) => ({ pk: `USER#${username.toLowerCase()}`, sk: 'USER' as const });
-
-export async function getUser(username: string): Promise<UserRecord | undefined> {
-  const item = await getItem('users', userKey(username), true);
-  return item ? UserRecord.parse(item) : undefined;
-}
 
 export interface NewUser {
   username: string;
@@ -34,12 +39,195 @@ export interface NewUser {
   role: Role;
   is_active: boolean;
   password_hash?: string;
+  source?: 'local' | 'ldap';
+  invited_by?: string;
 }
 
-/** Creates the user unless the username is taken (throws ConditionFailed then). */
-export async function createUser(user: NewUser, now = new Date()): Promise<UserRecord> {
+const countsAsSuperadmin = (u: Pick<UserRecord, 'role' | 'is_active'>) => u.role === 'superadmin' && u.is_active;
+
+function parseUser(item: Record<string, unknown>): UserRecord {
+  return UserRecord.parse(item);
+}
+
+export async function getUser(username: string): Promise<UserRecord | undefined> {
+  const item = await getItem('users', userKey(username), true);
+  return item ? parseUser(item) : undefined;
+}
+
+export async function listUsers(): Promise<UserRecord[]> {
+  const items = await queryAll('users', {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :user)',
+    ExpressionAttributeValues: { ':pk': USERS_PK, ':user': 'USER#' },
+    ConsistentRead: true,
+  });
+  return items.map(parseUser);
+}
+
+/** Users are addressed by email in the settings API; usernames may differ (bootstrap, LDAP). */
+export async function findUserByEmail(email: string): Promise<UserRecord | undefined> {
+  const wanted = email.toLowerCase();
+  return (await listUsers()).find((u) => u.email.toLowerCase() === wanted);
+}
+
+/** The counter change that goes with moving an account from `before` to `after`. */
+function superadminCounterUpdate(before: UserRecord | null, after: UserRecord | null): TransactItem | null {
+  const delta = (after && countsAsSuperadmin(after) ? 1 : 0) - (before && countsAsSuperadmin(before) ? 1 : 0);
+  if (delta === 0) return null;
+  return {
+    Update: {
+      TableName: tableName('users'),
+      Key: SUPERADMIN_COUNTER,
+      UpdateExpression: 'ADD active_superadmins :delta',
+      // A decrement must leave at least one active superadmin.
+      ...(delta < 0 ? { ConditionExpression: 'active_superadmins > :one', ExpressionAttributeValues: { ':delta': delta, ':one': 1 } } : {}),
+      ...(delta > 0 ? { ExpressionAttributeValues: { ':delta': delta } } : {}),
+    },
+  };
+}
+
+/** Index of the counter action in a transaction built by these functions, when present. */
+export const COUNTER_ACTION_INDEX = 1;
+
+function newRecord(user: NewUser, now: Date): UserRecord {
   const at = now.toISOString();
-  const record: UserRecord = { ...userKey(user.username), id: randomUUID(), ...user, username: user.username.toLowerCase(), created_at: at, updated_at: at };
-  await putItem('users', record, { ConditionExpression: 'attribute_not_exists(pk)' });
+  return {
+    id: randomUUID(),
+    ...user,
+    username: user.username.toLowerCase(),
+    source: user.source ?? 'local',
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+function putNew(record: UserRecord): TransactItem {
+  return {
+    Put: {
+      TableName: tableName('users'),
+      Item: { ...userKey(record.username), ...record },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/** Creates an account; ConditionFailed([0]) when the username is taken. */
+export async function createUser(user: NewUser, now = new Date()): Promise<UserRecord> {
+  const record = newRecord(user, now);
+  const counter = superadminCounterUpdate(null, record);
+  await transactWrite([putNew(record), ...(counter ? [counter] : [])]);
   return record;
+}
+
+export interface Invitation {
+  username: string;
+  expires_at: string;
+}
+
+/** Creates an inactive account and its single-use invitation (stored only as a hash). */
+export async function createInvitedUser(user: NewUser, tokenHash: string, expiresAt: Date, now = new Date()): Promise<UserRecord> {
+  const record = newRecord({ ...user, is_active: false }, now);
+  await transactWrite([
+    putNew(record),
+    {
+      Put: {
+        TableName: tableName('users'),
+        Item: {
+          ...invitationKey(tokenHash),
+          username: record.username,
+          expires_at: expiresAt.toISOString(),
+          ttl: Math.floor(expiresAt.getTime() / 1000) + 86_400,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
+  return record;
+}
+
+export async function getInvitation(tokenHash: string): Promise<Invitation | undefined> {
+  const item = await getItem('users', invitationKey(tokenHash), true);
+  return item ? { username: String(item.username), expires_at: String(item.expires_at) } : undefined;
+}
+
+/**
+ * Uses an invitation: deletes it (it must still exist and be unexpired) and
+ * activates its inactive account with the password, in one transaction.
+ * Returns the activated account, or undefined when the invitation is not usable.
+ */
+export async function activateInvitation(tokenHash: string, passwordHash: string, now = new Date()): Promise<UserRecord | undefined> {
+  const invitation = await getInvitation(tokenHash);
+  if (!invitation || Date.parse(invitation.expires_at) <= now.getTime()) return undefined;
+  const before = await getUser(invitation.username);
+  if (!before || before.is_active || before.activated_at) return undefined;
+  const at = now.toISOString();
+  const after: UserRecord = { ...before, is_active: true, password_hash: passwordHash, activated_at: at, updated_at: at };
+  const counter = superadminCounterUpdate(before, after);
+  try {
+    await transactWrite([
+      {
+        Delete: {
+          TableName: tableName('users'),
+          Key: invitationKey(tokenHash),
+          ConditionExpression: 'attribute_exists(pk) AND expires_at > :now',
+          ExpressionAttributeValues: { ':now': at },
+        },
+      },
+      ...(counter ? [counter] : []),
+      {
+        Put: {
+          TableName: tableName('users'),
+          Item: { ...userKey(after.username), ...after },
+          ConditionExpression: 'updated_at = :seen',
+          ExpressionAttributeValues: { ':seen': before.updated_at },
+        },
+      },
+    ]);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionFailed') return undefined; // used or changed concurrently
+    throw error;
+  }
+  return after;
+}
+
+/**
+ * Replaces an account as read (`before`, compared by updated_at) with `after`.
+ * ConditionFailed.failed holds 0 when the account changed meanwhile, and
+ * COUNTER_ACTION_INDEX when the change would remove the last active superadmin.
+ */
+export async function replaceUser(before: UserRecord, changes: Partial<Pick<UserRecord, 'role' | 'is_active' | 'name'>>, now = new Date()): Promise<UserRecord> {
+  const after: UserRecord = { ...before, ...changes, updated_at: now.toISOString() };
+  const counter = superadminCounterUpdate(before, after);
+  await transactWrite([
+    {
+      Put: {
+        TableName: tableName('users'),
+        Item: { ...userKey(after.username), ...after },
+        ConditionExpression: 'updated_at = :seen',
+        ExpressionAttributeValues: { ':seen': before.updated_at },
+      },
+    },
+    ...(counter ? [counter] : []),
+  ]);
+  return after;
+}
+
+/** Deletes an account as read; the same ConditionFailed meanings as replaceUser. */
+export async function deleteUser(before: UserRecord): Promise<void> {
+  const counter = superadminCounterUpdate(before, null);
+  await transactWrite([
+    {
+      Delete: {
+        TableName: tableName('users'),
+        Key: userKey(before.username),
+        ConditionExpression: 'updated_at = :seen',
+        ExpressionAttributeValues: { ':seen': before.updated_at },
+      },
+    },
+    ...(counter ? [counter] : []),
+  ]);
+}
+
+export async function activeSuperadminCount(): Promise<number> {
+  const item = await getItem('users', SUPERADMIN_COUNTER, true);
+  return Number(item?.active_superadmins ?? 0);
 }

@@ -66,6 +66,7 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: Gro
       query: state.input.query,
       body: state.input.body,
       principal: state.principal,
+      token: state.token,
       requestId: requestIdOf(event),
       headers,
       sourceIp: event.requestContext.http.sourceIp,

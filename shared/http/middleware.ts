@@ -7,6 +7,7 @@ import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { z } from 'zod';
 import { verifyAccessToken } from '../auth/jwt.js';
+import { resolvePrincipal } from '../auth/principal.js';
 import { corsOrigins } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
 import { BadRequest, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
@@ -31,6 +32,7 @@ export interface RouteState {
   bound: BoundRoute;
   params: Record<string, string>;
   principal: Principal | null;
+  token: { id: string; expiresAt: number } | null;
   rawBody: unknown;
   input: { params: unknown; query: unknown; body: unknown };
 }
@@ -121,6 +123,7 @@ export function resolveRoute(sorted: readonly BoundRoute[]): Middleware {
         bound: match.route.bound,
         params: match.params,
         principal: null,
+        token: null,
         rawBody: undefined,
         input: { params: undefined, query: undefined, body: undefined },
       });
@@ -162,8 +165,12 @@ export function authenticate(): Middleware {
       if (route.auth === 'ingest' && ingestToken && sameSecret(token, ingestToken)) return;
       const verified = await verifyAccessToken(token);
       if (!verified) throw new Unauthorized('The bearer token is invalid or expired.');
-      state.principal = verified.principal;
-      if (!route.roles.includes(verified.principal.role)) throw new Forbidden();
+      // The account decides: deleted, deactivated or revoked means 401 now, and the role is the current one.
+      const principal = await resolvePrincipal(verified);
+      if (!principal) throw new Unauthorized('The bearer token is no longer valid.');
+      state.principal = principal;
+      state.token = { id: verified.tokenId, expiresAt: verified.expiresAt };
+      if (!route.roles.includes(principal.role)) throw new Forbidden();
     },
   };
 }

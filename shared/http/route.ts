@@ -61,6 +61,8 @@ export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
   readonly body: Infer<D['body']>;
   /** The authenticated caller; null on public routes and for the static ingest token. */
   readonly principal: Principal | null;
+  /** The bearer token's id and expiry (epoch seconds) when the caller sent a JWT. */
+  readonly token: { readonly id: string; readonly expiresAt: number } | null;
   readonly requestId: string;
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly sourceIp: string;

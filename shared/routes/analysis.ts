@@ -3,7 +3,7 @@ import { defineGroup } from '../http/route.js';
 
 export const analysisGroup = defineGroup({
   name: 'analysis',
-  tables: { clusters: 'read', metrics: 'read', rules: 'read', scores: 'read' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', rules: 'read', scores: 'read' },
   routes: {
     breaking: { method: 'GET', path: '/api/analysis/breaking', summary: 'Clusters breaching thresholds', auth: 'user', roles: ANY_ROLE },
     usage: { method: 'GET', path: '/api/analysis/usage', summary: 'Usage charts', auth: 'user', roles: ANY_ROLE },

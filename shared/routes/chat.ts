@@ -7,6 +7,7 @@ export const ChatMessageBody = z.strictObject({ message: z.string().trim().min(1
 export const chatGroup = defineGroup({
   name: 'chat',
   tables: {
+    users: 'read',
     clusters: 'read', metrics: 'read', alerts: 'read', logs: 'read', scores: 'read', issues: 'read', rules: 'read',
     'llm-usage': 'readwrite',
   },

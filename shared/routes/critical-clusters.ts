@@ -3,7 +3,7 @@ import { defineGroup } from '../http/route.js';
 
 export const criticalClustersGroup = defineGroup({
   name: 'critical-clusters',
-  tables: { clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'read' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'read' },
   routes: {
     list: { method: 'GET', path: '/api/critical-clusters', summary: 'Up to 15 most severe clusters', auth: 'user', roles: ANY_ROLE },
   },

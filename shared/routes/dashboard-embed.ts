@@ -9,7 +9,7 @@ export const GenerateTokensBody = z.strictObject({
 
 export const dashboardEmbedGroup = defineGroup({
   name: 'dashboard-embed',
-  tables: { 'embed-sessions': 'readwrite' },
+  tables: { users: 'read', 'embed-sessions': 'readwrite' },
   routes: {
     acquireSession: {
       method: 'POST', path: '/api/dashboard-embed/acquire-session', summary: 'Acquire a cookieless embed session',

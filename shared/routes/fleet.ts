@@ -3,7 +3,7 @@ import { defineGroup } from '../http/route.js';
 
 export const fleetGroup = defineGroup({
   name: 'fleet',
-  tables: { clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
   routes: {
     scores: { method: 'GET', path: '/api/fleet/scores', summary: 'Unified cluster scores, worst first', auth: 'user', roles: ANY_ROLE },
     kpis: { method: 'GET', path: '/api/fleet/kpis', summary: 'Fleet KPIs', auth: 'user', roles: ANY_ROLE },

@@ -3,7 +3,7 @@ import { defineGroup } from '../http/route.js';
 
 export const healthGroup = defineGroup({
   name: 'health',
-  tables: { clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
   routes: {
     scores: { method: 'GET', path: '/api/health/scores', summary: 'Metrics-only health scores, worst first', auth: 'user', roles: ANY_ROLE },
     kpis: { method: 'GET', path: '/api/health/kpis', summary: 'Health KPIs', auth: 'user', roles: ANY_ROLE },

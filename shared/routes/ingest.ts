@@ -11,7 +11,7 @@ export const IngestLogsBody = z.object({ events: z.array(z.unknown()).min(1).max
 
 export const ingestGroup = defineGroup({
   name: 'ingest',
-  tables: { clusters: 'readwrite', metrics: 'readwrite', alerts: 'readwrite', logs: 'readwrite', issues: 'readwrite', rules: 'read' },
+  tables: { users: 'read', clusters: 'readwrite', metrics: 'readwrite', alerts: 'readwrite', logs: 'readwrite', issues: 'readwrite', rules: 'read' },
   routes: {
     clusters: { method: 'POST', path: '/api/ingest/clusters', summary: 'Upsert cluster inventory', auth: 'ingest', roles: ADMIN_UP, body: IngestClustersBody },
     metrics: { method: 'POST', path: '/api/ingest/metrics', summary: 'Metric samples (rolled up per day)', auth: 'ingest', roles: ADMIN_UP, body: IngestMetricsBody },

@@ -13,7 +13,7 @@ export const InvestigationListQuery = z.object({
 
 export const investigationsGroup = defineGroup({
   name: 'investigations',
-  tables: { investigations: 'read' },
+  tables: { users: 'read', investigations: 'read' },
   routes: {
     list: { method: 'GET', path: '/api/investigations', summary: 'Agent investigations', auth: 'user', roles: ANY_ROLE, query: InvestigationListQuery },
     kpis: {

@@ -7,7 +7,7 @@ const DaysQuery = z.object({ days: DaysInRange(30) });
 
 export const llmUsageGroup = defineGroup({
   name: 'llm-usage',
-  tables: { 'llm-usage': 'read' },
+  tables: { users: 'read', 'llm-usage': 'read' },
   routes: {
     summary: { method: 'GET', path: '/api/llm-usage/summary', summary: 'Daily LLM usage and totals', auth: 'user', roles: SUPERADMIN, query: DaysQuery },
     byModel: { method: 'GET', path: '/api/llm-usage/by-model', summary: 'LLM usage by model', auth: 'user', roles: SUPERADMIN, query: DaysQuery },

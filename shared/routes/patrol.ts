@@ -9,7 +9,7 @@ export const PatrolTriggerBody = z
 
 export const patrolGroup = defineGroup({
   name: 'patrol',
-  tables: { patrol: 'readwrite', locks: 'readwrite', audit: 'readwrite' },
+  tables: { users: 'read', patrol: 'readwrite', locks: 'readwrite', audit: 'readwrite' },
   grants: ['invoke:patrol-worker'],
   routes: {
     list: {

@@ -3,7 +3,7 @@ import { defineGroup } from '../http/route.js';
 
 export const riskGroup = defineGroup({
   name: 'risk',
-  tables: { clusters: 'read', metrics: 'read', rules: 'read', scores: 'read' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', rules: 'read', scores: 'read' },
   routes: {
     snapshots: { method: 'GET', path: '/api/risk/snapshots', summary: 'Risk snapshot per cluster', auth: 'user', roles: ANY_ROLE },
     rulesTable: { method: 'GET', path: '/api/risk/rules-table', summary: 'Risk rules in force', auth: 'user', roles: ANY_ROLE },

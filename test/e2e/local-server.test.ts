@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
 import { startLocalService, type LocalService } from '../../infra/local/service.js';
-import { tokenFor } from '../support/tokens.js';
+import { userToken } from '../support/tokens.js';
 
 let service: LocalService;
 let superadmin: string;
@@ -18,7 +18,7 @@ beforeAll(async () => {
     tablePrefix: `e2e${Date.now()}-`,
     adminPassword: 'e2e-admin-password',
   });
-  superadmin = await tokenFor('superadmin');
+  superadmin = await userToken('superadmin');
 });
 
 afterAll(async () => {
@@ -97,7 +97,8 @@ describe('local server', () => {
       const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => sample[name] ?? 'sample-id');
       const res = await api(path, {
         method: route.method,
-        headers: { Authorization: `Bearer ${superadmin}`, 'Content-Type': 'application/json' },
+        // a fresh token each time: the walk includes logout, which revokes the token it is sent with
+        headers: { Authorization: `Bearer ${await userToken('superadmin')}`, 'Content-Type': 'application/json' },
         body: route.body ? '{}' : undefined,
       });
       const label = `${routeKey(route)} (${group.name})`;

@@ -1,7 +1,7 @@
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIENCE, ISSUER, resetSigningKey, verifyAccessToken } from '../../shared/auth/jwt.js';
-import { TEST_JWT_SECRET, tokenFor, useTestJwtSecret } from '../support/tokens.js';
+import { TEST_JWT_SECRET, signedToken as tokenFor, useTestJwtSecret } from '../support/tokens.js';
 
 const claims = { username: 'ann', name: 'Ann', email: 'ann@example.com', role: 'admin' };
 const key = (secret: string) => new TextEncoder().encode(secret);

@@ -7,7 +7,8 @@ import { checkBindings, createGroupHandler, notImplemented } from '../../shared/
 import { MAX_BODY_BYTES } from '../../shared/http/middleware.js';
 import { defineGroup, Reply } from '../../shared/http/route.js';
 import { call, type Handler } from '../support/events.js';
-import { tokenFor, useTestJwtSecret } from '../support/tokens.js';
+import { useTestTables } from '../support/dynamo.js';
+import { signedToken, userToken, useTestJwtSecret } from '../support/tokens.js';
 
 // A small route group exercising every part of the shared middleware stack.
 const demoGroup = defineGroup({
@@ -52,10 +53,11 @@ let viewer: string;
 let admin: string;
 
 beforeAll(async () => {
+  await useTestTables();
   useTestJwtSecret();
   handler = demoHandler();
-  viewer = await tokenFor('viewer');
-  admin = await tokenFor('admin');
+  viewer = await userToken('viewer');
+  admin = await userToken('admin');
 });
 
 const echo = (over: Partial<Parameters<typeof call>[1]> = {}) =>
@@ -110,6 +112,10 @@ describe('group handler and middleware stack', () => {
       expect(res.headers?.['WWW-Authenticate']).toBe('Bearer');
       expect(res.headers?.['Access-Control-Allow-Origin']).toBe('*');
     }
+  });
+
+  it('401 for a well-signed token whose account does not exist', async () => {
+    expectProblem(await echo({ headers: { authorization: `Bearer ${await signedToken('superadmin', 'ghost')}` } }), 401);
   });
 
   it('403 when the role is not allowed, before the handler runs', async () => {

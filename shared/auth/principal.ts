@@ -1,0 +1,17 @@
+// Who is calling: a verified token names an account; the account record decides
+// whether it still may call (exists, active, same account id, token not revoked)
+// and with which role.
+import { isTokenRevoked } from '../db/sessions.js';
+import { getUser, type UserRecord } from '../db/users.js';
+import type { Principal } from '../http/route.js';
+import type { VerifiedToken } from './jwt.js';
+
+export function principalOf(user: UserRecord): Principal {
+  return { userId: user.id, username: user.username, name: user.name, email: user.email, role: user.role };
+}
+
+export async function resolvePrincipal(token: VerifiedToken): Promise<Principal | null> {
+  const [user, revoked] = await Promise.all([getUser(token.principal.username), isTokenRevoked(token.tokenId)]);
+  if (!user || !user.is_active || revoked || user.id !== token.principal.userId) return null;
+  return principalOf(user);
+}

@@ -1,0 +1,129 @@
+// Signing in and out: login (LDAP first when configured, then built-in users),
+// invitation activation, logout, and the current user.
+import { createHash } from 'node:crypto';
+import { writeAudit } from '../db/audit.js';
+import { ConditionFailed } from '../db/client.js';
+import { clearLoginFailures, loginLockoutSeconds, recordLoginFailure, revokeToken } from '../db/sessions.js';
+import { activateInvitation, createUser, getUser, type UserRecord } from '../db/users.js';
+import { BadRequest, TooManyRequests, Unauthorized } from '../http/errors.js';
+import type { Principal } from '../http/route.js';
+import { signAccessToken } from './jwt.js';
+import { ldapAuthenticate, ldapConfigured, type LdapIdentity } from './ldap.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import { principalOf } from './principal.js';
+
+export interface UserInfo {
+  id: string;
+  username: string;
+  name: string;
+  email: string;
+  role: Principal['role'];
+}
+
+export interface LoginResponse {
+  access_token: string;
+  token_type: 'bearer';
+  user: UserInfo;
+}
+
+export interface Caller {
+  ip: string;
+  userAgent: string;
+}
+
+export const userInfo = (p: Principal): UserInfo => ({ id: p.userId, username: p.username, name: p.name, email: p.email, role: p.role });
+
+export const hashInvitationToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+// Checking a password against this when the user is unknown keeps the answer
+// time the same, so timing does not reveal which usernames exist.
+let decoyHash: Promise<string> | undefined;
+const decoy = () => (decoyHash ??= hashPassword('decoy password for unknown users'));
+
+async function issue(user: UserRecord): Promise<LoginResponse> {
+  const principal = principalOf(user);
+  return { access_token: await signAccessToken(principal), token_type: 'bearer', user: userInfo(principal) };
+}
+
+/** The account an LDAP identity logs in as: the existing record, or a new one on first login. */
+async function accountForLdap(username: string, identity: LdapIdentity): Promise<UserRecord | undefined> {
+  const existing = await getUser(username);
+  if (existing) return existing;
+  try {
+    return await createUser({ username, name: identity.name, email: identity.email, role: identity.role, is_active: true, source: 'ldap' });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return getUser(username); // first logins raced
+    throw error;
+  }
+}
+
+async function builtInAccount(username: string, password: string): Promise<UserRecord | undefined> {
+  const user = await getUser(username);
+  if (!user?.password_hash) {
+    await verifyPassword(password, await decoy());
+    return undefined;
+  }
+  return (await verifyPassword(password, user.password_hash)) ? user : undefined;
+}
+
+export async function login(rawUsername: string, password: string, caller: Caller): Promise<LoginResponse> {
+  const username = rawUsername.trim().toLowerCase();
+  const audit = (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>) =>
+    writeAudit({ actor: username, role: user?.role ?? null, action, target: username, detail, ip: caller.ip, user_agent: caller.userAgent });
+
+  const lockedFor = await loginLockoutSeconds(username);
+  if (lockedFor > 0) {
+    await audit('login_failed', undefined, { reason: 'locked_out' });
+    throw new TooManyRequests('Too many failed logins for this username; try again later.', lockedFor);
+  }
+
+  let user: UserRecord | undefined;
+  let method = 'local';
+  if (ldapConfigured()) {
+    const identity = await ldapAuthenticate(username, password);
+    if (identity) {
+      user = await accountForLdap(username, identity);
+      method = 'ldap';
+    }
+  }
+  user ??= await builtInAccount(username, password);
+
+  if (!user || !user.is_active) {
+    await recordLoginFailure(username);
+    await audit('login_failed', user, { reason: user ? 'inactive' : 'bad_credentials' });
+    throw new Unauthorized('Invalid username or password.');
+  }
+  await clearLoginFailures(username);
+  await audit('login', user, { method });
+  return issue(user);
+}
+
+export async function activate(token: string, password: string, caller: Caller): Promise<LoginResponse> {
+  const user = await activateInvitation(hashInvitationToken(token), await hashPassword(password));
+  if (!user) throw new BadRequest('The invitation token is invalid, already used or expired.');
+  await writeAudit({ actor: user.username, role: user.role, action: 'activate', target: user.email, ip: caller.ip, user_agent: caller.userAgent });
+  return issue(user);
+}
+
+/** X-Session-Duration: seconds the client session lasted; anything unparsable is recorded as null. */
+export function parseSessionDuration(header: string | undefined): number | null {
+  if (header === undefined || header.trim() === '') return null;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
+}
+
+export async function logout(principal: Principal, token: { id: string; expiresAt: number }, sessionHeader: string | undefined, caller: Caller): Promise<{ ok: true }> {
+  await revokeToken(token.id, token.expiresAt);
+  await writeAudit({
+    actor: principal.username,
+    role: principal.role,
+    action: 'logout',
+    target: principal.username,
+    detail: { session_duration_seconds: parseSessionDuration(sessionHeader) },
+    ip: caller.ip,
+    user_agent: caller.userAgent,
+  });
+  return { ok: true };
+}
+
+export const callerOf = (req: { sourceIp: string; userAgent: string }): Caller => ({ ip: req.sourceIp, userAgent: req.userAgent });

@@ -1,0 +1,129 @@
+// Account administration for the settings group: invitations, the user list,
+// role and activation changes, deletion, and reading the audit log.
+// Route-level roles come from the route table; the finer rules live here.
+import { randomBytes } from 'node:crypto';
+import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, listAudit, writeAudit, type AuditEntry } from '../db/audit.js';
+import { ConditionFailed } from '../db/client.js';
+import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUserByEmail, getUser, listUsers, replaceUser, type UserRecord } from '../db/users.js';
+import { Conflict, Forbidden, NotFound } from '../http/errors.js';
+import type { Principal } from '../http/route.js';
+import { sendInvitation } from '../mail/invitations.js';
+import { ROLES, type Role } from './roles.js';
+import { hashInvitationToken, type Caller } from './sign-in.js';
+
+export const INVITATION_DAYS = 7;
+
+export interface ManagedUser {
+  id: string;
+  email: string;
+  display_name: string;
+  role: Role;
+  is_active: boolean;
+}
+
+const managed = (u: UserRecord): ManagedUser => ({ id: u.id, email: u.email, display_name: u.name, role: u.role, is_active: u.is_active });
+
+export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
+  const users = await listUsers();
+  return { users: users.sort((a, b) => a.email.localeCompare(b.email)).map(managed) };
+}
+
+export interface InviteResult {
+  status: 'ok';
+  email_sent: boolean;
+  /** Only when the mail was not sent: the inviter shares it by hand. */
+  activation_token?: string;
+}
+
+export async function inviteUser(inviter: Principal, invite: { email: string; display_name: string; role: Role }, caller: Caller): Promise<InviteResult> {
+  if (inviter.role !== 'superadmin' && invite.role === 'superadmin') throw new Forbidden('Only a superadmin can invite a superadmin.');
+  if ((await getUser(invite.email)) || (await findUserByEmail(invite.email))) throw new Conflict(`A user with email ${invite.email} exists already.`);
+  const token = randomBytes(32).toString('base64url');
+  const expires = new Date(Date.now() + INVITATION_DAYS * 86_400_000);
+  try {
+    await createInvitedUser(
+      { username: invite.email, name: invite.display_name, email: invite.email, role: invite.role, is_active: false, invited_by: inviter.username },
+      hashInvitationToken(token),
+      expires,
+    );
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw new Conflict(`A user with email ${invite.email} exists already.`);
+    throw error;
+  }
+  const emailSent = await sendInvitation({ to: invite.email, displayName: invite.display_name, invitedBy: inviter.name, role: invite.role, token });
+  await writeAudit({
+    actor: inviter.username, role: inviter.role, action: 'invite', target: invite.email,
+    detail: { role: invite.role, email_sent: emailSent, expires_at: expires.toISOString() }, ip: caller.ip, user_agent: caller.userAgent,
+  });
+  return emailSent ? { status: 'ok', email_sent: true } : { status: 'ok', email_sent: false, activation_token: token };
+}
+
+async function targetOf(actor: Principal, email: string, what: string): Promise<UserRecord> {
+  const user = await findUserByEmail(email);
+  if (!user) throw new NotFound(`No user with email ${email}.`);
+  if (user.username === actor.username) throw new Conflict(`You cannot ${what} your own account.`);
+  return user;
+}
+
+function explainConflict(error: unknown): never {
+  if (error instanceof ConditionFailed) {
+    if (error.failed.includes(COUNTER_ACTION_INDEX)) throw new Conflict('At least one active superadmin must remain.');
+    throw new Conflict('The user was changed by someone else meanwhile; reload and try again.');
+  }
+  throw error;
+}
+
+export async function updateUser(actor: Principal, email: string, patch: { role?: Role; is_active?: boolean }, caller: Caller) {
+  const before = await targetOf(actor, email, 'change');
+  let after: UserRecord = before;
+  const changes = {
+    ...(patch.role !== undefined && patch.role !== before.role ? { role: patch.role } : {}),
+    ...(patch.is_active !== undefined && patch.is_active !== before.is_active ? { is_active: patch.is_active } : {}),
+  };
+  if (Object.keys(changes).length > 0) {
+    after = await replaceUser(before, changes).catch(explainConflict);
+    await writeAudit({
+      actor: actor.username, role: actor.role, action: 'user_update', target: before.email,
+      detail: { before: { role: before.role, is_active: before.is_active }, after: { role: after.role, is_active: after.is_active } },
+      ip: caller.ip, user_agent: caller.userAgent,
+    });
+  }
+  return { status: 'ok' as const, user: managed(after) };
+}
+
+export async function removeUser(actor: Principal, email: string, caller: Caller): Promise<{ status: 'ok' }> {
+  const before = await targetOf(actor, email, 'delete');
+  await deleteUser(before).catch(explainConflict);
+  await writeAudit({
+    actor: actor.username, role: actor.role, action: 'user_delete', target: before.email,
+    detail: { role: before.role, was_active: before.is_active }, ip: caller.ip, user_agent: caller.userAgent,
+  });
+  return { status: 'ok' };
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  action_types: readonly string[];
+  total: number;
+  page: number;
+  page_size: number;
+  total_pages: number;
+  /** The listing covers the newest AUDIT_READ_LIMIT entries. */
+  limit: number;
+}
+
+export async function auditPage(query: { action: string; page: number; page_size: number }): Promise<AuditPage> {
+  const entries = await listAudit(query.action || undefined);
+  const start = (query.page - 1) * query.page_size;
+  return {
+    entries: entries.slice(start, start + query.page_size),
+    action_types: AUDIT_ACTIONS,
+    total: entries.length,
+    page: query.page,
+    page_size: query.page_size,
+    total_pages: Math.max(1, Math.ceil(entries.length / query.page_size)),
+    limit: AUDIT_READ_LIMIT,
+  };
+}
+
+export const rolesList = () => ({ roles: ROLES });

@@ -1,0 +1,98 @@
+// Audit log repository. Entries sit in one partition ordered by time (newest
+// first is one Query) and in an index by action. Details are scrubbed of
+// anything that looks like a credential before they are stored.
+import { randomUUID } from 'node:crypto';
+import type { Role } from '../auth/roles.js';
+import { putItem, queryAll } from './client.js';
+
+export const AUDIT_ACTIONS = [
+  'login', 'login_failed', 'logout', 'invite', 'activate', 'user_update', 'user_delete',
+  'rules_update', 'change_propose', 'change_approve', 'change_reject', 'settings_update', 'ticket_create', 'patrol_trigger',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** The newest entries a listing reads at most. */
+export const AUDIT_READ_LIMIT = 500;
+const RETENTION_DAYS = 400;
+const AUDIT_PK = 'AUDIT';
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: string;
+  role: Role | null;
+  action: AuditAction;
+  target: string | null;
+  detail: Record<string, unknown>;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface AuditInput {
+  actor: string;
+  role: Role | null;
+  action: AuditAction;
+  target?: string | null;
+  detail?: Record<string, unknown>;
+  ip?: string | null;
+  user_agent?: string | null;
+}
+
+const SECRET_KEY = /pass|token|secret|hash|authorization|credential|api[_-]?key/i;
+
+/** Drops every key that could carry a credential, at any depth. */
+export function scrubDetail(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(scrubDetail);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).filter(([k]) => !SECRET_KEY.test(k)).map(([k, v]) => [k, scrubDetail(v)]));
+  }
+  return value;
+}
+
+export async function writeAudit(input: AuditInput, now = new Date()): Promise<AuditEntry> {
+  const entry: AuditEntry = {
+    id: randomUUID(),
+    at: now.toISOString(),
+    actor: input.actor,
+    role: input.role,
+    action: input.action,
+    target: input.target ?? null,
+    detail: scrubDetail(input.detail ?? {}) as Record<string, unknown>,
+    ip: input.ip ?? null,
+    user_agent: input.user_agent?.slice(0, 512) ?? null,
+  };
+  const sk = `${entry.at}#${entry.id}`;
+  await putItem('audit', {
+    pk: AUDIT_PK,
+    sk,
+    gsi1pk: `ACTION#${entry.action}`,
+    gsi1sk: sk,
+    ttl: Math.floor(now.getTime() / 1000) + RETENTION_DAYS * 86_400,
+    ...entry,
+  });
+  return entry;
+}
+
+function toEntry(item: Record<string, unknown>): AuditEntry {
+  const { id, at, actor, role, action, target, detail, ip, user_agent } = item as unknown as AuditEntry;
+  return { id, at, actor, role, action, target, detail, ip, user_agent };
+}
+
+/** The newest entries first, optionally of one action, at most AUDIT_READ_LIMIT. */
+export async function listAudit(action?: string): Promise<AuditEntry[]> {
+  const items = action
+    ? await queryAll('audit', {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': `ACTION#${action}` },
+        ScanIndexForward: false,
+        Limit: 100,
+      }, AUDIT_READ_LIMIT)
+    : await queryAll('audit', {
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': AUDIT_PK },
+        ScanIndexForward: false,
+        Limit: 100,
+      }, AUDIT_READ_LIMIT);
+  return items.map(toEntry);
+}

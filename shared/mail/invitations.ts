@@ -1,0 +1,57 @@
+// Invitation mail through Amazon SES (SendEmail). Sending is optional: without
+// SES_FROM_ADDRESS, or when SES refuses, the caller hands the activation token
+// to the inviter instead. The token is never logged.
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { createLogger, errorFields } from '../log.js';
+
+const log = createLogger('mail');
+let ses: SESClient | undefined;
+
+export function mailConfigured(): boolean {
+  return Boolean(process.env.SES_FROM_ADDRESS);
+}
+
+export function activationLink(token: string): string {
+  const base = (process.env.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
+  return `${base}/activate?token=${encodeURIComponent(token)}`;
+}
+
+export interface InvitationMail {
+  to: string;
+  displayName: string;
+  invitedBy: string;
+  role: string;
+  token: string;
+}
+
+/** True when SES accepted the message. */
+export async function sendInvitation(mail: InvitationMail): Promise<boolean> {
+  if (!mailConfigured()) return false;
+  ses ??= new SESClient({ maxAttempts: 2 });
+  const link = activationLink(mail.token);
+  const text = [
+    `Hello ${mail.displayName},`,
+    '',
+    `${mail.invitedBy} invited you to the Fleet Health Service as ${mail.role}.`,
+    `Choose your password here within 7 days: ${link}`,
+    '',
+    'Your username is this email address.',
+  ].join('\n');
+  try {
+    await ses.send(
+      new SendEmailCommand({
+        Source: process.env.SES_FROM_ADDRESS!,
+        Destination: { ToAddresses: [mail.to] },
+        Message: {
+          Subject: { Data: 'Your Fleet Health Service invitation', Charset: 'UTF-8' },
+          Body: { Text: { Data: text, Charset: 'UTF-8' } },
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    const { error: name, error_message } = errorFields(error);
+    log.warn('invitation mail not sent', { to: mail.to, error: name, error_message });
+    return false;
+  }
+}

@@ -1,0 +1,52 @@
+// A local HTTP server speaking Amazon SES's Query protocol (form-encoded
+// request, XML reply) for SendEmail, so the real @aws-sdk/client-ses is tested.
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedEmail {
+  form: Record<string, string>;
+  authorization: string;
+}
+
+export interface FakeSes {
+  endpoint: string;
+  received: ReceivedEmail[];
+  /** 'ok', 'reject' (400 MessageRejected) or 'throttle' (400 Throttling). */
+  mode: 'ok' | 'reject' | 'throttle';
+  close(): Promise<void>;
+}
+
+const NS = 'http://ses.amazonaws.com/doc/2010-12-01/';
+
+export async function startFakeSes(): Promise<FakeSes> {
+  const state: FakeSes = { endpoint: '', received: [], mode: 'ok', close: async () => undefined };
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString()));
+    req.on('end', () => {
+      const form = Object.fromEntries(new URLSearchParams(raw));
+      if (form.Action !== 'SendEmail' || !req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) {
+        res.writeHead(400, { 'Content-Type': 'text/xml' });
+        res.end(`<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>bad request</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`);
+        return;
+      }
+      state.received.push({ form, authorization: req.headers.authorization });
+      if (state.mode !== 'ok') {
+        const [code, message] = state.mode === 'reject' ? ['MessageRejected', 'Email address is not verified.'] : ['Throttling', 'Maximum sending rate exceeded.'];
+        res.writeHead(400, { 'Content-Type': 'text/xml' });
+        res.end(`<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`);
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/xml' });
+      res.end(
+        `<SendEmailResponse xmlns="${NS}"><SendEmailResult><MessageId>${randomUUID()}</MessageId></SendEmailResult>` +
+          `<ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></SendEmailResponse>`,
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  state.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () => new Promise<void>((r) => server.close(() => r()));
+  return state;
+}
