@@ -1,0 +1,130 @@
+// Account rules against DynamoDB Local: invitations with SES (a local server
+// speaking the SES protocol), expiry, concurrent changes and the last superadmin.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../shared/auth/passwords.js';
+import { activate, hashInvitationToken } from '../../shared/auth/sign-in.js';
+import { inviteUser, updateUser } from '../../shared/auth/user-admin.js';
+import { ConditionFailed } from '../../shared/db/client.js';
+import { activeSuperadminCount, createInvitedUser, createUser, getUser, replaceUser } from '../../shared/db/users.js';
+import type { Principal } from '../../shared/http/route.js';
+import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
+import { useTestTables } from '../support/dynamo.js';
+import { useTestJwtSecret } from '../support/tokens.js';
+
+const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
+let ses: FakeSes;
+
+beforeAll(async () => {
+  await useTestTables();
+  useTestJwtSecret();
+  ses = await startFakeSes();
+  Object.assign(process.env, { AWS_ENDPOINT_URL_SES: ses.endpoint, APP_URL: 'https://fleet.example.com/' });
+});
+
+afterAll(async () => {
+  await ses.close();
+  delete process.env.SES_FROM_ADDRESS;
+});
+
+async function superadmin(username: string): Promise<Principal> {
+  const u = await createUser({ username, name: username, email: `${username}@example.com`, role: 'superadmin', is_active: true, password_hash: await hashPassword('pw-12345678') });
+  return { userId: u.id, username: u.username, name: u.name, email: u.email, role: u.role };
+}
+
+describe('invitations by mail', () => {
+  it('sends the invitation through SES with a link to the app, and returns no token', async () => {
+    process.env.SES_FROM_ADDRESS = 'fleet@example.com';
+    ses.mode = 'ok';
+    const inviter = await superadmin('mailer');
+    const result = await inviteUser(inviter, { email: 'new.hire@example.com', display_name: 'New Hire', role: 'viewer' }, caller);
+    expect(result).toEqual({ status: 'ok', email_sent: true });
+    const mail = ses.received.at(-1)!;
+    expect(mail.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=local\/\d{8}\/local\/ses\/aws4_request/);
+    expect(mail.form).toMatchObject({
+      Action: 'SendEmail',
+      Source: 'fleet@example.com',
+      'Destination.ToAddresses.member.1': 'new.hire@example.com',
+      'Message.Subject.Data': 'Your Fleet Health Service invitation',
+    });
+    const link = mail.form['Message.Body.Text.Data']!.match(/https:\/\/fleet\.example\.com\/activate\?token=([\w-]+)/);
+    expect(link).not.toBeNull();
+    // the mailed token activates the account
+    const login = await activate(link![1]!, 'new-hire-password', caller);
+    expect(login.user).toMatchObject({ email: 'new.hire@example.com', role: 'viewer' });
+  });
+
+  it('when SES refuses the message, answers email_sent false with the activation token', async () => {
+    process.env.SES_FROM_ADDRESS = 'fleet@example.com';
+    ses.mode = 'reject';
+    const inviter = await superadmin('mailer2');
+    const result = await inviteUser(inviter, { email: 'unverified@example.com', display_name: 'Un Verified', role: 'admin' }, caller);
+    expect(result).toEqual({ status: 'ok', email_sent: false, activation_token: expect.stringMatching(/^[\w-]{43}$/) });
+    expect(ses.received.at(-1)!.form['Destination.ToAddresses.member.1']).toBe('unverified@example.com');
+    // and the token works
+    expect((await activate(result.activation_token!, 'unverified-pw', caller)).user.email).toBe('unverified@example.com');
+  });
+
+  it('without SES_FROM_ADDRESS sends nothing', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const before = ses.received.length;
+    const inviter = await superadmin('mailer3');
+    const result = await inviteUser(inviter, { email: 'nomail@example.com', display_name: 'No Mail', role: 'viewer' }, caller);
+    expect(result.email_sent).toBe(false);
+    expect(ses.received.length).toBe(before);
+  });
+});
+
+describe('activation', () => {
+  it('refuses an expired invitation and leaves the account inactive', async () => {
+    const token = 'expired-token-expired-token-expired-token-x';
+    await createInvitedUser(
+      { username: 'late@example.com', name: 'Late', email: 'late@example.com', role: 'viewer', is_active: false },
+      hashInvitationToken(token),
+      new Date(Date.now() - 1000),
+    );
+    await expect(activate(token, 'late-password', caller)).rejects.toMatchObject({ status: 400 });
+    expect((await getUser('late@example.com'))?.is_active).toBe(false);
+  });
+
+  it('lets exactly one of two concurrent activations with the same token through', async () => {
+    const token = 'race-token-race-token-race-token-race-token';
+    await createInvitedUser(
+      { username: 'race@example.com', name: 'Race', email: 'race@example.com', role: 'viewer', is_active: false },
+      hashInvitationToken(token),
+      new Date(Date.now() + 60_000),
+    );
+    const results = await Promise.allSettled([activate(token, 'first-password', caller), activate(token, 'second-password', caller)]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+  });
+});
+
+describe('the last active superadmin', () => {
+  it('two superadmins demoting each other at once: exactly one succeeds, the other gets 409', async () => {
+    const start = await activeSuperadminCount();
+    const a = await superadmin('alpha');
+    const b = await superadmin('bravo');
+    // demote every other superadmin so alpha and bravo are the last two
+    for (const name of ['mailer', 'mailer2', 'mailer3']) {
+      const u = await getUser(name);
+      if (u?.role === 'superadmin' && u.is_active) await replaceUser(u, { role: 'admin' });
+    }
+    expect(await activeSuperadminCount()).toBe(start + 2 - 3);
+    const results = await Promise.allSettled([
+      updateUser(a, 'bravo@example.com', { role: 'admin' }, caller),
+      updateUser(b, 'alpha@example.com', { is_active: false }, caller),
+    ]);
+    const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]!.reason).toMatchObject({ status: 409, message: 'At least one active superadmin must remain.' });
+    expect(await activeSuperadminCount()).toBe(1);
+  });
+
+  it('a write based on a stale read is refused (ConditionFailed on the account)', async () => {
+    const u = await createUser({ username: 'stale', name: 'Stale', email: 'stale@example.com', role: 'viewer', is_active: true });
+    await replaceUser(u, { role: 'admin' });
+    await expect(replaceUser(u, { is_active: false })).rejects.toEqual(new ConditionFailed([0]));
+    expect(await getUser('stale')).toMatchObject({ role: 'admin', is_active: true });
+  });
+});

@@ -1,0 +1,276 @@
+// Accounts and access through the real local server on DynamoDB Local:
+// login, lockout, invitations, activation, user management, logout, audit.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startLocalService, type LocalService } from '../../infra/local/service.js';
+
+const ADMIN_PASSWORD = 'bootstrap-password-1';
+let service: LocalService;
+
+beforeAll(async () => {
+  service = await startLocalService({
+    port: 0,
+    dataDir: await mkdtemp(join(tmpdir(), 'fleet-accounts-')),
+    dynamoEndpoint: inject('dynamoEndpoint'),
+    tablePrefix: `acc${Date.now()}-`,
+    adminUsername: 'admin',
+    adminEmail: 'admin@example.com',
+    adminPassword: ADMIN_PASSWORD,
+  });
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+interface Sent {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+async function send(method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Sent> {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: {
+      ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}),
+      ...(options.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      ...options.headers,
+    },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+const login = (username: string, password: string) => send('POST', '/api/auth/login', { body: { username, password } });
+
+async function tokenOf(username: string, password: string): Promise<string> {
+  const res = await login(username, password);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.access_token;
+}
+
+async function inviteAndActivate(inviter: string, email: string, role: string, password: string): Promise<string> {
+  const invited = await send('POST', '/api/settings/users/invite', { token: inviter, body: { email, display_name: email.split('@')[0], role } });
+  expect(invited.status, JSON.stringify(invited.body)).toBe(200);
+  const activated = await send('POST', '/api/auth/activate', { body: { token: invited.body.activation_token, password } });
+  expect(activated.status).toBe(200);
+  return activated.body.access_token;
+}
+
+describe('login', () => {
+  it('logs the bootstrap superadmin in and answers /me', async () => {
+    const res = await login('Admin', ADMIN_PASSWORD);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      access_token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+      token_type: 'bearer',
+      user: { id: expect.any(String), username: 'admin', name: 'Administrator', email: 'admin@example.com', role: 'superadmin' },
+    });
+    const me = await send('GET', '/api/auth/me', { token: res.body.access_token });
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual(res.body.user);
+  });
+
+  it('401 for a wrong password or an unknown user, with the same answer', async () => {
+    const wrong = await login('admin', 'not-the-password');
+    const unknown = await login('nobody', 'not-the-password');
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrong.body.detail).toBe(unknown.body.detail);
+    expect(wrong.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  it('locks a username out after 5 failures in 15 minutes: 429 with Retry-After, even with the right password', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    await inviteAndActivate(admin, 'locked@example.com', 'viewer', 'locked-password');
+    for (let i = 0; i < 5; i++) expect((await login('locked@example.com', `wrong-${i}`)).status).toBe(401);
+    const blocked = await login('locked@example.com', 'locked-password');
+    expect(blocked.status).toBe(429);
+    const retryAfter = Number(blocked.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(14 * 60);
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+    // other usernames are not affected
+    expect((await login('admin', ADMIN_PASSWORD)).status).toBe(200);
+  });
+
+  it('422 when username or password is missing', async () => {
+    const res = await send('POST', '/api/auth/login', { body: { username: 'admin' } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].loc).toEqual(['body', 'password']);
+  });
+});
+
+describe('invitation and activation', () => {
+  it('invite → activate → login as that user → /me', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const invited = await send('POST', '/api/settings/users/invite', {
+      token: admin,
+      body: { email: 'Dana@Example.com', display_name: 'Dana Ops', role: 'admin' },
+    });
+    expect(invited.status).toBe(200);
+    // SES is not configured locally: the token comes back for sharing by hand
+    expect(invited.body).toEqual({ status: 'ok', email_sent: false, activation_token: expect.stringMatching(/^[\w-]{43}$/) });
+
+    // not active yet
+    expect((await login('dana@example.com', 'whatever-password')).status).toBe(401);
+
+    const short = await send('POST', '/api/auth/activate', { body: { token: invited.body.activation_token, password: 'short' } });
+    expect(short.status).toBe(422);
+    expect(short.body.detail).toBe('password: must be at least 8 characters');
+
+    const activated = await send('POST', '/api/auth/activate', { body: { token: invited.body.activation_token, password: 'dana-password' } });
+    expect(activated.status).toBe(200);
+    expect(activated.body.user).toMatchObject({ username: 'dana@example.com', email: 'dana@example.com', name: 'Dana Ops', role: 'admin' });
+
+    const again = await send('POST', '/api/auth/activate', { body: { token: invited.body.activation_token, password: 'dana-password' } });
+    expect(again.status).toBe(400);
+
+    const dana = await tokenOf('dana@example.com', 'dana-password');
+    expect((await send('GET', '/api/auth/me', { token: dana })).body).toMatchObject({ email: 'dana@example.com', role: 'admin' });
+  });
+
+  it('400 for an unknown token', async () => {
+    const res = await send('POST', '/api/auth/activate', { body: { token: 'x'.repeat(43), password: 'long-enough' } });
+    expect(res.status).toBe(400);
+  });
+
+  it('409 for an email that exists; 403 for an admin inviting a superadmin; 403 for a viewer', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const body = { email: 'admin@example.com', display_name: 'Twin', role: 'viewer' };
+    expect((await send('POST', '/api/settings/users/invite', { token: admin, body })).status).toBe(409);
+
+    const adminUser = await inviteAndActivate(admin, 'second-admin@example.com', 'admin', 'second-admin-pw');
+    const up = await send('POST', '/api/settings/users/invite', { token: adminUser, body: { email: 'boss@example.com', display_name: 'Boss', role: 'superadmin' } });
+    expect(up.status).toBe(403);
+    const ok = await send('POST', '/api/settings/users/invite', { token: adminUser, body: { email: 'junior@example.com', display_name: 'Junior', role: 'viewer' } });
+    expect(ok.status).toBe(200);
+
+    const viewer = await inviteAndActivate(admin, 'viewer1@example.com', 'viewer', 'viewer1-password');
+    expect((await send('POST', '/api/settings/users/invite', { token: viewer, body: { email: 'v2@example.com', display_name: 'V', role: 'viewer' } })).status).toBe(403);
+  });
+});
+
+describe('user management', () => {
+  it('lists users, changes roles, and protects oneself and the last superadmin', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const carol = await inviteAndActivate(admin, 'carol@example.com', 'viewer', 'carol-password');
+
+    const list = await send('GET', '/api/settings/users', { token: admin });
+    expect(list.status).toBe(200);
+    expect(list.body.users).toEqual(
+      expect.arrayContaining([{ id: expect.any(String), email: 'carol@example.com', display_name: 'carol', role: 'viewer', is_active: true }]),
+    );
+
+    const promoted = await send('PATCH', '/api/settings/users/carol@example.com', { token: admin, body: { role: 'superadmin' } });
+    expect(promoted.status).toBe(200);
+    expect(promoted.body).toEqual({ status: 'ok', user: expect.objectContaining({ email: 'carol@example.com', role: 'superadmin' }) });
+    // carol's existing token now carries her new role
+    expect((await send('GET', '/api/llm-usage/pricing', { token: carol })).status).not.toBe(403);
+
+    // nobody changes themselves
+    expect((await send('PATCH', '/api/settings/users/admin@example.com', { token: admin, body: { is_active: false } })).status).toBe(409);
+    expect((await send('DELETE', '/api/settings/users/admin@example.com', { token: admin })).status).toBe(409);
+
+    // carol demotes admin: allowed while carol remains; then admin is not superadmin
+    expect((await send('PATCH', '/api/settings/users/admin@example.com', { token: carol, body: { role: 'admin' } })).status).toBe(200);
+    // carol is now the last active superadmin: admin (now only admin) cannot touch her, and she cannot demote herself
+    expect((await send('PATCH', '/api/settings/users/carol@example.com', { token: admin, body: { role: 'viewer' } })).status).toBe(403);
+    expect((await send('PATCH', '/api/settings/users/carol@example.com', { token: carol, body: { role: 'viewer' } })).status).toBe(409);
+    // restore
+    expect((await send('PATCH', '/api/settings/users/admin@example.com', { token: carol, body: { role: 'superadmin' } })).status).toBe(200);
+
+    expect((await send('PATCH', '/api/settings/users/nobody@example.com', { token: carol, body: { role: 'viewer' } })).status).toBe(404);
+    expect((await send('DELETE', '/api/settings/users/nobody@example.com', { token: carol })).status).toBe(404);
+    expect((await send('PATCH', '/api/settings/users/carol@example.com', { token: admin, body: {} })).status).toBe(422);
+    expect((await send('PATCH', '/api/settings/users/carol@example.com', { token: admin, body: { role: 'root' } })).status).toBe(422);
+  });
+
+  it("a deactivated user's token stops working at once and they cannot log in", async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const erin = await inviteAndActivate(admin, 'erin@example.com', 'superadmin', 'erin-password');
+    // two active superadmins (admin, erin; carol from the test before too): demote the others first
+    const users = (await send('GET', '/api/settings/users', { token: admin })).body.users as { email: string; role: string; is_active: boolean }[];
+    for (const u of users.filter((x) => x.role === 'superadmin' && x.is_active && x.email !== 'admin@example.com' && x.email !== 'erin@example.com')) {
+      expect((await send('PATCH', `/api/settings/users/${u.email}`, { token: admin, body: { is_active: false } })).status).toBe(200);
+    }
+    // erin deactivates admin: allowed (erin remains) ...
+    expect((await send('PATCH', '/api/settings/users/admin@example.com', { token: erin, body: { is_active: false } })).status).toBe(200);
+    // ... and admin's token stopped working at once
+    expect((await send('GET', '/api/auth/me', { token: admin })).status).toBe(401);
+    expect((await login('admin', ADMIN_PASSWORD)).status).toBe(401);
+    // reactivate admin so later tests have them
+    expect((await send('PATCH', '/api/settings/users/admin@example.com', { token: erin, body: { is_active: true } })).status).toBe(200);
+  });
+
+  it('a deleted user cannot log in and their token stops working', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const frank = await inviteAndActivate(admin, 'frank@example.com', 'viewer', 'frank-password');
+    expect((await send('GET', '/api/auth/me', { token: frank })).status).toBe(200);
+    expect((await send('DELETE', '/api/settings/users/frank@example.com', { token: admin })).body).toEqual({ status: 'ok' });
+    expect((await send('GET', '/api/auth/me', { token: frank })).status).toBe(401);
+    expect((await login('frank@example.com', 'frank-password')).status).toBe(401);
+  });
+
+  it('roles lists the three roles', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    expect((await send('GET', '/api/settings/roles', { token: admin })).body).toEqual({ roles: ['superadmin', 'admin', 'viewer'] });
+  });
+});
+
+describe('logout and audit', () => {
+  it('logout revokes the token and records the session duration', async () => {
+    const token = await tokenOf('admin', ADMIN_PASSWORD);
+    const other = await tokenOf('admin', ADMIN_PASSWORD);
+    const out = await send('POST', '/api/auth/logout', { token, headers: { 'X-Session-Duration': '42' } });
+    expect(out.status).toBe(200);
+    expect(out.body).toEqual({ ok: true });
+    expect((await send('GET', '/api/auth/me', { token })).status).toBe(401);
+    expect((await send('GET', '/api/auth/me', { token: other })).status).toBe(200); // only that session ends
+    await send('POST', '/api/auth/logout', { token: other, headers: { 'X-Session-Duration': 'a while' } });
+
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const audit = await send('GET', '/api/settings/audit?action=logout', { token: admin });
+    expect(audit.status).toBe(200);
+    expect(audit.body.entries.map((e: any) => e.detail.session_duration_seconds).slice(0, 2)).toEqual([null, 42]);
+  });
+
+  it('lists entries newest first with action types, filters by action, and never stores secrets', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const all = await send('GET', '/api/settings/audit?page_size=100', { token: admin });
+    expect(all.status).toBe(200);
+    expect(all.body.action_types).toEqual(expect.arrayContaining(['login', 'logout', 'invite', 'login_failed', 'activate', 'user_update', 'user_delete']));
+    const times = all.body.entries.map((e: any) => e.at);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(all.body.entries[0]).toEqual({
+      id: expect.any(String), at: expect.any(String), actor: expect.any(String), role: expect.anything(), action: expect.any(String),
+      target: expect.anything(), detail: expect.any(Object), ip: expect.any(String), user_agent: expect.any(String),
+    });
+    const actions = new Set(all.body.entries.map((e: any) => e.action));
+    for (const a of ['login', 'login_failed', 'logout', 'invite', 'activate', 'user_update', 'user_delete']) expect(actions.has(a), a).toBe(true);
+
+    const invites = await send('GET', '/api/settings/audit?action=invite', { token: admin });
+    expect(invites.body.entries.length).toBeGreaterThan(0);
+    expect(invites.body.entries.every((e: any) => e.action === 'invite')).toBe(true);
+
+    const text = JSON.stringify(all.body);
+    for (const secret of [ADMIN_PASSWORD, 'dana-password', 'carol-password', 'scrypt$', 'activation_token', 'access_token']) {
+      expect(text).not.toContain(secret);
+    }
+
+    const paged = await send('GET', '/api/settings/audit?page=2&page_size=5', { token: admin });
+    expect(paged.body).toMatchObject({ page: 2, page_size: 5, total: all.body.total });
+    expect(paged.body.entries).toEqual(all.body.entries.slice(5, 10));
+    expect((await send('GET', '/api/settings/audit?page_size=500', { token: admin })).status).toBe(422);
+  });
+
+  it('viewers cannot read users or the audit log', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const viewer = await inviteAndActivate(admin, 'gail@example.com', 'viewer', 'gail-password');
+    expect((await send('GET', '/api/settings/users', { token: viewer })).status).toBe(403);
+    expect((await send('GET', '/api/settings/audit', { token: viewer })).status).toBe(403);
+  });
+});
