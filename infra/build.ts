@@ -1,0 +1,51 @@
+// `npm run build`: bundles every functions/*.ts into dist/functions/<name>/index.mjs
+// with the options the stack deploys (infra/bundling.ts), prints each bundle's
+// minified size, and fails when a route-group bundle is over budget.
+import { rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { build } from 'esbuild';
+import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
+import { WORKERS } from '../shared/workers.js';
+import { BUNDLE, REPO_ROOT, esbuildOptions, functionNames } from './bundling.js';
+
+/** Route-group bundles load on the cold start of an API request: keep them small. */
+const ROUTE_GROUP_BUDGET_KB = 500;
+
+const outRoot = join(REPO_ROOT, 'dist', 'functions');
+const names = functionNames();
+const groupNames = new Set(ROUTE_GROUPS.map((group) => group.name));
+const workerNames = new Set<string>(Object.keys(WORKERS));
+const kindOf = (name: string): string => (groupNames.has(name) ? 'route group' : workerNames.has(name) ? 'worker' : 'other');
+
+rmSync(outRoot, { recursive: true, force: true });
+const started = performance.now();
+await build(esbuildOptions(names, outRoot));
+const seconds = (performance.now() - started) / 1000;
+
+const results = names
+  .map((name) => ({ name, kind: kindOf(name), kb: statSync(join(outRoot, name, BUNDLE.outputFile)).size / 1024 }))
+  .sort((a, b) => b.kb - a.kb);
+const over = results.filter((r) => r.kind === 'route group' && r.kb > ROUTE_GROUP_BUDGET_KB);
+
+const width = Math.max(...results.map((r) => r.name.length), 'function'.length);
+const row = (name: string, kind: string, size: string, note = ''): string =>
+  `${name.padEnd(width)}  ${kind.padEnd(11)}  ${size.padStart(9)}  ${note}`.trimEnd();
+console.log(row('function', 'kind', 'size (KB)'));
+console.log(row('-'.repeat(width), '-'.repeat(11), '-'.repeat(9)));
+for (const r of results) {
+  console.log(row(r.name, r.kind, r.kb.toFixed(1), over.includes(r) ? `over ${ROUTE_GROUP_BUDGET_KB} KB` : ''));
+}
+console.log(
+  `\n${results.length} bundles in ${seconds.toFixed(1)} s: ${relative(REPO_ROOT, outRoot)}/<name>/${BUNDLE.outputFile}` +
+    ` (minified ESM for ${BUNDLE.target}, AWS SDK bundled, source maps beside)`,
+);
+
+const missing = [...groupNames, ...workerNames].filter((name) => !names.includes(name));
+if (missing.length > 0) {
+  console.error(`missing entry files: ${missing.map((name) => `functions/${name}.ts`).join(', ')}`);
+  process.exitCode = 1;
+}
+if (over.length > 0) {
+  console.error(`route-group bundles over the ${ROUTE_GROUP_BUDGET_KB} KB budget: ${over.map((r) => r.name).join(', ')}`);
+  process.exitCode = 1;
+}

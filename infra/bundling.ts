@@ -1,0 +1,84 @@
+// The esbuild options of every Lambda bundle, in one place: used by the construct
+// that owns Lambda defaults (infra/constructs/group-function.ts, at cdk synth) and by
+// `npm run build` (infra/build.ts), so the bundle the size check measures is the
+// bundle that gets deployed. Imports no CDK and, at run time, no esbuild.
+import { readdirSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BuildOptions } from 'esbuild';
+
+/** Repository root (this file lives in `infra/`). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** `functions/<name>.ts`: one entry per route group and per worker. */
+export function functionEntry(name: string): string {
+  return join(REPO_ROOT, 'functions', `${name}.ts`);
+}
+
+/**
+ * ESM bundles need a real `require` for the few CommonJS dependencies that call
+ * `require('node:…')` at run time; esbuild's ESM output has none.
+ */
+export const ESM_REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
+export const BUNDLE = {
+  platform: 'node',
+  format: 'esm',
+  /** Matches the Lambda runtime (nodejs22.x), whatever Node runs the build. */
+  target: 'node22',
+  minify: true,
+  /** External `.map` next to the bundle; NODE_OPTIONS=--enable-source-maps uses it. */
+  sourcemap: true,
+  /** Mappings only: stack traces need no embedded sources, and the zip stays small. */
+  sourcesContent: false,
+  /** Prefer ES module builds (the AWS SDK v3 ships `dist-es`) so tree-shaking works. */
+  mainFields: ['module', 'main'],
+  /** Nothing external: the AWS SDK v3 is bundled (pinned by the lockfile, tree-shaken, one file to load). */
+  external: [] as string[],
+  banner: ESM_REQUIRE_BANNER,
+  /** Lambda loads `index.mjs` as ESM without a package.json. */
+  outputFile: 'index.mjs',
+} as const;
+
+/**
+ * Lambda-only substitutions. The SDK's default credential chain becomes an
+ * environment-only provider: inside Lambda the role's credentials are always
+ * in the environment (see infra/lambda/credentials.ts).
+ */
+export const BUNDLE_ALIASES = {
+  '@aws-sdk/credential-provider-node': join(REPO_ROOT, 'infra', 'lambda', 'credentials.ts'),
+} as const;
+
+/** Every Lambda entry: `functions/*.ts` (route groups and workers). */
+export function functionNames(): string[] {
+  return readdirSync(join(REPO_ROOT, 'functions'))
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => basename(file, '.ts'))
+    .sort();
+}
+
+/**
+ * One esbuild run for many functions: `<outdir>/<name>/index.mjs` (+ `.map`) each.
+ * Each entry still gets its own complete, tree-shaken bundle (no code splitting);
+ * one run parses the shared dependencies (AWS SDK, zod) once instead of per function.
+ */
+export function esbuildOptions(names: readonly string[], outdir: string): BuildOptions {
+  const [stem, extension] = BUNDLE.outputFile.split('.') as [string, string];
+  return {
+    entryPoints: names.map((name) => ({ in: functionEntry(name), out: `${name}/${stem}` })),
+    outdir,
+    outExtension: { '.js': `.${extension}` },
+    bundle: true,
+    platform: BUNDLE.platform,
+    format: BUNDLE.format,
+    target: BUNDLE.target,
+    minify: BUNDLE.minify,
+    sourcemap: BUNDLE.sourcemap,
+    sourcesContent: BUNDLE.sourcesContent,
+    mainFields: [...BUNDLE.mainFields],
+    external: [...BUNDLE.external],
+    banner: { js: BUNDLE.banner },
+    alias: { ...BUNDLE_ALIASES },
+    logLevel: 'warning',
+  };
+}

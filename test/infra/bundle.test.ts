@@ -1,0 +1,50 @@
+// The artifact that gets deployed works: the auth bundle, built with the same
+// esbuild options as `npm run build` and the stack (including the Lambda-only
+// environment credential provider), logs a user in against DynamoDB Local.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { esbuildOptions } from '../../infra/bundling.js';
+import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
+import { useTestTables } from '../support/dynamo.js';
+import { apiEvent, lambdaContext, type Handler } from '../support/events.js';
+import { useTestJwtSecret } from '../support/tokens.js';
+
+let handler: Handler;
+let bundleText: string;
+
+beforeAll(async () => {
+  await useTestTables();
+  useTestJwtSecret();
+  await ensureBootstrapAdmin('bundle-admin', 'bundle-admin@example.com', 'bundle-password');
+  const outdir = await mkdtemp(join(tmpdir(), 'fleet-bundle-'));
+  const result = await build({ ...esbuildOptions(['auth'], outdir), write: true, metafile: true });
+  bundleText = JSON.stringify(Object.keys(result.metafile!.inputs));
+  ({ handler } = (await import(pathToFileURL(join(outdir, 'auth', 'index.mjs')).href)) as { handler: Handler });
+}, 60_000);
+
+describe('the built auth Lambda bundle', () => {
+  it('carries the environment-only credential provider, not the SDK chain', () => {
+    expect(bundleText).toContain('infra/lambda/credentials.ts');
+    expect(bundleText).not.toContain('credential-provider-sso');
+    expect(bundleText).not.toContain('credential-provider-ini');
+  });
+
+  it('logs in and answers /me through DynamoDB with environment credentials', async () => {
+    const login = await handler(
+      apiEvent({ method: 'POST', path: '/api/auth/login', routeKey: 'POST /api/auth/login', body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }) }),
+      lambdaContext,
+    );
+    expect(login.statusCode).toBe(200);
+    const token = JSON.parse(login.body!).access_token as string;
+    const me = await handler(
+      apiEvent({ method: 'GET', path: '/api/auth/me', routeKey: 'GET /api/auth/me', headers: { authorization: `Bearer ${token}` } }),
+      lambdaContext,
+    );
+    expect(me.statusCode).toBe(200);
+    expect(JSON.parse(me.body!)).toMatchObject({ username: 'bundle-admin', role: 'superadmin' });
+  });
+});

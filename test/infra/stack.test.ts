@@ -1,0 +1,344 @@
+// The stack through template assertions (DESIGN §11.6). Synthesized once, with
+// Lambda bundling skipped (`aws:cdk:bundling-stacks: []`), under the feature flags
+// of cdk.json, then checked against the route table, the table definitions and
+// cdk-nag's AWS Solutions rules.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { FUNCTION_KIND_TAG } from '../../infra/constructs/group-function.js';
+import { REPO_ROOT } from '../../infra/bundling.js';
+import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
+import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
+import type { TableAccess } from '../../shared/http/route.js';
+import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
+import { WORKERS } from '../../shared/workers.js';
+import { specEndpoints } from '../support/spec.js';
+
+type Json = Record<string, any>;
+
+const cdkContext = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Json }).context;
+const app = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } });
+const props = fleetHealthPropsFromContext(app);
+const stack = new FleetHealthStack(app, `FleetHealth-${props.stage}`, props);
+const template = Template.fromStack(stack);
+const resources = template.toJSON().Resources as Record<string, Json>;
+const prefix = `fleet-health-${props.stage}-`;
+
+const ofType = (type: string): [string, Json][] => Object.entries(resources).filter(([, r]) => r.Type === type);
+const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** Our functions (tagged by GroupFunction), by route-group or worker name. */
+const functions = new Map<string, { id: string; resource: Json; kind: string }>();
+for (const [id, resource] of ofType('AWS::Lambda::Function')) {
+  const kind = asArray<Json>(resource.Properties.Tags).find((t) => t.Key === FUNCTION_KIND_TAG)?.Value as string | undefined;
+  if (!kind) continue; // CDK-internal (the BucketDeployment handler)
+  const name = String(resource.Properties.FunctionName).slice(prefix.length);
+  functions.set(name, { id, resource, kind });
+}
+
+const tableIds = new Map<TableName, string>(
+  ofType('AWS::DynamoDB::Table').map(([id, r]) => [String(r.Properties.TableName).slice(prefix.length) as TableName, id]),
+);
+
+/** Statements of the identity policies attached to a function's role. */
+function roleStatements(functionName: string): Json[] {
+  const fn = functions.get(functionName);
+  if (!fn) throw new Error(`no function ${functionName}`);
+  const roleId = fn.resource.Properties.Role['Fn::GetAtt'][0] as string;
+  return ofType('AWS::IAM::Policy')
+    .filter(([, p]) => asArray<Json>(p.Properties.Roles).some((r) => r.Ref === roleId))
+    .flatMap(([, p]) => asArray<Json>(p.Properties.PolicyDocument.Statement));
+}
+
+/** Tables whose ARN (or index ARN) a statement names, with the statement's actions. */
+function tableGrants(statements: Json[]): Map<TableName, Set<string>> {
+  const byId = new Map([...tableIds].map(([name, id]) => [id, name]));
+  const grants = new Map<TableName, Set<string>>();
+  for (const statement of statements) {
+    for (const resource of asArray<unknown>(statement.Resource)) {
+      const ids = JSON.stringify(resource).match(/"Fn::GetAtt":\["([A-Za-z0-9]+)","Arn"\]/g) ?? [];
+      for (const ref of ids) {
+        const name = byId.get(ref.split('"')[3]!);
+        if (!name) continue;
+        const actions = grants.get(name) ?? new Set<string>();
+        for (const action of asArray<string>(statement.Action)) actions.add(action);
+        grants.set(name, actions);
+      }
+    }
+  }
+  return grants;
+}
+
+const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+function expectTableAccess(name: string, declared: Partial<Record<TableName, TableAccess>>): void {
+  const granted = tableGrants(roleStatements(name));
+  expect([...granted.keys()].sort(), `${name}: tables its role can touch`).toEqual(Object.keys(declared).sort());
+  for (const [table, access] of Object.entries(declared) as [TableName, TableAccess][]) {
+    const actions = granted.get(table)!;
+    expect(actions.has('dynamodb:Query'), `${name} reads ${table}`).toBe(true);
+    for (const write of WRITE_ACTIONS) expect(actions.has(write), `${name} ${write} on ${table} (${access})`).toBe(access === 'readwrite');
+  }
+}
+
+describe('HTTP API', () => {
+  const routes = ofType('AWS::ApiGatewayV2::Route');
+
+  it('has one route per declaration in the route table, keyed exactly as declared', () => {
+    const declared = allRoutes().map(({ route }) => `${route.method} ${route.path}`);
+    expect(routes).toHaveLength(declared.length);
+    expect(routes.map(([, r]) => r.Properties.RouteKey as string).sort()).toEqual([...declared].sort());
+  });
+
+  it('declares every endpoint of the API contract', () => {
+    const declared = new Set(allRoutes().map(({ route }) => `${route.method} ${route.path}`));
+    const endpoints = specEndpoints();
+    expect(endpoints.length).toBeGreaterThan(50);
+    expect(endpoints.filter((e) => !declared.has(e))).toEqual([]);
+  });
+
+  it('sends each route to its group\'s Lambda with payload format 2.0', () => {
+    const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
+    for (const [, route] of routes) {
+      const integrationId = (route.Properties.Target['Fn::Join'][1][1] as Json).Ref as string;
+      const integration = integrations[integrationId]!.Properties;
+      expect(integration.PayloadFormatVersion).toBe('2.0');
+      const target = allRoutes().find(({ route: r }) => `${r.method} ${r.path}` === route.Properties.RouteKey)!;
+      expect(integration.IntegrationUri['Fn::GetAtt'][0]).toBe(functions.get(target.group.name)!.id);
+    }
+  });
+
+  it('leaves CORS preflight to the Lambda behind the catch-all route', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP', CorsConfiguration: Match.absent() });
+    expect(routes.map(([, r]) => r.Properties.RouteKey)).toContain('ANY /api/{proxy+}');
+  });
+
+  it('logs access as JSON and throttles the $default stage', () => {
+    const [[, stage]] = ofType('AWS::ApiGatewayV2::Stage') as [[string, Json]];
+    expect(stage.Properties).toMatchObject({
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingBurstLimit: 200, ThrottlingRateLimit: 100 },
+    });
+    const format = JSON.parse(stage.Properties.AccessLogSettings.Format as string) as Json;
+    expect(format).toMatchObject({ requestId: '$context.requestId', routeKey: '$context.routeKey', status: '$context.status' });
+  });
+});
+
+describe('Lambda functions', () => {
+  const expected = [...ROUTE_GROUPS.map((g) => g.name), ...Object.keys(WORKERS)];
+
+  it('has one function per route group and per worker', () => {
+    expect([...functions.keys()].sort()).toEqual([...expected].sort());
+    for (const group of ROUTE_GROUPS) expect(functions.get(group.name)!.kind).toBe('route-group');
+    for (const worker of Object.keys(WORKERS)) expect(functions.get(worker)!.kind).toBe('worker');
+  });
+
+  it('gives every function the runtime, architecture, memory, timeout and a log group with retention', () => {
+    const logGroups = Object.fromEntries(ofType('AWS::Logs::LogGroup'));
+    for (const [name, { resource }] of functions) {
+      const p = resource.Properties;
+      expect(p.Runtime, name).toBe('nodejs22.x');
+      expect(p.Architectures, name).toEqual(['arm64']);
+      expect(p.Handler, name).toBe('index.handler');
+      expect(p.MemorySize, name).toBeGreaterThanOrEqual(512);
+      const worker = WORKERS[name as keyof typeof WORKERS];
+      expect(p.Timeout, name).toBe(worker ? worker.timeoutSeconds : 29);
+      const logGroupId = p.LoggingConfig.LogGroup.Ref as string;
+      expect(logGroups[logGroupId]?.Properties.RetentionInDays, name).toBeGreaterThan(0);
+    }
+  });
+
+  it('sets the shared environment, the JWT key on route groups and worker names where invoked', () => {
+    for (const [name, { resource, kind }] of functions) {
+      const env = resource.Properties.Environment.Variables as Json;
+      expect(env, name).toMatchObject({
+        STAGE: props.stage,
+        TABLE_PREFIX: prefix,
+        SERVICE_NAME: 'fleet-health',
+        LOG_LEVEL: 'info',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+      expect(typeof env.CORS_ORIGINS, name).toBe('string');
+      expect(env.JWT_SECRET_ARN !== undefined, `${name} JWT_SECRET_ARN`).toBe(kind === 'route-group');
+    }
+    const envOf = (name: string): Json => functions.get(name)!.resource.Properties.Environment.Variables as Json;
+    expect(envOf('patrol').PATROL_WORKER_FUNCTION).toEqual({ Ref: functions.get('patrol-worker')!.id });
+    expect(envOf('recompute').AGENT_WORKER_FUNCTION).toEqual({ Ref: functions.get('agent-worker')!.id });
+  });
+});
+
+describe('IAM', () => {
+  it('has no wildcard action in any statement that allows (identity policies: in any statement)', () => {
+    const offending: string[] = [];
+    const visit = (node: unknown, where: string, identityPolicy: boolean): void => {
+      if (Array.isArray(node)) return node.forEach((n, i) => visit(n, `${where}[${i}]`, identityPolicy));
+      if (node === null || typeof node !== 'object') return;
+      const obj = node as Json;
+      for (const statement of Array.isArray(obj.Statement) ? (obj.Statement as Json[]) : []) {
+        // A resource policy's Deny (enforceSSL's `s3:*` without TLS) only takes access away.
+        if (!identityPolicy && statement.Effect === 'Deny') continue;
+        for (const action of asArray<string>(statement.Action)) if (action.includes('*')) offending.push(`${where}: ${action}`);
+      }
+      for (const [key, value] of Object.entries(obj)) visit(value, `${where}.${key}`, identityPolicy);
+    };
+    for (const [id, resource] of Object.entries(resources)) {
+      visit(resource.Properties, id, /^AWS::IAM::(Policy|ManagedPolicy|Role|User|Group)$/.test(resource.Type as string));
+    }
+    expect(offending).toEqual([]);
+  });
+
+  it('uses no AWS managed policy on our function roles', () => {
+    for (const [, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('lets each route group touch exactly the tables it declares, reading or writing as declared', () => {
+    for (const group of ROUTE_GROUPS) expectTableAccess(group.name, group.tables);
+  });
+
+  it('lets each worker touch exactly the tables it declares', () => {
+    for (const [name, worker] of Object.entries(WORKERS)) expectTableAccess(name, worker.tables);
+  });
+
+  it('spot check: llm-usage references the llm-usage table and nothing undeclared; auth never sees the issues table', () => {
+    const declared = new Set(Object.keys(ROUTE_GROUPS.find((g) => g.name === 'llm-usage')!.tables));
+    expect(declared.has('llm-usage')).toBe(true);
+    const llmUsage = JSON.stringify(roleStatements('llm-usage'));
+    for (const [table, id] of tableIds) expect(llmUsage.includes(`"${id}"`), `llm-usage → ${table}`).toBe(declared.has(table));
+    expect(llmUsage).not.toMatch(/dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)/);
+    expect(JSON.stringify(roleStatements('auth'))).not.toContain(`"${tableIds.get('issues')}"`);
+  });
+
+  it('lets only route groups read the JWT key, and invokes only the named worker', () => {
+    for (const [name, { kind }] of functions) {
+      const actions = roleStatements(name).flatMap((s) => asArray<string>(s.Action));
+      expect(actions.includes('secretsmanager:GetSecretValue'), name).toBe(kind === 'route-group');
+    }
+    const invokes = (name: string): unknown[] =>
+      roleStatements(name)
+        .filter((s) => asArray<string>(s.Action).includes('lambda:InvokeFunction'))
+        .flatMap((s) => asArray(s.Resource));
+    expect(invokes('patrol')).toEqual([{ 'Fn::GetAtt': [functions.get('patrol-worker')!.id, 'Arn'] }]);
+    expect(invokes('recompute')).toEqual([{ 'Fn::GetAtt': [functions.get('agent-worker')!.id, 'Arn'] }]);
+    expect(invokes('auth')).toEqual([]);
+  });
+
+  it('writes each function\'s logs only to its own log group', () => {
+    for (const [name, { resource }] of functions) {
+      const logStatements = roleStatements(name).filter((s) => asArray<string>(s.Action).some((a) => a.startsWith('logs:')));
+      expect(logStatements, name).toHaveLength(1);
+      expect(asArray<string>(logStatements[0]!.Action).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+      expect(logStatements[0]!.Resource).toEqual({ 'Fn::GetAtt': [resource.Properties.LoggingConfig.LogGroup.Ref, 'Arn'] });
+    }
+  });
+});
+
+describe('DynamoDB', () => {
+  const tables = ofType('AWS::DynamoDB::Table');
+
+  it('has one table per definition, retained, protected, with point-in-time recovery', () => {
+    expect(tables).toHaveLength(TABLE_NAMES.length);
+    expect([...tableIds.keys()].sort()).toEqual([...TABLE_NAMES].sort());
+    for (const [id, table] of tables) {
+      expect(table.DeletionPolicy, id).toBe('Retain');
+      expect(table.UpdateReplacePolicy, id).toBe('Retain');
+      expect(table.Properties).toMatchObject({
+        BillingMode: 'PAY_PER_REQUEST',
+        DeletionProtectionEnabled: true,
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+      });
+    }
+  });
+
+  it('sets TTL and the GSIs from the definitions', () => {
+    for (const name of TABLE_NAMES) {
+      const table = resources[tableIds.get(name)!]!.Properties;
+      const def = TABLES[name];
+      expect(table.TimeToLiveSpecification, name).toEqual(def.ttl ? { AttributeName: 'ttl', Enabled: true } : undefined);
+      expect(asArray<Json>(table.GlobalSecondaryIndexes).map((i) => i.IndexName), name).toEqual(def.indexes.map((i) => i.name));
+      for (const index of asArray<Json>(table.GlobalSecondaryIndexes)) expect(index.Projection, name).toEqual({ ProjectionType: 'ALL' });
+    }
+  });
+});
+
+describe('schedules', () => {
+  const rules = ofType('AWS::Events::Rule');
+  const ruleFor = (name: string): Json | undefined =>
+    rules.find(([, r]) => asArray<Json>(r.Properties.Targets).some((t) => t.Arn?.['Fn::GetAtt']?.[0] === functions.get(name)!.id))?.[1];
+
+  it('runs the patrol every 6 hours as a scheduled report', () => {
+    const rule = ruleFor('patrol-worker');
+    expect(rule?.Properties.ScheduleExpression).toBe('rate(6 hours)');
+    expect(JSON.parse(rule!.Properties.Targets[0].Input as string)).toEqual({ report_type: 'scheduled', triggered_by: 'schedule' });
+  });
+
+  it('recomputes every 15 minutes', () => {
+    expect(ruleFor('recompute')?.Properties.ScheduleExpression).toBe('rate(15 minutes)');
+  });
+});
+
+describe('SPA', () => {
+  it('serves a private, SSL-only, logged bucket through CloudFront with an SPA rewrite and /api/* to the API', () => {
+    const [[, distribution]] = ofType('AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = distribution.Properties.DistributionConfig as Json;
+    expect(config.CustomErrorResponses).toBeUndefined();
+    expect(config.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('redirect-to-https');
+    expect(config.DefaultCacheBehavior.FunctionAssociations).toEqual([
+      expect.objectContaining({ EventType: 'viewer-request' }),
+    ]);
+    const api = asArray<Json>(config.CacheBehaviors).find((b) => b.PathPattern === '/api/*');
+    expect(api).toMatchObject({
+      AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad', // Managed-CachingDisabled
+      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac', // Managed-AllViewerExceptHostHeader
+    });
+    expect(config.Logging).toBeDefined();
+    template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      LoggingConfiguration: Match.objectLike({ LogFilePrefix: 'site-bucket/' }),
+    });
+    template.resourceCountIs('Custom::CDKBucketDeployment', 1);
+  });
+
+  it('rewrites extension-less paths to /index.html', () => {
+    const [[, fn]] = ofType('AWS::CloudFront::Function') as [[string, Json]];
+    const code = fn.Properties.FunctionCode as string;
+    const handler = new Function(`${code}; return handler;`)() as (e: Json) => Json;
+    const uri = (u: string): string => handler({ request: { uri: u } }).uri as string;
+    expect(uri('/fleet/scores')).toBe('/index.html');
+    expect(uri('/')).toBe('/index.html');
+    expect(uri('/assets/app.3f2a.js')).toBe('/assets/app.3f2a.js');
+    expect(uri('/favicon.ico')).toBe('/favicon.ico');
+  });
+
+  it('outputs the API and site URLs', () => {
+    template.hasOutput('ApiUrl', {});
+    template.hasOutput('SiteUrl', {});
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it('reports no unacknowledged error or warning', () => {
+    const report = new AwsSolutionsChecks(app).validateScope(app);
+    const findings = report.violations.map(
+      (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+    );
+    expect(findings).toEqual([]);
+  });
+
+  it('leaves no error or warning annotation from the CDK itself', () => {
+    const messages = [
+      ...Annotations.fromStack(stack).findError('*', Match.anyValue()),
+      ...Annotations.fromStack(stack).findWarning('*', Match.anyValue()),
+    ].map((m) => `${m.id}: ${JSON.stringify(m.entry.data)}`);
+    expect(messages).toEqual([]);
+  });
+});
