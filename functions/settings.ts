@@ -1,6 +1,6 @@
 // settings route group: rule YAML and proposals, general settings, recompute,
 // users, audit and roles.
-import { callerOf } from '../shared/auth/sign-in.js';
+import { callerOf } from '../shared/auth/caller.js';
 import { auditPage, inviteUser, listManagedUsers, removeUser, rolesList, updateUser } from '../shared/auth/user-admin.js';
 import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
 import { settingsGroup } from '../shared/routes/settings.js';

@@ -1,5 +1,5 @@
 // Environment settings shared by every Lambda, read once and validated.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const Settings = z.object({
   STAGE: z.enum(['dev', 'prod']).default('dev'),

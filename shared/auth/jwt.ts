@@ -3,7 +3,7 @@
 // Secrets Manager secret named by JWT_SECRET_ARN (AWS), loaded once per container.
 import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Role } from './roles.js';
 import type { Principal } from '../http/route.js';
 

@@ -2,7 +2,6 @@
 // then a base-scope read of their entry for display name and mail. Any failure
 // other than wrong credentials is logged and treated as "LDAP said nothing", so
 // login falls back to the built-in users, as the spec requires.
-import { Client, InvalidCredentialsError } from 'ldapts';
 import { Role } from './roles.js';
 import { createLogger, errorFields } from '../log.js';
 
@@ -44,6 +43,8 @@ export async function ldapAuthenticate(username: string, password: string): Prom
   if (!ldapConfigured() || password.length === 0) return null;
   const dn = process.env.LDAP_USER_DN_TEMPLATE!.replaceAll('{username}', escapeDnValue(username));
   const timeout = Number(process.env.LDAP_TIMEOUT_MS ?? 5000);
+  // Loaded on first use: deployments without LDAP never evaluate the client.
+  const { Client, InvalidCredentialsError } = await import('ldapts');
   const client = new Client({ url: process.env.LDAP_URL!, timeout, connectTimeout: timeout });
   try {
     await client.bind(dn, password);

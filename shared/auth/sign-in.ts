@@ -1,6 +1,5 @@
 // Signing in and out: login (LDAP first when configured, then built-in users),
 // invitation activation, logout, and the current user.
-import { createHash } from 'node:crypto';
 import { writeAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import { clearLoginFailures, loginLockoutSeconds, recordLoginFailure, revokeToken } from '../db/sessions.js';
@@ -10,7 +9,11 @@ import type { Principal } from '../http/route.js';
 import { signAccessToken } from './jwt.js';
 import { ldapAuthenticate, ldapConfigured, type LdapIdentity } from './ldap.js';
 import { hashPassword, verifyPassword } from './passwords.js';
+import { callerOf, type Caller } from './caller.js';
+import { hashInvitationToken } from './invitation-token.js';
 import { principalOf } from './principal.js';
+
+export { callerOf, hashInvitationToken, type Caller };
 
 export interface UserInfo {
   id: string;
@@ -26,14 +29,7 @@ export interface LoginResponse {
   user: UserInfo;
 }
 
-export interface Caller {
-  ip: string;
-  userAgent: string;
-}
-
 export const userInfo = (p: Principal): UserInfo => ({ id: p.userId, username: p.username, name: p.name, email: p.email, role: p.role });
-
-export const hashInvitationToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 // Checking a password against this when the user is unknown keeps the answer
 // time the same, so timing does not reveal which usernames exist.
@@ -125,5 +121,3 @@ export async function logout(principal: Principal, token: { id: string; expiresA
   });
   return { ok: true };
 }
-
-export const callerOf = (req: { sourceIp: string; userAgent: string }): Caller => ({ ip: req.sourceIp, userAgent: req.userAgent });

@@ -9,7 +9,8 @@ import { Conflict, Forbidden, NotFound } from '../http/errors.js';
 import type { Principal } from '../http/route.js';
 import { sendInvitation } from '../mail/invitations.js';
 import { ROLES, type Role } from './roles.js';
-import { hashInvitationToken, type Caller } from './sign-in.js';
+import type { Caller } from './caller.js';
+import { hashInvitationToken } from './invitation-token.js';
 
 export const INVITATION_DAYS = 7;
 

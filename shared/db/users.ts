@@ -6,7 +6,7 @@
 // it counts, with a condition on decrements, so concurrent demotions can never
 // leave the service without an active superadmin.
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Role } from '../auth/roles.js';
 import { getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
 

@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 document, generated from the route table (zod 4 → JSON Schema).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RouteGroup } from './route.js';
 
 type JsonSchema = Record<string, unknown>;

@@ -1,6 +1,6 @@
 // Query and body schema pieces shared by several route groups.
 // Query values arrive as strings; numbers are coerced, then bounded.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const Page = z.coerce.number().int().min(1).default(1);
 export const PageSize = z.coerce.number().int().min(1).max(100).default(20);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SUPERADMIN } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { DaysInRange } from './common.js';

@@ -49,8 +49,8 @@ beforeAll(async () => {
   await createUser({ username: 'local-ops', name: 'Local Ops', email: 'ops@example.com', role: 'admin', is_active: true, password_hash: await hashPassword('local-ops-pw') });
 });
 
-afterAll(() => {
-  server.close();
+afterAll(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
   for (const v of ['LDAP_URL', 'LDAP_USER_DN_TEMPLATE', 'LDAP_TIMEOUT_MS', 'LDAP_ROLE_MAP']) delete process.env[v];
 });
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../../shared/auth/roles.js';
 import { resetConfig } from '../../shared/config.js';
 import { Conflict } from '../../shared/http/errors.js';
