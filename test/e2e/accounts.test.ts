@@ -1,24 +1,14 @@
 // Accounts and access through the real local server on DynamoDB Local:
 // login, lockout, invitations, activation, user management, logout, audit.
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startLocalService, type LocalService } from '../../infra/local/service.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalService } from '../../infra/local/service.js';
+import { startTestService } from '../support/local-service.js';
 
 const ADMIN_PASSWORD = 'bootstrap-password-1';
 let service: LocalService;
 
 beforeAll(async () => {
-  service = await startLocalService({
-    port: 0,
-    dataDir: await mkdtemp(join(tmpdir(), 'fleet-accounts-')),
-    dynamoEndpoint: inject('dynamoEndpoint'),
-    tablePrefix: `acc${Date.now()}-`,
-    adminUsername: 'admin',
-    adminEmail: 'admin@example.com',
-    adminPassword: ADMIN_PASSWORD,
-  });
+  service = await startTestService({ adminUsername: 'admin', adminEmail: 'admin@example.com', adminPassword: ADMIN_PASSWORD });
 });
 
 afterAll(async () => {

@@ -1,23 +1,15 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
-import { startLocalService, type LocalService } from '../../infra/local/service.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
 
 let service: LocalService;
 let superadmin: string;
 
 beforeAll(async () => {
-  service = await startLocalService({
-    port: 0,
-    dataDir: await mkdtemp(join(tmpdir(), 'fleet-e2e-')),
-    dynamoEndpoint: inject('dynamoEndpoint'),
-    tablePrefix: `e2e${Date.now()}-`,
-    adminPassword: 'e2e-admin-password',
-  });
+  service = await startTestService({ adminPassword: 'e2e-admin-password' });
   superadmin = await userToken('superadmin');
 });
 

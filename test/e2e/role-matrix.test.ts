@@ -1,14 +1,12 @@
 // Walks EVERY route of the route table through the local server with no token,
 // and with a viewer, an admin and a superadmin token, and checks each answer
 // against DESIGN §5 (encoded here from the design, independently of the table).
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../shared/auth/roles.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
-import { startLocalService, type LocalService } from '../../infra/local/service.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
 
 type Who = 'public' | Role[];
@@ -32,13 +30,7 @@ function expectedAccess(key: string): Who {
 let service: LocalService;
 
 beforeAll(async () => {
-  service = await startLocalService({
-    port: 0,
-    dataDir: await mkdtemp(join(tmpdir(), 'fleet-matrix-')),
-    dynamoEndpoint: inject('dynamoEndpoint'),
-    tablePrefix: `rm${Date.now()}-`,
-    adminPassword: 'matrix-admin-password',
-  });
+  service = await startTestService({ adminPassword: 'matrix-admin-password' });
 });
 
 afterAll(async () => {
