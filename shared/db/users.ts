@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import { Role } from '../auth/roles.js';
-import { getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
+import { ConditionFailed, getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
 
 const USERS_PK = 'USERS';
 const userKey = (username: string) => ({ pk: USERS_PK, sk: `USER#${username.toLowerCase()}` });
@@ -183,7 +183,7 @@ export async function activateInvitation(tokenHash: string, passwordHash: string
       },
     ]);
   } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionFailed') return undefined; // used or changed concurrently
+    if (error instanceof ConditionFailed) return undefined; // used or changed concurrently
     throw error;
   }
   return after;
