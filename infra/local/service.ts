@@ -7,6 +7,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { createLocalServer, loadGroupHandlers } from './server.js';
 import { ensureTables } from './tables.js';
@@ -22,6 +23,8 @@ export interface LocalServiceOptions {
   adminUsername?: string;
   adminEmail?: string;
   adminPassword?: string;
+  /** Demo clusters loaded when the fleet is empty (0: none). */
+  demoClusters?: number;
 }
 
 export interface LocalService {
@@ -30,6 +33,10 @@ export interface LocalService {
   /** Set when this start created the bootstrap superadmin with a generated password. */
   generatedAdminPassword?: string;
   adminUsername: string;
+  /** Bearer token the ingest routes accept (INGEST_TOKEN, or one kept under the data folder). */
+  ingestToken: string;
+  /** What the demo loader stored on this start, when it ran. */
+  demo?: DemoLoadResult;
   stop(): Promise<void>;
 }
 
@@ -45,16 +52,18 @@ async function killStaleEmulator(pidFile: string): Promise<void> {
   await rm(pidFile, { force: true });
 }
 
-/** JWT_SECRET, or a key generated once and kept under the data folder. */
-async function localJwtSecret(dataDir: string): Promise<string> {
-  if (process.env.JWT_SECRET) return process.env.JWT_SECRET;
-  const file = join(dataDir, 'jwt-secret');
-  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+/** The variable's value, or a secret generated once and kept (mode 600) under the data folder. */
+async function localSecret(dataDir: string, variable: string, file: string): Promise<string> {
+  if (process.env[variable]) return process.env[variable]!;
+  const path = join(dataDir, file);
+  if (existsSync(path)) return (await readFile(path, 'utf8')).trim();
   const secret = randomBytes(48).toString('base64url');
-  await writeFile(file, `${secret}\n`, { mode: 0o600 });
-  await chmod(file, 0o600);
+  await writeFile(path, `${secret}\n`, { mode: 0o600 });
+  await chmod(path, 0o600);
   return secret;
 }
+
+export const INGEST_TOKEN_FILE = 'ingest-token';
 
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const dataDir = resolve(options.dataDir);
@@ -81,7 +90,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       TABLE_PREFIX: tablePrefix,
       STAGE: process.env.STAGE ?? 'dev',
-      JWT_SECRET: await localJwtSecret(dataDir),
+      JWT_SECRET: await localSecret(dataDir, 'JWT_SECRET', 'jwt-secret'),
+      INGEST_TOKEN: await localSecret(dataDir, 'INGEST_TOKEN', INGEST_TOKEN_FILE),
     });
 
     const client = localClient(endpoint);
@@ -91,6 +101,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     const { ensureBootstrapAdmin } = await import('../../shared/auth/bootstrap.js');
     const adminUsername = options.adminUsername ?? 'admin';
     const bootstrap = await ensureBootstrapAdmin(adminUsername, options.adminEmail ?? 'admin@fleet-health.local', options.adminPassword);
+
+    let demo: DemoLoadResult | undefined;
+    const { fleetIsEmpty } = await import('../../shared/db/clusters.js');
+    if ((options.demoClusters ?? 0) > 0 && (await fleetIsEmpty())) demo = await loadDemoFleet(options.demoClusters!);
 
     const server = createLocalServer({ handlers: await loadGroupHandlers(), webRoot: join(repoRoot, 'infra', 'web') });
     await new Promise<void>((resolveListen, reject) => {
@@ -104,6 +118,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       dynamoEndpoint: endpoint,
       adminUsername,
       generatedAdminPassword: bootstrap.generatedPassword,
+      ingestToken: process.env.INGEST_TOKEN!,
+      demo,
       stop: async () => {
         server.closeAllConnections();
         await new Promise<void>((r) => server.close(() => r()));

@@ -7,6 +7,7 @@
 // AWS_ENDPOINT_URL_DYNAMODB variable, so this module never knows where it runs.
 import { DynamoDBClient, ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   BatchWriteCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
@@ -136,6 +137,39 @@ export async function batchPut(table: TableName, items: (Key & Item)[]): Promise
       requests = (out.UnprocessedItems?.[name] ?? []) as typeof requests;
     }
   }
+}
+
+const BATCH_GET_SIZE = 100;
+
+/** Read many items by key (any order), 100 per request, retrying UnprocessedKeys. Missing keys are skipped. */
+export async function batchGet<T extends Item>(table: TableName, keys: Key[], consistent = false): Promise<T[]> {
+  const name = physicalTableName(table);
+  const found: T[] = [];
+  for (let i = 0; i < keys.length; i += BATCH_GET_SIZE) {
+    let pending: Record<string, unknown>[] = keys.slice(i, i + BATCH_GET_SIZE).map((k) => ({ pk: k.pk, sk: k.sk }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > MAX_BATCH_RETRIES) throw new Error(`batchGet: ${pending.length} keys still unprocessed in ${name}`);
+      if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
+      const out = await db().send(new BatchGetCommand({ RequestItems: { [name]: { Keys: pending, ConsistentRead: consistent } } }));
+      found.push(...((out.Responses?.[name] ?? []) as T[]));
+      pending = out.UnprocessedKeys?.[name]?.Keys ?? [];
+    }
+  }
+  return found;
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; results in input order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!, index);
+    }
+  });
+  await Promise.all(runners);
+  return results;
 }
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

@@ -6,8 +6,18 @@ import { defineGroup } from '../http/route.js';
 // good records and names the bad ones (DESIGN §9).
 export const IngestClustersBody = z.object({ clusters: z.array(z.unknown()).min(1).max(1000) });
 export const IngestMetricsBody = z.object({ samples: z.array(z.unknown()).min(1).max(5000) });
-export const IngestAlertsBody = z.looseObject({ version: z.string(), alerts: z.array(z.unknown()).max(5000) });
+/** The Alertmanager webhook envelope (version 4); its other fields (groupKey, receiver, …) are accepted and ignored. */
+export const IngestAlertsBody = z.looseObject({ version: z.literal('4'), alerts: z.array(z.unknown()).max(5000) });
 export const IngestLogsBody = z.object({ events: z.array(z.unknown()).min(1).max(5000) });
+
+/** A direct Lambda invocation (AWS SDK / CLI): the same bodies, named by kind. */
+export const IngestInvocation = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('clusters'), body: IngestClustersBody }),
+  z.strictObject({ kind: z.literal('metrics'), body: IngestMetricsBody }),
+  z.strictObject({ kind: z.literal('alerts'), body: IngestAlertsBody }),
+  z.strictObject({ kind: z.literal('logs'), body: IngestLogsBody }),
+]);
+export type IngestInvocation = z.infer<typeof IngestInvocation>;
 
 export const ingestGroup = defineGroup({
   name: 'ingest',

@@ -1,0 +1,127 @@
+// `npm run ingest -- FILE.json|FILE.jsonl`: sends fleet data to a running
+// service's ingest routes (default the local one), in request-sized chunks,
+// clusters first so metrics, logs and alerts refer to known clusters.
+//   FILE.json:  an ingest body ({clusters}, {samples}, {events}) or an Alertmanager webhook ({version: "4", alerts}),
+//               or an array of records;
+//   FILE.jsonl: one record per line (cluster, metric sample, log event or Alertmanager alert), kinds mixed freely.
+// Settings: INGEST_URL (default http://localhost:$PORT, PORT 3000), INGEST_TOKEN (default: the
+// token npm start keeps in $DATA_DIR/ingest-token).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { INGEST_TOKEN_FILE } from './service.js';
+
+export type IngestKind = 'clusters' | 'metrics' | 'logs' | 'alerts';
+export const KIND_ORDER: IngestKind[] = ['clusters', 'metrics', 'logs', 'alerts'];
+const CHUNK: Record<IngestKind, number> = { clusters: 1000, metrics: 5000, logs: 5000, alerts: 5000 };
+
+export interface Planned {
+  kind: IngestKind;
+  /** 1-based record numbers in the file (line numbers for JSONL). */
+  numbers: number[];
+  body: Record<string, unknown>;
+}
+
+export function kindOfRecord(record: unknown): IngestKind | null {
+  if (!record || typeof record !== 'object') return null;
+  const r = record as Record<string, unknown>;
+  if ('metric_key' in r) return 'metrics';
+  if ('cluster_name' in r) return 'clusters';
+  if ('labels' in r && 'startsAt' in r) return 'alerts';
+  if ('message' in r && 'level' in r) return 'logs';
+  return null;
+}
+
+function envelope(kind: IngestKind, records: unknown[]): Record<string, unknown> {
+  if (kind === 'clusters') return { clusters: records };
+  if (kind === 'metrics') return { samples: records };
+  if (kind === 'logs') return { events: records };
+  return { version: '4', status: 'firing', receiver: 'npm-run-ingest', alerts: records };
+}
+
+/** Splits a file into ingest requests; throws with the line number on a record it cannot classify. */
+export function planIngest(text: string, fileName: string): Planned[] {
+  const records: { n: number; kind: IngestKind; record: unknown }[] = [];
+  const add = (n: number, record: unknown, kind = kindOfRecord(record)) => {
+    if (!kind) throw new Error(`record ${n}: not a cluster, metric sample, log event or Alertmanager alert`);
+    records.push({ n, kind, record });
+  };
+  if (fileName.endsWith('.jsonl')) {
+    text.split('\n').forEach((line, i) => {
+      if (!line.trim()) return;
+      try {
+        add(i + 1, JSON.parse(line));
+      } catch (error) {
+        throw new Error(`line ${i + 1}: ${error instanceof SyntaxError ? 'not valid JSON' : (error as Error).message.replace(/^record \d+: /, '')}`);
+      }
+    });
+  } else {
+    const doc: unknown = JSON.parse(text);
+    const list = (items: unknown, kind?: IngestKind) => (Array.isArray(items) ? items : []).forEach((r, i) => add(i + 1, r, kind ?? kindOfRecord(r)));
+    if (Array.isArray(doc)) list(doc);
+    else if (doc && typeof doc === 'object') {
+      const d = doc as Record<string, unknown>;
+      if ('clusters' in d) list(d.clusters, 'clusters');
+      else if ('samples' in d) list(d.samples, 'metrics');
+      else if ('events' in d) list(d.events, 'logs');
+      else if ('alerts' in d) list(d.alerts, 'alerts');
+      else throw new Error('the JSON holds none of clusters, samples, events or alerts');
+    }
+  }
+  const plans: Planned[] = [];
+  for (const kind of KIND_ORDER) {
+    const ofKind = records.filter((r) => r.kind === kind);
+    for (let i = 0; i < ofKind.length; i += CHUNK[kind]) {
+      const chunk = ofKind.slice(i, i + CHUNK[kind]);
+      plans.push({ kind, numbers: chunk.map((c) => c.n), body: envelope(kind, chunk.map((c) => c.record)) });
+    }
+  }
+  return plans;
+}
+
+async function main(): Promise<number> {
+  const file = process.argv[2];
+  if (!file) {
+    console.error('usage: npm run ingest -- FILE.json|FILE.jsonl');
+    return 1;
+  }
+  const base = process.env.INGEST_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
+  const token =
+    process.env.INGEST_TOKEN ?? (await readFile(join(process.env.DATA_DIR ?? '.data', INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
+  if (!token) {
+    console.error('No ingest token: set INGEST_TOKEN, or start the service (npm start) so it creates one under DATA_DIR.');
+    return 1;
+  }
+  const totals: Record<string, { accepted: number; rejected: number }> = {};
+  const problems: string[] = [];
+  for (const plan of planIngest(await readFile(file, 'utf8'), file)) {
+    const res = await fetch(`${base}/api/ingest/${plan.kind}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(plan.body),
+    });
+    const answer = (await res.json()) as { accepted?: number; rejected?: { index: number; reason: string }[]; detail?: string };
+    if (!res.ok) {
+      console.error(`${plan.kind}: ${res.status} ${answer.detail ?? ''}`);
+      return 1;
+    }
+    const t = (totals[plan.kind] ??= { accepted: 0, rejected: 0 });
+    t.accepted += answer.accepted ?? 0;
+    t.rejected += answer.rejected?.length ?? 0;
+    for (const r of answer.rejected ?? []) problems.push(`record ${plan.numbers[r.index]} (${plan.kind}): ${r.reason}`);
+  }
+  for (const [kind, t] of Object.entries(totals)) console.log(`${kind}: ${t.accepted} accepted, ${t.rejected} rejected`);
+  for (const p of problems.slice(0, 50)) console.log(`  ${p}`);
+  if (problems.length > 50) console.log(`  … and ${problems.length - 50} more`);
+  return problems.length ? 2 : 0;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : String(error));
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,57 @@
+// Cluster inventory repository. All clusters share one partition: the fleet
+// is read whole by every computation (one paginated Query), and inventory
+// changes rarely.
+import type { ClusterInput } from '../fleet/records.js';
+import { batchGet, getItem, mapLimit, queryAll, updateItem } from './client.js';
+
+const FLEET_PK = 'CLUSTERS';
+const clusterKey = (clusterId: string) => ({ pk: FLEET_PK, sk: `CLUSTER#${clusterId}` });
+
+export interface ClusterRecord extends ClusterInput {
+  created_at: string;
+  updated_at: string;
+}
+
+function toRecord(item: Record<string, unknown>): ClusterRecord {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as unknown as ClusterRecord;
+}
+
+/** Inserts or replaces each cluster's inventory, keeping when it was first seen. */
+export async function upsertClusters(clusters: ClusterInput[], now = new Date()): Promise<void> {
+  const at = now.toISOString();
+  await mapLimit(clusters, 16, async (cluster) => {
+    const fields = Object.entries(cluster);
+    await updateItem('clusters', clusterKey(cluster.cluster_id), {
+      UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
+      ExpressionAttributeNames: Object.fromEntries(fields.map(([k], i) => [`#f${i}`, k])),
+      ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, v], i) => [`:v${i}`, v])), ':now': at },
+      ReturnValues: 'NONE',
+    });
+  });
+}
+
+export async function getCluster(clusterId: string): Promise<ClusterRecord | undefined> {
+  const item = await getItem('clusters', clusterKey(clusterId));
+  return item ? toRecord(item) : undefined;
+}
+
+export async function listClusters(): Promise<ClusterRecord[]> {
+  const items = await queryAll('clusters', {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
+    ExpressionAttributeValues: { ':pk': FLEET_PK, ':c': 'CLUSTER#' },
+  });
+  return items.map(toRecord);
+}
+
+/** Which of these cluster ids are known (for refusing data about unknown clusters). */
+export async function knownClusterIds(clusterIds: Iterable<string>): Promise<Set<string>> {
+  const unique = [...new Set(clusterIds)];
+  const items = await batchGet('clusters', unique.map(clusterKey));
+  return new Set(items.map((i) => String(i.cluster_id)));
+}
+
+/** True when no cluster is stored yet (the local runtime then loads the demo fleet). */
+export async function fleetIsEmpty(): Promise<boolean> {
+  return (await queryAll('clusters', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': FLEET_PK }, Limit: 1 }, 1)).length === 0;
+}

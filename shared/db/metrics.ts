@@ -1,0 +1,100 @@
+// Metric rollups repository. One item per cluster per UTC day holds every
+// metric key's min/max/sum/count/last. Items live in day partitions split into
+// METRIC_SHARDS shards by cluster id:
+//   pk = ROLLUP#<day>#<shard>, sk = CLUSTER#<cluster_id>
+// so a fleet-wide window is days × shards parallel Queries (never one request
+// per cluster), one cluster's window is one BatchGet, and writes spread out.
+// Merges are read-modify-write guarded by a version number, so concurrent
+// ingests of the same cluster-day stay exact.
+import type { MetricSample } from '../fleet/records.js';
+import { dayOf, mergeSample, type DayRollup } from '../fleet/rollup.js';
+import { batchGet, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
+
+export const METRIC_SHARDS = 16;
+/** Rollups older than this are dropped by TTL (and samples older are refused). */
+export const METRICS_RETENTION_DAYS = 90;
+const MAX_MERGE_ATTEMPTS = 8;
+
+/** FNV-1a: a stable, cheap spread of cluster ids over the shards. */
+export function shardOf(clusterId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < clusterId.length; i++) {
+    hash ^= clusterId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % METRIC_SHARDS;
+}
+
+const rollupKey = (clusterId: string, day: string) => ({ pk: `ROLLUP#${day}#${shardOf(clusterId)}`, sk: `CLUSTER#${clusterId}` });
+
+export interface StoredRollup {
+  cluster_id: string;
+  day: string;
+  metrics: DayRollup;
+}
+
+/** The UTC days of a window ending today: `days` of them, oldest first. */
+export function windowDays(days: number, now = new Date()): string[] {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return Array.from({ length: days }, (_, i) => new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+}
+
+async function mergeInto(clusterId: string, day: string, samples: MetricSample[]): Promise<void> {
+  const key = rollupKey(clusterId, day);
+  for (let attempt = 1; ; attempt++) {
+    const current = await getItem(`metrics`, key, true);
+    const metrics = structuredClone((current?.metrics ?? {}) as DayRollup);
+    for (const sample of samples) mergeSample(metrics, sample);
+    const version = Number(current?.version ?? 0);
+    const ttl = Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + (METRICS_RETENTION_DAYS + 1) * 86_400;
+    try {
+      await putItem('metrics', { ...key, cluster_id: clusterId, day, metrics, version: version + 1, ttl }, {
+        ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
+        ExpressionAttributeValues: current ? { ':seen': version } : undefined,
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Adds samples to their cluster-day rollups: one guarded write per cluster-day. */
+export async function addSamples(samples: MetricSample[]): Promise<void> {
+  const groups = new Map<string, { clusterId: string; day: string; samples: MetricSample[] }>();
+  for (const sample of samples) {
+    const day = dayOf(sample.at);
+    const id = `${sample.cluster_id}|${day}`;
+    let group = groups.get(id);
+    if (!group) groups.set(id, (group = { clusterId: sample.cluster_id, day, samples: [] }));
+    group.samples.push(sample);
+  }
+  await mapLimit([...groups.values()], 16, (g) => mergeInto(g.clusterId, g.day, g.samples));
+}
+
+function toStored(item: Record<string, unknown>): StoredRollup {
+  return { cluster_id: String(item.cluster_id), day: String(item.day), metrics: item.metrics as DayRollup };
+}
+
+/** Every cluster's rollups for these days, grouped by cluster id, each oldest first. */
+export async function readFleetRollups(days: string[]): Promise<Map<string, StoredRollup[]>> {
+  const partitions = days.flatMap((day) => Array.from({ length: METRIC_SHARDS }, (_, shard) => `ROLLUP#${day}#${shard}`));
+  const pages = await mapLimit(partitions, 32, (pk) =>
+    queryAll('metrics', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }),
+  );
+  const byCluster = new Map<string, StoredRollup[]>();
+  for (const item of pages.flat()) {
+    const rollup = toStored(item);
+    const list = byCluster.get(rollup.cluster_id) ?? [];
+    list.push(rollup);
+    byCluster.set(rollup.cluster_id, list);
+  }
+  for (const list of byCluster.values()) list.sort((a, b) => a.day.localeCompare(b.day));
+  return byCluster;
+}
+
+/** One cluster's rollups for these days, oldest first. */
+export async function readClusterRollups(clusterId: string, days: string[]): Promise<StoredRollup[]> {
+  const items = await batchGet('metrics', days.map((day) => rollupKey(clusterId, day)));
+  return items.map(toStored).sort((a, b) => a.day.localeCompare(b.day));
+}

@@ -1,0 +1,162 @@
+// Ingestion of fleet data (DESIGN §9). Each record is checked on its own: the
+// good ones are stored, the bad ones are named with their index and reason,
+// nothing is dropped silently. Used by the ingest route group, by direct
+// Lambda invocation (CLI) and by the demo-fleet loader alike.
+import { createHash } from 'node:crypto';
+import { upsertAlert, type UpsertOutcome } from '../db/alerts.js';
+import { knownClusterIds, upsertClusters } from '../db/clusters.js';
+import { mapLimit } from '../db/client.js';
+import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
+import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
+import {
+  AlertmanagerAlert,
+  ClusterInput,
+  LogEventInput,
+  MetricSample,
+  reasonOf,
+  type IngestResult,
+} from './records.js';
+
+/** Clock skew tolerated for timestamps from the future. */
+const FUTURE_SLACK_MS = 5 * 60_000;
+
+interface Checked<T> {
+  valid: { index: number; record: T }[];
+  rejected: IngestResult['rejected'];
+}
+
+function check<T>(records: readonly unknown[], parse: (r: unknown) => { success: true; data: T } | { success: false; error: import('zod').ZodError }): Checked<T> {
+  const out: Checked<T> = { valid: [], rejected: [] };
+  records.forEach((record, index) => {
+    const parsed = parse(record);
+    if (parsed.success) out.valid.push({ index, record: parsed.data });
+    else out.rejected.push({ index, reason: reasonOf(parsed.error) });
+  });
+  return out;
+}
+
+function finish(checked: Checked<unknown>): IngestResult {
+  return { accepted: checked.valid.length, rejected: checked.rejected.sort((a, b) => a.index - b.index) };
+}
+
+/** Drops records whose timestamp is outside [now - retentionDays, now + slack]. */
+function withinRetention<T>(checked: Checked<T>, at: (r: T) => string, retentionDays: number, now: Date): void {
+  const oldest = now.getTime() - retentionDays * 86_400_000;
+  const newest = now.getTime() + FUTURE_SLACK_MS;
+  checked.valid = checked.valid.filter(({ index, record }) => {
+    const t = Date.parse(at(record));
+    if (t < oldest) checked.rejected.push({ index, reason: `at: older than the ${retentionDays}-day retention` });
+    else if (t > newest) checked.rejected.push({ index, reason: 'at: in the future' });
+    else return true;
+    return false;
+  });
+}
+
+/** Drops records about clusters that are not in the inventory. */
+async function knownClustersOnly<T>(checked: Checked<T>, clusterOf: (r: T) => string): Promise<void> {
+  const known = await knownClusterIds(checked.valid.map((v) => clusterOf(v.record)));
+  checked.valid = checked.valid.filter(({ index, record }) => {
+    if (known.has(clusterOf(record))) return true;
+    checked.rejected.push({ index, reason: `cluster_id: unknown cluster ${clusterOf(record)}` });
+    return false;
+  });
+}
+
+export async function ingestClusters(records: readonly unknown[], now = new Date()): Promise<IngestResult> {
+  const checked = check(records, (r) => ClusterInput.safeParse(r));
+  const seen = new Set<string>();
+  checked.valid = checked.valid.filter(({ index, record }) => {
+    if (!seen.has(record.cluster_id)) return seen.add(record.cluster_id);
+    checked.rejected.push({ index, reason: `cluster_id: ${record.cluster_id} appears earlier in this batch` });
+    return false;
+  });
+  await upsertClusters(checked.valid.map((v) => v.record), now);
+  return finish(checked);
+}
+
+export async function ingestMetrics(records: readonly unknown[], now = new Date()): Promise<IngestResult> {
+  const checked = check(records, (r) => MetricSample.safeParse(r));
+  withinRetention(checked, (s) => s.at, METRICS_RETENTION_DAYS, now);
+  await knownClustersOnly(checked, (s) => s.cluster_id);
+  await addSamples(checked.valid.map((v) => v.record));
+  return finish(checked);
+}
+
+export async function ingestLogs(records: readonly unknown[], now = new Date()): Promise<IngestResult> {
+  const checked = check(records, (r) => LogEventInput.safeParse(r));
+  withinRetention(checked, (e) => e.at, LOG_RETENTION_DAYS, now);
+  await knownClustersOnly(checked, (e) => e.cluster_id);
+  await putLogs(checked.valid.map((v) => v.record));
+  return finish(checked);
+}
+
+/** The label that names an alert's cluster (ALERT_CLUSTER_LABEL, default cluster_id). */
+export const clusterLabel = () => process.env.ALERT_CLUSTER_LABEL || 'cluster_id';
+
+/** Alertmanager's own fingerprint when sent; otherwise a hash of the sorted labels, as Alertmanager computes identity. */
+function fingerprintOf(alert: AlertmanagerAlert): string {
+  if (alert.fingerprint) return alert.fingerprint;
+  const labels = Object.entries(alert.labels).sort(([a], [b]) => a.localeCompare(b));
+  return createHash('sha256').update(JSON.stringify(labels)).digest('hex').slice(0, 16);
+}
+
+export function severityOf(label: string | undefined): string {
+  const s = (label ?? '').toLowerCase();
+  if (['critical', 'page', 'error', 'high'].includes(s)) return 'Critical';
+  if (['warning', 'warn', 'medium'].includes(s)) return 'Warning';
+  return s ? s[0]!.toUpperCase() + s.slice(1) : 'Warning';
+}
+
+const NEVER = '0001-01-01T00:00:00Z';
+
+export interface AlertIngestResult extends IngestResult {
+  /** Redeliveries of notifications already recorded (Alertmanager resends every group_interval). */
+  duplicates: number;
+}
+
+export async function ingestAlerts(alerts: readonly unknown[], now = new Date()): Promise<AlertIngestResult> {
+  const label = clusterLabel();
+  const checked = check(alerts, (r) => AlertmanagerAlert.safeParse(r));
+  checked.valid = checked.valid.filter(({ index, record }) => {
+    if (!record.labels[label]) checked.rejected.push({ index, reason: `labels.${label}: missing (the label that names the cluster)` });
+    else if (!record.labels.alertname) checked.rejected.push({ index, reason: 'labels.alertname: missing' });
+    else return true;
+    return false;
+  });
+  await knownClustersOnly(checked, (a) => a.labels[label]!);
+
+  // Notifications of the same alert are applied in payload order; different alerts in parallel.
+  const byAlert = new Map<string, AlertmanagerAlert[]>();
+  for (const { record } of checked.valid) {
+    const key = `${fingerprintOf(record)}|${new Date(record.startsAt).toISOString()}`;
+    byAlert.set(key, [...(byAlert.get(key) ?? []), record]);
+  }
+  const outcomes = await mapLimit([...byAlert.values()], 16, async (notifications) => {
+    const results: UpsertOutcome[] = [];
+    for (const a of notifications) {
+      const resolved = a.status === 'resolved';
+      results.push(
+        await upsertAlert(
+          {
+            alert_id: `${fingerprintOf(a)}-${Math.floor(Date.parse(a.startsAt) / 1000)}`,
+            cluster_id: a.labels[label]!,
+            alert_name: a.labels.alertname!,
+            severity: severityOf(a.labels.severity),
+            status: resolved ? 'Resolved' : 'Firing',
+            starts_at: new Date(a.startsAt).toISOString(),
+            ends_at: resolved && a.endsAt !== NEVER && !Number.isNaN(Date.parse(a.endsAt)) ? new Date(a.endsAt).toISOString() : resolved ? now.toISOString() : null,
+            fingerprint: fingerprintOf(a),
+            labels: a.labels,
+            annotations: a.annotations,
+            summary: a.annotations.summary ?? a.labels.alertname!,
+            detail: a.annotations.description ?? '',
+            dashboard_url: a.annotations.dashboard_url ?? a.generatorURL,
+          },
+          now,
+        ),
+      );
+    }
+    return results;
+  });
+  return { ...finish(checked), duplicates: outcomes.flat().filter((o) => o === 'duplicate').length };
+}

@@ -1,0 +1,72 @@
+// What fleet data looks like when it arrives (DESIGN §9): cluster inventory,
+// metric samples, Alertmanager webhook alerts and log events. Each record is
+// validated on its own, so a batch keeps its good records and names the bad.
+import * as z from 'zod';
+
+/** The metric keys the rule sets score; other keys are refused rather than stored unread. */
+export const METRIC_KEYS = [
+  'compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count', 'memory_pct',
+  'peak_jvm_heap_gb', 'error_rate_pct', 'slow_queries_7d', 'p99_latency_ms', 'avg_latency_ms', 'max_latency_ms',
+] as const;
+export const MetricKey = z.enum(METRIC_KEYS);
+export type MetricKey = z.infer<typeof MetricKey>;
+
+export const Tier = z.enum(['S', 'A', 'B']);
+
+export const ClusterInput = z.strictObject({
+  cluster_id: z.uuid(),
+  cluster_name: z.string().trim().min(1).max(128),
+  customer_name: z.string().trim().min(1).max(128),
+  account_id: z.string().trim().min(1).max(64),
+  account_name: z.string().trim().min(1).max(128),
+  email: z.email().max(254),
+  customer_tier: Tier,
+  cluster_type: z.string().trim().min(1).max(32),
+  region: z.string().trim().min(1).max(64),
+  engine_version: z.string().trim().regex(/^\d+\.\d+(\.\d+)?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1'),
+  resource_state: z.string().trim().min(1).max(32),
+  node_count: z.number().int().min(0).max(10_000),
+});
+export type ClusterInput = z.infer<typeof ClusterInput>;
+
+const IsoTime = z.iso.datetime({ offset: true });
+
+export const MetricSample = z.strictObject({
+  cluster_id: z.uuid(),
+  metric_key: MetricKey,
+  value: z.number().finite(),
+  at: IsoTime,
+});
+export type MetricSample = z.infer<typeof MetricSample>;
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
+export const LogEventInput = z.strictObject({
+  cluster_id: z.uuid(),
+  at: IsoTime,
+  level: z.string().transform((l) => l.toLowerCase()).pipe(z.enum(LOG_LEVELS)),
+  message: z.string().min(1).max(8192),
+  source: z.string().max(128).default(''),
+});
+export type LogEventInput = z.infer<typeof LogEventInput>;
+
+/** One alert of an Alertmanager webhook (version 4). */
+export const AlertmanagerAlert = z.looseObject({
+  status: z.enum(['firing', 'resolved']),
+  labels: z.record(z.string(), z.string()),
+  annotations: z.record(z.string(), z.string()).default({}),
+  startsAt: IsoTime,
+  endsAt: z.string().default('0001-01-01T00:00:00Z'),
+  generatorURL: z.string().max(2048).default(''),
+  fingerprint: z.string().max(128).optional(),
+});
+export type AlertmanagerAlert = z.infer<typeof AlertmanagerAlert>;
+
+/** What every ingest call answers. */
+export interface IngestResult {
+  accepted: number;
+  rejected: { index: number; reason: string }[];
+}
+
+export function reasonOf(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ');
+}
