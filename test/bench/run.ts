@@ -1,0 +1,49 @@
+// `npm run bench`: performance figures measured on this machine against a
+// DynamoDB Local started for the run (so they include its ≈ms round trips).
+// Each suite prints its own rows; the run ends with the whole table.
+import { randomUUID } from 'node:crypto';
+import { localClient, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import { ensureTables } from '../../infra/local/tables.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+process.env.LOG_LEVEL = 'silent';
+
+export interface Row {
+  suite: string;
+  measure: string;
+  value: string;
+}
+
+const rows: Row[] = [];
+export const report = (suite: string, measure: string, value: string) => {
+  rows.push({ suite, measure, value });
+  console.log(`  ${suite} · ${measure}: ${value}`);
+};
+
+export interface BenchContext {
+  report: typeof report;
+  /** Points the data layer at a new, empty set of tables. */
+  freshTables(): Promise<void>;
+}
+
+const dynamo = await startDynamoDbLocal({ startTimeoutMs: 60_000 });
+try {
+  Object.assign(process.env, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_REGION: 'local', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
+  const freshTables = async () => {
+    process.env.TABLE_PREFIX = `bench-${randomUUID().slice(0, 8)}-`;
+    const client = localClient(dynamo.endpoint);
+    await ensureTables(client, process.env.TABLE_PREFIX);
+    client.destroy();
+  };
+
+  const suites = [await import('./fleet-data.js')];
+  for (const suite of suites) {
+    console.log(`\n${suite.title}`);
+    await freshTables();
+    await suite.run({ report, freshTables });
+  }
+  console.log('\n| suite | measure | value |\n|---|---|---|');
+  for (const r of rows) console.log(`| ${r.suite} | ${r.measure} | ${r.value} |`);
+} finally {
+  await dynamo.stop();
+}

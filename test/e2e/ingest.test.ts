@@ -1,0 +1,111 @@
+// Ingestion through the real local server, and `npm run ingest` (the CLI) as a
+// separate process sending a JSONL file to it.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planIngest } from '../../infra/local/ingest-cli.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startTestService } from '../support/local-service.js';
+
+const run = promisify(execFile);
+let service: LocalService;
+let adminToken: string;
+
+const clusterRecord = (name: string) => ({
+  cluster_id: randomUUID(), cluster_name: name, customer_name: 'Pied Piper', account_id: '210987654321', account_name: 'Pied Piper Production',
+  email: 'ops@piedpiper.example.com', customer_tier: 'A', cluster_type: 'ELASTIC', region: 'Europe (eu-west-1)', engine_version: '3.3.2',
+  resource_state: 'RUNNING', node_count: 4,
+});
+
+beforeAll(async () => {
+  service = await startTestService({ adminPassword: 'ingest-admin-password' });
+  const login = await fetch(`${service.url}/api/auth/login`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'ingest-admin-password' }),
+  });
+  adminToken = ((await login.json()) as { access_token: string }).access_token;
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+const post = (path: string, body: unknown, token = service.ingestToken) =>
+  fetch(`${service.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('ingest routes', () => {
+  it('accept the static ingest token and an admin JWT', async () => {
+    const a = await post('/api/ingest/clusters', { clusters: [clusterRecord('pp-prod-1')] });
+    expect(a.status).toBe(200);
+    expect(await a.json()).toEqual({ accepted: 1, rejected: [] });
+    const b = await post('/api/ingest/clusters', { clusters: [clusterRecord('pp-prod-2'), { cluster_name: 'broken' }] }, adminToken);
+    expect(await b.json()).toEqual({ accepted: 1, rejected: [{ index: 1, reason: expect.stringMatching(/^cluster_id: /) }] });
+    expect((await post('/api/ingest/clusters', { clusters: [] }, 'wrong-token')).status).toBe(401);
+  });
+
+  it('takes an Alertmanager webhook as Alertmanager sends it', async () => {
+    const c = clusterRecord('pp-prod-3');
+    await post('/api/ingest/clusters', { clusters: [c] });
+    const webhook = {
+      version: '4', groupKey: '{}:{alertname="DiskFull"}', truncatedAlerts: 0, status: 'firing', receiver: 'fleet-health',
+      groupLabels: { alertname: 'DiskFull' }, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://alertmanager:9093',
+      alerts: [{
+        status: 'firing', labels: { alertname: 'DiskFull', cluster_id: c.cluster_id, severity: 'critical' }, annotations: { summary: 'Disk full' },
+        startsAt: new Date(Date.now() - 600_000).toISOString(), endsAt: '0001-01-01T00:00:00Z', generatorURL: 'http://prometheus/graph', fingerprint: 'aa11bb22cc33dd44',
+      }],
+    };
+    const res = await post('/api/ingest/alerts', webhook);
+    expect(await res.json()).toEqual({ accepted: 1, rejected: [], duplicates: 0 });
+    expect((await post('/api/ingest/alerts', { ...webhook, version: '3' })).status).toBe(422);
+  });
+
+  it('refuses more than 5,000 samples in one request (422) and bodies over 1 MB (413)', async () => {
+    const samples = Array.from({ length: 5001 }, () => ({ cluster_id: randomUUID(), metric_key: 'qps', value: 1, at: new Date().toISOString() }));
+    expect((await post('/api/ingest/metrics', { samples })).status).toBe(422);
+    const huge = { events: [{ message: 'x'.repeat(1_100_000) }] };
+    expect((await post('/api/ingest/logs', huge)).status).toBe(413);
+  });
+});
+
+describe('npm run ingest', () => {
+  it('plans mixed JSONL into ordered, request-sized chunks and keeps line numbers', () => {
+    const c = clusterRecord('x');
+    const sample = (i: number) => JSON.stringify({ cluster_id: c.cluster_id, metric_key: 'qps', value: i, at: new Date().toISOString() });
+    const lines = [sample(1), JSON.stringify(c), ...Array.from({ length: 5001 }, (_, i) => sample(i))];
+    const plans = planIngest(lines.join('\n'), 'f.jsonl');
+    expect(plans.map((p) => [p.kind, p.numbers.length])).toEqual([['clusters', 1], ['metrics', 5000], ['metrics', 2]]);
+    expect(plans[0]!.numbers).toEqual([2]);
+    expect(plans[1]!.numbers[0]).toBe(1);
+    expect(() => planIngest('{"foo": 1}\n', 'bad.jsonl')).toThrow(/line 1: not a cluster/);
+  });
+
+  it('sends a JSONL file to the running service and lists refused records by line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-ingest-cli-'));
+    const c = clusterRecord('pp-cli-1');
+    const now = new Date().toISOString();
+    const lines = [
+      JSON.stringify(c),
+      JSON.stringify({ cluster_id: c.cluster_id, metric_key: 'disk_used_pct', value: 71.5, at: now }),
+      JSON.stringify({ cluster_id: randomUUID(), metric_key: 'disk_used_pct', value: 10, at: now }),
+      JSON.stringify({ cluster_id: c.cluster_id, at: now, level: 'error', message: 'Write failed: no space left on device', source: 'be-1' }),
+      JSON.stringify({ status: 'firing', labels: { alertname: 'DiskUsageHigh', cluster_id: c.cluster_id, severity: 'warning' }, annotations: {}, startsAt: now }),
+    ];
+    const file = join(dir, 'fleet.jsonl');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const outcome = await run('npx', ['tsx', 'infra/local/ingest-cli.ts', file], {
+      env: { ...process.env, INGEST_URL: service.url, INGEST_TOKEN: service.ingestToken },
+    }).then(
+      (r) => ({ code: 0, stdout: r.stdout }),
+      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+    );
+    expect(outcome.code).toBe(2); // some records refused
+    expect(outcome.stdout).toContain('clusters: 1 accepted, 0 rejected');
+    expect(outcome.stdout).toContain('metrics: 1 accepted, 1 rejected');
+    expect(outcome.stdout).toContain('logs: 1 accepted, 0 rejected');
+    expect(outcome.stdout).toContain('alerts: 1 accepted, 0 rejected');
+    expect(outcome.stdout).toMatch(/record 3 \(metrics\): cluster_id: unknown cluster/);
+  }, 60_000);
+});

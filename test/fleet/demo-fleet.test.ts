@@ -1,0 +1,77 @@
+// The demo fleet: deterministic, realistic in its spread of health, and loaded
+// through the ingest path with nothing refused.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { demoAlerts, demoClusters, demoLogs, demoSamples, loadDemoFleet } from '../../infra/local/demo-fleet.js';
+import { listAlertsSince } from '../../shared/db/alerts.js';
+import { listClusters } from '../../shared/db/clusters.js';
+import { readFleetRollups, windowDays } from '../../shared/db/metrics.js';
+import { average } from '../../shared/fleet/rollup.js';
+import { ClusterInput, METRIC_KEYS } from '../../shared/fleet/records.js';
+import { useTestTables } from '../support/dynamo.js';
+
+const NOW = new Date('2026-11-20T12:30:00Z');
+
+describe('demo fleet generator', () => {
+  it('is deterministic for a seed and differs across seeds', () => {
+    expect(demoClusters(30, 7)).toEqual(demoClusters(30, 7));
+    expect(demoClusters(30, 7)).not.toEqual(demoClusters(30, 8));
+    const c = demoClusters(3, 7)[0]!;
+    expect([...demoSamples(c, 2, NOW, 7)]).toEqual([...demoSamples(c, 2, NOW, 7)]);
+  });
+
+  it('spreads 60 clusters over 15 customers, all tiers, with most healthy, some warning, a few critical', () => {
+    const fleet = demoClusters(60);
+    for (const c of fleet) expect(ClusterInput.safeParse(c.inventory).success).toBe(true);
+    expect(new Set(fleet.map((c) => c.inventory.customer_name)).size).toBe(15);
+    expect(new Set(fleet.map((c) => c.inventory.customer_tier))).toEqual(new Set(['S', 'A', 'B']));
+    expect(new Set(fleet.map((c) => c.inventory.cluster_id)).size).toBe(60);
+    const count = (h: string) => fleet.filter((c) => c.health === h).length;
+    expect(count('healthy')).toBeGreaterThan(35);
+    expect(count('warning')).toBeGreaterThanOrEqual(6);
+    expect(count('critical')).toBeGreaterThanOrEqual(3);
+    expect(count('critical')).toBeLessThan(count('warning'));
+  });
+
+  it('makes troubled clusters drift towards their thresholds and leaves healthy ones in range', () => {
+    const fleet = demoClusters(24);
+    const lastDay = (c: (typeof fleet)[number], key: string) =>
+      [...demoSamples(c, 14, NOW)].filter((s) => s.metric_key === key).slice(-24).map((s) => s.value);
+    const disk = fleet.find((c) => c.trouble === 'disk' && c.health === 'critical')!;
+    expect(Math.max(...lastDay(disk, 'disk_used_pct'))).toBeGreaterThan(90);
+    const compaction = fleet.find((c) => c.trouble === 'compaction')!;
+    const series = [...demoSamples(compaction, 14, NOW)].filter((s) => s.metric_key === 'compaction_score').map((s) => s.value);
+    expect(series.at(-1)!).toBeGreaterThan(series[0]! * 4); // rising
+    for (const healthy of fleet.filter((c) => c.health === 'healthy')) expect(Math.max(...lastDay(healthy, 'disk_used_pct'))).toBeLessThan(70);
+  });
+
+  it('has alert episodes that fire and resolve, the critical ones still firing, and error signatures in logs', () => {
+    const fleet = demoClusters(24);
+    const { firing, resolved } = demoAlerts(fleet, 14, NOW);
+    expect(firing.length).toBeGreaterThan(resolved.length);
+    const critical = fleet.filter((c) => c.health === 'critical').map((c) => c.inventory.cluster_id);
+    const open = firing.filter((f) => !resolved.some((r) => r.fingerprint === f.fingerprint && r.startsAt === f.startsAt));
+    expect(open.every((a) => critical.includes(a.labels.cluster_id!))).toBe(true);
+    expect(open.length).toBeGreaterThan(0);
+    const logs = demoLogs(fleet, 14, NOW);
+    expect(logs.some((l) => l.level === 'error' && /Compaction backlog|no space left|exceed limit/.test(l.message))).toBe(true);
+  });
+});
+
+describe('loading the demo fleet through the ingest path', () => {
+  beforeAll(async () => {
+    await useTestTables();
+  });
+
+  it('stores every record with nothing refused', async () => {
+    const result = await loadDemoFleet(12, { now: NOW });
+    expect(result).toMatchObject({ clusters: 12, samples: 12 * 14 * 24 * METRIC_KEYS.length, rejected: 0 });
+    expect(await listClusters()).toHaveLength(12);
+    const rollups = await readFleetRollups(windowDays(15, NOW));
+    expect(rollups.size).toBe(12);
+    const one = [...rollups.values()][0]!;
+    expect(one.map((r) => r.day)).toHaveLength(15); // the 14×24 hours span 15 calendar days
+    expect(one.reduce((n, r) => n + r.metrics.qps!.count, 0)).toBe(14 * 24);
+    expect(average(one.at(-1)!.metrics.disk_used_pct!)).toBeGreaterThan(0);
+    expect((await listAlertsSince(new Date(NOW.getTime() - 15 * 86_400_000), NOW)).length).toBeGreaterThan(0);
+  });
+});
