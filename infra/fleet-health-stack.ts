@@ -149,6 +149,22 @@ export class FleetHealthStack extends Stack {
       this.groupFunctions.set(group.name, fn);
     }
 
+    // The static bearer token of the ingest routes (Alertmanager, metric shippers): only ingest reads it.
+    const ingestToken = new secretsmanager.Secret(this, 'IngestToken', {
+      description: `Bearer token for Fleet Health (${props.stage}) ingest routes`,
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+    });
+    const ingest = this.groupFunctions.get('ingest')!;
+    ingestToken.grantRead(ingest.role);
+    ingest.function.addEnvironment('INGEST_TOKEN_ARN', ingestToken.secretArn);
+    Validations.of(ingestToken).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The ingest token is shared with the senders (Alertmanager, metric shippers); rotating it means reconfiguring them, ' +
+        'so operators rotate it by hand with the senders (put-secret-value), not on a schedule.',
+    });
+    new CfnOutput(this, 'IngestTokenArn', { value: ingestToken.secretArn, description: 'Secret holding the ingest bearer token' });
+
     // Grants after every function exists, so a grant may name any worker.
     for (const group of ROUTE_GROUPS) this.applyGrants(this.groupFunctions.get(group.name)!, group.grants ?? [], props);
     for (const [name, worker] of Object.entries(WORKERS) as [WorkerName, { grants?: readonly GroupGrant[] }][]) {

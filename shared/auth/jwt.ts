@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import * as z from 'zod';
 import { Role } from './roles.js';
+import { forgetSecrets, secret } from './secrets.js';
 import type { Principal } from '../http/route.js';
 
 export const ISSUER = 'fleet-health';
@@ -16,15 +17,9 @@ const MIN_SECRET_BYTES = 32;
 let signingKey: Promise<Uint8Array> | undefined;
 
 async function loadKey(): Promise<Uint8Array> {
-  let secret = process.env.JWT_SECRET;
-  if (!secret && process.env.JWT_SECRET_ARN) {
-    // Imported lazily: only Lambdas on AWS pay for the Secrets Manager client.
-    const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: process.env.JWT_SECRET_ARN }));
-    secret = out.SecretString;
-  }
-  if (!secret) throw new Error('JWT signing key missing: set JWT_SECRET or JWT_SECRET_ARN');
-  const key = new TextEncoder().encode(secret);
+  const value = await secret('JWT_SECRET');
+  if (!value) throw new Error('JWT signing key missing: set JWT_SECRET or JWT_SECRET_ARN');
+  const key = new TextEncoder().encode(value);
   if (key.byteLength < MIN_SECRET_BYTES) throw new Error(`JWT signing key must be at least ${MIN_SECRET_BYTES} bytes`);
   return key;
 }
@@ -40,6 +35,7 @@ function key(): Promise<Uint8Array> {
 /** For tests that rotate JWT_SECRET. */
 export function resetSigningKey(): void {
   signingKey = undefined;
+  forgetSecrets();
 }
 
 export function tokenTtlSeconds(): number {

@@ -8,6 +8,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import type { z } from 'zod';
 import { verifyAccessToken } from '../auth/jwt.js';
 import { resolvePrincipal } from '../auth/principal.js';
+import { secret } from '../auth/secrets.js';
 import { corsOrigins } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
 import { BadRequest, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
@@ -161,8 +162,10 @@ export function authenticate(): Middleware {
       if (route.auth === 'public') return;
       const token = bearerToken(request.event);
       if (!token) throw new Unauthorized();
-      const ingestToken = process.env.INGEST_TOKEN;
-      if (route.auth === 'ingest' && ingestToken && sameSecret(token, ingestToken)) return;
+      if (route.auth === 'ingest') {
+        const ingestToken = await secret('INGEST_TOKEN');
+        if (ingestToken && sameSecret(token, ingestToken)) return;
+      }
       const verified = await verifyAccessToken(token);
       if (!verified) throw new Unauthorized('The bearer token is invalid or expired.');
       // The account decides: deleted, deactivated or revoked means 401 now, and the role is the current one.

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../../shared/auth/roles.js';
+import { forgetSecrets } from '../../shared/auth/secrets.js';
 import { resetConfig } from '../../shared/config.js';
 import { Conflict } from '../../shared/http/errors.js';
 import { checkBindings, createGroupHandler, notImplemented } from '../../shared/http/group-handler.js';
@@ -192,6 +193,7 @@ describe('group handler and middleware stack', () => {
 
   it('ingest routes take the static INGEST_TOKEN or an admin JWT', async () => {
     process.env.INGEST_TOKEN = 'ingest-secret-token-0123456789';
+    forgetSecrets();
     try {
       const send = (token: string) =>
         call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
@@ -201,6 +203,7 @@ describe('group handler and middleware stack', () => {
       expectProblem(await send('ingest-secret-token-wrong'), 401);
     } finally {
       delete process.env.INGEST_TOKEN;
+      forgetSecrets();
     }
   });
 

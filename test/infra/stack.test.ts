@@ -169,6 +169,16 @@ describe('Lambda functions', () => {
     expect(envOf('patrol').PATROL_WORKER_FUNCTION).toEqual({ Ref: functions.get('patrol-worker')!.id });
     expect(envOf('recompute').AGENT_WORKER_FUNCTION).toEqual({ Ref: functions.get('agent-worker')!.id });
   });
+
+  it('gives the ingest token to the ingest Lambda only, and only it may read that secret', () => {
+    const [secretId] = ofType('AWS::SecretsManager::Secret').find(([id]) => id.startsWith('IngestToken'))!;
+    for (const [name, { resource }] of functions) {
+      const env = resource.Properties.Environment.Variables as Json;
+      expect(env.INGEST_TOKEN_ARN, name).toEqual(name === 'ingest' ? { Ref: secretId } : undefined);
+      const readsIt = JSON.stringify(roleStatements(name)).includes(`"Ref":"${secretId}"`);
+      expect(readsIt, `${name} reads the ingest token`).toBe(name === 'ingest');
+    }
+  });
 });
 
 describe('IAM', () => {
