@@ -1,11 +1,22 @@
-// analysis route group.
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+// analysis route group: breaking points, usage charts, upgrades.
+import { createGroupHandler } from '../shared/http/group-handler.js';
 import { analysisGroup } from '../shared/routes/analysis.js';
+import { breakingPoints, upgrades, usage } from '../shared/scoring/analysis.js';
+import { fleetView } from '../shared/scoring/fleet-view.js';
 
-const later = notImplemented('issue #5, scoring and dashboards');
+const SOURCE = 'live';
 
 export const handler = createGroupHandler(analysisGroup, {
-  breaking: later,
-  usage: later,
-  upgrades: later,
+  breaking: async () => {
+    const view = await fleetView();
+    return { ...breakingPoints(view.snapshots, view.risk.rules), source: SOURCE, generated_at: view.generatedAt };
+  },
+  usage: async () => {
+    const view = await fleetView();
+    return { ...usage(view.fleet, view.scores, view.health.rules, view.risk.rules, view.now), source: SOURCE, generated_at: view.generatedAt };
+  },
+  upgrades: async () => {
+    const view = await fleetView();
+    return { ...upgrades(view.fleet), source: SOURCE, generated_at: view.generatedAt };
+  },
 });

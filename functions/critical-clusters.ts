@@ -1,9 +1,12 @@
-// critical-clusters route group.
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+// critical-clusters route group: the most severe clusters with their alerts.
+import { createGroupHandler } from '../shared/http/group-handler.js';
 import { criticalClustersGroup } from '../shared/routes/critical-clusters.js';
-
-const later = notImplemented('issue #5, scoring and dashboards');
+import { criticalClusters } from '../shared/scoring/critical.js';
+import { fleetView } from '../shared/scoring/fleet-view.js';
 
 export const handler = createGroupHandler(criticalClustersGroup, {
-  list: later,
+  list: async () => {
+    const view = await fleetView();
+    return { ...criticalClusters(view.fleet, view.snapshots, view.scores, view.health.rules, view.now), generated_at: view.generatedAt };
+  },
 });

@@ -1,12 +1,35 @@
-// health route group.
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+// health route group: the metrics-only view of the fleet.
+import { ServiceUnavailable } from '../shared/http/errors.js';
+import { createGroupHandler } from '../shared/http/group-handler.js';
+import { createLogger, errorFields } from '../shared/log.js';
 import { healthGroup } from '../shared/routes/health.js';
+import { enrichment, healthKpis } from '../shared/scoring/health-score.js';
+import { fleetView, refreshFleetView } from '../shared/scoring/fleet-view.js';
 
-const later = notImplemented('issue #5, scoring and dashboards');
+const SOURCE = 'live';
+const log = createLogger('health');
 
 export const handler = createGroupHandler(healthGroup, {
-  scores: later,
-  kpis: later,
-  enrichment: later,
-  refresh: later,
+  scores: async () => {
+    const view = await fleetView();
+    return { scores: view.healthScores, source: SOURCE, generated_at: view.generatedAt };
+  },
+  kpis: async () => {
+    const view = await fleetView();
+    return { kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now), source: SOURCE, generated_at: view.generatedAt };
+  },
+  enrichment: async () => {
+    const view = await fleetView();
+    return { clusters: enrichment(view.fleet), source: SOURCE, generated_at: view.generatedAt };
+  },
+  refresh: async () => {
+    try {
+      const view = await refreshFleetView(['health']);
+      return { scores: view.healthScores, source: SOURCE, generated_at: view.generatedAt, refreshed: true };
+    } catch (error) {
+      // The spec's answer for a failed refresh; the cause goes to the log, not the client.
+      log.error('health refresh failed', errorFields(error));
+      throw new ServiceUnavailable('Health scores could not be refreshed; the previous scores are still served. Try again shortly.');
+    }
+  },
 });

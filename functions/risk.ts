@@ -1,10 +1,14 @@
-// risk route group.
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+// risk route group: risk snapshots and the risk rules in force.
+import { createGroupHandler } from '../shared/http/group-handler.js';
 import { riskGroup } from '../shared/routes/risk.js';
-
-const later = notImplemented('issue #5, scoring and dashboards');
+import { loadRiskRules } from '../shared/rules/load.js';
+import { fleetView } from '../shared/scoring/fleet-view.js';
+import { riskSummary, rulesTable } from '../shared/scoring/risk.js';
 
 export const handler = createGroupHandler(riskGroup, {
-  snapshots: later,
-  rulesTable: later,
+  snapshots: async () => {
+    const view = await fleetView();
+    return { clusters: view.snapshots, summary: riskSummary(view.snapshots), source: 'live', generated_at: view.generatedAt };
+  },
+  rulesTable: async () => rulesTable((await loadRiskRules()).rules),
 });

@@ -4,9 +4,10 @@ import { callerOf } from '../shared/auth/caller.js';
 import { auditPage, inviteUser, listManagedUsers, removeUser, rolesList, updateUser } from '../shared/auth/user-admin.js';
 import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
 import { settingsGroup } from '../shared/routes/settings.js';
+import { refreshFleetView } from '../shared/scoring/fleet-view.js';
+import { riskSummary } from '../shared/scoring/risk.js';
 
 const rules = notImplemented('issue #6, rule editing');
-const scoring = notImplemented('issue #5, scoring and dashboards');
 
 export const handler = createGroupHandler(settingsGroup, {
   getGeneral: rules,
@@ -20,8 +21,15 @@ export const handler = createGroupHandler(settingsGroup, {
   listChanges: rules,
   getChange: rules,
   reviewChange: rules,
-  recompute: scoring,
-  recomputeRisk: scoring,
+  recompute: async () => {
+    const view = await refreshFleetView(['fleet', 'health']);
+    return { status: 'ok', cluster_count: view.scores.length };
+  },
+  recomputeRisk: async () => {
+    const view = await refreshFleetView(['risk']);
+    const summary = riskSummary(view.snapshots);
+    return { status: 'ok', cluster_count: summary.total, critical: summary.critical, warning: summary.warning };
+  },
   listUsers: async () => listManagedUsers(),
   inviteUser: async (req) => inviteUser(req.principal!, req.body, callerOf(req)),
   patchUser: async (req) => updateUser(req.principal!, req.params.email, req.body, callerOf(req)),

@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { WORKERS } from '../shared/workers.js';
-import { BUNDLE, REPO_ROOT, esbuildOptions, functionNames } from './bundling.js';
+import { BUNDLE, REPO_ROOT, copyRuleDefaults, esbuildOptions, functionNames } from './bundling.js';
 
 /** Route-group bundles load on the cold start of an API request: keep them small. */
 const ROUTE_GROUP_BUDGET_KB = 500;
@@ -20,6 +20,7 @@ const kindOf = (name: string): string => (groupNames.has(name) ? 'route group' :
 rmSync(outRoot, { recursive: true, force: true });
 const started = performance.now();
 await build(esbuildOptions(names, outRoot));
+copyRuleDefaults(outRoot, names);
 const seconds = (performance.now() - started) / 1000;
 
 const results = names

@@ -2,7 +2,7 @@
 // that owns Lambda defaults (infra/constructs/group-function.ts, at cdk synth) and by
 // `npm run build` (infra/build.ts), so the bundle the size check measures is the
 // bundle that gets deployed. Imports no CDK and, at run time, no esbuild.
-import { readdirSync } from 'node:fs';
+import { cpSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
@@ -48,6 +48,14 @@ export const BUNDLE = {
 export const BUNDLE_ALIASES = {
   '@aws-sdk/credential-provider-node': join(REPO_ROOT, 'infra', 'lambda', 'credentials.ts'),
 } as const;
+
+/** The default rule sets (rules/*.yaml), read at run time by shared/rules/defaults.ts. */
+export const RULES_DIR = join(REPO_ROOT, 'rules');
+
+/** Puts the default rule sets beside each bundle (`<outdir>/<name>/rules/`), where the loader looks in Lambda. */
+export function copyRuleDefaults(outdir: string, names: readonly string[]): void {
+  for (const name of names) cpSync(RULES_DIR, join(outdir, name, 'rules'), { recursive: true });
+}
 
 /** Every Lambda entry: `functions/*.ts` (route groups and workers). */
 export function functionNames(): string[] {

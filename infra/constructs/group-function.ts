@@ -13,7 +13,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import type { TableAccess } from '../../shared/http/route.js';
-import { REPO_ROOT, esbuildOptions, functionEntry, functionNames } from '../bundling.js';
+import { REPO_ROOT, copyRuleDefaults, esbuildOptions, functionEntry, functionNames } from '../bundling.js';
 
 /** Tag on every GroupFunction's Lambda, so tests tell ours from CDK-internal functions. */
 export const FUNCTION_KIND_TAG = 'fleet-health:function-kind';
@@ -127,6 +127,7 @@ function bundledFunctions(): string {
     const dir = mkdtempSync(join(tmpdir(), 'fleet-health-bundles-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     buildSync(esbuildOptions(functionNames(), dir));
+    copyRuleDefaults(dir, functionNames());
     bundleDir = dir;
   }
   return bundleDir;

@@ -1,13 +1,14 @@
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { EnrichmentResponse, HealthKpisResponse, HealthRefreshResponse, HealthScoresResponse } from './dashboard-schemas.js';
 
 export const healthGroup = defineGroup({
   name: 'health',
   tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
   routes: {
-    scores: { method: 'GET', path: '/api/health/scores', summary: 'Metrics-only health scores, worst first', auth: 'user', roles: ANY_ROLE },
-    kpis: { method: 'GET', path: '/api/health/kpis', summary: 'Health KPIs', auth: 'user', roles: ANY_ROLE },
-    enrichment: { method: 'GET', path: '/api/health/enrichment', summary: 'Cluster type and region per cluster', auth: 'user', roles: ANY_ROLE },
-    refresh: { method: 'POST', path: '/api/health/refresh', summary: 'Recompute health scores, persist, invalidate cache', auth: 'user', roles: ADMIN_UP },
+    scores: { method: 'GET', path: '/api/health/scores', summary: 'Metrics-only health scores, worst first', auth: 'user', roles: ANY_ROLE, response: HealthScoresResponse },
+    kpis: { method: 'GET', path: '/api/health/kpis', summary: 'Health KPIs', auth: 'user', roles: ANY_ROLE, response: HealthKpisResponse },
+    enrichment: { method: 'GET', path: '/api/health/enrichment', summary: 'Cluster type and region per cluster', auth: 'user', roles: ANY_ROLE, response: EnrichmentResponse },
+    refresh: { method: 'POST', path: '/api/health/refresh', summary: 'Recompute health scores, persist, invalidate cache', auth: 'user', roles: ADMIN_UP, response: HealthRefreshResponse },
   },
 });

@@ -1,11 +1,12 @@
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { RiskRulesTableResponse, RiskSnapshotsResponse } from './dashboard-schemas.js';
 
 export const riskGroup = defineGroup({
   name: 'risk',
   tables: { users: 'read', clusters: 'read', metrics: 'read', rules: 'read', scores: 'read' },
   routes: {
-    snapshots: { method: 'GET', path: '/api/risk/snapshots', summary: 'Risk snapshot per cluster', auth: 'user', roles: ANY_ROLE },
-    rulesTable: { method: 'GET', path: '/api/risk/rules-table', summary: 'Risk rules in force', auth: 'user', roles: ANY_ROLE },
+    snapshots: { method: 'GET', path: '/api/risk/snapshots', summary: 'Risk snapshot per cluster', auth: 'user', roles: ANY_ROLE, response: RiskSnapshotsResponse },
+    rulesTable: { method: 'GET', path: '/api/risk/rules-table', summary: 'Risk rules in force', auth: 'user', roles: ANY_ROLE, response: RiskRulesTableResponse },
   },
 });

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE, Role, SUPERADMIN } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { Page, PageSize } from './common.js';
+import { RecomputeResponse, RecomputeRiskResponse } from './dashboard-schemas.js';
 
 export const ScoringMethod = z.enum(['rules', 'ai']);
 export const GeneralSettings = z.strictObject({
@@ -71,8 +72,8 @@ export const settingsGroup = defineGroup({
       method: 'POST', path: '/api/settings/config-changes/{change_id}/review', summary: 'Approve or reject a proposal',
       auth: 'user', roles: SUPERADMIN, params: ChangeParams, body: ReviewBody,
     },
-    recompute: { method: 'POST', path: '/api/settings/recompute', summary: 'Recompute health scores', auth: 'user', roles: ADMIN_UP },
-    recomputeRisk: { method: 'POST', path: '/api/settings/recompute-risk', summary: 'Recompute risk snapshots', auth: 'user', roles: ADMIN_UP },
+    recompute: { method: 'POST', path: '/api/settings/recompute', summary: 'Recompute health scores', auth: 'user', roles: ADMIN_UP, response: RecomputeResponse },
+    recomputeRisk: { method: 'POST', path: '/api/settings/recompute-risk', summary: 'Recompute risk snapshots', auth: 'user', roles: ADMIN_UP, response: RecomputeRiskResponse },
     listUsers: { method: 'GET', path: '/api/settings/users', summary: 'Users', auth: 'user', roles: ADMIN_UP },
     inviteUser: { method: 'POST', path: '/api/settings/users/invite', summary: 'Invite a user', auth: 'user', roles: ADMIN_UP, body: InviteBody },
     patchUser: {

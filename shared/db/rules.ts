@@ -1,0 +1,61 @@
+// Rule set versions repository: the current version of each rule set and its
+// history, in the `rules` table.
+//   pk = RULESET#<name>, sk = CURRENT           → { version, content, updated_at, updated_by, change_id? }
+//   pk = RULESET#<name>, sk = VERSION#<000042>  → the same, kept for history
+// A new version is written together with the CURRENT pointer in one
+// transaction, conditional on the version it was based on.
+import type { RuleSetName } from '../rules/defaults.js';
+import { getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
+
+export interface RuleSetVersion {
+  name: RuleSetName;
+  version: number;
+  content: string;
+  updated_at: string;
+  updated_by: string;
+  change_id: string | null;
+}
+
+const currentKey = (name: RuleSetName) => ({ pk: `RULESET#${name}`, sk: 'CURRENT' });
+const versionKey = (name: RuleSetName, version: number) => ({ pk: `RULESET#${name}`, sk: `VERSION#${String(version).padStart(6, '0')}` });
+
+export async function getCurrentRuleSet(name: RuleSetName): Promise<RuleSetVersion | undefined> {
+  const item = await getItem('rules', currentKey(name), true);
+  if (!item) return undefined;
+  return { name, version: Number(item.version), content: String(item.content), updated_at: String(item.updated_at), updated_by: String(item.updated_by), change_id: (item.change_id as string | undefined) ?? null };
+}
+
+/**
+ * The transaction actions that store `content` as version `basedOn + 1`,
+ * valid only while the rule set is still at `basedOn` (0: the shipped default).
+ * Callers may add actions (e.g. marking a proposal approved) to the same transaction.
+ */
+export function newVersionActions(name: RuleSetName, content: string, basedOn: number, actor: string, changeId: string | null, now = new Date()): TransactItem[] {
+  const record = { name, version: basedOn + 1, content, updated_at: now.toISOString(), updated_by: actor, change_id: changeId };
+  return [
+    {
+      Put: {
+        TableName: tableName('rules'),
+        Item: { ...currentKey(name), ...record },
+        ConditionExpression: basedOn === 0 ? 'attribute_not_exists(pk)' : 'version = :based',
+        ExpressionAttributeValues: basedOn === 0 ? undefined : { ':based': basedOn },
+      },
+    },
+    { Put: { TableName: tableName('rules'), Item: { ...versionKey(name, basedOn + 1), ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
+  ];
+}
+
+/** Stores a new version; ConditionFailed when the rule set moved past `basedOn` meanwhile. */
+export async function writeRuleSetVersion(name: RuleSetName, content: string, basedOn: number, actor: string, changeId: string | null = null): Promise<number> {
+  await transactWrite(newVersionActions(name, content, basedOn, actor, changeId));
+  return basedOn + 1;
+}
+
+export async function listRuleSetVersions(name: RuleSetName): Promise<RuleSetVersion[]> {
+  const items = await queryAll('rules', {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
+    ExpressionAttributeValues: { ':pk': `RULESET#${name}`, ':v': 'VERSION#' },
+    ScanIndexForward: false,
+  });
+  return items.map((item) => ({ name, version: Number(item.version), content: String(item.content), updated_at: String(item.updated_at), updated_by: String(item.updated_by), change_id: (item.change_id as string | null) ?? null }));
+}

@@ -1,0 +1,85 @@
+// The rule sets' full schemas (beyond the spec's minimal checks): a rule set
+// that cannot score is refused with a message that says where it is wrong.
+import * as z from 'zod';
+import { MetricKey } from '../fleet/records.js';
+
+export const Aggregation = z.enum(['max', 'avg', 'last', 'sum', 'min']);
+export type Aggregation = z.infer<typeof Aggregation>;
+
+const Threshold = z.number().finite();
+
+export const DimensionRule = z
+  .strictObject({
+    metric_key: MetricKey,
+    display_name: z.string().min(1).max(64),
+    category: z.string().min(1).max(32),
+    weight: z.number().positive().max(100),
+    green: Threshold,
+    yellow: Threshold,
+    red: Threshold,
+    inverted: z.boolean().default(false),
+    aggregation: Aggregation.default('last'),
+    action: z.string().min(1).max(500),
+  })
+  .refine((d) => (d.inverted ? d.green > d.yellow && d.yellow > d.red : d.green < d.yellow && d.yellow < d.red), {
+    message: 'thresholds must be ordered green < yellow < red (or green > yellow > red when inverted)',
+  });
+export type DimensionRule = z.infer<typeof DimensionRule>;
+
+export const AlertBand = z.strictObject({
+  /** Up to this many alerts in the lookback (inclusive); null for "any more". */
+  max_alerts: z.number().int().min(0).nullable(),
+  score: z.number().min(0).max(100),
+});
+export type AlertBand = z.infer<typeof AlertBand>;
+
+export const HealthRules = z.strictObject({
+  scoring: z.strictObject({
+    lookback_days: z.number().int().min(1).max(30),
+    weights: z.strictObject({ metrics: z.number().min(0), alerts: z.number().min(0) }).refine((w) => w.metrics + w.alerts > 0, 'weights must not both be 0'),
+    tier_multipliers: z.record(z.enum(['S', 'A', 'B']), z.number().min(0).max(10)).refine((m) => ['S', 'A', 'B'].every((t) => t in m), 'a multiplier for each tier S, A and B'),
+    alert_bands: z
+      .array(AlertBand)
+      .min(1)
+      .refine((bands) => bands.at(-1)!.max_alerts === null, 'the last band must have max_alerts: null (any more alerts)')
+      .refine((bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)), 'max_alerts must increase from band to band'),
+    classification: z
+      .strictObject({ healthy: z.number().min(0).max(100), warning: z.number().min(0).max(100) })
+      .refine((c) => c.healthy > c.warning, 'classification.healthy must be above classification.warning'),
+    ai_trigger: z.strictObject({
+      tiers: z.array(z.enum(['S', 'A', 'B'])),
+      below_score: z.number().min(0).max(100),
+      cooldown_hours: z.number().min(0).max(24 * 30),
+    }),
+    dimensions: z
+      .array(DimensionRule)
+      .min(1)
+      .refine((ds) => new Set(ds.map((d) => d.metric_key)).size === ds.length, 'each metric_key at most once'),
+  }),
+});
+export type HealthRules = z.infer<typeof HealthRules>;
+export type ScoringRules = HealthRules['scoring'];
+
+export const RiskRule = z
+  .strictObject({
+    metric_key: MetricKey,
+    category: z.string().min(1).max(32),
+    warning: Threshold,
+    critical: Threshold,
+    inverted: z.boolean().default(false),
+    aggregation: Aggregation,
+    action: z.string().min(1).max(500),
+  })
+  .refine((r) => (r.inverted ? r.critical < r.warning : r.critical > r.warning), {
+    message: 'critical must be beyond warning (above it, or below it when inverted)',
+  });
+export type RiskRule = z.infer<typeof RiskRule>;
+
+export const RiskRules = z.strictObject({
+  risk: z.strictObject({
+    lookback_days: z.number().int().min(1).max(30),
+    rules: z.array(RiskRule).min(1).refine((rs) => new Set(rs.map((r) => r.metric_key)).size === rs.length, 'each metric_key at most once'),
+  }),
+});
+export type RiskRules = z.infer<typeof RiskRules>;
+export type RiskRuleSet = RiskRules['risk'];

@@ -1,0 +1,33 @@
+// One dimension: a metric's value against its green/yellow/red thresholds.
+import type { DimensionRule } from '../rules/schemas.js';
+import { clamp } from './inputs.js';
+
+export type DimensionStatus = 'healthy' | 'watch' | 'warning' | 'critical';
+
+/** How far `value` is past `threshold` in the bad direction (negative: on the good side). */
+function beyond(rule: Pick<DimensionRule, 'inverted'>, value: number, threshold: number): number {
+  return rule.inverted ? threshold - value : value - threshold;
+}
+
+/**
+ * 0..100: 100 at or better than green; 100→60 from green to yellow; 60→20
+ * from yellow to red; 20→0 over one more (red − yellow) beyond red.
+ */
+export function dimensionScore(rule: Pick<DimensionRule, 'green' | 'yellow' | 'red' | 'inverted'>, value: number): number {
+  const { green, yellow, red } = rule;
+  const span = (a: number, b: number) => Math.abs(b - a);
+  if (beyond(rule, value, green) <= 0) return 100;
+  if (beyond(rule, value, yellow) <= 0) return 100 - (40 * beyond(rule, value, green)) / span(green, yellow);
+  if (beyond(rule, value, red) <= 0) return 60 - (40 * beyond(rule, value, yellow)) / span(yellow, red);
+  return clamp(20 - (20 * beyond(rule, value, red)) / span(yellow, red));
+}
+
+/** healthy: at or better than green; watch: before yellow; warning: before red; critical: at or past red. */
+export function dimensionStatus(rule: Pick<DimensionRule, 'green' | 'yellow' | 'red' | 'inverted'>, value: number): DimensionStatus {
+  if (beyond(rule, value, green(rule)) <= 0) return 'healthy';
+  if (beyond(rule, value, rule.yellow) < 0) return 'watch';
+  if (beyond(rule, value, rule.red) < 0) return 'warning';
+  return 'critical';
+}
+
+const green = (rule: Pick<DimensionRule, 'green'>) => rule.green;

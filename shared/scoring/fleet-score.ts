@@ -1,0 +1,199 @@
+// The unified score of a cluster (DESIGN §8) and the fleet KPIs: what
+// /api/fleet/scores and /api/fleet/kpis answer.
+import type { MetricKey } from '../fleet/records.js';
+import type { AlertBand, DimensionRule, ScoringRules } from '../rules/schemas.js';
+import { dimensionScore, dimensionStatus, type DimensionStatus } from './dimensions.js';
+import { aggregate, alertsInLookback, clamp, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
+
+export type Classification = 'Healthy' | 'Warning' | 'Critical';
+
+export interface DimensionScore {
+  name: string;
+  metric_key: MetricKey;
+  score: number;
+  value: number;
+  weight: number;
+  status: DimensionStatus;
+}
+
+export interface FleetMetrics {
+  compaction_score: number | null;
+  disk_used_pct: number | null;
+  query_errors_7d: number | null;
+  query_error_pct: number | null;
+  qps: number | null;
+  node_count: number | null;
+}
+
+export interface FleetClusterScore {
+  cluster_id: string;
+  cluster_name: string;
+  customer_name: string;
+  account_id: string;
+  customer_tier: string;
+  overall_score: number;
+  metrics_score: number;
+  alerts_score: number;
+  tier_adjusted_score: number;
+  classification: Classification;
+  top_risk: string;
+  cluster_type: string;
+  region: string;
+  dimension_scores: DimensionScore[];
+  risk_reasons: string[];
+  suggested_actions: string[];
+  firing_alert_count_7d: number;
+  metrics: FleetMetrics;
+}
+
+export interface FleetKpis {
+  total_clusters: number;
+  healthy_count: number;
+  warning_count: number;
+  critical_count: number;
+  tier_s_at_risk: number;
+  avg_score: number;
+  avg_metrics_score: number;
+  avg_alerts_score: number;
+}
+
+export function classify(score: number, thresholds: ScoringRules['classification']): Classification {
+  if (score >= thresholds.healthy) return 'Healthy';
+  if (score >= thresholds.warning) return 'Warning';
+  return 'Critical';
+}
+
+export function alertsScore(bands: readonly AlertBand[], firing: number): number {
+  return (bands.find((b) => b.max_alerts === null || firing <= b.max_alerts) ?? bands.at(-1)!).score;
+}
+
+const fmt = (n: number) => String(round2(n));
+
+function thresholdText(rule: DimensionRule, status: DimensionStatus): string {
+  const cmp = rule.inverted ? '≤' : '≥';
+  if (status === 'critical') return `red ${cmp} ${rule.red}`;
+  if (status === 'warning') return `yellow ${cmp} ${rule.yellow}`;
+  return `green ${rule.inverted ? '≥' : '≤'} ${rule.green}`;
+}
+
+export interface DimensionsResult {
+  scores: DimensionScore[];
+  metricsScore: number;
+  /** Dimensions that are not green, worst first, and those without data. */
+  reasons: string[];
+  actions: string[];
+}
+
+/** Scores every dimension with data; reasons name what is off green and what has no data. */
+export function scoreDimensions(data: ClusterData, rules: ScoringRules, now: Date): DimensionsResult {
+  const from = lookbackStart(rules.lookback_days, now);
+  const scores: (DimensionScore & { rule: DimensionRule })[] = [];
+  const missing: string[] = [];
+  for (const rule of rules.dimensions) {
+    const value = aggregate(data.rollups, rule.metric_key, rule.aggregation, from);
+    if (value === null) {
+      missing.push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
+      continue;
+    }
+    scores.push({
+      rule,
+      name: rule.display_name,
+      metric_key: rule.metric_key,
+      score: dimensionScore(rule, value),
+      value: round2(value),
+      weight: rule.weight,
+      status: dimensionStatus(rule, value),
+    });
+  }
+  const totalWeight = scores.reduce((w, d) => w + d.weight, 0);
+  // No data at all: nothing to hold against the cluster, and the reasons say so.
+  const metricsScore = totalWeight > 0 ? scores.reduce((s, d) => s + d.score * d.weight, 0) / totalWeight : 100;
+  const offGreen = scores.filter((d) => d.status !== 'healthy').sort((a, b) => a.score - b.score || b.weight - a.weight || a.name.localeCompare(b.name));
+  return {
+    scores: scores.map(({ rule: _rule, ...d }) => ({ ...d, score: round1(d.score) })),
+    metricsScore,
+    reasons: [...offGreen.map((d) => `${d.name} at ${fmt(d.value)} (${thresholdText(d.rule, d.status)})`), ...missing],
+    actions: [...new Set(offGreen.map((d) => d.rule.action))],
+  };
+}
+
+/** "Disk Usage (32)": the lowest-scoring dimension, or "None" when all are at 100. */
+export function topRisk(scores: readonly DimensionScore[]): string {
+  const worst = [...scores].sort((a, b) => a.score - b.score || b.weight - a.weight || a.name.localeCompare(b.name))[0];
+  return worst && worst.score < 100 ? `${worst.name} (${Math.round(worst.score)})` : 'None';
+}
+
+function fleetMetrics(data: ClusterData, rules: ScoringRules, now: Date): FleetMetrics {
+  const from = lookbackStart(rules.lookback_days, now);
+  const how = (key: MetricKey) => rules.dimensions.find((d) => d.metric_key === key)?.aggregation ?? 'last';
+  const value = (key: MetricKey, integer = false) => {
+    const v = aggregate(data.rollups, key, how(key), from);
+    return v === null ? null : integer ? Math.round(v) : round2(v);
+  };
+  return {
+    compaction_score: value('compaction_score'),
+    disk_used_pct: value('disk_used_pct'),
+    query_errors_7d: value('query_errors_7d', true),
+    query_error_pct: value('query_error_pct'),
+    qps: value('qps'),
+    node_count: value('node_count', true) ?? data.cluster.node_count,
+  };
+}
+
+export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date): FleetClusterScore {
+  const { cluster } = data;
+  const dims = scoreDimensions(data, rules, now);
+  const firing = alertsInLookback(data.alerts, rules.lookback_days, now).length;
+  const alerts = alertsScore(rules.alert_bands, firing);
+  const weightSum = rules.weights.metrics + rules.weights.alerts;
+  const overall = (dims.metricsScore * rules.weights.metrics + alerts * rules.weights.alerts) / weightSum;
+  const multiplier = rules.tier_multipliers[cluster.customer_tier as 'S' | 'A' | 'B'] ?? 1;
+  const tierAdjusted = clamp(100 - (100 - overall) * multiplier);
+  const reasons = [...dims.reasons];
+  if (firing > 0) reasons.push(`${firing} alert${firing === 1 ? '' : 's'} fired in the last ${rules.lookback_days} days`);
+  return {
+    cluster_id: cluster.cluster_id,
+    cluster_name: cluster.cluster_name,
+    customer_name: cluster.customer_name,
+    account_id: cluster.account_id,
+    customer_tier: cluster.customer_tier,
+    overall_score: round1(overall),
+    metrics_score: round1(dims.metricsScore),
+    alerts_score: round1(alerts),
+    tier_adjusted_score: round1(tierAdjusted),
+    classification: classify(round1(tierAdjusted), rules.classification),
+    top_risk: topRisk(dims.scores),
+    cluster_type: cluster.cluster_type,
+    region: cluster.region,
+    dimension_scores: dims.scores,
+    risk_reasons: reasons,
+    suggested_actions: dims.actions,
+    firing_alert_count_7d: firing,
+    metrics: fleetMetrics(data, rules, now),
+  };
+}
+
+/** Worst first: ascending tier-adjusted score, ties by cluster name. */
+export function worstFirst<T extends { cluster_name: string }>(items: T[], score: (t: T) => number): T[] {
+  return [...items].sort((a, b) => score(a) - score(b) || a.cluster_name.localeCompare(b.cluster_name));
+}
+
+export function scoreFleet(fleet: readonly ClusterData[], rules: ScoringRules, now: Date): FleetClusterScore[] {
+  return worstFirst(fleet.map((d) => scoreCluster(d, rules, now)), (s) => s.tier_adjusted_score);
+}
+
+const mean = (values: number[]) => (values.length ? round1(values.reduce((a, b) => a + b, 0) / values.length) : 0);
+
+export function fleetKpis(scores: readonly FleetClusterScore[]): FleetKpis {
+  const count = (c: Classification) => scores.filter((s) => s.classification === c).length;
+  return {
+    total_clusters: scores.length,
+    healthy_count: count('Healthy'),
+    warning_count: count('Warning'),
+    critical_count: count('Critical'),
+    tier_s_at_risk: scores.filter((s) => s.customer_tier === 'S' && s.classification !== 'Healthy').length,
+    avg_score: mean(scores.map((s) => s.overall_score)),
+    avg_metrics_score: mean(scores.map((s) => s.metrics_score)),
+    avg_alerts_score: mean(scores.map((s) => s.alerts_score)),
+  };
+}

@@ -1,0 +1,100 @@
+// The computed fleet: rules in force, each cluster's inputs, and every scored
+// view (unified, health, risk), computed together from one read of the data.
+// Served from a 60-second cache per container that is dropped as soon as the
+// generation marker in DynamoDB moves, so a refresh anywhere is seen everywhere.
+import { listAlertsSince, type AlertRecord } from '../db/alerts.js';
+import { listClusters } from '../db/clusters.js';
+import { readFleetRollups, windowDays } from '../db/metrics.js';
+import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } from '../db/scores.js';
+import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
+import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
+import { CRITICAL_ALERT_DAYS } from './critical.js';
+import { fleetKpis, scoreFleet, type FleetClusterScore } from './fleet-score.js';
+import { healthKpis, healthScores, type HealthScore } from './health-score.js';
+import type { ClusterData } from './inputs.js';
+import { riskSnapshot, riskSummary, sortSnapshots, type RiskSnapshot } from './risk.js';
+
+export const CACHE_TTL_MS = 60_000;
+
+export interface FleetView {
+  generatedAt: string;
+  now: Date;
+  health: LoadedRuleSet<ScoringRules>;
+  risk: LoadedRuleSet<RiskRuleSet>;
+  fleet: ClusterData[];
+  /** Unified scores, worst first. */
+  scores: FleetClusterScore[];
+  /** Metrics-only scores, worst first. */
+  healthScores: HealthScore[];
+  /** Risk snapshots, worst first. */
+  snapshots: RiskSnapshot[];
+}
+
+export async function computeFleetView(now = new Date()): Promise<FleetView> {
+  const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
+  const days = Math.max(health.rules.lookback_days, risk.rules.lookback_days);
+  const alertDays = Math.max(CRITICAL_ALERT_DAYS, health.rules.lookback_days);
+  const [clusters, rollups, alerts] = await Promise.all([
+    listClusters(),
+    readFleetRollups(windowDays(days, now)),
+    listAlertsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
+  ]);
+  const alertsByCluster = new Map<string, AlertRecord[]>();
+  for (const alert of alerts) alertsByCluster.set(alert.cluster_id, [...(alertsByCluster.get(alert.cluster_id) ?? []), alert]);
+  const fleet: ClusterData[] = clusters.map((cluster) => ({
+    cluster,
+    rollups: rollups.get(cluster.cluster_id) ?? [],
+    alerts: alertsByCluster.get(cluster.cluster_id) ?? [],
+  }));
+  const scores = scoreFleet(fleet, health.rules, now);
+  const overall = new Map(scores.map((s) => [s.cluster_id, s.overall_score]));
+  return {
+    generatedAt: now.toISOString(),
+    now,
+    health,
+    risk,
+    fleet,
+    scores,
+    healthScores: healthScores(fleet, health.rules, now),
+    snapshots: sortSnapshots(fleet.map((d) => riskSnapshot(d, risk.rules, overall.get(d.cluster.cluster_id) ?? 0, now))),
+  };
+}
+
+let cached: { view: FleetView; at: number; generation: number } | undefined;
+let computing: Promise<FleetView> | undefined;
+
+/** The fleet view, at most 60 s old and never older than the last refresh anywhere. */
+export async function fleetView(): Promise<FleetView> {
+  const generation = await currentGeneration();
+  if (cached && cached.generation === generation && Date.now() - cached.at < CACHE_TTL_MS) return cached.view;
+  // Concurrent misses in one container share one computation.
+  computing ??= computeFleetView()
+    .then((view) => {
+      cached = { view, at: Date.now(), generation };
+      return view;
+    })
+    .finally(() => {
+      computing = undefined;
+    });
+  return computing;
+}
+
+/** Computes afresh, persists the snapshots asked for, and invalidates every container's cache. */
+export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<FleetView> {
+  const view = await computeFleetView();
+  const persist: Record<SnapshotKind, () => Promise<void>> = {
+    fleet: () => putSnapshot('fleet', view.generatedAt, view.scores, { kpis: fleetKpis(view.scores), rules_version: view.health.version }),
+    health: () =>
+      putSnapshot('health', view.generatedAt, view.healthScores, { kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now), rules_version: view.health.version }),
+    risk: () => putSnapshot('risk', view.generatedAt, view.snapshots, { summary: riskSummary(view.snapshots), rules_version: view.risk.version }),
+  };
+  await Promise.all(kinds.map((kind) => persist[kind]()));
+  const generation = await bumpGeneration();
+  cached = { view, at: Date.now(), generation };
+  return view;
+}
+
+/** For tests: forget this container's cache. */
+export function dropFleetViewCache(): void {
+  cached = undefined;
+}

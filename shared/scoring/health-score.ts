@@ -1,0 +1,112 @@
+// The health group: the metrics-only view of the same dimensions (DESIGN §8).
+import type { ScoringRules } from '../rules/schemas.js';
+import { classify, scoreDimensions, topRisk, worstFirst, type Classification } from './fleet-score.js';
+import { aggregate, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
+
+export interface HealthDimension {
+  name: string;
+  score: number;
+  value: number;
+  weight: number;
+  description: string;
+}
+
+export interface HealthScore {
+  cluster_id: string;
+  cluster_name: string;
+  customer_name: string;
+  account_id: string;
+  overall_score: number;
+  classification: Classification;
+  top_risk: string;
+  cluster_type: string;
+  region: string;
+  dimension_scores: HealthDimension[];
+  risk_level: Classification;
+  risk_reasons: string[];
+  suggested_actions: string[];
+  /** Every dimension's metric value by metric key (null: no data in the lookback). */
+  risk_metrics: Record<string, number | null>;
+}
+
+export interface HealthKpis {
+  total_clusters: number;
+  healthy_count: number;
+  warning_count: number;
+  critical_count: number;
+  avg_score: number;
+  avg_p99_latency: number;
+}
+
+export interface EnrichmentItem {
+  cluster_id: string;
+  cluster_name: string;
+  cluster_type: string;
+  region_name: string;
+}
+
+export function healthScore(data: ClusterData, rules: ScoringRules, now: Date): HealthScore {
+  const { cluster } = data;
+  const dims = scoreDimensions(data, rules, now);
+  const from = lookbackStart(rules.lookback_days, now);
+  const score = round1(dims.metricsScore);
+  const classification = classify(score, rules.classification);
+  const byKey = new Map(dims.scores.map((d) => [d.metric_key, d]));
+  return {
+    cluster_id: cluster.cluster_id,
+    cluster_name: cluster.cluster_name,
+    customer_name: cluster.customer_name,
+    account_id: cluster.account_id,
+    overall_score: score,
+    classification,
+    top_risk: topRisk(dims.scores),
+    cluster_type: cluster.cluster_type,
+    region: cluster.region,
+    dimension_scores: rules.dimensions
+      .filter((r) => byKey.has(r.metric_key))
+      .map((r) => {
+        const d = byKey.get(r.metric_key)!;
+        const direction = r.inverted ? 'lower is worse' : 'higher is worse';
+        return {
+          name: d.name,
+          score: d.score,
+          value: d.value,
+          weight: d.weight,
+          description: `${r.aggregation} over ${rules.lookback_days} days; green ${r.green}, yellow ${r.yellow}, red ${r.red} (${direction}); status ${d.status}`,
+        };
+      }),
+    risk_level: classification,
+    risk_reasons: dims.reasons,
+    suggested_actions: dims.actions,
+    risk_metrics: Object.fromEntries(
+      rules.dimensions.map((r) => {
+        const v = aggregate(data.rollups, r.metric_key, r.aggregation, from);
+        return [r.metric_key, v === null ? null : round2(v)];
+      }),
+    ),
+  };
+}
+
+export function healthScores(fleet: readonly ClusterData[], rules: ScoringRules, now: Date): HealthScore[] {
+  return worstFirst(fleet.map((d) => healthScore(d, rules, now)), (s) => s.overall_score);
+}
+
+export function healthKpis(scores: readonly HealthScore[], fleet: readonly ClusterData[], rules: ScoringRules, now: Date): HealthKpis {
+  const from = lookbackStart(rules.lookback_days, now);
+  const latencies = fleet.map((d) => aggregate(d.rollups, 'p99_latency_ms', 'avg', from)).filter((v): v is number => v !== null);
+  const count = (c: Classification) => scores.filter((s) => s.classification === c).length;
+  return {
+    total_clusters: scores.length,
+    healthy_count: count('Healthy'),
+    warning_count: count('Warning'),
+    critical_count: count('Critical'),
+    avg_score: scores.length ? round1(scores.reduce((a, s) => a + s.overall_score, 0) / scores.length) : 0,
+    avg_p99_latency: latencies.length ? round1(latencies.reduce((a, b) => a + b, 0) / latencies.length) : 0,
+  };
+}
+
+export function enrichment(fleet: readonly ClusterData[]): EnrichmentItem[] {
+  return fleet
+    .map(({ cluster: c }) => ({ cluster_id: c.cluster_id, cluster_name: c.cluster_name, cluster_type: c.cluster_type, region_name: c.region }))
+    .sort((a, b) => a.cluster_name.localeCompare(b.cluster_name));
+}

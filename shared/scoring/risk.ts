@@ -1,0 +1,92 @@
+// Risk snapshots from the risk rules: each rule's metric with its status, the
+// cluster's risk level (its worst metric), signals and actions.
+import type { RiskRule, RiskRuleSet } from '../rules/schemas.js';
+import { aggregate, lookbackStart, round2, type ClusterData } from './inputs.js';
+
+export type MetricStatus = 'critical' | 'warning' | 'healthy';
+export type RiskLevel = 'Critical' | 'Warning' | 'Healthy';
+
+export interface RiskSnapshot {
+  cluster_id: string;
+  cluster_name: string;
+  customer_name: string;
+  risk_level: RiskLevel;
+  overall_score: number;
+  risk_signals: string[];
+  suggested_actions: string[];
+  metrics: Record<string, { value: number; status: MetricStatus }>;
+}
+
+export interface RiskSummary {
+  total: number;
+  critical: number;
+  warning: number;
+  healthy: number;
+}
+
+export interface RiskRuleRow {
+  metric_key: string;
+  category: string;
+  warning: number;
+  critical: number;
+  inverted: boolean;
+  aggregation: string;
+  action: string;
+}
+
+export function metricStatus(rule: Pick<RiskRule, 'warning' | 'critical' | 'inverted'>, value: number): MetricStatus {
+  const atOrBeyond = (threshold: number) => (rule.inverted ? value <= threshold : value >= threshold);
+  if (atOrBeyond(rule.critical)) return 'critical';
+  if (atOrBeyond(rule.warning)) return 'warning';
+  return 'healthy';
+}
+
+const LEVEL: Record<MetricStatus, RiskLevel> = { critical: 'Critical', warning: 'Warning', healthy: 'Healthy' };
+const RANK: Record<MetricStatus, number> = { critical: 0, warning: 1, healthy: 2 };
+
+/** `overallScore`: the cluster's unified overall score (from the health rules). */
+export function riskSnapshot(data: ClusterData, rules: RiskRuleSet, overallScore: number, now: Date): RiskSnapshot {
+  const from = lookbackStart(rules.lookback_days, now);
+  const metrics: RiskSnapshot['metrics'] = {};
+  const hits: { rule: RiskRule; value: number; status: MetricStatus }[] = [];
+  for (const rule of rules.rules) {
+    const value = aggregate(data.rollups, rule.metric_key, rule.aggregation, from);
+    if (value === null) continue;
+    const status = metricStatus(rule, value);
+    metrics[rule.metric_key] = { value: round2(value), status };
+    if (status !== 'healthy') hits.push({ rule, value, status });
+  }
+  hits.sort((a, b) => RANK[a.status] - RANK[b.status] || a.rule.metric_key.localeCompare(b.rule.metric_key));
+  const worst = hits[0]?.status ?? 'healthy';
+  return {
+    cluster_id: data.cluster.cluster_id,
+    cluster_name: data.cluster.cluster_name,
+    customer_name: data.cluster.customer_name,
+    risk_level: LEVEL[worst],
+    overall_score: overallScore,
+    risk_signals: hits.map(({ rule, value, status }) => {
+      const threshold = status === 'critical' ? rule.critical : rule.warning;
+      return `${rule.metric_key} ${rule.aggregation} ${round2(value)} ${rule.inverted ? '≤' : '≥'} ${status} ${threshold}`;
+    }),
+    suggested_actions: [...new Set(hits.map((h) => h.rule.action))],
+    metrics,
+  };
+}
+
+export function riskSummary(snapshots: readonly RiskSnapshot[]): RiskSummary {
+  const count = (l: RiskLevel) => snapshots.filter((s) => s.risk_level === l).length;
+  return { total: snapshots.length, critical: count('Critical'), warning: count('Warning'), healthy: count('Healthy') };
+}
+
+/** Worst level first, then lower overall score, then name. */
+export function sortSnapshots(snapshots: RiskSnapshot[]): RiskSnapshot[] {
+  const rank = { Critical: 0, Warning: 1, Healthy: 2 } as const;
+  return [...snapshots].sort((a, b) => rank[a.risk_level] - rank[b.risk_level] || a.overall_score - b.overall_score || a.cluster_name.localeCompare(b.cluster_name));
+}
+
+export function rulesTable(rules: RiskRuleSet): { lookback_days: number; rules: RiskRuleRow[] } {
+  return {
+    lookback_days: rules.lookback_days,
+    rules: rules.rules.map(({ metric_key, category, warning, critical, inverted, aggregation, action }) => ({ metric_key, category, warning, critical, inverted, aggregation, action })),
+  };
+}
