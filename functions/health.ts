@@ -4,7 +4,7 @@ import { createGroupHandler } from '../shared/http/group-handler.js';
 import { createLogger, errorFields } from '../shared/log.js';
 import { healthGroup } from '../shared/routes/health.js';
 import { enrichment, healthKpis } from '../shared/scoring/health-score.js';
-import { fleetView, refreshFleetView } from '../shared/scoring/fleet-view.js';
+import { fleetView, preparedAnswer, refreshFleetView } from '../shared/scoring/fleet-view.js';
 
 const SOURCE = 'live';
 const log = createLogger('health');
@@ -12,15 +12,17 @@ const log = createLogger('health');
 export const handler = createGroupHandler(healthGroup, {
   scores: async () => {
     const view = await fleetView();
-    return { scores: view.healthScores, source: SOURCE, generated_at: view.generatedAt };
+    return preparedAnswer(view, 'health.scores', () => ({ scores: view.healthScores, source: SOURCE, generated_at: view.generatedAt }));
   },
   kpis: async () => {
     const view = await fleetView();
-    return { kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now), source: SOURCE, generated_at: view.generatedAt };
+    return preparedAnswer(view, 'health.kpis', () => ({
+      kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now), source: SOURCE, generated_at: view.generatedAt,
+    }));
   },
   enrichment: async () => {
     const view = await fleetView();
-    return { clusters: enrichment(view.fleet), source: SOURCE, generated_at: view.generatedAt };
+    return preparedAnswer(view, 'health.enrichment', () => ({ clusters: enrichment(view.fleet), source: SOURCE, generated_at: view.generatedAt }));
   },
   refresh: async () => {
     try {

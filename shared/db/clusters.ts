@@ -1,7 +1,7 @@
 // Cluster inventory repository. All clusters share one partition: the fleet
 // is read whole by every computation (one paginated Query), and inventory
 // changes rarely.
-import type { ClusterInput } from '../fleet/records.js';
+import { ClusterInput } from '../fleet/records.js';
 import { batchGet, getItem, mapLimit, queryAll, updateItem } from './client.js';
 
 const FLEET_PK = 'CLUSTERS';
@@ -21,7 +21,8 @@ function toRecord(item: Record<string, unknown>): ClusterRecord {
 export async function upsertClusters(clusters: ClusterInput[], now = new Date()): Promise<void> {
   const at = now.toISOString();
   await mapLimit(clusters, 16, async (cluster) => {
-    const fields = Object.entries(cluster);
+    // Only inventory fields: a full record's timestamps are the repository's to set.
+    const fields = ClusterInput.keyof().options.map((k) => [k, cluster[k]] as const);
     await updateItem('clusters', clusterKey(cluster.cluster_id), {
       UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
       ExpressionAttributeNames: Object.fromEntries(fields.map(([k], i) => [`#f${i}`, k])),

@@ -1,5 +1,6 @@
 // Builds a route group's Lambda handler: the shared middleware stack around a
 // dispatcher that calls the handler bound to the matched route.
+import { gzipSync } from 'node:zlib';
 import middy from '@middy/core';
 import { createLogger } from '../log.js';
 import { NotImplemented } from './errors.js';
@@ -18,7 +19,7 @@ import {
   type Result,
 } from './middleware.js';
 import { sortBySpecificity } from './path-match.js';
-import { Reply, type ApiRequest, type GroupBindings, type RouteGroup, type RouteHandler } from './route.js';
+import { PreparedJson, Reply, type ApiRequest, type GroupBindings, type RouteGroup, type RouteHandler } from './route.js';
 
 /** Throws unless every declared route has exactly one handler and nothing else is bound. */
 export function checkBindings(group: RouteGroup, bindings: Record<string, unknown>): void {
@@ -37,15 +38,31 @@ export function notImplemented(issue: string): RouteHandler {
   };
 }
 
-function toResult(value: unknown): Result {
+/**
+ * Answers over this size are gzipped when the client accepts it: API Gateway
+ * HTTP APIs do not compress, and a Lambda answer may not exceed 6 MB.
+ */
+export const GZIP_MIN_BYTES = 8 * 1024;
+
+const gzip = (text: string) => gzipSync(text, { level: 6 });
+
+function toResult(value: unknown, acceptEncoding: string | undefined): Result {
   const reply = value instanceof Reply ? value : new Reply(value === undefined ? 204 : 200, value);
   const headers: Record<string, string> = { 'Cache-Control': 'no-store', ...reply.headers };
   if (reply.body === undefined) return { statusCode: reply.status, headers };
-  return {
-    statusCode: reply.status,
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: JSON.stringify(reply.body),
-  };
+  const prepared = reply.body instanceof PreparedJson ? reply.body : null;
+  const text = prepared ? prepared.text : JSON.stringify(reply.body);
+  headers['Content-Type'] = 'application/json';
+  if (text.length >= GZIP_MIN_BYTES && /\bgzip\b/i.test(acceptEncoding ?? '')) {
+    const body = prepared ? prepared.gzipped(gzip) : gzip(text);
+    return {
+      statusCode: reply.status,
+      headers: { ...headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' },
+      body: body.toString('base64'),
+      isBase64Encoded: true,
+    };
+  }
+  return { statusCode: reply.status, headers, body: text };
 }
 
 export function createGroupHandler<G extends RouteGroup>(group: G, bindings: GroupBindings<G>) {
@@ -72,7 +89,7 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: Gro
       sourceIp: event.requestContext.http.sourceIp,
       userAgent: event.requestContext.http.userAgent ?? headers['user-agent'] ?? '',
     } as ApiRequest;
-    return toResult(await state.bound.handler(request));
+    return toResult(await state.bound.handler(request), headers['accept-encoding']);
   };
 
   // Order matters: onError runs in reverse, so problemErrors renders the error

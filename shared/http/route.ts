@@ -77,6 +77,22 @@ export interface Principal {
   readonly role: Role;
 }
 
+/**
+ * A JSON answer serialized once and reused while its data is (a cached
+ * dashboard view), with its gzip made once on first demand.
+ */
+export class PreparedJson {
+  readonly text: string;
+  private gzip?: Buffer;
+  constructor(body: unknown) {
+    this.text = JSON.stringify(body);
+  }
+  gzipped(compress: (text: string) => Buffer): Buffer {
+    this.gzip ??= compress(this.text);
+    return this.gzip;
+  }
+}
+
 /** A reply with a status or headers other than 200 JSON. */
 export class Reply {
   constructor(

@@ -42,7 +42,8 @@ export const HealthRules = z.strictObject({
       .array(AlertBand)
       .min(1)
       .refine((bands) => bands.at(-1)!.max_alerts === null, 'the last band must have max_alerts: null (any more alerts)')
-      .refine((bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)), 'max_alerts must increase from band to band'),
+      .refine((bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)), 'max_alerts must increase from band to band')
+      .refine((bands) => bands.every((b, i) => i === 0 || b.score <= bands[i - 1]!.score), 'band scores must not rise as alerts increase'),
     classification: z
       .strictObject({ healthy: z.number().min(0).max(100), warning: z.number().min(0).max(100) })
       .refine((c) => c.healthy > c.warning, 'classification.healthy must be above classification.warning'),

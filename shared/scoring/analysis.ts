@@ -22,6 +22,7 @@ export function breakingPoints(snapshots: readonly RiskSnapshot[], rules: RiskRu
       .sort((a, b) => (rule.inverted ? a.value - b.value : b.value - a.value) || a.cluster_name.localeCompare(b.cluster_name));
     return { metric: rule.metric_key, threshold: rule.warning, unit: METRIC_UNITS[rule.metric_key], count: breaching.length, clusters: breaching };
   });
+  const inverted = new Map(rules.rules.map((r) => [r.metric_key, r.inverted]));
   const details = snapshots
     .flatMap((s) =>
       rules.rules
@@ -40,7 +41,14 @@ export function breakingPoints(snapshots: readonly RiskSnapshot[], rules: RiskRu
           };
         }),
     )
-    .sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'critical' ? -1 : 1) || a.metric.localeCompare(b.metric) || b.value - a.value);
+    // critical first, then by metric, worst value first (lowest for inverted rules), then by name
+    .sort(
+      (a, b) =>
+        (a.severity === b.severity ? 0 : a.severity === 'critical' ? -1 : 1) ||
+        a.metric.localeCompare(b.metric) ||
+        (inverted.get(a.metric as MetricKey) ? a.value - b.value : b.value - a.value) ||
+        a.cluster_name.localeCompare(b.cluster_name),
+    );
   return { thresholds, details };
 }
 
@@ -65,7 +73,8 @@ export function usage(fleet: readonly ClusterData[], scores: readonly FleetClust
       fleet.flatMap((d) => {
         const avg = value(d, 'avg_latency_ms', 'avg');
         const max = value(d, 'max_latency_ms', 'max');
-        return avg === null ? [] : [{ cluster_name: d.cluster.cluster_name, avg_latency: round2(avg), max_latency: round2(max ?? avg) }];
+        // both or nothing: never show the average as a maximum
+        return avg === null || max === null ? [] : [{ cluster_name: d.cluster.cluster_name, avg_latency: round2(avg), max_latency: round2(max) }];
       }),
       (r) => r.avg_latency,
     ),
@@ -79,11 +88,11 @@ export function usage(fleet: readonly ClusterData[], scores: readonly FleetClust
   };
 }
 
-/** Numeric-aware semantic version order (3.10.0 > 3.9.2; a pre-release sorts before its release). */
+/** Semantic version order: 3.10.0 > 3.9.2; a pre-release sorts before its release; rc.10 > rc.9. */
 export function compareVersions(a: string, b: string): number {
   const parse = (v: string) => {
-    const [core = '', pre] = v.split(/-(.*)/s);
-    return { nums: core.split(/[.+]/).map((p) => Number.parseInt(p, 10) || 0), pre };
+    const [core = '', pre] = v.split('+')[0]!.split(/-(.*)/s);
+    return { nums: core.split('.').map((p) => Number.parseInt(p, 10) || 0), pre: pre ? pre.split('.') : [] };
   };
   const x = parse(a);
   const y = parse(b);
@@ -91,9 +100,20 @@ export function compareVersions(a: string, b: string): number {
     const d = (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
     if (d !== 0) return d;
   }
-  if (x.pre && !y.pre) return -1;
-  if (!x.pre && y.pre) return 1;
-  return (x.pre ?? '').localeCompare(y.pre ?? '');
+  if (x.pre.length === 0 || y.pre.length === 0) return y.pre.length - x.pre.length; // a release beats its pre-releases
+  for (let i = 0; i < Math.max(x.pre.length, y.pre.length); i++) {
+    const p = x.pre[i];
+    const q = y.pre[i];
+    if (p === undefined) return -1; // fewer identifiers, equal so far: lower
+    if (q === undefined) return 1;
+    const pn = /^\d+$/.test(p);
+    const qn = /^\d+$/.test(q);
+    if (pn && qn) {
+      if (Number(p) !== Number(q)) return Number(p) - Number(q);
+    } else if (pn !== qn) return pn ? -1 : 1; // numeric identifiers sort before text
+    else if (p !== q) return p < q ? -1 : 1;
+  }
+  return 0;
 }
 
 const INACTIVE = new Set(['STOPPED', 'SUSPENDED', 'DELETED', 'DELETING', 'TERMINATED', 'RELEASED']);

@@ -15,19 +15,16 @@ function beyond(rule: Pick<DimensionRule, 'inverted'>, value: number, threshold:
  */
 export function dimensionScore(rule: Pick<DimensionRule, 'green' | 'yellow' | 'red' | 'inverted'>, value: number): number {
   const { green, yellow, red } = rule;
-  const span = (a: number, b: number) => Math.abs(b - a);
   if (beyond(rule, value, green) <= 0) return 100;
-  if (beyond(rule, value, yellow) <= 0) return 100 - (40 * beyond(rule, value, green)) / span(green, yellow);
-  if (beyond(rule, value, red) <= 0) return 60 - (40 * beyond(rule, value, yellow)) / span(yellow, red);
-  return clamp(20 - (20 * beyond(rule, value, red)) / span(yellow, red));
+  if (beyond(rule, value, yellow) <= 0) return 100 - (40 * beyond(rule, value, green)) / Math.abs(yellow - green);
+  if (beyond(rule, value, red) <= 0) return 60 - (40 * beyond(rule, value, yellow)) / Math.abs(red - yellow);
+  return clamp(20 - (20 * beyond(rule, value, red)) / Math.abs(red - yellow));
 }
 
 /** healthy: at or better than green; watch: before yellow; warning: before red; critical: at or past red. */
 export function dimensionStatus(rule: Pick<DimensionRule, 'green' | 'yellow' | 'red' | 'inverted'>, value: number): DimensionStatus {
-  if (beyond(rule, value, green(rule)) <= 0) return 'healthy';
+  if (beyond(rule, value, rule.green) <= 0) return 'healthy';
   if (beyond(rule, value, rule.yellow) < 0) return 'watch';
   if (beyond(rule, value, rule.red) < 0) return 'warning';
   return 'critical';
 }
-
-const green = (rule: Pick<DimensionRule, 'green'>) => rule.green;

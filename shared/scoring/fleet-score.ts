@@ -1,9 +1,9 @@
 // The unified score of a cluster (DESIGN §8) and the fleet KPIs: what
 // /api/fleet/scores and /api/fleet/kpis answer.
 import type { MetricKey } from '../fleet/records.js';
-import type { AlertBand, DimensionRule, ScoringRules } from '../rules/schemas.js';
+import type { AlertBand, Aggregation, DimensionRule, ScoringRules } from '../rules/schemas.js';
 import { dimensionScore, dimensionStatus, type DimensionStatus } from './dimensions.js';
-import { aggregate, alertsInLookback, clamp, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
+import { aggregate, alertsInLookback, byName, clamp, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
 
 export type Classification = 'Healthy' | 'Warning' | 'Critical';
 
@@ -87,32 +87,39 @@ export interface DimensionsResult {
 /** Scores every dimension with data; reasons name what is off green and what has no data. */
 export function scoreDimensions(data: ClusterData, rules: ScoringRules, now: Date): DimensionsResult {
   const from = lookbackStart(rules.lookback_days, now);
-  const scores: (DimensionScore & { rule: DimensionRule })[] = [];
+  const scores: DimensionScore[] = [];
+  const offGreen: { score: DimensionScore; rule: DimensionRule; raw: number }[] = [];
   const missing: string[] = [];
+  let weighted = 0;
+  let totalWeight = 0;
   for (const rule of rules.dimensions) {
     const value = aggregate(data.rollups, rule.metric_key, rule.aggregation, from);
     if (value === null) {
       missing.push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
       continue;
     }
-    scores.push({
-      rule,
+    const raw = dimensionScore(rule, value);
+    const score: DimensionScore = {
       name: rule.display_name,
       metric_key: rule.metric_key,
-      score: dimensionScore(rule, value),
+      score: round1(raw),
       value: round2(value),
       weight: rule.weight,
       status: dimensionStatus(rule, value),
-    });
+    };
+    scores.push(score);
+    weighted += raw * rule.weight;
+    totalWeight += rule.weight;
+    if (score.status !== 'healthy') offGreen.push({ score, rule, raw });
   }
-  const totalWeight = scores.reduce((w, d) => w + d.weight, 0);
   // No data at all: nothing to hold against the cluster, and the reasons say so.
-  const metricsScore = totalWeight > 0 ? scores.reduce((s, d) => s + d.score * d.weight, 0) / totalWeight : 100;
-  const offGreen = scores.filter((d) => d.status !== 'healthy').sort((a, b) => a.score - b.score || b.weight - a.weight || a.name.localeCompare(b.name));
+  const metricsScore = totalWeight > 0 ? weighted / totalWeight : 100;
+  offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || a.rule.display_name.localeCompare(b.rule.display_name));
+  if (offGreen.length === 0) return { scores, metricsScore, reasons: missing, actions: [] };
   return {
-    scores: scores.map(({ rule: _rule, ...d }) => ({ ...d, score: round1(d.score) })),
+    scores,
     metricsScore,
-    reasons: [...offGreen.map((d) => `${d.name} at ${fmt(d.value)} (${thresholdText(d.rule, d.status)})`), ...missing],
+    reasons: [...offGreen.map((d) => `${d.rule.display_name} at ${fmt(d.score.value)} (${thresholdText(d.rule, d.score.status)})`), ...missing],
     actions: [...new Set(offGreen.map((d) => d.rule.action))],
   };
 }
@@ -123,21 +130,32 @@ export function topRisk(scores: readonly DimensionScore[]): string {
   return worst && worst.score < 100 ? `${worst.name} (${Math.round(worst.score)})` : 'None';
 }
 
+const FLEET_METRIC_KEYS = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'] as const;
+const INTEGER_METRICS = new Set<MetricKey>(['query_errors_7d', 'node_count']);
+
+// Each fleet metric is aggregated the way its dimension is (or `last`): worked out once per rule set.
+const fleetMetricAggregation = new WeakMap<ScoringRules, Record<string, Aggregation>>();
+
+function aggregationsOf(rules: ScoringRules): Record<string, Aggregation> {
+  let hows = fleetMetricAggregation.get(rules);
+  if (!hows) {
+    hows = {};
+    for (const key of FLEET_METRIC_KEYS) hows[key] = rules.dimensions.find((d) => d.metric_key === key)?.aggregation ?? 'last';
+    fleetMetricAggregation.set(rules, hows);
+  }
+  return hows;
+}
+
 function fleetMetrics(data: ClusterData, rules: ScoringRules, now: Date): FleetMetrics {
   const from = lookbackStart(rules.lookback_days, now);
-  const how = (key: MetricKey) => rules.dimensions.find((d) => d.metric_key === key)?.aggregation ?? 'last';
-  const value = (key: MetricKey, integer = false) => {
-    const v = aggregate(data.rollups, key, how(key), from);
-    return v === null ? null : integer ? Math.round(v) : round2(v);
-  };
-  return {
-    compaction_score: value('compaction_score'),
-    disk_used_pct: value('disk_used_pct'),
-    query_errors_7d: value('query_errors_7d', true),
-    query_error_pct: value('query_error_pct'),
-    qps: value('qps'),
-    node_count: value('node_count', true) ?? data.cluster.node_count,
-  };
+  const hows = aggregationsOf(rules);
+  const out = {} as Record<(typeof FLEET_METRIC_KEYS)[number], number | null>;
+  for (const key of FLEET_METRIC_KEYS) {
+    const v = aggregate(data.rollups, key, hows[key]!, from);
+    out[key] = v === null ? null : INTEGER_METRICS.has(key) ? Math.round(v) : round2(v);
+  }
+  out.node_count ??= data.cluster.node_count;
+  return out;
 }
 
 export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date): FleetClusterScore {
@@ -149,7 +167,7 @@ export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date):
   const overall = (dims.metricsScore * rules.weights.metrics + alerts * rules.weights.alerts) / weightSum;
   const multiplier = rules.tier_multipliers[cluster.customer_tier as 'S' | 'A' | 'B'] ?? 1;
   const tierAdjusted = clamp(100 - (100 - overall) * multiplier);
-  const reasons = [...dims.reasons];
+  const reasons = dims.reasons;
   if (firing > 0) reasons.push(`${firing} alert${firing === 1 ? '' : 's'} fired in the last ${rules.lookback_days} days`);
   return {
     cluster_id: cluster.cluster_id,
@@ -175,7 +193,7 @@ export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date):
 
 /** Worst first: ascending tier-adjusted score, ties by cluster name. */
 export function worstFirst<T extends { cluster_name: string }>(items: T[], score: (t: T) => number): T[] {
-  return [...items].sort((a, b) => score(a) - score(b) || a.cluster_name.localeCompare(b.cluster_name));
+  return [...items].sort((a, b) => score(a) - score(b) || byName(a.cluster_name, b.cluster_name));
 }
 
 export function scoreFleet(fleet: readonly ClusterData[], rules: ScoringRules, now: Date): FleetClusterScore[] {

@@ -8,6 +8,7 @@ import { readFleetRollups, windowDays } from '../db/metrics.js';
 import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } from '../db/scores.js';
 import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
+import { PreparedJson } from '../http/route.js';
 import { CRITICAL_ALERT_DAYS } from './critical.js';
 import { fleetKpis, scoreFleet, type FleetClusterScore } from './fleet-score.js';
 import { healthKpis, healthScores, type HealthScore } from './health-score.js';
@@ -92,6 +93,17 @@ export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<
   const generation = await bumpGeneration();
   cached = { view, at: Date.now(), generation };
   return view;
+}
+
+const prepared = new WeakMap<FleetView, Map<string, PreparedJson>>();
+
+/** An answer built from a view, serialized once per view (and so once per cache period). */
+export function preparedAnswer(view: FleetView, name: string, build: () => unknown): PreparedJson {
+  let answers = prepared.get(view);
+  if (!answers) prepared.set(view, (answers = new Map()));
+  let answer = answers.get(name);
+  if (!answer) answers.set(name, (answer = new PreparedJson(build())));
+  return answer;
 }
 
 /** For tests: forget this container's cache. */

@@ -3,7 +3,7 @@
 import type { AlertRecord } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
-import type { MetricKey } from '../fleet/records.js';
+import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
 import type { Aggregation } from '../rules/schemas.js';
 
 export interface ClusterData {
@@ -16,36 +16,92 @@ export interface ClusterData {
 
 const DAY_MS = 86_400_000;
 
+let lastStart = { days: -1, at: -1, day: '' };
+
 /** The first UTC day (YYYY-MM-DD) of a lookback of `days` days ending today. */
 export function lookbackStart(days: number, now: Date): string {
+  // Asked once per dimension per cluster with the same arguments: remember the last answer.
+  const at = now.getTime();
+  if (lastStart.days === days && lastStart.at === at) return lastStart.day;
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return new Date(today - (days - 1) * DAY_MS).toISOString().slice(0, 10);
+  lastStart = { days, at, day: new Date(today - (days - 1) * DAY_MS).toISOString().slice(0, 10) };
+  return lastStart.day;
+}
+
+interface WindowSummary {
+  min: number;
+  max: number;
+  sum: number;
+  count: number;
+  last: number;
+  last_at: string;
+}
+
+// Each cluster's rollups are summarised once per lookback start and metric key:
+// scoring asks for ~14 aggregates per cluster, and a fleet can be 10,000 clusters.
+/** Indexed like METRIC_KEYS: a fixed-size array is much cheaper than an object with dynamic keys. */
+type Summaries = (WindowSummary | undefined)[];
+const KEY_INDEX = Object.fromEntries(METRIC_KEYS.map((k, i) => [k, i])) as Record<MetricKey, number>;
+// Cached on the rollups array itself (a symbol property): a WeakMap costs more
+// than the summary when a refresh scores 10,000 clusters.
+const SUMMARY = Symbol('window summaries');
+type WithSummary = { [SUMMARY]?: { fromDay: string; byKey: Summaries } };
+
+function summariesFrom(rollups: readonly StoredRollup[], fromDay: string): Summaries {
+  const cached = (rollups as WithSummary)[SUMMARY];
+  if (cached && cached.fromDay === fromDay) return cached.byKey;
+  const byKey: Summaries = new Array(METRIC_KEYS.length);
+  for (const rollup of rollups) {
+    if (rollup.day < fromDay) continue;
+    const metrics = rollup.metrics;
+    for (let i = 0; i < METRIC_KEYS.length; i++) {
+      const part = metrics[METRIC_KEYS[i]!];
+      if (part === undefined) continue;
+      const s = byKey[i];
+      if (s === undefined) byKey[i] = { min: part.min, max: part.max, sum: part.sum, count: part.count, last: part.last, last_at: part.last_at };
+      else {
+        if (part.min < s.min) s.min = part.min;
+        if (part.max > s.max) s.max = part.max;
+        s.sum += part.sum;
+        s.count += part.count;
+        if (part.last_at >= s.last_at) {
+          s.last = part.last;
+          s.last_at = part.last_at;
+        }
+      }
+    }
+  }
+  (rollups as WithSummary)[SUMMARY] = { fromDay, byKey };
+  return byKey;
 }
 
 /** The metric over the lookback, or null when there is no sample in it. */
 export function aggregate(rollups: readonly StoredRollup[], key: MetricKey, how: Aggregation, fromDay: string): number | null {
-  const days = rollups.filter((r) => r.day >= fromDay && r.metrics[key]).sort((a, b) => a.day.localeCompare(b.day));
-  if (days.length === 0) return null;
-  const parts = days.map((d) => d.metrics[key]!);
+  const s = summariesFrom(rollups, fromDay)[KEY_INDEX[key]];
+  if (!s) return null;
   switch (how) {
     case 'max':
-      return Math.max(...parts.map((p) => p.max));
+      return s.max;
     case 'min':
-      return Math.min(...parts.map((p) => p.min));
+      return s.min;
     case 'sum':
-      return parts.reduce((s, p) => s + p.sum, 0);
+      return s.sum;
     case 'avg':
-      return parts.reduce((s, p) => s + p.sum, 0) / parts.reduce((n, p) => n + p.count, 0);
+      return s.sum / s.count;
     case 'last':
-      return parts.reduce((a, b) => (b.last_at >= a.last_at ? b : a)).last;
+      return s.last;
   }
 }
 
 /** Alerts that fired during the lookback: started in it, or still firing. */
 export function alertsInLookback(alerts: readonly AlertRecord[], days: number, now: Date): AlertRecord[] {
-  const since = now.getTime() - days * DAY_MS;
-  return alerts.filter((a) => Date.parse(a.starts_at) >= since || a.status === 'Firing');
+  if (alerts.length === 0) return [];
+  const since = new Date(now.getTime() - days * DAY_MS).toISOString();
+  return alerts.filter((a) => a.starts_at >= since || a.status === 'Firing');
 }
+
+/** Code-point order of names: stable across machines and much cheaper than localeCompare in large sorts. */
+export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 export const round1 = (n: number) => Math.round(n * 10) / 10;
 export const round2 = (n: number) => Math.round(n * 100) / 100;

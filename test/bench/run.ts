@@ -36,7 +36,7 @@ try {
     client.destroy();
   };
 
-  const suites = [await import('./fleet-data.js')];
+  const suites = [await import('./fleet-data.js'), await import('./scoring.js')];
   for (const suite of suites) {
     console.log(`\n${suite.title}`);
     await freshTables();

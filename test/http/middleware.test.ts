@@ -6,8 +6,9 @@ import { resetConfig } from '../../shared/config.js';
 import { Conflict } from '../../shared/http/errors.js';
 import { checkBindings, createGroupHandler, notImplemented } from '../../shared/http/group-handler.js';
 import { MAX_BODY_BYTES } from '../../shared/http/middleware.js';
-import { defineGroup, Reply } from '../../shared/http/route.js';
-import { call, type Handler } from '../support/events.js';
+import { gunzipSync } from 'node:zlib';
+import { defineGroup, PreparedJson, Reply } from '../../shared/http/route.js';
+import { apiEvent, call, lambdaContext, type Handler } from '../support/events.js';
 import { useTestTables } from '../support/dynamo.js';
 import { signedToken, userToken, useTestJwtSecret } from '../support/tokens.js';
 
@@ -29,8 +30,12 @@ const demoGroup = defineGroup({
     conflict: { method: 'GET', path: '/api/demo/conflict', summary: 'conflict', auth: 'public', roles: [] },
     later: { method: 'GET', path: '/api/demo/later', summary: 'later', auth: 'public', roles: [] },
     created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
+    big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [] },
   },
 });
+
+const BIG = { rows: Array.from({ length: 2000 }, (_, i) => ({ i, name: `row-${i}` })) };
+const PREPARED = new PreparedJson(BIG);
 
 function demoHandler(): Handler {
   return createGroupHandler(demoGroup, {
@@ -46,6 +51,7 @@ function demoHandler(): Handler {
     },
     later: notImplemented('issue #99'),
     created: async () => new Reply(202, { status: 'running' }, { Location: '/api/demo/x' }),
+    big: async (req) => (req.headers['x-prepared'] ? PREPARED : BIG),
   }) as Handler;
 }
 
@@ -214,6 +220,35 @@ describe('group handler and middleware stack', () => {
     expect(res.statusCode).toBe(204);
     expect(res.headers?.['Access-Control-Allow-Methods']).toContain('DELETE');
     expect(res.headers?.['Access-Control-Allow-Headers']).toContain('Authorization');
+  });
+});
+
+describe('compression', () => {
+  const get = (headers: Record<string, string>) => call(handler, { method: 'GET', path: '/api/demo/big', routeKey: 'GET /api/demo/big', headers });
+
+  it('gzips a large answer when the client accepts gzip, and only then', async () => {
+    const variants: Record<string, string>[] = [{}, { 'x-prepared': '1' }];
+    for (const prepared of variants) {
+      const event = apiEvent({ method: 'GET', path: '/api/demo/big', routeKey: 'GET /api/demo/big', headers: { 'accept-encoding': 'gzip, deflate, br', ...prepared } });
+      const zipped = await handler(event, lambdaContext);
+      expect(zipped.isBase64Encoded).toBe(true);
+      expect(zipped.headers?.['Content-Encoding']).toBe('gzip');
+      expect(zipped.headers?.Vary).toBe('Accept-Encoding');
+      const text = gunzipSync(Buffer.from(zipped.body!, 'base64')).toString();
+      expect(JSON.parse(text)).toEqual(BIG);
+      expect(zipped.body!.length).toBeLessThan(text.length / 3);
+    }
+    const plain = await get({});
+    expect(plain.headers?.['Content-Encoding']).toBeUndefined();
+    expect(plain.json).toEqual(BIG);
+    const small = await call(handler, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { 'accept-encoding': 'gzip' } });
+    expect(small.headers?.['Content-Encoding']).toBeUndefined();
+  });
+
+  it('serializes a prepared answer once and reuses its gzip', async () => {
+    const gzipOnce = PREPARED.gzipped(() => Buffer.from('first'));
+    expect(PREPARED.gzipped(() => Buffer.from('second'))).toBe(gzipOnce);
+    expect(PREPARED.text).toBe(JSON.stringify(BIG));
   });
 });
 
