@@ -3,7 +3,7 @@
 import type { AlertRecord } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
-import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
+import type { MetricKey } from '../fleet/records.js';
 import type { Aggregation } from '../rules/schemas.js';
 
 export interface ClusterData {
@@ -28,69 +28,45 @@ export function lookbackStart(days: number, now: Date): string {
   return lastStart.day;
 }
 
-interface WindowSummary {
-  min: number;
-  max: number;
-  sum: number;
-  count: number;
-  last: number;
-  last_at: string;
-}
-
-// Each cluster's rollups are summarised once per lookback start and metric key:
-// scoring asks for ~14 aggregates per cluster, and a fleet can be 10,000 clusters.
-/** Indexed like METRIC_KEYS: a fixed-size array is much cheaper than an object with dynamic keys. */
-type Summaries = (WindowSummary | undefined)[];
-const KEY_INDEX = Object.fromEntries(METRIC_KEYS.map((k, i) => [k, i])) as Record<MetricKey, number>;
-// Cached on the rollups array itself (a symbol property): a WeakMap costs more
-// than the summary when a refresh scores 10,000 clusters.
-const SUMMARY = Symbol('window summaries');
-type WithSummary = { [SUMMARY]?: { fromDay: string; byKey: Summaries } };
-
-function summariesFrom(rollups: readonly StoredRollup[], fromDay: string): Summaries {
-  const cached = (rollups as WithSummary)[SUMMARY];
-  if (cached && cached.fromDay === fromDay) return cached.byKey;
-  const byKey: Summaries = new Array(METRIC_KEYS.length);
-  for (const rollup of rollups) {
-    if (rollup.day < fromDay) continue;
-    const metrics = rollup.metrics;
-    for (let i = 0; i < METRIC_KEYS.length; i++) {
-      const part = metrics[METRIC_KEYS[i]!];
-      if (part === undefined) continue;
-      const s = byKey[i];
-      if (s === undefined) byKey[i] = { min: part.min, max: part.max, sum: part.sum, count: part.count, last: part.last, last_at: part.last_at };
-      else {
-        if (part.min < s.min) s.min = part.min;
-        if (part.max > s.max) s.max = part.max;
-        s.sum += part.sum;
-        s.count += part.count;
-        if (part.last_at >= s.last_at) {
-          s.last = part.last;
-          s.last_at = part.last_at;
-        }
-      }
-    }
-  }
-  (rollups as WithSummary)[SUMMARY] = { fromDay, byKey };
-  return byKey;
-}
-
 /** The metric over the lookback, or null when there is no sample in it. */
 export function aggregate(rollups: readonly StoredRollup[], key: MetricKey, how: Aggregation, fromDay: string): number | null {
-  const s = summariesFrom(rollups, fromDay)[KEY_INDEX[key]];
-  if (!s) return null;
-  switch (how) {
-    case 'max':
-      return s.max;
-    case 'min':
-      return s.min;
-    case 'sum':
-      return s.sum;
-    case 'avg':
-      return s.sum / s.count;
-    case 'last':
-      return s.last;
+  // One pass over the cluster's few daily rollups, allocating nothing.
+  let found = false;
+  let acc = 0;
+  let count = 0;
+  let lastAt = '';
+  for (let i = 0; i < rollups.length; i++) {
+    const rollup = rollups[i]!;
+    if (rollup.day < fromDay) continue;
+    const part = rollup.metrics[key];
+    if (part === undefined) continue;
+    if (!found) {
+      found = true;
+      acc = how === 'max' ? part.max : how === 'min' ? part.min : how === 'last' ? part.last : part.sum;
+      count = part.count;
+      lastAt = part.last_at;
+      continue;
+    }
+    switch (how) {
+      case 'max':
+        if (part.max > acc) acc = part.max;
+        break;
+      case 'min':
+        if (part.min < acc) acc = part.min;
+        break;
+      case 'last':
+        if (part.last_at >= lastAt) {
+          acc = part.last;
+          lastAt = part.last_at;
+        }
+        break;
+      default:
+        acc += part.sum;
+        count += part.count;
+    }
   }
+  if (!found) return null;
+  return how === 'avg' ? acc / count : acc;
 }
 
 /** Alerts that fired during the lookback: started in it, or still firing. */
