@@ -2,7 +2,9 @@
 // that owns Lambda defaults (infra/constructs/group-function.ts, at cdk synth) and by
 // `npm run build` (infra/build.ts), so the bundle the size check measures is the
 // bundle that gets deployed. Imports no CDK and, at run time, no esbuild.
-import { cpSync, readdirSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { checkRuleText } from '../shared/rules/check.js';
+import type { RuleSetName } from '../shared/rules/defaults.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
@@ -52,9 +54,25 @@ export const BUNDLE_ALIASES = {
 /** The default rule sets (rules/*.yaml), read at run time by shared/rules/defaults.ts. */
 export const RULES_DIR = join(REPO_ROOT, 'rules');
 
-/** Puts the default rule sets beside each bundle (`<outdir>/<name>/rules/`), where the loader looks in Lambda. */
+/**
+ * Puts the default rule sets beside each bundle (`<outdir>/<name>/rules/`): the
+ * YAML (shown and edited through the API) and its validated, parsed form as
+ * JSON, which is what the Lambdas read. A default that does not validate fails the build.
+ */
 export function copyRuleDefaults(outdir: string, names: readonly string[]): void {
-  for (const name of names) cpSync(RULES_DIR, join(outdir, name, 'rules'), { recursive: true });
+  const parsed = readdirSync(RULES_DIR)
+    .filter((file) => file.endsWith('.yaml'))
+    .map((file) => {
+      const name = basename(file, '.yaml') as RuleSetName;
+      const checked = checkRuleText(name, readFileSync(join(RULES_DIR, file), 'utf8'));
+      if (!checked.ok) throw new Error(`rules/${file}: ${checked.message}`);
+      return { name, json: JSON.stringify(checked.value) };
+    });
+  for (const name of names) {
+    const dir = join(outdir, name, 'rules');
+    cpSync(RULES_DIR, dir, { recursive: true });
+    for (const p of parsed) writeFileSync(join(dir, `${p.name}.json`), p.json);
+  }
 }
 
 /** Every Lambda entry: `functions/*.ts` (route groups and workers). */

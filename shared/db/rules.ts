@@ -1,6 +1,6 @@
 // Rule set versions repository: the current version of each rule set and its
 // history, in the `rules` table.
-//   pk = RULESET#<name>, sk = CURRENT           → { version, content, updated_at, updated_by, change_id? }
+//   pk = RULESET#<name>, sk = CURRENT           → { version, content, parsed, updated_at, updated_by, change_id? }
 //   pk = RULESET#<name>, sk = VERSION#<000042>  → the same, kept for history
 // A new version is written together with the CURRENT pointer in one
 // transaction, conditional on the version it was based on.
@@ -11,18 +11,31 @@ export interface RuleSetVersion {
   name: RuleSetName;
   version: number;
   content: string;
+  /** The content's validated, parsed form (JSON), stored with it so readers never parse YAML. */
+  parsed: Record<string, unknown> | null;
   updated_at: string;
   updated_by: string;
   change_id: string | null;
 }
 
 const currentKey = (name: RuleSetName) => ({ pk: `RULESET#${name}`, sk: 'CURRENT' });
+function toVersion(name: RuleSetName, item: Record<string, unknown>): RuleSetVersion {
+  return {
+    name,
+    version: Number(item.version),
+    content: String(item.content),
+    parsed: typeof item.parsed === 'string' ? (JSON.parse(item.parsed) as Record<string, unknown>) : null,
+    updated_at: String(item.updated_at),
+    updated_by: String(item.updated_by),
+    change_id: (item.change_id as string | undefined) ?? null,
+  };
+}
+
 const versionKey = (name: RuleSetName, version: number) => ({ pk: `RULESET#${name}`, sk: `VERSION#${String(version).padStart(6, '0')}` });
 
 export async function getCurrentRuleSet(name: RuleSetName): Promise<RuleSetVersion | undefined> {
   const item = await getItem('rules', currentKey(name), true);
-  if (!item) return undefined;
-  return { name, version: Number(item.version), content: String(item.content), updated_at: String(item.updated_at), updated_by: String(item.updated_by), change_id: (item.change_id as string | undefined) ?? null };
+  return item ? toVersion(name, item) : undefined;
 }
 
 /**
@@ -30,8 +43,10 @@ export async function getCurrentRuleSet(name: RuleSetName): Promise<RuleSetVersi
  * valid only while the rule set is still at `basedOn` (0: the shipped default).
  * Callers may add actions (e.g. marking a proposal approved) to the same transaction.
  */
-export function newVersionActions(name: RuleSetName, content: string, basedOn: number, actor: string, changeId: string | null, now = new Date()): TransactItem[] {
-  const record = { name, version: basedOn + 1, content, updated_at: now.toISOString(), updated_by: actor, change_id: changeId };
+export function newVersionActions(
+  name: RuleSetName, content: string, parsed: Record<string, unknown>, basedOn: number, actor: string, changeId: string | null, now = new Date(),
+): TransactItem[] {
+  const record = { name, version: basedOn + 1, content, parsed: JSON.stringify(parsed), updated_at: now.toISOString(), updated_by: actor, change_id: changeId };
   return [
     {
       Put: {
@@ -45,9 +60,11 @@ export function newVersionActions(name: RuleSetName, content: string, basedOn: n
   ];
 }
 
-/** Stores a new version; ConditionFailed when the rule set moved past `basedOn` meanwhile. */
-export async function writeRuleSetVersion(name: RuleSetName, content: string, basedOn: number, actor: string, changeId: string | null = null): Promise<number> {
-  await transactWrite(newVersionActions(name, content, basedOn, actor, changeId));
+/** Stores a new version (content checked by the caller); ConditionFailed when the rule set moved past `basedOn` meanwhile. */
+export async function writeRuleSetVersion(
+  name: RuleSetName, content: string, parsed: Record<string, unknown>, basedOn: number, actor: string, changeId: string | null = null,
+): Promise<number> {
+  await transactWrite(newVersionActions(name, content, parsed, basedOn, actor, changeId));
   return basedOn + 1;
 }
 
@@ -57,5 +74,5 @@ export async function listRuleSetVersions(name: RuleSetName): Promise<RuleSetVer
     ExpressionAttributeValues: { ':pk': `RULESET#${name}`, ':v': 'VERSION#' },
     ScanIndexForward: false,
   });
-  return items.map((item) => ({ name, version: Number(item.version), content: String(item.content), updated_at: String(item.updated_at), updated_by: String(item.updated_by), change_id: (item.change_id as string | null) ?? null }));
+  return items.map((item) => toVersion(name, item));
 }

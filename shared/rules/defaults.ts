@@ -1,6 +1,7 @@
 // The default rule sets shipped with the code (rules/*.yaml): read from the
 // repository when running from source, or from `rules/` beside the bundle in
-// Lambda (the build copies them there; see infra/bundling.ts).
+// Lambda, where the build also puts each one's validated, parsed form as JSON
+// (see infra/bundling.ts), so no YAML is parsed there.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,4 +24,15 @@ export function defaultRuleText(name: RuleSetName): string {
     cache.set(name, text);
   }
   return text;
+}
+
+/** The shipped default as data: the build's JSON beside a bundle, else the YAML parsed (running from source). */
+export async function defaultRuleValue(name: RuleSetName): Promise<unknown> {
+  const json = CANDIDATES.map((dir) => join(dir, `${name}.json`)).find((file) => existsSync(file));
+  if (json) return JSON.parse(readFileSync(json, 'utf8'));
+  // A specifier esbuild cannot see, so Lambda bundles never include the YAML parser;
+  // they always have the JSON above.
+  const yamlModule = 'yaml';
+  const { parse } = (await import(yamlModule)) as typeof import('yaml');
+  return parse(defaultRuleText(name), { maxAliasCount: 50 });
 }

@@ -7,11 +7,18 @@ import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js
 import { bumpGeneration } from '../../shared/db/scores.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
+import { checkRuleText } from '../../shared/rules/check.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 
 let service: LocalService;
+
+function checked(text: string): Record<string, unknown> {
+  const result = checkRuleText('health-rules', text);
+  if (!result.ok) throw new Error(result.message);
+  return result.value;
+}
 let token: string;
 
 beforeAll(async () => {
@@ -88,7 +95,8 @@ describe('dashboards on the demo fleet', () => {
     const disk = rules.scoring.dimensions.find((d: any) => d.metric_key === 'disk_used_pct');
     Object.assign(disk, { green: 5, yellow: 10, red: 20, weight: 60 });
     const current = await getCurrentRuleSet('health-rules');
-    await writeRuleSetVersion('health-rules', stringify(rules), current?.version ?? 0, 'test');
+    const text = stringify(rules);
+    await writeRuleSetVersion('health-rules', text, checked(text), current?.version ?? 0, 'test');
 
     expect((await call('GET', '/api/fleet/rules')).body.dimensions.find((d: any) => d.metric_key === 'disk_used_pct').red).toBe(20);
     const refresh = await call('POST', '/api/fleet/refresh');
@@ -99,7 +107,7 @@ describe('dashboards on the demo fleet', () => {
     expect(sample.top_risk).toBe('Disk Usage (0)');
     expect(sample.risk_reasons[0]).toMatch(/^Disk Usage at [\d.]+ \(red ≥ 20\)$/);
     // restore the shipped rules for the tests after this one
-    await writeRuleSetVersion('health-rules', defaultRuleText('health-rules'), (await getCurrentRuleSet('health-rules'))!.version, 'test');
+    await writeRuleSetVersion('health-rules', defaultRuleText('health-rules'), checked(defaultRuleText('health-rules')), (await getCurrentRuleSet('health-rules'))!.version, 'test');
     await call('POST', '/api/fleet/refresh');
   });
 
@@ -136,7 +144,8 @@ describe('dashboards on the demo fleet', () => {
       // the last good scores are still served from the cache
       expect((await call('GET', '/api/health/scores')).status).toBe(200);
     } finally {
-      await putItem('rules', { pk: 'RULESET#health-rules', sk: 'CURRENT', version: (current?.version ?? 0) + 2, content: defaultRuleText('health-rules'), updated_at: new Date().toISOString(), updated_by: 'test' });
+      const text = defaultRuleText('health-rules');
+      await putItem('rules', { pk: 'RULESET#health-rules', sk: 'CURRENT', version: (current?.version ?? 0) + 2, content: text, parsed: JSON.stringify(checked(text)), updated_at: new Date().toISOString(), updated_by: 'test' });
     }
   });
 });

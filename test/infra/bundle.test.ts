@@ -7,13 +7,16 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { esbuildOptions } from '../../infra/bundling.js';
+import { readFileSync } from 'node:fs';
+import { copyRuleDefaults, esbuildOptions } from '../../infra/bundling.js';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
 import { useTestTables } from '../support/dynamo.js';
 import { apiEvent, lambdaContext, type Handler } from '../support/events.js';
 import { useTestJwtSecret } from '../support/tokens.js';
 
 let handler: Handler;
+let fleetHandler: Handler;
+let fleetBundle: string;
 let bundleText: string;
 
 beforeAll(async () => {
@@ -21,9 +24,12 @@ beforeAll(async () => {
   useTestJwtSecret();
   await ensureBootstrapAdmin('bundle-admin', 'bundle-admin@example.com', 'bundle-password');
   const outdir = await mkdtemp(join(tmpdir(), 'fleet-bundle-'));
-  const result = await build({ ...esbuildOptions(['auth'], outdir), write: true, metafile: true });
+  const result = await build({ ...esbuildOptions(['auth', 'fleet'], outdir), write: true, metafile: true });
+  copyRuleDefaults(outdir, ['auth', 'fleet']);
   bundleText = JSON.stringify(Object.keys(result.metafile!.inputs));
+  fleetBundle = readFileSync(join(outdir, 'fleet', 'index.mjs'), 'utf8');
   ({ handler } = (await import(pathToFileURL(join(outdir, 'auth', 'index.mjs')).href)) as { handler: Handler });
+  ({ handler: fleetHandler } = (await import(pathToFileURL(join(outdir, 'fleet', 'index.mjs')).href)) as { handler: Handler });
 }, 60_000);
 
 describe('the built auth Lambda bundle', () => {
@@ -46,5 +52,20 @@ describe('the built auth Lambda bundle', () => {
     );
     expect(me.statusCode).toBe(200);
     expect(JSON.parse(me.body!)).toMatchObject({ username: 'bundle-admin', role: 'superadmin' });
+  });
+
+  it('the fleet bundle carries no YAML parser and reads the shipped rules from the JSON beside it', async () => {
+    expect(fleetBundle).not.toContain('parseDocument');
+    const login = await handler(
+      apiEvent({ method: 'POST', path: '/api/auth/login', routeKey: 'POST /api/auth/login', body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }) }),
+      lambdaContext,
+    );
+    const token = JSON.parse(login.body!).access_token as string;
+    const rules = await fleetHandler(
+      apiEvent({ method: 'GET', path: '/api/fleet/rules', routeKey: 'GET /api/fleet/rules', headers: { authorization: `Bearer ${token}` } }),
+      lambdaContext,
+    );
+    expect(rules.statusCode).toBe(200);
+    expect(JSON.parse(rules.body!)).toMatchObject({ lookback_days: 7, classification: { healthy: 80, warning: 60 } });
   });
 });
