@@ -200,15 +200,18 @@ export function scoreFleet(fleet: readonly ClusterData[], rules: ScoringRules, n
   return worstFirst(fleet.map((d) => scoreCluster(d, rules, now)), (s) => s.tier_adjusted_score);
 }
 
-const mean = (values: number[]) => (values.length ? round1(values.reduce((a, b) => a + b, 0) / values.length) : 0);
+/** Mean rounded to one decimal; 0 for no values. */
+export const mean = (values: number[]) => (values.length ? round1(values.reduce((a, b) => a + b, 0) / values.length) : 0);
+
+/** How many clusters are in each class; the three always add up to the total. */
+export function classCounts(scores: readonly { classification: Classification }[]) {
+  const count = (c: Classification) => scores.filter((s) => s.classification === c).length;
+  return { total_clusters: scores.length, healthy_count: count('Healthy'), warning_count: count('Warning'), critical_count: count('Critical') };
+}
 
 export function fleetKpis(scores: readonly FleetClusterScore[]): FleetKpis {
-  const count = (c: Classification) => scores.filter((s) => s.classification === c).length;
   return {
-    total_clusters: scores.length,
-    healthy_count: count('Healthy'),
-    warning_count: count('Warning'),
-    critical_count: count('Critical'),
+    ...classCounts(scores),
     tier_s_at_risk: scores.filter((s) => s.customer_tier === 'S' && s.classification !== 'Healthy').length,
     avg_score: mean(scores.map((s) => s.overall_score)),
     avg_metrics_score: mean(scores.map((s) => s.metrics_score)),

@@ -1,6 +1,6 @@
 // The health group: the metrics-only view of the same dimensions (DESIGN §8).
 import type { ScoringRules } from '../rules/schemas.js';
-import { classify, scoreDimensions, topRisk, worstFirst, type Classification } from './fleet-score.js';
+import { classCounts, classify, mean, scoreDimensions, topRisk, worstFirst, type Classification } from './fleet-score.js';
 import { aggregate, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
 
 export interface HealthDimension {
@@ -94,15 +94,7 @@ export function healthScores(fleet: readonly ClusterData[], rules: ScoringRules,
 export function healthKpis(scores: readonly HealthScore[], fleet: readonly ClusterData[], rules: ScoringRules, now: Date): HealthKpis {
   const from = lookbackStart(rules.lookback_days, now);
   const latencies = fleet.map((d) => aggregate(d.rollups, 'p99_latency_ms', 'avg', from)).filter((v): v is number => v !== null);
-  const count = (c: Classification) => scores.filter((s) => s.classification === c).length;
-  return {
-    total_clusters: scores.length,
-    healthy_count: count('Healthy'),
-    warning_count: count('Warning'),
-    critical_count: count('Critical'),
-    avg_score: scores.length ? round1(scores.reduce((a, s) => a + s.overall_score, 0) / scores.length) : 0,
-    avg_p99_latency: latencies.length ? round1(latencies.reduce((a, b) => a + b, 0) / latencies.length) : 0,
-  };
+  return { ...classCounts(scores), avg_score: mean(scores.map((s) => s.overall_score)), avg_p99_latency: mean(latencies) };
 }
 
 export function enrichment(fleet: readonly ClusterData[]): EnrichmentItem[] {
