@@ -3,7 +3,8 @@
 import type { MetricKey } from '../fleet/records.js';
 import type { AlertBand, Aggregation, DimensionRule, ScoringRules } from '../rules/schemas.js';
 import { dimensionScore, dimensionStatus, type DimensionStatus } from './dimensions.js';
-import { aggregate, alertsInLookback, byName, clamp, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
+import type { StoredRollup } from '../db/metrics.js';
+import { aggregateWindow, alertsInLookback, byName, clamp, lookbackRollups, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
 
 export type Classification = 'Healthy' | 'Warning' | 'Critical';
 
@@ -86,14 +87,17 @@ export interface DimensionsResult {
 
 /** Scores every dimension with data; reasons name what is off green and what has no data. */
 export function scoreDimensions(data: ClusterData, rules: ScoringRules, now: Date): DimensionsResult {
-  const from = lookbackStart(rules.lookback_days, now);
+  return scoreDimensionsIn(lookbackRollups(data.rollups, lookbackStart(rules.lookback_days, now)), rules);
+}
+
+function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules): DimensionsResult {
   const scores: DimensionScore[] = [];
   const offGreen: { score: DimensionScore; rule: DimensionRule; raw: number }[] = [];
   const missing: string[] = [];
   let weighted = 0;
   let totalWeight = 0;
   for (const rule of rules.dimensions) {
-    const value = aggregate(data.rollups, rule.metric_key, rule.aggregation, from);
+    const value = aggregateWindow(window, rule.metric_key, rule.aggregation);
     if (value === null) {
       missing.push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
       continue;
@@ -131,7 +135,6 @@ export function topRisk(scores: readonly DimensionScore[]): string {
 }
 
 const FLEET_METRIC_KEYS = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'] as const;
-const INTEGER_METRICS = new Set<MetricKey>(['query_errors_7d', 'node_count']);
 
 // Each fleet metric is aggregated the way its dimension is (or `last`): worked out once per rule set.
 const fleetMetricAggregation = new WeakMap<ScoringRules, Record<string, Aggregation>>();
@@ -146,21 +149,29 @@ function aggregationsOf(rules: ScoringRules): Record<string, Aggregation> {
   return hows;
 }
 
-function fleetMetrics(data: ClusterData, rules: ScoringRules, now: Date): FleetMetrics {
-  const from = lookbackStart(rules.lookback_days, now);
+/** The fleet metrics; a metric that is a dimension reuses the dimension's value (same aggregation). */
+function fleetMetrics(window: readonly StoredRollup[], dims: readonly DimensionScore[], rules: ScoringRules, nodeCount: number): FleetMetrics {
   const hows = aggregationsOf(rules);
-  const out = {} as Record<(typeof FLEET_METRIC_KEYS)[number], number | null>;
-  for (const key of FLEET_METRIC_KEYS) {
-    const v = aggregate(data.rollups, key, hows[key]!, from);
-    out[key] = v === null ? null : INTEGER_METRICS.has(key) ? Math.round(v) : round2(v);
-  }
-  out.node_count ??= data.cluster.node_count;
-  return out;
+  const value = (key: (typeof FLEET_METRIC_KEYS)[number]): number | null => {
+    for (const d of dims) if (d.metric_key === key) return d.value;
+    const v = aggregateWindow(window, key, hows[key]!);
+    return v === null ? null : round2(v);
+  };
+  const integer = (v: number | null) => (v === null ? null : Math.round(v));
+  return {
+    compaction_score: value('compaction_score'),
+    disk_used_pct: value('disk_used_pct'),
+    query_errors_7d: integer(value('query_errors_7d')),
+    query_error_pct: value('query_error_pct'),
+    qps: value('qps'),
+    node_count: integer(value('node_count')) ?? nodeCount,
+  };
 }
 
 export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date): FleetClusterScore {
   const { cluster } = data;
-  const dims = scoreDimensions(data, rules, now);
+  const window = lookbackRollups(data.rollups, lookbackStart(rules.lookback_days, now));
+  const dims = scoreDimensionsIn(window, rules);
   const firing = alertsInLookback(data.alerts, rules.lookback_days, now).length;
   const alerts = alertsScore(rules.alert_bands, firing);
   const weightSum = rules.weights.metrics + rules.weights.alerts;
@@ -187,7 +198,7 @@ export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date):
     risk_reasons: reasons,
     suggested_actions: dims.actions,
     firing_alert_count_7d: firing,
-    metrics: fleetMetrics(data, rules, now),
+    metrics: fleetMetrics(window, dims.scores, rules, cluster.node_count),
   };
 }
 

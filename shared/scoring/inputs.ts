@@ -28,17 +28,24 @@ export function lookbackStart(days: number, now: Date): string {
   return lastStart.day;
 }
 
+/** The rollups of a lookback: select once per cluster, then aggregate each metric with aggregateWindow. */
+export function lookbackRollups(rollups: readonly StoredRollup[], fromDay: string): StoredRollup[] {
+  return rollups.filter((r) => r.day >= fromDay);
+}
+
 /** The metric over the lookback, or null when there is no sample in it. */
 export function aggregate(rollups: readonly StoredRollup[], key: MetricKey, how: Aggregation, fromDay: string): number | null {
-  // One pass over the cluster's few daily rollups, allocating nothing.
+  return aggregateWindow(lookbackRollups(rollups, fromDay), key, how);
+}
+
+/** The metric over rollups already limited to the lookback; one pass, allocating nothing. */
+export function aggregateWindow(rollups: readonly StoredRollup[], key: MetricKey, how: Aggregation): number | null {
   let found = false;
   let acc = 0;
   let count = 0;
   let lastAt = '';
   for (let i = 0; i < rollups.length; i++) {
-    const rollup = rollups[i]!;
-    if (rollup.day < fromDay) continue;
-    const part = rollup.metrics[key];
+    const part = rollups[i]!.metrics[key];
     if (part === undefined) continue;
     if (!found) {
       found = true;
