@@ -118,7 +118,7 @@ function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules)
   }
   // No data at all: nothing to hold against the cluster, and the reasons say so.
   const metricsScore = totalWeight > 0 ? weighted / totalWeight : 100;
-  offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || a.rule.display_name.localeCompare(b.rule.display_name));
+  offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || byName(a.rule.display_name, b.rule.display_name));
   if (offGreen.length === 0) return { scores, metricsScore, reasons: missing, actions: [] };
   return {
     scores,
@@ -128,9 +128,12 @@ function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules)
   };
 }
 
-/** "Disk Usage (32)": the lowest-scoring dimension, or "None" when all are at 100. */
+/** "Disk Usage (32)": the lowest-scoring dimension (ties: heavier weight, then name), or "None" when all are at 100. */
 export function topRisk(scores: readonly DimensionScore[]): string {
-  const worst = [...scores].sort((a, b) => a.score - b.score || b.weight - a.weight || a.name.localeCompare(b.name))[0];
+  let worst: DimensionScore | undefined;
+  for (const d of scores) {
+    if (!worst || d.score < worst.score || (d.score === worst.score && (d.weight > worst.weight || (d.weight === worst.weight && d.name < worst.name)))) worst = d;
+  }
   return worst && worst.score < 100 ? `${worst.name} (${Math.round(worst.score)})` : 'None';
 }
 
