@@ -4,7 +4,7 @@ import type { MetricKey } from '../fleet/records.js';
 import type { AlertBand, Aggregation, DimensionRule, ScoringRules } from '../rules/schemas.js';
 import { dimensionScore, dimensionStatus, type DimensionStatus } from './dimensions.js';
 import type { StoredRollup } from '../db/metrics.js';
-import { aggregateWindow, alertsInLookback, byName, clamp, lookbackRollups, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
+import { aggregateWindow, byName, countAlertsInLookback, clamp, lookbackRollups, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
 
 export type Classification = 'Healthy' | 'Warning' | 'Critical';
 
@@ -92,14 +92,14 @@ export function scoreDimensions(data: ClusterData, rules: ScoringRules, now: Dat
 
 function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules): DimensionsResult {
   const scores: DimensionScore[] = [];
-  const offGreen: { score: DimensionScore; rule: DimensionRule; raw: number }[] = [];
-  const missing: string[] = [];
+  let offGreen: { score: DimensionScore; rule: DimensionRule; raw: number }[] | undefined;
+  let missing: string[] | undefined;
   let weighted = 0;
   let totalWeight = 0;
   for (const rule of rules.dimensions) {
     const value = aggregateWindow(window, rule.metric_key, rule.aggregation);
     if (value === null) {
-      missing.push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
+      (missing ??= []).push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
       continue;
     }
     const raw = dimensionScore(rule, value);
@@ -114,16 +114,16 @@ function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules)
     scores.push(score);
     weighted += raw * rule.weight;
     totalWeight += rule.weight;
-    if (score.status !== 'healthy') offGreen.push({ score, rule, raw });
+    if (score.status !== 'healthy') (offGreen ??= []).push({ score, rule, raw });
   }
   // No data at all: nothing to hold against the cluster, and the reasons say so.
   const metricsScore = totalWeight > 0 ? weighted / totalWeight : 100;
+  if (!offGreen) return { scores, metricsScore, reasons: missing ?? [], actions: [] };
   offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || byName(a.rule.display_name, b.rule.display_name));
-  if (offGreen.length === 0) return { scores, metricsScore, reasons: missing, actions: [] };
   return {
     scores,
     metricsScore,
-    reasons: [...offGreen.map((d) => `${d.rule.display_name} at ${fmt(d.score.value)} (${thresholdText(d.rule, d.score.status)})`), ...missing],
+    reasons: [...offGreen.map((d) => `${d.rule.display_name} at ${fmt(d.score.value)} (${thresholdText(d.rule, d.score.status)})`), ...(missing ?? [])],
     actions: [...new Set(offGreen.map((d) => d.rule.action))],
   };
 }
@@ -152,22 +152,24 @@ function aggregationsOf(rules: ScoringRules): Record<string, Aggregation> {
   return hows;
 }
 
-/** The fleet metrics; a metric that is a dimension reuses the dimension's value (same aggregation). */
+/** A fleet metric: the dimension's value when it is one (same aggregation), else aggregated here. */
+function fleetMetric(window: readonly StoredRollup[], dims: readonly DimensionScore[], key: (typeof FLEET_METRIC_KEYS)[number], how: Aggregation): number | null {
+  for (let i = 0; i < dims.length; i++) if (dims[i]!.metric_key === key) return dims[i]!.value;
+  const v = aggregateWindow(window, key, how);
+  return v === null ? null : round2(v);
+}
+
+const integer = (v: number | null) => (v === null ? null : Math.round(v));
+
 function fleetMetrics(window: readonly StoredRollup[], dims: readonly DimensionScore[], rules: ScoringRules, nodeCount: number): FleetMetrics {
   const hows = aggregationsOf(rules);
-  const value = (key: (typeof FLEET_METRIC_KEYS)[number]): number | null => {
-    for (const d of dims) if (d.metric_key === key) return d.value;
-    const v = aggregateWindow(window, key, hows[key]!);
-    return v === null ? null : round2(v);
-  };
-  const integer = (v: number | null) => (v === null ? null : Math.round(v));
   return {
-    compaction_score: value('compaction_score'),
-    disk_used_pct: value('disk_used_pct'),
-    query_errors_7d: integer(value('query_errors_7d')),
-    query_error_pct: value('query_error_pct'),
-    qps: value('qps'),
-    node_count: integer(value('node_count')) ?? nodeCount,
+    compaction_score: fleetMetric(window, dims, 'compaction_score', hows.compaction_score!),
+    disk_used_pct: fleetMetric(window, dims, 'disk_used_pct', hows.disk_used_pct!),
+    query_errors_7d: integer(fleetMetric(window, dims, 'query_errors_7d', hows.query_errors_7d!)),
+    query_error_pct: fleetMetric(window, dims, 'query_error_pct', hows.query_error_pct!),
+    qps: fleetMetric(window, dims, 'qps', hows.qps!),
+    node_count: integer(fleetMetric(window, dims, 'node_count', hows.node_count!)) ?? nodeCount,
   };
 }
 
@@ -175,7 +177,7 @@ export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date):
   const { cluster } = data;
   const window = lookbackRollups(data.rollups, lookbackStart(rules.lookback_days, now));
   const dims = scoreDimensionsIn(window, rules);
-  const firing = alertsInLookback(data.alerts, rules.lookback_days, now).length;
+  const firing = countAlertsInLookback(data.alerts, rules.lookback_days, now);
   const alerts = alertsScore(rules.alert_bands, firing);
   const weightSum = rules.weights.metrics + rules.weights.alerts;
   const overall = (dims.metricsScore * rules.weights.metrics + alerts * rules.weights.alerts) / weightSum;

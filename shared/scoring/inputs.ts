@@ -29,8 +29,10 @@ export function lookbackStart(days: number, now: Date): string {
 }
 
 /** The rollups of a lookback: select once per cluster, then aggregate each metric with aggregateWindow. */
-export function lookbackRollups(rollups: readonly StoredRollup[], fromDay: string): StoredRollup[] {
-  return rollups.filter((r) => r.day >= fromDay);
+export function lookbackRollups(rollups: readonly StoredRollup[], fromDay: string): readonly StoredRollup[] {
+  // Usually every rollup read is inside the lookback: then no copy is needed.
+  for (const r of rollups) if (r.day < fromDay) return rollups.filter((x) => x.day >= fromDay);
+  return rollups;
 }
 
 /** The metric over the lookback, or null when there is no sample in it. */
@@ -74,6 +76,15 @@ export function aggregateWindow(rollups: readonly StoredRollup[], key: MetricKey
   }
   if (!found) return null;
   return how === 'avg' ? acc / count : acc;
+}
+
+/** How many alerts fired during the lookback (see alertsInLookback), without building the list. */
+export function countAlertsInLookback(alerts: readonly AlertRecord[], days: number, now: Date): number {
+  if (alerts.length === 0) return 0;
+  const since = new Date(now.getTime() - days * DAY_MS).toISOString();
+  let n = 0;
+  for (const a of alerts) if (a.starts_at >= since || a.status === 'Firing') n++;
+  return n;
 }
 
 /** Alerts that fired during the lookback: started in it, or still firing. */
