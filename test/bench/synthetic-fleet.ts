@@ -1,0 +1,30 @@
+// A fleet shaped like what the repositories return: `total` demo clusters with
+// 7 days of rollups each, every rollup its own parsed JSON (as read from DynamoDB).
+import { demoClusters, demoSamples } from '../../infra/local/demo-fleet.js';
+import { windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
+import type { ClusterData } from '../../shared/scoring/inputs.js';
+
+export function syntheticFleet(total: number, now: Date): { data: ClusterData[]; rollups: StoredRollup[] } {
+  const days = windowDays(7, now);
+  const clusters = demoClusters(total, 5);
+  // Real demo series for 50 clusters, reused round-robin: the engine's cost does not depend on the values.
+  const templates = clusters.slice(0, 50).map((c) => {
+    const perDay = new Map<string, string>();
+    const merged = new Map<string, DayRollup>();
+    for (const s of demoSamples(c, 7, now, 5)) {
+      const day = s.at.slice(0, 10);
+      merged.set(day, mergeSample(merged.get(day) ?? {}, s));
+    }
+    for (const [day, m] of merged) perDay.set(day, JSON.stringify(m));
+    return perDay;
+  });
+  const rollups: StoredRollup[] = [];
+  const data = clusters.map((c, i) => {
+    const template = templates[i % templates.length]!;
+    const mine = days.filter((d) => template.has(d)).map((day) => ({ cluster_id: c.inventory.cluster_id, day, metrics: JSON.parse(template.get(day)!) as DayRollup }));
+    rollups.push(...mine);
+    return { cluster: { ...c.inventory, created_at: now.toISOString(), updated_at: now.toISOString() }, rollups: mine, alerts: [] };
+  });
+  return { data, rollups };
+}
