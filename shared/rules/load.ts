@@ -12,18 +12,27 @@ export interface LoadedRuleSet<T> {
   rules: T;
 }
 
-async function load<S extends z.ZodType, T>(name: RuleSetName, schema: S, pick: (value: z.output<S>) => T): Promise<LoadedRuleSet<T>> {
-  const stored = await getCurrentRuleSet(name);
-  const value = stored ? stored.parsed : await defaultRuleValue(name);
-  const version = stored?.version ?? 0;
+/** Validates a rule set's parsed form and returns it as plain objects. */
+function rulesFrom<S extends z.ZodType>(name: RuleSetName, version: number, value: unknown, schema: S): z.output<S> {
   // Stored versions were validated when written: a failure means one was written around the API, or the schema changed.
   if (value === null) throw new Error(`${name} version ${version} has no parsed form`);
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new Error(`${name} version ${version} no longer validates: ${parsed.error.issues[0]?.message}`);
   // A plain copy: zod's output objects are markedly slower to read in the scoring
   // loop (measured: ~15% of scoring 10,000 clusters), and this is done once per load.
-  return { version, content: stored?.content ?? null, rules: pick(JSON.parse(JSON.stringify(parsed.data)) as z.output<S>) };
+  return JSON.parse(JSON.stringify(parsed.data)) as z.output<S>;
+}
+
+async function load<S extends z.ZodType, T>(name: RuleSetName, schema: S, pick: (value: z.output<S>) => T): Promise<LoadedRuleSet<T>> {
+  const stored = await getCurrentRuleSet(name);
+  const version = stored?.version ?? 0;
+  const value = stored ? stored.parsed : await defaultRuleValue(name);
+  return { version, content: stored?.content ?? null, rules: pick(rulesFrom(name, version, value, schema)) };
 }
 
 export const loadHealthRules = () => load('health-rules', HealthRules, (v) => v.scoring);
 export const loadRiskRules = () => load('risk-rules', RiskRules, (v) => v.risk);
+
+/** The shipped default health rules, as the loader would return them (no database). */
+export const defaultHealthRules = async (): Promise<ScoringRules> =>
+  rulesFrom('health-rules', 0, await defaultRuleValue('health-rules'), HealthRules).scoring;

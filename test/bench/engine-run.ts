@@ -1,11 +1,11 @@
-// Bundled by test/bench/scoring.ts with the Lambda bundling options and run by
+// Bundled by test/bench/engine.ts with the Lambda bundling options and run by
 // plain Node: the engine measured as deployed. Prints one JSON line.
-import { loadHealthRules } from '../../shared/rules/load.js';
+import { defaultHealthRules } from '../../shared/rules/load.js';
 import { scoreFleet } from '../../shared/scoring/fleet-score.js';
 import { syntheticFleet } from './synthetic-fleet.js';
 
 const now = new Date();
-const { rules } = await loadHealthRules();
+const rules = await defaultHealthRules();
 const fleet = syntheticFleet(10_000, now).data;
 scoreFleet(fleet.slice(0, 500), rules, now); // warm the JIT
 const runs: number[] = [];

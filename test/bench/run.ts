@@ -15,7 +15,9 @@ export interface Row {
 }
 
 const rows: Row[] = [];
-export const report = (suite: string, measure: string, value: string) => {
+export type Report = (suite: string, measure: string, value: string) => void;
+
+export const report: Report = (suite, measure, value) => {
   rows.push({ suite, measure, value });
   console.log(`  ${suite} · ${measure}: ${value}`);
 };
@@ -25,6 +27,11 @@ export interface BenchContext {
   /** Points the data layer at a new, empty set of tables. */
   freshTables(): Promise<void>;
 }
+
+// First, with nothing else running: the pure engine.
+const engine = await import('./engine.js');
+console.log(`\n${engine.title}`);
+await engine.run(report);
 
 const dynamo = await startDynamoDbLocal({ startTimeoutMs: 60_000 });
 try {

@@ -1,13 +1,9 @@
 // Scoring: the pure engine, a full refresh through DynamoDB Local, and the
 // cached GET /api/fleet/scores through the local server.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { build } from 'esbuild';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUNDLE, BUNDLE_ALIASES, REPO_ROOT, copyRuleDefaults } from '../../infra/bundling.js';
 import { startLocalService } from '../../infra/local/service.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { putRollups } from '../../shared/db/metrics.js';
@@ -15,27 +11,12 @@ import { dropFleetViewCache, refreshFleetView } from '../../shared/scoring/fleet
 import { syntheticFleet } from './synthetic-fleet.js';
 import type { BenchContext } from './run.js';
 
-export const title = 'Scoring (DESIGN §8): engine, refresh, cached reads';
+export const title = 'Scoring (DESIGN §8): refresh and cached reads';
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
-const exec = promisify(execFile);
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
   const now = new Date();
-
-  // Pure engine, 10,000 clusters, one core, as deployed: the minified Lambda bundle on plain Node
-  // (running it under tsx would add its development-time overhead to every call).
-  const dir = await mkdtemp(join(tmpdir(), 'fleet-engine-'));
-  await build({
-    entryPoints: [join(REPO_ROOT, 'test', 'bench', 'engine-run.ts')],
-    outfile: join(dir, 'engine', 'index.mjs'),
-    bundle: true, platform: BUNDLE.platform, format: BUNDLE.format, target: BUNDLE.target, minify: BUNDLE.minify,
-    mainFields: [...BUNDLE.mainFields], banner: { js: BUNDLE.banner }, alias: { ...BUNDLE_ALIASES }, logLevel: 'error',
-  });
-  copyRuleDefaults(dir, ['engine']);
-  const { stdout } = await exec(process.execPath, [join(dir, 'engine', 'index.mjs')], { env: process.env });
-  const engine = JSON.parse(stdout.trim().split('\n').pop()!) as { best: number; median: number; clusters: number };
-  report('engine', `pure scoring of ${engine.clusters.toLocaleString('en-US')} clusters (minified bundle on Node), best / median of 7`, `${engine.best.toFixed(1)} / ${engine.median.toFixed(1)} ms (target < 100 ms)`);
 
   // Full refresh through DynamoDB Local: read rollups and alerts, compute all views, persist 3 snapshots.
   for (const total of [1_000, 10_000]) {
