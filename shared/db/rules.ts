@@ -1,11 +1,11 @@
 // Rule set versions repository: the current version of each rule set and its
 // history, in the `rules` table.
 //   pk = RULESET#<name>, sk = CURRENT           → { version, content, parsed, updated_at, updated_by, change_id? }
-//   pk = RULESET#<name>, sk = VERSION#<000042>  → the same, kept for history
+//   pk = RULESET#<name>, sk = VERSION#<000042>  → the same, kept for history (listed by the rule-editing issue)
 // A new version is written together with the CURRENT pointer in one
 // transaction, conditional on the version it was based on.
 import type { RuleSetName } from '../rules/defaults.js';
-import { getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
+import { getItem, tableName, transactWrite, type TransactItem } from './client.js';
 
 export interface RuleSetVersion {
   name: RuleSetName;
@@ -66,13 +66,4 @@ export async function writeRuleSetVersion(
 ): Promise<number> {
   await transactWrite(newVersionActions(name, content, parsed, basedOn, actor, changeId));
   return basedOn + 1;
-}
-
-export async function listRuleSetVersions(name: RuleSetName): Promise<RuleSetVersion[]> {
-  const items = await queryAll('rules', {
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
-    ExpressionAttributeValues: { ':pk': `RULESET#${name}`, ':v': 'VERSION#' },
-    ScanIndexForward: false,
-  });
-  return items.map((item) => toVersion(name, item));
 }

@@ -144,7 +144,7 @@ export async function createInvitedUser(user: NewUser, tokenHash: string, expire
   return record;
 }
 
-export async function getInvitation(tokenHash: string): Promise<Invitation | undefined> {
+async function getInvitation(tokenHash: string): Promise<Invitation | undefined> {
   const item = await getItem('users', invitationKey(tokenHash), true);
   return item ? { username: String(item.username), expires_at: String(item.expires_at) } : undefined;
 }

@@ -74,21 +74,26 @@ export async function ingestClusters(records: readonly unknown[], now = new Date
   return finish(checked);
 }
 
-export async function ingestMetrics(records: readonly unknown[], now = new Date()): Promise<IngestResult> {
-  const checked = check(records, (r) => MetricSample.safeParse(r));
-  withinRetention(checked, (s) => s.at, METRICS_RETENTION_DAYS, now);
-  await knownClustersOnly(checked, (s) => s.cluster_id);
-  await addSamples(checked.valid.map((v) => v.record));
+/** Time-stamped records about clusters: validated, inside the retention, about known clusters, then stored. */
+async function ingestTimed<T extends { cluster_id: string; at: string }>(
+  records: readonly unknown[],
+  parse: Parameters<typeof check<T>>[1],
+  retentionDays: number,
+  store: (valid: T[]) => Promise<void>,
+  now: Date,
+): Promise<IngestResult> {
+  const checked = check(records, parse);
+  withinRetention(checked, (r) => r.at, retentionDays, now);
+  await knownClustersOnly(checked, (r) => r.cluster_id);
+  await store(checked.valid.map((v) => v.record));
   return finish(checked);
 }
 
-export async function ingestLogs(records: readonly unknown[], now = new Date()): Promise<IngestResult> {
-  const checked = check(records, (r) => LogEventInput.safeParse(r));
-  withinRetention(checked, (e) => e.at, LOG_RETENTION_DAYS, now);
-  await knownClustersOnly(checked, (e) => e.cluster_id);
-  await putLogs(checked.valid.map((v) => v.record));
-  return finish(checked);
-}
+export const ingestMetrics = (records: readonly unknown[], now = new Date()): Promise<IngestResult> =>
+  ingestTimed(records, (r) => MetricSample.safeParse(r), METRICS_RETENTION_DAYS, addSamples, now);
+
+export const ingestLogs = (records: readonly unknown[], now = new Date()): Promise<IngestResult> =>
+  ingestTimed(records, (r) => LogEventInput.safeParse(r), LOG_RETENTION_DAYS, putLogs, now);
 
 /** The label that names an alert's cluster (ALERT_CLUSTER_LABEL, default cluster_id). */
 export const clusterLabel = () => process.env.ALERT_CLUSTER_LABEL || 'cluster_id';

@@ -227,5 +227,3 @@ export function validate(): Middleware {
     },
   };
 }
-
-export { stateOf };

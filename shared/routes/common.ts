@@ -35,5 +35,3 @@ export type IssueListQuery = z.infer<typeof IssueListQuery>;
 export const IssueKpisQuery = z.object({ days: DaysWindow });
 
 export const IssueIdParams = z.object({ issue_id: z.string().min(1).max(128) });
-
-export const NoQuery = undefined;
