@@ -13,7 +13,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import type { TableAccess } from '../../shared/http/route.js';
-import { REPO_ROOT, copyRuleDefaults, esbuildOptions, functionEntry, functionNames } from '../bundling.js';
+import { LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, esbuildOptions, functionEntry, functionNames } from '../bundling.js';
 
 /** Tag on every GroupFunction's Lambda, so tests tell ours from CDK-internal functions. */
 export const FUNCTION_KIND_TAG = 'fleet-health:function-kind';
@@ -81,7 +81,7 @@ export class GroupFunction extends Construct {
       logGroup: this.logGroup,
       environment: {
         ...props.environment,
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
       },
     });
     Tags.of(this.function).add(FUNCTION_KIND_TAG, props.kind);

@@ -28,10 +28,18 @@ export function lookbackStart(days: number, now: Date): string {
   return lastStart.day;
 }
 
-/** The rollups of a lookback: select once per cluster, then aggregate each metric with aggregateWindow. */
+/**
+ * The rollups of a lookback, oldest day first: select once per cluster, then
+ * aggregate each metric with aggregateWindow. A cluster has one rollup per day
+ * (the storage key), and the repositories return them in day order.
+ */
 export function lookbackRollups(rollups: readonly StoredRollup[], fromDay: string): readonly StoredRollup[] {
-  // Usually every rollup read is inside the lookback: then no copy is needed.
-  for (const r of rollups) if (r.day < fromDay) return rollups.filter((x) => x.day >= fromDay);
+  // Usually every rollup read is inside the lookback and in order: then no copy is needed.
+  let prior = '';
+  for (const r of rollups) {
+    if (r.day < fromDay || r.day < prior) return rollups.filter((x) => x.day >= fromDay).sort((a, b) => byName(a.day, b.day));
+    prior = r.day;
+  }
   return rollups;
 }
 
@@ -40,20 +48,29 @@ export function aggregate(rollups: readonly StoredRollup[], key: MetricKey, how:
   return aggregateWindow(lookbackRollups(rollups, fromDay), key, how);
 }
 
-/** The metric over rollups already limited to the lookback; one pass, allocating nothing. */
+/**
+ * The metric over a window from lookbackRollups (oldest day first); one pass,
+ * allocating nothing. `last` is the latest day's last sample, so it reads one
+ * rollup instead of comparing every day's timestamps.
+ */
 export function aggregateWindow(rollups: readonly StoredRollup[], key: MetricKey, how: Aggregation): number | null {
+  if (how === 'last') {
+    for (let i = rollups.length - 1; i >= 0; i--) {
+      const part = rollups[i]!.metrics[key];
+      if (part !== undefined) return part.last;
+    }
+    return null;
+  }
   let found = false;
   let acc = 0;
   let count = 0;
-  let lastAt = '';
   for (let i = 0; i < rollups.length; i++) {
     const part = rollups[i]!.metrics[key];
     if (part === undefined) continue;
     if (!found) {
       found = true;
-      acc = how === 'max' ? part.max : how === 'min' ? part.min : how === 'last' ? part.last : part.sum;
+      acc = how === 'max' ? part.max : how === 'min' ? part.min : part.sum;
       count = part.count;
-      lastAt = part.last_at;
       continue;
     }
     switch (how) {
@@ -62,12 +79,6 @@ export function aggregateWindow(rollups: readonly StoredRollup[], key: MetricKey
         break;
       case 'min':
         if (part.min < acc) acc = part.min;
-        break;
-      case 'last':
-        if (part.last_at >= lastAt) {
-          acc = part.last;
-          lastAt = part.last_at;
-        }
         break;
       default:
         acc += part.sum;

@@ -160,7 +160,7 @@ describe('Lambda functions', () => {
         TABLE_PREFIX: prefix,
         SERVICE_NAME: 'fleet-health',
         LOG_LEVEL: 'info',
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: '--enable-source-maps --max-semi-space-size=64',
       });
       expect(typeof env.CORS_ORIGINS, name).toBe('string');
       expect(env.JWT_SECRET_ARN !== undefined, `${name} JWT_SECRET_ARN`).toBe(kind === 'route-group');
