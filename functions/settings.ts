@@ -2,25 +2,41 @@
 // users, audit and roles.
 import { callerOf } from '../shared/auth/caller.js';
 import { auditPage, inviteUser, listManagedUsers, removeUser, rolesList, updateUser } from '../shared/auth/user-admin.js';
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+import { createGroupHandler } from '../shared/http/group-handler.js';
+import type { Principal } from '../shared/http/route.js';
+import type { RuleSetName } from '../shared/rules/defaults.js';
+import { configChangeDetail, listConfigChanges, liveRuleSet, reviewConfigChange, ruleSetVersions, submitRuleSet } from '../shared/rules/editing.js';
+import { generalSettings, updateGeneralSettings } from '../shared/settings/general.js';
 import { settingsGroup } from '../shared/routes/settings.js';
 import { refreshFleetView } from '../shared/scoring/fleet-view.js';
 import { riskSummary } from '../shared/scoring/risk.js';
 
-const rules = notImplemented('issue #6, rule editing');
+/** GET, PUT and versions of one rule set. */
+const ruleSet = (name: RuleSetName) => ({
+  get: async () => liveRuleSet(name),
+  put: async (req: { principal: Principal | null; body: { content: string }; sourceIp: string; userAgent: string }) =>
+    submitRuleSet(req.principal!, name, req.body.content, callerOf(req)),
+  versions: async (req: { query: { page: number; page_size: number } }) => ruleSetVersions(name, req.query.page, req.query.page_size),
+});
+const health = ruleSet('health-rules');
+const issue = ruleSet('issue-rules');
+const risk = ruleSet('risk-rules');
 
 export const handler = createGroupHandler(settingsGroup, {
-  getGeneral: rules,
-  putGeneral: rules,
-  getHealthRules: rules,
-  putHealthRules: rules,
-  getIssueRules: rules,
-  putIssueRules: rules,
-  getRiskRules: rules,
-  putRiskRules: rules,
-  listChanges: rules,
-  getChange: rules,
-  reviewChange: rules,
+  getGeneral: async () => generalSettings(),
+  putGeneral: async (req) => updateGeneralSettings(req.principal!, req.body, callerOf(req)),
+  getHealthRules: health.get,
+  putHealthRules: health.put,
+  healthRuleVersions: health.versions,
+  getIssueRules: issue.get,
+  putIssueRules: issue.put,
+  issueRuleVersions: issue.versions,
+  getRiskRules: risk.get,
+  putRiskRules: risk.put,
+  riskRuleVersions: risk.versions,
+  listChanges: async (req) => listConfigChanges(req.principal!, req.query.status_filter),
+  getChange: async (req) => configChangeDetail(req.principal!, req.params.change_id),
+  reviewChange: async (req) => reviewConfigChange(req.principal!, req.params.change_id, req.body, callerOf(req)),
   recompute: async () => {
     const view = await refreshFleetView(['fleet', 'health']);
     return { status: 'ok', cluster_count: view.scores.length };

@@ -3,7 +3,7 @@
 // anything that looks like a credential before they are stored.
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../auth/roles.js';
-import { putItem, queryAll } from './client.js';
+import { putItem, queryAll, tableName, type Item, type TransactItem } from './client.js';
 
 export const AUDIT_ACTIONS = [
   'login', 'login_failed', 'logout', 'invite', 'activate', 'user_update', 'user_delete',
@@ -49,7 +49,8 @@ export function scrubDetail(value: unknown): unknown {
   return value;
 }
 
-export async function writeAudit(input: AuditInput, now = new Date()): Promise<AuditEntry> {
+/** The entry and its item, for a write of its own or as part of a transaction. */
+function auditRecord(input: AuditInput, now: Date): { entry: AuditEntry; item: Item } {
   const entry: AuditEntry = {
     id: randomUUID(),
     at: now.toISOString(),
@@ -62,15 +63,26 @@ export async function writeAudit(input: AuditInput, now = new Date()): Promise<A
     user_agent: input.user_agent?.slice(0, 512) ?? null,
   };
   const sk = `${entry.at}#${entry.id}`;
-  await putItem('audit', {
+  const item = {
     pk: AUDIT_PK,
     sk,
     gsi1pk: `ACTION#${entry.action}`,
     gsi1sk: sk,
     ttl: Math.floor(now.getTime() / 1000) + RETENTION_DAYS * 86_400,
     ...entry,
-  });
+  };
+  return { entry, item };
+}
+
+export async function writeAudit(input: AuditInput, now = new Date()): Promise<AuditEntry> {
+  const { entry, item } = auditRecord(input, now);
+  await putItem('audit', item as Item & { pk: string; sk: string });
   return entry;
+}
+
+/** The audit entry as a transaction action: recorded if, and only if, the change it describes is. */
+export function auditAction(input: AuditInput, now = new Date()): TransactItem {
+  return { Put: { TableName: tableName('audit'), Item: auditRecord(input, now).item } };
 }
 
 function toEntry(item: Record<string, unknown>): AuditEntry {

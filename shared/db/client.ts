@@ -175,8 +175,26 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** All-or-nothing write of up to 100 actions; ConditionFailed when any condition fails. */
+/** Attempts of a transaction that lost to a concurrent one on the same items. */
+const TRANSACTION_ATTEMPTS = 5;
+
+/**
+ * All or nothing; ConditionFailed (with the failed indexes) when a condition
+ * does not hold. A transaction cancelled only because another one held the
+ * same items (TransactionConflict) is retried with backoff: its conditions are
+ * evaluated afresh, so the retry either applies or fails on its conditions.
+ */
 export async function transactWrite(items: TransactItem[], clientRequestToken?: string): Promise<void> {
-  await conditional(() => db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: clientRequestToken })));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await conditional(() => db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: clientRequestToken })));
+      return;
+    } catch (error) {
+      const conflict = error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict');
+      if (!conflict || attempt >= TRANSACTION_ATTEMPTS) throw error;
+      await sleep(20 * 2 ** attempt * (0.5 + Math.random()));
+    }
+  }
 }
 
 /** Table name for building TransactItems by hand. */

@@ -28,15 +28,54 @@ export const UserPatch = z
   .strictObject({ role: Role.optional(), is_active: z.boolean().optional() })
   .refine((p) => p.role !== undefined || p.is_active !== undefined, 'role or is_active is required');
 
+// Answers of the rule-editing routes (spec §4 settings, DESIGN §7).
+const RuleSetText = z.object({
+  content: z.string(), source: z.literal('live'), version: z.number().int(),
+  updated_at: z.string().nullable(), updated_by: z.string().nullable(),
+});
+const SubmitAnswer = z.union([
+  z.object({ status: z.literal('ok'), applied: z.literal(true), version: z.number().int() }),
+  z.object({ status: z.literal('pending'), applied: z.literal(false), change_id: z.string(), base_version: z.number().int() }),
+]);
+const ChangeStatus = z.enum(['pending', 'approved', 'rejected']);
+const ChangeSummary = z.object({
+  change_id: z.string(), rule_set: z.enum(['health-rules', 'issue-rules', 'risk-rules']), status: ChangeStatus,
+  proposed_by: z.string(), proposed_at: z.string(), base_version: z.number().int(),
+  reviewed_by: z.string().nullable(), reviewed_at: z.string().nullable(), review_note: z.string().nullable(), applied_version: z.number().int().nullable(),
+});
+const Level = z.enum(['Healthy', 'Warning', 'Critical']);
+const LevelCounts = z.object({ Healthy: z.number().int(), Warning: z.number().int(), Critical: z.number().int() });
+const Impact = z.object({
+  measure: z.enum(['classification', 'risk_level']), computed_at: z.string(), clusters_total: z.number().int(), changed_count: z.number().int(),
+  before: LevelCounts, after: LevelCounts,
+  changes: z.array(z.object({
+    cluster_id: z.string(), cluster_name: z.string(), customer_name: z.string(), from: Level, to: Level, direction: z.enum(['worse', 'better']), detail: z.string(),
+  })),
+});
+const ChangeDetail = ChangeSummary.extend({
+  proposed_content: z.string(), current_content: z.string(), current_version: z.number().int(), stale: z.boolean(), impact: Impact.nullable(),
+});
+const ReviewAnswer = z.object({ status: z.enum(['approved', 'rejected']), change_id: z.string(), applied: z.boolean(), version: z.number().int().optional() });
+const VersionsAnswer = z.object({
+  rule_set: z.string(), current_version: z.number().int(), total: z.number().int(), page: z.number().int(), page_size: z.number().int(),
+  versions: z.array(z.object({
+    version: z.number().int(), content: z.string(), updated_at: z.string(), updated_by: z.string(), change_id: z.string().nullable(), proposed_by: z.string().nullable(),
+  })),
+});
+
 const EmailParams = z.object({ email: z.email().max(254).transform((e) => e.toLowerCase()) });
 const ChangeParams = z.object({ change_id: z.string().min(1).max(128) });
 
 const ruleSetRoutes = (ruleSet: 'health-rules' | 'issue-rules' | 'risk-rules') =>
   ({
-    get: { method: 'GET', path: `/api/settings/${ruleSet}`, summary: `The live ${ruleSet} YAML`, auth: 'user', roles: ANY_ROLE },
+    get: { method: 'GET', path: `/api/settings/${ruleSet}`, summary: `The live ${ruleSet} YAML`, auth: 'user', roles: ANY_ROLE, response: RuleSetText },
     put: {
       method: 'PUT', path: `/api/settings/${ruleSet}`, summary: `Replace ${ruleSet} (superadmin) or propose a change`,
-      auth: 'user', roles: ANY_ROLE, body: RulesBody,
+      auth: 'user', roles: ANY_ROLE, body: RulesBody, response: SubmitAnswer,
+    },
+    versions: {
+      method: 'GET', path: `/api/settings/${ruleSet}/versions`, summary: `Applied versions of ${ruleSet}, newest first`,
+      auth: 'user', roles: ANY_ROLE, query: z.object({ page: Page, page_size: PageSize }), response: VersionsAnswer,
     },
   }) as const;
 
@@ -52,25 +91,32 @@ export const settingsGroup = defineGroup({
   },
   grants: ['ses:send'],
   routes: {
-    getGeneral: { method: 'GET', path: '/api/settings/general', summary: 'General settings', auth: 'user', roles: ANY_ROLE },
-    putGeneral: { method: 'PUT', path: '/api/settings/general', summary: 'Change general settings', auth: 'user', roles: SUPERADMIN, body: GeneralSettings },
+    getGeneral: { method: 'GET', path: '/api/settings/general', summary: 'General settings', auth: 'user', roles: ANY_ROLE, response: GeneralSettings },
+    putGeneral: {
+      method: 'PUT', path: '/api/settings/general', summary: 'Change general settings', auth: 'user', roles: SUPERADMIN, body: GeneralSettings,
+      response: GeneralSettings.extend({ status: z.literal('ok') }),
+    },
     getHealthRules: health.get,
     putHealthRules: health.put,
+    healthRuleVersions: health.versions,
     getIssueRules: issue.get,
     putIssueRules: issue.put,
+    issueRuleVersions: issue.versions,
     getRiskRules: risk.get,
     putRiskRules: risk.put,
+    riskRuleVersions: risk.versions,
     listChanges: {
       method: 'GET', path: '/api/settings/config-changes', summary: 'Rule change proposals', auth: 'user', roles: ANY_ROLE,
       query: z.object({ status_filter: z.enum(['', 'pending', 'approved', 'rejected']).default('') }),
+      response: z.object({ changes: z.array(ChangeSummary), total: z.number().int() }),
     },
     getChange: {
       method: 'GET', path: '/api/settings/config-changes/{change_id}', summary: 'One proposal with both YAML texts',
-      auth: 'user', roles: ANY_ROLE, params: ChangeParams,
+      auth: 'user', roles: ANY_ROLE, params: ChangeParams, response: ChangeDetail,
     },
     reviewChange: {
       method: 'POST', path: '/api/settings/config-changes/{change_id}/review', summary: 'Approve or reject a proposal',
-      auth: 'user', roles: SUPERADMIN, params: ChangeParams, body: ReviewBody,
+      auth: 'user', roles: SUPERADMIN, params: ChangeParams, body: ReviewBody, response: ReviewAnswer,
     },
     recompute: { method: 'POST', path: '/api/settings/recompute', summary: 'Recompute health scores', auth: 'user', roles: ADMIN_UP, response: RecomputeResponse },
     recomputeRisk: { method: 'POST', path: '/api/settings/recompute-risk', summary: 'Recompute risk snapshots', auth: 'user', roles: ADMIN_UP, response: RecomputeRiskResponse },

@@ -6,21 +6,47 @@
 import { parseDocument } from 'yaml';
 import type * as z from 'zod';
 import type { RuleSetName } from './defaults.js';
-import { HealthRules, RiskRules } from './schemas.js';
+import { HealthRules, IssueRules, RiskRules } from './schemas.js';
 
 /** Top-level key each rule set must have (the issue rules have none). */
 export const TOP_KEY: Record<RuleSetName, string | null> = { 'health-rules': 'scoring', 'issue-rules': null, 'risk-rules': 'risk' };
-export const SCHEMAS: Partial<Record<RuleSetName, z.ZodType>> = { 'health-rules': HealthRules, 'risk-rules': RiskRules };
+export const SCHEMAS: Record<RuleSetName, z.ZodType> = { 'health-rules': HealthRules, 'issue-rules': IssueRules, 'risk-rules': RiskRules };
 
 export type RuleCheck = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
+/** Deeper flow nesting (`[[[[…`) than any rule set needs; refused before parsing, which would recurse that deep. */
+export const MAX_FLOW_DEPTH = 64;
+
+/** The deepest nesting of flow collections, ignoring quoted text and comments (a cheap pre-check). */
+function flowDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let quote = '';
+  let comment = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (comment) {
+      if (c === '\n') comment = false;
+    } else if (quote) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]!))) comment = true;
+    else if (c === '[' || c === '{') deepest = Math.max(deepest, ++depth);
+    else if (c === ']' || c === '}') depth = Math.max(0, depth - 1);
+  }
+  return deepest;
+}
+
 /** Checks a rule set's YAML text. `message` says what is wrong and where. */
 export function checkRuleText(name: RuleSetName, text: string, schema = SCHEMAS[name]): RuleCheck {
+  if (flowDepth(text) > MAX_FLOW_DEPTH) return { ok: false, message: `invalid YAML: collections nested deeper than ${MAX_FLOW_DEPTH} levels` };
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const error = doc.errors[0];
   if (error) {
     const at = error.linePos?.[0];
-    return { ok: false, message: `invalid YAML${at ? ` at line ${at.line}, column ${at.col}` : ''}: ${error.message.split('\n')[0]}` };
+    const what = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    return { ok: false, message: `invalid YAML${at ? ` at line ${at.line}, column ${at.col}` : ''}: ${what}` };
   }
   let value: unknown;
   try {
@@ -31,14 +57,11 @@ export function checkRuleText(name: RuleSetName, text: string, schema = SCHEMAS[
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, message: 'the rule set must be a YAML mapping' };
   const top = TOP_KEY[name];
   if (top && !(top in value)) return { ok: false, message: `${name} must have the top-level key \`${top}\`` };
-  if (schema) {
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      return { ok: false, message: `${issue.path.join('.') || 'rule set'}: ${issue.message}` };
-    }
-    return { ok: true, value: parsed.data as Record<string, unknown> };
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { ok: false, message: `${issue.path.join('.') || 'rule set'}: ${issue.message}` };
   }
-  return { ok: true, value: value as Record<string, unknown> };
+  return { ok: true, value: parsed.data as Record<string, unknown> };
 }
 

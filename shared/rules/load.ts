@@ -3,7 +3,7 @@
 // so the Lambdas that only read rules do not carry a YAML parser.
 import { getCurrentRuleSet } from '../db/rules.js';
 import { defaultRuleValue, type RuleSetName } from './defaults.js';
-import { HealthRules, RiskRules, type RiskRuleSet, type ScoringRules } from './schemas.js';
+import { HealthRules, IssueRules, RiskRules, type ScoringRules } from './schemas.js';
 import type * as z from 'zod';
 
 export interface LoadedRuleSet<T> {
@@ -32,6 +32,7 @@ async function load<S extends z.ZodType, T>(name: RuleSetName, schema: S, pick: 
 
 export const loadHealthRules = () => load('health-rules', HealthRules, (v) => v.scoring);
 export const loadRiskRules = () => load('risk-rules', RiskRules, (v) => v.risk);
+export const loadIssueRules = () => load('issue-rules', IssueRules, (v) => v);
 
 /** The shipped default health rules, as the loader would return them (no database). */
 export const defaultHealthRules = async (): Promise<ScoringRules> =>

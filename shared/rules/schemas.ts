@@ -84,3 +84,44 @@ export const RiskRules = z.strictObject({
 });
 export type RiskRules = z.infer<typeof RiskRules>;
 export type RiskRuleSet = RiskRules['risk'];
+
+export const Severity = z.enum(['Critical', 'Warning']);
+export type Severity = z.infer<typeof Severity>;
+
+/** `cluster`, `alert_name`, or `label:<name>` (one of the alert's labels). */
+const GroupingKey = z.union([z.enum(['cluster', 'alert_name']), z.string().regex(/^label:[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a label key is `label:<name>`')]);
+
+/** A case-insensitive regular expression over alert names; kept short, and it must compile. */
+const AlertNamePattern = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((p) => {
+    try {
+      new RegExp(p, 'i');
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a valid regular expression');
+
+export const IssueRules = z.strictObject({
+  grouping: z.strictObject({
+    keys: z
+      .array(GroupingKey)
+      .min(1)
+      .max(5)
+      .refine((keys) => keys.includes('cluster'), 'keys must include `cluster`: an issue belongs to one cluster')
+      .refine((keys) => new Set(keys).size === keys.length, 'each key at most once'),
+    join_window_minutes: z.number().int().min(1).max(10_080),
+  }),
+  resolution: z.strictObject({
+    quiet_minutes: z.number().int().min(0).max(10_080),
+  }),
+  severity: z.strictObject({
+    default: Severity,
+    label: z.string().min(1).max(64).nullable(),
+    patterns: z.array(z.strictObject({ match: AlertNamePattern, severity: Severity })).max(50),
+  }),
+});
+export type IssueRules = z.infer<typeof IssueRules>;

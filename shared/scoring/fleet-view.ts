@@ -31,22 +31,36 @@ export interface FleetView {
   snapshots: RiskSnapshot[];
 }
 
-export async function computeFleetView(now = new Date()): Promise<FleetView> {
-  const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
-  const days = Math.max(health.rules.lookback_days, risk.rules.lookback_days);
-  const alertDays = Math.max(CRITICAL_ALERT_DAYS, health.rules.lookback_days);
+/** Days of rollups a computation with these rules reads. */
+export const rollupDaysFor = (health: ScoringRules, risk: RiskRuleSet) => Math.max(health.lookback_days, risk.lookback_days);
+
+/**
+ * Each cluster's inputs: inventory, `days` days of daily rollups, and the alerts
+ * of the critical-cluster window or the health lookback, whichever is longer.
+ */
+export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date): Promise<ClusterData[]> {
+  const alertDays = Math.max(CRITICAL_ALERT_DAYS, alertLookbackDays);
   const [clusters, rollups, alerts] = await Promise.all([
     listClusters(),
     readFleetRollups(windowDays(days, now)),
     listAlertsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
   ]);
   const alertsByCluster = new Map<string, AlertRecord[]>();
-  for (const alert of alerts) alertsByCluster.set(alert.cluster_id, [...(alertsByCluster.get(alert.cluster_id) ?? []), alert]);
-  const fleet: ClusterData[] = clusters.map((cluster) => ({
+  for (const alert of alerts) {
+    const list = alertsByCluster.get(alert.cluster_id);
+    if (list) list.push(alert);
+    else alertsByCluster.set(alert.cluster_id, [alert]);
+  }
+  return clusters.map((cluster) => ({
     cluster,
     rollups: rollups.get(cluster.cluster_id) ?? [],
     alerts: alertsByCluster.get(cluster.cluster_id) ?? [],
   }));
+}
+
+export async function computeFleetView(now = new Date()): Promise<FleetView> {
+  const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
+  const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now);
   const scores = scoreFleet(fleet, health.rules, now);
   const overall = new Map(scores.map((s) => [s.cluster_id, s.overall_score]));
   return {

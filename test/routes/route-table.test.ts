@@ -16,6 +16,9 @@ const BEYOND_SPEC = [
   'POST /api/ingest/metrics',
   'POST /api/ingest/alerts',
   'POST /api/ingest/logs',
+  'GET /api/settings/health-rules/versions', // issue 6: version history of each rule set
+  'GET /api/settings/issue-rules/versions',
+  'GET /api/settings/risk-rules/versions',
 ];
 
 describe('the route table', () => {

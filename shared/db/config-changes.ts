@@ -1,0 +1,114 @@
+// Rule change proposals (DESIGN §7), in the `rules` table beside the rule set
+// versions:
+//   pk = CHANGES, sk = <change_id>   change ids start with their UTC time, so
+//                                    the partition lists newest first.
+// A proposal is written once as `pending`; a review moves it to `approved` or
+// `rejected` with a conditional update, so it is reviewed at most once.
+import { randomBytes } from 'node:crypto';
+import type { RuleSetName } from '../rules/defaults.js';
+import { getItem, queryAll, tableName, type TransactItem } from './client.js';
+
+export const CHANGE_STATUSES = ['pending', 'approved', 'rejected'] as const;
+export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
+
+export interface ConfigChange {
+  change_id: string;
+  rule_set: RuleSetName;
+  status: ChangeStatus;
+  proposed_by: string;
+  proposed_at: string;
+  /** The rule set version the proposal was written against (0: the shipped default). */
+  base_version: number;
+  proposed_content: string;
+  reviewed_by: string | null;
+  reviewed_at: string | null;
+  review_note: string | null;
+  /** The version the approval created. */
+  applied_version: number | null;
+}
+
+export type ConfigChangeSummary = Omit<ConfigChange, 'proposed_content'>;
+
+/** Proposals a listing reads at most (newest first). */
+export const CHANGES_READ_LIMIT = 500;
+const PK = 'CHANGES';
+const SUMMARY_FIELDS = ['change_id', 'rule_set', 'status', 'proposed_by', 'proposed_at', 'base_version', 'reviewed_by', 'reviewed_at', 'review_note', 'applied_version'] as const;
+
+/** `20261122T043000123Z-9f1c2a7b`: sortable by time, unguessable in its tail. */
+export function newChangeId(now = new Date()): string {
+  return `${now.toISOString().replace(/[-:.]/g, '')}-${randomBytes(4).toString('hex')}`;
+}
+
+const key = (changeId: string) => ({ pk: PK, sk: changeId });
+
+function toChange(item: Record<string, unknown>): ConfigChange {
+  return {
+    change_id: String(item.change_id),
+    rule_set: item.rule_set as RuleSetName,
+    status: item.status as ChangeStatus,
+    proposed_by: String(item.proposed_by),
+    proposed_at: String(item.proposed_at),
+    base_version: Number(item.base_version),
+    proposed_content: String(item.proposed_content ?? ''),
+    reviewed_by: (item.reviewed_by as string | null | undefined) ?? null,
+    reviewed_at: (item.reviewed_at as string | null | undefined) ?? null,
+    review_note: (item.review_note as string | null | undefined) ?? null,
+    applied_version: item.applied_version == null ? null : Number(item.applied_version),
+  };
+}
+
+function summaryOf(item: Record<string, unknown>): ConfigChangeSummary {
+  const { proposed_content: _content, ...summary } = toChange(item);
+  return summary;
+}
+
+/** The proposal as a transaction action (with its audit entry, say); fails if the id exists. */
+export function newChangeAction(change: ConfigChange): TransactItem {
+  return { Put: { TableName: tableName('rules'), Item: { ...key(change.change_id), ...change }, ConditionExpression: 'attribute_not_exists(pk)' } };
+}
+
+export async function getChange(changeId: string): Promise<ConfigChange | undefined> {
+  const item = await getItem('rules', key(changeId), true);
+  return item ? toChange(item) : undefined;
+}
+
+/** Newest first, without the YAML; optionally one status and one proposer. */
+export async function listChanges(filter: { status?: ChangeStatus; proposedBy?: string }): Promise<ConfigChangeSummary[]> {
+  const conditions: string[] = [];
+  const values: Record<string, unknown> = { ':pk': PK };
+  if (filter.status) {
+    conditions.push('#status = :status');
+    values[':status'] = filter.status;
+  }
+  if (filter.proposedBy) {
+    conditions.push('proposed_by = :by');
+    values[':by'] = filter.proposedBy;
+  }
+  const items = await queryAll('rules', {
+    KeyConditionExpression: 'pk = :pk',
+    ...(conditions.length ? { FilterExpression: conditions.join(' AND ') } : {}),
+    ExpressionAttributeValues: values,
+    ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f) => [`#${f}`, f])),
+    ProjectionExpression: SUMMARY_FIELDS.map((f) => `#${f}`).join(', '),
+    ScanIndexForward: false,
+  }, CHANGES_READ_LIMIT);
+  return items.map(summaryOf);
+}
+
+/** Marks a pending proposal reviewed, as a transaction action; its condition fails unless it is still pending. */
+export function reviewChangeAction(
+  changeId: string, review: { status: Exclude<ChangeStatus, 'pending'>; by: string; note: string; appliedVersion: number | null }, now = new Date(),
+): TransactItem {
+  return {
+    Update: {
+      TableName: tableName('rules'),
+      Key: key(changeId),
+      UpdateExpression: 'SET #status = :status, reviewed_by = :by, reviewed_at = :at, review_note = :note, applied_version = :version',
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':status': review.status, ':by': review.by, ':at': now.toISOString(), ':note': review.note, ':version': review.appliedVersion, ':pending': 'pending',
+      },
+    },
+  };
+}

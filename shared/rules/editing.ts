@@ -1,0 +1,218 @@
+// Rule editing with an approval workflow (spec §3 state table, §4 settings;
+// DESIGN §5, §7). A superadmin's valid edit becomes the next version at once;
+// anyone else's becomes a `pending` proposal that a superadmin approves (the
+// proposed YAML becomes the next version) or rejects. Every write goes with
+// its audit entry in one transaction, conditional on the version it was based
+// on, so two edits never silently overwrite each other.
+import type { Caller } from '../auth/caller.js';
+import { auditAction, type AuditInput } from '../db/audit.js';
+import { ConditionFailed, transactWrite } from '../db/client.js';
+import { getChange, listChanges, newChangeAction, newChangeId, reviewChangeAction, type ChangeStatus, type ConfigChange, type ConfigChangeSummary } from '../db/config-changes.js';
+import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, type RuleSetVersion } from '../db/rules.js';
+import { bumpGeneration } from '../db/scores.js';
+import { Conflict, NotFound, ValidationFailed } from '../http/errors.js';
+import type { Principal } from '../http/route.js';
+import { CRITICAL_ALERT_DAYS } from '../scoring/critical.js';
+import { fleetView, loadFleetInputs, rollupDaysFor } from '../scoring/fleet-view.js';
+import { healthImpact, riskImpact, type RuleImpact } from '../scoring/impact.js';
+import { checkRuleText } from './check.js';
+import { defaultRuleText, type RuleSetName } from './defaults.js';
+import type { HealthRules, RiskRules } from './schemas.js';
+
+export interface LiveRuleSet {
+  content: string;
+  source: 'live';
+  /** 0 while the shipped default is in force. */
+  version: number;
+  updated_at: string | null;
+  updated_by: string | null;
+}
+
+/** The rule set in force, as its YAML text with comments: the stored version, or the shipped default. */
+export async function liveRuleSet(name: RuleSetName): Promise<LiveRuleSet> {
+  const current = await getCurrentRuleSet(name);
+  return current
+    ? { content: current.content, source: 'live', version: current.version, updated_at: current.updated_at, updated_by: current.updated_by }
+    : { content: defaultRuleText(name), source: 'live', version: 0, updated_at: null, updated_by: null };
+}
+
+/** Parses and checks a rule set's text, or refuses it with 422 saying what is wrong and where. */
+function checked(name: RuleSetName, content: string): Record<string, unknown> {
+  const check = checkRuleText(name, content);
+  if (!check.ok) throw new ValidationFailed(`The ${name} content is not valid: ${check.message}`, [{ loc: ['body', 'content'], msg: check.message, type: 'rules' }]);
+  return check.value;
+}
+
+const audit = (principal: Principal, caller: Caller, rest: Omit<AuditInput, 'actor' | 'role' | 'ip' | 'user_agent'>, now: Date) =>
+  auditAction({ actor: principal.username, role: principal.role, ip: caller.ip, user_agent: caller.userAgent, ...rest }, now);
+
+// Every container drops its cached fleet view, so the next computation uses the new version.
+// Should this fail after the write, caches still expire within their 60 seconds.
+const invalidateCaches = () => bumpGeneration();
+
+export type SubmitResult =
+  | { status: 'ok'; applied: true; version: number }
+  | { status: 'pending'; applied: false; change_id: string; base_version: number };
+
+/** PUT of a rule set: applied at once for a superadmin, a proposal for anyone else. */
+export async function submitRuleSet(principal: Principal, name: RuleSetName, content: string, caller: Caller, now = new Date()): Promise<SubmitResult> {
+  const value = checked(name, content);
+  const base = (await getCurrentRuleSet(name))?.version ?? 0;
+  if (principal.role === 'superadmin') {
+    try {
+      await transactWrite([
+        ...newVersionActions(name, content, value, base, principal.username, null, now),
+        audit(principal, caller, { action: 'rules_update', target: name, detail: { rule_set: name, version: base + 1, based_on: base } }, now),
+      ]);
+    } catch (error) {
+      if (error instanceof ConditionFailed) throw new Conflict(`${name} changed while this edit was saved; reload it and apply the edit again.`);
+      throw error;
+    }
+    await invalidateCaches();
+    return { status: 'ok', applied: true, version: base + 1 };
+  }
+  const change: ConfigChange = {
+    change_id: newChangeId(now), rule_set: name, status: 'pending', proposed_by: principal.username, proposed_at: now.toISOString(),
+    base_version: base, proposed_content: content, reviewed_by: null, reviewed_at: null, review_note: null, applied_version: null,
+  };
+  await transactWrite([
+    newChangeAction(change),
+    audit(principal, caller, { action: 'change_propose', target: change.change_id, detail: { rule_set: name, base_version: base } }, now),
+  ]);
+  return { status: 'pending', applied: false, change_id: change.change_id, base_version: base };
+}
+
+/** Superadmins see every proposal, others only their own. */
+export async function listConfigChanges(principal: Principal, status: ChangeStatus | ''): Promise<{ changes: ConfigChangeSummary[]; total: number }> {
+  const changes = await listChanges({ status: status || undefined, proposedBy: principal.role === 'superadmin' ? undefined : principal.username });
+  return { changes, total: changes.length };
+}
+
+/** A proposal someone else made is as unknown to a non-superadmin as a missing one. */
+async function visibleChange(principal: Principal, changeId: string): Promise<ConfigChange> {
+  const change = await getChange(changeId);
+  if (!change || (principal.role !== 'superadmin' && change.proposed_by !== principal.username)) throw new NotFound(`No config change ${changeId}.`);
+  return change;
+}
+
+export interface ConfigChangeDetail extends ConfigChange {
+  /** The live version now; approving a proposal whose base_version differs answers 409. */
+  current_version: number;
+  stale: boolean;
+  current_content: string;
+  /** For a pending health or risk rules proposal: the clusters it would move (nothing written). */
+  impact: RuleImpact | null;
+}
+
+export async function configChangeDetail(principal: Principal, changeId: string): Promise<ConfigChangeDetail> {
+  const change = await visibleChange(principal, changeId);
+  const live = await liveRuleSet(change.rule_set);
+  return {
+    ...change,
+    current_version: live.version,
+    stale: change.status === 'pending' && live.version !== change.base_version,
+    current_content: live.content,
+    impact: change.status === 'pending' ? await impactOf(change) : null,
+  };
+}
+
+/**
+ * Scores the fleet with the live rules and with the proposal, on the current
+ * data: the cached view's inputs when they cover the proposal's lookbacks,
+ * else read afresh for the longer window.
+ */
+async function impactOf(change: ConfigChange): Promise<RuleImpact | null> {
+  if (change.rule_set === 'issue-rules') return null;
+  const check = checkRuleText(change.rule_set, change.proposed_content);
+  if (!check.ok) return null;
+  // Plain copies, as the loader gives the engine (zod's output objects are slower to read).
+  const proposed = JSON.parse(JSON.stringify(check.value)) as HealthRules | RiskRules;
+  const view = await fleetView();
+  const health = 'scoring' in proposed ? proposed.scoring : view.health.rules;
+  const risk = 'risk' in proposed ? proposed.risk : view.risk.rules;
+  const covered =
+    rollupDaysFor(health, risk) <= rollupDaysFor(view.health.rules, view.risk.rules) &&
+    health.lookback_days <= Math.max(CRITICAL_ALERT_DAYS, view.health.rules.lookback_days);
+  const fleet = covered ? view.fleet : await loadFleetInputs(rollupDaysFor(health, risk), health.lookback_days, view.now);
+  return 'scoring' in proposed ? healthImpact(fleet, view.health.rules, health, view.now) : riskImpact(fleet, view.risk.rules, risk, view.now);
+}
+
+export interface ReviewResult {
+  status: 'approved' | 'rejected';
+  change_id: string;
+  applied: boolean;
+  /** The version the approval created. */
+  version?: number;
+}
+
+/**
+ * Approve: the proposed YAML becomes the next version and the proposal is
+ * marked approved in one transaction, valid only while the rule set is still
+ * at the proposal's base version and the proposal still pending. Reject: marks it.
+ */
+export async function reviewConfigChange(
+  principal: Principal, changeId: string, review: { action: 'approve' | 'reject'; note: string }, caller: Caller, now = new Date(),
+): Promise<ReviewResult> {
+  const change = await getChange(changeId);
+  if (!change) throw new NotFound(`No config change ${changeId}.`);
+  const reviewed = () => new Conflict(`Config change ${changeId} is not pending: it was reviewed already.`);
+  if (change.status !== 'pending') throw reviewed();
+
+  if (review.action === 'reject') {
+    try {
+      await transactWrite([
+        reviewChangeAction(changeId, { status: 'rejected', by: principal.username, note: review.note, appliedVersion: null }, now),
+        audit(principal, caller, { action: 'change_reject', target: changeId, detail: { rule_set: change.rule_set, note: review.note } }, now),
+      ]);
+    } catch (error) {
+      if (error instanceof ConditionFailed) throw reviewed();
+      throw error;
+    }
+    return { status: 'rejected', change_id: changeId, applied: false };
+  }
+
+  const check = checkRuleText(change.rule_set, change.proposed_content);
+  if (!check.ok) throw new Conflict(`Config change ${changeId} no longer passes the ${change.rule_set} checks (${check.message}); reject it and propose again.`);
+  const version = change.base_version + 1;
+  const actions = [
+    ...newVersionActions(change.rule_set, change.proposed_content, check.value, change.base_version, principal.username, { change_id: changeId, proposed_by: change.proposed_by }, now),
+    reviewChangeAction(changeId, { status: 'approved', by: principal.username, note: review.note, appliedVersion: version }, now),
+    audit(principal, caller, { action: 'change_approve', target: changeId, detail: { rule_set: change.rule_set, version, proposed_by: change.proposed_by, note: review.note } }, now),
+  ];
+  const proposalIndex = actions.length - 2;
+  try {
+    await transactWrite(actions);
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    if (error.failed.includes(proposalIndex)) throw reviewed();
+    const currentVersion = (await getCurrentRuleSet(change.rule_set))?.version ?? 0;
+    throw new Conflict(
+      `${change.rule_set} is at version ${currentVersion}, not version ${change.base_version} that this proposal was based on; nothing was changed. Reject it and propose the edit against the current version.`,
+      { current_version: currentVersion, base_version: change.base_version },
+    );
+  }
+  await invalidateCaches();
+  return { status: 'approved', change_id: changeId, applied: true, version };
+}
+
+export interface VersionsPage {
+  rule_set: RuleSetName;
+  current_version: number;
+  versions: Omit<RuleSetVersion, 'name' | 'parsed'>[];
+  total: number;
+  page: number;
+  page_size: number;
+}
+
+/** Applied versions of a rule set, newest first (version 0, the shipped default, is not stored). */
+export async function ruleSetVersions(name: RuleSetName, page: number, pageSize: number): Promise<VersionsPage> {
+  const { versions, total } = await listRuleSetVersions(name, page, pageSize);
+  return {
+    rule_set: name,
+    current_version: total,
+    versions: versions.map(({ name: _name, parsed: _parsed, ...v }) => v),
+    total,
+    page,
+    page_size: pageSize,
+  };
+}

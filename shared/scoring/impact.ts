@@ -1,0 +1,88 @@
+// Impact preview of a rule change (issue 6): every cluster scored with the live
+// rules and with the proposed ones on the same inputs; the clusters whose
+// classification (health rules) or risk level (risk rules) would change.
+// Pure: nothing is written.
+import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
+import { scoreFleet, type Classification } from './fleet-score.js';
+import { byName, type ClusterData } from './inputs.js';
+import { riskSnapshot } from './risk.js';
+
+type Level = Classification; // risk levels use the same three names
+
+export interface ImpactChange {
+  cluster_id: string;
+  cluster_name: string;
+  customer_name: string;
+  from: Level;
+  to: Level;
+  direction: 'worse' | 'better';
+  /** What moved, e.g. "tier-adjusted score 81.2 → 63.5" or the new worst risk signal. */
+  detail: string;
+}
+
+export interface RuleImpact {
+  measure: 'classification' | 'risk_level';
+  computed_at: string;
+  clusters_total: number;
+  changed_count: number;
+  before: Record<Level, number>;
+  after: Record<Level, number>;
+  /** Worse first, then better; by cluster name within each. */
+  changes: ImpactChange[];
+}
+
+const SEVERITY: Record<Level, number> = { Healthy: 0, Warning: 1, Critical: 2 };
+
+interface Outcome {
+  cluster: ClusterData['cluster'];
+  before: Level;
+  after: Level;
+  detail: string;
+}
+
+function summarize(measure: RuleImpact['measure'], outcomes: Outcome[], now: Date): RuleImpact {
+  const before: Record<Level, number> = { Healthy: 0, Warning: 0, Critical: 0 };
+  const after: Record<Level, number> = { Healthy: 0, Warning: 0, Critical: 0 };
+  const changes: ImpactChange[] = [];
+  for (const o of outcomes) {
+    before[o.before]++;
+    after[o.after]++;
+    if (o.before === o.after) continue;
+    changes.push({
+      cluster_id: o.cluster.cluster_id,
+      cluster_name: o.cluster.cluster_name,
+      customer_name: o.cluster.customer_name,
+      from: o.before,
+      to: o.after,
+      direction: SEVERITY[o.after] > SEVERITY[o.before] ? 'worse' : 'better',
+      detail: o.detail,
+    });
+  }
+  changes.sort((a, b) => (a.direction === b.direction ? 0 : a.direction === 'worse' ? -1 : 1) || byName(a.cluster_name, b.cluster_name));
+  return { measure, computed_at: now.toISOString(), clusters_total: outcomes.length, changed_count: changes.length, before, after, changes };
+}
+
+export function healthImpact(fleet: readonly ClusterData[], live: ScoringRules, proposed: ScoringRules, now: Date): RuleImpact {
+  const before = new Map(scoreFleet(fleet, live, now).map((s) => [s.cluster_id, s]));
+  const after = new Map(scoreFleet(fleet, proposed, now).map((s) => [s.cluster_id, s]));
+  const outcomes = fleet.map((d) => {
+    const was = before.get(d.cluster.cluster_id)!;
+    const will = after.get(d.cluster.cluster_id)!;
+    return {
+      cluster: d.cluster,
+      before: was.classification,
+      after: will.classification,
+      detail: `tier-adjusted score ${was.tier_adjusted_score} → ${will.tier_adjusted_score}`,
+    };
+  });
+  return summarize('classification', outcomes, now);
+}
+
+export function riskImpact(fleet: readonly ClusterData[], live: RiskRuleSet, proposed: RiskRuleSet, now: Date): RuleImpact {
+  const outcomes = fleet.map((d) => {
+    const was = riskSnapshot(d, live, 0, now);
+    const will = riskSnapshot(d, proposed, 0, now);
+    return { cluster: d.cluster, before: was.risk_level, after: will.risk_level, detail: will.risk_signals[0] ?? 'no risk signals' };
+  });
+  return summarize('risk_level', outcomes, now);
+}

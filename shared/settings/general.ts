@@ -1,0 +1,25 @@
+// General settings (spec §4): which method scores health and judges alert
+// criticality, `rules` or `ai`. Superadmin only to change (route table);
+// every change is audited with before and after, in the same transaction.
+import type { Caller } from '../auth/caller.js';
+import { auditAction } from '../db/audit.js';
+import { transactWrite } from '../db/client.js';
+import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
+import type { Principal } from '../http/route.js';
+
+export async function generalSettings(): Promise<GeneralSettings> {
+  const { health_scoring_method, alert_criticality_method } = await getGeneralSettings();
+  return { health_scoring_method, alert_criticality_method };
+}
+
+export async function updateGeneralSettings(principal: Principal, settings: GeneralSettings, caller: Caller, now = new Date()): Promise<{ status: 'ok' } & GeneralSettings> {
+  const before = await generalSettings();
+  await transactWrite([
+    saveGeneralSettingsAction(settings, principal.username, now),
+    auditAction({
+      actor: principal.username, role: principal.role, action: 'settings_update', target: 'general',
+      detail: { before, after: settings }, ip: caller.ip, user_agent: caller.userAgent,
+    }, now),
+  ]);
+  return { status: 'ok', ...settings };
+}

@@ -1,0 +1,302 @@
+// Rule editing with approvals (issue 6) through the real local server on
+// DynamoDB Local: the spec's state table row by row, every error, concurrent
+// approvals, a failed write, version history and general settings.
+import { parse, stringify } from 'yaml';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { listAudit } from '../../shared/db/audit.js';
+import { deleteItem, getItem, putItem } from '../../shared/db/client.js';
+import { getCurrentRuleSet } from '../../shared/db/rules.js';
+import { defaultRuleText, RULE_SET_NAMES, type RuleSetName } from '../../shared/rules/defaults.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startTestService } from '../support/local-service.js';
+import { userToken } from '../support/tokens.js';
+
+let service: LocalService;
+const tokens = {} as Record<'superadmin' | 'admin' | 'viewer' | 'otherAdmin', string>;
+
+beforeAll(async () => {
+  service = await startTestService({ adminPassword: 'rules-admin-password', demoClusters: 12 });
+  tokens.superadmin = await userToken('superadmin', 'rules-super');
+  tokens.admin = await userToken('admin', 'rules-admin');
+  tokens.viewer = await userToken('viewer', 'rules-viewer');
+  tokens.otherAdmin = await userToken('admin', 'rules-admin-2');
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+type Who = keyof typeof tokens;
+async function call(who: Who | null, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { ...(who ? { Authorization: `Bearer ${tokens[who]}` } : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+/** The live health rules with one change applied, as YAML. */
+async function healthRulesWith(change: (rules: any) => void): Promise<string> {
+  const rules = parse((await call('superadmin', 'GET', '/api/settings/health-rules')).body.content);
+  change(rules);
+  return stringify(rules);
+}
+
+const version = async (name: RuleSetName) => (await getCurrentRuleSet(name))?.version ?? 0;
+const actionsInAudit = async (action: string) => (await listAudit(action)).length;
+
+describe('reading rule sets', () => {
+  it.each(RULE_SET_NAMES)('GET %s answers the shipped YAML, comments and all, as the live version 0', async (name) => {
+    const { status, body } = await call('viewer', 'GET', `/api/settings/${name}`);
+    expect(status).toBe(200);
+    expect(body).toEqual({ content: defaultRuleText(name), source: 'live', version: 0, updated_at: null, updated_by: null });
+    expect(body.content).toMatch(/^# /m);
+  });
+});
+
+describe('refusing bad rule text (422, nothing written)', () => {
+  const cases: [string, RuleSetName, string, RegExp][] = [
+    ['not YAML', 'health-rules', 'scoring:\n  lookback_days: [1, 2\n', /invalid YAML at line \d+, column \d+/],
+    ['not a mapping', 'issue-rules', '- just\n- a list\n', /must be a YAML mapping/],
+    ['a scalar', 'risk-rules', '42', /must be a YAML mapping/],
+    ['no `scoring` at the top', 'health-rules', 'risk:\n  lookback_days: 7\n', /top-level key `scoring`/],
+    ['no `risk` at the top', 'risk-rules', 'scoring: {}\n', /top-level key `risk`/],
+    ['failing the full schema', 'risk-rules', 'risk:\n  lookback_days: 0\n  rules: []\n', /risk\.lookback_days: /],
+    ['an issue rule without the cluster key', 'issue-rules', defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', 'keys: [alert_name]'), /must include `cluster`/],
+    ['a pattern that does not compile', 'issue-rules', defaultRuleText('issue-rules').replace('"(Down|Unavailable|Unreachable)$"', '"(unclosed"'), /not a valid regular expression/],
+    ['duplicate keys', 'health-rules', 'scoring: {}\nscoring: {}\n', /invalid YAML at line 2/],
+  ];
+  it.each(cases)('%s', async (_what, name, content, message) => {
+    const before = await version(name);
+    const proposals = (await call('superadmin', 'GET', '/api/settings/config-changes')).body.total;
+    for (const who of ['superadmin', 'viewer'] as const) {
+      const { status, body } = await call(who, 'PUT', `/api/settings/${name}`, { content });
+      expect(status).toBe(422);
+      expect(body.detail).toMatch(message);
+      expect(body.errors[0].loc).toEqual(['body', 'content']);
+    }
+    expect(await version(name)).toBe(before);
+    expect((await call('superadmin', 'GET', '/api/settings/config-changes')).body.total).toBe(proposals);
+  });
+
+  it('refuses a YAML bomb (aliases and deep nesting) quickly', async () => {
+    const laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (let i = 1; i < 10; i++) {
+      const [me, prev] = [String.fromCharCode(97 + i), String.fromCharCode(96 + i)];
+      laughs.push(`${me}: &${me} [${Array(9).fill(`*${prev}`).join(',')}]`);
+    }
+    for (const content of [laughs.join('\n'), `x: ${'['.repeat(50_000)}`]) {
+      const started = Date.now();
+      const { status, body } = await call('superadmin', 'PUT', '/api/settings/issue-rules', { content });
+      expect(status).toBe(422);
+      expect(body.detail).toMatch(/resource exhaustion|nested deeper than 64/);
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+  });
+
+  it('refuses content over 256 KB and a body without content', async () => {
+    expect((await call('superadmin', 'PUT', '/api/settings/issue-rules', { content: `# ${'x'.repeat(256 * 1024)}` })).status).toBe(422);
+    expect((await call('superadmin', 'PUT', '/api/settings/issue-rules', {})).status).toBe(422);
+    expect((await call('superadmin', 'PUT', '/api/settings/issue-rules', { content: 'grouping: {}', extra: 1 })).status).toBe(422);
+  });
+});
+
+describe('the state table (spec §3)', () => {
+  it('(none) → no proposal: a superadmin writes the next version directly, audited, and the next computation uses it', async () => {
+    const before = await version('health-rules');
+    const audits = await actionsInAudit('rules_update');
+    const proposals = (await call('superadmin', 'GET', '/api/settings/config-changes')).body.total;
+    const content = await healthRulesWith((r) => (r.scoring.classification.warning = 41));
+    const put = await call('superadmin', 'PUT', '/api/settings/health-rules', { content });
+    expect(put).toEqual({ status: 200, body: { status: 'ok', applied: true, version: before + 1 } });
+    const live = (await call('viewer', 'GET', '/api/settings/health-rules')).body;
+    expect(live).toMatchObject({ content, source: 'live', version: before + 1, updated_by: 'rules-super' });
+    expect((await call('viewer', 'GET', '/api/fleet/rules')).body.classification.warning).toBe(41);
+    expect(await actionsInAudit('rules_update')).toBe(audits + 1);
+    expect((await listAudit('rules_update'))[0]).toMatchObject({ actor: 'rules-super', target: 'health-rules', detail: { version: before + 1, based_on: before } });
+    expect((await call('superadmin', 'GET', '/api/settings/config-changes')).body.total).toBe(proposals);
+  });
+
+  it.each(['admin', 'viewer'] as const)('(none) → pending: a valid PUT by a %s creates a proposal and changes no rules', async (who) => {
+    const before = await version('risk-rules');
+    const live = (await call(who, 'GET', '/api/settings/risk-rules')).body.content;
+    const content = live.replace('lookback_days: 7', 'lookback_days: 5');
+    expect(content).not.toBe(live);
+    const { status, body } = await call(who, 'PUT', '/api/settings/risk-rules', { content });
+    expect(status).toBe(200);
+    expect(body).toEqual({ status: 'pending', applied: false, change_id: expect.stringMatching(/^\d{8}T\d{9}Z-[0-9a-f]{8}$/), base_version: before });
+    expect(await version('risk-rules')).toBe(before);
+    const detail = (await call(who, 'GET', `/api/settings/config-changes/${body.change_id}`)).body;
+    expect(detail).toMatchObject({
+      change_id: body.change_id, rule_set: 'risk-rules', status: 'pending', proposed_by: `rules-${who}`, base_version: before,
+      current_content: live, proposed_content: content, current_version: before, stale: false,
+      reviewed_by: null, reviewed_at: null, review_note: null, applied_version: null,
+    });
+    expect((await listAudit('change_propose'))[0]).toMatchObject({ actor: `rules-${who}`, target: body.change_id, detail: { rule_set: 'risk-rules' } });
+  });
+
+  it('pending → approved: the proposed YAML becomes the next version, with who proposed and who approved', async () => {
+    const content = await healthRulesWith((r) => (r.scoring.classification.warning = 42));
+    const proposal = (await call('admin', 'PUT', '/api/settings/health-rules', { content })).body;
+    const base = await version('health-rules');
+    const review = await call('superadmin', 'POST', `/api/settings/config-changes/${proposal.change_id}/review`, { action: 'approve', note: 'agreed' });
+    expect(review).toEqual({ status: 200, body: { status: 'approved', change_id: proposal.change_id, applied: true, version: base + 1 } });
+    expect((await call('viewer', 'GET', '/api/settings/health-rules')).body).toMatchObject({ content, version: base + 1, updated_by: 'rules-super' });
+    expect((await call('viewer', 'GET', '/api/fleet/rules')).body.classification.warning).toBe(42);
+    const detail = (await call('admin', 'GET', `/api/settings/config-changes/${proposal.change_id}`)).body;
+    expect(detail).toMatchObject({ status: 'approved', reviewed_by: 'rules-super', review_note: 'agreed', applied_version: base + 1, impact: null });
+    const newest = (await call('viewer', 'GET', '/api/settings/health-rules/versions')).body.versions[0];
+    expect(newest).toMatchObject({ version: base + 1, content, updated_by: 'rules-super', change_id: proposal.change_id, proposed_by: 'rules-admin' });
+    expect((await listAudit('change_approve'))[0]).toMatchObject({ actor: 'rules-super', target: proposal.change_id, detail: { version: base + 1, proposed_by: 'rules-admin', note: 'agreed' } });
+  });
+
+  it('pending → rejected: nothing is applied, the note is kept and audited', async () => {
+    const content = await healthRulesWith((r) => (r.scoring.classification.warning = 43));
+    const proposal = (await call('viewer', 'PUT', '/api/settings/health-rules', { content })).body;
+    const before = await getCurrentRuleSet('health-rules');
+    const review = await call('superadmin', 'POST', `/api/settings/config-changes/${proposal.change_id}/review`, { action: 'reject', note: 'too strict' });
+    expect(review).toEqual({ status: 200, body: { status: 'rejected', change_id: proposal.change_id, applied: false } });
+    expect(await getCurrentRuleSet('health-rules')).toEqual(before);
+    expect((await call('viewer', 'GET', `/api/settings/config-changes/${proposal.change_id}`)).body).toMatchObject({ status: 'rejected', review_note: 'too strict', applied_version: null });
+    expect((await listAudit('change_reject'))[0]).toMatchObject({ target: proposal.change_id, detail: { note: 'too strict' } });
+  });
+
+  it('reviewing a proposal that is not pending → 409, and nothing changes', async () => {
+    const content = await healthRulesWith((r) => (r.scoring.classification.warning = 44));
+    const { change_id } = (await call('admin', 'PUT', '/api/settings/health-rules', { content })).body;
+    expect((await call('superadmin', 'POST', `/api/settings/config-changes/${change_id}/review`, { action: 'reject', note: '' })).status).toBe(200);
+    const before = await getCurrentRuleSet('health-rules');
+    for (const action of ['approve', 'reject']) {
+      const again = await call('superadmin', 'POST', `/api/settings/config-changes/${change_id}/review`, { action, note: '' });
+      expect(again.status).toBe(409);
+      expect(again.body.detail).toMatch(/not pending/);
+    }
+    expect(await getCurrentRuleSet('health-rules')).toEqual(before);
+    expect((await call('admin', 'GET', `/api/settings/config-changes/${change_id}`)).body.status).toBe('rejected');
+  });
+});
+
+describe('review errors', () => {
+  let changeId: string;
+  beforeEach(async () => {
+    const content = await healthRulesWith((r) => (r.scoring.classification.warning = 45));
+    changeId = (await call('admin', 'PUT', '/api/settings/health-rules', { content })).body.change_id;
+  });
+
+  it('unknown id → 404; bad action → 422; not a superadmin → 403; the proposal stays pending', async () => {
+    expect((await call('superadmin', 'POST', '/api/settings/config-changes/no-such-change/review', { action: 'approve', note: '' })).status).toBe(404);
+    expect((await call('superadmin', 'GET', '/api/settings/config-changes/no-such-change')).status).toBe(404);
+    const bad = await call('superadmin', 'POST', `/api/settings/config-changes/${changeId}/review`, { action: 'merge', note: '' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0].loc).toEqual(['body', 'action']);
+    for (const who of ['admin', 'viewer'] as const) {
+      expect((await call(who, 'POST', `/api/settings/config-changes/${changeId}/review`, { action: 'approve', note: '' })).status).toBe(403);
+    }
+    expect((await call('admin', 'GET', `/api/settings/config-changes/${changeId}`)).body.status).toBe('pending');
+  });
+
+  it('approving a proposal whose rule set moved on → 409 with both versions, and nothing changes', async () => {
+    const moved = await healthRulesWith((r) => (r.scoring.classification.warning = 46));
+    expect((await call('superadmin', 'PUT', '/api/settings/health-rules', { content: moved })).body.applied).toBe(true);
+    const before = await getCurrentRuleSet('health-rules');
+    expect((await call('superadmin', 'GET', `/api/settings/config-changes/${changeId}`)).body).toMatchObject({ stale: true, current_version: before!.version });
+    const review = await call('superadmin', 'POST', `/api/settings/config-changes/${changeId}/review`, { action: 'approve', note: '' });
+    expect(review.status).toBe(409);
+    expect(review.body).toMatchObject({ current_version: before!.version, base_version: before!.version - 1 });
+    expect(await getCurrentRuleSet('health-rules')).toEqual(before);
+    expect((await call('superadmin', 'GET', `/api/settings/config-changes/${changeId}`)).body.status).toBe('pending');
+  });
+
+  it('a failed write leaves both the rules and the proposal unchanged (one transaction)', async () => {
+    // Something already holds the version slot the approval would write: its
+    // transaction fails after the rules part would have been written, were it not atomic.
+    const before = await getCurrentRuleSet('health-rules');
+    const slot = { pk: 'RULESET#health-rules', sk: `VERSION#${String(before!.version + 1).padStart(6, '0')}` };
+    await putItem('rules', { ...slot, version: before!.version + 1, content: 'stray', parsed: '{}', updated_at: 'x', updated_by: 'stray' });
+    const audits = await actionsInAudit('change_approve');
+    const review = await call('superadmin', 'POST', `/api/settings/config-changes/${changeId}/review`, { action: 'approve', note: '' });
+    expect(review.status).toBe(409);
+    expect(await getCurrentRuleSet('health-rules')).toEqual(before);
+    expect((await call('superadmin', 'GET', `/api/settings/config-changes/${changeId}`)).body).toMatchObject({ status: 'pending', reviewed_by: null, applied_version: null });
+    expect(await actionsInAudit('change_approve')).toBe(audits);
+    expect(await getItem('rules', slot, true)).toMatchObject({ content: 'stray' });
+    await deleteItem('rules', slot); // tidy up for the tests after this one
+  });
+});
+
+describe('concurrent approvals', () => {
+  it('two proposals based on the same version: exactly one applies, the other answers 409 and stays pending', async () => {
+    const base = await version('risk-rules');
+    const live = (await call('admin', 'GET', '/api/settings/risk-rules')).body.content as string;
+    const first = (await call('admin', 'PUT', '/api/settings/risk-rules', { content: live.replace(/lookback_days: \d+/, 'lookback_days: 3') })).body.change_id;
+    const second = (await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: live.replace(/lookback_days: \d+/, 'lookback_days: 4') })).body.change_id;
+    const results = await Promise.all(
+      [first, second].map((id) => call('superadmin', 'POST', `/api/settings/config-changes/${id}/review`, { action: 'approve', note: 'race' })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(await version('risk-rules')).toBe(base + 1);
+    const winner = results[0]!.status === 200 ? first : second;
+    const loser = winner === first ? second : first;
+    expect((await call('superadmin', 'GET', `/api/settings/config-changes/${winner}`)).body.status).toBe('approved');
+    expect((await call('superadmin', 'GET', `/api/settings/config-changes/${loser}`)).body).toMatchObject({ status: 'pending', stale: true });
+    expect((await getCurrentRuleSet('risk-rules'))!.change_id).toBe(winner);
+  });
+});
+
+describe('who sees which proposals', () => {
+  it('a superadmin sees all, others only their own; status_filter filters; another user\'s proposal is 404', async () => {
+    const content = await healthRulesWith((r) => (r.scoring.classification.warning = 47));
+    const mine = (await call('otherAdmin', 'PUT', '/api/settings/health-rules', { content })).body.change_id;
+    const all = (await call('superadmin', 'GET', '/api/settings/config-changes')).body;
+    expect(all.total).toBe(all.changes.length);
+    expect(new Set(all.changes.map((c: any) => c.proposed_by))).toEqual(new Set(['rules-admin', 'rules-viewer', 'rules-admin-2']));
+    expect(all.changes.map((c: any) => c.change_id)).toEqual([...all.changes.map((c: any) => c.change_id)].sort().reverse()); // newest first
+    expect(all.changes[0]).not.toHaveProperty('proposed_content');
+    for (const who of ['admin', 'viewer', 'otherAdmin'] as const) {
+      const own = (await call(who, 'GET', '/api/settings/config-changes')).body.changes;
+      expect(own.length).toBeGreaterThan(0);
+      expect(own.every((c: any) => c.proposed_by === { admin: 'rules-admin', viewer: 'rules-viewer', otherAdmin: 'rules-admin-2' }[who])).toBe(true);
+    }
+    const pending = (await call('superadmin', 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes;
+    expect(pending.length).toBeGreaterThan(0);
+    expect(pending.every((c: any) => c.status === 'pending')).toBe(true);
+    expect((await call('superadmin', 'GET', '/api/settings/config-changes?status_filter=merged')).status).toBe(422);
+    expect((await call('admin', 'GET', `/api/settings/config-changes/${mine}`)).status).toBe(404);
+    expect((await call('viewer', 'GET', `/api/settings/config-changes/${mine}`)).status).toBe(404);
+    expect((await call('otherAdmin', 'GET', `/api/settings/config-changes/${mine}`)).status).toBe(200);
+  });
+});
+
+describe('version history', () => {
+  it('lists every applied version newest first, a page at a time', async () => {
+    const total = await version('health-rules');
+    expect(total).toBeGreaterThanOrEqual(3);
+    const page1 = (await call('viewer', 'GET', '/api/settings/health-rules/versions?page=1&page_size=2')).body;
+    expect(page1).toMatchObject({ rule_set: 'health-rules', current_version: total, total, page: 1, page_size: 2 });
+    expect(page1.versions.map((v: any) => v.version)).toEqual([total, total - 1]);
+    const page2 = (await call('viewer', 'GET', '/api/settings/health-rules/versions?page=2&page_size=2')).body;
+    expect(page2.versions.map((v: any) => v.version)).toEqual([total - 2, total - 3].filter((v) => v >= 1));
+    expect(page1.versions[0]).not.toHaveProperty('parsed');
+    expect((await call('viewer', 'GET', '/api/settings/issue-rules/versions')).body).toMatchObject({ total: 0, versions: [] });
+    expect((await call('viewer', 'GET', '/api/settings/health-rules/versions?page_size=101')).status).toBe(422);
+  });
+});
+
+describe('general settings', () => {
+  it('answers the defaults, takes `rules` and `ai` from a superadmin with an audit of before and after, refuses anything else', async () => {
+    expect((await call('viewer', 'GET', '/api/settings/general')).body).toEqual({ health_scoring_method: 'rules', alert_criticality_method: 'rules' });
+    const put = await call('superadmin', 'PUT', '/api/settings/general', { health_scoring_method: 'ai', alert_criticality_method: 'rules' });
+    expect(put).toEqual({ status: 200, body: { status: 'ok', health_scoring_method: 'ai', alert_criticality_method: 'rules' } });
+    expect((await call('admin', 'GET', '/api/settings/general')).body).toEqual({ health_scoring_method: 'ai', alert_criticality_method: 'rules' });
+    expect((await listAudit('settings_update'))[0]).toMatchObject({
+      actor: 'rules-super', detail: { before: { health_scoring_method: 'rules' }, after: { health_scoring_method: 'ai' } },
+    });
+    for (const body of [{ health_scoring_method: 'magic', alert_criticality_method: 'rules' }, { health_scoring_method: 'rules' }, {}]) {
+      expect((await call('superadmin', 'PUT', '/api/settings/general', body)).status).toBe(422);
+    }
+    expect((await call('admin', 'PUT', '/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'rules' })).status).toBe(403);
+    expect((await call('viewer', 'GET', '/api/settings/general')).body.health_scoring_method).toBe('ai');
+  });
+});
