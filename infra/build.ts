@@ -10,6 +10,12 @@ import { BUNDLE, REPO_ROOT, copyRuleDefaults, esbuildOptions, functionNames } fr
 
 /** Route-group bundles load on the cold start of an API request: keep them small. */
 const ROUTE_GROUP_BUDGET_KB = 500;
+/**
+ * Groups allowed more, each with its reason. settings is the one writer of rule
+ * sets and so the one bundle with the YAML parser (112 KB; README decision 38).
+ */
+const BUDGET_EXCEPTIONS_KB: Record<string, number> = { settings: 620 };
+const budgetOf = (name: string) => BUDGET_EXCEPTIONS_KB[name] ?? ROUTE_GROUP_BUDGET_KB;
 
 const outRoot = join(REPO_ROOT, 'dist', 'functions');
 const names = functionNames();
@@ -26,7 +32,7 @@ const seconds = (performance.now() - started) / 1000;
 const results = names
   .map((name) => ({ name, kind: kindOf(name), kb: statSync(join(outRoot, name, BUNDLE.outputFile)).size / 1024 }))
   .sort((a, b) => b.kb - a.kb);
-const over = results.filter((r) => r.kind === 'route group' && r.kb > ROUTE_GROUP_BUDGET_KB);
+const over = results.filter((r) => r.kind === 'route group' && r.kb > budgetOf(r.name));
 
 const width = Math.max(...results.map((r) => r.name.length), 'function'.length);
 const row = (name: string, kind: string, size: string, note = ''): string =>
@@ -34,7 +40,7 @@ const row = (name: string, kind: string, size: string, note = ''): string =>
 console.log(row('function', 'kind', 'size (KB)'));
 console.log(row('-'.repeat(width), '-'.repeat(11), '-'.repeat(9)));
 for (const r of results) {
-  console.log(row(r.name, r.kind, r.kb.toFixed(1), over.includes(r) ? `over ${ROUTE_GROUP_BUDGET_KB} KB` : ''));
+  console.log(row(r.name, r.kind, r.kb.toFixed(1), over.includes(r) ? `over ${budgetOf(r.name)} KB` : budgetOf(r.name) !== ROUTE_GROUP_BUDGET_KB ? `budget ${budgetOf(r.name)} KB` : ''));
 }
 console.log(
   `\n${results.length} bundles in ${seconds.toFixed(1)} s: ${relative(REPO_ROOT, outRoot)}/<name>/${BUNDLE.outputFile}` +
@@ -47,6 +53,6 @@ if (missing.length > 0) {
   process.exitCode = 1;
 }
 if (over.length > 0) {
-  console.error(`route-group bundles over the ${ROUTE_GROUP_BUDGET_KB} KB budget: ${over.map((r) => r.name).join(', ')}`);
+  console.error(`route-group bundles over budget: ${over.map((r) => `${r.name} (${r.kb.toFixed(1)} > ${budgetOf(r.name)} KB)`).join(', ')}`);
   process.exitCode = 1;
 }
