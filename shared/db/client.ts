@@ -174,12 +174,11 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-/** All-or-nothing write of up to 100 actions; ConditionFailed when any condition fails. */
 /** Attempts of a transaction that lost to a concurrent one on the same items. */
 const TRANSACTION_ATTEMPTS = 5;
 
 /**
- * All or nothing; ConditionFailed (with the failed indexes) when a condition
+ * All-or-nothing write of up to 100 actions; ConditionFailed (with the failed indexes) when a condition
  * does not hold. A transaction cancelled only because another one held the
  * same items (TransactionConflict) is retried with backoff: its conditions are
  * evaluated afresh, so the retry either applies or fails on its conditions.

@@ -10,8 +10,8 @@ export const GeneralSettings = z.strictObject({
   alert_criticality_method: ScoringMethod,
 });
 
-/** 256 KB of YAML is far beyond any real rule set; more is refused before parsing. */
-export const RulesBody = z.strictObject({ content: z.string().max(256 * 1024) });
+/** 64 KB of YAML is far beyond any real rule set (shared/rules/check.ts TEXT_LIMITS); more is refused before parsing. */
+export const RulesBody = z.strictObject({ content: z.string().max(64 * 1024) });
 
 export const ReviewBody = z.strictObject({
   action: z.enum(['approve', 'reject']),
@@ -75,7 +75,9 @@ const ruleSetRoutes = (ruleSet: 'health-rules' | 'issue-rules' | 'risk-rules') =
     },
     versions: {
       method: 'GET', path: `/api/settings/${ruleSet}/versions`, summary: `Applied versions of ${ruleSet}, newest first`,
-      auth: 'user', roles: ANY_ROLE, query: z.object({ page: Page, page_size: PageSize }), response: VersionsAnswer,
+      auth: 'user', roles: ANY_ROLE, response: VersionsAnswer,
+      // Each version carries its full text: pages stay small.
+      query: z.object({ page: Page, page_size: z.coerce.number().int().min(1).max(20).default(10) }),
     },
   }) as const;
 

@@ -10,7 +10,8 @@ import { ConditionFailed, transactWrite } from '../db/client.js';
 import { getChange, listChanges, newChangeAction, newChangeId, reviewChangeAction, type ChangeStatus, type ConfigChange, type ConfigChangeSummary } from '../db/config-changes.js';
 import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, type RuleSetVersion } from '../db/rules.js';
 import { bumpGeneration } from '../db/scores.js';
-import { Conflict, NotFound, ValidationFailed } from '../http/errors.js';
+import { Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
+import { createLogger } from '../log.js';
 import type { Principal } from '../http/route.js';
 import { CRITICAL_ALERT_DAYS } from '../scoring/critical.js';
 import { fleetView, loadFleetInputs, rollupDaysFor } from '../scoring/fleet-view.js';
@@ -46,9 +47,16 @@ function checked(name: RuleSetName, content: string): Record<string, unknown> {
 const audit = (principal: Principal, caller: Caller, rest: Omit<AuditInput, 'actor' | 'role' | 'ip' | 'user_agent'>, now: Date) =>
   auditAction({ actor: principal.username, role: principal.role, ip: caller.ip, user_agent: caller.userAgent, ...rest }, now);
 
-// Every container drops its cached fleet view, so the next computation uses the new version.
-// Should this fail after the write, caches still expire within their 60 seconds.
-const invalidateCaches = () => bumpGeneration();
+const log = createLogger('rule-editing');
+
+/**
+ * Every container drops its cached fleet view, so the next computation uses
+ * the new version. The write has committed by then: should this fail, the
+ * caches still expire within their 60 seconds, and the caller hears of success.
+ */
+async function invalidateCaches(): Promise<void> {
+  await bumpGeneration().catch((error: unknown) => log.error('cache invalidation failed after a rule write', { error: String(error) }));
+}
 
 export type SubmitResult =
   | { status: 'ok'; applied: true; version: number }
@@ -153,6 +161,7 @@ export interface ReviewResult {
 export async function reviewConfigChange(
   principal: Principal, changeId: string, review: { action: 'approve' | 'reject'; note: string }, caller: Caller, now = new Date(),
 ): Promise<ReviewResult> {
+  if (principal.role !== 'superadmin') throw new Forbidden('Only a superadmin reviews proposals.'); // the route table says so too
   const change = await getChange(changeId);
   if (!change) throw new NotFound(`No config change ${changeId}.`);
   const reviewed = () => new Conflict(`Config change ${changeId} is not pending: it was reviewed already.`);
@@ -174,20 +183,24 @@ export async function reviewConfigChange(
   const check = checkRuleText(change.rule_set, change.proposed_content);
   if (!check.ok) throw new Conflict(`Config change ${changeId} no longer passes the ${change.rule_set} checks (${check.message}); reject it and propose again.`);
   const version = change.base_version + 1;
-  const actions = [
-    ...newVersionActions(change.rule_set, change.proposed_content, check.value, change.base_version, principal.username, { change_id: changeId, proposed_by: change.proposed_by }, now),
-    reviewChangeAction(changeId, { status: 'approved', by: principal.username, note: review.note, appliedVersion: version }, now),
-    audit(principal, caller, { action: 'change_approve', target: changeId, detail: { rule_set: change.rule_set, version, proposed_by: change.proposed_by, note: review.note } }, now),
-  ];
-  const proposalIndex = actions.length - 2;
+  const versionActions = newVersionActions(
+    change.rule_set, change.proposed_content, check.value, change.base_version, principal.username, { change_id: changeId, proposed_by: change.proposed_by }, now,
+  );
+  const proposalIndex = versionActions.length;
   try {
-    await transactWrite(actions);
+    await transactWrite([
+      ...versionActions,
+      reviewChangeAction(changeId, { status: 'approved', by: principal.username, note: review.note, appliedVersion: version }, now),
+      audit(principal, caller, { action: 'change_approve', target: changeId, detail: { rule_set: change.rule_set, version, proposed_by: change.proposed_by, note: review.note } }, now),
+    ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     if (error.failed.includes(proposalIndex)) throw reviewed();
     const currentVersion = (await getCurrentRuleSet(change.rule_set))?.version ?? 0;
     throw new Conflict(
-      `${change.rule_set} is at version ${currentVersion}, not version ${change.base_version} that this proposal was based on; nothing was changed. Reject it and propose the edit against the current version.`,
+      currentVersion === change.base_version
+        ? `Version ${version} of ${change.rule_set} exists already although the rule set is at version ${currentVersion}; nothing was changed. An operator should check the rules table.`
+        : `${change.rule_set} is at version ${currentVersion}, not version ${change.base_version} that this proposal was based on; nothing was changed. Reject it and propose the edit against the current version.`,
       { current_version: currentVersion, base_version: change.base_version },
     );
   }

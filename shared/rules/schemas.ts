@@ -41,6 +41,7 @@ export const HealthRules = z.strictObject({
     alert_bands: z
       .array(AlertBand)
       .min(1)
+      .max(20)
       .refine((bands) => bands.at(-1)!.max_alerts === null, 'the last band must have max_alerts: null (any more alerts)')
       .refine((bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)), 'max_alerts must increase from band to band')
       .refine((bands) => bands.every((b, i) => i === 0 || b.score <= bands[i - 1]!.score), 'band scores must not rise as alerts increase'),
@@ -48,13 +49,14 @@ export const HealthRules = z.strictObject({
       .strictObject({ healthy: z.number().min(0).max(100), warning: z.number().min(0).max(100) })
       .refine((c) => c.healthy > c.warning, 'classification.healthy must be above classification.warning'),
     ai_trigger: z.strictObject({
-      tiers: z.array(z.enum(['S', 'A', 'B'])),
+      tiers: z.array(z.enum(['S', 'A', 'B'])).max(3).refine((t) => new Set(t).size === t.length, 'each tier at most once'),
       below_score: z.number().min(0).max(100),
       cooldown_hours: z.number().min(0).max(24 * 30),
     }),
     dimensions: z
       .array(DimensionRule)
       .min(1)
+      .max(50)
       .refine((ds) => new Set(ds.map((d) => d.metric_key)).size === ds.length, 'each metric_key at most once'),
   }),
 });
@@ -79,7 +81,7 @@ export type RiskRule = z.infer<typeof RiskRule>;
 export const RiskRules = z.strictObject({
   risk: z.strictObject({
     lookback_days: z.number().int().min(1).max(30),
-    rules: z.array(RiskRule).min(1).refine((rs) => new Set(rs.map((r) => r.metric_key)).size === rs.length, 'each metric_key at most once'),
+    rules: z.array(RiskRule).min(1).max(50).refine((rs) => new Set(rs.map((r) => r.metric_key)).size === rs.length, 'each metric_key at most once'),
   }),
 });
 export type RiskRules = z.infer<typeof RiskRules>;
@@ -91,11 +93,15 @@ export type Severity = z.infer<typeof Severity>;
 /** `cluster`, `alert_name`, or `label:<name>` (one of the alert's labels). */
 const GroupingKey = z.union([z.enum(['cluster', 'alert_name']), z.string().regex(/^label:[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a label key is `label:<name>`')]);
 
-/** A case-insensitive regular expression over alert names; kept short, and it must compile. */
+/** A quantified group that holds a quantifier, like `(a+)+`: exponential backtracking on some names. */
+const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{]/;
+
+/** A case-insensitive regular expression over alert names; kept short, it must compile, and no nested quantifiers. */
 const AlertNamePattern = z
   .string()
   .min(1)
   .max(200)
+  .refine((p) => !NESTED_QUANTIFIER.test(p), 'nested quantifiers such as (a+)+ are refused: they can take exponential time')
   .refine((p) => {
     try {
       new RegExp(p, 'i');

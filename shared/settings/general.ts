@@ -5,6 +5,7 @@ import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { transactWrite } from '../db/client.js';
 import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
+import { Forbidden } from '../http/errors.js';
 import type { Principal } from '../http/route.js';
 
 export async function generalSettings(): Promise<GeneralSettings> {
@@ -13,6 +14,7 @@ export async function generalSettings(): Promise<GeneralSettings> {
 }
 
 export async function updateGeneralSettings(principal: Principal, settings: GeneralSettings, caller: Caller, now = new Date()): Promise<{ status: 'ok' } & GeneralSettings> {
+  if (principal.role !== 'superadmin') throw new Forbidden('Only a superadmin changes general settings.'); // the route table says so too
   const before = await generalSettings();
   await transactWrite([
     saveGeneralSettingsAction(settings, principal.username, now),
