@@ -1,16 +1,17 @@
-// issues route group.
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+// issues route group: rule-grouped alert issues, their triage and tickets.
+import { callerOf } from '../shared/auth/caller.js';
+import { createGroupHandler } from '../shared/http/group-handler.js';
+import { assignableUsers, clusterHistory, issueDetail, issueEvidence, issueKpis, listIssues } from '../shared/issues/queries.js';
+import { createTicket, updateTriage } from '../shared/issues/triage.js';
 import { issuesGroup } from '../shared/routes/issues.js';
 
-const later = notImplemented('issue #7, alert issues');
-
 export const handler = createGroupHandler(issuesGroup, {
-  list: later,
-  kpis: later,
-  users: later,
-  get: later,
-  clusterHistory: later,
-  evidence: later,
-  createTicket: later,
-  patch: later,
+  list: async (req) => listIssues(req.query),
+  kpis: async (req) => issueKpis(req.query.days),
+  users: async () => assignableUsers(),
+  get: async (req) => issueDetail(req.params.issue_id),
+  clusterHistory: async (req) => clusterHistory(req.params.issue_id),
+  evidence: async (req) => issueEvidence(req.params.issue_id),
+  createTicket: async (req) => createTicket(req.principal!, req.params.issue_id, callerOf(req)),
+  patch: async (req) => updateTriage(req.principal!, req.params.issue_id, req.body, callerOf(req)),
 });

@@ -7,7 +7,7 @@ import { putItem, queryAll, tableName, type Item, type TransactItem } from './cl
 
 export const AUDIT_ACTIONS = [
   'login', 'login_failed', 'logout', 'invite', 'activate', 'user_update', 'user_delete',
-  'rules_update', 'change_propose', 'change_approve', 'change_reject', 'settings_update', 'ticket_create', 'patrol_trigger',
+  'rules_update', 'change_propose', 'change_approve', 'change_reject', 'settings_update', 'issue_update', 'ticket_create', 'patrol_trigger',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

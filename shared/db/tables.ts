@@ -26,7 +26,7 @@ export const TABLES = {
   alerts: { purpose: 'alerts by cluster; by time window', ttl: true, indexes: [byTime()] },
   logs: { purpose: 'cluster log events, kept 7 days', ttl: true, indexes: [] },
   scores: { purpose: 'score and risk snapshots, cache generation marker', ttl: true, indexes: [] },
-  issues: { purpose: 'rule-grouped alert issues; by time window', ttl: false, indexes: [byTime()] },
+  issues: { purpose: 'rule-grouped alert issues; by activity (gsi1), by cluster (gsi2)', ttl: false, indexes: [byTime(), byTime('gsi2')] },
   'ai-issues': { purpose: 'AI-grouped alert issues; by time window', ttl: false, indexes: [byTime()] },
   rules: { purpose: 'rule set versions, change proposals, general settings', ttl: false, indexes: [] },
   patrol: { purpose: 'patrol reports; by time window', ttl: false, indexes: [byTime()] },

@@ -8,6 +8,7 @@ import { knownClusterIds, upsertClusters } from '../db/clusters.js';
 import { mapLimit } from '../db/client.js';
 import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
 import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
+import { regroupClusters } from '../issues/regroup.js';
 import {
   AlertmanagerAlert,
   ClusterInput,
@@ -117,6 +118,8 @@ const NEVER = '0001-01-01T00:00:00Z';
 export interface AlertIngestResult extends IngestResult {
   /** Redeliveries of notifications already recorded (Alertmanager resends every group_interval). */
   duplicates: number;
+  /** Issues the changed alerts created or changed (rules/issue-rules.yaml). */
+  issues: { created: number; updated: number };
 }
 
 export async function ingestAlerts(alerts: readonly unknown[], now = new Date()): Promise<AlertIngestResult> {
@@ -163,5 +166,12 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     }
     return results;
   });
-  return { ...finish(checked), duplicates: outcomes.flat().filter((o) => o === 'duplicate').length };
+  // Grouping runs right away for the clusters whose alerts changed, so issues are current on the next read.
+  const changed = [...byAlert.values()].filter((_, i) => outcomes[i]!.some((o) => o !== 'duplicate')).map((n) => n[0]!.labels[label]!);
+  const grouped = await regroupClusters(changed, now);
+  return {
+    ...finish(checked),
+    duplicates: outcomes.flat().filter((o) => o === 'duplicate').length,
+    issues: { created: grouped.created, updated: grouped.updated },
+  };
 }

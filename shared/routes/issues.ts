@@ -15,29 +15,66 @@ export const IssuePatch = z
   .refine((p) => Object.keys(p).length > 0, 'at least one field is required');
 export type IssuePatch = z.infer<typeof IssuePatch>;
 
+// Answers (spec §2 Issue and §4 Issues; DESIGN §7 fixes the shapes the spec leaves open).
+const Severity = z.enum(['Critical', 'Warning']);
+export const IssueSchema = z.object({
+  issue_id: z.string(), issue_name: z.string(), severity: Severity, status: z.enum(['Ongoing', 'Resolved']),
+  cluster_id: z.string(), cluster_name: z.string(), customer_name: z.string(), alert_count: z.number().int(), alert_names: z.array(z.string()),
+  first_seen: z.string(), last_seen: z.string(), resolved_at: z.string().nullable(), duration_minutes: z.number().int(),
+  triage_status: z.string(), disposition_status: z.string(), assignee: z.string(), notes: z.string(), ticket_key: z.string(), ticket_url: z.string(),
+  updated_at: z.string(), updated_by: z.string(),
+});
+const Source = { source: z.literal('rules') };
+const ListAnswer = z.object({
+  issues: z.array(IssueSchema), total: z.number().int(), page: z.number().int(), page_size: z.number().int(), total_pages: z.number().int(),
+  customers: z.array(z.string()), clusters: z.array(z.string()), ...Source,
+});
+const KpisAnswer = z.object({
+  total: z.number().int(), ongoing: z.number().int(), resolved: z.number().int(), unassigned: z.number().int(), avg_duration_minutes: z.number(), ...Source,
+});
+const UsersAnswer = z.object({ users: z.array(z.object({ username: z.string(), name: z.string(), email: z.string(), role: z.string() })) });
+const TimelineEntry = z.object({
+  time: z.string(), status: z.string(), alert_name: z.string(), detail: z.string(), dashboard_url: z.string(), starts_at: z.string(), ends_at: z.string().nullable(),
+});
+const DetailAnswer = z.object({ issue: IssueSchema, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source });
+const HistoryAnswer = z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.number().int(), ...Source });
+const EvidenceAnswer = z.object({
+  alerts: z.array(z.object({
+    alert_name: z.string(), severity: z.string(), status: z.string(), starts_at: z.string(), ends_at: z.string().nullable(), time: z.string(),
+    summary: z.string(), detail: z.string(), dashboard_url: z.string(),
+  })),
+  metrics: z.array(z.object({
+    metric_key: z.string(), min: z.number(), max: z.number(), avg: z.number(), latest: z.number(), latest_at: z.string(), samples: z.number().int(),
+  })),
+  metrics_window: z.object({ from: z.string(), to: z.string(), basis: z.string() }),
+  cluster: z.record(z.string(), z.unknown()).nullable(),
+  ...Source,
+});
+
 export const issuesGroup = defineGroup({
   name: 'issues',
   tables: { issues: 'readwrite', alerts: 'read', metrics: 'read', clusters: 'read', users: 'read', rules: 'read', audit: 'readwrite' },
   routes: {
-    list: { method: 'GET', path: '/api/issues', summary: 'Rule-grouped alert issues', auth: 'user', roles: ANY_ROLE, query: IssueListQuery },
-    kpis: { method: 'GET', path: '/api/issues/kpis', summary: 'Issue KPIs', auth: 'user', roles: ANY_ROLE, query: IssueKpisQuery },
-    users: { method: 'GET', path: '/api/issues/users', summary: 'Assignable users', auth: 'user', roles: ANY_ROLE },
-    get: { method: 'GET', path: '/api/issues/{issue_id}', summary: 'One issue with its alert timeline', auth: 'user', roles: ANY_ROLE, params: IssueIdParams },
+    list: { method: 'GET', path: '/api/issues', summary: 'Rule-grouped alert issues', auth: 'user', roles: ANY_ROLE, query: IssueListQuery, response: ListAnswer },
+    kpis: { method: 'GET', path: '/api/issues/kpis', summary: 'Issue KPIs', auth: 'user', roles: ANY_ROLE, query: IssueKpisQuery, response: KpisAnswer },
+    users: { method: 'GET', path: '/api/issues/users', summary: 'Assignable users', auth: 'user', roles: ANY_ROLE, response: UsersAnswer },
+    get: { method: 'GET', path: '/api/issues/{issue_id}', summary: 'One issue with its alert timeline', auth: 'user', roles: ANY_ROLE, params: IssueIdParams, response: DetailAnswer },
     clusterHistory: {
       method: 'GET', path: '/api/issues/{issue_id}/cluster-history', summary: 'Past issues of the same cluster',
-      auth: 'user', roles: ANY_ROLE, params: IssueIdParams,
+      auth: 'user', roles: ANY_ROLE, params: IssueIdParams, response: HistoryAnswer,
     },
     evidence: {
       method: 'GET', path: '/api/issues/{issue_id}/evidence', summary: 'Recent alerts, key metrics and inventory',
-      auth: 'user', roles: ANY_ROLE, params: IssueIdParams,
+      auth: 'user', roles: ANY_ROLE, params: IssueIdParams, response: EvidenceAnswer,
     },
     createTicket: {
       method: 'POST', path: '/api/issues/{issue_id}/create-ticket', summary: 'Create a ticket for the issue',
       auth: 'user', roles: ADMIN_UP, params: IssueIdParams,
+      response: z.object({ status: z.literal('created'), ticket_key: z.string(), ticket_url: z.string(), ...Source }),
     },
     patch: {
       method: 'PATCH', path: '/api/issues/{issue_id}', summary: 'Triage an issue', auth: 'user', roles: ADMIN_UP,
-      params: IssueIdParams, body: IssuePatch,
+      params: IssueIdParams, body: IssuePatch, response: z.object({ status: z.literal('updated'), ...Source }),
     },
   },
 });

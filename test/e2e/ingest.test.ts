@@ -58,7 +58,7 @@ describe('ingest routes', () => {
       }],
     };
     const res = await post('/api/ingest/alerts', webhook);
-    expect(await res.json()).toEqual({ accepted: 1, rejected: [], duplicates: 0 });
+    expect(await res.json()).toEqual({ accepted: 1, rejected: [], duplicates: 0, issues: { created: 1, updated: 0 } });
     expect((await post('/api/ingest/alerts', { ...webhook, version: '3' })).status).toBe(422);
   });
 

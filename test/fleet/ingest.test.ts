@@ -138,7 +138,7 @@ describe('alerts from the Alertmanager webhook', () => {
   });
 
   it('firing, then resolved, then duplicate redeliveries give one resolved alert', async () => {
-    expect(await ingestAlerts([alert('firing')], NOW)).toEqual({ accepted: 1, rejected: [], duplicates: 0 });
+    expect(await ingestAlerts([alert('firing')], NOW)).toEqual({ accepted: 1, rejected: [], duplicates: 0, issues: { created: 1, updated: 0 } });
     expect(await ingestAlerts([alert('firing')], NOW)).toMatchObject({ accepted: 1, duplicates: 1 }); // group_interval resend
     await ingestAlerts([alert('resolved')], NOW);
     await ingestAlerts([alert('resolved')], NOW);

@@ -1,0 +1,187 @@
+// Rule-grouped issues repository (table `issues`).
+//   pk = ISSUE#<issue_id>, sk = ISSUE
+//   gsi1: gsi1pk = ISSUES, gsi1sk = activity key — `~ONGOING#<last_seen>#<id>` while
+//         Ongoing (sorts after every timestamp), `<resolved_at>#<id>` once Resolved.
+//         "Issues active since T" is one Query: gsi1sk >= T.
+//   gsi2: gsi2pk = CLUSTER#<cluster_id>, gsi2sk = <first_seen>#<id> (a cluster's history).
+// Grouping owns the grouping fields and writes them conditionally on
+// `grouping_version`; triage fields and the ticket are written only by triage.
+import type { IssueGrouping } from '../issues/grouping.js';
+import { getItem, queryAll, tableName, updateItem, type Item, type TransactItem } from './client.js';
+
+export interface TriageFields {
+  triage_status: string;
+  disposition_status: string;
+  assignee: string;
+  notes: string;
+  ticket_key: string;
+  ticket_url: string;
+}
+
+export const TRIAGE_FIELDS = ['triage_status', 'disposition_status', 'assignee', 'notes', 'ticket_key', 'ticket_url'] as const;
+
+export interface IssueRecord extends IssueGrouping, TriageFields {
+  cluster_name: string;
+  customer_name: string;
+  /** Last triage change (empty until the first). */
+  updated_at: string;
+  updated_by: string;
+  grouped_at: string;
+  grouping_version: number;
+  triage_version: number;
+  /** Set when a regrouping folded this issue into another (it was triaged, so it is kept). */
+  superseded_by: string | null;
+  /** A create-ticket call in progress: its token and start. */
+  ticket_claim: string | null;
+  ticket_claimed_at: string | null;
+}
+
+const PK = (id: string) => ({ pk: `ISSUE#${id}`, sk: 'ISSUE' });
+const ACTIVITY_PARTITION = 'ISSUES';
+
+export const activityKey = (i: Pick<IssueGrouping, 'status' | 'last_seen' | 'resolved_at' | 'issue_id'>) =>
+  i.status === 'Ongoing' ? `~ONGOING#${i.last_seen}#${i.issue_id}` : `${i.resolved_at ?? i.last_seen}#${i.issue_id}`;
+
+function toIssue(item: Item): IssueRecord {
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, ...rest } = item;
+  const issue = rest as unknown as IssueRecord;
+  for (const f of TRIAGE_FIELDS) issue[f] ??= '';
+  issue.superseded_by ??= null;
+  issue.ticket_claim ??= null;
+  issue.ticket_claimed_at ??= null;
+  issue.triage_version ??= 0;
+  return issue;
+}
+
+export async function getIssue(issueId: string): Promise<IssueRecord | undefined> {
+  const item = await getItem('issues', PK(issueId), true);
+  return item ? toIssue(item) : undefined;
+}
+
+/** Issues Ongoing, or resolved at or after `since`: newest activity first. Superseded ones are left out. */
+export async function listIssuesActiveSince(since: Date): Promise<IssueRecord[]> {
+  const items = await queryAll('issues', {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
+    ExpressionAttributeValues: { ':pk': ACTIVITY_PARTITION, ':since': since.toISOString() },
+    ScanIndexForward: false,
+  });
+  return items.map(toIssue).filter((i) => !i.superseded_by);
+}
+
+/** Every issue of a cluster, oldest first (superseded ones included: grouping needs them). */
+export async function listClusterIssues(clusterId: string): Promise<IssueRecord[]> {
+  const items = await queryAll('issues', {
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :pk',
+    ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}` },
+  });
+  return items.map(toIssue);
+}
+
+/**
+ * Writes an issue's grouping fields, creating it with empty triage fields when
+ * new. Conditional on the grouping version read (ConditionFailed when another
+ * grouping run wrote it meanwhile).
+ */
+export async function writeGrouping(
+  grouping: IssueGrouping, names: { cluster_name: string; customer_name: string }, seenVersion: number | null, now = new Date(),
+): Promise<void> {
+  const fields: Record<string, unknown> = {
+    ...grouping, ...names, grouped_at: now.toISOString(), superseded_by: null,
+    gsi1pk: ACTIVITY_PARTITION, gsi1sk: activityKey(grouping),
+    gsi2pk: `CLUSTER#${grouping.cluster_id}`, gsi2sk: `${grouping.first_seen}#${grouping.issue_id}`,
+  };
+  const keys = Object.keys(fields);
+  const created = [...TRIAGE_FIELDS, 'updated_at', 'updated_by'];
+  await updateItem('issues', PK(grouping.issue_id), {
+    UpdateExpression:
+      `SET ${keys.map((_, i) => `#g${i} = :g${i}`).join(', ')}, ` +
+      `${created.map((f, i) => `#t${i} = if_not_exists(#t${i}, :empty)`).join(', ')}, ` +
+      'triage_version = if_not_exists(triage_version, :zero), grouping_version = :next',
+    ConditionExpression: seenVersion === null ? 'attribute_not_exists(pk)' : 'grouping_version = :seen',
+    ExpressionAttributeNames: {
+      ...Object.fromEntries(keys.map((n, i) => [`#g${i}`, n])),
+      ...Object.fromEntries(created.map((n, i) => [`#t${i}`, n])),
+    },
+    ExpressionAttributeValues: {
+      ...Object.fromEntries(keys.map((n, i) => [`:g${i}`, fields[n]])),
+      ':empty': '', ':zero': 0, ':next': (seenVersion ?? 0) + 1,
+      ...(seenVersion === null ? {} : { ':seen': seenVersion }),
+    },
+  });
+}
+
+/** A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor. */
+export async function markSuperseded(issue: IssueRecord, by: string, now = new Date()): Promise<void> {
+  await updateItem('issues', PK(issue.issue_id), {
+    UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = if_not_exists(resolved_at, :now), gsi1sk = :key, grouped_at = :now, grouping_version = :next',
+    ConditionExpression: 'grouping_version = :seen',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':by': by, ':resolved': 'Resolved', ':now': now.toISOString(), ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: issue.resolved_at ?? now.toISOString() }),
+      ':next': issue.grouping_version + 1, ':seen': issue.grouping_version,
+    },
+  });
+}
+
+/** Removes an untriaged issue that regrouping no longer produces (its alerts now form another). */
+export function deleteGroupingAction(issue: IssueRecord): TransactItem {
+  return {
+    Delete: {
+      TableName: tableName('issues'), Key: PK(issue.issue_id),
+      ConditionExpression: 'grouping_version = :seen AND triage_version = :zero',
+      ExpressionAttributeValues: { ':seen': issue.grouping_version, ':zero': 0 },
+    },
+  };
+}
+
+/** Sets triage fields, conditional on the triage version read; for a transaction with its audit entry. */
+export function triageAction(issueId: string, changes: Partial<TriageFields>, seenVersion: number, actor: string, now = new Date()): TransactItem {
+  const fields: Record<string, unknown> = { ...changes, updated_at: now.toISOString(), updated_by: actor };
+  const names = Object.keys(fields);
+  return {
+    Update: {
+      TableName: tableName('issues'), Key: PK(issueId),
+      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}, triage_version = :next`,
+      ConditionExpression: 'attribute_exists(pk) AND triage_version = :seen',
+      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
+      ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, fields[n]])), ':next': seenVersion + 1, ':seen': seenVersion },
+    },
+  };
+}
+
+/**
+ * Claims the right to create the issue's ticket: only when it has none and no
+ * other claim younger than `staleBefore` holds. ConditionFailed otherwise.
+ */
+export async function claimTicket(issueId: string, token: string, staleBefore: Date, now = new Date()): Promise<void> {
+  await updateItem('issues', PK(issueId), {
+    UpdateExpression: 'SET ticket_claim = :token, ticket_claimed_at = :now',
+    ConditionExpression:
+      'attribute_exists(pk) AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND ' +
+      '(attribute_not_exists(ticket_claim) OR ticket_claim = :none OR ticket_claimed_at < :stale)',
+    ExpressionAttributeValues: { ':token': token, ':now': now.toISOString(), ':empty': '', ':none': null, ':stale': staleBefore.toISOString() },
+  });
+}
+
+/** Gives a claim up (the provider failed): the issue is as it was. */
+export async function releaseTicketClaim(issueId: string, token: string): Promise<void> {
+  await updateItem('issues', PK(issueId), {
+    UpdateExpression: 'REMOVE ticket_claim, ticket_claimed_at',
+    ConditionExpression: 'ticket_claim = :token',
+    ExpressionAttributeValues: { ':token': token },
+  });
+}
+
+/** Stores the created ticket under the claim, as a transaction action (with its audit entry). */
+export function storeTicketAction(issueId: string, token: string, ticket: { key: string; url: string }, actor: string, now = new Date()): TransactItem {
+  return {
+    Update: {
+      TableName: tableName('issues'), Key: PK(issueId),
+      UpdateExpression: 'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = triage_version + :one REMOVE ticket_claim, ticket_claimed_at',
+      ConditionExpression: 'ticket_claim = :token',
+      ExpressionAttributeValues: { ':key': ticket.key, ':url': ticket.url, ':now': now.toISOString(), ':by': actor, ':one': 1, ':token': token },
+    },
+  };
+}

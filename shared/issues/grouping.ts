@@ -1,0 +1,132 @@
+// How alerts become issues (rules/issue-rules.yaml). Pure and deterministic:
+// the same alerts and rules always give the same issues with the same ids, so
+// regrouping is idempotent and the stored triage fields stay attached.
+import { createHash } from 'node:crypto';
+import type { AlertRecord } from '../db/alerts.js';
+import type { IssueRules, Severity } from '../rules/schemas.js';
+
+export type IssueStatus = 'Ongoing' | 'Resolved';
+
+/** The fields of an issue that grouping owns (triage fields are never touched here). */
+export interface IssueGrouping {
+  issue_id: string;
+  group_key: string;
+  issue_name: string;
+  severity: Severity;
+  status: IssueStatus;
+  cluster_id: string;
+  alert_count: number;
+  alert_names: string[];
+  /** Start of the first alert. */
+  first_seen: string;
+  /** Start of the latest alert. */
+  last_seen: string;
+  /** When the last alert resolved, once the issue is Resolved. */
+  resolved_at: string | null;
+}
+
+/** `cluster=<id>|alert_name=<name>|label:service=<value>`: the values of the grouping keys. */
+export function groupKeyOf(alert: AlertRecord, keys: readonly string[]): string {
+  return keys
+    .map((key) => {
+      if (key === 'cluster') return `cluster=${alert.cluster_id}`;
+      if (key === 'alert_name') return `alert_name=${alert.alert_name}`;
+      return `${key}=${alert.labels[key.slice('label:'.length)] ?? ''}`;
+    })
+    .join('|');
+}
+
+const compiled = new Map<string, RegExp>();
+const pattern = (source: string) => {
+  let re = compiled.get(source);
+  if (!re) compiled.set(source, (re = new RegExp(source, 'i')));
+  return re;
+};
+
+/** First matching name pattern; else the severity label when it says critical or warning; else the default. */
+export function alertSeverity(alert: AlertRecord, rules: IssueRules['severity']): Severity {
+  for (const p of rules.patterns) if (pattern(p.match).test(alert.alert_name)) return p.severity;
+  const label = rules.label ? alert.labels[rules.label]?.trim().toLowerCase() : undefined;
+  if (label === 'critical') return 'Critical';
+  if (label === 'warning') return 'Warning';
+  return rules.default;
+}
+
+/** Stable id of the issue a group's segment forms: its key and its first alert. */
+export function issueIdOf(groupKey: string, first: AlertRecord): string {
+  const digest = createHash('sha256').update(`${groupKey}\n${first.starts_at}\n${first.fingerprint}`).digest('hex');
+  return `iss-${digest.slice(0, 20)}`;
+}
+
+function nameOf(names: readonly string[], groupKey: string, keys: readonly string[]): string {
+  const base = names.length <= 2 ? names.join(', ') : `${names[0]}, ${names[1]} and ${names.length - 2} more`;
+  const labels = groupKey.split('|').filter((part) => part.startsWith('label:'));
+  return keys.some((k) => k.startsWith('label:')) && labels.length ? `${base} (${labels.map((l) => l.slice('label:'.length)).join(', ')})` : base;
+}
+
+const byStart = (a: AlertRecord, b: AlertRecord) => (a.starts_at < b.starts_at ? -1 : a.starts_at > b.starts_at ? 1 : a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0);
+
+/**
+ * Groups alerts (any order, any clusters) into issues. Within a group, alerts
+ * sorted by start form one issue while each starts at most the join window
+ * after the issue's activity (the latest resolution so far; unbounded while
+ * one fires). An issue is Ongoing while an alert fires or until the quiet
+ * period after its last resolution has passed.
+ */
+export function groupAlerts(alerts: readonly AlertRecord[], rules: IssueRules, now: Date): IssueGrouping[] {
+  const groups = new Map<string, AlertRecord[]>();
+  for (const alert of alerts) {
+    const key = groupKeyOf(alert, rules.grouping.keys);
+    const list = groups.get(key);
+    if (list) list.push(alert);
+    else groups.set(key, [alert]);
+  }
+  const windowMs = rules.grouping.join_window_minutes * 60_000;
+  const quietMs = rules.resolution.quiet_minutes * 60_000;
+  const issues: IssueGrouping[] = [];
+  for (const [groupKey, members] of groups) {
+    members.sort(byStart);
+    let segment: AlertRecord[] = [];
+    let activityEnd = -Infinity;
+    const close = () => {
+      if (segment.length) issues.push(segmentIssue(groupKey, segment, activityEnd, rules, now, quietMs));
+    };
+    for (const alert of members) {
+      if (segment.length && Date.parse(alert.starts_at) > activityEnd + windowMs) {
+        close();
+        segment = [];
+        activityEnd = -Infinity;
+      }
+      segment.push(alert);
+      activityEnd = Math.max(activityEnd, endOf(alert));
+    }
+    close();
+  }
+  return issues.sort((a, b) => (a.first_seen < b.first_seen ? -1 : a.first_seen > b.first_seen ? 1 : a.issue_id < b.issue_id ? -1 : 1));
+}
+
+/** When an alert stopped: its end, or never while it fires. */
+function endOf(alert: AlertRecord): number {
+  if (alert.status === 'Firing') return Infinity;
+  return Math.max(Date.parse(alert.ends_at ?? alert.starts_at), Date.parse(alert.starts_at));
+}
+
+function segmentIssue(groupKey: string, alerts: AlertRecord[], activityEnd: number, rules: IssueRules, now: Date, quietMs: number): IssueGrouping {
+  const first = alerts[0]!;
+  const names: string[] = [];
+  for (const a of alerts) if (!names.includes(a.alert_name)) names.push(a.alert_name);
+  const resolved = activityEnd !== Infinity && now.getTime() - activityEnd >= quietMs;
+  return {
+    issue_id: issueIdOf(groupKey, first),
+    group_key: groupKey,
+    issue_name: nameOf(names, groupKey, rules.grouping.keys),
+    severity: alerts.some((a) => alertSeverity(a, rules.severity) === 'Critical') ? 'Critical' : 'Warning',
+    status: resolved ? 'Resolved' : 'Ongoing',
+    cluster_id: first.cluster_id,
+    alert_count: alerts.length,
+    alert_names: names,
+    first_seen: first.starts_at,
+    last_seen: alerts.at(-1)!.starts_at,
+    resolved_at: resolved ? new Date(activityEnd).toISOString() : null,
+  };
+}

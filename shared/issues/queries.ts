@@ -1,0 +1,215 @@
+// Reading issues (spec §4 Issues): the filtered, paged list with its filter
+// options, KPIs, one issue with its alert timeline, the cluster's history and
+// the evidence. Every list read goes through the activity index for the
+// window (one Query), never a table scan.
+import type { AlertRecord } from '../db/alerts.js';
+import { listClusterAlerts } from '../db/alerts.js';
+import { getCluster, type ClusterRecord } from '../db/clusters.js';
+import { getIssue, listClusterIssues, listIssuesActiveSince, type IssueRecord } from '../db/issues.js';
+import { readClusterRollups, windowDays } from '../db/metrics.js';
+import { listUsers } from '../db/users.js';
+import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
+import { NotFound } from '../http/errors.js';
+import { loadIssueRules } from '../rules/load.js';
+import type { IssueListQuery } from '../routes/common.js';
+import { byName, round2 } from '../scoring/inputs.js';
+import { groupKeyOf } from './grouping.js';
+
+export const SOURCE = 'rules';
+const DAY_MS = 86_400_000;
+
+/** The list window: `days` back from now; 0 means since midnight UTC today (0.25: the last six hours). */
+export function windowStart(days: number, now: Date): Date {
+  if (days === 0) return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  return new Date(now.getTime() - days * DAY_MS);
+}
+
+/** Minutes from the first alert to resolution, or to now while Ongoing. */
+export function durationMinutes(issue: Pick<IssueRecord, 'first_seen' | 'resolved_at' | 'status'>, now: Date): number {
+  const end = issue.status === 'Resolved' && issue.resolved_at ? Date.parse(issue.resolved_at) : now.getTime();
+  return Math.max(0, Math.round((end - Date.parse(issue.first_seen)) / 60_000));
+}
+
+/** An issue as the API shows it (DESIGN §7), internal bookkeeping left out. */
+export function issueView(issue: IssueRecord, now: Date) {
+  return {
+    issue_id: issue.issue_id,
+    issue_name: issue.issue_name,
+    severity: issue.severity,
+    status: issue.status,
+    cluster_id: issue.cluster_id,
+    cluster_name: issue.cluster_name,
+    customer_name: issue.customer_name,
+    alert_count: issue.alert_count,
+    alert_names: issue.alert_names,
+    first_seen: issue.first_seen,
+    last_seen: issue.last_seen,
+    resolved_at: issue.resolved_at,
+    duration_minutes: durationMinutes(issue, now),
+    triage_status: issue.triage_status,
+    disposition_status: issue.disposition_status,
+    assignee: issue.assignee,
+    notes: issue.notes,
+    ticket_key: issue.ticket_key,
+    ticket_url: issue.ticket_url,
+    updated_at: issue.updated_at,
+    updated_by: issue.updated_by,
+  };
+}
+export type IssueView = ReturnType<typeof issueView>;
+
+/** Newest activity first: latest alert, then id. */
+const newestFirst = (a: IssueRecord, b: IssueRecord) => (a.last_seen > b.last_seen ? -1 : a.last_seen < b.last_seen ? 1 : byName(a.issue_id, b.issue_id));
+
+function matches(issue: IssueRecord, q: IssueListQuery): boolean {
+  if (q.search) {
+    const needle = q.search.toLowerCase();
+    if (![issue.issue_name, issue.cluster_name, issue.customer_name].some((s) => s.toLowerCase().includes(needle))) return false;
+  }
+  if (q.severities.length && !q.severities.includes(issue.severity)) return false;
+  if (q.status && issue.status !== q.status) return false;
+  if (q.customer && issue.customer_name !== q.customer) return false;
+  if (q.cluster && issue.cluster_name !== q.cluster) return false;
+  if (q.triage && issue.triage_status !== q.triage) return false;
+  if (q.disposition && issue.disposition_status !== q.disposition) return false;
+  return true;
+}
+
+const distinct = (values: string[]) => [...new Set(values.filter(Boolean))].sort(byName);
+
+export async function listIssues(q: IssueListQuery, now = new Date()) {
+  const inWindow = await listIssuesActiveSince(windowStart(q.days, now));
+  const found = inWindow.filter((i) => matches(i, q)).sort(newestFirst);
+  const start = (q.page - 1) * q.page_size;
+  return {
+    issues: found.slice(start, start + q.page_size).map((i) => issueView(i, now)),
+    total: found.length,
+    page: q.page,
+    page_size: q.page_size,
+    total_pages: Math.ceil(found.length / q.page_size),
+    // Filter options: what the window holds, whatever the other filters say.
+    customers: distinct(inWindow.map((i) => i.customer_name)),
+    clusters: distinct(inWindow.map((i) => i.cluster_name)),
+    source: SOURCE,
+  };
+}
+
+export async function issueKpis(days: number, now = new Date()) {
+  const issues = await listIssuesActiveSince(windowStart(days, now));
+  const durations = issues.map((i) => durationMinutes(i, now));
+  return {
+    total: issues.length,
+    ongoing: issues.filter((i) => i.status === 'Ongoing').length,
+    resolved: issues.filter((i) => i.status === 'Resolved').length,
+    unassigned: issues.filter((i) => !i.assignee).length,
+    avg_duration_minutes: durations.length ? round2(durations.reduce((a, b) => a + b, 0) / durations.length) : 0,
+    source: SOURCE,
+  };
+}
+
+/** Active accounts an issue can be assigned to (PATCH accepts their usernames). */
+export async function assignableUsers() {
+  const users = (await listUsers()).filter((u) => u.is_active).sort((a, b) => byName(a.name.toLowerCase(), b.name.toLowerCase()) || byName(a.username, b.username));
+  return { users: users.map((u) => ({ username: u.username, name: u.name, email: u.email, role: u.role })) };
+}
+
+export async function requireIssue(issueId: string): Promise<IssueRecord> {
+  const issue = await getIssue(issueId);
+  if (!issue) throw new NotFound(`No issue ${issueId}.`);
+  return issue;
+}
+
+/** "2026-11-22 04:30:15 UTC": the timeline's display time. */
+export const displayTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+
+/** The issue's alerts: the cluster's alerts of its group between its first and last alert. */
+export async function issueAlerts(issue: IssueRecord): Promise<AlertRecord[]> {
+  const { rules } = await loadIssueRules();
+  const alerts = await listClusterAlerts(issue.cluster_id, new Date(issue.first_seen));
+  return alerts.filter((a) => a.starts_at <= issue.last_seen && groupKeyOf(a, rules.grouping.keys) === issue.group_key);
+}
+
+export async function issueDetail(issueId: string, now = new Date()) {
+  const issue = await requireIssue(issueId);
+  const alerts = (await issueAlerts(issue)).reverse(); // newest first
+  return {
+    issue: issueView(issue, now),
+    alerts: alerts.map((a) => ({
+      time: displayTime(a.starts_at),
+      status: a.status,
+      alert_name: a.alert_name,
+      detail: a.detail || a.summary,
+      dashboard_url: a.dashboard_url,
+      starts_at: a.starts_at,
+      ends_at: a.ends_at,
+    })),
+    cluster_info: null,
+    source: SOURCE,
+  };
+}
+
+export const CLUSTER_HISTORY_LIMIT = 50;
+
+/** The cluster's other issues, newest first. */
+export async function clusterHistory(issueId: string, now = new Date()) {
+  const issue = await requireIssue(issueId);
+  const others = (await listClusterIssues(issue.cluster_id)).filter((i) => i.issue_id !== issue.issue_id && !i.superseded_by).sort(newestFirst);
+  return { cluster_name: issue.cluster_name, issues: others.slice(0, CLUSTER_HISTORY_LIMIT).map((i) => issueView(i, now)), total: others.length, source: SOURCE };
+}
+
+export const EVIDENCE_ALERT_DAYS = 7;
+
+export interface MetricEvidence {
+  metric_key: MetricKey;
+  min: number;
+  max: number;
+  avg: number;
+  latest: number;
+  latest_at: string;
+  samples: number;
+}
+
+/**
+ * Alerts of the cluster's last 7 days, its key metrics, its inventory. Metrics
+ * are kept as daily rollups, so "the last 24 hours" is answered from the
+ * rollups of the two UTC days those hours fall on, and the answer says so.
+ */
+export async function issueEvidence(issueId: string, now = new Date()) {
+  const issue = await requireIssue(issueId);
+  const [alerts, rollups, cluster] = await Promise.all([
+    listClusterAlerts(issue.cluster_id, new Date(now.getTime() - EVIDENCE_ALERT_DAYS * DAY_MS)),
+    readClusterRollups(issue.cluster_id, windowDays(2, now)),
+    getCluster(issue.cluster_id),
+  ]);
+  const metrics: MetricEvidence[] = [];
+  for (const key of METRIC_KEYS) {
+    const parts = rollups.map((r) => r.metrics[key]).filter((p) => p !== undefined);
+    if (!parts.length) continue;
+    const latest = parts.reduce((a, b) => (b.last_at >= a.last_at ? b : a));
+    const count = parts.reduce((n, p) => n + p.count, 0);
+    metrics.push({
+      metric_key: key,
+      min: round2(Math.min(...parts.map((p) => p.min))),
+      max: round2(Math.max(...parts.map((p) => p.max))),
+      avg: round2(parts.reduce((s, p) => s + p.sum, 0) / count),
+      latest: round2(latest.last),
+      latest_at: latest.last_at,
+      samples: count,
+    });
+  }
+  return {
+    alerts: alerts.reverse().map((a) => ({
+      alert_name: a.alert_name, severity: a.severity, status: a.status, starts_at: a.starts_at, ends_at: a.ends_at,
+      time: displayTime(a.starts_at), summary: a.summary, detail: a.detail, dashboard_url: a.dashboard_url,
+    })),
+    metrics,
+    metrics_window: { from: `${windowDays(2, now)[0]}T00:00:00.000Z`, to: now.toISOString(), basis: 'daily rollups of the UTC days the last 24 hours fall on' },
+    cluster: cluster ? inventoryView(cluster) : null,
+    source: SOURCE,
+  };
+}
+
+function inventoryView(c: ClusterRecord) {
+  const { cluster_id, cluster_name, customer_name, account_id, account_name, email, customer_tier, cluster_type, region, engine_version, resource_state, node_count } = c;
+  return { cluster_id, cluster_name, customer_name, account_id, account_name, email, customer_tier, cluster_type, region, engine_version, resource_state, node_count };
+}

@@ -1,0 +1,119 @@
+// Triage of an issue (PATCH) and ticket creation. Every change is audited with
+// before and after, in the same transaction as the change itself.
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../auth/caller.js';
+import { auditAction } from '../db/audit.js';
+import { ConditionFailed, transactWrite } from '../db/client.js';
+import { claimTicket, getIssue, releaseTicketClaim, storeTicketAction, triageAction, type IssueRecord, type TriageFields } from '../db/issues.js';
+import { getUser, listUsers } from '../db/users.js';
+import { BadGateway, Conflict, ServiceUnavailable, ValidationFailed } from '../http/errors.js';
+import type { Principal } from '../http/route.js';
+import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
+import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
+
+const ATTEMPTS = 3;
+
+/** An assignee is a known account (username or email, stored as the username), or empty. */
+async function resolveAssignee(assignee: string): Promise<string> {
+  const wanted = assignee.trim();
+  if (!wanted) return '';
+  const user = (await getUser(wanted)) ?? (await listUsers()).find((u) => u.email.toLowerCase() === wanted.toLowerCase());
+  if (!user) throw new ValidationFailed(`No user ${wanted} to assign.`, [{ loc: ['body', 'assignee'], msg: 'must be a known user or empty', type: 'value_error' }]);
+  return user.username;
+}
+
+export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now = new Date()) {
+  const changes = { ...patch };
+  if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(changes.assignee);
+  for (let attempt = 1; ; attempt++) {
+    const issue = await requireIssue(issueId);
+    const fields = (Object.keys(changes) as (keyof TriageFields)[]).filter((f) => issue[f] !== changes[f]);
+    if (fields.length === 0) return { status: 'updated', source: SOURCE };
+    const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
+    const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
+    try {
+      await transactWrite([
+        triageAction(issueId, after, issue.triage_version, principal.username, now),
+        auditAction({ actor: principal.username, role: principal.role, action: 'issue_update', target: issueId, detail: { before, after }, ip: caller.ip, user_agent: caller.userAgent }, now),
+      ]);
+      return { status: 'updated', source: SOURCE };
+    } catch (error) {
+      // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
+      if (!(error instanceof ConditionFailed) || attempt >= ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** A claim older than this is from a call that died: another may take over. */
+export const TICKET_CLAIM_SECONDS = 60;
+
+const appUrl = () => (process.env.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
+
+/** The ticket's text: the issue, its alerts, and the evidence an engineer starts from. */
+export async function ticketRequest(issue: IssueRecord, now: Date): Promise<TicketRequest> {
+  const [alerts, evidence] = await Promise.all([issueAlerts(issue), issueEvidence(issue.issue_id, now)]);
+  const cluster = evidence.cluster;
+  const paragraphs = [
+    `${issue.severity} issue on cluster ${issue.cluster_name} (${issue.customer_name || 'unknown customer'}): ${issue.issue_name}. ` +
+      `${issue.status}; ${issue.alert_count} alert${issue.alert_count === 1 ? '' : 's'} since ${displayTime(issue.first_seen)}.`,
+    cluster ? `Cluster: ${cluster.cluster_type} ${cluster.engine_version} in ${cluster.region}, ${cluster.node_count} nodes, tier ${cluster.customer_tier}, contact ${cluster.email}.` : 'The cluster is no longer in the inventory.',
+    ['Latest alerts:', ...alerts.slice(-10).reverse().map((a) => `- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`)].join('\n'),
+  ];
+  if (evidence.metrics.length) {
+    paragraphs.push(['Key metrics (today and yesterday):', ...evidence.metrics.map((m) => `- ${m.metric_key}: latest ${m.latest}, min ${m.min}, max ${m.max}, avg ${m.avg}`)].join('\n'));
+  }
+  return {
+    issue_id: issue.issue_id,
+    summary: `[${issue.severity}] ${issue.issue_name} on ${issue.cluster_name}${issue.customer_name ? ` (${issue.customer_name})` : ''}`.slice(0, 255),
+    description: paragraphs.join('\n\n'),
+    link: `${appUrl()}/issues/${encodeURIComponent(issue.issue_id)}`,
+    labels: ['fleet-health', issue.severity.toLowerCase()],
+    severity: issue.severity,
+  };
+}
+
+/**
+ * One ticket per issue, also under a double click: the call first claims the
+ * issue with a conditional write, then asks the provider, then stores the key
+ * under its claim. A provider failure gives the claim up and leaves the issue as it was.
+ */
+export async function createTicket(principal: Principal, issueId: string, caller: Caller, now = new Date()) {
+  const issue = await requireIssue(issueId);
+  const existing = () => new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });
+  if (issue.ticket_key) throw existing();
+  const provider = ticketProvider();
+  if (!provider) throw new ServiceUnavailable('No ticket provider is configured: set TICKET_PROVIDER (jira or webhook) and its settings.');
+  const token = randomUUID();
+  try {
+    await claimTicket(issueId, token, new Date(now.getTime() - TICKET_CLAIM_SECONDS * 1000), now);
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    const current = await getIssue(issueId);
+    if (current?.ticket_key) throw new Conflict(`Issue ${issueId} has a ticket already: ${current.ticket_key}.`, { ticket_key: current.ticket_key, ticket_url: current.ticket_url });
+    throw new Conflict(`A ticket for issue ${issueId} is being created right now.`);
+  }
+  let ticket: { key: string; url: string };
+  try {
+    ticket = await provider.create(await ticketRequest(issue, now));
+  } catch (error) {
+    await releaseTicketClaim(issueId, token).catch(() => undefined); // expires by itself otherwise
+    if (error instanceof TicketProviderError) throw new BadGateway(error.message);
+    throw error;
+  }
+  const stored = transactWrite([
+    storeTicketAction(issueId, token, ticket, principal.username, now),
+    auditAction({
+      actor: principal.username, role: principal.role, action: 'ticket_create', target: issueId,
+      detail: { provider: provider.name, before: { ticket_key: '', ticket_url: '' }, after: { ticket_key: ticket.key, ticket_url: ticket.url } },
+      ip: caller.ip, user_agent: caller.userAgent,
+    }, now),
+  ]);
+  try {
+    await stored;
+  } catch (error) {
+    // Our claim expired and another call took over: say which ticket we made, so it can be linked or closed.
+    if (error instanceof ConditionFailed) throw new Conflict(`Ticket ${ticket.key} was created, but the issue changed meanwhile and was not updated: link it with PATCH or close it.`, { ticket_key: ticket.key, ticket_url: ticket.url });
+    throw error;
+  }
+  return { status: 'created', ticket_key: ticket.key, ticket_url: ticket.url, source: SOURCE };
+}

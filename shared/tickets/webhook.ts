@@ -1,0 +1,70 @@
+// A generic ticket webhook: POST the ticket request as JSON, optionally with a
+// bearer token; the receiver opens the ticket wherever it likes and answers
+// 2xx {key, url}.
+import * as z from 'zod';
+import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './provider.js';
+
+export interface WebhookConfig {
+  url: string;
+  /** Resolved per call (Secrets Manager on AWS); undefined: no Authorization header. */
+  token: () => Promise<string | undefined>;
+  timeoutMs: number;
+}
+
+// Limits match what the issue stores (ticket_key ≤ 64, ticket_url an http(s) URL ≤ 2048).
+const WebhookTicket = z.object({
+  key: z.string().trim().min(1).max(64),
+  url: z.url({ protocol: /^https?$/ }).max(2048),
+});
+
+export function webhookProvider(config: WebhookConfig): TicketProvider {
+  return {
+    name: 'webhook',
+    async create(request: TicketRequest): Promise<CreatedTicket> {
+      const token = await config.token();
+      const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
+      if (token) headers.Authorization = `Bearer ${token}`;
+      // Named fields only: whatever else the caller's object carries stays here.
+      const { issue_id, summary, description, link, labels, severity } = request;
+      const answer = await post(config.url, headers, { issue_id, summary, description, link, labels, severity }, config.timeoutMs);
+      if (answer.status === 401 || answer.status === 403) {
+        throw new TicketProviderError(`The ticket webhook refused the credentials (HTTP ${answer.status})`, answer.status);
+      }
+      if (answer.status < 200 || answer.status >= 300) throw new TicketProviderError(`The ticket webhook answered HTTP ${answer.status}`, answer.status);
+      const ticket = WebhookTicket.safeParse(parseJson(answer.text));
+      if (!ticket.success) {
+        throw new TicketProviderError('The ticket webhook answered without a ticket key and an http(s) URL', answer.status);
+      }
+      return ticket.data;
+    },
+  };
+}
+
+/**
+ * POSTs JSON and reads the whole answer within the timeout (no retries: see
+ * provider.ts). Redirects are not followed: a POST must not wander off with
+ * the token.
+ */
+async function post(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<{ status: number; text: string }> {
+  try {
+    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    return { status: response.status, text: await response.text() };
+  } catch (error) {
+    throw new TicketProviderError(`The ticket webhook did not answer: ${failureReason(error, timeoutMs)}`);
+  }
+}
+
+/** Only the kind of failure: fetch's own messages may name more than the user needs. */
+function failureReason(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'string' ? `connection failed (${code})` : 'connection failed';
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

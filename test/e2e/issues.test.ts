@@ -1,0 +1,293 @@
+// Alert issues (issue 7) through the real local server on the demo fleet:
+// grouping against a brute-force regrouping, idempotence, triage surviving
+// regrouping, every list filter and page edge, KPIs by brute force, detail,
+// history, evidence, PATCH, and tickets through a fake Jira.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listAlertsSince } from '../../shared/db/alerts.js';
+import { listAudit } from '../../shared/db/audit.js';
+import { deleteItem } from '../../shared/db/client.js';
+import { getCluster } from '../../shared/db/clusters.js';
+import { getIssue, listIssuesActiveSince } from '../../shared/db/issues.js';
+import { groupAlerts } from '../../shared/issues/grouping.js';
+import { durationMinutes, windowStart } from '../../shared/issues/queries.js';
+import { regroupRecent } from '../../shared/issues/regroup.js';
+import { loadIssueRules } from '../../shared/rules/load.js';
+import { routeKey } from '../../shared/http/route.js';
+import { issuesGroup } from '../../shared/routes/issues.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startFakeJira, type FakeJira } from '../support/fake-jira.js';
+import { startTestService } from '../support/local-service.js';
+import { userToken } from '../support/tokens.js';
+
+let service: LocalService;
+let admin: string;
+let viewer: string;
+let jira: FakeJira;
+
+beforeAll(async () => {
+  service = await startTestService({ adminPassword: 'issues-admin-password', demoClusters: 30 });
+  admin = await userToken('admin', 'issues-admin');
+  viewer = await userToken('viewer', 'issues-viewer');
+  jira = await startFakeJira({ projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-secret-token' });
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+  await jira?.close();
+  for (const v of ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN', 'TICKET_TIMEOUT_MS']) delete process.env[v];
+});
+
+async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const list = async (query = '') => (await call(viewer, 'GET', `/api/issues?${query}`)).body;
+const ids = (issues: { issue_id: string }[]) => issues.map((i) => i.issue_id);
+
+describe('grouping the demo alerts', () => {
+  it('stores exactly the issues a brute-force grouping of every alert gives, and a second run changes nothing', async () => {
+    const now = new Date();
+    const { rules } = await loadIssueRules();
+    const expected = groupAlerts(await listAlertsSince(new Date(now.getTime() - 30 * 86_400_000), now), rules, now);
+    expect(expected.length).toBeGreaterThan(5);
+    const stored = await listIssuesActiveSince(new Date(now.getTime() - 31 * 86_400_000));
+    expect(stored.map((i) => i.issue_id).sort()).toEqual(expected.map((i) => i.issue_id).sort());
+    for (const e of expected) expect(stored.find((i) => i.issue_id === e.issue_id)).toMatchObject({ ...e });
+
+    const before = JSON.stringify(stored);
+    expect(await regroupRecent()).toMatchObject({ created: 0, updated: 0, removed: 0 });
+    expect(await regroupRecent()).toMatchObject({ created: 0, updated: 0, removed: 0 });
+    expect(JSON.stringify(await listIssuesActiveSince(new Date(now.getTime() - 31 * 86_400_000)))).toBe(before);
+  });
+
+  it('a new alert joins an open issue on ingest, and the triage fields survive the regrouping', async () => {
+    const open = (await list('status=Ongoing&page_size=100')).issues[0];
+    expect(open).toBeDefined();
+    expect((await call(admin, 'PATCH', `/api/issues/${open.issue_id}`, { triage_status: 'Investigating', notes: 'looking' })).status).toBe(200);
+    const post = await fetch(`${service.url}/api/ingest/alerts`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${service.ingestToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        version: '4', status: 'firing', receiver: 'fleet', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am', groupKey: 'g', truncatedAlerts: 0,
+        alerts: [{
+          status: 'firing', labels: { alertname: open.alert_names[0], cluster_id: open.cluster_id, severity: 'critical' }, annotations: { description: 'again' },
+          startsAt: new Date(Date.now() - 60_000).toISOString(), endsAt: '0001-01-01T00:00:00Z', generatorURL: 'http://prom', fingerprint: 'joined-now',
+        }],
+      }),
+    });
+    expect(post.status).toBe(200);
+    expect((await post.json()).issues).toMatchObject({ updated: 1, created: 0 });
+    const after = (await call(viewer, 'GET', `/api/issues/${open.issue_id}`)).body;
+    expect(after.issue).toMatchObject({ alert_count: open.alert_count + 1, triage_status: 'Investigating', notes: 'looking', severity: 'Critical' });
+    expect(after.alerts[0].detail).toBe('again');
+    expect(after.alerts.length).toBe(open.alert_count + 1);
+  });
+
+  it('keeps the issues of a cluster that left the inventory, under the names they had', async () => {
+    const issue = (await list('page_size=100')).issues.find((i: any) => i.status === 'Resolved');
+    await deleteItem('clusters', { pk: 'CLUSTERS', sk: `CLUSTER#${issue.cluster_id}` });
+    expect(await getCluster(issue.cluster_id)).toBeUndefined();
+    await regroupRecent();
+    expect(await getIssue(issue.issue_id)).toMatchObject({ cluster_name: issue.cluster_name, customer_name: issue.customer_name });
+  });
+});
+
+describe('GET /api/issues', () => {
+  it('answers every field of the spec for every issues route', async () => {
+    const { issues } = await list();
+    const id = issues[0].issue_id;
+    for (const [name, route] of Object.entries(issuesGroup.routes)) {
+      if (route.method !== 'GET') continue;
+      const { status, body } = await call(viewer, 'GET', route.path.replace('{issue_id}', id));
+      expect(status, routeKey(route)).toBe(200);
+      const parsed = route.response!.safeParse(body);
+      expect(parsed.success ? [] : parsed.error.issues.slice(0, 3), name).toEqual([]);
+    }
+  });
+
+  it('filters by search, severities, status, customer, cluster, triage and disposition, each against a brute-force filter', async () => {
+    const all = (await list('days=30&page_size=100')).issues as any[];
+    expect(all.length).toBeGreaterThan(5);
+    const sample = all.find((i) => i.status === 'Resolved')!;
+    const cases: [string, (i: any) => boolean][] = [
+      [`search=${encodeURIComponent(sample.cluster_name.slice(0, 6).toUpperCase())}`, (i) => [i.issue_name, i.cluster_name, i.customer_name].some((s: string) => s.toLowerCase().includes(sample.cluster_name.slice(0, 6).toLowerCase()))],
+      ['severities=Critical', (i) => i.severity === 'Critical'],
+      ['severities=Critical,Warning', () => true],
+      ['status=Resolved', (i) => i.status === 'Resolved'],
+      ['status=Ongoing', (i) => i.status === 'Ongoing'],
+      [`customer=${encodeURIComponent(sample.customer_name)}`, (i) => i.customer_name === sample.customer_name],
+      [`cluster=${encodeURIComponent(sample.cluster_name)}`, (i) => i.cluster_name === sample.cluster_name],
+      ['triage=Investigating', (i) => i.triage_status === 'Investigating'],
+      ['disposition=Actionable', (i) => i.disposition_status === 'Actionable'],
+    ];
+    for (const [query, keep] of cases) {
+      const found = await list(`days=30&page_size=100&${query}`);
+      expect(ids(found.issues), query).toEqual(ids(all.filter(keep)));
+      expect(found.total, query).toBe(all.filter(keep).length);
+    }
+    const page = await list('days=30');
+    expect(page.customers).toEqual([...new Set(all.map((i) => i.customer_name))].sort());
+    expect(page.clusters).toEqual([...new Set(all.map((i) => i.cluster_name))].sort());
+  });
+
+  it('windows by days: 0 is today, fractions are hours, newest activity first', async () => {
+    const now = new Date();
+    const all = (await list('days=30&page_size=100')).issues as any[];
+    for (const days of [0, 0.25, 1, 7]) {
+      const since = windowStart(days, now).toISOString();
+      const expected = all.filter((i) => i.status === 'Ongoing' || i.resolved_at >= since);
+      expect(ids((await list(`days=${days}&page_size=100`)).issues), `days=${days}`).toEqual(ids(expected));
+    }
+    const lastSeen = all.map((i) => i.last_seen);
+    expect(lastSeen).toEqual([...lastSeen].sort().reverse());
+  });
+
+  it('pages: last page, empty page past the end, page_size 100 and 101, page 0', async () => {
+    const all = (await list('days=30&page_size=100')).issues as any[];
+    const size = 4;
+    const last = Math.ceil(all.length / size);
+    const page = await list(`days=30&page_size=${size}&page=${last}`);
+    expect(page).toMatchObject({ total: all.length, page: last, page_size: size, total_pages: last });
+    expect(ids(page.issues)).toEqual(ids(all.slice((last - 1) * size)));
+    expect((await list(`days=30&page_size=${size}&page=${last + 1}`)).issues).toEqual([]);
+    expect((await list('days=30&page_size=100')).page_size).toBe(100);
+    for (const bad of ['page_size=101', 'page_size=0', 'page=0', 'days=-1', 'severities=Info', 'status=Open']) {
+      expect((await call(viewer, 'GET', `/api/issues?${bad}`)).status, bad).toBe(422);
+    }
+  });
+});
+
+describe('GET /api/issues/kpis', () => {
+  it('matches a brute-force count for several windows', async () => {
+    const now = new Date();
+    const all = (await list('days=30&page_size=100')).issues as any[];
+    for (const days of [0, 1, 7, 30]) {
+      const since = windowStart(days, now).toISOString();
+      const inWindow = all.filter((i) => i.status === 'Ongoing' || i.resolved_at >= since);
+      const kpis = (await call(viewer, 'GET', `/api/issues/kpis?days=${days}`)).body;
+      expect(kpis).toMatchObject({
+        total: inWindow.length,
+        ongoing: inWindow.filter((i) => i.status === 'Ongoing').length,
+        resolved: inWindow.filter((i) => i.status === 'Resolved').length,
+        unassigned: inWindow.filter((i) => !i.assignee).length,
+        source: 'rules',
+      });
+      const mean = inWindow.length ? inWindow.reduce((s, i) => s + durationMinutes(i, new Date()), 0) / inWindow.length : 0;
+      expect(Math.abs(kpis.avg_duration_minutes - mean)).toBeLessThan(2); // ongoing durations grow while the test runs
+    }
+  });
+});
+
+describe('one issue', () => {
+  it('shows its alerts newest first with display times, its cluster history and its evidence', async () => {
+    const issue = (await list('days=30&page_size=100')).issues.find((i: any) => i.alert_count >= 2);
+    const detail = (await call(viewer, 'GET', `/api/issues/${issue.issue_id}`)).body;
+    expect(detail.cluster_info).toBeNull();
+    expect(detail.alerts).toHaveLength(issue.alert_count);
+    expect(detail.alerts.map((a: any) => a.starts_at)).toEqual(detail.alerts.map((a: any) => a.starts_at).sort().reverse());
+    expect(detail.alerts[0].time).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
+    const history = (await call(viewer, 'GET', `/api/issues/${issue.issue_id}/cluster-history`)).body;
+    expect(history.cluster_name).toBe(issue.cluster_name);
+    expect(history.issues.every((i: any) => i.cluster_id === issue.cluster_id && i.issue_id !== issue.issue_id)).toBe(true);
+    const evidence = (await call(viewer, 'GET', `/api/issues/${issue.issue_id}/evidence`)).body;
+    expect(evidence.alerts.every((a: any) => a.starts_at >= new Date(Date.now() - 7 * 86_400_000).toISOString())).toBe(true);
+    expect(evidence.metrics.length).toBeGreaterThan(3);
+    for (const m of evidence.metrics) expect(m.min <= m.avg && m.avg <= m.max && m.min <= m.latest && m.latest <= m.max).toBe(true);
+    expect(evidence.cluster?.cluster_id ?? issue.cluster_id).toBe(issue.cluster_id);
+    expect((await call(viewer, 'GET', '/api/issues/iss-unknown')).status).toBe(404);
+    expect((await call(viewer, 'GET', '/api/issues/iss-unknown/evidence')).status).toBe(404);
+  });
+});
+
+describe('PATCH /api/issues/{id}', () => {
+  it('sets each field, audits before and after, checks the assignee, and refuses bad input without changing anything', async () => {
+    const issue = (await list('days=30&page_size=100')).issues.find((i: any) => !i.ticket_key);
+    const users = (await call(viewer, 'GET', '/api/issues/users')).body.users;
+    expect(users.map((u: any) => u.username)).toContain('issues-admin');
+    const patch = { triage_status: 'Mitigated', disposition_status: 'Actionable', assignee: 'issues-admin', notes: 'n'.repeat(10_000) };
+    expect(await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, patch)).toEqual({ status: 200, body: { status: 'updated', source: 'rules' } });
+    expect((await call(viewer, 'GET', `/api/issues/${issue.issue_id}`)).body.issue).toMatchObject({ ...patch, updated_by: 'issues-admin' });
+    const entry = (await listAudit('issue_update')).find((e) => e.target === issue.issue_id)!;
+    expect(entry.detail).toEqual({ before: { triage_status: issue.triage_status, disposition_status: '', assignee: '', notes: issue.notes }, after: patch });
+
+    const stored = await getIssue(issue.issue_id);
+    for (const bad of [{ assignee: 'nobody-here' }, { triage_status: 'x'.repeat(65) }, { notes: 'n'.repeat(10_001) }, {}, { severity: 'Critical' }, { ticket_url: 'not a url' }]) {
+      expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, bad)).status, JSON.stringify(bad).slice(0, 40)).toBe(422);
+    }
+    expect(await getIssue(issue.issue_id)).toEqual(stored);
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: '' })).status).toBe(200);
+    expect((await getIssue(issue.issue_id))!.assignee).toBe('');
+    expect((await call(admin, 'PATCH', '/api/issues/iss-unknown', { notes: 'x' })).status).toBe(404);
+    expect((await call(viewer, 'PATCH', `/api/issues/${issue.issue_id}`, { notes: 'x' })).status).toBe(403);
+  });
+});
+
+describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
+  const configure = () =>
+    Object.assign(process.env, {
+      TICKET_PROVIDER: 'jira', TICKET_BASE_URL: jira.baseUrl, TICKET_PROJECT_KEY: 'OPS', TICKET_USER_EMAIL: 'bot@example.com',
+      TICKET_API_TOKEN: 'jira-secret-token', TICKET_TIMEOUT_MS: '1000',
+    });
+  const untickted = async () => ((await list('days=30&page_size=100')).issues as any[]).filter((i) => !i.ticket_key);
+
+  it('answers 503 while no provider is configured, and changes nothing', async () => {
+    const [issue] = await untickted();
+    const stored = await getIssue(issue.issue_id);
+    const res = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect(res.status).toBe(503);
+    expect(res.body.detail).toMatch(/TICKET_PROVIDER/);
+    expect(await getIssue(issue.issue_id)).toEqual(stored);
+  });
+
+  it('creates one Jira issue with the issue, its alerts and a link back, and stores key and URL', async () => {
+    configure();
+    const [issue] = await untickted();
+    const before = jira.received.length;
+    const res = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'created', ticket_key: expect.stringMatching(/^OPS-\d+$/), ticket_url: `${jira.baseUrl}/browse/${res.body.ticket_key}`, source: 'rules' });
+    expect(jira.received.length).toBe(before + 1);
+    const sent = jira.received.at(-1)!.body as any;
+    expect(sent.fields.summary).toContain(issue.cluster_name);
+    expect(JSON.stringify(sent.fields.description)).toContain(`/issues/${issue.issue_id}`);
+    expect((await getIssue(issue.issue_id))).toMatchObject({ ticket_key: res.body.ticket_key, ticket_url: res.body.ticket_url, ticket_claim: null });
+    const again = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect(again.status).toBe(409);
+    expect(again.body.ticket_key).toBe(res.body.ticket_key);
+    expect(jira.received.length).toBe(before + 1);
+    expect((await listAudit('ticket_create')).find((e) => e.target === issue.issue_id)?.detail).toMatchObject({ after: { ticket_key: res.body.ticket_key } });
+  });
+
+  it('two concurrent calls make one ticket', async () => {
+    configure();
+    const [issue] = await untickted();
+    const before = jira.received.length;
+    const results = await Promise.all([1, 2].map(() => call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(jira.received.length).toBe(before + 1);
+    expect((await getIssue(issue.issue_id))!.ticket_key).toBe(results.find((r) => r.status === 200)!.body.ticket_key);
+  });
+
+  it('a Jira failure answers 502 with its message and leaves the issue unchanged, so a retry can succeed', async () => {
+    configure();
+    const [issue] = await untickted();
+    const stored = await getIssue(issue.issue_id);
+    jira.mode = 'error500';
+    const failed = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    jira.mode = 'ok';
+    expect(failed.status).toBe(502);
+    expect(failed.body.detail).toMatch(/Jira answered HTTP 500/);
+    expect(JSON.stringify(failed.body)).not.toContain('jira-secret-token');
+    expect(await getIssue(issue.issue_id)).toEqual(stored);
+    process.env.TICKET_API_TOKEN = 'wrong-token';
+    expect((await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)).status).toBe(502);
+    expect(await getIssue(issue.issue_id)).toEqual(stored);
+    configure();
+    expect((await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,116 @@
+// Grouping alerts into issues by hand-made sequences: joins, flapping, quiet
+// periods, late resolutions, severity rules, label keys, and determinism.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { AlertRecord } from '../../shared/db/alerts.js';
+import { alertSeverity, groupAlerts, groupKeyOf } from '../../shared/issues/grouping.js';
+import type { IssueRules } from '../../shared/rules/schemas.js';
+
+const NOW = new Date('2026-11-20T12:00:00Z');
+const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
+
+const RULES: IssueRules = {
+  grouping: { keys: ['cluster', 'alert_name'], join_window_minutes: 60 },
+  resolution: { quiet_minutes: 30 },
+  severity: { default: 'Warning', label: 'severity', patterns: [{ match: 'Down$', severity: 'Critical' }] },
+};
+
+let n = 0;
+/** An alert that started `startedAgo` minutes ago; resolved `endedAgo` minutes ago, or firing. */
+function alert(name: string, startedAgo: number, endedAgo: number | null, over: Partial<AlertRecord> = {}): AlertRecord {
+  const fingerprint = over.fingerprint ?? `fp-${name}`;
+  n++;
+  return {
+    alert_id: `a${n}`, cluster_id: 'c1', alert_name: name, severity: 'warning', status: endedAgo === null ? 'Firing' : 'Resolved',
+    starts_at: minutesAgo(startedAgo), ends_at: endedAgo === null ? null : minutesAgo(endedAgo), fingerprint,
+    labels: { alertname: name, cluster_id: over.cluster_id ?? 'c1', ...over.labels }, annotations: {}, summary: name, detail: '', dashboard_url: '',
+    received_at: minutesAgo(startedAgo), updated_at: minutesAgo(startedAgo), ...over,
+  };
+}
+
+describe('joining alerts into issues', () => {
+  it('a flapping alert (fires, resolves, fires again within the window) stays one issue counting every firing', () => {
+    const alerts = [alert('DiskHigh', 300, 290), alert('DiskHigh', 270, 260), alert('DiskHigh', 240, 235), alert('DiskHigh', 200, null)];
+    const issues = groupAlerts(alerts, RULES, NOW);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({ issue_name: 'DiskHigh', alert_count: 4, status: 'Ongoing', first_seen: minutesAgo(300), last_seen: minutesAgo(200), resolved_at: null });
+  });
+
+  it('an alert after the join window opens a new issue; the old one is Resolved at its last resolution', () => {
+    const issues = groupAlerts([alert('DiskHigh', 500, 480), alert('DiskHigh', 400, null)], RULES, NOW); // 80 min > 60 min window
+    expect(issues.map((i) => [i.status, i.alert_count, i.resolved_at])).toEqual([
+      ['Resolved', 1, minutesAgo(480)],
+      ['Ongoing', 1, null],
+    ]);
+    expect(issues[0]!.issue_id).not.toBe(issues[1]!.issue_id);
+  });
+
+  it('the window counts from the latest resolution, and never closes while an alert fires', () => {
+    // first alert fires for 5 hours (resolved 100 min ago); one starting 90 min after its start still joins
+    const issues = groupAlerts([alert('Lag', 400, 100), alert('Lag', 310, 300), alert('Lag', 50, null)], RULES, NOW);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]!.alert_count).toBe(3);
+  });
+
+  it('stays Ongoing through the quiet period after the last alert resolved, then Resolved', () => {
+    expect(groupAlerts([alert('Lag', 60, 20)], RULES, NOW)[0]).toMatchObject({ status: 'Ongoing', resolved_at: null }); // 20 < 30 quiet minutes
+    expect(groupAlerts([alert('Lag', 60, 30)], RULES, NOW)[0]).toMatchObject({ status: 'Resolved', resolved_at: minutesAgo(30) });
+  });
+
+  it('a late resolved notification (the alert shows up already resolved) resolves the issue at its real end', () => {
+    const late = alert('NodeDown', 600, 590);
+    expect(groupAlerts([late], RULES, NOW)[0]).toMatchObject({ status: 'Resolved', resolved_at: minutesAgo(590), severity: 'Critical', alert_count: 1 });
+  });
+
+  it('different alert names and clusters are different issues under the default keys; one issue per cluster under [cluster]', () => {
+    const alerts = [alert('A', 50, null), alert('B', 40, null), alert('A', 30, null, { cluster_id: 'c2' })];
+    expect(groupAlerts(alerts, RULES, NOW)).toHaveLength(3);
+    const byCluster = groupAlerts(alerts, { ...RULES, grouping: { ...RULES.grouping, keys: ['cluster'] } }, NOW);
+    expect(byCluster.map((i) => [i.cluster_id, i.issue_name, i.alert_count])).toEqual([['c1', 'A, B', 2], ['c2', 'A', 1]]);
+  });
+
+  it('groups by a label when the rules say so, and names the issue with it', () => {
+    const rules: IssueRules = { ...RULES, grouping: { ...RULES.grouping, keys: ['cluster', 'label:service'] } };
+    const alerts = [alert('A', 50, null, { labels: { service: 'api' } }), alert('B', 40, null, { labels: { service: 'api' } }), alert('C', 30, null, { labels: { service: 'db' } })];
+    const issues = groupAlerts(alerts, rules, NOW);
+    expect(issues.map((i) => i.issue_name)).toEqual(['A, B (service=api)', 'C (service=db)']);
+    expect(groupKeyOf(alerts[0]!, rules.grouping.keys)).toBe('cluster=c1|label:service=api');
+  });
+});
+
+describe('severity', () => {
+  it('a name pattern wins over the label; the label over the default; any Critical alert makes the issue Critical', () => {
+    expect(alertSeverity(alert('BrokerDown', 1, null, { labels: { severity: 'warning' } }), RULES.severity)).toBe('Critical');
+    expect(alertSeverity(alert('Lag', 1, null, { labels: { severity: 'CRITICAL' } }), RULES.severity)).toBe('Critical');
+    expect(alertSeverity(alert('Lag', 1, null, { labels: { severity: 'info' } }), RULES.severity)).toBe('Warning');
+    expect(alertSeverity(alert('Lag', 1, null, { labels: { severity: 'critical' } }), { ...RULES.severity, label: null })).toBe('Warning');
+    const mixed = groupAlerts([alert('X', 50, 45, { labels: { severity: 'critical' } }), alert('X', 40, null)], RULES, NOW);
+    expect(mixed[0]!.severity).toBe('Critical');
+  });
+});
+
+describe('determinism', () => {
+  const arbitraryAlerts = fc.array(
+    fc.record({ name: fc.constantFrom('A', 'B'), start: fc.integer({ min: 1, max: 2000 }), length: fc.option(fc.integer({ min: 0, max: 300 })), cluster: fc.constantFrom('c1', 'c2') }),
+    { maxLength: 40 },
+  ).map((specs) => specs.map((s, i) => alert(s.name, s.start, s.length === null ? null : Math.max(0, s.start - s.length), { cluster_id: s.cluster, fingerprint: `fp${i}` })));
+
+  it('gives the same issues with the same ids whatever order the alerts come in', () => {
+    fc.assert(
+      fc.property(arbitraryAlerts, fc.array(fc.double({ noNaN: true }), { minLength: 1 }), (alerts, keys) => {
+        const shuffled = alerts.map((a, i) => ({ a, k: keys[i % keys.length]! + i * 1e-9 })).sort((x, y) => x.k - y.k).map((x) => x.a);
+        expect(groupAlerts(shuffled, RULES, NOW)).toEqual(groupAlerts(alerts, RULES, NOW));
+      }),
+    );
+  });
+
+  it('puts every alert in exactly one issue, and an Ongoing issue is one with a firing alert or a recent resolution', () => {
+    fc.assert(
+      fc.property(arbitraryAlerts, (alerts) => {
+        const issues = groupAlerts(alerts, RULES, NOW);
+        expect(issues.reduce((sum, i) => sum + i.alert_count, 0)).toBe(alerts.length);
+        for (const issue of issues) expect(issue.status === 'Resolved').toBe(issue.resolved_at !== null);
+      }),
+    );
+  });
+});
