@@ -44,6 +44,19 @@ export interface FleetHealthStackProps extends StackProps {
   readonly appUrl?: string;
   /** Optional LDAP login for the auth group: LDAP_URL, LDAP_USER_DN_TEMPLATE, LDAP_ROLE_MAP. */
   readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string };
+  /** Optional ticket provider of create-ticket (shared/tickets/provider.ts); undefined: 503 there. */
+  readonly tickets?: TicketSettings;
+}
+
+export interface TicketSettings {
+  provider: 'jira' | 'webhook';
+  /** Jira: TICKET_BASE_URL, TICKET_PROJECT_KEY, TICKET_USER_EMAIL, optional TICKET_ISSUE_TYPE. */
+  baseUrl?: string;
+  projectKey?: string;
+  userEmail?: string;
+  issueType?: string;
+  /** Webhook: TICKET_WEBHOOK_URL. */
+  webhookUrl?: string;
 }
 
 /** Reads the stack settings from CDK context (`cdk synth -c stage=dev`, or cdk.json). */
@@ -67,7 +80,22 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
       optional('ldapUrl') && optional('ldapUserDnTemplate')
         ? { url: optional('ldapUrl')!, userDnTemplate: optional('ldapUserDnTemplate')!, roleMap: optional('ldapRoleMap') }
         : undefined,
+    tickets: ticketSettings(optional),
   };
+}
+
+function ticketSettings(optional: (key: string) => string | undefined): TicketSettings | undefined {
+  const provider = optional('ticketProvider');
+  if (!provider) return undefined;
+  if (provider !== 'jira' && provider !== 'webhook') throw new Error(`context ticketProvider=${provider}: must be jira or webhook`);
+  const settings: TicketSettings = {
+    provider, baseUrl: optional('ticketBaseUrl'), projectKey: optional('ticketProjectKey'), userEmail: optional('ticketUserEmail'),
+    issueType: optional('ticketIssueType'), webhookUrl: optional('ticketWebhookUrl'),
+  };
+  const needed = provider === 'jira' ? (['baseUrl', 'projectKey', 'userEmail'] as const) : (['webhookUrl'] as const);
+  const missing = needed.filter((k) => !settings[k]);
+  if (missing.length) throw new Error(`context ticketProvider=${provider} also needs ${missing.map((k) => `ticket${k[0]!.toUpperCase()}${k.slice(1)}`).join(', ')}`);
+  return settings;
 }
 
 const GROUP_MEMORY_MB = 512;
@@ -259,12 +287,40 @@ export class FleetHealthStack extends Stack {
       if (props.ldap.roleMap) auth.addEnvironment('LDAP_ROLE_MAP', props.ldap.roleMap);
     }
 
+    this.groupFunctions.get('issues')!.function.addEnvironment('APP_URL', appUrl); // ticket links back to the issue
+    if (props.tickets) this.configureTickets(props.tickets, props.stage);
+
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HTTP API endpoint ($default stage)' });
     new CfnOutput(this, 'JwtSecretArn', { value: jwtSecret.secretArn, description: 'Signing key of access tokens (rotate by hand)' });
     new CfnOutput(this, 'SiteUrl', {
       value: `https://${this.distribution.distributionDomainName}`,
       description: 'The SPA; the API is also served under /api on this origin',
     });
+  }
+
+  /**
+   * The issues group's ticket provider. Its credential (Jira API token or
+   * webhook bearer token) lives in a secret that only the issues Lambda reads;
+   * the stack creates it with a placeholder and the operator puts the real value.
+   */
+  private configureTickets(tickets: TicketSettings, stage: string): void {
+    const issues = this.groupFunctions.get('issues')!;
+    const env: Record<string, string | undefined> = {
+      TICKET_PROVIDER: tickets.provider, TICKET_BASE_URL: tickets.baseUrl, TICKET_PROJECT_KEY: tickets.projectKey,
+      TICKET_USER_EMAIL: tickets.userEmail, TICKET_ISSUE_TYPE: tickets.issueType, TICKET_WEBHOOK_URL: tickets.webhookUrl,
+    };
+    for (const [key, value] of Object.entries(env)) if (value) issues.function.addEnvironment(key, value);
+    const credential = new secretsmanager.Secret(this, 'TicketCredential', {
+      description: `Fleet Health (${stage}) ${tickets.provider === 'jira' ? 'Jira API token' : 'ticket webhook bearer token'}: put the real value after deploy`,
+      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+    });
+    credential.grantRead(issues.role);
+    issues.function.addEnvironment(tickets.provider === 'jira' ? 'TICKET_API_TOKEN_ARN' : 'TICKET_WEBHOOK_TOKEN_ARN', credential.secretArn);
+    Validations.of(credential).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'The token is issued by the ticket system (Jira or the webhook owner), which AWS cannot rotate; operators rotate it there and put the new value.',
+    });
+    new CfnOutput(this, 'TicketCredentialArn', { value: credential.secretArn, description: 'Put the ticket provider credential here' });
   }
 
   private createTable(name: TableName, prefix: string): dynamodb.Table {

@@ -81,7 +81,7 @@ describe('grouping the demo alerts', () => {
       }),
     });
     expect(post.status).toBe(200);
-    expect((await post.json()).issues).toMatchObject({ updated: 1, created: 0 });
+    expect(((await post.json()) as { issues: unknown }).issues).toMatchObject({ updated: 1, created: 0 });
     const after = (await call(viewer, 'GET', `/api/issues/${open.issue_id}`)).body;
     expect(after.issue).toMatchObject({ alert_count: open.alert_count + 1, triage_status: 'Investigating', notes: 'looking', severity: 'Critical' });
     expect(after.alerts[0].detail).toBe('again');

@@ -352,3 +352,35 @@ describe('cdk-nag AwsSolutions', () => {
     expect(messages).toEqual([]);
   });
 });
+
+describe('ticket provider configuration', () => {
+  it('gives only the issues Lambda the provider settings and read access to its credential', () => {
+    const withJira = new App({
+      context: {
+        ...cdkContext, 'aws:cdk:bundling-stacks': [], ticketProvider: 'jira', ticketBaseUrl: 'https://acme.atlassian.net',
+        ticketProjectKey: 'OPS', ticketUserEmail: 'bot@acme.example',
+      },
+    });
+    const jiraProps = fleetHealthPropsFromContext(withJira);
+    expect(jiraProps.tickets).toMatchObject({ provider: 'jira', projectKey: 'OPS' });
+    const t = Template.fromStack(new FleetHealthStack(withJira, 'TicketStack', jiraProps)).toJSON().Resources as Record<string, Json>;
+    const fns = Object.values(t).filter((r) => r.Type === 'AWS::Lambda::Function');
+    const withTickets = fns.filter((f) => f.Properties.Environment?.Variables?.TICKET_PROVIDER);
+    expect(withTickets.map((f) => f.Properties.FunctionName)).toEqual([`${prefix}issues`]);
+    expect(withTickets[0]!.Properties.Environment.Variables).toMatchObject({
+      TICKET_PROVIDER: 'jira', TICKET_BASE_URL: 'https://acme.atlassian.net', TICKET_PROJECT_KEY: 'OPS', TICKET_USER_EMAIL: 'bot@acme.example',
+      TICKET_API_TOKEN_ARN: { Ref: expect.stringMatching(/^TicketCredential/) },
+    });
+    const readers = Object.values(t)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes('TicketCredential'));
+    expect(readers).toHaveLength(1);
+    expect(JSON.stringify(readers[0]!.Properties.Roles)).toMatch(/"issuesRole/);
+  });
+
+  it('refuses an incomplete ticket configuration at synth', () => {
+    const broken = new App({ context: { ...cdkContext, ticketProvider: 'jira', ticketBaseUrl: 'https://acme.atlassian.net' } });
+    expect(() => fleetHealthPropsFromContext(broken)).toThrow(/ticketProjectKey, ticketUserEmail/);
+    expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, ticketProvider: 'servicenow' } }))).toThrow(/jira or webhook/);
+  });
+});
