@@ -7,7 +7,7 @@
 // Grouping owns the grouping fields and writes them conditionally on
 // `grouping_version`; triage fields and the ticket are written only by triage.
 import type { IssueGrouping } from '../issues/grouping.js';
-import { getItem, queryAll, tableName, updateItem, type Item, type TransactItem } from './client.js';
+import { batchGet, batchPut, getItem, mapLimit, queryAll, tableName, updateItem, type Item, type TransactItem } from './client.js';
 
 export interface TriageFields {
   triage_status: string;
@@ -58,15 +58,46 @@ export async function getIssue(issueId: string): Promise<IssueRecord | undefined
   return item ? toIssue(item) : undefined;
 }
 
+const activeSince = (since: Date) => ({
+  IndexName: 'gsi1',
+  KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
+  ExpressionAttributeValues: { ':pk': ACTIVITY_PARTITION, ':since': since.toISOString() },
+  ScanIndexForward: false,
+});
+
 /** Issues Ongoing, or resolved at or after `since`: newest activity first. Superseded ones are left out. */
 export async function listIssuesActiveSince(since: Date): Promise<IssueRecord[]> {
-  const items = await queryAll('issues', {
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-    ExpressionAttributeValues: { ':pk': ACTIVITY_PARTITION, ':since': since.toISOString() },
-    ScanIndexForward: false,
-  });
+  const items = await queryAll('issues', activeSince(since));
   return items.map(toIssue).filter((i) => !i.superseded_by);
+}
+
+/** What lists filter, sort, count and offer as options on: an issue without its texts and bookkeeping. */
+export const SUMMARY_FIELDS = [
+  'issue_id', 'issue_name', 'severity', 'status', 'cluster_id', 'cluster_name', 'customer_name', 'first_seen', 'last_seen', 'resolved_at',
+  'triage_status', 'disposition_status', 'assignee', 'superseded_by',
+] as const;
+export type IssueSummary = Pick<IssueRecord, (typeof SUMMARY_FIELDS)[number]>;
+
+/**
+ * listIssuesActiveSince reading only the summary fields: a window of
+ * thousands of issues is a fraction of the bytes, and full records are then
+ * fetched for one page (getIssues).
+ */
+export async function listIssueSummariesSince(since: Date): Promise<IssueSummary[]> {
+  const items = await queryAll('issues', {
+    ...activeSince(since),
+    ProjectionExpression: SUMMARY_FIELDS.map((_, i) => `#s${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f, i) => [`#s${i}`, f])),
+  });
+  return (items as unknown as IssueSummary[])
+    .filter((i) => !i.superseded_by)
+    .map((i) => ({ ...i, triage_status: i.triage_status ?? '', disposition_status: i.disposition_status ?? '', assignee: i.assignee ?? '' }));
+}
+
+/** Full records of these issues, in the order asked. */
+export async function getIssues(issueIds: string[]): Promise<IssueRecord[]> {
+  const found = new Map((await batchGet('issues', issueIds.map(PK))).map((item) => [String(item.issue_id), toIssue(item)]));
+  return issueIds.flatMap((id) => found.get(id) ?? []);
 }
 
 /** Every issue of a cluster, oldest first (superseded ones included: grouping needs them). */
@@ -84,14 +115,16 @@ export async function listClusterIssues(clusterId: string): Promise<IssueRecord[
  * new. Conditional on the grouping version read (ConditionFailed when another
  * grouping run wrote it meanwhile).
  */
+/** The index keys of an issue: by activity (gsi1) and by cluster (gsi2). */
+const indexKeys = (g: IssueGrouping) => ({
+  gsi1pk: ACTIVITY_PARTITION, gsi1sk: activityKey(g),
+  gsi2pk: `CLUSTER#${g.cluster_id}`, gsi2sk: `${g.first_seen}#${g.issue_id}`,
+});
+
 export async function writeGrouping(
   grouping: IssueGrouping, names: { cluster_name: string; customer_name: string }, seenVersion: number | null, now = new Date(),
 ): Promise<void> {
-  const fields: Record<string, unknown> = {
-    ...grouping, ...names, grouped_at: now.toISOString(), superseded_by: null,
-    gsi1pk: ACTIVITY_PARTITION, gsi1sk: activityKey(grouping),
-    gsi2pk: `CLUSTER#${grouping.cluster_id}`, gsi2sk: `${grouping.first_seen}#${grouping.issue_id}`,
-  };
+  const fields: Record<string, unknown> = { ...grouping, ...names, grouped_at: now.toISOString(), superseded_by: null, ...indexKeys(grouping) };
   const keys = Object.keys(fields);
   const created = [...TRIAGE_FIELDS, 'updated_at', 'updated_by'];
   await updateItem('issues', PK(grouping.issue_id), {
@@ -110,6 +143,13 @@ export async function writeGrouping(
       ...(seenVersion === null ? {} : { ':seen': seenVersion }),
     },
   });
+}
+
+/** Bulk load of complete issues (history backfill, benchmarks): replaces what is stored under their ids. */
+export async function putIssues(issues: IssueRecord[]): Promise<void> {
+  const chunks: IssueRecord[][] = [];
+  for (let i = 0; i < issues.length; i += 500) chunks.push(issues.slice(i, i + 500));
+  await mapLimit(chunks, 8, (chunk) => batchPut('issues', chunk.map((issue) => ({ ...PK(issue.issue_id), ...issue, ...indexKeys(issue) }))));
 }
 
 /** A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor. */

@@ -5,7 +5,7 @@
 import type { AlertRecord } from '../db/alerts.js';
 import { listClusterAlerts } from '../db/alerts.js';
 import { getCluster, type ClusterRecord } from '../db/clusters.js';
-import { getIssue, listClusterIssues, listIssuesActiveSince, type IssueRecord } from '../db/issues.js';
+import { getIssue, getIssues, listClusterIssues, listIssueSummariesSince, type IssueRecord, type IssueSummary } from '../db/issues.js';
 import { readClusterRollups, windowDays } from '../db/metrics.js';
 import { listUsers } from '../db/users.js';
 import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
@@ -25,7 +25,7 @@ export function windowStart(days: number, now: Date): Date {
 }
 
 /** Minutes from the first alert to resolution, or to now while Ongoing. */
-export function durationMinutes(issue: Pick<IssueRecord, 'first_seen' | 'resolved_at' | 'status'>, now: Date): number {
+export function durationMinutes(issue: Pick<IssueSummary, 'first_seen' | 'resolved_at' | 'status'>, now: Date): number {
   const end = issue.status === 'Resolved' && issue.resolved_at ? Date.parse(issue.resolved_at) : now.getTime();
   return Math.max(0, Math.round((end - Date.parse(issue.first_seen)) / 60_000));
 }
@@ -59,9 +59,9 @@ export function issueView(issue: IssueRecord, now: Date) {
 export type IssueView = ReturnType<typeof issueView>;
 
 /** Newest activity first: latest alert, then id. */
-const newestFirst = (a: IssueRecord, b: IssueRecord) => (a.last_seen > b.last_seen ? -1 : a.last_seen < b.last_seen ? 1 : byName(a.issue_id, b.issue_id));
+const newestFirst = (a: IssueSummary, b: IssueSummary) => (a.last_seen > b.last_seen ? -1 : a.last_seen < b.last_seen ? 1 : byName(a.issue_id, b.issue_id));
 
-function matches(issue: IssueRecord, q: IssueListQuery): boolean {
+function matches(issue: IssueSummary, q: IssueListQuery): boolean {
   if (q.search) {
     const needle = q.search.toLowerCase();
     if (![issue.issue_name, issue.cluster_name, issue.customer_name].some((s) => s.toLowerCase().includes(needle))) return false;
@@ -78,11 +78,12 @@ function matches(issue: IssueRecord, q: IssueListQuery): boolean {
 const distinct = (values: string[]) => [...new Set(values.filter(Boolean))].sort(byName);
 
 export async function listIssues(q: IssueListQuery, now = new Date()) {
-  const inWindow = await listIssuesActiveSince(windowStart(q.days, now));
+  const inWindow = await listIssueSummariesSince(windowStart(q.days, now));
   const found = inWindow.filter((i) => matches(i, q)).sort(newestFirst);
   const start = (q.page - 1) * q.page_size;
+  const page = await getIssues(found.slice(start, start + q.page_size).map((i) => i.issue_id));
   return {
-    issues: found.slice(start, start + q.page_size).map((i) => issueView(i, now)),
+    issues: page.map((i) => issueView(i, now)),
     total: found.length,
     page: q.page,
     page_size: q.page_size,
@@ -95,7 +96,7 @@ export async function listIssues(q: IssueListQuery, now = new Date()) {
 }
 
 export async function issueKpis(days: number, now = new Date()) {
-  const issues = await listIssuesActiveSince(windowStart(days, now));
+  const issues = await listIssueSummariesSince(windowStart(days, now));
   const durations = issues.map((i) => durationMinutes(i, now));
   return {
     total: issues.length,

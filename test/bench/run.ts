@@ -28,10 +28,16 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
+// `npm run bench -- issues scoring` runs only the suites named (engine, fleet-data, scoring, issues).
+const only = process.argv.slice(2);
+const wanted = (name: string) => only.length === 0 || only.includes(name);
+
 // First, with nothing else running: the pure engine.
-const engine = await import('./engine.js');
-console.log(`\n${engine.title}`);
-await engine.run(report);
+if (wanted('engine')) {
+  const engine = await import('./engine.js');
+  console.log(`\n${engine.title}`);
+  await engine.run(report);
+}
 
 const dynamo = await startDynamoDbLocal({ startTimeoutMs: 60_000 });
 try {
@@ -43,8 +49,10 @@ try {
     client.destroy();
   };
 
-  const suites = [await import('./fleet-data.js'), await import('./scoring.js')];
-  for (const suite of suites) {
+  const suites = { 'fleet-data': () => import('./fleet-data.js'), scoring: () => import('./scoring.js'), issues: () => import('./issues.js') };
+  for (const [name, load] of Object.entries(suites)) {
+    if (!wanted(name)) continue;
+    const suite = await load();
     console.log(`\n${suite.title}`);
     await freshTables();
     await suite.run({ report, freshTables });
