@@ -75,11 +75,12 @@ function toRecord(item: Record<string, unknown>): AlertRecord {
   return rest as unknown as AlertRecord;
 }
 
-/** One cluster's alerts that started at or after `since`, oldest first. */
-export async function listClusterAlerts(clusterId: string, since: Date): Promise<AlertRecord[]> {
+/** One cluster's alerts that started at or after `since` (and up to `until`), oldest first; a consistent read. */
+export async function listClusterAlerts(clusterId: string, since: Date, until?: Date): Promise<AlertRecord[]> {
   const items = await queryAll('alerts', {
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}`, ':from': `ALERT#${since.toISOString()}`, ':to': 'ALERT#~' },
+    ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}`, ':from': `ALERT#${since.toISOString()}`, ':to': until ? `ALERT#${until.toISOString()}#~` : 'ALERT#~' },
+    ConsistentRead: true,
   });
   return items.map(toRecord);
 }

@@ -52,6 +52,11 @@ export async function knownClusterIds(clusterIds: Iterable<string>): Promise<Set
   return new Set(items.map((i) => String(i.cluster_id)));
 }
 
+/** The inventory of these clusters (those that exist). */
+export async function getClusters(clusterIds: Iterable<string>): Promise<ClusterRecord[]> {
+  return (await batchGet('clusters', [...new Set(clusterIds)].map(clusterKey))).map(toRecord);
+}
+
 /** True when no cluster is stored yet (the local runtime then loads the demo fleet). */
 export async function fleetIsEmpty(): Promise<boolean> {
   return (await queryAll('clusters', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': FLEET_PK }, Limit: 1 }, 1)).length === 0;

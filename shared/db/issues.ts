@@ -7,7 +7,7 @@
 // Grouping owns the grouping fields and writes them conditionally on
 // `grouping_version`; triage fields and the ticket are written only by triage.
 import type { IssueGrouping } from '../issues/grouping.js';
-import { batchGet, batchPut, getItem, mapLimit, queryAll, tableName, updateItem, type Item, type TransactItem } from './client.js';
+import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, updateItem, type Item, type TransactItem } from './client.js';
 
 export interface TriageFields {
   triage_status: string;
@@ -145,6 +145,16 @@ export async function writeGrouping(
   });
 }
 
+/** What the scheduled grouping pass last applied: the issue rules version of its last full pass. */
+export async function getGroupingState(): Promise<{ rules_version: number; at: string } | undefined> {
+  const item = await getItem('issues', { pk: 'GROUPING', sk: 'STATE' }, true);
+  return item ? { rules_version: Number(item.rules_version), at: String(item.at) } : undefined;
+}
+
+export async function putGroupingState(rulesVersion: number, now = new Date()): Promise<void> {
+  await putItem('issues', { pk: 'GROUPING', sk: 'STATE', rules_version: rulesVersion, at: now.toISOString() });
+}
+
 /** Bulk load of complete issues (history backfill, benchmarks): replaces what is stored under their ids. */
 export async function putIssues(issues: IssueRecord[]): Promise<void> {
   const chunks: IssueRecord[][] = [];
@@ -152,15 +162,19 @@ export async function putIssues(issues: IssueRecord[]): Promise<void> {
   await mapLimit(chunks, 8, (chunk) => batchPut('issues', chunk.map((issue) => ({ ...PK(issue.issue_id), ...issue, ...indexKeys(issue) }))));
 }
 
-/** A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor. */
+/** superseded_by of an issue whose alerts no longer form any issue (the grouping keys changed). */
+export const NO_SUCCESSOR = 'regrouped';
+
+/** A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor (or NO_SUCCESSOR). */
 export async function markSuperseded(issue: IssueRecord, by: string, now = new Date()): Promise<void> {
+  const resolvedAt = issue.resolved_at ?? now.toISOString();
   await updateItem('issues', PK(issue.issue_id), {
-    UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = if_not_exists(resolved_at, :now), gsi1sk = :key, grouped_at = :now, grouping_version = :next',
+    UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = :at, gsi1sk = :key, grouped_at = :now, grouping_version = :next',
     ConditionExpression: 'grouping_version = :seen',
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
-      ':by': by, ':resolved': 'Resolved', ':now': now.toISOString(), ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: issue.resolved_at ?? now.toISOString() }),
-      ':next': issue.grouping_version + 1, ':seen': issue.grouping_version,
+      ':by': by, ':resolved': 'Resolved', ':at': resolvedAt, ':now': now.toISOString(),
+      ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }), ':next': issue.grouping_version + 1, ':seen': issue.grouping_version,
     },
   });
 }
@@ -170,8 +184,9 @@ export function deleteGroupingAction(issue: IssueRecord): TransactItem {
   return {
     Delete: {
       TableName: tableName('issues'), Key: PK(issue.issue_id),
-      ConditionExpression: 'grouping_version = :seen AND triage_version = :zero',
-      ExpressionAttributeValues: { ':seen': issue.grouping_version, ':zero': 0 },
+      // Never one somebody triaged or is creating a ticket for meanwhile.
+      ConditionExpression: 'grouping_version = :seen AND triage_version = :zero AND (attribute_not_exists(ticket_claim) OR ticket_claim = :none)',
+      ExpressionAttributeValues: { ':seen': issue.grouping_version, ':zero': 0, ':none': null },
     },
   };
 }
@@ -220,8 +235,9 @@ export function storeTicketAction(issueId: string, token: string, ticket: { key:
     Update: {
       TableName: tableName('issues'), Key: PK(issueId),
       UpdateExpression: 'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = triage_version + :one REMOVE ticket_claim, ticket_claimed_at',
-      ConditionExpression: 'ticket_claim = :token',
-      ExpressionAttributeValues: { ':key': ticket.key, ':url': ticket.url, ':now': now.toISOString(), ':by': actor, ':one': 1, ':token': token },
+      // Under our claim, and only if nobody linked a ticket by PATCH meanwhile.
+      ConditionExpression: 'ticket_claim = :token AND (attribute_not_exists(ticket_key) OR ticket_key = :empty)',
+      ExpressionAttributeValues: { ':key': ticket.key, ':url': ticket.url, ':now': now.toISOString(), ':by': actor, ':one': 1, ':token': token, ':empty': '' },
     },
   };
 }

@@ -36,16 +36,40 @@ export function groupKeyOf(alert: AlertRecord, keys: readonly string[]): string 
     .join('|');
 }
 
-const compiled = new Map<string, RegExp>();
-const pattern = (source: string) => {
-  let re = compiled.get(source);
-  if (!re) compiled.set(source, (re = new RegExp(source, 'i')));
-  return re;
-};
+/**
+ * Does `text` fit the glob (`*` any run, `?` one character)? The classic
+ * two-pointer match with one backtrack point: O(text × glob) at worst, never exponential.
+ */
+function globFits(glob: string, text: string): boolean {
+  let g = 0;
+  let t = 0;
+  let starG = -1;
+  let starT = 0;
+  while (t < text.length) {
+    if (g < glob.length && (glob[g] === '?' || glob[g] === text[t])) {
+      g++;
+      t++;
+    } else if (g < glob.length && glob[g] === '*') {
+      starG = g++;
+      starT = t;
+    } else if (starG >= 0) {
+      g = starG + 1;
+      t = ++starT;
+    } else return false;
+  }
+  while (g < glob.length && glob[g] === '*') g++;
+  return g === glob.length;
+}
+
+/** Whether an alert name fits a severity pattern: globs separated by `|`, case-insensitive. */
+export function nameFits(pattern: string, name: string): boolean {
+  const lower = name.toLowerCase();
+  return pattern.toLowerCase().split('|').some((glob) => globFits(glob, lower));
+}
 
 /** First matching name pattern; else the severity label when it says critical or warning; else the default. */
 export function alertSeverity(alert: AlertRecord, rules: IssueRules['severity']): Severity {
-  for (const p of rules.patterns) if (pattern(p.match).test(alert.alert_name)) return p.severity;
+  for (const p of rules.patterns) if (nameFits(p.match, alert.alert_name)) return p.severity;
   const label = rules.label ? alert.labels[rules.label]?.trim().toLowerCase() : undefined;
   if (label === 'critical') return 'Critical';
   if (label === 'warning') return 'Warning';

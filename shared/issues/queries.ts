@@ -126,7 +126,7 @@ export const displayTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11,
 /** The issue's alerts: the cluster's alerts of its group between its first and last alert. */
 export async function issueAlerts(issue: IssueRecord): Promise<AlertRecord[]> {
   const { rules } = await loadIssueRules();
-  const alerts = await listClusterAlerts(issue.cluster_id, new Date(issue.first_seen));
+  const alerts = await listClusterAlerts(issue.cluster_id, new Date(issue.first_seen), new Date(issue.last_seen));
   return alerts.filter((a) => a.starts_at <= issue.last_seen && groupKeyOf(a, rules.grouping.keys) === issue.group_key);
 }
 

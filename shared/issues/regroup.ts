@@ -1,19 +1,27 @@
 // Regrouping: applies groupAlerts to what is stored. Incremental (the clusters
-// an alert batch touched, right after ingest) and scheduled (every cluster
-// with recent alerts or open issues, from the recompute Lambda). Writes only
-// what changed, so running it twice changes nothing.
+// an alert batch touched, right after ingest) and scheduled (the recompute
+// Lambda). Writes only what changed, so running it twice changes nothing.
+//
+// An issue keeps its id, and so its triage and ticket, when its alerts change:
+// a produced issue that overlaps a stored one of the same group takes the
+// stored id (an earlier alert arrived late, or an alert bridged two issues).
 import { listAlertsSince, listClusterAlerts } from '../db/alerts.js';
 import { ConditionFailed, mapLimit, transactWrite } from '../db/client.js';
-import { listClusters, type ClusterRecord } from '../db/clusters.js';
-import { deleteGroupingAction, listClusterIssues, listIssuesActiveSince, markSuperseded, writeGrouping, type IssueRecord } from '../db/issues.js';
+import { getClusters, type ClusterRecord } from '../db/clusters.js';
+import {
+  NO_SUCCESSOR, deleteGroupingAction, getGroupingState, listClusterIssues, listIssuesActiveSince, markSuperseded, putGroupingState, writeGrouping,
+  type IssueRecord,
+} from '../db/issues.js';
+import { createLogger } from '../log.js';
 import { loadIssueRules } from '../rules/load.js';
 import type { IssueRules } from '../rules/schemas.js';
 import { groupAlerts, type IssueGrouping } from './grouping.js';
 
-/** How far back a regrouping reads a cluster's alerts (further for issues still open before that). */
+/** How far back a full regrouping reads a cluster's alerts (further for issues still open before that). */
 export const REGROUP_HORIZON_DAYS = 30;
 const DAY_MS = 86_400_000;
-const ATTEMPTS = 3;
+const ATTEMPTS = 4;
+const log = createLogger('issue-grouping');
 
 export interface RegroupResult {
   clusters: number;
@@ -21,6 +29,8 @@ export interface RegroupResult {
   updated: number;
   unchanged: number;
   removed: number;
+  /** Clusters whose regrouping failed (logged; the next pass retries them). */
+  failed: number;
 }
 
 const GROUPING_FIELDS = ['group_key', 'issue_name', 'severity', 'status', 'cluster_id', 'alert_count', 'first_seen', 'last_seen', 'resolved_at'] as const;
@@ -48,21 +58,37 @@ function displayNames(cluster: ClusterRecord | undefined, clusterId: string, sto
   };
 }
 
-async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date): Promise<Omit<RegroupResult, 'clusters'>> {
+const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen: string; last_seen: string }) => a.first_seen <= b.last_seen && b.first_seen <= a.last_seen;
+const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key);
+
+async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date) {
   const stored = await listClusterIssues(clusterId);
   // Read back to the start of any issue that could still take alerts: open ones, and
   // those that ended less than a join window before the horizon.
   const horizon = now.getTime() - REGROUP_HORIZON_DAYS * DAY_MS;
   const reach = horizon - rules.grouping.join_window_minutes * 60_000;
-  const relevant = stored.filter((i) => i.status === 'Ongoing' || Date.parse(i.resolved_at ?? i.last_seen) >= reach);
+  const relevant = stored.filter((i) => !i.superseded_by && (i.status === 'Ongoing' || Date.parse(i.resolved_at ?? i.last_seen) >= reach));
   const since = Math.min(horizon, ...relevant.map((i) => Date.parse(i.first_seen)));
   const alerts = await listClusterAlerts(clusterId, new Date(since));
-  const groupings = groupAlerts(alerts, rules, now);
   const names = displayNames(cluster, clusterId, stored.at(-1), alerts[0]?.labels);
   const byId = new Map(stored.map((i) => [i.issue_id, i]));
+  const kept = new Set<string>();
+  const produced: IssueGrouping[] = [];
   const result = { created: 0, updated: 0, unchanged: 0, removed: 0 };
-  for (const next of groupings) {
-    const current = byId.get(next.issue_id);
+
+  for (const grouping of groupAlerts(alerts, rules, now)) {
+    // The stored issue this one continues: of the overlapping stored issues of its group, a
+    // triaged one first (its triage and ticket stay in view), then the one with its id, then the oldest.
+    const candidates = relevant.filter((i) => i.group_key === grouping.group_key && !kept.has(i.issue_id) && overlaps(i, grouping));
+    const rank = (i: IssueRecord) => [triaged(i) ? 0 : 1, i.issue_id === grouping.issue_id ? 0 : 1] as const;
+    candidates.sort((a, b) => rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || (a.first_seen < b.first_seen ? -1 : 1));
+    const current = candidates[0] ?? (kept.has(grouping.issue_id) ? undefined : byId.get(grouping.issue_id));
+    const next = current ? { ...grouping, issue_id: current.issue_id } : grouping;
+    // Starting before the horizon and matching nothing stored: the tail of an old issue that was
+    // not read back (alerts were read further back for another group's open issue). Not ours.
+    if (!current && Date.parse(next.first_seen) < horizon) continue;
+    if (current) kept.add(current.issue_id);
+    produced.push(next);
     if (current && sameGrouping(current, next, names)) {
       result.unchanged++;
       continue;
@@ -70,50 +96,76 @@ async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | un
     await writeGrouping(next, names, current ? current.grouping_version : null, now);
     result[current ? 'updated' : 'created']++;
   }
-  // Issues read back but no longer produced: their alerts now belong to another issue.
-  const produced = new Set(groupings.map((g) => g.issue_id));
-  for (const gone of relevant.filter((i) => !produced.has(i.issue_id))) {
-    if (gone.superseded_by) continue;
-    const successor = groupings.find((g) => g.group_key === gone.group_key && g.first_seen <= gone.first_seen && gone.first_seen <= g.last_seen);
-    if (gone.triage_version === 0 && !gone.ticket_key) await transactWrite([deleteGroupingAction(gone)]);
-    else await markSuperseded(gone, successor?.issue_id ?? '', now);
+
+  // Stored issues no longer produced: their alerts now belong to another issue, or to none.
+  for (const gone of relevant.filter((i) => !kept.has(i.issue_id))) {
+    if (triaged(gone) || gone.ticket_claim) {
+      const successor = produced.find((g) => g.group_key === gone.group_key && overlaps(g, gone));
+      await markSuperseded(gone, successor?.issue_id ?? NO_SUCCESSOR, now);
+    } else {
+      await transactWrite([deleteGroupingAction(gone)]);
+    }
     result.removed++;
   }
   return result;
 }
 
-/** Regroups one cluster's alerts; retried from a fresh read when a concurrent run wrote first. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Regroups one cluster; from a fresh read, after a backoff, when a concurrent run wrote first. */
 async function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date) {
   for (let attempt = 1; ; attempt++) {
     try {
       return await regroupClusterOnce(clusterId, cluster, rules, now);
     } catch (error) {
       if (!(error instanceof ConditionFailed) || attempt >= ATTEMPTS) throw error;
+      await sleep(25 * 2 ** attempt * (0.5 + Math.random()));
     }
   }
 }
 
-/** Regroups these clusters (after an ingest): the live issue rules, the inventory read once. */
+/**
+ * Regroups these clusters with the live issue rules. A cluster that fails is
+ * logged and counted, never the caller's failure: the alerts are stored, and
+ * the next pass groups them.
+ */
 export async function regroupClusters(clusterIds: Iterable<string>, now = new Date()): Promise<RegroupResult> {
   const ids = [...new Set(clusterIds)];
-  const total: RegroupResult = { clusters: ids.length, created: 0, updated: 0, unchanged: 0, removed: 0 };
+  const total: RegroupResult = { clusters: ids.length, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0 };
   if (ids.length === 0) return total;
-  const [{ rules }, clusters] = await Promise.all([loadIssueRules(), listClusters()]);
+  const [{ rules }, clusters] = await Promise.all([loadIssueRules(), getClusters(ids)]);
   const inventory = new Map(clusters.map((c) => [c.cluster_id, c]));
-  const results = await mapLimit(ids, 8, (id) => regroupCluster(id, inventory.get(id), rules, now));
-  for (const r of results) for (const k of ['created', 'updated', 'unchanged', 'removed'] as const) total[k] += r[k];
+  const results = await mapLimit(ids, 8, async (id) => {
+    try {
+      return await regroupCluster(id, inventory.get(id), rules, now);
+    } catch (error) {
+      log.error('regrouping a cluster failed', { cluster_id: id, error: String(error) });
+      return undefined;
+    }
+  });
+  for (const r of results) {
+    if (!r) total.failed++;
+    else for (const k of ['created', 'updated', 'unchanged', 'removed'] as const) total[k] += r[k];
+  }
   return total;
 }
 
+/** Alerts of the last day are regrouped on every scheduled pass: a safety net for an ingest whose grouping failed. */
+const RECENT_MS = DAY_MS;
+
 /**
- * The scheduled pass: every cluster with alerts in the horizon or an open
- * issue. Moves issues to Resolved once their quiet period is over, and applies
- * edited issue rules to recent history.
+ * The scheduled pass: clusters with open issues (their quiet periods end) and
+ * with alerts of the last day. After an edit of the issue rules, once, every
+ * cluster with alerts in the horizon, so the new rules reach recent history.
  */
-export async function regroupRecent(now = new Date()): Promise<RegroupResult> {
+export async function regroupRecent(now = new Date()): Promise<RegroupResult & { full: boolean }> {
+  const [{ version }, state] = await Promise.all([loadIssueRules(), getGroupingState()]);
+  const full = state?.rules_version !== version;
   const [alerts, open] = await Promise.all([
-    listAlertsSince(new Date(now.getTime() - REGROUP_HORIZON_DAYS * DAY_MS), now),
+    listAlertsSince(new Date(now.getTime() - (full ? REGROUP_HORIZON_DAYS * DAY_MS : RECENT_MS)), now),
     listIssuesActiveSince(now), // Ongoing ones sort after every timestamp
   ]);
-  return regroupClusters([...alerts.map((a) => a.cluster_id), ...open.map((i) => i.cluster_id)], now);
+  const result = await regroupClusters([...alerts.map((a) => a.cluster_id), ...open.map((i) => i.cluster_id)], now);
+  if (full && result.failed === 0) await putGroupingState(version, now);
+  return { ...result, full };
 }

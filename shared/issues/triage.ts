@@ -13,12 +13,12 @@ import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from '.
 
 const ATTEMPTS = 3;
 
-/** An assignee is a known account (username or email, stored as the username), or empty. */
+/** An assignee is an active account (username or email, stored as the username), or empty. */
 async function resolveAssignee(assignee: string): Promise<string> {
   const wanted = assignee.trim();
   if (!wanted) return '';
   const user = (await getUser(wanted)) ?? (await listUsers()).find((u) => u.email.toLowerCase() === wanted.toLowerCase());
-  if (!user) throw new ValidationFailed(`No user ${wanted} to assign.`, [{ loc: ['body', 'assignee'], msg: 'must be a known user or empty', type: 'value_error' }]);
+  if (!user?.is_active) throw new ValidationFailed(`No user ${wanted} to assign.`, [{ loc: ['body', 'assignee'], msg: 'must be an active user or empty', type: 'value_error' }]);
   return user.username;
 }
 

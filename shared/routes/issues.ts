@@ -10,7 +10,8 @@ export const IssuePatch = z
     assignee: Text(64).optional(),
     notes: Text(10_000).optional(),
     ticket_key: Text(64).optional(),
-    ticket_url: z.union([z.literal(''), z.url().max(2048)]).optional(),
+    // Shown as a link: http(s) only, never javascript: or data:.
+    ticket_url: z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048)]).optional(),
   })
   .refine((p) => Object.keys(p).length > 0, 'at least one field is required');
 export type IssuePatch = z.infer<typeof IssuePatch>;

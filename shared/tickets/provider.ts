@@ -15,7 +15,7 @@
 //                         and answers 2xx {key, url}
 //   TICKET_WEBHOOK_TOKEN  optional, sent as `Authorization: Bearer …`; or TICKET_WEBHOOK_TOKEN_ARN
 // Both:
-//   TICKET_TIMEOUT_MS     optional, default 10000: how long one call may take
+//   TICKET_TIMEOUT_MS     optional, default 10000, at most 30000: how long one call may take
 //
 // URLs must be https (plain http only to a loopback host, for local fakes):
 // credentials travel in the request headers.
@@ -145,10 +145,13 @@ function serviceUrl(env: NodeJS.ProcessEnv, name: string): URL {
   return url;
 }
 
+const MAX_TIMEOUT_MS = 30_000;
+
 function timeoutMs(env: NodeJS.ProcessEnv): number {
   const raw = text(env, 'TICKET_TIMEOUT_MS');
   if (!raw) return DEFAULT_TIMEOUT_MS;
   const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms <= 0) throw new ServiceUnavailable('TICKET_TIMEOUT_MS must be a positive whole number of milliseconds.');
+  // At most 30 s: well inside the 60 s ticket claim (shared/issues/triage.ts), so a slow call cannot outlive its claim.
+  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS) throw new ServiceUnavailable(`TICKET_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
   return ms;
 }

@@ -3,14 +3,14 @@
 // regrouping, every list filter and page edge, KPIs by brute force, detail,
 // history, evidence, PATCH, and tickets through a fake Jira.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listAlertsSince } from '../../shared/db/alerts.js';
+import { listAlertsSince, upsertAlert } from '../../shared/db/alerts.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { deleteItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { getIssue, listIssuesActiveSince } from '../../shared/db/issues.js';
 import { groupAlerts } from '../../shared/issues/grouping.js';
 import { durationMinutes, windowStart } from '../../shared/issues/queries.js';
-import { regroupRecent } from '../../shared/issues/regroup.js';
+import { regroupClusters, regroupRecent } from '../../shared/issues/regroup.js';
 import { loadIssueRules } from '../../shared/rules/load.js';
 import { routeKey } from '../../shared/http/route.js';
 import { issuesGroup } from '../../shared/routes/issues.js';
@@ -28,7 +28,7 @@ beforeAll(async () => {
   service = await startTestService({ adminPassword: 'issues-admin-password', demoClusters: 30 });
   admin = await userToken('admin', 'issues-admin');
   viewer = await userToken('viewer', 'issues-viewer');
-  jira = await startFakeJira({ projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-secret-token' });
+  jira = await startFakeJira({ projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-secret-token', slowMs: 400 });
 }, 120_000);
 
 afterAll(async () => {
@@ -88,12 +88,18 @@ describe('grouping the demo alerts', () => {
     expect(after.alerts.length).toBe(open.alert_count + 1);
   });
 
-  it('keeps the issues of a cluster that left the inventory, under the names they had', async () => {
+  it('groups a new alert of a cluster that left the inventory under the names its issues had', async () => {
     const issue = (await list('page_size=100')).issues.find((i: any) => i.status === 'Resolved');
     await deleteItem('clusters', { pk: 'CLUSTERS', sk: `CLUSTER#${issue.cluster_id}` });
     expect(await getCluster(issue.cluster_id)).toBeUndefined();
-    await regroupRecent();
-    expect(await getIssue(issue.issue_id)).toMatchObject({ cluster_name: issue.cluster_name, customer_name: issue.customer_name });
+    const startsAt = new Date(Date.now() - 120_000).toISOString();
+    await upsertAlert({
+      alert_id: 'orphan', cluster_id: issue.cluster_id, alert_name: 'OrphanAlert', severity: 'warning', status: 'Firing', starts_at: startsAt, ends_at: null,
+      fingerprint: 'orphan0000000000', labels: { alertname: 'OrphanAlert' }, annotations: {}, summary: '', detail: '', dashboard_url: '',
+    });
+    expect(await regroupClusters([issue.cluster_id])).toMatchObject({ created: 1, failed: 0 });
+    const orphan = (await list('page_size=100&search=OrphanAlert')).issues[0];
+    expect(orphan).toMatchObject({ cluster_id: issue.cluster_id, cluster_name: issue.cluster_name, customer_name: issue.customer_name, status: 'Ongoing' });
   });
 });
 
@@ -111,8 +117,11 @@ describe('GET /api/issues', () => {
   });
 
   it('filters by search, severities, status, customer, cluster, triage and disposition, each against a brute-force filter', async () => {
+    const some = (await list('days=30&page_size=100')).issues as any[];
+    expect((await call(admin, 'PATCH', `/api/issues/${some[1].issue_id}`, { disposition_status: 'Actionable' })).status).toBe(200);
     const all = (await list('days=30&page_size=100')).issues as any[];
     expect(all.length).toBeGreaterThan(5);
+    expect(all.length).toBeLessThan(100); // the brute-force comparisons below see every issue
     const sample = all.find((i) => i.status === 'Resolved')!;
     const cases: [string, (i: any) => boolean][] = [
       [`search=${encodeURIComponent(sample.cluster_name.slice(0, 6).toUpperCase())}`, (i) => [i.issue_name, i.cluster_name, i.customer_name].some((s: string) => s.toLowerCase().includes(sample.cluster_name.slice(0, 6).toLowerCase()))],
@@ -126,6 +135,7 @@ describe('GET /api/issues', () => {
       ['disposition=Actionable', (i) => i.disposition_status === 'Actionable'],
     ];
     for (const [query, keep] of cases) {
+      expect(all.filter(keep).length, `${query} selects something`).toBeGreaterThan(0);
       const found = await list(`days=30&page_size=100&${query}`);
       expect(ids(found.issues), query).toEqual(ids(all.filter(keep)));
       expect(found.total, query).toBe(all.filter(keep).length);
@@ -155,7 +165,11 @@ describe('GET /api/issues', () => {
     expect(page).toMatchObject({ total: all.length, page: last, page_size: size, total_pages: last });
     expect(ids(page.issues)).toEqual(ids(all.slice((last - 1) * size)));
     expect((await list(`days=30&page_size=${size}&page=${last + 1}`)).issues).toEqual([]);
-    expect((await list('days=30&page_size=100')).page_size).toBe(100);
+    const hundred = await list('days=30&page_size=100');
+    expect(hundred).toMatchObject({ page_size: 100, total_pages: 1 });
+    expect(hundred.issues).toHaveLength(all.length);
+    expect(await list('days=30&search=no-such-thing-anywhere')).toMatchObject({ issues: [], total: 0, total_pages: 0 });
+    expect((await list('days=')).issues.length).toBe((await list('days=7')).issues.length); // empty means the default, not 0
     for (const bad of ['page_size=101', 'page_size=0', 'page=0', 'days=-1', 'severities=Info', 'status=Open']) {
       expect((await call(viewer, 'GET', `/api/issues?${bad}`)).status, bad).toBe(422);
     }
@@ -263,11 +277,14 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     expect((await listAudit('ticket_create')).find((e) => e.target === issue.issue_id)?.detail).toMatchObject({ after: { ticket_key: res.body.ticket_key } });
   });
 
-  it('two concurrent calls make one ticket', async () => {
+  it('two concurrent calls make one ticket, and a viewer may not create one', async () => {
     configure();
     const [issue] = await untickted();
+    expect((await call(viewer, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)).status).toBe(403);
     const before = jira.received.length;
+    jira.mode = 'slow'; // Jira takes 400 ms: the second call arrives while the first holds the claim
     const results = await Promise.all([1, 2].map(() => call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)));
+    jira.mode = 'ok';
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     expect(jira.received.length).toBe(before + 1);
     expect((await getIssue(issue.issue_id))!.ticket_key).toBe(results.find((r) => r.status === 200)!.body.ticket_key);

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AlertRecord } from '../../shared/db/alerts.js';
-import { alertSeverity, groupAlerts, groupKeyOf } from '../../shared/issues/grouping.js';
+import { alertSeverity, groupAlerts, groupKeyOf, nameFits } from '../../shared/issues/grouping.js';
 import type { IssueRules } from '../../shared/rules/schemas.js';
 
 const NOW = new Date('2026-11-20T12:00:00Z');
@@ -12,7 +12,7 @@ const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOStri
 const RULES: IssueRules = {
   grouping: { keys: ['cluster', 'alert_name'], join_window_minutes: 60 },
   resolution: { quiet_minutes: 30 },
-  severity: { default: 'Warning', label: 'severity', patterns: [{ match: 'Down$', severity: 'Critical' }] },
+  severity: { default: 'Warning', label: 'severity', patterns: [{ match: '*Down', severity: 'Critical' }] },
 };
 
 let n = 0;
@@ -86,6 +86,24 @@ describe('severity', () => {
     expect(alertSeverity(alert('Lag', 1, null, { labels: { severity: 'critical' } }), { ...RULES.severity, label: null })).toBe('Warning');
     const mixed = groupAlerts([alert('X', 50, 45, { labels: { severity: 'critical' } }), alert('X', 40, null)], RULES, NOW);
     expect(mixed[0]!.severity).toBe('Critical');
+  });
+});
+
+describe('alert-name patterns (globs)', () => {
+  it('match the whole name, case-insensitively, with * and ? and | between alternatives', () => {
+    expect(nameFits('*Down|*Unavailable', 'BrokerDown')).toBe(true);
+    expect(nameFits('*Down|*Unavailable', 'brokerdown')).toBe(true);
+    expect(nameFits('*Down', 'DownstreamLag')).toBe(false); // whole name, not a substring
+    expect(nameFits('Disk*', 'DiskFull')).toBe(true);
+    expect(nameFits('Node?Lost', 'Node1Lost')).toBe(true);
+    expect(nameFits('Node?Lost', 'Node12Lost')).toBe(false);
+    expect(nameFits('a*b*c', 'axxbyyc')).toBe(true);
+  });
+
+  it('take linear time on the inputs that make regular expressions backtrack for minutes', () => {
+    const started = performance.now();
+    for (let i = 0; i < 100; i++) expect(nameFits('*a*a*a*a*a*a*a*a*b', 'a'.repeat(200))).toBe(false);
+    expect(performance.now() - started).toBeLessThan(500);
   });
 });
 

@@ -1,0 +1,141 @@
+// Regrouping against DynamoDB Local, by hand-made alert sequences: ids and
+// triage survive late and bridging alerts, edited keys, late resolutions,
+// concurrent runs; a second run writes nothing.
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { upsertAlert, type AlertRecord } from '../../shared/db/alerts.js';
+import { transactWrite } from '../../shared/db/client.js';
+import { upsertClusters } from '../../shared/db/clusters.js';
+import { getIssue, listClusterIssues, NO_SUCCESSOR, triageAction } from '../../shared/db/issues.js';
+import { writeRuleSetVersion, getCurrentRuleSet } from '../../shared/db/rules.js';
+import { regroupClusters } from '../../shared/issues/regroup.js';
+import { checkRuleText } from '../../shared/rules/check.js';
+import { defaultRuleText } from '../../shared/rules/defaults.js';
+import { useTestTables } from '../support/dynamo.js';
+
+const NOW = new Date();
+const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
+
+beforeAll(async () => {
+  await useTestTables();
+});
+
+/** A cluster of its own per test, so tests do not see each other's issues. */
+async function newCluster(): Promise<string> {
+  const id = randomUUID();
+  await upsertClusters([{
+    cluster_id: id, cluster_name: `c-${id.slice(0, 6)}`, customer_name: 'Acme', account_id: '1', account_name: 'Acme', email: 'ops@acme.example',
+    customer_tier: 'A', cluster_type: 'ELASTIC', region: 'EU (eu-west-1)', engine_version: '3.3.1', resource_state: 'RUNNING', node_count: 3,
+  }]);
+  return id;
+}
+
+async function alert(clusterId: string, name: string, startedAgo: number, endedAgo: number | null, fingerprint = `${name}-${startedAgo}`): Promise<void> {
+  const record: Omit<AlertRecord, 'received_at' | 'updated_at'> = {
+    alert_id: fingerprint, cluster_id: clusterId, alert_name: name, severity: 'warning', status: endedAgo === null ? 'Firing' : 'Resolved',
+    starts_at: minutesAgo(startedAgo), ends_at: endedAgo === null ? null : minutesAgo(endedAgo), fingerprint,
+    labels: { alertname: name, cluster_id: clusterId }, annotations: {}, summary: name, detail: '', dashboard_url: '',
+  };
+  await upsertAlert(record, NOW);
+}
+
+const issuesOf = async (clusterId: string) => (await listClusterIssues(clusterId)).sort((a, b) => (a.first_seen < b.first_seen ? -1 : 1));
+async function triage(issueId: string, notes: string) {
+  const issue = (await getIssue(issueId))!;
+  await transactWrite([triageAction(issueId, { notes }, issue.triage_version, 'tester')]);
+}
+
+describe('regrouping stored alerts', () => {
+  it('a second run writes nothing', async () => {
+    const c = await newCluster();
+    await alert(c, 'DiskHigh', 300, 250);
+    await alert(c, 'DiskHigh', 200, null);
+    expect(await regroupClusters([c], NOW)).toMatchObject({ created: 1, failed: 0 });
+    const before = await issuesOf(c);
+    expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 0, removed: 0, unchanged: 1 });
+    expect(await issuesOf(c)).toEqual(before);
+  });
+
+  it('an alert arriving late with an earlier start keeps the issue id and its triage', async () => {
+    const c = await newCluster();
+    await alert(c, 'Lag', 100, null);
+    await regroupClusters([c], NOW);
+    const [issue] = await issuesOf(c);
+    await triage(issue!.issue_id, 'on it');
+    await alert(c, 'Lag', 130, 120); // started before the issue's first alert, delivered now
+    expect(await regroupClusters([c], NOW)).toMatchObject({ updated: 1, created: 0, removed: 0 });
+    const after = await issuesOf(c);
+    expect(after).toHaveLength(1);
+    expect(after[0]).toMatchObject({ issue_id: issue!.issue_id, notes: 'on it', alert_count: 2, first_seen: minutesAgo(130) });
+    expect(await regroupClusters([c], NOW)).toMatchObject({ updated: 0, created: 0, unchanged: 1 });
+  });
+
+  it('an alert bridging two issues merges them: the triaged one keeps its id, the other goes', async () => {
+    const c = await newCluster();
+    await alert(c, 'Lag', 600, 590);
+    await alert(c, 'Lag', 400, 390); // 190 minutes later: within the 4-hour join window, the same issue
+    await regroupClusters([c], NOW);
+    expect(await issuesOf(c)).toHaveLength(1);
+    await alert(c, 'Lag', 60, 50); // 330 minutes after the last resolution: a second issue
+    await regroupClusters([c], NOW);
+    const [first, second] = await issuesOf(c);
+    expect(second).toBeDefined();
+    await triage(second!.issue_id, 'triaged');
+    await alert(c, 'Lag', 250, 200); // bridges B (ended 390) and C (starts 60)
+    expect(await regroupClusters([c], NOW)).toMatchObject({ removed: 1 });
+    const merged = await issuesOf(c);
+    expect(merged).toHaveLength(1);
+    expect(merged[0]).toMatchObject({ issue_id: second!.issue_id, notes: 'triaged', alert_count: 4, first_seen: first!.first_seen });
+    expect(await getIssue(first!.issue_id)).toBeUndefined(); // untriaged: deleted
+  });
+
+  it('edited grouping keys: triaged issues are kept as superseded, untriaged ones replaced, and the next run is quiet', async () => {
+    const c = await newCluster();
+    await alert(c, 'A', 100, null);
+    await alert(c, 'B', 90, null);
+    await regroupClusters([c], NOW);
+    const [a, b] = await issuesOf(c);
+    await triage(a!.issue_id, 'keep me');
+    const base = (await getCurrentRuleSet('issue-rules'))?.version ?? 0;
+    const text = defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', 'keys: [cluster]');
+    const checked = checkRuleText('issue-rules', text);
+    if (!checked.ok) throw new Error(checked.message);
+    await writeRuleSetVersion('issue-rules', text, checked.value, base, 'test');
+    try {
+      expect(await regroupClusters([c], NOW)).toMatchObject({ created: 1, removed: 2 });
+      const all = await issuesOf(c);
+      const live = all.filter((i) => !i.superseded_by);
+      expect(live).toHaveLength(1);
+      expect(live[0]).toMatchObject({ issue_name: 'A, B', alert_count: 2 });
+      expect(await getIssue(a!.issue_id)).toMatchObject({ notes: 'keep me', superseded_by: live[0]!.issue_id === a!.issue_id ? null : expect.any(String) });
+      expect(await getIssue(b!.issue_id)).toBeUndefined();
+      expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 0, removed: 0 });
+    } finally {
+      const current = (await getCurrentRuleSet('issue-rules'))!;
+      const original = defaultRuleText('issue-rules');
+      const back = checkRuleText('issue-rules', original);
+      if (back.ok) await writeRuleSetVersion('issue-rules', original, back.value, current.version, 'test');
+    }
+    expect(NO_SUCCESSOR).toBe('regrouped');
+  });
+
+  it('a late resolution of a firing alert resolves the issue once the quiet period has passed', async () => {
+    const c = await newCluster();
+    await alert(c, 'NodeDown', 200, null, 'node-down');
+    await regroupClusters([c], NOW);
+    expect((await issuesOf(c))[0]).toMatchObject({ status: 'Ongoing', severity: 'Critical' });
+    await alert(c, 'NodeDown', 200, 100, 'node-down'); // the resolved notification, late
+    await regroupClusters([c], NOW);
+    expect((await issuesOf(c))[0]).toMatchObject({ status: 'Resolved', resolved_at: minutesAgo(100) });
+  });
+
+  it('concurrent runs on one cluster end in the same issues as one run, without duplicates', async () => {
+    const c = await newCluster();
+    for (let i = 0; i < 6; i++) await alert(c, `Alert${i % 3}`, 300 - i * 20, i % 2 ? null : 250 - i * 20);
+    const results = await Promise.all([1, 2, 3].map(() => regroupClusters([c], NOW)));
+    expect(results.every((r) => r.failed === 0)).toBe(true);
+    const issues = await issuesOf(c);
+    expect(issues.map((i) => i.issue_name).sort()).toEqual(['Alert0', 'Alert1', 'Alert2']);
+    expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 0, removed: 0 });
+  });
+});
