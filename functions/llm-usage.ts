@@ -1,11 +1,10 @@
-// llm-usage route group.
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+// llm-usage route group (superadmin only, by the route table): the usage ledger's reports and the price list.
+import { createGroupHandler } from '../shared/http/group-handler.js';
+import { pricing, usageByModel, usageSummary } from '../shared/llm/usage.js';
 import { llmUsageGroup } from '../shared/routes/llm-usage.js';
 
-const later = notImplemented('issue #8, LLM usage');
-
 export const handler = createGroupHandler(llmUsageGroup, {
-  summary: later,
-  byModel: later,
-  pricing: later,
+  summary: async (req) => usageSummary(req.query.days),
+  byModel: async (req) => usageByModel(req.query.days),
+  pricing: async () => pricing(),
 });

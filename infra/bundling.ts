@@ -3,8 +3,10 @@
 // `npm run build` (infra/build.ts), so the bundle the size check measures is the
 // bundle that gets deployed. Imports no CDK and, at run time, no esbuild.
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { PricingFile } from '../shared/llm/pricing.js';
 import { checkRuleText } from '../shared/rules/check.js';
-import type { RuleSetName } from '../shared/rules/defaults.js';
+import { RULE_SET_NAMES, type RuleSetName } from '../shared/rules/defaults.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
@@ -66,16 +68,20 @@ export const BUNDLE_ALIASES = {
 export const RULES_DIR = join(REPO_ROOT, 'rules');
 
 /**
- * Puts the default rule sets beside each bundle (`<outdir>/<name>/rules/`): the
- * YAML (shown and edited through the API) and its validated, parsed form as
- * JSON, which is what the Lambdas read. A default that does not validate fails the build.
+ * Puts the shipped YAML files beside each bundle (`<outdir>/<name>/rules/`): the
+ * default rule sets (shown and edited through the API) and the LLM price list,
+ * each with its validated, parsed form as JSON, which is what the Lambdas read.
+ * A file that does not validate fails the build.
  */
 export function copyRuleDefaults(outdir: string, names: readonly string[]): void {
   const parsed = readdirSync(RULES_DIR)
     .filter((file) => file.endsWith('.yaml'))
     .map((file) => {
-      const name = basename(file, '.yaml') as RuleSetName;
-      const checked = checkRuleText(name, readFileSync(join(RULES_DIR, file), 'utf8'));
+      const name = basename(file, '.yaml');
+      const text = readFileSync(join(RULES_DIR, file), 'utf8');
+      if (name === 'llm-pricing') return { name, json: JSON.stringify(PricingFile.parse(parse(text))) };
+      if (!(RULE_SET_NAMES as readonly string[]).includes(name)) throw new Error(`rules/${file}: not a rule set or a known shipped file`);
+      const checked = checkRuleText(name as RuleSetName, text);
       if (!checked.ok) throw new Error(`rules/${file}: ${checked.message}`);
       return { name, json: JSON.stringify(checked.value) };
     });

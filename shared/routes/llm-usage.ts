@@ -5,12 +5,26 @@ import { DaysInRange } from './common.js';
 
 const DaysQuery = z.object({ days: DaysInRange(30) });
 
+// Answers (spec §2 LLM usage, §4).
+const Int = z.number().int();
+const Sums = { runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_duration_s: z.number() };
+const Stamp = { source: z.string(), generated_at: z.string() };
+const SummaryAnswer = z.object({
+  period_days: Int,
+  daily_usage: z.array(z.object({ day: z.string(), source: z.enum(['chat', 'agent']), model: z.string(), ...Sums, errors: Int })),
+  totals: z.object({ runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_cost_per_run: z.number(), errors: Int }),
+  monthly_projection_usd: z.number(),
+  ...Stamp,
+});
+const ByModelAnswer = z.object({ by_model: z.array(z.object({ model: z.string(), ...Sums })), ...Stamp });
+const PricingAnswer = z.object({ pricing: z.array(z.object({ model: z.string(), input_per_mtok: z.number(), output_per_mtok: z.number() })) });
+
 export const llmUsageGroup = defineGroup({
   name: 'llm-usage',
   tables: { users: 'read', 'llm-usage': 'read' },
   routes: {
-    summary: { method: 'GET', path: '/api/llm-usage/summary', summary: 'Daily LLM usage and totals', auth: 'user', roles: SUPERADMIN, query: DaysQuery },
-    byModel: { method: 'GET', path: '/api/llm-usage/by-model', summary: 'LLM usage by model', auth: 'user', roles: SUPERADMIN, query: DaysQuery },
-    pricing: { method: 'GET', path: '/api/llm-usage/pricing', summary: 'Model prices per million tokens', auth: 'user', roles: SUPERADMIN },
+    summary: { method: 'GET', path: '/api/llm-usage/summary', summary: 'Daily LLM usage and totals', auth: 'user', roles: SUPERADMIN, query: DaysQuery, response: SummaryAnswer },
+    byModel: { method: 'GET', path: '/api/llm-usage/by-model', summary: 'LLM usage by model', auth: 'user', roles: SUPERADMIN, query: DaysQuery, response: ByModelAnswer },
+    pricing: { method: 'GET', path: '/api/llm-usage/pricing', summary: 'Model prices per million tokens', auth: 'user', roles: SUPERADMIN, response: PricingAnswer },
   },
 });

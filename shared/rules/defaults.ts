@@ -1,7 +1,7 @@
-// The default rule sets shipped with the code (rules/*.yaml): read from the
-// repository when running from source, or from `rules/` beside the bundle in
-// Lambda, where the build also puts each one's validated, parsed form as JSON
-// (see infra/bundling.ts), so no YAML is parsed there.
+// The YAML files shipped with the code in rules/ (the default rule sets, the
+// LLM price list): read from the repository when running from source, or from
+// `rules/` beside the bundle in Lambda, where the build also puts each one's
+// validated, parsed form as JSON (see infra/bundling.ts), so no YAML is parsed there.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,27 +12,33 @@ export type RuleSetName = (typeof RULE_SET_NAMES)[number];
 const here = dirname(fileURLToPath(import.meta.url));
 const CANDIDATES = [join(here, '..', '..', 'rules'), join(here, 'rules')];
 
-const cache = new Map<RuleSetName, string>();
+const cache = new Map<string, string>();
 
-/** The shipped YAML text of a rule set, comments included. */
-export function defaultRuleText(name: RuleSetName): string {
+/** The text of a shipped YAML file (`rules/<name>.yaml`), comments included. */
+export function shippedText(name: string): string {
   let text = cache.get(name);
   if (text === undefined) {
     const dir = CANDIDATES.find((d) => existsSync(join(d, `${name}.yaml`)));
-    if (!dir) throw new Error(`default rule set ${name}.yaml not found (looked in ${CANDIDATES.join(', ')})`);
+    if (!dir) throw new Error(`shipped file ${name}.yaml not found (looked in ${CANDIDATES.join(', ')})`);
     text = readFileSync(join(dir, `${name}.yaml`), 'utf8');
     cache.set(name, text);
   }
   return text;
 }
 
-/** The shipped default as data: the build's JSON beside a bundle, else the YAML parsed (running from source). */
-export async function defaultRuleValue(name: RuleSetName): Promise<unknown> {
+/** A shipped YAML file as data: the build's JSON beside a bundle, else the YAML parsed (running from source). */
+export async function shippedValue(name: string): Promise<unknown> {
   const json = CANDIDATES.map((dir) => join(dir, `${name}.json`)).find((file) => existsSync(file));
   if (json) return JSON.parse(readFileSync(json, 'utf8'));
   // A specifier esbuild cannot see, so Lambda bundles never include the YAML parser;
   // they always have the JSON above.
   const yamlModule = 'yaml';
   const { parse } = (await import(yamlModule)) as typeof import('yaml');
-  return parse(defaultRuleText(name), { maxAliasCount: 50 });
+  return parse(shippedText(name), { maxAliasCount: 50 });
 }
+
+/** The shipped YAML text of a rule set, comments included. */
+export const defaultRuleText = (name: RuleSetName): string => shippedText(name);
+
+/** The shipped default rule set as data. */
+export const defaultRuleValue = (name: RuleSetName): Promise<unknown> => shippedValue(name);

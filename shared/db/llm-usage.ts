@@ -1,0 +1,43 @@
+// LLM usage ledger (table `llm-usage`): one item per LLM call, partitioned by
+// UTC day so a report reads one Query per day of its period.
+//   pk = DAY#<yyyy-mm-dd>, sk = <at>#<call id>
+import { randomUUID } from 'node:crypto';
+import { mapLimit, putItem, queryAll } from './client.js';
+import { windowDays } from './metrics.js';
+
+export type UsageSource = 'chat' | 'agent';
+
+export interface UsageRecord {
+  call_id: string;
+  /** One chat message, patrol scan or investigation: the calls it made share it. */
+  run_id: string;
+  day: string;
+  at: string;
+  source: UsageSource;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  duration_ms: number;
+  error: boolean;
+  /** The user the call ran for (the patrol and agents: their worker name). */
+  user: string;
+}
+
+export type NewUsage = Omit<UsageRecord, 'call_id' | 'day' | 'at'>;
+
+export async function recordUsage(usage: NewUsage, now = new Date()): Promise<UsageRecord> {
+  const at = now.toISOString();
+  const record: UsageRecord = { call_id: randomUUID(), day: at.slice(0, 10), at, ...usage };
+  await putItem('llm-usage', { pk: `DAY#${record.day}`, sk: `${at}#${record.call_id}`, ...record });
+  return record;
+}
+
+/** Every call of the last `days` UTC days (today included), oldest day first. */
+export async function listUsage(days: number, now = new Date()): Promise<UsageRecord[]> {
+  const pages = await mapLimit(windowDays(days, now), 16, (day) =>
+    queryAll('llm-usage', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DAY#${day}` } }),
+  );
+  return pages.flat().map(({ pk: _pk, sk: _sk, ...rest }) => rest as unknown as UsageRecord);
+}

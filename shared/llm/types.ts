@@ -1,0 +1,75 @@
+// The provider-neutral shape of one LLM call (DESIGN §10): messages made of
+// text, tool calls and tool results; tools described by JSON Schema; a stop
+// reason; token usage and latency. Bedrock Converse and OpenAI-compatible chat
+// completions both map onto it (shared/llm/bedrock.ts, shared/llm/openai.ts).
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  /**
+   * The model asks for a tool. `input` is the parsed arguments; when the
+   * provider could not parse them (an OpenAI model's arguments that are not
+   * JSON), `input` is null and `input_error` says why: the caller answers
+   * with an error tool result instead of running the tool.
+   */
+  | { type: 'tool_use'; id: string; name: string; input: unknown; input_error?: string }
+  /** The answer to a tool call, sent back in a `user` message. */
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+
+export interface Message {
+  role: 'user' | 'assistant';
+  content: ContentBlock[];
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the tool's input (an object schema). */
+  input_schema: Record<string, unknown>;
+}
+
+export interface ChatRequest {
+  system?: string;
+  messages: Message[];
+  tools?: ToolSpec[];
+  max_tokens?: number;
+  temperature?: number;
+}
+
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'other';
+
+export interface TokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatResponse {
+  /** The assistant's message: text blocks and/or tool_use blocks. */
+  message: Message;
+  stop_reason: StopReason;
+  usage: TokenUsage;
+  /** Wall time of the call including retries, in milliseconds. */
+  latency_ms: number;
+  /** The model that answered (as configured, or as the provider reports it). */
+  model: string;
+}
+
+export interface LlmProvider {
+  readonly name: 'bedrock' | 'openai';
+  readonly model: string;
+  converse(request: ChatRequest): Promise<ChatResponse>;
+}
+
+export type LlmErrorKind = 'throttled' | 'timeout' | 'auth' | 'bad_request' | 'unavailable' | 'bad_response';
+
+/** A provider call that failed for good (after retries where they apply). The message is safe to show; it never holds credentials. */
+export class LlmError extends Error {
+  constructor(
+    message: string,
+    readonly kind: LlmErrorKind,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'LlmError';
+  }
+}

@@ -1,0 +1,95 @@
+// LLM usage reports (spec §4 LLM usage): the ledger summed by day, source and
+// model, by model, and the price list. Runs are counted by run id: a chat
+// message that called the model five times is one run.
+import { listUsage, type UsageRecord } from '../db/llm-usage.js';
+import { pricingTable } from './pricing.js';
+
+export const SOURCE = 'ledger';
+
+const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
+
+interface Sums {
+  runs: number;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  avg_duration_s: number;
+  errors: number;
+}
+
+/** Sums a set of calls: runs by distinct run id, duration as the mean of each run's total call time. */
+function sum(calls: readonly UsageRecord[]): Sums {
+  const runs = new Map<string, { ms: number; error: boolean }>();
+  const totals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0 };
+  for (const c of calls) {
+    totals.input_tokens += c.input_tokens;
+    totals.output_tokens += c.output_tokens;
+    totals.total_tokens += c.total_tokens;
+    totals.cost_usd += c.cost_usd;
+    const run = runs.get(c.run_id) ?? { ms: 0, error: false };
+    run.ms += c.duration_ms;
+    run.error ||= c.error;
+    runs.set(c.run_id, run);
+  }
+  const durations = [...runs.values()].map((r) => r.ms);
+  return {
+    runs: runs.size,
+    ...totals,
+    cost_usd: round(totals.cost_usd, 6),
+    avg_duration_s: durations.length ? round(durations.reduce((a, b) => a + b, 0) / durations.length / 1000, 2) : 0,
+    errors: [...runs.values()].filter((r) => r.error).length,
+  };
+}
+
+function groupBy<K extends string>(calls: readonly UsageRecord[], key: (c: UsageRecord) => K): Map<K, UsageRecord[]> {
+  const groups = new Map<K, UsageRecord[]>();
+  for (const c of calls) {
+    const k = key(c);
+    const list = groups.get(k);
+    if (list) list.push(c);
+    else groups.set(k, [c]);
+  }
+  return groups;
+}
+
+export async function usageSummary(days: number, now = new Date()) {
+  const calls = await listUsage(days, now);
+  const daily = [...groupBy(calls, (c) => `${c.day}\n${c.source}\n${c.model}`)].map(([key, group]) => {
+    const [day, source, model] = key.split('\n') as [string, string, string];
+    return { day, source, model, ...sum(group) };
+  });
+  daily.sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : a.source < b.source ? -1 : a.source > b.source ? 1 : a.model < b.model ? -1 : 1));
+  const all = sum(calls);
+  return {
+    period_days: days,
+    daily_usage: daily,
+    totals: {
+      runs: all.runs,
+      input_tokens: all.input_tokens,
+      output_tokens: all.output_tokens,
+      total_tokens: all.total_tokens,
+      cost_usd: all.cost_usd,
+      avg_cost_per_run: all.runs ? round(all.cost_usd / all.runs, 6) : 0,
+      errors: all.errors,
+    },
+    // The period's average daily cost, times 30.
+    monthly_projection_usd: round((all.cost_usd / days) * 30, 6),
+    source: SOURCE,
+    generated_at: now.toISOString(),
+  };
+}
+
+export async function usageByModel(days: number, now = new Date()) {
+  const calls = await listUsage(days, now);
+  const rows = [...groupBy(calls, (c) => c.model)].map(([model, group]) => {
+    const { errors: _errors, ...s } = sum(group);
+    return { model, ...s };
+  });
+  rows.sort((a, b) => b.cost_usd - a.cost_usd || (a.model < b.model ? -1 : 1));
+  return { by_model: rows, source: SOURCE, generated_at: now.toISOString() };
+}
+
+export async function pricing() {
+  return { pricing: await pricingTable() };
+}

@@ -1,0 +1,99 @@
+// The LLM usage ledger and its reports against DynamoDB Local: every figure
+// checked against a brute-force sum over the recorded calls.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { recordUsage, type NewUsage, type UsageRecord } from '../../shared/db/llm-usage.js';
+import { costOf, forgetPricing, priceOf, pricingTable } from '../../shared/llm/pricing.js';
+import { usageByModel, usageSummary } from '../../shared/llm/usage.js';
+import { useTestTables } from '../support/dynamo.js';
+
+const NOW = new Date('2026-11-20T12:00:00Z');
+const recorded: UsageRecord[] = [];
+
+beforeAll(async () => {
+  await useTestTables();
+  // 60 calls over 40 days: two sources, three models, runs of 1-3 calls, some errors.
+  let seed = 7;
+  const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  for (let run = 0; run < 25; run++) {
+    const daysAgo = Math.floor(random() * 40);
+    const source = run % 3 === 0 ? 'agent' : 'chat';
+    const model = ['gpt-4o-mini', 'anthropic.claude-3-5-haiku-20241022-v1:0', 'unpriced-model'][run % 3]!;
+    for (let call = 0, calls = 1 + (run % 3); call < calls; call++) {
+      const input = Math.floor(random() * 5000) + 100;
+      const output = Math.floor(random() * 800) + 10;
+      const usage: NewUsage = {
+        run_id: `run-${run}`, source, model, input_tokens: input, output_tokens: output, total_tokens: input + output,
+        cost_usd: costOf(priceOf(await pricingTable(), model), input, output), duration_ms: 200 + call * 50, error: run % 7 === 0 && call === calls - 1, user: 'u',
+      };
+      recorded.push(await recordUsage(usage, new Date(NOW.getTime() - daysAgo * 86_400_000 - call * 1000)));
+    }
+  }
+});
+
+const inPeriod = (days: number) => {
+  const first = new Date(NOW.getTime() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+  return recorded.filter((r) => r.day >= first);
+};
+const sumOf = (rows: UsageRecord[], f: (r: UsageRecord) => number) => rows.reduce((s, r) => s + f(r), 0);
+
+describe('prices', () => {
+  it('costs a call exactly: tokens × price per million, and nothing for an unpriced model', async () => {
+    const rows = await pricingTable();
+    expect(costOf(priceOf(rows, 'gpt-4o-mini'), 1_000_000, 1_000_000)).toBe(0.75);
+    expect(costOf(priceOf(rows, 'gpt-4o-mini'), 1234, 567)).toBe(Math.round((1234 * 0.15 + 567 * 0.6)) / 1e6);
+    expect(priceOf(rows, 'us.anthropic.claude-3-5-haiku-20241022-v1:0')?.model).toBe('anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect(priceOf(rows, 'gpt-4o-mini-2024-07-18')?.model).toBe('gpt-4o-mini'); // longest contained row, not gpt-4o
+    expect(costOf(priceOf(rows, 'unpriced-model'), 1000, 1000)).toBe(0);
+  });
+
+  it('LLM_PRICING replaces and adds rows', async () => {
+    forgetPricing();
+    const rows = await pricingTable({ LLM_PRICING: JSON.stringify([{ model: 'gpt-4o-mini', input_per_mtok: 1, output_per_mtok: 2 }, { model: 'local-llama', input_per_mtok: 0, output_per_mtok: 0 }]) });
+    expect(priceOf(rows, 'gpt-4o-mini')).toEqual({ model: 'gpt-4o-mini', input_per_mtok: 1, output_per_mtok: 2 });
+    expect(priceOf(rows, 'local-llama')).toBeDefined();
+    forgetPricing();
+    await expect(pricingTable({ LLM_PRICING: '[{"model":"x"}]' })).rejects.toThrow();
+    forgetPricing();
+    expect(priceOf(await pricingTable({}), 'gpt-4o-mini')?.input_per_mtok).toBe(0.15);
+  });
+});
+
+describe('usage reports match a brute-force sum over the ledger', () => {
+  it.each([1, 7, 30, 365])('summary over %i days', async (days) => {
+    const calls = inPeriod(days);
+    const summary = await usageSummary(days, NOW);
+    const runs = new Set(calls.map((c) => c.run_id));
+    const cost = sumOf(calls, (c) => c.cost_usd);
+    expect(summary.period_days).toBe(days);
+    expect(summary.totals).toEqual({
+      runs: runs.size,
+      input_tokens: sumOf(calls, (c) => c.input_tokens),
+      output_tokens: sumOf(calls, (c) => c.output_tokens),
+      total_tokens: sumOf(calls, (c) => c.total_tokens),
+      cost_usd: Math.round(cost * 1e6) / 1e6,
+      avg_cost_per_run: runs.size ? Math.round((cost / runs.size) * 1e6) / 1e6 : 0,
+      errors: new Set(calls.filter((c) => c.error).map((c) => c.run_id)).size,
+    });
+    expect(summary.monthly_projection_usd).toBeCloseTo((cost / days) * 30, 5);
+    // every daily row is the brute-force sum of its day/source/model
+    for (const row of summary.daily_usage) {
+      const mine = calls.filter((c) => c.day === row.day && c.source === row.source && c.model === row.model);
+      expect(row.runs).toBe(new Set(mine.map((c) => c.run_id)).size);
+      expect(row.total_tokens).toBe(sumOf(mine, (c) => c.total_tokens));
+      expect(row.cost_usd).toBeCloseTo(sumOf(mine, (c) => c.cost_usd), 6);
+    }
+    expect(sumOf(summary.daily_usage as never, (r: any) => r.input_tokens)).toBe(summary.totals.input_tokens);
+    if (days >= 30) expect(new Set(summary.daily_usage.map((r) => r.source))).toEqual(new Set(['chat', 'agent']));
+  });
+
+  it('by model over 30 days', async () => {
+    const calls = inPeriod(30);
+    const { by_model } = await usageByModel(30, NOW);
+    expect(by_model.map((r) => r.model).sort()).toEqual([...new Set(calls.map((c) => c.model))].sort());
+    for (const row of by_model) {
+      const mine = calls.filter((c) => c.model === row.model);
+      expect(row).toMatchObject({ runs: new Set(mine.map((c) => c.run_id)).size, input_tokens: sumOf(mine, (c) => c.input_tokens), output_tokens: sumOf(mine, (c) => c.output_tokens) });
+      expect(row.cost_usd).toBeCloseTo(sumOf(mine, (c) => c.cost_usd), 6);
+    }
+  });
+});
