@@ -1,10 +1,9 @@
-// chat route group.
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+// chat route group: the assistant (shared/chat/assistant.ts).
+import { resetChat, chat } from '../shared/chat/assistant.js';
+import { createGroupHandler } from '../shared/http/group-handler.js';
 import { chatGroup } from '../shared/routes/chat.js';
 
-const later = notImplemented('issue #8, chat assistant');
-
 export const handler = createGroupHandler(chatGroup, {
-  message: later,
-  reset: later,
+  message: async (req) => chat(req.principal!, req.body.message),
+  reset: async (req) => resetChat(req.principal!),
 });

@@ -2,17 +2,20 @@
 // that owns Lambda defaults (infra/constructs/group-function.ts, at cdk synth) and by
 // `npm run build` (infra/build.ts), so the bundle the size check measures is the
 // bundle that gets deployed. Imports no CDK and, at run time, no esbuild.
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { parse } from 'yaml';
 import { PricingFile } from '../shared/llm/pricing.js';
 import { checkRuleText } from '../shared/rules/check.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../shared/rules/defaults.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BuildOptions } from 'esbuild';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+import { SQL_RUNTIME_FILES } from '../shared/chat/sql.js';
 
 /** Repository root (this file lives in `infra/`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const requireHere = createRequire(import.meta.url);
 
 /** `functions/<name>.ts`: one entry per route group and per worker. */
 export function functionEntry(name: string): string {
@@ -123,5 +126,32 @@ export function esbuildOptions(names: readonly string[], outdir: string): BuildO
     banner: { js: BUNDLE.banner },
     alias: { ...BUNDLE_ALIASES },
     logLevel: 'warning',
+    // Output paths in the metafile relative to the repository, for emitRuntimeAssets.
+    absWorkingDir: REPO_ROOT,
+    metafile: true,
   };
+}
+
+/**
+ * Files a bundle needs beside it at run time, decided by what it contains:
+ * the run_sql tool's worker thread (its own bundle, `sql-worker.mjs`) and
+ * SQLite's WebAssembly (shared/chat/sql.ts), and the runbooks under
+ * `knowledge/` (shared/knowledge/search.ts).
+ */
+export function emitRuntimeAssets(metafile: Metafile): void {
+  for (const [file, output] of Object.entries(metafile.outputs)) {
+    if (!file.endsWith(`/${BUNDLE.outputFile}`)) continue;
+    const dir = dirname(resolve(REPO_ROOT, file));
+    const inputs = Object.keys(output.inputs);
+    if (inputs.includes('shared/chat/sql.ts')) {
+      buildSync({
+        entryPoints: [join(REPO_ROOT, 'shared', 'chat', 'sql-worker.ts')],
+        outfile: join(dir, SQL_RUNTIME_FILES.worker),
+        bundle: true, platform: BUNDLE.platform, format: BUNDLE.format, target: BUNDLE.target, minify: BUNDLE.minify,
+        mainFields: [...BUNDLE.mainFields], banner: { js: BUNDLE.banner }, logLevel: 'warning',
+      });
+      copyFileSync(requireHere.resolve('sql.js/dist/sql-wasm.wasm'), join(dir, SQL_RUNTIME_FILES.wasm));
+    }
+    if (inputs.includes('shared/knowledge/search.ts')) cpSync(join(REPO_ROOT, 'shared', 'knowledge', 'runbooks'), join(dir, 'knowledge'), { recursive: true });
+  }
 }

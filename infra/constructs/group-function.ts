@@ -13,7 +13,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import type { TableAccess } from '../../shared/http/route.js';
-import { LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, esbuildOptions, functionEntry, functionNames } from '../bundling.js';
+import { LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, emitRuntimeAssets, esbuildOptions, functionEntry, functionNames } from '../bundling.js';
 
 /** Tag on every GroupFunction's Lambda, so tests tell ours from CDK-internal functions. */
 export const FUNCTION_KIND_TAG = 'fleet-health:function-kind';
@@ -126,7 +126,8 @@ function bundledFunctions(): string {
   if (!bundleDir) {
     const dir = mkdtempSync(join(tmpdir(), 'fleet-health-bundles-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    buildSync(esbuildOptions(functionNames(), dir));
+    const { metafile } = buildSync(esbuildOptions(functionNames(), dir));
+    emitRuntimeAssets(metafile!);
     copyRuleDefaults(dir, functionNames());
     bundleDir = dir;
   }

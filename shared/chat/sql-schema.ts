@@ -1,0 +1,794 @@
+// The chat assistant's SQL snapshot (shared/chat/sql.ts), minus the threads:
+// - the tables: one definition per table gives its DDL, its rows from a
+//   FleetSnapshot and the text that describes it to the model, so the three
+//   never disagree;
+// - loading a snapshot into a sql.js Database and locking it read-only;
+// - the statement check and the bounded run of one query.
+// It only receives a sql.js Database (types only, no sql.js import here): the
+// worker (sql-worker.ts) owns the SQLite engine, the main thread uses this for
+// the schema text.
+import type { Database, Statement } from 'sql.js';
+import type { MetricRollup } from '../fleet/rollup.js';
+import type { FleetSnapshot } from './sql.js';
+
+export type SqlValue = string | number | null;
+type ColumnType = 'TEXT' | 'INTEGER' | 'REAL';
+
+export interface ColumnDef {
+  name: string;
+  type: ColumnType;
+  /** One line for the model. */
+  doc: string;
+}
+
+export interface TableDef {
+  name: string;
+  doc: string;
+  columns: readonly ColumnDef[];
+  /** Unique key; a later row with the same key replaces an earlier one. */
+  primaryKey?: readonly string[];
+  /** Stored in primary-key order (no rowid): for the big table that is read by its key. */
+  withoutRowid?: boolean;
+  /** Secondary indexes (created after the bulk load). */
+  indexes: readonly (readonly string[])[];
+  /** The rows of the snapshot, each in column order (inserted one by one through insertSql). */
+  rows?(snapshot: SnapshotInput): Iterable<SqlValue[]>;
+  /** Instead of `rows`: inserts the snapshot's rows itself (inside the load's transaction). */
+  load?(db: Database, snapshot: SnapshotInput): void;
+}
+
+// ---------------------------------------------------------------- the snapshot as the worker receives it
+
+/**
+ * The rollups as metric_daily's rows, in columns and in the table's key order
+ * (cluster id, metric key, day). A snapshot's ~14,000 rollup objects hold
+ * ~180,000 metric objects, which a worker's structured clone copies ten times
+ * slower than these arrays (the numbers move without a copy); and SQLite
+ * stores rows given in key order fastest. Of rollups with the same cluster and
+ * day, the last given wins.
+ */
+export interface PackedRollups {
+  clusterIds: string[];
+  /** Sorted. */
+  days: string[];
+  /** Sorted. */
+  keys: string[];
+  /** Per group (one cluster's one metric, its days ascending): index into clusterIds and keys, first row; one more entry: the end. */
+  groupCluster: Uint32Array;
+  groupKey: Uint32Array;
+  groupStart: Uint32Array;
+  /** Per row: index into days; min, max, sum, count, last (METRIC_VALUES.length per row; NaN: none); last_at. */
+  rowDay: Uint32Array;
+  values: Float64Array;
+  lastAt: (string | null)[];
+}
+
+/** A FleetSnapshot with its rollups packed: what the SQL worker loads. */
+export interface SnapshotInput extends Omit<FleetSnapshot, 'rollups'> {
+  rollups: PackedRollups;
+}
+
+export const METRIC_VALUES = ['min', 'max', 'sum', 'count', 'last'] as const;
+
+export function packSnapshot(snapshot: FleetSnapshot): { input: SnapshotInput; transfer: ArrayBuffer[] } {
+  type Item = { metrics: Record<string, MetricRollup | undefined>; at: number; cluster: string; day: string };
+  const sorted: Item[] = snapshot.rollups
+    .map((r, at) => ({ metrics: (r.metrics ?? {}) as Record<string, MetricRollup | undefined>, at, cluster: String(r.cluster_id), day: String(r.day) }))
+    .sort((a, b) => byText(a.cluster, b.cluster) || byText(a.day, b.day) || a.at - b.at);
+  const items = sorted.filter((r, i) => i + 1 === sorted.length || sorted[i + 1]!.cluster !== r.cluster || sorted[i + 1]!.day !== r.day);
+  const daySet = new Set<string>();
+  const keySet = new Set<string>();
+  let rowCount = 0;
+  for (const item of items) {
+    daySet.add(item.day);
+    for (const key in item.metrics) {
+      // A NUL would end an INSERT's text early (keys become literals there): such a key is no metric.
+      if (item.metrics[key] && !key.includes('\0')) {
+        keySet.add(key);
+        rowCount++;
+      }
+    }
+  }
+  const days = [...daySet].sort(byText);
+  const keys = [...keySet].sort(byText);
+  const dayIndex = new Map(days.map((d, i) => [d, i]));
+  const clusterIds: string[] = [];
+  const groupCluster: number[] = [];
+  const groupKey: number[] = [];
+  const groupStart: number[] = [];
+  const rowDay = new Uint32Array(rowCount);
+  const width = METRIC_VALUES.length;
+  const values = new Float64Array(rowCount * width);
+  const lastAt = new Array<string | null>(rowCount);
+  let row = 0;
+  for (let from = 0; from < items.length; ) {
+    const cluster = items[from]!.cluster;
+    let to = from;
+    while (to < items.length && items[to]!.cluster === cluster) to++;
+    clusterIds.push(cluster);
+    keys.forEach((key, k) => {
+      const start = row;
+      for (let i = from; i < to; i++) {
+        const m = items[i]!.metrics[key];
+        if (!m) continue;
+        rowDay[row] = dayIndex.get(items[i]!.day)!;
+        const o = row * width;
+        values[o] = num(m.min) ?? Number.NaN;
+        values[o + 1] = num(m.max) ?? Number.NaN;
+        values[o + 2] = num(m.sum) ?? Number.NaN;
+        values[o + 3] = num(m.count) ?? Number.NaN;
+        values[o + 4] = num(m.last) ?? Number.NaN;
+        lastAt[row] = text(m.last_at);
+        row++;
+      }
+      if (row > start) {
+        groupCluster.push(clusterIds.length - 1);
+        groupKey.push(k);
+        groupStart.push(start);
+      }
+    });
+    from = to;
+  }
+  groupStart.push(row);
+  const packed: PackedRollups = {
+    clusterIds, days, keys,
+    groupCluster: Uint32Array.from(groupCluster), groupKey: Uint32Array.from(groupKey), groupStart: Uint32Array.from(groupStart),
+    rowDay, values, lastAt,
+  };
+  const { rollups: _rollups, ...rest } = snapshot;
+  return {
+    input: { ...rest, rollups: packed },
+    transfer: [packed.groupCluster.buffer, packed.groupKey.buffer, packed.groupStart.buffer, rowDay.buffer, values.buffer] as ArrayBuffer[],
+  };
+}
+
+const col = (name: string, type: ColumnType, doc: string): ColumnDef => ({ name, type, doc });
+
+/** A number SQLite can store (NaN and infinities become NULL). */
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const text = (v: unknown): string | null => (v === undefined || v === null ? null : typeof v === 'string' ? v : String(v));
+/** Arrays and objects as JSON text (json_each / json_extract read them). */
+const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
+
+const TIME = "ISO-8601 UTC text such as '2026-01-31T14:05:00.000Z'";
+
+export const TABLES: readonly TableDef[] = [
+  {
+    name: 'clusters',
+    doc: 'Cluster inventory: one row per managed database cluster.',
+    primaryKey: ['cluster_id'],
+    indexes: [['customer_name'], ['region']],
+    columns: [
+      col('cluster_id', 'TEXT', 'cluster UUID; every other table joins on it'),
+      col('cluster_name', 'TEXT', 'display name of the cluster'),
+      col('customer_name', 'TEXT', 'customer that owns the cluster'),
+      col('account_id', 'TEXT', "customer's cloud account id"),
+      col('account_name', 'TEXT', "customer's cloud account name"),
+      col('email', 'TEXT', "customer's contact email"),
+      col('customer_tier', 'TEXT', "support tier: 'S' (most important), 'A' or 'B'"),
+      col('cluster_type', 'TEXT', 'deployment type of the cluster'),
+      col('region', 'TEXT', "cloud region, e.g. 'us-east-1'"),
+      col('engine_version', 'TEXT', "database engine version, e.g. '3.2.1' (compare as text)"),
+      col('resource_state', 'TEXT', "lifecycle state, e.g. 'running'"),
+      col('node_count', 'INTEGER', 'number of nodes in the inventory'),
+      col('created_at', 'TEXT', `when the cluster first appeared in the inventory (${TIME})`),
+      col('updated_at', 'TEXT', 'last inventory update (ISO-8601 UTC)'),
+    ],
+    *rows(s) {
+      for (const c of s.clusters) {
+        yield [
+          text(c.cluster_id), text(c.cluster_name), text(c.customer_name), text(c.account_id), text(c.account_name), text(c.email),
+          text(c.customer_tier), text(c.cluster_type), text(c.region), text(c.engine_version), text(c.resource_state), num(c.node_count),
+          text(c.created_at), text(c.updated_at),
+        ];
+      }
+    },
+  },
+  {
+    name: 'scores',
+    doc: 'Health score of each cluster (one row per cluster) over the scoring lookback (7 days by default). Scores are 0-100, higher is healthier.',
+    primaryKey: ['cluster_id'],
+    indexes: [['classification'], ['tier_adjusted_score']],
+    columns: [
+      col('cluster_id', 'TEXT', 'cluster UUID (clusters.cluster_id)'),
+      col('cluster_name', 'TEXT', 'copy of clusters.cluster_name'),
+      col('customer_name', 'TEXT', 'copy of clusters.customer_name'),
+      col('customer_tier', 'TEXT', "copy of clusters.customer_tier ('S', 'A', 'B')"),
+      col('overall_score', 'REAL', 'weighted blend of metrics_score and alerts_score'),
+      col('metrics_score', 'REAL', 'weighted score of the metric dimensions (see score_dimensions)'),
+      col('alerts_score', 'REAL', 'score from the number of alerts fired in the lookback'),
+      col('tier_adjusted_score', 'REAL', 'overall_score with the customer tier weighing in; classification and "worst clusters" rankings use this'),
+      col('classification', 'TEXT', "'Healthy', 'Warning' or 'Critical' (from tier_adjusted_score)"),
+      col('top_risk', 'TEXT', "lowest-scoring dimension with its score, e.g. 'Disk Usage (32)', or 'None'"),
+      col('firing_alert_count_7d', 'INTEGER', 'alerts fired during the lookback'),
+      col('compaction_score', 'REAL', 'compaction score over the lookback (NULL: no data)'),
+      col('disk_used_pct', 'REAL', 'disk used, percent (NULL: no data)'),
+      col('query_errors_7d', 'INTEGER', 'failed queries in the last 7 days (NULL: no data)'),
+      col('query_error_pct', 'REAL', 'failed queries, percent of all queries (NULL: no data)'),
+      col('qps', 'REAL', 'queries per second (NULL: no data)'),
+      col('node_count', 'INTEGER', 'nodes per the metrics, else per the inventory'),
+      col('risk_reasons', 'TEXT', 'JSON array of texts: why the score is not 100, worst first'),
+      col('suggested_actions', 'TEXT', 'JSON array of texts: what to do about it'),
+    ],
+    *rows(s) {
+      for (const c of s.scores) {
+        const m = c.metrics ?? ({} as Partial<typeof c.metrics>);
+        yield [
+          text(c.cluster_id), text(c.cluster_name), text(c.customer_name), text(c.customer_tier),
+          num(c.overall_score), num(c.metrics_score), num(c.alerts_score), num(c.tier_adjusted_score), text(c.classification), text(c.top_risk),
+          num(c.firing_alert_count_7d), num(m.compaction_score), num(m.disk_used_pct), num(m.query_errors_7d), num(m.query_error_pct), num(m.qps),
+          num(m.node_count), json(c.risk_reasons ?? []), json(c.suggested_actions ?? []),
+        ];
+      }
+    },
+  },
+  {
+    name: 'score_dimensions',
+    doc: 'The metric dimensions behind scores.metrics_score: one row per cluster and scored dimension (dimensions without data are absent).',
+    primaryKey: ['cluster_id', 'metric_key'],
+    indexes: [['metric_key', 'status']],
+    columns: [
+      col('cluster_id', 'TEXT', 'cluster UUID'),
+      col('dimension', 'TEXT', "dimension name, e.g. 'Disk Usage'"),
+      col('metric_key', 'TEXT', 'metric the dimension scores (as in metric_daily.metric_key)'),
+      col('score', 'REAL', '0-100, higher is healthier'),
+      col('value', 'REAL', 'the metric aggregated over the lookback'),
+      col('weight', 'REAL', 'weight of the dimension in metrics_score'),
+      col('status', 'TEXT', "'healthy', 'warning' or 'critical'"),
+    ],
+    *rows(s) {
+      for (const c of s.scores) {
+        for (const d of c.dimension_scores ?? []) yield [text(c.cluster_id), text(d.name), text(d.metric_key), num(d.score), num(d.value), num(d.weight), text(d.status)];
+      }
+    },
+  },
+  {
+    name: 'risks',
+    doc: 'Risk assessment of each cluster from the risk rules (one row per cluster): its worst metric decides the level.',
+    primaryKey: ['cluster_id'],
+    indexes: [['risk_level']],
+    columns: [
+      col('cluster_id', 'TEXT', 'cluster UUID'),
+      col('cluster_name', 'TEXT', 'copy of clusters.cluster_name'),
+      col('customer_name', 'TEXT', 'copy of clusters.customer_name'),
+      col('risk_level', 'TEXT', "'Critical', 'Warning' or 'Healthy'"),
+      col('overall_score', 'REAL', 'copy of scores.overall_score'),
+      col('signal_count', 'INTEGER', 'number of risk signals (metrics past a threshold)'),
+      col('risk_signals', 'TEXT', "JSON array of texts, worst first, e.g. 'disk_used_pct max 93.5 ≥ critical 90'"),
+      col('suggested_actions', 'TEXT', 'JSON array of texts'),
+    ],
+    *rows(s) {
+      for (const r of s.risks) {
+        yield [
+          text(r.cluster_id), text(r.cluster_name), text(r.customer_name), text(r.risk_level), num(r.overall_score),
+          (r.risk_signals ?? []).length, json(r.risk_signals ?? []), json(r.suggested_actions ?? []),
+        ];
+      }
+    },
+  },
+  {
+    name: 'risk_metrics',
+    doc: 'The metrics behind risks: one row per cluster and risk-rule metric with data.',
+    primaryKey: ['cluster_id', 'metric_key'],
+    indexes: [['metric_key', 'status']],
+    columns: [
+      col('cluster_id', 'TEXT', 'cluster UUID'),
+      col('metric_key', 'TEXT', 'metric (as in metric_daily.metric_key)'),
+      col('value', 'REAL', "the metric aggregated over the risk lookback as the rule says (e.g. max, avg, last)"),
+      col('status', 'TEXT', "'critical', 'warning' or 'healthy' against the rule's thresholds"),
+    ],
+    *rows(s) {
+      for (const r of s.risks) {
+        for (const [key, m] of Object.entries(r.metrics ?? {})) yield [text(r.cluster_id), key, num(m?.value), text(m?.status)];
+      }
+    },
+  },
+  {
+    name: 'metric_daily',
+    doc: 'Daily metric rollups: one row per cluster, UTC day and metric.',
+    primaryKey: ['cluster_id', 'metric_key', 'day'],
+    withoutRowid: true,
+    // The key serves a cluster's metrics; a fleet-wide scan of one metric reads
+    // every row but takes tens of milliseconds, less than other indexes cost to build.
+    indexes: [],
+    columns: [
+      col('cluster_id', 'TEXT', 'cluster UUID'),
+      col('day', 'TEXT', "UTC day 'YYYY-MM-DD'"),
+      col('metric_key', 'TEXT', 'which metric (the keys present are listed below)'),
+      col('min', 'REAL', 'smallest sample of the day'),
+      col('max', 'REAL', 'largest sample of the day'),
+      col('avg', 'REAL', 'mean of the day (sum / count)'),
+      col('sum', 'REAL', 'sum of the samples'),
+      col('count', 'INTEGER', 'number of samples'),
+      col('last', 'REAL', 'value of the latest sample of the day'),
+      col('last_at', 'TEXT', 'time of that latest sample (ISO-8601 UTC)'),
+    ],
+    load: loadMetricDaily,
+  },
+  {
+    name: 'alerts',
+    doc: 'Alertmanager alerts: one row per alert occurrence.',
+    primaryKey: ['alert_id'],
+    indexes: [['cluster_id', 'starts_at'], ['starts_at'], ['alert_name']],
+    columns: [
+      col('alert_id', 'TEXT', 'alert occurrence id'),
+      col('cluster_id', 'TEXT', 'cluster UUID'),
+      col('alert_name', 'TEXT', "alert rule name, e.g. 'DiskUsageHigh'"),
+      col('severity', 'TEXT', "severity label, e.g. 'critical', 'warning'"),
+      col('status', 'TEXT', "'Firing' or 'Resolved'"),
+      col('starts_at', 'TEXT', `when it started (${TIME})`),
+      col('ends_at', 'TEXT', 'when it resolved (ISO-8601 UTC); NULL while firing'),
+      col('fingerprint', 'TEXT', "Alertmanager's fingerprint (same alert rule and labels, same fingerprint)"),
+      col('summary', 'TEXT', 'summary annotation'),
+      col('detail', 'TEXT', 'description annotation'),
+      col('labels', 'TEXT', "JSON object of the alert's labels: json_extract(labels, '$.service')"),
+      col('annotations', 'TEXT', 'JSON object of the annotations'),
+      col('dashboard_url', 'TEXT', 'link to a dashboard for the alert'),
+      col('received_at', 'TEXT', 'when the service first received it (ISO-8601 UTC)'),
+      col('updated_at', 'TEXT', 'last notification received (ISO-8601 UTC)'),
+    ],
+    *rows(s) {
+      for (const a of s.alerts) {
+        yield [
+          text(a.alert_id), text(a.cluster_id), text(a.alert_name), text(a.severity), text(a.status), text(a.starts_at), text(a.ends_at),
+          text(a.fingerprint), text(a.summary), text(a.detail), json(a.labels ?? {}), json(a.annotations ?? {}), text(a.dashboard_url),
+          text(a.received_at), text(a.updated_at),
+        ];
+      }
+    },
+  },
+  {
+    name: 'issues',
+    doc: 'Issues: alerts of a cluster grouped by the issue rules, with their triage.',
+    primaryKey: ['issue_id'],
+    indexes: [['cluster_id', 'first_seen'], ['last_seen'], ['status', 'severity']],
+    columns: [
+      col('issue_id', 'TEXT', "issue id, e.g. 'iss-…'"),
+      col('issue_name', 'TEXT', 'name from the alert names it groups'),
+      col('severity', 'TEXT', "'Critical' or 'Warning'"),
+      col('status', 'TEXT', "'Ongoing' or 'Resolved'"),
+      col('cluster_id', 'TEXT', 'cluster UUID'),
+      col('cluster_name', 'TEXT', 'copy of clusters.cluster_name'),
+      col('customer_name', 'TEXT', 'copy of clusters.customer_name'),
+      col('group_key', 'TEXT', "what grouped the alerts, e.g. 'cluster=<id>|alert_name=DiskUsageHigh'"),
+      col('alert_count', 'INTEGER', 'alerts in the issue'),
+      col('alert_names', 'TEXT', 'JSON array of the distinct alert names'),
+      col('first_seen', 'TEXT', 'start of its first alert (ISO-8601 UTC)'),
+      col('last_seen', 'TEXT', 'start of its latest alert (ISO-8601 UTC)'),
+      col('resolved_at', 'TEXT', 'when it resolved (ISO-8601 UTC); NULL while Ongoing'),
+      col('triage_status', 'TEXT', "triage state set by an engineer ('' = not triaged)"),
+      col('disposition_status', 'TEXT', "disposition set by an engineer ('' = none)"),
+      col('assignee', 'TEXT', "who is on it ('' = nobody)"),
+      col('notes', 'TEXT', 'triage notes'),
+      col('ticket_key', 'TEXT', "ticket in the tracker, e.g. 'OPS-123' ('' = none)"),
+      col('ticket_url', 'TEXT', "link to the ticket ('' = none)"),
+      col('triage_updated_at', 'TEXT', "last triage change (ISO-8601 UTC; '' = never)"),
+      col('triage_updated_by', 'TEXT', 'who made it'),
+    ],
+    *rows(s) {
+      for (const i of s.issues) {
+        yield [
+          text(i.issue_id), text(i.issue_name), text(i.severity), text(i.status), text(i.cluster_id), text(i.cluster_name), text(i.customer_name),
+          text(i.group_key), num(i.alert_count), json(i.alert_names ?? []), text(i.first_seen), text(i.last_seen), text(i.resolved_at),
+          text(i.triage_status ?? ''), text(i.disposition_status ?? ''), text(i.assignee ?? ''), text(i.notes ?? ''), text(i.ticket_key ?? ''),
+          text(i.ticket_url ?? ''), text(i.updated_at ?? ''), text(i.updated_by ?? ''),
+        ];
+      }
+    },
+  },
+];
+
+const quote = (name: string) => `"${name}"`;
+/** A SQL string literal (SQLite has no backslash escapes: doubling the quote is the whole rule). */
+const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Rows per INSERT statement: 6 parameters each, far below SQLite's limit of 32,766. */
+const ROWS_PER_INSERT = 100;
+
+/** Prepared INSERTs kept for metric_daily's load (one per metric and set of days: usually one per metric). */
+const MAX_CACHED_INSERTS = 256;
+
+/**
+ * metric_daily holds ~180,000 rows for 1,000 clusters over 14 days, and with
+ * sql.js binding a value costs more than SQLite storing it. So one INSERT per
+ * group (a cluster's one metric) writes all its days: the cluster id is bound
+ * once (?1), the metric key and the days are literals of the statement (one
+ * prepared statement per metric and set of days, usually one per metric), and
+ * the average is computed by SQLite. Groups come in key order, so each row is
+ * appended after the previous one.
+ */
+function loadMetricDaily(db: Database, snapshot: SnapshotInput): void {
+  const p = snapshot.rollups;
+  const width = METRIC_VALUES.length;
+  const inserts = new Map<string, Statement>();
+  let oneRow: Statement | undefined;
+  const prepare = (key: string, dayRange: Uint32Array) =>
+    db.prepare(
+      `INSERT OR REPLACE INTO metric_daily VALUES ${Array.from(dayRange, (d, i) => {
+        const n = 2 + i * (width + 1); // min, max, sum, count, last, last_at
+        return `(?1, ${literal(p.days[d]!)}, ${literal(key)}, ?${n}, ?${n + 1}, ?${n + 2} / ?${n + 3}, ?${n + 2}, ?${n + 3}, ?${n + 4}, ?${n + 5})`;
+      }).join(', ')}`,
+    );
+  try {
+    for (let g = 0; g < p.groupCluster.length; g++) {
+      const clusterId = p.clusterIds[p.groupCluster[g]!]!;
+      const key = p.keys[p.groupKey[g]!]!;
+      const end = p.groupStart[g + 1]!;
+      for (let from = p.groupStart[g]!; from < end; from += ROWS_PER_INSERT) {
+        const to = Math.min(end, from + ROWS_PER_INSERT);
+        const dayRange = p.rowDay.subarray(from, to);
+        const signature = `${p.groupKey[g]}:${dayRange.join(',')}`;
+        let insert = inserts.get(signature);
+        if (!insert && inserts.size < MAX_CACHED_INSERTS) inserts.set(signature, (insert = prepare(key, dayRange)));
+        if (insert) {
+          const values: SqlValue[] = [clusterId];
+          for (let row = from; row < to; row++) pushRow(values, p, row);
+          insert.run(values);
+          continue;
+        }
+        // An unusual set of days once the cache is full: row by row.
+        oneRow ??= db.prepare('INSERT OR REPLACE INTO metric_daily VALUES (?1, ?2, ?3, ?4, ?5, ?6 / ?7, ?6, ?7, ?8, ?9)');
+        for (let row = from; row < to; row++) {
+          const values: SqlValue[] = [clusterId, p.days[p.rowDay[row]!]!, key];
+          pushRow(values, p, row);
+          oneRow.run(values);
+        }
+      }
+    }
+  } finally {
+    for (const insert of inserts.values()) insert.free();
+    oneRow?.free();
+  }
+}
+
+/** min, max, sum, count, last, last_at of a packed row. */
+function pushRow(values: SqlValue[], p: PackedRollups, row: number): void {
+  const width = METRIC_VALUES.length;
+  for (let v = 0; v < width; v++) {
+    const value = p.values[row * width + v]!;
+    values.push(Number.isNaN(value) ? null : value);
+  }
+  values.push(p.lastAt[row] ?? null);
+}
+
+/** CREATE TABLE statements (no secondary indexes: those come after the load). */
+export function createTableSql(table: TableDef): string {
+  const columns = table.columns.map((c) => `${quote(c.name)} ${c.type}`);
+  if (table.primaryKey) columns.push(`PRIMARY KEY (${table.primaryKey.map(quote).join(', ')})`);
+  return `CREATE TABLE ${quote(table.name)} (${columns.join(', ')})${table.withoutRowid ? ' WITHOUT ROWID' : ''}`;
+}
+
+export function createIndexSql(table: TableDef): string[] {
+  return table.indexes.map((cols) => `CREATE INDEX ${quote(`${table.name}_by_${cols.join('_')}`)} ON ${quote(table.name)} (${cols.map(quote).join(', ')})`);
+}
+
+/** Later rows with the same key replace earlier ones, so a snapshot with duplicates still loads. */
+export function insertSql(table: TableDef): string {
+  return `INSERT OR REPLACE INTO ${quote(table.name)} VALUES (${table.columns.map(() => '?').join(', ')})`;
+}
+
+/** What the loaded snapshot holds, for the schema text. */
+export interface SnapshotStats {
+  rowCounts: Record<string, number>;
+  metricKeys: string[];
+  firstDay: string | null;
+  lastDay: string | null;
+}
+
+const EXAMPLES = [
+  {
+    question: 'Critical clusters of tier-S customers, worst first',
+    sql: "SELECT s.cluster_name, s.customer_name, s.tier_adjusted_score, s.top_risk, c.region\nFROM scores s JOIN clusters c ON c.cluster_id = s.cluster_id\nWHERE s.classification = 'Critical' AND s.customer_tier = 'S'\nORDER BY s.tier_adjusted_score LIMIT 20",
+  },
+  {
+    question: 'Daily peak disk usage of one cluster over the last 7 days',
+    sql: "SELECT day, max AS peak_disk_pct, avg\nFROM metric_daily\nWHERE cluster_id = (SELECT cluster_id FROM clusters WHERE cluster_name = 'orders-prod')\n  AND metric_key = 'disk_used_pct' AND day >= date('now', '-6 days')\nORDER BY day",
+  },
+  {
+    question: 'Alerts that fired most in the last 7 days, with how many clusters they hit and open untriaged issues',
+    sql: "WITH recent AS (SELECT * FROM alerts WHERE starts_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-7 days'))\nSELECT r.alert_name, count(*) AS fired, count(DISTINCT r.cluster_id) AS clusters,\n  (SELECT count(*) FROM issues i, json_each(i.alert_names) n\n   WHERE n.value = r.alert_name AND i.status = 'Ongoing' AND i.triage_status = '') AS untriaged_open_issues\nFROM recent r GROUP BY r.alert_name ORDER BY fired DESC LIMIT 10",
+  },
+];
+
+/** The schema as text for the model: tables, columns with types and meanings, what the snapshot holds, examples. */
+export function schemaText(stats: SnapshotStats, limits: { rowLimit: number; timeoutMs: number; cellChars: number; maxSqlChars: number }): string {
+  const lines = [
+    'SQLite database (a read-only snapshot of the fleet). Send one SELECT statement (WITH … SELECT is fine);',
+    `at most ${limits.rowLimit} rows come back, text cells are cut at ${limits.cellChars} characters, a query may run ${limits.timeoutMs / 1000} s and be ${limits.maxSqlChars} characters long.`,
+    "Times are ISO-8601 UTC text ('2026-01-31T14:05:00.000Z') and compare as text; days are 'YYYY-MM-DD'. SQLite date functions work (date('now', '-7 days')).",
+    "JSON columns hold arrays or objects as text: expand with json_each(col), read with json_extract(col, '$.key'), or search with LIKE.",
+    'Aggregate functions and columns can share a name (metric_daily.max): max(max) is the largest daily maximum.',
+    '',
+  ];
+  for (const table of TABLES) {
+    const count = stats.rowCounts[table.name];
+    lines.push(`TABLE ${table.name}${count === undefined ? '' : ` (${count} rows)`}: ${table.doc}`);
+    if (table.primaryKey) lines.push(`  key: (${table.primaryKey.join(', ')})`);
+    for (const c of table.columns) lines.push(`  ${c.name} ${c.type}: ${c.doc}`);
+    if (table.name === 'metric_daily') {
+      lines.push(`  metric keys present: ${stats.metricKeys.length ? stats.metricKeys.join(', ') : '(none)'}`);
+      if (stats.firstDay) lines.push(`  days present: ${stats.firstDay} to ${stats.lastDay}`);
+    }
+    lines.push('');
+  }
+  lines.push('EXAMPLES');
+  for (const e of EXAMPLES) lines.push(`-- ${e.question}`, `${e.sql};`, '');
+  return lines.join('\n').trimEnd();
+}
+
+
+// ---------------------------------------------------------------- loading
+
+/**
+ * SQLite's own heap cap once loaded (bytes): a query that would build a huge
+ * string, sort or temporary table fails with "out of memory" instead of growing
+ * the worker without bound. The database file itself lives outside this heap.
+ */
+export const QUERY_HEAP_LIMIT = 128 * 1024 * 1024;
+
+/**
+ * Loads a snapshot into an empty database: tables, then every row through one
+ * prepared statement per table inside one transaction, then the indexes (faster
+ * built once than maintained row by row) and planner statistics.
+ */
+export function loadSnapshot(db: Database, snapshot: SnapshotInput): void {
+  // Larger pages: fewer of them to split and write (measured ~30% faster loads than 4 KB).
+  db.run('PRAGMA page_size = 16384');
+  // An in-memory file nobody else opens: no rollback journal, no syncs.
+  db.run('PRAGMA journal_mode = OFF');
+  db.run('PRAGMA synchronous = OFF');
+  for (const table of TABLES) db.run(createTableSql(table));
+  db.run('BEGIN');
+  try {
+    for (const table of TABLES) {
+      if (table.load) {
+        table.load(db, snapshot);
+        continue;
+      }
+      const insert = db.prepare(insertSql(table));
+      try {
+        for (const row of table.rows?.(snapshot) ?? []) insert.run(row);
+      } finally {
+        insert.free();
+      }
+    }
+    db.run('COMMIT');
+  } catch (error) {
+    db.run('ROLLBACK');
+    throw error;
+  }
+  // No ANALYZE: its statistics cost a tenth of the load, and with one or two
+  // indexes per table SQLite's default choices are the right ones.
+  for (const table of TABLES) for (const sql of createIndexSql(table)) db.run(sql);
+}
+
+/** What the loaded database holds, for the schema text. */
+export function snapshotStats(db: Database, snapshot: SnapshotInput): SnapshotStats {
+  const rowCounts: Record<string, number> = {};
+  for (const table of TABLES) {
+    // metric_daily's count is known (a scan of it would cost more than the rest together).
+    rowCounts[table.name] = table.name === 'metric_daily'
+      ? snapshot.rollups.rowDay.length
+      : Number(db.exec(`SELECT count(*) FROM ${quote(table.name)}`)[0]?.values[0]?.[0] ?? 0);
+  }
+  const { days, keys } = snapshot.rollups;
+  return { rowCounts, metricKeys: [...keys], firstDay: days[0] ?? null, lastDay: days.at(-1) ?? null };
+}
+
+/**
+ * Makes a loaded (or reopened) database read-only for the queries: query_only
+ * refuses every write even from a statement that passed the check; temporary
+ * tables and sorts stay in memory, under the heap cap. Per connection (and
+ * Database.export() reopens it), so run after every open.
+ */
+export function lockDown(db: Database): void {
+  db.run('PRAGMA temp_store = MEMORY');
+  db.run(`PRAGMA hard_heap_limit = ${QUERY_HEAP_LIMIT}`);
+  db.run('PRAGMA query_only = 1');
+}
+
+// ---------------------------------------------------------------- the statement check
+
+type Token = { kind: 'word' | 'ident' | 'group' | 'punct'; text: string };
+
+/**
+ * The top-level tokens of SQL text: words (upper-cased), quoted identifiers,
+ * parenthesised groups as one token each, and any other character (digits,
+ * punctuation) as one token; whitespace, comments and string literals are
+ * skipped, as SQLite's tokenizer does. Enough to find which statement a text
+ * starts with, not to parse it (SQLite does that).
+ */
+function topLevelTokens(sql: string): Token[] {
+  const tokens: Token[] = [];
+  let depth = 0;
+  let i = 0;
+  const skipQuoted = (close: string) => {
+    // From the opening quote to its match; a doubled quote is an escaped one.
+    for (i++; i < sql.length; i++) {
+      if (sql[i] === close) {
+        if (close !== ']' && sql[i + 1] === close) i++;
+        else return void i++;
+      }
+    }
+  };
+  while (i < sql.length) {
+    const ch = sql[i]!;
+    if (ch === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      i = end < 0 ? sql.length : end + 1;
+    } else if (ch === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end < 0 ? sql.length : end + 2;
+    } else if (ch === "'") {
+      skipQuoted("'");
+    } else if (ch === '"' || ch === '`' || ch === '[') {
+      const start = i;
+      skipQuoted(ch === '[' ? ']' : ch);
+      if (depth === 0) tokens.push({ kind: 'ident', text: sql.slice(start, i) });
+    } else if (ch === '(') {
+      if (depth === 0) tokens.push({ kind: 'group', text: '(' });
+      depth++;
+      i++;
+    } else if (ch === ')') {
+      depth = Math.max(0, depth - 1);
+      i++;
+    } else if (/[A-Za-z_\u0080-\uffff]/.test(ch)) {
+      const start = i;
+      while (i < sql.length && /[\w$\u0080-\uffff]/.test(sql[i]!)) i++;
+      if (depth === 0) tokens.push({ kind: 'word', text: sql.slice(start, i).toUpperCase() });
+    } else if (/\s/.test(ch)) {
+      i++;
+    } else {
+      if (depth === 0) tokens.push({ kind: 'punct', text: ch });
+      i++;
+    }
+  }
+  return tokens;
+}
+
+/**
+ * The statement's kind: its first word, or for `WITH … <statement>` the word
+ * after the common table expressions (SQLite also allows WITH before INSERT,
+ * UPDATE and DELETE). Null when it cannot tell.
+ */
+export function statementVerb(sql: string): string | null {
+  const t = topLevelTokens(sql);
+  let i = 0;
+  const word = () => (t[i]?.kind === 'word' ? t[i]!.text : undefined);
+  if (word() !== 'WITH') return word() ?? null;
+  i++;
+  if (word() === 'RECURSIVE') i++;
+  for (;;) {
+    // name [(columns)] AS [NOT] [MATERIALIZED] (select) [, …]
+    if (t[i]?.kind !== 'word' && t[i]?.kind !== 'ident') return null;
+    i++;
+    if (t[i]?.kind === 'group') i++;
+    if (word() !== 'AS') return null;
+    i++;
+    if (word() === 'NOT') i++;
+    if (word() === 'MATERIALIZED') i++;
+    if (t[i]?.kind !== 'group') return null;
+    i++;
+    if (t[i]?.kind === 'punct' && t[i]!.text === ',') {
+      i++;
+      continue;
+    }
+    return word() ?? null;
+  }
+}
+
+/** True when SQL text holds no statement: only whitespace, comments and semicolons. */
+export function isBlankSql(sql: string): boolean {
+  return topLevelTokens(sql).every((t) => t.kind === 'punct' && t.text === ';');
+}
+
+// ---------------------------------------------------------------- running a query
+
+/** Why a query was not answered: `refused` by the check, or an `sqlite` error. The message is for the model. */
+export class QueryProblem extends Error {
+  constructor(
+    readonly kind: 'refused' | 'sqlite',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface QueryRows {
+  columns: string[];
+  rows: SqlValue[][];
+  truncated: boolean;
+}
+
+const ALLOWED = 'Only one read-only SELECT statement is allowed (WITH … SELECT is fine): the snapshot cannot be changed, and PRAGMA, ATTACH and transactions are not available.';
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+function sqliteProblem(error: unknown): QueryProblem {
+  // The engine itself failing (a WebAssembly trap, an Emscripten abort) is no query error: the worker gets replaced.
+  if (error instanceof Error && (error.name === 'RuntimeError' || error.message.startsWith('Aborted('))) throw error;
+  const message = messageOf(error);
+  const hint = /no such (table|column)|ambiguous column/i.test(message)
+    ? `Use only the tables and columns of the schema (${TABLES.map((t) => t.name).join(', ')}); qualify a column that two joined tables share (s.cluster_id).`
+    : 'Check the statement against the schema given with the run_sql tool (SQLite dialect).';
+  return new QueryProblem('sqlite', `SQLite error: ${message}. ${hint}`);
+}
+
+/** A cell as the model sees it: text cut at `cellChars` (ending in …), blobs described. */
+export function cellOf(value: unknown, cellChars: number): SqlValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  const text = value instanceof Uint8Array ? `<blob of ${value.length} bytes>` : String(value);
+  return text.length > cellChars ? `${text.slice(0, Math.max(0, cellChars - 1))}…` : text;
+}
+
+/**
+ * Checks and runs one query: one statement, a SELECT, at most `rowLimit` rows
+ * read (one more tells whether there were more).
+ *
+ * The text is checked before SQLite sees any of it, because preparing a
+ * statement is not harmless: SQLite applies flag pragmas while compiling them,
+ * so merely preparing `PRAGMA query_only = 0` (or `PRAGMA hard_heap_limit = 0`)
+ * would switch the defence off. So only the first statement is ever prepared,
+ * and only once it reads as a SELECT; sql.js (SQLite's own tokenizer) then says
+ * where that statement ends, so a `;` inside a literal is no separator, and any
+ * further statement is refused without being prepared.
+ */
+export function runQuery(db: Database, sql: string, options: { rowLimit: number; cellChars: number }): QueryRows {
+  const verb = statementVerb(sql);
+  if (verb !== 'SELECT') {
+    const why = verb !== null ? `${verb} statements are not allowed.` : isBlankSql(sql) ? 'The text holds no SQL statement.' : 'This is not a SELECT statement.';
+    throw new QueryProblem('refused', `${why} ${ALLOWED}`);
+  }
+  const statements = db.iterateStatements(sql);
+  try {
+    let statement: Statement;
+    try {
+      const first = statements.next();
+      if (first.done) throw new QueryProblem('refused', `The text holds no SQL statement. ${ALLOWED}`);
+      statement = first.value;
+    } catch (error) {
+      throw error instanceof QueryProblem ? error : sqliteProblem(error);
+    }
+    const rest = statements.getRemainingSQL();
+    if (!isBlankSql(rest)) {
+      throw new QueryProblem('refused', `Send one statement per call: this text holds ${1 + countLexically(rest)} (after the first SELECT comes more SQL). ${ALLOWED}`);
+    }
+    return readRows(statement, options);
+  } finally {
+    // Frees the statement and the iterator's copy of the text (the typings omit return()).
+    (statements as unknown as { return(): unknown }).return();
+  }
+}
+
+/** Statements in SQL text that must not be prepared: non-blank stretches between top-level semicolons. */
+function countLexically(sql: string): number {
+  let count = 0;
+  let inStatement = false;
+  for (const token of topLevelTokens(sql)) {
+    if (token.kind === 'punct' && token.text === ';') inStatement = false;
+    else if (!inStatement) {
+      inStatement = true;
+      count++;
+    }
+  }
+  return Math.max(count, 1);
+}
+
+function readRows(statement: Statement, { rowLimit, cellChars }: { rowLimit: number; cellChars: number }): QueryRows {
+  try {
+    const rows: SqlValue[][] = [];
+    let truncated = false;
+    while (statement.step()) {
+      if (rows.length === rowLimit) {
+        truncated = true;
+        break;
+      }
+      rows.push(statement.get().map((v) => cellOf(v, cellChars)));
+    }
+    return { columns: statement.getColumnNames(), rows, truncated };
+  } catch (error) {
+    throw sqliteProblem(error);
+  }
+}

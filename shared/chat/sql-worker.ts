@@ -1,0 +1,102 @@
+// The worker thread that holds the chat assistant's SQL snapshot
+// (shared/chat/sql.ts starts it). SQLite runs here so that the main thread can
+// stop a runaway query: sql.js has no progress handler or interrupt, so the
+// only way to stop a statement is to terminate the thread running it.
+//
+// Started with workerData { wasmPath } (the sql.js .wasm file to load);
+// answers one request at a time:
+//   load  { snapshot } → { bytes, stats, load_ms }  builds the database from a
+//         packed snapshot (sql-schema.ts packSnapshot); `bytes`
+//         is its file, from which a replacement worker opens it after a timeout
+//   open  { bytes }    → {}                          opens such a file
+//   query { sql, rowLimit, cellChars } → { columns, rows, truncated }
+// Failures answer { error: { kind, message } }: kind 'refused' or 'sqlite' is
+// about the query (message for the model), 'fatal' means this worker is broken.
+//
+// Run from source under tsx (sql-worker.ts) or, in a Lambda, as the bundle
+// sql-worker.mjs that the build emits beside index.mjs (see sql.ts).
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Database, SqlJsStatic } from 'sql.js';
+import { loadSnapshot, lockDown, QueryProblem, runQuery, snapshotStats, type QueryRows, type SnapshotInput, type SnapshotStats } from './sql-schema.js';
+
+export interface SqlWorkerData {
+  wasmPath: string;
+}
+
+export type SqlWorkerRequest =
+  | { id: number; op: 'load'; snapshot: SnapshotInput }
+  | { id: number; op: 'open'; bytes: Uint8Array }
+  | { id: number; op: 'query'; sql: string; rowLimit: number; cellChars: number };
+
+export type SqlWorkerError = { kind: 'refused' | 'sqlite' | 'fatal'; message: string };
+
+export type SqlWorkerReply =
+  | { id: number; error: SqlWorkerError }
+  | { id: number; op: 'load'; bytes: Uint8Array; stats: SnapshotStats; load_ms: number }
+  | { id: number; op: 'open' }
+  | ({ id: number; op: 'query' } & QueryRows);
+
+async function startSqlJs(wasmPath: string): Promise<SqlJsStatic> {
+  // sql.js's Node glue reads CommonJS's __dirname while it loads; an ES module
+  // bundle has none. It only uses it to find the .wasm, which it is handed here.
+  const scope = globalThis as { __dirname?: string };
+  scope.__dirname ??= dirname(fileURLToPath(import.meta.url));
+  // Imported here, after the line above (a static import would run first).
+  const { default: initSqlJs } = await import('sql.js');
+  const wasm = readFileSync(wasmPath);
+  return initSqlJs({ wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer });
+}
+
+function serve(port: NonNullable<typeof parentPort>, data: SqlWorkerData): void {
+  const engine = startSqlJs(data.wasmPath);
+  engine.catch(() => {}); // reported to each request below
+  let db: Database | undefined;
+
+  async function handle(request: SqlWorkerRequest): Promise<{ reply: SqlWorkerReply; transfer?: ArrayBuffer[] }> {
+    const SQL = await engine;
+    switch (request.op) {
+      case 'load': {
+        const started = performance.now();
+        db?.close();
+        db = new SQL.Database();
+        loadSnapshot(db, request.snapshot);
+        const stats = snapshotStats(db, request.snapshot);
+        const bytes = db.export(); // closes and reopens the connection: lock it down after
+        lockDown(db);
+        const reply: SqlWorkerReply = { id: request.id, op: 'load', bytes, stats, load_ms: performance.now() - started };
+        return { reply, transfer: [bytes.buffer as ArrayBuffer] };
+      }
+      case 'open': {
+        db?.close();
+        db = new SQL.Database(request.bytes);
+        lockDown(db);
+        return { reply: { id: request.id, op: 'open' } };
+      }
+      case 'query': {
+        if (!db) throw new Error('no database loaded');
+        return { reply: { id: request.id, op: 'query', ...runQuery(db, request.sql, request) } };
+      }
+    }
+  }
+
+  port.on('message', (request: SqlWorkerRequest) => {
+    handle(request).then(
+      ({ reply, transfer }) => port.postMessage(reply, transfer),
+      (error: unknown) => {
+        const reply: SqlWorkerReply = {
+          id: request.id,
+          error:
+            error instanceof QueryProblem
+              ? { kind: error.kind, message: error.message }
+              : { kind: 'fatal', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) },
+        };
+        port.postMessage(reply);
+      },
+    );
+  });
+}
+
+if (parentPort && (workerData as Partial<SqlWorkerData> | undefined)?.wasmPath) serve(parentPort, workerData as SqlWorkerData);

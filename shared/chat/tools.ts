@@ -1,0 +1,200 @@
+// The chat assistant's tools (issue 8): each with a zod-checked input, a JSON
+// Schema for the model, and an output bounded in size. A tool failure is an
+// answer for the model (an error tool result), never the request's failure.
+import * as z from 'zod';
+import { listAlertsSince } from '../db/alerts.js';
+import { listClusterIssues, listIssuesActiveSince } from '../db/issues.js';
+import { listClusterLogs, type LogRecord } from '../db/logs.js';
+import { readFleetRollups, windowDays } from '../db/metrics.js';
+import { searchKnowledge } from '../knowledge/search.js';
+import type { ToolSpec } from '../llm/types.js';
+import { fleetView, type FleetView } from '../scoring/fleet-view.js';
+import { openFleetDatabase, SqlRefused, type FleetDatabase } from './sql.js';
+
+/** Characters of one tool result the model sees at most. */
+export const TOOL_OUTPUT_CHARS = 12_000;
+
+export class ToolFailed extends Error {}
+
+interface Tool<S extends z.ZodType> {
+  description: string;
+  input: S;
+  run(input: z.output<S>): Promise<unknown>;
+}
+
+const tool = <S extends z.ZodType>(t: Tool<S>) => t;
+
+// ── run_sql: a snapshot of the fleet in SQLite, rebuilt when older than this ──
+export const SQL_SNAPSHOT_TTL_MS = 5 * 60_000;
+const SQL_ROLLUP_DAYS = 14;
+const SQL_ALERT_DAYS = 30;
+let snapshot: { db: Promise<FleetDatabase>; at: number } | undefined;
+
+/** The fleet as SQL tables, built from the dashboards' view plus rollups, alerts and issues. */
+export async function fleetDatabase(now = new Date()): Promise<FleetDatabase> {
+  if (snapshot && now.getTime() - snapshot.at < SQL_SNAPSHOT_TTL_MS) return snapshot.db;
+  const previous = snapshot?.db;
+  const db = (async () => {
+    const view = await fleetView();
+    const [rollups, alerts, issues] = await Promise.all([
+      readFleetRollups(windowDays(SQL_ROLLUP_DAYS, now)),
+      listAlertsSince(new Date(now.getTime() - SQL_ALERT_DAYS * 86_400_000), now),
+      listIssuesActiveSince(new Date(now.getTime() - SQL_ALERT_DAYS * 86_400_000)),
+    ]);
+    return openFleetDatabase({
+      clusters: view.fleet.map((d) => d.cluster),
+      scores: view.scores,
+      risks: view.snapshots,
+      rollups: [...rollups.values()].flat(),
+      alerts,
+      issues,
+    });
+  })();
+  snapshot = { db, at: now.getTime() };
+  db.catch(() => {
+    if (snapshot?.db === db) snapshot = undefined; // the next call tries again
+  });
+  void previous?.then((old) => old.close()).catch(() => undefined);
+  return db;
+}
+
+/** For tests: forget the SQL snapshot (closing its worker). */
+export async function dropFleetDatabase(): Promise<void> {
+  const old = snapshot?.db;
+  snapshot = undefined;
+  await old?.then((db) => db.close()).catch(() => undefined);
+}
+
+// ── cluster lookup shared by cluster_info and analyze_logs ──
+function findCluster(view: FleetView, wanted: string) {
+  const needle = wanted.trim().toLowerCase();
+  const clusters = view.fleet.map((d) => d.cluster);
+  const exact = clusters.find((c) => c.cluster_id === wanted.trim() || c.cluster_name.toLowerCase() === needle);
+  if (exact) return exact;
+  const partial = clusters.filter((c) => c.cluster_name.toLowerCase().includes(needle));
+  if (partial.length === 1) return partial[0]!;
+  if (partial.length > 1) throw new ToolFailed(`"${wanted}" matches ${partial.length} clusters: ${partial.slice(0, 10).map((c) => c.cluster_name).join(', ')}. Give the full name or the id.`);
+  throw new ToolFailed(`No cluster named or with id "${wanted}". run_sql on the clusters table lists them.`);
+}
+
+// ── analyze_logs: group log events by error signature ──
+/** A message with its variable parts (numbers, ids, quoted values, paths) replaced: what repeats. */
+export function signatureOf(message: string): string {
+  return message
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<id>')
+    .replace(/"[^"]*"|'[^']*'/g, '<str>')
+    .replace(/\b0x[0-9a-f]+\b|\b[0-9a-f]{12,}\b/gi, '<hex>')
+    .replace(/(\/[\w.-]+){2,}/g, '<path>')
+    .replace(/\d+(\.\d+)?/g, '<n>')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 300);
+}
+
+export function groupLogs(events: readonly LogRecord[], limit = 20) {
+  const groups = new Map<string, { signature: string; count: number; levels: Set<string>; first: string; last: string; examples: string[] }>();
+  for (const e of events) {
+    const signature = signatureOf(e.message);
+    let g = groups.get(signature);
+    if (!g) groups.set(signature, (g = { signature, count: 0, levels: new Set(), first: e.at, last: e.at, examples: [] }));
+    g.count++;
+    g.levels.add(e.level);
+    if (e.at < g.first) g.first = e.at;
+    if (e.at > g.last) g.last = e.at;
+    if (g.examples.length < 2 && !g.examples.includes(e.message)) g.examples.push(e.message.slice(0, 500));
+  }
+  return [...groups.values()]
+    .sort((a, b) => b.count - a.count || (a.signature < b.signature ? -1 : 1))
+    .slice(0, limit)
+    .map((g) => ({ ...g, levels: [...g.levels].sort() }));
+}
+
+export const TOOLS = {
+  run_sql: tool({
+    description:
+      'Run one read-only SQL SELECT (SQLite dialect) over a snapshot of the fleet: clusters, latest scores, risk, daily metric rollups ' +
+      '(14 days), alerts and issues (30 days). At most 200 rows come back. The schema follows.',
+    input: z.strictObject({ sql: z.string().min(1).max(5000).describe('One SELECT statement') }),
+    async run({ sql }) {
+      try {
+        const { columns, rows, row_count, truncated } = await (await fleetDatabase()).query(sql);
+        return { columns, rows, row_count, truncated };
+      } catch (error) {
+        if (error instanceof SqlRefused) throw new ToolFailed(error.message);
+        throw error;
+      }
+    },
+  }),
+  cluster_info: tool({
+    description: 'Everything about one cluster by name or id: inventory, unified and health scores with their reasons, risk snapshot, open issues.',
+    input: z.strictObject({ cluster: z.string().min(1).max(200).describe('Cluster name (or a unique part of it) or cluster id') }),
+    async run({ cluster: wanted }) {
+      const view = await fleetView();
+      const cluster = findCluster(view, wanted);
+      const id = cluster.cluster_id;
+      const issues = (await listClusterIssues(id)).filter((i) => i.status === 'Ongoing' && !i.superseded_by);
+      const score = view.scores.find((s) => s.cluster_id === id);
+      const { created_at: _c, updated_at: _u, ...inventory } = cluster;
+      return {
+        inventory,
+        unified_score: score && {
+          overall_score: score.overall_score, tier_adjusted_score: score.tier_adjusted_score, classification: score.classification, top_risk: score.top_risk,
+          risk_reasons: score.risk_reasons, suggested_actions: score.suggested_actions, metrics: score.metrics,
+        },
+        health: view.healthScores.find((h) => h.cluster_id === id) ?? null,
+        risk: view.snapshots.find((r) => r.cluster_id === id) ?? null,
+        open_issues: issues.map((i) => ({ issue_id: i.issue_id, issue_name: i.issue_name, severity: i.severity, first_seen: i.first_seen, alert_count: i.alert_count, triage_status: i.triage_status, assignee: i.assignee })),
+        scored_at: view.generatedAt,
+      };
+    },
+  }),
+  analyze_logs: tool({
+    description: "A cluster's ingested log events over the last hours (logs are kept 7 days), grouped by error signature with counts, first and last time, and examples.",
+    input: z.strictObject({
+      cluster: z.string().min(1).max(200).describe('Cluster name or id'),
+      hours: z.number().min(1).max(168).default(24).describe('Window in hours, 1-168'),
+      level: z.enum(['any', 'error', 'warn', 'info']).default('any').describe('Only this level (any: all)'),
+    }),
+    async run({ cluster: wanted, hours, level }) {
+      const cluster = findCluster(await fleetView(), wanted);
+      const events = (await listClusterLogs(cluster.cluster_id, new Date(Date.now() - hours * 3_600_000))).filter((e) => level === 'any' || e.level === level);
+      return { cluster_name: cluster.cluster_name, hours, level, events: events.length, signatures: groupLogs(events) };
+    },
+  }),
+  search_knowledge: tool({
+    description: 'Full-text search over the operations runbooks (compaction backlog, disk full, query error spikes, JVM heap pressure, slow queries, upgrades).',
+    input: z.strictObject({ query: z.string().min(1).max(200), limit: z.number().int().min(1).max(10).default(5) }),
+    async run({ query, limit }) {
+      return { hits: await searchKnowledge(query, limit) };
+    },
+  }),
+} as const;
+
+export type ToolName = keyof typeof TOOLS;
+
+/** The tools as the model sees them; run_sql's description carries the snapshot's schema. */
+export async function toolSpecs(): Promise<ToolSpec[]> {
+  const schema = (await fleetDatabase()).schema;
+  return (Object.entries(TOOLS) as [ToolName, Tool<z.ZodType>][]).map(([name, t]) => {
+    const json = z.toJSONSchema(t.input, { io: 'input' }) as Record<string, unknown>;
+    delete json.$schema;
+    return { name, description: name === 'run_sql' ? `${t.description}\n\n${schema}` : t.description, input_schema: json };
+  });
+}
+
+/** Runs a tool call: its answer as text for the model, and whether it is an error. */
+export async function runTool(name: string, input: unknown): Promise<{ content: string; is_error: boolean }> {
+  const t = (TOOLS as Record<string, Tool<z.ZodType>>)[name];
+  if (!t) return { content: `There is no tool "${name}". Tools: ${Object.keys(TOOLS).join(', ')}.`, is_error: true };
+  const parsed = t.input.safeParse(input);
+  if (!parsed.success) {
+    return { content: `Invalid input for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`, is_error: true };
+  }
+  try {
+    const text = JSON.stringify(await t.run(parsed.data));
+    return { content: text.length > TOOL_OUTPUT_CHARS ? `${text.slice(0, TOOL_OUTPUT_CHARS)}… [cut at ${TOOL_OUTPUT_CHARS} characters: narrow the request]` : text, is_error: false };
+  } catch (error) {
+    if (error instanceof ToolFailed) return { content: error.message, is_error: true };
+    throw error;
+  }
+}

@@ -1,0 +1,187 @@
+// Amazon Bedrock Converse (REFERENCE.md) behind the neutral LlmProvider:
+// ChatRequest → ConverseCommand input, Converse output → ChatResponse, SDK
+// errors → LlmError. The SDK is imported on the first call only, so Lambdas
+// that never talk to a model do not load it.
+import type {
+  BedrockRuntimeClient,
+  ContentBlock as BedrockBlock,
+  ConverseCommandInput,
+  ConverseCommandOutput,
+  Message as BedrockMessage,
+  ToolUseBlock,
+} from '@aws-sdk/client-bedrock-runtime';
+import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
+import { LlmError, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type StopReason } from './types.js';
+
+export interface BedrockConfig {
+  model: string;
+  /** Default: the SDK's (AWS_REGION on Lambda). */
+  region?: string;
+  /** Default: the SDK's (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, else the regional endpoint). */
+  endpoint?: string;
+  retry: RetryPolicy;
+}
+
+const LABEL = 'Bedrock';
+/** The SDK's JSON document type (tool schemas and tool inputs). */
+type Json = NonNullable<ToolUseBlock['input']>;
+const MAX_DETAIL = 300;
+
+export function bedrockProvider(config: BedrockConfig): LlmProvider {
+  return {
+    name: 'bedrock',
+    model: config.model,
+    async converse(request: ChatRequest): Promise<ChatResponse> {
+      const started = performance.now();
+      const input = converseInput(config.model, request);
+      const { client, ConverseCommand } = await sdk(config);
+      const output = await withRetries(config.retry, LABEL, async (signal) => {
+        try {
+          return await client.send(new ConverseCommand(input), { abortSignal: signal });
+        } catch (error) {
+          throw failure(error);
+        }
+      });
+      return { ...chatResponse(output), latency_ms: Math.round(performance.now() - started), model: config.model };
+    },
+  };
+}
+
+type Sdk = typeof import('@aws-sdk/client-bedrock-runtime');
+const clients = new Map<string, Promise<{ client: BedrockRuntimeClient; ConverseCommand: Sdk['ConverseCommand'] }>>();
+
+/** One client per region/endpoint per container, shared by every provider built from the same settings. */
+function sdk(config: BedrockConfig) {
+  const key = `${config.region ?? ''}|${config.endpoint ?? ''}`;
+  let loaded = clients.get(key);
+  if (!loaded) {
+    loaded = import('@aws-sdk/client-bedrock-runtime').then(({ BedrockRuntimeClient, ConverseCommand }) => ({
+      // maxAttempts 1: withRetries() is the only retry loop (no retries multiplied by retries).
+      client: new BedrockRuntimeClient({ maxAttempts: 1, ...(config.region ? { region: config.region } : {}), ...(config.endpoint ? { endpoint: config.endpoint } : {}) }),
+      ConverseCommand,
+    }));
+    loaded.catch(() => clients.delete(key));
+    clients.set(key, loaded);
+  }
+  return loaded;
+}
+
+/** The ConverseCommand input for a neutral request (exported for tests and logging). */
+export function converseInput(modelId: string, request: ChatRequest): ConverseCommandInput {
+  const input: ConverseCommandInput = {
+    modelId,
+    messages: request.messages.map((message): BedrockMessage => ({ role: message.role, content: message.content.flatMap(toBedrockBlock) })),
+  };
+  if (request.system) input.system = [{ text: request.system }];
+  // Omitted rather than empty: Bedrock rejects an empty tools list.
+  if (request.tools?.length) {
+    input.toolConfig = {
+      tools: request.tools.map((tool) => ({
+        toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.input_schema as Json } },
+      })),
+    };
+  }
+  if (request.max_tokens !== undefined || request.temperature !== undefined) {
+    input.inferenceConfig = {
+      ...(request.max_tokens !== undefined ? { maxTokens: request.max_tokens } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    };
+  }
+  return input;
+}
+
+function toBedrockBlock(block: ContentBlock): BedrockBlock[] {
+  switch (block.type) {
+    case 'text':
+      // Bedrock refuses blank text blocks ("text field is blank"); they carry nothing anyway.
+      return block.text.trim() ? [{ text: block.text }] : [];
+    case 'tool_use':
+      // A call whose arguments could not be parsed (input null) is sent back as an empty object.
+      return [{ toolUse: { toolUseId: block.id, name: block.name, input: (isObject(block.input) ? block.input : {}) as Json } }];
+    case 'tool_result':
+      // `status` only when it says something: not every model on Bedrock accepts the field.
+      // Blank text is refused here too, so an empty result says so.
+      return [
+        {
+          toolResult: {
+            toolUseId: block.tool_use_id,
+            content: [{ text: block.content || '(empty)' }],
+            ...(block.is_error ? { status: 'error' as const } : {}),
+          },
+        },
+      ];
+  }
+}
+
+function chatResponse(output: ConverseCommandOutput): Omit<ChatResponse, 'latency_ms' | 'model'> {
+  const message = output.output?.message;
+  if (!message || !Array.isArray(message.content)) throw new LlmError(`${LABEL} answered without a message`, 'bad_response');
+  const content: ContentBlock[] = [];
+  for (const block of message.content) {
+    if (typeof block.text === 'string') content.push({ type: 'text', text: block.text });
+    else if (block.toolUse) {
+      const { toolUseId, name, input } = block.toolUse;
+      if (!toolUseId || !name) throw new LlmError(`${LABEL} answered with a tool call without an id or name`, 'bad_response');
+      content.push(
+        isObject(input)
+          ? { type: 'tool_use', id: toolUseId, name, input }
+          : { type: 'tool_use', id: toolUseId, name, input: null, input_error: 'the tool input is not a JSON object' },
+      );
+    }
+    // Other blocks (reasoning, citations, …) have no neutral form: left out.
+  }
+  const inputTokens = output.usage?.inputTokens ?? 0;
+  const outputTokens = output.usage?.outputTokens ?? 0;
+  return {
+    message: { role: 'assistant', content },
+    stop_reason: stopReason(output.stopReason),
+    usage: { input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: output.usage?.totalTokens ?? inputTokens + outputTokens },
+  };
+}
+
+function stopReason(reason: string | undefined): StopReason {
+  return reason === 'end_turn' || reason === 'tool_use' || reason === 'max_tokens' ? reason : 'other';
+}
+
+/** SDK error → classified attempt failure. Auth messages are not passed on: they name the account and role. */
+function failure(error: unknown): unknown {
+  const e = error as { name?: unknown; message?: unknown; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> } };
+  const status = e?.$metadata?.httpStatusCode;
+  const name = typeof e?.name === 'string' ? e.name : 'Error';
+  // No HTTP status: the request never got an answer (network, credentials, abort).
+  if (status === undefined) {
+    if (name === 'CredentialsProviderError') return new AttemptFailed(`${LABEL}: no AWS credentials are available to sign the request`, 'auth');
+    return error; // withRetries() classifies it as a timeout or a network failure
+  }
+  // A 2xx the SDK could not read (not JSON, wrong shape).
+  if (status >= 200 && status < 300) return new AttemptFailed(`${LABEL} answered with something that is not a Converse response`, 'bad_response', status);
+  const detail = typeof e.message === 'string' && e.message ? `: ${e.message.slice(0, MAX_DETAIL)}` : '';
+  const retryAfter = retryAfterMs((header) => e.$response?.headers?.[header]);
+  switch (name) {
+    case 'ThrottlingException':
+    case 'ModelNotReadyException':
+      return new AttemptFailed(`${LABEL} is throttling requests (${name})`, 'throttled', status, { retryAfterMs: retryAfter });
+    case 'ModelTimeoutException':
+      return new AttemptFailed(`${LABEL}: the model took too long to answer (${name})`, 'timeout', status);
+    case 'AccessDeniedException':
+    case 'UnrecognizedClientException':
+    case 'InvalidSignatureException':
+    case 'ExpiredTokenException':
+    case 'MissingAuthenticationTokenException':
+      return new AttemptFailed(`${LABEL} refused the request (${name}): check the AWS credentials, the bedrock:InvokeModel permission and model access`, 'auth', status);
+    case 'ValidationException':
+    case 'ResourceNotFoundException':
+    case 'ServiceQuotaExceededException':
+    case 'ConflictException':
+      return new AttemptFailed(`${LABEL} rejected the request (${name})${detail}`, 'bad_request', status);
+    case 'ModelErrorException':
+      return new AttemptFailed(`${LABEL}: the model failed to process the request (${name})${detail}`, 'bad_response', status);
+  }
+  if (status === 429) return new AttemptFailed(`${LABEL} is throttling requests (${name})`, 'throttled', status, { retryAfterMs: retryAfter });
+  if (status >= 500) return new AttemptFailed(`${LABEL} is unavailable (${name}, HTTP ${status})`, 'unavailable', status, { retryAfterMs: retryAfter });
+  return new AttemptFailed(`${LABEL} rejected the request (${name}, HTTP ${status})${detail}`, 'bad_request', status);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,220 @@
+// OpenAI-compatible chat completions (REFERENCE.md) behind the neutral
+// LlmProvider: POST {base}/v1/chat/completions. Works with OpenAI itself and
+// with compatible servers (vLLM, Ollama, llama.cpp, LiteLLM, …).
+//
+// Two differences from the neutral shape shape the mapping:
+// - tool results are separate `tool` messages, not blocks of a user message;
+// - tool-call arguments are a JSON string the model wrote, so they may be
+//   broken: such a call comes back with `input: null` and `input_error`, never
+//   as a thrown error, so the caller can tell the model and carry on.
+import * as z from 'zod';
+import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
+import { LlmError, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type Message, type StopReason } from './types.js';
+
+export interface OpenAiConfig {
+  model: string;
+  /** Without the /v1 suffix and without a trailing slash, e.g. https://api.openai.com */
+  baseUrl: string;
+  /** Resolved per call (Secrets Manager on AWS); undefined: no Authorization header (local servers). */
+  apiKey: () => Promise<string | undefined>;
+  retry: RetryPolicy;
+}
+
+const LABEL = 'The OpenAI-compatible endpoint';
+const MAX_DETAIL = 300;
+
+export function openAiProvider(config: OpenAiConfig): LlmProvider {
+  const url = `${config.baseUrl}/v1/chat/completions`;
+  return {
+    name: 'openai',
+    model: config.model,
+    async converse(request: ChatRequest): Promise<ChatResponse> {
+      const started = performance.now();
+      const key = await config.apiKey();
+      const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
+      if (key) headers.Authorization = `Bearer ${key}`;
+      const body = JSON.stringify(chatCompletionBody(config.model, request));
+      const completion = await withRetries(config.retry, LABEL, async (signal) => {
+        // Redirects are not followed: a POST must not wander off with the key.
+        const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal });
+        const text = await response.text();
+        if (response.ok) return parseCompletion(text);
+        throw httpFailure(response.status, text, (name) => response.headers.get(name) ?? undefined, key);
+      });
+      // The configured name, not the dated one OpenAI reports (gpt-4o-mini-2024-07-18): the ledger prices by it.
+      return { ...completion, latency_ms: Math.round(performance.now() - started), model: config.model };
+    },
+  };
+}
+
+// ---- request ----
+
+export interface OpenAiToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type OpenAiMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: OpenAiToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ChatCompletionBody {
+  model: string;
+  messages: OpenAiMessage[];
+  tools?: { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+  max_tokens?: number;
+  temperature?: number;
+}
+
+/** The request body for a neutral request (exported for tests). */
+export function chatCompletionBody(model: string, request: ChatRequest): ChatCompletionBody {
+  const messages: OpenAiMessage[] = [];
+  if (request.system) messages.push({ role: 'system', content: request.system });
+  for (const message of request.messages) messages.push(...toOpenAi(message));
+  const body: ChatCompletionBody = { model, messages };
+  // Omitted rather than empty: some compatible servers reject `tools: []`.
+  if (request.tools?.length) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
+    }));
+  }
+  if (request.max_tokens !== undefined) body.max_tokens = request.max_tokens;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  return body;
+}
+
+function toOpenAi(message: Message): OpenAiMessage[] {
+  const texts = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
+  if (message.role === 'assistant') {
+    const calls = message.content.flatMap((block): OpenAiToolCall[] =>
+      block.type === 'tool_use'
+        ? [{ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } }]
+        : [],
+    );
+    if (calls.length === 0) return [{ role: 'assistant', content: texts.join('\n\n') }];
+    // Only tool calls: content null, as OpenAI itself sends it.
+    return [{ role: 'assistant', content: texts.length ? texts.join('\n\n') : null, tool_calls: calls }];
+  }
+  // Tool messages first, in order: OpenAI wants them right after the assistant's tool calls.
+  const results = message.content.flatMap((block): OpenAiMessage[] =>
+    block.type === 'tool_result'
+      ? [{ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? `Error: ${block.content}` : block.content }]
+      : [],
+  );
+  return texts.length || results.length === 0 ? [...results, { role: 'user', content: texts.join('\n\n') }] : results;
+}
+
+// ---- answer ----
+
+const Completion = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullish(),
+          tool_calls: z
+            .array(
+              z.object({
+                id: z.string().nullish(),
+                function: z.object({ name: z.string().min(1), arguments: z.string().nullish() }),
+              }),
+            )
+            .nullish(),
+        }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .min(1),
+  // Some compatible servers leave usage out: counted as zero then.
+  usage: z
+    .object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative(), total_tokens: z.number().int().nonnegative().optional() })
+    .nullish(),
+});
+
+function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model'> {
+  const parsed = Completion.safeParse(parseJson(text));
+  if (!parsed.success) throw new LlmError(`${LABEL} answered with something that is not a chat completion`, 'bad_response');
+  const { choices, usage } = parsed.data;
+  const choice = choices[0]!;
+  const content: ContentBlock[] = [];
+  if (choice.message.content) content.push({ type: 'text', text: choice.message.content });
+  (choice.message.tool_calls ?? []).forEach((call, i) => {
+    // Some local servers send no id; the caller needs one to answer the call.
+    content.push({ type: 'tool_use', id: call.id || `call_${i + 1}`, name: call.function.name, ...toolInput(call.function.arguments) });
+  });
+  const input = usage?.prompt_tokens ?? 0;
+  const output = usage?.completion_tokens ?? 0;
+  return {
+    message: { role: 'assistant', content },
+    stop_reason: stopReason(choice.finish_reason, content.some((block) => block.type === 'tool_use')),
+    usage: { input_tokens: input, output_tokens: output, total_tokens: usage?.total_tokens ?? input + output },
+  };
+}
+
+/** The parsed arguments, or input null with the reason they cannot be used. */
+export function toolInput(args: string | null | undefined): { input: unknown; input_error?: string } {
+  // No arguments at all is how some servers call a tool without parameters.
+  if (args === null || args === undefined || args.trim() === '') return { input: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(args);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.slice(0, 120) : 'unreadable';
+    return { input: null, input_error: `The tool arguments are not valid JSON (${reason}); send a JSON object matching the tool's input schema.` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+    return { input: null, input_error: `The tool arguments must be a JSON object, got ${got}; send a JSON object matching the tool's input schema.` };
+  }
+  return { input: value };
+}
+
+function stopReason(finish: string | null | undefined, hasToolCalls: boolean): StopReason {
+  // Some compatible servers say "stop" while calling tools: the calls decide.
+  if (hasToolCalls && (finish === 'tool_calls' || finish === 'function_call' || finish === 'stop' || !finish)) return 'tool_use';
+  if (finish === 'stop') return 'end_turn';
+  if (finish === 'length') return 'max_tokens';
+  return 'other';
+}
+
+// ---- errors ----
+
+const ErrorBody = z.object({ error: z.object({ message: z.string().optional(), type: z.string().nullish(), code: z.union([z.string(), z.number()]).nullish() }) });
+
+function httpFailure(status: number, text: string, header: (name: string) => string | undefined, key: string | undefined): AttemptFailed {
+  const body = ErrorBody.safeParse(parseJson(text));
+  const said = body.success && body.data.error.message ? `: ${redact(body.data.error.message, key).slice(0, MAX_DETAIL)}` : '';
+  // Auth refusals often quote the key (masked or not): never pass them on.
+  if (status === 401 || status === 403) return new AttemptFailed(`${LABEL} refused the API key (HTTP ${status}): check LLM_API_KEY`, 'auth', status);
+  if (status === 429) {
+    // Out of credit is not a passing burst: retrying cannot help.
+    const exhausted = body.success && body.data.error.code === 'insufficient_quota';
+    return new AttemptFailed(`${LABEL} is rate-limiting requests (HTTP 429)${said}`, 'throttled', status, {
+      retryable: !exhausted,
+      retryAfterMs: retryAfterMs(header),
+    });
+  }
+  if (status === 408) return new AttemptFailed(`${LABEL} timed out (HTTP 408)`, 'timeout', status);
+  if (status >= 500) return new AttemptFailed(`${LABEL} is unavailable (HTTP ${status})${said}`, 'unavailable', status, { retryAfterMs: retryAfterMs(header) });
+  if (status >= 300 && status < 400) return new AttemptFailed(`${LABEL} answered with a redirect (HTTP ${status}): check LLM_BASE_URL`, 'bad_request', status);
+  return new AttemptFailed(`${LABEL} rejected the request (HTTP ${status})${said}`, 'bad_request', status);
+}
+
+/** The key, and anything shaped like an OpenAI key, out of a provider message. */
+function redact(message: string, key: string | undefined): string {
+  let safe = key && key.length >= 4 ? message.split(key).join('[redacted]') : message;
+  safe = safe.replace(/\bsk-[A-Za-z0-9_*.-]{4,}/g, '[redacted]');
+  return safe;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,106 @@
+// Retries for LLM calls (both providers): exponential backoff with jitter on
+// throttling, timeouts, 5xx and network failures; never on other 4xx, which
+// would fail the same way again. Each attempt gets its own timeout through an
+// AbortSignal. The Bedrock client runs with the SDK's own retries off
+// (maxAttempts: 1), so these are the only ones.
+import { LlmError, type LlmErrorKind } from './types.js';
+
+export interface RetryPolicy {
+  /** Attempts in all, including the first (LLM_MAX_ATTEMPTS, default 4). */
+  maxAttempts: number;
+  /** How long one attempt may take (LLM_TIMEOUT_MS, default 60000). */
+  timeoutMs: number;
+  /** First backoff step; doubles per retry (LLM_RETRY_BASE_MS, default 500). */
+  baseDelayMs: number;
+  /** Upper bound of one wait, Retry-After included (default 20000). */
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, timeoutMs: 60_000, baseDelayMs: 500, maxDelayMs: 20_000 };
+
+/**
+ * A failed attempt, as the provider classified it. `retryable` defaults to the
+ * kind (throttled, timeout and unavailable are transient); `retryAfterMs` is
+ * the server's Retry-After, when it sent one.
+ */
+export class AttemptFailed extends LlmError {
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, kind: LlmErrorKind, status?: number, options: { retryable?: boolean; retryAfterMs?: number } = {}) {
+    super(message, kind, status);
+    this.retryable = options.retryable ?? TRANSIENT.has(kind);
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+const TRANSIENT = new Set<LlmErrorKind>(['throttled', 'timeout', 'unavailable']);
+
+/**
+ * Runs `attempt` until it succeeds, fails for good, or the attempts run out.
+ * `attempt` gets an AbortSignal that fires after `timeoutMs`; whatever it
+ * throws once that signal fired counts as a timeout. Errors that are not
+ * LlmErrors are treated as network failures. The error thrown at the end is a
+ * plain LlmError saying how many attempts were made.
+ */
+export async function withRetries<T>(policy: RetryPolicy, label: string, attempt: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  for (let n = 1; ; n += 1) {
+    const signal = AbortSignal.timeout(policy.timeoutMs);
+    let failure: AttemptFailed;
+    try {
+      return await attempt(signal);
+    } catch (error) {
+      failure = classify(error, signal, policy, label);
+    }
+    if (!failure.retryable || n >= policy.maxAttempts) {
+      const tries = n > 1 ? ` (gave up after ${n} attempts)` : '';
+      throw new LlmError(`${failure.message}${tries}`, failure.kind, failure.status);
+    }
+    await sleep(backoffMs(n, policy, failure.retryAfterMs));
+  }
+}
+
+function classify(error: unknown, signal: AbortSignal, policy: RetryPolicy, label: string): AttemptFailed {
+  // Our own timeout fired: whatever the client threw (AbortError, a cancelled stream) is a timeout.
+  if (signal.aborted) return new AttemptFailed(`${label} did not answer within ${policy.timeoutMs / 1000} s`, 'timeout');
+  if (error instanceof AttemptFailed) return error;
+  if (error instanceof LlmError) return new AttemptFailed(error.message, error.kind, error.status);
+  return new AttemptFailed(`${label} could not be reached: ${networkReason(error)}`, 'unavailable');
+}
+
+/** Only the kind of failure: client messages may carry more than a user needs to see. */
+export function networkReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code)) return `connection failed (${code})`;
+  return 'connection failed';
+}
+
+/**
+ * The wait before attempt n+1: the server's Retry-After when given, else
+ * base·2^(n-1) with "equal jitter" (half fixed, half random) so that many
+ * throttled Lambdas do not retry in lockstep. Both capped by maxDelayMs.
+ */
+export function backoffMs(n: number, policy: RetryPolicy, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxDelayMs);
+  const step = Math.min(policy.baseDelayMs * 2 ** (n - 1), policy.maxDelayMs);
+  return step / 2 + Math.random() * (step / 2);
+}
+
+/**
+ * Retry-After (seconds or an HTTP date) or the `retry-after-ms` some
+ * OpenAI-compatible servers send; undefined when absent or unreadable.
+ */
+export function retryAfterMs(header: (name: string) => string | undefined): number | undefined {
+  const ms = Number(header('retry-after-ms'));
+  if (header('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms;
+  const value = header('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,236 @@
+// The chat assistant end to end through the local server on the demo fleet,
+// against a local server speaking the OpenAI chat-completions protocol:
+// tool rounds, the 12-round stop, malformed arguments, failures, history,
+// the rate limit, and the usage ledger's exact costs.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { listUsage } from '../../shared/db/llm-usage.js';
+import { costOf, priceOf, pricingTable } from '../../shared/llm/pricing.js';
+import { MAX_TOOL_ROUNDS } from '../../shared/chat/assistant.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startFakeBedrock, type FakeBedrock } from '../support/fake-bedrock.js';
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
+import { startTestService } from '../support/local-service.js';
+import { userToken } from '../support/tokens.js';
+
+let service: LocalService;
+let openai: FakeOpenAi;
+let viewer: string;
+let superadmin: string;
+const MODEL = 'gpt-4o-mini';
+
+beforeAll(async () => {
+  service = await startTestService({ adminPassword: 'chat-admin-password', demoClusters: 20 });
+  openai = await startFakeOpenAi({ apiKey: 'sk-test-chat-key' });
+  viewer = await userToken('viewer', 'chat-viewer');
+  superadmin = await userToken('superadmin', 'chat-super');
+}, 120_000);
+
+afterAll(async () => {
+  for (const v of ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'LLM_RETRY_BASE_MS', 'LLM_MAX_ATTEMPTS']) delete process.env[v];
+  await openai?.close();
+  await service?.stop();
+});
+
+const configure = () =>
+  Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: MODEL, LLM_BASE_URL: openai.baseUrl, LLM_API_KEY: 'sk-test-chat-key', LLM_RETRY_BASE_MS: '5', LLM_MAX_ATTEMPTS: '2' });
+
+beforeEach(() => {
+  openai.reset();
+});
+
+async function say(token: string, message: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${service.url}/api/chat/message`, {
+    method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ message }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+const reset = (token: string) => fetch(`${service.url}/api/chat/reset`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+const toolMessages = (i: number) => openai.answered()[i]!.body.messages.filter((m) => m.role === 'tool');
+
+describe('chat without a provider', () => {
+  it('answers 503 saying how to configure one', async () => {
+    delete process.env.LLM_PROVIDER;
+    const { status, body } = await say(viewer, 'hello');
+    expect(status).toBe(503);
+    expect(body.detail).toMatch(/LLM_PROVIDER=bedrock.*LLM_PROVIDER=openai/);
+  });
+});
+
+describe('the agentic loop (OpenAI-compatible provider)', () => {
+  it('runs tools over several rounds, answers, and records every call at its exact cost', async () => {
+    configure();
+    await reset(viewer);
+    const usageBefore = (await listUsage(1)).length;
+    openai
+      .enqueueToolUse({ name: 'run_sql', input: { sql: 'SELECT count(*) AS n FROM clusters' } }, { usage: { input_tokens: 1200, output_tokens: 30 } })
+      .enqueueToolUse(
+        [{ name: 'search_knowledge', input: { query: 'disk full' } }, { name: 'analyze_logs', input: { cluster: 'no-such-cluster' } }],
+        { usage: { input_tokens: 2500, output_tokens: 60 } },
+      )
+      .enqueueText('There are **20** clusters. See the disk-full runbook.', { usage: { input_tokens: 4000, output_tokens: 90 } });
+    const { status, body } = await say(viewer, 'How many clusters are there?');
+    expect(status).toBe(200);
+    expect(body).toEqual({ reply: 'There are **20** clusters. See the disk-full runbook.', tool_calls: 3, duration_ms: expect.any(Number) });
+
+    // what the tools answered, as the model received it
+    const [sql] = toolMessages(1);
+    expect(JSON.parse(sql!.content!)).toMatchObject({ columns: ['n'], rows: [[20]] });
+    const [knowledge, logs] = toolMessages(2).slice(-2);
+    expect(JSON.parse(knowledge!.content!).hits[0].file).toBe('disk-full.md');
+    expect(logs!.content).toMatch(/No cluster named/);
+    // the model saw the tools with their JSON schemas, run_sql with the snapshot's schema
+    const tools = openai.answered()[0]!.body.tools!;
+    expect(tools.map((t) => t.function.name).sort()).toEqual(['analyze_logs', 'cluster_info', 'run_sql', 'search_knowledge']);
+    expect(tools.find((t) => t.function.name === 'run_sql')!.function.description).toMatch(/clusters/);
+
+    const calls = (await listUsage(1)).slice(usageBefore).filter((u) => u.user === 'chat-viewer');
+    expect(calls).toHaveLength(3);
+    expect(new Set(calls.map((c) => c.run_id)).size).toBe(1);
+    const price = priceOf(await pricingTable(), MODEL);
+    expect(calls.map((c) => [c.source, c.model, c.input_tokens, c.output_tokens, c.total_tokens, c.cost_usd, c.error]).sort()).toEqual(
+      [[1200, 30], [2500, 60], [4000, 90]].map(([i, o]) => ['chat', MODEL, i, o, i! + o!, costOf(price, i!, o!), false]).sort(),
+    );
+  });
+
+  it('stops after 12 tool rounds with a final answer that says so', async () => {
+    configure();
+    await reset(viewer);
+    for (let i = 0; i < 20; i++) openai.enqueueToolUse({ name: 'search_knowledge', input: { query: `compaction ${i}` } });
+    const { status, body } = await say(viewer, 'Keep searching');
+    expect(status).toBe(200);
+    expect(body.tool_calls).toBe(MAX_TOOL_ROUNDS);
+    expect(body.reply).toMatch(/stopped after 12 rounds of tool calls/);
+    expect(openai.answered()).toHaveLength(MAX_TOOL_ROUNDS + 1);
+    // the history stays valid for the provider: the next message is accepted (strict fake)
+    openai.enqueueText('fine');
+    expect((await say(viewer, 'and now?')).body.reply).toBe('fine');
+  });
+
+  it('answers malformed tool arguments with an error result the model can correct', async () => {
+    configure();
+    await reset(viewer);
+    openai.enqueueMalformedToolCall('run_sql', '{"sql": "SELECT').enqueueToolUse({ name: 'run_sql', input: { sql: 'DELETE FROM clusters' } }).enqueueText('Done.');
+    const { body } = await say(viewer, 'query');
+    expect(body).toMatchObject({ reply: 'Done.', tool_calls: 2 });
+    expect(toolMessages(1)[0]!.content).toMatch(/arguments for run_sql were not valid/);
+    expect(toolMessages(2).at(-1)!.content).toMatch(/SELECT/); // the write was refused, with what is allowed
+  });
+
+  it('a provider failure answers 502, is recorded as an error, and keeps no half turn in the history', async () => {
+    configure();
+    await reset(viewer);
+    openai.enqueueError(500).enqueueError(500);
+    const before = (await listUsage(1)).length;
+    const { status, body } = await say(viewer, 'hello');
+    expect(status).toBe(502);
+    expect(body.detail).toMatch(/language model failed/);
+    expect(JSON.stringify(body)).not.toContain('sk-test-chat-key');
+    const failed = (await listUsage(1)).slice(before);
+    expect(failed.map((u) => [u.source, u.error, u.total_tokens, u.cost_usd])).toEqual([['chat', true, 0, 0]]);
+    openai.enqueueText('back');
+    expect((await say(viewer, 'again')).body.reply).toBe('back');
+    expect(openai.answered().at(-1)!.body.messages.filter((m) => m.role === 'user')).toHaveLength(1); // 'hello' was not kept
+  });
+
+  it('keeps the conversation per user until reset', async () => {
+    configure();
+    await reset(viewer);
+    openai.enqueueText('one').enqueueText('two');
+    await say(viewer, 'first');
+    await say(viewer, 'second');
+    const sent = openai.answered()[1]!.body.messages.filter((m) => m.role !== 'system').map((m) => m.content);
+    expect(sent).toEqual(['first', 'one', 'second']);
+    const res = await reset(viewer);
+    expect(await res.json()).toEqual({ status: 'ok', message: 'Conversation cleared.' });
+    openai.enqueueText('three');
+    await say(viewer, 'third');
+    expect(openai.answered()[2]!.body.messages.filter((m) => m.role !== 'system').map((m) => m.content)).toEqual(['third']);
+  });
+
+  it('limits each user to 20 messages a minute (429)', async () => {
+    configure();
+    const busy = await userToken('viewer', 'chat-busy');
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push((await say(busy, `m${i}`)).status);
+    expect(statuses.slice(0, 20).every((s) => s === 200)).toBe(true);
+    expect(statuses[20]).toBe(429);
+    expect((await say(viewer, 'not me')).status).toBe(200);
+  });
+
+  it('shows chat usage in the LLM usage reports', async () => {
+    const summary = await fetch(`${service.url}/api/llm-usage/summary?days=1`, { headers: { Authorization: `Bearer ${superadmin}` } });
+    const body = (await summary.json()) as any;
+    const rows = body.daily_usage.filter((r: any) => r.source === 'chat' && r.model === MODEL);
+    expect(rows.length).toBe(1);
+    const calls = (await listUsage(1)).filter((c) => c.source === 'chat' && c.model === MODEL);
+    expect(rows[0].runs).toBe(new Set(calls.map((c) => c.run_id)).size);
+    expect(rows[0].input_tokens).toBe(calls.reduce((s, c) => s + c.input_tokens, 0));
+    expect((await fetch(`${service.url}/api/llm-usage/summary`, { headers: { Authorization: `Bearer ${viewer}` } })).status).toBe(403);
+  });
+});
+
+describe('the agentic loop (Amazon Bedrock Converse, the real SDK client)', () => {
+  const BEDROCK_MODEL = 'anthropic.claude-3-5-haiku-20241022-v1:0';
+  let bedrock: FakeBedrock;
+  beforeAll(async () => {
+    bedrock = await startFakeBedrock();
+  });
+  afterAll(async () => {
+    delete process.env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME;
+    await bedrock?.close();
+  });
+  const useBedrock = () => {
+    for (const v of ['LLM_BASE_URL', 'LLM_API_KEY']) delete process.env[v];
+    Object.assign(process.env, { LLM_PROVIDER: 'bedrock', LLM_MODEL: BEDROCK_MODEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint, LLM_RETRY_BASE_MS: '5', LLM_MAX_ATTEMPTS: '3' });
+  };
+
+  it('runs tools over rounds through ConverseCommand, retries throttling, and costs each call exactly', async () => {
+    useBedrock();
+    bedrock.reset();
+    const admin = await userToken('admin', 'chat-bedrock');
+    const before = (await listUsage(1)).length;
+    bedrock
+      .enqueueError('ThrottlingException')
+      .enqueueToolUse({ name: 'cluster_info', input: { cluster: 'no-such-cluster' } }, { usage: { input_tokens: 3000, output_tokens: 50 } })
+      .enqueueToolUse({ name: 'run_sql', input: { sql: "SELECT classification, count(*) AS n FROM scores GROUP BY classification ORDER BY classification" } }, { usage: { input_tokens: 3500, output_tokens: 70 } })
+      .enqueueText('All clusters are scored.', { usage: { input_tokens: 5000, output_tokens: 120 } });
+    const { status, body } = await say(admin, 'How is the fleet?');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ reply: 'All clusters are scored.', tool_calls: 2 });
+    const answered = bedrock.answered();
+    expect(answered).toHaveLength(4); // the throttled attempt, its retry, and two more rounds
+    expect(JSON.stringify(answered[0]!.body)).toBe(JSON.stringify(answered[1]!.body)); // the retry resent the same request
+    expect(answered.every((r) => r.modelId === BEDROCK_MODEL && r.body.toolConfig !== undefined)).toBe(true);
+    const results = answered[3]!.body.messages.at(-1)!.content as any[];
+    expect(results[0].toolResult.content[0].text).toMatch(/"columns":\["classification","n"\]/);
+    const calls = (await listUsage(1)).slice(before).filter((u) => u.user === 'chat-bedrock');
+    const price = priceOf(await pricingTable(), BEDROCK_MODEL);
+    expect(price).toBeDefined();
+    expect(calls.map((c) => [c.model, c.input_tokens, c.output_tokens, c.cost_usd]).sort()).toEqual(
+      [[3000, 50], [3500, 70], [5000, 120]].map(([i, o]) => [BEDROCK_MODEL, i, o, costOf(price, i!, o!)]).sort(),
+    );
+  });
+
+  it('stops after 12 rounds, keeping the conversation valid for Converse', async () => {
+    useBedrock();
+    bedrock.reset();
+    const admin = await userToken('admin', 'chat-bedrock-2');
+    for (let i = 0; i < 15; i++) bedrock.enqueueToolUse({ name: 'search_knowledge', input: { query: `heap ${i}` } });
+    const { body } = await say(admin, 'dig');
+    expect(body.tool_calls).toBe(MAX_TOOL_ROUNDS);
+    expect(body.reply).toMatch(/stopped after 12 rounds/);
+    bedrock.enqueueText('ok');
+    expect((await say(admin, 'next')).body.reply).toBe('ok'); // the strict fake accepts the history
+  });
+
+  it('a Bedrock failure that retries cannot fix answers 502', async () => {
+    useBedrock();
+    bedrock.reset();
+    const admin = await userToken('admin', 'chat-bedrock-3');
+    bedrock.enqueueError('ValidationException', { message: 'The model is not enabled in this account' });
+    const res = await say(admin, 'hi');
+    expect(res.status).toBe(502);
+    expect(res.body.detail).toMatch(/language model failed/);
+    expect(bedrock.answered()).toHaveLength(1); // a 400 is not retried
+  });
+});

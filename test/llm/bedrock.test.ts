@@ -1,0 +1,360 @@
+// The Bedrock provider: the real @aws-sdk/client-bedrock-runtime against a
+// local server speaking the Converse protocol (test/support/fake-bedrock.ts),
+// pointed there by the SDK's standard AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { bedrockProvider } from '../../shared/llm/bedrock.js';
+import { llmProvider } from '../../shared/llm/provider.js';
+import { DEFAULT_RETRY } from '../../shared/llm/retry.js';
+import { LlmError, type ChatRequest, type LlmProvider } from '../../shared/llm/types.js';
+import { bedrockReply, startFakeBedrock, type FakeBedrock } from '../support/fake-bedrock.js';
+
+const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
+const ACCESS_KEY_ID = 'AKIDFLEETHEALTHTEST1';
+const SECRET_ACCESS_KEY = 'bedrock-secret-access-key-S3CRET-0123456789';
+
+const fleetQuery = {
+  name: 'fleet_query',
+  description: 'Run a read-only SQL query over the fleet tables.',
+  input_schema: { type: 'object', properties: { sql: { type: 'string' } }, required: ['sql'] },
+};
+
+let fake: FakeBedrock;
+
+beforeAll(async () => {
+  fake = await startFakeBedrock();
+});
+
+afterAll(async () => {
+  await fake.close();
+});
+
+beforeEach(() => {
+  fake.reset();
+  // The SDK's default credential chain reads these from process.env.
+  vi.stubEnv('AWS_ACCESS_KEY_ID', ACCESS_KEY_ID);
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', SECRET_ACCESS_KEY);
+  vi.stubEnv('AWS_SESSION_TOKEN', '');
+});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+function bedrock(overrides: NodeJS.ProcessEnv = {}): LlmProvider {
+  const provider = llmProvider({
+    LLM_PROVIDER: 'bedrock',
+    LLM_MODEL: MODEL,
+    AWS_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.endpoint,
+    LLM_RETRY_BASE_MS: '1',
+    ...overrides,
+  });
+  expect(provider?.name).toBe('bedrock');
+  return provider!;
+}
+
+const hello: ChatRequest = { messages: [{ role: 'user', content: [{ type: 'text', text: 'Which clusters are at risk?' }] }] };
+
+/** The LlmError a failing converse() throws; its message must never carry the AWS credentials. */
+async function llmError(calling: Promise<unknown>): Promise<LlmError> {
+  const error = await calling.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(LlmError);
+  const message = (error as LlmError).message;
+  for (const secret of [ACCESS_KEY_ID, SECRET_ACCESS_KEY]) expect(message).not.toContain(secret);
+  return error as LlmError;
+}
+
+describe('request mapping', () => {
+  it('sends system, tools, inference settings and a multi-turn conversation as Converse expects, signed with SigV4', async () => {
+    await bedrock().converse({
+      system: 'You are the fleet assistant.',
+      tools: [fleetQuery, { name: 'open_issue', description: 'Open an issue.', input_schema: { type: 'object', properties: {} } }],
+      max_tokens: 1024,
+      temperature: 0.2,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Which clusters are at risk?' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Let me check.' },
+            { type: 'tool_use', id: 'tooluse_a', name: 'fleet_query', input: { sql: 'select 1' } },
+            { type: 'tool_use', id: 'tooluse_b', name: 'open_issue', input: {} },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'tooluse_a', content: '[{"cluster":"prod-db-1"}]' },
+            { type: 'tool_result', tool_use_id: 'tooluse_b', content: 'permission denied', is_error: true },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'text', text: 'prod-db-1 is at risk.' }] },
+        { role: 'user', content: [{ type: 'text', text: 'Why?' }] },
+      ],
+    });
+
+    expect(fake.received).toHaveLength(1);
+    const [request] = fake.received;
+    expect(request!.rejected).toBeUndefined();
+    expect(request!.path).toBe('/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse');
+    expect(request!.modelId).toBe(MODEL);
+    expect(request!.headers.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/\\d{8}/us-east-1/bedrock/aws4_request`));
+    expect(request!.body).toEqual({
+      system: [{ text: 'You are the fleet assistant.' }],
+      toolConfig: {
+        tools: [
+          { toolSpec: { name: 'fleet_query', description: fleetQuery.description, inputSchema: { json: fleetQuery.input_schema } } },
+          { toolSpec: { name: 'open_issue', description: 'Open an issue.', inputSchema: { json: { type: 'object', properties: {} } } } },
+        ],
+      },
+      inferenceConfig: { maxTokens: 1024, temperature: 0.2 },
+      messages: [
+        { role: 'user', content: [{ text: 'Which clusters are at risk?' }] },
+        {
+          role: 'assistant',
+          content: [
+            { text: 'Let me check.' },
+            { toolUse: { toolUseId: 'tooluse_a', name: 'fleet_query', input: { sql: 'select 1' } } },
+            { toolUse: { toolUseId: 'tooluse_b', name: 'open_issue', input: {} } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { toolResult: { toolUseId: 'tooluse_a', content: [{ text: '[{"cluster":"prod-db-1"}]' }] } },
+            { toolResult: { toolUseId: 'tooluse_b', content: [{ text: 'permission denied' }], status: 'error' } },
+          ],
+        },
+        { role: 'assistant', content: [{ text: 'prod-db-1 is at risk.' }] },
+        { role: 'user', content: [{ text: 'Why?' }] },
+      ],
+    });
+  });
+
+  it('leaves out system, toolConfig and inferenceConfig when the request has none, and blank text blocks', async () => {
+    await bedrock().converse({
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: '  ' }] }],
+    });
+    expect(fake.received[0]!.body).toEqual({ messages: [{ role: 'user', content: [{ text: 'Hi' }] }] });
+  });
+});
+
+describe('answers', () => {
+  it('maps a tool call and its answer round trip, with usage, stop reasons and latency', async () => {
+    fake
+      .enqueueToolUse([{ name: 'fleet_query', input: { sql: 'select count(*) from clusters' } }], {
+        text: 'Counting clusters.',
+        usage: { input_tokens: 1200, output_tokens: 45 },
+      })
+      .enqueueText('There are 42 clusters.', { usage: { input_tokens: 1300, output_tokens: 12, total_tokens: 1312 } });
+    const provider = bedrock();
+    const request: ChatRequest = { system: 'Be brief.', tools: [fleetQuery], messages: [...hello.messages] };
+
+    const first = await provider.converse(request);
+    expect(first).toMatchObject({
+      message: {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Counting clusters.' },
+          { type: 'tool_use', id: 'tooluse_1', name: 'fleet_query', input: { sql: 'select count(*) from clusters' } },
+        ],
+      },
+      stop_reason: 'tool_use',
+      usage: { input_tokens: 1200, output_tokens: 45, total_tokens: 1245 },
+      model: MODEL,
+    });
+    expect(first.message.content[1]).not.toHaveProperty('input_error');
+    expect(first.latency_ms).toBeGreaterThanOrEqual(0);
+
+    // The loop appends the assistant message as returned and answers the call.
+    request.messages.push(first.message, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tooluse_1', content: '42' }] });
+    const second = await provider.converse(request);
+    expect(second).toMatchObject({
+      message: { role: 'assistant', content: [{ type: 'text', text: 'There are 42 clusters.' }] },
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 1300, output_tokens: 12, total_tokens: 1312 },
+    });
+    expect(fake.received.map((r) => r.rejected)).toEqual([undefined, undefined]);
+    expect(fake.received[1]!.body.messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: [{ text: 'Counting clusters.' }, { toolUse: { toolUseId: 'tooluse_1', name: 'fleet_query', input: { sql: 'select count(*) from clusters' } } }],
+      },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_1', content: [{ text: '42' }] } }] },
+    ]);
+  });
+
+  it.each([
+    ['end_turn', 'end_turn'],
+    ['tool_use', 'tool_use'],
+    ['max_tokens', 'max_tokens'],
+    ['stop_sequence', 'other'],
+    ['guardrail_intervened', 'other'],
+    ['content_filtered', 'other'],
+  ] as const)('maps stopReason %s to %s', async (stopReason, expected) => {
+    fake.enqueueText('…', { stopReason });
+    expect((await bedrock().converse(hello)).stop_reason).toBe(expected);
+  });
+
+  it('reports a tool input that is not an object as input_error instead of throwing', async () => {
+    fake.enqueueToolUse({ name: 'fleet_query', input: ['select 1'] });
+    const answer = await bedrock().converse({ ...hello, tools: [fleetQuery] });
+    expect(answer.message.content).toEqual([
+      { type: 'tool_use', id: 'tooluse_1', name: 'fleet_query', input: null, input_error: 'the tool input is not a JSON object' },
+    ]);
+  });
+
+  it('counts the wall time of all attempts as latency', async () => {
+    fake.enqueue({ kind: 'delay', ms: 150, then: { kind: 'error', type: 'ThrottlingException' } }).enqueueText('ok');
+    const answer = await bedrock().converse(hello);
+    expect(answer.latency_ms).toBeGreaterThanOrEqual(140);
+  });
+
+  it('reaches the endpoint AWS_ENDPOINT_URL_BEDROCK_RUNTIME names through the SDK alone', async () => {
+    vi.stubEnv('AWS_ENDPOINT_URL_BEDROCK_RUNTIME', fake.endpoint);
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    fake.enqueueText('from the fake');
+    const provider = bedrockProvider({ model: MODEL, retry: { ...DEFAULT_RETRY, maxAttempts: 1 } });
+    expect((await provider.converse(hello)).message.content).toEqual([{ type: 'text', text: 'from the fake' }]);
+    expect(fake.received[0]!.headers.authorization).toContain('/eu-west-1/bedrock/aws4_request');
+  });
+});
+
+describe('retries and errors', () => {
+  it('retries throttling with backoff, then succeeds', async () => {
+    fake.enqueueError('ThrottlingException').enqueueError('ModelNotReadyException').enqueueText('finally');
+    const answer = await bedrock().converse(hello);
+    expect(answer.message.content).toEqual([{ type: 'text', text: 'finally' }]);
+    expect(fake.received).toHaveLength(3);
+  });
+
+  it('gives up after LLM_MAX_ATTEMPTS throttled attempts with kind throttled', async () => {
+    fake.defaultReply = { kind: 'error', type: 'ThrottlingException' };
+    const error = await llmError(bedrock({ LLM_MAX_ATTEMPTS: '3' }).converse(hello));
+    expect(error).toMatchObject({ kind: 'throttled', status: 429 });
+    expect(error.message).toBe('Bedrock is throttling requests (ThrottlingException) (gave up after 3 attempts)');
+    expect(fake.received).toHaveLength(3);
+  });
+
+  it('honours Retry-After', async () => {
+    fake.enqueueError('ThrottlingException', { retryAfter: '1' }).enqueueText('ok');
+    const started = Date.now();
+    await bedrock().converse(hello);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(fake.received).toHaveLength(2);
+  });
+
+  it('retries 5xx and gives up with kind unavailable', async () => {
+    fake.enqueueError('InternalServerException').enqueueError('ServiceUnavailableException').enqueueText('ok');
+    expect((await bedrock().converse(hello)).message.content).toEqual([{ type: 'text', text: 'ok' }]);
+    expect(fake.received).toHaveLength(3);
+
+    fake.reset();
+    fake.defaultReply = { kind: 'error', type: 'ServiceUnavailableException' };
+    const error = await llmError(bedrock({ LLM_MAX_ATTEMPTS: '2' }).converse(hello));
+    expect(error).toMatchObject({ kind: 'unavailable', status: 503 });
+    expect(fake.received).toHaveLength(2);
+  });
+
+  it('does not retry a ValidationException and passes its message on', async () => {
+    fake.enqueueError('ValidationException', { message: 'The model returned the following errors: prompt is too long' });
+    const error = await llmError(bedrock().converse(hello));
+    expect(error).toMatchObject({ kind: 'bad_request', status: 400 });
+    expect(error.message).toBe('Bedrock rejected the request (ValidationException): The model returned the following errors: prompt is too long');
+    expect(fake.received).toHaveLength(1);
+  });
+
+  it.each([
+    ['AccessDeniedException', 403],
+    ['UnrecognizedClientException', 403],
+  ] as const)('reports %s as auth without retrying or naming the account', async (type, status) => {
+    fake.enqueueError(type);
+    const error = await llmError(bedrock().converse(hello));
+    expect(error).toMatchObject({ kind: 'auth', status });
+    expect(error.message).toContain(type);
+    expect(error.message).not.toMatch(/arn:aws|123456789012|security token/);
+    expect(fake.received).toHaveLength(1);
+  });
+
+  it('reports an unknown model as bad_request', async () => {
+    fake.enqueueError('ResourceNotFoundException');
+    expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_request', status: 404 });
+  });
+
+  it('times out an attempt after LLM_TIMEOUT_MS, retries, and gives up with kind timeout', async () => {
+    fake.enqueue({ kind: 'delay', ms: 2_000, then: { kind: 'text', text: 'too late' } }).enqueueText('in time');
+    expect((await bedrock({ LLM_TIMEOUT_MS: '200' }).converse(hello)).message.content).toEqual([{ type: 'text', text: 'in time' }]);
+    expect(fake.received).toHaveLength(2);
+
+    fake.reset();
+    fake.defaultReply = { kind: 'delay', ms: 2_000, then: { kind: 'text', text: 'too late' } };
+    const started = Date.now();
+    const error = await llmError(bedrock({ LLM_TIMEOUT_MS: '200', LLM_MAX_ATTEMPTS: '2' }).converse(hello));
+    expect(error).toMatchObject({ kind: 'timeout' });
+    expect(error.message).toBe('Bedrock did not answer within 0.2 s (gave up after 2 attempts)');
+    expect(fake.received).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('reports an endpoint nobody listens on as unavailable', async () => {
+    const closed = await startFakeBedrock();
+    const endpoint = closed.endpoint;
+    await closed.close();
+    const error = await llmError(bedrock({ AWS_ENDPOINT_URL_BEDROCK_RUNTIME: endpoint, LLM_MAX_ATTEMPTS: '2' }).converse(hello));
+    expect(error.kind).toBe('unavailable');
+    expect(error.message).toMatch(/^Bedrock could not be reached: connection failed/);
+  });
+
+  it('reports an answer that is not JSON as bad_response without retrying', async () => {
+    fake.enqueue({ kind: 'raw', status: 200, body: '<html>maintenance</html>' });
+    expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_response' });
+    expect(fake.received).toHaveLength(1);
+  });
+
+  it('reports an answer without a message as bad_response', async () => {
+    fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify({ stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }) });
+    expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_response', message: 'Bedrock answered without a message' });
+  });
+
+  it('surfaces what Bedrock refuses in a malformed loop (tool history without tools) as bad_request', async () => {
+    const error = await llmError(
+      bedrock().converse({
+        messages: [
+          hello.messages[0]!,
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'fleet_query', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'x' }] },
+        ],
+      }),
+    );
+    expect(error.kind).toBe('bad_request');
+    expect(error.message).toContain('The toolConfig field must be defined');
+  });
+});
+
+describe('scripting the fake for an agentic loop', () => {
+  it('runs 13 tool rounds and a final answer, with exact usage per round and function replies', async () => {
+    const provider = bedrock();
+    fake.enqueue(...Array.from({ length: 13 }, (_, i) => bedrockReply.toolUse('fleet_query', { round: i + 1 }, { input_tokens: 100 * (i + 1), output_tokens: 10 })));
+    // A function reply sees the request: here it echoes the last tool result.
+    fake.enqueue((request) => ({ kind: 'text', text: `last result: ${request.body.messages.at(-1)!.content[0]!.toolResult!.content[0]!.text}` }));
+    const request: ChatRequest = { tools: [fleetQuery], messages: [...hello.messages] };
+    let inputTokens = 0;
+    for (let round = 1; ; round += 1) {
+      const answer = await provider.converse(request);
+      inputTokens += answer.usage.input_tokens;
+      request.messages.push(answer.message);
+      if (answer.stop_reason !== 'tool_use') break;
+      const results = answer.message.content.flatMap((block) =>
+        block.type === 'tool_use' ? [{ type: 'tool_result' as const, tool_use_id: block.id, content: `rows for round ${round}` }] : [],
+      );
+      request.messages.push({ role: 'user', content: results });
+    }
+    expect(request.messages.at(-1)!.content).toEqual([{ type: 'text', text: 'last result: rows for round 13' }]);
+    expect(inputTokens).toBe(100 * ((13 * 14) / 2) + fake.defaultUsage.input_tokens);
+    expect(fake.answered()).toHaveLength(14);
+    expect(fake.received.every((r) => r.rejected === undefined)).toBe(true);
+  });
+});
