@@ -46,6 +46,15 @@ export interface FleetHealthStackProps extends StackProps {
   readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string };
   /** Optional ticket provider of create-ticket (shared/tickets/provider.ts); undefined: 503 there. */
   readonly tickets?: TicketSettings;
+  /** Optional LLM provider (shared/llm/provider.ts) of every function granted bedrock:invoke; undefined: chat 503, patrol/agents run the rules engine. */
+  readonly llm?: LlmSettings;
+}
+
+export interface LlmSettings {
+  provider: 'bedrock' | 'openai';
+  model: string;
+  /** openai: the server (LLM_BASE_URL); its key goes in a secret the stack creates. */
+  baseUrl?: string;
 }
 
 export interface TicketSettings {
@@ -81,7 +90,19 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
         ? { url: optional('ldapUrl')!, userDnTemplate: optional('ldapUserDnTemplate')!, roleMap: optional('ldapRoleMap') }
         : undefined,
     tickets: ticketSettings(optional),
+    llm: llmSettings(optional),
   };
+}
+
+function llmSettings(optional: (key: string) => string | undefined): LlmSettings | undefined {
+  const provider = optional('llmProvider');
+  if (!provider) return undefined;
+  if (provider !== 'bedrock' && provider !== 'openai') throw new Error(`context llmProvider=${provider}: must be bedrock or openai`);
+  const model = optional('llmModel');
+  if (!model) throw new Error(`context llmProvider=${provider} also needs llmModel`);
+  const baseUrl = optional('llmBaseUrl');
+  if (provider === 'openai' && !baseUrl) throw new Error('context llmProvider=openai also needs llmBaseUrl');
+  return { provider, model, baseUrl };
 }
 
 function ticketSettings(optional: (key: string) => string | undefined): TicketSettings | undefined {
@@ -289,6 +310,7 @@ export class FleetHealthStack extends Stack {
 
     this.groupFunctions.get('issues')!.function.addEnvironment('APP_URL', appUrl); // ticket links back to the issue
     if (props.tickets) this.configureTickets(props.tickets, props.stage);
+    if (props.llm) this.configureLlm(props.llm, props.stage);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HTTP API endpoint ($default stage)' });
     new CfnOutput(this, 'JwtSecretArn', { value: jwtSecret.secretArn, description: 'Signing key of access tokens (rotate by hand)' });
@@ -321,6 +343,32 @@ export class FleetHealthStack extends Stack {
       reason: 'The token is issued by the ticket system (Jira or the webhook owner), which AWS cannot rotate; operators rotate it there and put the new value.',
     });
     new CfnOutput(this, 'TicketCredentialArn', { value: credential.secretArn, description: 'Put the ticket provider credential here' });
+  }
+
+  /** LLM settings for every function that may call a model (granted bedrock:invoke); an OpenAI key in a secret only they read. */
+  private configureLlm(llm: LlmSettings, stage: string): void {
+    const callers = [...ROUTE_GROUPS.map((g) => [g.name, g.grants ?? []] as const), ...Object.entries(WORKERS).map(([n, w]) => [n, (w as { grants?: readonly GroupGrant[] }).grants ?? []] as const)]
+      .filter(([, grants]) => grants.includes('bedrock:invoke'))
+      .map(([name]) => this.groupFunctions.get(name) ?? this.workerFunctions.get(name as WorkerName)!);
+    const key = llm.provider === 'openai'
+      ? new secretsmanager.Secret(this, 'LlmApiKey', {
+          description: `Fleet Health (${stage}) API key of the OpenAI-compatible LLM server: put the real value after deploy`,
+          generateSecretString: { passwordLength: 32, excludePunctuation: true },
+        })
+      : undefined;
+    for (const fn of callers) {
+      fn.function.addEnvironment('LLM_PROVIDER', llm.provider);
+      fn.function.addEnvironment('LLM_MODEL', llm.model);
+      if (llm.baseUrl) fn.function.addEnvironment('LLM_BASE_URL', llm.baseUrl);
+      if (key) {
+        key.grantRead(fn.role);
+        fn.function.addEnvironment('LLM_API_KEY_ARN', key.secretArn);
+      }
+    }
+    if (key) {
+      Validations.of(key).acknowledge({ id: 'AwsSolutions-SMG4', reason: 'The key is issued by the LLM provider, which AWS cannot rotate; operators rotate it there and put the new value.' });
+      new CfnOutput(this, 'LlmApiKeyArn', { value: key.secretArn, description: 'Put the LLM API key here' });
+    }
   }
 
   private createTable(name: TableName, prefix: string): dynamodb.Table {

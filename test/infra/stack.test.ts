@@ -384,3 +384,24 @@ describe('ticket provider configuration', () => {
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, ticketProvider: 'servicenow' } }))).toThrow(/jira or webhook/);
   });
 });
+
+describe('LLM provider configuration', () => {
+  it('sets the provider on every function granted bedrock:invoke, and nowhere else', () => {
+    const withLlm = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], llmProvider: 'bedrock', llmModel: 'anthropic.claude-3-5-haiku-20241022-v1:0' } });
+    const llmProps = fleetHealthPropsFromContext(withLlm);
+    const t = Template.fromStack(new FleetHealthStack(withLlm, 'LlmStack', llmProps)).toJSON().Resources as Record<string, Json>;
+    const configured = Object.values(t)
+      .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LLM_PROVIDER === 'bedrock')
+      .map((f) => String(f.Properties.FunctionName).slice(prefix.length))
+      .sort();
+    const expected = [...ROUTE_GROUPS.filter((g) => (g.grants ?? []).includes('bedrock:invoke')).map((g) => g.name),
+      ...Object.entries(WORKERS).filter(([, w]) => ((w as { grants?: readonly string[] }).grants ?? []).includes('bedrock:invoke')).map(([n]) => n)].sort();
+    expect(configured).toEqual(expected);
+    expect(configured).toContain('chat');
+  });
+
+  it('refuses an incomplete LLM configuration at synth', () => {
+    expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, llmProvider: 'openai', llmModel: 'gpt-4o-mini' } }))).toThrow(/llmBaseUrl/);
+    expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, llmProvider: 'bedrock' } }))).toThrow(/llmModel/);
+  });
+});
