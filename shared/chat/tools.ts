@@ -2,6 +2,7 @@
 // Schema for the model, and an output bounded in size. A tool failure is an
 // answer for the model (an error tool result), never the request's failure.
 import * as z from 'zod';
+import { createLogger } from '../log.js';
 import { listAlertsSince } from '../db/alerts.js';
 import { listClusterIssues, listIssuesActiveSince } from '../db/issues.js';
 import { listClusterLogs, type LogRecord } from '../db/logs.js';
@@ -15,6 +16,8 @@ import { openFleetDatabase, SqlRefused, type FleetDatabase } from './sql.js';
 export const TOOL_OUTPUT_CHARS = 12_000;
 
 export class ToolFailed extends Error {}
+
+const log = createLogger('chat-tools');
 
 interface Tool<S extends z.ZodType> {
   description: string;
@@ -78,6 +81,7 @@ function findCluster(view: FleetView, wanted: string) {
 }
 
 // ── analyze_logs: group log events by error signature ──
+const LOG_EVENTS_READ = 5000;
 /** A message with its variable parts (numbers, ids, quoted values, paths) replaced: what repeats. */
 export function signatureOf(message: string): string {
   return message
@@ -153,12 +157,17 @@ export const TOOLS = {
     input: z.strictObject({
       cluster: z.string().min(1).max(200).describe('Cluster name or id'),
       hours: z.number().min(1).max(168).default(24).describe('Window in hours, 1-168'),
-      level: z.enum(['any', 'error', 'warn', 'info']).default('any').describe('Only this level (any: all)'),
+      level: z.enum(['any', 'fatal', 'error', 'warn', 'info', 'debug']).default('any').describe('Only this level (any: all)'),
     }),
     async run({ cluster: wanted, hours, level }) {
       const cluster = findCluster(await fleetView(), wanted);
-      const events = (await listClusterLogs(cluster.cluster_id, new Date(Date.now() - hours * 3_600_000))).filter((e) => level === 'any' || e.level === level);
-      return { cluster_name: cluster.cluster_name, hours, level, events: events.length, signatures: groupLogs(events) };
+      // The newest events first, so a cap drops the oldest; the answer says when it did.
+      const read = await listClusterLogs(cluster.cluster_id, new Date(Date.now() - hours * 3_600_000), LOG_EVENTS_READ, true);
+      const events = read.filter((e) => level === 'any' || e.level === level);
+      return {
+        cluster_name: cluster.cluster_name, hours, level, events: events.length, signatures: groupLogs(events),
+        truncated: read.length === LOG_EVENTS_READ ? `only the newest ${LOG_EVENTS_READ} events were read; narrow the hours` : false,
+      };
     },
   }),
   search_knowledge: tool({
@@ -174,7 +183,14 @@ export type ToolName = keyof typeof TOOLS;
 
 /** The tools as the model sees them; run_sql's description carries the snapshot's schema. */
 export async function toolSpecs(): Promise<ToolSpec[]> {
-  const schema = (await fleetDatabase()).schema;
+  // A snapshot that cannot be built takes only run_sql down, not the chat.
+  const schema = await fleetDatabase().then(
+    (db) => db.schema,
+    (error: unknown) => {
+      log.error('SQL snapshot unavailable', { error: String(error) });
+      return 'The SQL snapshot is unavailable right now; use the other tools.';
+    },
+  );
   return (Object.entries(TOOLS) as [ToolName, Tool<z.ZodType>][]).map(([name, t]) => {
     const json = z.toJSONSchema(t.input, { io: 'input' }) as Record<string, unknown>;
     delete json.$schema;
@@ -195,6 +211,8 @@ export async function runTool(name: string, input: unknown): Promise<{ content: 
     return { content: text.length > TOOL_OUTPUT_CHARS ? `${text.slice(0, TOOL_OUTPUT_CHARS)}… [cut at ${TOOL_OUTPUT_CHARS} characters: narrow the request]` : text, is_error: false };
   } catch (error) {
     if (error instanceof ToolFailed) return { content: error.message, is_error: true };
-    throw error;
+    // Any other failure is ours, not the model's: logged, and answered so the conversation goes on.
+    log.error('tool failed', { tool: name, error: String(error) });
+    return { content: `${name} failed on the server side; try another way or say that the data is unavailable.`, is_error: true };
   }
 }

@@ -44,13 +44,19 @@ export function forgetPricing(): void {
   cached = undefined;
 }
 
-/** The row for a model id: exact, else the longest row model contained in the id. */
+/** Bedrock's cross-region inference profiles prefix the model id: `us.`, `eu.`, `apac.`, `global.`, `us-gov.`. */
+const REGION_PREFIX = /^(us|eu|apac|global|us-gov|jp|ca)\./;
+/** A dated snapshot of a model: `gpt-4o-mini-2024-07-18`, `…-20241022`. */
+const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
+
+/**
+ * The row for a model id: exact; else without a cross-region prefix; else
+ * without a date suffix. Never a mere substring: `gpt-4.1-nano` is not `gpt-4.1`.
+ */
 export function priceOf(rows: readonly PricingRow[], model: string): PricingRow | undefined {
-  const exact = rows.find((r) => r.model === model);
-  if (exact) return exact;
-  let best: PricingRow | undefined;
-  for (const r of rows) if (model.includes(r.model) && (!best || r.model.length > best.model.length)) best = r;
-  return best;
+  const byModel = new Map(rows.map((r) => [r.model, r]));
+  const unprefixed = model.replace(REGION_PREFIX, '');
+  return byModel.get(model) ?? byModel.get(unprefixed) ?? byModel.get(unprefixed.replace(DATE_SUFFIX, ''));
 }
 
 /** USD, rounded to the micro-dollar; 0 for an unpriced model. */

@@ -2,7 +2,7 @@
 // model, by model, and the price list. Runs are counted by run id: a chat
 // message that called the model five times is one run.
 import { listUsage, type UsageRecord } from '../db/llm-usage.js';
-import { pricingTable } from './pricing.js';
+import { priceOf, pricingTable } from './pricing.js';
 
 export const SOURCE = 'ledger';
 
@@ -54,7 +54,8 @@ function groupBy<K extends string>(calls: readonly UsageRecord[], key: (c: Usage
 }
 
 export async function usageSummary(days: number, now = new Date()) {
-  const calls = await listUsage(days, now);
+  const [calls, prices] = await Promise.all([listUsage(days, now), pricingTable()]);
+  const unpriced = [...new Set(calls.filter((c) => !c.error && !priceOf(prices, c.model)).map((c) => c.model))].sort();
   const daily = [...groupBy(calls, (c) => `${c.day}\n${c.source}\n${c.model}`)].map(([key, group]) => {
     const [day, source, model] = key.split('\n') as [string, string, string];
     return { day, source, model, ...sum(group) };
@@ -75,6 +76,8 @@ export async function usageSummary(days: number, now = new Date()) {
     },
     // The period's average daily cost, times 30.
     monthly_projection_usd: round((all.cost_usd / days) * 30, 6),
+    /** Models with calls in the period but no price: their cost counts as 0. */
+    unpriced_models: unpriced,
     source: SOURCE,
     generated_at: now.toISOString(),
   };

@@ -5,11 +5,11 @@ import * as z from 'zod';
 export const Page = z.coerce.number().int().min(1).default(1);
 export const PageSize = z.coerce.number().int().min(1).max(100).default(20);
 
-/** Whole days in 1..365 with a default (patrol, investigations, llm-usage). */
-export const DaysInRange = (defaultDays: number) => z.coerce.number().int().min(1).max(365).default(defaultDays);
-
 /** An empty query value (`?days=`) counts as absent, so it takes the default instead of coercing to 0. */
 const blankAsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+/** Whole days in 1..365 with a default (patrol, investigations, llm-usage). */
+export const DaysInRange = (defaultDays: number) => z.preprocess(blankAsAbsent, z.coerce.number().int().min(1).max(365).default(defaultDays));
 
 /** The issues window: float days, 0 means today, 0.25 means six hours. */
 export const DaysWindow = z.preprocess(blankAsAbsent, z.coerce.number().min(0).max(365).default(7));

@@ -14,6 +14,7 @@ const SummaryAnswer = z.object({
   daily_usage: z.array(z.object({ day: z.string(), source: z.enum(['chat', 'agent']), model: z.string(), ...Sums, errors: Int })),
   totals: z.object({ runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_cost_per_run: z.number(), errors: Int }),
   monthly_projection_usd: z.number(),
+  unpriced_models: z.array(z.string()),
   ...Stamp,
 });
 const ByModelAnswer = z.object({ by_model: z.array(z.object({ model: z.string(), ...Sums })), ...Stamp });

@@ -42,7 +42,9 @@ describe('prices', () => {
     expect(costOf(priceOf(rows, 'gpt-4o-mini'), 1_000_000, 1_000_000)).toBe(0.75);
     expect(costOf(priceOf(rows, 'gpt-4o-mini'), 1234, 567)).toBe(Math.round((1234 * 0.15 + 567 * 0.6)) / 1e6);
     expect(priceOf(rows, 'us.anthropic.claude-3-5-haiku-20241022-v1:0')?.model).toBe('anthropic.claude-3-5-haiku-20241022-v1:0');
-    expect(priceOf(rows, 'gpt-4o-mini-2024-07-18')?.model).toBe('gpt-4o-mini'); // longest contained row, not gpt-4o
+    expect(priceOf(rows, 'gpt-4o-mini-2024-07-18')?.model).toBe('gpt-4o-mini'); // a dated snapshot
+    expect(priceOf(rows, 'gpt-4.1-nano')).toBeUndefined(); // not gpt-4.1: unpriced, and listed so
+    expect(priceOf(rows, 'eu.amazon.nova-pro-v1:0')?.model).toBe('amazon.nova-pro-v1:0');
     expect(costOf(priceOf(rows, 'unpriced-model'), 1000, 1000)).toBe(0);
   });
 

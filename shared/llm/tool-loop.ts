@@ -1,0 +1,137 @@
+// The agentic loop shared by the chat assistant and the AI workers: call the
+// model, run the tools it asks for, answer with their results, until it
+// answers in text or the rounds run out (then one last call for an answer).
+// Every LLM call goes to the usage ledger, failed ones too.
+import { recordUsage, type UsageSource } from '../db/llm-usage.js';
+import { createLogger } from '../log.js';
+import { costOf, priceOf, pricingTable } from './pricing.js';
+import type { ChatRequest, ChatResponse, ContentBlock, LlmProvider, Message, ToolSpec } from './types.js';
+
+const log = createLogger('llm');
+
+export interface Ledger {
+  /** One chat message, patrol scan or investigation. */
+  runId: string;
+  source: UsageSource;
+  user: string;
+}
+
+export interface Spent {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  calls: number;
+}
+
+export const nothingSpent = (): Spent => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0, calls: 0 });
+
+/** One LLM call, recorded in the ledger whether it succeeds or not; `spent` accumulates it. */
+export async function recordedCall(provider: LlmProvider, request: ChatRequest, ledger: Ledger, spent: Spent = nothingSpent()): Promise<ChatResponse> {
+  const prices = await pricingTable(); // before the call: a bad price list must not cost a paid answer
+  const started = Date.now();
+  let response: ChatResponse;
+  try {
+    response = await provider.converse(request);
+  } catch (error) {
+    await recordUsage({
+      run_id: ledger.runId, source: ledger.source, model: provider.model, input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0,
+      duration_ms: Date.now() - started, error: true, user: ledger.user,
+    }).catch((e: unknown) => log.error('usage not recorded', { error: String(e) }));
+    spent.calls++;
+    throw error;
+  }
+  const { input_tokens, output_tokens, total_tokens } = response.usage;
+  const cost_usd = costOf(priceOf(prices, response.model), input_tokens, output_tokens);
+  const usage = {
+    run_id: ledger.runId, source: ledger.source, model: response.model, input_tokens, output_tokens, total_tokens, cost_usd,
+    duration_ms: response.latency_ms, error: false, user: ledger.user,
+  };
+  // The answer is paid for: a ledger write that fails is retried once, then logged with its figures, never the caller's failure.
+  await recordUsage(usage)
+    .catch(() => recordUsage(usage))
+    .catch((e: unknown) => log.error('usage not recorded', { ...usage, error: String(e) }));
+  spent.input_tokens += input_tokens;
+  spent.output_tokens += output_tokens;
+  spent.total_tokens += total_tokens;
+  spent.cost_usd = Math.round((spent.cost_usd + cost_usd) * 1e6) / 1e6;
+  spent.calls++;
+  return response;
+}
+
+export const textOf = (message: Message): string =>
+  message.content
+    .filter((b): b is Extract<ContentBlock, { type: 'text' }> => b.type === 'text')
+    .map((b) => b.text)
+    .join('\n')
+    .trim();
+
+export type ToolRunner = (name: string, input: unknown) => Promise<{ content: string; is_error: boolean }>;
+
+export interface LoopResult {
+  /** The final answer's text ('' when the model gave none). */
+  text: string;
+  /** The conversation, ending with the final answer as an assistant text message (never unanswered tool calls). */
+  messages: Message[];
+  tool_calls: number;
+  tool_rounds: number;
+  /** True when the rounds ran out and the last call was told to answer. */
+  stopped: boolean;
+  spent: Spent;
+}
+
+const LAST_ROUND = 'You have used every tool round. Answer now with what you have; do not call tools.';
+
+/**
+ * Runs the loop from `messages` (ending with the user's turn). Up to
+ * `maxRounds` rounds of tool calls; then one more call, told to answer.
+ */
+export async function runToolLoop(options: {
+  provider: LlmProvider;
+  system: string;
+  messages: Message[];
+  tools: ToolSpec[];
+  runTool: ToolRunner;
+  maxRounds: number;
+  ledger: Ledger;
+  maxTokens?: number;
+  /**
+   * When the answer is due (epoch ms): once less than `reserveMs` is left, the
+   * next call is the last, told to answer (chat must answer inside API Gateway's 30 s).
+   */
+  deadline?: number;
+  reserveMs?: number;
+}): Promise<LoopResult> {
+  const messages = [...options.messages];
+  const spent = nothingSpent();
+  let toolCalls = 0;
+  for (let round = 0; ; round++) {
+    const outOfTime = options.deadline !== undefined && Date.now() > options.deadline - (options.reserveMs ?? 10_000);
+    const last = round === options.maxRounds || outOfTime;
+    if (outOfTime && round < options.maxRounds && round > 0) {
+      // The previous round's results are the last ones: tell the model to answer now.
+      messages[messages.length - 1]!.content.push({ type: 'text', text: LAST_ROUND });
+    }
+    const response = await recordedCall(options.provider, { system: options.system, messages, tools: options.tools, max_tokens: options.maxTokens ?? 2048 }, options.ledger, spent);
+    messages.push(response.message);
+    const uses = response.message.content.filter((b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use');
+    if (uses.length === 0 || last) {
+      const text = textOf(response.message);
+      // Unanswered tool calls must not stay in the conversation: it ends with the answer as text.
+      if (uses.length) messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: text || '(no answer)' }] };
+      const cleaned = messages.map((m) => ({ ...m, content: m.content.filter((b) => !(b.type === 'text' && b.text === LAST_ROUND)) }));
+      return { text, messages: cleaned, tool_calls: toolCalls, tool_rounds: round, stopped: last, spent };
+    }
+    const results: ContentBlock[] = [];
+    for (const use of uses) {
+      toolCalls++;
+      const result = use.input_error
+        ? { content: `Your arguments for ${use.name} were not valid: ${use.input_error}. Send a JSON object that fits the tool's schema.`, is_error: true }
+        : await options.runTool(use.name, use.input);
+      results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, is_error: result.is_error });
+    }
+    // Roles must alternate (Bedrock refuses two user messages in a row): the last-round notice rides with the results.
+    if (round + 1 === options.maxRounds) results.push({ type: 'text', text: LAST_ROUND });
+    messages.push({ role: 'user', content: results });
+  }
+}
