@@ -1,10 +1,26 @@
-// patrol-worker: background Lambda. Its work lands with issue #9; until then it refuses
-// to run rather than pretending to succeed.
+// patrol-worker: one patrol scan under the patrol lock. Invoked asynchronously
+// by the API trigger (with the report it holds the lock for), by the
+// EventBridge schedule ({report_type: "scheduled"}) and by a CLI through the
+// AWS SDK ({report_type: "on_demand", triggered_by}).
+import * as z from 'zod';
 import { createLogger } from '../shared/log.js';
+import { runPatrolScan } from '../shared/patrol/run.js';
 
 const log = createLogger('patrol-worker');
 
-export const handler = async (event: unknown): Promise<never> => {
-  log.error('invoked before implementation', { event_type: typeof event });
-  throw new Error('patrol-worker is not implemented yet (issue #9)');
+const PatrolEvent = z.looseObject({
+  report_type: z.enum(['scheduled', 'on_demand']).default('scheduled'),
+  triggered_by: z.string().trim().min(1).max(128).default('schedule'),
+  report_id: z.uuid().optional(),
+});
+
+export const handler = async (event: unknown) => {
+  const parsed = PatrolEvent.safeParse(event ?? {});
+  if (!parsed.success) {
+    log.error('refused an invalid event', { issues: parsed.error.issues.slice(0, 3).map((i) => i.message) });
+    return { status: 'refused', reason: parsed.error.issues[0]?.message };
+  }
+  const result = await runPatrolScan(parsed.data);
+  log.info('patrol scan', result);
+  return result;
 };

@@ -22,6 +22,7 @@ import type { Construct } from 'constructs';
 import { TABLES, TABLE_NAMES, type TableName } from '../shared/db/tables.js';
 import type { GroupGrant, HttpMethod as RouteMethod, TableAccess } from '../shared/http/route.js';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
+import { WORKER_FUNCTION_ENV } from '../shared/worker-invoke.js';
 import { WORKERS, type WorkerName } from '../shared/workers.js';
 import { REPO_ROOT } from './bundling.js';
 import { GroupFunction } from './constructs/group-function.js';
@@ -125,10 +126,7 @@ const WORKER_MEMORY_MB = 1024;
 const GROUP_TIMEOUT = Duration.seconds(29);
 const RECOMPUTE_SCHEDULE = 'rate(15 minutes)';
 
-const WORKER_ENV: Partial<Record<WorkerName, string>> = {
-  'patrol-worker': 'PATROL_WORKER_FUNCTION',
-  'agent-worker': 'AGENT_WORKER_FUNCTION',
-};
+const WORKER_ENV: Partial<Record<WorkerName, string>> = WORKER_FUNCTION_ENV;
 
 export class FleetHealthStack extends Stack {
   readonly tables: Record<TableName, dynamodb.Table>;

@@ -28,6 +28,18 @@ export async function loadGroupHandlers(): Promise<Map<string, GroupHandler>> {
   return handlers;
 }
 
+/**
+ * Registers the workers the route groups start (patrol, agents) to run in this
+ * process, as Lambda would run them asynchronously (shared/worker-invoke.ts).
+ */
+export async function registerLocalWorkers(): Promise<void> {
+  const { registerLocalWorker, WORKER_FUNCTION_ENV } = await import('../../shared/worker-invoke.js');
+  for (const name of Object.keys(WORKER_FUNCTION_ENV) as (keyof typeof WORKER_FUNCTION_ENV)[]) {
+    const module = (await import(`../../functions/${name}.ts`)) as { handler: (event: unknown) => Promise<unknown> };
+    registerLocalWorker(name, module.handler);
+  }
+}
+
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
-import { createLocalServer, loadGroupHandlers } from './server.js';
+import { createLocalServer, loadGroupHandlers, registerLocalWorkers } from './server.js';
 import { ensureTables } from './tables.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -106,6 +106,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     const { fleetIsEmpty } = await import('../../shared/db/clusters.js');
     if ((options.demoClusters ?? 0) > 0 && (await fleetIsEmpty())) demo = await loadDemoFleet(options.demoClusters!);
 
+    await registerLocalWorkers();
     const server = createLocalServer({ handlers: await loadGroupHandlers(), webRoot: join(repoRoot, 'infra', 'web') });
     await new Promise<void>((resolveListen, reject) => {
       server.once('error', reject);

@@ -1,0 +1,56 @@
+// Lease locks (table `locks`; REFERENCE "A lease lock on DynamoDB"): one holder
+// at a time, taken only when absent or expired, kept alive by heartbeats,
+// released by its owner. A crashed holder blocks others for one lease at most.
+//   pk = LOCK#<name>, sk = LOCK → { owner, rvn, expires_at (ms), ttl }
+import { randomUUID } from 'node:crypto';
+import { ConditionFailed, deleteItem, getItem, putItem, updateItem } from './client.js';
+
+const key = (name: string) => ({ pk: `LOCK#${name}`, sk: 'LOCK' });
+const ttlOf = (expiresAt: number) => Math.floor(expiresAt / 1000) + 86_400;
+
+export interface LockHolder {
+  owner: string;
+  expires_at: number;
+}
+
+/** Takes the lock for `owner`; false when someone else holds an unexpired lease. Returns the expired holder it replaced, if any. */
+export async function acquireLock(name: string, owner: string, leaseMs: number, now = Date.now()): Promise<{ acquired: boolean; replaced?: LockHolder }> {
+  const before = await getItem('locks', key(name), true);
+  try {
+    await putItem('locks', { ...key(name), owner, rvn: randomUUID(), expires_at: now + leaseMs, ttl: ttlOf(now + leaseMs) }, {
+      ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
+      ExpressionAttributeValues: { ':now': now },
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return { acquired: false };
+    throw error;
+  }
+  const replaced = before && Number(before.expires_at) < now ? { owner: String(before.owner), expires_at: Number(before.expires_at) } : undefined;
+  return { acquired: true, replaced };
+}
+
+/** Extends the owner's lease; ConditionFailed when the lock is no longer ours. */
+export async function heartbeatLock(name: string, owner: string, leaseMs: number, now = Date.now()): Promise<void> {
+  await updateItem('locks', key(name), {
+    UpdateExpression: 'SET rvn = :rvn, expires_at = :exp, #ttl = :ttl',
+    ConditionExpression: '#owner = :me',
+    ExpressionAttributeNames: { '#owner': 'owner', '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':rvn': randomUUID(), ':exp': now + leaseMs, ':ttl': ttlOf(now + leaseMs), ':me': owner },
+    ReturnValues: 'NONE',
+  });
+}
+
+/** Releases the lock if `owner` still holds it (a no-op otherwise). */
+export async function releaseLock(name: string, owner: string): Promise<void> {
+  try {
+    await deleteItem('locks', key(name), { ConditionExpression: '#owner = :me', ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':me': owner } });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+/** The current holder, if its lease has not expired. */
+export async function lockHolder(name: string, now = Date.now()): Promise<LockHolder | undefined> {
+  const item = await getItem('locks', key(name), true);
+  return item && Number(item.expires_at) >= now ? { owner: String(item.owner), expires_at: Number(item.expires_at) } : undefined;
+}

@@ -1,0 +1,95 @@
+// Patrol reports (table `patrol`).
+//   pk = REPORT#<report_id>, sk = REPORT
+//   gsi1: gsi1pk = REPORTS, gsi1sk = <created_at>#<report_id> (newest first by Query)
+import { getItem, putItem, queryAll, updateItem } from './client.js';
+
+export type ReportStatus = 'running' | 'completed' | 'failed';
+
+export interface FleetSummary {
+  total_clusters: number;
+  critical: number;
+  warning: number;
+  healthy: number;
+  headline: string;
+}
+export interface FlaggedCluster {
+  cluster_id: string;
+  cluster_name: string;
+  customer_name: string;
+  severity: 'Critical' | 'Warning';
+  reason: string;
+  recommended_action: string;
+}
+export interface CustomerSummary {
+  customer_name: string;
+  clusters: number;
+  flagged: number;
+  summary: string;
+}
+
+export interface PatrolReport {
+  report_id: string;
+  created_at: string;
+  report_type: string;
+  status: ReportStatus;
+  triggered_by: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  duration_seconds: number;
+  tool_rounds: number;
+  fleet_narrative: string;
+  flagged_count: number;
+  fleet_summary_parsed: FleetSummary | null;
+  clusters_flagged_parsed: FlaggedCluster[];
+  customer_summaries_parsed: CustomerSummary[];
+  error: string | null;
+  finished_at: string | null;
+}
+
+const key = (id: string) => ({ pk: `REPORT#${id}`, sk: 'REPORT' });
+const strip = ({ pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ...rest }: Record<string, unknown>) => rest as unknown as PatrolReport;
+
+/** A new report, `running`; fails (ConditionFailed) if the id exists. */
+export async function createReport(report: Pick<PatrolReport, 'report_id' | 'report_type' | 'triggered_by'>, now = new Date()): Promise<PatrolReport> {
+  const record: PatrolReport = {
+    ...report, created_at: now.toISOString(), status: 'running', model: '', input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0,
+    duration_seconds: 0, tool_rounds: 0, fleet_narrative: '', flagged_count: 0, fleet_summary_parsed: null, clusters_flagged_parsed: [],
+    customer_summaries_parsed: [], error: null, finished_at: null,
+  };
+  await putItem('patrol', { ...key(report.report_id), gsi1pk: 'REPORTS', gsi1sk: `${record.created_at}#${report.report_id}`, ...record }, {
+    ConditionExpression: 'attribute_not_exists(pk)',
+  });
+  return record;
+}
+
+/** Finishes a running report (completed or failed); a no-op for one already finished. */
+export async function finishReport(reportId: string, fields: Partial<PatrolReport> & { status: 'completed' | 'failed' }, now = new Date()): Promise<void> {
+  const all: Record<string, unknown> = { ...fields, finished_at: now.toISOString() };
+  const names = Object.keys(all);
+  await updateItem('patrol', key(reportId), {
+    UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
+    ConditionExpression: '#status = :running',
+    ExpressionAttributeNames: { ...Object.fromEntries(names.map((n, i) => [`#f${i}`, n])), '#status': 'status' },
+    ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, all[n]])), ':running': 'running' },
+    ReturnValues: 'NONE',
+  });
+}
+
+export async function getReport(reportId: string): Promise<PatrolReport | undefined> {
+  const item = await getItem('patrol', key(reportId), true);
+  return item ? strip(item) : undefined;
+}
+
+/** Reports created at or after `since`, newest first. */
+export async function listReportsSince(since: Date): Promise<PatrolReport[]> {
+  const items = await queryAll('patrol', {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
+    ExpressionAttributeValues: { ':pk': 'REPORTS', ':since': since.toISOString() },
+    ScanIndexForward: false,
+  });
+  return items.map(strip);
+}

@@ -1,0 +1,216 @@
+// One patrol scan (issue 9): what it reads about the fleet, the structured
+// result it must produce (DESIGN §7 parsed fields), and the two ways to
+// produce it: the LLM (tools allowed, bounded rounds, the answer validated
+// with one repair round) or, with no provider configured, the deterministic
+// rules engine on the same inputs.
+import * as z from 'zod';
+import { runTool, toolSpecs } from '../chat/tools.js';
+import type { CustomerSummary, FlaggedCluster, FleetSummary } from '../db/patrol.js';
+import { listIssuesActiveSince, type IssueRecord } from '../db/issues.js';
+import { recordedCall, runToolLoop, textOf, type Ledger, type Spent } from '../llm/tool-loop.js';
+import type { LlmProvider, Message } from '../llm/types.js';
+import { fleetKpis, type FleetClusterScore } from '../scoring/fleet-score.js';
+import { fleetView } from '../scoring/fleet-view.js';
+import { alertsInLookback, byName } from '../scoring/inputs.js';
+import type { RiskSnapshot } from '../scoring/risk.js';
+
+export const PATROL_TOOL_ROUNDS = 6;
+/** Clusters described to the model one by one (worst first); the rest only in the counts. */
+export const PATROL_CLUSTERS_SHOWN = 60;
+
+export interface ClusterFacts {
+  score: FleetClusterScore;
+  risk: RiskSnapshot | undefined;
+  open_issues: IssueRecord[];
+  alerts_7d: number;
+}
+
+export interface PatrolInputs {
+  generated_at: string;
+  clusters: ClusterFacts[];
+  open_issues: number;
+}
+
+/** Scores, risks, open issues and alert counts of every cluster, worst first. */
+export async function gatherInputs(now = new Date()): Promise<PatrolInputs> {
+  const [view, open] = await Promise.all([fleetView(), listIssuesActiveSince(now)]);
+  const risks = new Map(view.snapshots.map((r) => [r.cluster_id, r]));
+  const alerts = new Map(view.fleet.map((d) => [d.cluster.cluster_id, alertsInLookback(d.alerts, 7, now).length]));
+  const issues = new Map<string, IssueRecord[]>();
+  for (const i of open) issues.set(i.cluster_id, [...(issues.get(i.cluster_id) ?? []), i]);
+  return {
+    generated_at: view.generatedAt,
+    clusters: view.scores.map((score) => ({ score, risk: risks.get(score.cluster_id), open_issues: issues.get(score.cluster_id) ?? [], alerts_7d: alerts.get(score.cluster_id) ?? 0 })),
+    open_issues: open.length,
+  };
+}
+
+export const PatrolResult = z.strictObject({
+  fleet_summary: z.strictObject({
+    total_clusters: z.number().int().min(0),
+    critical: z.number().int().min(0),
+    warning: z.number().int().min(0),
+    healthy: z.number().int().min(0),
+    headline: z.string().min(1).max(300),
+  }),
+  clusters_flagged: z
+    .array(z.strictObject({
+      cluster_id: z.string().min(1).max(64),
+      cluster_name: z.string().min(1).max(128),
+      customer_name: z.string().max(128),
+      severity: z.enum(['Critical', 'Warning']),
+      reason: z.string().min(1).max(600),
+      recommended_action: z.string().min(1).max(600),
+    }))
+    .max(200),
+  customer_summaries: z
+    .array(z.strictObject({ customer_name: z.string().max(128), clusters: z.number().int().min(0), flagged: z.number().int().min(0), summary: z.string().min(1).max(800) }))
+    .max(500),
+  narrative: z.string().min(1).max(8000),
+});
+export type PatrolResult = z.infer<typeof PatrolResult>;
+
+export interface ScanOutcome {
+  result: PatrolResult;
+  model: string;
+  tool_rounds: number;
+  spent: Spent;
+}
+
+// ── the rules engine ──────────────────────────────────────────────────────
+const severityOf = (f: ClusterFacts): 'Critical' | 'Warning' | null =>
+  f.score.classification === 'Critical' || f.risk?.risk_level === 'Critical' || f.open_issues.some((i) => i.severity === 'Critical')
+    ? 'Critical'
+    : f.score.classification === 'Warning' || f.risk?.risk_level === 'Warning' || f.open_issues.length > 0
+      ? 'Warning'
+      : null;
+
+/** The deterministic scan: flags what the scores, risks and open issues say, and explains why. */
+export function rulesScan(inputs: PatrolInputs): PatrolResult {
+  const kpis = fleetKpis(inputs.clusters.map((c) => c.score));
+  const flagged: FlaggedCluster[] = [];
+  for (const f of inputs.clusters) {
+    const severity = severityOf(f);
+    if (!severity) continue;
+    const reasons = [
+      ...f.score.risk_reasons.slice(0, 2),
+      ...(f.risk?.risk_signals.slice(0, 1) ?? []),
+      ...(f.open_issues.length ? [`${f.open_issues.length} open issue${f.open_issues.length === 1 ? '' : 's'} (${f.open_issues.map((i) => i.issue_name).slice(0, 3).join(', ')})`] : []),
+    ];
+    flagged.push({
+      cluster_id: f.score.cluster_id,
+      cluster_name: f.score.cluster_name,
+      customer_name: f.score.customer_name,
+      severity,
+      reason: `${f.score.classification}, tier-adjusted score ${f.score.tier_adjusted_score} (tier ${f.score.customer_tier}): ${reasons.join('; ') || f.score.top_risk}`.slice(0, 600),
+      recommended_action: (f.score.suggested_actions[0] ?? f.risk?.suggested_actions[0] ?? 'Review the open issues and their evidence.').slice(0, 600),
+    });
+  }
+  // Critical first, then as the scores order them (worst first).
+  flagged.sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'Critical' ? -1 : 1));
+  const byCustomer = new Map<string, { clusters: number; flagged: FlaggedCluster[] }>();
+  for (const f of inputs.clusters) {
+    const c = byCustomer.get(f.score.customer_name) ?? { clusters: 0, flagged: [] };
+    c.clusters++;
+    byCustomer.set(f.score.customer_name, c);
+  }
+  for (const f of flagged) byCustomer.get(f.customer_name)!.flagged.push(f);
+  const customers: CustomerSummary[] = [...byCustomer]
+    .map(([customer_name, c]) => ({
+      customer_name,
+      clusters: c.clusters,
+      flagged: c.flagged.length,
+      summary: c.flagged.length
+        ? `${c.flagged.length} of ${c.clusters} cluster${c.clusters === 1 ? '' : 's'} need attention: ${c.flagged.slice(0, 3).map((f) => `${f.cluster_name} (${f.severity})`).join(', ')}${c.flagged.length > 3 ? ` and ${c.flagged.length - 3} more` : ''}.`
+        : `All ${c.clusters} cluster${c.clusters === 1 ? '' : 's'} healthy.`,
+    }))
+    .sort((a, b) => b.flagged - a.flagged || byName(a.customer_name, b.customer_name));
+  const critical = flagged.filter((f) => f.severity === 'Critical').length;
+  const headline = `${critical} critical and ${flagged.length - critical} warning cluster${flagged.length - critical === 1 ? '' : 's'} to look at; ${inputs.open_issues} open issue${inputs.open_issues === 1 ? '' : 's'}.`;
+  const summary: FleetSummary = { total_clusters: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count, healthy: kpis.healthy_count, headline };
+  const narrative = [
+    '_Rules-engine patrol: no LLM provider is configured, so this report applies the scoring and risk rules to the same inputs._',
+    '',
+    `**${headline}** ${kpis.total_clusters} clusters: ${kpis.healthy_count} healthy, ${kpis.warning_count} warning, ${kpis.critical_count} critical; ${kpis.tier_s_at_risk} tier-S cluster${kpis.tier_s_at_risk === 1 ? '' : 's'} at risk.`,
+    ...(flagged.length ? ['', '| cluster | customer | severity | why | next step |', '|---|---|---|---|---|', ...flagged.slice(0, 15).map((f) => `| ${f.cluster_name} | ${f.customer_name} | ${f.severity} | ${f.reason.replace(/\|/g, '/')} | ${f.recommended_action.replace(/\|/g, '/')} |`)] : []),
+    ...(flagged.length > 15 ? [``, `…and ${flagged.length - 15} more flagged clusters in the list below.`] : []),
+  ].join('\n');
+  return { fleet_summary: summary, clusters_flagged: flagged, customer_summaries: customers, narrative };
+}
+
+// ── the LLM scan ──────────────────────────────────────────────────────────
+const SYSTEM = [
+  'You are the patrol of a fleet of managed analytical database clusters. You read the fleet state below, may use tools to look closer,',
+  'and then answer with ONLY one JSON object (no prose around it) of this shape:',
+  '{"fleet_summary":{"total_clusters":int,"critical":int,"warning":int,"healthy":int,"headline":string},',
+  ' "clusters_flagged":[{"cluster_id":string,"cluster_name":string,"customer_name":string,"severity":"Critical"|"Warning","reason":string,"recommended_action":string}],',
+  ' "customer_summaries":[{"customer_name":string,"clusters":int,"flagged":int,"summary":string}],',
+  ' "narrative":string (Markdown, what an on-call engineer should know first)}',
+  'Flag clusters that need action, worst first; be specific about the evidence (metrics, alerts, issues) and the next step.',
+].join('\n');
+
+/** The fleet as the model reads it: counts, then the worst clusters one line each. */
+export function describeFleet(inputs: PatrolInputs): string {
+  const kpis = fleetKpis(inputs.clusters.map((c) => c.score));
+  const lines = inputs.clusters.slice(0, PATROL_CLUSTERS_SHOWN).map((f) =>
+    JSON.stringify({
+      cluster_id: f.score.cluster_id, cluster_name: f.score.cluster_name, customer: f.score.customer_name, tier: f.score.customer_tier,
+      classification: f.score.classification, tier_adjusted_score: f.score.tier_adjusted_score, top_risk: f.score.top_risk,
+      reasons: f.score.risk_reasons.slice(0, 3), risk_level: f.risk?.risk_level, risk_signals: f.risk?.risk_signals.slice(0, 2),
+      open_issues: f.open_issues.map((i) => `${i.severity} ${i.issue_name}`).slice(0, 5), alerts_7d: f.alerts_7d,
+    }),
+  );
+  return [
+    `Fleet at ${inputs.generated_at}: ${kpis.total_clusters} clusters (${kpis.healthy_count} healthy, ${kpis.warning_count} warning, ${kpis.critical_count} critical), ${inputs.open_issues} open issues.`,
+    `The ${lines.length} worst clusters (worst first):`,
+    ...lines,
+  ].join('\n');
+}
+
+/** The JSON object in a model's answer: the whole text, a ```json fence, or the outermost braces. */
+export function jsonIn(text: string): unknown {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text)?.[1];
+  for (const candidate of [text, fenced, text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)]) {
+    if (!candidate?.trim()) continue;
+    try {
+      return JSON.parse(candidate);
+    } catch {
+      // next candidate
+    }
+  }
+  return undefined;
+}
+
+const problems = (value: unknown): string | null => {
+  if (value === undefined) return 'the answer held no JSON object';
+  const parsed = PatrolResult.safeParse(value);
+  return parsed.success ? null : parsed.error.issues.slice(0, 8).map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
+};
+
+export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledger: Ledger): Promise<ScanOutcome> {
+  const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeFleet(inputs) }] }];
+  const tools = await toolSpecs();
+  const loop = await runToolLoop({ provider, system: SYSTEM, messages, tools, runTool, maxRounds: PATROL_TOOL_ROUNDS, ledger, maxTokens: 4096 });
+  let value = jsonIn(loop.text);
+  let problem = problems(value);
+  if (problem) {
+    // One repair round: the model sees what did not validate.
+    const repair = await recordedCall(
+      provider,
+      {
+        system: SYSTEM,
+        messages: [...loop.messages, { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] }],
+        tools,
+        max_tokens: 4096,
+      },
+      ledger,
+      loop.spent,
+    );
+    value = jsonIn(textOf(repair.message));
+    problem = problems(value);
+    if (problem) throw new ScanFailed(`the model's answer did not validate after one repair round: ${problem}`);
+  }
+  return { result: PatrolResult.parse(value), model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
+}
+
+export class ScanFailed extends Error {}

@@ -1,0 +1,37 @@
+// Starting a background worker without waiting for it: on AWS an asynchronous
+// Lambda invocation (InvocationType Event) of the function the stack names in
+// <WORKER>_FUNCTION; locally (npm start, tests) the handler the local runtime
+// registered, run in this process on the next tick.
+import type { WorkerName } from './workers.js';
+
+type LocalHandler = (event: unknown) => Promise<unknown>;
+const local = new Map<InvocableWorker, LocalHandler>();
+
+/** The variable naming each invocable worker's function (set by the stack on the functions granted `invoke:<worker>`). */
+export const WORKER_FUNCTION_ENV = {
+  'patrol-worker': 'PATROL_WORKER_FUNCTION',
+  'agent-worker': 'AGENT_WORKER_FUNCTION',
+} as const satisfies Partial<Record<WorkerName, string>>;
+export type InvocableWorker = keyof typeof WORKER_FUNCTION_ENV;
+
+/** The local runtime runs workers in-process: it registers their handlers here. */
+export function registerLocalWorker(name: InvocableWorker, handler: LocalHandler): void {
+  local.set(name, handler);
+}
+
+export async function invokeWorker(name: InvocableWorker, event: Record<string, unknown>): Promise<void> {
+  const functionName = process.env[WORKER_FUNCTION_ENV[name]];
+  if (functionName) {
+    const { LambdaClient, InvokeCommand } = await import('@aws-sdk/client-lambda');
+    const out = await new LambdaClient({}).send(
+      new InvokeCommand({ FunctionName: functionName, InvocationType: 'Event', Payload: new TextEncoder().encode(JSON.stringify(event)) }),
+    );
+    if (out.StatusCode !== 202) throw new Error(`asynchronous invocation of ${name} answered ${out.StatusCode}`);
+    return;
+  }
+  const handler = local.get(name);
+  if (!handler) throw new Error(`${WORKER_FUNCTION_ENV[name]} is not set and no local ${name} is registered`);
+  setImmediate(() => {
+    handler(event).catch(() => undefined); // the worker records its own failures
+  });
+}

@@ -1,0 +1,234 @@
+// Patrol scans (issue 9) through the local server on the demo fleet: one at a
+// time under the lease lock (10 simultaneous triggers, a crashed worker, a
+// failing LLM), a full LLM scan against a local OpenAI-compatible server with
+// tools and a repair round, the rules engine, and every list/KPI figure
+// against a brute-force computation.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { listUsage } from '../../shared/db/llm-usage.js';
+import { listAudit } from '../../shared/db/audit.js';
+import { acquireLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
+import { createReport } from '../../shared/db/patrol.js';
+import { PATROL_LOCK } from '../../shared/patrol/run.js';
+import { patrolGroup } from '../../shared/routes/patrol.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
+import { startTestService } from '../support/local-service.js';
+import { userToken } from '../support/tokens.js';
+
+let service: LocalService;
+let openai: FakeOpenAi;
+let admin: string;
+let viewer: string;
+
+beforeAll(async () => {
+  service = await startTestService({ adminPassword: 'patrol-admin-password', demoClusters: 16 });
+  openai = await startFakeOpenAi();
+  admin = await userToken('admin', 'patrol-admin');
+  viewer = await userToken('viewer', 'patrol-viewer');
+}, 120_000);
+
+afterAll(async () => {
+  for (const v of ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_MAX_ATTEMPTS', 'LLM_RETRY_BASE_MS', 'PATROL_LEASE_SECONDS', 'PATROL_WAIT_SECONDS']) delete process.env[v];
+  await openai?.close();
+  await service?.stop();
+});
+
+beforeEach(() => openai.reset());
+
+const useLlm = () => Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl, LLM_MAX_ATTEMPTS: '2', LLM_RETRY_BASE_MS: '5' });
+const noLlm = () => delete process.env.LLM_PROVIDER;
+
+async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+const trigger = () => call(admin, 'POST', '/api/patrol/trigger', { report_type: 'on_demand' });
+
+/** A structured answer that validates, naming two of the fleet's clusters. */
+async function validAnswer() {
+  const scores = (await call(viewer, 'GET', '/api/fleet/scores')).body.scores as any[];
+  const [a, b] = scores;
+  return {
+    fleet_summary: { total_clusters: scores.length, critical: 1, warning: 1, healthy: scores.length - 2, headline: 'Two clusters need attention.' },
+    clusters_flagged: [a, b].map((c, i) => ({
+      cluster_id: c.cluster_id, cluster_name: c.cluster_name, customer_name: c.customer_name, severity: i ? 'Warning' : 'Critical',
+      reason: c.top_risk, recommended_action: 'Follow the runbook.',
+    })),
+    customer_summaries: [{ customer_name: a.customer_name, clusters: 3, flagged: 1, summary: 'One cluster at risk.' }],
+    narrative: '## Patrol\nTwo clusters need attention.',
+  };
+}
+
+describe('before any scan', () => {
+  it('latest is 404, the KPIs are zero', async () => {
+    expect((await call(viewer, 'GET', '/api/patrol/latest')).status).toBe(404);
+    expect((await call(viewer, 'GET', '/api/patrol/kpis/summary')).body).toMatchObject({ total_reports: 0, total_tokens: 0, latest_report_at: null });
+  });
+});
+
+describe('a scan with the rules engine (no provider)', () => {
+  it('completes with a useful report: model rules, cost 0, the flagged clusters the scores and risks say', async () => {
+    noLlm();
+    const res = await trigger();
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'completed', tool_rounds: 0, total_tokens: 0 });
+    const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
+    expect(report).toMatchObject({ status: 'completed', model: 'rules', cost_usd: 0, report_type: 'on_demand', triggered_by: 'patrol-admin' });
+    expect(report.fleet_narrative).toMatch(/^_Rules-engine patrol: no LLM provider is configured/);
+    // brute force: a cluster is flagged when not Healthy, at Warning/Critical risk, or with an open issue
+    const scores = (await call(viewer, 'GET', '/api/fleet/scores')).body.scores as any[];
+    const risks = new Map(((await call(viewer, 'GET', '/api/risk/snapshots')).body.clusters as any[]).map((r) => [r.cluster_id, r.risk_level]));
+    const open = new Set(((await call(viewer, 'GET', '/api/issues?status=Ongoing&days=30&page_size=100')).body.issues as any[]).map((i) => i.cluster_id));
+    const expected = scores.filter((s) => s.classification !== 'Healthy' || risks.get(s.cluster_id) !== 'Healthy' || open.has(s.cluster_id)).map((s) => s.cluster_id);
+    expect(report.clusters_flagged_parsed.map((f: any) => f.cluster_id).sort()).toEqual(expected.sort());
+    expect(report.flagged_count).toBe(expected.length);
+    expect(report.fleet_summary_parsed).toMatchObject({ total_clusters: scores.length, critical: scores.filter((s) => s.classification === 'Critical').length });
+    expect(report.customer_summaries_parsed.reduce((n: number, c: any) => n + c.clusters, 0)).toBe(scores.length);
+    expect((await lockHolder(PATROL_LOCK))).toBeUndefined();
+  });
+});
+
+describe('a scan with the LLM (OpenAI-compatible server)', () => {
+  it('uses tools, validates the structured answer, and records tokens and cost as the ledger has them', async () => {
+    useLlm();
+    const answer = await validAnswer();
+    openai
+      .enqueueToolUse({ name: 'run_sql', input: { sql: "SELECT cluster_name FROM scores WHERE classification <> 'Healthy'" } }, { usage: { input_tokens: 5000, output_tokens: 100 } })
+      .enqueueText(JSON.stringify(answer), { usage: { input_tokens: 7000, output_tokens: 900 } });
+    const res = await trigger();
+    expect(res.body).toMatchObject({ status: 'completed', tool_rounds: 1, total_tokens: 13_000 });
+    const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
+    expect(report).toMatchObject({
+      model: 'gpt-4o-mini', input_tokens: 12_000, output_tokens: 1000, total_tokens: 13_000, tool_rounds: 1, flagged_count: 2,
+      fleet_narrative: answer.narrative, fleet_summary_parsed: answer.fleet_summary, clusters_flagged_parsed: answer.clusters_flagged, customer_summaries_parsed: answer.customer_summaries,
+    });
+    const ledger = (await listUsage(1)).filter((u) => u.run_id === res.body.report_id);
+    expect(ledger.map((u) => u.source)).toEqual(['agent', 'agent']);
+    expect(report.cost_usd).toBeCloseTo(ledger.reduce((s, u) => s + u.cost_usd, 0), 6);
+    expect(report.cost_usd).toBeCloseTo((12_000 * 0.15 + 1000 * 0.6) / 1e6, 6);
+    // the model was given the fleet and the tools
+    expect(openai.answered()[0]!.body.messages.at(-1)!.content).toMatch(/^Fleet at /);
+  });
+
+  it('repairs an answer that does not validate, once', async () => {
+    useLlm();
+    openai.enqueueText('Here is my report: {"fleet_summary": {}}').enqueueText(JSON.stringify(await validAnswer()));
+    const res = await trigger();
+    expect(res.body.status).toBe('completed');
+    expect(JSON.stringify(openai.answered()[1]!.body.messages.at(-1))).toMatch(/did not validate/);
+  });
+
+  it('a failing LLM marks the report failed with the reason and frees the lock', async () => {
+    useLlm();
+    openai.enqueueError(500).enqueueError(500);
+    const res = await trigger();
+    expect(res.body).toMatchObject({ status: 'failed' });
+    expect(res.body.message).toMatch(/language model failed/);
+    expect((await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body).toMatchObject({ status: 'failed', error: expect.stringMatching(/language model failed/) });
+    expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
+    openai.enqueueText('not json').enqueueText('still not json');
+    const invalid = await trigger();
+    expect(invalid.body).toMatchObject({ status: 'failed', message: expect.stringMatching(/did not validate after one repair round/) });
+  });
+});
+
+describe('one scan at a time', () => {
+  it('10 simultaneous triggers: exactly one scan runs, nine answer already_running', async () => {
+    useLlm();
+    openai.enqueue({ kind: 'delay', ms: 1500, then: { kind: 'text', text: JSON.stringify(await validAnswer()) } });
+    const results = await Promise.all(Array.from({ length: 10 }, () => trigger()));
+    const statuses = results.map((r) => r.body.status).sort();
+    expect(statuses).toEqual(['already_running', ...Array(8).fill('already_running'), 'completed'].sort());
+    const winner = results.find((r) => r.body.status === 'completed')!.body.report_id;
+    expect(results.filter((r) => r.body.status === 'already_running').every((r) => r.status === 200 && r.body.report_id === winner)).toBe(true);
+    expect(openai.answered()).toHaveLength(1);
+  });
+
+  it('a worker that died mid-scan blocks the next trigger for one lease only, and its report is marked failed', async () => {
+    noLlm();
+    process.env.PATROL_LEASE_SECONDS = '1';
+    try {
+      await createReport({ report_id: 'dead-worker-report', report_type: 'scheduled', triggered_by: 'schedule' });
+      expect((await acquireLock(PATROL_LOCK, 'dead-worker-report', 1000)).acquired).toBe(true); // and then it "crashes"
+      expect((await trigger()).body).toMatchObject({ status: 'already_running', report_id: 'dead-worker-report' });
+      await new Promise((r) => setTimeout(r, 1100));
+      expect((await trigger()).body.status).toBe('completed');
+      expect((await call(viewer, 'GET', '/api/patrol/dead-worker-report')).body).toMatchObject({ status: 'failed', error: expect.stringMatching(/stopped without finishing/) });
+    } finally {
+      delete process.env.PATROL_LEASE_SECONDS;
+    }
+  });
+
+  it('a viewer may not trigger; an admin is audited', async () => {
+    expect((await call(viewer, 'POST', '/api/patrol/trigger', {})).status).toBe(403);
+    const entries = (await listAudit('patrol_trigger')).filter((e) => e.actor === 'patrol-admin');
+    expect(entries.length).toBeGreaterThan(3);
+    expect(entries[0]!.detail).toEqual({ report_type: 'on_demand' });
+  });
+
+  it('a scan longer than the wait answers 202 running, and the report completes for the poller', async () => {
+    useLlm();
+    process.env.PATROL_WAIT_SECONDS = '0.5';
+    try {
+      openai.enqueue({ kind: 'delay', ms: 1500, then: { kind: 'text', text: JSON.stringify(await validAnswer()) } });
+      const res = await trigger();
+      expect(res.status).toBe(202);
+      expect(res.body).toMatchObject({ status: 'running', report_id: expect.any(String) });
+      let report: any;
+      for (let i = 0; i < 40 && report?.status !== 'completed'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
+      }
+      expect(report.status).toBe('completed');
+    } finally {
+      delete process.env.PATROL_WAIT_SECONDS;
+    }
+  });
+
+  it('the worker invoked directly (schedule, CLI through the SDK) takes the same lock', async () => {
+    noLlm();
+    const { handler } = await import('../../functions/patrol-worker.js');
+    const ran = (await handler({ report_type: 'on_demand', triggered_by: 'cli-user' })) as { status: string; report_id: string };
+    expect(ran.status).toBe('completed');
+    expect((await call(viewer, 'GET', `/api/patrol/${ran.report_id}`)).body).toMatchObject({ report_type: 'on_demand', triggered_by: 'cli-user', model: 'rules' });
+    await acquireLock(PATROL_LOCK, 'someone-else', 5000);
+    try {
+      expect(await handler({ report_type: 'scheduled' })).toEqual({ status: 'already_running', report_id: 'someone-else' });
+    } finally {
+      await releaseLock(PATROL_LOCK, 'someone-else');
+    }
+    expect(await handler({ report_type: 'weekly' })).toMatchObject({ status: 'refused' });
+  });
+});
+
+describe('lists and KPIs', () => {
+  it('match a brute-force computation over every report', async () => {
+    const list = (await call(viewer, 'GET', '/api/patrol?days=90&page_size=100')).body;
+    const reports = await Promise.all(list.reports.map(async (r: any) => (await call(viewer, 'GET', `/api/patrol/${r.report_id}`)).body));
+    expect(list.total).toBe(reports.length);
+    expect(list.reports.map((r: any) => r.created_at)).toEqual([...list.reports.map((r: any) => r.created_at)].sort().reverse());
+    const completed = reports.filter((r) => r.status === 'completed');
+    const kpis = (await call(viewer, 'GET', '/api/patrol/kpis/summary')).body;
+    expect(kpis).toMatchObject({
+      total_reports: completed.length,
+      total_tokens: completed.reduce((s, r) => s + r.total_tokens, 0),
+      latest_report_at: completed[0].created_at,
+    });
+    expect(kpis.total_cost_usd).toBeCloseTo(completed.reduce((s, r) => s + r.cost_usd, 0), 6);
+    expect(kpis.avg_duration_s).toBeCloseTo(completed.reduce((s, r) => s + r.duration_seconds, 0) / completed.length, 2);
+    const latest = (await call(viewer, 'GET', '/api/patrol/latest')).body;
+    expect(latest.report_id).toBe(completed[0].report_id);
+    const page2 = (await call(viewer, 'GET', '/api/patrol?page=2&page_size=2')).body;
+    expect(page2.reports.map((r: any) => r.report_id)).toEqual(list.reports.slice(2, 4).map((r: any) => r.report_id));
+    for (const [name, route] of Object.entries(patrolGroup.routes)) {
+      if (route.method !== 'GET') continue;
+      const { body } = await call(viewer, 'GET', route.path.replace('{report_id}', completed[0].report_id));
+      const parsed = route.response!.safeParse(body);
+      expect(parsed.success ? [] : parsed.error.issues.slice(0, 3), name).toEqual([]);
+    }
+  });
+});
