@@ -1,13 +1,14 @@
-// ai-issues route group.
-import { createGroupHandler, notImplemented } from '../shared/http/group-handler.js';
+// ai-issues route group: AI-grouped alert issues and their triage.
+import { aiIssueDetail, aiIssueKpis, listAiIssues, updateAiTriage } from '../shared/ai-issues/queries.js';
+import { callerOf } from '../shared/auth/caller.js';
+import { createGroupHandler } from '../shared/http/group-handler.js';
+import { assignableUsers } from '../shared/issues/queries.js';
 import { aiIssuesGroup } from '../shared/routes/ai-issues.js';
 
-const later = notImplemented('issue #10, AI-grouped issues');
-
 export const handler = createGroupHandler(aiIssuesGroup, {
-  list: later,
-  kpis: later,
-  users: later,
-  get: later,
-  patch: later,
+  list: async (req) => listAiIssues(req.query),
+  kpis: async (req) => aiIssueKpis(req.query.days),
+  users: async () => assignableUsers(),
+  get: async (req) => aiIssueDetail(req.params.issue_id),
+  patch: async (req) => updateAiTriage(req.principal!, req.params.issue_id, req.body, callerOf(req)),
 });

@@ -15,7 +15,7 @@ export const WORKERS = {
     summary: 'Runs one AI patrol scan under the patrol lease lock',
     tables: {
       patrol: 'readwrite', locks: 'readwrite', 'llm-usage': 'readwrite',
-      clusters: 'read', metrics: 'read', alerts: 'read', scores: 'read', issues: 'read', rules: 'read', logs: 'read',
+      clusters: 'read', metrics: 'read', alerts: 'read', scores: 'read', issues: 'read', 'ai-issues': 'read', rules: 'read', logs: 'read',
     },
     grants: ['bedrock:invoke'],
     timeoutSeconds: 900,

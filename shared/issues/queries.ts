@@ -58,10 +58,13 @@ export function issueView(issue: IssueRecord, now: Date) {
 }
 export type IssueView = ReturnType<typeof issueView>;
 
-/** Newest activity first: latest alert, then id. */
-const newestFirst = (a: IssueSummary, b: IssueSummary) => (a.last_seen > b.last_seen ? -1 : a.last_seen < b.last_seen ? 1 : byName(a.issue_id, b.issue_id));
+/** What lists filter and sort on: rule issues and AI issues alike. */
+export type Listable = Pick<IssueSummary, 'issue_id' | 'issue_name' | 'cluster_name' | 'customer_name' | 'severity' | 'status' | 'triage_status' | 'disposition_status' | 'last_seen'>;
 
-function matches(issue: IssueSummary, q: IssueListQuery): boolean {
+/** Newest activity first: latest alert, then id. */
+export const newestFirst = (a: Listable, b: Listable) => (a.last_seen > b.last_seen ? -1 : a.last_seen < b.last_seen ? 1 : byName(a.issue_id, b.issue_id));
+
+export function matches(issue: Listable, q: IssueListQuery): boolean {
   if (q.search) {
     const needle = q.search.toLowerCase();
     if (![issue.issue_name, issue.cluster_name, issue.customer_name].some((s) => s.toLowerCase().includes(needle))) return false;
@@ -75,7 +78,7 @@ function matches(issue: IssueSummary, q: IssueListQuery): boolean {
   return true;
 }
 
-const distinct = (values: string[]) => [...new Set(values.filter(Boolean))].sort(byName);
+export const distinct = (values: string[]) => [...new Set(values.filter(Boolean))].sort(byName);
 
 export async function listIssues(q: IssueListQuery, now = new Date()) {
   const inWindow = await listIssueSummariesSince(windowStart(q.days, now));

@@ -6,7 +6,9 @@
 import * as z from 'zod';
 import { runTool, toolSpecs } from '../chat/tools.js';
 import type { CustomerSummary, FlaggedCluster, FleetSummary } from '../db/patrol.js';
+import { listAiIssuesActiveSince } from '../db/ai-issues.js';
 import { listIssuesActiveSince, type IssueRecord } from '../db/issues.js';
+import { getGeneralSettings } from '../db/settings.js';
 import { recordedCall, runToolLoop, textOf, type Ledger, type Spent } from '../llm/tool-loop.js';
 import type { LlmProvider, Message } from '../llm/types.js';
 import { fleetKpis, type FleetClusterScore } from '../scoring/fleet-score.js';
@@ -18,10 +20,13 @@ export const PATROL_TOOL_ROUNDS = 6;
 /** Clusters described to the model one by one (worst first); the rest only in the counts. */
 export const PATROL_CLUSTERS_SHOWN = 60;
 
+/** An open issue as the patrol reads it: rule-grouped or AI-grouped (general settings decide). */
+export type OpenIssue = Pick<IssueRecord, 'issue_name' | 'severity' | 'cluster_id'>;
+
 export interface ClusterFacts {
   score: FleetClusterScore;
   risk: RiskSnapshot | undefined;
-  open_issues: IssueRecord[];
+  open_issues: OpenIssue[];
   alerts_7d: number;
 }
 
@@ -31,12 +36,19 @@ export interface PatrolInputs {
   open_issues: number;
 }
 
+/** Open issues from the grouping `alert_criticality_method` favours: the issue rules, or the AI grouping. */
+async function openIssues(now: Date): Promise<OpenIssue[]> {
+  const { alert_criticality_method } = await getGeneralSettings();
+  const active = alert_criticality_method === 'ai' ? await listAiIssuesActiveSince(now) : await listIssuesActiveSince(now);
+  return active.filter((i) => i.status === 'Ongoing');
+}
+
 /** Scores, risks, open issues and alert counts of every cluster, worst first. */
 export async function gatherInputs(now = new Date()): Promise<PatrolInputs> {
-  const [view, open] = await Promise.all([fleetView(), listIssuesActiveSince(now)]);
+  const [view, open] = await Promise.all([fleetView(), openIssues(now)]);
   const risks = new Map(view.snapshots.map((r) => [r.cluster_id, r]));
   const alerts = new Map(view.fleet.map((d) => [d.cluster.cluster_id, alertsInLookback(d.alerts, 7, now).length]));
-  const issues = new Map<string, IssueRecord[]>();
+  const issues = new Map<string, OpenIssue[]>();
   for (const i of open) issues.set(i.cluster_id, [...(issues.get(i.cluster_id) ?? []), i]);
   return {
     generated_at: view.generatedAt,

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text } from './common.js';
+import { IssueSchema, UsersAnswer } from './issues.js';
 
 export const AiIssuePatch = z
   .strictObject({
@@ -13,17 +14,33 @@ export const AiIssuePatch = z
   .refine((p) => Object.keys(p).length > 0, 'at least one field is required');
 export type AiIssuePatch = z.infer<typeof AiIssuePatch>;
 
+// Answers: the rule issues' shapes (shared/routes/issues.ts) with the AI fields, source `ai`.
+const AiIssue = IssueSchema.omit({ alert_names: true }).extend({ ai_reasoning: z.string(), ai_summary: z.string(), grouped_by: z.string() });
+const Int = z.number().int();
+const Source = { source: z.literal('ai') };
+const TimelineEntry = z.object({
+  time: z.string(), status: z.string(), alert_name: z.string(), detail: z.string(), dashboard_url: z.string(), starts_at: z.string(), ends_at: z.string().nullable(),
+});
+
 export const aiIssuesGroup = defineGroup({
   name: 'ai-issues',
   tables: { 'ai-issues': 'readwrite', alerts: 'read', users: 'read', audit: 'readwrite' },
   routes: {
-    list: { method: 'GET', path: '/api/ai-issues', summary: 'AI-grouped alert issues', auth: 'user', roles: ANY_ROLE, query: IssueListQuery },
-    kpis: { method: 'GET', path: '/api/ai-issues/kpis', summary: 'AI issue KPIs', auth: 'user', roles: ANY_ROLE, query: IssueKpisQuery },
-    users: { method: 'GET', path: '/api/ai-issues/users', summary: 'Assignable users', auth: 'user', roles: ANY_ROLE },
-    get: { method: 'GET', path: '/api/ai-issues/{issue_id}', summary: 'One AI issue with its linked alerts', auth: 'user', roles: ANY_ROLE, params: IssueIdParams },
+    list: { method: 'GET', path: '/api/ai-issues', summary: 'AI-grouped alert issues', auth: 'user', roles: ANY_ROLE, query: IssueListQuery,
+      response: z.object({
+        issues: z.array(AiIssue), total: Int, page: Int, page_size: Int, total_pages: Int, customers: z.array(z.string()), clusters: z.array(z.string()), ...Source,
+      }),
+    },
+    kpis: { method: 'GET', path: '/api/ai-issues/kpis', summary: 'AI issue KPIs', auth: 'user', roles: ANY_ROLE, query: IssueKpisQuery,
+      response: z.object({ total: Int, ongoing: Int, resolved: Int, unassigned: Int, avg_duration_minutes: z.number(), total_alerts: Int, ...Source }),
+    },
+    users: { method: 'GET', path: '/api/ai-issues/users', summary: 'Assignable users', auth: 'user', roles: ANY_ROLE, response: UsersAnswer },
+    get: { method: 'GET', path: '/api/ai-issues/{issue_id}', summary: 'One AI issue with its linked alerts', auth: 'user', roles: ANY_ROLE, params: IssueIdParams,
+      response: z.object({ issue: AiIssue, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source }),
+    },
     patch: {
       method: 'PATCH', path: '/api/ai-issues/{issue_id}', summary: 'Triage an AI issue (assignee "me" is the caller)',
-      auth: 'user', roles: ADMIN_UP, params: IssueIdParams, body: AiIssuePatch,
+      auth: 'user', roles: ADMIN_UP, params: IssueIdParams, body: AiIssuePatch, response: z.object({ status: z.literal('ok') }),
     },
   },
 });

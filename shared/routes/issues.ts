@@ -33,7 +33,7 @@ const ListAnswer = z.object({
 const KpisAnswer = z.object({
   total: z.number().int(), ongoing: z.number().int(), resolved: z.number().int(), unassigned: z.number().int(), avg_duration_minutes: z.number(), ...Source,
 });
-const UsersAnswer = z.object({ users: z.array(z.object({ username: z.string(), name: z.string(), email: z.string(), role: z.string() })) });
+export const UsersAnswer = z.object({ users: z.array(z.object({ username: z.string(), name: z.string(), email: z.string(), role: z.string() })) });
 const TimelineEntry = z.object({
   time: z.string(), status: z.string(), alert_name: z.string(), detail: z.string(), dashboard_url: z.string(), starts_at: z.string(), ends_at: z.string().nullable(),
 });

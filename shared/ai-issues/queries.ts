@@ -1,0 +1,104 @@
+// Reading and triaging AI issues (spec §4 AI issues): the same list parameters
+// and shapes as rule issues (shared/issues/queries.ts), source `ai`, KPIs with
+// total_alerts, alerts resolved from the linked ids, PATCH with `me`.
+import type { Caller } from '../auth/caller.js';
+import { auditAction } from '../db/audit.js';
+import { batchGet, ConditionFailed, transactWrite } from '../db/client.js';
+import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord } from '../db/ai-issues.js';
+import { getUser, listUsers } from '../db/users.js';
+import { NotFound, ValidationFailed } from '../http/errors.js';
+import type { Principal } from '../http/route.js';
+import { displayTime, distinct, durationMinutes, matches, newestFirst, windowStart } from '../issues/queries.js';
+import type { IssueListQuery } from '../routes/common.js';
+import { round2 } from '../scoring/inputs.js';
+
+export const SOURCE = 'ai';
+
+export function aiIssueView(i: AiIssueRecord, now: Date) {
+  return {
+    issue_id: i.issue_id, issue_name: i.issue_name, severity: i.severity, status: i.status, cluster_id: i.cluster_id, cluster_name: i.cluster_name,
+    customer_name: i.customer_name, alert_count: i.alert_count, first_seen: i.first_seen, last_seen: i.last_seen, resolved_at: i.resolved_at,
+    duration_minutes: durationMinutes(i, now), triage_status: i.triage_status, disposition_status: i.disposition_status, assignee: i.assignee,
+    notes: i.notes, ticket_key: '', ticket_url: '', ai_reasoning: i.ai_reasoning, ai_summary: i.ai_summary, grouped_by: i.grouped_by,
+    updated_at: i.updated_at, updated_by: i.updated_by,
+  };
+}
+
+export async function listAiIssues(q: IssueListQuery, now = new Date()) {
+  const inWindow = await listAiIssuesActiveSince(windowStart(q.days, now));
+  const found = inWindow.filter((i) => matches(i, q)).sort(newestFirst);
+  const start = (q.page - 1) * q.page_size;
+  return {
+    issues: found.slice(start, start + q.page_size).map((i) => aiIssueView(i, now)),
+    total: found.length, page: q.page, page_size: q.page_size, total_pages: Math.ceil(found.length / q.page_size),
+    customers: distinct(inWindow.map((i) => i.customer_name)), clusters: distinct(inWindow.map((i) => i.cluster_name)),
+    source: SOURCE,
+  };
+}
+
+export async function aiIssueKpis(days: number, now = new Date()) {
+  const issues = await listAiIssuesActiveSince(windowStart(days, now));
+  const durations = issues.map((i) => durationMinutes(i, now));
+  return {
+    total: issues.length,
+    ongoing: issues.filter((i) => i.status === 'Ongoing').length,
+    resolved: issues.filter((i) => i.status === 'Resolved').length,
+    unassigned: issues.filter((i) => !i.assignee).length,
+    avg_duration_minutes: durations.length ? round2(durations.reduce((a, b) => a + b, 0) / durations.length) : 0,
+    total_alerts: issues.reduce((n, i) => n + i.alert_count, 0),
+    source: SOURCE,
+  };
+}
+
+async function requireAiIssue(id: string): Promise<AiIssueRecord> {
+  const issue = await getAiIssue(id);
+  if (!issue) throw new NotFound(`No AI issue ${id}.`);
+  return issue;
+}
+
+/** The issue with its alerts, resolved from the linked alert keys, newest first. */
+export async function aiIssueDetail(id: string, now = new Date()) {
+  const issue = await requireAiIssue(id);
+  const alerts = await batchGet('alerts', issue.alert_keys.map((k) => ({ pk: `CLUSTER#${issue.cluster_id}`, sk: `ALERT#${k}` })));
+  const sorted = alerts.sort((a, b) => (String(a.starts_at) < String(b.starts_at) ? 1 : -1));
+  return {
+    issue: aiIssueView(issue, now),
+    alerts: sorted.map((a) => ({
+      time: displayTime(String(a.starts_at)), status: String(a.status), alert_name: String(a.alert_name), detail: String(a.detail || a.summary || ''),
+      dashboard_url: String(a.dashboard_url ?? ''), starts_at: String(a.starts_at), ends_at: (a.ends_at as string | null) ?? null,
+    })),
+    cluster_info: null,
+    source: SOURCE,
+  };
+}
+
+/** PATCH: `me` as assignee is the caller; another assignee must be an active account. Audited with before and after. */
+export async function updateAiTriage(principal: Principal, id: string, patch: Record<string, string | undefined>, caller: Caller, now = new Date()) {
+  const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  if (changes.assignee !== undefined) {
+    const wanted = changes.assignee.trim();
+    if (wanted.toLowerCase() === 'me') changes.assignee = principal.name;
+    else if (wanted) {
+      const user = (await getUser(wanted)) ?? (await listUsers()).find((u) => u.email.toLowerCase() === wanted.toLowerCase() || u.name === wanted);
+      if (!user?.is_active) throw new ValidationFailed(`No user ${wanted} to assign.`, [{ loc: ['body', 'assignee'], msg: 'must be an active user, "me" or empty', type: 'value_error' }]);
+      changes.assignee = user.name;
+    } else changes.assignee = '';
+  }
+  for (let attempt = 1; ; attempt++) {
+    const issue = await requireAiIssue(id);
+    const fields = Object.keys(changes).filter((f) => issue[f as keyof AiIssueRecord] !== changes[f]);
+    if (!fields.length) return { status: 'ok' };
+    const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));
+    const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
+    try {
+      await transactWrite([
+        aiTriageAction(id, after as Record<string, string>, issue.triage_version, principal.username, now),
+        auditAction({ actor: principal.username, role: principal.role, action: 'issue_update', target: id, detail: { source: SOURCE, before, after }, ip: caller.ip, user_agent: caller.userAgent }, now),
+      ]);
+      return { status: 'ok' };
+    } catch (error) {
+      if (!(error instanceof ConditionFailed) || attempt >= 3) throw error;
+    }
+  }
+}
+

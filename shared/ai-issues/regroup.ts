@@ -1,0 +1,108 @@
+// Applying AI grouping to stored alerts: per cluster, the alerts of the last
+// 7 days, regrouped only when they changed since the last grouping (the
+// debounce: the scheduled recompute runs every 15 minutes, and an unchanged
+// cluster costs no LLM call). Stored issues keep their ids, and so their
+// triage, when a new group shares alerts with them.
+import { createHash, randomUUID } from 'node:crypto';
+import { listAlertsSince, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
+import { ConditionFailed, mapLimit } from '../db/client.js';
+import { getClusters } from '../db/clusters.js';
+import { deleteUntriagedAiIssue, getAiGroupingState, getAiIssues, putAiGroupingState, writeAiGrouping, type AiGrouping } from '../db/ai-issues.js';
+import { llmProvider } from '../llm/provider.js';
+import { createLogger } from '../log.js';
+import { llmGroups, rulesGroups, type AlertGroup } from './grouping.js';
+
+export const AI_WINDOW_DAYS = 7;
+const log = createLogger('ai-grouping');
+
+export const alertKeyOf = (a: Pick<AlertRecord, 'starts_at' | 'fingerprint'>) => `${a.starts_at}#${a.fingerprint}`;
+
+/** What the grouping saw: every alert and its state. */
+function fingerprintOf(alerts: readonly AlertRecord[]): string {
+  const lines = alerts.map((a) => `${alertKeyOf(a)}|${a.status}|${a.ends_at ?? ''}`).sort();
+  return createHash('sha256').update(lines.join('\n')).digest('hex');
+}
+
+function toGrouping(group: AlertGroup, id: string, names: { cluster_name: string; customer_name: string }, groupedBy: string): AiGrouping {
+  const alerts = [...group.alerts].sort((a, b) => (a.starts_at < b.starts_at ? -1 : 1));
+  const firing = alerts.some((a) => a.status === 'Firing');
+  const ends = alerts.map((a) => a.ends_at ?? a.starts_at).sort();
+  return {
+    issue_id: id, issue_name: group.title, severity: group.severity, status: firing ? 'Ongoing' : 'Resolved',
+    cluster_id: alerts[0]!.cluster_id, ...names, alert_count: alerts.length, alert_keys: alerts.map(alertKeyOf),
+    first_seen: alerts[0]!.starts_at, last_seen: alerts.at(-1)!.starts_at, resolved_at: firing ? null : ends.at(-1)!,
+    ai_reasoning: group.reasoning, ai_summary: group.summary, grouped_by: groupedBy,
+  };
+}
+
+async function regroupCluster(clusterId: string, names: { cluster_name: string; customer_name: string }, now: Date): Promise<'regrouped' | 'unchanged'> {
+  const provider = llmProvider();
+  const method = provider ? `llm:${provider.model}` : 'rules';
+  const [state, alerts] = await Promise.all([getAiGroupingState(clusterId), listClusterAlerts(clusterId, new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000))]);
+  const fingerprint = fingerprintOf(alerts);
+  if (state && state.fingerprint === fingerprint && state.method === method) return 'unchanged';
+
+  let groups: AlertGroup[] = [];
+  let groupedBy = 'rules';
+  if (alerts.length && provider) {
+    try {
+      const answer = await llmGroups(provider, names.cluster_name, alerts, { runId: randomUUID(), source: 'agent', user: 'ai-grouping' });
+      groups = answer.groups;
+      groupedBy = answer.usedModel ? method : 'rules';
+    } catch (error) {
+      log.error('LLM grouping failed; grouped by rules', { cluster_id: clusterId, error: String(error) });
+      groups = rulesGroups(alerts, 'Rule-based grouping (the model failed)');
+    }
+  } else if (alerts.length) groups = rulesGroups(alerts);
+
+  // A group continues the stored issue it shares the most alerts with (each stored issue at most once).
+  const stored = state ? await getAiIssues(state.issue_ids) : [];
+  const taken = new Set<string>();
+  const produced = groups.map((g) => {
+    const keys = new Set(g.alerts.map(alertKeyOf));
+    const best = stored
+      .filter((s) => !taken.has(s.issue_id))
+      .map((s) => ({ s, shared: s.alert_keys.filter((k) => keys.has(k)).length }))
+      .filter((x) => x.shared > 0)
+      .sort((a, b) => b.shared - a.shared || (a.s.issue_id < b.s.issue_id ? -1 : 1))[0];
+    // A new id from the group's first alert; while another group of this run holds that id
+    // (it continued the issue that once started with that alert), the next of a numbered series.
+    const idOf = (n: number) => `ai-${createHash('sha256').update(`${clusterId}\n${alertKeyOf(g.alerts[0]!)}\n${n}`).digest('hex').slice(0, 20)}`;
+    let id = best?.s.issue_id ?? idOf(0);
+    for (let n = 1; taken.has(id); n++) id = idOf(n);
+    taken.add(id);
+    return toGrouping(g, id, names, groupedBy);
+  });
+  for (const g of produced) await writeAiGrouping(g, now);
+  const ids = new Set(produced.map((g) => g.issue_id));
+  // Issues whose alerts were regrouped into others go (unless triaged); those whose alerts all
+  // left the window stay as they are, history.
+  const inWindow = new Set(alerts.map(alertKeyOf));
+  for (const old of stored) if (!ids.has(old.issue_id) && old.alert_keys.some((k) => inWindow.has(k))) await deleteUntriagedAiIssue(old.issue_id);
+  await putAiGroupingState(clusterId, { fingerprint, method, issue_ids: [...ids] }, state?.version ?? null);
+  return 'regrouped';
+}
+
+/** Regroups these clusters; a cluster that fails is logged and left for the next pass. */
+export async function regroupAiClusters(clusterIds: Iterable<string>, now = new Date()): Promise<{ clusters: number; regrouped: number; unchanged: number; failed: number }> {
+  const ids = [...new Set(clusterIds)];
+  const inventory = new Map((await getClusters(ids)).map((c) => [c.cluster_id, c]));
+  const result = { clusters: ids.length, regrouped: 0, unchanged: 0, failed: 0 };
+  await mapLimit(ids, 4, async (id) => {
+    const c = inventory.get(id);
+    const names = { cluster_name: c?.cluster_name ?? id, customer_name: c?.customer_name ?? '' };
+    try {
+      result[await regroupCluster(id, names, now)]++;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) log.error('AI grouping of a cluster failed', { cluster_id: id, error: String(error) });
+      result.failed++; // a concurrent run recorded first: its grouping stands
+    }
+  });
+  return result;
+}
+
+/** The scheduled pass: every cluster with alerts in the window. */
+export async function regroupAiRecent(now = new Date()) {
+  const alerts = await listAlertsSince(new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000), now);
+  return regroupAiClusters(alerts.map((a) => a.cluster_id), now);
+}

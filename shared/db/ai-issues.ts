@@ -1,0 +1,125 @@
+// AI-grouped issues repository (table `ai-issues`).
+//   pk = AIISSUE#<id>, sk = ISSUE; gsi1: gsi1pk = AIISSUES, gsi1sk = activity key
+//        (as for rule issues: Ongoing ones sort after every timestamp)
+//   pk = AISTATE#<cluster_id>, sk = STATE → { fingerprint, issue_ids, version }: what the
+//        last grouping of the cluster saw and produced (the debounce, and what to replace)
+// Grouping writes the grouping fields; triage fields are written only by PATCH.
+import type { Severity } from '../rules/schemas.js';
+import { batchGet, deleteItem, getItem, putItem, queryAll, tableName, updateItem, type TransactItem } from './client.js';
+import { activityKey } from './issues.js';
+
+export interface AiGrouping {
+  issue_id: string;
+  issue_name: string;
+  severity: Severity;
+  status: 'Ongoing' | 'Resolved';
+  cluster_id: string;
+  cluster_name: string;
+  customer_name: string;
+  alert_count: number;
+  /** `<starts_at>#<fingerprint>` of each linked alert (the alert's key). */
+  alert_keys: string[];
+  first_seen: string;
+  last_seen: string;
+  resolved_at: string | null;
+  ai_reasoning: string;
+  ai_summary: string;
+  /** `llm:<model>` or `rules`. */
+  grouped_by: string;
+}
+
+export interface AiIssueRecord extends AiGrouping {
+  triage_status: string;
+  disposition_status: string;
+  assignee: string;
+  notes: string;
+  updated_at: string;
+  updated_by: string;
+  triage_version: number;
+}
+
+const key = (id: string) => ({ pk: `AIISSUE#${id}`, sk: 'ISSUE' });
+const stateKey = (clusterId: string) => ({ pk: `AISTATE#${clusterId}`, sk: 'STATE' });
+const TRIAGE = ['triage_status', 'disposition_status', 'assignee', 'notes', 'updated_at', 'updated_by'] as const;
+
+function toIssue(item: Record<string, unknown>): AiIssueRecord {
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ...rest } = item;
+  const issue = rest as unknown as AiIssueRecord;
+  for (const f of TRIAGE) issue[f] ??= '';
+  issue.triage_version ??= 0;
+  return issue;
+}
+
+export async function getAiIssue(id: string): Promise<AiIssueRecord | undefined> {
+  const item = await getItem('ai-issues', key(id), true);
+  return item ? toIssue(item) : undefined;
+}
+
+export async function getAiIssues(ids: string[]): Promise<AiIssueRecord[]> {
+  return (await batchGet('ai-issues', ids.map(key))).map(toIssue);
+}
+
+/** Ongoing ones, and those resolved at or after `since`: newest activity first. */
+export async function listAiIssuesActiveSince(since: Date): Promise<AiIssueRecord[]> {
+  const items = await queryAll('ai-issues', {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
+    ExpressionAttributeValues: { ':pk': 'AIISSUES', ':since': since.toISOString() },
+    ScanIndexForward: false,
+  });
+  return items.map(toIssue);
+}
+
+/** Writes an issue's grouping fields; its triage fields are created empty and never touched here. */
+export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<void> {
+  const fields: Record<string, unknown> = { ...g, grouped_at: now.toISOString(), gsi1pk: 'AIISSUES', gsi1sk: activityKey(g) };
+  const names = Object.keys(fields);
+  await updateItem('ai-issues', key(g.issue_id), {
+    UpdateExpression:
+      `SET ${names.map((_, i) => `#g${i} = :g${i}`).join(', ')}, ` +
+      `${TRIAGE.map((_, i) => `#t${i} = if_not_exists(#t${i}, :empty)`).join(', ')}, triage_version = if_not_exists(triage_version, :zero)`,
+    ExpressionAttributeNames: { ...Object.fromEntries(names.map((n, i) => [`#g${i}`, n])), ...Object.fromEntries(TRIAGE.map((n, i) => [`#t${i}`, n])) },
+    ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:g${i}`, fields[n]])), ':empty': '', ':zero': 0 },
+    ReturnValues: 'NONE',
+  });
+}
+
+/** Removes an issue no grouping produces any more, unless somebody triaged it meanwhile. */
+export async function deleteUntriagedAiIssue(id: string): Promise<void> {
+  await deleteItem('ai-issues', key(id), { ConditionExpression: 'attribute_not_exists(triage_version) OR triage_version = :zero', ExpressionAttributeValues: { ':zero': 0 } }).catch(() => undefined);
+}
+
+export interface AiGroupingState {
+  fingerprint: string;
+  method: string;
+  issue_ids: string[];
+  version: number;
+}
+
+export async function getAiGroupingState(clusterId: string): Promise<AiGroupingState | undefined> {
+  const item = await getItem('ai-issues', stateKey(clusterId), true);
+  return item ? { fingerprint: String(item.fingerprint), method: String(item.method), issue_ids: (item.issue_ids as string[]) ?? [], version: Number(item.version) } : undefined;
+}
+
+/** Records the cluster's grouping, conditional on the state read (ConditionFailed when another run recorded first). */
+export async function putAiGroupingState(clusterId: string, state: Omit<AiGroupingState, 'version'>, seen: number | null): Promise<void> {
+  await putItem('ai-issues', { ...stateKey(clusterId), ...state, version: (seen ?? 0) + 1 }, {
+    ConditionExpression: seen === null ? 'attribute_not_exists(pk)' : 'version = :seen',
+    ExpressionAttributeValues: seen === null ? undefined : { ':seen': seen },
+  });
+}
+
+/** Triage fields, conditional on the version read; for a transaction with its audit entry. */
+export function aiTriageAction(id: string, changes: Record<string, string>, seenVersion: number, actor: string, now = new Date()): TransactItem {
+  const fields: Record<string, unknown> = { ...changes, updated_at: now.toISOString(), updated_by: actor };
+  const names = Object.keys(fields);
+  return {
+    Update: {
+      TableName: tableName('ai-issues'), Key: key(id),
+      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}, triage_version = :next`,
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(triage_version) OR triage_version = :seen)',
+      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
+      ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, fields[n]])), ':next': seenVersion + 1, ':seen': seenVersion },
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// AI grouping (issue 10) against DynamoDB Local and a local OpenAI-compatible
+// server: every alert lands in exactly one AI issue, even when the model omits
+// or repeats alerts; rules without a provider; the debounce; triage survives.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as recompute } from '../../functions/recompute.js';
+import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
+import { aiTriageAction, getAiIssue, listAiIssuesActiveSince } from '../../shared/db/ai-issues.js';
+import { listAlertsSince, type AlertRecord } from '../../shared/db/alerts.js';
+import { transactWrite } from '../../shared/db/client.js';
+import { listUsage } from '../../shared/db/llm-usage.js';
+import { categoryOf, rulesGroups } from '../../shared/ai-issues/grouping.js';
+import { AI_WINDOW_DAYS, alertKeyOf, regroupAiClusters } from '../../shared/ai-issues/regroup.js';
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
+import { useTestTables } from '../support/dynamo.js';
+
+let openai: FakeOpenAi;
+beforeAll(async () => {
+  await useTestTables();
+  await loadDemoFleet(10);
+  openai = await startFakeOpenAi();
+});
+afterAll(async () => {
+  for (const v of ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_MAX_ATTEMPTS', 'LLM_RETRY_BASE_MS']) delete process.env[v];
+  await openai?.close();
+});
+
+const windowAlerts = async () => listAlertsSince(new Date(Date.now() - AI_WINDOW_DAYS * 86_400_000));
+const byCluster = (alerts: AlertRecord[]) => {
+  const m = new Map<string, AlertRecord[]>();
+  for (const a of alerts) m.set(a.cluster_id, [...(m.get(a.cluster_id) ?? []), a]);
+  return m;
+};
+
+/** Every alert of the window is in exactly one stored AI issue. */
+async function expectEveryAlertOnce() {
+  const alerts = await windowAlerts();
+  const issues = await listAiIssuesActiveSince(new Date(Date.now() - 60 * 86_400_000));
+  const linked = issues.flatMap((i) => i.alert_keys.map((k) => `${i.cluster_id}|${k}`));
+  expect(new Set(linked).size).toBe(linked.length); // never twice
+  expect(new Set(linked)).toEqual(new Set(alerts.map((a) => `${a.cluster_id}|${alertKeyOf(a)}`))); // never lost
+  return issues;
+}
+
+describe('rules grouping (no provider)', () => {
+  it('groups by metric category within a time gap, and says it is rule-based', () => {
+    const a = (name: string, minutesAgo: number) => ({ alert_name: name, starts_at: new Date(Date.now() - minutesAgo * 60_000).toISOString(), fingerprint: name + minutesAgo, severity: 'warning', status: 'Resolved', labels: {}, detail: '', summary: '' }) as unknown as AlertRecord;
+    const groups = rulesGroups([a('DiskUsageHigh', 300), a('DiskFull', 250), a('JvmHeapPressure', 240), a('DiskUsageHigh', 10)]);
+    expect(groups.map((g) => g.alerts.length)).toEqual([2, 1, 1]);
+    expect(groups[0]!.reasoning).toMatch(/^Rule-based grouping \(no LLM provider configured\): 2 storage alerts/);
+    expect(categoryOf('CompactionScoreHigh')).toBe('compaction');
+  });
+
+  it('the scheduled recompute creates AI issues covering every alert exactly once, and a second run changes nothing', async () => {
+    delete process.env.LLM_PROVIDER;
+    const first = await recompute();
+    expect(first.ai_issues).toMatchObject({ failed: 0 });
+    expect(first.ai_issues!.regrouped).toBeGreaterThan(0);
+    const issues = await expectEveryAlertOnce();
+    expect(issues.every((i) => i.grouped_by === 'rules' && i.ai_reasoning.startsWith('Rule-based grouping'))).toBe(true);
+    const second = await recompute();
+    expect(second.ai_issues).toMatchObject({ regrouped: 0, failed: 0 });
+  });
+});
+
+describe('LLM grouping', () => {
+  it('repairs an answer that omits and repeats alerts, keeps triage, and records agent usage', async () => {
+    Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl, LLM_MAX_ATTEMPTS: '1', LLM_RETRY_BASE_MS: '1' });
+    const clusters = byCluster(await windowAlerts());
+    const [clusterId, alerts] = [...clusters].find(([, list]) => list.length >= 3)!;
+    const before = (await listAiIssuesActiveSince(new Date(Date.now() - 60 * 86_400_000))).filter((i) => i.cluster_id === clusterId);
+    const triaged = before[0]!;
+    await transactWrite([aiTriageAction(triaged.issue_id, { notes: 'keep' }, triaged.triage_version, 'tester')]);
+    // a1 and a2 together, a2 again (repeated), a9999 unknown, the rest omitted
+    openai.enqueueText(JSON.stringify({ groups: [
+      { alerts: ['a1', 'a2'], title: 'Storage pressure', severity: 'Critical', reasoning: 'Both point at the disks.', summary: 'Disks are filling.' },
+      { alerts: ['a2', 'a9999'], title: 'Echo', severity: 'Warning', reasoning: 'Repeated.', summary: 'x' },
+    ] }), { usage: { input_tokens: 800, output_tokens: 120 } });
+    const usageBefore = (await listUsage(1)).length;
+    const result = await regroupAiClusters([clusterId]);
+    expect(result).toMatchObject({ regrouped: 1, failed: 0 });
+    const after = (await listAiIssuesActiveSince(new Date(Date.now() - 60 * 86_400_000))).filter((i) => i.cluster_id === clusterId);
+    expect(after.find((i) => i.issue_name === 'Storage pressure')).toMatchObject({ alert_count: 2, grouped_by: 'llm:gpt-4o-mini', ai_reasoning: 'Both point at the disks.' });
+    expect(after.some((i) => i.issue_name === 'Echo')).toBe(false); // nothing left for it after the repair
+    expect(after.filter((i) => i.ai_reasoning.startsWith('The model left these alerts out')).reduce((n, i) => n + i.alert_count, 0)).toBe(alerts.length - 2);
+    await expectEveryAlertOnce();
+    const kept = await getAiIssue(triaged.issue_id);
+    if (kept) expect(kept.notes).toBe('keep'); // a triaged issue is never deleted by regrouping
+    const usage = (await listUsage(1)).slice(usageBefore);
+    expect(usage.map((u) => [u.source, u.input_tokens, u.output_tokens])).toEqual([['agent', 800, 120]]);
+    // unchanged alerts: no second LLM call
+    expect(await regroupAiClusters([clusterId])).toMatchObject({ unchanged: 1 });
+    expect(openai.answered()).toHaveLength(1);
+  });
+
+  it('falls back to rules when the model fails, still covering every alert', async () => {
+    const clusters = byCluster(await windowAlerts());
+    const [clusterId] = [...clusters].find(([, list]) => list.length >= 1)!;
+    process.env.LLM_MODEL = 'gpt-4o'; // a new method: the cluster is regrouped
+    openai.enqueueError(500);
+    expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1, failed: 0 });
+    await expectEveryAlertOnce();
+  });
+});

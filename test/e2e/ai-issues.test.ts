@@ -1,0 +1,71 @@
+// AI issues through the local server on the demo fleet, without a provider:
+// the rules grouping after a recompute, every list field of the spec, KPIs by
+// brute force, linked alerts, and PATCH with `me`.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as recompute } from '../../functions/recompute.js';
+import { aiIssuesGroup } from '../../shared/routes/ai-issues.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startTestService } from '../support/local-service.js';
+import { userToken } from '../support/tokens.js';
+
+let service: LocalService;
+let admin: string;
+
+beforeAll(async () => {
+  delete process.env.LLM_PROVIDER;
+  service = await startTestService({ adminPassword: 'ai-admin-password', demoClusters: 14 });
+  admin = await userToken('admin', 'ai-admin');
+  await recompute();
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${service.url}${path}`, {
+    method, headers: { Authorization: `Bearer ${admin}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+describe('AI issues without a provider', () => {
+  it('answer every field of the spec on every route, rule-based and saying so', async () => {
+    const list = (await call('GET', '/api/ai-issues?days=30&page_size=100')).body;
+    expect(list.total).toBeGreaterThan(0);
+    expect(list.issues.every((i: any) => i.ai_reasoning.startsWith('Rule-based grouping') && i.ai_summary && i.grouped_by === 'rules')).toBe(true);
+    const id = list.issues[0].issue_id;
+    for (const [name, route] of Object.entries(aiIssuesGroup.routes)) {
+      if (route.method !== 'GET') continue;
+      const { status, body } = await call('GET', route.path.replace('{issue_id}', id));
+      expect(status, name).toBe(200);
+      const parsed = route.response!.safeParse(body);
+      expect(parsed.success ? [] : parsed.error.issues.slice(0, 3), name).toEqual([]);
+    }
+  });
+
+  it('KPIs match a brute-force count, total_alerts included; the detail resolves every linked alert', async () => {
+    const all = (await call('GET', '/api/ai-issues?days=7&page_size=100')).body.issues as any[];
+    const kpis = (await call('GET', '/api/ai-issues/kpis?days=7')).body;
+    expect(kpis).toMatchObject({
+      total: all.length, ongoing: all.filter((i) => i.status === 'Ongoing').length, resolved: all.filter((i) => i.status === 'Resolved').length,
+      unassigned: all.filter((i) => !i.assignee).length, total_alerts: all.reduce((n, i) => n + i.alert_count, 0), source: 'ai',
+    });
+    for (const issue of all.slice(0, 5)) {
+      const detail = (await call('GET', `/api/ai-issues/${issue.issue_id}`)).body;
+      expect(detail.alerts).toHaveLength(issue.alert_count);
+    }
+    expect((await call('GET', '/api/ai-issues/no-such')).status).toBe(404);
+  });
+
+  it('PATCH sets triage fields; assignee `me` is the caller', async () => {
+    const [issue] = (await call('GET', '/api/ai-issues?days=30')).body.issues;
+    expect(await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { triage_status: 'Investigating', assignee: 'me', notes: 'looking' })).toEqual({ status: 200, body: { status: 'ok' } });
+    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue).toMatchObject({ triage_status: 'Investigating', assignee: 'The admin', notes: 'looking' });
+    expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: 'nobody-at-all' })).status).toBe(422);
+    expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { ticket_key: 'X-1' })).status).toBe(422);
+    await recompute(); // regrouping keeps the triage
+    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue).toMatchObject({ triage_status: 'Investigating', notes: 'looking' });
+  });
+});
