@@ -42,10 +42,9 @@ export interface TableDef {
 /**
  * The rollups as metric_daily's rows, in columns and in the table's key order
  * (cluster id, metric key, day). A snapshot's ~14,000 rollup objects hold
- * ~180,000 metric objects, which a worker's structured clone copies ten times
- * slower than these arrays (the numbers move without a copy); and SQLite
- * stores rows given in key order fastest. Of rollups with the same cluster and
- * day, the last given wins.
+ * ~180,000 metric objects, which postMessage's structured clone copies ten
+ * times slower than these arrays; and SQLite stores rows given in key order
+ * fastest. Of rollups with the same cluster and day, the last given wins.
  */
 export interface PackedRollups {
   clusterIds: string[];
@@ -70,7 +69,7 @@ export interface SnapshotInput extends Omit<FleetSnapshot, 'rollups'> {
 
 export const METRIC_VALUES = ['min', 'max', 'sum', 'count', 'last'] as const;
 
-export function packSnapshot(snapshot: FleetSnapshot): { input: SnapshotInput; transfer: ArrayBuffer[] } {
+export function packSnapshot(snapshot: FleetSnapshot): SnapshotInput {
   type Item = { metrics: Record<string, MetricRollup | undefined>; at: number; cluster: string; day: string };
   const sorted: Item[] = snapshot.rollups
     .map((r, at) => ({ metrics: (r.metrics ?? {}) as Record<string, MetricRollup | undefined>, at, cluster: String(r.cluster_id), day: String(r.day) }))
@@ -136,10 +135,7 @@ export function packSnapshot(snapshot: FleetSnapshot): { input: SnapshotInput; t
     rowDay, values, lastAt,
   };
   const { rollups: _rollups, ...rest } = snapshot;
-  return {
-    input: { ...rest, rollups: packed },
-    transfer: [packed.groupCluster.buffer, packed.groupKey.buffer, packed.groupStart.buffer, rowDay.buffer, values.buffer] as ArrayBuffer[],
-  };
+  return { ...rest, rollups: packed };
 }
 
 const col = (name: string, type: ColumnType, doc: string): ColumnDef => ({ name, type, doc });
@@ -234,7 +230,7 @@ export const TABLES: readonly TableDef[] = [
       col('score', 'REAL', '0-100, higher is healthier'),
       col('value', 'REAL', 'the metric aggregated over the lookback'),
       col('weight', 'REAL', 'weight of the dimension in metrics_score'),
-      col('status', 'TEXT', "'healthy', 'warning' or 'critical'"),
+      col('status', 'TEXT', "'healthy', 'watch', 'warning' or 'critical'"),
     ],
     *rows(s) {
       for (const c of s.scores) {
@@ -452,11 +448,11 @@ function pushRow(values: SqlValue[], p: PackedRollups, row: number): void {
   values.push(p.lastAt[row] ?? null);
 }
 
-/** CREATE TABLE statements (no secondary indexes: those come after the load). */
+/** CREATE TABLE statements, in the temp schema (see loadSnapshot); no secondary indexes (those come after the load). */
 export function createTableSql(table: TableDef): string {
   const columns = table.columns.map((c) => `${quote(c.name)} ${c.type}`);
   if (table.primaryKey) columns.push(`PRIMARY KEY (${table.primaryKey.map(quote).join(', ')})`);
-  return `CREATE TABLE ${quote(table.name)} (${columns.join(', ')})${table.withoutRowid ? ' WITHOUT ROWID' : ''}`;
+  return `CREATE TEMP TABLE ${quote(table.name)} (${columns.join(', ')})${table.withoutRowid ? ' WITHOUT ROWID' : ''}`;
 }
 
 export function createIndexSql(table: TableDef): string[] {
@@ -517,47 +513,43 @@ export function schemaText(stats: SnapshotStats, limits: { rowLimit: number; tim
   return lines.join('\n').trimEnd();
 }
 
-
 // ---------------------------------------------------------------- loading
 
 /**
- * SQLite's own heap cap once loaded (bytes): a query that would build a huge
- * string, sort or temporary table fails with "out of memory" instead of growing
- * the worker without bound. The database file itself lives outside this heap.
+ * What SQLite may allocate beyond the loaded tables (bytes): a query that would
+ * build a huge string, sort or temporary table fails with "out of memory"
+ * instead of growing the worker without bound.
  */
 export const QUERY_HEAP_LIMIT = 128 * 1024 * 1024;
 
 /**
- * Loads a snapshot into an empty database: tables, then every row through one
- * prepared statement per table inside one transaction, then the indexes (faster
- * built once than maintained row by row) and planner statistics.
+ * Loads a snapshot into a fresh connection: the tables, then every row inside
+ * one transaction (prepared statements), then the indexes (faster built once
+ * than maintained row by row).
+ *
+ * The tables live in the connection's temp schema, held in memory by SQLite
+ * itself: a table in sql.js's main database is a file in Emscripten's
+ * in-memory file system, which grows by 1/8 at a time (copying the file each
+ * time) and made the load a third slower. Unqualified names find temp tables
+ * first, so queries do not notice.
  */
 export function loadSnapshot(db: Database, snapshot: SnapshotInput): void {
-  // Larger pages: fewer of them to split and write (measured ~30% faster loads than 4 KB).
-  db.run('PRAGMA page_size = 16384');
-  // An in-memory file nobody else opens: no rollback journal, no syncs.
-  db.run('PRAGMA journal_mode = OFF');
-  db.run('PRAGMA synchronous = OFF');
+  db.run('PRAGMA temp_store = MEMORY');
   for (const table of TABLES) db.run(createTableSql(table));
   db.run('BEGIN');
-  try {
-    for (const table of TABLES) {
-      if (table.load) {
-        table.load(db, snapshot);
-        continue;
-      }
-      const insert = db.prepare(insertSql(table));
-      try {
-        for (const row of table.rows?.(snapshot) ?? []) insert.run(row);
-      } finally {
-        insert.free();
-      }
+  for (const table of TABLES) {
+    if (table.load) {
+      table.load(db, snapshot);
+      continue;
     }
-    db.run('COMMIT');
-  } catch (error) {
-    db.run('ROLLBACK');
-    throw error;
+    const insert = db.prepare(insertSql(table));
+    try {
+      for (const row of table.rows?.(snapshot) ?? []) insert.run(row);
+    } finally {
+      insert.free();
+    }
   }
+  db.run('COMMIT');
   // No ANALYZE: its statistics cost a tenth of the load, and with one or two
   // indexes per table SQLite's default choices are the right ones.
   for (const table of TABLES) for (const sql of createIndexSql(table)) db.run(sql);
@@ -576,15 +568,16 @@ export function snapshotStats(db: Database, snapshot: SnapshotInput): SnapshotSt
   return { rowCounts, metricKeys: [...keys], firstDay: days[0] ?? null, lastDay: days.at(-1) ?? null };
 }
 
+const pragmaNumber = (db: Database, pragma: string) => Number(db.exec(`PRAGMA ${pragma}`)[0]?.values[0]?.[0] ?? 0);
+
 /**
- * Makes a loaded (or reopened) database read-only for the queries: query_only
- * refuses every write even from a statement that passed the check; temporary
- * tables and sorts stay in memory, under the heap cap. Per connection (and
- * Database.export() reopens it), so run after every open.
+ * Makes a loaded database read-only for the queries: query_only refuses every
+ * write (temp tables included), even from a statement that passed the check;
+ * SQLite's heap is capped at the tables plus QUERY_HEAP_LIMIT.
  */
 export function lockDown(db: Database): void {
-  db.run('PRAGMA temp_store = MEMORY');
-  db.run(`PRAGMA hard_heap_limit = ${QUERY_HEAP_LIMIT}`);
+  const tableBytes = pragmaNumber(db, 'temp.page_count') * pragmaNumber(db, 'temp.page_size');
+  db.run(`PRAGMA hard_heap_limit = ${tableBytes + QUERY_HEAP_LIMIT}`);
   db.run('PRAGMA query_only = 1');
 }
 
@@ -711,7 +704,9 @@ function sqliteProblem(error: unknown): QueryProblem {
   const message = messageOf(error);
   const hint = /no such (table|column)|ambiguous column/i.test(message)
     ? `Use only the tables and columns of the schema (${TABLES.map((t) => t.name).join(', ')}); qualify a column that two joined tables share (s.cluster_id).`
-    : 'Check the statement against the schema given with the run_sql tool (SQLite dialect).';
+    : /out of memory|too big/i.test(message)
+      ? 'The query needs more memory than it may use: filter and aggregate before building large strings, sorts or joins.'
+      : 'Check the statement against the schema given with the run_sql tool (SQLite dialect).';
   return new QueryProblem('sqlite', `SQLite error: ${message}. ${hint}`);
 }
 

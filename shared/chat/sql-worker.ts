@@ -5,13 +5,13 @@
 //
 // Started with workerData { wasmPath } (the sql.js .wasm file to load);
 // answers one request at a time:
-//   load  { snapshot } → { bytes, stats, load_ms }  builds the database from a
-//         packed snapshot (sql-schema.ts packSnapshot); `bytes`
-//         is its file, from which a replacement worker opens it after a timeout
-//   open  { bytes }    → {}                          opens such a file
+//   load  { snapshot } → { stats }  builds the database from a packed
+//         snapshot (sql-schema.ts packSnapshot)
 //   query { sql, rowLimit, cellChars } → { columns, rows, truncated }
 // Failures answer { error: { kind, message } }: kind 'refused' or 'sqlite' is
 // about the query (message for the model), 'fatal' means this worker is broken.
+// A worker stopped mid-query is replaced by a new one that loads the same
+// snapshot (the main thread keeps it).
 //
 // Run from source under tsx (sql-worker.ts) or, in a Lambda, as the bundle
 // sql-worker.mjs that the build emits beside index.mjs (see sql.ts).
@@ -28,15 +28,13 @@ export interface SqlWorkerData {
 
 export type SqlWorkerRequest =
   | { id: number; op: 'load'; snapshot: SnapshotInput }
-  | { id: number; op: 'open'; bytes: Uint8Array }
   | { id: number; op: 'query'; sql: string; rowLimit: number; cellChars: number };
 
 export type SqlWorkerError = { kind: 'refused' | 'sqlite' | 'fatal'; message: string };
 
 export type SqlWorkerReply =
   | { id: number; error: SqlWorkerError }
-  | { id: number; op: 'load'; bytes: Uint8Array; stats: SnapshotStats; load_ms: number }
-  | { id: number; op: 'open' }
+  | { id: number; op: 'load'; stats: SnapshotStats }
   | ({ id: number; op: 'query' } & QueryRows);
 
 async function startSqlJs(wasmPath: string): Promise<SqlJsStatic> {
@@ -55,36 +53,27 @@ function serve(port: NonNullable<typeof parentPort>, data: SqlWorkerData): void 
   engine.catch(() => {}); // reported to each request below
   let db: Database | undefined;
 
-  async function handle(request: SqlWorkerRequest): Promise<{ reply: SqlWorkerReply; transfer?: ArrayBuffer[] }> {
+  async function handle(request: SqlWorkerRequest): Promise<SqlWorkerReply> {
     const SQL = await engine;
     switch (request.op) {
       case 'load': {
-        const started = performance.now();
         db?.close();
         db = new SQL.Database();
         loadSnapshot(db, request.snapshot);
         const stats = snapshotStats(db, request.snapshot);
-        const bytes = db.export(); // closes and reopens the connection: lock it down after
         lockDown(db);
-        const reply: SqlWorkerReply = { id: request.id, op: 'load', bytes, stats, load_ms: performance.now() - started };
-        return { reply, transfer: [bytes.buffer as ArrayBuffer] };
-      }
-      case 'open': {
-        db?.close();
-        db = new SQL.Database(request.bytes);
-        lockDown(db);
-        return { reply: { id: request.id, op: 'open' } };
+        return { id: request.id, op: 'load', stats };
       }
       case 'query': {
         if (!db) throw new Error('no database loaded');
-        return { reply: { id: request.id, op: 'query', ...runQuery(db, request.sql, request) } };
+        return { id: request.id, op: 'query', ...runQuery(db, request.sql, request) };
       }
     }
   }
 
   port.on('message', (request: SqlWorkerRequest) => {
     handle(request).then(
-      ({ reply, transfer }) => port.postMessage(reply, transfer),
+      (reply) => port.postMessage(reply),
       (error: unknown) => {
         const reply: SqlWorkerReply = {
           id: request.id,

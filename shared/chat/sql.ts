@@ -3,8 +3,8 @@
 // to WebAssembly) that lives in a worker thread (sql-worker.ts), because this
 // build of sql.js exposes neither sqlite3_progress_handler nor
 // sqlite3_interrupt: the only way to stop a runaway query is to terminate the
-// thread running it. The database file is kept here (a copy of the loaded
-// file), so a replacement worker reopens it in milliseconds.
+// thread running it. The snapshot is kept here (packed: sql-schema.ts
+// packSnapshot), and a replacement worker loads it again.
 //
 // Files at run time (both located like shared/rules/defaults.ts locates rules,
 // relative to this module's URL, i.e. to the bundle in Lambda):
@@ -28,7 +28,7 @@ import type { IssueRecord } from '../db/issues.js';
 import type { StoredRollup } from '../db/metrics.js';
 import type { FleetClusterScore } from '../scoring/fleet-score.js';
 import type { RiskSnapshot } from '../scoring/risk.js';
-import { packSnapshot, schemaText } from './sql-schema.js';
+import { packSnapshot, schemaText, type SnapshotInput } from './sql-schema.js';
 import type { SqlWorkerData, SqlWorkerError, SqlWorkerReply, SqlWorkerRequest } from './sql-worker.js';
 
 export interface FleetSnapshot {
@@ -159,13 +159,13 @@ class SqlWorker {
     this.worker.on('exit', (code) => this.fail(new Error(`the SQL worker exited (code ${code})`)));
   }
 
-  request<O extends Op>(message: { op: O } & RequestOf<O>, transfer: ArrayBuffer[] = []): Promise<ReplyOf<O>> {
+  request<O extends Op>(message: { op: O } & RequestOf<O>): Promise<ReplyOf<O>> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise<SqlWorkerReply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.ref();
-      this.worker.postMessage({ ...message, id }, transfer);
+      this.worker.postMessage({ ...message, id });
     }).then((reply) => {
       if ('error' in reply) throw new WorkerFailure(reply.error.kind, reply.error.message);
       return reply as ReplyOf<O>;
@@ -189,16 +189,16 @@ class SqlWorker {
 const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`;
 
 const timeoutMessage = (ms: number) =>
-  `The query took longer than ${seconds(ms)} and was stopped. Narrow it down: filter early with WHERE on indexed columns ` +
-  '(cluster_id, day, metric_key, starts_at, first_seen), join on cluster_id, aggregate before joining, add a LIMIT, ' +
-  'and avoid cross joins and unbounded recursive CTEs.';
+  `The query took longer than ${seconds(ms)} and was stopped. Narrow it down: filter early on keys ` +
+  '(cluster_id, then metric_key and day in metric_daily; starts_at in alerts), join on cluster_id, aggregate before joining, ' +
+  'add a LIMIT, and avoid cross joins and unbounded recursive CTEs.';
 
 function positiveInt(value: number | undefined, fallback: number, max: number): number {
   return value === undefined || !Number.isFinite(value) || value < 1 ? fallback : Math.min(Math.floor(value), max);
 }
 
 class SnapshotDatabase implements FleetDatabase {
-  /** The worker that has the database open (or is opening it); undefined after a failed reopen, retried on the next query. */
+  /** The worker that has the snapshot loaded (or is loading it); undefined after a failed load, retried on the next query. */
   private current: Promise<SqlWorker> | undefined;
   /** Queries run one at a time: a timeout stops the whole worker. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -206,8 +206,8 @@ class SnapshotDatabase implements FleetDatabase {
 
   constructor(
     readonly schema: string,
-    /** The database file, for reopening after a timeout. */
-    private readonly bytes: Uint8Array,
+    /** The packed snapshot, for loading a replacement worker. */
+    private readonly input: SnapshotInput,
     worker: SqlWorker,
   ) {
     this.current = Promise.resolve(worker);
@@ -228,25 +228,25 @@ class SnapshotDatabase implements FleetDatabase {
 
   private ready(): Promise<SqlWorker> {
     if (this.current) return this.current;
-    const opening = (async () => {
+    const loading = (async () => {
       const worker = new SqlWorker();
       try {
-        await worker.request({ op: 'open', bytes: this.bytes });
+        await worker.request({ op: 'load', snapshot: this.input });
         return worker;
       } catch (error) {
         await worker.terminate();
         throw error;
       }
     })();
-    this.current = opening;
-    // A failed reopen is retried by the next query rather than remembered.
-    opening.catch(() => {
-      if (this.current === opening) this.current = undefined;
+    this.current = loading;
+    // A failed load is retried by the next query rather than remembered.
+    loading.catch(() => {
+      if (this.current === loading) this.current = undefined;
     });
-    return opening;
+    return loading;
   }
 
-  /** Stops a worker (runaway query, broken engine) and starts opening a fresh one at once. */
+  /** Stops a worker (runaway query, broken engine) and starts loading a fresh one at once. */
   private replace(worker: SqlWorker): void {
     void worker.terminate();
     this.current = undefined;
@@ -298,11 +298,13 @@ class SnapshotDatabase implements FleetDatabase {
  * (a plain Error) when the worker or SQLite cannot start, or the data cannot load.
  */
 export async function openFleetDatabase(snapshot: FleetSnapshot): Promise<FleetDatabase> {
-  const { input, transfer } = packSnapshot(snapshot);
+  // The worker starts (and compiles SQLite) while this thread packs the snapshot.
   const worker = new SqlWorker();
   try {
-    const loaded = await worker.request({ op: 'load', snapshot: input }, transfer);
-    return new SnapshotDatabase(schemaText(loaded.stats, SQL_LIMITS), loaded.bytes, worker);
+    // Kept for replacement workers, so posted as a copy.
+    const input = packSnapshot(snapshot);
+    const loaded = await worker.request({ op: 'load', snapshot: input });
+    return new SnapshotDatabase(schemaText(loaded.stats, SQL_LIMITS), input, worker);
   } catch (error) {
     await worker.terminate();
     throw error instanceof WorkerFailure ? new Error(`loading the fleet snapshot failed: ${error.message}`) : error;
