@@ -1,10 +1,28 @@
-// agent-worker: background Lambda. Its work lands with issue #10; until then it refuses
-// to run rather than pretending to succeed.
+// agent-worker: claims pending agent tasks, investigates each cluster and
+// writes the investigation (issue 10). Invoked asynchronously after a score
+// refresh created tasks (createAgentTasks) and by a schedule; several runs at
+// once are safe (each task is claimed by one). Any event is accepted; an
+// optional `budget_seconds` shortens the run.
+import type { Context } from 'aws-lambda';
+import * as z from 'zod';
+import { budgetMs, investigationMs, runAgentTasks } from '../shared/agents/tasks.js';
 import { createLogger } from '../shared/log.js';
 
 const log = createLogger('agent-worker');
 
-export const handler = async (event: unknown): Promise<never> => {
-  log.error('invoked before implementation', { event_type: typeof event });
-  throw new Error('agent-worker is not implemented yet (issue #10)');
+const AgentEvent = z.looseObject({ budget_seconds: z.number().positive().max(900).optional() });
+
+export const handler = async (event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
+  const parsed = AgentEvent.safeParse(event ?? {});
+  if (!parsed.success) {
+    log.error('refused an invalid event', { issues: parsed.error.issues.slice(0, 3).map((i) => i.message) });
+    return { status: 'refused', reason: parsed.error.issues[0]?.message };
+  }
+  let budget = parsed.data.budget_seconds !== undefined ? parsed.data.budget_seconds * 1000 : budgetMs();
+  // On Lambda, the last task claimed must still finish before the function times out.
+  const remaining = context?.getRemainingTimeInMillis?.();
+  if (remaining !== undefined) budget = Math.min(budget, remaining - investigationMs() - 30_000);
+  const summary = await runAgentTasks({ budgetMs: Math.max(0, budget) });
+  log.info('agent tasks processed', { ...summary });
+  return { status: 'completed', ...summary };
 };

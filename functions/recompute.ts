@@ -2,7 +2,9 @@
 // dashboards are never older than that without anyone clicking refresh.
 // The same run regroups recent alerts into issues (open issues whose quiet
 // period has passed become Resolved; edited issue rules reach recent history)
-// and into AI issues (only clusters whose alerts changed: the debounce).
+// and into AI issues (only clusters whose alerts changed: the debounce), and
+// creates agent tasks for the clusters the health rules' ai_trigger selects.
+import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
 import { regroupRecent } from '../shared/issues/regroup.js';
 import { createLogger } from '../shared/log.js';
@@ -23,8 +25,10 @@ export const handler = async () => {
     regroupRecent().catch(failedSoftly('issue grouping pass')),
     regroupAiRecent().catch(failedSoftly('AI grouping pass')),
   ]);
+  // Clusters the health rules' ai_trigger selects get an agent task (and the agent worker is started).
+  const agentTasks = await createAgentTasks(view).catch(failedSoftly('agent task creation'));
   const kpis = fleetKpis(view.scores);
-  const result = { generated_at: view.generatedAt, clusters: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count, issues, ai_issues: aiIssues };
+  const result = { generated_at: view.generatedAt, clusters: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count, issues, ai_issues: aiIssues, agent_tasks: agentTasks };
   log.info('recomputed', { ...result, duration_ms: Date.now() - started });
   return result;
 };

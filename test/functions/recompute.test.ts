@@ -40,3 +40,13 @@ describe('cluster repository', () => {
     expect(after).toMatchObject({ node_count: 42, created_at: record!.created_at });
   });
 });
+
+describe('recompute and the AI side', () => {
+  it('creates agent tasks for the clusters ai_trigger selects, once per cooldown', async () => {
+    const first = await handler();
+    expect(first.agent_tasks).not.toBeNull();
+    const second = await handler();
+    expect(second.agent_tasks!.created).toBe(0); // pending or in cooldown: no duplicates
+    expect(second.agent_tasks!.created + second.agent_tasks!.skipped).toBeGreaterThanOrEqual(first.agent_tasks!.created);
+  });
+});

@@ -1,0 +1,220 @@
+// Investigating one cluster for an agent task (issue 10). With an LLM provider:
+// the tool loop over the chat tools (SQL, cluster_info, analyze_logs,
+// search_knowledge), bounded rounds, a final JSON answer validated with zod and
+// one repair round, every call in the usage ledger (source `agent`, run id =
+// investigation id). Without one: a rules-based investigation from the
+// cluster's scores, risk snapshot and the runbooks, with an honest low
+// confidence, model `rules` and cost 0 (DESIGN §10).
+import * as z from 'zod';
+import { runTool, toolSpecs } from '../chat/tools.js';
+import type { AgentTask, Investigation, Severity } from '../db/investigations.js';
+import { searchKnowledge, type KnowledgeHit } from '../knowledge/search.js';
+import { llmProvider } from '../llm/provider.js';
+import { nothingSpent, recordedCall, runToolLoop, textOf, type Ledger, type Spent } from '../llm/tool-loop.js';
+import type { LlmProvider, Message } from '../llm/types.js';
+import { jsonIn } from '../patrol/scan.js';
+import type { FleetClusterScore } from '../scoring/fleet-score.js';
+import { fleetView } from '../scoring/fleet-view.js';
+import type { RiskSnapshot } from '../scoring/risk.js';
+
+export const INVESTIGATION_TOOL_ROUNDS = 8;
+/** The confidence a rules-based investigation claims: it names breached thresholds, not a confirmed cause. */
+export const RULES_CONFIDENCE = { withThresholds: 0.4, without: 0.3 } as const;
+
+/** An investigation that could not be made; `retryable` false when another attempt cannot help. */
+export class InvestigationFailed extends Error {
+  constructor(message: string, readonly retryable = true) {
+    super(message);
+  }
+}
+
+export interface ClusterFacts {
+  task: AgentTask;
+  score: FleetClusterScore;
+  risk: RiskSnapshot | undefined;
+}
+
+/** What the investigation concluded and what it cost. */
+export interface Findings {
+  severity: Severity;
+  confidence: number;
+  root_cause: string;
+  recommended_actions: string;
+  full_report: string;
+  model: string;
+  spent: Spent;
+  tool_rounds: number;
+}
+
+const lowercase = (v: unknown) => (typeof v === 'string' ? v.trim().toLowerCase() : v);
+
+/** The model's final answer. Tolerated: `Critical` for `critical`, and actions as a list of strings (made a Markdown list). */
+export const InvestigationAnswer = z.object({
+  severity: z.preprocess(lowercase, z.enum(['critical', 'warning', 'info'])),
+  confidence: z.number().min(0).max(1),
+  root_cause: z.string().trim().min(1).max(4000),
+  recommended_actions: z.union([
+    z.string().trim().min(1).max(8000),
+    z.array(z.string().trim().min(1).max(1000)).min(1).max(30).transform((items) => items.map((a) => `- ${a}`).join('\n')),
+  ]),
+  full_report: z.string().trim().min(1).max(100_000),
+});
+export type InvestigationAnswer = z.infer<typeof InvestigationAnswer>;
+
+/** The cluster's current score and risk snapshot; not retryable when the cluster left the fleet. */
+export async function clusterFacts(task: AgentTask): Promise<ClusterFacts> {
+  const view = await fleetView();
+  const score = view.scores.find((s) => s.cluster_id === task.cluster_id);
+  if (!score) throw new InvestigationFailed(`cluster ${task.cluster_name} (${task.cluster_id}) is no longer in the fleet`, false);
+  return { task, score, risk: view.snapshots.find((r) => r.cluster_id === task.cluster_id) };
+}
+
+/** Investigates the task's cluster: the LLM when a provider is configured, else the rules. */
+export async function investigate(task: AgentTask, options: { investigationId: string; deadline?: number }): Promise<Investigation> {
+  const started = Date.now();
+  const facts = await clusterFacts(task);
+  const provider = llmProvider();
+  const findings = provider
+    ? await llmInvestigation(provider, facts, { runId: options.investigationId, source: 'agent', user: 'agent-worker' }, options.deadline)
+    : await rulesInvestigation(facts);
+  return {
+    investigation_id: options.investigationId,
+    task_id: task.task_id,
+    cluster_id: task.cluster_id,
+    cluster_name: facts.score.cluster_name,
+    customer_name: facts.score.customer_name,
+    severity: findings.severity,
+    confidence: findings.confidence,
+    root_cause: findings.root_cause,
+    recommended_actions: findings.recommended_actions,
+    full_report: findings.full_report,
+    model: findings.model,
+    input_tokens: findings.spent.input_tokens,
+    output_tokens: findings.spent.output_tokens,
+    total_tokens: findings.spent.total_tokens,
+    cost_usd: findings.spent.cost_usd,
+    duration_seconds: Math.round((Date.now() - started) / 100) / 10,
+    created_at: new Date().toISOString(),
+  };
+}
+
+// ── rules-based ───────────────────────────────────────────────────────────
+const SEVERITY: Record<FleetClusterScore['classification'], Severity> = { Critical: 'critical', Warning: 'warning', Healthy: 'info' };
+const cell = (s: string) => s.replace(/\|/g, '/').replace(/\n/g, ' ');
+
+/** The runbook best matching each of the worst dimensions (or risk signals), one hit per runbook. */
+async function matchingRunbooks(facts: ClusterFacts): Promise<KnowledgeHit[]> {
+  const worst = facts.score.dimension_scores.filter((d) => d.status !== 'healthy').sort((a, b) => a.score - b.score).map((d) => d.name);
+  const queries = (worst.length ? worst : Object.entries(facts.risk?.metrics ?? {}).filter(([, m]) => m.status !== 'healthy').map(([key]) => key.replace(/_/g, ' '))).slice(0, 3);
+  const hits = new Map<string, KnowledgeHit>();
+  for (const query of queries) {
+    const [best] = await searchKnowledge(query, 1);
+    if (best && !hits.has(best.file)) hits.set(best.file, best);
+  }
+  return [...hits.values()];
+}
+
+export async function rulesInvestigation(facts: ClusterFacts): Promise<Findings> {
+  const { score, risk, task } = facts;
+  const thresholds = score.risk_reasons;
+  const signals = risk?.risk_signals ?? [];
+  const runbooks = await matchingRunbooks(facts);
+  const breached = score.dimension_scores.some((d) => d.status !== 'healthy') || signals.length > 0;
+  const confidence = breached ? RULES_CONFIDENCE.withThresholds : RULES_CONFIDENCE.without;
+  const actions = [...new Set([...score.suggested_actions, ...(risk?.suggested_actions ?? [])])];
+  const recommended = [
+    ...(actions.length ? actions : ["Review the cluster's open issues and recent alerts; no rule suggests a specific action."]).map((a) => `- ${a}`),
+    ...runbooks.map((r) => `- Follow the runbook "${r.title}" (${r.file}, section ${r.section}).`),
+  ].join('\n');
+  const primary = thresholds[0] ?? signals[0];
+  const count = thresholds.length + signals.length;
+  const rootCause = primary
+    ? `Rule-based finding, not a confirmed cause: ${primary}${count > 1 ? ` (the first of ${count} breached thresholds and risk signals)` : ''}.`
+    : `Rule-based finding: the tier-adjusted score ${score.tier_adjusted_score} is low without a single breached threshold; the alerts and issues need a closer look.`;
+  const report = [
+    `# Investigation: ${score.cluster_name} (${score.customer_name}, tier ${score.customer_tier})`,
+    '',
+    `_Rule-based investigation: no LLM provider is configured, so this report applies the scoring and risk rules and the runbooks to the cluster. It names what crossed a threshold, not a confirmed root cause: confidence ${confidence}._`,
+    '',
+    `**Why it was investigated:** ${task.trigger_reason}`,
+    '',
+    '## Scores',
+    '| | |',
+    '|---|---|',
+    `| Classification | ${score.classification} |`,
+    `| Tier-adjusted score | ${score.tier_adjusted_score} |`,
+    `| Overall / metrics / alerts score | ${score.overall_score} / ${score.metrics_score} / ${score.alerts_score} |`,
+    `| Top risk | ${cell(score.top_risk)} |`,
+    `| Firing alerts (7 days) | ${score.firing_alert_count_7d} |`,
+    '',
+    '## Breached thresholds',
+    ...(thresholds.length ? thresholds.map((t) => `- ${t}`) : ['- None of the scoring dimensions is off green.']),
+    '',
+    `## Risk signals (risk level ${risk?.risk_level ?? 'unknown'})`,
+    ...(signals.length ? signals.map((s) => `- ${s}`) : ['- None.']),
+    '',
+    '## Matching runbooks',
+    ...(runbooks.length ? runbooks.map((r) => `- **${r.title}** (\`${r.file}\`, ${r.section}): ${r.excerpt}`) : ['- No runbook matches the breached thresholds.']),
+    '',
+    '## Recommended actions',
+    recommended,
+  ].join('\n');
+  return { severity: SEVERITY[score.classification], confidence, root_cause: rootCause, recommended_actions: recommended, full_report: report, model: 'rules', spent: nothingSpent(), tool_rounds: 0 };
+}
+
+// ── with the LLM ──────────────────────────────────────────────────────────
+const SYSTEM = [
+  'You are an on-call reliability engineer investigating one managed analytical database cluster that the health rules flagged.',
+  'Use the tools to find what is wrong and why: cluster_info (scores, risk, open issues), run_sql (metric history, alerts, issues),',
+  'analyze_logs (error signatures) and search_knowledge (the runbooks). Then answer with ONLY one JSON object (no prose around it):',
+  '{"severity":"critical"|"warning"|"info", "confidence":number from 0 to 1 (how sure you are of the root cause),',
+  ' "root_cause":string (one or two sentences), "recommended_actions":string (a Markdown list, most urgent first),',
+  ' "full_report":string (Markdown: the evidence you found, the root cause, the actions, what to watch next)}',
+].join('\n');
+
+/** The cluster as the model first reads it. */
+export function describeCluster({ task, score, risk }: ClusterFacts): string {
+  return [
+    `Investigate cluster ${score.cluster_name} (id ${score.cluster_id}) of ${score.customer_name}, tier ${score.customer_tier}.`,
+    `Why: ${task.trigger_reason}`,
+    'What the rules see:',
+    JSON.stringify({
+      classification: score.classification, tier_adjusted_score: score.tier_adjusted_score, overall_score: score.overall_score, metrics_score: score.metrics_score,
+      alerts_score: score.alerts_score, top_risk: score.top_risk, risk_reasons: score.risk_reasons, suggested_actions: score.suggested_actions,
+      firing_alerts_7d: score.firing_alert_count_7d, metrics: score.metrics, cluster_type: score.cluster_type, region: score.region,
+      risk_level: risk?.risk_level, risk_signals: risk?.risk_signals,
+    }),
+  ].join('\n');
+}
+
+const problems = (value: unknown): string | null => {
+  if (value === undefined) return 'the answer held no JSON object';
+  const parsed = InvestigationAnswer.safeParse(value);
+  return parsed.success ? null : parsed.error.issues.slice(0, 8).map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
+};
+
+/** The tool loop, then the answer validated, with one repair round (as the patrol does). */
+export async function llmInvestigation(provider: LlmProvider, facts: ClusterFacts, ledger: Ledger, deadline?: number): Promise<Findings> {
+  const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeCluster(facts) }] }];
+  const tools = await toolSpecs();
+  const loop = await runToolLoop({ provider, system: SYSTEM, messages, tools, runTool, maxRounds: INVESTIGATION_TOOL_ROUNDS, ledger, maxTokens: 4096, deadline, reserveMs: 60_000 });
+  let value = jsonIn(loop.text);
+  let problem = problems(value);
+  if (problem) {
+    const repair = await recordedCall(
+      provider,
+      {
+        system: SYSTEM,
+        messages: [...loop.messages, { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] }],
+        tools,
+        max_tokens: 4096,
+      },
+      ledger,
+      loop.spent,
+    );
+    value = jsonIn(textOf(repair.message));
+    problem = problems(value);
+    if (problem) throw new InvestigationFailed(`the model's answer did not validate after one repair round: ${problem}`);
+  }
+  return { ...InvestigationAnswer.parse(value), model: provider.model, spent: loop.spent, tool_rounds: loop.tool_rounds };
+}

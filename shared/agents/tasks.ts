@@ -1,0 +1,165 @@
+// Agent tasks (issue 10): after each score refresh the clusters that meet the
+// health rules' ai_trigger get a pending task (at most one open task per
+// cluster, none within the cooldown: the per-cluster guard in
+// shared/db/investigations.ts); the agent worker claims tasks one at a time
+// (conditional update, a lease for crashed workers), investigates, and closes
+// each one done (with its investigation) or, after MAX_ATTEMPTS, failed.
+import { randomUUID } from 'node:crypto';
+import {
+  claimTask, completeTask, createTask, expireTask, failTaskAttempt, isStale, listOpenTasks, MAX_ATTEMPTS, type AgentTask,
+} from '../db/investigations.js';
+import { ConditionFailed, mapLimit } from '../db/client.js';
+import { LlmError } from '../llm/types.js';
+import { createLogger } from '../log.js';
+import type { ScoringRules } from '../rules/schemas.js';
+import type { FleetClusterScore } from '../scoring/fleet-score.js';
+import type { FleetView } from '../scoring/fleet-view.js';
+import { invokeWorker } from '../worker-invoke.js';
+import { investigate, InvestigationFailed } from './investigate.js';
+
+const log = createLogger('agents');
+const seconds = (name: string, fallback: number) => {
+  const value = Number(process.env[name]);
+  return (Number.isFinite(value) && value > 0 ? value : fallback) * 1000;
+};
+
+/** A running task whose claim is older than this is taken over (its worker is presumed dead). */
+export const leaseMs = () => seconds('AGENT_TASK_LEASE_SECONDS', 600);
+/** How long a worker run keeps claiming tasks. */
+export const budgetMs = () => seconds('AGENT_WORKER_BUDGET_SECONDS', 600);
+/** How long one investigation may take (well inside the lease, so a live worker is never overtaken). */
+export const investigationMs = () => Math.min(seconds('AGENT_INVESTIGATION_SECONDS', 240), leaseMs() / 2);
+
+type AiTrigger = ScoringRules['ai_trigger'];
+
+export const meetsTrigger = (s: FleetClusterScore, trigger: AiTrigger) =>
+  (trigger.tiers as readonly string[]).includes(s.customer_tier) && s.tier_adjusted_score < trigger.below_score;
+
+/** "tier S, tier-adjusted score 41.2 < 60: Disk Usage at 93 (red ≥ 90); …" */
+export function triggerReason(s: FleetClusterScore, trigger: AiTrigger): string {
+  const reasons = s.risk_reasons.length ? s.risk_reasons : [`top risk ${s.top_risk}`];
+  return `tier ${s.customer_tier}, tier-adjusted score ${s.tier_adjusted_score} < ${trigger.below_score}: ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; …' : ''}`.slice(0, 600);
+}
+
+const TIER_WEIGHT: Record<string, number> = { S: 300, A: 200, B: 100 };
+
+/** Tier first (S 300, A 200, B 100), then points below the threshold (0..99): higher is more urgent. */
+export function taskPriority(s: FleetClusterScore, trigger: AiTrigger): number {
+  return (TIER_WEIGHT[s.customer_tier] ?? 0) + Math.min(99, Math.max(0, Math.round(trigger.below_score - s.tier_adjusted_score)));
+}
+
+/**
+ * Creates a pending task for each cluster meeting ai_trigger, unless one is
+ * open for it or its last one is within the cooldown (`skipped`); safe to
+ * call concurrently. Starts the agent worker when a task was created or
+ * tasks are still waiting (a worker stopped at its budget, a lost invocation).
+ * Call after every score refresh with the refreshed view.
+ */
+export async function createAgentTasks(view: FleetView, now = new Date()): Promise<{ created: number; skipped: number }> {
+  const trigger = view.health.rules.ai_trigger;
+  const due = view.scores.filter((s) => meetsTrigger(s, trigger));
+  const cooldownStart = new Date(now.getTime() - trigger.cooldown_hours * 3_600_000).toISOString();
+  const made = await mapLimit(due, 8, (s) =>
+    createTask(
+      {
+        task_id: randomUUID(), cluster_id: s.cluster_id, cluster_name: s.cluster_name, customer_name: s.customer_name, customer_tier: s.customer_tier,
+        trigger_reason: triggerReason(s, trigger), priority: taskPriority(s, trigger), created_at: now.toISOString(),
+      },
+      cooldownStart,
+    ),
+  );
+  const created = made.filter(Boolean).length;
+  const waiting = created > 0 || (await listOpenTasks()).some((t) => t.status === 'pending' || isStale(t, leaseMs(), now));
+  if (waiting) {
+    // The tasks are stored: if the worker cannot be started now, the next refresh starts it.
+    await invokeWorker('agent-worker', {}).catch((error: unknown) => log.error('agent worker not started', { error: String(error) }));
+  }
+  if (due.length) log.info('agent tasks', { due: due.length, created });
+  return { created, skipped: due.length - created };
+}
+
+export interface WorkerSummary {
+  owner: string;
+  claimed: number;
+  done: number;
+  retried: number;
+  failed: number;
+  /** Claims this run lost to another worker, or finished tasks whose claim had been taken over. */
+  lost: number;
+  investigations: string[];
+  /** Why the run ended: no claimable task left, or the time budget spent. */
+  stopped: 'empty' | 'budget';
+  duration_ms: number;
+}
+
+const reasonOf = (error: unknown) =>
+  error instanceof LlmError ? `the language model failed: ${error.message}` : error instanceof InvestigationFailed ? error.message : `internal error: ${String(error)}`;
+
+/** Claims and investigates tasks, most urgent first, until none is claimable or the budget is spent. */
+export async function runAgentTasks(options: { budgetMs?: number } = {}): Promise<WorkerSummary> {
+  const started = Date.now();
+  const budget = options.budgetMs ?? budgetMs();
+  const owner = randomUUID();
+  const summary: WorkerSummary = { owner, claimed: 0, done: 0, retried: 0, failed: 0, lost: 0, investigations: [], stopped: 'empty', duration_ms: 0 };
+  // The index may lag a write by a moment: a task another worker took can still look pending (skip it once
+  // its claim failed), and one this run sent back to pending can still look running (retry it by id).
+  const lostClaims = new Set<string>();
+  const retries: string[] = [];
+  for (;;) {
+    if (Date.now() - started >= budget) {
+      summary.stopped = 'budget';
+      break;
+    }
+    const now = new Date();
+    const next = (await listOpenTasks()).find((t) => !lostClaims.has(t.task_id) && (t.status === 'pending' || isStale(t, leaseMs(), now)));
+    if (next?.status === 'running' && next.attempts >= MAX_ATTEMPTS) {
+      // Its worker died on the last attempt: nothing left to retry.
+      if (await expireTask(next, now)) summary.failed++;
+      else lostClaims.add(next.task_id);
+      continue;
+    }
+    const taskId = next?.task_id ?? retries.shift();
+    if (!taskId) break;
+    const task = await claimTask(taskId, owner, leaseMs(), now);
+    if (!task) {
+      lostClaims.add(taskId);
+      if (next) summary.lost++;
+      continue;
+    }
+    summary.claimed++;
+    if ((await work(task, summary)) === 'pending') retries.push(task.task_id);
+  }
+  summary.duration_ms = Date.now() - started;
+  return summary;
+}
+
+/** One attempt at one claimed task, closed one way or the other; returns the task's new status. */
+async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | 'pending' | 'failed' | 'lost'> {
+  const investigationId = randomUUID();
+  try {
+    const investigation = await investigate(task, { investigationId, deadline: Date.now() + investigationMs() });
+    await completeTask(task, investigation);
+    summary.done++;
+    summary.investigations.push(investigationId);
+    return 'done';
+  } catch (error) {
+    if (error instanceof ConditionFailed) {
+      // Our claim was taken over after the lease: the other worker owns the task now.
+      log.warn('agent task claim lost', { task_id: task.task_id, attempt: task.attempts });
+      summary.lost++;
+      return 'lost';
+    }
+    const reason = reasonOf(error);
+    log.error('agent task attempt failed', { task_id: task.task_id, attempt: task.attempts, reason });
+    try {
+      const status = await failTaskAttempt(task, reason, !(error instanceof InvestigationFailed) || error.retryable);
+      if (status === 'failed') summary.failed++;
+      else summary.retried++;
+      return status;
+    } catch (failure) {
+      if (!(failure instanceof ConditionFailed)) throw failure;
+      summary.lost++;
+      return 'lost';
+    }
+  }
+}

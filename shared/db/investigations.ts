@@ -1,0 +1,267 @@
+// Agent tasks and investigations (table `investigations`; issue 10).
+//   task:          pk = TASK#<task_id>, sk = TASK
+//                  gsi1: gsi1pk = TASKS#OPEN while pending or running, gsi1sk = <1000 − priority, 4 digits>#<created_at>#<task_id>
+//                        (ascending = most urgent first, then oldest); once done or failed
+//                        gsi1pk = TASKS#CLOSED, gsi1sk = <finished_at>#<task_id>
+//   cluster guard: pk = CLUSTER_TASK#<cluster_id>, sk = GUARD → { active_task_id?, last_created_at, last_finished_at? }
+//                  Written in the same transaction as a new task, on the condition that no task is
+//                  active and the last one is older than the cooldown: two concurrent creators cannot
+//                  both win. Finishing a task (done or failed) removes active_task_id.
+//   investigation: pk = INV#<investigation_id>, sk = INV
+//                  gsi1: gsi1pk = INVESTIGATIONS, gsi1sk = <created_at>#<investigation_id> (time range, newest first)
+import { ConditionFailed, getItem, queryAll, tableName, transactWrite, updateItem, type TransactItem } from './client.js';
+
+export type TaskStatus = 'pending' | 'running' | 'done' | 'failed';
+export type Severity = 'critical' | 'warning' | 'info';
+
+/** Attempts a task gets before it ends `failed`. */
+export const MAX_ATTEMPTS = 3;
+
+export interface AgentTask {
+  task_id: string;
+  cluster_id: string;
+  cluster_name: string;
+  customer_name: string;
+  customer_tier: string;
+  trigger_reason: string;
+  /** Higher is more urgent (0..999). */
+  priority: number;
+  status: TaskStatus;
+  created_at: string;
+  attempts: number;
+  last_error: string | null;
+  /** The worker run holding it while running, and since when (a claim older than the lease may be taken over). */
+  owner: string | null;
+  claimed_at: string | null;
+  finished_at: string | null;
+  investigation_id: string | null;
+}
+
+export interface Investigation {
+  investigation_id: string;
+  task_id: string;
+  cluster_id: string;
+  cluster_name: string;
+  customer_name: string;
+  severity: Severity;
+  confidence: number;
+  root_cause: string;
+  /** Markdown list. */
+  recommended_actions: string;
+  /** Markdown. */
+  full_report: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  duration_seconds: number;
+  created_at: string;
+}
+export type InvestigationSummary = Omit<Investigation, 'full_report'>;
+
+const OPEN = 'TASKS#OPEN';
+const CLOSED = 'TASKS#CLOSED';
+const INVESTIGATIONS = 'INVESTIGATIONS';
+const taskKey = (id: string) => ({ pk: `TASK#${id}`, sk: 'TASK' });
+const guardKey = (clusterId: string) => ({ pk: `CLUSTER_TASK#${clusterId}`, sk: 'GUARD' });
+const investigationKey = (id: string) => ({ pk: `INV#${id}`, sk: 'INV' });
+const strip = ({ pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ...rest }: Record<string, unknown>) => rest;
+const openSortKey = (t: Pick<AgentTask, 'priority' | 'created_at' | 'task_id'>) => `${String(1000 - t.priority).padStart(4, '0')}#${t.created_at}#${t.task_id}`;
+/** Resolved per call: the prefix comes from the environment. */
+const table = () => tableName('investigations');
+
+export type NewTask = Pick<AgentTask, 'task_id' | 'cluster_id' | 'cluster_name' | 'customer_name' | 'customer_tier' | 'trigger_reason' | 'priority' | 'created_at'>;
+
+/**
+ * A pending task for the cluster, unless one is pending or running or the last
+ * one was created after `cooldownStart` (ISO); false when the guard refused.
+ */
+export async function createTask(task: NewTask, cooldownStart: string): Promise<boolean> {
+  const priority = Math.max(0, Math.min(999, Math.round(task.priority)));
+  const record: AgentTask = { ...task, priority, status: 'pending', attempts: 0, last_error: null, owner: null, claimed_at: null, finished_at: null, investigation_id: null };
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: table(),
+          Key: guardKey(task.cluster_id),
+          UpdateExpression: 'SET active_task_id = :task, last_created_at = :now, cluster_id = :cluster',
+          ConditionExpression: 'attribute_not_exists(active_task_id) AND (attribute_not_exists(last_created_at) OR last_created_at <= :cooldown)',
+          ExpressionAttributeValues: { ':task': task.task_id, ':now': task.created_at, ':cluster': task.cluster_id, ':cooldown': cooldownStart },
+        },
+      },
+      {
+        Put: {
+          TableName: table(),
+          Item: { ...taskKey(task.task_id), gsi1pk: OPEN, gsi1sk: openSortKey(record), ...record },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+export async function getTask(taskId: string): Promise<AgentTask | undefined> {
+  const item = await getItem('investigations', taskKey(taskId), true);
+  return item ? (strip(item) as unknown as AgentTask) : undefined;
+}
+
+/** Pending and running tasks, most urgent first (then oldest). Read from the index: may lag a write by a moment. */
+export async function listOpenTasks(limit = Infinity): Promise<AgentTask[]> {
+  const items = await queryAll('investigations', { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :open', ExpressionAttributeValues: { ':open': OPEN } }, limit);
+  return items.map((i) => strip(i) as unknown as AgentTask);
+}
+
+/** A running task whose claim is older than the lease: its worker is presumed dead. */
+export const isStale = (task: Pick<AgentTask, 'status' | 'claimed_at'>, leaseMs: number, now = new Date()) =>
+  task.status === 'running' && task.claimed_at !== null && Date.parse(task.claimed_at) < now.getTime() - leaseMs;
+
+/**
+ * Takes a pending task, or a running one whose claim is older than the lease,
+ * for `owner` (conditional update: of two racing workers exactly one gets it).
+ * Undefined when the task is not claimable (taken, finished, out of attempts).
+ */
+export async function claimTask(taskId: string, owner: string, leaseMs: number, now = new Date()): Promise<AgentTask | undefined> {
+  let before: Record<string, unknown> | undefined;
+  try {
+    before = await updateItem('investigations', taskKey(taskId), {
+      UpdateExpression: 'SET #status = :running, attempts = attempts + :one, claimed_at = :now, #owner = :owner',
+      ConditionExpression: 'attribute_exists(pk) AND attempts < :max AND (#status = :pending OR (#status = :running AND claimed_at < :stale))',
+      ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+      ExpressionAttributeValues: {
+        ':running': 'running', ':pending': 'pending', ':one': 1, ':now': now.toISOString(), ':owner': owner, ':max': MAX_ATTEMPTS,
+        ':stale': new Date(now.getTime() - leaseMs).toISOString(),
+      },
+      ReturnValues: 'ALL_OLD',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+  const old = strip(before!) as unknown as AgentTask;
+  const claimed: AgentTask = { ...old, status: 'running', attempts: old.attempts + 1, claimed_at: now.toISOString(), owner };
+  if (old.status === 'running') {
+    // Taken over from a worker that stopped: its attempt counts, and the record says why.
+    claimed.last_error = `attempt ${old.attempts} stopped without finishing (its worker did not finish within the lease)`;
+    await updateItem('investigations', taskKey(taskId), {
+      UpdateExpression: 'SET last_error = :error', ConditionExpression: '#owner = :owner', ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':error': claimed.last_error, ':owner': owner }, ReturnValues: 'NONE',
+    }).catch(() => undefined); // informative only
+  }
+  return claimed;
+}
+
+/** The claim this worker holds: still running, same owner, same attempt. */
+const holdsClaim = (task: AgentTask) => ({
+  ConditionExpression: '#status = :running AND #owner = :owner AND attempts = :attempts',
+  names: { '#status': 'status', '#owner': 'owner' },
+  values: { ':running': 'running', ':owner': task.owner, ':attempts': task.attempts },
+});
+
+/** Closes the task (done or failed) and frees its cluster's guard, in one transaction. */
+function closeTask(task: AgentTask, condition: { ConditionExpression: string; names: Record<string, string>; values: Record<string, unknown> }, fields: Record<string, unknown>, now: Date): TransactItem[] {
+  const finished = now.toISOString();
+  const all: Record<string, unknown> = { ...fields, finished_at: finished, gsi1pk: CLOSED, gsi1sk: `${finished}#${task.task_id}` };
+  const names = Object.keys(all);
+  return [
+    {
+      Update: {
+        TableName: table(),
+        Key: taskKey(task.task_id),
+        UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
+        ConditionExpression: condition.ConditionExpression,
+        ExpressionAttributeNames: { ...condition.names, ...Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) },
+        ExpressionAttributeValues: { ...condition.values, ...Object.fromEntries(names.map((n, i) => [`:f${i}`, all[n]])) },
+      },
+    },
+    {
+      // The guard names this task by construction (a new task needs an empty guard), so no condition here.
+      Update: { TableName: table(), Key: guardKey(task.cluster_id), UpdateExpression: 'SET last_finished_at = :now REMOVE active_task_id', ExpressionAttributeValues: { ':now': finished } },
+    },
+  ];
+}
+
+/**
+ * The task is done: its investigation is stored, the task closed and the guard
+ * freed, all or nothing (last_error keeps why an earlier attempt failed).
+ * ConditionFailed when the claim is no longer ours.
+ */
+export async function completeTask(task: AgentTask, investigation: Investigation, now = new Date()): Promise<void> {
+  await transactWrite([
+    {
+      Put: {
+        TableName: table(),
+        Item: { ...investigationKey(investigation.investigation_id), gsi1pk: INVESTIGATIONS, gsi1sk: `${investigation.created_at}#${investigation.investigation_id}`, ...investigation },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    ...closeTask(task, holdsClaim(task), { status: 'done', investigation_id: investigation.investigation_id }, now),
+  ]);
+}
+
+/**
+ * A failed attempt: back to `pending` with the reason while attempts remain
+ * (and the failure is worth retrying), else `failed` and the guard freed.
+ * Returns the new status; ConditionFailed when the claim is no longer ours.
+ */
+export async function failTaskAttempt(task: AgentTask, reason: string, retryable = true, now = new Date()): Promise<'pending' | 'failed'> {
+  const error = reason.slice(0, 1000);
+  if (retryable && task.attempts < MAX_ATTEMPTS) {
+    const c = holdsClaim(task);
+    await updateItem('investigations', taskKey(task.task_id), {
+      UpdateExpression: 'SET #status = :pending, last_error = :error, #owner = :none, claimed_at = :none',
+      ConditionExpression: c.ConditionExpression,
+      ExpressionAttributeNames: c.names,
+      ExpressionAttributeValues: { ...c.values, ':pending': 'pending', ':error': error, ':none': null },
+      ReturnValues: 'NONE',
+    });
+    return 'pending';
+  }
+  await transactWrite(closeTask(task, holdsClaim(task), { status: 'failed', last_error: error }, now));
+  return 'failed';
+}
+
+/** A running task whose worker died on its last attempt: `failed`, unless someone touched it since it was read. */
+export async function expireTask(task: AgentTask, now = new Date()): Promise<boolean> {
+  const condition = {
+    ConditionExpression: '#status = :running AND claimed_at = :claimed AND attempts = :attempts',
+    names: { '#status': 'status' },
+    values: { ':running': 'running', ':claimed': task.claimed_at, ':attempts': task.attempts },
+  };
+  const reason = `attempt ${task.attempts} of ${MAX_ATTEMPTS} stopped without finishing (its worker did not finish within the lease)`;
+  try {
+    await transactWrite(closeTask(task, condition, { status: 'failed', last_error: reason }, now));
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+export async function getInvestigation(investigationId: string): Promise<Investigation | undefined> {
+  const item = await getItem('investigations', investigationKey(investigationId), true);
+  return item ? (strip(item) as unknown as Investigation) : undefined;
+}
+
+const SUMMARY_FIELDS = [
+  'investigation_id', 'task_id', 'cluster_id', 'cluster_name', 'customer_name', 'severity', 'confidence', 'root_cause', 'recommended_actions',
+  'model', 'input_tokens', 'output_tokens', 'total_tokens', 'cost_usd', 'duration_seconds', 'created_at',
+] as const satisfies readonly (keyof InvestigationSummary)[];
+
+/** Investigations created at or after `since`, newest first, without their full reports (one index range). */
+export async function listInvestigationsSince(since: Date): Promise<InvestigationSummary[]> {
+  const items = await queryAll('investigations', {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
+    ProjectionExpression: SUMMARY_FIELDS.map((_, i) => `#s${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f, i) => [`#s${i}`, f])),
+    ExpressionAttributeValues: { ':pk': INVESTIGATIONS, ':since': since.toISOString() },
+    ScanIndexForward: false,
+  });
+  return items as unknown as InvestigationSummary[];
+}
