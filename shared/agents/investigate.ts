@@ -10,9 +10,9 @@ import { runTool, toolSpecs } from '../chat/tools.js';
 import type { AgentTask, Investigation, Severity } from '../db/investigations.js';
 import { searchKnowledge, type KnowledgeHit } from '../knowledge/search.js';
 import { llmProvider } from '../llm/provider.js';
-import { nothingSpent, recordedCall, runToolLoop, textOf, type Ledger, type Spent } from '../llm/tool-loop.js';
+import { nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
 import type { LlmProvider, Message } from '../llm/types.js';
-import { jsonIn } from '../patrol/scan.js';
+import { AnswerInvalid, structuredAnswer } from '../llm/structured.js';
 import type { FleetClusterScore } from '../scoring/fleet-score.js';
 import { fleetView } from '../scoring/fleet-view.js';
 import type { RiskSnapshot } from '../scoring/risk.js';
@@ -187,34 +187,16 @@ export function describeCluster({ task, score, risk }: ClusterFacts): string {
   ].join('\n');
 }
 
-const problems = (value: unknown): string | null => {
-  if (value === undefined) return 'the answer held no JSON object';
-  const parsed = InvestigationAnswer.safeParse(value);
-  return parsed.success ? null : parsed.error.issues.slice(0, 8).map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
-};
-
-/** The tool loop, then the answer validated, with one repair round (as the patrol does). */
+/** The tool loop, then the answer validated, with one repair round (shared/llm/structured.ts). */
 export async function llmInvestigation(provider: LlmProvider, facts: ClusterFacts, ledger: Ledger, deadline?: number): Promise<Findings> {
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeCluster(facts) }] }];
-  const tools = await toolSpecs();
-  const loop = await runToolLoop({ provider, system: SYSTEM, messages, tools, runTool, maxRounds: INVESTIGATION_TOOL_ROUNDS, ledger, maxTokens: 4096, deadline, reserveMs: 60_000 });
-  let value = jsonIn(loop.text);
-  let problem = problems(value);
-  if (problem) {
-    const repair = await recordedCall(
-      provider,
-      {
-        system: SYSTEM,
-        messages: [...loop.messages, { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] }],
-        tools,
-        max_tokens: 4096,
-      },
-      ledger,
-      loop.spent,
-    );
-    value = jsonIn(textOf(repair.message));
-    problem = problems(value);
-    if (problem) throw new InvestigationFailed(`the model's answer did not validate after one repair round: ${problem}`);
+  try {
+    const { value, loop } = await structuredAnswer(InvestigationAnswer, {
+      provider, system: SYSTEM, messages, tools: await toolSpecs(), runTool, maxRounds: INVESTIGATION_TOOL_ROUNDS, ledger, maxTokens: 4096, deadline, reserveMs: 60_000,
+    });
+    return { ...value, model: provider.model, spent: loop.spent, tool_rounds: loop.tool_rounds };
+  } catch (error) {
+    if (error instanceof AnswerInvalid) throw new InvestigationFailed(error.message);
+    throw error;
   }
-  return { ...InvestigationAnswer.parse(value), model: provider.model, spent: loop.spent, tool_rounds: loop.tool_rounds };
 }

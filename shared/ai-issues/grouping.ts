@@ -7,7 +7,7 @@ import * as z from 'zod';
 import type { AlertRecord } from '../db/alerts.js';
 import { recordedCall, textOf, type Ledger } from '../llm/tool-loop.js';
 import type { LlmProvider } from '../llm/types.js';
-import { jsonIn } from '../patrol/scan.js';
+import { jsonIn } from '../llm/structured.js';
 import type { Severity } from '../rules/schemas.js';
 
 export interface AlertGroup {

@@ -9,7 +9,8 @@ import type { CustomerSummary, FlaggedCluster, FleetSummary } from '../db/patrol
 import { listAiIssuesActiveSince } from '../db/ai-issues.js';
 import { listIssuesActiveSince, type IssueRecord } from '../db/issues.js';
 import { getGeneralSettings } from '../db/settings.js';
-import { recordedCall, runToolLoop, textOf, type Ledger, type Spent } from '../llm/tool-loop.js';
+import { AnswerInvalid, structuredAnswer } from '../llm/structured.js';
+import type { Ledger, Spent } from '../llm/tool-loop.js';
 import type { LlmProvider, Message } from '../llm/types.js';
 import { fleetKpis, type FleetClusterScore } from '../scoring/fleet-score.js';
 import { fleetView } from '../scoring/fleet-view.js';
@@ -179,50 +180,17 @@ export function describeFleet(inputs: PatrolInputs): string {
   ].join('\n');
 }
 
-/** The JSON object in a model's answer: the whole text, a ```json fence, or the outermost braces. */
-export function jsonIn(text: string): unknown {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text)?.[1];
-  for (const candidate of [text, fenced, text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)]) {
-    if (!candidate?.trim()) continue;
-    try {
-      return JSON.parse(candidate);
-    } catch {
-      // next candidate
-    }
-  }
-  return undefined;
-}
-
-const problems = (value: unknown): string | null => {
-  if (value === undefined) return 'the answer held no JSON object';
-  const parsed = PatrolResult.safeParse(value);
-  return parsed.success ? null : parsed.error.issues.slice(0, 8).map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
-};
-
 export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledger: Ledger): Promise<ScanOutcome> {
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeFleet(inputs) }] }];
-  const tools = await toolSpecs();
-  const loop = await runToolLoop({ provider, system: SYSTEM, messages, tools, runTool, maxRounds: PATROL_TOOL_ROUNDS, ledger, maxTokens: 4096 });
-  let value = jsonIn(loop.text);
-  let problem = problems(value);
-  if (problem) {
-    // One repair round: the model sees what did not validate.
-    const repair = await recordedCall(
-      provider,
-      {
-        system: SYSTEM,
-        messages: [...loop.messages, { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] }],
-        tools,
-        max_tokens: 4096,
-      },
-      ledger,
-      loop.spent,
-    );
-    value = jsonIn(textOf(repair.message));
-    problem = problems(value);
-    if (problem) throw new ScanFailed(`the model's answer did not validate after one repair round: ${problem}`);
+  try {
+    const { value, loop } = await structuredAnswer(PatrolResult, {
+      provider, system: SYSTEM, messages, tools: await toolSpecs(), runTool, maxRounds: PATROL_TOOL_ROUNDS, ledger, maxTokens: 4096,
+    });
+    return { result: value, model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
+  } catch (error) {
+    if (error instanceof AnswerInvalid) throw new ScanFailed(error.message);
+    throw error;
   }
-  return { result: PatrolResult.parse(value), model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
 }
 
 export class ScanFailed extends Error {}

@@ -1,0 +1,53 @@
+// A structured answer from the agentic loop: the tool loop, then the final text
+// parsed as one JSON object that must fit a zod schema, with one repair round
+// in which the model sees what did not validate. Used by the patrol and the agent.
+import type * as z from 'zod';
+import { recordedCall, runToolLoop, textOf, type LoopResult } from './tool-loop.js';
+
+/** The answer did not validate, even after the repair round; the message says why. */
+export class AnswerInvalid extends Error {}
+
+/** The JSON object in a model's answer: the whole text, a ```json fence, or the outermost braces. */
+export function jsonIn(text: string): unknown {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text)?.[1];
+  for (const candidate of [text, fenced, text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)]) {
+    if (!candidate?.trim()) continue;
+    try {
+      return JSON.parse(candidate);
+    } catch {
+      // next candidate
+    }
+  }
+  return undefined;
+}
+
+function problemsOf(schema: z.ZodType, value: unknown): string | null {
+  if (value === undefined) return 'the answer held no JSON object';
+  const parsed = schema.safeParse(value);
+  return parsed.success ? null : parsed.error.issues.slice(0, 8).map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
+}
+
+export async function structuredAnswer<S extends z.ZodType>(
+  schema: S, options: Parameters<typeof runToolLoop>[0],
+): Promise<{ value: z.output<S>; loop: LoopResult }> {
+  const loop = await runToolLoop(options);
+  let value = jsonIn(loop.text);
+  let problem = problemsOf(schema, value);
+  if (problem) {
+    const repair = await recordedCall(
+      options.provider,
+      {
+        system: options.system,
+        messages: [...loop.messages, { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] }],
+        tools: options.tools,
+        max_tokens: options.maxTokens ?? 4096,
+      },
+      options.ledger,
+      loop.spent,
+    );
+    value = jsonIn(textOf(repair.message));
+    problem = problemsOf(schema, value);
+    if (problem) throw new AnswerInvalid(`the model's answer did not validate after one repair round: ${problem}`);
+  }
+  return { value: schema.parse(value) as z.output<S>, loop };
+}
