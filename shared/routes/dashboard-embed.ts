@@ -7,17 +7,42 @@ export const GenerateTokensBody = z.strictObject({
   navigation_token: z.string().min(1).max(4096),
 });
 
+const Ttl = z.number().int().nonnegative();
+
+/** spec §2 Dashboard-embed tokens; the session reference token itself is never returned. */
+export const EmbedSessionAnswer = z.strictObject({
+  authentication_token: z.string().min(1),
+  authentication_token_ttl: Ttl,
+  navigation_token: z.string().min(1),
+  navigation_token_ttl: Ttl,
+  api_token: z.string().min(1),
+  api_token_ttl: Ttl,
+  session_reference_token_ttl: Ttl,
+});
+
+/** New tokens, or only `session_reference_token_ttl: 0` when the session has expired (acquire a new one). */
+export const EmbedTokensAnswer = z.union([
+  z.strictObject({
+    api_token: z.string().min(1),
+    api_token_ttl: Ttl,
+    navigation_token: z.string().min(1),
+    navigation_token_ttl: Ttl,
+    session_reference_token_ttl: z.number().int().positive(),
+  }),
+  z.strictObject({ session_reference_token_ttl: z.literal(0) }),
+]);
+
 export const dashboardEmbedGroup = defineGroup({
   name: 'dashboard-embed',
   tables: { users: 'read', 'embed-sessions': 'readwrite' },
   routes: {
     acquireSession: {
       method: 'POST', path: '/api/dashboard-embed/acquire-session', summary: 'Acquire a cookieless embed session',
-      auth: 'user', roles: ANY_ROLE,
+      auth: 'user', roles: ANY_ROLE, response: EmbedSessionAnswer,
     },
     generateTokens: {
       method: 'PUT', path: '/api/dashboard-embed/generate-tokens', summary: 'Refresh embed API and navigation tokens',
-      auth: 'user', roles: ANY_ROLE, body: GenerateTokensBody,
+      auth: 'user', roles: ANY_ROLE, body: GenerateTokensBody, response: EmbedTokensAnswer,
     },
   },
 });

@@ -1,0 +1,34 @@
+// Server-side embed session reference tokens (table `embed-sessions`), one per
+// user. The item expires by TTL when the session does; reads also check the
+// clock, since TTL deletion is best effort. The token is never returned to a
+// browser nor logged.
+import { deleteItem, getItem, putItem } from './client.js';
+
+const key = (userId: string) => ({ pk: `USER#${userId}`, sk: 'EMBED_SESSION' });
+
+const epoch = (now: Date) => Math.floor(now.getTime() / 1000);
+
+export interface StoredEmbedSession {
+  sessionReferenceToken: string;
+  /** Epoch seconds when the session ends. */
+  expiresAt: number;
+}
+
+/** The user's live session reference token, or undefined when there is none (or it has expired). */
+export async function getEmbedSession(userId: string, now = new Date()): Promise<StoredEmbedSession | undefined> {
+  const item = await getItem('embed-sessions', key(userId), true);
+  if (!item || typeof item.session_reference_token !== 'string') return undefined;
+  const expiresAt = Number(item.expires_at);
+  if (!(expiresAt > epoch(now))) return undefined;
+  return { sessionReferenceToken: item.session_reference_token, expiresAt };
+}
+
+/** Stores (replaces) the user's reference token, expiring `ttlSeconds` from now. */
+export async function putEmbedSession(userId: string, sessionReferenceToken: string, ttlSeconds: number, now = new Date()): Promise<void> {
+  const expiresAt = epoch(now) + ttlSeconds;
+  await putItem('embed-sessions', { ...key(userId), session_reference_token: sessionReferenceToken, expires_at: expiresAt, ttl: expiresAt });
+}
+
+export async function deleteEmbedSession(userId: string): Promise<void> {
+  await deleteItem('embed-sessions', key(userId));
+}

@@ -1,0 +1,324 @@
+// Client for a BI server's cookieless-embed API (API 4.0 style, REFERENCE.md
+// "Cookieless embed protocol"; DESIGN.md §10):
+//   POST {host}/api/4.0/login                                  form client_id, client_secret → {access_token, expires_in}
+//   POST {host}/api/4.0/embed/cookieless_session/acquire        embed user (+ session_reference_token) → tokens with _ttl
+//   PUT  {host}/api/4.0/embed/cookieless_session/generate_tokens {session_reference_token, navigation_token, api_token}
+// The caller (shared/embed/sessions.ts) stores the session reference token and
+// maps errors to HTTP statuses.
+//
+// Configuration (environment):
+//   EMBED_HOST              BI server URL, e.g. https://acme.bi.example.com:19999 (plain http only to localhost)
+//   EMBED_CLIENT_ID         API client id
+//   EMBED_CLIENT_SECRET     API client secret; on AWS, EMBED_CLIENT_SECRET_ARN names a Secrets Manager secret instead
+//   EMBED_PERMISSIONS       optional comma list, default access_data,see_user_dashboards,see_lookml_dashboards
+//   EMBED_MODELS            optional comma list of models the embed user may see (default none)
+//   EMBED_USER_ATTRIBUTES   optional JSON object of user attributes, e.g. {"locale":"en_US"}
+//   EMBED_GROUP_IDS         optional comma list of group ids
+//   EMBED_EXTERNAL_GROUP_ID optional external group id
+//   EMBED_TIMEOUT_MS        optional, default 10000, at most 20000: how long one call may take
+//
+// The login token is cached per container until shortly before it expires
+// (it is a credential for the service, not per-user state). No automatic
+// retries: acquiring a session is not idempotent. The one exception is a 401 on
+// a *cached* login token (revoked or expired early): the request was refused,
+// so we log in again and send it once more.
+import * as z from 'zod';
+import { secret } from '../auth/secrets.js';
+import { ServiceUnavailable } from '../http/errors.js';
+
+export const DEFAULT_PERMISSIONS = ['access_data', 'see_user_dashboards', 'see_lookml_dashboards'];
+/** The longest session the protocol allows (30 days), and the one we ask for. */
+export const SESSION_LENGTH_SECONDS = 2_592_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const MAX_TIMEOUT_MS = 20_000;
+/** A cached login token is dropped this long before the server says it expires. */
+const LOGIN_EXPIRY_MARGIN_SECONDS = 60;
+
+export interface EmbedConfig {
+  /** Server URL without a trailing slash. */
+  host: string;
+  clientId: string;
+  /** Resolved per login: on AWS the secret comes from Secrets Manager. */
+  clientSecret: () => Promise<string>;
+  permissions: string[];
+  models: string[];
+  userAttributes: Record<string, string | number | boolean>;
+  groupIds: string[];
+  externalGroupId?: string;
+  timeoutMs: number;
+}
+
+export interface EmbedUser {
+  externalUserId: string;
+  firstName: string;
+  lastName: string;
+}
+
+export interface AcquireRequest {
+  user: EmbedUser;
+  /** The browser's User-Agent: the server ties the session to it. */
+  userAgent: string;
+  /** The origin the dashboards are embedded in, e.g. https://fleet.example.com */
+  embedDomain: string;
+  /** The stored reference token, to reuse the user's session. */
+  sessionReferenceToken?: string;
+}
+
+export const AcquiredSession = z.object({
+  authentication_token: z.string().min(1),
+  authentication_token_ttl: z.number().int().nonnegative(),
+  navigation_token: z.string().min(1),
+  navigation_token_ttl: z.number().int().nonnegative(),
+  api_token: z.string().min(1),
+  api_token_ttl: z.number().int().nonnegative(),
+  session_reference_token: z.string().min(1),
+  session_reference_token_ttl: z.number().int().positive(),
+});
+export type AcquiredSession = z.infer<typeof AcquiredSession>;
+
+export interface GenerateRequest {
+  sessionReferenceToken: string;
+  apiToken: string;
+  navigationToken: string;
+  userAgent: string;
+}
+
+/** New tokens, or `expired` when the server reports session_reference_token_ttl 0. */
+export type GeneratedTokens =
+  | { expired: false; api_token: string; api_token_ttl: number; navigation_token: string; navigation_token_ttl: number; session_reference_token_ttl: number }
+  | { expired: true };
+
+const Generated = z.object({
+  api_token: z.string().min(1),
+  api_token_ttl: z.number().int().nonnegative(),
+  navigation_token: z.string().min(1),
+  navigation_token_ttl: z.number().int().nonnegative(),
+  session_reference_token_ttl: z.number().int().positive(),
+});
+const Expired = z.object({ session_reference_token_ttl: z.literal(0) });
+
+const Login = z.object({ access_token: z.string().min(1), expires_in: z.number().positive() });
+
+export interface EmbedProvider {
+  acquire(request: AcquireRequest): Promise<AcquiredSession>;
+  generateTokens(request: GenerateRequest): Promise<GeneratedTokens>;
+}
+
+/** A provider call failed (HTTP error, bad answer, timeout, network): the message is safe to show (no credentials, no tokens, no body text). */
+export class EmbedProviderError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'EmbedProviderError';
+  }
+}
+
+/** The embed configuration; throws ServiceUnavailable (503) naming what is missing or malformed (never echoing values). */
+export function embedConfig(env: NodeJS.ProcessEnv = process.env): EmbedConfig {
+  const missing = ['EMBED_HOST', 'EMBED_CLIENT_ID'].filter((name) => !text(env, name));
+  if (!text(env, 'EMBED_CLIENT_SECRET') && !text(env, 'EMBED_CLIENT_SECRET_ARN')) missing.push('EMBED_CLIENT_SECRET (or EMBED_CLIENT_SECRET_ARN)');
+  if (missing.length > 0) throw new ServiceUnavailable(`Dashboard embedding is not configured: set ${missing.join(', ')}.`);
+  const host = serviceUrl(env, 'EMBED_HOST');
+  const externalGroupId = text(env, 'EMBED_EXTERNAL_GROUP_ID');
+  return {
+    host: `${host.origin}${host.pathname.replace(/\/+$/, '')}`,
+    clientId: text(env, 'EMBED_CLIENT_ID'),
+    clientSecret: async () => {
+      const value = text(env, 'EMBED_CLIENT_SECRET') || (await secret('EMBED_CLIENT_SECRET'))?.trim();
+      if (!value) throw new ServiceUnavailable('EMBED_CLIENT_SECRET is empty: check the secret EMBED_CLIENT_SECRET_ARN names.');
+      return value;
+    },
+    permissions: list(env, 'EMBED_PERMISSIONS') ?? DEFAULT_PERMISSIONS,
+    models: list(env, 'EMBED_MODELS') ?? [],
+    userAttributes: userAttributes(env),
+    groupIds: list(env, 'EMBED_GROUP_IDS') ?? [],
+    ...(externalGroupId ? { externalGroupId } : {}),
+    timeoutMs: timeoutMs(env),
+  };
+}
+
+/** The provider for the current environment (embedConfig's 503 when not configured). */
+export function embedProvider(env: NodeJS.ProcessEnv = process.env): EmbedProvider {
+  return embedClient(embedConfig(env));
+}
+
+// Login tokens per server and client id; a pending login is shared by concurrent calls.
+const logins = new Map<string, { token: Promise<string>; expiresAt: number }>();
+
+/** For tests: forget cached login tokens. */
+export function forgetEmbedLogins(): void {
+  logins.clear();
+}
+
+export function embedClient(config: EmbedConfig): EmbedProvider {
+  const cacheKey = `${config.host}\n${config.clientId}`;
+
+  const login = (): Promise<string> => {
+    const cached = logins.get(cacheKey);
+    if (cached && cached.expiresAt > Date.now()) return cached.token;
+    const entry = { token: Promise.resolve(''), expiresAt: Number.POSITIVE_INFINITY };
+    entry.token = (async () => {
+      const form = new URLSearchParams({ client_id: config.clientId, client_secret: await config.clientSecret() });
+      const answer = await call('login', `${config.host}/api/4.0/login`, {
+        method: 'POST',
+        headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      }, config.timeoutMs);
+      if (answer.status === 401 || answer.status === 403 || answer.status === 404) {
+        // The API 4.0 login answers 404 for unknown credentials.
+        throw new EmbedProviderError(`the dashboard embed server refused our API credentials (HTTP ${answer.status})`, answer.status);
+      }
+      if (answer.status < 200 || answer.status >= 300) throw new EmbedProviderError(`the dashboard embed server's login answered HTTP ${answer.status}`, answer.status);
+      const parsed = Login.safeParse(parseJson(answer.text));
+      if (!parsed.success) throw new EmbedProviderError("the dashboard embed server's login answer has no access token", answer.status);
+      const lifetime = Math.max(parsed.data.expires_in - LOGIN_EXPIRY_MARGIN_SECONDS, parsed.data.expires_in / 2);
+      entry.expiresAt = Date.now() + lifetime * 1000;
+      return parsed.data.access_token;
+    })();
+    logins.set(cacheKey, entry);
+    entry.token.catch(() => {
+      if (logins.get(cacheKey) === entry) logins.delete(cacheKey);
+    });
+    return entry.token;
+  };
+
+  /** Calls an authenticated endpoint; one fresh login and resend when a cached token is refused with 401. */
+  const authenticated = async (what: string, path: string, method: 'POST' | 'PUT', body: unknown, userAgent: string) => {
+    const send = async () => {
+      const cached = logins.get(cacheKey);
+      const fresh = !cached || cached.expiresAt <= Date.now();
+      const token = await login();
+      const answer = await call(what, `${config.host}${path}`, {
+        method,
+        headers: {
+          Authorization: `token ${token}`,
+          Accept: 'application/json',
+          'Content-Type': 'application/json',
+          'User-Agent': userAgent,
+        },
+        body: JSON.stringify(body),
+      }, config.timeoutMs);
+      return { answer, fresh };
+    };
+    let { answer, fresh } = await send();
+    if (answer.status === 401 && !fresh) {
+      logins.delete(cacheKey);
+      ({ answer } = await send());
+    }
+    if (answer.status < 200 || answer.status >= 300) throw new EmbedProviderError(`the dashboard embed server's ${what} answered HTTP ${answer.status}`, answer.status);
+    return answer;
+  };
+
+  return {
+    async acquire(request) {
+      const body = {
+        session_length: SESSION_LENGTH_SECONDS,
+        force_logout_login: true,
+        external_user_id: request.user.externalUserId,
+        first_name: request.user.firstName,
+        last_name: request.user.lastName,
+        permissions: config.permissions,
+        models: config.models,
+        group_ids: config.groupIds,
+        ...(config.externalGroupId ? { external_group_id: config.externalGroupId } : {}),
+        user_attributes: config.userAttributes,
+        embed_domain: request.embedDomain,
+        ...(request.sessionReferenceToken ? { session_reference_token: request.sessionReferenceToken } : {}),
+      };
+      const answer = await authenticated('session acquisition', '/api/4.0/embed/cookieless_session/acquire', 'POST', body, request.userAgent);
+      const parsed = AcquiredSession.safeParse(parseJson(answer.text));
+      if (!parsed.success) throw new EmbedProviderError("the dashboard embed server's session answer is incomplete", answer.status);
+      return parsed.data;
+    },
+
+    async generateTokens(request) {
+      const body = {
+        session_reference_token: request.sessionReferenceToken,
+        navigation_token: request.navigationToken,
+        api_token: request.apiToken,
+      };
+      const answer = await authenticated('token generation', '/api/4.0/embed/cookieless_session/generate_tokens', 'PUT', body, request.userAgent);
+      const json = parseJson(answer.text);
+      if (Expired.safeParse(json).success) return { expired: true };
+      const parsed = Generated.safeParse(json);
+      if (!parsed.success) throw new EmbedProviderError("the dashboard embed server's token answer is incomplete", answer.status);
+      const { api_token, api_token_ttl, navigation_token, navigation_token_ttl, session_reference_token_ttl } = parsed.data;
+      return { expired: false, api_token, api_token_ttl, navigation_token, navigation_token_ttl, session_reference_token_ttl };
+    },
+  };
+}
+
+/**
+ * One request, the whole answer read within the timeout. Redirects are not
+ * followed: a request must not wander off with the credentials, and a 3xx
+ * points at a wrong EMBED_HOST.
+ */
+async function call(what: string, url: string, init: { method: string; headers: Record<string, string>; body: string }, timeoutMs: number): Promise<{ status: number; text: string }> {
+  try {
+    const response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    return { status: response.status, text: await response.text() };
+  } catch (error) {
+    throw new EmbedProviderError(`the dashboard embed server did not answer the ${what}: ${failureReason(error, timeoutMs)}`);
+  }
+}
+
+/** Only the kind of failure: fetch's own messages may name more than the user needs. */
+function failureReason(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'string' ? `connection failed (${code})` : 'connection failed';
+}
+
+function parseJson(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string {
+  return env[name]?.trim() ?? '';
+}
+
+function list(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
+  const raw = text(env, name);
+  if (!raw) return undefined;
+  return [...new Set(raw.split(',').map((item) => item.trim()).filter(Boolean))];
+}
+
+const UserAttributes = z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()]));
+
+function userAttributes(env: NodeJS.ProcessEnv): EmbedConfig['userAttributes'] {
+  const raw = text(env, 'EMBED_USER_ATTRIBUTES');
+  if (!raw) return {};
+  const parsed = UserAttributes.safeParse(parseJson(raw));
+  if (!parsed.success) throw new ServiceUnavailable('EMBED_USER_ATTRIBUTES must be a JSON object of attribute names to strings, numbers or booleans.');
+  return parsed.data;
+}
+
+function serviceUrl(env: NodeJS.ProcessEnv, name: string): URL {
+  // The detail never echoes the value: a URL may carry credentials.
+  let url: URL;
+  try {
+    url = new URL(text(env, name));
+  } catch {
+    throw new ServiceUnavailable(`${name} is not a valid URL.`);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
+  if (!secure || url.username || url.password || url.search || url.hash) {
+    throw new ServiceUnavailable(`${name} must be an https URL without credentials or query in it (plain http only to localhost).`);
+  }
+  return url;
+}
+
+function timeoutMs(env: NodeJS.ProcessEnv): number {
+  const raw = text(env, 'EMBED_TIMEOUT_MS');
+  if (!raw) return DEFAULT_TIMEOUT_MS;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS) throw new ServiceUnavailable(`EMBED_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
+  return ms;
+}

@@ -1,0 +1,137 @@
+// Cookieless dashboard-embed sessions (spec §4 Dashboard embed, §7, §8; DESIGN.md §10):
+// acquire a session for the caller on the BI server, keep its session
+// reference token server-side (embed-sessions, one per user), and trade the
+// browser's expiring api/navigation tokens for new ones.
+//
+// The reference token never leaves this module towards the browser and is
+// never logged. Errors: not configured → 503 (embedConfig), missing or
+// malformed Origin → 400, an origin outside CORS_ORIGINS in production → 403,
+// the BI server failing (login, acquire, generate: 4xx/5xx/timeout/garbage) → 502
+// with a detail that carries no credential, token or answer text.
+//
+// Two acquires of the same user without a stored token may race and create two
+// sessions; the later write wins and the other session simply ages out.
+import { config, corsOrigins } from '../config.js';
+import { deleteEmbedSession, getEmbedSession, putEmbedSession } from '../db/embed-sessions.js';
+import { BadGateway, BadRequest, Forbidden } from '../http/errors.js';
+import type { Principal } from '../http/route.js';
+import { createLogger } from '../log.js';
+import { EmbedProviderError, embedProvider, type EmbedProvider, type EmbedUser } from './provider.js';
+
+const log = createLogger('dashboard-embed');
+
+export interface EmbedTokens {
+  authentication_token: string;
+  authentication_token_ttl: number;
+  navigation_token: string;
+  navigation_token_ttl: number;
+  api_token: string;
+  api_token_ttl: number;
+  session_reference_token_ttl: number;
+}
+
+export type RefreshedTokens =
+  | { api_token: string; api_token_ttl: number; navigation_token: string; navigation_token_ttl: number; session_reference_token_ttl: number }
+  | { session_reference_token_ttl: 0 };
+
+export interface AcquireInput {
+  principal: Principal;
+  /** The request's Origin header: the embed domain. */
+  origin: string | undefined;
+  userAgent: string;
+}
+
+export interface GenerateInput {
+  principal: Principal;
+  userAgent: string;
+  apiToken: string;
+  navigationToken: string;
+}
+
+/** The BI server's user for one of ours: a stable external id and the name split in two. */
+export function embedUser(principal: Principal): EmbedUser {
+  const words = principal.name.trim().split(/\s+/).filter(Boolean);
+  const [first = principal.username, ...rest] = words;
+  return { externalUserId: `fleet-health-${principal.userId}`, firstName: first, lastName: rest.join(' ') };
+}
+
+/**
+ * The embed domain for an Origin header value: a bare http(s) origin, and in
+ * production one of CORS_ORIGINS. Missing → 400 (an embed session is bound to a
+ * domain; we do not guess one), not allowed → 403.
+ */
+export function embedDomain(origin: string | undefined): string {
+  const value = origin?.trim();
+  if (!value || value === 'null') throw new BadRequest('The Origin header is required: the embed session is bound to the origin that embeds the dashboards.');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new BadRequest('The Origin header is not a valid origin.');
+  }
+  // An origin is scheme://host[:port] and nothing more.
+  const bare = url.origin.toLowerCase() === value.replace(/\/$/, '').toLowerCase();
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !bare) {
+    throw new BadRequest('The Origin header is not a valid origin.');
+  }
+  if (config().STAGE === 'prod' && !corsOrigins().includes(url.origin)) {
+    throw new Forbidden('Dashboards may not be embedded from this origin.');
+  }
+  return url.origin;
+}
+
+export async function acquireEmbedSession(input: AcquireInput, provider: () => EmbedProvider = embedProvider): Promise<EmbedTokens> {
+  const domain = embedDomain(input.origin);
+  const client = provider(); // 503 when not configured
+  const userId = input.principal.userId;
+  const stored = await getEmbedSession(userId);
+  const session = await viaProvider(() =>
+    client.acquire({ user: embedUser(input.principal), userAgent: input.userAgent, embedDomain: domain, sessionReferenceToken: stored?.sessionReferenceToken }),
+  );
+  await putEmbedSession(userId, session.session_reference_token, session.session_reference_token_ttl);
+  log.info('embed session acquired', {
+    user_id: userId,
+    reused: stored?.sessionReferenceToken === session.session_reference_token,
+    session_reference_token_ttl: session.session_reference_token_ttl,
+  });
+  return {
+    authentication_token: session.authentication_token,
+    authentication_token_ttl: session.authentication_token_ttl,
+    navigation_token: session.navigation_token,
+    navigation_token_ttl: session.navigation_token_ttl,
+    api_token: session.api_token,
+    api_token_ttl: session.api_token_ttl,
+    session_reference_token_ttl: session.session_reference_token_ttl,
+  };
+}
+
+export async function generateEmbedTokens(input: GenerateInput, provider: () => EmbedProvider = embedProvider): Promise<RefreshedTokens> {
+  const client = provider(); // 503 when not configured
+  const userId = input.principal.userId;
+  const stored = await getEmbedSession(userId);
+  if (!stored) return { session_reference_token_ttl: 0 };
+  const tokens = await viaProvider(() =>
+    client.generateTokens({ sessionReferenceToken: stored.sessionReferenceToken, apiToken: input.apiToken, navigationToken: input.navigationToken, userAgent: input.userAgent }),
+  );
+  if (tokens.expired) {
+    await deleteEmbedSession(userId);
+    log.info('embed session expired', { user_id: userId });
+    return { session_reference_token_ttl: 0 };
+  }
+  return {
+    api_token: tokens.api_token,
+    api_token_ttl: tokens.api_token_ttl,
+    navigation_token: tokens.navigation_token,
+    navigation_token_ttl: tokens.navigation_token_ttl,
+    session_reference_token_ttl: tokens.session_reference_token_ttl,
+  };
+}
+
+async function viaProvider<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof EmbedProviderError) throw new BadGateway(`Dashboard embedding failed: ${error.message}.`);
+    throw error;
+  }
+}

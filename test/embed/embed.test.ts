@@ -1,0 +1,340 @@
+// Cookieless dashboard-embed sessions (issue 11) against DynamoDB Local and a
+// local server speaking the BI server's embed API 4.0 (test/support/fake-embed.ts):
+// the spec's TTLs, reuse of the stored session reference token, refresh,
+// expiry, origins, configuration and every provider failure, with the
+// reference token and the client secret absent from every answer and log line.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+
+vi.hoisted(() => {
+  // Log everything, so the "never logged" assertions see every line.
+  process.env.LOG_LEVEL = 'debug';
+});
+
+import { forgetSecrets } from '../../shared/auth/secrets.js';
+import { resetConfig } from '../../shared/config.js';
+import { deleteEmbedSession, getEmbedSession } from '../../shared/db/embed-sessions.js';
+import { getItem } from '../../shared/db/client.js';
+import { embedConfig, forgetEmbedLogins, DEFAULT_PERMISSIONS, SESSION_LENGTH_SECONDS } from '../../shared/embed/provider.js';
+import { acquireEmbedSession, embedUser, generateEmbedTokens } from '../../shared/embed/sessions.js';
+import { HttpError } from '../../shared/http/errors.js';
+import type { Principal } from '../../shared/http/route.js';
+import { useTestTables } from '../support/dynamo.js';
+import { startFakeEmbed, type FakeEmbed } from '../support/fake-embed.js';
+
+const CLIENT_ID = 'embed-client-0001';
+const CLIENT_SECRET = 'embed-S3CRET-value-0123456789abcdef';
+const ORIGIN = 'https://fleet.example.com';
+const UA = 'Mozilla/5.0 (X11; Linux x86_64) EmbedTest/1.0';
+
+const ana: Principal = { userId: 'u-ana', username: 'ana', name: 'Ana María López', email: 'ana@example.com', role: 'viewer' };
+const bo: Principal = { userId: 'u-bo', username: 'bo', name: 'Bo', email: 'bo@example.com', role: 'admin' };
+
+let fake: FakeEmbed;
+const answers: unknown[] = [];
+const logLines: string[] = [];
+const writes: { mockRestore(): void }[] = [];
+
+beforeAll(async () => {
+  await useTestTables();
+  fake = await startFakeEmbed({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, slowMs: 1_000 });
+  for (const stream of [process.stdout, process.stderr]) {
+    const original = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    writes.push(vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+      logLines.push(String(chunk));
+      return original(chunk, ...rest);
+    }) as typeof stream.write));
+  }
+});
+
+afterAll(async () => {
+  for (const w of writes) w.mockRestore();
+  await fake?.close();
+  for (const name of Object.keys(process.env)) if (name.startsWith('EMBED_')) delete process.env[name];
+  process.env.STAGE = 'dev';
+  delete process.env.CORS_ORIGINS;
+  resetConfig();
+});
+
+beforeEach(() => {
+  for (const name of Object.keys(process.env)) if (name.startsWith('EMBED_')) delete process.env[name];
+  Object.assign(process.env, { EMBED_HOST: fake.host, EMBED_CLIENT_ID: CLIENT_ID, EMBED_CLIENT_SECRET: CLIENT_SECRET, EMBED_TIMEOUT_MS: '300' });
+  forgetEmbedLogins();
+  forgetSecrets();
+});
+
+afterEach(async () => {
+  // Never returned, never logged: every reference token the fake handed out, and the client secret.
+  const secrets = [...fake.referenceTokens(), CLIENT_SECRET];
+  const text = JSON.stringify(answers) + logLines.join('');
+  for (const value of secrets) expect(text).not.toContain(value);
+  answers.length = 0;
+  logLines.length = 0;
+  fake.reset();
+  for (const p of [ana, bo]) await deleteEmbedSession(p.userId);
+  process.env.STAGE = 'dev';
+  delete process.env.CORS_ORIGINS;
+  resetConfig();
+});
+
+/** `origin` null: no Origin header. */
+async function acquire(principal = ana, origin: string | null = ORIGIN, userAgent = UA) {
+  const answer = await acquireEmbedSession({ principal, origin: origin ?? undefined, userAgent });
+  answers.push(answer);
+  return answer;
+}
+
+async function generate(tokens: { api_token: string; navigation_token: string }, principal = ana, userAgent = UA) {
+  const answer = await generateEmbedTokens({ principal, userAgent, apiToken: tokens.api_token, navigationToken: tokens.navigation_token });
+  answers.push(answer);
+  return answer;
+}
+
+/** The HTTP error a call throws (its status and detail), recorded as an answer. */
+async function failure(work: () => Promise<unknown>): Promise<{ status: number; detail: string }> {
+  try {
+    await work();
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    const problem = { status: error.status, detail: error.message };
+    answers.push(problem);
+    return problem;
+  }
+  throw new Error('expected an HTTP error');
+}
+
+const acquires = () => fake.received.filter((r) => r.path.endsWith('/cookieless_session/acquire'));
+const generates = () => fake.received.filter((r) => r.path.endsWith('/generate_tokens'));
+
+describe('acquire-session', () => {
+  it('answers the spec TTLs for the default configuration, never the reference token, and stores it with a TTL at its expiry', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const answer = await acquire();
+    expect(answer).toEqual({
+      authentication_token: expect.stringMatching(/^auth-/),
+      authentication_token_ttl: 300,
+      navigation_token: expect.stringMatching(/^nav-/),
+      navigation_token_ttl: 600,
+      api_token: expect.stringMatching(/^api-/),
+      api_token_ttl: 600,
+      session_reference_token_ttl: 2_592_000,
+    });
+    expect(Object.keys(answer)).not.toContain('session_reference_token');
+
+    const [reference] = fake.referenceTokens();
+    const item = await getItem('embed-sessions', { pk: 'USER#u-ana', sk: 'EMBED_SESSION' }, true);
+    expect(item?.session_reference_token).toBe(reference);
+    expect(Number(item?.ttl)).toBeGreaterThanOrEqual(before + 2_592_000);
+    expect(Number(item?.ttl)).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 2_592_000);
+    expect(item?.expires_at).toBe(item?.ttl);
+    // The log says what happened, without the token (checked after each test).
+    expect(logLines.join('')).toContain('"message":"embed session acquired"');
+  });
+
+  it('logs in with the client credentials as a form and sends the embed user from configuration with the browser User-Agent and Origin', async () => {
+    Object.assign(process.env, {
+      EMBED_MODELS: 'fleet, fleet_costs',
+      EMBED_USER_ATTRIBUTES: '{"locale":"en_US","tenant":7}',
+      EMBED_GROUP_IDS: '12,13',
+      EMBED_EXTERNAL_GROUP_ID: 'fleet-health',
+    });
+    await acquire();
+    const login = fake.received.find((r) => r.path === '/api/4.0/login')!;
+    expect(login.method).toBe('POST');
+    expect(login.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(login.body).toEqual({ client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+
+    const [call] = acquires();
+    expect(call!.method).toBe('POST');
+    expect(call!.headers.authorization).toMatch(/^token login-/);
+    expect(call!.headers['user-agent']).toBe(UA);
+    expect(call!.body).toEqual({
+      session_length: SESSION_LENGTH_SECONDS,
+      force_logout_login: true,
+      external_user_id: 'fleet-health-u-ana',
+      first_name: 'Ana',
+      last_name: 'María López',
+      permissions: DEFAULT_PERMISSIONS,
+      models: ['fleet', 'fleet_costs'],
+      group_ids: ['12', '13'],
+      external_group_id: 'fleet-health',
+      user_attributes: { locale: 'en_US', tenant: 7 },
+      embed_domain: ORIGIN,
+    });
+  });
+
+  it('reuses the stored reference token across acquires of the same user, with one login; another user gets a session of their own', async () => {
+    await acquire();
+    fake.advance(100);
+    const second = await acquire();
+    expect(fake.logins).toBe(1);
+    const [first, again] = acquires();
+    expect(first!.body).not.toHaveProperty('session_reference_token');
+    const [reference] = fake.referenceTokens();
+    expect((again!.body as Record<string, unknown>).session_reference_token).toBe(reference);
+    expect(fake.referenceTokens()).toHaveLength(1);
+    // Reused, not extended.
+    expect(second.session_reference_token_ttl).toBe(2_592_000 - 100);
+    expect((await getEmbedSession('u-ana'))?.sessionReferenceToken).toBe(reference);
+
+    await acquire(bo);
+    expect((acquires()[2]!.body as Record<string, unknown>).external_user_id).toBe('fleet-health-u-bo');
+    expect((acquires()[2]!.body as Record<string, unknown>).first_name).toBe('Bo');
+    expect((acquires()[2]!.body as Record<string, unknown>).last_name).toBe('');
+    expect(fake.referenceTokens()).toHaveLength(2);
+  });
+
+  it('logs in again once when the cached login token is refused', async () => {
+    await acquire();
+    fake.revokeLogins();
+    await acquire();
+    expect(fake.logins).toBe(2);
+    expect(acquires().map((r) => r.headers.authorization)).toHaveLength(3);
+  });
+
+  it('a missing or malformed Origin is 400; in production an origin outside CORS_ORIGINS is 403 and an allowed one works', async () => {
+    expect((await failure(() => acquire(ana, null))).status).toBe(400);
+    expect((await failure(() => acquire(ana, 'null'))).status).toBe(400);
+    expect((await failure(() => acquire(ana, 'https://fleet.example.com/path'))).status).toBe(400);
+    expect((await failure(() => acquire(ana, 'ftp://fleet.example.com'))).status).toBe(400);
+    Object.assign(process.env, { STAGE: 'prod', CORS_ORIGINS: `${ORIGIN}, https://ops.example.com` });
+    resetConfig();
+    expect(await failure(() => acquire(ana, 'https://evil.example.net'))).toEqual({ status: 403, detail: expect.stringContaining('origin') });
+    expect(acquires()).toHaveLength(0);
+    expect((await acquire(ana, 'https://ops.example.com')).api_token_ttl).toBe(600);
+    expect((acquires()[0]!.body as Record<string, unknown>).embed_domain).toBe('https://ops.example.com');
+  });
+});
+
+describe('generate-tokens', () => {
+  it('trades the browser tokens for new ones with TTLs, using the stored reference token and the User-Agent', async () => {
+    const session = await acquire();
+    fake.advance(600);
+    const answer = await generate(session);
+    expect(answer).toEqual({
+      api_token: expect.stringMatching(/^api-/),
+      api_token_ttl: 600,
+      navigation_token: expect.stringMatching(/^nav-/),
+      navigation_token_ttl: 600,
+      session_reference_token_ttl: 2_592_000 - 600,
+    });
+    expect(answer).not.toHaveProperty('session_reference_token');
+    const [call] = generates();
+    expect(call!.method).toBe('PUT');
+    expect(call!.headers['user-agent']).toBe(UA);
+    expect(call!.body).toEqual({ session_reference_token: fake.referenceTokens()[0], api_token: session.api_token, navigation_token: session.navigation_token });
+    // The new tokens work for the next round.
+    expect(await generate(answer as { api_token: string; navigation_token: string })).toMatchObject({ api_token_ttl: 600 });
+  });
+
+  it('an expired session answers only session_reference_token_ttl 0 and deletes the stored token; the next acquire starts a new session', async () => {
+    const session = await acquire();
+    fake.advance(2_592_000);
+    expect(await generate(session)).toEqual({ session_reference_token_ttl: 0 });
+    expect(await getItem('embed-sessions', { pk: 'USER#u-ana', sk: 'EMBED_SESSION' }, true)).toBeUndefined();
+
+    const fresh = await acquire();
+    expect(fresh.session_reference_token_ttl).toBe(2_592_000);
+    expect(acquires()[1]!.body).not.toHaveProperty('session_reference_token');
+    expect(fake.referenceTokens()).toHaveLength(2);
+  });
+
+  it('no stored session answers session_reference_token_ttl 0 without calling the server', async () => {
+    expect(await generate({ api_token: 'api-x', navigation_token: 'nav-x' }, bo)).toEqual({ session_reference_token_ttl: 0 });
+    expect(fake.received).toHaveLength(0);
+  });
+});
+
+describe('configuration', () => {
+  it('not configured is 503 naming the missing variables, for both calls', async () => {
+    for (const name of ['EMBED_HOST', 'EMBED_CLIENT_ID', 'EMBED_CLIENT_SECRET']) {
+      const saved = process.env[name];
+      delete process.env[name];
+      const problem = await failure(() => acquire());
+      expect(problem.status).toBe(503);
+      expect(problem.detail).toContain(name);
+      expect((await failure(() => generate({ api_token: 'a', navigation_token: 'n' }))).status).toBe(503);
+      process.env[name] = saved;
+    }
+    expect(fake.received).toHaveLength(0);
+  });
+
+  it('rejects plain http to another host, bad timeouts and bad user attributes with 503, never echoing values', async () => {
+    const bad: NodeJS.ProcessEnv[] = [
+      { EMBED_HOST: 'http://bi.example.com' },
+      { EMBED_HOST: `https://user:${CLIENT_SECRET}@bi.example.com` },
+      { EMBED_TIMEOUT_MS: '20001' },
+      { EMBED_TIMEOUT_MS: 'soon' },
+      { EMBED_USER_ATTRIBUTES: '["a"]' },
+      { EMBED_USER_ATTRIBUTES: '{"x":{"y":1}}' },
+    ];
+    for (const overrides of bad) {
+      const env = { ...process.env, ...overrides };
+      let error: unknown;
+      try {
+        embedConfig(env);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(HttpError);
+      expect((error as HttpError).status).toBe(503);
+      expect((error as HttpError).message).not.toContain(CLIENT_SECRET);
+    }
+    expect(embedConfig({ ...process.env, EMBED_HOST: `${fake.host}/`, EMBED_TIMEOUT_MS: '' })).toMatchObject({ host: fake.host, timeoutMs: 10_000, permissions: DEFAULT_PERMISSIONS, models: [] });
+  });
+
+  it('derives a stable external user id and names', () => {
+    expect(embedUser(ana)).toEqual({ externalUserId: 'fleet-health-u-ana', firstName: 'Ana', lastName: 'María López' });
+    expect(embedUser({ ...bo, name: '  ' })).toEqual({ externalUserId: 'fleet-health-u-bo', firstName: 'bo', lastName: '' });
+  });
+});
+
+describe('provider failures are 502 with a detail that leaks nothing', () => {
+  const leaks = (detail: string) => [CLIENT_SECRET, CLIENT_ID, 'login-', 'Internal server error', 'maintenance', fake.host].filter((s) => detail.includes(s));
+
+  it('login refused (wrong secret), failing, slow or garbage', async () => {
+    process.env.EMBED_CLIENT_SECRET = `${CLIENT_SECRET}-wrong`;
+    forgetSecrets();
+    const refused = await failure(() => acquire());
+    expect(refused.status).toBe(502);
+    expect(refused.detail).toMatch(/refused our API credentials/);
+    expect(refused.detail).not.toContain('-wrong');
+    expect(leaks(refused.detail)).toEqual([]);
+
+    process.env.EMBED_CLIENT_SECRET = CLIENT_SECRET;
+    for (const mode of ['error500', 'error400', 'slow', 'garbage'] as const) {
+      fake.loginMode = mode;
+      forgetEmbedLogins();
+      const problem = await failure(() => acquire());
+      expect(problem.status).toBe(502);
+      expect(leaks(problem.detail)).toEqual([]);
+    }
+    expect(acquires()).toHaveLength(0);
+    expect(await getEmbedSession('u-ana')).toBeUndefined();
+  });
+
+  it('acquire failing (4xx, 5xx, timeout, garbage) stores nothing', async () => {
+    for (const mode of ['error500', 'error400', 'slow', 'garbage'] as const) {
+      fake.mode = mode;
+      const problem = await failure(() => acquire());
+      expect(problem.status).toBe(502);
+      expect(problem.detail).toMatch(/^Dashboard embedding failed: /);
+      if (mode === 'slow') expect(problem.detail).toContain('no answer within 0.3 s');
+      expect(leaks(problem.detail)).toEqual([]);
+    }
+    expect(await getEmbedSession('u-ana')).toBeUndefined();
+  });
+
+  it('generate_tokens failing is 502 and keeps the stored session; refused tokens (another User-Agent) too', async () => {
+    const session = await acquire();
+    for (const mode of ['error500', 'slow', 'garbage'] as const) {
+      fake.mode = mode;
+      expect((await failure(() => generate(session))).status).toBe(502);
+    }
+    fake.mode = 'ok';
+    const problem = await failure(() => generate(session, ana, 'curl/8.0'));
+    expect(problem.status).toBe(502);
+    expect(leaks(problem.detail)).toEqual([]);
+    expect(await getEmbedSession('u-ana')).toBeDefined();
+    expect(await generate(session)).toMatchObject({ api_token_ttl: 600 });
+  });
+});
