@@ -47,6 +47,8 @@ export interface FleetHealthStackProps extends StackProps {
   readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string };
   /** Optional ticket provider of create-ticket (shared/tickets/provider.ts); undefined: 503 there. */
   readonly tickets?: TicketSettings;
+  /** Optional BI server for dashboard embedding (shared/embed/provider.ts): EMBED_HOST and EMBED_CLIENT_ID; the secret is created by the stack. */
+  readonly embed?: { host: string; clientId: string };
   /** Optional LLM provider (shared/llm/provider.ts) of every function granted bedrock:invoke; undefined: chat 503, patrol/agents run the rules engine. */
   readonly llm?: LlmSettings;
 }
@@ -92,7 +94,14 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
         : undefined,
     tickets: ticketSettings(optional),
     llm: llmSettings(optional),
+    embed: optional('embedHost') ? { host: optional('embedHost')!, clientId: required('embedClientId', 'embedHost') } : undefined,
   };
+
+  function required(key: string, because: string): string {
+    const value = optional(key);
+    if (!value) throw new Error(`context ${because} also needs ${key}`);
+    return value;
+  }
 }
 
 function llmSettings(optional: (key: string) => string | undefined): LlmSettings | undefined {
@@ -309,6 +318,7 @@ export class FleetHealthStack extends Stack {
     this.groupFunctions.get('issues')!.function.addEnvironment('APP_URL', appUrl); // ticket links back to the issue
     if (props.tickets) this.configureTickets(props.tickets, props.stage);
     if (props.llm) this.configureLlm(props.llm, props.stage);
+    if (props.embed) this.configureEmbed(props.embed, props.stage);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HTTP API endpoint ($default stage)' });
     new CfnOutput(this, 'JwtSecretArn', { value: jwtSecret.secretArn, description: 'Signing key of access tokens (rotate by hand)' });
@@ -367,6 +377,21 @@ export class FleetHealthStack extends Stack {
       Validations.of(key).acknowledge({ id: 'AwsSolutions-SMG4', reason: 'The key is issued by the LLM provider, which AWS cannot rotate; operators rotate it there and put the new value.' });
       new CfnOutput(this, 'LlmApiKeyArn', { value: key.secretArn, description: 'Put the LLM API key here' });
     }
+  }
+
+  /** The dashboard-embed Lambda's BI server; its client secret in a secret only that Lambda reads. */
+  private configureEmbed(embed: { host: string; clientId: string }, stage: string): void {
+    const fn = this.groupFunctions.get('dashboard-embed')!;
+    fn.function.addEnvironment('EMBED_HOST', embed.host);
+    fn.function.addEnvironment('EMBED_CLIENT_ID', embed.clientId);
+    const secret = new secretsmanager.Secret(this, 'EmbedClientSecret', {
+      description: `Fleet Health (${stage}) client secret of the BI server's embed API: put the real value after deploy`,
+      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+    });
+    secret.grantRead(fn.role);
+    fn.function.addEnvironment('EMBED_CLIENT_SECRET_ARN', secret.secretArn);
+    Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: 'The client secret is issued by the BI server, which AWS cannot rotate; operators rotate it there and put the new value.' });
+    new CfnOutput(this, 'EmbedClientSecretArn', { value: secret.secretArn, description: 'Put the BI server client secret here' });
   }
 
   private createTable(name: TableName, prefix: string): dynamodb.Table {

@@ -405,3 +405,14 @@ describe('LLM provider configuration', () => {
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, llmProvider: 'bedrock' } }))).toThrow(/llmModel/);
   });
 });
+
+describe('dashboard embed configuration', () => {
+  it('gives only the dashboard-embed Lambda the BI server and its client secret', () => {
+    const withEmbed = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], embedHost: 'https://bi.example.com', embedClientId: 'fleet' } });
+    const t = Template.fromStack(new FleetHealthStack(withEmbed, 'EmbedStack', fleetHealthPropsFromContext(withEmbed))).toJSON().Resources as Record<string, Json>;
+    const configured = Object.values(t).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.EMBED_HOST);
+    expect(configured.map((f) => f.Properties.FunctionName)).toEqual([`${prefix}dashboard-embed`]);
+    expect(configured[0]!.Properties.Environment.Variables).toMatchObject({ EMBED_CLIENT_ID: 'fleet', EMBED_CLIENT_SECRET_ARN: { Ref: expect.stringMatching(/^EmbedClientSecret/) } });
+    expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, embedHost: 'https://bi.example.com' } }))).toThrow(/embedClientId/);
+  });
+});
