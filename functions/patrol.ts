@@ -3,7 +3,7 @@ import { callerOf } from '../shared/auth/caller.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import { Reply } from '../shared/http/route.js';
 import { latestReport, listReports, patrolKpis, reportDetail } from '../shared/patrol/queries.js';
-import { triggerPatrol } from '../shared/patrol/run.js';
+import { triggerPatrol } from '../shared/patrol/trigger.js';
 import { patrolGroup } from '../shared/routes/patrol.js';
 
 export const handler = createGroupHandler(patrolGroup, {

@@ -1,47 +1,25 @@
-// Running patrol scans one at a time (issue 9). The lock (shared/db/locks.ts)
-// is held by the report being produced: its owner is the report id. The API
-// trigger takes the lock, creates the report, starts the worker and waits a
-// while; the schedule and the CLI invoke the worker directly, which then takes
-// the lock itself. Whoever runs the scan heartbeats the lease and releases it
-// in a finally; a crashed worker blocks the next scan for one lease at most,
-// and the next taker marks its report failed.
+// The patrol worker's job (issue 9): one scan under the lock (./lock.ts). The
+// API trigger (./trigger.ts) takes the lock and creates the report before
+// starting the worker; the schedule and the CLI invoke the worker directly,
+// which then takes the lock itself. Whoever runs the scan heartbeats the lease
+// and releases it in a finally; a crashed worker blocks the next scan for one
+// lease at most, and the next taker marks its report failed.
 import { randomUUID } from 'node:crypto';
-import type { Caller } from '../auth/caller.js';
-import { writeAudit } from '../db/audit.js';
-import { ConditionFailed } from '../db/client.js';
-import { acquireLock, heartbeatLock, lockHolder, releaseLock } from '../db/locks.js';
-import { createReport, finishReport, getReport } from '../db/patrol.js';
-import type { Principal } from '../http/route.js';
+import { heartbeatLock, lockHolder, releaseLock } from '../db/locks.js';
+import { createReport, finishReport } from '../db/patrol.js';
 import { llmProvider } from '../llm/provider.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
-import { invokeWorker } from '../worker-invoke.js';
+import { leaseMs, PATROL_LOCK, takeLock } from './lock.js';
 import { gatherInputs, llmScan, rulesScan, ScanFailed, type ScanOutcome } from './scan.js';
 
-export const PATROL_LOCK = 'patrol';
 const log = createLogger('patrol');
-
-/** The lease a scan holds; heartbeats renew it every third of it. */
-export const leaseMs = () => Number(process.env.PATROL_LEASE_SECONDS ?? 120) * 1000;
-/** How long the trigger waits for the scan before answering 202 (under API Gateway's 30 s). */
-export const waitMs = () => Math.min(28, Number(process.env.PATROL_WAIT_SECONDS ?? 25)) * 1000;
 
 export interface PatrolEvent {
   report_type?: string;
   triggered_by?: string;
   /** Set by the API trigger, which holds the lock for this report already. */
   report_id?: string;
-}
-
-/** Takes the lock for a new report; when it replaces a crashed holder, that holder's report is marked failed. */
-async function takeLock(reportId: string): Promise<boolean> {
-  const { acquired, replaced } = await acquireLock(PATROL_LOCK, reportId, leaseMs());
-  if (replaced) {
-    await finishReport(replaced.owner, { status: 'failed', error: 'the scan stopped without finishing (its worker did not renew the lock)' }).catch((error: unknown) => {
-      if (!(error instanceof ConditionFailed)) throw error; // already finished, or no such report
-    });
-  }
-  return acquired;
 }
 
 /**
@@ -104,34 +82,4 @@ async function scan(reportId: string, user: string): Promise<ScanOutcome> {
     return { result: rulesScan(inputs), model: 'rules', tool_rounds: 0, spent: { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0, calls: 0 } };
   }
   return llmScan(provider, inputs, { runId: reportId, source: 'agent', user });
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** POST /api/patrol/trigger. */
-export async function triggerPatrol(principal: Principal, reportType: string, caller: Caller) {
-  const reportId = randomUUID();
-  if (!(await takeLock(reportId))) return { status: 'already_running' as const, report_id: (await lockHolder(PATROL_LOCK))?.owner ?? null };
-  try {
-    await createReport({ report_id: reportId, report_type: reportType, triggered_by: principal.username });
-    await writeAudit({ actor: principal.username, role: principal.role, action: 'patrol_trigger', target: reportId, detail: { report_type: reportType }, ip: caller.ip, user_agent: caller.userAgent });
-    await invokeWorker('patrol-worker', { report_id: reportId, report_type: reportType, triggered_by: principal.username });
-  } catch (error) {
-    await finishReport(reportId, { status: 'failed', error: `the scan could not start: ${String(error)}` }).catch(() => undefined);
-    await releaseLock(PATROL_LOCK, reportId);
-    throw error;
-  }
-  const deadline = Date.now() + waitMs();
-  for (;;) {
-    const report = await getReport(reportId);
-    if (report?.status === 'completed') {
-      return {
-        status: 'completed' as const, report_id: reportId, tool_rounds: report.tool_rounds, total_tokens: report.total_tokens,
-        duration_seconds: report.duration_seconds, message: `Patrol ${report.model === 'rules' ? '(rules engine) ' : ''}flagged ${report.flagged_count} cluster${report.flagged_count === 1 ? '' : 's'}.`,
-      };
-    }
-    if (report?.status === 'failed') return { status: 'failed' as const, report_id: reportId, message: report.error ?? 'the scan failed' };
-    if (Date.now() >= deadline) return { status: 'running' as const, report_id: reportId, message: 'The scan is still running: poll GET /api/patrol/{report_id}.' };
-    await sleep(250);
-  }
 }

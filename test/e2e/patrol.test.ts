@@ -8,7 +8,7 @@ import { listUsage } from '../../shared/db/llm-usage.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { acquireLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
 import { createReport } from '../../shared/db/patrol.js';
-import { PATROL_LOCK } from '../../shared/patrol/run.js';
+import { PATROL_LOCK } from '../../shared/patrol/lock.js';
 import { patrolGroup } from '../../shared/routes/patrol.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
