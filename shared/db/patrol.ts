@@ -50,7 +50,7 @@ export interface PatrolReport {
 }
 
 const key = (id: string) => ({ pk: `REPORT#${id}`, sk: 'REPORT' });
-const strip = ({ pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ...rest }: Record<string, unknown>) => rest as unknown as PatrolReport;
+const strip = ({ pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, worker_id: _w, ...rest }: Record<string, unknown>) => rest as unknown as PatrolReport;
 
 /** A new report, `running`; fails (ConditionFailed) if the id exists. */
 export async function createReport(report: Pick<PatrolReport, 'report_id' | 'report_type' | 'triggered_by'>, now = new Date()): Promise<PatrolReport> {
@@ -74,6 +74,20 @@ export async function finishReport(reportId: string, fields: Partial<PatrolRepor
     ConditionExpression: '#status = :running',
     ExpressionAttributeNames: { ...Object.fromEntries(names.map((n, i) => [`#f${i}`, n])), '#status': 'status' },
     ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, all[n]])), ':running': 'running' },
+    ReturnValues: 'NONE',
+  });
+}
+
+/**
+ * The worker that will produce the report: claimed once, so a repeated
+ * asynchronous delivery of the same event cannot start a second scan of it.
+ */
+export async function claimReport(reportId: string, workerId: string): Promise<void> {
+  await updateItem('patrol', key(reportId), {
+    UpdateExpression: 'SET worker_id = :me',
+    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(worker_id) AND #status = :running',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':me': workerId, ':running': 'running' },
     ReturnValues: 'NONE',
   });
 }

@@ -2,19 +2,37 @@
 // produced: whoever finds the lease expired knows which report the crashed
 // scan left running, and marks it failed. Shared by the trigger (API) and the worker.
 import { ConditionFailed } from '../db/client.js';
-import { acquireLock } from '../db/locks.js';
-import { finishReport } from '../db/patrol.js';
+import { acquireLock, lockHolder } from '../db/locks.js';
+import { finishReport, type PatrolReport } from '../db/patrol.js';
 
 export const PATROL_LOCK = 'patrol';
 
 /** The lease a scan holds; heartbeats renew it every third of it. */
 export const leaseMs = () => Number(process.env.PATROL_LEASE_SECONDS ?? 120) * 1000;
 
+const STOPPED = 'the scan stopped without finishing (its worker did not renew the lock)';
+/** A new report's worker may take this long to start before its report counts as stopped. */
+const START_GRACE_MS = 30_000;
+
+/**
+ * A `running` report whose scan no longer holds the lock (and had time to
+ * start) stopped without finishing: it is marked failed as soon as anyone
+ * reads it, rather than when the next scan happens to take the lock.
+ */
+export async function settled(report: PatrolReport, now = Date.now()): Promise<PatrolReport> {
+  if (report.status !== 'running' || now - Date.parse(report.created_at) < START_GRACE_MS) return report;
+  if ((await lockHolder(PATROL_LOCK, now))?.owner === report.report_id) return report;
+  await finishReport(report.report_id, { status: 'failed', error: STOPPED }).catch((error: unknown) => {
+    if (!(error instanceof ConditionFailed)) throw error; // finished meanwhile
+  });
+  return { ...report, status: 'failed', error: STOPPED };
+}
+
 /** Takes the lock for a new report; when it replaces a crashed holder, that holder's report is marked failed. */
 export async function takeLock(reportId: string): Promise<boolean> {
   const { acquired, replaced } = await acquireLock(PATROL_LOCK, reportId, leaseMs());
   if (replaced) {
-    await finishReport(replaced.owner, { status: 'failed', error: 'the scan stopped without finishing (its worker did not renew the lock)' }).catch((error: unknown) => {
+    await finishReport(replaced.owner, { status: 'failed', error: STOPPED }).catch((error: unknown) => {
       if (!(error instanceof ConditionFailed)) throw error; // already finished, or no such report
     });
   }

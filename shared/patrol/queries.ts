@@ -2,6 +2,7 @@
 // fields, the 30-day KPIs, one report.
 import { getReport, listReportsSince, type PatrolReport } from '../db/patrol.js';
 import { NotFound } from '../http/errors.js';
+import { settled } from './lock.js';
 
 export const SOURCE = 'patrol';
 const DAY_MS = 86_400_000;
@@ -13,7 +14,7 @@ const listItem = (r: PatrolReport) => ({
 });
 
 export async function listReports(q: { days: number; page: number; page_size: number }, now = new Date()) {
-  const reports = await listReportsSince(new Date(now.getTime() - q.days * DAY_MS));
+  const reports = await Promise.all((await listReportsSince(new Date(now.getTime() - q.days * DAY_MS))).map((r) => settled(r)));
   const start = (q.page - 1) * q.page_size;
   return {
     reports: reports.slice(start, start + q.page_size).map(listItem),
@@ -52,5 +53,5 @@ export async function patrolKpis(now = new Date()) {
 export async function reportDetail(reportId: string) {
   const report = await getReport(reportId);
   if (!report) throw new NotFound(`No patrol report ${reportId}.`);
-  return report;
+  return settled(report);
 }

@@ -6,7 +6,8 @@
 // lease at most, and the next taker marks its report failed.
 import { randomUUID } from 'node:crypto';
 import { heartbeatLock, lockHolder, releaseLock } from '../db/locks.js';
-import { createReport, finishReport } from '../db/patrol.js';
+import { ConditionFailed } from '../db/client.js';
+import { claimReport, createReport, finishReport } from '../db/patrol.js';
 import { llmProvider } from '../llm/provider.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
@@ -14,6 +15,8 @@ import { leaseMs, PATROL_LOCK, takeLock } from './lock.js';
 import { gatherInputs, llmScan, rulesScan, ScanFailed, type ScanOutcome } from './scan.js';
 
 const log = createLogger('patrol');
+/** The LLM's tool rounds end in time for an answer inside the worker's 15 minutes. */
+const SCAN_DEADLINE_MS = 10 * 60_000;
 
 export interface PatrolEvent {
   report_type?: string;
@@ -31,9 +34,21 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   if (!reportId) {
     reportId = randomUUID();
     if (!(await takeLock(reportId))) return { status: 'already_running', report_id: (await lockHolder(PATROL_LOCK))?.owner ?? '' };
-    await createReport({ report_id: reportId, report_type: event.report_type ?? 'scheduled', triggered_by: event.triggered_by ?? 'schedule' });
+    try {
+      await createReport({ report_id: reportId, report_type: event.report_type ?? 'scheduled', triggered_by: event.triggered_by ?? 'schedule' });
+    } catch (error) {
+      await releaseLock(PATROL_LOCK, reportId);
+      throw error;
+    }
   }
   const owner = reportId;
+  try {
+    await claimReport(owner, randomUUID());
+  } catch (error) {
+    // A repeated delivery of the event: another worker has this report (or it is finished).
+    if (error instanceof ConditionFailed) return { status: 'already_running', report_id: owner };
+    throw error;
+  }
   let lost = false;
   const heartbeat = setInterval(() => {
     heartbeatLock(PATROL_LOCK, owner, leaseMs()).catch((error: unknown) => {
@@ -64,8 +79,9 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     });
     return { status: 'completed', report_id: owner };
   } catch (error) {
-    const reason = error instanceof LlmError ? `the language model failed: ${error.message}` : error instanceof ScanFailed ? error.message : `internal error: ${String(error)}`;
-    log.error('patrol scan failed', { report_id: owner, reason });
+    // Viewers read the reason: internal errors are logged in full and shown without their details.
+    const reason = error instanceof LlmError ? `the language model failed: ${error.message}` : error instanceof ScanFailed ? error.message : 'internal error (see the patrol-worker logs)';
+    log.error('patrol scan failed', { report_id: owner, reason, error: String(error) });
     await finishReport(owner, { status: 'failed', error: reason, duration_seconds: Math.round((Date.now() - started) / 100) / 10 }).catch(() => undefined);
     return { status: 'failed', report_id: owner };
   } finally {
@@ -81,5 +97,5 @@ async function scan(reportId: string, user: string): Promise<ScanOutcome> {
   if (!provider) {
     return { result: rulesScan(inputs), model: 'rules', tool_rounds: 0, spent: { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0, calls: 0 } };
   }
-  return llmScan(provider, inputs, { runId: reportId, source: 'agent', user });
+  return llmScan(provider, inputs, { runId: reportId, source: 'agent', user }, Date.now() + SCAN_DEADLINE_MS);
 }

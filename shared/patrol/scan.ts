@@ -180,11 +180,11 @@ export function describeFleet(inputs: PatrolInputs): string {
   ].join('\n');
 }
 
-export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledger: Ledger): Promise<ScanOutcome> {
+export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledger: Ledger, deadline?: number): Promise<ScanOutcome> {
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeFleet(inputs) }] }];
   try {
     const { value, loop } = await structuredAnswer(PatrolResult, {
-      provider, system: SYSTEM, messages, tools: await toolSpecs(), runTool, maxRounds: PATROL_TOOL_ROUNDS, ledger, maxTokens: 4096,
+      provider, system: SYSTEM, messages, tools: await toolSpecs(), runTool, maxRounds: PATROL_TOOL_ROUNDS, ledger, maxTokens: 4096, deadline, reserveMs: 120_000,
     });
     return { result: value, model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
   } catch (error) {

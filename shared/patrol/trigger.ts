@@ -8,10 +8,13 @@ import { lockHolder, releaseLock } from '../db/locks.js';
 import { createReport, finishReport, getReport } from '../db/patrol.js';
 import type { Principal } from '../http/route.js';
 import { invokeWorker } from '../worker-invoke.js';
-import { PATROL_LOCK, takeLock } from './lock.js';
+import { PATROL_LOCK, settled, takeLock } from './lock.js';
 
-/** How long the trigger waits for the scan before answering 202 (under API Gateway's 30 s). */
-export const waitMs = () => Math.min(28, Number(process.env.PATROL_WAIT_SECONDS ?? 25)) * 1000;
+/** How long the trigger waits for the scan before answering 202: at most 20 s, well inside the route's 29 s. */
+export function waitMs(): number {
+  const seconds = Number(process.env.PATROL_WAIT_SECONDS ?? 20);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(20, seconds) * 1000 : 20_000;
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -24,7 +27,7 @@ export async function triggerPatrol(principal: Principal, reportType: string, ca
     await writeAudit({ actor: principal.username, role: principal.role, action: 'patrol_trigger', target: reportId, detail: { report_type: reportType }, ip: caller.ip, user_agent: caller.userAgent });
     await invokeWorker('patrol-worker', { report_id: reportId, report_type: reportType, triggered_by: principal.username });
   } catch (error) {
-    await finishReport(reportId, { status: 'failed', error: `the scan could not start: ${String(error)}` }).catch(() => undefined);
+    await finishReport(reportId, { status: 'failed', error: 'the scan could not start (see the patrol logs)' }).catch(() => undefined);
     await releaseLock(PATROL_LOCK, reportId);
     throw error;
   }
@@ -38,6 +41,9 @@ export async function triggerPatrol(principal: Principal, reportType: string, ca
       };
     }
     if (report?.status === 'failed') return { status: 'failed' as const, report_id: reportId, message: report.error ?? 'the scan failed' };
+    // The worker died (it let the lock go without finishing): no point waiting.
+    const now = report && (await settled(report));
+    if (now?.status === 'failed') return { status: 'failed' as const, report_id: reportId, message: now.error ?? 'the scan failed' };
     if (Date.now() >= deadline) return { status: 'running' as const, report_id: reportId, message: 'The scan is still running: poll GET /api/patrol/{report_id}.' };
     await sleep(250);
   }
