@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { listAlertsSince, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { getClusters } from '../db/clusters.js';
-import { deleteUntriagedAiIssue, getAiGroupingState, getAiIssues, putAiGroupingState, writeAiGrouping, type AiGrouping } from '../db/ai-issues.js';
+import { getAiGroupingState, retireAiIssue, getAiIssues, putAiGroupingState, writeAiGrouping, type AiGrouping } from '../db/ai-issues.js';
 import { llmProvider } from '../llm/provider.js';
 import { createLogger } from '../log.js';
 import { llmGroups, rulesGroups, type AlertGroup } from './grouping.js';
@@ -78,7 +78,11 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
   // Issues whose alerts were regrouped into others go (unless triaged); those whose alerts all
   // left the window stay as they are, history.
   const inWindow = new Set(alerts.map(alertKeyOf));
-  for (const old of stored) if (!ids.has(old.issue_id) && old.alert_keys.some((k) => inWindow.has(k))) await deleteUntriagedAiIssue(old.issue_id);
+  for (const old of stored) {
+    if (ids.has(old.issue_id) || !old.alert_keys.some((k) => inWindow.has(k))) continue;
+    const successor = produced.find((g) => g.alert_keys.some((k) => old.alert_keys.includes(k)))?.issue_id ?? 'regrouped';
+    await retireAiIssue(old, successor, now);
+  }
   await putAiGroupingState(clusterId, { fingerprint, method, issue_ids: [...ids] }, state?.version ?? null);
   return 'regrouped';
 }

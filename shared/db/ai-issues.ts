@@ -5,7 +5,7 @@
 //        last grouping of the cluster saw and produced (the debounce, and what to replace)
 // Grouping writes the grouping fields; triage fields are written only by PATCH.
 import type { Severity } from '../rules/schemas.js';
-import { batchGet, deleteItem, getItem, putItem, queryAll, tableName, updateItem, type TransactItem } from './client.js';
+import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryAll, tableName, updateItem, type TransactItem } from './client.js';
 import { activityKey } from './issues.js';
 
 export interface AiGrouping {
@@ -26,6 +26,8 @@ export interface AiGrouping {
   ai_summary: string;
   /** `llm:<model>` or `rules`. */
   grouped_by: string;
+  /** Set on a triaged issue whose alerts now belong to another (kept as history, out of lists). */
+  superseded_by?: string | null;
 }
 
 export interface AiIssueRecord extends AiGrouping {
@@ -67,12 +69,12 @@ export async function listAiIssuesActiveSince(since: Date): Promise<AiIssueRecor
     ExpressionAttributeValues: { ':pk': 'AIISSUES', ':since': since.toISOString() },
     ScanIndexForward: false,
   });
-  return items.map(toIssue);
+  return items.map(toIssue).filter((i) => !i.superseded_by);
 }
 
 /** Writes an issue's grouping fields; its triage fields are created empty and never touched here. */
 export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<void> {
-  const fields: Record<string, unknown> = { ...g, grouped_at: now.toISOString(), gsi1pk: 'AIISSUES', gsi1sk: activityKey(g) };
+  const fields: Record<string, unknown> = { ...g, grouped_at: now.toISOString(), superseded_by: null, gsi1pk: 'AIISSUES', gsi1sk: activityKey(g) };
   const names = Object.keys(fields);
   await updateItem('ai-issues', key(g.issue_id), {
     UpdateExpression:
@@ -84,9 +86,30 @@ export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<
   });
 }
 
-/** Removes an issue no grouping produces any more, unless somebody triaged it meanwhile. */
-export async function deleteUntriagedAiIssue(id: string): Promise<void> {
-  await deleteItem('ai-issues', key(id), { ConditionExpression: 'attribute_not_exists(triage_version) OR triage_version = :zero', ExpressionAttributeValues: { ':zero': 0 } }).catch(() => undefined);
+/**
+ * An issue no grouping produces any more: deleted when untriaged; a triaged one
+ * is kept as history, Resolved and `superseded_by` its successor, its alerts
+ * released (they belong to the successor now) and left out of lists.
+ */
+export async function retireAiIssue(issue: AiIssueRecord, successor: string, now = new Date()): Promise<void> {
+  if (!issue.triage_version) {
+    try {
+      await deleteItem('ai-issues', key(issue.issue_id), { ConditionExpression: 'attribute_not_exists(triage_version) OR triage_version = :zero', ExpressionAttributeValues: { ':zero': 0 } });
+      return;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error; // triaged meanwhile: keep it, as below
+    }
+  }
+  const resolvedAt = issue.resolved_at ?? now.toISOString();
+  await updateItem('ai-issues', key(issue.issue_id), {
+    UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = :at, alert_keys = :none, alert_count = :zero, gsi1sk = :key',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':by': successor, ':resolved': 'Resolved', ':at': resolvedAt, ':none': [], ':zero': 0,
+      ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }),
+    },
+    ReturnValues: 'NONE',
+  });
 }
 
 export interface AiGroupingState {

@@ -83,8 +83,11 @@ describe('LLM grouping', () => {
     expect(after.some((i) => i.issue_name === 'Echo')).toBe(false); // nothing left for it after the repair
     expect(after.filter((i) => i.ai_reasoning.startsWith('The model left these alerts out')).reduce((n, i) => n + i.alert_count, 0)).toBe(alerts.length - 2);
     await expectEveryAlertOnce();
-    const kept = await getAiIssue(triaged.issue_id);
-    if (kept) expect(kept.notes).toBe('keep'); // a triaged issue is never deleted by regrouping
+    // a triaged issue is never deleted: it continues a new group, or is kept as superseded history
+    const kept = (await getAiIssue(triaged.issue_id))!;
+    expect(kept.notes).toBe('keep');
+    if (kept.superseded_by) expect(kept).toMatchObject({ status: 'Resolved', alert_keys: [] });
+    else expect(kept.alert_count).toBeGreaterThan(0);
     const usage = (await listUsage(1)).slice(usageBefore);
     expect(usage.map((u) => [u.source, u.input_tokens, u.output_tokens])).toEqual([['agent', 800, 120]]);
     // unchanged alerts: no second LLM call

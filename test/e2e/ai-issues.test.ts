@@ -3,6 +3,7 @@
 // brute force, linked alerts, and PATCH with `me`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
+import { upsertAlert } from '../../shared/db/alerts.js';
 import { aiIssuesGroup } from '../../shared/routes/ai-issues.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
@@ -65,7 +66,16 @@ describe('AI issues without a provider', () => {
     expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue).toMatchObject({ triage_status: 'Investigating', assignee: 'The admin', notes: 'looking' });
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: 'nobody-at-all' })).status).toBe(422);
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { ticket_key: 'X-1' })).status).toBe(422);
-    await recompute(); // regrouping keeps the triage
-    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue).toMatchObject({ triage_status: 'Investigating', notes: 'looking' });
+    // a new alert of the same kind on that cluster: the cluster really is regrouped, and the triage stays
+    const [first] = (await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.alerts;
+    await upsertAlert({
+      alert_id: 'joins', cluster_id: issue.cluster_id, alert_name: first.alert_name, severity: 'warning', status: 'Firing',
+      starts_at: new Date(Date.parse(first.starts_at) + 60_000).toISOString(), ends_at: null, fingerprint: 'joins00000000000',
+      labels: { alertname: first.alert_name }, annotations: {}, summary: '', detail: 'joins', dashboard_url: '',
+    });
+    const again = await recompute();
+    expect(again.ai_issues!.regrouped).toBeGreaterThan(0);
+    const after = (await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue;
+    expect(after).toMatchObject({ triage_status: 'Investigating', notes: 'looking', alert_count: issue.alert_count + 1 });
   });
 });
