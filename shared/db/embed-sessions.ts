@@ -2,7 +2,7 @@
 // user. The item expires by TTL when the session does; reads also check the
 // clock, since TTL deletion is best effort. The token is never returned to a
 // browser nor logged.
-import { deleteItem, getItem, putItem } from './client.js';
+import { ConditionFailed, deleteItem, getItem, putItem } from './client.js';
 
 const key = (userId: string) => ({ pk: `USER#${userId}`, sk: 'EMBED_SESSION' });
 
@@ -29,6 +29,11 @@ export async function putEmbedSession(userId: string, sessionReferenceToken: str
   await putItem('embed-sessions', { ...key(userId), session_reference_token: sessionReferenceToken, expires_at: expiresAt, ttl: expiresAt });
 }
 
-export async function deleteEmbedSession(userId: string): Promise<void> {
-  await deleteItem('embed-sessions', key(userId));
+/** Deletes the user's reference token if it is still `token` (a concurrent acquire may have stored a new one). */
+export async function deleteEmbedSession(userId: string, token: string): Promise<void> {
+  try {
+    await deleteItem('embed-sessions', key(userId), { ConditionExpression: 'session_reference_token = :old', ExpressionAttributeValues: { ':old': token } });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
 }

@@ -85,9 +85,19 @@ export async function acquireEmbedSession(input: AcquireInput, provider: () => E
   const client = provider(); // 503 when not configured
   const userId = input.principal.userId;
   const stored = await getEmbedSession(userId);
-  const session = await viaProvider(() =>
-    client.acquire({ user: embedUser(input.principal), userAgent: input.userAgent, embedDomain: domain, sessionReferenceToken: stored?.sessionReferenceToken }),
-  );
+  const acquire = (sessionReferenceToken: string | undefined) =>
+    client.acquire({ user: embedUser(input.principal), userAgent: input.userAgent, embedDomain: domain, sessionReferenceToken });
+  const session = await viaProvider(async () => {
+    try {
+      return await acquire(stored?.sessionReferenceToken);
+    } catch (error) {
+      // The BI server refused the stored reference token (4xx): forget it and start a new session,
+      // instead of failing every acquire until the token's TTL runs out.
+      if (!stored || !(error instanceof EmbedProviderError) || !error.status || error.status < 400 || error.status >= 500) throw error;
+      await deleteEmbedSession(userId, stored.sessionReferenceToken);
+      return acquire(undefined);
+    }
+  });
   await putEmbedSession(userId, session.session_reference_token, session.session_reference_token_ttl);
   log.info('embed session acquired', {
     user_id: userId,
@@ -114,7 +124,7 @@ export async function generateEmbedTokens(input: GenerateInput, provider: () => 
     client.generateTokens({ sessionReferenceToken: stored.sessionReferenceToken, apiToken: input.apiToken, navigationToken: input.navigationToken, userAgent: input.userAgent }),
   );
   if (tokens.expired) {
-    await deleteEmbedSession(userId);
+    await deleteEmbedSession(userId, stored.sessionReferenceToken);
     log.info('embed session expired', { user_id: userId });
     return { session_reference_token_ttl: 0 };
   }

@@ -70,7 +70,11 @@ afterEach(async () => {
   answers.length = 0;
   logLines.length = 0;
   fake.reset();
-  for (const p of [ana, bo]) await deleteEmbedSession(p.userId);
+  for (const p of [ana, bo]) {
+    const stored = await getEmbedSession(p.userId);
+    if (stored) await deleteEmbedSession(p.userId, stored.sessionReferenceToken);
+  }
+  fake.refusedReferences.clear();
   process.env.STAGE = 'dev';
   delete process.env.CORS_ORIGINS;
   resetConfig();
@@ -181,6 +185,17 @@ describe('acquire-session', () => {
     expect((acquires()[2]!.body as Record<string, unknown>).first_name).toBe('Bo');
     expect((acquires()[2]!.body as Record<string, unknown>).last_name).toBe('');
     expect(fake.referenceTokens()).toHaveLength(2);
+  });
+
+  it('a stored reference token the server refuses is forgotten, and a new session is acquired', async () => {
+    await acquire();
+    const [stale] = fake.referenceTokens();
+    fake.refusedReferences.add(stale!);
+    const renewed = await acquire();
+    expect(renewed.session_reference_token_ttl).toBe(2_592_000);
+    const fresh = (await getEmbedSession('u-ana'))!.sessionReferenceToken;
+    expect(fresh).not.toBe(stale);
+    expect(fake.referenceTokens()).toContain(fresh);
   });
 
   it('logs in again once when the cached login token is refused', async () => {

@@ -56,6 +56,8 @@ export interface FakeEmbed {
   advance(seconds: number): void;
   /** Invalidates issued login tokens (as a restart of the BI server would). */
   revokeLogins(): void;
+  /** Reference tokens acquire refuses with 400 (a session the server no longer knows). */
+  refusedReferences: Set<string>;
   reset(): void;
   close(): Promise<void>;
 }
@@ -90,6 +92,7 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
     issuedTokens: () => [...issued],
     advance: (seconds) => void (offset += seconds),
     revokeLogins: () => accessTokens.clear(),
+    refusedReferences: new Set<string>(),
     reset: () => {
       state.received.length = 0;
       state.loginMode = 'ok';
@@ -155,6 +158,9 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
         if (req.method !== 'POST') return reply(res, 405, { message: 'Method not allowed' });
         const problem = acquireProblem(fields);
         if (problem) return reply(res, 422, { message: 'Validation Failed', errors: [{ field: problem, code: 'invalid' }] });
+        if (typeof fields.session_reference_token === 'string' && state.refusedReferences.has(fields.session_reference_token)) {
+          return reply(res, 400, { message: 'Invalid session_reference_token' });
+        }
         return answer(res, state.mode, () => {
           const wanted = typeof fields.session_reference_token === 'string' ? sessions.get(fields.session_reference_token) : undefined;
           // A live session of the same user is reused (not extended); otherwise a new one starts.
