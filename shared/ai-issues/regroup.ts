@@ -55,22 +55,31 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
     }
   } else if (alerts.length) groups = rulesGroups(alerts);
 
-  // A group continues the stored issue it shares the most alerts with (each stored issue at most once).
+  // A group continues the stored issue it shares the most alerts with, each stored issue at most
+  // once: the largest overlaps are matched first, whatever order the groups came in.
   const stored = state ? await getAiIssues(state.issue_ids) : [];
-  const taken = new Set<string>();
-  const produced = groups.map((g) => {
+  const pairs = groups.flatMap((g, gi) => {
     const keys = new Set(g.alerts.map(alertKeyOf));
-    const best = stored
-      .filter((s) => !taken.has(s.issue_id))
-      .map((s) => ({ s, shared: s.alert_keys.filter((k) => keys.has(k)).length }))
-      .filter((x) => x.shared > 0)
-      .sort((a, b) => b.shared - a.shared || (a.s.issue_id < b.s.issue_id ? -1 : 1))[0];
+    return stored.map((s) => ({ gi, s, shared: s.alert_keys.filter((k) => keys.has(k)).length })).filter((p) => p.shared > 0);
+  });
+  pairs.sort((a, b) => b.shared - a.shared || a.gi - b.gi || (a.s.issue_id < b.s.issue_id ? -1 : 1));
+  const adopted = new Map<number, string>();
+  const taken = new Set<string>();
+  for (const p of pairs) {
+    if (adopted.has(p.gi) || taken.has(p.s.issue_id)) continue;
+    adopted.set(p.gi, p.s.issue_id);
+    taken.add(p.s.issue_id);
+  }
+  const produced = groups.map((g, gi) => {
     // A new id from the group's first alert; while another group of this run holds that id
     // (it continued the issue that once started with that alert), the next of a numbered series.
     const idOf = (n: number) => `ai-${createHash('sha256').update(`${clusterId}\n${alertKeyOf(g.alerts[0]!)}\n${n}`).digest('hex').slice(0, 20)}`;
-    let id = best?.s.issue_id ?? idOf(0);
-    for (let n = 1; taken.has(id); n++) id = idOf(n);
-    taken.add(id);
+    let id = adopted.get(gi);
+    if (!id) {
+      id = idOf(0);
+      for (let n = 1; taken.has(id); n++) id = idOf(n);
+      taken.add(id);
+    }
     return toGrouping(g, id, names, groupedBy);
   });
   for (const g of produced) await writeAiGrouping(g, now);
@@ -87,12 +96,22 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
   return 'regrouped';
 }
 
-/** Regroups these clusters; a cluster that fails is logged and left for the next pass. */
-export async function regroupAiClusters(clusterIds: Iterable<string>, now = new Date()): Promise<{ clusters: number; regrouped: number; unchanged: number; failed: number }> {
+/** A pass stops starting clusters after this long (the recompute Lambda has 300 s); the rest wait for the next pass. */
+export const AI_PASS_BUDGET_MS = 150_000;
+
+/** Regroups these clusters; a cluster that fails is logged and left for the next pass, as are those past the time budget. */
+export async function regroupAiClusters(
+  clusterIds: Iterable<string>, now = new Date(), budgetMs = AI_PASS_BUDGET_MS,
+): Promise<{ clusters: number; regrouped: number; unchanged: number; failed: number; deferred: number }> {
   const ids = [...new Set(clusterIds)];
   const inventory = new Map((await getClusters(ids)).map((c) => [c.cluster_id, c]));
-  const result = { clusters: ids.length, regrouped: 0, unchanged: 0, failed: 0 };
+  const result = { clusters: ids.length, regrouped: 0, unchanged: 0, failed: 0, deferred: 0 };
+  const stopAt = Date.now() + budgetMs;
   await mapLimit(ids, 4, async (id) => {
+    if (Date.now() > stopAt) {
+      result.deferred++; // still changed: the next pass picks it up
+      return;
+    }
     const c = inventory.get(id);
     const names = { cluster_name: c?.cluster_name ?? id, customer_name: c?.customer_name ?? '' };
     try {

@@ -95,6 +95,11 @@ describe('LLM grouping', () => {
     expect(openai.answered()).toHaveLength(1);
   });
 
+  it('defers clusters past the pass budget to the next pass', async () => {
+    const [clusterId] = [...byCluster(await windowAlerts()).keys()];
+    expect(await regroupAiClusters([clusterId!], new Date(), -1)).toMatchObject({ deferred: 1, regrouped: 0, unchanged: 0 });
+  });
+
   it('falls back to rules when the model fails, still covering every alert', async () => {
     const clusters = byCluster(await windowAlerts());
     const [clusterId] = [...clusters].find(([, list]) => list.length >= 1)!;
