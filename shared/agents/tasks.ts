@@ -23,6 +23,15 @@ const seconds = (name: string, fallback: number) => {
   return (Number.isFinite(value) && value > 0 ? value : fallback) * 1000;
 };
 
+/**
+ * The wait before a failed attempt is retried: AGENT_RETRY_SECONDS (default 60)
+ * doubled per attempt, so an LLM outage does not use up all attempts at once.
+ */
+export function retryDelayMs(attempts: number): number {
+  const base = Number(process.env.AGENT_RETRY_SECONDS ?? 60);
+  return (Number.isFinite(base) && base >= 0 ? base : 60) * 1000 * 2 ** Math.max(0, attempts - 1);
+}
+
 /** A running task whose claim is older than this is taken over (its worker is presumed dead). */
 export const leaseMs = () => seconds('AGENT_TASK_LEASE_SECONDS', 600);
 /** How long a worker run keeps claiming tasks. */
@@ -104,21 +113,21 @@ export async function runAgentTasks(options: { budgetMs?: number } = {}): Promis
   // The index may lag a write by a moment: a task another worker took can still look pending (skip it once
   // its claim failed), and one this run sent back to pending can still look running (retry it by id).
   const lostClaims = new Set<string>();
-  const retries: string[] = [];
   for (;;) {
     if (Date.now() - started >= budget) {
       summary.stopped = 'budget';
       break;
     }
     const now = new Date();
-    const next = (await listOpenTasks()).find((t) => !lostClaims.has(t.task_id) && (t.status === 'pending' || isStale(t, leaseMs(), now)));
+    const due = (t: AgentTask) => !t.not_before || t.not_before <= now.toISOString();
+    const next = (await listOpenTasks()).find((t) => !lostClaims.has(t.task_id) && ((t.status === 'pending' && due(t)) || isStale(t, leaseMs(), now)));
     if (next?.status === 'running' && next.attempts >= MAX_ATTEMPTS) {
       // Its worker died on the last attempt: nothing left to retry.
       if (await expireTask(next, now)) summary.failed++;
       else lostClaims.add(next.task_id);
       continue;
     }
-    const taskId = next?.task_id ?? retries.shift();
+    const taskId = next?.task_id;
     if (!taskId) break;
     const task = await claimTask(taskId, owner, leaseMs(), now);
     if (!task) {
@@ -127,7 +136,7 @@ export async function runAgentTasks(options: { budgetMs?: number } = {}): Promis
       continue;
     }
     summary.claimed++;
-    if ((await work(task, summary)) === 'pending') retries.push(task.task_id);
+    await work(task, summary);
   }
   summary.duration_ms = Date.now() - started;
   return summary;
@@ -152,7 +161,8 @@ async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | '
     const reason = reasonOf(error);
     log.error('agent task attempt failed', { task_id: task.task_id, attempt: task.attempts, reason });
     try {
-      const status = await failTaskAttempt(task, reason, !(error instanceof InvestigationFailed) || error.retryable);
+      const now = new Date();
+      const status = await failTaskAttempt(task, reason, !(error instanceof InvestigationFailed) || error.retryable, now, new Date(now.getTime() + retryDelayMs(task.attempts)));
       if (status === 'failed') summary.failed++;
       else summary.retried++;
       return status;

@@ -35,6 +35,8 @@ export interface AgentTask {
   claimed_at: string | null;
   finished_at: string | null;
   investigation_id: string | null;
+  /** After a failed attempt: not claimed again before this time (retries are spaced out). */
+  not_before?: string | null;
 }
 
 export interface Investigation {
@@ -131,7 +133,9 @@ export async function claimTask(taskId: string, owner: string, leaseMs: number, 
   try {
     before = await updateItem('investigations', taskKey(taskId), {
       UpdateExpression: 'SET #status = :running, attempts = attempts + :one, claimed_at = :now, #owner = :owner',
-      ConditionExpression: 'attribute_exists(pk) AND attempts < :max AND (#status = :pending OR (#status = :running AND claimed_at < :stale))',
+      ConditionExpression:
+        'attribute_exists(pk) AND attempts < :max AND ' +
+        '((#status = :pending AND (attribute_not_exists(not_before) OR not_before <= :now)) OR (#status = :running AND claimed_at < :stale))',
       ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
       ExpressionAttributeValues: {
         ':running': 'running', ':pending': 'pending', ':one': 1, ':now': now.toISOString(), ':owner': owner, ':max': MAX_ATTEMPTS,
@@ -209,15 +213,15 @@ export async function completeTask(task: AgentTask, investigation: Investigation
  * (and the failure is worth retrying), else `failed` and the guard freed.
  * Returns the new status; ConditionFailed when the claim is no longer ours.
  */
-export async function failTaskAttempt(task: AgentTask, reason: string, retryable = true, now = new Date()): Promise<'pending' | 'failed'> {
+export async function failTaskAttempt(task: AgentTask, reason: string, retryable = true, now = new Date(), retryAt = now): Promise<'pending' | 'failed'> {
   const error = reason.slice(0, 1000);
   if (retryable && task.attempts < MAX_ATTEMPTS) {
     const c = holdsClaim(task);
     await updateItem('investigations', taskKey(task.task_id), {
-      UpdateExpression: 'SET #status = :pending, last_error = :error, #owner = :none, claimed_at = :none',
+      UpdateExpression: 'SET #status = :pending, last_error = :error, #owner = :none, claimed_at = :none, not_before = :retry',
       ConditionExpression: c.ConditionExpression,
       ExpressionAttributeNames: c.names,
-      ExpressionAttributeValues: { ...c.values, ':pending': 'pending', ':error': error, ':none': null },
+      ExpressionAttributeValues: { ...c.values, ':pending': 'pending', ':error': error, ':none': null, ':retry': retryAt.toISOString() },
       ReturnValues: 'NONE',
     });
     return 'pending';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { rulesInvestigation, clusterFacts, RULES_CONFIDENCE } from '../../shared/agents/investigate.js';
-import { createAgentTasks, leaseMs, runAgentTasks, taskPriority, triggerReason } from '../../shared/agents/tasks.js';
+import { createAgentTasks, leaseMs, retryDelayMs, runAgentTasks, taskPriority, triggerReason } from '../../shared/agents/tasks.js';
 import { dropFleetDatabase } from '../../shared/chat/tools.js';
 import {
   claimTask, completeTask, createTask, failTaskAttempt, getInvestigation, getTask, listInvestigationsSince, listOpenTasks, MAX_ATTEMPTS, type AgentTask,
@@ -27,12 +27,13 @@ let openai: FakeOpenAi;
 const invocations: unknown[] = [];
 
 beforeAll(async () => {
+  process.env.AGENT_RETRY_SECONDS = '0'; // retries at once here; spacing is tested on its own
   openai = await startFakeOpenAi();
   // createAgentTasks starts the worker: here it is only counted, the tests run the worker themselves.
   registerLocalWorker('agent-worker', async (event) => void invocations.push(event));
 });
 afterAll(async () => {
-  for (const v of ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_MAX_ATTEMPTS', 'LLM_RETRY_BASE_MS']) delete process.env[v];
+  for (const v of ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_MAX_ATTEMPTS', 'LLM_RETRY_BASE_MS', 'AGENT_RETRY_SECONDS']) delete process.env[v];
   await openai?.close();
 });
 beforeEach(() => {
@@ -306,6 +307,28 @@ describe('the worker on a fleet', () => {
     expect(await getTask(task!.task_id)).toMatchObject({ status: 'failed', attempts: 3, last_error: expect.stringMatching(/^the language model failed/) });
     const errors = (await listUsage(1)).filter((u) => u.error && u.source === 'agent');
     expect(errors.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('spaces retries out: a failed attempt is not claimed again before its delay has passed', async () => {
+    useLlm();
+    process.env.AGENT_RETRY_SECONDS = '60';
+    try {
+      const [task] = await tasksFor([view.scores.at(-1)!]); // a cluster of its own: this task stays pending
+      openai.enqueueError(500);
+      expect(await runAgentTasks()).toMatchObject({ claimed: 1, retried: 1, failed: 0 });
+      const waiting = (await getTask(task!.task_id))!;
+      expect(waiting).toMatchObject({ status: 'pending', attempts: 1 });
+      expect(Date.parse(waiting.not_before!) - Date.now()).toBeGreaterThan(50_000);
+      expect(await runAgentTasks()).toMatchObject({ claimed: 0 }); // not due yet
+      expect(retryDelayMs(1)).toBe(60_000);
+      expect(retryDelayMs(2)).toBe(120_000);
+      // once due it is claimed again (closed here, so later tests see no open task)
+      const later = (await claimTask(task!.task_id, 'later', leaseMs(), new Date(Date.now() + 61_000)))!;
+      expect(later.attempts).toBe(2);
+      expect(await failTaskAttempt(later, 'closed by the test', false)).toBe('failed');
+    } finally {
+      process.env.AGENT_RETRY_SECONDS = '0';
+    }
   });
 
   it('an answer that still does not validate after the repair round fails the attempt with that reason', async () => {
