@@ -8,9 +8,8 @@ import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord
 import { getUser, listUsers } from '../db/users.js';
 import { NotFound, ValidationFailed } from '../http/errors.js';
 import type { Principal } from '../http/route.js';
-import { displayTime, distinct, durationMinutes, matches, newestFirst, windowStart } from '../issues/queries.js';
+import { displayTime, distinct, durationMinutes, kpiCounts, matches, newestFirst, windowStart } from '../issues/queries.js';
 import type { IssueListQuery } from '../routes/common.js';
-import { round2 } from '../scoring/inputs.js';
 
 export const SOURCE = 'ai';
 
@@ -38,16 +37,7 @@ export async function listAiIssues(q: IssueListQuery, now = new Date()) {
 
 export async function aiIssueKpis(days: number, now = new Date()) {
   const issues = await listAiIssuesActiveSince(windowStart(days, now));
-  const durations = issues.map((i) => durationMinutes(i, now));
-  return {
-    total: issues.length,
-    ongoing: issues.filter((i) => i.status === 'Ongoing').length,
-    resolved: issues.filter((i) => i.status === 'Resolved').length,
-    unassigned: issues.filter((i) => !i.assignee).length,
-    avg_duration_minutes: durations.length ? round2(durations.reduce((a, b) => a + b, 0) / durations.length) : 0,
-    total_alerts: issues.reduce((n, i) => n + i.alert_count, 0),
-    source: SOURCE,
-  };
+  return { ...kpiCounts(issues, now), total_alerts: issues.reduce((n, i) => n + i.alert_count, 0), source: SOURCE };
 }
 
 async function requireAiIssue(id: string): Promise<AiIssueRecord> {

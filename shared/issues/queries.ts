@@ -98,8 +98,8 @@ export async function listIssues(q: IssueListQuery, now = new Date()) {
   };
 }
 
-export async function issueKpis(days: number, now = new Date()) {
-  const issues = await listIssueSummariesSince(windowStart(days, now));
+/** The issue KPIs of a window (spec §2): counts by status, unassigned, mean duration. Rule and AI issues alike. */
+export function kpiCounts(issues: readonly Pick<IssueSummary, 'status' | 'assignee' | 'first_seen' | 'resolved_at'>[], now: Date) {
   const durations = issues.map((i) => durationMinutes(i, now));
   return {
     total: issues.length,
@@ -107,8 +107,11 @@ export async function issueKpis(days: number, now = new Date()) {
     resolved: issues.filter((i) => i.status === 'Resolved').length,
     unassigned: issues.filter((i) => !i.assignee).length,
     avg_duration_minutes: durations.length ? round2(durations.reduce((a, b) => a + b, 0) / durations.length) : 0,
-    source: SOURCE,
   };
+}
+
+export async function issueKpis(days: number, now = new Date()) {
+  return { ...kpiCounts(await listIssueSummariesSince(windowStart(days, now)), now), source: SOURCE };
 }
 
 /** Active accounts an issue can be assigned to (PATCH accepts their usernames). */
