@@ -25,6 +25,7 @@
 import * as z from 'zod';
 import { secret } from '../auth/secrets.js';
 import { ServiceUnavailable } from '../http/errors.js';
+import { serviceUrl } from '../http/service-url.js';
 
 export const DEFAULT_PERMISSIONS = ['access_data', 'see_user_dashboards', 'see_lookml_dashboards'];
 /** The longest session the protocol allows (30 days), and the one we ask for. */
@@ -120,7 +121,7 @@ export function embedConfig(env: NodeJS.ProcessEnv = process.env): EmbedConfig {
   const missing = ['EMBED_HOST', 'EMBED_CLIENT_ID'].filter((name) => !text(env, name));
   if (!text(env, 'EMBED_CLIENT_SECRET') && !text(env, 'EMBED_CLIENT_SECRET_ARN')) missing.push('EMBED_CLIENT_SECRET (or EMBED_CLIENT_SECRET_ARN)');
   if (missing.length > 0) throw new ServiceUnavailable(`Dashboard embedding is not configured: set ${missing.join(', ')}.`);
-  const host = serviceUrl(env, 'EMBED_HOST');
+  const host = serviceUrl(text(env, 'EMBED_HOST'), 'EMBED_HOST');
   const externalGroupId = text(env, 'EMBED_EXTERNAL_GROUP_ID');
   return {
     host: `${host.origin}${host.pathname.replace(/\/+$/, '')}`,
@@ -297,22 +298,6 @@ function userAttributes(env: NodeJS.ProcessEnv): EmbedConfig['userAttributes'] {
   const parsed = UserAttributes.safeParse(parseJson(raw));
   if (!parsed.success) throw new ServiceUnavailable('EMBED_USER_ATTRIBUTES must be a JSON object of attribute names to strings, numbers or booleans.');
   return parsed.data;
-}
-
-function serviceUrl(env: NodeJS.ProcessEnv, name: string): URL {
-  // The detail never echoes the value: a URL may carry credentials.
-  let url: URL;
-  try {
-    url = new URL(text(env, name));
-  } catch {
-    throw new ServiceUnavailable(`${name} is not a valid URL.`);
-  }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
-  if (!secure || url.username || url.password || url.search || url.hash) {
-    throw new ServiceUnavailable(`${name} must be an https URL without credentials or query in it (plain http only to localhost).`);
-  }
-  return url;
 }
 
 function timeoutMs(env: NodeJS.ProcessEnv): number {

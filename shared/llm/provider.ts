@@ -20,6 +20,7 @@
 // URLs must be https (plain http only to a loopback host): the key travels in a header.
 import { secret } from '../auth/secrets.js';
 import { ServiceUnavailable } from '../http/errors.js';
+import { isLoopback, serviceUrl } from '../http/service-url.js';
 import { bedrockProvider } from './bedrock.js';
 import { openAiProvider } from './openai.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
@@ -97,25 +98,6 @@ function text(env: NodeJS.ProcessEnv, name: string): string {
 function failIfMissing(provider: string, missing: string[]): void {
   if (missing.length === 0) return;
   throw new ServiceUnavailable(`LLM_PROVIDER is '${provider}' but its configuration is incomplete: set ${missing.join(', ')}.`);
-}
-
-function isLoopback(url: URL): boolean {
-  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-}
-
-function serviceUrl(value: string, name: string): URL {
-  // The detail never echoes the value: a URL may carry credentials.
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ServiceUnavailable(`${name} is not a valid URL.`);
-  }
-  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url));
-  if (!secure || url.username || url.password || url.search || url.hash) {
-    throw new ServiceUnavailable(`${name} must be an https URL without credentials or query in it (plain http only to localhost).`);
-  }
-  return url;
 }
 
 function retryPolicy(env: NodeJS.ProcessEnv): RetryPolicy {

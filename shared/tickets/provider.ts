@@ -26,6 +26,7 @@
 // neither side touches the other while loading, so the import cycle is harmless.
 import { secret } from '../auth/secrets.js';
 import { ServiceUnavailable } from '../http/errors.js';
+import { serviceUrl } from '../http/service-url.js';
 import { jiraProvider } from './jira.js';
 import { webhookProvider } from './webhook.js';
 
@@ -81,7 +82,7 @@ function jiraFromEnv(env: NodeJS.ProcessEnv): TicketProvider {
   const missing = ['TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL'].filter((name) => !text(env, name));
   if (!hasSecret(env, 'TICKET_API_TOKEN')) missing.push('TICKET_API_TOKEN (or TICKET_API_TOKEN_ARN)');
   failIfMissing('jira', missing);
-  const site = serviceUrl(env, 'TICKET_BASE_URL');
+  const site = serviceUrl(text(env, 'TICKET_BASE_URL'), 'TICKET_BASE_URL', 'allowed');
   return jiraProvider({
     baseUrl: `${site.origin}${site.pathname.replace(/\/+$/, '')}`,
     projectKey: text(env, 'TICKET_PROJECT_KEY'),
@@ -99,7 +100,7 @@ function jiraFromEnv(env: NodeJS.ProcessEnv): TicketProvider {
 function webhookFromEnv(env: NodeJS.ProcessEnv): TicketProvider {
   failIfMissing('webhook', text(env, 'TICKET_WEBHOOK_URL') ? [] : ['TICKET_WEBHOOK_URL']);
   return webhookProvider({
-    url: serviceUrl(env, 'TICKET_WEBHOOK_URL').href,
+    url: serviceUrl(text(env, 'TICKET_WEBHOOK_URL'), 'TICKET_WEBHOOK_URL', 'allowed').href,
     token: () => secretValue(env, 'TICKET_WEBHOOK_TOKEN'),
     timeoutMs: timeoutMs(env),
   });
@@ -127,22 +128,6 @@ async function secretValue(env: NodeJS.ProcessEnv, name: 'TICKET_API_TOKEN' | 'T
 function failIfMissing(provider: string, missing: string[]): void {
   if (missing.length === 0) return;
   throw new ServiceUnavailable(`TICKET_PROVIDER is '${provider}' but its configuration is incomplete: set ${missing.join(', ')}.`);
-}
-
-function serviceUrl(env: NodeJS.ProcessEnv, name: string): URL {
-  // The detail never echoes the value: a URL may carry credentials.
-  let url: URL;
-  try {
-    url = new URL(text(env, name));
-  } catch {
-    throw new ServiceUnavailable(`${name} is not a valid URL.`);
-  }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
-  if (!secure || url.username || url.password) {
-    throw new ServiceUnavailable(`${name} must be an https URL without credentials in it (plain http only to localhost).`);
-  }
-  return url;
 }
 
 const MAX_TIMEOUT_MS = 30_000;
