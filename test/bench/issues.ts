@@ -1,10 +1,7 @@
 // GET /api/issues with a year of issues stored (100,000), filtered to 7 days,
 // through the local server: the list reads one activity-index range, never the table.
 import autocannon from 'autocannon';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startLocalService } from '../../infra/local/service.js';
+import { startBenchService } from './service.js';
 import { putIssues, type IssueRecord } from '../../shared/db/issues.js';
 import type { BenchContext } from './run.js';
 
@@ -37,18 +34,8 @@ export async function run({ report }: BenchContext): Promise<void> {
   const started = Date.now();
   await putIssues(yearOfIssues(now));
   report('issues', `bulk load of ${TOTAL.toLocaleString('en-US')} issues`, `${Date.now() - started} ms`);
-  const service = await startLocalService({
-    port: 0,
-    dataDir: await mkdtemp(join(tmpdir(), 'fleet-bench-')),
-    dynamoEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
-    tablePrefix: process.env.TABLE_PREFIX!,
-    adminPassword: 'bench-admin-password',
-  });
+  const { service, token } = await startBenchService();
   try {
-    const login = await fetch(`${service.url}/api/auth/login`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }),
-    });
-    const token = ((await login.json()) as { access_token: string }).access_token;
     const url = `${service.url}/api/issues?days=7`;
     const first = (await (await fetch(url, { headers: { Authorization: `Bearer ${token}` } })).json()) as { total: number };
     for (const connections of [1, 4]) {

@@ -1,10 +1,7 @@
 // Scoring: the pure engine, a full refresh through DynamoDB Local, and the
 // cached GET /api/fleet/scores through the local server.
 import autocannon from 'autocannon';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startLocalService } from '../../infra/local/service.js';
+import { startBenchService } from './service.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { putRollups } from '../../shared/db/metrics.js';
 import { dropFleetViewCache, refreshFleetView } from '../../shared/scoring/fleet-view.js';
@@ -35,18 +32,8 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
   const fleet = syntheticFleet(1_000, now);
   await upsertClusters(fleet.data.map((d) => d.cluster));
   await putRollups(fleet.rollups);
-  const service = await startLocalService({
-    port: 0,
-    dataDir: await mkdtemp(join(tmpdir(), 'fleet-bench-')),
-    dynamoEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
-    tablePrefix: process.env.TABLE_PREFIX!,
-    adminPassword: 'bench-admin-password',
-  });
+  const { service, token } = await startBenchService();
   try {
-    const login = await fetch(`${service.url}/api/auth/login`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }),
-    });
-    const token = ((await login.json()) as { access_token: string }).access_token;
     for (const encoding of ['gzip', 'identity']) {
       const headers = { Authorization: `Bearer ${token}`, 'Accept-Encoding': encoding };
       const warm = await fetch(`${service.url}/api/fleet/scores`, { headers: { Authorization: headers.Authorization } });
