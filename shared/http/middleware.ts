@@ -21,6 +21,7 @@ export type Result = APIGatewayProxyStructuredResultV2;
 type Middleware = MiddlewareObj<Event, Result>;
 type MiddyRequest = Request<Event, Result>;
 
+/** The body limit of every route that declares none. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface BoundRoute {
@@ -178,15 +179,17 @@ export function authenticate(): Middleware {
   };
 }
 
-/** Parses a JSON body for routes that declare one: 413 over 1 MB, 400 when not JSON. */
+/** Parses a JSON body for routes that declare one: 413 over the route's limit (1 MB by default), 400 when not JSON. */
 export function jsonBody(): Middleware {
   return {
     before: (request) => {
       const state = stateOf(request);
       const { event } = request;
-      if (!state.bound.route.body || event.body === undefined || event.body === '') return;
+      const { route } = state.bound;
+      if (!route.body || event.body === undefined || event.body === '') return;
       const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
-      if (raw.byteLength > MAX_BODY_BYTES) throw new PayloadTooLarge(`The request body is over ${MAX_BODY_BYTES} bytes.`);
+      const limit = route.maxBodyBytes ?? MAX_BODY_BYTES;
+      if (raw.byteLength > limit) throw new PayloadTooLarge(`The request body is over ${limit} bytes.`);
       try {
         state.rawBody = JSON.parse(raw.toString('utf8'));
       } catch {

@@ -26,6 +26,8 @@ export interface RouteDeclaration {
   readonly query?: z.ZodType;
   readonly body?: z.ZodType;
   readonly response?: z.ZodType;
+  /** Largest request body accepted (413 above it); 1 MB unless a route needs more (ingest). */
+  readonly maxBodyBytes?: number;
 }
 
 export type TableAccess = 'read' | 'readwrite';

@@ -19,13 +19,21 @@ export const IngestInvocation = z.discriminatedUnion('kind', [
 ]);
 export type IngestInvocation = z.infer<typeof IngestInvocation>;
 
+/**
+ * Ingest bodies may be up to 6 MB, the Lambda synchronous payload limit: one
+ * Alertmanager notification carries a whole alert group, and a 413 makes
+ * Alertmanager drop it (it does not retry 4xx). Other routes keep 1 MB.
+ */
+export const INGEST_MAX_BODY_BYTES = 6 * 1000 * 1000;
+const ingest = { auth: 'ingest', roles: ADMIN_UP, maxBodyBytes: INGEST_MAX_BODY_BYTES } as const;
+
 export const ingestGroup = defineGroup({
   name: 'ingest',
   tables: { users: 'read', clusters: 'readwrite', metrics: 'readwrite', alerts: 'readwrite', logs: 'readwrite', issues: 'readwrite', rules: 'read' },
   routes: {
-    clusters: { method: 'POST', path: '/api/ingest/clusters', summary: 'Upsert cluster inventory', auth: 'ingest', roles: ADMIN_UP, body: IngestClustersBody },
-    metrics: { method: 'POST', path: '/api/ingest/metrics', summary: 'Metric samples (rolled up per day)', auth: 'ingest', roles: ADMIN_UP, body: IngestMetricsBody },
-    alerts: { method: 'POST', path: '/api/ingest/alerts', summary: 'Alertmanager webhook (version 4)', auth: 'ingest', roles: ADMIN_UP, body: IngestAlertsBody },
-    logs: { method: 'POST', path: '/api/ingest/logs', summary: 'Cluster log events', auth: 'ingest', roles: ADMIN_UP, body: IngestLogsBody },
+    clusters: { method: 'POST', path: '/api/ingest/clusters', summary: 'Upsert cluster inventory', ...ingest, body: IngestClustersBody },
+    metrics: { method: 'POST', path: '/api/ingest/metrics', summary: 'Metric samples (rolled up per day)', ...ingest, body: IngestMetricsBody },
+    alerts: { method: 'POST', path: '/api/ingest/alerts', summary: 'Alertmanager webhook (version 4)', ...ingest, body: IngestAlertsBody },
+    logs: { method: 'POST', path: '/api/ingest/logs', summary: 'Cluster log events', ...ingest, body: IngestLogsBody },
   },
 });
