@@ -3,7 +3,7 @@
 // total_alerts, alerts resolved from the linked ids, PATCH with `me`.
 import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
-import { batchGet, ConditionFailed, transactWrite } from '../db/client.js';
+import { batchGet, retryOnConflict, transactWrite } from '../db/client.js';
 import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord } from '../db/ai-issues.js';
 import { getUser, listUsers } from '../db/users.js';
 import { NotFound, ValidationFailed } from '../http/errors.js';
@@ -74,21 +74,18 @@ export async function updateAiTriage(principal: Principal, id: string, patch: Re
       changes.assignee = user.name;
     } else changes.assignee = '';
   }
-  for (let attempt = 1; ; attempt++) {
+  // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
+  return retryOnConflict(async () => {
     const issue = await requireAiIssue(id);
     const fields = Object.keys(changes).filter((f) => issue[f as keyof AiIssueRecord] !== changes[f]);
     if (!fields.length) return { status: 'ok' };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
-    try {
-      await transactWrite([
-        aiTriageAction(id, after as Record<string, string>, issue.triage_version, principal.username, now),
-        auditAction({ actor: principal.username, role: principal.role, action: 'issue_update', target: id, detail: { source: SOURCE, before, after }, ip: caller.ip, user_agent: caller.userAgent }, now),
-      ]);
-      return { status: 'ok' };
-    } catch (error) {
-      if (!(error instanceof ConditionFailed) || attempt >= 3) throw error;
-    }
-  }
+    await transactWrite([
+      aiTriageAction(id, after as Record<string, string>, issue.triage_version, principal.username, now),
+      auditAction({ actor: principal.username, role: principal.role, action: 'issue_update', target: id, detail: { source: SOURCE, before, after }, ip: caller.ip, user_agent: caller.userAgent }, now),
+    ]);
+    return { status: 'ok' };
+  });
 }
 

@@ -174,6 +174,43 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
+/**
+ * A write that kept losing to concurrent writers of the same items after its
+ * retries. Like an escaped ConditionFailed, the error middleware answers it
+ * with 409, never 500.
+ */
+export class WriteConflict extends Error {
+  constructor() {
+    super('the write kept conflicting with concurrent writes');
+    this.name = 'WriteConflict';
+  }
+}
+
+/** Attempts of an optimistic read-modify-write that lost to a concurrent writer. */
+const OPTIMISTIC_ATTEMPTS = 8;
+
+/**
+ * Runs an optimistic read-modify-write (read, then write conditioned on what
+ * was read) again, after a jittered backoff, each time a concurrent writer got
+ * there first (ConditionFailed). `work` must read afresh on every call. The
+ * last loss escapes as ConditionFailed, which the error middleware answers 409.
+ */
+export async function retryOnConflict<T>(work: () => Promise<T>, attempts = OPTIMISTIC_ATTEMPTS): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof ConditionFailed) || attempt >= attempts) throw error;
+      await sleep(backoffMs(attempt));
+    }
+  }
+}
+
+/** Exponential backoff with full jitter, so writers that collided do not collide again in step. */
+function backoffMs(attempt: number): number {
+  return Math.random() * Math.min(1000, 20 * 2 ** attempt);
+}
+
 /** Attempts of a transaction that lost to a concurrent one on the same items. */
 const TRANSACTION_ATTEMPTS = 5;
 
@@ -182,6 +219,7 @@ const TRANSACTION_ATTEMPTS = 5;
  * does not hold. A transaction cancelled only because another one held the
  * same items (TransactionConflict) is retried with backoff: its conditions are
  * evaluated afresh, so the retry either applies or fails on its conditions.
+ * WriteConflict when it still conflicts after TRANSACTION_ATTEMPTS.
  */
 export async function transactWrite(items: TransactItem[], clientRequestToken?: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
@@ -190,8 +228,9 @@ export async function transactWrite(items: TransactItem[], clientRequestToken?: 
       return;
     } catch (error) {
       const conflict = error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict');
-      if (!conflict || attempt >= TRANSACTION_ATTEMPTS) throw error;
-      await sleep(20 * 2 ** attempt * (0.5 + Math.random()));
+      if (!conflict) throw error;
+      if (attempt >= TRANSACTION_ATTEMPTS) throw new WriteConflict();
+      await sleep(backoffMs(attempt));
     }
   }
 }

@@ -11,7 +11,8 @@ import { resolvePrincipal } from '../auth/principal.js';
 import { secret } from '../auth/secrets.js';
 import { corsOrigins } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
-import { BadRequest, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
+import { ConditionFailed, WriteConflict } from '../db/client.js';
+import { BadRequest, Conflict, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
 import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
 import type { Principal, RouteDeclaration, RouteHandler } from './route.js';
@@ -77,8 +78,41 @@ export function requestLog(log: Logger): Middleware {
   };
 }
 
-/** CORS on every answer (errors included) and preflight answered here. */
+/**
+ * CORS on every answer (errors included) and preflight answered here. Under
+ * the production allowlist an answer depends on the caller's Origin (echoed,
+ * or left out), so it says `Vary: Origin` and no shared cache hands it to
+ * another origin; middy adds that only for several allowlisted origins, and
+ * never when the answer already varies (gzip), so it is ensured here.
+ */
 export function cors(): Middleware {
+  const inner = corsHeaders();
+  const byOrigin = !corsOrigins().includes('*');
+  const varyByOrigin = async (request: MiddyRequest) => {
+    if (!byOrigin || !request.response) return;
+    const headers = (request.response.headers ??= {});
+    const vary = String(headers.Vary ?? '');
+    if (!/(^|,)\s*origin\s*(,|$)/i.test(vary)) headers.Vary = vary ? `${vary}, Origin` : 'Origin';
+  };
+  return {
+    // A preflight is answered here and skips every `after`.
+    before: async (request) => {
+      const preflight = await inner.before?.(request);
+      if (preflight !== undefined) await varyByOrigin(request);
+      return preflight;
+    },
+    after: async (request) => {
+      await inner.after?.(request);
+      await varyByOrigin(request);
+    },
+    onError: async (request) => {
+      await inner.onError?.(request);
+      await varyByOrigin(request);
+    },
+  };
+}
+
+function corsHeaders(): Middleware {
   return httpCors({
     origins: corsOrigins(),
     disableBeforePreflightResponse: false,
@@ -89,11 +123,23 @@ export function cors(): Middleware {
   }) as Middleware;
 }
 
+/**
+ * The one place where losing to a concurrent writer becomes an answer: a
+ * conditional write or transaction conflict that escapes a handler (after its
+ * own retries) is a 409 the client can act on, never a 500.
+ */
+function asHttpError(error: unknown): unknown {
+  if (error instanceof ConditionFailed || error instanceof WriteConflict) {
+    return new Conflict('The resource was changed by a concurrent request; reload it and try again.');
+  }
+  return error;
+}
+
 /** Turns every failure into problem+json; an unexpected one is logged with its stack, never returned. */
 export function problemErrors(log: Logger): Middleware {
   return {
     onError: (request) => {
-      const error = request.error;
+      const error = asHttpError(request.error);
       const requestId = requestIdOf(request.event);
       if (!(error instanceof HttpError)) {
         log.error('unhandled error', { request_id: requestId, route: request.event.routeKey, ...errorFields(error) });

@@ -3,15 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
-import { ConditionFailed, transactWrite } from '../db/client.js';
+import { ConditionFailed, retryOnConflict, transactWrite } from '../db/client.js';
 import { claimTicket, getIssue, releaseTicketClaim, storeTicketAction, triageAction, type IssueRecord, type TriageFields } from '../db/issues.js';
 import { getUser, listUsers } from '../db/users.js';
 import { BadGateway, Conflict, ServiceUnavailable, ValidationFailed } from '../http/errors.js';
 import type { Principal } from '../http/route.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
 import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
-
-const ATTEMPTS = 3;
 
 /** An assignee is an active account (username or email, stored as the username), or empty. */
 async function resolveAssignee(assignee: string): Promise<string> {
@@ -25,23 +23,19 @@ async function resolveAssignee(assignee: string): Promise<string> {
 export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now = new Date()) {
   const changes = { ...patch };
   if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(changes.assignee);
-  for (let attempt = 1; ; attempt++) {
+  // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
+  return retryOnConflict(async () => {
     const issue = await requireIssue(issueId);
     const fields = (Object.keys(changes) as (keyof TriageFields)[]).filter((f) => issue[f] !== changes[f]);
     if (fields.length === 0) return { status: 'updated', source: SOURCE };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
-    try {
-      await transactWrite([
-        triageAction(issueId, after, issue.triage_version, principal.username, now),
-        auditAction({ actor: principal.username, role: principal.role, action: 'issue_update', target: issueId, detail: { before, after }, ip: caller.ip, user_agent: caller.userAgent }, now),
-      ]);
-      return { status: 'updated', source: SOURCE };
-    } catch (error) {
-      // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
-      if (!(error instanceof ConditionFailed) || attempt >= ATTEMPTS) throw error;
-    }
-  }
+    await transactWrite([
+      triageAction(issueId, after, issue.triage_version, principal.username, now),
+      auditAction({ actor: principal.username, role: principal.role, action: 'issue_update', target: issueId, detail: { before, after }, ip: caller.ip, user_agent: caller.userAgent }, now),
+    ]);
+    return { status: 'updated', source: SOURCE };
+  });
 }
 
 /** A claim older than this is from a call that died: another may take over. */

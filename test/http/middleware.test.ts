@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../../shared/auth/roles.js';
 import { forgetSecrets } from '../../shared/auth/secrets.js';
 import { resetConfig } from '../../shared/config.js';
+import { ConditionFailed, WriteConflict } from '../../shared/db/client.js';
 import { Conflict } from '../../shared/http/errors.js';
 import { checkBindings, createGroupHandler, notImplemented } from '../../shared/http/group-handler.js';
 import { MAX_BODY_BYTES } from '../../shared/http/middleware.js';
@@ -28,6 +29,9 @@ const demoGroup = defineGroup({
     ingest: { method: 'POST', path: '/api/demo/ingest', summary: 'ingest', auth: 'ingest', roles: ADMIN_UP, body: z.object({}) },
     crash: { method: 'GET', path: '/api/demo/crash', summary: 'crash', auth: 'public', roles: [] },
     conflict: { method: 'GET', path: '/api/demo/conflict', summary: 'conflict', auth: 'public', roles: [] },
+    bulk: { method: 'POST', path: '/api/demo/bulk', summary: 'bulk', auth: 'public', roles: [], maxBodyBytes: 2 * MAX_BODY_BYTES, body: z.object({ data: z.string() }) },
+    lostRace: { method: 'GET', path: '/api/demo/lost-race', summary: 'lost race', auth: 'public', roles: [] },
+    busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [] },
     later: { method: 'GET', path: '/api/demo/later', summary: 'later', auth: 'public', roles: [] },
     created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
     big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [] },
@@ -48,6 +52,13 @@ function demoHandler(): Handler {
     },
     conflict: async () => {
       throw new Conflict('Ticket exists already.', { ticket_key: 'OPS-1' });
+    },
+    bulk: async (req) => ({ length: req.body.data.length }),
+    lostRace: async () => {
+      throw new ConditionFailed([0]);
+    },
+    busyItem: async () => {
+      throw new WriteConflict();
     },
     later: notImplemented('issue #99'),
     created: async () => new Reply(202, { status: 'running' }, { Location: '/api/demo/x' }),
@@ -148,6 +159,14 @@ describe('group handler and middleware stack', () => {
     expectProblem(res, 413);
   });
 
+  it('a route may declare a larger body limit (ingest: 6 MB), and 413 above it', async () => {
+    const bulk = (length: number) => call(handler, { method: 'POST', path: '/api/demo/bulk', routeKey: 'POST /api/demo/bulk', body: JSON.stringify({ data: 'x'.repeat(length) }) });
+    const within = await bulk(MAX_BODY_BYTES + 100);
+    expect(within.statusCode).toBe(200);
+    expect(within.json).toEqual({ length: MAX_BODY_BYTES + 100 });
+    expectProblem(await bulk(2 * MAX_BODY_BYTES), 413);
+  });
+
   it('422 lists every invalid field with its location', async () => {
     const res = await echo({
       params: { item_id: 'nope' },
@@ -178,6 +197,14 @@ describe('group handler and middleware stack', () => {
     const res = await call(handler, { method: 'GET', path: '/api/demo/conflict', routeKey: 'GET /api/demo/conflict' });
     expectProblem(res, 409);
     expect(res.json?.ticket_key).toBe('OPS-1');
+  });
+
+  it('a write that lost to a concurrent one is a 409, never a 500', async () => {
+    for (const path of ['/api/demo/lost-race', '/api/demo/busy-item']) {
+      const res = await call(handler, { method: 'GET', path, routeKey: `GET ${path}` });
+      expectProblem(res, 409);
+      expect(res.json?.detail).toMatch(/changed by a concurrent request/);
+    }
   });
 
   it('an unbuilt endpoint is an honest 501 naming its issue', async () => {
@@ -270,6 +297,37 @@ describe('CORS in production', () => {
       Object.assign(process.env, { STAGE: 'dev', CORS_ORIGINS: '' });
       resetConfig();
     }
+  });
+
+  it('an answer under the allowlist varies by Origin: one origin, gzip, errors, preflight, refusals', async () => {
+    Object.assign(process.env, { STAGE: 'prod', CORS_ORIGINS: 'https://ops.example.com' });
+    resetConfig();
+    try {
+      const prod = demoHandler();
+      const origin = 'https://ops.example.com';
+      const open = await call(prod, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { origin } });
+      expect(open.headers?.['Access-Control-Allow-Origin']).toBe(origin);
+      expect(open.headers?.Vary).toBe('Origin');
+      const zipped = await prod(apiEvent({ method: 'GET', path: '/api/demo/big', routeKey: 'GET /api/demo/big', headers: { origin, 'accept-encoding': 'gzip' } }), lambdaContext);
+      expect(zipped.headers?.Vary).toBe('Accept-Encoding, Origin');
+      const error = await call(prod, { method: 'GET', path: '/api/demo/crash', routeKey: 'GET /api/demo/crash', headers: { origin } });
+      expect(error.headers?.Vary).toBe('Origin');
+      const preflight = await call(prod, { method: 'OPTIONS', path: '/api/demo/open', headers: { origin } });
+      expect(preflight.headers?.['Access-Control-Allow-Origin']).toBe(origin);
+      expect(preflight.headers?.Vary).toBe('Origin');
+      const refused = await call(prod, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { origin: 'https://evil.example.net' } });
+      expect(refused.headers?.['Access-Control-Allow-Origin']).toBeUndefined();
+      expect(refused.headers?.Vary).toBe('Origin');
+    } finally {
+      Object.assign(process.env, { STAGE: 'dev', CORS_ORIGINS: '' });
+      resetConfig();
+    }
+  });
+
+  it('any origin in development: `*`, no Vary by Origin', async () => {
+    const open = await call(handler, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { origin: 'https://x.example' } });
+    expect(open.headers?.['Access-Control-Allow-Origin']).toBe('*');
+    expect(open.headers?.Vary).toBeUndefined();
   });
 });
 
