@@ -152,6 +152,16 @@ function sendResult(res: ServerResponse, result: APIGatewayProxyStructuredResult
   res.end(head ? undefined : body);
 }
 
+/** `/%ff` and the like: no route or file can match, and decoding them would throw. */
+function decodablePath(pathname: string): boolean {
+  try {
+    decodeURIComponent(pathname);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, head: boolean): Promise<void> {
   const root = resolve(webRoot);
   let file = join(root, normalize(decodeURIComponent(pathname)));
@@ -175,6 +185,7 @@ export function createLocalServer({ handlers, webRoot }: LocalServerOptions): Se
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';
+      if (!decodablePath(url.pathname)) return sendProblem(res, 400, 'Bad Request', 'The request path is not a valid percent-encoded URI.');
       if (!url.pathname.startsWith('/api/')) {
         if (method !== 'GET' && method !== 'HEAD') return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');
         return await serveSpa(res, webRoot, url.pathname, method === 'HEAD');

@@ -56,6 +56,15 @@ describe('local server', () => {
     expect((await api('/../../package.json')).headers.get('content-type')).toContain('text/html');
   });
 
+  it('answers 400 problem+json for a path that is not valid percent-encoding, page or API', async () => {
+    for (const path of ['/%ff', '/clusters/%E0%A4%A', '/api/issues/%ff', '/api/%zz']) {
+      const res = await api(path);
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(await res.json()).toMatchObject({ status: 400, title: 'Bad Request' });
+    }
+  });
+
   it('answers a CORS preflight on any API path', async () => {
     const res = await api('/api/issues/abc', {
       method: 'OPTIONS',
