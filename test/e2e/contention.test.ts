@@ -1,0 +1,106 @@
+// Contended writes through the local server: 20 simultaneous requests at each
+// write that people race on (issue and AI-issue triage, user changes, direct
+// rule writes, reviews of one proposal). Every answer is a success or a 409,
+// never a 5xx, and what is stored afterwards is one of the requests' values.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as recompute } from '../../functions/recompute.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { startTestService } from '../support/local-service.js';
+import { userToken } from '../support/tokens.js';
+
+const PARALLEL = 20;
+
+let service: LocalService;
+let superadmin: string;
+let admin: string;
+
+beforeAll(async () => {
+  delete process.env.LLM_PROVIDER;
+  service = await startTestService({ adminPassword: 'contention-admin-password', demoClusters: 8 });
+  superadmin = await userToken('superadmin', 'race-super');
+  admin = await userToken('admin', 'race-admin');
+  await recompute();
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** Sends `PARALLEL` requests at once and returns their answers. */
+function race(send: (i: number) => Promise<{ status: number; body: any }>) {
+  return Promise.all(Array.from({ length: PARALLEL }, (_, i) => send(i)));
+}
+
+function expectNoServerError(answers: { status: number; body: any }[], allowed: number[]) {
+  const statuses = answers.map((a) => a.status);
+  expect(statuses.filter((s) => s >= 500), JSON.stringify(answers.filter((a) => a.status >= 500).map((a) => a.body))).toEqual([]);
+  expect(statuses.every((s) => allowed.includes(s)), statuses.join(',')).toBe(true);
+  for (const a of answers.filter((x) => x.status === 409)) expect(a.body.detail).toEqual(expect.any(String));
+}
+
+describe(`${PARALLEL} simultaneous writes`, () => {
+  it('PATCH of one rule issue: successes or 409, and the stored notes are one of the requests', async () => {
+    const [issue] = (await call(admin, 'GET', '/api/issues?days=30')).body.issues;
+    expect(issue).toBeDefined();
+    const answers = await race((i) => call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { notes: `note ${i}`, triage_status: i % 2 ? 'Investigating' : 'Acknowledged' }));
+    expectNoServerError(answers, [200, 409]);
+    expect(answers.filter((a) => a.status === 200).length).toBeGreaterThan(0);
+    const stored = (await call(admin, 'GET', `/api/issues/${issue.issue_id}`)).body.issue;
+    const applied = answers.flatMap((a, i) => (a.status === 200 ? [`note ${i}`] : []));
+    expect(applied).toContain(stored.notes);
+  });
+
+  it('PATCH of one AI issue: successes or 409, and the stored notes are one of the requests', async () => {
+    const [issue] = (await call(admin, 'GET', '/api/ai-issues?days=30')).body.issues;
+    expect(issue).toBeDefined();
+    const answers = await race((i) => call(admin, 'PATCH', `/api/ai-issues/${issue.issue_id}`, { notes: `ai note ${i}` }));
+    expectNoServerError(answers, [200, 409]);
+    const stored = (await call(admin, 'GET', `/api/ai-issues/${issue.issue_id}`)).body.issue;
+    const applied = answers.flatMap((a, i) => (a.status === 200 ? [`ai note ${i}`] : []));
+    expect(applied).toContain(stored.notes);
+  });
+
+  it('PATCH of one user: successes or 409, and the stored role is one of the requests', async () => {
+    await userToken('viewer', 'race-target');
+    const email = 'race-target@example.com';
+    const answers = await race((i) => call(superadmin, 'PATCH', `/api/settings/users/${email}`, { role: i % 2 ? 'admin' : 'viewer', is_active: true }));
+    expectNoServerError(answers, [200, 409]);
+    const users = (await call(superadmin, 'GET', '/api/settings/users')).body;
+    const target = (users.users ?? users).find((u: any) => u.email === email);
+    const applied = answers.flatMap((a, i) => (a.status === 200 ? [i % 2 ? 'admin' : 'viewer'] : []));
+    expect(applied).toContain(target.role);
+  });
+
+  it('direct PUTs of one rule set: each success is its own version, nothing else moves', async () => {
+    const live = (await call(superadmin, 'GET', '/api/settings/health-rules')).body;
+    const before = (await call(superadmin, 'GET', '/api/settings/health-rules/versions')).body.current_version;
+    const answers = await race((i) => call(superadmin, 'PUT', '/api/settings/health-rules', { content: `# edit ${i}\n${live.content}` }));
+    expectNoServerError(answers, [200, 409]);
+    const versions = answers.filter((a) => a.status === 200).map((a) => a.body.version as number);
+    expect(new Set(versions).size).toBe(versions.length);
+    const after = (await call(superadmin, 'GET', '/api/settings/health-rules/versions')).body.current_version;
+    expect(after).toBe(before + versions.length);
+  });
+
+  it('reviews of one proposal: exactly one decides it, the others answer 409', async () => {
+    const live = (await call(admin, 'GET', '/api/settings/risk-rules')).body;
+    const proposal = await call(admin, 'PUT', '/api/settings/risk-rules', { content: `# proposed under contention\n${live.content}` });
+    expect(proposal.status).toBe(200);
+    const id = proposal.body.change_id;
+    const answers = await race((i) => call(superadmin, 'POST', `/api/settings/config-changes/${id}/review`, { action: i % 2 ? 'approve' : 'reject', note: `review ${i}` }));
+    expectNoServerError(answers, [200, 409]);
+    const decided = answers.filter((a) => a.status === 200);
+    expect(decided).toHaveLength(1);
+    const detail = (await call(superadmin, 'GET', `/api/settings/config-changes/${id}`)).body;
+    expect(detail.status).toBe(decided[0]!.body.status);
+  });
+});
