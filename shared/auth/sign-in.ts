@@ -2,7 +2,7 @@
 // invitation activation, logout, and the current user.
 import { writeAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
-import { clearLoginFailures, loginLockoutSeconds, recordLoginFailure, revokeToken } from '../db/sessions.js';
+import { clearLoginAttempts, reserveLoginAttempt, revokeToken } from '../db/sessions.js';
 import { activateInvitation, createUser, getUser, type UserRecord } from '../db/users.js';
 import { BadRequest, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { Principal } from '../http/route.js';
@@ -67,10 +67,11 @@ export async function login(rawUsername: string, password: string, caller: Calle
   const audit = (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>) =>
     writeAudit({ actor: username, role: user?.role ?? null, action, target: username, detail, ip: caller.ip, user_agent: caller.userAgent });
 
-  const lockedFor = await loginLockoutSeconds(username);
-  if (lockedFor > 0) {
+  // One of the 5 checks per 15 minutes is reserved before any password is looked at (LDAP or built-in).
+  const reservation = await reserveLoginAttempt(username);
+  if (!reservation.reserved) {
     await audit('login_failed', undefined, { reason: 'locked_out' });
-    throw new TooManyRequests('Too many failed logins for this username; try again later.', lockedFor);
+    throw new TooManyRequests('Too many failed logins for this username; try again later.', reservation.retryAfterSeconds);
   }
 
   let user: UserRecord | undefined;
@@ -85,11 +86,11 @@ export async function login(rawUsername: string, password: string, caller: Calle
   user ??= await builtInAccount(username, password);
 
   if (!user || !user.is_active) {
-    await recordLoginFailure(username);
+    // The reservation stays counted: it is this failure.
     await audit('login_failed', user, { reason: user ? 'inactive' : 'bad_credentials' });
     throw new Unauthorized('Invalid username or password.');
   }
-  await clearLoginFailures(username);
+  await clearLoginAttempts(username, reservation);
   await audit('login', user, { method });
   return issue(user);
 }

@@ -1,52 +1,84 @@
-// Session state in the `users` table: failed-login windows per username (the
+// Session state in the `users` table: login-attempt windows per username (the
 // 5-per-15-minutes lockout) and revoked token ids (logout). Both expire by TTL
 // and are also checked against the clock, since TTL deletion is best effort.
+//
+// The lockout reserves an attempt BEFORE any password is checked: one
+// conditional update adds 1 to the window's count only while it is below 5.
+// However many requests arrive at once, at most 5 of them get a reservation
+// per window, so at most 5 passwords are checked; the others are refused
+// without a check. A failed check leaves its reservation counted (it is the
+// failure); a success clears the window (see releaseLoginAttempt).
 import { ConditionFailed, deleteItem, getItem, putItem, updateItem } from './client.js';
 
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
-export const MAX_LOGIN_FAILURES = 5;
+export const MAX_LOGIN_ATTEMPTS = 5;
 
-const throttleKey = (username: string) => ({ pk: `LOGIN#${username.toLowerCase()}`, sk: 'FAILURES' });
+const throttleKey = (username: string) => ({ pk: `LOGIN#${username.toLowerCase()}`, sk: 'ATTEMPTS' });
 const revokedKey = (tokenId: string) => ({ pk: `REVOKED#${tokenId}`, sk: 'TOKEN' });
 
 const epoch = (now: Date) => Math.floor(now.getTime() / 1000);
 
-/** Seconds until the username may try again, or 0 when it is not locked out. */
-export async function loginLockoutSeconds(username: string, now = new Date()): Promise<number> {
-  const item = await getItem('users', throttleKey(username), true);
-  if (!item) return 0;
-  const windowEnd = Number(item.window_start) + LOGIN_WINDOW_SECONDS;
-  if (windowEnd <= epoch(now) || Number(item.failures) < MAX_LOGIN_FAILURES) return 0;
-  return windowEnd - epoch(now);
+/** A reserved attempt (its number in the window), or the seconds until the username may try again. */
+export type LoginReservation = { reserved: true; attempt: number; windowStart: number } | { reserved: false; retryAfterSeconds: number };
+
+/**
+ * Reserves one password check for `username` in the current 15-minute window.
+ * Refused (with Retry-After seconds) when the window already holds 5 attempts.
+ */
+export async function reserveLoginAttempt(username: string, now = new Date()): Promise<LoginReservation> {
+  const key = throttleKey(username);
+  const at = epoch(now);
+  const cutoff = at - LOGIN_WINDOW_SECONDS;
+  // A few rounds at most: each lost race means another request changed the window meanwhile.
+  for (let round = 0; round < 4; round++) {
+    try {
+      const item = await updateItem('users', key, {
+        UpdateExpression: 'ADD attempts :one',
+        ConditionExpression: 'window_start > :cutoff AND attempts < :max',
+        ExpressionAttributeValues: { ':one': 1, ':cutoff': cutoff, ':max': MAX_LOGIN_ATTEMPTS },
+      });
+      return { reserved: true, attempt: Number(item?.attempts), windowStart: Number(item?.window_start) };
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+    }
+    const current = await getItem('users', key, true);
+    if (current && Number(current.window_start) > cutoff) {
+      if (Number(current.attempts) >= MAX_LOGIN_ATTEMPTS) {
+        return { reserved: false, retryAfterSeconds: Math.max(1, Number(current.window_start) + LOGIN_WINDOW_SECONDS - at) };
+      }
+      continue; // a window opened or was cleared meanwhile: count in it
+    }
+    // No window, or an old one: open a new window holding this attempt (a concurrent opener wins; then count in its window).
+    try {
+      await putItem('users', { ...key, window_start: at, attempts: 1, ttl: at + LOGIN_WINDOW_SECONDS + 3600 }, {
+        ConditionExpression: 'attribute_not_exists(pk) OR window_start <= :cutoff',
+        ExpressionAttributeValues: { ':cutoff': cutoff },
+      });
+      return { reserved: true, attempt: 1, windowStart: at };
+    } catch (raced) {
+      if (!(raced instanceof ConditionFailed)) throw raced;
+    }
+  }
+  // Still contended after several rounds: refuse rather than check unreserved.
+  return { reserved: false, retryAfterSeconds: 1 };
 }
 
-/** Counts a failure in the current 15-minute window, starting a new window when the last one ended. */
-export async function recordLoginFailure(username: string, now = new Date()): Promise<void> {
-  const key = throttleKey(username);
-  const start = epoch(now);
+/**
+ * After a successful login: clears the window, but only when no other attempt
+ * was reserved after this one (the count is still this attempt's number). While
+ * other attempts are in flight (an attack in progress, or the user on two
+ * devices), the window stays as it is, so a success never grants more checks
+ * to requests racing it; the window then ends on its own.
+ */
+export async function clearLoginAttempts(username: string, reservation: { attempt: number; windowStart: number }): Promise<void> {
   try {
-    await updateItem('users', key, {
-      UpdateExpression: 'ADD failures :one',
-      ConditionExpression: 'window_start > :cutoff',
-      ExpressionAttributeValues: { ':one': 1, ':cutoff': start - LOGIN_WINDOW_SECONDS },
+    await deleteItem('users', throttleKey(username), {
+      ConditionExpression: 'attempts = :attempt AND window_start = :start',
+      ExpressionAttributeValues: { ':attempt': reservation.attempt, ':start': reservation.windowStart },
     });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
-    // No window, or an old one: open a new window (a concurrent opener wins; then count in it).
-    try {
-      await putItem('users', { ...key, window_start: start, failures: 1, ttl: start + LOGIN_WINDOW_SECONDS + 3600 }, {
-        ConditionExpression: 'attribute_not_exists(pk) OR window_start <= :cutoff',
-        ExpressionAttributeValues: { ':cutoff': start - LOGIN_WINDOW_SECONDS },
-      });
-    } catch (raced) {
-      if (!(raced instanceof ConditionFailed)) throw raced;
-      await updateItem('users', key, { UpdateExpression: 'ADD failures :one', ExpressionAttributeValues: { ':one': 1 } });
-    }
   }
-}
-
-export async function clearLoginFailures(username: string): Promise<void> {
-  await deleteItem('users', throttleKey(username));
 }
 
 /** Revokes one token until it would have expired anyway. */

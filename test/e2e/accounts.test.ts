@@ -43,6 +43,17 @@ async function tokenOf(username: string, password: string): Promise<string> {
   return res.body.access_token;
 }
 
+/** Every audit entry of one action, newest first, through the paginated listing. */
+async function auditEntries(token: string, action: string): Promise<any[]> {
+  const entries: any[] = [];
+  for (let page = 1; ; page++) {
+    const res = await send('GET', `/api/settings/audit?action=${action}&page=${page}&page_size=100`, { token });
+    expect(res.status).toBe(200);
+    entries.push(...res.body.entries);
+    if (res.body.entries.length < 100) return entries;
+  }
+}
+
 async function inviteAndActivate(inviter: string, email: string, role: string, password: string): Promise<string> {
   const invited = await send('POST', '/api/settings/users/invite', { token: inviter, body: { email, display_name: email.split('@')[0], role } });
   expect(invited.status, JSON.stringify(invited.body)).toBe(200);
@@ -85,6 +96,31 @@ describe('login', () => {
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);
     // other usernames are not affected
     expect((await login('admin', ADMIN_PASSWORD)).status).toBe(200);
+  });
+
+  it('40 simultaneous logins for one username: at most 5 passwords are checked, the rest 429 before any check; unknown usernames alike', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    await inviteAndActivate(admin, 'rush@example.com', 'viewer', 'rush-password');
+    for (const username of ['rush@example.com', 'nobody-at-all']) {
+      // one of them carries the right password, as an attacker who guessed it among 40 would
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => login(username, i === 20 ? 'rush-password' : `guess-${i}`)));
+      const checked = answers.filter((a) => a.status !== 429);
+      expect(checked.length, username).toBeGreaterThanOrEqual(1);
+      expect(checked.length, username).toBeLessThanOrEqual(5);
+      for (const a of checked) expect([200, 401], username).toContain(a.status);
+      for (const a of answers.filter((x) => x.status === 429)) {
+        expect(a.headers.get('content-type')).toBe('application/problem+json');
+        const retryAfter = Number(a.headers.get('retry-after'));
+        expect(retryAfter).toBeGreaterThan(0);
+        expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+      }
+      // the audit log agrees: a bad_credentials entry only after a real check, locked_out for the others
+      const failed = (await auditEntries(admin, 'login_failed')).filter((e) => e.target === username);
+      expect(failed.filter((e) => e.detail.reason === 'bad_credentials')).toHaveLength(answers.filter((a) => a.status === 401).length);
+      expect(failed.filter((e) => e.detail.reason === 'locked_out')).toHaveLength(answers.filter((a) => a.status === 429).length);
+      // with no success among the checks, the window is full: even the right password is refused unchecked
+      if (!answers.some((a) => a.status === 200)) expect((await login(username, 'rush-password')).status).toBe(429);
+    }
   });
 
   it('422 when username or password is missing', async () => {
