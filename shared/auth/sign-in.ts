@@ -12,6 +12,9 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
 import { principalOf } from './principal.js';
+import { createLogger } from '../log.js';
+
+const log = createLogger('sign-in');
 
 export { callerOf, hashInvitationToken, type Caller };
 
@@ -41,15 +44,24 @@ async function issue(user: UserRecord): Promise<LoginResponse> {
   return { access_token: await signAccessToken(principal), token_type: 'bearer', user: userInfo(principal) };
 }
 
-/** The account an LDAP identity logs in as: the existing record, or a new one on first login. */
-async function accountForLdap(username: string, identity: LdapIdentity): Promise<UserRecord | undefined> {
+/**
+ * The account an LDAP identity logs in as: an account created from LDAP
+ * (`source: ldap`), or a new one on first login. A username held by a built-in
+ * account is never granted through LDAP: `conflict` instead, and the login
+ * goes on with the built-in password only.
+ */
+async function accountForLdap(username: string, identity: LdapIdentity): Promise<{ user: UserRecord } | { conflict: UserRecord }> {
+  const linkable = (user: UserRecord) => (user.source === 'ldap' ? { user } : { conflict: user });
   const existing = await getUser(username);
-  if (existing) return existing;
+  if (existing) return linkable(existing);
   try {
-    return await createUser({ username, name: identity.name, email: identity.email, role: identity.role, is_active: true, source: 'ldap' });
+    return { user: await createUser({ username, name: identity.name, email: identity.email, role: identity.role, is_active: true, source: 'ldap' }) };
   } catch (error) {
-    if (error instanceof ConditionFailed) return getUser(username); // first logins raced
-    throw error;
+    if (!(error instanceof ConditionFailed)) throw error;
+    // The username was taken meanwhile: by another first login of the same LDAP user, or by a built-in account.
+    const raced = await getUser(username);
+    if (!raced) throw error;
+    return linkable(raced);
   }
 }
 
@@ -79,8 +91,14 @@ export async function login(rawUsername: string, password: string, caller: Calle
   if (ldapConfigured()) {
     const identity = await ldapAuthenticate(username, password);
     if (identity) {
-      user = await accountForLdap(username, identity);
-      method = 'ldap';
+      const account = await accountForLdap(username, identity);
+      if ('user' in account) {
+        user = account.user;
+        method = 'ldap';
+      } else {
+        log.warn('LDAP identity collides with a built-in account; LDAP not used for it', { username, account_source: account.conflict.source });
+        await audit('login_failed', account.conflict, { reason: 'ldap_identity_conflict', method: 'ldap', account_source: account.conflict.source });
+      }
     }
   }
   user ??= await builtInAccount(username, password);

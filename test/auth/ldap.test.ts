@@ -1,61 +1,70 @@
-// LDAP login against a real LDAP server (ldapjs, in process): success creates
-// the account, wrong password and a server that is down fall back to the
-// built-in users, and usernames cannot inject DN syntax.
-import ldap from 'ldapjs';
+// LDAP login against a real OpenLDAP server (Debian's slapd, started by the
+// test on loopback, see ./slapd.ts): success creates an LDAP account, a
+// directory entry never logs in as a built-in account of the same name, wrong
+// passwords and dead servers fall back to the built-in users, an unresponsive
+// server is skipped for the back-off, ldaps/StartTLS trust LDAP_CA_CERT, and
+// parallel attempts are capped before any bind reaches the server.
+import { createServer, type Server, type Socket } from 'node:net';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeDnValue, ldapAuthenticate } from '../../shared/auth/ldap.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
+import { forgetSecrets } from '../../shared/auth/secrets.js';
 import { login } from '../../shared/auth/sign-in.js';
+import { listAudit } from '../../shared/db/audit.js';
 import { createUser, getUser } from '../../shared/db/users.js';
 import { freePort } from '../../infra/local/dynamodb-local.js';
 import { useTestTables } from '../support/dynamo.js';
 import { useTestJwtSecret } from '../support/tokens.js';
+import { makeTestCa, PEOPLE_BASE, startSlapd, type Person, type Slapd, type TestCa } from './slapd.js';
 
-const BASE = 'ou=people,dc=example,dc=org';
-const PEOPLE: Record<string, { password: string; cn: string; mail: string }> = {
-  alice: { password: 'alice-secret', cn: 'Alice Liddell', mail: 'alice@example.org' },
-  bob: { password: 'bob-secret', cn: 'Bob Builder', mail: 'bob@example.org' },
-};
+const PEOPLE: Person[] = [
+  // The directory's own "admin": a person whose uid happens to be the built-in superadmin's username.
+  { uid: 'admin', password: 'ldap-admin-password', cn: 'Directory Admin', mail: 'admin@example.org' },
+  { uid: 'alice', password: 'alice-secret', cn: 'Alice Liddell', mail: 'alice@example.org' },
+  { uid: 'bob', password: 'bob-secret', cn: 'Bob Builder', mail: 'bob@example.org' },
+  { uid: 'carol', password: 'carol-secret', cn: 'Carol Danvers', mail: 'carol@example.org' },
+  { uid: 'dave', password: 'dave-secret', cn: 'Dave Lister', mail: 'dave@example.org' },
+  { uid: 'erin', password: 'erin-secret', cn: 'Erin Hunt', mail: 'erin@example.org' },
+  { uid: 'frank', password: 'frank-secret', cn: 'Frank Poole', mail: 'frank@example.org' },
+];
+const BUILTIN_ADMIN_PASSWORD = 'built-in-admin-password';
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
-const binds: string[] = [];
-let server: ldap.Server;
-let url: string;
+const LDAP_VARS = ['LDAP_URL', 'LDAP_USER_DN_TEMPLATE', 'LDAP_TIMEOUT_MS', 'LDAP_ROLE_MAP', 'LDAP_BACKOFF_SECONDS', 'LDAP_CA_CERT', 'LDAP_STARTTLS'];
+let slapd: Slapd;
+let tlsSlapd: Slapd;
+let ca: TestCa;
+
+const dnOf = (uid: string) => `uid=${uid},${PEOPLE_BASE}`;
+
+/** Points LDAP at `url` with the test defaults, replacing every LDAP setting. */
+function useLdap(url: string, extra: Record<string, string> = {}): void {
+  for (const v of LDAP_VARS) delete process.env[v];
+  Object.assign(process.env, { LDAP_URL: url, LDAP_USER_DN_TEMPLATE: `uid={username},${PEOPLE_BASE}`, LDAP_TIMEOUT_MS: '3000', LDAP_ROLE_MAP: 'bob=admin', ...extra });
+  forgetSecrets();
+}
 
 beforeAll(async () => {
   await useTestTables();
   useTestJwtSecret();
-  server = ldap.createServer();
-  server.bind(BASE, (req: any, res: any, next: any) => {
-    const dn = req.dn.toString().replace(/\s/g, '');
-    binds.push(dn);
-    const uid = /^uid=([^,]+),ou=people,dc=example,dc=org$/.exec(dn)?.[1];
-    const person = uid ? PEOPLE[uid] : undefined;
-    if (!person || person.password !== req.credentials) return next(new ldap.InvalidCredentialsError());
-    res.end();
-    return next();
-  });
-  server.search(BASE, (req: any, res: any, next: any) => {
-    const uid = /^uid=([^,]+),/.exec(req.dn.toString().replace(/\s/g, ''))?.[1];
-    const person = uid ? PEOPLE[uid] : undefined;
-    if (person) res.send({ dn: req.dn.toString(), attributes: { cn: person.cn, mail: person.mail, uid } });
-    res.end();
-    return next();
-  });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  url = `ldap://127.0.0.1:${port}`;
-  Object.assign(process.env, { LDAP_URL: url, LDAP_USER_DN_TEMPLATE: `uid={username},${BASE}`, LDAP_TIMEOUT_MS: '2000', LDAP_ROLE_MAP: 'bob=admin' });
-  // a built-in user who is not in LDAP, and one whose name LDAP also knows
+  ca = await makeTestCa();
+  [slapd, tlsSlapd] = await Promise.all([startSlapd(PEOPLE), startSlapd(PEOPLE, ca)]);
+  // the built-in superadmin (as bootstrap creates it), and a built-in user who is not in LDAP
+  await createUser({ username: 'admin', name: 'Administrator', email: 'admin@fleet-health.local', role: 'superadmin', is_active: true, password_hash: await hashPassword(BUILTIN_ADMIN_PASSWORD) });
   await createUser({ username: 'local-ops', name: 'Local Ops', email: 'ops@example.com', role: 'admin', is_active: true, password_hash: await hashPassword('local-ops-pw') });
 });
 
 afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
-  for (const v of ['LDAP_URL', 'LDAP_USER_DN_TEMPLATE', 'LDAP_TIMEOUT_MS', 'LDAP_ROLE_MAP']) delete process.env[v];
+  await Promise.all([slapd?.stop(), tlsSlapd?.stop()]);
+  if (ca) await rm(ca.dir, { recursive: true, force: true });
+  for (const v of LDAP_VARS) delete process.env[v];
+  forgetSecrets();
 });
 
-describe('LDAP login', () => {
-  it('logs an LDAP user in and creates their account as viewer on first login', async () => {
+describe('LDAP login against slapd', () => {
+  beforeAll(() => useLdap(slapd.url));
+
+  it('logs an LDAP user in and creates their account (source ldap, viewer) on first login', async () => {
     const res = await login('alice', 'alice-secret', caller);
     expect(res.user).toMatchObject({ username: 'alice', name: 'Alice Liddell', email: 'alice@example.org', role: 'viewer' });
     expect(await getUser('alice')).toMatchObject({ source: 'ldap', is_active: true });
@@ -63,6 +72,7 @@ describe('LDAP login', () => {
     // the second login reuses the account
     const again = await login('alice', 'alice-secret', caller);
     expect(again.user.id).toBe(res.user.id);
+    expect(await slapd.binds()).toContain(dnOf('alice'));
   });
 
   it('maps roles from LDAP_ROLE_MAP', async () => {
@@ -75,28 +85,145 @@ describe('LDAP login', () => {
     expect(local.user).toMatchObject({ username: 'local-ops', role: 'admin' });
   });
 
+  it('never grants a built-in account through LDAP: uid=admin with its LDAP password is refused and audited', async () => {
+    // slapd really accepts these credentials ...
+    expect(await ldapAuthenticate('admin', 'ldap-admin-password')).toMatchObject({ name: 'Directory Admin' });
+    // ... but the username belongs to the built-in superadmin: only its built-in password counts
+    await expect(login('admin', 'ldap-admin-password', caller)).rejects.toMatchObject({ status: 401 });
+    const conflicts = (await listAudit('login_failed')).filter((e) => e.target === 'admin' && e.detail.reason === 'ldap_identity_conflict');
+    expect(conflicts).toHaveLength(1);
+    expect(conflicts[0]!.detail).toEqual({ reason: 'ldap_identity_conflict', method: 'ldap', account_source: 'local' });
+    // the account is untouched and still built-in
+    expect(await getUser('admin')).toMatchObject({ source: 'local', role: 'superadmin', email: 'admin@fleet-health.local' });
+
+    const builtIn = await login('admin', BUILTIN_ADMIN_PASSWORD, caller);
+    expect(builtIn.user).toMatchObject({ username: 'admin', role: 'superadmin' });
+    const logins = (await listAudit('login')).filter((e) => e.target === 'admin');
+    expect(logins[0]!.detail).toEqual({ method: 'local' });
+  });
+
+  it('links only to accounts created from LDAP: a built-in account made later is not taken over', async () => {
+    // dave has a built-in account (e.g. invited before LDAP was configured) and an LDAP entry
+    await createUser({ username: 'dave', name: 'Dave (built-in)', email: 'dave@fleet.example', role: 'admin', is_active: true, password_hash: await hashPassword('dave-builtin-pw') });
+    await expect(login('dave', 'dave-secret', caller)).rejects.toMatchObject({ status: 401 });
+    expect((await login('dave', 'dave-builtin-pw', caller)).user).toMatchObject({ name: 'Dave (built-in)', role: 'admin' });
+  });
+
   it('falls back to the built-in users when the LDAP server is down', async () => {
-    const down = await freePort();
-    process.env.LDAP_URL = `ldap://127.0.0.1:${down}`;
+    useLdap(`ldap://127.0.0.1:${await freePort()}`);
     try {
       expect(await ldapAuthenticate('alice', 'alice-secret')).toBeNull();
       expect((await login('local-ops', 'local-ops-pw', caller)).user.username).toBe('local-ops');
       await expect(login('bob', 'bob-secret', caller)).rejects.toMatchObject({ status: 401 }); // bob has no built-in password
     } finally {
-      process.env.LDAP_URL = url;
+      useLdap(slapd.url);
     }
   });
 
   it('never sends an empty password (an unauthenticated bind)', async () => {
-    const before = binds.length;
+    const before = (await slapd.binds()).length;
     expect(await ldapAuthenticate('alice', '')).toBeNull();
-    expect(binds.length).toBe(before);
+    expect((await slapd.binds()).length).toBe(before);
   });
 
   it('escapes DN syntax in usernames', async () => {
     expect(escapeDnValue('alice,ou=admins')).toBe('alice\\,ou\\=admins');
     expect(escapeDnValue(' #x ')).toBe('\\ #x\\ ');
     expect(await ldapAuthenticate('alice,ou=people', 'alice-secret')).toBeNull();
-    expect(binds.at(-1)).toBe('uid=alice\\,ou\\=people,ou=people,dc=example,dc=org');
+    // slapd logs the DN normalized, with the escaped characters in hex: all of it is the uid value
+    expect((await slapd.binds()).at(-1)).toBe(`uid=alice\\2Cou\\3Dpeople,${PEOPLE_BASE}`);
+  });
+
+  it('40 parallel logins for one LDAP user: at most 5 binds reach the server, the rest answer 429', async () => {
+    const before = (await slapd.binds()).filter((dn) => dn === dnOf('carol')).length;
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) => login('carol', i === 39 ? 'carol-secret' : `guess-${i}`, caller)),
+    );
+    const statuses = results.map((r) => (r.status === 'fulfilled' ? 200 : (r.reason as { status: number }).status));
+    const checked = statuses.filter((s) => s !== 429).length;
+    expect(checked).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40 - checked);
+    const binds = (await slapd.binds()).filter((dn) => dn === dnOf('carol')).length - before;
+    expect(binds).toBeLessThanOrEqual(5);
+    expect(binds).toBe(checked);
+  });
+});
+
+describe('LDAP back-off after an outage', () => {
+  let blackhole: Server;
+  const held: Socket[] = [];
+  let connections = 0;
+  let blackholeUrl: string;
+
+  beforeAll(async () => {
+    // accepts TCP, never answers: what a hung LDAP server looks like
+    blackhole = createServer((socket) => {
+      connections++;
+      held.push(socket);
+      socket.on('error', () => undefined);
+    });
+    const port = await freePort();
+    await new Promise<void>((r) => blackhole.listen(port, '127.0.0.1', () => r()));
+    blackholeUrl = `ldap://127.0.0.1:${port}`;
+  });
+
+  afterAll(async () => {
+    for (const s of held) s.destroy();
+    await new Promise<void>((r) => blackhole.close(() => r()));
+    useLdap(slapd.url);
+  });
+
+  it('after a timeout, logins skip LDAP for the back-off and go straight to the built-in users', async () => {
+    useLdap(blackholeUrl, { LDAP_TIMEOUT_MS: '300', LDAP_BACKOFF_SECONDS: '600' });
+    // the first login waits for the timeout, then falls back
+    expect((await login('local-ops', 'local-ops-pw', caller)).user.username).toBe('local-ops');
+    expect(connections).toBe(1);
+    // within the back-off, nothing contacts the server
+    for (let i = 0; i < 3; i++) expect((await login('local-ops', 'local-ops-pw', caller)).user.username).toBe('local-ops');
+    await expect(login('erin', 'erin-secret', caller)).rejects.toMatchObject({ status: 401 }); // LDAP-only user: no LDAP now
+    expect(await ldapAuthenticate('alice', 'alice-secret')).toBeNull();
+    expect(connections).toBe(1);
+  });
+
+  it('the back-off belongs to the unreachable server: a working one is used at once', async () => {
+    useLdap(slapd.url, { LDAP_BACKOFF_SECONDS: '600' });
+    expect((await login('erin', 'erin-secret', caller)).user).toMatchObject({ username: 'erin' });
+  });
+
+  it('LDAP_BACKOFF_SECONDS=0 turns the back-off off: every login tries the server', async () => {
+    const before = connections;
+    useLdap(`${blackholeUrl}/`, { LDAP_TIMEOUT_MS: '200', LDAP_BACKOFF_SECONDS: '0' });
+    for (let i = 0; i < 2; i++) expect((await login('local-ops', 'local-ops-pw', caller)).user.username).toBe('local-ops');
+    expect(connections - before).toBe(2);
+  });
+});
+
+describe('ldaps and StartTLS with a private CA (LDAP_CA_CERT)', () => {
+  afterAll(() => useLdap(slapd.url));
+
+  it('logs in over ldaps when LDAP_CA_CERT holds the CA', async () => {
+    useLdap(tlsSlapd.ldapsUrl!, { LDAP_CA_CERT: ca.caPem, LDAP_BACKOFF_SECONDS: '0' });
+    expect((await login('frank', 'frank-secret', caller)).user).toMatchObject({ username: 'frank', name: 'Frank Poole' });
+    expect(await tlsSlapd.binds()).toContain(dnOf('frank'));
+  });
+
+  it('upgrades ldap:// with StartTLS, verified against the same CA', async () => {
+    useLdap(tlsSlapd.url, { LDAP_CA_CERT: ca.caPem, LDAP_STARTTLS: 'true', LDAP_BACKOFF_SECONDS: '0' });
+    expect(await ldapAuthenticate('bob', 'bob-secret')).toMatchObject({ name: 'Bob Builder', role: 'admin' });
+    // this server refuses password binds without TLS: without StartTLS the same credentials get nowhere
+    useLdap(tlsSlapd.url, { LDAP_CA_CERT: ca.caPem, LDAP_BACKOFF_SECONDS: '0' });
+    expect(await ldapAuthenticate('bob', 'bob-secret')).toBeNull();
+  });
+
+  it('without the CA the server is untrusted: no bind is sent, and login falls back to the built-in users', async () => {
+    const cases: Record<string, string>[] = [{}, { LDAP_STARTTLS: 'true' }, { LDAP_CA_CERT: 'placeholder, not a PEM' }];
+    for (const settings of cases) {
+      const url = 'LDAP_STARTTLS' in settings ? tlsSlapd.url : tlsSlapd.ldapsUrl!;
+      useLdap(url, { ...settings, LDAP_BACKOFF_SECONDS: '0' });
+      const before = (await tlsSlapd.binds()).length;
+      expect(await ldapAuthenticate('alice', 'alice-secret')).toBeNull();
+      expect((await tlsSlapd.binds()).length).toBe(before);
+      expect((await login('local-ops', 'local-ops-pw', caller)).user.username).toBe('local-ops');
+    }
   });
 });
