@@ -43,7 +43,7 @@ export interface FleetHealthStackProps extends StackProps {
   readonly patrolSchedule: string;
   /** Base URL of the SPA for links in mail (APP_URL); undefined: the CloudFront URL. */
   readonly appUrl?: string;
-  /** Optional LDAP login for the auth group: LDAP_URL, LDAP_USER_DN_TEMPLATE, LDAP_ROLE_MAP. */
+  /** Optional LDAP login for the auth group: LDAP_URL, LDAP_USER_DN_TEMPLATE, LDAP_ROLE_MAP; the stack adds the LDAP_CA_CERT_ARN secret. */
   readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string };
   /** Optional ticket provider of create-ticket (shared/tickets/provider.ts); undefined: 503 there. */
   readonly tickets?: TicketSettings;
@@ -308,12 +308,7 @@ export class FleetHealthStack extends Stack {
     // Links in invitation mail point at the SPA; LDAP login is optional configuration.
     const appUrl = props.appUrl ?? `https://${this.distribution.distributionDomainName}`;
     this.groupFunctions.get('settings')!.function.addEnvironment('APP_URL', appUrl);
-    if (props.ldap) {
-      const auth = this.groupFunctions.get('auth')!.function;
-      auth.addEnvironment('LDAP_URL', props.ldap.url);
-      auth.addEnvironment('LDAP_USER_DN_TEMPLATE', props.ldap.userDnTemplate);
-      if (props.ldap.roleMap) auth.addEnvironment('LDAP_ROLE_MAP', props.ldap.roleMap);
-    }
+    if (props.ldap) this.configureLdap(props.ldap, props.stage);
 
     this.groupFunctions.get('issues')!.function.addEnvironment('APP_URL', appUrl); // ticket links back to the issue
     if (props.tickets) this.configureTickets(props.tickets, props.stage);
@@ -326,6 +321,30 @@ export class FleetHealthStack extends Stack {
       value: `https://${this.distribution.distributionDomainName}`,
       description: 'The SPA; the API is also served under /api on this origin',
     });
+  }
+
+  /**
+   * LDAP login for the auth Lambda. The private CA that signed the directory's
+   * certificate (PEM) lives in a secret only the auth Lambda reads; the stack
+   * creates it with a placeholder, which the Lambda ignores (public CAs apply)
+   * until the operator puts the CA certificate there.
+   */
+  private configureLdap(ldap: NonNullable<FleetHealthStackProps['ldap']>, stage: string): void {
+    const auth = this.groupFunctions.get('auth')!;
+    auth.function.addEnvironment('LDAP_URL', ldap.url);
+    auth.function.addEnvironment('LDAP_USER_DN_TEMPLATE', ldap.userDnTemplate);
+    if (ldap.roleMap) auth.function.addEnvironment('LDAP_ROLE_MAP', ldap.roleMap);
+    const caCert = new secretsmanager.Secret(this, 'LdapCaCert', {
+      description: `Fleet Health (${stage}) CA certificate (PEM) of the LDAP server, for a private CA: put it after deploy, or leave the placeholder to trust the public CAs`,
+      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+    });
+    caCert.grantRead(auth.role);
+    auth.function.addEnvironment('LDAP_CA_CERT_ARN', caCert.secretArn);
+    Validations.of(caCert).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'A CA certificate is public material issued by the directory\'s CA, not a credential AWS could rotate; operators put the new certificate when the CA changes.',
+    });
+    new CfnOutput(this, 'LdapCaCertArn', { value: caCert.secretArn, description: 'Put the LDAP server\'s private CA certificate (PEM) here' });
   }
 
   /**

@@ -416,3 +416,27 @@ describe('dashboard embed configuration', () => {
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, embedHost: 'https://bi.example.com' } }))).toThrow(/embedClientId/);
   });
 });
+
+describe('LDAP configuration', () => {
+  it('gives only the auth Lambda the LDAP settings and read access to the CA certificate secret, created only with ldapUrl', () => {
+    expect(Object.keys(resources).some((id) => id.startsWith('LdapCaCert'))).toBe(false); // not configured: no secret
+    const withLdap = new App({
+      context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], ldapUrl: 'ldaps://ldap.example.com', ldapUserDnTemplate: 'uid={username},ou=people,dc=example,dc=com' },
+    });
+    const t = Template.fromStack(new FleetHealthStack(withLdap, 'LdapStack', fleetHealthPropsFromContext(withLdap))).toJSON();
+    const ldapResources = t.Resources as Record<string, Json>;
+    const configured = Object.values(ldapResources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_URL);
+    expect(configured.map((f) => f.Properties.FunctionName)).toEqual([`${prefix}auth`]);
+    expect(configured[0]!.Properties.Environment.Variables).toMatchObject({
+      LDAP_URL: 'ldaps://ldap.example.com', LDAP_CA_CERT_ARN: { Ref: expect.stringMatching(/^LdapCaCert/) },
+    });
+    const withCa = Object.values(ldapResources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_CA_CERT_ARN);
+    expect(withCa).toHaveLength(1);
+    const readers = Object.values(ldapResources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes('LdapCaCert'));
+    expect(readers).toHaveLength(1);
+    expect(JSON.stringify(readers[0]!.Properties.Roles)).toMatch(/"authRole/);
+    expect(Object.keys(t.Outputs)).toContain('LdapCaCertArn');
+  });
+});
