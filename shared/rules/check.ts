@@ -1,9 +1,20 @@
-// Checking a rule set's YAML text: it must parse (with alias limits: no
-// billion-laughs), be a mapping with the rule set's top-level key, and pass the
-// rule set's full schema. Errors say where (line and column, or path). Used
-// where rule sets are written (and by the build for the shipped defaults);
-// readers use the parsed form stored with each version and never parse YAML.
-import { isScalar, parseDocument, visit, type Document } from 'yaml';
+// Checking a rule set's YAML text: it must parse within bounded work, have
+// only the shapes a rule set needs, be a mapping with the rule set's top-level
+// key, and pass the rule set's full schema. Errors say where (line and column,
+// or path) and never carry an internal exception's text. Used where rule sets
+// are written (and by the build for the shipped defaults); readers use the
+// parsed form stored with each version and never parse YAML.
+//
+// Work is bounded in three linear steps before anything recursive runs
+// (see README.md in this folder):
+//   1. the raw text: size, lines, bracket depth, how far a line's content starts;
+//   2. the CST (yaml's Lexer/Parser, iterative): nesting depth, explicit `?`
+//      keys, non-scalar keys, merge keys, tags beyond the core ones,
+//      directives, more than one document, alias uses;
+//   3. the composed document: aliases refer only to alias-free nodes and their
+//      expansion adds at most the size limit again.
+// Only then is the document turned into data (toJS) and checked by zod.
+import { Composer, isAlias, isCollection, isScalar, LineCounter, Parser, visit, type CST, type Document } from 'yaml';
 import type * as z from 'zod';
 import type { RuleSetName } from './defaults.js';
 import { HealthRules, IssueRules, RiskRules } from './schemas.js';
@@ -15,11 +26,22 @@ export const SCHEMAS: Record<RuleSetName, z.ZodType> = { 'health-rules': HealthR
 export type RuleCheck = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
 /**
- * Cheap limits checked before parsing, far beyond any real rule set (the shipped
- * ones are a few hundred lines), so that hostile text costs milliseconds:
- * the parser recurses as deep as collections nest, and its work grows with lines and aliases.
+ * Limits far beyond any real rule set (the shipped ones are a few hundred
+ * lines and nest 4 deep), so that hostile text costs milliseconds.
+ * `indentColumns`: a line's content may start at most this far in, counting
+ * leading spaces and block indicators (`- `, `? `, `: `); every block nesting
+ * level takes at least one column, so this bounds block nesting before the parser runs.
+ * `items`: the parser's work grows with its tokens, not with bytes (a 64 KB
+ * scalar costs ~1 ms, 64 KB of `1,1,1,…` ~100 ms), so the tokens are bounded
+ * too, counted by a character scan (see itemCount); the shipped health rules
+ * (13 dimensions) have about 400, 50 dimensions would have about 1,500.
  */
-export const TEXT_LIMITS = { bytes: 64 * 1024, lines: 5_000, depth: 32, aliases: 50 } as const;
+export const TEXT_LIMITS = { bytes: 64 * 1024, lines: 5_000, items: 4_000, depth: 32, aliases: 50, indentColumns: 128 } as const;
+
+/** Tags of the YAML 1.2 core schema: the only ones a rule set may carry. */
+export const CORE_TAGS: ReadonlySet<string> = new Set(['!!str', '!!int', '!!float', '!!bool', '!!null', '!!map', '!!seq']);
+
+type Refusal = { message: string; offset?: number };
 
 /** Deepest bracket nesting, counting every bracket (quotes ignored: refusing too much here is harmless). */
 function bracketDepth(text: string): number {
@@ -33,31 +55,186 @@ function bracketDepth(text: string): number {
   return deepest;
 }
 
-/** Deepest block nesting: the largest indentation, in levels of at least one space. */
-const indentDepth = (lines: string[]) => lines.reduce((deepest, line) => Math.max(deepest, line.length - line.trimStart().length), 0);
+const SPACE = 32;
+const TAB = 9;
+const isBlank = (c: number) => c === SPACE || c === TAB;
+const isIndicator = (c: number) => c === 45 || c === 63 || c === 58; // - ? :
 
-function limitsBroken(text: string): string | null {
-  if (Buffer.byteLength(text) > TEXT_LIMITS.bytes) return `more than ${TEXT_LIMITS.bytes / 1024} KB`;
-  const lines = text.split('\n');
-  if (lines.length > TEXT_LIMITS.lines) return `more than ${TEXT_LIMITS.lines} lines`;
-  if (bracketDepth(text) > TEXT_LIMITS.depth) return `collections nested deeper than ${TEXT_LIMITS.depth} levels`;
-  // Block nesting by indentation: 2 spaces a level, so 4 × depth columns leaves room for any style.
-  if (indentDepth(lines) > TEXT_LIMITS.depth * 4) return `collections nested deeper than ${TEXT_LIMITS.depth} levels`;
-  const aliases = text.match(/(?:^|[\s[{,:-])\*[^\s,\]}]/g)?.length ?? 0;
-  if (aliases > TEXT_LIMITS.aliases) return `more than ${TEXT_LIMITS.aliases} aliases`;
+/** The first line whose content starts more than `indentColumns` in (leading blanks and block indicators), as an offset. */
+function deepLine(text: string): number | null {
+  let lineStart = 0;
+  while (lineStart <= text.length) {
+    let i = lineStart;
+    for (;;) {
+      while (i < text.length && isBlank(text.charCodeAt(i))) i++;
+      // An indicator counts only when a blank or the line's end follows it (`-1` and `a:b` are scalars).
+      if (i < text.length && isIndicator(text.charCodeAt(i)) && (i + 1 >= text.length || isBlank(text.charCodeAt(i + 1)) || text.charCodeAt(i + 1) === 10)) i++;
+      else break;
+    }
+    if (i - lineStart > TEXT_LIMITS.indentColumns) return lineStart;
+    const next = text.indexOf('\n', i);
+    if (next < 0) return null;
+    lineStart = next + 1;
+  }
   return null;
 }
 
-/** The first mapping key that occurs twice in one mapping, with its position (linear: a Set per mapping). */
-function duplicateKey(doc: Document): { key: string; offset: number } | null {
-  let found: { key: string; offset: number } | null = null;
+/**
+ * An upper bound on the parser's tokens, by one character scan: line breaks,
+ * commas, opening brackets, anchors, aliases and tags (`&`, `*`, `!`), and the
+ * block indicators `-`, `?`, `:` when a blank or line end follows. Characters
+ * inside quotes and comments count too: over-counting only refuses absurd text.
+ */
+function itemCount(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || c === 44 || c === 91 || c === 123 || c === 38 || c === 42 || c === 33) n++; // \n , [ { & * !
+    else if (isIndicator(c)) {
+      const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 10;
+      if (next === 10 || isBlank(next)) n++;
+    }
+  }
+  return n;
+}
+
+function textLimitsBroken(text: string): Refusal | null {
+  if (Buffer.byteLength(text) > TEXT_LIMITS.bytes) return { message: `more than ${TEXT_LIMITS.bytes / 1024} KB` };
+  let lines = 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) if (++lines > TEXT_LIMITS.lines) return { message: `more than ${TEXT_LIMITS.lines} lines` };
+  if (bracketDepth(text) > TEXT_LIMITS.depth) return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels` };
+  const deep = deepLine(text);
+  if (deep !== null) {
+    return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels (a line's content starts more than ${TEXT_LIMITS.indentColumns} columns in)`, offset: deep };
+  }
+  if (itemCount(text) > TEXT_LIMITS.items) return { message: `more than ${TEXT_LIMITS.items} YAML items (lines, entries, indicators, anchors, aliases and tags)` };
+  return null;
+}
+
+const SCALAR_KEY_TYPES = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar']);
+
+/**
+ * One iterative pass over the CST (no recursion, whatever the nesting): every
+ * shape a rule set never needs is refused here, before the composer (which
+ * recurses as deep as the text nests) and toJS (whose work doubles with each
+ * level of collection-valued keys) ever see it.
+ */
+function shapeBroken(tokens: readonly CST.Token[]): Refusal | null {
+  let documents = 0;
+  let aliases = 0;
+  const stack: { token: CST.Token; depth: number }[] = [];
+  for (let i = tokens.length - 1; i >= 0; i--) stack.push({ token: tokens[i]!, depth: 0 });
+
+  const checkSource = (list: readonly CST.SourceToken[] | undefined): Refusal | null => {
+    for (const t of list ?? []) {
+      if (t.type === 'explicit-key-ind') return { message: 'explicit keys (`?`) are not accepted: keys are plain text', offset: t.offset };
+      if (t.type === 'tag' && !CORE_TAGS.has(t.source)) return { message: `the tag \`${t.source.slice(0, 40)}\` is not accepted (only ${[...CORE_TAGS].join(', ')})`, offset: t.offset };
+    }
+    return null;
+  };
+  const checkKey = (key: CST.Token | null | undefined, explicit: boolean | undefined, at: number): Refusal | null => {
+    if (explicit) return { message: 'explicit keys (`?`) are not accepted: keys are plain text', offset: at };
+    if (key === null || key === undefined) return null;
+    if (!SCALAR_KEY_TYPES.has(key.type)) {
+      return { message: key.type === 'alias' ? 'an alias is not accepted as a mapping key' : 'mapping keys must be plain text, not collections', offset: key.offset };
+    }
+    if (key.type === 'scalar' && (key as CST.FlowScalar).source === '<<') return { message: 'merge keys (`<<`) are not accepted', offset: key.offset };
+    return null;
+  };
+  const push = (token: CST.Token | null | undefined, depth: number) => {
+    if (token) stack.push({ token, depth });
+  };
+
+  while (stack.length > 0) {
+    const { token, depth } = stack.pop()!;
+    switch (token.type) {
+      case 'directive':
+        return { message: 'YAML directives (`%YAML`, `%TAG`) are not accepted', offset: token.offset };
+      case 'document': {
+        if (++documents > 1) return { message: 'more than one YAML document', offset: token.offset };
+        const refused = checkSource(token.start) ?? checkSource(token.end);
+        if (refused) return refused;
+        push(token.value, depth);
+        break;
+      }
+      case 'block-map':
+      case 'block-seq':
+      case 'flow-collection': {
+        if (depth + 1 > TEXT_LIMITS.depth) return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels`, offset: token.offset };
+        if (token.type === 'flow-collection') {
+          const refused = checkSource([token.start]) ?? checkSource(token.end);
+          if (refused) return refused;
+        }
+        for (const item of token.items) {
+          const refused =
+            checkSource(item.start) ??
+            checkSource(item.sep) ??
+            checkKey(item.key, 'explicitKey' in item ? item.explicitKey : undefined, item.start[0]?.offset ?? token.offset);
+          if (refused) return refused;
+          push(item.value, depth + 1);
+        }
+        break;
+      }
+      case 'alias':
+        if (++aliases > TEXT_LIMITS.aliases) return { message: `more than ${TEXT_LIMITS.aliases} aliases`, offset: token.offset };
+        break;
+      case 'block-scalar': {
+        const refused = checkSource(token.props as CST.SourceToken[]);
+        if (refused) return refused;
+        break;
+      }
+      default: {
+        // Scalars and stray source tokens (errors are reported by the composer with their position).
+        const refused = checkSource('end' in token && Array.isArray(token.end) ? token.end : 'indent' in token && 'source' in token ? [token as CST.SourceToken] : undefined);
+        if (refused) return refused;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Aliases may refer only to nodes without aliases of their own, and together
+ * may copy at most TEXT_LIMITS.bytes of source: the data toJS builds is then at
+ * most twice the size limit, however the anchors are arranged.
+ */
+function aliasesBroken(doc: Document): Refusal | null {
+  let copied = 0;
+  let refused: Refusal | null = null;
+  visit(doc, {
+    Alias(_, alias) {
+      const target = alias.resolve(doc);
+      if (!target) return undefined; // the composer reported it
+      if (isCollection(target)) {
+        let nested = false;
+        visit(target, { Alias: () => ((nested = true), visit.BREAK) });
+        if (nested) {
+          refused = { message: `the alias \`*${alias.source}\` refers to a node that contains aliases itself`, offset: alias.range?.[0] };
+          return visit.BREAK;
+        }
+      }
+      const range = isScalar(target) || isCollection(target) ? target.range : undefined;
+      copied += range ? range[1] - range[0] : 0;
+      if (copied > TEXT_LIMITS.bytes) {
+        refused = { message: `aliases copy more than ${TEXT_LIMITS.bytes / 1024} KB`, offset: alias.range?.[0] };
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return refused;
+}
+
+/** The first mapping key that occurs twice in one mapping, with its position (linear: a Set per mapping; keys are scalars by now). */
+function duplicateKey(doc: Document): Refusal | null {
+  let found: Refusal | null = null;
   visit(doc, {
     Map(_, map) {
       const seen = new Set<string>();
       for (const pair of map.items) {
-        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        const key = isScalar(pair.key) ? String(pair.key.value) : '';
         if (seen.has(key)) {
-          found = { key, offset: isScalar(pair.key) ? (pair.key.range?.[0] ?? 0) : 0 };
+          found = { message: `the key \`${key.slice(0, 64)}\` appears twice in one mapping`, offset: isScalar(pair.key) ? pair.key.range?.[0] : undefined };
           return visit.BREAK;
         }
         seen.add(key);
@@ -73,28 +250,49 @@ function lineColumn(text: string, offset: number): { line: number; col: number }
   return { line: before.length, col: before.at(-1)!.length + 1 };
 }
 
-/** Checks a rule set's YAML text. `message` says what is wrong and where. */
-export function checkRuleText(name: RuleSetName, text: string, schema = SCHEMAS[name]): RuleCheck {
-  const broken = limitsBroken(text);
-  if (broken) return { ok: false, message: `invalid YAML: ${broken}` };
-  // Duplicate keys are found below in one pass; the parser's own check is quadratic in the keys of a mapping.
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: false });
+const invalid = (text: string, refusal: Refusal): RuleCheck => {
+  const at = refusal.offset === undefined ? null : lineColumn(text, refusal.offset);
+  return { ok: false, message: `invalid YAML${at ? ` at line ${at.line}, column ${at.col}` : ''}: ${refusal.message}` };
+};
+
+/** Options of the composer: YAML 1.2 core schema only, no merge keys, duplicate keys found in one linear pass above. */
+const COMPOSE_OPTIONS = { version: '1.2', schema: 'core', merge: false, uniqueKeys: false, strict: true, prettyErrors: false, logLevel: 'error' } as const;
+
+/** Parses `text` into a document within bounded work, or says why not. */
+function boundedDocument(text: string): Document | Refusal {
+  const limits = textLimitsBroken(text);
+  if (limits) return limits;
+  const lineCounter = new LineCounter();
+  const cst = Array.from(new Parser(lineCounter.addNewLine).parse(text));
+  const shape = shapeBroken(cst);
+  if (shape) return shape;
+  // The composer makes an Error per problem it finds (thousands in hostile text); their stack traces are
+  // most of the cost and never used, so none is captured meanwhile (synchronous: nothing else runs).
+  const traces = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  let docs: Document[];
+  try {
+    docs = Array.from(new Composer(COMPOSE_OPTIONS).compose(cst, true, text.length));
+  } finally {
+    Error.stackTraceLimit = traces;
+  }
+  const doc = docs[0];
+  if (!doc) return { message: 'empty text' };
   const error = doc.errors[0];
-  if (error) {
-    const at = error.linePos?.[0];
-    const what = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-    return { ok: false, message: `invalid YAML${at ? ` at line ${at.line}, column ${at.col}` : ''}: ${what}` };
-  }
-  const duplicate = duplicateKey(doc);
-  if (duplicate) {
-    const at = lineColumn(text, duplicate.offset);
-    return { ok: false, message: `invalid YAML at line ${at.line}, column ${at.col}: the key \`${duplicate.key}\` appears twice in one mapping` };
-  }
+  if (error) return { message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), offset: error.pos[0] };
+  return aliasesBroken(doc) ?? duplicateKey(doc) ?? doc;
+}
+
+/** Checks a rule set's YAML text. `message` says what is wrong and where; it never carries an internal exception's text. */
+export function checkRuleText(name: RuleSetName, text: string, schema = SCHEMAS[name]): RuleCheck {
   let value: unknown;
   try {
+    const doc = boundedDocument(text);
+    if (!('contents' in doc)) return invalid(text, doc);
     value = doc.toJS({ maxAliasCount: TEXT_LIMITS.aliases });
-  } catch (e) {
-    return { ok: false, message: `invalid YAML: ${(e as Error).message}` };
+  } catch {
+    // Nothing above should throw on any text; should it, the answer is still a clear 422.
+    return { ok: false, message: 'invalid YAML: the text could not be read within the limits for rule sets' };
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, message: 'the rule set must be a YAML mapping' };
   const top = TOP_KEY[name];
@@ -106,4 +304,3 @@ export function checkRuleText(name: RuleSetName, text: string, schema = SCHEMAS[
   }
   return { ok: true, value: parsed.data as Record<string, unknown> };
 }
-

@@ -38,6 +38,7 @@ if (wanted('engine')) {
   console.log(`\n${engine.title}`);
   await engine.run(report);
 }
+if (wanted('rules')) await import('./rules.js').then(async (suite) => (console.log(`\n${suite.title}`), suite.run(report)));
 
 const dynamo = await startDynamoDbLocal({ startTimeoutMs: 60_000 });
 try {

@@ -1,0 +1,103 @@
+// Rule text is checked within bounded work whatever its shape (issue 15 point 3).
+// A fast-check fuzz builds hostile YAML (nested `?` keys, collection keys,
+// flow and block nesting, anchors and aliases, merges, tags, directives, long
+// scalars, floods of items) up to the size limit, and every check must answer
+// a clear refusal (or a valid rule set) without an internal exception's text.
+//
+// Time: unit tests here make no tight wall-clock assertions (the machine is
+// shared). Each check is held to a generous 1 s, which today's exponential
+// shapes exceed by far (28 nested `?` keys took 3.4 s, 30 took minutes); the
+// real figure, the worst check over the hostile corpus against the 100 ms
+// target, is measured by `npm run bench -- rules` (test/bench/rules.ts).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { checkRuleText, TEXT_LIMITS } from '../../shared/rules/check.js';
+import { defaultRuleText, RULE_SET_NAMES, type RuleSetName } from '../../shared/rules/defaults.js';
+import { hostileCorpus, hostileYaml } from './hostile-yaml.js';
+
+const GENEROUS_MS = 1_000;
+const INTERNAL = /Maximum call stack|RangeError|TypeError|ReferenceError|exhaustion|\bat [\w.]+ \(|This should not happen/;
+
+function timedCheck(name: RuleSetName, text: string) {
+  const started = performance.now();
+  const result = checkRuleText(name, text);
+  return { result, ms: performance.now() - started };
+}
+
+function expectBoundedAnswer(name: RuleSetName, text: string) {
+  const { result, ms } = timedCheck(name, text);
+  expect(ms, `${text.length} characters took ${ms.toFixed(0)} ms`).toBeLessThan(GENEROUS_MS);
+  if (!result.ok) {
+    expect(result.message.length).toBeGreaterThan(0);
+    expect(result.message.length).toBeLessThan(400);
+    expect(result.message).not.toMatch(INTERNAL);
+  }
+  return result;
+}
+
+describe('rule text is checked within bounded work', () => {
+  it('the shipped rule sets still pass', () => {
+    for (const name of RULE_SET_NAMES) expect(checkRuleText(name, defaultRuleText(name)).ok).toBe(true);
+  });
+
+  it('fuzz: every hostile shape up to the size limit answers a clear refusal or a valid rule set', () => {
+    fc.assert(
+      fc.property(hostileYaml, fc.constantFrom(...RULE_SET_NAMES), (text, name) => {
+        expectBoundedAnswer(name, text.slice(0, TEXT_LIMITS.bytes));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the fixed hostile corpus (the bench measures it against 100 ms) is refused, each shape with its reason', () => {
+    for (const { name, text, reason } of hostileCorpus()) {
+      const result = expectBoundedAnswer('health-rules', text);
+      expect(result.ok, name).toBe(false);
+      if (!result.ok) expect(result.message, name).toMatch(reason);
+    }
+  });
+});
+
+describe('shapes a rule set never needs are refused with line and column', () => {
+  const cases: [string, string, RegExp][] = [
+    ['an explicit key', 'scoring:\n  ? lookback_days\n  : 7\n', /line 2, column 3: explicit keys \(`\?`\) are not accepted/],
+    ['nested explicit keys', `scoring:\n  ${'? '.repeat(40)}x\n`, /line 2, column 3: explicit keys/],
+    ['an explicit key in a flow mapping', 'scoring: {? a : b}\n', /explicit keys/],
+    ['a flow sequence as a key', 'scoring:\n  [a, b]: 1\n', /line 2, column 3: mapping keys must be plain text/],
+    ['a flow mapping as a key inside a flow mapping', 'scoring: {{a: 1}: 2}\n', /line 1, column 11: mapping keys must be plain text/],
+    ['an alias as a key', 'a: &k x\n*k : 1\n', /line 2, column 1: an alias is not accepted as a mapping key/],
+    ['a merge key', 'base: &b {lookback_days: 7}\nscoring:\n  <<: *b\n', /line 3, column 3: merge keys \(`<<`\) are not accepted/],
+    ['a custom tag', 'scoring: !rules {}\n', /line 1, column 10: the tag `!rules` is not accepted/],
+    ['a YAML 1.1 tag', 'scoring:\n  lookback_days: !!binary aGk=\n', /the tag `!!binary` is not accepted/],
+    ['a verbatim tag', 'scoring: !<tag:yaml.org,2002:str> x\n', /the tag `!<tag:yaml.org,2002:str>` is not accepted/],
+    ['a %TAG directive', '%TAG !e! tag:example.com,2000:\n---\nscoring: !e!x 1\n', /line 1, column 1: YAML directives/],
+    ['two documents', 'scoring: {}\n---\nrisk: {}\n', /line 2, column 1: more than one YAML document/],
+    ['an alias of a node with aliases', 'a: &a [1]\nb: &b [*a, *a]\nscoring: *b\n', /line 3, column 10: the alias `\*b` refers to a node that contains aliases itself/],
+    ['aliases copying more than the size limit', `a: &a [${'1,'.repeat(3_000)}1]\nb: [${Array(12).fill('*a').join(', ')}]\n`, /aliases copy more than 64 KB/],
+    ['51 aliases', `a: &a 1\nb: [${Array(51).fill('*a').join(', ')}]\n`, /more than 50 aliases/],
+    ['block nesting of 33 levels', `a:\n${Array.from({ length: 33 }, (_, i) => `${' '.repeat(i + 1)}b:`).join('\n')} 1\n`, /line 33, column 33: collections nested deeper than 32 levels/],
+    ['compact sequences 3,000 deep', `scoring:\n${'- '.repeat(3_000)}x\n`, /line 2, column 1: collections nested deeper than 32 levels/],
+    ['flow nesting 33 deep', `scoring: ${'['.repeat(33)}${']'.repeat(33)}\n`, /collections nested deeper than 32 levels/],
+    ['mixed block and flow nesting of 33', `a:\n${Array.from({ length: 20 }, (_, i) => `${' '.repeat(i + 1)}b:`).join('\n')} ${'['.repeat(13)}${']'.repeat(13)}\n`, /collections nested deeper than 32 levels/],
+    ['4,001 items', `scoring: [${'1,'.repeat(4_001)}1]\n`, /more than 4000 YAML items/],
+  ];
+  it.each(cases)('%s', (_what, text, message) => {
+    const result = expectBoundedAnswer('health-rules', text);
+    expect(result).toEqual({ ok: false, message: expect.stringMatching(message) });
+  });
+
+  it('core tags, anchors and plain aliases of scalars or alias-free nodes are still accepted', () => {
+    const text = defaultRuleText('health-rules')
+      .replace('lookback_days: 7', 'lookback_days: !!int &days 7')
+      .replace(/cooldown_hours: \d+/, 'cooldown_hours: *days');
+    expect(text).toContain('*days');
+    expect(checkRuleText('health-rules', text)).toMatchObject({ ok: true, value: { scoring: { lookback_days: 7, ai_trigger: { cooldown_hours: 7 } } } });
+  });
+
+  it('numbers YAML cannot hold finitely (.inf, .nan, 1e400) are refused by the schema', () => {
+    for (const bad of ['.inf', '-.inf', '.nan', '1e400']) {
+      const text = defaultRuleText('health-rules').replace('lookback_days: 7', `lookback_days: ${bad}`);
+      expect(checkRuleText('health-rules', text)).toEqual({ ok: false, message: expect.stringMatching(/^scoring\.lookback_days: /) });
+    }
+  });
+});
