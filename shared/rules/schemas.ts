@@ -6,14 +6,33 @@ import { MetricKey } from '../fleet/records.js';
 export const Aggregation = z.enum(['max', 'avg', 'last', 'sum', 'min']);
 export type Aggregation = z.infer<typeof Aggregation>;
 
-const Threshold = z.number().finite();
+/**
+ * Every number in a rule set is finite and bounded (issue 15): a rule set that
+ * passes the schema can never make the engine overflow to Infinity or NaN.
+ * Thresholds stay within the magnitude ingest accepts for metric values, so
+ * their differences are finite too. The ranges are listed in shared/rules/README.md.
+ */
+export const LIMITS = {
+  threshold: 1e15,
+  weight: 100,
+  minDimensionWeight: 0.001,
+  tierMultiplier: 10,
+  maxAlerts: 1_000_000,
+  lookbackDays: 30,
+  cooldownHours: 24 * 30,
+  minutes: 10_080,
+} as const;
+
+const Threshold = z.number().min(-LIMITS.threshold).max(LIMITS.threshold);
+/** A score on the 0..100 scale. */
+const Score = z.number().min(0).max(100);
 
 export const DimensionRule = z
   .strictObject({
     metric_key: MetricKey,
     display_name: z.string().min(1).max(64),
     category: z.string().min(1).max(32),
-    weight: z.number().positive().max(100),
+    weight: z.number().min(LIMITS.minDimensionWeight).max(LIMITS.weight),
     green: Threshold,
     yellow: Threshold,
     red: Threshold,
@@ -28,16 +47,18 @@ export type DimensionRule = z.infer<typeof DimensionRule>;
 
 export const AlertBand = z.strictObject({
   /** Up to this many alerts in the lookback (inclusive); null for "any more". */
-  max_alerts: z.number().int().min(0).nullable(),
-  score: z.number().min(0).max(100),
+  max_alerts: z.number().int().min(0).max(LIMITS.maxAlerts).nullable(),
+  score: Score,
 });
 export type AlertBand = z.infer<typeof AlertBand>;
 
 export const HealthRules = z.strictObject({
   scoring: z.strictObject({
-    lookback_days: z.number().int().min(1).max(30),
-    weights: z.strictObject({ metrics: z.number().min(0), alerts: z.number().min(0) }).refine((w) => w.metrics + w.alerts > 0, 'weights must not both be 0'),
-    tier_multipliers: z.record(z.enum(['S', 'A', 'B']), z.number().min(0).max(10)).refine((m) => ['S', 'A', 'B'].every((t) => t in m), 'a multiplier for each tier S, A and B'),
+    lookback_days: z.number().int().min(1).max(LIMITS.lookbackDays),
+    weights: z
+      .strictObject({ metrics: z.number().min(0).max(LIMITS.weight), alerts: z.number().min(0).max(LIMITS.weight) })
+      .refine((w) => w.metrics + w.alerts > 0, 'weights must not both be 0'),
+    tier_multipliers: z.record(z.enum(['S', 'A', 'B']), z.number().min(0).max(LIMITS.tierMultiplier)).refine((m) => ['S', 'A', 'B'].every((t) => t in m), 'a multiplier for each tier S, A and B'),
     alert_bands: z
       .array(AlertBand)
       .min(1)
@@ -46,12 +67,12 @@ export const HealthRules = z.strictObject({
       .refine((bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)), 'max_alerts must increase from band to band')
       .refine((bands) => bands.every((b, i) => i === 0 || b.score <= bands[i - 1]!.score), 'band scores must not rise as alerts increase'),
     classification: z
-      .strictObject({ healthy: z.number().min(0).max(100), warning: z.number().min(0).max(100) })
+      .strictObject({ healthy: Score, warning: Score })
       .refine((c) => c.healthy > c.warning, 'classification.healthy must be above classification.warning'),
     ai_trigger: z.strictObject({
       tiers: z.array(z.enum(['S', 'A', 'B'])).max(3).refine((t) => new Set(t).size === t.length, 'each tier at most once'),
-      below_score: z.number().min(0).max(100),
-      cooldown_hours: z.number().min(0).max(24 * 30),
+      below_score: Score,
+      cooldown_hours: z.number().min(0).max(LIMITS.cooldownHours),
     }),
     dimensions: z
       .array(DimensionRule)
@@ -80,7 +101,7 @@ export type RiskRule = z.infer<typeof RiskRule>;
 
 export const RiskRules = z.strictObject({
   risk: z.strictObject({
-    lookback_days: z.number().int().min(1).max(30),
+    lookback_days: z.number().int().min(1).max(LIMITS.lookbackDays),
     rules: z.array(RiskRule).min(1).max(50).refine((rs) => new Set(rs.map((r) => r.metric_key)).size === rs.length, 'each metric_key at most once'),
   }),
 });
@@ -115,10 +136,10 @@ export const IssueRules = z.strictObject({
       .max(5)
       .refine((keys) => keys.includes('cluster'), 'keys must include `cluster`: an issue belongs to one cluster')
       .refine((keys) => new Set(keys).size === keys.length, 'each key at most once'),
-    join_window_minutes: z.number().int().min(1).max(10_080),
+    join_window_minutes: z.number().int().min(1).max(LIMITS.minutes),
   }),
   resolution: z.strictObject({
-    quiet_minutes: z.number().int().min(0).max(10_080),
+    quiet_minutes: z.number().int().min(0).max(LIMITS.minutes),
   }),
   severity: z.strictObject({
     default: Severity,

@@ -15,9 +15,11 @@ function beyond(rule: Pick<DimensionRule, 'inverted'>, value: number, threshold:
  */
 export function dimensionScore(rule: Pick<DimensionRule, 'green' | 'yellow' | 'red' | 'inverted'>, value: number): number {
   const { green, yellow, red } = rule;
+  // Every branch is clamped: with thresholds a hair apart or a value near the double range, the
+  // arithmetic may round past a band's end (or, for a value that is not a number, give NaN → 0).
   if (beyond(rule, value, green) <= 0) return 100;
-  if (beyond(rule, value, yellow) <= 0) return 100 - (40 * beyond(rule, value, green)) / Math.abs(yellow - green);
-  if (beyond(rule, value, red) <= 0) return 60 - (40 * beyond(rule, value, yellow)) / Math.abs(red - yellow);
+  if (beyond(rule, value, yellow) <= 0) return clamp(100 - (40 * beyond(rule, value, green)) / Math.abs(yellow - green), 60, 100);
+  if (beyond(rule, value, red) <= 0) return clamp(60 - (40 * beyond(rule, value, yellow)) / Math.abs(red - yellow), 20, 60);
   return clamp(20 - (20 * beyond(rule, value, red)) / Math.abs(red - yellow));
 }
 

@@ -117,7 +117,7 @@ function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules)
     if (score.status !== 'healthy') (offGreen ??= []).push({ score, rule, raw });
   }
   // No data at all: nothing to hold against the cluster, and the reasons say so.
-  const metricsScore = totalWeight > 0 ? weighted / totalWeight : 100;
+  const metricsScore = totalWeight > 0 ? clamp(weighted / totalWeight) : 100;
   if (!offGreen) return { scores, metricsScore, reasons: missing ?? [], actions: [] };
   offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || byName(a.rule.display_name, b.rule.display_name));
   return {
@@ -173,14 +173,26 @@ function fleetMetrics(window: readonly StoredRollup[], dims: readonly DimensionS
   };
 }
 
+/**
+ * The weighted mean of the metrics and alerts scores, in 0..100 for any
+ * weights: they are divided by the larger one first, so their sum is in 1..2
+ * and nothing overflows whatever their size (the schema bounds them too).
+ */
+export function unifiedScore(metricsScore: number, alertsScore: number, weights: ScoringRules['weights']): number {
+  const largest = Math.max(weights.metrics, weights.alerts);
+  if (!(largest > 0)) return clamp(metricsScore);
+  const m = weights.metrics / largest;
+  const a = weights.alerts / largest;
+  return clamp((metricsScore * m + alertsScore * a) / (m + a));
+}
+
 export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date): FleetClusterScore {
   const { cluster } = data;
   const window = lookbackRollups(data.rollups, lookbackStart(rules.lookback_days, now));
   const dims = scoreDimensionsIn(window, rules);
   const firing = countAlertsInLookback(data.alerts, rules.lookback_days, now);
   const alerts = alertsScore(rules.alert_bands, firing);
-  const weightSum = rules.weights.metrics + rules.weights.alerts;
-  const overall = (dims.metricsScore * rules.weights.metrics + alerts * rules.weights.alerts) / weightSum;
+  const overall = unifiedScore(dims.metricsScore, alerts, rules.weights);
   const multiplier = rules.tier_multipliers[cluster.customer_tier as 'S' | 'A' | 'B'] ?? 1;
   const tierAdjusted = clamp(100 - (100 - overall) * multiplier);
   const reasons = dims.reasons;
@@ -216,8 +228,16 @@ export function scoreFleet(fleet: readonly ClusterData[], rules: ScoringRules, n
   return worstFirst(fleet.map((d) => scoreCluster(d, rules, now)), (s) => s.tier_adjusted_score);
 }
 
-/** Mean rounded to one decimal; 0 for no values. */
-export const mean = (values: number[]) => (values.length ? round1(values.reduce((a, b) => a + b, 0) / values.length) : 0);
+/** Mean rounded to one decimal; 0 for no values. Values near the double range are divided before they are added, so it never overflows. */
+export function mean(values: readonly number[]): number {
+  if (values.length === 0) return 0;
+  let sum = 0;
+  for (const v of values) sum += v;
+  if (Number.isFinite(sum)) return round1(sum / values.length);
+  let m = 0;
+  for (const v of values) m += v / values.length;
+  return round1(m);
+}
 
 /** How many clusters are in each class; the three always add up to the total. */
 export function classCounts(scores: readonly { classification: Classification }[]) {

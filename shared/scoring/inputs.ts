@@ -86,7 +86,25 @@ export function aggregateWindow(rollups: readonly StoredRollup[], key: MetricKey
     }
   }
   if (!found) return null;
-  return how === 'avg' ? acc / count : acc;
+  const value = how === 'avg' ? acc / count : acc;
+  return Number.isFinite(value) ? value : overflowed(rollups, key, how, count);
+}
+
+/**
+ * The rare window whose sum overflowed (or met +∞ and −∞): the mean is taken
+ * as Σ(day's sum / samples), whose partial sums stay finite for finite days;
+ * a sum beyond the double range is the largest double of its sign. A value
+ * that still is not a number is treated as no data. The engine never sees ±∞ or NaN.
+ */
+function overflowed(rollups: readonly StoredRollup[], key: MetricKey, how: Aggregation, count: number): number | null {
+  let mean = 0;
+  for (let i = 0; i < rollups.length; i++) {
+    const part = rollups[i]!.metrics[key];
+    if (part !== undefined) mean += part.sum / count;
+  }
+  const value = how === 'avg' ? mean : mean * count;
+  if (Number.isNaN(value)) return null;
+  return Math.max(-Number.MAX_VALUE, Math.min(Number.MAX_VALUE, value));
 }
 
 /** How many alerts fired during the lookback (see alertsInLookback), without building the list. */
@@ -108,6 +126,9 @@ export function alertsInLookback(alerts: readonly AlertRecord[], days: number, n
 /** Code-point order of names: stable across machines and much cheaper than localeCompare in large sorts. */
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-export const round1 = (n: number) => Math.round(n * 10) / 10;
-export const round2 = (n: number) => Math.round(n * 100) / 100;
-export const clamp = (n: number, lo = 0, hi = 100) => Math.min(hi, Math.max(lo, n));
+/** Beyond this magnitude a double has no decimals to round, and n × 100 could overflow. */
+const ROUNDING_LIMIT = 2 ** 52 / 100;
+export const round1 = (n: number) => (Math.abs(n) < ROUNDING_LIMIT ? Math.round(n * 10) / 10 : n);
+export const round2 = (n: number) => (Math.abs(n) < ROUNDING_LIMIT ? Math.round(n * 100) / 100 : n);
+/** n within lo..hi; NaN becomes lo (the worst score), so no score can ever be NaN. */
+export const clamp = (n: number, lo = 0, hi = 100) => (n >= lo ? (n <= hi ? n : hi) : lo);
