@@ -5,17 +5,32 @@ import { auditPage, inviteUser, listManagedUsers, removeUser, rolesList, updateU
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import type { Principal } from '../shared/http/route.js';
 import type { RuleSetName } from '../shared/rules/defaults.js';
-import { configChangeDetail, listConfigChanges, liveRuleSet, reviewConfigChange, ruleSetVersions, submitRuleSet } from '../shared/rules/editing.js';
+import { Reply } from '../shared/http/route.js';
+import {
+  configChangeDetail, expectedVersion, listConfigChanges, liveRuleSet, reviewConfigChange, ruleSetEtag, ruleSetVersions, submitRuleSet,
+} from '../shared/rules/editing.js';
 import { generalSettings, updateGeneralSettings } from '../shared/settings/general.js';
 import { settingsGroup } from '../shared/routes/settings.js';
 import { refreshFleetView } from '../shared/scoring/fleet-view.js';
 import { riskSummary } from '../shared/scoring/risk.js';
 
-/** GET, PUT and versions of one rule set. */
+/**
+ * GET, PUT and versions of one rule set. GET answers the version's ETag; a PUT
+ * may name the version it edits (If-Match or base_version) and then fails with
+ * 409 when that is no longer current. An applied PUT answers the new ETag.
+ */
 const ruleSet = (name: RuleSetName) => ({
-  get: async () => liveRuleSet(name),
-  put: async (req: { principal: Principal | null; body: { content: string }; sourceIp: string; userAgent: string }) =>
-    submitRuleSet(req.principal!, name, req.body.content, callerOf(req)),
+  get: async () => {
+    const live = await liveRuleSet(name);
+    return new Reply(200, live, { ETag: ruleSetEtag(live.version) });
+  },
+  put: async (req: {
+    principal: Principal | null; body: { content: string; base_version?: number }; headers: Readonly<Record<string, string | undefined>>; sourceIp: string; userAgent: string;
+  }) => {
+    const expected = expectedVersion(req.headers['if-match'], req.body.base_version);
+    const result = await submitRuleSet(req.principal!, name, req.body.content, callerOf(req), expected);
+    return result.applied ? new Reply(200, result, { ETag: ruleSetEtag(result.version) }) : result;
+  },
   versions: async (req: { query: { page: number; page_size: number } }) => ruleSetVersions(name, req.query.page, req.query.page_size),
 });
 const health = ruleSet('health-rules');

@@ -68,6 +68,22 @@ export function newVersionActions(
   ];
 }
 
+/**
+ * A transaction action that holds only while the rule set is at `version`
+ * (0: the shipped default, nothing stored): a write that must not apply once
+ * the rule set has moved (a proposal made with If-Match or base_version).
+ */
+export function ruleSetAtVersion(name: RuleSetName, version: number): TransactItem {
+  return {
+    ConditionCheck: {
+      TableName: tableName('rules'),
+      Key: currentKey(name),
+      ConditionExpression: version === 0 ? 'attribute_not_exists(pk)' : 'version = :based',
+      ExpressionAttributeValues: version === 0 ? undefined : { ':based': version },
+    },
+  };
+}
+
 /** Stores a new version (content checked by the caller); ConditionFailed when the rule set moved past `basedOn` meanwhile. */
 export async function writeRuleSetVersion(name: RuleSetName, content: string, parsed: Record<string, unknown>, basedOn: number, actor: string): Promise<number> {
   await transactWrite(newVersionActions(name, content, parsed, basedOn, actor));

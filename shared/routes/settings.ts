@@ -10,8 +10,11 @@ export const GeneralSettings = z.strictObject({
   alert_criticality_method: ScoringMethod,
 });
 
-/** 64 KB of YAML is far beyond any real rule set (shared/rules/check.ts TEXT_LIMITS); more is refused before parsing. */
-export const RulesBody = z.strictObject({ content: z.string().max(64 * 1024) });
+/**
+ * 64 KB of YAML is far beyond any real rule set (shared/rules/check.ts TEXT_LIMITS); more is refused before parsing.
+ * `base_version`: the version this edit was made on (as GET answered it); 409 when no longer current. Or If-Match: "v5".
+ */
+export const RulesBody = z.strictObject({ content: z.string().max(64 * 1024), base_version: z.number().int().min(0).max(999_999_999).optional() });
 
 export const ReviewBody = z.strictObject({
   action: z.enum(['approve', 'reject']),

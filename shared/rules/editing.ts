@@ -3,14 +3,16 @@
 // anyone else's becomes a `pending` proposal that a superadmin approves (the
 // proposed YAML becomes the next version) or rejects. Every write goes with
 // its audit entry in one transaction, conditional on the version it was based
-// on, so two edits never silently overwrite each other.
+// on. A PUT may name that version (If-Match: "v5", or base_version: 5); when it
+// is no longer current the answer is 409 with current_version and nothing
+// changes. A PUT naming no version is based on the version read at its start.
 import type { Caller } from '../auth/caller.js';
 import { auditAction, type AuditInput } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
 import { getChange, listChanges, newChangeAction, newChangeId, reviewChangeAction, type ChangeStatus, type ConfigChange, type ConfigChangeSummary } from '../db/config-changes.js';
-import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, type RuleSetVersion } from '../db/rules.js';
+import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, ruleSetAtVersion, type RuleSetVersion } from '../db/rules.js';
 import { bumpGeneration } from '../db/scores.js';
-import { Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
+import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
 import { createLogger } from '../log.js';
 import type { Principal } from '../http/route.js';
 import { CRITICAL_ALERT_DAYS } from '../scoring/critical.js';
@@ -37,6 +39,37 @@ export async function liveRuleSet(name: RuleSetName): Promise<LiveRuleSet> {
     : { content: defaultRuleText(name), source: 'live', version: 0, updated_at: null, updated_by: null };
 }
 
+/** The ETag of a rule set version: `"v5"` (strong; the version number identifies the content). */
+export const ruleSetEtag = (version: number) => `"v${version}"`;
+
+/**
+ * The version a PUT says it edits: from `If-Match` (one strong ETag as GET
+ * answers it, e.g. `"v5"`; `*` names none, since a rule set always exists) or
+ * from the body's `base_version`. Both given must agree. Anything else is a 400.
+ */
+export function expectedVersion(ifMatch: string | undefined, baseVersion: number | undefined): number | undefined {
+  let fromHeader: number | undefined;
+  const header = ifMatch?.trim();
+  if (header !== undefined && header !== '*') {
+    const match = /^"v(\d{1,9})"$/.exec(header);
+    if (!match) throw new BadRequest(`If-Match must be one ETag of this rule set as GET answers it, such as "v5" (got ${JSON.stringify(header.slice(0, 40))}).`);
+    fromHeader = Number(match[1]);
+  }
+  if (fromHeader !== undefined && baseVersion !== undefined && fromHeader !== baseVersion) {
+    throw new BadRequest(`If-Match names version ${fromHeader} but base_version is ${baseVersion}; send one of them, or both the same.`);
+  }
+  return fromHeader ?? baseVersion;
+}
+
+/** 409 for an edit of a version that is no longer current: nothing was changed. */
+const staleEdit = (name: RuleSetName, expected: number, current: number) =>
+  new Conflict(
+    `${name} is at version ${current}, not version ${expected} that this edit is based on; nothing was changed. Reload it and apply the edit to version ${current}.`,
+    { current_version: current, base_version: expected },
+  );
+
+const currentVersion = async (name: RuleSetName) => (await getCurrentRuleSet(name))?.version ?? 0;
+
 /** Parses and checks a rule set's text, or refuses it with 422 saying what is wrong and where. */
 function checked(name: RuleSetName, content: string): Record<string, unknown> {
   const check = checkRuleText(name, content);
@@ -62,10 +95,21 @@ export type SubmitResult =
   | { status: 'ok'; applied: true; version: number }
   | { status: 'pending'; applied: false; change_id: string; base_version: number };
 
-/** PUT of a rule set: applied at once for a superadmin, a proposal for anyone else. */
-export async function submitRuleSet(principal: Principal, name: RuleSetName, content: string, caller: Caller, now = new Date()): Promise<SubmitResult> {
+/**
+ * PUT of a rule set: applied at once for a superadmin, a proposal for anyone
+ * else. `expected`: the version the edit was made on (If-Match or
+ * base_version); the write is conditional on it inside the transaction, so a
+ * concurrent edit that lands first makes this one 409, never lost. Without it
+ * the edit is based on the version read here (today's behaviour: last writer
+ * wins unless another write lands between this read and the write).
+ */
+export async function submitRuleSet(
+  principal: Principal, name: RuleSetName, content: string, caller: Caller, expected?: number, now = new Date(),
+): Promise<SubmitResult> {
   const value = checked(name, content);
-  const base = (await getCurrentRuleSet(name))?.version ?? 0;
+  const read = await currentVersion(name);
+  if (expected !== undefined && expected !== read) throw staleEdit(name, expected, read);
+  const base = expected ?? read;
   if (principal.role === 'superadmin') {
     try {
       await transactWrite([
@@ -73,8 +117,10 @@ export async function submitRuleSet(principal: Principal, name: RuleSetName, con
         audit(principal, caller, { action: 'rules_update', target: name, detail: { rule_set: name, version: base + 1, based_on: base } }, now),
       ]);
     } catch (error) {
-      if (error instanceof ConditionFailed) throw new Conflict(`${name} changed while this edit was saved; reload it and apply the edit again.`);
-      throw error;
+      if (!(error instanceof ConditionFailed)) throw error;
+      const current = await currentVersion(name);
+      if (expected !== undefined) throw staleEdit(name, expected, current);
+      throw new Conflict(`${name} changed while this edit was saved (now version ${current}); nothing was changed. Reload it and apply the edit again.`, { current_version: current });
     }
     await invalidateCaches();
     return { status: 'ok', applied: true, version: base + 1 };
@@ -83,10 +129,17 @@ export async function submitRuleSet(principal: Principal, name: RuleSetName, con
     change_id: newChangeId(now), rule_set: name, status: 'pending', proposed_by: principal.username, proposed_at: now.toISOString(),
     base_version: base, proposed_content: content, reviewed_by: null, reviewed_at: null, review_note: null, applied_version: null,
   };
-  await transactWrite([
-    newChangeAction(change),
-    audit(principal, caller, { action: 'change_propose', target: change.change_id, detail: { rule_set: name, base_version: base } }, now),
-  ]);
+  try {
+    await transactWrite([
+      newChangeAction(change),
+      audit(principal, caller, { action: 'change_propose', target: change.change_id, detail: { rule_set: name, base_version: base } }, now),
+      // A proposal naming its version is made only while that version is current.
+      ...(expected === undefined ? [] : [ruleSetAtVersion(name, expected)]),
+    ]);
+  } catch (error) {
+    if (error instanceof ConditionFailed && expected !== undefined) throw staleEdit(name, expected, await currentVersion(name));
+    throw error;
+  }
   return { status: 'pending', applied: false, change_id: change.change_id, base_version: base };
 }
 

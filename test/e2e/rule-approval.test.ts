@@ -1,6 +1,8 @@
 // Issue 6 end to end on the demo fleet: an admin proposes a threshold change,
 // sees which clusters it would move, a superadmin approves, and the next
 // dashboards show exactly those moves without anyone pressing refresh.
+// Issue 15: two superadmins editing the same version (If-Match / base_version,
+// 409 with current_version), and extreme-but-valid rules never break a refresh.
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -10,24 +12,26 @@ import { userToken } from '../support/tokens.js';
 let service: LocalService;
 let admin: string;
 let superadmin: string;
+let superadminB: string;
 
 beforeAll(async () => {
   service = await startTestService({ adminPassword: 'approval-admin-password', demoClusters: 40 });
   admin = await userToken('admin', 'approval-admin');
   superadmin = await userToken('superadmin', 'approval-super');
+  superadminB = await userToken('superadmin', 'approval-super-b');
 }, 120_000);
 
 afterAll(async () => {
   await service?.stop();
 });
 
-async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function call(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(`${service.url}${path}`, {
     method,
-    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
 const byId = (items: any[], field: string) => new Map(items.map((i) => [i.cluster_id, i[field]]));
@@ -85,5 +89,125 @@ describe('proposing, previewing and approving a rule change', () => {
     const content = (await call(admin, 'GET', '/api/settings/issue-rules')).body.content.replace('quiet_minutes: 30', 'quiet_minutes: 45');
     const proposal = (await call(admin, 'PUT', '/api/settings/issue-rules', { content })).body;
     expect((await call(admin, 'GET', `/api/settings/config-changes/${proposal.change_id}`)).body).toMatchObject({ rule_set: 'issue-rules', impact: null });
+  });
+});
+
+describe('two superadmins editing the same version (optimistic concurrency)', () => {
+  it.each([
+    ['If-Match', (version: number) => ({ headers: { 'If-Match': `"v${version}"` }, body: {} })],
+    ['base_version', (version: number) => ({ headers: {}, body: { base_version: version } })],
+  ] as const)('both read version n, B writes n+1, A writing on n with %s gets 409 naming n+1, and nothing changes', async (_how, basedOn) => {
+    const a = await call(superadmin, 'GET', '/api/settings/issue-rules');
+    const b = await call(superadminB, 'GET', '/api/settings/issue-rules');
+    const n = a.body.version as number;
+    expect(b.body.version).toBe(n);
+    expect(a.headers.get('etag')).toBe(`"v${n}"`);
+
+    const bWrite = await call(superadminB, 'PUT', '/api/settings/issue-rules', { content: `${b.body.content}\n# B's edit of v${n}\n`, ...basedOn(n).body }, basedOn(n).headers);
+    expect(bWrite.status).toBe(200);
+    expect(bWrite.body).toEqual({ status: 'ok', applied: true, version: n + 1 });
+    expect(bWrite.headers.get('etag')).toBe(`"v${n + 1}"`);
+
+    const aWrite = await call(superadmin, 'PUT', '/api/settings/issue-rules', { content: `${a.body.content}\n# A's edit of v${n}\n`, ...basedOn(n).body }, basedOn(n).headers);
+    expect(aWrite.status).toBe(409);
+    expect(aWrite.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(aWrite.body).toMatchObject({ status: 409, current_version: n + 1, base_version: n });
+    expect(aWrite.body.detail).toMatch(new RegExp(`at version ${n + 1}, not version ${n}.*nothing was changed`));
+
+    const now = await call(admin, 'GET', '/api/settings/issue-rules');
+    expect(now.body).toMatchObject({ version: n + 1, content: `${b.body.content}\n# B's edit of v${n}\n`, updated_by: 'approval-super-b' });
+    expect(now.headers.get('etag')).toBe(`"v${n + 1}"`);
+
+    // With the current version, A's edit applies.
+    const retry = await call(superadmin, 'PUT', '/api/settings/issue-rules', { content: `${now.body.content}# A's edit, again on v${n + 1}\n`, ...basedOn(n + 1).body }, basedOn(n + 1).headers);
+    expect(retry.body).toEqual({ status: 'ok', applied: true, version: n + 2 });
+  });
+
+  it('of many writers racing on the same version with If-Match, exactly one applies and the rest get 409', async () => {
+    const live = await call(superadmin, 'GET', '/api/settings/risk-rules');
+    const n = live.body.version as number;
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        call(i % 2 ? superadmin : superadminB, 'PUT', '/api/settings/risk-rules', { content: `${live.body.content}\n# racer ${i}\n` }, { 'If-Match': `"v${n}"` }),
+      ),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    for (const r of answers.filter((x) => x.status === 409)) expect(r.body.current_version).toBe(n + 1);
+    expect((await call(admin, 'GET', '/api/settings/risk-rules')).body.version).toBe(n + 1);
+  });
+
+  it('a PUT naming no version keeps the last-writer-wins behaviour', async () => {
+    const live = await call(superadmin, 'GET', '/api/settings/issue-rules');
+    await call(superadminB, 'PUT', '/api/settings/issue-rules', { content: `${live.body.content}\n# B\n` });
+    const a = await call(superadmin, 'PUT', '/api/settings/issue-rules', { content: `${live.body.content}\n# A\n` });
+    expect(a.body).toEqual({ status: 'ok', applied: true, version: live.body.version + 2 });
+  });
+
+  it('a proposal naming a stale version is refused with 409; naming the current one records it as base_version', async () => {
+    const live = await call(admin, 'GET', '/api/settings/issue-rules');
+    const n = live.body.version as number;
+    const content = live.body.content.replace('quiet_minutes: 30', 'quiet_minutes: 33');
+    const stale = await call(admin, 'PUT', '/api/settings/issue-rules', { content, base_version: n - 1 });
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({ current_version: n, base_version: n - 1 });
+    const fresh = await call(admin, 'PUT', '/api/settings/issue-rules', { content }, { 'If-Match': `"v${n}"` });
+    expect(fresh.body).toMatchObject({ status: 'pending', applied: false, base_version: n });
+  });
+
+  it.each([
+    ['a weak ETag', { 'If-Match': 'W/"v1"' }, {}],
+    ['no quotes', { 'If-Match': 'v1' }, {}],
+    ['a list', { 'If-Match': '"v1", "v2"' }, {}],
+    ['garbage', { 'If-Match': '"version five"' }, {}],
+    ['If-Match and base_version disagreeing', { 'If-Match': '"v1"' }, { base_version: 2 }],
+  ])('a malformed version (%s) is a clear 400 and nothing changes', async (_what, headers, body) => {
+    const live = await call(superadmin, 'GET', '/api/settings/issue-rules');
+    const put = await call(superadmin, 'PUT', '/api/settings/issue-rules', { content: `${live.body.content}\n# x\n`, ...body }, headers);
+    expect(put.status).toBe(400);
+    expect(put.body.detail).toMatch(/If-Match/);
+    expect((await call(superadmin, 'GET', '/api/settings/issue-rules')).body.version).toBe(live.body.version);
+  });
+
+  it.each([-1, 1.5, 'v1', 1e12])('base_version %s is refused with 422', async (base) => {
+    const live = await call(superadmin, 'GET', '/api/settings/issue-rules');
+    const put = await call(superadmin, 'PUT', '/api/settings/issue-rules', { content: live.body.content, base_version: base });
+    expect(put.status).toBe(422);
+    expect(put.body.errors[0].loc).toEqual(['body', 'base_version']);
+  });
+});
+
+describe('extreme but valid rules never break scoring', () => {
+  it('the weights that broke refresh (1e308) are refused; the largest valid numbers refresh with every score a number in 0..100', async () => {
+    const live = parse((await call(superadmin, 'GET', '/api/settings/health-rules')).body.content);
+    live.scoring.weights = { metrics: 1.0e308, alerts: 1.0e308 };
+    const refused = await call(superadmin, 'PUT', '/api/settings/health-rules', { content: stringify(live) });
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail).toMatch(/scoring\.weights\.metrics/);
+
+    live.scoring.weights = { metrics: 100, alerts: 100 };
+    live.scoring.tier_multipliers = { S: 10, A: 10, B: 0 };
+    live.scoring.alert_bands = [{ max_alerts: 1_000_000, score: 100 }, { max_alerts: null, score: 0 }];
+    live.scoring.dimensions = live.scoring.dimensions.map((d: any, i: number) =>
+      i % 2 ? { ...d, green: -1e15, yellow: -1e15 + 0.25, red: 1e15, inverted: false, weight: 100 } : { ...d, green: 1e15, yellow: 1e-9, red: -1e15, inverted: true, weight: 0.001 },
+    );
+    const risk = parse((await call(superadmin, 'GET', '/api/settings/risk-rules')).body.content);
+    risk.risk.rules = risk.risk.rules.map((r: any) => ({ ...r, warning: -1e15, critical: 1e15, inverted: false }));
+    for (const [name, content] of [['health-rules', stringify(live)], ['risk-rules', stringify(risk)]]) {
+      const put = await call(superadmin, 'PUT', `/api/settings/${name}`, { content });
+      expect(put.status, JSON.stringify(put.body)).toBe(200);
+    }
+
+    for (const path of ['/api/fleet/refresh', '/api/health/refresh', '/api/settings/recompute', '/api/settings/recompute-risk']) {
+      const refresh = await call(superadmin, 'POST', path);
+      expect(refresh.status, `${path}: ${JSON.stringify(refresh.body)}`).toBe(200);
+    }
+    const scores = (await call(admin, 'GET', '/api/fleet/scores')).body.scores as any[];
+    expect(scores.length).toBeGreaterThan(0);
+    for (const s of scores) {
+      for (const n of [s.overall_score, s.metrics_score, s.alerts_score, s.tier_adjusted_score]) expect(n >= 0 && n <= 100, `${s.cluster_name}: ${n}`).toBe(true);
+    }
+    const kpis = (await call(admin, 'GET', '/api/fleet/kpis')).body;
+    expect(kpis.kpis.avg_score >= 0 && kpis.kpis.avg_score <= 100, JSON.stringify(kpis)).toBe(true);
+    for (const path of ['/api/health/scores', '/api/risk/snapshots', '/api/critical-clusters']) expect((await call(admin, 'GET', path)).status, path).toBe(200);
   });
 });
