@@ -116,9 +116,10 @@ function corsHeaders(): Middleware {
   return httpCors({
     origins: corsOrigins(),
     disableBeforePreflightResponse: false,
-    headers: 'Authorization, Content-Type, X-Session-Duration, X-Request-Id',
+    headers: 'Authorization, Content-Type, If-Match, X-Session-Duration, X-Request-Id',
     methods: 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
-    exposeHeaders: 'X-Request-Id, Retry-After, WWW-Authenticate',
+    // ETag: a rule editor sends it back as If-Match, so a concurrent edit is a 409, not a silent overwrite.
+    exposeHeaders: 'ETag, X-Request-Id, Retry-After, WWW-Authenticate',
     maxAge: 600,
   }) as Middleware;
 }

@@ -247,6 +247,8 @@ describe('group handler and middleware stack', () => {
     expect(res.statusCode).toBe(204);
     expect(res.headers?.['Access-Control-Allow-Methods']).toContain('DELETE');
     expect(res.headers?.['Access-Control-Allow-Headers']).toContain('Authorization');
+    expect(res.headers?.['Access-Control-Allow-Headers']).toContain('If-Match');
+    expect(res.headers?.['Access-Control-Expose-Headers']).toContain('ETag');
   });
 });
 
