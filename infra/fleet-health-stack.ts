@@ -44,7 +44,7 @@ export interface FleetHealthStackProps extends StackProps {
   /** Base URL of the SPA for links in mail (APP_URL); undefined: the CloudFront URL. */
   readonly appUrl?: string;
   /** Optional LDAP login for the auth group: LDAP_URL, LDAP_USER_DN_TEMPLATE, LDAP_ROLE_MAP; the stack adds the LDAP_CA_CERT_ARN secret. */
-  readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string };
+  readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string; startTls?: boolean };
   /** Optional ticket provider of create-ticket (shared/tickets/provider.ts); undefined: 503 there. */
   readonly tickets?: TicketSettings;
   /** Optional BI server for dashboard embedding (shared/embed/provider.ts): EMBED_HOST and EMBED_CLIENT_ID; the secret is created by the stack. */
@@ -90,7 +90,7 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     appUrl: optional('appUrl'),
     ldap:
       optional('ldapUrl') && optional('ldapUserDnTemplate')
-        ? { url: optional('ldapUrl')!, userDnTemplate: optional('ldapUserDnTemplate')!, roleMap: optional('ldapRoleMap') }
+        ? { url: optional('ldapUrl')!, userDnTemplate: optional('ldapUserDnTemplate')!, roleMap: optional('ldapRoleMap'), startTls: optional('ldapStartTls') === 'true' }
         : undefined,
     tickets: ticketSettings(optional),
     llm: llmSettings(optional),
@@ -334,6 +334,7 @@ export class FleetHealthStack extends Stack {
     auth.function.addEnvironment('LDAP_URL', ldap.url);
     auth.function.addEnvironment('LDAP_USER_DN_TEMPLATE', ldap.userDnTemplate);
     if (ldap.roleMap) auth.function.addEnvironment('LDAP_ROLE_MAP', ldap.roleMap);
+    if (ldap.startTls) auth.function.addEnvironment('LDAP_STARTTLS', 'true');
     const caCert = new secretsmanager.Secret(this, 'LdapCaCert', {
       description: `Fleet Health (${stage}) CA certificate (PEM) of the LDAP server, for a private CA: put it after deploy, or leave the placeholder to trust the public CAs`,
       generateSecretString: { passwordLength: 32, excludePunctuation: true },

@@ -438,5 +438,15 @@ describe('LDAP configuration', () => {
     expect(readers).toHaveLength(1);
     expect(JSON.stringify(readers[0]!.Properties.Roles)).toMatch(/"authRole/);
     expect(Object.keys(t.Outputs)).toContain('LdapCaCertArn');
+    expect(configured[0]!.Properties.Environment.Variables.LDAP_STARTTLS).toBeUndefined();
+  });
+
+  it('turns StartTLS on for an ldap:// server with ldapStartTls=true', () => {
+    const app = new App({
+      context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], ldapUrl: 'ldap://ldap.example.com', ldapUserDnTemplate: 'uid={username},dc=example,dc=com', ldapStartTls: 'true' },
+    });
+    const t = Template.fromStack(new FleetHealthStack(app, 'LdapTlsStack', fleetHealthPropsFromContext(app))).toJSON().Resources as Record<string, Json>;
+    const auth = Object.values(t).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_URL)!;
+    expect(auth.Properties.Environment.Variables).toMatchObject({ LDAP_URL: 'ldap://ldap.example.com', LDAP_STARTTLS: 'true' });
   });
 });
