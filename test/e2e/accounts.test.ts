@@ -102,12 +102,12 @@ describe('login', () => {
     const admin = await tokenOf('admin', ADMIN_PASSWORD);
     await inviteAndActivate(admin, 'rush@example.com', 'viewer', 'rush-password');
     for (const username of ['rush@example.com', 'nobody-at-all']) {
-      // one of them carries the right password, as an attacker who guessed it among 40 would
-      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => login(username, i === 20 ? 'rush-password' : `guess-${i}`)));
+      // All wrong: a success clears the window by design, which would make the count a race with the burst.
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => login(username, `guess-${i}`)));
       const checked = answers.filter((a) => a.status !== 429);
       expect(checked.length, username).toBeGreaterThanOrEqual(1);
       expect(checked.length, username).toBeLessThanOrEqual(5);
-      for (const a of checked) expect([200, 401], username).toContain(a.status);
+      for (const a of checked) expect(a.status, username).toBe(401);
       for (const a of answers.filter((x) => x.status === 429)) {
         expect(a.headers.get('content-type')).toBe('application/problem+json');
         const retryAfter = Number(a.headers.get('retry-after'));
@@ -118,8 +118,8 @@ describe('login', () => {
       const failed = (await auditEntries(admin, 'login_failed')).filter((e) => e.target === username);
       expect(failed.filter((e) => e.detail.reason === 'bad_credentials')).toHaveLength(answers.filter((a) => a.status === 401).length);
       expect(failed.filter((e) => e.detail.reason === 'locked_out')).toHaveLength(answers.filter((a) => a.status === 429).length);
-      // with no success among the checks, the window is full: even the right password is refused unchecked
-      if (!answers.some((a) => a.status === 200)) expect((await login(username, 'rush-password')).status).toBe(429);
+      // the window is full: even the right password is refused unchecked
+      expect((await login(username, 'rush-password')).status).toBe(429);
     }
   });
 
