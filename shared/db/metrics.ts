@@ -8,8 +8,11 @@
 // ingests of the same cluster-day stay exact. The day's metrics are stored as
 // one compact JSON string (`m`), not a nested map: nothing queries inside it,
 // and one string marshals far faster than ~80 number attributes (`npm run bench`).
+// Every number in it is finite: samples are bounded (±1e15), the serialiser
+// refuses anything else, and the parser drops an entry stored non-finite
+// (null) before the bound existed (shared/fleet/rollup.ts).
 import type { MetricSample } from '../fleet/records.js';
-import { dayOf, mergeSample, type DayRollup } from '../fleet/rollup.js';
+import { dayOf, mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../fleet/rollup.js';
 import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
 
 export const METRIC_SHARDS = 16;
@@ -45,7 +48,7 @@ const ttlOf = (day: string) => Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000)
 
 /** Bulk load of complete day rollups (history backfill, benchmarks): replaces what is stored for those days. */
 export async function putRollups(rollups: StoredRollup[]): Promise<void> {
-  const items = rollups.map((r) => ({ ...rollupKey(r.cluster_id, r.day), cluster_id: r.cluster_id, day: r.day, m: JSON.stringify(r.metrics), version: 1, ttl: ttlOf(r.day) }));
+  const items = rollups.map((r) => ({ ...rollupKey(r.cluster_id, r.day), cluster_id: r.cluster_id, day: r.day, m: serializeDayRollup(r.metrics), version: 1, ttl: ttlOf(r.day) }));
   const chunks: (typeof items)[] = [];
   for (let i = 0; i < items.length; i += 500) chunks.push(items.slice(i, i + 500));
   await mapLimit(chunks, 8, (chunk) => batchPut('metrics', chunk));
@@ -55,11 +58,11 @@ async function mergeInto(clusterId: string, day: string, samples: MetricSample[]
   const key = rollupKey(clusterId, day);
   for (let attempt = 1; ; attempt++) {
     const current = await getItem(`metrics`, key, true);
-    const metrics: DayRollup = current ? (JSON.parse(String(current.m)) as DayRollup) : {};
+    const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
     for (const sample of samples) mergeSample(metrics, sample);
     const version = Number(current?.version ?? 0);
     try {
-      await putItem('metrics', { ...key, cluster_id: clusterId, day, m: JSON.stringify(metrics), version: version + 1, ttl: ttlOf(day) }, {
+      await putItem('metrics', { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), version: version + 1, ttl: ttlOf(day) }, {
         ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
         ExpressionAttributeValues: current ? { ':seen': version } : undefined,
       });
@@ -84,7 +87,7 @@ export async function addSamples(samples: MetricSample[]): Promise<void> {
 }
 
 function toStored(item: Record<string, unknown>): StoredRollup {
-  return { cluster_id: String(item.cluster_id), day: String(item.day), metrics: JSON.parse(String(item.m)) as DayRollup };
+  return { cluster_id: String(item.cluster_id), day: String(item.day), metrics: parseDayRollup(String(item.m)) };
 }
 
 /** Every cluster's rollups for these days, grouped by cluster id, each oldest first. */

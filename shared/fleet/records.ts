@@ -31,10 +31,23 @@ export type ClusterInput = z.infer<typeof ClusterInput>;
 
 const IsoTime = z.iso.datetime({ offset: true });
 
+/**
+ * The largest magnitude a metric sample may have. Every metric the rules score
+ * is far below it (percentages, milliseconds, counts), and with it a day's sum
+ * stays finite and exact enough: |sum| ≤ count × 1e15, nowhere near 1.8e308.
+ * A 1.5e308 sample sent twice overflowed the day's sum to Infinity (stored as
+ * null, read back as 0) before this bound.
+ */
+export const METRIC_VALUE_MAX = 1e15;
+
+export const MetricValue = z
+  .number({ error: 'must be a finite number' })
+  .refine((v) => Number.isFinite(v) && Math.abs(v) <= METRIC_VALUE_MAX, { error: 'must be a finite number within ±1e15' });
+
 export const MetricSample = z.strictObject({
   cluster_id: z.uuid(),
   metric_key: MetricKey,
-  value: z.number().finite(),
+  value: MetricValue,
   at: IsoTime,
 });
 export type MetricSample = z.infer<typeof MetricSample>;

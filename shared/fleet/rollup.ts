@@ -1,7 +1,12 @@
 // Daily metric rollups: per cluster, per UTC day, per metric key the min, max,
 // sum, count and the value of the latest sample. Pure functions; the metrics
 // repository stores the result.
-import type { MetricKey, MetricSample } from './records.js';
+//
+// Every number of a rollup is finite, always: samples are bounded to ±1e15
+// (METRIC_VALUE_MAX), so a day's sum stays within count × 1e15, and the merge,
+// the serialiser and the parser below each refuse or drop anything else. JSON
+// has no Infinity: it would be stored as null and read back as 0.
+import { METRIC_VALUE_MAX, type MetricKey, type MetricSample } from './records.js';
 
 export interface MetricRollup {
   min: number;
@@ -17,22 +22,53 @@ export type DayRollup = Partial<Record<MetricKey, MetricRollup>>;
 
 export const dayOf = (at: string): string => new Date(at).toISOString().slice(0, 10);
 
+const NUMBERS = ['min', 'max', 'sum', 'count', 'last'] as const;
+
+/** Every number finite, the count a positive integer. */
+export function isSound(r: MetricRollup | undefined): r is MetricRollup {
+  return Boolean(r) && NUMBERS.every((k) => typeof r![k] === 'number' && Number.isFinite(r![k])) && Number.isSafeInteger(r!.count) && r!.count > 0;
+}
+
+/** Merges one sample; a value outside ±1e15 (or a merge that would not be finite) is refused with a RangeError, leaving `into` as it was. */
 export function mergeSample(into: DayRollup, sample: Pick<MetricSample, 'metric_key' | 'value' | 'at'>): DayRollup {
+  const { value } = sample;
+  if (!Number.isFinite(value) || Math.abs(value) > METRIC_VALUE_MAX) throw new RangeError(`metric value ${value} is not a finite number within ±1e15`);
   const at = new Date(sample.at).toISOString();
   const current = into[sample.metric_key];
   if (!current) {
-    into[sample.metric_key] = { min: sample.value, max: sample.value, sum: sample.value, count: 1, last: sample.value, last_at: at };
+    into[sample.metric_key] = { min: value, max: value, sum: value, count: 1, last: value, last_at: at };
     return into;
   }
-  current.min = Math.min(current.min, sample.value);
-  current.max = Math.max(current.max, sample.value);
-  current.sum += sample.value;
-  current.count += 1;
+  const sum = current.sum + value;
+  const count = current.count + 1;
+  if (!Number.isFinite(sum) || !Number.isSafeInteger(count)) throw new RangeError(`the ${sample.metric_key} rollup of this day would overflow`);
+  current.min = Math.min(current.min, value);
+  current.max = Math.max(current.max, value);
+  current.sum = sum;
+  current.count = count;
   if (at >= current.last_at) {
-    current.last = sample.value;
+    current.last = value;
     current.last_at = at;
   }
   return into;
+}
+
+/** The stored form of a day's rollups; throws rather than write a number JSON cannot carry. */
+export function serializeDayRollup(day: DayRollup): string {
+  for (const [key, r] of Object.entries(day)) if (!isSound(r)) throw new RangeError(`the ${key} rollup holds a non-finite number`);
+  return JSON.stringify(day);
+}
+
+/**
+ * A stored day's rollups. An entry with a number that is not finite (a rollup
+ * that overflowed before samples were bounded was stored with a null sum) is
+ * dropped: "no data" rather than an average of 0 that scoring would believe.
+ */
+export function parseDayRollup(json: string): DayRollup {
+  const parsed = JSON.parse(json) as Record<string, MetricRollup | undefined>;
+  const day: DayRollup = {};
+  for (const [key, r] of Object.entries(parsed)) if (isSound(r)) day[key as MetricKey] = r;
+  return day;
 }
 
 export const average = (r: MetricRollup): number => r.sum / r.count;
