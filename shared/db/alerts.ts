@@ -1,9 +1,11 @@
 // Alerts repository. One item per alert occurrence, identified as Alertmanager
 // identifies it: fingerprint + startsAt. Stored under the cluster (its history
-// is one Query) and indexed by the UTC day it started (fleet windows).
+// is one Query) and indexed by the UTC day it started (fleet windows). Each item
+// also keeps `notified_at`, the receipt time (epoch ms) of the notification it
+// reflects, so a late delivery never overwrites a later one (recordAlerts).
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
-import { ConditionFailed, mapLimit, queryAll, updateItem } from './client.js';
+import { batchGet, batchPut, ConditionFailed, mapLimit, putItem, queryAll, type Key } from './client.js';
 import { windowDays } from './metrics.js';
 
 export type AlertStatus = 'Firing' | 'Resolved';
@@ -35,43 +37,134 @@ const alertKey = (clusterId: string, startsAt: string, fingerprint: string) => (
 
 export type UpsertOutcome = 'new' | 'updated' | 'duplicate';
 
+/** One notification of an alert occurrence, as ingest derives it from the webhook. */
+export type AlertNotice = Omit<AlertRecord, 'received_at' | 'updated_at'>;
+
+/** How an alert is stored: the record, plus the stamp of the notification it reflects. */
+type StoredAlert = AlertRecord & { notified_at?: number };
+
+const CONTENT_FIELDS = ['alert_id', 'alert_name', 'severity', 'status', 'ends_at', 'summary', 'detail', 'dashboard_url'] as const;
+/** A map's entries in key order: DynamoDB does not keep a map's order. */
+const canonical = (map: Record<string, string>) => JSON.stringify(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+const sameContent = (a: AlertNotice, b: AlertNotice) =>
+  CONTENT_FIELDS.every((f) => a[f] === b[f]) && canonical(a.labels) === canonical(b.labels) && canonical(a.annotations) === canonical(b.annotations);
+
 /**
- * Records one notification of an alert. A firing notification creates the alert
- * or refreshes a firing one; it never reopens a resolved one (late redelivery).
- * A resolved notification closes it (or records it resolved if it was never seen firing).
+ * Applies one notice to what is known of its occurrence: the latest notification
+ * wins (a firing after a resolved reopens it), except that a resolution older
+ * than the one stored (an earlier endsAt) is a late redelivery and changes nothing.
  */
-export async function upsertAlert(alert: Omit<AlertRecord, 'received_at' | 'updated_at'>, now = new Date()): Promise<UpsertOutcome> {
-  const { cluster_id, starts_at, fingerprint } = alert;
-  const fields: Record<string, unknown> = { ...alert, updated_at: now.toISOString() };
-  const names = Object.keys(fields);
-  const day = starts_at.slice(0, 10);
-  try {
-    const out = await updateItem('alerts', alertKey(cluster_id, starts_at, fingerprint), {
-      UpdateExpression:
-        `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(', ')}, received_at = if_not_exists(received_at, :now), ` +
-        'gsi1pk = :gpk, gsi1sk = :gsk, #ttl = :ttl',
-      ConditionExpression: alert.status === 'Firing' ? 'attribute_not_exists(pk) OR #status = :firing' : undefined,
-      ExpressionAttributeNames: { ...Object.fromEntries(names.map((n, i) => [`#f${i}`, n])), '#ttl': 'ttl', ...(alert.status === 'Firing' ? { '#status': 'status' } : {}) },
-      ExpressionAttributeValues: {
-        ...Object.fromEntries(names.map((n, i) => [`:v${i}`, fields[n]])),
-        ':now': now.toISOString(),
-        ':gpk': `ALERTS#${day}`,
-        ':gsk': `${starts_at}#${fingerprint}`,
-        ':ttl': Math.floor(Date.parse(starts_at) / 1000) + ALERT_RETENTION_DAYS * 86_400,
-        ...(alert.status === 'Firing' ? { ':firing': 'Firing' } : {}),
-      },
-      ReturnValues: 'UPDATED_OLD',
-    });
-    if (!out) return 'new';
-    return out.status === alert.status && alert.status === 'Firing' ? 'duplicate' : 'updated';
-  } catch (error) {
-    if (error instanceof ConditionFailed) return 'duplicate'; // firing after resolved: keep it resolved
-    throw error;
+function apply(state: AlertNotice | undefined, notice: AlertNotice): { next: AlertNotice; outcome: UpsertOutcome } {
+  if (!state) return { next: notice, outcome: 'new' };
+  if (notice.status !== state.status) return { next: notice, outcome: 'updated' };
+  if (notice.status === 'Resolved' && (notice.ends_at ?? '') !== (state.ends_at ?? '')) {
+    return (notice.ends_at ?? '') > (state.ends_at ?? '') ? { next: notice, outcome: 'updated' } : { next: state, outcome: 'duplicate' };
   }
+  return { next: notice, outcome: 'duplicate' }; // a redelivery; its annotations may be fresher
+}
+
+const occurrenceOf = (a: { cluster_id: string; starts_at: string; fingerprint: string }) => `${a.cluster_id}|${a.starts_at}|${a.fingerprint}`;
+
+function chunked<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/**
+ * Records notifications (in notification order) received at `now`, and answers
+ * each one's outcome. The latest notification of an occurrence wins: each item
+ * keeps the receipt time of the notification it reflects (`notified_at`, epoch
+ * ms) and no write replaces a later one. Notices of one occurrence in the same
+ * call are applied in order. Round trips per call, not per alert:
+ *  - one consistent BatchGet per 100 occurrences reads what is stored;
+ *  - occurrences seen for the first time are written by BatchWrite (25 per request);
+ *  - stored ones whose state or text changed get a put conditioned on
+ *    `notified_at` not being later than this notification's (a loss means a
+ *    later notification is stored: this one is late, and counts as a duplicate);
+ *  - redeliveries that change nothing are not written at all.
+ */
+export async function recordAlerts(notices: readonly AlertNotice[], now = new Date()): Promise<UpsertOutcome[]> {
+  const stamp = now.getTime();
+  const occurrences = new Map<string, number[]>();
+  notices.forEach((n, i) => {
+    const key = occurrenceOf(n);
+    const list = occurrences.get(key);
+    if (list) list.push(i);
+    else occurrences.set(key, [i]);
+  });
+  const firsts = [...occurrences.values()].map((indexes) => notices[indexes[0]!]!);
+  const read = await mapLimit(chunked(firsts, 100), 4, (chunk) =>
+    batchGet('alerts', chunk.map((n) => alertKey(n.cluster_id, n.starts_at, n.fingerprint)), true),
+  );
+  const stored = new Map<string, StoredAlert>();
+  for (const item of read.flat()) {
+    const record: StoredAlert = { ...toRecord(item), notified_at: typeof item.notified_at === 'number' ? item.notified_at : undefined };
+    stored.set(occurrenceOf(record), record);
+  }
+
+  const outcomes = new Array<UpsertOutcome>(notices.length);
+  const fresh: (Key & Record<string, unknown>)[] = [];
+  const changed: { item: Key & Record<string, unknown>; indexes: number[] }[] = [];
+  for (const [key, indexes] of occurrences) {
+    const before = stored.get(key);
+    if (before?.notified_at !== undefined && before.notified_at > stamp) {
+      for (const i of indexes) outcomes[i] = 'duplicate'; // a later notification is already stored
+      continue;
+    }
+    let state: AlertNotice | undefined = before ? withoutBookkeeping(before) : undefined;
+    for (const i of indexes) {
+      const { next, outcome } = apply(state, notices[i]!);
+      outcomes[i] = outcome;
+      state = next;
+    }
+    if (before && sameContent(before, state!)) continue;
+    const item = toItem(state!, before?.received_at ?? now.toISOString(), stamp, now);
+    if (before) changed.push({ item, indexes });
+    else fresh.push(item);
+  }
+
+  await mapLimit(chunked(fresh, 25), 4, (chunk) => batchPut('alerts', chunk));
+  await mapLimit(changed, 16, async ({ item, indexes }) => {
+    try {
+      await putItem('alerts', item, {
+        ConditionExpression: 'attribute_not_exists(notified_at) OR notified_at <= :stamp',
+        ExpressionAttributeValues: { ':stamp': stamp },
+      });
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+      for (const i of indexes) outcomes[i] = 'duplicate'; // a later notification was stored meanwhile
+    }
+  });
+  return outcomes;
+}
+
+/** One notification of one alert (tests, tools): recordAlerts of a single notice. */
+export async function upsertAlert(alert: AlertNotice, now = new Date()): Promise<UpsertOutcome> {
+  return (await recordAlerts([alert], now))[0]!;
+}
+
+function withoutBookkeeping(r: StoredAlert): AlertNotice {
+  const { received_at: _r, updated_at: _u, notified_at: _n, ...notice } = r;
+  return notice;
+}
+
+function toItem(alert: AlertNotice, receivedAt: string, stamp: number, now: Date): Key & Record<string, unknown> {
+  const { cluster_id, starts_at, fingerprint } = alert;
+  return {
+    ...alertKey(cluster_id, starts_at, fingerprint),
+    ...alert,
+    received_at: receivedAt,
+    updated_at: now.toISOString(),
+    notified_at: stamp,
+    gsi1pk: `ALERTS#${starts_at.slice(0, 10)}`,
+    gsi1sk: `${starts_at}#${fingerprint}`,
+    ttl: Math.floor(Date.parse(starts_at) / 1000) + ALERT_RETENTION_DAYS * 86_400,
+  };
 }
 
 function toRecord(item: Record<string, unknown>): AlertRecord {
-  const { pk: _pk, sk: _sk, gsi1pk: _g, gsi1sk: _s, ttl: _t, ...rest } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _g, gsi1sk: _s, ttl: _t, notified_at: _n, ...rest } = item;
   return rest as unknown as AlertRecord;
 }
 

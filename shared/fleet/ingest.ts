@@ -3,12 +3,12 @@
 // nothing is dropped silently. Used by the ingest route group, by direct
 // Lambda invocation (CLI) and by the demo-fleet loader alike.
 import { createHash } from 'node:crypto';
-import { upsertAlert, type UpsertOutcome } from '../db/alerts.js';
+import { ALERT_RETENTION_DAYS, recordAlerts, type AlertNotice } from '../db/alerts.js';
 import { knownClusterIds, upsertClusters } from '../db/clusters.js';
-import { mapLimit } from '../db/client.js';
 import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
 import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
+import { createLogger } from '../log.js';
 import {
   AlertmanagerAlert,
   ClusterInput,
@@ -36,18 +36,37 @@ function check<T>(records: readonly unknown[], parse: (r: unknown) => { success:
   return out;
 }
 
-function finish(checked: Checked<unknown>): IngestResult {
-  return { accepted: checked.valid.length, rejected: checked.rejected.sort((a, b) => a.index - b.index) };
+/** Distinct reasons named in one warn line, most frequent first. */
+const LOGGED_REASONS = 10;
+
+/**
+ * The answer; and, when records were refused, ONE warn line for the request
+ * with the counts per reason (unknown cluster ids folded into one reason).
+ * Alertmanager ignores a 200's body, so the log is where a drop shows.
+ */
+function finish(kind: string, checked: Checked<unknown>): IngestResult {
+  const rejected = checked.rejected.sort((a, b) => a.index - b.index);
+  if (rejected.length > 0) {
+    const counts = new Map<string, number>();
+    for (const r of rejected) {
+      const reason = r.reason.replace(/unknown cluster \S+/, 'unknown cluster');
+      counts.set(reason, (counts.get(reason) ?? 0) + 1);
+    }
+    const reasons = Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).slice(0, LOGGED_REASONS));
+    createLogger('ingest').warn('ingest refused records', { kind, accepted: checked.valid.length, rejected: rejected.length, reasons });
+  }
+  return { accepted: checked.valid.length, rejected };
 }
 
-/** Drops records whose timestamp is outside [now - retentionDays, now + slack]. */
-function withinRetention<T>(checked: Checked<T>, at: (r: T) => string, retentionDays: number, now: Date): void {
+/** Drops records whose timestamp is outside [now - retentionDays, now + slack]: every stored time is a bounded, real instant. */
+function withinRetention<T>(checked: Checked<T>, at: (r: T) => string, retentionDays: number, now: Date, field = 'at'): void {
   const oldest = now.getTime() - retentionDays * 86_400_000;
   const newest = now.getTime() + FUTURE_SLACK_MS;
   checked.valid = checked.valid.filter(({ index, record }) => {
     const t = Date.parse(at(record));
-    if (t < oldest) checked.rejected.push({ index, reason: `at: older than the ${retentionDays}-day retention` });
-    else if (t > newest) checked.rejected.push({ index, reason: 'at: in the future' });
+    if (!Number.isFinite(t)) checked.rejected.push({ index, reason: `${field}: not a time` });
+    else if (t < oldest) checked.rejected.push({ index, reason: `${field}: older than the ${retentionDays}-day retention` });
+    else if (t > newest) checked.rejected.push({ index, reason: `${field}: in the future` });
     else return true;
     return false;
   });
@@ -72,11 +91,12 @@ export async function ingestClusters(records: readonly unknown[], now = new Date
     return false;
   });
   await upsertClusters(checked.valid.map((v) => v.record), now);
-  return finish(checked);
+  return finish('clusters', checked);
 }
 
 /** Time-stamped records about clusters: validated, inside the retention, about known clusters, then stored. */
 async function ingestTimed<T extends { cluster_id: string; at: string }>(
+  kind: string,
   records: readonly unknown[],
   parse: Parameters<typeof check<T>>[1],
   retentionDays: number,
@@ -87,14 +107,14 @@ async function ingestTimed<T extends { cluster_id: string; at: string }>(
   withinRetention(checked, (r) => r.at, retentionDays, now);
   await knownClustersOnly(checked, (r) => r.cluster_id);
   await store(checked.valid.map((v) => v.record));
-  return finish(checked);
+  return finish(kind, checked);
 }
 
 export const ingestMetrics = (records: readonly unknown[], now = new Date()): Promise<IngestResult> =>
-  ingestTimed(records, (r) => MetricSample.safeParse(r), METRICS_RETENTION_DAYS, addSamples, now);
+  ingestTimed('metrics', records, (r) => MetricSample.safeParse(r), METRICS_RETENTION_DAYS, addSamples, now);
 
 export const ingestLogs = (records: readonly unknown[], now = new Date()): Promise<IngestResult> =>
-  ingestTimed(records, (r) => LogEventInput.safeParse(r), LOG_RETENTION_DAYS, putLogs, now);
+  ingestTimed('logs', records, (r) => LogEventInput.safeParse(r), LOG_RETENTION_DAYS, putLogs, now);
 
 /** The label that names an alert's cluster (ALERT_CLUSTER_LABEL, default cluster_id). */
 export const clusterLabel = () => process.env.ALERT_CLUSTER_LABEL || 'cluster_id';
@@ -122,6 +142,19 @@ export interface AlertIngestResult extends IngestResult {
   issues: { created: number; updated: number };
 }
 
+/** When a resolved alert stopped: its endsAt, within [startsAt, receipt]; receipt when it has none. */
+function resolvedAt(a: AlertmanagerAlert, startsAt: string, now: Date): string {
+  const ends = Date.parse(a.endsAt);
+  if (a.endsAt === NEVER || !Number.isFinite(ends) || ends > now.getTime()) return now.toISOString();
+  return new Date(Math.max(ends, Date.parse(startsAt))).toISOString();
+}
+
+/**
+ * Stores an Alertmanager notification's alerts. The latest notification of an
+ * occurrence (fingerprint + startsAt) wins, by receipt time `now`, and within
+ * one payload by position: a firing after a resolved reopens the alert, a
+ * redelivery changes nothing and is counted as a duplicate (shared/fleet/README.md).
+ */
 export async function ingestAlerts(alerts: readonly unknown[], now = new Date()): Promise<AlertIngestResult> {
   const label = clusterLabel();
   const checked = check(alerts, (r) => AlertmanagerAlert.safeParse(r));
@@ -131,47 +164,35 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     else return true;
     return false;
   });
+  withinRetention(checked, (a) => a.startsAt, ALERT_RETENTION_DAYS, now, 'startsAt');
   await knownClustersOnly(checked, (a) => a.labels[label]!);
 
-  // Notifications of the same alert are applied in payload order; different alerts in parallel.
-  const byAlert = new Map<string, AlertmanagerAlert[]>();
-  for (const { record } of checked.valid) {
-    const key = `${fingerprintOf(record)}|${new Date(record.startsAt).toISOString()}`;
-    byAlert.set(key, [...(byAlert.get(key) ?? []), record]);
-  }
-  const outcomes = await mapLimit([...byAlert.values()], 16, async (notifications) => {
-    const results: UpsertOutcome[] = [];
-    for (const a of notifications) {
-      const resolved = a.status === 'resolved';
-      results.push(
-        await upsertAlert(
-          {
-            alert_id: `${fingerprintOf(a)}-${Math.floor(Date.parse(a.startsAt) / 1000)}`,
-            cluster_id: a.labels[label]!,
-            alert_name: a.labels.alertname!,
-            severity: severityOf(a.labels.severity),
-            status: resolved ? 'Resolved' : 'Firing',
-            starts_at: new Date(a.startsAt).toISOString(),
-            ends_at: resolved && a.endsAt !== NEVER && !Number.isNaN(Date.parse(a.endsAt)) ? new Date(a.endsAt).toISOString() : resolved ? now.toISOString() : null,
-            fingerprint: fingerprintOf(a),
-            labels: a.labels,
-            annotations: a.annotations,
-            summary: a.annotations.summary ?? a.labels.alertname!,
-            detail: a.annotations.description ?? '',
-            dashboard_url: a.annotations.dashboard_url ?? a.generatorURL,
-          },
-          now,
-        ),
-      );
-    }
-    return results;
+  const notices: AlertNotice[] = checked.valid.map(({ record: a }) => {
+    const startsAt = new Date(a.startsAt).toISOString();
+    const resolved = a.status === 'resolved';
+    return {
+      alert_id: `${fingerprintOf(a)}-${Math.floor(Date.parse(a.startsAt) / 1000)}`,
+      cluster_id: a.labels[label]!,
+      alert_name: a.labels.alertname!,
+      severity: severityOf(a.labels.severity),
+      status: resolved ? 'Resolved' : 'Firing',
+      starts_at: startsAt,
+      ends_at: resolved ? resolvedAt(a, startsAt, now) : null,
+      fingerprint: fingerprintOf(a),
+      labels: a.labels,
+      annotations: a.annotations,
+      summary: a.annotations.summary ?? a.labels.alertname!,
+      detail: a.annotations.description ?? '',
+      dashboard_url: a.annotations.dashboard_url ?? a.generatorURL,
+    };
   });
+  const outcomes = await recordAlerts(notices, now);
   // Grouping runs right away for the clusters whose alerts changed, so issues are current on the next read.
-  const changed = [...byAlert.values()].filter((_, i) => outcomes[i]!.some((o) => o !== 'duplicate')).map((n) => n[0]!.labels[label]!);
+  const changed = notices.filter((_, i) => outcomes[i] !== 'duplicate').map((n) => n.cluster_id);
   const grouped = await regroupClusters(changed, now);
   return {
-    ...finish(checked),
-    duplicates: outcomes.flat().filter((o) => o === 'duplicate').length,
+    ...finish('alerts', checked),
+    duplicates: outcomes.filter((o) => o === 'duplicate').length,
     issues: { created: grouped.created, updated: grouped.updated },
   };
 }

@@ -2,17 +2,21 @@
 // semantics, partial batches, logs, and the direct Lambda invocation.
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as ingestHandler } from '../../functions/ingest.js';
 import { listAlertsSince, listClusterAlerts } from '../../shared/db/alerts.js';
+import { db, putItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
+import { listClusterIssues } from '../../shared/db/issues.js';
 import { listClusterLogs } from '../../shared/db/logs.js';
-import { readClusterRollups, readFleetRollups, windowDays } from '../../shared/db/metrics.js';
+import { readClusterRollups, readFleetRollups, shardOf, windowDays } from '../../shared/db/metrics.js';
 import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
 import { METRIC_KEYS, type ClusterInput, type MetricSample } from '../../shared/fleet/records.js';
+import { mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../../shared/fleet/rollup.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date('2026-11-20T12:00:00Z');
+const NEVER_ENDS = '0001-01-01T00:00:00Z';
 
 function cluster(name: string, over: Partial<ClusterInput> = {}): ClusterInput {
   return {
@@ -125,6 +129,57 @@ describe('metric rollups', () => {
   });
 });
 
+describe('metric values are bounded (±1e15) and rollups always finite', () => {
+  it('refuses a huge sample per record with the reason, so a day cannot overflow (1.5e308 twice made the sum Infinity, read back as 0)', async () => {
+    const id = clusters[2]!.cluster_id;
+    const sample = (value: unknown) => ({ cluster_id: id, metric_key: 'max_latency_ms', value, at: '2026-11-20T06:00:00Z' });
+    const result = await ingestMetrics([sample(40), sample(1.5e308), sample(1.5e308), sample(-1e16), sample(1e15), sample(-1e15), sample(null)], NOW);
+    expect(result.accepted).toBe(3);
+    expect(result.rejected).toEqual([
+      { index: 1, reason: 'value: must be a finite number within ±1e15' },
+      { index: 2, reason: 'value: must be a finite number within ±1e15' },
+      { index: 3, reason: 'value: must be a finite number within ±1e15' },
+      { index: 6, reason: expect.stringMatching(/^value: /) },
+    ]);
+    const [day] = await readClusterRollups(id, ['2026-11-20']);
+    expect(day!.metrics.max_latency_ms).toMatchObject({ count: 3, sum: 40, min: -1e15, max: 1e15 });
+  });
+
+  it('a day of samples at the bound keeps a finite, exact sum', async () => {
+    const id = clusters[2]!.cluster_id;
+    const samples = Array.from({ length: 2000 }, (_, i) => ({ cluster_id: id, metric_key: 'slow_queries_7d', value: 1e15, at: new Date(Date.parse('2026-11-19T00:00:00Z') + i * 1000).toISOString() }));
+    await Promise.all([ingestMetrics(samples.slice(0, 1000), NOW), ingestMetrics(samples.slice(1000), NOW)]);
+    const [day] = await readClusterRollups(id, ['2026-11-19']);
+    expect(day!.metrics.slow_queries_7d).toMatchObject({ count: 2000, sum: 2e18, min: 1e15, max: 1e15, last: 1e15 });
+  });
+
+  it('a rollup stored non-finite before the bound reads as no data and restarts cleanly on the next sample', async () => {
+    const id = clusters[1]!.cluster_id;
+    const corrupt = { qps: { min: 1.5e308, max: 1.5e308, sum: null, count: 2, last: 1.5e308, last_at: '2026-11-18T10:00:00.000Z' }, memory_pct: { min: 50, max: 60, sum: 110, count: 2, last: 60, last_at: '2026-11-18T10:00:00.000Z' } };
+    await putItem('metrics', { pk: `ROLLUP#2026-11-18#${shardOf(id)}`, sk: `CLUSTER#${id}`, cluster_id: id, day: '2026-11-18', m: JSON.stringify(corrupt), version: 1 });
+    expect((await readClusterRollups(id, ['2026-11-18']))[0]!.metrics).toEqual({ memory_pct: corrupt.memory_pct });
+    await ingestMetrics([{ cluster_id: id, metric_key: 'qps', value: 12, at: '2026-11-18T11:00:00Z' }], NOW);
+    expect((await readClusterRollups(id, ['2026-11-18']))[0]!.metrics.qps).toEqual({ min: 12, max: 12, sum: 12, count: 1, last: 12, last_at: '2026-11-18T11:00:00.000Z' });
+  });
+
+  it('the merge and the serialiser refuse non-finite numbers instead of storing them', () => {
+    const day: DayRollup = {};
+    mergeSample(day, { metric_key: 'qps', value: 5, at: '2026-11-20T00:00:00Z' });
+    for (const value of [1.5e308, Infinity, NaN, -1e15 - 1e3]) expect(() => mergeSample(day, { metric_key: 'qps', value, at: '2026-11-20T00:01:00Z' })).toThrow(RangeError);
+    expect(day.qps).toEqual({ min: 5, max: 5, sum: 5, count: 1, last: 5, last_at: '2026-11-20T00:00:00.000Z' });
+    expect(() => serializeDayRollup({ qps: { ...day.qps!, sum: Infinity } })).toThrow(RangeError);
+    expect(parseDayRollup(serializeDayRollup(day))).toEqual(day);
+  });
+});
+
+describe('cluster inventory numbers are bounded', () => {
+  it('refuses a node_count that is not a whole number in 0..10,000', async () => {
+    const result = await ingestClusters([cluster('n1', { node_count: 1e308 }), cluster('n2', { node_count: 2.5 }), cluster('n3', { node_count: -1 }), cluster('n4', { node_count: 10_000 })], NOW);
+    expect(result.accepted).toBe(1);
+    expect(result.rejected.map((r) => [r.index, r.reason.split(':')[0]])).toEqual([[0, 'node_count'], [1, 'node_count'], [2, 'node_count']]);
+  });
+});
+
 describe('alerts from the Alertmanager webhook', () => {
   const alert = (status: 'firing' | 'resolved', over: Record<string, unknown> = {}) => ({
     status,
@@ -136,24 +191,99 @@ describe('alerts from the Alertmanager webhook', () => {
     fingerprint: 'c3f1aa0b9e2d4455',
     ...over,
   });
+  /** Receipt times: NOW plus `m` minutes. */
+  const at = (m: number) => new Date(NOW.getTime() + m * 60_000);
+  const storedOf = async (clusterId: string, fingerprint: string) =>
+    (await listClusterAlerts(clusterId, new Date('2026-11-18T00:00:00Z'))).filter((a) => a.fingerprint === fingerprint);
+  const issueOf = async (clusterId: string, name: string) => (await listClusterIssues(clusterId)).filter((i) => i.alert_names.includes(name));
 
-  it('firing, then resolved, then duplicate redeliveries give one resolved alert', async () => {
-    expect(await ingestAlerts([alert('firing')], NOW)).toEqual({ accepted: 1, rejected: [], duplicates: 0, issues: { created: 1, updated: 0 } });
-    expect(await ingestAlerts([alert('firing')], NOW)).toMatchObject({ accepted: 1, duplicates: 1 }); // group_interval resend
-    await ingestAlerts([alert('resolved')], NOW);
-    await ingestAlerts([alert('resolved')], NOW);
-    expect(await ingestAlerts([alert('firing')], NOW)).toMatchObject({ duplicates: 1 }); // late firing: stays resolved
-    const stored = (await listClusterAlerts(clusters[0]!.cluster_id, new Date('2026-11-20T00:00:00Z'))).filter((a) => a.fingerprint === 'c3f1aa0b9e2d4455');
+  it('the latest notification wins: fire, repeat, resolve, resolved redelivery, re-fire reopens the alert and its issue', async () => {
+    const id = clusters[0]!.cluster_id;
+    expect(await ingestAlerts([alert('firing')], at(0))).toEqual({ accepted: 1, rejected: [], duplicates: 0, issues: { created: 1, updated: 0 } });
+    expect(await ingestAlerts([alert('firing', { annotations: { summary: 'Disk almost full', description: 'be-1 disk at 94%' } })], at(1))).toMatchObject({ accepted: 1, duplicates: 1 }); // repeat
+    expect((await storedOf(id, 'c3f1aa0b9e2d4455'))[0]!.detail).toBe('be-1 disk at 94%'); // a repeat still refreshes the text
+    expect(await ingestAlerts([alert('resolved')], at(2))).toMatchObject({ duplicates: 0 });
+    expect((await issueOf(id, 'DiskUsageHigh'))[0]).toMatchObject({ status: 'Resolved' }); // 11:15 + 30 quiet minutes < 12:02
+    expect(await ingestAlerts([alert('resolved')], at(3))).toMatchObject({ accepted: 1, duplicates: 1 }); // resolved redelivery
+    // Prometheus restarted (or resolve_timeout passed): the same occurrence fires again
+    expect(await ingestAlerts([alert('firing')], at(4))).toMatchObject({ accepted: 1, duplicates: 0 });
+    const stored = await storedOf(id, 'c3f1aa0b9e2d4455');
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({
-      alert_name: 'DiskUsageHigh', severity: 'Critical', status: 'Resolved', starts_at: '2026-11-20T10:00:00.123Z', ends_at: '2026-11-20T11:15:00.000Z',
-      summary: 'Disk almost full', detail: 'be-1 disk at 93%', dashboard_url: 'https://grafana.example.com/d/disk', cluster_id: clusters[0]!.cluster_id,
+      alert_name: 'DiskUsageHigh', severity: 'Critical', status: 'Firing', starts_at: '2026-11-20T10:00:00.123Z', ends_at: null,
+      summary: 'Disk almost full', detail: 'be-1 disk at 93%', dashboard_url: 'https://grafana.example.com/d/disk', cluster_id: id,
     });
+    const issues = await issueOf(id, 'DiskUsageHigh');
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({ status: 'Ongoing', resolved_at: null });
+    // and it resolves again, later
+    expect(await ingestAlerts([alert('resolved', { endsAt: '2026-11-20T12:03:30Z' })], at(5))).toMatchObject({ duplicates: 0 });
+    expect((await storedOf(id, 'c3f1aa0b9e2d4455'))[0]).toMatchObject({ status: 'Resolved', ends_at: '2026-11-20T12:03:30.000Z' });
+  });
+
+  it('a delivery received before the stored one changes nothing, whatever order they are processed in; so does an older resolution', async () => {
+    const id = clusters[1]!.cluster_id;
+    const fp = { fingerprint: 'order00000000001', labels: { alertname: 'QueryErrors', cluster_id: id, severity: 'warning' } };
+    await ingestAlerts([alert('firing', fp)], at(0));
+    await ingestAlerts([alert('resolved', { ...fp, endsAt: '2026-11-20T11:50:00Z' })], at(10));
+    // the firing Alertmanager sent before that resolution, processed only now
+    expect(await ingestAlerts([alert('firing', fp)], at(9))).toMatchObject({ accepted: 1, duplicates: 1 });
+    expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({ status: 'Resolved', ends_at: '2026-11-20T11:50:00.000Z' });
+    // a resolution with an earlier endsAt than the stored one is an older one, even if it arrives later
+    expect(await ingestAlerts([alert('resolved', { ...fp, endsAt: '2026-11-20T11:20:00Z' })], at(11))).toMatchObject({ duplicates: 1 });
+    expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({ status: 'Resolved', ends_at: '2026-11-20T11:50:00.000Z' });
+  });
+
+  it('notifications of one alert in one payload apply in payload order', async () => {
+    const id = clusters[1]!.cluster_id;
+    const a = { fingerprint: 'payload000000001', labels: { alertname: 'SlowQueries', cluster_id: id } };
+    const b = { fingerprint: 'payload000000002', labels: { alertname: 'SlowQueries', cluster_id: id, instance: 'b' } };
+    const result = await ingestAlerts([alert('firing', a), alert('resolved', a), alert('resolved', b), alert('firing', b), alert('firing', b)], at(0));
+    expect(result).toMatchObject({ accepted: 5, duplicates: 1 });
+    expect((await storedOf(id, a.fingerprint))[0]!.status).toBe('Resolved');
+    expect((await storedOf(id, b.fingerprint))[0]).toMatchObject({ status: 'Firing', ends_at: null });
+  });
+
+  it('concurrent deliveries of stored alerts: the one received last wins, for every alert', async () => {
+    const id = clusters[2]!.cluster_id;
+    const group = (status: 'firing' | 'resolved', endsAt: string) =>
+      Array.from({ length: 60 }, (_, i) => alert(status, { fingerprint: `conc${String(i).padStart(12, '0')}`, labels: { alertname: 'MemoryHigh', cluster_id: id, pod: `p${i}` }, endsAt }));
+    await ingestAlerts(group('firing', NEVER_ENDS), at(0));
+    // eight deliveries received one minute apart, processed all at once; the last received says resolved at 11:58
+    const deliveries = Array.from({ length: 8 }, (_, k) => (k % 2 ? group('firing', NEVER_ENDS) : group('resolved', `2026-11-20T11:5${k + 1}:00Z`)));
+    deliveries.push(group('resolved', '2026-11-20T11:58:00Z'));
+    await Promise.all([...deliveries.keys()].reverse().map((k) => ingestAlerts(deliveries[k]!, at(1 + k)))); // the latest received starts first
+    const stored = (await listClusterAlerts(id, new Date('2026-11-20T00:00:00Z'))).filter((a) => a.alert_name === 'MemoryHigh');
+    expect(stored).toHaveLength(60);
+    expect(new Set(stored.map((a) => `${a.status} ${a.ends_at}`))).toEqual(new Set(['Resolved 2026-11-20T11:58:00.000Z']));
+  });
+
+  it('stores a 3,000-alert notification with batched round trips, not one per alert; its redelivery is 3,000 duplicates', async () => {
+    const ids = [clusters[0]!.cluster_id, clusters[1]!.cluster_id, clusters[2]!.cluster_id];
+    const big = Array.from({ length: 3000 }, (_, i) =>
+      alert('firing', { fingerprint: `big${String(i).padStart(13, '0')}`, startsAt: '2026-11-20T11:00:00Z', labels: { alertname: 'NodeDown', cluster_id: ids[i % 3]!, instance: `be-${i}` } }));
+    let requests = 0;
+    const counter = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => ((requests += 1), next(args));
+    db().middlewareStack.add(counter as never, { step: 'initialize', name: 'countRequests' });
+    try {
+      expect(await ingestAlerts(big, at(0))).toMatchObject({ accepted: 3000, rejected: [], duplicates: 0 });
+      expect(requests).toBeLessThan(200); // 30 reads, 120 batch writes, the cluster check and 3 clusters' grouping
+      requests = 0;
+      expect(await ingestAlerts(big, at(1))).toMatchObject({ accepted: 3000, duplicates: 3000 });
+      expect(requests).toBeLessThan(40); // reads only: nothing changed
+    } finally {
+      db().middlewareStack.remove('countRequests');
+    }
+    const stored = await listAlertsSince(new Date('2026-11-20T00:00:00Z'), NOW);
+    expect(stored.filter((a) => a.alert_name === 'NodeDown')).toHaveLength(3000);
   });
 
   it('a new episode of the same alert (new startsAt) is a second alert; the fleet window finds both', async () => {
-    await ingestAlerts([alert('firing', { startsAt: '2026-11-20T11:40:00Z' })], NOW);
-    const window = (await listAlertsSince(new Date('2026-11-19T00:00:00Z'), NOW)).filter((a) => a.fingerprint === 'c3f1aa0b9e2d4455');
+    const fp = { fingerprint: 'episode000000001' };
+    await ingestAlerts([alert('firing', fp)], at(0));
+    await ingestAlerts([alert('resolved', fp)], at(1));
+    await ingestAlerts([alert('firing', { ...fp, startsAt: '2026-11-20T11:40:00Z' })], at(2));
+    const window = (await listAlertsSince(new Date('2026-11-19T00:00:00Z'), NOW)).filter((a) => a.fingerprint === fp.fingerprint);
     expect(window.map((a) => a.status).sort()).toEqual(['Firing', 'Resolved']);
   });
 
@@ -179,10 +309,47 @@ describe('alerts from the Alertmanager webhook', () => {
     try {
       const relabeled = await ingestAlerts([alert('firing', { fingerprint: 'ok00000000000002', labels: { alertname: 'Y', cluster: clusters[2]!.cluster_id } })], NOW);
       expect(relabeled.accepted).toBe(1);
-      expect((await listClusterAlerts(clusters[2]!.cluster_id, new Date('2026-11-20T00:00:00Z')))[0]!.alert_name).toBe('Y');
+      expect((await storedOf(clusters[2]!.cluster_id, 'ok00000000000002'))[0]!.alert_name).toBe('Y');
     } finally {
       delete process.env.ALERT_CLUSTER_LABEL;
     }
+  });
+
+  it('refuses a startsAt in the future or beyond the retention; a resolution time is kept within [startsAt, receipt]', async () => {
+    const id = clusters[0]!.cluster_id;
+    const result = await ingestAlerts(
+      [alert('firing', { fingerprint: 'time000000000001', startsAt: '9999-12-31T00:00:00Z' }), alert('firing', { fingerprint: 'time000000000002', startsAt: '0001-01-01T00:00:00Z' }),
+        alert('resolved', { fingerprint: 'time000000000003', startsAt: '2026-11-20T09:00:00Z', endsAt: '9999-01-01T00:00:00Z' }),
+        alert('resolved', { fingerprint: 'time000000000004', startsAt: '2026-11-20T09:00:00Z', endsAt: '2020-01-01T00:00:00Z' })],
+      NOW,
+    );
+    expect(result.rejected).toEqual([{ index: 0, reason: 'startsAt: in the future' }, { index: 1, reason: 'startsAt: older than the 400-day retention' }]);
+    expect((await storedOf(id, 'time000000000003'))[0]!.ends_at).toBe(NOW.toISOString());
+    expect((await storedOf(id, 'time000000000004'))[0]!.ends_at).toBe('2026-11-20T09:00:00.000Z');
+  });
+});
+
+describe('refused records are logged', () => {
+  it('one warn line per request, with counts per reason', async () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    process.env.LOG_LEVEL = 'warn';
+    try {
+      const orphan = () => ({ status: 'firing', labels: { alertname: 'X', cluster_id: randomUUID() }, startsAt: NOW.toISOString() });
+      const result = await ingestAlerts([orphan(), orphan(), orphan(), { status: 'firing', labels: { alertname: 'X' }, startsAt: NOW.toISOString() }], NOW);
+      expect(result.rejected).toHaveLength(4);
+      await ingestAlerts([], NOW); // nothing refused: no line
+    } finally {
+      spy.mockRestore();
+      process.env.LOG_LEVEL = 'silent';
+    }
+    const warns = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'warn');
+    expect(warns).toEqual([
+      expect.objectContaining({
+        service: 'ingest', message: 'ingest refused records', kind: 'alerts', accepted: 0, rejected: 4,
+        reasons: { 'cluster_id: unknown cluster': 3, 'labels.cluster_id: missing (the label that names the cluster)': 1 },
+      }),
+    ]);
   });
 });
 
