@@ -1,0 +1,61 @@
+// Alertmanager ingest: one webhook notification of 3,000 alerts (≈1.2 MB), the
+// largest group the 6 MB ingest body is sized for with room to spare. Each run
+// is a new group (new fingerprints), timed through ingestAlerts: validation,
+// the inventory check, the batched reads and writes, and the issue grouping of
+// the clusters it touched. Then the same notification again (a repeat: all
+// duplicates, reads only).
+import { randomUUID } from 'node:crypto';
+import { demoClusters } from '../../infra/local/demo-fleet.js';
+import { ingestAlerts, ingestClusters } from '../../shared/fleet/ingest.js';
+import type { BenchContext } from './run.js';
+
+export const title = 'Alertmanager ingest (shared/fleet/README.md): one notification of 3,000 alerts';
+
+const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+const RUNS = 5;
+
+function notification(clusterIds: string[], size: number, startsAt: string) {
+  const run = randomUUID().slice(0, 8);
+  return Array.from({ length: size }, (_, i) => ({
+    status: 'firing',
+    labels: { alertname: 'TabletUnhealthy', severity: 'warning', cluster_id: clusterIds[i % clusterIds.length]!, tablet: `t-${run}-${i}`, instance: `be-${i % 12}` },
+    annotations: { summary: `Tablet t-${i} unhealthy`, description: `Tablet t-${i} on be-${i % 12} has fewer replicas than required.` },
+    startsAt,
+    endsAt: '0001-01-01T00:00:00Z',
+    generatorURL: 'http://prometheus.example.com/graph?g0.expr=tablet_unhealthy',
+    fingerprint: randomUUID().replace(/-/g, '').slice(0, 16),
+  }));
+}
+
+const summary = (t: number[]) => {
+  const sorted = [...t].sort((a, b) => a - b);
+  return `p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms (${t.length} runs)`;
+};
+
+export async function run({ report }: BenchContext): Promise<void> {
+  const now = new Date();
+  const fleet = demoClusters(300, 3).map((c) => c.inventory);
+  await ingestClusters(fleet, now);
+  for (const clusters of [1, 300]) {
+    const ids = fleet.slice(0, clusters).map((c) => c.cluster_id);
+    const first: number[] = [];
+    const repeat: number[] = [];
+    let bytes = 0;
+    for (let r = 0; r < RUNS; r++) {
+      const at = new Date(now.getTime() + r * 60_000);
+      const alerts = notification(ids, 3000, new Date(now.getTime() - (r + 1) * 3_600_000).toISOString());
+      bytes = JSON.stringify({ version: '4', alerts }).length;
+      let start = process.hrtime.bigint();
+      const result = await ingestAlerts(alerts, at);
+      first.push(ms(start));
+      if (result.accepted !== 3000 || result.duplicates !== 0) throw new Error(`stored ${result.accepted}, ${result.duplicates} duplicates`);
+      start = process.hrtime.bigint();
+      const again = await ingestAlerts(alerts, new Date(at.getTime() + 1000));
+      repeat.push(ms(start));
+      if (again.duplicates !== 3000) throw new Error(`repeat: ${again.duplicates} duplicates`);
+    }
+    const where = clusters === 1 ? 'one cluster' : `${clusters} clusters`;
+    report('alerts', `ingest one Alertmanager notification of 3,000 new alerts (${(bytes / 1e6).toFixed(1)} MB), ${where}, grouping included`, summary(first));
+    report('alerts', `the same notification repeated (3,000 duplicates), ${where}`, summary(repeat));
+  }
+}
