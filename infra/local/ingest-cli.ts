@@ -1,5 +1,5 @@
 // `npm run ingest -- FILE.json|FILE.jsonl`: sends fleet data to a running
-// service's ingest routes (default the local one), in request-sized chunks,
+// service's ingest routes (default the local one), in request-sized chunks (by count and under 6 MB),
 // clusters first so metrics, logs and alerts refer to known clusters.
 //   FILE.json:  an ingest body ({clusters}, {samples}, {events}) or an Alertmanager webhook ({version: "4", alerts}),
 //               or an array of records;
@@ -9,11 +9,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { INGEST_MAX_BODY_BYTES } from '../../shared/routes/ingest.js';
 import { INGEST_TOKEN_FILE } from './service.js';
 
 export type IngestKind = 'clusters' | 'metrics' | 'logs' | 'alerts';
 export const KIND_ORDER: IngestKind[] = ['clusters', 'metrics', 'logs', 'alerts'];
 const CHUNK: Record<IngestKind, number> = { clusters: 1000, metrics: 5000, logs: 5000, alerts: 5000 };
+/** A request's records stay under the ingest body limit, with room for the envelope. */
+const CHUNK_BYTES = INGEST_MAX_BODY_BYTES - 64 * 1024;
 
 export interface Planned {
   kind: IngestKind;
@@ -70,11 +73,20 @@ export function planIngest(text: string, fileName: string): Planned[] {
   }
   const plans: Planned[] = [];
   for (const kind of KIND_ORDER) {
-    const ofKind = records.filter((r) => r.kind === kind);
-    for (let i = 0; i < ofKind.length; i += CHUNK[kind]) {
-      const chunk = ofKind.slice(i, i + CHUNK[kind]);
-      plans.push({ kind, numbers: chunk.map((c) => c.n), body: envelope(kind, chunk.map((c) => c.record)) });
+    let chunk: typeof records = [];
+    let bytes = 0;
+    const flush = () => {
+      if (chunk.length) plans.push({ kind, numbers: chunk.map((c) => c.n), body: envelope(kind, chunk.map((c) => c.record)) });
+      chunk = [];
+      bytes = 0;
+    };
+    for (const r of records.filter((x) => x.kind === kind)) {
+      const size = Buffer.byteLength(JSON.stringify(r.record)) + 1;
+      if (chunk.length >= CHUNK[kind] || (chunk.length > 0 && bytes + size > CHUNK_BYTES)) flush();
+      chunk.push(r);
+      bytes += size;
     }
+    flush();
   }
   return plans;
 }

@@ -83,6 +83,12 @@ describe('npm run ingest', () => {
     expect(plans[0]!.numbers).toEqual([2]);
     expect(plans[1]!.numbers[0]).toBe(1);
     expect(() => planIngest('{"foo": 1}\n', 'bad.jsonl')).toThrow(/line 1: not a cluster/);
+    // long log lines: split by size too, each request under the 6 MB ingest limit
+    const logs = Array.from({ length: 1000 }, () => JSON.stringify({ cluster_id: c.cluster_id, at: new Date().toISOString(), level: 'error', message: 'y'.repeat(8000) }));
+    const sized = planIngest(logs.join('\n'), 'logs.jsonl');
+    expect(sized.map((p) => p.numbers.length).reduce((a, b) => a + b)).toBe(1000);
+    expect(sized.length).toBe(2);
+    for (const p of sized) expect(Buffer.byteLength(JSON.stringify(p.body))).toBeLessThan(6_000_000);
   });
 
   it('sends a JSONL file to the running service and lists refused records by line', async () => {
