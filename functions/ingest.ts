@@ -6,14 +6,23 @@ import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../shar
 import type { IngestResult } from '../shared/fleet/records.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import type { Event } from '../shared/http/middleware.js';
+import { createLogger } from '../shared/log.js';
 import { IngestInvocation, ingestGroup } from '../shared/routes/ingest.js';
 
 const http = createGroupHandler(ingestGroup, {
   clusters: async (req) => ingestClusters(req.body.clusters),
   metrics: async (req) => ingestMetrics(req.body.samples),
-  alerts: async (req) => ingestAlerts(req.body.alerts),
+  alerts: async (req) => alerts(req.body),
   logs: async (req) => ingestLogs(req.body.events),
 });
+
+/** A notification cut short by Alertmanager's `max_alerts` never delivers the rest: say so in the log. */
+function alerts(body: { alerts: unknown[]; truncatedAlerts?: number }) {
+  if (body.truncatedAlerts) {
+    createLogger('ingest').warn('Alertmanager left alerts out of this notification (webhook max_alerts)', { truncated: body.truncatedAlerts, sent: body.alerts.length });
+  }
+  return ingestAlerts(body.alerts);
+}
 
 export async function ingestDirect(invocation: IngestInvocation): Promise<IngestResult> {
   switch (invocation.kind) {
@@ -22,7 +31,7 @@ export async function ingestDirect(invocation: IngestInvocation): Promise<Ingest
     case 'metrics':
       return ingestMetrics(invocation.body.samples);
     case 'alerts':
-      return ingestAlerts(invocation.body.alerts);
+      return alerts(invocation.body);
     case 'logs':
       return ingestLogs(invocation.body.events);
   }

@@ -6,8 +6,15 @@ import { defineGroup } from '../http/route.js';
 // good records and names the bad ones (DESIGN §9).
 export const IngestClustersBody = z.object({ clusters: z.array(z.unknown()).min(1).max(1000) });
 export const IngestMetricsBody = z.object({ samples: z.array(z.unknown()).min(1).max(5000) });
-/** The Alertmanager webhook envelope (version 4); its other fields (groupKey, receiver, …) are accepted and ignored. */
-export const IngestAlertsBody = z.looseObject({ version: z.literal('4'), alerts: z.array(z.unknown()).max(5000) });
+/**
+ * The Alertmanager webhook envelope (version 4); its other fields (groupKey, receiver, …) are accepted and ignored,
+ * except truncatedAlerts (alerts Alertmanager left out under its `max_alerts`), which is logged.
+ */
+export const IngestAlertsBody = z.looseObject({
+  version: z.literal('4'),
+  alerts: z.array(z.unknown()).max(5000),
+  truncatedAlerts: z.number().int().min(0).max(1e9).optional(),
+});
 export const IngestLogsBody = z.object({ events: z.array(z.unknown()).min(1).max(5000) });
 
 /** A direct Lambda invocation (AWS SDK / CLI): the same bodies, named by kind. */

@@ -353,6 +353,24 @@ describe('refused records are logged', () => {
   });
 });
 
+describe('a notification cut short by max_alerts', () => {
+  it('is stored and its truncatedAlerts count logged at warn', async () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    process.env.LOG_LEVEL = 'warn';
+    let result: unknown;
+    try {
+      const a = { status: 'firing', labels: { alertname: 'Cut', cluster_id: clusters[0]!.cluster_id }, startsAt: NOW.toISOString(), fingerprint: 'cut0000000000001' };
+      result = await ingestHandler({ kind: 'alerts', body: { version: '4', truncatedAlerts: 1200, alerts: [a] } }, {} as Context);
+    } finally {
+      spy.mockRestore();
+      process.env.LOG_LEVEL = 'silent';
+    }
+    expect(result).toMatchObject({ accepted: 1 });
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([expect.objectContaining({ level: 'warn', truncated: 1200, sent: 1 })]);
+  });
+});
+
 describe('logs', () => {
   it('stores events once (a resent batch does not duplicate), refusing ones beyond 7 days', async () => {
     const id = clusters[1]!.cluster_id;
