@@ -1,6 +1,6 @@
 // agent-worker: claims pending agent tasks, investigates each cluster and
 // writes the investigation (issue 10). Invoked asynchronously after a score
-// refresh created tasks (createAgentTasks) and by a schedule; several runs at
+// refresh created tasks or left some waiting (createAgentTasks, every recompute); several runs at
 // once are safe (each task is claimed by one). Any event is accepted; an
 // optional `budget_seconds` shortens the run.
 import type { Context } from 'aws-lambda';

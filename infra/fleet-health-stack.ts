@@ -23,7 +23,7 @@ import { TABLES, TABLE_NAMES, type TableName } from '../shared/db/tables.js';
 import type { GroupGrant, HttpMethod as RouteMethod, TableAccess } from '../shared/http/route.js';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { WORKER_FUNCTION_ENV } from '../shared/worker-invoke.js';
-import { WORKERS, type WorkerName } from '../shared/workers.js';
+import { rateExpression, scheduledWorkers, WORKERS, type WorkerName } from '../shared/workers.js';
 import { REPO_ROOT } from './bundling.js';
 import { GroupFunction } from './constructs/group-function.js';
 
@@ -39,8 +39,8 @@ export interface FleetHealthStackProps extends StackProps {
   readonly sesIdentity?: string;
   /** Sender address for invitation mail (SES_FROM_ADDRESS); undefined: no mail, activation token in the response. */
   readonly sesFromAddress?: string;
-  /** EventBridge schedule expression of the patrol, e.g. `rate(6 hours)`. */
-  readonly patrolSchedule: string;
+  /** Overrides the patrol's declared timetable (shared/workers.ts) with an EventBridge expression, e.g. `cron(0 6 * * ? *)`. */
+  readonly patrolSchedule?: string;
   /** Base URL of the SPA for links in mail (APP_URL); undefined: the CloudFront URL. */
   readonly appUrl?: string;
   /** Optional LDAP login for the auth group: LDAP_URL, LDAP_USER_DN_TEMPLATE, LDAP_ROLE_MAP; the stack adds the LDAP_CA_CERT_ARN secret. */
@@ -86,7 +86,7 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     corsOrigins: optional('corsOrigins') ?? '',
     sesIdentity: optional('sesIdentity'),
     sesFromAddress: optional('sesFromAddress'),
-    patrolSchedule: optional('patrolSchedule') ?? 'rate(6 hours)',
+    patrolSchedule: optional('patrolSchedule'),
     appUrl: optional('appUrl'),
     ldap:
       optional('ldapUrl') && optional('ldapUserDnTemplate')
@@ -133,7 +133,6 @@ const GROUP_MEMORY_MB = 512;
 const WORKER_MEMORY_MB = 1024;
 /** API Gateway's HTTP API integration limit is 30 s and cannot be raised: answer (or fail) inside it. */
 const GROUP_TIMEOUT = Duration.seconds(29);
-const RECOMPUTE_SCHEDULE = 'rate(15 minutes)';
 
 const WORKER_ENV: Partial<Record<WorkerName, string>> = WORKER_FUNCTION_ENV;
 
@@ -286,21 +285,15 @@ export class FleetHealthStack extends Stack {
         '(health check, login, activate, OpenAPI, 404/preflight catch-all) are public by the API contract.',
     });
 
-    // ── Schedules ───────────────────────────────────────────────────────────
-    new events.Rule(this, 'PatrolSchedule', {
-      description: 'Scheduled AI patrol scan',
-      schedule: events.Schedule.expression(props.patrolSchedule),
-      targets: [
-        new targets.LambdaFunction(this.workerFunctions.get('patrol-worker')!.function, {
-          event: events.RuleTargetInput.fromObject({ report_type: 'scheduled', triggered_by: 'schedule' }),
-        }),
-      ],
-    });
-    new events.Rule(this, 'RecomputeSchedule', {
-      description: 'Refresh of scores, risk and issue grouping',
-      schedule: events.Schedule.expression(RECOMPUTE_SCHEDULE),
-      targets: [new targets.LambdaFunction(this.workerFunctions.get('recompute')!.function)],
-    });
+    // ── Schedules: one EventBridge rule per worker declaring one (shared/workers.ts) ──
+    for (const { name, schedule } of scheduledWorkers()) {
+      const expression = name === 'patrol-worker' && props.patrolSchedule ? props.patrolSchedule : rateExpression(schedule.everyMinutes);
+      new events.Rule(this, `${name}-schedule`, {
+        description: schedule.description,
+        schedule: events.Schedule.expression(expression),
+        targets: [new targets.LambdaFunction(this.workerFunctions.get(name)!.function, { event: events.RuleTargetInput.fromObject(schedule.event ?? {}) })],
+      });
+    }
 
     // ── SPA: private S3 bucket behind CloudFront, /api/* to the HTTP API ────
     this.distribution = this.createSite(stage.url);

@@ -1,4 +1,6 @@
-// Background Lambdas (no HTTP route): what each may touch, read by the CDK stack.
+// Background Lambdas (no HTTP route): what each may touch and when it runs on
+// its own. The CDK stack turns `schedule` into EventBridge rules; `npm start`
+// runs the same timetable in-process (infra/local/schedules.ts).
 import type { GroupGrant, TableAccess } from './http/route.js';
 import type { TableName } from './db/tables.js';
 
@@ -8,6 +10,15 @@ export interface WorkerDeclaration {
   readonly grants?: readonly GroupGrant[];
   /** Lambda timeout in seconds (workers run beyond API Gateway's 30 s). */
   readonly timeoutSeconds: number;
+  /** Run on a timetable (EventBridge on AWS, timers locally) with this event. */
+  readonly schedule?: WorkerSchedule;
+}
+
+export interface WorkerSchedule {
+  readonly everyMinutes: number;
+  readonly description: string;
+  /** The event the schedule sends; `{}` when absent. */
+  readonly event?: Readonly<Record<string, unknown>>;
 }
 
 export const WORKERS = {
@@ -19,7 +30,9 @@ export const WORKERS = {
     },
     grants: ['bedrock:invoke'],
     timeoutSeconds: 900,
+    schedule: { everyMinutes: 360, description: 'Scheduled AI patrol scan', event: { report_type: 'scheduled', triggered_by: 'schedule' } },
   },
+  // No timetable of its own: recompute invokes it after creating agent tasks, locally as on AWS.
   'agent-worker': {
     summary: 'Claims agent tasks and writes investigations',
     tables: {
@@ -37,7 +50,22 @@ export const WORKERS = {
     },
     grants: ['bedrock:invoke', 'invoke:agent-worker'],
     timeoutSeconds: 300,
+    schedule: { everyMinutes: 15, description: 'Refresh of scores, risk, issue and AI grouping, and agent tasks' },
   },
 } as const satisfies Record<string, WorkerDeclaration>;
 
 export type WorkerName = keyof typeof WORKERS;
+
+/** The workers that run on a timetable, with their schedules. */
+export function scheduledWorkers(): { name: WorkerName; schedule: WorkerSchedule }[] {
+  return Object.entries(WORKERS as Record<WorkerName, WorkerDeclaration>).flatMap(([name, worker]) =>
+    worker.schedule ? [{ name: name as WorkerName, schedule: worker.schedule }] : [],
+  );
+}
+
+/** EventBridge's rate expression for a whole number of minutes (singular unit for 1, as EventBridge requires). */
+export function rateExpression(everyMinutes: number): string {
+  if (!Number.isInteger(everyMinutes) || everyMinutes < 1) throw new Error(`schedule interval must be a whole number of minutes ≥ 1, not ${everyMinutes}`);
+  const [value, unit] = everyMinutes % 1440 === 0 ? [everyMinutes / 1440, 'day'] : everyMinutes % 60 === 0 ? [everyMinutes / 60, 'hour'] : [everyMinutes, 'minute'];
+  return `rate(${value} ${unit}${value === 1 ? '' : 's'})`;
+}

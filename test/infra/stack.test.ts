@@ -14,7 +14,7 @@ import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet
 import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
-import { WORKERS } from '../../shared/workers.js';
+import { rateExpression, scheduledWorkers, WORKERS } from '../../shared/workers.js';
 import { specEndpoints } from '../support/spec.js';
 
 type Json = Record<string, any>;
@@ -283,14 +283,36 @@ describe('schedules', () => {
   const ruleFor = (name: string): Json | undefined =>
     rules.find(([, r]) => asArray<Json>(r.Properties.Targets).some((t) => t.Arn?.['Fn::GetAtt']?.[0] === functions.get(name)!.id))?.[1];
 
-  it('runs the patrol every 6 hours as a scheduled report', () => {
-    const rule = ruleFor('patrol-worker');
-    expect(rule?.Properties.ScheduleExpression).toBe('rate(6 hours)');
-    expect(JSON.parse(rule!.Properties.Targets[0].Input as string)).toEqual({ report_type: 'scheduled', triggered_by: 'schedule' });
+  it('has exactly one EventBridge rule per declared schedule, with its interval and event', () => {
+    const declared = scheduledWorkers();
+    expect(declared.map((d) => d.name).sort()).toEqual(['patrol-worker', 'recompute']);
+    expect(rules).toHaveLength(declared.length);
+    for (const { name, schedule } of declared) {
+      const rule = ruleFor(name);
+      expect(rule?.Properties.ScheduleExpression, name).toBe(rateExpression(schedule.everyMinutes));
+      expect(JSON.parse(rule!.Properties.Targets[0].Input as string), name).toEqual(schedule.event ?? {});
+    }
   });
 
-  it('recomputes every 15 minutes', () => {
+  it('runs the patrol every 6 hours as a scheduled report and recomputes every 15 minutes (the declared timetable)', () => {
+    expect(ruleFor('patrol-worker')?.Properties.ScheduleExpression).toBe('rate(6 hours)');
+    expect(JSON.parse(ruleFor('patrol-worker')!.Properties.Targets[0].Input as string)).toEqual({ report_type: 'scheduled', triggered_by: 'schedule' });
     expect(ruleFor('recompute')?.Properties.ScheduleExpression).toBe('rate(15 minutes)');
+  });
+
+  it('takes a patrolSchedule context value over the declared patrol timetable', () => {
+    const custom = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], patrolSchedule: 'cron(0 6 * * ? *)' } });
+    const stack = new FleetHealthStack(custom, 'CustomPatrol', fleetHealthPropsFromContext(custom));
+    const expressions = Object.values(Template.fromStack(stack).findResources('AWS::Events::Rule')).map((r) => (r as Json).Properties.ScheduleExpression);
+    expect(expressions.sort()).toEqual(['cron(0 6 * * ? *)', 'rate(15 minutes)']);
+  });
+
+  it('writes rate expressions as EventBridge requires', () => {
+    expect([1, 15, 60, 360, 1440, 2880, 90].map(rateExpression)).toEqual([
+      'rate(1 minute)', 'rate(15 minutes)', 'rate(1 hour)', 'rate(6 hours)', 'rate(1 day)', 'rate(2 days)', 'rate(90 minutes)',
+    ]);
+    expect(() => rateExpression(0)).toThrow();
+    expect(() => rateExpression(1.5)).toThrow();
   });
 });
 
