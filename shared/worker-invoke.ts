@@ -6,6 +6,7 @@ import type { WorkerName } from './workers.js';
 
 type LocalHandler = (event: unknown) => Promise<unknown>;
 const local = new Map<InvocableWorker, LocalHandler>();
+const inFlight = new Set<Promise<unknown>>();
 
 /** The variable naming each invocable worker's function (set by the stack on the functions granted `invoke:<worker>`). */
 export const WORKER_FUNCTION_ENV = {
@@ -31,7 +32,14 @@ export async function invokeWorker(name: InvocableWorker, event: Record<string, 
   }
   const handler = local.get(name);
   if (!handler) throw new Error(`${WORKER_FUNCTION_ENV[name]} is not set and no local ${name} is registered`);
-  setImmediate(() => {
-    handler(event).catch(() => undefined); // the worker records its own failures
-  });
+  const run = new Promise<void>((r) => setImmediate(r))
+    .then(() => handler(event))
+    .catch(() => undefined) // the worker records its own failures
+    .finally(() => inFlight.delete(run));
+  inFlight.add(run);
+}
+
+/** Resolves when every worker started in this process has finished (a CLI waits for them before it exits). */
+export async function localWorkersSettled(): Promise<void> {
+  while (inFlight.size) await Promise.all(inFlight);
 }

@@ -10,34 +10,18 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { matchPath, sortBySpecificity } from '../../shared/http/path-match.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes, ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
+import { lambdaContext, loadHandler } from './functions.js';
 
 export type GroupHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string>;
 
 /** API Gateway HTTP API's own payload limit. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
-/** API Gateway's integration timeout; route-group Lambdas are given 29 s. */
-const GROUP_TIMEOUT_MS = 29_000;
 
 /** Imports every route group's Lambda entry (after the environment is set up). */
 export async function loadGroupHandlers(): Promise<Map<string, GroupHandler>> {
   const handlers = new Map<string, GroupHandler>();
-  for (const group of ROUTE_GROUPS) {
-    const module = (await import(`../../functions/${group.name}.ts`)) as { handler: GroupHandler };
-    handlers.set(group.name, module.handler);
-  }
+  for (const group of ROUTE_GROUPS) handlers.set(group.name, (await loadHandler(group.name)) as GroupHandler);
   return handlers;
-}
-
-/**
- * Registers the workers the route groups start (patrol, agents) to run in this
- * process, as Lambda would run them asynchronously (shared/worker-invoke.ts).
- */
-export async function registerLocalWorkers(): Promise<void> {
-  const { registerLocalWorker, WORKER_FUNCTION_ENV } = await import('../../shared/worker-invoke.js');
-  for (const name of Object.keys(WORKER_FUNCTION_ENV) as (keyof typeof WORKER_FUNCTION_ENV)[]) {
-    const module = (await import(`../../functions/${name}.ts`)) as { handler: (event: unknown) => Promise<unknown> };
-    registerLocalWorker(name, module.handler);
-  }
 }
 
 const MIME: Record<string, string> = {
@@ -114,24 +98,6 @@ export function toApiGatewayEvent(
     },
     body: body.length ? body.toString(asText ? 'utf8' : 'base64') : undefined,
     isBase64Encoded: !asText,
-  };
-}
-
-function lambdaContext(group: string, requestId: string): Context {
-  const deadline = Date.now() + GROUP_TIMEOUT_MS;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: `fleet-health-local-${group}`,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:fleet-health-local-${group}`,
-    memoryLimitInMB: '512',
-    awsRequestId: requestId,
-    logGroupName: `/local/${group}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
   };
 }
 

@@ -1,6 +1,7 @@
 // The whole service on one machine: DynamoDB Local, tables, bootstrap
-// superadmin, and the HTTP server in front of the route-group handlers.
-// `npm start` (start.ts) and the end-to-end tests both call startLocalService.
+// superadmin, the HTTP server in front of the route-group handlers, and the
+// schedules (EventBridge's, plus the living demo feed). `npm start` (start.ts)
+// and the end-to-end tests both call startLocalService.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -9,7 +10,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
-import { createLocalServer, loadGroupHandlers, registerLocalWorkers } from './server.js';
+import { createLogger } from '../../shared/log.js';
+import { localWorkersSettled } from '../../shared/worker-invoke.js';
+import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
+import { invokeLocal, registerLocalWorkers } from './functions.js';
+import { startLocalSchedules, type ScheduledJob } from './schedules.js';
+import { createLocalServer, loadGroupHandlers } from './server.js';
 import { ensureTables } from './tables.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -25,6 +31,13 @@ export interface LocalServiceOptions {
   adminPassword?: string;
   /** Demo clusters loaded when the fleet is empty (0: none). */
   demoClusters?: number;
+  /**
+   * Run the declared worker schedules in-process, every N seconds per worker
+   * (absent: none, as in most tests). The first `recompute` runs right after start.
+   */
+  schedules?: Partial<Record<WorkerName, number>>;
+  /** Keep a demo fleet alive: `tick` runs after start and then every N seconds. */
+  demoFeed?: { everySeconds: number; tick: () => Promise<unknown> };
 }
 
 export interface LocalService {
@@ -37,8 +50,23 @@ export interface LocalService {
   ingestToken: string;
   /** What the demo loader stored on this start, when it ran. */
   demo?: DemoLoadResult;
+  /** Settles when the runs made at start (demo feed catch-up, then recompute) have finished. */
+  startupRuns: Promise<void>;
+  /** Runs a scheduled job now (a worker name or `demo-feed`); throws when it is not scheduled. */
+  runScheduled(name: string): Promise<unknown>;
   stop(): Promise<void>;
 }
+
+/** Written under DATA_DIR while the service runs: how `npm run invoke` finds it. */
+export const RUNTIME_FILE = 'local-service.json';
+export interface RuntimeInfo {
+  pid: number;
+  url: string;
+  dynamoEndpoint: string;
+  tablePrefix: string;
+}
+
+const log = createLogger('local');
 
 /** Kills a DynamoDB Local left behind by a previous run that was killed hard. */
 async function killStaleEmulator(pidFile: string): Promise<void> {
@@ -64,6 +92,36 @@ async function localSecret(dataDir: string, variable: string, file: string): Pro
 }
 
 export const INGEST_TOKEN_FILE = 'ingest-token';
+export const DEFAULT_TABLE_PREFIX = 'fleet-health-local-';
+
+/**
+ * The environment the handlers expect, exactly as on Lambda: DynamoDB Local's
+ * endpoint, the table prefix, and the JWT key and ingest token kept under the
+ * data folder. The service and `npm run invoke` both call it.
+ */
+export async function useLocalEnvironment(at: { dataDir: string; dynamoEndpoint: string; tablePrefix: string }): Promise<void> {
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_DYNAMODB: at.dynamoEndpoint,
+    AWS_REGION: process.env.AWS_REGION ?? 'local',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    TABLE_PREFIX: at.tablePrefix,
+    STAGE: process.env.STAGE ?? 'dev',
+    JWT_SECRET: await localSecret(at.dataDir, 'JWT_SECRET', 'jwt-secret'),
+    INGEST_TOKEN: await localSecret(at.dataDir, 'INGEST_TOKEN', INGEST_TOKEN_FILE),
+  });
+}
+
+/** The EventBridge timetable (and the demo feed) as in-process jobs. */
+function scheduledJobs(options: LocalServiceOptions): ScheduledJob[] {
+  const jobs: ScheduledJob[] = scheduledWorkers().flatMap(({ name, schedule }) => {
+    const seconds = options.schedules?.[name];
+    return seconds ? [{ name, everyMs: seconds * 1000, run: () => invokeLocal(name, schedule.event ?? {}) }] : [];
+  });
+  if (options.demoFeed) jobs.push({ name: 'demo-feed', everyMs: options.demoFeed.everySeconds * 1000, run: options.demoFeed.tick });
+  return jobs;
+}
 
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const dataDir = resolve(options.dataDir);
@@ -80,19 +138,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   }
 
   try {
-    // The handlers read their settings from the environment, exactly as on Lambda.
-    const tablePrefix = options.tablePrefix ?? 'fleet-health-local-';
-    Object.assign(process.env, {
-      AWS_ENDPOINT_URL_DYNAMODB: endpoint,
-      AWS_REGION: process.env.AWS_REGION ?? 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      TABLE_PREFIX: tablePrefix,
-      STAGE: process.env.STAGE ?? 'dev',
-      JWT_SECRET: await localSecret(dataDir, 'JWT_SECRET', 'jwt-secret'),
-      INGEST_TOKEN: await localSecret(dataDir, 'INGEST_TOKEN', INGEST_TOKEN_FILE),
-    });
+    const tablePrefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
+    await useLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
 
     const client = localClient(endpoint);
     await ensureTables(client, tablePrefix);
@@ -113,15 +160,35 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       server.listen(options.port, '127.0.0.1', () => resolveListen());
     });
     const { port } = server.address() as AddressInfo;
+    const url = `http://localhost:${port}`;
+    const runtimeFile = join(dataDir, RUNTIME_FILE);
+    const runtime: RuntimeInfo = { pid: process.pid, url, dynamoEndpoint: endpoint, tablePrefix };
+    await writeFile(runtimeFile, `${JSON.stringify(runtime, null, 2)}\n`);
+
+    // After start: the demo feed catches up first, then one recompute, so a new
+    // user finds AI issues, agent tasks and investigations within a minute.
+    const jobs = scheduledJobs(options);
+    const schedules = startLocalSchedules(jobs, log);
+    const has = (name: string) => jobs.some((j) => j.name === name);
+    const startupRuns = (async () => {
+      if (has('demo-feed')) await schedules.runNow('demo-feed');
+      if (has('recompute')) await schedules.runNow('recompute');
+    })();
 
     return {
-      url: `http://localhost:${port}`,
+      url,
       dynamoEndpoint: endpoint,
       adminUsername,
       generatedAdminPassword: bootstrap.generatedPassword,
       ingestToken: process.env.INGEST_TOKEN!,
       demo,
+      startupRuns,
+      runScheduled: (name) => schedules.runNow(name),
       stop: async () => {
+        // Timers first, then a grace for runs and workers in progress, as Lambda would not cut them.
+        await schedules.stop();
+        await Promise.race([localWorkersSettled(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+        await rm(runtimeFile, { force: true });
         server.closeAllConnections();
         await new Promise<void>((r) => server.close(() => r()));
         await dynamo?.stop();

@@ -1,26 +1,29 @@
-// `npm start`: runs the whole service locally with no AWS account.
-// Settings (all optional): PORT, DATA_DIR, ADMIN_USERNAME, ADMIN_EMAIL,
-// ADMIN_PASSWORD, JWT_SECRET, INGEST_TOKEN, DEMO_CLUSTERS, STAGE, CORS_ORIGINS, LOG_LEVEL.
+// `npm start`: runs the whole service locally with no AWS account: the API,
+// the schedules EventBridge runs on AWS, and (with the demo fleet) a feed that
+// keeps it alive. Its own settings are declared in settings.ts; the handlers'
+// (STAGE, CORS_ORIGINS, LOG_LEVEL, LLM_*, ...) pass through the environment.
+import { readLocalSettings, type LocalSettings } from './settings.js';
 import { startLocalService } from './service.js';
 
 // Lambda runs Node 22; the SDK's notice about Node 20 is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const port = Number(process.env.PORT ?? 3000);
-const dataDir = process.env.DATA_DIR ?? '.data';
-const demoClusters = Number(process.env.DEMO_CLUSTERS ?? 60);
-if (!Number.isInteger(demoClusters) || demoClusters < 0) {
-  console.error(`DEMO_CLUSTERS must be a whole number ≥ 0, not ${process.env.DEMO_CLUSTERS}`);
+let settings: LocalSettings;
+try {
+  settings = readLocalSettings();
+} catch (error) {
+  console.error(`Could not start: ${(error as Error).message}`);
   process.exit(1);
 }
 
 const service = await startLocalService({
-  port,
-  dataDir,
-  adminUsername: process.env.ADMIN_USERNAME || undefined,
-  adminEmail: process.env.ADMIN_EMAIL || undefined,
-  adminPassword: process.env.ADMIN_PASSWORD || undefined,
-  demoClusters,
+  port: settings.port,
+  dataDir: settings.dataDir,
+  adminUsername: settings.adminUsername,
+  adminEmail: settings.adminEmail,
+  adminPassword: settings.adminPassword,
+  demoClusters: settings.demoClusters,
+  schedules: settings.schedules,
 }).catch((error: unknown) => {
   console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
@@ -34,7 +37,12 @@ if (service.demo) {
   const d = service.demo;
   console.log(`Demo fleet loaded: ${d.clusters} clusters, ${d.samples} metric samples, ${d.alerts} alert notifications, ${d.logs} log events`);
 }
-console.log(`Fleet Health Service at ${service.url}  (API: ${service.url}/api/health-check, data in ${dataDir})`);
+console.log(`Fleet Health Service at ${service.url}  (API: ${service.url}/api/health-check, data in ${settings.dataDir})`);
+console.log(
+  settings.schedules
+    ? `Schedules: ${Object.entries(settings.schedules).map(([name, s]) => `${name} every ${s} s`).join(', ')} (LOCAL_SCHEDULES=false turns them off)`
+    : 'Schedules: off (LOCAL_SCHEDULES=false)',
+);
 
 let stopping = false;
 const shutdown = async (signal: string) => {

@@ -1,0 +1,70 @@
+// The Lambda functions of the stack, run in this process: the route groups
+// (shared/routes) and the workers (shared/workers.ts), loaded from the same
+// `functions/` entries esbuild bundles, each given a Lambda context with its
+// deployed timeout. The local server, the local schedules and `npm run invoke`
+// all call them through here.
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+import { ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
+import { WORKERS, type WorkerName } from '../../shared/workers.js';
+
+export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
+
+/** API Gateway's integration timeout; route-group Lambdas are given 29 s. */
+export const GROUP_TIMEOUT_SECONDS = 29;
+
+/** Every function name the stack deploys: the route groups, then the workers. */
+export function functionNames(): string[] {
+  return [...ROUTE_GROUPS.map((g) => g.name), ...Object.keys(WORKERS)];
+}
+
+function timeoutSeconds(name: string): number {
+  if (name in WORKERS) return WORKERS[name as WorkerName].timeoutSeconds;
+  if (ROUTE_GROUPS.some((g) => g.name === name)) return GROUP_TIMEOUT_SECONDS;
+  throw new Error(`no function named ${name}; the functions are: ${functionNames().join(', ')}`);
+}
+
+/** Imports a function's handler (after the environment is set up: handlers read it at import). */
+export async function loadHandler(name: string): Promise<LambdaHandler> {
+  timeoutSeconds(name); // refuses unknown names before any import
+  const module = (await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler };
+  return module.handler;
+}
+
+/** A Lambda context for one invocation, whose remaining time counts down from the deployed timeout. */
+export function lambdaContext(name: string, requestId: string = randomUUID()): Context {
+  const deadline = Date.now() + timeoutSeconds(name) * 1000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `fleet-health-local-${name}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:fleet-health-local-${name}`,
+    memoryLimitInMB: name in WORKERS ? '1024' : '512',
+    awsRequestId: requestId,
+    logGroupName: `/local/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Invokes a function once, as `aws lambda invoke` would (RequestResponse). */
+export async function invokeLocal(name: string, event: unknown): Promise<unknown> {
+  const handler = await loadHandler(name);
+  return handler(event, lambdaContext(name));
+}
+
+/**
+ * Registers the workers the route groups and recompute start (patrol, agents)
+ * to run in this process, as Lambda would run them asynchronously
+ * (shared/worker-invoke.ts).
+ */
+export async function registerLocalWorkers(): Promise<void> {
+  const { registerLocalWorker, WORKER_FUNCTION_ENV } = await import('../../shared/worker-invoke.js');
+  for (const name of Object.keys(WORKER_FUNCTION_ENV) as (keyof typeof WORKER_FUNCTION_ENV)[]) {
+    const handler = await loadHandler(name);
+    registerLocalWorker(name, (event) => handler(event, lambdaContext(name)));
+  }
+}

@@ -1,0 +1,68 @@
+// The settings of `npm start`, declared and validated in one place: every
+// variable the local runtime reads (the handlers read theirs through their own
+// config), with its default. A bad value stops the start with a clear line.
+import * as z from 'zod';
+import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
+
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no', ''])
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? fallback : ['true', '1', 'on', 'yes'].includes(v)));
+
+const seconds = z.coerce.number().int().min(1).max(7 * 86_400).optional();
+const blankAsUnset = (value: unknown) => (value === '' ? undefined : value);
+
+/** LOCAL_<WORKER>_EVERY_SECONDS, e.g. LOCAL_RECOMPUTE_EVERY_SECONDS, LOCAL_PATROL_WORKER_EVERY_SECONDS. */
+export const intervalVariable = (name: string) => `LOCAL_${name.toUpperCase().replace(/-/g, '_')}_EVERY_SECONDS`;
+
+const LocalEnv = z.object({
+  PORT: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(65_535).default(3000)),
+  DATA_DIR: z.preprocess(blankAsUnset, z.string().default('.data')),
+  ADMIN_USERNAME: z.preprocess(blankAsUnset, z.string().optional()),
+  ADMIN_EMAIL: z.preprocess(blankAsUnset, z.string().optional()),
+  ADMIN_PASSWORD: z.preprocess(blankAsUnset, z.string().optional()),
+  DEMO_CLUSTERS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(10_000).default(60)),
+  DEMO_FEED: z.string().optional(),
+  LOCAL_SCHEDULES: flag(true),
+  LOCAL_DEMO_FEED_EVERY_SECONDS: z.preprocess(blankAsUnset, seconds.default(300)),
+});
+
+export interface LocalSettings {
+  port: number;
+  dataDir: string;
+  adminUsername?: string;
+  adminEmail?: string;
+  adminPassword?: string;
+  demoClusters: number;
+  /** New demo samples and incidents keep arriving (only with a demo fleet). */
+  demoFeed: boolean;
+  demoFeedEverySeconds: number;
+  /** undefined: local schedules off (LOCAL_SCHEDULES=false). */
+  schedules?: Partial<Record<WorkerName, number>>;
+}
+
+/** Reads and validates the local runtime's settings; throws one message naming every bad variable. */
+export function readLocalSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
+  const intervals = Object.fromEntries(scheduledWorkers().map(({ name }) => [intervalVariable(name), z.preprocess(blankAsUnset, seconds)]));
+  const parsed = LocalEnv.extend(intervals).safeParse(env);
+  if (!parsed.success) {
+    throw new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  }
+  const s = parsed.data as z.infer<typeof LocalEnv> & Record<string, number | undefined>;
+  const demoFeed = flag(s.DEMO_CLUSTERS > 0).safeParse(s.DEMO_FEED);
+  if (!demoFeed.success) throw new Error(`DEMO_FEED: expected true or false, not ${s.DEMO_FEED}`);
+  return {
+    port: s.PORT,
+    dataDir: s.DATA_DIR,
+    adminUsername: s.ADMIN_USERNAME,
+    adminEmail: s.ADMIN_EMAIL,
+    adminPassword: s.ADMIN_PASSWORD,
+    demoClusters: s.DEMO_CLUSTERS,
+    demoFeed: demoFeed.data && s.DEMO_CLUSTERS > 0,
+    demoFeedEverySeconds: s.LOCAL_DEMO_FEED_EVERY_SECONDS,
+    schedules: s.LOCAL_SCHEDULES
+      ? Object.fromEntries(scheduledWorkers().map(({ name, schedule }) => [name, s[intervalVariable(name)] ?? schedule.everyMinutes * 60]))
+      : undefined,
+  };
+}
