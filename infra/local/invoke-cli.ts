@@ -1,0 +1,72 @@
+// `npm run invoke -- <function> [payload.json | -]`: invokes one Lambda
+// function of the stack (a worker such as recompute or patrol-worker, or a
+// route group with an API Gateway event) against the running `npm start`, with
+// the event `aws lambda invoke --payload` would send, and prints what the
+// handler returned, as `aws lambda invoke` writes it to its outfile.
+// Workers the function starts (recompute starts the agent worker) run in this
+// process and are waited for before it exits.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { text } from 'node:stream/consumers';
+import { readLocalSettings } from './settings.js';
+import { functionNames } from './functions.js';
+import { RUNTIME_FILE, useLocalEnvironment, type RuntimeInfo } from './service.js';
+
+const usage = `usage: npm run invoke -- <function> [payload.json | -]
+  functions: ${functionNames().join(', ')}
+  payload: a JSON file, - for standard input, or none for {}`;
+
+async function main(): Promise<number> {
+  const [name, payloadArg, ...extra] = process.argv.slice(2);
+  if (!name || name === '--help' || name === '-h' || extra.length) {
+    console.error(usage);
+    return name ? 0 : 2;
+  }
+  if (!functionNames().includes(name)) {
+    console.error(`no function named ${name}\n${usage}`);
+    return 2;
+  }
+  const payloadText = payloadArg === undefined ? '{}' : payloadArg === '-' ? await text(process.stdin) : await readFile(payloadArg, 'utf8');
+  let event: unknown;
+  try {
+    event = JSON.parse(payloadText);
+  } catch (error) {
+    console.error(`the payload is not JSON: ${(error as Error).message}`);
+    return 2;
+  }
+
+  const { dataDir } = readLocalSettings();
+  const runtimeFile = join(resolve(dataDir), RUNTIME_FILE);
+  if (!existsSync(runtimeFile)) {
+    console.error(`no running service found (${runtimeFile} is missing): start it with npm start (same DATA_DIR) first`);
+    return 1;
+  }
+  const runtime = JSON.parse(await readFile(runtimeFile, 'utf8')) as RuntimeInfo;
+  try {
+    process.kill(runtime.pid, 0);
+  } catch {
+    console.error(`the service that wrote ${runtimeFile} (pid ${runtime.pid}) is not running: start it with npm start first`);
+    return 1;
+  }
+
+  await useLocalEnvironment({ dataDir: resolve(dataDir), dynamoEndpoint: runtime.dynamoEndpoint, tablePrefix: runtime.tablePrefix });
+  // Imported only now: the handlers read their settings from the environment.
+  const { invokeLocal, registerLocalWorkers } = await import('./functions.js');
+  const { localWorkersSettled } = await import('../../shared/worker-invoke.js');
+  await registerLocalWorkers();
+  const result = await invokeLocal(name, event);
+  console.log(JSON.stringify(result ?? null, null, 2));
+  await localWorkersSettled();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    // As Lambda reports an unhandled error: its type and message, exit status 1.
+    const e = error instanceof Error ? error : new Error(String(error));
+    console.error(JSON.stringify({ errorType: e.name, errorMessage: e.message }));
+    process.exit(1);
+  },
+);
