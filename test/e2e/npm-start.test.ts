@@ -1,9 +1,10 @@
 // Runs `npm start` exactly as a developer does: fresh data folder, health
-// check within 60 s, clean shutdown (no DynamoDB Local left behind), and data
-// kept across a restart.
-import { spawn, type ChildProcess } from 'node:child_process';
+// check within 60 s, clean shutdown (no DynamoDB Local left behind), data kept
+// across a restart; the first scheduled recompute bringing AI issues and
+// investigations; and `npm run invoke` against the running service.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,9 +16,9 @@ afterAll(() => {
   for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
-async function npmStart(dataDir: string, port: number) {
+async function npmStart(dataDir: string, port: number, env: Record<string, string> = {}) {
   const child = spawn('npm', ['start'], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: '', LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.push(child);
@@ -74,4 +75,92 @@ describe('npm start', () => {
     for (let i = 0; i < 100 && alive(secondJava); i++) await new Promise((r) => setTimeout(r, 100));
     expect(alive(secondJava)).toBe(false);
   }, 150_000);
+});
+
+/** `npm run invoke -- <args>` with this data folder: exit code, stdout (the handler's answer), stderr. */
+function npmInvoke(dataDir: string, args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolveRun) => {
+    const child = execFile('npm', ['run', '--silent', 'invoke', '--', ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, timeout: 120_000 }, (error, stdout, stderr) =>
+      resolveRun({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+    if (stdin !== undefined) child.stdin!.end(stdin);
+  });
+}
+
+describe('npm start, as a new user finds it', () => {
+  const password = 'first-morning-password';
+  let dataDir: string;
+  let port: number;
+  let started: Awaited<ReturnType<typeof npmStart>>;
+  let token: string;
+  const api = async (path: string) => {
+    const res = await fetch(`http://localhost:${port}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(res.status, path).toBe(200);
+    return (await res.json()) as any;
+  };
+
+  it('within 90 s of a fresh start shows AI issues, agent tasks or investigations, and rule-based investigations', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'fleet-first-'));
+    port = await freePort();
+    const t0 = Date.now();
+    started = await npmStart(dataDir, port, { ADMIN_PASSWORD: password, DEMO_CLUSTERS: '60' });
+    expect(started.output()).toMatch(/Schedules: .*recompute every 900 s/);
+    const login = await fetch(`http://localhost:${port}/api/auth/login`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }),
+    });
+    const answer = (await login.json()) as { access_token: string };
+    expect(login.status, JSON.stringify(answer)).toBe(200);
+    token = answer.access_token;
+
+    let aiIssues = 0;
+    let agentWork = 0;
+    let rulesInvestigations = 0;
+    while (Date.now() - t0 < 90_000 && !(aiIssues > 0 && agentWork > 0 && rulesInvestigations > 0)) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      aiIssues = (await api('/api/ai-issues?days=30')).total;
+      const investigations = (await api('/api/investigations?days=30')).investigations as { model: string }[];
+      agentWork = (await api('/api/investigations/pending-tasks')).total + investigations.length;
+      rulesInvestigations = investigations.filter((i) => i.model === 'rules').length;
+    }
+    expect({ aiIssues: aiIssues > 0, agentWork: agentWork > 0, rulesInvestigations: rulesInvestigations > 0 }).toEqual({ aiIssues: true, agentWork: true, rulesInvestigations: true });
+    expect(Date.now() - t0).toBeLessThan(90_000);
+  }, 150_000);
+
+  it('npm run invoke -- recompute and -- patrol-worker run against it, with the events aws lambda invoke takes', async () => {
+    const recompute = await npmInvoke(dataDir, ['recompute']);
+    expect(recompute.code, recompute.stderr).toBe(0);
+    expect(JSON.parse(recompute.stdout)).toMatchObject({ clusters: 60, issues: { failed: 0 }, ai_issues: { failed: 0 } });
+
+    const before = (await api('/api/patrol')).total as number;
+    const patrol = await npmInvoke(dataDir, ['patrol-worker', '-'], JSON.stringify({ report_type: 'on_demand', triggered_by: 'cli-test' }));
+    expect(patrol.code, patrol.stderr).toBe(0);
+    const report = JSON.parse(patrol.stdout) as { status: string; report_id: string };
+    expect(report.status).toBe('completed');
+    const reports = await api('/api/patrol');
+    expect(reports.total).toBe(before + 1);
+    expect(reports.reports.find((r: any) => r.report_id === report.report_id)).toMatchObject({ triggered_by: 'cli-test', report_type: 'on_demand' });
+
+    // A route group takes the API Gateway payload-2.0 event, as its Lambda does.
+    const event = {
+      version: '2.0', routeKey: 'GET /api/health-check', rawPath: '/api/health-check', rawQueryString: '', headers: {}, isBase64Encoded: false,
+      requestContext: { http: { method: 'GET', path: '/api/health-check', sourceIp: '127.0.0.1' }, requestId: 'invoke-test', routeKey: 'GET /api/health-check', stage: '$default' },
+    };
+    const file = join(dataDir, 'health-event.json');
+    await writeFile(file, JSON.stringify(event));
+    const health = await npmInvoke(dataDir, ['auth', file]);
+    expect(health.code, health.stderr).toBe(0);
+    expect(JSON.parse(health.stdout)).toMatchObject({ statusCode: 200, body: JSON.stringify({ status: 'ok', service: 'fleet-health' }) });
+
+    const unknown = await npmInvoke(dataDir, ['no-such-function']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no function named no-such-function.*\n.*usage/s);
+  }, 180_000);
+
+  it('npm run invoke says so when the service is not running', async () => {
+    started.child.kill('SIGTERM');
+    expect(['ok', 'SIGTERM']).toContain(await started.exited);
+    const stopped = await npmInvoke(dataDir, ['recompute']);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toMatch(/no running service found.*npm start/);
+  }, 60_000);
 });
