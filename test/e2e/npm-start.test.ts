@@ -12,9 +12,16 @@ import { freePort } from '../../infra/local/dynamodb-local.js';
 
 const running: ChildProcess[] = [];
 
-afterAll(() => {
-  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
-});
+afterAll(async () => {
+  // SIGTERM first, so a test that failed half-way leaves no DynamoDB Local behind; SIGKILL if it hangs.
+  await Promise.all(
+    running.filter((child) => child.exitCode === null && child.signalCode === null).map(async (child) => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      if (!(await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 15_000))]))) child.kill('SIGKILL');
+    }),
+  );
+}, 30_000);
 
 async function npmStart(dataDir: string, port: number, env: Record<string, string> = {}) {
   const child = spawn('npm', ['start'], {
