@@ -4,7 +4,7 @@
 import { getInvestigation, listInvestigationsSince, listOpenTasks, type AgentTask, type InvestigationSummary } from '../db/investigations.js';
 import { NotFound } from '../http/errors.js';
 
-export const SOURCE = 'agent';
+export const SOURCE = 'live'; // spec §1: data computed from live data
 /** Open tasks shown at most (spec §8). */
 export const PENDING_TASKS_SHOWN = 50;
 const DAY_MS = 86_400_000;

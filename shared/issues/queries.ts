@@ -15,7 +15,7 @@ import type { IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
 import { groupKeyOf } from './grouping.js';
 
-export const SOURCE = 'rules';
+export const SOURCE = 'live'; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
 
 /** The list window: `days` back from now; 0 means since midnight UTC today (0.25: the last six hours). */

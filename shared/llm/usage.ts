@@ -4,7 +4,7 @@
 import { listUsage, type UsageRecord } from '../db/llm-usage.js';
 import { priceOf, pricingTable } from './pricing.js';
 
-export const SOURCE = 'ledger';
+export const SOURCE = 'live'; // spec §1: data computed from live data
 
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 

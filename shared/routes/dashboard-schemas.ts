@@ -3,7 +3,9 @@
 // against them. Numbers that can be missing for lack of data are nullable.
 import * as z from 'zod';
 
-const Stamp = { source: z.string(), generated_at: z.iso.datetime() };
+// Spec §1: `source` is `unified` for the fleet group, `live` for data computed from live data.
+const Unified = { source: z.literal('unified'), generated_at: z.iso.datetime() };
+const Stamp = { source: z.literal('live'), generated_at: z.iso.datetime() };
 const Classification = z.enum(['Healthy', 'Warning', 'Critical']);
 const Num = z.number();
 const Int = z.number().int();
@@ -44,9 +46,9 @@ export const FleetKpis = z.object({
   avg_score: Num, avg_metrics_score: Num, avg_alerts_score: Num,
 });
 
-export const FleetScoresResponse = z.object({ scores: z.array(FleetClusterScore), ...Stamp });
-export const FleetKpisResponse = z.object({ kpis: FleetKpis, ...Stamp });
-export const FleetCriticalResponse = z.object({ clusters: z.array(FleetClusterScore), total: Int, ...Stamp });
+export const FleetScoresResponse = z.object({ scores: z.array(FleetClusterScore), ...Unified });
+export const FleetKpisResponse = z.object({ kpis: FleetKpis, ...Unified });
+export const FleetCriticalResponse = z.object({ clusters: z.array(FleetClusterScore), total: Int, ...Unified });
 export const FleetRulesResponse = z.object({
   lookback_days: Int,
   weights: z.object({ metrics: Num, alerts: Num }),

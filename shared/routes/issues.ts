@@ -25,7 +25,7 @@ export const IssueSchema = z.object({
   triage_status: z.string(), disposition_status: z.string(), assignee: z.string(), notes: z.string(), ticket_key: z.string(), ticket_url: z.string(),
   updated_at: z.string(), updated_by: z.string(),
 });
-const Source = { source: z.literal('rules') };
+const Source = { source: z.literal('live') }; // spec §1: data computed from live data
 const ListAnswer = z.object({
   issues: z.array(IssueSchema), total: z.number().int(), page: z.number().int(), page_size: z.number().int(), total_pages: z.number().int(),
   customers: z.array(z.string()), clusters: z.array(z.string()), ...Source,

@@ -8,7 +8,7 @@ const DaysQuery = z.object({ days: DaysInRange(30) });
 // Answers (spec §2 LLM usage, §4).
 const Int = z.number().int();
 const Sums = { runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_duration_s: z.number() };
-const Stamp = { source: z.string(), generated_at: z.string() };
+const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 const SummaryAnswer = z.object({
   period_days: Int,
   daily_usage: z.array(z.object({ day: z.string(), source: z.enum(['chat', 'agent']), model: z.string(), ...Sums, errors: Int })),

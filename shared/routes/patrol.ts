@@ -21,7 +21,7 @@ const Report = ListItem.extend({
   })),
   customer_summaries_parsed: z.array(z.object({ customer_name: z.string(), clusters: Int, flagged: Int, summary: z.string() })),
 });
-const Stamp = { source: z.string(), generated_at: z.string() };
+const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 const TriggerAnswer = z.union([
   z.object({ status: z.literal('completed'), report_id: z.string(), tool_rounds: Int, total_tokens: Int, duration_seconds: z.number(), message: z.string() }),
   z.object({ status: z.enum(['running', 'failed']), report_id: z.string(), message: z.string() }),

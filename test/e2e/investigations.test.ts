@@ -70,7 +70,7 @@ const SPEC_TASK_FIELDS = ['task_id', 'cluster_id', 'cluster_name', 'customer_nam
 describe('before any task', () => {
   it('empty list, zero KPIs, no pending tasks, 404 for an unknown investigation', async () => {
     const list = await get('/api/investigations');
-    expect(list).toMatchObject({ investigations: [], total: 0, page: 1, page_size: 20, source: 'agent' });
+    expect(list).toMatchObject({ investigations: [], total: 0, page: 1, page_size: 20, source: 'live' });
     conforms('list', list);
     const kpis = await get('/api/investigations/kpis');
     expect(kpis).toMatchObject({ total_investigations: 0, critical_count: 0, warning_count: 0, info_count: 0, total_tokens: 0, avg_confidence: 0, avg_duration_s: 0, total_cost_usd: 0 });
@@ -193,7 +193,7 @@ describe('investigations', () => {
     const kpis = await get('/api/investigations/kpis');
     conforms('kpis', kpis);
     const count = (s: string) => all.filter((i) => i.severity === s).length;
-    expect(kpis).toMatchObject({ total_investigations: all.length, critical_count: count('critical'), warning_count: count('warning'), info_count: count('info'), total_tokens: 0, total_cost_usd: 0, source: 'agent' });
+    expect(kpis).toMatchObject({ total_investigations: all.length, critical_count: count('critical'), warning_count: count('warning'), info_count: count('info'), total_tokens: 0, total_cost_usd: 0, source: 'live' });
     expect(kpis.avg_confidence).toBeCloseTo(all.reduce((s, i) => s + i.confidence, 0) / all.length, 3);
     expect(kpis.avg_duration_s).toBeCloseTo(all.reduce((s, i) => s + i.duration_seconds, 0) / all.length, 2);
   });

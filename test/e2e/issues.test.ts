@@ -189,7 +189,7 @@ describe('GET /api/issues/kpis', () => {
         ongoing: inWindow.filter((i) => i.status === 'Ongoing').length,
         resolved: inWindow.filter((i) => i.status === 'Resolved').length,
         unassigned: inWindow.filter((i) => !i.assignee).length,
-        source: 'rules',
+        source: 'live',
       });
       const mean = inWindow.length ? inWindow.reduce((s, i) => s + durationMinutes(i, new Date()), 0) / inWindow.length : 0;
       expect(Math.abs(kpis.avg_duration_minutes - mean)).toBeLessThan(2); // ongoing durations grow while the test runs
@@ -224,7 +224,7 @@ describe('PATCH /api/issues/{id}', () => {
     const users = (await call(viewer, 'GET', '/api/issues/users')).body.users;
     expect(users.map((u: any) => u.username)).toContain('issues-admin');
     const patch = { triage_status: 'Mitigated', disposition_status: 'Actionable', assignee: 'issues-admin', notes: 'n'.repeat(10_000) };
-    expect(await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, patch)).toEqual({ status: 200, body: { status: 'updated', source: 'rules' } });
+    expect(await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, patch)).toEqual({ status: 200, body: { status: 'updated', source: 'live' } });
     expect((await call(viewer, 'GET', `/api/issues/${issue.issue_id}`)).body.issue).toMatchObject({ ...patch, updated_by: 'issues-admin' });
     const entry = (await listAudit('issue_update')).find((e) => e.target === issue.issue_id)!;
     expect(entry.detail).toEqual({ before: { triage_status: issue.triage_status, disposition_status: '', assignee: '', notes: issue.notes }, after: patch });
@@ -264,7 +264,7 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     const before = jira.received.length;
     const res = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'created', ticket_key: expect.stringMatching(/^OPS-\d+$/), ticket_url: `${jira.baseUrl}/browse/${res.body.ticket_key}`, source: 'rules' });
+    expect(res.body).toEqual({ status: 'created', ticket_key: expect.stringMatching(/^OPS-\d+$/), ticket_url: `${jira.baseUrl}/browse/${res.body.ticket_key}`, source: 'live' });
     expect(jira.received.length).toBe(before + 1);
     const sent = jira.received.at(-1)!.body as any;
     expect(sent.fields.summary).toContain(issue.cluster_name);
