@@ -5,10 +5,10 @@ import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { batchGet, retryOnConflict, transactWrite } from '../db/client.js';
 import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord } from '../db/ai-issues.js';
-import { getUser, listUsers } from '../db/users.js';
-import { NotFound, ValidationFailed } from '../http/errors.js';
+import { NotFound } from '../http/errors.js';
 import type { Principal } from '../http/route.js';
 import { displayTime, distinct, durationMinutes, kpiCounts, matches, newestFirst, windowStart } from '../issues/queries.js';
+import { resolveAssignee } from '../issues/assignee.js';
 import type { IssueListQuery } from '../routes/common.js';
 
 export const SOURCE = 'ai';
@@ -62,18 +62,10 @@ export async function aiIssueDetail(id: string, now = new Date()) {
   };
 }
 
-/** PATCH: `me` as assignee is the caller; another assignee must be an active account. Audited with before and after. */
+/** PATCH: the assignee resolved as for alert issues (shared/issues/triage.ts). Audited with before and after. */
 export async function updateAiTriage(principal: Principal, id: string, patch: Record<string, string | undefined>, caller: Caller, now = new Date()) {
   const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Record<string, string>;
-  if (changes.assignee !== undefined) {
-    const wanted = changes.assignee.trim();
-    if (wanted.toLowerCase() === 'me') changes.assignee = principal.name;
-    else if (wanted) {
-      const user = (await getUser(wanted)) ?? (await listUsers()).find((u) => u.email.toLowerCase() === wanted.toLowerCase() || u.name === wanted);
-      if (!user?.is_active) throw new ValidationFailed(`No user ${wanted} to assign.`, [{ loc: ['body', 'assignee'], msg: 'must be an active user, "me" or empty', type: 'value_error' }]);
-      changes.assignee = user.name;
-    } else changes.assignee = '';
-  }
+  if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(principal, changes.assignee);
   // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
   return retryOnConflict(async () => {
     const issue = await requireAiIssue(id);

@@ -5,24 +5,15 @@ import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { ConditionFailed, retryOnConflict, transactWrite } from '../db/client.js';
 import { claimTicket, getIssue, releaseTicketClaim, storeTicketAction, triageAction, type IssueRecord, type TriageFields } from '../db/issues.js';
-import { getUser, listUsers } from '../db/users.js';
-import { BadGateway, Conflict, ServiceUnavailable, ValidationFailed } from '../http/errors.js';
+import { BadGateway, Conflict, ServiceUnavailable } from '../http/errors.js';
 import type { Principal } from '../http/route.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
+import { resolveAssignee } from './assignee.js';
 import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
-
-/** An assignee is an active account (username or email, stored as the username), or empty. */
-async function resolveAssignee(assignee: string): Promise<string> {
-  const wanted = assignee.trim();
-  if (!wanted) return '';
-  const user = (await getUser(wanted)) ?? (await listUsers()).find((u) => u.email.toLowerCase() === wanted.toLowerCase());
-  if (!user?.is_active) throw new ValidationFailed(`No user ${wanted} to assign.`, [{ loc: ['body', 'assignee'], msg: 'must be an active user or empty', type: 'value_error' }]);
-  return user.username;
-}
 
 export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now = new Date()) {
   const changes = { ...patch };
-  if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(changes.assignee);
+  if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(principal, changes.assignee);
   // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
   return retryOnConflict(async () => {
     const issue = await requireIssue(issueId);

@@ -63,7 +63,7 @@ describe('AI issues without a provider', () => {
   it('PATCH sets triage fields; assignee `me` is the caller', async () => {
     const [issue] = (await call('GET', '/api/ai-issues?days=30')).body.issues;
     expect(await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { triage_status: 'Investigating', assignee: 'me', notes: 'looking' })).toEqual({ status: 200, body: { status: 'ok' } });
-    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue).toMatchObject({ triage_status: 'Investigating', assignee: 'The admin', notes: 'looking' });
+    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue).toMatchObject({ triage_status: 'Investigating', assignee: 'ai-admin', notes: 'looking' });
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: 'nobody-at-all' })).status).toBe(422);
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { ticket_key: 'X-1' })).status).toBe(422);
     // a new alert of the same kind on that cluster: the cluster really is regrouped, and the triage stays
