@@ -128,13 +128,17 @@ function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules)
   };
 }
 
-/** "Disk Usage (32)": the lowest-scoring dimension (ties: heavier weight, then name), or "None" when all are at 100. */
+/**
+ * "Disk Usage (32)": the lowest-scoring dimension (ties: heavier weight, then
+ * name), also when all are at 100 (spec: "dimension name and score"); "None"
+ * only for a cluster with no dimension at all.
+ */
 export function topRisk(scores: readonly DimensionScore[]): string {
   let worst: DimensionScore | undefined;
   for (const d of scores) {
     if (!worst || d.score < worst.score || (d.score === worst.score && (d.weight > worst.weight || (d.weight === worst.weight && d.name < worst.name)))) worst = d;
   }
-  return worst && worst.score < 100 ? `${worst.name} (${Math.round(worst.score)})` : 'None';
+  return worst ? `${worst.name} (${Math.round(worst.score)})` : 'None';
 }
 
 const FLEET_METRIC_KEYS = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'] as const;

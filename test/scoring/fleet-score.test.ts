@@ -212,8 +212,8 @@ describe('topRisk: "Disk Usage (32)"', () => {
     expect(topRisk([d('A', 40, 1), d('Z', 40, 5)])).toBe('Z (40)');
   });
 
-  it('"None" when every dimension is at 100, or there are none', () => {
-    expect(topRisk([d('A', 100), d('B', 100)])).toBe('None');
+  it('spec: top_risk is the "dimension name and score", also when every dimension is at 100; "None" only without any', () => {
+    expect(topRisk([d('A', 100, 1), d('B', 100, 3)])).toBe('B (100)');
     expect(topRisk([])).toBe('None');
   });
 });

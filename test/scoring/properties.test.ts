@@ -150,7 +150,8 @@ describe('scores stay within 0..100 and nothing crashes on missing data', () => 
         for (const r of rules.dimensions.filter((r) => !hasData(r.metric_key))) {
           expect(s.risk_reasons).toContain(`No ${r.display_name} data in the last ${rules.lookback_days} days`);
         }
-        if (s.top_risk !== 'None') expect(s.top_risk).toMatch(/^.+ \(\d{1,3}\)$/);
+        if (s.dimension_scores.length) expect(s.top_risk).toMatch(/^.+ \(\d{1,3}\)$/);
+        else expect(s.top_risk).toBe('None');
       }),
       RUNS,
     );
