@@ -63,6 +63,8 @@ export async function computeFleetView(now = new Date()): Promise<FleetView> {
   const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now);
   const scores = scoreFleet(fleet, health.rules, now);
   const overall = new Map(scores.map((s) => [s.cluster_id, s.overall_score]));
+  const snapshots = sortSnapshots(fleet.map((d) => riskSnapshot(d, risk.rules, overall.get(d.cluster.cluster_id) ?? 0, now)));
+  const riskLevels = new Map(snapshots.map((s) => [s.cluster_id, s.risk_level]));
   return {
     generatedAt: now.toISOString(),
     now,
@@ -70,8 +72,9 @@ export async function computeFleetView(now = new Date()): Promise<FleetView> {
     risk,
     fleet,
     scores,
-    healthScores: healthScores(fleet, health.rules, now),
-    snapshots: sortSnapshots(fleet.map((d) => riskSnapshot(d, risk.rules, overall.get(d.cluster.cluster_id) ?? 0, now))),
+    // One risk level per cluster: the health view shows the snapshot's, not its own classification.
+    healthScores: healthScores(fleet, health.rules, now, (id) => riskLevels.get(id)),
+    snapshots,
   };
 }
 

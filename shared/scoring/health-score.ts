@@ -2,6 +2,7 @@
 import type { ScoringRules } from '../rules/schemas.js';
 import { classCounts, classify, mean, scoreDimensions, topRisk, worstFirst, type Classification } from './fleet-score.js';
 import { aggregate, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
+import type { RiskLevel } from './risk.js';
 
 export interface HealthDimension {
   name: string;
@@ -22,7 +23,8 @@ export interface HealthScore {
   cluster_type: string;
   region: string;
   dimension_scores: HealthDimension[];
-  risk_level: Classification;
+  /** The risk rules' level, as in the cluster's risk snapshot. */
+  risk_level: RiskLevel;
   risk_reasons: string[];
   suggested_actions: string[];
   /** Every dimension's metric value by metric key (null: no data in the lookback). */
@@ -45,7 +47,11 @@ export interface EnrichmentItem {
   region_name: string;
 }
 
-export function healthScore(data: ClusterData, rules: ScoringRules, now: Date): HealthScore {
+/**
+ * `riskLevelOf` answers the cluster's risk level from the risk rules (the one
+ * /api/risk/snapshots shows); without it, the health classification stands in.
+ */
+export function healthScore(data: ClusterData, rules: ScoringRules, now: Date, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore {
   const { cluster } = data;
   const dims = scoreDimensions(data, rules, now);
   const from = lookbackStart(rules.lookback_days, now);
@@ -75,7 +81,7 @@ export function healthScore(data: ClusterData, rules: ScoringRules, now: Date): 
           description: `${r.aggregation} over ${rules.lookback_days} days; green ${r.green}, yellow ${r.yellow}, red ${r.red} (${direction}); status ${d.status}`,
         };
       }),
-    risk_level: classification,
+    risk_level: riskLevelOf?.(cluster.cluster_id) ?? classification,
     risk_reasons: dims.reasons,
     suggested_actions: dims.actions,
     risk_metrics: Object.fromEntries(
@@ -87,8 +93,8 @@ export function healthScore(data: ClusterData, rules: ScoringRules, now: Date): 
   };
 }
 
-export function healthScores(fleet: readonly ClusterData[], rules: ScoringRules, now: Date): HealthScore[] {
-  return worstFirst(fleet.map((d) => healthScore(d, rules, now)), (s) => s.overall_score);
+export function healthScores(fleet: readonly ClusterData[], rules: ScoringRules, now: Date, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
+  return worstFirst(fleet.map((d) => healthScore(d, rules, now, riskLevelOf)), (s) => s.overall_score);
 }
 
 export function healthKpis(scores: readonly HealthScore[], fleet: readonly ClusterData[], rules: ScoringRules, now: Date): HealthKpis {
