@@ -16,6 +16,13 @@ export const DaysWindow = z.preprocess(blankAsAbsent, z.coerce.number().min(0).m
 
 export const Text = (max: number) => z.string().max(max);
 
+/** `value` in the case `values` spell it (`critical` → `Critical`), or unchanged when none matches. */
+const inCaseOf = (values: readonly string[], value: string) => values.find((c) => c.toLowerCase() === value.trim().toLowerCase()) ?? value;
+
+/** One of `values` matched case-insensitively, answered in the contract's case. */
+export const AnyCase = <T extends string>(values: readonly [T, ...T[]]) =>
+  z.preprocess((v) => (typeof v === 'string' ? inCaseOf(values, v) : v), z.enum(values));
+
 /** Shared by /api/issues and /api/ai-issues (spec §4, list query parameters). */
 export const IssueListQuery = z.object({
   search: Text(200).default(''),
@@ -23,7 +30,7 @@ export const IssueListQuery = z.object({
   severities: z
     .string()
     .default('')
-    .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))
+    .transform((s) => s.split(',').map((v) => inCaseOf(['Critical', 'Warning'], v)).filter(Boolean))
     .pipe(z.array(z.enum(['Critical', 'Warning']))),
   status: z.enum(['', 'Ongoing', 'Resolved']).default(''),
   customer: Text(200).default(''),

@@ -1,11 +1,11 @@
 import * as z from 'zod';
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
-import { DaysInRange, Page, PageSize, Text } from './common.js';
+import { AnyCase, DaysInRange, Page, PageSize, Text } from './common.js';
 
 export const InvestigationListQuery = z.object({
   days: DaysInRange(30),
-  severity: z.enum(['', 'critical', 'warning', 'info']).default(''),
+  severity: AnyCase(['', 'critical', 'warning', 'info']).default(''),
   customer: Text(200).default(''),
   page: Page,
   page_size: PageSize,
@@ -13,7 +13,7 @@ export const InvestigationListQuery = z.object({
 
 // Answers (spec §2 Investigation, Agent task; §4 Investigations).
 const Int = z.number().int();
-const Stamp = { source: z.string(), generated_at: z.string() };
+const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 const ListItem = z.object({
   investigation_id: z.string(), task_id: z.string(), cluster_id: z.string(), cluster_name: z.string(), customer_name: z.string(),
   severity: z.enum(['critical', 'warning', 'info']), confidence: z.number().min(0).max(1), root_cause: z.string(), recommended_actions: z.string(),
