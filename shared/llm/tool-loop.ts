@@ -101,9 +101,11 @@ export async function runToolLoop(options: {
    */
   deadline?: number;
   reserveMs?: number;
+  /** Accumulates the calls' usage here, so a caller still knows what was spent when the loop throws. */
+  spent?: Spent;
 }): Promise<LoopResult> {
   const messages = [...options.messages];
-  const spent = nothingSpent();
+  const spent = options.spent ?? nothingSpent();
   let toolCalls = 0;
   for (let round = 0; ; round++) {
     const outOfTime = options.deadline !== undefined && Date.now() > options.deadline - (options.reserveMs ?? 10_000);

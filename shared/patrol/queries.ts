@@ -4,7 +4,7 @@ import { getReport, listReportsSince, type PatrolReport } from '../db/patrol.js'
 import { NotFound } from '../http/errors.js';
 import { settled } from './lock.js';
 
-export const SOURCE = 'patrol';
+export const SOURCE = 'live'; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
 
 const listItem = (r: PatrolReport) => ({
@@ -35,15 +35,20 @@ export async function latestReport() {
   throw new NotFound('No completed patrol report yet: trigger one with POST /api/patrol/trigger.');
 }
 
-/** Completed reports of the last 30 days. */
+/**
+ * The last 30 days: reports, duration and latest count completed reports;
+ * tokens and cost count every finished one, since a scan that failed after
+ * LLM calls was charged for them (shared/patrol/README.md).
+ */
 export async function patrolKpis(now = new Date()) {
-  const reports = (await listReportsSince(new Date(now.getTime() - 30 * DAY_MS))).filter((r) => r.status === 'completed');
+  const finished = (await listReportsSince(new Date(now.getTime() - 30 * DAY_MS))).filter((r) => r.status !== 'running');
+  const reports = finished.filter((r) => r.status === 'completed');
   const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
   return {
     total_reports: reports.length,
-    total_tokens: reports.reduce((s, r) => s + r.total_tokens, 0),
+    total_tokens: finished.reduce((s, r) => s + (r.total_tokens ?? 0), 0),
     avg_duration_s: reports.length ? round(reports.reduce((s, r) => s + r.duration_seconds, 0) / reports.length, 2) : 0,
-    total_cost_usd: round(reports.reduce((s, r) => s + r.cost_usd, 0), 6),
+    total_cost_usd: round(finished.reduce((s, r) => s + (r.cost_usd ?? 0), 0), 6),
     latest_report_at: reports[0]?.created_at ?? null,
     source: SOURCE,
     generated_at: now.toISOString(),

@@ -9,6 +9,7 @@ import { heartbeatLock, lockHolder, releaseLock } from '../db/locks.js';
 import { ConditionFailed } from '../db/client.js';
 import { claimReport, createReport, finishReport } from '../db/patrol.js';
 import { llmProvider } from '../llm/provider.js';
+import { nothingSpent, type Spent } from '../llm/tool-loop.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
 import { leaseMs, PATROL_LOCK, takeLock } from './lock.js';
@@ -57,9 +58,11 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     });
   }, Math.max(1000, leaseMs() / 3));
   const started = Date.now();
+  // What the scan spent so far: a scan that fails after LLM calls still reports them (the ledger charged them).
+  const meter: Meter = { model: '', spent: nothingSpent() };
   try {
     await heartbeatLock(PATROL_LOCK, owner, leaseMs()); // ours, or someone took over after our lease ran out
-    const outcome = await scan(owner, event.triggered_by ?? 'schedule');
+    const outcome = await scan(owner, event.triggered_by ?? 'schedule', meter);
     if (lost) throw new ScanFailed('the scan outlived its lock');
     const { result } = outcome;
     await finishReport(owner, {
@@ -82,7 +85,10 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     // Viewers read the reason: internal errors are logged in full and shown without their details.
     const reason = error instanceof LlmError ? `the language model failed: ${error.message}` : error instanceof ScanFailed ? error.message : 'internal error (see the patrol-worker logs)';
     log.error('patrol scan failed', { report_id: owner, reason, error: String(error) });
-    await finishReport(owner, { status: 'failed', error: reason, duration_seconds: Math.round((Date.now() - started) / 100) / 10 }).catch(() => undefined);
+    await finishReport(owner, {
+      status: 'failed', error: reason, duration_seconds: Math.round((Date.now() - started) / 100) / 10,
+      model: meter.model, input_tokens: meter.spent.input_tokens, output_tokens: meter.spent.output_tokens, total_tokens: meter.spent.total_tokens, cost_usd: meter.spent.cost_usd,
+    }).catch(() => undefined);
     return { status: 'failed', report_id: owner };
   } finally {
     clearInterval(heartbeat);
@@ -90,12 +96,19 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   }
 }
 
+interface Meter {
+  model: string;
+  spent: Spent;
+}
+
 /** The LLM scan when a provider is configured, else the rules engine (model `rules`, cost 0). */
-async function scan(reportId: string, user: string): Promise<ScanOutcome> {
+async function scan(reportId: string, user: string, meter: Meter): Promise<ScanOutcome> {
   const inputs = await gatherInputs();
   const provider = llmProvider();
   if (!provider) {
-    return { result: rulesScan(inputs), model: 'rules', tool_rounds: 0, spent: { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0, calls: 0 } };
+    meter.model = 'rules';
+    return { result: rulesScan(inputs), model: 'rules', tool_rounds: 0, spent: meter.spent };
   }
-  return llmScan(provider, inputs, { runId: reportId, source: 'agent', user }, Date.now() + SCAN_DEADLINE_MS);
+  meter.model = provider.model;
+  return llmScan(provider, inputs, { runId: reportId, source: 'agent', user }, Date.now() + SCAN_DEADLINE_MS, meter.spent);
 }

@@ -10,7 +10,7 @@ import { listAiIssuesActiveSince } from '../db/ai-issues.js';
 import { listIssuesActiveSince, type IssueRecord } from '../db/issues.js';
 import { getGeneralSettings } from '../db/settings.js';
 import { AnswerInvalid, structuredAnswer } from '../llm/structured.js';
-import type { Ledger, Spent } from '../llm/tool-loop.js';
+import { nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
 import type { LlmProvider, Message } from '../llm/types.js';
 import { fleetKpis, type FleetClusterScore } from '../scoring/fleet-score.js';
 import { fleetView } from '../scoring/fleet-view.js';
@@ -138,8 +138,9 @@ export function rulesScan(inputs: PatrolInputs): PatrolResult {
         : `All ${c.clusters} cluster${c.clusters === 1 ? '' : 's'} healthy.`,
     }))
     .sort((a, b) => b.flagged - a.flagged || byName(a.customer_name, b.customer_name));
-  const critical = flagged.filter((f) => f.severity === 'Critical').length;
-  const headline = `${critical} critical and ${flagged.length - critical} warning cluster${flagged.length - critical === 1 ? '' : 's'} to look at; ${inputs.open_issues} open issue${inputs.open_issues === 1 ? '' : 's'}.`;
+  // The headline counts what fleet_summary counts (the fleet classification), so the two never disagree.
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const headline = `${kpis.critical_count} critical and ${plural(kpis.warning_count, 'warning cluster')}; ${flagged.length} flagged by risk to look at; ${plural(inputs.open_issues, 'open issue')}.`;
   const summary: FleetSummary = { total_clusters: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count, healthy: kpis.healthy_count, headline };
   const narrative = [
     '_Rules-engine patrol: no LLM provider is configured, so this report applies the scoring and risk rules to the same inputs._',
@@ -180,11 +181,12 @@ export function describeFleet(inputs: PatrolInputs): string {
   ].join('\n');
 }
 
-export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledger: Ledger, deadline?: number): Promise<ScanOutcome> {
+/** `spent` accumulates every call's usage, also when the scan then fails. */
+export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledger: Ledger, deadline?: number, spent = nothingSpent()): Promise<ScanOutcome> {
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeFleet(inputs) }] }];
   try {
     const { value, loop } = await structuredAnswer(PatrolResult, {
-      provider, system: SYSTEM, messages, tools: await toolSpecs(), runTool, maxRounds: PATROL_TOOL_ROUNDS, ledger, maxTokens: 4096, deadline, reserveMs: 120_000,
+      provider, system: SYSTEM, messages, tools: await toolSpecs(), runTool, maxRounds: PATROL_TOOL_ROUNDS, ledger, maxTokens: 4096, deadline, reserveMs: 120_000, spent,
     });
     return { result: value, model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
   } catch (error) {

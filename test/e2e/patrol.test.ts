@@ -136,6 +136,29 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
   });
 });
 
+describe('a scan that fails after LLM calls (issue 16, deviation 6)', () => {
+  it('keeps the model, tokens and cost the ledger charged, and the patrol KPIs count them', async () => {
+    useLlm();
+    const before = (await call(viewer, 'GET', '/api/patrol/kpis/summary')).body;
+    openai
+      .enqueueToolUse({ name: 'run_sql', input: { sql: 'SELECT COUNT(*) AS n FROM scores' } }, { usage: { input_tokens: 4000, output_tokens: 50 } })
+      .enqueueError(500)
+      .enqueueError(500);
+    const res = await trigger();
+    expect(res.body).toMatchObject({ status: 'failed' });
+    const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
+    const ledger = (await listUsage(1)).filter((u) => u.run_id === res.body.report_id);
+    const charged = ledger.reduce((s, u) => s + u.cost_usd, 0);
+    expect(charged).toBeGreaterThan(0);
+    expect(report).toMatchObject({ status: 'failed', model: 'gpt-4o-mini', input_tokens: 4000, output_tokens: 50, total_tokens: 4050 });
+    expect(report.cost_usd).toBeCloseTo(charged, 6);
+    const after = (await call(viewer, 'GET', '/api/patrol/kpis/summary')).body;
+    expect(after.total_tokens - before.total_tokens).toBe(4050);
+    expect(after.total_cost_usd - before.total_cost_usd).toBeCloseTo(charged, 6);
+    expect(after.total_reports).toBe(before.total_reports); // completed reports only
+  });
+});
+
 describe('one scan at a time', () => {
   it('10 simultaneous triggers: exactly one scan runs, nine answer already_running', async () => {
     useLlm();
@@ -230,13 +253,14 @@ describe('lists and KPIs', () => {
     expect(list.total).toBe(reports.length);
     expect(list.reports.map((r: any) => r.created_at)).toEqual([...list.reports.map((r: any) => r.created_at)].sort().reverse());
     const completed = reports.filter((r) => r.status === 'completed');
+    const finished = reports.filter((r) => r.status !== 'running');
     const kpis = (await call(viewer, 'GET', '/api/patrol/kpis/summary')).body;
     expect(kpis).toMatchObject({
       total_reports: completed.length,
-      total_tokens: completed.reduce((s, r) => s + r.total_tokens, 0),
+      total_tokens: finished.reduce((s, r) => s + (r.total_tokens ?? 0), 0), // failed scans spent tokens too
       latest_report_at: completed[0].created_at,
     });
-    expect(kpis.total_cost_usd).toBeCloseTo(completed.reduce((s, r) => s + r.cost_usd, 0), 6);
+    expect(kpis.total_cost_usd).toBeCloseTo(finished.reduce((s, r) => s + (r.cost_usd ?? 0), 0), 6);
     expect(kpis.avg_duration_s).toBe(Math.round((completed.reduce((s, r) => s + r.duration_seconds, 0) / completed.length) * 100) / 100);
     const latest = (await call(viewer, 'GET', '/api/patrol/latest')).body;
     expect(latest.report_id).toBe(completed[0].report_id);
