@@ -32,7 +32,7 @@ export interface DemoCluster {
 }
 
 /** mulberry32: small, fast, deterministic. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -88,14 +88,14 @@ export function demoClusters(count: number, seed = 42): DemoCluster[] {
 }
 
 /** Where each metric sits for a healthy cluster: [low, high]. */
-const HEALTHY: Record<MetricKey, [number, number]> = {
+export const HEALTHY: Record<MetricKey, [number, number]> = {
   compaction_score: [15, 80], disk_used_pct: [28, 62], query_errors_7d: [0, 40], query_error_pct: [0.01, 0.3], qps: [60, 2500],
   node_count: [0, 0], memory_pct: [35, 65], peak_jvm_heap_gb: [4, 14], error_rate_pct: [0.01, 0.4], slow_queries_7d: [0, 25],
   p99_latency_ms: [90, 380], avg_latency_ms: [8, 55], max_latency_ms: [400, 1800],
 };
 
 /** Where a troubled metric ends on the last day: [warning, critical]. */
-const TROUBLE_TARGETS: Record<Trouble, Partial<Record<MetricKey, [number, number]>>> = {
+export const TROUBLE_TARGETS: Record<Trouble, Partial<Record<MetricKey, [number, number]>>> = {
   compaction: { compaction_score: [620, 1350], p99_latency_ms: [900, 2200] },
   disk: { disk_used_pct: [84, 96.5] },
   errors: { query_errors_7d: [900, 6500], query_error_pct: [2.5, 9], error_rate_pct: [3, 11] },
@@ -103,7 +103,7 @@ const TROUBLE_TARGETS: Record<Trouble, Partial<Record<MetricKey, [number, number
   latency: { slow_queries_7d: [260, 1400], p99_latency_ms: [1500, 4200], avg_latency_ms: [160, 420], max_latency_ms: [6000, 15000] },
 };
 
-const ALERTS_FOR: Record<Trouble, string> = {
+export const ALERTS_FOR: Record<Trouble, string> = {
   compaction: 'CompactionScoreHigh', disk: 'DiskUsageHigh', errors: 'QueryErrorRateHigh', memory: 'JvmHeapPressure', latency: 'SlowQueriesHigh',
 };
 
@@ -115,7 +115,7 @@ const LOG_SIGNATURES: Record<Trouble, string[]> = {
   latency: ['Slow query: {v} ms scanning {n} tablets', 'Slow query: {v} ms waiting for exchange data from be-{n}'],
 };
 
-const HOUR = 3_600_000;
+export const HOUR = 3_600_000;
 
 /** The hour starts of the last `days` days, ending with the hour before `now`. */
 function hours(days: number, now: Date): Date[] {
@@ -123,12 +123,20 @@ function hours(days: number, now: Date): Date[] {
   return Array.from({ length: days * 24 }, (_, i) => new Date(last - (days * 24 - 1 - i) * HOUR));
 }
 
-/** Hourly samples for one cluster (13 metric keys × 24 × days). */
-export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed = 42): Generator<MetricSample> {
-  const random = rng(seed ^ parseInt(cluster.inventory.cluster_id.slice(0, 8), 16));
-  const baseline = Object.fromEntries(
+/** A number of the cluster, to seed its own random streams. */
+export const clusterSeed = (cluster: DemoCluster, seed: number) => seed ^ parseInt(cluster.inventory.cluster_id.slice(0, 8), 16);
+
+/** Where the cluster's metrics sit when nothing is wrong; the stream then goes on with its noise. */
+export function demoBaseline(cluster: DemoCluster, random: () => number): Record<MetricKey, number> {
+  return Object.fromEntries(
     (Object.keys(HEALTHY) as MetricKey[]).map((k) => [k, HEALTHY[k][0] + random() * (HEALTHY[k][1] - HEALTHY[k][0]) * 0.7]),
   ) as Record<MetricKey, number>;
+}
+
+/** Hourly samples for one cluster (13 metric keys × 24 × days). */
+export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed = 42): Generator<MetricSample> {
+  const random = rng(clusterSeed(cluster, seed));
+  const baseline = demoBaseline(cluster, random);
   const targets = cluster.trouble ? TROUBLE_TARGETS[cluster.trouble] : {};
   const slots = hours(days, now);
   for (const [i, at] of slots.entries()) {
@@ -154,7 +162,7 @@ export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed
   }
 }
 
-interface AlertNotification {
+export interface AlertNotification {
   status: 'firing' | 'resolved';
   labels: Record<string, string>;
   annotations: Record<string, string>;
@@ -164,6 +172,25 @@ interface AlertNotification {
   fingerprint: string;
 }
 
+/** A firing alert as Alertmanager notifies it. */
+export function firingNotification(cluster: DemoCluster, name: string, severity: string, startsAt: Date): AlertNotification {
+  const { cluster_id, cluster_name } = cluster.inventory;
+  return {
+    status: 'firing',
+    labels: { alertname: name, severity, cluster_id, cluster: cluster_name, customer: cluster.inventory.customer_name },
+    annotations: {
+      summary: `${name} on ${cluster_name}`,
+      description: `${name.replace(/([a-z])([A-Z])/g, '$1 $2')} detected on ${cluster_name} (${cluster.inventory.region}).`,
+      dashboard_url: `https://grafana.example.com/d/fleet/cluster?var-cluster=${cluster_name}`,
+    },
+    startsAt: startsAt.toISOString(),
+    endsAt: '0001-01-01T00:00:00Z',
+    generatorURL: `http://prometheus.example.com/graph?g0.expr=${encodeURIComponent(name)}`,
+    // Alertmanager's fingerprint identifies the label set: the same for every episode of this alert.
+    fingerprint: createHash('sha256').update(`${cluster_id}/${name}`).digest('hex').slice(0, 16),
+  };
+}
+
 /** Alert episodes as Alertmanager would notify them: firing, then (mostly) resolved. */
 export function demoAlerts(clusters: DemoCluster[], days: number, now: Date, seed = 42): { firing: AlertNotification[]; resolved: AlertNotification[] } {
   const random = rng(seed + 7);
@@ -171,7 +198,6 @@ export function demoAlerts(clusters: DemoCluster[], days: number, now: Date, see
   const resolved: AlertNotification[] = [];
   const start = now.getTime() - days * 24 * HOUR;
   for (const cluster of clusters) {
-    const { cluster_id, cluster_name } = cluster.inventory;
     const episodes: [name: string, severity: string, count: number, stillFiring: boolean][] = [];
     if (cluster.trouble) {
       const critical = cluster.health === 'critical';
@@ -181,26 +207,12 @@ export function demoAlerts(clusters: DemoCluster[], days: number, now: Date, see
       episodes.push(['NodeRestarted', 'warning', 1, false]);
     }
     for (const [name, severity, count, stillFiring] of episodes) {
-      // Alertmanager's fingerprint identifies the label set: the same for every episode of this alert.
-      const fingerprint = createHash('sha256').update(`${cluster_id}/${name}`).digest('hex').slice(0, 16);
       for (let e = 0; e < count; e++) {
         // later episodes are later in the window; the troubled ones cluster towards now
         const begins = start + ((e + 0.2 + random() * 0.6) / count) * (now.getTime() - start - 2 * HOUR);
         const startsAt = new Date(Math.floor(begins / 60_000) * 60_000);
         const last = e === count - 1;
-        const notification: AlertNotification = {
-          status: 'firing',
-          labels: { alertname: name, severity, cluster_id, cluster: cluster_name, customer: cluster.inventory.customer_name },
-          annotations: {
-            summary: `${name} on ${cluster_name}`,
-            description: `${name.replace(/([a-z])([A-Z])/g, '$1 $2')} detected on ${cluster_name} (${cluster.inventory.region}).`,
-            dashboard_url: `https://grafana.example.com/d/fleet/cluster?var-cluster=${cluster_name}`,
-          },
-          startsAt: startsAt.toISOString(),
-          endsAt: '0001-01-01T00:00:00Z',
-          generatorURL: `http://prometheus.example.com/graph?g0.expr=${encodeURIComponent(name)}`,
-          fingerprint,
-        };
+        const notification = firingNotification(cluster, name, severity, startsAt);
         firing.push(notification);
         if (!(last && stillFiring)) {
           const endsAt = new Date(Math.min(now.getTime() - 60_000, startsAt.getTime() + (20 + random() * 220) * 60_000));

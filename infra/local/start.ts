@@ -2,6 +2,7 @@
 // the schedules EventBridge runs on AWS, and (with the demo fleet) a feed that
 // keeps it alive. Its own settings are declared in settings.ts; the handlers'
 // (STAGE, CORS_ORIGINS, LOG_LEVEL, LLM_*, ...) pass through the environment.
+import { createDemoFeed } from './demo-feed.js';
 import { readLocalSettings, type LocalSettings } from './settings.js';
 import { startLocalService } from './service.js';
 
@@ -24,6 +25,9 @@ const service = await startLocalService({
   adminPassword: settings.adminPassword,
   demoClusters: settings.demoClusters,
   schedules: settings.schedules,
+  demoFeed: settings.demoFeed
+    ? { everySeconds: settings.demoFeedEverySeconds, tick: createDemoFeed({ dataDir: settings.dataDir, clusters: settings.demoClusters, log: (line) => console.log(line) }).tick }
+    : undefined,
 }).catch((error: unknown) => {
   console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
@@ -43,6 +47,7 @@ console.log(
     ? `Schedules: ${Object.entries(settings.schedules).map(([name, s]) => `${name} every ${s} s`).join(', ')} (LOCAL_SCHEDULES=false turns them off)`
     : 'Schedules: off (LOCAL_SCHEDULES=false)',
 );
+if (settings.demoFeed) console.log(`Demo feed: new samples and incidents every ${settings.demoFeedEverySeconds} s (DEMO_FEED=false turns it off)`);
 
 let stopping = false;
 const shutdown = async (signal: string) => {

@@ -112,6 +112,7 @@ describe('npm start, as a new user finds it', () => {
     const t0 = Date.now();
     started = await npmStart(dataDir, port, { ADMIN_PASSWORD: password, DEMO_CLUSTERS: '60' });
     expect(started.output()).toMatch(/Schedules: .*recompute every 900 s/);
+    expect(started.output()).toMatch(/Demo feed: new samples and incidents every 300 s/);
     const login = await fetch(`http://localhost:${port}/api/auth/login`, {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }),
     });
@@ -131,6 +132,7 @@ describe('npm start, as a new user finds it', () => {
     }
     expect({ aiIssues: aiIssues > 0, agentWork: agentWork > 0, rulesInvestigations: rulesInvestigations > 0 }).toEqual({ aiIssues: true, agentWork: true, rulesInvestigations: true });
     expect(Date.now() - t0).toBeLessThan(90_000);
+    expect(existsSync(join(dataDir, 'demo-feed.json'))).toBe(true); // the feed ran its first tick before the recompute
   }, 150_000);
 
   it('npm run invoke -- recompute and -- patrol-worker run against it, with the events aws lambda invoke takes', async () => {
