@@ -13,15 +13,15 @@ export type LambdaHandler = (event: unknown, context: Context) => Promise<unknow
 /** API Gateway's integration timeout; route-group Lambdas are given 29 s. */
 export const GROUP_TIMEOUT_SECONDS = 29;
 
-/** Every function name the stack deploys: the route groups, then the workers. */
-export function functionNames(): string[] {
+/** Every function the stack deploys, from the declarations: the route groups, then the workers (bundling.ts builds the same set from functions/). */
+export function declaredFunctions(): string[] {
   return [...ROUTE_GROUPS.map((g) => g.name), ...Object.keys(WORKERS)];
 }
 
 function timeoutSeconds(name: string): number {
   if (name in WORKERS) return WORKERS[name as WorkerName].timeoutSeconds;
   if (ROUTE_GROUPS.some((g) => g.name === name)) return GROUP_TIMEOUT_SECONDS;
-  throw new Error(`no function named ${name}; the functions are: ${functionNames().join(', ')}`);
+  throw new Error(`no function named ${name}; the functions are: ${declaredFunctions().join(', ')}`);
 }
 
 /** Imports a function's handler (after the environment is set up: handlers read it at import). */

@@ -10,11 +10,11 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { readLocalSettings } from './settings.js';
-import { functionNames } from './functions.js';
+import { declaredFunctions } from './functions.js';
 import { RUNTIME_FILE, useLocalEnvironment, type RuntimeInfo } from './service.js';
 
 const usage = `usage: npm run invoke -- <function> [payload.json | -]
-  functions: ${functionNames().join(', ')}
+  functions: ${declaredFunctions().join(', ')}
   payload: a JSON file, - for standard input, or none for {}`;
 
 async function main(): Promise<number> {
@@ -23,7 +23,7 @@ async function main(): Promise<number> {
     console.error(usage);
     return name ? 0 : 2;
   }
-  if (!functionNames().includes(name)) {
+  if (!declaredFunctions().includes(name)) {
     console.error(`no function named ${name}\n${usage}`);
     return 2;
   }
