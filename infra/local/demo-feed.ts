@@ -121,7 +121,7 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
   const log = options.log ?? (() => undefined);
   const stateFile = join(options.dataDir, DEMO_FEED_FILE);
   const clusters = demoClusters(options.clusters, seed);
-  const baselines = new Map(clusters.map((c) => [c.inventory.cluster_id, demoBaseline(c, rng(clusterSeed(c, seed)))]));
+  const baselines = new Map(clusters.map((c) => [c.inventory.cluster_id, demoBaseline(rng(clusterSeed(c, seed)))]));
   let notDemo: boolean | undefined;
 
   async function readState(now: Date): Promise<FeedState> {

@@ -127,7 +127,7 @@ function hours(days: number, now: Date): Date[] {
 export const clusterSeed = (cluster: DemoCluster, seed: number) => seed ^ parseInt(cluster.inventory.cluster_id.slice(0, 8), 16);
 
 /** Where the cluster's metrics sit when nothing is wrong; the stream then goes on with its noise. */
-export function demoBaseline(cluster: DemoCluster, random: () => number): Record<MetricKey, number> {
+export function demoBaseline(random: () => number): Record<MetricKey, number> {
   return Object.fromEntries(
     (Object.keys(HEALTHY) as MetricKey[]).map((k) => [k, HEALTHY[k][0] + random() * (HEALTHY[k][1] - HEALTHY[k][0]) * 0.7]),
   ) as Record<MetricKey, number>;
@@ -136,7 +136,7 @@ export function demoBaseline(cluster: DemoCluster, random: () => number): Record
 /** Hourly samples for one cluster (13 metric keys × 24 × days). */
 export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed = 42): Generator<MetricSample> {
   const random = rng(clusterSeed(cluster, seed));
-  const baseline = demoBaseline(cluster, random);
+  const baseline = demoBaseline(random);
   const targets = cluster.trouble ? TROUBLE_TARGETS[cluster.trouble] : {};
   const slots = hours(days, now);
   for (const [i, at] of slots.entries()) {

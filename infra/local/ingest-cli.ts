@@ -60,7 +60,9 @@ export function planIngest(text: string, fileName: string): Planned[] {
     });
   } else {
     const doc: unknown = JSON.parse(text);
-    const list = (items: unknown, kind?: IngestKind) => (Array.isArray(items) ? items : []).forEach((r, i) => add(i + 1, r, kind ?? kindOfRecord(r)));
+    const list = (items: unknown, kind?: IngestKind) => {
+      for (const [i, r] of (Array.isArray(items) ? items : []).entries()) add(i + 1, r, kind ?? kindOfRecord(r));
+    };
     if (Array.isArray(doc)) list(doc);
     else if (doc && typeof doc === 'object') {
       const d = doc as Record<string, unknown>;

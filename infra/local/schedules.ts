@@ -26,7 +26,10 @@ export function startLocalSchedules(jobs: readonly ScheduledJob[], log: Logger):
     const run = job
       .run()
       .then(
-        (result) => (log.info('scheduled run finished', { job: job.name, duration_ms: Date.now() - started }), result),
+        (result) => {
+          log.info('scheduled run finished', { job: job.name, duration_ms: Date.now() - started });
+          return result;
+        },
         (error: unknown) => {
           log.error('scheduled run failed', { job: job.name, error: error instanceof Error ? error.message : String(error) });
           return undefined;

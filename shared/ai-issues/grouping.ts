@@ -97,7 +97,7 @@ export async function llmGroups(provider: LlmProvider, clusterName: string, aler
   const groups: AlertGroup[] = [];
   for (const g of parsed.data.groups) {
     const members = g.alerts.filter((id) => ids.has(id) && !assigned.has(id));
-    members.forEach((id) => assigned.add(id));
+    for (const id of members) assigned.add(id);
     if (members.length) groups.push({ alerts: members.map((id) => ids.get(id)!), title: g.title, severity: g.severity, reasoning: g.reasoning, summary: g.summary });
   }
   const left = [...ids].filter(([id]) => !assigned.has(id)).map(([, a]) => a);

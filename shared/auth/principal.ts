@@ -12,6 +12,6 @@ export function principalOf(user: UserRecord): Principal {
 
 export async function resolvePrincipal(token: VerifiedToken): Promise<Principal | null> {
   const [user, revoked] = await Promise.all([getUser(token.principal.username), isTokenRevoked(token.tokenId)]);
-  if (!user || !user.is_active || revoked || user.id !== token.principal.userId) return null;
+  if (!user?.is_active || revoked || user.id !== token.principal.userId) return null;
   return principalOf(user);
 }

@@ -103,7 +103,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
   }
   user ??= await builtInAccount(username, password);
 
-  if (!user || !user.is_active) {
+  if (!user?.is_active) {
     // The reservation stays counted: it is this failure.
     await audit('login_failed', user, { reason: user ? 'inactive' : 'bad_credentials' });
     throw new Unauthorized('Invalid username or password.');

@@ -66,7 +66,7 @@ export async function chat(principal: Principal, message: string, now = Date.now
   if (!provider) throw new ServiceUnavailable(describeLlmConfig());
   admit(principal.username, now);
   const started = Date.now();
-  let result;
+  let result: Awaited<ReturnType<typeof runToolLoop>>;
   try {
     result = await runToolLoop({
       provider,

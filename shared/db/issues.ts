@@ -130,7 +130,7 @@ export async function writeGrouping(
   await updateItem('issues', PK(grouping.issue_id), {
     UpdateExpression:
       `SET ${keys.map((_, i) => `#g${i} = :g${i}`).join(', ')}, ` +
-      `${created.map((f, i) => `#t${i} = if_not_exists(#t${i}, :empty)`).join(', ')}, ` +
+      `${created.map((_field, i) => `#t${i} = if_not_exists(#t${i}, :empty)`).join(', ')}, ` +
       'triage_version = if_not_exists(triage_version, :zero), grouping_version = :next',
     ConditionExpression: seenVersion === null ? 'attribute_not_exists(pk)' : 'grouping_version = :seen',
     ExpressionAttributeNames: {

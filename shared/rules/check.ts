@@ -14,7 +14,7 @@
 //   3. the composed document: aliases refer only to alias-free nodes and their
 //      expansion adds at most the size limit again.
 // Only then is the document turned into data (toJS) and checked by zod.
-import { Composer, isAlias, isCollection, isScalar, LineCounter, Parser, visit, type CST, type Document } from 'yaml';
+import { Composer, isCollection, isScalar, LineCounter, Parser, visit, type CST, type Document } from 'yaml';
 import type * as z from 'zod';
 import type { RuleSetName } from './defaults.js';
 import { HealthRules, IssueRules, RiskRules } from './schemas.js';
@@ -207,7 +207,12 @@ function aliasesBroken(doc: Document): Refusal | null {
       if (!target) return undefined; // the composer reported it
       if (isCollection(target)) {
         let nested = false;
-        visit(target, { Alias: () => ((nested = true), visit.BREAK) });
+        visit(target, {
+          Alias: () => {
+            nested = true;
+            return visit.BREAK;
+          },
+        });
         if (nested) {
           refused = { message: `the alias \`*${alias.source}\` refers to a node that contains aliases itself`, offset: alias.range?.[0] };
           return visit.BREAK;

@@ -38,7 +38,11 @@ if (wanted('engine')) {
   console.log(`\n${engine.title}`);
   await engine.run(report);
 }
-if (wanted('rules')) await import('./rules.js').then(async (suite) => (console.log(`\n${suite.title}`), suite.run(report)));
+if (wanted('rules')) {
+  const suite = await import('./rules.js');
+  console.log(`\n${suite.title}`);
+  await suite.run(report);
+}
 
 const dynamo = await startDynamoDbLocal({ startTimeoutMs: 60_000 });
 try {

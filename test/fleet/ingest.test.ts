@@ -263,7 +263,10 @@ describe('alerts from the Alertmanager webhook', () => {
     const big = Array.from({ length: 3000 }, (_, i) =>
       alert('firing', { fingerprint: `big${String(i).padStart(13, '0')}`, startsAt: '2026-11-20T11:00:00Z', labels: { alertname: 'NodeDown', cluster_id: ids[i % 3]!, instance: `be-${i}` } }));
     let requests = 0;
-    const counter = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => ((requests += 1), next(args));
+    const counter = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+      requests += 1;
+      return next(args);
+    };
     db().middlewareStack.add(counter as never, { step: 'initialize', name: 'countRequests' });
     try {
       expect(await ingestAlerts(big, at(0))).toMatchObject({ accepted: 3000, rejected: [], duplicates: 0 });
@@ -332,7 +335,7 @@ describe('alerts from the Alertmanager webhook', () => {
 describe('refused records are logged', () => {
   it('one warn line per request, with counts per reason', async () => {
     const lines: string[] = [];
-    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => lines.push(String(chunk)) > 0);
     process.env.LOG_LEVEL = 'warn';
     try {
       const orphan = () => ({ status: 'firing', labels: { alertname: 'X', cluster_id: randomUUID() }, startsAt: NOW.toISOString() });
@@ -356,7 +359,7 @@ describe('refused records are logged', () => {
 describe('a notification cut short by max_alerts', () => {
   it('is stored and its truncatedAlerts count logged at warn', async () => {
     const lines: string[] = [];
-    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => lines.push(String(chunk)) > 0);
     process.env.LOG_LEVEL = 'warn';
     let result: unknown;
     try {

@@ -174,7 +174,7 @@ describe('group handler and middleware stack', () => {
       body: JSON.stringify({ name: 'x', count: 11, extra: true }),
     });
     expectProblem(res, 422);
-    const locs = (res.json?.errors as { loc: unknown[] }[]).map((e) => e.loc.join('.'));
+    const locs = ((res.json?.errors ?? []) as { loc: unknown[] }[]).map((e) => e.loc.join('.'));
     expect(locs).toEqual(expect.arrayContaining(['path.item_id', 'query.page', 'body.name', 'body.count', 'body']));
     expect(res.json?.errors[0]).toMatchObject({ msg: expect.any(String), type: expect.any(String) });
     expect(res.json?.detail).toMatch(/^item_id: .+ \(and \d+ more\)$/);

@@ -185,7 +185,10 @@ describe('IAM', () => {
   it('has no wildcard action in any statement that allows (identity policies: in any statement)', () => {
     const offending: string[] = [];
     const visit = (node: unknown, where: string, identityPolicy: boolean): void => {
-      if (Array.isArray(node)) return node.forEach((n, i) => visit(n, `${where}[${i}]`, identityPolicy));
+      if (Array.isArray(node)) {
+        for (const [i, n] of node.entries()) visit(n, `${where}[${i}]`, identityPolicy);
+        return;
+      }
       if (node === null || typeof node !== 'object') return;
       const obj = node as Json;
       for (const statement of Array.isArray(obj.Statement) ? (obj.Statement as Json[]) : []) {

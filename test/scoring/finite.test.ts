@@ -114,7 +114,7 @@ const LEVELS = ['Healthy', 'Warning', 'Critical'];
 function expectAllFinite(value: unknown, path = 'answer'): void {
   if (typeof value === 'number') {
     expect(Number.isFinite(value), `${path} = ${value}`).toBe(true);
-  } else if (Array.isArray(value)) value.forEach((v, i) => expectAllFinite(v, `${path}[${i}]`));
+  } else if (Array.isArray(value)) for (const [i, v] of value.entries()) expectAllFinite(v, `${path}[${i}]`);
   else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) expectAllFinite(v, `${path}.${k}`);
 }
 

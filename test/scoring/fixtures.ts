@@ -126,7 +126,7 @@ export function rollup(clusterId: string, day: string, samples: DaySamples): Sto
   const metrics: DayRollup = {};
   for (const [key, v] of Object.entries(samples) as [MetricKey, number | number[]][]) {
     const values = Array.isArray(v) ? v : [v];
-    values.forEach((value, i) => mergeSample(metrics, { metric_key: key, value, at: `${day}T${String(i % 24).padStart(2, '0')}:00:00.000Z` }));
+    for (const [i, value] of values.entries()) mergeSample(metrics, { metric_key: key, value, at: `${day}T${String(i % 24).padStart(2, '0')}:00:00.000Z` });
   }
   return { cluster_id: clusterId, day, metrics };
 }

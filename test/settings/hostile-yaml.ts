@@ -5,20 +5,20 @@ import fc from 'fast-check';
 import { TEXT_LIMITS } from '../../shared/rules/check.js';
 
 const MAX = TEXT_LIMITS.bytes;
-const fit = (text: string) => text.slice(0, MAX);
+const fitTo = (text: string) => text.slice(0, MAX);
 const indent = (n: number) => ' '.repeat(n);
 
 /** `? ? ? … x`: explicit keys nested on one line or one per line (exponential in yaml's toJS before). */
 const nestedExplicitKeys = fc.record({ n: fc.integer({ min: 1, max: 2_000 }), perLine: fc.boolean(), value: fc.boolean() }).map(({ n, perLine, value }) => {
-  const keys = perLine ? Array.from({ length: n }, (_, i) => `${indent(2 + 2 * i)}?`).join('\n') + ' x' : `  ${'? '.repeat(n)}x`;
-  return fit(`scoring:\n${keys}\n${value ? '  : y\n' : ''}`);
+  const keys = perLine ? `${Array.from({ length: n }, (_, i) => `${indent(2 + 2 * i)}?`).join('\n')} x` : `  ${'? '.repeat(n)}x`;
+  return fitTo(`scoring:\n${keys}\n${value ? '  : y\n' : ''}`);
 });
 
 /** `{{{x: y}: y}: y}`: collections as keys, nested. */
 const collectionKeys = fc.record({ n: fc.integer({ min: 1, max: 3_000 }), open: fc.constantFrom('{', '['), block: fc.boolean() }).map(({ n, open, block }) => {
   let key = 'x';
   for (let i = 0; i < n && key.length < MAX; i++) key = open === '{' ? `{${key}: y}` : `[${key}]`;
-  return fit(block ? `scoring:\n  ${key}: 1\n` : `scoring: {${key}: 1}\n`);
+  return fitTo(block ? `scoring:\n  ${key}: 1\n` : `scoring: {${key}: 1}\n`);
 });
 
 /** Flow nesting, closed or not, maps or sequences, possibly behind a quote. */
@@ -27,7 +27,7 @@ const flowNesting = fc
   .map(({ n, chars, closed, quote }) => {
     const open = chars.repeat(Math.ceil(n / chars.length)).slice(0, n);
     const close = closed ? [...open].reverse().map((c) => (c === '[' ? ']' : '}')).join('') : '';
-    return fit(`${quote ? "note: it's\n" : ''}scoring: ${open}${chars.startsWith('{') ? 'a: 1' : '1'}${close}\n`);
+    return fitTo(`${quote ? "note: it's\n" : ''}scoring: ${open}${chars.startsWith('{') ? 'a: 1' : '1'}${close}\n`);
   });
 
 /** Block nesting by indentation, compact `- `/`? `/`: ` indicators, or both. */
@@ -36,15 +36,15 @@ const blockNesting = fc
   .map(({ n, style }) => {
     switch (style) {
       case 'keys':
-        return fit(Array.from({ length: Math.min(n, 350) }, (_, i) => `${indent(i)}k:`).join('\n') + ' 1\n');
+        return fitTo(`${Array.from({ length: Math.min(n, 350) }, (_, i) => `${indent(i)}k:`).join('\n')} 1\n`);
       case 'compact-seq':
-        return fit(`scoring:\n${'- '.repeat(n)}x\n`);
+        return fitTo(`scoring:\n${'- '.repeat(n)}x\n`);
       case 'compact-mixed':
-        return fit(`scoring:\n${'- ? '.repeat(n)}x\n`);
+        return fitTo(`scoring:\n${'- ? '.repeat(n)}x\n`);
       case 'seq-in-map':
-        return fit(Array.from({ length: Math.min(n, 2_000) }, (_, i) => `${indent(i)}- k${i}:`).join('\n') + ' 1\n');
+        return fitTo(`${Array.from({ length: Math.min(n, 2_000) }, (_, i) => `${indent(i)}- k${i}:`).join('\n')} 1\n`);
       default:
-        return fit(`scoring:\n${Array.from({ length: Math.min(n, 300) }, (_, i) => `${'\t'.repeat(i)}k:`).join('\n')}\n`);
+        return fitTo(`scoring:\n${Array.from({ length: Math.min(n, 300) }, (_, i) => `${'\t'.repeat(i)}k:`).join('\n')}\n`);
     }
   });
 
@@ -56,16 +56,16 @@ const aliases = fc
       case 'laughs': {
         const lines = ['a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
         for (let i = 1; i <= levels; i++) lines.push(`a${i}: &a${i} [${Array(fan).fill(`*a${i - 1}`).join(', ')}]`);
-        return fit(`${lines.join('\n')}\nscoring: *a${levels}\n`);
+        return fitTo(`${lines.join('\n')}\nscoring: *a${levels}\n`);
       }
       case 'flood':
-        return fit(`a: &a 1\nscoring: [${Array(flood).fill('*a').join(',')}]\n`);
+        return fitTo(`a: &a 1\nscoring: [${Array(flood).fill('*a').join(',')}]\n`);
       case 'big':
-        return fit(`a: &a [${'1,'.repeat(Math.min(flood, 3_900))}1]\nscoring: [${Array(fan * 4).fill('*a').join(', ')}]\n`);
+        return fitTo(`a: &a [${'1,'.repeat(Math.min(flood, 3_900))}1]\nscoring: [${Array(fan * 4).fill('*a').join(', ')}]\n`);
       case 'key':
-        return fit(`a: &a {x: [1, 2]}\nscoring:\n  *a : 1\n`);
+        return fitTo(`a: &a {x: [1, 2]}\nscoring:\n  *a : 1\n`);
       default:
-        return fit(`base: &b {lookback_days: 7}\nscoring:\n${Array.from({ length: Math.min(flood, 2_000) }, (_, i) => `  <<: *b\n  k${i}: 1`).join('\n')}\n`);
+        return fitTo(`base: &b {lookback_days: 7}\nscoring:\n${Array.from({ length: Math.min(flood, 2_000) }, (_, i) => `  <<: *b\n  k${i}: 1`).join('\n')}\n`);
     }
   });
 
@@ -73,7 +73,7 @@ const TAGS = ['!!str', '!!int', '!!float', '!!bool', '!!null', '!!map', '!!seq',
 /** Tags anywhere, core or not, and directives before them. */
 const tags = fc
   .record({ picks: fc.array(fc.constantFrom(...TAGS), { minLength: 1, maxLength: 400 }), directive: fc.boolean() })
-  .map(({ picks, directive }) => fit(`${directive ? '%TAG !e! tag:example.com,2000:\n---\n' : ''}scoring:\n${picks.map((t, i) => `  k${i}: ${t} ${t === '!!map' ? '{}' : t === '!!seq' ? '[]' : '1'}`).join('\n')}\n`));
+  .map(({ picks, directive }) => fitTo(`${directive ? '%TAG !e! tag:example.com,2000:\n---\n' : ''}scoring:\n${picks.map((t, i) => `  k${i}: ${t} ${t === '!!map' ? '{}' : t === '!!seq' ? '[]' : '1'}`).join('\n')}\n`));
 
 /** Long scalars of every style, up to the size limit. */
 const longScalars = fc
@@ -81,14 +81,14 @@ const longScalars = fc
   .map(({ n, style }) => {
     const x = 'x'.repeat(n);
     switch (style) {
-      case 'plain': return fit(`scoring: ${x}\n`);
-      case 'double': return fit(`scoring: "${x}"\n`);
-      case 'single': return fit(`scoring: '${"''".repeat(n / 2)}'\n`);
-      case 'literal': return fit(`scoring: |\n  ${x}\n`);
-      case 'folded': return fit(`scoring: >\n${Array.from({ length: Math.min(n, 4_000) }, () => '  word').join('\n')}\n`);
-      case 'escapes': return fit(`scoring: "${'\\u0041\\"'.repeat(n / 8)}"\n`);
-      case 'comment': return fit(`# ${x}\nscoring: {}\n`);
-      default: return fit(`scoring: a\n${Array.from({ length: Math.min(n, 4_990) }, () => '  b').join('\n')}\n`);
+      case 'plain': return fitTo(`scoring: ${x}\n`);
+      case 'double': return fitTo(`scoring: "${x}"\n`);
+      case 'single': return fitTo(`scoring: '${"''".repeat(n / 2)}'\n`);
+      case 'literal': return fitTo(`scoring: |\n  ${x}\n`);
+      case 'folded': return fitTo(`scoring: >\n${Array.from({ length: Math.min(n, 4_000) }, () => '  word').join('\n')}\n`);
+      case 'escapes': return fitTo(`scoring: "${'\\u0041\\"'.repeat(n / 8)}"\n`);
+      case 'comment': return fitTo(`# ${x}\nscoring: {}\n`);
+      default: return fitTo(`scoring: a\n${Array.from({ length: Math.min(n, 4_990) }, () => '  b').join('\n')}\n`);
     }
   });
 
@@ -97,15 +97,15 @@ const floods = fc
   .record({ n: fc.integer({ min: 1, max: 30_000 }), kind: fc.constantFrom('keys', 'flow-keys', 'entries', 'commas', 'errors', 'docs', 'dupes', 'anchors', 'colons') })
   .map(({ n, kind }) => {
     switch (kind) {
-      case 'keys': return fit(Array.from({ length: n }, (_, i) => `k${i}: 1`).join('\n'));
-      case 'flow-keys': return fit(`scoring: {${Array.from({ length: n }, (_, i) => `k${i}: 1`).join(', ')}}\n`);
-      case 'entries': return fit(`scoring: [${'1,'.repeat(n)}1]\n`);
-      case 'commas': return fit(`scoring: [${','.repeat(n)}]\n`);
-      case 'errors': return fit('a: b: c\n'.repeat(n));
-      case 'docs': return fit('---\nscoring: {}\n'.repeat(n));
-      case 'dupes': return fit(`scoring:\n${'  k: 1\n'.repeat(n)}`);
-      case 'anchors': return fit(`scoring: [${Array.from({ length: n }, (_, i) => `&a${i} x`).join(', ')}]\n`);
-      default: return fit(`scoring: ${'a:'.repeat(n)}\n`);
+      case 'keys': return fitTo(Array.from({ length: n }, (_, i) => `k${i}: 1`).join('\n'));
+      case 'flow-keys': return fitTo(`scoring: {${Array.from({ length: n }, (_, i) => `k${i}: 1`).join(', ')}}\n`);
+      case 'entries': return fitTo(`scoring: [${'1,'.repeat(n)}1]\n`);
+      case 'commas': return fitTo(`scoring: [${','.repeat(n)}]\n`);
+      case 'errors': return fitTo('a: b: c\n'.repeat(n));
+      case 'docs': return fitTo('---\nscoring: {}\n'.repeat(n));
+      case 'dupes': return fitTo(`scoring:\n${'  k: 1\n'.repeat(n)}`);
+      case 'anchors': return fitTo(`scoring: [${Array.from({ length: n }, (_, i) => `&a${i} x`).join(', ')}]\n`);
+      default: return fitTo(`scoring: ${'a:'.repeat(n)}\n`);
     }
   });
 
