@@ -9,12 +9,18 @@ const SOURCE = 'live';
 export const handler = createGroupHandler(analysisGroup, {
   breaking: async () => {
     const view = await fleetView();
-    return preparedAnswer(view, 'analysis.breaking', () => ({ ...breakingPoints(view.snapshots, view.risk.rules), source: SOURCE, generated_at: view.generatedAt }));
+    return preparedAnswer(view, 'analysis.breaking', () => ({
+      ...breakingPoints(view.snapshots, view.risk.rules),
+      source: SOURCE,
+      generated_at: view.generatedAt,
+    }));
   },
   usage: async () => {
     const view = await fleetView();
     return preparedAnswer(view, 'analysis.usage', () => ({
-      ...usage(view.fleet, view.scores, view.health.rules, view.risk.rules, view.now), source: SOURCE, generated_at: view.generatedAt,
+      ...usage(view.fleet, view.scores, view.health.rules, view.risk.rules, view.now),
+      source: SOURCE,
+      generated_at: view.generatedAt,
     }));
   },
   upgrades: async () => {

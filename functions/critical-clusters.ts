@@ -8,7 +8,8 @@ export const handler = createGroupHandler(criticalClustersGroup, {
   list: async () => {
     const view = await fleetView();
     return preparedAnswer(view, 'critical-clusters', () => ({
-      ...criticalClusters(view.fleet, view.snapshots, view.scores, view.health.rules, view.now), generated_at: view.generatedAt,
+      ...criticalClusters(view.fleet, view.snapshots, view.scores, view.health.rules, view.now),
+      generated_at: view.generatedAt,
     }));
   },
 });

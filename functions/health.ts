@@ -17,7 +17,9 @@ export const handler = createGroupHandler(healthGroup, {
   kpis: async () => {
     const view = await fleetView();
     return preparedAnswer(view, 'health.kpis', () => ({
-      kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now), source: SOURCE, generated_at: view.generatedAt,
+      kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now),
+      source: SOURCE,
+      generated_at: view.generatedAt,
     }));
   },
   enrichment: async () => {

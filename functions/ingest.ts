@@ -19,7 +19,10 @@ const http = createGroupHandler(ingestGroup, {
 /** A notification cut short by Alertmanager's `max_alerts` never delivers the rest: say so in the log. */
 function alerts(body: { alerts: unknown[]; truncatedAlerts?: number }) {
   if (body.truncatedAlerts) {
-    createLogger('ingest').warn('Alertmanager left alerts out of this notification (webhook max_alerts)', { truncated: body.truncatedAlerts, sent: body.alerts.length });
+    createLogger('ingest').warn('Alertmanager left alerts out of this notification (webhook max_alerts)', {
+      truncated: body.truncatedAlerts,
+      sent: body.alerts.length,
+    });
   }
   return ingestAlerts(body.alerts);
 }

@@ -28,7 +28,15 @@ export const handler = async () => {
   // Clusters the health rules' ai_trigger selects get an agent task (and the agent worker is started).
   const agentTasks = await createAgentTasks(view).catch(failedSoftly('agent task creation'));
   const kpis = fleetKpis(view.scores);
-  const result = { generated_at: view.generatedAt, clusters: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count, issues, ai_issues: aiIssues, agent_tasks: agentTasks };
+  const result = {
+    generated_at: view.generatedAt,
+    clusters: kpis.total_clusters,
+    critical: kpis.critical_count,
+    warning: kpis.warning_count,
+    issues,
+    ai_issues: aiIssues,
+    agent_tasks: agentTasks,
+  };
   log.info('recomputed', { ...result, duration_ms: Date.now() - started });
   return result;
 };

@@ -8,7 +8,12 @@ import { riskSummary, rulesTable } from '../shared/scoring/risk.js';
 export const handler = createGroupHandler(riskGroup, {
   snapshots: async () => {
     const view = await fleetView();
-    return preparedAnswer(view, 'risk.snapshots', () => ({ clusters: view.snapshots, summary: riskSummary(view.snapshots), source: 'live', generated_at: view.generatedAt }));
+    return preparedAnswer(view, 'risk.snapshots', () => ({
+      clusters: view.snapshots,
+      summary: riskSummary(view.snapshots),
+      source: 'live',
+      generated_at: view.generatedAt,
+    }));
   },
   rulesTable: async () => rulesTable((await loadRiskRules()).rules),
 });

@@ -7,7 +7,14 @@ import type { Principal } from '../shared/http/route.js';
 import type { RuleSetName } from '../shared/rules/defaults.js';
 import { Reply } from '../shared/http/route.js';
 import {
-  configChangeDetail, expectedVersion, listConfigChanges, liveRuleSet, reviewConfigChange, ruleSetEtag, ruleSetVersions, submitRuleSet,
+  configChangeDetail,
+  expectedVersion,
+  listConfigChanges,
+  liveRuleSet,
+  reviewConfigChange,
+  ruleSetEtag,
+  ruleSetVersions,
+  submitRuleSet,
 } from '../shared/rules/editing.js';
 import { generalSettings, updateGeneralSettings } from '../shared/settings/general.js';
 import { settingsGroup } from '../shared/routes/settings.js';
@@ -25,7 +32,11 @@ const ruleSet = (name: RuleSetName) => ({
     return new Reply(200, live, { ETag: ruleSetEtag(live.version) });
   },
   put: async (req: {
-    principal: Principal | null; body: { content: string; base_version?: number }; headers: Readonly<Record<string, string | undefined>>; sourceIp: string; userAgent: string;
+    principal: Principal | null;
+    body: { content: string; base_version?: number };
+    headers: Readonly<Record<string, string | undefined>>;
+    sourceIp: string;
+    userAgent: string;
   }) => {
     const expected = expectedVersion(req.headers['if-match'], req.body.base_version);
     const result = await submitRuleSet(req.principal!, name, req.body.content, callerOf(req), expected);

@@ -44,7 +44,14 @@ const row = (name: string, kind: string, size: string, note = ''): string =>
 console.log(row('function', 'kind', 'size (KB)'));
 console.log(row('-'.repeat(width), '-'.repeat(11), '-'.repeat(9)));
 for (const r of results) {
-  console.log(row(r.name, r.kind, r.kb.toFixed(1), over.includes(r) ? `over ${budgetOf(r.name)} KB` : budgetOf(r.name) !== ROUTE_GROUP_BUDGET_KB ? `budget ${budgetOf(r.name)} KB` : ''));
+  console.log(
+    row(
+      r.name,
+      r.kind,
+      r.kb.toFixed(1),
+      over.includes(r) ? `over ${budgetOf(r.name)} KB` : budgetOf(r.name) !== ROUTE_GROUP_BUDGET_KB ? `budget ${budgetOf(r.name)} KB` : '',
+    ),
+  );
 }
 console.log(
   `\n${results.length} bundles in ${seconds.toFixed(1)} s: ${relative(REPO_ROOT, outRoot)}/<name>/${BUNDLE.outputFile}` +

@@ -147,8 +147,14 @@ export function emitRuntimeAssets(metafile: Metafile): void {
       buildSync({
         entryPoints: [join(REPO_ROOT, 'shared', 'chat', 'sql-worker.ts')],
         outfile: join(dir, SQL_RUNTIME_FILES.worker),
-        bundle: true, platform: BUNDLE.platform, format: BUNDLE.format, target: BUNDLE.target, minify: BUNDLE.minify,
-        mainFields: [...BUNDLE.mainFields], banner: { js: BUNDLE.banner }, logLevel: 'warning',
+        bundle: true,
+        platform: BUNDLE.platform,
+        format: BUNDLE.format,
+        target: BUNDLE.target,
+        minify: BUNDLE.minify,
+        mainFields: [...BUNDLE.mainFields],
+        banner: { js: BUNDLE.banner },
+        logLevel: 'warning',
       });
       copyFileSync(requireHere.resolve('sql.js/dist/sql-wasm.wasm'), join(dir, SQL_RUNTIME_FILES.wasm));
     }

@@ -90,7 +90,12 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     appUrl: optional('appUrl'),
     ldap:
       optional('ldapUrl') && optional('ldapUserDnTemplate')
-        ? { url: optional('ldapUrl')!, userDnTemplate: optional('ldapUserDnTemplate')!, roleMap: optional('ldapRoleMap'), startTls: optional('ldapStartTls') === 'true' }
+        ? {
+            url: optional('ldapUrl')!,
+            userDnTemplate: optional('ldapUserDnTemplate')!,
+            roleMap: optional('ldapRoleMap'),
+            startTls: optional('ldapStartTls') === 'true',
+          }
         : undefined,
     tickets: ticketSettings(optional),
     llm: llmSettings(optional),
@@ -120,12 +125,17 @@ function ticketSettings(optional: (key: string) => string | undefined): TicketSe
   if (!provider) return undefined;
   if (provider !== 'jira' && provider !== 'webhook') throw new Error(`context ticketProvider=${provider}: must be jira or webhook`);
   const settings: TicketSettings = {
-    provider, baseUrl: optional('ticketBaseUrl'), projectKey: optional('ticketProjectKey'), userEmail: optional('ticketUserEmail'),
-    issueType: optional('ticketIssueType'), webhookUrl: optional('ticketWebhookUrl'),
+    provider,
+    baseUrl: optional('ticketBaseUrl'),
+    projectKey: optional('ticketProjectKey'),
+    userEmail: optional('ticketUserEmail'),
+    issueType: optional('ticketIssueType'),
+    webhookUrl: optional('ticketWebhookUrl'),
   };
   const needed = provider === 'jira' ? (['baseUrl', 'projectKey', 'userEmail'] as const) : (['webhookUrl'] as const);
   const missing = needed.filter((k) => !settings[k]);
-  if (missing.length) throw new Error(`context ticketProvider=${provider} also needs ${missing.map((k) => `ticket${k[0]!.toUpperCase()}${k.slice(1)}`).join(', ')}`);
+  if (missing.length)
+    throw new Error(`context ticketProvider=${provider} also needs ${missing.map((k) => `ticket${k[0]!.toUpperCase()}${k.slice(1)}`).join(', ')}`);
   return settings;
 }
 
@@ -148,9 +158,7 @@ export class FleetHealthStack extends Stack {
     const prefix = `fleet-health-${props.stage}-`;
 
     // ── DynamoDB: one table per entry of TABLES ─────────────────────────────
-    this.tables = Object.fromEntries(
-      TABLE_NAMES.map((name) => [name, this.createTable(name, prefix)]),
-    ) as Record<TableName, dynamodb.Table>;
+    this.tables = Object.fromEntries(TABLE_NAMES.map((name) => [name, this.createTable(name, prefix)])) as Record<TableName, dynamodb.Table>;
 
     // ── The JWT signing key ─────────────────────────────────────────────────
     const jwtSecret = new secretsmanager.Secret(this, 'JwtSecret', {
@@ -280,8 +288,8 @@ export class FleetHealthStack extends Stack {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'Authorization is enforced in the Lambda middleware, the one place that knows each route\'s roles: it verifies the ' +
-        'HS256 JWT (algorithm pinned, issuer, audience, expiry) and the caller\'s role on every non-public route; public routes ' +
+        "Authorization is enforced in the Lambda middleware, the one place that knows each route's roles: it verifies the " +
+        "HS256 JWT (algorithm pinned, issuer, audience, expiry) and the caller's role on every non-public route; public routes " +
         '(health check, login, activate, OpenAPI, 404/preflight catch-all) are public by the API contract.',
     });
 
@@ -336,9 +344,10 @@ export class FleetHealthStack extends Stack {
     auth.function.addEnvironment('LDAP_CA_CERT_ARN', caCert.secretArn);
     Validations.of(caCert).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'A CA certificate is public material issued by the directory\'s CA, not a credential AWS could rotate; operators put the new certificate when the CA changes.',
+      reason:
+        "A CA certificate is public material issued by the directory's CA, not a credential AWS could rotate; operators put the new certificate when the CA changes.",
     });
-    new CfnOutput(this, 'LdapCaCertArn', { value: caCert.secretArn, description: 'Put the LDAP server\'s private CA certificate (PEM) here' });
+    new CfnOutput(this, 'LdapCaCertArn', { value: caCert.secretArn, description: "Put the LDAP server's private CA certificate (PEM) here" });
   }
 
   /**
@@ -349,8 +358,12 @@ export class FleetHealthStack extends Stack {
   private configureTickets(tickets: TicketSettings, stage: string): void {
     const issues = this.groupFunctions.get('issues')!;
     const env: Record<string, string | undefined> = {
-      TICKET_PROVIDER: tickets.provider, TICKET_BASE_URL: tickets.baseUrl, TICKET_PROJECT_KEY: tickets.projectKey,
-      TICKET_USER_EMAIL: tickets.userEmail, TICKET_ISSUE_TYPE: tickets.issueType, TICKET_WEBHOOK_URL: tickets.webhookUrl,
+      TICKET_PROVIDER: tickets.provider,
+      TICKET_BASE_URL: tickets.baseUrl,
+      TICKET_PROJECT_KEY: tickets.projectKey,
+      TICKET_USER_EMAIL: tickets.userEmail,
+      TICKET_ISSUE_TYPE: tickets.issueType,
+      TICKET_WEBHOOK_URL: tickets.webhookUrl,
     };
     for (const [key, value] of Object.entries(env)) if (value) issues.function.addEnvironment(key, value);
     const credential = new secretsmanager.Secret(this, 'TicketCredential', {
@@ -368,15 +381,19 @@ export class FleetHealthStack extends Stack {
 
   /** LLM settings for every function that may call a model (granted bedrock:invoke); an OpenAI key in a secret only they read. */
   private configureLlm(llm: LlmSettings, stage: string): void {
-    const callers = [...ROUTE_GROUPS.map((g) => [g.name, g.grants ?? []] as const), ...Object.entries(WORKERS).map(([n, w]) => [n, (w as { grants?: readonly GroupGrant[] }).grants ?? []] as const)]
+    const callers = [
+      ...ROUTE_GROUPS.map((g) => [g.name, g.grants ?? []] as const),
+      ...Object.entries(WORKERS).map(([n, w]) => [n, (w as { grants?: readonly GroupGrant[] }).grants ?? []] as const),
+    ]
       .filter(([, grants]) => grants.includes('bedrock:invoke'))
       .map(([name]) => this.groupFunctions.get(name) ?? this.workerFunctions.get(name as WorkerName)!);
-    const key = llm.provider === 'openai'
-      ? new secretsmanager.Secret(this, 'LlmApiKey', {
-          description: `Fleet Health (${stage}) API key of the OpenAI-compatible LLM server: put the real value after deploy`,
-          generateSecretString: { passwordLength: 32, excludePunctuation: true },
-        })
-      : undefined;
+    const key =
+      llm.provider === 'openai'
+        ? new secretsmanager.Secret(this, 'LlmApiKey', {
+            description: `Fleet Health (${stage}) API key of the OpenAI-compatible LLM server: put the real value after deploy`,
+            generateSecretString: { passwordLength: 32, excludePunctuation: true },
+          })
+        : undefined;
     for (const fn of callers) {
       fn.function.addEnvironment('LLM_PROVIDER', llm.provider);
       fn.function.addEnvironment('LLM_MODEL', llm.model);
@@ -387,7 +404,10 @@ export class FleetHealthStack extends Stack {
       }
     }
     if (key) {
-      Validations.of(key).acknowledge({ id: 'AwsSolutions-SMG4', reason: 'The key is issued by the LLM provider, which AWS cannot rotate; operators rotate it there and put the new value.' });
+      Validations.of(key).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason: 'The key is issued by the LLM provider, which AWS cannot rotate; operators rotate it there and put the new value.',
+      });
       new CfnOutput(this, 'LlmApiKeyArn', { value: key.secretArn, description: 'Put the LLM API key here' });
     }
   }
@@ -403,7 +423,10 @@ export class FleetHealthStack extends Stack {
     });
     secret.grantRead(fn.role);
     fn.function.addEnvironment('EMBED_CLIENT_SECRET_ARN', secret.secretArn);
-    Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: 'The client secret is issued by the BI server, which AWS cannot rotate; operators rotate it there and put the new value.' });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'The client secret is issued by the BI server, which AWS cannot rotate; operators rotate it there and put the new value.',
+    });
     new CfnOutput(this, 'EmbedClientSecretArn', { value: secret.secretArn, description: 'Put the BI server client secret here' });
   }
 
@@ -450,9 +473,7 @@ export class FleetHealthStack extends Stack {
       switch (grant) {
         case 'ses:send': {
           const identity = props.sesIdentity;
-          const resource = identity?.startsWith('arn:')
-            ? identity
-            : this.formatArn({ service: 'ses', resource: 'identity', resourceName: identity ?? '*' });
+          const resource = identity?.startsWith('arn:') ? identity : this.formatArn({ service: 'ses', resource: 'identity', resourceName: identity ?? '*' });
           fn.allow(new iam.PolicyStatement({ actions: ['ses:SendEmail', 'ses:SendRawEmail'], resources: [resource] }));
           if (props.sesFromAddress) fn.function.addEnvironment('SES_FROM_ADDRESS', props.sesFromAddress);
           if (!identity) {
@@ -608,18 +629,10 @@ export class FleetHealthStack extends Stack {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: 'Copies the SPA into its bucket and invalidates the CloudFront cache',
     });
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [deployLogs.logGroupArn] }),
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [site.bucket.arnForObjects(site.s3ObjectKey)] }),
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['s3:ListBucket', 's3:GetBucketTagging'], resources: [siteBucket.bucketArn] }),
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [siteBucket.arnForObjects('*')] }),
-    );
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [deployLogs.logGroupArn] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [site.bucket.arnForObjects(site.s3ObjectKey)] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket', 's3:GetBucketTagging'], resources: [siteBucket.bucketArn] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [siteBucket.arnForObjects('*')] }));
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['cloudfront:CreateInvalidation', 'cloudfront:GetInvalidation'],

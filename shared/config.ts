@@ -22,7 +22,9 @@ export function config(): z.infer<typeof Settings> {
 export function corsOrigins(): string[] {
   const { STAGE, CORS_ORIGINS } = config();
   if (STAGE !== 'prod') return ['*'];
-  return CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
+  return CORS_ORIGINS.split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
 }
 
 /** For tests that change the environment between cases. */

@@ -25,8 +25,17 @@ export const WORKERS = {
   'patrol-worker': {
     summary: 'Runs one AI patrol scan under the patrol lease lock',
     tables: {
-      patrol: 'readwrite', locks: 'readwrite', 'llm-usage': 'readwrite',
-      clusters: 'read', metrics: 'read', alerts: 'read', scores: 'read', issues: 'read', 'ai-issues': 'read', rules: 'read', logs: 'read',
+      patrol: 'readwrite',
+      locks: 'readwrite',
+      'llm-usage': 'readwrite',
+      clusters: 'read',
+      metrics: 'read',
+      alerts: 'read',
+      scores: 'read',
+      issues: 'read',
+      'ai-issues': 'read',
+      rules: 'read',
+      logs: 'read',
     },
     grants: ['bedrock:invoke'],
     timeoutSeconds: 900,
@@ -36,8 +45,15 @@ export const WORKERS = {
   'agent-worker': {
     summary: 'Claims agent tasks and writes investigations',
     tables: {
-      investigations: 'readwrite', 'llm-usage': 'readwrite',
-      clusters: 'read', metrics: 'read', alerts: 'read', scores: 'read', issues: 'read', rules: 'read', logs: 'read',
+      investigations: 'readwrite',
+      'llm-usage': 'readwrite',
+      clusters: 'read',
+      metrics: 'read',
+      alerts: 'read',
+      scores: 'read',
+      issues: 'read',
+      rules: 'read',
+      logs: 'read',
     },
     grants: ['bedrock:invoke'],
     timeoutSeconds: 900,
@@ -45,8 +61,15 @@ export const WORKERS = {
   recompute: {
     summary: 'Scheduled refresh of scores, risk and issue grouping',
     tables: {
-      scores: 'readwrite', issues: 'readwrite', 'ai-issues': 'readwrite', investigations: 'readwrite', 'llm-usage': 'readwrite',
-      clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read',
+      scores: 'readwrite',
+      issues: 'readwrite',
+      'ai-issues': 'readwrite',
+      investigations: 'readwrite',
+      'llm-usage': 'readwrite',
+      clusters: 'read',
+      metrics: 'read',
+      alerts: 'read',
+      rules: 'read',
     },
     grants: ['bedrock:invoke', 'invoke:agent-worker'],
     timeoutSeconds: 300,
@@ -66,6 +89,7 @@ export function scheduledWorkers(): { name: WorkerName; schedule: WorkerSchedule
 /** EventBridge's rate expression for a whole number of minutes (singular unit for 1, as EventBridge requires). */
 export function rateExpression(everyMinutes: number): string {
   if (!Number.isInteger(everyMinutes) || everyMinutes < 1) throw new Error(`schedule interval must be a whole number of minutes ≥ 1, not ${everyMinutes}`);
-  const [value, unit] = everyMinutes % 1440 === 0 ? [everyMinutes / 1440, 'day'] : everyMinutes % 60 === 0 ? [everyMinutes / 60, 'hour'] : [everyMinutes, 'minute'];
+  const [value, unit] =
+    everyMinutes % 1440 === 0 ? [everyMinutes / 1440, 'day'] : everyMinutes % 60 === 0 ? [everyMinutes / 60, 'hour'] : [everyMinutes, 'minute'];
   return `rate(${value} ${unit}${value === 1 ? '' : 's'})`;
 }

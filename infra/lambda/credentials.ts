@@ -5,16 +5,14 @@
 // would never be used there. Local runs (tsx, tests) use the real chain.
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
 
-export const defaultProvider =
-  () =>
-  async (): Promise<AwsCredentialIdentity> => {
-    const accessKeyId = process.env.AWS_ACCESS_KEY_ID;
-    const secretAccessKey = process.env.AWS_SECRET_ACCESS_KEY;
-    if (!accessKeyId || !secretAccessKey) {
-      throw new Error('No AWS credentials in the environment (expected inside AWS Lambda).');
-    }
-    return { accessKeyId, secretAccessKey, sessionToken: process.env.AWS_SESSION_TOKEN };
-  };
+export const defaultProvider = () => async (): Promise<AwsCredentialIdentity> => {
+  const accessKeyId = process.env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = process.env.AWS_SECRET_ACCESS_KEY;
+  if (!accessKeyId || !secretAccessKey) {
+    throw new Error('No AWS credentials in the environment (expected inside AWS Lambda).');
+  }
+  return { accessKeyId, secretAccessKey, sessionToken: process.env.AWS_SESSION_TOKEN };
+};
 
 // The same exports as the package it replaces: Lambda's environment credentials never need refreshing.
 export const credentialsWillNeedRefresh = (): boolean => false;

@@ -14,8 +14,18 @@ import { getCluster } from '../../shared/db/clusters.js';
 import { ingestAlerts, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
 import type { LogEventInput, MetricKey, MetricSample } from '../../shared/fleet/records.js';
 import {
-  ALERTS_FOR, clusterSeed, demoBaseline, demoClusters, firingNotification, HEALTHY, HOUR, rng, TROUBLE_TARGETS,
-  type AlertNotification, type DemoCluster, type Trouble,
+  ALERTS_FOR,
+  clusterSeed,
+  demoBaseline,
+  demoClusters,
+  firingNotification,
+  HEALTHY,
+  HOUR,
+  rng,
+  TROUBLE_TARGETS,
+  type AlertNotification,
+  type DemoCluster,
+  type Trouble,
 } from './demo-fleet.js';
 
 export interface DemoFeedOptions {
@@ -151,11 +161,22 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
         const starting = incidentStarting(cluster, seed, hour, clusters.length);
         if (starting) {
           firing.push(firingNotification(cluster, ALERTS_FOR[starting.trouble], starting.severity, new Date(hour + starting.minute * 60_000)));
-          logs.push({ cluster_id: cluster.inventory.cluster_id, at: new Date(hour + starting.minute * 60_000).toISOString(), level: 'error', message: `${ALERTS_FOR[starting.trouble]}: incident began`, source: 'be-1' });
+          logs.push({
+            cluster_id: cluster.inventory.cluster_id,
+            at: new Date(hour + starting.minute * 60_000).toISOString(),
+            level: 'error',
+            message: `${ALERTS_FOR[starting.trouble]}: incident began`,
+            source: 'be-1',
+          });
         }
         const ended = incidentDuring(cluster, seed, hour - HOUR, clusters.length);
         if (ended && ended.start + ended.incident.hours * HOUR === hour) {
-          const alert = firingNotification(cluster, ALERTS_FOR[ended.incident.trouble], ended.incident.severity, new Date(ended.start + ended.incident.minute * 60_000));
+          const alert = firingNotification(
+            cluster,
+            ALERTS_FOR[ended.incident.trouble],
+            ended.incident.severity,
+            new Date(ended.start + ended.incident.minute * 60_000),
+          );
           resolved.push({ ...alert, status: 'resolved', endsAt: new Date(hour + 5 * 60_000).toISOString() });
         }
       }

@@ -10,13 +10,29 @@ import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../../s
 import type { ClusterInput, LogEventInput, MetricKey, MetricSample } from '../../shared/fleet/records.js';
 
 const CUSTOMERS: [name: string, tier: 'S' | 'A' | 'B'][] = [
-  ['Acme Retail', 'S'], ['Globex Logistics', 'S'], ['Initech Finance', 'S'], ['Umbrella Health', 'A'], ['Stark Analytics', 'A'],
-  ['Wayne Media', 'A'], ['Hooli Cloud', 'A'], ['Soylent Foods', 'B'], ['Tyrell Robotics', 'B'], ['Cyberdyne Energy', 'A'],
-  ['Wonka Candy', 'B'], ['Oceanic Air', 'B'], ['Vandelay Imports', 'B'], ['Pied Piper', 'A'], ['Massive Dynamic', 'S'],
+  ['Acme Retail', 'S'],
+  ['Globex Logistics', 'S'],
+  ['Initech Finance', 'S'],
+  ['Umbrella Health', 'A'],
+  ['Stark Analytics', 'A'],
+  ['Wayne Media', 'A'],
+  ['Hooli Cloud', 'A'],
+  ['Soylent Foods', 'B'],
+  ['Tyrell Robotics', 'B'],
+  ['Cyberdyne Energy', 'A'],
+  ['Wonka Candy', 'B'],
+  ['Oceanic Air', 'B'],
+  ['Vandelay Imports', 'B'],
+  ['Pied Piper', 'A'],
+  ['Massive Dynamic', 'S'],
 ];
 const REGIONS = [
-  'US East (us-east-1)', 'US West (us-west-2)', 'Europe (eu-central-1)', 'Europe (eu-west-1)',
-  'Asia Pacific (ap-southeast-1)', 'Asia Pacific (ap-northeast-1)',
+  'US East (us-east-1)',
+  'US West (us-west-2)',
+  'Europe (eu-central-1)',
+  'Europe (eu-west-1)',
+  'Asia Pacific (ap-southeast-1)',
+  'Asia Pacific (ap-northeast-1)',
 ];
 const VERSIONS = ['3.1.11', '3.2.6', '3.2.9', '3.3.2', '3.3.5'];
 const TYPES = ['ELASTIC', 'ELASTIC', 'ELASTIC', 'SHARED_DATA', 'CLASSIC'];
@@ -89,9 +105,19 @@ export function demoClusters(count: number, seed = 42): DemoCluster[] {
 
 /** Where each metric sits for a healthy cluster: [low, high]. */
 export const HEALTHY: Record<MetricKey, [number, number]> = {
-  compaction_score: [15, 80], disk_used_pct: [28, 62], query_errors_7d: [0, 40], query_error_pct: [0.01, 0.3], qps: [60, 2500],
-  node_count: [0, 0], memory_pct: [35, 65], peak_jvm_heap_gb: [4, 14], error_rate_pct: [0.01, 0.4], slow_queries_7d: [0, 25],
-  p99_latency_ms: [90, 380], avg_latency_ms: [8, 55], max_latency_ms: [400, 1800],
+  compaction_score: [15, 80],
+  disk_used_pct: [28, 62],
+  query_errors_7d: [0, 40],
+  query_error_pct: [0.01, 0.3],
+  qps: [60, 2500],
+  node_count: [0, 0],
+  memory_pct: [35, 65],
+  peak_jvm_heap_gb: [4, 14],
+  error_rate_pct: [0.01, 0.4],
+  slow_queries_7d: [0, 25],
+  p99_latency_ms: [90, 380],
+  avg_latency_ms: [8, 55],
+  max_latency_ms: [400, 1800],
 };
 
 /** Where a troubled metric ends on the last day: [warning, critical]. */
@@ -104,7 +130,11 @@ export const TROUBLE_TARGETS: Record<Trouble, Partial<Record<MetricKey, [number,
 };
 
 export const ALERTS_FOR: Record<Trouble, string> = {
-  compaction: 'CompactionScoreHigh', disk: 'DiskUsageHigh', errors: 'QueryErrorRateHigh', memory: 'JvmHeapPressure', latency: 'SlowQueriesHigh',
+  compaction: 'CompactionScoreHigh',
+  disk: 'DiskUsageHigh',
+  errors: 'QueryErrorRateHigh',
+  memory: 'JvmHeapPressure',
+  latency: 'SlowQueriesHigh',
 };
 
 const LOG_SIGNATURES: Record<Trouble, string[]> = {
@@ -128,9 +158,10 @@ export const clusterSeed = (cluster: DemoCluster, seed: number) => seed ^ parseI
 
 /** Where the cluster's metrics sit when nothing is wrong; the stream then goes on with its noise. */
 export function demoBaseline(random: () => number): Record<MetricKey, number> {
-  return Object.fromEntries(
-    (Object.keys(HEALTHY) as MetricKey[]).map((k) => [k, HEALTHY[k][0] + random() * (HEALTHY[k][1] - HEALTHY[k][0]) * 0.7]),
-  ) as Record<MetricKey, number>;
+  return Object.fromEntries((Object.keys(HEALTHY) as MetricKey[]).map((k) => [k, HEALTHY[k][0] + random() * (HEALTHY[k][1] - HEALTHY[k][0]) * 0.7])) as Record<
+    MetricKey,
+    number
+  >;
 }
 
 /** Hourly samples for one cluster (13 metric keys × 24 × days). */
@@ -236,9 +267,21 @@ export function demoLogs(clusters: DemoCluster[], days: number, now: Date, seed 
       if (cluster.trouble && random() < 0.8) {
         const template = pick(random, LOG_SIGNATURES[cluster.trouble]);
         const message = template.replace('{n}', String(1000 + Math.floor(random() * 9000))).replace('{v}', String(Math.round(80 + random() * 1200)));
-        events.push({ cluster_id: cluster.inventory.cluster_id, at: at.toISOString(), level: random() < 0.7 ? 'error' : 'warn', message, source: `be-${1 + Math.floor(random() * 6)}` });
+        events.push({
+          cluster_id: cluster.inventory.cluster_id,
+          at: at.toISOString(),
+          level: random() < 0.7 ? 'error' : 'warn',
+          message,
+          source: `be-${1 + Math.floor(random() * 6)}`,
+        });
       } else {
-        events.push({ cluster_id: cluster.inventory.cluster_id, at: at.toISOString(), level: 'info', message: 'Checkpoint finished; tablets balanced', source: 'fe-1' });
+        events.push({
+          cluster_id: cluster.inventory.cluster_id,
+          at: at.toISOString(),
+          level: 'info',
+          message: 'Checkpoint finished; tablets balanced',
+          source: 'fe-1',
+        });
       }
     }
   }
@@ -264,7 +307,13 @@ export async function loadDemoFleet(count: number, options: { seed?: number; now
     result[key] += r.accepted;
     result.rejected += r.rejected.length;
   };
-  add('clusters', await ingestClusters(clusters.map((c) => c.inventory), now));
+  add(
+    'clusters',
+    await ingestClusters(
+      clusters.map((c) => c.inventory),
+      now,
+    ),
+  );
   let batch: MetricSample[] = [];
   for (const cluster of clusters) {
     for (const sample of demoSamples(cluster, days, now, seed)) {

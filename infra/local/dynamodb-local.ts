@@ -101,11 +101,7 @@ export async function startDynamoDbLocal(options: StartOptions = {}): Promise<Dy
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const spawnFailed = new Promise<never>((_, reject) =>
     child.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'ENOENT'
-          ? new Error('DynamoDB Local needs Java 17 or newer on PATH (Debian: apt-get install openjdk-17-jre-headless).')
-          : error,
-      ),
+      reject(error.code === 'ENOENT' ? new Error('DynamoDB Local needs Java 17 or newer on PATH (Debian: apt-get install openjdk-17-jre-headless).') : error),
     ),
   );
 

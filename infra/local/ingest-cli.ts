@@ -78,7 +78,15 @@ export function planIngest(text: string, fileName: string): Planned[] {
     let chunk: typeof records = [];
     let bytes = 0;
     const flush = () => {
-      if (chunk.length) plans.push({ kind, numbers: chunk.map((c) => c.n), body: envelope(kind, chunk.map((c) => c.record)) });
+      if (chunk.length)
+        plans.push({
+          kind,
+          numbers: chunk.map((c) => c.n),
+          body: envelope(
+            kind,
+            chunk.map((c) => c.record),
+          ),
+        });
       chunk = [];
       bytes = 0;
     };
@@ -100,8 +108,7 @@ async function main(): Promise<number> {
     return 1;
   }
   const base = process.env.INGEST_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
-  const token =
-    process.env.INGEST_TOKEN ?? (await readFile(join(process.env.DATA_DIR ?? '.data', INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
+  const token = process.env.INGEST_TOKEN ?? (await readFile(join(process.env.DATA_DIR ?? '.data', INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
   if (!token) {
     console.error('No ingest token: set INGEST_TOKEN, or start the service (npm start) so it creates one under DATA_DIR.');
     return 1;

@@ -132,7 +132,10 @@ async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, 
   const root = resolve(webRoot);
   let file = join(root, normalize(decodeURIComponent(pathname)));
   if (!file.startsWith(root + sep)) file = join(root, 'index.html');
-  const isFile = await stat(file).then((s) => s.isFile(), () => false);
+  const isFile = await stat(file).then(
+    (s) => s.isFile(),
+    () => false,
+  );
   if (!isFile) file = join(root, 'index.html'); // client-side routing: the entry document
   const content = await readFile(file);
   res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });

@@ -10,7 +10,12 @@ const flag = (fallback: boolean) =>
     .optional()
     .transform((v) => (v === undefined || v === '' ? fallback : ['true', '1', 'on', 'yes'].includes(v)));
 
-const seconds = z.coerce.number().int().min(1).max(7 * 86_400).optional();
+const seconds = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(7 * 86_400)
+  .optional();
 const blankAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
 /** LOCAL_<WORKER>_EVERY_SECONDS, e.g. LOCAL_RECOMPUTE_EVERY_SECONDS, LOCAL_PATROL_WORKER_EVERY_SECONDS. */

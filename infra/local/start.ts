@@ -26,7 +26,10 @@ const service = await startLocalService({
   demoClusters: settings.demoClusters,
   schedules: settings.schedules,
   demoFeed: settings.demoFeed
-    ? { everySeconds: settings.demoFeedEverySeconds, tick: createDemoFeed({ dataDir: settings.dataDir, clusters: settings.demoClusters, log: (line) => console.log(line) }).tick }
+    ? {
+        everySeconds: settings.demoFeedEverySeconds,
+        tick: createDemoFeed({ dataDir: settings.dataDir, clusters: settings.demoClusters, log: (line) => console.log(line) }).tick,
+      }
     : undefined,
 }).catch((error: unknown) => {
   console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
@@ -44,7 +47,9 @@ if (service.demo) {
 console.log(`Fleet Health Service at ${service.url}  (API: ${service.url}/api/health-check, data in ${settings.dataDir})`);
 console.log(
   settings.schedules
-    ? `Schedules: ${Object.entries(settings.schedules).map(([name, s]) => `${name} every ${s} s`).join(', ')} (LOCAL_SCHEDULES=false turns them off)`
+    ? `Schedules: ${Object.entries(settings.schedules)
+        .map(([name, s]) => `${name} every ${s} s`)
+        .join(', ')} (LOCAL_SCHEDULES=false turns them off)`
     : 'Schedules: off (LOCAL_SCHEDULES=false)',
 );
 if (settings.demoFeed) console.log(`Demo feed: new samples and incidents every ${settings.demoFeedEverySeconds} s (DEMO_FEED=false turns it off)`);

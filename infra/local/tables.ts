@@ -1,13 +1,7 @@
 // Creates the service's tables (from the one definition in shared/db/tables.ts)
 // on a DynamoDB-API endpoint, skipping those that exist: used by `npm start`
 // and by the tests, which give each suite its own table prefix.
-import {
-  CreateTableCommand,
-  ListTablesCommand,
-  UpdateTimeToLiveCommand,
-  type DynamoDBClient,
-  type GlobalSecondaryIndex,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, ListTablesCommand, UpdateTimeToLiveCommand, type DynamoDBClient, type GlobalSecondaryIndex } from '@aws-sdk/client-dynamodb';
 import { physicalTableName, TABLES, TABLE_NAMES } from '../../shared/db/tables.js';
 
 async function existingTables(client: DynamoDBClient): Promise<Set<string>> {

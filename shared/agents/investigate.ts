@@ -23,7 +23,10 @@ export const RULES_CONFIDENCE = { withThresholds: 0.4, without: 0.3 } as const;
 
 /** An investigation that could not be made; `retryable` false when another attempt cannot help. */
 export class InvestigationFailed extends Error {
-  constructor(message: string, readonly retryable = true) {
+  constructor(
+    message: string,
+    readonly retryable = true,
+  ) {
     super(message);
   }
 }
@@ -55,7 +58,11 @@ export const InvestigationAnswer = z.object({
   root_cause: z.string().trim().min(1).max(4000),
   recommended_actions: z.union([
     z.string().trim().min(1).max(8000),
-    z.array(z.string().trim().min(1).max(1000)).min(1).max(30).transform((items) => items.map((a) => `- ${a}`).join('\n')),
+    z
+      .array(z.string().trim().min(1).max(1000))
+      .min(1)
+      .max(30)
+      .transform((items) => items.map((a) => `- ${a}`).join('\n')),
   ]),
   full_report: z.string().trim().min(1).max(100_000),
 });
@@ -104,8 +111,17 @@ const cell = (s: string) => s.replace(/\|/g, '/').replace(/\n/g, ' ');
 
 /** The runbook best matching each of the worst dimensions (or risk signals), one hit per runbook. */
 async function matchingRunbooks(facts: ClusterFacts): Promise<KnowledgeHit[]> {
-  const worst = facts.score.dimension_scores.filter((d) => d.status !== 'healthy').sort((a, b) => a.score - b.score).map((d) => d.name);
-  const queries = (worst.length ? worst : Object.entries(facts.risk?.metrics ?? {}).filter(([, m]) => m.status !== 'healthy').map(([key]) => key.replace(/_/g, ' '))).slice(0, 3);
+  const worst = facts.score.dimension_scores
+    .filter((d) => d.status !== 'healthy')
+    .sort((a, b) => a.score - b.score)
+    .map((d) => d.name);
+  const queries = (
+    worst.length
+      ? worst
+      : Object.entries(facts.risk?.metrics ?? {})
+          .filter(([, m]) => m.status !== 'healthy')
+          .map(([key]) => key.replace(/_/g, ' '))
+  ).slice(0, 3);
   const hits = new Map<string, KnowledgeHit>();
   for (const query of queries) {
     const [best] = await searchKnowledge(query, 1);
@@ -154,12 +170,23 @@ export async function rulesInvestigation(facts: ClusterFacts): Promise<Findings>
     ...(signals.length ? signals.map((s) => `- ${s}`) : ['- None.']),
     '',
     '## Matching runbooks',
-    ...(runbooks.length ? runbooks.map((r) => `- **${r.title}** (\`${r.file}\`, ${r.section}): ${r.excerpt}`) : ['- No runbook matches the breached thresholds.']),
+    ...(runbooks.length
+      ? runbooks.map((r) => `- **${r.title}** (\`${r.file}\`, ${r.section}): ${r.excerpt}`)
+      : ['- No runbook matches the breached thresholds.']),
     '',
     '## Recommended actions',
     recommended,
   ].join('\n');
-  return { severity: SEVERITY[score.classification], confidence, root_cause: rootCause, recommended_actions: recommended, full_report: report, model: 'rules', spent: nothingSpent(), tool_rounds: 0 };
+  return {
+    severity: SEVERITY[score.classification],
+    confidence,
+    root_cause: rootCause,
+    recommended_actions: recommended,
+    full_report: report,
+    model: 'rules',
+    spent: nothingSpent(),
+    tool_rounds: 0,
+  };
 }
 
 // ── with the LLM ──────────────────────────────────────────────────────────
@@ -179,10 +206,20 @@ export function describeCluster({ task, score, risk }: ClusterFacts): string {
     `Why: ${task.trigger_reason}`,
     'What the rules see:',
     JSON.stringify({
-      classification: score.classification, tier_adjusted_score: score.tier_adjusted_score, overall_score: score.overall_score, metrics_score: score.metrics_score,
-      alerts_score: score.alerts_score, top_risk: score.top_risk, risk_reasons: score.risk_reasons, suggested_actions: score.suggested_actions,
-      firing_alerts_7d: score.firing_alert_count_7d, metrics: score.metrics, cluster_type: score.cluster_type, region: score.region,
-      risk_level: risk?.risk_level, risk_signals: risk?.risk_signals,
+      classification: score.classification,
+      tier_adjusted_score: score.tier_adjusted_score,
+      overall_score: score.overall_score,
+      metrics_score: score.metrics_score,
+      alerts_score: score.alerts_score,
+      top_risk: score.top_risk,
+      risk_reasons: score.risk_reasons,
+      suggested_actions: score.suggested_actions,
+      firing_alerts_7d: score.firing_alert_count_7d,
+      metrics: score.metrics,
+      cluster_type: score.cluster_type,
+      region: score.region,
+      risk_level: risk?.risk_level,
+      risk_signals: risk?.risk_signals,
     }),
   ].join('\n');
 }
@@ -192,7 +229,16 @@ export async function llmInvestigation(provider: LlmProvider, facts: ClusterFact
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeCluster(facts) }] }];
   try {
     const { value, loop } = await structuredAnswer(InvestigationAnswer, {
-      provider, system: SYSTEM, messages, tools: await toolSpecs(), runTool, maxRounds: INVESTIGATION_TOOL_ROUNDS, ledger, maxTokens: 4096, deadline, reserveMs: 60_000,
+      provider,
+      system: SYSTEM,
+      messages,
+      tools: await toolSpecs(),
+      runTool,
+      maxRounds: INVESTIGATION_TOOL_ROUNDS,
+      ledger,
+      maxTokens: 4096,
+      deadline,
+      reserveMs: 60_000,
     });
     return { ...value, model: provider.model, spent: loop.spent, tool_rounds: loop.tool_rounds };
   } catch (error) {

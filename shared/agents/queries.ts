@@ -19,15 +19,29 @@ export function likeMatcher(pattern: string): (value: string) => boolean {
 }
 
 const listItem = (i: InvestigationSummary) => ({
-  investigation_id: i.investigation_id, task_id: i.task_id, cluster_id: i.cluster_id, cluster_name: i.cluster_name, customer_name: i.customer_name,
-  severity: i.severity, confidence: i.confidence, root_cause: i.root_cause, recommended_actions: i.recommended_actions, model: i.model,
-  input_tokens: i.input_tokens, output_tokens: i.output_tokens, total_tokens: i.total_tokens, cost_usd: i.cost_usd, duration_seconds: i.duration_seconds,
+  investigation_id: i.investigation_id,
+  task_id: i.task_id,
+  cluster_id: i.cluster_id,
+  cluster_name: i.cluster_name,
+  customer_name: i.customer_name,
+  severity: i.severity,
+  confidence: i.confidence,
+  root_cause: i.root_cause,
+  recommended_actions: i.recommended_actions,
+  model: i.model,
+  input_tokens: i.input_tokens,
+  output_tokens: i.output_tokens,
+  total_tokens: i.total_tokens,
+  cost_usd: i.cost_usd,
+  duration_seconds: i.duration_seconds,
   created_at: i.created_at,
 });
 
 export async function listInvestigations(q: { days: number; severity: string; customer: string; page: number; page_size: number }, now = new Date()) {
   const matches = q.customer.trim() ? likeMatcher(q.customer) : () => true;
-  const found = (await listInvestigationsSince(new Date(now.getTime() - q.days * DAY_MS))).filter((i) => (!q.severity || i.severity === q.severity) && matches(i.customer_name));
+  const found = (await listInvestigationsSince(new Date(now.getTime() - q.days * DAY_MS))).filter(
+    (i) => (!q.severity || i.severity === q.severity) && matches(i.customer_name),
+  );
   const start = (q.page - 1) * q.page_size;
   return {
     investigations: found.slice(start, start + q.page_size).map(listItem),
@@ -49,18 +63,36 @@ export async function investigationKpis(q: { days: number }, now = new Date()) {
     warning_count: count('warning'),
     info_count: count('info'),
     total_tokens: all.reduce((s, i) => s + i.total_tokens, 0),
-    avg_confidence: round(mean((i) => i.confidence), 3),
-    avg_duration_s: round(mean((i) => i.duration_seconds), 2),
-    total_cost_usd: round(all.reduce((s, i) => s + i.cost_usd, 0), 6),
+    avg_confidence: round(
+      mean((i) => i.confidence),
+      3,
+    ),
+    avg_duration_s: round(
+      mean((i) => i.duration_seconds),
+      2,
+    ),
+    total_cost_usd: round(
+      all.reduce((s, i) => s + i.cost_usd, 0),
+      6,
+    ),
     source: SOURCE,
     generated_at: now.toISOString(),
   };
 }
 
 const taskItem = (t: AgentTask) => ({
-  task_id: t.task_id, cluster_id: t.cluster_id, cluster_name: t.cluster_name, customer_name: t.customer_name, customer_tier: t.customer_tier,
-  trigger_reason: t.trigger_reason, priority: t.priority, status: t.status as 'pending' | 'running', created_at: t.created_at,
-  attempts: t.attempts, last_error: t.last_error ?? null, claimed_at: t.claimed_at ?? null,
+  task_id: t.task_id,
+  cluster_id: t.cluster_id,
+  cluster_name: t.cluster_name,
+  customer_name: t.customer_name,
+  customer_tier: t.customer_tier,
+  trigger_reason: t.trigger_reason,
+  priority: t.priority,
+  status: t.status as 'pending' | 'running',
+  created_at: t.created_at,
+  attempts: t.attempts,
+  last_error: t.last_error ?? null,
+  claimed_at: t.claimed_at ?? null,
 });
 
 /** Pending and running tasks, most urgent first; `total` counts them all. */

@@ -6,7 +6,15 @@
 // each one done (with its investigation) or, after MAX_ATTEMPTS, failed.
 import { randomUUID } from 'node:crypto';
 import {
-  claimTask, completeTask, createTask, expireTask, failTaskAttempt, isStale, listOpenTasks, MAX_ATTEMPTS, type AgentTask,
+  claimTask,
+  completeTask,
+  createTask,
+  expireTask,
+  failTaskAttempt,
+  isStale,
+  listOpenTasks,
+  MAX_ATTEMPTS,
+  type AgentTask,
 } from '../db/investigations.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { LlmError } from '../llm/types.js';
@@ -47,7 +55,10 @@ export const meetsTrigger = (s: FleetClusterScore, trigger: AiTrigger) =>
 /** "tier S, tier-adjusted score 41.2 < 60: Disk Usage at 93 (red ≥ 90); …" */
 export function triggerReason(s: FleetClusterScore, trigger: AiTrigger): string {
   const reasons = s.risk_reasons.length ? s.risk_reasons : [`top risk ${s.top_risk}`];
-  return `tier ${s.customer_tier}, tier-adjusted score ${s.tier_adjusted_score} < ${trigger.below_score}: ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; …' : ''}`.slice(0, 600);
+  return `tier ${s.customer_tier}, tier-adjusted score ${s.tier_adjusted_score} < ${trigger.below_score}: ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; …' : ''}`.slice(
+    0,
+    600,
+  );
 }
 
 const TIER_WEIGHT: Record<string, number> = { S: 300, A: 200, B: 100 };
@@ -71,8 +82,14 @@ export async function createAgentTasks(view: FleetView, now = new Date()): Promi
   const made = await mapLimit(due, 8, (s) =>
     createTask(
       {
-        task_id: randomUUID(), cluster_id: s.cluster_id, cluster_name: s.cluster_name, customer_name: s.customer_name, customer_tier: s.customer_tier,
-        trigger_reason: triggerReason(s, trigger), priority: taskPriority(s, trigger), created_at: now.toISOString(),
+        task_id: randomUUID(),
+        cluster_id: s.cluster_id,
+        cluster_name: s.cluster_name,
+        customer_name: s.customer_name,
+        customer_tier: s.customer_tier,
+        trigger_reason: triggerReason(s, trigger),
+        priority: taskPriority(s, trigger),
+        created_at: now.toISOString(),
       },
       cooldownStart,
     ),
@@ -102,7 +119,11 @@ export interface WorkerSummary {
 }
 
 const reasonOf = (error: unknown) =>
-  error instanceof LlmError ? `the language model failed: ${error.message}` : error instanceof InvestigationFailed ? error.message : `internal error: ${String(error)}`;
+  error instanceof LlmError
+    ? `the language model failed: ${error.message}`
+    : error instanceof InvestigationFailed
+      ? error.message
+      : `internal error: ${String(error)}`;
 
 /** Claims and investigates tasks, most urgent first, until none is claimable or the budget is spent. */
 export async function runAgentTasks(options: { budgetMs?: number } = {}): Promise<WorkerSummary> {
@@ -162,7 +183,13 @@ async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | '
     log.error('agent task attempt failed', { task_id: task.task_id, attempt: task.attempts, reason });
     try {
       const now = new Date();
-      const status = await failTaskAttempt(task, reason, !(error instanceof InvestigationFailed) || error.retryable, now, new Date(now.getTime() + retryDelayMs(task.attempts)));
+      const status = await failTaskAttempt(
+        task,
+        reason,
+        !(error instanceof InvestigationFailed) || error.retryable,
+        now,
+        new Date(now.getTime() + retryDelayMs(task.attempts)),
+      );
       if (status === 'failed') summary.failed++;
       else summary.retried++;
       return status;

@@ -65,13 +65,15 @@ export function rulesGroups(alerts: readonly AlertRecord[], why = 'Rule-based gr
 
 const ModelAnswer = z.object({
   groups: z
-    .array(z.object({
-      alerts: z.array(z.string()).min(1),
-      title: z.string().min(1).max(200),
-      severity: z.enum(['Critical', 'Warning']),
-      reasoning: z.string().min(1).max(2000),
-      summary: z.string().min(1).max(2000),
-    }))
+    .array(
+      z.object({
+        alerts: z.array(z.string()).min(1),
+        title: z.string().min(1).max(200),
+        severity: z.enum(['Critical', 'Warning']),
+        reasoning: z.string().min(1).max(2000),
+        summary: z.string().min(1).max(2000),
+      }),
+    )
     .min(1),
 });
 
@@ -86,19 +88,43 @@ const SYSTEM = [
  * twice stays in its first group, and alerts left out are grouped by rules
  * (and say so). A model that fails or answers nothing usable → rules for all.
  */
-export async function llmGroups(provider: LlmProvider, clusterName: string, alerts: readonly AlertRecord[], ledger: Ledger): Promise<{ groups: AlertGroup[]; usedModel: boolean }> {
+export async function llmGroups(
+  provider: LlmProvider,
+  clusterName: string,
+  alerts: readonly AlertRecord[],
+  ledger: Ledger,
+): Promise<{ groups: AlertGroup[]; usedModel: boolean }> {
   const sorted = [...alerts].sort(byStart);
   const ids = new Map(sorted.map((a, i) => [`a${i + 1}`, a]));
-  const lines = [...ids].map(([id, a]) => JSON.stringify({ id, name: a.alert_name, severity: a.severity, status: a.status, starts_at: a.starts_at, ends_at: a.ends_at, summary: (a.detail || a.summary).slice(0, 200) }));
-  const response = await recordedCall(provider, { system: SYSTEM, messages: [{ role: 'user', content: [{ type: 'text', text: `Cluster ${clusterName}, ${sorted.length} alerts:\n${lines.join('\n')}` }] }], max_tokens: 4096 }, ledger);
+  const lines = [...ids].map(([id, a]) =>
+    JSON.stringify({
+      id,
+      name: a.alert_name,
+      severity: a.severity,
+      status: a.status,
+      starts_at: a.starts_at,
+      ends_at: a.ends_at,
+      summary: (a.detail || a.summary).slice(0, 200),
+    }),
+  );
+  const response = await recordedCall(
+    provider,
+    {
+      system: SYSTEM,
+      messages: [{ role: 'user', content: [{ type: 'text', text: `Cluster ${clusterName}, ${sorted.length} alerts:\n${lines.join('\n')}` }] }],
+      max_tokens: 4096,
+    },
+    ledger,
+  );
   const parsed = ModelAnswer.safeParse(jsonIn(textOf(response.message)));
-  if (!parsed.success) return { groups: rulesGroups(sorted, 'Rule-based grouping (the model\'s answer did not validate)'), usedModel: false };
+  if (!parsed.success) return { groups: rulesGroups(sorted, "Rule-based grouping (the model's answer did not validate)"), usedModel: false };
   const assigned = new Set<string>();
   const groups: AlertGroup[] = [];
   for (const g of parsed.data.groups) {
     const members = g.alerts.filter((id) => ids.has(id) && !assigned.has(id));
     for (const id of members) assigned.add(id);
-    if (members.length) groups.push({ alerts: members.map((id) => ids.get(id)!), title: g.title, severity: g.severity, reasoning: g.reasoning, summary: g.summary });
+    if (members.length)
+      groups.push({ alerts: members.map((id) => ids.get(id)!), title: g.title, severity: g.severity, reasoning: g.reasoning, summary: g.summary });
   }
   const left = [...ids].filter(([id]) => !assigned.has(id)).map(([, a]) => a);
   if (left.length) groups.push(...rulesGroups(left, 'The model left these alerts out; grouped by rules'));

@@ -15,11 +15,29 @@ export const SOURCE = 'ai';
 
 export function aiIssueView(i: AiIssueRecord, now: Date) {
   return {
-    issue_id: i.issue_id, issue_name: i.issue_name, severity: i.severity, status: i.status, cluster_id: i.cluster_id, cluster_name: i.cluster_name,
-    customer_name: i.customer_name, alert_count: i.alert_count, first_seen: i.first_seen, last_seen: i.last_seen, resolved_at: i.resolved_at,
-    duration_minutes: durationMinutes(i, now), triage_status: i.triage_status, disposition_status: i.disposition_status, assignee: i.assignee,
-    notes: i.notes, ticket_key: '', ticket_url: '', ai_reasoning: i.ai_reasoning, ai_summary: i.ai_summary, grouped_by: i.grouped_by,
-    updated_at: i.updated_at, updated_by: i.updated_by,
+    issue_id: i.issue_id,
+    issue_name: i.issue_name,
+    severity: i.severity,
+    status: i.status,
+    cluster_id: i.cluster_id,
+    cluster_name: i.cluster_name,
+    customer_name: i.customer_name,
+    alert_count: i.alert_count,
+    first_seen: i.first_seen,
+    last_seen: i.last_seen,
+    resolved_at: i.resolved_at,
+    duration_minutes: durationMinutes(i, now),
+    triage_status: i.triage_status,
+    disposition_status: i.disposition_status,
+    assignee: i.assignee,
+    notes: i.notes,
+    ticket_key: '',
+    ticket_url: '',
+    ai_reasoning: i.ai_reasoning,
+    ai_summary: i.ai_summary,
+    grouped_by: i.grouped_by,
+    updated_at: i.updated_at,
+    updated_by: i.updated_by,
   };
 }
 
@@ -29,8 +47,12 @@ export async function listAiIssues(q: IssueListQuery, now = new Date()) {
   const start = (q.page - 1) * q.page_size;
   return {
     issues: found.slice(start, start + q.page_size).map((i) => aiIssueView(i, now)),
-    total: found.length, page: q.page, page_size: q.page_size, total_pages: Math.ceil(found.length / q.page_size),
-    customers: distinct(inWindow.map((i) => i.customer_name)), clusters: distinct(inWindow.map((i) => i.cluster_name)),
+    total: found.length,
+    page: q.page,
+    page_size: q.page_size,
+    total_pages: Math.ceil(found.length / q.page_size),
+    customers: distinct(inWindow.map((i) => i.customer_name)),
+    clusters: distinct(inWindow.map((i) => i.cluster_name)),
     source: SOURCE,
   };
 }
@@ -49,13 +71,21 @@ async function requireAiIssue(id: string): Promise<AiIssueRecord> {
 /** The issue with its alerts, resolved from the linked alert keys, newest first. */
 export async function aiIssueDetail(id: string, now = new Date()) {
   const issue = await requireAiIssue(id);
-  const alerts = await batchGet('alerts', issue.alert_keys.map((k) => ({ pk: `CLUSTER#${issue.cluster_id}`, sk: `ALERT#${k}` })));
+  const alerts = await batchGet(
+    'alerts',
+    issue.alert_keys.map((k) => ({ pk: `CLUSTER#${issue.cluster_id}`, sk: `ALERT#${k}` })),
+  );
   const sorted = alerts.sort((a, b) => (String(a.starts_at) < String(b.starts_at) ? 1 : -1));
   return {
     issue: aiIssueView(issue, now),
     alerts: sorted.map((a) => ({
-      time: displayTime(String(a.starts_at)), status: String(a.status), alert_name: String(a.alert_name), detail: String(a.detail || a.summary || ''),
-      dashboard_url: String(a.dashboard_url ?? ''), starts_at: String(a.starts_at), ends_at: (a.ends_at as string | null) ?? null,
+      time: displayTime(String(a.starts_at)),
+      status: String(a.status),
+      alert_name: String(a.alert_name),
+      detail: String(a.detail || a.summary || ''),
+      dashboard_url: String(a.dashboard_url ?? ''),
+      starts_at: String(a.starts_at),
+      ends_at: (a.ends_at as string | null) ?? null,
     })),
     cluster_info: null,
     source: SOURCE,
@@ -75,9 +105,19 @@ export async function updateAiTriage(principal: Principal, id: string, patch: Re
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([
       aiTriageAction(id, after as Record<string, string>, issue.triage_version, principal.username, now),
-      auditAction({ actor: principal.username, role: principal.role, action: 'issue_update', target: id, detail: { source: SOURCE, before, after }, ip: caller.ip, user_agent: caller.userAgent }, now),
+      auditAction(
+        {
+          actor: principal.username,
+          role: principal.role,
+          action: 'issue_update',
+          target: id,
+          detail: { source: SOURCE, before, after },
+          ip: caller.ip,
+          user_agent: caller.userAgent,
+        },
+        now,
+      ),
     ]);
     return { status: 'ok' };
   });
 }
-

@@ -28,17 +28,30 @@ function toGrouping(group: AlertGroup, id: string, names: { cluster_name: string
   const firing = alerts.some((a) => a.status === 'Firing');
   const ends = alerts.map((a) => a.ends_at ?? a.starts_at).sort();
   return {
-    issue_id: id, issue_name: group.title, severity: group.severity, status: firing ? 'Ongoing' : 'Resolved',
-    cluster_id: alerts[0]!.cluster_id, ...names, alert_count: alerts.length, alert_keys: alerts.map(alertKeyOf),
-    first_seen: alerts[0]!.starts_at, last_seen: alerts.at(-1)!.starts_at, resolved_at: firing ? null : ends.at(-1)!,
-    ai_reasoning: group.reasoning, ai_summary: group.summary, grouped_by: groupedBy,
+    issue_id: id,
+    issue_name: group.title,
+    severity: group.severity,
+    status: firing ? 'Ongoing' : 'Resolved',
+    cluster_id: alerts[0]!.cluster_id,
+    ...names,
+    alert_count: alerts.length,
+    alert_keys: alerts.map(alertKeyOf),
+    first_seen: alerts[0]!.starts_at,
+    last_seen: alerts.at(-1)!.starts_at,
+    resolved_at: firing ? null : ends.at(-1)!,
+    ai_reasoning: group.reasoning,
+    ai_summary: group.summary,
+    grouped_by: groupedBy,
   };
 }
 
 async function regroupCluster(clusterId: string, names: { cluster_name: string; customer_name: string }, now: Date): Promise<'regrouped' | 'unchanged'> {
   const provider = llmProvider();
   const method = provider ? `llm:${provider.model}` : 'rules';
-  const [state, alerts] = await Promise.all([getAiGroupingState(clusterId), listClusterAlerts(clusterId, new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000))]);
+  const [state, alerts] = await Promise.all([
+    getAiGroupingState(clusterId),
+    listClusterAlerts(clusterId, new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000)),
+  ]);
   const fingerprint = fingerprintOf(alerts);
   if (state && state.fingerprint === fingerprint && state.method === method) return 'unchanged';
 
@@ -73,7 +86,11 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
   const produced = groups.map((g, gi) => {
     // A new id from the group's first alert; while another group of this run holds that id
     // (it continued the issue that once started with that alert), the next of a numbered series.
-    const idOf = (n: number) => `ai-${createHash('sha256').update(`${clusterId}\n${alertKeyOf(g.alerts[0]!)}\n${n}`).digest('hex').slice(0, 20)}`;
+    const idOf = (n: number) =>
+      `ai-${createHash('sha256')
+        .update(`${clusterId}\n${alertKeyOf(g.alerts[0]!)}\n${n}`)
+        .digest('hex')
+        .slice(0, 20)}`;
     let id = adopted.get(gi);
     if (!id) {
       id = idOf(0);
@@ -101,7 +118,9 @@ export const AI_PASS_BUDGET_MS = 150_000;
 
 /** Regroups these clusters; a cluster that fails is logged and left for the next pass, as are those past the time budget. */
 export async function regroupAiClusters(
-  clusterIds: Iterable<string>, now = new Date(), budgetMs = AI_PASS_BUDGET_MS,
+  clusterIds: Iterable<string>,
+  now = new Date(),
+  budgetMs = AI_PASS_BUDGET_MS,
 ): Promise<{ clusters: number; regrouped: number; unchanged: number; failed: number; deferred: number }> {
   const ids = [...new Set(clusterIds)];
   const inventory = new Map((await getClusters(ids)).map((c) => [c.cluster_id, c]));
@@ -127,5 +146,8 @@ export async function regroupAiClusters(
 /** The scheduled pass: every cluster with alerts in the window. */
 export async function regroupAiRecent(now = new Date()) {
   const alerts = await listAlertsSince(new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000), now);
-  return regroupAiClusters(alerts.map((a) => a.cluster_id), now);
+  return regroupAiClusters(
+    alerts.map((a) => a.cluster_id),
+    now,
+  );
 }

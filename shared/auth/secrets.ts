@@ -16,7 +16,9 @@ async function load(variable: string): Promise<string | undefined> {
 }
 
 /** The secret named by `variable` (or `${variable}_ARN`); undefined when neither is set. */
-export function secret(variable: 'JWT_SECRET' | 'INGEST_TOKEN' | 'TICKET_API_TOKEN' | 'TICKET_WEBHOOK_TOKEN' | 'LLM_API_KEY' | 'EMBED_CLIENT_SECRET' | 'LDAP_CA_CERT'): Promise<string | undefined> {
+export function secret(
+  variable: 'JWT_SECRET' | 'INGEST_TOKEN' | 'TICKET_API_TOKEN' | 'TICKET_WEBHOOK_TOKEN' | 'LLM_API_KEY' | 'EMBED_CLIENT_SECRET' | 'LDAP_CA_CERT',
+): Promise<string | undefined> {
   let value = cache.get(variable);
   if (!value) {
     value = load(variable).catch((error: unknown) => {

@@ -127,7 +127,12 @@ export function parseSessionDuration(header: string | undefined): number | null 
   return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
 }
 
-export async function logout(principal: Principal, token: { id: string; expiresAt: number }, sessionHeader: string | undefined, caller: Caller): Promise<{ ok: true }> {
+export async function logout(
+  principal: Principal,
+  token: { id: string; expiresAt: number },
+  sessionHeader: string | undefined,
+  caller: Caller,
+): Promise<{ ok: true }> {
   await revokeToken(token.id, token.expiresAt);
   await writeAudit({
     actor: principal.username,

@@ -53,8 +53,13 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
   }
   const emailSent = await sendInvitation({ to: invite.email, displayName: invite.display_name, invitedBy: inviter.name, role: invite.role, token });
   await writeAudit({
-    actor: inviter.username, role: inviter.role, action: 'invite', target: invite.email,
-    detail: { role: invite.role, email_sent: emailSent, expires_at: expires.toISOString() }, ip: caller.ip, user_agent: caller.userAgent,
+    actor: inviter.username,
+    role: inviter.role,
+    action: 'invite',
+    target: invite.email,
+    detail: { role: invite.role, email_sent: emailSent, expires_at: expires.toISOString() },
+    ip: caller.ip,
+    user_agent: caller.userAgent,
   });
   return emailSent ? { status: 'ok', email_sent: true } : { status: 'ok', email_sent: false, activation_token: token };
 }
@@ -84,9 +89,13 @@ export async function updateUser(actor: Principal, email: string, patch: { role?
   if (Object.keys(changes).length > 0) {
     after = await replaceUser(before, changes).catch(explainConflict);
     await writeAudit({
-      actor: actor.username, role: actor.role, action: 'user_update', target: before.email,
+      actor: actor.username,
+      role: actor.role,
+      action: 'user_update',
+      target: before.email,
       detail: { before: { role: before.role, is_active: before.is_active }, after: { role: after.role, is_active: after.is_active } },
-      ip: caller.ip, user_agent: caller.userAgent,
+      ip: caller.ip,
+      user_agent: caller.userAgent,
     });
   }
   return { status: 'ok' as const, user: managed(after) };
@@ -96,8 +105,13 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
   const before = await targetOf(actor, email, 'delete');
   await deleteUser(before).catch(explainConflict);
   await writeAudit({
-    actor: actor.username, role: actor.role, action: 'user_delete', target: before.email,
-    detail: { role: before.role, was_active: before.is_active }, ip: caller.ip, user_agent: caller.userAgent,
+    actor: actor.username,
+    role: actor.role,
+    action: 'user_delete',
+    target: before.email,
+    detail: { role: before.role, was_active: before.is_active },
+    ip: caller.ip,
+    user_agent: caller.userAgent,
   });
   return { status: 'ok' };
 }

@@ -130,9 +130,15 @@ export function packSnapshot(snapshot: FleetSnapshot): SnapshotInput {
   }
   groupStart.push(row);
   const packed: PackedRollups = {
-    clusterIds, days, keys,
-    groupCluster: Uint32Array.from(groupCluster), groupKey: Uint32Array.from(groupKey), groupStart: Uint32Array.from(groupStart),
-    rowDay, values, lastAt,
+    clusterIds,
+    days,
+    keys,
+    groupCluster: Uint32Array.from(groupCluster),
+    groupKey: Uint32Array.from(groupKey),
+    groupStart: Uint32Array.from(groupStart),
+    rowDay,
+    values,
+    lastAt,
   };
   const { rollups: _rollups, ...rest } = snapshot;
   return { ...rest, rollups: packed };
@@ -173,9 +179,20 @@ export const TABLES: readonly TableDef[] = [
     *rows(s) {
       for (const c of s.clusters) {
         yield [
-          text(c.cluster_id), text(c.cluster_name), text(c.customer_name), text(c.account_id), text(c.account_name), text(c.email),
-          text(c.customer_tier), text(c.cluster_type), text(c.region), text(c.engine_version), text(c.resource_state), num(c.node_count),
-          text(c.created_at), text(c.updated_at),
+          text(c.cluster_id),
+          text(c.cluster_name),
+          text(c.customer_name),
+          text(c.account_id),
+          text(c.account_name),
+          text(c.email),
+          text(c.customer_tier),
+          text(c.cluster_type),
+          text(c.region),
+          text(c.engine_version),
+          text(c.resource_state),
+          num(c.node_count),
+          text(c.created_at),
+          text(c.updated_at),
         ];
       }
     },
@@ -210,10 +227,25 @@ export const TABLES: readonly TableDef[] = [
       for (const c of s.scores) {
         const m = c.metrics ?? ({} as Partial<typeof c.metrics>);
         yield [
-          text(c.cluster_id), text(c.cluster_name), text(c.customer_name), text(c.customer_tier),
-          num(c.overall_score), num(c.metrics_score), num(c.alerts_score), num(c.tier_adjusted_score), text(c.classification), text(c.top_risk),
-          num(c.firing_alert_count_7d), num(m.compaction_score), num(m.disk_used_pct), num(m.query_errors_7d), num(m.query_error_pct), num(m.qps),
-          num(m.node_count), json(c.risk_reasons ?? []), json(c.suggested_actions ?? []),
+          text(c.cluster_id),
+          text(c.cluster_name),
+          text(c.customer_name),
+          text(c.customer_tier),
+          num(c.overall_score),
+          num(c.metrics_score),
+          num(c.alerts_score),
+          num(c.tier_adjusted_score),
+          text(c.classification),
+          text(c.top_risk),
+          num(c.firing_alert_count_7d),
+          num(m.compaction_score),
+          num(m.disk_used_pct),
+          num(m.query_errors_7d),
+          num(m.query_error_pct),
+          num(m.qps),
+          num(m.node_count),
+          json(c.risk_reasons ?? []),
+          json(c.suggested_actions ?? []),
         ];
       }
     },
@@ -234,7 +266,8 @@ export const TABLES: readonly TableDef[] = [
     ],
     *rows(s) {
       for (const c of s.scores) {
-        for (const d of c.dimension_scores ?? []) yield [text(c.cluster_id), text(d.name), text(d.metric_key), num(d.score), num(d.value), num(d.weight), text(d.status)];
+        for (const d of c.dimension_scores ?? [])
+          yield [text(c.cluster_id), text(d.name), text(d.metric_key), num(d.score), num(d.value), num(d.weight), text(d.status)];
       }
     },
   },
@@ -256,8 +289,14 @@ export const TABLES: readonly TableDef[] = [
     *rows(s) {
       for (const r of s.risks) {
         yield [
-          text(r.cluster_id), text(r.cluster_name), text(r.customer_name), text(r.risk_level), num(r.overall_score),
-          (r.risk_signals ?? []).length, json(r.risk_signals ?? []), json(r.suggested_actions ?? []),
+          text(r.cluster_id),
+          text(r.cluster_name),
+          text(r.customer_name),
+          text(r.risk_level),
+          num(r.overall_score),
+          (r.risk_signals ?? []).length,
+          json(r.risk_signals ?? []),
+          json(r.suggested_actions ?? []),
         ];
       }
     },
@@ -270,7 +309,7 @@ export const TABLES: readonly TableDef[] = [
     columns: [
       col('cluster_id', 'TEXT', 'cluster UUID'),
       col('metric_key', 'TEXT', 'metric (as in metric_daily.metric_key)'),
-      col('value', 'REAL', "the metric aggregated over the risk lookback as the rule says (e.g. max, avg, last)"),
+      col('value', 'REAL', 'the metric aggregated over the risk lookback as the rule says (e.g. max, avg, last)'),
       col('status', 'TEXT', "'critical', 'warning' or 'healthy' against the rule's thresholds"),
     ],
     *rows(s) {
@@ -326,9 +365,21 @@ export const TABLES: readonly TableDef[] = [
     *rows(s) {
       for (const a of s.alerts) {
         yield [
-          text(a.alert_id), text(a.cluster_id), text(a.alert_name), text(a.severity), text(a.status), text(a.starts_at), text(a.ends_at),
-          text(a.fingerprint), text(a.summary), text(a.detail), json(a.labels ?? {}), json(a.annotations ?? {}), text(a.dashboard_url),
-          text(a.received_at), text(a.updated_at),
+          text(a.alert_id),
+          text(a.cluster_id),
+          text(a.alert_name),
+          text(a.severity),
+          text(a.status),
+          text(a.starts_at),
+          text(a.ends_at),
+          text(a.fingerprint),
+          text(a.summary),
+          text(a.detail),
+          json(a.labels ?? {}),
+          json(a.annotations ?? {}),
+          text(a.dashboard_url),
+          text(a.received_at),
+          text(a.updated_at),
         ];
       }
     },
@@ -364,10 +415,27 @@ export const TABLES: readonly TableDef[] = [
     *rows(s) {
       for (const i of s.issues) {
         yield [
-          text(i.issue_id), text(i.issue_name), text(i.severity), text(i.status), text(i.cluster_id), text(i.cluster_name), text(i.customer_name),
-          text(i.group_key), num(i.alert_count), json(i.alert_names ?? []), text(i.first_seen), text(i.last_seen), text(i.resolved_at),
-          text(i.triage_status ?? ''), text(i.disposition_status ?? ''), text(i.assignee ?? ''), text(i.notes ?? ''), text(i.ticket_key ?? ''),
-          text(i.ticket_url ?? ''), text(i.updated_at ?? ''), text(i.updated_by ?? ''),
+          text(i.issue_id),
+          text(i.issue_name),
+          text(i.severity),
+          text(i.status),
+          text(i.cluster_id),
+          text(i.cluster_name),
+          text(i.customer_name),
+          text(i.group_key),
+          num(i.alert_count),
+          json(i.alert_names ?? []),
+          text(i.first_seen),
+          text(i.last_seen),
+          text(i.resolved_at),
+          text(i.triage_status ?? ''),
+          text(i.disposition_status ?? ''),
+          text(i.assignee ?? ''),
+          text(i.notes ?? ''),
+          text(i.ticket_key ?? ''),
+          text(i.ticket_url ?? ''),
+          text(i.updated_at ?? ''),
+          text(i.updated_by ?? ''),
         ];
       }
     },
@@ -560,9 +628,8 @@ export function snapshotStats(db: Database, snapshot: SnapshotInput): SnapshotSt
   const rowCounts: Record<string, number> = {};
   for (const table of TABLES) {
     // metric_daily's count is known (a scan of it would cost more than the rest together).
-    rowCounts[table.name] = table.name === 'metric_daily'
-      ? snapshot.rollups.rowDay.length
-      : Number(db.exec(`SELECT count(*) FROM ${quote(table.name)}`)[0]?.values[0]?.[0] ?? 0);
+    rowCounts[table.name] =
+      table.name === 'metric_daily' ? snapshot.rollups.rowDay.length : Number(db.exec(`SELECT count(*) FROM ${quote(table.name)}`)[0]?.values[0]?.[0] ?? 0);
   }
   const { days, keys } = snapshot.rollups;
   return { rowCounts, metricKeys: [...keys], firstDay: days[0] ?? null, lastDay: days.at(-1) ?? null };
@@ -694,7 +761,8 @@ export interface QueryRows {
   truncated: boolean;
 }
 
-const ALLOWED = 'Only one read-only SELECT statement is allowed (WITH … SELECT is fine): the snapshot cannot be changed, and PRAGMA, ATTACH and transactions are not available.';
+const ALLOWED =
+  'Only one read-only SELECT statement is allowed (WITH … SELECT is fine): the snapshot cannot be changed, and PRAGMA, ATTACH and transactions are not available.';
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -733,7 +801,8 @@ export function cellOf(value: unknown, cellChars: number): SqlValue {
 export function runQuery(db: Database, sql: string, options: { rowLimit: number; cellChars: number }): QueryRows {
   const verb = statementVerb(sql);
   if (verb !== 'SELECT') {
-    const why = verb !== null ? `${verb} statements are not allowed.` : isBlankSql(sql) ? 'The text holds no SQL statement.' : 'This is not a SELECT statement.';
+    const why =
+      verb !== null ? `${verb} statements are not allowed.` : isBlankSql(sql) ? 'The text holds no SQL statement.' : 'This is not a SELECT statement.';
     throw new QueryProblem('refused', `${why} ${ALLOWED}`);
   }
   const statements = db.iterateStatements(sql);
@@ -748,7 +817,10 @@ export function runQuery(db: Database, sql: string, options: { rowLimit: number;
     }
     const rest = statements.getRemainingSQL();
     if (!isBlankSql(rest)) {
-      throw new QueryProblem('refused', `Send one statement per call: this text holds ${1 + countLexically(rest)} (after the first SELECT comes more SQL). ${ALLOWED}`);
+      throw new QueryProblem(
+        'refused',
+        `Send one statement per call: this text holds ${1 + countLexically(rest)} (after the first SELECT comes more SQL). ${ALLOWED}`,
+      );
     }
     return readRows(statement, options);
   } finally {

@@ -127,7 +127,10 @@ function locateWasm(): string {
 
 /** A failure the worker reported (kind 'refused' | 'sqlite': about the query; 'fatal': the worker is broken). */
 class WorkerFailure extends Error {
-  constructor(readonly kind: SqlWorkerError['kind'], message: string) {
+  constructor(
+    readonly kind: SqlWorkerError['kind'],
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -223,7 +226,10 @@ class SnapshotDatabase implements FleetDatabase {
     this.closed = true;
     const current = this.current;
     this.current = undefined;
-    await current?.then((worker) => worker.terminate(), () => undefined);
+    await current?.then(
+      (worker) => worker.terminate(),
+      () => undefined,
+    );
   }
 
   private ready(): Promise<SqlWorker> {
@@ -286,7 +292,9 @@ class SnapshotDatabase implements FleetDatabase {
       if (this.closed) throw new Error('the fleet database is closed');
       // The engine broke on this query (a trap, the thread died): a fresh worker takes over.
       this.replace(worker);
-      throw new SqlRefused(`The SQL engine failed on this query (${error instanceof Error ? error.message : String(error)}) and was restarted. Try a simpler query.`);
+      throw new SqlRefused(
+        `The SQL engine failed on this query (${error instanceof Error ? error.message : String(error)}) and was restarted. Try a simpler query.`,
+      );
     } finally {
       clearTimeout(timer);
     }

@@ -76,7 +76,13 @@ function findCluster(view: FleetView, wanted: string) {
   if (exact) return exact;
   const partial = clusters.filter((c) => c.cluster_name.toLowerCase().includes(needle));
   if (partial.length === 1) return partial[0]!;
-  if (partial.length > 1) throw new ToolFailed(`"${wanted}" matches ${partial.length} clusters: ${partial.slice(0, 10).map((c) => c.cluster_name).join(', ')}. Give the full name or the id.`);
+  if (partial.length > 1)
+    throw new ToolFailed(
+      `"${wanted}" matches ${partial.length} clusters: ${partial
+        .slice(0, 10)
+        .map((c) => c.cluster_name)
+        .join(', ')}. Give the full name or the id.`,
+    );
   throw new ToolFailed(`No cluster named or with id "${wanted}". run_sql on the clusters table lists them.`);
 }
 
@@ -142,18 +148,32 @@ export const TOOLS = {
       return {
         inventory,
         unified_score: score && {
-          overall_score: score.overall_score, tier_adjusted_score: score.tier_adjusted_score, classification: score.classification, top_risk: score.top_risk,
-          risk_reasons: score.risk_reasons, suggested_actions: score.suggested_actions, metrics: score.metrics,
+          overall_score: score.overall_score,
+          tier_adjusted_score: score.tier_adjusted_score,
+          classification: score.classification,
+          top_risk: score.top_risk,
+          risk_reasons: score.risk_reasons,
+          suggested_actions: score.suggested_actions,
+          metrics: score.metrics,
         },
         health: view.healthScores.find((h) => h.cluster_id === id) ?? null,
         risk: view.snapshots.find((r) => r.cluster_id === id) ?? null,
-        open_issues: issues.map((i) => ({ issue_id: i.issue_id, issue_name: i.issue_name, severity: i.severity, first_seen: i.first_seen, alert_count: i.alert_count, triage_status: i.triage_status, assignee: i.assignee })),
+        open_issues: issues.map((i) => ({
+          issue_id: i.issue_id,
+          issue_name: i.issue_name,
+          severity: i.severity,
+          first_seen: i.first_seen,
+          alert_count: i.alert_count,
+          triage_status: i.triage_status,
+          assignee: i.assignee,
+        })),
         scored_at: view.generatedAt,
       };
     },
   }),
   analyze_logs: tool({
-    description: "A cluster's ingested log events over the last hours (logs are kept 7 days), grouped by error signature with counts, first and last time, and examples.",
+    description:
+      "A cluster's ingested log events over the last hours (logs are kept 7 days), grouped by error signature with counts, first and last time, and examples.",
     input: z.strictObject({
       cluster: z.string().min(1).max(200).describe('Cluster name or id'),
       hours: z.number().min(1).max(168).default(24).describe('Window in hours, 1-168'),
@@ -165,13 +185,18 @@ export const TOOLS = {
       const read = await listClusterLogs(cluster.cluster_id, new Date(Date.now() - hours * 3_600_000), LOG_EVENTS_READ, true);
       const events = read.filter((e) => level === 'any' || e.level === level);
       return {
-        cluster_name: cluster.cluster_name, hours, level, events: events.length, signatures: groupLogs(events),
+        cluster_name: cluster.cluster_name,
+        hours,
+        level,
+        events: events.length,
+        signatures: groupLogs(events),
         truncated: read.length === LOG_EVENTS_READ ? `only the newest ${LOG_EVENTS_READ} events were read; narrow the hours` : false,
       };
     },
   }),
   search_knowledge: tool({
-    description: 'Full-text search over the operations runbooks (compaction backlog, disk full, query error spikes, JVM heap pressure, slow queries, upgrades).',
+    description:
+      'Full-text search over the operations runbooks (compaction backlog, disk full, query error spikes, JVM heap pressure, slow queries, upgrades).',
     input: z.strictObject({ query: z.string().min(1).max(200), limit: z.number().int().min(1).max(10).default(5) }),
     async run({ query, limit }) {
       return { hits: await searchKnowledge(query, limit) };
@@ -204,11 +229,17 @@ export async function runTool(name: string, input: unknown): Promise<{ content: 
   if (!t) return { content: `There is no tool "${name}". Tools: ${Object.keys(TOOLS).join(', ')}.`, is_error: true };
   const parsed = t.input.safeParse(input);
   if (!parsed.success) {
-    return { content: `Invalid input for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`, is_error: true };
+    return {
+      content: `Invalid input for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`,
+      is_error: true,
+    };
   }
   try {
     const text = JSON.stringify(await t.run(parsed.data));
-    return { content: text.length > TOOL_OUTPUT_CHARS ? `${text.slice(0, TOOL_OUTPUT_CHARS)}… [cut at ${TOOL_OUTPUT_CHARS} characters: narrow the request]` : text, is_error: false };
+    return {
+      content: text.length > TOOL_OUTPUT_CHARS ? `${text.slice(0, TOOL_OUTPUT_CHARS)}… [cut at ${TOOL_OUTPUT_CHARS} characters: narrow the request]` : text,
+      is_error: false,
+    };
   } catch (error) {
     if (error instanceof ToolFailed) return { content: error.message, is_error: true };
     // Any other failure is ours, not the model's: logged, and answered so the conversation goes on.

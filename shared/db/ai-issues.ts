@@ -94,7 +94,10 @@ export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<
 export async function retireAiIssue(issue: AiIssueRecord, successor: string, now = new Date()): Promise<void> {
   if (!issue.triage_version) {
     try {
-      await deleteItem('ai-issues', key(issue.issue_id), { ConditionExpression: 'attribute_not_exists(triage_version) OR triage_version = :zero', ExpressionAttributeValues: { ':zero': 0 } });
+      await deleteItem('ai-issues', key(issue.issue_id), {
+        ConditionExpression: 'attribute_not_exists(triage_version) OR triage_version = :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+      });
       return;
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error; // triaged meanwhile: keep it, as below
@@ -105,7 +108,11 @@ export async function retireAiIssue(issue: AiIssueRecord, successor: string, now
     UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = :at, alert_keys = :none, alert_count = :zero, gsi1sk = :key',
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
-      ':by': successor, ':resolved': 'Resolved', ':at': resolvedAt, ':none': [], ':zero': 0,
+      ':by': successor,
+      ':resolved': 'Resolved',
+      ':at': resolvedAt,
+      ':none': [],
+      ':zero': 0,
       ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }),
     },
     ReturnValues: 'NONE',
@@ -121,15 +128,21 @@ export interface AiGroupingState {
 
 export async function getAiGroupingState(clusterId: string): Promise<AiGroupingState | undefined> {
   const item = await getItem('ai-issues', stateKey(clusterId), true);
-  return item ? { fingerprint: String(item.fingerprint), method: String(item.method), issue_ids: (item.issue_ids as string[]) ?? [], version: Number(item.version) } : undefined;
+  return item
+    ? { fingerprint: String(item.fingerprint), method: String(item.method), issue_ids: (item.issue_ids as string[]) ?? [], version: Number(item.version) }
+    : undefined;
 }
 
 /** Records the cluster's grouping, conditional on the state read (ConditionFailed when another run recorded first). */
 export async function putAiGroupingState(clusterId: string, state: Omit<AiGroupingState, 'version'>, seen: number | null): Promise<void> {
-  await putItem('ai-issues', { ...stateKey(clusterId), ...state, version: (seen ?? 0) + 1 }, {
-    ConditionExpression: seen === null ? 'attribute_not_exists(pk)' : 'version = :seen',
-    ExpressionAttributeValues: seen === null ? undefined : { ':seen': seen },
-  });
+  await putItem(
+    'ai-issues',
+    { ...stateKey(clusterId), ...state, version: (seen ?? 0) + 1 },
+    {
+      ConditionExpression: seen === null ? 'attribute_not_exists(pk)' : 'version = :seen',
+      ExpressionAttributeValues: seen === null ? undefined : { ':seen': seen },
+    },
+  );
 }
 
 /** Triage fields, conditional on the version read; for a transaction with its audit entry. */
@@ -138,7 +151,8 @@ export function aiTriageAction(id: string, changes: Record<string, string>, seen
   const names = Object.keys(fields);
   return {
     Update: {
-      TableName: tableName('ai-issues'), Key: key(id),
+      TableName: tableName('ai-issues'),
+      Key: key(id),
       UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}, triage_version = :next`,
       ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(triage_version) OR triage_version = :seen)',
       ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),

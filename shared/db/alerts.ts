@@ -95,7 +95,11 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   });
   const firsts = [...occurrences.values()].map((indexes) => notices[indexes[0]!]!);
   const read = await mapLimit(chunked(firsts, 100), 4, (chunk) =>
-    batchGet('alerts', chunk.map((n) => alertKey(n.cluster_id, n.starts_at, n.fingerprint)), true),
+    batchGet(
+      'alerts',
+      chunk.map((n) => alertKey(n.cluster_id, n.starts_at, n.fingerprint)),
+      true,
+    ),
   );
   const stored = new Map<string, StoredAlert>();
   for (const item of read.flat()) {
@@ -172,7 +176,11 @@ function toRecord(item: Record<string, unknown>): AlertRecord {
 export async function listClusterAlerts(clusterId: string, since: Date, until?: Date): Promise<AlertRecord[]> {
   const items = await queryAll('alerts', {
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}`, ':from': `ALERT#${since.toISOString()}`, ':to': until ? `ALERT#${until.toISOString()}#~` : 'ALERT#~' },
+    ExpressionAttributeValues: {
+      ':pk': `CLUSTER#${clusterId}`,
+      ':from': `ALERT#${since.toISOString()}`,
+      ':to': until ? `ALERT#${until.toISOString()}#~` : 'ALERT#~',
+    },
     ConsistentRead: true,
   });
   return items.map(toRecord);

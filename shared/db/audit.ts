@@ -6,8 +6,21 @@ import type { Role } from '../auth/roles.js';
 import { putItem, queryAll, tableName, type Item, type TransactItem } from './client.js';
 
 export const AUDIT_ACTIONS = [
-  'login', 'login_failed', 'logout', 'invite', 'activate', 'user_update', 'user_delete',
-  'rules_update', 'change_propose', 'change_approve', 'change_reject', 'settings_update', 'issue_update', 'ticket_create', 'patrol_trigger',
+  'login',
+  'login_failed',
+  'logout',
+  'invite',
+  'activate',
+  'user_update',
+  'user_delete',
+  'rules_update',
+  'change_propose',
+  'change_approve',
+  'change_reject',
+  'settings_update',
+  'issue_update',
+  'ticket_create',
+  'patrol_trigger',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -44,7 +57,11 @@ const SECRET_KEY = /pass|token|secret|hash|authorization|credential|api[_-]?key/
 export function scrubDetail(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(scrubDetail);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([k]) => !SECRET_KEY.test(k)).map(([k, v]) => [k, scrubDetail(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !SECRET_KEY.test(k))
+        .map(([k, v]) => [k, scrubDetail(v)]),
+    );
   }
   return value;
 }
@@ -93,18 +110,26 @@ function toEntry(item: Record<string, unknown>): AuditEntry {
 /** The newest entries first, optionally of one action, at most AUDIT_READ_LIMIT. */
 export async function listAudit(action?: string): Promise<AuditEntry[]> {
   const items = action
-    ? await queryAll('audit', {
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': `ACTION#${action}` },
-        ScanIndexForward: false,
-        Limit: 100,
-      }, AUDIT_READ_LIMIT)
-    : await queryAll('audit', {
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': AUDIT_PK },
-        ScanIndexForward: false,
-        Limit: 100,
-      }, AUDIT_READ_LIMIT);
+    ? await queryAll(
+        'audit',
+        {
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': `ACTION#${action}` },
+          ScanIndexForward: false,
+          Limit: 100,
+        },
+        AUDIT_READ_LIMIT,
+      )
+    : await queryAll(
+        'audit',
+        {
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': AUDIT_PK },
+          ScanIndexForward: false,
+          Limit: 100,
+        },
+        AUDIT_READ_LIMIT,
+      );
   return items.map(toEntry);
 }

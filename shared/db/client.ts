@@ -79,9 +79,7 @@ export async function putItem(table: TableName, item: Key & Item, options: PutOp
 type UpdateOptions = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
 
 export async function updateItem<T extends Item>(table: TableName, key: Key, options: UpdateOptions): Promise<T | undefined> {
-  const out = await conditional(() =>
-    db().send(new UpdateCommand({ TableName: physicalTableName(table), Key: key, ReturnValues: 'ALL_NEW', ...options })),
-  );
+  const out = await conditional(() => db().send(new UpdateCommand({ TableName: physicalTableName(table), Key: key, ReturnValues: 'ALL_NEW', ...options })));
   return out.Attributes as T | undefined;
 }
 
@@ -99,14 +97,8 @@ export interface Page<T> {
   next?: Record<string, unknown>;
 }
 
-export async function queryPage<T extends Item>(
-  table: TableName,
-  options: QueryOptions,
-  start?: Record<string, unknown>,
-): Promise<Page<T>> {
-  const out = await db().send(
-    new QueryCommand({ TableName: physicalTableName(table), ...options, ExclusiveStartKey: start }),
-  );
+export async function queryPage<T extends Item>(table: TableName, options: QueryOptions, start?: Record<string, unknown>): Promise<Page<T>> {
+  const out = await db().send(new QueryCommand({ TableName: physicalTableName(table), ...options, ExclusiveStartKey: start }));
   return { items: (out.Items ?? []) as T[], next: out.LastEvaluatedKey };
 }
 

@@ -32,7 +32,18 @@ export type ConfigChangeSummary = Omit<ConfigChange, 'proposed_content'>;
 /** Proposals a listing reads at most (newest first). */
 export const CHANGES_READ_LIMIT = 500;
 const PK = 'CHANGES';
-const SUMMARY_FIELDS = ['change_id', 'rule_set', 'status', 'proposed_by', 'proposed_at', 'base_version', 'reviewed_by', 'reviewed_at', 'review_note', 'applied_version'] as const;
+const SUMMARY_FIELDS = [
+  'change_id',
+  'rule_set',
+  'status',
+  'proposed_by',
+  'proposed_at',
+  'base_version',
+  'reviewed_by',
+  'reviewed_at',
+  'review_note',
+  'applied_version',
+] as const;
 
 /** `20261122T043000123Z-9f1c2a7b`: sortable by time, unguessable in its tail. */
 export function newChangeId(now = new Date()): string {
@@ -84,20 +95,26 @@ export async function listChanges(filter: { status?: ChangeStatus; proposedBy?: 
     conditions.push('proposed_by = :by');
     values[':by'] = filter.proposedBy;
   }
-  const items = await queryAll('rules', {
-    KeyConditionExpression: 'pk = :pk',
-    ...(conditions.length ? { FilterExpression: conditions.join(' AND ') } : {}),
-    ExpressionAttributeValues: values,
-    ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f) => [`#${f}`, f])),
-    ProjectionExpression: SUMMARY_FIELDS.map((f) => `#${f}`).join(', '),
-    ScanIndexForward: false,
-  }, CHANGES_READ_LIMIT);
+  const items = await queryAll(
+    'rules',
+    {
+      KeyConditionExpression: 'pk = :pk',
+      ...(conditions.length ? { FilterExpression: conditions.join(' AND ') } : {}),
+      ExpressionAttributeValues: values,
+      ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f) => [`#${f}`, f])),
+      ProjectionExpression: SUMMARY_FIELDS.map((f) => `#${f}`).join(', '),
+      ScanIndexForward: false,
+    },
+    CHANGES_READ_LIMIT,
+  );
   return items.map(summaryOf);
 }
 
 /** Marks a pending proposal reviewed, as a transaction action; its condition fails unless it is still pending. */
 export function reviewChangeAction(
-  changeId: string, review: { status: Exclude<ChangeStatus, 'pending'>; by: string; note: string; appliedVersion: number | null }, now = new Date(),
+  changeId: string,
+  review: { status: Exclude<ChangeStatus, 'pending'>; by: string; note: string; appliedVersion: number | null },
+  now = new Date(),
 ): TransactItem {
   return {
     Update: {
@@ -107,7 +124,12 @@ export function reviewChangeAction(
       ConditionExpression: '#status = :pending',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':status': review.status, ':by': review.by, ':at': now.toISOString(), ':note': review.note, ':version': review.appliedVersion, ':pending': 'pending',
+        ':status': review.status,
+        ':by': review.by,
+        ':at': now.toISOString(),
+        ':note': review.note,
+        ':version': review.appliedVersion,
+        ':pending': 'pending',
       },
     },
   };

@@ -73,7 +73,10 @@ const openSortKey = (t: Pick<AgentTask, 'priority' | 'created_at' | 'task_id'>) 
 /** Resolved per call: the prefix comes from the environment. */
 const table = () => tableName('investigations');
 
-export type NewTask = Pick<AgentTask, 'task_id' | 'cluster_id' | 'cluster_name' | 'customer_name' | 'customer_tier' | 'trigger_reason' | 'priority' | 'created_at'>;
+export type NewTask = Pick<
+  AgentTask,
+  'task_id' | 'cluster_id' | 'cluster_name' | 'customer_name' | 'customer_tier' | 'trigger_reason' | 'priority' | 'created_at'
+>;
 
 /**
  * A pending task for the cluster, unless one is pending or running or the last
@@ -81,7 +84,17 @@ export type NewTask = Pick<AgentTask, 'task_id' | 'cluster_id' | 'cluster_name' 
  */
 export async function createTask(task: NewTask, cooldownStart: string): Promise<boolean> {
   const priority = Math.max(0, Math.min(999, Math.round(task.priority)));
-  const record: AgentTask = { ...task, priority, status: 'pending', attempts: 0, last_error: null, owner: null, claimed_at: null, finished_at: null, investigation_id: null };
+  const record: AgentTask = {
+    ...task,
+    priority,
+    status: 'pending',
+    attempts: 0,
+    last_error: null,
+    owner: null,
+    claimed_at: null,
+    finished_at: null,
+    investigation_id: null,
+  };
   try {
     await transactWrite([
       {
@@ -115,7 +128,11 @@ export async function getTask(taskId: string): Promise<AgentTask | undefined> {
 
 /** Pending and running tasks, most urgent first (then oldest). Read from the index: may lag a write by a moment. */
 export async function listOpenTasks(limit = Infinity): Promise<AgentTask[]> {
-  const items = await queryAll('investigations', { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :open', ExpressionAttributeValues: { ':open': OPEN } }, limit);
+  const items = await queryAll(
+    'investigations',
+    { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :open', ExpressionAttributeValues: { ':open': OPEN } },
+    limit,
+  );
   return items.map((i) => strip(i) as unknown as AgentTask);
 }
 
@@ -138,7 +155,12 @@ export async function claimTask(taskId: string, owner: string, leaseMs: number, 
         '((#status = :pending AND (attribute_not_exists(not_before) OR not_before <= :now)) OR (#status = :running AND claimed_at < :stale))',
       ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
       ExpressionAttributeValues: {
-        ':running': 'running', ':pending': 'pending', ':one': 1, ':now': now.toISOString(), ':owner': owner, ':max': MAX_ATTEMPTS,
+        ':running': 'running',
+        ':pending': 'pending',
+        ':one': 1,
+        ':now': now.toISOString(),
+        ':owner': owner,
+        ':max': MAX_ATTEMPTS,
         ':stale': new Date(now.getTime() - leaseMs).toISOString(),
       },
       ReturnValues: 'ALL_OLD',
@@ -153,8 +175,11 @@ export async function claimTask(taskId: string, owner: string, leaseMs: number, 
     // Taken over from a worker that stopped: its attempt counts, and the record says why.
     claimed.last_error = `attempt ${old.attempts} stopped without finishing (its worker did not finish within the lease)`;
     await updateItem('investigations', taskKey(taskId), {
-      UpdateExpression: 'SET last_error = :error', ConditionExpression: '#owner = :owner', ExpressionAttributeNames: { '#owner': 'owner' },
-      ExpressionAttributeValues: { ':error': claimed.last_error, ':owner': owner }, ReturnValues: 'NONE',
+      UpdateExpression: 'SET last_error = :error',
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':error': claimed.last_error, ':owner': owner },
+      ReturnValues: 'NONE',
     }).catch(() => undefined); // informative only
   }
   return claimed;
@@ -168,7 +193,12 @@ const holdsClaim = (task: AgentTask) => ({
 });
 
 /** Closes the task (done or failed) and frees its cluster's guard, in one transaction. */
-function closeTask(task: AgentTask, condition: { ConditionExpression: string; names: Record<string, string>; values: Record<string, unknown> }, fields: Record<string, unknown>, now: Date): TransactItem[] {
+function closeTask(
+  task: AgentTask,
+  condition: { ConditionExpression: string; names: Record<string, string>; values: Record<string, unknown> },
+  fields: Record<string, unknown>,
+  now: Date,
+): TransactItem[] {
   const finished = now.toISOString();
   const all: Record<string, unknown> = { ...fields, finished_at: finished, gsi1pk: CLOSED, gsi1sk: `${finished}#${task.task_id}` };
   const names = Object.keys(all);
@@ -185,7 +215,12 @@ function closeTask(task: AgentTask, condition: { ConditionExpression: string; na
     },
     {
       // The guard names this task by construction (a new task needs an empty guard), so no condition here.
-      Update: { TableName: table(), Key: guardKey(task.cluster_id), UpdateExpression: 'SET last_finished_at = :now REMOVE active_task_id', ExpressionAttributeValues: { ':now': finished } },
+      Update: {
+        TableName: table(),
+        Key: guardKey(task.cluster_id),
+        UpdateExpression: 'SET last_finished_at = :now REMOVE active_task_id',
+        ExpressionAttributeValues: { ':now': finished },
+      },
     },
   ];
 }
@@ -200,7 +235,12 @@ export async function completeTask(task: AgentTask, investigation: Investigation
     {
       Put: {
         TableName: table(),
-        Item: { ...investigationKey(investigation.investigation_id), gsi1pk: INVESTIGATIONS, gsi1sk: `${investigation.created_at}#${investigation.investigation_id}`, ...investigation },
+        Item: {
+          ...investigationKey(investigation.investigation_id),
+          gsi1pk: INVESTIGATIONS,
+          gsi1sk: `${investigation.created_at}#${investigation.investigation_id}`,
+          ...investigation,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -253,8 +293,22 @@ export async function getInvestigation(investigationId: string): Promise<Investi
 }
 
 const SUMMARY_FIELDS = [
-  'investigation_id', 'task_id', 'cluster_id', 'cluster_name', 'customer_name', 'severity', 'confidence', 'root_cause', 'recommended_actions',
-  'model', 'input_tokens', 'output_tokens', 'total_tokens', 'cost_usd', 'duration_seconds', 'created_at',
+  'investigation_id',
+  'task_id',
+  'cluster_id',
+  'cluster_name',
+  'customer_name',
+  'severity',
+  'confidence',
+  'root_cause',
+  'recommended_actions',
+  'model',
+  'input_tokens',
+  'output_tokens',
+  'total_tokens',
+  'cost_usd',
+  'duration_seconds',
+  'created_at',
 ] as const satisfies readonly (keyof InvestigationSummary)[];
 
 /** Investigations created at or after `since`, newest first, without their full reports (one index range). */

@@ -73,8 +73,20 @@ export async function listIssuesActiveSince(since: Date): Promise<IssueRecord[]>
 
 /** What lists filter, sort, count and offer as options on: an issue without its texts and bookkeeping. */
 export const SUMMARY_FIELDS = [
-  'issue_id', 'issue_name', 'severity', 'status', 'cluster_id', 'cluster_name', 'customer_name', 'first_seen', 'last_seen', 'resolved_at',
-  'triage_status', 'disposition_status', 'assignee', 'superseded_by',
+  'issue_id',
+  'issue_name',
+  'severity',
+  'status',
+  'cluster_id',
+  'cluster_name',
+  'customer_name',
+  'first_seen',
+  'last_seen',
+  'resolved_at',
+  'triage_status',
+  'disposition_status',
+  'assignee',
+  'superseded_by',
 ] as const;
 export type IssueSummary = Pick<IssueRecord, (typeof SUMMARY_FIELDS)[number]>;
 
@@ -117,12 +129,17 @@ export async function listClusterIssues(clusterId: string): Promise<IssueRecord[
  */
 /** The index keys of an issue: by activity (gsi1) and by cluster (gsi2). */
 const indexKeys = (g: IssueGrouping) => ({
-  gsi1pk: ACTIVITY_PARTITION, gsi1sk: activityKey(g),
-  gsi2pk: `CLUSTER#${g.cluster_id}`, gsi2sk: `${g.first_seen}#${g.issue_id}`,
+  gsi1pk: ACTIVITY_PARTITION,
+  gsi1sk: activityKey(g),
+  gsi2pk: `CLUSTER#${g.cluster_id}`,
+  gsi2sk: `${g.first_seen}#${g.issue_id}`,
 });
 
 export async function writeGrouping(
-  grouping: IssueGrouping, names: { cluster_name: string; customer_name: string }, seenVersion: number | null, now = new Date(),
+  grouping: IssueGrouping,
+  names: { cluster_name: string; customer_name: string },
+  seenVersion: number | null,
+  now = new Date(),
 ): Promise<void> {
   const fields: Record<string, unknown> = { ...grouping, ...names, grouped_at: now.toISOString(), superseded_by: null, ...indexKeys(grouping) };
   const keys = Object.keys(fields);
@@ -139,7 +156,9 @@ export async function writeGrouping(
     },
     ExpressionAttributeValues: {
       ...Object.fromEntries(keys.map((n, i) => [`:g${i}`, fields[n]])),
-      ':empty': '', ':zero': 0, ':next': (seenVersion ?? 0) + 1,
+      ':empty': '',
+      ':zero': 0,
+      ':next': (seenVersion ?? 0) + 1,
       ...(seenVersion === null ? {} : { ':seen': seenVersion }),
     },
   });
@@ -159,7 +178,12 @@ export async function putGroupingState(rulesVersion: number, now = new Date()): 
 export async function putIssues(issues: IssueRecord[]): Promise<void> {
   const chunks: IssueRecord[][] = [];
   for (let i = 0; i < issues.length; i += 500) chunks.push(issues.slice(i, i + 500));
-  await mapLimit(chunks, 8, (chunk) => batchPut('issues', chunk.map((issue) => ({ ...PK(issue.issue_id), ...issue, ...indexKeys(issue) }))));
+  await mapLimit(chunks, 8, (chunk) =>
+    batchPut(
+      'issues',
+      chunk.map((issue) => ({ ...PK(issue.issue_id), ...issue, ...indexKeys(issue) })),
+    ),
+  );
 }
 
 /** superseded_by of an issue whose alerts no longer form any issue (the grouping keys changed). */
@@ -173,8 +197,13 @@ export async function markSuperseded(issue: IssueRecord, by: string, now = new D
     ConditionExpression: 'grouping_version = :seen',
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
-      ':by': by, ':resolved': 'Resolved', ':at': resolvedAt, ':now': now.toISOString(),
-      ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }), ':next': issue.grouping_version + 1, ':seen': issue.grouping_version,
+      ':by': by,
+      ':resolved': 'Resolved',
+      ':at': resolvedAt,
+      ':now': now.toISOString(),
+      ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }),
+      ':next': issue.grouping_version + 1,
+      ':seen': issue.grouping_version,
     },
   });
 }
@@ -183,7 +212,8 @@ export async function markSuperseded(issue: IssueRecord, by: string, now = new D
 export function deleteGroupingAction(issue: IssueRecord): TransactItem {
   return {
     Delete: {
-      TableName: tableName('issues'), Key: PK(issue.issue_id),
+      TableName: tableName('issues'),
+      Key: PK(issue.issue_id),
       // Never one somebody triaged or is creating a ticket for meanwhile.
       ConditionExpression: 'grouping_version = :seen AND triage_version = :zero AND (attribute_not_exists(ticket_claim) OR ticket_claim = :none)',
       ExpressionAttributeValues: { ':seen': issue.grouping_version, ':zero': 0, ':none': null },
@@ -197,7 +227,8 @@ export function triageAction(issueId: string, changes: Partial<TriageFields>, se
   const names = Object.keys(fields);
   return {
     Update: {
-      TableName: tableName('issues'), Key: PK(issueId),
+      TableName: tableName('issues'),
+      Key: PK(issueId),
       UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}, triage_version = :next`,
       ConditionExpression: 'attribute_exists(pk) AND triage_version = :seen',
       ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
@@ -233,8 +264,10 @@ export async function releaseTicketClaim(issueId: string, token: string): Promis
 export function storeTicketAction(issueId: string, token: string, ticket: { key: string; url: string }, actor: string, now = new Date()): TransactItem {
   return {
     Update: {
-      TableName: tableName('issues'), Key: PK(issueId),
-      UpdateExpression: 'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = triage_version + :one REMOVE ticket_claim, ticket_claimed_at',
+      TableName: tableName('issues'),
+      Key: PK(issueId),
+      UpdateExpression:
+        'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = triage_version + :one REMOVE ticket_claim, ticket_claimed_at',
       // Under our claim, and only if nobody linked a ticket by PATCH meanwhile.
       ConditionExpression: 'ticket_claim = :token AND (attribute_not_exists(ticket_key) OR ticket_key = :empty)',
       ExpressionAttributeValues: { ':key': ticket.key, ':url': ticket.url, ':now': now.toISOString(), ':by': actor, ':one': 1, ':token': token, ':empty': '' },

@@ -17,10 +17,14 @@ export interface LockHolder {
 export async function acquireLock(name: string, owner: string, leaseMs: number, now = Date.now()): Promise<{ acquired: boolean; replaced?: LockHolder }> {
   const before = await getItem('locks', key(name), true);
   try {
-    await putItem('locks', { ...key(name), owner, rvn: randomUUID(), expires_at: now + leaseMs, ttl: ttlOf(now + leaseMs) }, {
-      ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
-      ExpressionAttributeValues: { ':now': now },
-    });
+    await putItem(
+      'locks',
+      { ...key(name), owner, rvn: randomUUID(), expires_at: now + leaseMs, ttl: ttlOf(now + leaseMs) },
+      {
+        ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
+        ExpressionAttributeValues: { ':now': now },
+      },
+    );
   } catch (error) {
     if (error instanceof ConditionFailed) return { acquired: false };
     throw error;
@@ -43,7 +47,11 @@ export async function heartbeatLock(name: string, owner: string, leaseMs: number
 /** Releases the lock if `owner` still holds it (a no-op otherwise). */
 export async function releaseLock(name: string, owner: string): Promise<void> {
   try {
-    await deleteItem('locks', key(name), { ConditionExpression: '#owner = :me', ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':me': owner } });
+    await deleteItem('locks', key(name), {
+      ConditionExpression: '#owner = :me',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':me': owner },
+    });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
   }

@@ -39,10 +39,14 @@ export async function putLogs(events: LogEventInput[]): Promise<void> {
 
 /** One cluster's log events at or after `since`, oldest first, at most `limit`. */
 export async function listClusterLogs(clusterId: string, since: Date, limit = 5000, newestFirst = false): Promise<LogRecord[]> {
-  const items = await queryAll('logs', {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}`, ':from': `LOG#${since.toISOString()}`, ':to': 'LOG#~' },
-    ScanIndexForward: !newestFirst,
-  }, limit);
+  const items = await queryAll(
+    'logs',
+    {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}`, ':from': `LOG#${since.toISOString()}`, ':to': 'LOG#~' },
+      ScanIndexForward: !newestFirst,
+    },
+    limit,
+  );
   return items.map(({ cluster_id, at, level, message, source }) => ({ cluster_id, at, level, message, source }) as LogRecord);
 }

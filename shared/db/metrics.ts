@@ -48,7 +48,14 @@ const ttlOf = (day: string) => Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000)
 
 /** Bulk load of complete day rollups (history backfill, benchmarks): replaces what is stored for those days. */
 export async function putRollups(rollups: StoredRollup[]): Promise<void> {
-  const items = rollups.map((r) => ({ ...rollupKey(r.cluster_id, r.day), cluster_id: r.cluster_id, day: r.day, m: serializeDayRollup(r.metrics), version: 1, ttl: ttlOf(r.day) }));
+  const items = rollups.map((r) => ({
+    ...rollupKey(r.cluster_id, r.day),
+    cluster_id: r.cluster_id,
+    day: r.day,
+    m: serializeDayRollup(r.metrics),
+    version: 1,
+    ttl: ttlOf(r.day),
+  }));
   const chunks: (typeof items)[] = [];
   for (let i = 0; i < items.length; i += 500) chunks.push(items.slice(i, i + 500));
   await mapLimit(chunks, 8, (chunk) => batchPut('metrics', chunk));
@@ -62,10 +69,14 @@ async function mergeInto(clusterId: string, day: string, samples: MetricSample[]
     for (const sample of samples) mergeSample(metrics, sample);
     const version = Number(current?.version ?? 0);
     try {
-      await putItem('metrics', { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), version: version + 1, ttl: ttlOf(day) }, {
-        ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
-        ExpressionAttributeValues: current ? { ':seen': version } : undefined,
-      });
+      await putItem(
+        'metrics',
+        { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), version: version + 1, ttl: ttlOf(day) },
+        {
+          ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
+          ExpressionAttributeValues: current ? { ':seen': version } : undefined,
+        },
+      );
       return;
     } catch (error) {
       if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
@@ -93,9 +104,7 @@ function toStored(item: Record<string, unknown>): StoredRollup {
 /** Every cluster's rollups for these days, grouped by cluster id, each oldest first. */
 export async function readFleetRollups(days: string[]): Promise<Map<string, StoredRollup[]>> {
   const partitions = days.flatMap((day) => Array.from({ length: METRIC_SHARDS }, (_, shard) => `ROLLUP#${day}#${shard}`));
-  const pages = await mapLimit(partitions, 32, (pk) =>
-    queryAll('metrics', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }),
-  );
+  const pages = await mapLimit(partitions, 32, (pk) => queryAll('metrics', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }));
   const byCluster = new Map<string, StoredRollup[]>();
   for (const item of pages.flat()) {
     const rollup = toStored(item);
@@ -109,6 +118,9 @@ export async function readFleetRollups(days: string[]): Promise<Map<string, Stor
 
 /** One cluster's rollups for these days, oldest first. */
 export async function readClusterRollups(clusterId: string, days: string[]): Promise<StoredRollup[]> {
-  const items = await batchGet('metrics', days.map((day) => rollupKey(clusterId, day)));
+  const items = await batchGet(
+    'metrics',
+    days.map((day) => rollupKey(clusterId, day)),
+  );
   return items.map(toStored).sort((a, b) => a.day.localeCompare(b.day));
 }

@@ -55,13 +55,31 @@ const strip = ({ pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, worker_id: _w, ...res
 /** A new report, `running`; fails (ConditionFailed) if the id exists. */
 export async function createReport(report: Pick<PatrolReport, 'report_id' | 'report_type' | 'triggered_by'>, now = new Date()): Promise<PatrolReport> {
   const record: PatrolReport = {
-    ...report, created_at: now.toISOString(), status: 'running', model: '', input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0,
-    duration_seconds: 0, tool_rounds: 0, fleet_narrative: '', flagged_count: 0, fleet_summary_parsed: null, clusters_flagged_parsed: [],
-    customer_summaries_parsed: [], error: null, finished_at: null,
+    ...report,
+    created_at: now.toISOString(),
+    status: 'running',
+    model: '',
+    input_tokens: 0,
+    output_tokens: 0,
+    total_tokens: 0,
+    cost_usd: 0,
+    duration_seconds: 0,
+    tool_rounds: 0,
+    fleet_narrative: '',
+    flagged_count: 0,
+    fleet_summary_parsed: null,
+    clusters_flagged_parsed: [],
+    customer_summaries_parsed: [],
+    error: null,
+    finished_at: null,
   };
-  await putItem('patrol', { ...key(report.report_id), gsi1pk: 'REPORTS', gsi1sk: `${record.created_at}#${report.report_id}`, ...record }, {
-    ConditionExpression: 'attribute_not_exists(pk)',
-  });
+  await putItem(
+    'patrol',
+    { ...key(report.report_id), gsi1pk: 'REPORTS', gsi1sk: `${record.created_at}#${report.report_id}`, ...record },
+    {
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  );
   return record;
 }
 

@@ -48,12 +48,23 @@ export async function getCurrentRuleSet(name: RuleSetName): Promise<RuleSetVersi
  * Callers may add actions (e.g. marking a proposal approved) to the same transaction.
  */
 export function newVersionActions(
-  name: RuleSetName, content: string, parsed: Record<string, unknown>, basedOn: number, actor: string,
-  from: { change_id: string; proposed_by: string } | null = null, now = new Date(),
+  name: RuleSetName,
+  content: string,
+  parsed: Record<string, unknown>,
+  basedOn: number,
+  actor: string,
+  from: { change_id: string; proposed_by: string } | null = null,
+  now = new Date(),
 ): TransactItem[] {
   const record = {
-    name, version: basedOn + 1, content, parsed: JSON.stringify(parsed), updated_at: now.toISOString(), updated_by: actor,
-    change_id: from?.change_id ?? null, proposed_by: from?.proposed_by ?? null,
+    name,
+    version: basedOn + 1,
+    content,
+    parsed: JSON.stringify(parsed),
+    updated_at: now.toISOString(),
+    updated_by: actor,
+    change_id: from?.change_id ?? null,
+    proposed_by: from?.proposed_by ?? null,
   };
   return [
     {
@@ -85,7 +96,13 @@ export function ruleSetAtVersion(name: RuleSetName, version: number): TransactIt
 }
 
 /** Stores a new version (content checked by the caller); ConditionFailed when the rule set moved past `basedOn` meanwhile. */
-export async function writeRuleSetVersion(name: RuleSetName, content: string, parsed: Record<string, unknown>, basedOn: number, actor: string): Promise<number> {
+export async function writeRuleSetVersion(
+  name: RuleSetName,
+  content: string,
+  parsed: Record<string, unknown>,
+  basedOn: number,
+  actor: string,
+): Promise<number> {
   await transactWrite(newVersionActions(name, content, parsed, basedOn, actor));
   return basedOn + 1;
 }

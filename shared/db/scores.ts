@@ -38,7 +38,12 @@ export interface SnapshotHeader {
 
 /** The newest complete snapshots of a kind, newest first. */
 export async function listSnapshots(kind: SnapshotKind, limit = 20): Promise<SnapshotHeader[]> {
-  const page = await queryPage('scores', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `SNAPSHOTS#${kind}` }, ScanIndexForward: false, Limit: limit });
+  const page = await queryPage('scores', {
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': `SNAPSHOTS#${kind}` },
+    ScanIndexForward: false,
+    Limit: limit,
+  });
   return page.items.map((i) => ({ generated_at: String(i.sk), count: Number(i.count), summary: i.summary as Record<string, unknown> }));
 }
 

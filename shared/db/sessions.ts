@@ -50,10 +50,14 @@ export async function reserveLoginAttempt(username: string, now = new Date()): P
     }
     // No window, or an old one: open a new window holding this attempt (a concurrent opener wins; then count in its window).
     try {
-      await putItem('users', { ...key, window_start: at, attempts: 1, ttl: at + LOGIN_WINDOW_SECONDS + 3600 }, {
-        ConditionExpression: 'attribute_not_exists(pk) OR window_start <= :cutoff',
-        ExpressionAttributeValues: { ':cutoff': cutoff },
-      });
+      await putItem(
+        'users',
+        { ...key, window_start: at, attempts: 1, ttl: at + LOGIN_WINDOW_SECONDS + 3600 },
+        {
+          ConditionExpression: 'attribute_not_exists(pk) OR window_start <= :cutoff',
+          ExpressionAttributeValues: { ':cutoff': cutoff },
+        },
+      );
       return { reserved: true, attempt: 1, windowStart: at };
     } catch (raced) {
       if (!(raced instanceof ConditionFailed)) throw raced;

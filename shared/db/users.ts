@@ -194,7 +194,11 @@ export async function activateInvitation(tokenHash: string, passwordHash: string
  * ConditionFailed.failed holds 0 when the account changed meanwhile, and
  * COUNTER_ACTION_INDEX when the change would remove the last active superadmin.
  */
-export async function replaceUser(before: UserRecord, changes: Partial<Pick<UserRecord, 'role' | 'is_active' | 'name'>>, now = new Date()): Promise<UserRecord> {
+export async function replaceUser(
+  before: UserRecord,
+  changes: Partial<Pick<UserRecord, 'role' | 'is_active' | 'name'>>,
+  now = new Date(),
+): Promise<UserRecord> {
   const after: UserRecord = { ...before, ...changes, updated_at: now.toISOString() };
   const counter = superadminCounterUpdate(before, after);
   await transactWrite([

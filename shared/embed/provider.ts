@@ -162,16 +162,22 @@ export function embedClient(config: EmbedConfig): EmbedProvider {
     const entry = { token: Promise.resolve(''), expiresAt: Number.POSITIVE_INFINITY };
     entry.token = (async () => {
       const form = new URLSearchParams({ client_id: config.clientId, client_secret: await config.clientSecret() });
-      const answer = await call('login', `${config.host}/api/4.0/login`, {
-        method: 'POST',
-        headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: form.toString(),
-      }, config.timeoutMs);
+      const answer = await call(
+        'login',
+        `${config.host}/api/4.0/login`,
+        {
+          method: 'POST',
+          headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: form.toString(),
+        },
+        config.timeoutMs,
+      );
       if (answer.status === 401 || answer.status === 403 || answer.status === 404) {
         // The API 4.0 login answers 404 for unknown credentials.
         throw new EmbedProviderError(`the dashboard embed server refused our API credentials (HTTP ${answer.status})`, answer.status);
       }
-      if (answer.status < 200 || answer.status >= 300) throw new EmbedProviderError(`the dashboard embed server's login answered HTTP ${answer.status}`, answer.status);
+      if (answer.status < 200 || answer.status >= 300)
+        throw new EmbedProviderError(`the dashboard embed server's login answered HTTP ${answer.status}`, answer.status);
       const parsed = Login.safeParse(parseJson(answer.text));
       if (!parsed.success) throw new EmbedProviderError("the dashboard embed server's login answer has no access token", answer.status);
       const lifetime = Math.max(parsed.data.expires_in - LOGIN_EXPIRY_MARGIN_SECONDS, parsed.data.expires_in / 2);
@@ -191,16 +197,21 @@ export function embedClient(config: EmbedConfig): EmbedProvider {
       const cached = logins.get(cacheKey);
       const fresh = !cached || cached.expiresAt <= Date.now();
       const token = await login();
-      const answer = await call(what, `${config.host}${path}`, {
-        method,
-        headers: {
-          Authorization: `token ${token}`,
-          Accept: 'application/json',
-          'Content-Type': 'application/json',
-          'User-Agent': userAgent,
+      const answer = await call(
+        what,
+        `${config.host}${path}`,
+        {
+          method,
+          headers: {
+            Authorization: `token ${token}`,
+            Accept: 'application/json',
+            'Content-Type': 'application/json',
+            'User-Agent': userAgent,
+          },
+          body: JSON.stringify(body),
         },
-        body: JSON.stringify(body),
-      }, config.timeoutMs);
+        config.timeoutMs,
+      );
       return { answer, fresh };
     };
     let { answer, fresh } = await send();
@@ -208,7 +219,8 @@ export function embedClient(config: EmbedConfig): EmbedProvider {
       logins.delete(cacheKey);
       ({ answer } = await send());
     }
-    if (answer.status < 200 || answer.status >= 300) throw new EmbedProviderError(`the dashboard embed server's ${what} answered HTTP ${answer.status}`, answer.status);
+    if (answer.status < 200 || answer.status >= 300)
+      throw new EmbedProviderError(`the dashboard embed server's ${what} answered HTTP ${answer.status}`, answer.status);
     return answer;
   };
 
@@ -256,7 +268,12 @@ export function embedClient(config: EmbedConfig): EmbedProvider {
  * followed: a request must not wander off with the credentials, and a 3xx
  * points at a wrong EMBED_HOST.
  */
-async function call(what: string, url: string, init: { method: string; headers: Record<string, string>; body: string }, timeoutMs: number): Promise<{ status: number; text: string }> {
+async function call(
+  what: string,
+  url: string,
+  init: { method: string; headers: Record<string, string>; body: string },
+  timeoutMs: number,
+): Promise<{ status: number; text: string }> {
   try {
     const response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
     return { status: response.status, text: await response.text() };
@@ -287,7 +304,14 @@ function text(env: NodeJS.ProcessEnv, name: string): string {
 function list(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
   const raw = text(env, name);
   if (!raw) return undefined;
-  return [...new Set(raw.split(',').map((item) => item.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 const UserAttributes = z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()]));
@@ -304,6 +328,7 @@ function timeoutMs(env: NodeJS.ProcessEnv): number {
   const raw = text(env, 'EMBED_TIMEOUT_MS');
   if (!raw) return DEFAULT_TIMEOUT_MS;
   const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS) throw new ServiceUnavailable(`EMBED_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
+  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS)
+    throw new ServiceUnavailable(`EMBED_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
   return ms;
 }

@@ -121,7 +121,12 @@ export async function generateEmbedTokens(input: GenerateInput, provider: () => 
   const stored = await getEmbedSession(userId);
   if (!stored) return { session_reference_token_ttl: 0 };
   const tokens = await viaProvider(() =>
-    client.generateTokens({ sessionReferenceToken: stored.sessionReferenceToken, apiToken: input.apiToken, navigationToken: input.navigationToken, userAgent: input.userAgent }),
+    client.generateTokens({
+      sessionReferenceToken: stored.sessionReferenceToken,
+      apiToken: input.apiToken,
+      navigationToken: input.navigationToken,
+      userAgent: input.userAgent,
+    }),
   );
   if (tokens.expired) {
     await deleteEmbedSession(userId, stored.sessionReferenceToken);

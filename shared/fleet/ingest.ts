@@ -9,14 +9,7 @@ import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
 import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
 import { createLogger } from '../log.js';
-import {
-  AlertmanagerAlert,
-  ClusterInput,
-  LogEventInput,
-  MetricSample,
-  reasonOf,
-  type IngestResult,
-} from './records.js';
+import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
 
 /** Clock skew tolerated for timestamps from the future. */
 const FUTURE_SLACK_MS = 5 * 60_000;
@@ -26,7 +19,10 @@ interface Checked<T> {
   rejected: IngestResult['rejected'];
 }
 
-function check<T>(records: readonly unknown[], parse: (r: unknown) => { success: true; data: T } | { success: false; error: import('zod').ZodError }): Checked<T> {
+function check<T>(
+  records: readonly unknown[],
+  parse: (r: unknown) => { success: true; data: T } | { success: false; error: import('zod').ZodError },
+): Checked<T> {
   const out: Checked<T> = { valid: [], rejected: [] };
   records.forEach((record, index) => {
     const parsed = parse(record);
@@ -90,7 +86,10 @@ export async function ingestClusters(records: readonly unknown[], now = new Date
     checked.rejected.push({ index, reason: `cluster_id: ${record.cluster_id} appears earlier in this batch` });
     return false;
   });
-  await upsertClusters(checked.valid.map((v) => v.record), now);
+  await upsertClusters(
+    checked.valid.map((v) => v.record),
+    now,
+  );
   return finish('clusters', checked);
 }
 

@@ -5,8 +5,19 @@ import * as z from 'zod';
 
 /** The metric keys the rule sets score; other keys are refused rather than stored unread. */
 export const METRIC_KEYS = [
-  'compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count', 'memory_pct',
-  'peak_jvm_heap_gb', 'error_rate_pct', 'slow_queries_7d', 'p99_latency_ms', 'avg_latency_ms', 'max_latency_ms',
+  'compaction_score',
+  'disk_used_pct',
+  'query_errors_7d',
+  'query_error_pct',
+  'qps',
+  'node_count',
+  'memory_pct',
+  'peak_jvm_heap_gb',
+  'error_rate_pct',
+  'slow_queries_7d',
+  'p99_latency_ms',
+  'avg_latency_ms',
+  'max_latency_ms',
 ] as const;
 export const MetricKey = z.enum(METRIC_KEYS);
 export type MetricKey = z.infer<typeof MetricKey>;
@@ -23,7 +34,10 @@ export const ClusterInput = z.strictObject({
   customer_tier: Tier,
   cluster_type: z.string().trim().min(1).max(32),
   region: z.string().trim().min(1).max(64),
-  engine_version: z.string().trim().regex(/^\d+\.\d+(\.\d+)?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1'),
+  engine_version: z
+    .string()
+    .trim()
+    .regex(/^\d+\.\d+(\.\d+)?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1'),
   resource_state: z.string().trim().min(1).max(32),
   node_count: z.number().int().min(0).max(10_000),
 });
@@ -56,7 +70,10 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
 export const LogEventInput = z.strictObject({
   cluster_id: z.uuid(),
   at: IsoTime,
-  level: z.string().transform((l) => l.toLowerCase()).pipe(z.enum(LOG_LEVELS)),
+  level: z
+    .string()
+    .transform((l) => l.toLowerCase())
+    .pipe(z.enum(LOG_LEVELS)),
   message: z.string().min(1).max(8192),
   source: z.string().max(128).default(''),
 });

@@ -247,7 +247,11 @@ export function jsonBody(): Middleware {
 }
 
 function issuesOf(where: string, error: z.ZodError): FieldError[] {
-  return error.issues.map((issue) => ({ loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))], msg: issue.message, type: issue.code }));
+  return error.issues.map((issue) => ({
+    loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
+    msg: issue.message,
+    type: issue.code,
+  }));
 }
 
 /** Validates path parameters, query and body against the route's zod schemas (422). */

@@ -18,7 +18,10 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Re
     for (const [id, route] of Object.entries(group.routes)) {
       if (route.method === 'ANY') continue; // the catch-all is an implementation detail
       const parameters: unknown[] = [];
-      for (const [where, schema] of [['path', route.params], ['query', route.query]] as const) {
+      for (const [where, schema] of [
+        ['path', route.params],
+        ['query', route.query],
+      ] as const) {
         if (!schema) continue;
         const json = schemaOf(schema, 'input');
         const properties = (json.properties ?? {}) as Record<string, JsonSchema>;

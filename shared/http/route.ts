@@ -104,9 +104,7 @@ export class Reply {
   ) {}
 }
 
-export type RouteHandler<D extends RouteDeclaration = RouteDeclaration> = (
-  request: ApiRequest<D>,
-) => Promise<unknown>;
+export type RouteHandler<D extends RouteDeclaration = RouteDeclaration> = (request: ApiRequest<D>) => Promise<unknown>;
 
 export type GroupBindings<G extends RouteGroup> = {
   readonly [K in keyof G['routes']]: RouteHandler<G['routes'][K]>;

@@ -12,9 +12,10 @@ export async function resolveAssignee(principal: Principal, assignee: string): P
   const wanted = assignee.trim();
   if (!wanted) return '';
   if (wanted.toLowerCase() === 'me') return principal.username;
-  const user =
-    (await getUser(wanted)) ??
-    (await listUsers()).find((u) => u.email.toLowerCase() === wanted.toLowerCase() || u.name === wanted);
-  if (!user?.is_active) throw new ValidationFailed(`No user ${wanted} to assign.`, [{ loc: ['body', 'assignee'], msg: 'must be an active user, "me" or empty', type: 'value_error' }]);
+  const user = (await getUser(wanted)) ?? (await listUsers()).find((u) => u.email.toLowerCase() === wanted.toLowerCase() || u.name === wanted);
+  if (!user?.is_active)
+    throw new ValidationFailed(`No user ${wanted} to assign.`, [
+      { loc: ['body', 'assignee'], msg: 'must be an active user, "me" or empty', type: 'value_error' },
+    ]);
   return user.username;
 }

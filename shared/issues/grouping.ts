@@ -64,7 +64,10 @@ function globFits(glob: string, text: string): boolean {
 /** Whether an alert name fits a severity pattern: globs separated by `|`, case-insensitive. */
 export function nameFits(pattern: string, name: string): boolean {
   const lower = name.toLowerCase();
-  return pattern.toLowerCase().split('|').some((glob) => globFits(glob, lower));
+  return pattern
+    .toLowerCase()
+    .split('|')
+    .some((glob) => globFits(glob, lower));
 }
 
 /** First matching name pattern; else the severity label when it says critical or warning; else the default. */
@@ -88,7 +91,8 @@ function nameOf(names: readonly string[], groupKey: string, keys: readonly strin
   return keys.some((k) => k.startsWith('label:')) && labels.length ? `${base} (${labels.map((l) => l.slice('label:'.length)).join(', ')})` : base;
 }
 
-const byStart = (a: AlertRecord, b: AlertRecord) => (a.starts_at < b.starts_at ? -1 : a.starts_at > b.starts_at ? 1 : a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0);
+const byStart = (a: AlertRecord, b: AlertRecord) =>
+  a.starts_at < b.starts_at ? -1 : a.starts_at > b.starts_at ? 1 : a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0;
 
 /**
  * Groups alerts (any order, any clusters) into issues. Within a group, alerts

@@ -59,7 +59,10 @@ export function issueView(issue: IssueRecord, now: Date) {
 export type IssueView = ReturnType<typeof issueView>;
 
 /** What lists filter and sort on: rule issues and AI issues alike. */
-export type Listable = Pick<IssueSummary, 'issue_id' | 'issue_name' | 'cluster_name' | 'customer_name' | 'severity' | 'status' | 'triage_status' | 'disposition_status' | 'last_seen'>;
+export type Listable = Pick<
+  IssueSummary,
+  'issue_id' | 'issue_name' | 'cluster_name' | 'customer_name' | 'severity' | 'status' | 'triage_status' | 'disposition_status' | 'last_seen'
+>;
 
 /** Newest activity first: latest alert, then id. */
 export const newestFirst = (a: Listable, b: Listable) => (a.last_seen > b.last_seen ? -1 : a.last_seen < b.last_seen ? 1 : byName(a.issue_id, b.issue_id));
@@ -116,7 +119,9 @@ export async function issueKpis(days: number, now = new Date()) {
 
 /** Active accounts an issue can be assigned to (PATCH accepts their usernames). */
 export async function assignableUsers() {
-  const users = (await listUsers()).filter((u) => u.is_active).sort((a, b) => byName(a.name.toLowerCase(), b.name.toLowerCase()) || byName(a.username, b.username));
+  const users = (await listUsers())
+    .filter((u) => u.is_active)
+    .sort((a, b) => byName(a.name.toLowerCase(), b.name.toLowerCase()) || byName(a.username, b.username));
   return { users: users.map((u) => ({ username: u.username, name: u.name, email: u.email, role: u.role })) };
 }
 
@@ -161,7 +166,12 @@ export const CLUSTER_HISTORY_LIMIT = 50;
 export async function clusterHistory(issueId: string, now = new Date()) {
   const issue = await requireIssue(issueId);
   const others = (await listClusterIssues(issue.cluster_id)).filter((i) => i.issue_id !== issue.issue_id && !i.superseded_by).sort(newestFirst);
-  return { cluster_name: issue.cluster_name, issues: others.slice(0, CLUSTER_HISTORY_LIMIT).map((i) => issueView(i, now)), total: others.length, source: SOURCE };
+  return {
+    cluster_name: issue.cluster_name,
+    issues: others.slice(0, CLUSTER_HISTORY_LIMIT).map((i) => issueView(i, now)),
+    total: others.length,
+    source: SOURCE,
+  };
 }
 
 export const EVIDENCE_ALERT_DAYS = 7;
@@ -206,8 +216,15 @@ export async function issueEvidence(issueId: string, now = new Date()) {
   }
   return {
     alerts: alerts.reverse().map((a) => ({
-      alert_name: a.alert_name, severity: a.severity, status: a.status, starts_at: a.starts_at, ends_at: a.ends_at,
-      time: displayTime(a.starts_at), summary: a.summary, detail: a.detail, dashboard_url: a.dashboard_url,
+      alert_name: a.alert_name,
+      severity: a.severity,
+      status: a.status,
+      starts_at: a.starts_at,
+      ends_at: a.ends_at,
+      time: displayTime(a.starts_at),
+      summary: a.summary,
+      detail: a.detail,
+      dashboard_url: a.dashboard_url,
     })),
     metrics,
     metrics_window: { from: `${windowDays(2, now)[0]}T00:00:00.000Z`, to: now.toISOString(), basis: 'daily rollups of the UTC days the last 24 hours fall on' },
@@ -217,6 +234,32 @@ export async function issueEvidence(issueId: string, now = new Date()) {
 }
 
 function inventoryView(c: ClusterRecord) {
-  const { cluster_id, cluster_name, customer_name, account_id, account_name, email, customer_tier, cluster_type, region, engine_version, resource_state, node_count } = c;
-  return { cluster_id, cluster_name, customer_name, account_id, account_name, email, customer_tier, cluster_type, region, engine_version, resource_state, node_count };
+  const {
+    cluster_id,
+    cluster_name,
+    customer_name,
+    account_id,
+    account_name,
+    email,
+    customer_tier,
+    cluster_type,
+    region,
+    engine_version,
+    resource_state,
+    node_count,
+  } = c;
+  return {
+    cluster_id,
+    cluster_name,
+    customer_name,
+    account_id,
+    account_name,
+    email,
+    customer_tier,
+    cluster_type,
+    region,
+    engine_version,
+    resource_state,
+    node_count,
+  };
 }

@@ -9,7 +9,14 @@ import { listAlertsSince, listClusterAlerts } from '../db/alerts.js';
 import { ConditionFailed, mapLimit, transactWrite } from '../db/client.js';
 import { getClusters, type ClusterRecord } from '../db/clusters.js';
 import {
-  NO_SUCCESSOR, deleteGroupingAction, getGroupingState, listClusterIssues, listIssuesActiveSince, markSuperseded, putGroupingState, writeGrouping,
+  NO_SUCCESSOR,
+  deleteGroupingAction,
+  getGroupingState,
+  listClusterIssues,
+  listIssuesActiveSince,
+  markSuperseded,
+  putGroupingState,
+  writeGrouping,
   type IssueRecord,
 } from '../db/issues.js';
 import { createLogger } from '../log.js';
@@ -58,7 +65,8 @@ function displayNames(cluster: ClusterRecord | undefined, clusterId: string, sto
   };
 }
 
-const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen: string; last_seen: string }) => a.first_seen <= b.last_seen && b.first_seen <= a.last_seen;
+const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen: string; last_seen: string }) =>
+  a.first_seen <= b.last_seen && b.first_seen <= a.last_seen;
 const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key);
 
 async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date) {

@@ -23,7 +23,18 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([
       triageAction(issueId, after, issue.triage_version, principal.username, now),
-      auditAction({ actor: principal.username, role: principal.role, action: 'issue_update', target: issueId, detail: { before, after }, ip: caller.ip, user_agent: caller.userAgent }, now),
+      auditAction(
+        {
+          actor: principal.username,
+          role: principal.role,
+          action: 'issue_update',
+          target: issueId,
+          detail: { before, after },
+          ip: caller.ip,
+          user_agent: caller.userAgent,
+        },
+        now,
+      ),
     ]);
     return { status: 'updated', source: SOURCE };
   });
@@ -41,11 +52,24 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
   const paragraphs = [
     `${issue.severity} issue on cluster ${issue.cluster_name} (${issue.customer_name || 'unknown customer'}): ${issue.issue_name}. ` +
       `${issue.status}; ${issue.alert_count} alert${issue.alert_count === 1 ? '' : 's'} since ${displayTime(issue.first_seen)}.`,
-    cluster ? `Cluster: ${cluster.cluster_type} ${cluster.engine_version} in ${cluster.region}, ${cluster.node_count} nodes, tier ${cluster.customer_tier}, contact ${cluster.email}.` : 'The cluster is no longer in the inventory.',
-    ['Latest alerts:', ...alerts.slice(-10).reverse().map((a) => `- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`)].join('\n'),
+    cluster
+      ? `Cluster: ${cluster.cluster_type} ${cluster.engine_version} in ${cluster.region}, ${cluster.node_count} nodes, tier ${cluster.customer_tier}, contact ${cluster.email}.`
+      : 'The cluster is no longer in the inventory.',
+    [
+      'Latest alerts:',
+      ...alerts
+        .slice(-10)
+        .reverse()
+        .map((a) => `- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`),
+    ].join('\n'),
   ];
   if (evidence.metrics.length) {
-    paragraphs.push(['Key metrics (today and yesterday):', ...evidence.metrics.map((m) => `- ${m.metric_key}: latest ${m.latest}, min ${m.min}, max ${m.max}, avg ${m.avg}`)].join('\n'));
+    paragraphs.push(
+      [
+        'Key metrics (today and yesterday):',
+        ...evidence.metrics.map((m) => `- ${m.metric_key}: latest ${m.latest}, min ${m.min}, max ${m.max}, avg ${m.avg}`),
+      ].join('\n'),
+    );
   }
   return {
     issue_id: issue.issue_id,
@@ -64,7 +88,8 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
  */
 export async function createTicket(principal: Principal, issueId: string, caller: Caller, now = new Date()) {
   const issue = await requireIssue(issueId);
-  const existing = () => new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });
+  const existing = () =>
+    new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });
   if (issue.ticket_key) throw existing();
   const provider = ticketProvider();
   if (!provider) throw new ServiceUnavailable('No ticket provider is configured: set TICKET_PROVIDER (jira or webhook) and its settings.');
@@ -74,7 +99,8 @@ export async function createTicket(principal: Principal, issueId: string, caller
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     const current = await getIssue(issueId);
-    if (current?.ticket_key) throw new Conflict(`Issue ${issueId} has a ticket already: ${current.ticket_key}.`, { ticket_key: current.ticket_key, ticket_url: current.ticket_url });
+    if (current?.ticket_key)
+      throw new Conflict(`Issue ${issueId} has a ticket already: ${current.ticket_key}.`, { ticket_key: current.ticket_key, ticket_url: current.ticket_url });
     throw new Conflict(`A ticket for issue ${issueId} is being created right now.`);
   }
   let ticket: { key: string; url: string };
@@ -87,17 +113,28 @@ export async function createTicket(principal: Principal, issueId: string, caller
   }
   const stored = transactWrite([
     storeTicketAction(issueId, token, ticket, principal.username, now),
-    auditAction({
-      actor: principal.username, role: principal.role, action: 'ticket_create', target: issueId,
-      detail: { provider: provider.name, before: { ticket_key: '', ticket_url: '' }, after: { ticket_key: ticket.key, ticket_url: ticket.url } },
-      ip: caller.ip, user_agent: caller.userAgent,
-    }, now),
+    auditAction(
+      {
+        actor: principal.username,
+        role: principal.role,
+        action: 'ticket_create',
+        target: issueId,
+        detail: { provider: provider.name, before: { ticket_key: '', ticket_url: '' }, after: { ticket_key: ticket.key, ticket_url: ticket.url } },
+        ip: caller.ip,
+        user_agent: caller.userAgent,
+      },
+      now,
+    ),
   ]);
   try {
     await stored;
   } catch (error) {
     // Our claim expired and another call took over: say which ticket we made, so it can be linked or closed.
-    if (error instanceof ConditionFailed) throw new Conflict(`Ticket ${ticket.key} was created, but the issue changed meanwhile and was not updated: link it with PATCH or close it.`, { ticket_key: ticket.key, ticket_url: ticket.url });
+    if (error instanceof ConditionFailed)
+      throw new Conflict(`Ticket ${ticket.key} was created, but the issue changed meanwhile and was not updated: link it with PATCH or close it.`, {
+        ticket_key: ticket.key,
+        ticket_url: ticket.url,
+      });
     throw error;
   }
   return { status: 'created', ticket_key: ticket.key, ticket_url: ticket.url, source: SOURCE };

@@ -51,9 +51,11 @@ const SUMMARY_SECTION = 'Summary';
 
 /** Common English words that carry no meaning for the search (dropped from documents and queries). */
 const STOP_WORDS = new Set(
-  ('a an and are as at be been but by can do does for from has have how i if in into is it its ' +
+  (
+    'a an and are as at be been but by can do does for from has have how i if in into is it its ' +
     'no not of on or so than that the their then there these this to was we were what when where ' +
-    'which while who why will with you your').split(' '),
+    'which while who why will with you your'
+  ).split(' '),
 );
 
 interface SectionDoc {
@@ -107,9 +109,7 @@ function parseRunbook(file: string, markdown: string): Runbook {
   return {
     title: title ?? file.replace(/\.md$/i, ''),
     file,
-    sections: sections
-      .map((s) => ({ heading: s.heading, body: s.body.join('\n').trim() }))
-      .filter((s) => s.body !== ''),
+    sections: sections.map((s) => ({ heading: s.heading, body: s.body.join('\n').trim() })).filter((s) => s.body !== ''),
   };
 }
 
@@ -146,11 +146,7 @@ async function buildCorpus(): Promise<Corpus> {
       fuzzy: (term) => (term.length >= FUZZY_MIN_CHARS ? FUZZINESS : false),
     },
   });
-  index.addAll(
-    runbooks.flatMap((r) =>
-      r.sections.map((s, i) => ({ id: `${r.file}#${i}`, title: r.title, file: r.file, section: s.heading, text: s.body })),
-    ),
-  );
+  index.addAll(runbooks.flatMap((r) => r.sections.map((s, i) => ({ id: `${r.file}#${i}`, title: r.title, file: r.file, section: s.heading, text: s.body }))));
   return { runbooks: runbooks.map((r) => ({ title: r.title, file: r.file })), index };
 }
 

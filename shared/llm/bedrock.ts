@@ -57,7 +57,11 @@ function sdk(config: BedrockConfig) {
   if (!loaded) {
     loaded = import('@aws-sdk/client-bedrock-runtime').then(({ BedrockRuntimeClient, ConverseCommand }) => ({
       // maxAttempts 1: withRetries() is the only retry loop (no retries multiplied by retries).
-      client: new BedrockRuntimeClient({ maxAttempts: 1, ...(config.region ? { region: config.region } : {}), ...(config.endpoint ? { endpoint: config.endpoint } : {}) }),
+      client: new BedrockRuntimeClient({
+        maxAttempts: 1,
+        ...(config.region ? { region: config.region } : {}),
+        ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+      }),
       ConverseCommand,
     }));
     loaded.catch(() => clients.delete(key));
@@ -168,7 +172,11 @@ function failure(error: unknown): unknown {
     case 'InvalidSignatureException':
     case 'ExpiredTokenException':
     case 'MissingAuthenticationTokenException':
-      return new AttemptFailed(`${LABEL} refused the request (${name}): check the AWS credentials, the bedrock:InvokeModel permission and model access`, 'auth', status);
+      return new AttemptFailed(
+        `${LABEL} refused the request (${name}): check the AWS credentials, the bedrock:InvokeModel permission and model access`,
+        'auth',
+        status,
+      );
     case 'ValidationException':
     case 'ResourceNotFoundException':
     case 'ServiceQuotaExceededException':

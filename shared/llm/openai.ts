@@ -91,9 +91,7 @@ function toOpenAi(message: Message): OpenAiMessage[] {
   const texts = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
   if (message.role === 'assistant') {
     const calls = message.content.flatMap((block): OpenAiToolCall[] =>
-      block.type === 'tool_use'
-        ? [{ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } }]
-        : [],
+      block.type === 'tool_use' ? [{ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } }] : [],
     );
     if (calls.length === 0) return [{ role: 'assistant', content: texts.join('\n\n') }];
     // Only tool calls: content null, as OpenAI itself sends it.
@@ -131,7 +129,11 @@ const Completion = z.object({
     .min(1),
   // Some compatible servers leave usage out: counted as zero then.
   usage: z
-    .object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative(), total_tokens: z.number().int().nonnegative().optional() })
+    .object({
+      prompt_tokens: z.number().int().nonnegative(),
+      completion_tokens: z.number().int().nonnegative(),
+      total_tokens: z.number().int().nonnegative().optional(),
+    })
     .nullish(),
 });
 
@@ -150,7 +152,10 @@ function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model
   const output = usage?.completion_tokens ?? 0;
   return {
     message: { role: 'assistant', content },
-    stop_reason: stopReason(choice.finish_reason, content.some((block) => block.type === 'tool_use')),
+    stop_reason: stopReason(
+      choice.finish_reason,
+      content.some((block) => block.type === 'tool_use'),
+    ),
     usage: { input_tokens: input, output_tokens: output, total_tokens: usage?.total_tokens ?? input + output },
   };
 }
@@ -183,7 +188,9 @@ function stopReason(finish: string | null | undefined, hasToolCalls: boolean): S
 
 // ---- errors ----
 
-const ErrorBody = z.object({ error: z.object({ message: z.string().optional(), type: z.string().nullish(), code: z.union([z.string(), z.number()]).nullish() }) });
+const ErrorBody = z.object({
+  error: z.object({ message: z.string().optional(), type: z.string().nullish(), code: z.union([z.string(), z.number()]).nullish() }),
+});
 
 function httpFailure(status: number, text: string, header: (name: string) => string | undefined, key: string | undefined): AttemptFailed {
   const body = ErrorBody.safeParse(parseJson(text));

@@ -12,7 +12,10 @@ export const PricingRow = z.strictObject({
 export type PricingRow = z.infer<typeof PricingRow>;
 
 export const PricingFile = z.strictObject({
-  pricing: z.array(PricingRow).max(500).refine((rows) => new Set(rows.map((r) => r.model)).size === rows.length, 'each model at most once'),
+  pricing: z
+    .array(PricingRow)
+    .max(500)
+    .refine((rows) => new Set(rows.map((r) => r.model)).size === rows.length, 'each model at most once'),
 });
 
 let cached: Promise<PricingRow[]> | undefined;

@@ -24,11 +24,17 @@ export function jsonIn(text: string): unknown {
 function problemsOf(schema: z.ZodType, value: unknown): string | null {
   if (value === undefined) return 'the answer held no JSON object';
   const parsed = schema.safeParse(value);
-  return parsed.success ? null : parsed.error.issues.slice(0, 8).map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
+  return parsed.success
+    ? null
+    : parsed.error.issues
+        .slice(0, 8)
+        .map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`)
+        .join('; ');
 }
 
 export async function structuredAnswer<S extends z.ZodType>(
-  schema: S, options: Parameters<typeof runToolLoop>[0],
+  schema: S,
+  options: Parameters<typeof runToolLoop>[0],
 ): Promise<{ value: z.output<S>; loop: LoopResult }> {
   const loop = await runToolLoop(options);
   let value = jsonIn(loop.text);
@@ -38,7 +44,10 @@ export async function structuredAnswer<S extends z.ZodType>(
       options.provider,
       {
         system: options.system,
-        messages: [...loop.messages, { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] }],
+        messages: [
+          ...loop.messages,
+          { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] },
+        ],
         tools: options.tools,
         max_tokens: options.maxTokens ?? 4096,
       },

@@ -35,8 +35,16 @@ export async function recordedCall(provider: LlmProvider, request: ChatRequest, 
     response = await provider.converse(request);
   } catch (error) {
     await recordUsage({
-      run_id: ledger.runId, source: ledger.source, model: provider.model, input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0,
-      duration_ms: Date.now() - started, error: true, user: ledger.user,
+      run_id: ledger.runId,
+      source: ledger.source,
+      model: provider.model,
+      input_tokens: 0,
+      output_tokens: 0,
+      total_tokens: 0,
+      cost_usd: 0,
+      duration_ms: Date.now() - started,
+      error: true,
+      user: ledger.user,
     }).catch((e: unknown) => log.error('usage not recorded', { error: String(e) }));
     spent.calls++;
     throw error;
@@ -44,8 +52,16 @@ export async function recordedCall(provider: LlmProvider, request: ChatRequest, 
   const { input_tokens, output_tokens, total_tokens } = response.usage;
   const cost_usd = costOf(priceOf(prices, response.model), input_tokens, output_tokens);
   const usage = {
-    run_id: ledger.runId, source: ledger.source, model: response.model, input_tokens, output_tokens, total_tokens, cost_usd,
-    duration_ms: response.latency_ms, error: false, user: ledger.user,
+    run_id: ledger.runId,
+    source: ledger.source,
+    model: response.model,
+    input_tokens,
+    output_tokens,
+    total_tokens,
+    cost_usd,
+    duration_ms: response.latency_ms,
+    error: false,
+    user: ledger.user,
   };
   // The answer is paid for: a ledger write that fails is retried once, then logged with its figures, never the caller's failure.
   await recordUsage(usage)
@@ -114,7 +130,12 @@ export async function runToolLoop(options: {
       // The previous round's results are the last ones: tell the model to answer now.
       messages[messages.length - 1]!.content.push({ type: 'text', text: LAST_ROUND });
     }
-    const response = await recordedCall(options.provider, { system: options.system, messages, tools: options.tools, max_tokens: options.maxTokens ?? 2048 }, options.ledger, spent);
+    const response = await recordedCall(
+      options.provider,
+      { system: options.system, messages, tools: options.tools, max_tokens: options.maxTokens ?? 2048 },
+      options.ledger,
+      spent,
+    );
     messages.push(response.message);
     const uses = response.message.content.filter((b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use');
     if (uses.length === 0 || last) {

@@ -8,9 +8,18 @@ export const SOURCE = 'live'; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
 
 const listItem = (r: PatrolReport) => ({
-  report_id: r.report_id, created_at: r.created_at, report_type: r.report_type, status: r.status, fleet_narrative: r.fleet_narrative,
-  flagged_count: r.flagged_count, model: r.model, cost_usd: r.cost_usd, total_tokens: r.total_tokens, duration_seconds: r.duration_seconds,
-  triggered_by: r.triggered_by, error: r.error,
+  report_id: r.report_id,
+  created_at: r.created_at,
+  report_type: r.report_type,
+  status: r.status,
+  fleet_narrative: r.fleet_narrative,
+  flagged_count: r.flagged_count,
+  model: r.model,
+  cost_usd: r.cost_usd,
+  total_tokens: r.total_tokens,
+  duration_seconds: r.duration_seconds,
+  triggered_by: r.triggered_by,
+  error: r.error,
 });
 
 export async function listReports(q: { days: number; page: number; page_size: number }, now = new Date()) {
@@ -48,7 +57,10 @@ export async function patrolKpis(now = new Date()) {
     total_reports: reports.length,
     total_tokens: finished.reduce((s, r) => s + (r.total_tokens ?? 0), 0),
     avg_duration_s: reports.length ? round(reports.reduce((s, r) => s + r.duration_seconds, 0) / reports.length, 2) : 0,
-    total_cost_usd: round(finished.reduce((s, r) => s + (r.cost_usd ?? 0), 0), 6),
+    total_cost_usd: round(
+      finished.reduce((s, r) => s + (r.cost_usd ?? 0), 0),
+      6,
+    ),
     latest_report_at: reports[0]?.created_at ?? null,
     source: SOURCE,
     generated_at: now.toISOString(),

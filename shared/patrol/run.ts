@@ -51,12 +51,15 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     throw error;
   }
   let lost = false;
-  const heartbeat = setInterval(() => {
-    heartbeatLock(PATROL_LOCK, owner, leaseMs()).catch((error: unknown) => {
-      lost = true;
-      log.error('patrol lock lost', { report_id: owner, error: String(error) });
-    });
-  }, Math.max(1000, leaseMs() / 3));
+  const heartbeat = setInterval(
+    () => {
+      heartbeatLock(PATROL_LOCK, owner, leaseMs()).catch((error: unknown) => {
+        lost = true;
+        log.error('patrol lock lost', { report_id: owner, error: String(error) });
+      });
+    },
+    Math.max(1000, leaseMs() / 3),
+  );
   const started = Date.now();
   // What the scan spent so far: a scan that fails after LLM calls still reports them (the ledger charged them).
   const meter: Meter = { model: '', spent: nothingSpent() };
@@ -83,11 +86,22 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     return { status: 'completed', report_id: owner };
   } catch (error) {
     // Viewers read the reason: internal errors are logged in full and shown without their details.
-    const reason = error instanceof LlmError ? `the language model failed: ${error.message}` : error instanceof ScanFailed ? error.message : 'internal error (see the patrol-worker logs)';
+    const reason =
+      error instanceof LlmError
+        ? `the language model failed: ${error.message}`
+        : error instanceof ScanFailed
+          ? error.message
+          : 'internal error (see the patrol-worker logs)';
     log.error('patrol scan failed', { report_id: owner, reason, error: String(error) });
     await finishReport(owner, {
-      status: 'failed', error: reason, duration_seconds: Math.round((Date.now() - started) / 100) / 10,
-      model: meter.model, input_tokens: meter.spent.input_tokens, output_tokens: meter.spent.output_tokens, total_tokens: meter.spent.total_tokens, cost_usd: meter.spent.cost_usd,
+      status: 'failed',
+      error: reason,
+      duration_seconds: Math.round((Date.now() - started) / 100) / 10,
+      model: meter.model,
+      input_tokens: meter.spent.input_tokens,
+      output_tokens: meter.spent.output_tokens,
+      total_tokens: meter.spent.total_tokens,
+      cost_usd: meter.spent.cost_usd,
     }).catch(() => undefined);
     return { status: 'failed', report_id: owner };
   } finally {

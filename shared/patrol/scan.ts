@@ -53,7 +53,12 @@ export async function gatherInputs(now = new Date()): Promise<PatrolInputs> {
   for (const i of open) issues.set(i.cluster_id, [...(issues.get(i.cluster_id) ?? []), i]);
   return {
     generated_at: view.generatedAt,
-    clusters: view.scores.map((score) => ({ score, risk: risks.get(score.cluster_id), open_issues: issues.get(score.cluster_id) ?? [], alerts_7d: alerts.get(score.cluster_id) ?? 0 })),
+    clusters: view.scores.map((score) => ({
+      score,
+      risk: risks.get(score.cluster_id),
+      open_issues: issues.get(score.cluster_id) ?? [],
+      alerts_7d: alerts.get(score.cluster_id) ?? 0,
+    })),
     open_issues: open.length,
   };
 }
@@ -67,17 +72,26 @@ export const PatrolResult = z.strictObject({
     headline: z.string().min(1).max(300),
   }),
   clusters_flagged: z
-    .array(z.strictObject({
-      cluster_id: z.string().min(1).max(64),
-      cluster_name: z.string().min(1).max(128),
-      customer_name: z.string().max(128),
-      severity: z.enum(['Critical', 'Warning']),
-      reason: z.string().min(1).max(600),
-      recommended_action: z.string().min(1).max(600),
-    }))
+    .array(
+      z.strictObject({
+        cluster_id: z.string().min(1).max(64),
+        cluster_name: z.string().min(1).max(128),
+        customer_name: z.string().max(128),
+        severity: z.enum(['Critical', 'Warning']),
+        reason: z.string().min(1).max(600),
+        recommended_action: z.string().min(1).max(600),
+      }),
+    )
     .max(200),
   customer_summaries: z
-    .array(z.strictObject({ customer_name: z.string().max(128), clusters: z.number().int().min(0), flagged: z.number().int().min(0), summary: z.string().min(1).max(800) }))
+    .array(
+      z.strictObject({
+        customer_name: z.string().max(128),
+        clusters: z.number().int().min(0),
+        flagged: z.number().int().min(0),
+        summary: z.string().min(1).max(800),
+      }),
+    )
     .max(500),
   narrative: z.string().min(1).max(8000),
 });
@@ -108,14 +122,25 @@ export function rulesScan(inputs: PatrolInputs): PatrolResult {
     const reasons = [
       ...f.score.risk_reasons.slice(0, 2),
       ...(f.risk?.risk_signals.slice(0, 1) ?? []),
-      ...(f.open_issues.length ? [`${f.open_issues.length} open issue${f.open_issues.length === 1 ? '' : 's'} (${f.open_issues.map((i) => i.issue_name).slice(0, 3).join(', ')})`] : []),
+      ...(f.open_issues.length
+        ? [
+            `${f.open_issues.length} open issue${f.open_issues.length === 1 ? '' : 's'} (${f.open_issues
+              .map((i) => i.issue_name)
+              .slice(0, 3)
+              .join(', ')})`,
+          ]
+        : []),
     ];
     flagged.push({
       cluster_id: f.score.cluster_id,
       cluster_name: f.score.cluster_name,
       customer_name: f.score.customer_name,
       severity,
-      reason: `${f.score.classification}, tier-adjusted score ${f.score.tier_adjusted_score} (tier ${f.score.customer_tier}): ${reasons.join('; ') || f.score.top_risk}`.slice(0, 600),
+      reason:
+        `${f.score.classification}, tier-adjusted score ${f.score.tier_adjusted_score} (tier ${f.score.customer_tier}): ${reasons.join('; ') || f.score.top_risk}`.slice(
+          0,
+          600,
+        ),
       recommended_action: (f.score.suggested_actions[0] ?? f.risk?.suggested_actions[0] ?? 'Review the open issues and their evidence.').slice(0, 600),
     });
   }
@@ -134,19 +159,40 @@ export function rulesScan(inputs: PatrolInputs): PatrolResult {
       clusters: c.clusters,
       flagged: c.flagged.length,
       summary: c.flagged.length
-        ? `${c.flagged.length} of ${c.clusters} cluster${c.clusters === 1 ? '' : 's'} need attention: ${c.flagged.slice(0, 3).map((f) => `${f.cluster_name} (${f.severity})`).join(', ')}${c.flagged.length > 3 ? ` and ${c.flagged.length - 3} more` : ''}.`
+        ? `${c.flagged.length} of ${c.clusters} cluster${c.clusters === 1 ? '' : 's'} need attention: ${c.flagged
+            .slice(0, 3)
+            .map((f) => `${f.cluster_name} (${f.severity})`)
+            .join(', ')}${c.flagged.length > 3 ? ` and ${c.flagged.length - 3} more` : ''}.`
         : `All ${c.clusters} cluster${c.clusters === 1 ? '' : 's'} healthy.`,
     }))
     .sort((a, b) => b.flagged - a.flagged || byName(a.customer_name, b.customer_name));
   // The headline counts what fleet_summary counts (the fleet classification), so the two never disagree.
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   const headline = `${kpis.critical_count} critical and ${plural(kpis.warning_count, 'warning cluster')}; ${flagged.length} flagged by risk to look at; ${plural(inputs.open_issues, 'open issue')}.`;
-  const summary: FleetSummary = { total_clusters: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count, healthy: kpis.healthy_count, headline };
+  const summary: FleetSummary = {
+    total_clusters: kpis.total_clusters,
+    critical: kpis.critical_count,
+    warning: kpis.warning_count,
+    healthy: kpis.healthy_count,
+    headline,
+  };
   const narrative = [
     '_Rules-engine patrol: no LLM provider is configured, so this report applies the scoring and risk rules to the same inputs._',
     '',
     `**${headline}** ${kpis.total_clusters} clusters: ${kpis.healthy_count} healthy, ${kpis.warning_count} warning, ${kpis.critical_count} critical; ${kpis.tier_s_at_risk} tier-S cluster${kpis.tier_s_at_risk === 1 ? '' : 's'} at risk.`,
-    ...(flagged.length ? ['', '| cluster | customer | severity | why | next step |', '|---|---|---|---|---|', ...flagged.slice(0, 15).map((f) => `| ${f.cluster_name} | ${f.customer_name} | ${f.severity} | ${f.reason.replace(/\|/g, '/')} | ${f.recommended_action.replace(/\|/g, '/')} |`)] : []),
+    ...(flagged.length
+      ? [
+          '',
+          '| cluster | customer | severity | why | next step |',
+          '|---|---|---|---|---|',
+          ...flagged
+            .slice(0, 15)
+            .map(
+              (f) =>
+                `| ${f.cluster_name} | ${f.customer_name} | ${f.severity} | ${f.reason.replace(/\|/g, '/')} | ${f.recommended_action.replace(/\|/g, '/')} |`,
+            ),
+        ]
+      : []),
     ...(flagged.length > 15 ? [``, `…and ${flagged.length - 15} more flagged clusters in the list below.`] : []),
   ].join('\n');
   return { fleet_summary: summary, clusters_flagged: flagged, customer_summaries: customers, narrative };
@@ -168,10 +214,18 @@ export function describeFleet(inputs: PatrolInputs): string {
   const kpis = fleetKpis(inputs.clusters.map((c) => c.score));
   const lines = inputs.clusters.slice(0, PATROL_CLUSTERS_SHOWN).map((f) =>
     JSON.stringify({
-      cluster_id: f.score.cluster_id, cluster_name: f.score.cluster_name, customer: f.score.customer_name, tier: f.score.customer_tier,
-      classification: f.score.classification, tier_adjusted_score: f.score.tier_adjusted_score, top_risk: f.score.top_risk,
-      reasons: f.score.risk_reasons.slice(0, 3), risk_level: f.risk?.risk_level, risk_signals: f.risk?.risk_signals.slice(0, 2),
-      open_issues: f.open_issues.map((i) => `${i.severity} ${i.issue_name}`).slice(0, 5), alerts_7d: f.alerts_7d,
+      cluster_id: f.score.cluster_id,
+      cluster_name: f.score.cluster_name,
+      customer: f.score.customer_name,
+      tier: f.score.customer_tier,
+      classification: f.score.classification,
+      tier_adjusted_score: f.score.tier_adjusted_score,
+      top_risk: f.score.top_risk,
+      reasons: f.score.risk_reasons.slice(0, 3),
+      risk_level: f.risk?.risk_level,
+      risk_signals: f.risk?.risk_signals.slice(0, 2),
+      open_issues: f.open_issues.map((i) => `${i.severity} ${i.issue_name}`).slice(0, 5),
+      alerts_7d: f.alerts_7d,
     }),
   );
   return [
@@ -186,7 +240,17 @@ export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledge
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeFleet(inputs) }] }];
   try {
     const { value, loop } = await structuredAnswer(PatrolResult, {
-      provider, system: SYSTEM, messages, tools: await toolSpecs(), runTool, maxRounds: PATROL_TOOL_ROUNDS, ledger, maxTokens: 4096, deadline, reserveMs: 120_000, spent,
+      provider,
+      system: SYSTEM,
+      messages,
+      tools: await toolSpecs(),
+      runTool,
+      maxRounds: PATROL_TOOL_ROUNDS,
+      ledger,
+      maxTokens: 4096,
+      deadline,
+      reserveMs: 120_000,
+      spent,
     });
     return { result: value, model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
   } catch (error) {

@@ -24,7 +24,15 @@ export async function triggerPatrol(principal: Principal, reportType: string, ca
   if (!(await takeLock(reportId))) return { status: 'already_running' as const, report_id: (await lockHolder(PATROL_LOCK))?.owner ?? null };
   try {
     await createReport({ report_id: reportId, report_type: reportType, triggered_by: principal.username });
-    await writeAudit({ actor: principal.username, role: principal.role, action: 'patrol_trigger', target: reportId, detail: { report_type: reportType }, ip: caller.ip, user_agent: caller.userAgent });
+    await writeAudit({
+      actor: principal.username,
+      role: principal.role,
+      action: 'patrol_trigger',
+      target: reportId,
+      detail: { report_type: reportType },
+      ip: caller.ip,
+      user_agent: caller.userAgent,
+    });
     await invokeWorker('patrol-worker', { report_id: reportId, report_type: reportType, triggered_by: principal.username });
   } catch (error) {
     await finishReport(reportId, { status: 'failed', error: 'the scan could not start (see the patrol logs)' }).catch(() => undefined);
@@ -36,15 +44,20 @@ export async function triggerPatrol(principal: Principal, reportType: string, ca
     const report = await getReport(reportId);
     if (report?.status === 'completed') {
       return {
-        status: 'completed' as const, report_id: reportId, tool_rounds: report.tool_rounds, total_tokens: report.total_tokens,
-        duration_seconds: report.duration_seconds, message: `Patrol ${report.model === 'rules' ? '(rules engine) ' : ''}flagged ${report.flagged_count} cluster${report.flagged_count === 1 ? '' : 's'}.`,
+        status: 'completed' as const,
+        report_id: reportId,
+        tool_rounds: report.tool_rounds,
+        total_tokens: report.total_tokens,
+        duration_seconds: report.duration_seconds,
+        message: `Patrol ${report.model === 'rules' ? '(rules engine) ' : ''}flagged ${report.flagged_count} cluster${report.flagged_count === 1 ? '' : 's'}.`,
       };
     }
     if (report?.status === 'failed') return { status: 'failed' as const, report_id: reportId, message: report.error ?? 'the scan failed' };
     // The worker died (it let the lock go without finishing): no point waiting.
     const now = report && (await settled(report));
     if (now?.status === 'failed') return { status: 'failed' as const, report_id: reportId, message: now.error ?? 'the scan failed' };
-    if (Date.now() >= deadline) return { status: 'running' as const, report_id: reportId, message: 'The scan is still running: poll GET /api/patrol/{report_id}.' };
+    if (Date.now() >= deadline)
+      return { status: 'running' as const, report_id: reportId, message: 'The scan is still running: poll GET /api/patrol/{report_id}.' };
     await sleep(250);
   }
 }

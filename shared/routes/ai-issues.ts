@@ -19,28 +19,65 @@ const AiIssue = IssueSchema.omit({ alert_names: true }).extend({ ai_reasoning: z
 const Int = z.number().int();
 const Source = { source: z.literal('ai') };
 const TimelineEntry = z.object({
-  time: z.string(), status: z.string(), alert_name: z.string(), detail: z.string(), dashboard_url: z.string(), starts_at: z.string(), ends_at: z.string().nullable(),
+  time: z.string(),
+  status: z.string(),
+  alert_name: z.string(),
+  detail: z.string(),
+  dashboard_url: z.string(),
+  starts_at: z.string(),
+  ends_at: z.string().nullable(),
 });
 
 export const aiIssuesGroup = defineGroup({
   name: 'ai-issues',
   tables: { 'ai-issues': 'readwrite', alerts: 'read', users: 'read', audit: 'readwrite' },
   routes: {
-    list: { method: 'GET', path: '/api/ai-issues', summary: 'AI-grouped alert issues', auth: 'user', roles: ANY_ROLE, query: IssueListQuery,
+    list: {
+      method: 'GET',
+      path: '/api/ai-issues',
+      summary: 'AI-grouped alert issues',
+      auth: 'user',
+      roles: ANY_ROLE,
+      query: IssueListQuery,
       response: z.object({
-        issues: z.array(AiIssue), total: Int, page: Int, page_size: Int, total_pages: Int, customers: z.array(z.string()), clusters: z.array(z.string()), ...Source,
+        issues: z.array(AiIssue),
+        total: Int,
+        page: Int,
+        page_size: Int,
+        total_pages: Int,
+        customers: z.array(z.string()),
+        clusters: z.array(z.string()),
+        ...Source,
       }),
     },
-    kpis: { method: 'GET', path: '/api/ai-issues/kpis', summary: 'AI issue KPIs', auth: 'user', roles: ANY_ROLE, query: IssueKpisQuery,
+    kpis: {
+      method: 'GET',
+      path: '/api/ai-issues/kpis',
+      summary: 'AI issue KPIs',
+      auth: 'user',
+      roles: ANY_ROLE,
+      query: IssueKpisQuery,
       response: z.object({ total: Int, ongoing: Int, resolved: Int, unassigned: Int, avg_duration_minutes: z.number(), total_alerts: Int, ...Source }),
     },
     users: { method: 'GET', path: '/api/ai-issues/users', summary: 'Assignable users', auth: 'user', roles: ANY_ROLE, response: UsersAnswer },
-    get: { method: 'GET', path: '/api/ai-issues/{issue_id}', summary: 'One AI issue with its linked alerts', auth: 'user', roles: ANY_ROLE, params: IssueIdParams,
+    get: {
+      method: 'GET',
+      path: '/api/ai-issues/{issue_id}',
+      summary: 'One AI issue with its linked alerts',
+      auth: 'user',
+      roles: ANY_ROLE,
+      params: IssueIdParams,
       response: z.object({ issue: AiIssue, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source }),
     },
     patch: {
-      method: 'PATCH', path: '/api/ai-issues/{issue_id}', summary: 'Triage an AI issue (assignee "me" is the caller)',
-      auth: 'user', roles: ADMIN_UP, params: IssueIdParams, body: AiIssuePatch, response: z.object({ status: z.literal('ok') }),
+      method: 'PATCH',
+      path: '/api/ai-issues/{issue_id}',
+      summary: 'Triage an AI issue (assignee "me" is the caller)',
+      auth: 'user',
+      roles: ADMIN_UP,
+      params: IssueIdParams,
+      body: AiIssuePatch,
+      response: z.object({ status: z.literal('ok') }),
     },
   },
 });

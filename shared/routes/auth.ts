@@ -19,13 +19,21 @@ export const authGroup = defineGroup({
   tables: { users: 'readwrite', audit: 'readwrite' },
   routes: {
     healthCheck: {
-      method: 'GET', path: '/api/health-check', summary: 'Liveness check', auth: 'public', roles: [],
+      method: 'GET',
+      path: '/api/health-check',
+      summary: 'Liveness check',
+      auth: 'public',
+      roles: [],
       response: HealthCheckResponse,
     },
     openapi: { method: 'GET', path: '/api/openapi.json', summary: 'This API as an OpenAPI 3.1 document', auth: 'public', roles: [] },
     login: { method: 'POST', path: '/api/auth/login', summary: 'Log in, receive a bearer token', auth: 'public', roles: [], body: LoginBody },
     activate: {
-      method: 'POST', path: '/api/auth/activate', summary: 'Activate an invitation and log in', auth: 'public', roles: [],
+      method: 'POST',
+      path: '/api/auth/activate',
+      summary: 'Activate an invitation and log in',
+      auth: 'public',
+      roles: [],
       body: ActivateBody,
     },
     logout: { method: 'POST', path: '/api/auth/logout', summary: 'Log out (audited with X-Session-Duration)', auth: 'user', roles: ANY_ROLE },

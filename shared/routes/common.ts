@@ -30,7 +30,12 @@ export const IssueListQuery = z.object({
   severities: z
     .string()
     .default('')
-    .transform((s) => s.split(',').map((v) => inCaseOf(['Critical', 'Warning'], v)).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((v) => inCaseOf(['Critical', 'Warning'], v))
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(['Critical', 'Warning']))),
   status: z.enum(['', 'Ongoing', 'Resolved']).default(''),
   customer: Text(200).default(''),

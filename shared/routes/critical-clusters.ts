@@ -6,6 +6,13 @@ export const criticalClustersGroup = defineGroup({
   name: 'critical-clusters',
   tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'read' },
   routes: {
-    list: { method: 'GET', path: '/api/critical-clusters', summary: 'Up to 15 most severe clusters', auth: 'user', roles: ANY_ROLE, response: CriticalClustersResponse },
+    list: {
+      method: 'GET',
+      path: '/api/critical-clusters',
+      summary: 'Up to 15 most severe clusters',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: CriticalClustersResponse,
+    },
   },
 });

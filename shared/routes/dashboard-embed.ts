@@ -37,12 +37,21 @@ export const dashboardEmbedGroup = defineGroup({
   tables: { users: 'read', 'embed-sessions': 'readwrite' },
   routes: {
     acquireSession: {
-      method: 'POST', path: '/api/dashboard-embed/acquire-session', summary: 'Acquire a cookieless embed session',
-      auth: 'user', roles: ANY_ROLE, response: EmbedSessionAnswer,
+      method: 'POST',
+      path: '/api/dashboard-embed/acquire-session',
+      summary: 'Acquire a cookieless embed session',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: EmbedSessionAnswer,
     },
     generateTokens: {
-      method: 'PUT', path: '/api/dashboard-embed/generate-tokens', summary: 'Refresh embed API and navigation tokens',
-      auth: 'user', roles: ANY_ROLE, body: GenerateTokensBody, response: EmbedTokensAnswer,
+      method: 'PUT',
+      path: '/api/dashboard-embed/generate-tokens',
+      summary: 'Refresh embed API and navigation tokens',
+      auth: 'user',
+      roles: ANY_ROLE,
+      body: GenerateTokensBody,
+      response: EmbedTokensAnswer,
     },
   },
 });

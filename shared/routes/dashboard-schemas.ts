@@ -42,8 +42,14 @@ export const FleetClusterScore = z.object({
 });
 
 export const FleetKpis = z.object({
-  total_clusters: Int, healthy_count: Int, warning_count: Int, critical_count: Int, tier_s_at_risk: Int,
-  avg_score: Num, avg_metrics_score: Num, avg_alerts_score: Num,
+  total_clusters: Int,
+  healthy_count: Int,
+  warning_count: Int,
+  critical_count: Int,
+  tier_s_at_risk: Int,
+  avg_score: Num,
+  avg_metrics_score: Num,
+  avg_alerts_score: Num,
 });
 
 export const FleetScoresResponse = z.object({ scores: z.array(FleetClusterScore), ...Unified });
@@ -58,18 +64,35 @@ export const FleetRulesResponse = z.object({
   ai_trigger: z.object({}).loose(),
   dimensions: z.array(
     z.object({
-      metric_key: z.string(), display_name: z.string(), category: z.string(), weight: Num, green: Num, yellow: Num, red: Num,
-      inverted: z.boolean(), aggregation: z.string(), action: z.string(),
+      metric_key: z.string(),
+      display_name: z.string(),
+      category: z.string(),
+      weight: Num,
+      green: Num,
+      yellow: Num,
+      red: Num,
+      inverted: z.boolean(),
+      aggregation: z.string(),
+      action: z.string(),
     }),
   ),
 });
 export const RefreshResponse = z.object({ status: z.literal('ok'), clusters_scored: Int, critical: Int, warning: Int });
 
 export const HealthScore = z.object({
-  cluster_id: z.uuid(), cluster_name: z.string(), customer_name: z.string(), account_id: z.string(),
-  overall_score: Num, classification: Classification, top_risk: z.string(), cluster_type: z.string(), region: z.string(),
+  cluster_id: z.uuid(),
+  cluster_name: z.string(),
+  customer_name: z.string(),
+  account_id: z.string(),
+  overall_score: Num,
+  classification: Classification,
+  top_risk: z.string(),
+  cluster_type: z.string(),
+  region: z.string(),
   dimension_scores: z.array(z.object({ name: z.string(), score: Num, value: Num, weight: Num, description: z.string() })),
-  risk_level: z.string(), risk_reasons: z.array(z.string()), suggested_actions: z.array(z.string()),
+  risk_level: z.string(),
+  risk_reasons: z.array(z.string()),
+  suggested_actions: z.array(z.string()),
   risk_metrics: z.record(z.string(), NullableNum),
 });
 export const HealthScoresResponse = z.object({ scores: z.array(HealthScore), ...Stamp });
@@ -85,8 +108,13 @@ export const EnrichmentResponse = z.object({
 
 const MetricStatus = z.enum(['critical', 'warning', 'healthy']);
 export const RiskSnapshot = z.object({
-  cluster_id: z.uuid(), cluster_name: z.string(), customer_name: z.string(), risk_level: z.string(), overall_score: Num,
-  risk_signals: z.array(z.string()), suggested_actions: z.array(z.string()),
+  cluster_id: z.uuid(),
+  cluster_name: z.string(),
+  customer_name: z.string(),
+  risk_level: z.string(),
+  overall_score: Num,
+  risk_signals: z.array(z.string()),
+  suggested_actions: z.array(z.string()),
   metrics: z.record(z.string(), z.object({ value: Num, status: MetricStatus })),
 });
 export const RiskSnapshotsResponse = z.object({
@@ -96,17 +124,33 @@ export const RiskSnapshotsResponse = z.object({
 });
 export const RiskRulesTableResponse = z.object({
   lookback_days: Int,
-  rules: z.array(z.object({ metric_key: z.string(), category: z.string(), warning: Num, critical: Num, inverted: z.boolean(), aggregation: z.string(), action: z.string() })),
+  rules: z.array(
+    z.object({ metric_key: z.string(), category: z.string(), warning: Num, critical: Num, inverted: z.boolean(), aggregation: z.string(), action: z.string() }),
+  ),
 });
 
 export const BreakingResponse = z.object({
-  thresholds: z.array(z.object({
-    metric: z.string(), threshold: Num, unit: z.string(), count: Int,
-    clusters: z.array(z.object({ cluster_name: z.string(), customer_name: z.string(), value: Num })),
-  })),
-  details: z.array(z.object({
-    metric: z.string(), cluster_id: z.uuid(), cluster_name: z.string(), customer_name: z.string(), value: Num, threshold: Num, unit: z.string(), severity: z.string(),
-  })),
+  thresholds: z.array(
+    z.object({
+      metric: z.string(),
+      threshold: Num,
+      unit: z.string(),
+      count: Int,
+      clusters: z.array(z.object({ cluster_name: z.string(), customer_name: z.string(), value: Num })),
+    }),
+  ),
+  details: z.array(
+    z.object({
+      metric: z.string(),
+      cluster_id: z.uuid(),
+      cluster_name: z.string(),
+      customer_name: z.string(),
+      value: Num,
+      threshold: Num,
+      unit: z.string(),
+      severity: z.string(),
+    }),
+  ),
   ...Stamp,
 });
 export const UsageResponse = z.object({
@@ -117,23 +161,44 @@ export const UsageResponse = z.object({
   ...Stamp,
 });
 export const UpgradesResponse = z.object({
-  clusters: z.array(z.object({
-    cluster_id: z.uuid(), cluster_name: z.string(), customer_name: z.string(), cluster_type: z.string(), region: z.string(),
-    engine_version: z.string(), resource_state: z.string(), node_count: Int,
-  })),
+  clusters: z.array(
+    z.object({
+      cluster_id: z.uuid(),
+      cluster_name: z.string(),
+      customer_name: z.string(),
+      cluster_type: z.string(),
+      region: z.string(),
+      engine_version: z.string(),
+      resource_state: z.string(),
+      node_count: Int,
+    }),
+  ),
   available_versions: z.array(z.string()),
   ...Stamp,
 });
 
 export const CriticalClustersResponse = z.object({
-  clusters: z.array(z.object({
-    cluster_id: z.uuid(), cluster_name: z.string(), account_name: z.string(), account_id: z.string(), region: z.string(),
-    engine_version: z.string(), email: z.string(), risk_level: z.string(), risk_reasons: z.array(z.string()),
-    suggested_actions: z.array(z.string()), severity_score: Num, metrics: FleetMetrics,
-    health: z.object({ overall_score: Num, classification: z.string(), dimensions: z.array(z.object({}).loose()) }),
-    alerts: z.array(z.object({ alert_name: z.string(), count: Int, first: z.string(), last: z.string() })),
-    alert_total: Int,
-  })).max(15),
+  clusters: z
+    .array(
+      z.object({
+        cluster_id: z.uuid(),
+        cluster_name: z.string(),
+        account_name: z.string(),
+        account_id: z.string(),
+        region: z.string(),
+        engine_version: z.string(),
+        email: z.string(),
+        risk_level: z.string(),
+        risk_reasons: z.array(z.string()),
+        suggested_actions: z.array(z.string()),
+        severity_score: Num,
+        metrics: FleetMetrics,
+        health: z.object({ overall_score: Num, classification: z.string(), dimensions: z.array(z.object({}).loose()) }),
+        alerts: z.array(z.object({ alert_name: z.string(), count: Int, first: z.string(), last: z.string() })),
+        alert_total: Int,
+      }),
+    )
+    .max(15),
   generated_at: z.iso.datetime(),
   total_critical: Int,
   total_warning: Int,

@@ -6,9 +6,30 @@ export const healthGroup = defineGroup({
   name: 'health',
   tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
   routes: {
-    scores: { method: 'GET', path: '/api/health/scores', summary: 'Metrics-only health scores, worst first', auth: 'user', roles: ANY_ROLE, response: HealthScoresResponse },
+    scores: {
+      method: 'GET',
+      path: '/api/health/scores',
+      summary: 'Metrics-only health scores, worst first',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: HealthScoresResponse,
+    },
     kpis: { method: 'GET', path: '/api/health/kpis', summary: 'Health KPIs', auth: 'user', roles: ANY_ROLE, response: HealthKpisResponse },
-    enrichment: { method: 'GET', path: '/api/health/enrichment', summary: 'Cluster type and region per cluster', auth: 'user', roles: ANY_ROLE, response: EnrichmentResponse },
-    refresh: { method: 'POST', path: '/api/health/refresh', summary: 'Recompute health scores, persist, invalidate cache', auth: 'user', roles: ADMIN_UP, response: HealthRefreshResponse },
+    enrichment: {
+      method: 'GET',
+      path: '/api/health/enrichment',
+      summary: 'Cluster type and region per cluster',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: EnrichmentResponse,
+    },
+    refresh: {
+      method: 'POST',
+      path: '/api/health/refresh',
+      summary: 'Recompute health scores, persist, invalidate cache',
+      auth: 'user',
+      roles: ADMIN_UP,
+      response: HealthRefreshResponse,
+    },
   },
 });

@@ -3,22 +3,40 @@ import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { DaysInRange, Page, PageSize } from './common.js';
 
-export const PatrolTriggerBody = z
-  .strictObject({ report_type: z.enum(['on_demand', 'scheduled']).default('on_demand') })
-  .default({ report_type: 'on_demand' });
+export const PatrolTriggerBody = z.strictObject({ report_type: z.enum(['on_demand', 'scheduled']).default('on_demand') }).default({ report_type: 'on_demand' });
 
 // Answers (spec §2 Patrol report, §4 Patrol; DESIGN §7 parsed fields).
 const Int = z.number().int();
 const ListItem = z.object({
-  report_id: z.string(), created_at: z.string(), report_type: z.string(), status: z.enum(['running', 'completed', 'failed']), fleet_narrative: z.string(),
-  flagged_count: Int, model: z.string(), cost_usd: z.number(), total_tokens: Int, duration_seconds: z.number(), triggered_by: z.string(), error: z.string().nullable(),
+  report_id: z.string(),
+  created_at: z.string(),
+  report_type: z.string(),
+  status: z.enum(['running', 'completed', 'failed']),
+  fleet_narrative: z.string(),
+  flagged_count: Int,
+  model: z.string(),
+  cost_usd: z.number(),
+  total_tokens: Int,
+  duration_seconds: z.number(),
+  triggered_by: z.string(),
+  error: z.string().nullable(),
 });
 const Report = ListItem.extend({
-  input_tokens: Int, output_tokens: Int, tool_rounds: Int, finished_at: z.string().nullable(),
+  input_tokens: Int,
+  output_tokens: Int,
+  tool_rounds: Int,
+  finished_at: z.string().nullable(),
   fleet_summary_parsed: z.object({ total_clusters: Int, critical: Int, warning: Int, healthy: Int, headline: z.string() }).nullable(),
-  clusters_flagged_parsed: z.array(z.object({
-    cluster_id: z.string(), cluster_name: z.string(), customer_name: z.string(), severity: z.enum(['Critical', 'Warning']), reason: z.string(), recommended_action: z.string(),
-  })),
+  clusters_flagged_parsed: z.array(
+    z.object({
+      cluster_id: z.string(),
+      cluster_name: z.string(),
+      customer_name: z.string(),
+      severity: z.enum(['Critical', 'Warning']),
+      reason: z.string(),
+      recommended_action: z.string(),
+    }),
+  ),
   customer_summaries_parsed: z.array(z.object({ customer_name: z.string(), clusters: Int, flagged: Int, summary: z.string() })),
 });
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
@@ -34,18 +52,47 @@ export const patrolGroup = defineGroup({
   grants: ['invoke:patrol-worker'],
   routes: {
     list: {
-      method: 'GET', path: '/api/patrol', summary: 'Patrol reports', auth: 'user', roles: ANY_ROLE,
+      method: 'GET',
+      path: '/api/patrol',
+      summary: 'Patrol reports',
+      auth: 'user',
+      roles: ANY_ROLE,
       query: z.object({ days: DaysInRange(90), page: Page, page_size: PageSize }),
       response: z.object({ reports: z.array(ListItem), total: Int, page: Int, page_size: Int, ...Stamp }),
     },
     latest: { method: 'GET', path: '/api/patrol/latest', summary: 'Most recent report with parsed fields', auth: 'user', roles: ANY_ROLE, response: Report },
-    kpis: { method: 'GET', path: '/api/patrol/kpis/summary', summary: 'Patrol KPIs over 30 days', auth: 'user', roles: ANY_ROLE,
-      response: z.object({ total_reports: Int, total_tokens: Int, avg_duration_s: z.number(), total_cost_usd: z.number(), latest_report_at: z.string().nullable(), ...Stamp }),
+    kpis: {
+      method: 'GET',
+      path: '/api/patrol/kpis/summary',
+      summary: 'Patrol KPIs over 30 days',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: z.object({
+        total_reports: Int,
+        total_tokens: Int,
+        avg_duration_s: z.number(),
+        total_cost_usd: z.number(),
+        latest_report_at: z.string().nullable(),
+        ...Stamp,
+      }),
     },
     get: {
-      method: 'GET', path: '/api/patrol/{report_id}', summary: 'One patrol report', auth: 'user', roles: ANY_ROLE,
-      params: z.object({ report_id: z.string().min(1).max(128) }), response: Report,
+      method: 'GET',
+      path: '/api/patrol/{report_id}',
+      summary: 'One patrol report',
+      auth: 'user',
+      roles: ANY_ROLE,
+      params: z.object({ report_id: z.string().min(1).max(128) }),
+      response: Report,
     },
-    trigger: { method: 'POST', path: '/api/patrol/trigger', summary: 'Run a patrol scan (one at a time)', auth: 'user', roles: ADMIN_UP, body: PatrolTriggerBody, response: TriggerAnswer },
+    trigger: {
+      method: 'POST',
+      path: '/api/patrol/trigger',
+      summary: 'Run a patrol scan (one at a time)',
+      auth: 'user',
+      roles: ADMIN_UP,
+      body: PatrolTriggerBody,
+      response: TriggerAnswer,
+    },
   },
 });

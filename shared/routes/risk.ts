@@ -6,7 +6,21 @@ export const riskGroup = defineGroup({
   name: 'risk',
   tables: { users: 'read', clusters: 'read', metrics: 'read', rules: 'read', scores: 'read' },
   routes: {
-    snapshots: { method: 'GET', path: '/api/risk/snapshots', summary: 'Risk snapshot per cluster', auth: 'user', roles: ANY_ROLE, response: RiskSnapshotsResponse },
-    rulesTable: { method: 'GET', path: '/api/risk/rules-table', summary: 'Risk rules in force', auth: 'user', roles: ANY_ROLE, response: RiskRulesTableResponse },
+    snapshots: {
+      method: 'GET',
+      path: '/api/risk/snapshots',
+      summary: 'Risk snapshot per cluster',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: RiskSnapshotsResponse,
+    },
+    rulesTable: {
+      method: 'GET',
+      path: '/api/risk/rules-table',
+      summary: 'Risk rules in force',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: RiskRulesTableResponse,
+    },
   },
 });

@@ -22,7 +22,10 @@ export const ReviewBody = z.strictObject({
 });
 
 export const InviteBody = z.strictObject({
-  email: z.email().max(254).transform((e) => e.toLowerCase()),
+  email: z
+    .email()
+    .max(254)
+    .transform((e) => e.toLowerCase()),
   display_name: z.string().trim().min(1).max(128),
   role: Role,
 });
@@ -33,8 +36,11 @@ export const UserPatch = z
 
 // Answers of the rule-editing routes (spec §4 settings, DESIGN §7).
 const RuleSetText = z.object({
-  content: z.string(), source: z.literal('live'), version: z.number().int(),
-  updated_at: z.string().nullable(), updated_by: z.string().nullable(),
+  content: z.string(),
+  source: z.literal('live'),
+  version: z.number().int(),
+  updated_at: z.string().nullable(),
+  updated_by: z.string().nullable(),
 });
 const SubmitAnswer = z.union([
   z.object({ status: z.literal('ok'), applied: z.literal(true), version: z.number().int() }),
@@ -42,43 +48,91 @@ const SubmitAnswer = z.union([
 ]);
 const ChangeStatus = z.enum(['pending', 'approved', 'rejected']);
 const ChangeSummary = z.object({
-  change_id: z.string(), rule_set: z.enum(['health-rules', 'issue-rules', 'risk-rules']), status: ChangeStatus,
-  proposed_by: z.string(), proposed_at: z.string(), base_version: z.number().int(),
-  reviewed_by: z.string().nullable(), reviewed_at: z.string().nullable(), review_note: z.string().nullable(), applied_version: z.number().int().nullable(),
+  change_id: z.string(),
+  rule_set: z.enum(['health-rules', 'issue-rules', 'risk-rules']),
+  status: ChangeStatus,
+  proposed_by: z.string(),
+  proposed_at: z.string(),
+  base_version: z.number().int(),
+  reviewed_by: z.string().nullable(),
+  reviewed_at: z.string().nullable(),
+  review_note: z.string().nullable(),
+  applied_version: z.number().int().nullable(),
 });
 const Level = z.enum(['Healthy', 'Warning', 'Critical']);
 const LevelCounts = z.object({ Healthy: z.number().int(), Warning: z.number().int(), Critical: z.number().int() });
 const Impact = z.object({
-  measure: z.enum(['classification', 'risk_level']), computed_at: z.string(), clusters_total: z.number().int(), changed_count: z.number().int(),
-  before: LevelCounts, after: LevelCounts,
-  changes: z.array(z.object({
-    cluster_id: z.string(), cluster_name: z.string(), customer_name: z.string(), from: Level, to: Level, direction: z.enum(['worse', 'better']), detail: z.string(),
-  })),
+  measure: z.enum(['classification', 'risk_level']),
+  computed_at: z.string(),
+  clusters_total: z.number().int(),
+  changed_count: z.number().int(),
+  before: LevelCounts,
+  after: LevelCounts,
+  changes: z.array(
+    z.object({
+      cluster_id: z.string(),
+      cluster_name: z.string(),
+      customer_name: z.string(),
+      from: Level,
+      to: Level,
+      direction: z.enum(['worse', 'better']),
+      detail: z.string(),
+    }),
+  ),
 });
 const ChangeDetail = ChangeSummary.extend({
-  proposed_content: z.string(), current_content: z.string(), current_version: z.number().int(), stale: z.boolean(), impact: Impact.nullable(),
+  proposed_content: z.string(),
+  current_content: z.string(),
+  current_version: z.number().int(),
+  stale: z.boolean(),
+  impact: Impact.nullable(),
 });
 const ReviewAnswer = z.object({ status: z.enum(['approved', 'rejected']), change_id: z.string(), applied: z.boolean(), version: z.number().int().optional() });
 const VersionsAnswer = z.object({
-  rule_set: z.string(), current_version: z.number().int(), total: z.number().int(), page: z.number().int(), page_size: z.number().int(),
-  versions: z.array(z.object({
-    version: z.number().int(), content: z.string(), updated_at: z.string(), updated_by: z.string(), change_id: z.string().nullable(), proposed_by: z.string().nullable(),
-  })),
+  rule_set: z.string(),
+  current_version: z.number().int(),
+  total: z.number().int(),
+  page: z.number().int(),
+  page_size: z.number().int(),
+  versions: z.array(
+    z.object({
+      version: z.number().int(),
+      content: z.string(),
+      updated_at: z.string(),
+      updated_by: z.string(),
+      change_id: z.string().nullable(),
+      proposed_by: z.string().nullable(),
+    }),
+  ),
 });
 
-const EmailParams = z.object({ email: z.email().max(254).transform((e) => e.toLowerCase()) });
+const EmailParams = z.object({
+  email: z
+    .email()
+    .max(254)
+    .transform((e) => e.toLowerCase()),
+});
 const ChangeParams = z.object({ change_id: z.string().min(1).max(128) });
 
 const ruleSetRoutes = (ruleSet: 'health-rules' | 'issue-rules' | 'risk-rules') =>
   ({
     get: { method: 'GET', path: `/api/settings/${ruleSet}`, summary: `The live ${ruleSet} YAML`, auth: 'user', roles: ANY_ROLE, response: RuleSetText },
     put: {
-      method: 'PUT', path: `/api/settings/${ruleSet}`, summary: `Replace ${ruleSet} (superadmin) or propose a change`,
-      auth: 'user', roles: ANY_ROLE, body: RulesBody, response: SubmitAnswer,
+      method: 'PUT',
+      path: `/api/settings/${ruleSet}`,
+      summary: `Replace ${ruleSet} (superadmin) or propose a change`,
+      auth: 'user',
+      roles: ANY_ROLE,
+      body: RulesBody,
+      response: SubmitAnswer,
     },
     versions: {
-      method: 'GET', path: `/api/settings/${ruleSet}/versions`, summary: `Applied versions of ${ruleSet}, newest first`,
-      auth: 'user', roles: ANY_ROLE, response: VersionsAnswer,
+      method: 'GET',
+      path: `/api/settings/${ruleSet}/versions`,
+      summary: `Applied versions of ${ruleSet}, newest first`,
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: VersionsAnswer,
       // Each version carries its full text: pages stay small.
       query: z.object({ page: Page, page_size: z.coerce.number().int().min(1).max(20).default(10) }),
     },
@@ -91,14 +145,24 @@ const risk = ruleSetRoutes('risk-rules');
 export const settingsGroup = defineGroup({
   name: 'settings',
   tables: {
-    rules: 'readwrite', users: 'readwrite', audit: 'readwrite', scores: 'readwrite',
-    clusters: 'read', metrics: 'read', alerts: 'read',
+    rules: 'readwrite',
+    users: 'readwrite',
+    audit: 'readwrite',
+    scores: 'readwrite',
+    clusters: 'read',
+    metrics: 'read',
+    alerts: 'read',
   },
   grants: ['ses:send'],
   routes: {
     getGeneral: { method: 'GET', path: '/api/settings/general', summary: 'General settings', auth: 'user', roles: ANY_ROLE, response: GeneralSettings },
     putGeneral: {
-      method: 'PUT', path: '/api/settings/general', summary: 'Change general settings', auth: 'user', roles: SUPERADMIN, body: GeneralSettings,
+      method: 'PUT',
+      path: '/api/settings/general',
+      summary: 'Change general settings',
+      auth: 'user',
+      roles: SUPERADMIN,
+      body: GeneralSettings,
       response: GeneralSettings.extend({ status: z.literal('ok') }),
     },
     getHealthRules: health.get,
@@ -111,29 +175,67 @@ export const settingsGroup = defineGroup({
     putRiskRules: risk.put,
     riskRuleVersions: risk.versions,
     listChanges: {
-      method: 'GET', path: '/api/settings/config-changes', summary: 'Rule change proposals', auth: 'user', roles: ANY_ROLE,
+      method: 'GET',
+      path: '/api/settings/config-changes',
+      summary: 'Rule change proposals',
+      auth: 'user',
+      roles: ANY_ROLE,
       query: z.object({ status_filter: z.enum(['', 'pending', 'approved', 'rejected']).default('') }),
       response: z.object({ changes: z.array(ChangeSummary), total: z.number().int() }),
     },
     getChange: {
-      method: 'GET', path: '/api/settings/config-changes/{change_id}', summary: 'One proposal with both YAML texts',
-      auth: 'user', roles: ANY_ROLE, params: ChangeParams, response: ChangeDetail,
+      method: 'GET',
+      path: '/api/settings/config-changes/{change_id}',
+      summary: 'One proposal with both YAML texts',
+      auth: 'user',
+      roles: ANY_ROLE,
+      params: ChangeParams,
+      response: ChangeDetail,
     },
     reviewChange: {
-      method: 'POST', path: '/api/settings/config-changes/{change_id}/review', summary: 'Approve or reject a proposal',
-      auth: 'user', roles: SUPERADMIN, params: ChangeParams, body: ReviewBody, response: ReviewAnswer,
+      method: 'POST',
+      path: '/api/settings/config-changes/{change_id}/review',
+      summary: 'Approve or reject a proposal',
+      auth: 'user',
+      roles: SUPERADMIN,
+      params: ChangeParams,
+      body: ReviewBody,
+      response: ReviewAnswer,
     },
-    recompute: { method: 'POST', path: '/api/settings/recompute', summary: 'Recompute health scores', auth: 'user', roles: ADMIN_UP, response: RecomputeResponse },
-    recomputeRisk: { method: 'POST', path: '/api/settings/recompute-risk', summary: 'Recompute risk snapshots', auth: 'user', roles: ADMIN_UP, response: RecomputeRiskResponse },
+    recompute: {
+      method: 'POST',
+      path: '/api/settings/recompute',
+      summary: 'Recompute health scores',
+      auth: 'user',
+      roles: ADMIN_UP,
+      response: RecomputeResponse,
+    },
+    recomputeRisk: {
+      method: 'POST',
+      path: '/api/settings/recompute-risk',
+      summary: 'Recompute risk snapshots',
+      auth: 'user',
+      roles: ADMIN_UP,
+      response: RecomputeRiskResponse,
+    },
     listUsers: { method: 'GET', path: '/api/settings/users', summary: 'Users', auth: 'user', roles: ADMIN_UP },
     inviteUser: { method: 'POST', path: '/api/settings/users/invite', summary: 'Invite a user', auth: 'user', roles: ADMIN_UP, body: InviteBody },
     patchUser: {
-      method: 'PATCH', path: '/api/settings/users/{email}', summary: 'Change role or activation', auth: 'user', roles: SUPERADMIN,
-      params: EmailParams, body: UserPatch,
+      method: 'PATCH',
+      path: '/api/settings/users/{email}',
+      summary: 'Change role or activation',
+      auth: 'user',
+      roles: SUPERADMIN,
+      params: EmailParams,
+      body: UserPatch,
     },
     deleteUser: { method: 'DELETE', path: '/api/settings/users/{email}', summary: 'Delete a user', auth: 'user', roles: SUPERADMIN, params: EmailParams },
     audit: {
-      method: 'GET', path: '/api/settings/audit', summary: 'Audit log, newest first', auth: 'user', roles: ADMIN_UP,
+      method: 'GET',
+      path: '/api/settings/audit',
+      summary: 'Audit log, newest first',
+      auth: 'user',
+      roles: ADMIN_UP,
       query: z.object({ action: z.string().max(64).default(''), page: Page, page_size: PageSize }),
     },
     roles: { method: 'GET', path: '/api/settings/roles', summary: 'Role names', auth: 'user', roles: ANY_ROLE },

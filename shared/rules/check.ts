@@ -49,7 +49,8 @@ function bracketDepth(text: string): number {
   let deepest = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth); // [ {
+    if (c === 91 || c === 123)
+      deepest = Math.max(deepest, ++depth); // [ {
     else if (c === 93 || c === 125) depth = Math.max(0, depth - 1); // ] }
   }
   return deepest;
@@ -89,7 +90,8 @@ function itemCount(text: string): number {
   let n = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 10 || c === 44 || c === 91 || c === 123 || c === 38 || c === 42 || c === 33) n++; // \n , [ { & * !
+    if (c === 10 || c === 44 || c === 91 || c === 123 || c === 38 || c === 42 || c === 33)
+      n++; // \n , [ { & * !
     else if (isIndicator(c)) {
       const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 10;
       if (next === 10 || isBlank(next)) n++;
@@ -101,13 +103,18 @@ function itemCount(text: string): number {
 function textLimitsBroken(text: string): Refusal | null {
   if (Buffer.byteLength(text) > TEXT_LIMITS.bytes) return { message: `more than ${TEXT_LIMITS.bytes / 1024} KB` };
   let lines = 1;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) if (++lines > TEXT_LIMITS.lines) return { message: `more than ${TEXT_LIMITS.lines} lines` };
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1))
+    if (++lines > TEXT_LIMITS.lines) return { message: `more than ${TEXT_LIMITS.lines} lines` };
   if (bracketDepth(text) > TEXT_LIMITS.depth) return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels` };
   const deep = deepLine(text);
   if (deep !== null) {
-    return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels (a line's content starts more than ${TEXT_LIMITS.indentColumns} columns in)`, offset: deep };
+    return {
+      message: `collections nested deeper than ${TEXT_LIMITS.depth} levels (a line's content starts more than ${TEXT_LIMITS.indentColumns} columns in)`,
+      offset: deep,
+    };
   }
-  if (itemCount(text) > TEXT_LIMITS.items) return { message: `more than ${TEXT_LIMITS.items} YAML items (lines, entries, indicators, anchors, aliases and tags)` };
+  if (itemCount(text) > TEXT_LIMITS.items)
+    return { message: `more than ${TEXT_LIMITS.items} YAML items (lines, entries, indicators, anchors, aliases and tags)` };
   return null;
 }
 
@@ -128,7 +135,8 @@ function shapeBroken(tokens: readonly CST.Token[]): Refusal | null {
   const checkSource = (list: readonly CST.SourceToken[] | undefined): Refusal | null => {
     for (const t of list ?? []) {
       if (t.type === 'explicit-key-ind') return { message: 'explicit keys (`?`) are not accepted: keys are plain text', offset: t.offset };
-      if (t.type === 'tag' && !CORE_TAGS.has(t.source)) return { message: `the tag \`${t.source.slice(0, 40)}\` is not accepted (only ${[...CORE_TAGS].join(', ')})`, offset: t.offset };
+      if (t.type === 'tag' && !CORE_TAGS.has(t.source))
+        return { message: `the tag \`${t.source.slice(0, 40)}\` is not accepted (only ${[...CORE_TAGS].join(', ')})`, offset: t.offset };
     }
     return null;
   };
@@ -136,7 +144,10 @@ function shapeBroken(tokens: readonly CST.Token[]): Refusal | null {
     if (explicit) return { message: 'explicit keys (`?`) are not accepted: keys are plain text', offset: at };
     if (key === null || key === undefined) return null;
     if (!SCALAR_KEY_TYPES.has(key.type)) {
-      return { message: key.type === 'alias' ? 'an alias is not accepted as a mapping key' : 'mapping keys must be plain text, not collections', offset: key.offset };
+      return {
+        message: key.type === 'alias' ? 'an alias is not accepted as a mapping key' : 'mapping keys must be plain text, not collections',
+        offset: key.offset,
+      };
     }
     if (key.type === 'scalar' && (key as CST.FlowScalar).source === '<<') return { message: 'merge keys (`<<`) are not accepted', offset: key.offset };
     return null;
@@ -185,7 +196,9 @@ function shapeBroken(tokens: readonly CST.Token[]): Refusal | null {
       }
       default: {
         // Scalars and stray source tokens (errors are reported by the composer with their position).
-        const refused = checkSource('end' in token && Array.isArray(token.end) ? token.end : 'indent' in token && 'source' in token ? [token as CST.SourceToken] : undefined);
+        const refused = checkSource(
+          'end' in token && Array.isArray(token.end) ? token.end : 'indent' in token && 'source' in token ? [token as CST.SourceToken] : undefined,
+        );
         if (refused) return refused;
       }
     }

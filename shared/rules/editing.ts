@@ -9,7 +9,16 @@
 import type { Caller } from '../auth/caller.js';
 import { auditAction, type AuditInput } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
-import { getChange, listChanges, newChangeAction, newChangeId, reviewChangeAction, type ChangeStatus, type ConfigChange, type ConfigChangeSummary } from '../db/config-changes.js';
+import {
+  getChange,
+  listChanges,
+  newChangeAction,
+  newChangeId,
+  reviewChangeAction,
+  type ChangeStatus,
+  type ConfigChange,
+  type ConfigChangeSummary,
+} from '../db/config-changes.js';
 import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, ruleSetAtVersion, type RuleSetVersion } from '../db/rules.js';
 import { bumpGeneration } from '../db/scores.js';
 import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
@@ -52,7 +61,8 @@ export function expectedVersion(ifMatch: string | undefined, baseVersion: number
   const header = ifMatch?.trim();
   if (header !== undefined && header !== '*') {
     const match = /^"v(\d{1,9})"$/.exec(header);
-    if (!match) throw new BadRequest(`If-Match must be one ETag of this rule set as GET answers it, such as "v5" (got ${JSON.stringify(header.slice(0, 40))}).`);
+    if (!match)
+      throw new BadRequest(`If-Match must be one ETag of this rule set as GET answers it, such as "v5" (got ${JSON.stringify(header.slice(0, 40))}).`);
     fromHeader = Number(match[1]);
   }
   if (fromHeader !== undefined && baseVersion !== undefined && fromHeader !== baseVersion) {
@@ -73,7 +83,8 @@ const currentVersion = async (name: RuleSetName) => (await getCurrentRuleSet(nam
 /** Parses and checks a rule set's text, or refuses it with 422 saying what is wrong and where. */
 function checked(name: RuleSetName, content: string): Record<string, unknown> {
   const check = checkRuleText(name, content);
-  if (!check.ok) throw new ValidationFailed(`The ${name} content is not valid: ${check.message}`, [{ loc: ['body', 'content'], msg: check.message, type: 'rules' }]);
+  if (!check.ok)
+    throw new ValidationFailed(`The ${name} content is not valid: ${check.message}`, [{ loc: ['body', 'content'], msg: check.message, type: 'rules' }]);
   return check.value;
 }
 
@@ -91,9 +102,7 @@ async function invalidateCaches(): Promise<void> {
   await bumpGeneration().catch((error: unknown) => log.error('cache invalidation failed after a rule write', { error: String(error) }));
 }
 
-export type SubmitResult =
-  | { status: 'ok'; applied: true; version: number }
-  | { status: 'pending'; applied: false; change_id: string; base_version: number };
+export type SubmitResult = { status: 'ok'; applied: true; version: number } | { status: 'pending'; applied: false; change_id: string; base_version: number };
 
 /**
  * PUT of a rule set: applied at once for a superadmin, a proposal for anyone
@@ -104,7 +113,12 @@ export type SubmitResult =
  * wins unless another write lands between this read and the write).
  */
 export async function submitRuleSet(
-  principal: Principal, name: RuleSetName, content: string, caller: Caller, expected?: number, now = new Date(),
+  principal: Principal,
+  name: RuleSetName,
+  content: string,
+  caller: Caller,
+  expected?: number,
+  now = new Date(),
 ): Promise<SubmitResult> {
   const value = checked(name, content);
   const read = await currentVersion(name);
@@ -120,14 +134,25 @@ export async function submitRuleSet(
       if (!(error instanceof ConditionFailed)) throw error;
       const current = await currentVersion(name);
       if (expected !== undefined) throw staleEdit(name, expected, current);
-      throw new Conflict(`${name} changed while this edit was saved (now version ${current}); nothing was changed. Reload it and apply the edit again.`, { current_version: current });
+      throw new Conflict(`${name} changed while this edit was saved (now version ${current}); nothing was changed. Reload it and apply the edit again.`, {
+        current_version: current,
+      });
     }
     await invalidateCaches();
     return { status: 'ok', applied: true, version: base + 1 };
   }
   const change: ConfigChange = {
-    change_id: newChangeId(now), rule_set: name, status: 'pending', proposed_by: principal.username, proposed_at: now.toISOString(),
-    base_version: base, proposed_content: content, reviewed_by: null, reviewed_at: null, review_note: null, applied_version: null,
+    change_id: newChangeId(now),
+    rule_set: name,
+    status: 'pending',
+    proposed_by: principal.username,
+    proposed_at: now.toISOString(),
+    base_version: base,
+    proposed_content: content,
+    reviewed_by: null,
+    reviewed_at: null,
+    review_note: null,
+    applied_version: null,
   };
   try {
     await transactWrite([
@@ -212,7 +237,11 @@ export interface ReviewResult {
  * at the proposal's base version and the proposal still pending. Reject: marks it.
  */
 export async function reviewConfigChange(
-  principal: Principal, changeId: string, review: { action: 'approve' | 'reject'; note: string }, caller: Caller, now = new Date(),
+  principal: Principal,
+  changeId: string,
+  review: { action: 'approve' | 'reject'; note: string },
+  caller: Caller,
+  now = new Date(),
 ): Promise<ReviewResult> {
   if (principal.role !== 'superadmin') throw new Forbidden('Only a superadmin reviews proposals.'); // the route table says so too
   const change = await getChange(changeId);
@@ -234,17 +263,29 @@ export async function reviewConfigChange(
   }
 
   const check = checkRuleText(change.rule_set, change.proposed_content);
-  if (!check.ok) throw new Conflict(`Config change ${changeId} no longer passes the ${change.rule_set} checks (${check.message}); reject it and propose again.`);
+  if (!check.ok)
+    throw new Conflict(`Config change ${changeId} no longer passes the ${change.rule_set} checks (${check.message}); reject it and propose again.`);
   const version = change.base_version + 1;
   const versionActions = newVersionActions(
-    change.rule_set, change.proposed_content, check.value, change.base_version, principal.username, { change_id: changeId, proposed_by: change.proposed_by }, now,
+    change.rule_set,
+    change.proposed_content,
+    check.value,
+    change.base_version,
+    principal.username,
+    { change_id: changeId, proposed_by: change.proposed_by },
+    now,
   );
   const proposalIndex = versionActions.length;
   try {
     await transactWrite([
       ...versionActions,
       reviewChangeAction(changeId, { status: 'approved', by: principal.username, note: review.note, appliedVersion: version }, now),
-      audit(principal, caller, { action: 'change_approve', target: changeId, detail: { rule_set: change.rule_set, version, proposed_by: change.proposed_by, note: review.note } }, now),
+      audit(
+        principal,
+        caller,
+        { action: 'change_approve', target: changeId, detail: { rule_set: change.rule_set, version, proposed_by: change.proposed_by, note: review.note } },
+        now,
+      ),
     ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;

@@ -35,5 +35,4 @@ export const loadRiskRules = () => load('risk-rules', RiskRules, (v) => v.risk);
 export const loadIssueRules = () => load('issue-rules', IssueRules, (v) => v);
 
 /** The shipped default health rules, as the loader would return them (no database). */
-export const defaultHealthRules = async (): Promise<ScoringRules> =>
-  rulesFrom('health-rules', 0, await defaultRuleValue('health-rules'), HealthRules).scoring;
+export const defaultHealthRules = async (): Promise<ScoringRules> => rulesFrom('health-rules', 0, await defaultRuleValue('health-rules'), HealthRules).scoring;

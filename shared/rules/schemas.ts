@@ -58,19 +58,27 @@ export const HealthRules = z.strictObject({
     weights: z
       .strictObject({ metrics: z.number().min(0).max(LIMITS.weight), alerts: z.number().min(0).max(LIMITS.weight) })
       .refine((w) => w.metrics + w.alerts > 0, 'weights must not both be 0'),
-    tier_multipliers: z.record(z.enum(['S', 'A', 'B']), z.number().min(0).max(LIMITS.tierMultiplier)).refine((m) => ['S', 'A', 'B'].every((t) => t in m), 'a multiplier for each tier S, A and B'),
+    tier_multipliers: z
+      .record(z.enum(['S', 'A', 'B']), z.number().min(0).max(LIMITS.tierMultiplier))
+      .refine((m) => ['S', 'A', 'B'].every((t) => t in m), 'a multiplier for each tier S, A and B'),
     alert_bands: z
       .array(AlertBand)
       .min(1)
       .max(20)
       .refine((bands) => bands.at(-1)!.max_alerts === null, 'the last band must have max_alerts: null (any more alerts)')
-      .refine((bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)), 'max_alerts must increase from band to band')
+      .refine(
+        (bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)),
+        'max_alerts must increase from band to band',
+      )
       .refine((bands) => bands.every((b, i) => i === 0 || b.score <= bands[i - 1]!.score), 'band scores must not rise as alerts increase'),
     classification: z
       .strictObject({ healthy: Score, warning: Score })
       .refine((c) => c.healthy > c.warning, 'classification.healthy must be above classification.warning'),
     ai_trigger: z.strictObject({
-      tiers: z.array(z.enum(['S', 'A', 'B'])).max(3).refine((t) => new Set(t).size === t.length, 'each tier at most once'),
+      tiers: z
+        .array(z.enum(['S', 'A', 'B']))
+        .max(3)
+        .refine((t) => new Set(t).size === t.length, 'each tier at most once'),
       below_score: Score,
       cooldown_hours: z.number().min(0).max(LIMITS.cooldownHours),
     }),
@@ -102,7 +110,11 @@ export type RiskRule = z.infer<typeof RiskRule>;
 export const RiskRules = z.strictObject({
   risk: z.strictObject({
     lookback_days: z.number().int().min(1).max(LIMITS.lookbackDays),
-    rules: z.array(RiskRule).min(1).max(50).refine((rs) => new Set(rs.map((r) => r.metric_key)).size === rs.length, 'each metric_key at most once'),
+    rules: z
+      .array(RiskRule)
+      .min(1)
+      .max(50)
+      .refine((rs) => new Set(rs.map((r) => r.metric_key)).size === rs.length, 'each metric_key at most once'),
   }),
 });
 export type RiskRules = z.infer<typeof RiskRules>;

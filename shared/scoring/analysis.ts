@@ -7,8 +7,18 @@ import { aggregate, lookbackStart, round2, type ClusterData } from './inputs.js'
 import type { RiskSnapshot } from './risk.js';
 
 export const METRIC_UNITS: Record<MetricKey, string> = {
-  compaction_score: 'score', disk_used_pct: '%', query_errors_7d: 'errors', query_error_pct: '%', qps: 'qps', node_count: 'nodes',
-  memory_pct: '%', peak_jvm_heap_gb: 'GB', error_rate_pct: '%', slow_queries_7d: 'queries', p99_latency_ms: 'ms', avg_latency_ms: 'ms',
+  compaction_score: 'score',
+  disk_used_pct: '%',
+  query_errors_7d: 'errors',
+  query_error_pct: '%',
+  qps: 'qps',
+  node_count: 'nodes',
+  memory_pct: '%',
+  peak_jvm_heap_gb: 'GB',
+  error_rate_pct: '%',
+  slow_queries_7d: 'queries',
+  p99_latency_ms: 'ms',
+  avg_latency_ms: 'ms',
   max_latency_ms: 'ms',
 };
 
@@ -110,7 +120,8 @@ export function compareVersions(a: string, b: string): number {
     const qn = /^\d+$/.test(q);
     if (pn && qn) {
       if (Number(p) !== Number(q)) return Number(p) - Number(q);
-    } else if (pn !== qn) return pn ? -1 : 1; // numeric identifiers sort before text
+    } else if (pn !== qn)
+      return pn ? -1 : 1; // numeric identifiers sort before text
     else if (p !== q) return p < q ? -1 : 1;
   }
   return 0;
@@ -123,7 +134,14 @@ export function upgrades(fleet: readonly ClusterData[]) {
   return {
     clusters: active
       .map(({ cluster_id, cluster_name, customer_name, cluster_type, region, engine_version, resource_state, node_count }) => ({
-        cluster_id, cluster_name, customer_name, cluster_type, region, engine_version, resource_state, node_count,
+        cluster_id,
+        cluster_name,
+        customer_name,
+        cluster_type,
+        region,
+        engine_version,
+        resource_state,
+        node_count,
       }))
       .sort((a, b) => compareVersions(a.engine_version, b.engine_version) || a.cluster_name.localeCompare(b.cluster_name)),
     available_versions: [...new Set(fleet.map((d) => d.cluster.engine_version))].sort((a, b) => compareVersions(b, a)),

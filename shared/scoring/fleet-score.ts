@@ -136,7 +136,8 @@ function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules)
 export function topRisk(scores: readonly DimensionScore[]): string {
   let worst: DimensionScore | undefined;
   for (const d of scores) {
-    if (!worst || d.score < worst.score || (d.score === worst.score && (d.weight > worst.weight || (d.weight === worst.weight && d.name < worst.name)))) worst = d;
+    if (!worst || d.score < worst.score || (d.score === worst.score && (d.weight > worst.weight || (d.weight === worst.weight && d.name < worst.name))))
+      worst = d;
   }
   return worst ? `${worst.name} (${Math.round(worst.score)})` : 'None';
 }
@@ -157,7 +158,12 @@ function aggregationsOf(rules: ScoringRules): Record<string, Aggregation> {
 }
 
 /** A fleet metric: the dimension's value when it is one (same aggregation), else aggregated here. */
-function fleetMetric(window: readonly StoredRollup[], dims: readonly DimensionScore[], key: (typeof FLEET_METRIC_KEYS)[number], how: Aggregation): number | null {
+function fleetMetric(
+  window: readonly StoredRollup[],
+  dims: readonly DimensionScore[],
+  key: (typeof FLEET_METRIC_KEYS)[number],
+  how: Aggregation,
+): number | null {
   for (let i = 0; i < dims.length; i++) if (dims[i]!.metric_key === key) return dims[i]!.value;
   const v = aggregateWindow(window, key, how);
   return v === null ? null : round2(v);
@@ -229,7 +235,10 @@ export function worstFirst<T extends { cluster_name: string }>(items: T[], score
 }
 
 export function scoreFleet(fleet: readonly ClusterData[], rules: ScoringRules, now: Date): FleetClusterScore[] {
-  return worstFirst(fleet.map((d) => scoreCluster(d, rules, now)), (s) => s.tier_adjusted_score);
+  return worstFirst(
+    fleet.map((d) => scoreCluster(d, rules, now)),
+    (s) => s.tier_adjusted_score,
+  );
 }
 
 /** Mean rounded to one decimal; 0 for no values. Values near the double range are divided before they are added, so it never overflows. */

@@ -103,7 +103,10 @@ export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<
   const persist: Record<SnapshotKind, () => Promise<void>> = {
     fleet: () => putSnapshot('fleet', view.generatedAt, view.scores, { kpis: fleetKpis(view.scores), rules_version: view.health.version }),
     health: () =>
-      putSnapshot('health', view.generatedAt, view.healthScores, { kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now), rules_version: view.health.version }),
+      putSnapshot('health', view.generatedAt, view.healthScores, {
+        kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now),
+        rules_version: view.health.version,
+      }),
     risk: () => putSnapshot('risk', view.generatedAt, view.snapshots, { summary: riskSummary(view.snapshots), rules_version: view.risk.version }),
   };
   await Promise.all(kinds.map((kind) => persist[kind]()));

@@ -93,8 +93,16 @@ export function healthScore(data: ClusterData, rules: ScoringRules, now: Date, r
   };
 }
 
-export function healthScores(fleet: readonly ClusterData[], rules: ScoringRules, now: Date, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
-  return worstFirst(fleet.map((d) => healthScore(d, rules, now, riskLevelOf)), (s) => s.overall_score);
+export function healthScores(
+  fleet: readonly ClusterData[],
+  rules: ScoringRules,
+  now: Date,
+  riskLevelOf?: (clusterId: string) => RiskLevel | undefined,
+): HealthScore[] {
+  return worstFirst(
+    fleet.map((d) => healthScore(d, rules, now, riskLevelOf)),
+    (s) => s.overall_score,
+  );
 }
 
 export function healthKpis(scores: readonly HealthScore[], fleet: readonly ClusterData[], rules: ScoringRules, now: Date): HealthKpis {

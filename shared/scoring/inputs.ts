@@ -131,4 +131,4 @@ const ROUNDING_LIMIT = 2 ** 52 / 100;
 export const round1 = (n: number) => (Math.abs(n) < ROUNDING_LIMIT ? Math.round(n * 10) / 10 : n);
 export const round2 = (n: number) => (Math.abs(n) < ROUNDING_LIMIT ? Math.round(n * 100) / 100 : n);
 /** n within lo..hi; NaN becomes lo (the worst score), so no score can ever be NaN. */
-export const clamp = (n: number, lo = 0, hi = 100) => (n >= lo ? (Math.min(n , hi)) : lo);
+export const clamp = (n: number, lo = 0, hi = 100) => (n >= lo ? Math.min(n, hi) : lo);

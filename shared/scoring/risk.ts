@@ -81,12 +81,22 @@ export function riskSummary(snapshots: readonly RiskSnapshot[]): RiskSummary {
 /** Worst level first, then lower overall score, then name. */
 export function sortSnapshots(snapshots: RiskSnapshot[]): RiskSnapshot[] {
   const rank = { Critical: 0, Warning: 1, Healthy: 2 } as const;
-  return [...snapshots].sort((a, b) => rank[a.risk_level] - rank[b.risk_level] || a.overall_score - b.overall_score || a.cluster_name.localeCompare(b.cluster_name));
+  return [...snapshots].sort(
+    (a, b) => rank[a.risk_level] - rank[b.risk_level] || a.overall_score - b.overall_score || a.cluster_name.localeCompare(b.cluster_name),
+  );
 }
 
 export function rulesTable(rules: RiskRuleSet): { lookback_days: number; rules: RiskRuleRow[] } {
   return {
     lookback_days: rules.lookback_days,
-    rules: rules.rules.map(({ metric_key, category, warning, critical, inverted, aggregation, action }) => ({ metric_key, category, warning, critical, inverted, aggregation, action })),
+    rules: rules.rules.map(({ metric_key, category, warning, critical, inverted, aggregation, action }) => ({
+      metric_key,
+      category,
+      warning,
+      critical,
+      inverted,
+      aggregation,
+      action,
+    })),
   };
 }

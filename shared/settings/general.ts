@@ -13,15 +13,28 @@ export async function generalSettings(): Promise<GeneralSettings> {
   return { health_scoring_method, alert_criticality_method };
 }
 
-export async function updateGeneralSettings(principal: Principal, settings: GeneralSettings, caller: Caller, now = new Date()): Promise<{ status: 'ok' } & GeneralSettings> {
+export async function updateGeneralSettings(
+  principal: Principal,
+  settings: GeneralSettings,
+  caller: Caller,
+  now = new Date(),
+): Promise<{ status: 'ok' } & GeneralSettings> {
   if (principal.role !== 'superadmin') throw new Forbidden('Only a superadmin changes general settings.'); // the route table says so too
   const before = await generalSettings();
   await transactWrite([
     saveGeneralSettingsAction(settings, principal.username, now),
-    auditAction({
-      actor: principal.username, role: principal.role, action: 'settings_update', target: 'general',
-      detail: { before, after: settings }, ip: caller.ip, user_agent: caller.userAgent,
-    }, now),
+    auditAction(
+      {
+        actor: principal.username,
+        role: principal.role,
+        action: 'settings_update',
+        target: 'general',
+        detail: { before, after: settings },
+        ip: caller.ip,
+        user_agent: caller.userAgent,
+      },
+      now,
+    ),
   ]);
   return { status: 'ok', ...settings };
 }

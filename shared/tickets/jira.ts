@@ -43,7 +43,10 @@ export function jiraProvider(config: JiraConfig): TicketProvider {
 // The key goes into the browse URL, so it must look like a Jira key (OPS-42).
 const CreatedIssue = z.object({
   id: z.string().min(1),
-  key: z.string().max(64).regex(/^[A-Za-z][A-Za-z0-9_]*-\d+$/),
+  key: z
+    .string()
+    .max(64)
+    .regex(/^[A-Za-z][A-Za-z0-9_]*-\d+$/),
   self: z.string(),
 });
 
@@ -55,9 +58,7 @@ const JiraErrors = z.object({
 /** Jira's field errors are written for people ("summary: Field 'summary' cannot be empty"): pass them on. */
 function refusal(body: string): string {
   const parsed = JiraErrors.safeParse(parseJson(body));
-  const reasons = parsed.success
-    ? [...parsed.data.errorMessages, ...Object.entries(parsed.data.errors).map(([field, message]) => `${field}: ${message}`)]
-    : [];
+  const reasons = parsed.success ? [...parsed.data.errorMessages, ...Object.entries(parsed.data.errors).map(([field, message]) => `${field}: ${message}`)] : [];
   if (reasons.length === 0) return 'Jira refused the ticket (HTTP 400)';
   return `Jira refused the ticket: ${reasons.join('; ')}`.slice(0, MAX_MESSAGE);
 }
@@ -118,7 +119,10 @@ function adfDocument(description: string, link: string): AdfDocument {
   if (link) {
     content.push({
       type: 'paragraph',
-      content: [{ type: 'text', text: 'Open in Fleet Health: ' }, { type: 'text', text: link, marks: [{ type: 'link', attrs: { href: link } }] }],
+      content: [
+        { type: 'text', text: 'Open in Fleet Health: ' },
+        { type: 'text', text: link, marks: [{ type: 'link', attrs: { href: link } }] },
+      ],
     });
   }
   return { type: 'doc', version: 1, content };

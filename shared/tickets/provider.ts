@@ -137,6 +137,7 @@ function timeoutMs(env: NodeJS.ProcessEnv): number {
   if (!raw) return DEFAULT_TIMEOUT_MS;
   const ms = Number(raw);
   // At most 30 s: well inside the 60 s ticket claim (shared/issues/triage.ts), so a slow call cannot outlive its claim.
-  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS) throw new ServiceUnavailable(`TICKET_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
+  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS)
+    throw new ServiceUnavailable(`TICKET_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
   return ms;
 }

@@ -11,7 +11,16 @@ import { rulesInvestigation, clusterFacts, RULES_CONFIDENCE } from '../../shared
 import { createAgentTasks, leaseMs, retryDelayMs, runAgentTasks, taskPriority, triggerReason } from '../../shared/agents/tasks.js';
 import { dropFleetDatabase } from '../../shared/chat/tools.js';
 import {
-  claimTask, completeTask, createTask, failTaskAttempt, getInvestigation, getTask, listInvestigationsSince, listOpenTasks, MAX_ATTEMPTS, type AgentTask,
+  claimTask,
+  completeTask,
+  createTask,
+  failTaskAttempt,
+  getInvestigation,
+  getTask,
+  listInvestigationsSince,
+  listOpenTasks,
+  MAX_ATTEMPTS,
+  type AgentTask,
 } from '../../shared/db/investigations.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
@@ -41,17 +50,31 @@ beforeEach(() => {
   invocations.length = 0;
 });
 
-const useLlm = () => Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl, LLM_MAX_ATTEMPTS: '1', LLM_RETRY_BASE_MS: '5' });
+const useLlm = () =>
+  Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl, LLM_MAX_ATTEMPTS: '1', LLM_RETRY_BASE_MS: '5' });
 const noLlm = () => delete process.env.LLM_PROVIDER;
 
 /** A scored cluster as the fleet view holds it (only what task creation reads matters). */
 function scored(tier: string, tierAdjusted: number, reasons = ['Disk Usage at 93 (red ≥ 90)', '3 alerts fired in the last 7 days']): FleetClusterScore {
   const id = randomUUID();
   return {
-    cluster_id: id, cluster_name: `c-${id.slice(0, 8)}`, customer_name: `Customer ${tier}`, account_id: 'acct', customer_tier: tier,
-    overall_score: tierAdjusted, metrics_score: tierAdjusted, alerts_score: 100, tier_adjusted_score: tierAdjusted,
-    classification: tierAdjusted < 60 ? 'Critical' : tierAdjusted < 80 ? 'Warning' : 'Healthy', top_risk: 'Disk Usage (12)', cluster_type: 'ELASTIC',
-    region: 'US East (us-east-1)', dimension_scores: [], risk_reasons: reasons, suggested_actions: [], firing_alert_count_7d: 3,
+    cluster_id: id,
+    cluster_name: `c-${id.slice(0, 8)}`,
+    customer_name: `Customer ${tier}`,
+    account_id: 'acct',
+    customer_tier: tier,
+    overall_score: tierAdjusted,
+    metrics_score: tierAdjusted,
+    alerts_score: 100,
+    tier_adjusted_score: tierAdjusted,
+    classification: tierAdjusted < 60 ? 'Critical' : tierAdjusted < 80 ? 'Warning' : 'Healthy',
+    top_risk: 'Disk Usage (12)',
+    cluster_type: 'ELASTIC',
+    region: 'US East (us-east-1)',
+    dimension_scores: [],
+    risk_reasons: reasons,
+    suggested_actions: [],
+    firing_alert_count_7d: 3,
     metrics: { compaction_score: null, disk_used_pct: 93, query_errors_7d: null, query_error_pct: null, qps: null, node_count: 3 },
   };
 }
@@ -80,8 +103,15 @@ describe('task creation', () => {
     const tasks = await openFor([s41, a59, ...others]);
     expect(tasks.map((t) => t.cluster_id)).toEqual([s41.cluster_id, a59.cluster_id]); // most urgent first
     expect(tasks[0]).toMatchObject({
-      cluster_name: s41.cluster_name, customer_name: 'Customer S', customer_tier: 'S', status: 'pending', attempts: 0, last_error: null,
-      created_at: now.toISOString(), priority: 319, trigger_reason: 'tier S, tier-adjusted score 41.2 < 60: Disk Usage at 93 (red ≥ 90); 3 alerts fired in the last 7 days',
+      cluster_name: s41.cluster_name,
+      customer_name: 'Customer S',
+      customer_tier: 'S',
+      status: 'pending',
+      attempts: 0,
+      last_error: null,
+      created_at: now.toISOString(),
+      priority: 319,
+      trigger_reason: 'tier S, tier-adjusted score 41.2 < 60: Disk Usage at 93 (red ≥ 90); 3 alerts fired in the last 7 days',
     });
     expect(tasks[1]!.priority).toBe(200);
     expect(invocations).toEqual([{}]);
@@ -165,7 +195,7 @@ describe('claiming', () => {
     }
   });
 
-  it("a running task is taken over only once its claim is older than the lease, and the crashed attempt counts", async () => {
+  it('a running task is taken over only once its claim is older than the lease, and the crashed attempt counts', async () => {
     const task = await newTask();
     const now = Date.now();
     expect(await claimTask(task.task_id, 'crashed', leaseMs(), new Date(now - leaseMs() - 60_000))).toBeDefined();
@@ -189,15 +219,20 @@ describe('claiming', () => {
     expect((await listOpenTasks()).map((t) => t.task_id)).not.toContain(task.task_id);
   });
 
-  it("the worker fails a task whose worker died on its last attempt", async () => {
+  it('the worker fails a task whose worker died on its last attempt', async () => {
     // Only this task is open in these tables now (the others are running under live claims or closed).
     for (const t of await listOpenTasks()) if (t.status === 'pending') await closeAsFailed(t);
     const task = await newTask();
     const now = Date.now();
-    for (const [i, ago] of [40, 25, 12].entries()) expect((await claimTask(task.task_id, `dead-${i}`, leaseMs(), new Date(now - ago * 60_000)))?.attempts).toBe(i + 1);
+    for (const [i, ago] of [40, 25, 12].entries())
+      expect((await claimTask(task.task_id, `dead-${i}`, leaseMs(), new Date(now - ago * 60_000)))?.attempts).toBe(i + 1);
     const run = await runAgentTasks({ budgetMs: 30_000 });
     expect(run).toMatchObject({ claimed: 0, failed: 1 });
-    expect(await getTask(task.task_id)).toMatchObject({ status: 'failed', attempts: 3, last_error: expect.stringMatching(/attempt 3 of 3 stopped without finishing/) });
+    expect(await getTask(task.task_id)).toMatchObject({
+      status: 'failed',
+      attempts: 3,
+      last_error: expect.stringMatching(/attempt 3 of 3 stopped without finishing/),
+    });
   });
 });
 
@@ -241,8 +276,17 @@ describe('the worker on a fleet', () => {
     const investigation = (await getInvestigation(run.investigations[0]!))!;
     const severity = { Critical: 'critical', Warning: 'warning', Healthy: 'info' }[worst.classification];
     expect(investigation).toMatchObject({
-      task_id: task!.task_id, cluster_id: worst.cluster_id, cluster_name: worst.cluster_name, customer_name: worst.customer_name, severity,
-      confidence: RULES_CONFIDENCE.withThresholds, model: 'rules', input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0,
+      task_id: task!.task_id,
+      cluster_id: worst.cluster_id,
+      cluster_name: worst.cluster_name,
+      customer_name: worst.customer_name,
+      severity,
+      confidence: RULES_CONFIDENCE.withThresholds,
+      model: 'rules',
+      input_tokens: 0,
+      output_tokens: 0,
+      total_tokens: 0,
+      cost_usd: 0,
     });
     expect(investigation.root_cause).toContain(worst.risk_reasons[0]);
     expect(investigation.full_report).toMatch(/Rule-based investigation: no LLM provider is configured/);
@@ -250,8 +294,12 @@ describe('the worker on a fleet', () => {
     for (const action of worst.suggested_actions) expect(investigation.recommended_actions).toContain(`- ${action}`);
     // the runbook of the worst dimension
     const runbookOf: Record<string, string> = {
-      'Disk Usage': 'disk-full.md', 'Compaction Score': 'compaction-backlog.md', 'Query Error Rate': 'query-error-spike.md', 'Peak JVM Heap': 'jvm-heap-pressure.md',
-      'P99 Latency': 'slow-queries.md', 'Slow Queries (7 days)': 'slow-queries.md',
+      'Disk Usage': 'disk-full.md',
+      'Compaction Score': 'compaction-backlog.md',
+      'Query Error Rate': 'query-error-spike.md',
+      'Peak JVM Heap': 'jvm-heap-pressure.md',
+      'P99 Latency': 'slow-queries.md',
+      'Slow Queries (7 days)': 'slow-queries.md',
     };
     const top = worst.dimension_scores.filter((d) => d.status !== 'healthy').sort((a, b) => a.score - b.score)[0]!.name;
     expect(investigation.full_report).toContain(runbookOf[top]!);
@@ -270,8 +318,11 @@ describe('the worker on a fleet', () => {
     const cluster = view.scores[0]!;
     const [task] = await tasksFor([cluster]);
     const answer = {
-      severity: 'Critical', confidence: 0.8, root_cause: 'The disk is filling with expired partitions.',
-      recommended_actions: ['Drop expired partitions', 'Expand storage'], full_report: '## Findings\nDisk at 93%.',
+      severity: 'Critical',
+      confidence: 0.8,
+      root_cause: 'The disk is filling with expired partitions.',
+      recommended_actions: ['Drop expired partitions', 'Expand storage'],
+      full_report: '## Findings\nDisk at 93%.',
     };
     openai
       .enqueueToolUse({ name: 'cluster_info', input: { cluster: cluster.cluster_name } }, { usage: { input_tokens: 3000, output_tokens: 50 } })
@@ -281,14 +332,25 @@ describe('the worker on a fleet', () => {
     expect(run).toMatchObject({ claimed: 1, done: 1 });
     const investigation = (await getInvestigation(run.investigations[0]!))!;
     expect(investigation).toMatchObject({
-      task_id: task!.task_id, severity: 'critical', confidence: 0.8, root_cause: answer.root_cause, recommended_actions: '- Drop expired partitions\n- Expand storage',
-      full_report: answer.full_report, model: 'gpt-4o-mini', input_tokens: 12_000, output_tokens: 570, total_tokens: 12_570,
+      task_id: task!.task_id,
+      severity: 'critical',
+      confidence: 0.8,
+      root_cause: answer.root_cause,
+      recommended_actions: '- Drop expired partitions\n- Expand storage',
+      full_report: answer.full_report,
+      model: 'gpt-4o-mini',
+      input_tokens: 12_000,
+      output_tokens: 570,
+      total_tokens: 12_570,
     });
     expect(investigation.cost_usd).toBeCloseTo((12_000 * 0.15 + 570 * 0.6) / 1e6, 9);
     const ledger = (await listUsage(1)).filter((u) => u.run_id === investigation.investigation_id);
     expect(ledger.map((u) => [u.source, u.user, u.error])).toEqual(Array(3).fill(['agent', 'agent-worker', false]));
     expect(ledger.reduce((s, u) => s + u.total_tokens, 0)).toBe(12_570);
-    expect(investigation.cost_usd).toBeCloseTo(ledger.reduce((s, u) => s + u.cost_usd, 0), 9);
+    expect(investigation.cost_usd).toBeCloseTo(
+      ledger.reduce((s, u) => s + u.cost_usd, 0),
+      9,
+    );
     const [first, second, repair] = openai.answered();
     expect(first!.body.messages.at(-1)!.content).toContain(`Investigate cluster ${cluster.cluster_name}`);
     expect(first!.body.tools!.map((t) => t.function.name).sort()).toEqual(['analyze_logs', 'cluster_info', 'run_sql', 'search_knowledge']);
@@ -337,7 +399,10 @@ describe('the worker on a fleet', () => {
     for (let i = 0; i < MAX_ATTEMPTS; i++) openai.enqueueText('not json').enqueueText('{"severity": "bad"}');
     const run = await runAgentTasks();
     expect(run).toMatchObject({ failed: 1, retried: 2 });
-    expect(await getTask(task!.task_id)).toMatchObject({ status: 'failed', last_error: expect.stringMatching(/did not validate after one repair round: severity/) });
+    expect(await getTask(task!.task_id)).toMatchObject({
+      status: 'failed',
+      last_error: expect.stringMatching(/did not validate after one repair round: severity/),
+    });
   });
 
   it('a task whose cluster left the fleet fails at once (no retry can help)', async () => {
@@ -372,7 +437,15 @@ describe('the worker on a fleet', () => {
 describe('the guard', () => {
   it('refuses a task for a cluster with an open one', async () => {
     const s = scored('S', 1);
-    const base = { cluster_id: s.cluster_id, cluster_name: s.cluster_name, customer_name: s.customer_name, customer_tier: 'S', trigger_reason: 'r', priority: 1, created_at: new Date().toISOString() };
+    const base = {
+      cluster_id: s.cluster_id,
+      cluster_name: s.cluster_name,
+      customer_name: s.customer_name,
+      customer_tier: 'S',
+      trigger_reason: 'r',
+      priority: 1,
+      created_at: new Date().toISOString(),
+    };
     const cooldown = new Date().toISOString();
     const made = await Promise.all([createTask({ ...base, task_id: randomUUID() }, cooldown), createTask({ ...base, task_id: randomUUID() }, cooldown)]);
     expect(made.filter(Boolean)).toHaveLength(1);

@@ -43,7 +43,17 @@ async function expectEveryAlertOnce() {
 
 describe('rules grouping (no provider)', () => {
   it('groups by metric category within a time gap, and says it is rule-based', () => {
-    const a = (name: string, minutesAgo: number) => ({ alert_name: name, starts_at: new Date(Date.now() - minutesAgo * 60_000).toISOString(), fingerprint: name + minutesAgo, severity: 'warning', status: 'Resolved', labels: {}, detail: '', summary: '' }) as unknown as AlertRecord;
+    const a = (name: string, minutesAgo: number) =>
+      ({
+        alert_name: name,
+        starts_at: new Date(Date.now() - minutesAgo * 60_000).toISOString(),
+        fingerprint: name + minutesAgo,
+        severity: 'warning',
+        status: 'Resolved',
+        labels: {},
+        detail: '',
+        summary: '',
+      }) as unknown as AlertRecord;
     const groups = rulesGroups([a('DiskUsageHigh', 300), a('DiskFull', 250), a('JvmHeapPressure', 240), a('DiskUsageHigh', 10)]);
     expect(groups.map((g) => g.alerts.length)).toEqual([2, 1, 1]);
     expect(groups[0]!.reasoning).toMatch(/^Rule-based grouping \(no LLM provider configured\): 2 storage alerts/);
@@ -64,22 +74,37 @@ describe('rules grouping (no provider)', () => {
 
 describe('LLM grouping', () => {
   it('repairs an answer that omits and repeats alerts, keeps triage, and records agent usage', async () => {
-    Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl, LLM_MAX_ATTEMPTS: '1', LLM_RETRY_BASE_MS: '1' });
+    Object.assign(process.env, {
+      LLM_PROVIDER: 'openai',
+      LLM_MODEL: 'gpt-4o-mini',
+      LLM_BASE_URL: openai.baseUrl,
+      LLM_MAX_ATTEMPTS: '1',
+      LLM_RETRY_BASE_MS: '1',
+    });
     const clusters = byCluster(await windowAlerts());
     const [clusterId, alerts] = [...clusters].find(([, list]) => list.length >= 3)!;
     const before = (await listAiIssuesActiveSince(new Date(Date.now() - 60 * 86_400_000))).filter((i) => i.cluster_id === clusterId);
     const triaged = before[0]!;
     await transactWrite([aiTriageAction(triaged.issue_id, { notes: 'keep' }, triaged.triage_version, 'tester')]);
     // a1 and a2 together, a2 again (repeated), a9999 unknown, the rest omitted
-    openai.enqueueText(JSON.stringify({ groups: [
-      { alerts: ['a1', 'a2'], title: 'Storage pressure', severity: 'Critical', reasoning: 'Both point at the disks.', summary: 'Disks are filling.' },
-      { alerts: ['a2', 'a9999'], title: 'Echo', severity: 'Warning', reasoning: 'Repeated.', summary: 'x' },
-    ] }), { usage: { input_tokens: 800, output_tokens: 120 } });
+    openai.enqueueText(
+      JSON.stringify({
+        groups: [
+          { alerts: ['a1', 'a2'], title: 'Storage pressure', severity: 'Critical', reasoning: 'Both point at the disks.', summary: 'Disks are filling.' },
+          { alerts: ['a2', 'a9999'], title: 'Echo', severity: 'Warning', reasoning: 'Repeated.', summary: 'x' },
+        ],
+      }),
+      { usage: { input_tokens: 800, output_tokens: 120 } },
+    );
     const usageBefore = (await listUsage(1)).length;
     const result = await regroupAiClusters([clusterId]);
     expect(result).toMatchObject({ regrouped: 1, failed: 0 });
     const after = (await listAiIssuesActiveSince(new Date(Date.now() - 60 * 86_400_000))).filter((i) => i.cluster_id === clusterId);
-    expect(after.find((i) => i.issue_name === 'Storage pressure')).toMatchObject({ alert_count: 2, grouped_by: 'llm:gpt-4o-mini', ai_reasoning: 'Both point at the disks.' });
+    expect(after.find((i) => i.issue_name === 'Storage pressure')).toMatchObject({
+      alert_count: 2,
+      grouped_by: 'llm:gpt-4o-mini',
+      ai_reasoning: 'Both point at the disks.',
+    });
     expect(after.some((i) => i.issue_name === 'Echo')).toBe(false); // nothing left for it after the repair
     expect(after.filter((i) => i.ai_reasoning.startsWith('The model left these alerts out')).reduce((n, i) => n + i.alert_count, 0)).toBe(alerts.length - 2);
     await expectEveryAlertOnce();

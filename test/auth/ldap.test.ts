@@ -40,7 +40,13 @@ const dnOf = (uid: string) => `uid=${uid},${PEOPLE_BASE}`;
 /** Points LDAP at `url` with the test defaults, replacing every LDAP setting. */
 function useLdap(url: string, extra: Record<string, string> = {}): void {
   for (const v of LDAP_VARS) delete process.env[v];
-  Object.assign(process.env, { LDAP_URL: url, LDAP_USER_DN_TEMPLATE: `uid={username},${PEOPLE_BASE}`, LDAP_TIMEOUT_MS: '3000', LDAP_ROLE_MAP: 'bob=admin', ...extra });
+  Object.assign(process.env, {
+    LDAP_URL: url,
+    LDAP_USER_DN_TEMPLATE: `uid={username},${PEOPLE_BASE}`,
+    LDAP_TIMEOUT_MS: '3000',
+    LDAP_ROLE_MAP: 'bob=admin',
+    ...extra,
+  });
   forgetSecrets();
 }
 
@@ -50,8 +56,22 @@ beforeAll(async () => {
   ca = await makeTestCa();
   [slapd, tlsSlapd] = await Promise.all([startSlapd(PEOPLE), startSlapd(PEOPLE, ca)]);
   // the built-in superadmin (as bootstrap creates it), and a built-in user who is not in LDAP
-  await createUser({ username: 'admin', name: 'Administrator', email: 'admin@fleet-health.local', role: 'superadmin', is_active: true, password_hash: await hashPassword(BUILTIN_ADMIN_PASSWORD) });
-  await createUser({ username: 'local-ops', name: 'Local Ops', email: 'ops@example.com', role: 'admin', is_active: true, password_hash: await hashPassword('local-ops-pw') });
+  await createUser({
+    username: 'admin',
+    name: 'Administrator',
+    email: 'admin@fleet-health.local',
+    role: 'superadmin',
+    is_active: true,
+    password_hash: await hashPassword(BUILTIN_ADMIN_PASSWORD),
+  });
+  await createUser({
+    username: 'local-ops',
+    name: 'Local Ops',
+    email: 'ops@example.com',
+    role: 'admin',
+    is_active: true,
+    password_hash: await hashPassword('local-ops-pw'),
+  });
 });
 
 afterAll(async () => {
@@ -104,7 +124,14 @@ describe('LDAP login against slapd', () => {
 
   it('links only to accounts created from LDAP: a built-in account made later is not taken over', async () => {
     // dave has a built-in account (e.g. invited before LDAP was configured) and an LDAP entry
-    await createUser({ username: 'dave', name: 'Dave (built-in)', email: 'dave@fleet.example', role: 'admin', is_active: true, password_hash: await hashPassword('dave-builtin-pw') });
+    await createUser({
+      username: 'dave',
+      name: 'Dave (built-in)',
+      email: 'dave@fleet.example',
+      role: 'admin',
+      is_active: true,
+      password_hash: await hashPassword('dave-builtin-pw'),
+    });
     await expect(login('dave', 'dave-secret', caller)).rejects.toMatchObject({ status: 401 });
     expect((await login('dave', 'dave-builtin-pw', caller)).user).toMatchObject({ name: 'Dave (built-in)', role: 'admin' });
   });

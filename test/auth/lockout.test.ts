@@ -36,7 +36,10 @@ describe('login attempt reservation', () => {
   });
 
   it('grants exactly 5 of 40 simultaneous reservations, in a fresh window and in an old one', async () => {
-    for (const [username, now] of [['eve', at(0)], ['eve', at(LOGIN_WINDOW_SECONDS * 3)]] as const) {
+    for (const [username, now] of [
+      ['eve', at(0)],
+      ['eve', at(LOGIN_WINDOW_SECONDS * 3)],
+    ] as const) {
       const results = await Promise.all(Array.from({ length: 40 }, () => reserveLoginAttempt(username, now)));
       const granted = results.filter((r) => r.reserved);
       expect(granted).toHaveLength(MAX_LOGIN_ATTEMPTS);

@@ -52,7 +52,9 @@ export interface Slapd {
 function requireSlapd(): void {
   for (const binary of [SLAPD, SLAPADD]) {
     if (!existsSync(binary)) {
-      throw new Error(`${binary} is missing: the LDAP tests drive a real OpenLDAP server. Install it with "apt-get install slapd ldap-utils" (CI does, in .ci/run).`);
+      throw new Error(
+        `${binary} is missing: the LDAP tests drive a real OpenLDAP server. Install it with "apt-get install slapd ldap-utils" (CI does, in .ci/run).`,
+      );
     }
   }
 }
@@ -61,12 +63,38 @@ function requireSlapd(): void {
 export async function makeTestCa(): Promise<TestCa> {
   const dir = await mkdtemp(join(tmpdir(), 'fleet-ldap-ca-'));
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Fleet Health test private CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  run(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Fleet Health test private CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
-  await writeFile(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n');
+  await writeFile(
+    join(dir, 'ext.cnf'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n',
+  );
   run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf');
-  return { dir, caPem: await readFile(join(dir, 'ca.pem'), 'utf8'), caFile: join(dir, 'ca.pem'), certFile: join(dir, 'server.pem'), keyFile: join(dir, 'server.key') };
+  return {
+    dir,
+    caPem: await readFile(join(dir, 'ca.pem'), 'utf8'),
+    caFile: join(dir, 'ca.pem'),
+    certFile: join(dir, 'server.pem'),
+    keyFile: join(dir, 'server.key'),
+  };
 }
 
 function ldif(people: Person[]): string {
@@ -74,8 +102,16 @@ function ldif(people: Person[]): string {
     `dn: ${SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\no: Example\ndc: example`,
     `dn: ${PEOPLE_BASE}\nobjectClass: organizationalUnit\nou: people`,
     ...people.map((p) =>
-      [`dn: uid=${p.uid},${PEOPLE_BASE}`, 'objectClass: inetOrgPerson', `uid: ${p.uid}`, `cn: ${p.cn}`, `sn: ${p.cn.split(' ').at(-1)}`,
-        ...(p.mail ? [`mail: ${p.mail}`] : []), `userPassword: ${p.password}`].join('\n')),
+      [
+        `dn: uid=${p.uid},${PEOPLE_BASE}`,
+        'objectClass: inetOrgPerson',
+        `uid: ${p.uid}`,
+        `cn: ${p.cn}`,
+        `sn: ${p.cn.split(' ').at(-1)}`,
+        ...(p.mail ? [`mail: ${p.mail}`] : []),
+        `userPassword: ${p.password}`,
+      ].join('\n'),
+    ),
   ];
   return `${entries.join('\n\n')}\n`;
 }
@@ -105,27 +141,30 @@ export async function startSlapd(people: Person[], tls?: TestCa): Promise<Slapd>
   const dir = await mkdtemp(join(tmpdir(), 'fleet-slapd-'));
   await mkdir(join(dir, 'db'));
   const conf = join(dir, 'slapd.conf');
-  await writeFile(conf, [
-    'include /etc/ldap/schema/core.schema',
-    'include /etc/ldap/schema/cosine.schema',
-    'include /etc/ldap/schema/inetorgperson.schema',
-    // Debian builds the backends as modules.
-    'modulepath /usr/lib/ldap',
-    'moduleload back_mdb',
-    `pidfile ${join(dir, 'slapd.pid')}`,
-    ...(tls ? [`TLSCACertificateFile ${tls.caFile}`, `TLSCertificateFile ${tls.certFile}`, `TLSCertificateKeyFile ${tls.keyFile}`] : []),
-    // With TLS, a password bind over a plain connection is refused (confidentialityRequired), as a hardened directory does.
-    ...(tls ? ['security simple_bind=128'] : []),
-    'database mdb',
-    'maxsize 10485760',
-    `suffix "${SUFFIX}"`,
-    `rootdn "cn=root,${SUFFIX}"`,
-    'rootpw root-secret-not-used-by-tests',
-    `directory ${join(dir, 'db')}`,
-    'access to attrs=userPassword by self read by anonymous auth by * none',
-    'access to * by self read by users read by anonymous auth',
-    '',
-  ].join('\n'));
+  await writeFile(
+    conf,
+    [
+      'include /etc/ldap/schema/core.schema',
+      'include /etc/ldap/schema/cosine.schema',
+      'include /etc/ldap/schema/inetorgperson.schema',
+      // Debian builds the backends as modules.
+      'modulepath /usr/lib/ldap',
+      'moduleload back_mdb',
+      `pidfile ${join(dir, 'slapd.pid')}`,
+      ...(tls ? [`TLSCACertificateFile ${tls.caFile}`, `TLSCertificateFile ${tls.certFile}`, `TLSCertificateKeyFile ${tls.keyFile}`] : []),
+      // With TLS, a password bind over a plain connection is refused (confidentialityRequired), as a hardened directory does.
+      ...(tls ? ['security simple_bind=128'] : []),
+      'database mdb',
+      'maxsize 10485760',
+      `suffix "${SUFFIX}"`,
+      `rootdn "cn=root,${SUFFIX}"`,
+      'rootpw root-secret-not-used-by-tests',
+      `directory ${join(dir, 'db')}`,
+      'access to attrs=userPassword by self read by anonymous auth by * none',
+      'access to * by self read by users read by anonymous auth',
+      '',
+    ].join('\n'),
+  );
   await writeFile(join(dir, 'people.ldif'), ldif(people));
   execFileSync(SLAPADD, ['-f', conf, '-l', join(dir, 'people.ldif')], { stdio: 'pipe' });
 

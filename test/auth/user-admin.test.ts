@@ -27,7 +27,14 @@ afterAll(async () => {
 });
 
 async function superadmin(username: string): Promise<Principal> {
-  const u = await createUser({ username, name: username, email: `${username}@example.com`, role: 'superadmin', is_active: true, password_hash: await hashPassword('pw-12345678') });
+  const u = await createUser({
+    username,
+    name: username,
+    email: `${username}@example.com`,
+    role: 'superadmin',
+    is_active: true,
+    password_hash: await hashPassword('pw-12345678'),
+  });
   return { userId: u.id, username: u.username, name: u.name, email: u.email, role: u.role };
 }
 

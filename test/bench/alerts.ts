@@ -19,7 +19,13 @@ function notification(clusterIds: string[], size: number, startsAt: string) {
   const run = randomUUID().slice(0, 8);
   return Array.from({ length: size }, (_, i) => ({
     status: 'firing',
-    labels: { alertname: 'TabletUnhealthy', severity: 'warning', cluster_id: clusterIds[i % clusterIds.length]!, tablet: `t-${run}-${i}`, instance: `be-${i % 12}` },
+    labels: {
+      alertname: 'TabletUnhealthy',
+      severity: 'warning',
+      cluster_id: clusterIds[i % clusterIds.length]!,
+      tablet: `t-${run}-${i}`,
+      instance: `be-${i % 12}`,
+    },
     annotations: { summary: `Tablet t-${i} unhealthy`, description: `Tablet t-${i} on be-${i % 12} has fewer replicas than required.` },
     startsAt,
     endsAt: '0001-01-01T00:00:00Z',
@@ -36,9 +42,19 @@ const summary = (t: number[]) => {
 /** The notices ingestAlerts derives from those alerts, for timing the store alone. */
 const noticesOf = (alerts: ReturnType<typeof notification>): AlertNotice[] =>
   alerts.map((a) => ({
-    alert_id: `${a.fingerprint}-${Math.floor(Date.parse(a.startsAt) / 1000)}`, cluster_id: a.labels.cluster_id, alert_name: a.labels.alertname, severity: 'Warning',
-    status: 'Firing', starts_at: new Date(a.startsAt).toISOString(), ends_at: null, fingerprint: a.fingerprint, labels: a.labels, annotations: a.annotations,
-    summary: a.annotations.summary, detail: a.annotations.description, dashboard_url: a.generatorURL,
+    alert_id: `${a.fingerprint}-${Math.floor(Date.parse(a.startsAt) / 1000)}`,
+    cluster_id: a.labels.cluster_id,
+    alert_name: a.labels.alertname,
+    severity: 'Warning',
+    status: 'Firing',
+    starts_at: new Date(a.startsAt).toISOString(),
+    ends_at: null,
+    fingerprint: a.fingerprint,
+    labels: a.labels,
+    annotations: a.annotations,
+    summary: a.annotations.summary,
+    detail: a.annotations.description,
+    dashboard_url: a.generatorURL,
   }));
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
@@ -75,7 +91,11 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
     }
     const where = clusters === 1 ? 'one cluster' : `${clusters} clusters`;
     report('alerts', `store one notification of 3,000 new alerts (batched read + writes), ${where}`, summary(store));
-    report('alerts', `ingest one Alertmanager notification of 3,000 new alerts (${(bytes / 1e6).toFixed(1)} MB), ${where}, issue grouping included`, summary(first));
+    report(
+      'alerts',
+      `ingest one Alertmanager notification of 3,000 new alerts (${(bytes / 1e6).toFixed(1)} MB), ${where}, issue grouping included`,
+      summary(first),
+    );
     report('alerts', `the same notification repeated (3,000 duplicates), ${where}`, summary(repeat));
   }
 }

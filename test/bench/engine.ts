@@ -21,8 +21,15 @@ export async function run(report: Report): Promise<void> {
   await build({
     entryPoints: [join(REPO_ROOT, 'test', 'bench', 'engine-run.ts')],
     outfile: join(dir, 'engine', 'index.mjs'),
-    bundle: true, platform: BUNDLE.platform, format: BUNDLE.format, target: BUNDLE.target, minify: BUNDLE.minify,
-    mainFields: [...BUNDLE.mainFields], banner: { js: BUNDLE.banner }, alias: { ...BUNDLE_ALIASES }, logLevel: 'error',
+    bundle: true,
+    platform: BUNDLE.platform,
+    format: BUNDLE.format,
+    target: BUNDLE.target,
+    minify: BUNDLE.minify,
+    mainFields: [...BUNDLE.mainFields],
+    banner: { js: BUNDLE.banner },
+    alias: { ...BUNDLE_ALIASES },
+    logLevel: 'error',
   });
   copyRuleDefaults(dir, ['engine']);
   // Pinned to one core where taskset exists (util-linux), so V8's helper threads cannot lend a second one.
@@ -31,6 +38,9 @@ export async function run(report: Report): Promise<void> {
   const { stdout } = await exec(command!, args, { env: { ...process.env, NODE_OPTIONS: LAMBDA_NODE_OPTIONS } });
   const engine = JSON.parse(stdout.trim().split('\n').pop()!) as { best: number; median: number; clusters: number };
   const where = command === '/usr/bin/taskset' ? 'one core' : 'unpinned';
-  report('engine', `pure scoring of ${engine.clusters.toLocaleString('en-US')} clusters (minified bundle, Lambda's Node options, ${where}), best / median of 7`, `${engine.best.toFixed(1)} / ${engine.median.toFixed(1)} ms (target < 100 ms)`);
-
+  report(
+    'engine',
+    `pure scoring of ${engine.clusters.toLocaleString('en-US')} clusters (minified bundle, Lambda's Node options, ${where}), best / median of 7`,
+    `${engine.best.toFixed(1)} / ${engine.median.toFixed(1)} ms (target < 100 ms)`,
+  );
 }

@@ -17,7 +17,10 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
 
   // Ingest: 100 clusters × 2 days of hourly samples (62,400), 5,000 per request as a client sends them.
   const fleet = demoClusters(100, 1);
-  await ingestClusters(fleet.map((c) => c.inventory), now);
+  await ingestClusters(
+    fleet.map((c) => c.inventory),
+    now,
+  );
   const samples: MetricSample[] = fleet.flatMap((c) => [...demoSamples(c, 2, now, 1)]);
   for (const clients of [1, 4]) {
     const batches: MetricSample[][] = [];
@@ -30,7 +33,11 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
       }),
     );
     const elapsed = ms(start);
-    report('ingest', `samples/s, ${clients} client${clients > 1 ? 's' : ''} (${samples.length} samples, 5,000 per request)`, `${Math.round(samples.length / (elapsed / 1000)).toLocaleString('en-US')}`);
+    report(
+      'ingest',
+      `samples/s, ${clients} client${clients > 1 ? 's' : ''} (${samples.length} samples, 5,000 per request)`,
+      `${Math.round(samples.length / (elapsed / 1000)).toLocaleString('en-US')}`,
+    );
   }
 
   // Reads: 14 days of rollups (13 metric keys each) for 1,000 and then 10,000 clusters.
@@ -40,7 +47,9 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
   for (const s of demoSamples(fleet[0]!, 1, now, 1)) mergeSample(template, s);
   let loaded = 0;
   for (const total of [1_000, 10_000]) {
-    const ids = demoClusters(total, 99).slice(loaded).map((c) => c.inventory.cluster_id);
+    const ids = demoClusters(total, 99)
+      .slice(loaded)
+      .map((c) => c.inventory.cluster_id);
     const rollups: StoredRollup[] = ids.flatMap((cluster_id) => days.map((day) => ({ cluster_id, day, metrics: template })));
     const seedStart = process.hrtime.bigint();
     await putRollups(rollups);
@@ -53,7 +62,11 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
       clusters = (await readFleetRollups(days)).size;
       timings.push(ms(start));
     }
-    report('rollup read', `14-day rollup of ${total.toLocaleString('en-US')} clusters (${(total * 14).toLocaleString('en-US')} items), best of 3`, `${Math.min(...timings).toFixed(0)} ms (${clusters} clusters read)`);
+    report(
+      'rollup read',
+      `14-day rollup of ${total.toLocaleString('en-US')} clusters (${(total * 14).toLocaleString('en-US')} items), best of 3`,
+      `${Math.min(...timings).toFixed(0)} ms (${clusters} clusters read)`,
+    );
     report('rollup read', `bulk load of ${(rollups.length).toLocaleString('en-US')} rollup items`, `${seeded.toFixed(0)} ms`);
   }
 }

@@ -31,7 +31,11 @@ export async function run(report: Report): Promise<void> {
     const t = timings(() => checkRuleText('health-rules', text));
     if (t.median > worst.median) worst = { name, ...t };
   }
-  report('rules', `worst check of ${corpus.length} hostile shapes (${worst.name}), median / max of ${RUNS}`, `${worst.median.toFixed(1)} / ${worst.max.toFixed(1)} ms (target < 100 ms)`);
+  report(
+    'rules',
+    `worst check of ${corpus.length} hostile shapes (${worst.name}), median / max of ${RUNS}`,
+    `${worst.median.toFixed(1)} / ${worst.max.toFixed(1)} ms (target < 100 ms)`,
+  );
   const shipped = RULE_SET_NAMES.map((name) => timings(() => checkRuleText(name, defaultRuleText(name))).median);
   report('rules', 'check of a shipped rule set (slowest), median', `${Math.max(...shipped).toFixed(1)} ms`);
 }

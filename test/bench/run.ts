@@ -54,7 +54,12 @@ try {
     client.destroy();
   };
 
-  const suites = { 'fleet-data': () => import('./fleet-data.js'), alerts: () => import('./alerts.js'), scoring: () => import('./scoring.js'), issues: () => import('./issues.js') };
+  const suites = {
+    'fleet-data': () => import('./fleet-data.js'),
+    alerts: () => import('./alerts.js'),
+    scoring: () => import('./scoring.js'),
+    issues: () => import('./issues.js'),
+  };
   for (const [name, load] of Object.entries(suites)) {
     if (!wanted(name)) continue;
     const suite = await load();

@@ -24,7 +24,11 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
     dropFleetViewCache();
     const start = process.hrtime.bigint();
     const view = await refreshFleetView(['fleet', 'health', 'risk']);
-    report('refresh', `full refresh of ${total.toLocaleString('en-US')} clusters (read 7 days, compute, persist 3 snapshots)`, `${(ms(start) / 1000).toFixed(2)} s (${view.scores.length} scored)`);
+    report(
+      'refresh',
+      `full refresh of ${total.toLocaleString('en-US')} clusters (read 7 days, compute, persist 3 snapshots)`,
+      `${(ms(start) / 1000).toFixed(2)} s (${view.scores.length} scored)`,
+    );
   }
 
   // GET /api/fleet/scores, 1,000 clusters, cached, through the local server.

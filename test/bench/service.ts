@@ -13,7 +13,9 @@ export async function startBenchService(): Promise<{ service: LocalService; toke
     adminPassword: 'bench-admin-password',
   });
   const login = await fetch(`${service.url}/api/auth/login`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }),
   });
   return { service, token: ((await login.json()) as { access_token: string }).access_token };
 }

@@ -22,7 +22,9 @@ export function syntheticFleet(total: number, now: Date): { data: ClusterData[];
   const rollups: StoredRollup[] = [];
   const data = clusters.map((c, i) => {
     const template = templates[i % templates.length]!;
-    const mine = days.filter((d) => template.has(d)).map((day) => ({ cluster_id: c.inventory.cluster_id, day, metrics: JSON.parse(template.get(day)!) as DayRollup }));
+    const mine = days
+      .filter((d) => template.has(d))
+      .map((day) => ({ cluster_id: c.inventory.cluster_id, day, metrics: JSON.parse(template.get(day)!) as DayRollup }));
     rollups.push(...mine);
     return { cluster: { ...c.inventory, created_at: now.toISOString(), updated_at: now.toISOString() }, rollups: mine, alerts: [] };
   });

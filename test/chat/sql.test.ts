@@ -30,19 +30,56 @@ const ORDERS = '11111111-1111-4111-8111-111111111111';
 const ANALYTICS = '22222222-2222-4222-8222-222222222222';
 const BILLING = '33333333-3333-4333-8333-333333333333';
 
-function cluster(cluster_id: string, cluster_name: string, customer_name: string, customer_tier: 'S' | 'A' | 'B', region: string, node_count: number): ClusterRecord {
+function cluster(
+  cluster_id: string,
+  cluster_name: string,
+  customer_name: string,
+  customer_tier: 'S' | 'A' | 'B',
+  region: string,
+  node_count: number,
+): ClusterRecord {
   return {
-    cluster_id, cluster_name, customer_name, account_id: `acct-${customer_name}`, account_name: `${customer_name} prod`, email: `ops@${customer_name.toLowerCase()}.example`,
-    customer_tier, cluster_type: 'shared-data', region, engine_version: '3.3.2', resource_state: 'running', node_count,
-    created_at: '2026-01-05T10:00:00.000Z', updated_at: '2026-11-19T08:00:00.000Z',
+    cluster_id,
+    cluster_name,
+    customer_name,
+    account_id: `acct-${customer_name}`,
+    account_name: `${customer_name} prod`,
+    email: `ops@${customer_name.toLowerCase()}.example`,
+    customer_tier,
+    cluster_type: 'shared-data',
+    region,
+    engine_version: '3.3.2',
+    resource_state: 'running',
+    node_count,
+    created_at: '2026-01-05T10:00:00.000Z',
+    updated_at: '2026-11-19T08:00:00.000Z',
   };
 }
 
-function score(c: ClusterRecord, tierAdjusted: number, classification: FleetClusterScore['classification'], over: Partial<FleetClusterScore> = {}): FleetClusterScore {
+function score(
+  c: ClusterRecord,
+  tierAdjusted: number,
+  classification: FleetClusterScore['classification'],
+  over: Partial<FleetClusterScore> = {},
+): FleetClusterScore {
   return {
-    cluster_id: c.cluster_id, cluster_name: c.cluster_name, customer_name: c.customer_name, account_id: c.account_id, customer_tier: c.customer_tier,
-    overall_score: tierAdjusted + 5, metrics_score: tierAdjusted, alerts_score: 100, tier_adjusted_score: tierAdjusted, classification, top_risk: 'None',
-    cluster_type: c.cluster_type, region: c.region, dimension_scores: [], risk_reasons: [], suggested_actions: [], firing_alert_count_7d: 0,
+    cluster_id: c.cluster_id,
+    cluster_name: c.cluster_name,
+    customer_name: c.customer_name,
+    account_id: c.account_id,
+    customer_tier: c.customer_tier,
+    overall_score: tierAdjusted + 5,
+    metrics_score: tierAdjusted,
+    alerts_score: 100,
+    tier_adjusted_score: tierAdjusted,
+    classification,
+    top_risk: 'None',
+    cluster_type: c.cluster_type,
+    region: c.region,
+    dimension_scores: [],
+    risk_reasons: [],
+    suggested_actions: [],
+    firing_alert_count_7d: 0,
     metrics: { compaction_score: 3, disk_used_pct: 40, query_errors_7d: 0, query_error_pct: 0, qps: 100, node_count: c.node_count },
     ...over,
   };
@@ -52,20 +89,59 @@ const m = (min: number, max: number, sum: number, count: number, last: number, l
 
 function issue(over: Partial<IssueRecord> & Pick<IssueRecord, 'issue_id' | 'cluster_id'>): IssueRecord {
   return {
-    group_key: `cluster=${over.cluster_id}|alert_name=DiskUsageHigh`, issue_name: 'DiskUsageHigh', severity: 'Critical', status: 'Ongoing', alert_count: 1,
-    alert_names: ['DiskUsageHigh'], first_seen: '2026-11-19T01:00:00.000Z', last_seen: '2026-11-19T01:00:00.000Z', resolved_at: null,
-    cluster_name: '', customer_name: '', triage_status: '', disposition_status: '', assignee: '', notes: '', ticket_key: '', ticket_url: '',
-    updated_at: '', updated_by: '', grouped_at: '2026-11-20T00:00:00.000Z', grouping_version: 3, triage_version: 2, superseded_by: null,
-    ticket_claim: 'claim-token', ticket_claimed_at: '2026-11-20T00:00:00.000Z',
+    group_key: `cluster=${over.cluster_id}|alert_name=DiskUsageHigh`,
+    issue_name: 'DiskUsageHigh',
+    severity: 'Critical',
+    status: 'Ongoing',
+    alert_count: 1,
+    alert_names: ['DiskUsageHigh'],
+    first_seen: '2026-11-19T01:00:00.000Z',
+    last_seen: '2026-11-19T01:00:00.000Z',
+    resolved_at: null,
+    cluster_name: '',
+    customer_name: '',
+    triage_status: '',
+    disposition_status: '',
+    assignee: '',
+    notes: '',
+    ticket_key: '',
+    ticket_url: '',
+    updated_at: '',
+    updated_by: '',
+    grouped_at: '2026-11-20T00:00:00.000Z',
+    grouping_version: 3,
+    triage_version: 2,
+    superseded_by: null,
+    ticket_claim: 'claim-token',
+    ticket_claimed_at: '2026-11-20T00:00:00.000Z',
     ...over,
   };
 }
 
-function alert(alert_id: string, cluster_id: string, alert_name: string, starts_at: string, ends_at: string | null, labels: Record<string, string> = {}): AlertRecord {
+function alert(
+  alert_id: string,
+  cluster_id: string,
+  alert_name: string,
+  starts_at: string,
+  ends_at: string | null,
+  labels: Record<string, string> = {},
+): AlertRecord {
   return {
-    alert_id, cluster_id, alert_name, severity: labels.severity ?? 'warning', status: ends_at ? 'Resolved' : 'Firing', starts_at, ends_at, fingerprint: `fp-${alert_name}`,
-    labels: { alertname: alert_name, ...labels }, annotations: { summary: `${alert_name} on ${cluster_id}` }, summary: `${alert_name} on ${cluster_id}`,
-    detail: 'details', dashboard_url: `https://grafana.example/d/${cluster_id}`, received_at: starts_at, updated_at: ends_at ?? starts_at,
+    alert_id,
+    cluster_id,
+    alert_name,
+    severity: labels.severity ?? 'warning',
+    status: ends_at ? 'Resolved' : 'Firing',
+    starts_at,
+    ends_at,
+    fingerprint: `fp-${alert_name}`,
+    labels: { alertname: alert_name, ...labels },
+    annotations: { summary: `${alert_name} on ${cluster_id}` },
+    summary: `${alert_name} on ${cluster_id}`,
+    detail: 'details',
+    dashboard_url: `https://grafana.example/d/${cluster_id}`,
+    received_at: starts_at,
+    updated_at: ends_at ?? starts_at,
   };
 }
 
@@ -78,15 +154,19 @@ function smallFleet(): FleetSnapshot {
     clusters: [orders, analytics, billing],
     scores: [
       score(orders, 41.5, 'Critical', {
-        top_risk: 'Disk Usage (30)', firing_alert_count_7d: 2,
+        top_risk: 'Disk Usage (30)',
+        firing_alert_count_7d: 2,
         dimension_scores: [
           { name: 'Disk Usage', metric_key: 'disk_used_pct', score: 30, value: 93.5, weight: 3, status: 'critical' },
           { name: 'Query Errors', metric_key: 'query_error_pct', score: 80, value: 1.2, weight: 2, status: 'warning' },
         ],
-        risk_reasons: ['Disk Usage at 93.5 (red ≥ 90)', '2 alerts fired in the last 7 days'], suggested_actions: ['Expand storage, or clean up old partitions'],
+        risk_reasons: ['Disk Usage at 93.5 (red ≥ 90)', '2 alerts fired in the last 7 days'],
+        suggested_actions: ['Expand storage, or clean up old partitions'],
         metrics: { compaction_score: 12, disk_used_pct: 93.5, query_errors_7d: 40, query_error_pct: 1.2, qps: 1200, node_count: 6 },
       }),
-      score(analytics, 96, 'Healthy', { metrics: { compaction_score: null, disk_used_pct: null, query_errors_7d: null, query_error_pct: null, qps: 15, node_count: 3 } }),
+      score(analytics, 96, 'Healthy', {
+        metrics: { compaction_score: null, disk_used_pct: null, query_errors_7d: null, query_error_pct: null, qps: 15, node_count: 3 },
+      }),
       score(billing, 72, 'Warning', {
         top_risk: 'Disk Usage (70)',
         dimension_scores: [{ name: 'Disk Usage', metric_key: 'disk_used_pct', score: 70, value: 82, weight: 3, status: 'warning' }],
@@ -94,24 +174,56 @@ function smallFleet(): FleetSnapshot {
     ],
     risks: [
       {
-        cluster_id: ORDERS, cluster_name: 'orders-prod', customer_name: 'Acme', risk_level: 'Critical', overall_score: 46.5,
-        risk_signals: ['disk_used_pct max 93.5 ≥ critical 90'], suggested_actions: ['Expand storage'],
+        cluster_id: ORDERS,
+        cluster_name: 'orders-prod',
+        customer_name: 'Acme',
+        risk_level: 'Critical',
+        overall_score: 46.5,
+        risk_signals: ['disk_used_pct max 93.5 ≥ critical 90'],
+        suggested_actions: ['Expand storage'],
         metrics: { disk_used_pct: { value: 93.5, status: 'critical' }, qps: { value: 1200, status: 'healthy' } },
       },
-      { cluster_id: ANALYTICS, cluster_name: 'analytics-dev', customer_name: 'Beta', risk_level: 'Healthy', overall_score: 101, risk_signals: [], suggested_actions: [], metrics: {} },
       {
-        cluster_id: BILLING, cluster_name: 'billing-prod', customer_name: 'Acme', risk_level: 'Warning', overall_score: 77,
-        risk_signals: ['disk_used_pct max 82 ≥ warning 80'], suggested_actions: ['Plan storage'], metrics: { disk_used_pct: { value: 82, status: 'warning' } },
+        cluster_id: ANALYTICS,
+        cluster_name: 'analytics-dev',
+        customer_name: 'Beta',
+        risk_level: 'Healthy',
+        overall_score: 101,
+        risk_signals: [],
+        suggested_actions: [],
+        metrics: {},
+      },
+      {
+        cluster_id: BILLING,
+        cluster_name: 'billing-prod',
+        customer_name: 'Acme',
+        risk_level: 'Warning',
+        overall_score: 77,
+        risk_signals: ['disk_used_pct max 82 ≥ warning 80'],
+        suggested_actions: ['Plan storage'],
+        metrics: { disk_used_pct: { value: 82, status: 'warning' } },
       },
     ] satisfies RiskSnapshot[],
     rollups: [
-      { cluster_id: ORDERS, day: '2026-11-18', metrics: { disk_used_pct: m(80, 85, 830, 10, 84, at('2026-11-18')), qps: m(900, 1300, 11000, 10, 1000, at('2026-11-18')) } },
-      { cluster_id: ORDERS, day: '2026-11-19', metrics: { disk_used_pct: m(85, 91, 880, 10, 90, at('2026-11-19')), qps: m(1000, 1400, 12000, 10, 1200, at('2026-11-19')) } },
+      {
+        cluster_id: ORDERS,
+        day: '2026-11-18',
+        metrics: { disk_used_pct: m(80, 85, 830, 10, 84, at('2026-11-18')), qps: m(900, 1300, 11000, 10, 1000, at('2026-11-18')) },
+      },
+      {
+        cluster_id: ORDERS,
+        day: '2026-11-19',
+        metrics: { disk_used_pct: m(85, 91, 880, 10, 90, at('2026-11-19')), qps: m(1000, 1400, 12000, 10, 1200, at('2026-11-19')) },
+      },
       // The same cluster and day twice: the later one is the one stored.
       { cluster_id: ORDERS, day: '2026-11-20', metrics: { disk_used_pct: m(1, 2, 3, 2, 1, at('2026-11-20')) } },
       { cluster_id: ANALYTICS, day: '2026-11-19', metrics: { qps: m(5, 25, 150, 10, 15, at('2026-11-19')) } },
       { cluster_id: BILLING, day: '2026-11-19', metrics: { disk_used_pct: m(78, 82, 800, 10, 81, at('2026-11-19')) } },
-      { cluster_id: ORDERS, day: '2026-11-20', metrics: { disk_used_pct: m(90, 93.5, 920, 10, 93, at('2026-11-20')), qps: m(1100, 1500, 12500, 10, 1250, at('2026-11-20')) } },
+      {
+        cluster_id: ORDERS,
+        day: '2026-11-20',
+        metrics: { disk_used_pct: m(90, 93.5, 920, 10, 93, at('2026-11-20')), qps: m(1100, 1500, 12500, 10, 1250, at('2026-11-20')) },
+      },
     ],
     alerts: [
       alert('a1', ORDERS, 'DiskUsageHigh', '2026-11-19T01:00:00.000Z', null, { service: 'storage', severity: 'critical' }),
@@ -120,14 +232,33 @@ function smallFleet(): FleetSnapshot {
     ],
     issues: [
       issue({
-        issue_id: 'iss-orders-disk', cluster_id: ORDERS, cluster_name: 'orders-prod', customer_name: 'Acme', alert_count: 2, first_seen: '2026-11-17T01:00:00.000Z',
-        last_seen: '2026-11-19T01:00:00.000Z', triage_status: 'investigating', assignee: 'dana', ticket_key: 'OPS-7', ticket_url: 'https://jira.example/OPS-7',
-        updated_at: '2026-11-19T09:00:00.000Z', updated_by: 'dana',
+        issue_id: 'iss-orders-disk',
+        cluster_id: ORDERS,
+        cluster_name: 'orders-prod',
+        customer_name: 'Acme',
+        alert_count: 2,
+        first_seen: '2026-11-17T01:00:00.000Z',
+        last_seen: '2026-11-19T01:00:00.000Z',
+        triage_status: 'investigating',
+        assignee: 'dana',
+        ticket_key: 'OPS-7',
+        ticket_url: 'https://jira.example/OPS-7',
+        updated_at: '2026-11-19T09:00:00.000Z',
+        updated_by: 'dana',
       }),
       issue({
-        issue_id: 'iss-billing-slow', cluster_id: BILLING, cluster_name: 'billing-prod', customer_name: 'Acme', severity: 'Warning', status: 'Resolved',
-        issue_name: 'SlowQueries', alert_names: ['SlowQueries'], group_key: `cluster=${BILLING}|alert_name=SlowQueries`,
-        first_seen: '2026-11-18T05:00:00.000Z', last_seen: '2026-11-18T05:00:00.000Z', resolved_at: '2026-11-18T05:20:00.000Z',
+        issue_id: 'iss-billing-slow',
+        cluster_id: BILLING,
+        cluster_name: 'billing-prod',
+        customer_name: 'Acme',
+        severity: 'Warning',
+        status: 'Resolved',
+        issue_name: 'SlowQueries',
+        alert_names: ['SlowQueries'],
+        group_key: `cluster=${BILLING}|alert_name=SlowQueries`,
+        first_seen: '2026-11-18T05:00:00.000Z',
+        last_seen: '2026-11-18T05:00:00.000Z',
+        resolved_at: '2026-11-18T05:20:00.000Z',
       }),
     ],
   };
@@ -167,7 +298,12 @@ describe('run_sql over a small fleet', () => {
       const result = await db.query(
         "SELECT s.cluster_name, c.region, s.tier_adjusted_score, s.top_risk FROM scores s JOIN clusters c ON c.cluster_id = s.cluster_id WHERE s.classification = 'Critical' AND c.customer_tier = 'S'",
       );
-      expect(result).toMatchObject({ columns: ['cluster_name', 'region', 'tier_adjusted_score', 'top_risk'], rows: [['orders-prod', 'us-east-1', 41.5, 'Disk Usage (30)']], row_count: 1, truncated: false });
+      expect(result).toMatchObject({
+        columns: ['cluster_name', 'region', 'tier_adjusted_score', 'top_risk'],
+        rows: [['orders-prod', 'us-east-1', 41.5, 'Disk Usage (30)']],
+        row_count: 1,
+        truncated: false,
+      });
       expect(result.duration_ms).toBeGreaterThanOrEqual(0);
     });
 
@@ -207,7 +343,9 @@ describe('run_sql over a small fleet', () => {
     it('flattens lists to JSON text: json_each over reasons, json_extract over labels, LIKE over signals', async () => {
       const reasons = await db.query(`SELECT r.value FROM scores s, json_each(s.risk_reasons) r WHERE s.cluster_id = '${ORDERS}'`);
       expect(reasons.rows).toEqual([['Disk Usage at 93.5 (red ≥ 90)'], ['2 alerts fired in the last 7 days']]);
-      const labels = await db.query("SELECT alert_id, json_extract(labels, '$.service') FROM alerts WHERE json_extract(labels, '$.severity') = 'critical' ORDER BY alert_id");
+      const labels = await db.query(
+        "SELECT alert_id, json_extract(labels, '$.service') FROM alerts WHERE json_extract(labels, '$.severity') = 'critical' ORDER BY alert_id",
+      );
       expect(labels.rows).toEqual([
         ['a1', 'storage'],
         ['a2', 'storage'],
@@ -220,7 +358,9 @@ describe('run_sql over a small fleet', () => {
     });
 
     it('score_dimensions and risk_metrics hold the per-metric detail', async () => {
-      const dims = await db.query("SELECT c.cluster_name, d.score, d.value, d.status FROM score_dimensions d JOIN clusters c USING (cluster_id) WHERE d.metric_key = 'disk_used_pct' ORDER BY d.score");
+      const dims = await db.query(
+        "SELECT c.cluster_name, d.score, d.value, d.status FROM score_dimensions d JOIN clusters c USING (cluster_id) WHERE d.metric_key = 'disk_used_pct' ORDER BY d.score",
+      );
       expect(dims.rows).toEqual([
         ['orders-prod', 30, 93.5, 'critical'],
         ['billing-prod', 70, 82, 'warning'],
@@ -235,11 +375,14 @@ describe('run_sql over a small fleet', () => {
     it('missing metrics are NULL; issues carry triage but no bookkeeping', async () => {
       const nulls = await db.query(`SELECT disk_used_pct, qps, node_count FROM scores WHERE cluster_id = '${ANALYTICS}'`);
       expect(nulls.rows).toEqual([[null, 15, 3]]);
-      const issue = await db.query("SELECT issue_name, severity, status, alert_count, alert_names, triage_status, assignee, ticket_key, triage_updated_by FROM issues WHERE issue_id = 'iss-orders-disk'");
+      const issue = await db.query(
+        "SELECT issue_name, severity, status, alert_count, alert_names, triage_status, assignee, ticket_key, triage_updated_by FROM issues WHERE issue_id = 'iss-orders-disk'",
+      );
       expect(issue.rows).toEqual([['DiskUsageHigh', 'Critical', 'Ongoing', 2, '["DiskUsageHigh"]', 'investigating', 'dana', 'OPS-7', 'dana']]);
       const columns = await db.query("SELECT name FROM pragma_table_info('issues')");
       const names = columns.rows.map((r) => r[0]);
-      for (const hidden of ['grouping_version', 'triage_version', 'ticket_claim', 'ticket_claimed_at', 'superseded_by', 'grouped_at']) expect(names).not.toContain(hidden);
+      for (const hidden of ['grouping_version', 'triage_version', 'ticket_claim', 'ticket_claimed_at', 'superseded_by', 'grouped_at'])
+        expect(names).not.toContain(hidden);
     });
   });
 
@@ -265,8 +408,8 @@ describe('run_sql over a small fleet', () => {
       ['ROLLBACK', 'ROLLBACK'],
       ['SAVEPOINT s1', 'SAVEPOINT'],
       ['EXPLAIN SELECT 1', 'EXPLAIN'],
-      ["WITH gone AS (SELECT cluster_id FROM clusters) DELETE FROM clusters WHERE cluster_id IN gone", 'DELETE'],
-      ["WITH RECURSIVE x(n) AS (SELECT 1) INSERT INTO clusters (cluster_id) SELECT n FROM x", 'INSERT'],
+      ['WITH gone AS (SELECT cluster_id FROM clusters) DELETE FROM clusters WHERE cluster_id IN gone', 'DELETE'],
+      ['WITH RECURSIVE x(n) AS (SELECT 1) INSERT INTO clusters (cluster_id) SELECT n FROM x', 'INSERT'],
       ['  /* a comment */ -- and another\n  delete from issues', 'DELETE'],
     ] as const;
 
@@ -283,7 +426,9 @@ describe('run_sql over a small fleet', () => {
     });
 
     it('accepts a ; inside a string literal, a quoted name or a comment, and a trailing ;', async () => {
-      const result = await db.query("SELECT 'a;b' AS \"x;y\", cluster_name FROM clusters WHERE cluster_name <> 'x''; DROP TABLE clusters; --' ORDER BY 2 LIMIT 1; -- done;");
+      const result = await db.query(
+        "SELECT 'a;b' AS \"x;y\", cluster_name FROM clusters WHERE cluster_name <> 'x''; DROP TABLE clusters; --' ORDER BY 2 LIMIT 1; -- done;",
+      );
       expect(result.columns).toEqual(['x;y', 'cluster_name']);
       expect(result.rows).toEqual([['a;b', 'analytics-dev']]);
       expect((await db.query('/* ; */ WITH t AS (SELECT 1 AS one) SELECT one FROM t;;')).rows).toEqual([[1]]);
@@ -299,7 +444,9 @@ describe('run_sql over a small fleet', () => {
       await refusal(db, 'SELECT 1; PRAGMA query_only = 0');
       await refusal(db, 'PRAGMA query_only = 0');
       expect((await db.query('SELECT * FROM pragma_query_only')).rows).toEqual([[1]]);
-      expect((await db.query('SELECT (SELECT count(*) FROM clusters), (SELECT count(*) FROM alerts), (SELECT count(*) FROM issues)')).rows).toEqual([[3, 3, 2]]);
+      expect((await db.query('SELECT (SELECT count(*) FROM clusters), (SELECT count(*) FROM alerts), (SELECT count(*) FROM issues)')).rows).toEqual([
+        [3, 3, 2],
+      ]);
     });
   });
 
@@ -336,16 +483,18 @@ describe('run_sql over a small fleet', () => {
       expect(column.message).toMatch(/no such column: health/);
       expect(column.message).toMatch(/clusters, scores, score_dimensions, risks, risk_metrics, metric_daily, alerts, issues/);
       expect((await refusal(db, 'SELECT * FROM cluster')).message).toMatch(/no such table: cluster/);
-      expect((await refusal(db, 'SELECT cluster_id FROM scores JOIN clusters USING (customer_name) JOIN risks ON 1')).message).toMatch(/ambiguous column name: cluster_id/);
+      expect((await refusal(db, 'SELECT cluster_id FROM scores JOIN clusters USING (customer_name) JOIN risks ON 1')).message).toMatch(
+        /ambiguous column name: cluster_id/,
+      );
     });
 
-    it('a query that needs too much memory is refused (SQLite\'s heap is capped); the database still answers', async () => {
+    it("a query that needs too much memory is refused (SQLite's heap is capped); the database still answers", async () => {
       const error = await refusal(db, "SELECT length(zeroblob(500000000) || 'x')");
       expect(error.message).toMatch(/out of memory.*filter and aggregate/);
       expect((await db.query('SELECT count(*) FROM alerts')).rows).toEqual([[3]]);
     });
 
-    it('a syntax error: SQLite\'s message and a pointer to the schema', async () => {
+    it("a syntax error: SQLite's message and a pointer to the schema", async () => {
       const error = await refusal(db, 'SELECT FROM WHERE');
       expect(error.message).toMatch(/syntax error/);
       expect(error.message).toMatch(/schema/);
@@ -354,7 +503,10 @@ describe('run_sql over a small fleet', () => {
 
   describe('schema', () => {
     it('names every table and every column the database has, with types, and what the snapshot holds', async () => {
-      const columns = await db.query("SELECT t.name, c.name, c.type FROM sqlite_temp_schema t, pragma_table_info(t.name) c WHERE t.type = 'table' ORDER BY t.name, c.cid", { rowLimit: 1000 });
+      const columns = await db.query(
+        "SELECT t.name, c.name, c.type FROM sqlite_temp_schema t, pragma_table_info(t.name) c WHERE t.type = 'table' ORDER BY t.name, c.cid",
+        { rowLimit: 1000 },
+      );
       const tables = new Set(columns.rows.map((r) => r[0]));
       expect([...tables].sort()).toEqual(TABLES.map((t) => t.name).sort());
       for (const [table, column, type] of columns.rows) {
@@ -368,7 +520,11 @@ describe('run_sql over a small fleet', () => {
     });
 
     it('its example queries run', async () => {
-      const examples = db.schema.slice(db.schema.indexOf('EXAMPLES')).split(/;\n/).map((s) => s.replace(/^EXAMPLES\n/, '').trim()).filter(Boolean);
+      const examples = db.schema
+        .slice(db.schema.indexOf('EXAMPLES'))
+        .split(/;\n/)
+        .map((s) => s.replace(/^EXAMPLES\n/, '').trim())
+        .filter(Boolean);
       expect(examples.length).toBeGreaterThanOrEqual(2);
       for (const example of examples) await expect(db.query(example)).resolves.toMatchObject({ truncated: false });
     });
@@ -390,7 +546,11 @@ describe('run_sql over a small fleet', () => {
 
     it('stops a huge cross join at a shorter limit; queries queued behind it still run', async () => {
       const started = performance.now();
-      const cross = refusal(db, 'SELECT count(*) FROM metric_daily a, metric_daily b, metric_daily c, metric_daily d, metric_daily e, metric_daily f, metric_daily g, metric_daily h, metric_daily i', { timeoutMs: 500 });
+      const cross = refusal(
+        db,
+        'SELECT count(*) FROM metric_daily a, metric_daily b, metric_daily c, metric_daily d, metric_daily e, metric_daily f, metric_daily g, metric_daily h, metric_daily i',
+        { timeoutMs: 500 },
+      );
       const queued = db.query('SELECT cluster_name FROM clusters ORDER BY cluster_name');
       expect((await cross).message).toMatch(/took longer than 0.5 s/);
       expect(performance.now() - started).toBeLessThan(1500);
@@ -407,7 +567,13 @@ describe('defence in depth', () => {
     try {
       loadSnapshot(raw, packSnapshot(smallFleet()));
       lockDown(raw);
-      for (const sql of ["INSERT INTO clusters (cluster_id) VALUES ('x')", 'DELETE FROM metric_daily', 'DROP TABLE alerts', 'CREATE TABLE t (x)', "UPDATE issues SET assignee = 'me'"]) {
+      for (const sql of [
+        "INSERT INTO clusters (cluster_id) VALUES ('x')",
+        'DELETE FROM metric_daily',
+        'DROP TABLE alerts',
+        'CREATE TABLE t (x)',
+        "UPDATE issues SET assignee = 'me'",
+      ]) {
         expect(() => raw.run(sql)).toThrow(/readonly/);
       }
       expect(raw.exec('SELECT count(*) FROM metric_daily')[0]?.values).toEqual([[8]]);
@@ -440,7 +606,14 @@ function bigFleet(clusters: number, days: number): FleetSnapshot {
   const today = Date.UTC(2026, 10, 20);
   for (let i = 0; i < clusters; i++) {
     const id = `${i.toString(16).padStart(8, '0')}-0000-4000-8000-${(i * 7919).toString(16).padStart(12, '0')}`;
-    const c = cluster(id, `cluster-${i}`, `Customer ${i % 97}`, (['S', 'A', 'B'] as const)[i % 3]!, ['us-east-1', 'eu-west-1', 'ap-south-1'][i % 3]!, 3 + (i % 5));
+    const c = cluster(
+      id,
+      `cluster-${i}`,
+      `Customer ${i % 97}`,
+      (['S', 'A', 'B'] as const)[i % 3]!,
+      ['us-east-1', 'eu-west-1', 'ap-south-1'][i % 3]!,
+      3 + (i % 5),
+    );
     snapshot.clusters.push(c);
     snapshot.scores.push(score(c, 40 + (i % 60), i % 60 < 20 ? 'Critical' : i % 60 < 40 ? 'Warning' : 'Healthy'));
     for (let d = days - 1; d >= 0; d--) {
@@ -478,9 +651,11 @@ describe('a fleet of 1,000 clusters × 14 days × 13 metrics', () => {
 
   it('answers typical questions in milliseconds', async () => {
     const queries = {
-      'one cluster, one metric, 14 days': "SELECT day, max FROM metric_daily WHERE cluster_id = (SELECT cluster_id FROM clusters WHERE cluster_name = 'cluster-500') AND metric_key = 'disk_used_pct' ORDER BY day",
+      'one cluster, one metric, 14 days':
+        "SELECT day, max FROM metric_daily WHERE cluster_id = (SELECT cluster_id FROM clusters WHERE cluster_name = 'cluster-500') AND metric_key = 'disk_used_pct' ORDER BY day",
       'fleet-wide peak per metric': 'SELECT metric_key, max(max), avg(avg) FROM metric_daily GROUP BY metric_key',
-      'worst 10 tier-S clusters with latest disk': "SELECT s.cluster_name, s.tier_adjusted_score, m.last FROM scores s JOIN metric_daily m ON m.cluster_id = s.cluster_id AND m.metric_key = 'disk_used_pct' AND m.day = '2026-11-20' WHERE s.customer_tier = 'S' ORDER BY s.tier_adjusted_score LIMIT 10",
+      'worst 10 tier-S clusters with latest disk':
+        "SELECT s.cluster_name, s.tier_adjusted_score, m.last FROM scores s JOIN metric_daily m ON m.cluster_id = s.cluster_id AND m.metric_key = 'disk_used_pct' AND m.day = '2026-11-20' WHERE s.customer_tier = 'S' ORDER BY s.tier_adjusted_score LIMIT 10",
     };
     const timings: string[] = [];
     for (const [what, sql] of Object.entries(queries)) {
@@ -491,7 +666,7 @@ describe('a fleet of 1,000 clusters × 14 days × 13 metrics', () => {
     console.log(`query times — ${timings.join('; ')}`);
     const one = await db.query(queries['one cluster, one metric, 14 days']);
     expect(one.row_count).toBe(14);
-    expect(one.rows[13]).toEqual(['2026-11-20', 500 % 100 + METRIC_KEYS.indexOf('disk_used_pct')]);
+    expect(one.rows[13]).toEqual(['2026-11-20', (500 % 100) + METRIC_KEYS.indexOf('disk_used_pct')]);
   });
 });
 
@@ -547,7 +722,9 @@ console.log(JSON.stringify({ answer: answer.rows, stopped, stoppedMs, after: aft
       const result = JSON.parse(run.stdout) as { answer: unknown; stopped: string; stoppedMs: number; after: unknown; loadMs: number; bigRows: unknown };
       expect(result).toMatchObject({ answer: [['orders-prod']], stopped: 'refused', after: [[8]], bigRows: [[182_000]] });
       expect(result.stoppedMs).toBeLessThan(1300);
-      console.log(`bundled: 1,000 clusters (182,000 metric_daily rows) loaded in ${result.loadMs.toFixed(0)} ms; runaway stopped after ${result.stoppedMs.toFixed(0)} ms (limit 300)`);
+      console.log(
+        `bundled: 1,000 clusters (182,000 metric_daily rows) loaded in ${result.loadMs.toFixed(0)} ms; runaway stopped after ${result.stoppedMs.toFixed(0)} ms (limit 300)`,
+      );
       expect(result.loadMs).toBeLessThan(LOAD_BUDGET_MS);
     } finally {
       rmSync(out, { recursive: true, force: true });

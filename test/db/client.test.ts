@@ -1,16 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  batchPut,
-  ConditionFailed,
-  deleteItem,
-  getItem,
-  putItem,
-  queryAll,
-  queryPage,
-  tableName,
-  transactWrite,
-  updateItem,
-} from '../../shared/db/client.js';
+import { batchPut, ConditionFailed, deleteItem, getItem, putItem, queryAll, queryPage, tableName, transactWrite, updateItem } from '../../shared/db/client.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -21,11 +10,15 @@ describe('document client wrapper on DynamoDB Local', () => {
   it('puts, gets, updates and deletes an item', async () => {
     await putItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE', name: 'Disk full', count: 1 });
     expect(await getItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE' })).toEqual({ pk: 'ISSUE#1', sk: 'ISSUE', name: 'Disk full', count: 1 });
-    const updated = await updateItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE' }, {
-      UpdateExpression: 'SET #c = #c + :one',
-      ExpressionAttributeNames: { '#c': 'count' },
-      ExpressionAttributeValues: { ':one': 1 },
-    });
+    const updated = await updateItem(
+      'issues',
+      { pk: 'ISSUE#1', sk: 'ISSUE' },
+      {
+        UpdateExpression: 'SET #c = #c + :one',
+        ExpressionAttributeNames: { '#c': 'count' },
+        ExpressionAttributeValues: { ':one': 1 },
+      },
+    );
     expect(updated?.count).toBe(2);
     await deleteItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE' });
     expect(await getItem('issues', { pk: 'ISSUE#1', sk: 'ISSUE' })).toBeUndefined();
@@ -33,11 +26,15 @@ describe('document client wrapper on DynamoDB Local', () => {
 
   it('turns a failed condition into ConditionFailed and leaves the item unchanged', async () => {
     await putItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK', owner: 'a' }, { ConditionExpression: 'attribute_not_exists(pk)' });
+    await expect(putItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK', owner: 'b' }, { ConditionExpression: 'attribute_not_exists(pk)' })).rejects.toBeInstanceOf(
+      ConditionFailed,
+    );
     await expect(
-      putItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK', owner: 'b' }, { ConditionExpression: 'attribute_not_exists(pk)' }),
-    ).rejects.toBeInstanceOf(ConditionFailed);
-    await expect(
-      deleteItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK' }, { ConditionExpression: '#owner = :me', ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':me': 'b' } }),
+      deleteItem(
+        'locks',
+        { pk: 'LOCK#patrol', sk: 'LOCK' },
+        { ConditionExpression: '#owner = :me', ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':me': 'b' } },
+      ),
     ).rejects.toBeInstanceOf(ConditionFailed);
     expect((await getItem('locks', { pk: 'LOCK#patrol', sk: 'LOCK' }))?.owner).toBe('a');
   });

@@ -170,13 +170,21 @@ describe('invitation and activation', () => {
     expect((await send('POST', '/api/settings/users/invite', { token: admin, body })).status).toBe(409);
 
     const adminUser = await inviteAndActivate(admin, 'second-admin@example.com', 'admin', 'second-admin-pw');
-    const up = await send('POST', '/api/settings/users/invite', { token: adminUser, body: { email: 'boss@example.com', display_name: 'Boss', role: 'superadmin' } });
+    const up = await send('POST', '/api/settings/users/invite', {
+      token: adminUser,
+      body: { email: 'boss@example.com', display_name: 'Boss', role: 'superadmin' },
+    });
     expect(up.status).toBe(403);
-    const ok = await send('POST', '/api/settings/users/invite', { token: adminUser, body: { email: 'junior@example.com', display_name: 'Junior', role: 'viewer' } });
+    const ok = await send('POST', '/api/settings/users/invite', {
+      token: adminUser,
+      body: { email: 'junior@example.com', display_name: 'Junior', role: 'viewer' },
+    });
     expect(ok.status).toBe(200);
 
     const viewer = await inviteAndActivate(admin, 'viewer1@example.com', 'viewer', 'viewer1-password');
-    expect((await send('POST', '/api/settings/users/invite', { token: viewer, body: { email: 'v2@example.com', display_name: 'V', role: 'viewer' } })).status).toBe(403);
+    expect(
+      (await send('POST', '/api/settings/users/invite', { token: viewer, body: { email: 'v2@example.com', display_name: 'V', role: 'viewer' } })).status,
+    ).toBe(403);
   });
 });
 
@@ -272,8 +280,15 @@ describe('logout and audit', () => {
     const times = all.body.entries.map((e: any) => e.at);
     expect(times).toEqual([...times].sort().reverse());
     expect(all.body.entries[0]).toEqual({
-      id: expect.any(String), at: expect.any(String), actor: expect.any(String), role: expect.anything(), action: expect.any(String),
-      target: expect.anything(), detail: expect.any(Object), ip: expect.any(String), user_agent: expect.any(String),
+      id: expect.any(String),
+      at: expect.any(String),
+      actor: expect.any(String),
+      role: expect.anything(),
+      action: expect.any(String),
+      target: expect.anything(),
+      detail: expect.any(Object),
+      ip: expect.any(String),
+      user_agent: expect.any(String),
     });
     const actions = new Set(all.body.entries.map((e: any) => e.action));
     for (const a of ['login', 'login_failed', 'logout', 'invite', 'activate', 'user_update', 'user_delete']) expect(actions.has(a), a).toBe(true);

@@ -25,7 +25,8 @@ afterAll(async () => {
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${service.url}${path}`, {
-    method, headers: { Authorization: `Bearer ${admin}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    method,
+    headers: { Authorization: `Bearer ${admin}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: await res.json() };
@@ -50,8 +51,12 @@ describe('AI issues without a provider', () => {
     const all = (await call('GET', '/api/ai-issues?days=7&page_size=100')).body.issues as any[];
     const kpis = (await call('GET', '/api/ai-issues/kpis?days=7')).body;
     expect(kpis).toMatchObject({
-      total: all.length, ongoing: all.filter((i) => i.status === 'Ongoing').length, resolved: all.filter((i) => i.status === 'Resolved').length,
-      unassigned: all.filter((i) => !i.assignee).length, total_alerts: all.reduce((n, i) => n + i.alert_count, 0), source: 'ai',
+      total: all.length,
+      ongoing: all.filter((i) => i.status === 'Ongoing').length,
+      resolved: all.filter((i) => i.status === 'Resolved').length,
+      unassigned: all.filter((i) => !i.assignee).length,
+      total_alerts: all.reduce((n, i) => n + i.alert_count, 0),
+      source: 'ai',
     });
     for (const issue of all.slice(0, 5)) {
       const detail = (await call('GET', `/api/ai-issues/${issue.issue_id}`)).body;
@@ -62,16 +67,33 @@ describe('AI issues without a provider', () => {
 
   it('PATCH sets triage fields; assignee `me` is the caller', async () => {
     const [issue] = (await call('GET', '/api/ai-issues?days=30')).body.issues;
-    expect(await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { triage_status: 'Investigating', assignee: 'me', notes: 'looking' })).toEqual({ status: 200, body: { status: 'ok' } });
-    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue).toMatchObject({ triage_status: 'Investigating', assignee: 'ai-admin', notes: 'looking' });
+    expect(await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { triage_status: 'Investigating', assignee: 'me', notes: 'looking' })).toEqual({
+      status: 200,
+      body: { status: 'ok' },
+    });
+    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue).toMatchObject({
+      triage_status: 'Investigating',
+      assignee: 'ai-admin',
+      notes: 'looking',
+    });
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: 'nobody-at-all' })).status).toBe(422);
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { ticket_key: 'X-1' })).status).toBe(422);
     // a new alert of the same kind on that cluster: the cluster really is regrouped, and the triage stays
     const [first] = (await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.alerts;
     await upsertAlert({
-      alert_id: 'joins', cluster_id: issue.cluster_id, alert_name: first.alert_name, severity: 'warning', status: 'Firing',
-      starts_at: new Date(Date.parse(first.starts_at) + 60_000).toISOString(), ends_at: null, fingerprint: 'joins00000000000',
-      labels: { alertname: first.alert_name }, annotations: {}, summary: '', detail: 'joins', dashboard_url: '',
+      alert_id: 'joins',
+      cluster_id: issue.cluster_id,
+      alert_name: first.alert_name,
+      severity: 'warning',
+      status: 'Firing',
+      starts_at: new Date(Date.parse(first.starts_at) + 60_000).toISOString(),
+      ends_at: null,
+      fingerprint: 'joins00000000000',
+      labels: { alertname: first.alert_name },
+      annotations: {},
+      summary: '',
+      detail: 'joins',
+      dashboard_url: '',
     });
     const again = await recompute();
     expect(again.ai_issues!.regrouped).toBeGreaterThan(0);

@@ -66,9 +66,18 @@ async function amCounter(name: string): Promise<number> {
 }
 
 const cluster = (id: string, name: string) => ({
-  cluster_id: id, cluster_name: name, customer_name: 'Initech', account_id: '333344445555', account_name: 'Initech Production',
-  email: 'ops@initech.example.com', customer_tier: 'B', cluster_type: 'ELASTIC', region: 'US West (us-west-2)', engine_version: '3.3.4',
-  resource_state: 'RUNNING', node_count: 5,
+  cluster_id: id,
+  cluster_name: name,
+  customer_name: 'Initech',
+  account_id: '333344445555',
+  account_name: 'Initech Production',
+  email: 'ops@initech.example.com',
+  customer_tier: 'B',
+  cluster_type: 'ELASTIC',
+  region: 'US West (us-west-2)',
+  engine_version: '3.3.4',
+  resource_state: 'RUNNING',
+  node_count: 5,
 });
 
 beforeAll(async () => {
@@ -77,10 +86,17 @@ beforeAll(async () => {
   }
   service = await startTestService({ adminPassword: 'alertmanager-admin-password' });
   const login = await fetch(`${service.url}/api/auth/login`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'alertmanager-admin-password' }),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'alertmanager-admin-password' }),
   });
   admin = ((await login.json()) as { access_token: string }).access_token;
-  const clusters = await call('POST', '/api/ingest/clusters', { clusters: [cluster(clusterId, 'initech-prod-1'), cluster(bigClusterId, 'initech-prod-2')] }, service.ingestToken);
+  const clusters = await call(
+    'POST',
+    '/api/ingest/clusters',
+    { clusters: [cluster(clusterId, 'initech-prod-1'), cluster(bigClusterId, 'initech-prod-2')] },
+    service.ingestToken,
+  );
   expect(clusters.body).toEqual({ accepted: 2, rejected: [] });
   // An issue resolves as soon as its last alert does, so the test sees it close and reopen.
   const rules = (await call('GET', '/api/settings/issue-rules')).body.content as string;
@@ -117,7 +133,12 @@ beforeAll(async () => {
   await writeFile(join(workDir, 'alertmanager.yml'), config);
   alertmanager = spawn(
     BINARY,
-    [`--config.file=${join(workDir, 'alertmanager.yml')}`, `--storage.path=${join(workDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address='],
+    [
+      `--config.file=${join(workDir, 'alertmanager.yml')}`,
+      `--storage.path=${join(workDir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--cluster.listen-address=',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   alertmanager.stdout?.on('data', (c: Buffer) => (amOutput = (amOutput + c.toString()).slice(-20_000)));
@@ -138,7 +159,8 @@ afterAll(async () => {
 
 const since = new Date(Date.now() - 86_400_000);
 const alertsOf = async (id: string, name: string): Promise<AlertRecord[]> => (await listClusterAlerts(id, since)).filter((a) => a.alert_name === name);
-const issueOf = async (name: string) => (await call('GET', `/api/issues?search=${name}&days=1`)).body.issues?.find((i: { alert_names: string[] }) => i.alert_names.includes(name));
+const issueOf = async (name: string) =>
+  (await call('GET', `/api/issues?search=${name}&days=1`)).body.issues?.find((i: { alert_names: string[] }) => i.alert_names.includes(name));
 
 describe('a real Alertmanager delivering to the webhook route', () => {
   it('fire, repeat, resolve, re-fire: the alert and its issue follow what Alertmanager shows', async () => {
@@ -188,17 +210,27 @@ describe('a real Alertmanager delivering to the webhook route', () => {
     // Starting now: an alert older than group_wait makes Alertmanager flush its group at once, mid-insertion.
     const startsAt = new Date().toISOString();
     const alerts = Array.from({ length: 3000 }, (_, i) => ({
-      labels: { alertname: 'InitechTabletUnhealthy', cluster_id: bigClusterId, severity: 'warning', tablet: `t-${String(i).padStart(5, '0')}`, instance: `be-${i % 12}` },
+      labels: {
+        alertname: 'InitechTabletUnhealthy',
+        cluster_id: bigClusterId,
+        severity: 'warning',
+        tablet: `t-${String(i).padStart(5, '0')}`,
+        instance: `be-${i % 12}`,
+      },
       annotations: { summary: `Tablet t-${i} unhealthy`, description: `Tablet t-${i} on be-${i % 12} has fewer replicas than required.` },
       startsAt,
       generatorURL: 'http://prometheus.example.com/graph?g0.expr=tablet_unhealthy',
     }));
     const failed = await amCounter('alertmanager_notifications_failed_total');
     await postAlerts(alerts);
-    const stored = await eventually('3,000 stored alerts', async () => {
-      const list = await alertsOf(bigClusterId, 'InitechTabletUnhealthy');
-      return list.length >= 3000 ? list : undefined;
-    }, 90_000);
+    const stored = await eventually(
+      '3,000 stored alerts',
+      async () => {
+        const list = await alertsOf(bigClusterId, 'InitechTabletUnhealthy');
+        return list.length >= 3000 ? list : undefined;
+      },
+      90_000,
+    );
     expect(stored).toHaveLength(3000);
     expect(new Set(stored.map((a) => a.fingerprint)).size).toBe(3000);
     expect(stored.every((a) => a.status === 'Firing')).toBe(true);

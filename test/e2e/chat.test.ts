@@ -32,7 +32,14 @@ afterAll(async () => {
 });
 
 const configure = () =>
-  Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: MODEL, LLM_BASE_URL: openai.baseUrl, LLM_API_KEY: 'sk-test-chat-key', LLM_RETRY_BASE_MS: '5', LLM_MAX_ATTEMPTS: '2' });
+  Object.assign(process.env, {
+    LLM_PROVIDER: 'openai',
+    LLM_MODEL: MODEL,
+    LLM_BASE_URL: openai.baseUrl,
+    LLM_API_KEY: 'sk-test-chat-key',
+    LLM_RETRY_BASE_MS: '5',
+    LLM_MAX_ATTEMPTS: '2',
+  });
 
 beforeEach(() => {
   openai.reset();
@@ -40,7 +47,9 @@ beforeEach(() => {
 
 async function say(token: string, message: string): Promise<{ status: number; body: any }> {
   const res = await fetch(`${service.url}/api/chat/message`, {
-    method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ message }),
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ message }),
   });
   return { status: res.status, body: await res.json() };
 }
@@ -64,7 +73,10 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     openai
       .enqueueToolUse({ name: 'run_sql', input: { sql: 'SELECT count(*) AS n FROM clusters' } }, { usage: { input_tokens: 1200, output_tokens: 30 } })
       .enqueueToolUse(
-        [{ name: 'search_knowledge', input: { query: 'disk full' } }, { name: 'analyze_logs', input: { cluster: 'no-such-cluster' } }],
+        [
+          { name: 'search_knowledge', input: { query: 'disk full' } },
+          { name: 'analyze_logs', input: { cluster: 'no-such-cluster' } },
+        ],
         { usage: { input_tokens: 2500, output_tokens: 60 } },
       )
       .enqueueText('There are **20** clusters. See the disk-full runbook.', { usage: { input_tokens: 4000, output_tokens: 90 } });
@@ -88,7 +100,13 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     expect(new Set(calls.map((c) => c.run_id)).size).toBe(1);
     const price = priceOf(await pricingTable(), MODEL);
     expect(calls.map((c) => [c.source, c.model, c.input_tokens, c.output_tokens, c.total_tokens, c.cost_usd, c.error]).sort()).toEqual(
-      [[1200, 30], [2500, 60], [4000, 90]].map(([i, o]) => ['chat', MODEL, i, o, i! + o!, costOf(price, i!, o!), false]).sort(),
+      [
+        [1200, 30],
+        [2500, 60],
+        [4000, 90],
+      ]
+        .map(([i, o]) => ['chat', MODEL, i, o, i! + o!, costOf(price, i!, o!), false])
+        .sort(),
     );
   });
 
@@ -109,7 +127,10 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
   it('answers malformed tool arguments with an error result the model can correct', async () => {
     configure();
     await reset(viewer);
-    openai.enqueueMalformedToolCall('run_sql', '{"sql": "SELECT').enqueueToolUse({ name: 'run_sql', input: { sql: 'DELETE FROM clusters' } }).enqueueText('Done.');
+    openai
+      .enqueueMalformedToolCall('run_sql', '{"sql": "SELECT')
+      .enqueueToolUse({ name: 'run_sql', input: { sql: 'DELETE FROM clusters' } })
+      .enqueueText('Done.');
     const { body } = await say(viewer, 'query');
     expect(body).toMatchObject({ reply: 'Done.', tool_calls: 2 });
     expect(toolMessages(1)[0]!.content).toMatch(/arguments for run_sql were not valid/);
@@ -129,7 +150,12 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     expect(failed.map((u) => [u.source, u.error, u.total_tokens, u.cost_usd])).toEqual([['chat', true, 0, 0]]);
     openai.enqueueText('back');
     expect((await say(viewer, 'again')).body.reply).toBe('back');
-    expect(openai.answered().at(-1)!.body.messages.filter((m) => m.role === 'user')).toHaveLength(1); // 'hello' was not kept
+    expect(
+      openai
+        .answered()
+        .at(-1)!
+        .body.messages.filter((m) => m.role === 'user'),
+    ).toHaveLength(1); // 'hello' was not kept
   });
 
   it('keeps the conversation per user until reset', async () => {
@@ -138,13 +164,21 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     openai.enqueueText('one').enqueueText('two');
     await say(viewer, 'first');
     await say(viewer, 'second');
-    const sent = openai.answered()[1]!.body.messages.filter((m) => m.role !== 'system').map((m) => m.content);
+    const sent = openai
+      .answered()[1]!
+      .body.messages.filter((m) => m.role !== 'system')
+      .map((m) => m.content);
     expect(sent).toEqual(['first', 'one', 'second']);
     const res = await reset(viewer);
     expect(await res.json()).toEqual({ status: 'ok', message: 'Conversation cleared.' });
     openai.enqueueText('three');
     await say(viewer, 'third');
-    expect(openai.answered()[2]!.body.messages.filter((m) => m.role !== 'system').map((m) => m.content)).toEqual(['third']);
+    expect(
+      openai
+        .answered()[2]!
+        .body.messages.filter((m) => m.role !== 'system')
+        .map((m) => m.content),
+    ).toEqual(['third']);
   });
 
   it('limits each user to 20 messages a minute (429)', async () => {
@@ -181,7 +215,13 @@ describe('the agentic loop (Amazon Bedrock Converse, the real SDK client)', () =
   });
   const useBedrock = () => {
     for (const v of ['LLM_BASE_URL', 'LLM_API_KEY']) delete process.env[v];
-    Object.assign(process.env, { LLM_PROVIDER: 'bedrock', LLM_MODEL: BEDROCK_MODEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint, LLM_RETRY_BASE_MS: '5', LLM_MAX_ATTEMPTS: '3' });
+    Object.assign(process.env, {
+      LLM_PROVIDER: 'bedrock',
+      LLM_MODEL: BEDROCK_MODEL,
+      AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
+      LLM_RETRY_BASE_MS: '5',
+      LLM_MAX_ATTEMPTS: '3',
+    });
   };
 
   it('runs tools over rounds through ConverseCommand, retries throttling, and costs each call exactly', async () => {
@@ -192,7 +232,10 @@ describe('the agentic loop (Amazon Bedrock Converse, the real SDK client)', () =
     bedrock
       .enqueueError('ThrottlingException')
       .enqueueToolUse({ name: 'cluster_info', input: { cluster: 'no-such-cluster' } }, { usage: { input_tokens: 3000, output_tokens: 50 } })
-      .enqueueToolUse({ name: 'run_sql', input: { sql: "SELECT classification, count(*) AS n FROM scores GROUP BY classification ORDER BY classification" } }, { usage: { input_tokens: 3500, output_tokens: 70 } })
+      .enqueueToolUse(
+        { name: 'run_sql', input: { sql: 'SELECT classification, count(*) AS n FROM scores GROUP BY classification ORDER BY classification' } },
+        { usage: { input_tokens: 3500, output_tokens: 70 } },
+      )
       .enqueueText('All clusters are scored.', { usage: { input_tokens: 5000, output_tokens: 120 } });
     const { status, body } = await say(admin, 'How is the fleet?');
     expect(status).toBe(200);
@@ -207,7 +250,13 @@ describe('the agentic loop (Amazon Bedrock Converse, the real SDK client)', () =
     const price = priceOf(await pricingTable(), BEDROCK_MODEL);
     expect(price).toBeDefined();
     expect(calls.map((c) => [c.model, c.input_tokens, c.output_tokens, c.cost_usd]).sort()).toEqual(
-      [[3000, 50], [3500, 70], [5000, 120]].map(([i, o]) => [BEDROCK_MODEL, i, o, costOf(price, i!, o!)]).sort(),
+      [
+        [3000, 50],
+        [3500, 70],
+        [5000, 120],
+      ]
+        .map(([i, o]) => [BEDROCK_MODEL, i, o, costOf(price, i!, o!)])
+        .sort(),
     );
   });
 

@@ -42,8 +42,14 @@ function race(send: (i: number) => Promise<{ status: number; body: any }>) {
 
 function expectNoServerError(answers: { status: number; body: any }[], allowed: number[]) {
   const statuses = answers.map((a) => a.status);
-  expect(statuses.filter((s) => s >= 500), JSON.stringify(answers.filter((a) => a.status >= 500).map((a) => a.body))).toEqual([]);
-  expect(statuses.every((s) => allowed.includes(s)), statuses.join(',')).toBe(true);
+  expect(
+    statuses.filter((s) => s >= 500),
+    JSON.stringify(answers.filter((a) => a.status >= 500).map((a) => a.body)),
+  ).toEqual([]);
+  expect(
+    statuses.every((s) => allowed.includes(s)),
+    statuses.join(','),
+  ).toBe(true);
   for (const a of answers.filter((x) => x.status === 409)) expect(a.body.detail).toEqual(expect.any(String));
 }
 
@@ -51,7 +57,9 @@ describe(`${PARALLEL} simultaneous writes`, () => {
   it('PATCH of one rule issue: successes or 409, and the stored notes are one of the requests', async () => {
     const [issue] = (await call(admin, 'GET', '/api/issues?days=30')).body.issues;
     expect(issue).toBeDefined();
-    const answers = await race((i) => call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { notes: `note ${i}`, triage_status: i % 2 ? 'Investigating' : 'Acknowledged' }));
+    const answers = await race((i) =>
+      call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { notes: `note ${i}`, triage_status: i % 2 ? 'Investigating' : 'Acknowledged' }),
+    );
     expectNoServerError(answers, [200, 409]);
     expect(answers.filter((a) => a.status === 200).length).toBeGreaterThan(0);
     const stored = (await call(admin, 'GET', `/api/issues/${issue.issue_id}`)).body.issue;
@@ -96,7 +104,9 @@ describe(`${PARALLEL} simultaneous writes`, () => {
     const proposal = await call(admin, 'PUT', '/api/settings/risk-rules', { content: `# proposed under contention\n${live.content}` });
     expect(proposal.status).toBe(200);
     const id = proposal.body.change_id;
-    const answers = await race((i) => call(superadmin, 'POST', `/api/settings/config-changes/${id}/review`, { action: i % 2 ? 'approve' : 'reject', note: `review ${i}` }));
+    const answers = await race((i) =>
+      call(superadmin, 'POST', `/api/settings/config-changes/${id}/review`, { action: i % 2 ? 'approve' : 'reject', note: `review ${i}` }),
+    );
     expectNoServerError(answers, [200, 409]);
     const decided = answers.filter((a) => a.status === 200);
     expect(decided).toHaveLength(1);

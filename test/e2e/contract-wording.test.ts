@@ -38,18 +38,43 @@ describe('§1 "`source` is `live` for data computed from live data, `unified` fo
   it('answers unified for the fleet group, ai for AI issues, live everywhere else', async () => {
     const sources: Record<string, string> = {};
     for (const path of [
-      '/api/fleet/scores', '/api/fleet/kpis', '/api/fleet/critical',
-      '/api/ai-issues', '/api/ai-issues/kpis',
-      '/api/issues', '/api/issues/kpis', '/api/health/scores', '/api/risk/snapshots', '/api/analysis/usage',
-      '/api/investigations', '/api/investigations/kpis', '/api/investigations/pending-tasks',
-      '/api/patrol', '/api/patrol/kpis/summary', '/api/llm-usage/summary', '/api/llm-usage/by-model',
-    ]) sources[path] = (await get(path)).source;
+      '/api/fleet/scores',
+      '/api/fleet/kpis',
+      '/api/fleet/critical',
+      '/api/ai-issues',
+      '/api/ai-issues/kpis',
+      '/api/issues',
+      '/api/issues/kpis',
+      '/api/health/scores',
+      '/api/risk/snapshots',
+      '/api/analysis/usage',
+      '/api/investigations',
+      '/api/investigations/kpis',
+      '/api/investigations/pending-tasks',
+      '/api/patrol',
+      '/api/patrol/kpis/summary',
+      '/api/llm-usage/summary',
+      '/api/llm-usage/by-model',
+    ])
+      sources[path] = (await get(path)).source;
     expect(sources).toEqual({
-      '/api/fleet/scores': 'unified', '/api/fleet/kpis': 'unified', '/api/fleet/critical': 'unified',
-      '/api/ai-issues': 'ai', '/api/ai-issues/kpis': 'ai',
-      '/api/issues': 'live', '/api/issues/kpis': 'live', '/api/health/scores': 'live', '/api/risk/snapshots': 'live', '/api/analysis/usage': 'live',
-      '/api/investigations': 'live', '/api/investigations/kpis': 'live', '/api/investigations/pending-tasks': 'live',
-      '/api/patrol': 'live', '/api/patrol/kpis/summary': 'live', '/api/llm-usage/summary': 'live', '/api/llm-usage/by-model': 'live',
+      '/api/fleet/scores': 'unified',
+      '/api/fleet/kpis': 'unified',
+      '/api/fleet/critical': 'unified',
+      '/api/ai-issues': 'ai',
+      '/api/ai-issues/kpis': 'ai',
+      '/api/issues': 'live',
+      '/api/issues/kpis': 'live',
+      '/api/health/scores': 'live',
+      '/api/risk/snapshots': 'live',
+      '/api/analysis/usage': 'live',
+      '/api/investigations': 'live',
+      '/api/investigations/kpis': 'live',
+      '/api/investigations/pending-tasks': 'live',
+      '/api/patrol': 'live',
+      '/api/patrol/kpis/summary': 'live',
+      '/api/llm-usage/summary': 'live',
+      '/api/llm-usage/by-model': 'live',
     });
     const issue = (await get('/api/issues?days=30')).issues[0];
     expect((await get(`/api/issues/${issue.issue_id}`)).source).toBe('live');
@@ -108,7 +133,8 @@ describe('patrol report "fleet_summary_parsed" and its headline', () => {
 describe('§4 investigations "severity (string)" and issues "severities: comma-separated `Critical,Warning`"', () => {
   it('accept any case and answer the same as the canonical spelling', async () => {
     const lower = await get('/api/investigations?days=30&severity=critical');
-    for (const spelling of ['Critical', 'CRITICAL']) expect(await get(`/api/investigations?days=30&severity=${spelling}`)).toMatchObject({ total: lower.total });
+    for (const spelling of ['Critical', 'CRITICAL'])
+      expect(await get(`/api/investigations?days=30&severity=${spelling}`)).toMatchObject({ total: lower.total });
     expect((await call('GET', '/api/investigations?severity=severe')).status).toBe(422);
 
     const canonical = await get('/api/issues?days=30&severities=Critical,Warning');

@@ -35,10 +35,12 @@ beforeAll(async () => {
   admin = await userToken('admin', 'embed-admin');
   for (const stream of [process.stdout, process.stderr]) {
     const original = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    writes.push(vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
-      logLines.push(String(chunk));
-      return original(chunk, ...rest);
-    }) as typeof stream.write));
+    writes.push(
+      vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+        logLines.push(String(chunk));
+        return original(chunk, ...rest);
+      }) as typeof stream.write),
+    );
   }
 }, 120_000);
 
@@ -135,7 +137,7 @@ describe('configured', () => {
 
   it('validates the body (422), needs a token (401) and an Origin (400)', async () => {
     configure();
-    expect((await generate({ api_token: '' , navigation_token: 'n' })).status).toBe(422);
+    expect((await generate({ api_token: '', navigation_token: 'n' })).status).toBe(422);
     expect((await generate({ api_token: 'a', navigation_token: 'n', session_reference_token: 'x' })).status).toBe(422);
     const anonymous = await fetch(`${service.url}/api/dashboard-embed/acquire-session`, { method: 'POST', headers: { Origin: ORIGIN } });
     bodies.push(await anonymous.text());
@@ -147,7 +149,13 @@ describe('configured', () => {
 
   it('provider failures are 502 problems whose detail leaks nothing', async () => {
     configure();
-    for (const [which, mode] of [['login', 'error500'], ['login', 'slow'], ['acquire', 'error500'], ['acquire', 'garbage'], ['acquire', 'slow']] as const) {
+    for (const [which, mode] of [
+      ['login', 'error500'],
+      ['login', 'slow'],
+      ['acquire', 'error500'],
+      ['acquire', 'garbage'],
+      ['acquire', 'slow'],
+    ] as const) {
       forgetEmbedLogins();
       fake.loginMode = which === 'login' ? mode : 'ok';
       fake.mode = which === 'acquire' ? mode : 'ok';

@@ -24,7 +24,9 @@ let token: string;
 beforeAll(async () => {
   service = await startTestService({ adminPassword: 'dash-admin-password', demoClusters: 24 });
   const res = await fetch(`${service.url}/api/auth/login`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'dash-admin-password' }),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'dash-admin-password' }),
   });
   token = ((await res.json()) as { access_token: string }).access_token;
 }, 120_000);
@@ -107,7 +109,13 @@ describe('dashboards on the demo fleet', () => {
     expect(sample.top_risk).toBe('Disk Usage (0)');
     expect(sample.risk_reasons[0]).toMatch(/^Disk Usage at [\d.]+ \(red ≥ 20\)$/);
     // restore the shipped rules for the tests after this one
-    await writeRuleSetVersion('health-rules', defaultRuleText('health-rules'), checked(defaultRuleText('health-rules')), (await getCurrentRuleSet('health-rules'))!.version, 'test');
+    await writeRuleSetVersion(
+      'health-rules',
+      defaultRuleText('health-rules'),
+      checked(defaultRuleText('health-rules')),
+      (await getCurrentRuleSet('health-rules'))!.version,
+      'test',
+    );
     await call('POST', '/api/fleet/refresh');
   });
 
@@ -116,11 +124,24 @@ describe('dashboards on the demo fleet', () => {
     const ingest = await fetch(`${service.url}/api/ingest/clusters`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${service.ingestToken}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ clusters: [{
-        cluster_id: id, cluster_name: 'zz-new-cluster', customer_name: 'Oceanic Air', account_id: '999', account_name: 'Oceanic',
-        email: 'ops@oceanic.example.com', customer_tier: 'B', cluster_type: 'ELASTIC', region: 'US East (us-east-1)', engine_version: '3.3.5',
-        resource_state: 'RUNNING', node_count: 3,
-      }] }),
+      body: JSON.stringify({
+        clusters: [
+          {
+            cluster_id: id,
+            cluster_name: 'zz-new-cluster',
+            customer_name: 'Oceanic Air',
+            account_id: '999',
+            account_name: 'Oceanic',
+            email: 'ops@oceanic.example.com',
+            customer_tier: 'B',
+            cluster_type: 'ELASTIC',
+            region: 'US East (us-east-1)',
+            engine_version: '3.3.5',
+            resource_state: 'RUNNING',
+            node_count: 3,
+          },
+        ],
+      }),
     });
     expect(ingest.status).toBe(200);
     await call('POST', '/api/settings/recompute');
@@ -135,7 +156,14 @@ describe('dashboards on the demo fleet', () => {
     await call('GET', '/api/health/scores');
     // A stored rule set that no longer validates (written around the API) makes computing fail.
     const current = await getCurrentRuleSet('health-rules');
-    await putItem('rules', { pk: 'RULESET#health-rules', sk: 'CURRENT', version: (current?.version ?? 0) + 1, content: 'scoring: {}', updated_at: new Date().toISOString(), updated_by: 'test' });
+    await putItem('rules', {
+      pk: 'RULESET#health-rules',
+      sk: 'CURRENT',
+      version: (current?.version ?? 0) + 1,
+      content: 'scoring: {}',
+      updated_at: new Date().toISOString(),
+      updated_by: 'test',
+    });
     try {
       const res = await call('POST', '/api/health/refresh');
       expect(res.status).toBe(503);
@@ -145,7 +173,15 @@ describe('dashboards on the demo fleet', () => {
       expect((await call('GET', '/api/health/scores')).status).toBe(200);
     } finally {
       const text = defaultRuleText('health-rules');
-      await putItem('rules', { pk: 'RULESET#health-rules', sk: 'CURRENT', version: (current?.version ?? 0) + 2, content: text, parsed: JSON.stringify(checked(text)), updated_at: new Date().toISOString(), updated_by: 'test' });
+      await putItem('rules', {
+        pk: 'RULESET#health-rules',
+        sk: 'CURRENT',
+        version: (current?.version ?? 0) + 2,
+        content: text,
+        parsed: JSON.stringify(checked(text)),
+        updated_at: new Date().toISOString(),
+        updated_by: 'test',
+      });
     }
   });
 });

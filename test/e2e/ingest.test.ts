@@ -16,15 +16,26 @@ let service: LocalService;
 let adminToken: string;
 
 const clusterRecord = (name: string) => ({
-  cluster_id: randomUUID(), cluster_name: name, customer_name: 'Pied Piper', account_id: '210987654321', account_name: 'Pied Piper Production',
-  email: 'ops@piedpiper.example.com', customer_tier: 'A', cluster_type: 'ELASTIC', region: 'Europe (eu-west-1)', engine_version: '3.3.2',
-  resource_state: 'RUNNING', node_count: 4,
+  cluster_id: randomUUID(),
+  cluster_name: name,
+  customer_name: 'Pied Piper',
+  account_id: '210987654321',
+  account_name: 'Pied Piper Production',
+  email: 'ops@piedpiper.example.com',
+  customer_tier: 'A',
+  cluster_type: 'ELASTIC',
+  region: 'Europe (eu-west-1)',
+  engine_version: '3.3.2',
+  resource_state: 'RUNNING',
+  node_count: 4,
 });
 
 beforeAll(async () => {
   service = await startTestService({ adminPassword: 'ingest-admin-password' });
   const login = await fetch(`${service.url}/api/auth/login`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'ingest-admin-password' }),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'ingest-admin-password' }),
   });
   adminToken = ((await login.json()) as { access_token: string }).access_token;
 });
@@ -34,7 +45,11 @@ afterAll(async () => {
 });
 
 const post = (path: string, body: unknown, token = service.ingestToken) =>
-  fetch(`${service.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${service.url}${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 describe('ingest routes', () => {
   it('accept the static ingest token and an admin JWT', async () => {
@@ -50,12 +65,26 @@ describe('ingest routes', () => {
     const c = clusterRecord('pp-prod-3');
     await post('/api/ingest/clusters', { clusters: [c] });
     const webhook = {
-      version: '4', groupKey: '{}:{alertname="DiskFull"}', truncatedAlerts: 0, status: 'firing', receiver: 'fleet-health',
-      groupLabels: { alertname: 'DiskFull' }, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://alertmanager:9093',
-      alerts: [{
-        status: 'firing', labels: { alertname: 'DiskFull', cluster_id: c.cluster_id, severity: 'critical' }, annotations: { summary: 'Disk full' },
-        startsAt: new Date(Date.now() - 600_000).toISOString(), endsAt: '0001-01-01T00:00:00Z', generatorURL: 'http://prometheus/graph', fingerprint: 'aa11bb22cc33dd44',
-      }],
+      version: '4',
+      groupKey: '{}:{alertname="DiskFull"}',
+      truncatedAlerts: 0,
+      status: 'firing',
+      receiver: 'fleet-health',
+      groupLabels: { alertname: 'DiskFull' },
+      commonLabels: {},
+      commonAnnotations: {},
+      externalURL: 'http://alertmanager:9093',
+      alerts: [
+        {
+          status: 'firing',
+          labels: { alertname: 'DiskFull', cluster_id: c.cluster_id, severity: 'critical' },
+          annotations: { summary: 'Disk full' },
+          startsAt: new Date(Date.now() - 600_000).toISOString(),
+          endsAt: '0001-01-01T00:00:00Z',
+          generatorURL: 'http://prometheus/graph',
+          fingerprint: 'aa11bb22cc33dd44',
+        },
+      ],
     };
     const res = await post('/api/ingest/alerts', webhook);
     expect(await res.json()).toEqual({ accepted: 1, rejected: [], duplicates: 0, issues: { created: 1, updated: 0 } });
@@ -79,12 +108,18 @@ describe('npm run ingest', () => {
     const sample = (i: number) => JSON.stringify({ cluster_id: c.cluster_id, metric_key: 'qps', value: i, at: new Date().toISOString() });
     const lines = [sample(1), JSON.stringify(c), ...Array.from({ length: 5001 }, (_, i) => sample(i))];
     const plans = planIngest(lines.join('\n'), 'f.jsonl');
-    expect(plans.map((p) => [p.kind, p.numbers.length])).toEqual([['clusters', 1], ['metrics', 5000], ['metrics', 2]]);
+    expect(plans.map((p) => [p.kind, p.numbers.length])).toEqual([
+      ['clusters', 1],
+      ['metrics', 5000],
+      ['metrics', 2],
+    ]);
     expect(plans[0]!.numbers).toEqual([2]);
     expect(plans[1]!.numbers[0]).toBe(1);
     expect(() => planIngest('{"foo": 1}\n', 'bad.jsonl')).toThrow(/line 1: not a cluster/);
     // long log lines: split by size too, each request under the 6 MB ingest limit
-    const logs = Array.from({ length: 1000 }, () => JSON.stringify({ cluster_id: c.cluster_id, at: new Date().toISOString(), level: 'error', message: 'y'.repeat(8000) }));
+    const logs = Array.from({ length: 1000 }, () =>
+      JSON.stringify({ cluster_id: c.cluster_id, at: new Date().toISOString(), level: 'error', message: 'y'.repeat(8000) }),
+    );
     const sized = planIngest(logs.join('\n'), 'logs.jsonl');
     expect(sized.map((p) => p.numbers.length).reduce((a, b) => a + b)).toBe(1000);
     expect(sized.length).toBe(2);
@@ -100,7 +135,12 @@ describe('npm run ingest', () => {
       JSON.stringify({ cluster_id: c.cluster_id, metric_key: 'disk_used_pct', value: 71.5, at: now }),
       JSON.stringify({ cluster_id: randomUUID(), metric_key: 'disk_used_pct', value: 10, at: now }),
       JSON.stringify({ cluster_id: c.cluster_id, at: now, level: 'error', message: 'Write failed: no space left on device', source: 'be-1' }),
-      JSON.stringify({ status: 'firing', labels: { alertname: 'DiskUsageHigh', cluster_id: c.cluster_id, severity: 'warning' }, annotations: {}, startsAt: now }),
+      JSON.stringify({
+        status: 'firing',
+        labels: { alertname: 'DiskUsageHigh', cluster_id: c.cluster_id, severity: 'warning' },
+        annotations: {},
+        startsAt: now,
+      }),
     ];
     const file = join(dir, 'fleet.jsonl');
     await writeFile(file, `${lines.join('\n')}\n`);

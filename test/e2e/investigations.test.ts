@@ -62,8 +62,19 @@ async function dueClusters(): Promise<any[]> {
 }
 
 const SPEC_LIST_FIELDS = [
-  'investigation_id', 'cluster_name', 'customer_name', 'severity', 'confidence', 'root_cause', 'recommended_actions', 'model',
-  'input_tokens', 'output_tokens', 'total_tokens', 'cost_usd', 'duration_seconds',
+  'investigation_id',
+  'cluster_name',
+  'customer_name',
+  'severity',
+  'confidence',
+  'root_cause',
+  'recommended_actions',
+  'model',
+  'input_tokens',
+  'output_tokens',
+  'total_tokens',
+  'cost_usd',
+  'duration_seconds',
 ];
 const SPEC_TASK_FIELDS = ['task_id', 'cluster_id', 'cluster_name', 'customer_name', 'customer_tier', 'trigger_reason', 'priority', 'status', 'created_at'];
 
@@ -73,7 +84,16 @@ describe('before any task', () => {
     expect(list).toMatchObject({ investigations: [], total: 0, page: 1, page_size: 20, source: 'live' });
     conforms('list', list);
     const kpis = await get('/api/investigations/kpis');
-    expect(kpis).toMatchObject({ total_investigations: 0, critical_count: 0, warning_count: 0, info_count: 0, total_tokens: 0, avg_confidence: 0, avg_duration_s: 0, total_cost_usd: 0 });
+    expect(kpis).toMatchObject({
+      total_investigations: 0,
+      critical_count: 0,
+      warning_count: 0,
+      info_count: 0,
+      total_tokens: 0,
+      avg_confidence: 0,
+      avg_duration_s: 0,
+      total_cost_usd: 0,
+    });
     conforms('kpis', kpis);
     const pending = await get('/api/investigations/pending-tasks');
     expect(pending).toMatchObject({ tasks: [], total: 0 });
@@ -156,7 +176,15 @@ describe('investigations', () => {
       for (const field of SPEC_LIST_FIELDS) expect(item, field).toHaveProperty(field);
       expect(item).not.toHaveProperty('full_report');
       const score = scores.find((s: any) => s.cluster_name === item.cluster_name);
-      expect(item).toMatchObject({ model: 'rules', cost_usd: 0, input_tokens: 0, output_tokens: 0, total_tokens: 0, severity: severityOf[score.classification], customer_name: score.customer_name });
+      expect(item).toMatchObject({
+        model: 'rules',
+        cost_usd: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        total_tokens: 0,
+        severity: severityOf[score.classification],
+        customer_name: score.customer_name,
+      });
       expect(item.confidence).toBeGreaterThanOrEqual(0.3);
       expect(item.confidence).toBeLessThanOrEqual(0.5);
       const detail = await get(`/api/investigations/${item.investigation_id}`);
@@ -178,12 +206,16 @@ describe('investigations', () => {
     const customer = all[0].customer_name as string;
     const part = customer.slice(1, -1).toUpperCase(); // case-insensitive substring
     const byPart = await get(`/api/investigations?customer=${encodeURIComponent(part)}&page_size=100`);
-    expect(byPart.investigations.map((i: any) => i.investigation_id)).toEqual(all.filter((i) => i.customer_name.toLowerCase().includes(part.toLowerCase())).map((i) => i.investigation_id));
+    expect(byPart.investigations.map((i: any) => i.investigation_id)).toEqual(
+      all.filter((i) => i.customer_name.toLowerCase().includes(part.toLowerCase())).map((i) => i.investigation_id),
+    );
     expect(byPart.total).toBeGreaterThan(0);
     const pattern = `${customer[0]}%${customer.at(-1)}`; // LIKE wildcard
     const byPattern = await get(`/api/investigations?customer=${encodeURIComponent(pattern)}&page_size=100`);
     const re = new RegExp(`${customer[0]!.toLowerCase()}.*${customer.at(-1)!.toLowerCase()}`);
-    expect(byPattern.investigations.map((i: any) => i.investigation_id)).toEqual(all.filter((i) => re.test(i.customer_name.toLowerCase())).map((i) => i.investigation_id));
+    expect(byPattern.investigations.map((i: any) => i.investigation_id)).toEqual(
+      all.filter((i) => re.test(i.customer_name.toLowerCase())).map((i) => i.investigation_id),
+    );
     expect((await get('/api/investigations?customer=no-such-customer')).total).toBe(0);
 
     const page2 = await get('/api/investigations?page=2&page_size=2');
@@ -193,7 +225,15 @@ describe('investigations', () => {
     const kpis = await get('/api/investigations/kpis');
     conforms('kpis', kpis);
     const count = (s: string) => all.filter((i) => i.severity === s).length;
-    expect(kpis).toMatchObject({ total_investigations: all.length, critical_count: count('critical'), warning_count: count('warning'), info_count: count('info'), total_tokens: 0, total_cost_usd: 0, source: 'live' });
+    expect(kpis).toMatchObject({
+      total_investigations: all.length,
+      critical_count: count('critical'),
+      warning_count: count('warning'),
+      info_count: count('info'),
+      total_tokens: 0,
+      total_cost_usd: 0,
+      source: 'live',
+    });
     expect(kpis.avg_confidence).toBeCloseTo(all.reduce((s, i) => s + i.confidence, 0) / all.length, 3);
     expect(kpis.avg_duration_s).toBeCloseTo(all.reduce((s, i) => s + i.duration_seconds, 0) / all.length, 2);
   });
@@ -202,13 +242,36 @@ describe('investigations', () => {
     const { scores } = await get('/api/fleet/scores');
     const healthy = scores.at(-1);
     const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
-    const task = { task_id: randomUUID(), cluster_id: healthy.cluster_id, cluster_name: healthy.cluster_name, customer_name: healthy.customer_name, customer_tier: healthy.customer_tier, trigger_reason: 'old', priority: 100, created_at: old };
+    const task = {
+      task_id: randomUUID(),
+      cluster_id: healthy.cluster_id,
+      cluster_name: healthy.cluster_name,
+      customer_name: healthy.customer_name,
+      customer_tier: healthy.customer_tier,
+      trigger_reason: 'old',
+      priority: 100,
+      created_at: old,
+    };
     expect(await createTask(task, old)).toBe(true);
     const claimed = (await claimTask(task.task_id, 'old-worker', leaseMs()))!;
     const investigation = {
-      investigation_id: randomUUID(), task_id: task.task_id, cluster_id: task.cluster_id, cluster_name: task.cluster_name, customer_name: task.customer_name,
-      severity: 'info' as const, confidence: 0.3, root_cause: 'old', recommended_actions: '- none', full_report: '# old', model: 'rules',
-      input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0, duration_seconds: 1, created_at: old,
+      investigation_id: randomUUID(),
+      task_id: task.task_id,
+      cluster_id: task.cluster_id,
+      cluster_name: task.cluster_name,
+      customer_name: task.customer_name,
+      severity: 'info' as const,
+      confidence: 0.3,
+      root_cause: 'old',
+      recommended_actions: '- none',
+      full_report: '# old',
+      model: 'rules',
+      input_tokens: 0,
+      output_tokens: 0,
+      total_tokens: 0,
+      cost_usd: 0,
+      duration_seconds: 1,
+      created_at: old,
     };
     await completeTask(claimed, investigation);
     expect((await get('/api/investigations')).total).toBe(taskIds.length);

@@ -34,7 +34,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await jira?.close();
-  for (const v of ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN', 'TICKET_TIMEOUT_MS']) delete process.env[v];
+  for (const v of ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN', 'TICKET_TIMEOUT_MS'])
+    delete process.env[v];
 });
 
 async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -73,11 +74,26 @@ describe('grouping the demo alerts', () => {
       method: 'POST',
       headers: { Authorization: `Bearer ${service.ingestToken}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({
-        version: '4', status: 'firing', receiver: 'fleet', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am', groupKey: 'g', truncatedAlerts: 0,
-        alerts: [{
-          status: 'firing', labels: { alertname: open.alert_names[0], cluster_id: open.cluster_id, severity: 'critical' }, annotations: { description: 'again' },
-          startsAt: new Date(Date.now() - 60_000).toISOString(), endsAt: '0001-01-01T00:00:00Z', generatorURL: 'http://prom', fingerprint: 'joined-now',
-        }],
+        version: '4',
+        status: 'firing',
+        receiver: 'fleet',
+        groupLabels: {},
+        commonLabels: {},
+        commonAnnotations: {},
+        externalURL: 'http://am',
+        groupKey: 'g',
+        truncatedAlerts: 0,
+        alerts: [
+          {
+            status: 'firing',
+            labels: { alertname: open.alert_names[0], cluster_id: open.cluster_id, severity: 'critical' },
+            annotations: { description: 'again' },
+            startsAt: new Date(Date.now() - 60_000).toISOString(),
+            endsAt: '0001-01-01T00:00:00Z',
+            generatorURL: 'http://prom',
+            fingerprint: 'joined-now',
+          },
+        ],
       }),
     });
     expect(post.status).toBe(200);
@@ -94,8 +110,19 @@ describe('grouping the demo alerts', () => {
     expect(await getCluster(issue.cluster_id)).toBeUndefined();
     const startsAt = new Date(Date.now() - 120_000).toISOString();
     await upsertAlert({
-      alert_id: 'orphan', cluster_id: issue.cluster_id, alert_name: 'OrphanAlert', severity: 'warning', status: 'Firing', starts_at: startsAt, ends_at: null,
-      fingerprint: 'orphan0000000000', labels: { alertname: 'OrphanAlert' }, annotations: {}, summary: '', detail: '', dashboard_url: '',
+      alert_id: 'orphan',
+      cluster_id: issue.cluster_id,
+      alert_name: 'OrphanAlert',
+      severity: 'warning',
+      status: 'Firing',
+      starts_at: startsAt,
+      ends_at: null,
+      fingerprint: 'orphan0000000000',
+      labels: { alertname: 'OrphanAlert' },
+      annotations: {},
+      summary: '',
+      detail: '',
+      dashboard_url: '',
     });
     expect(await regroupClusters([issue.cluster_id])).toMatchObject({ created: 1, failed: 0 });
     const orphan = (await list('page_size=100&search=OrphanAlert')).issues[0];
@@ -124,7 +151,10 @@ describe('GET /api/issues', () => {
     expect(all.length).toBeLessThan(100); // the brute-force comparisons below see every issue
     const sample = all.find((i) => i.status === 'Resolved')!;
     const cases: [string, (i: any) => boolean][] = [
-      [`search=${encodeURIComponent(sample.cluster_name.slice(0, 6).toUpperCase())}`, (i) => [i.issue_name, i.cluster_name, i.customer_name].some((s: string) => s.toLowerCase().includes(sample.cluster_name.slice(0, 6).toLowerCase()))],
+      [
+        `search=${encodeURIComponent(sample.cluster_name.slice(0, 6).toUpperCase())}`,
+        (i) => [i.issue_name, i.cluster_name, i.customer_name].some((s: string) => s.toLowerCase().includes(sample.cluster_name.slice(0, 6).toLowerCase())),
+      ],
       ['severities=Critical', (i) => i.severity === 'Critical'],
       ['severities=Critical,Warning', () => true],
       ['status=Resolved', (i) => i.status === 'Resolved'],
@@ -203,7 +233,12 @@ describe('one issue', () => {
     const detail = (await call(viewer, 'GET', `/api/issues/${issue.issue_id}`)).body;
     expect(detail.cluster_info).toBeNull();
     expect(detail.alerts).toHaveLength(issue.alert_count);
-    expect(detail.alerts.map((a: any) => a.starts_at)).toEqual(detail.alerts.map((a: any) => a.starts_at).sort().reverse());
+    expect(detail.alerts.map((a: any) => a.starts_at)).toEqual(
+      detail.alerts
+        .map((a: any) => a.starts_at)
+        .sort()
+        .reverse(),
+    );
     expect(detail.alerts[0].time).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
     const history = (await call(viewer, 'GET', `/api/issues/${issue.issue_id}/cluster-history`)).body;
     expect(history.cluster_name).toBe(issue.cluster_name);
@@ -230,7 +265,14 @@ describe('PATCH /api/issues/{id}', () => {
     expect(entry.detail).toEqual({ before: { triage_status: issue.triage_status, disposition_status: '', assignee: '', notes: issue.notes }, after: patch });
 
     const stored = await getIssue(issue.issue_id);
-    for (const bad of [{ assignee: 'nobody-here' }, { triage_status: 'x'.repeat(65) }, { notes: 'n'.repeat(10_001) }, {}, { severity: 'Critical' }, { ticket_url: 'not a url' }]) {
+    for (const bad of [
+      { assignee: 'nobody-here' },
+      { triage_status: 'x'.repeat(65) },
+      { notes: 'n'.repeat(10_001) },
+      {},
+      { severity: 'Critical' },
+      { ticket_url: 'not a url' },
+    ]) {
       expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, bad)).status, JSON.stringify(bad).slice(0, 40)).toBe(422);
     }
     expect(await getIssue(issue.issue_id)).toEqual(stored);
@@ -244,8 +286,12 @@ describe('PATCH /api/issues/{id}', () => {
 describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
   const configure = () =>
     Object.assign(process.env, {
-      TICKET_PROVIDER: 'jira', TICKET_BASE_URL: jira.baseUrl, TICKET_PROJECT_KEY: 'OPS', TICKET_USER_EMAIL: 'bot@example.com',
-      TICKET_API_TOKEN: 'jira-secret-token', TICKET_TIMEOUT_MS: '1000',
+      TICKET_PROVIDER: 'jira',
+      TICKET_BASE_URL: jira.baseUrl,
+      TICKET_PROJECT_KEY: 'OPS',
+      TICKET_USER_EMAIL: 'bot@example.com',
+      TICKET_API_TOKEN: 'jira-secret-token',
+      TICKET_TIMEOUT_MS: '1000',
     });
   const untickted = async () => ((await list('days=30&page_size=100')).issues as any[]).filter((i) => !i.ticket_key);
 
@@ -264,12 +310,17 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     const before = jira.received.length;
     const res = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'created', ticket_key: expect.stringMatching(/^OPS-\d+$/), ticket_url: `${jira.baseUrl}/browse/${res.body.ticket_key}`, source: 'live' });
+    expect(res.body).toEqual({
+      status: 'created',
+      ticket_key: expect.stringMatching(/^OPS-\d+$/),
+      ticket_url: `${jira.baseUrl}/browse/${res.body.ticket_key}`,
+      source: 'live',
+    });
     expect(jira.received.length).toBe(before + 1);
     const sent = jira.received.at(-1)!.body as any;
     expect(sent.fields.summary).toContain(issue.cluster_name);
     expect(JSON.stringify(sent.fields.description)).toContain(`/issues/${issue.issue_id}`);
-    expect((await getIssue(issue.issue_id))).toMatchObject({ ticket_key: res.body.ticket_key, ticket_url: res.body.ticket_url, ticket_claim: null });
+    expect(await getIssue(issue.issue_id)).toMatchObject({ ticket_key: res.body.ticket_key, ticket_url: res.body.ticket_url, ticket_claim: null });
     const again = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
     expect(again.status).toBe(409);
     expect(again.body.ticket_key).toBe(res.body.ticket_key);

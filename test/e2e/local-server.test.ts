@@ -37,7 +37,11 @@ describe('local server', () => {
   });
 
   it('answers 404 problem+json for an unknown /api path, any method', async () => {
-    for (const [method, path] of [['GET', '/api/nope'], ['POST', '/api/fleet/scores/extra'], ['DELETE', '/api/issues']]) {
+    for (const [method, path] of [
+      ['GET', '/api/nope'],
+      ['POST', '/api/fleet/scores/extra'],
+      ['DELETE', '/api/issues'],
+    ]) {
       const res = await api(path!, { method });
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.headers.get('content-type')).toBe('application/problem+json');

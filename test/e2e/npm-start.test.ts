@@ -15,11 +15,13 @@ const running: ChildProcess[] = [];
 afterAll(async () => {
   // SIGTERM first, so a test that failed half-way leaves no DynamoDB Local behind; SIGKILL if it hangs.
   await Promise.all(
-    running.filter((child) => child.exitCode === null && child.signalCode === null).map(async (child) => {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      if (!(await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 15_000))]))) child.kill('SIGKILL');
-    }),
+    running
+      .filter((child) => child.exitCode === null && child.signalCode === null)
+      .map(async (child) => {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        if (!(await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 15_000))]))) child.kill('SIGKILL');
+      }),
   );
 }, 30_000);
 
@@ -33,7 +35,7 @@ async function npmStart(dataDir: string, port: number, env: Record<string, strin
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   // npm forwards the signal to the service and may itself end by that signal.
-  const exited = new Promise<string>((r) => child.once('exit', (code, signal) => r(code === 0 ? 'ok' : signal ?? `code ${code}`)));
+  const exited = new Promise<string>((r) => child.once('exit', (code, signal) => r(code === 0 ? 'ok' : (signal ?? `code ${code}`))));
   const started = Date.now();
   while (!output.includes('Fleet Health Service at')) {
     if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
@@ -87,8 +89,11 @@ describe('npm start', () => {
 /** `npm run invoke -- <args>` with this data folder: exit code, stdout (the handler's answer), stderr. */
 function npmInvoke(dataDir: string, args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolveRun) => {
-    const child = execFile('npm', ['run', '--silent', 'invoke', '--', ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, timeout: 120_000 }, (error, stdout, stderr) =>
-      resolveRun({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    const child = execFile(
+      'npm',
+      ['run', '--silent', 'invoke', '--', ...args],
+      { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, timeout: 120_000 },
+      (error, stdout, stderr) => resolveRun({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
     if (stdin !== undefined) child.stdin!.end(stdin);
   });
@@ -114,7 +119,9 @@ describe('npm start, as a new user finds it', () => {
     expect(started.output()).toMatch(/Schedules: .*recompute every 900 s/);
     expect(started.output()).toMatch(/Demo feed: new samples and incidents every 300 s/);
     const login = await fetch(`http://localhost:${port}/api/auth/login`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }),
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
     });
     const answer = (await login.json()) as { access_token: string };
     expect(login.status, JSON.stringify(answer)).toBe(200);
@@ -130,7 +137,11 @@ describe('npm start, as a new user finds it', () => {
       agentWork = (await api('/api/investigations/pending-tasks')).total + investigations.length;
       rulesInvestigations = investigations.filter((i) => i.model === 'rules').length;
     }
-    expect({ aiIssues: aiIssues > 0, agentWork: agentWork > 0, rulesInvestigations: rulesInvestigations > 0 }).toEqual({ aiIssues: true, agentWork: true, rulesInvestigations: true });
+    expect({ aiIssues: aiIssues > 0, agentWork: agentWork > 0, rulesInvestigations: rulesInvestigations > 0 }).toEqual({
+      aiIssues: true,
+      agentWork: true,
+      rulesInvestigations: true,
+    });
     expect(Date.now() - t0).toBeLessThan(90_000);
     expect(existsSync(join(dataDir, 'demo-feed.json'))).toBe(true); // the feed ran its first tick before the recompute
   }, 150_000);
@@ -151,8 +162,18 @@ describe('npm start, as a new user finds it', () => {
 
     // A route group takes the API Gateway payload-2.0 event, as its Lambda does.
     const event = {
-      version: '2.0', routeKey: 'GET /api/health-check', rawPath: '/api/health-check', rawQueryString: '', headers: {}, isBase64Encoded: false,
-      requestContext: { http: { method: 'GET', path: '/api/health-check', sourceIp: '127.0.0.1' }, requestId: 'invoke-test', routeKey: 'GET /api/health-check', stage: '$default' },
+      version: '2.0',
+      routeKey: 'GET /api/health-check',
+      rawPath: '/api/health-check',
+      rawQueryString: '',
+      headers: {},
+      isBase64Encoded: false,
+      requestContext: {
+        http: { method: 'GET', path: '/api/health-check', sourceIp: '127.0.0.1' },
+        requestId: 'invoke-test',
+        routeKey: 'GET /api/health-check',
+        stage: '$default',
+      },
     };
     const file = join(dataDir, 'health-event.json');
     await writeFile(file, JSON.stringify(event));

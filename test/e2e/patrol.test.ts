@@ -28,14 +28,16 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const v of ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_MAX_ATTEMPTS', 'LLM_RETRY_BASE_MS', 'PATROL_LEASE_SECONDS', 'PATROL_WAIT_SECONDS']) delete process.env[v];
+  for (const v of ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_MAX_ATTEMPTS', 'LLM_RETRY_BASE_MS', 'PATROL_LEASE_SECONDS', 'PATROL_WAIT_SECONDS'])
+    delete process.env[v];
   await openai?.close();
   await service?.stop();
 });
 
 beforeEach(() => openai.reset());
 
-const useLlm = () => Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl, LLM_MAX_ATTEMPTS: '2', LLM_RETRY_BASE_MS: '5' });
+const useLlm = () =>
+  Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl, LLM_MAX_ATTEMPTS: '2', LLM_RETRY_BASE_MS: '5' });
 const noLlm = () => delete process.env.LLM_PROVIDER;
 
 async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -55,8 +57,12 @@ async function validAnswer() {
   return {
     fleet_summary: { total_clusters: scores.length, critical: 1, warning: 1, healthy: scores.length - 2, headline: 'Two clusters need attention.' },
     clusters_flagged: [a, b].map((c, i) => ({
-      cluster_id: c.cluster_id, cluster_name: c.cluster_name, customer_name: c.customer_name, severity: i ? 'Warning' : 'Critical',
-      reason: c.top_risk, recommended_action: 'Follow the runbook.',
+      cluster_id: c.cluster_id,
+      cluster_name: c.cluster_name,
+      customer_name: c.customer_name,
+      severity: i ? 'Warning' : 'Critical',
+      reason: c.top_risk,
+      recommended_action: 'Follow the runbook.',
     })),
     customer_summaries: [{ customer_name: a.customer_name, clusters: 3, flagged: 1, summary: 'One cluster at risk.' }],
     narrative: '## Patrol\nTwo clusters need attention.',
@@ -83,12 +89,17 @@ describe('a scan with the rules engine (no provider)', () => {
     const scores = (await call(viewer, 'GET', '/api/fleet/scores')).body.scores as any[];
     const risks = new Map(((await call(viewer, 'GET', '/api/risk/snapshots')).body.clusters as any[]).map((r) => [r.cluster_id, r.risk_level]));
     const open = new Set(((await call(viewer, 'GET', '/api/issues?status=Ongoing&days=30&page_size=100')).body.issues as any[]).map((i) => i.cluster_id));
-    const expected = scores.filter((s) => s.classification !== 'Healthy' || risks.get(s.cluster_id) !== 'Healthy' || open.has(s.cluster_id)).map((s) => s.cluster_id);
+    const expected = scores
+      .filter((s) => s.classification !== 'Healthy' || risks.get(s.cluster_id) !== 'Healthy' || open.has(s.cluster_id))
+      .map((s) => s.cluster_id);
     expect(report.clusters_flagged_parsed.map((f: any) => f.cluster_id).sort()).toEqual(expected.sort());
     expect(report.flagged_count).toBe(expected.length);
-    expect(report.fleet_summary_parsed).toMatchObject({ total_clusters: scores.length, critical: scores.filter((s) => s.classification === 'Critical').length });
+    expect(report.fleet_summary_parsed).toMatchObject({
+      total_clusters: scores.length,
+      critical: scores.filter((s) => s.classification === 'Critical').length,
+    });
     expect(report.customer_summaries_parsed.reduce((n: number, c: any) => n + c.clusters, 0)).toBe(scores.length);
-    expect((await lockHolder(PATROL_LOCK))).toBeUndefined();
+    expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
   });
 });
 
@@ -97,18 +108,32 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
     useLlm();
     const answer = await validAnswer();
     openai
-      .enqueueToolUse({ name: 'run_sql', input: { sql: "SELECT cluster_name FROM scores WHERE classification <> 'Healthy'" } }, { usage: { input_tokens: 5000, output_tokens: 100 } })
+      .enqueueToolUse(
+        { name: 'run_sql', input: { sql: "SELECT cluster_name FROM scores WHERE classification <> 'Healthy'" } },
+        { usage: { input_tokens: 5000, output_tokens: 100 } },
+      )
       .enqueueText(JSON.stringify(answer), { usage: { input_tokens: 7000, output_tokens: 900 } });
     const res = await trigger();
     expect(res.body).toMatchObject({ status: 'completed', tool_rounds: 1, total_tokens: 13_000 });
     const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
     expect(report).toMatchObject({
-      model: 'gpt-4o-mini', input_tokens: 12_000, output_tokens: 1000, total_tokens: 13_000, tool_rounds: 1, flagged_count: 2,
-      fleet_narrative: answer.narrative, fleet_summary_parsed: answer.fleet_summary, clusters_flagged_parsed: answer.clusters_flagged, customer_summaries_parsed: answer.customer_summaries,
+      model: 'gpt-4o-mini',
+      input_tokens: 12_000,
+      output_tokens: 1000,
+      total_tokens: 13_000,
+      tool_rounds: 1,
+      flagged_count: 2,
+      fleet_narrative: answer.narrative,
+      fleet_summary_parsed: answer.fleet_summary,
+      clusters_flagged_parsed: answer.clusters_flagged,
+      customer_summaries_parsed: answer.customer_summaries,
     });
     const ledger = (await listUsage(1)).filter((u) => u.run_id === res.body.report_id);
     expect(ledger.map((u) => u.source)).toEqual(['agent', 'agent']);
-    expect(report.cost_usd).toBeCloseTo(ledger.reduce((s, u) => s + u.cost_usd, 0), 6);
+    expect(report.cost_usd).toBeCloseTo(
+      ledger.reduce((s, u) => s + u.cost_usd, 0),
+      6,
+    );
     expect(report.cost_usd).toBeCloseTo((12_000 * 0.15 + 1000 * 0.6) / 1e6, 6);
     // the model was given the fleet and the tools
     expect(openai.answered()[0]!.body.messages.at(-1)!.content).toMatch(/^Fleet at /);
@@ -128,7 +153,10 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
     const res = await trigger();
     expect(res.body).toMatchObject({ status: 'failed' });
     expect(res.body.message).toMatch(/language model failed/);
-    expect((await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body).toMatchObject({ status: 'failed', error: expect.stringMatching(/language model failed/) });
+    expect((await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/language model failed/),
+    });
     expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
     openai.enqueueText('not json').enqueueText('still not json');
     const invalid = await trigger();
@@ -180,7 +208,10 @@ describe('one scan at a time', () => {
       expect((await trigger()).body).toMatchObject({ status: 'already_running', report_id: 'dead-worker-report' });
       await new Promise((r) => setTimeout(r, 1100));
       expect((await trigger()).body.status).toBe('completed');
-      expect((await call(viewer, 'GET', '/api/patrol/dead-worker-report')).body).toMatchObject({ status: 'failed', error: expect.stringMatching(/stopped without finishing/) });
+      expect((await call(viewer, 'GET', '/api/patrol/dead-worker-report')).body).toMatchObject({
+        status: 'failed',
+        error: expect.stringMatching(/stopped without finishing/),
+      });
     } finally {
       delete process.env.PATROL_LEASE_SECONDS;
     }
@@ -217,7 +248,11 @@ describe('one scan at a time', () => {
     const { handler } = await import('../../functions/patrol-worker.js');
     const ran = (await handler({ report_type: 'on_demand', triggered_by: 'cli-user' })) as { status: string; report_id: string };
     expect(ran.status).toBe('completed');
-    expect((await call(viewer, 'GET', `/api/patrol/${ran.report_id}`)).body).toMatchObject({ report_type: 'on_demand', triggered_by: 'cli-user', model: 'rules' });
+    expect((await call(viewer, 'GET', `/api/patrol/${ran.report_id}`)).body).toMatchObject({
+      report_type: 'on_demand',
+      triggered_by: 'cli-user',
+      model: 'rules',
+    });
     await acquireLock(PATROL_LOCK, 'someone-else', 5000);
     try {
       expect(await handler({ report_type: 'scheduled' })).toEqual({ status: 'already_running', report_id: 'someone-else' });
@@ -232,7 +267,10 @@ describe('reports whose scan died', () => {
   it('a running report whose scan no longer holds the lock reads as failed, and a repeated delivery does not scan twice', async () => {
     const old = new Date(Date.now() - 40 * 86_400_000);
     await createReport({ report_id: 'forgotten-report', report_type: 'scheduled', triggered_by: 'schedule' }, old);
-    expect((await call(viewer, 'GET', '/api/patrol/forgotten-report')).body).toMatchObject({ status: 'failed', error: expect.stringMatching(/stopped without finishing/) });
+    expect((await call(viewer, 'GET', '/api/patrol/forgotten-report')).body).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/stopped without finishing/),
+    });
     // the days window: 40 days ago is in 90 days, not in 30
     expect((await call(viewer, 'GET', '/api/patrol?days=90&page_size=100')).body.reports.some((r: any) => r.report_id === 'forgotten-report')).toBe(true);
     expect((await call(viewer, 'GET', '/api/patrol?days=30&page_size=100')).body.reports.some((r: any) => r.report_id === 'forgotten-report')).toBe(false);
@@ -260,7 +298,10 @@ describe('lists and KPIs', () => {
       total_tokens: finished.reduce((s, r) => s + (r.total_tokens ?? 0), 0), // failed scans spent tokens too
       latest_report_at: completed[0].created_at,
     });
-    expect(kpis.total_cost_usd).toBeCloseTo(finished.reduce((s, r) => s + (r.cost_usd ?? 0), 0), 6);
+    expect(kpis.total_cost_usd).toBeCloseTo(
+      finished.reduce((s, r) => s + (r.cost_usd ?? 0), 0),
+      6,
+    );
     expect(kpis.avg_duration_s).toBe(Math.round((completed.reduce((s, r) => s + r.duration_seconds, 0) / completed.length) * 100) / 100);
     const latest = (await call(viewer, 'GET', '/api/patrol/latest')).body;
     expect(latest.report_id).toBe(completed[0].report_id);

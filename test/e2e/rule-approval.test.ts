@@ -25,7 +25,13 @@ afterAll(async () => {
   await service?.stop();
 });
 
-async function call(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+async function call(
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(`${service.url}${path}`, {
     method,
     headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
@@ -42,7 +48,10 @@ describe('proposing, previewing and approving a rule change', () => {
 
     // The admin tightens disk usage: above 20% is red, and disk weighs heavily.
     const live = parse((await call(admin, 'GET', '/api/settings/health-rules')).body.content);
-    Object.assign(live.scoring.dimensions.find((d: any) => d.metric_key === 'disk_used_pct'), { green: 5, yellow: 10, red: 20, weight: 60 });
+    Object.assign(
+      live.scoring.dimensions.find((d: any) => d.metric_key === 'disk_used_pct'),
+      { green: 5, yellow: 10, red: 20, weight: 60 },
+    );
     const proposal = await call(admin, 'PUT', '/api/settings/health-rules', { content: stringify(live) });
     expect(proposal.body).toMatchObject({ status: 'pending', applied: false });
 
@@ -58,13 +67,18 @@ describe('proposing, previewing and approving a rule change', () => {
     expect(impact.before.Healthy + impact.before.Warning + impact.before.Critical).toBe(before.size);
     expect(impact.after.Healthy).toBe(impact.before.Healthy - impact.changes.filter((c: any) => c.from === 'Healthy').length);
 
-    const review = await call(superadmin, 'POST', `/api/settings/config-changes/${proposal.body.change_id}/review`, { action: 'approve', note: 'disk is tight this quarter' });
+    const review = await call(superadmin, 'POST', `/api/settings/config-changes/${proposal.body.change_id}/review`, {
+      action: 'approve',
+      note: 'disk is tight this quarter',
+    });
     expect(review.body).toMatchObject({ status: 'approved', applied: true });
 
     // The very next read recomputes (the generation marker moved): exactly the previewed moves.
     const after = byId((await call(admin, 'GET', '/api/fleet/scores')).body.scores, 'classification');
     const moved = [...after].filter(([id, cls]) => before.get(id) !== cls).map(([id, cls]) => ({ cluster_id: id, from: before.get(id), to: cls }));
-    expect(new Set(moved.map((m) => JSON.stringify(m)))).toEqual(new Set(impact.changes.map((c: any) => JSON.stringify({ cluster_id: c.cluster_id, from: c.from, to: c.to }))));
+    expect(new Set(moved.map((m) => JSON.stringify(m)))).toEqual(
+      new Set(impact.changes.map((c: any) => JSON.stringify({ cluster_id: c.cluster_id, from: c.from, to: c.to }))),
+    );
     expect((await call(admin, 'GET', '/api/fleet/rules')).body.dimensions.find((d: any) => d.metric_key === 'disk_used_pct').red).toBe(20);
   });
 
@@ -81,7 +95,10 @@ describe('proposing, previewing and approving a rule change', () => {
 
     await call(superadmin, 'POST', `/api/settings/config-changes/${proposal.change_id}/review`, { action: 'approve', note: '' });
     const after = byId((await call(admin, 'GET', '/api/risk/snapshots')).body.clusters, 'risk_level');
-    const moved = [...after].filter(([id, level]) => before.get(id) !== level).map(([id]) => id).sort();
+    const moved = [...after]
+      .filter(([id, level]) => before.get(id) !== level)
+      .map(([id]) => id)
+      .sort();
     expect(moved).toEqual(impact.changes.map((c: any) => c.cluster_id).sort());
   });
 
@@ -103,12 +120,24 @@ describe('two superadmins editing the same version (optimistic concurrency)', ()
     expect(b.body.version).toBe(n);
     expect(a.headers.get('etag')).toBe(`"v${n}"`);
 
-    const bWrite = await call(superadminB, 'PUT', '/api/settings/issue-rules', { content: `${b.body.content}\n# B's edit of v${n}\n`, ...basedOn(n).body }, basedOn(n).headers);
+    const bWrite = await call(
+      superadminB,
+      'PUT',
+      '/api/settings/issue-rules',
+      { content: `${b.body.content}\n# B's edit of v${n}\n`, ...basedOn(n).body },
+      basedOn(n).headers,
+    );
     expect(bWrite.status).toBe(200);
     expect(bWrite.body).toEqual({ status: 'ok', applied: true, version: n + 1 });
     expect(bWrite.headers.get('etag')).toBe(`"v${n + 1}"`);
 
-    const aWrite = await call(superadmin, 'PUT', '/api/settings/issue-rules', { content: `${a.body.content}\n# A's edit of v${n}\n`, ...basedOn(n).body }, basedOn(n).headers);
+    const aWrite = await call(
+      superadmin,
+      'PUT',
+      '/api/settings/issue-rules',
+      { content: `${a.body.content}\n# A's edit of v${n}\n`, ...basedOn(n).body },
+      basedOn(n).headers,
+    );
     expect(aWrite.status).toBe(409);
     expect(aWrite.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(aWrite.body).toMatchObject({ status: 409, current_version: n + 1, base_version: n });
@@ -119,7 +148,13 @@ describe('two superadmins editing the same version (optimistic concurrency)', ()
     expect(now.headers.get('etag')).toBe(`"v${n + 1}"`);
 
     // With the current version, A's edit applies.
-    const retry = await call(superadmin, 'PUT', '/api/settings/issue-rules', { content: `${now.body.content}# A's edit, again on v${n + 1}\n`, ...basedOn(n + 1).body }, basedOn(n + 1).headers);
+    const retry = await call(
+      superadmin,
+      'PUT',
+      '/api/settings/issue-rules',
+      { content: `${now.body.content}# A's edit, again on v${n + 1}\n`, ...basedOn(n + 1).body },
+      basedOn(n + 1).headers,
+    );
     expect(retry.body).toEqual({ status: 'ok', applied: true, version: n + 2 });
   });
 
@@ -128,7 +163,13 @@ describe('two superadmins editing the same version (optimistic concurrency)', ()
     const n = live.body.version as number;
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
-        call(i % 2 ? superadmin : superadminB, 'PUT', '/api/settings/risk-rules', { content: `${live.body.content}\n# racer ${i}\n` }, { 'If-Match': `"v${n}"` }),
+        call(
+          i % 2 ? superadmin : superadminB,
+          'PUT',
+          '/api/settings/risk-rules',
+          { content: `${live.body.content}\n# racer ${i}\n` },
+          { 'If-Match': `"v${n}"` },
+        ),
       ),
     );
     expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
@@ -186,13 +227,21 @@ describe('extreme but valid rules never break scoring', () => {
 
     live.scoring.weights = { metrics: 100, alerts: 100 };
     live.scoring.tier_multipliers = { S: 10, A: 10, B: 0 };
-    live.scoring.alert_bands = [{ max_alerts: 1_000_000, score: 100 }, { max_alerts: null, score: 0 }];
+    live.scoring.alert_bands = [
+      { max_alerts: 1_000_000, score: 100 },
+      { max_alerts: null, score: 0 },
+    ];
     live.scoring.dimensions = live.scoring.dimensions.map((d: any, i: number) =>
-      i % 2 ? { ...d, green: -1e15, yellow: -1e15 + 0.25, red: 1e15, inverted: false, weight: 100 } : { ...d, green: 1e15, yellow: 1e-9, red: -1e15, inverted: true, weight: 0.001 },
+      i % 2
+        ? { ...d, green: -1e15, yellow: -1e15 + 0.25, red: 1e15, inverted: false, weight: 100 }
+        : { ...d, green: 1e15, yellow: 1e-9, red: -1e15, inverted: true, weight: 0.001 },
     );
     const risk = parse((await call(superadmin, 'GET', '/api/settings/risk-rules')).body.content);
     risk.risk.rules = risk.risk.rules.map((r: any) => ({ ...r, warning: -1e15, critical: 1e15, inverted: false }));
-    for (const [name, content] of [['health-rules', stringify(live)], ['risk-rules', stringify(risk)]]) {
+    for (const [name, content] of [
+      ['health-rules', stringify(live)],
+      ['risk-rules', stringify(risk)],
+    ]) {
       const put = await call(superadmin, 'PUT', `/api/settings/${name}`, { content });
       expect(put.status, JSON.stringify(put.body)).toBe(200);
     }
@@ -204,7 +253,8 @@ describe('extreme but valid rules never break scoring', () => {
     const scores = (await call(admin, 'GET', '/api/fleet/scores')).body.scores as any[];
     expect(scores.length).toBeGreaterThan(0);
     for (const s of scores) {
-      for (const n of [s.overall_score, s.metrics_score, s.alerts_score, s.tier_adjusted_score]) expect(n >= 0 && n <= 100, `${s.cluster_name}: ${n}`).toBe(true);
+      for (const n of [s.overall_score, s.metrics_score, s.alerts_score, s.tier_adjusted_score])
+        expect(n >= 0 && n <= 100, `${s.cluster_name}: ${n}`).toBe(true);
     }
     const kpis = (await call(admin, 'GET', '/api/fleet/kpis')).body;
     expect(kpis.kpis.avg_score >= 0 && kpis.kpis.avg_score <= 100, JSON.stringify(kpis)).toBe(true);

@@ -39,10 +39,12 @@ beforeAll(async () => {
   fake = await startFakeEmbed({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, slowMs: 1_000 });
   for (const stream of [process.stdout, process.stderr]) {
     const original = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    writes.push(vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
-      logLines.push(String(chunk));
-      return original(chunk, ...rest);
-    }) as typeof stream.write));
+    writes.push(
+      vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+        logLines.push(String(chunk));
+        return original(chunk, ...rest);
+      }) as typeof stream.write),
+    );
   }
 });
 
@@ -236,7 +238,11 @@ describe('generate-tokens', () => {
     const [call] = generates();
     expect(call!.method).toBe('PUT');
     expect(call!.headers['user-agent']).toBe(UA);
-    expect(call!.body).toEqual({ session_reference_token: fake.referenceTokens()[0], api_token: session.api_token, navigation_token: session.navigation_token });
+    expect(call!.body).toEqual({
+      session_reference_token: fake.referenceTokens()[0],
+      api_token: session.api_token,
+      navigation_token: session.navigation_token,
+    });
     // The new tokens work for the next round.
     expect(await generate(answer as { api_token: string; navigation_token: string })).toMatchObject({ api_token_ttl: 600 });
   });
@@ -294,7 +300,12 @@ describe('configuration', () => {
       expect((error as HttpError).status).toBe(503);
       expect((error as HttpError).message).not.toContain(CLIENT_SECRET);
     }
-    expect(embedConfig({ ...process.env, EMBED_HOST: `${fake.host}/`, EMBED_TIMEOUT_MS: '' })).toMatchObject({ host: fake.host, timeoutMs: 10_000, permissions: DEFAULT_PERMISSIONS, models: [] });
+    expect(embedConfig({ ...process.env, EMBED_HOST: `${fake.host}/`, EMBED_TIMEOUT_MS: '' })).toMatchObject({
+      host: fake.host,
+      timeoutMs: 10_000,
+      permissions: DEFAULT_PERMISSIONS,
+      models: [],
+    });
   });
 
   it('derives a stable external user id and names', () => {

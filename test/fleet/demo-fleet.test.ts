@@ -35,7 +35,10 @@ describe('demo fleet generator', () => {
   it('makes troubled clusters drift towards their thresholds and leaves healthy ones in range', () => {
     const fleet = demoClusters(24);
     const lastDay = (c: (typeof fleet)[number], key: string) =>
-      [...demoSamples(c, 14, NOW)].filter((s) => s.metric_key === key).slice(-24).map((s) => s.value);
+      [...demoSamples(c, 14, NOW)]
+        .filter((s) => s.metric_key === key)
+        .slice(-24)
+        .map((s) => s.value);
     const disk = fleet.find((c) => c.trouble === 'disk' && c.health === 'critical')!;
     expect(Math.max(...lastDay(disk, 'disk_used_pct'))).toBeGreaterThan(90);
     const compaction = fleet.find((c) => c.trouble === 'compaction')!;

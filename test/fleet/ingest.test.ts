@@ -20,16 +20,26 @@ const NEVER_ENDS = '0001-01-01T00:00:00Z';
 
 function cluster(name: string, over: Partial<ClusterInput> = {}): ClusterInput {
   return {
-    cluster_id: randomUUID(), cluster_name: name, customer_name: 'Acme Retail', account_id: '123456789012', account_name: 'Acme Production',
-    email: 'ops@acme.example.com', customer_tier: 'S', cluster_type: 'ELASTIC', region: 'US East (us-east-1)', engine_version: '3.2.6',
-    resource_state: 'RUNNING', node_count: 6, ...over,
+    cluster_id: randomUUID(),
+    cluster_name: name,
+    customer_name: 'Acme Retail',
+    account_id: '123456789012',
+    account_name: 'Acme Production',
+    email: 'ops@acme.example.com',
+    customer_tier: 'S',
+    cluster_type: 'ELASTIC',
+    region: 'US East (us-east-1)',
+    engine_version: '3.2.6',
+    resource_state: 'RUNNING',
+    node_count: 6,
+    ...over,
   };
 }
 
 /** Deterministic pseudo-random numbers for the brute-force comparison. */
 function seeded(seed: number) {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 let clusters: ClusterInput[];
@@ -72,7 +82,12 @@ describe('metric rollups', () => {
     for (const c of clusters) {
       for (let i = 0; i < 600; i++) {
         const at = new Date(NOW.getTime() - Math.floor(random() * 3 * 24 * 60) * 60_000 - i * 1000);
-        samples.push({ cluster_id: c.cluster_id, metric_key: METRIC_KEYS[i % 4]!, value: Math.round((random() * 1000 - 200) * 100) / 100, at: at.toISOString() });
+        samples.push({
+          cluster_id: c.cluster_id,
+          metric_key: METRIC_KEYS[i % 4]!,
+          value: Math.round((random() * 1000 - 200) * 100) / 100,
+          at: at.toISOString(),
+        });
       }
     }
     // eight concurrent batches that overlap on the same cluster-days: version conflicts must be retried, not lost
@@ -93,7 +108,10 @@ describe('metric rollups', () => {
           expect(r.count).toBe(mine.length);
           expect(r.min).toBe(Math.min(...mine.map((s) => s.value)));
           expect(r.max).toBe(Math.max(...mine.map((s) => s.value)));
-          expect(r.sum).toBeCloseTo(mine.reduce((a, s) => a + s.value, 0), 6);
+          expect(r.sum).toBeCloseTo(
+            mine.reduce((a, s) => a + s.value, 0),
+            6,
+          );
           expect(r.last).toBe(latest.value);
           expect(r.last_at).toBe(latest.at);
         }
@@ -147,7 +165,12 @@ describe('metric values are bounded (±1e15) and rollups always finite', () => {
 
   it('a day of samples at the bound keeps a finite, exact sum', async () => {
     const id = clusters[2]!.cluster_id;
-    const samples = Array.from({ length: 2000 }, (_, i) => ({ cluster_id: id, metric_key: 'slow_queries_7d', value: 1e15, at: new Date(Date.parse('2026-11-19T00:00:00Z') + i * 1000).toISOString() }));
+    const samples = Array.from({ length: 2000 }, (_, i) => ({
+      cluster_id: id,
+      metric_key: 'slow_queries_7d',
+      value: 1e15,
+      at: new Date(Date.parse('2026-11-19T00:00:00Z') + i * 1000).toISOString(),
+    }));
     await Promise.all([ingestMetrics(samples.slice(0, 1000), NOW), ingestMetrics(samples.slice(1000), NOW)]);
     const [day] = await readClusterRollups(id, ['2026-11-19']);
     expect(day!.metrics.slow_queries_7d).toMatchObject({ count: 2000, sum: 2e18, min: 1e15, max: 1e15, last: 1e15 });
@@ -155,17 +178,35 @@ describe('metric values are bounded (±1e15) and rollups always finite', () => {
 
   it('a rollup stored non-finite before the bound reads as no data and restarts cleanly on the next sample', async () => {
     const id = clusters[1]!.cluster_id;
-    const corrupt = { qps: { min: 1.5e308, max: 1.5e308, sum: null, count: 2, last: 1.5e308, last_at: '2026-11-18T10:00:00.000Z' }, memory_pct: { min: 50, max: 60, sum: 110, count: 2, last: 60, last_at: '2026-11-18T10:00:00.000Z' } };
-    await putItem('metrics', { pk: `ROLLUP#2026-11-18#${shardOf(id)}`, sk: `CLUSTER#${id}`, cluster_id: id, day: '2026-11-18', m: JSON.stringify(corrupt), version: 1 });
+    const corrupt = {
+      qps: { min: 1.5e308, max: 1.5e308, sum: null, count: 2, last: 1.5e308, last_at: '2026-11-18T10:00:00.000Z' },
+      memory_pct: { min: 50, max: 60, sum: 110, count: 2, last: 60, last_at: '2026-11-18T10:00:00.000Z' },
+    };
+    await putItem('metrics', {
+      pk: `ROLLUP#2026-11-18#${shardOf(id)}`,
+      sk: `CLUSTER#${id}`,
+      cluster_id: id,
+      day: '2026-11-18',
+      m: JSON.stringify(corrupt),
+      version: 1,
+    });
     expect((await readClusterRollups(id, ['2026-11-18']))[0]!.metrics).toEqual({ memory_pct: corrupt.memory_pct });
     await ingestMetrics([{ cluster_id: id, metric_key: 'qps', value: 12, at: '2026-11-18T11:00:00Z' }], NOW);
-    expect((await readClusterRollups(id, ['2026-11-18']))[0]!.metrics.qps).toEqual({ min: 12, max: 12, sum: 12, count: 1, last: 12, last_at: '2026-11-18T11:00:00.000Z' });
+    expect((await readClusterRollups(id, ['2026-11-18']))[0]!.metrics.qps).toEqual({
+      min: 12,
+      max: 12,
+      sum: 12,
+      count: 1,
+      last: 12,
+      last_at: '2026-11-18T11:00:00.000Z',
+    });
   });
 
   it('the merge and the serialiser refuse non-finite numbers instead of storing them', () => {
     const day: DayRollup = {};
     mergeSample(day, { metric_key: 'qps', value: 5, at: '2026-11-20T00:00:00Z' });
-    for (const value of [1.5e308, Infinity, NaN, -1e15 - 1e3]) expect(() => mergeSample(day, { metric_key: 'qps', value, at: '2026-11-20T00:01:00Z' })).toThrow(RangeError);
+    for (const value of [1.5e308, Infinity, NaN, -1e15 - 1e3])
+      expect(() => mergeSample(day, { metric_key: 'qps', value, at: '2026-11-20T00:01:00Z' })).toThrow(RangeError);
     expect(day.qps).toEqual({ min: 5, max: 5, sum: 5, count: 1, last: 5, last_at: '2026-11-20T00:00:00.000Z' });
     expect(() => serializeDayRollup({ qps: { ...day.qps!, sum: Infinity } })).toThrow(RangeError);
     expect(parseDayRollup(serializeDayRollup(day))).toEqual(day);
@@ -174,9 +215,16 @@ describe('metric values are bounded (±1e15) and rollups always finite', () => {
 
 describe('cluster inventory numbers are bounded', () => {
   it('refuses a node_count that is not a whole number in 0..10,000', async () => {
-    const result = await ingestClusters([cluster('n1', { node_count: 1e308 }), cluster('n2', { node_count: 2.5 }), cluster('n3', { node_count: -1 }), cluster('n4', { node_count: 10_000 })], NOW);
+    const result = await ingestClusters(
+      [cluster('n1', { node_count: 1e308 }), cluster('n2', { node_count: 2.5 }), cluster('n3', { node_count: -1 }), cluster('n4', { node_count: 10_000 })],
+      NOW,
+    );
     expect(result.accepted).toBe(1);
-    expect(result.rejected.map((r) => [r.index, r.reason.split(':')[0]])).toEqual([[0, 'node_count'], [1, 'node_count'], [2, 'node_count']]);
+    expect(result.rejected.map((r) => [r.index, r.reason.split(':')[0]])).toEqual([
+      [0, 'node_count'],
+      [1, 'node_count'],
+      [2, 'node_count'],
+    ]);
   });
 });
 
@@ -200,7 +248,10 @@ describe('alerts from the Alertmanager webhook', () => {
   it('the latest notification wins: fire, repeat, resolve, resolved redelivery, re-fire reopens the alert and its issue', async () => {
     const id = clusters[0]!.cluster_id;
     expect(await ingestAlerts([alert('firing')], at(0))).toEqual({ accepted: 1, rejected: [], duplicates: 0, issues: { created: 1, updated: 0 } });
-    expect(await ingestAlerts([alert('firing', { annotations: { summary: 'Disk almost full', description: 'be-1 disk at 94%' } })], at(1))).toMatchObject({ accepted: 1, duplicates: 1 }); // repeat
+    expect(await ingestAlerts([alert('firing', { annotations: { summary: 'Disk almost full', description: 'be-1 disk at 94%' } })], at(1))).toMatchObject({
+      accepted: 1,
+      duplicates: 1,
+    }); // repeat
     expect((await storedOf(id, 'c3f1aa0b9e2d4455'))[0]!.detail).toBe('be-1 disk at 94%'); // a repeat still refreshes the text
     expect(await ingestAlerts([alert('resolved')], at(2))).toMatchObject({ duplicates: 0 });
     expect((await issueOf(id, 'DiskUsageHigh'))[0]).toMatchObject({ status: 'Resolved' }); // 11:15 + 30 quiet minutes < 12:02
@@ -210,8 +261,15 @@ describe('alerts from the Alertmanager webhook', () => {
     const stored = await storedOf(id, 'c3f1aa0b9e2d4455');
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({
-      alert_name: 'DiskUsageHigh', severity: 'Critical', status: 'Firing', starts_at: '2026-11-20T10:00:00.123Z', ends_at: null,
-      summary: 'Disk almost full', detail: 'be-1 disk at 93%', dashboard_url: 'https://grafana.example.com/d/disk', cluster_id: id,
+      alert_name: 'DiskUsageHigh',
+      severity: 'Critical',
+      status: 'Firing',
+      starts_at: '2026-11-20T10:00:00.123Z',
+      ends_at: null,
+      summary: 'Disk almost full',
+      detail: 'be-1 disk at 93%',
+      dashboard_url: 'https://grafana.example.com/d/disk',
+      cluster_id: id,
     });
     const issues = await issueOf(id, 'DiskUsageHigh');
     expect(issues).toHaveLength(1);
@@ -247,7 +305,9 @@ describe('alerts from the Alertmanager webhook', () => {
   it('concurrent deliveries of stored alerts: the one received last wins, for every alert', async () => {
     const id = clusters[2]!.cluster_id;
     const group = (status: 'firing' | 'resolved', endsAt: string) =>
-      Array.from({ length: 60 }, (_, i) => alert(status, { fingerprint: `conc${String(i).padStart(12, '0')}`, labels: { alertname: 'MemoryHigh', cluster_id: id, pod: `p${i}` }, endsAt }));
+      Array.from({ length: 60 }, (_, i) =>
+        alert(status, { fingerprint: `conc${String(i).padStart(12, '0')}`, labels: { alertname: 'MemoryHigh', cluster_id: id, pod: `p${i}` }, endsAt }),
+      );
     await ingestAlerts(group('firing', NEVER_ENDS), at(0));
     // eight deliveries received one minute apart, processed all at once; the last received says resolved at 11:58
     const deliveries = Array.from({ length: 8 }, (_, k) => (k % 2 ? group('firing', NEVER_ENDS) : group('resolved', `2026-11-20T11:5${k + 1}:00Z`)));
@@ -261,7 +321,12 @@ describe('alerts from the Alertmanager webhook', () => {
   it('stores a 3,000-alert notification with batched round trips, not one per alert; its redelivery is 3,000 duplicates', async () => {
     const ids = [clusters[0]!.cluster_id, clusters[1]!.cluster_id, clusters[2]!.cluster_id];
     const big = Array.from({ length: 3000 }, (_, i) =>
-      alert('firing', { fingerprint: `big${String(i).padStart(13, '0')}`, startsAt: '2026-11-20T11:00:00Z', labels: { alertname: 'NodeDown', cluster_id: ids[i % 3]!, instance: `be-${i}` } }));
+      alert('firing', {
+        fingerprint: `big${String(i).padStart(13, '0')}`,
+        startsAt: '2026-11-20T11:00:00Z',
+        labels: { alertname: 'NodeDown', cluster_id: ids[i % 3]!, instance: `be-${i}` },
+      }),
+    );
     let requests = 0;
     const counter = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
       requests += 1;
@@ -298,8 +363,12 @@ describe('alerts from the Alertmanager webhook', () => {
 
   it('refuses alerts without a known cluster label, keeping the rest; the cluster label is configurable', async () => {
     const result = await ingestAlerts(
-      [alert('firing', { fingerprint: 'ok00000000000001' }), alert('firing', { labels: { alertname: 'X', severity: 'warning' } }),
-        alert('firing', { labels: { alertname: 'X', cluster_id: randomUUID() } }), { status: 'weird' }],
+      [
+        alert('firing', { fingerprint: 'ok00000000000001' }),
+        alert('firing', { labels: { alertname: 'X', severity: 'warning' } }),
+        alert('firing', { labels: { alertname: 'X', cluster_id: randomUUID() } }),
+        { status: 'weird' },
+      ],
       NOW,
     );
     expect(result.accepted).toBe(1);
@@ -310,7 +379,10 @@ describe('alerts from the Alertmanager webhook', () => {
     ]);
     process.env.ALERT_CLUSTER_LABEL = 'cluster';
     try {
-      const relabeled = await ingestAlerts([alert('firing', { fingerprint: 'ok00000000000002', labels: { alertname: 'Y', cluster: clusters[2]!.cluster_id } })], NOW);
+      const relabeled = await ingestAlerts(
+        [alert('firing', { fingerprint: 'ok00000000000002', labels: { alertname: 'Y', cluster: clusters[2]!.cluster_id } })],
+        NOW,
+      );
       expect(relabeled.accepted).toBe(1);
       expect((await storedOf(clusters[2]!.cluster_id, 'ok00000000000002'))[0]!.alert_name).toBe('Y');
     } finally {
@@ -321,12 +393,18 @@ describe('alerts from the Alertmanager webhook', () => {
   it('refuses a startsAt in the future or beyond the retention; a resolution time is kept within [startsAt, receipt]', async () => {
     const id = clusters[0]!.cluster_id;
     const result = await ingestAlerts(
-      [alert('firing', { fingerprint: 'time000000000001', startsAt: '9999-12-31T00:00:00Z' }), alert('firing', { fingerprint: 'time000000000002', startsAt: '0001-01-01T00:00:00Z' }),
+      [
+        alert('firing', { fingerprint: 'time000000000001', startsAt: '9999-12-31T00:00:00Z' }),
+        alert('firing', { fingerprint: 'time000000000002', startsAt: '0001-01-01T00:00:00Z' }),
         alert('resolved', { fingerprint: 'time000000000003', startsAt: '2026-11-20T09:00:00Z', endsAt: '9999-01-01T00:00:00Z' }),
-        alert('resolved', { fingerprint: 'time000000000004', startsAt: '2026-11-20T09:00:00Z', endsAt: '2020-01-01T00:00:00Z' })],
+        alert('resolved', { fingerprint: 'time000000000004', startsAt: '2026-11-20T09:00:00Z', endsAt: '2020-01-01T00:00:00Z' }),
+      ],
       NOW,
     );
-    expect(result.rejected).toEqual([{ index: 0, reason: 'startsAt: in the future' }, { index: 1, reason: 'startsAt: older than the 400-day retention' }]);
+    expect(result.rejected).toEqual([
+      { index: 0, reason: 'startsAt: in the future' },
+      { index: 1, reason: 'startsAt: older than the 400-day retention' },
+    ]);
     expect((await storedOf(id, 'time000000000003'))[0]!.ends_at).toBe(NOW.toISOString());
     expect((await storedOf(id, 'time000000000004'))[0]!.ends_at).toBe('2026-11-20T09:00:00.000Z');
   });
@@ -349,7 +427,11 @@ describe('refused records are logged', () => {
     const warns = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'warn');
     expect(warns).toEqual([
       expect.objectContaining({
-        service: 'ingest', message: 'ingest refused records', kind: 'alerts', accepted: 0, rejected: 4,
+        service: 'ingest',
+        message: 'ingest refused records',
+        kind: 'alerts',
+        accepted: 0,
+        rejected: 4,
         reasons: { 'cluster_id: unknown cluster': 3, 'labels.cluster_id: missing (the label that names the cluster)': 1 },
       }),
     ]);
@@ -363,7 +445,12 @@ describe('a notification cut short by max_alerts', () => {
     process.env.LOG_LEVEL = 'warn';
     let result: unknown;
     try {
-      const a = { status: 'firing', labels: { alertname: 'Cut', cluster_id: clusters[0]!.cluster_id }, startsAt: NOW.toISOString(), fingerprint: 'cut0000000000001' };
+      const a = {
+        status: 'firing',
+        labels: { alertname: 'Cut', cluster_id: clusters[0]!.cluster_id },
+        startsAt: NOW.toISOString(),
+        fingerprint: 'cut0000000000001',
+      };
       result = await ingestHandler({ kind: 'alerts', body: { version: '4', truncatedAlerts: 1200, alerts: [a] } }, {} as Context);
     } finally {
       spy.mockRestore();
@@ -385,7 +472,10 @@ describe('logs', () => {
     ];
     const first = await ingestLogs(events, NOW);
     expect(first.accepted).toBe(2);
-    expect(first.rejected).toEqual([{ index: 2, reason: 'at: older than the 7-day retention' }, { index: 3, reason: expect.stringMatching(/^level: /) }]);
+    expect(first.rejected).toEqual([
+      { index: 2, reason: 'at: older than the 7-day retention' },
+      { index: 3, reason: expect.stringMatching(/^level: /) },
+    ]);
     await ingestLogs(events.slice(0, 2), NOW);
     const stored = await listClusterLogs(id, new Date('2026-11-19T00:00:00Z'));
     expect(stored).toEqual([

@@ -15,8 +15,14 @@ describe('access tokens', () => {
   });
 
   it('refuses a token signed with another key', async () => {
-    const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE)
-      .setIssuedAt().setExpirationTime('1h').sign(key('another-secret-another-secret-another-secret'));
+    const forged = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('x')
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(key('another-secret-another-secret-another-secret'));
     expect(await verifyAccessToken(forged)).toBeNull();
   });
 
@@ -28,11 +34,21 @@ describe('access tokens', () => {
   it('refuses an expired token, a wrong audience or issuer, and a bad role', async () => {
     const base = () => new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuedAt();
     const k = key(TEST_JWT_SECRET);
-    const expired = await base().setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime(Math.floor(Date.now() / 1000) - 10).sign(k);
+    const expired = await base()
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 10)
+      .sign(k);
     const audience = await base().setIssuer(ISSUER).setAudience('someone-else').setExpirationTime('1h').sign(k);
     const issuer = await base().setIssuer('evil').setAudience(AUDIENCE).setExpirationTime('1h').sign(k);
-    const role = await new SignJWT({ ...claims, role: 'root' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER)
-      .setAudience(AUDIENCE).setIssuedAt().setExpirationTime('1h').sign(k);
+    const role = await new SignJWT({ ...claims, role: 'root' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('x')
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(k);
     for (const token of [expired, audience, issuer, role]) expect(await verifyAccessToken(token)).toBeNull();
   });
 

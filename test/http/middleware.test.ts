@@ -20,7 +20,11 @@ const demoGroup = defineGroup({
   routes: {
     open: { method: 'GET', path: '/api/demo/open', summary: 'public', auth: 'public', roles: [] },
     echo: {
-      method: 'POST', path: '/api/demo/items/{item_id}', summary: 'echo', auth: 'user', roles: ANY_ROLE,
+      method: 'POST',
+      path: '/api/demo/items/{item_id}',
+      summary: 'echo',
+      auth: 'user',
+      roles: ANY_ROLE,
       params: z.object({ item_id: z.string().regex(/^i-\d+$/) }),
       query: z.object({ page: z.coerce.number().int().min(1).default(1) }),
       body: z.strictObject({ name: z.string().min(2), count: z.number().int().max(10) }),
@@ -29,7 +33,15 @@ const demoGroup = defineGroup({
     ingest: { method: 'POST', path: '/api/demo/ingest', summary: 'ingest', auth: 'ingest', roles: ADMIN_UP, body: z.object({}) },
     crash: { method: 'GET', path: '/api/demo/crash', summary: 'crash', auth: 'public', roles: [] },
     conflict: { method: 'GET', path: '/api/demo/conflict', summary: 'conflict', auth: 'public', roles: [] },
-    bulk: { method: 'POST', path: '/api/demo/bulk', summary: 'bulk', auth: 'public', roles: [], maxBodyBytes: 2 * MAX_BODY_BYTES, body: z.object({ data: z.string() }) },
+    bulk: {
+      method: 'POST',
+      path: '/api/demo/bulk',
+      summary: 'bulk',
+      auth: 'public',
+      roles: [],
+      maxBodyBytes: 2 * MAX_BODY_BYTES,
+      body: z.object({ data: z.string() }),
+    },
     lostRace: { method: 'GET', path: '/api/demo/lost-race', summary: 'lost race', auth: 'public', roles: [] },
     busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [] },
     later: { method: 'GET', path: '/api/demo/later', summary: 'later', auth: 'public', roles: [] },
@@ -138,11 +150,17 @@ describe('group handler and middleware stack', () => {
 
   it('403 when the role is not allowed, before the handler runs', async () => {
     const res = await call(handler, {
-      method: 'DELETE', path: '/api/demo/items/i-1', routeKey: 'DELETE /api/demo/items/{item_id}', headers: { authorization: `Bearer ${viewer}` },
+      method: 'DELETE',
+      path: '/api/demo/items/i-1',
+      routeKey: 'DELETE /api/demo/items/{item_id}',
+      headers: { authorization: `Bearer ${viewer}` },
     });
     expectProblem(res, 403);
     const ok = await call(handler, {
-      method: 'DELETE', path: '/api/demo/items/i-1', routeKey: 'DELETE /api/demo/items/{item_id}', headers: { authorization: `Bearer ${admin}` },
+      method: 'DELETE',
+      path: '/api/demo/items/i-1',
+      routeKey: 'DELETE /api/demo/items/{item_id}',
+      headers: { authorization: `Bearer ${admin}` },
     });
     expect(ok.statusCode).toBe(204);
     expect(ok.body).toBeUndefined();
@@ -160,7 +178,8 @@ describe('group handler and middleware stack', () => {
   });
 
   it('a route may declare a larger body limit (ingest: 6 MB), and 413 above it', async () => {
-    const bulk = (length: number) => call(handler, { method: 'POST', path: '/api/demo/bulk', routeKey: 'POST /api/demo/bulk', body: JSON.stringify({ data: 'x'.repeat(length) }) });
+    const bulk = (length: number) =>
+      call(handler, { method: 'POST', path: '/api/demo/bulk', routeKey: 'POST /api/demo/bulk', body: JSON.stringify({ data: 'x'.repeat(length) }) });
     const within = await bulk(MAX_BODY_BYTES + 100);
     expect(within.statusCode).toBe(200);
     expect(within.json).toEqual({ length: MAX_BODY_BYTES + 100 });
@@ -229,7 +248,13 @@ describe('group handler and middleware stack', () => {
     forgetSecrets();
     try {
       const send = (token: string) =>
-        call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
+        call(handler, {
+          method: 'POST',
+          path: '/api/demo/ingest',
+          routeKey: 'POST /api/demo/ingest',
+          headers: { authorization: `Bearer ${token}` },
+          body: '{}',
+        });
       expect((await send('ingest-secret-token-0123456789')).json).toEqual({ principal: null });
       expect((await send(admin)).json).toEqual({ principal: 'admin-user' });
       expectProblem(await send(viewer), 403);
@@ -242,7 +267,9 @@ describe('group handler and middleware stack', () => {
 
   it('answers CORS preflight without authentication', async () => {
     const res = await call(handler, {
-      method: 'OPTIONS', path: '/api/demo/items/i-1', headers: { origin: 'https://app.test', 'access-control-request-method': 'DELETE' },
+      method: 'OPTIONS',
+      path: '/api/demo/items/i-1',
+      headers: { origin: 'https://app.test', 'access-control-request-method': 'DELETE' },
     });
     expect(res.statusCode).toBe(204);
     expect(res.headers?.['Access-Control-Allow-Methods']).toContain('DELETE');
@@ -258,7 +285,12 @@ describe('compression', () => {
   it('gzips a large answer when the client accepts gzip, and only then', async () => {
     const variants: Record<string, string>[] = [{}, { 'x-prepared': '1' }];
     for (const prepared of variants) {
-      const event = apiEvent({ method: 'GET', path: '/api/demo/big', routeKey: 'GET /api/demo/big', headers: { 'accept-encoding': 'gzip, deflate, br', ...prepared } });
+      const event = apiEvent({
+        method: 'GET',
+        path: '/api/demo/big',
+        routeKey: 'GET /api/demo/big',
+        headers: { 'accept-encoding': 'gzip, deflate, br', ...prepared },
+      });
       const zipped = await handler(event, lambdaContext);
       expect(zipped.isBase64Encoded).toBe(true);
       expect(zipped.headers?.['Content-Encoding']).toBe('gzip');
@@ -291,7 +323,12 @@ describe('CORS in production', () => {
       expect((await get('https://ops.example.com')).headers?.['Access-Control-Allow-Origin']).toBe('https://ops.example.com');
       expect((await get('https://admin.example.com')).headers?.['Access-Control-Allow-Origin']).toBe('https://admin.example.com');
       expect((await get('https://evil.example.net')).headers?.['Access-Control-Allow-Origin']).toBeUndefined();
-      const error = await call(prod, { method: 'GET', path: '/api/demo/crash', routeKey: 'GET /api/demo/crash', headers: { origin: 'https://ops.example.com' } });
+      const error = await call(prod, {
+        method: 'GET',
+        path: '/api/demo/crash',
+        routeKey: 'GET /api/demo/crash',
+        headers: { origin: 'https://ops.example.com' },
+      });
       expect(error.headers?.['Access-Control-Allow-Origin']).toBe('https://ops.example.com');
       const preflight = await call(prod, { method: 'OPTIONS', path: '/api/demo/open', headers: { origin: 'https://evil.example.net' } });
       expect(preflight.headers?.['Access-Control-Allow-Origin']).toBeUndefined();
@@ -310,14 +347,22 @@ describe('CORS in production', () => {
       const open = await call(prod, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { origin } });
       expect(open.headers?.['Access-Control-Allow-Origin']).toBe(origin);
       expect(open.headers?.Vary).toBe('Origin');
-      const zipped = await prod(apiEvent({ method: 'GET', path: '/api/demo/big', routeKey: 'GET /api/demo/big', headers: { origin, 'accept-encoding': 'gzip' } }), lambdaContext);
+      const zipped = await prod(
+        apiEvent({ method: 'GET', path: '/api/demo/big', routeKey: 'GET /api/demo/big', headers: { origin, 'accept-encoding': 'gzip' } }),
+        lambdaContext,
+      );
       expect(zipped.headers?.Vary).toBe('Accept-Encoding, Origin');
       const error = await call(prod, { method: 'GET', path: '/api/demo/crash', routeKey: 'GET /api/demo/crash', headers: { origin } });
       expect(error.headers?.Vary).toBe('Origin');
       const preflight = await call(prod, { method: 'OPTIONS', path: '/api/demo/open', headers: { origin } });
       expect(preflight.headers?.['Access-Control-Allow-Origin']).toBe(origin);
       expect(preflight.headers?.Vary).toBe('Origin');
-      const refused = await call(prod, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { origin: 'https://evil.example.net' } });
+      const refused = await call(prod, {
+        method: 'GET',
+        path: '/api/demo/open',
+        routeKey: 'GET /api/demo/open',
+        headers: { origin: 'https://evil.example.net' },
+      });
       expect(refused.headers?.['Access-Control-Allow-Origin']).toBeUndefined();
       expect(refused.headers?.Vary).toBe('Origin');
     } finally {

@@ -14,7 +14,10 @@ const routes = sortBySpecificity([
 describe('path matching with API Gateway precedence', () => {
   it('prefers a literal segment over a parameter', () => {
     expect(matchPath(routes, 'GET', '/api/patrol/latest')?.route.path).toBe('/api/patrol/latest');
-    expect(matchPath(routes, 'GET', '/api/patrol/r-1')).toEqual({ route: routes.find((r) => r.path === '/api/patrol/{report_id}'), params: { report_id: 'r-1' } });
+    expect(matchPath(routes, 'GET', '/api/patrol/r-1')).toEqual({
+      route: routes.find((r) => r.path === '/api/patrol/{report_id}'),
+      params: { report_id: 'r-1' },
+    });
     expect(matchPath(routes, 'GET', '/api/patrol/kpis/summary')?.route.path).toBe('/api/patrol/kpis/summary');
   });
 

@@ -41,7 +41,12 @@ describe('the built auth Lambda bundle', () => {
 
   it('logs in and answers /me through DynamoDB with environment credentials', async () => {
     const login = await handler(
-      apiEvent({ method: 'POST', path: '/api/auth/login', routeKey: 'POST /api/auth/login', body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }) }),
+      apiEvent({
+        method: 'POST',
+        path: '/api/auth/login',
+        routeKey: 'POST /api/auth/login',
+        body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }),
+      }),
       lambdaContext,
     );
     expect(login.statusCode).toBe(200);
@@ -57,7 +62,12 @@ describe('the built auth Lambda bundle', () => {
   it('the fleet bundle carries no YAML parser and reads the shipped rules from the JSON beside it', async () => {
     expect(fleetBundle).not.toContain('parseDocument');
     const login = await handler(
-      apiEvent({ method: 'POST', path: '/api/auth/login', routeKey: 'POST /api/auth/login', body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }) }),
+      apiEvent({
+        method: 'POST',
+        path: '/api/auth/login',
+        routeKey: 'POST /api/auth/login',
+        body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }),
+      }),
       lambdaContext,
     );
     const token = JSON.parse(login.body!).access_token as string;

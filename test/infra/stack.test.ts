@@ -100,7 +100,7 @@ describe('HTTP API', () => {
     expect(endpoints.filter((e) => !declared.has(e))).toEqual([]);
   });
 
-  it('sends each route to its group\'s Lambda with payload format 2.0', () => {
+  it("sends each route to its group's Lambda with payload format 2.0", () => {
     const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
     for (const [, route] of routes) {
       const integrationId = (route.Properties.Target['Fn::Join'][1][1] as Json).Ref as string;
@@ -239,7 +239,7 @@ describe('IAM', () => {
     expect(invokes('auth')).toEqual([]);
   });
 
-  it('writes each function\'s logs only to its own log group', () => {
+  it("writes each function's logs only to its own log group", () => {
     for (const [name, { resource }] of functions) {
       const logStatements = roleStatements(name).filter((s) => asArray<string>(s.Action).some((a) => a.startsWith('logs:')));
       expect(logStatements, name).toHaveLength(1);
@@ -275,7 +275,10 @@ describe('DynamoDB', () => {
       const table = resources[tableIds.get(name)!]!.Properties;
       const def = TABLES[name];
       expect(table.TimeToLiveSpecification, name).toEqual(def.ttl ? { AttributeName: 'ttl', Enabled: true } : undefined);
-      expect(asArray<Json>(table.GlobalSecondaryIndexes).map((i) => i.IndexName), name).toEqual(def.indexes.map((i) => i.name));
+      expect(
+        asArray<Json>(table.GlobalSecondaryIndexes).map((i) => i.IndexName),
+        name,
+      ).toEqual(def.indexes.map((i) => i.name));
       for (const index of asArray<Json>(table.GlobalSecondaryIndexes)) expect(index.Projection, name).toEqual({ ProjectionType: 'ALL' });
     }
   });
@@ -312,7 +315,13 @@ describe('schedules', () => {
 
   it('writes rate expressions as EventBridge requires', () => {
     expect([1, 15, 60, 360, 1440, 2880, 90].map(rateExpression)).toEqual([
-      'rate(1 minute)', 'rate(15 minutes)', 'rate(1 hour)', 'rate(6 hours)', 'rate(1 day)', 'rate(2 days)', 'rate(90 minutes)',
+      'rate(1 minute)',
+      'rate(15 minutes)',
+      'rate(1 hour)',
+      'rate(6 hours)',
+      'rate(1 day)',
+      'rate(2 days)',
+      'rate(90 minutes)',
     ]);
     expect(() => rateExpression(0)).toThrow();
     expect(() => rateExpression(1.5)).toThrow();
@@ -325,9 +334,7 @@ describe('SPA', () => {
     const config = distribution.Properties.DistributionConfig as Json;
     expect(config.CustomErrorResponses).toBeUndefined();
     expect(config.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('redirect-to-https');
-    expect(config.DefaultCacheBehavior.FunctionAssociations).toEqual([
-      expect.objectContaining({ EventType: 'viewer-request' }),
-    ]);
+    expect(config.DefaultCacheBehavior.FunctionAssociations).toEqual([expect.objectContaining({ EventType: 'viewer-request' })]);
     const api = asArray<Json>(config.CacheBehaviors).find((b) => b.PathPattern === '/api/*');
     expect(api).toMatchObject({
       AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
@@ -363,17 +370,14 @@ describe('SPA', () => {
 describe('cdk-nag AwsSolutions', () => {
   it('reports no unacknowledged error or warning', () => {
     const report = new AwsSolutionsChecks(app).validateScope(app);
-    const findings = report.violations.map(
-      (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
-    );
+    const findings = report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
     expect(findings).toEqual([]);
   });
 
   it('leaves no error or warning annotation from the CDK itself', () => {
-    const messages = [
-      ...Annotations.fromStack(stack).findError('*', Match.anyValue()),
-      ...Annotations.fromStack(stack).findWarning('*', Match.anyValue()),
-    ].map((m) => `${m.id}: ${JSON.stringify(m.entry.data)}`);
+    const messages = [...Annotations.fromStack(stack).findError('*', Match.anyValue()), ...Annotations.fromStack(stack).findWarning('*', Match.anyValue())].map(
+      (m) => `${m.id}: ${JSON.stringify(m.entry.data)}`,
+    );
     expect(messages).toEqual([]);
   });
 });
@@ -382,8 +386,12 @@ describe('ticket provider configuration', () => {
   it('gives only the issues Lambda the provider settings and read access to its credential', () => {
     const withJira = new App({
       context: {
-        ...cdkContext, 'aws:cdk:bundling-stacks': [], ticketProvider: 'jira', ticketBaseUrl: 'https://acme.atlassian.net',
-        ticketProjectKey: 'OPS', ticketUserEmail: 'bot@acme.example',
+        ...cdkContext,
+        'aws:cdk:bundling-stacks': [],
+        ticketProvider: 'jira',
+        ticketBaseUrl: 'https://acme.atlassian.net',
+        ticketProjectKey: 'OPS',
+        ticketUserEmail: 'bot@acme.example',
       },
     });
     const jiraProps = fleetHealthPropsFromContext(withJira);
@@ -393,7 +401,10 @@ describe('ticket provider configuration', () => {
     const withTickets = fns.filter((f) => f.Properties.Environment?.Variables?.TICKET_PROVIDER);
     expect(withTickets.map((f) => f.Properties.FunctionName)).toEqual([`${prefix}issues`]);
     expect(withTickets[0]!.Properties.Environment.Variables).toMatchObject({
-      TICKET_PROVIDER: 'jira', TICKET_BASE_URL: 'https://acme.atlassian.net', TICKET_PROJECT_KEY: 'OPS', TICKET_USER_EMAIL: 'bot@acme.example',
+      TICKET_PROVIDER: 'jira',
+      TICKET_BASE_URL: 'https://acme.atlassian.net',
+      TICKET_PROJECT_KEY: 'OPS',
+      TICKET_USER_EMAIL: 'bot@acme.example',
       TICKET_API_TOKEN_ARN: { Ref: expect.stringMatching(/^TicketCredential/) },
     });
     const readers = Object.values(t)
@@ -412,15 +423,21 @@ describe('ticket provider configuration', () => {
 
 describe('LLM provider configuration', () => {
   it('sets the provider on every function granted bedrock:invoke, and nowhere else', () => {
-    const withLlm = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], llmProvider: 'bedrock', llmModel: 'anthropic.claude-3-5-haiku-20241022-v1:0' } });
+    const withLlm = new App({
+      context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], llmProvider: 'bedrock', llmModel: 'anthropic.claude-3-5-haiku-20241022-v1:0' },
+    });
     const llmProps = fleetHealthPropsFromContext(withLlm);
     const t = Template.fromStack(new FleetHealthStack(withLlm, 'LlmStack', llmProps)).toJSON().Resources as Record<string, Json>;
     const configured = Object.values(t)
       .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LLM_PROVIDER === 'bedrock')
       .map((f) => String(f.Properties.FunctionName).slice(prefix.length))
       .sort();
-    const expected = [...ROUTE_GROUPS.filter((g) => (g.grants ?? []).includes('bedrock:invoke')).map((g) => g.name),
-      ...Object.entries(WORKERS).filter(([, w]) => ((w as { grants?: readonly string[] }).grants ?? []).includes('bedrock:invoke')).map(([n]) => n)].sort();
+    const expected = [
+      ...ROUTE_GROUPS.filter((g) => (g.grants ?? []).includes('bedrock:invoke')).map((g) => g.name),
+      ...Object.entries(WORKERS)
+        .filter(([, w]) => ((w as { grants?: readonly string[] }).grants ?? []).includes('bedrock:invoke'))
+        .map(([n]) => n),
+    ].sort();
     expect(configured).toEqual(expected);
     expect(configured).toContain('chat');
   });
@@ -434,10 +451,16 @@ describe('LLM provider configuration', () => {
 describe('dashboard embed configuration', () => {
   it('gives only the dashboard-embed Lambda the BI server and its client secret', () => {
     const withEmbed = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], embedHost: 'https://bi.example.com', embedClientId: 'fleet' } });
-    const t = Template.fromStack(new FleetHealthStack(withEmbed, 'EmbedStack', fleetHealthPropsFromContext(withEmbed))).toJSON().Resources as Record<string, Json>;
+    const t = Template.fromStack(new FleetHealthStack(withEmbed, 'EmbedStack', fleetHealthPropsFromContext(withEmbed))).toJSON().Resources as Record<
+      string,
+      Json
+    >;
     const configured = Object.values(t).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.EMBED_HOST);
     expect(configured.map((f) => f.Properties.FunctionName)).toEqual([`${prefix}dashboard-embed`]);
-    expect(configured[0]!.Properties.Environment.Variables).toMatchObject({ EMBED_CLIENT_ID: 'fleet', EMBED_CLIENT_SECRET_ARN: { Ref: expect.stringMatching(/^EmbedClientSecret/) } });
+    expect(configured[0]!.Properties.Environment.Variables).toMatchObject({
+      EMBED_CLIENT_ID: 'fleet',
+      EMBED_CLIENT_SECRET_ARN: { Ref: expect.stringMatching(/^EmbedClientSecret/) },
+    });
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, embedHost: 'https://bi.example.com' } }))).toThrow(/embedClientId/);
   });
 });
@@ -446,14 +469,20 @@ describe('LDAP configuration', () => {
   it('gives only the auth Lambda the LDAP settings and read access to the CA certificate secret, created only with ldapUrl', () => {
     expect(Object.keys(resources).some((id) => id.startsWith('LdapCaCert'))).toBe(false); // not configured: no secret
     const withLdap = new App({
-      context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], ldapUrl: 'ldaps://ldap.example.com', ldapUserDnTemplate: 'uid={username},ou=people,dc=example,dc=com' },
+      context: {
+        ...cdkContext,
+        'aws:cdk:bundling-stacks': [],
+        ldapUrl: 'ldaps://ldap.example.com',
+        ldapUserDnTemplate: 'uid={username},ou=people,dc=example,dc=com',
+      },
     });
     const t = Template.fromStack(new FleetHealthStack(withLdap, 'LdapStack', fleetHealthPropsFromContext(withLdap))).toJSON();
     const ldapResources = t.Resources as Record<string, Json>;
     const configured = Object.values(ldapResources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_URL);
     expect(configured.map((f) => f.Properties.FunctionName)).toEqual([`${prefix}auth`]);
     expect(configured[0]!.Properties.Environment.Variables).toMatchObject({
-      LDAP_URL: 'ldaps://ldap.example.com', LDAP_CA_CERT_ARN: { Ref: expect.stringMatching(/^LdapCaCert/) },
+      LDAP_URL: 'ldaps://ldap.example.com',
+      LDAP_CA_CERT_ARN: { Ref: expect.stringMatching(/^LdapCaCert/) },
     });
     const withCa = Object.values(ldapResources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_CA_CERT_ARN);
     expect(withCa).toHaveLength(1);
@@ -468,7 +497,13 @@ describe('LDAP configuration', () => {
 
   it('turns StartTLS on for an ldap:// server with ldapStartTls=true', () => {
     const app = new App({
-      context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], ldapUrl: 'ldap://ldap.example.com', ldapUserDnTemplate: 'uid={username},dc=example,dc=com', ldapStartTls: 'true' },
+      context: {
+        ...cdkContext,
+        'aws:cdk:bundling-stacks': [],
+        ldapUrl: 'ldap://ldap.example.com',
+        ldapUserDnTemplate: 'uid={username},dc=example,dc=com',
+        ldapStartTls: 'true',
+      },
     });
     const t = Template.fromStack(new FleetHealthStack(app, 'LdapTlsStack', fleetHealthPropsFromContext(app))).toJSON().Resources as Record<string, Json>;
     const auth = Object.values(t).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_URL)!;

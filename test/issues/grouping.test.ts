@@ -21,10 +21,22 @@ function alert(name: string, startedAgo: number, endedAgo: number | null, over: 
   const fingerprint = over.fingerprint ?? `fp-${name}`;
   n++;
   return {
-    alert_id: `a${n}`, cluster_id: 'c1', alert_name: name, severity: 'warning', status: endedAgo === null ? 'Firing' : 'Resolved',
-    starts_at: minutesAgo(startedAgo), ends_at: endedAgo === null ? null : minutesAgo(endedAgo), fingerprint,
-    labels: { alertname: name, cluster_id: over.cluster_id ?? 'c1', ...over.labels }, annotations: {}, summary: name, detail: '', dashboard_url: '',
-    received_at: minutesAgo(startedAgo), updated_at: minutesAgo(startedAgo), ...over,
+    alert_id: `a${n}`,
+    cluster_id: 'c1',
+    alert_name: name,
+    severity: 'warning',
+    status: endedAgo === null ? 'Firing' : 'Resolved',
+    starts_at: minutesAgo(startedAgo),
+    ends_at: endedAgo === null ? null : minutesAgo(endedAgo),
+    fingerprint,
+    labels: { alertname: name, cluster_id: over.cluster_id ?? 'c1', ...over.labels },
+    annotations: {},
+    summary: name,
+    detail: '',
+    dashboard_url: '',
+    received_at: minutesAgo(startedAgo),
+    updated_at: minutesAgo(startedAgo),
+    ...over,
   };
 }
 
@@ -33,7 +45,14 @@ describe('joining alerts into issues', () => {
     const alerts = [alert('DiskHigh', 300, 290), alert('DiskHigh', 270, 260), alert('DiskHigh', 240, 235), alert('DiskHigh', 200, null)];
     const issues = groupAlerts(alerts, RULES, NOW);
     expect(issues).toHaveLength(1);
-    expect(issues[0]).toMatchObject({ issue_name: 'DiskHigh', alert_count: 4, status: 'Ongoing', first_seen: minutesAgo(300), last_seen: minutesAgo(200), resolved_at: null });
+    expect(issues[0]).toMatchObject({
+      issue_name: 'DiskHigh',
+      alert_count: 4,
+      status: 'Ongoing',
+      first_seen: minutesAgo(300),
+      last_seen: minutesAgo(200),
+      resolved_at: null,
+    });
   });
 
   it('an alert after the join window opens a new issue; the old one is Resolved at its last resolution', () => {
@@ -66,12 +85,19 @@ describe('joining alerts into issues', () => {
     const alerts = [alert('A', 50, null), alert('B', 40, null), alert('A', 30, null, { cluster_id: 'c2' })];
     expect(groupAlerts(alerts, RULES, NOW)).toHaveLength(3);
     const byCluster = groupAlerts(alerts, { ...RULES, grouping: { ...RULES.grouping, keys: ['cluster'] } }, NOW);
-    expect(byCluster.map((i) => [i.cluster_id, i.issue_name, i.alert_count])).toEqual([['c1', 'A, B', 2], ['c2', 'A', 1]]);
+    expect(byCluster.map((i) => [i.cluster_id, i.issue_name, i.alert_count])).toEqual([
+      ['c1', 'A, B', 2],
+      ['c2', 'A', 1],
+    ]);
   });
 
   it('groups by a label when the rules say so, and names the issue with it', () => {
     const rules: IssueRules = { ...RULES, grouping: { ...RULES.grouping, keys: ['cluster', 'label:service'] } };
-    const alerts = [alert('A', 50, null, { labels: { service: 'api' } }), alert('B', 40, null, { labels: { service: 'api' } }), alert('C', 30, null, { labels: { service: 'db' } })];
+    const alerts = [
+      alert('A', 50, null, { labels: { service: 'api' } }),
+      alert('B', 40, null, { labels: { service: 'api' } }),
+      alert('C', 30, null, { labels: { service: 'db' } }),
+    ];
     const issues = groupAlerts(alerts, rules, NOW);
     expect(issues.map((i) => i.issue_name)).toEqual(['A, B (service=api)', 'C (service=db)']);
     expect(groupKeyOf(alerts[0]!, rules.grouping.keys)).toBe('cluster=c1|label:service=api');
@@ -108,15 +134,27 @@ describe('alert-name patterns (globs)', () => {
 });
 
 describe('determinism', () => {
-  const arbitraryAlerts = fc.array(
-    fc.record({ name: fc.constantFrom('A', 'B'), start: fc.integer({ min: 1, max: 2000 }), length: fc.option(fc.integer({ min: 0, max: 300 })), cluster: fc.constantFrom('c1', 'c2') }),
-    { maxLength: 40 },
-  ).map((specs) => specs.map((s, i) => alert(s.name, s.start, s.length === null ? null : Math.max(0, s.start - s.length), { cluster_id: s.cluster, fingerprint: `fp${i}` })));
+  const arbitraryAlerts = fc
+    .array(
+      fc.record({
+        name: fc.constantFrom('A', 'B'),
+        start: fc.integer({ min: 1, max: 2000 }),
+        length: fc.option(fc.integer({ min: 0, max: 300 })),
+        cluster: fc.constantFrom('c1', 'c2'),
+      }),
+      { maxLength: 40 },
+    )
+    .map((specs) =>
+      specs.map((s, i) => alert(s.name, s.start, s.length === null ? null : Math.max(0, s.start - s.length), { cluster_id: s.cluster, fingerprint: `fp${i}` })),
+    );
 
   it('gives the same issues with the same ids whatever order the alerts come in', () => {
     fc.assert(
       fc.property(arbitraryAlerts, fc.array(fc.double({ noNaN: true }), { minLength: 1 }), (alerts, keys) => {
-        const shuffled = alerts.map((a, i) => ({ a, k: keys[i % keys.length]! + i * 1e-9 })).sort((x, y) => x.k - y.k).map((x) => x.a);
+        const shuffled = alerts
+          .map((a, i) => ({ a, k: keys[i % keys.length]! + i * 1e-9 }))
+          .sort((x, y) => x.k - y.k)
+          .map((x) => x.a);
         expect(groupAlerts(shuffled, RULES, NOW)).toEqual(groupAlerts(alerts, RULES, NOW));
       }),
     );

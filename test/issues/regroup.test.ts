@@ -23,18 +23,40 @@ beforeAll(async () => {
 /** A cluster of its own per test, so tests do not see each other's issues. */
 async function newCluster(): Promise<string> {
   const id = randomUUID();
-  await upsertClusters([{
-    cluster_id: id, cluster_name: `c-${id.slice(0, 6)}`, customer_name: 'Acme', account_id: '1', account_name: 'Acme', email: 'ops@acme.example',
-    customer_tier: 'A', cluster_type: 'ELASTIC', region: 'EU (eu-west-1)', engine_version: '3.3.1', resource_state: 'RUNNING', node_count: 3,
-  }]);
+  await upsertClusters([
+    {
+      cluster_id: id,
+      cluster_name: `c-${id.slice(0, 6)}`,
+      customer_name: 'Acme',
+      account_id: '1',
+      account_name: 'Acme',
+      email: 'ops@acme.example',
+      customer_tier: 'A',
+      cluster_type: 'ELASTIC',
+      region: 'EU (eu-west-1)',
+      engine_version: '3.3.1',
+      resource_state: 'RUNNING',
+      node_count: 3,
+    },
+  ]);
   return id;
 }
 
 async function alert(clusterId: string, name: string, startedAgo: number, endedAgo: number | null, fingerprint = `${name}-${startedAgo}`): Promise<void> {
   const record: Omit<AlertRecord, 'received_at' | 'updated_at'> = {
-    alert_id: fingerprint, cluster_id: clusterId, alert_name: name, severity: 'warning', status: endedAgo === null ? 'Firing' : 'Resolved',
-    starts_at: minutesAgo(startedAgo), ends_at: endedAgo === null ? null : minutesAgo(endedAgo), fingerprint,
-    labels: { alertname: name, cluster_id: clusterId }, annotations: {}, summary: name, detail: '', dashboard_url: '',
+    alert_id: fingerprint,
+    cluster_id: clusterId,
+    alert_name: name,
+    severity: 'warning',
+    status: endedAgo === null ? 'Firing' : 'Resolved',
+    starts_at: minutesAgo(startedAgo),
+    ends_at: endedAgo === null ? null : minutesAgo(endedAgo),
+    fingerprint,
+    labels: { alertname: name, cluster_id: clusterId },
+    annotations: {},
+    summary: name,
+    detail: '',
+    dashboard_url: '',
   };
   await upsertAlert(record, NOW);
 }

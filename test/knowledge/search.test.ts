@@ -20,18 +20,22 @@ vi.mock('node:fs/promises', async (importOriginal) => {
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RUNBOOKS = join(REPO, 'shared', 'knowledge', 'runbooks');
-const EXPECTED_FILES = [
-  'compaction-backlog.md',
-  'disk-full.md',
-  'jvm-heap-pressure.md',
-  'query-error-spike.md',
-  'slow-queries.md',
-  'upgrades.md',
-];
+const EXPECTED_FILES = ['compaction-backlog.md', 'disk-full.md', 'jvm-heap-pressure.md', 'query-error-spike.md', 'slow-queries.md', 'upgrades.md'];
 const SECTIONS = ['Symptoms', 'Confirm', 'Causes', 'Mitigate', 'Escalate', 'Prevent'];
 const METRIC_KEYS = [
-  'compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count', 'memory_pct',
-  'peak_jvm_heap_gb', 'error_rate_pct', 'slow_queries_7d', 'p99_latency_ms', 'avg_latency_ms', 'max_latency_ms',
+  'compaction_score',
+  'disk_used_pct',
+  'query_errors_7d',
+  'query_error_pct',
+  'qps',
+  'node_count',
+  'memory_pct',
+  'peak_jvm_heap_gb',
+  'error_rate_pct',
+  'slow_queries_7d',
+  'p99_latency_ms',
+  'avg_latency_ms',
+  'max_latency_ms',
 ];
 
 const QUERIES: [query: string, file: string][] = [
@@ -49,7 +53,10 @@ const QUERIES: [query: string, file: string][] = [
 
 /** Lowercased query words of two or more characters, split the way the index splits text. */
 function words(query: string): string[] {
-  return query.toLowerCase().split(/[\n\r\p{Z}\p{P}]+/u).filter((w) => w.length >= 2);
+  return query
+    .toLowerCase()
+    .split(/[\n\r\p{Z}\p{P}]+/u)
+    .filter((w) => w.length >= 2);
 }
 
 // First in the file, so the first search here is the one that builds the index.
@@ -78,7 +85,9 @@ describe('the index is built once per process', () => {
 });
 
 describe('the runbooks', () => {
-  const files = readdirSync(RUNBOOKS).filter((f) => f.endsWith('.md')).sort();
+  const files = readdirSync(RUNBOOKS)
+    .filter((f) => f.endsWith('.md'))
+    .sort();
 
   it('ships the starter set', () => {
     expect(files).toEqual(EXPECTED_FILES);
@@ -148,7 +157,10 @@ describe('searchKnowledge', () => {
     expect(hits.length).toBeGreaterThan(0);
     const terms = words(query);
     for (const h of hits) {
-      expect(terms.some((t) => h.excerpt.toLowerCase().includes(t)), `${h.file} ${h.section}: ${h.excerpt}`).toBe(true);
+      expect(
+        terms.some((t) => h.excerpt.toLowerCase().includes(t)),
+        `${h.file} ${h.section}: ${h.excerpt}`,
+      ).toBe(true);
       expect(h.excerpt).not.toMatch(/\s{2}|\n/);
       expect(h.excerpt.length).toBeGreaterThan(50);
       expect(h.excerpt.length).toBeLessThanOrEqual(302);

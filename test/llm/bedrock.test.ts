@@ -136,7 +136,15 @@ describe('request mapping', () => {
 
   it('leaves out system, toolConfig and inferenceConfig when the request has none, and blank text blocks', async () => {
     await bedrock().converse({
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: '  ' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hi' },
+            { type: 'text', text: '  ' },
+          ],
+        },
+      ],
     });
     expect(fake.received[0]!.body).toEqual({ messages: [{ role: 'user', content: [{ text: 'Hi' }] }] });
   });
@@ -181,7 +189,10 @@ describe('answers', () => {
     expect(fake.received[1]!.body.messages.slice(1)).toEqual([
       {
         role: 'assistant',
-        content: [{ text: 'Counting clusters.' }, { toolUse: { toolUseId: 'tooluse_1', name: 'fleet_query', input: { sql: 'select count(*) from clusters' } } }],
+        content: [
+          { text: 'Counting clusters.' },
+          { toolUse: { toolUseId: 'tooluse_1', name: 'fleet_query', input: { sql: 'select count(*) from clusters' } } },
+        ],
       },
       { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_1', content: [{ text: '42' }] } }] },
     ]);
@@ -337,7 +348,9 @@ describe('retries and errors', () => {
 describe('scripting the fake for an agentic loop', () => {
   it('runs 13 tool rounds and a final answer, with exact usage per round and function replies', async () => {
     const provider = bedrock();
-    fake.enqueue(...Array.from({ length: 13 }, (_, i) => bedrockReply.toolUse('fleet_query', { round: i + 1 }, { input_tokens: 100 * (i + 1), output_tokens: 10 })));
+    fake.enqueue(
+      ...Array.from({ length: 13 }, (_, i) => bedrockReply.toolUse('fleet_query', { round: i + 1 }, { input_tokens: 100 * (i + 1), output_tokens: 10 })),
+    );
     // A function reply sees the request: here it echoes the last tool result.
     fake.enqueue((request) => ({ kind: 'text', text: `last result: ${request.body.messages.at(-1)!.content[0]!.toolResult!.content[0]!.text}` }));
     const request: ChatRequest = { tools: [fleetQuery], messages: [...hello.messages] };

@@ -29,7 +29,14 @@ beforeEach(() => {
 });
 
 function openai(overrides: NodeJS.ProcessEnv = {}): LlmProvider {
-  const provider = llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: MODEL, LLM_BASE_URL: fake.baseUrl, LLM_API_KEY: KEY, LLM_RETRY_BASE_MS: '1', ...overrides });
+  const provider = llmProvider({
+    LLM_PROVIDER: 'openai',
+    LLM_MODEL: MODEL,
+    LLM_BASE_URL: fake.baseUrl,
+    LLM_API_KEY: KEY,
+    LLM_RETRY_BASE_MS: '1',
+    ...overrides,
+  });
   expect(provider?.name).toBe('openai');
   return provider!;
 }
@@ -73,7 +80,13 @@ describe('request mapping', () => {
             { type: 'text', text: 'Focus on production.' },
           ],
         },
-        { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'call_c', name: 'fleet_query', input: {} }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'call_c', name: 'fleet_query', input: {} },
+          ],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_c', content: '[]' }] },
       ],
     });
@@ -226,7 +239,10 @@ describe('answers', () => {
     const first = await provider.converse(request);
     const call = first.message.content[0]!;
     if (call.type !== 'tool_use') throw new Error('expected a tool call');
-    request.messages.push(first.message, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: call.input_error!, is_error: true }] });
+    request.messages.push(first.message, {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: call.id, content: call.input_error!, is_error: true }],
+    });
     expect((await provider.converse(request)).message.content).toEqual([{ type: 'text', text: 'Sorry, done.' }]);
     // The broken call goes back as an empty object: the original text is not JSON and could not be sent.
     expect(fake.received[1]!.body.messages[1]).toEqual({
@@ -238,7 +254,11 @@ describe('answers', () => {
   });
 
   it('reports the configured model, not the dated name the server answers with (the ledger prices by it)', async () => {
-    const completion = { model: 'gpt-4o-mini-2024-07-18', choices: [{ message: { content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
+    const completion = {
+      model: 'gpt-4o-mini-2024-07-18',
+      choices: [{ message: { content: 'hi' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+    };
     fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(completion) });
     expect(await openai().converse(hello)).toMatchObject({ model: MODEL, usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } });
   });
@@ -251,7 +271,10 @@ describe('answers', () => {
   it.each([
     ['not JSON', '<html>Bad gateway</html>'],
     ['without choices', JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })],
-    ['with a nameless tool call', JSON.stringify({ choices: [{ message: { content: null, tool_calls: [{ id: 'x', function: { arguments: '{}' } }] }, finish_reason: 'tool_calls' }] })],
+    [
+      'with a nameless tool call',
+      JSON.stringify({ choices: [{ message: { content: null, tool_calls: [{ id: 'x', function: { arguments: '{}' } }] }, finish_reason: 'tool_calls' }] }),
+    ],
   ])('reports a 200 answer %s as bad_response without retrying', async (_, body) => {
     fake.enqueue({ kind: 'raw', status: 200, body });
     const error = await llmError(openai().converse(hello));
@@ -278,7 +301,11 @@ describe('retries and errors', () => {
   });
 
   it('does not retry 429 insufficient_quota', async () => {
-    fake.enqueueError(429, { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', code: 'insufficient_quota' });
+    fake.enqueueError(429, {
+      message: 'You exceeded your current quota, please check your plan and billing details.',
+      type: 'insufficient_quota',
+      code: 'insufficient_quota',
+    });
     expect(await llmError(openai().converse(hello))).toMatchObject({ kind: 'throttled', status: 429 });
     expect(fake.received).toHaveLength(1);
   });
@@ -302,7 +329,9 @@ describe('retries and errors', () => {
     fake.enqueueError(400, { message: `This model's maximum context length is 128000 tokens. ${'x'.repeat(1000)}`, code: 'context_length_exceeded' });
     const error = await llmError(openai().converse(hello));
     expect(error).toMatchObject({ kind: 'bad_request', status: 400 });
-    expect(error.message).toMatch(/^The OpenAI-compatible endpoint rejected the request \(HTTP 400\): This model's maximum context length is 128000 tokens\. x+$/);
+    expect(error.message).toMatch(
+      /^The OpenAI-compatible endpoint rejected the request \(HTTP 400\): This model's maximum context length is 128000 tokens\. x+$/,
+    );
     expect(error.message.length).toBe('The OpenAI-compatible endpoint rejected the request (HTTP 400): '.length + 300);
     expect(fake.received).toHaveLength(1);
 
@@ -325,7 +354,9 @@ describe('retries and errors', () => {
   it('redacts the key from any other error message that quotes it', async () => {
     fake.enqueueError(400, { message: `Invalid header: Bearer ${KEY} is malformed; also saw sk-other-1234567890` });
     const error = await llmError(openai().converse(hello));
-    expect(error.message).toBe('The OpenAI-compatible endpoint rejected the request (HTTP 400): Invalid header: Bearer [redacted] is malformed; also saw [redacted]');
+    expect(error.message).toBe(
+      'The OpenAI-compatible endpoint rejected the request (HTTP 400): Invalid header: Bearer [redacted] is malformed; also saw [redacted]',
+    );
   });
 
   it('times out an attempt after LLM_TIMEOUT_MS, retries, and gives up with kind timeout', async () => {
@@ -347,7 +378,10 @@ describe('retries and errors', () => {
     const baseUrl = closed.baseUrl;
     await closed.close();
     const error = await llmError(openai({ LLM_BASE_URL: baseUrl, LLM_MAX_ATTEMPTS: '2' }).converse(hello));
-    expect(error).toMatchObject({ kind: 'unavailable', message: 'The OpenAI-compatible endpoint could not be reached: connection failed (ECONNREFUSED) (gave up after 2 attempts)' });
+    expect(error).toMatchObject({
+      kind: 'unavailable',
+      message: 'The OpenAI-compatible endpoint could not be reached: connection failed (ECONNREFUSED) (gave up after 2 attempts)',
+    });
   });
 
   it('does not follow redirects', async () => {
@@ -367,14 +401,18 @@ describe('retries and errors', () => {
       }),
     );
     expect(error.kind).toBe('bad_request');
-    expect(error.message).toContain("The following tool_call_ids did not have response messages: call_x");
+    expect(error.message).toContain('The following tool_call_ids did not have response messages: call_x');
   });
 });
 
 describe('scripting the fake for an agentic loop', () => {
   it('runs 13 tool rounds with a malformed call among them, with exact usage per round', async () => {
     const provider = openai();
-    fake.enqueue(...Array.from({ length: 13 }, (_, i) => (i === 5 ? openAiReply.malformedToolCall('fleet_query', '{"round": 6') : openAiReply.toolUse('fleet_query', { round: i + 1 }))));
+    fake.enqueue(
+      ...Array.from({ length: 13 }, (_, i) =>
+        i === 5 ? openAiReply.malformedToolCall('fleet_query', '{"round": 6') : openAiReply.toolUse('fleet_query', { round: i + 1 }),
+      ),
+    );
     fake.enqueueText('done', { usage: { input_tokens: 5000, output_tokens: 100 } });
     fake.defaultUsage = { input_tokens: 300, output_tokens: 30 };
     const request: ChatRequest = { tools: [fleetQuery], messages: [...hello.messages] };

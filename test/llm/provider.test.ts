@@ -65,27 +65,45 @@ describe('llmProvider()', () => {
     expect(unavailable({ LLM_PROVIDER: 'openai' })).toBe(
       "LLM_PROVIDER is 'openai' but its configuration is incomplete: set LLM_MODEL, LLM_BASE_URL, LLM_API_KEY (or LLM_API_KEY_ARN).",
     );
-    expect(unavailable({ ...openaiEnv, LLM_API_KEY: '' })).toBe("LLM_PROVIDER is 'openai' but its configuration is incomplete: set LLM_API_KEY (or LLM_API_KEY_ARN).");
+    expect(unavailable({ ...openaiEnv, LLM_API_KEY: '' })).toBe(
+      "LLM_PROVIDER is 'openai' but its configuration is incomplete: set LLM_API_KEY (or LLM_API_KEY_ARN).",
+    );
   });
 
   it('accepts LLM_API_KEY_ARN instead of the key, and no key for a server on localhost', () => {
-    expect(llmProvider({ ...openaiEnv, LLM_API_KEY: '', LLM_API_KEY_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:llm-key' })?.name).toBe('openai');
+    expect(llmProvider({ ...openaiEnv, LLM_API_KEY: '', LLM_API_KEY_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:llm-key' })?.name).toBe(
+      'openai',
+    );
     for (const host of ['localhost:11434', '127.0.0.1:8000', '[::1]:8080']) {
       expect(llmProvider({ ...openaiEnv, LLM_API_KEY: '', LLM_BASE_URL: `http://${host}/v1` })?.name).toBe('openai');
     }
   });
 
   it.each([
-    ['plain http to a remote host', 'http://api.openai.com', 'LLM_BASE_URL must be an https URL without credentials or query in it (plain http only to localhost).'],
-    ['credentials in the URL', `https://user:${KEY}@llm.example.com`, 'LLM_BASE_URL must be an https URL without credentials or query in it (plain http only to localhost).'],
-    ['a query string', `https://llm.example.com/?key=${KEY}`, 'LLM_BASE_URL must be an https URL without credentials or query in it (plain http only to localhost).'],
+    [
+      'plain http to a remote host',
+      'http://api.openai.com',
+      'LLM_BASE_URL must be an https URL without credentials or query in it (plain http only to localhost).',
+    ],
+    [
+      'credentials in the URL',
+      `https://user:${KEY}@llm.example.com`,
+      'LLM_BASE_URL must be an https URL without credentials or query in it (plain http only to localhost).',
+    ],
+    [
+      'a query string',
+      `https://llm.example.com/?key=${KEY}`,
+      'LLM_BASE_URL must be an https URL without credentials or query in it (plain http only to localhost).',
+    ],
     ['not a URL', `api.openai.com ${KEY}`, 'LLM_BASE_URL is not a valid URL.'],
   ])('refuses LLM_BASE_URL with %s, without echoing it', (_, url, detail) => {
     expect(unavailable({ ...openaiEnv, LLM_BASE_URL: url })).toBe(detail);
   });
 
   it('refuses a bedrock endpoint override that is not https', () => {
-    expect(unavailable({ ...bedrockEnv, AWS_ENDPOINT_URL_BEDROCK_RUNTIME: 'http://bedrock.example.com' })).toMatch(/^AWS_ENDPOINT_URL_BEDROCK_RUNTIME must be an https URL/);
+    expect(unavailable({ ...bedrockEnv, AWS_ENDPOINT_URL_BEDROCK_RUNTIME: 'http://bedrock.example.com' })).toMatch(
+      /^AWS_ENDPOINT_URL_BEDROCK_RUNTIME must be an https URL/,
+    );
   });
 
   it.each([
@@ -122,7 +140,12 @@ describe('llmProvider()', () => {
     try {
       // secret() prefers the plain variable in process.env: no Secrets Manager call in the test.
       vi.stubEnv('LLM_API_KEY', KEY);
-      const provider = llmProvider({ ...openaiEnv, LLM_BASE_URL: fake.baseUrl, LLM_API_KEY: '', LLM_API_KEY_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:llm' });
+      const provider = llmProvider({
+        ...openaiEnv,
+        LLM_BASE_URL: fake.baseUrl,
+        LLM_API_KEY: '',
+        LLM_API_KEY_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:llm',
+      });
       await provider!.converse({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
       expect(fake.received[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     } finally {

@@ -24,14 +24,18 @@ describe('runToolLoop', () => {
     const ran: unknown[] = [];
     const started = Date.now();
     const result = await runToolLoop({
-      provider, system: 's', messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }],
+      provider,
+      system: 's',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }],
       tools: [{ name: 'probe', description: 'd', input_schema: { type: 'object' } }],
       runTool: async (_name, input) => {
         ran.push(input);
         return { content: 'ok', is_error: false };
       },
-      maxRounds: 12, ledger: { runId: 'deadline-run', source: 'agent', user: 'test' },
-      deadline: started + 1500, reserveMs: 800,
+      maxRounds: 12,
+      ledger: { runId: 'deadline-run', source: 'agent', user: 'test' },
+      deadline: started + 1500,
+      reserveMs: 800,
     });
     expect(result.stopped).toBe(true);
     expect(ran.length).toBeLessThan(4); // rounds stopped by time, not by the 12-round limit

@@ -73,7 +73,13 @@ describe('the living demo fleet', () => {
 
   it('leaves a fleet that is not the demo fleet alone, and says so once', async () => {
     const lines: string[] = [];
-    const other = createDemoFeed({ dataDir: await mkdtemp(join(tmpdir(), 'demo-feed-other-')), clusters: CLUSTERS, seed: 7, now: () => clock, log: (l) => lines.push(l) });
+    const other = createDemoFeed({
+      dataDir: await mkdtemp(join(tmpdir(), 'demo-feed-other-')),
+      clusters: CLUSTERS,
+      seed: 7,
+      now: () => clock,
+      log: (l) => lines.push(l),
+    });
     clock = new Date(clock.getTime() + 5 * HOUR);
     expect(await other.tick()).toMatchObject({ hoursFed: 0, samples: 0 });
     expect(await other.tick()).toMatchObject({ hoursFed: 0 });

@@ -21,12 +21,18 @@ describe('local schedules', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const schedules = startLocalSchedules(
-      [{ name: 'slow', everyMs: 20, run: async () => {
-        runs++;
-        maxConcurrent = Math.max(maxConcurrent, ++concurrent);
-        await gate;
-        concurrent--;
-      } }],
+      [
+        {
+          name: 'slow',
+          everyMs: 20,
+          run: async () => {
+            runs++;
+            maxConcurrent = Math.max(maxConcurrent, ++concurrent);
+            await gate;
+            concurrent--;
+          },
+        },
+      ],
       log,
     );
     await sleep(200); // ten ticks while the first run waits on the gate
@@ -43,10 +49,19 @@ describe('local schedules', () => {
 
   it('keeps running after a failed run, and runNow answers the run result', async () => {
     let calls = 0;
-    const schedules = startLocalSchedules([{ name: 'flaky', everyMs: 60_000, run: async () => {
-      if (++calls === 1) throw new Error('first run fails');
-      return { calls };
-    } }], log);
+    const schedules = startLocalSchedules(
+      [
+        {
+          name: 'flaky',
+          everyMs: 60_000,
+          run: async () => {
+            if (++calls === 1) throw new Error('first run fails');
+            return { calls };
+          },
+        },
+      ],
+      log,
+    );
     expect(await schedules.runNow('flaky')).toBeUndefined();
     expect(await schedules.runNow('flaky')).toEqual({ calls: 2 });
     await expect(schedules.runNow('missing')).rejects.toThrow(/no scheduled job/);
@@ -63,8 +78,10 @@ describe('local settings', () => {
   });
 
   it('shortens intervals per worker, switches schedules and the feed off, and refuses bad values by name', () => {
-    expect(readLocalSettings({ LOCAL_RECOMPUTE_EVERY_SECONDS: '30', LOCAL_PATROL_WORKER_EVERY_SECONDS: '120' }).schedules)
-      .toEqual({ recompute: 30, 'patrol-worker': 120 });
+    expect(readLocalSettings({ LOCAL_RECOMPUTE_EVERY_SECONDS: '30', LOCAL_PATROL_WORKER_EVERY_SECONDS: '120' }).schedules).toEqual({
+      recompute: 30,
+      'patrol-worker': 120,
+    });
     expect(readLocalSettings({ LOCAL_SCHEDULES: 'false' }).schedules).toBeUndefined();
     expect(readLocalSettings({ DEMO_FEED: 'off' }).demoFeed).toBe(false);
     expect(readLocalSettings({ DEMO_CLUSTERS: '0' }).demoFeed).toBe(false);
@@ -87,11 +104,26 @@ describe('an alert issue past its quiet period (issue-rules quiet_minutes: 30)',
       method: 'POST',
       headers: { Authorization: `Bearer ${service.ingestToken}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({
-        version: '4', status: 'resolved', receiver: 'fleet', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am', groupKey: fingerprint, truncatedAlerts: 0,
-        alerts: [{
-          status: 'resolved', labels: { alertname: `QuietTest${fingerprint}`, cluster_id: clusterId, severity: 'warning' }, annotations: {},
-          startsAt: new Date(endsAt.getTime() - 10 * 60_000).toISOString(), endsAt: endsAt.toISOString(), generatorURL: 'http://prom', fingerprint,
-        }],
+        version: '4',
+        status: 'resolved',
+        receiver: 'fleet',
+        groupLabels: {},
+        commonLabels: {},
+        commonAnnotations: {},
+        externalURL: 'http://am',
+        groupKey: fingerprint,
+        truncatedAlerts: 0,
+        alerts: [
+          {
+            status: 'resolved',
+            labels: { alertname: `QuietTest${fingerprint}`, cluster_id: clusterId, severity: 'warning' },
+            annotations: {},
+            startsAt: new Date(endsAt.getTime() - 10 * 60_000).toISOString(),
+            endsAt: endsAt.toISOString(),
+            generatorURL: 'http://prom',
+            fingerprint,
+          },
+        ],
       }),
     });
     expect(res.status).toBe(200);

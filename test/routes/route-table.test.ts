@@ -35,8 +35,21 @@ describe('the route table', () => {
 
   it('has the 14 route groups of the spec plus ingest, each under its own URL prefix', () => {
     expect(ROUTE_GROUPS.map((g) => g.name)).toEqual([
-      'auth', 'fleet', 'health', 'issues', 'ai-issues', 'risk', 'analysis', 'investigations', 'patrol', 'critical-clusters',
-      'llm-usage', 'dashboard-embed', 'chat', 'settings', 'ingest',
+      'auth',
+      'fleet',
+      'health',
+      'issues',
+      'ai-issues',
+      'risk',
+      'analysis',
+      'investigations',
+      'patrol',
+      'critical-clusters',
+      'llm-usage',
+      'dashboard-embed',
+      'chat',
+      'settings',
+      'ingest',
     ]);
     for (const { group, route } of declared) {
       if (group.name === 'auth') {
@@ -77,20 +90,30 @@ describe('roles in the route table (DESIGN §5)', () => {
   });
 
   it('llm-usage, reviews, general settings and user changes are superadmin only', () => {
-    const superOnly = keys.filter((k) => k.includes('/api/llm-usage/')).concat([
-      'POST /api/settings/config-changes/{change_id}/review',
-      'PUT /api/settings/general',
-      'PATCH /api/settings/users/{email}',
-      'DELETE /api/settings/users/{email}',
-    ]);
+    const superOnly = keys
+      .filter((k) => k.includes('/api/llm-usage/'))
+      .concat([
+        'POST /api/settings/config-changes/{change_id}/review',
+        'PUT /api/settings/general',
+        'PATCH /api/settings/users/{email}',
+        'DELETE /api/settings/users/{email}',
+      ]);
     for (const key of superOnly) expect(rolesOf(key), key).toEqual(['superadmin']);
   });
 
   it('triage, tickets, refresh, recompute, patrol trigger, users and audit need admin or above', () => {
     for (const key of [
-      'PATCH /api/issues/{issue_id}', 'PATCH /api/ai-issues/{issue_id}', 'POST /api/issues/{issue_id}/create-ticket',
-      'POST /api/fleet/refresh', 'POST /api/health/refresh', 'POST /api/settings/recompute', 'POST /api/settings/recompute-risk',
-      'POST /api/patrol/trigger', 'GET /api/settings/users', 'POST /api/settings/users/invite', 'GET /api/settings/audit',
+      'PATCH /api/issues/{issue_id}',
+      'PATCH /api/ai-issues/{issue_id}',
+      'POST /api/issues/{issue_id}/create-ticket',
+      'POST /api/fleet/refresh',
+      'POST /api/health/refresh',
+      'POST /api/settings/recompute',
+      'POST /api/settings/recompute-risk',
+      'POST /api/patrol/trigger',
+      'GET /api/settings/users',
+      'POST /api/settings/users/invite',
+      'GET /api/settings/audit',
     ]) {
       expect([...rolesOf(key)].sort(), key).toEqual(['admin', 'superadmin']);
     }
@@ -100,7 +123,9 @@ describe('roles in the route table (DESIGN §5)', () => {
     const restricted = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length < 3).length;
     const open = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length === 3);
     expect(restricted).toBe(18); // 7 superadmin-only + 11 admin-or-above, listed above
-    expect(open.map((r) => routeKey(r.route))).toEqual(expect.arrayContaining(['POST /api/chat/message', 'PUT /api/settings/health-rules', 'GET /api/fleet/scores']));
+    expect(open.map((r) => routeKey(r.route))).toEqual(
+      expect.arrayContaining(['POST /api/chat/message', 'PUT /api/settings/health-rules', 'GET /api/fleet/scores']),
+    );
   });
 });
 

@@ -26,7 +26,10 @@ describe('breakingPoints', () => {
     const { thresholds } = breakingPoints(snapshots, RISK);
     expect(thresholds).toEqual([
       {
-        metric: 'disk_used_pct', threshold: 80, unit: '%', count: 3,
+        metric: 'disk_used_pct',
+        threshold: 80,
+        unit: '%',
+        count: 3,
         clusters: [
           { cluster_name: 'a-disk', customer_name: 'A Co', value: 95 },
           { cluster_name: 'b-disk', customer_name: 'B Co', value: 85 }, // tie on value: by name
@@ -34,7 +37,10 @@ describe('breakingPoints', () => {
         ],
       },
       {
-        metric: 'node_count', threshold: 4, unit: 'nodes', count: 2,
+        metric: 'node_count',
+        threshold: 4,
+        unit: 'nodes',
+        count: 2,
         clusters: [
           { cluster_name: 'd-nodes', customer_name: 'D Co', value: 1 },
           { cluster_name: 'a-disk', customer_name: 'A Co', value: 3 },
@@ -52,11 +58,56 @@ describe('breakingPoints', () => {
   it('detail rows: critical first, then by metric, then by value; threshold is the one breached', () => {
     const { details } = breakingPoints(snapshots, RISK);
     expect(details).toEqual([
-      { metric: 'disk_used_pct', cluster_id: fleet[0]!.cluster.cluster_id, cluster_name: 'a-disk', customer_name: 'A Co', value: 95, threshold: 90, unit: '%', severity: 'critical' },
-      { metric: 'node_count', cluster_id: fleet[3]!.cluster.cluster_id, cluster_name: 'd-nodes', customer_name: 'D Co', value: 1, threshold: 2, unit: 'nodes', severity: 'critical' },
-      { metric: 'disk_used_pct', cluster_id: fleet[1]!.cluster.cluster_id, cluster_name: 'b-disk', customer_name: 'B Co', value: 85, threshold: 80, unit: '%', severity: 'warning' },
-      { metric: 'disk_used_pct', cluster_id: fleet[2]!.cluster.cluster_id, cluster_name: 'c-disk', customer_name: 'C Co', value: 85, threshold: 80, unit: '%', severity: 'warning' },
-      { metric: 'node_count', cluster_id: fleet[0]!.cluster.cluster_id, cluster_name: 'a-disk', customer_name: 'A Co', value: 3, threshold: 4, unit: 'nodes', severity: 'warning' },
+      {
+        metric: 'disk_used_pct',
+        cluster_id: fleet[0]!.cluster.cluster_id,
+        cluster_name: 'a-disk',
+        customer_name: 'A Co',
+        value: 95,
+        threshold: 90,
+        unit: '%',
+        severity: 'critical',
+      },
+      {
+        metric: 'node_count',
+        cluster_id: fleet[3]!.cluster.cluster_id,
+        cluster_name: 'd-nodes',
+        customer_name: 'D Co',
+        value: 1,
+        threshold: 2,
+        unit: 'nodes',
+        severity: 'critical',
+      },
+      {
+        metric: 'disk_used_pct',
+        cluster_id: fleet[1]!.cluster.cluster_id,
+        cluster_name: 'b-disk',
+        customer_name: 'B Co',
+        value: 85,
+        threshold: 80,
+        unit: '%',
+        severity: 'warning',
+      },
+      {
+        metric: 'disk_used_pct',
+        cluster_id: fleet[2]!.cluster.cluster_id,
+        cluster_name: 'c-disk',
+        customer_name: 'C Co',
+        value: 85,
+        threshold: 80,
+        unit: '%',
+        severity: 'warning',
+      },
+      {
+        metric: 'node_count',
+        cluster_id: fleet[0]!.cluster.cluster_id,
+        cluster_name: 'a-disk',
+        customer_name: 'A Co',
+        value: 3,
+        threshold: 4,
+        unit: 'nodes',
+        severity: 'warning',
+      },
     ]);
   });
 
@@ -112,7 +163,11 @@ describe('usage charts', () => {
 
   it('each chart holds the top 20, highest first, ties by name', () => {
     // 25 clusters: q00..q24 with qps 0..24 except q23/q24 tied with q22 at 22
-    const fleet = Array.from({ length: 25 }, (_, i) => clusterData(`q${String(24 - i).padStart(2, '0')}`, { today: { qps: Math.min(24 - i, 22), compaction_score: 24 - i, avg_latency_ms: 24 - i, max_latency_ms: 100 } }));
+    const fleet = Array.from({ length: 25 }, (_, i) =>
+      clusterData(`q${String(24 - i).padStart(2, '0')}`, {
+        today: { qps: Math.min(24 - i, 22), compaction_score: 24 - i, avg_latency_ms: 24 - i, max_latency_ms: 100 },
+      }),
+    );
     const u = usage(fleet, [], health, RISK, NOW);
     expect(u.qps_bars).toHaveLength(20);
     expect(u.qps_bars.slice(0, 4)).toEqual([
@@ -185,8 +240,14 @@ describe('upgrades', () => {
       ['n1', '3.10.0'],
     ]);
     expect(clusters[0]).toEqual({
-      cluster_id: fleet[7]!.cluster.cluster_id, cluster_name: 'x', customer_name: 'Globex', cluster_type: 'SHARED_DATA',
-      region: 'US East (us-east-1)', engine_version: '3.2.6', resource_state: 'RUNNING', node_count: 3,
+      cluster_id: fleet[7]!.cluster.cluster_id,
+      cluster_name: 'x',
+      customer_name: 'Globex',
+      cluster_type: 'SHARED_DATA',
+      region: 'US East (us-east-1)',
+      engine_version: '3.2.6',
+      resource_state: 'RUNNING',
+      node_count: 3,
     });
   });
 

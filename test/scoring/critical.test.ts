@@ -26,17 +26,33 @@ function snapshotOf(d: ClusterData, level: RiskSnapshot['risk_level'], signals: 
 function scoreOf(d: ClusterData, overall: number): FleetClusterScore {
   const c = d.cluster;
   return {
-    cluster_id: c.cluster_id, cluster_name: c.cluster_name, customer_name: c.customer_name, account_id: c.account_id, customer_tier: c.customer_tier,
-    overall_score: overall, metrics_score: overall, alerts_score: 100, tier_adjusted_score: overall,
+    cluster_id: c.cluster_id,
+    cluster_name: c.cluster_name,
+    customer_name: c.customer_name,
+    account_id: c.account_id,
+    customer_tier: c.customer_tier,
+    overall_score: overall,
+    metrics_score: overall,
+    alerts_score: 100,
+    tier_adjusted_score: overall,
     classification: overall >= 80 ? 'Healthy' : overall >= 60 ? 'Warning' : 'Critical',
-    top_risk: 'Disk Usage (44)', cluster_type: c.cluster_type, region: c.region,
+    top_risk: 'Disk Usage (44)',
+    cluster_type: c.cluster_type,
+    region: c.region,
     dimension_scores: [{ name: 'Disk Usage', metric_key: 'disk_used_pct', score: 44, value: 84, weight: 1, status: 'warning' }],
-    risk_reasons: [], suggested_actions: [], firing_alert_count_7d: 0,
+    risk_reasons: [],
+    suggested_actions: [],
+    firing_alert_count_7d: 0,
     metrics: { compaction_score: null, disk_used_pct: 84, query_errors_7d: null, query_error_pct: null, qps: null, node_count: c.node_count },
   };
 }
 
-interface Row { data: ClusterData; level: RiskSnapshot['risk_level']; signals: number; overall: number }
+interface Row {
+  data: ClusterData;
+  level: RiskSnapshot['risk_level'];
+  signals: number;
+  overall: number;
+}
 
 function run(rows: Row[]) {
   return criticalClusters(

@@ -113,7 +113,11 @@ describe('alertsScore: the first band whose max_alerts covers the count', () => 
   });
 
   it('custom bands: the null band takes everything past the last bounded band', () => {
-    const bands = [{ max_alerts: 0, score: 100 }, { max_alerts: 3, score: 70 }, { max_alerts: null, score: 10 }];
+    const bands = [
+      { max_alerts: 0, score: 100 },
+      { max_alerts: 3, score: 70 },
+      { max_alerts: null, score: 10 },
+    ];
     expect(alertsScore(bands, 0)).toBe(100);
     expect(alertsScore(bands, 3)).toBe(70);
     expect(alertsScore(bands, 4)).toBe(10);

@@ -22,7 +22,12 @@ const T = LIMITS.threshold;
 const metricKey = fc.constantFrom(...METRIC_KEYS);
 const aggregation = fc.constantFrom('max', 'min', 'avg', 'last', 'sum' as const);
 /** Any number in a range, biased to its ends and to zero. */
-const inRange = (min: number, max: number) => fc.oneof(fc.constantFrom(min, max), fc.double({ min, max, noNaN: true }), fc.integer({ min: Math.ceil(Math.max(min, -1e6)), max: Math.floor(Math.min(max, 1e6)) }));
+const inRange = (min: number, max: number) =>
+  fc.oneof(
+    fc.constantFrom(min, max),
+    fc.double({ min, max, noNaN: true }),
+    fc.integer({ min: Math.ceil(Math.max(min, -1e6)), max: Math.floor(Math.min(max, 1e6)) }),
+  );
 
 /** Three ordered thresholds anywhere in ±1e15, sometimes a hair apart. */
 const ordered3 = fc
@@ -36,12 +41,23 @@ const ordered3 = fc
   })
   .filter((t) => [t.green, t.yellow, t.red].every((v) => Math.abs(v) <= T));
 
-const dimension = fc.record({ metric_key: metricKey, t: ordered3, weight: inRange(LIMITS.minDimensionWeight, LIMITS.weight), aggregation }).map(({ metric_key, t, weight, aggregation: agg }) => ({
-  metric_key, display_name: `D ${metric_key}`, category: 'c', weight, ...t, aggregation: agg, action: `Fix ${metric_key}.`,
-}));
+const dimension = fc
+  .record({ metric_key: metricKey, t: ordered3, weight: inRange(LIMITS.minDimensionWeight, LIMITS.weight), aggregation })
+  .map(({ metric_key, t, weight, aggregation: agg }) => ({
+    metric_key,
+    display_name: `D ${metric_key}`,
+    category: 'c',
+    weight,
+    ...t,
+    aggregation: agg,
+    action: `Fix ${metric_key}.`,
+  }));
 
 const bands = fc
-  .tuple(fc.uniqueArray(fc.oneof(fc.constant(LIMITS.maxAlerts), fc.integer({ min: 0, max: LIMITS.maxAlerts }), fc.integer({ min: 0, max: 5 })), { maxLength: 6 }), fc.array(inRange(0, 100), { minLength: 7, maxLength: 7 }))
+  .tuple(
+    fc.uniqueArray(fc.oneof(fc.constant(LIMITS.maxAlerts), fc.integer({ min: 0, max: LIMITS.maxAlerts }), fc.integer({ min: 0, max: 5 })), { maxLength: 6 }),
+    fc.array(inRange(0, 100), { minLength: 7, maxLength: 7 }),
+  )
   .map(([maxes, scores]) => {
     const m = [...maxes].sort((a, b) => a - b);
     const s = [...scores].sort((a, b) => b - a);
@@ -57,36 +73,58 @@ const healthRules: fc.Arbitrary<ScoringRules> = fc
     classification: fc.tuple(inRange(0, 100), inRange(0, 100)).filter(([a, b]) => a !== b),
     dimensions: fc.uniqueArray(dimension, { minLength: 1, maxLength: METRIC_KEYS.length, selector: (d) => d.metric_key }),
   })
-  .map(({ lookback_days, weights: [metrics, alerts], tiers: [S, A, B], bands: alert_bands, classification: [x, y], dimensions }) =>
-    // The schema decides: whatever it accepts must score.
-    HealthRules.parse({
-      scoring: {
-        lookback_days, weights: { metrics, alerts }, tier_multipliers: { S, A, B }, alert_bands,
-        classification: { healthy: Math.max(x, y), warning: Math.min(x, y) },
-        ai_trigger: { tiers: ['S'], below_score: 60, cooldown_hours: LIMITS.cooldownHours }, dimensions,
-      },
-    }).scoring,
+  .map(
+    ({ lookback_days, weights: [metrics, alerts], tiers: [S, A, B], bands: alert_bands, classification: [x, y], dimensions }) =>
+      // The schema decides: whatever it accepts must score.
+      HealthRules.parse({
+        scoring: {
+          lookback_days,
+          weights: { metrics, alerts },
+          tier_multipliers: { S, A, B },
+          alert_bands,
+          classification: { healthy: Math.max(x, y), warning: Math.min(x, y) },
+          ai_trigger: { tiers: ['S'], below_score: 60, cooldown_hours: LIMITS.cooldownHours },
+          dimensions,
+        },
+      }).scoring,
   );
 
 const riskRules: fc.Arbitrary<RiskRuleSet> = fc
   .record({
     lookback_days: fc.integer({ min: 1, max: LIMITS.lookbackDays }),
-    rules: fc.uniqueArray(fc.record({ metric_key: metricKey, t: ordered3, aggregation }), { minLength: 1, maxLength: METRIC_KEYS.length, selector: (r) => r.metric_key }),
+    rules: fc.uniqueArray(fc.record({ metric_key: metricKey, t: ordered3, aggregation }), {
+      minLength: 1,
+      maxLength: METRIC_KEYS.length,
+      selector: (r) => r.metric_key,
+    }),
   })
-  .map(({ lookback_days, rules }) =>
-    RiskRules.parse({
-      risk: {
-        lookback_days,
-        rules: rules.map(({ metric_key, t, aggregation: agg }) => ({ metric_key, category: 'c', warning: t.yellow, critical: t.red, inverted: t.inverted, aggregation: agg, action: `Act on ${metric_key}.` })),
-      },
-    }).risk,
+  .map(
+    ({ lookback_days, rules }) =>
+      RiskRules.parse({
+        risk: {
+          lookback_days,
+          rules: rules.map(({ metric_key, t, aggregation: agg }) => ({
+            metric_key,
+            category: 'c',
+            warning: t.yellow,
+            critical: t.red,
+            inverted: t.inverted,
+            aggregation: agg,
+            action: `Act on ${metric_key}.`,
+          })),
+        },
+      }).risk,
   );
 
 /** A stored day's figures: any finite doubles (huge, tiny, negative), as DynamoDB can hold them. */
-const anyFinite = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(Number.MAX_VALUE, -Number.MAX_VALUE, 0, 1e15, -1e15), fc.integer({ min: -1000, max: 1000 }));
-const part = fc.record({ min: anyFinite, max: anyFinite, sum: anyFinite, count: fc.integer({ min: 1, max: 100_000 }), last: anyFinite }).map(
-  (p): MetricRollup => ({ ...p, last_at: '2026-11-20T00:00:00.000Z' }),
+const anyFinite = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(Number.MAX_VALUE, -Number.MAX_VALUE, 0, 1e15, -1e15),
+  fc.integer({ min: -1000, max: 1000 }),
 );
+const part = fc
+  .record({ min: anyFinite, max: anyFinite, sum: anyFinite, count: fc.integer({ min: 1, max: 100_000 }), last: anyFinite })
+  .map((p): MetricRollup => ({ ...p, last_at: '2026-11-20T00:00:00.000Z' }));
 
 const cluster = fc.record({
   name: fc.stringMatching(/^[a-z][a-z0-9-]{0,7}$/),
@@ -140,11 +178,20 @@ describe('valid rule sets can never make the engine emit NaN, Infinity or null',
           expect(score(r.overall_score)).toBe(true);
         }
         const answers = {
-          scores, kpis: fleetKpis(scores), metricsOnly, healthKpis: healthKpis(metricsOnly, data, health, NOW), snapshots, summary: riskSummary(snapshots),
-          critical: criticalClusters(data, snapshots, scores, health, NOW), breaking: breakingPoints(snapshots, risk), usage: usage(data, scores, health, risk, NOW),
-          healthImpact: healthImpact(data, defaultHealthRules(), health, NOW), riskImpact: riskImpact(data, defaultRiskRules(), risk, NOW),
+          scores,
+          kpis: fleetKpis(scores),
+          metricsOnly,
+          healthKpis: healthKpis(metricsOnly, data, health, NOW),
+          snapshots,
+          summary: riskSummary(snapshots),
+          critical: criticalClusters(data, snapshots, scores, health, NOW),
+          breaking: breakingPoints(snapshots, risk),
+          usage: usage(data, scores, health, risk, NOW),
+          healthImpact: healthImpact(data, defaultHealthRules(), health, NOW),
+          riskImpact: riskImpact(data, defaultRiskRules(), risk, NOW),
         };
-        for (const n of [answers.kpis.avg_score, answers.kpis.avg_metrics_score, answers.kpis.avg_alerts_score, answers.healthKpis.avg_score]) expect(score(n)).toBe(true);
+        for (const n of [answers.kpis.avg_score, answers.kpis.avg_metrics_score, answers.kpis.avg_alerts_score, answers.healthKpis.avg_score])
+          expect(score(n)).toBe(true);
         expectAllFinite(answers);
       }),
       { numRuns: 300 },
@@ -169,9 +216,25 @@ describe('valid rule sets can never make the engine emit NaN, Infinity or null',
     const tooBig: [typeof HealthRules | typeof RiskRules, unknown, (string | number)[]][] = [
       [HealthRules, { scoring: { ...health.scoring, weights: { metrics: 101, alerts: 1 } } }, ['scoring', 'weights', 'metrics']],
       [HealthRules, { scoring: { ...health.scoring, tier_multipliers: { S: 11, A: 1, B: 1 } } }, ['scoring', 'tier_multipliers', 'S']],
-      [HealthRules, { scoring: { ...health.scoring, alert_bands: [{ max_alerts: 1_000_001, score: 50 }, { max_alerts: null, score: 0 }] } }, ['scoring', 'alert_bands', 0, 'max_alerts']],
+      [
+        HealthRules,
+        {
+          scoring: {
+            ...health.scoring,
+            alert_bands: [
+              { max_alerts: 1_000_001, score: 50 },
+              { max_alerts: null, score: 0 },
+            ],
+          },
+        },
+        ['scoring', 'alert_bands', 0, 'max_alerts'],
+      ],
       [HealthRules, { scoring: { ...health.scoring, dimensions: [{ ...health.scoring.dimensions[0]!, red: 1e16 }] } }, ['scoring', 'dimensions', 0, 'red']],
-      [HealthRules, { scoring: { ...health.scoring, dimensions: [{ ...health.scoring.dimensions[0]!, weight: 1e-9 }] } }, ['scoring', 'dimensions', 0, 'weight']],
+      [
+        HealthRules,
+        { scoring: { ...health.scoring, dimensions: [{ ...health.scoring.dimensions[0]!, weight: 1e-9 }] } },
+        ['scoring', 'dimensions', 0, 'weight'],
+      ],
       [RiskRules, { risk: { ...risk.risk, rules: [{ ...risk.risk.rules[0]!, critical: -1e300, inverted: true }] } }, ['risk', 'rules', 0, 'critical']],
     ];
     for (const [schema, value, path] of tooBig) {

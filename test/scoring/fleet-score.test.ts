@@ -5,10 +5,38 @@ import { fleetKpis, scoreCluster, scoreFleet, topRisk, worstFirst, type Dimensio
 import { enrichment, healthKpis, healthScore, healthScores } from '../../shared/scoring/health-score.js';
 import { alert, clusterData, daysAgo, defaultHealthRules, dimension, hoursAgo, NOW, scoringRules } from './fixtures.js';
 
-const DISK = dimension({ metric_key: 'disk_used_pct', display_name: 'Disk Usage', weight: 2, green: 70, yellow: 80, red: 90, aggregation: 'last', action: 'Expand storage.' });
-const QER = dimension({ metric_key: 'query_error_pct', display_name: 'Query Error Rate', weight: 1, green: 0.5, yellow: 2.5, red: 5, aggregation: 'avg', action: 'Inspect failing queries.' });
+const DISK = dimension({
+  metric_key: 'disk_used_pct',
+  display_name: 'Disk Usage',
+  weight: 2,
+  green: 70,
+  yellow: 80,
+  red: 90,
+  aggregation: 'last',
+  action: 'Expand storage.',
+});
+const QER = dimension({
+  metric_key: 'query_error_pct',
+  display_name: 'Query Error Rate',
+  weight: 1,
+  green: 0.5,
+  yellow: 2.5,
+  red: 5,
+  aggregation: 'avg',
+  action: 'Inspect failing queries.',
+});
 /** Inverted: fewer live nodes is worse. */
-const NODES = dimension({ metric_key: 'node_count', display_name: 'Live Nodes', weight: 1, green: 6, yellow: 4, red: 2, inverted: true, aggregation: 'min', action: 'Replace lost nodes.' });
+const NODES = dimension({
+  metric_key: 'node_count',
+  display_name: 'Live Nodes',
+  weight: 1,
+  green: 6,
+  yellow: 4,
+  red: 2,
+  inverted: true,
+  aggregation: 'min',
+  action: 'Replace lost nodes.',
+});
 const RULES = scoringRules([DISK, QER, NODES]); // weights 7/3, tiers S 1.5 A 1.2 B 1, default bands, 80/60
 
 /**
@@ -85,7 +113,11 @@ describe('scoreCluster: hand-computed unified score', () => {
   it('the tier multiplier can move a cluster across a class boundary; classification uses tier_adjusted', () => {
     // disk 80 → 60; the rest green → metrics (60×2 + 100 + 100)/4 = 80; no alerts → 100; overall (80×7 + 100×3)/10 = 86
     const at = (tier: 'S' | 'A' | 'B') =>
-      scoreCluster(clusterData(`x-${tier}`, { cluster: { customer_tier: tier }, today: { disk_used_pct: 80, query_error_pct: 0.5, node_count: 6 } }), RULES, NOW);
+      scoreCluster(
+        clusterData(`x-${tier}`, { cluster: { customer_tier: tier }, today: { disk_used_pct: 80, query_error_pct: 0.5, node_count: 6 } }),
+        RULES,
+        NOW,
+      );
     expect(at('B')).toMatchObject({ overall_score: 86, tier_adjusted_score: 86, classification: 'Healthy' });
     expect(at('A')).toMatchObject({ overall_score: 86, tier_adjusted_score: 83.2, classification: 'Healthy' }); // 100 − 14 × 1.2
     expect(at('S')).toMatchObject({ overall_score: 86, tier_adjusted_score: 79, classification: 'Warning' }); // 100 − 14 × 1.5
@@ -126,7 +158,11 @@ describe('scoreCluster: hand-computed unified score', () => {
     const rules = scoringRules([DISK], { weights: { metrics: 0, alerts: 1 } });
     const withAlerts = (n: number, extra = false) =>
       scoreCluster(
-        clusterData(`a${n}`, { today: { disk_used_pct: 50 }, alertCount: n, alerts: extra ? (id) => [alert(id, 'Stuck', hoursAgo(24 * 20), 'Firing')] : undefined }),
+        clusterData(`a${n}`, {
+          today: { disk_used_pct: 50 },
+          alertCount: n,
+          alerts: extra ? (id) => [alert(id, 'Stuck', hoursAgo(24 * 20), 'Firing')] : undefined,
+        }),
         rules,
         NOW,
       );
@@ -147,11 +183,7 @@ describe('missing metrics: scored on what has data, the rest named, nothing inve
     expect(s.metrics_score).toBe(44); // disk alone, not averaged with made-up values
     expect(s.overall_score).toBe(60.8); // (44×7 + 100×3)/10
     expect(s.top_risk).toBe('Disk Usage (44)');
-    expect(s.risk_reasons).toEqual([
-      'Disk Usage at 84 (yellow ≥ 80)',
-      'No Query Error Rate data in the last 7 days',
-      'No Live Nodes data in the last 7 days',
-    ]);
+    expect(s.risk_reasons).toEqual(['Disk Usage at 84 (yellow ≥ 80)', 'No Query Error Rate data in the last 7 days', 'No Live Nodes data in the last 7 days']);
     expect(s.suggested_actions).toEqual(['Expand storage.']);
     // headline metrics: null without data; node_count falls back to the inventory's count
     expect(s.metrics).toEqual({ compaction_score: null, disk_used_pct: 84, query_errors_7d: null, query_error_pct: null, qps: null, node_count: 6 });
@@ -233,7 +265,10 @@ describe('worst first, ties by cluster name', () => {
   });
 
   it('worstFirst does not mutate its input', () => {
-    const items = [{ cluster_name: 'b', s: 1 }, { cluster_name: 'a', s: 1 }];
+    const items = [
+      { cluster_name: 'b', s: 1 },
+      { cluster_name: 'a', s: 1 },
+    ];
     expect(worstFirst(items, (i) => i.s).map((i) => i.cluster_name)).toEqual(['a', 'b']);
     expect(items.map((i) => i.cluster_name)).toEqual(['b', 'a']);
   });
@@ -258,7 +293,16 @@ describe('fleetKpis', () => {
   });
 
   it('an empty fleet is all zeros', () => {
-    expect(fleetKpis([])).toEqual({ total_clusters: 0, healthy_count: 0, warning_count: 0, critical_count: 0, tier_s_at_risk: 0, avg_score: 0, avg_metrics_score: 0, avg_alerts_score: 0 });
+    expect(fleetKpis([])).toEqual({
+      total_clusters: 0,
+      healthy_count: 0,
+      warning_count: 0,
+      critical_count: 0,
+      tier_s_at_risk: 0,
+      avg_score: 0,
+      avg_metrics_score: 0,
+      avg_alerts_score: 0,
+    });
   });
 });
 
@@ -278,7 +322,13 @@ describe('health group: the metrics-only view', () => {
     });
     expect(h.dimension_scores).toEqual([
       { name: 'Disk Usage', score: 44, value: 84, weight: 2, description: 'last over 7 days; green 70, yellow 80, red 90 (higher is worse); status warning' },
-      { name: 'Query Error Rate', score: 80, value: 1.5, weight: 1, description: 'avg over 7 days; green 0.5, yellow 2.5, red 5 (higher is worse); status watch' },
+      {
+        name: 'Query Error Rate',
+        score: 80,
+        value: 1.5,
+        weight: 1,
+        description: 'avg over 7 days; green 0.5, yellow 2.5, red 5 (higher is worse); status watch',
+      },
       { name: 'Live Nodes', score: 40, value: 3, weight: 1, description: 'min over 7 days; green 6, yellow 4, red 2 (lower is worse); status warning' },
     ]);
     expect(h.risk_reasons).toEqual(['Live Nodes at 3 (yellow ≤ 4)', 'Disk Usage at 84 (yellow ≥ 80)', 'Query Error Rate at 1.5 (green ≤ 0.5)']);
@@ -328,7 +378,14 @@ describe('health group: the metrics-only view', () => {
   });
 
   it('healthKpis of an empty fleet is all zeros', () => {
-    expect(healthKpis([], [], RULES, NOW)).toEqual({ total_clusters: 0, healthy_count: 0, warning_count: 0, critical_count: 0, avg_score: 0, avg_p99_latency: 0 });
+    expect(healthKpis([], [], RULES, NOW)).toEqual({
+      total_clusters: 0,
+      healthy_count: 0,
+      warning_count: 0,
+      critical_count: 0,
+      avg_score: 0,
+      avg_p99_latency: 0,
+    });
   });
 });
 

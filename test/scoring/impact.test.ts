@@ -20,12 +20,31 @@ describe('health rules impact', () => {
   it('lists the clusters whose classification changes, worse first, with the counts before and after', () => {
     const impact = healthImpact(fleet, disk(70, 80, 90), disk(50, 60, 70), NOW);
     expect(impact).toMatchObject({
-      measure: 'classification', clusters_total: 4, changed_count: 2,
-      before: { Healthy: 3, Warning: 0, Critical: 1 }, after: { Healthy: 1, Warning: 1, Critical: 2 },
+      measure: 'classification',
+      clusters_total: 4,
+      changed_count: 2,
+      before: { Healthy: 3, Warning: 0, Critical: 1 },
+      after: { Healthy: 1, Warning: 1, Critical: 2 },
     });
     expect(impact.changes).toEqual([
-      { cluster_id: fleet[0]!.cluster.cluster_id, cluster_name: 'alpha', customer_name: fleet[0]!.cluster.customer_name, from: 'Healthy', to: 'Critical', direction: 'worse', detail: 'tier-adjusted score 86 → 37' },
-      { cluster_id: fleet[1]!.cluster.cluster_id, cluster_name: 'bravo', customer_name: fleet[1]!.cluster.customer_name, from: 'Healthy', to: 'Warning', direction: 'worse', detail: 'tier-adjusted score 100 → 77.6' },
+      {
+        cluster_id: fleet[0]!.cluster.cluster_id,
+        cluster_name: 'alpha',
+        customer_name: fleet[0]!.cluster.customer_name,
+        from: 'Healthy',
+        to: 'Critical',
+        direction: 'worse',
+        detail: 'tier-adjusted score 86 → 37',
+      },
+      {
+        cluster_id: fleet[1]!.cluster.cluster_id,
+        cluster_name: 'bravo',
+        customer_name: fleet[1]!.cluster.customer_name,
+        from: 'Healthy',
+        to: 'Warning',
+        direction: 'worse',
+        detail: 'tier-adjusted score 100 → 77.6',
+      },
     ]);
   });
 
@@ -48,8 +67,16 @@ describe('risk rules impact', () => {
     const tight = riskRules([riskRule({ metric_key: 'disk_used_pct', warning: 60, critical: 74 })]);
     const impact = riskImpact(fleet, live, tight, NOW);
     // alpha 75: Healthy → Critical; charlie 85: Warning → Critical; bravo 58, delta 40 stay Healthy
-    expect(impact).toMatchObject({ measure: 'risk_level', changed_count: 2, before: { Healthy: 3, Warning: 1, Critical: 0 }, after: { Healthy: 2, Warning: 0, Critical: 2 } });
-    expect(impact.changes.map((c) => [c.cluster_name, c.from, c.to])).toEqual([['alpha', 'Healthy', 'Critical'], ['charlie', 'Warning', 'Critical']]);
+    expect(impact).toMatchObject({
+      measure: 'risk_level',
+      changed_count: 2,
+      before: { Healthy: 3, Warning: 1, Critical: 0 },
+      after: { Healthy: 2, Warning: 0, Critical: 2 },
+    });
+    expect(impact.changes.map((c) => [c.cluster_name, c.from, c.to])).toEqual([
+      ['alpha', 'Healthy', 'Critical'],
+      ['charlie', 'Warning', 'Critical'],
+    ]);
     expect(impact.changes[0]!.detail).toMatch(/disk_used_pct|Disk/i);
   });
 });

@@ -94,7 +94,11 @@ describe('alertsInLookback: started within the lookback, or still firing', () =>
 
   it('keeps the alerts of the last 7 × 24 hours and every firing one', () => {
     expect(alertsInLookback(alerts, 7, NOW).map((x) => x.alert_name)).toEqual([
-      'recent-resolved', 'edge-inside', 'exactly-7-days', 'old-still-firing', 'recent-firing',
+      'recent-resolved',
+      'edge-inside',
+      'exactly-7-days',
+      'old-still-firing',
+      'recent-firing',
     ]);
   });
 

@@ -5,7 +5,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { METRIC_KEYS, type MetricKey } from '../../shared/fleet/records.js';
-import { HealthRules, RiskRules, type Aggregation, type DimensionRule, type RiskRule, type RiskRuleSet, type ScoringRules } from '../../shared/rules/schemas.js';
+import {
+  HealthRules,
+  RiskRules,
+  type Aggregation,
+  type DimensionRule,
+  type RiskRule,
+  type RiskRuleSet,
+  type ScoringRules,
+} from '../../shared/rules/schemas.js';
 import { breakingPoints, upgrades, usage } from '../../shared/scoring/analysis.js';
 import { criticalClusters } from '../../shared/scoring/critical.js';
 import { classify, fleetKpis, scoreCluster, scoreFleet, type Classification } from '../../shared/scoring/fleet-score.js';
@@ -29,7 +37,13 @@ const thresholds = fc
 
 const dimensionArb = fc.record({ metric_key: metricKey, t: thresholds, weight: fc.integer({ min: 1, max: 100 }), aggregation }).map(
   ({ metric_key, t, weight, aggregation: agg }): DimensionRule => ({
-    metric_key, display_name: `Dim ${metric_key}`, category: 'c', weight, ...t, aggregation: agg, action: `Fix ${metric_key}.`,
+    metric_key,
+    display_name: `Dim ${metric_key}`,
+    category: 'c',
+    weight,
+    ...t,
+    aggregation: agg,
+    action: `Fix ${metric_key}.`,
   }),
 );
 
@@ -54,26 +68,35 @@ function healthRulesArb(monotoneBands = true): fc.Arbitrary<ScoringRules> {
       classification: fc.tuple(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 })).filter(([a, b]) => a !== b),
       dimensions: fc.uniqueArray(dimensionArb, { minLength: 1, maxLength: 8, selector: (d) => d.metric_key }),
     })
-    .map(({ lookback_days, weights: [m, a], tiers: [S, A, B], bands, classification: [x, y], dimensions }) =>
-      HealthRules.parse({
-        scoring: {
-          lookback_days,
-          weights: { metrics: m, alerts: a },
-          tier_multipliers: { S, A, B },
-          alert_bands: bands,
-          classification: { healthy: Math.max(x, y), warning: Math.min(x, y) },
-          ai_trigger: { tiers: ['S'], below_score: 60, cooldown_hours: 24 },
-          dimensions,
-        },
-      }).scoring,
+    .map(
+      ({ lookback_days, weights: [m, a], tiers: [S, A, B], bands, classification: [x, y], dimensions }) =>
+        HealthRules.parse({
+          scoring: {
+            lookback_days,
+            weights: { metrics: m, alerts: a },
+            tier_multipliers: { S, A, B },
+            alert_bands: bands,
+            classification: { healthy: Math.max(x, y), warning: Math.min(x, y) },
+            ai_trigger: { tiers: ['S'], below_score: 60, cooldown_hours: 24 },
+            dimensions,
+          },
+        }).scoring,
     );
 }
 
 const riskRuleArb = fc
   .record({ metric_key: metricKey, w: fc.integer({ min: -1000, max: 1000 }), gap: fc.integer({ min: 1, max: 500 }), inverted: fc.boolean(), aggregation })
-  .map(({ metric_key, w, gap, inverted, aggregation: agg }): RiskRule => ({
-    metric_key, category: 'c', warning: w, critical: inverted ? w - gap : w + gap, inverted, aggregation: agg, action: `Act on ${metric_key}.`,
-  }));
+  .map(
+    ({ metric_key, w, gap, inverted, aggregation: agg }): RiskRule => ({
+      metric_key,
+      category: 'c',
+      warning: w,
+      critical: inverted ? w - gap : w + gap,
+      inverted,
+      aggregation: agg,
+      action: `Act on ${metric_key}.`,
+    }),
+  );
 
 const riskRulesArb: fc.Arbitrary<RiskRuleSet> = fc
   .record({ lookback_days: fc.integer({ min: 1, max: 30 }), rules: fc.uniqueArray(riskRuleArb, { minLength: 1, maxLength: 8, selector: (r) => r.metric_key }) })
@@ -218,7 +241,9 @@ describe('a worse metric never improves a score', () => {
   it('with the shipped default rules: raising any dimension metric never raises the score', () => {
     const rules = defaultHealthRules();
     const scaled = fc.record(
-      Object.fromEntries(rules.dimensions.map((d) => [d.metric_key, fc.integer({ min: 0, max: Math.ceil((2 * d.red - d.yellow) * 12) }).map((n) => n / 10)])) as Record<MetricKey, fc.Arbitrary<number>>,
+      Object.fromEntries(
+        rules.dimensions.map((d) => [d.metric_key, fc.integer({ min: 0, max: Math.ceil((2 * d.red - d.yellow) * 12) }).map((n) => n / 10)]),
+      ) as Record<MetricKey, fc.Arbitrary<number>>,
     );
     fc.assert(
       fc.property(scaled, fc.nat(rules.dimensions.length - 1), fc.integer({ min: 0, max: 5000 }), fc.constantFrom('S', 'A', 'B'), (values, k, delta, tier) => {
@@ -314,7 +339,9 @@ describe('counts add up and orders hold on random fleets', () => {
         const scores = scoreFleet(fleet, health, NOW);
         for (let i = 1; i < scores.length; i++) {
           const [a, b] = [scores[i - 1]!, scores[i]!];
-          expect(a.tier_adjusted_score < b.tier_adjusted_score || (a.tier_adjusted_score === b.tier_adjusted_score && byName(a.cluster_name, b.cluster_name) < 0)).toBe(true);
+          expect(
+            a.tier_adjusted_score < b.tier_adjusted_score || (a.tier_adjusted_score === b.tier_adjusted_score && byName(a.cluster_name, b.cluster_name) < 0),
+          ).toBe(true);
         }
         const hs = healthScores(fleet, health, NOW);
         for (let i = 1; i < hs.length; i++) {

@@ -5,8 +5,23 @@ import { metricStatus, riskSnapshot, riskSummary, rulesTable, sortSnapshots, typ
 import { clusterData, defaultRiskRules, NOW, riskRule, riskRules } from './fixtures.js';
 
 const DISK = riskRule({ metric_key: 'disk_used_pct', category: 'capacity', warning: 80, critical: 90, aggregation: 'last', action: 'Expand storage.' });
-const NODES = riskRule({ metric_key: 'node_count', category: 'capacity', warning: 4, critical: 2, inverted: true, aggregation: 'min', action: 'Replace lost nodes.' });
-const COMPACTION = riskRule({ metric_key: 'compaction_score', category: 'storage', warning: 500, critical: 1000, aggregation: 'max', action: 'Check compaction.' });
+const NODES = riskRule({
+  metric_key: 'node_count',
+  category: 'capacity',
+  warning: 4,
+  critical: 2,
+  inverted: true,
+  aggregation: 'min',
+  action: 'Replace lost nodes.',
+});
+const COMPACTION = riskRule({
+  metric_key: 'compaction_score',
+  category: 'storage',
+  warning: 500,
+  critical: 1000,
+  aggregation: 'max',
+  action: 'Check compaction.',
+});
 const QPS = riskRule({ metric_key: 'qps', category: 'load', warning: 5000, critical: 10000, aggregation: 'max', action: 'Scale out.' });
 const RULES = riskRules([DISK, NODES, COMPACTION, QPS]);
 
@@ -108,7 +123,14 @@ describe('riskSnapshot', () => {
 
 describe('summary, ordering and rules table', () => {
   const snap = (name: string, level: RiskSnapshot['risk_level'], overall: number): RiskSnapshot => ({
-    cluster_id: name, cluster_name: name, customer_name: 'c', risk_level: level, overall_score: overall, risk_signals: [], suggested_actions: [], metrics: {},
+    cluster_id: name,
+    cluster_name: name,
+    customer_name: 'c',
+    risk_level: level,
+    overall_score: overall,
+    risk_signals: [],
+    suggested_actions: [],
+    metrics: {},
   });
 
   it('riskSummary counts each level and they add up to the total', () => {
@@ -118,7 +140,14 @@ describe('summary, ordering and rules table', () => {
   });
 
   it('sortSnapshots: worst level, then lower overall score, then cluster name', () => {
-    const all = [snap('h', 'Healthy', 10), snap('w2', 'Warning', 70), snap('c-b', 'Critical', 50), snap('w1', 'Warning', 70), snap('c-a', 'Critical', 50), snap('c-low', 'Critical', 20)];
+    const all = [
+      snap('h', 'Healthy', 10),
+      snap('w2', 'Warning', 70),
+      snap('c-b', 'Critical', 50),
+      snap('w1', 'Warning', 70),
+      snap('c-a', 'Critical', 50),
+      snap('c-low', 'Critical', 20),
+    ];
     expect(sortSnapshots(all).map((s) => s.cluster_name)).toEqual(['c-low', 'c-a', 'c-b', 'w1', 'w2', 'h']);
     expect(all[0]!.cluster_name).toBe('h'); // not mutated
   });
@@ -127,10 +156,22 @@ describe('summary, ordering and rules table', () => {
     const table = rulesTable(defaultRiskRules());
     expect(table.lookback_days).toBe(7);
     expect(table.rules.map((r) => r.metric_key)).toEqual([
-      'compaction_score', 'disk_used_pct', 'query_errors_7d', 'error_rate_pct', 'memory_pct', 'peak_jvm_heap_gb', 'qps', 'slow_queries_7d',
+      'compaction_score',
+      'disk_used_pct',
+      'query_errors_7d',
+      'error_rate_pct',
+      'memory_pct',
+      'peak_jvm_heap_gb',
+      'qps',
+      'slow_queries_7d',
     ]);
     expect(table.rules[1]).toEqual({
-      metric_key: 'disk_used_pct', category: 'capacity', warning: 80, critical: 90, inverted: false, aggregation: 'last',
+      metric_key: 'disk_used_pct',
+      category: 'capacity',
+      warning: 80,
+      critical: 90,
+      inverted: false,
+      aggregation: 'last',
       action: 'Expand storage or drop expired partitions before the disk fills.',
     });
   });

@@ -64,8 +64,18 @@ describe('refusing bad rule text (422, nothing written)', () => {
     ['no `scoring` at the top', 'health-rules', 'risk:\n  lookback_days: 7\n', /top-level key `scoring`/],
     ['no `risk` at the top', 'risk-rules', 'scoring: {}\n', /top-level key `risk`/],
     ['failing the full schema', 'risk-rules', 'risk:\n  lookback_days: 0\n  rules: []\n', /risk\.lookback_days: /],
-    ['an issue rule without the cluster key', 'issue-rules', defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', 'keys: [alert_name]'), /must include `cluster`/],
-    ['a pattern with characters globs do not have', 'issue-rules', defaultRuleText('issue-rules').replace('"*Down|*Unavailable|*Unreachable"', '"(a+)+$"'), /use letters, digits/],
+    [
+      'an issue rule without the cluster key',
+      'issue-rules',
+      defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', 'keys: [alert_name]'),
+      /must include `cluster`/,
+    ],
+    [
+      'a pattern with characters globs do not have',
+      'issue-rules',
+      defaultRuleText('issue-rules').replace('"*Down|*Unavailable|*Unreachable"', '"(a+)+$"'),
+      /use letters, digits/,
+    ],
     ['duplicate keys', 'health-rules', 'scoring: {}\nscoring: {}\n', /invalid YAML at line 2, column 1: the key `scoring` appears twice/],
     ['an empty alternative', 'issue-rules', defaultRuleText('issue-rules').replace('"*Down|*Unavailable|*Unreachable"', '"*Down||x"'), /empty alternative/],
   ];
@@ -125,7 +135,11 @@ describe('the state table (spec §3)', () => {
     expect(live).toMatchObject({ content, source: 'live', version: before + 1, updated_by: 'rules-super' });
     expect((await call('viewer', 'GET', '/api/fleet/rules')).body.classification.warning).toBe(41);
     expect(await actionsInAudit('rules_update')).toBe(audits + 1);
-    expect((await listAudit('rules_update'))[0]).toMatchObject({ actor: 'rules-super', target: 'health-rules', detail: { version: before + 1, based_on: before } });
+    expect((await listAudit('rules_update'))[0]).toMatchObject({
+      actor: 'rules-super',
+      target: 'health-rules',
+      detail: { version: before + 1, based_on: before },
+    });
     expect((await call('superadmin', 'GET', '/api/settings/config-changes')).body.total).toBe(proposals);
   });
 
@@ -140,9 +154,19 @@ describe('the state table (spec §3)', () => {
     expect(await version('risk-rules')).toBe(before);
     const detail = (await call(who, 'GET', `/api/settings/config-changes/${body.change_id}`)).body;
     expect(detail).toMatchObject({
-      change_id: body.change_id, rule_set: 'risk-rules', status: 'pending', proposed_by: `rules-${who}`, base_version: before,
-      current_content: live, proposed_content: content, current_version: before, stale: false,
-      reviewed_by: null, reviewed_at: null, review_note: null, applied_version: null,
+      change_id: body.change_id,
+      rule_set: 'risk-rules',
+      status: 'pending',
+      proposed_by: `rules-${who}`,
+      base_version: before,
+      current_content: live,
+      proposed_content: content,
+      current_version: before,
+      stale: false,
+      reviewed_by: null,
+      reviewed_at: null,
+      review_note: null,
+      applied_version: null,
     });
     expect((await listAudit('change_propose'))[0]).toMatchObject({ actor: `rules-${who}`, target: body.change_id, detail: { rule_set: 'risk-rules' } });
   });
@@ -159,7 +183,11 @@ describe('the state table (spec §3)', () => {
     expect(detail).toMatchObject({ status: 'approved', reviewed_by: 'rules-super', review_note: 'agreed', applied_version: base + 1, impact: null });
     const newest = (await call('viewer', 'GET', '/api/settings/health-rules/versions')).body.versions[0];
     expect(newest).toMatchObject({ version: base + 1, content, updated_by: 'rules-super', change_id: proposal.change_id, proposed_by: 'rules-admin' });
-    expect((await listAudit('change_approve'))[0]).toMatchObject({ actor: 'rules-super', target: proposal.change_id, detail: { version: base + 1, proposed_by: 'rules-admin', note: 'agreed' } });
+    expect((await listAudit('change_approve'))[0]).toMatchObject({
+      actor: 'rules-super',
+      target: proposal.change_id,
+      detail: { version: base + 1, proposed_by: 'rules-admin', note: 'agreed' },
+    });
   });
 
   it('pending → rejected: nothing is applied, the note is kept and audited', async () => {
@@ -169,7 +197,11 @@ describe('the state table (spec §3)', () => {
     const review = await call('superadmin', 'POST', `/api/settings/config-changes/${proposal.change_id}/review`, { action: 'reject', note: 'too strict' });
     expect(review).toEqual({ status: 200, body: { status: 'rejected', change_id: proposal.change_id, applied: false } });
     expect(await getCurrentRuleSet('health-rules')).toEqual(before);
-    expect((await call('viewer', 'GET', `/api/settings/config-changes/${proposal.change_id}`)).body).toMatchObject({ status: 'rejected', review_note: 'too strict', applied_version: null });
+    expect((await call('viewer', 'GET', `/api/settings/config-changes/${proposal.change_id}`)).body).toMatchObject({
+      status: 'rejected',
+      review_note: 'too strict',
+      applied_version: null,
+    });
     expect((await listAudit('change_reject'))[0]).toMatchObject({ target: proposal.change_id, detail: { note: 'too strict' } });
   });
 
@@ -229,7 +261,11 @@ describe('review errors', () => {
     const review = await call('superadmin', 'POST', `/api/settings/config-changes/${changeId}/review`, { action: 'approve', note: '' });
     expect(review.status).toBe(409);
     expect(await getCurrentRuleSet('health-rules')).toEqual(before);
-    expect((await call('superadmin', 'GET', `/api/settings/config-changes/${changeId}`)).body).toMatchObject({ status: 'pending', reviewed_by: null, applied_version: null });
+    expect((await call('superadmin', 'GET', `/api/settings/config-changes/${changeId}`)).body).toMatchObject({
+      status: 'pending',
+      reviewed_by: null,
+      applied_version: null,
+    });
     expect(await actionsInAudit('change_approve')).toBe(audits);
     expect(await getItem('rules', slot, true)).toMatchObject({ content: 'stray' });
     await deleteItem('rules', slot); // tidy up for the tests after this one
@@ -241,7 +277,8 @@ describe('concurrent approvals', () => {
     const base = await version('risk-rules');
     const live = (await call('admin', 'GET', '/api/settings/risk-rules')).body.content as string;
     const first = (await call('admin', 'PUT', '/api/settings/risk-rules', { content: live.replace(/lookback_days: \d+/, 'lookback_days: 3') })).body.change_id;
-    const second = (await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: live.replace(/lookback_days: \d+/, 'lookback_days: 4') })).body.change_id;
+    const second = (await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: live.replace(/lookback_days: \d+/, 'lookback_days: 4') })).body
+      .change_id;
     const results = await Promise.all(
       [first, second].map((id) => call('superadmin', 'POST', `/api/settings/config-changes/${id}/review`, { action: 'approve', note: 'race' })),
     );
@@ -262,8 +299,12 @@ describe('racing reviews of one proposal', () => {
   ])('%s and %s at once: exactly one review lands, the other answers 409, the rules move at most once', async (a, b) => {
     const base = await version('issue-rules');
     const live = (await call('admin', 'GET', '/api/settings/issue-rules')).body.content as string;
-    const { change_id } = (await call('admin', 'PUT', '/api/settings/issue-rules', { content: live.replace(/quiet_minutes: \d+/, `quiet_minutes: ${base + 31}`) })).body;
-    const results = await Promise.all([a, b].map((action) => call('superadmin', 'POST', `/api/settings/config-changes/${change_id}/review`, { action, note: action })));
+    const { change_id } = (
+      await call('admin', 'PUT', '/api/settings/issue-rules', { content: live.replace(/quiet_minutes: \d+/, `quiet_minutes: ${base + 31}`) })
+    ).body;
+    const results = await Promise.all(
+      [a, b].map((action) => call('superadmin', 'POST', `/api/settings/config-changes/${change_id}/review`, { action, note: action })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     const winner = results.find((r) => r.status === 200)!.body;
     const detail = (await call('superadmin', 'GET', `/api/settings/config-changes/${change_id}`)).body;
@@ -274,7 +315,7 @@ describe('racing reviews of one proposal', () => {
 });
 
 describe('who sees which proposals', () => {
-  it('a superadmin sees all, others only their own; status_filter filters; another user\'s proposal is 404', async () => {
+  it("a superadmin sees all, others only their own; status_filter filters; another user's proposal is 404", async () => {
     const content = await healthRulesWith((r) => (r.scoring.classification.warning = 47));
     const mine = (await call('otherAdmin', 'PUT', '/api/settings/health-rules', { content })).body.change_id;
     const all = (await call('superadmin', 'GET', '/api/settings/config-changes')).body;
@@ -319,7 +360,8 @@ describe('general settings', () => {
     expect(put).toEqual({ status: 200, body: { status: 'ok', health_scoring_method: 'ai', alert_criticality_method: 'rules' } });
     expect((await call('admin', 'GET', '/api/settings/general')).body).toEqual({ health_scoring_method: 'ai', alert_criticality_method: 'rules' });
     expect((await listAudit('settings_update'))[0]).toMatchObject({
-      actor: 'rules-super', detail: { before: { health_scoring_method: 'rules' }, after: { health_scoring_method: 'ai' } },
+      actor: 'rules-super',
+      detail: { before: { health_scoring_method: 'rules' }, after: { health_scoring_method: 'ai' } },
     });
     for (const body of [{ health_scoring_method: 'magic', alert_criticality_method: 'rules' }, { health_scoring_method: 'rules' }, {}]) {
       expect((await call('superadmin', 'PUT', '/api/settings/general', body)).status).toBe(422);

@@ -72,13 +72,25 @@ describe('shapes a rule set never needs are refused with line and column', () =>
     ['a verbatim tag', 'scoring: !<tag:yaml.org,2002:str> x\n', /the tag `!<tag:yaml.org,2002:str>` is not accepted/],
     ['a %TAG directive', '%TAG !e! tag:example.com,2000:\n---\nscoring: !e!x 1\n', /line 1, column 1: YAML directives/],
     ['two documents', 'scoring: {}\n---\nrisk: {}\n', /line 2, column 1: more than one YAML document/],
-    ['an alias of a node with aliases', 'a: &a [1]\nb: &b [*a, *a]\nscoring: *b\n', /line 3, column 10: the alias `\*b` refers to a node that contains aliases itself/],
+    [
+      'an alias of a node with aliases',
+      'a: &a [1]\nb: &b [*a, *a]\nscoring: *b\n',
+      /line 3, column 10: the alias `\*b` refers to a node that contains aliases itself/,
+    ],
     ['aliases copying more than the size limit', `a: &a [${'1,'.repeat(3_000)}1]\nb: [${Array(12).fill('*a').join(', ')}]\n`, /aliases copy more than 64 KB/],
     ['51 aliases', `a: &a 1\nb: [${Array(51).fill('*a').join(', ')}]\n`, /more than 50 aliases/],
-    ['block nesting of 33 levels', `a:\n${Array.from({ length: 33 }, (_, i) => `${' '.repeat(i + 1)}b:`).join('\n')} 1\n`, /line 33, column 33: collections nested deeper than 32 levels/],
+    [
+      'block nesting of 33 levels',
+      `a:\n${Array.from({ length: 33 }, (_, i) => `${' '.repeat(i + 1)}b:`).join('\n')} 1\n`,
+      /line 33, column 33: collections nested deeper than 32 levels/,
+    ],
     ['compact sequences 3,000 deep', `scoring:\n${'- '.repeat(3_000)}x\n`, /line 2, column 1: collections nested deeper than 32 levels/],
     ['flow nesting 33 deep', `scoring: ${'['.repeat(33)}${']'.repeat(33)}\n`, /collections nested deeper than 32 levels/],
-    ['mixed block and flow nesting of 33', `a:\n${Array.from({ length: 20 }, (_, i) => `${' '.repeat(i + 1)}b:`).join('\n')} ${'['.repeat(13)}${']'.repeat(13)}\n`, /collections nested deeper than 32 levels/],
+    [
+      'mixed block and flow nesting of 33',
+      `a:\n${Array.from({ length: 20 }, (_, i) => `${' '.repeat(i + 1)}b:`).join('\n')} ${'['.repeat(13)}${']'.repeat(13)}\n`,
+      /collections nested deeper than 32 levels/,
+    ],
     ['4,001 items', `scoring: [${'1,'.repeat(4_001)}1]\n`, /more than 4000 YAML items/],
   ];
   it.each(cases)('%s', (_what, text, message) => {

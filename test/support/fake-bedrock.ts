@@ -229,13 +229,23 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
         return send(res, 200, {
           output: { message: { role: 'assistant', content } },
           stopReason: reply.stopReason ?? (reply.kind === 'tool_use' ? 'tool_use' : 'end_turn'),
-          usage: { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, totalTokens: usage.total_tokens ?? usage.input_tokens + usage.output_tokens },
+          usage: {
+            inputTokens: usage.input_tokens,
+            outputTokens: usage.output_tokens,
+            totalTokens: usage.total_tokens ?? usage.input_tokens + usage.output_tokens,
+          },
           metrics: { latencyMs: 42 },
         });
       }
       case 'error': {
         const known = ERRORS[reply.type as BedrockErrorType];
-        return serviceError(res, reply.status ?? known?.status ?? 400, reply.type, reply.message ?? known?.message ?? reply.type, reply.retryAfter ? { 'retry-after': reply.retryAfter } : {});
+        return serviceError(
+          res,
+          reply.status ?? known?.status ?? 400,
+          reply.type,
+          reply.message ?? known?.message ?? reply.type,
+          reply.retryAfter ? { 'retry-after': reply.retryAfter } : {},
+        );
       }
       case 'delay': {
         const timer = setTimeout(() => {
@@ -310,12 +320,14 @@ function strictCheck(body: ConverseWireBody): string | undefined {
   if (messages.length === 0) return 'The messages field is required and must not be empty.';
   let toolBlocks = false;
   for (const [i, message] of messages.entries()) {
-    if (i === 0 && message.role !== 'user') return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
+    if (i === 0 && message.role !== 'user')
+      return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
     if (i > 0 && message.role === messages[i - 1]!.role) {
       return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
     }
     const content = Array.isArray(message.content) ? message.content : [];
-    if (content.length === 0) return `The content field in the Message object at messages.${i} is empty. Add a ContentBlock object to the content field and try again.`;
+    if (content.length === 0)
+      return `The content field in the Message object at messages.${i} is empty. Add a ContentBlock object to the content field and try again.`;
     for (const [j, block] of content.entries()) {
       if (typeof block.text === 'string' && block.text.trim() === '') {
         return `The text field in the ContentBlock object at messages.${i}.content.${j} is blank. Add text to the text field, and try again.`;
@@ -327,7 +339,8 @@ function strictCheck(body: ConverseWireBody): string | undefined {
     const asked = (previous?.content ?? []).flatMap((block) => (block.toolUse ? [block.toolUse.toolUseId] : []));
     const answered = content.flatMap((block) => (block.toolResult ? [block.toolResult.toolUseId] : []));
     if (message.role === 'user' && (asked.length > 0 || answered.length > 0)) {
-      if (answered.length > asked.length) return `The number of toolResult blocks at messages.${i}.content exceeds the number of toolUse blocks of previous turn.`;
+      if (answered.length > asked.length)
+        return `The number of toolResult blocks at messages.${i}.content exceeds the number of toolUse blocks of previous turn.`;
       const missing = asked.filter((id) => !answered.includes(id));
       if (missing.length > 0) return `Expected toolResult blocks at messages.${i}.content for the following Ids: ${missing.join(', ')}`;
     }

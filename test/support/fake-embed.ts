@@ -140,7 +140,8 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
         if (req.method !== 'POST') return reply(res, 405, { message: 'Method not allowed' });
         if (!form) return reply(res, 415, { message: 'Unsupported media type' });
         // API 4.0 answers unknown credentials with 404.
-        if (fields.client_id !== options.clientId || fields.client_secret !== options.clientSecret) return reply(res, 404, { message: 'Not found', documentation_url: 'https://docs.example.com' });
+        if (fields.client_id !== options.clientId || fields.client_secret !== options.clientSecret)
+          return reply(res, 404, { message: 'Not found', documentation_url: 'https://docs.example.com' });
         return answer(res, state.loginMode, () => {
           const access = issue('login');
           accessTokens.add(access);
@@ -197,7 +198,14 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
         const session = typeof fields.session_reference_token === 'string' ? sessions.get(fields.session_reference_token) : undefined;
         // An expired (or unknown) session is not an error.
         if (!session || session.expiresAt <= now()) {
-          return reply(res, 200, { navigation_token: null, navigation_token_ttl: null, api_token: null, api_token_ttl: null, session_reference_token: null, session_reference_token_ttl: 0 });
+          return reply(res, 200, {
+            navigation_token: null,
+            navigation_token_ttl: null,
+            api_token: null,
+            api_token_ttl: null,
+            session_reference_token: null,
+            session_reference_token_ttl: 0,
+          });
         }
         if (fields.api_token !== session.api || fields.navigation_token !== session.navigation || userAgent !== session.userAgent) {
           return reply(res, 400, { message: 'Invalid input tokens provided', documentation_url: 'https://docs.example.com' });

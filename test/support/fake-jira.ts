@@ -129,7 +129,8 @@ function isAdfNode(node: unknown): boolean {
         typeof n.text === 'string' &&
         n.text !== '' &&
         (n.marks === undefined ||
-          (Array.isArray(n.marks) && n.marks.every((m: { type?: unknown; attrs?: { href?: unknown } }) => m.type === 'link' && typeof m.attrs?.href === 'string')))
+          (Array.isArray(n.marks) &&
+            n.marks.every((m: { type?: unknown; attrs?: { href?: unknown } }) => m.type === 'link' && typeof m.attrs?.href === 'string')))
       );
     default:
       return false;

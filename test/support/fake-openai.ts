@@ -221,11 +221,13 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       case 'tool_use': {
         const toolCalls =
           reply.kind === 'tool_use'
-            ? reply.calls.map((call): WireToolCall => ({
-                id: call.id ?? `call_${++toolCallIds}`,
-                type: 'function',
-                function: { name: call.name, arguments: call.arguments ?? JSON.stringify(call.input ?? {}) },
-              }))
+            ? reply.calls.map(
+                (call): WireToolCall => ({
+                  id: call.id ?? `call_${++toolCallIds}`,
+                  type: 'function',
+                  function: { name: call.name, arguments: call.arguments ?? JSON.stringify(call.input ?? {}) },
+                }),
+              )
             : undefined;
         const usage = reply.usage ?? fake.defaultUsage;
         completions += 1;
@@ -250,7 +252,11 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
         });
       }
       case 'error': {
-        const known = ERRORS[reply.status] ?? { message: `HTTP ${reply.status}`, type: reply.status >= 500 ? 'server_error' : 'invalid_request_error', code: null };
+        const known = ERRORS[reply.status] ?? {
+          message: `HTTP ${reply.status}`,
+          type: reply.status >= 500 ? 'server_error' : 'invalid_request_error',
+          code: null,
+        };
         return apiError(
           res,
           reply.status,
@@ -295,7 +301,8 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
         const presented = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
         if (!presented) {
           return refuse(401, {
-            message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+            message:
+              "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
             type: 'invalid_request_error',
             code: null,
           });
@@ -347,7 +354,10 @@ function strictCheck(body: ChatCompletionWireBody): { message: string; param: st
       while (j >= 0 && messages[j]!.role === 'tool') j -= 1;
       const calls = messages[j]?.role === 'assistant' ? (messages[j]!.tool_calls ?? []) : [];
       if (!calls.some((call) => call.id === message.tool_call_id)) {
-        return { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", param: `messages.[${i}].role` };
+        return {
+          message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          param: `messages.[${i}].role`,
+        };
       }
     }
     if (message.role === 'assistant' && message.tool_calls?.length) {

@@ -28,14 +28,19 @@ export async function startFakeSes(): Promise<FakeSes> {
       const form = Object.fromEntries(new URLSearchParams(raw));
       if (form.Action !== 'SendEmail' || !req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) {
         res.writeHead(400, { 'Content-Type': 'text/xml' });
-        res.end(`<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>bad request</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`);
+        res.end(
+          `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>bad request</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
+        );
         return;
       }
       state.received.push({ form, authorization: req.headers.authorization });
       if (state.mode !== 'ok') {
-        const [code, message] = state.mode === 'reject' ? ['MessageRejected', 'Email address is not verified.'] : ['Throttling', 'Maximum sending rate exceeded.'];
+        const [code, message] =
+          state.mode === 'reject' ? ['MessageRejected', 'Email address is not verified.'] : ['Throttling', 'Maximum sending rate exceeded.'];
         res.writeHead(400, { 'Content-Type': 'text/xml' });
-        res.end(`<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`);
+        res.end(
+          `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
+        );
         return;
       }
       res.writeHead(200, { 'Content-Type': 'text/xml' });

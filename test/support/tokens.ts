@@ -18,8 +18,6 @@ export function signedToken(role: Role, username = `${role}-user`): Promise<stri
 
 /** An active account with this role (created when absent) and a token for it. */
 export async function userToken(role: Role, username = `${role}-user`): Promise<string> {
-  const user =
-    (await getUser(username)) ??
-    (await createUser({ username, name: `The ${role}`, email: `${username}@example.com`, role, is_active: true }));
+  const user = (await getUser(username)) ?? (await createUser({ username, name: `The ${role}`, email: `${username}@example.com`, role, is_active: true }));
   return signAccessToken({ userId: user.id, username: user.username, name: user.name, email: user.email, role: user.role });
 }

@@ -242,13 +242,17 @@ describe('Jira API token from Secrets Manager', () => {
         const { SecretId } = JSON.parse(body) as { SecretId: string };
         fetched.push(SecretId);
         res.writeHead(SecretId === ARN ? 200 : 400, { 'Content-Type': 'application/x-amz-json-1.1' });
-        res.end(JSON.stringify(SecretId === ARN ? { ARN, Name: 'jira-token', SecretString: `${TOKEN}\n`, VersionId: 'v1' } : { __type: 'ResourceNotFoundException' }));
+        res.end(
+          JSON.stringify(SecretId === ARN ? { ARN, Name: 'jira-token', SecretString: `${TOKEN}\n`, VersionId: 'v1' } : { __type: 'ResourceNotFoundException' }),
+        );
       });
     });
     await new Promise<void>((r) => secretsManager.listen(0, '127.0.0.1', () => r()));
     Object.assign(process.env, {
       AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${(secretsManager.address() as AddressInfo).port}`,
-      AWS_REGION: 'local', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_REGION: 'local',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
       TICKET_API_TOKEN_ARN: ARN,
     });
     delete process.env.TICKET_API_TOKEN;

@@ -13,7 +13,7 @@ beforeAll(async () => {
   await useTestTables();
   // 60 calls over 40 days: two sources, three models, runs of 1-3 calls, some errors.
   let seed = 7;
-  const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
   for (let run = 0; run < 25; run++) {
     const daysAgo = Math.floor(random() * 40);
     const source = run % 3 === 0 ? 'agent' : 'chat';
@@ -22,8 +22,16 @@ beforeAll(async () => {
       const input = Math.floor(random() * 5000) + 100;
       const output = Math.floor(random() * 800) + 10;
       const usage: NewUsage = {
-        run_id: `run-${run}`, source, model, input_tokens: input, output_tokens: output, total_tokens: input + output,
-        cost_usd: costOf(priceOf(await pricingTable(), model), input, output), duration_ms: 200 + call * 50, error: run % 7 === 0 && call === calls - 1, user: 'u',
+        run_id: `run-${run}`,
+        source,
+        model,
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: input + output,
+        cost_usd: costOf(priceOf(await pricingTable(), model), input, output),
+        duration_ms: 200 + call * 50,
+        error: run % 7 === 0 && call === calls - 1,
+        user: 'u',
       };
       recorded.push(await recordUsage(usage, new Date(NOW.getTime() - daysAgo * 86_400_000 - call * 1000)));
     }
@@ -40,7 +48,7 @@ describe('prices', () => {
   it('costs a call exactly: tokens × price per million, and nothing for an unpriced model', async () => {
     const rows = await pricingTable();
     expect(costOf(priceOf(rows, 'gpt-4o-mini'), 1_000_000, 1_000_000)).toBe(0.75);
-    expect(costOf(priceOf(rows, 'gpt-4o-mini'), 1234, 567)).toBe(Math.round((1234 * 0.15 + 567 * 0.6)) / 1e6);
+    expect(costOf(priceOf(rows, 'gpt-4o-mini'), 1234, 567)).toBe(Math.round(1234 * 0.15 + 567 * 0.6) / 1e6);
     expect(priceOf(rows, 'us.anthropic.claude-3-5-haiku-20241022-v1:0')?.model).toBe('anthropic.claude-3-5-haiku-20241022-v1:0');
     expect(priceOf(rows, 'gpt-4o-mini-2024-07-18')?.model).toBe('gpt-4o-mini'); // a dated snapshot
     expect(priceOf(rows, 'gpt-4.1-nano')).toBeUndefined(); // not gpt-4.1: unpriced, and listed so
@@ -50,7 +58,12 @@ describe('prices', () => {
 
   it('LLM_PRICING replaces and adds rows', async () => {
     forgetPricing();
-    const rows = await pricingTable({ LLM_PRICING: JSON.stringify([{ model: 'gpt-4o-mini', input_per_mtok: 1, output_per_mtok: 2 }, { model: 'local-llama', input_per_mtok: 0, output_per_mtok: 0 }]) });
+    const rows = await pricingTable({
+      LLM_PRICING: JSON.stringify([
+        { model: 'gpt-4o-mini', input_per_mtok: 1, output_per_mtok: 2 },
+        { model: 'local-llama', input_per_mtok: 0, output_per_mtok: 0 },
+      ]),
+    });
     expect(priceOf(rows, 'gpt-4o-mini')).toEqual({ model: 'gpt-4o-mini', input_per_mtok: 1, output_per_mtok: 2 });
     expect(priceOf(rows, 'local-llama')).toBeDefined();
     forgetPricing();
@@ -82,7 +95,10 @@ describe('usage reports match a brute-force sum over the ledger', () => {
       const mine = calls.filter((c) => c.day === row.day && c.source === row.source && c.model === row.model);
       expect(row.runs).toBe(new Set(mine.map((c) => c.run_id)).size);
       expect(row.total_tokens).toBe(sumOf(mine, (c) => c.total_tokens));
-      expect(row.cost_usd).toBeCloseTo(sumOf(mine, (c) => c.cost_usd), 6);
+      expect(row.cost_usd).toBeCloseTo(
+        sumOf(mine, (c) => c.cost_usd),
+        6,
+      );
     }
     expect(sumOf(summary.daily_usage as never, (r: any) => r.input_tokens)).toBe(summary.totals.input_tokens);
     if (days >= 30) expect(new Set(summary.daily_usage.map((r) => r.source))).toEqual(new Set(['chat', 'agent']));
@@ -94,8 +110,15 @@ describe('usage reports match a brute-force sum over the ledger', () => {
     expect(by_model.map((r) => r.model).sort()).toEqual([...new Set(calls.map((c) => c.model))].sort());
     for (const row of by_model) {
       const mine = calls.filter((c) => c.model === row.model);
-      expect(row).toMatchObject({ runs: new Set(mine.map((c) => c.run_id)).size, input_tokens: sumOf(mine, (c) => c.input_tokens), output_tokens: sumOf(mine, (c) => c.output_tokens) });
-      expect(row.cost_usd).toBeCloseTo(sumOf(mine, (c) => c.cost_usd), 6);
+      expect(row).toMatchObject({
+        runs: new Set(mine.map((c) => c.run_id)).size,
+        input_tokens: sumOf(mine, (c) => c.input_tokens),
+        output_tokens: sumOf(mine, (c) => c.output_tokens),
+      });
+      expect(row.cost_usd).toBeCloseTo(
+        sumOf(mine, (c) => c.cost_usd),
+        6,
+      );
     }
   });
 });
