@@ -15,8 +15,8 @@ export const handler = createGroupHandler(authGroup, {
   openapi: async () => (openApiDocument ??= buildOpenApi(ROUTE_GROUPS, '0.1.0')),
   login: async (req) => login(req.body.username, req.body.password, callerOf(req)),
   activate: async (req) => activate(req.body.token, req.body.password, callerOf(req)),
-  logout: async (req) => logout(req.principal!, req.token!, req.headers['x-session-duration'], callerOf(req)),
-  me: async (req) => userInfo(req.principal!),
+  logout: async (req) => logout(req.principal, req.token!, req.headers['x-session-duration'], callerOf(req)),
+  me: async (req) => userInfo(req.principal),
   fallback: async () => {
     throw new NotFound('No API route matches this path.');
   },

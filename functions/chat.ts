@@ -4,6 +4,6 @@ import { createGroupHandler } from '../shared/http/group-handler.js';
 import { chatGroup } from '../shared/routes/chat.js';
 
 export const handler = createGroupHandler(chatGroup, {
-  message: async (req) => chat(req.principal!, req.body.message),
-  reset: async (req) => resetChat(req.principal!),
+  message: async (req) => chat(req.principal, req.body.message),
+  reset: async (req) => resetChat(req.principal),
 });

@@ -11,7 +11,7 @@ function header(headers: Readonly<Record<string, string | undefined>>, name: str
 }
 
 export const handler = createGroupHandler(dashboardEmbedGroup, {
-  acquireSession: async (req) => acquireEmbedSession({ principal: req.principal!, origin: header(req.headers, 'origin'), userAgent: req.userAgent }),
+  acquireSession: async (req) => acquireEmbedSession({ principal: req.principal, origin: header(req.headers, 'origin'), userAgent: req.userAgent }),
   generateTokens: async (req) =>
-    generateEmbedTokens({ principal: req.principal!, userAgent: req.userAgent, apiToken: req.body.api_token, navigationToken: req.body.navigation_token }),
+    generateEmbedTokens({ principal: req.principal, userAgent: req.userAgent, apiToken: req.body.api_token, navigationToken: req.body.navigation_token }),
 });

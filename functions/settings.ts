@@ -3,9 +3,8 @@
 import { callerOf } from '../shared/auth/caller.js';
 import { auditPage, inviteUser, listManagedUsers, removeUser, rolesList, updateUser } from '../shared/auth/user-admin.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
-import type { Principal } from '../shared/http/route.js';
 import type { RuleSetName } from '../shared/rules/defaults.js';
-import { Reply } from '../shared/http/route.js';
+import { Reply, type ApiRequest } from '../shared/http/route.js';
 import {
   configChangeDetail,
   expectedVersion,
@@ -26,23 +25,20 @@ import { riskSummary } from '../shared/scoring/risk.js';
  * may name the version it edits (If-Match or base_version) and then fails with
  * 409 when that is no longer current. An applied PUT answers the new ETag.
  */
+type Routes = (typeof settingsGroup)['routes'];
+
 const ruleSet = (name: RuleSetName) => ({
   get: async () => {
     const live = await liveRuleSet(name);
     return new Reply(200, live, { ETag: ruleSetEtag(live.version) });
   },
-  put: async (req: {
-    principal: Principal | null;
-    body: { content: string; base_version?: number };
-    headers: Readonly<Record<string, string | undefined>>;
-    sourceIp: string;
-    userAgent: string;
-  }) => {
+  // The three rule sets' routes take the same request: typed from the health-rules declaration.
+  put: async (req: ApiRequest<Routes['putHealthRules']>) => {
     const expected = expectedVersion(req.headers['if-match'], req.body.base_version);
-    const result = await submitRuleSet(req.principal!, name, req.body.content, callerOf(req), expected);
+    const result = await submitRuleSet(req.principal, name, req.body.content, callerOf(req), expected);
     return result.applied ? new Reply(200, result, { ETag: ruleSetEtag(result.version) }) : result;
   },
-  versions: async (req: { query: { page: number; page_size: number } }) => ruleSetVersions(name, req.query.page, req.query.page_size),
+  versions: async (req: ApiRequest<Routes['healthRuleVersions']>) => ruleSetVersions(name, req.query.page, req.query.page_size),
 });
 const health = ruleSet('health-rules');
 const issue = ruleSet('issue-rules');
@@ -50,7 +46,7 @@ const risk = ruleSet('risk-rules');
 
 export const handler = createGroupHandler(settingsGroup, {
   getGeneral: async () => generalSettings(),
-  putGeneral: async (req) => updateGeneralSettings(req.principal!, req.body, callerOf(req)),
+  putGeneral: async (req) => updateGeneralSettings(req.principal, req.body, callerOf(req)),
   getHealthRules: health.get,
   putHealthRules: health.put,
   healthRuleVersions: health.versions,
@@ -60,9 +56,9 @@ export const handler = createGroupHandler(settingsGroup, {
   getRiskRules: risk.get,
   putRiskRules: risk.put,
   riskRuleVersions: risk.versions,
-  listChanges: async (req) => listConfigChanges(req.principal!, req.query.status_filter),
-  getChange: async (req) => configChangeDetail(req.principal!, req.params.change_id),
-  reviewChange: async (req) => reviewConfigChange(req.principal!, req.params.change_id, req.body, callerOf(req)),
+  listChanges: async (req) => listConfigChanges(req.principal, req.query.status_filter),
+  getChange: async (req) => configChangeDetail(req.principal, req.params.change_id),
+  reviewChange: async (req) => reviewConfigChange(req.principal, req.params.change_id, req.body, callerOf(req)),
   recompute: async () => {
     const view = await refreshFleetView(['fleet', 'health']);
     return { status: 'ok', cluster_count: view.scores.length };
@@ -73,9 +69,9 @@ export const handler = createGroupHandler(settingsGroup, {
     return { status: 'ok', cluster_count: summary.total, critical: summary.critical, warning: summary.warning };
   },
   listUsers: async () => listManagedUsers(),
-  inviteUser: async (req) => inviteUser(req.principal!, req.body, callerOf(req)),
-  patchUser: async (req) => updateUser(req.principal!, req.params.email, req.body, callerOf(req)),
-  deleteUser: async (req) => removeUser(req.principal!, req.params.email, callerOf(req)),
+  inviteUser: async (req) => inviteUser(req.principal, req.body, callerOf(req)),
+  patchUser: async (req) => updateUser(req.principal, req.params.email, req.body, callerOf(req)),
+  deleteUser: async (req) => removeUser(req.principal, req.params.email, callerOf(req)),
   audit: async (req) => auditPage(req.query),
   roles: async () => rolesList(),
 });

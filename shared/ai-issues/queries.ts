@@ -6,7 +6,7 @@ import { auditAction } from '../db/audit.js';
 import { batchGet, retryOnConflict, transactWrite } from '../db/client.js';
 import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord } from '../db/ai-issues.js';
 import { NotFound } from '../http/errors.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
 import { displayTime, distinct, durationMinutes, kpiCounts, matches, newestFirst, windowStart } from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
 import type { IssueListQuery } from '../routes/common.js';

@@ -6,7 +6,7 @@ import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import * as z from 'zod';
 import { Role } from './roles.js';
 import { forgetSecrets, secret } from './secrets.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from './principal.js';
 
 export const ISSUER = 'fleet-health';
 export const AUDIENCE = 'fleet-health-api';

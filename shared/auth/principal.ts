@@ -3,8 +3,17 @@
 // and with which role.
 import { isTokenRevoked } from '../db/sessions.js';
 import { getUser, type UserRecord } from '../db/users.js';
-import type { Principal } from '../http/route.js';
+import type { Role } from './roles.js';
 import type { VerifiedToken } from './jwt.js';
+
+/** The caller of an authenticated route, as the account record says now. */
+export interface Principal {
+  readonly userId: string;
+  readonly username: string;
+  readonly name: string;
+  readonly email: string;
+  readonly role: Role;
+}
 
 export function principalOf(user: UserRecord): Principal {
   return { userId: user.id, username: user.username, name: user.name, email: user.email, role: user.role };

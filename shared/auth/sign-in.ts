@@ -5,7 +5,7 @@ import { ConditionFailed } from '../db/client.js';
 import { clearLoginAttempts, reserveLoginAttempt, revokeToken } from '../db/sessions.js';
 import { activateInvitation, createUser, getUser, type UserRecord } from '../db/users.js';
 import { BadRequest, TooManyRequests, Unauthorized } from '../http/errors.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from './principal.js';
 import { signAccessToken } from './jwt.js';
 import { ldapAuthenticate, ldapConfigured, type LdapIdentity } from './ldap.js';
 import { hashPassword, verifyPassword } from './passwords.js';

@@ -6,7 +6,7 @@ import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, listAudit, writeAudit, type AuditEntry
 import { ConditionFailed } from '../db/client.js';
 import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUserByEmail, getUser, listUsers, replaceUser, type UserRecord } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from './principal.js';
 import { sendInvitation } from '../mail/invitations.js';
 import { ROLES, type Role } from './roles.js';
 import type { Caller } from './caller.js';

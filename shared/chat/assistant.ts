@@ -8,7 +8,7 @@
 // the history then follows the container (a documented limitation).
 import { randomUUID } from 'node:crypto';
 import { BadGateway, ServiceUnavailable, TooManyRequests } from '../http/errors.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
 import { describeLlmConfig, llmProvider } from '../llm/provider.js';
 import { runToolLoop } from '../llm/tool-loop.js';
 import { LlmError, type Message } from '../llm/types.js';

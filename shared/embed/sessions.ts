@@ -14,7 +14,7 @@
 import { config, corsOrigins } from '../config.js';
 import { deleteEmbedSession, getEmbedSession, putEmbedSession } from '../db/embed-sessions.js';
 import { BadGateway, BadRequest, Forbidden } from '../http/errors.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
 import { createLogger } from '../log.js';
 import { EmbedProviderError, embedProvider, type EmbedProvider, type EmbedUser } from './provider.js';
 

@@ -7,7 +7,7 @@ import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { z } from 'zod';
 import { verifyAccessToken } from '../auth/jwt.js';
-import { resolvePrincipal } from '../auth/principal.js';
+import { resolvePrincipal, type Principal } from '../auth/principal.js';
 import { secret } from '../auth/secrets.js';
 import { corsOrigins } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
@@ -15,7 +15,7 @@ import { ConditionFailed, WriteConflict } from '../db/client.js';
 import { BadRequest, Conflict, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
 import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
-import type { Principal, RouteDeclaration, RouteHandler } from './route.js';
+import type { RouteDeclaration, RouteHandler } from './route.js';
 
 export type Event = APIGatewayProxyEventV2;
 export type Result = APIGatewayProxyStructuredResultV2;

@@ -2,6 +2,7 @@
 // functions/<group>.ts binds handlers to its group's declarations. The router,
 // the CDK stack, the OpenAPI document and the route-walking tests read these.
 import type { z } from 'zod';
+import type { Principal } from '../auth/principal.js';
 import type { Role } from '../auth/roles.js';
 import type { TableName } from '../db/tables.js';
 
@@ -61,22 +62,14 @@ export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
   readonly params: Infer<D['params']>;
   readonly query: Infer<D['query']>;
   readonly body: Infer<D['body']>;
-  /** The authenticated caller; null on public routes and for the static ingest token. */
-  readonly principal: Principal | null;
+  /** The authenticated caller: always there on `auth: 'user'` routes (the middleware answered 401 otherwise); null on public routes and for the static ingest token. */
+  readonly principal: D['auth'] extends 'user' ? Principal : Principal | null;
   /** The bearer token's id and expiry (epoch seconds) when the caller sent a JWT. */
   readonly token: { readonly id: string; readonly expiresAt: number } | null;
   readonly requestId: string;
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly sourceIp: string;
   readonly userAgent: string;
-}
-
-export interface Principal {
-  readonly userId: string;
-  readonly username: string;
-  readonly name: string;
-  readonly email: string;
-  readonly role: Role;
 }
 
 /**

@@ -1,7 +1,7 @@
 // The assignee of an alert or AI issue, resolved one way for both PATCH routes.
 import { getUser, listUsers } from '../db/users.js';
 import { ValidationFailed } from '../http/errors.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
 
 /**
  * The assignee a PATCH stores, for alert and AI issues alike: the username of

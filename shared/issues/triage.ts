@@ -6,7 +6,7 @@ import { auditAction } from '../db/audit.js';
 import { ConditionFailed, retryOnConflict, transactWrite } from '../db/client.js';
 import { claimTicket, getIssue, releaseTicketClaim, storeTicketAction, triageAction, type IssueRecord, type TriageFields } from '../db/issues.js';
 import { BadGateway, Conflict, ServiceUnavailable } from '../http/errors.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
 import { resolveAssignee } from './assignee.js';
 import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';

@@ -6,7 +6,7 @@ import type { Caller } from '../auth/caller.js';
 import { writeAudit } from '../db/audit.js';
 import { lockHolder, releaseLock } from '../db/locks.js';
 import { createReport, finishReport, getReport } from '../db/patrol.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
 import { invokeWorker } from '../worker-invoke.js';
 import { PATROL_LOCK, settled, takeLock } from './lock.js';
 

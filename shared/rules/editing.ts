@@ -23,7 +23,7 @@ import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, ruleSetAtVer
 import { bumpGeneration } from '../db/scores.js';
 import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
 import { createLogger } from '../log.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
 import { CRITICAL_ALERT_DAYS } from '../scoring/critical.js';
 import { fleetView, loadFleetInputs, rollupDaysFor } from '../scoring/fleet-view.js';
 import { healthImpact, riskImpact, type RuleImpact } from '../scoring/impact.js';

@@ -6,7 +6,7 @@ import { auditAction } from '../db/audit.js';
 import { transactWrite } from '../db/client.js';
 import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
 import { Forbidden } from '../http/errors.js';
-import type { Principal } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
 
 export async function generalSettings(): Promise<GeneralSettings> {
   const { health_scoring_method, alert_criticality_method } = await getGeneralSettings();

@@ -6,7 +6,7 @@ import { activate, hashInvitationToken } from '../../shared/auth/sign-in.js';
 import { inviteUser, updateUser } from '../../shared/auth/user-admin.js';
 import { ConditionFailed } from '../../shared/db/client.js';
 import { activeSuperadminCount, createInvitedUser, createUser, getUser, replaceUser } from '../../shared/db/users.js';
-import type { Principal } from '../../shared/http/route.js';
+import type { Principal } from '../../shared/auth/principal.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
 import { useTestTables } from '../support/dynamo.js';
 import { useTestJwtSecret } from '../support/tokens.js';

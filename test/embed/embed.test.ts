@@ -17,7 +17,7 @@ import { getItem } from '../../shared/db/client.js';
 import { embedConfig, forgetEmbedLogins, DEFAULT_PERMISSIONS, SESSION_LENGTH_SECONDS } from '../../shared/embed/provider.js';
 import { acquireEmbedSession, embedUser, generateEmbedTokens } from '../../shared/embed/sessions.js';
 import { HttpError } from '../../shared/http/errors.js';
-import type { Principal } from '../../shared/http/route.js';
+import type { Principal } from '../../shared/auth/principal.js';
 import { useTestTables } from '../support/dynamo.js';
 import { startFakeEmbed, type FakeEmbed } from '../support/fake-embed.js';
 
