@@ -71,13 +71,6 @@ export class TooManyRequests extends HttpError {
   }
 }
 
-/** A capability whose issue has not landed yet: honest 501, never fake data. */
-export class NotImplemented extends HttpError {
-  constructor(detail = 'This endpoint is declared but not implemented yet.') {
-    super(501, 'Not Implemented', detail);
-  }
-}
-
 export class BadGateway extends HttpError {
   constructor(detail: string) {
     super(502, 'Bad Gateway', detail);

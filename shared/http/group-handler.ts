@@ -3,7 +3,6 @@
 import { gzipSync } from 'node:zlib';
 import middy from '@middy/core';
 import { createLogger } from '../log.js';
-import { NotImplemented } from './errors.js';
 import {
   authenticate,
   cors,
@@ -29,13 +28,6 @@ export function checkBindings(group: RouteGroup, bindings: Record<string, unknow
   if (missing.length || extra.length) {
     throw new Error(`route group ${group.name}: missing handlers [${missing.join(', ')}], unknown bindings [${extra.join(', ')}]`);
   }
-}
-
-/** A declared route whose capability a later issue builds: an honest 501. */
-export function notImplemented(issue: string): RouteHandler {
-  return async () => {
-    throw new NotImplemented(`This endpoint is declared but not implemented yet (${issue}).`);
-  };
 }
 
 /**

@@ -5,7 +5,7 @@ import { forgetSecrets } from '../../shared/auth/secrets.js';
 import { resetConfig } from '../../shared/config.js';
 import { ConditionFailed, WriteConflict } from '../../shared/db/client.js';
 import { Conflict } from '../../shared/http/errors.js';
-import { checkBindings, createGroupHandler, notImplemented } from '../../shared/http/group-handler.js';
+import { checkBindings, createGroupHandler } from '../../shared/http/group-handler.js';
 import { MAX_BODY_BYTES } from '../../shared/http/middleware.js';
 import { gunzipSync } from 'node:zlib';
 import { defineGroup, PreparedJson, Reply } from '../../shared/http/route.js';
@@ -44,7 +44,6 @@ const demoGroup = defineGroup({
     },
     lostRace: { method: 'GET', path: '/api/demo/lost-race', summary: 'lost race', auth: 'public', roles: [] },
     busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [] },
-    later: { method: 'GET', path: '/api/demo/later', summary: 'later', auth: 'public', roles: [] },
     created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
     big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [] },
   },
@@ -72,7 +71,6 @@ function demoHandler(): Handler {
     busyItem: async () => {
       throw new WriteConflict();
     },
-    later: notImplemented('issue #99'),
     created: async () => new Reply(202, { status: 'running' }, { Location: '/api/demo/x' }),
     big: async (req) => (req.headers['x-prepared'] ? PREPARED : BIG),
   }) as Handler;
@@ -224,12 +222,6 @@ describe('group handler and middleware stack', () => {
       expectProblem(res, 409);
       expect(res.json?.detail).toMatch(/changed by a concurrent request/);
     }
-  });
-
-  it('an unbuilt endpoint is an honest 501 naming its issue', async () => {
-    const res = await call(handler, { method: 'GET', path: '/api/demo/later', routeKey: 'GET /api/demo/later' });
-    expectProblem(res, 501);
-    expect(res.json?.detail).toMatch(/not implemented yet \(issue #99\)/);
   });
 
   it('a Reply sets status and headers', async () => {
