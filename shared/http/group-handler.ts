@@ -18,7 +18,8 @@ import {
   type Result,
 } from './middleware.js';
 import { sortBySpecificity } from './path-match.js';
-import { PreparedJson, Reply, type ApiRequest, type GroupBindings, type RouteGroup, type RouteHandler } from './route.js';
+import { checkResponses, responseDrift } from './response-check.js';
+import { PreparedJson, Reply, routeKey, type ApiRequest, type GroupBindings, type RouteGroup, type RouteHandler } from './route.js';
 
 /** Throws unless every declared route has exactly one handler and nothing else is bound. */
 export function checkBindings(group: RouteGroup, bindings: Record<string, unknown>): void {
@@ -57,8 +58,28 @@ function toResult(value: unknown, acceptEncoding: string | undefined): Result {
   return { statusCode: reply.status, headers, body: text };
 }
 
+/** Prepared answers are shared by many requests: each is checked once. */
+const checkedPrepared = new WeakSet<PreparedJson>();
+
+/** A 200 answer that does not match its route's response schema is an internal error (outside production). */
+function checkAnswer(bound: BoundRoute, value: unknown): void {
+  const reply = value instanceof Reply ? value : null;
+  const status = reply ? reply.status : value === undefined ? 204 : 200;
+  const schema = bound.route.response;
+  if (status !== 200 || !schema) return;
+  let body = reply ? reply.body : value;
+  if (body instanceof PreparedJson) {
+    if (checkedPrepared.has(body)) return;
+    checkedPrepared.add(body);
+    body = JSON.parse(body.text);
+  }
+  const drift = responseDrift(schema, body);
+  if (drift) throw new Error(`the answer of ${routeKey(bound.route)} does not match its response schema: ${drift}`);
+}
+
 export function createGroupHandler<G extends RouteGroup>(group: G, bindings: GroupBindings<G>) {
   checkBindings(group, bindings as Record<string, unknown>);
+  const checking = checkResponses();
   const log = createLogger(group.name);
   const bound: BoundRoute[] = Object.entries(group.routes).map(([id, route]) => ({
     id,
@@ -81,7 +102,9 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: Gro
       sourceIp: event.requestContext.http.sourceIp,
       userAgent: event.requestContext.http.userAgent ?? headers['user-agent'] ?? '',
     } as ApiRequest;
-    return toResult(await state.bound.handler(request), headers['accept-encoding']);
+    const value = await state.bound.handler(request);
+    if (checking) checkAnswer(state.bound, value);
+    return toResult(value, headers['accept-encoding']);
   };
 
   // Order matters: onError runs in reverse, so problemErrors renders the error

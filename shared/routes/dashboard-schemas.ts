@@ -34,7 +34,8 @@ export const FleetClusterScore = z.object({
   top_risk: z.string(),
   cluster_type: z.string(),
   region: z.string(),
-  dimension_scores: z.array(z.object({ name: z.string(), score: Num, value: Num, weight: Num, status: z.string() })),
+  // metric_key is beyond the contract's fields: the metric the dimension scores (links a dimension to its series).
+  dimension_scores: z.array(z.object({ name: z.string(), metric_key: z.string(), score: Num, value: Num, weight: Num, status: z.string() })),
   risk_reasons: z.array(z.string()),
   suggested_actions: z.array(z.string()),
   firing_alert_count_7d: Int,

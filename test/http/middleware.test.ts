@@ -6,6 +6,7 @@ import { resetConfig } from '../../shared/config.js';
 import { ConditionFailed, WriteConflict } from '../../shared/db/client.js';
 import { Conflict } from '../../shared/http/errors.js';
 import { checkBindings, createGroupHandler } from '../../shared/http/group-handler.js';
+import { responseDrift } from '../../shared/http/response-check.js';
 import { MAX_BODY_BYTES } from '../../shared/http/middleware.js';
 import { gunzipSync } from 'node:zlib';
 import { defineGroup, PreparedJson, Reply } from '../../shared/http/route.js';
@@ -46,6 +47,14 @@ const demoGroup = defineGroup({
     busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [] },
     created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
     big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [] },
+    drift: {
+      method: 'GET',
+      path: '/api/demo/drift',
+      summary: 'drift',
+      auth: 'public',
+      roles: [],
+      response: z.object({ a: z.number(), nested: z.array(z.object({ b: z.string() })) }),
+    },
   },
 });
 
@@ -73,6 +82,7 @@ function demoHandler(): Handler {
     },
     created: async () => new Reply(202, { status: 'running' }, { Location: '/api/demo/x' }),
     big: async (req) => (req.headers['x-prepared'] ? PREPARED : BIG),
+    drift: async (req) => ({ a: 1, nested: [{ b: 'x', ...(req.headers['x-extra'] ? { c: 2 } : {}) }], ...(req.headers['x-wrong'] ? { a: 'one' } : {}) }),
   }) as Handler;
 }
 
@@ -222,6 +232,27 @@ describe('group handler and middleware stack', () => {
       expectProblem(res, 409);
       expect(res.json?.detail).toMatch(/changed by a concurrent request/);
     }
+  });
+
+  it('outside production an answer that drifts from its response schema is a 500 naming the paths (undeclared fields too)', async () => {
+    const drift = (headers: Record<string, string> = {}) => call(handler, { method: 'GET', path: '/api/demo/drift', routeKey: 'GET /api/demo/drift', headers });
+    expect((await drift()).statusCode).toBe(200);
+    expect((await drift({ 'x-extra': '1' })).statusCode).toBe(500);
+    expect((await drift({ 'x-wrong': '1' })).statusCode).toBe(500);
+    process.env.STAGE = 'prod';
+    try {
+      const event = apiEvent({ method: 'GET', path: '/api/demo/drift', routeKey: 'GET /api/demo/drift', headers: { 'x-extra': '1' } });
+      expect((await demoHandler()(event, lambdaContext)).statusCode).toBe(200);
+    } finally {
+      process.env.STAGE = 'dev';
+    }
+  });
+
+  it('names the drift: the failing path, or the undeclared fields', () => {
+    const schema = z.object({ a: z.number(), list: z.array(z.object({ b: z.string() })), map: z.record(z.string(), z.number()) });
+    expect(responseDrift(schema, { a: 1, list: [{ b: 'x' }], map: { k: 1 } })).toBeNull();
+    expect(responseDrift(schema, { a: 1, list: [{ b: 'x', c: 1 }], map: {}, d: 2 })).toBe('undeclared fields list[0].c, d');
+    expect(responseDrift(schema, { a: 'x', list: [], map: {} })).toMatch(/^a: /);
   });
 
   it('a Reply sets status and headers', async () => {
