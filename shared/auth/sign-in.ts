@@ -13,24 +13,13 @@ import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
 import { principalOf } from './principal.js';
 import { createLogger } from '../log.js';
+import type { LoginResponse, UserInfo } from '../routes/auth.js';
 
 const log = createLogger('sign-in');
 
+export type { LoginResponse, UserInfo };
+
 export { callerOf, hashInvitationToken, type Caller };
-
-export interface UserInfo {
-  id: string;
-  username: string;
-  name: string;
-  email: string;
-  role: Principal['role'];
-}
-
-export interface LoginResponse {
-  access_token: string;
-  token_type: 'bearer';
-  user: UserInfo;
-}
 
 export const userInfo = (p: Principal): UserInfo => ({ id: p.userId, username: p.username, name: p.name, email: p.email, role: p.role });
 

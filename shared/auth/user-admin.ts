@@ -11,16 +11,9 @@ import { sendInvitation } from '../mail/invitations.js';
 import { ROLES, type Role } from './roles.js';
 import type { Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
+import type { AuditPage, InviteResponse, ManagedUser } from '../routes/settings.js';
 
 export const INVITATION_DAYS = 7;
-
-export interface ManagedUser {
-  id: string;
-  email: string;
-  display_name: string;
-  role: Role;
-  is_active: boolean;
-}
 
 const managed = (u: UserRecord): ManagedUser => ({ id: u.id, email: u.email, display_name: u.name, role: u.role, is_active: u.is_active });
 
@@ -29,14 +22,7 @@ export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
   return { users: users.sort((a, b) => a.email.localeCompare(b.email)).map(managed) };
 }
 
-export interface InviteResult {
-  status: 'ok';
-  email_sent: boolean;
-  /** Only when the mail was not sent: the inviter shares it by hand. */
-  activation_token?: string;
-}
-
-export async function inviteUser(inviter: Principal, invite: { email: string; display_name: string; role: Role }, caller: Caller): Promise<InviteResult> {
+export async function inviteUser(inviter: Principal, invite: { email: string; display_name: string; role: Role }, caller: Caller): Promise<InviteResponse> {
   if (inviter.role !== 'superadmin' && invite.role === 'superadmin') throw new Forbidden('Only a superadmin can invite a superadmin.');
   if ((await getUser(invite.email)) || (await findUserByEmail(invite.email))) throw new Conflict(`A user with email ${invite.email} exists already.`);
   const token = randomBytes(32).toString('base64url');
@@ -114,17 +100,6 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
     user_agent: caller.userAgent,
   });
   return { status: 'ok' };
-}
-
-export interface AuditPage {
-  entries: AuditEntry[];
-  action_types: readonly string[];
-  total: number;
-  page: number;
-  page_size: number;
-  total_pages: number;
-  /** The listing covers the newest AUDIT_READ_LIMIT entries. */
-  limit: number;
 }
 
 export async function auditPage(query: { action: string; page: number; page_size: number }): Promise<AuditPage> {

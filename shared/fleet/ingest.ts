@@ -9,7 +9,10 @@ import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
 import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
 import { createLogger } from '../log.js';
+import type { AlertIngestResult } from '../routes/ingest.js';
 import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
+
+export type { AlertIngestResult };
 
 /** Clock skew tolerated for timestamps from the future. */
 const FUTURE_SLACK_MS = 5 * 60_000;
@@ -133,13 +136,6 @@ export function severityOf(label: string | undefined): string {
 }
 
 const NEVER = '0001-01-01T00:00:00Z';
-
-export interface AlertIngestResult extends IngestResult {
-  /** Redeliveries of notifications already recorded (Alertmanager resends every group_interval). */
-  duplicates: number;
-  /** Issues the changed alerts created or changed (rules/issue-rules.yaml). */
-  issues: { created: number; updated: number };
-}
 
 /** When a resolved alert stopped: its endsAt, within [startsAt, receipt]; receipt when it has none. */
 function resolvedAt(a: AlertmanagerAlert, startsAt: string, now: Date): string {

@@ -92,10 +92,7 @@ export const AlertmanagerAlert = z.looseObject({
 export type AlertmanagerAlert = z.infer<typeof AlertmanagerAlert>;
 
 /** What every ingest call answers. */
-export interface IngestResult {
-  accepted: number;
-  rejected: { index: number; reason: string }[];
-}
+export type { IngestResult } from '../routes/ingest.js';
 
 export function reasonOf(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ');

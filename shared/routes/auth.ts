@@ -1,8 +1,25 @@
 import * as z from 'zod';
-import { ANY_ROLE } from '../auth/roles.js';
+import { ANY_ROLE, ROLES } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 
 export const HealthCheckResponse = z.object({ status: z.literal('ok'), service: z.string() });
+
+/** Spec §2 User (UserInfo). */
+export const UserInfo = z.object({ id: z.string(), username: z.string(), name: z.string(), email: z.string(), role: z.enum(ROLES) });
+export type UserInfo = z.infer<typeof UserInfo>;
+
+/** Spec §2 LoginResponse: login and activation (auto-login) answer it. */
+export const LoginResponse = z.object({ access_token: z.string(), token_type: z.literal('bearer'), user: UserInfo });
+export type LoginResponse = z.infer<typeof LoginResponse>;
+
+export const LogoutResponse = z.object({ ok: z.literal(true) });
+
+/** The OpenAPI document itself: an object whose shape is OpenAPI 3.1's. */
+export const OpenApiResponse = z.looseObject({
+  openapi: z.string(),
+  info: z.object({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
 
 export const LoginBody = z.strictObject({
   username: z.string().trim().min(1).max(256),
@@ -26,8 +43,16 @@ export const authGroup = defineGroup({
       roles: [],
       response: HealthCheckResponse,
     },
-    openapi: { method: 'GET', path: '/api/openapi.json', summary: 'This API as an OpenAPI 3.1 document', auth: 'public', roles: [] },
-    login: { method: 'POST', path: '/api/auth/login', summary: 'Log in, receive a bearer token', auth: 'public', roles: [], body: LoginBody },
+    openapi: { method: 'GET', path: '/api/openapi.json', summary: 'This API as an OpenAPI 3.1 document', auth: 'public', roles: [], response: OpenApiResponse },
+    login: {
+      method: 'POST',
+      path: '/api/auth/login',
+      summary: 'Log in, receive a bearer token',
+      auth: 'public',
+      roles: [],
+      body: LoginBody,
+      response: LoginResponse,
+    },
     activate: {
       method: 'POST',
       path: '/api/auth/activate',
@@ -35,9 +60,17 @@ export const authGroup = defineGroup({
       auth: 'public',
       roles: [],
       body: ActivateBody,
+      response: LoginResponse,
     },
-    logout: { method: 'POST', path: '/api/auth/logout', summary: 'Log out (audited with X-Session-Duration)', auth: 'user', roles: ANY_ROLE },
-    me: { method: 'GET', path: '/api/auth/me', summary: 'The current user', auth: 'user', roles: ANY_ROLE },
+    logout: {
+      method: 'POST',
+      path: '/api/auth/logout',
+      summary: 'Log out (audited with X-Session-Duration)',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: LogoutResponse,
+    },
+    me: { method: 'GET', path: '/api/auth/me', summary: 'The current user', auth: 'user', roles: ANY_ROLE, response: UserInfo },
     // API Gateway sends every other /api/... request here, so an unknown path
     // gets a problem+json 404 and a CORS preflight gets its answer.
     fallback: { method: 'ANY', path: '/api/{proxy+}', summary: 'Unmatched API paths (404) and CORS preflight', auth: 'public', roles: [] },

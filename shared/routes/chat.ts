@@ -4,6 +4,9 @@ import { defineGroup } from '../http/route.js';
 
 export const ChatMessageBody = z.strictObject({ message: z.string().trim().min(1).max(8000) });
 
+export const ChatMessageResponse = z.object({ reply: z.string(), tool_calls: z.number().int().min(0), duration_ms: z.number().int().min(0) });
+export const ChatResetResponse = z.object({ status: z.literal('ok'), message: z.string() });
+
 export const chatGroup = defineGroup({
   name: 'chat',
   tables: {
@@ -19,7 +22,15 @@ export const chatGroup = defineGroup({
   },
   grants: ['bedrock:invoke'],
   routes: {
-    message: { method: 'POST', path: '/api/chat/message', summary: 'Ask the assistant', auth: 'user', roles: ANY_ROLE, body: ChatMessageBody },
-    reset: { method: 'POST', path: '/api/chat/reset', summary: "Clear the caller's conversation", auth: 'user', roles: ANY_ROLE },
+    message: {
+      method: 'POST',
+      path: '/api/chat/message',
+      summary: 'Ask the assistant',
+      auth: 'user',
+      roles: ANY_ROLE,
+      body: ChatMessageBody,
+      response: ChatMessageResponse,
+    },
+    reset: { method: 'POST', path: '/api/chat/reset', summary: "Clear the caller's conversation", auth: 'user', roles: ANY_ROLE, response: ChatResetResponse },
   },
 });

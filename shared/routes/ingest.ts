@@ -17,6 +17,20 @@ export const IngestAlertsBody = z.looseObject({
 });
 export const IngestLogsBody = z.object({ events: z.array(z.unknown()).min(1).max(5000) });
 
+/** What an ingest answers: records stored, and each refused one with its index and reason (never all-or-nothing). */
+export const IngestResponse = z.object({
+  accepted: z.number().int().min(0),
+  rejected: z.array(z.object({ index: z.number().int().min(0), reason: z.string() })),
+});
+export type IngestResult = z.infer<typeof IngestResponse>;
+export const AlertIngestResponse = IngestResponse.extend({
+  /** Redeliveries of notifications already recorded (Alertmanager resends every group_interval). */
+  duplicates: z.number().int().min(0),
+  /** Issues the changed alerts created or changed (rules/issue-rules.yaml). */
+  issues: z.object({ created: z.number().int().min(0), updated: z.number().int().min(0) }),
+});
+export type AlertIngestResult = z.infer<typeof AlertIngestResponse>;
+
 /** A direct Lambda invocation (AWS SDK / CLI): the same bodies, named by kind. */
 export const IngestInvocation = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('clusters'), body: IngestClustersBody }),
@@ -38,9 +52,30 @@ export const ingestGroup = defineGroup({
   name: 'ingest',
   tables: { users: 'read', clusters: 'readwrite', metrics: 'readwrite', alerts: 'readwrite', logs: 'readwrite', issues: 'readwrite', rules: 'read' },
   routes: {
-    clusters: { method: 'POST', path: '/api/ingest/clusters', summary: 'Upsert cluster inventory', ...ingest, body: IngestClustersBody },
-    metrics: { method: 'POST', path: '/api/ingest/metrics', summary: 'Metric samples (rolled up per day)', ...ingest, body: IngestMetricsBody },
-    alerts: { method: 'POST', path: '/api/ingest/alerts', summary: 'Alertmanager webhook (version 4)', ...ingest, body: IngestAlertsBody },
-    logs: { method: 'POST', path: '/api/ingest/logs', summary: 'Cluster log events', ...ingest, body: IngestLogsBody },
+    clusters: {
+      method: 'POST',
+      path: '/api/ingest/clusters',
+      summary: 'Upsert cluster inventory',
+      ...ingest,
+      body: IngestClustersBody,
+      response: IngestResponse,
+    },
+    metrics: {
+      method: 'POST',
+      path: '/api/ingest/metrics',
+      summary: 'Metric samples (rolled up per day)',
+      ...ingest,
+      body: IngestMetricsBody,
+      response: IngestResponse,
+    },
+    alerts: {
+      method: 'POST',
+      path: '/api/ingest/alerts',
+      summary: 'Alertmanager webhook (version 4)',
+      ...ingest,
+      body: IngestAlertsBody,
+      response: AlertIngestResponse,
+    },
+    logs: { method: 'POST', path: '/api/ingest/logs', summary: 'Cluster log events', ...ingest, body: IngestLogsBody, response: IngestResponse },
   },
 });

@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { ADMIN_UP, ANY_ROLE, Role, SUPERADMIN } from '../auth/roles.js';
+import { ADMIN_UP, ANY_ROLE, ROLES, Role, SUPERADMIN } from '../auth/roles.js';
+import { AUDIT_ACTIONS } from '../db/audit.js';
 import { defineGroup } from '../http/route.js';
 import { Page, PageSize } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse } from './dashboard-schemas.js';
@@ -142,6 +143,43 @@ const health = ruleSetRoutes('health-rules');
 const issue = ruleSetRoutes('issue-rules');
 const risk = ruleSetRoutes('risk-rules');
 
+// Users, audit and roles (spec §4 Settings). Managed user: spec "managed user".
+export const ManagedUser = z.object({ id: z.string(), email: z.string(), display_name: z.string(), role: Role, is_active: z.boolean() });
+export type ManagedUser = z.infer<typeof ManagedUser>;
+export const UsersResponse = z.object({ users: z.array(ManagedUser) });
+export const InviteResponse = z.object({
+  status: z.literal('ok'),
+  email_sent: z.boolean(),
+  /** Only when the mail was not sent: the inviter shares it by hand. */
+  activation_token: z.string().optional(),
+});
+export type InviteResponse = z.infer<typeof InviteResponse>;
+export const UserPatchResponse = z.object({ status: z.literal('ok'), user: ManagedUser });
+export const StatusOk = z.object({ status: z.literal('ok') });
+export const AuditEntry = z.object({
+  id: z.string(),
+  at: z.string(),
+  actor: z.string(),
+  role: Role.nullable(),
+  action: z.enum(AUDIT_ACTIONS),
+  target: z.string().nullable(),
+  detail: z.record(z.string(), z.unknown()),
+  ip: z.string().nullable(),
+  user_agent: z.string().nullable(),
+});
+export const AuditResponse = z.object({
+  entries: z.array(AuditEntry),
+  action_types: z.array(z.string()).readonly(),
+  total: z.number().int(),
+  page: z.number().int(),
+  page_size: z.number().int(),
+  total_pages: z.number().int(),
+  /** The listing covers the newest this many entries. */
+  limit: z.number().int(),
+});
+export type AuditPage = z.infer<typeof AuditResponse>;
+export const RolesResponse = z.object({ roles: z.array(z.enum(ROLES)).readonly() });
+
 export const settingsGroup = defineGroup({
   name: 'settings',
   tables: {
@@ -218,8 +256,16 @@ export const settingsGroup = defineGroup({
       roles: ADMIN_UP,
       response: RecomputeRiskResponse,
     },
-    listUsers: { method: 'GET', path: '/api/settings/users', summary: 'Users', auth: 'user', roles: ADMIN_UP },
-    inviteUser: { method: 'POST', path: '/api/settings/users/invite', summary: 'Invite a user', auth: 'user', roles: ADMIN_UP, body: InviteBody },
+    listUsers: { method: 'GET', path: '/api/settings/users', summary: 'Users', auth: 'user', roles: ADMIN_UP, response: UsersResponse },
+    inviteUser: {
+      method: 'POST',
+      path: '/api/settings/users/invite',
+      summary: 'Invite a user',
+      auth: 'user',
+      roles: ADMIN_UP,
+      body: InviteBody,
+      response: InviteResponse,
+    },
     patchUser: {
       method: 'PATCH',
       path: '/api/settings/users/{email}',
@@ -228,8 +274,17 @@ export const settingsGroup = defineGroup({
       roles: SUPERADMIN,
       params: EmailParams,
       body: UserPatch,
+      response: UserPatchResponse,
     },
-    deleteUser: { method: 'DELETE', path: '/api/settings/users/{email}', summary: 'Delete a user', auth: 'user', roles: SUPERADMIN, params: EmailParams },
+    deleteUser: {
+      method: 'DELETE',
+      path: '/api/settings/users/{email}',
+      summary: 'Delete a user',
+      auth: 'user',
+      roles: SUPERADMIN,
+      params: EmailParams,
+      response: StatusOk,
+    },
     audit: {
       method: 'GET',
       path: '/api/settings/audit',
@@ -237,7 +292,8 @@ export const settingsGroup = defineGroup({
       auth: 'user',
       roles: ADMIN_UP,
       query: z.object({ action: z.string().max(64).default(''), page: Page, page_size: PageSize }),
+      response: AuditResponse,
     },
-    roles: { method: 'GET', path: '/api/settings/roles', summary: 'Role names', auth: 'user', roles: ANY_ROLE },
+    roles: { method: 'GET', path: '/api/settings/roles', summary: 'Role names', auth: 'user', roles: ANY_ROLE, response: RolesResponse },
   },
 });
