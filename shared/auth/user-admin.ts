@@ -2,7 +2,7 @@
 // role and activation changes, deletion, and reading the audit log.
 // Route-level roles come from the route table; the finer rules live here.
 import { randomBytes } from 'node:crypto';
-import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, listAudit, writeAudit, type AuditEntry } from '../db/audit.js';
+import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, listAudit, writeAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUserByEmail, getUser, listUsers, replaceUser, type UserRecord } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
