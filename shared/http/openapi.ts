@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document, generated from the route table (zod 4 → JSON Schema).
 import * as z from 'zod';
-import type { RouteGroup } from './route.js';
+import { ROLES } from '../auth/roles.js';
+import type { ProblemStatus, RouteDeclaration, RouteGroup } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -11,6 +12,36 @@ function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 }
 
 const PROBLEM = { $ref: '#/components/schemas/Problem' };
+
+const PROBLEM_TITLES: Record<ProblemStatus, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized: no valid bearer token',
+  403: "Forbidden: the caller's role may not use this route",
+  404: 'Not Found',
+  409: 'Conflict: the write lost to a concurrent one, or the state does not allow it',
+  413: 'Payload Too Large',
+  422: 'Unprocessable Entity: the request failed validation',
+  429: 'Too Many Requests (see Retry-After)',
+  502: 'Bad Gateway: a provider the service called failed',
+  503: 'Service Unavailable: the capability is not configured, or the work failed',
+};
+
+const STAGE_THROTTLE = {
+  description:
+    'Too Many Requests: the API stage throttle (API Gateway answers `{"message": "Too Many Requests"}`); a route that limits callers itself answers problem+json',
+  content: { 'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } } } },
+};
+
+/** The problem statuses a route can answer: implied by its declaration, plus those it declares. */
+export function problemStatuses(route: RouteDeclaration): ProblemStatus[] {
+  const statuses = new Set<ProblemStatus>(route.problems ?? []);
+  if (route.auth !== 'public') statuses.add(401);
+  if (route.auth === 'ingest' || (route.auth === 'user' && route.roles.length < ROLES.length)) statuses.add(403);
+  if (route.params) statuses.add(404);
+  if (route.params || route.query || route.body) statuses.add(422);
+  if (route.body) statuses.add(413);
+  return [...statuses].sort((a, b) => a - b);
+}
 
 export function buildOpenApi(groups: readonly RouteGroup[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -35,7 +66,23 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Re
           description: 'Success',
           content: { 'application/json': { schema: route.response ? schemaOf(route.response, 'output') : {} } },
         },
-        default: { description: 'Problem', content: { 'application/problem+json': { schema: PROBLEM } } },
+        ...(route.accepted
+          ? {
+              '202': {
+                description: 'Accepted: the work goes on; poll for its result',
+                content: { 'application/json': { schema: schemaOf(route.accepted, 'output') } },
+              },
+            }
+          : {}),
+        // Any route may meet the HTTP API stage's throttle, which answers 429 with API Gateway's own body.
+        '429': STAGE_THROTTLE,
+        ...Object.fromEntries(
+          problemStatuses(route).map((status) => [
+            String(status),
+            { description: PROBLEM_TITLES[status], content: { 'application/problem+json': { schema: PROBLEM } } },
+          ]),
+        ),
+        default: { description: 'Internal error', content: { 'application/problem+json': { schema: PROBLEM } } },
       };
       const operation: Record<string, unknown> = {
         operationId: `${group.name}.${id}`,
@@ -55,7 +102,7 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Re
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Fleet Health Service', version },
+    info: { title: 'Fleet Health Service', version, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     paths,

@@ -16,6 +16,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
  */
 export type RouteAuth = 'public' | 'user' | 'ingest';
 
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503;
+
 export interface RouteDeclaration {
   readonly method: HttpMethod;
   /** API Gateway path template, e.g. `/api/issues/{issue_id}`. */
@@ -27,6 +29,14 @@ export interface RouteDeclaration {
   readonly query?: z.ZodType;
   readonly body?: z.ZodType;
   readonly response?: z.ZodType;
+  /** The 202 answer when the work goes on in the background (patrol trigger). */
+  readonly accepted?: z.ZodType;
+  /**
+   * Problem statuses this route answers beyond those its declaration implies
+   * (401/403 from `auth` and `roles`, 404 from path parameters, 413 and 422 from
+   * a body or query): e.g. 409 for a conflicting write, 429, 502, 503.
+   */
+  readonly problems?: readonly ProblemStatus[];
   /** Largest request body accepted (413 above it); 1 MB unless a route needs more (ingest). */
   readonly maxBodyBytes?: number;
 }

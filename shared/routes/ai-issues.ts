@@ -78,6 +78,7 @@ export const aiIssuesGroup = defineGroup({
       params: IssueIdParams,
       body: AiIssuePatch,
       response: z.object({ status: z.literal('ok') }),
+      problems: [409],
     },
   },
 });

@@ -17,7 +17,7 @@ export const LogoutResponse = z.object({ ok: z.literal(true) });
 /** The OpenAPI document itself: an object whose shape is OpenAPI 3.1's. */
 export const OpenApiResponse = z.looseObject({
   openapi: z.string(),
-  info: z.object({ title: z.string(), version: z.string() }),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
   paths: z.record(z.string(), z.unknown()),
 });
 
@@ -51,6 +51,7 @@ export const authGroup = defineGroup({
       auth: 'public',
       roles: [],
       body: LoginBody,
+      problems: [401, 429],
       response: LoginResponse,
     },
     activate: {
@@ -60,6 +61,7 @@ export const authGroup = defineGroup({
       auth: 'public',
       roles: [],
       body: ActivateBody,
+      problems: [400],
       response: LoginResponse,
     },
     logout: {

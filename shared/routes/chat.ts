@@ -29,6 +29,7 @@ export const chatGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       body: ChatMessageBody,
+      problems: [429, 503],
       response: ChatMessageResponse,
     },
     reset: { method: 'POST', path: '/api/chat/reset', summary: "Clear the caller's conversation", auth: 'user', roles: ANY_ROLE, response: ChatResetResponse },

@@ -43,6 +43,7 @@ export const dashboardEmbedGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       response: EmbedSessionAnswer,
+      problems: [502, 503],
     },
     generateTokens: {
       method: 'PUT',
@@ -52,6 +53,7 @@ export const dashboardEmbedGroup = defineGroup({
       roles: ANY_ROLE,
       body: GenerateTokensBody,
       response: EmbedTokensAnswer,
+      problems: [502, 503],
     },
   },
 });

@@ -30,6 +30,7 @@ export const healthGroup = defineGroup({
       auth: 'user',
       roles: ADMIN_UP,
       response: HealthRefreshResponse,
+      problems: [503],
     },
   },
 });

@@ -152,6 +152,7 @@ export const issuesGroup = defineGroup({
       roles: ADMIN_UP,
       params: IssueIdParams,
       response: z.object({ status: z.literal('created'), ticket_key: z.string(), ticket_url: z.string(), ...Source }),
+      problems: [409, 502, 503],
     },
     patch: {
       method: 'PATCH',
@@ -162,6 +163,7 @@ export const issuesGroup = defineGroup({
       params: IssueIdParams,
       body: IssuePatch,
       response: z.object({ status: z.literal('updated'), ...Source }),
+      problems: [409],
     },
   },
 });

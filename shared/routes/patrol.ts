@@ -93,6 +93,7 @@ export const patrolGroup = defineGroup({
       roles: ADMIN_UP,
       body: PatrolTriggerBody,
       response: TriggerAnswer,
+      accepted: TriggerAnswer,
     },
   },
 });

@@ -126,6 +126,7 @@ const ruleSetRoutes = (ruleSet: 'health-rules' | 'issue-rules' | 'risk-rules') =
       roles: ANY_ROLE,
       body: RulesBody,
       response: SubmitAnswer,
+      problems: [409],
     },
     versions: {
       method: 'GET',
@@ -239,6 +240,7 @@ export const settingsGroup = defineGroup({
       params: ChangeParams,
       body: ReviewBody,
       response: ReviewAnswer,
+      problems: [409],
     },
     recompute: {
       method: 'POST',
@@ -265,6 +267,7 @@ export const settingsGroup = defineGroup({
       roles: ADMIN_UP,
       body: InviteBody,
       response: InviteResponse,
+      problems: [409],
     },
     patchUser: {
       method: 'PATCH',
@@ -275,6 +278,7 @@ export const settingsGroup = defineGroup({
       params: EmailParams,
       body: UserPatch,
       response: UserPatchResponse,
+      problems: [409],
     },
     deleteUser: {
       method: 'DELETE',
@@ -284,6 +288,7 @@ export const settingsGroup = defineGroup({
       roles: SUPERADMIN,
       params: EmailParams,
       response: StatusOk,
+      problems: [409],
     },
     audit: {
       method: 'GET',
