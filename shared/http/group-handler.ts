@@ -61,12 +61,12 @@ function toResult(value: unknown, acceptEncoding: string | undefined): Result {
 /** Prepared answers are shared by many requests: each is checked once. */
 const checkedPrepared = new WeakSet<PreparedJson>();
 
-/** A 200 answer that does not match its route's response schema is an internal error (outside production). */
+/** A 200 (or declared 202) answer that does not match its route's schema is an internal error (outside production). */
 function checkAnswer(bound: BoundRoute, value: unknown): void {
   const reply = value instanceof Reply ? value : null;
   const status = reply ? reply.status : value === undefined ? 204 : 200;
-  const schema = bound.route.response;
-  if (status !== 200 || !schema) return;
+  const schema = status === 200 ? bound.route.response : status === 202 ? bound.route.accepted : undefined;
+  if (!schema) return;
   let body = reply ? reply.body : value;
   if (body instanceof PreparedJson) {
     if (checkedPrepared.has(body)) return;
