@@ -1,6 +1,10 @@
+// vitest's configuration, kept in test/ because the repository's top level is
+// fixed: `npm test` passes --config; paths below are from the repository root.
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  root: fileURLToPath(new URL('..', import.meta.url)),
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
