@@ -9,7 +9,12 @@
 // the schema text.
 import type { Database, Statement } from 'sql.js';
 import type { MetricRollup } from '../fleet/rollup.js';
-import type { FleetSnapshot } from './sql.js';
+import type { AlertRecord } from '../db/alerts.js';
+import type { ClusterRecord } from '../db/clusters.js';
+import type { IssueRecord } from '../db/issues.js';
+import type { StoredRollup } from '../db/metrics.js';
+import type { FleetClusterScore } from '../scoring/fleet-score.js';
+import type { RiskSnapshot } from '../scoring/risk.js';
 
 export type SqlValue = string | number | null;
 type ColumnType = 'TEXT' | 'INTEGER' | 'REAL';
@@ -60,6 +65,16 @@ export interface PackedRollups {
   rowDay: Uint32Array;
   values: Float64Array;
   lastAt: (string | null)[];
+}
+
+/** What the SQL tool loads: the fleet as the dashboards see it (sql.ts opens it). */
+export interface FleetSnapshot {
+  clusters: ClusterRecord[];
+  scores: FleetClusterScore[];
+  risks: RiskSnapshot[];
+  rollups: StoredRollup[];
+  alerts: AlertRecord[];
+  issues: IssueRecord[];
 }
 
 /** A FleetSnapshot with its rollups packed: what the SQL worker loads. */

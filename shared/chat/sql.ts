@@ -22,23 +22,10 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { AlertRecord } from '../db/alerts.js';
-import type { ClusterRecord } from '../db/clusters.js';
-import type { IssueRecord } from '../db/issues.js';
-import type { StoredRollup } from '../db/metrics.js';
-import type { FleetClusterScore } from '../scoring/fleet-score.js';
-import type { RiskSnapshot } from '../scoring/risk.js';
-import { packSnapshot, schemaText, type SnapshotInput } from './sql-schema.js';
-import type { SqlWorkerData, SqlWorkerError, SqlWorkerReply, SqlWorkerRequest } from './sql-worker.js';
+import { packSnapshot, schemaText, type FleetSnapshot, type SnapshotInput } from './sql-schema.js';
 
-export interface FleetSnapshot {
-  clusters: ClusterRecord[];
-  scores: FleetClusterScore[];
-  risks: RiskSnapshot[];
-  rollups: StoredRollup[];
-  alerts: AlertRecord[];
-  issues: IssueRecord[];
-}
+export type { FleetSnapshot };
+import type { SqlWorkerData, SqlWorkerError, SqlWorkerReply, SqlWorkerRequest } from './sql-worker.js';
 
 export interface SqlResult {
   columns: string[];

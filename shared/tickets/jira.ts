@@ -2,7 +2,7 @@
 // with Basic auth (account email + API token). The description travels as an
 // Atlassian Document Format (ADF) document; the browse URL is {base}/browse/{key}.
 import * as z from 'zod';
-import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './provider.js';
+import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 
 export interface JiraConfig {
   /** Site URL without a trailing slash, e.g. https://acme.atlassian.net */

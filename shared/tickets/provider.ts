@@ -22,45 +22,16 @@
 //
 // No automatic retries: creating a ticket is not idempotent, so retrying after a
 // timeout could open a second ticket. The user retries knowingly instead.
-// jira.ts and webhook.ts import TicketProviderError back from this module;
-// neither side touches the other while loading, so the import cycle is harmless.
+// The shapes the providers share live in types.ts, so jira.ts and webhook.ts
+// do not import this module back (no import cycle).
 import { secret } from '../auth/secrets.js';
 import { ServiceUnavailable } from '../http/errors.js';
 import { serviceUrl } from '../http/service-url.js';
 import { jiraProvider } from './jira.js';
+import type { TicketProvider } from './types.js';
 import { webhookProvider } from './webhook.js';
 
-export interface TicketRequest {
-  issue_id: string;
-  summary: string; // one line, e.g. "[Critical] DiskUsageHigh on prod-db-1 (Acme Corp)"; truncate to 255 chars
-  /** Plain-text paragraphs (blank-line separated); bullet lines start with "- ". */
-  description: string;
-  /** Link back to the issue in the app, e.g. https://fleet.example.com/issues/<id> */
-  link: string;
-  labels: string[]; // e.g. ['fleet-health', 'critical']
-  severity: 'Critical' | 'Warning';
-}
-
-export interface CreatedTicket {
-  key: string;
-  url: string;
-}
-
-export interface TicketProvider {
-  readonly name: 'jira' | 'webhook';
-  create(request: TicketRequest): Promise<CreatedTicket>;
-}
-
-/** A provider call failed (HTTP error, bad answer, timeout, network): message is safe to show to the user (never contains credentials). */
-export class TicketProviderError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-    this.name = 'TicketProviderError';
-  }
-}
+export { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 

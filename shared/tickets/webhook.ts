@@ -2,7 +2,7 @@
 // bearer token; the receiver opens the ticket wherever it likes and answers
 // 2xx {key, url}.
 import * as z from 'zod';
-import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './provider.js';
+import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 
 export interface WebhookConfig {
   url: string;

@@ -1,0 +1,33 @@
+// What every ticket provider takes and answers, shared by provider.ts, jira.ts and webhook.ts.
+
+export interface TicketRequest {
+  issue_id: string;
+  summary: string; // one line, e.g. "[Critical] DiskUsageHigh on prod-db-1 (Acme Corp)"; truncate to 255 chars
+  /** Plain-text paragraphs (blank-line separated); bullet lines start with "- ". */
+  description: string;
+  /** Link back to the issue in the app, e.g. https://fleet.example.com/issues/<id> */
+  link: string;
+  labels: string[]; // e.g. ['fleet-health', 'critical']
+  severity: 'Critical' | 'Warning';
+}
+
+export interface CreatedTicket {
+  key: string;
+  url: string;
+}
+
+export interface TicketProvider {
+  readonly name: 'jira' | 'webhook';
+  create(request: TicketRequest): Promise<CreatedTicket>;
+}
+
+/** A provider call failed (HTTP error, bad answer, timeout, network): message is safe to show to the user (never contains credentials). */
+export class TicketProviderError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'TicketProviderError';
+  }
+}
