@@ -5,7 +5,7 @@
 //        last grouping of the cluster saw and produced (the debounce, and what to replace)
 // Grouping writes the grouping fields; triage fields are written only by PATCH.
 import type { Severity } from '../rules/schemas.js';
-import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryAll, tableName, updateItem, type TransactItem } from './client.js';
+import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryAll, tableName, setFields, updateItem, type TransactItem } from './client.js';
 import { activityKey } from './issues.js';
 
 export interface AiGrouping {
@@ -147,16 +147,15 @@ export async function putAiGroupingState(clusterId: string, state: Omit<AiGroupi
 
 /** Triage fields, conditional on the version read; for a transaction with its audit entry. */
 export function aiTriageAction(id: string, changes: Record<string, string>, seenVersion: number, actor: string, now = new Date()): TransactItem {
-  const fields: Record<string, unknown> = { ...changes, updated_at: now.toISOString(), updated_by: actor };
-  const names = Object.keys(fields);
+  const set = setFields({ ...changes, updated_at: now.toISOString(), updated_by: actor });
   return {
     Update: {
       TableName: tableName('ai-issues'),
       Key: key(id),
-      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}, triage_version = :next`,
+      UpdateExpression: `${set.set}, triage_version = :next`,
       ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(triage_version) OR triage_version = :seen)',
-      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
-      ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, fields[n]])), ':next': seenVersion + 1, ':seen': seenVersion },
+      ExpressionAttributeNames: set.names,
+      ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion },
     },
   };
 }

@@ -78,6 +78,16 @@ export async function putItem(table: TableName, item: Key & Item, options: PutOp
 
 type UpdateOptions = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
 
+/** The parts of `SET #f0 = :f0, …` for each field: the clause, its attribute names and its values. */
+export function setFields(fields: Record<string, unknown>): { set: string; names: Record<string, string>; values: Record<string, unknown> } {
+  const keys = Object.keys(fields);
+  return {
+    set: `SET ${keys.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
+    names: Object.fromEntries(keys.map((k, i) => [`#f${i}`, k])),
+    values: Object.fromEntries(keys.map((k, i) => [`:f${i}`, fields[k]])),
+  };
+}
+
 export async function updateItem<T extends Item>(table: TableName, key: Key, options: UpdateOptions): Promise<T | undefined> {
   const out = await conditional(() => db().send(new UpdateCommand({ TableName: physicalTableName(table), Key: key, ReturnValues: 'ALL_NEW', ...options })));
   return out.Attributes as T | undefined;

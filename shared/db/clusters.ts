@@ -2,7 +2,7 @@
 // is read whole by every computation (one paginated Query), and inventory
 // changes rarely.
 import { ClusterInput } from '../fleet/records.js';
-import { batchGet, getItem, mapLimit, queryAll, updateItem } from './client.js';
+import { batchGet, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
 
 const FLEET_PK = 'CLUSTERS';
 const clusterKey = (clusterId: string) => ({ pk: FLEET_PK, sk: `CLUSTER#${clusterId}` });
@@ -22,11 +22,11 @@ export async function upsertClusters(clusters: ClusterInput[], now = new Date())
   const at = now.toISOString();
   await mapLimit(clusters, 16, async (cluster) => {
     // Only inventory fields: a full record's timestamps are the repository's to set.
-    const fields = ClusterInput.keyof().options.map((k) => [k, cluster[k]] as const);
+    const set = setFields(Object.fromEntries(ClusterInput.keyof().options.map((k) => [k, cluster[k]])));
     await updateItem('clusters', clusterKey(cluster.cluster_id), {
-      UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
-      ExpressionAttributeNames: Object.fromEntries(fields.map(([k], i) => [`#f${i}`, k])),
-      ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, v], i) => [`:v${i}`, v])), ':now': at },
+      UpdateExpression: `${set.set}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
+      ExpressionAttributeNames: set.names,
+      ExpressionAttributeValues: { ...set.values, ':now': at },
       ReturnValues: 'NONE',
     });
   });

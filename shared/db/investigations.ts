@@ -9,7 +9,7 @@
 //                  both win. Finishing a task (done or failed) removes active_task_id.
 //   investigation: pk = INV#<investigation_id>, sk = INV
 //                  gsi1: gsi1pk = INVESTIGATIONS, gsi1sk = <created_at>#<investigation_id> (time range, newest first)
-import { ConditionFailed, getItem, queryAll, tableName, transactWrite, updateItem, type TransactItem } from './client.js';
+import { ConditionFailed, getItem, queryAll, tableName, transactWrite, setFields, updateItem, type TransactItem } from './client.js';
 
 export type TaskStatus = 'pending' | 'running' | 'done' | 'failed';
 export type Severity = 'critical' | 'warning' | 'info';
@@ -200,17 +200,16 @@ function closeTask(
   now: Date,
 ): TransactItem[] {
   const finished = now.toISOString();
-  const all: Record<string, unknown> = { ...fields, finished_at: finished, gsi1pk: CLOSED, gsi1sk: `${finished}#${task.task_id}` };
-  const names = Object.keys(all);
+  const set = setFields({ ...fields, finished_at: finished, gsi1pk: CLOSED, gsi1sk: `${finished}#${task.task_id}` });
   return [
     {
       Update: {
         TableName: table(),
         Key: taskKey(task.task_id),
-        UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
+        UpdateExpression: set.set,
         ConditionExpression: condition.ConditionExpression,
-        ExpressionAttributeNames: { ...condition.names, ...Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) },
-        ExpressionAttributeValues: { ...condition.values, ...Object.fromEntries(names.map((n, i) => [`:f${i}`, all[n]])) },
+        ExpressionAttributeNames: { ...condition.names, ...set.names },
+        ExpressionAttributeValues: { ...condition.values, ...set.values },
       },
     },
     {

@@ -7,7 +7,7 @@
 // Grouping owns the grouping fields and writes them conditionally on
 // `grouping_version`; triage fields and the ticket are written only by triage.
 import type { IssueGrouping } from '../issues/grouping.js';
-import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, updateItem, type Item, type TransactItem } from './client.js';
+import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, setFields, updateItem, type Item, type TransactItem } from './client.js';
 
 export interface TriageFields {
   triage_status: string;
@@ -223,16 +223,15 @@ export function deleteGroupingAction(issue: IssueRecord): TransactItem {
 
 /** Sets triage fields, conditional on the triage version read; for a transaction with its audit entry. */
 export function triageAction(issueId: string, changes: Partial<TriageFields>, seenVersion: number, actor: string, now = new Date()): TransactItem {
-  const fields: Record<string, unknown> = { ...changes, updated_at: now.toISOString(), updated_by: actor };
-  const names = Object.keys(fields);
+  const set = setFields({ ...changes, updated_at: now.toISOString(), updated_by: actor });
   return {
     Update: {
       TableName: tableName('issues'),
       Key: PK(issueId),
-      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}, triage_version = :next`,
+      UpdateExpression: `${set.set}, triage_version = :next`,
       ConditionExpression: 'attribute_exists(pk) AND triage_version = :seen',
-      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
-      ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, fields[n]])), ':next': seenVersion + 1, ':seen': seenVersion },
+      ExpressionAttributeNames: set.names,
+      ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion },
     },
   };
 }

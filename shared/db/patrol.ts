@@ -1,7 +1,7 @@
 // Patrol reports (table `patrol`).
 //   pk = REPORT#<report_id>, sk = REPORT
 //   gsi1: gsi1pk = REPORTS, gsi1sk = <created_at>#<report_id> (newest first by Query)
-import { getItem, putItem, queryAll, updateItem } from './client.js';
+import { getItem, putItem, queryAll, setFields, updateItem } from './client.js';
 
 export type ReportStatus = 'running' | 'completed' | 'failed';
 
@@ -85,13 +85,12 @@ export async function createReport(report: Pick<PatrolReport, 'report_id' | 'rep
 
 /** Finishes a running report (completed or failed); a no-op for one already finished. */
 export async function finishReport(reportId: string, fields: Partial<PatrolReport> & { status: 'completed' | 'failed' }, now = new Date()): Promise<void> {
-  const all: Record<string, unknown> = { ...fields, finished_at: now.toISOString() };
-  const names = Object.keys(all);
+  const set = setFields({ ...fields, finished_at: now.toISOString() });
   await updateItem('patrol', key(reportId), {
-    UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
+    UpdateExpression: set.set,
     ConditionExpression: '#status = :running',
-    ExpressionAttributeNames: { ...Object.fromEntries(names.map((n, i) => [`#f${i}`, n])), '#status': 'status' },
-    ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, all[n]])), ':running': 'running' },
+    ExpressionAttributeNames: { ...set.names, '#status': 'status' },
+    ExpressionAttributeValues: { ...set.values, ':running': 'running' },
     ReturnValues: 'NONE',
   });
 }
