@@ -4,28 +4,15 @@ import { createGroupHandler } from '../shared/http/group-handler.js';
 import { createLogger, errorFields } from '../shared/log.js';
 import { healthGroup } from '../shared/routes/health.js';
 import { enrichment, healthKpis } from '../shared/scoring/health-score.js';
-import { fleetView, preparedAnswer, refreshFleetView } from '../shared/scoring/fleet-view.js';
+import { refreshFleetView, viewAnswer } from '../shared/scoring/fleet-view.js';
 
 const SOURCE = 'live';
 const log = createLogger('health');
 
 export const handler = createGroupHandler(healthGroup, {
-  scores: async () => {
-    const view = await fleetView();
-    return preparedAnswer(view, 'health.scores', () => ({ scores: view.healthScores, source: SOURCE, generated_at: view.generatedAt }));
-  },
-  kpis: async () => {
-    const view = await fleetView();
-    return preparedAnswer(view, 'health.kpis', () => ({
-      kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now),
-      source: SOURCE,
-      generated_at: view.generatedAt,
-    }));
-  },
-  enrichment: async () => {
-    const view = await fleetView();
-    return preparedAnswer(view, 'health.enrichment', () => ({ clusters: enrichment(view.fleet), source: SOURCE, generated_at: view.generatedAt }));
-  },
+  scores: viewAnswer('health.scores', SOURCE, (view) => ({ scores: view.healthScores })),
+  kpis: viewAnswer('health.kpis', SOURCE, (view) => ({ kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now) })),
+  enrichment: viewAnswer('health.enrichment', SOURCE, (view) => ({ clusters: enrichment(view.fleet) })),
   refresh: async () => {
     try {
       const view = await refreshFleetView(['health']);

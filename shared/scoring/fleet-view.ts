@@ -126,6 +126,18 @@ export function preparedAnswer(view: FleetView, name: string, build: () => unkno
   return answer;
 }
 
+/**
+ * A route handler answering from the cached fleet view: `build`'s fields, then
+ * `source` (spec §1; none for critical-clusters, whose answer has no source)
+ * and the view's `generated_at`, serialized once per view.
+ */
+export function viewAnswer(name: string, source: 'live' | 'unified' | null, build: (view: FleetView) => object): () => Promise<PreparedJson> {
+  return async () => {
+    const view = await fleetView();
+    return preparedAnswer(view, name, () => ({ ...build(view), ...(source ? { source } : {}), generated_at: view.generatedAt }));
+  };
+}
+
 /** For tests: forget this container's cache. */
 export function dropFleetViewCache(): void {
   cached = undefined;
