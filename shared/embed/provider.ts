@@ -26,6 +26,7 @@ import * as z from 'zod';
 import { secret } from '../auth/secrets.js';
 import { ServiceUnavailable } from '../http/errors.js';
 import { serviceUrl } from '../http/service-url.js';
+import { failureReason, parseJson } from '../http/outbound.js';
 
 export const DEFAULT_PERMISSIONS = ['access_data', 'see_user_dashboards', 'see_lookml_dashboards'];
 /** The longest session the protocol allows (30 days), and the one we ask for. */
@@ -279,21 +280,6 @@ async function call(
     return { status: response.status, text: await response.text() };
   } catch (error) {
     throw new EmbedProviderError(`the dashboard embed server did not answer the ${what}: ${failureReason(error, timeoutMs)}`);
-  }
-}
-
-/** Only the kind of failure: fetch's own messages may name more than the user needs. */
-function failureReason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
-  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return typeof code === 'string' ? `connection failed (${code})` : 'connection failed';
-}
-
-function parseJson(value: string): unknown {
-  try {
-    return JSON.parse(value);
-  } catch {
-    return undefined;
   }
 }
 

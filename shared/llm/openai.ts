@@ -10,6 +10,7 @@
 import * as z from 'zod';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
 import { LlmError, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type Message, type StopReason } from './types.js';
+import { parseJson } from '../http/outbound.js';
 
 export interface OpenAiConfig {
   model: string;
@@ -216,12 +217,4 @@ function redact(message: string, key: string | undefined): string {
   let safe = key && key.length >= 4 ? message.split(key).join('[redacted]') : message;
   safe = safe.replace(/\bsk-[A-Za-z0-9_*.-]{4,}/g, '[redacted]');
   return safe;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

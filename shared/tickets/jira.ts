@@ -3,6 +3,7 @@
 // Atlassian Document Format (ADF) document; the browse URL is {base}/browse/{key}.
 import * as z from 'zod';
 import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
+import { failureReason, parseJson } from '../http/outbound.js';
 
 export interface JiraConfig {
   /** Site URL without a trailing slash, e.g. https://acme.atlassian.net */
@@ -166,20 +167,5 @@ async function post(url: string, headers: Record<string, string>, body: unknown,
     return { status: response.status, text: await response.text() };
   } catch (error) {
     throw new TicketProviderError(`Jira did not answer: ${failureReason(error, timeoutMs)}`);
-  }
-}
-
-/** Only the kind of failure: fetch's own messages may name more than the user needs. */
-function failureReason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
-  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return typeof code === 'string' ? `connection failed (${code})` : 'connection failed';
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
