@@ -3,43 +3,19 @@
 // anything that looks like a credential before they are stored.
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../auth/roles.js';
+import type { AuditEntry } from '../routes/settings.js';
+import type { AuditAction } from './audit-actions.js';
 import { putItem, queryAll, tableName, type Item, type TransactItem } from './client.js';
 
-export const AUDIT_ACTIONS = [
-  'login',
-  'login_failed',
-  'logout',
-  'invite',
-  'activate',
-  'user_update',
-  'user_delete',
-  'rules_update',
-  'change_propose',
-  'change_approve',
-  'change_reject',
-  'settings_update',
-  'issue_update',
-  'ticket_create',
-  'patrol_trigger',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export { AUDIT_ACTIONS, type AuditAction } from './audit-actions.js';
 
 /** The newest entries a listing reads at most. */
 export const AUDIT_READ_LIMIT = 500;
 const RETENTION_DAYS = 400;
 const AUDIT_PK = 'AUDIT';
 
-export interface AuditEntry {
-  id: string;
-  at: string;
-  actor: string;
-  role: Role | null;
-  action: AuditAction;
-  target: string | null;
-  detail: Record<string, unknown>;
-  ip: string | null;
-  user_agent: string | null;
-}
+/** An entry as GET /api/settings/audit answers it: the route's schema is its one definition. */
+export type { AuditEntry };
 
 export interface AuditInput {
   actor: string;

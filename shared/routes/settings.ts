@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE, ROLES, Role, SUPERADMIN } from '../auth/roles.js';
-import { AUDIT_ACTIONS } from '../db/audit.js';
+import { AUDIT_ACTIONS } from '../db/audit-actions.js';
 import { defineGroup } from '../http/route.js';
 import { Page, PageSize } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse } from './dashboard-schemas.js';
@@ -168,6 +168,7 @@ export const AuditEntry = z.object({
   ip: z.string().nullable(),
   user_agent: z.string().nullable(),
 });
+export type AuditEntry = z.infer<typeof AuditEntry>;
 export const AuditResponse = z.object({
   entries: z.array(AuditEntry),
   action_types: z.array(z.string()).readonly(),
