@@ -18,10 +18,12 @@ import {
   clusterSeed,
   demoBaseline,
   demoClusters,
+  diurnal,
   firingNotification,
   HEALTHY,
   HOUR,
   rng,
+  sampleValue,
   TROUBLE_TARGETS,
   type AlertNotification,
   type DemoCluster,
@@ -105,7 +107,7 @@ function incidentDuring(cluster: DemoCluster, seed: number, hour: number, fleetS
 function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, seed: number, hour: number, incident: Incident | null): MetricSample[] {
   const random = streamFor(cluster, seed, hour, 0x5a3e);
   const at = new Date(hour);
-  const diurnal = 0.75 + 0.25 * Math.sin(((at.getUTCHours() - 6) / 24) * 2 * Math.PI);
+  const rhythm = diurnal(at);
   const troubled = cluster.trouble && cluster.health !== 'healthy' ? TROUBLE_TARGETS[cluster.trouble] : {};
   const spike = incident ? TROUBLE_TARGETS[incident.trouble] : {};
   return (Object.keys(HEALTHY) as MetricKey[]).map((key) => {
@@ -113,15 +115,13 @@ function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, se
     if (key === 'node_count') value = cluster.inventory.node_count;
     else {
       const noise = 1 + (random() - 0.5) * 0.12;
-      value = baseline[key] * noise * (key === 'qps' ? diurnal : 1);
+      value = baseline[key] * noise * (key === 'qps' ? rhythm : 1);
       const level = troubled[key];
       if (level) value = level[cluster.health === 'critical' ? 1 : 0] * noise;
       const incidentLevel = spike[key];
       if (incidentLevel) value = Math.max(value, incidentLevel[incident!.severity === 'critical' ? 1 : 0] * noise);
-      if (key.endsWith('_pct')) value = Math.min(100, value);
-      if (key.endsWith('_7d')) value = Math.round(value);
     }
-    return { cluster_id: cluster.inventory.cluster_id, metric_key: key, value: Math.round(value * 100) / 100, at: at.toISOString() };
+    return { cluster_id: cluster.inventory.cluster_id, metric_key: key, value: sampleValue(key, value), at: at.toISOString() };
   });
 }
 

@@ -164,6 +164,15 @@ export function demoBaseline(random: () => number): Record<MetricKey, number> {
   >;
 }
 
+/** The day's rhythm qps follows (UTC): 0.5 at 00:00, 1.0 at 12:00. */
+export const diurnal = (at: Date): number => 0.75 + 0.25 * Math.sin(((at.getUTCHours() - 6) / 24) * 2 * Math.PI);
+
+/** A metric value as a sample carries it: percentages at most 100, 7-day counts whole, two decimals. */
+export function sampleValue(key: MetricKey, value: number): number {
+  const capped = key.endsWith('_pct') ? Math.min(100, value) : key.endsWith('_7d') ? Math.round(value) : value;
+  return Math.round(capped * 100) / 100;
+}
+
 /** Hourly samples for one cluster (13 metric keys × 24 × days). */
 export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed = 42): Generator<MetricSample> {
   const random = rng(clusterSeed(cluster, seed));
@@ -172,23 +181,21 @@ export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed
   const slots = hours(days, now);
   for (const [i, at] of slots.entries()) {
     const progress = i / (slots.length - 1); // 0 → 1 over the window
-    const diurnal = 0.75 + 0.25 * Math.sin(((at.getUTCHours() - 6) / 24) * 2 * Math.PI);
+    const rhythm = diurnal(at);
     for (const key of Object.keys(HEALTHY) as MetricKey[]) {
       let value: number;
       if (key === 'node_count') value = cluster.inventory.node_count;
       else {
         const noise = 1 + (random() - 0.5) * 0.12;
-        value = baseline[key] * noise * (key === 'qps' ? diurnal : 1);
+        value = baseline[key] * noise * (key === 'qps' ? rhythm : 1);
         const target = targets[key];
         if (target && cluster.health !== 'healthy') {
           const end = target[cluster.health === 'critical' ? 1 : 0];
           // drift from the baseline towards the target, steeper at the end
           value = baseline[key] + (end - baseline[key]) * progress ** 2 * noise;
         }
-        if (key.endsWith('_pct')) value = Math.min(100, value);
-        if (key.endsWith('_7d')) value = Math.round(value);
       }
-      yield { cluster_id: cluster.inventory.cluster_id, metric_key: key, value: Math.round(value * 100) / 100, at: at.toISOString() };
+      yield { cluster_id: cluster.inventory.cluster_id, metric_key: key, value: sampleValue(key, value), at: at.toISOString() };
     }
   }
 }
