@@ -6,8 +6,9 @@
 // Started with workerData { wasmPath } (the sql.js .wasm file to load);
 // answers one request at a time:
 //   load  { snapshot } → { stats }  builds the database from a packed
-//         snapshot (sql-schema.ts packSnapshot)
+//         snapshot (sql-snapshot.ts packSnapshot; sql-load.ts)
 //   query { sql, rowLimit, cellChars } → { columns, rows, truncated }
+//         (sql-query.ts runQuery)
 // Failures answer { error: { kind, message } }: kind 'refused' or 'sqlite' is
 // about the query (message for the model), 'fatal' means this worker is broken.
 // A worker stopped mid-query is replaced by a new one that loads the same
@@ -20,7 +21,10 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Database, SqlJsStatic } from 'sql.js';
-import { loadSnapshot, lockDown, QueryProblem, runQuery, snapshotStats, type QueryRows, type SnapshotInput, type SnapshotStats } from './sql-schema.js';
+import { loadSnapshot, lockDown, snapshotStats } from './sql-load.js';
+import { QueryProblem, runQuery, type QueryRows } from './sql-query.js';
+import type { SnapshotInput } from './sql-snapshot.js';
+import type { SnapshotStats } from './sql-tables.js';
 
 export interface SqlWorkerData {
   wasmPath: string;

@@ -3,7 +3,7 @@
 // to WebAssembly) that lives in a worker thread (sql-worker.ts), because this
 // build of sql.js exposes neither sqlite3_progress_handler nor
 // sqlite3_interrupt: the only way to stop a runaway query is to terminate the
-// thread running it. The snapshot is kept here (packed: sql-schema.ts
+// thread running it. The snapshot is kept here (packed: sql-snapshot.ts
 // packSnapshot), and a replacement worker loads it again.
 //
 // Files at run time (both located like shared/rules/defaults.ts locates rules,
@@ -22,7 +22,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { packSnapshot, schemaText, type FleetSnapshot, type SnapshotInput } from './sql-schema.js';
+import { packSnapshot, type FleetSnapshot, type SnapshotInput } from './sql-snapshot.js';
+import { schemaText } from './sql-tables.js';
 
 export type { FleetSnapshot };
 import type { SqlWorkerData, SqlWorkerError, SqlWorkerReply, SqlWorkerRequest } from './sql-worker.js';

@@ -21,7 +21,10 @@ import { METRIC_KEYS, type MetricKey } from '../../shared/fleet/records.js';
 import type { MetricRollup } from '../../shared/fleet/rollup.js';
 import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
 import type { RiskSnapshot } from '../../shared/scoring/risk.js';
-import { lockDown, loadSnapshot, packSnapshot, statementVerb, TABLES } from '../../shared/chat/sql-schema.js';
+import { statementVerb } from '../../shared/chat/sql-guard.js';
+import { loadSnapshot, lockDown } from '../../shared/chat/sql-load.js';
+import { packSnapshot } from '../../shared/chat/sql-snapshot.js';
+import { TABLES } from '../../shared/chat/sql-tables.js';
 import { openFleetDatabase, SQL_LIMITS, SQL_RUNTIME_FILES, SqlRefused, type FleetDatabase, type FleetSnapshot } from '../../shared/chat/sql.js';
 
 // ---------------------------------------------------------------- a small fleet
