@@ -28,7 +28,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, fleet-data, scoring, issues).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, chat-sql, fleet-data, alerts, scoring, issues).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
@@ -40,6 +40,11 @@ if (wanted('engine')) {
 }
 if (wanted('rules')) {
   const suite = await import('./rules.js');
+  console.log(`\n${suite.title}`);
+  await suite.run(report);
+}
+if (wanted('chat-sql')) {
+  const suite = await import('./chat-sql.js');
   console.log(`\n${suite.title}`);
   await suite.run(report);
 }
