@@ -1,6 +1,7 @@
 // Hostile YAML for the rule-text checks: a fast-check arbitrary of shapes a
 // rule set never needs (test/settings/yaml-bounds.test.ts) and a fixed corpus
-// of the worst of each, near the size limit (also timed by test/bench/rules.ts).
+// of the worst of each, near the size limit, and the YAML bombs of a rule-set PUT
+// (test/settings/rule-editing.test.ts); test/bench/rules.ts times both.
 import fc from 'fast-check';
 import { TEXT_LIMITS } from '../../shared/rules/check.js';
 
@@ -243,5 +244,22 @@ export function hostileCorpus(): HostileCase[] {
     },
     { name: '4,001 items', text: `scoring: [${'1,'.repeat(TEXT_LIMITS.items + 1)}1]\n`, reason: /more than 4000 YAML items/ },
     { name: '5,001 lines', text: '#\n'.repeat(5_001), reason: /more than 5000 lines/ },
+  ];
+}
+
+/** YAML bombs a rule-set PUT must refuse (test/settings/rule-editing.test.ts), as issue rules; also timed by test/bench/rules.ts. */
+export function yamlBombs(): { name: string; text: string }[] {
+  const laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  for (let i = 1; i < 10; i++) {
+    const [me, prev] = [String.fromCharCode(97 + i), String.fromCharCode(96 + i)];
+    laughs.push(`${me}: &${me} [${Array(9).fill(`*${prev}`).join(',')}]`);
+  }
+  return [
+    { name: 'billion laughs', text: laughs.join('\n') },
+    { name: 'alias flood', text: `a: &a 1\nb: [${Array(20_000).fill('*a').join(',')}]` },
+    { name: 'deep flow nesting behind a quote', text: `note: it's\nx: ${'['.repeat(50_000)}` },
+    { name: 'deep block nesting', text: Array.from({ length: 300 }, (_, i) => `${' '.repeat(i)}k:`).join('\n') },
+    { name: 'many keys', text: Array.from({ length: 6_000 }, (_, i) => `k${i}: 1`).join('\n') },
+    { name: 'many keys on one line', text: `{${Array.from({ length: 5_000 }, (_, i) => `k${i}: 1`).join(', ')}}` },
   ];
 }

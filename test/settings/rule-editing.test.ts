@@ -10,6 +10,7 @@ import { defaultRuleText, RULE_SET_NAMES, type RuleSetName } from '../../shared/
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
+import { yamlBombs } from './hostile-yaml.js';
 
 let service: LocalService;
 const tokens = {} as Record<'superadmin' | 'admin' | 'viewer' | 'otherAdmin', string>;
@@ -92,27 +93,13 @@ describe('refusing bad rule text (422, nothing written)', () => {
     expect((await call('superadmin', 'GET', '/api/settings/config-changes')).body.total).toBe(proposals);
   });
 
-  it('refuses a YAML bomb (aliases and deep nesting) quickly', async () => {
-    const laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    for (let i = 1; i < 10; i++) {
-      const [me, prev] = [String.fromCharCode(97 + i), String.fromCharCode(96 + i)];
-      laughs.push(`${me}: &${me} [${Array(9).fill(`*${prev}`).join(',')}]`);
-    }
-    const hostile = [
-      laughs.join('\n'), // billion laughs
-      `a: &a 1\nb: [${Array(20_000).fill('*a').join(',')}]`, // alias flood
-      `note: it's\nx: ${'['.repeat(50_000)}`, // deep flow nesting behind a quote
-      Array.from({ length: 300 }, (_, i) => `${' '.repeat(i)}k:`).join('\n'), // deep block nesting
-      Array.from({ length: 6_000 }, (_, i) => `k${i}: 1`).join('\n'), // many keys
-      `{${Array.from({ length: 5_000 }, (_, i) => `k${i}: 1`).join(', ')}}`, // many keys on one line
-    ];
-    for (const content of hostile) {
-      const started = performance.now();
+  // The answer is checked here, not its time: `npm run bench -- rules` times the check of these bombs.
+  it('refuses a YAML bomb (aliases and deep nesting) with a 422 naming the bound', async () => {
+    for (const { text: content } of yamlBombs()) {
       const { status, body } = await call('superadmin', 'PUT', '/api/settings/issue-rules', { content });
       expect(status).toBe(422);
       expect(body.detail).toMatch(/more than 50 aliases|more than 4000 YAML items|nested deeper than 32|more than 5000 lines|grouping: /);
       expect(body.detail).not.toMatch(/Maximum call stack|Error/);
-      expect(performance.now() - started).toBeLessThan(2000); // generous for a loaded CI machine; the check itself takes milliseconds
     }
   });
 
