@@ -28,7 +28,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, rules, chat-sql, fleet-data, alerts, scoring, issues).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, chat-sql, fleet-data, alerts, scoring, issues, llm, tickets).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
@@ -64,6 +64,8 @@ try {
     alerts: () => import('./alerts.js'),
     scoring: () => import('./scoring.js'),
     issues: () => import('./issues.js'),
+    llm: () => import('./llm.js'),
+    tickets: () => import('./tickets.js'),
   };
   for (const [name, load] of Object.entries(suites)) {
     if (!wanted(name)) continue;

@@ -61,26 +61,21 @@ function words(query: string): string[] {
 
 // First in the file, so the first search here is the one that builds the index.
 describe('the index is built once per process', () => {
-  it('concurrent first calls share one build; later calls read no files and are fast', async () => {
+  // Counted in file reads, not timed: the cached search's latency is measured by `npm run bench -- llm`.
+  it('concurrent first calls share one build; later calls read no files', async () => {
     expect(vi.mocked(readFile)).not.toHaveBeenCalled();
-    const t0 = performance.now();
     const [a, b, list] = await Promise.all([searchKnowledge('disk full'), searchKnowledge('heap'), listRunbooks()]);
-    const first = performance.now() - t0;
     expect(a.length).toBeGreaterThan(0);
     expect(b.length).toBeGreaterThan(0);
     expect(vi.mocked(readFile)).toHaveBeenCalledTimes(list.length);
     const dirReads = vi.mocked(readdir).mock.calls.length;
     expect(dirReads).toBe(1); // the first candidate (the source tree) has them
 
-    const t1 = performance.now();
     const again = await searchKnowledge('disk full');
-    const second = performance.now() - t1;
     await listRunbooks();
     expect(again).toEqual(a);
     expect(vi.mocked(readFile)).toHaveBeenCalledTimes(list.length);
     expect(vi.mocked(readdir)).toHaveBeenCalledTimes(dirReads);
-    expect(second).toBeLessThan(50);
-    expect(second).toBeLessThan(first);
   });
 });
 

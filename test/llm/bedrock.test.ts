@@ -67,6 +67,17 @@ async function llmError(calling: Promise<unknown>): Promise<LlmError> {
   return error as LlmError;
 }
 
+/** The delays of the timers set while `run` runs (the retry waits among them); the timers themselves run as usual. */
+async function scheduledWaits(run: () => Promise<unknown>): Promise<number[]> {
+  const timers = vi.spyOn(globalThis, 'setTimeout');
+  try {
+    await run();
+    return timers.mock.calls.map(([, ms]) => Number(ms ?? 0));
+  } finally {
+    timers.mockRestore();
+  }
+}
+
 describe('request mapping', () => {
   it('sends system, tools, inference settings and a multi-turn conversation as Converse expects, signed with SigV4', async () => {
     await bedrock().converse({
@@ -219,9 +230,21 @@ describe('answers', () => {
   });
 
   it('counts the wall time of all attempts as latency', async () => {
-    fake.enqueue({ kind: 'delay', ms: 150, then: { kind: 'error', type: 'ThrottlingException' } }).enqueueText('ok');
-    const answer = await bedrock().converse(hello);
-    expect(answer.latency_ms).toBeGreaterThanOrEqual(140);
+    // performance.now() is faked and stands still, except while the first attempt is being answered: 5 s pass then.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      fake
+        .enqueue(() => {
+          vi.advanceTimersByTime(5_000);
+          return { kind: 'error', type: 'ThrottlingException' };
+        })
+        .enqueueText('ok');
+      const answer = await bedrock().converse(hello);
+      expect(answer.latency_ms).toBe(5_000);
+      expect(fake.received).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('reaches the endpoint AWS_ENDPOINT_URL_BEDROCK_RUNTIME names through the SDK alone', async () => {
@@ -252,9 +275,9 @@ describe('retries and errors', () => {
 
   it('honours Retry-After', async () => {
     fake.enqueueError('ThrottlingException', { retryAfter: '1' }).enqueueText('ok');
-    const started = Date.now();
-    await bedrock().converse(hello);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    // LLM_RETRY_BASE_MS is 1 here: a 1,000 ms wait before the retry can only come from Retry-After.
+    const waits = await scheduledWaits(() => bedrock().converse(hello));
+    expect(waits).toContain(1_000);
     expect(fake.received).toHaveLength(2);
   });
 
@@ -302,12 +325,11 @@ describe('retries and errors', () => {
 
     fake.reset();
     fake.defaultReply = { kind: 'delay', ms: 2_000, then: { kind: 'text', text: 'too late' } };
-    const started = Date.now();
+    // The fake would answer after 2 s: an error at all means the 200 ms timeout cut both attempts (how soon: npm run bench -- llm).
     const error = await llmError(bedrock({ LLM_TIMEOUT_MS: '200', LLM_MAX_ATTEMPTS: '2' }).converse(hello));
     expect(error).toMatchObject({ kind: 'timeout' });
     expect(error.message).toBe('Bedrock did not answer within 0.2 s (gave up after 2 attempts)');
     expect(fake.received).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('reports an endpoint nobody listens on as unavailable', async () => {

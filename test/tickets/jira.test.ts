@@ -157,13 +157,11 @@ describe('Jira provider', () => {
   });
 
   it('gives up after TICKET_TIMEOUT_MS, without retrying', async () => {
-    jira.mode = 'slow';
+    jira.mode = 'slow'; // it would answer 201 after 3 s: an error at all means the timeout fired (how soon: npm run bench -- tickets)
     const before = jira.received.length;
-    const started = Date.now();
     const error = await providerError(jiraProvider({ TICKET_TIMEOUT_MS: '200' }).create(request));
     expect(error.message).toBe('Jira did not answer: no answer within 0.2 s');
     expect(error.status).toBeUndefined();
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(jira.received.length - before).toBe(1);
   });
 
