@@ -6,13 +6,14 @@
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { budgetMs, investigationMs, runAgentTasks } from '../shared/agents/tasks.js';
-import { createLogger } from '../shared/log.js';
+import { createLogger, workerHandler } from '../shared/log.js';
 
 const log = createLogger('agent-worker');
 
 const AgentEvent = z.looseObject({ budget_seconds: z.number().positive().max(900).optional() });
 
-export const handler = async (event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
+// Its log lines carry the run's ids; a run started by a request carries that request's correlation id.
+export const handler = workerHandler('agent-worker', async (event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
   const parsed = AgentEvent.safeParse(event ?? {});
   if (!parsed.success) {
     log.error('refused an invalid event', { issues: parsed.error.issues.slice(0, 3).map((i) => i.message) });
@@ -25,4 +26,4 @@ export const handler = async (event: unknown, context?: Pick<Context, 'getRemain
   const summary = await runAgentTasks({ budgetMs: Math.max(0, budget) });
   log.info('agent tasks processed', { ...summary });
   return { status: 'completed', ...summary };
-};
+});

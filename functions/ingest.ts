@@ -6,7 +6,7 @@ import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../shar
 import type { IngestResult } from '../shared/fleet/records.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import type { Event } from '../shared/http/middleware.js';
-import { createLogger } from '../shared/log.js';
+import { createLogger, withInvocation } from '../shared/log.js';
 import { IngestInvocation, ingestGroup } from '../shared/routes/ingest.js';
 
 const http = createGroupHandler(ingestGroup, {
@@ -45,5 +45,6 @@ export const handler = async (event: unknown, context: Context) => {
   const parsed = IngestInvocation.safeParse(event);
   // A direct caller gets the reason as the invocation's error.
   if (!parsed.success) throw new Error(`invalid ingest invocation: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  return ingestDirect(parsed.data);
+  // A direct invocation is one run of the ingest function: its lines carry the run's ids.
+  return withInvocation({ service: 'ingest', context }, () => ingestDirect(parsed.data));
 };

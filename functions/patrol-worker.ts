@@ -3,7 +3,7 @@
 // EventBridge schedule ({report_type: "scheduled"}) and by a CLI through the
 // AWS SDK ({report_type: "on_demand", triggered_by}).
 import * as z from 'zod';
-import { createLogger } from '../shared/log.js';
+import { createLogger, workerHandler } from '../shared/log.js';
 import { runPatrolScan } from '../shared/patrol/run.js';
 
 const log = createLogger('patrol-worker');
@@ -14,7 +14,7 @@ const PatrolEvent = z.looseObject({
   report_id: z.uuid().optional(),
 });
 
-export const handler = async (event: unknown) => {
+const scan = async (event: unknown) => {
   const parsed = PatrolEvent.safeParse(event ?? {});
   if (!parsed.success) {
     log.error('refused an invalid event', { issues: parsed.error.issues.slice(0, 3).map((i) => i.message) });
@@ -24,3 +24,6 @@ export const handler = async (event: unknown) => {
   log.info('patrol scan', result);
   return result;
 };
+
+// Its log lines carry the run's ids: the triggering request's correlation id, else the report id it scans for.
+export const handler = workerHandler('patrol-worker', scan, (event) => event.report_id);

@@ -7,13 +7,14 @@
 import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
 import { regroupRecent } from '../shared/issues/regroup.js';
-import { createLogger } from '../shared/log.js';
+import { createLogger, workerHandler } from '../shared/log.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
 import { refreshFleetView } from '../shared/scoring/fleet-view.js';
 
 const log = createLogger('recompute');
 
-export const handler = async () => {
+// Its log lines (and the grouping and agent modules' lines during the run) carry the run's ids.
+export const handler = workerHandler('recompute', async () => {
   const started = Date.now();
   // Grouping failures are logged per cluster inside regroupRecent; anything else must not cost the score refresh.
   const failedSoftly = (what: string) => (error: unknown) => {
@@ -39,4 +40,4 @@ export const handler = async () => {
   };
   log.info('recomputed', { ...result, duration_ms: Date.now() - started });
   return result;
-};
+});

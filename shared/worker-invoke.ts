@@ -2,6 +2,7 @@
 // Lambda invocation (InvocationType Event) of the function the stack names in
 // <WORKER>_FUNCTION; locally (npm start, tests) the handler the local runtime
 // registered, run in this process on the next tick.
+import { logContext } from './log.js';
 import type { WorkerName } from './workers.js';
 
 type LocalHandler = (event: unknown) => Promise<unknown>;
@@ -21,6 +22,9 @@ export function registerLocalWorker(name: InvocableWorker, handler: LocalHandler
 }
 
 export async function invokeWorker(name: InvocableWorker, event: Record<string, unknown>): Promise<void> {
+  // The run's log lines carry the correlation id of the request (or run) that starts it (shared/log.ts).
+  const correlationId = logContext()?.correlation_id;
+  if (correlationId && event.correlation_id === undefined) event = { ...event, correlation_id: correlationId };
   const functionName = process.env[WORKER_FUNCTION_ENV[name]];
   if (functionName) {
     const { LambdaClient, InvokeCommand } = await import('@aws-sdk/client-lambda');

@@ -2,9 +2,11 @@
 // dispatcher that calls the handler bound to the matched route.
 import { gzipSync } from 'node:zlib';
 import middy from '@middy/core';
-import { createLogger } from '../log.js';
+import type { Context } from 'aws-lambda';
+import { createLogger, withInvocation } from '../log.js';
 import {
   authenticate,
+  correlationIdOf,
   cors,
   jsonBody,
   problemErrors,
@@ -80,7 +82,7 @@ function checkAnswer(bound: BoundRoute, value: unknown): void {
 export function createGroupHandler<G extends RouteGroup>(group: G, bindings: GroupBindings<G>) {
   checkBindings(group, bindings as Record<string, unknown>);
   const checking = checkResponses();
-  const log = createLogger(group.name);
+  const log = createLogger('http');
   const bound: BoundRoute[] = Object.entries(group.routes).map(([id, route]) => ({
     id,
     route,
@@ -109,7 +111,7 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: Gro
 
   // Order matters: onError runs in reverse, so problemErrors renders the error
   // first and cors then adds its headers to that response.
-  return middy<Event, Result>()
+  const pipeline = middy<Event, Result>()
     .use(requestLog(log))
     .use(cors())
     .use(problemErrors(log))
@@ -118,4 +120,11 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: Gro
     .use(jsonBody())
     .use(validate())
     .handler(dispatch);
+
+  // The whole request runs as one invocation of the group: every line logged
+  // during it, by any module, carries its request and correlation ids.
+  return (event: Event, context?: Context): Promise<Result> =>
+    withInvocation({ service: group.name, context, requestId: requestIdOf(event), correlationId: correlationIdOf(event) }, () =>
+      pipeline(event, context as Context),
+    );
 }

@@ -10,7 +10,7 @@ import { verifyAccessToken } from '../auth/jwt.js';
 import { resolvePrincipal, type Principal } from '../auth/principal.js';
 import { secret } from '../auth/secrets.js';
 import { corsOrigins } from '../config.js';
-import { errorFields, type Logger } from '../log.js';
+import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
 import { ConditionFailed, WriteConflict } from '../db/client.js';
 import { BadRequest, Conflict, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
 import { matchPath, type PathMatch } from './path-match.js';
@@ -53,16 +53,25 @@ export function requestIdOf(event: Event): string {
   return event.requestContext?.requestId ?? 'unknown';
 }
 
-/** One log line per request (never headers or bodies) and an x-request-id header. */
+/** The caller's `x-correlation-id` when well formed (≤ 128 of `A-Za-z0-9._:-`); otherwise the request id stands in. */
+export function correlationIdOf(event: Event): string | undefined {
+  return validCorrelationId(event.headers?.['x-correlation-id']);
+}
+
+/**
+ * One log line per request (never headers or bodies; its request and
+ * correlation ids come from the log context group-handler.ts opens), and the
+ * X-Request-Id and X-Correlation-Id headers.
+ */
 export function requestLog(log: Logger): Middleware {
   const started = new WeakMap<Event, number>();
   const finish = (request: MiddyRequest) => {
     const response = request.response;
     if (!response) return;
     const requestId = requestIdOf(request.event);
-    response.headers = { ...response.headers, 'X-Request-Id': requestId };
+    const correlationId = logContext()?.correlation_id ?? correlationIdOf(request.event) ?? requestId;
+    response.headers = { ...response.headers, 'X-Request-Id': requestId, 'X-Correlation-Id': correlationId };
     log.info('request', {
-      request_id: requestId,
       method: request.event.requestContext?.http?.method,
       route: request.event.routeKey,
       status: response.statusCode,
@@ -116,10 +125,10 @@ function corsHeaders(): Middleware {
   return httpCors({
     origins: corsOrigins(),
     disableBeforePreflightResponse: false,
-    headers: 'Authorization, Content-Type, If-Match, X-Session-Duration, X-Request-Id',
+    headers: 'Authorization, Content-Type, If-Match, X-Session-Duration, X-Request-Id, X-Correlation-Id',
     methods: 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
     // ETag: a rule editor sends it back as If-Match, so a concurrent edit is a 409, not a silent overwrite.
-    exposeHeaders: 'ETag, X-Request-Id, Retry-After, WWW-Authenticate',
+    exposeHeaders: 'ETag, X-Request-Id, X-Correlation-Id, Retry-After, WWW-Authenticate',
     maxAge: 600,
   }) as Middleware;
 }
@@ -143,9 +152,9 @@ export function problemErrors(log: Logger): Middleware {
       const error = asHttpError(request.error);
       const requestId = requestIdOf(request.event);
       if (!(error instanceof HttpError)) {
-        log.error('unhandled error', { request_id: requestId, route: request.event.routeKey, ...errorFields(error) });
+        log.error('unhandled error', { route: request.event.routeKey, ...errorFields(error) });
       } else if (error.status >= 500) {
-        log.warn('request failed', { request_id: requestId, route: request.event.routeKey, status: error.status, detail: error.message });
+        log.warn('request failed', { route: request.event.routeKey, status: error.status, detail: error.message });
       }
       request.response = problemResponse(error, requestId);
     },

@@ -1,0 +1,149 @@
+// Log context of a request (shared/log.ts): the real ingest group handler is
+// called as the local runtime calls it, and the lines it writes are read back
+// from stdout/stderr. The request line (module http) and the line a domain
+// module (ingest) writes during the request carry the same request_id,
+// correlation_id, cold_start and function context; concurrent requests keep
+// their own ids; x-correlation-id is echoed when well formed and replaced
+// when not.
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+
+vi.hoisted(() => {
+  process.env.LOG_LEVEL = 'info';
+  process.env.INGEST_TOKEN = 'log-context-ingest-token';
+});
+
+import { randomUUID } from 'node:crypto';
+import { handler } from '../../functions/ingest.js';
+import { lambdaContext } from '../../infra/local/functions.js';
+import { apiEvent } from '../support/events.js';
+import { useTestTables } from '../support/dynamo.js';
+
+type Line = Record<string, unknown>;
+
+/** Captures every JSON line written to stdout and stderr until `stop`. */
+function captureLines() {
+  const chunks: string[] = [];
+  const keep = (chunk: string | Uint8Array) => chunks.push(String(chunk)) > 0;
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation(keep);
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation(keep);
+  return {
+    stop(): Line[] {
+      out.mockRestore();
+      err.mockRestore();
+      return chunks
+        .join('')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Line);
+    },
+  };
+}
+
+let capture: ReturnType<typeof captureLines> | undefined;
+afterEach(() => {
+  capture?.stop();
+  capture = undefined;
+});
+
+beforeAll(async () => {
+  await useTestTables();
+});
+
+/** An Alertmanager notification naming a cluster that does not exist: the ingest module logs the refusal. */
+function orphanAlerts(headers: Record<string, string> = {}) {
+  const body = {
+    version: '4',
+    alerts: [{ status: 'firing', labels: { alertname: 'Orphan', cluster_id: `missing-${randomUUID()}` }, startsAt: new Date().toISOString() }],
+  };
+  return apiEvent({
+    method: 'POST',
+    path: '/api/ingest/alerts',
+    routeKey: 'POST /api/ingest/alerts',
+    headers: { authorization: 'Bearer log-context-ingest-token', 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+async function ingest(headers: Record<string, string> = {}) {
+  const event = orphanAlerts(headers);
+  const requestId = event.requestContext.requestId;
+  const result = (await handler(event, lambdaContext('ingest', requestId))) as { statusCode: number; headers: Record<string, string> };
+  return { requestId, result };
+}
+
+const requestLine = (lines: Line[], requestId: string) => lines.find((l) => l.module === 'http' && l.message === 'request' && l.request_id === requestId);
+const domainLine = (lines: Line[], requestId: string) => lines.find((l) => l.module === 'ingest' && l.request_id === requestId);
+
+describe('the log context of a request', () => {
+  it('is on the request line and on a domain module’s line, with the Lambda context and cold start', async () => {
+    capture = captureLines();
+    const first = await ingest({ 'x-correlation-id': 'ui-7f3a:dashboard.refresh' });
+    const second = await ingest({ 'x-correlation-id': 'ui-7f3a:dashboard.refresh' });
+    const lines = capture.stop();
+
+    expect(first.result.statusCode).toBe(200);
+    expect(first.result.headers['X-Correlation-Id']).toBe('ui-7f3a:dashboard.refresh');
+    expect(first.result.headers['X-Request-Id']).toBe(first.requestId);
+    const context = {
+      service: 'ingest',
+      request_id: first.requestId,
+      correlation_id: 'ui-7f3a:dashboard.refresh',
+      cold_start: true,
+      function_name: 'fleet-health-local-ingest',
+      function_request_id: first.requestId,
+      function_memory_size: '512',
+      function_arn: 'arn:aws:lambda:local:000000000000:function:fleet-health-local-ingest',
+    };
+    expect(requestLine(lines, first.requestId)).toMatchObject({
+      level: 'info',
+      message: 'request',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      module: 'http',
+      ...context,
+      method: 'POST',
+      route: 'POST /api/ingest/alerts',
+      status: 200,
+    });
+    expect(domainLine(lines, first.requestId)).toMatchObject({ level: 'warn', message: 'ingest refused records', module: 'ingest', ...context, rejected: 1 });
+    // The second invocation of the function in this process is warm.
+    expect(requestLine(lines, second.requestId)).toMatchObject({ cold_start: false, correlation_id: 'ui-7f3a:dashboard.refresh' });
+    expect(domainLine(lines, second.requestId)).toMatchObject({ cold_start: false });
+    // Facts only: the bearer token and the body are never logged.
+    expect(JSON.stringify(lines)).not.toMatch(/log-context-ingest-token|Orphan/);
+  });
+
+  it('uses the request id as correlation id when the header is absent, and replaces a malformed one', async () => {
+    const malformed = ['has spaces', 'x'.repeat(129), '<script>', 'line\nbreak', ''];
+    capture = captureLines();
+    const absent = await ingest();
+    const refused = [];
+    for (const value of malformed) refused.push(await ingest({ 'x-correlation-id': value }));
+    const lines = capture.stop();
+
+    for (const { requestId, result } of [absent, ...refused]) {
+      expect(result.headers['X-Correlation-Id']).toBe(requestId);
+      expect(requestLine(lines, requestId)).toMatchObject({ correlation_id: requestId });
+      expect(domainLine(lines, requestId)).toMatchObject({ correlation_id: requestId });
+    }
+    const logged = JSON.stringify(lines);
+    for (const value of malformed.filter(Boolean)) expect(logged).not.toContain(JSON.stringify(value).slice(1, -1));
+  });
+
+  it('keeps concurrent requests apart: each line carries its own request’s ids', async () => {
+    const ids = Array.from({ length: 8 }, (_, i) => `concurrent-${i}`);
+    capture = captureLines();
+    const runs = await Promise.all(ids.map((id) => ingest({ 'x-correlation-id': id })));
+    const lines = capture.stop();
+
+    for (const [i, { requestId, result }] of runs.entries()) {
+      expect(result.headers['X-Correlation-Id']).toBe(ids[i]);
+      expect(requestLine(lines, requestId)).toMatchObject({ correlation_id: ids[i] });
+      expect(domainLine(lines, requestId)).toMatchObject({ correlation_id: ids[i] });
+    }
+    // Every line of the batch belongs to exactly one request, with that request's correlation id.
+    const byRequest = new Map(runs.map((r, i) => [r.requestId, ids[i]]));
+    const batch = lines.filter((l) => l.service === 'ingest');
+    expect(batch).toHaveLength(runs.length * 2);
+    for (const line of batch) expect(line.correlation_id).toBe(byRequest.get(line.request_id as string));
+  });
+});
