@@ -1,7 +1,7 @@
 // auth route group: health check, OpenAPI document, login/activate/logout/me,
 // and the /api catch-all (404 problem+json, CORS preflight).
 import { callerOf, activate, login, logout, userInfo } from '../shared/auth/sign-in.js';
-import { config } from '../shared/config.js';
+import { coreSettings } from '../shared/config/core.js';
 import { NotFound } from '../shared/http/errors.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import { buildOpenApi } from '../shared/http/openapi.js';
@@ -11,7 +11,7 @@ import { authGroup } from '../shared/routes/auth.js';
 let openApiDocument: Record<string, unknown> | undefined;
 
 export const handler = createGroupHandler(authGroup, {
-  healthCheck: async () => ({ status: 'ok', service: config().SERVICE_NAME }),
+  healthCheck: async () => ({ status: 'ok', service: coreSettings().serviceName }),
   openapi: async () => (openApiDocument ??= buildOpenApi(ROUTE_GROUPS, '0.1.0')),
   login: async (req) => login(req.body.username, req.body.password, callerOf(req)),
   activate: async (req) => activate(req.body.token, req.body.password, callerOf(req)),

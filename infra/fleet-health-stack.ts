@@ -22,14 +22,15 @@ import type { Construct } from 'constructs';
 import { TABLES, TABLE_NAMES, type TableName } from '../shared/db/tables.js';
 import type { GroupGrant, HttpMethod as RouteMethod, TableAccess } from '../shared/http/route.js';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
-import { WORKER_FUNCTION_ENV } from '../shared/worker-invoke.js';
-import { rateExpression, scheduledWorkers, WORKERS, type WorkerName } from '../shared/workers.js';
+import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
+import { STAGES, type StageName } from '../shared/config/core.js';
+import { type InvocableWorker, WORKER_FUNCTION_ENV } from '../shared/config/worker-functions.js';
+import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../shared/workers.js';
 import { REPO_ROOT } from './bundling.js';
+import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
 import { GroupFunction } from './constructs/group-function.js';
 
-/** Stages the Lambda code accepts (shared/config.ts validates STAGE against these). */
-export const STAGES = ['dev', 'prod'] as const;
-export type StageName = (typeof STAGES)[number];
+export { STAGES, type StageName } from '../shared/config/core.js';
 
 export interface FleetHealthStackProps extends StackProps {
   readonly stage: StageName;
@@ -75,7 +76,7 @@ export interface TicketSettings {
 export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackProps {
   const stage = String(scope.node.tryGetContext('stage') ?? 'prod');
   if (!(STAGES as readonly string[]).includes(stage)) {
-    throw new Error(`context stage=${stage}: must be one of ${STAGES.join(', ')} (shared/config.ts accepts only these)`);
+    throw new Error(`context stage=${stage}: must be one of ${STAGES.join(', ')} (shared/config/core.ts accepts only these)`);
   }
   const optional = (key: string): string | undefined => {
     const value: unknown = scope.node.tryGetContext(key);
@@ -144,8 +145,6 @@ const WORKER_MEMORY_MB = 1024;
 /** API Gateway's HTTP API integration limit is 30 s and cannot be raised: answer (or fail) inside it. */
 const GROUP_TIMEOUT = Duration.seconds(29);
 
-const WORKER_ENV: Partial<Record<WorkerName, string>> = WORKER_FUNCTION_ENV;
-
 export class FleetHealthStack extends Stack {
   readonly tables: Record<TableName, dynamodb.Table>;
   readonly groupFunctions = new Map<string, GroupFunction>();
@@ -160,27 +159,6 @@ export class FleetHealthStack extends Stack {
     // ── DynamoDB: one table per entry of TABLES ─────────────────────────────
     this.tables = Object.fromEntries(TABLE_NAMES.map((name) => [name, this.createTable(name, prefix)])) as Record<TableName, dynamodb.Table>;
 
-    // ── The JWT signing key ─────────────────────────────────────────────────
-    const jwtSecret = new secretsmanager.Secret(this, 'JwtSecret', {
-      description: `HS256 signing key of Fleet Health (${props.stage}) access tokens`,
-      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
-    });
-    Validations.of(jwtSecret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'The HS256 signing key is not rotated automatically: every rotation invalidates all issued tokens and logs every ' +
-        'user out, and the service keeps no previous key to verify with. Operators rotate it by hand (put-secret-value, ' +
-        'then let the containers recycle), accepting the forced re-login.',
-    });
-
-    const commonEnv: Record<string, string> = {
-      STAGE: props.stage,
-      TABLE_PREFIX: prefix,
-      CORS_ORIGINS: props.corsOrigins,
-      SERVICE_NAME: 'fleet-health',
-      LOG_LEVEL: 'info',
-    };
-
     // ── Workers (no HTTP route) ─────────────────────────────────────────────
     for (const [name, worker] of Object.entries(WORKERS) as [WorkerName, (typeof WORKERS)[WorkerName]][]) {
       const fn = new GroupFunction(this, name, {
@@ -190,13 +168,12 @@ export class FleetHealthStack extends Stack {
         description: `Fleet Health worker: ${worker.summary}`,
         memorySize: WORKER_MEMORY_MB,
         timeout: Duration.seconds(worker.timeoutSeconds),
-        environment: commonEnv,
       });
       this.bindTables(fn, worker.tables);
       this.workerFunctions.set(name, fn);
     }
 
-    // ── Route groups: one Lambda each; every group verifies JWTs ────────────
+    // ── Route groups: one Lambda each ───────────────────────────────────────
     for (const group of ROUTE_GROUPS) {
       const fn = new GroupFunction(this, group.name, {
         name: group.name,
@@ -205,32 +182,14 @@ export class FleetHealthStack extends Stack {
         description: `Fleet Health route group ${group.name}`,
         memorySize: GROUP_MEMORY_MB,
         timeout: GROUP_TIMEOUT,
-        environment: { ...commonEnv, JWT_SECRET_ARN: jwtSecret.secretArn },
       });
-      jwtSecret.grantRead(fn.role);
       this.bindTables(fn, group.tables);
       this.groupFunctions.set(group.name, fn);
     }
 
-    // The static bearer token of the ingest routes (Alertmanager, metric shippers): only ingest reads it.
-    const ingestToken = new secretsmanager.Secret(this, 'IngestToken', {
-      description: `Bearer token for Fleet Health (${props.stage}) ingest routes`,
-      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
-    });
-    const ingest = this.groupFunctions.get('ingest')!;
-    ingestToken.grantRead(ingest.role);
-    ingest.function.addEnvironment('INGEST_TOKEN_ARN', ingestToken.secretArn);
-    Validations.of(ingestToken).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'The ingest token is shared with the senders (Alertmanager, metric shippers); rotating it means reconfiguring them, ' +
-        'so operators rotate it by hand with the senders (put-secret-value), not on a schedule.',
-    });
-    new CfnOutput(this, 'IngestTokenArn', { value: ingestToken.secretArn, description: 'Secret holding the ingest bearer token' });
-
     // Grants after every function exists, so a grant may name any worker.
     for (const group of ROUTE_GROUPS) this.applyGrants(this.groupFunctions.get(group.name)!, group.grants ?? [], props);
-    for (const [name, worker] of Object.entries(WORKERS) as [WorkerName, { grants?: readonly GroupGrant[] }][]) {
+    for (const [name, worker] of Object.entries(WORKERS) as [WorkerName, WorkerDeclaration][]) {
       this.applyGrants(this.workerFunctions.get(name)!, worker.grants ?? [], props);
     }
 
@@ -306,128 +265,56 @@ export class FleetHealthStack extends Stack {
     // ── SPA: private S3 bucket behind CloudFront, /api/* to the HTTP API ────
     this.distribution = this.createSite(stage.url);
 
-    // Links in invitation mail point at the SPA; LDAP login is optional configuration.
-    const appUrl = props.appUrl ?? `https://${this.distribution.distributionDomainName}`;
-    this.groupFunctions.get('settings')!.function.addEnvironment('APP_URL', appUrl);
-    if (props.ldap) this.configureLdap(props.ldap, props.stage);
-
-    this.groupFunctions.get('issues')!.function.addEnvironment('APP_URL', appUrl); // ticket links back to the issue
-    if (props.tickets) this.configureTickets(props.tickets, props.stage);
-    if (props.llm) this.configureLlm(props.llm, props.stage);
-    if (props.embed) this.configureEmbed(props.embed, props.stage);
+    // ── Configuration: each function's declared concerns (infra/config-bindings.ts) ──
+    const context: BindingContext = { props, stage: props.stage, siteUrl: `https://${this.distribution.distributionDomainName}`, prefix };
+    for (const group of ROUTE_GROUPS) {
+      this.bindConfig(this.groupFunctions.get(group.name)!, concernsOf('route-group', group.config, group.grants), group.grants ?? [], context);
+    }
+    for (const [name, worker] of Object.entries(WORKERS) as [WorkerName, WorkerDeclaration][]) {
+      this.bindConfig(this.workerFunctions.get(name)!, concernsOf('worker', worker.config, worker.grants), worker.grants ?? [], context);
+    }
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HTTP API endpoint ($default stage)' });
-    new CfnOutput(this, 'JwtSecretArn', { value: jwtSecret.secretArn, description: 'Signing key of access tokens (rotate by hand)' });
     new CfnOutput(this, 'SiteUrl', {
       value: `https://${this.distribution.distributionDomainName}`,
       description: 'The SPA; the API is also served under /api on this origin',
     });
   }
 
-  /**
-   * LDAP login for the auth Lambda. The private CA that signed the directory's
-   * certificate (PEM) lives in a secret only the auth Lambda reads; the stack
-   * creates it with a placeholder, which the Lambda ignores (public CAs apply)
-   * until the operator puts the CA certificate there.
-   */
-  private configureLdap(ldap: NonNullable<FleetHealthStackProps['ldap']>, stage: string): void {
-    const auth = this.groupFunctions.get('auth')!;
-    auth.function.addEnvironment('LDAP_URL', ldap.url);
-    auth.function.addEnvironment('LDAP_USER_DN_TEMPLATE', ldap.userDnTemplate);
-    if (ldap.roleMap) auth.function.addEnvironment('LDAP_ROLE_MAP', ldap.roleMap);
-    if (ldap.startTls) auth.function.addEnvironment('LDAP_STARTTLS', 'true');
-    const caCert = new secretsmanager.Secret(this, 'LdapCaCert', {
-      description: `Fleet Health (${stage}) CA certificate (PEM) of the LDAP server, for a private CA: put it after deploy, or leave the placeholder to trust the public CAs`,
-      generateSecretString: { passwordLength: 32, excludePunctuation: true },
-    });
-    caCert.grantRead(auth.role);
-    auth.function.addEnvironment('LDAP_CA_CERT_ARN', caCert.secretArn);
-    Validations.of(caCert).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        "A CA certificate is public material issued by the directory's CA, not a credential AWS could rotate; operators put the new certificate when the CA changes.",
-    });
-    new CfnOutput(this, 'LdapCaCertArn', { value: caCert.secretArn, description: "Put the LDAP server's private CA certificate (PEM) here" });
-  }
+  private readonly secrets = new Map<string, secretsmanager.Secret>();
 
   /**
-   * The issues group's ticket provider. Its credential (Jira API token or
-   * webhook bearer token) lives in a secret that only the issues Lambda reads;
-   * the stack creates it with a placeholder and the operator puts the real value.
+   * Sets the variables of each concern the function reads and grants it the
+   * concern's secret, created once for all the functions that declare it.
    */
-  private configureTickets(tickets: TicketSettings, stage: string): void {
-    const issues = this.groupFunctions.get('issues')!;
-    const env: Record<string, string | undefined> = {
-      TICKET_PROVIDER: tickets.provider,
-      TICKET_BASE_URL: tickets.baseUrl,
-      TICKET_PROJECT_KEY: tickets.projectKey,
-      TICKET_USER_EMAIL: tickets.userEmail,
-      TICKET_ISSUE_TYPE: tickets.issueType,
-      TICKET_WEBHOOK_URL: tickets.webhookUrl,
-    };
-    for (const [key, value] of Object.entries(env)) if (value) issues.function.addEnvironment(key, value);
-    const credential = new secretsmanager.Secret(this, 'TicketCredential', {
-      description: `Fleet Health (${stage}) ${tickets.provider === 'jira' ? 'Jira API token' : 'ticket webhook bearer token'}: put the real value after deploy`,
-      generateSecretString: { passwordLength: 32, excludePunctuation: true },
-    });
-    credential.grantRead(issues.role);
-    issues.function.addEnvironment(tickets.provider === 'jira' ? 'TICKET_API_TOKEN_ARN' : 'TICKET_WEBHOOK_TOKEN_ARN', credential.secretArn);
-    Validations.of(credential).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason: 'The token is issued by the ticket system (Jira or the webhook owner), which AWS cannot rotate; operators rotate it there and put the new value.',
-    });
-    new CfnOutput(this, 'TicketCredentialArn', { value: credential.secretArn, description: 'Put the ticket provider credential here' });
-  }
-
-  /** LLM settings for every function that may call a model (granted bedrock:invoke); an OpenAI key in a secret only they read. */
-  private configureLlm(llm: LlmSettings, stage: string): void {
-    const callers = [
-      ...ROUTE_GROUPS.map((g) => [g.name, g.grants ?? []] as const),
-      ...Object.entries(WORKERS).map(([n, w]) => [n, (w as { grants?: readonly GroupGrant[] }).grants ?? []] as const),
-    ]
-      .filter(([, grants]) => grants.includes('bedrock:invoke'))
-      .map(([name]) => this.groupFunctions.get(name) ?? this.workerFunctions.get(name as WorkerName)!);
-    const key =
-      llm.provider === 'openai'
-        ? new secretsmanager.Secret(this, 'LlmApiKey', {
-            description: `Fleet Health (${stage}) API key of the OpenAI-compatible LLM server: put the real value after deploy`,
-            generateSecretString: { passwordLength: 32, excludePunctuation: true },
-          })
-        : undefined;
-    for (const fn of callers) {
-      fn.function.addEnvironment('LLM_PROVIDER', llm.provider);
-      fn.function.addEnvironment('LLM_MODEL', llm.model);
-      if (llm.baseUrl) fn.function.addEnvironment('LLM_BASE_URL', llm.baseUrl);
-      if (key) {
-        key.grantRead(fn.role);
-        fn.function.addEnvironment('LLM_API_KEY_ARN', key.secretArn);
+  private bindConfig(fn: GroupFunction, concerns: readonly ConfigConcern[], grants: readonly GroupGrant[], context: BindingContext): void {
+    if (grants.includes('bedrock:invoke') && !concerns.includes('llm'))
+      throw new Error(`${fn.node.id}: granted bedrock:invoke, so it must declare config 'llm'`);
+    if (grants.includes('ses:send') && !concerns.includes('mail')) throw new Error(`${fn.node.id}: granted ses:send, so it must declare config 'mail'`);
+    for (const concern of concerns) {
+      const binding = CONFIG_BINDINGS[concern]?.(context);
+      if (!binding) continue;
+      for (const [name, value] of Object.entries(binding.environment ?? {})) if (value !== undefined) fn.function.addEnvironment(name, value);
+      if (binding.secret) {
+        const secret = this.secretFor(binding.secret);
+        secret.grantRead(fn.role);
+        fn.function.addEnvironment(`${binding.secret.variable}_ARN`, secret.secretArn);
       }
     }
-    if (key) {
-      Validations.of(key).acknowledge({
-        id: 'AwsSolutions-SMG4',
-        reason: 'The key is issued by the LLM provider, which AWS cannot rotate; operators rotate it there and put the new value.',
-      });
-      new CfnOutput(this, 'LlmApiKeyArn', { value: key.secretArn, description: 'Put the LLM API key here' });
-    }
   }
 
-  /** The dashboard-embed Lambda's BI server; its client secret in a secret only that Lambda reads. */
-  private configureEmbed(embed: { host: string; clientId: string }, stage: string): void {
-    const fn = this.groupFunctions.get('dashboard-embed')!;
-    fn.function.addEnvironment('EMBED_HOST', embed.host);
-    fn.function.addEnvironment('EMBED_CLIENT_ID', embed.clientId);
-    const secret = new secretsmanager.Secret(this, 'EmbedClientSecret', {
-      description: `Fleet Health (${stage}) client secret of the BI server's embed API: put the real value after deploy`,
-      generateSecretString: { passwordLength: 32, excludePunctuation: true },
-    });
-    secret.grantRead(fn.role);
-    fn.function.addEnvironment('EMBED_CLIENT_SECRET_ARN', secret.secretArn);
-    Validations.of(secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason: 'The client secret is issued by the BI server, which AWS cannot rotate; operators rotate it there and put the new value.',
-    });
-    new CfnOutput(this, 'EmbedClientSecretArn', { value: secret.secretArn, description: 'Put the BI server client secret here' });
+  private secretFor(binding: SecretBinding): secretsmanager.Secret {
+    let secret = this.secrets.get(binding.id);
+    if (!secret) {
+      secret = new secretsmanager.Secret(this, binding.id, {
+        description: binding.description,
+        generateSecretString: { passwordLength: binding.length ?? 32, excludePunctuation: true, includeSpace: false },
+      });
+      Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: binding.noRotation });
+      new CfnOutput(this, binding.output.id, { value: secret.secretArn, description: binding.output.description });
+      this.secrets.set(binding.id, secret);
+    }
+    return secret;
   }
 
   private createTable(name: TableName, prefix: string): dynamodb.Table {
@@ -475,7 +362,6 @@ export class FleetHealthStack extends Stack {
           const identity = props.sesIdentity;
           const resource = identity?.startsWith('arn:') ? identity : this.formatArn({ service: 'ses', resource: 'identity', resourceName: identity ?? '*' });
           fn.allow(new iam.PolicyStatement({ actions: ['ses:SendEmail', 'ses:SendRawEmail'], resources: [resource] }));
-          if (props.sesFromAddress) fn.function.addEnvironment('SES_FROM_ADDRESS', props.sesFromAddress);
           if (!identity) {
             fn.acknowledge(
               `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]`,
@@ -487,13 +373,13 @@ export class FleetHealthStack extends Stack {
         }
         case 'invoke:patrol-worker':
         case 'invoke:agent-worker': {
-          const workerName = grant.slice('invoke:'.length) as WorkerName;
+          const workerName = grant.slice('invoke:'.length) as InvocableWorker;
           const worker = this.workerFunctions.get(workerName);
           if (!worker) throw new Error(`${fn.node.id}: grant ${grant} names an unknown worker`);
           // The unqualified function ARN only (grantInvoke would add `<arn>:*` for every version/alias).
           fn.allow(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [worker.function.functionArn] }));
-          const envName = WORKER_ENV[workerName];
-          if (envName) fn.function.addEnvironment(envName, worker.functionName);
+          // The variable shared/config/worker-functions.ts reads (concern `worker-functions`, implied by this grant).
+          fn.function.addEnvironment(WORKER_FUNCTION_ENV[workerName], worker.functionName);
           break;
         }
         case 'bedrock:invoke': {

@@ -3,11 +3,14 @@
 // runs the same timetable in-process (infra/local/schedules.ts).
 import type { GroupGrant, TableAccess } from './http/route.js';
 import type { TableName } from './db/tables.js';
+import type { ConfigConcern } from './config/concerns.js';
 
 export interface WorkerDeclaration {
   readonly summary: string;
   readonly tables: Partial<Record<TableName, TableAccess>>;
   readonly grants?: readonly GroupGrant[];
+  /** Configuration concerns this worker reads beyond `core` (shared/config/concerns.ts). */
+  readonly config?: readonly ConfigConcern[];
   /** Lambda timeout in seconds (workers run beyond API Gateway's 30 s). */
   readonly timeoutSeconds: number;
   /** Run on a timetable (EventBridge on AWS, timers locally) with this event. */
@@ -38,6 +41,7 @@ export const WORKERS = {
       logs: 'read',
     },
     grants: ['bedrock:invoke'],
+    config: ['patrol', 'llm', 'llm-pricing'],
     timeoutSeconds: 900,
     schedule: { everyMinutes: 360, description: 'Scheduled AI patrol scan', event: { report_type: 'scheduled', triggered_by: 'schedule' } },
   },
@@ -56,6 +60,7 @@ export const WORKERS = {
       logs: 'read',
     },
     grants: ['bedrock:invoke'],
+    config: ['agents', 'llm', 'llm-pricing'],
     timeoutSeconds: 900,
   },
   recompute: {
@@ -72,6 +77,7 @@ export const WORKERS = {
       rules: 'read',
     },
     grants: ['bedrock:invoke', 'invoke:agent-worker'],
+    config: ['agents', 'llm', 'llm-pricing'],
     timeoutSeconds: 300,
     schedule: { everyMinutes: 15, description: 'Refresh of scores, risk, issue and AI grouping, and agent tasks' },
   },

@@ -8,6 +8,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/settings-reset.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 90_000,

@@ -29,7 +29,6 @@ export interface GroupFunctionProps {
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
-  readonly environment: Record<string, string>;
 }
 
 /** Lambda runtime for every function. nodejs22.x is mandated (DESIGN §1, REFERENCE "Seen on these machines"). */
@@ -79,10 +78,8 @@ export class GroupFunction extends Construct {
       timeout: props.timeout,
       role: this.role,
       logGroup: this.logGroup,
-      environment: {
-        ...props.environment,
-        NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
-      },
+      // The rest is each declared configuration concern's (the stack's bindConfig).
+      environment: { NODE_OPTIONS: LAMBDA_NODE_OPTIONS },
     });
     Tags.of(this.function).add(FUNCTION_KIND_TAG, props.kind);
 

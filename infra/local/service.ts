@@ -10,9 +10,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { concernsOf, type ConfigConcern } from '../../shared/config/concerns.js';
+import { checkSettings, resetSettings } from '../../shared/config/env.js';
 import { createLogger } from '../../shared/log.js';
+import { ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
 import { localWorkersSettled } from '../../shared/worker-invoke.js';
-import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
+import { scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../../shared/workers.js';
 import { invokeLocal, registerLocalWorkers } from './functions.js';
 import { startLocalSchedules, type ScheduledJob } from './schedules.js';
 import { createLocalServer, loadGroupHandlers } from './server.js';
@@ -111,6 +114,19 @@ export async function useLocalEnvironment(at: { dataDir: string; dynamoEndpoint:
     JWT_SECRET: await localSecret(at.dataDir, 'JWT_SECRET', 'jwt-secret'),
     INGEST_TOKEN: await localSecret(at.dataDir, 'INGEST_TOKEN', INGEST_TOKEN_FILE),
   });
+  // Every function runs in this process: validate every concern any of them declares, so a bad
+  // setting stops the start naming the variable instead of failing a request later.
+  resetSettings();
+  checkSettings(declaredConcerns());
+}
+
+/** The configuration concerns of every route group and worker (shared/config/concerns.ts). */
+export function declaredConcerns(): ConfigConcern[] {
+  const all = [
+    ...ROUTE_GROUPS.flatMap((g) => concernsOf('route-group', g.config, g.grants)),
+    ...Object.values(WORKERS as Record<WorkerName, WorkerDeclaration>).flatMap((w) => concernsOf('worker', w.config, w.grants)),
+  ];
+  return [...new Set(all)];
 }
 
 /** The EventBridge timetable (and the demo feed) as in-process jobs. */

@@ -16,6 +16,7 @@ import {
   MAX_ATTEMPTS,
   type AgentTask,
 } from '../db/investigations.js';
+import { agentSettings } from '../config/agents.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
@@ -26,26 +27,21 @@ import { invokeWorker } from '../worker-invoke.js';
 import { investigate, InvestigationFailed } from './investigate.js';
 
 const log = createLogger('agents');
-const seconds = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return (Number.isFinite(value) && value > 0 ? value : fallback) * 1000;
-};
 
 /**
  * The wait before a failed attempt is retried: AGENT_RETRY_SECONDS (default 60)
  * doubled per attempt, so an LLM outage does not use up all attempts at once.
  */
 export function retryDelayMs(attempts: number): number {
-  const base = Number(process.env.AGENT_RETRY_SECONDS ?? 60);
-  return (Number.isFinite(base) && base >= 0 ? base : 60) * 1000 * 2 ** Math.max(0, attempts - 1);
+  return agentSettings().retryBaseMs * 2 ** Math.max(0, attempts - 1);
 }
 
 /** A running task whose claim is older than this is taken over (its worker is presumed dead). */
-export const leaseMs = () => seconds('AGENT_TASK_LEASE_SECONDS', 600);
+export const leaseMs = () => agentSettings().leaseMs;
 /** How long a worker run keeps claiming tasks. */
-export const budgetMs = () => seconds('AGENT_WORKER_BUDGET_SECONDS', 600);
+export const budgetMs = () => agentSettings().budgetMs;
 /** How long one investigation may take (well inside the lease, so a live worker is never overtaken). */
-export const investigationMs = () => Math.min(seconds('AGENT_INVESTIGATION_SECONDS', 240), leaseMs() / 2);
+export const investigationMs = () => agentSettings().investigationMs;
 
 type AiTrigger = ScoringRules['ai_trigger'];
 

@@ -5,16 +5,20 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import * as z from 'zod';
 import { Role } from './roles.js';
-import { forgetSecrets, secret } from './secrets.js';
+import { tokenSettings } from '../config/tokens.js';
+import { onSettingsReset } from '../config/env.js';
+import { forgetSecrets, secret } from '../config/secrets.js';
 import type { Principal } from './principal.js';
 
 export const ISSUER = 'fleet-health';
 export const AUDIENCE = 'fleet-health-api';
 const ALGORITHM = 'HS256';
-const DEFAULT_TTL_SECONDS = 43_200;
 const MIN_SECRET_BYTES = 32;
 
 let signingKey: Promise<Uint8Array> | undefined;
+onSettingsReset(() => {
+  signingKey = undefined;
+});
 
 async function loadKey(): Promise<Uint8Array> {
   const value = await secret('JWT_SECRET');
@@ -39,8 +43,7 @@ export function resetSigningKey(): void {
 }
 
 export function tokenTtlSeconds(): number {
-  const ttl = Number(process.env.JWT_TTL_SECONDS ?? DEFAULT_TTL_SECONDS);
-  return Number.isInteger(ttl) && ttl > 0 ? ttl : DEFAULT_TTL_SECONDS;
+  return tokenSettings().JWT_TTL_SECONDS;
 }
 
 export async function signAccessToken(principal: Principal): Promise<string> {

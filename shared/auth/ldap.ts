@@ -11,9 +11,10 @@
 // for LDAP_BACKOFF_SECONDS (30 s), so an outage costs one login the timeout
 // instead of every login. An answer from the server (even an error) is no outage.
 import { isIP } from 'node:net';
-import { Role } from './roles.js';
-import { secret } from './secrets.js';
+import { ldapSettings } from '../config/ldap.js';
+import { secret } from '../config/secrets.js';
 import { createLogger, errorFields } from '../log.js';
+import type { Role } from './roles.js';
 
 const log = createLogger('ldap');
 
@@ -24,8 +25,19 @@ export interface LdapIdentity {
   role: Role;
 }
 
+/** The LDAP settings, or null when LDAP is not configured. A bad setting is logged (naming the variable) and LDAP stays off: built-in login keeps working. */
+function settings(): ReturnType<typeof ldapSettings> | null {
+  try {
+    const s = ldapSettings();
+    return s.configured ? s : null;
+  } catch (error) {
+    log.error('LDAP is misconfigured, using built-in users only', errorFields(error));
+    return null;
+  }
+}
+
 export function ldapConfigured(): boolean {
-  return Boolean(process.env.LDAP_URL && process.env.LDAP_USER_DN_TEMPLATE);
+  return settings() !== null;
 }
 
 /** RFC 4514 escaping of an attribute value, so a username cannot rewrite the DN. */
@@ -37,29 +49,12 @@ export function escapeDnValue(value: string): string {
     .replace(/\0/g, '\\00');
 }
 
-/** `alice=admin,bob=superadmin`: roles for LDAP users on their first login. */
-function mappedRole(username: string): Role {
-  for (const pair of (process.env.LDAP_ROLE_MAP ?? '').split(',')) {
-    const [user, role] = pair.split('=').map((s) => s.trim());
-    const parsed = Role.safeParse(role);
-    if (user?.toLowerCase() === username.toLowerCase() && parsed.success) return parsed.data;
-  }
-  return 'viewer';
-}
-
-const DEFAULT_BACKOFF_SECONDS = 30;
-
 /** Per container and per server URL: when LDAP may be tried again after an outage (epoch ms). */
 const unavailableUntil = new Map<string, number>();
 
-function backoffMs(): number {
-  const seconds = Number(process.env.LDAP_BACKOFF_SECONDS ?? DEFAULT_BACKOFF_SECONDS);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : DEFAULT_BACKOFF_SECONDS * 1000;
-}
-
 /** True while this container skips LDAP after an outage of the configured server. */
 export function ldapBackingOff(now = Date.now()): boolean {
-  const until = unavailableUntil.get(process.env.LDAP_URL ?? '');
+  const until = unavailableUntil.get(settings()?.url ?? '');
   return until !== undefined && now < until;
 }
 
@@ -78,11 +73,11 @@ async function privateCa(): Promise<string | undefined> {
 /** The identity when LDAP accepts the credentials; null when it refuses them, cannot be reached, or is backing off. */
 export async function ldapAuthenticate(username: string, password: string): Promise<LdapIdentity | null> {
   // An empty password is an "unauthenticated bind" that many servers accept: never send one.
-  if (!ldapConfigured() || password.length === 0) return null;
-  const url = process.env.LDAP_URL!;
+  const config = settings();
+  if (!config || password.length === 0) return null;
+  const { url, timeoutMs: timeout } = config;
   if (ldapBackingOff()) return null;
-  const dn = process.env.LDAP_USER_DN_TEMPLATE!.replaceAll('{username}', escapeDnValue(username));
-  const timeout = Number(process.env.LDAP_TIMEOUT_MS ?? 5000);
+  const dn = config.userDnTemplate.replaceAll('{username}', escapeDnValue(username));
   // Loaded on first use: deployments without LDAP never evaluate the client.
   const { Client, InvalidCredentialsError, ResultCodeError } = await import('ldapts');
   let client: InstanceType<typeof Client> | undefined;
@@ -91,7 +86,7 @@ export async function ldapAuthenticate(username: string, password: string): Prom
     const secure = url.toLowerCase().startsWith('ldaps://');
     // ldapts speaks TLS whenever tlsOptions are given, so ldap:// gets them only through StartTLS.
     client = new Client({ url, timeout, connectTimeout: timeout, ...(secure && ca ? { tlsOptions: { ca: [ca] } } : {}) });
-    if (!secure && process.env.LDAP_STARTTLS === 'true') {
+    if (!secure && config.startTls) {
       // The certificate must name the host of LDAP_URL (SNI only for names, not IP addresses).
       const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
       await client.startTLS({ host, ...(isIP(host) ? {} : { servername: host }), ...(ca ? { ca: [ca] } : {}) });
@@ -103,7 +98,7 @@ export async function ldapAuthenticate(username: string, password: string): Prom
     return {
       name: first(entry.displayName) ?? first(entry.cn) ?? username,
       email: first(entry.mail) ?? (username.includes('@') ? username : ''),
-      role: mappedRole(username),
+      role: config.roleFor(username),
     };
   } catch (error) {
     if (error instanceof InvalidCredentialsError) return null;
@@ -111,8 +106,8 @@ export async function ldapAuthenticate(username: string, password: string): Prom
       log.warn('LDAP refused the login, using built-in users', errorFields(error));
     } else {
       // No answer: connection refused, timeout, TLS failure. Skip LDAP for a while.
-      const seconds = backoffMs() / 1000;
-      if (seconds > 0) unavailableUntil.set(url, Date.now() + backoffMs());
+      const seconds = config.backoffMs / 1000;
+      if (seconds > 0) unavailableUntil.set(url, Date.now() + config.backoffMs);
       log.warn('LDAP unavailable, using built-in users', { ...errorFields(error), backoff_seconds: seconds });
     }
     return null;

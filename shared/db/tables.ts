@@ -2,6 +2,7 @@
 // runtime and the test setup. Every table has a string partition key `pk` and
 // sort key `sk`; entity families keep their own table so each Lambda is granted
 // only the tables it uses. Items that expire carry `ttl` (epoch seconds).
+import { coreSettings } from '../config/core.js';
 
 export interface IndexDefinition {
   readonly name: string;
@@ -41,6 +42,6 @@ export type TableName = keyof typeof TABLES;
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
 /** Physical table name: TABLE_PREFIX + logical name (e.g. `fleet-health-prod-users`). */
-export function physicalTableName(table: TableName, prefix = process.env.TABLE_PREFIX ?? 'fleet-health-'): string {
+export function physicalTableName(table: TableName, prefix = coreSettings().tablePrefix): string {
   return `${prefix}${table}`;
 }

@@ -6,16 +6,7 @@
 // The caller (shared/embed/sessions.ts) stores the session reference token and
 // maps errors to HTTP statuses.
 //
-// Configuration (environment):
-//   EMBED_HOST              BI server URL, e.g. https://acme.bi.example.com:19999 (plain http only to localhost)
-//   EMBED_CLIENT_ID         API client id
-//   EMBED_CLIENT_SECRET     API client secret; on AWS, EMBED_CLIENT_SECRET_ARN names a Secrets Manager secret instead
-//   EMBED_PERMISSIONS       optional comma list, default access_data,see_user_dashboards,see_lookml_dashboards
-//   EMBED_MODELS            optional comma list of models the embed user may see (default none)
-//   EMBED_USER_ATTRIBUTES   optional JSON object of user attributes, e.g. {"locale":"en_US"}
-//   EMBED_GROUP_IDS         optional comma list of group ids
-//   EMBED_EXTERNAL_GROUP_ID optional external group id
-//   EMBED_TIMEOUT_MS        optional, default 10000, at most 20000: how long one call may take
+// Configuration: shared/config/embed.ts.
 //
 // The login token is cached per container until shortly before it expires
 // (it is a credential for the service, not per-user state). No automatic
@@ -23,32 +14,18 @@
 // a *cached* login token (revoked or expired early): the request was refused,
 // so we log in again and send it once more.
 import * as z from 'zod';
-import { secret } from '../auth/secrets.js';
-import { ServiceUnavailable } from '../http/errors.js';
-import { serviceUrl } from '../http/service-url.js';
+import { embedSettings, notConfigured } from '../config/embed.js';
+import type { Env } from '../config/env.js';
 import { failureReason, parseJson } from '../http/outbound.js';
 
-export const DEFAULT_PERMISSIONS = ['access_data', 'see_user_dashboards', 'see_lookml_dashboards'];
+export { DEFAULT_PERMISSIONS } from '../config/embed.js';
 /** The longest session the protocol allows (30 days), and the one we ask for. */
 export const SESSION_LENGTH_SECONDS = 2_592_000;
-const DEFAULT_TIMEOUT_MS = 10_000;
-const MAX_TIMEOUT_MS = 20_000;
 /** A cached login token is dropped this long before the server says it expires. */
 const LOGIN_EXPIRY_MARGIN_SECONDS = 60;
 
-export interface EmbedConfig {
-  /** Server URL without a trailing slash. */
-  host: string;
-  clientId: string;
-  /** Resolved per login: on AWS the secret comes from Secrets Manager. */
-  clientSecret: () => Promise<string>;
-  permissions: string[];
-  models: string[];
-  userAttributes: Record<string, string | number | boolean>;
-  groupIds: string[];
-  externalGroupId?: string;
-  timeoutMs: number;
-}
+/** The BI server and what the embed user may see (shared/config/embed.ts). */
+export type EmbedConfig = Exclude<ReturnType<typeof embedSettings>, null>;
 
 export interface EmbedUser {
   externalUserId: string;
@@ -117,32 +94,15 @@ export class EmbedProviderError extends Error {
   }
 }
 
-/** The embed configuration; throws ServiceUnavailable (503) naming what is missing or malformed (never echoing values). */
-export function embedConfig(env: NodeJS.ProcessEnv = process.env): EmbedConfig {
-  const missing = ['EMBED_HOST', 'EMBED_CLIENT_ID'].filter((name) => !text(env, name));
-  if (!text(env, 'EMBED_CLIENT_SECRET') && !text(env, 'EMBED_CLIENT_SECRET_ARN')) missing.push('EMBED_CLIENT_SECRET (or EMBED_CLIENT_SECRET_ARN)');
-  if (missing.length > 0) throw new ServiceUnavailable(`Dashboard embedding is not configured: set ${missing.join(', ')}.`);
-  const host = serviceUrl(text(env, 'EMBED_HOST'), 'EMBED_HOST');
-  const externalGroupId = text(env, 'EMBED_EXTERNAL_GROUP_ID');
-  return {
-    host: `${host.origin}${host.pathname.replace(/\/+$/, '')}`,
-    clientId: text(env, 'EMBED_CLIENT_ID'),
-    clientSecret: async () => {
-      const value = text(env, 'EMBED_CLIENT_SECRET') || (await secret('EMBED_CLIENT_SECRET'))?.trim();
-      if (!value) throw new ServiceUnavailable('EMBED_CLIENT_SECRET is empty: check the secret EMBED_CLIENT_SECRET_ARN names.');
-      return value;
-    },
-    permissions: list(env, 'EMBED_PERMISSIONS') ?? DEFAULT_PERMISSIONS,
-    models: list(env, 'EMBED_MODELS') ?? [],
-    userAttributes: userAttributes(env),
-    groupIds: list(env, 'EMBED_GROUP_IDS') ?? [],
-    ...(externalGroupId ? { externalGroupId } : {}),
-    timeoutMs: timeoutMs(env),
-  };
+/** The embed configuration; throws ServiceUnavailable (503) naming what is missing or malformed (never echoing values). `env`: another environment than this process's (tests). */
+export function embedConfig(env?: Env): EmbedConfig {
+  const settings = env ? embedSettings.from(env) : embedSettings();
+  if (!settings) throw notConfigured();
+  return settings;
 }
 
 /** The provider for the current environment (embedConfig's 503 when not configured). */
-export function embedProvider(env: NodeJS.ProcessEnv = process.env): EmbedProvider {
+export function embedProvider(env?: Env): EmbedProvider {
   return embedClient(embedConfig(env));
 }
 
@@ -281,40 +241,4 @@ async function call(
   } catch (error) {
     throw new EmbedProviderError(`the dashboard embed server did not answer the ${what}: ${failureReason(error, timeoutMs)}`);
   }
-}
-
-function text(env: NodeJS.ProcessEnv, name: string): string {
-  return env[name]?.trim() ?? '';
-}
-
-function list(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
-  const raw = text(env, name);
-  if (!raw) return undefined;
-  return [
-    ...new Set(
-      raw
-        .split(',')
-        .map((item) => item.trim())
-        .filter(Boolean),
-    ),
-  ];
-}
-
-const UserAttributes = z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()]));
-
-function userAttributes(env: NodeJS.ProcessEnv): EmbedConfig['userAttributes'] {
-  const raw = text(env, 'EMBED_USER_ATTRIBUTES');
-  if (!raw) return {};
-  const parsed = UserAttributes.safeParse(parseJson(raw));
-  if (!parsed.success) throw new ServiceUnavailable('EMBED_USER_ATTRIBUTES must be a JSON object of attribute names to strings, numbers or booleans.');
-  return parsed.data;
-}
-
-function timeoutMs(env: NodeJS.ProcessEnv): number {
-  const raw = text(env, 'EMBED_TIMEOUT_MS');
-  if (!raw) return DEFAULT_TIMEOUT_MS;
-  const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS)
-    throw new ServiceUnavailable(`EMBED_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
-  return ms;
 }

@@ -11,7 +11,7 @@
 //
 // Two acquires of the same user without a stored token may race and create two
 // sessions; the later write wins and the other session simply ages out.
-import { config, corsOrigins } from '../config.js';
+import { coreSettings } from '../config/core.js';
 import { deleteEmbedSession, getEmbedSession, putEmbedSession } from '../db/embed-sessions.js';
 import { BadGateway, BadRequest, Forbidden } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -74,7 +74,7 @@ export function embedDomain(origin: string | undefined): string {
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !bare) {
     throw new BadRequest('The Origin header is not a valid origin.');
   }
-  if (config().STAGE === 'prod' && !corsOrigins().includes(url.origin)) {
+  if (coreSettings().stage === 'prod' && !coreSettings().corsOrigins.includes(url.origin)) {
     throw new Forbidden('Dashboards may not be embedded from this origin.');
   }
   return url.origin;

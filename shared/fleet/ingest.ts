@@ -3,6 +3,7 @@
 // nothing is dropped silently. Used by the ingest route group, by direct
 // Lambda invocation (CLI) and by the demo-fleet loader alike.
 import { createHash } from 'node:crypto';
+import { ingestSettings } from '../config/ingest.js';
 import { ALERT_RETENTION_DAYS, recordAlerts, type AlertNotice } from '../db/alerts.js';
 import { knownClusterIds, upsertClusters } from '../db/clusters.js';
 import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
@@ -119,7 +120,7 @@ export const ingestLogs = (records: readonly unknown[], now = new Date()): Promi
   ingestTimed('logs', records, (r) => LogEventInput.safeParse(r), LOG_RETENTION_DAYS, putLogs, now);
 
 /** The label that names an alert's cluster (ALERT_CLUSTER_LABEL, default cluster_id). */
-export const clusterLabel = () => process.env.ALERT_CLUSTER_LABEL || 'cluster_id';
+export const clusterLabel = () => ingestSettings().ALERT_CLUSTER_LABEL;
 
 /** Alertmanager's own fingerprint when sent; otherwise a hash of the sorted labels, as Alertmanager computes identity. */
 function fingerprintOf(alert: AlertmanagerAlert): string {

@@ -4,6 +4,7 @@
 // zod's parse drops undeclared keys, while the published OpenAPI says
 // `additionalProperties: false`; so fields the schema does not declare count too.
 import type * as z from 'zod';
+import { coreSettings } from '../config/core.js';
 
 /** Keys of `sent` (recursively) that the parsed value no longer has: undeclared in the schema. */
 function undeclared(sent: unknown, parsed: unknown, path: string, out: string[]): void {
@@ -34,4 +35,4 @@ export function responseDrift(schema: z.ZodType, body: unknown): string | null {
 }
 
 /** Checked when the stage is not prod (tests, npm start, a dev stack); VALIDATE_RESPONSES=false turns it off. */
-export const checkResponses = (): boolean => process.env.VALIDATE_RESPONSES !== 'false' && process.env.STAGE !== 'prod';
+export const checkResponses = (): boolean => coreSettings().checkResponses;

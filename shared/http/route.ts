@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { Role } from '../auth/roles.js';
+import type { ConfigConcern } from '../config/concerns.js';
 import type { TableName } from '../db/tables.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
@@ -50,6 +51,8 @@ export interface RouteGroup<R extends Record<string, RouteDeclaration> = Record<
   readonly tables: Partial<Record<TableName, TableAccess>>;
   /** Extra grants beyond tables (SES, invoking a worker). */
   readonly grants?: readonly GroupGrant[];
+  /** Configuration concerns this group reads beyond `core` and `tokens` (shared/config/concerns.ts): the stack sets their variables and grants their secrets. */
+  readonly config?: readonly ConfigConcern[];
   readonly routes: R;
 }
 

@@ -2,6 +2,7 @@
 // before and after, in the same transaction as the change itself.
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
+import { linkSettings } from '../config/links.js';
 import { auditAction } from '../db/audit.js';
 import { ConditionFailed, retryOnConflict, transactWrite } from '../db/client.js';
 import { claimTicket, getIssue, releaseTicketClaim, storeTicketAction, triageAction, type IssueRecord, type TriageFields } from '../db/issues.js';
@@ -43,7 +44,7 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
 /** A claim older than this is from a call that died: another may take over. */
 export const TICKET_CLAIM_SECONDS = 60;
 
-const appUrl = () => (process.env.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
+const appUrl = () => linkSettings().appUrl;
 
 /** The ticket's text: the issue, its alerts, and the evidence an engineer starts from. */
 export async function ticketRequest(issue: IssueRecord, now: Date): Promise<TicketRequest> {

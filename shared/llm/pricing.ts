@@ -2,6 +2,8 @@
 // the cost of a call. Costs are exact to the micro-dollar: tokens × price per
 // million, rounded once per call.
 import * as z from 'zod';
+import { onSettingsReset, type Env } from '../config/env.js';
+import { llmPricingSettings } from '../config/llm-pricing.js';
 import { shippedValue } from '../rules/defaults.js';
 
 export const PricingRow = z.strictObject({
@@ -21,18 +23,15 @@ export const PricingFile = z.strictObject({
 let cached: Promise<PricingRow[]> | undefined;
 
 /** The shipped rows with LLM_PRICING's rows replacing same-model ones; by model name. */
-export function pricingTable(env: NodeJS.ProcessEnv = process.env): Promise<PricingRow[]> {
+export function pricingTable(env?: Env): Promise<PricingRow[]> {
   cached ??= (async () => {
     const shipped = PricingFile.parse(await shippedValue('llm-pricing')).pricing;
     const rows = new Map(shipped.map((r) => [r.model, r]));
-    if (env.LLM_PRICING?.trim()) {
-      let extra: unknown;
-      try {
-        extra = JSON.parse(env.LLM_PRICING);
-      } catch {
-        throw new Error('LLM_PRICING must be a JSON array of {model, input_per_mtok, output_per_mtok}');
-      }
-      for (const row of z.array(PricingRow).parse(extra)) rows.set(row.model, row);
+    const extra = (env ? llmPricingSettings.from(env) : llmPricingSettings()).LLM_PRICING;
+    if (extra) {
+      const parsed = z.array(PricingRow).safeParse(extra);
+      if (!parsed.success) throw new Error(`LLM_PRICING must be a JSON array of {model, input_per_mtok, output_per_mtok}: ${parsed.error.issues[0]?.message}`);
+      for (const row of parsed.data) rows.set(row.model, row);
     }
     return [...rows.values()].sort((a, b) => (a.model < b.model ? -1 : 1));
   })().catch((error: unknown) => {
@@ -42,10 +41,11 @@ export function pricingTable(env: NodeJS.ProcessEnv = process.env): Promise<Pric
   return cached;
 }
 
-/** For tests that change LLM_PRICING. */
+/** For tests that change LLM_PRICING (resetSettings() forgets it too). */
 export function forgetPricing(): void {
   cached = undefined;
 }
+onSettingsReset(forgetPricing);
 
 /** Bedrock's cross-region inference profiles prefix the model id: `us.`, `eu.`, `apac.`, `global.`, `us-gov.`. */
 const REGION_PREFIX = /^(us|eu|apac|global|us-gov|jp|ca)\./;

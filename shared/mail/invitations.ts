@@ -2,18 +2,19 @@
 // SES_FROM_ADDRESS, or when SES refuses, the caller hands the activation token
 // to the inviter instead. The token is never logged.
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { linkSettings } from '../config/links.js';
+import { mailSettings } from '../config/mail.js';
 import { createLogger, errorFields } from '../log.js';
 
 const log = createLogger('mail');
 let ses: SESClient | undefined;
 
 export function mailConfigured(): boolean {
-  return Boolean(process.env.SES_FROM_ADDRESS);
+  return Boolean(mailSettings().fromAddress);
 }
 
 export function activationLink(token: string): string {
-  const base = (process.env.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
-  return `${base}/activate?token=${encodeURIComponent(token)}`;
+  return `${linkSettings().appUrl}/activate?token=${encodeURIComponent(token)}`;
 }
 
 export interface InvitationMail {
@@ -40,7 +41,7 @@ export async function sendInvitation(mail: InvitationMail): Promise<boolean> {
   try {
     await ses.send(
       new SendEmailCommand({
-        Source: process.env.SES_FROM_ADDRESS!,
+        Source: mailSettings().fromAddress!,
         Destination: { ToAddresses: [mail.to] },
         Message: {
           Subject: { Data: 'Your Fleet Health Service invitation', Charset: 'UTF-8' },

@@ -1,6 +1,7 @@
 // The patrol's lease lock (shared/db/locks.ts), owned by the report being
 // produced: whoever finds the lease expired knows which report the crashed
 // scan left running, and marks it failed. Shared by the trigger (API) and the worker.
+import { patrolSettings } from '../config/patrol.js';
 import { ConditionFailed } from '../db/client.js';
 import { acquireLock, lockHolder } from '../db/locks.js';
 import { finishReport, type PatrolReport } from '../db/patrol.js';
@@ -8,7 +9,7 @@ import { finishReport, type PatrolReport } from '../db/patrol.js';
 export const PATROL_LOCK = 'patrol';
 
 /** The lease a scan holds; heartbeats renew it every third of it. */
-export const leaseMs = () => Number(process.env.PATROL_LEASE_SECONDS ?? 120) * 1000;
+export const leaseMs = () => patrolSettings().leaseMs;
 
 const STOPPED = 'the scan stopped without finishing (its worker did not renew the lock)';
 /** A new report's worker may take this long to start before its report counts as stopped. */

@@ -3,6 +3,7 @@
 // from the scan itself, so the patrol route group carries no LLM or SQL code.
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
+import { patrolSettings } from '../config/patrol.js';
 import { writeAudit } from '../db/audit.js';
 import { lockHolder, releaseLock } from '../db/locks.js';
 import { createReport, finishReport, getReport } from '../db/patrol.js';
@@ -12,8 +13,7 @@ import { PATROL_LOCK, settled, takeLock } from './lock.js';
 
 /** How long the trigger waits for the scan before answering 202: at most 20 s, well inside the route's 29 s. */
 export function waitMs(): number {
-  const seconds = Number(process.env.PATROL_WAIT_SECONDS ?? 20);
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(20, seconds) * 1000 : 20_000;
+  return patrolSettings().waitMs;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -33,6 +33,7 @@ export const ActivateBody = z.strictObject({
 
 export const authGroup = defineGroup({
   name: 'auth',
+  config: ['ldap'],
   tables: { users: 'readwrite', audit: 'readwrite' },
   routes: {
     healthCheck: {

@@ -9,6 +9,7 @@ export const ChatResetResponse = z.object({ status: z.literal('ok'), message: z.
 
 export const chatGroup = defineGroup({
   name: 'chat',
+  config: ['llm', 'llm-pricing'],
   tables: {
     users: 'read',
     clusters: 'read',

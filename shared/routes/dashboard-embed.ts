@@ -34,6 +34,7 @@ export const EmbedTokensAnswer = z.union([
 
 export const dashboardEmbedGroup = defineGroup({
   name: 'dashboard-embed',
+  config: ['embed'],
   tables: { users: 'read', 'embed-sessions': 'readwrite' },
   routes: {
     acquireSession: {

@@ -50,6 +50,7 @@ const ingest = { auth: 'ingest', roles: ADMIN_UP, maxBodyBytes: INGEST_MAX_BODY_
 
 export const ingestGroup = defineGroup({
   name: 'ingest',
+  config: ['ingest'],
   tables: { users: 'read', clusters: 'readwrite', metrics: 'readwrite', alerts: 'readwrite', logs: 'readwrite', issues: 'readwrite', rules: 'read' },
   routes: {
     clusters: {

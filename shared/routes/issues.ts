@@ -104,6 +104,7 @@ const EvidenceAnswer = z.object({
 
 export const issuesGroup = defineGroup({
   name: 'issues',
+  config: ['tickets', 'links'],
   tables: { issues: 'readwrite', alerts: 'read', metrics: 'read', clusters: 'read', users: 'read', rules: 'read', audit: 'readwrite' },
   routes: {
     list: {

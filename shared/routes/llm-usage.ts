@@ -22,6 +22,7 @@ const PricingAnswer = z.object({ pricing: z.array(z.object({ model: z.string(), 
 
 export const llmUsageGroup = defineGroup({
   name: 'llm-usage',
+  config: ['llm-pricing'],
   tables: { users: 'read', 'llm-usage': 'read' },
   routes: {
     summary: {

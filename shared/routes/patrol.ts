@@ -48,6 +48,7 @@ const TriggerAnswer = z.union([
 
 export const patrolGroup = defineGroup({
   name: 'patrol',
+  config: ['patrol'],
   tables: { users: 'read', patrol: 'readwrite', locks: 'readwrite', audit: 'readwrite' },
   grants: ['invoke:patrol-worker'],
   routes: {

@@ -184,6 +184,7 @@ export const RolesResponse = z.object({ roles: z.array(z.enum(ROLES)).readonly()
 
 export const settingsGroup = defineGroup({
   name: 'settings',
+  config: ['mail', 'links'],
   tables: {
     rules: 'readwrite',
     users: 'readwrite',

@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeDnValue, ldapAuthenticate } from '../../shared/auth/ldap.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
-import { forgetSecrets } from '../../shared/auth/secrets.js';
+import { forgetSecrets } from '../../shared/config/secrets.js';
 import { login } from '../../shared/auth/sign-in.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { createUser, getUser } from '../../shared/db/users.js';

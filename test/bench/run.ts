@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { localClient, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
 import { ensureTables } from '../../infra/local/tables.js';
+import { resetSettings } from '../../shared/config/env.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.LOG_LEVEL = 'silent';
@@ -56,6 +57,7 @@ try {
     process.env.TABLE_PREFIX = `bench-${randomUUID().slice(0, 8)}-`;
     const client = localClient(dynamo.endpoint);
     await ensureTables(client, process.env.TABLE_PREFIX);
+    resetSettings(); // settings are read once per process: the new prefix is a new container's
     client.destroy();
   };
 

@@ -10,8 +10,8 @@ vi.hoisted(() => {
   process.env.LOG_LEVEL = 'debug';
 });
 
-import { forgetSecrets } from '../../shared/auth/secrets.js';
-import { resetConfig } from '../../shared/config.js';
+import { forgetSecrets } from '../../shared/config/secrets.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { deleteEmbedSession, getEmbedSession } from '../../shared/db/embed-sessions.js';
 import { getItem } from '../../shared/db/client.js';
 import { embedConfig, forgetEmbedLogins, DEFAULT_PERMISSIONS, SESSION_LENGTH_SECONDS } from '../../shared/embed/provider.js';
@@ -54,7 +54,7 @@ afterAll(async () => {
   for (const name of Object.keys(process.env)) if (name.startsWith('EMBED_')) delete process.env[name];
   process.env.STAGE = 'dev';
   delete process.env.CORS_ORIGINS;
-  resetConfig();
+  resetSettings();
 });
 
 beforeEach(() => {
@@ -79,7 +79,7 @@ afterEach(async () => {
   fake.refusedReferences.clear();
   process.env.STAGE = 'dev';
   delete process.env.CORS_ORIGINS;
-  resetConfig();
+  resetSettings();
 });
 
 /** `origin` null: no Origin header. */
@@ -214,7 +214,7 @@ describe('acquire-session', () => {
     expect((await failure(() => acquire(ana, 'https://fleet.example.com/path'))).status).toBe(400);
     expect((await failure(() => acquire(ana, 'ftp://fleet.example.com'))).status).toBe(400);
     Object.assign(process.env, { STAGE: 'prod', CORS_ORIGINS: `${ORIGIN}, https://ops.example.com` });
-    resetConfig();
+    resetSettings();
     expect(await failure(() => acquire(ana, 'https://evil.example.net'))).toEqual({ status: 403, detail: expect.stringContaining('origin') });
     expect(acquires()).toHaveLength(0);
     expect((await acquire(ana, 'https://ops.example.com')).api_token_ttl).toBe(600);

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../../shared/auth/roles.js';
-import { forgetSecrets } from '../../shared/auth/secrets.js';
-import { resetConfig } from '../../shared/config.js';
+import { forgetSecrets } from '../../shared/config/secrets.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { ConditionFailed, WriteConflict } from '../../shared/db/client.js';
 import { Conflict } from '../../shared/http/errors.js';
 import { checkBindings, createGroupHandler } from '../../shared/http/group-handler.js';
@@ -339,7 +339,7 @@ describe('compression', () => {
 describe('CORS in production', () => {
   it('allows only the CORS_ORIGINS allowlist, also on errors and preflight', async () => {
     Object.assign(process.env, { STAGE: 'prod', CORS_ORIGINS: 'https://ops.example.com, https://admin.example.com' });
-    resetConfig();
+    resetSettings();
     try {
       const prod = demoHandler();
       const get = (origin: string) => call(prod, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { origin } });
@@ -357,13 +357,13 @@ describe('CORS in production', () => {
       expect(preflight.headers?.['Access-Control-Allow-Origin']).toBeUndefined();
     } finally {
       Object.assign(process.env, { STAGE: 'dev', CORS_ORIGINS: '' });
-      resetConfig();
+      resetSettings();
     }
   });
 
   it('an answer under the allowlist varies by Origin: one origin, gzip, errors, preflight, refusals', async () => {
     Object.assign(process.env, { STAGE: 'prod', CORS_ORIGINS: 'https://ops.example.com' });
-    resetConfig();
+    resetSettings();
     try {
       const prod = demoHandler();
       const origin = 'https://ops.example.com';
@@ -390,7 +390,7 @@ describe('CORS in production', () => {
       expect(refused.headers?.Vary).toBe('Origin');
     } finally {
       Object.assign(process.env, { STAGE: 'dev', CORS_ORIGINS: '' });
-      resetConfig();
+      resetSettings();
     }
   });
 

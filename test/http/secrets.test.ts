@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resetSigningKey, signAccessToken, verifyAccessToken } from '../../shared/auth/jwt.js';
-import { forgetSecrets, secret } from '../../shared/auth/secrets.js';
+import { forgetSecrets, secret } from '../../shared/config/secrets.js';
 
 const SECRETS: Record<string, string> = {
   'arn:aws:secretsmanager:local:000000000000:secret:jwt-abc': 'k'.repeat(64),

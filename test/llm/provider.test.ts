@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { forgetSecrets } from '../../shared/auth/secrets.js';
+import { forgetSecrets } from '../../shared/config/secrets.js';
 import { ServiceUnavailable } from '../../shared/http/errors.js';
 import { describeLlmConfig, llmProvider } from '../../shared/llm/provider.js';
 import { backoffMs, DEFAULT_RETRY, retryAfterMs } from '../../shared/llm/retry.js';

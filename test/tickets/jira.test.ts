@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { forgetSecrets } from '../../shared/auth/secrets.js';
+import { forgetSecrets } from '../../shared/config/secrets.js';
 import { ServiceUnavailable } from '../../shared/http/errors.js';
 import { TicketProviderError, ticketProvider, type TicketProvider, type TicketRequest } from '../../shared/tickets/provider.js';
 import { startFakeJira, type FakeJira } from '../support/fake-jira.js';

@@ -1,0 +1,134 @@
+// How the stack provides each configuration concern (shared/config/concerns.ts)
+// to the functions that declare it: the variables it sets from the stack's
+// settings (CDK context), and the secret it creates and grants. The stack loops
+// over every function's declared concerns and applies these; no function is
+// named here. Concerns not listed (agents, patrol, llm-pricing) keep their
+// documented defaults on AWS; `worker-functions` is set by the invoke grants.
+import type { SecretName } from '../shared/config/secrets.js';
+import type { ConfigConcern } from '../shared/config/concerns.js';
+import type { FleetHealthStackProps } from './fleet-health-stack.js';
+
+/** A secret the stack creates for a concern; the functions declaring the concern read it and get `${variable}_ARN`. */
+export interface SecretBinding {
+  readonly id: string;
+  /** The variable holding the value locally; the stack sets `${variable}_ARN` (both named in shared/config/secrets.ts). */
+  readonly variable: SecretName;
+  readonly description: string;
+  /** Why the secret is not rotated automatically (cdk-nag AwsSolutions-SMG4). */
+  readonly noRotation: string;
+  /** A stack output naming the secret, for the operator to put the value in. */
+  readonly output: { id: string; description: string };
+  /** Length of the generated value (a placeholder for secrets the operator replaces); 32 unless said. */
+  readonly length?: number;
+}
+
+export interface ConcernBinding {
+  readonly environment?: Record<string, string | undefined>;
+  readonly secret?: SecretBinding;
+}
+
+/** What the stack knows when it binds configuration: its props and the console's URL. */
+export interface BindingContext {
+  readonly props: FleetHealthStackProps;
+  readonly stage: string;
+  readonly siteUrl: string;
+  readonly prefix: string;
+}
+
+const putAfterDeploy = (what: string, issuer: string) =>
+  `The ${what} is issued by ${issuer}, which AWS cannot rotate; operators rotate it there and put the new value.`;
+
+export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: (context: BindingContext) => ConcernBinding | undefined } = {
+  core: ({ props, prefix }) => ({
+    environment: { STAGE: props.stage, TABLE_PREFIX: prefix, CORS_ORIGINS: props.corsOrigins, SERVICE_NAME: 'fleet-health', LOG_LEVEL: 'info' },
+  }),
+  tokens: ({ stage }) => ({
+    secret: {
+      id: 'JwtSecret',
+      variable: 'JWT_SECRET',
+      length: 64,
+      description: `HS256 signing key of Fleet Health (${stage}) access tokens`,
+      noRotation:
+        'The HS256 signing key is not rotated automatically: every rotation invalidates all issued tokens and logs every ' +
+        'user out, and the service keeps no previous key to verify with. Operators rotate it by hand (put-secret-value, ' +
+        'then let the containers recycle), accepting the forced re-login.',
+      output: { id: 'JwtSecretArn', description: 'Signing key of access tokens (rotate by hand)' },
+    },
+  }),
+  ingest: ({ stage }) => ({
+    secret: {
+      id: 'IngestToken',
+      variable: 'INGEST_TOKEN',
+      length: 48,
+      description: `Bearer token for Fleet Health (${stage}) ingest routes`,
+      noRotation:
+        'The ingest token is shared with the senders (Alertmanager, metric shippers); rotating it means reconfiguring them, ' +
+        'so operators rotate it by hand with the senders (put-secret-value), not on a schedule.',
+      output: { id: 'IngestTokenArn', description: 'Secret holding the ingest bearer token' },
+    },
+  }),
+  links: ({ props, siteUrl }) => ({ environment: { APP_URL: props.appUrl ?? siteUrl } }),
+  mail: ({ props }) => ({ environment: { SES_FROM_ADDRESS: props.sesFromAddress } }),
+  // The private CA that signed the directory's certificate: created with a placeholder, which the Lambda
+  // ignores (public CAs apply) until the operator puts a PEM there.
+  ldap: ({ props: { ldap }, stage }) =>
+    ldap && {
+      environment: {
+        LDAP_URL: ldap.url,
+        LDAP_USER_DN_TEMPLATE: ldap.userDnTemplate,
+        LDAP_ROLE_MAP: ldap.roleMap,
+        LDAP_STARTTLS: ldap.startTls ? 'true' : undefined,
+      },
+      secret: {
+        id: 'LdapCaCert',
+        variable: 'LDAP_CA_CERT',
+        description: `Fleet Health (${stage}) CA certificate (PEM) of the LDAP server, for a private CA: put it after deploy, or leave the placeholder to trust the public CAs`,
+        noRotation:
+          "A CA certificate is public material issued by the directory's CA, not a credential AWS could rotate; operators put the new certificate when the CA changes.",
+        output: { id: 'LdapCaCertArn', description: "Put the LDAP server's private CA certificate (PEM) here" },
+      },
+    },
+  tickets: ({ props: { tickets }, stage }) =>
+    tickets && {
+      environment: {
+        TICKET_PROVIDER: tickets.provider,
+        TICKET_BASE_URL: tickets.baseUrl,
+        TICKET_PROJECT_KEY: tickets.projectKey,
+        TICKET_USER_EMAIL: tickets.userEmail,
+        TICKET_ISSUE_TYPE: tickets.issueType,
+        TICKET_WEBHOOK_URL: tickets.webhookUrl,
+      },
+      secret: {
+        id: 'TicketCredential',
+        variable: tickets.provider === 'jira' ? 'TICKET_API_TOKEN' : 'TICKET_WEBHOOK_TOKEN',
+        description: `Fleet Health (${stage}) ${tickets.provider === 'jira' ? 'Jira API token' : 'ticket webhook bearer token'}: put the real value after deploy`,
+        noRotation: putAfterDeploy('token', 'the ticket system (Jira or the webhook owner)'),
+        output: { id: 'TicketCredentialArn', description: 'Put the ticket provider credential here' },
+      },
+    },
+  llm: ({ props: { llm }, stage }) =>
+    llm && {
+      environment: { LLM_PROVIDER: llm.provider, LLM_MODEL: llm.model, LLM_BASE_URL: llm.baseUrl },
+      secret:
+        llm.provider === 'openai'
+          ? {
+              id: 'LlmApiKey',
+              variable: 'LLM_API_KEY',
+              description: `Fleet Health (${stage}) API key of the OpenAI-compatible LLM server: put the real value after deploy`,
+              noRotation: putAfterDeploy('key', 'the LLM provider'),
+              output: { id: 'LlmApiKeyArn', description: 'Put the LLM API key here' },
+            }
+          : undefined,
+    },
+  embed: ({ props: { embed }, stage }) =>
+    embed && {
+      environment: { EMBED_HOST: embed.host, EMBED_CLIENT_ID: embed.clientId },
+      secret: {
+        id: 'EmbedClientSecret',
+        variable: 'EMBED_CLIENT_SECRET',
+        description: `Fleet Health (${stage}) client secret of the BI server's embed API: put the real value after deploy`,
+        noRotation: putAfterDeploy('client secret', 'the BI server'),
+        output: { id: 'EmbedClientSecretArn', description: 'Put the BI server client secret here' },
+      },
+    },
+};

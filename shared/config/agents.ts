@@ -1,0 +1,25 @@
+// Agent tasks and investigations (shared/agents/): retry spacing, the task
+// lease, a worker run's budget, one investigation's time.
+import { defineSettings, seconds } from './env.js';
+
+export const agentSettings = defineSettings(
+  'agents',
+  {
+    /** The wait before a failed attempt is retried, doubled per attempt (0: at once). */
+    AGENT_RETRY_SECONDS: seconds('AGENT_RETRY_SECONDS', 60, 0, 86_400),
+    /** A running task whose claim is older than this is taken over (its worker is presumed dead). */
+    AGENT_TASK_LEASE_SECONDS: seconds('AGENT_TASK_LEASE_SECONDS', 600, 1, 86_400),
+    /** How long a worker run keeps claiming tasks. */
+    AGENT_WORKER_BUDGET_SECONDS: seconds('AGENT_WORKER_BUDGET_SECONDS', 600, 1, 900),
+    /** How long one investigation may take (capped at half the lease, so a live worker is never overtaken). */
+    AGENT_INVESTIGATION_SECONDS: seconds('AGENT_INVESTIGATION_SECONDS', 240, 1, 900),
+  },
+  {
+    derive: (v) => ({
+      retryBaseMs: v.AGENT_RETRY_SECONDS * 1000,
+      leaseMs: v.AGENT_TASK_LEASE_SECONDS * 1000,
+      budgetMs: v.AGENT_WORKER_BUDGET_SECONDS * 1000,
+      investigationMs: Math.min(v.AGENT_INVESTIGATION_SECONDS, v.AGENT_TASK_LEASE_SECONDS / 2) * 1000,
+    }),
+  },
+);

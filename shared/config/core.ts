@@ -1,0 +1,48 @@
+// Settings every Lambda reads: the stage, CORS, the service name, response
+// checking, the table prefix and the log level. The stack sets them on every
+// function; locally they default to a development stage.
+import * as z from 'zod';
+import { defineSettings, flag } from './env.js';
+
+/** Stages the Lambda code accepts (the stack's `stage` context must be one of these). */
+export const STAGES = ['dev', 'prod'] as const;
+export type StageName = (typeof STAGES)[number];
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+
+export const coreSettings = defineSettings(
+  'core',
+  {
+    STAGE: z.enum(STAGES, { error: `STAGE must be one of ${STAGES.join(', ')}` }).default('dev'),
+    CORS_ORIGINS: z.string().default(''),
+    SERVICE_NAME: z.string().max(64, { error: 'SERVICE_NAME must be at most 64 characters' }).default('fleet-health'),
+    // Lower case or upper case, as Powertools accepts both.
+    LOG_LEVEL: z
+      .string()
+      .toLowerCase()
+      .pipe(z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }))
+      .default('info'),
+    VALIDATE_RESPONSES: flag('VALIDATE_RESPONSES', true),
+    TABLE_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{0,200}$/, { error: 'TABLE_PREFIX may hold letters, digits, _ . - only' })
+      .default('fleet-health-'),
+  },
+  {
+    derive: (vars) => ({
+      stage: vars.STAGE,
+      /** Origins allowed by CORS: every origin outside production, the allowlist in production. */
+      corsOrigins:
+        vars.STAGE === 'prod'
+          ? vars.CORS_ORIGINS.split(',')
+              .map((o) => o.trim())
+              .filter(Boolean)
+          : ['*'],
+      serviceName: vars.SERVICE_NAME,
+      logLevel: vars.LOG_LEVEL,
+      /** Answers are checked against their route's schema outside production unless VALIDATE_RESPONSES=false. */
+      checkResponses: vars.VALIDATE_RESPONSES && vars.STAGE !== 'prod',
+      tablePrefix: vars.TABLE_PREFIX,
+    }),
+  },
+);

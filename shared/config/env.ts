@@ -1,0 +1,144 @@
+// The one reader of the process environment. Each concern (core, tokens, ldap,
+// llm, …) declares its variables here with a zod schema: the raw values are read
+// and validated together on first use and kept for the container's life, and a
+// bad value is an error naming the variable. Nothing outside shared/config/
+// reads process.env (the local runtime's start-up aside).
+import * as z from 'zod';
+
+/** Raw variables: a subset of the environment (tests pass their own). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A setting whose value is wrong: the message names the variable and says what it must be (never echoing a value). */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface SettingsOptions<V, T> {
+  /** Turns a validation failure into the error callers answer with (e.g. a 503 for an optional integration). */
+  readonly failure?: (message: string) => Error;
+  /** Derives the settings object from the validated variables (and may throw `failure` errors itself). */
+  readonly derive?: (vars: V) => T;
+  /** The secrets this concern reads (shared/config/secrets.ts): the stack creates each and grants it to the functions declaring the concern. */
+  readonly secrets?: readonly string[];
+}
+
+export interface Settings<T> {
+  readonly concern: string;
+  /** Every plain variable the concern reads. */
+  readonly variables: readonly string[];
+  /** The secrets it reads: each is `NAME` locally or `NAME_ARN` (a Secrets Manager secret) on AWS. */
+  readonly secrets: readonly string[];
+  /** The validated settings of this process, read once and kept. */
+  (): T;
+  /** The validated settings of `env` (not cached): for tests and for checks of another environment. */
+  from(env: Env): T;
+}
+
+const concerns = new Map<string, { variables: readonly string[]; forget(): void; check(env: Env): void }>();
+
+/** The process environment, for shared/config/ modules only. */
+export function processEnv(): Env {
+  return process.env;
+}
+
+/**
+ * Declares a concern's settings. Blank values count as unset (a stack or shell
+ * that sets `X=` means "default"), and values are trimmed.
+ */
+export function defineSettings<S extends z.ZodRawShape, T = z.output<z.ZodObject<S>>>(
+  concern: string,
+  shape: S,
+  options: SettingsOptions<z.output<z.ZodObject<S>>, T> = {},
+): Settings<T> {
+  const schema = z.object(shape);
+  const secrets = options.secrets ?? [];
+  const variables = Object.keys(shape).filter((name) => !secrets.some((secret) => name === secret || name === `${secret}_ARN`));
+  const fail = options.failure ?? ((message: string) => new ConfigError(message));
+  const from = (env: Env): T => {
+    const raw: Record<string, string | undefined> = {};
+    for (const name of Object.keys(shape)) {
+      const value = env[name]?.trim();
+      raw[name] = value === '' ? undefined : value;
+    }
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) throw fail(describeIssues(parsed.error));
+    return options.derive ? options.derive(parsed.data) : (parsed.data as T);
+  };
+  let cached: { value: T } | undefined;
+  const read = (() => {
+    cached ??= { value: from(processEnv()) };
+    return cached.value;
+  }) as Settings<T>;
+  Object.assign(read, { concern, variables, secrets, from });
+  concerns.set(concern, { variables, forget: () => (cached = undefined), check: (env) => void from(env) });
+  return read;
+}
+
+/** "LLM_TIMEOUT_MS must be … LDAP_URL: …": each sentence names its variable first. */
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const name = String(issue.path[0] ?? '');
+      const sentence = issue.message.startsWith(name) ? issue.message : `${name}: ${issue.message}`;
+      return sentence.endsWith('.') ? sentence : `${sentence}.`;
+    })
+    .join(' ');
+}
+
+/** Validates every declared concern against `env` (the local runtime's start-up): one message listing each bad variable. */
+export function checkSettings(names: readonly string[], env: Env = processEnv()): void {
+  const problems: string[] = [];
+  for (const name of names) {
+    const concern = concerns.get(name);
+    if (!concern) throw new ConfigError(`unknown settings concern ${name}`);
+    try {
+      concern.check(env);
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+    }
+  }
+  if (problems.length) throw new ConfigError(problems.join(' '));
+}
+
+/** Forgets every cached setting, so the next read sees the environment as it is now (tests that change it). */
+export function resetSettings(): void {
+  for (const concern of concerns.values()) concern.forget();
+  for (const forget of resetHooks) forget();
+}
+
+const resetHooks = new Set<() => void>();
+/** Caches derived from settings (secrets, signing keys, clients) forget themselves with the settings. */
+export function onSettingsReset(forget: () => void): void {
+  resetHooks.add(forget);
+}
+
+// ── Schema helpers shared by the concerns ─────────────────────────────────────
+
+/** A whole number within bounds, with its default; the message says the range in words. */
+export const whole = (
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  unit = '',
+  message = `${name} must be a whole number${unit} from ${min} to ${max}.`,
+) => z.coerce.number({ error: message }).int({ error: message }).min(min, { error: message }).max(max, { error: message }).default(fallback);
+
+/** A number of seconds (fractions allowed) within bounds, with its default. */
+export const seconds = (name: string, fallback: number, min: number, max: number) => {
+  const message = `${name} must be a number of seconds from ${min} to ${max}.`;
+  return z.coerce.number({ error: message }).min(min, { error: message }).max(max, { error: message }).default(fallback);
+};
+
+/** true/false (also 1/0, on/off, yes/no), with its default. */
+export const flag = (name: string, fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no'], { error: `${name} must be true or false` })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : ['true', '1', 'on', 'yes'].includes(v)));
+
+/** An optional free text. */
+export const text = () => z.string().optional();

@@ -1,0 +1,77 @@
+// Secrets a Lambda needs at run time: the value itself from an environment
+// variable (local runs, tests), or the Secrets Manager secret its `_ARN` twin
+// names (AWS: the stack sets only the ARN, and grants only the functions whose
+// declarations name the concern). Fetched once per container; a failed fetch is
+// retried on the next call, not cached.
+import * as z from 'zod';
+import { ServiceUnavailable } from '../http/errors.js';
+import { onSettingsReset, processEnv } from './env.js';
+
+/** Every secret of the service, by the variable that holds it locally. */
+export const SECRET_NAMES = [
+  'JWT_SECRET',
+  'INGEST_TOKEN',
+  'TICKET_API_TOKEN',
+  'TICKET_WEBHOOK_TOKEN',
+  'LLM_API_KEY',
+  'EMBED_CLIENT_SECRET',
+  'LDAP_CA_CERT',
+] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
+
+const cache = new Map<SecretName, Promise<string | undefined>>();
+onSettingsReset(() => cache.clear());
+
+async function load(name: SecretName): Promise<string | undefined> {
+  const env = processEnv();
+  const direct = env[name];
+  if (direct) return direct;
+  const arn = env[`${name}_ARN`];
+  if (!arn) return undefined;
+  // Imported lazily: only Lambdas on AWS that read a secret pay for the Secrets Manager client.
+  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+  const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
+  return out.SecretString;
+}
+
+/**
+ * A concern's credential as its settings carry it: the value read with the
+ * concern's variables (local runs, tests), else the Secrets Manager secret the
+ * `_ARN` twin names, fetched on first use (an empty secret is a 503 saying so).
+ * `configured` says whether either is set.
+ */
+export function credential(name: SecretName, vars: Readonly<Record<string, unknown>>): { configured: boolean; value: () => Promise<string | undefined> } {
+  const direct = typeof vars[name] === 'string' ? (vars[name] as string).trim() : '';
+  const arn = typeof vars[`${name}_ARN`] === 'string' ? (vars[`${name}_ARN`] as string).trim() : '';
+  return {
+    configured: Boolean(direct || arn),
+    value: async () => {
+      if (direct || !arn) return direct || undefined;
+      const fetched = (await secret(name))?.trim();
+      if (!fetched) throw new ServiceUnavailable(`${name} is empty: check the secret ${name}_ARN names.`);
+      return fetched;
+    },
+  };
+}
+
+/** The variables a concern declares for a secret: its value (local) and its `_ARN` twin (AWS). */
+export const secretVariables = <N extends SecretName>(name: N) =>
+  ({ [name]: z.string().optional(), [`${name}_ARN`]: z.string().optional() }) as Record<N | `${N}_ARN`, z.ZodOptional<z.ZodString>>;
+
+/** The secret `name` (or the one `${name}_ARN` names); undefined when neither is set. */
+export function secret(name: SecretName): Promise<string | undefined> {
+  let value = cache.get(name);
+  if (!value) {
+    value = load(name).catch((error: unknown) => {
+      cache.delete(name);
+      throw error;
+    });
+    cache.set(name, value);
+  }
+  return value;
+}
+
+/** For tests that change the environment (resetSettings() also forgets them). */
+export function forgetSecrets(): void {
+  cache.clear();
+}
