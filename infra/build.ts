@@ -12,12 +12,14 @@ import { BUNDLE, REPO_ROOT, copyRuleDefaults, emitRuntimeAssets, esbuildOptions,
 const ROUTE_GROUP_BUDGET_KB = 500;
 /**
  * Groups allowed more, each with its reason. settings is the one writer of rule
- * sets and so the one bundle with the YAML parser (112 KB; README decision 38).
+ * sets and so the one bundle with the YAML parser (112 KB; shared/rules/README.md).
+ * auth is the one group with the LDAP client (ldapts, 60 KB, evaluated only on an
+ * LDAP login) and the OpenAPI document builder.
  * chat is the one route group that calls an LLM: the Bedrock Runtime client
  * (≈ 75 KB with its event-stream codec) and the runbook search index.
  * patrol starts the patrol worker asynchronously: the Lambda client (≈ 120 KB).
  */
-const BUDGET_EXCEPTIONS_KB: Record<string, number> = { settings: 620, chat: 600, patrol: 560 };
+const BUDGET_EXCEPTIONS_KB: Record<string, number> = { settings: 620, chat: 600, patrol: 560, auth: 520 };
 const budgetOf = (name: string) => BUDGET_EXCEPTIONS_KB[name] ?? ROUTE_GROUP_BUDGET_KB;
 
 const outRoot = join(REPO_ROOT, 'dist', 'functions');

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { LogFormatter, LogItem, Logger as Powertools } from '@aws-lambda-powertools/logger';
 import type { ConstructorOptions } from '@aws-lambda-powertools/logger/types';
 import type { Context } from 'aws-lambda';
+import { coreSettings } from './config/core.js';
 
 /** The invocation in progress: what every line written during it carries. */
 export interface LogContext {
@@ -137,14 +138,15 @@ const byLevel = new Map<string, Powertools>();
 
 /**
  * A module's logger. The level is read when it is created: LOG_LEVEL (debug,
- * info, warn, error, silent; default info), handed to Powertools, which
- * upper-cases it (its own reading of LOG_LEVEL / POWERTOOLS_LOG_LEVEL accepts
- * upper case only) and lets Lambda's AWS_LAMBDA_LOG_LEVEL override it.
+ * info, warn, error, silent; default info; shared/config/core.ts), handed to
+ * Powertools, which upper-cases it (its own reading of LOG_LEVEL /
+ * POWERTOOLS_LOG_LEVEL accepts upper case only) and lets Lambda's
+ * AWS_LAMBDA_LOG_LEVEL override it.
  */
 export function createLogger(module: string) {
-  const level = process.env.LOG_LEVEL ?? '';
+  const level = coreSettings().logLevel;
   let logger = byLevel.get(level);
-  if (!logger) byLevel.set(level, (logger = new Powertools({ logLevel: (level || undefined) as ConstructorOptions['logLevel'], logFormatter: formatter })));
+  if (!logger) byLevel.set(level, (logger = new Powertools({ logLevel: level as ConstructorOptions['logLevel'], logFormatter: formatter })));
   const tag = { module };
   return {
     debug: (m: string, f?: Record<string, unknown>) => logger.debug(m, tag, f ?? {}),

@@ -2,19 +2,14 @@
 // Lambda invocation (InvocationType Event) of the function the stack names in
 // <WORKER>_FUNCTION; locally (npm start, tests) the handler the local runtime
 // registered, run in this process on the next tick.
+import { type InvocableWorker, WORKER_FUNCTION_ENV, workerFunctionSettings } from './config/worker-functions.js';
 import { logContext } from './log.js';
-import type { WorkerName } from './workers.js';
 
 type LocalHandler = (event: unknown) => Promise<unknown>;
 const local = new Map<InvocableWorker, LocalHandler>();
 const inFlight = new Set<Promise<unknown>>();
 
-/** The variable naming each invocable worker's function (set by the stack on the functions granted `invoke:<worker>`). */
-export const WORKER_FUNCTION_ENV = {
-  'patrol-worker': 'PATROL_WORKER_FUNCTION',
-  'agent-worker': 'AGENT_WORKER_FUNCTION',
-} as const satisfies Partial<Record<WorkerName, string>>;
-export type InvocableWorker = keyof typeof WORKER_FUNCTION_ENV;
+export { WORKER_FUNCTION_ENV, type InvocableWorker } from './config/worker-functions.js';
 
 /** The local runtime runs workers in-process: it registers their handlers here. */
 export function registerLocalWorker(name: InvocableWorker, handler: LocalHandler): void {
@@ -25,7 +20,7 @@ export async function invokeWorker(name: InvocableWorker, event: Record<string, 
   // The run's log lines carry the correlation id of the request (or run) that starts it (shared/log.ts).
   const correlationId = logContext()?.correlation_id;
   if (correlationId && event.correlation_id === undefined) event = { ...event, correlation_id: correlationId };
-  const functionName = process.env[WORKER_FUNCTION_ENV[name]];
+  const functionName = workerFunctionSettings()[WORKER_FUNCTION_ENV[name]];
   if (functionName) {
     const { LambdaClient, InvokeCommand } = await import('@aws-sdk/client-lambda');
     const out = await new LambdaClient({}).send(

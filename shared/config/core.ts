@@ -16,7 +16,7 @@ export const coreSettings = defineSettings(
     STAGE: z.enum(STAGES, { error: `STAGE must be one of ${STAGES.join(', ')}` }).default('dev'),
     CORS_ORIGINS: z.string().default(''),
     SERVICE_NAME: z.string().max(64, { error: 'SERVICE_NAME must be at most 64 characters' }).default('fleet-health'),
-    // Lower case or upper case, as Powertools accepts both.
+    // Either case: shared/log.ts hands Powertools the level (its own reading of the variable takes upper case only).
     LOG_LEVEL: z
       .string()
       .toLowerCase()

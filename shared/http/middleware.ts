@@ -8,8 +8,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import type { z } from 'zod';
 import { verifyAccessToken } from '../auth/jwt.js';
 import { resolvePrincipal, type Principal } from '../auth/principal.js';
-import { secret } from '../auth/secrets.js';
-import { corsOrigins } from '../config.js';
+import { coreSettings } from '../config/core.js';
+import { secret } from '../config/secrets.js';
 import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
 import { ConditionFailed, WriteConflict } from '../db/client.js';
 import { BadRequest, Conflict, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
@@ -96,7 +96,7 @@ export function requestLog(log: Logger): Middleware {
  */
 export function cors(): Middleware {
   const inner = corsHeaders();
-  const byOrigin = !corsOrigins().includes('*');
+  const byOrigin = !coreSettings().corsOrigins.includes('*');
   const varyByOrigin = async (request: MiddyRequest) => {
     if (!byOrigin || !request.response) return;
     const headers = (request.response.headers ??= {});
@@ -123,7 +123,7 @@ export function cors(): Middleware {
 
 function corsHeaders(): Middleware {
   return httpCors({
-    origins: corsOrigins(),
+    origins: coreSettings().corsOrigins,
     disableBeforePreflightResponse: false,
     headers: 'Authorization, Content-Type, If-Match, X-Session-Duration, X-Request-Id, X-Correlation-Id',
     methods: 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
