@@ -6,7 +6,7 @@
 // documented defaults on AWS; `worker-functions` is set by the invoke grants.
 import type { SecretName } from '../shared/config/secrets.js';
 import type { ConfigConcern } from '../shared/config/concerns.js';
-import type { FleetHealthStackProps } from './fleet-health-stack.js';
+import type { FleetHealthStackProps } from './stack-props.js';
 
 /** A secret the stack creates for a concern; the functions declaring the concern read it and get `${variable}_ARN`. */
 export interface SecretBinding {

@@ -3,7 +3,7 @@
 // from the route table, schedules, and the SPA behind CloudFront. The stack loops
 // over those declarations; nothing here repeats a route, a table or a grant.
 import { join } from 'node:path';
-import { CfnElement, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnElement, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -23,122 +23,14 @@ import { TABLES, TABLE_NAMES, type TableName } from '../shared/db/tables.js';
 import type { GroupGrant, HttpMethod as RouteMethod, TableAccess } from '../shared/http/route.js';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
-import { STAGES, type StageName } from '../shared/config/core.js';
 import { type InvocableWorker, WORKER_FUNCTION_ENV } from '../shared/config/worker-functions.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../shared/workers.js';
 import { REPO_ROOT } from './bundling.js';
 import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
+import type { FleetHealthStackProps } from './stack-props.js';
 import { GroupFunction } from './constructs/group-function.js';
 
-export { STAGES, type StageName } from '../shared/config/core.js';
-
-export interface FleetHealthStackProps extends StackProps {
-  readonly stage: StageName;
-  /** Comma-separated CORS allowlist for the prod stage (empty: same-origin through CloudFront only). */
-  readonly corsOrigins: string;
-  /** SES identity (name or ARN) the invitation mail is sent from; undefined: any identity of this account/region. */
-  readonly sesIdentity?: string;
-  /** Sender address for invitation mail (SES_FROM_ADDRESS); undefined: no mail, activation token in the response. */
-  readonly sesFromAddress?: string;
-  /** Overrides the patrol's declared timetable (shared/workers.ts) with an EventBridge expression, e.g. `cron(0 6 * * ? *)`. */
-  readonly patrolSchedule?: string;
-  /** Base URL of the SPA for links in mail (APP_URL); undefined: the CloudFront URL. */
-  readonly appUrl?: string;
-  /** Optional LDAP login for the auth group: LDAP_URL, LDAP_USER_DN_TEMPLATE, LDAP_ROLE_MAP; the stack adds the LDAP_CA_CERT_ARN secret. */
-  readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string; startTls?: boolean };
-  /** Optional ticket provider of create-ticket (shared/tickets/provider.ts); undefined: 503 there. */
-  readonly tickets?: TicketSettings;
-  /** Optional BI server for dashboard embedding (shared/embed/provider.ts): EMBED_HOST and EMBED_CLIENT_ID; the secret is created by the stack. */
-  readonly embed?: { host: string; clientId: string };
-  /** Optional LLM provider (shared/llm/provider.ts) of every function granted bedrock:invoke; undefined: chat 503, patrol/agents run the rules engine. */
-  readonly llm?: LlmSettings;
-}
-
-export interface LlmSettings {
-  provider: 'bedrock' | 'openai';
-  model: string;
-  /** openai: the server (LLM_BASE_URL); its key goes in a secret the stack creates. */
-  baseUrl?: string;
-}
-
-export interface TicketSettings {
-  provider: 'jira' | 'webhook';
-  /** Jira: TICKET_BASE_URL, TICKET_PROJECT_KEY, TICKET_USER_EMAIL, optional TICKET_ISSUE_TYPE. */
-  baseUrl?: string;
-  projectKey?: string;
-  userEmail?: string;
-  issueType?: string;
-  /** Webhook: TICKET_WEBHOOK_URL. */
-  webhookUrl?: string;
-}
-
-/** Reads the stack settings from CDK context (`cdk synth -c stage=dev`, or cdk.json). */
-export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackProps {
-  const stage = String(scope.node.tryGetContext('stage') ?? 'prod');
-  if (!(STAGES as readonly string[]).includes(stage)) {
-    throw new Error(`context stage=${stage}: must be one of ${STAGES.join(', ')} (shared/config/core.ts accepts only these)`);
-  }
-  const optional = (key: string): string | undefined => {
-    const value: unknown = scope.node.tryGetContext(key);
-    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
-  };
-  return {
-    stage: stage as StageName,
-    corsOrigins: optional('corsOrigins') ?? '',
-    sesIdentity: optional('sesIdentity'),
-    sesFromAddress: optional('sesFromAddress'),
-    patrolSchedule: optional('patrolSchedule'),
-    appUrl: optional('appUrl'),
-    ldap:
-      optional('ldapUrl') && optional('ldapUserDnTemplate')
-        ? {
-            url: optional('ldapUrl')!,
-            userDnTemplate: optional('ldapUserDnTemplate')!,
-            roleMap: optional('ldapRoleMap'),
-            startTls: optional('ldapStartTls') === 'true',
-          }
-        : undefined,
-    tickets: ticketSettings(optional),
-    llm: llmSettings(optional),
-    embed: optional('embedHost') ? { host: optional('embedHost')!, clientId: required('embedClientId', 'embedHost') } : undefined,
-  };
-
-  function required(key: string, because: string): string {
-    const value = optional(key);
-    if (!value) throw new Error(`context ${because} also needs ${key}`);
-    return value;
-  }
-}
-
-function llmSettings(optional: (key: string) => string | undefined): LlmSettings | undefined {
-  const provider = optional('llmProvider');
-  if (!provider) return undefined;
-  if (provider !== 'bedrock' && provider !== 'openai') throw new Error(`context llmProvider=${provider}: must be bedrock or openai`);
-  const model = optional('llmModel');
-  if (!model) throw new Error(`context llmProvider=${provider} also needs llmModel`);
-  const baseUrl = optional('llmBaseUrl');
-  if (provider === 'openai' && !baseUrl) throw new Error('context llmProvider=openai also needs llmBaseUrl');
-  return { provider, model, baseUrl };
-}
-
-function ticketSettings(optional: (key: string) => string | undefined): TicketSettings | undefined {
-  const provider = optional('ticketProvider');
-  if (!provider) return undefined;
-  if (provider !== 'jira' && provider !== 'webhook') throw new Error(`context ticketProvider=${provider}: must be jira or webhook`);
-  const settings: TicketSettings = {
-    provider,
-    baseUrl: optional('ticketBaseUrl'),
-    projectKey: optional('ticketProjectKey'),
-    userEmail: optional('ticketUserEmail'),
-    issueType: optional('ticketIssueType'),
-    webhookUrl: optional('ticketWebhookUrl'),
-  };
-  const needed = provider === 'jira' ? (['baseUrl', 'projectKey', 'userEmail'] as const) : (['webhookUrl'] as const);
-  const missing = needed.filter((k) => !settings[k]);
-  if (missing.length)
-    throw new Error(`context ticketProvider=${provider} also needs ${missing.map((k) => `ticket${k[0]!.toUpperCase()}${k.slice(1)}`).join(', ')}`);
-  return settings;
-}
+export { fleetHealthPropsFromContext, type FleetHealthStackProps } from './stack-props.js';
 
 const GROUP_MEMORY_MB = 512;
 const WORKER_MEMORY_MB = 1024;

@@ -4,7 +4,6 @@
 import { isTokenRevoked } from '../db/sessions.js';
 import { getUser, type UserRecord } from '../db/users.js';
 import type { Role } from './roles.js';
-import type { VerifiedToken } from './jwt.js';
 
 /** The caller of an authenticated route, as the account record says now. */
 export interface Principal {
@@ -19,7 +18,8 @@ export function principalOf(user: UserRecord): Principal {
   return { userId: user.id, username: user.username, name: user.name, email: user.email, role: user.role };
 }
 
-export async function resolvePrincipal(token: VerifiedToken): Promise<Principal | null> {
+/** `token`: a verified token (shared/auth/jwt.ts's VerifiedToken; named by shape so jwt.ts, which types its claims with Principal, is not imported back). */
+export async function resolvePrincipal(token: { readonly principal: Principal; readonly tokenId: string }): Promise<Principal | null> {
   const [user, revoked] = await Promise.all([getUser(token.principal.username), isTokenRevoked(token.tokenId)]);
   if (!user?.is_active || revoked || user.id !== token.principal.userId) return null;
   return principalOf(user);
