@@ -3,7 +3,7 @@ import { ADMIN_UP, ANY_ROLE, ROLES, Role, SUPERADMIN } from '../auth/roles.js';
 import { AUDIT_ACTIONS } from '../db/audit-actions.js';
 import { defineGroup } from '../http/route.js';
 import { Page, PageSize } from './common.js';
-import { RecomputeResponse, RecomputeRiskResponse } from './dashboard-schemas.js';
+import { RecomputeResponse, RecomputeRiskResponse, RuleImpact } from './dashboard-schemas.js';
 
 export const ScoringMethod = z.enum(['rules', 'ai']);
 export const GeneralSettings = z.strictObject({
@@ -60,33 +60,12 @@ const ChangeSummary = z.object({
   review_note: z.string().nullable(),
   applied_version: z.number().int().nullable(),
 });
-const Level = z.enum(['Healthy', 'Warning', 'Critical']);
-const LevelCounts = z.object({ Healthy: z.number().int(), Warning: z.number().int(), Critical: z.number().int() });
-const Impact = z.object({
-  measure: z.enum(['classification', 'risk_level']),
-  computed_at: z.string(),
-  clusters_total: z.number().int(),
-  changed_count: z.number().int(),
-  before: LevelCounts,
-  after: LevelCounts,
-  changes: z.array(
-    z.object({
-      cluster_id: z.string(),
-      cluster_name: z.string(),
-      customer_name: z.string(),
-      from: Level,
-      to: Level,
-      direction: z.enum(['worse', 'better']),
-      detail: z.string(),
-    }),
-  ),
-});
 const ChangeDetail = ChangeSummary.extend({
   proposed_content: z.string(),
   current_content: z.string(),
   current_version: z.number().int(),
   stale: z.boolean(),
-  impact: Impact.nullable(),
+  impact: RuleImpact.nullable(),
 });
 const ReviewAnswer = z.object({ status: z.enum(['approved', 'rejected']), change_id: z.string(), applied: z.boolean(), version: z.number().int().optional() });
 const VersionsAnswer = z.object({

@@ -1,10 +1,17 @@
 // The analysis group: breaking points (who breaches which risk threshold),
 // usage charts, and the upgrade view.
+import type * as z from 'zod';
 import type { MetricKey } from '../fleet/records.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import type { FleetClusterScore } from './fleet-score.js';
 import { aggregate, lookbackStart, round2, type ClusterData } from './inputs.js';
 import type { RiskSnapshot } from './risk.js';
+import type * as contract from './schemas.js';
+
+// The answers' shapes are the zod schemas in schemas.ts; these are inferred from them.
+export type BreakingPoints = z.infer<typeof contract.BreakingPoints>;
+export type Usage = z.infer<typeof contract.Usage>;
+export type Upgrades = z.infer<typeof contract.Upgrades>;
 
 export const METRIC_UNITS: Record<MetricKey, string> = {
   compaction_score: 'score',
@@ -24,7 +31,7 @@ export const METRIC_UNITS: Record<MetricKey, string> = {
 
 const CHART_SIZE = 20;
 
-export function breakingPoints(snapshots: readonly RiskSnapshot[], rules: RiskRuleSet) {
+export function breakingPoints(snapshots: readonly RiskSnapshot[], rules: RiskRuleSet): BreakingPoints {
   const thresholds = rules.rules.map((rule) => {
     const breaching = snapshots
       .filter((s) => s.metrics[rule.metric_key] && s.metrics[rule.metric_key]!.status !== 'healthy')
@@ -62,7 +69,7 @@ export function breakingPoints(snapshots: readonly RiskSnapshot[], rules: RiskRu
   return { thresholds, details };
 }
 
-export function usage(fleet: readonly ClusterData[], scores: readonly FleetClusterScore[], health: ScoringRules, risk: RiskRuleSet, now: Date) {
+export function usage(fleet: readonly ClusterData[], scores: readonly FleetClusterScore[], health: ScoringRules, risk: RiskRuleSet, now: Date): Usage {
   const from = lookbackStart(health.lookback_days, now);
   const count = (c: string) => scores.filter((s) => s.classification === c).length;
   const top = <T extends { cluster_name: string }>(rows: T[], by: (t: T) => number) =>
@@ -129,7 +136,7 @@ export function compareVersions(a: string, b: string): number {
 
 const INACTIVE = new Set(['STOPPED', 'SUSPENDED', 'DELETED', 'DELETING', 'TERMINATED', 'RELEASED']);
 
-export function upgrades(fleet: readonly ClusterData[]) {
+export function upgrades(fleet: readonly ClusterData[]): Upgrades {
   const active = fleet.map((d) => d.cluster).filter((c) => !INACTIVE.has(c.resource_state.toUpperCase()));
   return {
     clusters: active

@@ -1,37 +1,31 @@
 // Critical clusters (spec §4): the most severe Warning/Critical clusters with
 // their alerts, ranked by severity_score = reasons × 10 + alerts in the window
 // + health_penalty, where health_penalty = max(0, classification.healthy − overall).
+import type * as z from 'zod';
 import type { ScoringRules } from '../rules/schemas.js';
-import type { FleetClusterScore, FleetMetrics } from './fleet-score.js';
+import type { DimensionScore, FleetClusterScore } from './fleet-score.js';
 import { alertsInLookback, round1, type ClusterData } from './inputs.js';
 import type { RiskSnapshot } from './risk.js';
+import { CRITICAL_LIMIT } from './schemas.js';
+import type * as contract from './schemas.js';
+import type { Narrowed } from './schemas.js';
 
-export const CRITICAL_LIMIT = 15;
+export { CRITICAL_LIMIT } from './schemas.js';
 export const CRITICAL_ALERT_DAYS = 14;
 
-export interface CriticalCluster {
-  cluster_id: string;
-  cluster_name: string;
-  account_name: string;
-  account_id: string;
-  region: string;
-  engine_version: string;
-  email: string;
-  risk_level: string;
-  risk_reasons: string[];
-  suggested_actions: string[];
-  severity_score: number;
-  metrics: FleetMetrics;
-  health: { overall_score: number; classification: string; dimensions: { name: string; score: number; value: number; status: string }[] };
-  alerts: { alert_name: string; count: number; first: string; last: string }[];
-  alert_total: number;
-}
+type AlertGroup = z.infer<typeof contract.CriticalCluster>['alerts'][number];
 
-export interface CriticalClusters {
-  clusters: CriticalCluster[];
-  total_critical: number;
-  total_warning: number;
-}
+// The answer's shape is the zod schema in schemas.ts; these are inferred from it.
+/** The contract leaves a health dimension open; the engine answers these four fields of the cluster's dimension score. */
+export type CriticalCluster = Narrowed<
+  z.infer<typeof contract.CriticalCluster>,
+  {
+    health: Narrowed<z.infer<typeof contract.CriticalCluster>['health'], { dimensions: Pick<DimensionScore, 'name' | 'score' | 'value' | 'status'>[] }>;
+  }
+>;
+
+/** The answer without `generated_at`, which the route adds (fleet-view.ts). */
+export type CriticalClusters = Narrowed<Omit<z.infer<typeof contract.CriticalClusters>, 'generated_at'>, { clusters: CriticalCluster[] }>;
 
 export function criticalClusters(
   fleet: readonly ClusterData[],
@@ -43,11 +37,11 @@ export function criticalClusters(
   const data = new Map(fleet.map((d) => [d.cluster.cluster_id, d]));
   const score = new Map(scores.map((s) => [s.cluster_id, s]));
   const atRisk = snapshots.filter((s) => s.risk_level !== 'Healthy' && data.has(s.cluster_id) && score.has(s.cluster_id));
-  const ranked = atRisk.map((snapshot) => {
+  const ranked = atRisk.map((snapshot): CriticalCluster => {
     const { cluster, alerts } = data.get(snapshot.cluster_id)!;
     const health = score.get(snapshot.cluster_id)!;
     const recent = alertsInLookback(alerts, CRITICAL_ALERT_DAYS, now);
-    const byName = new Map<string, { alert_name: string; count: number; first: string; last: string }>();
+    const byName = new Map<string, AlertGroup>();
     for (const a of recent) {
       const g = byName.get(a.alert_name) ?? { alert_name: a.alert_name, count: 0, first: a.starts_at, last: a.starts_at };
       g.count += 1;

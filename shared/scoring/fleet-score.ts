@@ -1,62 +1,25 @@
 // The unified score of a cluster (DESIGN §8) and the fleet KPIs: what
 // /api/fleet/scores and /api/fleet/kpis answer.
+import type * as z from 'zod';
 import type { MetricKey } from '../fleet/records.js';
 import type { AlertBand, Aggregation, DimensionRule, ScoringRules } from '../rules/schemas.js';
 import { dimensionScore, dimensionStatus, type DimensionStatus } from './dimensions.js';
 import type { StoredRollup } from '../db/metrics.js';
+import type * as contract from './schemas.js';
+import type { Narrowed } from './schemas.js';
 import { aggregateWindow, byName, countAlertsInLookback, clamp, lookbackRollups, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
 
-export type Classification = 'Healthy' | 'Warning' | 'Critical';
+/** The answers' shapes are the zod schemas in schemas.ts; these are inferred from them. */
+export type Classification = z.infer<typeof contract.Classification>;
 
-export interface DimensionScore {
-  name: string;
-  metric_key: MetricKey;
-  score: number;
-  value: number;
-  weight: number;
-  status: DimensionStatus;
-}
+/** `metric_key` and `status` are strings in the contract; the engine answers a metric key and one of its four statuses. */
+export type DimensionScore = Narrowed<z.infer<typeof contract.DimensionScore>, { metric_key: MetricKey; status: DimensionStatus }>;
 
-export interface FleetMetrics {
-  compaction_score: number | null;
-  disk_used_pct: number | null;
-  query_errors_7d: number | null;
-  query_error_pct: number | null;
-  qps: number | null;
-  node_count: number | null;
-}
+export type FleetMetrics = z.infer<typeof contract.FleetMetrics>;
 
-export interface FleetClusterScore {
-  cluster_id: string;
-  cluster_name: string;
-  customer_name: string;
-  account_id: string;
-  customer_tier: string;
-  overall_score: number;
-  metrics_score: number;
-  alerts_score: number;
-  tier_adjusted_score: number;
-  classification: Classification;
-  top_risk: string;
-  cluster_type: string;
-  region: string;
-  dimension_scores: DimensionScore[];
-  risk_reasons: string[];
-  suggested_actions: string[];
-  firing_alert_count_7d: number;
-  metrics: FleetMetrics;
-}
+export type FleetClusterScore = Narrowed<z.infer<typeof contract.FleetClusterScore>, { dimension_scores: DimensionScore[] }>;
 
-export interface FleetKpis {
-  total_clusters: number;
-  healthy_count: number;
-  warning_count: number;
-  critical_count: number;
-  tier_s_at_risk: number;
-  avg_score: number;
-  avg_metrics_score: number;
-  avg_alerts_score: number;
-}
+export type FleetKpis = z.infer<typeof contract.FleetKpis>;
 
 export function classify(score: number, thresholds: ScoringRules['classification']): Classification {
   if (score >= thresholds.healthy) return 'Healthy';

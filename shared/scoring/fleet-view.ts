@@ -9,11 +9,13 @@ import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } fro
 import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import { PreparedJson } from '../http/route.js';
+import type * as z from 'zod';
 import { CRITICAL_ALERT_DAYS } from './critical.js';
 import { fleetKpis, scoreFleet, type FleetClusterScore } from './fleet-score.js';
 import { healthKpis, healthScores, type HealthScore } from './health-score.js';
 import type { ClusterData } from './inputs.js';
 import { riskSnapshot, riskSummary, sortSnapshots, type RiskSnapshot } from './risk.js';
+import type * as contract from './schemas.js';
 
 export const CACHE_TTL_MS = 60_000;
 
@@ -115,6 +117,9 @@ export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<
   return view;
 }
 
+/** The `source` literals of the answers' stamps (schemas.ts). */
+type Source = z.infer<(typeof contract.LiveStamp)['source']> | z.infer<(typeof contract.UnifiedStamp)['source']>;
+
 const prepared = new WeakMap<FleetView, Map<string, PreparedJson>>();
 
 /** An answer built from a view, serialized once per view (and so once per cache period). */
@@ -131,7 +136,7 @@ export function preparedAnswer(view: FleetView, name: string, build: () => unkno
  * `source` (spec §1; none for critical-clusters, whose answer has no source)
  * and the view's `generated_at`, serialized once per view.
  */
-export function viewAnswer(name: string, source: 'live' | 'unified' | null, build: (view: FleetView) => object): () => Promise<PreparedJson> {
+export function viewAnswer(name: string, source: Source | null, build: (view: FleetView) => object): () => Promise<PreparedJson> {
   return async () => {
     const view = await fleetView();
     return preparedAnswer(view, name, () => ({ ...build(view), ...(source ? { source } : {}), generated_at: view.generatedAt }));

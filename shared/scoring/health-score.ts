@@ -1,51 +1,25 @@
 // The health group: the metrics-only view of the same dimensions (DESIGN §8).
+import type * as z from 'zod';
 import type { ScoringRules } from '../rules/schemas.js';
-import { classCounts, classify, mean, scoreDimensions, topRisk, worstFirst, type Classification } from './fleet-score.js';
+import { classCounts, classify, mean, scoreDimensions, topRisk, worstFirst } from './fleet-score.js';
 import { aggregate, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
 import type { RiskLevel } from './risk.js';
+import type * as contract from './schemas.js';
+import type { Narrowed } from './schemas.js';
 
-export interface HealthDimension {
-  name: string;
-  score: number;
-  value: number;
-  weight: number;
-  description: string;
-}
+// The answers' shapes are the zod schemas in schemas.ts; these are inferred from them.
+export type HealthDimension = z.infer<typeof contract.HealthDimension>;
 
-export interface HealthScore {
-  cluster_id: string;
-  cluster_name: string;
-  customer_name: string;
-  account_id: string;
-  overall_score: number;
-  classification: Classification;
-  top_risk: string;
-  cluster_type: string;
-  region: string;
-  dimension_scores: HealthDimension[];
-  /** The risk rules' level, as in the cluster's risk snapshot. */
-  risk_level: RiskLevel;
-  risk_reasons: string[];
-  suggested_actions: string[];
-  /** Every dimension's metric value by metric key (null: no data in the lookback). */
-  risk_metrics: Record<string, number | null>;
-}
+/**
+ * `risk_level` is a string in the contract; the engine answers the risk rules'
+ * level, as in the cluster's risk snapshot. `risk_metrics`: every dimension's
+ * metric value by metric key (null: no data in the lookback).
+ */
+export type HealthScore = Narrowed<z.infer<typeof contract.HealthScore>, { risk_level: RiskLevel }>;
 
-export interface HealthKpis {
-  total_clusters: number;
-  healthy_count: number;
-  warning_count: number;
-  critical_count: number;
-  avg_score: number;
-  avg_p99_latency: number;
-}
+export type HealthKpis = z.infer<typeof contract.HealthKpis>;
 
-export interface EnrichmentItem {
-  cluster_id: string;
-  cluster_name: string;
-  cluster_type: string;
-  region_name: string;
-}
+export type EnrichmentItem = z.infer<typeof contract.EnrichmentItem>;
 
 /**
  * `riskLevelOf` answers the cluster's risk level from the risk rules (the one

@@ -2,34 +2,18 @@
 // rules and with the proposed ones on the same inputs; the clusters whose
 // classification (health rules) or risk level (risk rules) would change.
 // Pure: nothing is written.
+import type * as z from 'zod';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import { scoreFleet, type Classification } from './fleet-score.js';
 import { byName, type ClusterData } from './inputs.js';
 import { riskSnapshot } from './risk.js';
+import type * as contract from './schemas.js';
 
 type Level = Classification; // risk levels use the same three names
 
-export interface ImpactChange {
-  cluster_id: string;
-  cluster_name: string;
-  customer_name: string;
-  from: Level;
-  to: Level;
-  direction: 'worse' | 'better';
-  /** What moved, e.g. "tier-adjusted score 81.2 → 63.5" or the new worst risk signal. */
-  detail: string;
-}
-
-export interface RuleImpact {
-  measure: 'classification' | 'risk_level';
-  computed_at: string;
-  clusters_total: number;
-  changed_count: number;
-  before: Record<Level, number>;
-  after: Record<Level, number>;
-  /** Worse first, then better; by cluster name within each. */
-  changes: ImpactChange[];
-}
+// The answer's shape is the zod schema in schemas.ts; these are inferred from it.
+export type ImpactChange = z.infer<typeof contract.ImpactChange>;
+export type RuleImpact = z.infer<typeof contract.RuleImpact>;
 
 const SEVERITY: Record<Level, number> = { Healthy: 0, Warning: 1, Critical: 2 };
 

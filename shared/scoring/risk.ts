@@ -1,38 +1,24 @@
 // Risk snapshots from the risk rules: each rule's metric with its status, the
 // cluster's risk level (its worst metric), signals and actions.
+import type * as z from 'zod';
 import type { RiskRule, RiskRuleSet } from '../rules/schemas.js';
 import { aggregate, lookbackStart, round2, type ClusterData } from './inputs.js';
+import type * as contract from './schemas.js';
+import type { Narrowed } from './schemas.js';
 
-export type MetricStatus = 'critical' | 'warning' | 'healthy';
-export type RiskLevel = 'Critical' | 'Warning' | 'Healthy';
+// The answers' shapes are the zod schemas in schemas.ts; these are inferred from them.
+export type MetricStatus = z.infer<typeof contract.MetricStatus>;
+/** A cluster's risk level: the same three names as a classification. */
+export type RiskLevel = z.infer<typeof contract.Classification>;
 
-export interface RiskSnapshot {
-  cluster_id: string;
-  cluster_name: string;
-  customer_name: string;
-  risk_level: RiskLevel;
-  overall_score: number;
-  risk_signals: string[];
-  suggested_actions: string[];
-  metrics: Record<string, { value: number; status: MetricStatus }>;
-}
+/** `risk_level` is a string in the contract; the engine answers one of the three levels. */
+export type RiskSnapshot = Narrowed<z.infer<typeof contract.RiskSnapshot>, { risk_level: RiskLevel }>;
 
-export interface RiskSummary {
-  total: number;
-  critical: number;
-  warning: number;
-  healthy: number;
-}
+export type RiskSummary = z.infer<typeof contract.RiskSummary>;
 
-export interface RiskRuleRow {
-  metric_key: string;
-  category: string;
-  warning: number;
-  critical: number;
-  inverted: boolean;
-  aggregation: string;
-  action: string;
-}
+export type RiskRuleRow = z.infer<typeof contract.RiskRuleRow>;
+
+export type RiskRulesTable = z.infer<typeof contract.RiskRulesTable>;
 
 export function metricStatus(rule: Pick<RiskRule, 'warning' | 'critical' | 'inverted'>, value: number): MetricStatus {
   const atOrBeyond = (threshold: number) => (rule.inverted ? value <= threshold : value >= threshold);
@@ -86,7 +72,7 @@ export function sortSnapshots(snapshots: RiskSnapshot[]): RiskSnapshot[] {
   );
 }
 
-export function rulesTable(rules: RiskRuleSet): { lookback_days: number; rules: RiskRuleRow[] } {
+export function rulesTable(rules: RiskRuleSet): RiskRulesTable {
   return {
     lookback_days: rules.lookback_days,
     rules: rules.rules.map(({ metric_key, category, warning, critical, inverted, aggregation, action }) => ({
