@@ -4,9 +4,10 @@
 //   pk = AISTATE#<cluster_id>, sk = STATE → { fingerprint, issue_ids, version }: what the
 //        last grouping of the cluster saw and produced (the debounce, and what to replace)
 // Grouping writes the grouping fields; triage fields are written only by PATCH.
-import type { Severity } from '../rules/schemas.js';
+import { Severity } from '../rules/schemas.js';
 import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryAll, tableName, setFields, updateItem, type TransactItem } from './client.js';
 import { activityKey } from './issues.js';
+import { itemReader, listOf, nullable, number, oneOf, optional, orElse, string } from './items.js';
 
 export interface AiGrouping {
   issue_id: string;
@@ -44,21 +45,41 @@ const key = (id: string) => ({ pk: `AIISSUE#${id}`, sk: 'ISSUE' });
 const stateKey = (clusterId: string) => ({ pk: `AISTATE#${clusterId}`, sk: 'STATE' });
 const TRIAGE = ['triage_status', 'disposition_status', 'assignee', 'notes', 'updated_at', 'updated_by'] as const;
 
-function toIssue(item: Record<string, unknown>): AiIssueRecord {
-  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ...rest } = item;
-  const issue = rest as unknown as AiIssueRecord;
-  for (const f of TRIAGE) issue[f] ??= '';
-  issue.triage_version ??= 0;
-  return issue;
-}
+/** Triage fields read as empty and the version as 0 where an item lacks them. */
+const blank = orElse(string, '');
+const readIssue = itemReader<AiIssueRecord>({
+  issue_id: string,
+  issue_name: string,
+  severity: oneOf(Severity.options),
+  status: oneOf(['Ongoing', 'Resolved']),
+  cluster_id: string,
+  cluster_name: string,
+  customer_name: string,
+  alert_count: number,
+  alert_keys: listOf(string),
+  first_seen: string,
+  last_seen: string,
+  resolved_at: nullable(string),
+  ai_reasoning: string,
+  ai_summary: string,
+  grouped_by: string,
+  superseded_by: optional(nullable(string)),
+  triage_status: blank,
+  disposition_status: blank,
+  assignee: blank,
+  notes: blank,
+  updated_at: blank,
+  updated_by: blank,
+  triage_version: orElse(number, 0),
+});
 
 export async function getAiIssue(id: string): Promise<AiIssueRecord | undefined> {
   const item = await getItem('ai-issues', key(id), true);
-  return item ? toIssue(item) : undefined;
+  return item ? readIssue(item) : undefined;
 }
 
 export async function getAiIssues(ids: string[]): Promise<AiIssueRecord[]> {
-  return (await batchGet('ai-issues', ids.map(key))).map(toIssue);
+  return (await batchGet('ai-issues', ids.map(key))).map(readIssue);
 }
 
 /** Ongoing ones, and those resolved at or after `since`: newest activity first. */
@@ -69,7 +90,7 @@ export async function listAiIssuesActiveSince(since: Date): Promise<AiIssueRecor
     ExpressionAttributeValues: { ':pk': 'AIISSUES', ':since': since.toISOString() },
     ScanIndexForward: false,
   });
-  return items.map(toIssue).filter((i) => !i.superseded_by);
+  return items.map(readIssue).filter((i) => !i.superseded_by);
 }
 
 /** Writes an issue's grouping fields; its triage fields are created empty and never touched here. */

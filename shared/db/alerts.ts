@@ -6,9 +6,11 @@
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
 import { batchGet, batchPut, ConditionFailed, mapLimit, putItem, queryAll, type Key } from './client.js';
+import { itemReader, mapOf, nullable, oneOf, string } from './items.js';
 import { windowDays } from './metrics.js';
 
-export type AlertStatus = 'Firing' | 'Resolved';
+const ALERT_STATUSES = ['Firing', 'Resolved'] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
 
 export interface AlertRecord {
   alert_id: string;
@@ -103,7 +105,7 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   );
   const stored = new Map<string, StoredAlert>();
   for (const item of read.flat()) {
-    const record: StoredAlert = { ...toRecord(item), notified_at: typeof item.notified_at === 'number' ? item.notified_at : undefined };
+    const record: StoredAlert = { ...readAlert(item), notified_at: typeof item.notified_at === 'number' ? item.notified_at : undefined };
     stored.set(occurrenceOf(record), record);
   }
 
@@ -167,10 +169,24 @@ function toItem(alert: AlertNotice, receivedAt: string, stamp: number, now: Date
   };
 }
 
-function toRecord(item: Record<string, unknown>): AlertRecord {
-  const { pk: _pk, sk: _sk, gsi1pk: _g, gsi1sk: _s, ttl: _t, notified_at: _n, ...rest } = item;
-  return rest as unknown as AlertRecord;
-}
+/** The record of an item (its keys, ttl and notified_at left behind). */
+const readAlert = itemReader<AlertRecord>({
+  alert_id: string,
+  cluster_id: string,
+  alert_name: string,
+  severity: string,
+  status: oneOf(ALERT_STATUSES),
+  starts_at: string,
+  ends_at: nullable(string),
+  fingerprint: string,
+  labels: mapOf(string),
+  annotations: mapOf(string),
+  summary: string,
+  detail: string,
+  dashboard_url: string,
+  received_at: string,
+  updated_at: string,
+});
 
 /** One cluster's alerts that started at or after `since` (and up to `until`), oldest first; a consistent read. */
 export async function listClusterAlerts(clusterId: string, since: Date, until?: Date): Promise<AlertRecord[]> {
@@ -183,7 +199,7 @@ export async function listClusterAlerts(clusterId: string, since: Date, until?: 
     },
     ConsistentRead: true,
   });
-  return items.map(toRecord);
+  return items.map(readAlert);
 }
 
 /** Every alert of the fleet that started at or after `since` (up to `now`), oldest first. */
@@ -196,5 +212,5 @@ export async function listAlertsSince(since: Date, now = new Date()): Promise<Al
       ExpressionAttributeValues: { ':pk': `ALERTS#${day}`, ':from': since.toISOString() },
     }),
   );
-  return pages.flat().map(toRecord);
+  return pages.flat().map(readAlert);
 }

@@ -2,10 +2,11 @@
 // first is one Query) and in an index by action. Details are scrubbed of
 // anything that looks like a credential before they are stored.
 import { randomUUID } from 'node:crypto';
-import type { Role } from '../auth/roles.js';
+import { ROLES, type Role } from '../auth/roles.js';
 import type { AuditEntry } from '../routes/settings.js';
-import type { AuditAction } from './audit-actions.js';
+import { AUDIT_ACTIONS, type AuditAction } from './audit-actions.js';
 import { putItem, queryAll, tableName, type Item, type TransactItem } from './client.js';
+import { anyMap, itemReader, nullable, oneOf, string } from './items.js';
 
 export { AUDIT_ACTIONS, type AuditAction } from './audit-actions.js';
 
@@ -78,10 +79,17 @@ export function auditAction(input: AuditInput, now = new Date()): TransactItem {
   return { Put: { TableName: tableName('audit'), Item: auditRecord(input, now).item } };
 }
 
-function toEntry(item: Record<string, unknown>): AuditEntry {
-  const { id, at, actor, role, action, target, detail, ip, user_agent } = item as unknown as AuditEntry;
-  return { id, at, actor, role, action, target, detail, ip, user_agent };
-}
+const readEntry = itemReader<AuditEntry>({
+  id: string,
+  at: string,
+  actor: string,
+  role: nullable(oneOf(ROLES)),
+  action: oneOf(AUDIT_ACTIONS),
+  target: nullable(string),
+  detail: anyMap,
+  ip: nullable(string),
+  user_agent: nullable(string),
+});
 
 /** The newest entries first, optionally of one action, at most AUDIT_READ_LIMIT. */
 export async function listAudit(action?: string): Promise<AuditEntry[]> {
@@ -107,5 +115,5 @@ export async function listAudit(action?: string): Promise<AuditEntry[]> {
         },
         AUDIT_READ_LIMIT,
       );
-  return items.map(toEntry);
+  return items.map(readEntry);
 }

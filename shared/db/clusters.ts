@@ -1,8 +1,9 @@
 // Cluster inventory repository. All clusters share one partition: the fleet
 // is read whole by every computation (one paginated Query), and inventory
 // changes rarely.
-import { ClusterInput } from '../fleet/records.js';
+import { ClusterInput, Tier } from '../fleet/records.js';
 import { batchGet, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
+import { itemReader, number, oneOf, string } from './items.js';
 
 const FLEET_PK = 'CLUSTERS';
 const clusterKey = (clusterId: string) => ({ pk: FLEET_PK, sk: `CLUSTER#${clusterId}` });
@@ -12,10 +13,22 @@ export interface ClusterRecord extends ClusterInput {
   updated_at: string;
 }
 
-function toRecord(item: Record<string, unknown>): ClusterRecord {
-  const { pk: _pk, sk: _sk, ...rest } = item;
-  return rest as unknown as ClusterRecord;
-}
+const readCluster = itemReader<ClusterRecord>({
+  cluster_id: string,
+  cluster_name: string,
+  customer_name: string,
+  account_id: string,
+  account_name: string,
+  email: string,
+  customer_tier: oneOf(Tier.options),
+  cluster_type: string,
+  region: string,
+  engine_version: string,
+  resource_state: string,
+  node_count: number,
+  created_at: string,
+  updated_at: string,
+});
 
 /** Inserts or replaces each cluster's inventory, keeping when it was first seen. */
 export async function upsertClusters(clusters: ClusterInput[], now = new Date()): Promise<void> {
@@ -34,7 +47,7 @@ export async function upsertClusters(clusters: ClusterInput[], now = new Date())
 
 export async function getCluster(clusterId: string): Promise<ClusterRecord | undefined> {
   const item = await getItem('clusters', clusterKey(clusterId));
-  return item ? toRecord(item) : undefined;
+  return item ? readCluster(item) : undefined;
 }
 
 export async function listClusters(): Promise<ClusterRecord[]> {
@@ -42,7 +55,7 @@ export async function listClusters(): Promise<ClusterRecord[]> {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
     ExpressionAttributeValues: { ':pk': FLEET_PK, ':c': 'CLUSTER#' },
   });
-  return items.map(toRecord);
+  return items.map(readCluster);
 }
 
 /** Which of these cluster ids are known (for refusing data about unknown clusters). */
@@ -54,7 +67,7 @@ export async function knownClusterIds(clusterIds: Iterable<string>): Promise<Set
 
 /** The inventory of these clusters (those that exist). */
 export async function getClusters(clusterIds: Iterable<string>): Promise<ClusterRecord[]> {
-  return (await batchGet('clusters', [...new Set(clusterIds)].map(clusterKey))).map(toRecord);
+  return (await batchGet('clusters', [...new Set(clusterIds)].map(clusterKey))).map(readCluster);
 }
 
 /** True when no cluster is stored yet (the local runtime then loads the demo fleet). */

@@ -10,9 +10,12 @@
 //   investigation: pk = INV#<investigation_id>, sk = INV
 //                  gsi1: gsi1pk = INVESTIGATIONS, gsi1sk = <created_at>#<investigation_id> (time range, newest first)
 import { ConditionFailed, getItem, queryAll, tableName, transactWrite, setFields, updateItem, type TransactItem } from './client.js';
+import { itemReader, nullable, number, oneOf, optional, string, type Fields } from './items.js';
 
-export type TaskStatus = 'pending' | 'running' | 'done' | 'failed';
-export type Severity = 'critical' | 'warning' | 'info';
+const TASK_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+const SEVERITIES = ['critical', 'warning', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
 
 /** Attempts a task gets before it ends `failed`. */
 export const MAX_ATTEMPTS = 3;
@@ -68,8 +71,47 @@ const INVESTIGATIONS = 'INVESTIGATIONS';
 const taskKey = (id: string) => ({ pk: `TASK#${id}`, sk: 'TASK' });
 const guardKey = (clusterId: string) => ({ pk: `CLUSTER_TASK#${clusterId}`, sk: 'GUARD' });
 const investigationKey = (id: string) => ({ pk: `INV#${id}`, sk: 'INV' });
-const strip = ({ pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ...rest }: Record<string, unknown>) => rest;
 const openSortKey = (t: Pick<AgentTask, 'priority' | 'created_at' | 'task_id'>) => `${String(1000 - t.priority).padStart(4, '0')}#${t.created_at}#${t.task_id}`;
+const readTask = itemReader<AgentTask>({
+  task_id: string,
+  cluster_id: string,
+  cluster_name: string,
+  customer_name: string,
+  customer_tier: string,
+  trigger_reason: string,
+  priority: number,
+  status: oneOf(TASK_STATUSES),
+  created_at: string,
+  attempts: number,
+  last_error: nullable(string),
+  owner: nullable(string),
+  claimed_at: nullable(string),
+  finished_at: nullable(string),
+  investigation_id: nullable(string),
+  not_before: optional(nullable(string)),
+});
+/** What a listing reads of an investigation (its projection): all but the full report. */
+const summaryFields: Fields<InvestigationSummary> = {
+  investigation_id: string,
+  task_id: string,
+  cluster_id: string,
+  cluster_name: string,
+  customer_name: string,
+  severity: oneOf(SEVERITIES),
+  confidence: number,
+  root_cause: string,
+  recommended_actions: string,
+  model: string,
+  input_tokens: number,
+  output_tokens: number,
+  total_tokens: number,
+  cost_usd: number,
+  duration_seconds: number,
+  created_at: string,
+};
+const SUMMARY_FIELDS = Object.keys(summaryFields);
+const readSummary = itemReader(summaryFields);
+const readInvestigation = itemReader<Investigation>({ ...summaryFields, full_report: string });
 /** Resolved per call: the prefix comes from the environment. */
 const table = () => tableName('investigations');
 
@@ -123,7 +165,7 @@ export async function createTask(task: NewTask, cooldownStart: string): Promise<
 
 export async function getTask(taskId: string): Promise<AgentTask | undefined> {
   const item = await getItem('investigations', taskKey(taskId), true);
-  return item ? (strip(item) as unknown as AgentTask) : undefined;
+  return item ? readTask(item) : undefined;
 }
 
 /** Pending and running tasks, most urgent first (then oldest). Read from the index: may lag a write by a moment. */
@@ -133,7 +175,7 @@ export async function listOpenTasks(limit = Infinity): Promise<AgentTask[]> {
     { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :open', ExpressionAttributeValues: { ':open': OPEN } },
     limit,
   );
-  return items.map((i) => strip(i) as unknown as AgentTask);
+  return items.map(readTask);
 }
 
 /** A running task whose claim is older than the lease: its worker is presumed dead. */
@@ -169,7 +211,7 @@ export async function claimTask(taskId: string, owner: string, leaseMs: number, 
     if (error instanceof ConditionFailed) return undefined;
     throw error;
   }
-  const old = strip(before!) as unknown as AgentTask;
+  const old = readTask(before!);
   const claimed: AgentTask = { ...old, status: 'running', attempts: old.attempts + 1, claimed_at: now.toISOString(), owner };
   if (old.status === 'running') {
     // Taken over from a worker that stopped: its attempt counts, and the record says why.
@@ -288,27 +330,8 @@ export async function expireTask(task: AgentTask, now = new Date()): Promise<boo
 
 export async function getInvestigation(investigationId: string): Promise<Investigation | undefined> {
   const item = await getItem('investigations', investigationKey(investigationId), true);
-  return item ? (strip(item) as unknown as Investigation) : undefined;
+  return item ? readInvestigation(item) : undefined;
 }
-
-const SUMMARY_FIELDS = [
-  'investigation_id',
-  'task_id',
-  'cluster_id',
-  'cluster_name',
-  'customer_name',
-  'severity',
-  'confidence',
-  'root_cause',
-  'recommended_actions',
-  'model',
-  'input_tokens',
-  'output_tokens',
-  'total_tokens',
-  'cost_usd',
-  'duration_seconds',
-  'created_at',
-] as const satisfies readonly (keyof InvestigationSummary)[];
 
 /** Investigations created at or after `since`, newest first, without their full reports (one index range). */
 export async function listInvestigationsSince(since: Date): Promise<InvestigationSummary[]> {
@@ -320,5 +343,5 @@ export async function listInvestigationsSince(since: Date): Promise<Investigatio
     ExpressionAttributeValues: { ':pk': INVESTIGATIONS, ':since': since.toISOString() },
     ScanIndexForward: false,
   });
-  return items as unknown as InvestigationSummary[];
+  return items.map(readSummary);
 }

@@ -7,7 +7,9 @@
 // Grouping owns the grouping fields and writes them conditionally on
 // `grouping_version`; triage fields and the ticket are written only by triage.
 import type { IssueGrouping } from '../issues/grouping.js';
-import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, setFields, updateItem, type Item, type TransactItem } from './client.js';
+import { Severity } from '../rules/schemas.js';
+import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, setFields, updateItem, type TransactItem } from './client.js';
+import { itemReader, listOf, nullable, number, oneOf, orElse, string, type Fields } from './items.js';
 
 export interface TriageFields {
   triage_status: string;
@@ -42,35 +44,6 @@ const ACTIVITY_PARTITION = 'ISSUES';
 export const activityKey = (i: Pick<IssueGrouping, 'status' | 'last_seen' | 'resolved_at' | 'issue_id'>) =>
   i.status === 'Ongoing' ? `~ONGOING#${i.last_seen}#${i.issue_id}` : `${i.resolved_at ?? i.last_seen}#${i.issue_id}`;
 
-function toIssue(item: Item): IssueRecord {
-  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, ...rest } = item;
-  const issue = rest as unknown as IssueRecord;
-  for (const f of TRIAGE_FIELDS) issue[f] ??= '';
-  issue.superseded_by ??= null;
-  issue.ticket_claim ??= null;
-  issue.ticket_claimed_at ??= null;
-  issue.triage_version ??= 0;
-  return issue;
-}
-
-export async function getIssue(issueId: string): Promise<IssueRecord | undefined> {
-  const item = await getItem('issues', PK(issueId), true);
-  return item ? toIssue(item) : undefined;
-}
-
-const activeSince = (since: Date) => ({
-  IndexName: 'gsi1',
-  KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-  ExpressionAttributeValues: { ':pk': ACTIVITY_PARTITION, ':since': since.toISOString() },
-  ScanIndexForward: false,
-});
-
-/** Issues Ongoing, or resolved at or after `since`: newest activity first. Superseded ones are left out. */
-export async function listIssuesActiveSince(since: Date): Promise<IssueRecord[]> {
-  const items = await queryAll('issues', activeSince(since));
-  return items.map(toIssue).filter((i) => !i.superseded_by);
-}
-
 /** What lists filter, sort, count and offer as options on: an issue without its texts and bookkeeping. */
 export const SUMMARY_FIELDS = [
   'issue_id',
@@ -90,6 +63,60 @@ export const SUMMARY_FIELDS = [
 ] as const;
 export type IssueSummary = Pick<IssueRecord, (typeof SUMMARY_FIELDS)[number]>;
 
+/** Triage fields read as empty, versions as 0 and claims as null where an item lacks them. */
+const blank = orElse(string, '');
+const summaryFields: Fields<IssueSummary> = {
+  issue_id: string,
+  issue_name: string,
+  severity: oneOf(Severity.options),
+  status: oneOf(['Ongoing', 'Resolved']),
+  cluster_id: string,
+  cluster_name: string,
+  customer_name: string,
+  first_seen: string,
+  last_seen: string,
+  resolved_at: nullable(string),
+  triage_status: blank,
+  disposition_status: blank,
+  assignee: blank,
+  superseded_by: nullable(string),
+};
+const readSummary = itemReader(summaryFields);
+const readIssue = itemReader<IssueRecord>({
+  ...summaryFields,
+  group_key: string,
+  alert_count: number,
+  alert_names: listOf(string),
+  notes: blank,
+  ticket_key: blank,
+  ticket_url: blank,
+  updated_at: string,
+  updated_by: string,
+  grouped_at: string,
+  grouping_version: number,
+  triage_version: orElse(number, 0),
+  ticket_claim: nullable(string),
+  ticket_claimed_at: nullable(string),
+});
+
+export async function getIssue(issueId: string): Promise<IssueRecord | undefined> {
+  const item = await getItem('issues', PK(issueId), true);
+  return item ? readIssue(item) : undefined;
+}
+
+const activeSince = (since: Date) => ({
+  IndexName: 'gsi1',
+  KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
+  ExpressionAttributeValues: { ':pk': ACTIVITY_PARTITION, ':since': since.toISOString() },
+  ScanIndexForward: false,
+});
+
+/** Issues Ongoing, or resolved at or after `since`: newest activity first. Superseded ones are left out. */
+export async function listIssuesActiveSince(since: Date): Promise<IssueRecord[]> {
+  const items = await queryAll('issues', activeSince(since));
+  return items.map(readIssue).filter((i) => !i.superseded_by);
+}
+
 /**
  * listIssuesActiveSince reading only the summary fields: a window of
  * thousands of issues is a fraction of the bytes, and full records are then
@@ -101,14 +128,12 @@ export async function listIssueSummariesSince(since: Date): Promise<IssueSummary
     ProjectionExpression: SUMMARY_FIELDS.map((_, i) => `#s${i}`).join(', '),
     ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f, i) => [`#s${i}`, f])),
   });
-  return (items as unknown as IssueSummary[])
-    .filter((i) => !i.superseded_by)
-    .map((i) => ({ ...i, triage_status: i.triage_status ?? '', disposition_status: i.disposition_status ?? '', assignee: i.assignee ?? '' }));
+  return items.map(readSummary).filter((i) => !i.superseded_by);
 }
 
 /** Full records of these issues, in the order asked. */
 export async function getIssues(issueIds: string[]): Promise<IssueRecord[]> {
-  const found = new Map((await batchGet('issues', issueIds.map(PK))).map((item) => [String(item.issue_id), toIssue(item)]));
+  const found = new Map((await batchGet('issues', issueIds.map(PK))).map((item) => [String(item.issue_id), readIssue(item)]));
   return issueIds.flatMap((id) => found.get(id) ?? []);
 }
 
@@ -119,7 +144,7 @@ export async function listClusterIssues(clusterId: string): Promise<IssueRecord[
     KeyConditionExpression: 'gsi2pk = :pk',
     ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}` },
   });
-  return items.map(toIssue);
+  return items.map(readIssue);
 }
 
 /**

@@ -3,9 +3,11 @@
 //   pk = DAY#<yyyy-mm-dd>, sk = <at>#<call id>
 import { randomUUID } from 'node:crypto';
 import { mapLimit, putItem, queryAll } from './client.js';
+import { boolean, itemReader, number, oneOf, string } from './items.js';
 import { windowDays } from './metrics.js';
 
-export type UsageSource = 'chat' | 'agent';
+const USAGE_SOURCES = ['chat', 'agent'] as const;
+export type UsageSource = (typeof USAGE_SOURCES)[number];
 
 export interface UsageRecord {
   call_id: string;
@@ -25,6 +27,22 @@ export interface UsageRecord {
   user: string;
 }
 
+const readUsage = itemReader<UsageRecord>({
+  call_id: string,
+  run_id: string,
+  day: string,
+  at: string,
+  source: oneOf(USAGE_SOURCES),
+  model: string,
+  input_tokens: number,
+  output_tokens: number,
+  total_tokens: number,
+  cost_usd: number,
+  duration_ms: number,
+  error: boolean,
+  user: string,
+});
+
 export type NewUsage = Omit<UsageRecord, 'call_id' | 'day' | 'at'>;
 
 export async function recordUsage(usage: NewUsage, now = new Date()): Promise<UsageRecord> {
@@ -39,5 +57,5 @@ export async function listUsage(days: number, now = new Date()): Promise<UsageRe
   const pages = await mapLimit(windowDays(days, now), 16, (day) =>
     queryAll('llm-usage', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DAY#${day}` } }),
   );
-  return pages.flat().map(({ pk: _pk, sk: _sk, ...rest }) => rest as unknown as UsageRecord);
+  return pages.flat().map(readUsage);
 }

@@ -2,8 +2,10 @@
 //   pk = REPORT#<report_id>, sk = REPORT
 //   gsi1: gsi1pk = REPORTS, gsi1sk = <created_at>#<report_id> (newest first by Query)
 import { getItem, putItem, queryAll, setFields, updateItem } from './client.js';
+import { itemReader, listOf, nullable, number, oneOf, record, string } from './items.js';
 
-export type ReportStatus = 'running' | 'completed' | 'failed';
+const REPORT_STATUSES = ['running', 'completed', 'failed'] as const;
+export type ReportStatus = (typeof REPORT_STATUSES)[number];
 
 export interface FleetSummary {
   total_clusters: number;
@@ -50,7 +52,36 @@ export interface PatrolReport {
 }
 
 const key = (id: string) => ({ pk: `REPORT#${id}`, sk: 'REPORT' });
-const strip = ({ pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, worker_id: _w, ...rest }: Record<string, unknown>) => rest as unknown as PatrolReport;
+const readReport = itemReader<PatrolReport>({
+  report_id: string,
+  created_at: string,
+  report_type: string,
+  status: oneOf(REPORT_STATUSES),
+  triggered_by: string,
+  model: string,
+  input_tokens: number,
+  output_tokens: number,
+  total_tokens: number,
+  cost_usd: number,
+  duration_seconds: number,
+  tool_rounds: number,
+  fleet_narrative: string,
+  flagged_count: number,
+  fleet_summary_parsed: nullable(record<FleetSummary>({ total_clusters: number, critical: number, warning: number, healthy: number, headline: string })),
+  clusters_flagged_parsed: listOf(
+    record<FlaggedCluster>({
+      cluster_id: string,
+      cluster_name: string,
+      customer_name: string,
+      severity: oneOf(['Critical', 'Warning']),
+      reason: string,
+      recommended_action: string,
+    }),
+  ),
+  customer_summaries_parsed: listOf(record<CustomerSummary>({ customer_name: string, clusters: number, flagged: number, summary: string })),
+  error: nullable(string),
+  finished_at: nullable(string),
+});
 
 /** A new report, `running`; fails (ConditionFailed) if the id exists. */
 export async function createReport(report: Pick<PatrolReport, 'report_id' | 'report_type' | 'triggered_by'>, now = new Date()): Promise<PatrolReport> {
@@ -111,7 +142,7 @@ export async function claimReport(reportId: string, workerId: string): Promise<v
 
 export async function getReport(reportId: string): Promise<PatrolReport | undefined> {
   const item = await getItem('patrol', key(reportId), true);
-  return item ? strip(item) : undefined;
+  return item ? readReport(item) : undefined;
 }
 
 /** Reports created at or after `since`, newest first. */
@@ -122,5 +153,5 @@ export async function listReportsSince(since: Date): Promise<PatrolReport[]> {
     ExpressionAttributeValues: { ':pk': 'REPORTS', ':since': since.toISOString() },
     ScanIndexForward: false,
   });
-  return items.map(strip);
+  return items.map(readReport);
 }
