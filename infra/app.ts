@@ -3,7 +3,11 @@
 // offline without credentials; `cdk deploy` picks the account and region.
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { ensureConsoleBuilt } from './console.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from './fleet-health-stack.js';
+
+// The SPA bucket's content is the console's build: made here when missing or older than its sources.
+await ensureConsoleBuilt((line) => console.error(line));
 
 const app = new App();
 const props = fleetHealthPropsFromContext(app);

@@ -7,6 +7,7 @@ import { build } from 'esbuild';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { WORKERS } from '../shared/workers.js';
 import { BUNDLE, REPO_ROOT, copyRuleDefaults, emitRuntimeAssets, esbuildOptions, functionNames } from './bundling.js';
+import { buildConsole, CONSOLE_OUT, FIRST_LOAD_BUDGET_KB, firstLoad } from './console.js';
 
 /** Route-group bundles load on the cold start of an API request: keep them small. */
 const ROUTE_GROUP_BUDGET_KB = 500;
@@ -67,5 +68,18 @@ if (missing.length > 0) {
 }
 if (over.length > 0) {
   console.error(`route-group bundles over budget: ${over.map((r) => `${r.name} (${r.kb.toFixed(1)} > ${budgetOf(r.name)} KB)`).join(', ')}`);
+  process.exitCode = 1;
+}
+
+// The operator console: one Vite build; its first load (HTML, entry script, preloads, styles) within budget.
+const consoleStarted = performance.now();
+await buildConsole({ quiet: true });
+const load = firstLoad();
+console.log(
+  `\nconsole in ${((performance.now() - consoleStarted) / 1000).toFixed(1)} s: ${relative(REPO_ROOT, CONSOLE_OUT)}; ` +
+    `first load ${load.gzipKb.toFixed(1)} KB gzip (budget ${FIRST_LOAD_BUDGET_KB} KB): ${load.files.map((f) => `${f.path} ${f.gzipKb.toFixed(1)}`).join(', ')}`,
+);
+if (load.gzipKb > FIRST_LOAD_BUDGET_KB) {
+  console.error(`the console's first load is over budget: ${load.gzipKb.toFixed(1)} > ${FIRST_LOAD_BUDGET_KB} KB gzip`);
   process.exitCode = 1;
 }

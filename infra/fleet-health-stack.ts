@@ -2,6 +2,7 @@
 // route group (shared/routes) and per worker (shared/workers.ts), the HTTP API built
 // from the route table, schedules, and the SPA behind CloudFront. The stack loops
 // over those declarations; nothing here repeats a route, a table or a grant.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CfnElement, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -25,7 +26,7 @@ import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
 import { type InvocableWorker, WORKER_FUNCTION_ENV } from '../shared/config/worker-functions.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../shared/workers.js';
-import { REPO_ROOT } from './bundling.js';
+import { CONSOLE_OUT } from './console.js';
 import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
 import type { FleetHealthStackProps } from './stack-props.js';
 import { GroupFunction } from './constructs/group-function.js';
@@ -393,12 +394,15 @@ export class FleetHealthStack extends Stack {
   }
 
   /**
-   * Copies infra/web to the site bucket. The deployment Lambda gets an explicit role with exactly the calls the
+   * Copies the console's build (dist/web) to the site bucket. The deployment Lambda gets an explicit role with exactly the calls the
    * handler makes (the construct's own grants would add s3:GetObject*, s3:List*, s3:DeleteObject*, s3:Abort* and a
    * cloudfront:* on every distribution).
    */
   private deploySite(siteBucket: s3.Bucket, distribution: cloudfront.Distribution): void {
-    const site = new Asset(this, 'SiteContent', { path: join(REPO_ROOT, 'infra', 'web') });
+    // The console's build (infra/console.ts): app.ts and the tests build it first when it is missing or stale.
+    if (!existsSync(join(CONSOLE_OUT, 'index.html')))
+      throw new Error('dist/web/index.html is missing: build the console first (npm run build, or ensureConsoleBuilt())');
+    const site = new Asset(this, 'SiteContent', { path: CONSOLE_OUT });
     const deployLogs = new logs.LogGroup(this, 'SiteDeploymentLogs', {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,

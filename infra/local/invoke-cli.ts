@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { readLocalSettings } from './settings.js';
 import { declaredFunctions } from './functions.js';
-import { RUNTIME_FILE, useLocalEnvironment, type RuntimeInfo } from './service.js';
+import { RUNTIME_FILE, applyLocalEnvironment, type RuntimeInfo } from './service.js';
 
 const usage = `usage: npm run invoke -- <function> [payload.json | -]
   functions: ${declaredFunctions().join(', ')}
@@ -50,7 +50,7 @@ async function main(): Promise<number> {
     return 1;
   }
 
-  await useLocalEnvironment({ dataDir: resolve(dataDir), dynamoEndpoint: runtime.dynamoEndpoint, tablePrefix: runtime.tablePrefix });
+  await applyLocalEnvironment({ dataDir: resolve(dataDir), dynamoEndpoint: runtime.dynamoEndpoint, tablePrefix: runtime.tablePrefix });
   // Imported only now: the handlers read their settings from the environment.
   const { invokeLocal, registerLocalWorkers } = await import('./functions.js');
   const { localWorkersSettled } = await import('../../shared/worker-invoke.js');

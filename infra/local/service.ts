@@ -6,8 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { concernsOf, type ConfigConcern } from '../../shared/config/concerns.js';
@@ -16,12 +15,11 @@ import { createLogger } from '../../shared/log.js';
 import { ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
 import { localWorkersSettled } from '../../shared/worker-invoke.js';
 import { scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../../shared/workers.js';
+import { CONSOLE_OUT, ensureConsoleBuilt } from '../console.js';
 import { invokeLocal, registerLocalWorkers } from './functions.js';
 import { startLocalSchedules, type ScheduledJob } from './schedules.js';
 import { createLocalServer, loadGroupHandlers } from './server.js';
 import { ensureTables } from './tables.js';
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 export interface LocalServiceOptions {
   port: number;
@@ -102,7 +100,7 @@ export const DEFAULT_TABLE_PREFIX = 'fleet-health-local-';
  * endpoint, the table prefix, and the JWT key and ingest token kept under the
  * data folder. The service and `npm run invoke` both call it.
  */
-export async function useLocalEnvironment(at: { dataDir: string; dynamoEndpoint: string; tablePrefix: string }): Promise<void> {
+export async function applyLocalEnvironment(at: { dataDir: string; dynamoEndpoint: string; tablePrefix: string }): Promise<void> {
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_DYNAMODB: at.dynamoEndpoint,
     AWS_REGION: process.env.AWS_REGION ?? 'local',
@@ -155,7 +153,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   try {
     const tablePrefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
-    await useLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
+    await applyLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
 
     const client = localClient(endpoint);
     await ensureTables(client, tablePrefix);
@@ -170,7 +168,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     if ((options.demoClusters ?? 0) > 0 && (await fleetIsEmpty())) demo = await loadDemoFleet(options.demoClusters!);
 
     await registerLocalWorkers();
-    const server = createLocalServer({ handlers: await loadGroupHandlers(), webRoot: join(repoRoot, 'infra', 'web') });
+    await ensureConsoleBuilt((line) => log.info(line));
+    const server = createLocalServer({ handlers: await loadGroupHandlers(), webRoot: CONSOLE_OUT });
     await new Promise<void>((resolveListen, reject) => {
       server.once('error', reject);
       server.listen(options.port, '127.0.0.1', () => resolveListen());

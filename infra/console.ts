@@ -1,0 +1,59 @@
+// The operator console (source in infra/web/) as the stack deploys it and the
+// local server serves it: a Vite build into dist/web. `npm run build` builds it
+// with the Lambda bundles and checks the first load's size; `npm start` and the
+// CDK app build it when it is missing or older than its sources.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { REPO_ROOT } from './bundling.js';
+
+export const CONSOLE_SOURCE = join(REPO_ROOT, 'infra', 'web');
+export const CONSOLE_OUT = join(REPO_ROOT, 'dist', 'web');
+/** The first load (entry HTML's scripts, modulepreloads and styles), gzipped: the issue's budget. */
+export const FIRST_LOAD_BUDGET_KB = 200;
+
+const newest = (dir: string): number =>
+  readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) return latest;
+    const path = join(dir, entry.name);
+    return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }, 0);
+
+/** True when dist/web is missing or older than any console source (infra/web, or the route table its types come from). */
+export function consoleIsStale(): boolean {
+  let built: number;
+  try {
+    built = statSync(join(CONSOLE_OUT, 'index.html')).mtimeMs;
+  } catch {
+    return true;
+  }
+  return Math.max(newest(CONSOLE_SOURCE), newest(join(REPO_ROOT, 'shared', 'routes'))) > built;
+}
+
+/** Builds the console with Vite (its config: infra/web/vite.config.ts). */
+export async function buildConsole(options: { quiet?: boolean } = {}): Promise<void> {
+  const { build } = await import('vite');
+  await build({ configFile: join(CONSOLE_SOURCE, 'vite.config.ts'), logLevel: options.quiet ? 'warn' : 'info' });
+}
+
+export async function ensureConsoleBuilt(log: (line: string) => void = () => undefined): Promise<void> {
+  if (!consoleIsStale()) return;
+  log('building the console (infra/web → dist/web)…');
+  await buildConsole({ quiet: true });
+}
+
+export interface FirstLoad {
+  files: { path: string; gzipKb: number }[];
+  gzipKb: number;
+}
+
+/** What a browser fetches before the first page renders: index.html and the scripts and styles it names. */
+export function firstLoad(): FirstLoad {
+  const html = readFileSync(join(CONSOLE_OUT, 'index.html'), 'utf8');
+  const refs = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+  const files = [join(CONSOLE_OUT, 'index.html'), ...new Set(refs.map((r) => join(CONSOLE_OUT, r)))].map((path) => ({
+    path: relative(CONSOLE_OUT, path),
+    gzipKb: gzipSync(readFileSync(path)).length / 1024,
+  }));
+  return { files, gzipKb: files.reduce((sum, f) => sum + f.gzipKb, 0) };
+}

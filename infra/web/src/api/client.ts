@@ -1,0 +1,109 @@
+// Calls to the API: one typed `endpoint` per route (its path checked against the
+// route table by the compiler), the session's bearer token, and problem+json
+// errors turned into ApiProblem with the server's `detail`.
+import type { Accepted, Answer, BodyOf, GroupName, MethodOf, ParamsOf, PathOf, QueryOf, RouteName } from './types';
+
+export interface Endpoint<G extends GroupName, R extends RouteName<G>> {
+  readonly method: MethodOf<G, R>;
+  readonly path: PathOf<G, R>;
+  /** Phantom: carries the route's types. */
+  readonly route?: [G, R];
+}
+
+/** Declares the console's use of a route; `method` and `path` must be the route table's, or the typecheck fails. */
+export const endpoint = <G extends GroupName, R extends RouteName<G>>(method: MethodOf<G, R>, path: PathOf<G, R>): Endpoint<G, R> => ({ method, path });
+
+/** A problem+json answer (or a network failure, status 0). */
+export class ApiProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+    readonly body: Record<string, unknown> = {},
+    readonly headers?: Headers,
+  ) {
+    super(detail || title);
+    this.name = 'ApiProblem';
+  }
+}
+
+type Request<G extends GroupName, R extends RouteName<G>> = {
+  params?: ParamsOf<G, R>;
+  query?: QueryOf<G, R>;
+  body?: BodyOf<G, R>;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+};
+
+let tokenSource: () => string | null = () => null;
+let onUnauthorized: (problem: ApiProblem) => void = () => undefined;
+
+/** The session registers where the token comes from and what a 401 does (back to sign-in). */
+export function configureClient(options: { token: () => string | null; unauthorized: (problem: ApiProblem) => void }): void {
+  tokenSource = options.token;
+  onUnauthorized = options.unauthorized;
+}
+
+/** `/api/issues/{issue_id}` with `{issue_id: 'a b'}` → `/api/issues/a%20b`, plus the query string (arrays repeat the key). */
+export function urlOf(path: string, params?: object, query?: object): string {
+  const filled = path.replace(/\{([^}+]+)\+?\}/g, (_, name: string) => encodeURIComponent(String((params as Record<string, unknown>)?.[name] ?? '')));
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value === undefined || value === null || value === '') continue;
+    for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
+  }
+  const qs = search.toString();
+  return qs ? `${filled}?${qs}` : filled;
+}
+
+export interface Sent<T> {
+  status: number;
+  data: T;
+  headers: Headers;
+}
+
+/** Sends the request; resolves with the status and JSON for 2xx, rejects with ApiProblem otherwise. */
+export async function send<G extends GroupName, R extends RouteName<G>>(
+  ep: Endpoint<G, R>,
+  request: Request<G, R> = {},
+): Promise<Sent<Answer<G, R> | Accepted<G, R>>> {
+  const token = tokenSource();
+  const headers: Record<string, string> = { Accept: 'application/json', ...request.headers };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (request.body !== undefined) headers['Content-Type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(urlOf(ep.path, request.params as object | undefined, request.query as object | undefined), {
+      method: ep.method,
+      headers,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      signal: request.signal,
+    });
+  } catch (error) {
+    if ((error as Error).name === 'AbortError') throw error;
+    throw new ApiProblem(0, 'Network error', 'The service did not answer. Check your connection and try again.');
+  }
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  if (response.ok) return { status: response.status, data: body as Answer<G, R>, headers: response.headers };
+  const problem = (body ?? {}) as Record<string, unknown>;
+  const error = new ApiProblem(
+    response.status,
+    typeof problem.title === 'string' ? problem.title : response.statusText,
+    typeof problem.detail === 'string' ? problem.detail : `The service answered ${response.status}.`,
+    problem,
+    response.headers,
+  );
+  if (response.status === 401 && token) onUnauthorized(error);
+  throw error;
+}
+
+/** GET and the like: the 200 answer. */
+export async function call<G extends GroupName, R extends RouteName<G>>(ep: Endpoint<G, R>, request: Request<G, R> = {}): Promise<Answer<G, R>> {
+  return (await send(ep, request)).data as Answer<G, R>;
+}

@@ -1,0 +1,72 @@
+// The frame around every signed-in page: navigation, who is signed in, sign-out,
+// and the light/dark switch (the system's choice until the user picks one).
+import { type ReactNode, useEffect, useState } from 'react';
+import { NavLink } from 'react-router';
+import { useSession } from '../session';
+
+const NAV = [
+  { to: '/', label: 'Fleet', end: true },
+  { to: '/health', label: 'Health' },
+  { to: '/risk', label: 'Risk' },
+  { to: '/critical', label: 'Critical' },
+  { to: '/analysis', label: 'Analysis' },
+  { to: '/issues', label: 'Alert issues' },
+];
+
+type Theme = 'light' | 'dark' | 'system';
+const THEME_KEY = 'fleet-health.theme';
+
+function useTheme(): [Theme, (t: Theme) => void] {
+  const [theme, setTheme] = useState<Theme>(() => (localStorage.getItem(THEME_KEY) as Theme | null) ?? 'system');
+  useEffect(() => {
+    if (theme === 'system') document.documentElement.removeAttribute('data-theme');
+    else document.documentElement.setAttribute('data-theme', theme);
+    localStorage.setItem(THEME_KEY, theme);
+  }, [theme]);
+  return [theme, setTheme];
+}
+
+export function Shell({ children }: { children: ReactNode }) {
+  const { user, signOut } = useSession();
+  const [theme, setTheme] = useTheme();
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <span className="brand">Fleet Health</span>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map((item) => (
+              <li key={item.to}>
+                <NavLink to={item.to} end={item.end}>
+                  {item.label}
+                </NavLink>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="account">
+          <label>
+            <span className="visually-hidden">Theme</span>
+            <select value={theme} onChange={(e) => setTheme(e.target.value as Theme)}>
+              <option value="system">System theme</option>
+              <option value="light">Light</option>
+              <option value="dark">Dark</option>
+            </select>
+          </label>
+          <span className="who" title={user?.email}>
+            {user?.name || user?.username} · {user?.role}
+          </span>
+          <button type="button" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  );
+}

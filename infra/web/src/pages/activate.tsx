@@ -1,0 +1,83 @@
+// The invitation link, /activate?token=…: the new user sets a password (at least
+// 8 characters, said inline) and is signed in.
+import { type FormEvent, useState } from 'react';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import { ApiProblem, call, endpoint } from '../api/client';
+import { useSession } from '../session';
+
+const activate = endpoint<'auth', 'activate'>('POST', '/api/auth/activate');
+const MIN = 8;
+
+export default function Activate() {
+  const [params] = useSearchParams();
+  const token = params.get('token') ?? '';
+  const { signIn } = useSession();
+  const navigate = useNavigate();
+  const [password, setPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const tooShort = password.length > 0 && password.length < MIN;
+  const mismatch = repeat.length > 0 && repeat !== password;
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (password.length < MIN || password !== repeat) return;
+    setBusy(true);
+    setError(null);
+    try {
+      signIn(await call(activate, { body: { token, password } }));
+      navigate('/', { replace: true });
+    } catch (e) {
+      setError(e instanceof ApiProblem ? e.detail : 'Activation failed.');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main className="auth-page" id="main">
+      <form className="card auth-card" onSubmit={submit} aria-labelledby="activate-title" noValidate>
+        <h1 id="activate-title">Activate your account</h1>
+        {!token ? (
+          <p className="error" role="alert">
+            This link has no invitation token. Open the link from your invitation mail, or ask an admin for a new invitation. <Link to="/sign-in">Sign in</Link>
+          </p>
+        ) : (
+          <>
+            <p className="muted">Choose a password to finish your invitation.</p>
+            <label>
+              New password
+              <input
+                type="password"
+                autoComplete="new-password"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+                aria-invalid={tooShort}
+                aria-describedby="password-rule"
+                required
+                minLength={MIN}
+              />
+            </label>
+            <p id="password-rule" className={tooShort ? 'error' : 'muted'}>
+              At least {MIN} characters{tooShort ? ` (${MIN - password.length} more)` : ''}.
+            </p>
+            <label>
+              Repeat it
+              <input type="password" autoComplete="new-password" value={repeat} onChange={(e) => setRepeat(e.target.value)} aria-invalid={mismatch} required />
+            </label>
+            {mismatch && <p className="error">The two passwords differ.</p>}
+            {error && (
+              <p className="error" role="alert">
+                {error}
+              </p>
+            )}
+            <button type="submit" className="primary" disabled={busy || password.length < MIN || password !== repeat}>
+              {busy ? 'Activating…' : 'Activate and sign in'}
+            </button>
+          </>
+        )}
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,4 @@
+// Placeholder until its page is written (this session's work in progress).
+export default function Page() {
+  return <h1>cluster</h1>;
+}

@@ -1,0 +1,76 @@
+// Sign-in: username and password. Wrong credentials, the lockout (429 with
+// Retry-After) and an unreachable service are each said as such.
+import { type FormEvent, useState } from 'react';
+import { Navigate, useNavigate, useSearchParams } from 'react-router';
+import { ApiProblem, call, endpoint } from '../api/client';
+import { useSession } from '../session';
+
+const login = endpoint<'auth', 'login'>('POST', '/api/auth/login');
+
+/** Only a path of this console: never another origin. */
+export const safeNext = (next: string | null) => (next?.startsWith('/') && !next.startsWith('//') ? next : '/');
+
+function describe(error: unknown): string {
+  if (!(error instanceof ApiProblem)) return 'Sign-in failed.';
+  if (error.status === 429) {
+    const after = Number(error.headers?.get('Retry-After'));
+    const wait = Number.isFinite(after) && after > 0 ? ` Try again in ${Math.ceil(after / 60)} minute${after > 60 ? 's' : ''}.` : '';
+    return `Too many attempts for this account: it is locked for now.${wait}`;
+  }
+  if (error.status === 401) return 'Wrong username or password.';
+  return error.detail;
+}
+
+export default function SignIn() {
+  const { user, signIn, notice } = useSession();
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (user) return <Navigate to={safeNext(params.get('next'))} replace />;
+
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setBusy(true);
+    setError(null);
+    try {
+      signIn(await call(login, { body: { username: String(form.get('username')), password: String(form.get('password')) } }));
+      navigate(safeNext(params.get('next')), { replace: true });
+    } catch (e) {
+      setError(describe(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main className="auth-page" id="main">
+      <form className="card auth-card" onSubmit={submit} aria-labelledby="sign-in-title">
+        <h1 id="sign-in-title">Fleet Health</h1>
+        <p className="muted">Sign in to watch the fleet.</p>
+        {notice && (
+          <p className="notice" role="status">
+            {notice}
+          </p>
+        )}
+        <label>
+          Username
+          <input name="username" autoComplete="username" required />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autoComplete="current-password" required />
+        </label>
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}
