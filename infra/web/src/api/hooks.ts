@@ -1,0 +1,32 @@
+// Data fetching for pages: TanStack Query over the typed endpoints, keyed by the
+// route and its request, so pages share answers and refetch on focus.
+import { type UseQueryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type ApiProblem, call, type Endpoint } from './client';
+import type { Answer, BodyOf, GroupName, ParamsOf, QueryOf, RouteName } from './types';
+
+type Options<T> = Omit<UseQueryOptions<T, ApiProblem>, 'queryKey' | 'queryFn'>;
+
+/** GET a route: `useApi(scores, { query: { tier: 'S' } })`. */
+export function useApi<G extends GroupName, R extends RouteName<G>>(
+  ep: Endpoint<G, R>,
+  request: { params?: ParamsOf<G, R>; query?: QueryOf<G, R> } = {},
+  options: Options<Answer<G, R>> = {},
+) {
+  return useQuery<Answer<G, R>, ApiProblem>({
+    queryKey: [ep.method, ep.path, request.params ?? null, request.query ?? null],
+    queryFn: ({ signal }) => call(ep, { ...request, signal }),
+    ...options,
+  });
+}
+
+/** POST/PATCH a route; afterwards every cached answer under `invalidates` (path prefixes) is refetched. */
+export function useApiMutation<G extends GroupName, R extends RouteName<G>>(ep: Endpoint<G, R>, invalidates: string[] = []) {
+  const client = useQueryClient();
+  return useMutation<Answer<G, R>, ApiProblem, { params?: ParamsOf<G, R>; body?: BodyOf<G, R>; headers?: Record<string, string> }>({
+    mutationFn: (request) => call(ep, request),
+    onSuccess: () =>
+      client.invalidateQueries({
+        predicate: (q) => invalidates.some((prefix) => String(q.queryKey[1] ?? '').startsWith(prefix)),
+      }),
+  });
+}

@@ -1,0 +1,43 @@
+// Filters, sorting and paging kept in the URL's query string, so a link (or a
+// reload) reproduces the view. Defaults are left out of the URL.
+import { useCallback, useMemo } from 'react';
+import { useSearchParams } from 'react-router';
+
+export type UrlValues<K extends string> = Record<K, string | string[]>;
+
+/**
+ * `const [filters, setFilters] = useUrlState({ q: '', tier: [] as string[], page: '1' })`: a string default is a
+ * single value, an array default a repeated key (`?tier=S&tier=A`). Setting a filter replaces the history entry.
+ * Pass the defaults as a module-level constant (they are a memo dependency).
+ */
+export function useUrlState<K extends string>(defaults: UrlValues<K>): [UrlValues<K>, (changes: Partial<UrlValues<K>>) => void] {
+  const [params, setParams] = useSearchParams();
+  const values = useMemo(() => {
+    const out = {} as UrlValues<K>;
+    for (const key of Object.keys(defaults) as K[]) {
+      const fallback = defaults[key];
+      out[key] = Array.isArray(fallback) ? (params.getAll(key).length ? params.getAll(key) : fallback) : (params.get(key) ?? fallback);
+    }
+    return out;
+  }, [params, defaults]);
+  const update = useCallback(
+    (changes: Partial<UrlValues<K>>) =>
+      setParams(
+        (previous) => {
+          const next = new URLSearchParams(previous);
+          for (const [key, value] of Object.entries(changes) as [K, string | string[] | undefined][]) {
+            next.delete(key);
+            const fallback = defaults[key];
+            if (value === undefined) continue;
+            if (Array.isArray(value)) {
+              if (JSON.stringify(value) !== JSON.stringify(fallback)) for (const v of value) next.append(key, v);
+            } else if (value !== fallback) next.set(key, value);
+          }
+          return next;
+        },
+        { replace: true },
+      ),
+    [setParams, defaults],
+  );
+  return [values, update];
+}
