@@ -1,0 +1,157 @@
+/// <reference types="vite/client" />
+// A small line chart over uPlot. uPlot and its CSS are imported when the first chart
+// mounts, so they stay out of the first load (and out of pages that do not chart).
+// The canvas is decorative for assistive technology: the figure has a caption, a
+// one-line summary (latest, min and max per series) and a visually hidden table of
+// every point, so screen readers and text browsers get the same data.
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import type uPlot from 'uplot';
+
+export interface LineSeries {
+  /** Legend and table-column name. */
+  label: string;
+  /** One value per x; null leaves a gap. */
+  values: readonly (number | null)[];
+  /** CSS colour; defaults to a palette that reads in light and dark themes. */
+  color?: string;
+}
+
+export interface LineChartProps {
+  /** The figure's caption and the chart's accessible name. */
+  title: string;
+  /** x values as Unix seconds (uPlot's time scale), ascending. */
+  x: readonly number[];
+  series: readonly LineSeries[];
+  /** Plot height in CSS pixels (default 180); the width follows the container. */
+  height?: number;
+  /** Appended to values in the summary, table and tooltip legend, e.g. '%' or ' ms'. */
+  unit?: string;
+  /** Overrides the generated one-line summary under the caption. */
+  summary?: string;
+  /** Formats x for the table (default: the date, e.g. 2024-05-01). */
+  formatX?: (t: number) => string;
+  /** Formats values for the summary and table (default: up to 2 decimals). */
+  formatY?: (v: number) => string;
+  className?: string;
+}
+
+const PALETTE = ['#0b72d9', '#d9480f', '#2b8a3e', '#ae3ec9', '#e67700', '#1098ad'];
+
+const defaultX = (t: number) => new Date(t * 1000).toISOString().slice(0, 10);
+const defaultY = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(2).replace(/\.?0+$/, ''));
+
+type UPlotModule = typeof uPlot;
+let loading: Promise<UPlotModule> | undefined;
+/** uPlot and its stylesheet, imported once on first use. */
+function loadUPlot(): Promise<UPlotModule> {
+  loading ??= Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(([m]) => m.default);
+  return loading;
+}
+
+function cssVar(el: Element, name: string, fallback: string): string {
+  return getComputedStyle(el).getPropertyValue(name).trim() || fallback;
+}
+
+export function describe(series: readonly LineSeries[], fmt: (v: number) => string, unit = ''): string {
+  return series
+    .map((s) => {
+      const vals = s.values.filter((v): v is number => v != null && Number.isFinite(v));
+      if (vals.length === 0) return `${s.label}: no data`;
+      const last = vals[vals.length - 1] as number;
+      return `${s.label}: latest ${fmt(last)}${unit}, min ${fmt(Math.min(...vals))}${unit}, max ${fmt(Math.max(...vals))}${unit}`;
+    })
+    .join('; ');
+}
+
+export function LineChart({ title, x, series, height = 180, unit = '', summary, formatX = defaultX, formatY = defaultY, className }: LineChartProps) {
+  const id = useId();
+  const host = useRef<HTMLDivElement>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+  const text = useMemo(() => summary ?? describe(series, formatY, unit), [summary, series, formatY, unit]);
+
+  useEffect(() => {
+    const el = host.current;
+    if (!el) return;
+    let plot: uPlot | undefined;
+    let observer: ResizeObserver | undefined;
+    let cancelled = false;
+    loadUPlot()
+      .then((UPlot) => {
+        if (cancelled) return;
+        const axisStroke = cssVar(el, '--muted', '#59636e');
+        const grid = cssVar(el, '--border', '#d0d7de');
+        const axis = { stroke: axisStroke, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+        const opts: uPlot.Options = {
+          width: Math.max(el.clientWidth, 200),
+          height,
+          legend: { show: series.length > 1 },
+          cursor: { drag: { x: false, y: false } },
+          scales: { x: { time: true } },
+          axes: [axis, { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => `${formatY(t)}${unit}`) }],
+          series: [
+            { value: (_u, t) => (t == null ? '' : formatX(t)) },
+            ...series.map((s, i) => ({
+              label: s.label,
+              stroke: s.color ?? PALETTE[i % PALETTE.length],
+              width: 2,
+              points: { show: x.length <= 31, size: 5 },
+              spanGaps: false,
+              value: (_u: uPlot, v: number | null) => (v == null ? '–' : `${formatY(v)}${unit}`),
+            })),
+          ],
+        };
+        const data = [Array.from(x), ...series.map((s) => Array.from(s.values))] as uPlot.AlignedData;
+        plot = new UPlot(opts, data, el);
+        observer = new ResizeObserver(() => plot?.setSize({ width: Math.max(el.clientWidth, 200), height }));
+        observer.observe(el);
+      })
+      .catch((e: unknown) => {
+        if (!cancelled) setFailed(e instanceof Error ? e.message : String(e));
+      });
+    return () => {
+      cancelled = true;
+      observer?.disconnect();
+      plot?.destroy();
+    };
+  }, [x, series, height, unit, formatX, formatY]);
+
+  return (
+    <figure className={['line-chart', className].filter(Boolean).join(' ')} aria-labelledby={`${id}-c`}>
+      <figcaption id={`${id}-c`}>{title}</figcaption>
+      <p className="line-chart-summary" id={`${id}-s`}>
+        {text}
+      </p>
+      {failed ? (
+        <p className="state problem" role="alert">
+          The chart could not be drawn ({failed}); the values are in the table below.
+        </p>
+      ) : (
+        <div ref={host} className="line-chart-plot" style={{ minHeight: height }} aria-hidden="true" />
+      )}
+      <table className={failed ? 'line-chart-table' : 'visually-hidden'}>
+        <caption>{title}: values</caption>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            {series.map((s) => (
+              <th scope="col" key={s.label}>
+                {s.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {x.map((t, i) => (
+            <tr key={t}>
+              <th scope="row">{formatX(t)}</th>
+              {series.map((s) => {
+                const v = s.values[i];
+                return <td key={s.label}>{v == null ? '–' : `${formatY(v)}${unit}`}</td>;
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </figure>
+  );
+}
