@@ -4,7 +4,7 @@
 // own carry the run's request_id, correlation_id and cold_start; a run the API
 // trigger starts carries the triggering request's correlation id (passed in
 // the asynchronous invoke event by shared/worker-invoke.ts).
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
   Object.assign(process.env, {
@@ -23,35 +23,11 @@ import { handler as patrolWorker } from '../../functions/patrol-worker.js';
 import { lambdaContext } from '../../infra/local/functions.js';
 import { localWorkersSettled, registerLocalWorker } from '../../shared/worker-invoke.js';
 import { apiEvent } from '../support/events.js';
+import { captureLogLines, type LogLine } from '../support/log-lines.js';
 import { useTestTables } from '../support/dynamo.js';
 import { userToken, useTestJwtSecret } from '../support/tokens.js';
 
-type Line = Record<string, unknown>;
-
-/** Captures every JSON line written to stdout and stderr until `stop`. */
-function captureLines() {
-  const chunks: string[] = [];
-  const keep = (chunk: string | Uint8Array) => chunks.push(String(chunk)) > 0;
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation(keep);
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation(keep);
-  return {
-    stop(): Line[] {
-      out.mockRestore();
-      err.mockRestore();
-      return chunks
-        .join('')
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Line);
-    },
-  };
-}
-
-let capture: ReturnType<typeof captureLines> | undefined;
-afterEach(() => {
-  capture?.stop();
-  capture = undefined;
-});
+type Line = LogLine;
 
 beforeAll(async () => {
   await useTestTables();
@@ -71,7 +47,7 @@ const domainLine = (lines: Line[], requestId: string) => lines.find((l) => l.mod
 
 describe('the log context of a worker run', () => {
   it('is on the worker’s line and on a domain module’s line, with the event’s correlation id and cold start', async () => {
-    capture = captureLines();
+    const capture = captureLogLines();
     const first = await runWorker({ report_type: 'on_demand', triggered_by: 'cli-user', correlation_id: 'cli-run-42' });
     const second = await runWorker({ report_type: 'on_demand', triggered_by: 'cli-user', correlation_id: 'cli-run-43' });
     const lines = capture.stop();
@@ -98,7 +74,7 @@ describe('the log context of a worker run', () => {
   });
 
   it('falls back to the run’s request id (a scheduled run) or the report id, never a malformed value', async () => {
-    capture = captureLines();
+    const capture = captureLogLines();
     const scheduled = await runWorker({ report_type: 'scheduled' });
     const malformed = await runWorker({ report_type: 'scheduled', correlation_id: 'not a valid id' });
     const reportId = randomUUID();
@@ -124,7 +100,7 @@ describe('the log context of a worker run', () => {
       body: JSON.stringify({ report_type: 'on_demand' }),
     });
     const requestId = event.requestContext.requestId;
-    capture = captureLines();
+    const capture = captureLogLines();
     const answer = (await patrolApi(event, lambdaContext('patrol', requestId))) as { statusCode: number; headers: Record<string, string> };
     await localWorkersSettled();
     const lines = capture.stop();
@@ -142,7 +118,7 @@ describe('the log context of a worker run', () => {
 
   it('keeps concurrent runs apart', async () => {
     const ids = ['run-a', 'run-b', 'run-c', 'run-d'];
-    capture = captureLines();
+    const capture = captureLogLines();
     const runs = await Promise.all(ids.map((id) => runWorker({ report_type: 'on_demand', triggered_by: 'cli-user', correlation_id: id })));
     const lines = capture.stop();
 

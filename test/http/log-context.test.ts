@@ -5,7 +5,7 @@
 // correlation_id, cold_start and function context; concurrent requests keep
 // their own ids; x-correlation-id is echoed when well formed and replaced
 // when not.
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
   process.env.LOG_LEVEL = 'info';
@@ -16,34 +16,10 @@ import { randomUUID } from 'node:crypto';
 import { handler } from '../../functions/ingest.js';
 import { lambdaContext } from '../../infra/local/functions.js';
 import { apiEvent } from '../support/events.js';
+import { captureLogLines, type LogLine } from '../support/log-lines.js';
 import { useTestTables } from '../support/dynamo.js';
 
-type Line = Record<string, unknown>;
-
-/** Captures every JSON line written to stdout and stderr until `stop`. */
-function captureLines() {
-  const chunks: string[] = [];
-  const keep = (chunk: string | Uint8Array) => chunks.push(String(chunk)) > 0;
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation(keep);
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation(keep);
-  return {
-    stop(): Line[] {
-      out.mockRestore();
-      err.mockRestore();
-      return chunks
-        .join('')
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Line);
-    },
-  };
-}
-
-let capture: ReturnType<typeof captureLines> | undefined;
-afterEach(() => {
-  capture?.stop();
-  capture = undefined;
-});
+type Line = LogLine;
 
 beforeAll(async () => {
   await useTestTables();
@@ -76,7 +52,7 @@ const domainLine = (lines: Line[], requestId: string) => lines.find((l) => l.mod
 
 describe('the log context of a request', () => {
   it('is on the request line and on a domain module’s line, with the Lambda context and cold start', async () => {
-    capture = captureLines();
+    const capture = captureLogLines();
     const first = await ingest({ 'x-correlation-id': 'ui-7f3a:dashboard.refresh' });
     const second = await ingest({ 'x-correlation-id': 'ui-7f3a:dashboard.refresh' });
     const lines = capture.stop();
@@ -114,7 +90,7 @@ describe('the log context of a request', () => {
 
   it('uses the request id as correlation id when the header is absent, and replaces a malformed one', async () => {
     const malformed = ['has spaces', 'x'.repeat(129), '<script>', 'line\nbreak', ''];
-    capture = captureLines();
+    const capture = captureLogLines();
     const absent = await ingest();
     const refused = [];
     for (const value of malformed) refused.push(await ingest({ 'x-correlation-id': value }));
@@ -131,7 +107,7 @@ describe('the log context of a request', () => {
 
   it('keeps concurrent requests apart: each line carries its own request’s ids', async () => {
     const ids = Array.from({ length: 8 }, (_, i) => `concurrent-${i}`);
-    capture = captureLines();
+    const capture = captureLogLines();
     const runs = await Promise.all(ids.map((id) => ingest({ 'x-correlation-id': id })));
     const lines = capture.stop();
 
