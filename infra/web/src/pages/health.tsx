@@ -1,4 +1,351 @@
-// Placeholder until its page is written (this session's work in progress).
-export default function Page() {
-  return <h1>health</h1>;
+// Health: the metrics-only view of every cluster. KPIs, the scores (worst first)
+// with each dimension's value, score, status and thresholds on demand, the
+// enrichment (cluster type and region) that drives the type and region filters,
+// and, for admins only, a refresh that recomputes the scores.
+import { Fragment, useMemo, useState } from 'react';
+import { endpoint } from '../api/client';
+import { useApi, useApiMutation } from '../api/hooks';
+import type { Answer } from '../api/types';
+import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
+import { useUrlState } from '../components/url-state';
+import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
+import { ADMINS, useSession } from '../session';
+import '../components/views/views.css';
+import './health.css';
+
+const scoresEp = endpoint<'health', 'scores'>('GET', '/api/health/scores');
+const kpisEp = endpoint<'health', 'kpis'>('GET', '/api/health/kpis');
+const enrichmentEp = endpoint<'health', 'enrichment'>('GET', '/api/health/enrichment');
+const refreshEp = endpoint<'health', 'refresh'>('POST', '/api/health/refresh');
+
+type Score = Answer<'health', 'scores'>['scores'][number];
+type Dimension = Score['dimension_scores'][number];
+
+const FILTERS = { q: '', class: '', type: '', region: '', open: [] as string[] };
+const CLASSES = ['Critical', 'Warning', 'Healthy'];
+
+/** The engine writes "max over 7 days; green 100, yellow 500, red 1000 (higher is worse); status critical". */
+const DESCRIPTION = /^(.*?); green (\S+), yellow (\S+), red (\S+) \(([^)]*)\); status (\w+)$/;
+
+function parseDimension(d: Dimension) {
+  const m = DESCRIPTION.exec(d.description);
+  if (!m) return null;
+  return { over: m[1]!, green: m[2]!, yellow: m[3]!, red: m[4]!, direction: m[5]!, status: m[6]! };
+}
+
+function Kpis() {
+  const kpis = useApi(kpisEp);
+  if (kpis.isPending) return <Loading what="health KPIs" />;
+  if (kpis.isError) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
+  const k = kpis.data.kpis;
+  const tiles: [string, string, string?][] = [
+    ['Clusters', fmt(k.total_clusters)],
+    ['Healthy', fmt(k.healthy_count), 'healthy'],
+    ['Warning', fmt(k.warning_count), 'warning'],
+    ['Critical', fmt(k.critical_count), 'critical'],
+    ['Average score', fmt(k.avg_score)],
+    ['Average P99 latency', `${fmt(k.avg_p99_latency)} ms`],
+  ];
+  return (
+    <ul className="tiles health-kpis" aria-label="Health KPIs">
+      {tiles.map(([label, value, tone]) => (
+        <li className={`tile ${tone ?? ''}`} key={label}>
+          <div className="value">{value}</div>
+          <div className="label">{label}</div>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Dimensions({ score }: { score: Score }) {
+  return (
+    <div className="health-detail">
+      <table>
+        <caption className="visually-hidden">Dimensions of {score.cluster_name}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Dimension</th>
+            <th scope="col">Status</th>
+            <th scope="col" className="num">
+              Value
+            </th>
+            <th scope="col" className="num">
+              Score
+            </th>
+            <th scope="col" className="num">
+              Weight
+            </th>
+            <th scope="col">Thresholds (green · yellow · red)</th>
+            <th scope="col">Measured</th>
+          </tr>
+        </thead>
+        <tbody>
+          {score.dimension_scores.map((d) => {
+            const p = parseDimension(d);
+            return (
+              <tr key={d.name}>
+                <th scope="row">{d.name}</th>
+                <td>{p ? <Badge status={p.status} /> : '–'}</td>
+                <td className="num">{fmt(d.value)}</td>
+                <td className="num">{fmt(d.score)}</td>
+                <td className="num">{fmt(d.weight)}</td>
+                <td>
+                  {p ? (
+                    <>
+                      <span className="th-green">{p.green}</span> · <span className="th-yellow">{p.yellow}</span> · <span className="th-red">{p.red}</span>{' '}
+                      <span className="muted">({p.direction})</span>
+                    </>
+                  ) : (
+                    <span className="wrap-text">{d.description}</span>
+                  )}
+                </td>
+                <td className="muted">{p?.over ?? ''}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <div className="grid-2 health-why">
+        <section aria-label="Risk reasons">
+          <h3>Risk reasons</h3>
+          {score.risk_reasons.length ? (
+            <ul className="plain">
+              {score.risk_reasons.map((r) => (
+                <li key={r}>{r}</li>
+              ))}
+            </ul>
+          ) : (
+            <p className="muted">None: every dimension is green.</p>
+          )}
+        </section>
+        <section aria-label="Suggested actions">
+          <h3>Suggested actions</h3>
+          {score.suggested_actions.length ? (
+            <ul className="plain">
+              {score.suggested_actions.map((a) => (
+                <li key={a}>{a}</li>
+              ))}
+            </ul>
+          ) : (
+            <p className="muted">Nothing to do.</p>
+          )}
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function Refresh() {
+  const refresh = useApiMutation(refreshEp, ['/api/health']);
+  return (
+    <div className="health-refresh">
+      <button type="button" className="primary" disabled={refresh.isPending} onClick={() => refresh.mutate({})}>
+        {refresh.isPending ? 'Refreshing…' : 'Refresh scores'}
+      </button>
+      <span role="status" aria-live="polite" className="muted">
+        {refresh.isSuccess && `Recomputed ${refresh.data.scores.length} clusters.`}
+      </span>
+      {refresh.isError && <Problem error={refresh.error} />}
+    </div>
+  );
+}
+
+export default function HealthPage() {
+  const { can } = useSession();
+  const scores = useApi(scoresEp);
+  const enrichment = useApi(enrichmentEp);
+  const [filters, setFilters] = useUrlState(FILTERS);
+  const open = filters.open as string[];
+  const [showInventory, setShowInventory] = useState(false);
+
+  const byId = useMemo(() => new Map(enrichment.data?.clusters.map((c) => [c.cluster_id, c]) ?? []), [enrichment.data]);
+  const types = useMemo(() => uniqueSorted(enrichment.data?.clusters.map((c) => c.cluster_type) ?? []), [enrichment.data]);
+  const regions = useMemo(() => uniqueSorted(enrichment.data?.clusters.map((c) => c.region_name) ?? []), [enrichment.data]);
+
+  const rows = useMemo(
+    () =>
+      (scores.data?.scores ?? []).filter((s) => {
+        const e = byId.get(s.cluster_id);
+        return (
+          matches(filters.q as string, s.cluster_name, s.customer_name) &&
+          (!filters.class || s.classification === filters.class) &&
+          (!filters.type || (e?.cluster_type ?? s.cluster_type) === filters.type) &&
+          (!filters.region || (e?.region_name ?? s.region) === filters.region)
+        );
+      }),
+    [scores.data, byId, filters],
+  );
+
+  const toggle = (id: string) => setFilters({ open: open.includes(id) ? open.filter((o) => o !== id) : [...open, id] });
+
+  return (
+    <div className="health-page">
+      <div className="view-head">
+        <h1>Health</h1>
+        {can(...ADMINS) && <Refresh />}
+      </div>
+      <Stamp at={scores.data?.generated_at} source={scores.data?.source} />
+      <Kpis />
+
+      <section className="view-section" aria-labelledby="health-scores">
+        <h2 id="health-scores">Cluster health scores</h2>
+        <p className="muted view-note">Metrics only, worst first. Open a row for each dimension's status and thresholds.</p>
+        <search className="toolbar" aria-label="Filter health scores">
+          <SearchFilter value={filters.q as string} onChange={(q) => setFilters({ q })} />
+          <SelectFilter label="Classification" value={filters.class as string} options={CLASSES} onChange={(v) => setFilters({ class: v })} />
+          <SelectFilter label="Cluster type" value={filters.type as string} options={types} onChange={(v) => setFilters({ type: v })} />
+          <SelectFilter label="Region" value={filters.region as string} options={regions} onChange={(v) => setFilters({ region: v })} />
+          {(filters.q || filters.class || filters.type || filters.region) && (
+            <button type="button" onClick={() => setFilters({ q: '', class: '', type: '', region: '' })}>
+              Clear filters
+            </button>
+          )}
+        </search>
+        {scores.isPending ? (
+          <Loading what="health scores" />
+        ) : scores.isError ? (
+          <Problem error={scores.error} retry={() => void scores.refetch()} />
+        ) : scores.data.scores.length === 0 ? (
+          <Empty>No health scores yet. {HOW_DATA_ARRIVES}</Empty>
+        ) : (
+          <>
+            <Count shown={rows.length} total={scores.data.scores.length} what="clusters" />
+            {rows.length === 0 ? (
+              <Empty>No cluster matches these filters.</Empty>
+            ) : (
+              <div className="table-scroll">
+                <table className="health-table">
+                  <caption className="visually-hidden">Health score per cluster, worst first</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">
+                        <span className="visually-hidden">Dimensions</span>
+                      </th>
+                      <th scope="col">Cluster</th>
+                      <th scope="col">Customer</th>
+                      <th scope="col" className="num">
+                        Score
+                      </th>
+                      <th scope="col">Classification</th>
+                      <th scope="col">Risk level</th>
+                      <th scope="col">Top risk</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Region</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((s) => {
+                      const isOpen = open.includes(s.cluster_id);
+                      const e = byId.get(s.cluster_id);
+                      return (
+                        <Fragment key={s.cluster_id}>
+                          <tr className={isOpen ? 'open' : undefined}>
+                            <td>
+                              <button
+                                type="button"
+                                className="health-toggle"
+                                aria-expanded={isOpen}
+                                aria-controls={`dims-${s.cluster_id}`}
+                                onClick={() => toggle(s.cluster_id)}
+                              >
+                                <span aria-hidden="true">{isOpen ? '▾' : '▸'}</span>
+                                <span className="visually-hidden">Dimensions of {s.cluster_name}</span>
+                              </button>
+                            </td>
+                            <th scope="row">
+                              <ClusterLink id={s.cluster_id} name={s.cluster_name} />
+                            </th>
+                            <td>{s.customer_name}</td>
+                            <td className="num">{fmt(s.overall_score)}</td>
+                            <td>
+                              <Badge status={s.classification} />
+                            </td>
+                            <td>
+                              <Badge status={s.risk_level} />
+                            </td>
+                            <td>{s.top_risk}</td>
+                            <td>{e?.cluster_type ?? s.cluster_type}</td>
+                            <td>{e?.region_name ?? s.region}</td>
+                          </tr>
+                          {isOpen && (
+                            <tr className="health-detail-row" id={`dims-${s.cluster_id}`}>
+                              <td colSpan={9}>
+                                <Dimensions score={s} />
+                              </td>
+                            </tr>
+                          )}
+                        </Fragment>
+                      );
+                    })}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </>
+        )}
+      </section>
+
+      <section className="view-section" aria-labelledby="health-enrichment">
+        <h2 id="health-enrichment">Enrichment</h2>
+        <p className="muted view-note">Cluster type and region of every cluster, from the inventory.</p>
+        {enrichment.isPending ? (
+          <Loading what="enrichment" />
+        ) : enrichment.isError ? (
+          <Problem error={enrichment.error} retry={() => void enrichment.refetch()} />
+        ) : enrichment.data.clusters.length === 0 ? (
+          <Empty>No clusters in the inventory. {HOW_DATA_ARRIVES}</Empty>
+        ) : (
+          <>
+            <ul className="health-facets" aria-label="Clusters by type">
+              {types.map((t) => (
+                <li key={t}>
+                  <button type="button" aria-pressed={filters.type === t} onClick={() => setFilters({ type: filters.type === t ? '' : t })}>
+                    {t} <span className="muted">{enrichment.data.clusters.filter((c) => c.cluster_type === t).length}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <ul className="health-facets" aria-label="Clusters by region">
+              {regions.map((r) => (
+                <li key={r}>
+                  <button type="button" aria-pressed={filters.region === r} onClick={() => setFilters({ region: filters.region === r ? '' : r })}>
+                    {r} <span className="muted">{enrichment.data.clusters.filter((c) => c.region_name === r).length}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <button type="button" aria-expanded={showInventory} aria-controls="health-inventory" onClick={() => setShowInventory(!showInventory)}>
+              {showInventory ? 'Hide' : 'Show'} all {enrichment.data.clusters.length} clusters
+            </button>
+            {showInventory && (
+              <div className="table-scroll health-inventory" id="health-inventory">
+                <table>
+                  <caption className="visually-hidden">Cluster type and region per cluster</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Cluster</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Region</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {enrichment.data.clusters.map((c) => (
+                      <tr key={c.cluster_id}>
+                        <th scope="row">
+                          <ClusterLink id={c.cluster_id} name={c.cluster_name} />
+                        </th>
+                        <td>{c.cluster_type}</td>
+                        <td>{c.region_name}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </>
+        )}
+      </section>
+    </div>
+  );
 }

@@ -1,0 +1,91 @@
+// Small pieces the health, risk, critical and analysis pages share: a cluster's
+// link, status badges, number and time formatting, the "computed at" line and a
+// free-text filter box.
+import { Link } from 'react-router';
+
+/** Every cluster name links to its page. */
+export function ClusterLink({ id, name }: { id: string; name: string }) {
+  return <Link to={`/clusters/${encodeURIComponent(id)}`}>{name}</Link>;
+}
+
+/** A status word as a badge (the colour follows styles.css's .badge classes; the word is always shown). */
+export function Badge({ status }: { status: string }) {
+  return <span className={`badge ${status}`}>{status}</span>;
+}
+
+const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
+export const fmt = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : numberFormat.format(n));
+
+export const fmtTime = (iso: string) => {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+};
+
+/** "Computed …" under a page or section title. */
+export function Stamp({ at, source }: { at?: string; source?: string }) {
+  if (!at) return null;
+  return (
+    <p className="muted view-stamp">
+      Computed <time dateTime={at}>{fmtTime(at)}</time>
+      {source ? ` · source ${source}` : ''}
+    </p>
+  );
+}
+
+/** Case-insensitive match of a search text against some fields. */
+export const matches = (q: string, ...fields: (string | undefined)[]) => {
+  const needle = q.trim().toLowerCase();
+  return !needle || fields.some((f) => f?.toLowerCase().includes(needle));
+};
+
+/** A labelled select over a list of values with an "all" choice (value ''). */
+export function SelectFilter({
+  label,
+  value,
+  options,
+  onChange,
+  all = 'All',
+}: {
+  label: string;
+  value: string;
+  options: readonly (string | { value: string; label: string })[];
+  onChange: (v: string) => void;
+  all?: string;
+}) {
+  return (
+    <label>
+      {label}
+      <select value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">{all}</option>
+        {options.map((o) => {
+          const opt = typeof o === 'string' ? { value: o, label: o } : o;
+          return (
+            <option key={opt.value} value={opt.value}>
+              {opt.label}
+            </option>
+          );
+        })}
+      </select>
+    </label>
+  );
+}
+
+export function SearchFilter({ value, onChange, label = 'Search' }: { value: string; onChange: (v: string) => void; label?: string }) {
+  return (
+    <label>
+      {label}
+      <input type="search" value={value} onChange={(e) => onChange(e.target.value)} placeholder="Cluster or customer" />
+    </label>
+  );
+}
+
+/** How many rows the filters kept, for screen readers too. */
+export function Count({ shown, total, what }: { shown: number; total: number; what: string }) {
+  return (
+    <p className="muted view-count" role="status" aria-live="polite">
+      {shown === total ? `${total} ${what}` : `${shown} of ${total} ${what}`}
+    </p>
+  );
+}
+
+export const uniqueSorted = (values: Iterable<string>) => [...new Set(values)].filter(Boolean).sort((a, b) => a.localeCompare(b));
