@@ -108,22 +108,27 @@ export function functionNames(): string[] {
  * Each entry still gets its own complete, tree-shaken bundle (no code splitting);
  * one run parses the shared dependencies (AWS SDK, zod) once instead of per function.
  */
+/** The options every Lambda-shaped bundle shares (function bundles, the SQL worker, the benches' bundles). */
+export const lambdaBuildOptions = (): BuildOptions => ({
+  bundle: true,
+  platform: BUNDLE.platform,
+  format: BUNDLE.format,
+  target: BUNDLE.target,
+  minify: BUNDLE.minify,
+  mainFields: [...BUNDLE.mainFields],
+  banner: { js: BUNDLE.banner },
+});
+
 export function esbuildOptions(names: readonly string[], outdir: string): BuildOptions {
   const [stem, extension] = BUNDLE.outputFile.split('.') as [string, string];
   return {
     entryPoints: names.map((name) => ({ in: functionEntry(name), out: `${name}/${stem}` })),
     outdir,
     outExtension: { '.js': `.${extension}` },
-    bundle: true,
-    platform: BUNDLE.platform,
-    format: BUNDLE.format,
-    target: BUNDLE.target,
-    minify: BUNDLE.minify,
+    ...lambdaBuildOptions(),
     sourcemap: BUNDLE.sourcemap,
     sourcesContent: BUNDLE.sourcesContent,
-    mainFields: [...BUNDLE.mainFields],
     external: [...BUNDLE.external],
-    banner: { js: BUNDLE.banner },
     alias: { ...BUNDLE_ALIASES },
     logLevel: 'warning',
     // Output paths in the metafile relative to the repository, for emitRuntimeAssets.
@@ -147,13 +152,7 @@ export function emitRuntimeAssets(metafile: Metafile): void {
       buildSync({
         entryPoints: [join(REPO_ROOT, 'shared', 'chat', 'sql-worker.ts')],
         outfile: join(dir, SQL_RUNTIME_FILES.worker),
-        bundle: true,
-        platform: BUNDLE.platform,
-        format: BUNDLE.format,
-        target: BUNDLE.target,
-        minify: BUNDLE.minify,
-        mainFields: [...BUNDLE.mainFields],
-        banner: { js: BUNDLE.banner },
+        ...lambdaBuildOptions(),
         logLevel: 'warning',
       });
       copyFileSync(requireHere.resolve('sql.js/dist/sql-wasm.wasm'), join(dir, SQL_RUNTIME_FILES.wasm));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { BUNDLE, BUNDLE_ALIASES, LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults } from '../../infra/bundling.js';
+import { BUNDLE_ALIASES, LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, lambdaBuildOptions } from '../../infra/bundling.js';
 import type { Report } from './run.js';
 
 export const title = 'Scoring engine (DESIGN §8)';
@@ -21,13 +21,7 @@ export async function run(report: Report): Promise<void> {
   await build({
     entryPoints: [join(REPO_ROOT, 'test', 'bench', 'engine-run.ts')],
     outfile: join(dir, 'engine', 'index.mjs'),
-    bundle: true,
-    platform: BUNDLE.platform,
-    format: BUNDLE.format,
-    target: BUNDLE.target,
-    minify: BUNDLE.minify,
-    mainFields: [...BUNDLE.mainFields],
-    banner: { js: BUNDLE.banner },
+    ...lambdaBuildOptions(),
     alias: { ...BUNDLE_ALIASES },
     logLevel: 'error',
   });

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { BUNDLE } from '../../infra/bundling.js';
+import { lambdaBuildOptions } from '../../infra/bundling.js';
 import { SQL_RUNTIME_FILES } from '../../shared/chat/sql.js';
 
 /** Writes the bundle into `out` (an existing directory); its entry is `index.mjs`. */
@@ -21,13 +21,7 @@ export async function bundleSql(out: string): Promise<void> {
     ],
     outdir: out,
     outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: BUNDLE.platform,
-    format: BUNDLE.format,
-    target: BUNDLE.target,
-    minify: BUNDLE.minify,
-    mainFields: [...BUNDLE.mainFields],
-    banner: { js: BUNDLE.banner },
+    ...lambdaBuildOptions(),
     logLevel: 'silent',
   });
   copyFileSync(createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm'), join(out, SQL_RUNTIME_FILES.wasm));
