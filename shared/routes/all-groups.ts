@@ -4,6 +4,7 @@ import { aiIssuesGroup } from './ai-issues.js';
 import { analysisGroup } from './analysis.js';
 import { authGroup } from './auth.js';
 import { chatGroup } from './chat.js';
+import { clustersGroup } from './clusters.js';
 import { criticalClustersGroup } from './critical-clusters.js';
 import { dashboardEmbedGroup } from './dashboard-embed.js';
 import { fleetGroup } from './fleet.js';
@@ -20,6 +21,7 @@ import type { RouteDeclaration, RouteGroup } from '../http/route.js';
 export const ROUTE_GROUPS: readonly RouteGroup[] = [
   authGroup,
   fleetGroup,
+  clustersGroup,
   healthGroup,
   issuesGroup,
   aiIssuesGroup,

@@ -19,6 +19,8 @@ const BEYOND_SPEC = [
   'GET /api/settings/health-rules/versions', // issue 6: version history of each rule set
   'GET /api/settings/issue-rules/versions',
   'GET /api/settings/risk-rules/versions',
+  'GET /api/clusters/{cluster_id}', // issue 18 §5: the console's cluster page (inventory, daily metric rollups)
+  'GET /api/clusters/{cluster_id}/metrics',
 ];
 
 describe('the route table', () => {
@@ -33,10 +35,11 @@ describe('the route table', () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
 
-  it('has the 14 route groups of the spec plus ingest, each under its own URL prefix', () => {
+  it('has the 14 route groups of the spec plus ingest and clusters, each under its own URL prefix', () => {
     expect(ROUTE_GROUPS.map((g) => g.name)).toEqual([
       'auth',
       'fleet',
+      'clusters',
       'health',
       'issues',
       'ai-issues',

@@ -6,6 +6,7 @@ import type { aiIssuesGroup } from '../../../../shared/routes/ai-issues.js';
 import type { analysisGroup } from '../../../../shared/routes/analysis.js';
 import type { authGroup } from '../../../../shared/routes/auth.js';
 import type { chatGroup } from '../../../../shared/routes/chat.js';
+import type { clustersGroup } from '../../../../shared/routes/clusters.js';
 import type { criticalClustersGroup } from '../../../../shared/routes/critical-clusters.js';
 import type { dashboardEmbedGroup } from '../../../../shared/routes/dashboard-embed.js';
 import type { fleetGroup } from '../../../../shared/routes/fleet.js';
@@ -20,6 +21,7 @@ import type { settingsGroup } from '../../../../shared/routes/settings.js';
 export interface Groups {
   auth: typeof authGroup;
   fleet: typeof fleetGroup;
+  clusters: typeof clustersGroup;
   health: typeof healthGroup;
   issues: typeof issuesGroup;
   'ai-issues': typeof aiIssuesGroup;

@@ -1,0 +1,87 @@
+// clusters route group (issue 18 §5): one cluster's inventory record and its daily
+// metric rollups, for the console's cluster page. Beyond the contract, like the
+// ingest routes that feed them.
+import * as z from 'zod';
+import { ANY_ROLE } from '../auth/roles.js';
+import { METRIC_KEYS, Tier } from '../fleet/records.js';
+import { defineGroup } from '../http/route.js';
+
+/** Rollups are kept 90 days (METRICS_RETENTION_DAYS), so a longer window would only add empty days. */
+export const CLUSTER_METRIC_DAYS_MAX = 90;
+
+export const ClusterIdParams = z.object({ cluster_id: z.string().min(1).max(128) });
+
+/** An empty `?days=` takes the default instead of coercing to 0. */
+const blankAsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+export const ClusterMetricsQuery = z.object({
+  days: z.preprocess(blankAsAbsent, z.coerce.number().int().min(1).max(CLUSTER_METRIC_DAYS_MAX).default(14)),
+});
+
+const Int = z.number().int();
+
+export const ClusterInventory = z.object({
+  cluster_id: z.string(),
+  cluster_name: z.string(),
+  customer_name: z.string(),
+  account_id: z.string(),
+  account_name: z.string(),
+  email: z.string(),
+  customer_tier: Tier,
+  cluster_type: z.string(),
+  region: z.string(),
+  engine_version: z.string(),
+  resource_state: z.string(),
+  node_count: Int,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const ClusterResponse = z.object({ cluster: ClusterInventory });
+
+/** One UTC day of one metric, as the rollup holds it (avg = sum / count). */
+export const MetricDay = z.object({
+  day: z.iso.date(),
+  avg: z.number(),
+  min: z.number(),
+  max: z.number(),
+  /** The value of the day's latest sample, and when it was taken. */
+  last: z.number(),
+  last_at: z.string(),
+  count: Int.min(1),
+});
+
+export const ClusterMetricsResponse = z.object({
+  cluster_id: z.string(),
+  days: Int,
+  /** The window's UTC days, oldest first, ending today. */
+  dates: z.array(z.iso.date()),
+  /** Each metric key with at least one sample in the window (in the rules' key order), its days oldest first; days without samples are absent. */
+  metrics: z.array(z.object({ metric_key: z.enum(METRIC_KEYS), points: z.array(MetricDay) })),
+});
+
+export const clustersGroup = defineGroup({
+  name: 'clusters',
+  tables: { users: 'read', clusters: 'read', metrics: 'read' },
+  routes: {
+    get: {
+      method: 'GET',
+      path: '/api/clusters/{cluster_id}',
+      summary: "One cluster's inventory record",
+      auth: 'user',
+      roles: ANY_ROLE,
+      params: ClusterIdParams,
+      response: ClusterResponse,
+    },
+    metrics: {
+      method: 'GET',
+      path: '/api/clusters/{cluster_id}/metrics',
+      summary: "One cluster's daily metric rollups over the last N days (1..90, default 14)",
+      auth: 'user',
+      roles: ANY_ROLE,
+      params: ClusterIdParams,
+      query: ClusterMetricsQuery,
+      response: ClusterMetricsResponse,
+    },
+  },
+});
