@@ -1,4 +1,291 @@
-// Placeholder until its page is written (this session's work in progress).
-export default function Page() {
-  return <h1>critical</h1>;
+// Critical clusters: the (at most 15) most severe clusters by risk, ranked by
+// severity score, each with why it is critical (risk reasons, firing alerts,
+// health) and what to do; and the fleet's own Warning/Critical list by unified
+// score (/api/fleet/critical), which ranks differently and can name other clusters.
+import { Fragment, useMemo } from 'react';
+import { endpoint } from '../api/client';
+import { useApi } from '../api/hooks';
+import type { Answer } from '../api/types';
+import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
+import { useUrlState } from '../components/url-state';
+import { Badge, ClusterLink, Count, fmt, fmtTime, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
+import '../components/views/views.css';
+import './critical.css';
+
+const criticalEp = endpoint<'critical-clusters', 'list'>('GET', '/api/critical-clusters');
+const fleetCriticalEp = endpoint<'fleet', 'critical'>('GET', '/api/fleet/critical');
+
+type Critical = Answer<'critical-clusters', 'list'>['clusters'][number];
+
+const FILTERS = { q: '', level: '' };
+const LEVELS = ['Critical', 'Warning'];
+
+const METRICS: [keyof Critical['metrics'], string, string?][] = [
+  ['compaction_score', 'Compaction score'],
+  ['disk_used_pct', 'Disk used', '%'],
+  ['query_errors_7d', 'Query errors (7 d)'],
+  ['query_error_pct', 'Query error rate', '%'],
+  ['qps', 'QPS'],
+  ['node_count', 'Nodes'],
+];
+
+function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
+  const titleId = `crit-${c.cluster_id}`;
+  return (
+    <li>
+      <article className={`card critical-card ${c.risk_level}`} aria-labelledby={titleId}>
+        <header className="critical-head">
+          <span className="critical-rank" title="Rank by severity">
+            #{rank}
+          </span>
+          <h3 id={titleId}>
+            <ClusterLink id={c.cluster_id} name={c.cluster_name} />
+          </h3>
+          <Badge status={c.risk_level} />
+          <span className="critical-severity">
+            severity <strong>{fmt(c.severity_score)}</strong>
+          </span>
+        </header>
+        <p className="muted critical-account">
+          {c.account_name} · account {c.account_id} · {c.region} · engine {c.engine_version}
+          {c.email && (
+            <>
+              {' · '}
+              <a href={`mailto:${c.email}`}>{c.email}</a>
+            </>
+          )}
+        </p>
+        <div className="critical-body">
+          <section>
+            <h4>Why it is listed</h4>
+            {c.risk_reasons.length ? (
+              <ul className="plain">
+                {c.risk_reasons.map((r) => (
+                  <li key={r}>{r}</li>
+                ))}
+              </ul>
+            ) : (
+              <p className="muted">No risk reason recorded.</p>
+            )}
+            <p className="critical-health">
+              Health score {fmt(c.health.overall_score)} <Badge status={c.health.classification} />
+              {' · '}
+              {c.alert_total} firing alert{c.alert_total === 1 ? '' : 's'} in 14 days
+            </p>
+          </section>
+          <section>
+            <h4>Suggested actions</h4>
+            {c.suggested_actions.length ? (
+              <ul className="plain">
+                {c.suggested_actions.map((a) => (
+                  <li key={a}>{a}</li>
+                ))}
+              </ul>
+            ) : (
+              <p className="muted">None suggested.</p>
+            )}
+          </section>
+          <section>
+            <h4>Metrics</h4>
+            <dl className="facts">
+              {METRICS.map(([key, name, unit]) => (
+                <Fragment key={key}>
+                  <dt>{name}</dt>
+                  <dd>
+                    {fmt(c.metrics[key])}
+                    {c.metrics[key] != null && unit}
+                  </dd>
+                </Fragment>
+              ))}
+            </dl>
+          </section>
+        </div>
+        {c.alerts.length > 0 && (
+          <details className="critical-alerts">
+            <summary>
+              Alerts ({c.alerts.length} kind{c.alerts.length === 1 ? '' : 's'}, {c.alert_total} firing)
+            </summary>
+            <div className="table-scroll">
+              <table>
+                <caption className="visually-hidden">Firing alerts of {c.cluster_name} in the last 14 days</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Alert</th>
+                    <th scope="col" className="num">
+                      Count
+                    </th>
+                    <th scope="col">First</th>
+                    <th scope="col">Last</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {c.alerts.map((a) => (
+                    <tr key={a.alert_name}>
+                      <th scope="row">{a.alert_name}</th>
+                      <td className="num">{a.count}</td>
+                      <td>
+                        <time dateTime={a.first}>{fmtTime(a.first)}</time>
+                      </td>
+                      <td>
+                        <time dateTime={a.last}>{fmtTime(a.last)}</time>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </details>
+        )}
+      </article>
+    </li>
+  );
+}
+
+function FleetCritical({ q, level }: { q: string; level: string }) {
+  const fleet = useApi(fleetCriticalEp);
+  const rows = useMemo(
+    () => (fleet.data?.clusters ?? []).filter((c) => matches(q, c.cluster_name, c.customer_name) && (!level || c.classification === level)),
+    [fleet.data, q, level],
+  );
+  if (fleet.isPending) return <Loading what="the fleet's Warning and Critical clusters" />;
+  if (fleet.isError) return <Problem error={fleet.error} retry={() => void fleet.refetch()} />;
+  if (fleet.data.clusters.length === 0) return <Empty>No cluster is Warning or Critical by unified score.</Empty>;
+  return (
+    <>
+      <Stamp at={fleet.data.generated_at} source={fleet.data.source} />
+      <Count shown={rows.length} total={fleet.data.total} what="clusters" />
+      {rows.length === 0 ? (
+        <Empty>No cluster matches these filters.</Empty>
+      ) : (
+        <div className="table-scroll">
+          <table className="critical-fleet">
+            <caption className="visually-hidden">Warning and Critical clusters by unified score, worst first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Cluster</th>
+                <th scope="col">Customer</th>
+                <th scope="col">Tier</th>
+                <th scope="col">Classification</th>
+                <th scope="col" className="num">
+                  Tier-adjusted
+                </th>
+                <th scope="col" className="num">
+                  Score
+                </th>
+                <th scope="col">Top risk</th>
+                <th scope="col" className="num">
+                  Alerts (7 d)
+                </th>
+                <th scope="col" className="wrap">
+                  Why
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((c) => (
+                <tr key={c.cluster_id}>
+                  <th scope="row">
+                    <ClusterLink id={c.cluster_id} name={c.cluster_name} />
+                  </th>
+                  <td>{c.customer_name}</td>
+                  <td>{c.customer_tier}</td>
+                  <td>
+                    <Badge status={c.classification} />
+                  </td>
+                  <td className="num">{fmt(c.tier_adjusted_score)}</td>
+                  <td className="num">{fmt(c.overall_score)}</td>
+                  <td>{c.top_risk}</td>
+                  <td className="num">{c.firing_alert_count_7d}</td>
+                  <td className="wrap">
+                    <ul className="plain">
+                      {c.risk_reasons.map((r) => (
+                        <li key={r}>{r}</li>
+                      ))}
+                    </ul>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+export default function CriticalPage() {
+  const critical = useApi(criticalEp);
+  const [filters, setFilters] = useUrlState(FILTERS);
+  const q = filters.q as string;
+  const level = filters.level as string;
+  const ranked = useMemo(() => (critical.data?.clusters ?? []).map((c, i) => ({ c, rank: i + 1 })), [critical.data]);
+  const shown = ranked.filter(({ c }) => matches(q, c.cluster_name, c.account_name) && (!level || c.risk_level === level));
+
+  return (
+    <div className="critical-page">
+      <h1>Critical clusters</h1>
+      <Stamp at={critical.data?.generated_at} />
+      {critical.data && (
+        <ul className="tiles" aria-label="Totals">
+          <li className="tile critical">
+            <div className="value">{critical.data.total_critical}</div>
+            <div className="label">Critical by risk</div>
+          </li>
+          <li className="tile warning">
+            <div className="value">{critical.data.total_warning}</div>
+            <div className="label">Warning by risk</div>
+          </li>
+          <li className="tile">
+            <div className="value">{critical.data.clusters.length}</div>
+            <div className="label">Most severe, listed</div>
+          </li>
+        </ul>
+      )}
+      <search className="toolbar" aria-label="Filter critical clusters">
+        <SearchFilter value={q} onChange={(v) => setFilters({ q: v })} />
+        <SelectFilter label="Level" value={level} options={LEVELS} onChange={(v) => setFilters({ level: v })} />
+        {(q || level) && (
+          <button type="button" onClick={() => setFilters({ q: '', level: '' })}>
+            Clear filters
+          </button>
+        )}
+      </search>
+
+      <section className="view-section" aria-labelledby="critical-ranked">
+        <h2 id="critical-ranked">Most severe by risk</h2>
+        <p className="muted view-note">
+          Warning and Critical risk snapshots ranked by severity: 10 per risk reason, plus firing alerts of the last 14 days, plus a health penalty. At most 15.
+        </p>
+        {critical.isPending ? (
+          <Loading what="critical clusters" />
+        ) : critical.isError ? (
+          <Problem error={critical.error} retry={() => void critical.refetch()} />
+        ) : ranked.length === 0 ? (
+          <Empty>No cluster is at Warning or Critical risk. {HOW_DATA_ARRIVES}</Empty>
+        ) : (
+          <>
+            <Count shown={shown.length} total={ranked.length} what="clusters" />
+            {shown.length === 0 ? (
+              <Empty>No cluster matches these filters.</Empty>
+            ) : (
+              <ol className="critical-list">
+                {shown.map(({ c, rank }) => (
+                  <CriticalCard c={c} rank={rank} key={c.cluster_id} />
+                ))}
+              </ol>
+            )}
+          </>
+        )}
+      </section>
+
+      <section className="view-section" aria-labelledby="critical-fleet">
+        <h2 id="critical-fleet">Warning and Critical by unified score</h2>
+        <p className="muted view-note">
+          The fleet view (/api/fleet/critical): classification by the tier-adjusted unified score of metrics and alerts, worst first. It can differ from the
+          risk ranking above.
+        </p>
+        <FleetCritical q={q} level={level} />
+      </section>
+    </div>
+  );
 }
