@@ -1,4 +1,412 @@
-// Placeholder until its page is written (this session's work in progress).
-export default function Page() {
-  return <h1>fleet</h1>;
+// The landing page (issue 18 §4): fleet KPIs, the health distribution, and every
+// cluster's unified score, worst first. Filters and sorting live in the URL, so a
+// link reproduces the view; the table is virtualised (components/data-table.tsx),
+// so a fleet of thousands stays fast. Admins can recompute the scores (Refresh).
+import { createColumnHelper, type SortingFn } from '@tanstack/react-table';
+import { useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
+import { Link } from 'react-router';
+import { endpoint } from '../api/client';
+import { useApi, useApiMutation } from '../api/hooks';
+import type { Answer } from '../api/types';
+import { DataTable, useUrlSorting } from '../components/data-table';
+import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
+import { useUrlState } from '../components/url-state';
+import { ADMINS, useSession } from '../session';
+import './fleet.css';
+
+const scoresEndpoint = endpoint<'fleet', 'scores'>('GET', '/api/fleet/scores');
+const kpisEndpoint = endpoint<'fleet', 'kpis'>('GET', '/api/fleet/kpis');
+const refreshEndpoint = endpoint<'fleet', 'refresh'>('POST', '/api/fleet/refresh');
+
+type Score = Answer<'fleet', 'scores'>['scores'][number];
+type Kpis = Answer<'fleet', 'kpis'>['kpis'];
+type Classification = Score['classification'];
+
+const CLASSES: Classification[] = ['Critical', 'Warning', 'Healthy'];
+const FILTERS = { q: '', classification: [] as string[], tier: '', customer: '', region: '' };
+/** Worst first: the tier-adjusted score ascending (score columns sort ascending, worst first, on the first click too). */
+const DEFAULT_SORT = 'tier_adjusted_score';
+
+const number = new Intl.NumberFormat(undefined, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+const percent = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 0 });
+const when = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+const tierRank = (tier: string) => {
+  const rank = ['S', 'A', 'B'].indexOf(tier);
+  return rank === -1 ? 3 : rank;
+};
+const byTier: SortingFn<Score> = (a, b) =>
+  tierRank(a.original.customer_tier) - tierRank(b.original.customer_tier) || a.original.customer_tier.localeCompare(b.original.customer_tier);
+const bySeverity: SortingFn<Score> = (a, b) => CLASSES.indexOf(a.original.classification) - CLASSES.indexOf(b.original.classification);
+
+const column = createColumnHelper<Score>();
+const COLUMNS = [
+  column.accessor('cluster_name', {
+    header: 'Cluster',
+    size: 170,
+    sortingFn: 'alphanumeric',
+    cell: (c) => (
+      <Link to={`/clusters/${encodeURIComponent(c.row.original.cluster_id)}`} title={`${c.getValue()} (${c.row.original.cluster_id})`}>
+        {c.getValue()}
+      </Link>
+    ),
+  }),
+  column.accessor('classification', {
+    header: 'Class',
+    size: 96,
+    sortingFn: bySeverity,
+    cell: (c) => <span className={`badge ${c.getValue()}`}>{c.getValue()}</span>,
+  }),
+  column.accessor('tier_adjusted_score', {
+    header: 'Tier-adjusted',
+    size: 108,
+    sortDescFirst: false,
+    meta: { numeric: true, className: 'fleet-main-score' },
+    cell: (c) => number.format(c.getValue()),
+  }),
+  column.accessor('overall_score', { sortDescFirst: false, header: 'Overall', size: 78, meta: { numeric: true }, cell: (c) => number.format(c.getValue()) }),
+  column.accessor('metrics_score', { sortDescFirst: false, header: 'Metrics', size: 78, meta: { numeric: true }, cell: (c) => number.format(c.getValue()) }),
+  column.accessor('alerts_score', { sortDescFirst: false, header: 'Alerts', size: 70, meta: { numeric: true }, cell: (c) => number.format(c.getValue()) }),
+  column.accessor('top_risk', {
+    header: 'Top risk',
+    size: 170,
+    sortingFn: 'text',
+    cell: (c) => <span title={[c.getValue(), ...c.row.original.risk_reasons].join('\n')}>{c.getValue() || '—'}</span>,
+  }),
+  column.accessor('customer_name', {
+    header: 'Customer',
+    size: 150,
+    sortingFn: 'text',
+    cell: (c) => <span title={`${c.getValue()} (account ${c.row.original.account_id})`}>{c.getValue()}</span>,
+  }),
+  column.accessor('customer_tier', { header: 'Tier', size: 58, sortingFn: byTier }),
+  column.accessor('region', { header: 'Region', size: 160, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
+  column.accessor('cluster_type', { header: 'Type', size: 112, sortingFn: 'text' }),
+];
+
+export default function FleetPage() {
+  const { can } = useSession();
+  const kpis = useApi(kpisEndpoint);
+  const scores = useApi(scoresEndpoint);
+  return (
+    <div className="fleet">
+      <div className="fleet-head">
+        <div>
+          <h1>Fleet overview</h1>
+          {scores.data && (
+            <p className="muted fleet-stamp">
+              Scores computed <time dateTime={scores.data.generated_at}>{when(scores.data.generated_at)}</time>
+            </p>
+          )}
+        </div>
+        {can(...ADMINS) && <RefreshScores generatedAt={scores.data?.generated_at} />}
+      </div>
+
+      <section aria-labelledby="fleet-kpis">
+        <h2 id="fleet-kpis" className="visually-hidden">
+          Fleet KPIs
+        </h2>
+        {kpis.isPending ? (
+          <Loading what="fleet KPIs" />
+        ) : kpis.isError ? (
+          <Problem error={kpis.error} retry={() => void kpis.refetch()} />
+        ) : (
+          <>
+            <KpiTiles kpis={kpis.data.kpis} />
+            <Distribution kpis={kpis.data.kpis} />
+          </>
+        )}
+      </section>
+
+      <section aria-labelledby="fleet-scores">
+        <h2 id="fleet-scores">Clusters</h2>
+        {scores.isPending ? (
+          <Loading what="cluster scores" />
+        ) : scores.isError ? (
+          <Problem error={scores.error} retry={() => void scores.refetch()} />
+        ) : scores.data.scores.length === 0 ? (
+          <Empty>
+            <p>No cluster has a score yet.</p>
+            <p>{HOW_DATA_ARRIVES}</p>
+          </Empty>
+        ) : (
+          <ScoresTable scores={scores.data.scores} />
+        )}
+      </section>
+    </div>
+  );
+}
+
+function KpiTiles({ kpis }: { kpis: Kpis }) {
+  const tiles: { label: string; value: string; tone?: string; hint?: string }[] = [
+    { label: 'Clusters', value: String(kpis.total_clusters) },
+    { label: 'Healthy', value: String(kpis.healthy_count), tone: 'healthy' },
+    { label: 'Warning', value: String(kpis.warning_count), tone: 'warning' },
+    { label: 'Critical', value: String(kpis.critical_count), tone: 'critical' },
+    {
+      label: 'Tier S at risk',
+      value: String(kpis.tier_s_at_risk),
+      tone: kpis.tier_s_at_risk ? 'critical' : undefined,
+      hint: 'Tier S clusters classed Warning or Critical',
+    },
+    { label: 'Average score', value: number.format(kpis.avg_score) },
+    { label: 'Average metrics score', value: number.format(kpis.avg_metrics_score) },
+    { label: 'Average alerts score', value: number.format(kpis.avg_alerts_score) },
+  ];
+  return (
+    <dl className="tiles fleet-tiles">
+      {tiles.map((tile) => (
+        <div key={tile.label} className={`tile${tile.tone ? ` tone-${tile.tone}` : ''}`} title={tile.hint}>
+          <dt className="label">{tile.label}</dt>
+          <dd className="value">{tile.value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** The healthy/warning/critical split as one stacked bar; the legend's buttons filter the table to a class. */
+function Distribution({ kpis }: { kpis: Kpis }) {
+  const [filters, setFilters] = useUrlState(FILTERS);
+  const chosen = filters.classification as string[];
+  const total = kpis.healthy_count + kpis.warning_count + kpis.critical_count;
+  if (total === 0) return null;
+  const parts: { name: Classification; count: number }[] = [
+    { name: 'Healthy', count: kpis.healthy_count },
+    { name: 'Warning', count: kpis.warning_count },
+    { name: 'Critical', count: kpis.critical_count },
+  ];
+  const summary = parts.map((p) => `${p.count} ${p.name.toLowerCase()} (${percent.format(p.count / total)})`).join(', ');
+  return (
+    <div className="fleet-dist">
+      <h3 id="fleet-dist-title">Health distribution</h3>
+      <div className="fleet-dist-bar" role="img" aria-label={`Health distribution: ${summary} of ${total} clusters`}>
+        {parts
+          .filter((p) => p.count > 0)
+          .map((p) => (
+            <span key={p.name} className={`seg ${p.name}`} style={{ flexGrow: p.count }} title={`${p.name}: ${p.count}`} />
+          ))}
+      </div>
+      <ul className="fleet-dist-legend" aria-labelledby="fleet-dist-title">
+        {parts.map((p) => {
+          const only = chosen.length === 1 && chosen[0] === p.name;
+          return (
+            <li key={p.name}>
+              <button
+                type="button"
+                aria-pressed={only}
+                title={only ? 'Show every class' : `Show only ${p.name} clusters`}
+                onClick={() => setFilters({ classification: only ? [] : [p.name] })}
+              >
+                <span className={`swatch ${p.name}`} aria-hidden="true" />
+                {p.name} <strong>{p.count}</strong> <span className="muted">{percent.format(p.count / total)}</span>
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
+const distinct = (values: string[], keep: string) => [...new Set(keep ? [...values, keep] : values)].sort((a, b) => a.localeCompare(b));
+
+function ScoresTable({ scores }: { scores: Score[] }) {
+  const [filters, setFilters] = useUrlState(FILTERS);
+  const [sorting, setSorting] = useUrlSorting(DEFAULT_SORT);
+  const q = filters.q as string;
+  const classification = filters.classification as string[];
+  const tier = filters.tier as string;
+  const customer = filters.customer as string;
+  const region = filters.region as string;
+  const text = useDeferredValue(q.trim().toLowerCase());
+
+  const options = useMemo(
+    () => ({
+      tiers: distinct(
+        scores.map((s) => s.customer_tier),
+        tier,
+      ).sort((a, b) => tierRank(a) - tierRank(b) || a.localeCompare(b)),
+      customers: distinct(
+        scores.map((s) => s.customer_name),
+        customer,
+      ),
+      regions: distinct(
+        scores.map((s) => s.region),
+        region,
+      ),
+    }),
+    [scores, tier, customer, region],
+  );
+
+  const rows = useMemo(
+    () =>
+      scores.filter(
+        (s) =>
+          (classification.length === 0 || classification.includes(s.classification)) &&
+          (!tier || s.customer_tier === tier) &&
+          (!customer || s.customer_name === customer) &&
+          (!region || s.region === region) &&
+          (!text ||
+            [s.cluster_name, s.cluster_id, s.customer_name, s.account_id, s.region, s.cluster_type, s.top_risk].some((field) =>
+              field.toLowerCase().includes(text),
+            )),
+      ),
+    [scores, classification, tier, customer, region, text],
+  );
+
+  const filtered = Boolean(q || classification.length || tier || customer || region);
+  const clear = () => setFilters({ q: '', classification: [], tier: '', customer: '', region: '' });
+  const toggleClass = (name: string, on: boolean) => setFilters({ classification: CLASSES.filter((c) => (c === name ? on : classification.includes(c))) });
+
+  return (
+    <>
+      <search className="toolbar fleet-filters" aria-label="Filter clusters">
+        <div className="fleet-search">
+          <label htmlFor="fleet-search">Search</label>
+          <SearchBox id="fleet-search" value={q} onChange={(value) => setFilters({ q: value })} />
+        </div>
+        <fieldset className="fleet-classes">
+          <legend>Classification</legend>
+          {CLASSES.map((name) => (
+            <label key={name}>
+              <input type="checkbox" checked={classification.includes(name)} onChange={(e) => toggleClass(name, e.target.checked)} />
+              {name}
+            </label>
+          ))}
+        </fieldset>
+        <label>
+          Tier
+          <select value={tier} onChange={(e) => setFilters({ tier: e.target.value })}>
+            <option value="">All tiers</option>
+            {options.tiers.map((t) => (
+              <option key={t} value={t}>
+                Tier {t}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Customer
+          <select value={customer} onChange={(e) => setFilters({ customer: e.target.value })}>
+            <option value="">All customers</option>
+            {options.customers.map((c) => (
+              <option key={c} value={c}>
+                {c}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Region
+          <select value={region} onChange={(e) => setFilters({ region: e.target.value })}>
+            <option value="">All regions</option>
+            {options.regions.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" onClick={clear} disabled={!filtered}>
+          Clear filters
+        </button>
+      </search>
+      <p className="muted fleet-count" role="status" aria-live="polite">
+        {filtered ? `${rows.length} of ${scores.length} clusters match.` : `${scores.length} clusters.`} Arrow keys move between rows; the headers sort.
+      </p>
+      <DataTable
+        data={rows}
+        columns={COLUMNS}
+        caption="Cluster scores"
+        getRowId={(s) => s.cluster_id}
+        sorting={sorting}
+        onSortingChange={setSorting}
+        empty={
+          <>
+            No cluster matches these filters.{' '}
+            <button type="button" onClick={clear}>
+              Clear filters
+            </button>
+          </>
+        }
+      />
+    </>
+  );
+}
+
+/**
+ * The free-text filter. The URL updates asynchronously (a router navigation), so an input bound straight to it
+ * loses keystrokes typed fast: it keeps its own text, writes the URL after a pause, and follows the URL only
+ * when something else changes it (Clear filters, back/forward).
+ */
+function SearchBox({ id, value, onChange }: { id: string; value: string; onChange: (value: string) => void }) {
+  const [text, setText] = useState(value);
+  const written = useRef(value);
+  const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => {
+    if (value !== written.current) {
+      clearTimeout(timer.current);
+      written.current = value;
+      setText(value);
+    }
+  }, [value]);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return (
+    <input
+      id={id}
+      type="search"
+      value={text}
+      placeholder="Cluster, customer, account, risk…"
+      onChange={(e) => {
+        const next = e.target.value;
+        setText(next);
+        clearTimeout(timer.current);
+        timer.current = setTimeout(() => {
+          written.current = next;
+          onChange(next);
+        }, 200);
+      }}
+    />
+  );
+}
+
+/** Admins' Refresh: recomputes every score (a few seconds), then the page shows the new generated_at. */
+function RefreshScores({ generatedAt }: { generatedAt: string | undefined }) {
+  const refresh = useApiMutation(refreshEndpoint, ['/api/fleet']);
+  const [elapsed, setElapsed] = useState(0);
+  useEffect(() => {
+    if (!refresh.isPending) return;
+    const started = Date.now();
+    setElapsed(0);
+    const timer = setInterval(() => setElapsed(Math.round((Date.now() - started) / 1000)), 1000);
+    return () => clearInterval(timer);
+  }, [refresh.isPending]);
+  return (
+    <div className="fleet-refresh">
+      <button type="button" className="primary" onClick={() => refresh.mutate({})} disabled={refresh.isPending} aria-busy={refresh.isPending}>
+        {refresh.isPending ? 'Refreshing…' : 'Refresh scores'}
+      </button>
+      <div role="status" aria-live="polite" className="fleet-refresh-status">
+        {refresh.isPending && (
+          <>
+            <progress aria-label="Recomputing scores" />
+            <span className="muted">Recomputing every cluster's score… {elapsed > 0 ? `${elapsed} s` : ''}</span>
+          </>
+        )}
+        {refresh.isSuccess && (
+          <span>
+            Refreshed: {refresh.data.clusters_scored} clusters scored ({refresh.data.critical} critical, {refresh.data.warning} warning)
+            {generatedAt && (
+              <>
+                , computed <time dateTime={generatedAt}>{when(generatedAt)}</time>
+              </>
+            )}
+            .
+          </span>
+        )}
+      </div>
+      {refresh.isError && <Problem error={refresh.error} retry={() => refresh.mutate({})} />}
+    </div>
+  );
 }
