@@ -1,4 +1,415 @@
-// Placeholder until its page is written (this session's work in progress).
-export default function Page() {
-  return <h1>analysis</h1>;
+// Analysis: breaking points (one card per threshold with the clusters past it,
+// and every breach in a filterable table), usage charts (health distribution,
+// compaction against its threshold, latency, QPS) and upgrades (each active
+// cluster's engine version against the versions available).
+//
+// The usage answer is per cluster, not over time, so its charts are bars
+// (components/views/bars.tsx); LineChart draws time series only.
+import { type ReactNode, useMemo } from 'react';
+import { endpoint } from '../api/client';
+import { useApi } from '../api/hooks';
+import type { Answer } from '../api/types';
+import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
+import { useUrlState } from '../components/url-state';
+import { Bars } from '../components/views/bars';
+import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
+import '../components/views/views.css';
+import './analysis.css';
+
+const breakingEp = endpoint<'analysis', 'breaking'>('GET', '/api/analysis/breaking');
+const usageEp = endpoint<'analysis', 'usage'>('GET', '/api/analysis/usage');
+const upgradesEp = endpoint<'analysis', 'upgrades'>('GET', '/api/analysis/upgrades');
+
+type Breaking = Answer<'analysis', 'breaking'>;
+type Usage = Answer<'analysis', 'usage'>;
+type Upgrades = Answer<'analysis', 'upgrades'>;
+
+const FILTERS = { q: '', metric: '', severity: '', uq: '', version: '', state: '', upgrade: '' };
+
+const METRIC_LABELS: Record<string, string> = {
+  compaction_score: 'Compaction score',
+  disk_used_pct: 'Disk used',
+  query_errors_7d: 'Query errors (7 d)',
+  error_rate_pct: 'Error rate',
+  memory_pct: 'Memory',
+  peak_jvm_heap_gb: 'Peak JVM heap',
+  qps: 'QPS',
+  slow_queries_7d: 'Slow queries (7 d)',
+  p99_latency_ms: 'P99 latency',
+};
+const metricLabel = (key: string) => METRIC_LABELS[key] ?? key.replace(/_/g, ' ');
+const withUnit = (v: number, unit: string) => (unit === '%' ? `${fmt(v)}%` : unit && unit !== 'score' ? `${fmt(v)} ${unit}` : fmt(v));
+
+/** Numeric, part by part: 3.10.0 after 3.9.2. */
+function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.-]/);
+  const pb = b.split(/[.-]/);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] ?? '0';
+    const y = pb[i] ?? '0';
+    const d = /^\d+$/.test(x) && /^\d+$/.test(y) ? Number(x) - Number(y) : x.localeCompare(y);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** Cluster names in the breaking cards and usage bars carry no id: found through the answers that do. */
+function NameLink({ name, ids }: { name: string; ids: Map<string, string> }) {
+  const id = ids.get(name);
+  return id ? <ClusterLink id={id} name={name} /> : name;
+}
+
+type Filters = typeof FILTERS;
+type SetFilters = (changes: Partial<Record<keyof Filters, string>>) => void;
+
+function BreakingSection({ data, filters, setFilters, ids }: { data: Breaking; filters: Filters; setFilters: SetFilters; ids: Map<string, string> }) {
+  const metrics = useMemo(() => uniqueSorted(data.details.map((d) => d.metric)), [data]);
+  const severities = useMemo(() => uniqueSorted(data.details.map((d) => d.severity)), [data]);
+  const rows = data.details.filter(
+    (d) =>
+      matches(filters.q, d.cluster_name, d.customer_name) &&
+      (!filters.metric || d.metric === filters.metric) &&
+      (!filters.severity || d.severity === filters.severity),
+  );
+  const showDetails = (metric: string) => {
+    setFilters({ metric: filters.metric === metric ? '' : metric });
+    document.getElementById('analysis-details')?.scrollIntoView({ block: 'start' });
+  };
+  if (data.thresholds.length === 0 && data.details.length === 0) return <Empty>No cluster is past a warning or critical threshold.</Empty>;
+  return (
+    <>
+      <ul className="analysis-cards">
+        {data.thresholds.map((t) => (
+          <li key={`${t.metric}-${t.threshold}`} className={`card analysis-card${filters.metric === t.metric ? ' selected' : ''}`}>
+            <h3>{metricLabel(t.metric)}</h3>
+            <p className="analysis-card-count">
+              <strong>{t.count}</strong> cluster{t.count === 1 ? '' : 's'} at or past {withUnit(t.threshold, t.unit)}
+            </p>
+            {t.clusters.length > 0 && (
+              <ul className="analysis-card-list">
+                {t.clusters.slice(0, 5).map((c) => (
+                  <li key={c.cluster_name}>
+                    <span className="analysis-card-name">
+                      <NameLink name={c.cluster_name} ids={ids} /> <span className="muted">{c.customer_name}</span>
+                    </span>
+                    <span className="analysis-card-value">{withUnit(c.value, t.unit)}</span>
+                  </li>
+                ))}
+              </ul>
+            )}
+            {t.clusters.length > 5 && <p className="muted analysis-more">and {t.clusters.length - 5} more</p>}
+            {t.count > 0 && (
+              <button type="button" aria-pressed={filters.metric === t.metric} onClick={() => showDetails(t.metric)}>
+                {filters.metric === t.metric ? 'Showing details' : 'Details'}
+                <span className="visually-hidden"> of {metricLabel(t.metric)}</span>
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+
+      <h3 id="analysis-details" className="analysis-sub">
+        Every breach
+      </h3>
+      <search className="toolbar" aria-label="Filter breaches">
+        <SearchFilter value={filters.q} onChange={(q) => setFilters({ q })} />
+        <SelectFilter
+          label="Metric"
+          value={filters.metric}
+          options={metrics.map((m) => ({ value: m, label: metricLabel(m) }))}
+          onChange={(v) => setFilters({ metric: v })}
+        />
+        <SelectFilter label="Severity" value={filters.severity} options={severities} onChange={(v) => setFilters({ severity: v })} />
+        {(filters.q || filters.metric || filters.severity) && (
+          <button type="button" onClick={() => setFilters({ q: '', metric: '', severity: '' })}>
+            Clear filters
+          </button>
+        )}
+      </search>
+      <Count shown={rows.length} total={data.details.length} what="breaches" />
+      {rows.length === 0 ? (
+        <Empty>No breach matches these filters.</Empty>
+      ) : (
+        <div className="table-scroll analysis-scroll">
+          <table>
+            <caption className="visually-hidden">Clusters past a threshold</caption>
+            <thead>
+              <tr>
+                <th scope="col">Cluster</th>
+                <th scope="col">Customer</th>
+                <th scope="col">Metric</th>
+                <th scope="col" className="num">
+                  Value
+                </th>
+                <th scope="col" className="num">
+                  Threshold
+                </th>
+                <th scope="col">Severity</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((d) => (
+                <tr key={`${d.cluster_id}-${d.metric}`}>
+                  <th scope="row">
+                    <ClusterLink id={d.cluster_id} name={d.cluster_name} />
+                  </th>
+                  <td>{d.customer_name}</td>
+                  <td>{metricLabel(d.metric)}</td>
+                  <td className="num">{withUnit(d.value, d.unit)}</td>
+                  <td className="num">{withUnit(d.threshold, d.unit)}</td>
+                  <td>
+                    <Badge status={d.severity} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+function UsageSection({ data, ids }: { data: Usage; ids: Map<string, string> }) {
+  const dist = data.health_distribution;
+  const total = dist.healthy + dist.warning + dist.critical;
+  const parts = [
+    ['healthy', 'Healthy', dist.healthy],
+    ['warning', 'Warning', dist.warning],
+    ['critical', 'Critical', dist.critical],
+  ] as const;
+  const link = (name: string) => <NameLink name={name} ids={ids} />;
+  return (
+    <div className="analysis-usage">
+      <figure className="card analysis-dist">
+        <figcaption>Health distribution</figcaption>
+        <div className="analysis-dist-bar" aria-hidden="true">
+          {parts.map(([k, , n]) => n > 0 && <span key={k} className={k} style={{ flexGrow: n }} />)}
+        </div>
+        <ul className="analysis-dist-legend">
+          {parts.map(([k, label, n]) => (
+            <li key={k}>
+              <span className={`swatch ${k}`} aria-hidden="true" /> {label} <strong>{n}</strong>{' '}
+              <span className="muted">({total ? Math.round((n / total) * 100) : 0}%)</span>
+            </li>
+          ))}
+        </ul>
+      </figure>
+      <div className="card">
+        {data.compaction_bars.length ? (
+          <Bars
+            title="Compaction score (the line marks the threshold)"
+            items={data.compaction_bars.map((b) => ({
+              key: b.cluster_name,
+              label: link(b.cluster_name),
+              values: [{ name: 'compaction', value: b.value }],
+              threshold: b.threshold,
+            }))}
+          />
+        ) : (
+          <Empty>No compaction data.</Empty>
+        )}
+      </div>
+      <div className="card">
+        {data.latency_trend.length ? (
+          <Bars
+            title="Query latency: maximum (light) and average (dark)"
+            unit=" ms"
+            items={data.latency_trend.map((b) => ({
+              key: b.cluster_name,
+              label: link(b.cluster_name),
+              values: [
+                { name: 'max', value: b.max_latency },
+                { name: 'avg', value: b.avg_latency },
+              ],
+            }))}
+          />
+        ) : (
+          <Empty>No latency data.</Empty>
+        )}
+      </div>
+      <div className="card">
+        {data.qps_bars.length ? (
+          <Bars
+            title="Queries per second"
+            items={data.qps_bars.map((b) => ({ key: b.cluster_name, label: link(b.cluster_name), values: [{ name: 'qps', value: b.value }] }))}
+          />
+        ) : (
+          <Empty>No QPS data.</Empty>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function UpgradesSection({ data, filters, setFilters }: { data: Upgrades; filters: Filters; setFilters: SetFilters }) {
+  const available = useMemo(() => [...data.available_versions].sort((a, b) => compareVersions(b, a)), [data]);
+  const latest = available[0];
+  const running = useMemo(() => uniqueSorted(data.clusters.map((c) => c.engine_version)).sort((a, b) => compareVersions(b, a)), [data]);
+  const states = useMemo(() => uniqueSorted(data.clusters.map((c) => c.resource_state)), [data]);
+  /** How many available versions are newer than this one. */
+  const behind = (v: string) => available.filter((a) => compareVersions(a, v) > 0).length;
+  const rows = data.clusters.filter(
+    (c) =>
+      matches(filters.uq, c.cluster_name, c.customer_name) &&
+      (!filters.version || c.engine_version === filters.version) &&
+      (!filters.state || c.resource_state === filters.state) &&
+      (!filters.upgrade || (filters.upgrade === 'behind' ? behind(c.engine_version) > 0 : behind(c.engine_version) === 0)),
+  );
+  const behindCount = data.clusters.filter((c) => behind(c.engine_version) > 0).length;
+  return (
+    <>
+      <div className="analysis-versions">
+        <span className="muted">Available versions:</span>
+        {available.length ? (
+          <ul>
+            {available.map((v) => (
+              <li key={v} className={v === latest ? 'latest' : undefined}>
+                {v}
+                {v === latest && <span className="muted"> (latest)</span>}
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <span> none listed</span>
+        )}
+      </div>
+      <p className="view-note">
+        {behindCount} of {data.clusters.length} active clusters run an older version than one available.
+      </p>
+      <search className="toolbar" aria-label="Filter upgrades">
+        <SearchFilter value={filters.uq} onChange={(uq) => setFilters({ uq })} />
+        <SelectFilter label="Running version" value={filters.version} options={running} onChange={(v) => setFilters({ version: v })} />
+        <SelectFilter label="State" value={filters.state} options={states} onChange={(v) => setFilters({ state: v })} />
+        <SelectFilter
+          label="Upgrade"
+          value={filters.upgrade}
+          options={[
+            { value: 'behind', label: 'Newer version available' },
+            { value: 'latest', label: 'On the latest' },
+          ]}
+          onChange={(v) => setFilters({ upgrade: v })}
+        />
+        {(filters.uq || filters.version || filters.state || filters.upgrade) && (
+          <button type="button" onClick={() => setFilters({ uq: '', version: '', state: '', upgrade: '' })}>
+            Clear filters
+          </button>
+        )}
+      </search>
+      <Count shown={rows.length} total={data.clusters.length} what="clusters" />
+      {rows.length === 0 ? (
+        <Empty>No cluster matches these filters.</Empty>
+      ) : (
+        <div className="table-scroll analysis-scroll">
+          <table>
+            <caption className="visually-hidden">Active clusters and their engine versions</caption>
+            <thead>
+              <tr>
+                <th scope="col">Cluster</th>
+                <th scope="col">Customer</th>
+                <th scope="col">Type</th>
+                <th scope="col">Region</th>
+                <th scope="col">Version</th>
+                <th scope="col">Upgrade</th>
+                <th scope="col">State</th>
+                <th scope="col" className="num">
+                  Nodes
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((c) => {
+                const n = behind(c.engine_version);
+                return (
+                  <tr key={c.cluster_id}>
+                    <th scope="row">
+                      <ClusterLink id={c.cluster_id} name={c.cluster_name} />
+                    </th>
+                    <td>{c.customer_name}</td>
+                    <td>{c.cluster_type}</td>
+                    <td>{c.region}</td>
+                    <td>{c.engine_version}</td>
+                    <td className={n > 0 ? 'analysis-behind' : 'muted'}>
+                      {n > 0 ? `to ${latest} (${n} newer version${n === 1 ? '' : 's'})` : 'on the latest'}
+                    </td>
+                    <td>{c.resource_state}</td>
+                    <td className="num">{c.node_count}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+function Section<T>({
+  id,
+  title,
+  query,
+  what,
+  children,
+}: {
+  id: string;
+  title: string;
+  query: { isPending: boolean; isError: boolean; error: unknown; data: (T & { generated_at?: string; source?: string }) | undefined; refetch: () => unknown };
+  what: string;
+  children: (data: T) => ReactNode;
+}) {
+  return (
+    <section className="view-section" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {query.isPending ? (
+        <Loading what={what} />
+      ) : query.isError ? (
+        <Problem error={query.error} retry={() => void query.refetch()} />
+      ) : (
+        <>
+          <Stamp at={query.data?.generated_at} source={query.data?.source} />
+          {query.data && children(query.data)}
+        </>
+      )}
+    </section>
+  );
+}
+
+export default function AnalysisPage() {
+  const breaking = useApi(breakingEp);
+  const usage = useApi(usageEp);
+  const upgrades = useApi(upgradesEp);
+  const [values, update] = useUrlState(FILTERS);
+  const filters = values as Filters;
+  const setFilters = update as SetFilters;
+
+  const ids = useMemo(() => {
+    const m = new Map<string, string>();
+    for (const c of upgrades.data?.clusters ?? []) m.set(c.cluster_name, c.cluster_id);
+    for (const d of breaking.data?.details ?? []) m.set(d.cluster_name, d.cluster_id);
+    return m;
+  }, [upgrades.data, breaking.data]);
+
+  const nothing = upgrades.data?.clusters.length === 0 && breaking.data?.details.length === 0;
+
+  return (
+    <div className="analysis-page">
+      <h1>Analysis</h1>
+      <nav aria-label="On this page" className="analysis-nav">
+        <a href="#analysis-breaking">Breaking points</a>
+        <a href="#analysis-usage">Usage</a>
+        <a href="#analysis-upgrades">Upgrades</a>
+      </nav>
+      {nothing && <Empty>No clusters yet. {HOW_DATA_ARRIVES}</Empty>}
+      <Section<Breaking> id="analysis-breaking" title="Breaking points" query={breaking} what="breaking points">
+        {(data) => <BreakingSection data={data} filters={filters} setFilters={setFilters} ids={ids} />}
+      </Section>
+      <Section<Usage> id="analysis-usage" title="Usage" query={usage} what="usage">
+        {(data) => <UsageSection data={data} ids={ids} />}
+      </Section>
+      <Section<Upgrades> id="analysis-upgrades" title="Upgrades" query={upgrades} what="upgrades">
+        {(data) => <UpgradesSection data={data} filters={filters} setFilters={setFilters} />}
+      </Section>
+    </div>
+  );
 }
