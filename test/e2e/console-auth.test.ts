@@ -1,0 +1,171 @@
+// The console in a real browser (Debian Chromium) against the whole local
+// service: sign-in (wrong password, lockout), the session across reloads, deep
+// links with and without a session, sign-out, and the invitation link.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalService } from '../../infra/local/service.js';
+import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { startTestService } from '../support/local-service.js';
+
+const PASSWORD = 'console-auth-admin-password';
+let service: LocalService;
+let browser: TestBrowser;
+let admin: string;
+let clusterId: string;
+
+beforeAll(async () => {
+  delete process.env.SES_FROM_ADDRESS; // no mail: the invitation answers its token
+  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 3 });
+  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
+  const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+  clusterId = body.scores[0].cluster_id;
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.stop();
+});
+
+const path = (url: string) => {
+  const u = new URL(url);
+  return u.pathname + u.search;
+};
+
+describe('sign-in', { timeout: 60_000 }, () => {
+  it('says wrong credentials as such, keeps the user on the form, and passes axe with the message shown', async () => {
+    const page = await browser.page();
+    await page.goto('/sign-in');
+    await expectAccessible(page, 'sign-in');
+    await page.getByLabel('Username').fill('nobody-here');
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('Wrong username or password.');
+    expect(path(page.url())).toBe('/sign-in');
+    await expectAccessible(page, 'sign-in with an error');
+  });
+
+  it('says the account is locked, with the wait, once the service answers 429', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${service.url}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ username: 'locked-out', password: `wrong-${i}` }),
+      });
+      expect(res.status).toBe(401);
+    }
+    const page = await browser.page();
+    await page.goto('/sign-in');
+    await page.getByLabel('Username').fill('locked-out');
+    await page.getByLabel('Password').fill('wrong-again');
+    const answer = page.waitForResponse((r) => r.url().endsWith('/api/auth/login'));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect((await answer).status()).toBe(429);
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toMatch(/^Too many attempts for this account: it is locked for now\. Try again in \d+ minutes?\.$/);
+  });
+
+  it('signs in, stays signed in across a reload, and signs out', async () => {
+    const page = await browser.page();
+    await page.goto('/');
+    await page.waitForURL((u) => u.pathname === '/sign-in');
+    await signIn(page, 'admin', PASSWORD);
+    expect(path(page.url())).toBe('/');
+    await expect.poll(() => page.locator('.who').textContent()).toContain('superadmin');
+    await expectAccessible(page, 'the signed-in shell');
+
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(path(page.url())).toBe('/');
+
+    const logout = page.waitForResponse((r) => r.url().endsWith('/api/auth/logout'));
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const sent = await logout;
+    expect(sent.status()).toBe(200);
+    expect(sent.request().headers()['x-session-duration']).toMatch(/^\d+$/);
+    await page.waitForURL((u) => u.pathname === '/sign-in');
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('You have signed out.');
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.goto('/issues');
+    await page.waitForURL((u) => u.pathname === '/sign-in');
+  });
+});
+
+describe('deep links', { timeout: 60_000 }, () => {
+  it('keep their path and query across a reload when signed in', async () => {
+    const page = await browser.page();
+    await page.goto('/sign-in');
+    await signIn(page, 'admin', PASSWORD);
+    for (const link of [`/clusters/${encodeURIComponent(clusterId)}`, '/issues?severities=critical%2Cwarning']) {
+      await page.goto(link);
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      expect(path(page.url())).toBe(link);
+      await page.reload();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      expect(path(page.url())).toBe(link);
+    }
+  });
+
+  it('go through sign-in and back to the page asked for when not signed in', async () => {
+    for (const link of [`/clusters/${encodeURIComponent(clusterId)}`, '/issues?severities=critical%2Cwarning']) {
+      const page = await browser.page();
+      await page.goto(link);
+      await page.waitForURL((u) => u.pathname === '/sign-in');
+      expect(new URL(page.url()).searchParams.get('next')).toBe(link);
+      await signIn(page, 'admin', PASSWORD);
+      expect(path(page.url())).toBe(link);
+    }
+  });
+
+  it('never leads sign-in to another origin', async () => {
+    const page = await browser.page();
+    await page.goto('/sign-in?next=%2F%2Fevil.example%2Fx');
+    await signIn(page, 'admin', PASSWORD);
+    expect(page.url()).toBe(`${service.url}/`);
+  });
+});
+
+describe('the invitation link', { timeout: 60_000 }, () => {
+  it('activates the invited user with the password they choose and signs them in with their role', async () => {
+    const email = `invited-${Date.now()}@example.com`;
+    const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email, display_name: 'Ivy Invited', role: 'viewer' });
+    expect(invite.status).toBe(200);
+    expect(invite.body.email_sent).toBe(false);
+    const token: string = invite.body.activation_token;
+    expect(token).toBeTruthy();
+
+    const page = await browser.page();
+    await page.goto(`/activate?token=${encodeURIComponent(token)}`);
+    await expectAccessible(page, 'activate');
+    const submit = page.getByRole('button', { name: 'Activate and sign in' });
+    await page.getByLabel('New password').fill('short');
+    await expect.poll(() => page.locator('#password-rule').textContent()).toBe('At least 8 characters (3 more).');
+    expect(await submit.isDisabled()).toBe(true);
+    await page.getByLabel('New password').fill('ivy-chooses-this-one');
+    await page.getByLabel('Repeat it').fill('ivy-chooses-this-on');
+    await page.getByText('The two passwords differ.').waitFor();
+    expect(await submit.isDisabled()).toBe(true);
+    await expectAccessible(page, 'activate with inline errors');
+    await page.getByLabel('Repeat it').fill('ivy-chooses-this-one');
+    await submit.click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(path(page.url())).toBe('/');
+    await expect.poll(() => page.locator('.who').textContent()).toBe('Ivy Invited · viewer');
+
+    // The password works from now on, and the link does not work twice.
+    expect(await apiLogin(service.url, email, 'ivy-chooses-this-one')).toBeTruthy();
+    const again = await browser.page();
+    await again.goto(`/activate?token=${encodeURIComponent(token)}`);
+    await again.getByLabel('New password').fill('another-password');
+    await again.getByLabel('Repeat it').fill('another-password');
+    await again.getByRole('button', { name: 'Activate and sign in' }).click();
+    await expect.poll(() => again.getByRole('alert').textContent()).toBe('The invitation token is invalid, already used or expired.');
+  });
+
+  it('says what to do when the link has no token', async () => {
+    const page = await browser.page();
+    await page.goto('/activate');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('This link has no invitation token.');
+    await expectAccessible(page, 'activate without a token');
+  });
+});

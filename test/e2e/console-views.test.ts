@@ -1,0 +1,131 @@
+// The console's views in a real browser (Debian Chromium) on a small demo fleet
+// through the whole local service: each page shows what the API answers,
+// filters round-trip through the URL (set in the UI, kept across a reload with
+// the same rows), viewers get no refresh, and axe finds nothing serious.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalService } from '../../infra/local/service.js';
+import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { startTestService } from '../support/local-service.js';
+
+const PASSWORD = 'console-views-admin-password';
+const VIEWER = { email: 'vera-viewer@example.com', password: 'vera-views-password' };
+let service: LocalService;
+let browser: TestBrowser;
+let admin: string;
+let adminPage: Page;
+let viewerPage: Page;
+
+beforeAll(async () => {
+  delete process.env.SES_FROM_ADDRESS;
+  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
+  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
+  const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: VIEWER.email, display_name: 'Vera Viewer', role: 'viewer' });
+  const activated = await fetch(`${service.url}/api/auth/activate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: invite.body.activation_token, password: VIEWER.password }),
+  });
+  expect(activated.status).toBe(200);
+  [adminPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
+  await Promise.all([signIn(adminPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.stop();
+});
+
+const search = (page: Page) => new URL(page.url()).searchParams;
+
+/** Opens a page of the console and waits for its heading and its table's first row. */
+async function open(page: Page, path: string, heading: string, rows: string): Promise<void> {
+  await page.goto(path);
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  await page.locator(rows).first().waitFor();
+}
+
+describe('health', { timeout: 60_000 }, () => {
+  const ROWS = 'table.health-table > tbody > tr';
+
+  it('shows every cluster the API scores, worst first, and passes axe', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/health/scores');
+    await open(adminPage, '/health', 'Health', ROWS);
+    const names = await adminPage.locator(`${ROWS} > th`).allTextContents();
+    expect(names).toEqual(body.scores.map((s: { cluster_name: string }) => s.cluster_name));
+    await expectAccessible(adminPage, '/health');
+  });
+
+  it('keeps the classification and search filters in the URL, and the same rows after a reload', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/health/scores');
+    const worst = body.scores[0];
+    await open(adminPage, '/health', 'Health', ROWS);
+    await adminPage.getByLabel('Classification').selectOption(worst.classification);
+    await adminPage.waitForURL((u) => u.searchParams.get('class') === worst.classification);
+    const expected = body.scores
+      .filter((s: { classification: string }) => s.classification === worst.classification)
+      .map((s: { cluster_name: string }) => s.cluster_name);
+    await expect.poll(() => adminPage.locator(`${ROWS} > th`).allTextContents()).toEqual(expected);
+
+    await adminPage.reload();
+    await adminPage.locator(ROWS).first().waitFor();
+    expect(await adminPage.getByLabel('Classification').inputValue()).toBe(worst.classification);
+    expect(await adminPage.locator(`${ROWS} > th`).allTextContents()).toEqual(expected);
+
+    await adminPage.getByLabel('Search').fill(worst.cluster_name);
+    await adminPage.waitForURL((u) => u.searchParams.get('q') === worst.cluster_name);
+    await adminPage.reload();
+    await adminPage.locator(ROWS).first().waitFor();
+    expect(await adminPage.getByLabel('Search').inputValue()).toBe(worst.cluster_name);
+    expect(await adminPage.locator(`${ROWS} > th`).allTextContents()).toEqual([worst.cluster_name]);
+    expect(search(adminPage).get('class')).toBe(worst.classification);
+    await expectAccessible(adminPage, '/health filtered');
+  });
+
+  it('offers the refresh to admins only', async () => {
+    await open(adminPage, '/health', 'Health', ROWS);
+    const refreshed = adminPage.waitForResponse((r) => r.url().endsWith('/api/health/refresh') && r.request().method() === 'POST');
+    await adminPage.getByRole('button', { name: 'Refresh scores' }).click();
+    expect((await refreshed).status()).toBe(200);
+    await adminPage.getByText(/^Recomputed \d+ clusters\.$/).waitFor();
+
+    await open(viewerPage, '/health', 'Health', ROWS);
+    expect(await viewerPage.getByRole('button', { name: /refresh/i }).count()).toBe(0);
+    await expectAccessible(viewerPage, '/health as a viewer');
+  });
+});
+
+describe('risk', { timeout: 60_000 }, () => {
+  const ROWS = 'table.risk-table > tbody > tr';
+
+  it('shows every snapshot the API answers, and passes axe', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/risk/snapshots');
+    await open(adminPage, '/risk', 'Risk', ROWS);
+    const names = await adminPage.locator(`${ROWS} > th`).allTextContents();
+    expect(names.sort()).toEqual(body.clusters.map((c: { cluster_name: string }) => c.cluster_name).sort());
+    await expectAccessible(adminPage, '/risk');
+  });
+
+  it('keeps the risk level filter in the URL, and the same rows after a reload', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/risk/snapshots');
+    const level: string = body.clusters[0].risk_level;
+    const expected = body.clusters
+      .filter((c: { risk_level: string }) => c.risk_level === level)
+      .map((c: { cluster_name: string }) => c.cluster_name)
+      .sort();
+    await open(adminPage, '/risk', 'Risk', ROWS);
+    await adminPage.getByLabel('Risk level').selectOption(level);
+    await adminPage.waitForURL((u) => u.searchParams.get('level') === level);
+    await expect.poll(async () => (await adminPage.locator(`${ROWS} > th`).allTextContents()).sort()).toEqual(expected);
+    await adminPage.reload();
+    await adminPage.locator(ROWS).first().waitFor();
+    expect(await adminPage.getByLabel('Risk level').inputValue()).toBe(level);
+    expect((await adminPage.locator(`${ROWS} > th`).allTextContents()).sort()).toEqual(expected);
+  });
+
+  it('shows a viewer no refresh and passes axe for them', async () => {
+    await open(viewerPage, '/risk', 'Risk', ROWS);
+    expect(await viewerPage.getByRole('button', { name: /refresh/i }).count()).toBe(0);
+    await expectAccessible(viewerPage, '/risk as a viewer');
+  });
+});
