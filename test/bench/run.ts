@@ -29,7 +29,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, rules, chat-sql, fleet-data, alerts, scoring, issues, llm, tickets).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, chat-sql, fleet-data, alerts, scoring, issues, llm, tickets, console).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
@@ -68,6 +68,7 @@ try {
     issues: () => import('./issues.js'),
     llm: () => import('./llm.js'),
     tickets: () => import('./tickets.js'),
+    console: () => import('./console.js'),
   };
   for (const [name, load] of Object.entries(suites)) {
     if (!wanted(name)) continue;
