@@ -84,7 +84,7 @@ export function LineChart({ title, x, series, height = 180, unit = '', summary, 
         const opts: uPlot.Options = {
           width: Math.max(el.clientWidth, 200),
           height,
-          legend: { show: series.length > 1 },
+          legend: { show: series.length > 1, live: false },
           cursor: { drag: { x: false, y: false } },
           scales: { x: { time: true } },
           axes: [axis, { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => `${formatY(t)}${unit}`) }],

@@ -1,4 +1,483 @@
-// Placeholder until its page is written (this session's work in progress).
-export default function Page() {
-  return <h1>cluster</h1>;
+// One cluster: its inventory, the unified and health scores with each dimension
+// against its green/yellow/red thresholds, the risk snapshot (signals and
+// suggested actions), its open and past alert issues, and a chart per metric
+// over the last 14 days (daily average, min and max). Read-only: every role sees
+// the same page. Each section loads and fails on its own.
+import { useMemo } from 'react';
+import { Link, useParams } from 'react-router';
+import { ApiProblem, endpoint } from '../api/client';
+import { useApi } from '../api/hooks';
+import type { Answer } from '../api/types';
+import { LineChart, type LineSeries } from '../components/line-chart';
+import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
+import { useUrlState } from '../components/url-state';
+import { Badge, fmt, fmtTime, Stamp } from '../components/views/common';
+import '../components/views/views.css';
+import './cluster.css';
+
+const clusterEp = endpoint<'clusters', 'get'>('GET', '/api/clusters/{cluster_id}');
+const metricsEp = endpoint<'clusters', 'metrics'>('GET', '/api/clusters/{cluster_id}/metrics');
+const fleetScoresEp = endpoint<'fleet', 'scores'>('GET', '/api/fleet/scores');
+const healthScoresEp = endpoint<'health', 'scores'>('GET', '/api/health/scores');
+const rulesEp = endpoint<'fleet', 'rules'>('GET', '/api/fleet/rules');
+const riskEp = endpoint<'risk', 'snapshots'>('GET', '/api/risk/snapshots');
+const issuesEp = endpoint<'issues', 'list'>('GET', '/api/issues');
+
+type Inventory = Answer<'clusters', 'get'>['cluster'];
+type RuleDimension = Answer<'fleet', 'rules'>['dimensions'][number];
+type Issue = Answer<'issues', 'list'>['issues'][number];
+type MetricSeries = Answer<'clusters', 'metrics'>['metrics'][number];
+
+const CHART_DAYS = 14;
+const ISSUE_WINDOWS = ['7', '30', '90', '365'];
+const FILTERS = { issue_days: '30' };
+
+const label = (key: string) => key.replace(/_/g, ' ');
+
+function Section({ title, id, children }: { title: string; id: string; children: React.ReactNode }) {
+  return (
+    <section className="view-section cluster-section" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+function InventoryFacts({ c }: { c: Inventory }) {
+  const facts: [string, React.ReactNode][] = [
+    ['Cluster id', <code key="id">{c.cluster_id}</code>],
+    ['Customer', c.customer_name],
+    ['Tier', c.customer_tier],
+    ['Account', `${c.account_name} (${c.account_id})`],
+    [
+      'Contact',
+      <a key="mail" href={`mailto:${c.email}`}>
+        {c.email}
+      </a>,
+    ],
+    ['Type', c.cluster_type],
+    ['Region', c.region],
+    ['Engine version', c.engine_version],
+    ['State', c.resource_state],
+    ['Nodes', fmt(c.node_count)],
+    ['First seen', fmtTime(c.created_at)],
+    ['Inventory updated', fmtTime(c.updated_at)],
+  ];
+  return (
+    <dl className="facts cluster-facts">
+      {facts.map(([k, v]) => (
+        <div key={k} className="cluster-fact">
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** "green 70 · yellow 85 · red 95 (higher is worse)" for one rule dimension. */
+function Thresholds({ rule }: { rule: RuleDimension | undefined }) {
+  if (!rule) return <span className="muted">–</span>;
+  return (
+    <>
+      <span className="th-green">{fmt(rule.green)}</span> · <span className="th-yellow">{fmt(rule.yellow)}</span> ·{' '}
+      <span className="th-red">{fmt(rule.red)}</span> <span className="muted cluster-direction">({rule.inverted ? 'lower is worse' : 'higher is worse'})</span>
+    </>
+  );
+}
+
+/** Where a value stands against a dimension's thresholds (the engine's status when it gives one). */
+function standing(value: number, rule: RuleDimension | undefined): string {
+  if (!rule) return '';
+  const past = (t: number) => (rule.inverted ? value <= t : value >= t);
+  return past(rule.red) ? 'critical' : past(rule.yellow) ? 'warning' : 'healthy';
+}
+
+interface DimensionRow {
+  name: string;
+  value: number;
+  score: number;
+  weight: number;
+  status: string;
+  rule: RuleDimension | undefined;
+}
+
+function DimensionTable({ caption, rows }: { caption: string; rows: DimensionRow[] }) {
+  if (rows.length === 0) return <p className="muted">No dimension was scored (no metrics in the lookback window).</p>;
+  return (
+    <div className="table-scroll">
+      <table className="cluster-dimensions">
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Dimension</th>
+            <th scope="col">Status</th>
+            <th scope="col" className="num">
+              Value
+            </th>
+            <th scope="col" className="num">
+              Score
+            </th>
+            <th scope="col" className="num">
+              Weight
+            </th>
+            <th scope="col">
+              Thresholds<span className="visually-hidden"> (green · yellow · red)</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((d) => (
+            <tr key={d.name}>
+              <th scope="row">{d.name}</th>
+              <td>{d.status ? <Badge status={d.status} /> : '–'}</td>
+              <td className="num">{fmt(d.value)}</td>
+              <td className="num">{fmt(d.score)}</td>
+              <td className="num">{fmt(d.weight)}</td>
+              <td>
+                <Thresholds rule={d.rule} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function useRules() {
+  const rules = useApi(rulesEp, {}, { staleTime: 60_000 });
+  const byKey = useMemo(() => new Map((rules.data?.dimensions ?? []).map((d) => [d.metric_key, d])), [rules.data]);
+  const byName = useMemo(() => new Map((rules.data?.dimensions ?? []).map((d) => [d.display_name, d])), [rules.data]);
+  return { rules, byKey, byName };
+}
+
+function Scores({ clusterId }: { clusterId: string }) {
+  const fleet = useApi(fleetScoresEp);
+  const health = useApi(healthScoresEp);
+  const { byKey, byName } = useRules();
+  const unified = fleet.data?.scores.find((s) => s.cluster_id === clusterId);
+  const metricsOnly = health.data?.scores.find((s) => s.cluster_id === clusterId);
+  return (
+    <div className="grid-2 cluster-scores">
+      <article className="card" aria-labelledby="unified-h">
+        <h3 id="unified-h">Unified score</h3>
+        {fleet.isPending ? (
+          <Loading what="the unified score" />
+        ) : fleet.isError ? (
+          <Problem error={fleet.error} retry={() => void fleet.refetch()} />
+        ) : !unified ? (
+          <Empty>This cluster has no unified score yet; scores follow at the next refresh.</Empty>
+        ) : (
+          <>
+            <ScoreHead score={unified.overall_score} classification={unified.classification} />
+            <ul className="cluster-subscores">
+              <li>
+                Metrics <strong>{fmt(unified.metrics_score)}</strong>
+              </li>
+              <li>
+                Alerts <strong>{fmt(unified.alerts_score)}</strong> ({unified.firing_alert_count_7d} firing in 7 days)
+              </li>
+              <li>
+                Tier-adjusted <strong>{fmt(unified.tier_adjusted_score)}</strong>
+              </li>
+              <li>
+                Top risk <strong>{unified.top_risk || '–'}</strong>
+              </li>
+            </ul>
+            <DimensionTable caption="Unified score dimensions" rows={unified.dimension_scores.map((d) => ({ ...d, rule: byKey.get(d.metric_key) }))} />
+            <Stamp at={fleet.data.generated_at} source={fleet.data.source} />
+          </>
+        )}
+      </article>
+      <article className="card" aria-labelledby="health-h">
+        <h3 id="health-h">Health score</h3>
+        {health.isPending ? (
+          <Loading what="the health score" />
+        ) : health.isError ? (
+          <Problem error={health.error} retry={() => void health.refetch()} />
+        ) : !metricsOnly ? (
+          <Empty>This cluster has no health score yet; scores follow at the next refresh.</Empty>
+        ) : (
+          <>
+            <ScoreHead score={metricsOnly.overall_score} classification={metricsOnly.classification} />
+            <ul className="cluster-subscores">
+              <li>
+                Risk level <strong>{metricsOnly.risk_level}</strong>
+              </li>
+              <li>
+                Top risk <strong>{metricsOnly.top_risk || '–'}</strong>
+              </li>
+            </ul>
+            <DimensionTable
+              caption="Health score dimensions"
+              rows={metricsOnly.dimension_scores.map((d) => {
+                const rule = byName.get(d.name);
+                return { ...d, rule, status: /status (\w+)$/.exec(d.description)?.[1] ?? standing(d.value, rule) };
+              })}
+            />
+            <Stamp at={health.data.generated_at} source={health.data.source} />
+          </>
+        )}
+      </article>
+    </div>
+  );
+}
+
+function ScoreHead({ score, classification }: { score: number; classification: string }) {
+  return (
+    <p className="cluster-score">
+      <span className={`cluster-score-value ${classification}`}>{fmt(score)}</span>
+      <span className="muted"> / 100 </span>
+      <Badge status={classification} />
+    </p>
+  );
+}
+
+function Risk({ clusterId }: { clusterId: string }) {
+  const risk = useApi(riskEp);
+  if (risk.isPending) return <Loading what="the risk snapshot" />;
+  if (risk.isError) return <Problem error={risk.error} retry={() => void risk.refetch()} />;
+  const snap = risk.data.clusters.find((s) => s.cluster_id === clusterId);
+  if (!snap) return <Empty>This cluster has no risk snapshot yet. {HOW_DATA_ARRIVES}</Empty>;
+  const metrics = Object.entries(snap.metrics);
+  return (
+    <div className="card">
+      <p className="cluster-score">
+        Risk level <Badge status={snap.risk_level} /> <span className="muted">· score {fmt(snap.overall_score)}</span>
+      </p>
+      <div className="grid-2">
+        <div>
+          <h3>Signals</h3>
+          {snap.risk_signals.length ? (
+            <ul>
+              {snap.risk_signals.map((s) => (
+                <li key={s}>{s}</li>
+              ))}
+            </ul>
+          ) : (
+            <p className="muted">No risk signal: every metric is within its rules.</p>
+          )}
+        </div>
+        <div>
+          <h3>Suggested actions</h3>
+          {snap.suggested_actions.length ? (
+            <ul>
+              {snap.suggested_actions.map((a) => (
+                <li key={a}>{a}</li>
+              ))}
+            </ul>
+          ) : (
+            <p className="muted">Nothing to do.</p>
+          )}
+        </div>
+      </div>
+      {metrics.length > 0 && (
+        <ul className="cluster-risk-metrics" aria-label="Risk metrics">
+          {metrics.map(([key, m]) => (
+            <li key={key} className={`tile ${m.status}`}>
+              <div className="value">{fmt(m.value)}</div>
+              <div className="label">
+                {label(key)} <Badge status={m.status} />
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+      <Stamp at={risk.data.generated_at} source={risk.data.source} />
+    </div>
+  );
+}
+
+function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
+  return (
+    <div className="table-scroll">
+      <table>
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Issue</th>
+            <th scope="col">Severity</th>
+            <th scope="col" className="num">
+              Alerts
+            </th>
+            <th scope="col">First seen</th>
+            <th scope="col">Last seen</th>
+            <th scope="col" className="num">
+              Duration
+            </th>
+            <th scope="col">Triage</th>
+          </tr>
+        </thead>
+        <tbody>
+          {issues.map((i) => (
+            <tr key={i.issue_id}>
+              <th scope="row">
+                <Link to={`/issues/${encodeURIComponent(i.issue_id)}`}>{i.issue_name}</Link>
+              </th>
+              <td>
+                <Badge status={i.severity} />
+              </td>
+              <td className="num">{fmt(i.alert_count)}</td>
+              <td>{fmtTime(i.first_seen)}</td>
+              <td>{fmtTime(i.last_seen)}</td>
+              <td className="num">{i.duration_minutes < 120 ? `${i.duration_minutes} min` : `${fmt(i.duration_minutes / 60)} h`}</td>
+              <td>{i.triage_status || <span className="muted">–</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Issues({ clusterName }: { clusterName: string }) {
+  const [filters, setFilters] = useUrlState(FILTERS);
+  const days = String(filters.issue_days);
+  const issues = useApi(issuesEp, { query: { cluster: clusterName, days: Number(days), page_size: 100 } });
+  const open = issues.data?.issues.filter((i) => i.status === 'Ongoing') ?? [];
+  const past = issues.data?.issues.filter((i) => i.status !== 'Ongoing') ?? [];
+  return (
+    <>
+      <div className="toolbar">
+        <label>
+          Issues seen in the last
+          <select value={days} onChange={(e) => setFilters({ issue_days: e.target.value })}>
+            {ISSUE_WINDOWS.map((d) => (
+              <option key={d} value={d}>
+                {d} days
+              </option>
+            ))}
+          </select>
+        </label>
+        <Link to={`/issues?cluster=${encodeURIComponent(clusterName)}&days=${days}`}>Open in the issues list</Link>
+      </div>
+      {issues.isPending ? (
+        <Loading what="alert issues" />
+      ) : issues.isError ? (
+        <Problem error={issues.error} retry={() => void issues.refetch()} />
+      ) : issues.data.total === 0 ? (
+        <Empty>No alert issue for this cluster in the last {days} days.</Empty>
+      ) : (
+        <>
+          <h3>Open ({open.length})</h3>
+          {open.length ? <IssueTable caption="Open issues" issues={open} /> : <p className="muted">No open issue.</p>}
+          <h3>Past ({past.length})</h3>
+          {past.length ? <IssueTable caption="Past issues" issues={past} /> : <p className="muted">No resolved issue in this window.</p>}
+          {issues.data.total > issues.data.issues.length && (
+            <p className="muted">
+              Showing the latest {issues.data.issues.length} of {issues.data.total}; the issues list has them all.
+            </p>
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+const daySeconds = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
+
+function MetricChart({ dates, metric, rule }: { dates: string[]; metric: MetricSeries; rule: RuleDimension | undefined }) {
+  const x = useMemo(() => dates.map(daySeconds), [dates]);
+  const series = useMemo<LineSeries[]>(() => {
+    const byDay = new Map(metric.points.map((p) => [p.day, p]));
+    const pick = (f: 'avg' | 'min' | 'max') => dates.map((d) => byDay.get(d)?.[f] ?? null);
+    return [
+      { label: 'Daily average', values: pick('avg') },
+      { label: 'Daily max', values: pick('max'), color: '#d9480f' },
+      { label: 'Daily min', values: pick('min'), color: '#2b8a3e' },
+    ];
+  }, [dates, metric]);
+  const title = rule ? `${rule.display_name} (${metric.metric_key})` : label(metric.metric_key);
+  const summary = useMemo(() => {
+    const last = metric.points.at(-1);
+    if (!last) return 'No samples.';
+    const low = Math.min(...metric.points.map((p) => p.min));
+    const high = Math.max(...metric.points.map((p) => p.max));
+    return `Latest day (${last.day}): average ${fmt(last.avg)}, last ${fmt(last.last)}. ${dates.length}-day range ${fmt(low)} to ${fmt(high)}, ${metric.points.length} days with samples.`;
+  }, [metric, dates]);
+  return (
+    <div className="card cluster-chart">
+      <LineChart title={title} x={x} series={series} height={170} summary={summary} />
+      {rule && (
+        <p className="muted cluster-chart-rule">
+          Thresholds: <Thresholds rule={rule} />
+        </p>
+      )}
+    </div>
+  );
+}
+
+function Charts({ clusterId }: { clusterId: string }) {
+  const metrics = useApi(metricsEp, { params: { cluster_id: clusterId }, query: { days: CHART_DAYS } });
+  const { byKey } = useRules();
+  if (metrics.isPending) return <Loading what="metric history" />;
+  if (metrics.isError) return <Problem error={metrics.error} retry={() => void metrics.refetch()} />;
+  if (metrics.data.metrics.length === 0)
+    return (
+      <Empty>
+        No metric sample in the last {CHART_DAYS} days. {HOW_DATA_ARRIVES}
+      </Empty>
+    );
+  return (
+    <>
+      <p className="muted">
+        Daily average, minimum and maximum per UTC day, {metrics.data.dates[0]} to {metrics.data.dates.at(-1)}. Days without samples are gaps.
+      </p>
+      <div className="cluster-charts">
+        {metrics.data.metrics.map((m) => (
+          <MetricChart key={m.metric_key} dates={metrics.data.dates} metric={m} rule={byKey.get(m.metric_key)} />
+        ))}
+      </div>
+    </>
+  );
+}
+
+export default function ClusterPage() {
+  const { clusterId = '' } = useParams();
+  const cluster = useApi(clusterEp, { params: { cluster_id: clusterId } }, { retry: (n, e) => !(e instanceof ApiProblem && e.status === 404) && n < 2 });
+
+  if (cluster.isPending) return <Loading what="the cluster" />;
+  if (cluster.isError) {
+    return (
+      <>
+        <h1>Cluster</h1>
+        <Problem error={cluster.error} retry={cluster.error.status === 404 ? undefined : () => void cluster.refetch()} />
+        <p>
+          <Link to="/">Back to the fleet</Link>
+        </p>
+      </>
+    );
+  }
+  const c = cluster.data.cluster;
+  return (
+    <div className="cluster-page">
+      <nav aria-label="Breadcrumb" className="muted cluster-crumbs">
+        <Link to="/">Fleet</Link> › {c.cluster_name}
+      </nav>
+      <header className="view-head">
+        <h1>{c.cluster_name}</h1>
+        <p className="muted">
+          {c.customer_name} · tier {c.customer_tier} · {c.cluster_type} · {c.region}
+        </p>
+      </header>
+      <Section title="Inventory" id="inventory-h">
+        <div className="card">
+          <InventoryFacts c={c} />
+        </div>
+      </Section>
+      <Section title="Scores" id="scores-h">
+        <Scores clusterId={c.cluster_id} />
+      </Section>
+      <Section title="Risk snapshot" id="risk-h">
+        <Risk clusterId={c.cluster_id} />
+      </Section>
+      <Section title="Alert issues" id="issues-h">
+        <Issues clusterName={c.cluster_name} />
+      </Section>
+      <Section title={`Metrics, last ${CHART_DAYS} days`} id="metrics-h">
+        <Charts clusterId={c.cluster_id} />
+      </Section>
+    </div>
+  );
 }
