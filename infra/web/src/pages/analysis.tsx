@@ -5,10 +5,12 @@
 //
 // The usage answer is per cluster, not over time, so its charts are bars
 // (components/views/bars.tsx); LineChart draws time series only.
+import { createColumnHelper, type SortingFn } from '@tanstack/react-table';
 import { type ReactNode, useMemo } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
+import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { Bars } from '../components/views/bars';
@@ -59,6 +61,33 @@ function NameLink({ name, ids }: { name: string; ids: Map<string, string> }) {
   return id ? <ClusterLink id={id} name={name} /> : name;
 }
 
+type Breach = Breaking['details'][number];
+type UpgradeRow = Upgrades['clusters'][number];
+
+const SEVERITIES = ['critical', 'warning'];
+const bySeverity: SortingFn<Breach> = (a, b) => SEVERITIES.indexOf(b.original.severity) - SEVERITIES.indexOf(a.original.severity);
+const breach = createColumnHelper<Breach>();
+const BREACH_COLUMNS = [
+  breach.accessor('cluster_name', {
+    header: 'Cluster',
+    size: 180,
+    sortingFn: 'alphanumeric',
+    cell: (c) => <ClusterLink id={c.row.original.cluster_id} name={c.getValue()} />,
+  }),
+  breach.accessor('customer_name', { header: 'Customer', size: 160, sortingFn: 'text' }),
+  breach.accessor('metric', { header: 'Metric', size: 150, sortingFn: 'text', cell: (c) => metricLabel(c.getValue()) }),
+  breach.accessor('value', { header: 'Value', size: 120, meta: { numeric: true }, cell: (c) => withUnit(c.getValue(), c.row.original.unit) }),
+  breach.accessor('threshold', { header: 'Threshold', size: 110, meta: { numeric: true }, cell: (c) => withUnit(c.getValue(), c.row.original.unit) }),
+  breach.accessor((d) => (d.threshold ? d.value / d.threshold : 0), {
+    id: 'over',
+    header: 'Times threshold',
+    size: 110,
+    meta: { numeric: true },
+    cell: (c) => `×${fmt(c.getValue())}`,
+  }),
+  breach.accessor('severity', { header: 'Severity', size: 100, sortingFn: bySeverity, cell: (c) => <Badge status={c.getValue()} /> }),
+];
+
 type Filters = typeof FILTERS;
 type SetFilters = (changes: Partial<Record<keyof Filters, string>>) => void;
 
@@ -71,6 +100,7 @@ function BreakingSection({ data, filters, setFilters, ids }: { data: Breaking; f
       (!filters.metric || d.metric === filters.metric) &&
       (!filters.severity || d.severity === filters.severity),
   );
+  const [sorting, setSorting] = useUrlSorting('', 'bsort');
   const showDetails = (metric: string) => {
     setFilters({ metric: filters.metric === metric ? '' : metric });
     document.getElementById('analysis-details')?.scrollIntoView({ block: 'start' });
@@ -127,45 +157,16 @@ function BreakingSection({ data, filters, setFilters, ids }: { data: Breaking; f
         )}
       </search>
       <Count shown={rows.length} total={data.details.length} what="breaches" />
-      {rows.length === 0 ? (
-        <Empty>No breach matches these filters.</Empty>
-      ) : (
-        <div className="table-scroll analysis-scroll">
-          <table>
-            <caption className="visually-hidden">Clusters past a threshold</caption>
-            <thead>
-              <tr>
-                <th scope="col">Cluster</th>
-                <th scope="col">Customer</th>
-                <th scope="col">Metric</th>
-                <th scope="col" className="num">
-                  Value
-                </th>
-                <th scope="col" className="num">
-                  Threshold
-                </th>
-                <th scope="col">Severity</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((d) => (
-                <tr key={`${d.cluster_id}-${d.metric}`}>
-                  <th scope="row">
-                    <ClusterLink id={d.cluster_id} name={d.cluster_name} />
-                  </th>
-                  <td>{d.customer_name}</td>
-                  <td>{metricLabel(d.metric)}</td>
-                  <td className="num">{withUnit(d.value, d.unit)}</td>
-                  <td className="num">{withUnit(d.threshold, d.unit)}</td>
-                  <td>
-                    <Badge status={d.severity} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        data={rows}
+        columns={BREACH_COLUMNS}
+        caption="Clusters past a threshold"
+        getRowId={(d) => `${d.cluster_id}-${d.metric}`}
+        sorting={sorting}
+        onSortingChange={setSorting}
+        maxHeight="min(70vh, 640px)"
+        empty="No breach matches these filters."
+      />
     </>
   );
 }
@@ -257,6 +258,39 @@ function UpgradesSection({ data, filters, setFilters }: { data: Upgrades; filter
       (!filters.upgrade || (filters.upgrade === 'behind' ? behind(c.engine_version) > 0 : behind(c.engine_version) === 0)),
   );
   const behindCount = data.clusters.filter((c) => behind(c.engine_version) > 0).length;
+  const [sorting, setSorting] = useUrlSorting('', 'usort');
+  const columns = useMemo(() => {
+    const newer = (v: string) => available.filter((a) => compareVersions(a, v) > 0).length;
+    const byVersion: SortingFn<UpgradeRow> = (a, b) => compareVersions(a.original.engine_version, b.original.engine_version);
+    const up = createColumnHelper<UpgradeRow>();
+    return [
+      up.accessor('cluster_name', {
+        header: 'Cluster',
+        size: 180,
+        sortingFn: 'alphanumeric',
+        cell: (c) => <ClusterLink id={c.row.original.cluster_id} name={c.getValue()} />,
+      }),
+      up.accessor('customer_name', { header: 'Customer', size: 150, sortingFn: 'text' }),
+      up.accessor('cluster_type', { header: 'Type', size: 110, sortingFn: 'text' }),
+      up.accessor('region', { header: 'Region', size: 200, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
+      up.accessor('engine_version', { header: 'Version', size: 90, sortingFn: byVersion }),
+      up.accessor((c) => newer(c.engine_version), {
+        id: 'upgrade',
+        header: 'Upgrade',
+        size: 220,
+        cell: (c) =>
+          c.getValue() > 0 ? (
+            <span className="analysis-behind">
+              to {latest} ({c.getValue()} newer version{c.getValue() === 1 ? '' : 's'})
+            </span>
+          ) : (
+            <span className="muted">on the latest</span>
+          ),
+      }),
+      up.accessor('resource_state', { header: 'State', size: 100, sortingFn: 'text' }),
+      up.accessor('node_count', { header: 'Nodes', size: 70, meta: { numeric: true } }),
+    ];
+  }, [available, latest]);
   return (
     <>
       <div className="analysis-versions">
@@ -297,50 +331,16 @@ function UpgradesSection({ data, filters, setFilters }: { data: Upgrades; filter
         )}
       </search>
       <Count shown={rows.length} total={data.clusters.length} what="clusters" />
-      {rows.length === 0 ? (
-        <Empty>No cluster matches these filters.</Empty>
-      ) : (
-        <div className="table-scroll analysis-scroll">
-          <table>
-            <caption className="visually-hidden">Active clusters and their engine versions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Cluster</th>
-                <th scope="col">Customer</th>
-                <th scope="col">Type</th>
-                <th scope="col">Region</th>
-                <th scope="col">Version</th>
-                <th scope="col">Upgrade</th>
-                <th scope="col">State</th>
-                <th scope="col" className="num">
-                  Nodes
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => {
-                const n = behind(c.engine_version);
-                return (
-                  <tr key={c.cluster_id}>
-                    <th scope="row">
-                      <ClusterLink id={c.cluster_id} name={c.cluster_name} />
-                    </th>
-                    <td>{c.customer_name}</td>
-                    <td>{c.cluster_type}</td>
-                    <td>{c.region}</td>
-                    <td>{c.engine_version}</td>
-                    <td className={n > 0 ? 'analysis-behind' : 'muted'}>
-                      {n > 0 ? `to ${latest} (${n} newer version${n === 1 ? '' : 's'})` : 'on the latest'}
-                    </td>
-                    <td>{c.resource_state}</td>
-                    <td className="num">{c.node_count}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        data={rows}
+        columns={columns}
+        caption="Active clusters and their engine versions"
+        getRowId={(c) => c.cluster_id}
+        sorting={sorting}
+        onSortingChange={setSorting}
+        maxHeight="min(70vh, 640px)"
+        empty="No cluster matches these filters."
+      />
     </>
   );
 }
