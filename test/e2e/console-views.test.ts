@@ -129,3 +129,66 @@ describe('risk', { timeout: 60_000 }, () => {
     await expectAccessible(viewerPage, '/risk as a viewer');
   });
 });
+
+describe('fleet overview', { timeout: 60_000 }, () => {
+  const ROWS = 'main table tbody tr[data-index]';
+  const count = (page: Page) => page.locator('.fleet-count').textContent();
+
+  it('shows the API’s scores worst first, the refresh for admins only, and passes axe', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    await open(adminPage, '/', 'Fleet overview', ROWS);
+    expect(await adminPage.locator(`${ROWS} > td`).first().textContent()).toContain(body.scores[0].cluster_name);
+    await expect.poll(() => count(adminPage)).toContain(`${body.scores.length} clusters.`);
+    await adminPage.getByRole('button', { name: 'Refresh scores' }).waitFor();
+    await expectAccessible(adminPage, '/ (fleet)');
+
+    await open(viewerPage, '/', 'Fleet overview', ROWS);
+    expect(await viewerPage.getByRole('button', { name: /refresh/i }).count()).toBe(0);
+    await expectAccessible(viewerPage, '/ (fleet) as a viewer');
+  });
+
+  it('keeps the classification and search filters in the URL, and the same rows after a reload', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    const worst = body.scores[0];
+    const same = body.scores.filter((s: { classification: string }) => s.classification === worst.classification).length;
+    await open(adminPage, '/', 'Fleet overview', ROWS);
+    await adminPage.getByRole('checkbox', { name: worst.classification }).check();
+    await adminPage.waitForURL((u) => u.searchParams.get('classification')?.split(',').includes(worst.classification) ?? false);
+    await expect.poll(() => count(adminPage)).toContain(`${same} of ${body.scores.length} clusters match.`);
+    await adminPage.reload();
+    await adminPage.locator(ROWS).first().waitFor();
+    expect(await adminPage.getByRole('checkbox', { name: worst.classification }).isChecked()).toBe(true);
+    await expect.poll(() => count(adminPage)).toContain(`${same} of ${body.scores.length} clusters match.`);
+
+    await adminPage.getByLabel('Search').fill(worst.cluster_name);
+    await adminPage.waitForURL((u) => u.searchParams.get('q') === worst.cluster_name);
+    await adminPage.reload();
+    await adminPage.locator(ROWS).first().waitFor();
+    expect(await adminPage.getByLabel('Search').inputValue()).toBe(worst.cluster_name);
+    expect(await adminPage.locator(ROWS).count()).toBe(1);
+    expect(await adminPage.locator(`${ROWS} > td`).first().textContent()).toContain(worst.cluster_name);
+  });
+});
+
+describe('critical clusters and analysis', { timeout: 60_000 }, () => {
+  it('critical shows the API’s most severe cluster, and passes axe', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/critical-clusters');
+    await adminPage.goto('/critical');
+    await adminPage.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();
+    if (body.clusters.length > 0) await adminPage.getByRole('link', { name: body.clusters[0].cluster_name }).first().waitFor();
+    await expectAccessible(adminPage, '/critical');
+  });
+
+  it('analysis shows the fleet’s clusters, and passes axe', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    await adminPage.goto('/analysis');
+    await adminPage.getByRole('heading', { level: 1, name: 'Analysis' }).waitFor();
+    await expect
+      .poll(async () => {
+        const text = (await adminPage.locator('main').textContent()) ?? '';
+        return body.scores.some((s: { cluster_name: string }) => text.includes(s.cluster_name));
+      })
+      .toBe(true);
+    await expectAccessible(adminPage, '/analysis');
+  });
+});
