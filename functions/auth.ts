@@ -4,11 +4,11 @@ import { callerOf, activate, login, logout, userInfo } from '../shared/auth/sign
 import { coreSettings } from '../shared/config/core.js';
 import { NotFound } from '../shared/http/errors.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
-import { buildOpenApi } from '../shared/http/openapi.js';
+import { buildOpenApi, type OpenApiDocument } from '../shared/http/openapi.js';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { authGroup } from '../shared/routes/auth.js';
 
-let openApiDocument: Record<string, unknown> | undefined;
+let openApiDocument: OpenApiDocument | undefined;
 
 export const handler = createGroupHandler(authGroup, {
   healthCheck: async () => ({ status: 'ok', service: coreSettings().serviceName }),

@@ -3,8 +3,9 @@
 // tasks, one investigation. Lists read one time range of the index, never a scan.
 import { getInvestigation, listInvestigationsSince, listOpenTasks, type AgentTask, type InvestigationSummary } from '../db/investigations.js';
 import { NotFound } from '../http/errors.js';
+import type { AgentTaskView } from './schemas.js';
 
-export const SOURCE = 'live'; // spec §1: data computed from live data
+export const SOURCE = 'live' as const; // spec §1: data computed from live data
 /** Open tasks shown at most (spec §8). */
 export const PENDING_TASKS_SHOWN = 50;
 const DAY_MS = 86_400_000;
@@ -18,7 +19,7 @@ export function likeMatcher(pattern: string): (value: string) => boolean {
   return (value) => re.test(value.toLowerCase());
 }
 
-const listItem = (i: InvestigationSummary) => ({
+const listItem = (i: InvestigationSummary): InvestigationSummary => ({
   investigation_id: i.investigation_id,
   task_id: i.task_id,
   cluster_id: i.cluster_id,
@@ -80,7 +81,7 @@ export async function investigationKpis(q: { days: number }, now = new Date()) {
   };
 }
 
-const taskItem = (t: AgentTask) => ({
+const taskItem = (t: AgentTask): AgentTaskView => ({
   task_id: t.task_id,
   cluster_id: t.cluster_id,
   cluster_name: t.cluster_name,
@@ -88,7 +89,7 @@ const taskItem = (t: AgentTask) => ({
   customer_tier: t.customer_tier,
   trigger_reason: t.trigger_reason,
   priority: t.priority,
-  status: t.status as 'pending' | 'running',
+  status: t.status as AgentTaskView['status'],
   created_at: t.created_at,
   attempts: t.attempts,
   last_error: t.last_error ?? null,

@@ -10,10 +10,11 @@ import type { Principal } from '../auth/principal.js';
 import { displayTime, distinct, durationMinutes, kpiCounts, matches, newestFirst, windowStart } from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
 import type { IssueListQuery } from '../routes/common.js';
+import type { AiIssueView } from './schemas.js';
 
-export const SOURCE = 'ai';
+export const SOURCE = 'ai' as const;
 
-export function aiIssueView(i: AiIssueRecord, now: Date) {
+export function aiIssueView(i: AiIssueRecord, now: Date): AiIssueView {
   return {
     issue_id: i.issue_id,
     issue_name: i.issue_name,
@@ -100,7 +101,7 @@ export async function updateAiTriage(principal: Principal, id: string, patch: Re
   return retryOnConflict(async () => {
     const issue = await requireAiIssue(id);
     const fields = Object.keys(changes).filter((f) => issue[f as keyof AiIssueRecord] !== changes[f]);
-    if (!fields.length) return { status: 'ok' };
+    if (!fields.length) return { status: 'ok' as const };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([
@@ -118,6 +119,6 @@ export async function updateAiTriage(principal: Principal, id: string, patch: Re
         now,
       ),
     ]);
-    return { status: 'ok' };
+    return { status: 'ok' as const };
   });
 }

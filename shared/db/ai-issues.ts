@@ -4,46 +4,32 @@
 //   pk = AISTATE#<cluster_id>, sk = STATE → { fingerprint, issue_ids, version }: what the
 //        last grouping of the cluster saw and produced (the debounce, and what to replace)
 // Grouping writes the grouping fields; triage fields are written only by PATCH.
+import type { AiIssueView } from '../ai-issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
 import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryAll, tableName, setFields, updateItem, type TransactItem } from './client.js';
 import { activityKey } from './issues.js';
 import { itemReader, listOf, nullable, number, oneOf, optional, orElse, string } from './items.js';
 
-export interface AiGrouping {
-  issue_id: string;
-  issue_name: string;
-  severity: Severity;
-  status: 'Ongoing' | 'Resolved';
-  cluster_id: string;
-  cluster_name: string;
-  customer_name: string;
-  alert_count: number;
+const TRIAGE = ['triage_status', 'disposition_status', 'assignee', 'notes', 'updated_at', 'updated_by'] as const;
+
+/**
+ * A stored AI issue: the answer's fields (shared/ai-issues/schemas.ts) but the
+ * computed `duration_minutes` and the ticket fields (AI issues have none), and
+ * what the answer leaves out.
+ */
+export type AiIssueRecord = Omit<AiIssueView, 'duration_minutes' | 'ticket_key' | 'ticket_url'> & {
   /** `<starts_at>#<fingerprint>` of each linked alert (the alert's key). */
   alert_keys: string[];
-  first_seen: string;
-  last_seen: string;
-  resolved_at: string | null;
-  ai_reasoning: string;
-  ai_summary: string;
-  /** `llm:<model>` or `rules`. */
-  grouped_by: string;
   /** Set on a triaged issue whose alerts now belong to another (kept as history, out of lists). */
   superseded_by?: string | null;
-}
-
-export interface AiIssueRecord extends AiGrouping {
-  triage_status: string;
-  disposition_status: string;
-  assignee: string;
-  notes: string;
-  updated_at: string;
-  updated_by: string;
   triage_version: number;
-}
+};
+
+/** What AI grouping writes: the record without its triage fields. */
+export type AiGrouping = Omit<AiIssueRecord, (typeof TRIAGE)[number] | 'triage_version'>;
 
 const key = (id: string) => ({ pk: `AIISSUE#${id}`, sk: 'ISSUE' });
 const stateKey = (clusterId: string) => ({ pk: `AISTATE#${clusterId}`, sk: 'STATE' });
-const TRIAGE = ['triage_status', 'disposition_status', 'assignee', 'notes', 'updated_at', 'updated_by'] as const;
 
 /** Triage fields read as empty and the version as 0 where an item lacks them. */
 const blank = orElse(string, '');

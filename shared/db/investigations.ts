@@ -9,61 +9,32 @@
 //                  both win. Finishing a task (done or failed) removes active_task_id.
 //   investigation: pk = INV#<investigation_id>, sk = INV
 //                  gsi1: gsi1pk = INVESTIGATIONS, gsi1sk = <created_at>#<investigation_id> (time range, newest first)
+import { InvestigationSeverity, type AgentTaskView, type Investigation, type InvestigationSummary } from '../agents/schemas.js';
 import { ConditionFailed, getItem, queryAll, tableName, transactWrite, setFields, updateItem, type TransactItem } from './client.js';
 import { itemReader, nullable, number, oneOf, optional, string, type Fields } from './items.js';
 
 const TASK_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-const SEVERITIES = ['critical', 'warning', 'info'] as const;
-export type Severity = (typeof SEVERITIES)[number];
+const SEVERITIES = InvestigationSeverity.options;
+export type Severity = InvestigationSeverity;
+export type { Investigation, InvestigationSummary };
 
 /** Attempts a task gets before it ends `failed`. */
 export const MAX_ATTEMPTS = 3;
 
-export interface AgentTask {
-  task_id: string;
-  cluster_id: string;
-  cluster_name: string;
-  customer_name: string;
-  customer_tier: string;
-  trigger_reason: string;
-  /** Higher is more urgent (0..999). */
-  priority: number;
+/**
+ * A stored agent task: the answer's fields (shared/agents/schemas.ts), any
+ * status (done and failed ones are never listed), and the worker's bookkeeping.
+ */
+export type AgentTask = Omit<AgentTaskView, 'status'> & {
   status: TaskStatus;
-  created_at: string;
-  attempts: number;
-  last_error: string | null;
-  /** The worker run holding it while running, and since when (a claim older than the lease may be taken over). */
+  /** The worker run holding it while running (a claim older than the lease may be taken over). */
   owner: string | null;
-  claimed_at: string | null;
   finished_at: string | null;
   investigation_id: string | null;
   /** After a failed attempt: not claimed again before this time (retries are spaced out). */
   not_before?: string | null;
-}
-
-export interface Investigation {
-  investigation_id: string;
-  task_id: string;
-  cluster_id: string;
-  cluster_name: string;
-  customer_name: string;
-  severity: Severity;
-  confidence: number;
-  root_cause: string;
-  /** Markdown list. */
-  recommended_actions: string;
-  /** Markdown. */
-  full_report: string;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  cost_usd: number;
-  duration_seconds: number;
-  created_at: string;
-}
-export type InvestigationSummary = Omit<Investigation, 'full_report'>;
+};
 
 const OPEN = 'TASKS#OPEN';
 const CLOSED = 'TASKS#CLOSED';

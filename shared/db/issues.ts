@@ -7,36 +7,28 @@
 // Grouping owns the grouping fields and writes them conditionally on
 // `grouping_version`; triage fields and the ticket are written only by triage.
 import type { IssueGrouping } from '../issues/grouping.js';
+import { TRIAGE_FIELDS, type IssueView, type TriageFields } from '../issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
 import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, setFields, updateItem, type TransactItem } from './client.js';
 import { itemReader, listOf, nullable, number, oneOf, orElse, string, type Fields } from './items.js';
 
-export interface TriageFields {
-  triage_status: string;
-  disposition_status: string;
-  assignee: string;
-  notes: string;
-  ticket_key: string;
-  ticket_url: string;
-}
+export { TRIAGE_FIELDS, type TriageFields };
 
-export const TRIAGE_FIELDS = ['triage_status', 'disposition_status', 'assignee', 'notes', 'ticket_key', 'ticket_url'] as const;
-
-export interface IssueRecord extends IssueGrouping, TriageFields {
-  cluster_name: string;
-  customer_name: string;
-  /** Last triage change (empty until the first). */
-  updated_at: string;
-  updated_by: string;
-  grouped_at: string;
-  grouping_version: number;
-  triage_version: number;
-  /** Set when a regrouping folded this issue into another (it was triaged, so it is kept). */
-  superseded_by: string | null;
-  /** A create-ticket call in progress: its token and start. */
-  ticket_claim: string | null;
-  ticket_claimed_at: string | null;
-}
+/**
+ * A stored issue: the answer's fields (shared/issues/schemas.ts) but the
+ * computed `duration_minutes`, and the bookkeeping the answer leaves out.
+ */
+export type IssueRecord = Omit<IssueView, 'duration_minutes'> &
+  IssueGrouping & {
+    grouped_at: string;
+    grouping_version: number;
+    triage_version: number;
+    /** Set when a regrouping folded this issue into another (it was triaged, so it is kept). */
+    superseded_by: string | null;
+    /** A create-ticket call in progress: its token and start. */
+    ticket_claim: string | null;
+    ticket_claimed_at: string | null;
+  };
 
 const PK = (id: string) => ({ pk: `ISSUE#${id}`, sk: 'ISSUE' });
 const ACTIVITY_PARTITION = 'ISSUES';

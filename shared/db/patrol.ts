@@ -1,55 +1,12 @@
 // Patrol reports (table `patrol`).
 //   pk = REPORT#<report_id>, sk = REPORT
 //   gsi1: gsi1pk = REPORTS, gsi1sk = <created_at>#<report_id> (newest first by Query)
+import { ReportStatus, type CustomerSummary, type FlaggedCluster, type FleetSummary, type PatrolReport } from '../patrol/schemas.js';
 import { getItem, putItem, queryAll, setFields, updateItem } from './client.js';
 import { itemReader, listOf, nullable, number, oneOf, record, string } from './items.js';
 
-const REPORT_STATUSES = ['running', 'completed', 'failed'] as const;
-export type ReportStatus = (typeof REPORT_STATUSES)[number];
-
-export interface FleetSummary {
-  total_clusters: number;
-  critical: number;
-  warning: number;
-  healthy: number;
-  headline: string;
-}
-export interface FlaggedCluster {
-  cluster_id: string;
-  cluster_name: string;
-  customer_name: string;
-  severity: 'Critical' | 'Warning';
-  reason: string;
-  recommended_action: string;
-}
-export interface CustomerSummary {
-  customer_name: string;
-  clusters: number;
-  flagged: number;
-  summary: string;
-}
-
-export interface PatrolReport {
-  report_id: string;
-  created_at: string;
-  report_type: string;
-  status: ReportStatus;
-  triggered_by: string;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  cost_usd: number;
-  duration_seconds: number;
-  tool_rounds: number;
-  fleet_narrative: string;
-  flagged_count: number;
-  fleet_summary_parsed: FleetSummary | null;
-  clusters_flagged_parsed: FlaggedCluster[];
-  customer_summaries_parsed: CustomerSummary[];
-  error: string | null;
-  finished_at: string | null;
-}
+const REPORT_STATUSES = ReportStatus.options;
+export type { CustomerSummary, FlaggedCluster, FleetSummary, PatrolReport };
 
 const key = (id: string) => ({ pk: `REPORT#${id}`, sk: 'REPORT' });
 const readReport = itemReader<PatrolReport>({

@@ -79,7 +79,7 @@ function checkAnswer(bound: BoundRoute, value: unknown): void {
   if (drift) throw new Error(`the answer of ${routeKey(bound.route)} does not match its response schema: ${drift}`);
 }
 
-export function createGroupHandler<G extends RouteGroup>(group: G, bindings: GroupBindings<G>) {
+export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoInfer<GroupBindings<G>>) {
   checkBindings(group, bindings as Record<string, unknown>);
   const checking = checkResponses();
   const log = createLogger('http');

@@ -43,7 +43,15 @@ export function problemStatuses(route: RouteDeclaration): ProblemStatus[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
-export function buildOpenApi(groups: readonly RouteGroup[], version: string): Record<string, unknown> {
+/** The document's outline (OpenApiResponse in shared/routes/auth.ts checks it). */
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; [key: string]: unknown };
+  paths: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export function buildOpenApi(groups: readonly RouteGroup[], version: string): OpenApiDocument {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const group of groups) {
     for (const [id, route] of Object.entries(group.routes)) {

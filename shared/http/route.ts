@@ -87,12 +87,16 @@ export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
 
 /**
  * A JSON answer serialized once and reused while its data is (a cached
- * dashboard view), with its gzip made once on first demand.
+ * dashboard view), with its gzip made once on first demand. `T` is the type of
+ * the body it was made from, so a handler's prepared answer is checked against
+ * its route's response like a plain one.
  */
-export class PreparedJson {
+export class PreparedJson<T = unknown> {
   readonly text: string;
+  /** Never set: carries the body's type (covariant) for the compiler. */
+  declare readonly body?: T;
   private gzip?: Buffer;
-  constructor(body: unknown) {
+  constructor(body: T) {
     this.text = JSON.stringify(body);
   }
   gzipped(compress: (text: string) => Buffer): Buffer {
@@ -101,16 +105,29 @@ export class PreparedJson {
   }
 }
 
-/** A reply with a status or headers other than 200 JSON. */
-export class Reply {
+/** A reply with a status or headers other than 200 JSON; `T` is its body's type. */
+export class Reply<T = unknown> {
   constructor(
     readonly status: number,
-    readonly body: unknown,
+    readonly body: T,
     readonly headers: Record<string, string> = {},
   ) {}
 }
 
-export type RouteHandler<D extends RouteDeclaration = RouteDeclaration> = (request: ApiRequest<D>) => Promise<unknown>;
+type Schema<D, K extends 'response' | 'accepted'> = D extends { readonly [k in K]: infer S extends z.ZodType } ? z.output<S> : never;
+
+/**
+ * What a handler of the route `D` may return, so that `npm run typecheck`
+ * fails when it answers another shape than its route declares:
+ * - a route with a `response`: that schema's output, plain, prepared, or in a
+ *   Reply (headers such as an ETag), and its `accepted` one in a Reply (202);
+ * - a route without one (204, or an answer the route does not describe): anything.
+ */
+export type RouteAnswer<D extends RouteDeclaration> = D extends { readonly response: z.ZodType }
+  ? Schema<D, 'response'> | PreparedJson<Schema<D, 'response'>> | Reply<Schema<D, 'response'> | Schema<D, 'accepted'>>
+  : unknown;
+
+export type RouteHandler<D extends RouteDeclaration = RouteDeclaration> = (request: ApiRequest<D>) => Promise<RouteAnswer<D>>;
 
 export type GroupBindings<G extends RouteGroup> = {
   readonly [K in keyof G['routes']]: RouteHandler<G['routes'][K]>;

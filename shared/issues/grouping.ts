@@ -4,26 +4,18 @@
 import { createHash } from 'node:crypto';
 import type { AlertRecord } from '../db/alerts.js';
 import type { IssueRules, Severity } from '../rules/schemas.js';
+import type { IssueView } from './schemas.js';
 
-export type IssueStatus = 'Ongoing' | 'Resolved';
-
-/** The fields of an issue that grouping owns (triage fields are never touched here). */
-export interface IssueGrouping {
-  issue_id: string;
-  group_key: string;
-  issue_name: string;
-  severity: Severity;
-  status: IssueStatus;
-  cluster_id: string;
-  alert_count: number;
-  alert_names: string[];
-  /** Start of the first alert. */
-  first_seen: string;
-  /** Start of the latest alert. */
-  last_seen: string;
-  /** When the last alert resolved, once the issue is Resolved. */
-  resolved_at: string | null;
-}
+/**
+ * The fields of an issue that grouping owns (triage fields are never touched
+ * here): those of the answer (schemas.ts) plus `group_key`, the values of the
+ * grouping keys. `first_seen` is the start of the first alert, `last_seen` of
+ * the latest, `resolved_at` when the last one resolved (once Resolved).
+ */
+export type IssueGrouping = Pick<
+  IssueView,
+  'issue_id' | 'issue_name' | 'severity' | 'status' | 'cluster_id' | 'alert_count' | 'alert_names' | 'first_seen' | 'last_seen' | 'resolved_at'
+> & { group_key: string };
 
 /** `cluster=<id>|alert_name=<name>|label:service=<value>`: the values of the grouping keys. */
 export function groupKeyOf(alert: AlertRecord, keys: readonly string[]): string {

@@ -14,8 +14,9 @@ import { loadIssueRules } from '../rules/load.js';
 import type { IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
 import { groupKeyOf } from './grouping.js';
+import type { IssueView } from './schemas.js';
 
-export const SOURCE = 'live'; // spec §1: data computed from live data
+export const SOURCE = 'live' as const; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
 
 /** The list window: `days` back from now; 0 means since midnight UTC today (0.25: the last six hours). */
@@ -31,7 +32,7 @@ export function durationMinutes(issue: Pick<IssueSummary, 'first_seen' | 'resolv
 }
 
 /** An issue as the API shows it (DESIGN §7), internal bookkeeping left out. */
-export function issueView(issue: IssueRecord, now: Date) {
+export function issueView(issue: IssueRecord, now: Date): IssueView {
   return {
     issue_id: issue.issue_id,
     issue_name: issue.issue_name,
@@ -56,7 +57,6 @@ export function issueView(issue: IssueRecord, now: Date) {
     updated_by: issue.updated_by,
   };
 }
-export type IssueView = ReturnType<typeof issueView>;
 
 /** What lists filter and sort on: rule issues and AI issues alike. */
 export type Listable = Pick<

@@ -19,7 +19,7 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
   return retryOnConflict(async () => {
     const issue = await requireIssue(issueId);
     const fields = (Object.keys(changes) as (keyof TriageFields)[]).filter((f) => issue[f] !== changes[f]);
-    if (fields.length === 0) return { status: 'updated', source: SOURCE };
+    if (fields.length === 0) return { status: 'updated' as const, source: SOURCE };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([
@@ -37,7 +37,7 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
         now,
       ),
     ]);
-    return { status: 'updated', source: SOURCE };
+    return { status: 'updated' as const, source: SOURCE };
   });
 }
 
@@ -138,5 +138,5 @@ export async function createTicket(principal: Principal, issueId: string, caller
       });
     throw error;
   }
-  return { status: 'created', ticket_key: ticket.key, ticket_url: ticket.url, source: SOURCE };
+  return { status: 'created' as const, ticket_key: ticket.key, ticket_url: ticket.url, source: SOURCE };
 }

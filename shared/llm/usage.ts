@@ -4,7 +4,7 @@
 import { listUsage, type UsageRecord } from '../db/llm-usage.js';
 import { priceOf, pricingTable } from './pricing.js';
 
-export const SOURCE = 'live'; // spec §1: data computed from live data
+export const SOURCE = 'live' as const; // spec §1: data computed from live data
 
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 
@@ -57,7 +57,7 @@ export async function usageSummary(days: number, now = new Date()) {
   const [calls, prices] = await Promise.all([listUsage(days, now), pricingTable()]);
   const unpriced = [...new Set(calls.filter((c) => !c.error && !priceOf(prices, c.model)).map((c) => c.model))].sort();
   const daily = [...groupBy(calls, (c) => `${c.day}\n${c.source}\n${c.model}`)].map(([key, group]) => {
-    const [day, source, model] = key.split('\n') as [string, string, string];
+    const [day, source, model] = key.split('\n') as [string, UsageRecord['source'], string];
     return { day, source, model, ...sum(group) };
   });
   daily.sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : a.source < b.source ? -1 : a.source > b.source ? 1 : a.model < b.model ? -1 : 1));

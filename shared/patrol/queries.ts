@@ -3,11 +3,12 @@
 import { getReport, listReportsSince, type PatrolReport } from '../db/patrol.js';
 import { NotFound } from '../http/errors.js';
 import { settled } from './lock.js';
+import type { PatrolReportSummary } from './schemas.js';
 
-export const SOURCE = 'live'; // spec §1: data computed from live data
+export const SOURCE = 'live' as const; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
 
-const listItem = (r: PatrolReport) => ({
+const listItem = (r: PatrolReport): PatrolReportSummary => ({
   report_id: r.report_id,
   created_at: r.created_at,
   report_type: r.report_type,

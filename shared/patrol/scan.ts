@@ -5,7 +5,7 @@
 // rules engine on the same inputs.
 import * as z from 'zod';
 import { runTool, toolSpecs } from '../chat/tools.js';
-import type { CustomerSummary, FlaggedCluster, FleetSummary } from '../db/patrol.js';
+import type { CustomerSummary, FlaggedCluster, FleetSummary } from './schemas.js';
 import { listAiIssuesActiveSince } from '../db/ai-issues.js';
 import { listIssuesActiveSince, type IssueRecord } from '../db/issues.js';
 import { getGeneralSettings } from '../db/settings.js';

@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text } from './common.js';
-import { IssueSchema, UsersAnswer } from './issues.js';
+import { UsersAnswer } from './issues.js';
+import { AiIssueSchema as AiIssue } from '../ai-issues/schemas.js';
 
 export const AiIssuePatch = z
   .strictObject({
@@ -14,8 +15,7 @@ export const AiIssuePatch = z
   .refine((p) => Object.keys(p).length > 0, 'at least one field is required');
 export type AiIssuePatch = z.infer<typeof AiIssuePatch>;
 
-// Answers: the rule issues' shapes (shared/routes/issues.ts) with the AI fields, source `ai`.
-const AiIssue = IssueSchema.omit({ alert_names: true }).extend({ ai_reasoning: z.string(), ai_summary: z.string(), grouped_by: z.string() });
+// Answers: the AI issue (shared/ai-issues/schemas.ts, the rule issue's shape with the AI fields), source `ai`.
 const Int = z.number().int();
 const Source = { source: z.literal('ai') };
 const TimelineEntry = z.object({

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { ANY_ROLE } from '../auth/roles.js';
+import { AgentTaskSchema, InvestigationSchema, InvestigationSummarySchema } from '../agents/schemas.js';
 import { defineGroup } from '../http/route.js';
 import { AnyCase, DaysInRange, Page, PageSize, Text } from './common.js';
 
@@ -14,39 +15,7 @@ export const InvestigationListQuery = z.object({
 // Answers (spec §2 Investigation, Agent task; §4 Investigations).
 const Int = z.number().int();
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
-const ListItem = z.object({
-  investigation_id: z.string(),
-  task_id: z.string(),
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  severity: z.enum(['critical', 'warning', 'info']),
-  confidence: z.number().min(0).max(1),
-  root_cause: z.string(),
-  recommended_actions: z.string(),
-  model: z.string(),
-  input_tokens: Int,
-  output_tokens: Int,
-  total_tokens: Int,
-  cost_usd: z.number(),
-  duration_seconds: z.number(),
-  created_at: z.string(),
-});
-const Investigation = ListItem.extend({ full_report: z.string() });
-const AgentTask = z.object({
-  task_id: z.string(),
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  customer_tier: z.string(),
-  trigger_reason: z.string(),
-  priority: Int,
-  status: z.enum(['pending', 'running']),
-  created_at: z.string(),
-  attempts: Int,
-  last_error: z.string().nullable(),
-  claimed_at: z.string().nullable(),
-});
+// The investigation and the task are defined once in shared/agents/schemas.ts (the repository's records derive from them).
 
 export const investigationsGroup = defineGroup({
   name: 'investigations',
@@ -59,7 +28,7 @@ export const investigationsGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: InvestigationListQuery,
-      response: z.object({ investigations: z.array(ListItem), total: Int, page: Int, page_size: Int, ...Stamp }),
+      response: z.object({ investigations: z.array(InvestigationSummarySchema), total: Int, page: Int, page_size: Int, ...Stamp }),
     },
     kpis: {
       method: 'GET',
@@ -86,7 +55,7 @@ export const investigationsGroup = defineGroup({
       summary: 'Agent tasks pending or running',
       auth: 'user',
       roles: ANY_ROLE,
-      response: z.object({ tasks: z.array(AgentTask).max(50), total: Int, ...Stamp }),
+      response: z.object({ tasks: z.array(AgentTaskSchema).max(50), total: Int, ...Stamp }),
     },
     get: {
       method: 'GET',
@@ -95,7 +64,7 @@ export const investigationsGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       params: z.object({ investigation_id: z.string().min(1).max(128) }),
-      response: Investigation,
+      response: InvestigationSchema,
     },
   },
 });

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { IssueSchema } from '../issues/schemas.js';
 import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text } from './common.js';
 
 export const IssuePatch = z
@@ -17,30 +18,8 @@ export const IssuePatch = z
 export type IssuePatch = z.infer<typeof IssuePatch>;
 
 // Answers (spec §2 Issue and §4 Issues; DESIGN §7 fixes the shapes the spec leaves open).
-const Severity = z.enum(['Critical', 'Warning']);
-export const IssueSchema = z.object({
-  issue_id: z.string(),
-  issue_name: z.string(),
-  severity: Severity,
-  status: z.enum(['Ongoing', 'Resolved']),
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  alert_count: z.number().int(),
-  alert_names: z.array(z.string()),
-  first_seen: z.string(),
-  last_seen: z.string(),
-  resolved_at: z.string().nullable(),
-  duration_minutes: z.number().int(),
-  triage_status: z.string(),
-  disposition_status: z.string(),
-  assignee: z.string(),
-  notes: z.string(),
-  ticket_key: z.string(),
-  ticket_url: z.string(),
-  updated_at: z.string(),
-  updated_by: z.string(),
-});
+// The issue itself is defined once in shared/issues/schemas.ts (the repository's record derives from it).
+export { IssueSchema };
 const Source = { source: z.literal('live') }; // spec §1: data computed from live data
 const ListAnswer = z.object({
   issues: z.array(IssueSchema),

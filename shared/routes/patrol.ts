@@ -1,44 +1,14 @@
 import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { PatrolReportSchema, PatrolReportSummarySchema } from '../patrol/schemas.js';
 import { DaysInRange, Page, PageSize } from './common.js';
 
 export const PatrolTriggerBody = z.strictObject({ report_type: z.enum(['on_demand', 'scheduled']).default('on_demand') }).default({ report_type: 'on_demand' });
 
 // Answers (spec §2 Patrol report, §4 Patrol; DESIGN §7 parsed fields).
 const Int = z.number().int();
-const ListItem = z.object({
-  report_id: z.string(),
-  created_at: z.string(),
-  report_type: z.string(),
-  status: z.enum(['running', 'completed', 'failed']),
-  fleet_narrative: z.string(),
-  flagged_count: Int,
-  model: z.string(),
-  cost_usd: z.number(),
-  total_tokens: Int,
-  duration_seconds: z.number(),
-  triggered_by: z.string(),
-  error: z.string().nullable(),
-});
-const Report = ListItem.extend({
-  input_tokens: Int,
-  output_tokens: Int,
-  tool_rounds: Int,
-  finished_at: z.string().nullable(),
-  fleet_summary_parsed: z.object({ total_clusters: Int, critical: Int, warning: Int, healthy: Int, headline: z.string() }).nullable(),
-  clusters_flagged_parsed: z.array(
-    z.object({
-      cluster_id: z.string(),
-      cluster_name: z.string(),
-      customer_name: z.string(),
-      severity: z.enum(['Critical', 'Warning']),
-      reason: z.string(),
-      recommended_action: z.string(),
-    }),
-  ),
-  customer_summaries_parsed: z.array(z.object({ customer_name: z.string(), clusters: Int, flagged: Int, summary: z.string() })),
-});
+// The report is defined once in shared/patrol/schemas.ts (the repository's record is its type).
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 const TriggerAnswer = z.union([
   z.object({ status: z.literal('completed'), report_id: z.string(), tool_rounds: Int, total_tokens: Int, duration_seconds: z.number(), message: z.string() }),
@@ -59,9 +29,16 @@ export const patrolGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: z.object({ days: DaysInRange(90), page: Page, page_size: PageSize }),
-      response: z.object({ reports: z.array(ListItem), total: Int, page: Int, page_size: Int, ...Stamp }),
+      response: z.object({ reports: z.array(PatrolReportSummarySchema), total: Int, page: Int, page_size: Int, ...Stamp }),
     },
-    latest: { method: 'GET', path: '/api/patrol/latest', summary: 'Most recent report with parsed fields', auth: 'user', roles: ANY_ROLE, response: Report },
+    latest: {
+      method: 'GET',
+      path: '/api/patrol/latest',
+      summary: 'Most recent report with parsed fields',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: PatrolReportSchema,
+    },
     kpis: {
       method: 'GET',
       path: '/api/patrol/kpis/summary',
@@ -84,7 +61,7 @@ export const patrolGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       params: z.object({ report_id: z.string().min(1).max(128) }),
-      response: Report,
+      response: PatrolReportSchema,
     },
     trigger: {
       method: 'POST',

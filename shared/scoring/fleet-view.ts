@@ -123,23 +123,33 @@ type Source = z.infer<(typeof contract.LiveStamp)['source']> | z.infer<(typeof c
 const prepared = new WeakMap<FleetView, Map<string, PreparedJson>>();
 
 /** An answer built from a view, serialized once per view (and so once per cache period). */
-export function preparedAnswer(view: FleetView, name: string, build: () => unknown): PreparedJson {
+export function preparedAnswer<T>(view: FleetView, name: string, build: () => T): PreparedJson<T> {
   let answers = prepared.get(view);
   if (!answers) prepared.set(view, (answers = new Map()));
   let answer = answers.get(name);
   if (!answer) answers.set(name, (answer = new PreparedJson(build())));
-  return answer;
+  // Each name is always built by the same `build`: what is stored under it is a T.
+  return answer as PreparedJson<T>;
 }
+
+/** What viewAnswer adds to `build`'s fields: `source` (unless null) and `generated_at`. */
+type Stamped<T, S extends Source | null> = T & (S extends Source ? { source: S } : unknown) & { generated_at: string };
 
 /**
  * A route handler answering from the cached fleet view: `build`'s fields, then
  * `source` (spec §1; none for critical-clusters, whose answer has no source)
- * and the view's `generated_at`, serialized once per view.
+ * and the view's `generated_at`, serialized once per view. The prepared answer
+ * carries the stamped type, which the route's handler type checks against its
+ * response schema.
  */
-export function viewAnswer(name: string, source: Source | null, build: (view: FleetView) => object): () => Promise<PreparedJson> {
+export function viewAnswer<T extends object, const S extends Source | null>(
+  name: string,
+  source: S,
+  build: (view: FleetView) => T,
+): () => Promise<PreparedJson<Stamped<T, S>>> {
   return async () => {
     const view = await fleetView();
-    return preparedAnswer(view, name, () => ({ ...build(view), ...(source ? { source } : {}), generated_at: view.generatedAt }));
+    return preparedAnswer(view, name, () => ({ ...build(view), ...(source ? { source } : {}), generated_at: view.generatedAt }) as Stamped<T, S>);
   };
 }
 

@@ -82,7 +82,12 @@ function demoHandler(): Handler {
     },
     created: async () => new Reply(202, { status: 'running' }, { Location: '/api/demo/x' }),
     big: async (req) => (req.headers['x-prepared'] ? PREPARED : BIG),
-    drift: async (req) => ({ a: 1, nested: [{ b: 'x', ...(req.headers['x-extra'] ? { c: 2 } : {}) }], ...(req.headers['x-wrong'] ? { a: 'one' } : {}) }),
+    // Drifts on purpose (the type checker would refuse it): the run-time check must catch what a cast let through.
+    drift: async (req) =>
+      ({ a: 1, nested: [{ b: 'x', ...(req.headers['x-extra'] ? { c: 2 } : {}) }], ...(req.headers['x-wrong'] ? { a: 'one' } : {}) }) as {
+        a: number;
+        nested: { b: string }[];
+      },
   }) as Handler;
 }
 
