@@ -1,10 +1,12 @@
 // Risk: each cluster's risk snapshot (level, the signals that set it, suggested
 // actions, and every metric's value and status against the risk rules), and the
 // rules table those statuses come from.
+import { createColumnHelper, type SortingFn } from '@tanstack/react-table';
 import { useMemo } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
+import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
@@ -15,6 +17,7 @@ const snapshotsEp = endpoint<'risk', 'snapshots'>('GET', '/api/risk/snapshots');
 const rulesEp = endpoint<'risk', 'rulesTable'>('GET', '/api/risk/rules-table');
 
 type Rule = Answer<'risk', 'rulesTable'>['rules'][number];
+type Snapshot = Answer<'risk', 'snapshots'>['clusters'][number];
 
 const FILTERS = { q: '', level: '', metric: '' };
 const LEVELS = ['Critical', 'Warning', 'Healthy'];
@@ -22,6 +25,68 @@ const LEVELS = ['Critical', 'Warning', 'Healthy'];
 const METRIC_KEYS = ['compaction_score', 'query_errors_7d', 'disk_used_pct', 'memory_pct', 'peak_jvm_heap_gb', 'error_rate_pct', 'qps', 'slow_queries_7d'];
 
 const label = (key: string) => key.replace(/_/g, ' ');
+
+const byLevel: SortingFn<Snapshot> = (a, b) => LEVELS.indexOf(b.original.risk_level) - LEVELS.indexOf(a.original.risk_level);
+const List = ({ items }: { items: string[] }) =>
+  items.length ? (
+    <ul className="plain">
+      {items.map((i) => (
+        <li key={i}>{i}</li>
+      ))}
+    </ul>
+  ) : (
+    <span className="muted">none</span>
+  );
+
+const snap = createColumnHelper<Snapshot>();
+function snapshotColumns(metricKeys: string[]) {
+  return [
+    snap.accessor('cluster_name', {
+      header: 'Cluster',
+      size: 170,
+      sortingFn: 'alphanumeric',
+      meta: { className: 'risk-name' },
+      cell: (c) => <ClusterLink id={c.row.original.cluster_id} name={c.getValue()} />,
+    }),
+    snap.accessor('customer_name', { header: 'Customer', size: 140, sortingFn: 'text' }),
+    snap.accessor('risk_level', { header: 'Risk level', size: 95, sortingFn: byLevel, cell: (c) => <Badge status={c.getValue()} /> }),
+    snap.accessor('overall_score', { header: 'Score', size: 70, sortDescFirst: false, meta: { numeric: true }, cell: (c) => fmt(c.getValue()) }),
+    snap.accessor((c) => c.risk_signals.length, {
+      id: 'signals',
+      header: 'Signals',
+      size: 280,
+      meta: { className: 'wrap-cell' },
+      cell: (c) => <List items={c.row.original.risk_signals} />,
+    }),
+    snap.accessor((c) => c.suggested_actions.length, {
+      id: 'actions',
+      header: 'Suggested actions',
+      size: 300,
+      enableSorting: false,
+      meta: { className: 'wrap-cell' },
+      cell: (c) => <List items={c.row.original.suggested_actions} />,
+    }),
+    ...metricKeys.map((k) =>
+      snap.accessor((c) => c.metrics[k]?.value ?? null, {
+        id: k,
+        header: label(k),
+        size: 100,
+        sortUndefined: 'last',
+        meta: { numeric: true },
+        cell: (c) => {
+          const m = c.row.original.metrics[k];
+          if (!m) return '–';
+          return (
+            <span className={`risk-metric ${m.status}`}>
+              {fmt(m.value)}
+              {m.status !== 'healthy' && <span className="risk-status"> {m.status}</span>}
+            </span>
+          );
+        },
+      }),
+    ),
+  ];
+}
 
 function RulesTable() {
   const rules = useApi(rulesEp);
@@ -86,6 +151,8 @@ export default function RiskPage() {
     return [...METRIC_KEYS.filter((k) => seen.has(k)), ...[...seen].filter((k) => !METRIC_KEYS.includes(k)).sort()];
   }, [data]);
 
+  const columns = useMemo(() => snapshotColumns(metricKeys), [metricKeys]);
+  const [sorting, setSorting] = useUrlSorting('');
   const rows = useMemo(
     () =>
       (data?.clusters ?? []).filter(
@@ -150,87 +217,16 @@ export default function RiskPage() {
         ) : (
           <>
             <Count shown={rows.length} total={snapshots.data.clusters.length} what="clusters" />
-            {rows.length === 0 ? (
-              <Empty>No cluster matches these filters.</Empty>
-            ) : (
-              <div className="table-scroll risk-scroll">
-                <table className="risk-table">
-                  <caption className="visually-hidden">Risk snapshot per cluster</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Cluster</th>
-                      <th scope="col">Customer</th>
-                      <th scope="col">Risk level</th>
-                      <th scope="col" className="num">
-                        Score
-                      </th>
-                      <th scope="col" className="wrap">
-                        Signals
-                      </th>
-                      <th scope="col" className="wrap">
-                        Suggested actions
-                      </th>
-                      {metricKeys.map((k) => (
-                        <th scope="col" className="num risk-metric-head" key={k}>
-                          {label(k)}
-                        </th>
-                      ))}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((c) => (
-                      <tr key={c.cluster_id}>
-                        <th scope="row">
-                          <ClusterLink id={c.cluster_id} name={c.cluster_name} />
-                        </th>
-                        <td>{c.customer_name}</td>
-                        <td>
-                          <Badge status={c.risk_level} />
-                        </td>
-                        <td className="num">{fmt(c.overall_score)}</td>
-                        <td className="wrap">
-                          {c.risk_signals.length ? (
-                            <ul className="plain">
-                              {c.risk_signals.map((s) => (
-                                <li key={s}>{s}</li>
-                              ))}
-                            </ul>
-                          ) : (
-                            <span className="muted">none</span>
-                          )}
-                        </td>
-                        <td className="wrap">
-                          {c.suggested_actions.length ? (
-                            <ul className="plain">
-                              {c.suggested_actions.map((a) => (
-                                <li key={a}>{a}</li>
-                              ))}
-                            </ul>
-                          ) : (
-                            <span className="muted">none</span>
-                          )}
-                        </td>
-                        {metricKeys.map((k) => {
-                          const m = c.metrics[k];
-                          return (
-                            <td key={k} className={`num risk-metric ${m?.status ?? ''}`}>
-                              {m ? (
-                                <>
-                                  {fmt(m.value)}
-                                  {m.status !== 'healthy' && <span className="risk-status"> {m.status}</span>}
-                                </>
-                              ) : (
-                                '–'
-                              )}
-                            </td>
-                          );
-                        })}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
+            <DataTable
+              data={rows}
+              columns={columns}
+              caption="Risk snapshot per cluster"
+              getRowId={(c) => c.cluster_id}
+              sorting={sorting}
+              onSortingChange={setSorting}
+              rowHeight={64}
+              empty="No cluster matches these filters."
+            />
           </>
         )}
       </section>
