@@ -156,7 +156,7 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     const worst = body.scores[0];
     const same = body.scores.filter((s: { classification: string }) => s.classification === worst.classification).length;
     await open(adminPage, '/', 'Fleet overview', ROWS);
-    await adminPage.getByRole('checkbox', { name: worst.classification }).check();
+    await adminPage.getByRole('checkbox', { name: worst.classification }).click(); // not check(): the box follows the URL, which the router updates a moment later
     await adminPage.waitForURL((u) => u.searchParams.get('classification')?.split(',').includes(worst.classification) ?? false);
     await expect.poll(() => count(adminPage)).toContain(`${same} of ${body.scores.length} clusters match.`);
     await adminPage.reload();
@@ -194,5 +194,60 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
       })
       .toBe(true);
     await expectAccessible(adminPage, '/analysis');
+  });
+});
+
+describe('alert issues', { timeout: 60_000 }, () => {
+  const listed = (page: Page) => page.waitForResponse((r) => new URL(r.url()).pathname === '/api/issues' && r.request().method() === 'GET');
+  const count = (page: Page) => page.locator('.issues-count').textContent();
+
+  it('lists the issues the API answers, keeps the severity filter in the URL across a reload, and passes axe', async () => {
+    const first = listed(adminPage);
+    await adminPage.goto('/issues');
+    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    const all = await (await first).json();
+    expect(all.total).toBeGreaterThan(0);
+    await adminPage.getByRole('link', { name: all.issues[0].issue_name }).first().waitFor();
+    await expect.poll(() => count(adminPage)).toContain(all.total === 1 ? '1 issue' : `${all.total} issues`);
+    await expectAccessible(adminPage, '/issues');
+
+    const severity = all.issues[0].severity as string;
+    const filtered = listed(adminPage);
+    await adminPage.getByRole('checkbox', { name: severity }).click(); // the box follows the URL a moment later
+    await adminPage.waitForURL((u) => u.searchParams.get('severities') === severity);
+    const narrowed = await (await filtered).json();
+    expect(narrowed.issues.every((i: { severity: string }) => i.severity === severity)).toBe(true);
+    const text = narrowed.total === 1 ? '1 issue' : `${narrowed.total} issues`;
+    await expect.poll(() => count(adminPage)).toContain(text);
+
+    const again = listed(adminPage);
+    await adminPage.reload();
+    expect((await (await again).json()).total).toBe(narrowed.total);
+    expect(await adminPage.getByRole('checkbox', { name: severity }).isChecked()).toBe(true);
+    await expect.poll(() => count(adminPage)).toContain(text);
+    await adminPage.getByRole('link', { name: narrowed.issues[0].issue_name }).first().waitFor();
+  });
+
+  it('lets an admin triage an issue through the form, read back through the API; a viewer gets no triage controls', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/issues');
+    const id: string = body.issues[0].issue_id;
+    const notes = `Checked in the browser at ${new Date().toISOString()}`;
+    await adminPage.goto(`/issues/${encodeURIComponent(id)}`);
+    await adminPage.getByRole('button', { name: 'Save triage' }).waitFor();
+    await expectAccessible(adminPage, '/issues/{id}');
+    await adminPage.getByLabel('Triage status').fill('investigating');
+    await adminPage.getByLabel('Notes').fill(notes);
+    const saved = adminPage.waitForResponse((r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === `/api/issues/${id}`);
+    await adminPage.getByRole('button', { name: 'Save triage' }).click();
+    expect((await saved).status()).toBe(200);
+    const read = await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(id)}`);
+    expect(read.body.issue).toMatchObject({ triage_status: 'investigating', notes });
+
+    await viewerPage.goto(`/issues/${encodeURIComponent(id)}`);
+    await viewerPage.getByRole('heading', { level: 1, name: body.issues[0].issue_name }).waitFor();
+    expect(await viewerPage.getByRole('button', { name: 'Save triage' }).count()).toBe(0);
+    expect(await viewerPage.getByLabel('Triage status').count()).toBe(0);
+    expect(await viewerPage.getByRole('button', { name: /refresh/i }).count()).toBe(0);
+    await expectAccessible(viewerPage, '/issues/{id} as a viewer');
   });
 });
