@@ -2,7 +2,7 @@
 // local server serves it: a Vite build into dist/web. `npm run build` builds it
 // with the Lambda bundles and checks the first load's size; `npm start` and the
 // CDK app build it when it is missing or older than its sources.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { REPO_ROOT } from './bundling.js';
@@ -19,21 +19,36 @@ const newest = (dir: string): number =>
     return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
   }, 0);
 
-/** True when dist/web is missing or older than any console source (infra/web, or the route table its types come from). */
+/** Written beside a production build; a build without it (a development build, or an older one) is rebuilt. */
+const BUILD_STAMP = 'build.json';
+
+/** True when dist/web is missing, not a production build, or older than any console source (infra/web, or the route table its types come from). */
 export function consoleIsStale(): boolean {
   let built: number;
   try {
     built = statSync(join(CONSOLE_OUT, 'index.html')).mtimeMs;
+    if (JSON.parse(readFileSync(join(CONSOLE_OUT, BUILD_STAMP), 'utf8')).mode !== 'production') return true;
   } catch {
     return true;
   }
   return Math.max(newest(CONSOLE_SOURCE), newest(join(REPO_ROOT, 'shared', 'routes'))) > built;
 }
 
-/** Builds the console with Vite (its config: infra/web/vite.config.ts). */
+/**
+ * Builds the console with Vite (its config: infra/web/vite.config.ts), always for production: Vite takes
+ * React's development build when NODE_ENV says otherwise (vitest sets `test`), so it is set for the build.
+ */
 export async function buildConsole(options: { quiet?: boolean } = {}): Promise<void> {
   const { build } = await import('vite');
-  await build({ configFile: join(CONSOLE_SOURCE, 'vite.config.ts'), logLevel: options.quiet ? 'warn' : 'info' });
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    await build({ configFile: join(CONSOLE_SOURCE, 'vite.config.ts'), mode: 'production', logLevel: options.quiet ? 'warn' : 'info' });
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
+  }
+  writeFileSync(join(CONSOLE_OUT, BUILD_STAMP), `${JSON.stringify({ mode: 'production', built_at: new Date().toISOString() })}\n`);
 }
 
 export async function ensureConsoleBuilt(log: (line: string) => void = () => undefined): Promise<void> {

@@ -175,9 +175,7 @@ describe('fleet overview', { timeout: 60_000 }, () => {
 });
 
 describe('cluster', { timeout: 60_000 }, () => {
-  // axe waits for cluster.tsx: its .table-scroll boxes (unified and health score tables) are scrollable but not
-  // focusable (serious: scrollable-region-focusable); add expectAccessible here once they take tabIndex={0} and a label.
-  it('shows the cluster the API describes, for a viewer too', async () => {
+  it('shows the cluster the API describes, for a viewer too, and passes axe', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
     const { cluster_id: id, cluster_name: name } = body.scores[0];
     const record = await api(service.url, admin, 'GET', `/api/clusters/${encodeURIComponent(id)}`);
@@ -186,6 +184,10 @@ describe('cluster', { timeout: 60_000 }, () => {
       await page.goto(`/clusters/${encodeURIComponent(id)}`);
       await page.getByRole('heading', { level: 1, name }).waitFor();
     }
+    // The score tables scroll sideways: labelled, focusable regions (axe: scrollable-region-focusable).
+    await adminPage.goto(`/clusters/${encodeURIComponent(id)}`);
+    await adminPage.locator('.table-scroll').first().waitFor();
+    await expectAccessible(adminPage, '/clusters/{id}');
     await adminPage.goto('/clusters/00000000-0000-4000-8000-000000000000');
     await adminPage.getByRole('heading', { level: 1, name: 'Cluster' }).waitFor();
   });

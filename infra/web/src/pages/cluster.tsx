@@ -14,6 +14,7 @@ import { useUrlState } from '../components/url-state';
 import { Badge, fmt, fmtTime, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './cluster.css';
+import { ScrollRegion } from '../components/scroll-region';
 
 const clusterEp = endpoint<'clusters', 'get'>('GET', '/api/clusters/{cluster_id}');
 const metricsEp = endpoint<'clusters', 'metrics'>('GET', '/api/clusters/{cluster_id}/metrics');
@@ -105,7 +106,7 @@ interface DimensionRow {
 function DimensionTable({ caption, rows }: { caption: string; rows: DimensionRow[] }) {
   if (rows.length === 0) return <p className="muted">No dimension was scored (no metrics in the lookback window).</p>;
   return (
-    <div className="table-scroll">
+    <ScrollRegion label={caption}>
       <table className="cluster-dimensions">
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -141,7 +142,7 @@ function DimensionTable({ caption, rows }: { caption: string; rows: DimensionRow
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 
@@ -291,7 +292,7 @@ function Risk({ clusterId }: { clusterId: string }) {
 
 function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
   return (
-    <div className="table-scroll">
+    <ScrollRegion label={caption}>
       <table>
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -327,7 +328,7 @@ function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 

@@ -11,6 +11,7 @@ import { useUrlState } from '../components/url-state';
 import { Badge, ClusterLink, Count, fmt, fmtTime, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './critical.css';
+import { ScrollRegion } from '../components/scroll-region';
 
 const criticalEp = endpoint<'critical-clusters', 'list'>('GET', '/api/critical-clusters');
 const fleetCriticalEp = endpoint<'fleet', 'critical'>('GET', '/api/fleet/critical');
@@ -105,7 +106,7 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
             <summary>
               Alerts ({c.alerts.length} kind{c.alerts.length === 1 ? '' : 's'}, {c.alert_total} firing)
             </summary>
-            <div className="table-scroll">
+            <ScrollRegion label={`Firing alerts of ${c.cluster_name} in the last 14 days`}>
               <table>
                 <caption className="visually-hidden">Firing alerts of {c.cluster_name} in the last 14 days</caption>
                 <thead>
@@ -133,7 +134,7 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollRegion>
           </details>
         )}
       </article>
@@ -157,7 +158,7 @@ function FleetCritical({ q, level }: { q: string; level: string }) {
       {rows.length === 0 ? (
         <Empty>No cluster matches these filters.</Empty>
       ) : (
-        <div className="table-scroll">
+        <ScrollRegion label="Warning and Critical clusters by unified score, worst first">
           <table className="critical-fleet">
             <caption className="visually-hidden">Warning and Critical clusters by unified score, worst first</caption>
             <thead>
@@ -207,7 +208,7 @@ function FleetCritical({ q, level }: { q: string; level: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       )}
     </>
   );

@@ -12,6 +12,7 @@ import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, St
 import { ADMINS, useSession } from '../session';
 import '../components/views/views.css';
 import './health.css';
+import { ScrollRegion } from '../components/scroll-region';
 
 const scoresEp = endpoint<'health', 'scores'>('GET', '/api/health/scores');
 const kpisEp = endpoint<'health', 'kpis'>('GET', '/api/health/kpis');
@@ -214,7 +215,7 @@ export default function HealthPage() {
             {rows.length === 0 ? (
               <Empty>No cluster matches these filters.</Empty>
             ) : (
-              <div className="table-scroll">
+              <ScrollRegion label="Health score per cluster, worst first">
                 <table className="health-table">
                   <caption className="visually-hidden">Health score per cluster, worst first</caption>
                   <thead>
@@ -280,7 +281,7 @@ export default function HealthPage() {
                     })}
                   </tbody>
                 </table>
-              </div>
+              </ScrollRegion>
             )}
           </>
         )}
@@ -319,7 +320,7 @@ export default function HealthPage() {
               {showInventory ? 'Hide' : 'Show'} all {enrichment.data.clusters.length} clusters
             </button>
             {showInventory && (
-              <div className="table-scroll health-inventory" id="health-inventory">
+              <ScrollRegion label="Cluster type and region per cluster" className="health-inventory" id="health-inventory">
                 <table>
                   <caption className="visually-hidden">Cluster type and region per cluster</caption>
                   <thead>
@@ -341,7 +342,7 @@ export default function HealthPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </ScrollRegion>
             )}
           </>
         )}

@@ -8,6 +8,7 @@ import { useApi } from '../../api/hooks';
 import type { Answer } from '../../api/types';
 import { Empty, Loading, Problem } from '../states';
 import { duration, isWebLink, Maybe, Severity, Status, When } from './format';
+import { ScrollRegion } from '../scroll-region';
 
 const evidenceEndpoint = endpoint<'issues', 'evidence'>('GET', '/api/issues/{issue_id}/evidence');
 const historyEndpoint = endpoint<'issues', 'clusterHistory'>('GET', '/api/issues/{issue_id}/cluster-history');
@@ -77,7 +78,7 @@ export function Evidence({ issueId }: { issueId: string }) {
           {evidence.data.alerts.length === 0 ? (
             <Empty>No alerts on this cluster in the last 7 days.</Empty>
           ) : (
-            <div className="table-scroll">
+            <ScrollRegion label="Alerts on the cluster in the last 7 days">
               <table>
                 <caption className="visually-hidden">Alerts on the cluster in the last 7 days</caption>
                 <thead>
@@ -119,7 +120,7 @@ export function Evidence({ issueId }: { issueId: string }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollRegion>
           )}
 
           <h3>Key metrics, last 24 hours</h3>
@@ -129,7 +130,7 @@ export function Evidence({ issueId }: { issueId: string }) {
           {evidence.data.metrics.length === 0 ? (
             <Empty>No metrics for this cluster in the window.</Empty>
           ) : (
-            <div className="table-scroll">
+            <ScrollRegion label="Key metrics of the last 24 hours">
               <table>
                 <caption className="visually-hidden">Key metrics of the last 24 hours</caption>
                 <thead>
@@ -171,7 +172,7 @@ export function Evidence({ issueId }: { issueId: string }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollRegion>
           )}
 
           <h3>Inventory</h3>
@@ -219,7 +220,7 @@ export function ClusterHistory({ issueId }: { issueId: string }) {
             {history.data.total === 1 ? '1 other issue' : `${history.data.total} other issues`} on {history.data.cluster_name}
             {history.data.total > history.data.issues.length ? `, the latest ${history.data.issues.length} shown` : ''}.
           </p>
-          <div className="table-scroll">
+          <ScrollRegion label={`Other issues of ${history.data.cluster_name}`}>
             <table>
               <caption className="visually-hidden">Other issues of {history.data.cluster_name}</caption>
               <thead>
@@ -257,7 +258,7 @@ export function ClusterHistory({ issueId }: { issueId: string }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         </>
       )}
     </section>
