@@ -1,0 +1,71 @@
+// Markdown from the service (investigation reports, patrol narratives, chat replies),
+// rendered as sanitised HTML. marked and DOMPurify are imported when the first Markdown
+// block mounts, so neither is in the first load. DOMPurify keeps only its default safe
+// set (no scripts, event handlers, iframes or javascript: URLs); every link gets
+// rel="noopener noreferrer", and links to other origins open in a new tab.
+// Until the libraries arrive (or if they fail to load) the source is shown as plain text.
+import { useEffect, useState } from 'react';
+import './ai/markdown.css';
+
+type Render = (source: string) => string;
+let loading: Promise<Render> | undefined;
+
+/** marked + a private DOMPurify instance with the link hook, built once. */
+export function loadMarkdown(): Promise<Render> {
+  loading ??= Promise.all([import('marked'), import('dompurify')]).then(([{ Marked }, { default: createDOMPurify }]) => {
+    const marked = new Marked({ gfm: true, breaks: false });
+    const purify = createDOMPurify(window);
+    purify.addHook('afterSanitizeAttributes', (node) => {
+      if (node.tagName !== 'A') return;
+      const href = node.getAttribute('href');
+      if (!href) return;
+      node.setAttribute('rel', 'noopener noreferrer');
+      let external = false;
+      try {
+        external = new URL(href, window.location.href).origin !== window.location.origin;
+      } catch {
+        external = false;
+      }
+      if (external) node.setAttribute('target', '_blank');
+      else node.removeAttribute('target');
+    });
+    return (source: string) => purify.sanitize(marked.parse(source, { async: false }) as string);
+  });
+  loading.catch(() => {
+    loading = undefined; // a failed chunk load can be retried by the next mount
+  });
+  return loading;
+}
+
+export interface MarkdownProps {
+  /** Markdown text; raw HTML in it is sanitised to DOMPurify's default safe set. */
+  source: string;
+  className?: string;
+  /** When given, the block is a labelled region (e.g. "Investigation report"). */
+  label?: string;
+}
+
+export function Markdown({ source, className, label }: MarkdownProps) {
+  const [render, setRender] = useState<Render | null>(null);
+  useEffect(() => {
+    let live = true;
+    loadMarkdown().then(
+      (r) => live && setRender(() => r),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  const cls = `markdown${className ? ` ${className}` : ''}`;
+  const region = label ? { role: 'region', 'aria-label': label } : {};
+  if (!render) {
+    return (
+      <div className={`${cls} markdown-plain`} {...region} aria-busy="true">
+        {source}
+      </div>
+    );
+  }
+  // biome-ignore lint/security/noDangerouslySetInnerHtml: the HTML was sanitised by DOMPurify above
+  return <div className={cls} {...region} dangerouslySetInnerHTML={{ __html: render(source) }} />;
+}
