@@ -1,0 +1,77 @@
+// Why the assistant did not answer, in place in the conversation: 503 (no
+// provider configured: the service's detail names the settings), 429 (the
+// per-user rate limit: when to send again, from Retry-After), 502 (the model
+// failed) and anything else with the service's own detail.
+import { useEffect, useState } from 'react';
+import type { Turn } from './turns';
+
+type ProblemTurn = Extract<Turn, { kind: 'problem' }>;
+
+export function Explanation({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () => void; busy: boolean }) {
+  if (turn.status === 503) {
+    return (
+      <div className="chat-problem">
+        <h3>The assistant is not available: no language model is configured</h3>
+        <p>{turn.detail}</p>
+        <p className="muted">
+          These are settings of the service, not of the console: whoever runs it sets them (locally in the environment of <code>npm start</code>, on AWS in the
+          stack's configuration) and restarts it. Everything else in the console works without them.
+        </p>
+        {onRetry && (
+          <button type="button" onClick={onRetry} disabled={busy}>
+            Try again
+          </button>
+        )}
+      </div>
+    );
+  }
+  if (turn.status === 429) return <RateLimited turn={turn} onRetry={onRetry} busy={busy} />;
+  return (
+    <div className="chat-problem">
+      <h3>{heading(turn)}</h3>
+      <p>{turn.detail}</p>
+      {onRetry && (
+        <button type="button" onClick={onRetry} disabled={busy}>
+          Send again
+        </button>
+      )}
+    </div>
+  );
+}
+
+function heading(turn: ProblemTurn): string {
+  if (turn.status === 0) return 'The service did not answer';
+  if (turn.status === 502) return 'The language model failed to answer';
+  if (turn.status === 504) return 'The answer took too long';
+  return `${turn.title} (${turn.status})`;
+}
+
+function RateLimited({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () => void; busy: boolean }) {
+  const wait = turn.retryAfter ?? 60;
+  const until = turn.at + wait * 1000;
+  const [now, setNow] = useState(() => Date.now());
+  const left = Math.max(0, Math.ceil((until - now) / 1000));
+  useEffect(() => {
+    if (left <= 0) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [left]);
+  const at = new Date(until);
+  return (
+    <div className="chat-problem">
+      <h3>Too many messages: wait a moment</h3>
+      <p>{turn.detail}</p>
+      <p>
+        The assistant takes at most 20 messages a minute from each person.{' '}
+        {turn.retryAfter === null ? 'The service did not say when; try ' : 'You can send again '}
+        after <time dateTime={at.toISOString()}>{at.toLocaleTimeString()}</time>
+        {left > 0 && <span aria-hidden="true"> (in {left} s)</span>}. Your message above was not answered; “Send again” sends it once the wait is over.
+      </p>
+      {onRetry && (
+        <button type="button" onClick={onRetry} disabled={busy || left > 0}>
+          Send again{left > 0 && <span aria-hidden="true"> ({left} s)</span>}
+        </button>
+      )}
+    </div>
+  );
+}

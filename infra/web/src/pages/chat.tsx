@@ -1,0 +1,92 @@
+// The assistant (/chat): a conversation over POST /api/chat/message. The user's
+// messages and the assistant's Markdown replies (sanitised), how many tool
+// calls each answer took and how long; reset (POST /api/chat/reset) clears the
+// service's history and the view. A 503 (no provider configured) and a 429
+// (rate limit, with Retry-After) are explained where the answer would be.
+import { useMutation } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { type ApiProblem, call, endpoint } from '../api/client';
+import { Composer } from '../components/chat/composer';
+import { Conversation } from '../components/chat/conversation';
+import { prepareReplies } from '../components/chat/reply';
+import { loadTurns, problemTurn, saveTurns, type Turn, turnId } from '../components/chat/turns';
+import { Problem } from '../components/states';
+import { useSession } from '../session';
+import './chat.css';
+
+const messageEndpoint = endpoint<'chat', 'message'>('POST', '/api/chat/message');
+const resetEndpoint = endpoint<'chat', 'reset'>('POST', '/api/chat/reset');
+
+export default function ChatPage() {
+  const { user } = useSession();
+  const owner = user?.username ?? '';
+  const [turns, setTurns] = useState<Turn[]>(() => loadTurns(owner));
+  const [draft, setDraft] = useState('');
+  const [notice, setNotice] = useState('');
+  const input = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(() => saveTurns(owner, turns), [owner, turns]);
+  useEffect(() => void prepareReplies(), []);
+
+  const message = useMutation({
+    // the renderer is loaded alongside, so the reply is shown rendered from the start
+    mutationFn: async (text: string) => (await Promise.all([call(messageEndpoint, { body: { message: text } }), prepareReplies()]))[0],
+    onSuccess: (answer) =>
+      setTurns((all) => [
+        ...all,
+        { id: turnId(), kind: 'assistant', text: answer.reply, toolCalls: answer.tool_calls, durationMs: answer.duration_ms, at: Date.now() },
+      ]),
+    onError: (error) => setTurns((all) => [...all, problemTurn(error)]),
+  });
+
+  const reset = useMutation<Awaited<ReturnType<typeof call<'chat', 'reset'>>>, ApiProblem>({
+    mutationFn: () => call(resetEndpoint),
+    onSuccess: (answer) => {
+      setTurns([]);
+      setDraft('');
+      message.reset();
+      setNotice(answer.message);
+      input.current?.focus();
+    },
+  });
+
+  const send = () => {
+    const text = draft.trim();
+    if (!text || message.isPending) return;
+    setNotice('');
+    setTurns((all) => [...all, { id: turnId(), kind: 'user', text, at: Date.now() }]);
+    setDraft('');
+    message.mutate(text);
+    input.current?.focus();
+  };
+
+  /** Sends again the message a failed answer belonged to, in place of that failure. */
+  const retry = (problemId: string) => {
+    const at = turns.findIndex((t) => t.id === problemId);
+    const asked = turns.slice(0, at).findLast((t) => t.kind === 'user');
+    if (at < 0 || !asked || message.isPending) return;
+    setTurns((all) => all.filter((t) => t.id !== problemId));
+    message.mutate(asked.text);
+  };
+
+  const busy = message.isPending || reset.isPending;
+  return (
+    <section className="chat-page" aria-labelledby="chat-title">
+      <header className="chat-header">
+        <div>
+          <h1 id="chat-title">Assistant</h1>
+          <p className="muted chat-intro">Answers from the fleet's data. It remembers this conversation until you start a new one.</p>
+        </div>
+        <button type="button" onClick={() => reset.mutate()} disabled={busy}>
+          New conversation
+        </button>
+      </header>
+      <p className="chat-notice muted" role="status">
+        {notice}
+      </p>
+      {reset.isError && <Problem error={reset.error} retry={() => reset.mutate()} />}
+      <Conversation turns={turns} pending={message.isPending} onRetry={retry} />
+      <Composer value={draft} onChange={setDraft} onSend={send} busy={busy} inputRef={input} />
+    </section>
+  );
+}

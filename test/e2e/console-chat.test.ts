@@ -1,0 +1,178 @@
+// The console's chat page in a real browser (Debian Chromium) through the whole
+// local service, against the local OpenAI-compatible fake: without a provider the
+// 503 is explained with the settings to set; with one, a question (Enter sends,
+// Shift+Enter is a new line) gets its Markdown answer rendered, with its tool-call
+// count and time, and a <script> or onerror in the model's Markdown is neither
+// run nor kept; "New conversation" clears the view and the service's history;
+// the rate limit's 429 says when to send again. axe in light, dark and on a phone.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { LocalService } from '../../infra/local/service.js';
+import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.js';
+import { startTestService } from '../support/local-service.js';
+
+const PASSWORD = 'console-chat-admin-password';
+const LLM_VARS = ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'LLM_RETRY_BASE_MS', 'LLM_MAX_ATTEMPTS'];
+let service: LocalService;
+let openai: FakeOpenAi;
+let browser: TestBrowser;
+let admin: string;
+let page: Page;
+
+beforeAll(async () => {
+  for (const v of LLM_VARS) delete process.env[v];
+  [service, openai] = await Promise.all([startTestService({ adminPassword: PASSWORD, demoClusters: 8 }), startFakeOpenAi({ apiKey: 'sk-console-chat' })]);
+  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
+  page = await browser.page();
+  await signIn(page, 'admin', PASSWORD, '/chat');
+}, 120_000);
+
+afterAll(async () => {
+  for (const v of LLM_VARS) delete process.env[v];
+  await browser?.close();
+  await openai?.close();
+  await service?.stop();
+});
+
+/** The service reads LLM_* per request (it runs in this process): the fake becomes the provider. */
+const configure = () =>
+  Object.assign(process.env, {
+    LLM_PROVIDER: 'openai',
+    LLM_MODEL: 'gpt-4o-mini',
+    LLM_BASE_URL: openai.baseUrl,
+    LLM_API_KEY: 'sk-console-chat',
+    LLM_RETRY_BASE_MS: '5',
+    LLM_MAX_ATTEMPTS: '1',
+  });
+
+beforeEach(() => openai.reset());
+
+const log = () => page.getByRole('log', { name: 'Conversation' });
+const input = () => page.getByRole('textbox', { name: 'Message' });
+
+async function open(): Promise<void> {
+  await page.goto('/chat');
+  await page.getByRole('heading', { level: 1, name: 'Assistant' }).waitFor();
+}
+
+/** Types a message and presses Enter; resolves with the service's answer to it. */
+async function ask(text: string) {
+  const answered = page.waitForResponse((r) => r.url().endsWith('/api/chat/message') && r.request().method() === 'POST');
+  await input().click();
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+  return answered;
+}
+
+describe('the chat page', { timeout: 90_000 }, () => {
+  it('without a provider, explains the 503 in place: which settings to set', async () => {
+    await open();
+    expect((await ask('hello')).status()).toBe(503);
+    const failed = log().locator('.chat-failed');
+    await failed.getByRole('heading', { name: /no language model is configured/ }).waitFor();
+    expect(await failed.textContent()).toMatch(/LLM_PROVIDER=bedrock.*LLM_PROVIDER=openai/);
+    await expect.poll(() => log().locator('.chat-user').allTextContents()).toEqual(['Youhello']);
+    await expectAccessible(page, '/chat with the 503');
+  });
+
+  it('answers with rendered, sanitised Markdown, its tool calls and time; Shift+Enter is a new line', async () => {
+    configure();
+    await open();
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.getByText('Conversation cleared.').waitFor();
+    openai
+      .enqueueToolUse({ name: 'run_sql', input: { sql: 'SELECT count(*) AS n FROM clusters' } })
+      .enqueueToolUse({ name: 'search_knowledge', input: { query: 'disk full' } })
+      .enqueueText(
+        [
+          'There are **8** clusters.',
+          '',
+          '| tier | clusters |',
+          '|---|---|',
+          '| S | 3 |',
+          '',
+          '<script>window.__chatPwned = "script"</script>',
+          '<img src="x" onerror="window.__chatPwned = \'onerror\'" alt="x">',
+          '<a href="javascript:window.__chatPwned=1">bad link</a>',
+        ].join('\n'),
+      );
+    await input().click();
+    await page.keyboard.type('How many');
+    await page.keyboard.press('Shift+Enter');
+    expect(await input().inputValue()).toBe('How many\n');
+    const answered = await ask('clusters?');
+    expect(answered.status()).toBe(200);
+    const sent = openai
+      .answered()[0]!
+      .body.messages.filter((m) => m.role === 'user')
+      .at(-1);
+    expect(sent?.content).toBe('How many\nclusters?');
+
+    const reply = log().locator('.chat-assistant').last();
+    await reply.locator('strong', { hasText: '8' }).waitFor();
+    expect(await reply.locator('table td').allTextContents()).toEqual(['S', '3']);
+    expect(await reply.locator('.chat-tools').textContent()).toBe('2 tool calls');
+    expect(await reply.locator('.chat-duration').textContent()).toMatch(/^answered in \d+(\.\d)? s$/);
+    // sanitised: nothing ran, and nothing dangerous is left in the DOM
+    expect(await reply.locator('script').count()).toBe(0);
+    expect(await reply.locator('[onerror]').count()).toBe(0);
+    expect(await reply.locator('a[href^="javascript:"]').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __chatPwned?: unknown }).__chatPwned)).toBeUndefined();
+    expect(await input().inputValue()).toBe('');
+    await expectAccessible(page, '/chat with an answer');
+
+    // dark, then on a phone: still accessible, and nothing wider than the screen
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expectAccessible(page, '/chat dark');
+    await page.setViewportSize({ width: 375, height: 740 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await expectAccessible(page, '/chat on a phone');
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('"New conversation" clears the view and the service\'s history', async () => {
+    configure();
+    await open();
+    // the conversation is still shown after navigating back
+    await log().locator('.chat-assistant').first().waitFor();
+    const reset = page.waitForResponse((r) => r.url().endsWith('/api/chat/reset'));
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    expect((await reset).status()).toBe(200);
+    await page.getByText('Conversation cleared.').waitFor();
+    expect(await log().locator('article').count()).toBe(0);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.tagName)).toBe('TEXTAREA');
+
+    openai.enqueueText('Fresh start.');
+    expect((await ask('hi again')).status()).toBe(200);
+    await log().getByText('Fresh start.').waitFor();
+    expect(await log().locator('.chat-tools').textContent()).toBe('no tool calls');
+    // the model saw only this message: the earlier turns were forgotten
+    expect(
+      openai
+        .answered()[0]!
+        .body.messages.filter((m) => m.role === 'user')
+        .map((m) => m.content),
+    ).toEqual(['hi again']);
+  });
+
+  it('explains the 429 in place: when to send again (Retry-After)', async () => {
+    configure();
+    await open();
+    // use up the minute's 20 messages through the API as the same user
+    let status = 200;
+    for (let i = 0; i < 25 && status === 200; i++) status = (await api(service.url, admin, 'POST', '/api/chat/message', { message: `ping ${i}` })).status;
+    expect(status).toBe(429);
+    const answered = await ask('one more');
+    expect(answered.status()).toBe(429);
+    const retryAfter = Number(await answered.headerValue('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    const failed = log().locator('.chat-failed');
+    await failed.getByRole('heading', { name: /Too many messages/ }).waitFor();
+    expect(await failed.textContent()).toMatch(/at most 20 messages a minute/);
+    expect(await failed.locator('time').count()).toBe(1);
+    expect(await failed.getByRole('button', { name: /Send again/ }).isDisabled()).toBe(true);
+    await expectAccessible(page, '/chat with the 429');
+  });
+});
