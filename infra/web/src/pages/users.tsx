@@ -1,0 +1,264 @@
+// People (/users, admins and superadmins): every account with its role and whether it
+// is active; inviting someone (an admin invites admins and viewers, a superadmin any
+// role). When the service sends no mail the answer carries the activation token, shown
+// as the link to hand over. Superadmins change roles, deactivate and delete; the
+// service's 409 guards (the last active superadmin, one's own account) are explained
+// with its own words next to the table.
+import { type FormEvent, useId, useState } from 'react';
+import { type ApiProblem, endpoint } from '../api/client';
+import { useApi, useApiMutation } from '../api/hooks';
+import type { Answer, Role } from '../api/types';
+import { CopyField } from '../components/admin/copy-field';
+import { ScrollRegion } from '../components/scroll-region';
+import { Empty, Loading, Problem } from '../components/states';
+import { useSession } from '../session';
+import './users.css';
+
+const usersEp = endpoint<'settings', 'listUsers'>('GET', '/api/settings/users');
+const inviteEp = endpoint<'settings', 'inviteUser'>('POST', '/api/settings/users/invite');
+const patchEp = endpoint<'settings', 'patchUser'>('PATCH', '/api/settings/users/{email}');
+const deleteEp = endpoint<'settings', 'deleteUser'>('DELETE', '/api/settings/users/{email}');
+
+type ManagedUser = Answer<'settings', 'listUsers'>['users'][number];
+const ROLES: Role[] = ['superadmin', 'admin', 'viewer'];
+const INVALIDATES = ['/api/settings/users', '/api/settings/audit'];
+
+/** What the last change on the table did, shown above it (a 409 with the service's reason). */
+interface Outcome {
+  email: string;
+  ok: boolean;
+  text: string;
+}
+
+export default function UsersPage() {
+  const { can } = useSession();
+  const users = useApi(usersEp);
+  const superadmin = can('superadmin');
+  return (
+    <section className="users-page" aria-labelledby="users-title">
+      <h1 id="users-title">People</h1>
+      <p className="muted">
+        Everyone who can sign in to the console, and invitations not yet accepted (inactive until the invitee sets a password).
+        {superadmin ? ' As a superadmin you change roles, deactivate and delete accounts.' : ' Only a superadmin changes roles or removes accounts.'}
+      </p>
+      <InviteForm />
+      <h2 id="users-list-title">Accounts</h2>
+      {users.isPending ? (
+        <Loading what="the accounts" />
+      ) : users.isError ? (
+        <Problem error={users.error} retry={() => void users.refetch()} />
+      ) : users.data.users.length === 0 ? (
+        <Empty>No accounts yet. Invite someone above.</Empty>
+      ) : (
+        <UserTable users={users.data.users} manage={superadmin} />
+      )}
+    </section>
+  );
+}
+
+function InviteForm() {
+  const { can } = useSession();
+  const roles = can('superadmin') ? ROLES : ROLES.filter((r) => r !== 'superadmin');
+  const invite = useApiMutation(inviteEp, INVALIDATES);
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<Role>('viewer');
+  const [result, setResult] = useState<{ email: string; answer: Answer<'settings', 'inviteUser'> } | null>(null);
+  const id = useId();
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setResult(null);
+    const invited = email.trim();
+    invite.mutate(
+      { body: { email: invited, display_name: name.trim(), role } },
+      {
+        onSuccess: (answer) => {
+          setResult({ email: invited, answer });
+          setEmail('');
+          setName('');
+        },
+      },
+    );
+  };
+
+  const link = result?.answer.activation_token ? `${location.origin}/activate?token=${encodeURIComponent(result.answer.activation_token)}` : null;
+  return (
+    <section className="card users-invite" aria-labelledby={`${id}-t`}>
+      <h2 id={`${id}-t`}>Invite someone</h2>
+      <form onSubmit={submit} className="users-invite-form">
+        <label>
+          Email
+          <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" maxLength={254} />
+        </label>
+        <label>
+          Display name
+          <input value={name} onChange={(e) => setName(e.target.value)} required autoComplete="off" maxLength={128} />
+        </label>
+        <label>
+          Role
+          <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
+            {roles.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" className="primary" disabled={invite.isPending || !email.trim() || !name.trim()}>
+          {invite.isPending ? 'Inviting…' : 'Send invitation'}
+        </button>
+      </form>
+      {invite.isError && (
+        <div className="state problem" role="alert">
+          <strong>The invitation was not created</strong>
+          <p>{invite.error.detail}</p>
+          {invite.error.status === 409 && <p>To invite this address again, a superadmin deletes the pending account first.</p>}
+        </div>
+      )}
+      {result && (
+        <div className="users-invited" role="status">
+          {result.answer.email_sent ? (
+            <p>
+              Invitation mailed to <strong>{result.email}</strong>. The link in it lets them set a password.
+            </p>
+          ) : (
+            <>
+              <p>
+                <strong>{result.email}</strong> is invited, but no mail was sent (the service has no mail sender configured). Send them this activation link
+                yourself; it works once.
+              </p>
+              {link && <CopyField label="Activation link" value={link} />}
+            </>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean }) {
+  const { user: me } = useSession();
+  const patch = useApiMutation(patchEp, INVALIDATES);
+  const remove = useApiMutation(deleteEp, INVALIDATES);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const busy = patch.isPending || remove.isPending;
+
+  const failed = (email: string, what: string) => (error: ApiProblem) => setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}` });
+
+  const change = (u: ManagedUser, body: { role?: Role; is_active?: boolean }, what: string) => {
+    setOutcome(null);
+    patch.mutate(
+      { params: { email: u.email }, body },
+      {
+        onSuccess: (answer) =>
+          setOutcome({ email: u.email, ok: true, text: `${answer.user.email} is now ${answer.user.role}, ${answer.user.is_active ? 'active' : 'inactive'}.` }),
+        onError: failed(u.email, what),
+      },
+    );
+  };
+  const destroy = (u: ManagedUser) => {
+    setOutcome(null);
+    setConfirming(null);
+    remove.mutate(
+      { params: { email: u.email } },
+      { onSuccess: () => setOutcome({ email: u.email, ok: true, text: `${u.email} was deleted.` }), onError: failed(u.email, 'delete') },
+    );
+  };
+
+  return (
+    <>
+      {outcome &&
+        (outcome.ok ? (
+          <p className="notice users-outcome" role="status">
+            {outcome.text}
+          </p>
+        ) : (
+          <div className="state problem users-outcome" role="alert">
+            <strong>Not changed</strong>
+            <p>{outcome.text}</p>
+            <p className="muted">
+              The service keeps at least one active superadmin, and nobody changes, deactivates or deletes their own account: another superadmin does that.
+            </p>
+          </div>
+        ))}
+      <ScrollRegion label="Accounts">
+        <table className="users-table">
+          <caption className="visually-hidden">Accounts: name, email, role and whether active</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              {manage && <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => {
+              const self = me?.email === u.email;
+              return (
+                <tr key={u.id} data-email={u.email}>
+                  <th scope="row">
+                    {u.display_name}
+                    {self && <span className="muted"> (you)</span>}
+                  </th>
+                  <td>{u.email}</td>
+                  <td>
+                    {manage ? (
+                      <select
+                        aria-label={`Role of ${u.email}`}
+                        value={u.role}
+                        disabled={busy}
+                        onChange={(e) => change(u, { role: e.target.value as Role }, 'change the role of')}
+                      >
+                        {ROLES.map((r) => (
+                          <option key={r} value={r}>
+                            {r}
+                          </option>
+                        ))}
+                      </select>
+                    ) : (
+                      <span className={`users-role ${u.role}`}>{u.role}</span>
+                    )}
+                  </td>
+                  <td>
+                    <span className={`users-status ${u.is_active ? 'active' : 'inactive'}`}>{u.is_active ? 'Active' : 'Inactive'}</span>
+                  </td>
+                  {manage && (
+                    <td className="users-actions">
+                      <button
+                        type="button"
+                        disabled={busy}
+                        onClick={() => change(u, { is_active: !u.is_active }, u.is_active ? 'deactivate' : 'reactivate')}
+                        aria-label={`${u.is_active ? 'Deactivate' : 'Reactivate'} ${u.email}`}
+                      >
+                        {u.is_active ? 'Deactivate' : 'Reactivate'}
+                      </button>
+                      {confirming === u.email ? (
+                        <span className="users-confirm">
+                          <span>Delete for good?</span>
+                          <button type="button" className="danger" disabled={busy} onClick={() => destroy(u)} aria-label={`Confirm deleting ${u.email}`}>
+                            Delete
+                          </button>
+                          <button type="button" onClick={() => setConfirming(null)}>
+                            Cancel
+                          </button>
+                        </span>
+                      ) : (
+                        <button type="button" disabled={busy} onClick={() => setConfirming(u.email)} aria-label={`Delete ${u.email}`}>
+                          Delete…
+                        </button>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </ScrollRegion>
+    </>
+  );
+}
