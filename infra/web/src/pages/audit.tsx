@@ -1,0 +1,119 @@
+// Audit log (/audit, admins and superadmins): the newest entries first, filtered by
+// action and paged; the filter and page live in the URL so a link reproduces the view.
+import { endpoint } from '../api/client';
+import { useApi } from '../api/hooks';
+import type { Answer } from '../api/types';
+import { Pager } from '../components/admin/pager';
+import { ScrollRegion } from '../components/scroll-region';
+import { Empty, Loading, Problem } from '../components/states';
+import { useUrlState } from '../components/url-state';
+import './audit.css';
+
+const auditEp = endpoint<'settings', 'audit'>('GET', '/api/settings/audit');
+type Entry = Answer<'settings', 'audit'>['entries'][number];
+
+const DEFAULTS = { action: '', page: '1' };
+const PAGE_SIZE = 25;
+
+const fmtTime = (iso: string) => {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+};
+
+function Detail({ detail }: { detail: Entry['detail'] }) {
+  const entries = Object.entries(detail);
+  if (entries.length === 0) return <span className="muted">–</span>;
+  return (
+    <dl className="audit-detail">
+      {entries.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+export default function AuditPage() {
+  const [filters, setFilters] = useUrlState(DEFAULTS);
+  const action = filters.action as string;
+  const page = Math.max(1, Number.parseInt(filters.page as string, 10) || 1);
+  const audit = useApi(auditEp, { query: { action, page, page_size: PAGE_SIZE } }, { placeholderData: (previous) => previous });
+  const data = audit.data;
+
+  return (
+    <section className="audit-page" aria-labelledby="audit-title">
+      <h1 id="audit-title">Audit log</h1>
+      <p className="muted">Sign-ins, invitations, account and rule changes, triage and tickets, newest first.</p>
+      <div className="toolbar">
+        <label>
+          Action
+          <select value={action} onChange={(e) => setFilters({ action: e.target.value, page: '1' })}>
+            <option value="">All actions</option>
+            {(data?.action_types ?? (action ? [action] : [])).map((a) => (
+              <option key={a} value={a}>
+                {a.replace(/_/g, ' ')}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {audit.isPending ? (
+        <Loading what="the audit log" />
+      ) : audit.isError ? (
+        <Problem error={audit.error} retry={() => void audit.refetch()} />
+      ) : data && data.entries.length === 0 ? (
+        <Empty>{action ? `No ${action.replace(/_/g, ' ')} entries${page > 1 ? ' on this page' : ''}.` : 'The audit log is empty.'}</Empty>
+      ) : data ? (
+        <>
+          <p className="muted" role="status" aria-live="polite">
+            {data.total} {data.total === 1 ? 'entry' : 'entries'}
+            {action ? ` of action ${action.replace(/_/g, ' ')}` : ''} (the log lists the newest {data.limit}) · page {data.page} of{' '}
+            {Math.max(1, data.total_pages)}
+          </p>
+          <ScrollRegion label="Audit entries">
+            <table className="audit-table" aria-busy={audit.isFetching}>
+              <caption className="visually-hidden">Audit entries, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Target</th>
+                  <th scope="col">Detail</th>
+                  <th scope="col">From</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.entries.map((e) => (
+                  <tr key={e.id}>
+                    <td>
+                      <time dateTime={e.at}>{fmtTime(e.at)}</time>
+                    </td>
+                    <td>
+                      {e.actor}
+                      {e.role && <span className="muted"> · {e.role}</span>}
+                    </td>
+                    <td>
+                      <span className={`audit-action ${e.action}`}>{e.action.replace(/_/g, ' ')}</span>
+                    </td>
+                    <td className="audit-wrap">{e.target ?? <span className="muted">–</span>}</td>
+                    <td className="audit-wrap">
+                      <Detail detail={e.detail} />
+                    </td>
+                    <td className="audit-wrap">
+                      {e.ip ?? '–'}
+                      {e.user_agent && <div className="muted audit-agent">{e.user_agent}</div>}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollRegion>
+          <Pager page={data.page} pages={Math.max(1, data.total_pages)} onPage={(p) => setFilters({ page: String(p) })} what="audit" />
+        </>
+      ) : null}
+    </section>
+  );
+}
