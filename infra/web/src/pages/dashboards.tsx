@@ -1,0 +1,200 @@
+// Dashboards (/dashboards, every role): the BI server's dashboard in an iframe through
+// a cookieless embed session (components/admin/embed-session.ts). The service holds the
+// session; the page renews its tokens before they expire, answers the frame's token
+// requests, and acquires a new session when the old one ends. Which dashboard: its BI
+// address (…/embed/dashboards/7 or …/dashboards/7), from ?dashboard= or as last chosen
+// in this browser. A 503 says which settings the service needs.
+import { type FormEvent, useEffect, useMemo, useRef, useState } from 'react';
+import { useSearchParams } from 'react-router';
+import type { ApiProblem } from '../api/client';
+import { type EmbedTokens, embedUrl, parseDashboard, useEmbedSession } from '../components/admin/embed-session';
+import { Loading, Problem } from '../components/states';
+import './dashboards.css';
+
+const STORED = 'fleet-health.dashboard';
+
+function readStored(): string {
+  try {
+    return localStorage.getItem(STORED) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+const clock = (ms: number) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+const dateTime = (ms: number) => new Date(ms).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+
+export default function DashboardsPage() {
+  const [params, setParams] = useSearchParams();
+  const chosen = params.get('dashboard') ?? readStored();
+  const dashboard = useMemo(() => (chosen ? parseDashboard(chosen) : null), [chosen]);
+  const { state, reacquire, fresh, onRenewed } = useEmbedSession(dashboard?.href ?? '');
+  const frame = useRef<HTMLIFrameElement>(null);
+
+  const choose = (value: string) => {
+    try {
+      localStorage.setItem(STORED, value);
+    } catch {
+      // Private mode: the URL still carries it.
+    }
+    setParams((p) => {
+      const next = new URLSearchParams(p);
+      next.set('dashboard', value);
+      return next;
+    });
+  };
+
+  // The frame asks for tokens (session:tokens:request); renewed tokens are pushed to it.
+  const origin = dashboard?.origin ?? null;
+  useEffect(() => {
+    if (!origin) return;
+    const post = (t: EmbedTokens) =>
+      frame.current?.contentWindow?.postMessage(
+        JSON.stringify({
+          type: 'session:tokens',
+          api_token: t.api_token,
+          api_token_ttl: Math.max(0, Math.round((t.apiExpires - Date.now()) / 1000)),
+          navigation_token: t.navigation_token,
+          navigation_token_ttl: Math.max(0, Math.round((t.navigationExpires - Date.now()) / 1000)),
+          session_reference_token_ttl: Math.max(0, Math.round((t.sessionExpires - Date.now()) / 1000)),
+        }),
+        origin,
+      );
+    const onMessage = (event: MessageEvent) => {
+      if (event.origin !== origin || event.source !== frame.current?.contentWindow) return;
+      let data: unknown = event.data;
+      if (typeof data === 'string') {
+        try {
+          data = JSON.parse(data);
+        } catch {
+          return;
+        }
+      }
+      const type = (data as { type?: unknown } | null)?.type;
+      if (type === 'session:tokens:request') void fresh().then((t) => t && post(t));
+      else if (type === 'session:expired') reacquire();
+    };
+    window.addEventListener('message', onMessage);
+    const off = onRenewed(post);
+    return () => {
+      window.removeEventListener('message', onMessage);
+      off();
+    };
+  }, [origin, fresh, onRenewed, reacquire]);
+
+  // The iframe's address changes only with a new session (a renewal must not reload it).
+  const acquired = state.status === 'ready' ? state.acquired : null;
+  const generation = state.status === 'ready' ? state.generation : -1;
+  const src = useMemo(() => (dashboard && acquired ? embedUrl(dashboard, acquired, location.origin) : null), [dashboard, acquired]);
+
+  return (
+    <section className="dashboards-page" aria-labelledby="dashboards-title">
+      <h1 id="dashboards-title">Dashboards</h1>
+      {state.status === 'failed' ? (
+        <NotAvailable error={state.error} retry={reacquire} />
+      ) : (
+        <>
+          <DashboardForm current={chosen} invalid={Boolean(chosen) && !dashboard} onChoose={choose} />
+          {state.status === 'acquiring' ? (
+            <Loading what="an embed session" />
+          ) : (
+            <>
+              <p className="muted dashboards-session" role="status" aria-live="polite">
+                Embed session until {dateTime(state.tokens.sessionExpires)} · tokens renew automatically (next before{' '}
+                {clock(Math.min(state.tokens.apiExpires, state.tokens.navigationExpires))}){state.renewedAt ? `, last renewed ${clock(state.renewedAt)}` : ''}.{' '}
+                <button type="button" className="link-button" onClick={reacquire}>
+                  Reload the dashboard
+                </button>
+              </p>
+              {state.renewError && (
+                <p className="error" role="alert">
+                  Renewing the embed tokens failed ({state.renewError.detail}); trying again shortly.
+                </p>
+              )}
+              {src ? (
+                <iframe
+                  key={generation}
+                  ref={frame}
+                  className="dashboards-frame"
+                  title="BI dashboard"
+                  src={src}
+                  sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox allow-downloads"
+                  referrerPolicy="origin"
+                />
+              ) : (
+                <div className="state empty">
+                  An embed session is ready. Enter the dashboard's address on the BI server above (for example
+                  <code> https://bi.example.com/embed/dashboards/7</code>) to show it here.
+                </div>
+              )}
+            </>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function DashboardForm({ current, invalid, onChoose }: { current: string; invalid: boolean; onChoose: (v: string) => void }) {
+  const [text, setText] = useState(current);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => setText(current), [current]);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!parseDashboard(text)) {
+      setError('Enter the full address of a dashboard on the BI server, starting with https://.');
+      return;
+    }
+    setError(null);
+    onChoose(text.trim());
+  };
+  const message = error ?? (invalid ? `“${current}” is not a dashboard address (https://… with the dashboard's path).` : null);
+  return (
+    <form className="toolbar dashboards-form" onSubmit={submit}>
+      <label className="dashboards-address">
+        Dashboard address
+        <input
+          type="url"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          placeholder="https://bi.example.com/embed/dashboards/7"
+          aria-invalid={Boolean(message)}
+          aria-describedby={message ? 'dashboard-address-error' : undefined}
+        />
+      </label>
+      <button type="submit" className="primary">
+        Show
+      </button>
+      {message && (
+        <p id="dashboard-address-error" className="error dashboards-form-error" role="alert">
+          {message}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function NotAvailable({ error, retry }: { error: ApiProblem; retry: () => void }) {
+  if (error.status === 503) {
+    return (
+      <div className="state problem dashboards-unconfigured" role="alert">
+        <strong>Dashboard embedding is not set up</strong>
+        <p>{error.detail}</p>
+        <p>
+          These are settings of the service: in the environment of <code>npm start</code> locally, or on AWS the stack's <code>embedHost</code> and{' '}
+          <code>embedClientId</code> with the client secret in the secret the stack creates. The BI server's API client needs the cookieless-embed permission.
+          Once set, reload this page.
+        </p>
+        <button type="button" onClick={retry}>
+          Try again
+        </button>
+      </div>
+    );
+  }
+  return (
+    <>
+      {error.status === 502 && <p className="muted">The service reached the BI server, but it refused or failed to open an embed session.</p>}
+      <Problem error={error} retry={retry} />
+    </>
+  );
+}
