@@ -1,0 +1,257 @@
+// The console's people, audit, LLM cost and dashboards pages in a real browser
+// (Debian Chromium) through the whole local service: an invite made in the console
+// yields an activation link that signs the invitee in; the 409 guards are explained;
+// the audit log shows the invite and keeps its filter in the URL; LLM cost renders
+// for a superadmin and is neither listed nor shown for a viewer; the dashboards page
+// explains the 503 and, with the local BI server (test/support/fake-embed.ts), embeds
+// the dashboard, renews its tokens before they expire and acquires a new session when
+// the old one has ended. axe on each page.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalService } from '../../infra/local/service.js';
+import { recordUsage } from '../../shared/db/llm-usage.js';
+import { forgetEmbedLogins } from '../../shared/embed/provider.js';
+import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { type FakeEmbed, startFakeEmbed } from '../support/fake-embed.js';
+import { startTestService } from '../support/local-service.js';
+
+const PASSWORD = 'console-admin-password';
+const VIEWER = { email: 'vic-viewer@example.com', password: 'vic-viewer-password' };
+const EMBED = { clientId: 'console-embed-client', clientSecret: 'console-embed-S3CRET-0123456789abcdef' };
+let service: LocalService;
+let browser: TestBrowser;
+let fake: FakeEmbed;
+let admin: string;
+let adminEmail: string;
+let adminPage: Page;
+let viewerPage: Page;
+
+beforeAll(async () => {
+  delete process.env.SES_FROM_ADDRESS;
+  for (const name of Object.keys(process.env)) if (name.startsWith('EMBED_')) delete process.env[name];
+  [service, fake] = await Promise.all([
+    startTestService({ adminPassword: PASSWORD, demoClusters: 0 }),
+    startFakeEmbed({ clientId: EMBED.clientId, clientSecret: EMBED.clientSecret }),
+  ]);
+  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
+  const users = await api(service.url, admin, 'GET', '/api/settings/users');
+  adminEmail = users.body.users.find((u: { role: string }) => u.role === 'superadmin').email;
+  const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: VIEWER.email, display_name: 'Vic Viewer', role: 'viewer' });
+  const activated = await fetch(`${service.url}/api/auth/activate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: invite.body.activation_token, password: VIEWER.password }),
+  });
+  expect(activated.status).toBe(200);
+  [adminPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
+  await Promise.all([signIn(adminPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
+}, 120_000);
+
+afterAll(async () => {
+  for (const name of Object.keys(process.env)) if (name.startsWith('EMBED_')) delete process.env[name];
+  await browser?.close();
+  await service?.stop();
+  await fake?.close();
+});
+
+async function open(page: Page, path: string, heading: string): Promise<void> {
+  await page.goto(path);
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+describe('people', { timeout: 90_000 }, () => {
+  const INVITEE = 'ines-invitee@example.com';
+
+  it('an invite from the console yields an activation link that signs the invitee in', async () => {
+    await open(adminPage, '/users', 'People');
+    await adminPage.locator(`tr[data-email="${VIEWER.email}"]`).waitFor();
+    await adminPage.getByLabel('Email').fill(INVITEE);
+    await adminPage.getByLabel('Display name').fill('Ines Invitee');
+    await adminPage.locator('form.users-invite-form').getByLabel('Role').selectOption('admin');
+    await adminPage.getByRole('button', { name: 'Send invitation' }).click();
+    const field = adminPage.getByLabel('Activation link');
+    await field.waitFor();
+    const link = await field.inputValue();
+    expect(link).toMatch(new RegExp(`^${service.url}/activate\\?token=[\\w-]{43}$`));
+    await adminPage.locator(`tr[data-email="${INVITEE}"]`).getByText('Inactive').waitFor();
+    await expectAccessible(adminPage, '/users after an invite');
+
+    const fresh = await browser.page();
+    await fresh.goto(link);
+    await fresh.getByLabel('New password').fill('ines-invitee-password');
+    await fresh.getByLabel('Repeat it').fill('ines-invitee-password');
+    await fresh.getByRole('button', { name: 'Activate and sign in' }).click();
+    await fresh.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(await fresh.locator('.who').textContent()).toContain('admin');
+    // An admin sees the people page but no role, deactivate or delete controls (superadmin only).
+    await open(fresh, '/users', 'People');
+    await fresh.locator(`tr[data-email="${INVITEE}"]`).getByText('Active', { exact: true }).waitFor();
+    expect(await fresh.getByRole('button', { name: /^Delete / }).count()).toBe(0);
+    expect(await fresh.locator('form.users-invite-form').getByLabel('Role').locator('option').allTextContents()).toEqual(['admin', 'viewer']);
+    await expectAccessible(fresh, '/users as an admin');
+  });
+
+  it('explains the 409 guards from the service, and applies a role change', async () => {
+    await open(adminPage, '/users', 'People');
+    const mine = adminPage.getByLabel(`Role of ${adminEmail}`);
+    await mine.selectOption('viewer');
+    const alert = adminPage.locator('.users-outcome[role="alert"]');
+    await alert.getByText('You cannot change your own account.', { exact: false }).waitFor();
+    expect(await alert.textContent()).toContain('at least one active superadmin');
+    expect(await mine.inputValue()).toBe('superadmin');
+
+    await adminPage.getByRole('button', { name: `Delete ${adminEmail}` }).click();
+    await adminPage.getByRole('button', { name: `Confirm deleting ${adminEmail}` }).click();
+    await alert.getByText('You cannot delete your own account.', { exact: false }).waitFor();
+    await expectAccessible(adminPage, '/users with a refused change');
+
+    await adminPage.getByLabel(`Role of ${VIEWER.email}`).selectOption('admin');
+    await adminPage.getByText(`${VIEWER.email} is now admin, active.`).waitFor();
+    const users = await api(service.url, admin, 'GET', '/api/settings/users');
+    expect(users.body.users.find((u: { email: string }) => u.email === VIEWER.email).role).toBe('admin');
+    await adminPage.getByLabel(`Role of ${VIEWER.email}`).selectOption('viewer');
+    await adminPage.getByText(`${VIEWER.email} is now viewer, active.`).waitFor();
+  });
+});
+
+describe('audit', { timeout: 60_000 }, () => {
+  it('shows the invite, keeps the action filter in the URL across a reload, and passes axe', async () => {
+    await open(adminPage, '/audit', 'Audit log');
+    await adminPage.locator('table.audit-table tbody tr').first().waitFor();
+    await adminPage.getByLabel('Action').selectOption('invite');
+    await adminPage.waitForURL((u) => u.searchParams.get('action') === 'invite');
+    const { body } = await api(service.url, admin, 'GET', '/api/settings/audit?action=invite');
+    const targets = body.entries.map((e: { target: string }) => e.target);
+    expect(targets).toContain('ines-invitee@example.com');
+    await expect.poll(() => adminPage.locator('table.audit-table tbody tr > td:nth-child(4)').allTextContents()).toEqual(targets);
+    await expect.poll(async () => new Set(await adminPage.locator('.audit-action').allTextContents())).toEqual(new Set(['invite']));
+    await adminPage.reload();
+    await expect.poll(() => adminPage.locator('table.audit-table tbody tr > td:nth-child(4)').allTextContents()).toEqual(targets);
+    expect(await adminPage.getByLabel('Action').inputValue()).toBe('invite');
+    await expectAccessible(adminPage, '/audit?action=invite');
+  });
+
+  it('pages through the log with the page in the URL', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/settings/audit?page_size=25');
+    await open(adminPage, '/audit', 'Audit log');
+    await adminPage.locator('table.audit-table tbody tr').first().waitFor();
+    if (body.total <= 25) {
+      expect(await adminPage.getByRole('button', { name: 'Next' }).count()).toBe(0);
+      return;
+    }
+    await adminPage.getByRole('button', { name: 'Next' }).click();
+    await adminPage.waitForURL((u) => u.searchParams.get('page') === '2');
+    await adminPage.getByText(/page 2 of/).waitFor();
+  });
+});
+
+describe('LLM cost', { timeout: 60_000 }, () => {
+  it('renders totals, charts, the by-model and pricing tables for a superadmin', async () => {
+    for (const [source, model, daysAgo] of [
+      ['chat', 'gpt-4o-mini', 0],
+      ['agent', 'gpt-4o-mini', 1],
+      ['agent', 'console-test-model', 2],
+    ] as const) {
+      await recordUsage(
+        {
+          run_id: `run-${source}-${daysAgo}`,
+          source,
+          model,
+          input_tokens: 12_000,
+          output_tokens: 3_000,
+          total_tokens: 15_000,
+          cost_usd: 0,
+          duration_ms: 1_500,
+          error: false,
+          user: 'admin',
+        },
+        new Date(Date.now() - daysAgo * 86_400_000),
+      );
+    }
+    const summary = await api(service.url, admin, 'GET', '/api/llm-usage/summary?days=30');
+    expect(summary.body.totals.runs).toBeGreaterThanOrEqual(3);
+    await open(adminPage, '/llm-cost', 'LLM cost');
+    await adminPage.getByText('Monthly projection').waitFor();
+    await adminPage.getByText('Daily cost by source', { exact: true }).waitFor();
+    await adminPage.getByText('Daily tokens by source', { exact: true }).waitFor();
+    await adminPage.locator('.line-chart-plot canvas').first().waitFor();
+    await adminPage.getByRole('region', { name: 'Usage by model' }).getByRole('rowheader', { name: 'console-test-model' }).waitFor();
+    const prices = await api(service.url, admin, 'GET', '/api/llm-usage/pricing');
+    const pricing = adminPage.getByRole('region', { name: 'Model prices' });
+    if (prices.body.pricing.length) await pricing.getByRole('rowheader', { name: prices.body.pricing[0].model, exact: true }).waitFor();
+    expect(await adminPage.getByText(/console-test-model: their calls count as \$0|No price is set for .*console-test-model/).count()).toBe(1);
+
+    await adminPage.getByLabel('Charts split by').selectOption('model');
+    await adminPage.waitForURL((u) => u.searchParams.get('split') === 'model');
+    await adminPage.getByText('Daily cost by model', { exact: true }).waitFor();
+    await expectAccessible(adminPage, '/llm-cost');
+  });
+
+  it('is neither listed nor shown for a viewer', async () => {
+    await open(viewerPage, '/', 'Fleet').catch(() => viewerPage.getByRole('navigation', { name: 'Main' }).waitFor());
+    const nav = viewerPage.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Dashboards' }).waitFor();
+    expect(await nav.getByRole('link', { name: 'LLM cost' }).count()).toBe(0);
+    await open(viewerPage, '/llm-cost', 'Not available');
+    expect(await viewerPage.getByText('Monthly projection').count()).toBe(0);
+    await expectAccessible(viewerPage, '/llm-cost as a viewer');
+  });
+});
+
+describe('dashboards', { timeout: 90_000 }, () => {
+  it('says which settings to set when the service answers 503', async () => {
+    await open(viewerPage, '/dashboards', 'Dashboards');
+    const alert = viewerPage.getByRole('alert');
+    await alert.getByText('Dashboard embedding is not configured: set EMBED_HOST', { exact: false }).waitFor();
+    expect(await alert.textContent()).toContain('EMBED_CLIENT_ID');
+    await expectAccessible(viewerPage, '/dashboards not configured');
+  });
+
+  it('embeds the dashboard from the BI server, renews its tokens and acquires a new session when it ends', async () => {
+    Object.assign(process.env, { EMBED_HOST: fake.host, EMBED_CLIENT_ID: EMBED.clientId, EMBED_CLIENT_SECRET: EMBED.clientSecret, EMBED_TIMEOUT_MS: '2000' });
+    forgetEmbedLogins();
+    const page = await browser.page();
+    await page.clock.install();
+    await signIn(page, VIEWER.email, VIEWER.password, '/dashboards');
+    await page.getByRole('heading', { level: 1, name: 'Dashboards' }).waitFor();
+    await page.getByText('An embed session is ready').waitFor();
+    await expectAccessible(page, '/dashboards without a dashboard chosen');
+
+    const dashboard = `${fake.host}/embed/dashboards/7`;
+    await page.getByLabel('Dashboard address').fill(dashboard);
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.waitForURL((u) => u.searchParams.get('dashboard') === dashboard);
+    const frame = page.locator('iframe.dashboards-frame');
+    await frame.waitFor();
+    const src = new URL((await frame.getAttribute('src'))!);
+    expect(src.origin).toBe(fake.host);
+    expect(src.pathname.startsWith('/login/embed/')).toBe(true);
+    const target = new URL(decodeURIComponent(src.pathname.slice('/login/embed/'.length)), fake.host);
+    expect(target.pathname).toBe('/embed/dashboards/7');
+    expect(target.searchParams.get('embed_domain')).toBe(service.url);
+    const issued = fake.issuedTokens();
+    expect(issued).toContain(target.searchParams.get('embed_navigation_token'));
+    expect(issued).toContain(src.searchParams.get('embed_authentication_token'));
+    expect(await frame.getAttribute('title')).toBe('BI dashboard');
+    await expectAccessible(page, '/dashboards with the dashboard');
+
+    // A minute before the 600 s tokens expire the page renews them, without reloading the frame.
+    const renewed = page.waitForResponse((r) => r.url().endsWith('/api/dashboard-embed/generate-tokens'));
+    await page.clock.runFor(545_000);
+    expect((await renewed).status()).toBe(200);
+    await page.getByText(/last renewed/).waitFor();
+    expect(await frame.getAttribute('src')).toBe(src.href);
+
+    // The BI session ends: the next renewal answers session_reference_token_ttl 0, and the page acquires a new session.
+    fake.advance(2_592_000);
+    const expired = page.waitForResponse((r) => r.url().endsWith('/api/dashboard-embed/generate-tokens'));
+    const reacquired = page.waitForResponse((r) => r.url().endsWith('/api/dashboard-embed/acquire-session'));
+    await page.clock.runFor(545_000);
+    expect(await (await expired).json()).toEqual({ session_reference_token_ttl: 0 });
+    expect((await reacquired).status()).toBe(200);
+    await expect.poll(() => frame.getAttribute('src')).not.toBe(src.href);
+    const again = new URL((await frame.getAttribute('src'))!);
+    expect(again.searchParams.get('embed_authentication_token')).not.toBe(src.searchParams.get('embed_authentication_token'));
+    expect(fake.issuedTokens()).toContain(again.searchParams.get('embed_authentication_token'));
+  });
+});
