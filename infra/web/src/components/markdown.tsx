@@ -2,7 +2,8 @@
 // rendered as sanitised HTML. marked and DOMPurify are imported when the first Markdown
 // block mounts, so neither is in the first load. DOMPurify keeps only its default safe
 // set (no scripts, event handlers, iframes or javascript: URLs); every link gets
-// rel="noopener noreferrer", and links to other origins open in a new tab.
+// rel="noopener noreferrer", and links to other origins open in a new tab; tables
+// scroll sideways in a focusable box.
 // Until the libraries arrive (or if they fail to load) the source is shown as plain text.
 import { useEffect, useState } from 'react';
 import './ai/markdown.css';
@@ -16,6 +17,7 @@ export function loadMarkdown(): Promise<Render> {
     const marked = new Marked({ gfm: true, breaks: false });
     const purify = createDOMPurify(window);
     purify.addHook('afterSanitizeAttributes', (node) => {
+      if (node.tagName === 'IMG' && !node.hasAttribute('alt')) node.setAttribute('alt', ''); // an unlabelled image is decoration
       if (node.tagName !== 'A') return;
       const href = node.getAttribute('href');
       if (!href) return;
@@ -29,7 +31,20 @@ export function loadMarkdown(): Promise<Render> {
       if (external) node.setAttribute('target', '_blank');
       else node.removeAttribute('target');
     });
-    return (source: string) => purify.sanitize(marked.parse(source, { async: false }) as string);
+    return (source: string) => {
+      const body = purify.sanitize(marked.parse(source, { async: false }) as string, { RETURN_DOM: true }) as HTMLElement;
+      // Wide tables scroll inside a focusable, labelled box (keyboard users can scroll it too).
+      for (const table of Array.from(body.querySelectorAll('table'))) {
+        const box = document.createElement('div');
+        box.className = 'markdown-table';
+        box.setAttribute('role', 'region');
+        box.setAttribute('aria-label', 'Table');
+        box.setAttribute('tabindex', '0');
+        table.replaceWith(box);
+        box.append(table);
+      }
+      return body.innerHTML;
+    };
   });
   loading.catch(() => {
     loading = undefined; // a failed chunk load can be retried by the next mount

@@ -1,0 +1,173 @@
+// The AI issue's triage form (admins and superadmins): the alert-issue form's
+// fields over the AI routes, with "Me" as an assignee choice (sent as `me`, which
+// the service resolves to the caller). Only changed fields are sent; after saving
+// the issue is read again and the stored values are shown.
+import { useId, useState } from 'react';
+import type { ApiProblem } from '../../api/client';
+import { endpoint } from '../../api/client';
+import { useApi, useApiMutation } from '../../api/hooks';
+import type { Answer, BodyOf } from '../../api/types';
+import { useSession } from '../../session';
+import { Maybe, utc } from '../issues/format';
+import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from '../issues/triage-values';
+import { Problem } from '../states';
+
+const usersEndpoint = endpoint<'ai-issues', 'users'>('GET', '/api/ai-issues/users');
+const patchEndpoint = endpoint<'ai-issues', 'patch'>('PATCH', '/api/ai-issues/{issue_id}');
+
+type Issue = Answer<'ai-issues', 'get'>['issue'];
+type Fields = Pick<Issue, 'triage_status' | 'disposition_status' | 'assignee' | 'notes'>;
+const FIELDS = ['triage_status', 'disposition_status', 'assignee', 'notes'] as const;
+
+export function AiTriageForm({ issue, refetch }: { issue: Issue; refetch: () => Promise<unknown> }) {
+  const [saved, setSaved] = useState<(Fields & { at: string; by: string }) | null>(null);
+  return (
+    <section className="card issue-triage" aria-labelledby="triage-title">
+      <h2 id="triage-title">Triage</h2>
+      {/* Keyed by the stored version: after a save (or someone else's) the form starts from what is stored. */}
+      <Form key={`${issue.updated_at}|${issue.updated_by}`} issue={issue} refetch={refetch} onSaved={setSaved} />
+      {saved && (
+        <div className="notice issue-saved" role="status">
+          <p>
+            Saved {utc(saved.at)}
+            {saved.by ? ` by ${saved.by}` : ''}. Stored now:
+          </p>
+          <dl className="facts">
+            <dt>Triage status</dt>
+            <dd>
+              <Maybe value={saved.triage_status} />
+            </dd>
+            <dt>Disposition</dt>
+            <dd>
+              <Maybe value={saved.disposition_status} />
+            </dd>
+            <dt>Assignee</dt>
+            <dd>
+              <Maybe value={saved.assignee} />
+            </dd>
+            <dt>Notes</dt>
+            <dd className="issue-notes">
+              <Maybe value={saved.notes} />
+            </dd>
+          </dl>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Form({
+  issue,
+  refetch,
+  onSaved,
+}: {
+  issue: Issue;
+  refetch: () => Promise<unknown>;
+  onSaved: (saved: (Fields & { at: string; by: string }) | null) => void;
+}) {
+  const id = useId();
+  const { user } = useSession();
+  const users = useApi(usersEndpoint, {}, { staleTime: 60_000 });
+  const patch = useApiMutation(patchEndpoint, ['/api/ai-issues']);
+  const [values, setValues] = useState<Fields>(() => ({
+    triage_status: issue.triage_status,
+    disposition_status: issue.disposition_status,
+    assignee: issue.assignee,
+    notes: issue.notes,
+  }));
+  const changes: BodyOf<'ai-issues', 'patch'> = {};
+  for (const f of FIELDS) if (values[f] !== issue[f]) changes[f] = values[f];
+  const changed = Object.keys(changes).length > 0;
+  const set = (field: keyof Fields) => (e: { target: { value: string } }) => {
+    onSaved(null);
+    setValues((v) => ({ ...v, [field]: e.target.value }));
+  };
+
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    if (!changed) return;
+    try {
+      await patch.mutateAsync({ params: { issue_id: issue.issue_id }, body: changes });
+    } catch {
+      return; // shown below from patch.error
+    }
+    // The mutation refetched the issue; read it once more to show exactly what is stored.
+    const fresh = (await refetch()) as { data?: Answer<'ai-issues', 'get'> };
+    const stored = fresh.data?.issue ?? issue;
+    onSaved({
+      triage_status: stored.triage_status,
+      disposition_status: stored.disposition_status,
+      assignee: stored.assignee,
+      notes: stored.notes,
+      at: stored.updated_at,
+      by: stored.updated_by,
+    });
+  }
+
+  const userList = users.data?.users ?? [];
+  const assigneeKnown = !values.assignee || values.assignee === 'me' || userList.some((u) => u.username === values.assignee);
+
+  return (
+    <form className="issue-triage-form" onSubmit={(e) => void submit(e)} aria-describedby={patch.isError ? `${id}-error` : undefined}>
+      <label>
+        Triage status
+        <input value={values.triage_status} onChange={set('triage_status')} list={`${id}-triage`} maxLength={64} />
+        <datalist id={`${id}-triage`}>
+          {TRIAGE_SUGGESTIONS.map((v) => (
+            <option key={v} value={v} />
+          ))}
+        </datalist>
+      </label>
+      <label>
+        Disposition
+        <input value={values.disposition_status} onChange={set('disposition_status')} list={`${id}-disposition`} maxLength={64} />
+        <datalist id={`${id}-disposition`}>
+          {DISPOSITION_SUGGESTIONS.map((v) => (
+            <option key={v} value={v} />
+          ))}
+        </datalist>
+      </label>
+      <label>
+        Assignee
+        <select value={values.assignee} onChange={set('assignee')} disabled={users.isPending} aria-describedby={`${id}-assignee-help`}>
+          <option value="">Unassigned</option>
+          <option value="me">Me{user ? ` (${user.username})` : ''}</option>
+          {!assigneeKnown && <option value={values.assignee}>{values.assignee} (not an active account)</option>}
+          {userList.map((u) => (
+            <option key={u.username} value={u.username}>
+              {u.name && u.name !== u.username ? `${u.name} (${u.username})` : u.username}
+            </option>
+          ))}
+        </select>
+        <span id={`${id}-assignee-help`} className="muted issue-help">
+          {users.isPending ? 'Loading accounts…' : users.isError ? `Accounts could not be read: ${users.error.detail}` : 'Active accounts'}
+        </span>
+      </label>
+      <label className="issue-notes-field">
+        Notes
+        <textarea value={values.notes} onChange={set('notes')} maxLength={10_000} rows={5} />
+        <span className="muted issue-help">{values.notes.length.toLocaleString()} / 10,000</span>
+      </label>
+      <div className="issue-actions">
+        <button type="submit" className="primary" disabled={!changed || patch.isPending}>
+          {patch.isPending ? 'Saving…' : 'Save triage'}
+        </button>
+        {changed && !patch.isPending && (
+          <button
+            type="button"
+            onClick={() =>
+              setValues({ triage_status: issue.triage_status, disposition_status: issue.disposition_status, assignee: issue.assignee, notes: issue.notes })
+            }
+          >
+            Discard changes
+          </button>
+        )}
+      </div>
+      {patch.isError && (
+        <div id={`${id}-error`}>
+          <Problem error={patch.error as ApiProblem} />
+        </div>
+      )}
+    </form>
+  );
+}

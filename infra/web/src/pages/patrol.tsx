@@ -1,0 +1,222 @@
+// Patrol (/patrol): the 30-day KPIs, the trigger (admins and superadmins), the
+// latest completed report rendered in full, and every report of the chosen
+// window (days and paging kept in the URL), each linking to its page.
+import { keepPreviousData } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { endpoint } from '../api/client';
+import { useApi } from '../api/hooks';
+import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
+import { Pager, positive } from '../components/ai/pager';
+import { modelLabel, PatrolReportView, ReportStatus } from '../components/ai/patrol-report';
+import { PatrolTrigger } from '../components/ai/patrol-trigger';
+import { utc } from '../components/issues/format';
+import { useDraft } from '../components/issues/use-draft';
+import { ScrollRegion } from '../components/scroll-region';
+import { Empty, Loading, Problem } from '../components/states';
+import { useUrlState } from '../components/url-state';
+import { ADMINS, useSession } from '../session';
+import './patrol.css';
+
+const listEndpoint = endpoint<'patrol', 'list'>('GET', '/api/patrol');
+const latestEndpoint = endpoint<'patrol', 'latest'>('GET', '/api/patrol/latest');
+const kpisEndpoint = endpoint<'patrol', 'kpis'>('GET', '/api/patrol/kpis/summary');
+
+const DEFAULTS = { days: '90', page: '1', page_size: '20' };
+type Filters = typeof DEFAULTS;
+const validDays = (v: string) => /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 365;
+
+export default function PatrolPage() {
+  const { can } = useSession();
+  const [filters, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
+  const days = validDays(filters.days) ? Number(filters.days) : 90;
+  const page = positive(filters.page, 1);
+  const pageSize = Math.min(100, positive(filters.page_size, 20));
+  const kpis = useApi(kpisEndpoint);
+  const latest = useApi(latestEndpoint, {}, { retry: (n, e) => e.status >= 500 && n < 2 });
+  const list = useApi(listEndpoint, { query: { days, page, page_size: pageSize } }, { placeholderData: keepPreviousData });
+  const k = kpis.data;
+
+  return (
+    <section className="patrol-page" aria-labelledby="patrol-title">
+      <h1 id="patrol-title">Patrol</h1>
+      {kpis.isError ? (
+        <Problem error={kpis.error} retry={() => void kpis.refetch()} />
+      ) : (
+        <KpiTiles
+          busy={kpis.isFetching}
+          note="The last 30 days."
+          tiles={[
+            ['Reports', k && count(k.total_reports)],
+            ['Tokens', k && count(k.total_tokens)],
+            ['Average duration', k && seconds(k.avg_duration_s)],
+            ['Cost', k && usd(k.total_cost_usd)],
+            ['Latest report', k && (k.latest_report_at ? utc(k.latest_report_at) : 'none')],
+          ]}
+        />
+      )}
+      {can(...ADMINS) && <PatrolTrigger />}
+
+      <section className="patrol-latest" aria-labelledby="latest-title">
+        <h2 id="latest-title">Latest report</h2>
+        {latest.isPending ? (
+          <Loading what="the latest report" />
+        ) : latest.isError ? (
+          latest.error.status === 404 ? (
+            <Empty>
+              <p>No completed patrol report yet.</p>
+              <p>
+                {can(...ADMINS)
+                  ? 'Trigger a scan above, or wait for the scheduled one.'
+                  : 'Reports appear after the scheduled scan, or when an admin triggers one.'}
+              </p>
+            </Empty>
+          ) : (
+            <Problem error={latest.error} retry={() => void latest.refetch()} />
+          )
+        ) : (
+          <>
+            <p className="patrol-latest-link">
+              <Link to={`/patrol/${encodeURIComponent(latest.data.report_id)}`}>Open this report on its own page</Link>
+            </p>
+            <PatrolReportView report={latest.data} headingLevel={3} />
+          </>
+        )}
+      </section>
+
+      <Reports list={list} days={filters.days} setFilters={setFilters} page={page} pageSize={pageSize} />
+    </section>
+  );
+}
+
+function Reports({
+  list,
+  days,
+  setFilters,
+  page,
+  pageSize,
+}: {
+  list: ReturnType<typeof useApi<'patrol', 'list'>>;
+  days: string;
+  setFilters: (c: Partial<Filters>) => void;
+  page: number;
+  pageSize: number;
+}) {
+  const [draft, setDraft] = useDraft(days, (v) => setFilters({ days: v, page: '1' }), validDays, 400);
+  const invalid = !validDays(draft);
+  const data = list.data;
+  const totalPages = data ? Math.max(1, Math.ceil(data.total / data.page_size)) : 1;
+  return (
+    <section className="patrol-reports" aria-labelledby="reports-title">
+      <h2 id="reports-title">Reports</h2>
+      <form className="toolbar" aria-label="Filter reports" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Window (days)
+          <input
+            type="number"
+            min={1}
+            max={365}
+            value={draft}
+            onChange={(e) => setDraft(e.target.value)}
+            aria-invalid={invalid}
+            aria-describedby="patrol-days-help"
+            className="patrol-days"
+          />
+          <span id="patrol-days-help" className={invalid ? 'error patrol-help' : 'muted patrol-help'}>
+            {invalid ? 'A whole number from 1 to 365' : '1 to 365'}
+          </span>
+        </label>
+      </form>
+      {list.isPending ? (
+        <Loading what="reports" />
+      ) : list.isError && !data ? (
+        <Problem error={list.error} retry={() => void list.refetch()} />
+      ) : !data ? null : data.total === 0 ? (
+        <Empty>No patrol reports in the last {days} days.</Empty>
+      ) : (
+        <>
+          {list.isError && <Problem error={list.error} retry={() => void list.refetch()} />}
+          <p className="muted ai-count" role="status" aria-live="polite">
+            {list.isFetching ? 'Updating… ' : ''}
+            {data.total === 1 ? '1 report' : `${data.total} reports`} in the last {days} days
+          </p>
+          {data.reports.length === 0 ? (
+            <Empty>
+              <p>Page {page} is past the last page.</p>
+              <button type="button" onClick={() => setFilters({ page: String(totalPages) })}>
+                Go to page {totalPages}
+              </button>
+            </Empty>
+          ) : (
+            <ScrollRegion label="Patrol reports" className={list.isFetching ? 'patrol-table ai-busy' : 'patrol-table'}>
+              <table>
+                <caption className="visually-hidden">
+                  Patrol reports, newest first, page {page} of {totalPages}
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Created (UTC)</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Type</th>
+                    <th scope="col" className="num">
+                      Flagged
+                    </th>
+                    <th scope="col">Narrative</th>
+                    <th scope="col">Model</th>
+                    <th scope="col" className="num">
+                      Tokens
+                    </th>
+                    <th scope="col" className="num">
+                      Cost
+                    </th>
+                    <th scope="col" className="num">
+                      Duration
+                    </th>
+                    <th scope="col">Triggered by</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.reports.map((r) => (
+                    <tr key={r.report_id}>
+                      <th scope="row">
+                        <Link to={`/patrol/${encodeURIComponent(r.report_id)}`}>{utc(r.created_at).replace(' UTC', '')}</Link>
+                      </th>
+                      <td>
+                        <ReportStatus status={r.status} />
+                        {r.error && <div className="error patrol-error">{r.error}</div>}
+                      </td>
+                      <td>{r.report_type.replace('_', '-')}</td>
+                      <td className="num">{r.flagged_count}</td>
+                      <td className="patrol-narrative-cell">{r.fleet_narrative ? firstLine(r.fleet_narrative) : <span className="muted">—</span>}</td>
+                      <td>{modelLabel(r.model)}</td>
+                      <td className="num">{count(r.total_tokens)}</td>
+                      <td className="num">{usd(r.cost_usd)}</td>
+                      <td className="num">{seconds(r.duration_seconds)}</td>
+                      <td>{r.triggered_by || <span className="muted">schedule</span>}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </ScrollRegion>
+          )}
+          <Pager
+            page={page}
+            totalPages={totalPages}
+            pageSize={pageSize}
+            goTo={(p) => setFilters({ page: String(p) })}
+            setSize={(s) => setFilters({ page_size: s, page: '1' })}
+          />
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The narrative's first line without Markdown marks, shortened for the table. */
+function firstLine(text: string): string {
+  const line =
+    text
+      .split('\n')
+      .map((l) => l.replace(/^[#>*\-\s]+/, '').replace(/[*_`]/g, ''))
+      .find((l) => l.trim()) ?? '';
+  return line.length > 140 ? `${line.slice(0, 139)}…` : line;
+}

@@ -1,0 +1,315 @@
+// The console's AI pages in a real browser (Debian Chromium) through the whole
+// local service on a demo fleet, without an LLM provider: AI issues grouped by
+// the rules (marked so) with their filters in the URL and triage with `me`;
+// investigations written by the rules engine with their Markdown report
+// rendered and sanitised, their filters in the URL and the pending tasks; a
+// patrol triggered from the console (202, polled) ending in a rendered report;
+// viewers get no trigger and no triage; axe on every page.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as recompute } from '../../functions/recompute.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { claimTask, completeTask, createTask } from '../../shared/db/investigations.js';
+import { registerLocalWorker } from '../../shared/worker-invoke.js';
+import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { startTestService } from '../support/local-service.js';
+
+const PASSWORD = 'console-ai-admin-password';
+const VIEWER = { email: 'vic-viewer@example.com', password: 'vic-ai-viewer-password' };
+let service: LocalService;
+let browser: TestBrowser;
+let admin: string;
+let adminPage: Page;
+let viewerPage: Page;
+let pendingTaskId: string;
+const HOSTILE_ID = `console-ai-hostile-${Date.now()}`;
+
+beforeAll(async () => {
+  delete process.env.SES_FROM_ADDRESS;
+  delete process.env.LLM_PROVIDER;
+  process.env.PATROL_WAIT_SECONDS = '0'; // the trigger answers 202 at once: the console polls the report
+  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 16 });
+  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
+  const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: VIEWER.email, display_name: 'Vic Viewer', role: 'viewer' });
+  const activated = await fetch(`${service.url}/api/auth/activate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: invite.body.activation_token, password: VIEWER.password }),
+  });
+  expect(activated.status).toBe(200);
+
+  // AI issues (rule-grouped) and agent tasks from a recompute; the tasks are then investigated by the worker,
+  // and one more task is left pending for the pending-tasks list.
+  registerLocalWorker('agent-worker', async () => undefined);
+  await recompute();
+  const { handler: agentWorker } = await import('../../functions/agent-worker.js');
+  await agentWorker({});
+  const { body } = await api(service.url, admin, 'GET', '/api/investigations?page_size=1');
+  const one = body.investigations[0];
+  pendingTaskId = `console-ai-${Date.now()}`;
+  await createTask(
+    { ...base(one), task_id: pendingTaskId, trigger_reason: 'console-ai test: waiting for the worker', priority: 321 },
+    new Date(Date.now() + 60_000).toISOString(),
+  );
+
+  // An investigation whose report carries what an LLM could be tricked into writing: the console must not keep or run it.
+  const hostileTask = { ...base(one), task_id: `${HOSTILE_ID}-task`, cluster_id: `${one.cluster_id}-h`, trigger_reason: 'hostile report' };
+  await createTask(hostileTask, new Date(Date.now() + 60_000).toISOString());
+  const claimed = await claimTask(hostileTask.task_id, 'console-ai-test', 60_000);
+  await completeTask(claimed!, {
+    ...one,
+    investigation_id: HOSTILE_ID,
+    task_id: hostileTask.task_id,
+    cluster_id: hostileTask.cluster_id,
+    root_cause: 'hostile markdown',
+    created_at: new Date().toISOString(),
+    full_report: HOSTILE_REPORT,
+  });
+
+  [adminPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
+  await Promise.all([signIn(adminPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
+}, 180_000);
+
+function base(one: any) {
+  return {
+    task_id: '',
+    cluster_id: one.cluster_id as string,
+    cluster_name: one.cluster_name as string,
+    customer_name: one.customer_name as string,
+    customer_tier: 'S',
+    trigger_reason: '',
+    priority: 1,
+    created_at: new Date().toISOString(),
+  };
+}
+
+const HOSTILE_REPORT = [
+  '## Findings',
+  '',
+  '<script>window.__owned = 1</script>',
+  '',
+  '<img src="x" onerror="window.__owned = 2">',
+  '',
+  '<iframe src="https://example.com"></iframe>',
+  '',
+  '[click me](javascript:window.__owned=3) and [docs](https://example.com/runbook)',
+  '',
+  '| metric | value |',
+  '|---|---|',
+  '| disk | 97% |',
+].join('\n');
+
+afterAll(async () => {
+  delete process.env.PATROL_WAIT_SECONDS;
+  await browser?.close();
+  await service?.stop();
+});
+
+const answered = (page: Page, path: string) =>
+  page.waitForResponse((r) => new URL(r.url()).pathname === path && r.request().method() === 'GET' && r.status() === 200);
+
+describe('AI issues', { timeout: 90_000 }, () => {
+  const count = (page: Page) => page.locator('.issues-count').textContent();
+
+  it('lists what the API answers with the AI summary, reasoning and the rule-based mark; status and search filters round-trip through the URL', async () => {
+    const first = answered(adminPage, '/api/ai-issues');
+    await adminPage.goto('/ai-issues');
+    await adminPage.getByRole('heading', { level: 1, name: 'AI issues' }).waitFor();
+    const all = await (await first).json();
+    expect(all.total).toBeGreaterThan(0);
+    const top = all.issues[0];
+    await adminPage.getByRole('link', { name: top.issue_name }).first().waitFor();
+    await expect.poll(() => count(adminPage)).toContain(all.total === 1 ? '1 AI issue' : `${all.total} AI issues`);
+    await adminPage.getByText(top.ai_summary, { exact: true }).first().waitFor();
+    await adminPage.getByText(top.ai_reasoning, { exact: true }).first().waitFor();
+    expect(await adminPage.getByText('Rule-based grouping').count()).toBeGreaterThan(0);
+    await expectAccessible(adminPage, '/ai-issues');
+
+    const status = top.status as string;
+    const filtered = answered(adminPage, '/api/ai-issues');
+    await adminPage.getByRole('combobox', { name: 'Status', exact: true }).selectOption(status);
+    await adminPage.waitForURL((u) => u.searchParams.get('status') === status);
+    const narrowed = await (await filtered).json();
+    expect(narrowed.issues.every((i: { status: string }) => i.status === status)).toBe(true);
+
+    await adminPage.getByLabel('Search').fill(top.cluster_name);
+    await adminPage.waitForURL((u) => u.searchParams.get('search') === top.cluster_name);
+    const expected = (await api(service.url, admin, 'GET', `/api/ai-issues?status=${status}&search=${encodeURIComponent(top.cluster_name)}`)).body;
+    const text = expected.total === 1 ? '1 AI issue' : `${expected.total} AI issues`;
+    await expect.poll(() => count(adminPage)).toContain(text);
+
+    await adminPage.reload();
+    await expect.poll(() => count(adminPage)).toContain(text);
+    expect(await adminPage.getByRole('combobox', { name: 'Status', exact: true }).inputValue()).toBe(status);
+    expect(await adminPage.getByLabel('Search').inputValue()).toBe(top.cluster_name);
+    await adminPage.getByRole('link', { name: expected.issues[0].issue_name }).first().waitFor();
+    await expectAccessible(adminPage, '/ai-issues filtered');
+  });
+
+  it('the issue page shows the linked alerts and the rule-based mark; an admin assigns it to "me"; a viewer gets no triage', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/ai-issues');
+    const issue = body.issues[0];
+    const detail = (await api(service.url, admin, 'GET', `/api/ai-issues/${encodeURIComponent(issue.issue_id)}`)).body;
+    await adminPage.goto(`/ai-issues/${encodeURIComponent(issue.issue_id)}`);
+    await adminPage.getByRole('heading', { level: 1, name: issue.issue_name }).waitFor();
+    await adminPage.getByText('Rule-based grouping.').waitFor();
+    expect(await adminPage.locator('.issue-timeline li').count()).toBe(detail.alerts.length);
+    expect(detail.alerts.length).toBe(issue.alert_count);
+    await adminPage.getByRole('button', { name: 'Save triage' }).waitFor();
+    await expectAccessible(adminPage, '/ai-issues/{id}');
+
+    await adminPage.getByLabel('Assignee').selectOption('me');
+    await adminPage.getByLabel('Triage status').fill('Investigating');
+    const saved = adminPage.waitForResponse((r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === `/api/ai-issues/${issue.issue_id}`);
+    await adminPage.getByRole('button', { name: 'Save triage' }).click();
+    expect((await saved).status()).toBe(200);
+    const read = await api(service.url, admin, 'GET', `/api/ai-issues/${encodeURIComponent(issue.issue_id)}`);
+    expect(read.body.issue).toMatchObject({ triage_status: 'Investigating', assignee: 'admin' });
+    await adminPage.locator('.issue-saved').getByText('admin', { exact: true }).waitFor();
+
+    await viewerPage.goto(`/ai-issues/${encodeURIComponent(issue.issue_id)}`);
+    await viewerPage.getByRole('heading', { level: 1, name: issue.issue_name }).waitFor();
+    await viewerPage.getByText(issue.ai_summary, { exact: true }).first().waitFor();
+    expect(await viewerPage.getByRole('button', { name: 'Save triage' }).count()).toBe(0);
+    expect(await viewerPage.getByLabel('Assignee').count()).toBe(0);
+    await expectAccessible(viewerPage, '/ai-issues/{id} as a viewer');
+  });
+});
+
+describe('investigations', { timeout: 90_000 }, () => {
+  const count = (page: Page) => page.locator('.inv-results .ai-count').textContent();
+
+  it('lists investigations with KPIs and the pending task; severity, customer and days round-trip through the URL', async () => {
+    const first = answered(adminPage, '/api/investigations');
+    await adminPage.goto('/investigations');
+    await adminPage.getByRole('heading', { level: 1, name: 'Investigations' }).waitFor();
+    const all = await (await first).json();
+    expect(all.total).toBeGreaterThan(0);
+    const kpis = (await api(service.url, admin, 'GET', '/api/investigations/kpis')).body;
+    await expect.poll(() => count(adminPage)).toContain(all.total === 1 ? '1 investigation' : `${all.total} investigations`);
+    await adminPage.locator('.tile', { hasText: 'Investigations' }).getByText(String(kpis.total_investigations), { exact: true }).waitFor();
+    await adminPage.getByRole('link', { name: all.investigations[0].cluster_name }).first().waitFor();
+    const tasks = adminPage.getByRole('region', { name: 'Agent tasks' });
+    await tasks.getByText('console-ai test: waiting for the worker').waitFor();
+    await tasks.getByText('321', { exact: true }).waitFor();
+    await expectAccessible(adminPage, '/investigations');
+
+    const target = all.investigations[0];
+    await adminPage.getByLabel('Severity').selectOption(target.severity);
+    await adminPage.waitForURL((u) => u.searchParams.get('severity') === target.severity);
+    const part = target.customer_name.slice(0, Math.max(3, target.customer_name.length - 2));
+    await adminPage.getByLabel('Customer').fill(part);
+    await adminPage.waitForURL((u) => u.searchParams.get('customer') === part);
+    await adminPage.getByLabel('Window (days)').fill('7');
+    await adminPage.waitForURL((u) => u.searchParams.get('days') === '7');
+    const expected = (await api(service.url, admin, 'GET', `/api/investigations?days=7&severity=${target.severity}&customer=${encodeURIComponent(part)}`)).body;
+    expect(expected.total).toBeGreaterThan(0);
+    const text = expected.total === 1 ? '1 investigation' : `${expected.total} investigations`;
+    await expect.poll(() => count(adminPage)).toContain(text);
+
+    await adminPage.reload();
+    await expect.poll(() => count(adminPage)).toContain(text);
+    expect(await adminPage.getByLabel('Severity').inputValue()).toBe(target.severity);
+    expect(await adminPage.getByLabel('Customer').inputValue()).toBe(part);
+    expect(await adminPage.getByLabel('Window (days)').inputValue()).toBe('7');
+    await expectAccessible(adminPage, '/investigations filtered');
+  });
+
+  it('renders the full Markdown report, sanitised, with its facts', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/investigations');
+    const written = body.investigations.find((i: { investigation_id: string }) => i.investigation_id !== HOSTILE_ID);
+    const inv = (await api(service.url, admin, 'GET', `/api/investigations/${encodeURIComponent(written.investigation_id)}`)).body;
+    expect(inv.model).toBe('rules');
+    expect(inv.full_report.length).toBeGreaterThan(0);
+    await viewerPage.goto(`/investigations/${encodeURIComponent(inv.investigation_id)}`);
+    await viewerPage.getByRole('heading', { level: 1, name: `Investigation of ${inv.cluster_name}` }).waitFor();
+    const report = viewerPage.getByRole('region', { name: 'Full investigation report' });
+    await report.waitFor();
+    // rendered, not raw: Markdown marks become elements once marked and DOMPurify have loaded
+    await expect.poll(() => report.evaluate((el) => el.querySelectorAll('h1,h2,h3,h4,p,li,table').length)).toBeGreaterThan(0);
+    expect(await report.evaluate((el) => el.querySelectorAll('script,iframe,[onerror],[onclick]').length)).toBe(0);
+    const firstHeading = /^#+\s+(.+)$/m.exec(inv.full_report)?.[1];
+    if (firstHeading)
+      await report
+        .getByRole('heading', { name: firstHeading.replace(/[*_`]/g, '').trim() })
+        .first()
+        .waitFor();
+    await viewerPage.getByText(inv.root_cause, { exact: true }).first().waitFor();
+    await expectAccessible(viewerPage, '/investigations/{id}');
+  });
+
+  it('sanitises a hostile report: no script, handler, iframe or javascript: link kept or run; links get rel=noopener', async () => {
+    await viewerPage.goto(`/investigations/${HOSTILE_ID}`);
+    const report = viewerPage.getByRole('region', { name: 'Full investigation report' });
+    await report.getByRole('heading', { name: 'Findings' }).waitFor();
+    await report.getByRole('cell', { name: '97%' }).waitFor();
+    const html = await report.evaluate((el) => el.innerHTML);
+    expect(html).not.toMatch(/<script|<iframe|onerror|href="javascript:/i);
+    expect(html).toContain('<img src="x" alt="">');
+    expect(await viewerPage.evaluate(() => (globalThis as unknown as { __owned?: number }).__owned)).toBeUndefined();
+    const docs = report.getByRole('link', { name: 'docs' });
+    expect(await docs.getAttribute('rel')).toBe('noopener noreferrer');
+    expect(await docs.getAttribute('target')).toBe('_blank');
+    expect(await report.getByRole('link', { name: 'click me' }).count()).toBe(0);
+    await expectAccessible(viewerPage, '/investigations/{hostile}');
+  });
+});
+
+describe('patrol', { timeout: 120_000 }, () => {
+  it('shows the empty state and KPIs before any report; a viewer gets no trigger', async () => {
+    await viewerPage.goto('/patrol');
+    await viewerPage.getByRole('heading', { level: 1, name: 'Patrol' }).waitFor();
+    await viewerPage.getByText('No completed patrol report yet.').waitFor();
+    expect(await viewerPage.getByRole('button', { name: 'Trigger patrol' }).count()).toBe(0);
+    await expectAccessible(viewerPage, '/patrol (empty) as a viewer');
+  });
+
+  it('a patrol triggered from the console (202, polled with progress) ends in a rendered report', async () => {
+    await adminPage.goto('/patrol');
+    await adminPage.getByRole('heading', { level: 1, name: 'Patrol' }).waitFor();
+    await adminPage.getByText('No completed patrol report yet.').waitFor();
+    const accepted = adminPage.waitForResponse((r) => new URL(r.url()).pathname === '/api/patrol/trigger');
+    await adminPage.getByRole('button', { name: 'Trigger patrol' }).click();
+    const answer = await accepted;
+    expect(answer.status()).toBe(202);
+    const { report_id: reportId, status } = await answer.json();
+    expect(status).toBe('running');
+    await adminPage.getByText('Scan completed.').waitFor({ timeout: 90_000 });
+
+    const report = (await api(service.url, admin, 'GET', `/api/patrol/${reportId}`)).body;
+    expect(report).toMatchObject({ status: 'completed', model: 'rules' });
+    const latest = adminPage.locator('.patrol-latest');
+    await latest.getByRole('link', { name: 'Open this report on its own page' }).waitFor();
+    expect(await latest.locator('.patrol-flagged tbody tr').count()).toBe(report.clusters_flagged_parsed.length);
+    for (const c of report.clusters_flagged_parsed.slice(0, 3)) {
+      await latest.getByRole('link', { name: c.cluster_name, exact: true }).first().waitFor();
+      expect(await latest.locator(`a[href="/clusters/${encodeURIComponent(c.cluster_id)}"]`).count()).toBeGreaterThan(0);
+    }
+    for (const c of report.customer_summaries_parsed.slice(0, 3)) await latest.getByRole('heading', { name: c.customer_name }).waitFor();
+    await adminPage.locator('.patrol-table tbody tr').first().waitFor();
+    expect(await adminPage.locator('.patrol-table tbody tr').count()).toBe(1);
+    await expectAccessible(adminPage, '/patrol with a report');
+
+    await adminPage.getByRole('link', { name: 'Open the report' }).click();
+    await adminPage.waitForURL((u) => u.pathname === `/patrol/${reportId}`);
+    await adminPage.getByRole('heading', { level: 1, name: /^Patrol report/ }).waitFor();
+    await adminPage.getByText('completed', { exact: true }).first().waitFor();
+    expect(await adminPage.locator('.patrol-flagged tbody tr').count()).toBe(report.clusters_flagged_parsed.length);
+    await expectAccessible(adminPage, '/patrol/{id}');
+  });
+
+  it('the window filter round-trips through the URL; a viewer sees the report but no trigger', async () => {
+    await adminPage.goto('/patrol');
+    await adminPage.locator('.patrol-table tbody tr').first().waitFor();
+    await adminPage.getByLabel('Window (days)').fill('3');
+    await adminPage.waitForURL((u) => u.searchParams.get('days') === '3');
+    await adminPage.reload();
+    expect(await adminPage.getByLabel('Window (days)').inputValue()).toBe('3');
+    await adminPage.locator('.patrol-table tbody tr').first().waitFor();
+
+    await viewerPage.goto('/patrol');
+    await viewerPage.locator('.patrol-latest .patrol-flagged').waitFor();
+    expect(await viewerPage.getByRole('button', { name: 'Trigger patrol' }).count()).toBe(0);
+    await expectAccessible(viewerPage, '/patrol as a viewer');
+  });
+});
