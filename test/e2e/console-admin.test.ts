@@ -255,3 +255,24 @@ describe('dashboards', { timeout: 90_000 }, () => {
     expect(fake.issuedTokens()).toContain(again.searchParams.get('embed_authentication_token'));
   });
 });
+
+describe('dark theme on a phone', { timeout: 90_000 }, () => {
+  it('each page passes axe in the dark theme at phone width, without sideways scrolling', async () => {
+    const page = await browser.page();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(page, 'admin', PASSWORD);
+    await page.evaluate(() => localStorage.setItem('fleet-health.theme', 'dark'));
+    for (const [path, heading, ready] of [
+      ['/users', 'People', 'table.users-table tbody tr'],
+      ['/audit', 'Audit log', 'table.audit-table tbody tr'],
+      ['/llm-cost', 'LLM cost', '.line-chart-plot canvas'],
+      ['/dashboards', 'Dashboards', '.dashboards-session, .dashboards-unconfigured'],
+    ] as const) {
+      await open(page, path, heading);
+      await page.locator(ready).first().waitFor();
+      expect(await page.evaluate(() => document.documentElement.getAttribute('data-theme'))).toBe('dark');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${path} width`).toBeLessThanOrEqual(390);
+      await expectAccessible(page, `${path} dark, phone`);
+    }
+  });
+});
