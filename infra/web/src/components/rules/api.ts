@@ -1,0 +1,64 @@
+// The rule sets and their routes. The three sets' routes are declared from one
+// template (`/api/settings/${ruleSet}`) and answer the same shapes, so one typed
+// triple per set is enough; the health set's route names carry the types.
+import { type Endpoint, endpoint } from '../../api/client';
+import type { Answer } from '../../api/types';
+
+export const RULE_SETS = ['health', 'issue', 'risk'] as const;
+export type RuleSetKey = (typeof RULE_SETS)[number];
+export type RuleSetName = `${RuleSetKey}-rules`;
+
+export const RULE_SET_LABEL: Record<RuleSetKey, string> = { health: 'Health rules', issue: 'Issue rules', risk: 'Risk rules' };
+export const NAME_LABEL: Record<RuleSetName, string> = { 'health-rules': 'Health rules', 'issue-rules': 'Issue rules', 'risk-rules': 'Risk rules' };
+export const RULE_SET_HELP: Record<RuleSetKey, string> = {
+  health: 'How health scores are computed: metric dimensions and thresholds, alert bands, tier multipliers and the Healthy/Warning/Critical classification.',
+  issue: 'How alerts are grouped into issues: grouping keys, join window, quiet period and severity patterns.',
+  risk: 'How risk snapshots are computed: dimensions, weights and the warning and critical levels.',
+};
+
+export interface RuleSetEndpoints {
+  get: Endpoint<'settings', 'getHealthRules'>;
+  put: Endpoint<'settings', 'putHealthRules'>;
+  versions: Endpoint<'settings', 'healthRuleVersions'>;
+}
+
+// Same shapes for every set: the issue and risk triples are typed as the health one's.
+const same = <T>(e: unknown) => e as T;
+
+export const RULE_ENDPOINTS: Record<RuleSetKey, RuleSetEndpoints> = {
+  health: {
+    get: endpoint<'settings', 'getHealthRules'>('GET', '/api/settings/health-rules'),
+    put: endpoint<'settings', 'putHealthRules'>('PUT', '/api/settings/health-rules'),
+    versions: endpoint<'settings', 'healthRuleVersions'>('GET', '/api/settings/health-rules/versions'),
+  },
+  issue: {
+    get: same(endpoint<'settings', 'getIssueRules'>('GET', '/api/settings/issue-rules')),
+    put: same(endpoint<'settings', 'putIssueRules'>('PUT', '/api/settings/issue-rules')),
+    versions: same(endpoint<'settings', 'issueRuleVersions'>('GET', '/api/settings/issue-rules/versions')),
+  },
+  risk: {
+    get: same(endpoint<'settings', 'getRiskRules'>('GET', '/api/settings/risk-rules')),
+    put: same(endpoint<'settings', 'putRiskRules'>('PUT', '/api/settings/risk-rules')),
+    versions: same(endpoint<'settings', 'riskRuleVersions'>('GET', '/api/settings/risk-rules/versions')),
+  },
+};
+
+export const changesEndpoint = endpoint<'settings', 'listChanges'>('GET', '/api/settings/config-changes');
+export const changeEndpoint = endpoint<'settings', 'getChange'>('GET', '/api/settings/config-changes/{change_id}');
+export const reviewEndpoint = endpoint<'settings', 'reviewChange'>('POST', '/api/settings/config-changes/{change_id}/review');
+
+export type LiveRules = Answer<'settings', 'getHealthRules'>;
+export type SubmitAnswer = Answer<'settings', 'putHealthRules'>;
+export type Versions = Answer<'settings', 'healthRuleVersions'>;
+export type ChangeSummary = Answer<'settings', 'listChanges'>['changes'][number];
+export type ChangeDetail = Answer<'settings', 'getChange'>;
+
+/** The ETag a version is served with (`"v0"`: the shipped default). */
+export const etagOf = (version: number) => `"v${version}"`;
+
+/** "2026-11-25 14:03" in the viewer's time zone. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}

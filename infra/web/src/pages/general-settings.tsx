@@ -1,0 +1,132 @@
+// General settings (/settings, superadmin only; the route checks the role): how
+// health scores and alert criticality are decided, by the rule sets or by AI.
+// Saved with PUT /api/settings/general.
+import { useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useEffect, useState } from 'react';
+import { Link } from 'react-router';
+import { call, endpoint } from '../api/client';
+import { useApi } from '../api/hooks';
+import type { Answer } from '../api/types';
+import { Loading, Problem } from '../components/states';
+import './general-settings.css';
+
+const getGeneral = endpoint<'settings', 'getGeneral'>('GET', '/api/settings/general');
+const putGeneral = endpoint<'settings', 'putGeneral'>('PUT', '/api/settings/general');
+
+type General = Answer<'settings', 'getGeneral'>;
+type Method = General['health_scoring_method'];
+
+const FIELDS: { key: keyof General; label: string; help: Record<Method, string> }[] = [
+  {
+    key: 'health_scoring_method',
+    label: 'Health scoring method',
+    help: {
+      rules: 'Scores come from the health rule set (thresholds, weights, alert bands).',
+      ai: 'Scores are produced with the AI provider.',
+    },
+  },
+  {
+    key: 'alert_criticality_method',
+    label: 'Alert criticality method',
+    help: {
+      rules: 'Alert severity follows the issue rule set’s severity patterns.',
+      ai: 'Alert criticality is judged with the AI provider.',
+    },
+  },
+];
+const METHODS: { value: Method; label: string }[] = [
+  { value: 'rules', label: 'Rules' },
+  { value: 'ai', label: 'AI' },
+];
+
+export default function GeneralSettingsPage() {
+  const general = useApi(getGeneral);
+  return (
+    <section className="settings-page" aria-labelledby="settings-title">
+      <h1 id="settings-title">General settings</h1>
+      <p className="muted">
+        How the service decides health scores and alert criticality. The rule sets themselves are edited on the <Link to="/rules">Rules</Link> page.
+      </p>
+      {general.isPending ? (
+        <Loading what="the settings" />
+      ) : general.isError ? (
+        <Problem error={general.error} retry={() => void general.refetch()} />
+      ) : (
+        <SettingsForm saved={general.data} />
+      )}
+    </section>
+  );
+}
+
+function SettingsForm({ saved }: { saved: General }) {
+  const client = useQueryClient();
+  const [values, setValues] = useState<General>(saved);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState(false);
+  useEffect(() => setValues(saved), [saved]);
+  const dirty = values.health_scoring_method !== saved.health_scoring_method || values.alert_criticality_method !== saved.alert_criticality_method;
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    setDone(false);
+    try {
+      const answer = await call(putGeneral, { body: values });
+      client.setQueryData(['GET', getGeneral.path, null, null], {
+        health_scoring_method: answer.health_scoring_method,
+        alert_criticality_method: answer.alert_criticality_method,
+      });
+      setDone(true);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="card settings-form" onSubmit={(e) => void submit(e)}>
+      {FIELDS.map((field) => (
+        <fieldset key={field.key}>
+          <legend>{field.label}</legend>
+          {METHODS.map((m) => (
+            <label key={m.value} className="settings-choice">
+              <input
+                type="radio"
+                name={field.key}
+                value={m.value}
+                checked={values[field.key] === m.value}
+                onChange={() => {
+                  setDone(false);
+                  setValues((v) => ({ ...v, [field.key]: m.value }));
+                }}
+              />{' '}
+              <span>
+                <strong>{m.label}</strong>
+                {saved[field.key] === m.value && <span className="muted"> (saved)</span>}
+                <br />
+                <span className="muted">{field.help[m.value]}</span>
+              </span>
+            </label>
+          ))}
+        </fieldset>
+      ))}
+      <div className="settings-actions">
+        <button type="submit" className="primary" disabled={busy || !dirty}>
+          {busy ? 'Saving…' : 'Save settings'}
+        </button>
+        <button type="button" disabled={busy || !dirty} onClick={() => setValues(saved)}>
+          Undo changes
+        </button>
+      </div>
+      {done && (
+        <p className="notice" role="status">
+          Saved.
+        </p>
+      )}
+      {Boolean(error) && <Problem error={error} />}
+    </form>
+  );
+}

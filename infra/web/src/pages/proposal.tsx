@@ -1,0 +1,263 @@
+// One rule change proposal (/proposals/{id}): the live and the proposed YAML side
+// by side (@codemirror/merge, loaded only here and on /rules), the impact preview
+// (which clusters would change class or risk level), whether it is stale (based
+// on a version no longer live), and for superadmins approve/reject with a note.
+import { useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { ApiProblem, call } from '../api/client';
+import { useApi } from '../api/hooks';
+import { type ChangeDetail, changeEndpoint, NAME_LABEL, reviewEndpoint, when } from '../components/rules/api';
+import { StatusBadge } from '../components/rules/status-badge';
+import { YamlDiff } from '../components/rules/yaml-editor';
+import { ScrollRegion } from '../components/scroll-region';
+import { Loading, Problem } from '../components/states';
+import { useSession } from '../session';
+import '../components/rules/rules.css';
+import './proposals.css';
+
+export default function ProposalPage() {
+  const { changeId = '' } = useParams();
+  const detail = useApi(changeEndpoint, { params: { change_id: changeId } }, { retry: (count, error) => error.status >= 500 && count < 2 });
+
+  return (
+    <section className="proposal-page" aria-labelledby="proposal-title">
+      <p className="proposal-back">
+        <Link to="/proposals">← Proposals</Link>
+      </p>
+      {detail.isPending ? (
+        <>
+          <h1 id="proposal-title">Proposal</h1>
+          <Loading what="the proposal" />
+        </>
+      ) : detail.isError ? (
+        <>
+          <h1 id="proposal-title">{detail.error.status === 404 ? 'Proposal not found' : 'Proposal'}</h1>
+          <Problem error={detail.error} retry={detail.error.status === 404 ? undefined : () => void detail.refetch()} />
+        </>
+      ) : (
+        <Proposal change={detail.data} />
+      )}
+    </section>
+  );
+}
+
+function Proposal({ change }: { change: ChangeDetail }) {
+  const { can } = useSession();
+  const label = NAME_LABEL[change.rule_set];
+  // Kept here: after a review the refetched proposal is no longer pending, and the form gives way to the decision.
+  const [done, setDone] = useState<string | null>(null);
+  return (
+    <>
+      <header className="proposal-header">
+        <h1 id="proposal-title">
+          {label}: proposal {change.change_id}
+        </h1>
+        <p>
+          <StatusBadge status={change.status} />{' '}
+          <span className="muted">
+            by {change.proposed_by}, {when(change.proposed_at)}, based on version {change.base_version}
+          </span>
+        </p>
+      </header>
+      {change.stale && change.status === 'pending' && (
+        <p className="notice proposal-stale" role="note">
+          <strong>Stale:</strong> this proposal was made on version {change.base_version}, but version {change.current_version} is live now. It cannot be
+          approved as it is (the service refuses it with 409): reject it, and propose the change again on version {change.current_version} from the{' '}
+          <Link to={`/rules?set=${change.rule_set.replace('-rules', '')}`}>Rules</Link> page.
+        </p>
+      )}
+      <div className="proposal-layout">
+        <div>
+          <section aria-labelledby="diff-title">
+            <h2 id="diff-title">Changes</h2>
+            <YamlDiff
+              left={change.current_content}
+              right={change.proposed_content}
+              leftLabel={`Live (version ${change.current_version})`}
+              rightLabel={change.status === 'approved' ? 'Proposed (approved)' : 'Proposed'}
+            />
+          </section>
+          <Impact change={change} />
+        </div>
+        <aside aria-label="Review" className="proposal-aside">
+          {done && (
+            <p className="notice" role="status">
+              {done}
+            </p>
+          )}
+          {can('superadmin') && change.status === 'pending' ? <ReviewForm change={change} onDone={setDone} /> : <ReviewState change={change} />}
+        </aside>
+      </div>
+    </>
+  );
+}
+
+function ReviewState({ change }: { change: ChangeDetail }) {
+  return (
+    <section className="card" aria-labelledby="review-title">
+      <h2 id="review-title">Review</h2>
+      {change.status === 'pending' ? (
+        <p>Waiting for a superadmin's review.</p>
+      ) : (
+        <dl className="facts">
+          <dt>Decision</dt>
+          <dd>
+            <StatusBadge status={change.status} />
+          </dd>
+          <dt>By</dt>
+          <dd>{change.reviewed_by ?? '—'}</dd>
+          <dt>When</dt>
+          <dd>{when(change.reviewed_at)}</dd>
+          <dt>Note</dt>
+          <dd>{change.review_note || <span className="muted">none</span>}</dd>
+          {change.applied_version !== null && (
+            <>
+              <dt>Applied as</dt>
+              <dd>version {change.applied_version}</dd>
+            </>
+          )}
+        </dl>
+      )}
+    </section>
+  );
+}
+
+function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: string): void }) {
+  const client = useQueryClient();
+  const [note, setNote] = useState('');
+  const [busy, setBusy] = useState<'approve' | 'reject' | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const review = async (action: 'approve' | 'reject') => {
+    setBusy(action);
+    setError(null);
+    try {
+      const answer = await call(reviewEndpoint, { params: { change_id: change.change_id }, body: { action, note } });
+      onDone(answer.status === 'approved' ? `Approved${answer.version ? `: version ${answer.version} is live` : ''}.` : 'Rejected.');
+      // An approval changes scores and risk everywhere: every cached answer is refetched.
+      await client.invalidateQueries();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void review('approve');
+  };
+
+  return (
+    <form className="card proposal-review" aria-labelledby="review-title" onSubmit={submit}>
+      <h2 id="review-title">Review</h2>
+      <label htmlFor="review-note">Note (optional, kept with the decision)</label>
+      <textarea id="review-note" rows={4} maxLength={2000} value={note} onChange={(e) => setNote(e.target.value)} />
+      <div className="rules-actions">
+        <button type="submit" className="primary" disabled={busy !== null}>
+          {busy === 'approve' ? 'Approving…' : 'Approve and apply'}
+        </button>
+        <button type="button" className="danger" disabled={busy !== null} onClick={() => void review('reject')}>
+          {busy === 'reject' ? 'Rejecting…' : 'Reject'}
+        </button>
+      </div>
+      {error instanceof ApiProblem && error.status === 409 ? (
+        <div className="state problem" role="alert">
+          <strong>Not approved: the proposal is stale (409)</strong>
+          <p>
+            It was made on version {String(error.body.base_version ?? change.base_version)}, but version{' '}
+            {String(error.body.current_version ?? change.current_version)} is live now; nothing was changed. Reject it and propose the change again on the live
+            version.
+          </p>
+        </div>
+      ) : error ? (
+        <Problem error={error} />
+      ) : null}
+    </form>
+  );
+}
+
+function Impact({ change }: { change: ChangeDetail }) {
+  const impact = change.impact;
+  const what = impact?.measure === 'risk_level' ? 'risk level' : 'class';
+  return (
+    <section className="proposal-section" aria-labelledby="impact-title">
+      <h2 id="impact-title">Impact</h2>
+      {!impact ? (
+        <p className="muted">
+          {change.rule_set === 'issue-rules'
+            ? 'Issue rules group alerts into issues; they change no cluster’s class or risk level, so there is no impact preview.'
+            : 'No impact preview is available for this proposal.'}
+        </p>
+      ) : (
+        <>
+          <p>
+            {impact.changed_count === 0
+              ? `No cluster would change ${what}`
+              : `${impact.changed_count} of ${impact.clusters_total} ${impact.clusters_total === 1 ? 'cluster' : 'clusters'} would change ${what}`}{' '}
+            <span className="muted">(computed {when(impact.computed_at)}).</span>
+          </p>
+          <ScrollRegion label="Clusters per class, before and after">
+            <table className="proposal-counts">
+              <caption className="visually-hidden">Clusters per {what}, now and with the proposal</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{impact.measure === 'risk_level' ? 'Risk level' : 'Class'}</th>
+                  <th scope="col">Now</th>
+                  <th scope="col">With the proposal</th>
+                </tr>
+              </thead>
+              <tbody>
+                {(['Healthy', 'Warning', 'Critical'] as const).map((c) => (
+                  <tr key={c}>
+                    <th scope="row">
+                      <span className={`badge ${c}`}>{c}</span>
+                    </th>
+                    <td>{impact.before[c]}</td>
+                    <td>{impact.after[c]}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollRegion>
+          {impact.changes.length > 0 && (
+            <>
+              <h3>Clusters that would change</h3>
+              <ScrollRegion label="Clusters that would change">
+                <table className="proposal-changes">
+                  <caption className="visually-hidden">Clusters that would change {what}</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Cluster</th>
+                      <th scope="col">Customer</th>
+                      <th scope="col">Now</th>
+                      <th scope="col">With the proposal</th>
+                      <th scope="col">Why</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {impact.changes.map((c) => (
+                      <tr key={c.cluster_id}>
+                        <th scope="row">
+                          <Link to={`/clusters/${encodeURIComponent(c.cluster_id)}`}>{c.cluster_name}</Link>
+                        </th>
+                        <td>{c.customer_name}</td>
+                        <td>
+                          <span className={`badge ${c.from}`}>{c.from}</span>
+                        </td>
+                        <td>
+                          <span className={`badge ${c.to}`}>{c.to}</span> <span className="muted">({c.direction})</span>
+                        </td>
+                        <td className="wrap">{c.detail}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </ScrollRegion>
+            </>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,366 @@
+// The rule sets (/rules?set=health|issue|risk): the live YAML in an editor with
+// syntax highlighting (CodeMirror, loaded only here), its version and ETag, and
+// saving based on that version (If-Match and base_version). A superadmin's save
+// applies; anyone else's becomes a proposal. A 422 is marked at its line and
+// column; a 409 (someone saved first) keeps the user's text and offers to
+// re-apply it on the live version. Below, the applied versions.
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { type KeyboardEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { Link } from 'react-router';
+import { ApiProblem, send } from '../api/client';
+import { useApi } from '../api/hooks';
+import {
+  etagOf,
+  type LiveRules,
+  RULE_ENDPOINTS,
+  RULE_SET_HELP,
+  RULE_SET_LABEL,
+  RULE_SETS,
+  type RuleSetKey,
+  type SubmitAnswer,
+  when,
+} from '../components/rules/api';
+import { locate, refusalMessage } from '../components/rules/problem-position';
+import { type TextProblem, YamlDiff, YamlEditor, type YamlEditorApi } from '../components/rules/yaml-editor';
+import { Empty, Loading, Problem } from '../components/states';
+import { useUrlState } from '../components/url-state';
+import { useSession } from '../session';
+import '../components/rules/rules.css';
+import './rules.css';
+
+const URL_DEFAULTS = { set: 'health' };
+
+export default function RulesPage() {
+  const [url, setUrl] = useUrlState(URL_DEFAULTS);
+  const set: RuleSetKey = (RULE_SETS as readonly string[]).includes(url.set as string) ? (url.set as RuleSetKey) : 'health';
+  const tabs = useRef<(HTMLButtonElement | null)[]>([]);
+
+  const onKey = (event: KeyboardEvent<HTMLButtonElement>, index: number) => {
+    const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
+    const to = event.key === 'Home' ? 0 : event.key === 'End' ? RULE_SETS.length - 1 : step ? (index + step + RULE_SETS.length) % RULE_SETS.length : -1;
+    if (to === -1) return;
+    event.preventDefault();
+    setUrl({ set: RULE_SETS[to]! });
+    tabs.current[to]?.focus();
+  };
+
+  return (
+    <section className="rules-page" aria-labelledby="rules-title">
+      <h1 id="rules-title">Rules</h1>
+      <p className="muted rules-intro">
+        The rule sets in force, as YAML. A superadmin's save applies at once; anyone else's becomes a <Link to="/proposals">proposal</Link> for a superadmin to
+        review.
+      </p>
+      <div className="rules-tabs" role="tablist" aria-label="Rule set">
+        {RULE_SETS.map((key, index) => (
+          <button
+            key={key}
+            ref={(el) => {
+              tabs.current[index] = el;
+            }}
+            type="button"
+            role="tab"
+            id={`rules-tab-${key}`}
+            aria-selected={key === set}
+            aria-controls="rules-panel"
+            tabIndex={key === set ? 0 : -1}
+            onClick={() => setUrl({ set: key })}
+            onKeyDown={(e) => onKey(e, index)}
+          >
+            {RULE_SET_LABEL[key]}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id="rules-panel" aria-labelledby={`rules-tab-${set}`} className="rules-panel">
+        <RuleSetEditor key={set} set={set} />
+      </div>
+    </section>
+  );
+}
+
+type Outcome =
+  | { kind: 'applied'; version: number }
+  | { kind: 'proposed'; changeId: string; baseVersion: number }
+  | { kind: 'refused'; message: string; at: TextProblem | null }
+  | { kind: 'stale'; current: number; base: number; detail: string }
+  | { kind: 'rebased'; version: number }
+  | { kind: 'failed'; error: unknown };
+
+interface Base {
+  version: number;
+  content: string;
+}
+
+function RuleSetEditor({ set }: { set: RuleSetKey }) {
+  const eps = RULE_ENDPOINTS[set];
+  const { can } = useSession();
+  const superadmin = can('superadmin');
+  const client = useQueryClient();
+  const live = useQuery<LiveRules & { etag: string }, ApiProblem>({
+    queryKey: ['rules-live', set],
+    queryFn: async ({ signal }) => {
+      const answer = await send(eps.get, { signal });
+      const data = answer.data as LiveRules;
+      return { ...data, etag: answer.headers.get('ETag') ?? etagOf(data.version) };
+    },
+  });
+
+  const editor = useRef<YamlEditorApi>(null);
+  const [base, setBase] = useState<Base | null>(null);
+  const [draft, setDraft] = useState('');
+  const [problems, setProblems] = useState<TextProblem[]>([]);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [comparing, setComparing] = useState(false);
+
+  // The first answer starts the edit; a newer live version replaces the text only while the user has not edited it.
+  useEffect(() => {
+    const data = live.data;
+    if (!data) return;
+    if (!base) {
+      setBase({ version: data.version, content: data.content });
+      setDraft(data.content);
+    } else if (data.version > base.version && draft === base.content && outcome?.kind !== 'stale') {
+      setBase({ version: data.version, content: data.content });
+      setDraft(data.content);
+      editor.current?.setText(data.content);
+    }
+  }, [live.data, base, draft, outcome]);
+
+  const dirty = base !== null && draft !== base.content;
+  // Saved after the version this edit is based on (an older answer, before a refetch, is not).
+  const behind = live.data && base && live.data.version > base.version ? live.data : null;
+
+  const save = useCallback(async () => {
+    if (!base || saving) return;
+    setSaving(true);
+    setOutcome(null);
+    try {
+      const { data } = await send(eps.put, {
+        body: { content: draft, base_version: base.version },
+        headers: { 'If-Match': etagOf(base.version) },
+      });
+      const answer = data as SubmitAnswer;
+      setProblems([]);
+      if (answer.status === 'ok') {
+        setBase({ version: answer.version, content: draft });
+        setOutcome({ kind: 'applied', version: answer.version });
+        // Scores, risk and issues follow the new rules: every cached answer is refetched.
+        await client.invalidateQueries();
+      } else {
+        setOutcome({ kind: 'proposed', changeId: answer.change_id, baseVersion: answer.base_version });
+        await client.invalidateQueries({ predicate: (q) => String(q.queryKey[1] ?? '').startsWith('/api/settings/config-changes') });
+      }
+    } catch (error) {
+      if (error instanceof ApiProblem && error.status === 422) {
+        const message = refusalMessage(error.body, error.detail);
+        const at = locate(message, draft);
+        setProblems([at ?? { line: 1, col: 1, message }]);
+        setOutcome({ kind: 'refused', message, at });
+      } else if (error instanceof ApiProblem && error.status === 409) {
+        const current = Number(error.body.current_version);
+        setOutcome({ kind: 'stale', current, base: Number(error.body.base_version ?? base.version), detail: error.detail });
+        void live.refetch();
+      } else setOutcome({ kind: 'failed', error });
+    } finally {
+      setSaving(false);
+    }
+  }, [base, draft, saving, eps, client, live]);
+
+  const rebase = () => {
+    if (!behind) return;
+    setBase({ version: behind.version, content: behind.content });
+    setOutcome({ kind: 'rebased', version: behind.version });
+  };
+  const discard = (to: Base) => {
+    setBase(to);
+    setDraft(to.content);
+    editor.current?.setText(to.content);
+    setProblems([]);
+    setOutcome(null);
+    setComparing(false);
+  };
+
+  if (live.isPending) return <Loading what={`the ${RULE_SET_LABEL[set].toLowerCase()}`} />;
+  if (live.isError) return <Problem error={live.error} retry={() => void live.refetch()} />;
+
+  const data = live.data;
+  return (
+    <>
+      <p className="muted">{RULE_SET_HELP[set]}</p>
+      <dl className="facts rules-facts">
+        <dt>Live version</dt>
+        <dd>
+          {data.version === 0 ? '0 (the shipped default)' : data.version}
+          {' · ETag '}
+          <code>{data.etag}</code>
+        </dd>
+        <dt>Last saved</dt>
+        <dd>{data.updated_at ? `${when(data.updated_at)}${data.updated_by ? ` by ${data.updated_by}` : ''}` : 'never (shipped default)'}</dd>
+        <dt>Your edit</dt>
+        <dd>
+          based on version {base?.version ?? data.version}
+          {dirty ? <strong className="rules-dirty"> · unsaved changes</strong> : ' · no changes'}
+        </dd>
+      </dl>
+
+      {behind && (
+        <div className="card rules-stale" role={outcome?.kind === 'stale' ? 'alert' : undefined}>
+          {outcome?.kind === 'stale' ? (
+            <>
+              <h2>Not saved: someone saved version {outcome.current} first</h2>
+              <p>
+                Your edit was based on version {outcome.base}, but version {outcome.current} was saved meanwhile (409 Conflict); nothing was changed. Your text
+                is still in the editor. Compare it with version {behind.version}, then re-apply your edit on it and save again, or discard it.
+              </p>
+            </>
+          ) : (
+            <>
+              <h2>Version {behind.version} is live now</h2>
+              <p>
+                Your edit is based on version {base?.version}; saving it as it is would be refused. Compare it with version {behind.version}, then re-apply your
+                edit on it, or discard it.
+              </p>
+            </>
+          )}
+          <div className="rules-actions">
+            <button type="button" onClick={() => setComparing((c) => !c)} aria-expanded={comparing}>
+              {comparing ? 'Hide the comparison' : `Compare with version ${behind.version}`}
+            </button>
+            <button type="button" className="primary" onClick={rebase}>
+              Re-apply my edit on version {behind.version}
+            </button>
+            <button type="button" onClick={() => discard({ version: behind.version, content: behind.content })}>
+              Discard my edit, load version {behind.version}
+            </button>
+          </div>
+          {comparing && <YamlDiff left={behind.content} right={draft} leftLabel={`Version ${behind.version} (live)`} rightLabel="Your text" />}
+        </div>
+      )}
+
+      <Result outcome={outcome} onGoTo={(p) => editor.current?.goTo(p.line, p.col)} />
+
+      <h2 id="rules-editor-title">{RULE_SET_LABEL[set]} YAML</h2>
+      <YamlEditor
+        ref={editor}
+        initial={base?.content ?? data.content}
+        label={`${RULE_SET_LABEL[set]} YAML`}
+        problems={problems}
+        onChange={setDraft}
+        onSave={() => void save()}
+      />
+      <div className="rules-actions rules-save">
+        <button type="button" className="primary" onClick={() => void save()} disabled={saving || !dirty || Boolean(behind)}>
+          {saving ? 'Saving…' : superadmin ? 'Save and apply' : 'Propose this change'}
+        </button>
+        <button type="button" onClick={() => base && discard(base)} disabled={!dirty || saving}>
+          Discard changes
+        </button>
+        <span className="muted rules-hint">
+          {superadmin ? 'Your save applies at once.' : 'Your save becomes a proposal for a superadmin to review.'} Ctrl+S (⌘S) saves from the editor.
+        </span>
+      </div>
+
+      <VersionHistory set={set} onLoad={(text) => editor.current?.setText(text)} />
+    </>
+  );
+}
+
+function Result({ outcome, onGoTo }: { outcome: Outcome | null; onGoTo(p: TextProblem): void }) {
+  if (!outcome || outcome.kind === 'stale') return null;
+  if (outcome.kind === 'failed') return <Problem error={outcome.error} />;
+  if (outcome.kind === 'refused')
+    return (
+      <div className="state problem rules-refused" role="alert">
+        <strong>Not saved: the rule set is not valid (422)</strong>
+        <p>
+          {outcome.at ? (
+            <>
+              Line {outcome.at.line}, column {outcome.at.col}:{' '}
+            </>
+          ) : null}
+          {outcome.message}
+        </p>
+        {outcome.at && (
+          <button type="button" onClick={() => outcome.at && onGoTo(outcome.at)}>
+            Go to line {outcome.at.line}
+          </button>
+        )}
+      </div>
+    );
+  return (
+    <p className="notice rules-outcome" role="status">
+      {outcome.kind === 'applied' && <>Applied: version {outcome.version} is live. Scores use it from now on.</>}
+      {outcome.kind === 'proposed' && (
+        <>
+          Proposed: your change (based on version {outcome.baseVersion}) waits for a superadmin's review:{' '}
+          <Link to={`/proposals/${encodeURIComponent(outcome.changeId)}`}>proposal {outcome.changeId}</Link>.
+        </>
+      )}
+      {outcome.kind === 'rebased' && <>Your edit is now based on version {outcome.version}. Check it, then save again.</>}
+    </p>
+  );
+}
+
+const PAGE_SIZE = 10;
+
+function VersionHistory({ set, onLoad }: { set: RuleSetKey; onLoad(text: string): void }) {
+  const [page, setPage] = useState(1);
+  const versions = useApi(RULE_ENDPOINTS[set].versions, { query: { page, page_size: PAGE_SIZE } }, { placeholderData: (previous) => previous });
+  const pages = versions.data ? Math.max(1, Math.ceil(versions.data.total / PAGE_SIZE)) : 1;
+  return (
+    <section aria-labelledby="rules-history-title" className="rules-history">
+      <h2 id="rules-history-title">Version history</h2>
+      {versions.isPending ? (
+        <Loading what="the versions" />
+      ) : versions.isError ? (
+        <Problem error={versions.error} retry={() => void versions.refetch()} />
+      ) : versions.data.versions.length === 0 ? (
+        <Empty>No version has been saved yet: the shipped default (version 0) is in force.</Empty>
+      ) : (
+        <>
+          <ol className="rules-versions">
+            {versions.data.versions.map((v) => (
+              <li key={v.version} className="card">
+                <div className="rules-version-head">
+                  <strong>Version {v.version}</strong>
+                  {v.version === versions.data.current_version && <span className="badge healthy">live</span>}
+                  <span className="muted">
+                    {when(v.updated_at)} by {v.updated_by}
+                  </span>
+                  {v.change_id && (
+                    <span>
+                      from <Link to={`/proposals/${encodeURIComponent(v.change_id)}`}>a proposal</Link>
+                      {v.proposed_by ? ` by ${v.proposed_by}` : ''}
+                    </span>
+                  )}
+                  <button type="button" onClick={() => onLoad(v.content)}>
+                    Load version {v.version} into the editor
+                  </button>
+                </div>
+                <details>
+                  <summary>Show the text of version {v.version}</summary>
+                  {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to be scrolled by keyboard */}
+                  <pre tabIndex={0}>{v.content}</pre>
+                </details>
+              </li>
+            ))}
+          </ol>
+          {pages > 1 && (
+            <nav className="rules-actions" aria-label="Version pages">
+              <button type="button" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
+                Newer
+              </button>
+              <span>
+                Page {page} of {pages}
+              </span>
+              <button type="button" disabled={page >= pages} onClick={() => setPage((p) => p + 1)}>
+                Older
+              </button>
+            </nav>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

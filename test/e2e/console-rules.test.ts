@@ -1,0 +1,243 @@
+// The rules workflow in a real browser on a small demo fleet (issue 19 §5): a
+// viewer's edit in the YAML editor becomes a proposal; a superadmin finds it,
+// sees its diff and impact, approves it, and the fleet page shows the moved
+// clusters. A refused text (422) is marked at its line; a save based on an old
+// version (409) is explained and can be re-applied. General settings for
+// superadmins only. axe on every page.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalService } from '../../infra/local/service.js';
+import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { startTestService } from '../support/local-service.js';
+
+const PASSWORD = 'console-rules-admin-password';
+const VIEWER = { email: 'rita-viewer@example.com', password: 'rita-rules-password' };
+let service: LocalService;
+let browser: TestBrowser;
+let admin: string;
+let superPage: Page;
+let viewerPage: Page;
+
+beforeAll(async () => {
+  delete process.env.SES_FROM_ADDRESS;
+  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
+  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
+  const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: VIEWER.email, display_name: 'Rita Viewer', role: 'viewer' });
+  const activated = await fetch(`${service.url}/api/auth/activate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: invite.body.activation_token, password: VIEWER.password }),
+  });
+  expect(activated.status).toBe(200);
+  [superPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
+  await Promise.all([signIn(superPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.stop();
+});
+
+const editor = (page: Page) => page.locator('.rules-editor .cm-content');
+
+/** Opens a rule set's tab and waits for its text in the editor. */
+async function openRules(page: Page, set: 'health' | 'issue' | 'risk'): Promise<void> {
+  await page.goto(`/rules?set=${set}`);
+  await page.getByRole('heading', { level: 1, name: 'Rules' }).waitFor();
+  await editor(page).waitFor();
+  await expect.poll(() => editor(page).textContent()).not.toBe('');
+}
+
+/** Replaces the editor's text, as typing or pasting would (the save's request then carries exactly this text). */
+async function setText(page: Page, text: string): Promise<void> {
+  await editor(page).fill(text);
+  await page.getByText('unsaved changes').waitFor();
+}
+
+describe('a viewer’s edit becomes a proposal a superadmin approves', { timeout: 120_000 }, () => {
+  it('proposes, reviews with diff and impact, approves, and the fleet page follows', async () => {
+    const before = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores as {
+      cluster_id: string;
+      cluster_name: string;
+      classification: string;
+    }[];
+    const live = (await api(service.url, admin, 'GET', '/api/settings/health-rules')).body as { content: string; version: number };
+    // Lower the thresholds: every cluster scoring 1 or more is Healthy.
+    const lowered = live.content.replace(/^(\s+healthy:\s*)80\b/m, '$11').replace(/^(\s+warning:\s*)60\b/m, '$10.5');
+    expect(lowered).not.toBe(live.content);
+
+    await openRules(viewerPage, 'health');
+    await viewerPage.getByText(`${live.version === 0 ? '0 (the shipped default)' : live.version} · ETag "v${live.version}"`).waitFor();
+    await expectAccessible(viewerPage, '/rules as a viewer');
+    await setText(viewerPage, lowered);
+    await viewerPage.getByText('unsaved changes').waitFor();
+    const put = viewerPage.waitForRequest((r) => r.url().endsWith('/api/settings/health-rules') && r.method() === 'PUT');
+    await viewerPage.getByRole('button', { name: 'Propose this change' }).click();
+    const request = await put;
+    expect(request.headers()['if-match']).toBe(`"v${live.version}"`);
+    expect(request.postDataJSON()).toMatchObject({ content: lowered, base_version: live.version });
+    const link = viewerPage.getByRole('status').getByRole('link', { name: /^proposal / });
+    await link.waitFor();
+    expect(await viewerPage.getByRole('status').filter({ hasText: 'Proposed' }).count()).toBe(1);
+    const changeId = (await link.textContent())!.replace('proposal ', '');
+
+    // Nothing applied yet; the viewer sees their proposal, and no review controls.
+    expect((await api(service.url, admin, 'GET', '/api/settings/health-rules')).body.version).toBe(live.version);
+    await link.click();
+    await viewerPage.getByRole('heading', { level: 1, name: `Health rules: proposal ${changeId}` }).waitFor();
+    await viewerPage.getByText('Waiting for a superadmin’s review.').or(viewerPage.getByText("Waiting for a superadmin's review.")).waitFor();
+    expect(await viewerPage.getByRole('button', { name: /approve/i }).count()).toBe(0);
+    await viewerPage.goto('/proposals');
+    await viewerPage.getByRole('link', { name: changeId }).waitFor();
+
+    // The superadmin finds it among the pending proposals (the filter is kept in the URL).
+    await superPage.goto('/proposals');
+    await superPage.getByRole('heading', { level: 1, name: 'Rule proposals' }).waitFor();
+    await superPage.getByLabel('Status').selectOption('pending');
+    await superPage.waitForURL((u) => u.searchParams.get('status') === 'pending');
+    await superPage.reload();
+    await superPage.getByRole('link', { name: changeId }).waitFor();
+    expect(await superPage.getByLabel('Status').inputValue()).toBe('pending');
+    await expectAccessible(superPage, '/proposals');
+    await superPage.getByRole('link', { name: changeId }).click();
+
+    // Its diff (both texts) and its impact, as the API computed it.
+    const detail = (await api(service.url, admin, 'GET', `/api/settings/config-changes/${changeId}`)).body;
+    expect(detail.impact.changed_count).toBeGreaterThan(0);
+    await superPage.locator('.cm-mergeView').waitFor();
+    await expect
+      .poll(() => superPage.locator('.cm-merge-b .cm-changedLine').allTextContents())
+      .toEqual(expect.arrayContaining([expect.stringContaining('healthy: 1')]));
+    await expect
+      .poll(() => superPage.locator('.cm-merge-a .cm-changedLine').allTextContents())
+      .toEqual(expect.arrayContaining([expect.stringContaining('healthy: 80')]));
+    await superPage.getByText(`${detail.impact.changed_count} of ${detail.impact.clusters_total} clusters would change class`).waitFor();
+    const moved = detail.impact.changes as { cluster_id: string; cluster_name: string; from: string; to: string }[];
+    const rows = superPage.locator('table.proposal-changes tbody tr');
+    expect(await rows.locator('th a').allTextContents()).toEqual(moved.map((c) => c.cluster_name));
+    expect(await rows.first().locator('th a').getAttribute('href')).toBe(`/clusters/${encodeURIComponent(moved[0]!.cluster_id)}`);
+    await expectAccessible(superPage, '/proposals/{id}');
+
+    // Approve with a note.
+    await superPage.getByLabel(/^Note/).fill('lower thresholds for the test');
+    await superPage.getByRole('button', { name: 'Approve and apply' }).click();
+    await superPage.getByText(/^Approved: version \d+ is live\.$/).waitFor();
+    const approved = (await api(service.url, admin, 'GET', `/api/settings/config-changes/${changeId}`)).body;
+    expect(approved).toMatchObject({ status: 'approved', review_note: 'lower thresholds for the test' });
+    expect((await api(service.url, admin, 'GET', '/api/settings/health-rules')).body.content).toBe(lowered);
+
+    // The fleet page shows the moved cluster in its new class.
+    const target = moved[0]!;
+    expect(before.find((s) => s.cluster_id === target.cluster_id)?.classification).toBe(target.from);
+    await superPage.goto(`/?q=${encodeURIComponent(target.cluster_name)}`);
+    const row = superPage.locator('main table tbody tr[data-index]').filter({ hasText: target.cluster_name });
+    await row.waitFor();
+    await expect.poll(() => row.locator('.badge').first().textContent()).toBe(target.to);
+  });
+});
+
+describe('refusals and conflicts', { timeout: 90_000 }, () => {
+  it('marks a refused text (422) at its line and column', async () => {
+    await openRules(superPage, 'risk');
+    const text = (await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body.content as string;
+    const lines = text.split('\n');
+    // An unclosed flow sequence on a known line.
+    const at = lines.findIndex((l, i) => i > 0 && /^\S[^:#]*:\s*$/.test(l)) + 1;
+    lines.splice(at, 0, '  broken: [1, 2');
+    await setText(superPage, lines.join('\n'));
+    const refused = superPage.waitForResponse((r) => r.url().endsWith('/api/settings/risk-rules') && r.request().method() === 'PUT');
+    await superPage.getByRole('button', { name: 'Save and apply' }).click();
+    const answer = await refused;
+    expect(answer.status()).toBe(422);
+    const detail = ((await answer.json()) as { detail: string }).detail;
+    const [, line, col] = /at line (\d+), column (\d+)/.exec(detail)!;
+    const alert = superPage.getByRole('alert').filter({ hasText: 'Not saved: the rule set is not valid (422)' });
+    await alert.getByText(`Line ${line}, column ${col}:`, { exact: false }).waitFor();
+    // "Go to line" puts the cursor there (CodeMirror renders only the lines in view), where the error is marked.
+    await alert.getByRole('button', { name: `Go to line ${line}` }).click();
+    await expect.poll(() => superPage.evaluate(() => document.activeElement?.classList.contains('cm-content'))).toBe(true);
+    await expect.poll(() => superPage.locator('.rules-editor .cm-lineNumbers .cm-activeLineGutter').textContent()).toBe(line);
+    await superPage.locator('.rules-editor .cm-activeLine .cm-lintRange-error').waitFor();
+    await superPage.locator('.rules-editor .cm-lint-marker-error').first().waitFor();
+    await expectAccessible(superPage, '/rules with a 422');
+    expect((await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body.content).toBe(text);
+  });
+
+  it('explains a stale save (409), keeps the text, and re-applies it on the live version', async () => {
+    await openRules(superPage, 'issue');
+    const live = (await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body as { content: string; version: number };
+    const mine = `# edited in the console test\n${live.content}`;
+    await setText(superPage, mine);
+    // Someone else saves first.
+    const other = await api(service.url, admin, 'PUT', '/api/settings/issue-rules', { content: `# someone else\n${live.content}` });
+    expect(other.body).toMatchObject({ status: 'ok', applied: true });
+    const newer = other.body.version as number;
+
+    await superPage.getByRole('button', { name: 'Save and apply' }).click();
+    const alert = superPage.getByRole('alert').filter({ hasText: `someone saved version ${newer} first` });
+    await alert.waitFor();
+    await alert.getByText(`Your edit was based on version ${live.version}, but version ${newer} was saved meanwhile (409 Conflict)`).waitFor();
+    await superPage.getByText('unsaved changes').waitFor();
+    await alert.getByRole('button', { name: `Compare with version ${newer}` }).click();
+    await alert.locator('.cm-mergeView').waitFor();
+    await expectAccessible(superPage, '/rules with a 409');
+
+    await alert.getByRole('button', { name: `Re-apply my edit on version ${newer}` }).click();
+    await superPage.getByText(`Your edit is now based on version ${newer}.`, { exact: false }).waitFor();
+    const resave = superPage.waitForRequest((r) => r.url().endsWith('/api/settings/issue-rules') && r.method() === 'PUT');
+    await superPage.getByRole('button', { name: 'Save and apply' }).click();
+    expect((await resave).headers()['if-match']).toBe(`"v${newer}"`);
+    await superPage.getByText(`Applied: version ${newer + 1} is live.`, { exact: false }).waitFor();
+    const saved = (await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body;
+    expect(saved).toMatchObject({ version: newer + 1, content: mine });
+
+    // The history lists it, newest first.
+    await superPage.getByRole('heading', { name: 'Version history' }).waitFor();
+    await superPage.getByText(`Version ${newer + 1}`, { exact: true }).waitFor();
+  });
+});
+
+describe('a stale proposal', { timeout: 60_000 }, () => {
+  it('is marked stale, and approving it is refused (409) with the reason', async () => {
+    const viewer = await apiLogin(service.url, VIEWER.email, VIEWER.password);
+    const live = (await api(service.url, viewer, 'GET', '/api/settings/risk-rules')).body as { content: string; version: number };
+    const proposal = await api(service.url, viewer, 'PUT', '/api/settings/risk-rules', { content: `# proposed\n${live.content}`, base_version: live.version });
+    expect(proposal.body).toMatchObject({ status: 'pending' });
+    const applied = await api(service.url, admin, 'PUT', '/api/settings/risk-rules', { content: `# applied first\n${live.content}` });
+    const changeId = proposal.body.change_id as string;
+
+    await superPage.emulateMedia({ colorScheme: 'dark' });
+    await superPage.goto(`/proposals/${changeId}`);
+    await superPage.getByRole('heading', { level: 1, name: `Risk rules: proposal ${changeId}` }).waitFor();
+    await superPage.getByText(`this proposal was made on version ${live.version}, but version ${applied.body.version} is live now`, { exact: false }).waitFor();
+    await superPage.locator('.cm-mergeView').waitFor();
+    await expectAccessible(superPage, '/proposals/{id} stale, dark');
+    await superPage.getByRole('button', { name: 'Approve and apply' }).click();
+    await superPage.getByRole('alert').filter({ hasText: 'Not approved: the proposal is stale (409)' }).waitFor();
+    await superPage.getByRole('button', { name: 'Reject' }).click();
+    await superPage.getByText('Rejected.').waitFor();
+    expect((await api(service.url, admin, 'GET', `/api/settings/config-changes/${changeId}`)).body.status).toBe('rejected');
+    await openRules(superPage, 'risk');
+    await expectAccessible(superPage, '/rules, dark');
+    await superPage.emulateMedia({ colorScheme: 'light' });
+  });
+});
+
+describe('general settings', { timeout: 60_000 }, () => {
+  it('a superadmin changes the methods; a viewer cannot open the page', async () => {
+    await superPage.goto('/settings');
+    await superPage.getByRole('heading', { level: 1, name: 'General settings' }).waitFor();
+    const group = superPage.getByRole('group', { name: 'Alert criticality method' });
+    await group.getByRole('radio', { name: /^AI/ }).check();
+    await superPage.getByRole('button', { name: 'Save settings' }).click();
+    await superPage.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await api(service.url, admin, 'GET', '/api/settings/general')).body).toMatchObject({ alert_criticality_method: 'ai' });
+    await expectAccessible(superPage, '/settings');
+    await superPage.reload();
+    expect(await superPage.getByRole('group', { name: 'Alert criticality method' }).getByRole('radio', { name: /^AI/ }).isChecked()).toBe(true);
+
+    await viewerPage.goto('/settings');
+    await viewerPage.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
+    expect(await viewerPage.getByRole('radio').count()).toBe(0);
+  });
+});
