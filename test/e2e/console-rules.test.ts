@@ -212,6 +212,14 @@ describe('a stale proposal', { timeout: 60_000 }, () => {
     await superPage.getByText(`this proposal was made on version ${live.version}, but version ${applied.body.version} is live now`, { exact: false }).waitFor();
     await superPage.locator('.cm-mergeView').waitFor();
     await expectAccessible(superPage, '/proposals/{id} stale, dark');
+    // On a phone the diff is one column.
+    await superPage.setViewportSize({ width: 390, height: 844 });
+    await superPage.getByText('it replaces are shown above them, marked as removed', { exact: false }).waitFor();
+    await superPage.locator('.rules-diff .cm-deletedChunk').first().waitFor();
+    expect(await superPage.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await expectAccessible(superPage, '/proposals/{id} on a phone, dark');
+    await superPage.setViewportSize({ width: 1280, height: 720 });
+    await superPage.locator('.cm-mergeView').waitFor();
     await superPage.getByRole('button', { name: 'Approve and apply' }).click();
     await superPage.getByRole('alert').filter({ hasText: 'Not approved: the proposal is stale (409)' }).waitFor();
     await superPage.getByRole('button', { name: 'Reject' }).click();

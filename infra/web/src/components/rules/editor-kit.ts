@@ -4,7 +4,7 @@
 import { yaml } from '@codemirror/lang-yaml';
 import { syntaxHighlighting } from '@codemirror/language';
 import { type Diagnostic, lintGutter, setDiagnostics } from '@codemirror/lint';
-import { MergeView } from '@codemirror/merge';
+import { MergeView, unifiedMergeView } from '@codemirror/merge';
 import { EditorState, type Extension } from '@codemirror/state';
 import { EditorView, keymap } from '@codemirror/view';
 import { basicSetup } from 'codemirror';
@@ -42,6 +42,7 @@ const theme = EditorView.theme({
   '.cm-cursor': { borderLeftColor: 'var(--text)' },
   '.cm-tooltip': { backgroundColor: 'var(--surface)', color: 'var(--text)', border: '1px solid var(--border)' },
   '.cm-panels': { backgroundColor: 'var(--bg)', color: 'var(--text)' },
+  '.cm-collapsedLines': { background: 'var(--bg)', color: 'var(--muted)', fontStyle: 'italic' },
   '&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection': {
     backgroundColor: 'color-mix(in srgb, var(--accent) 30%, transparent) !important',
   },
@@ -129,17 +130,37 @@ export function createEditor(
   };
 }
 
-/** A read-only side-by-side diff: `left` (e.g. the live text) and `right` (the proposed one). */
-export function createDiff(parent: HTMLElement, options: { left: string; right: string; leftLabel: string; rightLabel: string }): { destroy(): void } {
+/**
+ * A read-only diff of `left` (e.g. the live text) and `right` (the proposed one): side by side, or on a
+ * narrow screen `unified` (one column, the left text's lines shown as removed above the right's).
+ */
+export function createDiff(
+  parent: HTMLElement,
+  options: { left: string; right: string; leftLabel: string; rightLabel: string; unified?: boolean },
+): { destroy(): void } {
   // Read-only but focusable, so a keyboard user can move through (and scroll) both texts.
   const side = (label: string) => [...common(label), EditorState.readOnly.of(true)];
+  const collapseUnchanged = { margin: 3, minSize: 6 };
+  if (options.unified) {
+    const view = new EditorView({
+      parent,
+      state: EditorState.create({
+        doc: options.right,
+        extensions: [
+          ...side(`${options.rightLabel}, with the lines of ${options.leftLabel} it changes`),
+          unifiedMergeView({ original: options.left, mergeControls: false, collapseUnchanged }),
+        ],
+      }),
+    });
+    return { destroy: () => view.destroy() };
+  }
   const view = new MergeView({
     parent,
     a: { doc: options.left, extensions: side(options.leftLabel) },
     b: { doc: options.right, extensions: side(options.rightLabel) },
     gutter: true,
     highlightChanges: true,
-    collapseUnchanged: { margin: 3, minSize: 6 },
+    collapseUnchanged,
   });
   return { destroy: () => view.destroy() };
 }

@@ -86,22 +86,43 @@ export function YamlEditor({ initial, label, problems, onChange, onSave, ref }: 
   );
 }
 
-/** Side by side: `left` (the live text) and `right` (the proposed or edited text), changes marked. */
+const NARROW = '(max-width: 700px)';
+
+/** Whether the screen is phone-narrow, following changes (rotation, resizing). */
+function useNarrow(): boolean {
+  const [narrow, setNarrow] = useState(() => window.matchMedia(NARROW).matches);
+  useEffect(() => {
+    const query = window.matchMedia(NARROW);
+    const listener = () => setNarrow(query.matches);
+    query.addEventListener('change', listener);
+    return () => query.removeEventListener('change', listener);
+  }, []);
+  return narrow;
+}
+
+/** `left` (the live text) and `right` (the proposed or edited text), changes marked: side by side, or one column on a phone. */
 export function YamlDiff({ left, right, leftLabel, rightLabel }: { left: string; right: string; leftLabel: string; rightLabel: string }) {
   const { kit, error } = useKit();
+  const narrow = useNarrow();
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!kit || !box.current) return;
-    const diff = kit.createDiff(box.current, { left, right, leftLabel, rightLabel });
+    const diff = kit.createDiff(box.current, { left, right, leftLabel, rightLabel, unified: narrow });
     return () => diff.destroy();
-  }, [kit, left, right, leftLabel, rightLabel]);
+  }, [kit, left, right, leftLabel, rightLabel, narrow]);
   if (error) return <Problem error={error} />;
   return (
     <div className="rules-diff">
-      <div className="rules-diff-heads" aria-hidden="true">
-        <span>{leftLabel}</span>
-        <span>{rightLabel}</span>
-      </div>
+      {narrow ? (
+        <p className="rules-diff-heads rules-diff-unified">
+          {rightLabel}; the lines of {leftLabel} it replaces are shown above them, marked as removed.
+        </p>
+      ) : (
+        <div className="rules-diff-heads" aria-hidden="true">
+          <span>{leftLabel}</span>
+          <span>{rightLabel}</span>
+        </div>
+      )}
       {!kit && (
         <p className="state" role="status">
           Loading the comparison…
