@@ -10,6 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { claimTask, completeTask, createTask } from '../../shared/db/investigations.js';
+import { acquireLock, releaseLock } from '../../shared/db/locks.js';
+import { createReport, finishReport } from '../../shared/db/patrol.js';
+import { PATROL_LOCK } from '../../shared/patrol/lock.js';
 import { registerLocalWorker } from '../../shared/worker-invoke.js';
 import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { startTestService } from '../support/local-service.js';
@@ -311,5 +314,60 @@ describe('patrol', { timeout: 120_000 }, () => {
     await viewerPage.locator('.patrol-latest .patrol-flagged').waitFor();
     expect(await viewerPage.getByRole('button', { name: 'Trigger patrol' }).count()).toBe(0);
     await expectAccessible(viewerPage, '/patrol as a viewer');
+  });
+
+  it('already_running: the console follows the running scan, and its failure is shown with the reason', async () => {
+    const running = `console-ai-running-${Date.now()}`;
+    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: 'schedule' });
+    expect((await acquireLock(PATROL_LOCK, running, 120_000)).acquired).toBe(true);
+    try {
+      await adminPage.goto('/patrol');
+      const answer = adminPage.waitForResponse((r) => new URL(r.url()).pathname === '/api/patrol/trigger');
+      await adminPage.getByRole('button', { name: 'Trigger patrol' }).click();
+      expect(await (await answer).json()).toEqual({ status: 'already_running', report_id: running });
+      await adminPage.getByText('A scan was already running; following it.', { exact: false }).waitFor();
+      expect(await adminPage.getByRole('button', { name: 'Scan running…' }).isDisabled()).toBe(true);
+      await finishReport(running, { status: 'failed', error: 'console-ai: the warehouse did not answer' });
+    } finally {
+      await releaseLock(PATROL_LOCK, running);
+    }
+    await adminPage.getByText('The scan failed.').waitFor();
+    await adminPage.getByText('Reason: console-ai: the warehouse did not answer').waitFor();
+    await expectAccessible(adminPage, '/patrol after a failed scan');
+    await adminPage.getByRole('link', { name: 'Open the failed report' }).click();
+    await adminPage.getByRole('alert').getByText('console-ai: the warehouse did not answer').waitFor();
+  });
+});
+
+describe('dark theme on a phone', { timeout: 90_000 }, () => {
+  it('every AI page passes axe in dark mode at 390 px and does not scroll sideways', async () => {
+    const phone = await browser.page();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.emulateMedia({ colorScheme: 'dark' });
+    await signIn(phone, VIEWER.email, VIEWER.password);
+    const { body: issues } = await api(service.url, admin, 'GET', '/api/ai-issues');
+    const { body: invs } = await api(service.url, admin, 'GET', '/api/investigations');
+    const { body: latest } = await api(service.url, admin, 'GET', '/api/patrol/latest');
+    const written = invs.investigations.find((i: { investigation_id: string }) => i.investigation_id !== HOSTILE_ID);
+    const pages: [string, string | RegExp][] = [
+      ['/ai-issues', 'AI issues'],
+      [`/ai-issues/${encodeURIComponent(issues.issues[0].issue_id)}`, issues.issues[0].issue_name],
+      ['/patrol', 'Patrol'],
+      [`/patrol/${latest.report_id}`, /^Patrol report/],
+      ['/investigations', 'Investigations'],
+      [`/investigations/${encodeURIComponent(written.investigation_id)}`, `Investigation of ${written.cluster_name}`],
+    ];
+    for (const [path, heading] of pages) {
+      await phone.goto(path);
+      await phone.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await phone.waitForLoadState('networkidle');
+      const wide = await phone.evaluate(`(() => {
+        const w = document.documentElement.clientWidth;
+        const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.table-scroll, .markdown-table, pre'));
+        return { over: document.documentElement.scrollWidth - w, culprits: out.slice(0, 5).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)) };
+      })()`);
+      expect(wide, path).toEqual({ over: 0, culprits: [] });
+      await expectAccessible(phone, `${path} dark, 390 px`);
+    }
   });
 });
