@@ -3,7 +3,8 @@
 // splitting), so the first load carries only the shell and the page asked for.
 import { createBrowserRouter, Navigate, Outlet, useLocation } from 'react-router';
 import { Shell } from './components/shell';
-import { useSession } from './session';
+import type { Role } from './api/types';
+import { ADMINS, useSession } from './session';
 
 function RequireSession() {
   const { user } = useSession();
@@ -14,6 +15,20 @@ function RequireSession() {
       <Outlet />
     </Shell>
   );
+}
+
+/** Pages only some roles may open: others get a message instead (and never see them in the navigation). */
+function RequireRole({ roles }: { roles: Role[] }) {
+  const { can } = useSession();
+  if (!can(...roles)) {
+    return (
+      <section>
+        <h1>Not available</h1>
+        <p>This page needs the {roles.join(' or ')} role.</p>
+      </section>
+    );
+  }
+  return <Outlet />;
 }
 
 const page = (load: () => Promise<{ default: React.ComponentType }>) => async () => ({ Component: (await load()).default });
@@ -32,6 +47,31 @@ export const router = createBrowserRouter([
       { path: 'analysis', lazy: page(() => import('./pages/analysis')) },
       { path: 'issues', lazy: page(() => import('./pages/issues')) },
       { path: 'issues/:issueId', lazy: page(() => import('./pages/issue')) },
+      { path: 'ai-issues', lazy: page(() => import('./pages/ai-issues')) },
+      { path: 'ai-issues/:issueId', lazy: page(() => import('./pages/ai-issue')) },
+      { path: 'patrol', lazy: page(() => import('./pages/patrol')) },
+      { path: 'patrol/:reportId', lazy: page(() => import('./pages/patrol-report')) },
+      { path: 'investigations', lazy: page(() => import('./pages/investigations')) },
+      { path: 'investigations/:investigationId', lazy: page(() => import('./pages/investigation')) },
+      { path: 'chat', lazy: page(() => import('./pages/chat')) },
+      { path: 'dashboards', lazy: page(() => import('./pages/dashboards')) },
+      { path: 'rules', lazy: page(() => import('./pages/rules')) },
+      { path: 'proposals', lazy: page(() => import('./pages/proposals')) },
+      { path: 'proposals/:changeId', lazy: page(() => import('./pages/proposal')) },
+      {
+        element: <RequireRole roles={ADMINS} />,
+        children: [
+          { path: 'users', lazy: page(() => import('./pages/users')) },
+          { path: 'audit', lazy: page(() => import('./pages/audit')) },
+        ],
+      },
+      {
+        element: <RequireRole roles={['superadmin']} />,
+        children: [
+          { path: 'settings', lazy: page(() => import('./pages/general-settings')) },
+          { path: 'llm-cost', lazy: page(() => import('./pages/llm-cost')) },
+        ],
+      },
       { path: '*', lazy: page(() => import('./pages/not-found')) },
     ],
   },

@@ -2,15 +2,26 @@
 // and the light/dark switch (the system's choice until the user picks one).
 import { type ReactNode, useEffect, useState } from 'react';
 import { NavLink } from 'react-router';
-import { useSession } from '../session';
+import type { Role } from '../api/types';
+import { ADMINS, useSession } from '../session';
 
-const NAV = [
+const NAV: { to: string; label: string; end?: boolean; roles?: Role[] }[] = [
   { to: '/', label: 'Fleet', end: true },
   { to: '/health', label: 'Health' },
   { to: '/risk', label: 'Risk' },
   { to: '/critical', label: 'Critical' },
   { to: '/analysis', label: 'Analysis' },
   { to: '/issues', label: 'Alert issues' },
+  { to: '/ai-issues', label: 'AI issues' },
+  { to: '/patrol', label: 'Patrol' },
+  { to: '/investigations', label: 'Investigations' },
+  { to: '/chat', label: 'Chat' },
+  { to: '/dashboards', label: 'Dashboards' },
+  { to: '/rules', label: 'Rules' },
+  { to: '/users', label: 'People', roles: ADMINS },
+  { to: '/audit', label: 'Audit', roles: ADMINS },
+  { to: '/settings', label: 'Settings', roles: ['superadmin'] },
+  { to: '/llm-cost', label: 'LLM cost', roles: ['superadmin'] },
 ];
 
 type Theme = 'light' | 'dark' | 'system';
@@ -27,7 +38,7 @@ function useTheme(): [Theme, (t: Theme) => void] {
 }
 
 export function Shell({ children }: { children: ReactNode }) {
-  const { user, signOut } = useSession();
+  const { user, signOut, can } = useSession();
   const [theme, setTheme] = useTheme();
   return (
     <div className="shell">
@@ -38,7 +49,7 @@ export function Shell({ children }: { children: ReactNode }) {
         <span className="brand">Fleet Health</span>
         <nav aria-label="Main">
           <ul>
-            {NAV.map((item) => (
+            {NAV.filter((item) => !item.roles || can(...item.roles)).map((item) => (
               <li key={item.to}>
                 <NavLink to={item.to} end={item.end}>
                   {item.label}
