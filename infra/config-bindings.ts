@@ -122,7 +122,7 @@ export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: (context: Bindin
     },
   embed: ({ props: { embed }, stage }) =>
     embed && {
-      environment: { EMBED_HOST: embed.host, EMBED_CLIENT_ID: embed.clientId },
+      environment: { EMBED_HOST: embed.host, EMBED_CLIENT_ID: embed.clientId, EMBED_DASHBOARD: embed.dashboard },
       secret: {
         id: 'EmbedClientSecret',
         variable: 'EMBED_CLIENT_SECRET',

@@ -21,8 +21,11 @@ export interface FleetHealthStackProps extends StackProps {
   readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string; startTls?: boolean };
   /** Optional ticket provider of create-ticket (shared/tickets/provider.ts); undefined: 503 there. */
   readonly tickets?: TicketSettings;
-  /** Optional BI server for dashboard embedding (shared/embed/provider.ts): EMBED_HOST and EMBED_CLIENT_ID; the secret is created by the stack. */
-  readonly embed?: { host: string; clientId: string };
+  /**
+   * Optional BI server for dashboard embedding (shared/embed/provider.ts): EMBED_HOST and EMBED_CLIENT_ID, and the
+   * dashboard the console shows (EMBED_DASHBOARD, a path on the host); the secret is created by the stack.
+   */
+  readonly embed?: { host: string; clientId: string; dashboard?: string };
   /** Optional LLM provider (shared/llm/provider.ts) of every function granted bedrock:invoke; undefined: chat 503, patrol/agents run the rules engine. */
   readonly llm?: LlmSettings;
 }
@@ -73,7 +76,9 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
         : undefined,
     tickets: ticketSettings(optional),
     llm: llmSettings(optional),
-    embed: optional('embedHost') ? { host: optional('embedHost')!, clientId: required('embedClientId', 'embedHost') } : undefined,
+    embed: optional('embedHost')
+      ? { host: optional('embedHost')!, clientId: required('embedClientId', 'embedHost'), dashboard: optional('embedDashboard') }
+      : undefined,
   };
 
   function required(key: string, because: string): string {

@@ -11,6 +11,7 @@
 //   EMBED_GROUP_IDS         optional comma list of group ids
 //   EMBED_EXTERNAL_GROUP_ID optional external group id
 //   EMBED_TIMEOUT_MS        optional, default 10000, at most 20000: how long one call may take
+//   EMBED_DASHBOARD         optional: the dashboard the console shows, a path on EMBED_HOST such as /embed/dashboards/7
 import * as z from 'zod';
 import { ServiceUnavailable } from '../http/errors.js';
 import { serviceUrl } from '../http/service-url.js';
@@ -46,6 +47,14 @@ const UserAttributes = z
   })
   .pipe(z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()]), { error: USER_ATTRIBUTES_MESSAGE }));
 
+const DASHBOARD_MESSAGE =
+  'EMBED_DASHBOARD must be a path on EMBED_HOST such as /embed/dashboards/7: one leading /, no scheme or host, no spaces or fragment, at most 512 characters.';
+/** A path (and optional query) on EMBED_HOST: not `//host`, not a URL, nothing the browser would read as another server. */
+const DashboardPath = z
+  .string()
+  .max(512, { error: DASHBOARD_MESSAGE })
+  .regex(/^\/[^/\\\s#?][^\\\s#]*$/, { error: DASHBOARD_MESSAGE });
+
 export const notConfigured = (missing = ['EMBED_HOST', 'EMBED_CLIENT_ID', 'EMBED_CLIENT_SECRET (or EMBED_CLIENT_SECRET_ARN)']) =>
   new ServiceUnavailable(`Dashboard embedding is not configured: set ${missing.join(', ')}.`);
 
@@ -62,6 +71,7 @@ export const embedSettings = defineSettings(
     EMBED_GROUP_IDS: commaList(),
     EMBED_EXTERNAL_GROUP_ID: text(),
     EMBED_TIMEOUT_MS: whole('EMBED_TIMEOUT_MS', 10_000, 1, 20_000, ' of milliseconds'),
+    EMBED_DASHBOARD: DashboardPath.optional(),
   },
   {
     secrets: ['EMBED_CLIENT_SECRET'],
@@ -89,6 +99,8 @@ export const embedSettings = defineSettings(
         groupIds: v.EMBED_GROUP_IDS ?? [],
         ...(v.EMBED_EXTERNAL_GROUP_ID ? { externalGroupId: v.EMBED_EXTERNAL_GROUP_ID } : {}),
         timeoutMs: v.EMBED_TIMEOUT_MS,
+        /** The dashboard the console shows, a path on `host`; undefined: the user picks one. */
+        dashboard: v.EMBED_DASHBOARD,
       };
     },
   },

@@ -12,11 +12,12 @@
 // Two acquires of the same user without a stored token may race and create two
 // sessions; the later write wins and the other session simply ages out.
 import { coreSettings } from '../config/core.js';
+import type { Env } from '../config/env.js';
 import { deleteEmbedSession, getEmbedSession, putEmbedSession } from '../db/embed-sessions.js';
 import { BadGateway, BadRequest, Forbidden } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { createLogger } from '../log.js';
-import { EmbedProviderError, embedProvider, type EmbedProvider, type EmbedUser } from './provider.js';
+import { EmbedProviderError, embedConfig, embedProvider, type EmbedProvider, type EmbedUser } from './provider.js';
 
 const log = createLogger('dashboard-embed');
 
@@ -149,4 +150,10 @@ async function viaProvider<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof EmbedProviderError) throw new BadGateway(`Dashboard embedding failed: ${error.message}.`);
     throw error;
   }
+}
+
+/** The BI server and the dashboard the console shows: EMBED_DASHBOARD on EMBED_HOST, or null when none is set (503 when embedding is not configured). */
+export function configuredDashboard(env?: Env): { host: string; dashboard_url: string | null } {
+  const { host, dashboard } = embedConfig(env);
+  return { host, dashboard_url: dashboard ? `${host}${dashboard}` : null };
 }

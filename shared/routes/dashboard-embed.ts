@@ -32,6 +32,12 @@ export const EmbedTokensAnswer = z.union([
   z.strictObject({ session_reference_token_ttl: z.literal(0) }),
 ]);
 
+/** Issue 19 §8: the BI server and the dashboard the console shows (EMBED_DASHBOARD), null when none is configured. */
+export const EmbedDashboardAnswer = z.strictObject({
+  host: z.url(),
+  dashboard_url: z.url().nullable(),
+});
+
 export const dashboardEmbedGroup = defineGroup({
   name: 'dashboard-embed',
   config: ['embed'],
@@ -45,6 +51,15 @@ export const dashboardEmbedGroup = defineGroup({
       roles: ANY_ROLE,
       response: EmbedSessionAnswer,
       problems: [502, 503],
+    },
+    dashboard: {
+      method: 'GET',
+      path: '/api/dashboard-embed/dashboard',
+      summary: 'The BI server and the configured dashboard to embed',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: EmbedDashboardAnswer,
+      problems: [503],
     },
     generateTokens: {
       method: 'PUT',

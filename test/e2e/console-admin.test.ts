@@ -3,9 +3,9 @@
 // yields an activation link that signs the invitee in; the 409 guards are explained;
 // the audit log shows the invite and keeps its filter in the URL; LLM cost renders
 // for a superadmin and is neither listed nor shown for a viewer; the dashboards page
-// explains the 503 and, with the local BI server (test/support/fake-embed.ts), embeds
-// the dashboard, renews its tokens before they expire and acquires a new session when
-// the old one has ended. axe on each page.
+// explains the 503 and, with the local BI server (test/support/fake-embed.ts), names
+// EMBED_DASHBOARD when it is unset, embeds the configured dashboard, renews its tokens
+// before they expire and acquires a new session when the old one has ended. axe on each page.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -207,20 +207,35 @@ describe('dashboards', { timeout: 90_000 }, () => {
     await expectAccessible(viewerPage, '/dashboards not configured');
   });
 
-  it('embeds the dashboard from the BI server, renews its tokens and acquires a new session when it ends', async () => {
+  it('names EMBED_DASHBOARD when the service has no dashboard, and shows an address typed in', async () => {
     Object.assign(process.env, { EMBED_HOST: fake.host, EMBED_CLIENT_ID: EMBED.clientId, EMBED_CLIENT_SECRET: EMBED.clientSecret, EMBED_TIMEOUT_MS: '2000' });
+    forgetEmbedLogins();
+    await open(viewerPage, '/dashboards', 'Dashboards');
+    await viewerPage.getByText('the service names no dashboard').waitFor();
+    expect(await viewerPage.locator('.dashboards-none').textContent()).toContain('EMBED_DASHBOARD');
+    await expectAccessible(viewerPage, '/dashboards without a dashboard configured');
+    await viewerPage.getByLabel('Dashboard address').fill('/embed/dashboards/3');
+    await viewerPage.getByRole('button', { name: 'Show' }).click();
+    await viewerPage.waitForURL((u) => u.searchParams.get('dashboard') === '/embed/dashboards/3');
+    const src = new URL((await viewerPage.locator('iframe.dashboards-frame').getAttribute('src'))!);
+    expect(src.origin).toBe(fake.host);
+    expect(decodeURIComponent(src.pathname)).toMatch(/^\/login\/embed\/\/embed\/dashboards\/3\?/);
+    await viewerPage.evaluate('localStorage.clear()');
+  });
+
+  it('embeds the configured dashboard without an address typed in, renews its tokens and acquires a new session when it ends', async () => {
+    Object.assign(process.env, {
+      EMBED_HOST: fake.host,
+      EMBED_CLIENT_ID: EMBED.clientId,
+      EMBED_CLIENT_SECRET: EMBED.clientSecret,
+      EMBED_TIMEOUT_MS: '2000',
+      EMBED_DASHBOARD: '/embed/dashboards/7',
+    });
     forgetEmbedLogins();
     const page = await browser.page();
     await page.clock.install();
     await signIn(page, VIEWER.email, VIEWER.password, '/dashboards');
     await page.getByRole('heading', { level: 1, name: 'Dashboards' }).waitFor();
-    await page.getByText('An embed session is ready').waitFor();
-    await expectAccessible(page, '/dashboards without a dashboard chosen');
-
-    const dashboard = `${fake.host}/embed/dashboards/7`;
-    await page.getByLabel('Dashboard address').fill(dashboard);
-    await page.getByRole('button', { name: 'Show' }).click();
-    await page.waitForURL((u) => u.searchParams.get('dashboard') === dashboard);
     const frame = page.locator('iframe.dashboards-frame');
     await frame.waitFor();
     const src = new URL((await frame.getAttribute('src'))!);
@@ -233,7 +248,9 @@ describe('dashboards', { timeout: 90_000 }, () => {
     expect(issued).toContain(target.searchParams.get('embed_navigation_token'));
     expect(issued).toContain(src.searchParams.get('embed_authentication_token'));
     expect(await frame.getAttribute('title')).toBe('BI dashboard');
-    await expectAccessible(page, '/dashboards with the dashboard');
+    expect(new URL(page.url()).searchParams.has('dashboard')).toBe(false);
+    expect(await page.getByLabel('Dashboard address').isVisible()).toBe(false); // another one is a secondary choice
+    await expectAccessible(page, '/dashboards with the configured dashboard');
 
     // A minute before the 600 s tokens expire the page renews them, without reloading the frame.
     const renewed = page.waitForResponse((r) => r.url().endsWith('/api/dashboard-embed/generate-tokens'));

@@ -94,6 +94,55 @@ describe('not configured', () => {
     expect(res.contentType).toContain('application/problem+json');
     expect(res.body.detail).toContain('EMBED_HOST');
     expect((await generate({ api_token: 'a', navigation_token: 'n' })).status).toBe(503);
+    const dashboard = await call(viewer, 'GET', '/api/dashboard-embed/dashboard');
+    expect(dashboard.status).toBe(503);
+    expect(dashboard.body.detail).toContain('EMBED_HOST');
+    // A dashboard alone does not configure embedding.
+    process.env.EMBED_DASHBOARD = '/embed/dashboards/7';
+    expect((await call(viewer, 'GET', '/api/dashboard-embed/dashboard')).status).toBe(503);
+    delete process.env.EMBED_DASHBOARD;
+  });
+});
+
+describe('the configured dashboard (issue 19 §8)', () => {
+  afterEach(() => {
+    delete process.env.EMBED_DASHBOARD;
+  });
+
+  it('names EMBED_DASHBOARD on EMBED_HOST, for every role, matching the response schema', async () => {
+    configure();
+    const calls = fake.received.length;
+    process.env.EMBED_DASHBOARD = '/embed/dashboards/7';
+    for (const token of [viewer, admin]) {
+      const res = await call(token, 'GET', '/api/dashboard-embed/dashboard');
+      expect(res.status).toBe(200);
+      matchesSchema('dashboard', res.body);
+      expect(res.body).toEqual({ host: fake.host, dashboard_url: `${fake.host}/embed/dashboards/7` });
+    }
+    process.env.EMBED_DASHBOARD = '/dashboards/12?Region=EU';
+    expect((await call(viewer, 'GET', '/api/dashboard-embed/dashboard')).body.dashboard_url).toBe(`${fake.host}/dashboards/12?Region=EU`);
+    expect(fake.received).toHaveLength(calls); // a setting, not a call to the BI server
+  });
+
+  it('answers dashboard_url null when EMBED_DASHBOARD is unset', async () => {
+    configure();
+    const res = await call(viewer, 'GET', '/api/dashboard-embed/dashboard');
+    expect(res).toMatchObject({ status: 200, body: { host: fake.host, dashboard_url: null } });
+    matchesSchema('dashboard', res.body);
+  });
+
+  it('refuses a dashboard that is not a path on EMBED_HOST with a 503 naming the variable, never echoing it', async () => {
+    configure();
+    for (const bad of ['https://evil.example.com/embed/dashboards/7', '//evil.example.com/x', 'reports/7', '/', '/a b', `/${'d'.repeat(512)}`]) {
+      process.env.EMBED_DASHBOARD = bad;
+      const res = await call(viewer, 'GET', '/api/dashboard-embed/dashboard');
+      expect(res.status, bad).toBe(503);
+      expect(res.body.detail).toContain('EMBED_DASHBOARD');
+      if (bad.length > 1) expect(res.body.detail).not.toContain(bad);
+    }
+    const anonymous = await fetch(`${service.url}/api/dashboard-embed/dashboard`);
+    bodies.push(await anonymous.text());
+    expect(anonymous.status).toBe(401);
   });
 });
 

@@ -449,8 +449,16 @@ describe('LLM provider configuration', () => {
 });
 
 describe('dashboard embed configuration', () => {
-  it('gives only the dashboard-embed Lambda the BI server and its client secret', () => {
-    const withEmbed = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], embedHost: 'https://bi.example.com', embedClientId: 'fleet' } });
+  it('gives only the dashboard-embed Lambda the BI server, its dashboard and its client secret', () => {
+    const withEmbed = new App({
+      context: {
+        ...cdkContext,
+        'aws:cdk:bundling-stacks': [],
+        embedHost: 'https://bi.example.com',
+        embedClientId: 'fleet',
+        embedDashboard: '/embed/dashboards/7',
+      },
+    });
     const t = Template.fromStack(new FleetHealthStack(withEmbed, 'EmbedStack', fleetHealthPropsFromContext(withEmbed))).toJSON().Resources as Record<
       string,
       Json
@@ -459,6 +467,7 @@ describe('dashboard embed configuration', () => {
     expect(configured.map((f) => f.Properties.FunctionName)).toEqual([`${prefix}dashboard-embed`]);
     expect(configured[0]!.Properties.Environment.Variables).toMatchObject({
       EMBED_CLIENT_ID: 'fleet',
+      EMBED_DASHBOARD: '/embed/dashboards/7',
       EMBED_CLIENT_SECRET_ARN: { Ref: expect.stringMatching(/^EmbedClientSecret/) },
     });
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, embedHost: 'https://bi.example.com' } }))).toThrow(/embedClientId/);

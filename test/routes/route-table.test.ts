@@ -21,6 +21,7 @@ const BEYOND_SPEC = [
   'GET /api/settings/risk-rules/versions',
   'GET /api/clusters/{cluster_id}', // issue 18 §5: the console's cluster page (inventory, daily metric rollups)
   'GET /api/clusters/{cluster_id}/metrics',
+  'GET /api/dashboard-embed/dashboard', // issue 19 §8: the configured BI dashboard the console embeds (EMBED_DASHBOARD)
 ];
 
 describe('the route table', () => {

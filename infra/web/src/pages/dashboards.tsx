@@ -1,13 +1,16 @@
 // Dashboards (/dashboards, every role): the BI server's dashboard in an iframe through
 // a cookieless embed session (components/admin/embed-session.ts). The service holds the
 // session; the page renews its tokens before they expire, answers the frame's token
-// requests, and acquires a new session when the old one ends. Which dashboard: its BI
-// address (…/embed/dashboards/7 or …/dashboards/7), from ?dashboard= or as last chosen
-// in this browser. A 503 says which settings the service needs.
+// requests, and acquires a new session when the old one ends. Which dashboard: the one the
+// service is configured with (EMBED_DASHBOARD, GET /api/dashboard-embed/dashboard), shown
+// directly; another BI address (…/embed/dashboards/7 or …/dashboards/7) can be picked into
+// ?dashboard=. With none configured, the address form is the way in (the last one chosen in
+// this browser is remembered) and the page names the setting. A 503 says which settings
+// the service needs.
 import { type FormEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import type { ApiProblem } from '../api/client';
-import { type EmbedTokens, embedUrl, parseDashboard, useEmbedSession } from '../components/admin/embed-session';
+import { type EmbedTokens, embedUrl, parseDashboard, useConfiguredDashboard, useEmbedSession } from '../components/admin/embed-session';
 import { Loading, Problem } from '../components/states';
 import './dashboards.css';
 
@@ -26,16 +29,28 @@ const dateTime = (ms: number) => new Date(ms).toLocaleString([], { dateStyle: 'm
 
 export default function DashboardsPage() {
   const [params, setParams] = useSearchParams();
-  const chosen = params.get('dashboard') ?? readStored();
-  const dashboard = useMemo(() => (chosen ? parseDashboard(chosen) : null), [chosen]);
-  const { state, reacquire, fresh, onRenewed } = useEmbedSession(dashboard?.href ?? '');
+  const { configured, reload } = useConfiguredDashboard();
+  const host = configured.status === 'ready' ? configured.host : undefined;
+  const named = configured.status === 'ready' ? configured.dashboard : null;
+  const picked = params.get('dashboard');
+  // A pick in the address wins; then the service's dashboard; then, with none configured, the last pick here.
+  const chosen = picked ?? named ?? (configured.status === 'ready' ? readStored() : '');
+  const dashboard = useMemo(() => (chosen ? parseDashboard(chosen, host) : null), [chosen, host]);
+  const { state: session, reacquire, fresh, onRenewed } = useEmbedSession(dashboard?.href ?? '', configured.status === 'ready');
+  const state = configured.status === 'failed' ? ({ status: 'failed', error: configured.error } as const) : session;
+  const retry = () => {
+    reload();
+    reacquire();
+  };
   const frame = useRef<HTMLIFrameElement>(null);
 
   const choose = (value: string) => {
-    try {
-      localStorage.setItem(STORED, value);
-    } catch {
-      // Private mode: the URL still carries it.
+    if (!named) {
+      try {
+        localStorage.setItem(STORED, value);
+      } catch {
+        // Private mode: the URL still carries it.
+      }
     }
     setParams((p) => {
       const next = new URLSearchParams(p);
@@ -43,6 +58,12 @@ export default function DashboardsPage() {
       return next;
     });
   };
+  const backToNamed = () =>
+    setParams((p) => {
+      const next = new URLSearchParams(p);
+      next.delete('dashboard');
+      return next;
+    });
 
   // The frame asks for tokens (session:tokens:request); renewed tokens are pushed to it.
   const origin = dashboard?.origin ?? null;
@@ -91,10 +112,22 @@ export default function DashboardsPage() {
     <section className="dashboards-page" aria-labelledby="dashboards-title">
       <h1 id="dashboards-title">Dashboards</h1>
       {state.status === 'failed' ? (
-        <NotAvailable error={state.error} retry={reacquire} />
+        <NotAvailable error={state.error} retry={retry} />
       ) : (
         <>
-          <DashboardForm current={chosen} invalid={Boolean(chosen) && !dashboard} onChoose={choose} />
+          {named ? (
+            <details className="dashboards-other" open={Boolean(picked)}>
+              <summary>Show another dashboard</summary>
+              <DashboardForm current={picked ?? ''} host={host} invalid={Boolean(picked) && !dashboard} onChoose={choose} />
+              {picked && (
+                <button type="button" className="link-button" onClick={backToNamed}>
+                  Back to the configured dashboard
+                </button>
+              )}
+            </details>
+          ) : (
+            configured.status === 'ready' && <DashboardForm current={chosen} host={host} invalid={Boolean(chosen) && !dashboard} onChoose={choose} />
+          )}
           {state.status === 'acquiring' ? (
             <Loading what="an embed session" />
           ) : (
@@ -122,9 +155,10 @@ export default function DashboardsPage() {
                   referrerPolicy="origin"
                 />
               ) : (
-                <div className="state empty">
-                  An embed session is ready. Enter the dashboard's address on the BI server above (for example
-                  <code> https://bi.example.com/embed/dashboards/7</code>) to show it here.
+                <div className="state empty dashboards-none">
+                  An embed session is ready, but the service names no dashboard: set <code>EMBED_DASHBOARD</code> to the dashboard's path on the BI server (for
+                  example <code>/embed/dashboards/7</code>; on AWS the stack's <code>embedDashboard</code>), or enter a dashboard's address above to show it
+                  here.
                 </div>
               )}
             </>
@@ -135,14 +169,14 @@ export default function DashboardsPage() {
   );
 }
 
-function DashboardForm({ current, invalid, onChoose }: { current: string; invalid: boolean; onChoose: (v: string) => void }) {
+function DashboardForm({ current, host, invalid, onChoose }: { current: string; host?: string; invalid: boolean; onChoose: (v: string) => void }) {
   const [text, setText] = useState(current);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => setText(current), [current]);
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (!parseDashboard(text)) {
-      setError('Enter the full address of a dashboard on the BI server, starting with https://.');
+    if (!parseDashboard(text, host)) {
+      setError('Enter the address of a dashboard on the BI server (https://…, or its path such as /embed/dashboards/7).');
       return;
     }
     setError(null);
@@ -154,10 +188,11 @@ function DashboardForm({ current, invalid, onChoose }: { current: string; invali
       <label className="dashboards-address">
         Dashboard address
         <input
-          type="url"
+          type="text"
+          inputMode="url"
           value={text}
           onChange={(e) => setText(e.target.value)}
-          placeholder="https://bi.example.com/embed/dashboards/7"
+          placeholder={`${host ?? 'https://bi.example.com'}/embed/dashboards/7`}
           aria-invalid={Boolean(message)}
           aria-describedby={message ? 'dashboard-address-error' : undefined}
         />
@@ -181,9 +216,9 @@ function NotAvailable({ error, retry }: { error: ApiProblem; retry: () => void }
         <strong>Dashboard embedding is not set up</strong>
         <p>{error.detail}</p>
         <p>
-          These are settings of the service: in the environment of <code>npm start</code> locally, or on AWS the stack's <code>embedHost</code> and{' '}
-          <code>embedClientId</code> with the client secret in the secret the stack creates. The BI server's API client needs the cookieless-embed permission.
-          Once set, reload this page.
+          These are settings of the service: in the environment of <code>npm start</code> locally, or on AWS the stack's <code>embedHost</code>,{' '}
+          <code>embedClientId</code> and <code>embedDashboard</code> (the dashboard shown here) with the client secret in the secret the stack creates. The BI
+          server's API client needs the cookieless-embed permission. Once set, reload this page.
         </p>
         <button type="button" onClick={retry}>
           Try again

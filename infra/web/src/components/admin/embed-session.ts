@@ -4,11 +4,38 @@
 // acquired anew when the service says the session has ended (session_reference_token_ttl
 // 0) or its lifetime runs out. Each acquire is a new "generation": the iframe is loaded
 // again with its one-time authentication token; a renewal only hands the frame new tokens.
+// Which dashboard the service names (EMBED_DASHBOARD) comes from GET /api/dashboard-embed/dashboard.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiProblem, call, endpoint } from '../../api/client';
 
 const acquireEp = endpoint<'dashboard-embed', 'acquireSession'>('POST', '/api/dashboard-embed/acquire-session');
 const renewEp = endpoint<'dashboard-embed', 'generateTokens'>('PUT', '/api/dashboard-embed/generate-tokens');
+const dashboardEp = endpoint<'dashboard-embed', 'dashboard'>('GET', '/api/dashboard-embed/dashboard');
+
+export type ConfiguredDashboard =
+  | { status: 'loading' }
+  | { status: 'failed'; error: ApiProblem }
+  /** `dashboard`: the configured dashboard's address, null when the service names none. */
+  | { status: 'ready'; host: string; dashboard: string | null };
+
+/** The BI server and the dashboard the service is configured to show; `reload` asks again (after a 503, once set). */
+export function useConfiguredDashboard() {
+  const [state, setState] = useState<ConfiguredDashboard>({ status: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: attempt is the trigger, not a value read.
+  useEffect(() => {
+    let cancelled = false;
+    setState({ status: 'loading' });
+    call(dashboardEp)
+      .then((a) => !cancelled && setState({ status: 'ready', host: a.host, dashboard: a.dashboard_url }))
+      .catch((e: unknown) => !cancelled && setState({ status: 'failed', error: asProblem(e) }));
+    return () => {
+      cancelled = true;
+    };
+  }, [attempt]);
+  const reload = useCallback(() => setAttempt((a) => a + 1), []);
+  return { configured: state, reload };
+}
 
 export interface EmbedTokens {
   authentication_token: string;
@@ -45,7 +72,8 @@ const delayOf = (ms: number) => Math.min(MAX_DELAY_MS, Math.max(MIN_DELAY_MS, ms
 
 const asProblem = (e: unknown) => (e instanceof ApiProblem ? e : new ApiProblem(0, 'Error', e instanceof Error ? e.message : String(e)));
 
-export function useEmbedSession(key: string) {
+/** `enabled` false: no session yet (the page waits to know which dashboard it shows, so it acquires once). */
+export function useEmbedSession(key: string, enabled = true) {
   const [state, setState] = useState<EmbedState>({ status: 'acquiring' });
   const [generation, setGeneration] = useState(0);
   const tokens = useRef<EmbedTokens | null>(null);
@@ -62,6 +90,7 @@ export function useEmbedSession(key: string) {
     let cancelled = false;
     tokens.current = null;
     setState({ status: 'acquiring' });
+    if (!enabled) return;
     call(acquireEp)
       .then((a) => {
         if (cancelled) return;
@@ -86,7 +115,7 @@ export function useEmbedSession(key: string) {
     return () => {
       cancelled = true;
     };
-  }, [key, generation]);
+  }, [key, generation, enabled]);
 
   /** New API and navigation tokens; a session the service no longer has is acquired anew. */
   const renew = useCallback((): Promise<EmbedTokens | null> => {
@@ -176,10 +205,11 @@ export function embedUrl(dashboard: URL, tokens: EmbedTokens, embedDomain: strin
   return `${dashboard.origin}/login/embed/${encodeURIComponent(target)}?embed_authentication_token=${encodeURIComponent(tokens.authentication_token)}`;
 }
 
-/** A dashboard address the page can embed: an absolute http(s) URL with a path. */
-export function parseDashboard(text: string): URL | null {
+/** A dashboard address the page can embed: an absolute http(s) URL with a path, or a path on `host` (the BI server) when given. */
+export function parseDashboard(text: string, host?: string): URL | null {
   try {
-    const url = new URL(text.trim());
+    const trimmed = text.trim();
+    const url = host && trimmed.startsWith('/') && !trimmed.startsWith('//') ? new URL(`${host}${trimmed}`) : new URL(trimmed);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
     if (url.pathname === '/' || url.pathname === '') return null;
     return url;
