@@ -278,7 +278,7 @@ describe('dark theme on a phone', { timeout: 90_000 }, () => {
     const page = await browser.page();
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(page, 'admin', PASSWORD);
-    await page.evaluate(() => localStorage.setItem('fleet-health.theme', 'dark'));
+    await page.evaluate("localStorage.setItem('fleet-health.theme', 'dark')");
     for (const [path, heading, ready] of [
       ['/users', 'People', 'table.users-table tbody tr'],
       ['/audit', 'Audit log', 'table.audit-table tbody tr'],
@@ -287,8 +287,8 @@ describe('dark theme on a phone', { timeout: 90_000 }, () => {
     ] as const) {
       await open(page, path, heading);
       await page.locator(ready).first().waitFor();
-      expect(await page.evaluate(() => document.documentElement.getAttribute('data-theme'))).toBe('dark');
-      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${path} width`).toBeLessThanOrEqual(390);
+      expect(await page.evaluate("document.documentElement.getAttribute('data-theme')")).toBe('dark');
+      expect(await page.evaluate('document.documentElement.scrollWidth'), `${path} width`).toBeLessThanOrEqual(390);
       await expectAccessible(page, `${path} dark, phone`);
     }
   });

@@ -118,7 +118,7 @@ describe('the chat page', { timeout: 90_000 }, () => {
     expect(await reply.locator('script').count()).toBe(0);
     expect(await reply.locator('[onerror]').count()).toBe(0);
     expect(await reply.locator('a[href^="javascript:"]').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __chatPwned?: unknown }).__chatPwned)).toBeUndefined();
+    expect(await page.evaluate('window.__chatPwned')).toBeUndefined();
     expect(await input().inputValue()).toBe('');
     await expectAccessible(page, '/chat with an answer');
 
@@ -126,7 +126,7 @@ describe('the chat page', { timeout: 90_000 }, () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     await expectAccessible(page, '/chat dark');
     await page.setViewportSize({ width: 375, height: 740 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
     await expectAccessible(page, '/chat on a phone');
     await page.setViewportSize({ width: 1280, height: 720 });
     await page.emulateMedia({ colorScheme: 'light' });
@@ -142,7 +142,7 @@ describe('the chat page', { timeout: 90_000 }, () => {
     expect((await reset).status()).toBe(200);
     await page.getByText('Conversation cleared.').waitFor();
     expect(await log().locator('article').count()).toBe(0);
-    await expect.poll(() => page.evaluate(() => document.activeElement?.tagName)).toBe('TEXTAREA');
+    await expect.poll(() => page.evaluate('document.activeElement?.tagName')).toBe('TEXTAREA');
 
     openai.enqueueText('Fresh start.');
     expect((await ask('hi again')).status()).toBe(200);

@@ -155,7 +155,7 @@ describe('refusals and conflicts', { timeout: 90_000 }, () => {
     await alert.getByText(`Line ${line}, column ${col}:`, { exact: false }).waitFor();
     // "Go to line" puts the cursor there (CodeMirror renders only the lines in view), where the error is marked.
     await alert.getByRole('button', { name: `Go to line ${line}` }).click();
-    await expect.poll(() => superPage.evaluate(() => document.activeElement?.classList.contains('cm-content'))).toBe(true);
+    await expect.poll(() => superPage.evaluate("document.activeElement?.classList.contains('cm-content')")).toBe(true);
     await expect.poll(() => superPage.locator('.rules-editor .cm-lineNumbers .cm-activeLineGutter').textContent()).toBe(line);
     await superPage.locator('.rules-editor .cm-activeLine .cm-lintRange-error').waitFor();
     await superPage.locator('.rules-editor .cm-lint-marker-error').first().waitFor();
@@ -216,7 +216,7 @@ describe('a stale proposal', { timeout: 60_000 }, () => {
     await superPage.setViewportSize({ width: 390, height: 844 });
     await superPage.getByText('it replaces are shown above them, marked as removed', { exact: false }).waitFor();
     await superPage.locator('.rules-diff .cm-deletedChunk').first().waitFor();
-    expect(await superPage.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await superPage.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await expectAccessible(superPage, '/proposals/{id} on a phone, dark');
     await superPage.setViewportSize({ width: 1280, height: 720 });
     await superPage.locator('.cm-mergeView').waitFor();
