@@ -1,15 +1,15 @@
 // One AI issue (/ai-issues/{id}): how it was grouped (model, or rule-based and
 // marked so), the AI summary and reasoning, its facts and its linked alerts;
 // admins and superadmins triage it (assignee "me" available). Viewers read only.
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { GroupedBy, isRuleBased } from '../components/ai/grouping';
-import { AiTriageForm } from '../components/ai/triage-form';
 import { Timeline } from '../components/issues/evidence';
-import { duration, Maybe, Severity, Status, TicketLink, When } from '../components/issues/format';
-import { Loading, Problem } from '../components/states';
+import { TriageForm } from '../components/issues/triage-form';
+import { Maybe } from '../components/issues/format';
+import { IssueFacts, IssueFrame, IssueHeader } from '../components/issues/issue-page';
 import { ADMINS, useSession } from '../session';
 import './issue.css';
 import './ai-issue.css';
@@ -25,52 +25,25 @@ export default function AiIssuePage() {
   const admin = can(...ADMINS);
 
   return (
-    <section className="issue-page ai-issue-page" aria-labelledby="issue-title">
-      <p className="issue-back">
-        <Link to="/ai-issues">← AI issues</Link>
-      </p>
-      {detail.isPending ? (
+    <IssueFrame className="issue-page ai-issue-page" back={['/ai-issues', 'AI issues']} title="AI issue" notFound="AI issue not found" detail={detail}>
+      {(data) => (
         <>
-          <h1 id="issue-title">AI issue</h1>
-          <Loading what="the issue" />
-        </>
-      ) : detail.isError ? (
-        <>
-          <h1 id="issue-title">{detail.error.status === 404 ? 'AI issue not found' : 'AI issue'}</h1>
-          <Problem error={detail.error} retry={detail.error.status === 404 ? undefined : () => void detail.refetch()} />
-        </>
-      ) : (
-        <>
-          <Header issue={detail.data.issue} />
+          <IssueHeader issue={data.issue} badge={<GroupedBy value={data.issue.grouped_by} />} />
           <div className="issue-layout">
             <div className="issue-main">
-              <Analysis issue={detail.data.issue} />
-              <Summary issue={detail.data.issue} />
-              <Timeline alerts={detail.data.alerts} />
+              <Analysis issue={data.issue} />
+              <IssueFacts issue={data.issue} title="Facts" alerts={['Linked alerts', data.issue.alert_count]} />
+              <Timeline alerts={data.alerts} />
             </div>
             {admin && (
               <aside className="issue-side" aria-label="Triage">
-                <AiTriageForm issue={detail.data.issue} refetch={detail.refetch} />
+                <TriageForm group="ai-issues" issue={data.issue} refetch={detail.refetch} me />
               </aside>
             )}
           </div>
         </>
       )}
-    </section>
-  );
-}
-
-function Header({ issue }: { issue: Issue }) {
-  return (
-    <header className="issue-header">
-      <h1 id="issue-title">{issue.issue_name}</h1>
-      <p className="issue-badges">
-        <Severity value={issue.severity} /> <Status value={issue.status} /> <GroupedBy value={issue.grouped_by} />{' '}
-        <span className="muted">
-          on <Link to={`/clusters/${encodeURIComponent(issue.cluster_id)}`}>{issue.cluster_name}</Link> · {issue.customer_name}
-        </span>
-      </p>
-    </header>
+    </IssueFrame>
   );
 }
 
@@ -94,72 +67,6 @@ function Analysis({ issue }: { issue: Issue }) {
         <Maybe value={issue.ai_reasoning} />
       </p>
       <p className="muted ai-issue-by">Grouped by: {rules ? 'the rules engine' : issue.grouped_by.slice('llm:'.length)}</p>
-    </section>
-  );
-}
-
-function Summary({ issue }: { issue: Issue }) {
-  return (
-    <section aria-labelledby="summary-title" className="card issue-summary">
-      <h2 id="summary-title">Facts</h2>
-      <dl className="facts">
-        <dt>Issue id</dt>
-        <dd>
-          <code>{issue.issue_id}</code>
-        </dd>
-        <dt>Cluster</dt>
-        <dd>
-          <Link to={`/clusters/${encodeURIComponent(issue.cluster_id)}`}>{issue.cluster_name}</Link>
-        </dd>
-        <dt>Customer</dt>
-        <dd>{issue.customer_name}</dd>
-        <dt>First seen</dt>
-        <dd>
-          <When iso={issue.first_seen} />
-        </dd>
-        <dt>Last seen</dt>
-        <dd>
-          <When iso={issue.last_seen} />
-        </dd>
-        <dt>Resolved</dt>
-        <dd>{issue.resolved_at ? <When iso={issue.resolved_at} /> : <span className="muted">not yet</span>}</dd>
-        <dt>Duration</dt>
-        <dd>
-          {duration(issue.duration_minutes)}
-          {issue.status === 'Ongoing' ? ' so far' : ''}
-        </dd>
-        <dt>Linked alerts</dt>
-        <dd>{issue.alert_count}</dd>
-        <dt>Triage status</dt>
-        <dd>
-          <Maybe value={issue.triage_status} />
-        </dd>
-        <dt>Disposition</dt>
-        <dd>
-          <Maybe value={issue.disposition_status} />
-        </dd>
-        <dt>Assignee</dt>
-        <dd>
-          <Maybe value={issue.assignee} />
-        </dd>
-        <dt>Ticket</dt>
-        <dd>
-          <TicketLink ticketKey={issue.ticket_key} url={issue.ticket_url} />
-        </dd>
-        <dt>Notes</dt>
-        <dd className="issue-notes">
-          <Maybe value={issue.notes} />
-        </dd>
-        {issue.updated_at && (
-          <>
-            <dt>Last triaged</dt>
-            <dd>
-              <When iso={issue.updated_at} />
-              {issue.updated_by ? ` by ${issue.updated_by}` : ''}
-            </dd>
-          </>
-        )}
-      </dl>
     </section>
   );
 }

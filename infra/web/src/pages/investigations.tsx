@@ -7,8 +7,10 @@ import { Link } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
+import { validWholeDays, WholeDaysField } from '../components/ai/days-field';
+import { UsageCells, UsageHeads } from '../components/ai/usage';
 import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
-import { Pager, positive } from '../components/ai/pager';
+import { Pager, positive } from '../components/issues/pager';
 import { utc, When } from '../components/issues/format';
 import { useDraft } from '../components/issues/use-draft';
 import { ScrollRegion } from '../components/scroll-region';
@@ -23,12 +25,11 @@ const tasksEndpoint = endpoint<'investigations', 'pendingTasks'>('GET', '/api/in
 const DEFAULTS = { days: '30', severity: '', customer: '', page: '1', page_size: '20' };
 type Filters = typeof DEFAULTS;
 const SEVERITIES = ['critical', 'warning', 'info'] as const;
-const validDays = (v: string) => /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 365;
 const percent = (v: number) => `${Math.round(v * 100)}%`;
 
 export default function InvestigationsPage() {
   const [filters, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
-  const days = validDays(filters.days) ? Number(filters.days) : 30;
+  const days = validWholeDays(filters.days) ? Number(filters.days) : 30;
   const page = positive(filters.page, 1);
   const pageSize = Math.min(100, positive(filters.page_size, 20));
   const severity = (SEVERITIES as readonly string[]).includes(filters.severity) ? (filters.severity as (typeof SEVERITIES)[number]) : '';
@@ -75,27 +76,10 @@ export default function InvestigationsPage() {
 }
 
 function FilterBar({ filters, filter, filtered, clear }: { filters: Filters; filter: (c: Partial<Filters>) => void; filtered: boolean; clear: () => void }) {
-  const [days, setDays] = useDraft(filters.days, (v) => filter({ days: v }), validDays, 400);
   const [customer, setCustomer] = useDraft(filters.customer, (v) => filter({ customer: v }));
-  const invalid = !validDays(days);
   return (
     <form className="toolbar inv-filters" aria-label="Filter investigations" onSubmit={(e) => e.preventDefault()}>
-      <label>
-        Window (days)
-        <input
-          type="number"
-          min={1}
-          max={365}
-          value={days}
-          onChange={(e) => setDays(e.target.value)}
-          aria-invalid={invalid}
-          aria-describedby="inv-days-help"
-          className="inv-days"
-        />
-        <span id="inv-days-help" className={invalid ? 'error inv-help' : 'muted inv-help'}>
-          {invalid ? 'A whole number from 1 to 365' : '1 to 365'}
-        </span>
-      </label>
+      <WholeDaysField value={filters.days} commit={(v) => filter({ days: v })} prefix="inv" />
       <label>
         Severity
         <select value={filters.severity} onChange={(e) => filter({ severity: e.target.value })}>
@@ -165,15 +149,7 @@ function Results({
       ) : (
         <InvestigationTable rows={data.investigations} busy={list.isFetching} caption={`Investigations, newest first, page ${page} of ${totalPages}`} />
       )}
-      {data.total > 0 && (
-        <Pager
-          page={page}
-          totalPages={totalPages}
-          pageSize={pageSize}
-          goTo={(p) => setFilters({ page: String(p) })}
-          setSize={(s) => setFilters({ page_size: s, page: '1' })}
-        />
-      )}
+      {data.total > 0 && <Pager page={page} totalPages={totalPages} pageSize={pageSize} set={setFilters} variant="ai" />}
     </section>
   );
 }
@@ -194,16 +170,7 @@ function InvestigationTable({ rows, busy, caption }: { rows: Row[]; busy: boolea
             </th>
             <th scope="col">Root cause</th>
             <th scope="col">Created (UTC)</th>
-            <th scope="col">Model</th>
-            <th scope="col" className="num">
-              Tokens
-            </th>
-            <th scope="col" className="num">
-              Cost
-            </th>
-            <th scope="col" className="num">
-              Duration
-            </th>
+            <UsageHeads />
           </tr>
         </thead>
         <tbody>
@@ -221,10 +188,7 @@ function InvestigationTable({ rows, busy, caption }: { rows: Row[]; busy: boolea
               <td>
                 <time dateTime={r.created_at}>{utc(r.created_at).replace(' UTC', '')}</time>
               </td>
-              <td>{r.model === 'rules' ? 'rules engine' : r.model}</td>
-              <td className="num">{count(r.total_tokens)}</td>
-              <td className="num">{usd(r.cost_usd)}</td>
-              <td className="num">{seconds(r.duration_seconds)}</td>
+              <UsageCells model={r.model === 'rules' ? 'rules engine' : r.model} row={r} />
             </tr>
           ))}
         </tbody>

@@ -5,12 +5,13 @@ import { keepPreviousData } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
+import { validWholeDays, WholeDaysField } from '../components/ai/days-field';
+import { UsageCells, UsageHeads } from '../components/ai/usage';
 import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
-import { Pager, positive } from '../components/ai/pager';
+import { Pager, positive } from '../components/issues/pager';
 import { modelLabel, PatrolReportView, ReportStatus } from '../components/ai/patrol-report';
 import { PatrolTrigger } from '../components/ai/patrol-trigger';
 import { utc } from '../components/issues/format';
-import { useDraft } from '../components/issues/use-draft';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
@@ -23,12 +24,11 @@ const kpisEndpoint = endpoint<'patrol', 'kpis'>('GET', '/api/patrol/kpis/summary
 
 const DEFAULTS = { days: '90', page: '1', page_size: '20' };
 type Filters = typeof DEFAULTS;
-const validDays = (v: string) => /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 365;
 
 export default function PatrolPage() {
   const { can } = useSession();
   const [filters, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
-  const days = validDays(filters.days) ? Number(filters.days) : 90;
+  const days = validWholeDays(filters.days) ? Number(filters.days) : 90;
   const page = positive(filters.page, 1);
   const pageSize = Math.min(100, positive(filters.page_size, 20));
   const kpis = useApi(kpisEndpoint);
@@ -101,30 +101,13 @@ function Reports({
   page: number;
   pageSize: number;
 }) {
-  const [draft, setDraft] = useDraft(days, (v) => setFilters({ days: v, page: '1' }), validDays, 400);
-  const invalid = !validDays(draft);
   const data = list.data;
   const totalPages = data ? Math.max(1, Math.ceil(data.total / data.page_size)) : 1;
   return (
     <section className="patrol-reports" aria-labelledby="reports-title">
       <h2 id="reports-title">Reports</h2>
       <form className="toolbar" aria-label="Filter reports" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Window (days)
-          <input
-            type="number"
-            min={1}
-            max={365}
-            value={draft}
-            onChange={(e) => setDraft(e.target.value)}
-            aria-invalid={invalid}
-            aria-describedby="patrol-days-help"
-            className="patrol-days"
-          />
-          <span id="patrol-days-help" className={invalid ? 'error patrol-help' : 'muted patrol-help'}>
-            {invalid ? 'A whole number from 1 to 365' : '1 to 365'}
-          </span>
-        </label>
+        <WholeDaysField value={days} commit={(v) => setFilters({ days: v, page: '1' })} prefix="patrol" />
       </form>
       {list.isPending ? (
         <Loading what="reports" />
@@ -161,16 +144,7 @@ function Reports({
                       Flagged
                     </th>
                     <th scope="col">Narrative</th>
-                    <th scope="col">Model</th>
-                    <th scope="col" className="num">
-                      Tokens
-                    </th>
-                    <th scope="col" className="num">
-                      Cost
-                    </th>
-                    <th scope="col" className="num">
-                      Duration
-                    </th>
+                    <UsageHeads />
                     <th scope="col">Triggered by</th>
                   </tr>
                 </thead>
@@ -187,10 +161,7 @@ function Reports({
                       <td>{r.report_type.replace('_', '-')}</td>
                       <td className="num">{r.flagged_count}</td>
                       <td className="patrol-narrative-cell">{r.fleet_narrative ? firstLine(r.fleet_narrative) : <span className="muted">—</span>}</td>
-                      <td>{modelLabel(r.model)}</td>
-                      <td className="num">{count(r.total_tokens)}</td>
-                      <td className="num">{usd(r.cost_usd)}</td>
-                      <td className="num">{seconds(r.duration_seconds)}</td>
+                      <UsageCells model={modelLabel(r.model)} row={r} />
                       <td>{r.triggered_by || <span className="muted">schedule</span>}</td>
                     </tr>
                   ))}
@@ -198,13 +169,7 @@ function Reports({
               </table>
             </ScrollRegion>
           )}
-          <Pager
-            page={page}
-            totalPages={totalPages}
-            pageSize={pageSize}
-            goTo={(p) => setFilters({ page: String(p) })}
-            setSize={(s) => setFilters({ page_size: s, page: '1' })}
-          />
+          <Pager page={page} totalPages={totalPages} pageSize={pageSize} set={setFilters} variant="ai" />
         </>
       )}
     </section>

@@ -1,30 +1,58 @@
-// The triage form (admins and superadmins): triage status, disposition, assignee
-// (an active account from GET /api/issues/users) and notes, sent by PATCH with
-// only the fields that changed. After saving, the issue is read again and the
-// values the service stored are shown, so what the page says is what was kept.
+// The triage form (admins and superadmins) of alert issues and AI issues: triage
+// status, disposition, assignee (an active account from the list's users route)
+// and notes, sent by PATCH with only the fields that changed. After saving, the
+// issue is read again and the values the service stored are shown, so what the
+// page says is what was kept. AI issues also offer "Me" as assignee (sent as
+// `me`, which the service resolves to the caller).
 import { useId, useState } from 'react';
-import type { ApiProblem } from '../../api/client';
+import type { ApiProblem, Endpoint } from '../../api/client';
 import { endpoint } from '../../api/client';
 import { useApi, useApiMutation } from '../../api/hooks';
 import type { Answer, BodyOf } from '../../api/types';
+import { useSession } from '../../session';
 import { Problem } from '../states';
 import { Maybe, utc } from './format';
+import { SuggestField } from './suggest-field';
 import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
 
-const usersEndpoint = endpoint<'issues', 'users'>('GET', '/api/issues/users');
-const patchEndpoint = endpoint<'issues', 'patch'>('PATCH', '/api/issues/{issue_id}');
+/** Each list's routes; the rest of the form is the same for both. */
+const ROUTES = {
+  issues: {
+    users: endpoint<'issues', 'users'>('GET', '/api/issues/users'),
+    patch: endpoint<'issues', 'patch'>('PATCH', '/api/issues/{issue_id}'),
+    invalidates: ['/api/issues'],
+  },
+  'ai-issues': {
+    users: endpoint<'ai-issues', 'users'>('GET', '/api/ai-issues/users'),
+    patch: endpoint<'ai-issues', 'patch'>('PATCH', '/api/ai-issues/{issue_id}'),
+    invalidates: ['/api/ai-issues'],
+  },
+};
+type Group = keyof typeof ROUTES;
 
-type Issue = Answer<'issues', 'get'>['issue'];
+type Issue = Answer<'issues', 'get'>['issue'] | Answer<'ai-issues', 'get'>['issue'];
 type Fields = Pick<Issue, 'triage_status' | 'disposition_status' | 'assignee' | 'notes'>;
 const FIELDS = ['triage_status', 'disposition_status', 'assignee', 'notes'] as const;
 
-export function TriageForm({ issue, refetch }: { issue: Issue; refetch: () => Promise<unknown> }) {
+export function TriageForm({
+  group,
+  issue,
+  refetch,
+  me = false,
+}: {
+  /** Which list's routes the form reads accounts from and saves to. */
+  group: Group;
+  issue: Issue;
+  refetch: () => Promise<unknown>;
+  /** Offer "Me" (sent as `me`) as an assignee. */
+  me?: boolean;
+}) {
   const [saved, setSaved] = useState<(Fields & { at: string; by: string }) | null>(null);
   return (
     <section className="card issue-triage" aria-labelledby="triage-title">
       <h2 id="triage-title">Triage</h2>
       {/* Keyed by the stored version: after a save (or someone else's) the form starts from what is stored. */}
-      <Form key={`${issue.updated_at}|${issue.updated_by}`} issue={issue} refetch={refetch} onSaved={setSaved} />
+      <Form key={`${issue.updated_at}|${issue.updated_by}`} group={group} issue={issue} refetch={refetch} me={me} onSaved={setSaved} />
       {saved && (
         <div className="notice issue-saved" role="status">
           <p>
@@ -56,17 +84,24 @@ export function TriageForm({ issue, refetch }: { issue: Issue; refetch: () => Pr
 }
 
 function Form({
+  group,
   issue,
   refetch,
+  me,
   onSaved,
 }: {
+  group: Group;
   issue: Issue;
+  me: boolean;
   refetch: () => Promise<unknown>;
   onSaved: (saved: (Fields & { at: string; by: string }) | null) => void;
 }) {
   const id = useId();
-  const users = useApi(usersEndpoint, {}, { staleTime: 60_000 });
-  const patch = useApiMutation(patchEndpoint, ['/api/issues']);
+  const { user } = useSession();
+  const routes = ROUTES[group];
+  // Both lists' users and patch routes take and answer the same shapes.
+  const users = useApi(routes.users as Endpoint<'issues', 'users'>, {}, { staleTime: 60_000 });
+  const patch = useApiMutation(routes.patch as Endpoint<'issues', 'patch'>, routes.invalidates);
   const [values, setValues] = useState<Fields>(() => ({
     triage_status: issue.triage_status,
     disposition_status: issue.disposition_status,
@@ -90,7 +125,7 @@ function Form({
       return; // shown below from patch.error
     }
     // The mutation refetched the issue; read it once more to show exactly what is stored.
-    const fresh = (await refetch()) as { data?: Answer<'issues', 'get'> };
+    const fresh = (await refetch()) as { data?: { issue: Issue } };
     const stored = fresh.data?.issue ?? issue;
     onSaved({
       triage_status: stored.triage_status,
@@ -103,32 +138,29 @@ function Form({
   }
 
   const userList = users.data?.users ?? [];
-  const assigneeKnown = !values.assignee || userList.some((u) => u.username === values.assignee);
+  const assigneeKnown = !values.assignee || (me && values.assignee === 'me') || userList.some((u) => u.username === values.assignee);
 
   return (
     <form className="issue-triage-form" onSubmit={(e) => void submit(e)} aria-describedby={patch.isError ? `${id}-error` : undefined}>
-      <label>
-        Triage status
-        <input value={values.triage_status} onChange={set('triage_status')} list={`${id}-triage`} maxLength={64} />
-        <datalist id={`${id}-triage`}>
-          {TRIAGE_SUGGESTIONS.map((v) => (
-            <option key={v} value={v} />
-          ))}
-        </datalist>
-      </label>
-      <label>
-        Disposition
-        <input value={values.disposition_status} onChange={set('disposition_status')} list={`${id}-disposition`} maxLength={64} />
-        <datalist id={`${id}-disposition`}>
-          {DISPOSITION_SUGGESTIONS.map((v) => (
-            <option key={v} value={v} />
-          ))}
-        </datalist>
-      </label>
+      <SuggestField
+        label="Triage status"
+        value={values.triage_status}
+        onChange={set('triage_status')}
+        listId={`${id}-triage`}
+        suggestions={TRIAGE_SUGGESTIONS}
+      />
+      <SuggestField
+        label="Disposition"
+        value={values.disposition_status}
+        onChange={set('disposition_status')}
+        listId={`${id}-disposition`}
+        suggestions={DISPOSITION_SUGGESTIONS}
+      />
       <label>
         Assignee
         <select value={values.assignee} onChange={set('assignee')} disabled={users.isPending} aria-describedby={`${id}-assignee-help`}>
           <option value="">Unassigned</option>
+          {me && <option value="me">Me{user ? ` (${user.username})` : ''}</option>}
           {!assigneeKnown && <option value={values.assignee}>{values.assignee} (not an active account)</option>}
           {userList.map((u) => (
             <option key={u.username} value={u.username}>

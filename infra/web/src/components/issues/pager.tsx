@@ -1,5 +1,6 @@
-// Paging for the AI lists (page and page size kept in the URL by the caller).
-import './ai.css';
+// Paging for the issue and AI lists: `set` writes page and page_size to the
+// caller's URL state (a new size starts again at page 1). `variant` names the
+// page's own pager styles (issues.css or ai.css).
 
 const SIZES = ['10', '20', '50', '100'];
 
@@ -7,18 +8,19 @@ export function Pager({
   page,
   totalPages,
   pageSize,
-  goTo,
-  setSize,
+  set,
+  variant,
 }: {
   page: number;
   totalPages: number;
   pageSize: number;
-  goTo: (page: number) => void;
-  setSize: (size: string) => void;
+  set: (changes: { page: string; page_size?: string }) => void;
+  variant: 'issues' | 'ai';
 }) {
   const last = Math.max(1, totalPages);
+  const goTo = (p: number) => set({ page: String(p) });
   return (
-    <nav className="ai-pager" aria-label="Pages">
+    <nav className={`${variant}-pager`} aria-label="Pages">
       <button type="button" onClick={() => goTo(1)} disabled={page <= 1}>
         First
       </button>
@@ -34,9 +36,9 @@ export function Pager({
       <button type="button" onClick={() => goTo(last)} disabled={page >= last}>
         Last
       </button>
-      <label className="ai-size">
+      <label className={`${variant}-size`}>
         Per page
-        <select value={String(pageSize)} onChange={(e) => setSize(e.target.value)}>
+        <select value={String(pageSize)} onChange={(e) => set({ page_size: e.target.value, page: '1' })}>
           {(SIZES.includes(String(pageSize)) ? SIZES : [...SIZES, String(pageSize)]).map((s) => (
             <option key={s} value={s}>
               {s}

@@ -1,0 +1,31 @@
+// The model and usage columns the AI report tables share (patrol reports,
+// investigations): model, tokens, cost and duration.
+import { count, seconds, usd } from './kpis';
+
+export function UsageHeads() {
+  return (
+    <>
+      <th scope="col">Model</th>
+      <th scope="col" className="num">
+        Tokens
+      </th>
+      <th scope="col" className="num">
+        Cost
+      </th>
+      <th scope="col" className="num">
+        Duration
+      </th>
+    </>
+  );
+}
+
+export function UsageCells({ model, row }: { model: string; row: { total_tokens: number; cost_usd: number; duration_seconds: number } }) {
+  return (
+    <>
+      <td>{model}</td>
+      <td className="num">{count(row.total_tokens)}</td>
+      <td className="num">{usd(row.cost_usd)}</td>
+      <td className="num">{seconds(row.duration_seconds)}</td>
+    </>
+  );
+}

@@ -1,0 +1,30 @@
+// Column settings the alert-issue and AI-issue tables share (each list page names
+// its own columns with `column.accessor(field, COLUMNS.x)`).
+import { duration, Maybe, Severity, Status, utc } from './format';
+
+type Cell<V> = { getValue: () => V };
+const utcShort = (iso: string) => utc(iso).replace(' UTC', '');
+
+export const COLUMNS = {
+  severity: { header: 'Severity', size: 88, cell: (c: Cell<string>) => <Severity value={c.getValue()} /> },
+  status: { header: 'Status', size: 92, cell: (c: Cell<string>) => <Status value={c.getValue()} /> },
+  alerts: { header: 'Alerts', size: 64, meta: { numeric: true } },
+  lastSeen: {
+    header: 'Last seen (UTC)',
+    size: 144,
+    cell: (c: Cell<string>) => (
+      <time dateTime={c.getValue()} title={utc(c.getValue())}>
+        {utcShort(c.getValue())}
+      </time>
+    ),
+  },
+  duration: { header: 'Duration', size: 104, meta: { numeric: true }, cell: (c: Cell<number>) => duration(c.getValue()) },
+};
+
+/** A text column that says so when the value is empty. */
+export const maybe = (header: string, size: number, className?: string) => ({
+  header,
+  size,
+  ...(className ? { meta: { className } } : {}),
+  cell: (c: Cell<string>) => <Maybe value={c.getValue()} />,
+});

@@ -1,0 +1,290 @@
+// The issue lists' shared parts (alert issues and AI issues): every filter of the
+// contract's list query kept in the URL, the filter bar, and the results section
+// with its count, empty states and pager. What differs between the lists (names,
+// texts, the table) comes in as props.
+import type { UseQueryResult } from '@tanstack/react-query';
+import { useId } from 'react';
+import type { ApiProblem } from '../../api/client';
+import { DataTable, type DataTableProps } from '../data-table';
+import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../states';
+import { useUrlState } from '../url-state';
+import { Pager, positive } from './pager';
+import { SuggestField } from './suggest-field';
+import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
+import { useDraft } from './use-draft';
+
+const DEFAULTS = {
+  search: '',
+  days: '7',
+  severities: '',
+  status: '',
+  customer: '',
+  cluster: '',
+  triage: '',
+  disposition: '',
+  page: '1',
+  page_size: '20',
+};
+export type Filters = typeof DEFAULTS;
+const FILTER_KEYS = ['search', 'days', 'severities', 'status', 'customer', 'cluster', 'triage', 'disposition'] as const;
+const SEVERITIES = ['Critical', 'Warning'] as const;
+const DAY_PRESETS: [string, string][] = [
+  ['0', 'today (UTC)'],
+  ['0.25', '6 hours'],
+  ['0.5', '12 hours'],
+  ['1', '1 day'],
+  ['3', '3 days'],
+  ['7', '7 days'],
+  ['14', '14 days'],
+  ['30', '30 days'],
+  ['90', '90 days'],
+];
+
+/** 0..365, fractions allowed (the contract's `days`). */
+const validDays = (v: string) => v.trim() !== '' && Number.isFinite(Number(v)) && Number(v) >= 0 && Number(v) <= 365;
+
+export function windowLabel(days: string): string {
+  const d = Number(days);
+  if (d === 0) return 'today (UTC)';
+  if (d < 1) return `the last ${Math.round(d * 24 * 10) / 10} hours`;
+  return d === 1 ? 'the last day' : `the last ${d} days`;
+}
+
+/** The list's URL state: the filters, the list query they make, and how to change or clear them. */
+export function useIssueFilters() {
+  const [filters, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
+  const page = positive(filters.page, 1);
+  const pageSize = Math.min(100, positive(filters.page_size, 20));
+  const days = validDays(filters.days) ? filters.days : DEFAULTS.days;
+  const query = {
+    search: filters.search || undefined,
+    days,
+    severities: filters.severities || undefined,
+    status: (filters.status as 'Ongoing' | 'Resolved' | '') || undefined,
+    customer: filters.customer || undefined,
+    cluster: filters.cluster || undefined,
+    triage: filters.triage || undefined,
+    disposition: filters.disposition || undefined,
+    page,
+    page_size: pageSize,
+  };
+  /** A filter change goes back to page 1. */
+  const filter = (changes: Partial<Filters>) => setFilters({ ...changes, page: '1' });
+  const filtered = FILTER_KEYS.some((k) => k !== 'days' && filters[k] !== DEFAULTS[k]);
+  const clear = () => setFilters({ ...DEFAULTS, days: filters.days, page_size: filters.page_size });
+  return { filters, setFilters, page, pageSize, days, query, filter, filtered, clear };
+}
+
+type FilterState = ReturnType<typeof useIssueFilters>;
+
+export function FilterBar({
+  label,
+  state: { filters, filter, filtered, clear },
+  options,
+}: {
+  /** The form's accessible name. */
+  label: string;
+  state: FilterState;
+  options: { customers: string[]; clusters: string[] } | undefined;
+}) {
+  const id = useId();
+  const [search, setSearch] = useDraft(filters.search, (v) => filter({ search: v }));
+  const [days, setDays] = useDraft(filters.days, (v) => filter({ days: v }), validDays, 400);
+  const [triage, setTriage] = useDraft(filters.triage, (v) => filter({ triage: v }));
+  const [disposition, setDisposition] = useDraft(filters.disposition, (v) => filter({ disposition: v }));
+  const severities = new Set(filters.severities.split(',').filter(Boolean));
+  const toggle = (s: string, on: boolean) => {
+    const next = SEVERITIES.filter((v) => (v === s ? on : severities.has(v)));
+    filter({ severities: next.join(',') });
+  };
+  const daysInvalid = !validDays(days);
+
+  return (
+    <form className="toolbar issues-filters" aria-label={label} onSubmit={(e) => e.preventDefault()}>
+      <label className="issues-search">
+        Search
+        <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="Issue, cluster or customer" maxLength={200} />
+      </label>
+      <label>
+        Window (days)
+        <input
+          type="text"
+          inputMode="decimal"
+          autoComplete="off"
+          value={days}
+          list={`${id}-days`}
+          onChange={(e) => setDays(e.target.value)}
+          aria-invalid={daysInvalid}
+          aria-describedby={`${id}-days-help`}
+          className="issues-days"
+        />
+        <datalist id={`${id}-days`}>
+          {DAY_PRESETS.map(([value, label]) => (
+            <option key={value} value={value} label={label} />
+          ))}
+        </datalist>
+        <span id={`${id}-days-help`} className={daysInvalid ? 'error issues-help' : 'muted issues-help'}>
+          {daysInvalid ? 'A number from 0 to 365' : `0 = today, 0.5 = 12 h`}
+        </span>
+      </label>
+      <fieldset className="issues-severities">
+        <legend>Severity</legend>
+        {SEVERITIES.map((s) => (
+          <label key={s} className="issues-check">
+            <input type="checkbox" checked={severities.has(s)} onChange={(e) => toggle(s, e.target.checked)} />
+            {s}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        Status
+        <select value={filters.status} onChange={(e) => filter({ status: e.target.value })}>
+          <option value="">Any</option>
+          <option value="Ongoing">Ongoing</option>
+          <option value="Resolved">Resolved</option>
+        </select>
+      </label>
+      <Choice label="Customer" all="All customers" value={filters.customer} values={options?.customers} onChange={(v) => filter({ customer: v })} />
+      <Choice label="Cluster" all="All clusters" value={filters.cluster} values={options?.clusters} onChange={(v) => filter({ cluster: v })} />
+      <SuggestField
+        label="Triage status"
+        value={triage}
+        onChange={(e) => setTriage(e.target.value)}
+        listId={`${id}-triage`}
+        suggestions={TRIAGE_SUGGESTIONS}
+        placeholder="Any"
+      />
+      <SuggestField
+        label="Disposition"
+        value={disposition}
+        onChange={(e) => setDisposition(e.target.value)}
+        listId={`${id}-disposition`}
+        suggestions={DISPOSITION_SUGGESTIONS}
+        placeholder="Any"
+      />
+      {filtered && (
+        <button type="button" onClick={clear} className="issues-clear">
+          Clear filters
+        </button>
+      )}
+    </form>
+  );
+}
+
+/** A select of the values the list offers, keeping the current one even when the list no longer has it. */
+function Choice({
+  label,
+  all,
+  value,
+  values,
+  onChange,
+}: {
+  label: string;
+  all: string;
+  value: string;
+  values: string[] | undefined;
+  onChange: (value: string) => void;
+}) {
+  const shown = value && !values?.includes(value) ? [value, ...(values ?? [])] : (values ?? []);
+  return (
+    <label>
+      {label}
+      <select value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">{all}</option>
+        {shown.map((c) => (
+          <option key={c} value={c}>
+            {c}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+type ListAnswer<T> = { total: number; total_pages: number; page: number; issues: T[] };
+
+export function Results<T extends { issue_id: string }>({
+  list,
+  state: { page, pageSize, days, filtered, clear, setFilters },
+  noun,
+  none,
+  caption,
+  pager,
+  columns,
+  rowHeight,
+}: {
+  list: UseQueryResult<ListAnswer<T>, ApiProblem>;
+  state: FilterState;
+  /** The count's words: one and many. */
+  noun: [string, string];
+  /** What the empty, unfiltered list says, given the window ("the last 7 days"). */
+  none: (window: string) => string;
+  /** The table caption before ", page n of m". */
+  caption: string;
+  pager: 'issues' | 'ai';
+  columns: DataTableProps<T>['columns'];
+  rowHeight: number;
+}) {
+  if (list.isPending) return <Loading what="issues" />;
+  if (list.isError && !list.data) return <Problem error={list.error} retry={() => void list.refetch()} />;
+  const data = list.data;
+  if (!data) return null;
+  const goTo = (p: number) => setFilters({ page: String(p) });
+
+  let body: React.ReactNode;
+  if (data.total === 0) {
+    body = filtered ? (
+      <Empty>
+        <p>No issue in {windowLabel(days)} matches these filters.</p>
+        <button type="button" onClick={clear}>
+          Clear filters
+        </button>
+      </Empty>
+    ) : (
+      <Empty>
+        <p>{none(windowLabel(days))}</p>
+        <p>{HOW_DATA_ARRIVES}</p>
+      </Empty>
+    );
+  } else if (data.issues.length === 0) {
+    body = (
+      <Empty>
+        <p>
+          Page {page} is past the last page ({data.total_pages}).
+        </p>
+        <button type="button" onClick={() => goTo(data.total_pages)}>
+          Go to page {data.total_pages}
+        </button>
+      </Empty>
+    );
+  } else {
+    const busy = list.isFetching;
+    body = (
+      <div className={busy ? 'issues-table busy' : 'issues-table'} aria-busy={busy}>
+        <DataTable
+          data={data.issues}
+          columns={columns}
+          caption={`${caption}, page ${data.page} of ${data.total_pages}`}
+          getRowId={(i) => i.issue_id}
+          rowHeight={rowHeight}
+          maxHeight="none"
+        />
+      </div>
+    );
+  }
+
+  return (
+    <section aria-labelledby="issues-results" className="issues-results">
+      <h2 id="issues-results" className="visually-hidden">
+        Issues
+      </h2>
+      {list.isError && <Problem error={list.error} retry={() => void list.refetch()} />}
+      <p className="muted issues-count" role="status" aria-live="polite">
+        {list.isFetching ? 'Updating… ' : ''}
+        {data.total === 1 ? `1 ${noun[0]}` : `${data.total} ${noun[1]}`} in {windowLabel(days)}
+      </p>
+      {body}
+      {data.total > 0 && <Pager page={page} totalPages={data.total_pages} pageSize={pageSize} set={setFilters} variant={pager} />}
+    </section>
+  );
+}

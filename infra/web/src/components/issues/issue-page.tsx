@@ -1,0 +1,132 @@
+// The parts of one issue's page that alert issues (/issues/{id}) and AI issues
+// (/ai-issues/{id}) share: the frame with its back link and loading and error
+// states, the header, and the facts card. What differs comes in as props.
+import type { UseQueryResult } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import type { ApiProblem } from '../../api/client';
+import type { Answer } from '../../api/types';
+import { Loading, Problem } from '../states';
+import { duration, Maybe, Severity, Status, TicketLink, When } from './format';
+
+type Issue = Answer<'issues', 'get'>['issue'] | Answer<'ai-issues', 'get'>['issue'];
+
+export function IssueFrame<T>({
+  className,
+  back,
+  title,
+  notFound,
+  detail,
+  children,
+}: {
+  className: string;
+  /** The list page's path and name. */
+  back: [string, string];
+  /** The heading while loading or on failure. */
+  title: string;
+  /** The heading when there is no such issue. */
+  notFound: string;
+  detail: UseQueryResult<T, ApiProblem>;
+  children: (data: T) => React.ReactNode;
+}) {
+  return (
+    <section className={className} aria-labelledby="issue-title">
+      <p className="issue-back">
+        <Link to={back[0]}>← {back[1]}</Link>
+      </p>
+      {detail.isPending ? (
+        <>
+          <h1 id="issue-title">{title}</h1>
+          <Loading what="the issue" />
+        </>
+      ) : detail.isError ? (
+        <>
+          <h1 id="issue-title">{detail.error.status === 404 ? notFound : title}</h1>
+          <Problem error={detail.error} retry={detail.error.status === 404 ? undefined : () => void detail.refetch()} />
+        </>
+      ) : (
+        children(detail.data)
+      )}
+    </section>
+  );
+}
+
+export function IssueHeader({ issue, badge }: { issue: Issue; badge?: React.ReactNode }) {
+  return (
+    <header className="issue-header">
+      <h1 id="issue-title">{issue.issue_name}</h1>
+      <p className="issue-badges">
+        <Severity value={issue.severity} /> <Status value={issue.status} /> {badge}
+        {badge && ' '}
+        <span className="muted">
+          on <Link to={`/clusters/${encodeURIComponent(issue.cluster_id)}`}>{issue.cluster_name}</Link> · {issue.customer_name}
+        </span>
+      </p>
+    </header>
+  );
+}
+
+export function IssueFacts({ issue, title, alerts }: { issue: Issue; title: string; alerts: [string, React.ReactNode] }) {
+  return (
+    <section aria-labelledby="summary-title" className="card issue-summary">
+      <h2 id="summary-title">{title}</h2>
+      <dl className="facts">
+        <dt>Issue id</dt>
+        <dd>
+          <code>{issue.issue_id}</code>
+        </dd>
+        <dt>Cluster</dt>
+        <dd>
+          <Link to={`/clusters/${encodeURIComponent(issue.cluster_id)}`}>{issue.cluster_name}</Link>
+        </dd>
+        <dt>Customer</dt>
+        <dd>{issue.customer_name}</dd>
+        <dt>First seen</dt>
+        <dd>
+          <When iso={issue.first_seen} />
+        </dd>
+        <dt>Last seen</dt>
+        <dd>
+          <When iso={issue.last_seen} />
+        </dd>
+        <dt>Resolved</dt>
+        <dd>{issue.resolved_at ? <When iso={issue.resolved_at} /> : <span className="muted">not yet</span>}</dd>
+        <dt>Duration</dt>
+        <dd>
+          {duration(issue.duration_minutes)}
+          {issue.status === 'Ongoing' ? ' so far' : ''}
+        </dd>
+        <dt>{alerts[0]}</dt>
+        <dd>{alerts[1]}</dd>
+        <dt>Triage status</dt>
+        <dd>
+          <Maybe value={issue.triage_status} />
+        </dd>
+        <dt>Disposition</dt>
+        <dd>
+          <Maybe value={issue.disposition_status} />
+        </dd>
+        <dt>Assignee</dt>
+        <dd>
+          <Maybe value={issue.assignee} />
+        </dd>
+        <dt>Ticket</dt>
+        <dd>
+          <TicketLink ticketKey={issue.ticket_key} url={issue.ticket_url} />
+        </dd>
+        <dt>Notes</dt>
+        <dd className="issue-notes">
+          <Maybe value={issue.notes} />
+        </dd>
+        {issue.updated_at && (
+          <>
+            <dt>Last triaged</dt>
+            <dd>
+              <When iso={issue.updated_at} />
+              {issue.updated_by ? ` by ${issue.updated_by}` : ''}
+            </dd>
+          </>
+        )}
+      </dl>
+    </section>
+  );
+}
