@@ -11,6 +11,7 @@ import { onSettingsReset, processEnv } from './env.js';
 export const SECRET_NAMES = [
   'JWT_SECRET',
   'INGEST_TOKEN',
+  'SCRAPE_TOKEN',
   'TICKET_API_TOKEN',
   'TICKET_WEBHOOK_TOKEN',
   'LLM_API_KEY',

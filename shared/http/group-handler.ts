@@ -41,13 +41,15 @@ export const GZIP_MIN_BYTES = 8 * 1024;
 
 const gzip = (text: string) => gzipSync(text, { level: 6 });
 
-function toResult(value: unknown, acceptEncoding: string | undefined): Result {
+function toResult(value: unknown, acceptEncoding: string | undefined, contentType?: string): Result {
   const reply = value instanceof Reply ? value : new Reply(value === undefined ? 204 : 200, value);
   const headers: Record<string, string> = { 'Cache-Control': 'no-store', ...reply.headers };
   if (reply.body === undefined) return { statusCode: reply.status, headers };
   const prepared = reply.body instanceof PreparedJson ? reply.body : null;
-  const text = prepared ? prepared.text : JSON.stringify(reply.body);
-  headers['Content-Type'] = 'application/json';
+  // A route declaring another media type (Prometheus text) answers its string body as is.
+  const raw = contentType !== undefined && reply.status === 200 && typeof reply.body === 'string';
+  const text = raw ? (reply.body as string) : prepared ? prepared.text : JSON.stringify(reply.body);
+  headers['Content-Type'] = raw ? contentType : 'application/json';
   if (text.length >= GZIP_MIN_BYTES && /\bgzip\b/i.test(acceptEncoding ?? '')) {
     const body = prepared ? prepared.gzipped(gzip) : gzip(text);
     return {
@@ -106,7 +108,7 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
     } as ApiRequest;
     const value = await state.bound.handler(request);
     if (checking) checkAnswer(state.bound, value);
-    return toResult(value, headers['accept-encoding']);
+    return toResult(value, headers['accept-encoding'], state.bound.route.contentType);
   };
 
   // Order matters: onError runs in reverse, so problemErrors renders the error

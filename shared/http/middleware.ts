@@ -219,9 +219,9 @@ export function authenticate(): Middleware {
       if (route.auth === 'public') return;
       const token = bearerToken(request.event);
       if (!token) throw new Unauthorized();
-      if (route.auth === 'ingest') {
-        const ingestToken = await secret('INGEST_TOKEN');
-        if (ingestToken && sameSecret(token, ingestToken)) return;
+      if (route.auth === 'ingest' || route.auth === 'scrape') {
+        const staticToken = await secret(route.auth === 'ingest' ? 'INGEST_TOKEN' : 'SCRAPE_TOKEN');
+        if (staticToken && sameSecret(token, staticToken)) return;
       }
       const verified = await verifyAccessToken(token);
       if (!verified) throw new Unauthorized('The bearer token is invalid or expired.');

@@ -36,7 +36,7 @@ const STAGE_THROTTLE = {
 export function problemStatuses(route: RouteDeclaration): ProblemStatus[] {
   const statuses = new Set<ProblemStatus>(route.problems ?? []);
   if (route.auth !== 'public') statuses.add(401);
-  if (route.auth === 'ingest' || (route.auth === 'user' && route.roles.length < ROLES.length)) statuses.add(403);
+  if (route.auth === 'ingest' || route.auth === 'scrape' || (route.auth === 'user' && route.roles.length < ROLES.length)) statuses.add(403);
   if (route.params) statuses.add(404);
   if (route.params || route.query || route.body) statuses.add(422);
   if (route.body) statuses.add(413);
@@ -72,7 +72,7 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
       const responses: Record<string, unknown> = {
         '200': {
           description: 'Success',
-          content: { 'application/json': { schema: route.response ? schemaOf(route.response, 'output') : {} } },
+          content: { [route.contentType ?? 'application/json']: { schema: route.response ? schemaOf(route.response, 'output') : {} } },
         },
         ...(route.accepted
           ? {

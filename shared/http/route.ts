@@ -13,9 +13,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
  * Who may call a route:
  * - `public`: no token (health check, login, activate, OpenAPI document);
  * - `user`: a valid JWT whose role is in `roles`;
- * - `ingest`: the static INGEST_TOKEN, or a JWT whose role is in `roles`.
+ * - `ingest`: the static INGEST_TOKEN, or a JWT whose role is in `roles`;
+ * - `scrape`: the static SCRAPE_TOKEN (a Prometheus scraper), or a JWT whose role is in `roles`.
  */
-export type RouteAuth = 'public' | 'user' | 'ingest';
+export type RouteAuth = 'public' | 'user' | 'ingest' | 'scrape';
 
 export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503;
 
@@ -38,6 +39,11 @@ export interface RouteDeclaration {
    * a body or query): e.g. 409 for a conflicting write, 429, 502, 503.
    */
   readonly problems?: readonly ProblemStatus[];
+  /**
+   * The 200 answer's media type when it is not JSON (`text/plain; version=0.0.4` for Prometheus): the handler
+   * returns the body as a string, `response` is then a string schema, and the OpenAPI document declares this type.
+   */
+  readonly contentType?: string;
   /** Largest request body accepted (413 above it); 1 MB unless a route needs more (ingest). */
   readonly maxBodyBytes?: number;
 }

@@ -107,7 +107,8 @@ describe('local server', () => {
         body: route.body ? '{}' : undefined,
       });
       const label = `${routeKey(route)} (${group.name})`;
-      const body = (await res.json()) as { detail?: string; status?: number };
+      // GET /api/metrics answers Prometheus text; every other answer (and every problem) is JSON.
+      const body = (route.contentType && res.status === 200 ? {} : await res.json()) as { detail?: string; status?: number };
       expect(body.detail, label).not.toBe(FALLBACK_DETAIL);
       expect([401, 403], label).not.toContain(res.status);
       expect(res.headers.get('x-request-id'), label).toBeTruthy();
