@@ -67,6 +67,18 @@ export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: (context: Bindin
       output: { id: 'IngestTokenArn', description: 'Secret holding the ingest bearer token' },
     },
   }),
+  scrape: ({ stage }) => ({
+    secret: {
+      id: 'ScrapeToken',
+      variable: 'SCRAPE_TOKEN',
+      length: 48,
+      description: `Bearer token a Prometheus server presents to scrape Fleet Health (${stage}) GET /api/metrics`,
+      noRotation:
+        'The scrape token is configured in the Prometheus servers that scrape the service; rotating it means reconfiguring ' +
+        'them, so operators rotate it by hand with them (put-secret-value), not on a schedule.',
+      output: { id: 'ScrapeTokenArn', description: 'Secret holding the metrics scrape bearer token' },
+    },
+  }),
   links: ({ props, siteUrl }) => ({ environment: { APP_URL: props.appUrl ?? siteUrl } }),
   mail: ({ props }) => ({ environment: { SES_FROM_ADDRESS: props.sesFromAddress } }),
   // The private CA that signed the directory's certificate: created with a placeholder, which the Lambda

@@ -49,6 +49,8 @@ export interface LocalService {
   adminUsername: string;
   /** Bearer token the ingest routes accept (INGEST_TOKEN, or one kept under the data folder). */
   ingestToken: string;
+  /** Bearer token GET /api/metrics accepts (SCRAPE_TOKEN, or one kept under the data folder). */
+  scrapeToken: string;
   /** What the demo loader stored on this start, when it ran. */
   demo?: DemoLoadResult;
   /** Settles when the runs made at start (demo feed catch-up, then recompute) have finished. */
@@ -93,6 +95,8 @@ async function localSecret(dataDir: string, variable: string, file: string): Pro
 }
 
 export const INGEST_TOKEN_FILE = 'ingest-token';
+/** Where npm start keeps the bearer token GET /api/metrics accepts from a Prometheus scraper (unless SCRAPE_TOKEN is set). */
+export const SCRAPE_TOKEN_FILE = 'scrape-token';
 export const DEFAULT_TABLE_PREFIX = 'fleet-health-local-';
 
 /**
@@ -111,6 +115,7 @@ export async function applyLocalEnvironment(at: { dataDir: string; dynamoEndpoin
     STAGE: process.env.STAGE ?? 'dev',
     JWT_SECRET: await localSecret(at.dataDir, 'JWT_SECRET', 'jwt-secret'),
     INGEST_TOKEN: await localSecret(at.dataDir, 'INGEST_TOKEN', INGEST_TOKEN_FILE),
+    SCRAPE_TOKEN: await localSecret(at.dataDir, 'SCRAPE_TOKEN', SCRAPE_TOKEN_FILE),
   });
   // Every function runs in this process: validate every concern any of them declares, so a bad
   // setting stops the start naming the variable instead of failing a request later.
@@ -196,6 +201,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       adminUsername,
       generatedAdminPassword: bootstrap.generatedPassword,
       ingestToken: process.env.INGEST_TOKEN!,
+      scrapeToken: process.env.SCRAPE_TOKEN!,
       demo,
       startupRuns,
       runScheduled: (name) => schedules.runNow(name),

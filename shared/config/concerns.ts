@@ -14,6 +14,7 @@ import { llmPricingSettings } from './llm-pricing.js';
 import { llmSettings } from './llm.js';
 import { mailSettings } from './mail.js';
 import { patrolSettings } from './patrol.js';
+import { scrapeSettings } from './scrape.js';
 import { ticketSettings } from './tickets.js';
 import { tokenSettings } from './tokens.js';
 import { workerFunctionSettings } from './worker-functions.js';
@@ -31,6 +32,7 @@ export const CONCERNS = {
   agents: agentSettings,
   patrol: patrolSettings,
   ingest: ingestSettings,
+  scrape: scrapeSettings,
   'worker-functions': workerFunctionSettings,
 } as const;
 

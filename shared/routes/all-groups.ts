@@ -13,6 +13,7 @@ import { ingestGroup } from './ingest.js';
 import { investigationsGroup } from './investigations.js';
 import { issuesGroup } from './issues.js';
 import { llmUsageGroup } from './llm-usage.js';
+import { metricsGroup } from './metrics.js';
 import { patrolGroup } from './patrol.js';
 import { riskGroup } from './risk.js';
 import { settingsGroup } from './settings.js';
@@ -35,6 +36,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   chatGroup,
   settingsGroup,
   ingestGroup,
+  metricsGroup,
 ];
 
 export interface DeclaredRoute {

@@ -24,6 +24,7 @@ function expectedAccess(key: string): Who {
   if (/^POST \/api\/(fleet|health)\/refresh$|^POST \/api\/settings\/recompute/.test(key) || key === 'POST /api/patrol/trigger') return ADMIN_UP; // refresh/recompute, patrol
   if (['GET /api/settings/users', 'GET /api/settings/audit', 'POST /api/settings/users/invite'].includes(key)) return ADMIN_UP; // users, audit, invite
   if (key.startsWith('POST /api/ingest/')) return ADMIN_UP; // ingest: admin JWT (or the static ingest token)
+  if (key === 'GET /api/metrics') return ADMIN_UP; // issue 20 §6: admin JWT (or the static scrape token); it carries the LLM cost
   return ALL; // dashboards, chat, embed, rule reads and proposals, own session
 }
 

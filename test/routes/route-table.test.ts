@@ -22,6 +22,7 @@ const BEYOND_SPEC = [
   'GET /api/clusters/{cluster_id}', // issue 18 §5: the console's cluster page (inventory, daily metric rollups)
   'GET /api/clusters/{cluster_id}/metrics',
   'GET /api/dashboard-embed/dashboard', // issue 19 §8: the configured BI dashboard the console embeds (EMBED_DASHBOARD)
+  'GET /api/metrics', // issue 20 §6: the fleet in the Prometheus text format, for a scraper (SCRAPE_TOKEN)
 ];
 
 describe('the route table', () => {
@@ -54,6 +55,7 @@ describe('the route table', () => {
       'chat',
       'settings',
       'ingest',
+      'metrics',
     ]);
     for (const { group, route } of declared) {
       if (group.name === 'auth') {

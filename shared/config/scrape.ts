@@ -1,0 +1,14 @@
+// Scrape: GET /api/metrics for a Prometheus server. Its bearer token is the
+// SCRAPE_TOKEN secret (shared/config/secrets.ts; checked by the middleware):
+// its own secret, not the ingest token, since a scraper reads the fleet and a
+// sender writes it.
+import { defineSettings, whole } from './env.js';
+
+export const scrapeSettings = defineSettings(
+  'scrape',
+  {
+    /** The window of the issue, investigation and LLM figures GET /api/metrics answers (patrol's is fixed at 30 days). */
+    SCRAPE_WINDOW_DAYS: whole('SCRAPE_WINDOW_DAYS', 30, 1, 365, ' of days'),
+  },
+  { secrets: ['SCRAPE_TOKEN'] },
+);

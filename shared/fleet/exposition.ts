@@ -1,0 +1,145 @@
+// GET /api/metrics: the fleet in the Prometheus text exposition format
+// (version 0.0.4), so a Prometheus server can scrape the service and Grafana
+// chart and alert on fleet health (issue 20 §6). Every figure is the one the
+// JSON API answers: the same fleet view, KPI and usage functions.
+import { investigationKpis } from '../agents/queries.js';
+import { scrapeSettings } from '../config/scrape.js';
+import { listIssueSummariesSince } from '../db/issues.js';
+import { issueKpis, windowStart } from '../issues/queries.js';
+import { usageSummary } from '../llm/usage.js';
+import { patrolKpis } from '../patrol/queries.js';
+import { Severity } from '../rules/schemas.js';
+import { fleetKpis } from '../scoring/fleet-score.js';
+import { fleetView } from '../scoring/fleet-view.js';
+import { Classification } from '../scoring/schemas.js';
+
+/** The media type Prometheus expects of the text format. */
+export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+type Labels = Record<string, string>;
+interface Family {
+  name: string;
+  help: string;
+  type: 'gauge';
+  samples: { labels: Labels; value: number }[];
+}
+
+/** A label value as the format wants it: backslash, double quote and newline escaped. */
+export const escapeLabelValue = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+/** HELP text escapes backslash and newline. */
+const escapeHelp = (text: string) => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+
+function formatValue(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value === Infinity) return '+Inf';
+  if (value === -Infinity) return '-Inf';
+  return String(value);
+}
+
+/** The families as exposition text: HELP and TYPE before each family's samples, one trailing newline. */
+export function renderExposition(families: readonly Family[]): string {
+  const lines: string[] = [];
+  for (const family of families) {
+    lines.push(`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`);
+    for (const { labels, value } of family.samples) {
+      const pairs = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`);
+      lines.push(`${family.name}${pairs.length ? `{${pairs.join(',')}}` : ''} ${formatValue(value)}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const gauge = (name: string, help: string, samples: Family['samples']): Family => ({ name, help, type: 'gauge', samples });
+const one = (value: number) => [{ labels: {}, value }];
+
+/** Every family GET /api/metrics answers, from the live figures. */
+export async function fleetFamilies(now = new Date()): Promise<Family[]> {
+  const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
+  const [view, issues, issueSummaries, patrol, investigations, usage] = await Promise.all([
+    fleetView(),
+    issueKpis(days, now),
+    listIssueSummariesSince(windowStart(days, now)),
+    patrolKpis(now),
+    investigationKpis({ days }, now),
+    usageSummary(days, now),
+  ]);
+  const kpis = fleetKpis(view.scores);
+  const clusterLabels = (s: (typeof view.scores)[number]) => ({
+    cluster_id: s.cluster_id,
+    cluster_name: s.cluster_name,
+    customer: s.customer_name,
+    tier: s.customer_tier,
+    region: s.region,
+  });
+  const kinds = [
+    ['tier_adjusted', (s: (typeof view.scores)[number]) => s.tier_adjusted_score],
+    ['overall', (s: (typeof view.scores)[number]) => s.overall_score],
+    ['metrics', (s: (typeof view.scores)[number]) => s.metrics_score],
+    ['alerts', (s: (typeof view.scores)[number]) => s.alerts_score],
+  ] as const;
+  const ongoing = issueSummaries.filter((i) => i.status === 'Ongoing');
+  return [
+    gauge(
+      'fleet_health_cluster_score',
+      'Health score of a cluster, 0-100 (higher is healthier), by kind: tier_adjusted, overall, metrics, alerts (as GET /api/fleet/scores).',
+      view.scores.flatMap((s) => kinds.map(([kind, of]) => ({ labels: { ...clusterLabels(s), kind }, value: of(s) }))),
+    ),
+    gauge(
+      'fleet_health_cluster_classification',
+      `1 for the class a cluster is in, 0 for the others (${Classification.options.join(', ')}).`,
+      view.scores.flatMap((s) =>
+        Classification.options.map((c) => ({ labels: { ...clusterLabels(s), classification: c }, value: s.classification === c ? 1 : 0 })),
+      ),
+    ),
+    gauge(
+      'fleet_health_cluster_firing_alerts_7d',
+      'Alerts that fired on a cluster in the last 7 days.',
+      view.scores.map((s) => ({ labels: clusterLabels(s), value: s.firing_alert_count_7d })),
+    ),
+    gauge('fleet_health_clusters', 'Clusters in the fleet, by classification (as GET /api/fleet/kpis).', [
+      { labels: { classification: 'Healthy' }, value: kpis.healthy_count },
+      { labels: { classification: 'Warning' }, value: kpis.warning_count },
+      { labels: { classification: 'Critical' }, value: kpis.critical_count },
+    ]),
+    gauge('fleet_health_clusters_total', 'Clusters in the fleet.', one(kpis.total_clusters)),
+    gauge('fleet_health_tier_s_at_risk', 'Tier S clusters that are not Healthy.', one(kpis.tier_s_at_risk)),
+    gauge('fleet_health_average_score', 'Average cluster score over the fleet, by kind: overall, metrics, alerts.', [
+      { labels: { kind: 'overall' }, value: kpis.avg_score },
+      { labels: { kind: 'metrics' }, value: kpis.avg_metrics_score },
+      { labels: { kind: 'alerts' }, value: kpis.avg_alerts_score },
+    ]),
+    gauge(
+      'fleet_health_open_issues',
+      `Ongoing alert issues by severity, among those active in the last ${days} days.`,
+      Severity.options.map((severity) => ({ labels: { severity }, value: ongoing.filter((i) => i.severity === severity).length })),
+    ),
+    gauge('fleet_health_issues', `Alert issues active in the last ${days} days, by status (as GET /api/issues/kpis?days=${days}).`, [
+      { labels: { status: 'Ongoing' }, value: issues.ongoing },
+      { labels: { status: 'Resolved' }, value: issues.resolved },
+    ]),
+    gauge('fleet_health_issues_unassigned', `Alert issues active in the last ${days} days with no assignee.`, one(issues.unassigned)),
+    gauge('fleet_health_patrol_reports', 'Completed patrol reports in the last 30 days (as GET /api/patrol/kpis/summary).', one(patrol.total_reports)),
+    gauge('fleet_health_patrol_cost_usd', 'LLM cost of patrol runs in the last 30 days, in US dollars.', one(patrol.total_cost_usd)),
+    gauge(
+      'fleet_health_investigations',
+      `Agent investigations in the last ${days} days, by severity (as GET /api/investigations/kpis?days=${days}).`,
+      (['critical', 'warning', 'info'] as const).map((severity) => ({ labels: { severity }, value: investigations[`${severity}_count`] })),
+    ),
+    gauge(
+      'fleet_health_investigations_cost_usd',
+      `LLM cost of agent investigations in the last ${days} days, in US dollars.`,
+      one(investigations.total_cost_usd),
+    ),
+    gauge(
+      'fleet_health_llm_cost_usd',
+      `LLM cost of every call in the last ${days} days, in US dollars (as GET /api/llm-usage/summary?days=${days}).`,
+      one(usage.totals.cost_usd),
+    ),
+    gauge('fleet_health_llm_runs', `LLM calls in the last ${days} days.`, one(usage.totals.runs)),
+    gauge('fleet_health_llm_tokens', `LLM tokens in the last ${days} days.`, one(usage.totals.total_tokens)),
+  ];
+}
+
+export async function fleetExposition(now = new Date()): Promise<string> {
+  return renderExposition(await fleetFamilies(now));
+}

@@ -1,0 +1,35 @@
+import * as z from 'zod';
+import { ADMIN_UP } from '../auth/roles.js';
+import { defineGroup } from '../http/route.js';
+
+// Kept here, not imported from shared/fleet/exposition.ts: declarations import no domain code.
+const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** The fleet for a Prometheus scraper (issue 20 §6): the SCRAPE_TOKEN, or an admin's JWT (it carries the LLM cost). */
+export const metricsGroup = defineGroup({
+  name: 'metrics',
+  config: ['scrape', 'llm-pricing', 'patrol'],
+  tables: {
+    users: 'read',
+    clusters: 'read',
+    metrics: 'read',
+    alerts: 'read',
+    rules: 'read',
+    scores: 'read',
+    issues: 'read',
+    patrol: 'read',
+    investigations: 'read',
+    'llm-usage': 'read',
+  },
+  routes: {
+    exposition: {
+      method: 'GET',
+      path: '/api/metrics',
+      summary: 'Fleet health in the Prometheus text exposition format (version 0.0.4)',
+      auth: 'scrape',
+      roles: ADMIN_UP,
+      contentType: EXPOSITION_CONTENT_TYPE,
+      response: z.string(),
+    },
+  },
+});

@@ -1,0 +1,351 @@
+// GET /api/metrics (issue 20 §6) through the local server: the Prometheus text
+// format parsed strictly, every value equal to the JSON API's figure, the
+// scrape token (401 without it or with a wrong one), label escaping; then a
+// real Prometheus (Debian's `prometheus`, installed by .ci/run) on loopback
+// scrapes it with the bearer token and answers the same values over PromQL.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../infra/local/dynamodb-local.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { escapeLabelValue, renderExposition } from '../../shared/fleet/exposition.js';
+import { startTestService } from '../support/local-service.js';
+import { userToken } from '../support/tokens.js';
+
+const PROMETHEUS = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
+const QUOTED_NAME = 'acme "blue" \\ east';
+const quotedId = randomUUID();
+
+let service: LocalService;
+let admin: string;
+let superadmin: string;
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** A strict parser of the text format 0.0.4: HELP and TYPE before each family's samples, nothing else. */
+function parseExposition(text: string): {
+  samples: Sample[];
+  help: Map<string, string>;
+  type: Map<string, string>;
+} {
+  expect(text.endsWith('\n')).toBe(true);
+  const help = new Map<string, string>();
+  const type = new Map<string, string>();
+  const samples: Sample[] = [];
+  const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
+  text
+    .slice(0, -1)
+    .split('\n')
+    .forEach((line, n) => {
+      const where = `line ${n + 1}: ${line}`;
+      const meta = /^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line);
+      if (meta) {
+        const [, kind, name, rest] = meta as unknown as [string, string, string, string];
+        if (kind === 'HELP') {
+          expect(help.has(name), where).toBe(false);
+          expect(rest.length, where).toBeGreaterThan(0);
+          help.set(name, rest);
+        } else {
+          expect(['gauge', 'counter', 'untyped'], where).toContain(rest);
+          expect(help.has(name), `${where} (HELP first)`).toBe(true);
+          type.set(name, rest);
+        }
+        return;
+      }
+      expect(line.startsWith('#'), where).toBe(false);
+      const name = NAME.exec(line)?.[0];
+      expect(name, where).toBeTruthy();
+      expect(type.has(name!), `${where} (TYPE before samples)`).toBe(true);
+      let i = name!.length;
+      const labels: Record<string, string> = {};
+      if (line[i] === '{') {
+        i++;
+        while (line[i] !== '}') {
+          const label = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(line.slice(i))?.[0];
+          expect(label, where).toBeTruthy();
+          i += label!.length;
+          expect(line.slice(i, i + 2), where).toBe('="');
+          i += 2;
+          let value = '';
+          for (;;) {
+            const c = line[i];
+            expect(c, `${where} (unterminated label value)`).toBeDefined();
+            if (c === '"') break;
+            if (c === '\\') {
+              const next = line[i + 1];
+              expect(['\\', '"', 'n'], where).toContain(next);
+              value += next === 'n' ? '\n' : next;
+              i += 2;
+            } else {
+              value += c;
+              i++;
+            }
+          }
+          i++;
+          expect(labels[label!], `${where} (label twice)`).toBeUndefined();
+          labels[label!] = value;
+          if (line[i] === ',') i++;
+          else expect(line[i], where).toBe('}');
+        }
+        i++;
+      }
+      expect(line[i], where).toBe(' ');
+      const raw = line.slice(i + 1);
+      expect(raw, where).toMatch(/^(-?\d+(\.\d+)?(e[+-]?\d+)?|NaN|[+-]Inf)$/);
+      samples.push({ name: name!, labels, value: Number(raw) });
+    });
+  return { samples, help, type };
+}
+
+async function getJson(path: string, token = admin): Promise<any> {
+  const res = await fetch(`${service.url}${path}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  expect(res.status, path).toBe(200);
+  return res.json();
+}
+
+async function scrape(token: string | undefined): Promise<Response> {
+  return fetch(`${service.url}/api/metrics`, {
+    headers: token ? { Authorization: `Bearer ${token}` } : {},
+  });
+}
+
+function pick(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  expect(found, `${name} ${JSON.stringify(labels)}`).toHaveLength(1);
+  return found[0]!.value;
+}
+
+/** Every figure the exposition must carry, from the JSON API, as [name, labels, value]. */
+async function expectedFigures(): Promise<[string, Record<string, string>, number][]> {
+  const [scores, kpis, issues, patrol, investigations, usage] = await Promise.all([
+    getJson('/api/fleet/scores'),
+    getJson('/api/fleet/kpis'),
+    getJson('/api/issues/kpis?days=30'),
+    getJson('/api/patrol/kpis/summary'),
+    getJson('/api/investigations/kpis?days=30'),
+    getJson('/api/llm-usage/summary?days=30', superadmin),
+  ]);
+  const out: [string, Record<string, string>, number][] = [];
+  for (const s of scores.scores) {
+    const id = { cluster_id: s.cluster_id };
+    out.push(['fleet_health_cluster_score', { ...id, kind: 'tier_adjusted' }, s.tier_adjusted_score]);
+    out.push(['fleet_health_cluster_score', { ...id, kind: 'overall' }, s.overall_score]);
+    out.push(['fleet_health_cluster_score', { ...id, kind: 'metrics' }, s.metrics_score]);
+    out.push(['fleet_health_cluster_score', { ...id, kind: 'alerts' }, s.alerts_score]);
+    for (const c of ['Healthy', 'Warning', 'Critical'])
+      out.push(['fleet_health_cluster_classification', { ...id, classification: c }, s.classification === c ? 1 : 0]);
+  }
+  const k = kpis.kpis;
+  out.push(['fleet_health_clusters_total', {}, k.total_clusters]);
+  out.push(['fleet_health_clusters', { classification: 'Healthy' }, k.healthy_count]);
+  out.push(['fleet_health_clusters', { classification: 'Warning' }, k.warning_count]);
+  out.push(['fleet_health_clusters', { classification: 'Critical' }, k.critical_count]);
+  out.push(['fleet_health_tier_s_at_risk', {}, k.tier_s_at_risk]);
+  out.push(['fleet_health_average_score', { kind: 'overall' }, k.avg_score]);
+  out.push(['fleet_health_average_score', { kind: 'metrics' }, k.avg_metrics_score]);
+  out.push(['fleet_health_average_score', { kind: 'alerts' }, k.avg_alerts_score]);
+  out.push(['fleet_health_issues', { status: 'Ongoing' }, issues.ongoing]);
+  out.push(['fleet_health_issues', { status: 'Resolved' }, issues.resolved]);
+  out.push(['fleet_health_issues_unassigned', {}, issues.unassigned]);
+  out.push(['fleet_health_patrol_reports', {}, patrol.total_reports]);
+  out.push(['fleet_health_patrol_cost_usd', {}, patrol.total_cost_usd]);
+  for (const sev of ['critical', 'warning', 'info']) out.push(['fleet_health_investigations', { severity: sev }, investigations[`${sev}_count`]]);
+  out.push(['fleet_health_investigations_cost_usd', {}, investigations.total_cost_usd]);
+  out.push(['fleet_health_llm_cost_usd', {}, usage.totals.cost_usd]);
+  out.push(['fleet_health_llm_runs', {}, usage.totals.runs]);
+  out.push(['fleet_health_llm_tokens', {}, usage.totals.total_tokens]);
+  return out;
+}
+
+beforeAll(async () => {
+  service = await startTestService({
+    adminPassword: 'metrics-admin-password',
+    demoClusters: 6,
+  });
+  const login = await fetch(`${service.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      username: 'admin',
+      password: 'metrics-admin-password',
+    }),
+  });
+  admin = ((await login.json()) as { access_token: string }).access_token;
+  superadmin = await userToken('superadmin', 'metrics-superadmin');
+  const res = await fetch(`${service.url}/api/ingest/clusters`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${service.ingestToken}`,
+      'Content-Type': 'application/json',
+    },
+    body: JSON.stringify({
+      clusters: [
+        {
+          cluster_id: quotedId,
+          cluster_name: QUOTED_NAME,
+          customer_name: 'Acme "Labs"',
+          account_id: '111122223333',
+          account_name: 'Acme',
+          email: 'ops@acme.example.com',
+          customer_tier: 'S',
+          cluster_type: 'ELASTIC',
+          region: 'US East (us-east-1)',
+          engine_version: '3.3.4',
+          resource_state: 'RUNNING',
+          node_count: 3,
+        },
+      ],
+    }),
+  });
+  expect(await res.json()).toEqual({ accepted: 1, rejected: [] });
+  expect(
+    (
+      await fetch(`${service.url}/api/fleet/refresh`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${admin}` },
+      })
+    ).status,
+  ).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+describe('GET /api/metrics', () => {
+  it('answers the Prometheus text format whose values equal the API figures', async () => {
+    const res = await scrape(service.scrapeToken);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const { samples, type } = parseExposition(await res.text());
+    expect([...type.values()].every((t) => t === 'gauge')).toBe(true);
+    const expected = await expectedFigures();
+    expect(expected.length).toBeGreaterThan(60);
+    for (const [name, labels, value] of expected) expect(pick(samples, name, labels), `${name} ${JSON.stringify(labels)}`).toBe(value);
+    const open = samples.filter((s) => s.name === 'fleet_health_open_issues');
+    expect(open.map((s) => s.labels.severity).sort()).toEqual(['Critical', 'Warning']);
+    expect(open.reduce((sum, s) => sum + s.value, 0)).toBe(pick(samples, 'fleet_health_issues', { status: 'Ongoing' }));
+  });
+
+  it('escapes label values: the quoted cluster name comes back as it was ingested', async () => {
+    const text = await (await scrape(service.scrapeToken)).text();
+    expect(text).toContain(`cluster_name="acme \\"blue\\" \\\\ east"`);
+    const { samples } = parseExposition(text);
+    const mine = samples.filter((s) => s.labels.cluster_id === quotedId);
+    expect(mine.length).toBe(4 + 3 + 1);
+    expect(mine.every((s) => s.labels.cluster_name === QUOTED_NAME && s.labels.customer === 'Acme "Labs"')).toBe(true);
+    expect(escapeLabelValue('a\nb"c\\')).toBe('a\\nb\\"c\\\\');
+    expect(
+      parseExposition(
+        renderExposition([
+          {
+            name: 'x',
+            help: 'h',
+            type: 'gauge',
+            samples: [{ labels: { l: 'a\nb"c\\' }, value: 1 }],
+          },
+        ]),
+      ).samples[0]!.labels.l,
+    ).toBe('a\nb"c\\');
+  });
+
+  it('answers 401 without the token or with a wrong one, 403 to a viewer, 200 to an admin JWT', async () => {
+    const none = await scrape(undefined);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await scrape(`${service.scrapeToken}x`)).status).toBe(401);
+    expect((await scrape(service.ingestToken)).status).toBe(401);
+    expect((await scrape(await userToken('viewer', 'metrics-viewer'))).status).toBe(403);
+    expect((await scrape(admin)).status).toBe(200);
+  });
+});
+
+describe('a real Prometheus scraping GET /api/metrics', () => {
+  let prometheus: ChildProcess | undefined;
+  let workDir: string;
+  let promUrl: string;
+  let output = '';
+
+  beforeAll(async () => {
+    if (!existsSync(PROMETHEUS)) throw new Error(`Prometheus is not installed at ${PROMETHEUS}: apt-get install prometheus (CI installs it in .ci/run)`);
+    workDir = await mkdtemp(join(tmpdir(), 'fleet-prometheus-'));
+    const port = await freePort();
+    promUrl = `http://127.0.0.1:${port}`;
+    const target = new URL(service.url);
+    const config = [
+      'global:',
+      '  scrape_interval: 1s',
+      'scrape_configs:',
+      '  - job_name: fleet-health',
+      '    metrics_path: /api/metrics',
+      '    authorization:',
+      '      type: Bearer',
+      `      credentials: ${JSON.stringify(service.scrapeToken)}`,
+      '    static_configs:',
+      `      - targets: ['127.0.0.1:${target.port}']`,
+      '',
+    ].join('\n');
+    await writeFile(join(workDir, 'prometheus.yml'), config);
+    prometheus = spawn(
+      PROMETHEUS,
+      [`--config.file=${join(workDir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(workDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    prometheus.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    prometheus.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  }, 60_000);
+
+  afterAll(async () => {
+    prometheus?.kill('SIGTERM');
+    if (prometheus && prometheus.exitCode === null) await new Promise((resolve) => prometheus!.once('exit', resolve));
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  async function query(promql: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
+    const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
+    const body = (await res.json()) as {
+      status: string;
+      data: {
+        result: { metric: Record<string, string>; value: [number, string] }[];
+      };
+    };
+    expect(body.status).toBe('success');
+    return body.data.result;
+  }
+
+  it('scrapes with the bearer token, and PromQL answers the API figures', async () => {
+    const deadline = Date.now() + 45_000;
+    let up: string | undefined;
+    while (Date.now() < deadline) {
+      try {
+        up = (await query('up{job="fleet-health"}'))[0]?.value[1];
+        if (up === '1' && (await query('fleet_health_clusters_total')).length) break;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(up, `Prometheus did not scrape the service; it said:\n${output.slice(-3000)}`).toBe('1');
+    const expected = await expectedFigures();
+    for (const [name, labels, value] of expected) {
+      const selector = Object.entries(labels)
+        .map(([k, v]) => `${k}="${v}"`)
+        .join(',');
+      const result = await query(`${name}{${selector}}`);
+      expect(result, `${name}{${selector}}`).toHaveLength(1);
+      expect(Number(result[0]!.value[1]), `${name}{${selector}}`).toBe(value);
+    }
+    const quoted = await query(`fleet_health_cluster_score{cluster_id="${quotedId}",kind="overall"}`);
+    expect(quoted[0]!.metric.cluster_name).toBe(QUOTED_NAME);
+  }, 90_000);
+});
