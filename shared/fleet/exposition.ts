@@ -5,7 +5,7 @@
 import { investigationKpis } from '../agents/queries.js';
 import { scrapeSettings } from '../config/scrape.js';
 import { listIssueSummariesSince } from '../db/issues.js';
-import { issueKpis, windowStart } from '../issues/queries.js';
+import { kpiCounts, windowStart } from '../issues/queries.js';
 import { usageSummary } from '../llm/usage.js';
 import { patrolKpis } from '../patrol/queries.js';
 import { Severity } from '../rules/schemas.js';
@@ -55,15 +55,16 @@ const one = (value: number) => [{ labels: {}, value }];
 /** Every family GET /api/metrics answers, from the live figures. */
 export async function fleetFamilies(now = new Date()): Promise<Family[]> {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
-  const [view, issues, issueSummaries, patrol, investigations, usage] = await Promise.all([
+  const [view, issueSummaries, patrol, investigations, usage] = await Promise.all([
     fleetView(),
-    issueKpis(days, now),
     listIssueSummariesSince(windowStart(days, now)),
     patrolKpis(now),
     investigationKpis({ days }, now),
     usageSummary(days, now),
   ]);
   const kpis = fleetKpis(view.scores);
+  // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
+  const issues = kpiCounts(issueSummaries, now);
   const clusterLabels = (s: (typeof view.scores)[number]) => ({
     cluster_id: s.cluster_id,
     cluster_name: s.cluster_name,
