@@ -9,13 +9,13 @@ import type { z } from 'zod';
 import { verifyAccessToken } from '../auth/jwt.js';
 import { resolvePrincipal, type Principal } from '../auth/principal.js';
 import { coreSettings } from '../config/core.js';
-import { secret } from '../config/secrets.js';
+import { secret, type SecretName } from '../config/secrets.js';
 import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
 import { ConditionFailed, WriteConflict } from '../db/client.js';
 import { BadRequest, Conflict, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
 import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
-import type { RouteDeclaration, RouteHandler } from './route.js';
+import type { RouteAuth, RouteDeclaration, RouteHandler } from './route.js';
 
 export type Event = APIGatewayProxyEventV2;
 export type Result = APIGatewayProxyStructuredResultV2;
@@ -207,6 +207,9 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** The static bearer token each non-JWT kind of route also accepts (senders and scrapers are not users). */
+const STATIC_TOKENS: Partial<Record<RouteAuth, SecretName>> = { ingest: 'INGEST_TOKEN', scrape: 'SCRAPE_TOKEN' };
+
 /**
  * Checks the bearer token (401 with WWW-Authenticate) and the caller's role
  * against the route's roles (403): the one place where roles are enforced.
@@ -219,8 +222,9 @@ export function authenticate(): Middleware {
       if (route.auth === 'public') return;
       const token = bearerToken(request.event);
       if (!token) throw new Unauthorized();
-      if (route.auth === 'ingest' || route.auth === 'scrape') {
-        const staticToken = await secret(route.auth === 'ingest' ? 'INGEST_TOKEN' : 'SCRAPE_TOKEN');
+      const staticName = STATIC_TOKENS[route.auth];
+      if (staticName) {
+        const staticToken = await secret(staticName);
         if (staticToken && sameSecret(token, staticToken)) return;
       }
       const verified = await verifyAccessToken(token);
