@@ -5,8 +5,9 @@
 // all call them through here.
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
+import { concernsOf, type ConfigConcern } from '../../shared/config/concerns.js';
 import { ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
-import { WORKERS, type WorkerName } from '../../shared/workers.js';
+import { WORKERS, type WorkerDeclaration, type WorkerName } from '../../shared/workers.js';
 
 export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -15,7 +16,15 @@ export const GROUP_TIMEOUT_SECONDS = 29;
 
 /** Every function the stack deploys, from the declarations: the route groups, then the workers (bundling.ts builds the same set from functions/). */
 export function declaredFunctions(): string[] {
-  return [...ROUTE_GROUPS.map((g) => g.name), ...Object.keys(WORKERS)];
+  return functionConcerns().map((f) => f.name);
+}
+
+/** Each function with the configuration concerns it reads: its declared ones plus the implied (shared/config/concerns.ts). */
+export function functionConcerns(): { name: string; concerns: ConfigConcern[] }[] {
+  return [
+    ...ROUTE_GROUPS.map((g) => ({ name: g.name, concerns: concernsOf('route-group', g.config, g.grants) })),
+    ...Object.entries(WORKERS as Record<WorkerName, WorkerDeclaration>).map(([name, w]) => ({ name, concerns: concernsOf('worker', w.config, w.grants) })),
+  ];
 }
 
 function timeoutSeconds(name: string): number {

@@ -9,14 +9,13 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
-import { concernsOf, type ConfigConcern } from '../../shared/config/concerns.js';
+import type { ConfigConcern } from '../../shared/config/concerns.js';
 import { checkSettings, resetSettings } from '../../shared/config/env.js';
 import { createLogger } from '../../shared/log.js';
-import { ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
 import { localWorkersSettled } from '../../shared/worker-invoke.js';
-import { scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../../shared/workers.js';
+import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
 import { CONSOLE_OUT, ensureConsoleBuilt } from '../console.js';
-import { invokeLocal, registerLocalWorkers } from './functions.js';
+import { functionConcerns, invokeLocal, registerLocalWorkers } from './functions.js';
 import { startLocalSchedules, type ScheduledJob } from './schedules.js';
 import { createLocalServer, loadGroupHandlers } from './server.js';
 import { ensureTables } from './tables.js';
@@ -125,11 +124,7 @@ export async function applyLocalEnvironment(at: { dataDir: string; dynamoEndpoin
 
 /** The configuration concerns of every route group and worker (shared/config/concerns.ts). */
 export function declaredConcerns(): ConfigConcern[] {
-  const all = [
-    ...ROUTE_GROUPS.flatMap((g) => concernsOf('route-group', g.config, g.grants)),
-    ...Object.values(WORKERS as Record<WorkerName, WorkerDeclaration>).flatMap((w) => concernsOf('worker', w.config, w.grants)),
-  ];
-  return [...new Set(all)];
+  return [...new Set(functionConcerns().flatMap((f) => f.concerns))];
 }
 
 /** The EventBridge timetable (and the demo feed) as in-process jobs. */

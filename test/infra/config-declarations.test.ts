@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { esbuildOptions, functionNames } from '../../infra/bundling.js';
-import { CONCERNS, concernsOf, type ConfigConcern } from '../../shared/config/concerns.js';
-import { ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
-import { WORKERS, type WorkerDeclaration } from '../../shared/workers.js';
+import { functionConcerns } from '../../infra/local/functions.js';
+import { CONCERNS, type ConfigConcern } from '../../shared/config/concerns.js';
 
 let metafile: Metafile;
 
@@ -30,10 +29,7 @@ function bundledConcerns(name: string): ConfigConcern[] {
     .filter((concern): concern is ConfigConcern => concern !== undefined && concern in CONCERNS);
 }
 
-const functions = [
-  ...ROUTE_GROUPS.map((g) => ({ name: g.name, concerns: concernsOf('route-group', g.config, g.grants) })),
-  ...Object.entries(WORKERS as Record<string, WorkerDeclaration>).map(([name, w]) => ({ name, concerns: concernsOf('worker', w.config, w.grants) })),
-];
+const functions = functionConcerns();
 
 describe('configuration declarations', () => {
   it('covers every function', () => {
