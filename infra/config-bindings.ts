@@ -79,6 +79,15 @@ export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: (context: Bindin
       output: { id: 'ScrapeTokenArn', description: 'Secret holding the metrics scrape bearer token' },
     },
   }),
+  prometheus: ({ stage }) => ({
+    secret: {
+      id: 'PrometheusCredential',
+      variable: 'PROMETHEUS_CREDENTIAL',
+      description: `Fleet Health (${stage}) credential of the Prometheus query API the metrics puller reads (bearer token or basic password, as the metric-sources rule set says): put the real value after deploy`,
+      noRotation: putAfterDeploy('credential', 'the Prometheus server (or the proxy in front of it)'),
+      output: { id: 'PrometheusCredentialArn', description: 'Put the Prometheus query API credential here (unused with auth none or sigv4)' },
+    },
+  }),
   links: ({ props, siteUrl }) => ({ environment: { APP_URL: props.appUrl ?? siteUrl } }),
   mail: ({ props }) => ({ environment: { SES_FROM_ADDRESS: props.sesFromAddress } }),
   // The private CA that signed the directory's certificate: created with a placeholder, which the Lambda

@@ -265,7 +265,8 @@ export class FleetHealthStack extends Stack {
           break;
         }
         case 'invoke:patrol-worker':
-        case 'invoke:agent-worker': {
+        case 'invoke:agent-worker':
+        case 'invoke:metrics-puller': {
           const workerName = grant.slice('invoke:'.length) as InvocableWorker;
           const worker = this.workerFunctions.get(workerName);
           if (!worker) throw new Error(`${fn.node.id}: grant ${grant} names an unknown worker`);
@@ -290,6 +291,20 @@ export class FleetHealthStack extends Stack {
             'The model is configuration (LLM_MODEL): newer models are invocable only through an inference profile of this ' +
               'account and region, whichever the operator picks.',
           );
+          break;
+        }
+        case 'aps:query': {
+          // Amazon Managed Service for Prometheus (auth: sigv4 in the metric-sources rule set): query actions only,
+          // on the workspace named by -c prometheusWorkspaceArn, or any workspace of this account and region.
+          const workspace = props.prometheusWorkspaceArn ?? this.formatArn({ service: 'aps', resource: 'workspace', resourceName: '*' });
+          fn.allow(new iam.PolicyStatement({ actions: ['aps:QueryMetrics', 'aps:GetLabels', 'aps:GetSeries', 'aps:GetMetricMetadata'], resources: [workspace] }));
+          if (!props.prometheusWorkspaceArn) {
+            fn.acknowledge(
+              'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:aps:<AWS::Region>:<AWS::AccountId>:workspace/*]',
+              'The Prometheus workspace is configuration (the metric-sources rule set names its URL); until the operator names it ' +
+                'with -c prometheusWorkspaceArn=<arn>, the puller may query any workspace of this account and region, read-only.',
+            );
+          }
           break;
         }
         default: {

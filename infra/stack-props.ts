@@ -28,6 +28,8 @@ export interface FleetHealthStackProps extends StackProps {
   readonly embed?: { host: string; clientId: string; dashboard?: string };
   /** Optional LLM provider (shared/llm/provider.ts) of every function granted bedrock:invoke; undefined: chat 503, patrol/agents run the rules engine. */
   readonly llm?: LlmSettings;
+  /** ARN of the Amazon Managed Service for Prometheus workspace the metrics puller queries (auth: sigv4); undefined: any of this account and region. */
+  readonly prometheusWorkspaceArn?: string;
 }
 
 export interface LlmSettings {
@@ -65,6 +67,7 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     sesFromAddress: optional('sesFromAddress'),
     patrolSchedule: optional('patrolSchedule'),
     appUrl: optional('appUrl'),
+    prometheusWorkspaceArn: optional('prometheusWorkspaceArn'),
     ldap:
       optional('ldapUrl') && optional('ldapUserDnTemplate')
         ? {

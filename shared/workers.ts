@@ -63,6 +63,22 @@ export const WORKERS = {
     config: ['agents', 'llm', 'llm-pricing'],
     timeoutSeconds: 900,
   },
+  // Pulls metrics (and optionally the inventory) from the Prometheus query API the metric-sources rule set names.
+  'metrics-puller': {
+    summary: 'Pulls the fleet metrics from Prometheus with PromQL into the daily rollups',
+    tables: {
+      'metric-pulls': 'readwrite',
+      metrics: 'readwrite',
+      clusters: 'readwrite',
+      locks: 'readwrite',
+      scores: 'readwrite',
+      rules: 'read',
+    },
+    grants: ['aps:query'],
+    config: ['prometheus'],
+    timeoutSeconds: 600,
+    schedule: { everyMinutes: 5, description: 'Pull of the fleet metrics from Prometheus (metric-sources rule set)' },
+  },
   recompute: {
     summary: 'Scheduled refresh of scores, risk and issue grouping',
     tables: {

@@ -14,6 +14,7 @@ import { llmPricingSettings } from './llm-pricing.js';
 import { llmSettings } from './llm.js';
 import { mailSettings } from './mail.js';
 import { patrolSettings } from './patrol.js';
+import { prometheusSettings } from './prometheus.js';
 import { scrapeSettings } from './scrape.js';
 import { ticketSettings } from './tickets.js';
 import { tokenSettings } from './tokens.js';
@@ -33,6 +34,7 @@ export const CONCERNS = {
   patrol: patrolSettings,
   ingest: ingestSettings,
   scrape: scrapeSettings,
+  prometheus: prometheusSettings,
   'worker-functions': workerFunctionSettings,
 } as const;
 

@@ -7,6 +7,7 @@ import { defineSettings } from './env.js';
 export const WORKER_FUNCTION_ENV = {
   'patrol-worker': 'PATROL_WORKER_FUNCTION',
   'agent-worker': 'AGENT_WORKER_FUNCTION',
+  'metrics-puller': 'METRICS_PULLER_FUNCTION',
 } as const;
 export type InvocableWorker = keyof typeof WORKER_FUNCTION_ENV;
 
@@ -19,4 +20,5 @@ const functionName = z
 export const workerFunctionSettings = defineSettings('worker-functions', {
   PATROL_WORKER_FUNCTION: functionName,
   AGENT_WORKER_FUNCTION: functionName,
+  METRICS_PULLER_FUNCTION: functionName,
 });

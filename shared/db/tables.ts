@@ -35,6 +35,7 @@ export const TABLES = {
   'llm-usage': { purpose: 'LLM usage ledger by day', ttl: false, indexes: [] },
   'embed-sessions': { purpose: 'server-side embed session reference tokens', ttl: true, indexes: [] },
   locks: { purpose: 'lease locks (one patrol at a time)', ttl: true, indexes: [] },
+  'metric-pulls': { purpose: 'metrics puller watermarks per metric, run status and errors', ttl: true, indexes: [] },
 } as const satisfies Record<string, TableDefinition>;
 
 export type TableName = keyof typeof TABLES;

@@ -13,6 +13,7 @@ import { ingestGroup } from './ingest.js';
 import { investigationsGroup } from './investigations.js';
 import { issuesGroup } from './issues.js';
 import { llmUsageGroup } from './llm-usage.js';
+import { metricSourcesGroup } from './metric-sources.js';
 import { metricsGroup } from './metrics.js';
 import { patrolGroup } from './patrol.js';
 import { riskGroup } from './risk.js';
@@ -37,6 +38,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   settingsGroup,
   ingestGroup,
   metricsGroup,
+  metricSourcesGroup,
 ];
 
 export interface DeclaredRoute {

@@ -1,7 +1,9 @@
 // The rule sets' full schemas (beyond the spec's minimal checks): a rule set
 // that cannot score is refused with a message that says where it is wrong.
 import * as z from 'zod';
-import { MetricKey } from '../fleet/records.js';
+import { METRIC_KEYS, MetricKey } from '../fleet/records.js';
+
+const METRIC_KEY_COUNT = METRIC_KEYS.length;
 
 export const Aggregation = z.enum(['max', 'avg', 'last', 'sum', 'min']);
 export type Aggregation = z.infer<typeof Aggregation>;
@@ -21,6 +23,12 @@ export const LIMITS = {
   lookbackDays: 30,
   cooldownHours: 24 * 30,
   minutes: 10_080,
+  staleMinutes: 30 * 24 * 60,
+  stepSeconds: 3_600,
+  backfillDays: 30,
+  pointsPerRequest: 1_000_000,
+  timeoutSeconds: 120,
+  scale: 1e12,
 } as const;
 
 const Threshold = z.number().min(-LIMITS.threshold).max(LIMITS.threshold);
@@ -82,6 +90,12 @@ export const HealthRules = z.strictObject({
       below_score: Score,
       cooldown_hours: z.number().min(0).max(LIMITS.cooldownHours),
     }),
+    /**
+     * A cluster whose newest sample is older than this many minutes (or that has
+     * none in the lookback) is flagged stale: its score says so rather than
+     * silently standing on old data. Optional so versions stored before it still load.
+     */
+    stale_after_minutes: z.number().int().min(5).max(LIMITS.staleMinutes).default(180),
     dimensions: z
       .array(DimensionRule)
       .min(1)
@@ -160,3 +174,110 @@ export const IssueRules = z.strictObject({
   }),
 });
 export type IssueRules = z.infer<typeof IssueRules>;
+
+// ---- metric sources: where the puller reads metrics (rules/metric-sources.yaml) ----
+
+/** A Prometheus label name (the data model's syntax). */
+const LabelName = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]{0,127}$/, 'a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)');
+
+/**
+ * Credentials never live in the rule set (any role reads it and may propose
+ * changes): a bearer token or basic password is the PROMETHEUS_CREDENTIAL
+ * secret; SigV4 signs with the function's own AWS role.
+ */
+export const PrometheusAuth = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  z.strictObject({ type: z.literal('bearer') }),
+  z.strictObject({ type: z.literal('basic'), username: z.string().min(1).max(256) }),
+  z.strictObject({
+    type: z.literal('sigv4'),
+    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'an AWS region such as us-east-1'),
+    /** Amazon Managed Service for Prometheus signs for `aps`. */
+    service: z.string().min(1).max(64).default('aps'),
+  }),
+]);
+export type PrometheusAuth = z.infer<typeof PrometheusAuth>;
+
+/** Unit conversions a query's values go through before `scale`. */
+export const UNIT_CONVERSIONS = {
+  none: 1,
+  ratio_to_percent: 100,
+  bytes_to_gib: 1 / 1024 ** 3,
+  bytes_to_gb: 1e-9,
+  seconds_to_ms: 1000,
+} as const;
+export const UnitConversion = z.enum(Object.keys(UNIT_CONVERSIONS) as [keyof typeof UNIT_CONVERSIONS, ...(keyof typeof UNIT_CONVERSIONS)[]]);
+
+export const MetricQuery = z.strictObject({
+  metric_key: MetricKey,
+  /** PromQL yielding one series per cluster, carrying the cluster label. */
+  query: z.string().trim().min(1).max(2_000),
+  convert: UnitConversion.default('none'),
+  /** Multiplied in after `convert`. */
+  scale: z.number().min(-LIMITS.scale).max(LIMITS.scale).refine((v) => v !== 0, 'scale 0 would erase every value').default(1),
+});
+export type MetricQuery = z.infer<typeof MetricQuery>;
+
+/** Inventory fields an info series may carry, by the label that holds each. */
+export const InventoryLabels = z.strictObject({
+  cluster_name: LabelName.optional(),
+  customer_name: LabelName.optional(),
+  account_id: LabelName.optional(),
+  account_name: LabelName.optional(),
+  email: LabelName.optional(),
+  customer_tier: LabelName.optional(),
+  cluster_type: LabelName.optional(),
+  region: LabelName.optional(),
+  engine_version: LabelName.optional(),
+  resource_state: LabelName.optional(),
+});
+
+export const MetricSources = z.strictObject({
+  prometheus: z.strictObject({
+    enabled: z.boolean(),
+    /** The query API's base: `<url>/api/v1/query_range` is what the puller calls. */
+    url: z
+      .url({ protocol: /^https?$/, error: 'an http or https URL' })
+      .max(2_048)
+      .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), 'no credentials in the URL: use auth and the PROMETHEUS_CREDENTIAL secret'),
+    auth: PrometheusAuth,
+    timeout_seconds: z.number().int().min(1).max(LIMITS.timeoutSeconds),
+    /** Resolution of the pulled samples: one evaluation per step, on a grid aligned to the epoch. */
+    step_seconds: z.number().int().min(10).max(LIMITS.stepSeconds),
+    /** The newest steps are left until Prometheus has scraped them: pulls stop this far behind now. */
+    settle_seconds: z.number().int().min(0).max(3_600),
+    /** The first pull of a metric (no watermark yet) reaches back this far. */
+    backfill_days: z.number().int().min(1).max(LIMITS.backfillDays),
+    /** Series × steps per query_range request; larger windows are split, which bounds memory. */
+    max_points_per_request: z.number().int().min(1_000).max(LIMITS.pointsPerRequest),
+  }),
+  cluster: z.strictObject({
+    /** The label that names the cluster on every series the queries yield. */
+    label: LabelName,
+    /** `id`: the label holds the cluster id; `name`: the cluster name, mapped through the inventory. */
+    match: z.enum(['id', 'name']),
+  }),
+  metrics: z
+    .array(MetricQuery)
+    .max(METRIC_KEY_COUNT)
+    .refine((ms) => new Set(ms.map((m) => m.metric_key)).size === ms.length, 'each metric_key at most once'),
+  inventory: z.strictObject({
+    enabled: z.boolean(),
+    /** An info-style series (value 1) per cluster whose labels describe it; its `cluster.label` holds the cluster id. */
+    query: z.string().trim().min(1).max(2_000),
+    labels: InventoryLabels,
+    /** Values for a new cluster's fields no label supplies (an existing cluster keeps its own). */
+    defaults: z.strictObject({
+      customer_name: z.string().min(1).max(128),
+      account_id: z.string().min(1).max(64),
+      account_name: z.string().min(1).max(128),
+      email: z.email().max(254),
+      customer_tier: z.enum(['S', 'A', 'B']),
+      cluster_type: z.string().min(1).max(32),
+      region: z.string().min(1).max(64),
+      engine_version: z.string().min(1).max(64),
+      resource_state: z.string().min(1).max(32),
+    }),
+  }),
+});
+export type MetricSources = z.infer<typeof MetricSources>;

@@ -1,0 +1,100 @@
+import * as z from 'zod';
+import { ADMIN_UP } from '../auth/roles.js';
+import { defineGroup } from '../http/route.js';
+
+// The metrics puller seen from the console (issue 20 §5): where it reads, how far
+// each metric has come, and what went wrong lately. Admins only: the answer names
+// the query endpoint and the errors it returned.
+
+const Iso = z.iso.datetime();
+
+export const PullError = z.object({
+  at: Iso,
+  /** The metric whose pull failed; null for the inventory or the run as a whole. */
+  metric_key: z.string().nullable(),
+  message: z.string(),
+});
+
+export const MetricPullStatus = z.object({
+  metric_key: z.string(),
+  query: z.string(),
+  /** The last step stored: every step up to it has been pulled. Null until the first successful pull. */
+  watermark: Iso.nullable(),
+  /** When a pull of this metric last succeeded. */
+  last_success_at: Iso.nullable(),
+  /** Seconds from the watermark to now: how far behind this metric is. Null before its first pull. */
+  lag_seconds: z.number().int().nullable(),
+  /** Points of the last run that ingest stored, and that it refused (unknown cluster, not finite, …). */
+  accepted_last: z.number().int(),
+  refused_last: z.number().int(),
+  /** The last failure, kept until a later pull succeeds. */
+  last_error: PullError.nullable(),
+});
+
+export const PullRun = z.object({
+  started_at: Iso,
+  finished_at: Iso,
+  /** ok: every metric pulled; partial: some failed; failed: none pulled; disabled: the source is switched off. */
+  outcome: z.enum(['ok', 'partial', 'failed', 'disabled']),
+  accepted: z.number().int(),
+  refused: z.number().int(),
+  duration_ms: z.number().int(),
+});
+
+export const MetricSourcesStatus = z.object({
+  enabled: z.boolean(),
+  /** The metric-sources version in force (0: the shipped default). */
+  rules_version: z.number().int(),
+  source: z.object({
+    url: z.string(),
+    auth: z.enum(['none', 'bearer', 'basic', 'sigv4']),
+    step_seconds: z.number().int(),
+    settle_seconds: z.number().int(),
+    backfill_days: z.number().int(),
+    cluster_label: z.string(),
+    cluster_match: z.enum(['id', 'name']),
+    /** Minutes between scheduled pulls. */
+    every_minutes: z.number().int(),
+  }),
+  last_run: PullRun.nullable(),
+  /** The end of the last run in which every metric was pulled. */
+  last_success_at: Iso.nullable(),
+  metrics: z.array(MetricPullStatus),
+  inventory: z.object({
+    enabled: z.boolean(),
+    last_success_at: Iso.nullable(),
+    upserted_last: z.number().int(),
+    refused_last: z.number().int(),
+    last_error: PullError.nullable(),
+  }),
+  /** The latest errors, newest first (at most 20). */
+  errors: z.array(PullError),
+});
+export type MetricSourcesStatus = z.infer<typeof MetricSourcesStatus>;
+
+export const PullStarted = z.object({ status: z.literal('started'), message: z.string() });
+
+export const metricSourcesGroup = defineGroup({
+  name: 'metric-sources',
+  tables: { 'metric-pulls': 'read', rules: 'read' },
+  grants: ['invoke:metrics-puller'],
+  routes: {
+    status: {
+      method: 'GET',
+      path: '/api/metric-sources/status',
+      summary: 'The metrics puller: its source, last pull, lag per metric and last errors',
+      auth: 'user',
+      roles: ADMIN_UP,
+      response: MetricSourcesStatus,
+    },
+    pull: {
+      method: 'POST',
+      path: '/api/metric-sources/pull',
+      summary: 'Start a pull now (it runs in the background; follow it on the status route)',
+      auth: 'user',
+      roles: ADMIN_UP,
+      response: PullStarted,
+      accepted: PullStarted,
+    },
+  },
+});
