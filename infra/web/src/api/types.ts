@@ -14,6 +14,7 @@ import type { healthGroup } from '../../../../shared/routes/health.js';
 import type { investigationsGroup } from '../../../../shared/routes/investigations.js';
 import type { issuesGroup } from '../../../../shared/routes/issues.js';
 import type { llmUsageGroup } from '../../../../shared/routes/llm-usage.js';
+import type { metricSourcesGroup } from '../../../../shared/routes/metric-sources.js';
 import type { patrolGroup } from '../../../../shared/routes/patrol.js';
 import type { riskGroup } from '../../../../shared/routes/risk.js';
 import type { settingsGroup } from '../../../../shared/routes/settings.js';
@@ -34,6 +35,7 @@ export interface Groups {
   'dashboard-embed': typeof dashboardEmbedGroup;
   chat: typeof chatGroup;
   settings: typeof settingsGroup;
+  'metric-sources': typeof metricSourcesGroup;
 }
 export type GroupName = keyof Groups;
 export type RouteName<G extends GroupName> = keyof Groups[G]['routes'] & string;
