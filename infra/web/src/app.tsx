@@ -63,6 +63,7 @@ export const router = createBrowserRouter([
         children: [
           { path: 'users', lazy: page(() => import('./pages/users')) },
           { path: 'audit', lazy: page(() => import('./pages/audit')) },
+          { path: 'metric-sources', lazy: page(() => import('./pages/metric-sources')) },
         ],
       },
       {

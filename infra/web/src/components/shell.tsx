@@ -20,6 +20,7 @@ const NAV: { to: string; label: string; end?: boolean; roles?: Role[] }[] = [
   { to: '/rules', label: 'Rules' },
   { to: '/users', label: 'People', roles: ADMINS },
   { to: '/audit', label: 'Audit', roles: ADMINS },
+  { to: '/metric-sources', label: 'Metric sources', roles: ADMINS },
   { to: '/settings', label: 'Settings', roles: ['superadmin'] },
   { to: '/llm-cost', label: 'LLM cost', roles: ['superadmin'] },
 ];

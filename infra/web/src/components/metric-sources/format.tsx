@@ -1,0 +1,86 @@
+// Times, lags and run outcomes as the metric-sources page shows them: every time
+// both relative ("4 min ago") and absolute (UTC), every status as a word.
+import { useEffect, useState } from 'react';
+import type { Answer } from '../../api/types';
+
+export type Status = Answer<'metric-sources', 'status'>;
+export type Outcome = NonNullable<Status['last_run']>['outcome'];
+
+/** `2026-11-24T19:45:12.000Z` → `2026-11-24 19:45:12 UTC`. */
+export function utcSeconds(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+
+/** `iso` against `now`: "12 s ago", "4 minutes ago", "in 2 hours". */
+export function relative(iso: string, now: number): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  const s = Math.round((ms - now) / 1000);
+  const abs = Math.abs(s);
+  if (abs < 60) return relativeFormat.format(s, 'second');
+  if (abs < 3_600) return relativeFormat.format(Math.round(s / 60), 'minute');
+  if (abs < 86_400) return relativeFormat.format(Math.round(s / 3_600), 'hour');
+  return relativeFormat.format(Math.round(s / 86_400), 'day');
+}
+
+/** A moment as "4 minutes ago (2026-11-24 19:45:12 UTC)"; `never` when there is none. */
+export function When({ iso, now, never = 'never' }: { iso: string | null; now: number; never?: string }) {
+  if (!iso) return <span className="muted">{never}</span>;
+  return (
+    <time dateTime={iso} title={utcSeconds(iso)}>
+      {relative(iso, now)} <span className="muted">({utcSeconds(iso)})</span>
+    </time>
+  );
+}
+
+/** 45 → `45 s`; 750 → `12 min 30 s`; 11_100 → `3 h 5 min`; 187_200 → `2 d 4 h`. */
+export function lag(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 && m < 10 ? `${m} min ${s % 60} s` : `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+}
+
+/** 350 → `350 ms`; 4_200 → `4.2 s`; 125_000 → `2 min 5 s`. */
+export function durationMs(ms: number): string {
+  if (ms < 1_000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
+  const s = Math.round(ms / 1_000);
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+export const count = (n: number) => n.toLocaleString('en');
+
+const OUTCOME: Record<Outcome, { cls: string; meaning: string }> = {
+  ok: { cls: 'healthy', meaning: 'every metric pulled' },
+  partial: { cls: 'warning', meaning: 'some metrics failed' },
+  failed: { cls: 'critical', meaning: 'no metric pulled' },
+  disabled: { cls: 'ms-off', meaning: 'the source is switched off' },
+};
+
+/** The run's outcome as a word badge, with what it means beside it. */
+export function OutcomeBadge({ outcome }: { outcome: Outcome }) {
+  const o = OUTCOME[outcome];
+  return (
+    <>
+      <span className={`badge ${o.cls}`}>{outcome}</span> <span className="muted">{o.meaning}</span>
+    </>
+  );
+}
+
+/** Re-renders every `ms` so relative times stay true between refetches. */
+export function useNow(ms = 15_000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+  return now;
+}
