@@ -32,7 +32,7 @@ const ruleSet = (name: RuleSetName) => ({
     const live = await liveRuleSet(name);
     return new Reply(200, live, { ETag: ruleSetEtag(live.version) });
   },
-  // The three rule sets' routes take the same request: typed from the health-rules declaration.
+  // Every rule set's routes take the same request: typed from the health-rules declaration.
   put: async (req: ApiRequest<Routes['putHealthRules']>) => {
     const expected = expectedVersion(req.headers['if-match'], req.body.base_version);
     const result = await submitRuleSet(req.principal, name, req.body.content, callerOf(req), expected);
@@ -43,6 +43,7 @@ const ruleSet = (name: RuleSetName) => ({
 const health = ruleSet('health-rules');
 const issue = ruleSet('issue-rules');
 const risk = ruleSet('risk-rules');
+const metricSources = ruleSet('metric-sources');
 
 export const handler = createGroupHandler(settingsGroup, {
   getGeneral: async () => generalSettings(),
@@ -56,6 +57,9 @@ export const handler = createGroupHandler(settingsGroup, {
   getRiskRules: risk.get,
   putRiskRules: risk.put,
   riskRuleVersions: risk.versions,
+  getMetricSources: metricSources.get,
+  putMetricSources: metricSources.put,
+  metricSourceVersions: metricSources.versions,
   listChanges: async (req) => listConfigChanges(req.principal, req.query.status_filter),
   getChange: async (req) => configChangeDetail(req.principal, req.params.change_id),
   reviewChange: async (req) => reviewConfigChange(req.principal, req.params.change_id, req.body, callerOf(req)),

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE, ROLES, Role, SUPERADMIN } from '../auth/roles.js';
 import { AUDIT_ACTIONS } from '../db/audit-actions.js';
 import { defineGroup } from '../http/route.js';
+import { RULE_SET_NAMES, type RuleSetName } from '../rules/defaults.js';
 import { Page, PageSize } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse, RuleImpact } from './dashboard-schemas.js';
 
@@ -50,7 +51,7 @@ const SubmitAnswer = z.union([
 const ChangeStatus = z.enum(['pending', 'approved', 'rejected']);
 const ChangeSummary = z.object({
   change_id: z.string(),
-  rule_set: z.enum(['health-rules', 'issue-rules', 'risk-rules']),
+  rule_set: z.enum(RULE_SET_NAMES),
   status: ChangeStatus,
   proposed_by: z.string(),
   proposed_at: z.string(),
@@ -94,7 +95,7 @@ const EmailParams = z.object({
 });
 const ChangeParams = z.object({ change_id: z.string().min(1).max(128) });
 
-const ruleSetRoutes = (ruleSet: 'health-rules' | 'issue-rules' | 'risk-rules') =>
+const ruleSetRoutes = (ruleSet: RuleSetName) =>
   ({
     get: { method: 'GET', path: `/api/settings/${ruleSet}`, summary: `The live ${ruleSet} YAML`, auth: 'user', roles: ANY_ROLE, response: RuleSetText },
     put: {
@@ -122,6 +123,7 @@ const ruleSetRoutes = (ruleSet: 'health-rules' | 'issue-rules' | 'risk-rules') =
 const health = ruleSetRoutes('health-rules');
 const issue = ruleSetRoutes('issue-rules');
 const risk = ruleSetRoutes('risk-rules');
+const metricSources = ruleSetRoutes('metric-sources');
 
 // Users, audit and roles (spec §4 Settings). Managed user: spec "managed user".
 export const ManagedUser = z.object({ id: z.string(), email: z.string(), display_name: z.string(), role: Role, is_active: z.boolean() });
@@ -194,6 +196,9 @@ export const settingsGroup = defineGroup({
     getRiskRules: risk.get,
     putRiskRules: risk.put,
     riskRuleVersions: risk.versions,
+    getMetricSources: metricSources.get,
+    putMetricSources: metricSources.put,
+    metricSourceVersions: metricSources.versions,
     listChanges: {
       method: 'GET',
       path: '/api/settings/config-changes',

@@ -17,11 +17,21 @@
 import { Composer, isCollection, isScalar, LineCounter, Parser, visit, type CST, type Document } from 'yaml';
 import type * as z from 'zod';
 import type { RuleSetName } from './defaults.js';
-import { HealthRules, IssueRules, RiskRules } from './schemas.js';
+import { HealthRules, IssueRules, MetricSources, RiskRules } from './schemas.js';
 
 /** Top-level key each rule set must have (the issue rules have none). */
-export const TOP_KEY: Record<RuleSetName, string | null> = { 'health-rules': 'scoring', 'issue-rules': null, 'risk-rules': 'risk' };
-export const SCHEMAS: Record<RuleSetName, z.ZodType> = { 'health-rules': HealthRules, 'issue-rules': IssueRules, 'risk-rules': RiskRules };
+export const TOP_KEY: Record<RuleSetName, string | null> = {
+  'health-rules': 'scoring',
+  'issue-rules': null,
+  'risk-rules': 'risk',
+  'metric-sources': 'prometheus',
+};
+export const SCHEMAS: Record<RuleSetName, z.ZodType> = {
+  'health-rules': HealthRules,
+  'issue-rules': IssueRules,
+  'risk-rules': RiskRules,
+  'metric-sources': MetricSources,
+};
 
 export type RuleCheck = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 

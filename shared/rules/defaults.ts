@@ -6,7 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const RULE_SET_NAMES = ['health-rules', 'issue-rules', 'risk-rules'] as const;
+/** The rule sets stored, versioned and edited through /api/settings/<name> (each has a shipped default in rules/). */
+export const RULE_SET_NAMES = ['health-rules', 'issue-rules', 'risk-rules', 'metric-sources'] as const;
 export type RuleSetName = (typeof RULE_SET_NAMES)[number];
 
 const here = dirname(fileURLToPath(import.meta.url));

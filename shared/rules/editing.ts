@@ -97,6 +97,9 @@ const log = createLogger('rule-editing');
  * Every container drops its cached fleet view, so the next computation uses
  * the new version. The write has committed by then: should this fail, the
  * caches still expire within their 60 seconds, and the caller hears of success.
+ * Done for every rule set alike: the fleet view reads only the health and risk
+ * rules, and an extra refresh after an issue-rules or metric-sources write is
+ * harmless (their readers load the set in force each time they run).
  */
 async function invalidateCaches(): Promise<void> {
   await bumpGeneration().catch((error: unknown) => log.error('cache invalidation failed after a rule write', { error: String(error) }));
@@ -203,12 +206,19 @@ export async function configChangeDetail(principal: Principal, changeId: string)
 }
 
 /**
+ * The rule sets the scores follow: their proposals carry an impact. Issue rules
+ * group alerts and metric sources say where metrics are pulled from; neither
+ * moves a cluster's class or risk level, so theirs carry `impact: null`.
+ */
+const SCORED: ReadonlySet<RuleSetName> = new Set<RuleSetName>(['health-rules', 'risk-rules']);
+
+/**
  * Scores the fleet with the live rules and with the proposal, on the current
  * data: the cached view's inputs when they cover the proposal's lookbacks,
  * else read afresh for the longer window.
  */
 async function impactOf(change: ConfigChange): Promise<RuleImpact | null> {
-  if (change.rule_set === 'issue-rules') return null;
+  if (!SCORED.has(change.rule_set)) return null;
   const check = checkRuleText(change.rule_set, change.proposed_content);
   if (!check.ok) return null;
   // Plain copies, as the loader gives the engine (zod's output objects are slower to read).

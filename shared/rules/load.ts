@@ -3,7 +3,7 @@
 // so the Lambdas that only read rules do not carry a YAML parser.
 import { getCurrentRuleSet } from '../db/rules.js';
 import { defaultRuleValue, type RuleSetName } from './defaults.js';
-import { HealthRules, IssueRules, RiskRules, type ScoringRules } from './schemas.js';
+import { HealthRules, IssueRules, MetricSources, RiskRules, type ScoringRules } from './schemas.js';
 import type * as z from 'zod';
 
 export interface LoadedRuleSet<T> {
@@ -33,6 +33,8 @@ async function load<S extends z.ZodType, T>(name: RuleSetName, schema: S, pick: 
 export const loadHealthRules = () => load('health-rules', HealthRules, (v) => v.scoring);
 export const loadRiskRules = () => load('risk-rules', RiskRules, (v) => v.risk);
 export const loadIssueRules = () => load('issue-rules', IssueRules, (v) => v);
+/** Where the metrics puller reads (the whole parsed value: prometheus, cluster, metrics, inventory). */
+export const loadMetricSources = (): Promise<LoadedRuleSet<MetricSources>> => load('metric-sources', MetricSources, (v) => v);
 
 /** The shipped default health rules, as the loader would return them (no database). */
 export const defaultHealthRules = async (): Promise<ScoringRules> => rulesFrom('health-rules', 0, await defaultRuleValue('health-rules'), HealthRules).scoring;

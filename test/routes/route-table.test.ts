@@ -19,6 +19,9 @@ const BEYOND_SPEC = [
   'GET /api/settings/health-rules/versions', // issue 6: version history of each rule set
   'GET /api/settings/issue-rules/versions',
   'GET /api/settings/risk-rules/versions',
+  'GET /api/settings/metric-sources', // issue 20 §1: where the metrics puller reads, a fourth rule set
+  'PUT /api/settings/metric-sources',
+  'GET /api/settings/metric-sources/versions',
   'GET /api/clusters/{cluster_id}', // issue 18 §5: the console's cluster page (inventory, daily metric rollups)
   'GET /api/clusters/{cluster_id}/metrics',
   'GET /api/dashboard-embed/dashboard', // issue 19 §8: the configured BI dashboard the console embeds (EMBED_DASHBOARD)

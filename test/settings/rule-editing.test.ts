@@ -1,12 +1,14 @@
 // Rule editing with approvals (issue 6) through the real local server on
 // DynamoDB Local: the spec's state table row by row, every error, concurrent
-// approvals, a failed write, version history and general settings.
+// approvals, a failed write, version history, general settings, and metric
+// sources edited as a fourth rule set (issue 20 §1).
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listAudit } from '../../shared/db/audit.js';
 import { deleteItem, getItem, putItem } from '../../shared/db/client.js';
 import { getCurrentRuleSet } from '../../shared/db/rules.js';
 import { defaultRuleText, RULE_SET_NAMES, type RuleSetName } from '../../shared/rules/defaults.js';
+import { loadMetricSources } from '../../shared/rules/load.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
@@ -46,6 +48,16 @@ async function healthRulesWith(change: (rules: any) => void): Promise<string> {
 }
 
 const version = async (name: RuleSetName) => (await getCurrentRuleSet(name))?.version ?? 0;
+
+// Lines of the shipped rules/metric-sources.yaml that the tests edit.
+const SHIPPED_URL = 'url: http://127.0.0.1:9090';
+const SHIPPED_AUTH = 'type: none ';
+/** The shipped metric sources with one line changed (comments kept); throws when the line is not there. */
+function metricSourcesWith(from: string, to: string): string {
+  const shipped = defaultRuleText('metric-sources');
+  if (!shipped.includes(from)) throw new Error(`rules/metric-sources.yaml has no \`${from}\``);
+  return shipped.replace(from, to);
+}
 const actionsInAudit = async (action: string) => (await listAudit(action)).length;
 
 describe('reading rule sets', () => {
@@ -79,6 +91,17 @@ describe('refusing bad rule text (422, nothing written)', () => {
     ],
     ['duplicate keys', 'health-rules', 'scoring: {}\nscoring: {}\n', /invalid YAML at line 2, column 1: the key `scoring` appears twice/],
     ['an empty alternative', 'issue-rules', defaultRuleText('issue-rules').replace('"*Down|*Unavailable|*Unreachable"', '"*Down||x"'), /empty alternative/],
+    ['no `prometheus` at the top', 'metric-sources', 'cluster: { label: cluster_id, match: id }\n', /top-level key `prometheus`/],
+    [
+      'a Prometheus URL with credentials',
+      'metric-sources',
+      metricSourcesWith(SHIPPED_URL, 'url: http://u:p@host'),
+      /prometheus\.url: no credentials in the URL/,
+    ],
+    ['sigv4 without a region', 'metric-sources', metricSourcesWith(SHIPPED_AUTH, 'type: sigv4'), /prometheus\.auth\.region: /],
+    ['a metric_key twice', 'metric-sources', metricSourcesWith('metric_key: qps', 'metric_key: node_count'), /metrics: each metric_key at most once/],
+    ['an unknown metric_key', 'metric-sources', metricSourcesWith('metric_key: qps', 'metric_key: queries_per_fortnight'), /metrics\.4\.metric_key: /],
+    ['scale 0', 'metric-sources', metricSourcesWith('  - metric_key: qps\n', '  - metric_key: qps\n    scale: 0\n'), /metrics\.4\.scale: scale 0/],
   ];
   it.each(cases)('%s', async (_what, name, content, message) => {
     const before = await version(name);
@@ -355,5 +378,90 @@ describe('general settings', () => {
     }
     expect((await call('admin', 'PUT', '/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'rules' })).status).toBe(403);
     expect((await call('viewer', 'GET', '/api/settings/general')).body.health_scoring_method).toBe('ai');
+  });
+});
+
+describe('metric sources, a fourth rule set (issue 20 §1)', () => {
+  const etagOf = async (path: string) => (await fetch(`${service.url}${path}`, { headers: { Authorization: `Bearer ${tokens.viewer}` } })).headers.get('ETag');
+
+  it('is the shipped default until a version is stored: loadMetricSources() answers its parsed value as version 0', async () => {
+    expect(await version('metric-sources')).toBe(0);
+    const loaded = await loadMetricSources();
+    expect(loaded).toMatchObject({ version: 0, content: null });
+    expect(loaded.rules.prometheus).toMatchObject({ enabled: false, url: 'http://127.0.0.1:9090', auth: { type: 'none' } });
+    expect(loaded.rules.metrics.map((m) => m.metric_key)).toContain('compaction_score');
+    expect(loaded.rules.metrics.find((m) => m.metric_key === 'qps')).toMatchObject({ convert: 'none', scale: 1 }); // the schema's defaults
+    expect(await etagOf('/api/settings/metric-sources')).toBe('"v0"');
+    expect((await call('viewer', 'GET', '/api/settings/metric-sources/versions')).body).toMatchObject({
+      rule_set: 'metric-sources',
+      current_version: 0,
+      total: 0,
+      versions: [],
+    });
+  });
+
+  it("a superadmin's PUT applies the next version, audited; loadMetricSources() then answers it", async () => {
+    const before = await version('metric-sources');
+    const content = metricSourcesWith(SHIPPED_URL, 'url: https://prometheus.example.com').replace(/enabled: false( +# true once)/, 'enabled: true$1');
+    const put = await fetch(`${service.url}/api/settings/metric-sources`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${tokens.superadmin}`, 'Content-Type': 'application/json', 'If-Match': `"v${before}"` },
+      body: JSON.stringify({ content }),
+    });
+    expect(put.status).toBe(200);
+    expect(await put.json()).toEqual({ status: 'ok', applied: true, version: before + 1 });
+    expect(put.headers.get('ETag')).toBe(`"v${before + 1}"`);
+    expect((await call('viewer', 'GET', '/api/settings/metric-sources')).body).toMatchObject({ content, version: before + 1, updated_by: 'rules-super' });
+    expect(await etagOf('/api/settings/metric-sources')).toBe(`"v${before + 1}"`);
+    const loaded = await loadMetricSources();
+    expect(loaded).toMatchObject({ version: before + 1, content });
+    expect(loaded.rules.prometheus).toMatchObject({ enabled: true, url: 'https://prometheus.example.com' });
+    expect((await listAudit('rules_update'))[0]).toMatchObject({
+      actor: 'rules-super',
+      target: 'metric-sources',
+      detail: { rule_set: 'metric-sources', version: before + 1, based_on: before },
+    });
+    // Based on a version no longer current: 409, nothing changes.
+    const stale = await call('superadmin', 'PUT', '/api/settings/metric-sources', { content: `# again\n${content}`, base_version: before });
+    expect(stale).toMatchObject({ status: 409, body: { current_version: before + 1, base_version: before } });
+    expect(await version('metric-sources')).toBe(before + 1);
+  });
+
+  it("an admin's PUT is a proposal without impact; a superadmin's approval applies it, and loadMetricSources() answers it", async () => {
+    const base = await version('metric-sources');
+    const live = (await call('admin', 'GET', '/api/settings/metric-sources')).body.content as string;
+    const content = live.replace('step_seconds: 60 ', 'step_seconds: 300').replace('backfill_days: 7 ', 'backfill_days: 3 ');
+    expect(content).not.toBe(live);
+    const proposal = await call('admin', 'PUT', '/api/settings/metric-sources', { content });
+    expect(proposal.body).toMatchObject({ status: 'pending', applied: false, base_version: base });
+    expect(await version('metric-sources')).toBe(base);
+    expect((await loadMetricSources()).rules.prometheus.step_seconds).toBe(60);
+    const id = proposal.body.change_id as string;
+    expect((await call('admin', 'GET', `/api/settings/config-changes/${id}`)).body).toMatchObject({
+      rule_set: 'metric-sources',
+      status: 'pending',
+      proposed_by: 'rules-admin',
+      current_content: live,
+      proposed_content: content,
+      stale: false,
+      impact: null,
+    });
+    expect((await call('superadmin', 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes).toEqual(
+      expect.arrayContaining([expect.objectContaining({ change_id: id, rule_set: 'metric-sources' })]),
+    );
+    expect((await call('admin', 'POST', `/api/settings/config-changes/${id}/review`, { action: 'approve', note: '' })).status).toBe(403);
+
+    const review = await call('superadmin', 'POST', `/api/settings/config-changes/${id}/review`, { action: 'approve', note: 'slower pulls' });
+    expect(review).toEqual({ status: 200, body: { status: 'approved', change_id: id, applied: true, version: base + 1 } });
+    const loaded = await loadMetricSources();
+    expect(loaded).toMatchObject({ version: base + 1, content });
+    expect(loaded.rules.prometheus).toMatchObject({ step_seconds: 300, backfill_days: 3 });
+    const newest = (await call('viewer', 'GET', '/api/settings/metric-sources/versions')).body;
+    expect(newest).toMatchObject({ rule_set: 'metric-sources', current_version: base + 1, total: base + 1 });
+    expect(newest.versions[0]).toMatchObject({ version: base + 1, content, change_id: id, proposed_by: 'rules-admin', updated_by: 'rules-super' });
+    expect((await listAudit('change_approve'))[0]).toMatchObject({
+      target: id,
+      detail: { rule_set: 'metric-sources', version: base + 1, proposed_by: 'rules-admin', note: 'slower pulls' },
+    });
   });
 });
