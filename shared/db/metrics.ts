@@ -11,8 +11,8 @@
 // Every number in it is finite: samples are bounded (±1e15), the serialiser
 // refuses anything else, and the parser drops an entry stored non-finite
 // (null) before the bound existed (shared/fleet/rollup.ts).
-import type { MetricSample } from '../fleet/records.js';
-import { dayOf, mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../fleet/rollup.js';
+import type { MetricKey, MetricSample } from '../fleet/records.js';
+import { combineRollup, dayOf, mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../fleet/rollup.js';
 import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
 
 export const METRIC_SHARDS = 16;
@@ -71,7 +71,8 @@ async function mergeInto(clusterId: string, day: string, samples: MetricSample[]
     try {
       await putItem(
         'metrics',
-        { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), version: version + 1, ttl: ttlOf(day) },
+        // `p` (the pulled windows' marks, mergePulledRollups) stays with the day.
+        { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), ...(current?.p ? { p: current.p } : {}), version: version + 1, ttl: ttlOf(day) },
         {
           ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
           ExpressionAttributeValues: current ? { ':seen': version } : undefined,
@@ -95,6 +96,67 @@ export async function addSamples(samples: MetricSample[]): Promise<void> {
     group.samples.push(sample);
   }
   await mapLimit([...groups.values()], 16, (g) => mergeInto(g.clusterId, g.day, g.samples));
+}
+
+/** A window of pulled points: from its first step to its last (ISO). */
+export interface PulledWindow {
+  from: string;
+  to: string;
+}
+
+/** The rollup of one cluster-day's points of a pull, per metric, with the window each came from. */
+export interface PulledRollup {
+  cluster_id: string;
+  day: string;
+  metrics: DayRollup;
+  windows: Partial<Record<MetricKey, PulledWindow>>;
+}
+
+/**
+ * Adds pulled rollups into the stored days, exactly once per window: each item
+ * remembers, per metric, the end of the last window added (`p`), and a window
+ * that does not start after it was added already (a pull retried after a
+ * crash replays the same window) and is skipped. Same guarded read-modify-write
+ * as addSamples, one write per cluster-day.
+ */
+export async function mergePulledRollups(rollups: readonly PulledRollup[]): Promise<{ written: number; skipped: number }> {
+  let skipped = 0;
+  const written = await mapLimit(rollups, 16, async ({ cluster_id: clusterId, day, metrics: parts, windows }) => {
+    const key = rollupKey(clusterId, day);
+    for (let attempt = 1; ; attempt++) {
+      const current = await getItem('metrics', key, true);
+      const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
+      const pulled = current?.p ? (JSON.parse(String(current.p)) as Partial<Record<MetricKey, string>>) : {};
+      let added = 0;
+      for (const [metric, part] of Object.entries(parts) as [MetricKey, NonNullable<DayRollup[MetricKey]>][]) {
+        const window = windows[metric];
+        if (!window) throw new Error(`pulled rollup of ${metric} without its window`);
+        if (pulled[metric] !== undefined && pulled[metric]! >= window.from) {
+          skipped++;
+          continue;
+        }
+        combineRollup(metrics, metric, part);
+        pulled[metric] = window.to;
+        added++;
+      }
+      if (added === 0) return 0;
+      const version = Number(current?.version ?? 0);
+      try {
+        await putItem(
+          'metrics',
+          { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), p: JSON.stringify(pulled), version: version + 1, ttl: ttlOf(day) },
+          {
+            ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
+            ExpressionAttributeValues: current ? { ':seen': version } : undefined,
+          },
+        );
+        return 1;
+      } catch (error) {
+        if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
+      }
+    }
+  });
+  return { written: written.reduce<number>((a, b) => a + b, 0), skipped };
 }
 
 function toStored(item: Record<string, unknown>): StoredRollup {

@@ -53,6 +53,33 @@ export function mergeSample(into: DayRollup, sample: Pick<MetricSample, 'metric_
   return into;
 }
 
+/**
+ * Adds a rollup of other samples of the same day (a pulled window's) into
+ * `into`: min of mins, max of maxes, sums and counts added, the later `last`.
+ * Refused with a RangeError, leaving `into` as it was, when the result would
+ * not be finite.
+ */
+export function combineRollup(into: DayRollup, key: MetricKey, part: MetricRollup): DayRollup {
+  if (!isSound(part)) throw new RangeError(`the ${key} rollup to add holds a non-finite number`);
+  const current = into[key];
+  if (!current) {
+    into[key] = { ...part };
+    return into;
+  }
+  const sum = current.sum + part.sum;
+  const count = current.count + part.count;
+  if (!Number.isFinite(sum) || !Number.isSafeInteger(count)) throw new RangeError(`the ${key} rollup of this day would overflow`);
+  current.min = Math.min(current.min, part.min);
+  current.max = Math.max(current.max, part.max);
+  current.sum = sum;
+  current.count = count;
+  if (part.last_at >= current.last_at) {
+    current.last = part.last;
+    current.last_at = part.last_at;
+  }
+  return into;
+}
+
 /** The stored form of a day's rollups; throws rather than write a number JSON cannot carry. */
 export function serializeDayRollup(day: DayRollup): string {
   for (const [key, r] of Object.entries(day)) if (!isSound(r)) throw new RangeError(`the ${key} rollup holds a non-finite number`);

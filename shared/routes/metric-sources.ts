@@ -27,6 +27,8 @@ export const MetricPullStatus = z.object({
   /** Points of the last run that ingest stored, and that it refused (unknown cluster, not finite, …). */
   accepted_last: z.number().int(),
   refused_last: z.number().int(),
+  /** The most frequent reason of those refusals (e.g. an unknown cluster), null when none. */
+  refusal_last: z.string().nullable(),
   /** The last failure, kept until a later pull succeeds. */
   last_error: PullError.nullable(),
 });

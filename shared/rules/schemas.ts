@@ -214,7 +214,12 @@ export const MetricQuery = z.strictObject({
   query: z.string().trim().min(1).max(2_000),
   convert: UnitConversion.default('none'),
   /** Multiplied in after `convert`. */
-  scale: z.number().min(-LIMITS.scale).max(LIMITS.scale).refine((v) => v !== 0, 'scale 0 would erase every value').default(1),
+  scale: z
+    .number()
+    .min(-LIMITS.scale)
+    .max(LIMITS.scale)
+    .refine((v) => v !== 0, 'scale 0 would erase every value')
+    .default(1),
 });
 export type MetricQuery = z.infer<typeof MetricQuery>;
 
@@ -233,24 +238,31 @@ export const InventoryLabels = z.strictObject({
 });
 
 export const MetricSources = z.strictObject({
-  prometheus: z.strictObject({
-    enabled: z.boolean(),
-    /** The query API's base: `<url>/api/v1/query_range` is what the puller calls. */
-    url: z
-      .url({ protocol: /^https?$/, error: 'an http or https URL' })
-      .max(2_048)
-      .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), 'no credentials in the URL: use auth and the PROMETHEUS_CREDENTIAL secret'),
-    auth: PrometheusAuth,
-    timeout_seconds: z.number().int().min(1).max(LIMITS.timeoutSeconds),
-    /** Resolution of the pulled samples: one evaluation per step, on a grid aligned to the epoch. */
-    step_seconds: z.number().int().min(10).max(LIMITS.stepSeconds),
-    /** The newest steps are left until Prometheus has scraped them: pulls stop this far behind now. */
-    settle_seconds: z.number().int().min(0).max(3_600),
-    /** The first pull of a metric (no watermark yet) reaches back this far. */
-    backfill_days: z.number().int().min(1).max(LIMITS.backfillDays),
-    /** Series × steps per query_range request; larger windows are split, which bounds memory. */
-    max_points_per_request: z.number().int().min(1_000).max(LIMITS.pointsPerRequest),
-  }),
+  prometheus: z
+    .strictObject({
+      enabled: z.boolean(),
+      /** The query API's base: `<url>/api/v1/query_range` is what the puller calls. */
+      url: z
+        .url({ protocol: /^https?$/, error: 'an http or https URL' })
+        .max(2_048)
+        .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), 'no credentials in the URL: use auth and the PROMETHEUS_CREDENTIAL secret'),
+      auth: PrometheusAuth,
+      timeout_seconds: z.number().int().min(1).max(LIMITS.timeoutSeconds),
+      /** Resolution of the pulled samples: one evaluation per step, on a grid aligned to the epoch. */
+      step_seconds: z.number().int().min(10).max(LIMITS.stepSeconds),
+      /** The newest steps are left until Prometheus has scraped them: pulls stop this far behind now. */
+      settle_seconds: z.number().int().min(0).max(3_600),
+      /** The first pull of a metric (no watermark yet) reaches back this far. */
+      backfill_days: z.number().int().min(1).max(LIMITS.backfillDays),
+      /** Series × steps per query_range request; larger windows are split, which bounds memory. */
+      max_points_per_request: z.number().int().min(1_000).max(LIMITS.pointsPerRequest),
+    })
+    // A token or password never crosses the network in clear text: plain http only with no credential, or to this machine.
+    .refine(
+      (p) =>
+        p.auth.type === 'none' || p.auth.type === 'sigv4' || /^https:/i.test(p.url) || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/|$)/i.test(p.url),
+      { message: 'bearer and basic auth need an https URL (plain http only to localhost)', path: ['url'] },
+    ),
   cluster: z.strictObject({
     /** The label that names the cluster on every series the queries yield. */
     label: LabelName,

@@ -1,0 +1,63 @@
+// Inventory from Prometheus (issue 20 §3, optional): an info-style series per
+// cluster whose labels describe it. Its `cluster.label` holds the cluster id;
+// the labels the rule set maps fill those fields; a new cluster takes the rule
+// set's defaults for the rest, an existing one keeps its own. Records go
+// through ingestClusters, so they are checked exactly as POST /api/ingest/clusters
+// checks them, and only clusters whose fields change are written.
+import { listClusters, type ClusterRecord } from '../db/clusters.js';
+import { getInventoryState, putInventoryState } from '../db/metric-pulls.js';
+import { ingestClusters } from '../fleet/ingest.js';
+import { ClusterInput } from '../fleet/records.js';
+import type { PrometheusClient } from '../prometheus/client.js';
+import type { MetricSources } from '../rules/schemas.js';
+
+export interface InventoryOutcome {
+  upserted: number;
+  refused: number;
+  unchanged: number;
+  error: string | null;
+}
+
+const FIELDS = ClusterInput.keyof().options;
+
+/** The inventory record a series describes: its labels over the stored cluster (or the defaults). */
+function recordOf(labels: Record<string, string>, sources: MetricSources, existing: ClusterRecord | undefined): Record<string, unknown> {
+  const { labels: mapped, defaults } = sources.inventory;
+  const base: Record<string, unknown> = existing
+    ? Object.fromEntries(FIELDS.map((f) => [f, existing[f]]))
+    : { ...defaults, cluster_name: labels[sources.cluster.label], node_count: 0 };
+  for (const [field, label] of Object.entries(mapped)) {
+    const value = label ? labels[label] : undefined;
+    if (value !== undefined && value !== '') base[field] = value;
+  }
+  base.cluster_id = labels[sources.cluster.label];
+  return base;
+}
+
+const changed = (record: Record<string, unknown>, existing: ClusterRecord | undefined) => !existing || FIELDS.some((f) => record[f] !== existing[f]);
+
+export async function pullInventory(client: PrometheusClient, sources: MetricSources, nowSeconds: number, now: Date): Promise<InventoryOutcome> {
+  const at = now.toISOString();
+  try {
+    const evaluated = nowSeconds - sources.prometheus.settle_seconds;
+    const samples = await client.query(sources.inventory.query, evaluated);
+    const stored = new Map((await listClusters()).map((c) => [c.cluster_id, c]));
+    const records = samples.map((s) => recordOf(s.labels, sources, stored.get(s.labels[sources.cluster.label] ?? '')));
+    const writes = records.filter((r) => changed(r, stored.get(String(r.cluster_id))));
+    const result = await ingestClusters(writes, now);
+    const outcome = { upserted: result.accepted, refused: result.rejected.length, unchanged: records.length - writes.length, error: null };
+    await putInventoryState({
+      last_success_at: at,
+      upserted_last: outcome.upserted,
+      refused_last: outcome.refused,
+      last_error_at: null,
+      last_error: result.rejected[0] ? `refused: ${result.rejected[0].reason}` : null,
+    });
+    return outcome;
+  } catch (error) {
+    const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
+    const previous = await getInventoryState();
+    await putInventoryState({ last_success_at: previous?.last_success_at ?? null, upserted_last: 0, refused_last: 0, last_error_at: at, last_error: message });
+    return { upserted: 0, refused: 0, unchanged: 0, error: message };
+  }
+}

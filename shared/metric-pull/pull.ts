@@ -1,0 +1,356 @@
+// The metrics puller (issue 20 §2): for each metric of the metric-sources rule
+// set, the steps since its watermark are queried with query_range and added to
+// the daily rollups with the same rules as HTTP ingest: only known clusters,
+// only finite values within ±1e15, a refusal counted per point with its reason.
+//
+// Work is planned as windows on the step grid, never crossing a UTC day (a
+// window's points belong to one rollup day); metrics with the same window are
+// pulled together, so each cluster-day is written once per window whatever the
+// number of metrics. Memory is bounded by the rollups (clusters × metrics), not
+// the points: each query_range asks for at most max_points_per_request points
+// (series × steps), which are folded into per-cluster accumulators and dropped.
+//
+// Exactly once: before a window's rollups are written its metrics record it as
+// pending; after, the watermark moves to its end. A run that dies in between
+// leaves the pending window, which the next run replays exactly, and the
+// rollup items skip a window they already hold (mergePulledRollups).
+import { randomUUID } from 'node:crypto';
+import { prometheusSettings } from '../config/prometheus.js';
+import { mapLimit } from '../db/client.js';
+import { listClusters } from '../db/clusters.js';
+import { acquireLock, heartbeatLock, releaseLock } from '../db/locks.js';
+import {
+  getPullRun,
+  putPullRun,
+  putPullStates,
+  readPullStates,
+  recordPullErrors,
+  type MetricPullState,
+  type PullErrorRecord,
+  type PullRunRecord,
+} from '../db/metric-pulls.js';
+import { mergePulledRollups, type PulledRollup } from '../db/metrics.js';
+import { bumpGeneration } from '../db/scores.js';
+import { METRIC_VALUE_MAX, type MetricKey } from '../fleet/records.js';
+import type { DayRollup } from '../fleet/rollup.js';
+import { createLogger } from '../log.js';
+import { prometheusClient, type PrometheusClient } from '../prometheus/client.js';
+import { loadMetricSources } from '../rules/load.js';
+import { UNIT_CONVERSIONS, type MetricQuery, type MetricSources } from '../rules/schemas.js';
+import { pullInventory, type InventoryOutcome } from './inventory.js';
+
+const log = createLogger('metrics-puller');
+
+export const PULL_LOCK = 'metrics-puller';
+/** Longer than the worker's 600 s timeout, renewed after every window. */
+const LEASE_MS = 11 * 60_000;
+/** Prometheus refuses a range query of more than 11,000 points per series. */
+const MAX_STEPS_PER_QUERY = 11_000;
+/** Metrics queried at once within a window. */
+const METRIC_CONCURRENCY = 4;
+const DAY = 86_400;
+
+export interface MetricPullOutcome {
+  metric_key: MetricKey;
+  accepted: number;
+  refused: number;
+  /** Windows added (or found already added). */
+  windows: number;
+  error: string | null;
+}
+
+export interface PullResult {
+  outcome: PullRunRecord['outcome'] | 'locked';
+  accepted: number;
+  refused: number;
+  metrics: MetricPullOutcome[];
+  inventory: InventoryOutcome | null;
+}
+
+export interface PullOptions {
+  now?: Date;
+  /** Waits between retries (tests record them instead of waiting). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** A window of steps [from, to] (epoch seconds, on the step grid) and the metrics pulled over it. */
+interface Window {
+  from: number;
+  to: number;
+  metrics: MetricQuery[];
+}
+
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+/**
+ * Each metric's windows from its watermark (or the backfill) up to the settled
+ * end, split at UTC midnights; a pending window (a run that died while writing
+ * it) comes first, exactly as it was.
+ */
+export function planWindows(sources: MetricSources, states: ReadonlyMap<string, MetricPullState>, nowSeconds: number): Window[] {
+  const { step_seconds: step, settle_seconds: settle, backfill_days: backfill } = sources.prometheus;
+  const end = Math.floor((nowSeconds - settle) / step) * step;
+  const oldest = Math.ceil((nowSeconds - backfill * DAY) / step) * step;
+  const windows = new Map<string, Window>();
+  const add = (from: number, to: number, metric: MetricQuery) => {
+    const key = `${from}:${to}`;
+    const window = windows.get(key) ?? { from, to, metrics: [] };
+    window.metrics.push(metric);
+    windows.set(key, window);
+  };
+  for (const metric of sources.metrics) {
+    const state = states.get(metric.metric_key);
+    let next = oldest;
+    if (state?.pending_from != null && state.pending_to != null) {
+      add(state.pending_from, state.pending_to, metric);
+      next = Math.max(oldest, (Math.floor(state.pending_to / step) + 1) * step);
+    } else if (state?.watermark != null) {
+      next = Math.max(oldest, (Math.floor(state.watermark / step) + 1) * step);
+    }
+    while (next <= end) {
+      const lastOfDay = Math.floor((Math.floor(next / DAY) * DAY + DAY - 1) / step) * step;
+      const to = Math.min(end, lastOfDay);
+      add(next, to, metric);
+      next = to + step;
+    }
+  }
+  return [...windows.values()].sort((a, b) => a.from - b.from || a.to - b.to);
+}
+
+/** Per cluster, the running min/max/sum/count/last of one metric's points in a window. */
+interface Accumulator {
+  min: number;
+  max: number;
+  sum: number;
+  count: number;
+  last: number;
+  lastAt: number;
+}
+
+/** Refusals by reason, as ingest words them. */
+class Refusals {
+  readonly reasons = new Map<string, number>();
+  total = 0;
+  add(reason: string, count = 1): void {
+    if (count <= 0) return;
+    this.total += count;
+    this.reasons.set(reason, (this.reasons.get(reason) ?? 0) + count);
+  }
+  top(): string | null {
+    let best: [string, number] | undefined;
+    for (const entry of this.reasons) if (!best || entry[1] > best[1]) best = entry;
+    return best ? `${best[0]} (${best[1]} point${best[1] === 1 ? '' : 's'})` : null;
+  }
+}
+
+interface ClusterResolver {
+  /** The cluster id a series' label names, or the refusal reason. */
+  resolve(labels: Record<string, string>): { id: string } | { reason: string };
+  /** Series per query_range request expected (the fleet's size). */
+  seriesEstimate: number;
+}
+
+async function clusterResolver(sources: MetricSources): Promise<ClusterResolver> {
+  const clusters = await listClusters();
+  const { label, match } = sources.cluster;
+  const ids = new Set(clusters.map((c) => c.cluster_id));
+  const byName = new Map(clusters.map((c) => [c.cluster_name, c.cluster_id]));
+  return {
+    seriesEstimate: Math.max(1, clusters.length),
+    resolve(labels) {
+      const value = labels[label];
+      if (value === undefined || value === '') return { reason: `labels.${label}: missing (the label that names the cluster)` };
+      if (match === 'name') {
+        const id = byName.get(value);
+        return id ? { id } : { reason: `cluster_name: unknown cluster name` };
+      }
+      return ids.has(value) ? { id: value } : { reason: 'cluster_id: unknown cluster' };
+    },
+  };
+}
+
+/** One metric over one window: every point folded into per-cluster accumulators. */
+async function pullMetricWindow(
+  client: PrometheusClient,
+  sources: MetricSources,
+  resolver: ClusterResolver,
+  metric: MetricQuery,
+  window: Window,
+  refusals: Refusals,
+): Promise<Map<string, Accumulator>> {
+  const step = sources.prometheus.step_seconds;
+  const stepsPerQuery = Math.max(1, Math.min(MAX_STEPS_PER_QUERY, Math.floor(sources.prometheus.max_points_per_request / resolver.seriesEstimate)));
+  const factor = UNIT_CONVERSIONS[metric.convert] * metric.scale;
+  const byCluster = new Map<string, Accumulator>();
+  for (let start = window.from; start <= window.to; start += stepsPerQuery * step) {
+    const end = Math.min(window.to, start + (stepsPerQuery - 1) * step);
+    const series = await client.queryRange(metric.query, start, end, step);
+    const seen = new Set<string>();
+    for (const { labels, points } of series) {
+      const cluster = resolver.resolve(labels);
+      if ('reason' in cluster) {
+        refusals.add(cluster.reason, points.length);
+        continue;
+      }
+      if (seen.has(cluster.id)) {
+        refusals.add(`the query yields more than one series per cluster: aggregate it by (${sources.cluster.label})`, points.length);
+        continue;
+      }
+      seen.add(cluster.id);
+      let acc = byCluster.get(cluster.id);
+      for (const [t, raw] of points) {
+        const value = raw * factor;
+        if (!Number.isFinite(value) || Math.abs(value) > METRIC_VALUE_MAX) {
+          refusals.add('value: must be a finite number within ±1e15');
+          continue;
+        }
+        if (t < window.from || t > window.to) {
+          refusals.add('at: outside the window asked for');
+          continue;
+        }
+        if (!acc) byCluster.set(cluster.id, (acc = { min: value, max: value, sum: 0, count: 0, last: value, lastAt: t }));
+        if (value < acc.min) acc.min = value;
+        if (value > acc.max) acc.max = value;
+        acc.sum += value;
+        acc.count++;
+        if (t >= acc.lastAt) {
+          acc.last = value;
+          acc.lastAt = t;
+        }
+      }
+    }
+  }
+  return byCluster;
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 500);
+
+/** Runs one pull under the lease lock; a run already in progress makes this one return `locked`. */
+export async function pullMetrics(options: PullOptions = {}): Promise<PullResult> {
+  const owner = randomUUID();
+  if (!(await acquireLock(PULL_LOCK, owner, LEASE_MS)).acquired) {
+    log.info('pull skipped: another is running');
+    return { outcome: 'locked', accepted: 0, refused: 0, metrics: [], inventory: null };
+  }
+  try {
+    return await pullLocked(owner, options);
+  } finally {
+    await releaseLock(PULL_LOCK, owner);
+  }
+}
+
+async function pullLocked(owner: string, options: PullOptions): Promise<PullResult> {
+  const now = options.now ?? new Date();
+  const started = Date.now();
+  // Every time this run records is on the clock it was started with (tests start it at a chosen time).
+  const clock = () => new Date(now.getTime() + (Date.now() - started)).toISOString();
+  const { rules: sources } = await loadMetricSources();
+  const previous = await getPullRun();
+  const finish = async (result: Omit<PullResult, 'outcome'>, outcome: PullRunRecord['outcome']): Promise<PullResult> => {
+    const finishedAt = clock();
+    await putPullRun({
+      started_at: now.toISOString(),
+      finished_at: finishedAt,
+      outcome,
+      accepted: result.accepted,
+      refused: result.refused,
+      duration_ms: Date.now() - started,
+      last_success_at: outcome === 'ok' ? finishedAt : (previous?.last_success_at ?? null),
+    });
+    return { outcome, ...result };
+  };
+  if (!sources.prometheus.enabled) return finish({ accepted: 0, refused: 0, metrics: [], inventory: null }, 'disabled');
+
+  const client = prometheusClient(sources.prometheus, { credential: () => prometheusSettings().credential.value(), sleep: options.sleep });
+  const errors: PullErrorRecord[] = [];
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+
+  // The inventory first, so the clusters it adds are known to the metrics below.
+  const inventory = sources.inventory.enabled ? await pullInventory(client, sources, nowSeconds, now) : null;
+  if (inventory?.error) errors.push({ at: clock(), metric_key: null, message: `inventory: ${inventory.error}` });
+
+  const resolver = await clusterResolver(sources);
+  const states = await readPullStates(sources.metrics.map((m) => m.metric_key));
+  const outcomes = new Map<MetricKey, MetricPullOutcome & { refusals: Refusals }>(
+    sources.metrics.map((m) => [m.metric_key, { metric_key: m.metric_key, accepted: 0, refused: 0, windows: 0, error: null, refusals: new Refusals() }]),
+  );
+  let written = 0;
+
+  for (const window of planWindows(sources, states, nowSeconds)) {
+    const metrics = window.metrics.filter((m) => outcomes.get(m.metric_key)!.error === null);
+    if (!metrics.length) continue;
+    const pulled = await mapLimit(metrics, METRIC_CONCURRENCY, async (metric) => {
+      const outcome = outcomes.get(metric.metric_key)!;
+      try {
+        return { metric, byCluster: await pullMetricWindow(client, sources, resolver, metric, window, outcome.refusals) };
+      } catch (error) {
+        outcome.error = messageOf(error);
+        errors.push({ at: clock(), metric_key: metric.metric_key, message: outcome.error });
+        log.warn('metric pull failed', { metric_key: metric.metric_key, from: iso(window.from), to: iso(window.to), error: outcome.error });
+        return null;
+      }
+    });
+    const done = pulled.filter((p) => p !== null);
+    if (!done.length) continue;
+
+    // Pending first: should this run die while writing, the next replays this very window.
+    const pending = done.map(({ metric }) => ({ ...states.get(metric.metric_key)!, pending_from: window.from, pending_to: window.to }));
+    await putPullStates(pending);
+    const rollups = rollupsOf(done, window);
+    written += (await mergePulledRollups(rollups)).written;
+    const finishedAt = clock();
+    const advanced = pending.map((state) => {
+      const outcome = outcomes.get(state.metric_key as MetricKey)!;
+      outcome.windows++;
+      const next: MetricPullState = { ...state, watermark: window.to, pending_from: null, pending_to: null, last_success_at: finishedAt };
+      states.set(state.metric_key, next);
+      return next;
+    });
+    for (const { metric, byCluster } of done) for (const acc of byCluster.values()) outcomes.get(metric.metric_key)!.accepted += acc.count;
+    await putPullStates(advanced);
+    await heartbeatLock(PULL_LOCK, owner, LEASE_MS);
+  }
+
+  // Every metric's state says how its last run went, whether it had a window or not.
+  const results = [...outcomes.values()];
+  await putPullStates(
+    results.map(({ metric_key, accepted, refusals, error }) => {
+      const state = states.get(metric_key)!;
+      return {
+        ...state,
+        accepted_last: accepted,
+        refused_last: refusals.total,
+        refusal_last: refusals.top(),
+        ...(error ? { last_error: error, last_error_at: clock() } : {}),
+      };
+    }),
+  );
+  await recordPullErrors(errors);
+  if (written > 0) await bumpGeneration();
+
+  const metrics = results.map(({ refusals, ...outcome }) => ({ ...outcome, refused: refusals.total }));
+  const accepted = metrics.reduce((n, m) => n + m.accepted, 0);
+  const refused = metrics.reduce((n, m) => n + m.refused, 0);
+  const failed = metrics.filter((m) => m.error !== null).length + (inventory?.error ? 1 : 0);
+  const parts = metrics.length + (inventory ? 1 : 0);
+  const outcome = failed === 0 ? 'ok' : failed === parts ? 'failed' : 'partial';
+  log.info('pulled', { outcome, accepted, refused, rollups_written: written, failed, duration_ms: Date.now() - started });
+  return finish({ accepted, refused, metrics, inventory }, outcome);
+}
+
+/** The window's accumulators as one pulled rollup per cluster, all metrics together. */
+function rollupsOf(done: { metric: MetricQuery; byCluster: Map<string, Accumulator> }[], window: Window): PulledRollup[] {
+  const day = iso(window.from).slice(0, 10);
+  const span = { from: iso(window.from), to: iso(window.to) };
+  const byCluster = new Map<string, PulledRollup>();
+  for (const { metric, byCluster: accumulators } of done) {
+    for (const [clusterId, acc] of accumulators) {
+      if (acc.count === 0) continue;
+      let rollup = byCluster.get(clusterId);
+      if (!rollup) byCluster.set(clusterId, (rollup = { cluster_id: clusterId, day, metrics: {} as DayRollup, windows: {} }));
+      rollup.metrics[metric.metric_key] = { min: acc.min, max: acc.max, sum: acc.sum, count: acc.count, last: acc.last, last_at: iso(acc.lastAt) };
+      rollup.windows[metric.metric_key] = span;
+    }
+  }
+  return [...byCluster.values()];
+}

@@ -1,0 +1,77 @@
+// What GET /api/metric-sources/status answers: the source in force, the last
+// run, and for each metric its watermark, lag and last error; and the route
+// that starts a pull now.
+import { getInventoryState, getPullRun, latestPullErrors, readPullStates } from '../db/metric-pulls.js';
+import type { MetricSourcesStatus } from '../routes/metric-sources.js';
+import { loadMetricSources } from '../rules/load.js';
+import { invokeWorker } from '../worker-invoke.js';
+import { WORKERS } from '../workers.js';
+
+const ERRORS_SHOWN = 20;
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+export async function metricSourcesStatus(now = new Date()): Promise<MetricSourcesStatus> {
+  const { rules: sources, version } = await loadMetricSources();
+  const [states, run, inventory, errors] = await Promise.all([
+    readPullStates(sources.metrics.map((m) => m.metric_key)),
+    getPullRun(),
+    getInventoryState(),
+    latestPullErrors(ERRORS_SHOWN),
+  ]);
+  const { prometheus, cluster } = sources;
+  return {
+    enabled: prometheus.enabled,
+    rules_version: version,
+    source: {
+      url: prometheus.url,
+      auth: prometheus.auth.type,
+      step_seconds: prometheus.step_seconds,
+      settle_seconds: prometheus.settle_seconds,
+      backfill_days: prometheus.backfill_days,
+      cluster_label: cluster.label,
+      cluster_match: cluster.match,
+      every_minutes: WORKERS['metrics-puller'].schedule.everyMinutes,
+    },
+    last_run: run && {
+      started_at: run.started_at,
+      finished_at: run.finished_at,
+      outcome: run.outcome,
+      accepted: run.accepted,
+      refused: run.refused,
+      duration_ms: run.duration_ms,
+    },
+    last_success_at: run?.last_success_at ?? null,
+    metrics: sources.metrics.map(({ metric_key, query }) => {
+      const state = states.get(metric_key)!;
+      return {
+        metric_key,
+        query,
+        watermark: state.watermark === null ? null : iso(state.watermark),
+        last_success_at: state.last_success_at,
+        lag_seconds: state.watermark === null ? null : Math.max(0, Math.round(now.getTime() / 1000 - state.watermark)),
+        accepted_last: state.accepted_last,
+        refused_last: state.refused_last,
+        refusal_last: state.refusal_last,
+        // A failure is shown until a later pull of the metric succeeds.
+        last_error:
+          state.last_error && state.last_error_at && (!state.last_success_at || state.last_error_at >= state.last_success_at)
+            ? { at: state.last_error_at, metric_key, message: state.last_error }
+            : null,
+      };
+    }),
+    inventory: {
+      enabled: sources.inventory.enabled,
+      last_success_at: inventory?.last_success_at ?? null,
+      upserted_last: inventory?.upserted_last ?? 0,
+      refused_last: inventory?.refused_last ?? 0,
+      last_error: inventory?.last_error && inventory.last_error_at ? { at: inventory.last_error_at, metric_key: null, message: inventory.last_error } : null,
+    },
+    errors,
+  };
+}
+
+/** Starts the puller in the background (the schedule's worker); the status route shows how it went. */
+export async function startPull(): Promise<{ status: 'started'; message: string }> {
+  await invokeWorker('metrics-puller', { triggered_by: 'api' });
+  return { status: 'started', message: 'A pull has started; GET /api/metric-sources/status shows its outcome when it finishes.' };
+}
