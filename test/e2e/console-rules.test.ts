@@ -2,8 +2,9 @@
 // viewer's edit in the YAML editor becomes a proposal; a superadmin finds it,
 // sees its diff and impact, approves it, and the fleet page shows the moved
 // clusters. A refused text (422) is marked at its line; a save based on an old
-// version (409) is explained and can be re-applied. General settings for
-// superadmins only. axe on every page.
+// version (409) is explained and can be re-applied. Metric sources are the
+// fourth rule set, edited and proposed the same way (issue 20 §1). General
+// settings for superadmins only. axe on every page.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -41,7 +42,7 @@ afterAll(async () => {
 const editor = (page: Page) => page.locator('.rules-editor .cm-content');
 
 /** Opens a rule set's tab and waits for its text in the editor. */
-async function openRules(page: Page, set: 'health' | 'issue' | 'risk'): Promise<void> {
+async function openRules(page: Page, set: 'health' | 'issue' | 'risk' | 'metric-sources'): Promise<void> {
   await page.goto(`/rules?set=${set}`);
   await page.getByRole('heading', { level: 1, name: 'Rules' }).waitFor();
   await editor(page).waitFor();
@@ -228,6 +229,54 @@ describe('a stale proposal', { timeout: 60_000 }, () => {
     await openRules(superPage, 'risk');
     await expectAccessible(superPage, '/rules, dark');
     await superPage.emulateMedia({ colorScheme: 'light' });
+  });
+});
+
+describe('metric sources, the fourth rule set', { timeout: 90_000 }, () => {
+  it('has its own tab; a viewer’s edit is a proposal without impact that the superadmin approves from its page', async () => {
+    const live = (await api(service.url, admin, 'GET', '/api/settings/metric-sources')).body as { content: string; version: number };
+    const edited = live.content.replace(/^(\s+backfill_days:\s*)7\b/m, '$12');
+    expect(edited).not.toBe(live.content);
+
+    await viewerPage.goto('/rules');
+    await viewerPage.getByRole('heading', { level: 1, name: 'Rules' }).waitFor();
+    const tabs = viewerPage.getByRole('tablist', { name: 'Rule set' }).getByRole('tab');
+    expect(await tabs.allTextContents()).toEqual(['Health rules', 'Issue rules', 'Risk rules', 'Metric sources']);
+    await tabs.filter({ hasText: 'Metric sources' }).click();
+    await viewerPage.waitForURL((u) => u.searchParams.get('set') === 'metric-sources');
+    await editor(viewerPage).waitFor();
+    await expect.poll(() => editor(viewerPage).textContent()).toContain('prometheus:');
+    expect(await viewerPage.getByRole('tab', { name: 'Metric sources' }).getAttribute('aria-selected')).toBe('true');
+    await viewerPage.getByText('Credentials never go here', { exact: false }).waitFor();
+    await viewerPage.getByRole('heading', { name: 'Metric sources YAML' }).waitFor();
+    await expectAccessible(viewerPage, '/rules?set=metric-sources as a viewer');
+
+    await setText(viewerPage, edited);
+    const put = viewerPage.waitForRequest((r) => r.url().endsWith('/api/settings/metric-sources') && r.method() === 'PUT');
+    await viewerPage.getByRole('button', { name: 'Propose this change' }).click();
+    expect((await put).headers()['if-match']).toBe(`"v${live.version}"`);
+    const link = viewerPage.getByRole('status').getByRole('link', { name: /^proposal / });
+    await link.waitFor();
+    const changeId = (await link.textContent())!.replace('proposal ', '');
+    expect((await api(service.url, admin, 'GET', '/api/settings/metric-sources')).body.version).toBe(live.version);
+
+    await superPage.goto('/proposals?status=pending');
+    const row = superPage.locator('tr').filter({ has: superPage.getByRole('link', { name: changeId }) });
+    await row.getByText('Metric sources').waitFor();
+    await row.getByRole('link', { name: changeId }).click();
+    await superPage.getByRole('heading', { level: 1, name: `Metric sources: proposal ${changeId}` }).waitFor();
+    await superPage.getByText('Metric sources say where metrics are pulled from', { exact: false }).waitFor();
+    await superPage.locator('.cm-mergeView').waitFor();
+    await expectAccessible(superPage, '/proposals/{id} of metric sources');
+    await superPage.getByRole('button', { name: 'Approve and apply' }).click();
+    await superPage.getByText(/^Approved: version \d+ is live\.$/).waitFor();
+    const applied = (await api(service.url, admin, 'GET', '/api/settings/metric-sources')).body;
+    expect(applied).toMatchObject({ version: live.version + 1, content: edited });
+
+    // The rules page shows the approved version live, and its history.
+    await openRules(superPage, 'metric-sources');
+    await superPage.getByText(`${live.version + 1} · ETag "v${live.version + 1}"`).waitFor();
+    await superPage.getByText(`Version ${live.version + 1}`, { exact: true }).waitFor();
   });
 });
 

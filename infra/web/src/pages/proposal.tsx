@@ -7,7 +7,7 @@ import { type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiProblem, call } from '../api/client';
 import { useApi } from '../api/hooks';
-import { type ChangeDetail, changeEndpoint, NAME_LABEL, reviewEndpoint, when } from '../components/rules/api';
+import { type ChangeDetail, changeEndpoint, NAME_LABEL, RULE_SET_KEY, reviewEndpoint, when } from '../components/rules/api';
 import { StatusBadge } from '../components/rules/status-badge';
 import { YamlDiff } from '../components/rules/yaml-editor';
 import { ScrollRegion } from '../components/scroll-region';
@@ -64,7 +64,7 @@ function Proposal({ change }: { change: ChangeDetail }) {
         <p className="notice proposal-stale" role="note">
           <strong>Stale:</strong> this proposal was made on version {change.base_version}, but version {change.current_version} is live now. It cannot be
           approved as it is (the service refuses it with 409): reject it, and propose the change again on version {change.current_version} from the{' '}
-          <Link to={`/rules?set=${change.rule_set.replace('-rules', '')}`}>Rules</Link> page.
+          <Link to={`/rules?set=${RULE_SET_KEY[change.rule_set]}`}>Rules</Link> page.
         </p>
       )}
       <div className="proposal-layout">
@@ -187,7 +187,9 @@ function Impact({ change }: { change: ChangeDetail }) {
         <p className="muted">
           {change.rule_set === 'issue-rules'
             ? 'Issue rules group alerts into issues; they change no cluster’s class or risk level, so there is no impact preview.'
-            : 'No impact preview is available for this proposal.'}
+            : change.rule_set === 'metric-sources'
+              ? 'Metric sources say where metrics are pulled from; they change no cluster’s class or risk level by themselves, so there is no impact preview.'
+              : 'No impact preview is available for this proposal.'}
         </p>
       ) : (
         <>

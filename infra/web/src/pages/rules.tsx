@@ -1,4 +1,4 @@
-// The rule sets (/rules?set=health|issue|risk): the live YAML in an editor with
+// The rule sets (/rules?set=health|issue|risk|metric-sources): the live YAML in an editor with
 // syntax highlighting (CodeMirror, loaded only here), its version and ETag, and
 // saving based on that version (If-Match and base_version). A superadmin's save
 // applies; anyone else's becomes a proposal. A 422 is marked at its line and
@@ -13,6 +13,7 @@ import {
   etagOf,
   type LiveRules,
   RULE_ENDPOINTS,
+  RULE_SET_APPLIES,
   RULE_SET_HELP,
   RULE_SET_LABEL,
   RULE_SETS,
@@ -238,7 +239,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
         </div>
       )}
 
-      <Result outcome={outcome} onGoTo={(p) => editor.current?.goTo(p.line, p.col)} />
+      <Result set={set} outcome={outcome} onGoTo={(p) => editor.current?.goTo(p.line, p.col)} />
 
       <h2 id="rules-editor-title">{RULE_SET_LABEL[set]} YAML</h2>
       <YamlEditor
@@ -266,7 +267,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
   );
 }
 
-function Result({ outcome, onGoTo }: { outcome: Outcome | null; onGoTo(p: TextProblem): void }) {
+function Result({ set, outcome, onGoTo }: { set: RuleSetKey; outcome: Outcome | null; onGoTo(p: TextProblem): void }) {
   if (!outcome || outcome.kind === 'stale') return null;
   if (outcome.kind === 'failed') return <Problem error={outcome.error} />;
   if (outcome.kind === 'refused')
@@ -290,7 +291,11 @@ function Result({ outcome, onGoTo }: { outcome: Outcome | null; onGoTo(p: TextPr
     );
   return (
     <p className="notice rules-outcome" role="status">
-      {outcome.kind === 'applied' && <>Applied: version {outcome.version} is live. Scores use it from now on.</>}
+      {outcome.kind === 'applied' && (
+        <>
+          Applied: version {outcome.version} is live. {RULE_SET_APPLIES[set]}
+        </>
+      )}
       {outcome.kind === 'proposed' && (
         <>
           Proposed: your change (based on version {outcome.baseVersion}) waits for a superadmin's review:{' '}

@@ -1,19 +1,44 @@
-// The rule sets and their routes. The three sets' routes are declared from one
+// The rule sets and their routes. Every set's routes are declared from one
 // template (`/api/settings/${ruleSet}`) and answer the same shapes, so one typed
 // triple per set is enough; the health set's route names carry the types.
 import { type Endpoint, endpoint } from '../../api/client';
 import type { Answer } from '../../api/types';
 
-export const RULE_SETS = ['health', 'issue', 'risk'] as const;
+/** The rule sets as the Rules page names them in its URL (`/rules?set=…`), in tab order. */
+export const RULE_SETS = ['health', 'issue', 'risk', 'metric-sources'] as const;
 export type RuleSetKey = (typeof RULE_SETS)[number];
-export type RuleSetName = `${RuleSetKey}-rules`;
+/** A rule set's name in the API (`/api/settings/<name>`, a proposal's `rule_set`), from the route table. */
+export type RuleSetName = Answer<'settings', 'listChanges'>['changes'][number]['rule_set'];
 
-export const RULE_SET_LABEL: Record<RuleSetKey, string> = { health: 'Health rules', issue: 'Issue rules', risk: 'Risk rules' };
-export const NAME_LABEL: Record<RuleSetName, string> = { 'health-rules': 'Health rules', 'issue-rules': 'Issue rules', 'risk-rules': 'Risk rules' };
+export const RULE_SET_NAME: Record<RuleSetKey, RuleSetName> = {
+  health: 'health-rules',
+  issue: 'issue-rules',
+  risk: 'risk-rules',
+  'metric-sources': 'metric-sources',
+};
+/** The Rules page's `set` for a rule set's API name (a proposal links to its set's tab). */
+export const RULE_SET_KEY = Object.fromEntries(RULE_SETS.map((key) => [RULE_SET_NAME[key], key])) as Record<RuleSetName, RuleSetKey>;
+
+export const RULE_SET_LABEL: Record<RuleSetKey, string> = {
+  health: 'Health rules',
+  issue: 'Issue rules',
+  risk: 'Risk rules',
+  'metric-sources': 'Metric sources',
+};
+export const NAME_LABEL = Object.fromEntries(RULE_SETS.map((key) => [RULE_SET_NAME[key], RULE_SET_LABEL[key]])) as Record<RuleSetName, string>;
 export const RULE_SET_HELP: Record<RuleSetKey, string> = {
   health: 'How health scores are computed: metric dimensions and thresholds, alert bands, tier multipliers and the Healthy/Warning/Critical classification.',
   issue: 'How alerts are grouped into issues: grouping keys, join window, quiet period and severity patterns.',
   risk: 'How risk snapshots are computed: dimensions, weights and the warning and critical levels.',
+  'metric-sources':
+    'Where the metrics puller reads the fleet’s metrics: the Prometheus query API (URL, authentication, step, backfill), one PromQL query per metric key with its unit conversion, and the optional cluster inventory. Credentials never go here: a token or password is the PROMETHEUS_CREDENTIAL secret.',
+};
+/** What follows an applied version, said after a save. */
+export const RULE_SET_APPLIES: Record<RuleSetKey, string> = {
+  health: 'Scores use it from now on.',
+  issue: 'Alerts are grouped by it from now on.',
+  risk: 'Risk snapshots use it from now on.',
+  'metric-sources': 'The next pull of metrics uses it.',
 };
 
 export interface RuleSetEndpoints {
@@ -22,7 +47,7 @@ export interface RuleSetEndpoints {
   versions: Endpoint<'settings', 'healthRuleVersions'>;
 }
 
-// Same shapes for every set: the issue and risk triples are typed as the health one's.
+// Same shapes for every set: the other triples are typed as the health one's.
 const same = <T>(e: unknown) => e as T;
 
 export const RULE_ENDPOINTS: Record<RuleSetKey, RuleSetEndpoints> = {
@@ -40,6 +65,11 @@ export const RULE_ENDPOINTS: Record<RuleSetKey, RuleSetEndpoints> = {
     get: same(endpoint<'settings', 'getRiskRules'>('GET', '/api/settings/risk-rules')),
     put: same(endpoint<'settings', 'putRiskRules'>('PUT', '/api/settings/risk-rules')),
     versions: same(endpoint<'settings', 'riskRuleVersions'>('GET', '/api/settings/risk-rules/versions')),
+  },
+  'metric-sources': {
+    get: same(endpoint<'settings', 'getMetricSources'>('GET', '/api/settings/metric-sources')),
+    put: same(endpoint<'settings', 'putMetricSources'>('PUT', '/api/settings/metric-sources')),
+    versions: same(endpoint<'settings', 'metricSourceVersions'>('GET', '/api/settings/metric-sources/versions')),
   },
 };
 
