@@ -14,15 +14,17 @@ export function utcSeconds(iso: string): string {
 
 const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
 
-/** `iso` against `now`: "12 s ago", "4 minutes ago", "in 2 hours". */
+/** `iso` against `now`: "just now", "12 seconds ago", "4 minutes ago", "30 hours ago", "3 days ago". */
 export function relative(iso: string, now: number): string {
   const ms = Date.parse(iso);
   if (Number.isNaN(ms)) return iso;
-  const s = Math.round((ms - now) / 1000);
+  // `now` ticks every few seconds: a moment a fresh answer names may be just past it.
+  const s = Math.round((ms - Math.max(now, Date.now())) / 1000);
   const abs = Math.abs(s);
+  if (abs < 5) return 'just now';
   if (abs < 60) return relativeFormat.format(s, 'second');
   if (abs < 3_600) return relativeFormat.format(Math.round(s / 60), 'minute');
-  if (abs < 86_400) return relativeFormat.format(Math.round(s / 3_600), 'hour');
+  if (abs < 172_800) return relativeFormat.format(Math.round(s / 3_600), 'hour');
   return relativeFormat.format(Math.round(s / 86_400), 'day');
 }
 
