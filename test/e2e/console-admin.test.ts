@@ -5,11 +5,14 @@
 // for a superadmin and is neither listed nor shown for a viewer; the dashboards page
 // explains the 503 and, with the local BI server (test/support/fake-embed.ts), names
 // EMBED_DASHBOARD when it is unset, embeds the configured dashboard, renews its tokens
-// before they expire and acquires a new session when the old one has ended. axe on each page.
+// before they expire and acquires a new session when the old one has ended. The metric
+// sources page shows the shipped default's disabled source and a row per metric, and
+// starts a pull; it is neither listed nor shown for a viewer. axe on each page.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { recordUsage } from '../../shared/db/llm-usage.js';
+import { shippedValue } from '../../shared/rules/defaults.js';
 import { forgetEmbedLogins } from '../../shared/embed/provider.js';
 import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { type FakeEmbed, startFakeEmbed } from '../support/fake-embed.js';
@@ -273,6 +276,63 @@ describe('dashboards', { timeout: 90_000 }, () => {
   });
 });
 
+describe('metric sources', { timeout: 90_000 }, () => {
+  it('shows the disabled shipped default and a row per metric, and starts a pull from the console', async () => {
+    const shipped = (await shippedValue('metric-sources')) as { metrics: { metric_key: string }[] };
+    const keys = shipped.metrics.map((m) => m.metric_key).sort();
+    const status = await api(service.url, admin, 'GET', '/api/metric-sources/status');
+    expect(status.status).toBe(200);
+    expect(status.body.enabled).toBe(false);
+    expect(status.body.metrics.map((m: { metric_key: string }) => m.metric_key).sort()).toEqual(keys);
+
+    await open(adminPage, '/', 'Fleet').catch(() => adminPage.getByRole('navigation', { name: 'Main' }).waitFor());
+    await adminPage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Metric sources' }).click();
+    await adminPage.getByRole('heading', { level: 1, name: 'Metric sources' }).waitFor();
+    expect(new URL(adminPage.url()).pathname).toBe('/metric-sources');
+
+    const source = adminPage.getByRole('region', { name: /^Source/ });
+    await source.getByText('Pulling is disabled.').waitFor();
+    expect(await source.getByRole('heading', { level: 2 }).textContent()).toContain('disabled');
+    const editor = source.getByRole('link', { name: /enable it in the rules editor/ });
+    expect(await editor.getAttribute('href')).toBe('/rules?set=metric-sources');
+    expect(await source.getByText(status.body.source.url, { exact: true }).count()).toBe(1);
+
+    // One row per metric of the rule set, in metric-key order (the default sort), each with its lag stated in words.
+    const table = adminPage.getByRole('region', { name: 'Pull status per metric' });
+    await expect.poll(() => table.locator('tbody tr[data-index] td:first-child').allTextContents()).toEqual(keys);
+    expect(await table.getByRole('columnheader', { name: 'Metric' }).getAttribute('aria-sort')).toBe('ascending');
+    await table.getByRole('button', { name: /^Metric/ }).click();
+    await adminPage.waitForURL((u) => u.searchParams.get('sort') === '-metric_key');
+    await expect.poll(() => table.locator('tbody tr[data-index] td:first-child').allTextContents()).toEqual([...keys].reverse());
+    await expectAccessible(adminPage, '/metric-sources, disabled');
+
+    const answered = adminPage.waitForResponse((r) => r.url().endsWith('/api/metric-sources/pull') && r.request().method() === 'POST');
+    await adminPage.getByRole('button', { name: 'Pull now' }).click();
+    const response = await answered;
+    expect(response.status()).toBe(202);
+    const started = (await response.json()) as { status: string; message: string };
+    expect(started.status).toBe('started');
+    const said = adminPage.getByRole('status').filter({ hasText: 'Pull started.' });
+    await said.getByText(started.message, { exact: false }).waitFor();
+    // The page follows the pull to its end: with the source disabled it reads nothing, and its run says so.
+    await said.getByText(/^Finished: disabled, 0 accepted, 0 refused in /).waitFor();
+    await adminPage.getByRole('region', { name: 'Last run' }).getByText('disabled', { exact: true }).waitFor();
+    expect((await api(service.url, admin, 'GET', '/api/metric-sources/status')).body.last_run).toMatchObject({ outcome: 'disabled', accepted: 0 });
+    await expectAccessible(adminPage, '/metric-sources after Pull now');
+  });
+
+  it('is neither listed nor shown for a viewer', async () => {
+    await open(viewerPage, '/', 'Fleet').catch(() => viewerPage.getByRole('navigation', { name: 'Main' }).waitFor());
+    const nav = viewerPage.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Rules' }).waitFor();
+    expect(await nav.getByRole('link', { name: 'Metric sources' }).count()).toBe(0);
+    await open(viewerPage, '/metric-sources', 'Not available');
+    expect(await viewerPage.getByRole('button', { name: 'Pull now' }).count()).toBe(0);
+    const { status } = await api(service.url, await apiLogin(service.url, VIEWER.email, VIEWER.password), 'GET', '/api/metric-sources/status');
+    expect(status).toBe(403);
+  });
+});
+
 describe('dark theme on a phone', { timeout: 90_000 }, () => {
   it('each page passes axe in the dark theme at phone width, without sideways scrolling', async () => {
     const page = await browser.page();
@@ -284,6 +344,7 @@ describe('dark theme on a phone', { timeout: 90_000 }, () => {
       ['/audit', 'Audit log', 'table.audit-table tbody tr'],
       ['/llm-cost', 'LLM cost', '.line-chart-plot canvas'],
       ['/dashboards', 'Dashboards', '.dashboards-session, .dashboards-unconfigured'],
+      ['/metric-sources', 'Metric sources', '.ms-source'],
     ] as const) {
       await open(page, path, heading);
       await page.locator(ready).first().waitFor();
