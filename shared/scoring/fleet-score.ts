@@ -7,7 +7,18 @@ import { dimensionScore, dimensionStatus, type DimensionStatus } from './dimensi
 import type { StoredRollup } from '../db/metrics.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
-import { aggregateWindow, byName, countAlertsInLookback, clamp, lookbackRollups, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
+import {
+  aggregateWindow,
+  byName,
+  countAlertsInLookback,
+  clamp,
+  lookbackRollups,
+  lookbackStart,
+  round1,
+  round2,
+  staleness,
+  type ClusterData,
+} from './inputs.js';
 
 /** The answers' shapes are the zod schemas in schemas.ts; these are inferred from them. */
 export type Classification = z.infer<typeof contract.Classification>;
@@ -168,7 +179,9 @@ export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date):
   const overall = unifiedScore(dims.metricsScore, alerts, rules.weights);
   const multiplier = rules.tier_multipliers[cluster.customer_tier as 'S' | 'A' | 'B'] ?? 1;
   const tierAdjusted = clamp(100 - (100 - overall) * multiplier);
-  const reasons = dims.reasons;
+  const stale = staleness(window, rules.stale_after_minutes, rules.lookback_days, now);
+  // A stale cluster's reasons say so first: its score stands on data that stopped arriving.
+  const reasons = stale.reason === undefined ? dims.reasons : [stale.reason, ...dims.reasons];
   if (firing > 0) reasons.push(`${firing} alert${firing === 1 ? '' : 's'} fired in the last ${rules.lookback_days} days`);
   return {
     cluster_id: cluster.cluster_id,
@@ -189,6 +202,8 @@ export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date):
     suggested_actions: dims.actions,
     firing_alert_count_7d: firing,
     metrics: fleetMetrics(window, dims.scores, rules, cluster.node_count),
+    last_metric_at: stale.last_metric_at,
+    metrics_stale: stale.metrics_stale,
   };
 }
 

@@ -13,7 +13,7 @@ import type * as z from 'zod';
 import { CRITICAL_ALERT_DAYS } from './critical.js';
 import { fleetKpis, scoreFleet, type FleetClusterScore } from './fleet-score.js';
 import { healthKpis, healthScores, type HealthScore } from './health-score.js';
-import type { ClusterData } from './inputs.js';
+import { staleReason, type ClusterData } from './inputs.js';
 import { riskSnapshot, riskSummary, sortSnapshots, type RiskSnapshot } from './risk.js';
 import type * as contract from './schemas.js';
 
@@ -64,8 +64,15 @@ export async function computeFleetView(now = new Date()): Promise<FleetView> {
   const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
   const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now);
   const scores = scoreFleet(fleet, health.rules, now);
-  const overall = new Map(scores.map((s) => [s.cluster_id, s.overall_score]));
-  const snapshots = sortSnapshots(fleet.map((d) => riskSnapshot(d, risk.rules, overall.get(d.cluster.cluster_id) ?? 0, now)));
+  const unified = new Map(scores.map((s) => [s.cluster_id, s]));
+  const snapshots = sortSnapshots(
+    fleet.map((d) => {
+      const score = unified.get(d.cluster.cluster_id);
+      // Staleness is the unified score's (the health rules decide it): the same flag and text in every view.
+      const stale = score?.metrics_stale ? staleReason(score.last_metric_at, health.rules.lookback_days) : undefined;
+      return riskSnapshot(d, risk.rules, score?.overall_score ?? 0, now, stale);
+    }),
+  );
   const riskLevels = new Map(snapshots.map((s) => [s.cluster_id, s.risk_level]));
   return {
     generatedAt: now.toISOString(),

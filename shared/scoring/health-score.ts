@@ -2,7 +2,7 @@
 import type * as z from 'zod';
 import type { ScoringRules } from '../rules/schemas.js';
 import { classCounts, classify, mean, scoreDimensions, topRisk, worstFirst } from './fleet-score.js';
-import { aggregate, lookbackStart, round1, round2, type ClusterData } from './inputs.js';
+import { aggregate, lookbackRollups, lookbackStart, round1, round2, staleness, type ClusterData } from './inputs.js';
 import type { RiskLevel } from './risk.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
@@ -29,6 +29,8 @@ export function healthScore(data: ClusterData, rules: ScoringRules, now: Date, r
   const { cluster } = data;
   const dims = scoreDimensions(data, rules, now);
   const from = lookbackStart(rules.lookback_days, now);
+  // The same staleness, reason and all, as the unified score's (same rules, same window).
+  const stale = staleness(lookbackRollups(data.rollups, from), rules.stale_after_minutes, rules.lookback_days, now);
   const score = round1(dims.metricsScore);
   const classification = classify(score, rules.classification);
   const byKey = new Map(dims.scores.map((d) => [d.metric_key, d]));
@@ -56,7 +58,7 @@ export function healthScore(data: ClusterData, rules: ScoringRules, now: Date, r
         };
       }),
     risk_level: riskLevelOf?.(cluster.cluster_id) ?? classification,
-    risk_reasons: dims.reasons,
+    risk_reasons: stale.reason === undefined ? dims.reasons : [stale.reason, ...dims.reasons],
     suggested_actions: dims.actions,
     risk_metrics: Object.fromEntries(
       rules.dimensions.map((r) => {
@@ -64,6 +66,8 @@ export function healthScore(data: ClusterData, rules: ScoringRules, now: Date, r
         return [r.metric_key, v === null ? null : round2(v)];
       }),
     ),
+    last_metric_at: stale.last_metric_at,
+    metrics_stale: stale.metrics_stale,
   };
 }
 

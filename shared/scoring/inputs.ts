@@ -107,6 +107,50 @@ function overflowed(rollups: readonly StoredRollup[], key: MetricKey, how: Aggre
   return Math.max(-Number.MAX_VALUE, Math.min(Number.MAX_VALUE, value));
 }
 
+/**
+ * The newest sample's time (ISO) among the rollups, or null when they hold
+ * none: the max `last_at`. A rollup's samples all fall on its day (ingest keys
+ * it by the sample's UTC day), so a rollup of a day before the newest time
+ * found cannot hold a newer one and is skipped unread: in practice one
+ * rollup's metrics are compared, and every other rollup costs one string compare.
+ */
+export function newestSampleAt(rollups: readonly StoredRollup[]): string | null {
+  let newest: string | null = null;
+  for (let i = rollups.length - 1; i >= 0; i--) {
+    const r = rollups[i]!;
+    // "2026-11-19" < "2026-11-20T…": an earlier day (its own day is the rollup already read).
+    if (newest !== null && r.day < newest) continue;
+    for (const key in r.metrics) {
+      const at = r.metrics[key as MetricKey]?.last_at;
+      if (at !== undefined && (newest === null || at > newest)) newest = at;
+    }
+  }
+  return newest;
+}
+
+/** Whether a cluster's metrics stopped arriving, and the risk reason that says so. */
+export interface Staleness {
+  /** The newest sample in the lookback (ISO), or null when it has none. */
+  last_metric_at: string | null;
+  /** No sample in the lookback, or the newest older than `stale_after_minutes`. */
+  metrics_stale: boolean;
+  /** The first risk reason (and risk signal) of a stale cluster; undefined when fresh. */
+  reason: string | undefined;
+}
+
+/** "no metrics since 2026-11-19 08:00 UTC", or "no metrics in the last 7 days" when there is no sample at all. */
+export function staleReason(lastMetricAt: string | null, lookbackDays: number): string {
+  if (lastMetricAt === null) return `no metrics in the last ${lookbackDays} day${lookbackDays === 1 ? '' : 's'}`;
+  return `no metrics since ${lastMetricAt.slice(0, 10)} ${lastMetricAt.slice(11, 16)} UTC`;
+}
+
+/** Staleness of a lookback window (from lookbackRollups): one max per cluster, no other pass. */
+export function staleness(window: readonly StoredRollup[], staleAfterMinutes: number, lookbackDays: number, now: Date): Staleness {
+  const last = newestSampleAt(window);
+  const stale = last === null || now.getTime() - Date.parse(last) > staleAfterMinutes * 60_000;
+  return { last_metric_at: last, metrics_stale: stale, reason: stale ? staleReason(last, lookbackDays) : undefined };
+}
+
 /** How many alerts fired during the lookback (see alertsInLookback), without building the list. */
 export function countAlertsInLookback(alerts: readonly AlertRecord[], days: number, now: Date): number {
   if (alerts.length === 0) return 0;

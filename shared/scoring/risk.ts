@@ -30,8 +30,13 @@ export function metricStatus(rule: Pick<RiskRule, 'warning' | 'critical' | 'inve
 const LEVEL: Record<MetricStatus, RiskLevel> = { critical: 'Critical', warning: 'Warning', healthy: 'Healthy' };
 const RANK: Record<MetricStatus, number> = { critical: 0, warning: 1, healthy: 2 };
 
-/** `overallScore`: the cluster's unified overall score (from the health rules). */
-export function riskSnapshot(data: ClusterData, rules: RiskRuleSet, overallScore: number, now: Date): RiskSnapshot {
+/**
+ * `overallScore`: the cluster's unified overall score (from the health rules).
+ * `staleReason`: the unified score's staleness reason when its metrics are
+ * stale (the health rules set the threshold); it becomes the first risk signal.
+ * Without it the snapshot is not flagged (the impact preview compares levels only).
+ */
+export function riskSnapshot(data: ClusterData, rules: RiskRuleSet, overallScore: number, now: Date, staleReason?: string): RiskSnapshot {
   const from = lookbackStart(rules.lookback_days, now);
   const metrics: RiskSnapshot['metrics'] = {};
   const hits: { rule: RiskRule; value: number; status: MetricStatus }[] = [];
@@ -50,12 +55,16 @@ export function riskSnapshot(data: ClusterData, rules: RiskRuleSet, overallScore
     customer_name: data.cluster.customer_name,
     risk_level: LEVEL[worst],
     overall_score: overallScore,
-    risk_signals: hits.map(({ rule, value, status }) => {
-      const threshold = status === 'critical' ? rule.critical : rule.warning;
-      return `${rule.metric_key} ${rule.aggregation} ${round2(value)} ${rule.inverted ? '≤' : '≥'} ${status} ${threshold}`;
-    }),
+    risk_signals: [
+      ...(staleReason === undefined ? [] : [staleReason]),
+      ...hits.map(({ rule, value, status }) => {
+        const threshold = status === 'critical' ? rule.critical : rule.warning;
+        return `${rule.metric_key} ${rule.aggregation} ${round2(value)} ${rule.inverted ? '≤' : '≥'} ${status} ${threshold}`;
+      }),
+    ],
     suggested_actions: [...new Set(hits.map((h) => h.rule.action))],
     metrics,
+    metrics_stale: staleReason !== undefined,
   };
 }
 

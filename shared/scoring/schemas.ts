@@ -12,6 +12,14 @@ const Int = z.number().int();
 const NullableNum = z.number().nullable();
 
 /**
+ * Staleness (issue 20 §4), beyond the contract's fields like `metric_key`: the
+ * newest metric sample in the health rules' lookback (null: none), and whether
+ * it is older than `stale_after_minutes` (or missing). A stale cluster is still
+ * scored on the data there is; its first risk reason says since when it is silent.
+ */
+const Staleness = { last_metric_at: z.iso.datetime().nullable(), metrics_stale: z.boolean() };
+
+/**
  * A contract type with some fields narrowed to what the engine guarantees
  * (`status: string` in the contract, one of four words in the engine). Every
  * narrowed field must exist in the contract and fit its type, or this does not compile.
@@ -59,6 +67,7 @@ export const FleetClusterScore = z.object({
   suggested_actions: z.array(z.string()),
   firing_alert_count_7d: Int,
   metrics: FleetMetrics,
+  ...Staleness,
 });
 
 export const FleetKpis = z.object({
@@ -91,6 +100,7 @@ export const HealthScore = z.object({
   risk_reasons: z.array(z.string()),
   suggested_actions: z.array(z.string()),
   risk_metrics: z.record(z.string(), NullableNum),
+  ...Staleness,
 });
 
 export const HealthKpis = z.object({ total_clusters: Int, healthy_count: Int, warning_count: Int, critical_count: Int, avg_score: Num, avg_p99_latency: Num });
@@ -108,6 +118,8 @@ export const RiskSnapshot = z.object({
   risk_signals: z.array(z.string()),
   suggested_actions: z.array(z.string()),
   metrics: z.record(z.string(), z.object({ value: Num, status: MetricStatus })),
+  /** Beyond the contract, as the unified score's: when stale, the first risk signal says since when. */
+  metrics_stale: z.boolean(),
 });
 
 export const RiskSummary = z.object({ total: Int, critical: Int, warning: Int, healthy: Int });

@@ -76,6 +76,8 @@ function scored(tier: string, tierAdjusted: number, reasons = ['Disk Usage at 93
     suggested_actions: [],
     firing_alert_count_7d: 3,
     metrics: { compaction_score: null, disk_used_pct: 93, query_errors_7d: null, query_error_pct: null, qps: null, node_count: 3 },
+    last_metric_at: new Date().toISOString(),
+    metrics_stale: false,
   };
 }
 const viewOf = (scores: FleetClusterScore[], trigger = TRIGGER) => ({ health: { rules: { ai_trigger: trigger } }, scores }) as unknown as FleetView;

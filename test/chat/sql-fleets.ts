@@ -68,6 +68,8 @@ function score(
     suggested_actions: [],
     firing_alert_count_7d: 0,
     metrics: { compaction_score: 3, disk_used_pct: 40, query_errors_7d: 0, query_error_pct: 0, qps: 100, node_count: c.node_count },
+    last_metric_at: '2026-11-20T11:00:00.000Z',
+    metrics_stale: false,
     ...over,
   };
 }
@@ -169,6 +171,7 @@ export function smallFleet(): FleetSnapshot {
         risk_signals: ['disk_used_pct max 93.5 ≥ critical 90'],
         suggested_actions: ['Expand storage'],
         metrics: { disk_used_pct: { value: 93.5, status: 'critical' }, qps: { value: 1200, status: 'healthy' } },
+        metrics_stale: false,
       },
       {
         cluster_id: ANALYTICS,
@@ -179,6 +182,7 @@ export function smallFleet(): FleetSnapshot {
         risk_signals: [],
         suggested_actions: [],
         metrics: {},
+        metrics_stale: false,
       },
       {
         cluster_id: BILLING,
@@ -189,6 +193,7 @@ export function smallFleet(): FleetSnapshot {
         risk_signals: ['disk_used_pct max 82 ≥ warning 80'],
         suggested_actions: ['Plan storage'],
         metrics: { disk_used_pct: { value: 82, status: 'warning' } },
+        metrics_stale: false,
       },
     ] satisfies RiskSnapshot[],
     rollups: [

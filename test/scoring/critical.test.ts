@@ -20,6 +20,7 @@ function snapshotOf(d: ClusterData, level: RiskSnapshot['risk_level'], signals: 
     risk_signals: Array.from({ length: signals }, (_, i) => `signal ${i + 1}`),
     suggested_actions: signals ? ['Do something.'] : [],
     metrics: {},
+    metrics_stale: false,
   };
 }
 
@@ -44,6 +45,8 @@ function scoreOf(d: ClusterData, overall: number): FleetClusterScore {
     suggested_actions: [],
     firing_alert_count_7d: 0,
     metrics: { compaction_score: null, disk_used_pct: 84, query_errors_7d: null, query_error_pct: null, qps: null, node_count: c.node_count },
+    last_metric_at: '2026-11-20T11:00:00.000Z',
+    metrics_stale: false,
   };
 }
 

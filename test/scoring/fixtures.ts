@@ -74,6 +74,9 @@ export function scoringRules(dimensions: DimensionRule[], over: Partial<ScoringR
     alert_bands: DEFAULT_BANDS,
     classification: { healthy: 80, warning: 60 },
     ai_trigger: { tiers: ['S'], below_score: 60, cooldown_hours: 24 },
+    // The fixtures' samples are taken from 00:00, up to 12 h before NOW: a day keeps a cluster with
+    // today's samples fresh (the shipped rules say 180 minutes); staleness tests set their own.
+    stale_after_minutes: 24 * 60,
     dimensions,
     ...over,
   };

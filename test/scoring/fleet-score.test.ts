@@ -202,10 +202,12 @@ describe('missing metrics: scored on what has data, the rest named, nothing inve
     expect(s.dimension_scores).toEqual([]);
     expect(s.top_risk).toBe('None');
     expect(s.risk_reasons).toEqual([
+      'no metrics in the last 7 days', // stale: nothing arrives, which comes first
       'No Disk Usage data in the last 7 days',
       'No Query Error Rate data in the last 7 days',
       'No Live Nodes data in the last 7 days',
     ]);
+    expect(s).toMatchObject({ last_metric_at: null, metrics_stale: true });
     expect(s.suggested_actions).toEqual([]);
     // Engine choice (see report): with nothing measured there is nothing to hold against the cluster.
     expect(s.metrics_score).toBe(100);

@@ -71,6 +71,7 @@ describe('riskSnapshot', () => {
         compaction_score: { value: 300, status: 'healthy' },
         // qps: no data → absent, not invented
       },
+      metrics_stale: false, // no staleness reason passed in from the unified score
     });
   });
 
@@ -131,6 +132,7 @@ describe('summary, ordering and rules table', () => {
     risk_signals: [],
     suggested_actions: [],
     metrics: {},
+    metrics_stale: false,
   });
 
   it('riskSummary counts each level and they add up to the total', () => {
