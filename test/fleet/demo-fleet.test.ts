@@ -7,6 +7,9 @@ import { listClusters } from '../../shared/db/clusters.js';
 import { readFleetRollups, windowDays } from '../../shared/db/metrics.js';
 import { average } from '../../shared/fleet/rollup.js';
 import { ClusterInput, METRIC_KEYS } from '../../shared/fleet/records.js';
+import { scoreFleet } from '../../shared/scoring/fleet-score.js';
+import { loadFleetInputs } from '../../shared/scoring/fleet-view.js';
+import { defaultHealthRules } from '../scoring/fixtures.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date('2026-11-20T12:30:00Z');
@@ -76,5 +79,20 @@ describe('loading the demo fleet through the ingest path', () => {
     expect(one.reduce((n, r) => n + r.metrics.qps!.count, 0)).toBe(14 * 24);
     expect(average(one.at(-1)!.metrics.disk_used_pct!)).toBeGreaterThan(0);
     expect((await listAlertsSince(new Date(NOW.getTime() - 15 * 86_400_000), NOW)).length).toBeGreaterThan(0);
+  });
+
+  it('is fresh under the shipped stale_after_minutes until the feed has been silent for hours (issue 20 §4)', async () => {
+    // Loaded at 12:30, the newest samples are 11:00's. The feed sends each hour once it has passed, checking every
+    // 5 minutes: 12:00's samples go out by 13:05, so a running demo's newest sample is at most ~2 h 5 min old.
+    const rules = defaultHealthRules();
+    const at = (iso: string) => new Date(iso);
+    const scoredAt = async (now: Date) => scoreFleet(await loadFleetInputs(rules.lookback_days, rules.lookback_days, now), rules, now);
+    const running = await scoredAt(at('2026-11-20T13:05:00Z'));
+    expect(running).toHaveLength(12);
+    expect(running.filter((s) => s.metrics_stale)).toEqual([]);
+    expect(new Set(running.map((s) => s.last_metric_at))).toEqual(new Set(['2026-11-20T11:00:00.000Z']));
+    // With the feed off, three hours after the last sample every cluster says so first.
+    const silent = await scoredAt(at('2026-11-20T14:01:00Z'));
+    expect(silent.every((s) => s.metrics_stale && s.risk_reasons[0] === 'no metrics since 2026-11-20 11:00 UTC')).toBe(true);
   });
 });
