@@ -97,6 +97,16 @@ export async function fleetFamilies(now = new Date()): Promise<Family[]> {
       'Alerts that fired on a cluster in the last 7 days.',
       view.scores.map((s) => ({ labels: clusterLabels(s), value: s.firing_alert_count_7d })),
     ),
+    gauge(
+      'fleet_health_cluster_metrics_stale',
+      "1 when a cluster's metrics are stale (its newest sample is older than the health rules' stale_after_minutes, or it has none in the lookback), else 0 (as metrics_stale in GET /api/fleet/scores).",
+      view.scores.map((s) => ({ labels: clusterLabels(s), value: s.metrics_stale ? 1 : 0 })),
+    ),
+    gauge(
+      'fleet_health_cluster_last_metric_timestamp_seconds',
+      "Unix time in seconds of a cluster's newest metric sample in the scoring lookback (last_metric_at); no sample for a cluster with none.",
+      view.scores.flatMap((s) => (s.last_metric_at === null ? [] : [{ labels: clusterLabels(s), value: Date.parse(s.last_metric_at) / 1000 }])),
+    ),
     gauge('fleet_health_clusters', 'Clusters in the fleet, by classification (as GET /api/fleet/kpis).', [
       { labels: { classification: 'Healthy' }, value: kpis.healthy_count },
       { labels: { classification: 'Warning' }, value: kpis.warning_count },

@@ -235,6 +235,19 @@ describe('GET /api/metrics', () => {
     const open = samples.filter((s) => s.name === 'fleet_health_open_issues');
     expect(open.map((s) => s.labels.severity).sort()).toEqual(['Critical', 'Warning']);
     expect(open.reduce((sum, s) => sum + s.value, 0)).toBe(pick(samples, 'fleet_health_issues', { status: 'Ongoing' }));
+    // Staleness (issue 20 §4): the flag of every cluster, and its newest sample's time when it has one.
+    const { scores } = await getJson('/api/fleet/scores');
+    const withTime = scores.filter((s: { last_metric_at: string | null }) => s.last_metric_at !== null);
+    expect(withTime.length).toBeGreaterThan(0); // the demo clusters
+    for (const s of scores) {
+      const id = { cluster_id: s.cluster_id };
+      expect(pick(samples, 'fleet_health_cluster_metrics_stale', id), `stale ${s.cluster_name}`).toBe(s.metrics_stale ? 1 : 0);
+      const time = samples.filter((x) => x.name === 'fleet_health_cluster_last_metric_timestamp_seconds' && x.labels.cluster_id === s.cluster_id);
+      expect(time.map((x) => x.value)).toEqual(s.last_metric_at === null ? [] : [Date.parse(s.last_metric_at) / 1000]);
+    }
+    // The cluster with no sample at all is stale; the demo fleet, fed up to the last hour, is not.
+    expect(pick(samples, 'fleet_health_cluster_metrics_stale', { cluster_id: quotedId })).toBe(1);
+    expect(withTime.every((s: { metrics_stale: boolean }) => !s.metrics_stale)).toBe(true);
   });
 
   it('escapes label values: the quoted cluster name comes back as it was ingested', async () => {
@@ -242,7 +255,7 @@ describe('GET /api/metrics', () => {
     expect(text).toContain(`cluster_name="acme \\"blue\\" \\\\ east"`);
     const { samples } = parseExposition(text);
     const mine = samples.filter((s) => s.labels.cluster_id === quotedId);
-    expect(mine.length).toBe(4 + 3 + 1);
+    expect(mine.length).toBe(4 + 3 + 1 + 1); // scores, classes, alerts, stale (no sample: no timestamp)
     expect(mine.every((s) => s.labels.cluster_name === QUOTED_NAME && s.labels.customer === 'Acme "Labs"')).toBe(true);
     expect(escapeLabelValue('a\nb"c\\')).toBe('a\\nb\\"c\\\\');
     expect(
