@@ -1,22 +1,17 @@
 // GET /api/metrics (issue 20 §6) through the local server: the Prometheus text
 // format parsed strictly, every value equal to the JSON API's figure, the
 // scrape token (401 without it or with a wrong one), label escaping; then a
-// real Prometheus (Debian's `prometheus`, installed by .ci/run) on loopback
-// scrapes it with the bearer token and answers the same values over PromQL.
-import { spawn, type ChildProcess } from 'node:child_process';
+// real Prometheus (Debian's `prometheus`, installed by .ci/run; started by
+// support/prometheus.ts) on loopback scrapes it with the bearer token and
+// answers the same values over PromQL.
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/local/dynamodb-local.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { escapeLabelValue, renderExposition } from '../../shared/fleet/exposition.js';
 import { startTestService } from '../support/local-service.js';
+import { type RunningPrometheus, startPrometheus } from '../support/prometheus.js';
 import { userToken } from '../support/tokens.js';
 
-const PROMETHEUS = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
 const QUOTED_NAME = 'acme "blue" \\ east';
 const quotedId = randomUUID();
 
@@ -284,81 +279,45 @@ describe('GET /api/metrics', () => {
 });
 
 describe('a real Prometheus scraping GET /api/metrics', () => {
-  let prometheus: ChildProcess | undefined;
-  let workDir: string;
-  let promUrl: string;
-  let output = '';
+  let prometheus: RunningPrometheus;
 
   beforeAll(async () => {
-    if (!existsSync(PROMETHEUS)) throw new Error(`Prometheus is not installed at ${PROMETHEUS}: apt-get install prometheus (CI installs it in .ci/run)`);
-    workDir = await mkdtemp(join(tmpdir(), 'fleet-prometheus-'));
-    const port = await freePort();
-    promUrl = `http://127.0.0.1:${port}`;
-    const target = new URL(service.url);
-    const config = [
-      'global:',
-      '  scrape_interval: 1s',
-      'scrape_configs:',
-      '  - job_name: fleet-health',
-      '    metrics_path: /api/metrics',
-      '    authorization:',
-      '      type: Bearer',
-      `      credentials: ${JSON.stringify(service.scrapeToken)}`,
-      '    static_configs:',
-      `      - targets: ['127.0.0.1:${target.port}']`,
-      '',
-    ].join('\n');
-    await writeFile(join(workDir, 'prometheus.yml'), config);
-    prometheus = spawn(
-      PROMETHEUS,
-      [`--config.file=${join(workDir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(workDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    prometheus.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    prometheus.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    prometheus = await startPrometheus({
+      scrapeInterval: '1s',
+      scrapeConfigs: [
+        {
+          job_name: 'fleet-health',
+          metrics_path: '/api/metrics',
+          authorization: { type: 'Bearer', credentials: service.scrapeToken },
+          static_configs: [{ targets: [`127.0.0.1:${new URL(service.url).port}`] }],
+        },
+      ],
+    });
   }, 60_000);
 
   afterAll(async () => {
-    prometheus?.kill('SIGTERM');
-    if (prometheus && prometheus.exitCode === null) await new Promise((resolve) => prometheus!.once('exit', resolve));
-    if (workDir) await rm(workDir, { recursive: true, force: true });
+    await prometheus?.stop();
   });
-
-  async function query(promql: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
-    const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
-    const body = (await res.json()) as {
-      status: string;
-      data: {
-        result: { metric: Record<string, string>; value: [number, string] }[];
-      };
-    };
-    expect(body.status).toBe('success');
-    return body.data.result;
-  }
 
   it('scrapes with the bearer token, and PromQL answers the API figures', async () => {
     const deadline = Date.now() + 45_000;
     let up: string | undefined;
     while (Date.now() < deadline) {
-      try {
-        up = (await query('up{job="fleet-health"}'))[0]?.value[1];
-        if (up === '1' && (await query('fleet_health_clusters_total')).length) break;
-      } catch {
-        // not listening yet
-      }
+      up = (await prometheus.query('up{job="fleet-health"}'))[0]?.value[1];
+      if (up === '1' && (await prometheus.query('fleet_health_clusters_total')).length) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    expect(up, `Prometheus did not scrape the service; it said:\n${output.slice(-3000)}`).toBe('1');
+    expect(up, `Prometheus did not scrape the service; it said:\n${prometheus.output().slice(-3000)}`).toBe('1');
     const expected = await expectedFigures();
     for (const [name, labels, value] of expected) {
       const selector = Object.entries(labels)
         .map(([k, v]) => `${k}="${v}"`)
         .join(',');
-      const result = await query(`${name}{${selector}}`);
+      const result = await prometheus.query(`${name}{${selector}}`);
       expect(result, `${name}{${selector}}`).toHaveLength(1);
       expect(Number(result[0]!.value[1]), `${name}{${selector}}`).toBe(value);
     }
-    const quoted = await query(`fleet_health_cluster_score{cluster_id="${quotedId}",kind="overall"}`);
+    const quoted = await prometheus.query(`fleet_health_cluster_score{cluster_id="${quotedId}",kind="overall"}`);
     expect(quoted[0]!.metric.cluster_name).toBe(QUOTED_NAME);
   }, 90_000);
 });
