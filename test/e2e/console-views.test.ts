@@ -2,6 +2,7 @@
 // through the whole local service: each page shows what the API answers,
 // filters round-trip through the URL (set in the UI, kept across a reload with
 // the same rows), viewers get no refresh, and axe finds nothing serious.
+import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -268,5 +269,43 @@ describe('alert issues', { timeout: 60_000 }, () => {
     expect(await viewerPage.getByLabel('Triage status').count()).toBe(0);
     expect(await viewerPage.getByRole('button', { name: /refresh/i }).count()).toBe(0);
     await expectAccessible(viewerPage, '/issues/{id} as a viewer');
+  });
+});
+
+describe('staleness', { timeout: 60_000 }, () => {
+  it('marks a cluster whose metrics stopped arriving "stale", in words, in the fleet table and on its page; the fed demo fleet is not', async () => {
+    const id = randomUUID();
+    const name = `silent-${id.slice(0, 8)}`;
+    const cluster = {
+      cluster_id: id,
+      cluster_name: name,
+      customer_name: 'Quiet Co',
+      account_id: '444455556666',
+      account_name: 'Quiet',
+      email: 'ops@quiet.example.com',
+      customer_tier: 'B',
+      cluster_type: 'ELASTIC',
+      region: 'US East (us-east-1)',
+      engine_version: '3.3.4',
+      resource_state: 'RUNNING',
+      node_count: 3,
+    };
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toEqual({ accepted: 1, rejected: [] });
+    expect((await api(service.url, admin, 'POST', '/api/fleet/refresh')).status).toBe(200);
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    expect(body.scores.filter((s: { metrics_stale: boolean }) => s.metrics_stale).map((s: { cluster_id: string }) => s.cluster_id)).toEqual([id]);
+
+    const ROWS = 'main table tbody tr[data-index]';
+    await open(adminPage, `/?q=${encodeURIComponent(name)}`, 'Fleet overview', ROWS);
+    const badge = adminPage.locator(`${ROWS} .badge.metrics-stale`);
+    expect(await badge.count()).toBe(1);
+    expect(await badge.textContent()).toBe('stale: no metrics in the scoring lookback');
+    expect(await badge.getAttribute('title')).toBe('Metrics stale: no metrics in the scoring lookback');
+
+    await adminPage.goto(`/clusters/${encodeURIComponent(id)}`);
+    const note = adminPage.locator('header .cluster-stale');
+    await note.waitFor();
+    expect(await note.textContent()).toContain('stale Its metrics stopped arriving: no metrics in the scoring lookback.');
+    await expectAccessible(adminPage, '/clusters/{id} (stale)');
   });
 });

@@ -14,6 +14,7 @@ import { useUrlState } from '../components/url-state';
 import { Badge, fmt, fmtTime, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './cluster.css';
+import { StaleBadge, staleText } from './fleet-stale';
 import { ScrollRegion } from '../components/scroll-region';
 
 const clusterEp = endpoint<'clusters', 'get'>('GET', '/api/clusters/{cluster_id}');
@@ -222,6 +223,19 @@ function Scores({ clusterId }: { clusterId: string }) {
         )}
       </article>
     </div>
+  );
+}
+
+/** Under the page title, when the cluster's metrics stopped arriving: its scores stand on old data. */
+function Staleness({ clusterId }: { clusterId: string }) {
+  const fleet = useApi(fleetScoresEp);
+  const unified = fleet.data?.scores.find((s) => s.cluster_id === clusterId);
+  if (!unified?.metrics_stale) return null;
+  return (
+    <p className="cluster-stale">
+      <StaleBadge stale brief lastMetricAt={unified.last_metric_at} /> Its metrics stopped arriving: {staleText(unified.last_metric_at)}. The scores below stand
+      on older data.
+    </p>
   );
 }
 
@@ -461,6 +475,7 @@ export default function ClusterPage() {
         <p className="muted">
           {c.customer_name} · tier {c.customer_tier} · {c.cluster_type} · {c.region}
         </p>
+        <Staleness clusterId={c.cluster_id} />
       </header>
       <Section title="Inventory" id="inventory-h">
         <div className="card">

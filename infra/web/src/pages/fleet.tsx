@@ -12,6 +12,7 @@ import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { ADMINS, useSession } from '../session';
+import { StaleBadge } from './fleet-stale';
 import './fleet.css';
 
 const scoresEndpoint = endpoint<'fleet', 'scores'>('GET', '/api/fleet/scores');
@@ -53,9 +54,15 @@ const COLUMNS = [
   }),
   column.accessor('classification', {
     header: 'Class',
-    size: 96,
+    size: 150,
     sortingFn: bySeverity,
-    cell: (c) => <span className={`badge ${c.getValue()}`}>{c.getValue()}</span>,
+    // A cluster whose metrics stopped arriving is still classed on its old data: the badge says so.
+    cell: (c) => (
+      <>
+        <span className={`badge ${c.getValue()}`}>{c.getValue()}</span>
+        <StaleBadge stale={c.row.original.metrics_stale} lastMetricAt={c.row.original.last_metric_at} />
+      </>
+    ),
   }),
   column.accessor('tier_adjusted_score', {
     header: 'Tier-adjusted',
