@@ -184,7 +184,20 @@ function Metrics({ data, now }: { data: Status; now: number }) {
         cell: (c) => <When iso={c.row.original.last_success_at} now={now} />,
       }),
       metric.accessor('accepted_last', { header: 'Accepted (last run)', size: 100, meta: { numeric: true }, cell: (c) => count(c.getValue()) }),
-      metric.accessor('refused_last', { header: 'Refused (last run)', size: 100, meta: { numeric: true }, cell: (c) => count(c.getValue()) }),
+      metric.accessor('refused_last', {
+        header: 'Refused (last run)',
+        size: 150,
+        meta: { numeric: true, className: 'ms-wrap' },
+        cell: (c) => {
+          const reason = c.row.original.refusal_last;
+          return (
+            <>
+              {count(c.getValue())}
+              {reason && c.getValue() > 0 && <div className="muted ms-refusal">mostly: {reason}</div>}
+            </>
+          );
+        },
+      }),
       metric.accessor((m) => m.last_error?.message ?? undefined, {
         id: 'last_error',
         header: 'Last error',
