@@ -7,7 +7,10 @@
 // EMBED_DASHBOARD when it is unset, embeds the configured dashboard, renews its tokens
 // before they expire and acquires a new session when the old one has ended. The metric
 // sources page shows the shipped default's disabled source and a row per metric, and
-// starts a pull; it is neither listed nor shown for a viewer. axe on each page.
+// starts a pull; pointed at a Prometheus that refuses most queries it shows the partial
+// run, refusals and errors; it is neither listed nor shown for a viewer. axe on each page.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -319,6 +322,72 @@ describe('metric sources', { timeout: 90_000 }, () => {
     await adminPage.getByRole('region', { name: 'Last run' }).getByText('disabled', { exact: true }).waitFor();
     expect((await api(service.url, admin, 'GET', '/api/metric-sources/status')).body.last_run).toMatchObject({ outcome: 'disabled', accepted: 0 });
     await expectAccessible(adminPage, '/metric-sources after Pull now');
+  });
+
+  it('shows a partial pull: the outcome, refusals with their reason, the error of each failing metric and the errors newest first', async () => {
+    // A Prometheus that answers the qps query with a series of a cluster the fleet does not know, and refuses every other query.
+    const shipped = (await shippedValue('metric-sources')) as { metrics: { metric_key: string; query: string }[] };
+    const qps = shipped.metrics.find((m) => m.metric_key === 'qps')!.query;
+    const prometheus = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const form = new URLSearchParams(body);
+        res.setHeader('content-type', 'application/json');
+        if (req.url !== '/api/v1/query_range' || form.get('query') !== qps) {
+          res.statusCode = 400;
+          res.end(JSON.stringify({ status: 'error', errorType: 'bad_data', error: 'parse error: unknown metric in this test Prometheus' }));
+          return;
+        }
+        const at = Number(form.get('start'));
+        res.end(
+          JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: [{ metric: { cluster_id: 'ghost-cluster' }, values: [[at, '42']] }] } }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => prometheus.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(prometheus.address() as AddressInfo).port}`;
+    const live = await api(service.url, admin, 'GET', '/api/settings/metric-sources');
+    const enabled = live.body.content
+      .replace(/^(\s+)enabled: false(.*)$/m, '$1enabled: true$2')
+      .replace(/^(\s+)url: \S+/m, `$1url: ${url}`)
+      .replace(/^(\s+)backfill_days: \d+/m, '$1backfill_days: 1');
+    expect((await api(service.url, admin, 'PUT', '/api/settings/metric-sources', { content: enabled, base_version: live.body.version })).body.applied).toBe(
+      true,
+    );
+    try {
+      await open(adminPage, '/metric-sources', 'Metric sources');
+      const source = adminPage.getByRole('region', { name: /^Source/ });
+      await source.getByText(url, { exact: true }).waitFor();
+      expect(await source.getByRole('heading', { level: 2 }).textContent()).toContain('enabled');
+      expect(await source.getByText('Pulling is disabled.').count()).toBe(0);
+
+      await adminPage.getByRole('button', { name: 'Pull now' }).click();
+      const said = adminPage.getByRole('status').filter({ hasText: 'Pull started.' });
+      await said.getByText(/^Finished: partial, 0 accepted, [1-9]\d* refused in /).waitFor();
+      await adminPage.getByRole('region', { name: 'Last run' }).getByText('partial', { exact: true }).waitFor();
+      const status = (await api(service.url, admin, 'GET', '/api/metric-sources/status')).body;
+      expect(status.last_run).toMatchObject({ outcome: 'partial', accepted: 0 });
+      expect(await said.textContent()).toContain(`0 accepted, ${status.last_run.refused} refused`);
+
+      const table = adminPage.getByRole('region', { name: 'Pull status per metric' });
+      const qpsRow = table.locator('tbody tr[data-index]').filter({ has: adminPage.getByText('qps', { exact: true }) });
+      await qpsRow.getByText(`mostly: ${status.metrics.find((m: { metric_key: string }) => m.metric_key === 'qps').refusal_last}`).waitFor();
+      const diskRow = table.locator('tbody tr[data-index]').filter({ has: adminPage.getByText('disk_used_pct', { exact: true }) });
+      await diskRow.getByText('parse error: unknown metric in this test Prometheus', { exact: false }).waitFor();
+      expect(await diskRow.getByText('Error:').count()).toBe(1);
+
+      const errors = adminPage.getByRole('list', { name: 'Latest errors, newest first' });
+      await expect.poll(() => errors.getByRole('listitem').count()).toBe(status.errors.length);
+      expect(status.errors.length).toBe(shipped.metrics.length - 1);
+      const times = await errors.locator('li time').evaluateAll((els) => els.map((e) => e.getAttribute('datetime') ?? ''));
+      expect(times).toEqual([...times].sort().reverse());
+      await expectAccessible(adminPage, '/metric-sources after a partial pull');
+    } finally {
+      const now = await api(service.url, admin, 'GET', '/api/settings/metric-sources');
+      await api(service.url, admin, 'PUT', '/api/settings/metric-sources', { content: live.body.content, base_version: now.body.version });
+      await new Promise((resolve) => prometheus.close(resolve));
+    }
   });
 
   it('is neither listed nor shown for a viewer', async () => {
