@@ -35,7 +35,7 @@ export default function MetricSourcesPage() {
   const data = status.data;
 
   return (
-    <section className="ms-page" aria-labelledby="ms-title" aria-busy={status.isFetching}>
+    <section className="ms-page" aria-labelledby="ms-title">
       <h1 id="ms-title">Metric sources</h1>
       <p className="muted ms-intro">
         The metrics puller reads the fleet's metrics from a Prometheus query API on a schedule and stores them through the ingest path. Its settings are the{' '}
