@@ -1,13 +1,12 @@
 // Inventory from Prometheus (issue 20 §3, optional): an info-style series per
 // cluster whose labels describe it. Its `cluster.label` holds the cluster id;
 // the labels the rule set maps fill those fields; a new cluster takes the rule
-// set's defaults for the rest, an existing one keeps its own. Records go
-// through ingestClusters, so they are checked exactly as POST /api/ingest/clusters
-// checks them, and only clusters whose fields change are written.
-import { listClusters, type ClusterRecord } from '../db/clusters.js';
+// set's defaults for the rest, an existing one keeps its own. Records are
+// checked with the schema POST /api/ingest/clusters checks them with, and only
+// clusters whose fields change are written.
+import { listClusters, upsertClusters, type ClusterRecord } from '../db/clusters.js';
 import { getInventoryState, putInventoryState } from '../db/metric-pulls.js';
-import { ingestClusters } from '../fleet/ingest.js';
-import { ClusterInput } from '../fleet/records.js';
+import { ClusterInput, reasonOf } from '../fleet/records.js';
 import type { PrometheusClient } from '../prometheus/client.js';
 import type { MetricSources } from '../rules/schemas.js';
 
@@ -43,15 +42,27 @@ export async function pullInventory(client: PrometheusClient, sources: MetricSou
     const samples = await client.query(sources.inventory.query, evaluated);
     const stored = new Map((await listClusters()).map((c) => [c.cluster_id, c]));
     const records = samples.map((s) => recordOf(s.labels, sources, stored.get(s.labels[sources.cluster.label] ?? '')));
-    const writes = records.filter((r) => changed(r, stored.get(String(r.cluster_id))));
-    const result = await ingestClusters(writes, now);
-    const outcome = { upserted: result.accepted, refused: result.rejected.length, unchanged: records.length - writes.length, error: null };
+    const changes = records.filter((r) => changed(r, stored.get(String(r.cluster_id))));
+    const refusals: string[] = [];
+    const writes: ClusterInput[] = [];
+    const seen = new Set<string>();
+    for (const record of changes) {
+      const parsed = ClusterInput.safeParse(record);
+      if (!parsed.success) refusals.push(reasonOf(parsed.error));
+      else if (seen.has(parsed.data.cluster_id)) refusals.push(`cluster_id: ${parsed.data.cluster_id} appears in more than one series`);
+      else {
+        seen.add(parsed.data.cluster_id);
+        writes.push(parsed.data);
+      }
+    }
+    await upsertClusters(writes, now);
+    const outcome = { upserted: writes.length, refused: refusals.length, unchanged: records.length - changes.length, error: null };
     await putInventoryState({
       last_success_at: at,
       upserted_last: outcome.upserted,
       refused_last: outcome.refused,
       last_error_at: null,
-      last_error: result.rejected[0] ? `refused: ${result.rejected[0].reason}` : null,
+      last_error: refusals[0] ? `refused ${refusals.length}: ${refusals[0]}` : null,
     });
     return outcome;
   } catch (error) {

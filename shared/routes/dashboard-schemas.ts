@@ -36,6 +36,8 @@ export const FleetRulesResponse = z.object({
   alert_bands: z.array(z.object({ max_alerts: z.number().int().nullable(), score: Num })),
   classification: z.object({ healthy: Num, warning: Num }),
   ai_trigger: z.object({}).loose(),
+  /** Beyond the contract (issue 20 §4): a cluster whose newest sample is older than this is flagged stale. */
+  stale_after_minutes: Int,
   dimensions: z.array(
     z.object({
       metric_key: z.string(),

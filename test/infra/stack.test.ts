@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { FUNCTION_KIND_TAG } from '../../infra/constructs/group-function.js';
 import { REPO_ROOT } from '../../infra/bundling.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
+import { functionConcerns } from '../../infra/local/functions.js';
 import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
@@ -225,10 +226,14 @@ describe('IAM', () => {
     expect(JSON.stringify(roleStatements('auth'))).not.toContain(`"${tableIds.get('issues')}"`);
   });
 
-  it('lets only route groups read the JWT key, and invokes only the named worker', () => {
-    for (const [name, { kind }] of functions) {
+  it('lets a function read only the secrets its concerns bring (route groups: the JWT key; the puller: its credential), and invokes only the named worker', () => {
+    const concerns = new Map(functionConcerns().map((f) => [f.name, f.concerns]));
+    for (const [name] of functions) {
       const actions = roleStatements(name).flatMap((s) => asArray<string>(s.Action));
-      expect(actions.includes('secretsmanager:GetSecretValue'), name).toBe(kind === 'route-group');
+      // Secrets the stack always creates: the JWT key (route groups) and the Prometheus credential (the puller);
+      // the optional integrations' (LLM, tickets, LDAP, embed) only when configured, which this stack is not.
+      const withSecrets = concerns.get(name)!.some((c) => c === 'tokens' || c === 'prometheus');
+      expect(actions.includes('secretsmanager:GetSecretValue'), name).toBe(withSecrets);
     }
     const invokes = (name: string): unknown[] =>
       roleStatements(name)
@@ -236,6 +241,7 @@ describe('IAM', () => {
         .flatMap((s) => asArray(s.Resource));
     expect(invokes('patrol')).toEqual([{ 'Fn::GetAtt': [functions.get('patrol-worker')!.id, 'Arn'] }]);
     expect(invokes('recompute')).toEqual([{ 'Fn::GetAtt': [functions.get('agent-worker')!.id, 'Arn'] }]);
+    expect(invokes('metric-sources')).toEqual([{ 'Fn::GetAtt': [functions.get('metrics-puller')!.id, 'Arn'] }]);
     expect(invokes('auth')).toEqual([]);
   });
 
@@ -291,7 +297,7 @@ describe('schedules', () => {
 
   it('has exactly one EventBridge rule per declared schedule, with its interval and event', () => {
     const declared = scheduledWorkers();
-    expect(declared.map((d) => d.name).sort()).toEqual(['patrol-worker', 'recompute']);
+    expect(declared.map((d) => d.name).sort()).toEqual(['metrics-puller', 'patrol-worker', 'recompute']);
     expect(rules).toHaveLength(declared.length);
     for (const { name, schedule } of declared) {
       const rule = ruleFor(name);
@@ -310,7 +316,7 @@ describe('schedules', () => {
     const custom = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], patrolSchedule: 'cron(0 6 * * ? *)' } });
     const stack = new FleetHealthStack(custom, 'CustomPatrol', fleetHealthPropsFromContext(custom));
     const expressions = Object.values(Template.fromStack(stack).findResources('AWS::Events::Rule')).map((r) => (r as Json).Properties.ScheduleExpression);
-    expect(expressions.sort()).toEqual(['cron(0 6 * * ? *)', 'rate(15 minutes)']);
+    expect(expressions.sort()).toEqual(['cron(0 6 * * ? *)', 'rate(15 minutes)', 'rate(5 minutes)']);
   });
 
   it('writes rate expressions as EventBridge requires', () => {

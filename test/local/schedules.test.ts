@@ -74,13 +74,14 @@ describe('local settings', () => {
     const s = readLocalSettings({});
     expect(s).toMatchObject({ port: 3000, dataDir: '.data', demoClusters: 60, demoFeed: true, demoFeedEverySeconds: 300 });
     expect(s.schedules).toEqual(Object.fromEntries(scheduledWorkers().map(({ name, schedule }) => [name, schedule.everyMinutes * 60])));
-    expect(s.schedules).toEqual({ recompute: 900, 'patrol-worker': 21_600 });
+    expect(s.schedules).toEqual({ recompute: 900, 'patrol-worker': 21_600, 'metrics-puller': 300 });
   });
 
   it('shortens intervals per worker, switches schedules and the feed off, and refuses bad values by name', () => {
     expect(readLocalSettings({ LOCAL_RECOMPUTE_EVERY_SECONDS: '30', LOCAL_PATROL_WORKER_EVERY_SECONDS: '120' }).schedules).toEqual({
       recompute: 30,
       'patrol-worker': 120,
+      'metrics-puller': 300,
     });
     expect(readLocalSettings({ LOCAL_SCHEDULES: 'false' }).schedules).toBeUndefined();
     expect(readLocalSettings({ DEMO_FEED: 'off' }).demoFeed).toBe(false);

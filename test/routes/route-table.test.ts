@@ -26,6 +26,8 @@ const BEYOND_SPEC = [
   'GET /api/clusters/{cluster_id}/metrics',
   'GET /api/dashboard-embed/dashboard', // issue 19 §8: the configured BI dashboard the console embeds (EMBED_DASHBOARD)
   'GET /api/metrics', // issue 20 §6: the fleet in the Prometheus text format, for a scraper (SCRAPE_TOKEN)
+  'GET /api/metric-sources/status', // issue 20 §5: the metrics puller's source, lag per metric and last errors (admins)
+  'POST /api/metric-sources/pull', // … and a pull now
 ];
 
 describe('the route table', () => {
@@ -40,7 +42,7 @@ describe('the route table', () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
 
-  it('has the 14 route groups of the spec plus ingest and clusters, each under its own URL prefix', () => {
+  it('has the 14 route groups of the spec plus ingest, clusters, metrics and metric-sources, each under its own URL prefix', () => {
     expect(ROUTE_GROUPS.map((g) => g.name)).toEqual([
       'auth',
       'fleet',
@@ -59,6 +61,7 @@ describe('the route table', () => {
       'settings',
       'ingest',
       'metrics',
+      'metric-sources',
     ]);
     for (const { group, route } of declared) {
       if (group.name === 'auth') {
@@ -110,7 +113,7 @@ describe('roles in the route table (DESIGN §5)', () => {
     for (const key of superOnly) expect(rolesOf(key), key).toEqual(['superadmin']);
   });
 
-  it('triage, tickets, refresh, recompute, patrol trigger, users and audit need admin or above', () => {
+  it('triage, tickets, refresh, recompute, patrol trigger, metric sources, users and audit need admin or above', () => {
     for (const key of [
       'PATCH /api/issues/{issue_id}',
       'PATCH /api/ai-issues/{issue_id}',
@@ -120,6 +123,8 @@ describe('roles in the route table (DESIGN §5)', () => {
       'POST /api/settings/recompute',
       'POST /api/settings/recompute-risk',
       'POST /api/patrol/trigger',
+      'GET /api/metric-sources/status',
+      'POST /api/metric-sources/pull',
       'GET /api/settings/users',
       'POST /api/settings/users/invite',
       'GET /api/settings/audit',
@@ -131,7 +136,7 @@ describe('roles in the route table (DESIGN §5)', () => {
   it('every other user route is open to all three roles (reads, chat, embed, rule proposals)', () => {
     const restricted = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length < 3).length;
     const open = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length === 3);
-    expect(restricted).toBe(18); // 7 superadmin-only + 11 admin-or-above, listed above
+    expect(restricted).toBe(20); // 7 superadmin-only + 13 admin-or-above, listed above
     expect(open.map((r) => routeKey(r.route))).toEqual(
       expect.arrayContaining(['POST /api/chat/message', 'PUT /api/settings/health-rules', 'GET /api/fleet/scores']),
     );
