@@ -1,7 +1,8 @@
 // The Fleet Health stack: DynamoDB tables from shared/db/tables.ts, one Lambda per
 // route group (shared/routes) and per worker (shared/workers.ts), the HTTP API built
-// from the route table, schedules, and the SPA behind CloudFront. The stack loops
-// over those declarations; nothing here repeats a route, a table or a grant.
+// from the route table, schedules, alarms and dead letters (constructs/monitoring.ts),
+// and the SPA behind CloudFront. The stack loops over those declarations; nothing
+// here repeats a route, a table or a grant.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CfnElement, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
@@ -30,6 +31,7 @@ import { CONSOLE_OUT } from './console.js';
 import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
 import type { FleetHealthStackProps } from './stack-props.js';
 import { GroupFunction } from './constructs/group-function.js';
+import { Monitoring } from './constructs/monitoring.js';
 
 export { fleetHealthPropsFromContext, type FleetHealthStackProps } from './stack-props.js';
 
@@ -44,6 +46,7 @@ export class FleetHealthStack extends Stack {
   readonly workerFunctions = new Map<WorkerName, GroupFunction>();
   readonly api: HttpApi;
   readonly distribution: cloudfront.Distribution;
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: FleetHealthStackProps) {
     super(scope, id, props);
@@ -145,14 +148,31 @@ export class FleetHealthStack extends Stack {
         '(health check, login, activate, OpenAPI, 404/preflight catch-all) are public by the API contract.',
     });
 
+    // ── Monitoring: failure queues, alarms to one topic, the dashboard (infra/constructs/monitoring.ts) ──
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      prefix,
+      dashboardName: `fleet-health-${props.stage}`,
+      routeGroups: this.groupFunctions,
+      workers: this.workerFunctions,
+      apiStage: stage,
+      alarmEmail: props.alarmEmail,
+    });
+
     // ── Schedules: one EventBridge rule per worker declaring one (shared/workers.ts) ──
     for (const { name, schedule } of scheduledWorkers()) {
       const expression = name === 'patrol-worker' && props.patrolSchedule ? props.patrolSchedule : rateExpression(schedule.everyMinutes);
-      new events.Rule(this, `${name}-schedule`, {
+      const rule = new events.Rule(this, `${name}-schedule`, {
         description: schedule.description,
         schedule: events.Schedule.expression(expression),
-        targets: [new targets.LambdaFunction(this.workerFunctions.get(name)!.function, { event: events.RuleTargetInput.fromObject(schedule.event ?? {}) })],
+        targets: [
+          new targets.LambdaFunction(this.workerFunctions.get(name)!.function, {
+            event: events.RuleTargetInput.fromObject(schedule.event ?? {}),
+            // Undeliverable events go to the worker's failure queue, like its failed runs.
+            ...this.monitoring.scheduleTargetOptions(name),
+          }),
+        ],
       });
+      this.monitoring.watchSchedule(name, rule);
     }
 
     // ── SPA: private S3 bucket behind CloudFront, /api/* to the HTTP API ────
@@ -171,6 +191,14 @@ export class FleetHealthStack extends Stack {
     new CfnOutput(this, 'SiteUrl', {
       value: `https://${this.distribution.distributionDomainName}`,
       description: 'The SPA; the API is also served under /api on this origin',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.monitoring.topic.topicArn,
+      description: 'SNS topic every alarm notifies (subscribe with -c alarmEmail=<address>, or add any subscription)',
+    });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.monitoring.dashboard.dashboardName}`,
+      description: 'The service dashboard: API, functions, failure queues, schedules',
     });
   }
 
@@ -297,7 +325,9 @@ export class FleetHealthStack extends Stack {
           // Amazon Managed Service for Prometheus (auth: sigv4 in the metric-sources rule set): query actions only,
           // on the workspace named by -c prometheusWorkspaceArn, or any workspace of this account and region.
           const workspace = props.prometheusWorkspaceArn ?? this.formatArn({ service: 'aps', resource: 'workspace', resourceName: '*' });
-          fn.allow(new iam.PolicyStatement({ actions: ['aps:QueryMetrics', 'aps:GetLabels', 'aps:GetSeries', 'aps:GetMetricMetadata'], resources: [workspace] }));
+          fn.allow(
+            new iam.PolicyStatement({ actions: ['aps:QueryMetrics', 'aps:GetLabels', 'aps:GetSeries', 'aps:GetMetricMetadata'], resources: [workspace] }),
+          );
           if (!props.prometheusWorkspaceArn) {
             fn.acknowledge(
               'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:aps:<AWS::Region>:<AWS::AccountId>:workspace/*]',

@@ -30,6 +30,8 @@ export interface FleetHealthStackProps extends StackProps {
   readonly llm?: LlmSettings;
   /** ARN of the Amazon Managed Service for Prometheus workspace the metrics puller queries (auth: sigv4); undefined: any of this account and region. */
   readonly prometheusWorkspaceArn?: string;
+  /** Email address subscribed to the alarm topic (infra/constructs/monitoring.ts); undefined: no subscription, subscribe by hand. */
+  readonly alarmEmail?: string;
 }
 
 export interface LlmSettings {
@@ -68,6 +70,7 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     patrolSchedule: optional('patrolSchedule'),
     appUrl: optional('appUrl'),
     prometheusWorkspaceArn: optional('prometheusWorkspaceArn'),
+    alarmEmail: email('alarmEmail'),
     ldap:
       optional('ldapUrl') && optional('ldapUserDnTemplate')
         ? {
@@ -83,6 +86,12 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
       ? { host: optional('embedHost')!, clientId: required('embedClientId', 'embedHost'), dashboard: optional('embedDashboard') }
       : undefined,
   };
+
+  function email(key: string): string | undefined {
+    const value = optional(key);
+    if (value !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value)) throw new Error(`context ${key}=${value}: not an email address`);
+    return value;
+  }
 
   function required(key: string, because: string): string {
     const value = optional(key);

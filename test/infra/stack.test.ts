@@ -9,6 +9,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_KIND_TAG } from '../../infra/constructs/group-function.js';
+import { DURATION_ALARM_FRACTION, WORKER_ASYNC_INVOKE } from '../../infra/constructs/monitoring.js';
 import { REPO_ROOT } from '../../infra/bundling.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
 import { functionConcerns } from '../../infra/local/functions.js';
@@ -523,5 +524,163 @@ describe('LDAP configuration', () => {
     const t = Template.fromStack(new FleetHealthStack(app, 'LdapTlsStack', fleetHealthPropsFromContext(app))).toJSON().Resources as Record<string, Json>;
     const auth = Object.values(t).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_URL)!;
     expect(auth.Properties.Environment.Variables).toMatchObject({ LDAP_URL: 'ldap://ldap.example.com', LDAP_STARTTLS: 'true' });
+  });
+});
+
+describe('alarms and dead letters', () => {
+  const alarms = ofType('AWS::CloudWatch::Alarm');
+  const queues = Object.fromEntries(ofType('AWS::SQS::Queue'));
+  const [[topicId, topic]] = ofType('AWS::SNS::Topic') as [[string, Json]];
+  const workerNames = Object.keys(WORKERS) as (keyof typeof WORKERS)[];
+  const functionNames = [...ROUTE_GROUPS.map((g) => g.name), ...workerNames];
+
+  /** The single-metric alarms on a metric with exactly these dimensions. */
+  const alarmsOn = (namespace: string, metricName: string, dimensions: Json[]): Json[] =>
+    alarms
+      .map(([, a]) => a.Properties as Json)
+      .filter((p) => p.Namespace === namespace && p.MetricName === metricName && JSON.stringify(p.Dimensions) === JSON.stringify(dimensions));
+  const onFunction = (name: string): Json[] => [{ Name: 'FunctionName', Value: { Ref: functions.get(name)!.id } }];
+  const invokeConfigOf = (name: string): Json | undefined =>
+    ofType('AWS::Lambda::EventInvokeConfig').find(([, c]) => c.Properties.FunctionName?.Ref === functions.get(name)!.id)?.[1].Properties;
+  const failureQueueOf = (name: string): string => invokeConfigOf(name)!.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] as string;
+
+  it('gives every asynchronously invoked worker an on-failure destination: an encrypted, SSL-only SQS queue with its own retention', () => {
+    expect(workerNames.length).toBeGreaterThan(0);
+    for (const name of workerNames) {
+      const config = invokeConfigOf(name);
+      expect(config, `${name}: async invoke config`).toBeDefined();
+      expect(config!.Qualifier, name).toBe('$LATEST');
+      expect(config!.MaximumRetryAttempts, name).toBe(WORKER_ASYNC_INVOKE[name].retryAttempts);
+      expect(config!.MaximumEventAgeInSeconds, name).toBe(WORKER_ASYNC_INVOKE[name].maxEventAge.toSeconds());
+      const queueId = failureQueueOf(name);
+      const queue = queues[queueId];
+      expect(queue?.Properties.QueueName, name).toBe(`${prefix}${name}-failures`);
+      expect(queue!.Properties.SqsManagedSseEnabled === true || queue!.Properties.KmsMasterKeyId !== undefined, `${name}: queue encrypted`).toBe(true);
+      expect(queue!.Properties.MessageRetentionPeriod, name).toBe(14 * 24 * 3600);
+      const policies = ofType('AWS::SQS::QueuePolicy').filter(([, p]) => asArray<Json>(p.Properties.Queues).some((q) => q.Ref === queueId));
+      const denyWithoutTls = policies
+        .flatMap(([, p]) => asArray<Json>(p.Properties.PolicyDocument.Statement))
+        .some((st) => st.Effect === 'Deny' && st.Condition?.Bool?.['aws:SecureTransport'] === 'false');
+      expect(denyWithoutTls, `${name}: queue enforces SSL`).toBe(true);
+      // The worker's own role may send its failed events there (and no other function's role may).
+      const senders = [...functions.keys()].filter((fn) =>
+        roleStatements(fn).some((st) => asArray<string>(st.Action).includes('sqs:SendMessage') && JSON.stringify(st.Resource).includes(`"${queueId}"`)),
+      );
+      expect(senders, `${name}: roles that may send to its queue`).toEqual([name]);
+    }
+    expect(new Set(workerNames.map(failureQueueOf)).size, 'one queue per worker').toBe(workerNames.length);
+  });
+
+  it('sends each schedule target’s undeliverable events to its worker’s queue, with explicit retries', () => {
+    for (const { name } of scheduledWorkers()) {
+      const [, rule] = ofType('AWS::Events::Rule').find(([, r]) =>
+        asArray<Json>(r.Properties.Targets).some((t) => t.Arn?.['Fn::GetAtt']?.[0] === functions.get(name)!.id),
+      )!;
+      const [target] = rule.Properties.Targets as Json[];
+      expect(target!.DeadLetterConfig, name).toEqual({ Arn: { 'Fn::GetAtt': [failureQueueOf(name), 'Arn'] } });
+      expect(target!.RetryPolicy, name).toEqual({ MaximumRetryAttempts: expect.any(Number), MaximumEventAgeInSeconds: expect.any(Number) });
+    }
+  });
+
+  it('alarms on the depth of every failure queue (ApproximateNumberOfMessagesVisible > 0)', () => {
+    for (const name of workerNames) {
+      const depth = alarmsOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible', [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [failureQueueOf(name), 'QueueName'] } },
+      ]);
+      expect(depth, name).toHaveLength(1);
+      expect(depth[0], name).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    }
+  });
+
+  it('alarms on every function’s errors, throttles, and duration near its timeout', () => {
+    expect([...functions.keys()].sort()).toEqual([...functionNames].sort());
+    for (const name of functionNames) {
+      for (const metric of ['Errors', 'Throttles']) {
+        const found = alarmsOn('AWS/Lambda', metric, onFunction(name));
+        expect(found, `${name} ${metric}`).toHaveLength(1);
+        expect(found[0], `${name} ${metric}`).toMatchObject({ Statistic: 'Sum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      }
+      const duration = alarmsOn('AWS/Lambda', 'Duration', onFunction(name));
+      expect(duration, `${name} Duration`).toHaveLength(1);
+      const timeoutMs = (functions.get(name)!.resource.Properties.Timeout as number) * 1000;
+      expect(duration[0]!.Threshold, name).toBe(Math.round(timeoutMs * DURATION_ALARM_FRACTION));
+      expect(duration[0]!.Threshold / timeoutMs, name).toBeGreaterThanOrEqual(0.8);
+      expect(duration[0]!.Threshold / timeoutMs, name).toBeLessThanOrEqual(0.9);
+    }
+  });
+
+  it('alarms on every schedule’s failed invocations', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(scheduledWorkers().length);
+    for (const [ruleId] of rules) {
+      expect(alarmsOn('AWS/Events', 'FailedInvocations', [{ Name: 'RuleName', Value: { Ref: ruleId } }]), ruleId).toHaveLength(1);
+    }
+  });
+
+  it('alarms on the HTTP API’s 5xx rate: 5xx over Count of its stage, as a math expression', () => {
+    const [[apiId]] = ofType('AWS::ApiGatewayV2::Api') as [[string, Json]];
+    const rate = alarms.map(([, a]) => a.Properties as Json).filter((p) => asArray<Json>(p.Metrics).some((m) => m.MetricStat?.Metric?.MetricName === '5xx'));
+    expect(rate).toHaveLength(1);
+    const metrics = rate[0]!.Metrics as Json[];
+    const stat = (name: string): Json => metrics.find((m) => m.MetricStat?.Metric?.MetricName === name)!.MetricStat;
+    for (const name of ['5xx', 'Count']) {
+      expect(stat(name).Metric, name).toEqual({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: name,
+        Dimensions: [
+          { Name: 'ApiId', Value: { Ref: apiId } },
+          { Name: 'Stage', Value: '$default' },
+        ],
+      });
+      expect(stat(name).Stat, name).toBe('Sum');
+    }
+    const expression = metrics.find((m) => m.Expression)!;
+    expect(expression.ReturnData).toBe(true);
+    expect(expression.Expression).toMatch(/errors \/ requests/);
+  });
+
+  it('notifies one encrypted, SSL-only SNS topic from every alarm, and has no alarm beyond the inventory', () => {
+    expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+    const topicStatements = ofType('AWS::SNS::TopicPolicy')
+      .filter(([, p]) => asArray<Json>(p.Properties.Topics).some((t) => t.Ref === topicId))
+      .flatMap(([, p]) => asArray<Json>(p.Properties.PolicyDocument.Statement));
+    expect(topicStatements.some((st) => st.Effect === 'Deny' && st.Condition?.Bool?.['aws:SecureTransport'] === 'false')).toBe(true);
+    expect(topicStatements.some((st) => st.Effect === 'Allow' && st.Principal?.Service === 'cloudwatch.amazonaws.com')).toBe(true);
+    for (const [id, alarm] of alarms) {
+      expect(alarm.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
+      expect(String(alarm.Properties.AlarmName), id).toMatch(new RegExp(`^${prefix}`));
+    }
+    // 3 per function, 1 per failure queue, 1 per schedule, the API's 5xx rate.
+    expect(alarms).toHaveLength(3 * functionNames.length + workerNames.length + scheduledWorkers().length + 1);
+    template.hasOutput('AlarmTopicArn', {});
+  });
+
+  it('has one dashboard showing every function, every failure queue and the API', () => {
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const [[, dashboard]] = dashboards as [[string, Json]];
+    expect(dashboard.Properties.DashboardName).toBe(`fleet-health-${props.stage}`);
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const name of functionNames) {
+      for (const metric of ['Invocations', 'Errors', 'Duration']) {
+        expect(body, `${name} ${metric}`).toMatch(new RegExp(`\\\\"${metric}\\\\",\\\\"FunctionName\\\\",\\\\"",\\{"Ref":"${functions.get(name)!.id}"\\}`));
+      }
+      if ((workerNames as string[]).includes(name)) expect(body, `${name} queue`).toContain(`"${failureQueueOf(name)}","QueueName"`);
+    }
+    for (const metric of ['Count', '5xx', 'Latency']) expect(body, metric).toContain(`\\"AWS/ApiGateway\\",\\"${metric}\\"`);
+    template.hasOutput('DashboardUrl', {});
+  });
+
+  it('subscribes an email address to the topic only with the alarmEmail context value', () => {
+    expect(ofType('AWS::SNS::Subscription')).toEqual([]);
+    const withEmail = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], alarmEmail: 'ops@example.com' } });
+    const emailProps = fleetHealthPropsFromContext(withEmail);
+    expect(emailProps.alarmEmail).toBe('ops@example.com');
+    const t = Template.fromStack(new FleetHealthStack(withEmail, 'AlarmEmailStack', emailProps)).toJSON().Resources as Record<string, Json>;
+    const subscriptions = Object.values(t).filter((r) => r.Type === 'AWS::SNS::Subscription');
+    const [emailTopicId] = Object.entries(t).find(([, r]) => r.Type === 'AWS::SNS::Topic')!;
+    expect(subscriptions.map((s) => s.Properties)).toEqual([{ Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: emailTopicId } }]);
+    expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, alarmEmail: 'not-an-address' } }))).toThrow(/alarmEmail/);
   });
 });
