@@ -29,7 +29,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, rules, chat-sql, fleet-data, alerts, scoring, issues, llm, tickets, console).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, llm, tickets, console).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
@@ -63,6 +63,7 @@ try {
 
   const suites = {
     'fleet-data': () => import('./fleet-data.js'),
+    'metric-pull': () => import('./metric-pull.js'),
     alerts: () => import('./alerts.js'),
     scoring: () => import('./scoring.js'),
     issues: () => import('./issues.js'),
