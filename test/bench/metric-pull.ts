@@ -9,12 +9,11 @@ import { spawn } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { demoClusters } from '../../infra/local/demo-fleet.js';
-import type { Principal } from '../../shared/auth/principal.js';
 import { readFleetRollups, windowDays } from '../../shared/db/metrics.js';
 import { ingestClusters } from '../../shared/fleet/ingest.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import { pullMetrics, type PullResult } from '../../shared/metric-pull/pull.js';
-import { submitRuleSet } from '../../shared/rules/editing.js';
+import { useMetricSources } from '../support/metric-sources.js';
 import { openMetrics, startPrometheus, type HistorySeries, type RunningPrometheus } from '../support/prometheus.js';
 import type { BenchContext } from './run.js';
 
@@ -23,8 +22,6 @@ export const title = 'Metrics puller (issue 20): 1,000 clusters × 13 metrics ×
 const CLUSTERS = 1_000;
 const STEP = 300;
 const SAMPLES = 288; // one day
-const SUPERADMIN: Principal = { userId: 'u-bench', username: 'bench', name: 'Bench', email: 'bench@example.com', role: 'superadmin' };
-const CALLER = { ip: '127.0.0.1', userAgent: 'bench' };
 const noWait = async () => {};
 
 /** The last sample, on the step grid, ten minutes ago (backfilled history must end before now). */
@@ -41,45 +38,18 @@ const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const seconds = (milliseconds: number) => `${(milliseconds / 1000).toFixed(1)} s`;
 const n = (value: number) => value.toLocaleString('en-US');
 
-function sourcesYaml(url: string): string {
-  return `prometheus:
-  enabled: true
-  url: ${url}
-  auth: { type: none }
-  timeout_seconds: 120
-  step_seconds: ${STEP}
-  settle_seconds: 0
-  backfill_days: 1
-  max_points_per_request: 200000
-cluster:
-  label: cluster_id
-  match: id
-metrics:
-${METRIC_KEYS.map((key) => `  - metric_key: ${key}\n    query: max by (cluster_id) (last_over_time(bench_${key}[${STEP - 1}s]))\n`).join('')}inventory:
-  enabled: false
-  query: up
-  labels: {}
-  defaults:
-    customer_name: Unassigned
-    account_id: unassigned
-    account_name: Unassigned
-    email: ops@example.com
-    customer_tier: B
-    cluster_type: shared_nothing
-    region: unknown
-    engine_version: "3.3.0"
-    resource_state: Running
-`;
-}
-
 /** Fresh tables holding the 1,000 clusters and a metric-sources version pointing at `url`. */
 async function prepare(freshTables: BenchContext['freshTables'], ids: readonly string[], url: string): Promise<void> {
   await freshTables();
   const inventory = demoClusters(CLUSTERS, 20).map((c, i) => ({ ...c.inventory, cluster_id: ids[i]! }));
   const ingested = await ingestClusters(inventory);
   if (ingested.accepted !== CLUSTERS) throw new Error(`metric-pull: ${ingested.accepted} clusters ingested, not ${CLUSTERS}`);
-  const saved = await submitRuleSet(SUPERADMIN, 'metric-sources', sourcesYaml(url), CALLER);
-  if (!saved.applied) throw new Error(`metric-pull: the rule set was not applied: ${JSON.stringify(saved).slice(0, 500)}`);
+  await useMetricSources({
+    url,
+    timeoutSeconds: 120,
+    stepSeconds: STEP,
+    metrics: METRIC_KEYS.map((key) => ({ key, query: `max by (cluster_id) (last_over_time(bench_${key}[${STEP - 1}s]))` })),
+  });
 }
 
 interface Measured {

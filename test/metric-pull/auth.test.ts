@@ -9,18 +9,16 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../shared/auth/principal.js';
 import { readClusterRollups, windowDays } from '../../shared/db/metrics.js';
 import { ingestClusters } from '../../shared/fleet/ingest.js';
 import { pullMetrics } from '../../shared/metric-pull/pull.js';
 import { metricSourcesStatus } from '../../shared/metric-pull/status.js';
 import { forgetAwsCredentials } from '../../shared/prometheus/sigv4.js';
-import { submitRuleSet } from '../../shared/rules/editing.js';
 import { useTestTables } from '../support/dynamo.js';
 import { startFakeAps, type FakeAps } from '../support/fake-aps.js';
+import { useMetricSources } from '../support/metric-sources.js';
 import { openMetrics, startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 
-const SUPERADMIN: Principal = { userId: 'u-root', username: 'root', name: 'Root', email: 'root@example.com', role: 'superadmin' };
 const noWait = async () => {};
 const KEYS = { accessKeyId: 'AKIDFLEETHEALTHTEST', secretAccessKey: 'fleet/health/secret+key/EXAMPLE', sessionToken: 'session-token-for-the-test' };
 const clusterId = randomUUID();
@@ -29,28 +27,8 @@ const END = Math.floor(Date.now() / 60_000) * 60 - 600;
 let prometheus: RunningPrometheus;
 let aps: FakeAps;
 
-async function useSources(url: string, auth: string): Promise<void> {
-  const text = `prometheus:
-  enabled: true
-  url: ${url}
-  auth: ${auth}
-  timeout_seconds: 5
-  step_seconds: 60
-  settle_seconds: 0
-  backfill_days: 1
-  max_points_per_request: 5000
-cluster: { label: cluster_id, match: id }
-metrics:
-  - metric_key: qps
-    query: sum by (cluster_id) (last_over_time(fh_qps[59s]))
-inventory:
-  enabled: false
-  query: fh_cluster_info
-  labels: {}
-  defaults: { customer_name: x, account_id: x, account_name: x, email: ops@example.com, customer_tier: B, cluster_type: x, region: x, engine_version: "3.3.0", resource_state: Running }
-`;
-  expect((await submitRuleSet(SUPERADMIN, 'metric-sources', text, { ip: '127.0.0.1', userAgent: 'vitest' })).applied).toBe(true);
-}
+const useSources = (url: string, auth: string) =>
+  useMetricSources({ url, auth, timeoutSeconds: 5, metrics: [{ key: 'qps', query: 'sum by (cluster_id) (last_over_time(fh_qps[59s]))' }] });
 
 beforeAll(async () => {
   await useTestTables();

@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/dynamodb-local.js';
-import type { Principal } from '../../shared/auth/principal.js';
 import { getCluster, listClusters } from '../../shared/db/clusters.js';
 import { putPullStates, readPullStates } from '../../shared/db/metric-pulls.js';
 import { readFleetRollups, windowDays } from '../../shared/db/metrics.js';
@@ -16,13 +15,11 @@ import { ingestClusters } from '../../shared/fleet/ingest.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
 import { pullMetrics } from '../../shared/metric-pull/pull.js';
 import { metricSourcesStatus } from '../../shared/metric-pull/status.js';
-import { submitRuleSet } from '../../shared/rules/editing.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { useTestTables } from '../support/dynamo.js';
+import { useMetricSources } from '../support/metric-sources.js';
 import { openMetrics, startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 
-const SUPERADMIN: Principal = { userId: 'u-root', username: 'root', name: 'Root', email: 'root@example.com', role: 'superadmin' };
-const CALLER = { ip: '127.0.0.1', userAgent: 'vitest' };
 const noWait = async () => {};
 
 const MINUTE = 60;
@@ -85,52 +82,25 @@ function history(): string {
   return openMetrics(series);
 }
 
-function sourcesYaml(url: string, overrides: { metricsExtra?: string; inventory?: boolean; auth?: string } = {}): string {
-  return `prometheus:
-  enabled: true
-  url: ${url}
-  auth: ${overrides.auth ?? '{ type: none }'}
-  timeout_seconds: 10
-  step_seconds: 60
-  settle_seconds: 0
-  backfill_days: 3
-  max_points_per_request: 5000
-cluster:
-  label: cluster_id
-  match: id
-metrics:
-  - metric_key: compaction_score
-    query: max by (cluster_id) (last_over_time(fh_compaction_score[59s]))
-  - metric_key: disk_used_pct
-    query: max by (cluster_id) (last_over_time(fh_disk_used_ratio[59s]))
-    convert: ratio_to_percent
-  - metric_key: qps
-    query: sum by (cluster_id) (last_over_time(fh_qps[59s]))
-${overrides.metricsExtra ?? ''}inventory:
-  enabled: ${overrides.inventory ?? false}
-  query: max by (cluster_id, cluster_name, customer, tier, region) (fh_cluster_info)
-  labels:
-    cluster_name: cluster_name
-    customer_name: customer
-    customer_tier: tier
-    region: region
-  defaults:
-    customer_name: Unassigned
-    account_id: unassigned
-    account_name: Unassigned
-    email: ops@example.com
-    customer_tier: B
-    cluster_type: shared_nothing
-    region: unknown
-    engine_version: "3.3.0"
-    resource_state: Running
-`;
-}
+const QUERIES = [
+  { key: 'compaction_score', query: 'max by (cluster_id) (last_over_time(fh_compaction_score[59s]))' },
+  { key: 'disk_used_pct', query: 'max by (cluster_id) (last_over_time(fh_disk_used_ratio[59s]))', convert: 'ratio_to_percent' },
+  { key: 'qps', query: 'sum by (cluster_id) (last_over_time(fh_qps[59s]))' },
+];
+const INVENTORY = {
+  query: 'max by (cluster_id, cluster_name, customer, tier, region) (fh_cluster_info)',
+  labels: { cluster_name: 'cluster_name', customer_name: 'customer', customer_tier: 'tier', region: 'region' },
+};
 
-async function useSources(text: string): Promise<void> {
-  const result = await submitRuleSet(SUPERADMIN, 'metric-sources', text, CALLER);
-  expect(result.applied).toBe(true);
-}
+/** The test's source: three days of backfill, small requests (so windows are split), the given extra metrics and inventory. */
+const useSources = (url: string, extra: { metrics?: typeof QUERIES; inventory?: boolean } = {}) =>
+  useMetricSources({
+    url,
+    backfillDays: 3,
+    maxPointsPerRequest: 5000,
+    metrics: [...QUERIES, ...(extra.metrics ?? [])],
+    inventory: extra.inventory ? INVENTORY : undefined,
+  });
 
 /** Brute force: each cluster-day's min, max, sum, count and last over the raw samples up to `until`. */
 function expectedRollups(until: number): Map<string, DayRollup> {
@@ -213,7 +183,7 @@ describe('pulling from a real Prometheus', () => {
   });
 
   it('backfills the lookback: every cluster-day equals the brute-force rollup of the samples, unknown clusters refused', async () => {
-    await useSources(sourcesYaml(prometheus.url));
+    await useSources(prometheus.url);
     const result = await pullMetrics({ now: new Date(T1 * 1000), sleep: noWait });
     expect(result.outcome).toBe('ok');
     expectRollupsEqual(await storedRollups(), expectedRollups(T1), [fresh.id, named.id, stale.id, other.id]);
@@ -279,7 +249,7 @@ describe('pulling from a real Prometheus', () => {
   it('an unreachable server leaves stored data untouched and is reported per metric', async () => {
     const before = await storedRollups();
     const closed = await freePort();
-    await useSources(sourcesYaml(`http://127.0.0.1:${closed}`));
+    await useSources(`http://127.0.0.1:${closed}`);
     const result = await pullMetrics({ now: new Date(T2 * 1000 + 120_000), sleep: noWait });
     expect(result.outcome).toBe('failed');
     expect(await storedRollups()).toEqual(before);
@@ -293,7 +263,7 @@ describe('pulling from a real Prometheus', () => {
   });
 
   it('a query the server refuses fails that metric only; the others go on', async () => {
-    await useSources(sourcesYaml(prometheus.url, { metricsExtra: '  - metric_key: memory_pct\n    query: sum by (cluster_id) (fh_qps[\n' }));
+    await useSources(prometheus.url, { metrics: [{ key: 'memory_pct', query: 'sum by (cluster_id) (fh_qps[' }] });
     const before = await storedRollups();
     const result = await pullMetrics({ now: new Date(T2 * 1000 + 180_000), sleep: noWait });
     expect(result.outcome).toBe('partial');
@@ -310,7 +280,7 @@ describe('pulling from a real Prometheus', () => {
   });
 
   it('upserts the inventory from an info series, and pulls the new cluster in the same run', async () => {
-    await useSources(sourcesYaml(prometheus.url, { inventory: true }));
+    await useSources(prometheus.url, { inventory: true });
     const result = await pullMetrics({ now: new Date(T2 * 1000 + 240_000), sleep: noWait });
     expect(result.inventory).toMatchObject({ upserted: 1, refused: 0, error: null });
     expect(await getCluster(discovered.id)).toMatchObject({
