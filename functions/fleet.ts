@@ -3,7 +3,19 @@ import { createGroupHandler } from '../shared/http/group-handler.js';
 import { fleetGroup } from '../shared/routes/fleet.js';
 import { loadHealthRules } from '../shared/rules/load.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
-import { refreshFleetView, viewAnswer } from '../shared/scoring/fleet-view.js';
+import { viewAnswer } from '../shared/scoring/fleet-view.js';
+import { followRefresh, refreshAnswer, runRefresh, type RefreshState } from '../shared/scoring/refresh.js';
+import type { RefreshFigures } from '../shared/db/scores.js';
+
+// The refresh is the recompute worker's (shared/scoring/refresh.ts): every view, as before.
+const KINDS = ['fleet', 'health', 'risk'] as const;
+const PATH = '/api/fleet/refresh';
+const answer = (state: RefreshState) =>
+  refreshAnswer(
+    state,
+    (f: RefreshFigures) => ({ status: 'ok' as const, clusters_scored: f.total_clusters, critical: f.critical, warning: f.warning }),
+    'The fleet could not be refreshed; the previous scores are still served. Try again shortly.',
+  );
 
 export const handler = createGroupHandler(fleetGroup, {
   scores: viewAnswer('fleet.scores', 'unified', (view) => ({ scores: view.scores })),
@@ -13,9 +25,6 @@ export const handler = createGroupHandler(fleetGroup, {
     return { clusters, total: clusters.length };
   }),
   rules: async () => (await loadHealthRules()).rules,
-  refresh: async () => {
-    const view = await refreshFleetView(['fleet', 'health', 'risk']);
-    const kpis = fleetKpis(view.scores);
-    return { status: 'ok', clusters_scored: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count };
-  },
+  refresh: async () => answer(await runRefresh(KINDS, PATH)),
+  refreshStatus: async (req) => answer(await followRefresh(req.params.refresh_id, KINDS, PATH)),
 });

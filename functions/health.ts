@@ -1,26 +1,34 @@
 // health route group: the metrics-only view of the fleet.
-import { ServiceUnavailable } from '../shared/http/errors.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
-import { createLogger, errorFields } from '../shared/log.js';
 import { healthGroup } from '../shared/routes/health.js';
-import { enrichment, healthKpis } from '../shared/scoring/health-score.js';
-import { refreshFleetView, viewAnswer } from '../shared/scoring/fleet-view.js';
+import { readSnapshot, type RefreshFigures } from '../shared/db/scores.js';
+import { worstFirst } from '../shared/scoring/fleet-score.js';
+import { enrichment, healthKpis, type HealthScore } from '../shared/scoring/health-score.js';
+import { viewAnswer } from '../shared/scoring/fleet-view.js';
+import { followRefresh, refreshAnswer, runRefresh, type RefreshState } from '../shared/scoring/refresh.js';
 
 const SOURCE = 'live';
-const log = createLogger('health');
+// The refresh is the recompute worker's (shared/scoring/refresh.ts); the scores it answers are the
+// health snapshot that run persisted, worst first as computed.
+const KINDS = ['health'] as const;
+const PATH = '/api/health/refresh';
+const answer = (state: RefreshState) =>
+  refreshAnswer(
+    state,
+    async (f: RefreshFigures) => ({
+      scores: worstFirst(await readSnapshot<HealthScore>('health', f.generated_at), (s) => s.overall_score),
+      source: SOURCE as typeof SOURCE,
+      generated_at: f.generated_at,
+      refreshed: true as const,
+    }),
+    // The spec's answer for a failed refresh; the cause goes to the recompute worker's log, not the client.
+    'Health scores could not be refreshed; the previous scores are still served. Try again shortly.',
+  );
 
 export const handler = createGroupHandler(healthGroup, {
   scores: viewAnswer('health.scores', SOURCE, (view) => ({ scores: view.healthScores })),
   kpis: viewAnswer('health.kpis', SOURCE, (view) => ({ kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now) })),
   enrichment: viewAnswer('health.enrichment', SOURCE, (view) => ({ clusters: enrichment(view.fleet) })),
-  refresh: async () => {
-    try {
-      const view = await refreshFleetView(['health']);
-      return { scores: view.healthScores, source: SOURCE, generated_at: view.generatedAt, refreshed: true };
-    } catch (error) {
-      // The spec's answer for a failed refresh; the cause goes to the log, not the client.
-      log.error('health refresh failed', errorFields(error));
-      throw new ServiceUnavailable('Health scores could not be refreshed; the previous scores are still served. Try again shortly.');
-    }
-  },
+  refresh: async () => answer(await runRefresh(KINDS, PATH)),
+  refreshStatus: async (req) => answer(await followRefresh(req.params.refresh_id, KINDS, PATH)),
 });

@@ -4,17 +4,80 @@
 // period has passed become Resolved; edited issue rules reach recent history)
 // and into AI issues (only clusters whose alerts changed: the debounce), and
 // creates agent tasks for the clusters the health rules' ai_trigger selects.
+// Started by a refresh or recompute route with `{ refresh_id, kinds }` (issue 21 §2),
+// it refreshes only those views and records the run's figures (or its failure)
+// for the route to answer: shared/scoring/refresh.ts.
 import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
 import { regroupRecent } from '../shared/issues/regroup.js';
-import { createLogger, workerHandler } from '../shared/log.js';
+import * as z from 'zod';
+import { finishRefresh, releaseCurrentRefresh, type RefreshFigures } from '../shared/db/scores.js';
+import { createLogger, errorFields, workerHandler } from '../shared/log.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
-import { refreshFleetView } from '../shared/scoring/fleet-view.js';
+import { refreshFleetView, type FleetView } from '../shared/scoring/fleet-view.js';
+import { riskSummary } from '../shared/scoring/risk.js';
 
 const log = createLogger('recompute');
 
+/** The event a refresh route sends; the schedule sends `{}`. */
+const RefreshEvent = z.object({
+  refresh_id: z.string().min(1).max(128),
+  kinds: z.array(z.enum(['fleet', 'health', 'risk'])).min(1),
+});
+
+/** Every figure a refresh route answers, from the view just computed. */
+export function refreshFigures(view: FleetView): RefreshFigures {
+  const kpis = fleetKpis(view.scores);
+  const risk = riskSummary(view.snapshots);
+  return {
+    generated_at: view.generatedAt,
+    total_clusters: kpis.total_clusters,
+    critical: kpis.critical_count,
+    warning: kpis.warning_count,
+    risk_total: risk.total,
+    risk_critical: risk.critical,
+    risk_warning: risk.warning,
+  };
+}
+
+/** A route's refresh: only the views asked for, then the record the route polls. Failures are recorded, then thrown (dead letter, alarm). */
+async function refreshRun({ refresh_id, kinds }: z.infer<typeof RefreshEvent>) {
+  const started = Date.now();
+  try {
+    const figures = refreshFigures(await refreshFleetView(kinds));
+    await finishRefresh(refresh_id, { status: 'done', figures });
+    log.info('refreshed', { refresh_id, kinds, ...figures, duration_ms: Date.now() - started });
+    return { refresh_id, status: 'done' as const, ...figures };
+  } catch (error) {
+    log.error('refresh failed', { refresh_id, kinds, ...errorFields(error) });
+    // The cause stays in the log; the record carries a sentence for the client.
+    await finishRefresh(refresh_id, { status: 'failed', error: 'the scores could not be computed (see the recompute logs)' }).catch(() => undefined);
+    throw error;
+  } finally {
+    await releaseCurrentRefresh(refresh_id, kinds).catch(() => undefined);
+  }
+}
+
+type LambdaContext = Parameters<ReturnType<typeof workerHandler>>[1];
+
 // Its log lines (and the grouping and agent modules' lines during the run) carry the run's ids.
-export const handler = workerHandler('recompute', async () => {
+export const handler = workerHandler(
+  'recompute',
+  async (event: unknown): Promise<unknown> => {
+    // The schedule's event names no refresh; one that does must be whole.
+    const named = event !== null && typeof event === 'object' && 'refresh_id' in event;
+    return named ? refreshRun(RefreshEvent.parse(event)) : scheduledRun();
+  },
+  (event) => event.refresh_id,
+) as {
+  /** A refresh route's run. */
+  (event: z.input<typeof RefreshEvent> & { correlation_id?: string }, context?: LambdaContext): ReturnType<typeof refreshRun>;
+  /** The scheduled run (`{}`). */
+  (event?: unknown, context?: LambdaContext): ReturnType<typeof scheduledRun>;
+};
+
+/** The scheduled run: every view, issue and AI grouping, agent tasks. */
+async function scheduledRun() {
   const started = Date.now();
   // Grouping failures are logged per cluster inside regroupRecent; anything else must not cost the score refresh.
   const failedSoftly = (what: string) => (error: unknown) => {
@@ -40,4 +103,4 @@ export const handler = workerHandler('recompute', async () => {
   };
   log.info('recomputed', { ...result, duration_ms: Date.now() - started });
   return result;
-});
+}

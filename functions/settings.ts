@@ -17,8 +17,8 @@ import {
 } from '../shared/rules/editing.js';
 import { generalSettings, updateGeneralSettings } from '../shared/settings/general.js';
 import { settingsGroup } from '../shared/routes/settings.js';
-import { refreshFleetView } from '../shared/scoring/fleet-view.js';
-import { riskSummary } from '../shared/scoring/risk.js';
+import type { RefreshFigures } from '../shared/db/scores.js';
+import { followRefresh, refreshAnswer, runRefresh, type RefreshState } from '../shared/scoring/refresh.js';
 
 /**
  * GET, PUT and versions of one rule set. GET answers the version's ETag; a PUT
@@ -45,6 +45,18 @@ const issue = ruleSet('issue-rules');
 const risk = ruleSet('risk-rules');
 const metricSources = ruleSet('metric-sources');
 
+// Recompute runs in the recompute worker (shared/scoring/refresh.ts): 200 when it finishes within the wait, else 202.
+const FAILED = 'The scores could not be recomputed; the previous scores are still served. Try again shortly.';
+const RECOMPUTE = { kinds: ['fleet', 'health'] as const, path: '/api/settings/recompute' };
+const RECOMPUTE_RISK = { kinds: ['risk'] as const, path: '/api/settings/recompute-risk' };
+const recomputed = (state: RefreshState) => refreshAnswer(state, (f: RefreshFigures) => ({ status: 'ok' as const, cluster_count: f.total_clusters }), FAILED);
+const riskRecomputed = (state: RefreshState) =>
+  refreshAnswer(
+    state,
+    (f: RefreshFigures) => ({ status: 'ok' as const, cluster_count: f.risk_total, critical: f.risk_critical, warning: f.risk_warning }),
+    FAILED,
+  );
+
 export const handler = createGroupHandler(settingsGroup, {
   getGeneral: async () => generalSettings(),
   putGeneral: async (req) => updateGeneralSettings(req.principal, req.body, callerOf(req)),
@@ -63,15 +75,10 @@ export const handler = createGroupHandler(settingsGroup, {
   listChanges: async (req) => listConfigChanges(req.principal, req.query.status_filter),
   getChange: async (req) => configChangeDetail(req.principal, req.params.change_id),
   reviewChange: async (req) => reviewConfigChange(req.principal, req.params.change_id, req.body, callerOf(req)),
-  recompute: async () => {
-    const view = await refreshFleetView(['fleet', 'health']);
-    return { status: 'ok', cluster_count: view.scores.length };
-  },
-  recomputeRisk: async () => {
-    const view = await refreshFleetView(['risk']);
-    const summary = riskSummary(view.snapshots);
-    return { status: 'ok', cluster_count: summary.total, critical: summary.critical, warning: summary.warning };
-  },
+  recompute: async () => recomputed(await runRefresh(RECOMPUTE.kinds, RECOMPUTE.path)),
+  recomputeStatus: async (req) => recomputed(await followRefresh(req.params.refresh_id, RECOMPUTE.kinds, RECOMPUTE.path)),
+  recomputeRisk: async () => riskRecomputed(await runRefresh(RECOMPUTE_RISK.kinds, RECOMPUTE_RISK.path)),
+  recomputeRiskStatus: async (req) => riskRecomputed(await followRefresh(req.params.refresh_id, RECOMPUTE_RISK.kinds, RECOMPUTE_RISK.path)),
   listUsers: async () => listManagedUsers(),
   inviteUser: async (req) => inviteUser(req.principal, req.body, callerOf(req)),
   patchUser: async (req) => updateUser(req.principal, req.params.email, req.body, callerOf(req)),

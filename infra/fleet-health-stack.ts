@@ -294,7 +294,8 @@ export class FleetHealthStack extends Stack {
         }
         case 'invoke:patrol-worker':
         case 'invoke:agent-worker':
-        case 'invoke:metrics-puller': {
+        case 'invoke:metrics-puller':
+        case 'invoke:recompute': {
           const workerName = grant.slice('invoke:'.length) as InvocableWorker;
           const worker = this.workerFunctions.get(workerName);
           if (!worker) throw new Error(`${fn.node.id}: grant ${grant} names an unknown worker`);

@@ -15,6 +15,7 @@ import { llmSettings } from './llm.js';
 import { mailSettings } from './mail.js';
 import { patrolSettings } from './patrol.js';
 import { prometheusSettings } from './prometheus.js';
+import { refreshSettings } from './refresh.js';
 import { scrapeSettings } from './scrape.js';
 import { ticketSettings } from './tickets.js';
 import { tokenSettings } from './tokens.js';
@@ -32,6 +33,7 @@ export const CONCERNS = {
   embed: embedSettings,
   agents: agentSettings,
   patrol: patrolSettings,
+  refresh: refreshSettings,
   ingest: ingestSettings,
   scrape: scrapeSettings,
   prometheus: prometheusSettings,

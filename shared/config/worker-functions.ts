@@ -8,6 +8,7 @@ export const WORKER_FUNCTION_ENV = {
   'patrol-worker': 'PATROL_WORKER_FUNCTION',
   'agent-worker': 'AGENT_WORKER_FUNCTION',
   'metrics-puller': 'METRICS_PULLER_FUNCTION',
+  recompute: 'RECOMPUTE_FUNCTION',
 } as const;
 export type InvocableWorker = keyof typeof WORKER_FUNCTION_ENV;
 
@@ -21,4 +22,5 @@ export const workerFunctionSettings = defineSettings('worker-functions', {
   PATROL_WORKER_FUNCTION: functionName,
   AGENT_WORKER_FUNCTION: functionName,
   METRICS_PULLER_FUNCTION: functionName,
+  RECOMPUTE_FUNCTION: functionName,
 });

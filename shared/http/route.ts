@@ -62,7 +62,14 @@ export interface RouteGroup<R extends Record<string, RouteDeclaration> = Record<
   readonly routes: R;
 }
 
-export type GroupGrant = 'ses:send' | 'invoke:patrol-worker' | 'invoke:agent-worker' | 'invoke:metrics-puller' | 'bedrock:invoke' | 'aps:query';
+export type GroupGrant =
+  | 'ses:send'
+  | 'invoke:patrol-worker'
+  | 'invoke:agent-worker'
+  | 'invoke:metrics-puller'
+  | 'invoke:recompute'
+  | 'bedrock:invoke'
+  | 'aps:query';
 
 /** Declares a group while keeping each route's literal type for handler binding. */
 export function defineGroup<const R extends Record<string, RouteDeclaration>>(group: RouteGroup<R>): RouteGroup<R> {

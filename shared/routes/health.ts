@@ -1,10 +1,13 @@
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { EnrichmentResponse, HealthKpisResponse, HealthRefreshResponse, HealthScoresResponse } from './dashboard-schemas.js';
+import { RefreshIdParams, RefreshRunning } from './fleet.js';
 
 export const healthGroup = defineGroup({
   name: 'health',
+  config: ['refresh'],
   tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
+  grants: ['invoke:recompute'],
   routes: {
     scores: {
       method: 'GET',
@@ -26,10 +29,22 @@ export const healthGroup = defineGroup({
     refresh: {
       method: 'POST',
       path: '/api/health/refresh',
-      summary: 'Recompute health scores, persist, invalidate cache',
+      summary: 'Recompute health scores, persist, invalidate cache (202 with refresh_id when it outlasts the wait)',
       auth: 'user',
       roles: ADMIN_UP,
       response: HealthRefreshResponse,
+      accepted: RefreshRunning,
+      problems: [503],
+    },
+    refreshStatus: {
+      method: 'GET',
+      path: '/api/health/refresh/{refresh_id}',
+      summary: 'One health refresh: 202 while running, the refresh answer when done',
+      auth: 'user',
+      roles: ADMIN_UP,
+      params: RefreshIdParams,
+      response: HealthRefreshResponse,
+      accepted: RefreshRunning,
       problems: [503],
     },
   },

@@ -5,6 +5,7 @@ import { defineGroup } from '../http/route.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../rules/defaults.js';
 import { Page, PageSize } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse, RuleImpact } from './dashboard-schemas.js';
+import { RefreshIdParams, RefreshRunning } from './fleet.js';
 
 export const ScoringMethod = z.enum(['rules', 'ai']);
 export const GeneralSettings = z.strictObject({
@@ -165,7 +166,7 @@ export const RolesResponse = z.object({ roles: z.array(z.enum(ROLES)).readonly()
 
 export const settingsGroup = defineGroup({
   name: 'settings',
-  config: ['mail', 'links'],
+  config: ['mail', 'links', 'refresh'],
   tables: {
     rules: 'readwrite',
     users: 'readwrite',
@@ -175,7 +176,7 @@ export const settingsGroup = defineGroup({
     metrics: 'read',
     alerts: 'read',
   },
-  grants: ['ses:send'],
+  grants: ['ses:send', 'invoke:recompute'],
   routes: {
     getGeneral: { method: 'GET', path: '/api/settings/general', summary: 'General settings', auth: 'user', roles: ANY_ROLE, response: GeneralSettings },
     putGeneral: {
@@ -231,18 +232,44 @@ export const settingsGroup = defineGroup({
     recompute: {
       method: 'POST',
       path: '/api/settings/recompute',
-      summary: 'Recompute health scores',
+      summary: 'Recompute health scores (202 with refresh_id when it outlasts the wait)',
       auth: 'user',
       roles: ADMIN_UP,
       response: RecomputeResponse,
+      accepted: RefreshRunning,
+      problems: [503],
+    },
+    recomputeStatus: {
+      method: 'GET',
+      path: '/api/settings/recompute/{refresh_id}',
+      summary: 'One recompute: 202 while running, the recompute answer when done',
+      auth: 'user',
+      roles: ADMIN_UP,
+      params: RefreshIdParams,
+      response: RecomputeResponse,
+      accepted: RefreshRunning,
+      problems: [503],
     },
     recomputeRisk: {
       method: 'POST',
       path: '/api/settings/recompute-risk',
-      summary: 'Recompute risk snapshots',
+      summary: 'Recompute risk snapshots (202 with refresh_id when it outlasts the wait)',
       auth: 'user',
       roles: ADMIN_UP,
       response: RecomputeRiskResponse,
+      accepted: RefreshRunning,
+      problems: [503],
+    },
+    recomputeRiskStatus: {
+      method: 'GET',
+      path: '/api/settings/recompute-risk/{refresh_id}',
+      summary: 'One risk recompute: 202 while running, the recompute answer when done',
+      auth: 'user',
+      roles: ADMIN_UP,
+      params: RefreshIdParams,
+      response: RecomputeRiskResponse,
+      accepted: RefreshRunning,
+      problems: [503],
     },
     listUsers: { method: 'GET', path: '/api/settings/users', summary: 'Users', auth: 'user', roles: ADMIN_UP, response: UsersResponse },
     inviteUser: {

@@ -44,8 +44,11 @@ const DASHBOARD_GROUPS = ['fleet', 'health', 'risk', 'analysis', 'critical-clust
 
 describe('dashboards on the demo fleet', () => {
   it('answers every dashboard endpoint with every field of the spec, typed', async () => {
+    // Following a refresh (GET …/{refresh_id}, issue 21 §2) needs a run's id: test/e2e/refresh-runs.test.ts.
     const routes = allRoutes().filter(
-      (r) => DASHBOARD_GROUPS.includes(r.group.name) || ['POST /api/settings/recompute', 'POST /api/settings/recompute-risk'].includes(routeKey(r.route)),
+      (r) =>
+        (DASHBOARD_GROUPS.includes(r.group.name) || ['POST /api/settings/recompute', 'POST /api/settings/recompute-risk'].includes(routeKey(r.route))) &&
+        !r.route.path.endsWith('/{refresh_id}'),
     );
     expect(routes).toHaveLength(17);
     for (const { route } of routes) {

@@ -22,6 +22,7 @@ function expectedAccess(key: string): Who {
   if (key === 'PATCH /api/settings/users/{email}' || key === 'DELETE /api/settings/users/{email}') return SUPER; // change role / activate / delete
   if (key.startsWith('PATCH /api/issues/') || key.startsWith('PATCH /api/ai-issues/') || key.endsWith('/create-ticket')) return ADMIN_UP; // triage, tickets
   if (/^POST \/api\/(fleet|health)\/refresh$|^POST \/api\/settings\/recompute/.test(key) || key === 'POST /api/patrol/trigger') return ADMIN_UP; // refresh/recompute, patrol
+  if (/^GET \/api\/((fleet|health)\/refresh|settings\/recompute(-risk)?)\/\{refresh_id\}$/.test(key)) return ADMIN_UP; // issue 21 §2: following a refresh
   if (['GET /api/settings/users', 'GET /api/settings/audit', 'POST /api/settings/users/invite'].includes(key)) return ADMIN_UP; // users, audit, invite
   if (key.startsWith('POST /api/ingest/')) return ADMIN_UP; // ingest: admin JWT (or the static ingest token)
   if (key === 'GET /api/metrics') return ADMIN_UP; // issue 20 §6: admin JWT (or the static scrape token); it carries the LLM cost

@@ -28,6 +28,10 @@ const BEYOND_SPEC = [
   'GET /api/metrics', // issue 20 §6: the fleet in the Prometheus text format, for a scraper (SCRAPE_TOKEN)
   'GET /api/metric-sources/status', // issue 20 §5: the metrics puller's source, lag per metric and last errors (admins)
   'POST /api/metric-sources/pull', // … and a pull now
+  'GET /api/fleet/refresh/{refresh_id}', // issue 21 §2: follow a refresh the recompute worker runs (after a 202)
+  'GET /api/health/refresh/{refresh_id}',
+  'GET /api/settings/recompute/{refresh_id}',
+  'GET /api/settings/recompute-risk/{refresh_id}',
 ];
 
 describe('the route table', () => {
@@ -122,6 +126,10 @@ describe('roles in the route table (DESIGN §5)', () => {
       'POST /api/health/refresh',
       'POST /api/settings/recompute',
       'POST /api/settings/recompute-risk',
+      'GET /api/fleet/refresh/{refresh_id}',
+      'GET /api/health/refresh/{refresh_id}',
+      'GET /api/settings/recompute/{refresh_id}',
+      'GET /api/settings/recompute-risk/{refresh_id}',
       'POST /api/patrol/trigger',
       'GET /api/metric-sources/status',
       'POST /api/metric-sources/pull',
@@ -136,7 +144,7 @@ describe('roles in the route table (DESIGN §5)', () => {
   it('every other user route is open to all three roles (reads, chat, embed, rule proposals)', () => {
     const restricted = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length < 3).length;
     const open = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length === 3);
-    expect(restricted).toBe(20); // 7 superadmin-only + 13 admin-or-above, listed above
+    expect(restricted).toBe(24); // 7 superadmin-only + 17 admin-or-above, listed above
     expect(open.map((r) => routeKey(r.route))).toEqual(
       expect.arrayContaining(['POST /api/chat/message', 'PUT /api/settings/health-rules', 'GET /api/fleet/scores']),
     );

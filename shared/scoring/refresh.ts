@@ -1,0 +1,106 @@
+// Refresh and recompute routes (issue 21 §2): the whole fleet is computed by the
+// recompute worker (its memory and 300 s), never inside an API Lambda. A route
+// starts the worker asynchronously with a run id recorded in the `scores` table,
+// waits up to REFRESH_WAIT_SECONDS polling the record, and answers its contract's
+// 200 when the run is done in time, or 202 `running` with the id to follow at
+// GET <route>/{refresh_id}. A request arriving while a refresh of the same kinds
+// runs joins that run (answers its id) instead of starting another.
+// This module carries no engine: the routes load only the record and the worker start.
+import { randomUUID } from 'node:crypto';
+import { refreshSettings } from '../config/refresh.js';
+import {
+  claimCurrentRefresh,
+  createRefresh,
+  finishRefresh,
+  getRefresh,
+  releaseCurrentRefresh,
+  type RefreshFigures,
+  type RefreshRecord,
+  type SnapshotKind,
+} from '../db/scores.js';
+import { NotFound, ServiceUnavailable } from '../http/errors.js';
+import { Reply } from '../http/route.js';
+import { WORKERS } from '../workers.js';
+import { invokeWorker } from '../worker-invoke.js';
+
+/** A run still `running` this long after it started has died with its worker (timeout, crash): it counts as failed. */
+export const REFRESH_LEASE_MS = (WORKERS.recompute.timeoutSeconds + 30) * 1000;
+const POLL_MS = 250;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface RunningAnswer {
+  status: 'running';
+  refresh_id: string;
+  message: string;
+}
+
+/** Where a run stands, as a route answers it: done with its figures, failed with a sentence, or still running. */
+export type RefreshState =
+  | { state: 'done'; refresh_id: string; figures: RefreshFigures }
+  | { state: 'failed'; refresh_id: string; error: string }
+  | { state: 'running'; answer: RunningAnswer };
+
+function stateOf(run: RefreshRecord, followPath: string): RefreshState {
+  if (run.status === 'done' && run.figures) return { state: 'done', refresh_id: run.refresh_id, figures: run.figures };
+  if (run.status === 'failed') return { state: 'failed', refresh_id: run.refresh_id, error: run.error ?? 'the refresh failed' };
+  if (Date.now() - Date.parse(run.started_at) > REFRESH_LEASE_MS)
+    return { state: 'failed', refresh_id: run.refresh_id, error: 'the refresh did not finish (see the recompute logs)' };
+  const path = `${followPath}/${run.refresh_id}`;
+  return { state: 'running', answer: { status: 'running', refresh_id: run.refresh_id, message: `The refresh is still running: poll GET ${path}.` } };
+}
+
+/**
+ * Starts (or joins) a refresh of `kinds` and waits for it up to REFRESH_WAIT_SECONDS.
+ * `followPath`: the route's own path, under which GET /{refresh_id} follows the run.
+ */
+export async function runRefresh(kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
+  const id = randomUUID();
+  const joined = await claimCurrentRefresh(id, kinds, REFRESH_LEASE_MS);
+  const refreshId = joined ?? id;
+  if (!joined) {
+    try {
+      await createRefresh(id, kinds);
+      await invokeWorker('recompute', { refresh_id: id, kinds: [...kinds] });
+    } catch (error) {
+      await finishRefresh(id, { status: 'failed', error: 'the refresh could not start (see the logs)' }).catch(() => undefined);
+      await releaseCurrentRefresh(id, kinds).catch(() => undefined);
+      throw error;
+    }
+  }
+  const deadline = Date.now() + refreshSettings().waitMs;
+  for (;;) {
+    const run = await getRefresh(refreshId);
+    // A joined run's record is written right after its claim: absent for a moment at most.
+    const state = run ? stateOf(run, followPath) : undefined;
+    if (state && state.state !== 'running') return state;
+    if (Date.now() >= deadline)
+      return (
+        state ?? {
+          state: 'running',
+          answer: { status: 'running', refresh_id: refreshId, message: `The refresh is still running: poll GET ${followPath}/${refreshId}.` },
+        }
+      );
+    await sleep(POLL_MS);
+  }
+}
+
+/** GET <route>/{refresh_id}: the run's state; 404 for an unknown or expired id, or a run of other kinds than the route's. */
+export async function followRefresh(refreshId: string, kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
+  const run = await getRefresh(refreshId);
+  if (!run || !kinds.every((k) => run.kinds.includes(k))) throw new NotFound('No such refresh (refresh records are kept a day).');
+  return stateOf(run, followPath);
+}
+
+/**
+ * A route's answer for a run's state: `done`'s contract fields (200), 202 `running` with the id to follow,
+ * or 503 when the run failed (the cause is in the recompute logs, not the answer).
+ */
+export async function refreshAnswer<T>(
+  state: RefreshState,
+  done: (figures: RefreshFigures) => T | Promise<T>,
+  failedDetail: string,
+): Promise<T | Reply<RunningAnswer>> {
+  if (state.state === 'running') return new Reply(202, state.answer);
+  if (state.state === 'failed') throw new ServiceUnavailable(failedDetail);
+  return done(state.figures);
+}
