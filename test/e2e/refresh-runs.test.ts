@@ -4,7 +4,11 @@
 // GET <route>/{refresh_id} answers the run until it is done, then exactly the
 // route's contract answer; concurrent requests of the same kinds join one run.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { putItem } from '../../shared/db/client.js';
+import { getCurrentRuleSet } from '../../shared/db/rules.js';
 import { getRefresh } from '../../shared/db/scores.js';
+import { checkRuleText } from '../../shared/rules/check.js';
+import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { RefreshRunning } from '../../shared/routes/fleet.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
 import { routeKey } from '../../shared/http/route.js';
@@ -104,5 +108,41 @@ describe('refresh runs in the recompute worker', () => {
     await localWorkersSettled();
     expect((await call('GET', `/api/settings/recompute-risk/${risk.body.refresh_id}`)).status).toBe(200);
     expect((await call('GET', `/api/health/refresh/${risk.body.refresh_id}`)).status).toBe(404);
+  });
+
+  it('a failed run answers 503 with a sentence, on the POST and on its follow route; the cause stays in the log', async () => {
+    // A stored rule set that no longer validates (written around the API) makes computing fail in the worker.
+    const current = await getCurrentRuleSet('health-rules');
+    const rules = (version: number, content: string, parsed?: unknown) =>
+      putItem('rules', {
+        pk: 'RULESET#health-rules',
+        sk: 'CURRENT',
+        version,
+        content,
+        ...(parsed ? { parsed: JSON.stringify(parsed) } : {}),
+        updated_at: new Date().toISOString(),
+        updated_by: 'test',
+      });
+    const text = defaultRuleText('health-rules');
+    const shipped = checkRuleText('health-rules', text);
+    if (!shipped.ok) throw new Error(shipped.message);
+    await rules((current?.version ?? 0) + 1, 'scoring: {}');
+    try {
+      const res = await call('POST', '/api/fleet/refresh');
+      expect(res.status).toBe(503);
+      expect(res.body.detail).toMatch(/could not be refreshed/);
+      expect(JSON.stringify(res.body)).not.toMatch(/validat/);
+
+      process.env.REFRESH_WAIT_SECONDS = '0';
+      const started = await call('POST', '/api/settings/recompute');
+      expect(started.status).toBe(202);
+      await localWorkersSettled();
+      expect((await getRefresh(started.body.refresh_id))?.status).toBe('failed');
+      const followed = await call('GET', `/api/settings/recompute/${started.body.refresh_id}`);
+      expect(followed.status).toBe(503);
+      expect(followed.body.detail).toMatch(/could not be recomputed/);
+    } finally {
+      await rules((current?.version ?? 0) + 2, text, shipped.value);
+    }
   });
 });
