@@ -3,10 +3,9 @@
 // minified size, and fails when a route-group bundle is over budget.
 import { rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { build } from 'esbuild';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { WORKERS } from '../shared/workers.js';
-import { BUNDLE, REPO_ROOT, copyRuleDefaults, emitRuntimeAssets, esbuildOptions, functionNames } from './bundling.js';
+import { BUNDLE, REPO_ROOT, buildFunctionBundles, functionNames } from './bundling.js';
 import { buildConsole, CONSOLE_OUT, FIRST_LOAD_BUDGET_KB, firstLoad } from './console.js';
 
 /** Route-group bundles load on the cold start of an API request: keep them small. */
@@ -32,9 +31,7 @@ const kindOf = (name: string): string => (groupNames.has(name) ? 'route group' :
 
 rmSync(outRoot, { recursive: true, force: true });
 const started = performance.now();
-const { metafile } = await build(esbuildOptions(names, outRoot));
-emitRuntimeAssets(metafile!);
-copyRuleDefaults(outRoot, names);
+await buildFunctionBundles(names, outRoot);
 const seconds = (performance.now() - started) / 1000;
 
 const results = names

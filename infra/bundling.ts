@@ -10,7 +10,7 @@ import { checkRuleText } from '../shared/rules/check.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../shared/rules/defaults.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+import { build, buildSync, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { SQL_RUNTIME_FILES } from '../shared/chat/sql.js';
 
 /** Repository root (this file lives in `infra/`). */
@@ -34,7 +34,10 @@ export const BUNDLE = {
   /** Matches the Lambda runtime (nodejs22.x), whatever Node runs the build. */
   target: 'node22',
   minify: true,
-  /** External `.map` next to the bundle; NODE_OPTIONS=--enable-source-maps uses it. */
+  /**
+   * External `.map` next to the bundle, shipped in the asset for offline symbolication;
+   * not loaded at run time (no `--enable-source-maps`: see LAMBDA_NODE_OPTIONS).
+   */
   sourcemap: true,
   /** Mappings only: stack traces need no embedded sources, and the zip stays small. */
   sourcesContent: false,
@@ -49,14 +52,16 @@ export const BUNDLE = {
 
 /**
  * Node options of every Lambda (and of the engine bench, which measures the
- * bundle as deployed). Source maps for stack traces; a 64 MB young generation
- * because a fleet refresh builds tens of megabytes of results that all stay
- * alive until answered: with the 16 MB default V8 copies them between
- * semi-spaces several times, about a quarter of scoring 10,000 clusters (README
- * decision 40). V8 grows the young generation only under that pressure, so
- * small routes pay nothing.
+ * bundle as deployed). A 64 MB young generation because a fleet refresh builds
+ * tens of megabytes of results that all stay alive until answered: with the
+ * 16 MB default V8 copies them between semi-spaces several times, about a
+ * quarter of scoring 10,000 clusters (README decision 40). V8 grows the young
+ * generation only under that pressure, so small routes pay nothing.
+ * No `--enable-source-maps`: it makes Node read and parse the bundle's 0.7–1.2 MB
+ * map on every cold start (measured by `npm run bench -- cold-start`; infra/README.md,
+ * "Source maps", says how to symbolicate a stack trace instead).
  */
-export const LAMBDA_NODE_OPTIONS = '--enable-source-maps --max-semi-space-size=64';
+export const LAMBDA_NODE_OPTIONS = '--max-semi-space-size=64';
 
 /**
  * Lambda-only substitutions. The SDK's default credential chain becomes an
@@ -159,4 +164,136 @@ export function emitRuntimeAssets(metafile: Metafile): void {
     }
     if (inputs.includes('shared/knowledge/search.ts')) cpSync(join(REPO_ROOT, 'shared', 'knowledge', 'runbooks'), join(dir, 'knowledge'), { recursive: true });
   }
+}
+
+/**
+ * Code a bundle carries only when it can run it (issue 21 §4; infra/README.md, "Lean bundles").
+ * zod 4 wires its JSON-schema conversion (≈ 17 KB: `core/to-json-schema.js` and
+ * `core/json-schema-processors.js`) into every schema class, so no import of ours
+ * keeps it out; and smithy's protocol base class `import()`s the event-stream codec
+ * (≈ 10–15 KB) for operations with event streams, which DynamoDB, SES and Secrets
+ * Manager do not have (Lambda's we do not call). A bundle that needs neither gets stubs in their place, which
+ * throw if ever called; whether it needs them is read from its own inputs after the
+ * first esbuild pass (see `buildFunctionBundles`), so nothing here lists functions.
+ */
+export type LeanCut = 'json-schema' | 'event-streams';
+export const LEAN_CUTS: readonly LeanCut[] = ['json-schema', 'event-streams'];
+
+const ZOD_CORE = /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
+const EVENT_STREAMS = '@smithy/core/event-streams';
+const EVENT_STREAMS_STUB = 'fleet-health:no-event-streams';
+/**
+ * Clients that import the codec statically for operations we never call: Lambda's one
+ * event-stream operation is InvokeWithResponseStream (shared/worker-invoke.ts calls Invoke).
+ */
+const EVENT_STREAMS_UNUSED_BY = ['node_modules/@aws-sdk/client-lambda/'];
+const EVENT_STREAMS_DIR = 'node_modules/@smithy/core/dist-es/submodules/event-streams/';
+/** The one importer of the event-stream codec that only runs for operations with event streams. */
+const EVENT_STREAMS_LAZY_IMPORTER = 'node_modules/@smithy/core/dist-es/submodules/protocols/HttpProtocol.js';
+/** Where zod's aggregateChecks and its helpers end (kept: schemas' `minLength`, `isInt`… getters use them). */
+const PROCESSORS_MARKER = '// ==================== SIMPLE TYPE PROCESSORS';
+
+const unavailable = (what: string) =>
+  `function __unavailable() { throw new Error(${JSON.stringify(`${what} is not bundled in this function (infra/bundling.ts, LEAN_CUTS)`)}); }\n`;
+
+/** Every name a zod module exports, with the stub that replaces it. */
+function zodStub(source: string, keep: string): string {
+  const names = new Set<string>();
+  for (const m of source.matchAll(/^export (?:const|function|class) (\w+)/gm)) names.add(m[1]!);
+  for (const m of source.matchAll(/^export \{([^}]*)\}/gm))
+    for (const part of m[1]!.split(','))
+      if (part.trim())
+        names.add(
+          part
+            .trim()
+            .split(/\s+as\s+/)
+            .pop()!,
+        );
+  const kept = new Set([...keep.matchAll(/^export (?:const|function|class) (\w+)/gm)].map((m) => m[1]!));
+  const stubs = [...names]
+    .filter((name) => !kept.has(name))
+    // The `create…Method` factories run when `~standard` is read; the methods they return throw.
+    .map((name) => `export const ${name} = ${name.startsWith('create') ? '() => __unavailable' : '__unavailable'};`);
+  return `${keep}\n${unavailable("zod's JSON-schema conversion")}${stubs.join('\n')}\n`;
+}
+
+/** The esbuild plugin that replaces what `cuts` names with stubs. */
+export function leanPlugin(cuts: readonly LeanCut[]): Plugin {
+  return {
+    name: 'fleet-health-lean',
+    setup(b) {
+      if (cuts.includes('json-schema')) {
+        b.onLoad({ filter: ZOD_CORE }, ({ path }) => {
+          const source = readFileSync(path, 'utf8');
+          if (path.endsWith('to-json-schema.js')) return { contents: zodStub(source, ''), loader: 'js' };
+          const at = source.indexOf(PROCESSORS_MARKER);
+          if (at < 0) throw new Error(`${path}: "${PROCESSORS_MARKER}" not found; update leanPlugin for this zod version`);
+          return { contents: zodStub(source, source.slice(0, at)), loader: 'js' };
+        });
+      }
+      if (cuts.includes('event-streams')) {
+        // The lazy `import()` of the protocol base class, and clients whose one event-stream operation we never call.
+        b.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, ({ importer, kind }) => {
+          const from = importer.replaceAll('\\', '/');
+          const lazy = kind === 'dynamic-import' && from.endsWith(EVENT_STREAMS_LAZY_IMPORTER);
+          return lazy || EVENT_STREAMS_UNUSED_BY.some((client) => from.includes(client))
+            ? { path: EVENT_STREAMS_STUB, namespace: 'fleet-health-lean' }
+            : undefined;
+        });
+        b.onLoad({ filter: /.*/, namespace: 'fleet-health-lean' }, () => ({
+          contents:
+            unavailable(`The event-stream codec (${EVENT_STREAMS})`) +
+            'export class EventStreamSerde { constructor() { __unavailable(); } }\n' +
+            'export const eventStreamSerdeProvider = () => ({ serialize: __unavailable, deserialize: __unavailable });\n' +
+            // As in @smithy/core: the client's config gets the (here throwing) marshaller.
+            'export const resolveEventStreamSerdeConfig = (input) => Object.assign(input, { eventStreamMarshaller: input.eventStreamSerdeProvider(input) });\n',
+          loader: 'js',
+        }));
+      }
+    },
+  };
+}
+
+/** The cuts a bundle built with every cut cannot do without, read from its inputs (paths relative to the repository). */
+export function neededCuts(metafile: Metafile, output: string): LeanCut[] {
+  const inputs = Object.keys(metafile.outputs[output]!.inputs);
+  const needed: LeanCut[] = [];
+  // Our code calls the conversion (the OpenAPI document, the LLM tools' parameters).
+  const ours = inputs.filter((input) => !input.includes('node_modules/') && !input.includes(':') && /\.tsx?$/.test(input));
+  if (ours.some((input) => readFileSync(join(REPO_ROOT, input), 'utf8').includes('toJSONSchema'))) needed.push('json-schema');
+  // A client imports the codec statically (Bedrock Runtime's ConverseStream and its websocket and payload handlers).
+  if (inputs.some((input) => input.startsWith(EVENT_STREAMS_DIR))) needed.push('event-streams');
+  return needed;
+}
+
+/**
+ * Every named function bundled into `<outdir>/<name>/` with what it needs beside it
+ * (runtime assets, shipped rules): what `npm run build`, the stack and the benches deploy
+ * or measure. Two esbuild passes: all functions with every cut, then those that need
+ * some of the cut code again, grouped by what they need, over their first output.
+ */
+export async function buildFunctionBundles(names: readonly string[], outdir: string): Promise<Metafile> {
+  const outputOf = (name: string) => Object.keys(first.outputs).find((file) => file.endsWith(`/${name}/${BUNDLE.outputFile}`))!;
+  const first = (await build({ ...esbuildOptions(names, outdir), plugins: [leanPlugin(LEAN_CUTS)] })).metafile!;
+  const again = new Map<string, string[]>();
+  for (const name of names) {
+    const needed = neededCuts(first, outputOf(name));
+    if (needed.length === 0) continue;
+    const cuts = LEAN_CUTS.filter((cut) => !needed.includes(cut)).join(',');
+    again.set(cuts, [...(again.get(cuts) ?? []), name]);
+  }
+  const metafile: Metafile = { inputs: { ...first.inputs }, outputs: { ...first.outputs } };
+  for (const [cuts, group] of again) {
+    const rebuilt = (await build({ ...esbuildOptions(group, outdir), plugins: [leanPlugin(cuts ? (cuts.split(',') as LeanCut[]) : [])] })).metafile!;
+    Object.assign(metafile.inputs, rebuilt.inputs);
+    Object.assign(metafile.outputs, rebuilt.outputs);
+  }
+  emitRuntimeAssets(metafile);
+  copyRuleDefaults(outdir, names);
+  return metafile;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // `node --import tsx infra/bundling.ts <outdir>`: how the stack bundles (synth is synchronous, plugins need the async API).
+  await buildFunctionBundles(functionNames(), resolve(process.argv[2] ?? join(REPO_ROOT, 'dist', 'functions')));
 }

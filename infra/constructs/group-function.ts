@@ -1,6 +1,7 @@
 // The one construct that owns Lambda defaults (DESIGN §11.5): every route group
 // and every worker is a GroupFunction, so runtime, architecture, bundling, log
 // retention and the shape of the execution role are decided here and nowhere else.
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +12,8 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { buildSync } from 'esbuild';
 import type { TableAccess } from '../../shared/http/route.js';
-import { LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, emitRuntimeAssets, esbuildOptions, functionEntry, functionNames } from '../bundling.js';
+import { LAMBDA_NODE_OPTIONS, REPO_ROOT, functionEntry } from '../bundling.js';
 
 /** Tag on every GroupFunction's Lambda, so tests tell ours from CDK-internal functions. */
 export const FUNCTION_KIND_TAG = 'fleet-health:function-kind';
@@ -123,18 +123,20 @@ function bundledFunctions(): string {
   if (!bundleDir) {
     const dir = mkdtempSync(join(tmpdir(), 'fleet-health-bundles-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    const { metafile } = buildSync(esbuildOptions(functionNames(), dir));
-    emitRuntimeAssets(metafile!);
-    copyRuleDefaults(dir, functionNames());
+    // buildFunctionBundles needs esbuild's asynchronous API (plugins), and a construct is built synchronously.
+    execFileSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'infra', 'bundling.ts'), dir], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     bundleDir = dir;
   }
   return bundleDir;
 }
 
 /**
- * Asset bundling for `functions/<name>.ts` with infra/bundling.ts, the options
- * `npm run build` uses: esbuild's API in this process, one run for all functions
- * (≈1.5 s), each function's asset then copied from it. NodejsFunction's own
+ * Asset bundling for `functions/<name>.ts` with infra/bundling.ts, the bundles
+ * `npm run build` makes: `buildFunctionBundles` in one child process for all functions
+ * (≈ 5 s), each function's asset then copied from it. NodejsFunction's own
  * bundler would start `npx --no-install esbuild` once per function (≈0.6 s each,
  * 18 times per synth) with the options re-spelled as CLI flags.
  * Skipped like any asset bundling when the stack is excluded via

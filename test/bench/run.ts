@@ -29,7 +29,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, rules, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, llm, tickets, console).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, llm, tickets, console).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
@@ -41,6 +41,11 @@ if (wanted('engine')) {
 }
 if (wanted('rules')) {
   const suite = await import('./rules.js');
+  console.log(`\n${suite.title}`);
+  await suite.run(report);
+}
+if (wanted('cold-start')) {
+  const suite = await import('./cold-start.js');
   console.log(`\n${suite.title}`);
   await suite.run(report);
 }

@@ -1,14 +1,13 @@
-// The artifact that gets deployed works: the auth bundle, built with the same
-// esbuild options as `npm run build` and the stack (including the Lambda-only
-// environment credential provider), logs a user in against DynamoDB Local.
+// The artifact that gets deployed works: the auth bundle, built as `npm run build`
+// and the stack build it (buildFunctionBundles: the Lambda-only environment
+// credential provider, the lean cuts), logs a user in against DynamoDB Local.
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { copyRuleDefaults, esbuildOptions } from '../../infra/bundling.js';
+import { buildFunctionBundles } from '../../infra/bundling.js';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
 import { useTestTables } from '../support/dynamo.js';
 import { apiEvent, lambdaContext, type Handler } from '../support/events.js';
@@ -17,6 +16,8 @@ import { useTestJwtSecret } from '../support/tokens.js';
 let handler: Handler;
 let fleetHandler: Handler;
 let fleetBundle: string;
+let authBundle: string;
+let fleetInputs: string[];
 let bundleText: string;
 
 beforeAll(async () => {
@@ -24,9 +25,11 @@ beforeAll(async () => {
   useTestJwtSecret();
   await ensureBootstrapAdmin('bundle-admin', 'bundle-admin@example.com', 'bundle-password');
   const outdir = await mkdtemp(join(tmpdir(), 'fleet-bundle-'));
-  const result = await build({ ...esbuildOptions(['auth', 'fleet'], outdir), write: true, metafile: true });
-  copyRuleDefaults(outdir, ['auth', 'fleet']);
-  bundleText = JSON.stringify(Object.keys(result.metafile!.inputs));
+  const metafile = await buildFunctionBundles(['auth', 'fleet'], outdir);
+  const inputsOf = (name: string) => Object.keys(Object.entries(metafile.outputs).find(([file]) => file.endsWith(`/${name}/index.mjs`))![1].inputs);
+  bundleText = JSON.stringify(inputsOf('auth'));
+  fleetInputs = inputsOf('fleet');
+  authBundle = readFileSync(join(outdir, 'auth', 'index.mjs'), 'utf8');
   fleetBundle = readFileSync(join(outdir, 'fleet', 'index.mjs'), 'utf8');
   ({ handler } = (await import(pathToFileURL(join(outdir, 'auth', 'index.mjs')).href)) as { handler: Handler });
   ({ handler: fleetHandler } = (await import(pathToFileURL(join(outdir, 'fleet', 'index.mjs')).href)) as { handler: Handler });
@@ -77,5 +80,26 @@ describe('the built auth Lambda bundle', () => {
     );
     expect(rules.statusCode).toBe(200);
     expect(JSON.parse(rules.body!)).toMatchObject({ lookback_days: 7, classification: { healthy: 80, warning: 60 } });
+  });
+});
+
+describe('lean bundles (issue 21 §4)', () => {
+  const JSON_SCHEMA_DIALECT = 'json-schema.org/draft/2020-12/schema';
+  const EVENT_STREAMS = 'node_modules/@smithy/core/dist-es/submodules/event-streams/';
+
+  it("carry zod's JSON-schema conversion only where our code converts: auth serves the OpenAPI document, fleet does not", async () => {
+    expect(authBundle).toContain(JSON_SCHEMA_DIALECT);
+    expect(fleetBundle).not.toContain(JSON_SCHEMA_DIALECT);
+    expect(fleetBundle).toContain("zod's JSON-schema conversion is not bundled");
+    const doc = await handler(apiEvent({ method: 'GET', path: '/api/openapi.json', routeKey: 'GET /api/openapi.json' }), lambdaContext);
+    expect(doc.statusCode).toBe(200);
+    expect(JSON.parse(doc.body!).openapi).toMatch(/^3\.1/);
+  });
+
+  it('carry no event-stream codec, and only the one Secrets Manager command', () => {
+    expect(JSON.parse(bundleText).some((input: string) => input.startsWith(EVENT_STREAMS))).toBe(false);
+    expect(fleetInputs.some((input) => input.startsWith(EVENT_STREAMS))).toBe(false);
+    expect(fleetBundle).toContain('GetSecretValue');
+    expect(fleetBundle).not.toContain('PutSecretValue');
   });
 });

@@ -162,7 +162,8 @@ describe('Lambda functions', () => {
         TABLE_PREFIX: prefix,
         SERVICE_NAME: 'fleet-health',
         LOG_LEVEL: 'info',
-        NODE_OPTIONS: '--enable-source-maps --max-semi-space-size=64',
+        // No --enable-source-maps: the .map files ship beside the bundles for offline symbolication (infra/README.md).
+        NODE_OPTIONS: '--max-semi-space-size=64',
       });
       expect(typeof env.CORS_ORIGINS, name).toBe('string');
       expect(env.JWT_SECRET_ARN !== undefined, `${name} JWT_SECRET_ARN`).toBe(kind === 'route-group');
