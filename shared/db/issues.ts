@@ -4,12 +4,17 @@
 //         Ongoing (sorts after every timestamp), `<resolved_at>#<id>` once Resolved.
 //         "Issues active since T" is one Query: gsi1sk >= T.
 //   gsi2: gsi2pk = CLUSTER#<cluster_id>, gsi2sk = <first_seen>#<id> (a cluster's history).
+//   pk = CACHE, sk = GENERATION → the issues' generation marker (`generation`, ADD 1 per change),
+//         in no index. Every write of an issue moves it: triage, ticket claims and tickets
+//         in the same transaction (transactIssues), grouping once per cluster right after
+//         its writes (regroup.ts), a bulk load after loading. Each container's list cache
+//         (shared/issues/list-cache.ts) is valid only while it has not moved.
 // Grouping owns the grouping fields and writes them conditionally on
 // `grouping_version`; triage fields and the ticket are written only by triage.
 import type { IssueGrouping } from '../issues/grouping.js';
 import { TRIAGE_FIELDS, type IssueView, type TriageFields } from '../issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
-import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, setFields, updateItem, type TransactItem } from './client.js';
+import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, setFields, transactWrite, updateItem, type TransactItem } from './client.js';
 import { itemReader, listOf, nullable, number, oneOf, orElse, string, type Fields } from './items.js';
 
 export { TRIAGE_FIELDS, type TriageFields };
@@ -115,12 +120,74 @@ export async function listIssuesActiveSince(since: Date): Promise<IssueRecord[]>
  * fetched for one page (getIssues).
  */
 export async function listIssueSummariesSince(since: Date): Promise<IssueSummary[]> {
+  return (await listIssueSummaryWindow(since)).summaries;
+}
+
+/** A window's summaries, newest activity first, with each one's activity key (gsi1sk), descending. */
+export interface IssueSummaryWindow {
+  summaries: IssueSummary[];
+  activity: string[];
+}
+
+/**
+ * listIssueSummariesSince with each summary's activity key: the summaries of
+ * any later start are a prefix of these (those whose key is ≥ the start), so a
+ * window read once serves the same window a little later (list-cache.ts).
+ */
+export async function listIssueSummaryWindow(since: Date): Promise<IssueSummaryWindow> {
+  const fields = [...SUMMARY_FIELDS, 'gsi1sk'];
   const items = await queryAll('issues', {
     ...activeSince(since),
-    ProjectionExpression: SUMMARY_FIELDS.map((_, i) => `#s${i}`).join(', '),
-    ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f, i) => [`#s${i}`, f])),
+    ProjectionExpression: fields.map((_, i) => `#s${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(fields.map((f, i) => [`#s${i}`, f])),
   });
-  return items.map(readSummary).filter((i) => !i.superseded_by);
+  const window: IssueSummaryWindow = { summaries: [], activity: [] };
+  for (const item of items) {
+    const summary = readSummary(item);
+    if (summary.superseded_by) continue;
+    window.summaries.push(summary);
+    window.activity.push(String(item.gsi1sk));
+  }
+  return window;
+}
+
+const MARKER = { pk: 'CACHE', sk: 'GENERATION' };
+
+/** The issues' generation marker, read strongly consistent: it has moved for every issue write acknowledged before. */
+export async function currentIssuesGeneration(): Promise<number> {
+  return Number((await getItem('issues', MARKER, true))?.generation ?? 0);
+}
+
+const moveMarker = { UpdateExpression: 'ADD generation :one', ExpressionAttributeValues: { ':one': 1 } };
+
+/** Moves the marker, as an action of the transaction that writes the issue. */
+export function issuesChangedAction(): TransactItem {
+  return { Update: { TableName: tableName('issues'), Key: MARKER, ...moveMarker } };
+}
+
+/** Writes these actions and moves the marker, all or nothing (transactWrite's conflicts and errors; the marker is the last action). */
+export async function transactIssues(actions: TransactItem[]): Promise<void> {
+  await transactWrite([...actions, issuesChangedAction()]);
+}
+
+const MARKER_ATTEMPTS = 5;
+
+/**
+ * Moves the marker after issue writes made outside a transaction with it
+ * (grouping, bulk loads). A transaction holding the marker meanwhile (a
+ * triage) rejects this write with TransactionConflictException, unapplied and
+ * not retried by the SDK: retried here with backoff.
+ */
+export async function issuesChanged(): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await updateItem('issues', MARKER, moveMarker);
+      return;
+    } catch (error) {
+      if ((error as Error).name !== 'TransactionConflictException' || attempt >= MARKER_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
+    }
+  }
 }
 
 /** Full records of these issues, in the order asked. */
@@ -139,11 +206,6 @@ export async function listClusterIssues(clusterId: string): Promise<IssueRecord[
   return items.map(readIssue);
 }
 
-/**
- * Writes an issue's grouping fields, creating it with empty triage fields when
- * new. Conditional on the grouping version read (ConditionFailed when another
- * grouping run wrote it meanwhile).
- */
 /** The index keys of an issue: by activity (gsi1) and by cluster (gsi2). */
 const indexKeys = (g: IssueGrouping) => ({
   gsi1pk: ACTIVITY_PARTITION,
@@ -152,6 +214,12 @@ const indexKeys = (g: IssueGrouping) => ({
   gsi2sk: `${g.first_seen}#${g.issue_id}`,
 });
 
+/**
+ * Writes an issue's grouping fields, creating it with empty triage fields when
+ * new. Conditional on the grouping version read (ConditionFailed when another
+ * grouping run wrote it meanwhile). The caller moves the marker (issuesChanged)
+ * once its run's writes are done.
+ */
 export async function writeGrouping(
   grouping: IssueGrouping,
   names: { cluster_name: string; customer_name: string },
@@ -201,12 +269,13 @@ export async function putIssues(issues: IssueRecord[]): Promise<void> {
       chunk.map((issue) => ({ ...PK(issue.issue_id), ...issue, ...indexKeys(issue) })),
     ),
   );
+  await issuesChanged();
 }
 
 /** superseded_by of an issue whose alerts no longer form any issue (the grouping keys changed). */
 export const NO_SUCCESSOR = 'regrouped';
 
-/** A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor (or NO_SUCCESSOR). */
+/** A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor (or NO_SUCCESSOR). The caller moves the marker. */
 export async function markSuperseded(issue: IssueRecord, by: string, now = new Date()): Promise<void> {
   const resolvedAt = issue.resolved_at ?? now.toISOString();
   await updateItem('issues', PK(issue.issue_id), {
@@ -225,7 +294,7 @@ export async function markSuperseded(issue: IssueRecord, by: string, now = new D
   });
 }
 
-/** Removes an untriaged issue that regrouping no longer produces (its alerts now form another). */
+/** Removes an untriaged issue that regrouping no longer produces (its alerts now form another). The caller moves the marker. */
 export function deleteGroupingAction(issue: IssueRecord): TransactItem {
   return {
     Delete: {
@@ -238,7 +307,7 @@ export function deleteGroupingAction(issue: IssueRecord): TransactItem {
   };
 }
 
-/** Sets triage fields, conditional on the triage version read; for a transaction with its audit entry. */
+/** Sets triage fields, conditional on the triage version read; for a transaction with its audit entry (transactIssues). */
 export function triageAction(issueId: string, changes: Partial<TriageFields>, seenVersion: number, actor: string, now = new Date()): TransactItem {
   const set = setFields({ ...changes, updated_at: now.toISOString(), updated_by: actor });
   return {
@@ -256,27 +325,40 @@ export function triageAction(issueId: string, changes: Partial<TriageFields>, se
 /**
  * Claims the right to create the issue's ticket: only when it has none and no
  * other claim younger than `staleBefore` holds. ConditionFailed otherwise.
+ * With the marker, like every issue write (lists show no claim today; they may).
  */
 export async function claimTicket(issueId: string, token: string, staleBefore: Date, now = new Date()): Promise<void> {
-  await updateItem('issues', PK(issueId), {
-    UpdateExpression: 'SET ticket_claim = :token, ticket_claimed_at = :now',
-    ConditionExpression:
-      'attribute_exists(pk) AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND ' +
-      '(attribute_not_exists(ticket_claim) OR ticket_claim = :none OR ticket_claimed_at < :stale)',
-    ExpressionAttributeValues: { ':token': token, ':now': now.toISOString(), ':empty': '', ':none': null, ':stale': staleBefore.toISOString() },
-  });
+  await transactIssues([
+    {
+      Update: {
+        TableName: tableName('issues'),
+        Key: PK(issueId),
+        UpdateExpression: 'SET ticket_claim = :token, ticket_claimed_at = :now',
+        ConditionExpression:
+          'attribute_exists(pk) AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND ' +
+          '(attribute_not_exists(ticket_claim) OR ticket_claim = :none OR ticket_claimed_at < :stale)',
+        ExpressionAttributeValues: { ':token': token, ':now': now.toISOString(), ':empty': '', ':none': null, ':stale': staleBefore.toISOString() },
+      },
+    },
+  ]);
 }
 
 /** Gives a claim up (the provider failed): the issue is as it was. */
 export async function releaseTicketClaim(issueId: string, token: string): Promise<void> {
-  await updateItem('issues', PK(issueId), {
-    UpdateExpression: 'REMOVE ticket_claim, ticket_claimed_at',
-    ConditionExpression: 'ticket_claim = :token',
-    ExpressionAttributeValues: { ':token': token },
-  });
+  await transactIssues([
+    {
+      Update: {
+        TableName: tableName('issues'),
+        Key: PK(issueId),
+        UpdateExpression: 'REMOVE ticket_claim, ticket_claimed_at',
+        ConditionExpression: 'ticket_claim = :token',
+        ExpressionAttributeValues: { ':token': token },
+      },
+    },
+  ]);
 }
 
-/** Stores the created ticket under the claim, as a transaction action (with its audit entry). */
+/** Stores the created ticket under the claim, as a transaction action (with its audit entry; transactIssues). */
 export function storeTicketAction(issueId: string, token: string, ticket: { key: string; url: string }, actor: string, now = new Date()): TransactItem {
   return {
     Update: {

@@ -1,11 +1,12 @@
 // Reading issues (spec §4 Issues): the filtered, paged list with its filter
 // options, KPIs, one issue with its alert timeline, the cluster's history and
 // the evidence. Every list read goes through the activity index for the
-// window (one Query), never a table scan.
+// window (one Query), never a table scan, and the list and KPIs through this
+// container's cache of it (list-cache.ts): one marker read when nothing changed.
 import type { AlertRecord } from '../db/alerts.js';
 import { listClusterAlerts } from '../db/alerts.js';
 import { getCluster, type ClusterRecord } from '../db/clusters.js';
-import { getIssue, getIssues, listClusterIssues, listIssueSummariesSince, type IssueRecord, type IssueSummary } from '../db/issues.js';
+import { getIssue, listClusterIssues, type IssueRecord, type IssueSummary } from '../db/issues.js';
 import { readClusterRollups, windowDays } from '../db/metrics.js';
 import { listUsers } from '../db/users.js';
 import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
@@ -14,6 +15,7 @@ import { loadIssueRules } from '../rules/load.js';
 import type { IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
 import { groupKeyOf } from './grouping.js';
+import { issueWindow } from './list-cache.js';
 import type { IssueView } from './schemas.js';
 
 export const SOURCE = 'live' as const; // spec §1: data computed from live data
@@ -83,20 +85,45 @@ export function matches(issue: Listable, q: IssueListQuery): boolean {
 
 export const distinct = (values: string[]) => [...new Set(values.filter(Boolean))].sort(byName);
 
+/** What every list of a window starts from: the window newest first, and its filter options. */
+interface Ordered {
+  sorted: IssueSummary[];
+  customers: string[];
+  clusters: string[];
+}
+
+/** Once per window read: the cache hands the same summaries to every read of a window it holds. */
+const ordered = new WeakMap<readonly IssueSummary[], Ordered>();
+
+function orderedWindow(inWindow: readonly IssueSummary[]): Ordered {
+  let done = ordered.get(inWindow);
+  if (!done) {
+    done = {
+      sorted: [...inWindow].sort(newestFirst),
+      // Filter options: what the window holds, whatever the other filters say.
+      customers: distinct(inWindow.map((i) => i.customer_name)),
+      clusters: distinct(inWindow.map((i) => i.cluster_name)),
+    };
+    ordered.set(inWindow, done);
+  }
+  return done;
+}
+
 export async function listIssues(q: IssueListQuery, now = new Date()) {
-  const inWindow = await listIssueSummariesSince(windowStart(q.days, now));
-  const found = inWindow.filter((i) => matches(i, q)).sort(newestFirst);
+  const window = await issueWindow(q.days, windowStart(q.days, now));
+  const { sorted, customers, clusters } = orderedWindow(window.summaries);
+  // Filtering keeps the order: the same as sorting the matches (newestFirst is a total order).
+  const found = sorted.filter((i) => matches(i, q));
   const start = (q.page - 1) * q.page_size;
-  const page = await getIssues(found.slice(start, start + q.page_size).map((i) => i.issue_id));
+  const page = await window.records(found.slice(start, start + q.page_size).map((i) => i.issue_id));
   return {
     issues: page.map((i) => issueView(i, now)),
     total: found.length,
     page: q.page,
     page_size: q.page_size,
     total_pages: Math.ceil(found.length / q.page_size),
-    // Filter options: what the window holds, whatever the other filters say.
-    customers: distinct(inWindow.map((i) => i.customer_name)),
-    clusters: distinct(inWindow.map((i) => i.cluster_name)),
+    customers,
+    clusters,
     source: SOURCE,
   };
 }
@@ -114,7 +141,7 @@ export function kpiCounts(issues: readonly Pick<IssueSummary, 'status' | 'assign
 }
 
 export async function issueKpis(days: number, now = new Date()) {
-  return { ...kpiCounts(await listIssueSummariesSince(windowStart(days, now)), now), source: SOURCE };
+  return { ...kpiCounts((await issueWindow(days, windowStart(days, now))).summaries, now), source: SOURCE };
 }
 
 /** Active accounts an issue can be assigned to (PATCH accepts their usernames). */

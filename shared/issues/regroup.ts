@@ -5,6 +5,12 @@
 // An issue keeps its id, and so its triage and ticket, when its alerts change:
 // a produced issue that overlaps a stored one of the same group takes the
 // stored id (an earlier alert arrived late, or an alert bridged two issues).
+//
+// A cluster's regrouping that wrote anything moves the issues' generation
+// marker once, right after its writes (also when it then fails), so every
+// container's list cache (list-cache.ts) reads the window again. Not inside
+// each write's transaction: up to 8 clusters regroup at once, and a marker in
+// all their writes would make them conflict with each other.
 import { listAlertsSince, listClusterAlerts } from '../db/alerts.js';
 import { ConditionFailed, mapLimit, transactWrite } from '../db/client.js';
 import { getClusters, type ClusterRecord } from '../db/clusters.js';
@@ -12,6 +18,7 @@ import {
   NO_SUCCESSOR,
   deleteGroupingAction,
   getGroupingState,
+  issuesChanged,
   listClusterIssues,
   listIssuesActiveSince,
   markSuperseded,
@@ -69,7 +76,18 @@ const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen:
   a.first_seen <= b.last_seen && b.first_seen <= a.last_seen;
 const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key);
 
+/** Regroups one cluster from a fresh read; moves the marker after it when it wrote anything. */
 async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date) {
+  const writes = { made: false };
+  try {
+    return await applyGrouping(clusterId, cluster, rules, now, writes);
+  } finally {
+    // Before the caller (an ingest) answers: the next list read anywhere sees these writes.
+    if (writes.made) await issuesChanged();
+  }
+}
+
+async function applyGrouping(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date, writes: { made: boolean }) {
   const stored = await listClusterIssues(clusterId);
   // Read back to the start of any issue that could still take alerts: open ones, and
   // those that ended less than a join window before the horizon.
@@ -101,12 +119,14 @@ async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | un
       result.unchanged++;
       continue;
     }
+    writes.made = true;
     await writeGrouping(next, names, current ? current.grouping_version : null, now);
     result[current ? 'updated' : 'created']++;
   }
 
   // Stored issues no longer produced: their alerts now belong to another issue, or to none.
   for (const gone of relevant.filter((i) => !kept.has(i.issue_id))) {
+    writes.made = true;
     if (triaged(gone) || gone.ticket_claim) {
       const successor = produced.find((g) => g.group_key === gone.group_key && overlaps(g, gone));
       await markSuperseded(gone, successor?.issue_id ?? NO_SUCCESSOR, now);

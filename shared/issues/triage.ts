@@ -1,11 +1,22 @@
 // Triage of an issue (PATCH) and ticket creation. Every change is audited with
-// before and after, in the same transaction as the change itself.
+// before and after, in the same transaction as the change itself and the move
+// of the issues' generation marker (transactIssues), so the next list read in
+// any container shows it.
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
 import { linkSettings } from '../config/links.js';
 import { auditAction } from '../db/audit.js';
-import { ConditionFailed, retryOnConflict, transactWrite } from '../db/client.js';
-import { claimTicket, getIssue, releaseTicketClaim, storeTicketAction, triageAction, type IssueRecord, type TriageFields } from '../db/issues.js';
+import { ConditionFailed, retryOnConflict } from '../db/client.js';
+import {
+  claimTicket,
+  getIssue,
+  releaseTicketClaim,
+  storeTicketAction,
+  transactIssues,
+  triageAction,
+  type IssueRecord,
+  type TriageFields,
+} from '../db/issues.js';
 import { BadGateway, Conflict, ServiceUnavailable } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
@@ -22,7 +33,7 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
     if (fields.length === 0) return { status: 'updated' as const, source: SOURCE };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
-    await transactWrite([
+    await transactIssues([
       triageAction(issueId, after, issue.triage_version, principal.username, now),
       auditAction(
         {
@@ -112,7 +123,7 @@ export async function createTicket(principal: Principal, issueId: string, caller
     if (error instanceof TicketProviderError) throw new BadGateway(error.message);
     throw error;
   }
-  const stored = transactWrite([
+  const stored = transactIssues([
     storeTicketAction(issueId, token, ticket, principal.username, now),
     auditAction(
       {

@@ -4,9 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { upsertAlert, type AlertRecord } from '../../shared/db/alerts.js';
-import { transactWrite } from '../../shared/db/client.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
-import { getIssue, listClusterIssues, NO_SUCCESSOR, triageAction } from '../../shared/db/issues.js';
+import { getIssue, listClusterIssues, NO_SUCCESSOR, transactIssues, triageAction } from '../../shared/db/issues.js';
 import { writeRuleSetVersion, getCurrentRuleSet } from '../../shared/db/rules.js';
 import { regroupClusters } from '../../shared/issues/regroup.js';
 import { checkRuleText } from '../../shared/rules/check.js';
@@ -64,7 +63,7 @@ async function alert(clusterId: string, name: string, startedAgo: number, endedA
 const issuesOf = async (clusterId: string) => (await listClusterIssues(clusterId)).sort((a, b) => (a.first_seen < b.first_seen ? -1 : 1));
 async function triage(issueId: string, notes: string) {
   const issue = (await getIssue(issueId))!;
-  await transactWrite([triageAction(issueId, { notes }, issue.triage_version, 'tester')]);
+  await transactIssues([triageAction(issueId, { notes }, issue.triage_version, 'tester')]);
 }
 
 describe('regrouping stored alerts', () => {

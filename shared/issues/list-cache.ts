@@ -1,0 +1,160 @@
+// This container's cache of what the issues list and KPIs read (issue 21 §3):
+// a window's summaries and the full records of pages shown, kept behind the
+// issues' generation marker (shared/db/issues.ts) as the fleet view is kept
+// behind the scores' one. Every read costs one strongly consistent read of the
+// marker; the summaries and records are read again only when it moved, after
+// the TTL, or for what the cache does not hold.
+//
+// - Valid while the marker has not moved: every issue write moves it (in its
+//   transaction, or right after it), so a read that follows a write anywhere
+//   reads afresh. What is held belongs to one generation; a new one drops it all.
+// - Settled reads only: the window is read from the activity index (gsi1),
+//   and a global index cannot be read consistently; it follows the table
+//   within a fraction of a second. So a read is kept only when it started
+//   `settleMs` after this container first saw the marker's generation (that
+//   sighting is after the write, on this container's own clock); an earlier
+//   one is answered but not kept. The records (an eventually consistent
+//   BatchGet) follow the same rule.
+// - A window is keyed by `days` and holds the start it was read from: a later
+//   read of the same `days` starts later, and its summaries are a prefix of the
+//   held ones (newest activity first), found by the activity keys; an earlier
+//   start (a `now` in the past) is read afresh.
+// - Bounded: `windows` windows (least recently used dropped), `summaries`
+//   summaries in all (a larger window is served but not kept), `records` full
+//   records (least recently used dropped), and `ttlMs` as the backstop of a
+//   marker that failed to move.
+import { currentIssuesGeneration, getIssues, listIssueSummaryWindow, type IssueRecord, type IssueSummary, type IssueSummaryWindow } from '../db/issues.js';
+
+/** The cache's bounds; tests shorten `settleMs` and `ttlMs`. */
+export const issueCacheSettings = {
+  ttlMs: 60_000,
+  settleMs: 2_000,
+  windows: 4,
+  summaries: 50_000,
+  records: 1_000,
+};
+
+interface HeldWindow extends IssueSummaryWindow {
+  /** The start it was read from (ISO). */
+  since: string;
+  /** When its read started (Date.now()). */
+  at: number;
+  /** The last shorter prefix handed out: the same array for the same prefix, so what lists derive from it is derived once. */
+  prefix?: IssueSummary[];
+}
+
+interface Generation {
+  generation: number;
+  /** When this container first saw it. */
+  seenAt: number;
+  windows: Map<number, HeldWindow>;
+  /** Window reads under way: concurrent misses in one container share one read. */
+  reading: Map<number, { since: string; read: Promise<IssueSummaryWindow> }>;
+  records: Map<string, { record: IssueRecord; at: number }>;
+}
+
+let held: Generation | undefined;
+
+/** What a list or KPI read needs, as of one read of the marker. */
+export interface IssueWindow {
+  /** The window's summaries, newest activity first (as listIssueSummariesSince answers); shared with the cache, never changed. */
+  summaries: IssueSummary[];
+  /** Full records of these issues, in the order asked (as getIssues answers). */
+  records(issueIds: string[]): Promise<IssueRecord[]>;
+}
+
+/** Summaries of issues Ongoing, or resolved at or after `since`; `days` names the window. */
+export async function issueWindow(days: number, since: Date): Promise<IssueWindow> {
+  const generation = await currentIssuesGeneration();
+  if (held?.generation !== generation) held = { generation, seenAt: Date.now(), windows: new Map(), reading: new Map(), records: new Map() };
+  const current = held;
+  return { summaries: await summaries(current, days, since), records: (ids) => records(current, ids) };
+}
+
+/** A read that started now may be kept: this generation has settled, and is still the one held. */
+const keepable = (current: Generation, startedAt: number) => held === current && startedAt - current.seenAt >= issueCacheSettings.settleMs;
+
+async function summaries(current: Generation, days: number, start: Date): Promise<IssueSummary[]> {
+  const since = start.toISOString();
+  const window = current.windows.get(days);
+  if (window && Date.now() - window.at < issueCacheSettings.ttlMs && window.since <= since) {
+    current.windows.delete(days); // most recently used last
+    current.windows.set(days, window);
+    return from(window, since);
+  }
+  const reading = current.reading.get(days);
+  if (reading && reading.since <= since) return from(await reading.read, since);
+
+  const startedAt = Date.now();
+  const read = listIssueSummaryWindow(start);
+  current.reading.set(days, { since, read });
+  try {
+    const fresh = await read;
+    if (keepable(current, startedAt)) hold(current, days, { ...fresh, since, at: startedAt });
+    return fresh.summaries;
+  } finally {
+    if (current.reading.get(days)?.read === read) current.reading.delete(days);
+  }
+}
+
+function hold(current: Generation, days: number, window: HeldWindow): void {
+  current.windows.delete(days);
+  if (window.summaries.length > issueCacheSettings.summaries) return;
+  current.windows.set(days, window);
+  let total = 0;
+  for (const w of current.windows.values()) total += w.summaries.length;
+  for (const [key, w] of current.windows) {
+    if (current.windows.size <= issueCacheSettings.windows && total <= issueCacheSettings.summaries) break;
+    current.windows.delete(key); // least recently used first
+    total -= w.summaries.length;
+  }
+}
+
+/** The summaries of a window whose activity key is at or after `since`: a prefix, the keys descending. */
+function from(window: IssueSummaryWindow & { prefix?: IssueSummary[] }, since: string): IssueSummary[] {
+  const keys = window.activity;
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! >= since) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo === keys.length) return window.summaries;
+  if (window.prefix?.length !== lo) window.prefix = window.summaries.slice(0, lo);
+  return window.prefix;
+}
+
+async function records(current: Generation, issueIds: string[]): Promise<IssueRecord[]> {
+  const now = Date.now();
+  const found = new Map<string, IssueRecord>();
+  for (const id of issueIds) {
+    const entry = current.records.get(id);
+    if (!entry || now - entry.at >= issueCacheSettings.ttlMs) continue;
+    current.records.delete(id); // most recently used last
+    current.records.set(id, entry);
+    found.set(id, entry.record);
+  }
+  const missing = issueIds.filter((id) => !found.has(id));
+  if (missing.length) {
+    const startedAt = Date.now();
+    const fetched = await getIssues(missing);
+    const keep = keepable(current, startedAt);
+    for (const record of fetched) {
+      found.set(record.issue_id, record);
+      if (!keep) continue;
+      current.records.delete(record.issue_id);
+      current.records.set(record.issue_id, { record, at: startedAt });
+    }
+    for (const id of current.records.keys()) {
+      if (current.records.size <= issueCacheSettings.records) break;
+      current.records.delete(id); // least recently used first
+    }
+  }
+  return issueIds.flatMap((id) => found.get(id) ?? []);
+}
+
+/** For tests: forget this container's cache, as a new container would start. */
+export function dropIssueListCache(): void {
+  held = undefined;
+}
