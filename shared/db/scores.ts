@@ -1,15 +1,38 @@
 // Score snapshots and the cache generation marker, in the `scores` table.
-//   pk = SNAPSHOTS#<kind>,              sk = <generated_at>      → header: count, summary
-//   pk = SNAPSHOT#<kind>#<generated_at>, sk = CLUSTER#<id>        → one cluster's result (JSON)
-//   pk = CACHE,                          sk = GENERATION          → bumped by every refresh
-// Snapshots are history (kept SNAPSHOT_RETENTION_DAYS by TTL); dashboards are
-// computed live and cached, and every container drops its cache when the
-// generation changes, so a refresh anywhere invalidates the cache everywhere.
-import { batchPut, ConditionFailed, deleteItem, getItem, mapLimit, putItem, queryAll, queryPage, updateItem } from './client.js';
+//   pk = SNAPSHOTS#<kind>,               sk = <generated_at>       → header: count, summary, where its chunks are
+//   pk = SNAPSHOT#<kind>#<snapshot_id>,  sk = CHUNK#<nnnn>         → one slice of the snapshot's compressed JSON (binary)
+//   pk = SNAPSHOT-CURRENT,               sk = <kind>               → the current snapshot of a kind (a copy of its header)
+//   pk = CACHE,                          sk = GENERATION           → bumped by every refresh
+// A snapshot of N clusters is one JSON array, brotli-compressed and cut into
+// chunks under DynamoDB's 400 KB item limit (the bench's 10,000 clusters: ≈ 0.4 MB,
+// 2 chunks per kind), not N items: marshalling N strings was most of a refresh (issue 21 §1).
+// The chunks go under a snapshot id of their own first; then one transaction
+// writes the header and moves the current pointer (conditional: never back to
+// an older snapshot). Readers read a header or the pointer, then its chunks,
+// which never change once written: a reader sees the old snapshot or the new
+// one, never a mix, and chunks of a write that died are never read.
+// Snapshots are history (kept SNAPSHOT_RETENTION_DAYS by TTL, chunks too);
+// dashboards are computed live and cached, and every container drops its cache
+// when the generation changes, so a refresh anywhere invalidates the cache everywhere.
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
+import { ConditionFailed, deleteItem, getItem, mapLimit, putItem, queryAll, queryPage, tableName, transactWrite, updateItem } from './client.js';
 
 export type SnapshotKind = 'fleet' | 'health' | 'risk';
 export const SNAPSHOT_RETENTION_DAYS = 90;
+/** The largest chunk: DynamoDB's item limit is 400 KB (names and keys included); the rest is headroom. */
+export const SNAPSHOT_CHUNK_BYTES = 350 * 1024;
+/**
+ * Brotli at quality 1: on 10,000-cluster fleet, health and risk snapshots (16, 20 and 7 MB of JSON) it was
+ * the cheapest compress + decompress of gzip 1/3/6 and brotli 1/3/4/5/6 and about half gzip -1's size
+ * (≈ 380 KB against 710–910 KB); brotli 5 saves another ~25% for 10–40× the compression time.
+ */
+const ENCODING = 'json+br1';
 const GENERATION_KEY = { pk: 'CACHE', sk: 'GENERATION' };
+const CURRENT_PK = 'SNAPSHOT-CURRENT';
+const compress = promisify(brotliCompress);
+const decompress = promisify(brotliDecompress);
 
 export async function currentGeneration(): Promise<number> {
   return Number((await getItem('scores', GENERATION_KEY, true))?.generation ?? 0);
@@ -20,20 +43,82 @@ export async function bumpGeneration(): Promise<number> {
   return Number(out?.generation);
 }
 
-export async function putSnapshot(kind: SnapshotKind, generatedAt: string, items: { cluster_id: string }[], summary: Record<string, unknown>): Promise<void> {
-  const ttl = Math.floor(Date.parse(generatedAt) / 1000) + SNAPSHOT_RETENTION_DAYS * 86_400;
-  const rows = items.map((item) => ({ pk: `SNAPSHOT#${kind}#${generatedAt}`, sk: `CLUSTER#${item.cluster_id}`, data: JSON.stringify(item), ttl }));
-  const chunks: (typeof rows)[] = [];
-  for (let i = 0; i < rows.length; i += 500) chunks.push(rows.slice(i, i + 500));
-  await mapLimit(chunks, 8, (chunk) => batchPut('scores', chunk));
-  // The header last: a snapshot with a header is complete.
-  await putItem('scores', { pk: `SNAPSHOTS#${kind}`, sk: generatedAt, count: items.length, summary, ttl });
-}
-
 export interface SnapshotHeader {
   generated_at: string;
   count: number;
   summary: Record<string, unknown>;
+}
+
+/** A snapshot whose chunks are written: where they are. Not readable until committed. */
+export interface SnapshotChunks {
+  kind: SnapshotKind;
+  generated_at: string;
+  count: number;
+  /** Unique per write, so two writes of the same `generated_at` never share chunks. */
+  snapshot_id: string;
+  chunks: number;
+  /** Compressed size, all chunks together. */
+  bytes: number;
+  encoding: string;
+  ttl: number;
+}
+
+const historyKey = (kind: SnapshotKind, generatedAt: string) => ({ pk: `SNAPSHOTS#${kind}`, sk: generatedAt });
+const currentSnapshotKey = (kind: SnapshotKind) => ({ pk: CURRENT_PK, sk: kind });
+const chunkKey = (kind: SnapshotKind, snapshotId: string, index: number) => ({
+  pk: `SNAPSHOT#${kind}#${snapshotId}`,
+  sk: `CHUNK#${String(index).padStart(4, '0')}`,
+});
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const expired = (item: Record<string, unknown>) => typeof item.ttl === 'number' && item.ttl * 1000 < Date.now();
+
+/** Persists a snapshot: its chunks first, then its header and the current pointer in one transaction. */
+export async function putSnapshot(
+  kind: SnapshotKind,
+  generatedAt: string,
+  items: readonly { cluster_id: string }[],
+  summary: Record<string, unknown>,
+): Promise<void> {
+  await commitSnapshot(await writeSnapshotChunks(kind, generatedAt, items), summary);
+}
+
+/** The first half of `putSnapshot`: the compressed chunks under a new snapshot id, which no reader finds yet. */
+export async function writeSnapshotChunks(kind: SnapshotKind, generatedAt: string, items: readonly unknown[]): Promise<SnapshotChunks> {
+  const ttl = Math.floor(Date.parse(generatedAt) / 1000) + SNAPSHOT_RETENTION_DAYS * 86_400;
+  const json = Buffer.from(JSON.stringify(items));
+  const packed = await compress(json, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: json.length } });
+  const snapshotId = `${generatedAt}#${randomUUID().slice(0, 8)}`;
+  const chunks = Math.max(1, Math.ceil(packed.length / SNAPSHOT_CHUNK_BYTES));
+  await mapLimit(range(chunks), 4, (i) =>
+    putItem('scores', { ...chunkKey(kind, snapshotId, i), data: packed.subarray(i * SNAPSHOT_CHUNK_BYTES, (i + 1) * SNAPSHOT_CHUNK_BYTES), ttl }),
+  );
+  return { kind, generated_at: generatedAt, count: items.length, snapshot_id: snapshotId, chunks, bytes: packed.length, encoding: ENCODING, ttl };
+}
+
+/**
+ * The second half: the header (history) and the current pointer, together. The pointer only moves
+ * forward: a snapshot older than the current one (a slow refresh finishing after a newer one) joins
+ * the history without becoming current.
+ */
+export async function commitSnapshot(written: SnapshotChunks, summary: Record<string, unknown>): Promise<void> {
+  const { kind, ...header } = written;
+  const fields = { ...header, summary };
+  try {
+    await transactWrite([
+      { Put: { TableName: tableName('scores'), Item: { ...historyKey(kind, written.generated_at), ...fields } } },
+      {
+        Put: {
+          TableName: tableName('scores'),
+          Item: { ...currentSnapshotKey(kind), ...fields },
+          ConditionExpression: 'attribute_not_exists(pk) OR generated_at <= :at',
+          ExpressionAttributeValues: { ':at': written.generated_at },
+        },
+      },
+    ]);
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    await putItem('scores', { ...historyKey(kind, written.generated_at), ...fields });
+  }
 }
 
 /** The newest complete snapshots of a kind, newest first. */
@@ -44,12 +129,57 @@ export async function listSnapshots(kind: SnapshotKind, limit = 20): Promise<Sna
     ScanIndexForward: false,
     Limit: limit,
   });
-  return page.items.map((i) => ({ generated_at: String(i.sk), count: Number(i.count), summary: i.summary as Record<string, unknown> }));
+  return page.items.map(headerOf);
 }
 
+function headerOf(item: Record<string, unknown>): SnapshotHeader {
+  // History headers written before chunks have their time only as sk.
+  return { generated_at: String(item.generated_at ?? item.sk), count: Number(item.count), summary: item.summary as Record<string, unknown> };
+}
+
+/** The items of the complete snapshot of `kind` generated at `generatedAt`; none if there is no such snapshot (or not yet). */
 export async function readSnapshot<T>(kind: SnapshotKind, generatedAt: string): Promise<T[]> {
-  const items = await queryAll('scores', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `SNAPSHOT#${kind}#${generatedAt}` } });
-  return items.map((i) => JSON.parse(String(i.data)) as T);
+  const header = await getItem('scores', historyKey(kind, generatedAt), true);
+  if (!header || expired(header)) return [];
+  return itemsOf<T>(kind, generatedAt, header);
+}
+
+/** The current snapshot of `kind` (the newest committed), with its items; undefined when there is none. */
+export async function readCurrentSnapshot<T>(kind: SnapshotKind): Promise<(SnapshotHeader & { items: T[] }) | undefined> {
+  let pointer: Record<string, unknown> | undefined = await getItem('scores', currentSnapshotKey(kind), true);
+  if (!pointer) {
+    // Written before the pointer existed: the newest header is the current snapshot.
+    const newest = await queryPage('scores', {
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': `SNAPSHOTS#${kind}` },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+    });
+    pointer = newest.items[0];
+  }
+  if (!pointer || expired(pointer)) return undefined;
+  const header = headerOf(pointer);
+  return { ...header, items: await itemsOf<T>(kind, header.generated_at, pointer) };
+}
+
+async function itemsOf<T>(kind: SnapshotKind, generatedAt: string, header: Record<string, unknown>): Promise<T[]> {
+  if (header.snapshot_id === undefined) {
+    // Written before chunks (one item per cluster): such snapshots age out within SNAPSHOT_RETENTION_DAYS.
+    const rows = await queryAll('scores', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `SNAPSHOT#${kind}#${generatedAt}` } });
+    return rows.map((i) => JSON.parse(String(i.data)) as T);
+  }
+  const snapshotId = String(header.snapshot_id);
+  const chunks = Number(header.chunks);
+  if (header.encoding !== ENCODING) throw new Error(`snapshot ${kind} ${generatedAt}: unknown encoding ${String(header.encoding)}`);
+  const parts = await mapLimit(range(chunks), 4, async (i) => {
+    const chunk = await getItem('scores', chunkKey(kind, snapshotId, i), true);
+    if (!(chunk?.data instanceof Uint8Array)) throw new Error(`snapshot ${kind} ${generatedAt}: chunk ${i + 1} of ${chunks} is missing`);
+    return chunk.data;
+  });
+  const packed = Buffer.concat(parts);
+  if (packed.length !== Number(header.bytes)) throw new Error(`snapshot ${kind} ${generatedAt}: ${packed.length} bytes read, ${String(header.bytes)} written`);
+  return JSON.parse((await decompress(packed)).toString('utf8')) as T[];
 }
 
 // Refresh runs (issue 21 §2): a route starts the recompute worker and follows the run here.
