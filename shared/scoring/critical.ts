@@ -4,7 +4,7 @@
 import type * as z from 'zod';
 import type { ScoringRules } from '../rules/schemas.js';
 import type { DimensionScore, FleetClusterScore } from './fleet-score.js';
-import { alertsInLookback, round1, type ClusterData } from './inputs.js';
+import { alertsInLookback, byLocale, localeOrderOf, round1, type ClusterData } from './inputs.js';
 import type { RiskSnapshot } from './risk.js';
 import { CRITICAL_LIMIT } from './schemas.js';
 import type * as contract from './schemas.js';
@@ -68,11 +68,13 @@ export function criticalClusters(
         classification: health.classification,
         dimensions: health.dimension_scores.map(({ name, score: s, value, status }) => ({ name, score: s, value, status })),
       },
-      alerts: [...byName.values()].sort((a, b) => b.count - a.count || a.alert_name.localeCompare(b.alert_name)),
+      alerts: [...byName.values()].sort((a, b) => b.count - a.count || byLocale(a.alert_name, b.alert_name)),
       alert_total: recent.length,
     };
   });
-  ranked.sort((a, b) => b.severity_score - a.severity_score || a.cluster_name.localeCompare(b.cluster_name));
+  // localeCompare's order of names, with a plain compare when the names allow it (inputs.ts).
+  const nameOrder = localeOrderOf(ranked.map((c) => c.cluster_name));
+  ranked.sort((a, b) => b.severity_score - a.severity_score || nameOrder(a.cluster_name, b.cluster_name));
   return {
     clusters: ranked.slice(0, CRITICAL_LIMIT),
     total_critical: atRisk.filter((s) => s.risk_level === 'Critical').length,

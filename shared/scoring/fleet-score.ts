@@ -2,21 +2,24 @@
 // /api/fleet/scores and /api/fleet/kpis answer.
 import type * as z from 'zod';
 import type { MetricKey } from '../fleet/records.js';
-import type { AlertBand, Aggregation, DimensionRule, ScoringRules } from '../rules/schemas.js';
+import type { AlertBand, DimensionRule, ScoringRules } from '../rules/schemas.js';
 import { dimensionScore, dimensionStatus, type DimensionStatus } from './dimensions.js';
-import type { StoredRollup } from '../db/metrics.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
 import {
-  aggregateWindow,
+  aggregateCluster,
+  aggregateFleet,
+  aggregatedValue,
   byName,
   countAlertsInLookback,
   clamp,
-  lookbackRollups,
+  HOW,
   lookbackStart,
+  METRIC_INDEX,
   round1,
   round2,
-  staleness,
+  stalenessOf,
+  type ClusterAggregates,
   type ClusterData,
 } from './inputs.js';
 
@@ -59,19 +62,46 @@ export interface DimensionsResult {
   actions: string[];
 }
 
-/** Scores every dimension with data; reasons name what is off green and what has no data. */
-export function scoreDimensions(data: ClusterData, rules: ScoringRules, now: Date): DimensionsResult {
-  return scoreDimensionsIn(lookbackRollups(data.rollups, lookbackStart(rules.lookback_days, now)), rules);
+/** A rule set's dimensions with their metric index and aggregation code, worked out once per rule set. */
+interface CompiledDimension {
+  rule: DimensionRule;
+  index: number;
+  how: number;
 }
 
-function scoreDimensionsIn(window: readonly StoredRollup[], rules: ScoringRules): DimensionsResult {
+const compiledDimensions = new WeakMap<ScoringRules, CompiledDimension[]>();
+
+function dimensionsOf(rules: ScoringRules): CompiledDimension[] {
+  let dims = compiledDimensions.get(rules);
+  if (!dims) {
+    dims = rules.dimensions.map((rule) => ({ rule, index: METRIC_INDEX[rule.metric_key], how: HOW[rule.aggregation] }));
+    compiledDimensions.set(rules, dims);
+  }
+  return dims;
+}
+
+/** The aggregates of a cluster over the rules' lookback: the ones given, or folded from its rollups. */
+export function aggregatesFor(data: ClusterData, lookbackDays: number, now: Date, given?: ClusterAggregates): ClusterAggregates {
+  const from = lookbackStart(lookbackDays, now);
+  return given !== undefined && given.fromDay === from ? given : aggregateCluster(data.rollups, from);
+}
+
+/** Scores every dimension with data; reasons name what is off green and what has no data. */
+export function scoreDimensions(data: ClusterData, rules: ScoringRules, now: Date, aggregates?: ClusterAggregates): DimensionsResult {
+  return scoreDimensionsOf(aggregatesFor(data, rules.lookback_days, now, aggregates), rules);
+}
+
+/** scoreDimensions from a cluster's aggregates over the rules' lookback. */
+export function scoreDimensionsOf(agg: ClusterAggregates, rules: ScoringRules): DimensionsResult {
   const scores: DimensionScore[] = [];
   let offGreen: { score: DimensionScore; rule: DimensionRule; raw: number }[] | undefined;
   let missing: string[] | undefined;
   let weighted = 0;
   let totalWeight = 0;
-  for (const rule of rules.dimensions) {
-    const value = aggregateWindow(window, rule.metric_key, rule.aggregation);
+  const dims = dimensionsOf(rules);
+  for (let i = 0; i < dims.length; i++) {
+    const { rule, index, how } = dims[i]!;
+    const value = aggregatedValue(agg, index, how);
     if (value === null) {
       (missing ??= []).push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
       continue;
@@ -118,42 +148,36 @@ export function topRisk(scores: readonly DimensionScore[]): string {
 
 const FLEET_METRIC_KEYS = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'] as const;
 
-// Each fleet metric is aggregated the way its dimension is (or `last`): worked out once per rule set.
-const fleetMetricAggregation = new WeakMap<ScoringRules, Record<string, Aggregation>>();
+// Each fleet metric is aggregated the way its dimension is (or `last`): its metric index and
+// aggregation code, worked out once per rule set. A dimension's value is round2 of the same
+// aggregate, so reading the aggregates gives the dimension's value when there is one.
+const fleetMetricAggregation = new WeakMap<ScoringRules, { index: number; how: number }[]>();
 
-function aggregationsOf(rules: ScoringRules): Record<string, Aggregation> {
+function aggregationsOf(rules: ScoringRules): { index: number; how: number }[] {
   let hows = fleetMetricAggregation.get(rules);
   if (!hows) {
-    hows = {};
-    for (const key of FLEET_METRIC_KEYS) hows[key] = rules.dimensions.find((d) => d.metric_key === key)?.aggregation ?? 'last';
+    hows = FLEET_METRIC_KEYS.map((key) => ({ index: METRIC_INDEX[key], how: HOW[rules.dimensions.find((d) => d.metric_key === key)?.aggregation ?? 'last'] }));
     fleetMetricAggregation.set(rules, hows);
   }
   return hows;
 }
 
-/** A fleet metric: the dimension's value when it is one (same aggregation), else aggregated here. */
-function fleetMetric(
-  window: readonly StoredRollup[],
-  dims: readonly DimensionScore[],
-  key: (typeof FLEET_METRIC_KEYS)[number],
-  how: Aggregation,
-): number | null {
-  for (let i = 0; i < dims.length; i++) if (dims[i]!.metric_key === key) return dims[i]!.value;
-  const v = aggregateWindow(window, key, how);
+function fleetMetric(agg: ClusterAggregates, of: { index: number; how: number }): number | null {
+  const v = aggregatedValue(agg, of.index, of.how);
   return v === null ? null : round2(v);
 }
 
 const integer = (v: number | null) => (v === null ? null : Math.round(v));
 
-function fleetMetrics(window: readonly StoredRollup[], dims: readonly DimensionScore[], rules: ScoringRules, nodeCount: number): FleetMetrics {
+function fleetMetrics(agg: ClusterAggregates, rules: ScoringRules, nodeCount: number): FleetMetrics {
   const hows = aggregationsOf(rules);
   return {
-    compaction_score: fleetMetric(window, dims, 'compaction_score', hows.compaction_score!),
-    disk_used_pct: fleetMetric(window, dims, 'disk_used_pct', hows.disk_used_pct!),
-    query_errors_7d: integer(fleetMetric(window, dims, 'query_errors_7d', hows.query_errors_7d!)),
-    query_error_pct: fleetMetric(window, dims, 'query_error_pct', hows.query_error_pct!),
-    qps: fleetMetric(window, dims, 'qps', hows.qps!),
-    node_count: integer(fleetMetric(window, dims, 'node_count', hows.node_count!)) ?? nodeCount,
+    compaction_score: fleetMetric(agg, hows[0]!),
+    disk_used_pct: fleetMetric(agg, hows[1]!),
+    query_errors_7d: integer(fleetMetric(agg, hows[2]!)),
+    query_error_pct: fleetMetric(agg, hows[3]!),
+    qps: fleetMetric(agg, hows[4]!),
+    node_count: integer(fleetMetric(agg, hows[5]!)) ?? nodeCount,
   };
 }
 
@@ -170,16 +194,20 @@ export function unifiedScore(metricsScore: number, alertsScore: number, weights:
   return clamp((metricsScore * m + alertsScore * a) / (m + a));
 }
 
-export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date): FleetClusterScore {
+/**
+ * `aggregates`: the cluster's aggregates over the rules' lookback (aggregateFleet), so the
+ * views computed together fold the rollups once; without them (or for another lookback) they are folded here.
+ */
+export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date, aggregates?: ClusterAggregates): FleetClusterScore {
   const { cluster } = data;
-  const window = lookbackRollups(data.rollups, lookbackStart(rules.lookback_days, now));
-  const dims = scoreDimensionsIn(window, rules);
+  const agg = aggregatesFor(data, rules.lookback_days, now, aggregates);
+  const dims = scoreDimensionsOf(agg, rules);
   const firing = countAlertsInLookback(data.alerts, rules.lookback_days, now);
   const alerts = alertsScore(rules.alert_bands, firing);
   const overall = unifiedScore(dims.metricsScore, alerts, rules.weights);
   const multiplier = rules.tier_multipliers[cluster.customer_tier as 'S' | 'A' | 'B'] ?? 1;
   const tierAdjusted = clamp(100 - (100 - overall) * multiplier);
-  const stale = staleness(window, rules.stale_after_minutes, rules.lookback_days, now);
+  const stale = stalenessOf(agg.lastMetricAt, rules.stale_after_minutes, rules.lookback_days, now);
   // A stale cluster's reasons say so first: its score stands on data that stopped arriving.
   const reasons = stale.reason === undefined ? dims.reasons : [stale.reason, ...dims.reasons];
   if (firing > 0) reasons.push(`${firing} alert${firing === 1 ? '' : 's'} fired in the last ${rules.lookback_days} days`);
@@ -201,7 +229,7 @@ export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date):
     risk_reasons: reasons,
     suggested_actions: dims.actions,
     firing_alert_count_7d: firing,
-    metrics: fleetMetrics(window, dims.scores, rules, cluster.node_count),
+    metrics: fleetMetrics(agg, rules, cluster.node_count),
     last_metric_at: stale.last_metric_at,
     metrics_stale: stale.metrics_stale,
   };
@@ -212,9 +240,11 @@ export function worstFirst<T extends { cluster_name: string }>(items: T[], score
   return [...items].sort((a, b) => score(a) - score(b) || byName(a.cluster_name, b.cluster_name));
 }
 
-export function scoreFleet(fleet: readonly ClusterData[], rules: ScoringRules, now: Date): FleetClusterScore[] {
+/** `aggregates`: aggregateFleet(fleet, …) over the rules' lookback, in fleet order; folded here when not given. */
+export function scoreFleet(fleet: readonly ClusterData[], rules: ScoringRules, now: Date, aggregates?: readonly ClusterAggregates[]): FleetClusterScore[] {
+  const aggs = aggregates ?? aggregateFleet(fleet, lookbackStart(rules.lookback_days, now));
   return worstFirst(
-    fleet.map((d) => scoreCluster(d, rules, now)),
+    fleet.map((d, i) => scoreCluster(d, rules, now, aggs[i])),
     (s) => s.tier_adjusted_score,
   );
 }

@@ -13,7 +13,7 @@ import type * as z from 'zod';
 import { CRITICAL_ALERT_DAYS } from './critical.js';
 import { fleetKpis, scoreFleet, type FleetClusterScore } from './fleet-score.js';
 import { healthKpis, healthScores, type HealthScore } from './health-score.js';
-import { staleReason, type ClusterData } from './inputs.js';
+import { aggregateFleet, lookbackStart, staleReason, type ClusterData } from './inputs.js';
 import { riskSnapshot, riskSummary, sortSnapshots, type RiskSnapshot } from './risk.js';
 import type * as contract from './schemas.js';
 
@@ -63,14 +63,19 @@ export async function loadFleetInputs(days: number, alertLookbackDays: number, n
 export async function computeFleetView(now = new Date()): Promise<FleetView> {
   const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
   const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now);
-  const scores = scoreFleet(fleet, health.rules, now);
+  // Each cluster's rollups folded once into columnar aggregates, which every view reads (inputs.ts);
+  // the risk rules share them unless their lookback differs.
+  const aggregates = aggregateFleet(fleet, lookbackStart(health.rules.lookback_days, now));
+  const riskFrom = lookbackStart(risk.rules.lookback_days, now);
+  const riskAggregates = aggregates[0]?.fromDay === riskFrom ? aggregates : aggregateFleet(fleet, riskFrom);
+  const scores = scoreFleet(fleet, health.rules, now, aggregates);
   const unified = new Map(scores.map((s) => [s.cluster_id, s]));
   const snapshots = sortSnapshots(
-    fleet.map((d) => {
+    fleet.map((d, i) => {
       const score = unified.get(d.cluster.cluster_id);
       // Staleness is the unified score's (the health rules decide it): the same flag and text in every view.
       const stale = score?.metrics_stale ? staleReason(score.last_metric_at, health.rules.lookback_days) : undefined;
-      return riskSnapshot(d, risk.rules, score?.overall_score ?? 0, now, stale);
+      return riskSnapshot(d, risk.rules, score?.overall_score ?? 0, now, stale, riskAggregates[i]);
     }),
   );
   const riskLevels = new Map(snapshots.map((s) => [s.cluster_id, s.risk_level]));
@@ -82,7 +87,7 @@ export async function computeFleetView(now = new Date()): Promise<FleetView> {
     fleet,
     scores,
     // One risk level per cluster: the health view shows the snapshot's, not its own classification.
-    healthScores: healthScores(fleet, health.rules, now, (id) => riskLevels.get(id)),
+    healthScores: healthScores(fleet, health.rules, now, (id) => riskLevels.get(id), aggregates),
     snapshots,
   };
 }

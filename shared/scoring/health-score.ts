@@ -1,8 +1,19 @@
 // The health group: the metrics-only view of the same dimensions (DESIGN §8).
 import type * as z from 'zod';
 import type { ScoringRules } from '../rules/schemas.js';
-import { classCounts, classify, mean, scoreDimensions, topRisk, worstFirst } from './fleet-score.js';
-import { aggregate, lookbackRollups, lookbackStart, round1, round2, staleness, type ClusterData } from './inputs.js';
+import { aggregatesFor, classCounts, classify, mean, scoreDimensionsOf, topRisk, worstFirst } from './fleet-score.js';
+import {
+  aggregate,
+  aggregateFleet,
+  aggregatedMetric,
+  localeOrderOf,
+  lookbackStart,
+  round1,
+  round2,
+  stalenessOf,
+  type ClusterAggregates,
+  type ClusterData,
+} from './inputs.js';
 import type { RiskLevel } from './risk.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
@@ -24,13 +35,21 @@ export type EnrichmentItem = z.infer<typeof contract.EnrichmentItem>;
 /**
  * `riskLevelOf` answers the cluster's risk level from the risk rules (the one
  * /api/risk/snapshots shows); without it, the health classification stands in.
+ * `aggregates`: the unified score's aggregates of the cluster (same rules, same
+ * lookback), so dimensions and risk_metrics read them instead of the rollups.
  */
-export function healthScore(data: ClusterData, rules: ScoringRules, now: Date, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore {
+export function healthScore(
+  data: ClusterData,
+  rules: ScoringRules,
+  now: Date,
+  riskLevelOf?: (clusterId: string) => RiskLevel | undefined,
+  aggregates?: ClusterAggregates,
+): HealthScore {
   const { cluster } = data;
-  const dims = scoreDimensions(data, rules, now);
-  const from = lookbackStart(rules.lookback_days, now);
+  const agg = aggregatesFor(data, rules.lookback_days, now, aggregates);
+  const dims = scoreDimensionsOf(agg, rules);
   // The same staleness, reason and all, as the unified score's (same rules, same window).
-  const stale = staleness(lookbackRollups(data.rollups, from), rules.stale_after_minutes, rules.lookback_days, now);
+  const stale = stalenessOf(agg.lastMetricAt, rules.stale_after_minutes, rules.lookback_days, now);
   const score = round1(dims.metricsScore);
   const classification = classify(score, rules.classification);
   const byKey = new Map(dims.scores.map((d) => [d.metric_key, d]));
@@ -62,7 +81,7 @@ export function healthScore(data: ClusterData, rules: ScoringRules, now: Date, r
     suggested_actions: dims.actions,
     risk_metrics: Object.fromEntries(
       rules.dimensions.map((r) => {
-        const v = aggregate(data.rollups, r.metric_key, r.aggregation, from);
+        const v = aggregatedMetric(agg, r.metric_key, r.aggregation);
         return [r.metric_key, v === null ? null : round2(v)];
       }),
     ),
@@ -76,9 +95,11 @@ export function healthScores(
   rules: ScoringRules,
   now: Date,
   riskLevelOf?: (clusterId: string) => RiskLevel | undefined,
+  aggregates?: readonly ClusterAggregates[],
 ): HealthScore[] {
+  const aggs = aggregates ?? aggregateFleet(fleet, lookbackStart(rules.lookback_days, now));
   return worstFirst(
-    fleet.map((d) => healthScore(d, rules, now, riskLevelOf)),
+    fleet.map((d, i) => healthScore(d, rules, now, riskLevelOf, aggs[i])),
     (s) => s.overall_score,
   );
 }
@@ -90,7 +111,12 @@ export function healthKpis(scores: readonly HealthScore[], fleet: readonly Clust
 }
 
 export function enrichment(fleet: readonly ClusterData[]): EnrichmentItem[] {
-  return fleet
-    .map(({ cluster: c }) => ({ cluster_id: c.cluster_id, cluster_name: c.cluster_name, cluster_type: c.cluster_type, region_name: c.region }))
-    .sort((a, b) => a.cluster_name.localeCompare(b.cluster_name));
+  const items = fleet.map(({ cluster: c }) => ({
+    cluster_id: c.cluster_id,
+    cluster_name: c.cluster_name,
+    cluster_type: c.cluster_type,
+    region_name: c.region,
+  }));
+  const order = localeOrderOf(items.map((i) => i.cluster_name));
+  return items.sort((a, b) => order(a.cluster_name, b.cluster_name));
 }

@@ -3,7 +3,7 @@
 import type { AlertRecord } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
-import type { MetricKey } from '../fleet/records.js';
+import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
 import type { Aggregation } from '../rules/schemas.js';
 
 export interface ClusterData {
@@ -128,6 +128,108 @@ export function newestSampleAt(rollups: readonly StoredRollup[]): string | null 
   return newest;
 }
 
+/** Each metric key's index in the columnar aggregates (METRIC_KEYS order). */
+export const METRIC_INDEX: Readonly<Record<MetricKey, number>> = Object.fromEntries(METRIC_KEYS.map((k, i) => [k, i])) as Record<MetricKey, number>;
+
+const METRICS = METRIC_KEYS.length;
+/** Slots per metric in the columnar aggregates: present (0/1), min, max, sum, count, last. */
+const SLOTS = 6;
+const PRESENT = 0;
+const MIN = 1;
+const MAX = 2;
+const SUM = 3;
+const COUNT = 4;
+const LAST = 5;
+
+/**
+ * One cluster's metrics over one lookback, columnar: per metric index (METRIC_INDEX)
+ * `SLOTS` doubles at `base + index × SLOTS` of a Float64Array shared by the fleet,
+ * folded in one pass over the window's rollups (aggregateCluster). Every view
+ * (unified, health, risk metrics, fleet metrics, staleness) reads its values
+ * here instead of walking the rollups again.
+ */
+export interface ClusterAggregates {
+  /** The first day of the lookback the aggregates cover. */
+  fromDay: string;
+  /** The lookback's rollups, oldest first (lookbackRollups): kept for the rare overflowed window. */
+  window: readonly StoredRollup[];
+  values: Float64Array;
+  base: number;
+  /** The newest sample's time in the window (newestSampleAt), or null. */
+  lastMetricAt: string | null;
+}
+
+/**
+ * Folds a window (oldest day first) into `values` at `base`: one pass over its
+ * rollups, a fixed loop over the metric keys per rollup. The comparisons and
+ * additions are aggregateWindow's, in its order, so every value is the same double.
+ */
+function foldWindow(window: readonly StoredRollup[], values: Float64Array, base: number): void {
+  for (let r = 0; r < window.length; r++) {
+    const metrics = window[r]!.metrics;
+    for (let m = 0; m < METRICS; m++) {
+      const part = metrics[METRIC_KEYS[m]!];
+      if (part === undefined) continue;
+      const at = base + m * SLOTS;
+      if (values[at + PRESENT] === 0) {
+        values[at + PRESENT] = 1;
+        values[at + MIN] = part.min;
+        values[at + MAX] = part.max;
+        values[at + SUM] = part.sum;
+        values[at + COUNT] = part.count;
+        values[at + LAST] = part.last;
+        continue;
+      }
+      if (part.max > values[at + MAX]!) values[at + MAX] = part.max;
+      if (part.min < values[at + MIN]!) values[at + MIN] = part.min;
+      values[at + SUM] = values[at + SUM]! + part.sum;
+      values[at + COUNT] = values[at + COUNT]! + part.count;
+      values[at + LAST] = part.last;
+    }
+  }
+}
+
+/** One cluster's aggregates over the lookback starting `fromDay` (its own small array). */
+export function aggregateCluster(rollups: readonly StoredRollup[], fromDay: string): ClusterAggregates {
+  return aggregateInto(rollups, fromDay, new Float64Array(METRICS * SLOTS), 0);
+}
+
+function aggregateInto(rollups: readonly StoredRollup[], fromDay: string, values: Float64Array, base: number): ClusterAggregates {
+  const window = lookbackRollups(rollups, fromDay);
+  foldWindow(window, values, base);
+  return { fromDay, window, values, base, lastMetricAt: newestSampleAt(window) };
+}
+
+/** Every cluster's aggregates over the lookback starting `fromDay`, in fleet order, in one Float64Array. */
+export function aggregateFleet(fleet: readonly ClusterData[], fromDay: string): ClusterAggregates[] {
+  const values = new Float64Array(fleet.length * METRICS * SLOTS);
+  const out = new Array<ClusterAggregates>(fleet.length);
+  for (let i = 0; i < fleet.length; i++) out[i] = aggregateInto(fleet[i]!.rollups, fromDay, values, i * METRICS * SLOTS);
+  return out;
+}
+
+/** Aggregation names as small integers, for the hot loops (aggregatedValue). */
+export const HOW: Readonly<Record<Aggregation, number>> = { last: LAST, max: MAX, min: MIN, sum: SUM, avg: -1 };
+
+/**
+ * The metric (its METRIC_INDEX) aggregated `how` (its HOW code), or null when it has no
+ * sample in the window: exactly aggregateWindow's answer. A value that is not finite
+ * (an overflowed sum, or bounds no parsed rollup has) is answered by aggregateWindow itself.
+ */
+export function aggregatedValue(agg: ClusterAggregates, index: number, how: number): number | null {
+  const values = agg.values;
+  const at = agg.base + index * SLOTS;
+  if (values[at + PRESENT] === 0) return null;
+  if (how === LAST) return values[at + LAST]!;
+  const value = how === -1 ? values[at + SUM]! / values[at + COUNT]! : values[at + how]!;
+  if (value - value === 0) return value; // finite
+  const key = METRIC_KEYS[index]!;
+  return aggregateWindow(agg.window, key, how === -1 ? 'avg' : how === MAX ? 'max' : how === MIN ? 'min' : 'sum');
+}
+
+/** aggregatedValue by key and aggregation name. */
+export const aggregatedMetric = (agg: ClusterAggregates, key: MetricKey, how: Aggregation): number | null => aggregatedValue(agg, METRIC_INDEX[key], HOW[how]);
+
 /** Whether a cluster's metrics stopped arriving, and the risk reason that says so. */
 export interface Staleness {
   /** The newest sample in the lookback (ISO), or null when it has none. */
@@ -146,7 +248,11 @@ export function staleReason(lastMetricAt: string | null, lookbackDays: number): 
 
 /** Staleness of a lookback window (from lookbackRollups): one max per cluster, no other pass. */
 export function staleness(window: readonly StoredRollup[], staleAfterMinutes: number, lookbackDays: number, now: Date): Staleness {
-  const last = newestSampleAt(window);
+  return stalenessOf(newestSampleAt(window), staleAfterMinutes, lookbackDays, now);
+}
+
+/** Staleness from the newest sample's time (ClusterAggregates.lastMetricAt). */
+export function stalenessOf(last: string | null, staleAfterMinutes: number, lookbackDays: number, now: Date): Staleness {
   const stale = last === null || now.getTime() - Date.parse(last) > staleAfterMinutes * 60_000;
   return { last_metric_at: last, metrics_stale: stale, reason: stale ? staleReason(last, lookbackDays) : undefined };
 }
@@ -169,6 +275,46 @@ export function alertsInLookback(alerts: readonly AlertRecord[], days: number, n
 
 /** Code-point order of names: stable across machines and much cheaper than localeCompare in large sorts. */
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const collator = new Intl.Collator();
+
+/**
+ * localeCompare's order (a collator with the same default locale and options,
+ * so the same answers) without its per-call cost, for sorts whose order the
+ * contract pins to it.
+ */
+export const byLocale = collator.compare;
+
+/**
+ * Names made only of these characters collate in code-unit order (checked below
+ * against the collator on every pair and prefix), so a sort of such names can
+ * compare them with `<` and stay in localeCompare's order.
+ */
+const PLAIN = /^[-0-9a-z]*$/;
+const PLAIN_ALPHABET = '-0123456789abcdefghijklmnopqrstuvwxyz';
+const plainCollates = (() => {
+  for (const x of PLAIN_ALPHABET)
+    for (const y of PLAIN_ALPHABET)
+      for (const [p, q] of [
+        [x, y],
+        [`${x}a`, y],
+        [x, `${y}a`],
+        [`a${x}b`, `a${y}`],
+      ] as const)
+        if (Math.sign(collator.compare(p, q)) !== byName(p, q)) return false;
+  return true;
+})();
+
+/**
+ * A comparator in localeCompare's order for these names: the plain code-unit
+ * compare when every name is lowercase letters, digits and hyphens (the fleet's
+ * cluster names in practice), the collator otherwise.
+ */
+export function localeOrderOf(names: Iterable<string>): (a: string, b: string) => number {
+  if (!plainCollates) return byLocale;
+  for (const n of names) if (!PLAIN.test(n)) return byLocale;
+  return byName;
+}
 
 /** Beyond this magnitude a double has no decimals to round, and n × 100 could overflow. */
 const ROUNDING_LIMIT = 2 ** 52 / 100;

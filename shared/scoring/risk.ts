@@ -2,7 +2,19 @@
 // cluster's risk level (its worst metric), signals and actions.
 import type * as z from 'zod';
 import type { RiskRule, RiskRuleSet } from '../rules/schemas.js';
-import { aggregate, lookbackStart, round2, type ClusterData } from './inputs.js';
+import { METRIC_KEYS } from '../fleet/records.js';
+import {
+  aggregateCluster,
+  aggregatedValue,
+  byLocale,
+  HOW,
+  localeOrderOf,
+  lookbackStart,
+  METRIC_INDEX,
+  round2,
+  type ClusterAggregates,
+  type ClusterData,
+} from './inputs.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
 
@@ -30,24 +42,62 @@ export function metricStatus(rule: Pick<RiskRule, 'warning' | 'critical' | 'inve
 const LEVEL: Record<MetricStatus, RiskLevel> = { critical: 'Critical', warning: 'Warning', healthy: 'Healthy' };
 const RANK: Record<MetricStatus, number> = { critical: 0, warning: 1, healthy: 2 };
 
+/** Each metric key's place in localeCompare's order of the keys, by METRIC_INDEX: sorted once, compared as numbers. */
+const KEY_ORDER = (() => {
+  const order = new Array<number>(METRIC_KEYS.length);
+  [...METRIC_KEYS].sort(byLocale).forEach((key, rank) => {
+    order[METRIC_INDEX[key]] = rank;
+  });
+  return order;
+})();
+
+interface CompiledRule {
+  rule: RiskRule;
+  index: number;
+  how: number;
+}
+
+const compiledRules = new WeakMap<RiskRuleSet, CompiledRule[]>();
+
+function rulesOf(rules: RiskRuleSet): CompiledRule[] {
+  let compiled = compiledRules.get(rules);
+  if (!compiled) {
+    compiled = rules.rules.map((rule) => ({ rule, index: METRIC_INDEX[rule.metric_key], how: HOW[rule.aggregation] }));
+    compiledRules.set(rules, compiled);
+  }
+  return compiled;
+}
+
 /**
  * `overallScore`: the cluster's unified overall score (from the health rules).
  * `staleReason`: the unified score's staleness reason when its metrics are
  * stale (the health rules set the threshold); it becomes the first risk signal.
  * Without it the snapshot is not flagged (the impact preview compares levels only).
+ * `aggregates`: the cluster's aggregates over the risk rules' lookback (the unified
+ * score's when the lookbacks are the same); folded here when not given.
  */
-export function riskSnapshot(data: ClusterData, rules: RiskRuleSet, overallScore: number, now: Date, staleReason?: string): RiskSnapshot {
+export function riskSnapshot(
+  data: ClusterData,
+  rules: RiskRuleSet,
+  overallScore: number,
+  now: Date,
+  staleReason?: string,
+  aggregates?: ClusterAggregates,
+): RiskSnapshot {
   const from = lookbackStart(rules.lookback_days, now);
+  const agg = aggregates !== undefined && aggregates.fromDay === from ? aggregates : aggregateCluster(data.rollups, from);
   const metrics: RiskSnapshot['metrics'] = {};
-  const hits: { rule: RiskRule; value: number; status: MetricStatus }[] = [];
-  for (const rule of rules.rules) {
-    const value = aggregate(data.rollups, rule.metric_key, rule.aggregation, from);
+  const hits: { rule: RiskRule; index: number; value: number; status: MetricStatus }[] = [];
+  const compiled = rulesOf(rules);
+  for (let i = 0; i < compiled.length; i++) {
+    const { rule, index, how } = compiled[i]!;
+    const value = aggregatedValue(agg, index, how);
     if (value === null) continue;
     const status = metricStatus(rule, value);
     metrics[rule.metric_key] = { value: round2(value), status };
-    if (status !== 'healthy') hits.push({ rule, value, status });
+    if (status !== 'healthy') hits.push({ rule, index, value, status });
   }
-  hits.sort((a, b) => RANK[a.status] - RANK[b.status] || a.rule.metric_key.localeCompare(b.rule.metric_key));
+  if (hits.length > 1) hits.sort((a, b) => RANK[a.status] - RANK[b.status] || KEY_ORDER[a.index]! - KEY_ORDER[b.index]!);
   const worst = hits[0]?.status ?? 'healthy';
   return {
     cluster_id: data.cluster.cluster_id,
@@ -76,9 +126,9 @@ export function riskSummary(snapshots: readonly RiskSnapshot[]): RiskSummary {
 /** Worst level first, then lower overall score, then name. */
 export function sortSnapshots(snapshots: RiskSnapshot[]): RiskSnapshot[] {
   const rank = { Critical: 0, Warning: 1, Healthy: 2 } as const;
-  return [...snapshots].sort(
-    (a, b) => rank[a.risk_level] - rank[b.risk_level] || a.overall_score - b.overall_score || a.cluster_name.localeCompare(b.cluster_name),
-  );
+  // localeCompare's order of names, with a plain compare when the names allow it (inputs.ts).
+  const byName = localeOrderOf(snapshots.map((s) => s.cluster_name));
+  return [...snapshots].sort((a, b) => rank[a.risk_level] - rank[b.risk_level] || a.overall_score - b.overall_score || byName(a.cluster_name, b.cluster_name));
 }
 
 export function rulesTable(rules: RiskRuleSet): RiskRulesTable {
