@@ -123,13 +123,16 @@ export function scoreDimensionsOf(agg: ClusterAggregates, rules: ScoringRules): 
   // No data at all: nothing to hold against the cluster, and the reasons say so.
   const metricsScore = totalWeight > 0 ? clamp(weighted / totalWeight) : 100;
   if (!offGreen) return { scores, metricsScore, reasons: missing ?? [], actions: [] };
-  offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || byName(a.rule.display_name, b.rule.display_name));
-  return {
-    scores,
-    metricsScore,
-    reasons: [...offGreen.map((d) => `${d.rule.display_name} at ${fmt(d.score.value)} (${thresholdText(d.rule, d.score.status)})`), ...(missing ?? [])],
-    actions: [...new Set(offGreen.map((d) => d.rule.action))],
-  };
+  if (offGreen.length > 1) offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || byName(a.rule.display_name, b.rule.display_name));
+  // Reasons worst first, then what has no data; actions once each, in the reasons' order (loops, not spreads and a Set: once per cluster).
+  const reasons: string[] = [];
+  const actions: string[] = [];
+  for (const d of offGreen) {
+    reasons.push(`${d.rule.display_name} at ${fmt(d.score.value)} (${thresholdText(d.rule, d.score.status)})`);
+    if (!actions.includes(d.rule.action)) actions.push(d.rule.action);
+  }
+  if (missing) for (const m of missing) reasons.push(m);
+  return { scores, metricsScore, reasons, actions };
 }
 
 /**

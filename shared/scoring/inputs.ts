@@ -251,9 +251,17 @@ export function staleness(window: readonly StoredRollup[], staleAfterMinutes: nu
   return stalenessOf(newestSampleAt(window), staleAfterMinutes, lookbackDays, now);
 }
 
+let lastParsed = { iso: '', ms: Number.NaN };
+
+/** Date.parse, remembering the last answer: clusters fed on the same schedule share their newest sample's time. */
+function parsedTime(iso: string): number {
+  if (iso !== lastParsed.iso) lastParsed = { iso, ms: Date.parse(iso) };
+  return lastParsed.ms;
+}
+
 /** Staleness from the newest sample's time (ClusterAggregates.lastMetricAt). */
 export function stalenessOf(last: string | null, staleAfterMinutes: number, lookbackDays: number, now: Date): Staleness {
-  const stale = last === null || now.getTime() - Date.parse(last) > staleAfterMinutes * 60_000;
+  const stale = last === null || now.getTime() - parsedTime(last) > staleAfterMinutes * 60_000;
   return { last_metric_at: last, metrics_stale: stale, reason: stale ? staleReason(last, lookbackDays) : undefined };
 }
 
