@@ -24,6 +24,7 @@
 //   records (least recently used dropped), and `ttlMs` as the backstop of a
 //   marker that failed to move.
 import { currentIssuesGeneration, getIssues, listIssueSummaryWindow, type IssueRecord, type IssueSummary, type IssueSummaryWindow } from '../db/issues.js';
+import { physicalTableName } from '../db/tables.js';
 
 /** The cache's bounds; tests shorten `settleMs` and `ttlMs`. */
 export const issueCacheSettings = {
@@ -44,6 +45,8 @@ interface HeldWindow extends IssueSummaryWindow {
 }
 
 interface Generation {
+  /** The issues table it was read from: one process may serve more than one set of tables (local services in tests). */
+  table: string;
   generation: number;
   /** When this container first saw it. */
   seenAt: number;
@@ -66,7 +69,9 @@ export interface IssueWindow {
 /** Summaries of issues Ongoing, or resolved at or after `since`; `days` names the window. */
 export async function issueWindow(days: number, since: Date): Promise<IssueWindow> {
   const generation = await currentIssuesGeneration();
-  if (held?.generation !== generation) held = { generation, seenAt: Date.now(), windows: new Map(), reading: new Map(), records: new Map() };
+  const table = physicalTableName('issues');
+  if (held?.generation !== generation || held.table !== table)
+    held = { table, generation, seenAt: Date.now(), windows: new Map(), reading: new Map(), records: new Map() };
   const current = held;
   return { summaries: await summaries(current, days, since), records: (ids) => records(current, ids) };
 }

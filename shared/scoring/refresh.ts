@@ -67,19 +67,20 @@ export async function runRefresh(kinds: readonly SnapshotKind[], followPath: str
       throw error;
     }
   }
-  const deadline = Date.now() + refreshSettings().waitMs;
+  const { waitMs } = refreshSettings();
+  const running: RefreshState = {
+    state: 'running',
+    answer: { status: 'running', refresh_id: refreshId, message: `The refresh is still running: poll GET ${followPath}/${refreshId}.` },
+  };
+  // REFRESH_WAIT_SECONDS=0: answer 202 at once, whatever the run has done meanwhile (callers that always poll).
+  if (waitMs === 0) return running;
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const run = await getRefresh(refreshId);
     // A joined run's record is written right after its claim: absent for a moment at most.
     const state = run ? stateOf(run, followPath) : undefined;
     if (state && state.state !== 'running') return state;
-    if (Date.now() >= deadline)
-      return (
-        state ?? {
-          state: 'running',
-          answer: { status: 'running', refresh_id: refreshId, message: `The refresh is still running: poll GET ${followPath}/${refreshId}.` },
-        }
-      );
+    if (Date.now() >= deadline) return state ?? running;
     await sleep(POLL_MS);
   }
 }
