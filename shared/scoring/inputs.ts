@@ -159,6 +159,12 @@ export interface ClusterAggregates {
   lastMetricAt: string | null;
 }
 
+/** Each metric key's first slot (METRIC_INDEX × SLOTS); no prototype, so any other key is undefined. */
+const SLOT_OF: Record<string, number | undefined> = Object.assign(
+  Object.create(null) as Record<string, number>,
+  Object.fromEntries(METRIC_KEYS.map((k, i) => [k, i * SLOTS])),
+);
+
 /**
  * Folds a window (oldest day first) into `values` at `base`: one pass over its
  * rollups, a fixed loop over the metric keys per rollup. The comparisons and
@@ -167,10 +173,13 @@ export interface ClusterAggregates {
 function foldWindow(window: readonly StoredRollup[], values: Float64Array, base: number): void {
   for (let r = 0; r < window.length; r++) {
     const metrics = window[r]!.metrics;
-    for (let m = 0; m < METRICS; m++) {
-      const part = metrics[METRIC_KEYS[m]!];
+    // for-in walks the keys a rollup holds (V8's enum cache makes metrics[key] a field load here).
+    for (const key in metrics) {
+      const m = SLOT_OF[key];
+      if (m === undefined) continue;
+      const part = metrics[key as MetricKey];
       if (part === undefined) continue;
-      const at = base + m * SLOTS;
+      const at = base + m;
       if (values[at + PRESENT] === 0) {
         values[at + PRESENT] = 1;
         values[at + MIN] = part.min;
