@@ -1,6 +1,6 @@
 // The health group: the metrics-only view of the same dimensions (DESIGN §8).
 import type * as z from 'zod';
-import type { ScoringRules } from '../rules/schemas.js';
+import type { DimensionRule, ScoringRules } from '../rules/schemas.js';
 import { aggregatesFor, classCounts, classify, mean, scoreDimensionsOf, topRisk, worstFirst } from './fleet-score.js';
 import {
   aggregate,
@@ -31,6 +31,29 @@ export type HealthScore = Narrowed<z.infer<typeof contract.HealthScore>, { risk_
 export type HealthKpis = z.infer<typeof contract.HealthKpis>;
 
 export type EnrichmentItem = z.infer<typeof contract.EnrichmentItem>;
+
+// A dimension's description depends only on its rule, the lookback and its status: built once per rule set and status.
+const descriptions = new WeakMap<ScoringRules, Map<DimensionRule, Partial<Record<string, string>>>>();
+
+function description(rules: ScoringRules, r: DimensionRule, status: string): string {
+  let byRule = descriptions.get(rules);
+  if (!byRule) descriptions.set(rules, (byRule = new Map()));
+  let texts = byRule.get(r);
+  if (!texts) byRule.set(r, (texts = {}));
+  const direction = r.inverted ? 'lower is worse' : 'higher is worse';
+  texts[status] ??= `${r.aggregation} over ${rules.lookback_days} days; green ${r.green}, yellow ${r.yellow}, red ${r.red} (${direction}); status ${status}`;
+  return texts[status];
+}
+
+/** Every dimension's metric value by metric key, read from the unified score's aggregates (null: no data). */
+function riskMetrics(agg: ClusterAggregates, rules: ScoringRules): HealthScore['risk_metrics'] {
+  const metrics: HealthScore['risk_metrics'] = {};
+  for (const r of rules.dimensions) {
+    const v = aggregatedMetric(agg, r.metric_key, r.aggregation);
+    metrics[r.metric_key] = v === null ? null : round2(v);
+  }
+  return metrics;
+}
 
 /**
  * `riskLevelOf` answers the cluster's risk level from the risk rules (the one
@@ -67,24 +90,12 @@ export function healthScore(
       .filter((r) => byKey.has(r.metric_key))
       .map((r) => {
         const d = byKey.get(r.metric_key)!;
-        const direction = r.inverted ? 'lower is worse' : 'higher is worse';
-        return {
-          name: d.name,
-          score: d.score,
-          value: d.value,
-          weight: d.weight,
-          description: `${r.aggregation} over ${rules.lookback_days} days; green ${r.green}, yellow ${r.yellow}, red ${r.red} (${direction}); status ${d.status}`,
-        };
+        return { name: d.name, score: d.score, value: d.value, weight: d.weight, description: description(rules, r, d.status) };
       }),
     risk_level: riskLevelOf?.(cluster.cluster_id) ?? classification,
     risk_reasons: stale.reason === undefined ? dims.reasons : [stale.reason, ...dims.reasons],
     suggested_actions: dims.actions,
-    risk_metrics: Object.fromEntries(
-      rules.dimensions.map((r) => {
-        const v = aggregatedMetric(agg, r.metric_key, r.aggregation);
-        return [r.metric_key, v === null ? null : round2(v)];
-      }),
-    ),
+    risk_metrics: riskMetrics(agg, rules),
     last_metric_at: stale.last_metric_at,
     metrics_stale: stale.metrics_stale,
   };
