@@ -6,7 +6,8 @@ import { createColumnHelper, type SortingFn } from '@tanstack/react-table';
 import { useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { endpoint } from '../api/client';
-import { useApi, useApiMutation } from '../api/hooks';
+import { useApi } from '../api/hooks';
+import { useRefreshRun } from '../api/refresh';
 import type { Answer } from '../api/types';
 import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
@@ -18,6 +19,7 @@ import './fleet.css';
 const scoresEndpoint = endpoint<'fleet', 'scores'>('GET', '/api/fleet/scores');
 const kpisEndpoint = endpoint<'fleet', 'kpis'>('GET', '/api/fleet/kpis');
 const refreshEndpoint = endpoint<'fleet', 'refresh'>('POST', '/api/fleet/refresh');
+const refreshStatusEndpoint = endpoint<'fleet', 'refreshStatus'>('GET', '/api/fleet/refresh/{refresh_id}');
 
 type Score = Answer<'fleet', 'scores'>['scores'][number];
 type Kpis = Answer<'fleet', 'kpis'>['kpis'];
@@ -378,9 +380,9 @@ function SearchBox({ id, value, onChange }: { id: string; value: string; onChang
   );
 }
 
-/** Admins' Refresh: recomputes every score (a few seconds), then the page shows the new generated_at. */
+/** Admins' Refresh: recomputes every score (a few seconds, or followed in the background), then the page shows the new generated_at. */
 function RefreshScores({ generatedAt }: { generatedAt: string | undefined }) {
-  const refresh = useApiMutation(refreshEndpoint, ['/api/fleet']);
+  const refresh = useRefreshRun(refreshEndpoint, refreshStatusEndpoint, ['/api/fleet']);
   const [elapsed, setElapsed] = useState(0);
   useEffect(() => {
     if (!refresh.isPending) return;
@@ -391,14 +393,17 @@ function RefreshScores({ generatedAt }: { generatedAt: string | undefined }) {
   }, [refresh.isPending]);
   return (
     <div className="fleet-refresh">
-      <button type="button" className="primary" onClick={() => refresh.mutate({})} disabled={refresh.isPending} aria-busy={refresh.isPending}>
+      <button type="button" className="primary" onClick={() => refresh.mutate()} disabled={refresh.isPending} aria-busy={refresh.isPending}>
         {refresh.isPending ? 'Refreshing…' : 'Refresh scores'}
       </button>
       <div role="status" aria-live="polite" className="fleet-refresh-status">
         {refresh.isPending && (
           <>
             <progress aria-label="Recomputing scores" />
-            <span className="muted">Recomputing every cluster's score… {elapsed > 0 ? `${elapsed} s` : ''}</span>
+            <span className="muted">
+              {refresh.running ? 'Still running in the background; checking every 2 s…' : "Recomputing every cluster's score…"}{' '}
+              {elapsed > 0 ? `${elapsed} s` : ''}
+            </span>
           </>
         )}
         {refresh.isSuccess && (
@@ -413,7 +418,7 @@ function RefreshScores({ generatedAt }: { generatedAt: string | undefined }) {
           </span>
         )}
       </div>
-      {refresh.isError && <Problem error={refresh.error} retry={() => refresh.mutate({})} />}
+      {refresh.isError && <Problem error={refresh.error} retry={() => refresh.mutate()} />}
     </div>
   );
 }

@@ -4,7 +4,8 @@
 // and, for admins only, a refresh that recomputes the scores.
 import { Fragment, useMemo, useState } from 'react';
 import { endpoint } from '../api/client';
-import { useApi, useApiMutation } from '../api/hooks';
+import { useApi } from '../api/hooks';
+import { useRefreshRun } from '../api/refresh';
 import type { Answer } from '../api/types';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
@@ -18,6 +19,7 @@ const scoresEp = endpoint<'health', 'scores'>('GET', '/api/health/scores');
 const kpisEp = endpoint<'health', 'kpis'>('GET', '/api/health/kpis');
 const enrichmentEp = endpoint<'health', 'enrichment'>('GET', '/api/health/enrichment');
 const refreshEp = endpoint<'health', 'refresh'>('POST', '/api/health/refresh');
+const refreshStatusEp = endpoint<'health', 'refreshStatus'>('GET', '/api/health/refresh/{refresh_id}');
 
 type Score = Answer<'health', 'scores'>['scores'][number];
 type Dimension = Score['dimension_scores'][number];
@@ -138,13 +140,14 @@ function Dimensions({ score }: { score: Score }) {
 }
 
 function Refresh() {
-  const refresh = useApiMutation(refreshEp, ['/api/health']);
+  const refresh = useRefreshRun(refreshEp, refreshStatusEp, ['/api/health']);
   return (
     <div className="health-refresh">
-      <button type="button" className="primary" disabled={refresh.isPending} onClick={() => refresh.mutate({})}>
+      <button type="button" className="primary" disabled={refresh.isPending} aria-busy={refresh.isPending} onClick={() => refresh.mutate()}>
         {refresh.isPending ? 'Refreshing…' : 'Refresh scores'}
       </button>
       <span role="status" aria-live="polite" className="muted">
+        {refresh.running && 'Still running in the background; checking every 2 s…'}
         {refresh.isSuccess && `Recomputed ${refresh.data.scores.length} clusters.`}
       </span>
       {refresh.isError && <Problem error={refresh.error} />}

@@ -1,0 +1,116 @@
+// The console's refreshes when the recompute worker outlasts the route's wait (issue 21 §2):
+// with REFRESH_WAIT_SECONDS=0 every refresh answers 202 `running` at once, so the fleet and
+// health pages must say it is still running, follow GET <route>/{refresh_id} until it answers
+// 200, then show the same result as a direct 200 and refetch their data; a failed run (503)
+// shows its problem detail. Real browser (Debian Chromium), whole local service, axe.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalService } from '../../infra/local/service.js';
+import { localWorkersSettled } from '../../shared/worker-invoke.js';
+import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { startTestService } from '../support/local-service.js';
+
+const PASSWORD = 'console-refresh-admin-password';
+const previousWait = process.env.REFRESH_WAIT_SECONDS;
+let service: LocalService;
+let browser: TestBrowser;
+let admin: string;
+let page: Page;
+
+beforeAll(async () => {
+  // The local service runs in this process and reads the setting on each request.
+  process.env.REFRESH_WAIT_SECONDS = '0';
+  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
+  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
+  page = await browser.page();
+  await signIn(page, 'admin', PASSWORD);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await localWorkersSettled().catch(() => undefined);
+  await service?.stop();
+  if (previousWait === undefined) delete process.env.REFRESH_WAIT_SECONDS;
+  else process.env.REFRESH_WAIT_SECONDS = previousWait;
+});
+
+const isPost = (path: string) => (r: { url(): string; request(): { method(): string } }) =>
+  new URL(r.url()).pathname === path && r.request().method() === 'POST';
+const isFollow = (path: string) => (r: { url(): string; request(): { method(): string } }) =>
+  new URL(r.url()).pathname.startsWith(`${path}/`) && r.request().method() === 'GET';
+
+describe('refresh answered 202 and followed', { timeout: 90_000 }, () => {
+  it('fleet: says it is still running, follows the run, then shows the clusters scored and the refetched scores', async () => {
+    await page.goto('/');
+    await page.getByRole('heading', { level: 1, name: 'Fleet overview' }).waitFor();
+    await page.locator('main table tbody tr[data-index]').first().waitFor();
+
+    const seen: string[] = [];
+    const record = (r: { url(): string; status(): number }) => seen.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    page.on('response', record);
+    const started = page.waitForResponse(isPost('/api/fleet/refresh'));
+    const done = page.waitForResponse((r) => isFollow('/api/fleet/refresh')(r) && r.status() === 200, { timeout: 60_000 });
+    await page.getByRole('button', { name: 'Refresh scores' }).click();
+    const accepted = await started;
+    expect(accepted.status()).toBe(202);
+    const running = await accepted.json();
+    expect(running).toMatchObject({ status: 'running', refresh_id: expect.any(String) });
+    await page.getByText('Still running in the background; checking every 2 s…').waitFor();
+    await expectAccessible(page, '/ (fleet) while a refresh runs');
+
+    const finished = await done;
+    expect(new URL(finished.url()).pathname).toBe(`/api/fleet/refresh/${running.refresh_id}`);
+    const answer = await finished.json();
+    // The scores the page shows are refetched once the followed run is done.
+    const followedAt = () => seen.indexOf(`200 /api/fleet/refresh/${running.refresh_id}`);
+    await expect.poll(() => seen.slice(followedAt() + 1).includes('200 /api/fleet/scores'), { timeout: 30_000 }).toBe(true);
+    page.off('response', record);
+    const status = page.locator('.fleet-refresh-status');
+    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toContain(`Refreshed: ${answer.clusters_scored} clusters scored`);
+    expect(await status.textContent()).toMatch(/\d+ clusters scored \(\d+ critical, \d+ warning\)/);
+    expect(await page.getByText('Still running in the background').count()).toBe(0);
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    expect(answer.clusters_scored).toBe(body.scores.length);
+    await expectAccessible(page, '/ (fleet) after a followed refresh');
+  });
+
+  it('health: follows the run, then shows the clusters recomputed (no crash on the 202)', async () => {
+    await page.goto('/health');
+    await page.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    await page.locator('table.health-table > tbody > tr').first().waitFor();
+
+    const started = page.waitForResponse(isPost('/api/health/refresh'));
+    const done = page.waitForResponse((r) => isFollow('/api/health/refresh')(r) && r.status() === 200, { timeout: 60_000 });
+    await page.getByRole('button', { name: 'Refresh scores' }).click();
+    expect((await started).status()).toBe(202);
+    await page.getByText('Still running in the background; checking every 2 s…').waitFor();
+    const answer = await (await done).json();
+    await page.getByText(`Recomputed ${answer.scores.length} clusters.`).waitFor({ timeout: 30_000 });
+    expect(answer.scores.length).toBeGreaterThan(0);
+    expect(await page.getByRole('heading', { level: 1, name: 'Health' }).count()).toBe(1);
+    await expectAccessible(page, '/health after a followed refresh');
+  });
+
+  it('health: a run that failed (503 on the follow route) shows the problem detail', async () => {
+    await page.goto('/health');
+    await page.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    const detail = 'The refresh failed in the recompute worker; see its logs.';
+    await page.route('**/api/health/refresh/*', (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail }),
+      }),
+    );
+    try {
+      await page.getByRole('button', { name: 'Refresh scores' }).click();
+      const alert = page.getByRole('alert').filter({ hasText: detail });
+      await alert.waitFor({ timeout: 30_000 });
+      expect(await alert.textContent()).toContain('Service Unavailable (503)');
+      expect(await page.getByText('Still running in the background').count()).toBe(0);
+      await expectAccessible(page, '/health after a failed refresh');
+    } finally {
+      await page.unroute('**/api/health/refresh/*');
+    }
+  });
+});
