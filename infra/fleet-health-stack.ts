@@ -35,8 +35,9 @@ import { Monitoring } from './constructs/monitoring.js';
 
 export { fleetHealthPropsFromContext, type FleetHealthStackProps } from './stack-props.js';
 
-const GROUP_MEMORY_MB = 512;
-const WORKER_MEMORY_MB = 1024;
+/** Memory of a route group or worker that declares no `memoryMb` of its own. */
+export const GROUP_MEMORY_MB = 512;
+export const WORKER_MEMORY_MB = 1024;
 /** API Gateway's HTTP API integration limit is 30 s and cannot be raised: answer (or fail) inside it. */
 const GROUP_TIMEOUT = Duration.seconds(29);
 
@@ -56,13 +57,13 @@ export class FleetHealthStack extends Stack {
     this.tables = Object.fromEntries(TABLE_NAMES.map((name) => [name, this.createTable(name, prefix)])) as Record<TableName, dynamodb.Table>;
 
     // ── Workers (no HTTP route) ─────────────────────────────────────────────
-    for (const [name, worker] of Object.entries(WORKERS) as [WorkerName, (typeof WORKERS)[WorkerName]][]) {
+    for (const [name, worker] of Object.entries(WORKERS) as [WorkerName, WorkerDeclaration][]) {
       const fn = new GroupFunction(this, name, {
         name,
         kind: 'worker',
         functionName: `${prefix}${name}`,
         description: `Fleet Health worker: ${worker.summary}`,
-        memorySize: WORKER_MEMORY_MB,
+        memorySize: worker.memoryMb ?? WORKER_MEMORY_MB,
         timeout: Duration.seconds(worker.timeoutSeconds),
       });
       this.bindTables(fn, worker.tables);
@@ -76,7 +77,7 @@ export class FleetHealthStack extends Stack {
         kind: 'route-group',
         functionName: `${prefix}${group.name}`,
         description: `Fleet Health route group ${group.name}`,
-        memorySize: GROUP_MEMORY_MB,
+        memorySize: group.memoryMb ?? GROUP_MEMORY_MB,
         timeout: GROUP_TIMEOUT,
       });
       this.bindTables(fn, group.tables);

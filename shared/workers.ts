@@ -13,6 +13,8 @@ export interface WorkerDeclaration {
   readonly config?: readonly ConfigConcern[];
   /** Lambda timeout in seconds (workers run beyond API Gateway's 30 s). */
   readonly timeoutSeconds: number;
+  /** Lambda memory in MB, chosen from a measured peak with headroom; the stack's default (1024) when absent. */
+  readonly memoryMb?: number;
   /** Run on a timetable (EventBridge on AWS, timers locally) with this event. */
   readonly schedule?: WorkerSchedule;
 }
@@ -95,6 +97,10 @@ export const WORKERS = {
     grants: ['bedrock:invoke', 'invoke:agent-worker'],
     config: ['agents', 'llm', 'llm-pricing'],
     timeoutSeconds: 300,
+    // One full refresh of 10,000 clusters peaked at 661–734 MB RSS in a fresh process (`npm run bench -- refresh-memory`,
+    // two runs on 2026-11-25, minified bundle with the Lambdas' Node options): 65–72% of the 1024 MB default. 1536 MB puts
+    // that peak at 43–48%, under issue 21's 60%, with room for a larger fleet or a noisier GC, and buys ~0.87 vCPU for the refresh.
+    memoryMb: 1536,
     schedule: { everyMinutes: 15, description: 'Refresh of scores, risk, issue and AI grouping, and agent tasks' },
   },
 } as const satisfies Record<string, WorkerDeclaration>;

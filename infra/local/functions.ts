@@ -48,7 +48,10 @@ export function lambdaContext(name: string, requestId: string = randomUUID()): C
     functionName: `fleet-health-local-${name}`,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:fleet-health-local-${name}`,
-    memoryLimitInMB: name in WORKERS ? '1024' : '512',
+    // As the stack gives it: the declaration's memoryMb, else its defaults (1024 for a worker, 512 for a route group).
+    memoryLimitInMB: String(
+      name in WORKERS ? ((WORKERS[name as WorkerName] as WorkerDeclaration).memoryMb ?? 1024) : (ROUTE_GROUPS.find((g) => g.name === name)?.memoryMb ?? 512),
+    ),
     awsRequestId: requestId,
     logGroupName: `/local/${name}`,
     logStreamName: 'local',

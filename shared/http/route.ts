@@ -59,6 +59,8 @@ export interface RouteGroup<R extends Record<string, RouteDeclaration> = Record<
   readonly grants?: readonly GroupGrant[];
   /** Configuration concerns this group reads beyond `core` and `tokens` (shared/config/concerns.ts): the stack sets their variables and grants their secrets. */
   readonly config?: readonly ConfigConcern[];
+  /** Lambda memory in MB, chosen from a measured peak with headroom; the stack's default (512) when absent. */
+  readonly memoryMb?: number;
   readonly routes: R;
 }
 

@@ -71,6 +71,7 @@ try {
     'metric-pull': () => import('./metric-pull.js'),
     alerts: () => import('./alerts.js'),
     scoring: () => import('./scoring.js'),
+    'refresh-memory': () => import('./refresh-memory.js'),
     issues: () => import('./issues.js'),
     llm: () => import('./llm.js'),
     tickets: () => import('./tickets.js'),

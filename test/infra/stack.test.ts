@@ -11,12 +11,12 @@ import { describe, expect, it } from 'vitest';
 import { FUNCTION_KIND_TAG } from '../../infra/constructs/group-function.js';
 import { DURATION_ALARM_FRACTION, WORKER_ASYNC_INVOKE } from '../../infra/constructs/monitoring.js';
 import { REPO_ROOT } from '../../infra/bundling.js';
-import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
+import { FleetHealthStack, GROUP_MEMORY_MB, WORKER_MEMORY_MB, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
 import { functionConcerns } from '../../infra/local/functions.js';
 import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
-import { rateExpression, scheduledWorkers, WORKERS } from '../../shared/workers.js';
+import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration } from '../../shared/workers.js';
 import { specEndpoints } from '../support/spec.js';
 
 type Json = Record<string, any>;
@@ -683,5 +683,22 @@ describe('alarms and dead letters', () => {
     const [emailTopicId] = Object.entries(t).find(([, r]) => r.Type === 'AWS::SNS::Topic')!;
     expect(subscriptions.map((s) => s.Properties)).toEqual([{ Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: emailTopicId } }]);
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, alarmEmail: 'not-an-address' } }))).toThrow(/alarmEmail/);
+  });
+});
+
+describe('memory budgets (issue 21 §2)', () => {
+  const declared = new Map<string, number>([
+    ...Object.entries(WORKERS as Record<string, WorkerDeclaration>).map(([name, w]): [string, number] => [name, w.memoryMb ?? WORKER_MEMORY_MB]),
+    ...ROUTE_GROUPS.map((g): [string, number] => [g.name, g.memoryMb ?? GROUP_MEMORY_MB]),
+  ]);
+
+  it('gives every function the memory its declaration names, or the default', () => {
+    expect([...functions.keys()].sort()).toEqual([...declared.keys()].sort());
+    for (const [name, mb] of declared) expect(functions.get(name)!.resource.Properties.MemorySize, name).toBe(mb);
+  });
+
+  it('sizes the recompute worker from its measured refresh peak', () => {
+    // 734 MB: the highest peak of one 10,000-cluster refresh measured (test/bench/refresh-memory.ts); under 60% of it.
+    expect(functions.get('recompute')!.resource.Properties.MemorySize).toBeGreaterThan(734 / 0.6);
   });
 });
