@@ -29,7 +29,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, llm, tickets, console).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, llm, tickets, console, refresh-memory).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
