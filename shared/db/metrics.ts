@@ -61,29 +61,45 @@ export async function putRollups(rollups: StoredRollup[]): Promise<void> {
   await mapLimit(chunks, 8, (chunk) => batchPut('metrics', chunk));
 }
 
-async function mergeInto(clusterId: string, day: string, samples: MetricSample[]): Promise<void> {
+/** Per metric, the end of the last pulled window a day holds (`p`; see mergePulledRollups). */
+type PulledMarks = Partial<Record<MetricKey, string>>;
+
+/**
+ * The guarded read-modify-write of one cluster-day, shared by HTTP ingest and
+ * the puller: `change` edits the day's rollups and pulled marks as read and
+ * says whether anything changed (nothing is written otherwise); a concurrent
+ * write makes it start again from a fresh read.
+ */
+async function updateDay(clusterId: string, day: string, change: (metrics: DayRollup, pulled: PulledMarks) => boolean): Promise<boolean> {
   const key = rollupKey(clusterId, day);
   for (let attempt = 1; ; attempt++) {
-    const current = await getItem(`metrics`, key, true);
+    const current = await getItem('metrics', key, true);
     const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
-    for (const sample of samples) mergeSample(metrics, sample);
+    const pulled: PulledMarks = current?.p ? JSON.parse(String(current.p)) : {};
+    if (!change(metrics, pulled)) return false;
     const version = Number(current?.version ?? 0);
+    const marks = Object.keys(pulled).length ? { p: JSON.stringify(pulled) } : {};
     try {
       await putItem(
         'metrics',
-        // `p` (the pulled windows' marks, mergePulledRollups) stays with the day.
-        { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), ...(current?.p ? { p: current.p } : {}), version: version + 1, ttl: ttlOf(day) },
+        { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), ...marks, version: version + 1, ttl: ttlOf(day) },
         {
           ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
           ExpressionAttributeValues: current ? { ':seen': version } : undefined,
         },
       );
-      return;
+      return true;
     } catch (error) {
       if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
     }
   }
 }
+
+const mergeInto = (clusterId: string, day: string, samples: MetricSample[]) =>
+  updateDay(clusterId, day, (metrics) => {
+    for (const sample of samples) mergeSample(metrics, sample);
+    return true;
+  });
 
 /** Adds samples to their cluster-day rollups: one guarded write per cluster-day. */
 export async function addSamples(samples: MetricSample[]): Promise<void> {
@@ -120,13 +136,10 @@ export interface PulledRollup {
  * as addSamples, one write per cluster-day.
  */
 export async function mergePulledRollups(rollups: readonly PulledRollup[]): Promise<{ written: number; skipped: number }> {
-  let skipped = 0;
-  const written = await mapLimit(rollups, 16, async ({ cluster_id: clusterId, day, metrics: parts, windows }) => {
-    const key = rollupKey(clusterId, day);
-    for (let attempt = 1; ; attempt++) {
-      const current = await getItem('metrics', key, true);
-      const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
-      const pulled = current?.p ? (JSON.parse(String(current.p)) as Partial<Record<MetricKey, string>>) : {};
+  const outcomes = await mapLimit(rollups, 16, async ({ cluster_id: clusterId, day, metrics: parts, windows }) => {
+    let skipped = 0;
+    const written = await updateDay(clusterId, day, (metrics, pulled) => {
+      skipped = 0; // counted afresh when a concurrent write makes it read again
       let added = 0;
       for (const [metric, part] of Object.entries(parts) as [MetricKey, NonNullable<DayRollup[MetricKey]>][]) {
         const window = windows[metric];
@@ -139,24 +152,11 @@ export async function mergePulledRollups(rollups: readonly PulledRollup[]): Prom
         pulled[metric] = window.to;
         added++;
       }
-      if (added === 0) return 0;
-      const version = Number(current?.version ?? 0);
-      try {
-        await putItem(
-          'metrics',
-          { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), p: JSON.stringify(pulled), version: version + 1, ttl: ttlOf(day) },
-          {
-            ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
-            ExpressionAttributeValues: current ? { ':seen': version } : undefined,
-          },
-        );
-        return 1;
-      } catch (error) {
-        if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
-      }
-    }
+      return added > 0;
+    });
+    return { written: written ? 1 : 0, skipped };
   });
-  return { written: written.reduce<number>((a, b) => a + b, 0), skipped };
+  return { written: outcomes.reduce((n, o) => n + o.written, 0), skipped: outcomes.reduce((n, o) => n + o.skipped, 0) };
 }
 
 function toStored(item: Record<string, unknown>): StoredRollup {
