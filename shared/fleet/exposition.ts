@@ -4,7 +4,7 @@
 // JSON API answers: the same fleet view, KPI and usage functions.
 import { investigationKpis } from '../agents/queries.js';
 import { scrapeSettings } from '../config/scrape.js';
-import { listIssueSummariesSince } from '../db/issues.js';
+import { issueWindow } from '../issues/list-cache.js';
 import { kpiCounts, windowStart } from '../issues/queries.js';
 import { usageSummary } from '../llm/usage.js';
 import { patrolKpis } from '../patrol/queries.js';
@@ -57,7 +57,8 @@ export async function fleetFamilies(now = new Date()): Promise<Family[]> {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
   const [view, issueSummaries, patrol, investigations, usage] = await Promise.all([
     fleetView(),
-    listIssueSummariesSince(windowStart(days, now)),
+    // Through the issues list's cache: a scrape with no issue written since costs one marker read.
+    issueWindow(days, windowStart(days, now)).then((window) => window.summaries),
     patrolKpis(now),
     investigationKpis({ days }, now),
     usageSummary(days, now),
