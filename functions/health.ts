@@ -2,7 +2,6 @@
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import { healthGroup } from '../shared/routes/health.js';
 import { readSnapshot, type RefreshFigures } from '../shared/db/scores.js';
-import { worstFirst } from '../shared/scoring/fleet-score.js';
 import { enrichment, healthKpis, type HealthScore } from '../shared/scoring/health-score.js';
 import { viewAnswer } from '../shared/scoring/fleet-view.js';
 import { followRefresh, refreshAnswer, runRefresh, type RefreshState } from '../shared/scoring/refresh.js';
@@ -16,7 +15,8 @@ const answer = (state: RefreshState) =>
   refreshAnswer(
     state,
     async (f: RefreshFigures) => ({
-      scores: worstFirst(await readSnapshot<HealthScore>('health', f.generated_at), (s) => s.overall_score),
+      // Persisted worst first (healthScores sorts it), and read back in that order.
+      scores: await readSnapshot<HealthScore>('health', f.generated_at),
       source: SOURCE as typeof SOURCE,
       generated_at: f.generated_at,
       refreshed: true as const,

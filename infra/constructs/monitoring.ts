@@ -64,7 +64,6 @@ export class Monitoring extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
   /** Each worker's on-failure destination (and its schedule target's dead-letter queue). */
   readonly failureQueues = new Map<WorkerName, sqs.Queue>();
-  readonly alarms: cloudwatch.Alarm[] = [];
 
   private readonly prefix: string;
   private readonly action: SnsAction;
@@ -258,7 +257,6 @@ export class Monitoring extends Construct {
     });
     alarm.addAlarmAction(this.action);
     alarm.addOkAction(this.action);
-    this.alarms.push(alarm);
     return alarm;
   }
 

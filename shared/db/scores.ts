@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
-import { ConditionFailed, deleteItem, getItem, mapLimit, putItem, queryAll, queryPage, tableName, transactWrite, updateItem } from './client.js';
+import { ConditionFailed, deleteItem, getItem, mapLimit, putItem, queryAll, queryPage, setFields, tableName, transactWrite, updateItem } from './client.js';
 
 export type SnapshotKind = 'fleet' | 'health' | 'risk';
 export const SNAPSHOT_RETENTION_DAYS = 90;
@@ -246,12 +246,8 @@ export async function finishRefresh(id: string, outcome: { status: 'done'; figur
   const fields: Record<string, unknown> = { status: outcome.status, finished_at: new Date().toISOString() };
   if (outcome.status === 'done') fields.figures = outcome.figures;
   else fields.error = outcome.error;
-  const names = Object.keys(fields);
-  await updateItem('scores', refreshKey(id), {
-    UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')}`,
-    ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
-    ExpressionAttributeValues: Object.fromEntries(names.map((n) => [`:${n}`, fields[n]])),
-  });
+  const set = setFields(fields);
+  await updateItem('scores', refreshKey(id), { UpdateExpression: set.set, ExpressionAttributeNames: set.names, ExpressionAttributeValues: set.values });
 }
 
 /**

@@ -45,9 +45,14 @@ function stateOf(run: RefreshRecord, followPath: string): RefreshState {
   if (run.status === 'failed') return { state: 'failed', refresh_id: run.refresh_id, error: run.error ?? 'the refresh failed' };
   if (Date.now() - Date.parse(run.started_at) > REFRESH_LEASE_MS)
     return { state: 'failed', refresh_id: run.refresh_id, error: 'the refresh did not finish (see the recompute logs)' };
-  const path = `${followPath}/${run.refresh_id}`;
-  return { state: 'running', answer: { status: 'running', refresh_id: run.refresh_id, message: `The refresh is still running: poll GET ${path}.` } };
+  return runningState(run.refresh_id, followPath);
 }
+
+/** The 202 answer of a run still going, naming its follow route. */
+const runningState = (refreshId: string, followPath: string): RefreshState => ({
+  state: 'running',
+  answer: { status: 'running', refresh_id: refreshId, message: `The refresh is still running: poll GET ${followPath}/${refreshId}.` },
+});
 
 /**
  * Starts (or joins) a refresh of `kinds` and waits for it up to REFRESH_WAIT_SECONDS.
@@ -68,10 +73,7 @@ export async function runRefresh(kinds: readonly SnapshotKind[], followPath: str
     }
   }
   const { waitMs } = refreshSettings();
-  const running: RefreshState = {
-    state: 'running',
-    answer: { status: 'running', refresh_id: refreshId, message: `The refresh is still running: poll GET ${followPath}/${refreshId}.` },
-  };
+  const running = runningState(refreshId, followPath);
   // REFRESH_WAIT_SECONDS=0: answer 202 at once, whatever the run has done meanwhile (callers that always poll).
   if (waitMs === 0) return running;
   const deadline = Date.now() + waitMs;
