@@ -243,3 +243,33 @@ export const tableName = physicalTableName;
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Attempts of a marker move that meets a transaction holding the marker. */
+const MARKER_ATTEMPTS = 5;
+
+/**
+ * A cache generation marker (`pk CACHE, sk GENERATION` in `table`): read
+ * strongly consistent, so it has moved for every write acknowledged before;
+ * moved by `ADD`, alone (`bump`) or as the last action of the transaction that
+ * makes the change (`action`). A transaction holding the marker rejects a
+ * lone move with TransactionConflictException, unapplied and not retried by
+ * the SDK: `bump` retries it with backoff.
+ */
+export function generationMarker(table: TableName) {
+  const key = { pk: 'CACHE', sk: 'GENERATION' };
+  const move = { UpdateExpression: 'ADD generation :one', ExpressionAttributeValues: { ':one': 1 } };
+  return {
+    current: async (): Promise<number> => Number((await getItem(table, key, true))?.generation ?? 0),
+    async bump(): Promise<number> {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return Number((await updateItem(table, key, move))?.generation);
+        } catch (error) {
+          if ((error as Error).name !== 'TransactionConflictException' || attempt >= MARKER_ATTEMPTS) throw error;
+          await sleep(backoffMs(attempt));
+        }
+      }
+    },
+    action: (): TransactItem => ({ Update: { TableName: physicalTableName(table), Key: key, ...move } }),
+  };
+}

@@ -14,7 +14,20 @@
 import type { IssueGrouping } from '../issues/grouping.js';
 import { TRIAGE_FIELDS, type IssueView, type TriageFields } from '../issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
-import { batchGet, batchPut, getItem, mapLimit, putItem, queryAll, tableName, setFields, transactWrite, updateItem, type TransactItem } from './client.js';
+import {
+  batchGet,
+  batchPut,
+  generationMarker,
+  getItem,
+  mapLimit,
+  putItem,
+  queryAll,
+  tableName,
+  setFields,
+  transactWrite,
+  updateItem,
+  type TransactItem,
+} from './client.js';
 import { itemReader, listOf, nullable, number, oneOf, orElse, string, type Fields } from './items.js';
 
 export { TRIAGE_FIELDS, type TriageFields };
@@ -151,43 +164,19 @@ export async function listIssueSummaryWindow(since: Date): Promise<IssueSummaryW
   return window;
 }
 
-const MARKER = { pk: 'CACHE', sk: 'GENERATION' };
+const marker = generationMarker('issues');
 
 /** The issues' generation marker, read strongly consistent: it has moved for every issue write acknowledged before. */
-export async function currentIssuesGeneration(): Promise<number> {
-  return Number((await getItem('issues', MARKER, true))?.generation ?? 0);
-}
-
-const moveMarker = { UpdateExpression: 'ADD generation :one', ExpressionAttributeValues: { ':one': 1 } };
-
-/** Moves the marker, as an action of the transaction that writes the issue. */
-export function issuesChangedAction(): TransactItem {
-  return { Update: { TableName: tableName('issues'), Key: MARKER, ...moveMarker } };
-}
+export const currentIssuesGeneration = marker.current;
 
 /** Writes these actions and moves the marker, all or nothing (transactWrite's conflicts and errors; the marker is the last action). */
 export async function transactIssues(actions: TransactItem[]): Promise<void> {
-  await transactWrite([...actions, issuesChangedAction()]);
+  await transactWrite([...actions, marker.action()]);
 }
 
-const MARKER_ATTEMPTS = 5;
-
-/**
- * Moves the marker after issue writes made outside a transaction with it
- * (grouping, bulk loads). A transaction holding the marker meanwhile (a
- * triage) rejects this write with TransactionConflictException, unapplied and
- * not retried by the SDK: retried here with backoff.
- */
+/** Moves the marker after issue writes made outside a transaction with it (grouping, bulk loads). */
 export async function issuesChanged(): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await updateItem('issues', MARKER, moveMarker);
-      return;
-    } catch (error) {
-      if ((error as Error).name !== 'TransactionConflictException' || attempt >= MARKER_ATTEMPTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
-    }
-  }
+  await marker.bump();
 }
 
 /** Full records of these issues, in the order asked. */

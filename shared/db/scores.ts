@@ -17,7 +17,20 @@
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
-import { ConditionFailed, deleteItem, getItem, mapLimit, putItem, queryAll, queryPage, setFields, tableName, transactWrite, updateItem } from './client.js';
+import {
+  ConditionFailed,
+  deleteItem,
+  generationMarker,
+  getItem,
+  mapLimit,
+  putItem,
+  queryAll,
+  queryPage,
+  setFields,
+  tableName,
+  transactWrite,
+  updateItem,
+} from './client.js';
 
 export type SnapshotKind = 'fleet' | 'health' | 'risk';
 export const SNAPSHOT_RETENTION_DAYS = 90;
@@ -29,19 +42,13 @@ export const SNAPSHOT_CHUNK_BYTES = 350 * 1024;
  * (≈ 380 KB against 710–910 KB); brotli 5 saves another ~25% for 10–40× the compression time.
  */
 const ENCODING = 'json+br1';
-const GENERATION_KEY = { pk: 'CACHE', sk: 'GENERATION' };
 const CURRENT_PK = 'SNAPSHOT-CURRENT';
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
 
-export async function currentGeneration(): Promise<number> {
-  return Number((await getItem('scores', GENERATION_KEY, true))?.generation ?? 0);
-}
-
-export async function bumpGeneration(): Promise<number> {
-  const out = await updateItem('scores', GENERATION_KEY, { UpdateExpression: 'ADD generation :one', ExpressionAttributeValues: { ':one': 1 } });
-  return Number(out?.generation);
-}
+const generation = generationMarker('scores');
+export const currentGeneration = generation.current;
+export const bumpGeneration = generation.bump;
 
 export interface SnapshotHeader {
   generated_at: string;
