@@ -11,9 +11,14 @@
 // Every number in it is finite: samples are bounded (±1e15), the serialiser
 // refuses anything else, and the parser drops an entry stored non-finite
 // (null) before the bound existed (shared/fleet/rollup.ts).
+// A write into a closed day (before today, by the writer's clock) is bracketed
+// by two bumps of its (day, shard)'s pack counter, the seqlock that tells
+// packed rollups (rollup-packs.ts) whether they still hold every write:
+//   pk = PACK#<day>#<shard>, sk = COUNTER → writes (odd while one is in flight)
+// Writes into today skip it: open days are never packed, so live ingest pays nothing.
 import type { MetricKey, MetricSample } from '../fleet/records.js';
 import { combineRollup, dayOf, mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../fleet/rollup.js';
-import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
+import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll, updateItem } from './client.js';
 
 export const METRIC_SHARDS = 16;
 /** Rollups older than this are dropped by TTL (and samples older are refused). */
@@ -44,7 +49,50 @@ export function windowDays(days: number, now = new Date()): string[] {
   return Array.from({ length: days }, (_, i) => new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10));
 }
 
-const ttlOf = (day: string) => Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + (METRICS_RETENTION_DAYS + 1) * 86_400;
+export const ttlOf = (day: string) => Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + (METRICS_RETENTION_DAYS + 1) * 86_400;
+
+/** The partition of a (day, shard)'s packed rollups and of its write counter. */
+export const packPartition = (day: string, shard: number) => `PACK#${day}#${shard}`;
+export const PACK_COUNTER_SK = 'COUNTER';
+
+/** A day before today by this clock: its writes move the pack counter. */
+export const isClosedDay = (day: string, now = new Date()) => day < now.toISOString().slice(0, 10);
+
+/** One ADD on a (day, shard)'s write counter; the counter ages out with the day's rollups. */
+async function bumpPackCounter(day: string, shard: number): Promise<void> {
+  await updateItem(
+    'metrics',
+    { pk: packPartition(day, shard), sk: PACK_COUNTER_SK },
+    {
+      UpdateExpression: 'ADD writes :one SET #ttl = :ttl',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':one': 1, ':ttl': ttlOf(day) },
+      ReturnValues: 'NONE',
+    },
+  );
+}
+
+/**
+ * Runs `write` inside the seqlock of these (day, shard)s: `open()` (call it
+ * right before the first put; idempotent) bumps each closed one's counter to
+ * odd, and once `write` is over, succeeded or not, they are bumped back to
+ * even. A writer that dies in between leaves a counter odd: that shard-day is
+ * then read from its items until the next write evens it (rollup-packs.ts).
+ */
+async function withPackCounters<T>(partitions: readonly { day: string; shard: number }[], write: (open: () => Promise<void>) => Promise<T>): Promise<T> {
+  const closed = partitions.filter((p) => isClosedDay(p.day));
+  let opened = false;
+  const open = async () => {
+    if (opened || closed.length === 0) return;
+    opened = true;
+    await mapLimit(closed, 16, (p) => bumpPackCounter(p.day, p.shard));
+  };
+  try {
+    return await write(open);
+  } finally {
+    if (opened) await mapLimit(closed, 16, (p) => bumpPackCounter(p.day, p.shard));
+  }
+}
 
 /** Bulk load of complete day rollups (history backfill, benchmarks): replaces what is stored for those days. */
 export async function putRollups(rollups: StoredRollup[]): Promise<void> {
@@ -58,7 +106,11 @@ export async function putRollups(rollups: StoredRollup[]): Promise<void> {
   }));
   const chunks: (typeof items)[] = [];
   for (let i = 0; i < items.length; i += 500) chunks.push(items.slice(i, i + 500));
-  await mapLimit(chunks, 8, (chunk) => batchPut('metrics', chunk));
+  const partitions = new Map(rollups.map((r) => [`${r.day}#${shardOf(r.cluster_id)}`, { day: r.day, shard: shardOf(r.cluster_id) }]));
+  await withPackCounters([...partitions.values()], async (open) => {
+    await open();
+    await mapLimit(chunks, 8, (chunk) => batchPut('metrics', chunk));
+  });
 }
 
 /** Per metric, the end of the last pulled window a day holds (`p`; see mergePulledRollups). */
@@ -72,27 +124,30 @@ type PulledMarks = Partial<Record<MetricKey, string>>;
  */
 async function updateDay(clusterId: string, day: string, change: (metrics: DayRollup, pulled: PulledMarks) => boolean): Promise<boolean> {
   const key = rollupKey(clusterId, day);
-  for (let attempt = 1; ; attempt++) {
-    const current = await getItem('metrics', key, true);
-    const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
-    const pulled: PulledMarks = current?.p ? JSON.parse(String(current.p)) : {};
-    if (!change(metrics, pulled)) return false;
-    const version = Number(current?.version ?? 0);
-    const marks = Object.keys(pulled).length ? { p: JSON.stringify(pulled) } : {};
-    try {
-      await putItem(
-        'metrics',
-        { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), ...marks, version: version + 1, ttl: ttlOf(day) },
-        {
-          ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
-          ExpressionAttributeValues: current ? { ':seen': version } : undefined,
-        },
-      );
-      return true;
-    } catch (error) {
-      if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
+  return withPackCounters([{ day, shard: shardOf(clusterId) }], async (open) => {
+    for (let attempt = 1; ; attempt++) {
+      const current = await getItem('metrics', key, true);
+      const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
+      const pulled: PulledMarks = current?.p ? JSON.parse(String(current.p)) : {};
+      if (!change(metrics, pulled)) return false;
+      const version = Number(current?.version ?? 0);
+      const marks = Object.keys(pulled).length ? { p: JSON.stringify(pulled) } : {};
+      await open();
+      try {
+        await putItem(
+          'metrics',
+          { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), ...marks, version: version + 1, ttl: ttlOf(day) },
+          {
+            ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
+            ExpressionAttributeValues: current ? { ':seen': version } : undefined,
+          },
+        );
+        return true;
+      } catch (error) {
+        if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
+      }
     }
-  }
+  });
 }
 
 const mergeInto = (clusterId: string, day: string, samples: MetricSample[]) =>

@@ -1,0 +1,401 @@
+// Packed rollups (issue 21 §1): per (day, shard), that shard's cluster-days of
+// the day as one binary pack in the cell layout of RollupColumns, so a full
+// refresh reads ~100 packs instead of ~70,000 rollup items and decodes them by
+// typed-array copies, not JSON parses. In the `metrics` table, beside the rollups:
+//   pk = PACK#<day>#<shard>, sk = COUNTER                → writes: the seqlock counter (metrics.ts bumps it)
+//   pk = PACK#<day>#<shard>, sk = HEAD                   → the current pack: pack_id, built_from, chunks, bytes, encoding
+//   pk = PACK#<day>#<shard>, sk = PART#<pack_id>#<nnnn>  → one slice of that pack's bytes (binary)
+// The rollup items stay the source of truth. A pack records the counter value
+// it was built from (read before its items, consistently, and even: no write in
+// flight); it is current only while the counter still holds that value, since
+// every write into a closed day moves the counter twice (metrics.ts). Only days
+// that no longer change are packed: days before yesterday, and yesterday from
+// 02:00 UTC today (late samples, clock skew). A pack's chunks go under a new
+// pack id first, then the head switches (conditionally, never back to an older
+// counter): readers see the old pack or the new one, never a mix, and the
+// chunks of a build that died are never read (they age out by TTL).
+// README "Packed rollups" has the reasoning.
+import { randomUUID } from 'node:crypto';
+import { endianness } from 'node:os';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
+import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
+import { parseDayRollup } from '../fleet/rollup.js';
+import { createLogger, errorFields, type Logger } from '../log.js';
+import { batchGet, ConditionFailed, deleteItem, mapLimit, putItem, queryAll, type Item } from './client.js';
+import { METRIC_SHARDS, PACK_COUNTER_SK, packPartition, ttlOf } from './metrics.js';
+
+/** Under DynamoDB's 400 KB item limit with room for keys and names, as snapshots (scores.ts). */
+export const PACK_CHUNK_BYTES = 350 * 1024;
+const HEAD_SK = 'HEAD';
+const PART_PREFIX = 'PART#';
+/** Format of the bytes before compression (the layout below); a pack of any other is refused. */
+const FORMAT_VERSION = 1;
+const MAGIC = 0x50524846; // 'FHRP' little-endian
+const HEADER_BYTES = 24;
+const ENCODING = 'cells-v1+br1';
+/** No pack has more chunks than this (10,000 clusters in one shard-day: ≈ 7.3 MB raw, 21 chunks uncompressed). */
+const MAX_CHUNKS = 256;
+/** Decoded packs kept per container, least recently used dropped first. */
+const CACHE_BYTES = 256 * 1024 * 1024;
+/** Yesterday is packed from this hour (UTC) of today on. */
+const GRACE_HOURS = 2;
+
+const compress = promisify(brotliCompress);
+const decompress = promisify(brotliDecompress);
+
+let logger: Logger | undefined;
+const log = () => (logger ??= createLogger('rollup-packs'));
+
+/** One (day, shard)'s cluster-days: one-day columns (row = the pack's cluster order, by cluster id). */
+export type RollupPack = Pick<RollupColumns, 'clusterIds' | 'values' | 'lastAt'>;
+
+/** A stored pack that does not decode: never used as data. */
+export class CorruptPack extends Error {
+  constructor(pk: string, packId: string, reason: string) {
+    super(`rollup pack ${pk} ${packId}: ${reason}`);
+    this.name = 'CorruptPack';
+  }
+}
+
+/** A day that no longer changes by `now`: its day ended GRACE_HOURS or more ago. */
+export function isPackableDay(day: string, now: Date): boolean {
+  return now.getTime() >= Date.parse(`${day}T00:00:00Z`) + (24 + GRACE_HOURS) * 3_600_000;
+}
+
+// ---- the binary form --------------------------------------------------------
+// Little-endian, 8-byte aligned doubles so decoding is a copy:
+//   u32 magic, u32 format, u32 clusters n, u32 METRICS, u32 SLOTS, u32 id bytes
+//   u16 × n   each cluster id's length in UTF-16 code units
+//   the ids, UTF-8, one after the other; zero padding to a multiple of 8
+//   f64 × n × METRICS × SLOTS   values, as RollupColumns.values of one day
+//   f64 × n × METRICS           lastAt, as RollupColumns.lastAt of one day
+
+if (endianness() !== 'LE') throw new Error('rollup packs are little-endian: this platform is not');
+
+const align8 = (n: number) => Math.ceil(n / 8) * 8;
+
+/** The raw (uncompressed) bytes of a pack. */
+export function encodePack(pack: RollupPack): Buffer {
+  const n = pack.clusterIds.length;
+  const ids = Buffer.from(pack.clusterIds.join(''), 'utf8');
+  const valuesAt = align8(HEADER_BYTES + 2 * n + ids.length);
+  const lastAtAt = valuesAt + n * METRICS * SLOTS * 8;
+  const out = Buffer.alloc(lastAtAt + n * METRICS * 8);
+  out.writeUInt32LE(MAGIC, 0);
+  out.writeUInt32LE(FORMAT_VERSION, 4);
+  out.writeUInt32LE(n, 8);
+  out.writeUInt32LE(METRICS, 12);
+  out.writeUInt32LE(SLOTS, 16);
+  out.writeUInt32LE(ids.length, 20);
+  pack.clusterIds.forEach((id, i) => {
+    if (id.length === 0 || id.length > 0xffff) throw new RangeError(`cluster id of ${id.length} characters cannot be packed`);
+    out.writeUInt16LE(id.length, HEADER_BYTES + 2 * i);
+  });
+  ids.copy(out, HEADER_BYTES + 2 * n);
+  if (pack.values.length !== n * METRICS * SLOTS || pack.lastAt.length !== n * METRICS) throw new RangeError('pack columns do not match its clusters');
+  Buffer.from(pack.values.buffer, pack.values.byteOffset, pack.values.byteLength).copy(out, valuesAt);
+  Buffer.from(pack.lastAt.buffer, pack.lastAt.byteOffset, pack.lastAt.byteLength).copy(out, lastAtAt);
+  return out;
+}
+
+/** A pack from its raw bytes; every length is checked against the bytes there are (`name` names the pack in errors). */
+export function decodePack(raw: Buffer, name: { pk: string; packId: string }): RollupPack {
+  const corrupt = (reason: string) => new CorruptPack(name.pk, name.packId, reason);
+  if (raw.length < HEADER_BYTES) throw corrupt(`${raw.length} bytes, shorter than its header`);
+  if (raw.readUInt32LE(0) !== MAGIC) throw corrupt('not a rollup pack');
+  if (raw.readUInt32LE(4) !== FORMAT_VERSION) throw corrupt(`format ${raw.readUInt32LE(4)}, expected ${FORMAT_VERSION}`);
+  const n = raw.readUInt32LE(8);
+  if (raw.readUInt32LE(12) !== METRICS || raw.readUInt32LE(16) !== SLOTS)
+    throw corrupt(`${raw.readUInt32LE(12)} metrics × ${raw.readUInt32LE(16)} slots, expected ${METRICS} × ${SLOTS}`);
+  const idBytes = raw.readUInt32LE(20);
+  // Lengths checked before any allocation they size: n and idBytes must fit the bytes read.
+  const idsAt = HEADER_BYTES + 2 * n;
+  if (idsAt + idBytes > raw.length) throw corrupt(`${n} clusters and ${idBytes} id bytes do not fit in ${raw.length} bytes`);
+  const valuesAt = align8(idsAt + idBytes);
+  const lastAtAt = valuesAt + n * METRICS * SLOTS * 8;
+  const end = lastAtAt + n * METRICS * 8;
+  if (end !== raw.length) throw corrupt(`${raw.length} bytes, ${end} expected for ${n} clusters`);
+  const ids = raw.toString('utf8', idsAt, idsAt + idBytes);
+  const clusterIds = new Array<string>(n);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const length = raw.readUInt16LE(HEADER_BYTES + 2 * i);
+    if (length === 0 || at + length > ids.length) throw corrupt(`cluster id ${i + 1} of ${n} runs past the ids`);
+    clusterIds[i] = ids.slice(at, at + length);
+    at += length;
+  }
+  if (at !== ids.length) throw corrupt(`ids hold ${ids.length - at} characters no cluster claims`);
+  // Copies: the bytes may sit at any offset of a pooled buffer, and the columns own their arrays.
+  const values = new Float64Array(n * METRICS * SLOTS);
+  new Uint8Array(values.buffer).set(raw.subarray(valuesAt, lastAtAt));
+  const lastAt = new Float64Array(n * METRICS);
+  new Uint8Array(lastAt.buffer).set(raw.subarray(lastAtAt, end));
+  return { clusterIds, values, lastAt };
+}
+
+/** A pack of rollup items as a Query returns them (sorted by cluster id). */
+function packFromItems(day: string, items: readonly Item[]): RollupPack {
+  const pack = emptyColumns(
+    [day],
+    items.map((i) => String(i.cluster_id)),
+  );
+  for (let row = 0; row < items.length; row++) putDay(pack, 0, row, parseDayRollup(String(items[row]!.m)));
+  return pack;
+}
+
+// ---- storage ----------------------------------------------------------------
+
+interface PackHead {
+  pack_id: string;
+  built_from: number;
+  clusters: number;
+  chunks: number;
+  bytes: number;
+  raw_bytes: number;
+  encoding: string;
+}
+
+const partKey = (pk: string, packId: string, index: number) => ({ pk, sk: `${PART_PREFIX}${packId}#${String(index).padStart(4, '0')}` });
+
+/** A pack's chunks under a new pack id, which no reader finds until its head is switched to it. */
+export async function writePackChunks(day: string, shard: number, builtFrom: number, pack: RollupPack): Promise<PackHead> {
+  const pk = packPartition(day, shard);
+  const raw = encodePack(pack);
+  const packed = await compress(raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length } });
+  const packId = `${builtFrom}-${randomUUID().slice(0, 8)}`;
+  const chunks = Math.max(1, Math.ceil(packed.length / PACK_CHUNK_BYTES));
+  await mapLimit(range(chunks), 4, (i) =>
+    putItem('metrics', { ...partKey(pk, packId, i), data: packed.subarray(i * PACK_CHUNK_BYTES, (i + 1) * PACK_CHUNK_BYTES), ttl: ttlOf(day) }),
+  );
+  return { pack_id: packId, built_from: builtFrom, clusters: pack.clusterIds.length, chunks, bytes: packed.length, raw_bytes: raw.length, encoding: ENCODING };
+}
+
+/**
+ * Makes written chunks the current pack, unless a pack of the same or a later
+ * counter value is there already (a concurrent build): then they are deleted.
+ * The replaced pack's chunks are deleted best effort (TTL gets the rest); a
+ * reader still fetching them finds them gone and reads the items instead.
+ */
+export async function switchPackHead(day: string, shard: number, head: PackHead, replaced?: PackHead): Promise<boolean> {
+  const pk = packPartition(day, shard);
+  try {
+    await putItem(
+      'metrics',
+      { pk, sk: HEAD_SK, ...head, ttl: ttlOf(day) },
+      { ConditionExpression: 'attribute_not_exists(pk) OR built_from < :from', ExpressionAttributeValues: { ':from': head.built_from } },
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    await deleteChunks(pk, head);
+    return false;
+  }
+  if (replaced) await deleteChunks(pk, replaced);
+  return true;
+}
+
+async function deleteChunks(pk: string, head: PackHead): Promise<void> {
+  await mapLimit(range(head.chunks), 4, (i) => deleteItem('metrics', partKey(pk, head.pack_id, i))).catch((error) =>
+    log().warn('rollup pack chunks not deleted (TTL removes them)', { pk, pack_id: head.pack_id, ...errorFields(error) }),
+  );
+}
+
+/** A head item's fields, checked: a head that does not fit is a corrupt pack. */
+function headOf(pk: string, item: Item): PackHead {
+  const packId = typeof item.pack_id === 'string' ? item.pack_id : '?';
+  const whole = (field: string, max: number): number => {
+    const value = item[field];
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max)
+      throw new CorruptPack(pk, packId, `head ${field} ${String(value)}`);
+    return value;
+  };
+  const head: PackHead = {
+    pack_id: packId,
+    built_from: whole('built_from', Number.MAX_SAFE_INTEGER),
+    clusters: whole('clusters', 0xffffffff),
+    chunks: whole('chunks', MAX_CHUNKS),
+    bytes: whole('bytes', MAX_CHUNKS * PACK_CHUNK_BYTES),
+    raw_bytes: whole('raw_bytes', 0xffffffff),
+    encoding: String(item.encoding),
+  };
+  if (packId === '?') throw new CorruptPack(pk, packId, 'head without a pack id');
+  if (head.encoding !== ENCODING) throw new CorruptPack(pk, packId, `unknown encoding ${head.encoding}`);
+  if (head.bytes > head.chunks * PACK_CHUNK_BYTES || head.bytes <= (head.chunks - 1) * PACK_CHUNK_BYTES)
+    throw new CorruptPack(pk, packId, `${head.bytes} bytes in ${head.chunks} chunks`);
+  return head;
+}
+
+/** The pack a head names, or undefined when its chunks are gone (deleted after a newer switch). */
+async function readPack(pk: string, head: PackHead): Promise<RollupPack | undefined> {
+  const parts = await queryAll('metrics', {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :part)',
+    ExpressionAttributeValues: { ':pk': pk, ':part': `${PART_PREFIX}${head.pack_id}#` },
+    ConsistentRead: true,
+  });
+  if (parts.length < head.chunks) return undefined;
+  const corrupt = (reason: string) => new CorruptPack(pk, head.pack_id, reason);
+  if (parts.length > head.chunks) throw corrupt(`${parts.length} chunks stored, ${head.chunks} in its head`);
+  const slices = parts.map((part, i) => {
+    if (part.sk !== partKey(pk, head.pack_id, i).sk || !(part.data instanceof Uint8Array)) throw corrupt(`chunk ${i + 1} of ${head.chunks} is not one`);
+    return part.data;
+  });
+  const packed = Buffer.concat(slices);
+  if (packed.length !== head.bytes) throw corrupt(`${packed.length} bytes read, ${head.bytes} written`);
+  let raw: Buffer;
+  try {
+    raw = await decompress(packed, { maxOutputLength: Math.max(1, head.raw_bytes) });
+  } catch (error) {
+    throw corrupt(`does not decompress to ${head.raw_bytes} bytes (${(error as Error).message})`);
+  }
+  if (raw.length !== head.raw_bytes) throw corrupt(`${raw.length} bytes decompressed, ${head.raw_bytes} written`);
+  const pack = decodePack(raw, { pk, packId: head.pack_id });
+  if (pack.clusterIds.length !== head.clusters) throw corrupt(`${pack.clusterIds.length} clusters, ${head.clusters} in its head`);
+  return pack;
+}
+
+// ---- the per-container cache --------------------------------------------------
+// A decoded pack stays valid exactly as long as its counter value: a warm
+// container re-reads only counters and heads, then the packs that moved.
+
+const cache = new Map<string, { builtFrom: number; pack: RollupPack; bytes: number }>();
+let cachedBytes = 0;
+
+function cached(pk: string, writes: number): RollupPack | undefined {
+  const entry = cache.get(pk);
+  if (!entry || entry.builtFrom !== writes) return undefined;
+  cache.delete(pk);
+  cache.set(pk, entry); // most recently used last
+  return entry.pack;
+}
+
+function remember(pk: string, builtFrom: number, pack: RollupPack): void {
+  forget(pk);
+  const bytes = pack.values.byteLength + pack.lastAt.byteLength + pack.clusterIds.length * 64;
+  cache.set(pk, { builtFrom, pack, bytes });
+  cachedBytes += bytes;
+  for (const [key] of cache) {
+    if (cachedBytes <= CACHE_BYTES) break;
+    forget(key);
+  }
+}
+
+function forget(pk: string): void {
+  const entry = cache.get(pk);
+  if (!entry) return;
+  cachedBytes -= entry.bytes;
+  cache.delete(pk);
+}
+
+/** Empties this container's cache of decoded packs (tests, benchmarks). */
+export function clearPackCache(): void {
+  cache.clear();
+  cachedBytes = 0;
+}
+
+// ---- the read -------------------------------------------------------------------
+
+/** Where a partition's cluster-days came from, for tests and benchmarks. */
+export interface PackReadStats {
+  cached: number;
+  packs: number;
+  items: number;
+  built: number;
+}
+
+let lastStats: PackReadStats = { cached: 0, packs: 0, items: 0, built: 0 };
+/** How the last readFleetRollupColumns got its partitions. */
+export const lastPackReadStats = (): PackReadStats => ({ ...lastStats });
+
+interface Partition {
+  day: string;
+  dayIndex: number;
+  shard: number;
+  pk: string;
+}
+
+/**
+ * The fleet's rollups of these days (oldest first, as windowDays gives them)
+ * as columns; rows: every cluster with a rollup item in them (grouped by shard).
+ * Each (day, shard) comes from its pack when the pack is current, else from its
+ * items, and then, if the day no longer changes by `now`, its pack is built and
+ * written for the next read (a pack write that fails is logged, not thrown).
+ */
+export async function readFleetRollupColumns(days: string[], now = new Date()): Promise<RollupColumns> {
+  const partitions: Partition[] = days.flatMap((day, dayIndex) =>
+    range(METRIC_SHARDS).map((shard) => ({ day, dayIndex, shard, pk: packPartition(day, shard) })),
+  );
+  // Fetch: every counter and head in consistent BatchGets; a counter read before the items a build reads.
+  const keys = partitions.flatMap(({ pk }) => [
+    { pk, sk: PACK_COUNTER_SK },
+    { pk, sk: HEAD_SK },
+  ]);
+  const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
+  const stored = new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
+  const stats: PackReadStats = { cached: 0, packs: 0, items: 0, built: 0 };
+  const packs = await mapLimit(partitions, 32, (p) => {
+    const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
+    const head = stored.get(`${p.pk}|${HEAD_SK}`);
+    return partitionPack(p, Number(counter?.writes ?? 0), head && headOf(p.pk, head), now, stats);
+  });
+  lastStats = stats;
+  // Allocate with the rows known (grouped by shard: a shard's days mostly list the same clusters, so copies run long), then copy.
+  const rowOf = new Map<string, number>();
+  for (let shard = 0; shard < METRIC_SHARDS; shard++)
+    for (let d = 0; d < days.length; d++) for (const id of packs[d * METRIC_SHARDS + shard]!.clusterIds) if (!rowOf.has(id)) rowOf.set(id, rowOf.size);
+  const columns = emptyColumns(days, [...rowOf.keys()]);
+  for (let i = 0; i < partitions.length; i++) copyInto(columns, partitions[i]!.dayIndex, packs[i]!);
+  return columns;
+}
+
+async function partitionPack(p: Partition, writes: number, head: PackHead | undefined, now: Date, stats: PackReadStats): Promise<RollupPack> {
+  const packable = isPackableDay(p.day, now) && writes % 2 === 0;
+  if (packable) {
+    const hit = cached(p.pk, writes);
+    if (hit) {
+      stats.cached++;
+      return hit;
+    }
+    if (head?.built_from === writes) {
+      const pack = await readPack(p.pk, head);
+      if (pack) {
+        stats.packs++;
+        remember(p.pk, writes, pack);
+        return pack;
+      }
+    }
+  }
+  stats.items++;
+  const items = await queryAll('metrics', {
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': `ROLLUP#${p.day}#${p.shard}` },
+    ConsistentRead: packable,
+  });
+  const pack = packFromItems(p.day, items);
+  if (!packable) return pack;
+  remember(p.pk, writes, pack);
+  try {
+    const written = await writePackChunks(p.day, p.shard, writes, pack);
+    if (await switchPackHead(p.day, p.shard, written, head)) stats.built++;
+  } catch (error) {
+    log().warn('rollup pack not written (read from items until it is)', { pk: p.pk, ...errorFields(error) });
+  }
+  return pack;
+}
+
+/** A pack's cluster-days into their cells, one copy per run of consecutive rows. */
+function copyInto(columns: RollupColumns, dayIndex: number, pack: RollupPack): void {
+  const perCell = METRICS * SLOTS;
+  const n = pack.clusterIds.length;
+  const base = dayIndex * columns.clusterIds.length;
+  for (let i = 0; i < n; ) {
+    const row = columns.rowOf.get(pack.clusterIds[i]!)!;
+    let j = i + 1;
+    while (j < n && columns.rowOf.get(pack.clusterIds[j]!) === row + (j - i)) j++;
+    columns.values.set(pack.values.subarray(i * perCell, j * perCell), (base + row) * perCell);
+    columns.lastAt.set(pack.lastAt.subarray(i * METRICS, j * METRICS), (base + row) * METRICS);
+    i = j;
+  }
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const slices = <T>(list: readonly T[], size: number): T[][] => range(Math.ceil(list.length / size)).map((i) => list.slice(i * size, (i + 1) * size));

@@ -1,0 +1,307 @@
+// Packed rollups (issue 21 §1): columns read through packs equal columns of the
+// rollup items, late writes into packed days are never missed (the seqlock
+// counter), open days are never packed, and a pack that is half written,
+// split over chunks or corrupt never shows as data.
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
+import {
+  addSamples,
+  mergePulledRollups,
+  METRIC_SHARDS,
+  putRollups,
+  readFleetRollups,
+  shardOf,
+  windowDays,
+  type StoredRollup,
+} from '../../shared/db/metrics.js';
+import {
+  clearPackCache,
+  CorruptPack,
+  decodePack,
+  encodePack,
+  lastPackReadStats,
+  PACK_CHUNK_BYTES,
+  readFleetRollupColumns,
+  writePackChunks,
+} from '../../shared/db/rollup-packs.js';
+import { columnsFromRollups, emptyColumns, METRICS, SLOTS, type RollupColumns } from '../../shared/fleet/rollup-columns.js';
+import { METRIC_KEYS } from '../../shared/fleet/records.js';
+import type { DayRollup } from '../../shared/fleet/rollup.js';
+import { useTestTables } from '../support/dynamo.js';
+
+beforeAll(async () => {
+  await useTestTables();
+});
+
+const DAY_MS = 86_400_000;
+/** `count` consecutive days, the newest `endsDaysAgo` days before today (each test its own, so tests share tables). */
+const daysEnding = (endsDaysAgo: number, count: number) => windowDays(count, new Date(Date.now() - endsDaysAgo * DAY_MS));
+
+/** Rollups with randomly missing cluster-days and metrics, values of every sign and size. */
+function randomRollups(clusterIds: readonly string[], days: readonly string[], presence = 0.8): StoredRollup[] {
+  const value = () => (Math.random() < 0.5 ? Math.round(Math.random() * 1000) / 10 : (Math.random() - 0.5) * 1e12);
+  return clusterIds.flatMap((cluster_id) =>
+    days.flatMap((day) => {
+      if (Math.random() > presence) return [];
+      const metrics: DayRollup = {};
+      for (const key of METRIC_KEYS) {
+        if (Math.random() < 0.3) continue;
+        const [a, b, c] = [value(), value(), value()];
+        const count = 1 + Math.floor(Math.random() * 288);
+        const at = new Date(Date.parse(`${day}T00:00:00Z`) + Math.floor(Math.random() * DAY_MS)).toISOString();
+        metrics[key] = { min: Math.min(a, b, c), max: Math.max(a, b, c), sum: a + b + c, count, last: c, last_at: at };
+      }
+      return [{ cluster_id, day, metrics }];
+    }),
+  );
+}
+
+const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
+
+/** The columns the items path gives: readFleetRollups, then columnsFromRollups. */
+async function columnsFromItems(days: string[]): Promise<RollupColumns> {
+  const byCluster = await readFleetRollups(days);
+  return columnsFromRollups(days, [...byCluster.keys()], [...byCluster.values()].flat());
+}
+
+/** Each cluster's cells over the days (any row order): values and lastAt as plain numbers (NaN equals NaN in toEqual). */
+function byCluster(columns: RollupColumns): Map<string, { values: number[]; lastAt: number[] }> {
+  const out = new Map<string, { values: number[]; lastAt: number[] }>();
+  columns.clusterIds.forEach((id, row) => {
+    const values: number[] = [];
+    const lastAt: number[] = [];
+    for (let day = 0; day < columns.days.length; day++) {
+      const cell = day * columns.clusterIds.length + row;
+      values.push(...columns.values.subarray(cell * METRICS * SLOTS, (cell + 1) * METRICS * SLOTS));
+      lastAt.push(...columns.lastAt.subarray(cell * METRICS, (cell + 1) * METRICS));
+    }
+    out.set(id, { values, lastAt });
+  });
+  return out;
+}
+
+async function expectSameAsItems(days: string[], now = new Date()): Promise<RollupColumns> {
+  const packed = await readFleetRollupColumns(days, now);
+  const expected = await columnsFromItems(days);
+  expect(packed.days).toEqual(days);
+  expect(packed.clusterIds.length).toBe(expected.clusterIds.length);
+  expect(byCluster(packed)).toEqual(byCluster(expected));
+  return packed;
+}
+
+const counterOf = async (day: string, shard: number) => Number((await getItem('metrics', { pk: `PACK#${day}#${shard}`, sk: 'COUNTER' }, true))?.writes ?? 0);
+const headOf = (day: string, shard: number) => getItem('metrics', { pk: `PACK#${day}#${shard}`, sk: 'HEAD' }, true);
+const partitions = (days: string[]) => days.length * METRIC_SHARDS;
+
+describe('packed rollups', () => {
+  it('read through packs (built, then cold, then cached) equal the items path: missing clusters, metrics and days, every shard', async () => {
+    const days = daysEnding(3, 6);
+    const rollups = randomRollups(ids(400), days).filter((r) => r.day !== days[2]); // one day without any rollup
+    await putRollups(rollups);
+
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: 0, items: partitions(days), built: partitions(days) });
+    const head = await headOf(days[0]!, 0);
+    expect(head?.built_from).toBe(await counterOf(days[0]!, 0));
+
+    clearPackCache(); // a cold container: every partition from its pack
+    const cold = await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
+    expect(new Set(cold.clusterIds)).toEqual(new Set(rollups.map((r) => r.cluster_id)));
+
+    await expectSameAsItems(days); // warm: counters and heads only
+    expect(lastPackReadStats()).toEqual({ cached: partitions(days), packs: 0, items: 0, built: 0 });
+  });
+
+  it('a late write into a packed day (ingest, then a pull) is in the next read, warm or cold', async () => {
+    const days = daysEnding(10, 3);
+    const clusterIds = ids(60);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await expectSameAsItems(days);
+
+    const late = clusterIds[7]!;
+    const lateDay = days[1]!;
+    const newcomer = randomUUID();
+    const at = `${lateDay}T23:59:00.000Z`;
+    await addSamples([
+      { cluster_id: late, metric_key: 'qps', value: 123456.5, at },
+      { cluster_id: newcomer, metric_key: 'disk_used_pct', value: 97, at },
+    ]);
+    expect((await counterOf(lateDay, shardOf(late))) % 2).toBe(0);
+    const warm = await expectSameAsItems(days); // the container's cache must not hide it
+    expect(warm.rowOf.has(newcomer)).toBe(true);
+    expect(lastPackReadStats().items).toBeGreaterThanOrEqual(1);
+
+    await mergePulledRollups([
+      {
+        cluster_id: late,
+        day: lateDay,
+        metrics: { memory_pct: { min: 1, max: 99, sum: 150, count: 3, last: 50, last_at: at } },
+        windows: { memory_pct: { from: `${lateDay}T23:00:00.000Z`, to: at } },
+      },
+    ]);
+    const pulled = await expectSameAsItems(days);
+    const row = pulled.rowOf.get(late)!;
+    const cell = 1 * pulled.clusterIds.length + row;
+    const memory = METRIC_KEYS.indexOf('memory_pct');
+    expect(pulled.values[(cell * METRICS + memory) * SLOTS + 4]).toBeGreaterThanOrEqual(3); // count: the pulled window is in
+
+    clearPackCache();
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
+  });
+
+  it('an odd counter (a writer died between its bumps) reads that shard-day from items and builds no pack of it', async () => {
+    const days = daysEnding(14, 2);
+    const clusterIds = ids(40);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await expectSameAsItems(days);
+    const victim = clusterIds[0]!;
+    const [day, shard] = [days[0]!, shardOf(victim)];
+    const before = await headOf(day, shard);
+
+    // The dead writer: its first bump, then its put, never its second bump.
+    await updateItem(
+      'metrics',
+      { pk: `PACK#${day}#${shard}`, sk: 'COUNTER' },
+      { UpdateExpression: 'ADD writes :one', ExpressionAttributeValues: { ':one': 1 } },
+    );
+    const metrics: DayRollup = { qps: { min: 1, max: 2, sum: 3, count: 2, last: 2, last_at: `${day}T12:00:00.000Z` } };
+    await putItem('metrics', { pk: `ROLLUP#${day}#${shard}`, sk: `CLUSTER#${victim}`, cluster_id: victim, day, m: JSON.stringify(metrics), version: 9 });
+
+    for (const cold of [false, true]) {
+      if (cold) clearPackCache();
+      const read = await expectSameAsItems(days);
+      const cell = read.rowOf.get(victim)!;
+      expect(read.values[(cell * METRICS + METRIC_KEYS.indexOf('qps')) * SLOTS + 3]).toBe(3);
+      expect(lastPackReadStats().items).toBe(1);
+      expect(lastPackReadStats().built).toBe(0);
+    }
+    expect(await headOf(day, shard)).toEqual(before);
+  });
+
+  it('packs no day that may still change: not today, not yesterday before 02:00 UTC', async () => {
+    const [yesterday, today] = ['2031-03-04', '2031-03-05'];
+    const clusterIds = ids(30);
+    await putRollups(randomRollups(clusterIds, [yesterday, today], 1));
+    const headsOf = async (day: string) => (await Promise.all(Array.from({ length: METRIC_SHARDS }, (_, s) => headOf(day, s)))).filter(Boolean).length;
+
+    await expectSameAsItems([yesterday, today], new Date(`${today}T01:59:59.999Z`));
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: 0, items: partitions([yesterday, today]), built: 0 });
+    expect(await headsOf(yesterday)).toBe(0);
+
+    await expectSameAsItems([yesterday, today], new Date(`${today}T02:00:00.000Z`));
+    expect(lastPackReadStats().built).toBe(METRIC_SHARDS);
+    expect(await headsOf(yesterday)).toBe(METRIC_SHARDS);
+    expect(await headsOf(today)).toBe(0);
+
+    await expectSameAsItems([yesterday, today], new Date(`${today}T23:59:59.999Z`)); // today from items again, though all else is cached
+    expect(lastPackReadStats()).toEqual({ cached: METRIC_SHARDS, packs: 0, items: METRIC_SHARDS, built: 0 });
+  });
+
+  it('a pack larger than one chunk is cut under the item limit and read back whole', async () => {
+    const day = daysEnding(20, 1);
+    const shard = 5;
+    const clusterIds: string[] = [];
+    while (clusterIds.length < 900) {
+      const id = randomUUID();
+      if (shardOf(id) === shard) clusterIds.push(id);
+    }
+    // Full random doubles barely compress: 900 clusters ≈ 650 KB raw.
+    const rollups = clusterIds.map((cluster_id) => {
+      const metrics: DayRollup = {};
+      for (const key of METRIC_KEYS) {
+        const r = () => (Math.random() - 0.5) * 1e9;
+        metrics[key] = {
+          min: r(),
+          max: r(),
+          sum: r(),
+          count: 1 + Math.floor(Math.random() * 1e6),
+          last: r(),
+          last_at: `${day[0]}T${String(Math.floor(Math.random() * 24)).padStart(2, '0')}:00:00.123Z`,
+        };
+      }
+      return { cluster_id, day: day[0]!, metrics };
+    });
+    await putRollups(rollups);
+    await expectSameAsItems(day);
+    const head = await headOf(day[0]!, shard);
+    expect(Number(head?.chunks)).toBeGreaterThanOrEqual(2);
+    const parts = await queryAll('metrics', {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :part)',
+      ExpressionAttributeValues: { ':pk': `PACK#${day[0]}#${shard}`, ':part': `PART#${String(head?.pack_id)}#` },
+    });
+    expect(parts).toHaveLength(Number(head?.chunks));
+    for (const part of parts) expect((part.data as Uint8Array).length).toBeLessThanOrEqual(PACK_CHUNK_BYTES);
+
+    clearPackCache();
+    await expectSameAsItems(day);
+    expect(lastPackReadStats().packs).toBe(METRIC_SHARDS);
+  });
+
+  it('a pack write that died after its chunks (head not switched) changes no read', async () => {
+    const days = daysEnding(25, 2);
+    const clusterIds = ids(50);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await expectSameAsItems(days);
+    const victim = clusterIds[3]!;
+    const [day, shard] = [days[1]!, shardOf(victim)];
+    const head = await headOf(day, shard);
+
+    // Stray chunks of other data under the current counter, and under the next one after a late write.
+    const wrong = emptyColumns([day], [victim, randomUUID()]);
+    wrong.values.fill(42);
+    await writePackChunks(day, shard, await counterOf(day, shard), wrong);
+    await addSamples([{ cluster_id: victim, metric_key: 'node_count', value: 7, at: `${day}T08:00:00.000Z` }]);
+    await writePackChunks(day, shard, await counterOf(day, shard), wrong);
+
+    clearPackCache();
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toMatchObject({ items: 1, built: 1 });
+    const rebuilt = await headOf(day, shard);
+    expect(rebuilt?.pack_id).not.toBe(head?.pack_id);
+    clearPackCache();
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
+  });
+
+  it('a corrupt pack is an error naming it, never data', async () => {
+    const days = daysEnding(30, 1);
+    const clusterIds = ids(20);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await readFleetRollupColumns(days);
+    const shard = shardOf(clusterIds[0]!);
+    const pk = `PACK#${days[0]}#${shard}`;
+    const head = await headOf(days[0]!, shard);
+    await putItem('metrics', { pk, sk: `PART#${String(head?.pack_id)}#0000`, data: new Uint8Array(Number(head?.bytes)).fill(7) });
+
+    clearPackCache();
+    await expect(readFleetRollupColumns(days)).rejects.toThrow(CorruptPack);
+    await expect(readFleetRollupColumns(days)).rejects.toThrow(pk);
+  });
+
+  it('decoding checks every length against the bytes there are', () => {
+    const pack = columnsFromRollups(
+      ['2030-01-01'],
+      ['a', 'bé', 'c'],
+      [{ cluster_id: 'bé', day: '2030-01-01', metrics: { qps: { min: 1, max: 3, sum: 4, count: 2, last: 3, last_at: '2030-01-01T10:00:00.000Z' } } }],
+    );
+    const raw = encodePack(pack);
+    const name = { pk: 'PACK#2030-01-01#0', packId: 'test' };
+    const back = decodePack(raw, name);
+    expect(back.clusterIds).toEqual(['a', 'bé', 'c']);
+    expect(back.values).toEqual(pack.values);
+    expect(back.lastAt).toEqual(pack.lastAt);
+
+    expect(() => decodePack(raw.subarray(0, raw.length - 8), name)).toThrow(CorruptPack);
+    expect(() => decodePack(Buffer.concat([raw, Buffer.alloc(8)]), name)).toThrow(CorruptPack);
+    const tooMany = Buffer.from(raw);
+    tooMany.writeUInt32LE(1_000_000, 8);
+    expect(() => decodePack(tooMany, name)).toThrow(/PACK#2030-01-01#0 test/);
+    const longId = Buffer.from(raw);
+    longId.writeUInt16LE(60_000, 24);
+    expect(() => decodePack(longId, name)).toThrow(CorruptPack);
+    expect(() => decodePack(Buffer.alloc(10), name)).toThrow(CorruptPack);
+  });
+});
