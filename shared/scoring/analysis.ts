@@ -4,7 +4,7 @@ import type * as z from 'zod';
 import type { MetricKey } from '../fleet/records.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import type { FleetClusterScore } from './fleet-score.js';
-import { aggregate, lookbackStart, round2, type ClusterData } from './inputs.js';
+import { aggregateOf, lookbackStart, round2, type ClusterData } from './inputs.js';
 import type { RiskSnapshot } from './risk.js';
 import type * as contract from './schemas.js';
 
@@ -76,7 +76,8 @@ export function usage(fleet: readonly ClusterData[], scores: readonly FleetClust
     rows.sort((a, b) => by(b) - by(a) || a.cluster_name.localeCompare(b.cluster_name)).slice(0, CHART_SIZE);
   const compactionThreshold =
     risk.rules.find((r) => r.metric_key === 'compaction_score')?.warning ?? health.dimensions.find((d) => d.metric_key === 'compaction_score')?.yellow ?? 0;
-  const value = (d: ClusterData, key: MetricKey, how: 'max' | 'avg') => aggregate(d.rollups, key, how, from);
+  // From the cluster's rollup columns when it has them: no rollup object is built.
+  const value = (d: ClusterData, key: MetricKey, how: 'max' | 'avg') => aggregateOf(d, key, how, from);
   return {
     health_distribution: { healthy: count('Healthy'), warning: count('Warning'), critical: count('Critical') },
     compaction_bars: top(

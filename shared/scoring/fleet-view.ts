@@ -5,6 +5,7 @@
 import { listAlertsSince, type AlertRecord } from '../db/alerts.js';
 import { listClusters } from '../db/clusters.js';
 import { readFleetRollups, windowDays } from '../db/metrics.js';
+import { columnsFromRollups, type RollupColumns } from '../fleet/rollup-columns.js';
 import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } from '../db/scores.js';
 import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
@@ -13,7 +14,7 @@ import type * as z from 'zod';
 import { CRITICAL_ALERT_DAYS } from './critical.js';
 import { fleetKpis, scoreFleet, type FleetClusterScore } from './fleet-score.js';
 import { healthKpis, healthScores, type HealthScore } from './health-score.js';
-import { aggregateFleet, lookbackStart, staleReason, type ClusterData } from './inputs.js';
+import { aggregateFleet, columnarClusterData, lookbackStart, staleReason, type ClusterData } from './inputs.js';
 import { riskSnapshot, riskSummary, sortSnapshots, type RiskSnapshot } from './risk.js';
 import type * as contract from './schemas.js';
 
@@ -37,14 +38,25 @@ export interface FleetView {
 export const rollupDaysFor = (health: ScoringRules, risk: RiskRuleSet) => Math.max(health.lookback_days, risk.lookback_days);
 
 /**
- * Each cluster's inputs: inventory, `days` days of daily rollups, and the alerts
- * of the critical-cluster window or the health lookback, whichever is longer.
+ * The fleet's rollups of these days in columns, a row per cluster with a rollup.
+ * Until packed rollups land (shared/db/rollup-packs.ts: readFleetRollupColumns(days)
+ * answers this), built from the rollup objects: their parse stays, the fold no longer reads them.
+ */
+async function readRollupColumns(days: string[]): Promise<RollupColumns> {
+  const byCluster = await readFleetRollups(days);
+  return columnsFromRollups(days, [...byCluster.keys()], [...byCluster.values()].flat());
+}
+
+/**
+ * Each cluster's inputs: inventory, `days` days of daily rollups (as a row of the
+ * fleet's columns), and the alerts of the critical-cluster window or the health
+ * lookback, whichever is longer.
  */
 export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date): Promise<ClusterData[]> {
   const alertDays = Math.max(CRITICAL_ALERT_DAYS, alertLookbackDays);
-  const [clusters, rollups, alerts] = await Promise.all([
+  const [clusters, columns, alerts] = await Promise.all([
     listClusters(),
-    readFleetRollups(windowDays(days, now)),
+    readRollupColumns(windowDays(days, now)),
     listAlertsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
   ]);
   const alertsByCluster = new Map<string, AlertRecord[]>();
@@ -53,17 +65,13 @@ export async function loadFleetInputs(days: number, alertLookbackDays: number, n
     if (list) list.push(alert);
     else alertsByCluster.set(alert.cluster_id, [alert]);
   }
-  return clusters.map((cluster) => ({
-    cluster,
-    rollups: rollups.get(cluster.cluster_id) ?? [],
-    alerts: alertsByCluster.get(cluster.cluster_id) ?? [],
-  }));
+  return clusters.map((cluster) => columnarClusterData(cluster, columns, alertsByCluster.get(cluster.cluster_id) ?? []));
 }
 
 export async function computeFleetView(now = new Date()): Promise<FleetView> {
   const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
   const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now);
-  // Each cluster's rollups folded once into columnar aggregates, which every view reads (inputs.ts);
+  // The fleet's rollup columns folded once into columnar aggregates, which every view reads (inputs.ts);
   // the risk rules share them unless their lookback differs.
   const aggregates = aggregateFleet(fleet, lookbackStart(health.rules.lookback_days, now));
   const riskFrom = lookbackStart(risk.rules.lookback_days, now);

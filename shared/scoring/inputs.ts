@@ -4,14 +4,39 @@ import type { AlertRecord } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
+import { COUNT, LAST, MAX, METRICS, MIN, PRESENT, rollupsOf, SLOTS, SUM, type RollupColumns } from '../fleet/rollup-columns.js';
 import type { Aggregation } from '../rules/schemas.js';
 
 export interface ClusterData {
   cluster: ClusterRecord;
-  /** Daily rollups covering at least the longest lookback, any order. */
+  /**
+   * Daily rollups covering at least the longest lookback, any order. With `columns` this is
+   * built from them on each read (rollupsOf), for the few readers that want objects.
+   */
   rollups: StoredRollup[];
+  /** The fleet's rollups in columns (the refresh's source); absent: `rollups` is the source. */
+  columns?: RollupColumns;
+  /** This cluster's row in `columns`; −1 when it has no rollup. */
+  row?: number;
   /** Alerts that started in, or are still firing during, the longest alert window. */
   alerts: AlertRecord[];
+}
+
+/**
+ * A cluster whose rollups are a row of the fleet's columns: the engine folds the columns,
+ * and `rollups` builds this cluster's objects only when a reader asks (and keeps none).
+ */
+export function columnarClusterData(cluster: ClusterRecord, columns: RollupColumns, alerts: AlertRecord[]): ClusterData {
+  const row = columns.rowOf.get(cluster.cluster_id) ?? -1;
+  return {
+    cluster,
+    columns,
+    row,
+    alerts,
+    get rollups() {
+      return row < 0 ? [] : rollupsOf(columns, row);
+    },
+  };
 }
 
 const DAY_MS = 86_400_000;
@@ -128,35 +153,30 @@ export function newestSampleAt(rollups: readonly StoredRollup[]): string | null 
   return newest;
 }
 
-/** Each metric key's index in the columnar aggregates (METRIC_KEYS order). */
+/** Each metric key's index in the columnar aggregates (METRIC_KEYS order, as in the rollup columns). */
 export const METRIC_INDEX: Readonly<Record<MetricKey, number>> = Object.fromEntries(METRIC_KEYS.map((k, i) => [k, i])) as Record<MetricKey, number>;
-
-const METRICS = METRIC_KEYS.length;
-/** Slots per metric in the columnar aggregates: present (0/1), min, max, sum, count, last. */
-const SLOTS = 6;
-const PRESENT = 0;
-const MIN = 1;
-const MAX = 2;
-const SUM = 3;
-const COUNT = 4;
-const LAST = 5;
 
 /**
  * One cluster's metrics over one lookback, columnar: per metric index (METRIC_INDEX)
- * `SLOTS` doubles at `base + index × SLOTS` of a Float64Array shared by the fleet,
- * folded in one pass over the window's rollups (aggregateCluster). Every view
- * (unified, health, risk metrics, fleet metrics, staleness) reads its values
- * here instead of walking the rollups again.
+ * `SLOTS` doubles (present 0/1, min, max, sum, count, last: the rollup columns' slots)
+ * at `base + index × SLOTS` of a Float64Array shared by the fleet, folded in one pass
+ * over the lookback (aggregateFleet). Every view (unified, health, risk metrics, fleet
+ * metrics, staleness) reads its values here instead of walking the rollups again.
  */
 export interface ClusterAggregates {
   /** The first day of the lookback the aggregates cover. */
   fromDay: string;
-  /** The lookback's rollups, oldest first (lookbackRollups): kept for the rare overflowed window. */
-  window: readonly StoredRollup[];
   values: Float64Array;
   base: number;
-  /** The newest sample's time in the window (newestSampleAt), or null. */
+  /** The newest sample's time in the lookback (ISO), or null. */
   lastMetricAt: string | null;
+  // What the values were folded from, kept for the rare value that is not finite (aggregatedValue):
+  /** The lookback's rollups, oldest first, when the cluster came with objects only; else null. */
+  window: readonly StoredRollup[] | null;
+  /** Else the fleet's columns, the cluster's row (−1: none) and the lookback's first day in them. */
+  columns: RollupColumns | null;
+  row: number;
+  firstDay: number;
 }
 
 /** Each metric key's first slot (METRIC_INDEX × SLOTS); no prototype, so any other key is undefined. */
@@ -169,6 +189,7 @@ const SLOT_OF: Record<string, number | undefined> = Object.assign(
  * Folds a window (oldest day first) into `values` at `base`: one pass over its
  * rollups, a fixed loop over the metric keys per rollup. The comparisons and
  * additions are aggregateWindow's, in its order, so every value is the same double.
+ * For clusters given as objects only (tests, fixtures); the refresh folds columns (foldRow).
  */
 function foldWindow(window: readonly StoredRollup[], values: Float64Array, base: number): void {
   for (let r = 0; r < window.length; r++) {
@@ -198,23 +219,161 @@ function foldWindow(window: readonly StoredRollup[], values: Float64Array, base:
   }
 }
 
-/** One cluster's aggregates over the lookback starting `fromDay` (its own small array). */
-export function aggregateCluster(rollups: readonly StoredRollup[], fromDay: string): ClusterAggregates {
-  return aggregateInto(rollups, fromDay, new Float64Array(METRICS * SLOTS), 0);
+/**
+ * Folds a row of the columns, its days from `firstDay` on (oldest first), into `out` at
+ * `base`, and answers its newest sample's time (epoch ms; −∞: none). Per cell a fixed loop
+ * over the metrics' doubles, no object read; the comparisons and additions are foldWindow's
+ * (so aggregateWindow's), in its order, so every value is the same double.
+ */
+function foldRow(columns: RollupColumns, row: number, firstDay: number, out: Float64Array, base: number): number {
+  const { values, lastAt } = columns;
+  const clusters = columns.clusterIds.length;
+  const end = base + METRICS * SLOTS;
+  let newest = Number.NEGATIVE_INFINITY;
+  for (let day = firstDay; day < columns.days.length; day++) {
+    const cell = day * clusters + row;
+    let from = cell * METRICS * SLOTS;
+    let metric = cell * METRICS;
+    for (let at = base; at < end; at += SLOTS, from += SLOTS, metric++) {
+      if (values[from + PRESENT] === 0) continue;
+      // A day's samples all fall on that day, so this max is newestSampleAt's answer.
+      if (lastAt[metric]! > newest) newest = lastAt[metric]!;
+      if (out[at + PRESENT] === 0) {
+        out[at + PRESENT] = 1;
+        out[at + MIN] = values[from + MIN]!;
+        out[at + MAX] = values[from + MAX]!;
+        out[at + SUM] = values[from + SUM]!;
+        out[at + COUNT] = values[from + COUNT]!;
+        out[at + LAST] = values[from + LAST]!;
+        continue;
+      }
+      if (values[from + MAX]! > out[at + MAX]!) out[at + MAX] = values[from + MAX]!;
+      if (values[from + MIN]! < out[at + MIN]!) out[at + MIN] = values[from + MIN]!;
+      out[at + SUM] = out[at + SUM]! + values[from + SUM]!;
+      out[at + COUNT] = out[at + COUNT]! + values[from + COUNT]!;
+      out[at + LAST] = values[from + LAST]!;
+    }
+  }
+  return newest;
 }
 
-function aggregateInto(rollups: readonly StoredRollup[], fromDay: string, values: Float64Array, base: number): ClusterAggregates {
+/** The first of the columns' days (oldest first) on or after `fromDay`. */
+function firstDayFrom(days: readonly string[], fromDay: string): number {
+  let day = 0;
+  while (day < days.length && days[day]! < fromDay) day++;
+  return day;
+}
+
+/** One cluster's aggregates over the lookback starting `fromDay`, from its rollup objects (its own small array). */
+export function aggregateCluster(rollups: readonly StoredRollup[], fromDay: string): ClusterAggregates {
+  return aggregateWindowInto(rollups, fromDay, new Float64Array(METRICS * SLOTS), 0);
+}
+
+/** One cluster's aggregates over the lookback starting `fromDay`, from its columns when it has them (its own small array). */
+export function aggregateClusterData(data: ClusterData, fromDay: string): ClusterAggregates {
+  return aggregateFleet([data], fromDay)[0]!;
+}
+
+function aggregateWindowInto(rollups: readonly StoredRollup[], fromDay: string, values: Float64Array, base: number): ClusterAggregates {
   const window = lookbackRollups(rollups, fromDay);
   foldWindow(window, values, base);
-  return { fromDay, window, values, base, lastMetricAt: newestSampleAt(window) };
+  return { fromDay, values, base, lastMetricAt: newestSampleAt(window), window, columns: null, row: -1, firstDay: 0 };
 }
 
-/** Every cluster's aggregates over the lookback starting `fromDay`, in fleet order, in one Float64Array. */
+function aggregateRowInto(columns: RollupColumns, row: number, firstDay: number, fromDay: string, values: Float64Array, base: number): ClusterAggregates {
+  const newest = row < 0 ? Number.NEGATIVE_INFINITY : foldRow(columns, row, firstDay, values, base);
+  const lastMetricAt = newest === Number.NEGATIVE_INFINITY ? null : new Date(newest).toISOString();
+  return { fromDay, values, base, lastMetricAt, window: null, columns, row, firstDay };
+}
+
+/**
+ * Every cluster's aggregates over the lookback starting `fromDay`, in fleet order, in one
+ * Float64Array: folded from the columns (the refresh), or from the rollup objects of a cluster
+ * given without columns.
+ */
 export function aggregateFleet(fleet: readonly ClusterData[], fromDay: string): ClusterAggregates[] {
   const values = new Float64Array(fleet.length * METRICS * SLOTS);
   const out = new Array<ClusterAggregates>(fleet.length);
-  for (let i = 0; i < fleet.length; i++) out[i] = aggregateInto(fleet[i]!.rollups, fromDay, values, i * METRICS * SLOTS);
+  let columns: RollupColumns | undefined;
+  let firstDay = 0;
+  for (let i = 0; i < fleet.length; i++) {
+    const data = fleet[i]!;
+    const base = i * METRICS * SLOTS;
+    if (data.columns === undefined) {
+      out[i] = aggregateWindowInto(data.rollups, fromDay, values, base);
+      continue;
+    }
+    // The fleet's clusters share one columns object: find the lookback's first day once.
+    if (data.columns !== columns) {
+      columns = data.columns;
+      firstDay = firstDayFrom(columns.days, fromDay);
+    }
+    out[i] = aggregateRowInto(columns, data.row ?? -1, firstDay, fromDay, values, base);
+  }
   return out;
+}
+
+/**
+ * A metric (its index) over a row's days from `firstDay` on: aggregateWindow's answer
+ * over the same rollups, computed from the columns the same way (and so the same double).
+ */
+function aggregateRow(columns: RollupColumns, row: number, firstDay: number, metric: number, how: Aggregation): number | null {
+  if (row < 0) return null;
+  const values = columns.values;
+  const clusters = columns.clusterIds.length;
+  const slotOf = (day: number) => ((day * clusters + row) * METRICS + metric) * SLOTS;
+  if (how === 'last') {
+    for (let day = columns.days.length - 1; day >= firstDay; day--) {
+      const at = slotOf(day);
+      if (values[at + PRESENT] !== 0) return values[at + LAST]!;
+    }
+    return null;
+  }
+  let found = false;
+  let acc = 0;
+  let count = 0;
+  for (let day = firstDay; day < columns.days.length; day++) {
+    const at = slotOf(day);
+    if (values[at + PRESENT] === 0) continue;
+    if (!found) {
+      found = true;
+      acc = how === 'max' ? values[at + MAX]! : how === 'min' ? values[at + MIN]! : values[at + SUM]!;
+      count = values[at + COUNT]!;
+      continue;
+    }
+    switch (how) {
+      case 'max':
+        if (values[at + MAX]! > acc) acc = values[at + MAX]!;
+        break;
+      case 'min':
+        if (values[at + MIN]! < acc) acc = values[at + MIN]!;
+        break;
+      default:
+        acc += values[at + SUM]!;
+        count += values[at + COUNT]!;
+    }
+  }
+  if (!found) return null;
+  const value = how === 'avg' ? acc / count : acc;
+  if (Number.isFinite(value)) return value;
+  // overflowed's answer, from the columns: Σ(day's sum / samples), clamped to the double range.
+  let mean = 0;
+  for (let day = firstDay; day < columns.days.length; day++) {
+    const at = slotOf(day);
+    if (values[at + PRESENT] !== 0) mean += values[at + SUM]! / count;
+  }
+  const overflowed = how === 'avg' ? mean : mean * count;
+  if (Number.isNaN(overflowed)) return null;
+  return Math.max(-Number.MAX_VALUE, Math.min(Number.MAX_VALUE, overflowed));
+}
+
+/**
+ * The metric over the lookback starting `fromDay`, or null when there is no sample in it:
+ * aggregate's answer, read from the cluster's columns when it has them (no object built).
+ */
+export function aggregateOf(data: ClusterData, key: MetricKey, how: Aggregation, fromDay: string): number | null {
+  if (data.columns === undefined) return aggregate(data.rollups, key, how, fromDay);
+  return aggregateRow(data.columns, data.row ?? -1, firstDayFrom(data.columns.days, fromDay), METRIC_INDEX[key], how);
 }
 
 /** Aggregation names as small integers, for the hot loops (aggregatedValue). */
@@ -223,7 +382,8 @@ export const HOW: Readonly<Record<Aggregation, number>> = { last: LAST, max: MAX
 /**
  * The metric (its METRIC_INDEX) aggregated `how` (its HOW code), or null when it has no
  * sample in the window: exactly aggregateWindow's answer. A value that is not finite
- * (an overflowed sum, or bounds no parsed rollup has) is answered by aggregateWindow itself.
+ * (an overflowed sum, or bounds no parsed rollup has) is answered by aggregateWindow
+ * itself, or its columnar twin when the cluster was folded from columns.
  */
 export function aggregatedValue(agg: ClusterAggregates, index: number, how: number): number | null {
   const values = agg.values;
@@ -232,8 +392,9 @@ export function aggregatedValue(agg: ClusterAggregates, index: number, how: numb
   if (how === LAST) return values[at + LAST]!;
   const value = how === -1 ? values[at + SUM]! / values[at + COUNT]! : values[at + how]!;
   if (value - value === 0) return value; // finite
-  const key = METRIC_KEYS[index]!;
-  return aggregateWindow(agg.window, key, how === -1 ? 'avg' : how === MAX ? 'max' : how === MIN ? 'min' : 'sum');
+  const name = how === -1 ? 'avg' : how === MAX ? 'max' : how === MIN ? 'min' : 'sum';
+  if (agg.columns !== null) return aggregateRow(agg.columns, agg.row, agg.firstDay, index, name);
+  return aggregateWindow(agg.window!, METRIC_KEYS[index]!, name);
 }
 
 /** aggregatedValue by key and aggregation name. */

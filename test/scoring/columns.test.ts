@@ -1,0 +1,186 @@
+// The engine folding rollup columns (issue 21 §1): a fleet given as one columns
+// object answers exactly what the same fleet given as rollup objects answers,
+// aggregate by aggregate and view by view, whatever the days (missing, out of
+// order, outside the lookback, before the columns' first day), the rows' order
+// and the values (the whole finite double range, sums that overflow in the fold).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { METRIC_KEYS } from '../../shared/fleet/records.js';
+import { columnsFromRollups, SLOTS, SUM } from '../../shared/fleet/rollup-columns.js';
+import type { DayRollup } from '../../shared/fleet/rollup.js';
+import { usage } from '../../shared/scoring/analysis.js';
+import { scoreFleet } from '../../shared/scoring/fleet-score.js';
+import { healthKpis, healthScores } from '../../shared/scoring/health-score.js';
+import { healthImpact, riskImpact } from '../../shared/scoring/impact.js';
+import {
+  aggregate,
+  aggregateClusterData,
+  aggregatedMetric,
+  aggregateFleet,
+  aggregateOf,
+  columnarClusterData,
+  lookbackStart,
+  METRIC_INDEX,
+  type ClusterData,
+} from '../../shared/scoring/inputs.js';
+import { riskSnapshot } from '../../shared/scoring/risk.js';
+import { alert, clusterRecord, defaultHealthRules, defaultRiskRules, hoursAgo, NOW } from './fixtures.js';
+
+const AGGREGATIONS = ['max', 'min', 'avg', 'last', 'sum'] as const;
+const DAY_MS = 86_400_000;
+/** The days the columns hold: today and the 9 before (what a 10-day read holds). */
+const READ_DAYS = 10;
+const COLUMN_DAYS = windowDays(READ_DAYS, NOW);
+
+const number = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer({ min: -1000, max: 1000 }),
+  // Two of these in one window overflow the fold's sum to ±∞.
+  fc.constantFrom(Number.MAX_VALUE, -Number.MAX_VALUE, 1e308),
+);
+const part = fc.record({
+  min: number,
+  max: number,
+  sum: number,
+  count: fc.integer({ min: 1, max: 10_000 }),
+  last: number,
+  at: fc.integer({ min: 0, max: DAY_MS - 1 }),
+});
+const dayParts = fc.dictionary(fc.constantFrom(...METRIC_KEYS), part, { maxKeys: METRIC_KEYS.length });
+/** One cluster's rollups: some of the read days, in any order, any metrics (an empty day too); samples on their own day, as ingest stores them. */
+const clusterRollups = fc
+  .uniqueArray(fc.integer({ min: 0, max: READ_DAYS - 1 }), { maxLength: READ_DAYS })
+  .chain((days) => fc.tuple(fc.constant(days), fc.array(dayParts, { minLength: days.length, maxLength: days.length })))
+  .map(([days, parts]) =>
+    days.map((ago, i) => {
+      const day = COLUMN_DAYS[READ_DAYS - 1 - ago]!;
+      const metrics: DayRollup = {};
+      for (const [key, { at, ...p }] of Object.entries(parts[i]!))
+        metrics[key as keyof DayRollup] = { ...p, last_at: new Date(Date.parse(`${day}T00:00:00Z`) + at).toISOString() };
+      return { day, metrics };
+    }),
+  );
+
+interface Fleets {
+  objects: ClusterData[];
+  columns: ClusterData[];
+}
+
+/**
+ * The same fleet twice: with rollup objects, and as rows of one columns object (rows in
+ * `order`'s order, not the fleet's; a cluster without rollups has no row unless `extra`).
+ */
+function fleets(rollups: { day: string; metrics: DayRollup }[][], order: number[], extra: boolean[], tiers: ('S' | 'A' | 'B')[] = []): Fleets {
+  const clusters = rollups.map((_, i) => clusterRecord(`c-${i}`, { customer_tier: tiers[i] ?? 'B' }));
+  const stored = rollups.map((rs, i): StoredRollup[] => rs.map((r) => ({ cluster_id: clusters[i]!.cluster_id, ...r })));
+  const alerts = clusters.map((c, i) => Array.from({ length: i % 4 }, (_, n) => alert(c.cluster_id, `A${n}`, hoursAgo(1 + n * 40))));
+  const rowIds = clusters
+    .map((c, i) => ({ id: c.cluster_id, key: order[i] ?? i, row: stored[i]!.length > 0 || extra[i] === true }))
+    .filter((r) => r.row)
+    .sort((a, b) => a.key - b.key)
+    .map((r) => r.id);
+  const columns = columnsFromRollups(COLUMN_DAYS, rowIds, stored.flat());
+  return {
+    objects: clusters.map((cluster, i) => ({ cluster, rollups: stored[i]!, alerts: alerts[i]! })),
+    columns: clusters.map((cluster, i) => columnarClusterData(cluster, columns, alerts[i]!)),
+  };
+}
+
+const fleet = fc.record({
+  rollups: fc.array(clusterRollups, { maxLength: 8 }),
+  order: fc.array(fc.integer(), { minLength: 8, maxLength: 8 }),
+  extra: fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+  tiers: fc.array(fc.constantFrom('S', 'A', 'B' as const), { minLength: 8, maxLength: 8 }),
+});
+
+describe('the columnar fold', () => {
+  it('answers every metric and aggregation, and the newest sample, exactly as the object fold, for two lookbacks', () => {
+    fc.assert(
+      fc.property(fleet, fc.integer({ min: 1, max: READ_DAYS + 2 }), ({ rollups, order, extra }, lookback) => {
+        const { objects, columns } = fleets(rollups, order, extra);
+        for (const days of [lookback, 7]) {
+          const from = lookbackStart(days, NOW);
+          const byObjects = aggregateFleet(objects, from);
+          const byColumns = aggregateFleet(columns, from);
+          objects.forEach((d, i) => {
+            const alone = aggregateClusterData(columns[i]!, from);
+            for (const key of METRIC_KEYS)
+              for (const how of AGGREGATIONS) {
+                const expected = aggregate(d.rollups, key, how, from);
+                expect(Object.is(aggregatedMetric(byObjects[i]!, key, how), expected)).toBe(true);
+                expect(Object.is(aggregatedMetric(byColumns[i]!, key, how), expected)).toBe(true);
+                expect(Object.is(aggregatedMetric(alone, key, how), expected)).toBe(true);
+                expect(Object.is(aggregateOf(columns[i]!, key, how, from), expected)).toBe(true);
+              }
+            expect(byColumns[i]!.lastMetricAt).toBe(byObjects[i]!.lastMetricAt);
+            expect(alone.lastMetricAt).toBe(byObjects[i]!.lastMetricAt);
+          });
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('answers an overflowed sum from the columns as the object fold does (Σ day sum ÷ samples)', () => {
+    const day = (ago: number, sum: number) => ({
+      day: COLUMN_DAYS[READ_DAYS - 1 - ago]!,
+      metrics: { qps: { min: 1, max: 2, sum, count: 2, last: 1, last_at: `${COLUMN_DAYS[READ_DAYS - 1 - ago]}T01:00:00.000Z` } },
+    });
+    const { objects, columns } = fleets([[day(0, Number.MAX_VALUE), day(1, Number.MAX_VALUE), day(2, -1e308)]], [0], [false]);
+    const from = lookbackStart(7, NOW);
+    const folded = aggregateFleet(columns, from)[0]!;
+    // The fold's sum overflowed: the answer comes from the fallback, here read from the columns.
+    expect(folded.values[folded.base + METRIC_INDEX.qps * SLOTS + SUM]).toBe(Number.POSITIVE_INFINITY);
+    for (const how of ['avg', 'sum'] as const) {
+      const value = aggregatedMetric(folded, 'qps', how);
+      expect(Number.isFinite(value)).toBe(true);
+      expect(value).toBe(aggregate(objects[0]!.rollups, 'qps', how, from));
+    }
+  });
+
+  it('builds a cluster’s rollup objects from the columns only when read, the days with a metric oldest first', () => {
+    fc.assert(
+      fc.property(fleet, ({ rollups, order, extra }) => {
+        const { objects, columns } = fleets(rollups, order, extra);
+        objects.forEach((d, i) => {
+          const expected = d.rollups.filter((r) => Object.keys(r.metrics).length > 0).sort((a, b) => (a.day < b.day ? -1 : 1));
+          expect(columns[i]!.rollups).toEqual(expected);
+          expect(columns[i]!.row! >= 0).toBe(d.rollups.length > 0 || extra[i] === true);
+        });
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('the views, from columns or from objects', () => {
+  it('score, health, risk, kpis, usage and impact are deep-equal', () => {
+    const health = defaultHealthRules();
+    const risk = defaultRiskRules();
+    fc.assert(
+      fc.property(fleet, fc.integer({ min: 1, max: READ_DAYS }), ({ rollups, order, extra, tiers }, riskDays) => {
+        const { objects, columns } = fleets(rollups, order, extra, tiers);
+        const riskRules = { ...risk, lookback_days: riskDays };
+        const views = (fleet: ClusterData[]) => {
+          const scores = scoreFleet(fleet, health, NOW);
+          const riskAggs = aggregateFleet(fleet, lookbackStart(riskDays, NOW));
+          return {
+            scores,
+            health: healthScores(fleet, health, NOW),
+            kpis: healthKpis(healthScores(fleet, health, NOW), fleet, health, NOW),
+            risk: fleet.map((d, i) => riskSnapshot(d, riskRules, 50, NOW, undefined, riskAggs[i])),
+            riskUnfolded: fleet.map((d) => riskSnapshot(d, riskRules, 50, NOW)),
+            usage: usage(fleet, scores, health, riskRules, NOW),
+            impact: [healthImpact(fleet, health, { ...health, lookback_days: 3 }, NOW), riskImpact(fleet, risk, riskRules, NOW)],
+          };
+        };
+        const byObjects = views(objects);
+        const byColumns = views(columns);
+        expect(byColumns).toStrictEqual(byObjects);
+        expect(JSON.stringify(byColumns)).toBe(JSON.stringify(byObjects));
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
