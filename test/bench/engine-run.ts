@@ -1,7 +1,8 @@
 // Bundled by test/bench/engine.ts with the Lambda bundling options and run by
 // plain Node: the engine measured as deployed. Prints one JSON line: the fold of
-// each cluster's rollups into columnar aggregates (one pass), scoring from them,
-// and both together (scoreFleet given only the rollups), best and median of 7 each.
+// the fleet's rollup columns into columnar aggregates (one pass per cluster, as the
+// refresh does), scoring from them, and both together (scoreFleet given only the
+// rollup columns), best and median of 7 each.
 import { defaultHealthRules } from '../../shared/rules/load.js';
 import { scoreFleet } from '../../shared/scoring/fleet-score.js';
 import { aggregateFleet, lookbackStart } from '../../shared/scoring/inputs.js';
@@ -9,7 +10,7 @@ import { syntheticFleet } from './synthetic-fleet.js';
 
 const now = new Date();
 const rules = await defaultHealthRules();
-const fleet = syntheticFleet(10_000, now).data;
+const fleet = syntheticFleet(10_000, now).columnar;
 const from = lookbackStart(rules.lookback_days, now);
 
 function measure(work: () => unknown): { best: number; median: number } {

@@ -40,6 +40,6 @@ export async function run(report: Report): Promise<void> {
     `scoring of ${clusters} clusters from their columnar aggregates (minified bundle, Lambda's Node options, ${where}), best / median of 7`,
     `${ms(engine)} (target < 10 ms)`,
   );
-  report('engine', `folding their rollups (7 days) into the aggregates, one pass per cluster`, ms(engine.fold));
-  report('engine', `both: scoreFleet given only the rollups`, `${ms(engine.total)} (target < 100 ms)`);
+  report('engine', `folding their rollup columns (7 days) into the aggregates, one pass per cluster`, ms(engine.fold));
+  report('engine', `both: scoreFleet given only the rollup columns`, `${ms(engine.total)} (target < 100 ms)`);
 }

@@ -1,11 +1,13 @@
 // A fleet shaped like what the repositories return: `total` demo clusters with
-// 7 days of rollups each, every rollup its own parsed JSON (as read from DynamoDB).
+// 7 days of rollups each, every rollup its own parsed JSON (as read from DynamoDB),
+// and the same fleet as the refresh reads it: rows of one RollupColumns.
 import { demoClusters, demoSamples } from '../../infra/local/demo-fleet.js';
 import { windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { columnsFromRollups } from '../../shared/fleet/rollup-columns.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
-import type { ClusterData } from '../../shared/scoring/inputs.js';
+import { columnarClusterData, type ClusterData } from '../../shared/scoring/inputs.js';
 
-export function syntheticFleet(total: number, now: Date): { data: ClusterData[]; rollups: StoredRollup[] } {
+export function syntheticFleet(total: number, now: Date): { data: ClusterData[]; rollups: StoredRollup[]; columnar: ClusterData[] } {
   const days = windowDays(7, now);
   const clusters = demoClusters(total, 5);
   // Real demo series for 50 clusters, reused round-robin: the engine's cost does not depend on the values.
@@ -28,5 +30,10 @@ export function syntheticFleet(total: number, now: Date): { data: ClusterData[];
     rollups.push(...mine);
     return { cluster: { ...c.inventory, created_at: now.toISOString(), updated_at: now.toISOString() }, rollups: mine, alerts: [] };
   });
-  return { data, rollups };
+  const columns = columnsFromRollups(
+    days,
+    data.map((d) => d.cluster.cluster_id),
+    rollups,
+  );
+  return { data, rollups, columnar: data.map((d) => columnarClusterData(d.cluster, columns, d.alerts)) };
 }
