@@ -2,7 +2,13 @@
 import type { DimensionRule } from '../rules/schemas.js';
 import { clamp } from './inputs.js';
 
-export type DimensionStatus = 'healthy' | 'watch' | 'warning' | 'critical';
+/** The four statuses, best first; the columnar scores hold a status as its index here (dimensionStatusCode). */
+export const DIMENSION_STATUSES = ['healthy', 'watch', 'warning', 'critical'] as const;
+
+export type DimensionStatus = (typeof DIMENSION_STATUSES)[number];
+
+/** The status code of a dimension without data in the lookback (never an index of DIMENSION_STATUSES). */
+export const NO_DATA = 255;
 
 /** How far `value` is past `threshold` in the bad direction (negative: on the good side). */
 function beyond(rule: Pick<DimensionRule, 'inverted'>, value: number, threshold: number): number {
@@ -25,8 +31,13 @@ export function dimensionScore(rule: Pick<DimensionRule, 'green' | 'yellow' | 'r
 
 /** healthy: at or better than green; watch: before yellow; warning: before red; critical: at or past red. */
 export function dimensionStatus(rule: Pick<DimensionRule, 'green' | 'yellow' | 'red' | 'inverted'>, value: number): DimensionStatus {
-  if (beyond(rule, value, rule.green) <= 0) return 'healthy';
-  if (beyond(rule, value, rule.yellow) < 0) return 'watch';
-  if (beyond(rule, value, rule.red) < 0) return 'warning';
-  return 'critical';
+  return DIMENSION_STATUSES[dimensionStatusCode(rule, value)]!;
+}
+
+/** dimensionStatus as its index in DIMENSION_STATUSES, for the columnar scores. */
+export function dimensionStatusCode(rule: Pick<DimensionRule, 'green' | 'yellow' | 'red' | 'inverted'>, value: number): number {
+  if (beyond(rule, value, rule.green) <= 0) return 0;
+  if (beyond(rule, value, rule.yellow) < 0) return 1;
+  if (beyond(rule, value, rule.red) < 0) return 2;
+  return 3;
 }

@@ -1,24 +1,24 @@
 // The unified score of a cluster (DESIGN §8) and the fleet KPIs: what
-// /api/fleet/scores and /api/fleet/kpis answer.
+// /api/fleet/scores and /api/fleet/kpis answer. Scoring is one numeric pass over the
+// fleet's columnar aggregates into typed arrays (scoreColumns); the answers' objects and
+// strings are built from those columns afterwards (fleetScoresFrom), a cost of its own.
 import type * as z from 'zod';
 import type { MetricKey } from '../fleet/records.js';
 import type { AlertBand, DimensionRule, ScoringRules } from '../rules/schemas.js';
-import { dimensionScore, dimensionStatus, type DimensionStatus } from './dimensions.js';
+import { DIMENSION_STATUSES, dimensionScore, dimensionStatusCode, NO_DATA, type DimensionStatus } from './dimensions.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
 import {
-  aggregateCluster,
   aggregateFleet,
   aggregatedValue,
   byName,
-  countAlertsInLookback,
   clamp,
   HOW,
   lookbackStart,
   METRIC_INDEX,
   round1,
   round2,
-  stalenessOf,
+  staleReason,
   type ClusterAggregates,
   type ClusterData,
 } from './inputs.js';
@@ -35,14 +35,26 @@ export type FleetClusterScore = Narrowed<z.infer<typeof contract.FleetClusterSco
 
 export type FleetKpis = z.infer<typeof contract.FleetKpis>;
 
-export function classify(score: number, thresholds: ScoringRules['classification']): Classification {
-  if (score >= thresholds.healthy) return 'Healthy';
-  if (score >= thresholds.warning) return 'Warning';
-  return 'Critical';
+const CLASSIFICATIONS = ['Healthy', 'Warning', 'Critical'] as const satisfies readonly Classification[];
+
+/** classify as its index in CLASSIFICATIONS, for the columns. */
+function classCode(score: number, thresholds: ScoringRules['classification']): number {
+  if (score >= thresholds.healthy) return 0;
+  if (score >= thresholds.warning) return 1;
+  return 2;
 }
 
+export function classify(score: number, thresholds: ScoringRules['classification']): Classification {
+  return CLASSIFICATIONS[classCode(score, thresholds)]!;
+}
+
+/** The score of the first band whose max_alerts covers `firing` (a loop: once per cluster). */
 export function alertsScore(bands: readonly AlertBand[], firing: number): number {
-  return (bands.find((b) => b.max_alerts === null || firing <= b.max_alerts) ?? bands.at(-1)!).score;
+  for (let b = 0; b < bands.length; b++) {
+    const band = bands[b]!;
+    if (band.max_alerts === null || firing <= band.max_alerts) return band.score;
+  }
+  return bands.at(-1)!.score;
 }
 
 const fmt = (n: number) => String(round2(n));
@@ -54,134 +66,81 @@ function thresholdText(rule: DimensionRule, status: DimensionStatus): string {
   return `green ${rule.inverted ? '≥' : '≤'} ${rule.green}`;
 }
 
-export interface DimensionsResult {
-  scores: DimensionScore[];
-  metricsScore: number;
-  /** Dimensions that are not green, worst first, and those without data. */
-  reasons: string[];
-  actions: string[];
-}
+const FLEET_METRIC_KEYS = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'] as const;
 
-/** A rule set's dimensions with their metric index and aggregation code, worked out once per rule set. */
+/** A rule set's dimension with its metric index, aggregation code and the fixed parts of its reasons. */
 interface CompiledDimension {
   rule: DimensionRule;
   index: number;
   how: number;
+  /** An off-green reason is `reasonAt` + the value + `reasonThreshold[status code]`: "Disk Usage at " "84" " (yellow ≥ 80)". */
+  reasonAt: string;
+  reasonThreshold: readonly string[];
+  /** The reason of the dimension without data. */
+  missing: string;
 }
 
-const compiledDimensions = new WeakMap<ScoringRules, CompiledDimension[]>();
+interface CompiledRules {
+  dimensions: CompiledDimension[];
+  /**
+   * Per fleet metric (FLEET_METRIC_KEYS order): the place of its dimension, whose value (the same
+   * aggregate) it answers, or -1 when it has none: then the metric's `last` is read.
+   */
+  fleetMetricDimension: number[];
+}
 
-function dimensionsOf(rules: ScoringRules): CompiledDimension[] {
-  let dims = compiledDimensions.get(rules);
-  if (!dims) {
-    dims = rules.dimensions.map((rule) => ({ rule, index: METRIC_INDEX[rule.metric_key], how: HOW[rule.aggregation] }));
-    compiledDimensions.set(rules, dims);
+const compiledRules = new WeakMap<ScoringRules, CompiledRules>();
+
+/** Worked out once per rule set, so the per-cluster loops only index and concatenate. */
+function compiledOf(rules: ScoringRules): CompiledRules {
+  let compiled = compiledRules.get(rules);
+  if (!compiled) {
+    compiled = {
+      dimensions: rules.dimensions.map((rule) => ({
+        rule,
+        index: METRIC_INDEX[rule.metric_key],
+        how: HOW[rule.aggregation],
+        reasonAt: `${rule.display_name} at `,
+        reasonThreshold: DIMENSION_STATUSES.map((status) => ` (${thresholdText(rule, status)})`),
+        missing: `No ${rule.display_name} data in the last ${rules.lookback_days} days`,
+      })),
+      fleetMetricDimension: FLEET_METRIC_KEYS.map((key) => rules.dimensions.findIndex((d) => d.metric_key === key)),
+    };
+    compiledRules.set(rules, compiled);
   }
-  return dims;
+  return compiled;
 }
 
 /** The aggregates of a cluster over the rules' lookback: the ones given, or folded from its rollups. */
 export function aggregatesFor(data: ClusterData, lookbackDays: number, now: Date, given?: ClusterAggregates): ClusterAggregates {
   const from = lookbackStart(lookbackDays, now);
-  return given !== undefined && given.fromDay === from ? given : aggregateCluster(data.rollups, from);
+  // aggregateFleet folds a cluster from whatever form its rollups come in.
+  return given !== undefined && given.fromDay === from ? given : aggregateFleet([data], from)[0]!;
 }
 
-/** Scores every dimension with data; reasons name what is off green and what has no data. */
-export function scoreDimensions(data: ClusterData, rules: ScoringRules, now: Date, aggregates?: ClusterAggregates): DimensionsResult {
-  return scoreDimensionsOf(aggregatesFor(data, rules.lookback_days, now, aggregates), rules);
-}
-
-/** scoreDimensions from a cluster's aggregates over the rules' lookback. */
-export function scoreDimensionsOf(agg: ClusterAggregates, rules: ScoringRules): DimensionsResult {
-  const scores: DimensionScore[] = [];
-  let offGreen: { score: DimensionScore; rule: DimensionRule; raw: number }[] | undefined;
-  let missing: string[] | undefined;
-  let weighted = 0;
-  let totalWeight = 0;
-  const dims = dimensionsOf(rules);
-  for (let i = 0; i < dims.length; i++) {
-    const { rule, index, how } = dims[i]!;
-    const value = aggregatedValue(agg, index, how);
-    if (value === null) {
-      (missing ??= []).push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
-      continue;
-    }
-    const raw = dimensionScore(rule, value);
-    const score: DimensionScore = {
-      name: rule.display_name,
-      metric_key: rule.metric_key,
-      score: round1(raw),
-      value: round2(value),
-      weight: rule.weight,
-      status: dimensionStatus(rule, value),
-    };
-    scores.push(score);
-    weighted += raw * rule.weight;
-    totalWeight += rule.weight;
-    if (score.status !== 'healthy') (offGreen ??= []).push({ score, rule, raw });
+/** The fleet's aggregates over the lookback: the ones given (a cluster's folded here where they cover another), or the fleet folded here. */
+function lookbackAggregates(
+  fleet: readonly ClusterData[],
+  lookbackDays: number,
+  now: Date,
+  given?: readonly ClusterAggregates[],
+): readonly ClusterAggregates[] {
+  const from = lookbackStart(lookbackDays, now);
+  if (given === undefined) return aggregateFleet(fleet, from);
+  for (let i = 0; i < fleet.length; i++) {
+    if (given[i]?.fromDay !== from) return fleet.map((d, j) => aggregatesFor(d, lookbackDays, now, given[j]));
   }
-  // No data at all: nothing to hold against the cluster, and the reasons say so.
-  const metricsScore = totalWeight > 0 ? clamp(weighted / totalWeight) : 100;
-  if (!offGreen) return { scores, metricsScore, reasons: missing ?? [], actions: [] };
-  if (offGreen.length > 1) offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || byName(a.rule.display_name, b.rule.display_name));
-  // Reasons worst first, then what has no data; actions once each, in the reasons' order (loops, not spreads and a Set: once per cluster).
-  const reasons: string[] = [];
-  const actions: string[] = [];
-  for (const d of offGreen) {
-    reasons.push(`${d.rule.display_name} at ${fmt(d.score.value)} (${thresholdText(d.rule, d.score.status)})`);
-    if (!actions.includes(d.rule.action)) actions.push(d.rule.action);
-  }
-  if (missing) for (const m of missing) reasons.push(m);
-  return { scores, metricsScore, reasons, actions };
+  return given;
 }
 
-/**
- * "Disk Usage (32)": the lowest-scoring dimension (ties: heavier weight, then
- * name), also when all are at 100 (spec: "dimension name and score"); "None"
- * only for a cluster with no dimension at all.
- */
-export function topRisk(scores: readonly DimensionScore[]): string {
-  let worst: DimensionScore | undefined;
-  for (const d of scores) {
-    if (!worst || d.score < worst.score || (d.score === worst.score && (d.weight > worst.weight || (d.weight === worst.weight && d.name < worst.name))))
-      worst = d;
-  }
-  return worst ? `${worst.name} (${Math.round(worst.score)})` : 'None';
-}
+// The aggregates each fleet was scored from, so healthKpis reads the p99 latency from them
+// instead of building every cluster's rollups again.
+const scoredAggregates = new WeakMap<readonly ClusterData[], readonly ClusterAggregates[]>();
 
-const FLEET_METRIC_KEYS = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'] as const;
-
-// Each fleet metric is aggregated the way its dimension is (or `last`): its metric index and
-// aggregation code, worked out once per rule set. A dimension's value is round2 of the same
-// aggregate, so reading the aggregates gives the dimension's value when there is one.
-const fleetMetricAggregation = new WeakMap<ScoringRules, { index: number; how: number }[]>();
-
-function aggregationsOf(rules: ScoringRules): { index: number; how: number }[] {
-  let hows = fleetMetricAggregation.get(rules);
-  if (!hows) {
-    hows = FLEET_METRIC_KEYS.map((key) => ({ index: METRIC_INDEX[key], how: HOW[rules.dimensions.find((d) => d.metric_key === key)?.aggregation ?? 'last'] }));
-    fleetMetricAggregation.set(rules, hows);
-  }
-  return hows;
-}
-
-function fleetMetric(agg: ClusterAggregates, of: { index: number; how: number }): number | null {
-  const v = aggregatedValue(agg, of.index, of.how);
-  return v === null ? null : round2(v);
-}
-
-const integer = (v: number | null) => (v === null ? null : Math.round(v));
-
-function fleetMetrics(agg: ClusterAggregates, rules: ScoringRules, nodeCount: number): FleetMetrics {
-  const hows = aggregationsOf(rules);
-  return {
-    compaction_score: fleetMetric(agg, hows[0]!),
-    disk_used_pct: fleetMetric(agg, hows[1]!),
-    query_errors_7d: integer(fleetMetric(agg, hows[2]!)),
-    query_error_pct: fleetMetric(agg, hows[3]!),
-    qps: fleetMetric(agg, hows[4]!),
-    node_count: integer(fleetMetric(agg, hows[5]!)) ?? nodeCount,
-  };
+/** The aggregates a fleet was last scored from (scoreColumns), if any; each covers the lookback its `fromDay` says. */
+export function scoredAggregatesOf(fleet: readonly ClusterData[]): readonly ClusterAggregates[] | undefined {
+  const aggs = scoredAggregates.get(fleet);
+  return aggs?.length === fleet.length ? aggs : undefined;
 }
 
 /**
@@ -198,21 +157,256 @@ export function unifiedScore(metricsScore: number, alertsScore: number, weights:
 }
 
 /**
- * `aggregates`: the cluster's aggregates over the rules' lookback (aggregateFleet), so the
- * views computed together fold the rollups once; without them (or for another lookback) they are folded here.
+ * A fleet's unified scores as columns, cluster i in fleet order (scoreColumns). Per dimension
+ * of a cluster, at i × `dimensions` + the dimension's place in the rules: its aggregated value,
+ * raw (unrounded) score and status code (DIMENSION_STATUSES index, NO_DATA without data). Per
+ * cluster: the scores as answered (one decimal), the classification (CLASSIFICATIONS index),
+ * the alerts counted, staleness, and `order`: cluster indexes worst first.
  */
-export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date, aggregates?: ClusterAggregates): FleetClusterScore {
-  const { cluster } = data;
-  const agg = aggregatesFor(data, rules.lookback_days, now, aggregates);
-  const dims = scoreDimensionsOf(agg, rules);
-  const firing = countAlertsInLookback(data.alerts, rules.lookback_days, now);
-  const alerts = alertsScore(rules.alert_bands, firing);
-  const overall = unifiedScore(dims.metricsScore, alerts, rules.weights);
-  const multiplier = rules.tier_multipliers[cluster.customer_tier as 'S' | 'A' | 'B'] ?? 1;
-  const tierAdjusted = clamp(100 - (100 - overall) * multiplier);
-  const stale = stalenessOf(agg.lastMetricAt, rules.stale_after_minutes, rules.lookback_days, now);
-  // A stale cluster's reasons say so first: its score stands on data that stopped arriving.
-  const reasons = stale.reason === undefined ? dims.reasons : [stale.reason, ...dims.reasons];
+export interface ScoreColumns {
+  fleet: readonly ClusterData[];
+  aggregates: readonly ClusterAggregates[];
+  rules: ScoringRules;
+  dimensions: number;
+  value: Float64Array;
+  raw: Float64Array;
+  status: Uint8Array;
+  metricsScore: Float64Array;
+  alertsScore: Float64Array;
+  overall: Float64Array;
+  tierAdjusted: Float64Array;
+  classification: Uint8Array;
+  firing: Uint32Array;
+  stale: Uint8Array;
+  order: Uint32Array;
+}
+
+const DAY_MS = 86_400_000;
+
+// The last time parsed: clusters fed on the same schedule share their newest sample's time.
+let parsedIso = '';
+let parsedMs = Number.NaN;
+
+/** stalenessOf's flag (inputs.ts): no sample in the lookback, or the newest older than the threshold. */
+function isStale(last: string | null, staleAfterMinutes: number, nowMs: number): boolean {
+  if (last === null) return true;
+  if (last !== parsedIso) {
+    parsedIso = last;
+    parsedMs = Date.parse(last);
+  }
+  return nowMs - parsedMs > staleAfterMinutes * 60_000;
+}
+
+/**
+ * The scoring itself: one numeric pass over the fleet's aggregates (`aggregates`: aggregateFleet
+ * over the rules' lookback, folded here when not given) into typed arrays, allocating nothing
+ * per cluster; then the worst-first order.
+ */
+export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules, now: Date, aggregates?: readonly ClusterAggregates[]): ScoreColumns {
+  const aggs = lookbackAggregates(fleet, rules.lookback_days, now, aggregates);
+  scoredAggregates.set(fleet, aggs);
+  const dims = compiledOf(rules).dimensions;
+  const perCluster = dims.length;
+  const n = fleet.length;
+  const value = new Float64Array(n * perCluster);
+  const raw = new Float64Array(n * perCluster);
+  const status = new Uint8Array(n * perCluster);
+  const metricsScore = new Float64Array(n);
+  const alerts = new Float64Array(n);
+  const overall = new Float64Array(n);
+  const tierAdjusted = new Float64Array(n);
+  const classification = new Uint8Array(n);
+  const firing = new Uint32Array(n);
+  const stale = new Uint8Array(n);
+  const nowMs = now.getTime();
+  // countAlertsInLookback's bound, worked out once for the fleet.
+  const alertsSince = new Date(nowMs - rules.lookback_days * DAY_MS).toISOString();
+  for (let i = 0; i < n; i++) {
+    const agg = aggs[i]!;
+    const data = fleet[i]!;
+    let weighted = 0;
+    let totalWeight = 0;
+    for (let d = 0, at = i * perCluster; d < perCluster; d++, at++) {
+      const dim = dims[d]!;
+      const v = aggregatedValue(agg, dim.index, dim.how);
+      if (v === null) {
+        status[at] = NO_DATA;
+        continue;
+      }
+      const score = dimensionScore(dim.rule, v);
+      value[at] = v;
+      raw[at] = score;
+      status[at] = dimensionStatusCode(dim.rule, v);
+      weighted += score * dim.rule.weight;
+      totalWeight += dim.rule.weight;
+    }
+    // No data at all: nothing to hold against the cluster, and the reasons say so.
+    const metrics = totalWeight > 0 ? clamp(weighted / totalWeight) : 100;
+    let fired = 0;
+    const clusterAlerts = data.alerts;
+    for (let a = 0; a < clusterAlerts.length; a++) {
+      const alert = clusterAlerts[a]!;
+      if (alert.starts_at >= alertsSince || alert.status === 'Firing') fired++;
+    }
+    const alertScore = alertsScore(rules.alert_bands, fired);
+    const unified = unifiedScore(metrics, alertScore, rules.weights);
+    const multiplier = rules.tier_multipliers[data.cluster.customer_tier as 'S' | 'A' | 'B'] ?? 1;
+    const adjusted = round1(clamp(100 - (100 - unified) * multiplier));
+    metricsScore[i] = round1(metrics);
+    alerts[i] = round1(alertScore);
+    overall[i] = round1(unified);
+    tierAdjusted[i] = adjusted;
+    classification[i] = classCode(adjusted, rules.classification);
+    firing[i] = fired;
+    stale[i] = isStale(agg.lastMetricAt, rules.stale_after_minutes, nowMs) ? 1 : 0;
+  }
+  const order = worstFirstOrder(tierAdjusted, fleet);
+  return {
+    fleet,
+    aggregates: aggs,
+    rules,
+    dimensions: perCluster,
+    value,
+    raw,
+    status,
+    metricsScore,
+    alertsScore: alerts,
+    overall,
+    tierAdjusted,
+    classification,
+    firing,
+    stale,
+    order,
+  };
+}
+
+/**
+ * Indexes of `fleet` worst first: ascending `scores`, ties by cluster name in code-point order,
+ * then fleet order (where a stable sort of the fleet leaves them).
+ */
+export function worstFirstOrder(scores: Float64Array, fleet: readonly { cluster: { cluster_name: string } }[]): Uint32Array {
+  const names = fleet.map((d) => d.cluster.cluster_name);
+  const order = new Uint32Array(names.length);
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  return order.sort((a, b) => scores[a]! - scores[b]! || byName(names[a]!, names[b]!) || a - b);
+}
+
+/** Worst first: ascending score, ties by cluster name. */
+export function worstFirst<T extends { cluster_name: string }>(items: T[], score: (t: T) => number): T[] {
+  const order = worstFirstOrder(
+    Float64Array.from(items, score),
+    items.map((t) => ({ cluster: t })),
+  );
+  return Array.from(order, (i) => items[i]!);
+}
+
+/** Cluster i's dimension scores from the columns: those with data, in the rules' order. */
+export function dimensionScoresAt(columns: ScoreColumns, i: number): DimensionScore[] {
+  const dims = compiledOf(columns.rules).dimensions;
+  const scores: DimensionScore[] = [];
+  for (let d = 0, at = i * columns.dimensions; d < dims.length; d++, at++) {
+    const code = columns.status[at]!;
+    if (code === NO_DATA) continue;
+    const { rule } = dims[d]!;
+    scores.push({
+      name: rule.display_name,
+      metric_key: rule.metric_key,
+      score: round1(columns.raw[at]!),
+      value: round2(columns.value[at]!),
+      weight: rule.weight,
+      status: DIMENSION_STATUSES[code]!,
+    });
+  }
+  return scores;
+}
+
+// The off-green dimensions of the cluster whose reasons are being built (reasonsAt), reused.
+const offGreen: number[] = [];
+
+/**
+ * Cluster i's risk reasons and suggested actions, appended to `reasons` and `actions`: its
+ * staleness first (its score stands on data that stopped arriving), then the dimensions off
+ * green worst first (raw score, then heavier weight, then name), then those without data;
+ * actions once each, in the reasons' order.
+ */
+export function reasonsAt(columns: ScoreColumns, i: number, reasons: string[], actions: string[]): void {
+  const dims = compiledOf(columns.rules).dimensions;
+  const base = i * columns.dimensions;
+  const { raw, status, value } = columns;
+  if (columns.stale[i] === 1) reasons.push(staleReason(columns.aggregates[i]!.lastMetricAt, columns.rules.lookback_days));
+  offGreen.length = 0;
+  for (let d = 0; d < dims.length; d++) {
+    const code = status[base + d]!;
+    if (code === NO_DATA || code === 0) continue;
+    // Inserted into the worst-first order (a handful of dimensions; stable like the sort it replaces).
+    let at = offGreen.length;
+    offGreen.push(d);
+    for (; at > 0 && worseDimension(dims, raw, base, d, offGreen[at - 1]!) < 0; at--) offGreen[at] = offGreen[at - 1]!;
+    offGreen[at] = d;
+  }
+  for (let k = 0; k < offGreen.length; k++) {
+    const d = offGreen[k]!;
+    const dim = dims[d]!;
+    reasons.push(dim.reasonAt + fmt(round2(value[base + d]!)) + dim.reasonThreshold[status[base + d]!]!);
+    if (!actions.includes(dim.rule.action)) actions.push(dim.rule.action);
+  }
+  for (let d = 0; d < dims.length; d++) if (status[base + d] === NO_DATA) reasons.push(dims[d]!.missing);
+}
+
+/** Negative when dimension p is worse than q: lower raw score, then heavier weight, then name. */
+function worseDimension(dims: readonly CompiledDimension[], raw: Float64Array, base: number, p: number, q: number): number {
+  const a = dims[p]!.rule;
+  const b = dims[q]!.rule;
+  return raw[base + p]! - raw[base + q]! || b.weight - a.weight || byName(a.display_name, b.display_name);
+}
+
+/**
+ * "Disk Usage (32)": the lowest-scoring dimension (ties: heavier weight, then
+ * name), also when all are at 100 (spec: "dimension name and score"); "None"
+ * only for a cluster with no dimension at all.
+ */
+export function topRisk(scores: readonly Pick<DimensionScore, 'name' | 'score' | 'weight'>[]): string {
+  let worst: Pick<DimensionScore, 'name' | 'score' | 'weight'> | undefined;
+  for (const d of scores) {
+    if (!worst || d.score < worst.score || (d.score === worst.score && (d.weight > worst.weight || (d.weight === worst.weight && d.name < worst.name))))
+      worst = d;
+  }
+  return worst ? `${worst.name} (${Math.round(worst.score)})` : 'None';
+}
+
+/** A fleet metric of cluster i (its place in FLEET_METRIC_KEYS), rounded like its dimension's value; null without data. */
+function fleetMetricAt(columns: ScoreColumns, i: number, metric: number): number | null {
+  const d = compiledOf(columns.rules).fleetMetricDimension[metric]!;
+  if (d >= 0) {
+    const at = i * columns.dimensions + d;
+    return columns.status[at] === NO_DATA ? null : round2(columns.value[at]!);
+  }
+  const v = aggregatedValue(columns.aggregates[i]!, METRIC_INDEX[FLEET_METRIC_KEYS[metric]!], HOW.last);
+  return v === null ? null : round2(v);
+}
+
+const integer = (v: number | null) => (v === null ? null : Math.round(v));
+
+function fleetMetricsAt(columns: ScoreColumns, i: number, nodeCount: number): FleetMetrics {
+  return {
+    compaction_score: fleetMetricAt(columns, i, 0),
+    disk_used_pct: fleetMetricAt(columns, i, 1),
+    query_errors_7d: integer(fleetMetricAt(columns, i, 2)),
+    query_error_pct: fleetMetricAt(columns, i, 3),
+    qps: fleetMetricAt(columns, i, 4),
+    node_count: integer(fleetMetricAt(columns, i, 5)) ?? nodeCount,
+  };
+}
+
+/** Cluster i's unified score, built from the columns. */
+function clusterScoreAt(columns: ScoreColumns, i: number): FleetClusterScore {
+  const { cluster } = columns.fleet[i]!;
+  const { rules } = columns;
+  const scores = dimensionScoresAt(columns, i);
+  const reasons: string[] = [];
+  const actions: string[] = [];
+  reasonsAt(columns, i, reasons, actions);
+  const firing = columns.firing[i]!;
   if (firing > 0) reasons.push(`${firing} alert${firing === 1 ? '' : 's'} fired in the last ${rules.lookback_days} days`);
   return {
     cluster_id: cluster.cluster_id,
@@ -220,36 +414,43 @@ export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date, 
     customer_name: cluster.customer_name,
     account_id: cluster.account_id,
     customer_tier: cluster.customer_tier,
-    overall_score: round1(overall),
-    metrics_score: round1(dims.metricsScore),
-    alerts_score: round1(alerts),
-    tier_adjusted_score: round1(tierAdjusted),
-    classification: classify(round1(tierAdjusted), rules.classification),
-    top_risk: topRisk(dims.scores),
+    overall_score: columns.overall[i]!,
+    metrics_score: columns.metricsScore[i]!,
+    alerts_score: columns.alertsScore[i]!,
+    tier_adjusted_score: columns.tierAdjusted[i]!,
+    classification: CLASSIFICATIONS[columns.classification[i]!]!,
+    top_risk: topRisk(scores),
     cluster_type: cluster.cluster_type,
     region: cluster.region,
-    dimension_scores: dims.scores,
+    dimension_scores: scores,
     risk_reasons: reasons,
-    suggested_actions: dims.actions,
+    suggested_actions: actions,
     firing_alert_count_7d: firing,
-    metrics: fleetMetrics(agg, rules, cluster.node_count),
-    last_metric_at: stale.last_metric_at,
-    metrics_stale: stale.metrics_stale,
+    metrics: fleetMetricsAt(columns, i, cluster.node_count),
+    last_metric_at: columns.aggregates[i]!.lastMetricAt,
+    metrics_stale: columns.stale[i] === 1,
   };
 }
 
-/** Worst first: ascending tier-adjusted score, ties by cluster name. */
-export function worstFirst<T extends { cluster_name: string }>(items: T[], score: (t: T) => number): T[] {
-  return [...items].sort((a, b) => score(a) - score(b) || byName(a.cluster_name, b.cluster_name));
+/** The answers of /api/fleet/scores from the columns: one object per cluster, worst first. */
+export function fleetScoresFrom(columns: ScoreColumns): FleetClusterScore[] {
+  const { order } = columns;
+  const scores = new Array<FleetClusterScore>(order.length);
+  for (let k = 0; k < order.length; k++) scores[k] = clusterScoreAt(columns, order[k]!);
+  return scores;
 }
 
-/** `aggregates`: aggregateFleet(fleet, …) over the rules' lookback, in fleet order; folded here when not given. */
+/**
+ * `aggregates`: the cluster's aggregates over the rules' lookback (aggregateFleet), so the
+ * views computed together fold the rollups once; without them (or for another lookback) they are folded here.
+ */
+export function scoreCluster(data: ClusterData, rules: ScoringRules, now: Date, aggregates?: ClusterAggregates): FleetClusterScore {
+  return clusterScoreAt(scoreColumns([data], rules, now, aggregates === undefined ? undefined : [aggregates]), 0);
+}
+
+/** `aggregates`: aggregateFleet(fleet, …) over the rules' lookback, in fleet order; folded here when not given. Worst first. */
 export function scoreFleet(fleet: readonly ClusterData[], rules: ScoringRules, now: Date, aggregates?: readonly ClusterAggregates[]): FleetClusterScore[] {
-  const aggs = aggregates ?? aggregateFleet(fleet, lookbackStart(rules.lookback_days, now));
-  return worstFirst(
-    fleet.map((d, i) => scoreCluster(d, rules, now, aggs[i])),
-    (s) => s.tier_adjusted_score,
-  );
+  return fleetScoresFrom(scoreColumns(fleet, rules, now, aggregates));
 }
 
 /** Mean rounded to one decimal; 0 for no values. Values near the double range are divided before they are added, so it never overflows. */

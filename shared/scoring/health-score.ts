@@ -1,19 +1,9 @@
 // The health group: the metrics-only view of the same dimensions (DESIGN §8).
 import type * as z from 'zod';
-import type { DimensionRule, ScoringRules } from '../rules/schemas.js';
-import { aggregatesFor, classCounts, classify, mean, scoreDimensionsOf, topRisk, worstFirst } from './fleet-score.js';
-import {
-  aggregate,
-  aggregateFleet,
-  aggregatedMetric,
-  localeOrderOf,
-  lookbackStart,
-  round1,
-  round2,
-  stalenessOf,
-  type ClusterAggregates,
-  type ClusterData,
-} from './inputs.js';
+import type { ScoringRules } from '../rules/schemas.js';
+import { DIMENSION_STATUSES, NO_DATA } from './dimensions.js';
+import { classCounts, classify, mean, reasonsAt, scoreColumns, scoredAggregatesOf, topRisk, worstFirstOrder, type ScoreColumns } from './fleet-score.js';
+import { aggregatedMetric, aggregateOf, localeOrderOf, lookbackStart, round1, round2, type ClusterAggregates, type ClusterData } from './inputs.js';
 import type { RiskLevel } from './risk.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
@@ -32,27 +22,76 @@ export type HealthKpis = z.infer<typeof contract.HealthKpis>;
 
 export type EnrichmentItem = z.infer<typeof contract.EnrichmentItem>;
 
-// A dimension's description depends only on its rule, the lookback and its status: built once per rule set and status.
-const descriptions = new WeakMap<ScoringRules, Map<DimensionRule, Partial<Record<string, string>>>>();
+// A dimension's description depends only on its rule, the lookback and its status: built once per rule set, by dimension and status code.
+const descriptions = new WeakMap<ScoringRules, readonly (readonly string[])[]>();
 
-function description(rules: ScoringRules, r: DimensionRule, status: string): string {
-  let byRule = descriptions.get(rules);
-  if (!byRule) descriptions.set(rules, (byRule = new Map()));
-  let texts = byRule.get(r);
-  if (!texts) byRule.set(r, (texts = {}));
-  const direction = r.inverted ? 'lower is worse' : 'higher is worse';
-  texts[status] ??= `${r.aggregation} over ${rules.lookback_days} days; green ${r.green}, yellow ${r.yellow}, red ${r.red} (${direction}); status ${status}`;
-  return texts[status];
+function descriptionsOf(rules: ScoringRules): readonly (readonly string[])[] {
+  let texts = descriptions.get(rules);
+  if (!texts) {
+    texts = rules.dimensions.map((r) => {
+      const direction = r.inverted ? 'lower is worse' : 'higher is worse';
+      return DIMENSION_STATUSES.map(
+        (status) => `${r.aggregation} over ${rules.lookback_days} days; green ${r.green}, yellow ${r.yellow}, red ${r.red} (${direction}); status ${status}`,
+      );
+    });
+    descriptions.set(rules, texts);
+  }
+  return texts;
 }
 
-/** Every dimension's metric value by metric key, read from the unified score's aggregates (null: no data). */
-function riskMetrics(agg: ClusterAggregates, rules: ScoringRules): HealthScore['risk_metrics'] {
-  const metrics: HealthScore['risk_metrics'] = {};
-  for (const r of rules.dimensions) {
-    const v = aggregatedMetric(agg, r.metric_key, r.aggregation);
-    metrics[r.metric_key] = v === null ? null : round2(v);
+/**
+ * Cluster i's health score from the unified score's columns (same rules, same lookback):
+ * its metrics score, dimensions, reasons and staleness are those columns', and
+ * `risk_metrics` is every dimension's value there (null: no data).
+ */
+function healthScoreAt(columns: ScoreColumns, i: number, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore {
+  const { cluster } = columns.fleet[i]!;
+  const { rules, status, value } = columns;
+  const texts = descriptionsOf(rules);
+  const dimensions: HealthDimension[] = [];
+  const riskMetrics: HealthScore['risk_metrics'] = {};
+  for (let d = 0, at = i * columns.dimensions; d < columns.dimensions; d++, at++) {
+    const r = rules.dimensions[d]!;
+    const code = status[at]!;
+    if (code === NO_DATA) {
+      riskMetrics[r.metric_key] = null;
+      continue;
+    }
+    const v = round2(value[at]!);
+    riskMetrics[r.metric_key] = v;
+    dimensions.push({ name: r.display_name, score: round1(columns.raw[at]!), value: v, weight: r.weight, description: texts[d]![code]! });
   }
-  return metrics;
+  const score = columns.metricsScore[i]!;
+  const classification = classify(score, rules.classification);
+  const reasons: string[] = [];
+  const actions: string[] = [];
+  reasonsAt(columns, i, reasons, actions);
+  return {
+    cluster_id: cluster.cluster_id,
+    cluster_name: cluster.cluster_name,
+    customer_name: cluster.customer_name,
+    account_id: cluster.account_id,
+    overall_score: score,
+    classification,
+    top_risk: topRisk(dimensions),
+    cluster_type: cluster.cluster_type,
+    region: cluster.region,
+    dimension_scores: dimensions,
+    risk_level: riskLevelOf?.(cluster.cluster_id) ?? classification,
+    risk_reasons: reasons,
+    suggested_actions: actions,
+    risk_metrics: riskMetrics,
+    last_metric_at: columns.aggregates[i]!.lastMetricAt,
+    metrics_stale: columns.stale[i] === 1,
+  };
+}
+
+/** The health scores from the unified score's columns, worst first by metrics score, ties by name. */
+export function healthScoresFrom(columns: ScoreColumns, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
+  const order = worstFirstOrder(columns.metricsScore, columns.fleet);
+  const scores = new Array<HealthScore>(order.length);
+  for (let k = 0; k < order.length; k++) scores[k] = healthScoreAt(columns, order[k]!, riskLevelOf);
+  return scores;
 }
 
 /**
@@ -68,37 +107,7 @@ export function healthScore(
   riskLevelOf?: (clusterId: string) => RiskLevel | undefined,
   aggregates?: ClusterAggregates,
 ): HealthScore {
-  const { cluster } = data;
-  const agg = aggregatesFor(data, rules.lookback_days, now, aggregates);
-  const dims = scoreDimensionsOf(agg, rules);
-  // The same staleness, reason and all, as the unified score's (same rules, same window).
-  const stale = stalenessOf(agg.lastMetricAt, rules.stale_after_minutes, rules.lookback_days, now);
-  const score = round1(dims.metricsScore);
-  const classification = classify(score, rules.classification);
-  const byKey = new Map(dims.scores.map((d) => [d.metric_key, d]));
-  return {
-    cluster_id: cluster.cluster_id,
-    cluster_name: cluster.cluster_name,
-    customer_name: cluster.customer_name,
-    account_id: cluster.account_id,
-    overall_score: score,
-    classification,
-    top_risk: topRisk(dims.scores),
-    cluster_type: cluster.cluster_type,
-    region: cluster.region,
-    dimension_scores: rules.dimensions
-      .filter((r) => byKey.has(r.metric_key))
-      .map((r) => {
-        const d = byKey.get(r.metric_key)!;
-        return { name: d.name, score: d.score, value: d.value, weight: d.weight, description: description(rules, r, d.status) };
-      }),
-    risk_level: riskLevelOf?.(cluster.cluster_id) ?? classification,
-    risk_reasons: stale.reason === undefined ? dims.reasons : [stale.reason, ...dims.reasons],
-    suggested_actions: dims.actions,
-    risk_metrics: riskMetrics(agg, rules),
-    last_metric_at: stale.last_metric_at,
-    metrics_stale: stale.metrics_stale,
-  };
+  return healthScoreAt(scoreColumns([data], rules, now, aggregates === undefined ? undefined : [aggregates]), 0, riskLevelOf);
 }
 
 export function healthScores(
@@ -108,16 +117,28 @@ export function healthScores(
   riskLevelOf?: (clusterId: string) => RiskLevel | undefined,
   aggregates?: readonly ClusterAggregates[],
 ): HealthScore[] {
-  const aggs = aggregates ?? aggregateFleet(fleet, lookbackStart(rules.lookback_days, now));
-  return worstFirst(
-    fleet.map((d, i) => healthScore(d, rules, now, riskLevelOf, aggs[i])),
-    (s) => s.overall_score,
-  );
+  return healthScoresFrom(scoreColumns(fleet, rules, now, aggregates), riskLevelOf);
 }
 
-export function healthKpis(scores: readonly HealthScore[], fleet: readonly ClusterData[], rules: ScoringRules, now: Date): HealthKpis {
+/**
+ * `aggregates`: the fleet's over the rules' lookback; without them, those it was scored from
+ * (scoreFleet, healthScores). The p99 latency is read there, and from a cluster's rollup
+ * columns (or objects) only where there are none for this lookback.
+ */
+export function healthKpis(
+  scores: readonly HealthScore[],
+  fleet: readonly ClusterData[],
+  rules: ScoringRules,
+  now: Date,
+  aggregates: readonly ClusterAggregates[] | undefined = scoredAggregatesOf(fleet),
+): HealthKpis {
   const from = lookbackStart(rules.lookback_days, now);
-  const latencies = fleet.map((d) => aggregate(d.rollups, 'p99_latency_ms', 'avg', from)).filter((v): v is number => v !== null);
+  const latencies: number[] = [];
+  for (let i = 0; i < fleet.length; i++) {
+    const agg = aggregates?.[i];
+    const v = agg?.fromDay === from ? aggregatedMetric(agg, 'p99_latency_ms', 'avg') : aggregateOf(fleet[i]!, 'p99_latency_ms', 'avg', from);
+    if (v !== null) latencies.push(v);
+  }
   return { ...classCounts(scores), avg_score: mean(scores.map((s) => s.overall_score)), avg_p99_latency: mean(latencies) };
 }
 
