@@ -4,8 +4,8 @@
 // generation marker in DynamoDB moves, so a refresh anywhere is seen everywhere.
 import { listAlertsSince, type AlertRecord } from '../db/alerts.js';
 import { listClusters } from '../db/clusters.js';
-import { readFleetRollups, windowDays } from '../db/metrics.js';
-import { columnsFromRollups, type RollupColumns } from '../fleet/rollup-columns.js';
+import { windowDays } from '../db/metrics.js';
+import { readFleetRollupColumns } from '../db/rollup-packs.js';
 import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } from '../db/scores.js';
 import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
@@ -38,25 +38,15 @@ export interface FleetView {
 export const rollupDaysFor = (health: ScoringRules, risk: RiskRuleSet) => Math.max(health.lookback_days, risk.lookback_days);
 
 /**
- * The fleet's rollups of these days in columns, a row per cluster with a rollup.
- * Until packed rollups land (shared/db/rollup-packs.ts: readFleetRollupColumns(days)
- * answers this), built from the rollup objects: their parse stays, the fold no longer reads them.
- */
-async function readRollupColumns(days: string[]): Promise<RollupColumns> {
-  const byCluster = await readFleetRollups(days);
-  return columnsFromRollups(days, [...byCluster.keys()], [...byCluster.values()].flat());
-}
-
-/**
- * Each cluster's inputs: inventory, `days` days of daily rollups (as a row of the
- * fleet's columns), and the alerts of the critical-cluster window or the health
- * lookback, whichever is longer.
+ * Each cluster's inputs: inventory, `days` days of daily rollups (a row of the
+ * fleet's columns, decoded from packed rollups: no rollup object is built), and
+ * the alerts of the critical-cluster window or the health lookback, whichever is longer.
  */
 export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date): Promise<ClusterData[]> {
   const alertDays = Math.max(CRITICAL_ALERT_DAYS, alertLookbackDays);
   const [clusters, columns, alerts] = await Promise.all([
     listClusters(),
-    readRollupColumns(windowDays(days, now)),
+    readFleetRollupColumns(windowDays(days, now), now),
     listAlertsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
   ]);
   const alertsByCluster = new Map<string, AlertRecord[]>();
