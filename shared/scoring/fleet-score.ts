@@ -167,6 +167,8 @@ export interface ScoreColumns {
   fleet: readonly ClusterData[];
   aggregates: readonly ClusterAggregates[];
   rules: ScoringRules;
+  /** The clusters' names, read with their tiers (the inventory is read once). */
+  names: string[];
   dimensions: number;
   value: Float64Array;
   raw: Float64Array;
@@ -183,18 +185,16 @@ export interface ScoreColumns {
 
 const DAY_MS = 86_400_000;
 
-// The last time parsed: clusters fed on the same schedule share their newest sample's time.
-let parsedIso = '';
-let parsedMs = Number.NaN;
-
-/** stalenessOf's flag (inputs.ts): no sample in the lookback, or the newest older than the threshold. */
-function isStale(last: string | null, staleAfterMinutes: number, nowMs: number): boolean {
+/**
+ * stalenessOf's flag (inputs.ts): no sample in the lookback, or the newest older than the
+ * threshold. `parsed` holds the times already parsed in this pass: clusters fed on the same
+ * schedule share their newest sample's time.
+ */
+function isStale(last: string | null, staleAfterMinutes: number, nowMs: number, parsed: Map<string, number>): boolean {
   if (last === null) return true;
-  if (last !== parsedIso) {
-    parsedIso = last;
-    parsedMs = Date.parse(last);
-  }
-  return nowMs - parsedMs > staleAfterMinutes * 60_000;
+  let ms = parsed.get(last);
+  if (ms === undefined) parsed.set(last, (ms = Date.parse(last)));
+  return nowMs - ms > staleAfterMinutes * 60_000;
 }
 
 /**
@@ -218,7 +218,14 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
   const classification = new Uint8Array(n);
   const firing = new Uint32Array(n);
   const stale = new Uint8Array(n);
+  const names = new Array<string>(n);
   const nowMs = now.getTime();
+  const parsedTimes = new Map<string, number>();
+  // The tiers' multipliers read once: a keyed read by each cluster's tier string costs a string-table lookup when the string is not internalized.
+  const multipliers = rules.tier_multipliers;
+  const multiplierS = multipliers.S ?? 1;
+  const multiplierA = multipliers.A ?? 1;
+  const multiplierB = multipliers.B ?? 1;
   // countAlertsInLookback's bound, worked out once for the fleet.
   const alertsSince = new Date(nowMs - rules.lookback_days * DAY_MS).toISOString();
   for (let i = 0; i < n; i++) {
@@ -250,7 +257,10 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     }
     const alertScore = alertsScore(rules.alert_bands, fired);
     const unified = unifiedScore(metrics, alertScore, rules.weights);
-    const multiplier = rules.tier_multipliers[data.cluster.customer_tier as 'S' | 'A' | 'B'] ?? 1;
+    const cluster = data.cluster;
+    names[i] = cluster.cluster_name;
+    const tier = cluster.customer_tier;
+    const multiplier = tier === 'S' ? multiplierS : tier === 'A' ? multiplierA : tier === 'B' ? multiplierB : (multipliers[tier as 'S' | 'A' | 'B'] ?? 1);
     const adjusted = round1(clamp(100 - (100 - unified) * multiplier));
     metricsScore[i] = round1(metrics);
     alerts[i] = round1(alertScore);
@@ -258,13 +268,14 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     tierAdjusted[i] = adjusted;
     classification[i] = classCode(adjusted, rules.classification);
     firing[i] = fired;
-    stale[i] = isStale(agg.lastMetricAt, rules.stale_after_minutes, nowMs) ? 1 : 0;
+    stale[i] = isStale(agg.lastMetricAt, rules.stale_after_minutes, nowMs, parsedTimes) ? 1 : 0;
   }
-  const order = worstFirstOrder(tierAdjusted, fleet);
+  const order = worstFirstOrder(tierAdjusted, names);
   return {
     fleet,
     aggregates: aggs,
     rules,
+    names,
     dimensions: perCluster,
     value,
     raw,
@@ -280,22 +291,43 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
   };
 }
 
+/** Highest score key of worstFirstOrder's buckets: a score of one decimal in 0..100, times 10. */
+const SCORE_KEYS = 1000;
+
 /**
- * Indexes of `fleet` worst first: ascending `scores`, ties by cluster name in code-point order,
- * then fleet order (where a stable sort of the fleet leaves them).
+ * Indexes worst first: ascending `scores`, ties by name (`names`, code-point order), then index
+ * (where a stable sort leaves them). Scores as answered (one decimal, 0..100) are first put in
+ * their bucket in one counting pass, so only ties are sorted by comparing names; any other
+ * scores are sorted by comparison.
  */
-export function worstFirstOrder(scores: Float64Array, fleet: readonly { cluster: { cluster_name: string } }[]): Uint32Array {
-  const names = fleet.map((d) => d.cluster.cluster_name);
-  const order = new Uint32Array(names.length);
-  for (let i = 0; i < order.length; i++) order[i] = i;
-  return order.sort((a, b) => scores[a]! - scores[b]! || byName(names[a]!, names[b]!) || a - b);
+export function worstFirstOrder(scores: Float64Array, names: readonly string[]): Uint32Array {
+  const n = scores.length;
+  const order = new Uint32Array(n);
+  const byNameThenIndex = (a: number, b: number) => byName(names[a]!, names[b]!) || a - b;
+  const keys = new Uint16Array(n);
+  // starts[k + 1] counts the scores of key k, then becomes where bucket k begins.
+  const starts = new Uint32Array(SCORE_KEYS + 2);
+  for (let i = 0; i < n; i++) {
+    const key = Math.round(scores[i]! * 10);
+    if (!(key >= 0 && key <= SCORE_KEYS && key / 10 === scores[i])) {
+      for (let j = 0; j < n; j++) order[j] = j;
+      return order.sort((a, b) => scores[a]! - scores[b]! || byNameThenIndex(a, b));
+    }
+    keys[i] = key;
+    starts[key + 1]!++;
+  }
+  for (let k = 1; k < starts.length; k++) starts[k]! += starts[k - 1]!;
+  const next = starts.slice(0, SCORE_KEYS + 1);
+  for (let i = 0; i < n; i++) order[next[keys[i]!]!++] = i;
+  for (let k = 0; k <= SCORE_KEYS; k++) if (starts[k + 1]! - starts[k]! > 1) order.subarray(starts[k], starts[k + 1]).sort(byNameThenIndex);
+  return order;
 }
 
 /** Worst first: ascending score, ties by cluster name. */
 export function worstFirst<T extends { cluster_name: string }>(items: T[], score: (t: T) => number): T[] {
   const order = worstFirstOrder(
     Float64Array.from(items, score),
-    items.map((t) => ({ cluster: t })),
+    items.map((t) => t.cluster_name),
   );
   return Array.from(order, (i) => items[i]!);
 }

@@ -88,7 +88,7 @@ function healthScoreAt(columns: ScoreColumns, i: number, riskLevelOf?: (clusterI
 
 /** The health scores from the unified score's columns, worst first by metrics score, ties by name. */
 export function healthScoresFrom(columns: ScoreColumns, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
-  const order = worstFirstOrder(columns.metricsScore, columns.fleet);
+  const order = worstFirstOrder(columns.metricsScore, columns.names);
   const scores = new Array<HealthScore>(order.length);
   for (let k = 0; k < order.length; k++) scores[k] = healthScoreAt(columns, order[k]!, riskLevelOf);
   return scores;
