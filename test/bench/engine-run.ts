@@ -1,10 +1,11 @@
 // Bundled by test/bench/engine.ts with the Lambda bundling options and run by
 // plain Node: the engine measured as deployed. Prints one JSON line: the fold of
 // the fleet's rollup columns into columnar aggregates (one pass per cluster, as the
-// refresh does), scoring from them, and both together (scoreFleet given only the
-// rollup columns), best and median of 7 each.
+// refresh does), scoring from them (the columnar pass, building the answers from its
+// columns, and both: scoreFleet given the aggregates), and fold and scoring together
+// (scoreFleet given only the rollup columns), best and median of 7 each.
 import { defaultHealthRules } from '../../shared/rules/load.js';
-import { scoreFleet } from '../../shared/scoring/fleet-score.js';
+import { fleetScoresFrom, scoreColumns, scoreFleet } from '../../shared/scoring/fleet-score.js';
 import { aggregateFleet, lookbackStart } from '../../shared/scoring/inputs.js';
 import { syntheticFleet } from './synthetic-fleet.js';
 
@@ -28,6 +29,9 @@ function measure(work: () => unknown): { best: number; median: number } {
 scoreFleet(fleet.slice(0, 500), rules, now); // warm the JIT on a small fleet first
 const aggregates = aggregateFleet(fleet, from);
 const fold = measure(() => aggregateFleet(fleet, from));
+const pass = measure(() => scoreColumns(fleet, rules, now, aggregates));
+const columns = scoreColumns(fleet, rules, now, aggregates);
+const answers = measure(() => fleetScoresFrom(columns));
 const score = measure(() => scoreFleet(fleet, rules, now, aggregates));
 const total = measure(() => scoreFleet(fleet, rules, now));
-console.log(JSON.stringify({ ...score, fold, total, clusters: fleet.length }));
+console.log(JSON.stringify({ ...score, pass, answers, fold, total, clusters: fleet.length }));
