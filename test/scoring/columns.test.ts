@@ -9,9 +9,10 @@ import { windowDays, type StoredRollup } from '../../shared/db/metrics.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import { columnsFromRollups, SLOTS, SUM } from '../../shared/fleet/rollup-columns.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
-import { usage } from '../../shared/scoring/analysis.js';
-import { scoreFleet } from '../../shared/scoring/fleet-score.js';
-import { healthKpis, healthScores } from '../../shared/scoring/health-score.js';
+import { breakingPoints, upgrades, usage } from '../../shared/scoring/analysis.js';
+import { criticalClusters } from '../../shared/scoring/critical.js';
+import { fleetKpis, scoreFleet } from '../../shared/scoring/fleet-score.js';
+import { enrichment, healthKpis, healthScores } from '../../shared/scoring/health-score.js';
 import { healthImpact, riskImpact } from '../../shared/scoring/impact.js';
 import {
   aggregate,
@@ -24,7 +25,7 @@ import {
   METRIC_INDEX,
   type ClusterData,
 } from '../../shared/scoring/inputs.js';
-import { riskSnapshot } from '../../shared/scoring/risk.js';
+import { riskSnapshot, riskSummary, sortSnapshots } from '../../shared/scoring/risk.js';
 import { alert, clusterRecord, defaultHealthRules, defaultRiskRules, hoursAgo, NOW } from './fixtures.js';
 
 const AGGREGATIONS = ['max', 'min', 'avg', 'last', 'sum'] as const;
@@ -181,6 +182,40 @@ describe('the views, from columns or from objects', () => {
         expect(JSON.stringify(byColumns)).toBe(JSON.stringify(byObjects));
       }),
       { numRuns: 150 },
+    );
+  });
+});
+
+describe('the refresh, from columns', () => {
+  it('builds no rollup object: every view and persisted figure computeFleetView makes reads the columns', () => {
+    const health = defaultHealthRules();
+    const risk = { ...defaultRiskRules(), lookback_days: 3 };
+    fc.assert(
+      fc.property(fleet, ({ rollups, order, extra, tiers }) => {
+        const { columns } = fleets(rollups, order, extra, tiers);
+        for (const d of columns)
+          Object.defineProperty(d, 'rollups', {
+            get() {
+              throw new Error('rollup objects built');
+            },
+          });
+        if (columns.length > 0) expect(() => columns[0]!.rollups).toThrow('rollup objects built');
+        // As computeFleetView and refreshFleetView do (fleet-view.ts), then the analysis answers.
+        const aggregates = aggregateFleet(columns, lookbackStart(health.lookback_days, NOW));
+        const riskAggregates = aggregateFleet(columns, lookbackStart(risk.lookback_days, NOW));
+        const scores = scoreFleet(columns, health, NOW, aggregates);
+        const snapshots = sortSnapshots(columns.map((d, i) => riskSnapshot(d, risk, scores[i]?.overall_score ?? 0, NOW, undefined, riskAggregates[i])));
+        const healthView = healthScores(columns, health, NOW, undefined, aggregates);
+        fleetKpis(scores);
+        healthKpis(healthView, columns, health, NOW);
+        riskSummary(snapshots);
+        enrichment(columns);
+        breakingPoints(snapshots, risk);
+        usage(columns, scores, health, risk, NOW);
+        upgrades(columns);
+        criticalClusters(columns, snapshots, scores, health, NOW);
+      }),
+      { numRuns: 50 },
     );
   });
 });
