@@ -269,11 +269,6 @@ export function aggregateCluster(rollups: readonly StoredRollup[], fromDay: stri
   return aggregateWindowInto(rollups, fromDay, new Float64Array(METRICS * SLOTS), 0);
 }
 
-/** One cluster's aggregates over the lookback starting `fromDay`, from its columns when it has them (its own small array). */
-export function aggregateClusterData(data: ClusterData, fromDay: string): ClusterAggregates {
-  return aggregateFleet([data], fromDay)[0]!;
-}
-
 function aggregateWindowInto(rollups: readonly StoredRollup[], fromDay: string, values: Float64Array, base: number): ClusterAggregates {
   const window = lookbackRollups(rollups, fromDay);
   foldWindow(window, values, base);

@@ -16,7 +16,6 @@ import { enrichment, healthKpis, healthScores } from '../../shared/scoring/healt
 import { healthImpact, riskImpact } from '../../shared/scoring/impact.js';
 import {
   aggregate,
-  aggregateClusterData,
   aggregatedMetric,
   aggregateFleet,
   aggregateOf,
@@ -105,7 +104,7 @@ describe('the columnar fold', () => {
           const byObjects = aggregateFleet(objects, from);
           const byColumns = aggregateFleet(columns, from);
           objects.forEach((d, i) => {
-            const alone = aggregateClusterData(columns[i]!, from);
+            const alone = aggregateFleet([columns[i]!], from)[0]!; // a cluster alone: its own array, its row of the shared columns
             for (const key of METRIC_KEYS)
               for (const how of AGGREGATIONS) {
                 const expected = aggregate(d.rollups, key, how, from);
