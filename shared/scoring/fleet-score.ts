@@ -228,9 +228,25 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
   const multiplierB = multipliers.B ?? 1;
   // countAlertsInLookback's bound, worked out once for the fleet.
   const alertsSince = new Date(nowMs - rules.lookback_days * DAY_MS).toISOString();
+  // The inventory and alerts first, in a loop of their own: each cluster's objects are a few
+  // dependent reads from memory, which a short loop lets the processor overlap across clusters.
+  const multiplier = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const data = fleet[i]!;
+    const cluster = data.cluster;
+    names[i] = cluster.cluster_name;
+    const tier = cluster.customer_tier;
+    multiplier[i] = tier === 'S' ? multiplierS : tier === 'A' ? multiplierA : tier === 'B' ? multiplierB : (multipliers[tier as 'S' | 'A' | 'B'] ?? 1);
+    const clusterAlerts = data.alerts;
+    let fired = 0;
+    for (let a = 0; a < clusterAlerts.length; a++) {
+      const alert = clusterAlerts[a]!;
+      if (alert.starts_at >= alertsSince || alert.status === 'Firing') fired++;
+    }
+    firing[i] = fired;
+  }
   for (let i = 0; i < n; i++) {
     const agg = aggs[i]!;
-    const data = fleet[i]!;
     let weighted = 0;
     let totalWeight = 0;
     for (let d = 0, at = i * perCluster; d < perCluster; d++, at++) {
@@ -249,25 +265,14 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     }
     // No data at all: nothing to hold against the cluster, and the reasons say so.
     const metrics = totalWeight > 0 ? clamp(weighted / totalWeight) : 100;
-    let fired = 0;
-    const clusterAlerts = data.alerts;
-    for (let a = 0; a < clusterAlerts.length; a++) {
-      const alert = clusterAlerts[a]!;
-      if (alert.starts_at >= alertsSince || alert.status === 'Firing') fired++;
-    }
-    const alertScore = alertsScore(rules.alert_bands, fired);
+    const alertScore = alertsScore(rules.alert_bands, firing[i]!);
     const unified = unifiedScore(metrics, alertScore, rules.weights);
-    const cluster = data.cluster;
-    names[i] = cluster.cluster_name;
-    const tier = cluster.customer_tier;
-    const multiplier = tier === 'S' ? multiplierS : tier === 'A' ? multiplierA : tier === 'B' ? multiplierB : (multipliers[tier as 'S' | 'A' | 'B'] ?? 1);
-    const adjusted = round1(clamp(100 - (100 - unified) * multiplier));
+    const adjusted = round1(clamp(100 - (100 - unified) * multiplier[i]!));
     metricsScore[i] = round1(metrics);
     alerts[i] = round1(alertScore);
     overall[i] = round1(unified);
     tierAdjusted[i] = adjusted;
     classification[i] = classCode(adjusted, rules.classification);
-    firing[i] = fired;
     stale[i] = isStale(agg.lastMetricAt, rules.stale_after_minutes, nowMs, parsedTimes) ? 1 : 0;
   }
   const order = worstFirstOrder(tierAdjusted, names);
