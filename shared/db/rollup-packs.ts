@@ -33,6 +33,7 @@ const PART_PREFIX = 'PART#';
 const FORMAT_VERSION = 1;
 const MAGIC = 0x50524846; // 'FHRP' little-endian
 const HEADER_BYTES = 24;
+/** The layout below, brotli quality 1 (README: it pays in bytes, not in read time through DynamoDB Local). */
 const ENCODING = 'cells-v1+br1';
 /** No pack has more chunks than this (10,000 clusters in one shard-day: ≈ 7.3 MB raw, 21 chunks uncompressed). */
 const MAX_CHUNKS = 256;
@@ -165,6 +166,8 @@ export async function writePackChunks(day: string, shard: number, builtFrom: num
   const packed = await compress(raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length } });
   const packId = `${builtFrom}-${randomUUID().slice(0, 8)}`;
   const chunks = Math.max(1, Math.ceil(packed.length / PACK_CHUNK_BYTES));
+  // Readers refuse more (headOf): such a shard-day stays on its items rather than be written to fail every read.
+  if (chunks > MAX_CHUNKS) throw new RangeError(`rollup pack ${pk}: ${chunks} chunks, at most ${MAX_CHUNKS}`);
   await mapLimit(range(chunks), 4, (i) =>
     putItem('metrics', { ...partKey(pk, packId, i), data: packed.subarray(i * PACK_CHUNK_BYTES, (i + 1) * PACK_CHUNK_BYTES), ttl: ttlOf(day) }),
   );
