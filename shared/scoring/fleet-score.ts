@@ -469,11 +469,21 @@ function clusterScoreAt(columns: ScoreColumns, i: number): FleetClusterScore {
   };
 }
 
+/**
+ * Each cluster's place in `order`: answers are built in fleet order (each cluster's inventory,
+ * aggregates and columns read in the order they lie in memory) and stored at their place.
+ */
+export function placesOf(order: Uint32Array): Uint32Array {
+  const places = new Uint32Array(order.length);
+  for (let k = 0; k < order.length; k++) places[order[k]!] = k;
+  return places;
+}
+
 /** The answers of /api/fleet/scores from the columns: one object per cluster, worst first. */
 export function fleetScoresFrom(columns: ScoreColumns): FleetClusterScore[] {
-  const { order } = columns;
-  const scores = new Array<FleetClusterScore>(order.length);
-  for (let k = 0; k < order.length; k++) scores[k] = clusterScoreAt(columns, order[k]!);
+  const places = placesOf(columns.order);
+  const scores = new Array<FleetClusterScore>(places.length);
+  for (let i = 0; i < places.length; i++) scores[places[i]!] = clusterScoreAt(columns, i);
   return scores;
 }
 

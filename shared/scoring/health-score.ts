@@ -2,7 +2,18 @@
 import type * as z from 'zod';
 import type { ScoringRules } from '../rules/schemas.js';
 import { DIMENSION_STATUSES, NO_DATA } from './dimensions.js';
-import { classCounts, classify, mean, reasonsAt, scoreColumns, scoredAggregatesOf, topRisk, worstFirstOrder, type ScoreColumns } from './fleet-score.js';
+import {
+  classCounts,
+  classify,
+  mean,
+  placesOf,
+  reasonsAt,
+  scoreColumns,
+  scoredAggregatesOf,
+  topRisk,
+  worstFirstOrder,
+  type ScoreColumns,
+} from './fleet-score.js';
 import { aggregatedMetric, aggregateOf, localeOrderOf, lookbackStart, round1, round2, type ClusterAggregates, type ClusterData } from './inputs.js';
 import type { RiskLevel } from './risk.js';
 import type * as contract from './schemas.js';
@@ -88,9 +99,9 @@ function healthScoreAt(columns: ScoreColumns, i: number, riskLevelOf?: (clusterI
 
 /** The health scores from the unified score's columns, worst first by metrics score, ties by name. */
 export function healthScoresFrom(columns: ScoreColumns, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
-  const order = worstFirstOrder(columns.metricsScore, columns.names);
-  const scores = new Array<HealthScore>(order.length);
-  for (let k = 0; k < order.length; k++) scores[k] = healthScoreAt(columns, order[k]!, riskLevelOf);
+  const places = placesOf(worstFirstOrder(columns.metricsScore, columns.names));
+  const scores = new Array<HealthScore>(places.length);
+  for (let i = 0; i < places.length; i++) scores[places[i]!] = healthScoreAt(columns, i, riskLevelOf);
   return scores;
 }
 
