@@ -266,6 +266,25 @@ describe('packed rollups', () => {
     expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
   });
 
+  it('writes racing pack builds: every read after the writes are done equals the items', async () => {
+    const days = daysEnding(35, 2);
+    const clusterIds = ids(48);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    for (let round = 0; round < 6; round++) {
+      clearPackCache(); // every partition whose counter moved is rebuilt while the writes go on
+      const samples = clusterIds.slice(0, 24).map((cluster_id, i) => ({
+        cluster_id,
+        metric_key: METRIC_KEYS[(round + i) % METRIC_KEYS.length]!,
+        value: round * 100 + i,
+        at: `${days[i % 2]}T${String(10 + round).padStart(2, '0')}:00:00.000Z`,
+      }));
+      await Promise.all([readFleetRollupColumns(days), addSamples(samples.slice(0, 12)), readFleetRollupColumns(days), addSamples(samples.slice(12))]);
+      await expectSameAsItems(days);
+      clearPackCache();
+      await expectSameAsItems(days);
+    }
+  });
+
   it('a corrupt pack is an error naming it, never data', async () => {
     const days = daysEnding(30, 1);
     const clusterIds = ids(20);
