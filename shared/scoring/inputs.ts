@@ -220,41 +220,46 @@ function foldWindow(window: readonly StoredRollup[], values: Float64Array, base:
 }
 
 /**
- * Folds a row of the columns, its days from `firstDay` on (oldest first), into `out` at
- * `base`, and answers its newest sample's time (epoch ms; −∞: none). Per cell a fixed loop
- * over the metrics' doubles, no object read; the comparisons and additions are foldWindow's
- * (so aggregateWindow's), in its order, so every value is the same double.
+ * Folds the columns' days from `firstDay` on, oldest first, into the aggregates of the clusters
+ * with a row: `fleetOf[row]` is the cluster's place in the fleet (−1: none), its aggregates at
+ * place × METRICS × SLOTS of `out`, its newest sample's time (epoch ms) at `newest[place]`.
+ * Day by day, row by row, so the columns are read once front to back whatever the fleet's order;
+ * per cell a fixed loop over the metrics' doubles, no object read. The comparisons and additions
+ * are foldWindow's (so aggregateWindow's), in its order, so every value is the same double.
  */
-function foldRow(columns: RollupColumns, row: number, firstDay: number, out: Float64Array, base: number): number {
+function foldColumns(columns: RollupColumns, firstDay: number, fleetOf: Int32Array, out: Float64Array, newest: Float64Array): void {
   const { values, lastAt } = columns;
-  const clusters = columns.clusterIds.length;
-  const end = base + METRICS * SLOTS;
-  let newest = Number.NEGATIVE_INFINITY;
-  for (let day = firstDay; day < columns.days.length; day++) {
-    const cell = day * clusters + row;
-    let from = cell * METRICS * SLOTS;
-    let metric = cell * METRICS;
-    for (let at = base; at < end; at += SLOTS, from += SLOTS, metric++) {
-      if (values[from + PRESENT] === 0) continue;
-      // A day's samples all fall on that day, so this max is newestSampleAt's answer.
-      if (lastAt[metric]! > newest) newest = lastAt[metric]!;
-      if (out[at + PRESENT] === 0) {
-        out[at + PRESENT] = 1;
-        out[at + MIN] = values[from + MIN]!;
-        out[at + MAX] = values[from + MAX]!;
-        out[at + SUM] = values[from + SUM]!;
-        out[at + COUNT] = values[from + COUNT]!;
+  const rows = fleetOf.length;
+  for (let day = firstDay; day < columns.days.length; day++)
+    for (let row = 0; row < rows; row++) {
+      const place = fleetOf[row]!;
+      if (place < 0) continue;
+      const cell = day * rows + row;
+      let from = cell * METRICS * SLOTS;
+      let metric = cell * METRICS;
+      let latest = newest[place]!;
+      const end = (place + 1) * METRICS * SLOTS;
+      for (let at = place * METRICS * SLOTS; at < end; at += SLOTS, from += SLOTS, metric++) {
+        if (values[from + PRESENT] === 0) continue;
+        // A day's samples all fall on that day, so this max is newestSampleAt's answer.
+        if (lastAt[metric]! > latest) latest = lastAt[metric]!;
+        if (out[at + PRESENT] === 0) {
+          out[at + PRESENT] = 1;
+          out[at + MIN] = values[from + MIN]!;
+          out[at + MAX] = values[from + MAX]!;
+          out[at + SUM] = values[from + SUM]!;
+          out[at + COUNT] = values[from + COUNT]!;
+          out[at + LAST] = values[from + LAST]!;
+          continue;
+        }
+        if (values[from + MAX]! > out[at + MAX]!) out[at + MAX] = values[from + MAX]!;
+        if (values[from + MIN]! < out[at + MIN]!) out[at + MIN] = values[from + MIN]!;
+        out[at + SUM] = out[at + SUM]! + values[from + SUM]!;
+        out[at + COUNT] = out[at + COUNT]! + values[from + COUNT]!;
         out[at + LAST] = values[from + LAST]!;
-        continue;
       }
-      if (values[from + MAX]! > out[at + MAX]!) out[at + MAX] = values[from + MAX]!;
-      if (values[from + MIN]! < out[at + MIN]!) out[at + MIN] = values[from + MIN]!;
-      out[at + SUM] = out[at + SUM]! + values[from + SUM]!;
-      out[at + COUNT] = out[at + COUNT]! + values[from + COUNT]!;
-      out[at + LAST] = values[from + LAST]!;
+      newest[place] = latest;
     }
-  }
-  return newest;
 }
 
 /** The first of the columns' days (oldest first) on or after `fromDay`. */
@@ -275,12 +280,6 @@ function aggregateWindowInto(rollups: readonly StoredRollup[], fromDay: string, 
   return { fromDay, values, base, lastMetricAt: newestSampleAt(window), window, columns: null, row: -1, firstDay: 0 };
 }
 
-function aggregateRowInto(columns: RollupColumns, row: number, firstDay: number, fromDay: string, values: Float64Array, base: number): ClusterAggregates {
-  const newest = row < 0 ? Number.NEGATIVE_INFINITY : foldRow(columns, row, firstDay, values, base);
-  const lastMetricAt = newest === Number.NEGATIVE_INFINITY ? null : new Date(newest).toISOString();
-  return { fromDay, values, base, lastMetricAt, window: null, columns, row, firstDay };
-}
-
 /**
  * Every cluster's aggregates over the lookback starting `fromDay`, in fleet order, in one
  * Float64Array: folded from the columns (the refresh), or from the rollup objects of a cluster
@@ -288,6 +287,17 @@ function aggregateRowInto(columns: RollupColumns, row: number, firstDay: number,
  */
 export function aggregateFleet(fleet: readonly ClusterData[], fromDay: string): ClusterAggregates[] {
   const values = new Float64Array(fleet.length * METRICS * SLOTS);
+  const newest = new Float64Array(fleet.length).fill(Number.NEGATIVE_INFINITY);
+  // Per columns object (the fleet's clusters share one), each row's place in the fleet.
+  const places = new Map<RollupColumns, Int32Array>();
+  for (let i = 0; i < fleet.length; i++) {
+    const { columns, row = -1 } = fleet[i]!;
+    if (columns === undefined || row < 0) continue;
+    let fleetOf = places.get(columns);
+    if (fleetOf === undefined) places.set(columns, (fleetOf = new Int32Array(columns.clusterIds.length).fill(-1)));
+    if (fleetOf[row] === -1) fleetOf[row] = i;
+  }
+  for (const [columns, fleetOf] of places) foldColumns(columns, firstDayFrom(columns.days, fromDay), fleetOf, values, newest);
   const out = new Array<ClusterAggregates>(fleet.length);
   let columns: RollupColumns | undefined;
   let firstDay = 0;
@@ -303,7 +313,21 @@ export function aggregateFleet(fleet: readonly ClusterData[], fromDay: string): 
       columns = data.columns;
       firstDay = firstDayFrom(columns.days, fromDay);
     }
-    out[i] = aggregateRowInto(columns, data.row ?? -1, firstDay, fromDay, values, base);
+    const row = data.row ?? -1;
+    // A cluster listed twice (the same row) was folded once, at its first place: copied here.
+    const place = row < 0 ? i : places.get(columns)![row]!;
+    if (place !== i) values.copyWithin(base, place * METRICS * SLOTS, (place + 1) * METRICS * SLOTS);
+    const latest = newest[place]!;
+    out[i] = {
+      fromDay,
+      values,
+      base,
+      lastMetricAt: latest === Number.NEGATIVE_INFINITY ? null : new Date(latest).toISOString(),
+      window: null,
+      columns,
+      row,
+      firstDay,
+    };
   }
   return out;
 }

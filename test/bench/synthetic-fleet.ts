@@ -1,8 +1,9 @@
 // A fleet shaped like what the repositories return: `total` demo clusters with
 // 7 days of rollups each, every rollup its own parsed JSON (as read from DynamoDB),
-// and the same fleet as the refresh reads it: rows of one RollupColumns.
+// and the same fleet as the refresh reads it: rows of one RollupColumns, grouped by
+// shard as readFleetRollupColumns gives them (not in the fleet's order).
 import { demoClusters, demoSamples } from '../../infra/local/demo-fleet.js';
-import { windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { shardOf, windowDays, type StoredRollup } from '../../shared/db/metrics.js';
 import { columnsFromRollups } from '../../shared/fleet/rollup-columns.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
 import { columnarClusterData, type ClusterData } from '../../shared/scoring/inputs.js';
@@ -30,10 +31,7 @@ export function syntheticFleet(total: number, now: Date): { data: ClusterData[];
     rollups.push(...mine);
     return { cluster: { ...c.inventory, created_at: now.toISOString(), updated_at: now.toISOString() }, rollups: mine, alerts: [] };
   });
-  const columns = columnsFromRollups(
-    days,
-    data.map((d) => d.cluster.cluster_id),
-    rollups,
-  );
+  const rows = data.map((d) => d.cluster.cluster_id).sort((a, b) => shardOf(a) - shardOf(b) || (a < b ? -1 : 1));
+  const columns = columnsFromRollups(days, rows, rollups);
   return { data, rollups, columnar: data.map((d) => columnarClusterData(d.cluster, columns, d.alerts)) };
 }

@@ -103,6 +103,8 @@ describe('the columnar fold', () => {
           const from = lookbackStart(days, NOW);
           const byObjects = aggregateFleet(objects, from);
           const byColumns = aggregateFleet(columns, from);
+          // A cluster listed twice gets the same aggregates at both places.
+          const twice = aggregateFleet([...columns, ...columns], from);
           objects.forEach((d, i) => {
             const alone = aggregateFleet([columns[i]!], from)[0]!; // a cluster alone: its own array, its row of the shared columns
             for (const key of METRIC_KEYS)
@@ -114,6 +116,11 @@ describe('the columnar fold', () => {
                 expect(Object.is(aggregateOf(columns[i]!, key, how, from), expected)).toBe(true);
               }
             expect(byColumns[i]!.lastMetricAt).toBe(byObjects[i]!.lastMetricAt);
+            for (const agg of [twice[i]!, twice[columns.length + i]!]) {
+              for (const key of METRIC_KEYS)
+                for (const how of AGGREGATIONS) expect(Object.is(aggregatedMetric(agg, key, how), aggregatedMetric(byObjects[i]!, key, how))).toBe(true);
+              expect(agg.lastMetricAt).toBe(byObjects[i]!.lastMetricAt);
+            }
             expect(alone.lastMetricAt).toBe(byObjects[i]!.lastMetricAt);
           });
         }
