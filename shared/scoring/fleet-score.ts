@@ -300,31 +300,39 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
 const SCORE_KEYS = 1000;
 
 /**
- * Indexes worst first: ascending `scores`, ties by name (`names`, code-point order), then index
- * (where a stable sort leaves them). Scores as answered (one decimal, 0..100) are first put in
- * their bucket in one counting pass, so only ties are sorted by comparing names; any other
- * scores are sorted by comparison.
+ * Indexes worst first: ascending `groups` when given (small integers, such as a risk level's
+ * rank), then ascending `scores`, ties by name (`compareNames`, code-point order unless
+ * given), then index (where a stable sort leaves them). Scores as answered (one decimal,
+ * 0..100) are first put in their bucket in one counting pass, so only ties are sorted by
+ * comparing names; any other scores are sorted by comparison.
  */
-export function worstFirstOrder(scores: Float64Array, names: readonly string[]): Uint32Array {
+export function worstFirstOrder(
+  scores: Float64Array,
+  names: readonly string[],
+  compareNames: (a: string, b: string) => number = byName,
+  groups?: Uint8Array,
+): Uint32Array {
   const n = scores.length;
   const order = new Uint32Array(n);
-  const byNameThenIndex = (a: number, b: number) => byName(names[a]!, names[b]!) || a - b;
-  const keys = new Uint16Array(n);
-  // starts[k + 1] counts the scores of key k, then becomes where bucket k begins.
-  const starts = new Uint32Array(SCORE_KEYS + 2);
+  const byNameThenIndex = (a: number, b: number) => compareNames(names[a]!, names[b]!) || a - b;
+  let groupCount = 1;
+  if (groups) for (let i = 0; i < n; i++) if (groups[i]! >= groupCount) groupCount = groups[i]! + 1;
+  const keys = new Uint32Array(n);
+  // starts[k + 1] counts the clusters of key k, then starts[k] becomes where bucket k begins.
+  const starts = new Uint32Array(groupCount * (SCORE_KEYS + 1) + 1);
   for (let i = 0; i < n; i++) {
     const key = Math.round(scores[i]! * 10);
     if (!(key >= 0 && key <= SCORE_KEYS && key / 10 === scores[i])) {
       for (let j = 0; j < n; j++) order[j] = j;
-      return order.sort((a, b) => scores[a]! - scores[b]! || byNameThenIndex(a, b));
+      return order.sort((a, b) => (groups ? groups[a]! - groups[b]! : 0) || scores[a]! - scores[b]! || byNameThenIndex(a, b));
     }
-    keys[i] = key;
-    starts[key + 1]!++;
+    keys[i] = (groups ? groups[i]! * (SCORE_KEYS + 1) : 0) + key;
+    starts[keys[i]! + 1]!++;
   }
   for (let k = 1; k < starts.length; k++) starts[k]! += starts[k - 1]!;
-  const next = starts.slice(0, SCORE_KEYS + 1);
+  const next = starts.slice(0, starts.length - 1);
   for (let i = 0; i < n; i++) order[next[keys[i]!]!++] = i;
-  for (let k = 0; k <= SCORE_KEYS; k++) if (starts[k + 1]! - starts[k]! > 1) order.subarray(starts[k], starts[k + 1]).sort(byNameThenIndex);
+  for (let k = 0; k + 1 < starts.length; k++) if (starts[k + 1]! - starts[k]! > 1) order.subarray(starts[k], starts[k + 1]).sort(byNameThenIndex);
   return order;
 }
 

@@ -15,6 +15,7 @@ import {
   type ClusterAggregates,
   type ClusterData,
 } from './inputs.js';
+import { worstFirstOrder } from './fleet-score.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
 
@@ -123,12 +124,23 @@ export function riskSummary(snapshots: readonly RiskSnapshot[]): RiskSummary {
   return { total: snapshots.length, critical: count('Critical'), warning: count('Warning'), healthy: count('Healthy') };
 }
 
-/** Worst level first, then lower overall score, then name. */
+const LEVEL_RANK: Record<RiskLevel, number> = { Critical: 0, Warning: 1, Healthy: 2 };
+
+/** Worst level first, then lower overall score, then name (in localeCompare's order). */
 export function sortSnapshots(snapshots: RiskSnapshot[]): RiskSnapshot[] {
-  const rank = { Critical: 0, Warning: 1, Healthy: 2 } as const;
-  // localeCompare's order of names, with a plain compare when the names allow it (inputs.ts).
-  const byName = localeOrderOf(snapshots.map((s) => s.cluster_name));
-  return [...snapshots].sort((a, b) => rank[a.risk_level] - rank[b.risk_level] || a.overall_score - b.overall_score || byName(a.cluster_name, b.cluster_name));
+  const n = snapshots.length;
+  const names = new Array<string>(n);
+  const levels = new Uint8Array(n);
+  const scores = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const s = snapshots[i]!;
+    names[i] = s.cluster_name;
+    levels[i] = LEVEL_RANK[s.risk_level];
+    scores[i] = s.overall_score;
+  }
+  // Bucketed by level and score, names compared only within ties: localeCompare's order, with a plain compare when the names allow it (inputs.ts).
+  const order = worstFirstOrder(scores, names, localeOrderOf(names), levels);
+  return Array.from(order, (i) => snapshots[i]!);
 }
 
 export function rulesTable(rules: RiskRuleSet): RiskRulesTable {

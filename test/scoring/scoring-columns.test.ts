@@ -26,6 +26,7 @@ import {
   aggregate,
   aggregatedMetric,
   aggregateFleet,
+  byLocale,
   byName,
   clamp,
   countAlertsInLookback,
@@ -324,6 +325,16 @@ describe('worstFirstOrder', () => {
     for (const scores of [tenths, others, [0, 100, 0, 100], []]) {
       const n = names.slice(0, scores.length);
       expect(Array.from(worstFirstOrder(Float64Array.from(scores), n))).toEqual(reference(scores, n));
+    }
+  });
+
+  it('groups first (a risk level’s rank), then score, then names in the order given (the collator’s for sortSnapshots)', () => {
+    const rnd = random(5);
+    const names = Array.from({ length: 400 }, () => ['Zeta', 'alpha', 'Alpha', 'élan', 'b c', 'b-c', 'B_c'][Math.floor(rnd() * 7)]!);
+    const levels = Uint8Array.from(names, () => Math.floor(rnd() * 3));
+    for (const scores of [names.map(() => round1(Math.floor(rnd() * 4) * 25)), names.map(() => Math.floor(rnd() * 4) * 25 + 0.05)]) {
+      const expected = scores.map((_, i) => i).sort((a, b) => levels[a]! - levels[b]! || scores[a]! - scores[b]! || byLocale(names[a]!, names[b]!) || a - b);
+      expect(Array.from(worstFirstOrder(Float64Array.from(scores), names, byLocale, levels))).toEqual(expected);
     }
   });
 });
