@@ -13,7 +13,9 @@
 // 02:00 UTC today (late samples, clock skew). A pack's chunks go under a new
 // pack id first, then the head switches (conditionally, never back to an older
 // counter): readers see the old pack or the new one, never a mix, and the
-// chunks of a build that died are never read (they age out by TTL).
+// chunks of a build that died are never read (they age out by TTL). A pack
+// that does not decode (CorruptPack, naming it) is logged, never used: its
+// items are read and its pack rebuilt.
 // README "Packed rollups" has the reasoning.
 import { randomUUID } from 'node:crypto';
 import { endianness } from 'node:os';
@@ -22,7 +24,7 @@ import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
 import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { parseDayRollup } from '../fleet/rollup.js';
 import { createLogger, errorFields, type Logger } from '../log.js';
-import { batchGet, ConditionFailed, deleteItem, mapLimit, putItem, queryAll, type Item } from './client.js';
+import { batchGet, ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, updateItem, type Item } from './client.js';
 import { METRIC_SHARDS, PACK_COUNTER_SK, packPartition, ttlOf } from './metrics.js';
 
 /** Under DynamoDB's 400 KB item limit with room for keys and names, as snapshots (scores.ts). */
@@ -175,31 +177,42 @@ export async function writePackChunks(day: string, shard: number, builtFrom: num
 }
 
 /**
- * Makes written chunks the current pack, unless a pack of the same or a later
- * counter value is there already (a concurrent build): then they are deleted.
- * The replaced pack's chunks are deleted best effort (TTL gets the rest); a
- * reader still fetching them finds them gone and reads the items instead.
+ * Makes written chunks the current pack, unless a pack of a later counter
+ * value is there already (a concurrent build): then they are deleted. A pack
+ * of the same value may be replaced (it holds the same writes): that is how a
+ * head whose chunks are gone or corrupt is mended. The replaced pack's chunks
+ * are deleted best effort (TTL gets the rest); a reader still fetching them
+ * finds them gone and reads the items instead.
  */
-export async function switchPackHead(day: string, shard: number, head: PackHead, replaced?: PackHead): Promise<boolean> {
+export async function switchPackHead(day: string, shard: number, head: PackHead): Promise<boolean> {
   const pk = packPartition(day, shard);
+  const { set, names, values } = setFields({ ...head, ttl: ttlOf(day) });
+  let replaced: Item | undefined;
   try {
-    await putItem(
+    replaced = await updateItem(
       'metrics',
-      { pk, sk: HEAD_SK, ...head, ttl: ttlOf(day) },
-      { ConditionExpression: 'attribute_not_exists(pk) OR built_from < :from', ExpressionAttributeValues: { ':from': head.built_from } },
+      { pk, sk: HEAD_SK },
+      {
+        UpdateExpression: set,
+        ConditionExpression: 'attribute_not_exists(pk) OR #from <= :from',
+        ExpressionAttributeNames: { ...names, '#from': 'built_from' },
+        ExpressionAttributeValues: { ...values, ':from': head.built_from },
+        ReturnValues: 'ALL_OLD',
+      },
     );
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
-    await deleteChunks(pk, head);
+    await deleteChunks(pk, head.pack_id, head.chunks);
     return false;
   }
-  if (replaced) await deleteChunks(pk, replaced);
+  const chunks = Number(replaced?.chunks);
+  if (typeof replaced?.pack_id === 'string' && Number.isSafeInteger(chunks) && chunks <= MAX_CHUNKS) await deleteChunks(pk, replaced.pack_id, chunks);
   return true;
 }
 
-async function deleteChunks(pk: string, head: PackHead): Promise<void> {
-  await mapLimit(range(head.chunks), 4, (i) => deleteItem('metrics', partKey(pk, head.pack_id, i))).catch((error) =>
-    log().warn('rollup pack chunks not deleted (TTL removes them)', { pk, pack_id: head.pack_id, ...errorFields(error) }),
+async function deleteChunks(pk: string, packId: string, chunks: number): Promise<void> {
+  await mapLimit(range(chunks), 4, (i) => deleteItem('metrics', partKey(pk, packId, i))).catch((error) =>
+    log().warn('rollup pack chunks not deleted (TTL removes them)', { pk, pack_id: packId, ...errorFields(error) }),
   );
 }
 
@@ -338,7 +351,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date()): 
   const packs = await mapLimit(partitions, 32, (p) => {
     const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
     const head = stored.get(`${p.pk}|${HEAD_SK}`);
-    return partitionPack(p, Number(counter?.writes ?? 0), head && headOf(p.pk, head), now, stats);
+    return partitionPack(p, Number(counter?.writes ?? 0), head, now, stats);
   });
   lastStats = stats;
   // Allocate with the rows known (grouped by shard: a shard's days mostly list the same clusters, so copies run long), then copy.
@@ -350,7 +363,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date()): 
   return columns;
 }
 
-async function partitionPack(p: Partition, writes: number, head: PackHead | undefined, now: Date, stats: PackReadStats): Promise<RollupPack> {
+async function partitionPack(p: Partition, writes: number, headItem: Item | undefined, now: Date, stats: PackReadStats): Promise<RollupPack> {
   const packable = isPackableDay(p.day, now) && writes % 2 === 0;
   if (packable) {
     const hit = cached(p.pk, writes);
@@ -358,13 +371,18 @@ async function partitionPack(p: Partition, writes: number, head: PackHead | unde
       stats.cached++;
       return hit;
     }
-    if (head?.built_from === writes) {
-      const pack = await readPack(p.pk, head);
+    try {
+      const head = headItem && headOf(p.pk, headItem);
+      const pack = head?.built_from === writes ? await readPack(p.pk, head) : undefined;
       if (pack) {
         stats.packs++;
         remember(p.pk, writes, pack);
         return pack;
       }
+    } catch (error) {
+      // Never data: the items are read instead, and the pack built from them replaces it.
+      if (!(error instanceof CorruptPack)) throw error;
+      log().error('corrupt rollup pack: read from items, rebuilt', errorFields(error));
     }
   }
   stats.items++;
@@ -378,7 +396,7 @@ async function partitionPack(p: Partition, writes: number, head: PackHead | unde
   remember(p.pk, writes, pack);
   try {
     const written = await writePackChunks(p.day, p.shard, writes, pack);
-    if (await switchPackHead(p.day, p.shard, written, head)) stats.built++;
+    if (await switchPackHead(p.day, p.shard, written)) stats.built++;
   } catch (error) {
     log().warn('rollup pack not written (read from items until it is)', { pk: p.pk, ...errorFields(error) });
   }

@@ -4,7 +4,7 @@
 // split over chunks or corrupt never shows as data.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
+import { deleteItem, getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
 import {
   addSamples,
   mergePulledRollups,
@@ -285,7 +285,7 @@ describe('packed rollups', () => {
     }
   });
 
-  it('a corrupt pack is an error naming it, never data', async () => {
+  it('a corrupt pack is never data: its items are read and it is rebuilt', async () => {
     const days = daysEnding(30, 1);
     const clusterIds = ids(20);
     await putRollups(randomRollups(clusterIds, days, 1));
@@ -296,8 +296,33 @@ describe('packed rollups', () => {
     await putItem('metrics', { pk, sk: `PART#${String(head?.pack_id)}#0000`, data: new Uint8Array(Number(head?.bytes)).fill(7) });
 
     clearPackCache();
-    await expect(readFleetRollupColumns(days)).rejects.toThrow(CorruptPack);
-    await expect(readFleetRollupColumns(days)).rejects.toThrow(pk);
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toMatchObject({ items: 1, built: 1 });
+    const mended = await headOf(days[0]!, shard);
+    expect(mended?.built_from).toBe(head?.built_from);
+    expect(mended?.pack_id).not.toBe(head?.pack_id);
+    const parts = await queryAll('metrics', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } });
+    expect(parts.filter((i) => String(i.sk).startsWith(`PART#${String(head?.pack_id)}#`))).toHaveLength(0); // the corrupt chunks, deleted
+
+    clearPackCache();
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: METRIC_SHARDS, items: 0, built: 0 });
+  });
+
+  it('a head whose chunks are gone: read from items, and mended by the same counter value', async () => {
+    const days = daysEnding(32, 1);
+    await putRollups(randomRollups(ids(20), days, 1));
+    await readFleetRollupColumns(days);
+    const pk = `PACK#${days[0]}#0`;
+    const head = await headOf(days[0]!, 0);
+    for (let i = 0; i < Number(head?.chunks); i++) await deleteItem('metrics', { pk, sk: `PART#${String(head?.pack_id)}#${String(i).padStart(4, '0')}` });
+
+    clearPackCache();
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toMatchObject({ items: 1, built: 1 });
+    clearPackCache();
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: METRIC_SHARDS, items: 0, built: 0 });
   });
 
   it('decoding checks every length against the bytes there are', () => {
