@@ -61,6 +61,11 @@ export async function loadFleetInputs(days: number, alertLookbackDays: number, n
 export async function computeFleetView(now = new Date()): Promise<FleetView> {
   const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
   const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now);
+  return computeViews(fleet, health, risk, now);
+}
+
+/** Every view of a fleet already read: the pure part of computeFleetView (the refresh bench times it as the floor's compute). */
+export function computeViews(fleet: ClusterData[], health: LoadedRuleSet<ScoringRules>, risk: LoadedRuleSet<RiskRuleSet>, now: Date): FleetView {
   // The fleet's rollup columns folded once into columnar aggregates, which every view reads (inputs.ts);
   // the risk rules share them unless their lookback differs.
   const aggregates = aggregateFleet(fleet, lookbackStart(health.rules.lookback_days, now));
