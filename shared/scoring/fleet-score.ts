@@ -133,14 +133,14 @@ function lookbackAggregates(
   return given;
 }
 
-// The aggregates each fleet was scored from, so healthKpis reads the p99 latency from them
-// instead of building every cluster's rollups again.
-const scoredAggregates = new WeakMap<readonly ClusterData[], readonly ClusterAggregates[]>();
+// The columns each fleet was last scored into. The fleet view scores a fleet for its unified
+// scores, then asks for its health view and KPIs with the same rules, time and aggregates: those
+// reuse these columns rather than scoring every dimension again or reading the rollups.
+const lastColumns = new WeakMap<readonly ClusterData[], ScoreColumns>();
 
-/** The aggregates a fleet was last scored from (scoreColumns), if any; each covers the lookback its `fromDay` says. */
-export function scoredAggregatesOf(fleet: readonly ClusterData[]): readonly ClusterAggregates[] | undefined {
-  const aggs = scoredAggregates.get(fleet);
-  return aggs?.length === fleet.length ? aggs : undefined;
+/** The columns `fleet` was last scored into (scoreColumns), if any. */
+export function lastColumnsOf(fleet: readonly ClusterData[]): ScoreColumns | undefined {
+  return lastColumns.get(fleet);
 }
 
 /**
@@ -167,6 +167,8 @@ export interface ScoreColumns {
   fleet: readonly ClusterData[];
   aggregates: readonly ClusterAggregates[];
   rules: ScoringRules;
+  /** The time scored at (epoch ms). */
+  now: number;
   /** The clusters' names, read with their tiers (the inventory is read once). */
   names: string[];
   dimensions: number;
@@ -204,7 +206,6 @@ function isStale(last: string | null, staleAfterMinutes: number, nowMs: number, 
  */
 export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules, now: Date, aggregates?: readonly ClusterAggregates[]): ScoreColumns {
   const aggs = lookbackAggregates(fleet, rules.lookback_days, now, aggregates);
-  scoredAggregates.set(fleet, aggs);
   const dims = compiledOf(rules).dimensions;
   const perCluster = dims.length;
   const n = fleet.length;
@@ -276,10 +277,11 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     stale[i] = isStale(agg.lastMetricAt, rules.stale_after_minutes, nowMs, parsedTimes) ? 1 : 0;
   }
   const order = worstFirstOrder(tierAdjusted, names);
-  return {
+  const columns: ScoreColumns = {
     fleet,
     aggregates: aggs,
     rules,
+    now: nowMs,
     names,
     dimensions: perCluster,
     value,
@@ -294,6 +296,8 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     stale,
     order,
   };
+  lastColumns.set(fleet, columns);
+  return columns;
 }
 
 /** Highest score key of worstFirstOrder's buckets: a score of one decimal in 0..100, times 10. */

@@ -2,18 +2,7 @@
 import type * as z from 'zod';
 import type { ScoringRules } from '../rules/schemas.js';
 import { DIMENSION_STATUSES, NO_DATA } from './dimensions.js';
-import {
-  classCounts,
-  classify,
-  mean,
-  placesOf,
-  reasonsAt,
-  scoreColumns,
-  scoredAggregatesOf,
-  topRisk,
-  worstFirstOrder,
-  type ScoreColumns,
-} from './fleet-score.js';
+import { classCounts, classify, mean, placesOf, reasonsAt, scoreColumns, lastColumnsOf, topRisk, worstFirstOrder, type ScoreColumns } from './fleet-score.js';
 import { aggregatedMetric, aggregateOf, localeOrderOf, lookbackStart, round1, round2, type ClusterAggregates, type ClusterData } from './inputs.js';
 import type { RiskLevel } from './risk.js';
 import type * as contract from './schemas.js';
@@ -128,12 +117,18 @@ export function healthScores(
   riskLevelOf?: (clusterId: string) => RiskLevel | undefined,
   aggregates?: readonly ClusterAggregates[],
 ): HealthScore[] {
-  return healthScoresFrom(scoreColumns(fleet, rules, now, aggregates), riskLevelOf);
+  // The unified score's columns when it was just scored from the same aggregates, rules and time (the fleet view).
+  const last = lastColumnsOf(fleet);
+  const columns =
+    aggregates !== undefined && last?.aggregates === aggregates && last.rules === rules && last.now === now.getTime()
+      ? last
+      : scoreColumns(fleet, rules, now, aggregates);
+  return healthScoresFrom(columns, riskLevelOf);
 }
 
 /**
- * `aggregates`: the fleet's over the rules' lookback; without them, those it was scored from
- * (scoreFleet, healthScores). The p99 latency is read there, and from a cluster's rollup
+ * `aggregates`: the fleet's over the rules' lookback; without them, those it was last scored
+ * from (scoreFleet, healthScores). The p99 latency is read there, and from a cluster's rollup
  * columns (or objects) only where there are none for this lookback.
  */
 export function healthKpis(
@@ -141,12 +136,13 @@ export function healthKpis(
   fleet: readonly ClusterData[],
   rules: ScoringRules,
   now: Date,
-  aggregates: readonly ClusterAggregates[] | undefined = scoredAggregatesOf(fleet),
+  aggregates: readonly ClusterAggregates[] | undefined = lastColumnsOf(fleet)?.aggregates,
 ): HealthKpis {
   const from = lookbackStart(rules.lookback_days, now);
   const latencies: number[] = [];
+  const aggs = aggregates?.length === fleet.length ? aggregates : undefined;
   for (let i = 0; i < fleet.length; i++) {
-    const agg = aggregates?.[i];
+    const agg = aggs?.[i];
     const v = agg?.fromDay === from ? aggregatedMetric(agg, 'p99_latency_ms', 'avg') : aggregateOf(fleet[i]!, 'p99_latency_ms', 'avg', from);
     if (v !== null) latencies.push(v);
   }

@@ -14,6 +14,7 @@ import {
   type DimensionScore,
   type FleetClusterScore,
   fleetScoresFrom,
+  lastColumnsOf,
   mean,
   scoreColumns,
   scoreFleet,
@@ -250,13 +251,20 @@ describe('scoreColumns and the answers built from them', () => {
         fleet.map((d, i) => referenceScore(d, aggs[i]!, rules)),
         (s) => s.tier_adjusted_score,
       );
-      expect(fleetScoresFrom(columns)).toEqual(expected);
-      expect(scoreFleet(fleet, rules, NOW)).toEqual(expected);
       const health = worstFirstByReference(
         fleet.map((d, i) => referenceHealth(aggs[i]!, d, rules)),
         (s) => s.overall_score,
       );
+      // Right after scoring these aggregates (the fleet view), the health view reuses the unified score's columns.
+      // (Identity compared as booleans: printing the columns, fleet-wide arrays in every aggregate, takes a minute.)
+      expect(lastColumnsOf(fleet) === columns).toBe(true);
       expect(healthScores(fleet, rules, NOW, undefined, aggs)).toEqual(health);
+      expect(fleetScoresFrom(columns)).toEqual(expected);
+      expect(scoreFleet(fleet, rules, NOW)).toEqual(expected);
+      // Scored afresh: its own columns, the same answers.
+      expect(lastColumnsOf(fleet)?.aggregates === aggs).toBe(false);
+      expect(healthScores(fleet, rules, NOW, undefined, aggs)).toEqual(health);
+      expect(healthScores(fleet, rules, NOW)).toEqual(health);
 
       // The fleets reach every status, classification, tier, staleness and alert band, and ties.
       const statuses = new Set(expected.flatMap((s) => s.dimension_scores.map((d) => d.status)));
