@@ -167,6 +167,8 @@ export interface ScoreColumns {
   fleet: readonly ClusterData[];
   aggregates: readonly ClusterAggregates[];
   rules: ScoringRules;
+  /** The rules worked out once (compiledOf), for the answers built from the columns. */
+  compiled: CompiledRules;
   /** The time scored at (epoch ms). */
   now: number;
   /** The clusters' names, read with their tiers (the inventory is read once). */
@@ -206,7 +208,8 @@ function isStale(last: string | null, staleAfterMinutes: number, nowMs: number, 
  */
 export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules, now: Date, aggregates?: readonly ClusterAggregates[]): ScoreColumns {
   const aggs = lookbackAggregates(fleet, rules.lookback_days, now, aggregates);
-  const dims = compiledOf(rules).dimensions;
+  const compiled = compiledOf(rules);
+  const dims = compiled.dimensions;
   const perCluster = dims.length;
   const n = fleet.length;
   const value = new Float64Array(n * perCluster);
@@ -281,6 +284,7 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     fleet,
     aggregates: aggs,
     rules,
+    compiled,
     now: nowMs,
     names,
     dimensions: perCluster,
@@ -351,7 +355,7 @@ export function worstFirst<T extends { cluster_name: string }>(items: T[], score
 
 /** Cluster i's dimension scores from the columns: those with data, in the rules' order. */
 export function dimensionScoresAt(columns: ScoreColumns, i: number): DimensionScore[] {
-  const dims = compiledOf(columns.rules).dimensions;
+  const dims = columns.compiled.dimensions;
   const scores: DimensionScore[] = [];
   for (let d = 0, at = i * columns.dimensions; d < dims.length; d++, at++) {
     const code = columns.status[at]!;
@@ -379,7 +383,7 @@ const offGreen: number[] = [];
  * actions once each, in the reasons' order.
  */
 export function reasonsAt(columns: ScoreColumns, i: number, reasons: string[], actions: string[]): void {
-  const dims = compiledOf(columns.rules).dimensions;
+  const dims = columns.compiled.dimensions;
   const base = i * columns.dimensions;
   const { raw, status, value } = columns;
   if (columns.stale[i] === 1) reasons.push(staleReason(columns.aggregates[i]!.lastMetricAt, columns.rules.lookback_days));
@@ -425,7 +429,7 @@ export function topRisk(scores: readonly Pick<DimensionScore, 'name' | 'score' |
 
 /** A fleet metric of cluster i (its place in FLEET_METRIC_KEYS), rounded like its dimension's value; null without data. */
 function fleetMetricAt(columns: ScoreColumns, i: number, metric: number): number | null {
-  const d = compiledOf(columns.rules).fleetMetricDimension[metric]!;
+  const d = columns.compiled.fleetMetricDimension[metric]!;
   if (d >= 0) {
     const at = i * columns.dimensions + d;
     return columns.status[at] === NO_DATA ? null : round2(columns.value[at]!);
