@@ -74,23 +74,26 @@ async function bumpPackCounter(day: string, shard: number): Promise<void> {
 
 /**
  * Runs `write` inside the seqlock of these (day, shard)s: `open()` (call it
- * right before the first put; idempotent) bumps each closed one's counter to
- * odd, and once `write` is over, succeeded or not, they are bumped back to
- * even. A writer that dies in between leaves a counter odd: that shard-day is
- * then read from its items until the next write evens it (rollup-packs.ts).
+ * right before a put; every caller awaits the same bumps) bumps each closed
+ * one's counter to odd, and once `write` is over, succeeded or not, they are
+ * bumped back to even. A batch is bracketed once per shard-day it touches,
+ * not once per cluster-day. A writer that dies in between leaves a counter
+ * odd: that shard-day is then read from its items until the next write evens
+ * it (rollup-packs.ts).
  */
-async function withPackCounters<T>(partitions: readonly { day: string; shard: number }[], write: (open: () => Promise<void>) => Promise<T>): Promise<T> {
-  const closed = partitions.filter((p) => isClosedDay(p.day));
-  let opened = false;
+async function withPackCounters<T>(partitions: Iterable<{ day: string; shard: number }>, write: (open: () => Promise<void>) => Promise<T>): Promise<T> {
+  const unique = new Map<string, { day: string; shard: number }>();
+  for (const p of partitions) if (isClosedDay(p.day)) unique.set(`${p.day}#${p.shard}`, p);
+  const closed = [...unique.values()];
+  let opening: Promise<unknown> | undefined;
+  // Concurrent writers of a batch share one promise: none may put before every counter is odd.
   const open = async () => {
-    if (opened || closed.length === 0) return;
-    opened = true;
-    await mapLimit(closed, 16, (p) => bumpPackCounter(p.day, p.shard));
+    if (closed.length > 0) await (opening ??= mapLimit(closed, 16, (p) => bumpPackCounter(p.day, p.shard)));
   };
   try {
     return await write(open);
   } finally {
-    if (opened) await mapLimit(closed, 16, (p) => bumpPackCounter(p.day, p.shard));
+    if (opening) await mapLimit(closed, 16, (p) => bumpPackCounter(p.day, p.shard));
   }
 }
 
@@ -106,11 +109,13 @@ export async function putRollups(rollups: StoredRollup[]): Promise<void> {
   }));
   const chunks: (typeof items)[] = [];
   for (let i = 0; i < items.length; i += 500) chunks.push(items.slice(i, i + 500));
-  const partitions = new Map(rollups.map((r) => [`${r.day}#${shardOf(r.cluster_id)}`, { day: r.day, shard: shardOf(r.cluster_id) }]));
-  await withPackCounters([...partitions.values()], async (open) => {
-    await open();
-    await mapLimit(chunks, 8, (chunk) => batchPut('metrics', chunk));
-  });
+  await withPackCounters(
+    rollups.map((r) => ({ day: r.day, shard: shardOf(r.cluster_id) })),
+    async (open) => {
+      await open();
+      await mapLimit(chunks, 8, (chunk) => batchPut('metrics', chunk));
+    },
+  );
 }
 
 /** Per metric, the end of the last pulled window a day holds (`p`; see mergePulledRollups). */
@@ -120,41 +125,50 @@ type PulledMarks = Partial<Record<MetricKey, string>>;
  * The guarded read-modify-write of one cluster-day, shared by HTTP ingest and
  * the puller: `change` edits the day's rollups and pulled marks as read and
  * says whether anything changed (nothing is written otherwise); a concurrent
- * write makes it start again from a fresh read.
+ * write makes it start again from a fresh read. `open` is the batch's
+ * seqlock (withPackCounters), awaited before the put.
  */
-async function updateDay(clusterId: string, day: string, change: (metrics: DayRollup, pulled: PulledMarks) => boolean): Promise<boolean> {
+async function updateDay(
+  clusterId: string,
+  day: string,
+  change: (metrics: DayRollup, pulled: PulledMarks) => boolean,
+  open: () => Promise<void>,
+): Promise<boolean> {
   const key = rollupKey(clusterId, day);
-  return withPackCounters([{ day, shard: shardOf(clusterId) }], async (open) => {
-    for (let attempt = 1; ; attempt++) {
-      const current = await getItem('metrics', key, true);
-      const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
-      const pulled: PulledMarks = current?.p ? JSON.parse(String(current.p)) : {};
-      if (!change(metrics, pulled)) return false;
-      const version = Number(current?.version ?? 0);
-      const marks = Object.keys(pulled).length ? { p: JSON.stringify(pulled) } : {};
-      await open();
-      try {
-        await putItem(
-          'metrics',
-          { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), ...marks, version: version + 1, ttl: ttlOf(day) },
-          {
-            ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
-            ExpressionAttributeValues: current ? { ':seen': version } : undefined,
-          },
-        );
-        return true;
-      } catch (error) {
-        if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
-      }
+  for (let attempt = 1; ; attempt++) {
+    const current = await getItem('metrics', key, true);
+    const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
+    const pulled: PulledMarks = current?.p ? JSON.parse(String(current.p)) : {};
+    if (!change(metrics, pulled)) return false;
+    const version = Number(current?.version ?? 0);
+    const marks = Object.keys(pulled).length ? { p: JSON.stringify(pulled) } : {};
+    await open();
+    try {
+      await putItem(
+        'metrics',
+        { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), ...marks, version: version + 1, ttl: ttlOf(day) },
+        {
+          ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
+          ExpressionAttributeValues: current ? { ':seen': version } : undefined,
+        },
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
     }
-  });
+  }
 }
 
-const mergeInto = (clusterId: string, day: string, samples: MetricSample[]) =>
-  updateDay(clusterId, day, (metrics) => {
-    for (const sample of samples) mergeSample(metrics, sample);
-    return true;
-  });
+const mergeInto = (clusterId: string, day: string, samples: MetricSample[], open: () => Promise<void>) =>
+  updateDay(
+    clusterId,
+    day,
+    (metrics) => {
+      for (const sample of samples) mergeSample(metrics, sample);
+      return true;
+    },
+    open,
+  );
 
 /** Adds samples to their cluster-day rollups: one guarded write per cluster-day. */
 export async function addSamples(samples: MetricSample[]): Promise<void> {
@@ -166,7 +180,11 @@ export async function addSamples(samples: MetricSample[]): Promise<void> {
     if (!group) groups.set(id, (group = { clusterId: sample.cluster_id, day, samples: [] }));
     group.samples.push(sample);
   }
-  await mapLimit([...groups.values()], 16, (g) => mergeInto(g.clusterId, g.day, g.samples));
+  const list = [...groups.values()];
+  await withPackCounters(
+    list.map((g) => ({ day: g.day, shard: shardOf(g.clusterId) })),
+    (open) => mapLimit(list, 16, (g) => mergeInto(g.clusterId, g.day, g.samples, open)),
+  );
 }
 
 /** A window of pulled points: from its first step to its last (ISO). */
@@ -191,26 +209,34 @@ export interface PulledRollup {
  * as addSamples, one write per cluster-day.
  */
 export async function mergePulledRollups(rollups: readonly PulledRollup[]): Promise<{ written: number; skipped: number }> {
-  const outcomes = await mapLimit(rollups, 16, async ({ cluster_id: clusterId, day, metrics: parts, windows }) => {
-    let skipped = 0;
-    const written = await updateDay(clusterId, day, (metrics, pulled) => {
-      skipped = 0; // counted afresh when a concurrent write makes it read again
-      let added = 0;
-      for (const [metric, part] of Object.entries(parts) as [MetricKey, NonNullable<DayRollup[MetricKey]>][]) {
-        const window = windows[metric];
-        if (!window) throw new Error(`pulled rollup of ${metric} without its window`);
-        if (pulled[metric] !== undefined && pulled[metric]! >= window.from) {
-          skipped++;
-          continue;
-        }
-        combineRollup(metrics, metric, part);
-        pulled[metric] = window.to;
-        added++;
-      }
-      return added > 0;
-    });
-    return { written: written ? 1 : 0, skipped };
-  });
+  const partitions = rollups.map((r) => ({ day: r.day, shard: shardOf(r.cluster_id) }));
+  const outcomes = await withPackCounters(partitions, (open) =>
+    mapLimit(rollups, 16, async ({ cluster_id: clusterId, day, metrics: parts, windows }) => {
+      let skipped = 0;
+      const written = await updateDay(
+        clusterId,
+        day,
+        (metrics, pulled) => {
+          skipped = 0; // counted afresh when a concurrent write makes it read again
+          let added = 0;
+          for (const [metric, part] of Object.entries(parts) as [MetricKey, NonNullable<DayRollup[MetricKey]>][]) {
+            const window = windows[metric];
+            if (!window) throw new Error(`pulled rollup of ${metric} without its window`);
+            if (pulled[metric] !== undefined && pulled[metric]! >= window.from) {
+              skipped++;
+              continue;
+            }
+            combineRollup(metrics, metric, part);
+            pulled[metric] = window.to;
+            added++;
+          }
+          return added > 0;
+        },
+        open,
+      );
+      return { written: written ? 1 : 0, skipped };
+    }),
+  );
   return { written: outcomes.reduce((n, o) => n + o.written, 0), skipped: outcomes.reduce((n, o) => n + o.skipped, 0) };
 }
 
