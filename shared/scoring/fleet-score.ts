@@ -354,7 +354,7 @@ export function worstFirst<T extends { cluster_name: string }>(items: T[], score
 }
 
 /** Cluster i's dimension scores from the columns: those with data, in the rules' order. */
-export function dimensionScoresAt(columns: ScoreColumns, i: number): DimensionScore[] {
+function dimensionScoresAt(columns: ScoreColumns, i: number): DimensionScore[] {
   const dims = columns.compiled.dimensions;
   const scores: DimensionScore[] = [];
   for (let d = 0, at = i * columns.dimensions; d < dims.length; d++, at++) {

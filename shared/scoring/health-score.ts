@@ -87,7 +87,7 @@ function healthScoreAt(columns: ScoreColumns, i: number, riskLevelOf?: (clusterI
 }
 
 /** The health scores from the unified score's columns, worst first by metrics score, ties by name. */
-export function healthScoresFrom(columns: ScoreColumns, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
+function healthScoresFrom(columns: ScoreColumns, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
   const places = placesOf(worstFirstOrder(columns.metricsScore, columns.names));
   const scores = new Array<HealthScore>(places.length);
   for (let i = 0; i < places.length; i++) scores[places[i]!] = healthScoreAt(columns, i, riskLevelOf);

@@ -3,19 +3,8 @@
 import type * as z from 'zod';
 import type { RiskRule, RiskRuleSet } from '../rules/schemas.js';
 import { METRIC_KEYS } from '../fleet/records.js';
-import {
-  aggregateCluster,
-  aggregatedValue,
-  byLocale,
-  HOW,
-  localeOrderOf,
-  lookbackStart,
-  METRIC_INDEX,
-  round2,
-  type ClusterAggregates,
-  type ClusterData,
-} from './inputs.js';
-import { worstFirstOrder } from './fleet-score.js';
+import { aggregatedValue, byLocale, HOW, localeOrderOf, METRIC_INDEX, round2, type ClusterAggregates, type ClusterData } from './inputs.js';
+import { aggregatesFor, worstFirstOrder } from './fleet-score.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
 
@@ -85,8 +74,8 @@ export function riskSnapshot(
   staleReason?: string,
   aggregates?: ClusterAggregates,
 ): RiskSnapshot {
-  const from = lookbackStart(rules.lookback_days, now);
-  const agg = aggregates !== undefined && aggregates.fromDay === from ? aggregates : aggregateCluster(data.rollups, from);
+  // Folded from the cluster's rollup columns when it has them: its rollup objects are built only when read.
+  const agg = aggregatesFor(data, rules.lookback_days, now, aggregates);
   const metrics: RiskSnapshot['metrics'] = {};
   const hits: { rule: RiskRule; index: number; value: number; status: MetricStatus }[] = [];
   const compiled = rulesOf(rules);

@@ -5,7 +5,9 @@
 // alert band, with ties in score and name. And the worst-first order's two paths.
 import { describe, expect, it } from 'vitest';
 import type { AlertRecord } from '../../shared/db/alerts.js';
+import { windowDays } from '../../shared/db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from '../../shared/fleet/records.js';
+import { columnsFromRollups } from '../../shared/fleet/rollup-columns.js';
 import type { DimensionRule, ScoringRules } from '../../shared/rules/schemas.js';
 import { DIMENSION_STATUSES, dimensionScore, dimensionStatus } from '../../shared/scoring/dimensions.js';
 import {
@@ -23,6 +25,7 @@ import {
   worstFirstOrder,
 } from '../../shared/scoring/fleet-score.js';
 import { healthKpis, healthScores, type HealthScore } from '../../shared/scoring/health-score.js';
+import { riskSnapshot } from '../../shared/scoring/risk.js';
 import {
   aggregate,
   aggregatedMetric,
@@ -30,6 +33,7 @@ import {
   byLocale,
   byName,
   clamp,
+  columnarClusterData,
   countAlertsInLookback,
   lookbackStart,
   round1,
@@ -38,7 +42,7 @@ import {
   type ClusterAggregates,
   type ClusterData,
 } from '../../shared/scoring/inputs.js';
-import { alert, clusterRecord, daysAgo, defaultHealthRules, dimension, NOW, rollup, scoringRules } from './fixtures.js';
+import { alert, clusterRecord, daysAgo, defaultHealthRules, defaultRiskRules, dimension, NOW, rollup, scoringRules } from './fixtures.js';
 
 /** A seeded generator (mulberry32), so a failure is reproducible. */
 function random(seed: number): () => number {
@@ -317,6 +321,30 @@ describe('scoreColumns and the answers built from them', () => {
       });
     }
     expect(healthKpis(scores, fleet, rules, NOW).avg_p99_latency).toBe(mean(latencies));
+  });
+});
+
+describe('riskSnapshot without aggregates', () => {
+  it('folds a cluster given as a row of rollup columns from the columns, never building its rollup objects', () => {
+    const risk = defaultRiskRules();
+    const fleet = randomFleet(100, defaultHealthRules(), 6);
+    const days = windowDays(14, NOW);
+    const columns = columnsFromRollups(
+      days,
+      fleet.map((d) => d.cluster.cluster_id),
+      // Keyed by each cluster's id (a twin shares its original's rollup objects).
+      fleet.flatMap((d) => d.rollups.filter((r) => days.includes(r.day)).map((r) => ({ ...r, cluster_id: d.cluster.cluster_id }))),
+    );
+    for (const d of fleet) {
+      const columnar = columnarClusterData(d.cluster, columns, d.alerts);
+      Object.defineProperty(columnar, 'rollups', {
+        get() {
+          throw new Error('rollups read');
+        },
+      });
+      const objects = { ...d, rollups: d.rollups.filter((r) => days.includes(r.day)) };
+      expect(riskSnapshot(columnar, risk, 50, NOW)).toEqual(riskSnapshot(objects, risk, 50, NOW));
+    }
   });
 });
 
