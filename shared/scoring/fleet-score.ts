@@ -225,7 +225,7 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
   const names = new Array<string>(n);
   const nowMs = now.getTime();
   const parsedTimes = new Map<string, number>();
-  // The tiers' multipliers read once: a keyed read by each cluster's tier string costs a string-table lookup when the string is not internalized.
+  // The tiers' multipliers read once; a cluster's tier is compared with S, A and B, and any other looked up as the rules have it.
   const multipliers = rules.tier_multipliers;
   const multiplierS = multipliers.S ?? 1;
   const multiplierA = multipliers.A ?? 1;
