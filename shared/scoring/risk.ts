@@ -32,14 +32,21 @@ export function metricStatus(rule: Pick<RiskRule, 'warning' | 'critical' | 'inve
 const LEVEL: Record<MetricStatus, RiskLevel> = { critical: 'Critical', warning: 'Warning', healthy: 'Healthy' };
 const RANK: Record<MetricStatus, number> = { critical: 0, warning: 1, healthy: 2 };
 
-/** Each metric key's place in localeCompare's order of the keys, by METRIC_INDEX: sorted once, compared as numbers. */
-const KEY_ORDER = (() => {
-  const order = new Array<number>(METRIC_KEYS.length);
-  [...METRIC_KEYS].sort(byLocale).forEach((key, rank) => {
-    order[METRIC_INDEX[key]] = rank;
-  });
-  return order;
-})();
+/**
+ * Each metric key's place in localeCompare's order of the keys, by METRIC_INDEX: sorted once, compared as
+ * numbers. On first use, not at import: sorting by locale makes the collator (inputs.ts), a cold-start cost.
+ */
+let keyOrder: number[] | undefined;
+function keyOrderOf(): number[] {
+  if (!keyOrder) {
+    const order = new Array<number>(METRIC_KEYS.length);
+    [...METRIC_KEYS].sort(byLocale).forEach((key, rank) => {
+      order[METRIC_INDEX[key]] = rank;
+    });
+    keyOrder = order;
+  }
+  return keyOrder;
+}
 
 interface CompiledRule {
   rule: RiskRule;
@@ -87,7 +94,10 @@ export function riskSnapshot(
     metrics[rule.metric_key] = { value: round2(value), status };
     if (status !== 'healthy') hits.push({ rule, index, value, status });
   }
-  if (hits.length > 1) hits.sort((a, b) => RANK[a.status] - RANK[b.status] || KEY_ORDER[a.index]! - KEY_ORDER[b.index]!);
+  if (hits.length > 1) {
+    const order = keyOrderOf();
+    hits.sort((a, b) => RANK[a.status] - RANK[b.status] || order[a.index]! - order[b.index]!);
+  }
   const worst = hits[0]?.status ?? 'healthy';
   return {
     cluster_id: data.cluster.cluster_id,
