@@ -22,14 +22,17 @@ export function syntheticFleet(total: number, now: Date): { data: ClusterData[];
     for (const [day, m] of merged) perDay.set(day, JSON.stringify(m));
     return perDay;
   });
+  // The inventory records first, together, as listClusters returns them (so they lie together in
+  // memory, as in a refresh), then each cluster's rollups.
+  const inventory = clusters.map((c) => ({ ...c.inventory, created_at: now.toISOString(), updated_at: now.toISOString() }));
   const rollups: StoredRollup[] = [];
-  const data = clusters.map((c, i) => {
+  const data = inventory.map((cluster, i) => {
     const template = templates[i % templates.length]!;
     const mine = days
       .filter((d) => template.has(d))
-      .map((day) => ({ cluster_id: c.inventory.cluster_id, day, metrics: JSON.parse(template.get(day)!) as DayRollup }));
+      .map((day) => ({ cluster_id: cluster.cluster_id, day, metrics: JSON.parse(template.get(day)!) as DayRollup }));
     rollups.push(...mine);
-    return { cluster: { ...c.inventory, created_at: now.toISOString(), updated_at: now.toISOString() }, rollups: mine, alerts: [] };
+    return { cluster, rollups: mine, alerts: [] };
   });
   const rows = data.map((d) => d.cluster.cluster_id).sort((a, b) => shardOf(a) - shardOf(b) || (a < b ? -1 : 1));
   const columns = columnsFromRollups(days, rows, rollups);
