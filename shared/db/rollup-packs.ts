@@ -340,19 +340,30 @@ export async function readFleetRollupColumns(days: string[], now = new Date()): 
   const partitions: Partition[] = days.flatMap((day, dayIndex) =>
     range(METRIC_SHARDS).map((shard) => ({ day, dayIndex, shard, pk: packPartition(day, shard) })),
   );
-  // Fetch: every counter and head in consistent BatchGets; a counter read before the items a build reads.
-  const keys = partitions.flatMap(({ pk }) => [
+  const stats: PackReadStats = { cached: 0, packs: 0, items: 0, built: 0 };
+  const packs = new Array<RollupPack>(partitions.length);
+  const settled = partitions.map((p, i) => ({ p, i })).filter(({ p }) => isPackableDay(p.day, now));
+  const open = partitions.map((p, i) => ({ p, i })).filter(({ p }) => !isPackableDay(p.day, now));
+  // Open days are never packed: their items are read at once, beside the counters of the settled days.
+  const openReads = mapLimit(open, 32, async ({ p, i }) => {
+    packs[i] = await partitionPack(p, 0, undefined, now, stats);
+  });
+  openReads.catch(() => undefined); // awaited below; a failure before then must not go unhandled
+  // Fetch: every settled counter and head in consistent BatchGets; a counter read before the items a build reads.
+  const keys = settled.flatMap(({ p: { pk } }) => [
     { pk, sk: PACK_COUNTER_SK },
     { pk, sk: HEAD_SK },
   ]);
   const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
   const stored = new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
-  const stats: PackReadStats = { cached: 0, packs: 0, items: 0, built: 0 };
-  const packs = await mapLimit(partitions, 32, (p) => {
-    const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
-    const head = stored.get(`${p.pk}|${HEAD_SK}`);
-    return partitionPack(p, Number(counter?.writes ?? 0), head, now, stats);
-  });
+  await Promise.all([
+    openReads,
+    mapLimit(settled, 32, async ({ p, i }) => {
+      const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
+      const head = stored.get(`${p.pk}|${HEAD_SK}`);
+      packs[i] = await partitionPack(p, Number(counter?.writes ?? 0), head, now, stats);
+    }),
+  ]);
   lastStats = stats;
   // Allocate with the rows known (grouped by shard: a shard's days mostly list the same clusters, so copies run long), then copy.
   const rowOf = new Map<string, number>();
