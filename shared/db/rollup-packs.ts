@@ -24,7 +24,7 @@ import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
 import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { parseDayRollup } from '../fleet/rollup.js';
 import { createLogger, errorFields, type Logger } from '../log.js';
-import { batchGet, ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, updateItem, type Item } from './client.js';
+import { batchGet, ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, tableName, updateItem, type Item } from './client.js';
 import { METRIC_SHARDS, PACK_COUNTER_SK, packPartition, ttlOf } from './metrics.js';
 
 /** Under DynamoDB's 400 KB item limit with room for keys and names, as snapshots (scores.ts). */
@@ -276,18 +276,24 @@ async function readPack(pk: string, head: PackHead): Promise<RollupPack | undefi
 const cache = new Map<string, { builtFrom: number; pack: RollupPack; bytes: number }>();
 let cachedBytes = 0;
 
+// Keyed by the physical table too: a process that uses several (tests, benches: one prefix each)
+// sees the same pk and counter value in each, for different packs.
+const cacheKey = (pk: string) => `${tableName('metrics')}|${pk}`;
+
 function cached(pk: string, writes: number): RollupPack | undefined {
-  const entry = cache.get(pk);
+  const key = cacheKey(pk);
+  const entry = cache.get(key);
   if (!entry || entry.builtFrom !== writes) return undefined;
-  cache.delete(pk);
-  cache.set(pk, entry); // most recently used last
+  cache.delete(key);
+  cache.set(key, entry); // most recently used last
   return entry.pack;
 }
 
 function remember(pk: string, builtFrom: number, pack: RollupPack): void {
-  forget(pk);
+  const key = cacheKey(pk);
+  forget(key);
   const bytes = pack.values.byteLength + pack.lastAt.byteLength + pack.clusterIds.length * 64;
-  cache.set(pk, { builtFrom, pack, bytes });
+  cache.set(key, { builtFrom, pack, bytes });
   cachedBytes += bytes;
   for (const [key] of cache) {
     if (cachedBytes <= CACHE_BYTES) break;
@@ -295,11 +301,11 @@ function remember(pk: string, builtFrom: number, pack: RollupPack): void {
   }
 }
 
-function forget(pk: string): void {
-  const entry = cache.get(pk);
+function forget(key: string): void {
+  const entry = cache.get(key);
   if (!entry) return;
   cachedBytes -= entry.bytes;
-  cache.delete(pk);
+  cache.delete(key);
 }
 
 /** Empties this container's cache of decoded packs (tests, benchmarks). */

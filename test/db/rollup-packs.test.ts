@@ -28,6 +28,7 @@ import {
 import { columnsFromRollups, emptyColumns, METRICS, SLOTS, type RollupColumns } from '../../shared/fleet/rollup-columns.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -347,5 +348,21 @@ describe('packed rollups', () => {
     longId.writeUInt16LE(60_000, 24);
     expect(() => decodePack(longId, name)).toThrow(CorruptPack);
     expect(() => decodePack(Buffer.alloc(10), name)).toThrow(CorruptPack);
+  });
+
+  // Last: it moves this file's process to tables of its own.
+  it('decoded packs are cached per table: another table with the same partitions and counter values reads its own', async () => {
+    const days = daysEnding(40, 2);
+    const clusters = ids(6);
+    await putRollups(randomRollups(clusters, days, 1));
+    await readFleetRollupColumns(days); // builds the packs and caches them
+    const first = byCluster(await readFleetRollupColumns(days));
+    await useTestTables();
+    resetSettings();
+    await putRollups(randomRollups(clusters, days, 1)); // the same shards, so the same counter values
+    await readFleetRollupColumns(days);
+    const second = byCluster(await readFleetRollupColumns(days));
+    expect(second).toEqual(byCluster(await columnsFromItems(days)));
+    expect(second).not.toEqual(first);
   });
 });
