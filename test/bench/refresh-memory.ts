@@ -2,13 +2,7 @@
 // deployed (the minified Lambda-style bundle on plain Node with the Lambdas'
 // NODE_OPTIONS), against the memory the stack gives the recompute worker that
 // runs it (shared/workers.ts memoryMb). Issue 21 asks for under 60%.
-import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { build } from 'esbuild';
-import { BUNDLE_ALIASES, LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, lambdaBuildOptions } from '../../infra/bundling.js';
+import { lambdaChild } from './lambda-child.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { putRollups } from '../../shared/db/metrics.js';
 import { WORKERS, type WorkerDeclaration } from '../../shared/workers.js';
@@ -17,7 +11,6 @@ import type { BenchContext } from './run.js';
 
 export const title = 'Refresh memory (issue 21 §2): peak RSS of one refresh in a fresh process';
 
-const exec = promisify(execFile);
 const CLUSTERS = 10_000;
 /** The stack's default for a worker without memoryMb (infra/fleet-health-stack.ts WORKER_MEMORY_MB). */
 const WORKER_DEFAULT_MB = 1024;
@@ -32,26 +25,14 @@ console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, scored: v
 `;
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'fleet-refresh-memory-'));
-  await build({
-    stdin: { contents: CHILD, resolveDir: REPO_ROOT, sourcefile: 'refresh-memory-child.ts', loader: 'ts' },
-    outfile: join(dir, 'refresh', 'index.mjs'),
-    ...lambdaBuildOptions(),
-    alias: { ...BUNDLE_ALIASES },
-    logLevel: 'error',
-  });
-  copyRuleDefaults(dir, ['refresh']);
+  const refresh = await lambdaChild<{ maxRssKb: number; scored: number; seconds: number }>('refresh', CHILD);
 
   await freshTables();
   const fleet = syntheticFleet(CLUSTERS, new Date());
   await upsertClusters(fleet.data.map((d) => d.cluster));
   await putRollups(fleet.rollups);
 
-  const { stdout } = await exec(process.execPath, [join(dir, 'refresh', 'index.mjs')], {
-    env: { ...process.env, NODE_OPTIONS: LAMBDA_NODE_OPTIONS },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  const child = JSON.parse(stdout.trim().split('\n').pop()!) as { maxRssKb: number; scored: number; seconds: number };
+  const child = await refresh();
   const peakMb = child.maxRssKb / 1024;
   const declaredMb = (WORKERS.recompute as WorkerDeclaration).memoryMb ?? WORKER_DEFAULT_MB;
   const share = (100 * peakMb) / declaredMb;

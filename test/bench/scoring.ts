@@ -1,13 +1,7 @@
 // Scoring: a full refresh through DynamoDB Local against the floor of its own
 // work, and the cached GET /api/fleet/scores through the local server.
-import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { build } from 'esbuild';
-import { BUNDLE_ALIASES, LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, lambdaBuildOptions } from '../../infra/bundling.js';
+import { lambdaChild } from './lambda-child.js';
 import { startBenchService } from './service.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { putRollups } from '../../shared/db/metrics.js';
@@ -18,7 +12,6 @@ import type { BenchContext } from './run.js';
 
 export const title = 'Scoring (DESIGN §8): refresh against its floor, and cached reads';
 
-const exec = promisify(execFile);
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 
 /**
@@ -61,22 +54,9 @@ interface ChildRun {
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
   const now = new Date();
-  const dir = await mkdtemp(join(tmpdir(), 'fleet-refresh-floor-'));
-  await build({
-    stdin: { contents: CHILD, resolveDir: REPO_ROOT, sourcefile: 'refresh-floor-child.ts', loader: 'ts' },
-    outfile: join(dir, 'refresh', 'index.mjs'),
-    ...lambdaBuildOptions(),
-    alias: { ...BUNDLE_ALIASES },
-    logLevel: 'error',
-  });
-  copyRuleDefaults(dir, ['refresh']);
-  const child = async (endpoint: string, secondRefresh = true): Promise<ChildRun> => {
-    const { stdout } = await exec(process.execPath, [join(dir, 'refresh', 'index.mjs')], {
-      env: { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: endpoint, NODE_OPTIONS: LAMBDA_NODE_OPTIONS, BENCH_SECOND_REFRESH: secondRefresh ? 'yes' : 'no' },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return JSON.parse(stdout.trim().split('\n').pop()!) as ChildRun;
-  };
+  const refresh = await lambdaChild<ChildRun>('refresh', CHILD);
+  const child = (endpoint: string, secondRefresh = true) =>
+    refresh({ AWS_ENDPOINT_URL_DYNAMODB: endpoint, BENCH_SECOND_REFRESH: secondRefresh ? 'yes' : 'no' });
 
   for (const total of [1_000, 10_000]) {
     await freshTables();

@@ -1,0 +1,33 @@
+// A script bundled as a Lambda is (minified, the Lambdas' aliases, the shipped
+// rules beside it) and run in a fresh `node` with the Lambdas' NODE_OPTIONS: a
+// new container's work, measured as deployed. The child prints one JSON line last.
+import { execFile } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import { BUNDLE_ALIASES, LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, lambdaBuildOptions } from '../../infra/bundling.js';
+
+const exec = promisify(execFile);
+
+/** Bundles `source` (TypeScript, imports relative to the repository root); answers a runner of fresh processes. */
+export async function lambdaChild<T>(name: string, source: string): Promise<(env?: Record<string, string>) => Promise<T>> {
+  const dir = await mkdtemp(join(tmpdir(), `fleet-${name}-`));
+  const file = join(dir, name, 'index.mjs');
+  await build({
+    stdin: { contents: source, resolveDir: REPO_ROOT, sourcefile: `${name}-child.ts`, loader: 'ts' },
+    outfile: file,
+    ...lambdaBuildOptions(),
+    alias: { ...BUNDLE_ALIASES },
+    logLevel: 'error',
+  });
+  copyRuleDefaults(dir, [name]);
+  return async (env = {}) => {
+    const { stdout } = await exec(process.execPath, [file], {
+      env: { ...process.env, NODE_OPTIONS: LAMBDA_NODE_OPTIONS, ...env },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return JSON.parse(stdout.trim().split('\n').pop()!) as T;
+  };
+}
