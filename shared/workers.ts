@@ -90,16 +90,18 @@ export const WORKERS = {
       investigations: 'readwrite',
       'llm-usage': 'readwrite',
       clusters: 'read',
-      metrics: 'read',
+      // Write: the refresh packs the settled days it had to read as items (shared/db/rollup-packs.ts).
+      metrics: 'readwrite',
       alerts: 'read',
       rules: 'read',
     },
     grants: ['bedrock:invoke', 'invoke:agent-worker'],
     config: ['agents', 'llm', 'llm-pricing'],
     timeoutSeconds: 300,
-    // One full refresh of 10,000 clusters peaked at 661–734 MB RSS in a fresh process (`npm run bench -- refresh-memory`,
-    // two runs on 2026-11-25, minified bundle with the Lambdas' Node options): 65–72% of the 1024 MB default. 1536 MB puts
-    // that peak at 43–48%, under issue 21's 60%, with room for a larger fleet or a noisier GC, and buys ~0.87 vCPU for the refresh.
+    // One full refresh of 10,000 clusters peaked at 661–734 MB RSS in a fresh process before packed rollups, 493–508 MB
+    // after (`npm run bench -- refresh-memory`, 2026-11-25, minified bundle with the Lambdas' Node options; the first
+    // refresh after a bulk load, which reads the items and builds the packs). 1536 MB puts that peak at 32–33%, under
+    // issue 21's 60%, with room for a larger fleet, and buys ~0.87 vCPU for the refresh (its time is CPU-bound).
     memoryMb: 1536,
     schedule: { everyMinutes: 15, description: 'Refresh of scores, risk, issue and AI grouping, and agent tasks' },
   },

@@ -339,10 +339,12 @@ interface Partition {
  * The fleet's rollups of these days (oldest first, as windowDays gives them)
  * as columns; rows: every cluster with a rollup item in them (grouped by shard).
  * Each (day, shard) comes from its pack when the pack is current, else from its
- * items, and then, if the day no longer changes by `now`, its pack is built and
- * written for the next read (a pack write that fails is logged, not thrown).
+ * items, and then, if the day no longer changes by `now` and `build` is on, its
+ * pack is built and written for the next read (a pack write that fails is logged,
+ * not thrown). Only the refresh (the recompute worker, granted write access to the
+ * metrics table) builds packs; API containers reading the fleet view read them.
  */
-export async function readFleetRollupColumns(days: string[], now = new Date()): Promise<RollupColumns> {
+export async function readFleetRollupColumns(days: string[], now = new Date(), { build = true } = {}): Promise<RollupColumns> {
   const partitions: Partition[] = days.flatMap((day, dayIndex) =>
     range(METRIC_SHARDS).map((shard) => ({ day, dayIndex, shard, pk: packPartition(day, shard) })),
   );
@@ -352,7 +354,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date()): 
   const open = partitions.map((p, i) => ({ p, i })).filter(({ p }) => !isPackableDay(p.day, now));
   // Open days are never packed: their items are read at once, beside the counters of the settled days.
   const openReads = mapLimit(open, 32, async ({ p, i }) => {
-    packs[i] = await partitionPack(p, 0, undefined, now, stats);
+    packs[i] = await partitionPack(p, 0, undefined, now, stats, build);
   });
   openReads.catch(() => undefined); // awaited below; a failure before then must not go unhandled
   // Fetch: every settled counter and head in consistent BatchGets; a counter read before the items a build reads.
@@ -367,7 +369,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date()): 
     mapLimit(settled, 32, async ({ p, i }) => {
       const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
       const head = stored.get(`${p.pk}|${HEAD_SK}`);
-      packs[i] = await partitionPack(p, Number(counter?.writes ?? 0), head, now, stats);
+      packs[i] = await partitionPack(p, Number(counter?.writes ?? 0), head, now, stats, build);
     }),
   ]);
   lastStats = stats;
@@ -380,7 +382,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date()): 
   return columns;
 }
 
-async function partitionPack(p: Partition, writes: number, headItem: Item | undefined, now: Date, stats: PackReadStats): Promise<RollupPack> {
+async function partitionPack(p: Partition, writes: number, headItem: Item | undefined, now: Date, stats: PackReadStats, build: boolean): Promise<RollupPack> {
   const packable = isPackableDay(p.day, now) && writes % 2 === 0;
   if (packable) {
     const hit = cached(p.pk, writes);
@@ -411,6 +413,7 @@ async function partitionPack(p: Partition, writes: number, headItem: Item | unde
   const pack = packFromItems(p.day, items);
   if (!packable) return pack;
   remember(p.pk, writes, pack);
+  if (!build) return pack;
   try {
     const written = await writePackChunks(p.day, p.shard, writes, pack);
     if (await switchPackHead(p.day, p.shard, written)) stats.built++;

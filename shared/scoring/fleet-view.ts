@@ -42,11 +42,11 @@ export const rollupDaysFor = (health: ScoringRules, risk: RiskRuleSet) => Math.m
  * fleet's columns, decoded from packed rollups: no rollup object is built), and
  * the alerts of the critical-cluster window or the health lookback, whichever is longer.
  */
-export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date): Promise<ClusterData[]> {
+export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date, buildPacks = false): Promise<ClusterData[]> {
   const alertDays = Math.max(CRITICAL_ALERT_DAYS, alertLookbackDays);
   const [clusters, columns, alerts] = await Promise.all([
     listClusters(),
-    readFleetRollupColumns(windowDays(days, now), now),
+    readFleetRollupColumns(windowDays(days, now), now, { build: buildPacks }),
     listAlertsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
   ]);
   const alertsByCluster = new Map<string, AlertRecord[]>();
@@ -58,9 +58,10 @@ export async function loadFleetInputs(days: number, alertLookbackDays: number, n
   return clusters.map((cluster) => columnarClusterData(cluster, columns, alertsByCluster.get(cluster.cluster_id) ?? []));
 }
 
-export async function computeFleetView(now = new Date()): Promise<FleetView> {
+/** `buildPacks`: write the packs of settled days read as items (the refresh, whose worker may write the metrics table). */
+export async function computeFleetView(now = new Date(), buildPacks = false): Promise<FleetView> {
   const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
-  const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now);
+  const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now, buildPacks);
   return computeViews(fleet, health, risk, now);
 }
 
@@ -116,7 +117,7 @@ export async function fleetView(): Promise<FleetView> {
 
 /** Computes afresh, persists the snapshots asked for, and invalidates every container's cache. */
 export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<FleetView> {
-  const view = await computeFleetView();
+  const view = await computeFleetView(new Date(), true);
   const persist: Record<SnapshotKind, () => Promise<void>> = {
     fleet: () => putSnapshot('fleet', view.generatedAt, view.scores, { kpis: fleetKpis(view.scores), rules_version: view.health.version }),
     health: () =>

@@ -350,6 +350,20 @@ describe('packed rollups', () => {
     expect(() => decodePack(Buffer.alloc(10), name)).toThrow(CorruptPack);
   });
 
+  it('a read that may not build (API containers: only the refresh may write packs) reads items and writes no pack', async () => {
+    const days = daysEnding(50, 2);
+    const clusters = ids(8);
+    await putRollups(randomRollups(clusters, days, 1));
+    clearPackCache();
+    const read = byCluster(await readFleetRollupColumns(days, new Date(), { build: false }));
+    expect(read).toEqual(byCluster(await columnsFromItems(days)));
+    expect(lastPackReadStats()).toMatchObject({ built: 0, packs: 0 });
+    clearPackCache();
+    await readFleetRollupColumns(days);
+    expect(lastPackReadStats().packs).toBe(0); // still none stored: the first read had written nothing
+    expect(lastPackReadStats().built).toBeGreaterThan(0);
+  });
+
   // Last: it moves this file's process to tables of its own.
   it('decoded packs are cached per table: another table with the same partitions and counter values reads its own', async () => {
     const days = daysEnding(40, 2);
