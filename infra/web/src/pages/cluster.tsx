@@ -14,7 +14,7 @@ import { useUrlState } from '../components/url-state';
 import { Badge, fmt, fmtTime, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './cluster.css';
-import { StaleBadge, staleText } from './fleet-stale';
+import { StaleBadge, staleText } from '../components/stale-badge';
 import { ScrollRegion } from '../components/scroll-region';
 
 const clusterEp = endpoint<'clusters', 'get'>('GET', '/api/clusters/{cluster_id}');

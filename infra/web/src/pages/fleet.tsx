@@ -13,7 +13,7 @@ import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { ADMINS, useSession } from '../session';
-import { StaleBadge } from './fleet-stale';
+import { StaleBadge } from '../components/stale-badge';
 import './fleet.css';
 
 const scoresEndpoint = endpoint<'fleet', 'scores'>('GET', '/api/fleet/scores');

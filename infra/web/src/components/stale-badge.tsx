@@ -2,8 +2,8 @@
 // scored on old data, and says so wherever its score is shown (the fleet table
 // and the cluster page). The word is the signal (not a colour); the time of the
 // last sample is its tooltip and, for screen readers, part of its text.
-import { fmtTime } from '../components/views/common';
-import './fleet-stale.css';
+import { fmtTime } from './views/common';
+import './stale-badge.css';
 
 /** What the badge says about the newest sample: its time, or that the lookback has none. */
 export function staleText(lastMetricAt: string | null): string {
