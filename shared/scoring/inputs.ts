@@ -4,7 +4,7 @@ import type { AlertRecord } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
-import { COUNT, LAST, MAX, METRICS, MIN, PRESENT, rollupsOf, SLOTS, SUM, type RollupColumns } from '../fleet/rollup-columns.js';
+import { COUNT, LAST, MAX, METRIC_INDEX_OF, METRICS, MIN, PRESENT, rollupsOf, SLOTS, SUM, type RollupColumns } from '../fleet/rollup-columns.js';
 import type { Aggregation } from '../rules/schemas.js';
 
 export interface ClusterData {
@@ -154,7 +154,7 @@ export function newestSampleAt(rollups: readonly StoredRollup[]): string | null 
 }
 
 /** Each metric key's index in the columnar aggregates (METRIC_KEYS order, as in the rollup columns). */
-export const METRIC_INDEX: Readonly<Record<MetricKey, number>> = Object.fromEntries(METRIC_KEYS.map((k, i) => [k, i])) as Record<MetricKey, number>;
+export const METRIC_INDEX = METRIC_INDEX_OF as Readonly<Record<MetricKey, number>>;
 
 /**
  * One cluster's metrics over one lookback, columnar: per metric index (METRIC_INDEX)
@@ -179,12 +179,6 @@ export interface ClusterAggregates {
   firstDay: number;
 }
 
-/** Each metric key's first slot (METRIC_INDEX × SLOTS); no prototype, so any other key is undefined. */
-const SLOT_OF: Record<string, number | undefined> = Object.assign(
-  Object.create(null) as Record<string, number>,
-  Object.fromEntries(METRIC_KEYS.map((k, i) => [k, i * SLOTS])),
-);
-
 /**
  * Folds a window (oldest day first) into `values` at `base`: one pass over its
  * rollups, a fixed loop over the metric keys per rollup. The comparisons and
@@ -196,11 +190,11 @@ function foldWindow(window: readonly StoredRollup[], values: Float64Array, base:
     const metrics = window[r]!.metrics;
     // for-in walks the keys a rollup holds (V8's enum cache makes metrics[key] a field load here).
     for (const key in metrics) {
-      const m = SLOT_OF[key];
+      const m = METRIC_INDEX_OF[key];
       if (m === undefined) continue;
       const part = metrics[key as MetricKey];
       if (part === undefined) continue;
-      const at = base + m;
+      const at = base + m * SLOTS;
       if (values[at + PRESENT] === 0) {
         values[at + PRESENT] = 1;
         values[at + MIN] = part.min;
@@ -440,26 +434,24 @@ export function staleness(window: readonly StoredRollup[], staleAfterMinutes: nu
   return stalenessOf(newestSampleAt(window), staleAfterMinutes, lookbackDays, now);
 }
 
-let lastParsed = { iso: '', ms: Number.NaN };
-
-/** Date.parse, remembering the last answer: clusters fed on the same schedule share their newest sample's time. */
-function parsedTime(iso: string): number {
-  if (iso !== lastParsed.iso) lastParsed = { iso, ms: Date.parse(iso) };
-  return lastParsed.ms;
-}
-
 /** Staleness from the newest sample's time (ClusterAggregates.lastMetricAt). */
 export function stalenessOf(last: string | null, staleAfterMinutes: number, lookbackDays: number, now: Date): Staleness {
-  const stale = last === null || now.getTime() - parsedTime(last) > staleAfterMinutes * 60_000;
+  const stale = last === null || now.getTime() - Date.parse(last) > staleAfterMinutes * 60_000;
   return { last_metric_at: last, metrics_stale: stale, reason: stale ? staleReason(last, lookbackDays) : undefined };
 }
 
 /** How many alerts fired during the lookback (see alertsInLookback), without building the list. */
 export function countAlertsInLookback(alerts: readonly AlertRecord[], days: number, now: Date): number {
-  if (alerts.length === 0) return 0;
-  const since = new Date(now.getTime() - days * DAY_MS).toISOString();
+  return alerts.length === 0 ? 0 : countAlertsSince(alerts, new Date(now.getTime() - days * DAY_MS).toISOString());
+}
+
+/** How many alerts started at or after `since` (ISO) or are still firing: countAlertsInLookback with its bound worked out. */
+export function countAlertsSince(alerts: readonly AlertRecord[], since: string): number {
   let n = 0;
-  for (const a of alerts) if (a.starts_at >= since || a.status === 'Firing') n++;
+  for (let i = 0; i < alerts.length; i++) {
+    const a = alerts[i]!;
+    if (a.starts_at >= since || a.status === 'Firing') n++;
+  }
   return n;
 }
 
