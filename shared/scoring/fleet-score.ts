@@ -13,6 +13,7 @@ import {
   aggregatedValue,
   byName,
   clamp,
+  countAlertsSince,
   HOW,
   lookbackStart,
   METRIC_INDEX,
@@ -241,13 +242,7 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     names[i] = cluster.cluster_name;
     const tier = cluster.customer_tier;
     multiplier[i] = tier === 'S' ? multiplierS : tier === 'A' ? multiplierA : tier === 'B' ? multiplierB : (multipliers[tier as 'S' | 'A' | 'B'] ?? 1);
-    const clusterAlerts = data.alerts;
-    let fired = 0;
-    for (let a = 0; a < clusterAlerts.length; a++) {
-      const alert = clusterAlerts[a]!;
-      if (alert.starts_at >= alertsSince || alert.status === 'Firing') fired++;
-    }
-    firing[i] = fired;
+    firing[i] = countAlertsSince(data.alerts, alertsSince);
   }
   for (let i = 0; i < n; i++) {
     const agg = aggs[i]!;
