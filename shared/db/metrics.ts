@@ -35,7 +35,9 @@ export function shardOf(clusterId: string): number {
   return (hash >>> 0) % METRIC_SHARDS;
 }
 
-const rollupKey = (clusterId: string, day: string) => ({ pk: `ROLLUP#${day}#${shardOf(clusterId)}`, sk: `CLUSTER#${clusterId}` });
+/** The partition of a (day, shard)'s rollup items. */
+export const rollupPartition = (day: string, shard: number) => `ROLLUP#${day}#${shard}`;
+const rollupKey = (clusterId: string, day: string) => ({ pk: rollupPartition(day, shardOf(clusterId)), sk: `CLUSTER#${clusterId}` });
 
 export interface StoredRollup {
   cluster_id: string;
@@ -56,7 +58,7 @@ export const packPartition = (day: string, shard: number) => `PACK#${day}#${shar
 export const PACK_COUNTER_SK = 'COUNTER';
 
 /** A day before today by this clock: its writes move the pack counter. */
-export const isClosedDay = (day: string, now = new Date()) => day < now.toISOString().slice(0, 10);
+const isClosedDay = (day: string, now = new Date()) => day < now.toISOString().slice(0, 10);
 
 /** One ADD on a (day, shard)'s write counter; the counter ages out with the day's rollups. */
 async function bumpPackCounter(day: string, shard: number): Promise<void> {
@@ -246,7 +248,7 @@ function toStored(item: Record<string, unknown>): StoredRollup {
 
 /** Every cluster's rollups for these days, grouped by cluster id, each oldest first. */
 export async function readFleetRollups(days: string[]): Promise<Map<string, StoredRollup[]>> {
-  const partitions = days.flatMap((day) => Array.from({ length: METRIC_SHARDS }, (_, shard) => `ROLLUP#${day}#${shard}`));
+  const partitions = days.flatMap((day) => Array.from({ length: METRIC_SHARDS }, (_, shard) => rollupPartition(day, shard)));
   const pages = await mapLimit(partitions, 32, (pk) => queryAll('metrics', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }));
   const byCluster = new Map<string, StoredRollup[]>();
   for (const item of pages.flat()) {

@@ -25,7 +25,7 @@ import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fle
 import { parseDayRollup } from '../fleet/rollup.js';
 import { createLogger, errorFields, type Logger } from '../log.js';
 import { batchGet, ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, tableName, updateItem, type Item } from './client.js';
-import { METRIC_SHARDS, PACK_COUNTER_SK, packPartition, ttlOf } from './metrics.js';
+import { METRIC_SHARDS, PACK_COUNTER_SK, packPartition, rollupPartition, ttlOf } from './metrics.js';
 
 /** Under DynamoDB's 400 KB item limit with room for keys and names, as snapshots (scores.ts). */
 export const PACK_CHUNK_BYTES = 350 * 1024;
@@ -407,7 +407,7 @@ async function partitionPack(p: Partition, writes: number, headItem: Item | unde
   stats.items++;
   const items = await queryAll('metrics', {
     KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': `ROLLUP#${p.day}#${p.shard}` },
+    ExpressionAttributeValues: { ':pk': rollupPartition(p.day, p.shard) },
     ConsistentRead: packable,
   });
   const pack = packFromItems(p.day, items);
