@@ -197,12 +197,17 @@ const OPTIMISTIC_ATTEMPTS = 8;
  * there first (ConditionFailed). `work` must read afresh on every call. The
  * last loss escapes as ConditionFailed, which the error middleware answers 409.
  */
-export async function retryOnConflict<T>(work: () => Promise<T>, attempts = OPTIMISTIC_ATTEMPTS): Promise<T> {
+export function retryOnConflict<T>(work: () => Promise<T>, attempts = OPTIMISTIC_ATTEMPTS): Promise<T> {
+  return retrying(work, (error) => error instanceof ConditionFailed, attempts);
+}
+
+/** Runs `work` again after a jittered backoff while it fails with an error `retryable` accepts, `attempts` times at most; the last failure escapes. */
+async function retrying<T>(work: () => Promise<T>, retryable: (error: unknown) => boolean, attempts: number): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      if (!(error instanceof ConditionFailed) || attempt >= attempts) throw error;
+      if (!retryable(error) || attempt >= attempts) throw error;
       await sleep(backoffMs(attempt));
     }
   }
@@ -260,16 +265,12 @@ export function generationMarker(table: TableName) {
   const move = { UpdateExpression: 'ADD generation :one', ExpressionAttributeValues: { ':one': 1 } };
   return {
     current: async (): Promise<number> => Number((await getItem(table, key, true))?.generation ?? 0),
-    async bump(): Promise<number> {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return Number((await updateItem(table, key, move))?.generation);
-        } catch (error) {
-          if ((error as Error).name !== 'TransactionConflictException' || attempt >= MARKER_ATTEMPTS) throw error;
-          await sleep(backoffMs(attempt));
-        }
-      }
-    },
+    bump: (): Promise<number> =>
+      retrying(
+        async () => Number((await updateItem(table, key, move))?.generation),
+        (error) => (error as Error).name === 'TransactionConflictException',
+        MARKER_ATTEMPTS,
+      ),
     action: (): TransactItem => ({ Update: { TableName: physicalTableName(table), Key: key, ...move } }),
   };
 }
