@@ -53,6 +53,14 @@ export const FleetRulesResponse = z.object({
     }),
   ),
 });
+/**
+ * Refresh and recompute routes (issue 21 §2): the recompute worker does the work; a route answers its
+ * contract's 200 when the run finishes within REFRESH_WAIT_SECONDS, else this 202, and
+ * GET <route>/{refresh_id} follows the run (202 while running, the same 200 when done, 503 when it failed).
+ */
+export const RefreshRunning = z.object({ status: z.literal('running'), refresh_id: z.string(), message: z.string() });
+export const RefreshIdParams = z.object({ refresh_id: z.string().min(1).max(128) });
+
 export const RefreshResponse = z.object({ status: z.literal('ok'), clusters_scored: Int, critical: Int, warning: Int });
 
 export const HealthScoresResponse = z.object({ scores: z.array(HealthScore), ...LiveStamp });

@@ -1,15 +1,14 @@
-import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
-import { FleetCriticalResponse, FleetKpisResponse, FleetRulesResponse, FleetScoresResponse, RefreshResponse } from './dashboard-schemas.js';
-
-/**
- * Refresh and recompute routes (issue 21 §2): the recompute worker does the work; a route answers its
- * contract's 200 when the run finishes within REFRESH_WAIT_SECONDS, else this 202, and
- * GET <route>/{refresh_id} follows the run (202 while running, the same 200 when done, 503 when it failed).
- */
-export const RefreshRunning = z.object({ status: z.literal('running'), refresh_id: z.string(), message: z.string() });
-export const RefreshIdParams = z.object({ refresh_id: z.string().min(1).max(128) });
+import {
+  FleetCriticalResponse,
+  FleetKpisResponse,
+  FleetRulesResponse,
+  FleetScoresResponse,
+  RefreshIdParams,
+  RefreshResponse,
+  RefreshRunning,
+} from './dashboard-schemas.js';
 
 export const fleetGroup = defineGroup({
   name: 'fleet',

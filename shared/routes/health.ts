@@ -1,7 +1,6 @@
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
-import { EnrichmentResponse, HealthKpisResponse, HealthRefreshResponse, HealthScoresResponse } from './dashboard-schemas.js';
-import { RefreshIdParams, RefreshRunning } from './fleet.js';
+import { EnrichmentResponse, HealthKpisResponse, HealthRefreshResponse, HealthScoresResponse, RefreshIdParams, RefreshRunning } from './dashboard-schemas.js';
 
 export const healthGroup = defineGroup({
   name: 'health',

@@ -4,8 +4,7 @@ import { AUDIT_ACTIONS } from '../db/audit-actions.js';
 import { defineGroup } from '../http/route.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../rules/defaults.js';
 import { Page, PageSize } from './common.js';
-import { RecomputeResponse, RecomputeRiskResponse, RuleImpact } from './dashboard-schemas.js';
-import { RefreshIdParams, RefreshRunning } from './fleet.js';
+import { RecomputeResponse, RecomputeRiskResponse, RefreshIdParams, RefreshRunning, RuleImpact } from './dashboard-schemas.js';
 
 export const ScoringMethod = z.enum(['rules', 'ai']);
 export const GeneralSettings = z.strictObject({

@@ -9,7 +9,7 @@ import { getCurrentRuleSet } from '../../shared/db/rules.js';
 import { getRefresh } from '../../shared/db/scores.js';
 import { checkRuleText } from '../../shared/rules/check.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
-import { RefreshRunning } from '../../shared/routes/fleet.js';
+import { RefreshRunning } from '../../shared/routes/dashboard-schemas.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
 import { routeKey } from '../../shared/http/route.js';
 import { localWorkersSettled } from '../../shared/worker-invoke.js';
