@@ -11,7 +11,7 @@ import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
 import { regroupRecent } from '../shared/issues/regroup.js';
 import * as z from 'zod';
-import { finishRefresh, releaseCurrentRefresh, type RefreshFigures } from '../shared/db/scores.js';
+import { finishRefresh, releaseCurrentRefresh, SNAPSHOT_KINDS, type RefreshFigures } from '../shared/db/scores.js';
 import { createLogger, errorFields, workerHandler } from '../shared/log.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
 import { refreshFleetView, type FleetView } from '../shared/scoring/fleet-view.js';
@@ -22,11 +22,11 @@ const log = createLogger('recompute');
 /** The event a refresh route sends; the schedule sends `{}`. */
 const RefreshEvent = z.object({
   refresh_id: z.string().min(1).max(128),
-  kinds: z.array(z.enum(['fleet', 'health', 'risk'])).min(1),
+  kinds: z.array(z.enum(SNAPSHOT_KINDS)).min(1),
 });
 
 /** Every figure a refresh route answers, from the view just computed. */
-export function refreshFigures(view: FleetView): RefreshFigures {
+function refreshFigures(view: FleetView): RefreshFigures {
   const kpis = fleetKpis(view.scores);
   const risk = riskSummary(view.snapshots);
   return {

@@ -32,7 +32,8 @@ import {
   updateItem,
 } from './client.js';
 
-export type SnapshotKind = 'fleet' | 'health' | 'risk';
+export const SNAPSHOT_KINDS = ['fleet', 'health', 'risk'] as const;
+export type SnapshotKind = (typeof SNAPSHOT_KINDS)[number];
 export const SNAPSHOT_RETENTION_DAYS = 90;
 /** The largest chunk: DynamoDB's item limit is 400 KB (names and keys included); the rest is headroom. */
 export const SNAPSHOT_CHUNK_BYTES = 350 * 1024;
