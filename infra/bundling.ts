@@ -176,7 +176,7 @@ export function emitRuntimeAssets(metafile: Metafile): void {
  * throw if ever called; whether it needs them is read from its own inputs after the
  * first esbuild pass (see `buildFunctionBundles`), so nothing here lists functions.
  */
-export type LeanCut = 'json-schema' | 'event-streams';
+type LeanCut = 'json-schema' | 'event-streams';
 export const LEAN_CUTS: readonly LeanCut[] = ['json-schema', 'event-streams'];
 
 const ZOD_CORE = /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
@@ -255,7 +255,7 @@ export function leanPlugin(cuts: readonly LeanCut[]): Plugin {
 }
 
 /** The cuts a bundle built with every cut cannot do without, read from its inputs (paths relative to the repository). */
-export function neededCuts(metafile: Metafile, output: string): LeanCut[] {
+function neededCuts(metafile: Metafile, output: string): LeanCut[] {
   const inputs = Object.keys(metafile.outputs[output]!.inputs);
   const needed: LeanCut[] = [];
   // Our code calls the conversion (the OpenAPI document, the LLM tools' parameters).

@@ -8,8 +8,8 @@ import { ApiProblem, type Endpoint, send } from './client';
 import type { Accepted, Answer, GroupName, ParamsOf, RouteName } from './types';
 
 /** How often the follow route is asked, and for how long (the worker's own limit is 300 s; a dead run turns failed after 330 s). */
-export const FOLLOW_EVERY_MS = 2000;
-export const FOLLOW_FOR_MS = 6 * 60 * 1000;
+const FOLLOW_EVERY_MS = 2000;
+const FOLLOW_FOR_MS = 6 * 60 * 1000;
 
 const pause = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
