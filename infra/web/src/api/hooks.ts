@@ -1,6 +1,6 @@
 // Data fetching for pages: TanStack Query over the typed endpoints, keyed by the
 // route and its request, so pages share answers and refetch on focus.
-import { type UseQueryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type QueryClient, type UseQueryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ApiProblem, call, type Endpoint } from './client';
 import type { Answer, BodyOf, GroupName, ParamsOf, QueryOf, RouteName } from './types';
 
@@ -24,9 +24,11 @@ export function useApiMutation<G extends GroupName, R extends RouteName<G>>(ep: 
   const client = useQueryClient();
   return useMutation<Answer<G, R>, ApiProblem, { params?: ParamsOf<G, R>; body?: BodyOf<G, R>; headers?: Record<string, string> }>({
     mutationFn: (request) => call(ep, request),
-    onSuccess: () =>
-      client.invalidateQueries({
-        predicate: (q) => invalidates.some((prefix) => String(q.queryKey[1] ?? '').startsWith(prefix)),
-      }),
+    onSuccess: () => invalidatePrefixes(client, invalidates),
   });
+}
+
+/** Refetches every cached answer whose path starts with one of `prefixes`. */
+export function invalidatePrefixes(client: QueryClient, prefixes: readonly string[]): Promise<void> {
+  return client.invalidateQueries({ predicate: (q) => prefixes.some((prefix) => String(q.queryKey[1] ?? '').startsWith(prefix)) });
 }

@@ -5,6 +5,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { ApiProblem, type Endpoint, send } from './client';
+import { invalidatePrefixes } from './hooks';
 import type { Accepted, Answer, GroupName, ParamsOf, RouteName } from './types';
 
 /** How often the follow route is asked, and for how long (the worker's own limit is 300 s; a dead run turns failed after 330 s). */
@@ -70,10 +71,7 @@ export function useRefreshRun<G extends GroupName, R extends RouteName<G>, F ext
         if (!controller.signal.aborted) setRunning(null);
       }
     },
-    onSuccess: () =>
-      client.invalidateQueries({
-        predicate: (q) => invalidates.some((prefix) => String(q.queryKey[1] ?? '').startsWith(prefix)),
-      }),
+    onSuccess: () => invalidatePrefixes(client, invalidates),
   });
   return { ...mutation, running };
 }
