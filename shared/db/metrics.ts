@@ -18,7 +18,8 @@
 // Writes into today skip it: open days are never packed, so live ingest pays nothing.
 import type { MetricKey, MetricSample } from '../fleet/records.js';
 import { combineRollup, dayOf, mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../fleet/rollup.js';
-import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll, updateItem } from './client.js';
+import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
+import { bumpWriteCounter } from './packing.js';
 
 export const METRIC_SHARDS = 16;
 /** Rollups older than this are dropped by TTL (and samples older are refused). */
@@ -61,18 +62,7 @@ export const PACK_COUNTER_SK = 'COUNTER';
 const isClosedDay = (day: string, now = new Date()) => day < now.toISOString().slice(0, 10);
 
 /** One ADD on a (day, shard)'s write counter; the counter ages out with the day's rollups. */
-async function bumpPackCounter(day: string, shard: number): Promise<void> {
-  await updateItem(
-    'metrics',
-    { pk: packPartition(day, shard), sk: PACK_COUNTER_SK },
-    {
-      UpdateExpression: 'ADD writes :one SET #ttl = :ttl',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':one': 1, ':ttl': ttlOf(day) },
-      ReturnValues: 'NONE',
-    },
-  );
-}
+const bumpPackCounter = (day: string, shard: number) => bumpWriteCounter('metrics', { pk: packPartition(day, shard), sk: PACK_COUNTER_SK }, ttlOf(day));
 
 /**
  * Runs `write` inside the seqlock of these (day, shard)s: `open()` (call it

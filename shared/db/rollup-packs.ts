@@ -19,33 +19,25 @@
 // README "Packed rollups" has the reasoning.
 import { randomUUID } from 'node:crypto';
 import { endianness } from 'node:os';
-import { promisify } from 'node:util';
-import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
 import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { parseDayRollup } from '../fleet/rollup.js';
 import { createLogger, errorFields, type Logger } from '../log.js';
-import { batchGet, ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, tableName, updateItem, type Item } from './client.js';
+import { batchGet, ConditionFailed, mapLimit, queryAll, setFields, tableName, updateItem, type Item } from './client.js';
 import { METRIC_SHARDS, PACK_COUNTER_SK, packPartition, rollupPartition, ttlOf } from './metrics.js';
+import { CHUNK_BYTES, deleteChunks, MAX_CHUNKS, readChunks, writeChunks, writesOf, type ChunkPlace } from './packing.js';
 
-/** Under DynamoDB's 400 KB item limit with room for keys and names, as snapshots (scores.ts). */
-export const PACK_CHUNK_BYTES = 350 * 1024;
 const HEAD_SK = 'HEAD';
 const PART_PREFIX = 'PART#';
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
 const FORMAT_VERSION = 1;
 const MAGIC = 0x50524846; // 'FHRP' little-endian
 const HEADER_BYTES = 24;
-/** The layout below, brotli quality 1 (README: it pays in bytes, not in read time through DynamoDB Local). */
+/** The layout below, brotli quality 1 (packing.ts; README: it pays in bytes, not in read time through DynamoDB Local). */
 const ENCODING = 'cells-v1+br1';
-/** No pack has more chunks than this (10,000 clusters in one shard-day: ≈ 7.3 MB raw, 21 chunks uncompressed). */
-const MAX_CHUNKS = 256;
 /** Decoded packs kept per container, least recently used dropped first. */
 const CACHE_BYTES = 256 * 1024 * 1024;
 /** Yesterday is packed from this hour (UTC) of today on. */
 const GRACE_HOURS = 2;
-
-const compress = promisify(brotliCompress);
-const decompress = promisify(brotliDecompress);
 
 let logger: Logger | undefined;
 const log = () => (logger ??= createLogger('rollup-packs'));
@@ -159,21 +151,15 @@ interface PackHead {
   encoding: string;
 }
 
-const partKey = (pk: string, packId: string, index: number) => ({ pk, sk: `${PART_PREFIX}${packId}#${String(index).padStart(4, '0')}` });
+const partsOf = (pk: string, packId: string): ChunkPlace => ({ table: 'metrics', pk, prefix: `${PART_PREFIX}${packId}#` });
 
 /** A pack's chunks under a new pack id, which no reader finds until its head is switched to it. */
 export async function writePackChunks(day: string, shard: number, builtFrom: number, pack: RollupPack): Promise<PackHead> {
   const pk = packPartition(day, shard);
-  const raw = encodePack(pack);
-  const packed = await compress(raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length } });
   const packId = `${builtFrom}-${randomUUID().slice(0, 8)}`;
-  const chunks = Math.max(1, Math.ceil(packed.length / PACK_CHUNK_BYTES));
-  // Readers refuse more (headOf): such a shard-day stays on its items rather than be written to fail every read.
-  if (chunks > MAX_CHUNKS) throw new RangeError(`rollup pack ${pk}: ${chunks} chunks, at most ${MAX_CHUNKS}`);
-  await mapLimit(range(chunks), 4, (i) =>
-    putItem('metrics', { ...partKey(pk, packId, i), data: packed.subarray(i * PACK_CHUNK_BYTES, (i + 1) * PACK_CHUNK_BYTES), ttl: ttlOf(day) }),
-  );
-  return { pack_id: packId, built_from: builtFrom, clusters: pack.clusterIds.length, chunks, bytes: packed.length, raw_bytes: raw.length, encoding: ENCODING };
+  // More than MAX_CHUNKS is refused (readers refuse it too): such a shard-day stays on its items.
+  const written = await writeChunks(partsOf(pk, packId), encodePack(pack), ttlOf(day));
+  return { pack_id: packId, built_from: builtFrom, clusters: pack.clusterIds.length, ...written, encoding: ENCODING };
 }
 
 /**
@@ -202,19 +188,18 @@ export async function switchPackHead(day: string, shard: number, head: PackHead)
     );
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
-    await deleteChunks(pk, head.pack_id, head.chunks);
+    await dropChunks(pk, head.pack_id, head.chunks);
     return false;
   }
   const chunks = Number(replaced?.chunks);
-  if (typeof replaced?.pack_id === 'string' && Number.isSafeInteger(chunks) && chunks <= MAX_CHUNKS) await deleteChunks(pk, replaced.pack_id, chunks);
+  if (typeof replaced?.pack_id === 'string' && Number.isSafeInteger(chunks)) await dropChunks(pk, replaced.pack_id, chunks);
   return true;
 }
 
-async function deleteChunks(pk: string, packId: string, chunks: number): Promise<void> {
-  await mapLimit(range(chunks), 4, (i) => deleteItem('metrics', partKey(pk, packId, i))).catch((error) =>
+const dropChunks = (pk: string, packId: string, chunks: number) =>
+  deleteChunks(partsOf(pk, packId), chunks, (error) =>
     log().warn('rollup pack chunks not deleted (TTL removes them)', { pk, pack_id: packId, ...errorFields(error) }),
   );
-}
 
 /** A head item's fields, checked: a head that does not fit is a corrupt pack. */
 function headOf(pk: string, item: Item): PackHead {
@@ -230,40 +215,22 @@ function headOf(pk: string, item: Item): PackHead {
     built_from: whole('built_from', Number.MAX_SAFE_INTEGER),
     clusters: whole('clusters', 0xffffffff),
     chunks: whole('chunks', MAX_CHUNKS),
-    bytes: whole('bytes', MAX_CHUNKS * PACK_CHUNK_BYTES),
+    bytes: whole('bytes', MAX_CHUNKS * CHUNK_BYTES),
     raw_bytes: whole('raw_bytes', 0xffffffff),
     encoding: String(item.encoding),
   };
   if (packId === '?') throw new CorruptPack(pk, packId, 'head without a pack id');
   if (head.encoding !== ENCODING) throw new CorruptPack(pk, packId, `unknown encoding ${head.encoding}`);
-  if (head.bytes > head.chunks * PACK_CHUNK_BYTES || head.bytes <= (head.chunks - 1) * PACK_CHUNK_BYTES)
+  if (head.bytes > head.chunks * CHUNK_BYTES || head.bytes <= (head.chunks - 1) * CHUNK_BYTES)
     throw new CorruptPack(pk, packId, `${head.bytes} bytes in ${head.chunks} chunks`);
   return head;
 }
 
 /** The pack a head names, or undefined when its chunks are gone (deleted after a newer switch). */
 async function readPack(pk: string, head: PackHead): Promise<RollupPack | undefined> {
-  const parts = await queryAll('metrics', {
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :part)',
-    ExpressionAttributeValues: { ':pk': pk, ':part': `${PART_PREFIX}${head.pack_id}#` },
-    ConsistentRead: true,
-  });
-  if (parts.length < head.chunks) return undefined;
   const corrupt = (reason: string) => new CorruptPack(pk, head.pack_id, reason);
-  if (parts.length > head.chunks) throw corrupt(`${parts.length} chunks stored, ${head.chunks} in its head`);
-  const slices = parts.map((part, i) => {
-    if (part.sk !== partKey(pk, head.pack_id, i).sk || !(part.data instanceof Uint8Array)) throw corrupt(`chunk ${i + 1} of ${head.chunks} is not one`);
-    return part.data;
-  });
-  const packed = Buffer.concat(slices);
-  if (packed.length !== head.bytes) throw corrupt(`${packed.length} bytes read, ${head.bytes} written`);
-  let raw: Buffer;
-  try {
-    raw = await decompress(packed, { maxOutputLength: Math.max(1, head.raw_bytes) });
-  } catch (error) {
-    throw corrupt(`does not decompress to ${head.raw_bytes} bytes (${(error as Error).message})`);
-  }
-  if (raw.length !== head.raw_bytes) throw corrupt(`${raw.length} bytes decompressed, ${head.raw_bytes} written`);
+  const raw = await readChunks(partsOf(pk, head.pack_id), head, corrupt);
+  if (!raw) return undefined;
   const pack = decodePack(raw, { pk, packId: head.pack_id });
   if (pack.clusterIds.length !== head.clusters) throw corrupt(`${pack.clusterIds.length} clusters, ${head.clusters} in its head`);
   return pack;
@@ -369,7 +336,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date(), {
     mapLimit(settled, 32, async ({ p, i }) => {
       const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
       const head = stored.get(`${p.pk}|${HEAD_SK}`);
-      packs[i] = await partitionPack(p, Number(counter?.writes ?? 0), head, now, stats, build);
+      packs[i] = await partitionPack(p, writesOf(counter), head, now, stats, build);
     }),
   ]);
   lastStats = stats;

@@ -15,14 +15,11 @@
 // dashboards are computed live and cached, and every container drops its cache
 // when the generation changes, so a refresh anywhere invalidates the cache everywhere.
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
-import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
 import {
   ConditionFailed,
   deleteItem,
   generationMarker,
   getItem,
-  mapLimit,
   putItem,
   queryAll,
   queryPage,
@@ -31,21 +28,17 @@ import {
   transactWrite,
   updateItem,
 } from './client.js';
+import { readChunks, writeChunks, type ChunkPlace } from './packing.js';
 
 export const SNAPSHOT_KINDS = ['fleet', 'health', 'risk'] as const;
 export type SnapshotKind = (typeof SNAPSHOT_KINDS)[number];
 export const SNAPSHOT_RETENTION_DAYS = 90;
-/** The largest chunk: DynamoDB's item limit is 400 KB (names and keys included); the rest is headroom. */
-export const SNAPSHOT_CHUNK_BYTES = 350 * 1024;
 /**
- * Brotli at quality 1: on 10,000-cluster fleet, health and risk snapshots (16, 20 and 7 MB of JSON) it was
- * the cheapest compress + decompress of gzip 1/3/6 and brotli 1/3/4/5/6 and about half gzip -1's size
- * (≈ 380 KB against 710–910 KB); brotli 5 saves another ~25% for 10–40× the compression time.
+ * JSON, brotli quality 1 (packing.ts): on the 10,000-cluster snapshots ≈ 380 KB against gzip -1's
+ * 710–910 KB; brotli 5 saves another ~25% for 10–40× the compression time.
  */
 const ENCODING = 'json+br1';
 const CURRENT_PK = 'SNAPSHOT-CURRENT';
-const compress = promisify(brotliCompress);
-const decompress = promisify(brotliDecompress);
 
 const generation = generationMarker('scores');
 export const currentGeneration = generation.current;
@@ -67,17 +60,15 @@ export interface SnapshotChunks {
   chunks: number;
   /** Compressed size, all chunks together. */
   bytes: number;
+  /** The JSON's size: what decompressing may produce. */
+  raw_bytes: number;
   encoding: string;
   ttl: number;
 }
 
 const historyKey = (kind: SnapshotKind, generatedAt: string) => ({ pk: `SNAPSHOTS#${kind}`, sk: generatedAt });
 const currentSnapshotKey = (kind: SnapshotKind) => ({ pk: CURRENT_PK, sk: kind });
-const chunkKey = (kind: SnapshotKind, snapshotId: string, index: number) => ({
-  pk: `SNAPSHOT#${kind}#${snapshotId}`,
-  sk: `CHUNK#${String(index).padStart(4, '0')}`,
-});
-const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const chunksOf = (kind: SnapshotKind, snapshotId: string): ChunkPlace => ({ table: 'scores', pk: `SNAPSHOT#${kind}#${snapshotId}`, prefix: 'CHUNK#' });
 const expired = (item: Record<string, unknown>) => typeof item.ttl === 'number' && item.ttl * 1000 < Date.now();
 
 /** Persists a snapshot: its chunks first, then its header and the current pointer in one transaction. */
@@ -93,14 +84,9 @@ export async function putSnapshot(
 /** The first half of `putSnapshot`: the compressed chunks under a new snapshot id, which no reader finds yet. */
 export async function writeSnapshotChunks(kind: SnapshotKind, generatedAt: string, items: readonly unknown[]): Promise<SnapshotChunks> {
   const ttl = Math.floor(Date.parse(generatedAt) / 1000) + SNAPSHOT_RETENTION_DAYS * 86_400;
-  const json = Buffer.from(JSON.stringify(items));
-  const packed = await compress(json, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: json.length } });
   const snapshotId = `${generatedAt}#${randomUUID().slice(0, 8)}`;
-  const chunks = Math.max(1, Math.ceil(packed.length / SNAPSHOT_CHUNK_BYTES));
-  await mapLimit(range(chunks), 4, (i) =>
-    putItem('scores', { ...chunkKey(kind, snapshotId, i), data: packed.subarray(i * SNAPSHOT_CHUNK_BYTES, (i + 1) * SNAPSHOT_CHUNK_BYTES), ttl }),
-  );
-  return { kind, generated_at: generatedAt, count: items.length, snapshot_id: snapshotId, chunks, bytes: packed.length, encoding: ENCODING, ttl };
+  const written = await writeChunks(chunksOf(kind, snapshotId), Buffer.from(JSON.stringify(items)), ttl);
+  return { kind, generated_at: generatedAt, count: items.length, snapshot_id: snapshotId, ...written, encoding: ENCODING, ttl };
 }
 
 /**
@@ -177,17 +163,16 @@ async function itemsOf<T>(kind: SnapshotKind, generatedAt: string, header: Recor
     const rows = await queryAll('scores', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `SNAPSHOT#${kind}#${generatedAt}` } });
     return rows.map((i) => JSON.parse(String(i.data)) as T);
   }
-  const snapshotId = String(header.snapshot_id);
-  const chunks = Number(header.chunks);
-  if (header.encoding !== ENCODING) throw new Error(`snapshot ${kind} ${generatedAt}: unknown encoding ${String(header.encoding)}`);
-  const parts = await mapLimit(range(chunks), 4, async (i) => {
-    const chunk = await getItem('scores', chunkKey(kind, snapshotId, i), true);
-    if (!(chunk?.data instanceof Uint8Array)) throw new Error(`snapshot ${kind} ${generatedAt}: chunk ${i + 1} of ${chunks} is missing`);
-    return chunk.data;
-  });
-  const packed = Buffer.concat(parts);
-  if (packed.length !== Number(header.bytes)) throw new Error(`snapshot ${kind} ${generatedAt}: ${packed.length} bytes read, ${String(header.bytes)} written`);
-  return JSON.parse((await decompress(packed)).toString('utf8')) as T[];
+  const corrupt = (reason: string) => new Error(`snapshot ${kind} ${generatedAt}: ${reason}`);
+  if (header.encoding !== ENCODING) throw corrupt(`unknown encoding ${String(header.encoding)}`);
+  const sizes = {
+    chunks: Number(header.chunks),
+    bytes: Number(header.bytes),
+    ...(typeof header.raw_bytes === 'number' ? { raw_bytes: header.raw_bytes } : {}),
+  };
+  const raw = await readChunks(chunksOf(kind, String(header.snapshot_id)), sizes, corrupt);
+  if (!raw) throw corrupt(`chunks are missing (${sizes.chunks} written)`);
+  return JSON.parse(raw.toString('utf8')) as T[];
 }
 
 // Refresh runs (issue 21 §2): a route starts the recompute worker and follows the run here.

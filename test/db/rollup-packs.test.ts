@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteItem, getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
+import { CHUNK_BYTES } from '../../shared/db/packing.js';
 import {
   addSamples,
   mergePulledRollups,
@@ -21,7 +22,6 @@ import {
   decodePack,
   encodePack,
   lastPackReadStats,
-  PACK_CHUNK_BYTES,
   readFleetRollupColumns,
   writePackChunks,
 } from '../../shared/db/rollup-packs.js';
@@ -234,7 +234,7 @@ describe('packed rollups', () => {
       ExpressionAttributeValues: { ':pk': `PACK#${day[0]}#${shard}`, ':part': `PART#${String(head?.pack_id)}#` },
     });
     expect(parts).toHaveLength(Number(head?.chunks));
-    for (const part of parts) expect((part.data as Uint8Array).length).toBeLessThanOrEqual(PACK_CHUNK_BYTES);
+    for (const part of parts) expect((part.data as Uint8Array).length).toBeLessThanOrEqual(CHUNK_BYTES);
 
     clearPackCache();
     await expectSameAsItems(day);

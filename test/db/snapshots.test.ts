@@ -3,15 +3,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { putItem, queryAll } from '../../shared/db/client.js';
-import {
-  commitSnapshot,
-  listSnapshots,
-  putSnapshot,
-  readCurrentSnapshot,
-  readSnapshot,
-  SNAPSHOT_CHUNK_BYTES,
-  writeSnapshotChunks,
-} from '../../shared/db/scores.js';
+import { CHUNK_BYTES } from '../../shared/db/packing.js';
+import { commitSnapshot, listSnapshots, putSnapshot, readCurrentSnapshot, readSnapshot, writeSnapshotChunks } from '../../shared/db/scores.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -61,7 +54,7 @@ describe('score snapshots in compressed chunks', () => {
     for (const item of stored) {
       const data = item.data as Uint8Array;
       expect(data).toBeInstanceOf(Uint8Array);
-      expect(data.length).toBeLessThanOrEqual(SNAPSHOT_CHUNK_BYTES);
+      expect(data.length).toBeLessThanOrEqual(CHUNK_BYTES);
       expect(data.length + String(item.pk).length + String(item.sk).length + 64).toBeLessThan(400 * 1024);
     }
 
