@@ -19,7 +19,7 @@
 import type { MetricKey, MetricSample } from '../fleet/records.js';
 import { combineRollup, dayOf, mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../fleet/rollup.js';
 import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
-import { bumpWriteCounter } from './packing.js';
+import { bumpWriteCounter, PACK_COUNTER_SK } from './packing.js';
 
 export const METRIC_SHARDS = 16;
 /** Rollups older than this are dropped by TTL (and samples older are refused). */
@@ -56,7 +56,6 @@ export const ttlOf = (day: string) => Math.floor(Date.parse(`${day}T00:00:00Z`) 
 
 /** The partition of a (day, shard)'s packed rollups and of its write counter. */
 export const packPartition = (day: string, shard: number) => `PACK#${day}#${shard}`;
-export const PACK_COUNTER_SK = 'COUNTER';
 
 /** A day before today by this clock: its writes move the pack counter. */
 const isClosedDay = (day: string, now = new Date()) => day < now.toISOString().slice(0, 10);

@@ -1,15 +1,22 @@
 // What every packed copy shares: one value too large for an item (a snapshot's
 // JSON, a rollup pack, the inventory pack) stored brotli-compressed in slices
-// under DynamoDB's 400 KB item limit, and the write counter (a seqlock) that
-// tells a reader whether a pack built from items still holds every write.
+// under DynamoDB's 400 KB item limit; and packs: a copy of many items built
+// from them, made current by a head and trusted by a write counter (a seqlock).
 //   pk = <the value's partition>, sk = <prefix><nnnn>  → one slice (binary `data`)
 // Slices are written under a prefix no reader knows yet (a new id), so a value
 // is switched to by writing its header after its slices, never half seen.
 // Reading checks the slice count, the compressed and the raw size against
 // what the header recorded: anything else is the caller's corrupt-value error.
+// A pack's partition holds:
+//   sk = COUNTER                → writes: bumped by every writer of the packed items, before and after
+//   sk = HEAD                   → the current pack: pack_id, built_from (a counter value), sizes, encoding
+//   sk = PART#<pack_id>#<nnnn>  → its slices
+// The reasoning (seqlock, switching, mending) is in README "Packed rollups".
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
-import { deleteItem, mapLimit, putItem, queryAll, updateItem, type Key } from './client.js';
+import { createLogger, errorFields, type Logger } from '../log.js';
+import { ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, updateItem, type Item, type Key } from './client.js';
 import type { TableName } from './tables.js';
 
 /** The largest slice: DynamoDB's item limit is 400 KB (names and keys included); the rest is headroom. */
@@ -112,3 +119,108 @@ export function writesOf(item: Record<string, unknown> | undefined): number {
   const writes = item.writes;
   return typeof writes === 'number' && Number.isSafeInteger(writes) && writes >= 0 ? writes : -1;
 }
+
+// ---- packs ------------------------------------------------------------------
+
+export const PACK_COUNTER_SK = 'COUNTER';
+export const PACK_HEAD_SK = 'HEAD';
+
+let logger: Logger | undefined;
+const log = () => (logger ??= createLogger('packs'));
+
+/** A stored pack that does not decode or does not match its head: never used as data. */
+export class CorruptPack extends Error {
+  constructor(pk: string, packId: string, reason: string) {
+    super(`pack ${pk} ${packId}: ${reason}`);
+    this.name = 'CorruptPack';
+  }
+}
+
+/** A pack's head: which slices, built from which counter value, holding how many clusters. */
+export interface PackHead extends Required<Chunked> {
+  pack_id: string;
+  built_from: number;
+  clusters: number;
+  encoding: string;
+}
+
+const partsOf = (table: TableName, pk: string, packId: string): ChunkPlace => ({ table, pk, prefix: `PART#${packId}#` });
+
+/** A pack's bytes under a new pack id, which no reader finds until its head is switched to it. */
+export async function writePack(
+  table: TableName,
+  pk: string,
+  pack: { builtFrom: number; clusters: number; encoding: string; raw: Buffer },
+  ttl?: number,
+): Promise<PackHead> {
+  const packId = `${pack.builtFrom}-${randomUUID().slice(0, 8)}`;
+  const written = await writeChunks(partsOf(table, pk, packId), pack.raw, ttl);
+  return { pack_id: packId, built_from: pack.builtFrom, clusters: pack.clusters, ...written, encoding: pack.encoding };
+}
+
+/**
+ * Makes a written pack current, unless a pack of a later counter value is there
+ * already (a concurrent build): then its slices are deleted. A pack of the same
+ * value may be replaced (it holds the same writes): that is how a head whose
+ * slices are gone or corrupt is mended. The replaced pack's slices are deleted
+ * best effort (TTL gets the rest); a reader still fetching them finds them gone
+ * and reads the items instead.
+ */
+export async function switchPackHead(table: TableName, pk: string, head: PackHead, ttl?: number): Promise<boolean> {
+  const { set, names, values } = setFields({ ...head, ...(ttl ? { ttl } : {}) });
+  let replaced: Item | undefined;
+  try {
+    replaced = await updateItem(
+      table,
+      { pk, sk: PACK_HEAD_SK },
+      {
+        UpdateExpression: set,
+        ConditionExpression: 'attribute_not_exists(pk) OR #from <= :from',
+        ExpressionAttributeNames: { ...names, '#from': 'built_from' },
+        ExpressionAttributeValues: { ...values, ':from': head.built_from },
+        ReturnValues: 'ALL_OLD',
+      },
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    await dropPack(table, pk, head.pack_id, head.chunks);
+    return false;
+  }
+  const chunks = Number(replaced?.chunks);
+  if (typeof replaced?.pack_id === 'string' && Number.isSafeInteger(chunks)) await dropPack(table, pk, replaced.pack_id, chunks);
+  return true;
+}
+
+const dropPack = (table: TableName, pk: string, packId: string, chunks: number) =>
+  deleteChunks(partsOf(table, pk, packId), chunks, (error) =>
+    log().warn('pack chunks not deleted (TTL removes them)', { pk, pack_id: packId, ...errorFields(error) }),
+  );
+
+/** A head item's fields, checked: a head that does not fit (or of another encoding) is a corrupt pack. */
+export function packHeadOf(pk: string, item: Item, encoding: string): PackHead {
+  const packId = typeof item.pack_id === 'string' ? item.pack_id : '?';
+  const whole = (field: string, max: number): number => {
+    const value = item[field];
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max)
+      throw new CorruptPack(pk, packId, `head ${field} ${String(value)}`);
+    return value;
+  };
+  const head: PackHead = {
+    pack_id: packId,
+    built_from: whole('built_from', Number.MAX_SAFE_INTEGER),
+    clusters: whole('clusters', 0xffffffff),
+    chunks: whole('chunks', MAX_CHUNKS),
+    bytes: whole('bytes', MAX_CHUNKS * CHUNK_BYTES),
+    raw_bytes: whole('raw_bytes', 0xffffffff),
+    encoding: String(item.encoding),
+  };
+  if (packId === '?') throw new CorruptPack(pk, packId, 'head without a pack id');
+  if (head.encoding !== encoding) throw new CorruptPack(pk, packId, `unknown encoding ${head.encoding}`);
+  if (head.bytes > head.chunks * CHUNK_BYTES || head.bytes <= (head.chunks - 1) * CHUNK_BYTES)
+    throw new CorruptPack(pk, packId, `${head.bytes} bytes in ${head.chunks} chunks`);
+  return head;
+}
+
+/** The raw bytes of the pack a head names, or undefined when its slices are gone (deleted after a newer switch). */
+export const readPackBytes = (table: TableName, pk: string, head: PackHead): Promise<Buffer | undefined> =>
+  readChunks(partsOf(table, pk, head.pack_id), head, (reason) => new CorruptPack(pk, head.pack_id, reason));

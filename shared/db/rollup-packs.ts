@@ -17,17 +17,14 @@
 // that does not decode (CorruptPack, naming it) is logged, never used: its
 // items are read and its pack rebuilt.
 // README "Packed rollups" has the reasoning.
-import { randomUUID } from 'node:crypto';
 import { endianness } from 'node:os';
 import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { parseDayRollup } from '../fleet/rollup.js';
 import { createLogger, errorFields, type Logger } from '../log.js';
-import { batchGet, ConditionFailed, mapLimit, queryAll, setFields, tableName, updateItem, type Item } from './client.js';
-import { METRIC_SHARDS, PACK_COUNTER_SK, packPartition, rollupPartition, ttlOf } from './metrics.js';
-import { CHUNK_BYTES, deleteChunks, MAX_CHUNKS, readChunks, writeChunks, writesOf, type ChunkPlace } from './packing.js';
+import { batchGet, mapLimit, queryAll, tableName, type Item } from './client.js';
+import { METRIC_SHARDS, packPartition, rollupPartition, ttlOf } from './metrics.js';
+import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, packHeadOf, readPackBytes, switchPackHead, writePack, writesOf, type PackHead } from './packing.js';
 
-const HEAD_SK = 'HEAD';
-const PART_PREFIX = 'PART#';
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
 const FORMAT_VERSION = 1;
 const MAGIC = 0x50524846; // 'FHRP' little-endian
@@ -44,14 +41,6 @@ const log = () => (logger ??= createLogger('rollup-packs'));
 
 /** One (day, shard)'s cluster-days: one-day columns (row = the pack's cluster order, by cluster id). */
 export type RollupPack = Pick<RollupColumns, 'clusterIds' | 'values' | 'lastAt'>;
-
-/** A stored pack that does not decode: never used as data. */
-export class CorruptPack extends Error {
-  constructor(pk: string, packId: string, reason: string) {
-    super(`rollup pack ${pk} ${packId}: ${reason}`);
-    this.name = 'CorruptPack';
-  }
-}
 
 /** A day that no longer changes by `now`: its day ended GRACE_HOURS or more ago. */
 export function isPackableDay(day: string, now: Date): boolean {
@@ -139,100 +128,24 @@ function packFromItems(day: string, items: readonly Item[]): RollupPack {
   return pack;
 }
 
-// ---- storage ----------------------------------------------------------------
-
-interface PackHead {
-  pack_id: string;
-  built_from: number;
-  clusters: number;
-  chunks: number;
-  bytes: number;
-  raw_bytes: number;
-  encoding: string;
-}
-
-const partsOf = (pk: string, packId: string): ChunkPlace => ({ table: 'metrics', pk, prefix: `${PART_PREFIX}${packId}#` });
+// ---- storage (packing.ts) ---------------------------------------------------
 
 /** A pack's chunks under a new pack id, which no reader finds until its head is switched to it. */
 export async function writePackChunks(day: string, shard: number, builtFrom: number, pack: RollupPack): Promise<PackHead> {
-  const pk = packPartition(day, shard);
-  const packId = `${builtFrom}-${randomUUID().slice(0, 8)}`;
   // More than MAX_CHUNKS is refused (readers refuse it too): such a shard-day stays on its items.
-  const written = await writeChunks(partsOf(pk, packId), encodePack(pack), ttlOf(day));
-  return { pack_id: packId, built_from: builtFrom, clusters: pack.clusterIds.length, ...written, encoding: ENCODING };
+  const raw = encodePack(pack);
+  return writePack('metrics', packPartition(day, shard), { builtFrom, clusters: pack.clusterIds.length, encoding: ENCODING, raw }, ttlOf(day));
 }
 
-/**
- * Makes written chunks the current pack, unless a pack of a later counter
- * value is there already (a concurrent build): then they are deleted. A pack
- * of the same value may be replaced (it holds the same writes): that is how a
- * head whose chunks are gone or corrupt is mended. The replaced pack's chunks
- * are deleted best effort (TTL gets the rest); a reader still fetching them
- * finds them gone and reads the items instead.
- */
-export async function switchPackHead(day: string, shard: number, head: PackHead): Promise<boolean> {
-  const pk = packPartition(day, shard);
-  const { set, names, values } = setFields({ ...head, ttl: ttlOf(day) });
-  let replaced: Item | undefined;
-  try {
-    replaced = await updateItem(
-      'metrics',
-      { pk, sk: HEAD_SK },
-      {
-        UpdateExpression: set,
-        ConditionExpression: 'attribute_not_exists(pk) OR #from <= :from',
-        ExpressionAttributeNames: { ...names, '#from': 'built_from' },
-        ExpressionAttributeValues: { ...values, ':from': head.built_from },
-        ReturnValues: 'ALL_OLD',
-      },
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-    await dropChunks(pk, head.pack_id, head.chunks);
-    return false;
-  }
-  const chunks = Number(replaced?.chunks);
-  if (typeof replaced?.pack_id === 'string' && Number.isSafeInteger(chunks)) await dropChunks(pk, replaced.pack_id, chunks);
-  return true;
-}
-
-const dropChunks = (pk: string, packId: string, chunks: number) =>
-  deleteChunks(partsOf(pk, packId), chunks, (error) =>
-    log().warn('rollup pack chunks not deleted (TTL removes them)', { pk, pack_id: packId, ...errorFields(error) }),
-  );
-
-/** A head item's fields, checked: a head that does not fit is a corrupt pack. */
-function headOf(pk: string, item: Item): PackHead {
-  const packId = typeof item.pack_id === 'string' ? item.pack_id : '?';
-  const whole = (field: string, max: number): number => {
-    const value = item[field];
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max)
-      throw new CorruptPack(pk, packId, `head ${field} ${String(value)}`);
-    return value;
-  };
-  const head: PackHead = {
-    pack_id: packId,
-    built_from: whole('built_from', Number.MAX_SAFE_INTEGER),
-    clusters: whole('clusters', 0xffffffff),
-    chunks: whole('chunks', MAX_CHUNKS),
-    bytes: whole('bytes', MAX_CHUNKS * CHUNK_BYTES),
-    raw_bytes: whole('raw_bytes', 0xffffffff),
-    encoding: String(item.encoding),
-  };
-  if (packId === '?') throw new CorruptPack(pk, packId, 'head without a pack id');
-  if (head.encoding !== ENCODING) throw new CorruptPack(pk, packId, `unknown encoding ${head.encoding}`);
-  if (head.bytes > head.chunks * CHUNK_BYTES || head.bytes <= (head.chunks - 1) * CHUNK_BYTES)
-    throw new CorruptPack(pk, packId, `${head.bytes} bytes in ${head.chunks} chunks`);
-  return head;
-}
+/** Makes written chunks the current pack of a (day, shard), unless one of a later counter value is there (packing.ts). */
+export const switchRollupPackHead = (day: string, shard: number, head: PackHead) => switchPackHead('metrics', packPartition(day, shard), head, ttlOf(day));
 
 /** The pack a head names, or undefined when its chunks are gone (deleted after a newer switch). */
 async function readPack(pk: string, head: PackHead): Promise<RollupPack | undefined> {
-  const corrupt = (reason: string) => new CorruptPack(pk, head.pack_id, reason);
-  const raw = await readChunks(partsOf(pk, head.pack_id), head, corrupt);
+  const raw = await readPackBytes('metrics', pk, head);
   if (!raw) return undefined;
   const pack = decodePack(raw, { pk, packId: head.pack_id });
-  if (pack.clusterIds.length !== head.clusters) throw corrupt(`${pack.clusterIds.length} clusters, ${head.clusters} in its head`);
+  if (pack.clusterIds.length !== head.clusters) throw new CorruptPack(pk, head.pack_id, `${pack.clusterIds.length} clusters, ${head.clusters} in its head`);
   return pack;
 }
 
@@ -327,7 +240,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date(), {
   // Fetch: every settled counter and head in consistent BatchGets; a counter read before the items a build reads.
   const keys = settled.flatMap(({ p: { pk } }) => [
     { pk, sk: PACK_COUNTER_SK },
-    { pk, sk: HEAD_SK },
+    { pk, sk: PACK_HEAD_SK },
   ]);
   const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
   const stored = new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
@@ -335,7 +248,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date(), {
     openReads,
     mapLimit(settled, 32, async ({ p, i }) => {
       const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
-      const head = stored.get(`${p.pk}|${HEAD_SK}`);
+      const head = stored.get(`${p.pk}|${PACK_HEAD_SK}`);
       packs[i] = await partitionPack(p, writesOf(counter), head, now, stats, build);
     }),
   ]);
@@ -358,7 +271,7 @@ async function partitionPack(p: Partition, writes: number, headItem: Item | unde
       return hit;
     }
     try {
-      const head = headItem && headOf(p.pk, headItem);
+      const head = headItem && packHeadOf(p.pk, headItem, ENCODING);
       const pack = head?.built_from === writes ? await readPack(p.pk, head) : undefined;
       if (pack) {
         stats.packs++;
@@ -383,7 +296,7 @@ async function partitionPack(p: Partition, writes: number, headItem: Item | unde
   if (!build) return pack;
   try {
     const written = await writePackChunks(p.day, p.shard, writes, pack);
-    if (await switchPackHead(p.day, p.shard, written)) stats.built++;
+    if (await switchRollupPackHead(p.day, p.shard, written)) stats.built++;
   } catch (error) {
     log().warn('rollup pack not written (read from items until it is)', { pk: p.pk, ...errorFields(error) });
   }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteItem, getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { CHUNK_BYTES } from '../../shared/db/packing.js';
+import { CHUNK_BYTES, CorruptPack } from '../../shared/db/packing.js';
 import {
   addSamples,
   mergePulledRollups,
@@ -16,15 +16,7 @@ import {
   windowDays,
   type StoredRollup,
 } from '../../shared/db/metrics.js';
-import {
-  clearPackCache,
-  CorruptPack,
-  decodePack,
-  encodePack,
-  lastPackReadStats,
-  readFleetRollupColumns,
-  writePackChunks,
-} from '../../shared/db/rollup-packs.js';
+import { clearPackCache, decodePack, encodePack, lastPackReadStats, readFleetRollupColumns, writePackChunks } from '../../shared/db/rollup-packs.js';
 import { columnsFromRollups, emptyColumns, METRICS, SLOTS, type RollupColumns } from '../../shared/fleet/rollup-columns.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
