@@ -89,8 +89,8 @@ export const WORKERS = {
       'ai-issues': 'readwrite',
       investigations: 'readwrite',
       'llm-usage': 'readwrite',
-      clusters: 'read',
-      // Write: the refresh packs the settled days it had to read as items (shared/db/rollup-packs.ts).
+      // Write: the refresh packs the inventory and the settled days it had to read as items (shared/db/clusters.ts, rollup-packs.ts).
+      clusters: 'readwrite',
       metrics: 'readwrite',
       alerts: 'read',
       rules: 'read',

@@ -99,18 +99,48 @@ export async function deleteChunks(place: ChunkPlace, chunks: number, onError: (
   await mapLimit(range(Math.min(chunks, MAX_CHUNKS)), 4, (i) => deleteItem(place.table, sliceKey(place, i))).catch(onError);
 }
 
+/** A writer runs at most this long (Lambda's 15-minute limit): a counter odd for longer has a writer that died between its bumps. */
+export const WRITER_MAX_MS = 15 * 60_000;
+
 /**
- * One `ADD writes 1` on a write counter. A writer bumps it before its first put and after
- * its last, so it is odd while a write is in flight; a pack built from items read after an
- * even value, and recording it, holds every write as long as the counter still has it.
+ * One `ADD writes 1` on a write counter, stamping when. A writer bumps it before its first
+ * put and after its last, so it is odd while a write is in flight; a pack built from items
+ * read after an even value, and recording it, holds every write as long as the counter
+ * still has it.
  */
 export async function bumpWriteCounter(table: TableName, key: Key, ttl?: number): Promise<void> {
   await updateItem(table, key, {
-    UpdateExpression: ttl ? 'ADD writes :one SET #ttl = :ttl' : 'ADD writes :one',
+    UpdateExpression: `ADD writes :one SET bumped_at = :now${ttl ? ', #ttl = :ttl' : ''}`,
     ...(ttl ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
-    ExpressionAttributeValues: { ':one': 1, ...(ttl ? { ':ttl': ttl } : {}) },
+    ExpressionAttributeValues: { ':one': 1, ':now': Date.now(), ...(ttl ? { ':ttl': ttl } : {}) },
     ReturnValues: 'NONE',
   });
+}
+
+/**
+ * Evens a counter a dead writer left odd (every later writer adds 2, so it would stay odd and
+ * its items be read forever): only when it still holds the value read and was last bumped
+ * WRITER_MAX_MS or more ago, so no writer can still be between its bumps. Answers the even
+ * value, or undefined when the counter is even already, too recent, or moved meanwhile.
+ */
+export async function healWriteCounter(table: TableName, key: Key, item: Item | undefined, now = Date.now()): Promise<number | undefined> {
+  const writes = writesOf(item);
+  if (writes < 0 || writes % 2 === 0) return undefined;
+  // Counters bumped before bumped_at was stamped count as long ago.
+  const bumpedAt = typeof item?.bumped_at === 'number' ? item.bumped_at : 0;
+  if (now - bumpedAt < WRITER_MAX_MS) return undefined;
+  try {
+    await updateItem(table, key, {
+      UpdateExpression: 'ADD writes :one SET bumped_at = :now',
+      ConditionExpression: 'writes = :writes',
+      ExpressionAttributeValues: { ':one': 1, ':now': now, ':writes': writes },
+      ReturnValues: 'NONE',
+    });
+    return writes + 1;
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    return undefined;
+  }
 }
 
 /** A write counter's value as read: 0 when it was never bumped, -1 (odd: no pack is current) when it is not a count. */

@@ -23,7 +23,18 @@ import { parseDayRollup } from '../fleet/rollup.js';
 import { createLogger, errorFields, type Logger } from '../log.js';
 import { batchGet, mapLimit, queryAll, tableName, type Item } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, ttlOf } from './metrics.js';
-import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, packHeadOf, readPackBytes, switchPackHead, writePack, writesOf, type PackHead } from './packing.js';
+import {
+  CorruptPack,
+  healWriteCounter,
+  PACK_COUNTER_SK,
+  PACK_HEAD_SK,
+  packHeadOf,
+  readPackBytes,
+  switchPackHead,
+  writePack,
+  writesOf,
+  type PackHead,
+} from './packing.js';
 
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
 const FORMAT_VERSION = 1;
@@ -249,7 +260,9 @@ export async function readFleetRollupColumns(days: string[], now = new Date(), {
     mapLimit(settled, 32, async ({ p, i }) => {
       const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
       const head = stored.get(`${p.pk}|${PACK_HEAD_SK}`);
-      packs[i] = await partitionPack(p, writesOf(counter), head, now, stats, build);
+      // A counter a dead writer left odd is evened by a refresh once no writer can still be in flight (packing.ts).
+      const healed = build ? await healWriteCounter('metrics', { pk: p.pk, sk: PACK_COUNTER_SK }, counter) : undefined;
+      packs[i] = await partitionPack(p, healed ?? writesOf(counter), head, now, stats, build);
     }),
   ]);
   lastStats = stats;

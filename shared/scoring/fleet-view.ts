@@ -45,7 +45,7 @@ export const rollupDaysFor = (health: ScoringRules, risk: RiskRuleSet) => Math.m
 export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date, buildPacks = false): Promise<ClusterData[]> {
   const alertDays = Math.max(CRITICAL_ALERT_DAYS, alertLookbackDays);
   const [clusters, columns, alerts] = await Promise.all([
-    listClusters(),
+    listClusters({ build: buildPacks }),
     readFleetRollupColumns(windowDays(days, now), now, { build: buildPacks }),
     listAlertsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
   ]);
@@ -58,7 +58,7 @@ export async function loadFleetInputs(days: number, alertLookbackDays: number, n
   return clusters.map((cluster) => columnarClusterData(cluster, columns, alertsByCluster.get(cluster.cluster_id) ?? []));
 }
 
-/** `buildPacks`: write the packs of settled days read as items (the refresh, whose worker may write the metrics table). */
+/** `buildPacks`: write the packs read as items (settled rollup days, the inventory): the refresh, whose worker may write those tables. */
 export async function computeFleetView(now = new Date(), buildPacks = false): Promise<FleetView> {
   const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
   const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now, buildPacks);

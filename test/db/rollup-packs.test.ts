@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteItem, getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { CHUNK_BYTES, CorruptPack } from '../../shared/db/packing.js';
+import { CHUNK_BYTES, CorruptPack, WRITER_MAX_MS } from '../../shared/db/packing.js';
 import {
   addSamples,
   mergePulledRollups,
@@ -145,7 +145,7 @@ describe('packed rollups', () => {
     expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
   });
 
-  it('an odd counter (a writer died between its bumps) reads that shard-day from items and builds no pack of it', async () => {
+  it('an odd counter (a writer died between its bumps) reads that shard-day from items and builds no pack of it, until a refresh evens it 15 minutes on', async () => {
     const days = daysEnding(14, 2);
     const clusterIds = ids(40);
     await putRollups(randomRollups(clusterIds, days, 1));
@@ -172,6 +172,22 @@ describe('packed rollups', () => {
       expect(lastPackReadStats().built).toBe(0);
     }
     expect(await headOf(day, shard)).toEqual(before);
+
+    // 15 minutes after its last bump no writer can be in flight: the refresh evens it and packs.
+    await updateItem(
+      'metrics',
+      { pk: `PACK#${day}#${shard}`, sk: 'COUNTER' },
+      { UpdateExpression: 'SET bumped_at = :at', ExpressionAttributeValues: { ':at': Date.now() - WRITER_MAX_MS - 60_000 } },
+    );
+    await readFleetRollupColumns(days, new Date(), { build: false });
+    expect((await counterOf(day, shard)) % 2).toBe(1);
+    const healed = await expectSameAsItems(days);
+    expect(lastPackReadStats()).toMatchObject({ items: 1, built: 1 });
+    expect((await counterOf(day, shard)) % 2).toBe(0);
+    expect(healed.values[(healed.rowOf.get(victim)! * METRICS + METRIC_KEYS.indexOf('qps')) * SLOTS + 3]).toBe(3);
+    clearPackCache();
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
   });
 
   it('packs no day that may still change: not today, not yesterday before 02:00 UTC', async () => {
