@@ -300,6 +300,8 @@ async function partitionPack(p: Partition, writes: number, headItem: Item | unde
   stats.items++;
   const items = await queryAll('metrics', {
     KeyConditionExpression: 'pk = :pk',
+    // Only what a pack holds: not the keys, the version or the pulled marks.
+    ProjectionExpression: 'cluster_id, m',
     ExpressionAttributeValues: { ':pk': rollupPartition(p.day, p.shard) },
     ConsistentRead: packable,
   });
