@@ -69,8 +69,8 @@ const bumpPackCounter = (day: string, shard: number) => bumpWriteCounter('metric
  * one's counter to odd, and once `write` is over, succeeded or not, they are
  * bumped back to even. A batch is bracketed once per shard-day it touches,
  * not once per cluster-day. A writer that dies in between leaves a counter
- * odd: that shard-day is then read from its items until the next write evens
- * it (rollup-packs.ts).
+ * odd: that shard-day is then read from its items until a refresh heals the
+ * counter, 15 minutes after its last bump (packing.ts healWriteCounter).
  */
 async function withPackCounters<T>(partitions: Iterable<{ day: string; shard: number }>, write: (open: () => Promise<void>) => Promise<T>): Promise<T> {
   const unique = new Map<string, { day: string; shard: number }>();
