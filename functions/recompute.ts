@@ -11,10 +11,11 @@ import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
 import { regroupRecent } from '../shared/issues/regroup.js';
 import * as z from 'zod';
-import { finishRefresh, releaseCurrentRefresh, SNAPSHOT_KINDS, type RefreshFigures } from '../shared/db/scores.js';
+import { finishRefresh, SNAPSHOT_KINDS, type RefreshFigures } from '../shared/db/scores.js';
 import { createLogger, errorFields, workerHandler } from '../shared/log.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
 import { refreshFleetView, type FleetView } from '../shared/scoring/fleet-view.js';
+import { releaseRefresh } from '../shared/scoring/refresh-claim.js';
 import { riskSummary } from '../shared/scoring/risk.js';
 
 const log = createLogger('recompute');
@@ -54,7 +55,8 @@ async function refreshRun({ refresh_id, kinds }: z.infer<typeof RefreshEvent>) {
     await finishRefresh(refresh_id, { status: 'failed', error: 'the scores could not be computed (see the recompute logs)' }).catch(() => undefined);
     throw error;
   } finally {
-    await releaseCurrentRefresh(refresh_id, kinds).catch(() => undefined);
+    // The run's claim (a lease lock per kinds set): the next request of these kinds starts afresh.
+    await releaseRefresh(refresh_id, kinds).catch(() => undefined);
   }
 }
 

@@ -85,6 +85,8 @@ export const WORKERS = {
     summary: 'Scheduled refresh of scores, risk and issue grouping',
     tables: {
       scores: 'readwrite',
+      // Releases a route's refresh claim when the run ends (shared/scoring/refresh-claim.ts).
+      locks: 'readwrite',
       issues: 'readwrite',
       'ai-issues': 'readwrite',
       investigations: 'readwrite',

@@ -33,6 +33,24 @@ export async function acquireLock(name: string, owner: string, leaseMs: number, 
   return { acquired: true, replaced };
 }
 
+/**
+ * Takes the lock over from `from`, a holder known to be done with it though its lease runs on
+ * (it finished without releasing). False when the lock is no longer `from`'s (someone else took it).
+ */
+export async function takeOverLock(name: string, from: string, owner: string, leaseMs: number, now = Date.now()): Promise<boolean> {
+  try {
+    await putItem(
+      'locks',
+      { ...key(name), owner, rvn: randomUUID(), expires_at: now + leaseMs, ttl: ttlOf(now + leaseMs) },
+      { ConditionExpression: '#owner = :from', ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':from': from } },
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
 /** Extends the owner's lease; ConditionFailed when the lock is no longer ours. */
 export async function heartbeatLock(name: string, owner: string, leaseMs: number, now = Date.now()): Promise<void> {
   await updateItem('locks', key(name), {

@@ -15,19 +15,7 @@
 // dashboards are computed live and cached, and every container drops its cache
 // when the generation changes, so a refresh anywhere invalidates the cache everywhere.
 import { randomUUID } from 'node:crypto';
-import {
-  ConditionFailed,
-  deleteItem,
-  generationMarker,
-  getItem,
-  putItem,
-  queryAll,
-  queryPage,
-  setFields,
-  tableName,
-  transactWrite,
-  updateItem,
-} from './client.js';
+import { ConditionFailed, generationMarker, getItem, putItem, queryAll, queryPage, setFields, tableName, transactWrite, updateItem } from './client.js';
 import { readChunks, writeChunks, type ChunkPlace } from './packing.js';
 
 export const SNAPSHOT_KINDS = ['fleet', 'health', 'risk'] as const;
@@ -177,7 +165,7 @@ async function itemsOf<T>(kind: SnapshotKind, generatedAt: string, header: Recor
 
 // Refresh runs (issue 21 §2): a route starts the recompute worker and follows the run here.
 //   pk = REFRESH#<refresh_id>,          sk = RUN                 → status, kinds, the answer's figures when done
-//   pk = REFRESH#CURRENT,               sk = <kinds, sorted>     → the running refresh of those kinds (joined by later requests)
+// The claim joining concurrent requests of the same kinds is a lease lock (shared/db/locks.ts): shared/scoring/refresh-claim.ts.
 export type RefreshStatus = 'running' | 'done' | 'failed';
 /** Refresh records are kept a day: long enough to follow any run. */
 export const REFRESH_RETENTION_SECONDS = 86_400;
@@ -206,7 +194,6 @@ export interface RefreshRecord {
 }
 
 const refreshKey = (id: string) => ({ pk: `REFRESH#${id}`, sk: 'RUN' });
-const currentKey = (kinds: readonly SnapshotKind[]) => ({ pk: 'REFRESH#CURRENT', sk: [...kinds].sort().join(',') });
 const ttlIn = (seconds: number) => Math.floor(Date.now() / 1000) + seconds;
 
 export async function createRefresh(id: string, kinds: readonly SnapshotKind[]): Promise<void> {
@@ -241,37 +228,4 @@ export async function finishRefresh(id: string, outcome: { status: 'done'; figur
   else fields.error = outcome.error;
   const set = setFields(fields);
   await updateItem('scores', refreshKey(id), { UpdateExpression: set.set, ExpressionAttributeNames: set.names, ExpressionAttributeValues: set.values });
-}
-
-/**
- * Claims "the running refresh of these kinds" for `id` until `leaseMs` from now.
- * Answers the id of the refresh already running (and holding the claim) instead, if any.
- */
-export async function claimCurrentRefresh(id: string, kinds: readonly SnapshotKind[], leaseMs: number): Promise<string | undefined> {
-  const now = Date.now();
-  const item = { ...currentKey(kinds), refresh_id: id, expires_at: now + leaseMs, ttl: ttlIn(Math.ceil(leaseMs / 1000) + 60) };
-  try {
-    await putItem('scores', item, {
-      ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
-      ExpressionAttributeValues: { ':now': now },
-    });
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
-  const holder = await getItem('scores', currentKey(kinds), true);
-  const running = holder && (await getRefresh(String(holder.refresh_id)));
-  if (running?.status === 'running') return running.refresh_id;
-  // Its run has finished but the claim was not let go yet: take it over.
-  await putItem('scores', item);
-  return undefined;
-}
-
-/** Lets go of the claim, if `id` still holds it. */
-export async function releaseCurrentRefresh(id: string, kinds: readonly SnapshotKind[]): Promise<void> {
-  try {
-    await deleteItem('scores', currentKey(kinds), { ConditionExpression: 'refresh_id = :id', ExpressionAttributeValues: { ':id': id } });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
 }

@@ -13,7 +13,7 @@ import {
 export const fleetGroup = defineGroup({
   name: 'fleet',
   config: ['refresh'],
-  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite', locks: 'readwrite' },
   grants: ['invoke:recompute'],
   routes: {
     scores: {

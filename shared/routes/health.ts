@@ -5,7 +5,7 @@ import { EnrichmentResponse, HealthKpisResponse, HealthRefreshResponse, HealthSc
 export const healthGroup = defineGroup({
   name: 'health',
   config: ['refresh'],
-  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite', locks: 'readwrite' },
   grants: ['invoke:recompute'],
   routes: {
     scores: {

@@ -171,6 +171,8 @@ export const settingsGroup = defineGroup({
     users: 'readwrite',
     audit: 'readwrite',
     scores: 'readwrite',
+    // The refresh claim (shared/scoring/refresh-claim.ts): recompute and recompute-risk.
+    locks: 'readwrite',
     clusters: 'read',
     metrics: 'read',
     alerts: 'read',

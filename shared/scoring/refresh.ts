@@ -4,27 +4,17 @@
 // waits up to REFRESH_WAIT_SECONDS polling the record, and answers its contract's
 // 200 when the run is done in time, or 202 `running` with the id to follow at
 // GET <route>/{refresh_id}. A request arriving while a refresh of the same kinds
-// runs joins that run (answers its id) instead of starting another.
+// runs joins that run (answers its id) instead of starting another: the claim is
+// a lease lock (shared/db/locks.ts) per kinds set, owned by the run's id (refresh-claim.ts).
 // This module carries no engine: the routes load only the record and the worker start.
 import { randomUUID } from 'node:crypto';
 import { refreshSettings } from '../config/refresh.js';
-import {
-  claimCurrentRefresh,
-  createRefresh,
-  finishRefresh,
-  getRefresh,
-  releaseCurrentRefresh,
-  type RefreshFigures,
-  type RefreshRecord,
-  type SnapshotKind,
-} from '../db/scores.js';
+import { createRefresh, finishRefresh, getRefresh, type RefreshFigures, type RefreshRecord, type SnapshotKind } from '../db/scores.js';
 import { NotFound, ServiceUnavailable } from '../http/errors.js';
 import { Reply } from '../http/route.js';
-import { WORKERS } from '../workers.js';
 import { invokeWorker } from '../worker-invoke.js';
+import { claimRefresh, REFRESH_LEASE_MS, releaseRefresh } from './refresh-claim.js';
 
-/** A run still `running` this long after it started has died with its worker (timeout, crash): it counts as failed. */
-export const REFRESH_LEASE_MS = (WORKERS.recompute.timeoutSeconds + 30) * 1000;
 const POLL_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -60,7 +50,7 @@ const runningState = (refreshId: string, followPath: string): RefreshState => ({
  */
 export async function runRefresh(kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
   const id = randomUUID();
-  const joined = await claimCurrentRefresh(id, kinds, REFRESH_LEASE_MS);
+  const joined = await claimRefresh(id, kinds);
   const refreshId = joined ?? id;
   if (!joined) {
     try {
@@ -68,7 +58,7 @@ export async function runRefresh(kinds: readonly SnapshotKind[], followPath: str
       await invokeWorker('recompute', { refresh_id: id, kinds: [...kinds] });
     } catch (error) {
       await finishRefresh(id, { status: 'failed', error: 'the refresh could not start (see the logs)' }).catch(() => undefined);
-      await releaseCurrentRefresh(id, kinds).catch(() => undefined);
+      await releaseRefresh(id, kinds).catch(() => undefined);
       throw error;
     }
   }

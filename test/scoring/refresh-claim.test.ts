@@ -1,0 +1,48 @@
+// The refresh claim (shared/scoring/refresh-claim.ts) on the lease lock: a request of the same
+// kinds joins the running run, a claim whose run finished without releasing is taken over,
+// the worker's release lets the next request start afresh, and other kinds claim their own.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { lockHolder } from '../../shared/db/locks.js';
+import { createRefresh, finishRefresh } from '../../shared/db/scores.js';
+import { claimRefresh, REFRESH_LEASE_MS, refreshLockName, releaseRefresh } from '../../shared/scoring/refresh-claim.js';
+import { useTestTables } from '../support/dynamo.js';
+
+beforeAll(async () => {
+  await useTestTables();
+});
+
+const FIGURES = { generated_at: '2026-11-25T00:00:00.000Z', total_clusters: 1, critical: 0, warning: 0, risk_total: 1, risk_critical: 0, risk_warning: 0 };
+
+describe('refresh claim', () => {
+  it('is one lease lock per kinds set, whatever their order', () => {
+    expect(refreshLockName(['risk', 'fleet', 'health'])).toBe('refresh:fleet,health,risk');
+    expect(refreshLockName(['health', 'fleet'])).toBe(refreshLockName(['fleet', 'health']));
+  });
+
+  it('joins the running run, takes over a finished one, and starts afresh once released', async () => {
+    const kinds = ['fleet', 'health'] as const;
+    expect(await claimRefresh('run-a', kinds)).toBeUndefined();
+    await createRefresh('run-a', kinds);
+    const holder = await lockHolder(refreshLockName(kinds));
+    expect(holder?.owner).toBe('run-a');
+    expect(holder!.expires_at - Date.now()).toBeGreaterThan(REFRESH_LEASE_MS - 10_000);
+
+    // Same kinds while it runs: joined; other kinds: a claim of their own.
+    expect(await claimRefresh('run-b', ['health', 'fleet'])).toBe('run-a');
+    expect(await claimRefresh('run-risk', ['risk'])).toBeUndefined();
+
+    // Finished but not released: the next request takes the claim over.
+    await finishRefresh('run-a', { status: 'done', figures: FIGURES });
+    expect(await claimRefresh('run-c', kinds)).toBeUndefined();
+    expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-c');
+
+    // A late release by the old run does not let go of the new claim; the holder's own does.
+    await releaseRefresh('run-a', kinds);
+    expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-c');
+    await releaseRefresh('run-c', kinds);
+    expect(await lockHolder(refreshLockName(kinds))).toBeUndefined();
+    expect(await claimRefresh('run-d', kinds)).toBeUndefined();
+    await releaseRefresh('run-d', kinds);
+    await releaseRefresh('run-risk', ['risk']);
+  });
+});
