@@ -1,7 +1,8 @@
 // Starting a background worker without waiting for it: on AWS an asynchronous
 // Lambda invocation (InvocationType Event) of the function the stack names in
 // <WORKER>_FUNCTION; locally (npm start, tests) the handler the local runtime
-// registered, run in this process on the next tick.
+// registered, run in this process on the next tick. `startAndWait` starts work
+// and follows it a while (the refresh routes, the patrol trigger).
 // Imported by name (not `await import(...)`): esbuild then keeps only the client and Invoke (≈ 69 KB against ≈ 121 KB).
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { type InvocableWorker, WORKER_FUNCTION_ENV, workerFunctionSettings } from './config/worker-functions.js';
@@ -42,4 +43,31 @@ export async function invokeWorker(name: InvocableWorker, event: Record<string, 
 /** Resolves when every worker started in this process has finished (a CLI waits for them before it exits). */
 export async function localWorkersSettled(): Promise<void> {
   while (inFlight.size) await Promise.all(inFlight);
+}
+
+/** How `startAndWait` starts work and follows it. */
+export interface StartAndWait<S> {
+  /** Starts the work (e.g. records a run and invokes its worker); a failure is thrown before any wait. */
+  start: () => Promise<void>;
+  /** Where the work stands; undefined while there is nothing to read yet. */
+  poll: () => Promise<S | undefined>;
+  /** Whether a state polled ends the wait (done or failed). */
+  done: (state: S) => boolean;
+  /** How long to wait; 0 answers at once without polling. */
+  waitMs: number;
+  /** Between polls. */
+  intervalMs: number;
+}
+
+/** Starts work, then polls it until `done` or `waitMs` has passed: the last state polled (undefined when none was). */
+export async function startAndWait<S>({ start, poll, done, waitMs, intervalMs }: StartAndWait<S>): Promise<S | undefined> {
+  await start();
+  if (waitMs <= 0) return undefined;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const state = await poll();
+    if (state !== undefined && done(state)) return state;
+    if (Date.now() >= deadline) return state;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }

@@ -12,11 +12,10 @@ import { refreshSettings } from '../config/refresh.js';
 import { createRefresh, finishRefresh, getRefresh, type RefreshFigures, type RefreshRecord, type SnapshotKind } from '../db/scores.js';
 import { NotFound, ServiceUnavailable } from '../http/errors.js';
 import { Reply } from '../http/route.js';
-import { invokeWorker } from '../worker-invoke.js';
+import { invokeWorker, startAndWait } from '../worker-invoke.js';
 import { claimRefresh, REFRESH_LEASE_MS, releaseRefresh } from './refresh-claim.js';
 
 const POLL_MS = 250;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface RunningAnswer {
   status: 'running';
@@ -44,6 +43,18 @@ const runningState = (refreshId: string, followPath: string): RefreshState => ({
   answer: { status: 'running', refresh_id: refreshId, message: `The refresh is still running: poll GET ${followPath}/${refreshId}.` },
 });
 
+/** Records run `id` and starts the worker on it; if that fails, the run is marked failed and the claim let go. */
+async function startRun(id: string, kinds: readonly SnapshotKind[]): Promise<void> {
+  try {
+    await createRefresh(id, kinds);
+    await invokeWorker('recompute', { refresh_id: id, kinds: [...kinds] });
+  } catch (error) {
+    await finishRefresh(id, { status: 'failed', error: 'the refresh could not start (see the logs)' }).catch(() => undefined);
+    await releaseRefresh(id, kinds).catch(() => undefined);
+    throw error;
+  }
+}
+
 /**
  * Starts (or joins) a refresh of `kinds` and waits for it up to REFRESH_WAIT_SECONDS.
  * `followPath`: the route's own path, under which GET /{refresh_id} follows the run.
@@ -52,29 +63,21 @@ export async function runRefresh(kinds: readonly SnapshotKind[], followPath: str
   const id = randomUUID();
   const joined = await claimRefresh(id, kinds);
   const refreshId = joined ?? id;
-  if (!joined) {
-    try {
-      await createRefresh(id, kinds);
-      await invokeWorker('recompute', { refresh_id: id, kinds: [...kinds] });
-    } catch (error) {
-      await finishRefresh(id, { status: 'failed', error: 'the refresh could not start (see the logs)' }).catch(() => undefined);
-      await releaseRefresh(id, kinds).catch(() => undefined);
-      throw error;
-    }
-  }
-  const { waitMs } = refreshSettings();
-  const running = runningState(refreshId, followPath);
-  // REFRESH_WAIT_SECONDS=0: answer 202 at once, whatever the run has done meanwhile (callers that always poll).
-  if (waitMs === 0) return running;
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const run = await getRefresh(refreshId);
+  const state = await startAndWait({
+    start: async () => {
+      if (!joined) await startRun(id, kinds);
+    },
     // A joined run's record is written right after its claim: absent for a moment at most.
-    const state = run ? stateOf(run, followPath) : undefined;
-    if (state && state.state !== 'running') return state;
-    if (Date.now() >= deadline) return state ?? running;
-    await sleep(POLL_MS);
-  }
+    poll: async () => {
+      const run = await getRefresh(refreshId);
+      return run && stateOf(run, followPath);
+    },
+    done: (s) => s.state !== 'running',
+    // REFRESH_WAIT_SECONDS=0: answer 202 at once, whatever the run has done meanwhile (callers that always poll).
+    waitMs: refreshSettings().waitMs,
+    intervalMs: POLL_MS,
+  });
+  return state ?? runningState(refreshId, followPath);
 }
 
 /** GET <route>/{refresh_id}: the run's state; 404 for an unknown or expired id, or a run of other kinds than the route's. */
