@@ -4,18 +4,15 @@ import { fleetGroup } from '../shared/routes/fleet.js';
 import { loadHealthRules } from '../shared/rules/load.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
 import { viewAnswer } from '../shared/scoring/fleet-view.js';
-import { followRefresh, refreshAnswer, runRefresh, type RefreshState } from '../shared/scoring/refresh.js';
-import type { RefreshFigures } from '../shared/db/scores.js';
+import { refreshRoutes } from '../shared/scoring/refresh.js';
 
 // The refresh is the recompute worker's (shared/scoring/refresh.ts): every view, as before.
-const KINDS = ['fleet', 'health', 'risk'] as const;
-const PATH = '/api/fleet/refresh';
-const answer = (state: RefreshState) =>
-  refreshAnswer(
-    state,
-    (f: RefreshFigures) => ({ status: 'ok' as const, clusters_scored: f.total_clusters, critical: f.critical, warning: f.warning }),
-    'The fleet could not be refreshed; the previous scores are still served. Try again shortly.',
-  );
+const refresh = refreshRoutes(
+  ['fleet', 'health', 'risk'],
+  fleetGroup.routes.refreshStatus,
+  (f) => ({ status: 'ok' as const, clusters_scored: f.total_clusters, critical: f.critical, warning: f.warning }),
+  'The fleet could not be refreshed; the previous scores are still served. Try again shortly.',
+);
 
 export const handler = createGroupHandler(fleetGroup, {
   scores: viewAnswer('fleet.scores', 'unified', (view) => ({ scores: view.scores })),
@@ -25,6 +22,6 @@ export const handler = createGroupHandler(fleetGroup, {
     return { clusters, total: clusters.length };
   }),
   rules: async () => (await loadHealthRules()).rules,
-  refresh: async () => answer(await runRefresh(KINDS, PATH)),
-  refreshStatus: async (req) => answer(await followRefresh(req.params.refresh_id, KINDS, PATH)),
+  refresh: refresh.start,
+  refreshStatus: refresh.follow,
 });

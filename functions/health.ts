@@ -1,34 +1,32 @@
 // health route group: the metrics-only view of the fleet.
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import { healthGroup } from '../shared/routes/health.js';
-import { readSnapshot, type RefreshFigures } from '../shared/db/scores.js';
+import { readSnapshot } from '../shared/db/scores.js';
 import { enrichment, healthKpis, type HealthScore } from '../shared/scoring/health-score.js';
 import { viewAnswer } from '../shared/scoring/fleet-view.js';
-import { followRefresh, refreshAnswer, runRefresh, type RefreshState } from '../shared/scoring/refresh.js';
+import { refreshRoutes } from '../shared/scoring/refresh.js';
 
 const SOURCE = 'live';
 // The refresh is the recompute worker's (shared/scoring/refresh.ts); the scores it answers are the
 // health snapshot that run persisted, worst first as computed.
-const KINDS = ['health'] as const;
-const PATH = '/api/health/refresh';
-const answer = (state: RefreshState) =>
-  refreshAnswer(
-    state,
-    async (f: RefreshFigures) => ({
-      // Persisted worst first (healthScores sorts it), and read back in that order.
-      scores: await readSnapshot<HealthScore>('health', f.generated_at),
-      source: SOURCE as typeof SOURCE,
-      generated_at: f.generated_at,
-      refreshed: true as const,
-    }),
-    // The spec's answer for a failed refresh; the cause goes to the recompute worker's log, not the client.
-    'Health scores could not be refreshed; the previous scores are still served. Try again shortly.',
-  );
+const refresh = refreshRoutes(
+  ['health'],
+  healthGroup.routes.refreshStatus,
+  async (f) => ({
+    // Persisted worst first (healthScores sorts it), and read back in that order.
+    scores: await readSnapshot<HealthScore>('health', f.generated_at),
+    source: SOURCE as typeof SOURCE,
+    generated_at: f.generated_at,
+    refreshed: true as const,
+  }),
+  // The spec's answer for a failed refresh; the cause goes to the recompute worker's log, not the client.
+  'Health scores could not be refreshed; the previous scores are still served. Try again shortly.',
+);
 
 export const handler = createGroupHandler(healthGroup, {
   scores: viewAnswer('health.scores', SOURCE, (view) => ({ scores: view.healthScores })),
   kpis: viewAnswer('health.kpis', SOURCE, (view) => ({ kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now) })),
   enrichment: viewAnswer('health.enrichment', SOURCE, (view) => ({ clusters: enrichment(view.fleet) })),
-  refresh: async () => answer(await runRefresh(KINDS, PATH)),
-  refreshStatus: async (req) => answer(await followRefresh(req.params.refresh_id, KINDS, PATH)),
+  refresh: refresh.start,
+  refreshStatus: refresh.follow,
 });

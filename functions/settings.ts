@@ -17,8 +17,7 @@ import {
 } from '../shared/rules/editing.js';
 import { generalSettings, updateGeneralSettings } from '../shared/settings/general.js';
 import { settingsGroup } from '../shared/routes/settings.js';
-import type { RefreshFigures } from '../shared/db/scores.js';
-import { followRefresh, refreshAnswer, runRefresh, type RefreshState } from '../shared/scoring/refresh.js';
+import { refreshRoutes } from '../shared/scoring/refresh.js';
 
 /**
  * GET, PUT and versions of one rule set. GET answers the version's ETag; a PUT
@@ -47,15 +46,18 @@ const metricSources = ruleSet('metric-sources');
 
 // Recompute runs in the recompute worker (shared/scoring/refresh.ts): 200 when it finishes within the wait, else 202.
 const FAILED = 'The scores could not be recomputed; the previous scores are still served. Try again shortly.';
-const RECOMPUTE = { kinds: ['fleet', 'health'] as const, path: '/api/settings/recompute' };
-const RECOMPUTE_RISK = { kinds: ['risk'] as const, path: '/api/settings/recompute-risk' };
-const recomputed = (state: RefreshState) => refreshAnswer(state, (f: RefreshFigures) => ({ status: 'ok' as const, cluster_count: f.total_clusters }), FAILED);
-const riskRecomputed = (state: RefreshState) =>
-  refreshAnswer(
-    state,
-    (f: RefreshFigures) => ({ status: 'ok' as const, cluster_count: f.risk_total, critical: f.risk_critical, warning: f.risk_warning }),
-    FAILED,
-  );
+const recompute = refreshRoutes(
+  ['fleet', 'health'],
+  settingsGroup.routes.recomputeStatus,
+  (f) => ({ status: 'ok' as const, cluster_count: f.total_clusters }),
+  FAILED,
+);
+const recomputeRisk = refreshRoutes(
+  ['risk'],
+  settingsGroup.routes.recomputeRiskStatus,
+  (f) => ({ status: 'ok' as const, cluster_count: f.risk_total, critical: f.risk_critical, warning: f.risk_warning }),
+  FAILED,
+);
 
 export const handler = createGroupHandler(settingsGroup, {
   getGeneral: async () => generalSettings(),
@@ -75,10 +77,10 @@ export const handler = createGroupHandler(settingsGroup, {
   listChanges: async (req) => listConfigChanges(req.principal, req.query.status_filter),
   getChange: async (req) => configChangeDetail(req.principal, req.params.change_id),
   reviewChange: async (req) => reviewConfigChange(req.principal, req.params.change_id, req.body, callerOf(req)),
-  recompute: async () => recomputed(await runRefresh(RECOMPUTE.kinds, RECOMPUTE.path)),
-  recomputeStatus: async (req) => recomputed(await followRefresh(req.params.refresh_id, RECOMPUTE.kinds, RECOMPUTE.path)),
-  recomputeRisk: async () => riskRecomputed(await runRefresh(RECOMPUTE_RISK.kinds, RECOMPUTE_RISK.path)),
-  recomputeRiskStatus: async (req) => riskRecomputed(await followRefresh(req.params.refresh_id, RECOMPUTE_RISK.kinds, RECOMPUTE_RISK.path)),
+  recompute: recompute.start,
+  recomputeStatus: recompute.follow,
+  recomputeRisk: recomputeRisk.start,
+  recomputeRiskStatus: recomputeRisk.follow,
   listUsers: async () => listManagedUsers(),
   inviteUser: async (req) => inviteUser(req.principal, req.body, callerOf(req)),
   patchUser: async (req) => updateUser(req.principal, req.params.email, req.body, callerOf(req)),

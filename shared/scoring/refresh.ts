@@ -6,6 +6,7 @@
 // GET <route>/{refresh_id}. A request arriving while a refresh of the same kinds
 // runs joins that run (answers its id) instead of starting another: the claim is
 // a lease lock (shared/db/locks.ts) per kinds set, owned by the run's id (refresh-claim.ts).
+// `refreshRoutes` builds a route pair's two handlers (start, follow) from these.
 // This module carries no engine: the routes load only the record and the worker start.
 import { randomUUID } from 'node:crypto';
 import { refreshSettings } from '../config/refresh.js';
@@ -99,4 +100,27 @@ export async function refreshAnswer<T>(
   if (state.state === 'running') return new Reply(202, state.answer);
   if (state.state === 'failed') throw new ServiceUnavailable(failedDetail);
   return done(state.figures);
+}
+
+const FOLLOW_SUFFIX = '/{refresh_id}';
+
+/**
+ * The two handlers of a refresh route pair: `start` (POST <route>: starts or joins a run of `kinds`
+ * and waits) and `follow` (GET <route>/{refresh_id}), both answering `done`'s contract fields,
+ * 202 `running`, or 503 with `failedDetail`. `followRoute`: the follow route's declaration; its
+ * path, less `/{refresh_id}`, is where the 202 tells the client to poll.
+ */
+export function refreshRoutes<T>(
+  kinds: readonly SnapshotKind[],
+  followRoute: { readonly path: string },
+  done: (figures: RefreshFigures) => T | Promise<T>,
+  failedDetail: string,
+) {
+  if (!followRoute.path.endsWith(FOLLOW_SUFFIX)) throw new Error(`${followRoute.path}: a refresh follow route ends in ${FOLLOW_SUFFIX}`);
+  const followPath = followRoute.path.slice(0, -FOLLOW_SUFFIX.length);
+  const answer = (state: RefreshState) => refreshAnswer(state, done, failedDetail);
+  return {
+    start: async () => answer(await runRefresh(kinds, followPath)),
+    follow: async (req: { readonly params: { readonly refresh_id: string } }) => answer(await followRefresh(req.params.refresh_id, kinds, followPath)),
+  };
 }
