@@ -134,16 +134,6 @@ function lookbackAggregates(
   return given;
 }
 
-// The columns each fleet was last scored into. The fleet view scores a fleet for its unified
-// scores, then asks for its health view and KPIs with the same rules, time and aggregates: those
-// reuse these columns rather than scoring every dimension again or reading the rollups.
-const lastColumns = new WeakMap<readonly ClusterData[], ScoreColumns>();
-
-/** The columns `fleet` was last scored into (scoreColumns), if any. */
-export function lastColumnsOf(fleet: readonly ClusterData[]): ScoreColumns | undefined {
-  return lastColumns.get(fleet);
-}
-
 /**
  * The weighted mean of the metrics and alerts scores, in 0..100 for any
  * weights: they are divided by the larger one first, so their sum is in 1..2
@@ -275,7 +265,7 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     stale[i] = isStale(agg.lastMetricAt, rules.stale_after_minutes, nowMs, parsedTimes) ? 1 : 0;
   }
   const order = worstFirstOrder(tierAdjusted, names);
-  const columns: ScoreColumns = {
+  return {
     fleet,
     aggregates: aggs,
     rules,
@@ -295,8 +285,6 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     stale,
     order,
   };
-  lastColumns.set(fleet, columns);
-  return columns;
 }
 
 /** Highest score key of worstFirstOrder's buckets: a score of one decimal in 0..100, times 10. */

@@ -12,9 +12,9 @@ import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import { PreparedJson } from '../http/route.js';
 import type * as z from 'zod';
 import { CRITICAL_ALERT_DAYS } from './critical.js';
-import { fleetKpis, scoreFleet, type FleetClusterScore } from './fleet-score.js';
-import { healthKpis, healthScores, type HealthScore } from './health-score.js';
-import { aggregateFleet, columnarClusterData, lookbackStart, staleReason, type ClusterData } from './inputs.js';
+import { fleetKpis, fleetScoresFrom, scoreColumns, type FleetClusterScore } from './fleet-score.js';
+import { healthKpis, healthScoresFrom, type HealthScore } from './health-score.js';
+import { aggregateFleet, columnarClusterData, lookbackStart, staleReason, type ClusterAggregates, type ClusterData } from './inputs.js';
 import { riskSnapshot, riskSummary, sortSnapshots, type RiskSnapshot } from './risk.js';
 import type * as contract from './schemas.js';
 
@@ -26,6 +26,8 @@ export interface FleetView {
   health: LoadedRuleSet<ScoringRules>;
   risk: LoadedRuleSet<RiskRuleSet>;
   fleet: ClusterData[];
+  /** The fleet's aggregates over the health lookback, which the scores were computed from (healthKpis reads them). */
+  aggregates: readonly ClusterAggregates[];
   /** Unified scores, worst first. */
   scores: FleetClusterScore[];
   /** Metrics-only scores, worst first. */
@@ -72,7 +74,9 @@ export function computeViews(fleet: ClusterData[], health: LoadedRuleSet<Scoring
   const aggregates = aggregateFleet(fleet, lookbackStart(health.rules.lookback_days, now));
   const riskFrom = lookbackStart(risk.rules.lookback_days, now);
   const riskAggregates = aggregates[0]?.fromDay === riskFrom ? aggregates : aggregateFleet(fleet, riskFrom);
-  const scores = scoreFleet(fleet, health.rules, now, aggregates);
+  // One scoring pass; the unified and the health answers are both built from its columns.
+  const columns = scoreColumns(fleet, health.rules, now, aggregates);
+  const scores = fleetScoresFrom(columns);
   const unified = new Map(scores.map((s) => [s.cluster_id, s]));
   const snapshots = sortSnapshots(
     fleet.map((d, i) => {
@@ -89,9 +93,10 @@ export function computeViews(fleet: ClusterData[], health: LoadedRuleSet<Scoring
     health,
     risk,
     fleet,
+    aggregates: columns.aggregates,
     scores,
     // One risk level per cluster: the health view shows the snapshot's, not its own classification.
-    healthScores: healthScores(fleet, health.rules, now, (id) => riskLevels.get(id), aggregates),
+    healthScores: healthScoresFrom(columns, (id) => riskLevels.get(id)),
     snapshots,
   };
 }
@@ -122,7 +127,7 @@ export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<
     fleet: () => putSnapshot('fleet', view.generatedAt, view.scores, { kpis: fleetKpis(view.scores), rules_version: view.health.version }),
     health: () =>
       putSnapshot('health', view.generatedAt, view.healthScores, {
-        kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now),
+        kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now, view.aggregates),
         rules_version: view.health.version,
       }),
     risk: () => putSnapshot('risk', view.generatedAt, view.snapshots, { summary: riskSummary(view.snapshots), rules_version: view.risk.version }),

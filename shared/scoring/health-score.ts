@@ -2,7 +2,7 @@
 import type * as z from 'zod';
 import type { ScoringRules } from '../rules/schemas.js';
 import { DIMENSION_STATUSES, NO_DATA } from './dimensions.js';
-import { classCounts, classify, mean, placesOf, reasonsAt, scoreColumns, lastColumnsOf, topRisk, worstFirstOrder, type ScoreColumns } from './fleet-score.js';
+import { classCounts, classify, mean, placesOf, reasonsAt, scoreColumns, topRisk, worstFirstOrder, type ScoreColumns } from './fleet-score.js';
 import { aggregatedMetric, aggregateOf, localeOrderOf, lookbackStart, round1, round2, type ClusterAggregates, type ClusterData } from './inputs.js';
 import type { RiskLevel } from './risk.js';
 import type * as contract from './schemas.js';
@@ -86,8 +86,11 @@ function healthScoreAt(columns: ScoreColumns, i: number, riskLevelOf?: (clusterI
   };
 }
 
-/** The health scores from the unified score's columns, worst first by metrics score, ties by name. */
-function healthScoresFrom(columns: ScoreColumns, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
+/**
+ * The health scores from the unified score's columns, worst first by metrics score, ties by name:
+ * the fleet view passes the columns it scored the fleet into, so the dimensions are scored once.
+ */
+export function healthScoresFrom(columns: ScoreColumns, riskLevelOf?: (clusterId: string) => RiskLevel | undefined): HealthScore[] {
   const places = placesOf(worstFirstOrder(columns.metricsScore, columns.names));
   const scores = new Array<HealthScore>(places.length);
   for (let i = 0; i < places.length; i++) scores[places[i]!] = healthScoreAt(columns, i, riskLevelOf);
@@ -117,26 +120,20 @@ export function healthScores(
   riskLevelOf?: (clusterId: string) => RiskLevel | undefined,
   aggregates?: readonly ClusterAggregates[],
 ): HealthScore[] {
-  // The unified score's columns when it was just scored from the same aggregates, rules and time (the fleet view).
-  const last = lastColumnsOf(fleet);
-  const columns =
-    aggregates !== undefined && last?.aggregates === aggregates && last.rules === rules && last.now === now.getTime()
-      ? last
-      : scoreColumns(fleet, rules, now, aggregates);
-  return healthScoresFrom(columns, riskLevelOf);
+  return healthScoresFrom(scoreColumns(fleet, rules, now, aggregates), riskLevelOf);
 }
 
 /**
- * `aggregates`: the fleet's over the rules' lookback; without them, those it was last scored
- * from (scoreFleet, healthScores). The p99 latency is read there, and from a cluster's rollup
- * columns (or objects) only where there are none for this lookback.
+ * `aggregates`: the fleet's over the rules' lookback (those its scores were computed from). The
+ * p99 latency is read there, and from a cluster's rollup columns (or objects) only where there
+ * are none given for this lookback.
  */
 export function healthKpis(
   scores: readonly HealthScore[],
   fleet: readonly ClusterData[],
   rules: ScoringRules,
   now: Date,
-  aggregates: readonly ClusterAggregates[] | undefined = lastColumnsOf(fleet)?.aggregates,
+  aggregates?: readonly ClusterAggregates[],
 ): HealthKpis {
   const from = lookbackStart(rules.lookback_days, now);
   const latencies: number[] = [];
