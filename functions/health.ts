@@ -25,7 +25,7 @@ const refresh = refreshRoutes(
 
 export const handler = createGroupHandler(healthGroup, {
   scores: viewAnswer('health.scores', SOURCE, (view) => ({ scores: view.healthScores })),
-  kpis: viewAnswer('health.kpis', SOURCE, (view) => ({ kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now) })),
+  kpis: viewAnswer('health.kpis', SOURCE, (view) => ({ kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now, view.aggregates) })),
   enrichment: viewAnswer('health.enrichment', SOURCE, (view) => ({ clusters: enrichment(view.fleet) })),
   refresh: refresh.start,
   refreshStatus: refresh.follow,
