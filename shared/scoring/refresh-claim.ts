@@ -3,6 +3,7 @@
 // and owned by the run's id. The refresh routes claim it (shared/scoring/refresh.ts);
 // the recompute worker releases it when the run ends. Apart from refresh.ts so the
 // worker's bundle carries neither the route's settings nor its answers.
+import { WriteConflict } from '../db/client.js';
 import { acquireLock, lockHolder, releaseLock, takeOverLock } from '../db/locks.js';
 import { getRefresh, type SnapshotKind } from '../db/scores.js';
 import { WORKERS } from '../workers.js';
@@ -29,7 +30,8 @@ export async function claimRefresh(id: string, kinds: readonly SnapshotKind[]): 
     if (running?.status === 'running') return running.refresh_id;
     if (await takeOverLock(name, holder.owner, id, REFRESH_LEASE_MS)) return undefined;
   }
-  throw new Error(`the refresh claim ${name} kept changing hands`);
+  // A conflict, answered 409 like any other (shared/http): never a 500.
+  throw new WriteConflict();
 }
 
 /** Lets go of the claim, if run `id` still holds it (the worker, when its run ends). */
