@@ -28,6 +28,7 @@ import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
 import { type InvocableWorker, WORKER_FUNCTION_ENV } from '../shared/config/worker-functions.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../shared/workers.js';
 import { CONSOLE_OUT } from './console.js';
+import { functionSize } from './function-sizes.js';
 import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
 import type { FleetHealthStackProps } from './stack-props.js';
 import { GroupFunction } from './constructs/group-function.js';
@@ -35,11 +36,12 @@ import { Monitoring } from './constructs/monitoring.js';
 
 export { fleetHealthPropsFromContext, type FleetHealthStackProps } from './stack-props.js';
 
-/** Memory of a route group or worker that declares no `memoryMb` of its own. */
-export const GROUP_MEMORY_MB = 512;
-export const WORKER_MEMORY_MB = 1024;
-/** API Gateway's HTTP API integration limit is 30 s and cannot be raised: answer (or fail) inside it. */
-const GROUP_TIMEOUT = Duration.seconds(29);
+/** A declared function's memory and timeout (function-sizes.ts). */
+function sizeOf(name: string): { memorySize: number; timeout: Duration } {
+  const size = functionSize(name);
+  if (!size) throw new Error(`no function named ${name}`);
+  return { memorySize: size.memoryMb, timeout: Duration.seconds(size.timeoutSeconds) };
+}
 
 export class FleetHealthStack extends Stack {
   readonly tables: Record<TableName, dynamodb.Table>;
@@ -63,8 +65,7 @@ export class FleetHealthStack extends Stack {
         kind: 'worker',
         functionName: `${prefix}${name}`,
         description: `Fleet Health worker: ${worker.summary}`,
-        memorySize: worker.memoryMb ?? WORKER_MEMORY_MB,
-        timeout: Duration.seconds(worker.timeoutSeconds),
+        ...sizeOf(name),
       });
       this.bindTables(fn, worker.tables);
       this.workerFunctions.set(name, fn);
@@ -77,8 +78,7 @@ export class FleetHealthStack extends Stack {
         kind: 'route-group',
         functionName: `${prefix}${group.name}`,
         description: `Fleet Health route group ${group.name}`,
-        memorySize: group.memoryMb ?? GROUP_MEMORY_MB,
-        timeout: GROUP_TIMEOUT,
+        ...sizeOf(group.name),
       });
       this.bindTables(fn, group.tables);
       this.groupFunctions.set(group.name, fn);

@@ -8,11 +8,9 @@ import type { Context } from 'aws-lambda';
 import { concernsOf, type ConfigConcern } from '../../shared/config/concerns.js';
 import { ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
 import { WORKERS, type WorkerDeclaration, type WorkerName } from '../../shared/workers.js';
+import { functionSize, type FunctionSize } from '../function-sizes.js';
 
 export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
-
-/** API Gateway's integration timeout; route-group Lambdas are given 29 s. */
-export const GROUP_TIMEOUT_SECONDS = 29;
 
 /** Every function the stack deploys, from the declarations: the route groups, then the workers (bundling.ts builds the same set from functions/). */
 export function declaredFunctions(): string[] {
@@ -27,31 +25,30 @@ export function functionConcerns(): { name: string; concerns: ConfigConcern[] }[
   ];
 }
 
-function timeoutSeconds(name: string): number {
-  if (name in WORKERS) return WORKERS[name as WorkerName].timeoutSeconds;
-  if (ROUTE_GROUPS.some((g) => g.name === name)) return GROUP_TIMEOUT_SECONDS;
-  throw new Error(`no function named ${name}; the functions are: ${declaredFunctions().join(', ')}`);
+/** A function's size as the stack deploys it; unknown names are refused. */
+function sizeOf(name: string): FunctionSize {
+  const size = functionSize(name);
+  if (!size) throw new Error(`no function named ${name}; the functions are: ${declaredFunctions().join(', ')}`);
+  return size;
 }
 
 /** Imports a function's handler (after the environment is set up: handlers read it at import). */
 export async function loadHandler(name: string): Promise<LambdaHandler> {
-  timeoutSeconds(name); // refuses unknown names before any import
+  sizeOf(name); // refuses unknown names before any import
   const module = (await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler };
   return module.handler;
 }
 
 /** A Lambda context for one invocation, whose remaining time counts down from the deployed timeout. */
 export function lambdaContext(name: string, requestId: string = randomUUID()): Context {
-  const deadline = Date.now() + timeoutSeconds(name) * 1000;
+  const { memoryMb, timeoutSeconds } = sizeOf(name);
+  const deadline = Date.now() + timeoutSeconds * 1000;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: `fleet-health-local-${name}`,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:fleet-health-local-${name}`,
-    // As the stack gives it: the declaration's memoryMb, else its defaults (1024 for a worker, 512 for a route group).
-    memoryLimitInMB: String(
-      name in WORKERS ? ((WORKERS[name as WorkerName] as WorkerDeclaration).memoryMb ?? 1024) : (ROUTE_GROUPS.find((g) => g.name === name)?.memoryMb ?? 512),
-    ),
+    memoryLimitInMB: String(memoryMb),
     awsRequestId: requestId,
     logGroupName: `/local/${name}`,
     logStreamName: 'local',

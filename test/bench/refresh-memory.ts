@@ -1,19 +1,17 @@
 // Peak memory of one full refresh of 10,000 clusters, in a fresh process, as
 // deployed (the minified Lambda-style bundle on plain Node with the Lambdas'
 // NODE_OPTIONS), against the memory the stack gives the recompute worker that
-// runs it (shared/workers.ts memoryMb). Issue 21 asks for under 60%.
+// runs it (infra/function-sizes.ts). Issue 21 asks for under 60%.
 import { lambdaChild } from './lambda-child.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { putRollups } from '../../shared/db/metrics.js';
-import { WORKERS, type WorkerDeclaration } from '../../shared/workers.js';
+import { functionSize } from '../../infra/function-sizes.js';
 import { syntheticFleet } from './synthetic-fleet.js';
 import type { BenchContext } from './run.js';
 
 export const title = 'Refresh memory (issue 21 §2): peak RSS of one refresh in a fresh process';
 
 const CLUSTERS = 10_000;
-/** The stack's default for a worker without memoryMb (infra/fleet-health-stack.ts WORKER_MEMORY_MB). */
-const WORKER_DEFAULT_MB = 1024;
 
 // The child: one full refresh (read 7 days, compute, persist 3 snapshots), then its peak RSS (KB on Linux).
 const CHILD = `
@@ -34,7 +32,7 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
 
   const child = await refresh();
   const peakMb = child.maxRssKb / 1024;
-  const declaredMb = (WORKERS.recompute as WorkerDeclaration).memoryMb ?? WORKER_DEFAULT_MB;
+  const declaredMb = functionSize('recompute')!.memoryMb;
   const share = (100 * peakMb) / declaredMb;
   report(
     'refresh memory',
