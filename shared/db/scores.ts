@@ -1,21 +1,22 @@
 // Score snapshots and the cache generation marker, in the `scores` table.
 //   pk = SNAPSHOTS#<kind>,               sk = <generated_at>       → header: count, summary, where its chunks are
 //   pk = SNAPSHOT#<kind>#<snapshot_id>,  sk = CHUNK#<nnnn>         → one slice of the snapshot's compressed JSON (binary)
-//   pk = SNAPSHOT-CURRENT,               sk = <kind>               → the current snapshot of a kind (a copy of its header)
 //   pk = CACHE,                          sk = GENERATION           → bumped by every refresh
 // A snapshot of N clusters is one JSON array, brotli-compressed and cut into
 // chunks under DynamoDB's 400 KB item limit (the bench's 10,000 clusters: ≈ 0.4 MB,
 // 2 chunks per kind), not N items: marshalling N strings was most of a refresh (issue 21 §1).
-// The chunks go under a snapshot id of their own first; then one transaction
-// writes the header and moves the current pointer (conditional: never back to
-// an older snapshot). Readers read a header or the pointer, then its chunks,
-// which never change once written: a reader sees the old snapshot or the new
-// one, never a mix, and chunks of a write that died are never read.
+// The chunks go under a snapshot id of their own first, then the header: the
+// current snapshot of a kind is its newest header (by generated_at, so a slow
+// refresh finishing after a newer one never becomes current). Readers read a
+// header, then its chunks, which never change once written: a reader sees the
+// old snapshot or the new one, never a mix, and chunks of a write that died are
+// never read. (A separate current pointer, moved by a transaction with every
+// header, was dropped: it said nothing the newest header does not.)
 // Snapshots are history (kept SNAPSHOT_RETENTION_DAYS by TTL, chunks too);
 // dashboards are computed live and cached, and every container drops its cache
 // when the generation changes, so a refresh anywhere invalidates the cache everywhere.
 import { randomUUID } from 'node:crypto';
-import { ConditionFailed, generationMarker, getItem, putItem, queryAll, queryPage, setFields, tableName, transactWrite, updateItem } from './client.js';
+import { generationMarker, getItem, putItem, queryAll, queryPage, setFields, updateItem } from './client.js';
 import { readChunks, writeChunks, type ChunkPlace } from './packing.js';
 
 export const SNAPSHOT_KINDS = ['fleet', 'health', 'risk'] as const;
@@ -26,7 +27,6 @@ export const SNAPSHOT_RETENTION_DAYS = 90;
  * 710–910 KB; brotli 5 saves another ~25% for 10–40× the compression time.
  */
 const ENCODING = 'json+br1';
-const CURRENT_PK = 'SNAPSHOT-CURRENT';
 
 const generation = generationMarker('scores');
 export const currentGeneration = generation.current;
@@ -55,11 +55,10 @@ export interface SnapshotChunks {
 }
 
 const historyKey = (kind: SnapshotKind, generatedAt: string) => ({ pk: `SNAPSHOTS#${kind}`, sk: generatedAt });
-const currentSnapshotKey = (kind: SnapshotKind) => ({ pk: CURRENT_PK, sk: kind });
 const chunksOf = (kind: SnapshotKind, snapshotId: string): ChunkPlace => ({ table: 'scores', pk: `SNAPSHOT#${kind}#${snapshotId}`, prefix: 'CHUNK#' });
 const expired = (item: Record<string, unknown>) => typeof item.ttl === 'number' && item.ttl * 1000 < Date.now();
 
-/** Persists a snapshot: its chunks first, then its header and the current pointer in one transaction. */
+/** Persists a snapshot: its chunks first, then its header. */
 export async function putSnapshot(
   kind: SnapshotKind,
   generatedAt: string,
@@ -77,30 +76,10 @@ export async function writeSnapshotChunks(kind: SnapshotKind, generatedAt: strin
   return { kind, generated_at: generatedAt, count: items.length, snapshot_id: snapshotId, ...written, encoding: ENCODING, ttl };
 }
 
-/**
- * The second half: the header (history) and the current pointer, together. The pointer only moves
- * forward: a snapshot older than the current one (a slow refresh finishing after a newer one) joins
- * the history without becoming current.
- */
+/** The second half: the header, which makes the snapshot readable (and current, unless a newer one is there). */
 export async function commitSnapshot(written: SnapshotChunks, summary: Record<string, unknown>): Promise<void> {
   const { kind, ...header } = written;
-  const fields = { ...header, summary };
-  try {
-    await transactWrite([
-      { Put: { TableName: tableName('scores'), Item: { ...historyKey(kind, written.generated_at), ...fields } } },
-      {
-        Put: {
-          TableName: tableName('scores'),
-          Item: { ...currentSnapshotKey(kind), ...fields },
-          ConditionExpression: 'attribute_not_exists(pk) OR generated_at <= :at',
-          ExpressionAttributeValues: { ':at': written.generated_at },
-        },
-      },
-    ]);
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-    await putItem('scores', { ...historyKey(kind, written.generated_at), ...fields });
-  }
+  await putItem('scores', { ...historyKey(kind, written.generated_at), ...header, summary });
 }
 
 /** The newest complete snapshots of a kind, newest first. */
@@ -128,21 +107,17 @@ export async function readSnapshot<T>(kind: SnapshotKind, generatedAt: string): 
 
 /** The current snapshot of `kind` (the newest committed), with its items; undefined when there is none. */
 export async function readCurrentSnapshot<T>(kind: SnapshotKind): Promise<(SnapshotHeader & { items: T[] }) | undefined> {
-  let pointer: Record<string, unknown> | undefined = await getItem('scores', currentSnapshotKey(kind), true);
-  if (!pointer) {
-    // Written before the pointer existed: the newest header is the current snapshot.
-    const newest = await queryPage('scores', {
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': `SNAPSHOTS#${kind}` },
-      ScanIndexForward: false,
-      Limit: 1,
-      ConsistentRead: true,
-    });
-    pointer = newest.items[0];
-  }
-  if (!pointer || expired(pointer)) return undefined;
-  const header = headerOf(pointer);
-  return { ...header, items: await itemsOf<T>(kind, header.generated_at, pointer) };
+  const newest = await queryPage('scores', {
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': `SNAPSHOTS#${kind}` },
+    ScanIndexForward: false,
+    Limit: 1,
+    ConsistentRead: true,
+  });
+  const item = newest.items[0];
+  if (!item || expired(item)) return undefined;
+  const header = headerOf(item);
+  return { ...header, items: await itemsOf<T>(kind, header.generated_at, item) };
 }
 
 async function itemsOf<T>(kind: SnapshotKind, generatedAt: string, header: Record<string, unknown>): Promise<T[]> {

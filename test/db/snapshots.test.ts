@@ -83,7 +83,7 @@ describe('score snapshots in compressed chunks', () => {
     const next = scores(2_000);
     await putSnapshot('risk', t1, old, { summary: 'old' });
 
-    // The new snapshot's chunks are written, its header and pointer not (a writer mid-way, or one that died).
+    // The new snapshot's chunks are written, its header not (a writer mid-way, or one that died).
     const pending = await writeSnapshotChunks('risk', t2, next);
     expect(await chunkItems('risk', pending.snapshot_id)).toHaveLength(pending.chunks);
     const during = await readCurrentSnapshot<{ cluster_id: string }>('risk');
@@ -125,7 +125,7 @@ describe('score snapshots in compressed chunks', () => {
     expect((await readCurrentSnapshot('risk'))!.generated_at).toBe(at(4));
   });
 
-  it('the pointer never moves back: an older snapshot committed late joins the history only', async () => {
+  it('the current snapshot never moves back: an older snapshot committed late joins the history only', async () => {
     const newer = at(121); // after the first test's snapshot (now)
     const older = at(120);
     await putSnapshot('fleet', newer, scores(10), { which: 'newer' });
@@ -137,7 +137,7 @@ describe('score snapshots in compressed chunks', () => {
 
 describe('snapshots written before chunks', () => {
   it('are still read: one item per cluster under a header without chunks', async () => {
-    await useTestTables(); // no pointer yet for any kind
+    await useTestTables(); // a fresh table: no snapshot of any kind yet
     const generatedAt = '2025-12-01T00:00:00.000Z';
     const ttl = Math.floor(Date.now() / 1000) + 86_400;
     const items = scores(30);
