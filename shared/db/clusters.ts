@@ -11,30 +11,15 @@
 // Only the refresh builds it; every reader uses it, and a container keeps the
 // decoded inventory while the counter stands still.
 import { ClusterInput, Tier } from '../fleet/records.js';
-import { createLogger, errorFields, type Logger } from '../log.js';
-import { batchGet, getItem, mapLimit, queryAll, setFields, tableName, updateItem } from './client.js';
+import { batchGet, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
 import { itemReader, number, oneOf, string } from './items.js';
-import {
-  bumpWriteCounter,
-  CorruptPack,
-  healWriteCounter,
-  PACK_COUNTER_SK,
-  PACK_HEAD_SK,
-  packHeadOf,
-  readPackBytes,
-  switchPackHead,
-  writePack,
-  writesOf,
-} from './packing.js';
+import { bumpWriteCounter, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackRead, type PackSource } from './packing.js';
 
 const FLEET_PK = 'CLUSTERS';
 const PACK_PK = 'CLUSTERS-PACK';
 /** The records, as a JSON array, brotli quality 1. */
 const PACK_ENCODING = 'records-json+br1';
 const clusterKey = (clusterId: string) => ({ pk: FLEET_PK, sk: `CLUSTER#${clusterId}` });
-
-let logger: Logger | undefined;
-const log = () => (logger ??= createLogger('clusters'));
 
 export interface ClusterRecord extends ClusterInput {
   created_at: string;
@@ -90,94 +75,53 @@ export async function getCluster(clusterId: string): Promise<ClusterRecord | und
   return item ? readCluster(item) : undefined;
 }
 
-/** The decoded inventory of this container while its table's counter holds `writes`; `packed`: a sound pack of it is stored. */
-let cached: { table: string; writes: number; clusters: readonly ClusterRecord[]; packed: boolean } | undefined;
-let lastRead: InventoryRead = { from: 'items', built: false };
-/** Where a listClusters got the inventory, and whether it wrote the pack. */
-export interface InventoryRead {
-  from: 'cached' | 'pack' | 'items';
-  built: boolean;
-}
-/** How the last listClusters read (tests, benchmarks). */
-export const lastInventoryRead = (): InventoryRead => ({ ...lastRead });
-/** Forgets this container's decoded inventory (tests, benchmarks). */
-export function dropInventoryCache(): void {
-  cached = undefined;
-}
+let lastRead: Omit<PackRead<unknown>, 'value'> = { from: 'items', built: false };
+/** How the last listClusters got the inventory, and whether it wrote the pack (tests, benchmarks). */
+export const lastInventoryRead = () => ({ ...lastRead });
+
+/** The inventory as packing.ts reads and packs it: every record, as a JSON array. */
+const inventorySource: PackSource<ClusterRecord[]> = {
+  table: 'clusters',
+  pk: PACK_PK,
+  encoding: PACK_ENCODING,
+  fromItems: async (consistent) =>
+    (
+      await queryAll('clusters', {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
+        ExpressionAttributeValues: { ':pk': FLEET_PK, ':c': 'CLUSTER#' },
+        ConsistentRead: consistent,
+      })
+    ).map(readCluster),
+  encode: (clusters) => Buffer.from(JSON.stringify(clusters)),
+  // Each record checked by the reader its item would have gone through.
+  decode: (raw) => {
+    const records: unknown = JSON.parse(raw.toString('utf8'));
+    if (!Array.isArray(records)) throw new Error('not a list of records');
+    return records.map((record) => readCluster(record as Record<string, unknown>));
+  },
+  count: (clusters) => clusters.length,
+  bytes: (clusters) => clusters.length * 1024,
+};
 
 /**
- * Every cluster's inventory, by cluster id. From the pack when it is current,
- * else from the items; then, with `build` (the refresh, whose worker may write
- * the table), a pack is written for the next read if none is current (a
- * failure is logged), after evening a counter a dead writer left odd.
+ * Every cluster's inventory, by cluster id: from the pack when it is current,
+ * else from the items; with `build` (the refresh, whose worker may write the
+ * table) the pack is then written for the next read (packing.ts readThroughPack).
  */
 export async function listClusters({ build = false } = {}): Promise<ClusterRecord[]> {
-  const counterKey = { pk: PACK_PK, sk: PACK_COUNTER_SK };
-  const found = await batchGet('clusters', [counterKey, { pk: PACK_PK, sk: PACK_HEAD_SK }], true);
-  const counter = found.find((i) => i.sk === PACK_COUNTER_SK);
-  const headItem = found.find((i) => i.sk === PACK_HEAD_SK);
-  const writes = (build ? await healWriteCounter('clusters', counterKey, counter) : undefined) ?? writesOf(counter);
-  const packable = writes % 2 === 0;
-  const table = tableName('clusters');
-  const read: InventoryRead = { from: 'items', built: false };
-  let clusters: readonly ClusterRecord[] | undefined;
-  let packed = false;
-  if (packable && cached?.table === table && cached.writes === writes) {
-    ({ clusters, packed } = cached);
-    read.from = 'cached';
-  } else if (packable && headItem) {
-    try {
-      clusters = await readInventoryPack(headItem, writes);
-      packed = clusters !== undefined;
-      read.from = 'pack';
-    } catch (error) {
-      // Never data: the items are read instead, and the pack built from them replaces it.
-      if (!(error instanceof CorruptPack)) throw error;
-      log().error('corrupt inventory pack: read from items, rebuilt', errorFields(error));
-    }
-  }
-  if (!clusters) {
-    const items = await queryAll('clusters', {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
-      ExpressionAttributeValues: { ':pk': FLEET_PK, ':c': 'CLUSTER#' },
-      ConsistentRead: packable, // read after the counter, as the seqlock needs
-    });
-    clusters = items.map(readCluster);
-    read.from = 'items';
-  }
-  if (packable && build && !packed) {
-    try {
-      const raw = Buffer.from(JSON.stringify(clusters));
-      const head = await writePack('clusters', PACK_PK, { builtFrom: writes, clusters: clusters.length, encoding: PACK_ENCODING, raw });
-      packed = read.built = await switchPackHead('clusters', PACK_PK, head);
-    } catch (error) {
-      log().warn('inventory pack not written (read from items until it is)', errorFields(error));
-    }
-  }
-  if (packable) cached = { table, writes, clusters, packed };
+  const found = await batchGet(
+    'clusters',
+    [PACK_COUNTER_SK, PACK_HEAD_SK].map((sk) => ({ pk: PACK_PK, sk })),
+    true,
+  );
+  const { value, ...read } = await readThroughPack(inventorySource, {
+    counter: found.find((i) => i.sk === PACK_COUNTER_SK),
+    head: found.find((i) => i.sk === PACK_HEAD_SK),
+    build,
+  });
   lastRead = read;
-  return [...clusters];
-}
-
-/** The pack's records when its head was built from `writes`; each checked as an item would be. */
-async function readInventoryPack(headItem: Record<string, unknown>, writes: number): Promise<ClusterRecord[] | undefined> {
-  const head = packHeadOf(PACK_PK, headItem, PACK_ENCODING);
-  if (head.built_from !== writes) return undefined;
-  const raw = await readPackBytes('clusters', PACK_PK, head);
-  if (!raw) return undefined;
-  const corrupt = (reason: string) => new CorruptPack(PACK_PK, head.pack_id, reason);
-  let records: unknown;
-  try {
-    records = JSON.parse(raw.toString('utf8'));
-  } catch (error) {
-    throw corrupt(`not JSON (${(error as Error).message})`);
-  }
-  if (!Array.isArray(records) || records.length !== head.clusters) throw corrupt(`not ${head.clusters} records`);
-  try {
-    return records.map((record) => readCluster(record as Record<string, unknown>));
-  } catch (error) {
-    throw corrupt((error as Error).message);
-  }
+  // A copy: the cached list is this container's, shared by every read while the counter stands still.
+  return [...value];
 }
 
 /** Which of these cluster ids are known (for refusing data about unknown clusters). */

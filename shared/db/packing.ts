@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
 import { createLogger, errorFields, type Logger } from '../log.js';
-import { ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, updateItem, type Item, type Key } from './client.js';
+import { ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, tableName, updateItem, type Item, type Key } from './client.js';
 import type { TableName } from './tables.js';
 
 /** The largest slice: DynamoDB's item limit is 400 KB (names and keys included); the rest is headroom. */
@@ -254,3 +254,139 @@ export function packHeadOf(pk: string, item: Item, encoding: string): PackHead {
 /** The raw bytes of the pack a head names, or undefined when its slices are gone (deleted after a newer switch). */
 export const readPackBytes = (table: TableName, pk: string, head: PackHead): Promise<Buffer | undefined> =>
   readChunks(partsOf(table, pk, head.pack_id), head, (reason) => new CorruptPack(pk, head.pack_id, reason));
+
+// ---- reading through a pack ---------------------------------------------------
+// One value (a rollup shard-day, the inventory) read from its pack when the pack
+// is current, else from its items; a refresh (`build`) then writes the pack for
+// the next read, after healing a counter a dead writer left odd. Each container
+// keeps decoded values while their counter stands still, least recently used
+// dropped first past CACHE_BYTES.
+
+/** How a packed value is read from its items and carried in its pack. */
+export interface PackSource<T> {
+  table: TableName;
+  /** The partition of its counter, head and slices. */
+  pk: string;
+  encoding: string;
+  /** Of the head and slices (they age out with what they copy); none: kept. */
+  ttl?: number;
+  /** The value from its items; `consistent` when read after an even counter (the seqlock needs it). */
+  fromItems(consistent: boolean): Promise<T>;
+  encode(value: T): Buffer;
+  /** Throws CorruptPack (or anything, which is made one) for bytes that are not such a value. */
+  decode(raw: Buffer, head: PackHead): T;
+  /** Clusters in a value: recorded in the head and checked on decode. */
+  count(value: T): number;
+  /** Bytes a decoded value holds, for the container's cache. */
+  bytes(value: T): number;
+}
+
+/** Where a value came from, and whether this read wrote its pack. */
+export interface PackRead<T> {
+  value: T;
+  from: 'cached' | 'pack' | 'items';
+  built: boolean;
+}
+
+/** Decoded values kept per container (all packs together). */
+const CACHE_BYTES = 256 * 1024 * 1024;
+/** Keyed by the physical table too: a process using several (tests, benches: one prefix each) sees the same pk and counter in each. */
+const cache = new Map<string, { writes: number; value: unknown; packed: boolean; bytes: number }>();
+let cachedBytes = 0;
+
+/** Empties this container's cache of decoded packs (tests, benchmarks). */
+export function clearPackCache(): void {
+  cache.clear();
+  cachedBytes = 0;
+}
+
+function forget(key: string): void {
+  const entry = cache.get(key);
+  if (!entry) return;
+  cachedBytes -= entry.bytes;
+  cache.delete(key);
+}
+
+function remember(key: string, entry: { writes: number; value: unknown; packed: boolean; bytes: number }): void {
+  forget(key);
+  cache.set(key, entry);
+  cachedBytes += entry.bytes;
+  for (const [oldest] of cache) {
+    if (cachedBytes <= CACHE_BYTES) break;
+    forget(oldest);
+  }
+}
+
+/**
+ * A value through its pack. `counter` and `head`: its COUNTER and HEAD items as read
+ * (consistently, before anything else); `settled`: whether it may be packed at all
+ * (rollups: only days that no longer change); `build`: this reader may write the
+ * table (the refresh). A pack that does not decode is logged, never data: the
+ * items are read and, with `build`, the pack rebuilt.
+ */
+export async function readThroughPack<T>(
+  source: PackSource<T>,
+  { counter, head, settled = true, build }: { counter: Item | undefined; head: Item | undefined; settled?: boolean; build: boolean },
+): Promise<PackRead<T>> {
+  const { table, pk } = source;
+  const healed = settled && build ? await healWriteCounter(table, { pk, sk: PACK_COUNTER_SK }, counter) : undefined;
+  const writes = healed ?? writesOf(counter);
+  const packable = settled && writes % 2 === 0;
+  if (!packable) return { value: await source.fromItems(false), from: 'items', built: false };
+
+  const key = `${tableName(table)}|${pk}`;
+  let value: T | undefined;
+  let from: PackRead<T>['from'] = 'items';
+  let packed = false;
+  const hit = cache.get(key);
+  if (hit?.writes === writes) {
+    cache.delete(key);
+    cache.set(key, hit); // most recently used last
+    ({ packed } = hit);
+    value = hit.value as T;
+    from = 'cached';
+    if (packed || !build) return { value, from, built: false };
+  } else if (head) {
+    try {
+      value = await readPack(source, head, writes);
+      if (value !== undefined) [packed, from] = [true, 'pack'];
+    } catch (error) {
+      if (!(error instanceof CorruptPack)) throw error;
+      log().error('corrupt pack: read from items, rebuilt', errorFields(error));
+    }
+  }
+  value ??= await source.fromItems(true);
+  let built = false;
+  if (build && !packed) {
+    try {
+      const written = await writePack(
+        table,
+        pk,
+        { builtFrom: writes, clusters: source.count(value), encoding: source.encoding, raw: source.encode(value) },
+        source.ttl,
+      );
+      packed = built = await switchPackHead(table, pk, written, source.ttl);
+    } catch (error) {
+      log().warn('pack not written (read from items until it is)', { pk, ...errorFields(error) });
+    }
+  }
+  remember(key, { writes, value, packed, bytes: source.bytes(value) });
+  return { value, from, built };
+}
+
+/** The value of the pack a head names, if that head was built from `writes` and its slices are all there. */
+async function readPack<T>(source: PackSource<T>, headItem: Item, writes: number): Promise<T | undefined> {
+  const head = packHeadOf(source.pk, headItem, source.encoding);
+  if (head.built_from !== writes) return undefined;
+  const raw = await readPackBytes(source.table, source.pk, head);
+  if (!raw) return undefined;
+  let value: T;
+  try {
+    value = source.decode(raw, head);
+  } catch (error) {
+    throw error instanceof CorruptPack ? error : new CorruptPack(source.pk, head.pack_id, (error as Error).message);
+  }
+  const count = source.count(value);
+  if (count !== head.clusters) throw new CorruptPack(source.pk, head.pack_id, `${count} clusters, ${head.clusters} in its head`);
+  return value;
+}

@@ -15,26 +15,15 @@
 // counter): readers see the old pack or the new one, never a mix, and the
 // chunks of a build that died are never read (they age out by TTL). A pack
 // that does not decode (CorruptPack, naming it) is logged, never used: its
-// items are read and its pack rebuilt.
+// items are read and its pack rebuilt. The reading through a pack (heal, cache,
+// build) is packing.ts' readThroughPack, shared with the inventory pack.
 // README "Packed rollups" has the reasoning.
 import { endianness } from 'node:os';
 import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { parseDayRollup } from '../fleet/rollup.js';
-import { createLogger, errorFields, type Logger } from '../log.js';
-import { batchGet, mapLimit, queryAll, tableName, type Item } from './client.js';
+import { batchGet, mapLimit, queryAll, type Item } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, ttlOf } from './metrics.js';
-import {
-  CorruptPack,
-  healWriteCounter,
-  PACK_COUNTER_SK,
-  PACK_HEAD_SK,
-  packHeadOf,
-  readPackBytes,
-  switchPackHead,
-  writePack,
-  writesOf,
-  type PackHead,
-} from './packing.js';
+import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, writePack, type PackHead, type PackSource } from './packing.js';
 
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
 const FORMAT_VERSION = 1;
@@ -42,13 +31,8 @@ const MAGIC = 0x50524846; // 'FHRP' little-endian
 const HEADER_BYTES = 24;
 /** The layout below, brotli quality 1 (packing.ts; README: it pays in bytes, not in read time through DynamoDB Local). */
 const ENCODING = 'cells-v1+br1';
-/** Decoded packs kept per container, least recently used dropped first. */
-const CACHE_BYTES = 256 * 1024 * 1024;
 /** Yesterday is packed from this hour (UTC) of today on. */
 const GRACE_HOURS = 2;
-
-let logger: Logger | undefined;
-const log = () => (logger ??= createLogger('rollup-packs'));
 
 /** One (day, shard)'s cluster-days: one-day columns (row = the pack's cluster order, by cluster id). */
 export type RollupPack = Pick<RollupColumns, 'clusterIds' | 'values' | 'lastAt'>;
@@ -148,63 +132,6 @@ export async function writePackChunks(day: string, shard: number, builtFrom: num
   return writePack('metrics', packPartition(day, shard), { builtFrom, clusters: pack.clusterIds.length, encoding: ENCODING, raw }, ttlOf(day));
 }
 
-/** Makes written chunks the current pack of a (day, shard), unless one of a later counter value is there (packing.ts). */
-export const switchRollupPackHead = (day: string, shard: number, head: PackHead) => switchPackHead('metrics', packPartition(day, shard), head, ttlOf(day));
-
-/** The pack a head names, or undefined when its chunks are gone (deleted after a newer switch). */
-async function readPack(pk: string, head: PackHead): Promise<RollupPack | undefined> {
-  const raw = await readPackBytes('metrics', pk, head);
-  if (!raw) return undefined;
-  const pack = decodePack(raw, { pk, packId: head.pack_id });
-  if (pack.clusterIds.length !== head.clusters) throw new CorruptPack(pk, head.pack_id, `${pack.clusterIds.length} clusters, ${head.clusters} in its head`);
-  return pack;
-}
-
-// ---- the per-container cache --------------------------------------------------
-// A decoded pack stays valid exactly as long as its counter value: a warm
-// container re-reads only counters and heads, then the packs that moved.
-
-const cache = new Map<string, { builtFrom: number; pack: RollupPack; bytes: number }>();
-let cachedBytes = 0;
-
-// Keyed by the physical table too: a process that uses several (tests, benches: one prefix each)
-// sees the same pk and counter value in each, for different packs.
-const cacheKey = (pk: string) => `${tableName('metrics')}|${pk}`;
-
-function cached(pk: string, writes: number): RollupPack | undefined {
-  const key = cacheKey(pk);
-  const entry = cache.get(key);
-  if (!entry || entry.builtFrom !== writes) return undefined;
-  cache.delete(key);
-  cache.set(key, entry); // most recently used last
-  return entry.pack;
-}
-
-function remember(pk: string, builtFrom: number, pack: RollupPack): void {
-  const key = cacheKey(pk);
-  forget(key);
-  const bytes = pack.values.byteLength + pack.lastAt.byteLength + pack.clusterIds.length * 64;
-  cache.set(key, { builtFrom, pack, bytes });
-  cachedBytes += bytes;
-  for (const [key] of cache) {
-    if (cachedBytes <= CACHE_BYTES) break;
-    forget(key);
-  }
-}
-
-function forget(key: string): void {
-  const entry = cache.get(key);
-  if (!entry) return;
-  cachedBytes -= entry.bytes;
-  cache.delete(key);
-}
-
-/** Empties this container's cache of decoded packs (tests, benchmarks). */
-export function clearPackCache(): void {
-  cache.clear();
-  cachedBytes = 0;
-}
-
 // ---- the read -------------------------------------------------------------------
 
 /** Where a partition's cluster-days came from, for tests and benchmarks. */
@@ -245,7 +172,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date(), {
   const open = partitions.map((p, i) => ({ p, i })).filter(({ p }) => !isPackableDay(p.day, now));
   // Open days are never packed: their items are read at once, beside the counters of the settled days.
   const openReads = mapLimit(open, 32, async ({ p, i }) => {
-    packs[i] = await partitionPack(p, 0, undefined, now, stats, build);
+    packs[i] = await partitionPack(p, new Map(), now, stats, build);
   });
   openReads.catch(() => undefined); // awaited below; a failure before then must not go unhandled
   // Fetch: every settled counter and head in consistent BatchGets; a counter read before the items a build reads.
@@ -258,11 +185,7 @@ export async function readFleetRollupColumns(days: string[], now = new Date(), {
   await Promise.all([
     openReads,
     mapLimit(settled, 32, async ({ p, i }) => {
-      const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
-      const head = stored.get(`${p.pk}|${PACK_HEAD_SK}`);
-      // A counter a dead writer left odd is evened by a refresh once no writer can still be in flight (packing.ts).
-      const healed = build ? await healWriteCounter('metrics', { pk: p.pk, sk: PACK_COUNTER_SK }, counter) : undefined;
-      packs[i] = await partitionPack(p, healed ?? writesOf(counter), head, now, stats, build);
+      packs[i] = await partitionPack(p, stored, now, stats, build);
     }),
   ]);
   lastStats = stats;
@@ -275,47 +198,41 @@ export async function readFleetRollupColumns(days: string[], now = new Date(), {
   return columns;
 }
 
-async function partitionPack(p: Partition, writes: number, headItem: Item | undefined, now: Date, stats: PackReadStats, build: boolean): Promise<RollupPack> {
-  const packable = isPackableDay(p.day, now) && writes % 2 === 0;
-  if (packable) {
-    const hit = cached(p.pk, writes);
-    if (hit) {
-      stats.cached++;
-      return hit;
-    }
-    try {
-      const head = headItem && packHeadOf(p.pk, headItem, ENCODING);
-      const pack = head?.built_from === writes ? await readPack(p.pk, head) : undefined;
-      if (pack) {
-        stats.packs++;
-        remember(p.pk, writes, pack);
-        return pack;
-      }
-    } catch (error) {
-      // Never data: the items are read instead, and the pack built from them replaces it.
-      if (!(error instanceof CorruptPack)) throw error;
-      log().error('corrupt rollup pack: read from items, rebuilt', errorFields(error));
-    }
-  }
-  stats.items++;
-  const items = await queryAll('metrics', {
-    KeyConditionExpression: 'pk = :pk',
-    // Only what a pack holds: not the keys, the version or the pulled marks.
-    ProjectionExpression: 'cluster_id, m',
-    ExpressionAttributeValues: { ':pk': rollupPartition(p.day, p.shard) },
-    ConsistentRead: packable,
+/** A (day, shard)'s rollups as packing.ts reads and packs them. */
+function rollupSource(p: Partition): PackSource<RollupPack> {
+  return {
+    table: 'metrics',
+    pk: p.pk,
+    encoding: ENCODING,
+    ttl: ttlOf(p.day),
+    fromItems: async (consistent) =>
+      packFromItems(
+        p.day,
+        await queryAll('metrics', {
+          KeyConditionExpression: 'pk = :pk',
+          // Only what a pack holds: not the keys, the version or the pulled marks.
+          ProjectionExpression: 'cluster_id, m',
+          ExpressionAttributeValues: { ':pk': rollupPartition(p.day, p.shard) },
+          ConsistentRead: consistent,
+        }),
+      ),
+    encode: encodePack,
+    decode: (raw, head) => decodePack(raw, { pk: p.pk, packId: head.pack_id }),
+    count: (pack) => pack.clusterIds.length,
+    bytes: (pack) => pack.values.byteLength + pack.lastAt.byteLength + pack.clusterIds.length * 64,
+  };
+}
+
+async function partitionPack(p: Partition, found: Map<string, Item>, now: Date, stats: PackReadStats, build: boolean): Promise<RollupPack> {
+  const read = await readThroughPack(rollupSource(p), {
+    counter: found.get(`${p.pk}|${PACK_COUNTER_SK}`),
+    head: found.get(`${p.pk}|${PACK_HEAD_SK}`),
+    settled: isPackableDay(p.day, now),
+    build,
   });
-  const pack = packFromItems(p.day, items);
-  if (!packable) return pack;
-  remember(p.pk, writes, pack);
-  if (!build) return pack;
-  try {
-    const written = await writePackChunks(p.day, p.shard, writes, pack);
-    if (await switchRollupPackHead(p.day, p.shard, written)) stats.built++;
-  } catch (error) {
-    log().warn('rollup pack not written (read from items until it is)', { pk: p.pk, ...errorFields(error) });
-  }
-  return pack;
+  stats[read.from === 'pack' ? 'packs' : read.from]++;
+  if (read.built) stats.built++;
+  return read.value;
 }
 
 /** A pack's cluster-days into their cells, one copy per run of consecutive rows. */

@@ -4,7 +4,8 @@ import { demoClusters, demoSamples } from '../../infra/local/demo-fleet.js';
 import { readFleetRollups, putRollups, windowDays, type StoredRollup } from '../../shared/db/metrics.js';
 import { ingestClusters, ingestMetrics } from '../../shared/fleet/ingest.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
-import { clearPackCache, readFleetRollupColumns } from '../../shared/db/rollup-packs.js';
+import { clearPackCache } from '../../shared/db/packing.js';
+import { readFleetRollupColumns } from '../../shared/db/rollup-packs.js';
 import type { MetricSample } from '../../shared/fleet/records.js';
 
 export const title = 'Fleet data (DESIGN §9): ingest and rollup reads';

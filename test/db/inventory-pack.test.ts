@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { bumpWriteCounter, WRITER_MAX_MS } from '../../shared/db/packing.js';
-import { dropInventoryCache, lastInventoryRead, listClusters, upsertClusters } from '../../shared/db/clusters.js';
+import { bumpWriteCounter, clearPackCache, WRITER_MAX_MS } from '../../shared/db/packing.js';
+import { lastInventoryRead, listClusters, upsertClusters } from '../../shared/db/clusters.js';
 import type { ClusterInput } from '../../shared/fleet/records.js';
 import { useTestTables } from '../support/dynamo.js';
 
@@ -52,7 +52,7 @@ async function expectSameAsItems(options: { build?: boolean } = {}) {
   return listed;
 }
 
-beforeEach(() => dropInventoryCache());
+beforeEach(() => clearPackCache());
 
 describe('inventory pack', () => {
   it('the refresh builds it; then a fresh container reads it, and a warm one keeps it while nothing is written', async () => {
@@ -62,7 +62,7 @@ describe('inventory pack', () => {
     expect((await head())?.built_from).toBe(await counter());
     expect((await counter()) % 2).toBe(0);
 
-    dropInventoryCache();
+    clearPackCache();
     await expectSameAsItems();
     expect(lastInventoryRead()).toEqual({ from: 'pack', built: false });
     await expectSameAsItems();
@@ -70,7 +70,7 @@ describe('inventory pack', () => {
     // A refresh finding the pack current writes nothing.
     const current = await head();
     for (const cold of [false, true]) {
-      if (cold) dropInventoryCache();
+      if (cold) clearPackCache();
       await expectSameAsItems({ build: true });
       expect(lastInventoryRead()).toEqual({ from: cold ? 'pack' : 'cached', built: false });
     }
@@ -82,7 +82,7 @@ describe('inventory pack', () => {
     const newcomer = cluster();
     await upsertClusters([newcomer, { ...known!, node_count: 99 }]);
     for (const cold of [false, true]) {
-      if (cold) dropInventoryCache();
+      if (cold) clearPackCache();
       const listed = await expectSameAsItems();
       expect(lastInventoryRead()).toEqual({ from: 'items', built: false });
       expect(listed.find((c) => c.cluster_id === known!.cluster_id)?.node_count).toBe(99);
@@ -91,7 +91,7 @@ describe('inventory pack', () => {
     // This container read the items at this counter value: the refresh packs what it holds.
     await expectSameAsItems({ build: true });
     expect(lastInventoryRead()).toEqual({ from: 'cached', built: true });
-    dropInventoryCache();
+    clearPackCache();
     await expectSameAsItems();
     expect(lastInventoryRead()).toEqual({ from: 'pack', built: false });
   });
@@ -122,7 +122,7 @@ describe('inventory pack', () => {
     await expectSameAsItems({ build: true });
     expect(lastInventoryRead()).toEqual({ from: 'items', built: true });
     expect((await counter()) % 2).toBe(0);
-    dropInventoryCache();
+    clearPackCache();
     await expectSameAsItems();
     expect(lastInventoryRead()).toEqual({ from: 'pack', built: false });
   });
@@ -139,13 +139,13 @@ describe('inventory pack', () => {
     await listClusters({ build: true });
     const corrupt = await head();
     await putItem('clusters', { pk, sk: `PART#${String(corrupt?.pack_id)}#0000`, data: new Uint8Array(Number(corrupt?.bytes)).fill(7) });
-    dropInventoryCache(); // a new container
+    clearPackCache(); // a new container
     await expectSameAsItems({ build: true });
     expect(lastInventoryRead()).toEqual({ from: 'items', built: true });
     const mended = await head();
     expect(mended?.built_from).toBe(corrupt?.built_from);
     expect(mended?.pack_id).not.toBe(corrupt?.pack_id);
-    dropInventoryCache();
+    clearPackCache();
     await expectSameAsItems();
     expect(lastInventoryRead()).toEqual({ from: 'pack', built: false });
   });
@@ -157,7 +157,7 @@ describe('inventory pack', () => {
     const wrong = [{ cluster_id: 'x', node_count: 'many' }];
     const raw = Buffer.from(JSON.stringify(wrong));
     await switchPackHead('clusters', pk, await writePack('clusters', pk, { builtFrom: writes, clusters: 1, encoding: 'records-json+br1', raw }));
-    dropInventoryCache();
+    clearPackCache();
     await expectSameAsItems();
     expect(lastInventoryRead()).toEqual({ from: 'items', built: false });
   });
@@ -167,13 +167,13 @@ describe('inventory pack', () => {
     await Promise.all([
       ...batches.map((batch) => upsertClusters(batch)),
       ...Array.from({ length: 6 }, async () => {
-        dropInventoryCache();
+        clearPackCache();
         await listClusters({ build: true });
       }),
     ]);
     expect((await counter()) % 2).toBe(0);
     for (const build of [false, true, false]) {
-      dropInventoryCache();
+      clearPackCache();
       await expectSameAsItems({ build });
     }
   });

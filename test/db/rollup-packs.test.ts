@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteItem, getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { CHUNK_BYTES, CorruptPack, WRITER_MAX_MS } from '../../shared/db/packing.js';
+import { CHUNK_BYTES, clearPackCache, CorruptPack, WRITER_MAX_MS } from '../../shared/db/packing.js';
 import {
   addSamples,
   mergePulledRollups,
@@ -16,7 +16,7 @@ import {
   windowDays,
   type StoredRollup,
 } from '../../shared/db/metrics.js';
-import { clearPackCache, decodePack, encodePack, lastPackReadStats, readFleetRollupColumns, writePackChunks } from '../../shared/db/rollup-packs.js';
+import { decodePack, encodePack, lastPackReadStats, readFleetRollupColumns, writePackChunks } from '../../shared/db/rollup-packs.js';
 import { columnsFromRollups, emptyColumns, METRICS, SLOTS, type RollupColumns } from '../../shared/fleet/rollup-columns.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
@@ -370,6 +370,19 @@ describe('packed rollups', () => {
     await readFleetRollupColumns(days);
     expect(lastPackReadStats().packs).toBe(0); // still none stored: the first read had written nothing
     expect(lastPackReadStats().built).toBeGreaterThan(0);
+  });
+
+  it('a refresh in a container that read items without building packs what it holds, without reading the items again', async () => {
+    const days = daysEnding(52, 1);
+    await putRollups(randomRollups(ids(12), days, 1));
+    clearPackCache();
+    await readFleetRollupColumns(days, new Date(), { build: false });
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: 0, items: partitions(days), built: 0 });
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: partitions(days), packs: 0, items: 0, built: partitions(days) });
+    clearPackCache();
+    await expectSameAsItems(days);
+    expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
   });
 
   // Last: it moves this file's process to tables of its own.
