@@ -13,7 +13,7 @@
 import { ClusterInput, Tier } from '../fleet/records.js';
 import { batchGet, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
 import { itemReader, number, oneOf, string } from './items.js';
-import { bumpWriteCounter, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackRead, type PackSource } from './packing.js';
+import { bumpWriteCounter, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackRead, type PackSource } from './packing.js';
 
 const FLEET_PK = 'CLUSTERS';
 const PACK_PK = 'CLUSTERS-PACK';
@@ -108,7 +108,7 @@ const inventorySource: PackSource<ClusterRecord[]> = {
  * else from the items; with `build` (the refresh, whose worker may write the
  * table) the pack is then written for the next read (packing.ts readThroughPack).
  */
-export async function listClusters({ build = false } = {}): Promise<ClusterRecord[]> {
+export async function listClusters({ build }: { build?: PackBuilder } = {}): Promise<ClusterRecord[]> {
   const found = await batchGet(
     'clusters',
     [PACK_COUNTER_SK, PACK_HEAD_SK].map((sk) => ({ pk: PACK_PK, sk })),

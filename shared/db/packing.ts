@@ -26,7 +26,8 @@ export const MAX_CHUNKS = 256;
 /** A value whose header predates `raw_bytes` decompresses to at most this. */
 const MAX_RAW_BYTES = 512 * 1024 * 1024;
 
-const compress = promisify(brotliCompress);
+// Pure: bundles that never write a pack or snapshot (API groups) drop it.
+const compress = /* @__PURE__ */ promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
 
 /** Where a value's slices live: `sk = prefix + nnnn` in partition `pk`. */
@@ -281,6 +282,18 @@ export interface PackSource<T> {
   bytes(value: T): number;
 }
 
+/**
+ * What a reader needs to write packs. Only the refresh (the recompute worker, whose role may
+ * write the packed tables) passes one: API bundles, which never build, then carry none of the
+ * writing code (esbuild drops what nothing they import references).
+ */
+export interface PackBuilder {
+  heal: typeof healWriteCounter;
+  write: typeof writePack;
+  switchHead: typeof switchPackHead;
+}
+export const PACK_BUILDER: PackBuilder = { heal: healWriteCounter, write: writePack, switchHead: switchPackHead };
+
 /** Where a value came from, and whether this read wrote its pack. */
 export interface PackRead<T> {
   value: T;
@@ -320,16 +333,16 @@ function remember(key: string, entry: { writes: number; value: unknown; packed: 
 /**
  * A value through its pack. `counter` and `head`: its COUNTER and HEAD items as read
  * (consistently, before anything else); `settled`: whether it may be packed at all
- * (rollups: only days that no longer change); `build`: this reader may write the
- * table (the refresh). A pack that does not decode is logged, never data: the
- * items are read and, with `build`, the pack rebuilt.
+ * (rollups: only days that no longer change); `build`: given when this reader may
+ * write the table (the refresh). A pack that does not decode is logged, never data:
+ * the items are read and, with `build`, the pack rebuilt.
  */
 export async function readThroughPack<T>(
   source: PackSource<T>,
-  { counter, head, settled = true, build }: { counter: Item | undefined; head: Item | undefined; settled?: boolean; build: boolean },
+  { counter, head, settled = true, build }: { counter: Item | undefined; head: Item | undefined; settled?: boolean; build?: PackBuilder },
 ): Promise<PackRead<T>> {
   const { table, pk } = source;
-  const healed = settled && build ? await healWriteCounter(table, { pk, sk: PACK_COUNTER_SK }, counter) : undefined;
+  const healed = settled && build ? await build.heal(table, { pk, sk: PACK_COUNTER_SK }, counter) : undefined;
   const writes = healed ?? writesOf(counter);
   const packable = settled && writes % 2 === 0;
   if (!packable) return { value: await source.fromItems(false), from: 'items', built: false };
@@ -359,13 +372,13 @@ export async function readThroughPack<T>(
   let built = false;
   if (build && !packed) {
     try {
-      const written = await writePack(
+      const written = await build.write(
         table,
         pk,
         { builtFrom: writes, clusters: source.count(value), encoding: source.encoding, raw: source.encode(value) },
         source.ttl,
       );
-      packed = built = await switchPackHead(table, pk, written, source.ttl);
+      packed = built = await build.switchHead(table, pk, written, source.ttl);
     } catch (error) {
       log().warn('pack not written (read from items until it is)', { pk, ...errorFields(error) });
     }

@@ -23,7 +23,7 @@ import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fle
 import { parseDayRollup } from '../fleet/rollup.js';
 import { batchGet, mapLimit, queryAll, type Item } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, ttlOf } from './metrics.js';
-import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, writePack, type PackHead, type PackSource } from './packing.js';
+import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, writePack, type PackBuilder, type PackHead, type PackSource } from './packing.js';
 
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
 const FORMAT_VERSION = 1;
@@ -157,12 +157,12 @@ interface Partition {
  * The fleet's rollups of these days (oldest first, as windowDays gives them)
  * as columns; rows: every cluster with a rollup item in them (grouped by shard).
  * Each (day, shard) comes from its pack when the pack is current, else from its
- * items, and then, if the day no longer changes by `now` and `build` is on, its
+ * items, and then, if the day no longer changes by `now` and `build` is given, its
  * pack is built and written for the next read (a pack write that fails is logged,
  * not thrown). Only the refresh (the recompute worker, granted write access to the
  * metrics table) builds packs; API containers reading the fleet view read them.
  */
-export async function readFleetRollupColumns(days: string[], now = new Date(), { build = true } = {}): Promise<RollupColumns> {
+export async function readFleetRollupColumns(days: string[], now = new Date(), { build }: { build?: PackBuilder } = {}): Promise<RollupColumns> {
   const partitions: Partition[] = days.flatMap((day, dayIndex) =>
     range(METRIC_SHARDS).map((shard) => ({ day, dayIndex, shard, pk: packPartition(day, shard) })),
   );
@@ -223,7 +223,7 @@ function rollupSource(p: Partition): PackSource<RollupPack> {
   };
 }
 
-async function partitionPack(p: Partition, found: Map<string, Item>, now: Date, stats: PackReadStats, build: boolean): Promise<RollupPack> {
+async function partitionPack(p: Partition, found: Map<string, Item>, now: Date, stats: PackReadStats, build: PackBuilder | undefined): Promise<RollupPack> {
   const read = await readThroughPack(rollupSource(p), {
     counter: found.get(`${p.pk}|${PACK_COUNTER_SK}`),
     head: found.get(`${p.pk}|${PACK_HEAD_SK}`),

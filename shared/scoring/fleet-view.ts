@@ -5,6 +5,7 @@
 import { listAlertsSince, type AlertRecord } from '../db/alerts.js';
 import { listClusters } from '../db/clusters.js';
 import { windowDays } from '../db/metrics.js';
+import { PACK_BUILDER, type PackBuilder } from '../db/packing.js';
 import { readFleetRollupColumns } from '../db/rollup-packs.js';
 import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } from '../db/scores.js';
 import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
@@ -44,7 +45,7 @@ export const rollupDaysFor = (health: ScoringRules, risk: RiskRuleSet) => Math.m
  * fleet's columns, decoded from packed rollups: no rollup object is built), and
  * the alerts of the critical-cluster window or the health lookback, whichever is longer.
  */
-export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date, buildPacks = false): Promise<ClusterData[]> {
+export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date, buildPacks?: PackBuilder): Promise<ClusterData[]> {
   const alertDays = Math.max(CRITICAL_ALERT_DAYS, alertLookbackDays);
   const [clusters, columns, alerts] = await Promise.all([
     listClusters({ build: buildPacks }),
@@ -60,8 +61,8 @@ export async function loadFleetInputs(days: number, alertLookbackDays: number, n
   return clusters.map((cluster) => columnarClusterData(cluster, columns, alertsByCluster.get(cluster.cluster_id) ?? []));
 }
 
-/** `buildPacks`: write the packs read as items (settled rollup days, the inventory): the refresh, whose worker may write those tables. */
-export async function computeFleetView(now = new Date(), buildPacks = false): Promise<FleetView> {
+/** `buildPacks`: given by the refresh (whose worker may write those tables), the packs read as items are written (settled rollup days, the inventory). */
+export async function computeFleetView(now = new Date(), buildPacks?: PackBuilder): Promise<FleetView> {
   const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
   const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now, buildPacks);
   return computeViews(fleet, health, risk, now);
@@ -122,7 +123,7 @@ export async function fleetView(): Promise<FleetView> {
 
 /** Computes afresh, persists the snapshots asked for, and invalidates every container's cache. */
 export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<FleetView> {
-  const view = await computeFleetView(new Date(), true);
+  const view = await computeFleetView(new Date(), PACK_BUILDER);
   const persist: Record<SnapshotKind, () => Promise<void>> = {
     fleet: () => putSnapshot('fleet', view.generatedAt, view.scores, { kpis: fleetKpis(view.scores), rules_version: view.health.version }),
     health: () =>

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { bumpWriteCounter, clearPackCache, WRITER_MAX_MS } from '../../shared/db/packing.js';
+import { bumpWriteCounter, clearPackCache, PACK_BUILDER, WRITER_MAX_MS, type PackBuilder } from '../../shared/db/packing.js';
 import { lastInventoryRead, listClusters, upsertClusters } from '../../shared/db/clusters.js';
 import type { ClusterInput } from '../../shared/fleet/records.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -46,7 +46,7 @@ async function fromItems() {
   return items.map(({ pk: _pk, sk: _sk, ...record }) => record);
 }
 
-async function expectSameAsItems(options: { build?: boolean } = {}) {
+async function expectSameAsItems(options: { build?: PackBuilder } = {}) {
   const listed = await listClusters(options);
   expect(listed).toEqual(await fromItems());
   return listed;
@@ -57,7 +57,7 @@ beforeEach(() => clearPackCache());
 describe('inventory pack', () => {
   it('the refresh builds it; then a fresh container reads it, and a warm one keeps it while nothing is written', async () => {
     await upsertClusters(Array.from({ length: 300 }, () => cluster()));
-    await expectSameAsItems({ build: true });
+    await expectSameAsItems({ build: PACK_BUILDER });
     expect(lastInventoryRead()).toEqual({ from: 'items', built: true });
     expect((await head())?.built_from).toBe(await counter());
     expect((await counter()) % 2).toBe(0);
@@ -71,14 +71,14 @@ describe('inventory pack', () => {
     const current = await head();
     for (const cold of [false, true]) {
       if (cold) clearPackCache();
-      await expectSameAsItems({ build: true });
+      await expectSameAsItems({ build: PACK_BUILDER });
       expect(lastInventoryRead()).toEqual({ from: cold ? 'pack' : 'cached', built: false });
     }
     expect(await head()).toEqual(current);
   });
 
   it('an upsert (new cluster, changed field) is in the next read, warm or cold, and the next refresh packs it', async () => {
-    const [known] = await listClusters({ build: true });
+    const [known] = await listClusters({ build: PACK_BUILDER });
     const newcomer = cluster();
     await upsertClusters([newcomer, { ...known!, node_count: 99 }]);
     for (const cold of [false, true]) {
@@ -89,7 +89,7 @@ describe('inventory pack', () => {
       expect(listed.some((c) => c.cluster_id === newcomer.cluster_id)).toBe(true);
     }
     // This container read the items at this counter value: the refresh packs what it holds.
-    await expectSameAsItems({ build: true });
+    await expectSameAsItems({ build: PACK_BUILDER });
     expect(lastInventoryRead()).toEqual({ from: 'cached', built: true });
     clearPackCache();
     await expectSameAsItems();
@@ -97,18 +97,18 @@ describe('inventory pack', () => {
   });
 
   it('an odd counter (a writer died between its bumps) reads the items until the refresh evens it 15 minutes after its last bump', async () => {
-    await listClusters({ build: true });
+    await listClusters({ build: PACK_BUILDER });
     const before = await head();
     // The dead writer: its first bump, then its put, never its second bump.
     await bumpWriteCounter('clusters', { pk, sk: 'COUNTER' });
     await putItem('clusters', { pk: 'CLUSTERS', sk: 'CLUSTER#late', ...cluster({ cluster_id: 'late' }), created_at: 'x', updated_at: 'x' });
-    await expectSameAsItems({ build: true });
+    await expectSameAsItems({ build: PACK_BUILDER });
     expect(lastInventoryRead()).toEqual({ from: 'items', built: false });
     expect(await head()).toEqual(before);
     // A later writer adds two: still odd, still the items.
     await upsertClusters([cluster()]);
     expect((await counter()) % 2).toBe(1);
-    await expectSameAsItems({ build: true });
+    await expectSameAsItems({ build: PACK_BUILDER });
     expect(lastInventoryRead()).toEqual({ from: 'items', built: false });
 
     // Its last bump 16 minutes ago (as the clock will say then): only a refresh evens it, then packs.
@@ -119,7 +119,7 @@ describe('inventory pack', () => {
     );
     await expectSameAsItems();
     expect((await counter()) % 2).toBe(1);
-    await expectSameAsItems({ build: true });
+    await expectSameAsItems({ build: PACK_BUILDER });
     expect(lastInventoryRead()).toEqual({ from: 'items', built: true });
     expect((await counter()) % 2).toBe(0);
     clearPackCache();
@@ -136,11 +136,11 @@ describe('inventory pack', () => {
   });
 
   it('a corrupt pack is never data: the items are read and it is rebuilt', async () => {
-    await listClusters({ build: true });
+    await listClusters({ build: PACK_BUILDER });
     const corrupt = await head();
     await putItem('clusters', { pk, sk: `PART#${String(corrupt?.pack_id)}#0000`, data: new Uint8Array(Number(corrupt?.bytes)).fill(7) });
     clearPackCache(); // a new container
-    await expectSameAsItems({ build: true });
+    await expectSameAsItems({ build: PACK_BUILDER });
     expect(lastInventoryRead()).toEqual({ from: 'items', built: true });
     const mended = await head();
     expect(mended?.built_from).toBe(corrupt?.built_from);
@@ -152,7 +152,7 @@ describe('inventory pack', () => {
 
   it('a pack whose records do not fit their type is corrupt, not data', async () => {
     const { writePack, switchPackHead } = await import('../../shared/db/packing.js');
-    await listClusters({ build: true });
+    await listClusters({ build: PACK_BUILDER });
     const writes = await counter();
     const wrong = [{ cluster_id: 'x', node_count: 'many' }];
     const raw = Buffer.from(JSON.stringify(wrong));
@@ -168,11 +168,11 @@ describe('inventory pack', () => {
       ...batches.map((batch) => upsertClusters(batch)),
       ...Array.from({ length: 6 }, async () => {
         clearPackCache();
-        await listClusters({ build: true });
+        await listClusters({ build: PACK_BUILDER });
       }),
     ]);
     expect((await counter()) % 2).toBe(0);
-    for (const build of [false, true, false]) {
+    for (const build of [undefined, PACK_BUILDER, undefined]) {
       clearPackCache();
       await expectSameAsItems({ build });
     }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteItem, getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { CHUNK_BYTES, clearPackCache, CorruptPack, WRITER_MAX_MS } from '../../shared/db/packing.js';
+import { CHUNK_BYTES, clearPackCache, CorruptPack, PACK_BUILDER, WRITER_MAX_MS } from '../../shared/db/packing.js';
 import {
   addSamples,
   mergePulledRollups,
@@ -28,6 +28,8 @@ beforeAll(async () => {
 });
 
 const DAY_MS = 86_400_000;
+/** How the refresh reads: it may build packs. */
+const refresh = { build: PACK_BUILDER };
 /** `count` consecutive days, the newest `endsDaysAgo` days before today (each test its own, so tests share tables). */
 const daysEnding = (endsDaysAgo: number, count: number) => windowDays(count, new Date(Date.now() - endsDaysAgo * DAY_MS));
 
@@ -75,7 +77,7 @@ function byCluster(columns: RollupColumns): Map<string, { values: number[]; last
 }
 
 async function expectSameAsItems(days: string[], now = new Date()): Promise<RollupColumns> {
-  const packed = await readFleetRollupColumns(days, now);
+  const packed = await readFleetRollupColumns(days, now, refresh);
   const expected = await columnsFromItems(days);
   expect(packed.days).toEqual(days);
   expect(packed.clusterIds.length).toBe(expected.clusterIds.length);
@@ -179,7 +181,7 @@ describe('packed rollups', () => {
       { pk: `PACK#${day}#${shard}`, sk: 'COUNTER' },
       { UpdateExpression: 'SET bumped_at = :at', ExpressionAttributeValues: { ':at': Date.now() - WRITER_MAX_MS - 60_000 } },
     );
-    await readFleetRollupColumns(days, new Date(), { build: false });
+    await readFleetRollupColumns(days, new Date(), {});
     expect((await counterOf(day, shard)) % 2).toBe(1);
     const healed = await expectSameAsItems(days);
     expect(lastPackReadStats()).toMatchObject({ items: 1, built: 1 });
@@ -287,7 +289,12 @@ describe('packed rollups', () => {
         value: round * 100 + i,
         at: `${days[i % 2]}T${String(10 + round).padStart(2, '0')}:00:00.000Z`,
       }));
-      await Promise.all([readFleetRollupColumns(days), addSamples(samples.slice(0, 12)), readFleetRollupColumns(days), addSamples(samples.slice(12))]);
+      await Promise.all([
+        readFleetRollupColumns(days, new Date(), refresh),
+        addSamples(samples.slice(0, 12)),
+        readFleetRollupColumns(days, new Date(), refresh),
+        addSamples(samples.slice(12)),
+      ]);
       await expectSameAsItems(days);
       clearPackCache();
       await expectSameAsItems(days);
@@ -298,7 +305,7 @@ describe('packed rollups', () => {
     const days = daysEnding(30, 1);
     const clusterIds = ids(20);
     await putRollups(randomRollups(clusterIds, days, 1));
-    await readFleetRollupColumns(days);
+    await readFleetRollupColumns(days, new Date(), refresh);
     const shard = shardOf(clusterIds[0]!);
     const pk = `PACK#${days[0]}#${shard}`;
     const head = await headOf(days[0]!, shard);
@@ -321,7 +328,7 @@ describe('packed rollups', () => {
   it('a head whose chunks are gone: read from items, and mended by the same counter value', async () => {
     const days = daysEnding(32, 1);
     await putRollups(randomRollups(ids(20), days, 1));
-    await readFleetRollupColumns(days);
+    await readFleetRollupColumns(days, new Date(), refresh);
     const pk = `PACK#${days[0]}#0`;
     const head = await headOf(days[0]!, 0);
     for (let i = 0; i < Number(head?.chunks); i++) await deleteItem('metrics', { pk, sk: `PART#${String(head?.pack_id)}#${String(i).padStart(4, '0')}` });
@@ -363,11 +370,11 @@ describe('packed rollups', () => {
     const clusters = ids(8);
     await putRollups(randomRollups(clusters, days, 1));
     clearPackCache();
-    const read = byCluster(await readFleetRollupColumns(days, new Date(), { build: false }));
+    const read = byCluster(await readFleetRollupColumns(days, new Date(), {}));
     expect(read).toEqual(byCluster(await columnsFromItems(days)));
     expect(lastPackReadStats()).toMatchObject({ built: 0, packs: 0 });
     clearPackCache();
-    await readFleetRollupColumns(days);
+    await readFleetRollupColumns(days, new Date(), refresh);
     expect(lastPackReadStats().packs).toBe(0); // still none stored: the first read had written nothing
     expect(lastPackReadStats().built).toBeGreaterThan(0);
   });
@@ -376,7 +383,7 @@ describe('packed rollups', () => {
     const days = daysEnding(52, 1);
     await putRollups(randomRollups(ids(12), days, 1));
     clearPackCache();
-    await readFleetRollupColumns(days, new Date(), { build: false });
+    await readFleetRollupColumns(days, new Date(), {});
     expect(lastPackReadStats()).toEqual({ cached: 0, packs: 0, items: partitions(days), built: 0 });
     await expectSameAsItems(days);
     expect(lastPackReadStats()).toEqual({ cached: partitions(days), packs: 0, items: 0, built: partitions(days) });
@@ -390,13 +397,13 @@ describe('packed rollups', () => {
     const days = daysEnding(40, 2);
     const clusters = ids(6);
     await putRollups(randomRollups(clusters, days, 1));
-    await readFleetRollupColumns(days); // builds the packs and caches them
-    const first = byCluster(await readFleetRollupColumns(days));
+    await readFleetRollupColumns(days, new Date(), refresh); // builds the packs and caches them
+    const first = byCluster(await readFleetRollupColumns(days, new Date(), refresh));
     await useTestTables();
     resetSettings();
     await putRollups(randomRollups(clusters, days, 1)); // the same shards, so the same counter values
-    await readFleetRollupColumns(days);
-    const second = byCluster(await readFleetRollupColumns(days));
+    await readFleetRollupColumns(days, new Date(), refresh);
+    const second = byCluster(await readFleetRollupColumns(days, new Date(), refresh));
     expect(second).toEqual(byCluster(await columnsFromItems(days)));
     expect(second).not.toEqual(first);
   });
