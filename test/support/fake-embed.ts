@@ -74,8 +74,9 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
   const accessTokens = new Set<string>();
   const sessions = new Map<string, Session>();
   const issued: string[] = [];
-  let offset = 0;
-  const now = () => Math.floor(Date.now() / 1000) + offset;
+  // The fake's clock moves only when a test advances it: TTLs it answers never depend on when a second ticks over.
+  let clock = Math.floor(Date.now() / 1000);
+  const now = () => clock;
   const issue = (prefix: string) => {
     const t = token(prefix);
     issued.push(t);
@@ -90,7 +91,7 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
     logins: 0,
     referenceTokens: () => [...sessions.keys()],
     issuedTokens: () => [...issued],
-    advance: (seconds) => void (offset += seconds),
+    advance: (seconds) => void (clock += seconds),
     revokeLogins: () => accessTokens.clear(),
     refusedReferences: new Set<string>(),
     reset: () => {
@@ -100,7 +101,7 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
       state.logins = 0;
       accessTokens.clear();
       sessions.clear();
-      offset = 0;
+      clock = Math.floor(Date.now() / 1000);
     },
     close: async () => undefined,
   };
