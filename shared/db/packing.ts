@@ -22,7 +22,7 @@ import type { TableName } from './tables.js';
 /** The largest slice: DynamoDB's item limit is 400 KB (names and keys included); the rest is headroom. */
 export const CHUNK_BYTES = 350 * 1024;
 /** No value has more slices than this (89 MB compressed). */
-export const MAX_CHUNKS = 256;
+const MAX_CHUNKS = 256;
 /** A value whose header predates `raw_bytes` decompresses to at most this. */
 const MAX_RAW_BYTES = 512 * 1024 * 1024;
 
@@ -38,7 +38,7 @@ export interface ChunkPlace {
 }
 
 /** What a header records of its value's slices. */
-export interface Chunked {
+interface Chunked {
   chunks: number;
   /** Compressed, all slices together. */
   bytes: number;
@@ -96,7 +96,7 @@ export async function readChunks(place: ChunkPlace, header: Chunked, corrupt: (r
 }
 
 /** Deletes a replaced value's slices; what fails to go is left to TTL (`onError` says so). */
-export async function deleteChunks(place: ChunkPlace, chunks: number, onError: (error: unknown) => void): Promise<void> {
+async function deleteChunks(place: ChunkPlace, chunks: number, onError: (error: unknown) => void): Promise<void> {
   await mapLimit(range(Math.min(chunks, MAX_CHUNKS)), 4, (i) => deleteItem(place.table, sliceKey(place, i))).catch(onError);
 }
 
@@ -145,7 +145,7 @@ export async function healWriteCounter(table: TableName, key: Key, item: Item | 
 }
 
 /** A write counter's value as read: 0 when it was never bumped, -1 (odd: no pack is current) when it is not a count. */
-export function writesOf(item: Record<string, unknown> | undefined): number {
+function writesOf(item: Record<string, unknown> | undefined): number {
   if (item?.writes === undefined) return 0;
   const writes = item.writes;
   return typeof writes === 'number' && Number.isSafeInteger(writes) && writes >= 0 ? writes : -1;
@@ -168,7 +168,7 @@ export class CorruptPack extends Error {
 }
 
 /** A pack's head: which slices, built from which counter value, holding how many clusters. */
-export interface PackHead extends Required<Chunked> {
+interface PackHead extends Required<Chunked> {
   pack_id: string;
   built_from: number;
   clusters: number;
@@ -228,7 +228,7 @@ const dropPack = (table: TableName, pk: string, packId: string, chunks: number) 
   );
 
 /** A head item's fields, checked: a head that does not fit (or of another encoding) is a corrupt pack. */
-export function packHeadOf(pk: string, item: Item, encoding: string): PackHead {
+function packHeadOf(pk: string, item: Item, encoding: string): PackHead {
   const packId = typeof item.pack_id === 'string' ? item.pack_id : '?';
   const whole = (field: string, max: number): number => {
     const value = item[field];
@@ -253,7 +253,7 @@ export function packHeadOf(pk: string, item: Item, encoding: string): PackHead {
 }
 
 /** The raw bytes of the pack a head names, or undefined when its slices are gone (deleted after a newer switch). */
-export const readPackBytes = (table: TableName, pk: string, head: PackHead): Promise<Buffer | undefined> =>
+const readPackBytes = (table: TableName, pk: string, head: PackHead): Promise<Buffer | undefined> =>
   readChunks(partsOf(table, pk, head.pack_id), head, (reason) => new CorruptPack(pk, head.pack_id, reason));
 
 // ---- reading through a pack ---------------------------------------------------

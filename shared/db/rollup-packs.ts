@@ -23,7 +23,7 @@ import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fle
 import { parseDayRollup } from '../fleet/rollup.js';
 import { batchGet, mapLimit, queryAll, type Item } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, ttlOf } from './metrics.js';
-import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, writePack, type PackBuilder, type PackHead, type PackSource } from './packing.js';
+import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackSource } from './packing.js';
 
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
 const FORMAT_VERSION = 1;
@@ -121,15 +121,6 @@ function packFromItems(day: string, items: readonly Item[]): RollupPack {
   );
   for (let row = 0; row < items.length; row++) putDay(pack, 0, row, parseDayRollup(String(items[row]!.m)));
   return pack;
-}
-
-// ---- storage (packing.ts) ---------------------------------------------------
-
-/** A pack's chunks under a new pack id, which no reader finds until its head is switched to it. */
-export async function writePackChunks(day: string, shard: number, builtFrom: number, pack: RollupPack): Promise<PackHead> {
-  // More than MAX_CHUNKS is refused (readers refuse it too): such a shard-day stays on its items.
-  const raw = encodePack(pack);
-  return writePack('metrics', packPartition(day, shard), { builtFrom, clusters: pack.clusterIds.length, encoding: ENCODING, raw }, ttlOf(day));
 }
 
 // ---- the read -------------------------------------------------------------------

@@ -25,7 +25,7 @@ export interface RunningAnswer {
 }
 
 /** Where a run stands, as a route answers it: done with its figures, failed with a sentence, or still running. */
-export type RefreshState =
+type RefreshState =
   | { state: 'done'; refresh_id: string; figures: RefreshFigures }
   | { state: 'failed'; refresh_id: string; error: string }
   | { state: 'running'; answer: RunningAnswer };
@@ -60,7 +60,7 @@ async function startRun(id: string, kinds: readonly SnapshotKind[]): Promise<voi
  * Starts (or joins) a refresh of `kinds` and waits for it up to REFRESH_WAIT_SECONDS.
  * `followPath`: the route's own path, under which GET /{refresh_id} follows the run.
  */
-export async function runRefresh(kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
+async function runRefresh(kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
   const id = randomUUID();
   const joined = await claimRefresh(id, kinds);
   const refreshId = joined ?? id;
@@ -82,7 +82,7 @@ export async function runRefresh(kinds: readonly SnapshotKind[], followPath: str
 }
 
 /** GET <route>/{refresh_id}: the run's state; 404 for an unknown or expired id, or a run of other kinds than the route's. */
-export async function followRefresh(refreshId: string, kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
+async function followRefresh(refreshId: string, kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
   const run = await getRefresh(refreshId);
   if (!run || !kinds.every((k) => run.kinds.includes(k))) throw new NotFound('No such refresh (refresh records are kept a day).');
   return stateOf(run, followPath);
@@ -92,7 +92,7 @@ export async function followRefresh(refreshId: string, kinds: readonly SnapshotK
  * A route's answer for a run's state: `done`'s contract fields (200), 202 `running` with the id to follow,
  * or 503 when the run failed (the cause is in the recompute logs, not the answer).
  */
-export async function refreshAnswer<T>(
+async function refreshAnswer<T>(
   state: RefreshState,
   done: (figures: RefreshFigures) => T | Promise<T>,
   failedDetail: string,

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteItem, getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { CHUNK_BYTES, clearPackCache, CorruptPack, PACK_BUILDER, WRITER_MAX_MS } from '../../shared/db/packing.js';
+import { CHUNK_BYTES, clearPackCache, CorruptPack, PACK_BUILDER, WRITER_MAX_MS, writePack } from '../../shared/db/packing.js';
 import {
   addSamples,
   mergePulledRollups,
@@ -16,7 +16,7 @@ import {
   windowDays,
   type StoredRollup,
 } from '../../shared/db/metrics.js';
-import { decodePack, encodePack, lastPackReadStats, readFleetRollupColumns, writePackChunks } from '../../shared/db/rollup-packs.js';
+import { decodePack, encodePack, lastPackReadStats, readFleetRollupColumns } from '../../shared/db/rollup-packs.js';
 import { columnsFromRollups, emptyColumns, METRICS, SLOTS, type RollupColumns } from '../../shared/fleet/rollup-columns.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
@@ -263,9 +263,16 @@ describe('packed rollups', () => {
     // Stray chunks of other data under the current counter, and under the next one after a late write.
     const wrong = emptyColumns([day], [victim, randomUUID()]);
     wrong.values.fill(42);
-    await writePackChunks(day, shard, await counterOf(day, shard), wrong);
+    const strayChunks = async () =>
+      writePack('metrics', `PACK#${day}#${shard}`, {
+        builtFrom: await counterOf(day, shard),
+        clusters: 2,
+        encoding: 'cells-v1+br1',
+        raw: encodePack(wrong),
+      });
+    await strayChunks();
     await addSamples([{ cluster_id: victim, metric_key: 'node_count', value: 7, at: `${day}T08:00:00.000Z` }]);
-    await writePackChunks(day, shard, await counterOf(day, shard), wrong);
+    await strayChunks();
 
     clearPackCache();
     await expectSameAsItems(days);
