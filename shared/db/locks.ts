@@ -7,6 +7,14 @@ import { ConditionFailed, deleteItem, getItem, putItem, updateItem } from './cli
 
 const key = (name: string) => ({ pk: `LOCK#${name}`, sk: 'LOCK' });
 const ttlOf = (expiresAt: number) => Math.floor(expiresAt / 1000) + 86_400;
+/** The lock held by `owner` for a new lease (a fresh rvn), as acquire and take-over write it. */
+const leaseItem = (name: string, owner: string, leaseMs: number, now: number) => ({
+  ...key(name),
+  owner,
+  rvn: randomUUID(),
+  expires_at: now + leaseMs,
+  ttl: ttlOf(now + leaseMs),
+});
 
 export interface LockHolder {
   owner: string;
@@ -17,14 +25,10 @@ export interface LockHolder {
 export async function acquireLock(name: string, owner: string, leaseMs: number, now = Date.now()): Promise<{ acquired: boolean; replaced?: LockHolder }> {
   const before = await getItem('locks', key(name), true);
   try {
-    await putItem(
-      'locks',
-      { ...key(name), owner, rvn: randomUUID(), expires_at: now + leaseMs, ttl: ttlOf(now + leaseMs) },
-      {
-        ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
-        ExpressionAttributeValues: { ':now': now },
-      },
-    );
+    await putItem('locks', leaseItem(name, owner, leaseMs, now), {
+      ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
+      ExpressionAttributeValues: { ':now': now },
+    });
   } catch (error) {
     if (error instanceof ConditionFailed) return { acquired: false };
     throw error;
@@ -39,11 +43,11 @@ export async function acquireLock(name: string, owner: string, leaseMs: number, 
  */
 export async function takeOverLock(name: string, from: string, owner: string, leaseMs: number, now = Date.now()): Promise<boolean> {
   try {
-    await putItem(
-      'locks',
-      { ...key(name), owner, rvn: randomUUID(), expires_at: now + leaseMs, ttl: ttlOf(now + leaseMs) },
-      { ConditionExpression: '#owner = :from', ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':from': from } },
-    );
+    await putItem('locks', leaseItem(name, owner, leaseMs, now), {
+      ConditionExpression: '#owner = :from',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':from': from },
+    });
     return true;
   } catch (error) {
     if (error instanceof ConditionFailed) return false;
