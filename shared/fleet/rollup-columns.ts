@@ -48,6 +48,16 @@ export function emptyColumns(days: readonly string[], clusterIds: readonly strin
 /** The cell of a row on a day (its index into the columns, before × METRICS). */
 export const cellOf = (columns: RollupColumns, day: number, row: number): number => day * columns.clusterIds.length + row;
 
+/** One metric's rollup into its slots at `at`, marked present (its `last_at` is the caller's). */
+export function setSlots(values: Float64Array, at: number, part: MetricRollup): void {
+  values[at + PRESENT] = 1;
+  values[at + MIN] = part.min;
+  values[at + MAX] = part.max;
+  values[at + SUM] = part.sum;
+  values[at + COUNT] = part.count;
+  values[at + LAST] = part.last;
+}
+
 /** Writes one cluster-day's rollups (object form) into its cell, replacing what the cell held. */
 export function putDay(columns: RollupColumns, day: number, row: number, metrics: DayRollup): void {
   const cell = cellOf(columns, day, row);
@@ -58,13 +68,7 @@ export function putDay(columns: RollupColumns, day: number, row: number, metrics
     const m = METRIC_INDEX_OF[key];
     const part = metrics[key as MetricKey];
     if (m === undefined || part === undefined) continue;
-    const at = (cell * METRICS + m) * SLOTS;
-    values[at + PRESENT] = 1;
-    values[at + MIN] = part.min;
-    values[at + MAX] = part.max;
-    values[at + SUM] = part.sum;
-    values[at + COUNT] = part.count;
-    values[at + LAST] = part.last;
+    setSlots(values, (cell * METRICS + m) * SLOTS, part);
     lastAt[cell * METRICS + m] = Date.parse(part.last_at);
   }
 }

@@ -4,7 +4,7 @@ import type { AlertRecord } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
-import { COUNT, LAST, MAX, METRIC_INDEX_OF, METRICS, MIN, PRESENT, rollupsOf, SLOTS, SUM, type RollupColumns } from '../fleet/rollup-columns.js';
+import { COUNT, LAST, MAX, METRIC_INDEX_OF, METRICS, MIN, PRESENT, rollupsOf, setSlots, SLOTS, SUM, type RollupColumns } from '../fleet/rollup-columns.js';
 import type { Aggregation } from '../rules/schemas.js';
 
 export interface ClusterData {
@@ -196,12 +196,7 @@ function foldWindow(window: readonly StoredRollup[], values: Float64Array, base:
       if (part === undefined) continue;
       const at = base + m * SLOTS;
       if (values[at + PRESENT] === 0) {
-        values[at + PRESENT] = 1;
-        values[at + MIN] = part.min;
-        values[at + MAX] = part.max;
-        values[at + SUM] = part.sum;
-        values[at + COUNT] = part.count;
-        values[at + LAST] = part.last;
+        setSlots(values, at, part);
         continue;
       }
       if (part.max > values[at + MAX]!) values[at + MAX] = part.max;
