@@ -4,15 +4,12 @@ import { callerOf, activate, login, logout, userInfo } from '../shared/auth/sign
 import { coreSettings } from '../shared/config/core.js';
 import { NotFound } from '../shared/http/errors.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
-import { buildOpenApi, type OpenApiDocument } from '../shared/http/openapi.js';
-import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
+import { openApiDocument } from '../shared/http/openapi-document.js';
 import { authGroup } from '../shared/routes/auth.js';
-
-let openApiDocument: OpenApiDocument | undefined;
 
 export const handler = createGroupHandler(authGroup, {
   healthCheck: async () => ({ status: 'ok', service: coreSettings().serviceName }),
-  openapi: async () => (openApiDocument ??= buildOpenApi(ROUTE_GROUPS, '0.1.0')),
+  openapi: openApiDocument,
   login: async (req) => login(req.body.username, req.body.password, callerOf(req)),
   activate: async (req) => activate(req.body.token, req.body.password, callerOf(req)),
   logout: async (req) => logout(req.principal, req.token!, req.headers['x-session-duration'], callerOf(req)),

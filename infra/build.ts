@@ -17,12 +17,10 @@ const ROUTE_GROUP_BUDGET_KB = 500;
  * since shared/worker-invoke.ts imports only the client and Invoke); it also reads
  * the fleet for rule-impact previews, through the packs (≈ 8 KB with the inventory
  * pack, whose building code API bundles do not carry: packing.ts PACK_BUILDER).
- * auth is the one group with the LDAP client (ldapts, 60 KB, evaluated only on an
- * LDAP login) and the OpenAPI document builder.
  * chat is the one route group that calls an LLM: the Bedrock Runtime client
  * (≈ 75 KB with its event-stream codec) and the runbook search index.
  */
-const BUDGET_EXCEPTIONS_KB: Record<string, number> = { settings: 665, chat: 600, auth: 520 };
+const BUDGET_EXCEPTIONS_KB: Record<string, number> = { settings: 665, chat: 600 };
 const budgetOf = (name: string) => BUDGET_EXCEPTIONS_KB[name] ?? ROUTE_GROUP_BUDGET_KB;
 
 const outRoot = join(REPO_ROOT, 'dist', 'functions');

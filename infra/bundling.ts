@@ -12,6 +12,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, buildSync, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { SQL_RUNTIME_FILES } from '../shared/chat/sql.js';
+import { OPENAPI_FILE } from '../shared/http/openapi-document.js';
+import { liveOpenApiDocument } from '../shared/http/openapi-live.js';
 
 /** Repository root (this file lives in `infra/`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -145,10 +147,12 @@ export function esbuildOptions(names: readonly string[], outdir: string): BuildO
 /**
  * Files a bundle needs beside it at run time, decided by what it contains:
  * the run_sql tool's worker thread (its own bundle, `sql-worker.mjs`) and
- * SQLite's WebAssembly (shared/chat/sql.ts), and the runbooks under
- * `knowledge/` (shared/knowledge/search.ts).
+ * SQLite's WebAssembly (shared/chat/sql.ts), the runbooks under
+ * `knowledge/` (shared/knowledge/search.ts), and the OpenAPI document
+ * (shared/http/openapi-document.ts), built here from the route table.
  */
 export function emitRuntimeAssets(metafile: Metafile): void {
+  let openApi: ReturnType<typeof liveOpenApiDocument> | undefined;
   for (const [file, output] of Object.entries(metafile.outputs)) {
     if (!file.endsWith(`/${BUNDLE.outputFile}`)) continue;
     const dir = dirname(resolve(REPO_ROOT, file));
@@ -163,6 +167,7 @@ export function emitRuntimeAssets(metafile: Metafile): void {
       copyFileSync(requireHere.resolve('sql.js/dist/sql-wasm.wasm'), join(dir, SQL_RUNTIME_FILES.wasm));
     }
     if (inputs.includes('shared/knowledge/search.ts')) cpSync(join(REPO_ROOT, 'shared', 'knowledge', 'runbooks'), join(dir, 'knowledge'), { recursive: true });
+    if (inputs.includes('shared/http/openapi-document.ts')) writeFileSync(join(dir, OPENAPI_FILE), JSON.stringify((openApi ??= liveOpenApiDocument())));
   }
 }
 
