@@ -6,18 +6,23 @@
 // per cluster), one cluster's window is one BatchGet, and writes spread out.
 // Merges are read-modify-write guarded by a version number, so concurrent
 // ingests of the same cluster-day stay exact. The day's metrics are stored as
-// one compact JSON string (`m`), not a nested map: nothing queries inside it,
-// and one string marshals far faster than ~80 number attributes (`npm run bench`).
-// Every number in it is finite: samples are bounded (±1e15), the serialiser
-// refuses anything else, and the parser drops an entry stored non-finite
-// (null) before the bound existed (shared/fleet/rollup.ts).
+// one binary attribute (`m`): the cluster-day's cell of the rollup columns
+// (shared/fleet/rollup-columns.ts, 736 bytes), not a nested map (nothing
+// queries inside it, and ~80 number attributes marshal far slower), and since
+// issue 21 not a JSON string either: a refresh copies today's 10,000 cells into
+// its columns instead of parsing 10,000 strings, and an item stays within one
+// write unit. Items written before hold `m` as that JSON string and are read
+// as such (storedDay) until they age out. Every number in either is finite:
+// samples are bounded (±1e15), the encoders refuse anything else, and the
+// readers drop an entry stored non-finite (null) before the bound existed.
 // A write into a closed day (before today, by the writer's clock) is bracketed
 // by two bumps of its (day, shard)'s pack counter, the seqlock that tells
 // packed rollups (rollup-packs.ts) whether they still hold every write:
 //   pk = PACK#<day>#<shard>, sk = COUNTER → writes (odd while one is in flight)
 // Writes into today skip it: open days are never packed, so live ingest pays nothing.
 import type { MetricKey, MetricSample } from '../fleet/records.js';
-import { combineRollup, dayOf, mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../fleet/rollup.js';
+import { decodeCell, encodeCell } from '../fleet/rollup-columns.js';
+import { combineRollup, dayOf, mergeSample, parseDayRollup, type DayRollup } from '../fleet/rollup.js';
 import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
 import { bumpWriteCounter, PACK_COUNTER_SK } from './packing.js';
 
@@ -94,7 +99,7 @@ export async function putRollups(rollups: StoredRollup[]): Promise<void> {
     ...rollupKey(r.cluster_id, r.day),
     cluster_id: r.cluster_id,
     day: r.day,
-    m: serializeDayRollup(r.metrics),
+    m: encodeCell(r.metrics),
     version: 1,
     ttl: ttlOf(r.day),
   }));
@@ -128,7 +133,7 @@ async function updateDay(
   const key = rollupKey(clusterId, day);
   for (let attempt = 1; ; attempt++) {
     const current = await getItem('metrics', key, true);
-    const metrics: DayRollup = current ? parseDayRollup(String(current.m)) : {};
+    const metrics: DayRollup = current ? storedDay(current.m) : {};
     const pulled: PulledMarks = current?.p ? JSON.parse(String(current.p)) : {};
     if (!change(metrics, pulled)) return false;
     const version = Number(current?.version ?? 0);
@@ -137,7 +142,7 @@ async function updateDay(
     try {
       await putItem(
         'metrics',
-        { ...key, cluster_id: clusterId, day, m: serializeDayRollup(metrics), ...marks, version: version + 1, ttl: ttlOf(day) },
+        { ...key, cluster_id: clusterId, day, m: encodeCell(metrics), ...marks, version: version + 1, ttl: ttlOf(day) },
         {
           ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
           ExpressionAttributeValues: current ? { ':seen': version } : undefined,
@@ -231,8 +236,13 @@ export async function mergePulledRollups(rollups: readonly PulledRollup[]): Prom
   return { written: outcomes.reduce((n, o) => n + o.written, 0), skipped: outcomes.reduce((n, o) => n + o.skipped, 0) };
 }
 
+/** A stored `m` as rollups: a cell, or the JSON string of an item written before cells (issue 21). */
+export function storedDay(m: unknown): DayRollup {
+  return m instanceof Uint8Array ? decodeCell(m) : parseDayRollup(String(m));
+}
+
 function toStored(item: Record<string, unknown>): StoredRollup {
-  return { cluster_id: String(item.cluster_id), day: String(item.day), metrics: parseDayRollup(String(item.m)) };
+  return { cluster_id: String(item.cluster_id), day: String(item.day), metrics: storedDay(item.m) };
 }
 
 /** Every cluster's rollups for these days, grouped by cluster id, each oldest first. */

@@ -19,10 +19,9 @@
 // build) is packing.ts' readThroughPack, shared with the inventory pack.
 // README "Packed rollups" has the reasoning.
 import { endianness } from 'node:os';
-import { emptyColumns, METRICS, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
-import { parseDayRollup } from '../fleet/rollup.js';
+import { emptyColumns, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { batchGet, mapLimit, queryAll, type Item } from './client.js';
-import { METRIC_SHARDS, packPartition, rollupPartition, ttlOf } from './metrics.js';
+import { METRIC_SHARDS, packPartition, rollupPartition, storedDay, ttlOf } from './metrics.js';
 import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackSource } from './packing.js';
 
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
@@ -113,13 +112,17 @@ export function decodePack(raw: Buffer, name: { pk: string; packId: string }): R
   return { clusterIds, values, lastAt };
 }
 
-/** A pack of rollup items as a Query returns them (sorted by cluster id). */
+/** A pack of rollup items as a Query returns them (sorted by cluster id): each cell copied in, or an item written before cells parsed. */
 function packFromItems(day: string, items: readonly Item[]): RollupPack {
   const pack = emptyColumns(
     [day],
     items.map((i) => String(i.cluster_id)),
   );
-  for (let row = 0; row < items.length; row++) putDay(pack, 0, row, parseDayRollup(String(items[row]!.m)));
+  for (let row = 0; row < items.length; row++) {
+    const m = items[row]!.m;
+    if (m instanceof Uint8Array) putCell(pack, 0, row, m);
+    else putDay(pack, 0, row, storedDay(m));
+  }
   return pack;
 }
 

@@ -10,7 +10,7 @@
 // Rollup times are always toISOString() text (mergeSample), so ms round-trip exactly.
 import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from './records.js';
-import type { DayRollup, MetricRollup } from './rollup.js';
+import { isSound, type DayRollup, type MetricRollup } from './rollup.js';
 
 export const METRICS = METRIC_KEYS.length;
 /** Doubles per cluster-day-metric. */
@@ -71,6 +71,81 @@ export function putDay(columns: RollupColumns, day: number, row: number, metrics
     setSlots(values, (cell * METRICS + m) * SLOTS, part);
     lastAt[cell * METRICS + m] = Date.parse(part.last_at);
   }
+}
+
+// ---- one cell as stored -------------------------------------------------------
+// A rollup item's `m` (shared/db/metrics.ts) is its cluster-day's cell, bytes in this
+// layout (little-endian, like the packs): 8 bytes of header (u8 format, u8 METRICS,
+// u8 SLOTS, five zero bytes), then the cell's METRICS × SLOTS values, then its METRICS
+// lastAt times, as RollupColumns holds them. A refresh reading today's items copies
+// each cell in (putCell) where it used to parse a JSON string per item and then every
+// `last_at` (issue 21 §1); and a 736-byte cell keeps a rollup item under DynamoDB's
+// 1 KB write unit, which 13 metrics of JSON (≈ 1.7 KB) did not.
+
+const CELL_FORMAT = 1;
+const CELL_HEADER = 8;
+const CELL_VALUES = METRICS * SLOTS;
+/** The stored cell's size in bytes. */
+export const CELL_BYTES = CELL_HEADER + (CELL_VALUES + METRICS) * 8;
+
+/** A cluster-day's rollups as a stored cell; throws rather than store a number JSON could not carry either (isSound). */
+export function encodeCell(day: DayRollup): Uint8Array {
+  const bytes = new Uint8Array(CELL_BYTES);
+  bytes.set([CELL_FORMAT, METRICS, SLOTS]);
+  const values = new Float64Array(bytes.buffer, CELL_HEADER, CELL_VALUES);
+  const lastAt = new Float64Array(bytes.buffer, CELL_HEADER + CELL_VALUES * 8, METRICS).fill(Number.NaN);
+  for (const key in day) {
+    const m = METRIC_INDEX_OF[key];
+    const part = day[key as MetricKey];
+    if (m === undefined || part === undefined) continue;
+    const at = Date.parse(part.last_at);
+    if (!isSound(part) || !Number.isFinite(at)) throw new RangeError(`the ${key} rollup holds a non-finite number`);
+    setSlots(values, m * SLOTS, part);
+    lastAt[m] = at;
+  }
+  return bytes;
+}
+
+/** A stored cell's header checked: anything else is not a cell of this layout. */
+function checkCell(bytes: Uint8Array): void {
+  if (bytes.length !== CELL_BYTES || bytes[0] !== CELL_FORMAT || bytes[1] !== METRICS || bytes[2] !== SLOTS)
+    throw new RangeError(`a stored rollup cell of ${bytes.length} bytes, format ${bytes[0]}: expected ${CELL_BYTES} bytes of format ${CELL_FORMAT}`);
+}
+
+/**
+ * Copies a stored cell into the columns' cell of `row` on `day` (replacing it). A metric whose
+ * numbers are not all finite, or whose count is not a positive integer, is left out, as the
+ * JSON reader drops such an entry: never a number scoring would believe.
+ */
+export function putCell(columns: RollupColumns, day: number, row: number, bytes: Uint8Array): void {
+  checkCell(bytes);
+  const cell = cellOf(columns, day, row);
+  const { values, lastAt } = columns;
+  // Byte copies: the stored bytes may sit at any offset of the buffer they came in.
+  new Uint8Array(values.buffer, values.byteOffset + cell * CELL_VALUES * 8, CELL_VALUES * 8).set(bytes.subarray(CELL_HEADER, CELL_HEADER + CELL_VALUES * 8));
+  new Uint8Array(lastAt.buffer, lastAt.byteOffset + cell * METRICS * 8, METRICS * 8).set(bytes.subarray(CELL_HEADER + CELL_VALUES * 8));
+  for (let m = 0; m < METRICS; m++) {
+    const at = (cell * METRICS + m) * SLOTS;
+    if (values[at + PRESENT] === 1 && soundSlots(values, at) && Number.isFinite(lastAt[cell * METRICS + m]!)) continue;
+    values.fill(0, at, at + SLOTS);
+    lastAt[cell * METRICS + m] = Number.NaN;
+  }
+}
+
+/** The slots at `at` hold a rollup isSound would accept. */
+const soundSlots = (values: Float64Array, at: number): boolean =>
+  Number.isFinite(values[at + MIN]!) &&
+  Number.isFinite(values[at + MAX]!) &&
+  Number.isFinite(values[at + SUM]!) &&
+  Number.isFinite(values[at + LAST]!) &&
+  Number.isSafeInteger(values[at + COUNT]!) &&
+  values[at + COUNT]! > 0;
+
+/** A stored cell as rollups in object form (what ingest merges into), dropping what putCell drops. */
+export function decodeCell(bytes: Uint8Array): DayRollup {
+  const columns = emptyColumns([''], ['']);
+  putCell(columns, 0, 0, bytes);
+  return rollupsOf(columns, 0)[0]?.metrics ?? {};
 }
 
 /** Columns from rollups in object form (rollups of days or clusters not listed are ignored). */

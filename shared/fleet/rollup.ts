@@ -4,8 +4,9 @@
 //
 // Every number of a rollup is finite, always: samples are bounded to ±1e15
 // (METRIC_VALUE_MAX), so a day's sum stays within count × 1e15, and the merge,
-// the serialiser and the parser below each refuse or drop anything else. JSON
-// has no Infinity: it would be stored as null and read back as 0.
+// the stored cell's encoder (rollup-columns.ts) and both readers each refuse or
+// drop anything else. JSON, the stored form before cells, had no Infinity: it
+// was stored as null and read back as 0.
 import { METRIC_VALUE_MAX, type MetricKey, type MetricSample } from './records.js';
 
 export interface MetricRollup {
@@ -87,16 +88,12 @@ export function combineRollup(into: DayRollup, key: MetricKey, part: MetricRollu
   return into;
 }
 
-/** The stored form of a day's rollups; throws rather than write a number JSON cannot carry. */
-export function serializeDayRollup(day: DayRollup): string {
-  for (const [key, r] of Object.entries(day)) if (!isSound(r)) throw new RangeError(`the ${key} rollup holds a non-finite number`);
-  return JSON.stringify(day);
-}
-
 /**
- * A stored day's rollups. An entry with a number that is not finite (a rollup
- * that overflowed before samples were bounded was stored with a null sum) is
- * dropped: "no data" rather than an average of 0 that scoring would believe.
+ * A day's rollups stored as a JSON string, as every item was before issue 21's
+ * binary cells (shared/fleet/rollup-columns.ts encodeCell). An entry with a number
+ * that is not finite (a rollup that overflowed before samples were bounded was
+ * stored with a null sum) is dropped: "no data" rather than an average of 0 that
+ * scoring would believe.
  */
 export function parseDayRollup(json: string): DayRollup {
   const parsed = JSON.parse(json) as Record<string, MetricRollup | undefined>;

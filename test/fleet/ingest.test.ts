@@ -12,7 +12,8 @@ import { listClusterLogs } from '../../shared/db/logs.js';
 import { readClusterRollups, readFleetRollups, shardOf, windowDays } from '../../shared/db/metrics.js';
 import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
 import { METRIC_KEYS, type ClusterInput, type MetricSample } from '../../shared/fleet/records.js';
-import { mergeSample, parseDayRollup, serializeDayRollup, type DayRollup } from '../../shared/fleet/rollup.js';
+import { decodeCell, encodeCell } from '../../shared/fleet/rollup-columns.js';
+import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date('2026-11-20T12:00:00Z');
@@ -176,7 +177,7 @@ describe('metric values are bounded (±1e15) and rollups always finite', () => {
     expect(day!.metrics.slow_queries_7d).toMatchObject({ count: 2000, sum: 2e18, min: 1e15, max: 1e15, last: 1e15 });
   });
 
-  it('a rollup stored non-finite before the bound reads as no data and restarts cleanly on the next sample', async () => {
+  it('a rollup stored non-finite before the bound (as JSON, before cells) reads as no data and restarts cleanly on the next sample', async () => {
     const id = clusters[1]!.cluster_id;
     const corrupt = {
       qps: { min: 1.5e308, max: 1.5e308, sum: null, count: 2, last: 1.5e308, last_at: '2026-11-18T10:00:00.000Z' },
@@ -202,14 +203,14 @@ describe('metric values are bounded (±1e15) and rollups always finite', () => {
     });
   });
 
-  it('the merge and the serialiser refuse non-finite numbers instead of storing them', () => {
+  it('the merge and the stored cell refuse non-finite numbers instead of storing them', () => {
     const day: DayRollup = {};
     mergeSample(day, { metric_key: 'qps', value: 5, at: '2026-11-20T00:00:00Z' });
     for (const value of [1.5e308, Infinity, NaN, -1e15 - 1e3])
       expect(() => mergeSample(day, { metric_key: 'qps', value, at: '2026-11-20T00:01:00Z' })).toThrow(RangeError);
     expect(day.qps).toEqual({ min: 5, max: 5, sum: 5, count: 1, last: 5, last_at: '2026-11-20T00:00:00.000Z' });
-    expect(() => serializeDayRollup({ qps: { ...day.qps!, sum: Infinity } })).toThrow(RangeError);
-    expect(parseDayRollup(serializeDayRollup(day))).toEqual(day);
+    expect(() => encodeCell({ qps: { ...day.qps!, sum: Infinity } })).toThrow(RangeError);
+    expect(decodeCell(encodeCell(day))).toEqual(day);
   });
 });
 
