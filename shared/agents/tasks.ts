@@ -48,7 +48,7 @@ type AiTrigger = ScoringRules['ai_trigger'];
 export const meetsTrigger = (s: FleetClusterScore, trigger: AiTrigger) =>
   (trigger.tiers as readonly string[]).includes(s.customer_tier) && s.tier_adjusted_score < trigger.below_score;
 
-/** "tier S, tier-adjusted score 41.2 < 60: Disk Usage at 93 (red ≥ 90); …" */
+/** "tier S, tier-adjusted score 41.2 < 60: Disk Usage at 93 (red >= 90); …" */
 export function triggerReason(s: FleetClusterScore, trigger: AiTrigger): string {
   const reasons = s.risk_reasons.length ? s.risk_reasons : [`top risk ${s.top_risk}`];
   return `tier ${s.customer_tier}, tier-adjusted score ${s.tier_adjusted_score} < ${trigger.below_score}: ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; …' : ''}`.slice(

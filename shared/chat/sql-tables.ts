@@ -166,7 +166,7 @@ export const TABLES: readonly TableDef[] = [
       col('risk_level', 'TEXT', "'Critical', 'Warning' or 'Healthy'"),
       col('overall_score', 'REAL', 'copy of scores.overall_score'),
       col('signal_count', 'INTEGER', 'number of risk signals (metrics past a threshold)'),
-      col('risk_signals', 'TEXT', "JSON array of texts, worst first, e.g. 'disk_used_pct max 93.5 ≥ critical 90'"),
+      col('risk_signals', 'TEXT', "JSON array of texts, worst first, e.g. 'disk_used_pct max 93.5 >= critical 90'"),
       col('suggested_actions', 'TEXT', 'JSON array of texts'),
     ],
     *rows(s) {

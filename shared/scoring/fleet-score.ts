@@ -61,10 +61,10 @@ export function alertsScore(bands: readonly AlertBand[], firing: number): number
 const fmt = (n: number) => String(round2(n));
 
 function thresholdText(rule: DimensionRule, status: DimensionStatus): string {
-  const cmp = rule.inverted ? '≤' : '≥';
+  const cmp = rule.inverted ? '<=' : '>=';
   if (status === 'critical') return `red ${cmp} ${rule.red}`;
   if (status === 'warning') return `yellow ${cmp} ${rule.yellow}`;
-  return `green ${rule.inverted ? '≥' : '≤'} ${rule.green}`;
+  return `green ${rule.inverted ? '>=' : '<='} ${rule.green}`;
 }
 
 const FLEET_METRIC_KEYS = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'] as const;
@@ -74,7 +74,7 @@ interface CompiledDimension {
   rule: DimensionRule;
   index: number;
   how: number;
-  /** An off-green reason is `reasonAt` + the value + `reasonThreshold[status code]`: "Disk Usage at " "84" " (yellow ≥ 80)". */
+  /** An off-green reason is `reasonAt` + the value + `reasonThreshold[status code]`: "Disk Usage at " "84" " (yellow >= 80)". */
   reasonAt: string;
   reasonThreshold: readonly string[];
   /** The reason of the dimension without data. */

@@ -109,7 +109,7 @@ export function riskSnapshot(
       ...(staleReason === undefined ? [] : [staleReason]),
       ...hits.map(({ rule, value, status }) => {
         const threshold = status === 'critical' ? rule.critical : rule.warning;
-        return `${rule.metric_key} ${rule.aggregation} ${round2(value)} ${rule.inverted ? '≤' : '≥'} ${status} ${threshold}`;
+        return `${rule.metric_key} ${rule.aggregation} ${round2(value)} ${rule.inverted ? '<=' : '>='} ${status} ${threshold}`;
       }),
     ],
     suggested_actions: [...new Set(hits.map((h) => h.rule.action))],

@@ -110,7 +110,7 @@ describe('dashboards on the demo fleet', () => {
     expect(after.filter((s) => s.classification === 'Healthy').length).toBeLessThan(healthyBefore);
     const sample = after.find((s) => s.metrics.disk_used_pct > 30)!;
     expect(sample.top_risk).toBe('Disk Usage (0)');
-    expect(sample.risk_reasons[0]).toMatch(/^Disk Usage at [\d.]+ \(red ≥ 20\)$/);
+    expect(sample.risk_reasons[0]).toMatch(/^Disk Usage at [\d.]+ \(red >= 20\)$/);
     // restore the shipped rules for the tests after this one
     await writeRuleSetVersion(
       'health-rules',

@@ -159,7 +159,7 @@ describe('criticalClusters', () => {
   it('end to end with the shipped default rules', () => {
     // disk 95 → 20 − 20 × 5/10 = 10 (weight 20); memory max 90 → 60 − 40 × 5/10 = 40 (weight 10)
     // metrics = (10×20 + 40×10)/30 = 20; 2 alerts → 80; overall = 20×0.7 + 80×0.3 = 38
-    // risk: disk last 95 ≥ critical 90, memory max 90 ≥ warning 85 → 2 signals
+    // risk: disk last 95 >= critical 90, memory max 90 >= warning 85 → 2 signals
     // severity = 2×10 + 2 + (80 − 38) = 64
     const health = defaultHealthRules();
     const risk = defaultRiskRules();
@@ -172,7 +172,7 @@ describe('criticalClusters', () => {
     const out = criticalClusters(fleet, snapshots, scores, health, NOW);
     expect(out.clusters.map((c) => [c.cluster_name, c.severity_score, c.risk_level])).toEqual([['hot', 64, 'Critical']]);
     expect(out.clusters[0]!.health.overall_score).toBe(38);
-    expect(out.clusters[0]!.risk_reasons).toEqual(['disk_used_pct last 95 ≥ critical 90', 'memory_pct max 90 ≥ warning 85']);
+    expect(out.clusters[0]!.risk_reasons).toEqual(['disk_used_pct last 95 >= critical 90', 'memory_pct max 90 >= warning 85']);
     expect(out).toMatchObject({ total_critical: 1, total_warning: 0 });
   });
 });

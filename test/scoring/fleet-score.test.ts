@@ -76,9 +76,9 @@ describe('scoreCluster: hand-computed unified score', () => {
   it('names every off-green dimension worst first (inverted thresholds with ≤), then the alerts', () => {
     const s = scoreCluster(troubled('main'), RULES, NOW);
     expect(s.risk_reasons).toEqual([
-      'Live Nodes at 3 (yellow ≤ 4)',
-      'Disk Usage at 84 (yellow ≥ 80)',
-      'Query Error Rate at 1.5 (green ≤ 0.5)',
+      'Live Nodes at 3 (yellow <= 4)',
+      'Disk Usage at 84 (yellow >= 80)',
+      'Query Error Rate at 1.5 (green <= 0.5)',
       '3 alerts fired in the last 7 days',
     ]);
     expect(s.suggested_actions).toEqual(['Replace lost nodes.', 'Expand storage.', 'Inspect failing queries.']);
@@ -183,7 +183,7 @@ describe('missing metrics: scored on what has data, the rest named, nothing inve
     expect(s.metrics_score).toBe(44); // disk alone, not averaged with made-up values
     expect(s.overall_score).toBe(60.8); // (44×7 + 100×3)/10
     expect(s.top_risk).toBe('Disk Usage (44)');
-    expect(s.risk_reasons).toEqual(['Disk Usage at 84 (yellow ≥ 80)', 'No Query Error Rate data in the last 7 days', 'No Live Nodes data in the last 7 days']);
+    expect(s.risk_reasons).toEqual(['Disk Usage at 84 (yellow >= 80)', 'No Query Error Rate data in the last 7 days', 'No Live Nodes data in the last 7 days']);
     expect(s.suggested_actions).toEqual(['Expand storage.']);
     // headline metrics: null without data; node_count falls back to the inventory's count
     expect(s.metrics).toEqual({ compaction_score: null, disk_used_pct: 84, query_errors_7d: null, query_error_pct: null, qps: null, node_count: 6 });
@@ -333,7 +333,7 @@ describe('health group: the metrics-only view', () => {
       },
       { name: 'Live Nodes', score: 40, value: 3, weight: 1, description: 'min over 7 days; green 6, yellow 4, red 2 (lower is worse); status warning' },
     ]);
-    expect(h.risk_reasons).toEqual(['Live Nodes at 3 (yellow ≤ 4)', 'Disk Usage at 84 (yellow ≥ 80)', 'Query Error Rate at 1.5 (green ≤ 0.5)']);
+    expect(h.risk_reasons).toEqual(['Live Nodes at 3 (yellow <= 4)', 'Disk Usage at 84 (yellow >= 80)', 'Query Error Rate at 1.5 (green <= 0.5)']);
     expect(h.risk_metrics).toEqual({ disk_used_pct: 84, query_error_pct: 1.5, node_count: 3 });
   });
 

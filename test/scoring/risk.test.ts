@@ -63,7 +63,7 @@ describe('riskSnapshot', () => {
       customer_name: 'Globex',
       risk_level: 'Critical', // the worst metric
       overall_score: 51.4, // passed through from the unified score
-      risk_signals: ['node_count min 2 ≤ critical 2', 'disk_used_pct last 85 ≥ warning 80'],
+      risk_signals: ['node_count min 2 <= critical 2', 'disk_used_pct last 85 >= warning 80'],
       suggested_actions: ['Replace lost nodes.', 'Expand storage.'],
       metrics: {
         disk_used_pct: { value: 85, status: 'warning' },
@@ -83,14 +83,14 @@ describe('riskSnapshot', () => {
       riskRule({ metric_key: 'memory_pct', warning: 1, critical: 2, aggregation: 'max', action: 'Add memory.' }),
     ]);
     const snap = riskSnapshot(clusterData('r', { today: { qps: 3, compaction_score: 2.5, memory_pct: 1.5 } }), rules, 70, NOW);
-    expect(snap.risk_signals).toEqual(['compaction_score max 2.5 ≥ critical 2', 'qps max 3 ≥ critical 2', 'memory_pct max 1.5 ≥ warning 1']);
+    expect(snap.risk_signals).toEqual(['compaction_score max 2.5 >= critical 2', 'qps max 3 >= critical 2', 'memory_pct max 1.5 >= warning 1']);
     expect(snap.suggested_actions).toEqual([shared, 'Add memory.']);
   });
 
   it('inverted warning-only: level Warning with a ≤ signal', () => {
     const snap = riskSnapshot(clusterData('n', { today: { node_count: [6, 3] } }), RULES, 90, NOW);
     expect(snap.risk_level).toBe('Warning');
-    expect(snap.risk_signals).toEqual(['node_count min 3 ≤ warning 4']);
+    expect(snap.risk_signals).toEqual(['node_count min 3 <= warning 4']);
   });
 
   it('all healthy → Healthy, no signals, no actions; no data at all → Healthy with empty metrics', () => {
@@ -111,13 +111,13 @@ describe('riskSnapshot', () => {
     const snap = riskSnapshot(clusterData('p', { today: { disk_used_pct: [80.1234, 81.1234] } }), riskRules([{ ...DISK, aggregation: 'avg' }]), 60, NOW);
     // avg = (80.1234 + 81.1234) / 2 = 80.6234
     expect(snap.metrics.disk_used_pct).toEqual({ value: 80.62, status: 'warning' });
-    expect(snap.risk_signals).toEqual(['disk_used_pct avg 80.62 ≥ warning 80']);
+    expect(snap.risk_signals).toEqual(['disk_used_pct avg 80.62 >= warning 80']);
   });
 
   it('with the shipped default rules', () => {
     const snap = riskSnapshot(clusterData('d', { today: { disk_used_pct: 85, memory_pct: [60, 96, 70], qps: 100 } }), defaultRiskRules(), 55, NOW);
     expect(snap.risk_level).toBe('Critical');
-    expect(snap.risk_signals).toEqual(['memory_pct max 96 ≥ critical 95', 'disk_used_pct last 85 ≥ warning 80']);
+    expect(snap.risk_signals).toEqual(['memory_pct max 96 >= critical 95', 'disk_used_pct last 85 >= warning 80']);
     expect(snap.metrics.qps).toEqual({ value: 100, status: 'healthy' });
   });
 });

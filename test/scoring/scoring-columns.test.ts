@@ -173,10 +173,10 @@ function referenceDimensions(agg: ClusterAggregates, rules: ScoringRules) {
   }
   offGreen.sort((a, b) => a.raw - b.raw || b.rule.weight - a.rule.weight || byName(a.rule.display_name, b.rule.display_name));
   const threshold = (rule: DimensionRule, status: string) => {
-    const cmp = rule.inverted ? '≤' : '≥';
+    const cmp = rule.inverted ? '<=' : '>=';
     if (status === 'critical') return `red ${cmp} ${rule.red}`;
     if (status === 'warning') return `yellow ${cmp} ${rule.yellow}`;
-    return `green ${rule.inverted ? '≥' : '≤'} ${rule.green}`;
+    return `green ${rule.inverted ? '>=' : '<='} ${rule.green}`;
   };
   const reasons = [...offGreen.map((d) => `${d.rule.display_name} at ${round2(d.score.value)} (${threshold(d.rule, d.score.status)})`), ...missing];
   const actions = [...new Set(offGreen.map((d) => d.rule.action))];

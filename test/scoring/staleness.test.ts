@@ -68,11 +68,11 @@ describe('a stale cluster is flagged; its score stands on the data there is', ()
     const s = scoreCluster(data, RULES, NOW);
     expect(s.last_metric_at).toBe('2026-11-20T07:00:00.000Z');
     expect(s.metrics_stale).toBe(true);
-    expect(s.risk_reasons).toEqual(['no metrics since 2026-11-20 07:00 UTC', 'Disk Usage at 85 (yellow ≥ 80)']);
+    expect(s.risk_reasons).toEqual(['no metrics since 2026-11-20 07:00 UTC', 'Disk Usage at 85 (yellow >= 80)']);
     // The same cluster under a lenient threshold: every figure but the flag and its reason is the same.
     const lenient = scoreCluster(data, rulesWith(6 * 60), NOW);
     expect(lenient.metrics_stale).toBe(false);
-    expect(lenient.risk_reasons).toEqual(['Disk Usage at 85 (yellow ≥ 80)']);
+    expect(lenient.risk_reasons).toEqual(['Disk Usage at 85 (yellow >= 80)']);
     const { risk_reasons: _a, metrics_stale: _b, ...figures } = s;
     const { risk_reasons: _c, metrics_stale: _d, ...lenientFigures } = lenient;
     expect(figures).toEqual(lenientFigures);
@@ -119,11 +119,11 @@ describe('a stale cluster is flagged; its score stands on the data there is', ()
     const s = scoreCluster(data, RULES, NOW);
     const stale = riskSnapshot(data, risk, s.overall_score, NOW, staleReason(s.last_metric_at, RULES.lookback_days));
     expect(stale.metrics_stale).toBe(true);
-    expect(stale.risk_signals).toEqual(['no metrics since 2026-11-20 07:00 UTC', 'disk_used_pct last 95 ≥ critical 90']);
+    expect(stale.risk_signals).toEqual(['no metrics since 2026-11-20 07:00 UTC', 'disk_used_pct last 95 >= critical 90']);
     expect(stale.risk_level).toBe('Critical'); // levels come from the metrics, as before
     const fresh = riskSnapshot(data, risk, s.overall_score, NOW);
     expect(fresh.metrics_stale).toBe(false);
-    expect(fresh.risk_signals).toEqual(['disk_used_pct last 95 ≥ critical 90']);
+    expect(fresh.risk_signals).toEqual(['disk_used_pct last 95 >= critical 90']);
   });
 });
 
