@@ -104,12 +104,19 @@ export function decodePack(raw: Buffer, name: { pk: string; packId: string }): R
     at += length;
   }
   if (at !== ids.length) throw corrupt(`ids hold ${ids.length - at} characters no cluster claims`);
-  // Copies: the bytes may sit at any offset of a pooled buffer, and the columns own their arrays.
-  const values = new Float64Array(n * METRICS * SLOTS);
-  new Uint8Array(values.buffer).set(raw.subarray(valuesAt, lastAtAt));
-  const lastAt = new Float64Array(n * METRICS);
-  new Uint8Array(lastAt.buffer).set(raw.subarray(lastAtAt, end));
-  return { clusterIds, values, lastAt };
+  // Views of the decompressed bytes where they sit 8-aligned (zlib's output is a buffer of its
+  // own, so they do): a decoded pack is read-only, copied into the columns that own theirs.
+  // A copy only for bytes at an odd offset (a pooled buffer).
+  return { clusterIds, values: doubles(raw, valuesAt, lastAtAt), lastAt: doubles(raw, lastAtAt, end) };
+}
+
+/** The doubles of raw[from, to): a view when aligned, else a copy. */
+function doubles(raw: Buffer, from: number, to: number): Float64Array {
+  const at = raw.byteOffset + from;
+  if (at % 8 === 0) return new Float64Array(raw.buffer, at, (to - from) / 8);
+  const copy = new Float64Array((to - from) / 8);
+  new Uint8Array(copy.buffer).set(raw.subarray(from, to));
+  return copy;
 }
 
 /** A pack of rollup items as a Query returns them (sorted by cluster id): each cell copied in, or an item written before cells parsed. */

@@ -121,9 +121,15 @@ export function putCell(columns: RollupColumns, day: number, row: number, bytes:
   checkCell(bytes);
   const cell = cellOf(columns, day, row);
   const { values, lastAt } = columns;
-  // Byte copies: the stored bytes may sit at any offset of the buffer they came in.
-  new Uint8Array(values.buffer, values.byteOffset + cell * CELL_VALUES * 8, CELL_VALUES * 8).set(bytes.subarray(CELL_HEADER, CELL_HEADER + CELL_VALUES * 8));
-  new Uint8Array(lastAt.buffer, lastAt.byteOffset + cell * METRICS * 8, METRICS * 8).set(bytes.subarray(CELL_HEADER + CELL_VALUES * 8));
+  const at = bytes.byteOffset + CELL_HEADER;
+  if (at % 8 === 0) {
+    // The usual case: Node's pooled buffers are 8-aligned, so the doubles are viewed where they are.
+    values.set(new Float64Array(bytes.buffer, at, CELL_VALUES), cell * CELL_VALUES);
+    lastAt.set(new Float64Array(bytes.buffer, at + CELL_VALUES * 8, METRICS), cell * METRICS);
+  } else {
+    new Uint8Array(values.buffer, values.byteOffset + cell * CELL_VALUES * 8, CELL_VALUES * 8).set(bytes.subarray(CELL_HEADER, CELL_HEADER + CELL_VALUES * 8));
+    new Uint8Array(lastAt.buffer, lastAt.byteOffset + cell * METRICS * 8, METRICS * 8).set(bytes.subarray(CELL_HEADER + CELL_VALUES * 8));
+  }
   for (let m = 0; m < METRICS; m++) {
     const at = (cell * METRICS + m) * SLOTS;
     if (values[at + PRESENT] === 1 && soundSlots(values, at) && Number.isFinite(lastAt[cell * METRICS + m]!)) continue;

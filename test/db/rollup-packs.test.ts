@@ -360,6 +360,14 @@ describe('packed rollups', () => {
     expect(back.clusterIds).toEqual(['a', 'bé', 'c']);
     expect(back.values).toEqual(pack.values);
     expect(back.lastAt).toEqual(pack.lastAt);
+    // The same bytes at every offset of a larger buffer: viewed where aligned, copied where not.
+    for (let offset = 0; offset < 8; offset++) {
+      const held = Buffer.alloc(raw.length + 8);
+      raw.copy(held, offset);
+      const moved = decodePack(held.subarray(offset, offset + raw.length), name);
+      expect(moved.values).toEqual(pack.values);
+      expect(moved.lastAt).toEqual(pack.lastAt);
+    }
 
     expect(() => decodePack(raw.subarray(0, raw.length - 8), name)).toThrow(CorruptPack);
     expect(() => decodePack(Buffer.concat([raw, Buffer.alloc(8)]), name)).toThrow(CorruptPack);
