@@ -11,8 +11,11 @@ import { BUNDLE_ALIASES, LAMBDA_NODE_OPTIONS, REPO_ROOT, copyRuleDefaults, lambd
 
 const exec = promisify(execFile);
 
-/** Bundles `source` (TypeScript, imports relative to the repository root); answers a runner of fresh processes. */
-export async function lambdaChild<T>(name: string, source: string): Promise<(env?: Record<string, string>) => Promise<T>> {
+/**
+ * Bundles `source` (TypeScript, imports relative to the repository root); answers a runner of
+ * fresh processes, on this Node or on `node` given (the Lambda runtime's, lambda-runtime.ts).
+ */
+export async function lambdaChild<T>(name: string, source: string): Promise<(env?: Record<string, string>, node?: string) => Promise<T>> {
   const dir = await mkdtemp(join(tmpdir(), `fleet-${name}-`));
   const file = join(dir, name, 'index.mjs');
   await build({
@@ -23,8 +26,8 @@ export async function lambdaChild<T>(name: string, source: string): Promise<(env
     logLevel: 'error',
   });
   copyRuleDefaults(dir, [name]);
-  return async (env = {}) => {
-    const { stdout } = await exec(process.execPath, [file], {
+  return async (env = {}, node = process.execPath) => {
+    const { stdout } = await exec(node, [file], {
       env: { ...process.env, NODE_OPTIONS: LAMBDA_NODE_OPTIONS, ...env },
       maxBuffer: 16 * 1024 * 1024,
     });

@@ -41,7 +41,8 @@ export async function ensureLambdaRuntime(): Promise<LambdaRuntime> {
   return { node: await ensureNode(), client: await ensureClient() };
 }
 
-async function ensureNode(): Promise<string> {
+/** The Lambda runtime's Node alone (the scoring bench runs the refresh on it too). */
+export async function ensureNode(): Promise<string> {
   const target = join(CACHE, `node-${RUNTIME_NODE_VERSION}`);
   const node = join(target, 'bin', 'node');
   if (existsSync(node)) return node;
