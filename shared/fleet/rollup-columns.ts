@@ -132,11 +132,14 @@ export function putCell(columns: RollupColumns, day: number, row: number, bytes:
   }
   for (let m = 0; m < METRICS; m++) {
     const at = (cell * METRICS + m) * SLOTS;
-    if (values[at + PRESENT] === 1 && soundSlots(values, at) && Number.isFinite(lastAt[cell * METRICS + m]!)) continue;
+    if (values[at + PRESENT] === 1 && soundSlots(values, at) && isTime(lastAt[cell * METRICS + m]!)) continue;
     values.fill(0, at, at + SLOTS);
     lastAt[cell * METRICS + m] = Number.NaN;
   }
 }
+
+/** Epoch ms a Date can hold (NaN is not). */
+const isTime = (ms: number): boolean => Math.abs(ms) <= 8.64e15;
 
 /** The slots at `at` hold a rollup isSound would accept. */
 const soundSlots = (values: Float64Array, at: number): boolean =>
@@ -149,9 +152,19 @@ const soundSlots = (values: Float64Array, at: number): boolean =>
 
 /** A stored cell as rollups in object form (what ingest merges into), dropping what putCell drops. */
 export function decodeCell(bytes: Uint8Array): DayRollup {
-  const columns = emptyColumns([''], ['']);
-  putCell(columns, 0, 0, bytes);
-  return rollupsOf(columns, 0)[0]?.metrics ?? {};
+  checkCell(bytes);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const value = (m: number, slot: number) => view.getFloat64(CELL_HEADER + (m * SLOTS + slot) * 8, true);
+  const day: DayRollup = {};
+  for (let m = 0; m < METRICS; m++) {
+    if (value(m, PRESENT) !== 1) continue;
+    const at = view.getFloat64(CELL_HEADER + (CELL_VALUES + m) * 8, true);
+    const part = { min: value(m, MIN), max: value(m, MAX), sum: value(m, SUM), count: value(m, COUNT), last: value(m, LAST), last_at: '' };
+    if (!isSound(part) || !isTime(at)) continue;
+    part.last_at = new Date(at).toISOString();
+    day[METRIC_KEYS[m]!] = part;
+  }
+  return day;
 }
 
 /** Columns from rollups in object form (rollups of days or clusters not listed are ignored). */

@@ -75,6 +75,13 @@ describe('a stored rollup cell', () => {
     const view = new DataView(cell.buffer);
     view.setFloat64(8 + (METRIC_KEYS.indexOf('qps') * 6 + 3) * 8, Number.POSITIVE_INFINITY, true);
     expect(decodeCell(cell)).toEqual({ memory_pct: { min: 50, max: 60, sum: 110, count: 2, last: 60, last_at: `${DAY}T02:00:00.000Z` } });
+    // A time no Date can hold (finite, but past ±8.64e15 ms) is no data either, in the columns too.
+    const farTime = encodeCell({ qps: { min: 1, max: 2, sum: 3, count: 2, last: 2, last_at: `${DAY}T01:00:00.000Z` } });
+    new DataView(farTime.buffer).setFloat64(8 + (METRIC_KEYS.length * 6 + METRIC_KEYS.indexOf('qps')) * 8, 1e300, true);
+    expect(decodeCell(farTime)).toEqual({});
+    const columns = emptyColumns([DAY], ['x']);
+    putCell(columns, 0, 0, farTime);
+    expect(columns.values.every((v) => v === 0)).toBe(true);
   });
 
   it('refuses bytes that are not a cell of this layout', () => {
