@@ -8,9 +8,12 @@
 //   values[(cell × METRICS + metric) × SLOTS + slot]   slot: PRESENT (0/1), MIN, MAX, SUM, COUNT, LAST
 //   lastAt[cell × METRICS + metric]                   the `last` sample's time, epoch ms (NaN: none)
 // Rollup times are always toISOString() text (mergeSample), so ms round-trip exactly.
+import { endianness } from 'node:os';
 import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from './records.js';
 import { isSound, type DayRollup, type MetricRollup } from './rollup.js';
+
+if (endianness() !== 'LE') throw new Error('stored rollup cells are little-endian: this platform is not');
 
 export const METRICS = METRIC_KEYS.length;
 /** Doubles per cluster-day-metric. */
@@ -79,8 +82,8 @@ export function putDay(columns: RollupColumns, day: number, row: number, metrics
 // u8 SLOTS, five zero bytes), then the cell's METRICS × SLOTS values, then its METRICS
 // lastAt times, as RollupColumns holds them. A refresh reading today's items copies
 // each cell in (putCell) where it used to parse a JSON string per item and then every
-// `last_at` (issue 21 §1); and a 736-byte cell keeps a rollup item under DynamoDB's
-// 1 KB write unit, which 13 metrics of JSON (≈ 1.7 KB) did not.
+// `last_at` (issue 21 §1); and a 736-byte cell keeps the item HTTP ingest writes under
+// DynamoDB's 1 KB write unit, which 13 metrics of JSON (≈ 1.7 KB) did not.
 
 const CELL_FORMAT = 1;
 const CELL_HEADER = 8;
@@ -99,7 +102,7 @@ export function encodeCell(day: DayRollup): Uint8Array {
     const part = day[key as MetricKey];
     if (m === undefined || part === undefined) continue;
     const at = Date.parse(part.last_at);
-    if (!isSound(part) || !Number.isFinite(at)) throw new RangeError(`the ${key} rollup holds a non-finite number`);
+    if (!isSound(part) || !isTime(at)) throw new RangeError(`the ${key} rollup holds a non-finite number or an unreadable time`);
     setSlots(values, m * SLOTS, part);
     lastAt[m] = at;
   }
@@ -121,11 +124,11 @@ export function putCell(columns: RollupColumns, day: number, row: number, bytes:
   checkCell(bytes);
   const cell = cellOf(columns, day, row);
   const { values, lastAt } = columns;
-  const at = bytes.byteOffset + CELL_HEADER;
-  if (at % 8 === 0) {
+  const from = bytes.byteOffset + CELL_HEADER;
+  if (from % 8 === 0) {
     // The usual case: Node's pooled buffers are 8-aligned, so the doubles are viewed where they are.
-    values.set(new Float64Array(bytes.buffer, at, CELL_VALUES), cell * CELL_VALUES);
-    lastAt.set(new Float64Array(bytes.buffer, at + CELL_VALUES * 8, METRICS), cell * METRICS);
+    values.set(new Float64Array(bytes.buffer, from, CELL_VALUES), cell * CELL_VALUES);
+    lastAt.set(new Float64Array(bytes.buffer, from + CELL_VALUES * 8, METRICS), cell * METRICS);
   } else {
     new Uint8Array(values.buffer, values.byteOffset + cell * CELL_VALUES * 8, CELL_VALUES * 8).set(bytes.subarray(CELL_HEADER, CELL_HEADER + CELL_VALUES * 8));
     new Uint8Array(lastAt.buffer, lastAt.byteOffset + cell * METRICS * 8, METRICS * 8).set(bytes.subarray(CELL_HEADER + CELL_VALUES * 8));
