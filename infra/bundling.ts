@@ -2,7 +2,7 @@
 // that owns Lambda defaults (infra/constructs/group-function.ts, at cdk synth) and by
 // `npm run build` (infra/build.ts), so the bundle the size check measures is the
 // bundle that gets deployed. Imports no CDK and, at run time, no esbuild.
-import { copyFileSync, cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parse } from 'yaml';
 import { PricingFile } from '../shared/llm/pricing.js';
@@ -45,11 +45,18 @@ export const BUNDLE = {
   sourcesContent: false,
   /** Prefer ES module builds (the AWS SDK v3 ships `dist-es`) so tree-shaking works. */
   mainFields: ['module', 'main'],
-  /** Nothing external: the AWS SDK v3 is bundled (pinned by the lockfile, tree-shaken, one file to load). */
+  /** Nothing external: the AWS SDK v3 is bundled (pinned by the lockfile, tree-shaken; an entry file and its chunks to load). */
   external: [] as string[],
   banner: ESM_REQUIRE_BANNER,
   /** Lambda loads `index.mjs` as ESM without a package.json. */
   outputFile: 'index.mjs',
+  /**
+   * Code splitting: what a function loads with `import()` (the YAML checker on rule writes,
+   * the Lambda client on a worker start, SES on an invitation, the LDAP client on an LDAP
+   * login, the SDK's own lazy parts) is a chunk beside `index.mjs`, loaded by the request
+   * that needs it, so the other routes' cold starts neither compile nor run it (issue 21 §4).
+   */
+  chunkNames: 'chunk-[hash]',
 } as const;
 
 /**
@@ -110,11 +117,6 @@ export function functionNames(): string[] {
     .sort();
 }
 
-/**
- * One esbuild run for many functions: `<outdir>/<name>/index.mjs` (+ `.map`) each.
- * Each entry still gets its own complete, tree-shaken bundle (no code splitting);
- * one run parses the shared dependencies (AWS SDK, zod) once instead of per function.
- */
 /** The options every Lambda-shaped bundle shares (function bundles, the SQL worker, the benches' bundles). */
 export const lambdaBuildOptions = (): BuildOptions => ({
   bundle: true,
@@ -126,12 +128,19 @@ export const lambdaBuildOptions = (): BuildOptions => ({
   banner: { js: BUNDLE.banner },
 });
 
-export function esbuildOptions(names: readonly string[], outdir: string): BuildOptions {
+/**
+ * One function's bundle: `<outdir>/<name>/index.mjs` (+ `.map`) and the chunks of what it
+ * imports dynamically, beside it. One esbuild run per function, so no chunk is shared
+ * between two functions' folders (each folder is a Lambda's whole code).
+ */
+export function esbuildOptions(name: string, outdir: string): BuildOptions {
   const [stem, extension] = BUNDLE.outputFile.split('.') as [string, string];
   return {
-    entryPoints: names.map((name) => ({ in: functionEntry(name), out: `${name}/${stem}` })),
-    outdir,
+    entryPoints: [{ in: functionEntry(name), out: stem }],
+    outdir: join(outdir, name),
     outExtension: { '.js': `.${extension}` },
+    splitting: true,
+    chunkNames: BUNDLE.chunkNames,
     ...lambdaBuildOptions(),
     sourcemap: BUNDLE.sourcemap,
     sourcesContent: BUNDLE.sourcesContent,
@@ -153,10 +162,8 @@ export function esbuildOptions(names: readonly string[], outdir: string): BuildO
  */
 export function emitRuntimeAssets(metafile: Metafile): void {
   let openApi: ReturnType<typeof liveOpenApiDocument> | undefined;
-  for (const [file, output] of Object.entries(metafile.outputs)) {
-    if (!file.endsWith(`/${BUNDLE.outputFile}`)) continue;
+  for (const [file, inputs] of bundleInputs(metafile)) {
     const dir = dirname(resolve(REPO_ROOT, file));
-    const inputs = Object.keys(output.inputs);
     if (inputs.includes('shared/chat/sql.ts')) {
       buildSync({
         entryPoints: [join(REPO_ROOT, 'shared', 'chat', 'sql-worker.ts')],
@@ -180,9 +187,12 @@ export function emitRuntimeAssets(metafile: Metafile): void {
  * Manager do not have (Lambda's we do not call). A bundle that needs neither gets stubs in their place, which
  * throw if ever called; whether it needs them is read from its own inputs after the
  * first esbuild pass (see `buildFunctionBundles`), so nothing here lists functions.
+ * Every bundle also goes without the SDK's browser user-agent parser (bowser, 34 KB), which
+ * `@aws-sdk/core` `import()`s only in a browser: with code splitting it would be a chunk
+ * in every function's folder that Node never loads.
  */
-type LeanCut = 'json-schema' | 'event-streams';
-export const LEAN_CUTS: readonly LeanCut[] = ['json-schema', 'event-streams'];
+type LeanCut = 'json-schema' | 'event-streams' | 'browser-user-agent';
+export const LEAN_CUTS: readonly LeanCut[] = ['json-schema', 'event-streams', 'browser-user-agent'];
 
 const ZOD_CORE = /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
 const EVENT_STREAMS = '@smithy/core/event-streams';
@@ -255,13 +265,52 @@ export function leanPlugin(cuts: readonly LeanCut[]): Plugin {
           loader: 'js',
         }));
       }
+      if (cuts.includes('browser-user-agent')) {
+        b.onResolve({ filter: /^bowser$/ }, () => ({ path: 'bowser', namespace: 'fleet-health-lean-bowser' }));
+        b.onLoad({ filter: /.*/, namespace: 'fleet-health-lean-bowser' }, () => ({
+          contents: `${unavailable("The SDK's browser user-agent parser (bowser)")}export const parse = __unavailable;\nexport default { parse };\n`,
+          loader: 'js',
+        }));
+      }
     },
   };
 }
 
+/**
+ * Each function's entry output (`…/<name>/index.mjs`, relative to the repository) with the
+ * inputs of all its outputs: the entry and every chunk beside it.
+ */
+export function bundleInputs(metafile: Metafile): Map<string, string[]> {
+  const entries = Object.keys(metafile.outputs).filter((file) => file.endsWith(`/${BUNDLE.outputFile}`));
+  return new Map(
+    entries.map((entry) => {
+      const dir = `${dirname(entry)}/`;
+      const outputs = Object.entries(metafile.outputs).filter(([file]) => file.startsWith(dir) && !file.slice(dir.length).includes('/'));
+      return [entry, [...new Set(outputs.flatMap(([, output]) => Object.keys(output.inputs)))]];
+    }),
+  );
+}
+
+/**
+ * The code files of a function's bundle by when they load: `eager`, what its cold start
+ * loads (the entry and the chunks it imports statically, transitively), and `lazy`, the
+ * chunks only a request that imports them loads.
+ */
+export function coldStartFiles(metafile: Metafile, entry: string): { eager: string[]; lazy: string[] } {
+  const eager = new Set<string>();
+  const visit = (file: string) => {
+    if (eager.has(file)) return;
+    eager.add(file);
+    for (const imported of metafile.outputs[file]?.imports ?? []) if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
+  };
+  visit(entry);
+  const dir = `${dirname(entry)}/`;
+  const code = Object.keys(metafile.outputs).filter((file) => file.startsWith(dir) && file.endsWith('.mjs') && !file.slice(dir.length).includes('/'));
+  return { eager: code.filter((file) => eager.has(file)), lazy: code.filter((file) => !eager.has(file)) };
+}
+
 /** The cuts a bundle built with every cut cannot do without, read from its inputs (paths relative to the repository). */
-function neededCuts(metafile: Metafile, output: string): LeanCut[] {
-  const inputs = Object.keys(metafile.outputs[output]!.inputs);
+function neededCuts(inputs: readonly string[]): LeanCut[] {
   const needed: LeanCut[] = [];
   // Our code calls the conversion (the OpenAPI document, the LLM tools' parameters).
   const ours = inputs.filter((input) => !input.includes('node_modules/') && !input.includes(':') && /\.tsx?$/.test(input));
@@ -274,24 +323,30 @@ function neededCuts(metafile: Metafile, output: string): LeanCut[] {
 /**
  * Every named function bundled into `<outdir>/<name>/` with what it needs beside it
  * (runtime assets, shipped rules): what `npm run build`, the stack and the benches deploy
- * or measure. Two esbuild passes: all functions with every cut, then those that need
- * some of the cut code again, grouped by what they need, over their first output.
+ * or measure. Each function is built with every cut, then again (its folder emptied first)
+ * without the cuts its inputs show it cannot do without.
  */
 export async function buildFunctionBundles(names: readonly string[], outdir: string): Promise<Metafile> {
-  const outputOf = (name: string) => Object.keys(first.outputs).find((file) => file.endsWith(`/${name}/${BUNDLE.outputFile}`))!;
-  const first = (await build({ ...esbuildOptions(names, outdir), plugins: [leanPlugin(LEAN_CUTS)] })).metafile!;
-  const again = new Map<string, string[]>();
-  for (const name of names) {
-    const needed = neededCuts(first, outputOf(name));
-    if (needed.length === 0) continue;
-    const cuts = LEAN_CUTS.filter((cut) => !needed.includes(cut)).join(',');
-    again.set(cuts, [...(again.get(cuts) ?? []), name]);
-  }
-  const metafile: Metafile = { inputs: { ...first.inputs }, outputs: { ...first.outputs } };
-  for (const [cuts, group] of again) {
-    const rebuilt = (await build({ ...esbuildOptions(group, outdir), plugins: [leanPlugin(cuts ? (cuts.split(',') as LeanCut[]) : [])] })).metafile!;
-    Object.assign(metafile.inputs, rebuilt.inputs);
-    Object.assign(metafile.outputs, rebuilt.outputs);
+  const buildOne = async (name: string, cuts: readonly LeanCut[]) => {
+    rmSync(join(outdir, name), { recursive: true, force: true });
+    return (await build({ ...esbuildOptions(name, outdir), plugins: [leanPlugin(cuts)] })).metafile!;
+  };
+  const metafiles = await Promise.all(
+    names.map(async (name) => {
+      const first = await buildOne(name, LEAN_CUTS);
+      const needed = neededCuts([...bundleInputs(first).values()][0]!);
+      return needed.length === 0
+        ? first
+        : buildOne(
+            name,
+            LEAN_CUTS.filter((cut) => !needed.includes(cut)),
+          );
+    }),
+  );
+  const metafile: Metafile = { inputs: {}, outputs: {} };
+  for (const one of metafiles) {
+    Object.assign(metafile.inputs, one.inputs);
+    Object.assign(metafile.outputs, one.outputs);
   }
   emitRuntimeAssets(metafile);
   copyRuleDefaults(outdir, names);

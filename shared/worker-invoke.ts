@@ -3,8 +3,7 @@
 // <WORKER>_FUNCTION; locally (npm start, tests) the handler the local runtime
 // registered, run in this process on the next tick. `startAndWait` starts work
 // and follows it a while (the refresh routes, the patrol trigger).
-// Imported by name (not `await import(...)`): esbuild then keeps only the client and Invoke (≈ 69 KB against ≈ 121 KB).
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+// The Lambda client is in lambda-invoke.ts, loaded on the first start on AWS.
 import { type InvocableWorker, WORKER_FUNCTION_ENV, workerFunctionSettings } from './config/worker-functions.js';
 import { logContext } from './log.js';
 
@@ -25,10 +24,9 @@ export async function invokeWorker(name: InvocableWorker, event: Record<string, 
   if (correlationId && event.correlation_id === undefined) event = { ...event, correlation_id: correlationId };
   const functionName = workerFunctionSettings()[WORKER_FUNCTION_ENV[name]];
   if (functionName) {
-    const out = await new LambdaClient({}).send(
-      new InvokeCommand({ FunctionName: functionName, InvocationType: 'Event', Payload: new TextEncoder().encode(JSON.stringify(event)) }),
-    );
-    if (out.StatusCode !== 202) throw new Error(`asynchronous invocation of ${name} answered ${out.StatusCode}`);
+    const { invokeAsync } = await import('./lambda-invoke.js');
+    const status = await invokeAsync(functionName, event);
+    if (status !== 202) throw new Error(`asynchronous invocation of ${name} answered ${status}`);
     return;
   }
   const handler = local.get(name);

@@ -7,7 +7,6 @@ import { ConditionFailed } from '../db/client.js';
 import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUserByEmail, getUser, listUsers, replaceUser, type UserRecord } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
 import type { Principal } from './principal.js';
-import { sendInvitation } from '../mail/invitations.js';
 import { ROLES, type Role } from './roles.js';
 import type { Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
@@ -37,6 +36,7 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
     if (error instanceof ConditionFailed) throw new Conflict(`A user with email ${invite.email} exists already.`);
     throw error;
   }
+  const { sendInvitation } = await import('../mail/invitations.js');
   const emailSent = await sendInvitation({ to: invite.email, displayName: invite.display_name, invitedBy: inviter.name, role: invite.role, token });
   await writeAudit({
     actor: inviter.username,

@@ -27,7 +27,6 @@ import type { Principal } from '../auth/principal.js';
 import { CRITICAL_ALERT_DAYS } from '../scoring/critical.js';
 import { fleetView, loadFleetInputs, rollupDaysFor } from '../scoring/fleet-view.js';
 import { healthImpact, riskImpact, type RuleImpact } from '../scoring/impact.js';
-import { checkRuleText } from './check.js';
 import { defaultRuleText, type RuleSetName } from './defaults.js';
 import type { HealthRules, RiskRules } from './schemas.js';
 
@@ -80,9 +79,15 @@ const staleEdit = (name: RuleSetName, expected: number, current: number) =>
 
 const currentVersion = async (name: RuleSetName) => (await getCurrentRuleSet(name))?.version ?? 0;
 
+/**
+ * The YAML checker, loaded by the routes that read rule text (a write, a proposal's review or
+ * impact): the rest of the settings group's routes start without the YAML parser (issue 21 §4).
+ */
+const ruleCheck = () => import('./check.js');
+
 /** Parses and checks a rule set's text, or refuses it with 422 saying what is wrong and where. */
-function checked(name: RuleSetName, content: string): Record<string, unknown> {
-  const check = checkRuleText(name, content);
+async function checked(name: RuleSetName, content: string): Promise<Record<string, unknown>> {
+  const check = (await ruleCheck()).checkRuleText(name, content);
   if (!check.ok)
     throw new ValidationFailed(`The ${name} content is not valid: ${check.message}`, [{ loc: ['body', 'content'], msg: check.message, type: 'rules' }]);
   return check.value;
@@ -123,7 +128,7 @@ export async function submitRuleSet(
   expected?: number,
   now = new Date(),
 ): Promise<SubmitResult> {
-  const value = checked(name, content);
+  const value = await checked(name, content);
   const read = await currentVersion(name);
   if (expected !== undefined && expected !== read) throw staleEdit(name, expected, read);
   const base = expected ?? read;
@@ -219,7 +224,7 @@ const SCORED: ReadonlySet<RuleSetName> = new Set<RuleSetName>(['health-rules', '
  */
 async function impactOf(change: ConfigChange): Promise<RuleImpact | null> {
   if (!SCORED.has(change.rule_set)) return null;
-  const check = checkRuleText(change.rule_set, change.proposed_content);
+  const check = (await ruleCheck()).checkRuleText(change.rule_set, change.proposed_content);
   if (!check.ok) return null;
   // Plain copies, as the loader gives the engine (zod's output objects are slower to read).
   const proposed = JSON.parse(JSON.stringify(check.value)) as HealthRules | RiskRules;
@@ -272,7 +277,7 @@ export async function reviewConfigChange(
     return { status: 'rejected', change_id: changeId, applied: false };
   }
 
-  const check = checkRuleText(change.rule_set, change.proposed_content);
+  const check = (await ruleCheck()).checkRuleText(change.rule_set, change.proposed_content);
   if (!check.ok)
     throw new Conflict(`Config change ${changeId} no longer passes the ${change.rule_set} checks (${check.message}); reject it and propose again.`);
   const version = change.base_version + 1;

@@ -3,11 +3,13 @@
 // credential provider, the lean cuts), logs a user in against DynamoDB Local.
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { buildFunctionBundles } from '../../infra/bundling.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Metafile } from 'esbuild';
+import { bundleInputs, buildFunctionBundles, coldStartFiles, REPO_ROOT } from '../../infra/bundling.js';
+import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
 import { liveOpenApiDocument } from '../../shared/http/openapi-live.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -16,6 +18,9 @@ import { useTestJwtSecret } from '../support/tokens.js';
 
 let handler: Handler;
 let fleetHandler: Handler;
+let settingsHandler: Handler;
+let metafile: Metafile;
+let settingsEntry: string;
 let fleetBundle: string;
 let authBundle: string;
 let fleetInputs: string[];
@@ -26,14 +31,23 @@ beforeAll(async () => {
   useTestJwtSecret();
   await ensureBootstrapAdmin('bundle-admin', 'bundle-admin@example.com', 'bundle-password');
   const outdir = await mkdtemp(join(tmpdir(), 'fleet-bundle-'));
-  const metafile = await buildFunctionBundles(['auth', 'fleet'], outdir);
-  const inputsOf = (name: string) => Object.keys(Object.entries(metafile.outputs).find(([file]) => file.endsWith(`/${name}/index.mjs`))![1].inputs);
+  metafile = await buildFunctionBundles(['auth', 'fleet', 'settings'], outdir);
+  settingsEntry = relative(REPO_ROOT, join(outdir, 'settings', 'index.mjs'));
+  const inputs = bundleInputs(metafile);
+  const inputsOf = (name: string) => [...inputs].find(([entry]) => entry.endsWith(`/${name}/index.mjs`))![1];
   bundleText = JSON.stringify(inputsOf('auth'));
   fleetInputs = inputsOf('fleet');
-  authBundle = readFileSync(join(outdir, 'auth', 'index.mjs'), 'utf8');
-  fleetBundle = readFileSync(join(outdir, 'fleet', 'index.mjs'), 'utf8');
+  // A function's code: its entry and every chunk beside it.
+  const codeOf = (name: string) =>
+    readdirSync(join(outdir, name))
+      .filter((file) => file.endsWith('.mjs'))
+      .map((file) => readFileSync(join(outdir, name, file), 'utf8'))
+      .join('\n');
+  authBundle = codeOf('auth');
+  fleetBundle = codeOf('fleet');
   ({ handler } = (await import(pathToFileURL(join(outdir, 'auth', 'index.mjs')).href)) as { handler: Handler });
   ({ handler: fleetHandler } = (await import(pathToFileURL(join(outdir, 'fleet', 'index.mjs')).href)) as { handler: Handler });
+  ({ handler: settingsHandler } = (await import(pathToFileURL(join(outdir, 'settings', 'index.mjs')).href)) as { handler: Handler });
 }, 60_000);
 
 describe('the built auth Lambda bundle', () => {
@@ -81,6 +95,42 @@ describe('the built auth Lambda bundle', () => {
     );
     expect(rules.statusCode).toBe(200);
     expect(JSON.parse(rules.body!)).toMatchObject({ lookback_days: 7, classification: { healthy: 80, warning: 60 } });
+  });
+});
+
+/** Signs in through the built auth bundle: the superadmin's bearer header. */
+async function bearer(): Promise<Record<string, string>> {
+  const login = await handler(
+    apiEvent({
+      method: 'POST',
+      path: '/api/auth/login',
+      routeKey: 'POST /api/auth/login',
+      body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }),
+    }),
+    lambdaContext,
+  );
+  return { authorization: `Bearer ${JSON.parse(login.body!).access_token as string}` };
+}
+
+describe('code splitting (issue 21 §4)', () => {
+  it("loads the settings group's YAML parser, Lambda client and SES only with the routes that use them, from chunks beside the bundle", async () => {
+    const { eager, lazy } = coldStartFiles(metafile, settingsEntry);
+    const inputsOf = (files: string[]) => files.flatMap((file) => Object.keys(metafile.outputs[file]!.inputs));
+    const onDemand = ['node_modules/yaml/', 'node_modules/@aws-sdk/client-lambda/', 'node_modules/@aws-sdk/client-ses/'];
+    for (const path of onDemand) {
+      expect(inputsOf(eager).some((input) => input.startsWith(path))).toBe(false);
+      expect(inputsOf(lazy).some((input) => input.startsWith(path))).toBe(true);
+    }
+    // A rule write through the built bundle loads the parser's chunk: a valid text applies, a broken one is refused by it.
+    const headers = await bearer();
+    const put = (content: string) =>
+      settingsHandler(
+        apiEvent({ method: 'PUT', path: '/api/settings/health-rules', routeKey: 'PUT /api/settings/health-rules', headers, body: JSON.stringify({ content }) }),
+        lambdaContext,
+      );
+    expect((await put('scoring: [unclosed')).statusCode).toBe(422);
+    const applied = await put(defaultRuleText('health-rules'));
+    expect(applied.statusCode).toBe(200);
   });
 });
 

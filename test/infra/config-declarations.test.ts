@@ -12,21 +12,22 @@ import { esbuildOptions, functionNames } from '../../infra/bundling.js';
 import { functionConcerns } from '../../infra/local/functions.js';
 import { CONCERNS, type ConfigConcern } from '../../shared/config/concerns.js';
 
-let metafile: Metafile;
+const metafiles = new Map<string, Metafile>();
 
 beforeAll(async () => {
   const outdir = await mkdtemp(join(tmpdir(), 'fleet-config-'));
-  ({ metafile } = await build({ ...esbuildOptions(functionNames(), outdir), write: false, metafile: true, minify: false }));
+  for (const name of functionNames())
+    metafiles.set(name, (await build({ ...esbuildOptions(name, outdir), write: false, metafile: true, minify: false })).metafile);
 }, 120_000);
 
-/** The concerns whose module is in the function's bundle. */
+/** The concerns whose module is in the function's bundle: its entry or a chunk it loads. */
 function bundledConcerns(name: string): ConfigConcern[] {
-  const output = Object.entries(metafile.outputs).find(([path, out]) => out.entryPoint && path.endsWith(`/${name}/index.mjs`));
-  if (!output) throw new Error(`no bundle for ${name}`);
-  return Object.entries(output[1].inputs)
-    .filter(([, input]) => input.bytesInOutput > 0)
-    .map(([path]) => /shared\/config\/([a-z-]+)\.ts$/.exec(path)?.[1])
-    .filter((concern): concern is ConfigConcern => concern !== undefined && concern in CONCERNS);
+  const metafile = metafiles.get(name);
+  if (!metafile) throw new Error(`no bundle for ${name}`);
+  const paths = Object.values(metafile.outputs).flatMap((output) => Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0));
+  return [...new Set(paths.map(([path]) => /shared\/config\/([a-z-]+)\.ts$/.exec(path)?.[1]))].filter(
+    (concern): concern is ConfigConcern => concern !== undefined && concern in CONCERNS,
+  );
 }
 
 const functions = functionConcerns();
