@@ -50,6 +50,21 @@ beforeAll(async () => {
   ({ handler: settingsHandler } = (await import(pathToFileURL(join(outdir, 'settings', 'index.mjs')).href)) as { handler: Handler });
 }, 60_000);
 
+/** The superadmin's sign-in through the built auth bundle. */
+const signIn = () =>
+  handler(
+    apiEvent({
+      method: 'POST',
+      path: '/api/auth/login',
+      routeKey: 'POST /api/auth/login',
+      body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }),
+    }),
+    lambdaContext,
+  );
+
+/** Its bearer header. */
+const bearer = async (): Promise<Record<string, string>> => ({ authorization: `Bearer ${JSON.parse((await signIn()).body!).access_token as string}` });
+
 describe('the built auth Lambda bundle', () => {
   it('carries the environment-only credential provider, not the SDK chain', () => {
     expect(bundleText).toContain('infra/lambda/credentials.ts');
@@ -58,15 +73,7 @@ describe('the built auth Lambda bundle', () => {
   });
 
   it('logs in and answers /me through DynamoDB with environment credentials', async () => {
-    const login = await handler(
-      apiEvent({
-        method: 'POST',
-        path: '/api/auth/login',
-        routeKey: 'POST /api/auth/login',
-        body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }),
-      }),
-      lambdaContext,
-    );
+    const login = await signIn();
     expect(login.statusCode).toBe(200);
     const token = JSON.parse(login.body!).access_token as string;
     const me = await handler(
@@ -79,38 +86,14 @@ describe('the built auth Lambda bundle', () => {
 
   it('the fleet bundle carries no YAML parser and reads the shipped rules from the JSON beside it', async () => {
     expect(fleetBundle).not.toContain('parseDocument');
-    const login = await handler(
-      apiEvent({
-        method: 'POST',
-        path: '/api/auth/login',
-        routeKey: 'POST /api/auth/login',
-        body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }),
-      }),
-      lambdaContext,
-    );
-    const token = JSON.parse(login.body!).access_token as string;
     const rules = await fleetHandler(
-      apiEvent({ method: 'GET', path: '/api/fleet/rules', routeKey: 'GET /api/fleet/rules', headers: { authorization: `Bearer ${token}` } }),
+      apiEvent({ method: 'GET', path: '/api/fleet/rules', routeKey: 'GET /api/fleet/rules', headers: await bearer() }),
       lambdaContext,
     );
     expect(rules.statusCode).toBe(200);
     expect(JSON.parse(rules.body!)).toMatchObject({ lookback_days: 7, classification: { healthy: 80, warning: 60 } });
   });
 });
-
-/** Signs in through the built auth bundle: the superadmin's bearer header. */
-async function bearer(): Promise<Record<string, string>> {
-  const login = await handler(
-    apiEvent({
-      method: 'POST',
-      path: '/api/auth/login',
-      routeKey: 'POST /api/auth/login',
-      body: JSON.stringify({ username: 'bundle-admin', password: 'bundle-password' }),
-    }),
-    lambdaContext,
-  );
-  return { authorization: `Bearer ${JSON.parse(login.body!).access_token as string}` };
-}
 
 describe('code splitting (issue 21 §4)', () => {
   it("loads the settings group's YAML parser, Lambda client and SES only with the routes that use them, from chunks beside the bundle", async () => {
