@@ -282,13 +282,13 @@ export function leanPlugin(cuts: readonly LeanCut[]): Plugin {
  */
 export function bundleInputs(metafile: Metafile): Map<string, string[]> {
   const entries = Object.keys(metafile.outputs).filter((file) => file.endsWith(`/${BUNDLE.outputFile}`));
-  return new Map(
-    entries.map((entry) => {
-      const dir = `${dirname(entry)}/`;
-      const outputs = Object.entries(metafile.outputs).filter(([file]) => file.startsWith(dir) && !file.slice(dir.length).includes('/'));
-      return [entry, [...new Set(outputs.flatMap(([, output]) => Object.keys(output.inputs)))]];
-    }),
-  );
+  return new Map(entries.map((entry) => [entry, [...new Set(outputsBeside(metafile, entry).flatMap((file) => Object.keys(metafile.outputs[file]!.inputs)))]]));
+}
+
+/** Every output in an entry's folder (the entry, its chunks, their maps): one function's bundle. */
+function outputsBeside(metafile: Metafile, entry: string): string[] {
+  const dir = `${dirname(entry)}/`;
+  return Object.keys(metafile.outputs).filter((file) => file.startsWith(dir) && !file.slice(dir.length).includes('/'));
 }
 
 /**
@@ -304,15 +304,14 @@ export function coldStartFiles(metafile: Metafile, entry: string): { eager: stri
     for (const imported of metafile.outputs[file]?.imports ?? []) if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
   };
   visit(entry);
-  const dir = `${dirname(entry)}/`;
-  const code = Object.keys(metafile.outputs).filter((file) => file.startsWith(dir) && file.endsWith('.mjs') && !file.slice(dir.length).includes('/'));
+  const code = outputsBeside(metafile, entry).filter((file) => file.endsWith('.mjs'));
   return { eager: code.filter((file) => eager.has(file)), lazy: code.filter((file) => !eager.has(file)) };
 }
 
 /** The cuts a bundle built with every cut cannot do without, read from its inputs (paths relative to the repository). */
 function neededCuts(inputs: readonly string[]): LeanCut[] {
   const needed: LeanCut[] = [];
-  // Our code calls the conversion (the OpenAPI document, the LLM tools' parameters).
+  // Our code calls the conversion (the LLM tools' parameters; the OpenAPI document is converted at build time).
   const ours = inputs.filter((input) => !input.includes('node_modules/') && !input.includes(':') && /\.tsx?$/.test(input));
   if (ours.some((input) => readFileSync(join(REPO_ROOT, input), 'utf8').includes('toJSONSchema'))) needed.push('json-schema');
   // A client imports the codec statically (Bedrock Runtime's ConverseStream and its websocket and payload handlers).
