@@ -18,8 +18,7 @@
 // items are read and its pack rebuilt. The reading through a pack (heal, cache,
 // build) is packing.ts' readThroughPack, shared with the inventory pack.
 // README "Packed rollups" has the reasoning.
-import { endianness } from 'node:os';
-import { emptyColumns, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
+import { doublesAt, emptyColumns, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { batchGet, mapLimit, queryAll, type Item } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, storedDay, ttlOf } from './metrics.js';
 import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackSource } from './packing.js';
@@ -42,14 +41,14 @@ export function isPackableDay(day: string, now: Date): boolean {
 }
 
 // ---- the binary form --------------------------------------------------------
-// Little-endian, 8-byte aligned doubles so decoding is a copy:
+// Little-endian, 8-byte aligned doubles so decoding views them (doublesAt):
 //   u32 magic, u32 format, u32 clusters n, u32 METRICS, u32 SLOTS, u32 id bytes
 //   u16 × n   each cluster id's length in UTF-16 code units
 //   the ids, UTF-8, one after the other; zero padding to a multiple of 8
 //   f64 × n × METRICS × SLOTS   values, as RollupColumns.values of one day
 //   f64 × n × METRICS           lastAt, as RollupColumns.lastAt of one day
 
-if (endianness() !== 'LE') throw new Error('rollup packs are little-endian: this platform is not');
+// (rollup-columns.ts checks on import that this platform is little-endian.)
 
 const align8 = (n: number) => Math.ceil(n / 8) * 8;
 
@@ -107,16 +106,7 @@ export function decodePack(raw: Buffer, name: { pk: string; packId: string }): R
   // Views of the decompressed bytes where they sit 8-aligned (zlib's output is a buffer of its
   // own, so they do): a decoded pack is read-only, copied into the columns that own theirs.
   // A copy only for bytes at an odd offset (a pooled buffer).
-  return { clusterIds, values: doubles(raw, valuesAt, lastAtAt), lastAt: doubles(raw, lastAtAt, end) };
-}
-
-/** The doubles of raw[from, to): a view when aligned, else a copy. */
-function doubles(raw: Buffer, from: number, to: number): Float64Array {
-  const at = raw.byteOffset + from;
-  if (at % 8 === 0) return new Float64Array(raw.buffer, at, (to - from) / 8);
-  const copy = new Float64Array((to - from) / 8);
-  new Uint8Array(copy.buffer).set(raw.subarray(from, to));
-  return copy;
+  return { clusterIds, values: doublesAt(raw, valuesAt, (lastAtAt - valuesAt) / 8), lastAt: doublesAt(raw, lastAtAt, (end - lastAtAt) / 8) };
 }
 
 /** A pack of rollup items as a Query returns them (sorted by cluster id): each cell copied in, or an item written before cells parsed. */

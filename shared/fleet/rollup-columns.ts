@@ -13,7 +13,8 @@ import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from './records.js';
 import { isSound, type DayRollup, type MetricRollup } from './rollup.js';
 
-if (endianness() !== 'LE') throw new Error('stored rollup cells are little-endian: this platform is not');
+// Cells and packs (shared/db/rollup-packs.ts) store their doubles little-endian and are read as typed arrays.
+if (endianness() !== 'LE') throw new Error('stored rollup cells and packs are little-endian: this platform is not');
 
 export const METRICS = METRIC_KEYS.length;
 /** Doubles per cluster-day-metric. */
@@ -124,21 +125,26 @@ export function putCell(columns: RollupColumns, day: number, row: number, bytes:
   checkCell(bytes);
   const cell = cellOf(columns, day, row);
   const { values, lastAt } = columns;
-  const from = bytes.byteOffset + CELL_HEADER;
-  if (from % 8 === 0) {
-    // The usual case: Node's pooled buffers are 8-aligned, so the doubles are viewed where they are.
-    values.set(new Float64Array(bytes.buffer, from, CELL_VALUES), cell * CELL_VALUES);
-    lastAt.set(new Float64Array(bytes.buffer, from + CELL_VALUES * 8, METRICS), cell * METRICS);
-  } else {
-    new Uint8Array(values.buffer, values.byteOffset + cell * CELL_VALUES * 8, CELL_VALUES * 8).set(bytes.subarray(CELL_HEADER, CELL_HEADER + CELL_VALUES * 8));
-    new Uint8Array(lastAt.buffer, lastAt.byteOffset + cell * METRICS * 8, METRICS * 8).set(bytes.subarray(CELL_HEADER + CELL_VALUES * 8));
-  }
+  values.set(doublesAt(bytes, CELL_HEADER, CELL_VALUES), cell * CELL_VALUES);
+  lastAt.set(doublesAt(bytes, CELL_HEADER + CELL_VALUES * 8, METRICS), cell * METRICS);
   for (let m = 0; m < METRICS; m++) {
     const at = (cell * METRICS + m) * SLOTS;
     if (values[at + PRESENT] === 1 && soundSlots(values, at) && isTime(lastAt[cell * METRICS + m]!)) continue;
     values.fill(0, at, at + SLOTS);
     lastAt[cell * METRICS + m] = Number.NaN;
   }
+}
+
+/**
+ * `count` doubles at `byteOffset` of `bytes` (little-endian, as cells and packs store them): a
+ * view where they sit 8-aligned (Node's pooled buffers and zlib's output do), else a copy.
+ */
+export function doublesAt(bytes: Uint8Array, byteOffset: number, count: number): Float64Array {
+  const at = bytes.byteOffset + byteOffset;
+  if (at % 8 === 0) return new Float64Array(bytes.buffer, at, count);
+  const copy = new Float64Array(count);
+  new Uint8Array(copy.buffer).set(bytes.subarray(byteOffset, byteOffset + count * 8));
+  return copy;
 }
 
 /** Epoch ms a Date can hold (NaN is not). */
