@@ -332,6 +332,24 @@ describe('packed rollups', () => {
     expect(lastPackReadStats()).toEqual({ cached: 0, packs: METRIC_SHARDS, items: 0, built: 0 });
   });
 
+  it('a head whose raw size is wrong or absurd is corrupt: its items are read and it is rebuilt', async () => {
+    const days = daysEnding(33, 1);
+    const clusterIds = ids(12);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await readFleetRollupColumns(days, new Date(), refresh);
+    const shard = shardOf(clusterIds[0]!);
+    for (const wrong of [(raw: number) => raw - 1, (raw: number) => raw + 1, () => 2 ** 40, () => -1, () => 1.5]) {
+      const head = (await headOf(days[0]!, shard))!;
+      await putItem('metrics', { ...head, raw_bytes: wrong(Number(head.raw_bytes)) });
+      clearPackCache();
+      await expectSameAsItems(days);
+      expect(lastPackReadStats()).toMatchObject({ items: 1, built: 1 });
+      clearPackCache();
+      await expectSameAsItems(days);
+      expect(lastPackReadStats()).toMatchObject({ packs: METRIC_SHARDS, items: 0 });
+    }
+  });
+
   it('a head whose chunks are gone: read from items, and mended by the same counter value', async () => {
     const days = daysEnding(32, 1);
     await putRollups(randomRollups(ids(20), days, 1));
