@@ -340,7 +340,7 @@ describe('packed rollups', () => {
     const shard = shardOf(clusterIds[0]!);
     for (const wrong of [(raw: number) => raw - 1, (raw: number) => raw + 1, () => 2 ** 40, () => -1, () => 1.5]) {
       const head = (await headOf(days[0]!, shard))!;
-      await putItem('metrics', { ...head, raw_bytes: wrong(Number(head.raw_bytes)) });
+      await putItem('metrics', { ...head, pk: String(head.pk), sk: String(head.sk), raw_bytes: wrong(Number(head.raw_bytes)) });
       clearPackCache();
       await expectSameAsItems(days);
       expect(lastPackReadStats()).toMatchObject({ items: 1, built: 1 });
