@@ -159,7 +159,7 @@ export async function healWriteCounter(table: TableName, key: Key, item: Item | 
 }
 
 /** A write counter's value as read: 0 when it was never bumped, -1 (odd: no pack is current) when it is not a count. */
-function writesOf(item: Record<string, unknown> | undefined): number {
+export function writesOf(item: Record<string, unknown> | undefined): number {
   if (item?.writes === undefined) return 0;
   const writes = item.writes;
   return typeof writes === 'number' && Number.isSafeInteger(writes) && writes >= 0 ? writes : -1;

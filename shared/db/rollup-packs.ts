@@ -5,6 +5,9 @@
 //   pk = PACK#<day>#<shard>, sk = COUNTER                → writes: the seqlock counter (metrics.ts bumps it)
 //   pk = PACK#<day>#<shard>, sk = HEAD                   → the current pack: pack_id, built_from, chunks, bytes, encoding
 //   pk = PACK#<day>#<shard>, sk = PART#<pack_id>#<nnnn>  → one slice of that pack's bytes (binary)
+//   pk = WINDOW#<first>#<last>#<shard>, sk = HEAD | PART#…  → the refresh's window pack: those settled days' cells
+//                                                           folded into one per cluster (foldDays), current while
+//                                                           every day's counter holds what it was built from
 // The rollup items stay the source of truth. A pack records the counter value
 // it was built from (read before its items, consistently, and even: no write in
 // flight); it is current only while the counter still holds that value, since
@@ -18,10 +21,10 @@
 // items are read and its pack rebuilt. The reading through a pack (heal, cache,
 // build) is packing.ts' readThroughPack, shared with the inventory pack.
 // README "Packed rollups" has the reasoning.
-import { doublesAt, emptyColumns, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
+import { doublesAt, emptyColumns, foldDays, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { batchGet, mapLimit, queryAll, type Item } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, storedDay, ttlOf } from './metrics.js';
-import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackSource } from './packing.js';
+import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, writesOf, type PackBuilder, type PackSource } from './packing.js';
 
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
 const FORMAT_VERSION = 1;
@@ -133,9 +136,24 @@ export interface PackReadStats {
   built: number;
 }
 
-let lastStats: PackReadStats = { cached: 0, packs: 0, items: 0, built: 0 };
+/** Where a window's folded cells came from: cached, its pack, or folded from the days' here (and then built). */
+export interface WindowReadStats {
+  cached: number;
+  packs: number;
+  folded: number;
+  built: number;
+}
+
+type ReadStats = PackReadStats & { windows: WindowReadStats };
+const noStats = (): ReadStats => ({ cached: 0, packs: 0, items: 0, built: 0, windows: { cached: 0, packs: 0, folded: 0, built: 0 } });
+let lastStats = noStats();
 /** How the last readFleetRollupColumns got its partitions. */
-export const lastPackReadStats = (): PackReadStats => ({ ...lastStats });
+export const lastPackReadStats = (): PackReadStats => {
+  const { windows: _, ...days } = lastStats;
+  return days;
+};
+/** How the last readFleetRollupColumns got its window packs (none without `window`). */
+export const lastWindowReadStats = (): WindowReadStats => ({ ...lastStats.windows });
 
 interface Partition {
   day: string;
@@ -144,49 +162,121 @@ interface Partition {
   pk: string;
 }
 
+/** A shard's settled days of the lookback, read as one window pack (their cells folded). */
+interface WindowPartition {
+  days: readonly string[];
+  shard: number;
+  pk: string;
+}
+
+/** The partition of a window pack: a shard's cells of these consecutive days, folded. */
+const windowPartition = (days: readonly string[], shard: number) => `WINDOW#${days[0]}#${days.at(-1)}#${shard}`;
+/** Window packs serve the lookbacks that start on their first day: a day or two; then TTL takes them. */
+const WINDOW_TTL_SECONDS = 3 * 86_400;
+const WINDOW_ENCODING = 'window-cells-v1+br1';
+
 /**
  * The fleet's rollups of these days (oldest first, as windowDays gives them)
  * as columns; rows: every cluster with a rollup item in them (grouped by shard).
+ * With `window` (the refresh), the settled days, when they are at least two and
+ * begin the list, come folded into the columns' first day (RollupColumns.window),
+ * one window pack per shard, read, cached and built like the day packs below.
  * Each (day, shard) comes from its pack when the pack is current, else from its
  * items, and then, if the day no longer changes by `now` and `build` is given, its
  * pack is built and written for the next read (a pack write that fails is logged,
  * not thrown). Only the refresh (the recompute worker, granted write access to the
  * metrics table) builds packs; API containers reading the fleet view read them.
  */
-export async function readFleetRollupColumns(days: string[], now = new Date(), { build }: { build?: PackBuilder } = {}): Promise<RollupColumns> {
-  const partitions: Partition[] = days.flatMap((day, dayIndex) =>
-    range(METRIC_SHARDS).map((shard) => ({ day, dayIndex, shard, pk: packPartition(day, shard) })),
+export async function readFleetRollupColumns(
+  days: string[],
+  now = new Date(),
+  { build, window = false }: { build?: PackBuilder; window?: boolean } = {},
+): Promise<RollupColumns> {
+  const stats = noStats();
+  // `window`: the settled days (a prefix of `days`, at least two) are read folded, one window pack per shard.
+  const folded = window ? days.filter((day) => isPackableDay(day, now)) : [];
+  const windowed = folded.length >= 2 && folded.every((day, i) => day === days[i]);
+  const perDay = windowed ? days.slice(folded.length) : days;
+  const columnDays = windowed ? [folded[0]!, ...perDay] : perDay;
+  const first = windowed ? 1 : 0;
+  const partitions: Partition[] = perDay.flatMap((day, d) =>
+    range(METRIC_SHARDS).map((shard) => ({ day, dayIndex: first + d, shard, pk: packPartition(day, shard) })),
   );
-  const stats: PackReadStats = { cached: 0, packs: 0, items: 0, built: 0 };
-  const packs = new Array<RollupPack>(partitions.length);
-  const settled = partitions.map((p, i) => ({ p, i })).filter(({ p }) => isPackableDay(p.day, now));
-  const open = partitions.map((p, i) => ({ p, i })).filter(({ p }) => !isPackableDay(p.day, now));
+  const windows: WindowPartition[] = windowed ? range(METRIC_SHARDS).map((shard) => ({ days: folded, shard, pk: windowPartition(folded, shard) })) : [];
+  // Per column day and shard, the cells read (a window's in column day 0).
+  const packs = new Array<RollupPack>(columnDays.length * METRIC_SHARDS);
+  const settled = partitions.filter((p) => isPackableDay(p.day, now));
+  const open = partitions.filter((p) => !isPackableDay(p.day, now));
   // Open days are never packed: their items are read at once, beside the counters of the settled days.
-  const openReads = mapLimit(open, 32, async ({ p, i }) => {
-    packs[i] = await partitionPack(p, new Map(), now, stats, build);
+  const openReads = mapLimit(open, 32, async (p) => {
+    packs[p.dayIndex * METRIC_SHARDS + p.shard] = await partitionPack(p, new Map(), now, stats, build);
   });
   openReads.catch(() => undefined); // awaited below; a failure before then must not go unhandled
-  // Fetch: every settled counter and head in consistent BatchGets; a counter read before the items a build reads.
-  const keys = settled.flatMap(({ p: { pk } }) => [
-    { pk, sk: PACK_COUNTER_SK },
-    { pk, sk: PACK_HEAD_SK },
-  ]);
+  // Fetch: every settled counter and head (a window's days' too) and every window head in consistent
+  // BatchGets; a counter read before the items a build reads.
+  const settledPks = [...settled.map((p) => p.pk), ...windows.flatMap((w) => w.days.map((day) => packPartition(day, w.shard)))];
+  const keys = [
+    ...settledPks.flatMap((pk) => [
+      { pk, sk: PACK_COUNTER_SK },
+      { pk, sk: PACK_HEAD_SK },
+    ]),
+    ...windows.map((w) => ({ pk: w.pk, sk: PACK_HEAD_SK })),
+  ];
   const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
   const stored = new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
   await Promise.all([
     openReads,
-    mapLimit(settled, 32, async ({ p, i }) => {
-      packs[i] = await partitionPack(p, stored, now, stats, build);
+    mapLimit(settled, 32, async (p) => {
+      packs[p.dayIndex * METRIC_SHARDS + p.shard] = await partitionPack(p, stored, now, stats, build);
+    }),
+    mapLimit(windows, 16, async (w) => {
+      packs[w.shard] = await windowPack(w, stored, now, stats, build);
     }),
   ]);
   lastStats = stats;
   // Allocate with the rows known (grouped by shard: a shard's days mostly list the same clusters, so copies run long), then copy.
   const rowOf = new Map<string, number>();
   for (let shard = 0; shard < METRIC_SHARDS; shard++)
-    for (let d = 0; d < days.length; d++) for (const id of packs[d * METRIC_SHARDS + shard]!.clusterIds) if (!rowOf.has(id)) rowOf.set(id, rowOf.size);
-  const columns = emptyColumns(days, [...rowOf.keys()]);
-  for (let i = 0; i < partitions.length; i++) copyInto(columns, partitions[i]!.dayIndex, packs[i]!);
+    for (let d = 0; d < columnDays.length; d++) for (const id of packs[d * METRIC_SHARDS + shard]!.clusterIds) if (!rowOf.has(id)) rowOf.set(id, rowOf.size);
+  const columns: RollupColumns = { ...emptyColumns(columnDays, [...rowOf.keys()]), ...(windowed ? { window: folded } : {}) };
+  for (let i = 0; i < packs.length; i++) copyInto(columns, Math.floor(i / METRIC_SHARDS), packs[i]!);
   return columns;
+}
+
+/**
+ * A shard's settled lookback days folded (foldDays), through its window pack. The pack is
+ * current while every day's write counter still holds the value it was built from: counters
+ * only grow, so their sum, recorded as the pack's `built_from`, is equal only then, and a
+ * pack is built only while every counter is even (no write in flight), from day cells read
+ * through their own packs by the seqlock above. A day whose counter is odd (a write in
+ * flight, or a writer that died) makes this read take the days one by one, folded here,
+ * which heals the counter for the next read.
+ */
+async function windowPack(w: WindowPartition, stored: Map<string, Item>, now: Date, stats: ReadStats, build: PackBuilder | undefined): Promise<RollupPack> {
+  const dayParts = w.days.map((day, dayIndex) => ({ day, dayIndex, shard: w.shard, pk: packPartition(day, w.shard) }));
+  const foldDaysRead = async () => foldDays(await Promise.all(dayParts.map((p) => partitionPack(p, stored, now, stats, build))));
+  const writes = dayParts.map((p) => writesOf(stored.get(`${p.pk}|${PACK_COUNTER_SK}`)));
+  if (writes.some((n) => n < 0 || n % 2 !== 0)) {
+    stats.windows.folded++;
+    return foldDaysRead();
+  }
+  const read = await readThroughPack<RollupPack>(
+    {
+      table: 'metrics',
+      pk: w.pk,
+      encoding: WINDOW_ENCODING,
+      ttl: Math.floor(now.getTime() / 1000) + WINDOW_TTL_SECONDS,
+      fromItems: foldDaysRead,
+      encode: encodePack,
+      decode: (raw, head) => decodePack(raw, { pk: w.pk, packId: head.pack_id }),
+      count: (pack) => pack.clusterIds.length,
+      bytes: (pack) => pack.values.byteLength + pack.lastAt.byteLength + pack.clusterIds.length * 64,
+    },
+    { counter: { writes: writes.reduce((a, b) => a + b, 0) }, head: stored.get(`${w.pk}|${PACK_HEAD_SK}`), build },
+  );
+  stats.windows[read.from === 'items' ? 'folded' : read.from === 'pack' ? 'packs' : 'cached']++;
+  if (read.built) stats.windows.built++;
+  return read.value;
 }
 
 /** A (day, shard)'s rollups as packing.ts reads and packs them. */

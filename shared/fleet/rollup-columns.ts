@@ -33,8 +33,14 @@ export const METRIC_INDEX_OF: Readonly<Record<string, number | undefined>> = Obj
 );
 
 export interface RollupColumns {
-  /** UTC days, oldest first. */
+  /** UTC days, oldest first; with `window`, the first stands for the window's days folded. */
   days: readonly string[];
+  /**
+   * Set when the first day's cells are not one day's but these days' folded into one
+   * (foldDays: the refresh's settled lookback, shared/db/rollup-packs.ts): such columns
+   * answer a fold from their first day only; anything per day throws WindowedColumns.
+   */
+  window?: readonly string[];
   /** Cluster ids in row order. */
   clusterIds: readonly string[];
   rowOf: ReadonlyMap<string, number>;
@@ -188,8 +194,54 @@ export function columnsFromRollups(days: readonly string[], clusterIds: readonly
   return columns;
 }
 
+/** A per-day read of columns whose first day is a window of days folded (RollupColumns.window). */
+export class WindowedColumns extends Error {
+  constructor(columns: RollupColumns, what: string) {
+    super(`${what}: these columns hold ${columns.window?.[0]}…${columns.window?.at(-1)} folded into one, not per day`);
+    this.name = 'WindowedColumns';
+  }
+}
+
+/**
+ * Days of one-day packs (oldest first, as RollupPack: ids, values, lastAt) folded into one
+ * cell per cluster, as the scoring engine folds a lookback (shared/scoring/inputs.ts
+ * foldColumns): the first present day's slots, then per later day the max of MAX, the min
+ * of MIN, SUM and COUNT added, its LAST; so folding this cell and then later days gives the
+ * same doubles as folding every day. `lastAt`: the metric's newest sample time over the days.
+ * Rows: every cluster of any day, by id.
+ */
+export function foldDays(packs: readonly Pick<RollupColumns, 'clusterIds' | 'values' | 'lastAt'>[]): Pick<RollupColumns, 'clusterIds' | 'values' | 'lastAt'> {
+  const clusterIds = [...new Set(packs.flatMap((pack) => pack.clusterIds))].sort();
+  const rowOf = new Map(clusterIds.map((id, row) => [id, row]));
+  const values = new Float64Array(clusterIds.length * METRICS * SLOTS);
+  const lastAt = new Float64Array(clusterIds.length * METRICS).fill(Number.NaN);
+  for (const pack of packs)
+    for (let i = 0; i < pack.clusterIds.length; i++) {
+      const row = rowOf.get(pack.clusterIds[i]!)!;
+      for (let m = 0; m < METRICS; m++) {
+        const from = (i * METRICS + m) * SLOTS;
+        if (pack.values[from + PRESENT] === 0) continue;
+        const at = (row * METRICS + m) * SLOTS;
+        const time = pack.lastAt[i * METRICS + m]!;
+        if (!(lastAt[row * METRICS + m]! >= time)) lastAt[row * METRICS + m] = time;
+        if (values[at + PRESENT] === 0) {
+          values.set(pack.values.subarray(from, from + SLOTS), at);
+          values[at + PRESENT] = 1;
+          continue;
+        }
+        if (pack.values[from + MAX]! > values[at + MAX]!) values[at + MAX] = pack.values[from + MAX]!;
+        if (pack.values[from + MIN]! < values[at + MIN]!) values[at + MIN] = pack.values[from + MIN]!;
+        values[at + SUM] = values[at + SUM]! + pack.values[from + SUM]!;
+        values[at + COUNT] = values[at + COUNT]! + pack.values[from + COUNT]!;
+        values[at + LAST] = pack.values[from + LAST]!;
+      }
+    }
+  return { clusterIds, values, lastAt };
+}
+
 /** One cluster's rollups in object form, oldest day first (days without any metric are left out). */
 export function rollupsOf(columns: RollupColumns, row: number): StoredRollup[] {
+  if (columns.window) throw new WindowedColumns(columns, 'rollups per day');
   const out: StoredRollup[] = [];
   const clusterId = columns.clusterIds[row]!;
   for (let day = 0; day < columns.days.length; day++) {

@@ -234,7 +234,8 @@ async function impactOf(change: ConfigChange): Promise<RuleImpact | null> {
   const covered =
     rollupDaysFor(health, risk) <= rollupDaysFor(view.health.rules, view.risk.rules) &&
     health.lookback_days <= Math.max(CRITICAL_ALERT_DAYS, view.health.rules.lookback_days);
-  const fleet = covered ? view.fleet : await loadFleetInputs(rollupDaysFor(health, risk), health.lookback_days, view.now);
+  // A refresh's view holds its lookback folded (windowed): another lookback is read day by day.
+  const fleet = covered && !view.windowed ? view.fleet : await loadFleetInputs(rollupDaysFor(health, risk), health.lookback_days, view.now);
   return 'scoring' in proposed ? healthImpact(fleet, view.health.rules, health, view.now) : riskImpact(fleet, view.risk.rules, risk, view.now);
 }
 

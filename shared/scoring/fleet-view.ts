@@ -7,6 +7,7 @@ import { listClusters } from '../db/clusters.js';
 import { windowDays } from '../db/metrics.js';
 import { PACK_BUILDER, type PackBuilder } from '../db/packing.js';
 import { readFleetRollupColumns } from '../db/rollup-packs.js';
+import { WindowedColumns } from '../fleet/rollup-columns.js';
 import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } from '../db/scores.js';
 import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
@@ -15,7 +16,7 @@ import type * as z from 'zod';
 import { CRITICAL_ALERT_DAYS } from './critical.js';
 import { fleetKpis, fleetScoresFrom, scoreColumns, type FleetClusterScore } from './fleet-score.js';
 import { healthKpis, healthScoresFrom, type HealthScore } from './health-score.js';
-import { aggregateFleet, columnarClusterData, lookbackStart, staleReason, type ClusterAggregates, type ClusterData } from './inputs.js';
+import { aggregateFleet, anyNotFinite, columnarClusterData, lookbackStart, staleReason, type ClusterAggregates, type ClusterData } from './inputs.js';
 import { riskSnapshot, riskSummary, sortSnapshots, type RiskSnapshot } from './risk.js';
 import type * as contract from './schemas.js';
 
@@ -27,6 +28,8 @@ export interface FleetView {
   health: LoadedRuleSet<ScoringRules>;
   risk: LoadedRuleSet<RiskRuleSet>;
   fleet: ClusterData[];
+  /** The fleet's rollups were read with the settled days folded (a refresh's): they answer the rules' lookback only. */
+  windowed: boolean;
   /** The fleet's aggregates over the health lookback, which the scores were computed from (healthKpis reads them). */
   aggregates: readonly ClusterAggregates[];
   /** Unified scores, worst first. */
@@ -45,11 +48,17 @@ export const rollupDaysFor = (health: ScoringRules, risk: RiskRuleSet) => Math.m
  * fleet's columns, decoded from packed rollups: no rollup object is built), and
  * the alerts of the critical-cluster window or the health lookback, whichever is longer.
  */
-export async function loadFleetInputs(days: number, alertLookbackDays: number, now: Date, buildPacks?: PackBuilder): Promise<ClusterData[]> {
+export async function loadFleetInputs(
+  days: number,
+  alertLookbackDays: number,
+  now: Date,
+  buildPacks?: PackBuilder,
+  { window = false }: { window?: boolean } = {},
+): Promise<ClusterData[]> {
   const alertDays = Math.max(CRITICAL_ALERT_DAYS, alertLookbackDays);
   const [clusters, columns, alerts] = await Promise.all([
     listClusters({ build: buildPacks }),
-    readFleetRollupColumns(windowDays(days, now), now, { build: buildPacks }),
+    readFleetRollupColumns(windowDays(days, now), now, { build: buildPacks, window }),
     listAlertsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
   ]);
   const alertsByCluster = new Map<string, AlertRecord[]>();
@@ -61,11 +70,28 @@ export async function loadFleetInputs(days: number, alertLookbackDays: number, n
   return clusters.map((cluster) => columnarClusterData(cluster, columns, alertsByCluster.get(cluster.cluster_id) ?? []));
 }
 
-/** `buildPacks`: given by the refresh (whose worker may write those tables), the packs read as items are written (settled rollup days, the inventory). */
+/**
+ * `buildPacks`: given by the refresh (whose worker may write those tables), the packs read as items
+ * are written (settled rollup days, the inventory), and the lookback's settled days are read folded,
+ * one window pack per shard (shared/db/rollup-packs.ts), when both rule sets look back from the same
+ * day: every view then folds two cells per cluster (the window, today) instead of one per day, to the
+ * same doubles. Such a view answers the rules' lookback only (RollupColumns.window: nothing per day, no
+ * other lookback; the rule impact preview reads its own then); and where a sum leaves the double range,
+ * whose exact answer needs each day, the refresh reads day by day.
+ */
 export async function computeFleetView(now = new Date(), buildPacks?: PackBuilder): Promise<FleetView> {
   const [health, risk] = await Promise.all([loadHealthRules(), loadRiskRules()]);
-  const fleet = await loadFleetInputs(rollupDaysFor(health.rules, risk.rules), health.rules.lookback_days, now, buildPacks);
-  return computeViews(fleet, health, risk, now);
+  const days = rollupDaysFor(health.rules, risk.rules);
+  if (buildPacks && health.rules.lookback_days === risk.rules.lookback_days) {
+    try {
+      const view = computeViews(await loadFleetInputs(days, health.rules.lookback_days, now, buildPacks, { window: true }), health, risk, now);
+      // Checked here, so no later reader of the view (the snapshots' kpis) meets one.
+      if (!anyNotFinite(view.aggregates)) return view;
+    } catch (error) {
+      if (!(error instanceof WindowedColumns)) throw error;
+    }
+  }
+  return computeViews(await loadFleetInputs(days, health.rules.lookback_days, now, buildPacks), health, risk, now);
 }
 
 /** Every view of a fleet already read: the pure part of computeFleetView (the refresh bench times it as the floor's compute). */
@@ -94,6 +120,7 @@ export function computeViews(fleet: ClusterData[], health: LoadedRuleSet<Scoring
     health,
     risk,
     fleet,
+    windowed: fleet.some((d) => d.columns?.window !== undefined),
     aggregates: columns.aggregates,
     scores,
     // One risk level per cluster: the health view shows the snapshot's, not its own classification.

@@ -4,7 +4,21 @@ import type { AlertRecord } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
-import { COUNT, LAST, MAX, METRIC_INDEX_OF, METRICS, MIN, PRESENT, rollupsOf, setSlots, SLOTS, SUM, type RollupColumns } from '../fleet/rollup-columns.js';
+import {
+  COUNT,
+  LAST,
+  MAX,
+  METRIC_INDEX_OF,
+  METRICS,
+  MIN,
+  PRESENT,
+  rollupsOf,
+  setSlots,
+  SLOTS,
+  SUM,
+  WindowedColumns,
+  type RollupColumns,
+} from '../fleet/rollup-columns.js';
 import type { Aggregation } from '../rules/schemas.js';
 
 export interface ClusterData {
@@ -251,8 +265,10 @@ function foldColumns(columns: RollupColumns, firstDay: number, fleetOf: Int32Arr
     }
 }
 
-/** The first of the columns' days (oldest first) on or after `fromDay`. */
-function firstDayFrom(days: readonly string[], fromDay: string): number {
+/** The first of the columns' days (oldest first) on or after `fromDay`; of a window's, only its first day. */
+function firstDayFrom(columns: RollupColumns, fromDay: string): number {
+  const days = columns.days;
+  if (columns.window && fromDay !== days[0]) throw new WindowedColumns(columns, `a lookback from ${fromDay}`);
   let day = 0;
   while (day < days.length && days[day]! < fromDay) day++;
   return day;
@@ -286,7 +302,7 @@ export function aggregateFleet(fleet: readonly ClusterData[], fromDay: string): 
     if (fleetOf === undefined) places.set(columns, (fleetOf = new Int32Array(columns.clusterIds.length).fill(-1)));
     if (fleetOf[row] === -1) fleetOf[row] = i;
   }
-  for (const [columns, fleetOf] of places) foldColumns(columns, firstDayFrom(columns.days, fromDay), fleetOf, values, newest);
+  for (const [columns, fleetOf] of places) foldColumns(columns, firstDayFrom(columns, fromDay), fleetOf, values, newest);
   const out = new Array<ClusterAggregates>(fleet.length);
   let columns: RollupColumns | undefined;
   let firstDay = 0;
@@ -300,7 +316,7 @@ export function aggregateFleet(fleet: readonly ClusterData[], fromDay: string): 
     // The fleet's clusters share one columns object: find the lookback's first day once.
     if (data.columns !== columns) {
       columns = data.columns;
-      firstDay = firstDayFrom(columns.days, fromDay);
+      firstDay = firstDayFrom(columns, fromDay);
     }
     const row = data.row ?? -1;
     // A cluster listed twice (the same row) was folded once, at its first place: copied here.
@@ -364,7 +380,9 @@ function aggregateRow(columns: RollupColumns, row: number, firstDay: number, met
   if (!found) return null;
   const value = how === 'avg' ? acc / count : acc;
   if (Number.isFinite(value)) return value;
-  // overflowed's answer, from the columns: Σ(day's sum / samples), clamped to the double range.
+  // overflowed's answer, from the columns: Σ(day's sum / samples), clamped to the double range;
+  // it needs each day's sum, which a window's first cell has folded (the refresh reads per day then).
+  if (columns.window) throw new WindowedColumns(columns, 'a sum beyond the double range');
   let mean = 0;
   for (let day = firstDay; day < columns.days.length; day++) {
     const at = slotOf(day);
@@ -381,7 +399,18 @@ function aggregateRow(columns: RollupColumns, row: number, firstDay: number, met
  */
 export function aggregateOf(data: ClusterData, key: MetricKey, how: Aggregation, fromDay: string): number | null {
   if (data.columns === undefined) return aggregate(data.rollups, key, how, fromDay);
-  return aggregateRow(data.columns, data.row ?? -1, firstDayFrom(data.columns.days, fromDay), METRIC_INDEX[key], how);
+  return aggregateRow(data.columns, data.row ?? -1, firstDayFrom(data.columns, fromDay), METRIC_INDEX[key], how);
+}
+
+/**
+ * Whether any aggregate holds a number that is not finite (a sum beyond the double range):
+ * its exact answer (aggregatedValue's fallback) reads each day, which a window does not hold.
+ */
+export function anyNotFinite(aggregates: readonly ClusterAggregates[]): boolean {
+  for (const { values, base } of aggregates)
+    for (let at = base; at < base + METRICS * SLOTS; at += SLOTS)
+      if (values[at + PRESENT] !== 0 && !Number.isFinite(values[at + MIN]! + values[at + MAX]! + values[at + SUM]! + values[at + LAST]!)) return true;
+  return false;
 }
 
 /** Aggregation names as small integers, for the hot loops (aggregatedValue). */

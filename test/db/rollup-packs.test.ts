@@ -16,7 +16,9 @@ import {
   windowDays,
   type StoredRollup,
 } from '../../shared/db/metrics.js';
-import { decodePack, encodePack, lastPackReadStats, readFleetRollupColumns } from '../../shared/db/rollup-packs.js';
+import { decodePack, encodePack, isPackableDay, lastPackReadStats, lastWindowReadStats, readFleetRollupColumns } from '../../shared/db/rollup-packs.js';
+import type { ClusterRecord } from '../../shared/db/clusters.js';
+import { aggregateFleet, columnarClusterData } from '../../shared/scoring/inputs.js';
 import { columnsFromRollups, emptyColumns, METRICS, SLOTS, type RollupColumns } from '../../shared/fleet/rollup-columns.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
@@ -439,5 +441,107 @@ describe('packed rollups', () => {
     const second = byCluster(await readFleetRollupColumns(days, new Date(), refresh));
     expect(second).toEqual(byCluster(await columnsFromItems(days)));
     expect(second).not.toEqual(first);
+  });
+});
+
+describe("window packs (the refresh: a shard's settled lookback days folded)", () => {
+  /** Noon of a window's last day: the days before it settled, itself still open. */
+  const noonOf = (day: string) => new Date(Date.parse(`${day}T12:00:00Z`));
+  const windowRead = (days: string[], now: Date) => readFleetRollupColumns(days, now, { ...refresh, window: true });
+
+  /** The engine's fold over the lookback from the windowed read equals its fold from the items, cluster by cluster. */
+  async function expectWindowSameAsDays(days: string[], now: Date): Promise<RollupColumns> {
+    const windowed = await windowRead(days, now);
+    const perDay = await columnsFromItems(days);
+    expect(windowed.window).toEqual(days.filter((day) => isPackableDay(day, now)));
+    expect(windowed.days).toEqual([days[0], ...days.filter((day) => !isPackableDay(day, now))]);
+    expect(new Set(windowed.clusterIds)).toEqual(new Set(perDay.clusterIds));
+    const fleetOf = (columns: RollupColumns) => perDay.clusterIds.map((id) => columnarClusterData({ cluster_id: id } as ClusterRecord, columns, []));
+    const [byWindow, byDays] = [aggregateFleet(fleetOf(windowed), days[0]!), aggregateFleet(fleetOf(perDay), days[0]!)];
+    byDays.forEach((expected, i) => {
+      expect(byWindow[i]!.lastMetricAt).toBe(expected.lastMetricAt);
+      const cell = (agg: typeof expected) => [...agg.values.subarray(agg.base, agg.base + METRICS * SLOTS)];
+      expect(cell(byWindow[i]!)).toEqual(cell(expected));
+    });
+    return windowed;
+  }
+
+  it('folded and built once, then read from its pack (cold) or the cache (warm), equal to the days: every shard, missing clusters and metrics', async () => {
+    const days = daysEnding(20, 7);
+    const now = noonOf(days[6]!);
+    await putRollups(randomRollups(ids(300), days));
+    await expectWindowSameAsDays(days, now);
+    expect(lastWindowReadStats()).toEqual({ cached: 0, packs: 0, folded: METRIC_SHARDS, built: METRIC_SHARDS });
+    clearPackCache();
+    await expectWindowSameAsDays(days, now);
+    expect(lastWindowReadStats()).toEqual({ cached: 0, packs: METRIC_SHARDS, folded: 0, built: 0 });
+    expect(lastPackReadStats()).toMatchObject({ packs: 0, cached: 0, items: METRIC_SHARDS }); // only the open day, per shard
+    await expectWindowSameAsDays(days, now);
+    expect(lastWindowReadStats()).toEqual({ cached: METRIC_SHARDS, packs: 0, folded: 0, built: 0 });
+  });
+
+  it('a late write into one of its days is in the next read, warm or cold: that shard is folded again and its pack rebuilt', async () => {
+    const days = daysEnding(23, 4);
+    const now = noonOf(days[3]!);
+    const clusterIds = ids(50);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await expectWindowSameAsDays(days, now);
+    const late = clusterIds[3]!;
+    await addSamples([{ cluster_id: late, metric_key: 'qps', value: 9_876.5, at: `${days[1]}T23:59:00.000Z` }]);
+    const warm = await expectWindowSameAsDays(days, now);
+    expect(lastWindowReadStats()).toEqual({ cached: METRIC_SHARDS - 1, packs: 0, folded: 1, built: 1 });
+    const qps = (warm.rowOf.get(late)! * METRICS + METRIC_KEYS.indexOf('qps')) * SLOTS;
+    expect(warm.values[qps + 2]).toBeGreaterThanOrEqual(9_876.5); // max over the window
+    clearPackCache();
+    await expectWindowSameAsDays(days, now);
+    expect(lastWindowReadStats()).toEqual({ cached: 0, packs: METRIC_SHARDS, folded: 0, built: 0 });
+  });
+
+  it('a day whose counter is odd (a write in flight, or a writer that died) is folded from the days, and no window of it is built', async () => {
+    const days = daysEnding(26, 3);
+    const now = noonOf(days[2]!);
+    const clusterIds = ids(40);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await expectWindowSameAsDays(days, now);
+    const shard = shardOf(clusterIds[0]!);
+    await updateItem(
+      'metrics',
+      { pk: `PACK#${days[0]}#${shard}`, sk: 'COUNTER' },
+      { UpdateExpression: 'ADD writes :one', ExpressionAttributeValues: { ':one': 1 } },
+    );
+    for (const cold of [false, true]) {
+      if (cold) clearPackCache();
+      await expectWindowSameAsDays(days, now);
+      expect(lastWindowReadStats()).toMatchObject({ folded: 1, built: 0 });
+    }
+  });
+
+  it('a corrupt window pack is never data: folded from the days, and rebuilt', async () => {
+    const days = daysEnding(29, 3);
+    const now = noonOf(days[2]!);
+    const clusterIds = ids(30);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await expectWindowSameAsDays(days, now);
+    const pk = `WINDOW#${days[0]}#${days[1]}#${shardOf(clusterIds[0]!)}`;
+    const head = await getItem('metrics', { pk, sk: 'HEAD' }, true);
+    expect(head?.built_from).toBeGreaterThan(0);
+    await putItem('metrics', { pk, sk: `PART#${String(head?.pack_id)}#0000`, data: new Uint8Array(Number(head?.bytes)).fill(3) });
+    clearPackCache();
+    await expectWindowSameAsDays(days, now);
+    expect(lastWindowReadStats()).toEqual({ cached: 0, packs: METRIC_SHARDS - 1, folded: 1, built: 1 });
+    clearPackCache();
+    await expectWindowSameAsDays(days, now);
+    expect(lastWindowReadStats()).toEqual({ cached: 0, packs: METRIC_SHARDS, folded: 0, built: 0 });
+  });
+
+  it('without `window`, or with fewer than two settled days, the days are read one by one', async () => {
+    const days = daysEnding(31, 2);
+    await putRollups(randomRollups(ids(10), days, 1));
+    for (const read of [() => readFleetRollupColumns(days, noonOf(days[1]!), refresh), () => windowRead(days, noonOf(days[1]!))]) {
+      const columns = await read();
+      expect(columns.window).toBeUndefined();
+      expect(columns.days).toEqual(days);
+      expect(lastWindowReadStats()).toEqual({ cached: 0, packs: 0, folded: 0, built: 0 });
+    }
   });
 });

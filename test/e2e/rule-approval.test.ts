@@ -261,3 +261,17 @@ describe('extreme but valid rules never break scoring', () => {
     for (const path of ['/api/health/scores', '/api/risk/snapshots', '/api/critical-clusters']) expect((await call(admin, 'GET', path)).status, path).toBe(200);
   });
 });
+
+describe('the impact preview after a refresh', () => {
+  it('a shorter lookback than the refreshed view (whose settled days are folded) is previewed from its own read', async () => {
+    expect((await call(admin, 'POST', '/api/fleet/refresh')).status).toBe(200);
+    const live = parse((await call(admin, 'GET', '/api/settings/health-rules')).body.content);
+    const proposal = await call(admin, 'PUT', '/api/settings/health-rules', {
+      content: stringify({ ...live, scoring: { ...live.scoring, lookback_days: 3 } }),
+    });
+    expect(proposal.body).toMatchObject({ status: 'pending' });
+    const detail = await call(admin, 'GET', `/api/settings/config-changes/${proposal.body.change_id}`);
+    expect(detail.status, JSON.stringify(detail.body)).toBe(200);
+    expect(detail.body.impact).toMatchObject({ measure: 'classification', clusters_total: 40 });
+  });
+});

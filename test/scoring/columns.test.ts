@@ -7,7 +7,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { windowDays, type StoredRollup } from '../../shared/db/metrics.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
-import { columnsFromRollups, SLOTS, SUM } from '../../shared/fleet/rollup-columns.js';
+import {
+  columnsFromRollups,
+  emptyColumns,
+  foldDays,
+  METRICS,
+  PRESENT,
+  SLOTS,
+  SUM,
+  WindowedColumns,
+  type RollupColumns,
+} from '../../shared/fleet/rollup-columns.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
 import { breakingPoints, upgrades, usage } from '../../shared/scoring/analysis.js';
 import { criticalClusters } from '../../shared/scoring/critical.js';
@@ -158,6 +168,101 @@ describe('the columnar fold', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+/**
+ * The columns as the refresh reads them with a window (shared/db/rollup-packs.ts): the
+ * lookback's days before today folded into one cell (foldDays), then today's cells.
+ */
+function windowed(columns: RollupColumns, lookback: number): RollupColumns {
+  const first = COLUMN_DAYS.indexOf(lookbackStart(lookback, NOW));
+  const window = COLUMN_DAYS.slice(first, READ_DAYS - 1);
+  const dayCells = (day: number) => {
+    const n = columns.clusterIds.length;
+    return {
+      clusterIds: columns.clusterIds,
+      values: columns.values.subarray(day * n * METRICS * SLOTS, (day + 1) * n * METRICS * SLOTS),
+      lastAt: columns.lastAt.subarray(day * n * METRICS, (day + 1) * n * METRICS),
+    };
+  };
+  const folded = foldDays(window.map((_, i) => dayCells(first + i)));
+  const out = emptyColumns([window[0]!, COLUMN_DAYS[READ_DAYS - 1]!], columns.clusterIds);
+  for (const [day, cells] of [
+    [0, folded],
+    [1, dayCells(READ_DAYS - 1)],
+  ] as const)
+    cells.clusterIds.forEach((id, i) => {
+      const cell = day * out.clusterIds.length + out.rowOf.get(id)!;
+      out.values.set(cells.values.subarray(i * METRICS * SLOTS, (i + 1) * METRICS * SLOTS), cell * METRICS * SLOTS);
+      out.lastAt.set(cells.lastAt.subarray(i * METRICS, (i + 1) * METRICS), cell * METRICS);
+    });
+  return { ...out, window };
+}
+
+/** Whether a fold of these aggregates holds a sum beyond the double range (whose exact answer needs each day). */
+const overflowed = (fleet: ClusterData[], from: string) =>
+  aggregateFleet(fleet, from).some((agg) =>
+    METRIC_KEYS.some((_, m) => agg.values[agg.base + m * SLOTS + PRESENT] === 1 && !Number.isFinite(agg.values[agg.base + m * SLOTS + SUM]!)),
+  );
+
+describe('a window of days folded into one cell (the refresh)', () => {
+  it('answers every aggregate, the newest sample and every refresh view as the days do, or refuses where a sum overflowed', () => {
+    const health = defaultHealthRules();
+    const risk = defaultRiskRules();
+    let refused = 0;
+    fc.assert(
+      fc.property(fleet, fc.integer({ min: 2, max: READ_DAYS }), ({ rollups, order, extra, tiers }, lookback) => {
+        const { columns } = fleets(rollups, order, extra, tiers);
+        if (columns.length === 0) return;
+        const byWindow = columns.map((d) => columnarClusterData(d.cluster, windowed(d.columns!, lookback), d.alerts));
+        const from = lookbackStart(lookback, NOW);
+        const days = aggregateFleet(columns, from);
+        const window = aggregateFleet(byWindow, from);
+        for (let i = 0; i < columns.length; i++) {
+          expect(window[i]!.lastMetricAt).toBe(days[i]!.lastMetricAt);
+          for (const key of METRIC_KEYS)
+            for (const how of AGGREGATIONS) {
+              const sum = days[i]!.values[days[i]!.base + METRIC_INDEX[key] * SLOTS + SUM]!;
+              if (how !== 'last' && how !== 'max' && how !== 'min' && !Number.isFinite(sum)) {
+                expect(() => aggregatedMetric(window[i]!, key, how)).toThrow(WindowedColumns);
+                continue;
+              }
+              expect(Object.is(aggregatedMetric(window[i]!, key, how), aggregatedMetric(days[i]!, key, how))).toBe(true);
+            }
+        }
+        const rules = { health: { ...health, lookback_days: lookback }, risk: { ...risk, lookback_days: lookback } };
+        const views = (fleet: ClusterData[]) => {
+          const aggregates = aggregateFleet(fleet, from);
+          const scores = scoreFleet(fleet, rules.health, NOW, aggregates);
+          const health = healthScores(fleet, rules.health, NOW, undefined, aggregates);
+          const risk = sortSnapshots(fleet.map((d, i) => riskSnapshot(d, rules.risk, scores[i]?.overall_score ?? 0, NOW, undefined, aggregates[i])));
+          return {
+            scores,
+            health,
+            kpis: healthKpis(health, fleet, rules.health, NOW, aggregates),
+            risk,
+            critical: criticalClusters(fleet, risk, scores, rules.health, NOW),
+          };
+        };
+        if (overflowed(columns, from)) {
+          refused++;
+          try {
+            views(byWindow);
+          } catch (error) {
+            expect(error).toBeInstanceOf(WindowedColumns);
+          }
+          return;
+        }
+        expect(JSON.stringify(views(byWindow))).toBe(JSON.stringify(views(columns)));
+        // Nothing per day: rollup objects, another lookback.
+        const withRow = byWindow.find((d) => d.row! >= 0);
+        if (withRow) expect(() => withRow.rollups).toThrow(WindowedColumns);
+        if (lookback > 2) expect(() => aggregateFleet(byWindow, lookbackStart(lookback - 1, NOW))).toThrow(WindowedColumns);
+      }),
+      { numRuns: 200 },
+    );
+    expect(refused).toBeGreaterThan(0); // the generator reaches overflowing sums
   });
 });
 
