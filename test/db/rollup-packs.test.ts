@@ -87,6 +87,15 @@ async function expectSameAsItems(days: string[], now = new Date()): Promise<Roll
   return packed;
 }
 
+/** One day `daysAgo` of `clusters` clusters' rollups, packed by a refresh; `shard`: the first cluster's. */
+async function onePackedDay(daysAgo: number, clusters: number): Promise<{ days: string[]; shard: number }> {
+  const days = daysEnding(daysAgo, 1);
+  const clusterIds = ids(clusters);
+  await putRollups(randomRollups(clusterIds, days, 1));
+  await readFleetRollupColumns(days, new Date(), refresh);
+  return { days, shard: shardOf(clusterIds[0]!) };
+}
+
 const counterOf = async (day: string, shard: number) => Number((await getItem('metrics', { pk: `PACK#${day}#${shard}`, sk: 'COUNTER' }, true))?.writes ?? 0);
 const headOf = (day: string, shard: number) => getItem('metrics', { pk: `PACK#${day}#${shard}`, sk: 'HEAD' }, true);
 const partitions = (days: string[]) => days.length * METRIC_SHARDS;
@@ -311,11 +320,7 @@ describe('packed rollups', () => {
   });
 
   it('a corrupt pack is never data: its items are read and it is rebuilt', async () => {
-    const days = daysEnding(30, 1);
-    const clusterIds = ids(20);
-    await putRollups(randomRollups(clusterIds, days, 1));
-    await readFleetRollupColumns(days, new Date(), refresh);
-    const shard = shardOf(clusterIds[0]!);
+    const { days, shard } = await onePackedDay(30, 20);
     const pk = `PACK#${days[0]}#${shard}`;
     const head = await headOf(days[0]!, shard);
     await putItem('metrics', { pk, sk: `PART#${String(head?.pack_id)}#0000`, data: new Uint8Array(Number(head?.bytes)).fill(7) });
@@ -335,11 +340,7 @@ describe('packed rollups', () => {
   });
 
   it('a head whose raw size is wrong or absurd is corrupt: its items are read and it is rebuilt', async () => {
-    const days = daysEnding(33, 1);
-    const clusterIds = ids(12);
-    await putRollups(randomRollups(clusterIds, days, 1));
-    await readFleetRollupColumns(days, new Date(), refresh);
-    const shard = shardOf(clusterIds[0]!);
+    const { days, shard } = await onePackedDay(33, 12);
     for (const wrong of [(raw: number) => raw - 1, (raw: number) => raw + 1, () => 2 ** 40, () => -1, () => 1.5]) {
       const head = (await headOf(days[0]!, shard))!;
       await putItem('metrics', { ...head, pk: String(head.pk), sk: String(head.sk), raw_bytes: wrong(Number(head.raw_bytes)) });
@@ -449,6 +450,16 @@ describe("window packs (the refresh: a shard's settled lookback days folded)", (
   const noonOf = (day: string) => new Date(Date.parse(`${day}T12:00:00Z`));
   const windowRead = (days: string[], now: Date) => readFleetRollupColumns(days, now, { ...refresh, window: true });
 
+  /** `count` days ending `daysAgo` of `clusters` clusters, every cluster-day present, read (and built) once at noon of the last day. */
+  async function windowOfDays(daysAgo: number, count: number, clusters: number): Promise<{ days: string[]; now: Date; clusterIds: string[] }> {
+    const days = daysEnding(daysAgo, count);
+    const now = noonOf(days[count - 1]!);
+    const clusterIds = ids(clusters);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    await expectWindowSameAsDays(days, now);
+    return { days, now, clusterIds };
+  }
+
   /** The engine's fold over the lookback from the windowed read equals its fold from the items, cluster by cluster. */
   async function expectWindowSameAsDays(days: string[], now: Date): Promise<RollupColumns> {
     const windowed = await windowRead(days, now);
@@ -481,11 +492,7 @@ describe("window packs (the refresh: a shard's settled lookback days folded)", (
   });
 
   it('a late write into one of its days is in the next read, warm or cold: that shard is folded again and its pack rebuilt', async () => {
-    const days = daysEnding(23, 4);
-    const now = noonOf(days[3]!);
-    const clusterIds = ids(50);
-    await putRollups(randomRollups(clusterIds, days, 1));
-    await expectWindowSameAsDays(days, now);
+    const { days, now, clusterIds } = await windowOfDays(23, 4, 50);
     const late = clusterIds[3]!;
     await addSamples([{ cluster_id: late, metric_key: 'qps', value: 9_876.5, at: `${days[1]}T23:59:00.000Z` }]);
     const warm = await expectWindowSameAsDays(days, now);
@@ -498,11 +505,7 @@ describe("window packs (the refresh: a shard's settled lookback days folded)", (
   });
 
   it('a day whose counter is odd (a write in flight, or a writer that died) is folded from the days, and no window of it is built', async () => {
-    const days = daysEnding(26, 3);
-    const now = noonOf(days[2]!);
-    const clusterIds = ids(40);
-    await putRollups(randomRollups(clusterIds, days, 1));
-    await expectWindowSameAsDays(days, now);
+    const { days, now, clusterIds } = await windowOfDays(26, 3, 40);
     const shard = shardOf(clusterIds[0]!);
     await updateItem(
       'metrics',
@@ -517,11 +520,7 @@ describe("window packs (the refresh: a shard's settled lookback days folded)", (
   });
 
   it('a corrupt window pack is never data: folded from the days, and rebuilt', async () => {
-    const days = daysEnding(29, 3);
-    const now = noonOf(days[2]!);
-    const clusterIds = ids(30);
-    await putRollups(randomRollups(clusterIds, days, 1));
-    await expectWindowSameAsDays(days, now);
+    const { days, now, clusterIds } = await windowOfDays(29, 3, 30);
     const pk = `WINDOW#${days[0]}#${days[1]}#${shardOf(clusterIds[0]!)}`;
     const head = await getItem('metrics', { pk, sk: 'HEAD' }, true);
     expect(head?.built_from).toBeGreaterThan(0);
