@@ -533,6 +533,23 @@ describe("window packs (the refresh: a shard's settled lookback days folded)", (
     expect(lastWindowReadStats()).toEqual({ cached: 0, packs: METRIC_SHARDS, folded: 0, built: 0 });
   });
 
+  it('writes racing window builds, warm and cold: every read after the writes are done equals the days', async () => {
+    const { days, now, clusterIds } = await windowOfDays(37, 4, 48);
+    for (let round = 0; round < 6; round++) {
+      if (round % 2 === 1) clearPackCache(); // cold rounds: day packs and windows read or rebuilt while the writes go on
+      const samples = clusterIds.slice(0, 24).map((cluster_id, i) => ({
+        cluster_id,
+        metric_key: METRIC_KEYS[(round + i) % METRIC_KEYS.length]!,
+        value: round * 100 + i,
+        at: `${days[i % 3]}T${String(10 + round).padStart(2, '0')}:00:00.000Z`,
+      }));
+      await Promise.all([windowRead(days, now), addSamples(samples.slice(0, 12)), windowRead(days, now), addSamples(samples.slice(12))]);
+      await expectWindowSameAsDays(days, now);
+      clearPackCache();
+      await expectWindowSameAsDays(days, now);
+    }
+  });
+
   it('without `window`, or with fewer than two settled days, the days are read one by one', async () => {
     const days = daysEnding(31, 2);
     await putRollups(randomRollups(ids(10), days, 1));
