@@ -267,10 +267,7 @@ async function windowPack(w: WindowPartition, stored: Map<string, Item>, now: Da
       encoding: WINDOW_ENCODING,
       ttl: Math.floor(now.getTime() / 1000) + WINDOW_TTL_SECONDS,
       fromItems: foldDaysRead,
-      encode: encodePack,
-      decode: (raw, head) => decodePack(raw, { pk: w.pk, packId: head.pack_id }),
-      count: (pack) => pack.clusterIds.length,
-      bytes: (pack) => pack.values.byteLength + pack.lastAt.byteLength + pack.clusterIds.length * 64,
+      ...packCodec(w.pk),
     },
     { counter: { writes: writes.reduce((a, b) => a + b, 0) }, head: stored.get(`${w.pk}|${PACK_HEAD_SK}`), build },
   );
@@ -297,12 +294,17 @@ function rollupSource(p: Partition): PackSource<RollupPack> {
           ConsistentRead: consistent,
         }),
       ),
-    encode: encodePack,
-    decode: (raw, head) => decodePack(raw, { pk: p.pk, packId: head.pack_id }),
-    count: (pack) => pack.clusterIds.length,
-    bytes: (pack) => pack.values.byteLength + pack.lastAt.byteLength + pack.clusterIds.length * 64,
+    ...packCodec(p.pk),
   };
 }
+
+/** How day packs and window packs (the same cell layout) are encoded, decoded and counted. */
+const packCodec = (pk: string): Pick<PackSource<RollupPack>, 'encode' | 'decode' | 'count' | 'bytes'> => ({
+  encode: encodePack,
+  decode: (raw, head) => decodePack(raw, { pk, packId: head.pack_id }),
+  count: (pack) => pack.clusterIds.length,
+  bytes: (pack) => pack.values.byteLength + pack.lastAt.byteLength + pack.clusterIds.length * 64,
+});
 
 async function partitionPack(p: Partition, found: Map<string, Item>, now: Date, stats: PackReadStats, build: PackBuilder | undefined): Promise<RollupPack> {
   const read = await readThroughPack(rollupSource(p), {

@@ -409,7 +409,11 @@ export function aggregateOf(data: ClusterData, key: MetricKey, how: Aggregation,
 export function anyNotFinite(aggregates: readonly ClusterAggregates[]): boolean {
   for (const { values, base } of aggregates)
     for (let at = base; at < base + METRICS * SLOTS; at += SLOTS)
-      if (values[at + PRESENT] !== 0 && !Number.isFinite(values[at + MIN]! + values[at + MAX]! + values[at + SUM]! + values[at + LAST]!)) return true;
+      if (
+        values[at + PRESENT] !== 0 &&
+        !(Number.isFinite(values[at + MIN]) && Number.isFinite(values[at + MAX]) && Number.isFinite(values[at + SUM]) && Number.isFinite(values[at + LAST]))
+      )
+        return true;
   return false;
 }
 
