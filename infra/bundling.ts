@@ -189,10 +189,13 @@ export function emitRuntimeAssets(metafile: Metafile): void {
  * first esbuild pass (see `buildFunctionBundles`), so nothing here lists functions.
  * Every bundle also goes without the SDK's browser user-agent parser (bowser, 34 KB), which
  * `@aws-sdk/core` `import()`s only in a browser: with code splitting it would be a chunk
- * in every function's folder that Node never loads.
+ * in every function's folder that Node never loads. And `@middy/core` imports Node's web
+ * streams (`node:stream/web`, ≈ 6 ms of every cold start, the one built-in module a group
+ * loads that the DynamoDB client does not) only to recognise a web stream as the body of a
+ * streamed response (`streamifyResponse`), which no handler of ours asks for.
  */
-type LeanCut = 'json-schema' | 'event-streams' | 'browser-user-agent';
-export const LEAN_CUTS: readonly LeanCut[] = ['json-schema', 'event-streams', 'browser-user-agent'];
+type LeanCut = 'json-schema' | 'event-streams' | 'browser-user-agent' | 'response-streams';
+export const LEAN_CUTS: readonly LeanCut[] = ['json-schema', 'event-streams', 'browser-user-agent', 'response-streams'];
 
 const ZOD_CORE = /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
 const EVENT_STREAMS = '@smithy/core/event-streams';
@@ -205,6 +208,8 @@ const EVENT_STREAMS_UNUSED_BY = ['node_modules/@aws-sdk/client-lambda/'];
 const EVENT_STREAMS_DIR = 'node_modules/@smithy/core/dist-es/submodules/event-streams/';
 /** The one importer of the event-stream codec that only runs for operations with event streams. */
 const EVENT_STREAMS_LAZY_IMPORTER = 'node_modules/@smithy/core/dist-es/submodules/protocols/HttpProtocol.js';
+/** The importer of `node:stream/web` the response-streams cut replaces (no other one is touched). */
+const MIDDY_CORE = 'node_modules/@middy/core/';
 /** Where zod's aggregateChecks and its helpers end (kept: schemas' `minLength`, `isInt`… getters use them). */
 const PROCESSORS_MARKER = '// ==================== SIMPLE TYPE PROCESSORS';
 
@@ -265,6 +270,18 @@ export function leanPlugin(cuts: readonly LeanCut[]): Plugin {
           loader: 'js',
         }));
       }
+      if (cuts.includes('response-streams')) {
+        b.onResolve({ filter: /^node:stream\/web$/ }, ({ importer }) =>
+          importer.replaceAll('\\', '/').includes(MIDDY_CORE) ? { path: 'node:stream/web', namespace: 'fleet-health-lean-web-streams' } : undefined,
+        );
+        b.onLoad({ filter: /.*/, namespace: 'fleet-health-lean-web-streams' }, () => ({
+          contents:
+            unavailable("Node's web streams (middy's streamed responses)") +
+            // middy only asks `body instanceof ReadableStream`, on a streamed response: that question throws.
+            'export class ReadableStream { static [Symbol.hasInstance]() { return __unavailable(); } constructor() { __unavailable(); } }\n',
+          loader: 'js',
+        }));
+      }
       if (cuts.includes('browser-user-agent')) {
         b.onResolve({ filter: /^bowser$/ }, () => ({ path: 'bowser', namespace: 'fleet-health-lean-bowser' }));
         b.onLoad({ filter: /.*/, namespace: 'fleet-health-lean-bowser' }, () => ({
@@ -316,6 +333,8 @@ function neededCuts(inputs: readonly string[]): LeanCut[] {
   if (ours.some((input) => readFileSync(join(REPO_ROOT, input), 'utf8').includes('toJSONSchema'))) needed.push('json-schema');
   // A client imports the codec statically (Bedrock Runtime's ConverseStream and its websocket and payload handlers).
   if (inputs.some((input) => input.startsWith(EVENT_STREAMS_DIR))) needed.push('event-streams');
+  // A handler of ours streams its response.
+  if (ours.some((input) => readFileSync(join(REPO_ROOT, input), 'utf8').includes('streamifyResponse'))) needed.push('response-streams');
   return needed;
 }
 

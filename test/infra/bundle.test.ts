@@ -140,4 +140,11 @@ describe('lean bundles (issue 21 §4)', () => {
     expect(fleetBundle).toContain('GetSecretValue');
     expect(fleetBundle).not.toContain('PutSecretValue');
   });
+
+  it("load no web streams: middy's import of them is a stub that throws if a streamed response ever asks", () => {
+    for (const bundle of [authBundle, fleetBundle]) {
+      expect(bundle).not.toMatch(/from\s*["']node:stream\/web["']/);
+      expect(bundle).toContain("Node's web streams (middy's streamed responses) is not bundled");
+    }
+  });
 });
