@@ -14,9 +14,7 @@
 // The reasoning (seqlock, switching, mending) is in README "Packed rollups".
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { brotliCompress, brotliDecompress, createBrotliCompress, constants as zlib } from 'node:zlib';
+import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
 import { createLogger, errorFields, type Logger } from '../log.js';
 import { ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, tableName, updateItem, type Item, type Key } from './client.js';
 import type { TableName } from './tables.js';
@@ -69,52 +67,12 @@ export async function writeChunks(place: ChunkPlace, raw: Buffer, ttl?: number):
     chunkSize: outputChunk(raw.length >> 1),
     params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length },
   });
-  return putSlices(place, packed, raw.length, ttl);
-}
-
-/** Items per slice of JSON that writeJsonChunks serialises and compresses at a time (≈ 1.5–2 MB of a snapshot). */
-export const JSON_SLICE_ITEMS = 1000;
-
-/**
- * `items` stored as writeChunks stores the bytes of `JSON.stringify(items)`, but serialised
- * and compressed JSON_SLICE_ITEMS at a time: the thread pool compresses one slice while the
- * next is serialised, and no string or buffer of the whole value (16–20 MB for a
- * 10,000-cluster snapshot) is built (shared/db/README.md, "Packing, shared"). Each slice
- * waits for the one before it to be compressed, so at most two are in memory.
- */
-export async function writeJsonChunks(place: ChunkPlace, items: readonly unknown[], ttl?: number): Promise<Required<Chunked>> {
-  let rawBytes = 0;
-  const bytes = (text: string) => {
-    const buffer = Buffer.from(text);
-    rawBytes += buffer.length;
-    return buffer;
-  };
-  // An array's JSON is its elements' JSON, comma-separated, in brackets: so are its slices'.
-  async function* json() {
-    yield bytes('[');
-    for (let i = 0; i < items.length; i += JSON_SLICE_ITEMS) {
-      const slice = JSON.stringify(items.slice(i, i + JSON_SLICE_ITEMS));
-      yield bytes(i === 0 ? slice.slice(1, -1) : `,${slice.slice(1, -1)}`);
-    }
-    yield bytes(']');
-  }
-  const packed: Buffer[] = [];
-  // The same quality as writeChunks; output in 256 KB buffers (a snapshot compresses to about 1/40).
-  const compressor = createBrotliCompress({ chunkSize: 256 * 1024, params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } });
-  await pipeline(Readable.from(json(), { highWaterMark: 1 }), compressor, async (compressed: AsyncIterable<Buffer>) => {
-    for await (const part of compressed) packed.push(part);
-  });
-  return putSlices(place, Buffer.concat(packed), rawBytes, ttl);
-}
-
-/** A compressed value's slices, each under the item limit: what a header then records. */
-async function putSlices(place: ChunkPlace, packed: Buffer, rawBytes: number, ttl?: number): Promise<Required<Chunked>> {
   const chunks = Math.max(1, Math.ceil(packed.length / CHUNK_BYTES));
   if (chunks > MAX_CHUNKS) throw new RangeError(`${place.pk}: ${chunks} chunks, at most ${MAX_CHUNKS}`);
   await mapLimit(range(chunks), 4, (i) =>
     putItem(place.table, { ...sliceKey(place, i), data: packed.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES), ...(ttl ? { ttl } : {}) }),
   );
-  return { chunks, bytes: packed.length, raw_bytes: rawBytes };
+  return { chunks, bytes: packed.length, raw_bytes: raw.length };
 }
 
 /**

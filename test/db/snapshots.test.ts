@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { putItem, queryAll } from '../../shared/db/client.js';
-import { CHUNK_BYTES, JSON_SLICE_ITEMS, readChunks } from '../../shared/db/packing.js';
+import { CHUNK_BYTES } from '../../shared/db/packing.js';
 import { commitSnapshot, listSnapshots, putSnapshot, readCurrentSnapshot, readSnapshot, writeSnapshotChunks } from '../../shared/db/scores.js';
 import { useTestTables } from '../support/dynamo.js';
 
@@ -74,29 +74,6 @@ describe('score snapshots in compressed chunks', () => {
     expect(written.chunks).toBeGreaterThanOrEqual(3);
     expect(await chunkItems('health', written.snapshot_id)).toHaveLength(written.chunks);
     expect(await readSnapshot('health', generatedAt)).toEqual(items);
-  });
-
-  it('stores exactly the bytes JSON.stringify gives, whatever the slice boundaries', async () => {
-    // Written a slice of items at a time (packing.ts writeJsonChunks): the slices' JSON joined must be the array's.
-    const item = (i: number) =>
-      i % 11 === 5
-        ? undefined
-        : { cluster_id: `c${i}`, name: i % 3 ? `prod-é-${i} "quoted"` : undefined, tags: i % 5 ? ['ü', '𝄞'] : [], n: i % 7 ? i / 3 : null };
-    for (const total of [0, 1, JSON_SLICE_ITEMS - 1, JSON_SLICE_ITEMS, JSON_SLICE_ITEMS + 1, 2 * JSON_SLICE_ITEMS + 7]) {
-      const items = Array.from({ length: total }, (_, i) => item(i));
-      const written = await writeSnapshotChunks('risk', at(30), items);
-      const expected = Buffer.from(JSON.stringify(items));
-      const raw = await readChunks({ table: 'scores', pk: `SNAPSHOT#risk#${written.snapshot_id}`, prefix: 'CHUNK#' }, written, (reason) => new Error(reason));
-      expect(raw?.equals(expected), `${total} items`).toBe(true);
-      expect(written).toMatchObject({ count: total, raw_bytes: expected.length });
-    }
-  });
-
-  it('a value that cannot be serialised fails the write, which no reader finds', async () => {
-    const generatedAt = at(40);
-    const items = [...scores(JSON_SLICE_ITEMS + 10), { cluster_id: 'big', value: 10n }];
-    await expect(putSnapshot('risk', generatedAt, items as { cluster_id: string }[], {})).rejects.toThrow(TypeError);
-    expect(await readSnapshot('risk', generatedAt)).toEqual([]);
   });
 
   it('a reader sees the old snapshot until the new one is committed, never a mix', async () => {
