@@ -79,7 +79,16 @@ let lastRead: Omit<PackRead<unknown>, 'value'> = { from: 'items', built: false }
 /** How the last listClusters got the inventory, and whether it wrote the pack (tests, benchmarks). */
 export const lastInventoryRead = () => ({ ...lastRead });
 
-/** The inventory as packing.ts reads and packs it: every record, as a JSON array. */
+/**
+ * The order listClusters answers in: by name (code points), twins by id. The scoring's
+ * worst-first orders then find every tie already in name order and sort none
+ * (fleet-score.ts worstFirstOrder): about 3.5 ms each, three per refresh, on 10,000 clusters.
+ */
+type Named = Pick<ClusterRecord, 'cluster_name' | 'cluster_id'>;
+export const byNameThenId = (a: Named, b: Named): number =>
+  a.cluster_name < b.cluster_name ? -1 : a.cluster_name > b.cluster_name ? 1 : a.cluster_id < b.cluster_id ? -1 : a.cluster_id > b.cluster_id ? 1 : 0;
+
+/** The inventory as packing.ts reads and packs it: every record, as a JSON array, in name order. */
 const inventorySource: PackSource<ClusterRecord[]> = {
   table: 'clusters',
   pk: PACK_PK,
@@ -91,7 +100,9 @@ const inventorySource: PackSource<ClusterRecord[]> = {
         ExpressionAttributeValues: { ':pk': FLEET_PK, ':c': 'CLUSTER#' },
         ConsistentRead: consistent,
       })
-    ).map(readCluster),
+    )
+      .map(readCluster)
+      .sort(byNameThenId),
   encode: (clusters) => Buffer.from(JSON.stringify(clusters)),
   // Each record checked by the reader its item would have gone through.
   decode: (raw) => {
@@ -104,7 +115,7 @@ const inventorySource: PackSource<ClusterRecord[]> = {
 };
 
 /**
- * Every cluster's inventory, by cluster id: from the pack when it is current,
+ * Every cluster's inventory, in name order (twins by id): from the pack when it is current,
  * else from the items; with `build` (the refresh, whose worker may write the
  * table) the pack is then written for the next read (packing.ts readThroughPack).
  */
@@ -121,7 +132,9 @@ export async function listClusters({ build }: { build?: PackBuilder } = {}): Pro
   });
   lastRead = read;
   // A copy: the cached list is this container's, shared by every read while the counter stands still.
-  return [...value];
+  // Sorted, though a pack written since packs were in name order already is (one compare per
+  // cluster then): one written before was in id order.
+  return [...value].sort(byNameThenId);
 }
 
 /** Which of these cluster ids are known (for refusing data about unknown clusters). */

@@ -295,7 +295,9 @@ const SCORE_KEYS = 1000;
  * rank), then ascending `scores`, ties by name (`compareNames`, code-point order unless
  * given), then index (where a stable sort leaves them). Scores as answered (one decimal,
  * 0..100) are first put in their bucket in one counting pass, so only ties are sorted by
- * comparing names; any other scores are sorted by comparison.
+ * comparing names; any other scores are sorted by comparison. Names already in order (a
+ * refresh's fleet: listClusters answers in name order) need no tie sorted at all: the
+ * counting pass keeps index order within a bucket, which is then name order.
  */
 export function worstFirstOrder(
   scores: Float64Array,
@@ -323,8 +325,15 @@ export function worstFirstOrder(
   for (let k = 1; k < starts.length; k++) starts[k]! += starts[k - 1]!;
   const next = starts.slice(0, starts.length - 1);
   for (let i = 0; i < n; i++) order[next[keys[i]!]!++] = i;
+  if (inOrder(names, compareNames)) return order;
   for (let k = 0; k + 1 < starts.length; k++) if (starts[k + 1]! - starts[k]! > 1) order.subarray(starts[k], starts[k + 1]).sort(byNameThenIndex);
   return order;
+}
+
+/** Whether `names` are in `compare`'s order as they stand: one compare per name, and the first one out of order ends it. */
+function inOrder(names: readonly string[], compare: (a: string, b: string) => number): boolean {
+  for (let i = 1; i < names.length; i++) if (compare(names[i - 1]!, names[i]!) > 0) return false;
+  return true;
 }
 
 /** Worst first: ascending score, ties by cluster name. */

@@ -3,6 +3,7 @@
 // and the same fleet as the refresh reads it: rows of one RollupColumns, grouped by
 // shard as readFleetRollupColumns gives them (not in the fleet's order).
 import { demoClusters, demoSamples } from '../../infra/local/demo-fleet.js';
+import { byNameThenId } from '../../shared/db/clusters.js';
 import { shardOf, windowDays, type StoredRollup } from '../../shared/db/metrics.js';
 import { columnsFromRollups } from '../../shared/fleet/rollup-columns.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
@@ -22,9 +23,12 @@ export function syntheticFleet(total: number, now: Date): { data: ClusterData[];
     for (const [day, m] of merged) perDay.set(day, JSON.stringify(m));
     return perDay;
   });
-  // The inventory records first, together, as listClusters returns them (so they lie together in
-  // memory, as in a refresh), then each cluster's rollups.
-  const inventory = clusters.map((c) => ({ ...c.inventory, created_at: now.toISOString(), updated_at: now.toISOString() }));
+  // The inventory records first, together and in name order, as listClusters returns them (so they
+  // lie together in memory, as in a refresh), then each cluster's rollups.
+  const inventory = clusters
+    .map((c) => c.inventory)
+    .sort(byNameThenId)
+    .map((record) => ({ ...record, created_at: now.toISOString(), updated_at: now.toISOString() }));
   const rollups: StoredRollup[] = [];
   const data = inventory.map((cluster, i) => {
     const template = templates[i % templates.length]!;

@@ -43,8 +43,14 @@ async function fromItems() {
     ExpressionAttributeValues: { ':pk': 'CLUSTERS', ':c': 'CLUSTER#' },
     ConsistentRead: true,
   });
-  return items.map(({ pk: _pk, sk: _sk, ...record }) => record);
+  return items.map(({ pk: _pk, sk: _sk, ...record }) => record).sort(nameThenId);
 }
+
+/** listClusters' order: by name in code points, twins by id. */
+const nameThenId = (a: Record<string, unknown>, b: Record<string, unknown>) => {
+  const [x, y] = [`${String(a.cluster_name)}\u0000${String(a.cluster_id)}`, `${String(b.cluster_name)}\u0000${String(b.cluster_id)}`];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
 
 async function expectSameAsItems(options: { build?: PackBuilder } = {}) {
   const listed = await listClusters(options);
@@ -160,6 +166,24 @@ describe('inventory pack', () => {
     clearPackCache();
     await expectSameAsItems();
     expect(lastInventoryRead()).toEqual({ from: 'items', built: false });
+  });
+
+  it('answers in name order, twins by id, whether read from the items or from the pack', async () => {
+    // Names running against the ids (the last id has the first name), and two twins.
+    const made = Array.from({ length: 30 }, () => cluster()).sort((a, b) => (a.cluster_id < b.cluster_id ? -1 : 1));
+    made.forEach((c, i) => {
+      c.cluster_name = `order-${String(99 - i).padStart(2, '0')}`;
+    });
+    made[4]!.cluster_name = made[3]!.cluster_name;
+    await upsertClusters(made);
+    for (const build of [undefined, PACK_BUILDER, undefined]) {
+      clearPackCache();
+      const listed = await listClusters({ build });
+      expect(listed.map((c) => c.cluster_id)).toEqual([...listed].sort(nameThenId).map((c) => c.cluster_id));
+      const ours = listed.filter((c) => made.some((m) => m.cluster_id === c.cluster_id));
+      expect(ours.map((c) => c.cluster_id)).toEqual([...made.slice(5).reverse(), made[3]!, made[4]!, ...made.slice(0, 3).reverse()].map((c) => c.cluster_id));
+    }
+    expect(lastInventoryRead().from).toBe('pack');
   });
 
   it('upserts racing pack builds: every read after the writes are done equals the items', async () => {

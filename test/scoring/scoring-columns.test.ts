@@ -360,6 +360,27 @@ describe('worstFirstOrder', () => {
     }
   });
 
+  it('names already in order (a refresh’s fleet) give the same order, ties by name then index, in the comparator’s order only', () => {
+    const rnd = random(6);
+    const names = Array.from({ length: 600 }, () => `n${Math.floor(rnd() * 80)}`).sort(byName);
+    const scores = names.map(() => round1(Math.floor(rnd() * 6) * 20));
+    expect(Array.from(worstFirstOrder(Float64Array.from(scores), names))).toEqual(reference(scores, names));
+    // In code-point order (Z before a), not in the collator’s: ties are still sorted by the collator.
+    const mixed = ['Zeta', 'Zeta', 'alpha', 'beta', 'élan'];
+    const level = Uint8Array.from(mixed, () => 0);
+    const expected = mixed.map((_, i) => i).sort((a, b) => byLocale(mixed[a]!, mixed[b]!) || a - b);
+    expect(
+      Array.from(
+        worstFirstOrder(
+          Float64Array.from(mixed, () => 50),
+          mixed,
+          byLocale,
+          level,
+        ),
+      ),
+    ).toEqual(expected);
+  });
+
   it('groups first (a risk level’s rank), then score, then names in the order given (the collator’s for sortSnapshots)', () => {
     const rnd = random(5);
     const names = Array.from({ length: 400 }, () => ['Zeta', 'alpha', 'Alpha', 'élan', 'b c', 'b-c', 'B_c'][Math.floor(rnd() * 7)]!);
