@@ -47,8 +47,12 @@ async function fromItems() {
 }
 
 /** listClusters' order: by name in code points, twins by id. */
-const nameThenId = (a: Record<string, unknown>, b: Record<string, unknown>) => {
-  const [x, y] = [`${String(a.cluster_name)}\u0000${String(a.cluster_id)}`, `${String(b.cluster_name)}\u0000${String(b.cluster_id)}`];
+const nameThenId = (a: object, b: object) => {
+  const key = (record: object) => {
+    const { cluster_name, cluster_id } = record as Record<string, unknown>;
+    return `${String(cluster_name)}\u0000${String(cluster_id)}`;
+  };
+  const [x, y] = [key(a), key(b)];
   return x < y ? -1 : x > y ? 1 : 0;
 };
 
