@@ -328,13 +328,16 @@ export function coldStartFiles(metafile: Metafile, entry: string): { eager: stri
 /** The cuts a bundle built with every cut cannot do without, read from its inputs (paths relative to the repository). */
 function neededCuts(inputs: readonly string[]): LeanCut[] {
   const needed: LeanCut[] = [];
+  // Our own sources in the bundle, each read once.
+  const ours = inputs
+    .filter((input) => !input.includes('node_modules/') && !input.includes(':') && /\.tsx?$/.test(input))
+    .map((input) => readFileSync(join(REPO_ROOT, input), 'utf8'));
   // Our code calls the conversion (the LLM tools' parameters; the OpenAPI document is converted at build time).
-  const ours = inputs.filter((input) => !input.includes('node_modules/') && !input.includes(':') && /\.tsx?$/.test(input));
-  if (ours.some((input) => readFileSync(join(REPO_ROOT, input), 'utf8').includes('toJSONSchema'))) needed.push('json-schema');
+  if (ours.some((source) => source.includes('toJSONSchema'))) needed.push('json-schema');
   // A client imports the codec statically (Bedrock Runtime's ConverseStream and its websocket and payload handlers).
   if (inputs.some((input) => input.startsWith(EVENT_STREAMS_DIR))) needed.push('event-streams');
   // A handler of ours streams its response.
-  if (ours.some((input) => readFileSync(join(REPO_ROOT, input), 'utf8').includes('streamifyResponse'))) needed.push('response-streams');
+  if (ours.some((source) => source.includes('streamifyResponse'))) needed.push('response-streams');
   return needed;
 }
 
