@@ -5,7 +5,13 @@
 //
 // Locally and in tests the SDK reaches DynamoDB Local through the standard
 // AWS_ENDPOINT_URL_DYNAMODB variable, so this module never knows where it runs.
-import { DynamoDBClient, ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  ConditionalCheckFailedException,
+  QueryCommand as WireQueryCommand,
+  TransactionCanceledException,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -22,6 +28,7 @@ import {
   type TransactWriteCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { physicalTableName, type TableName } from './tables.js';
 
 export type Item = Record<string, unknown>;
@@ -30,6 +37,7 @@ export interface Key {
   sk: string;
 }
 
+let lowLevelClient: DynamoDBClient | undefined;
 let documentClient: DynamoDBDocumentClient | undefined;
 
 /**
@@ -49,9 +57,11 @@ export function base64Decoder(input: string): Uint8Array {
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
-/** One client per container, created on first use. */
+/** One client per container, created on first use (the document client wraps it). */
+const lowLevel = (): DynamoDBClient => (lowLevelClient ??= new DynamoDBClient({ maxAttempts: 4, base64Decoder }));
+
 export function db(): DynamoDBDocumentClient {
-  documentClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 4, base64Decoder }), {
+  documentClient ??= DynamoDBDocumentClient.from(lowLevel(), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
   return documentClient;
@@ -139,6 +149,93 @@ export async function queryAll<T extends Item>(table: TableName, options: QueryO
     start = page.next;
   } while (start && items.length < limit);
   return items.length > limit ? items.slice(0, limit) : items;
+}
+
+/** An attribute as DynamoDB's JSON wire format holds it: one type key, binary as base64 text. */
+export interface WireAttribute {
+  S?: string;
+  N?: string;
+  B?: string;
+  BOOL?: boolean;
+  NULL?: boolean;
+  L?: WireAttribute[];
+  M?: Record<string, WireAttribute>;
+  SS?: string[];
+  NS?: string[];
+  BS?: string[];
+}
+export type WireItem = Record<string, WireAttribute>;
+
+/**
+ * `queryAll` for a read of thousands of items whose few attributes the caller decodes
+ * itself (the refresh's 10,000 rollup cells of today): every item as DynamoDB sent it,
+ * each page's body parsed once. The SDK still signs, sends, retries and turns an error
+ * into its typed exception; only a 200's body skips its deserializer, which walks every
+ * attribute through the operation's schema, and the document client's second pass over
+ * every value (shared/db/README.md, "Wire reads").
+ */
+export async function queryAllWire(table: TableName, options: QueryOptions): Promise<WireItem[]> {
+  const { ExpressionAttributeValues: values, ...rest } = options;
+  const items: WireItem[] = [];
+  let start: WireItem | undefined;
+  do {
+    const page = await wirePage(
+      new WireQueryCommand({
+        TableName: physicalTableName(table),
+        ...rest,
+        ...(values ? { ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }) } : {}),
+        // A key as the wire gave it: the SDK's DynamoDB serializer writes a binary key's base64 text as it is.
+        ExclusiveStartKey: start as Record<string, AttributeValue> | undefined,
+      }),
+    );
+    for (const item of page.items) items.push(item);
+    start = page.next;
+  } while (start);
+  return items;
+}
+
+/** One Query page through the SDK, its 200 body read here (the SDK's deserializer gets an empty output instead). */
+async function wirePage(command: WireQueryCommand): Promise<{ items: WireItem[]; next?: WireItem }> {
+  let page: { items: WireItem[]; next?: WireItem } | undefined;
+  command.middlewareStack.add(
+    (next) => async (args) => {
+      const result = await next(args);
+      const response = result.response as { statusCode?: number; body?: unknown };
+      if (response.statusCode === 200) {
+        page = wireQueryOutput(await bodyText(response.body));
+        response.body = new Uint8Array([0x7b, 0x7d]); // "{}"
+      }
+      return result;
+    },
+    // Innermost of the deserialize step: it sees the HTTP response before the SDK's deserializer.
+    { step: 'deserialize', priority: 'low', name: 'fleetHealthWirePage' },
+  );
+  await lowLevel().send(command);
+  if (!page) throw new Error(`DynamoDB Query on ${String(command.input.TableName)}: answered without a body`);
+  return page;
+}
+
+async function bodyText(body: unknown): Promise<string> {
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (body && typeof body === 'object' && Symbol.asyncIterator in body) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of body as AsyncIterable<Uint8Array | string>)
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  throw new TypeError('DynamoDB Query: a response body that is neither bytes nor a stream');
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A Query output's items and next key, checked to be objects (their attributes are the caller's to check). */
+function wireQueryOutput(text: string): { items: WireItem[]; next?: WireItem } {
+  const output: unknown = JSON.parse(text);
+  const items = isRecord(output) ? (output.Items ?? []) : undefined;
+  const next = isRecord(output) ? output.LastEvaluatedKey : undefined;
+  if (!Array.isArray(items) || !items.every(isRecord) || (next !== undefined && !isRecord(next)))
+    throw new TypeError('DynamoDB Query: an output without a list of items');
+  return { items: items as WireItem[], ...(next ? { next: next as WireItem } : {}) };
 }
 
 const BATCH_SIZE = 25;

@@ -22,7 +22,7 @@
 // build) is packing.ts' readThroughPack, shared with the inventory pack.
 // README "Packed rollups" has the reasoning.
 import { doublesAt, emptyColumns, foldDays, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
-import { batchGet, mapLimit, queryAll, type Item } from './client.js';
+import { base64Decoder, batchGet, mapLimit, queryAllWire, type Item, type WireItem } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, storedDay, ttlOf } from './metrics.js';
 import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, writesOf, type PackBuilder, type PackSource } from './packing.js';
 
@@ -112,16 +112,19 @@ export function decodePack(raw: Buffer, name: { pk: string; packId: string }): R
   return { clusterIds, values: doublesAt(raw, valuesAt, (lastAtAt - valuesAt) / 8), lastAt: doublesAt(raw, lastAtAt, (end - lastAtAt) / 8) };
 }
 
-/** A pack of rollup items as a Query returns them (sorted by cluster id): each cell copied in, or an item written before cells parsed. */
-function packFromItems(day: string, items: readonly Item[]): RollupPack {
+/**
+ * A pack of rollup items as a Query sends them (sorted by cluster id, read by queryAllWire):
+ * each cell decoded from its base64 and copied in, or an item written before cells parsed.
+ */
+function packFromItems(day: string, items: readonly WireItem[]): RollupPack {
   const pack = emptyColumns(
     [day],
-    items.map((i) => String(i.cluster_id)),
+    items.map((i) => String(i.cluster_id?.S)),
   );
   for (let row = 0; row < items.length; row++) {
     const m = items[row]!.m;
-    if (m instanceof Uint8Array) putCell(pack, 0, row, m);
-    else putDay(pack, 0, row, storedDay(m));
+    if (m?.B !== undefined) putCell(pack, 0, row, base64Decoder(m.B));
+    else putDay(pack, 0, row, storedDay(String(m?.S)));
   }
   return pack;
 }
@@ -286,7 +289,7 @@ function rollupSource(p: Partition): PackSource<RollupPack> {
     fromItems: async (consistent) =>
       packFromItems(
         p.day,
-        await queryAll('metrics', {
+        await queryAllWire('metrics', {
           KeyConditionExpression: 'pk = :pk',
           // Only what a pack holds: not the keys, the version or the pulled marks.
           ProjectionExpression: 'cluster_id, m',

@@ -1,5 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { batchPut, ConditionFailed, deleteItem, getItem, putItem, queryAll, queryPage, tableName, transactWrite, updateItem } from '../../shared/db/client.js';
+import {
+  batchPut,
+  ConditionFailed,
+  deleteItem,
+  getItem,
+  putItem,
+  queryAll,
+  queryAllWire,
+  queryPage,
+  tableName,
+  transactWrite,
+  updateItem,
+} from '../../shared/db/client.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -49,6 +61,34 @@ describe('document client wrapper on DynamoDB Local', () => {
     const all = await queryAll<{ v: number }>('metrics', query);
     expect(all.map((i) => i.v)).toEqual(items.map((i) => i.v));
     expect(await queryAll('metrics', query, 10)).toHaveLength(10);
+  });
+
+  it("reads every page of a query as DynamoDB sent it (queryAllWire), and still throws the SDK's typed errors", async () => {
+    const pk = 'WIRE#1';
+    const items = Array.from({ length: 23 }, (_, i) => ({
+      pk,
+      sk: `S#${String(i).padStart(3, '0')}`,
+      cell: Uint8Array.from({ length: 5 + i }, (_, b) => (b * 37 + i) % 256),
+      v: i * 1.5,
+      name: `é ${i} "quoted"`,
+    }));
+    await batchPut('metrics', items);
+    const query = {
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ProjectionExpression: 'sk, cell, v, #n',
+      ExpressionAttributeNames: { '#n': 'name' },
+    };
+    // Limit 4: six pages, each next key handed back as the wire gave it.
+    const wire = await queryAllWire('metrics', { ...query, Limit: 4, ConsistentRead: true });
+    expect(wire).toEqual(
+      items.map((item) => ({ sk: { S: item.sk }, cell: { B: Buffer.from(item.cell).toString('base64') }, v: { N: String(item.v) }, name: { S: item.name } })),
+    );
+    expect(await queryAllWire('metrics', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'WIRE#none' } })).toEqual([]);
+    // An error answer goes through the SDK's own deserializer: its exception, by name.
+    await expect(queryAllWire('metrics', { KeyConditionExpression: 'nokey = :pk', ExpressionAttributeValues: { ':pk': pk } })).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
   });
 
   it('writes a transaction all or nothing', async () => {
