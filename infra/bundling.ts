@@ -117,26 +117,8 @@ export function functionNames(): string[] {
     .sort();
 }
 
-/**
- * The SDK's HTTP handler loads `node:http` (for plain-http endpoints only, such as DynamoDB
- * Local; AWS is https) with `import()`. On Node 22 the ESM facade of `node:http` reads every
- * export, and its WebSocket getters load undici: ≈ 35 ms of a local refresh's CPU. Through
- * `require` (the bundle's banner provides one) no export is read before it is used.
- */
-const nodeHttpThroughRequire: Plugin = {
-  name: 'fleet-health-node-http',
-  setup(b) {
-    b.onResolve({ filter: /^node:http$/ }, ({ importer, kind }) =>
-      kind === 'dynamic-import' && importer.replaceAll('\\', '/').includes('node_modules/@smithy/node-http-handler/')
-        ? { path: 'node:http', namespace: 'fleet-health-node-http' }
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'fleet-health-node-http' }, () => ({ contents: "module.exports = require('node:http');", loader: 'js' }));
-  },
-};
-
 /** The options every Lambda-shaped bundle shares (function bundles, the SQL worker, the benches' bundles). */
-export const lambdaBuildOptions = (): BuildOptions & { plugins: Plugin[] } => ({
+export const lambdaBuildOptions = (): BuildOptions => ({
   bundle: true,
   platform: BUNDLE.platform,
   format: BUNDLE.format,
@@ -144,7 +126,6 @@ export const lambdaBuildOptions = (): BuildOptions & { plugins: Plugin[] } => ({
   minify: BUNDLE.minify,
   mainFields: [...BUNDLE.mainFields],
   banner: { js: BUNDLE.banner },
-  plugins: [nodeHttpThroughRequire],
 });
 
 /**
@@ -369,8 +350,7 @@ function neededCuts(inputs: readonly string[]): LeanCut[] {
 export async function buildFunctionBundles(names: readonly string[], outdir: string): Promise<Metafile> {
   const buildOne = async (name: string, cuts: readonly LeanCut[]) => {
     rmSync(join(outdir, name), { recursive: true, force: true });
-    const options = esbuildOptions(name, outdir);
-    return (await build({ ...options, plugins: [...(options.plugins ?? []), leanPlugin(cuts)] })).metafile!;
+    return (await build({ ...esbuildOptions(name, outdir), plugins: [leanPlugin(cuts)] })).metafile!;
   };
   const metafiles = await Promise.all(
     names.map(async (name) => {

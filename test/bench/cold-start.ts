@@ -94,7 +94,7 @@ async function buildSdkFloor(dir: string): Promise<string> {
     stdin: { contents: SDK_FLOOR, resolveDir: REPO_ROOT, loader: 'ts', sourcefile: 'sdk-floor.ts' },
     outfile,
     alias: { ...BUNDLE_ALIASES },
-    plugins: [...lambdaBuildOptions().plugins, leanPlugin(LEAN_CUTS)],
+    plugins: [leanPlugin(LEAN_CUTS)],
     logLevel: 'warning',
   });
   return outfile;

@@ -141,10 +141,6 @@ describe('lean bundles (issue 21 §4)', () => {
     expect(fleetBundle).not.toContain('PutSecretValue');
   });
 
-  it('take node:http through require, not its ESM facade (whose WebSocket getters load undici on Node 22): the login above went through it', () => {
-    expect(bundleText).toContain('fleet-health-node-http:node:http');
-  });
-
   it("load no web streams: middy's import of them is a stub that throws if a streamed response ever asks", () => {
     for (const bundle of [authBundle, fleetBundle]) {
       expect(bundle).not.toMatch(/from\s*["']node:stream\/web["']/);
