@@ -29,6 +29,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { isMap } from './items.js';
 import { physicalTableName, type TableName } from './tables.js';
 
 export type Item = Record<string, unknown>;
@@ -226,14 +227,12 @@ async function bodyText(body: unknown): Promise<string> {
   throw new TypeError('DynamoDB Query: a response body that is neither bytes nor a stream');
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** A Query output's items and next key, checked to be objects (their attributes are the caller's to check). */
 function wireQueryOutput(text: string): { items: WireItem[]; next?: WireItem } {
   const output: unknown = JSON.parse(text);
-  const items = isRecord(output) ? (output.Items ?? []) : undefined;
-  const next = isRecord(output) ? output.LastEvaluatedKey : undefined;
-  if (!Array.isArray(items) || !items.every(isRecord) || (next !== undefined && !isRecord(next)))
+  const items = isMap(output) ? (output.Items ?? []) : undefined;
+  const next = isMap(output) ? output.LastEvaluatedKey : undefined;
+  if (!Array.isArray(items) || !items.every(isMap) || (next !== undefined && !isMap(next)))
     throw new TypeError('DynamoDB Query: an output without a list of items');
   return { items: items as WireItem[], ...(next ? { next: next as WireItem } : {}) };
 }

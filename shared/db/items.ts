@@ -58,7 +58,8 @@ function within(step: string, error: unknown): unknown {
 const shown = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value;
 
-const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A map (an object that is not a list or null): what a stored map attribute or a parsed JSON object is. */
+export const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const string: Field<string> = (v) => (typeof v === 'string' ? v : fail('a string', v));
 export const number: Field<number> = (v) => (typeof v === 'number' ? v : fail('a number', v));
