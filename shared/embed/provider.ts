@@ -43,15 +43,22 @@ export interface AcquireRequest {
   sessionReferenceToken?: string;
 }
 
+/**
+ * A lifetime the server answers, in seconds: nothing it hands out outlives the longest session
+ * the protocol allows, so a longer one (a server's bug) is refused like an incomplete answer
+ * rather than stored as a session that never ends.
+ */
+const Lifetime = z.number().int().nonnegative().max(SESSION_LENGTH_SECONDS);
+
 export const AcquiredSession = z.object({
   authentication_token: z.string().min(1),
-  authentication_token_ttl: z.number().int().nonnegative(),
+  authentication_token_ttl: Lifetime,
   navigation_token: z.string().min(1),
-  navigation_token_ttl: z.number().int().nonnegative(),
+  navigation_token_ttl: Lifetime,
   api_token: z.string().min(1),
-  api_token_ttl: z.number().int().nonnegative(),
+  api_token_ttl: Lifetime,
   session_reference_token: z.string().min(1),
-  session_reference_token_ttl: z.number().int().positive(),
+  session_reference_token_ttl: Lifetime.positive(),
 });
 export type AcquiredSession = z.infer<typeof AcquiredSession>;
 
@@ -69,14 +76,14 @@ export type GeneratedTokens =
 
 const Generated = z.object({
   api_token: z.string().min(1),
-  api_token_ttl: z.number().int().nonnegative(),
+  api_token_ttl: Lifetime,
   navigation_token: z.string().min(1),
-  navigation_token_ttl: z.number().int().nonnegative(),
-  session_reference_token_ttl: z.number().int().positive(),
+  navigation_token_ttl: Lifetime,
+  session_reference_token_ttl: Lifetime.positive(),
 });
 const Expired = z.object({ session_reference_token_ttl: z.literal(0) });
 
-const Login = z.object({ access_token: z.string().min(1), expires_in: z.number().positive() });
+const Login = z.object({ access_token: z.string().min(1), expires_in: z.number().positive().max(SESSION_LENGTH_SECONDS) });
 
 export interface EmbedProvider {
   acquire(request: AcquireRequest): Promise<AcquiredSession>;
@@ -140,7 +147,8 @@ export function embedClient(config: EmbedConfig): EmbedProvider {
       if (answer.status < 200 || answer.status >= 300)
         throw new EmbedProviderError(`the dashboard embed server's login answered HTTP ${answer.status}`, answer.status);
       const parsed = Login.safeParse(parseJson(answer.text));
-      if (!parsed.success) throw new EmbedProviderError("the dashboard embed server's login answer has no access token", answer.status);
+      if (!parsed.success)
+        throw new EmbedProviderError("the dashboard embed server's login answer has no access token with a lifetime of at most 30 days", answer.status);
       const lifetime = Math.max(parsed.data.expires_in - LOGIN_EXPIRY_MARGIN_SECONDS, parsed.data.expires_in / 2);
       entry.expiresAt = Date.now() + lifetime * 1000;
       return parsed.data.access_token;

@@ -317,7 +317,7 @@ describe('configuration', () => {
 describe('provider failures are 502 with a detail that leaks nothing', () => {
   const leaks = (detail: string) => [CLIENT_SECRET, CLIENT_ID, 'login-', 'Internal server error', 'maintenance', fake.host].filter((s) => detail.includes(s));
 
-  it('login refused (wrong secret), failing, slow or garbage', async () => {
+  it('login refused (wrong secret), failing, slow, garbage or with a lifetime beyond the longest session', async () => {
     process.env.EMBED_CLIENT_SECRET = `${CLIENT_SECRET}-wrong`;
     forgetSecrets();
     const refused = await failure(() => acquire());
@@ -327,7 +327,7 @@ describe('provider failures are 502 with a detail that leaks nothing', () => {
     expect(leaks(refused.detail)).toEqual([]);
 
     process.env.EMBED_CLIENT_SECRET = CLIENT_SECRET;
-    for (const mode of ['error500', 'error400', 'slow', 'garbage'] as const) {
+    for (const mode of ['error500', 'error400', 'slow', 'garbage', 'overlong'] as const) {
       fake.loginMode = mode;
       forgetEmbedLogins();
       const problem = await failure(() => acquire());
@@ -338,8 +338,8 @@ describe('provider failures are 502 with a detail that leaks nothing', () => {
     expect(await getEmbedSession('u-ana')).toBeUndefined();
   });
 
-  it('acquire failing (4xx, 5xx, timeout, garbage) stores nothing', async () => {
-    for (const mode of ['error500', 'error400', 'slow', 'garbage'] as const) {
+  it('acquire failing (4xx, 5xx, timeout, garbage, lifetimes beyond the longest session) stores nothing', async () => {
+    for (const mode of ['error500', 'error400', 'slow', 'garbage', 'overlong'] as const) {
       fake.mode = mode;
       const problem = await failure(() => acquire());
       expect(problem.status).toBe(502);
@@ -361,6 +361,11 @@ describe('provider failures are 502 with a detail that leaks nothing', () => {
     expect(problem.status).toBe(502);
     expect(leaks(problem.detail)).toEqual([]);
     expect(await getEmbedSession('u-ana')).toBeDefined();
-    expect(await generate(session)).toMatchObject({ api_token_ttl: 600 });
+    const renewed = await generate(session);
+    expect(renewed).toMatchObject({ api_token_ttl: 600 });
+    // Lifetimes beyond the longest session are no answer either (the server has rotated the tokens all the same).
+    fake.mode = 'overlong';
+    expect((await failure(() => generate(renewed as { api_token: string; navigation_token: string }))).status).toBe(502);
+    expect(await getEmbedSession('u-ana')).toBeDefined();
   });
 });

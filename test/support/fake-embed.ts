@@ -25,8 +25,11 @@ export interface FakeEmbedOptions {
   slowMs?: number;
 }
 
-/** How calls are answered: 'ok', 'error500', 'error400', 'slow' (the answer after slowMs) or 'garbage' (200, not JSON). */
-export type FakeEmbedMode = 'ok' | 'error500' | 'error400' | 'slow' | 'garbage';
+/**
+ * How calls are answered: 'ok', 'error500', 'error400', 'slow' (the answer after slowMs), 'garbage'
+ * (200, not JSON) or 'overlong' (the 'ok' answer with every lifetime 1e15 seconds, 30 million years).
+ */
+export type FakeEmbedMode = 'ok' | 'error500' | 'error400' | 'slow' | 'garbage' | 'overlong';
 
 interface Session {
   reference: string;
@@ -114,6 +117,13 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
         return reply(res, 500, { message: 'Internal server error', documentation_url: 'https://docs.example.com' });
       case 'error400':
         return reply(res, 400, { message: 'Bad request', documentation_url: 'https://docs.example.com' });
+      case 'overlong':
+        overlong = true;
+        try {
+          return ok();
+        } finally {
+          overlong = false;
+        }
       case 'garbage':
         res.writeHead(200, { 'Content-Type': 'text/html' });
         return res.end('<html><body>Down for maintenance</body></html>');
@@ -250,7 +260,12 @@ function acquireProblem(body: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/** Set while an 'overlong' answer is built: reply then stretches every lifetime it sends. */
+let overlong = false;
+
 function reply(res: ServerResponse, status: number, body: unknown): void {
+  if (overlong && typeof body === 'object' && body !== null)
+    body = Object.fromEntries(Object.entries(body).map(([key, value]) => [key, /(_ttl|expires_in)$/.test(key) && value ? 1e15 : value]));
   res.writeHead(status, { 'Content-Type': 'application/json;charset=UTF-8' });
   res.end(JSON.stringify(body));
 }
