@@ -11,7 +11,7 @@ import type {
   ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
-import { LlmError, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type StopReason } from './types.js';
+import { LlmError, tokenUsage, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type StopReason } from './types.js';
 
 export interface BedrockConfig {
   model: string;
@@ -134,12 +134,10 @@ function chatResponse(output: ConverseCommandOutput): Omit<ChatResponse, 'latenc
     }
     // Other blocks (reasoning, citations, …) have no neutral form: left out.
   }
-  const inputTokens = output.usage?.inputTokens ?? 0;
-  const outputTokens = output.usage?.outputTokens ?? 0;
   return {
     message: { role: 'assistant', content },
     stop_reason: stopReason(output.stopReason),
-    usage: { input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: output.usage?.totalTokens ?? inputTokens + outputTokens },
+    usage: tokenUsage(LABEL, output.usage?.inputTokens, output.usage?.outputTokens, output.usage?.totalTokens),
   };
 }
 

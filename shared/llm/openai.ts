@@ -9,7 +9,7 @@
 //   as a thrown error, so the caller can tell the model and carry on.
 import * as z from 'zod';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
-import { LlmError, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type Message, type StopReason } from './types.js';
+import { LlmError, tokenUsage, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type Message, type StopReason } from './types.js';
 import { parseJson } from '../http/outbound.js';
 
 export interface OpenAiConfig {
@@ -129,13 +129,8 @@ const Completion = z.object({
     )
     .min(1),
   // Some compatible servers leave usage out: counted as zero then.
-  usage: z
-    .object({
-      prompt_tokens: z.number().int().nonnegative(),
-      completion_tokens: z.number().int().nonnegative(),
-      total_tokens: z.number().int().nonnegative().optional(),
-    })
-    .nullish(),
+  // Checked by tokenUsage (types.ts) with Bedrock's: a count out of bounds is bad_response too.
+  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() }).nullish(),
 });
 
 function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model'> {
@@ -149,15 +144,13 @@ function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model
     // Some local servers send no id; the caller needs one to answer the call.
     content.push({ type: 'tool_use', id: call.id || `call_${i + 1}`, name: call.function.name, ...toolInput(call.function.arguments) });
   });
-  const input = usage?.prompt_tokens ?? 0;
-  const output = usage?.completion_tokens ?? 0;
   return {
     message: { role: 'assistant', content },
     stop_reason: stopReason(
       choice.finish_reason,
       content.some((block) => block.type === 'tool_use'),
     ),
-    usage: { input_tokens: input, output_tokens: output, total_tokens: usage?.total_tokens ?? input + output },
+    usage: tokenUsage(LABEL, usage?.prompt_tokens, usage?.completion_tokens, usage?.total_tokens),
   };
 }
 

@@ -43,6 +43,22 @@ export interface TokenUsage {
   total_tokens: number;
 }
 
+/**
+ * The most tokens one call may report for its input, its output or their total. No model
+ * reads or writes a billion tokens in a call, so a count beyond it (or negative, or not
+ * whole) is a provider's bug: refused as bad_response rather than priced and recorded in
+ * the ledger, whose sums must stay exact.
+ */
+export const TOKEN_COUNT_MAX = 1_000_000_000;
+
+/** A provider's reported counts as TokenUsage (total: input + output when it gives none), or throws bad_response naming `label`. */
+export function tokenUsage(label: string, input = 0, output = 0, total = input + output): TokenUsage {
+  const counts = [input, output, total];
+  if (!counts.every((n) => Number.isInteger(n) && n >= 0 && n <= TOKEN_COUNT_MAX))
+    throw new LlmError(`${label} answered with token counts that are not whole numbers from 0 to ${TOKEN_COUNT_MAX.toLocaleString('en-US')}`, 'bad_response');
+  return { input_tokens: input, output_tokens: output, total_tokens: total };
+}
+
 export interface ChatResponse {
   /** The assistant's message: text blocks and/or tool_use blocks. */
   message: Message;

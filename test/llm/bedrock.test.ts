@@ -352,6 +352,23 @@ describe('retries and errors', () => {
     expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_response', message: 'Bedrock answered without a message' });
   });
 
+  it.each([
+    ['beyond a billion', { inputTokens: 1_000_000_001, outputTokens: 1, totalTokens: 1_000_000_002 }],
+    ['negative', { inputTokens: -5, outputTokens: 1, totalTokens: -4 }],
+    ['not whole', { inputTokens: 1.5, outputTokens: 1, totalTokens: 2.5 }],
+  ])('reports token counts %s as bad_response', async (_, usage) => {
+    fake.enqueue({
+      kind: 'raw',
+      status: 200,
+      body: JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'hi' }] } }, stopReason: 'end_turn', usage }),
+    });
+    expect(await llmError(bedrock().converse(hello))).toMatchObject({
+      kind: 'bad_response',
+      message: 'Bedrock answered with token counts that are not whole numbers from 0 to 1,000,000,000',
+    });
+    expect(fake.received).toHaveLength(1);
+  });
+
   it('surfaces what Bedrock refuses in a malformed loop (tool history without tools) as bad_request', async () => {
     const error = await llmError(
       bedrock().converse({

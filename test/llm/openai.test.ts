@@ -292,6 +292,30 @@ describe('answers', () => {
     expect(error).toMatchObject({ kind: 'bad_response', message: 'The OpenAI-compatible endpoint answered with something that is not a chat completion' });
     expect(fake.received).toHaveLength(1);
   });
+
+  it.each([
+    ['beyond a billion', { prompt_tokens: 1_000_000_001, completion_tokens: 1 }],
+    ['negative', { prompt_tokens: 10, completion_tokens: -1 }],
+    ['not whole', { prompt_tokens: 10.5, completion_tokens: 1 }],
+    ['whose total is beyond a billion', { prompt_tokens: 10, completion_tokens: 1, total_tokens: 1e16 }],
+  ])('reports token counts %s as bad_response without retrying', async (_, usage) => {
+    fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify({ choices: [{ message: { content: 'hi' }, finish_reason: 'stop' }], usage }) });
+    const error = await llmError(openai().converse(hello));
+    expect(error).toMatchObject({
+      kind: 'bad_response',
+      message: 'The OpenAI-compatible endpoint answered with token counts that are not whole numbers from 0 to 1,000,000,000',
+    });
+    expect(fake.received).toHaveLength(1);
+  });
+
+  it('takes a billion tokens, the most one call may report', async () => {
+    fake.enqueue({
+      kind: 'raw',
+      status: 200,
+      body: JSON.stringify({ choices: [{ message: { content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 999_999_999, completion_tokens: 1 } }),
+    });
+    expect((await openai().converse(hello)).usage).toEqual({ input_tokens: 999_999_999, output_tokens: 1, total_tokens: 1_000_000_000 });
+  });
 });
 
 describe('retries and errors', () => {
