@@ -225,7 +225,8 @@ export async function toolSpecs(): Promise<ToolSpec[]> {
 
 /** Runs a tool call: its answer as text for the model, and whether it is an error. */
 export async function runTool(name: string, input: unknown): Promise<{ content: string; is_error: boolean }> {
-  const t = (TOOLS as Record<string, Tool<z.ZodType>>)[name];
+  // Own keys only: a model naming `constructor` or `toString` asks for no tool.
+  const t = Object.hasOwn(TOOLS, name) ? (TOOLS as Record<string, Tool<z.ZodType>>)[name] : undefined;
   if (!t) return { content: `There is no tool "${name}". Tools: ${Object.keys(TOOLS).join(', ')}.`, is_error: true };
   const parsed = t.input.safeParse(input);
   if (!parsed.success) {

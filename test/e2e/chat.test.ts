@@ -137,6 +137,26 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     expect(toolMessages(2).at(-1)!.content).toMatch(/SELECT/); // the write was refused, with what is allowed
   });
 
+  it('answers a call to a tool that does not exist, even one named like a built-in, with the list of tools', async () => {
+    configure();
+    await reset(viewer);
+    openai
+      .enqueueToolUse([
+        { name: 'constructor', input: {} },
+        { name: 'toString', input: {} },
+        { name: '__proto__', input: {} },
+        { name: 'no_such_tool', input: {} },
+      ])
+      .enqueueText('Sorry.');
+    const { status, body } = await say(viewer, 'try');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ reply: 'Sorry.', tool_calls: 4 });
+    const answers = toolMessages(1).map((m) => m.content);
+    expect(answers).toHaveLength(4);
+    for (const [i, name] of ['constructor', 'toString', '__proto__', 'no_such_tool'].entries())
+      expect(answers[i]).toMatch(new RegExp(`^Error: There is no tool "${name}"\\. Tools: .*run_sql`));
+  });
+
   it('a provider failure answers 502, is recorded as an error, and keeps no half turn in the history', async () => {
     configure();
     await reset(viewer);
