@@ -109,11 +109,18 @@ export async function activate(token: string, password: string, caller: Caller):
   return issue(user);
 }
 
-/** X-Session-Duration: seconds the client session lasted; anything unparsable is recorded as null. */
+/** The longest session a client can report: no token outlives JWT_TTL_SECONDS' bound (shared/config/tokens.ts). */
+const SESSION_DURATION_MAX_SECONDS = 30 * 86_400;
+
+/**
+ * X-Session-Duration: seconds the client session lasted, to the millisecond; anything else
+ * (unparsable, negative, longer than a token lives) is recorded as null. The rounding also keeps
+ * the audit item writable: DynamoDB refuses numbers such as 5e-324 or 1e16 as given.
+ */
 export function parseSessionDuration(header: string | undefined): number | null {
   if (header === undefined || header.trim() === '') return null;
   const seconds = Number(header);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
+  return Number.isFinite(seconds) && seconds >= 0 && seconds <= SESSION_DURATION_MAX_SECONDS ? Math.round(seconds * 1000) / 1000 : null;
 }
 
 export async function logout(

@@ -265,11 +265,17 @@ describe('logout and audit', () => {
     expect((await send('GET', '/api/auth/me', { token })).status).toBe(401);
     expect((await send('GET', '/api/auth/me', { token: other })).status).toBe(200); // only that session ends
     await send('POST', '/api/auth/logout', { token: other, headers: { 'X-Session-Duration': 'a while' } });
+    // Beyond any token's life, or a number DynamoDB could not store as given: still a logout.
+    for (const duration of ['1e16', '2592000.5', '5e-324', '12.34567']) {
+      const session = await tokenOf('admin', ADMIN_PASSWORD);
+      expect((await send('POST', '/api/auth/logout', { token: session, headers: { 'X-Session-Duration': duration } })).status).toBe(200);
+      expect((await send('GET', '/api/auth/me', { token: session })).status).toBe(401);
+    }
 
     const admin = await tokenOf('admin', ADMIN_PASSWORD);
     const audit = await send('GET', '/api/settings/audit?action=logout', { token: admin });
     expect(audit.status).toBe(200);
-    expect(audit.body.entries.map((e: any) => e.detail.session_duration_seconds).slice(0, 2)).toEqual([null, 42]);
+    expect(audit.body.entries.map((e: any) => e.detail.session_duration_seconds).slice(0, 6)).toEqual([12.346, 0, null, null, null, 42]);
   });
 
   it('lists entries newest first with action types, filters by action, and never stores secrets', async () => {
