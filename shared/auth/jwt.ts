@@ -8,6 +8,7 @@ import { Role } from './roles.js';
 import { tokenSettings } from '../config/tokens.js';
 import { onSettingsReset } from '../config/env.js';
 import { forgetSecrets, secret } from '../config/secrets.js';
+import { ServiceUnavailable } from '../http/errors.js';
 import type { Principal } from './principal.js';
 
 export const ISSUER = 'fleet-health';
@@ -21,10 +22,11 @@ onSettingsReset(() => {
 });
 
 async function loadKey(): Promise<Uint8Array> {
+  // A deployment's fault, not the caller's: 503 (and logged by the handler), tried again on the next request.
   const value = await secret('JWT_SECRET');
-  if (!value) throw new Error('JWT signing key missing: set JWT_SECRET or JWT_SECRET_ARN');
+  if (!value) throw new ServiceUnavailable('The JWT signing key is missing: set JWT_SECRET or JWT_SECRET_ARN.');
   const key = new TextEncoder().encode(value);
-  if (key.byteLength < MIN_SECRET_BYTES) throw new Error(`JWT signing key must be at least ${MIN_SECRET_BYTES} bytes`);
+  if (key.byteLength < MIN_SECRET_BYTES) throw new ServiceUnavailable(`The JWT signing key must be at least ${MIN_SECRET_BYTES} bytes.`);
   return key;
 }
 

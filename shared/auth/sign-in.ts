@@ -97,9 +97,12 @@ export async function login(rawUsername: string, password: string, caller: Calle
     await audit('login_failed', user, { reason: user ? 'inactive' : 'bad_credentials' });
     throw new Unauthorized('Invalid username or password.');
   }
+  // The token first: a signing key that cannot be read (503) then leaves neither a login in the
+  // audit log nor the failed attempts cleared.
+  const answer = await issue(user);
   await clearLoginAttempts(username, reservation);
   await audit('login', user, { method });
-  return issue(user);
+  return answer;
 }
 
 export async function activate(token: string, password: string, caller: Caller): Promise<LoginResponse> {

@@ -2,11 +2,12 @@
 // variable (local runs, tests), or the Secrets Manager secret its `_ARN` twin
 // names (AWS: the stack sets only the ARN, and grants only the functions whose
 // declarations name the concern). Fetched once per container; a failed fetch is
-// retried on the next call, not cached.
+// a 503 (ServiceUnavailable) and retried on the next call, not cached.
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import * as z from 'zod';
 import { ServiceUnavailable } from '../http/errors.js';
 import { onSettingsReset, processEnv } from './env.js';
+import { createLogger, errorFields } from '../log.js';
 
 /** Every secret of the service, by the variable that holds it locally. */
 export const SECRET_NAMES = [
@@ -22,6 +23,9 @@ export const SECRET_NAMES = [
 ] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 
+/** How long one read of a secret may take: well inside a route's 29 s, and a healthy read takes milliseconds. */
+const SECRET_TIMEOUT_MS = 5_000;
+
 const cache = new Map<SecretName, Promise<string | undefined>>();
 onSettingsReset(() => cache.clear());
 
@@ -34,8 +38,15 @@ async function load(name: SecretName): Promise<string | undefined> {
   // Imported statically, by name: esbuild then keeps only this one command (≈ 13 KB instead of the
   // whole 29 KB client an `import()` carries); every Lambda reads a secret on its first request
   // (route groups the JWT key), so nothing is loaded that a cold start would not load anyway.
-  const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
-  return out.SecretString;
+  try {
+    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }), { abortSignal: AbortSignal.timeout(SECRET_TIMEOUT_MS) });
+    return out.SecretString;
+  } catch (error) {
+    // Throttled, denied, deleted, undecryptable or unreachable: the cause goes to the log (it names the
+    // account and the key); the caller answers 503 naming only the variable, and the next call tries again.
+    createLogger('config/secrets').error('secret could not be read', { secret: `${name}_ARN`, ...errorFields(error) });
+    throw new ServiceUnavailable(`${name} could not be read from Secrets Manager; try again shortly.`);
+  }
 }
 
 /**

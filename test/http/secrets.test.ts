@@ -62,10 +62,31 @@ describe('secrets from Secrets Manager', () => {
     process.env.INGEST_TOKEN_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-abc';
     forgetSecrets();
     failNext = true;
-    await expect(secret('INGEST_TOKEN')).rejects.toThrow(/can't find/);
+    // Named by its variable only: not the ARN, not the service's message.
+    await expect(secret('INGEST_TOKEN')).rejects.toMatchObject({
+      status: 503,
+      message: 'INGEST_TOKEN could not be read from Secrets Manager; try again shortly.',
+    });
     expect(await secret('INGEST_TOKEN')).toBe('ingest-token-from-secrets-manager');
     expect(await secret('INGEST_TOKEN')).toBe('ingest-token-from-secrets-manager');
     expect(calls.filter((c) => c.endsWith('ingest-abc'))).toHaveLength(2);
+  });
+
+  it('a JWT key Secrets Manager cannot give, or one too short, is a 503 for signing and verifying, tried again next time', async () => {
+    process.env.JWT_SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:jwt-abc';
+    resetSigningKey();
+    const token = await signAccessToken({ userId: 'u', username: 'u', name: 'U', email: 'u@example.com', role: 'viewer' });
+    process.env.JWT_SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:deleted';
+    resetSigningKey();
+    const unavailable = { status: 503, message: 'JWT_SECRET could not be read from Secrets Manager; try again shortly.' };
+    await expect(verifyAccessToken(token)).rejects.toMatchObject(unavailable);
+    await expect(signAccessToken({ userId: 'u', username: 'u', name: 'U', email: 'u@example.com', role: 'viewer' })).rejects.toMatchObject(unavailable);
+    SECRETS['arn:aws:secretsmanager:local:000000000000:secret:deleted'] = 'short';
+    resetSigningKey();
+    await expect(verifyAccessToken(token)).rejects.toMatchObject({ status: 503, message: 'The JWT signing key must be at least 32 bytes.' });
+    process.env.JWT_SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:jwt-abc';
+    resetSigningKey();
+    expect((await verifyAccessToken(token))?.principal.username).toBe('u');
   });
 
   it('prefers the plain variable (local runs) and is undefined when neither is set', async () => {
