@@ -5,7 +5,8 @@
 // and follows it a while (the refresh routes, the patrol trigger).
 // The Lambda client is in lambda-invoke.ts, loaded on the first start on AWS.
 import { type InvocableWorker, WORKER_FUNCTION_ENV, workerFunctionSettings } from './config/worker-functions.js';
-import { logContext } from './log.js';
+import { ServiceUnavailable } from './http/errors.js';
+import { createLogger, errorFields, logContext } from './log.js';
 
 type LocalHandler = (event: unknown) => Promise<unknown>;
 const local = new Map<InvocableWorker, LocalHandler>();
@@ -25,8 +26,16 @@ export async function invokeWorker(name: InvocableWorker, event: Record<string, 
   const functionName = workerFunctionSettings()[WORKER_FUNCTION_ENV[name]];
   if (functionName) {
     const { invokeAsync } = await import('./lambda-invoke.js');
-    const status = await invokeAsync(functionName, event);
-    if (status !== 202) throw new Error(`asynchronous invocation of ${name} answered ${status}`);
+    // Throttled, denied, a function gone since the deploy, or no 202: the caller answers 503 (its own
+    // clean-up runs: the run is marked failed, the lock released), the cause goes to the log.
+    const status = await invokeAsync(functionName, event).catch((error: unknown) => {
+      createLogger('worker-invoke').error('worker could not be started', { worker: name, ...errorFields(error) });
+      throw new ServiceUnavailable(`The ${name} worker could not be started; try again shortly.`);
+    });
+    if (status !== 202) {
+      createLogger('worker-invoke').error('worker could not be started', { worker: name, status });
+      throw new ServiceUnavailable(`The ${name} worker could not be started; try again shortly.`);
+    }
     return;
   }
   const handler = local.get(name);
