@@ -48,6 +48,9 @@ export async function sendInvitation(mail: InvitationMail): Promise<boolean> {
           Body: { Text: { Data: text, Charset: 'UTF-8' } },
         },
       }),
+      // The SDK waits on SES without limit; a hung call would outlast the route, leaving the user
+      // invited without the answer that carries their activation link.
+      { abortSignal: AbortSignal.timeout(mailSettings().timeoutMs) },
     );
     return true;
   } catch (error) {

@@ -8,6 +8,7 @@ import { ConditionFailed } from '../../shared/db/client.js';
 import { activeSuperadminCount, createInvitedUser, createUser, getUser, replaceUser } from '../../shared/db/users.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { useTestTables } from '../support/dynamo.js';
 import { useTestJwtSecret } from '../support/tokens.js';
 
@@ -71,6 +72,22 @@ describe('invitations by mail', () => {
     expect((await activate(result.activation_token!, 'unverified-pw', caller)).user.email).toBe('unverified@example.com');
   });
 
+  it('when SES does not answer within SES_TIMEOUT_MS, answers email_sent false with the activation token', async () => {
+    Object.assign(process.env, { SES_FROM_ADDRESS: 'fleet@example.com', SES_TIMEOUT_MS: '300' });
+    resetSettings();
+    ses.mode = 'hang';
+    try {
+      const inviter = await superadmin('mailer-slow');
+      const result = await inviteUser(inviter, { email: 'slow.mail@example.com', display_name: 'Slow Mail', role: 'viewer' }, caller);
+      expect(result).toEqual({ status: 'ok', email_sent: false, activation_token: expect.stringMatching(/^[\w-]{43}$/) });
+      expect((await activate(result.activation_token!, 'slow-mail-pw', caller)).user.email).toBe('slow.mail@example.com');
+    } finally {
+      ses.mode = 'ok';
+      delete process.env.SES_TIMEOUT_MS;
+      resetSettings();
+    }
+  });
+
   it('without SES_FROM_ADDRESS sends nothing', async () => {
     delete process.env.SES_FROM_ADDRESS;
     const before = ses.received.length;
@@ -112,11 +129,11 @@ describe('the last active superadmin', () => {
     const a = await superadmin('alpha');
     const b = await superadmin('bravo');
     // demote every other superadmin so alpha and bravo are the last two
-    for (const name of ['mailer', 'mailer2', 'mailer3']) {
+    for (const name of ['mailer', 'mailer2', 'mailer-slow', 'mailer3']) {
       const u = await getUser(name);
       if (u?.role === 'superadmin' && u.is_active) await replaceUser(u, { role: 'admin' });
     }
-    expect(await activeSuperadminCount()).toBe(start + 2 - 3);
+    expect(await activeSuperadminCount()).toBe(start + 2 - 4);
     const results = await Promise.allSettled([
       updateUser(a, 'bravo@example.com', { role: 'admin' }, caller),
       updateUser(b, 'alpha@example.com', { is_active: false }, caller),

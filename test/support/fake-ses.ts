@@ -12,8 +12,8 @@ export interface ReceivedEmail {
 export interface FakeSes {
   endpoint: string;
   received: ReceivedEmail[];
-  /** 'ok', 'reject' (400 MessageRejected) or 'throttle' (400 Throttling). */
-  mode: 'ok' | 'reject' | 'throttle';
+  /** 'ok', 'reject' (400 MessageRejected), 'throttle' (400 Throttling) or 'hang' (no answer until closed). */
+  mode: 'ok' | 'reject' | 'throttle' | 'hang';
   close(): Promise<void>;
 }
 
@@ -34,6 +34,7 @@ export async function startFakeSes(): Promise<FakeSes> {
         return;
       }
       state.received.push({ form, authorization: req.headers.authorization });
+      if (state.mode === 'hang') return; // the socket stays open: only the caller's time limit ends the call
       if (state.mode !== 'ok') {
         const [code, message] =
           state.mode === 'reject' ? ['MessageRejected', 'Email address is not verified.'] : ['Throttling', 'Maximum sending rate exceeded.'];
@@ -52,6 +53,10 @@ export async function startFakeSes(): Promise<FakeSes> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   state.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = () => new Promise<void>((r) => server.close(() => r()));
+  state.close = () =>
+    new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections();
+    });
   return state;
 }
