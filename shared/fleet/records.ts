@@ -34,10 +34,13 @@ export const ClusterInput = z.strictObject({
   customer_tier: Tier,
   cluster_type: z.string().trim().min(1).max(32),
   region: z.string().trim().min(1).max(64),
+  // At most 64 characters like every other name here, each number at most 9 digits (an integer the
+  // upgrade analysis compares exactly).
   engine_version: z
     .string()
     .trim()
-    .regex(/^\d+\.\d+(\.\d+)?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1'),
+    .max(64)
+    .regex(/^\d{1,9}\.\d{1,9}(\.\d{1,9})?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1'),
   resource_state: z.string().trim().min(1).max(32),
   node_count: z.number().int().min(0).max(10_000),
 });
@@ -79,16 +82,27 @@ export const LogEventInput = z.strictObject({
 });
 export type LogEventInput = z.infer<typeof LogEventInput>;
 
+/**
+ * An alert's labels and annotations together, as JSON: far more than any rule writes, and far below
+ * the 400 KB a DynamoDB item may hold (the alert's item also copies the summary and description).
+ */
+export const ALERT_TEXT_MAX = 64 * 1024;
+
 /** One alert of an Alertmanager webhook (version 4). */
-export const AlertmanagerAlert = z.looseObject({
-  status: z.enum(['firing', 'resolved']),
-  labels: z.record(z.string(), z.string()),
-  annotations: z.record(z.string(), z.string()).default({}),
-  startsAt: IsoTime,
-  endsAt: z.string().default('0001-01-01T00:00:00Z'),
-  generatorURL: z.string().max(2048).default(''),
-  fingerprint: z.string().max(128).optional(),
-});
+export const AlertmanagerAlert = z
+  .looseObject({
+    status: z.enum(['firing', 'resolved']),
+    labels: z.record(z.string().max(256), z.string()),
+    annotations: z.record(z.string().max(256), z.string()).default({}),
+    startsAt: IsoTime,
+    endsAt: z.string().default('0001-01-01T00:00:00Z'),
+    generatorURL: z.string().max(2048).default(''),
+    fingerprint: z.string().max(128).optional(),
+  })
+  .refine((a) => JSON.stringify(a.labels).length + JSON.stringify(a.annotations).length <= ALERT_TEXT_MAX, {
+    error: `labels and annotations together must be at most ${ALERT_TEXT_MAX / 1024} KB`,
+    path: ['annotations'],
+  });
 export type AlertmanagerAlert = z.infer<typeof AlertmanagerAlert>;
 
 /** What every ingest call answers. */

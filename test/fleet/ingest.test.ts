@@ -229,6 +229,27 @@ describe('cluster inventory numbers are bounded', () => {
   });
 });
 
+describe('engine versions', () => {
+  it('takes a version of at most 64 characters, each number at most 9 digits, and names the others', async () => {
+    const result = await ingestClusters(
+      [
+        cluster('v1', { engine_version: `3.${'1'.repeat(450_000)}` }),
+        cluster('v2', { engine_version: '3.1234567890.1' }),
+        cluster('v3', { engine_version: `3.2.1-${'r'.repeat(59)}` }),
+        cluster('v4', { engine_version: `3.2.1-${'r'.repeat(58)}` }),
+        cluster('v5', { engine_version: '123456789.987654321.1' }),
+      ],
+      NOW,
+    );
+    expect(result.accepted).toBe(2);
+    expect(result.rejected.map((r) => [r.index, r.reason.split(':')[0]])).toEqual([
+      [0, 'engine_version'],
+      [1, 'engine_version'],
+      [2, 'engine_version'],
+    ]);
+  });
+});
+
 describe('alerts from the Alertmanager webhook', () => {
   const alert = (status: 'firing' | 'resolved', over: Record<string, unknown> = {}) => ({
     status,
@@ -389,6 +410,24 @@ describe('alerts from the Alertmanager webhook', () => {
     } finally {
       delete process.env.ALERT_CLUSTER_LABEL;
     }
+  });
+
+  it('refuses an alert whose labels and annotations pass 64 KB (a DynamoDB item holds 400 KB), keeping the rest', async () => {
+    const base = alert('firing');
+    const result = await ingestAlerts(
+      [
+        alert('firing', { fingerprint: 'big0000000000001', annotations: { description: 'x'.repeat(500_000) } }),
+        alert('firing', { fingerprint: 'big0000000000002', labels: { ...base.labels, [`k${'e'.repeat(300)}`]: 'v' } }),
+        alert('firing', { fingerprint: 'big0000000000003', annotations: { description: 'd'.repeat(60_000), runbook: 'r'.repeat(3_000) } }),
+      ],
+      NOW,
+    );
+    expect(result.accepted).toBe(1);
+    expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([
+      [0, 'annotations: labels and annotations together must be at most 64 KB'],
+      [1, expect.stringMatching(/^labels\./)],
+    ]);
+    expect((await storedOf(clusters[0]!.cluster_id, 'big0000000000003'))[0]!.detail).toHaveLength(60_000);
   });
 
   it('refuses a startsAt in the future or beyond the retention; a resolution time is kept within [startsAt, receipt]', async () => {
