@@ -54,7 +54,12 @@ const lowercase = (v: unknown) => (typeof v === 'string' ? v.trim().toLowerCase(
 /** The model's final answer. Tolerated: `Critical` for `critical`, and actions as a list of strings (made a Markdown list). */
 export const InvestigationAnswer = z.object({
   severity: z.preprocess(lowercase, z.enum(['critical', 'warning', 'info'])),
-  confidence: z.number().min(0).max(1),
+  // To three decimals: all a confidence says, and a number DynamoDB stores (it refuses 1e-200).
+  confidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .transform((c) => Math.round(c * 1000) / 1000),
   root_cause: z.string().trim().min(1).max(4000),
   recommended_actions: z.union([
     z.string().trim().min(1).max(8000),

@@ -362,6 +362,19 @@ describe('the worker on a fleet', () => {
     expect(await getTask(task!.task_id)).toMatchObject({ status: 'done', investigation_id: investigation.investigation_id, attempts: 1 });
   });
 
+  it('keeps a confidence to three decimals, so one DynamoDB cannot store as given (1e-200) is stored as 0', async () => {
+    useLlm();
+    const clusters = view.scores.slice(1, 3);
+    await tasksFor(clusters);
+    const answer = (confidence: number) =>
+      JSON.stringify({ severity: 'warning', confidence, root_cause: 'Cause.', recommended_actions: 'Act.', full_report: 'Report.' });
+    openai.enqueueText(answer(1e-200)).enqueueText(answer(0.12345));
+    const run = await runAgentTasks();
+    expect(run).toMatchObject({ claimed: 2, done: 2 });
+    const confidences = await Promise.all(run.investigations.map(async (id) => (await getInvestigation(id))!.confidence));
+    expect(confidences.sort()).toEqual([0, 0.123]);
+  });
+
   it('a failing LLM: retried, then failed after 3 attempts with the reason; every failed call is in the ledger', async () => {
     useLlm();
     const [task] = await tasksFor([view.scores[1]!]);
