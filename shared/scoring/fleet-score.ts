@@ -430,7 +430,12 @@ function fleetMetricAt(columns: ScoreColumns, i: number, metric: number): number
   return v === null ? null : round2(v);
 }
 
-const integer = (v: number | null) => (v === null ? null : Math.round(v));
+/**
+ * A whole-number headline metric. A rule may sum one over its lookback past 2^53 (each sample is
+ * within ±1e15): the answer then saturates at the largest safe integer, which the contract's
+ * integer field and JSON readers keep exact, rather than carry an integer no reader can trust.
+ */
+const integer = (v: number | null) => (v === null ? null : Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.round(v))));
 
 function fleetMetricsAt(columns: ScoreColumns, i: number, nodeCount: number): FleetMetrics {
   return {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { fleetKpis, scoreCluster, scoreFleet, topRisk, worstFirst, type DimensionScore } from '../../shared/scoring/fleet-score.js';
 import { enrichment, healthKpis, healthScore, healthScores } from '../../shared/scoring/health-score.js';
+import { FleetClusterScore } from '../../shared/scoring/schemas.js';
 import { alert, clusterData, daysAgo, defaultHealthRules, dimension, hoursAgo, NOW, scoringRules } from './fixtures.js';
 
 const DISK = dimension({
@@ -82,6 +83,14 @@ describe('scoreCluster: hand-computed unified score', () => {
       '3 alerts fired in the last 7 days',
     ]);
     expect(s.suggested_actions).toEqual(['Replace lost nodes.', 'Expand storage.', 'Inspect failing queries.']);
+  });
+
+  it('keeps the whole-number headline metrics safe integers when a rule sums them past 2^53', () => {
+    const rules = scoringRules([dimension({ metric_key: 'query_errors_7d', aggregation: 'sum' }), dimension({ metric_key: 'node_count', aggregation: 'sum' })]);
+    const data = clusterData('loud', { today: { query_errors_7d: Array(10).fill(1e15), node_count: Array(10).fill(-1e15) } });
+    const s = scoreCluster(data, rules, NOW);
+    expect(s.metrics).toMatchObject({ query_errors_7d: Number.MAX_SAFE_INTEGER, node_count: -Number.MAX_SAFE_INTEGER });
+    expect(FleetClusterScore.safeParse(s).success).toBe(true);
   });
 
   it('carries inventory fields and the headline metrics (null where there is no data)', () => {
