@@ -63,39 +63,44 @@ export async function gatherInputs(now = new Date()): Promise<PatrolInputs> {
   };
 }
 
-export const PatrolResult = z.strictObject({
-  fleet_summary: z.strictObject({
-    total_clusters: z.number().int().min(0),
-    critical: z.number().int().min(0),
-    warning: z.number().int().min(0),
-    healthy: z.number().int().min(0),
-    headline: z.string().min(1).max(300),
-  }),
-  clusters_flagged: z
-    .array(
-      z.strictObject({
-        cluster_id: z.string().min(1).max(64),
-        cluster_name: z.string().min(1).max(128),
-        customer_name: z.string().max(128),
-        severity: z.enum(['Critical', 'Warning']),
-        reason: z.string().min(1).max(600),
-        recommended_action: z.string().min(1).max(600),
-      }),
-    )
-    .max(200),
-  customer_summaries: z
-    .array(
-      z.strictObject({
-        customer_name: z.string().max(128),
-        clusters: z.number().int().min(0),
-        flagged: z.number().int().min(0),
-        summary: z.string().min(1).max(800),
-      }),
-    )
-    .max(500),
-  narrative: z.string().min(1).max(8000),
-});
-export type PatrolResult = z.infer<typeof PatrolResult>;
+/** A count of clusters in the model's summary: at most the fleet it was shown (a larger one is not an answer to repair). */
+const clusterCount = (fleetSize: number) => z.number().int().min(0).max(fleetSize);
+
+/** A scan's answer for a fleet of `fleetSize` clusters. */
+const patrolResult = (fleetSize: number) =>
+  z.strictObject({
+    fleet_summary: z.strictObject({
+      total_clusters: clusterCount(fleetSize),
+      critical: clusterCount(fleetSize),
+      warning: clusterCount(fleetSize),
+      healthy: clusterCount(fleetSize),
+      headline: z.string().min(1).max(300),
+    }),
+    clusters_flagged: z
+      .array(
+        z.strictObject({
+          cluster_id: z.string().min(1).max(64),
+          cluster_name: z.string().min(1).max(128),
+          customer_name: z.string().max(128),
+          severity: z.enum(['Critical', 'Warning']),
+          reason: z.string().min(1).max(600),
+          recommended_action: z.string().min(1).max(600),
+        }),
+      )
+      .max(200),
+    customer_summaries: z
+      .array(
+        z.strictObject({
+          customer_name: z.string().max(128),
+          clusters: clusterCount(fleetSize),
+          flagged: clusterCount(fleetSize),
+          summary: z.string().min(1).max(800),
+        }),
+      )
+      .max(500),
+    narrative: z.string().min(1).max(8000),
+  });
+export type PatrolResult = z.infer<ReturnType<typeof patrolResult>>;
 
 export interface ScanOutcome {
   result: PatrolResult;
@@ -239,7 +244,7 @@ export function describeFleet(inputs: PatrolInputs): string {
 export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledger: Ledger, deadline?: number, spent = nothingSpent()): Promise<ScanOutcome> {
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeFleet(inputs) }] }];
   try {
-    const { value, loop } = await structuredAnswer(PatrolResult, {
+    const { value, loop } = await structuredAnswer(patrolResult(inputs.clusters.length), {
       provider,
       system: SYSTEM,
       messages,

@@ -147,6 +147,18 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
     expect(JSON.stringify(openai.answered()[1]!.body.messages.at(-1))).toMatch(/did not validate/);
   });
 
+  it('takes no count beyond the fleet it showed the model: repaired once, then the scan fails saying why', async () => {
+    useLlm();
+    const answer = await validAnswer();
+    const inflated = { ...answer, fleet_summary: { ...answer.fleet_summary, total_clusters: Number.MAX_SAFE_INTEGER } };
+    openai.enqueueText(JSON.stringify(inflated)).enqueueText(JSON.stringify(inflated));
+    const res = await trigger();
+    expect(res.body.status).toBe('failed');
+    expect(JSON.stringify(openai.answered()[1]!.body.messages.at(-1))).toMatch(/fleet_summary\.total_clusters/);
+    const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
+    expect(report).toMatchObject({ status: 'failed', error: expect.stringMatching(/did not validate/) });
+  });
+
   it('a failing LLM marks the report failed with the reason and frees the lock', async () => {
     useLlm();
     openai.enqueueError(500).enqueueError(500);
