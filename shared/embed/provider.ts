@@ -16,11 +16,15 @@
 import * as z from 'zod';
 import { embedSettings, notConfigured } from '../config/embed.js';
 import type { Env } from '../config/env.js';
-import { failureReason, parseJson } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, failureReason, parseJson } from '../http/outbound.js';
 
 export { DEFAULT_PERMISSIONS } from '../config/embed.js';
 /** The longest session the protocol allows (30 days), and the one we ask for. */
 export const SESSION_LENGTH_SECONDS = 2_592_000;
+/** The most one answer of the BI server may hold: tokens and their lifetimes take a few KB. */
+const EMBED_ANSWER_MAX_BYTES = 1024 * 1024;
+/** A token the BI server hands out: a few hundred characters; longer is no token (and no item DynamoDB stores). */
+const Token = z.string().min(1).max(4096);
 /** A cached login token is dropped this long before the server says it expires. */
 const LOGIN_EXPIRY_MARGIN_SECONDS = 60;
 
@@ -51,13 +55,13 @@ export interface AcquireRequest {
 const Lifetime = z.number().int().nonnegative().max(SESSION_LENGTH_SECONDS);
 
 export const AcquiredSession = z.object({
-  authentication_token: z.string().min(1),
+  authentication_token: Token,
   authentication_token_ttl: Lifetime,
-  navigation_token: z.string().min(1),
+  navigation_token: Token,
   navigation_token_ttl: Lifetime,
-  api_token: z.string().min(1),
+  api_token: Token,
   api_token_ttl: Lifetime,
-  session_reference_token: z.string().min(1),
+  session_reference_token: Token,
   session_reference_token_ttl: Lifetime.positive(),
 });
 export type AcquiredSession = z.infer<typeof AcquiredSession>;
@@ -75,15 +79,15 @@ export type GeneratedTokens =
   | { expired: true };
 
 const Generated = z.object({
-  api_token: z.string().min(1),
+  api_token: Token,
   api_token_ttl: Lifetime,
-  navigation_token: z.string().min(1),
+  navigation_token: Token,
   navigation_token_ttl: Lifetime,
   session_reference_token_ttl: Lifetime.positive(),
 });
 const Expired = z.object({ session_reference_token_ttl: z.literal(0) });
 
-const Login = z.object({ access_token: z.string().min(1), expires_in: z.number().positive().max(SESSION_LENGTH_SECONDS) });
+const Login = z.object({ access_token: Token, expires_in: z.number().positive().max(SESSION_LENGTH_SECONDS) });
 
 export interface EmbedProvider {
   acquire(request: AcquireRequest): Promise<AcquiredSession>;
@@ -245,8 +249,9 @@ async function call(
 ): Promise<{ status: number; text: string }> {
   try {
     const response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    return { status: response.status, text: await response.text() };
+    return { status: response.status, text: await boundedText(response, EMBED_ANSWER_MAX_BYTES) };
   } catch (error) {
+    if (error instanceof AnswerTooLarge) throw new EmbedProviderError(`the dashboard embed server answered the ${what} with ${error.message}`);
     throw new EmbedProviderError(`the dashboard embed server did not answer the ${what}: ${failureReason(error, timeoutMs)}`);
   }
 }

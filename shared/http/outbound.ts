@@ -1,5 +1,6 @@
-// Helpers for the calls this service makes to others (tickets, BI server, LLM):
-// what a failed call may tell the user, and a body read as JSON when it is JSON.
+// Helpers for the calls this service makes to others (tickets, BI server, LLM,
+// Prometheus): what a failed call may tell the user, an answer read only up to
+// what its caller takes, and a body read as JSON when it is JSON.
 
 /** Only the kind of failure: fetch's own messages may name more than the user needs. */
 export function failureReason(error: unknown, timeoutMs: number): string {
@@ -15,4 +16,40 @@ export function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** An answer longer than its caller takes: refused without reading the rest. */
+export class AnswerTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`more than ${maxBytes >= 1 << 20 ? `${maxBytes / (1 << 20)} MB` : `${maxBytes / 1024} KB`}`);
+    this.name = 'AnswerTooLarge';
+  }
+}
+
+/**
+ * The body as text, refused past `maxBytes` (declared, or counted while reading) with
+ * AnswerTooLarge: a server answering far more than its API ever does would otherwise fill
+ * the Lambda's memory. Anything else that ends the read (a reset, the call's timeout) is
+ * thrown as it comes.
+ */
+export async function boundedText(response: Response, maxBytes: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new AnswerTooLarge(maxBytes);
+  }
+  if (!response.body) return '';
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let bytes = 0;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.byteLength;
+    if (bytes > maxBytes) {
+      await response.body.cancel().catch(() => undefined);
+      throw new AnswerTooLarge(maxBytes);
+    }
+    parts.push(decoder.decode(chunk, { stream: true }));
+  }
+  parts.push(decoder.decode());
+  return parts.join('');
 }

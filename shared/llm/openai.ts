@@ -10,7 +10,7 @@
 import * as z from 'zod';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
 import { LlmError, tokenUsage, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type Message, type StopReason } from './types.js';
-import { parseJson } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, parseJson } from '../http/outbound.js';
 
 export interface OpenAiConfig {
   model: string;
@@ -22,6 +22,8 @@ export interface OpenAiConfig {
 }
 
 const LABEL = 'The OpenAI-compatible endpoint';
+/** A completion of 4,096 tokens with tool calls is tens of KB; more than this is no answer. */
+const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 const MAX_DETAIL = 300;
 
 export function openAiProvider(config: OpenAiConfig): LlmProvider {
@@ -38,7 +40,10 @@ export function openAiProvider(config: OpenAiConfig): LlmProvider {
       const completion = await withRetries(config.retry, LABEL, async (signal) => {
         // Redirects are not followed: a POST must not wander off with the key.
         const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal });
-        const text = await response.text();
+        const text = await boundedText(response, ANSWER_MAX_BYTES).catch((error: unknown) => {
+          if (error instanceof AnswerTooLarge) throw new LlmError(`${LABEL} answered with ${error.message}`, 'bad_response');
+          throw error;
+        });
         if (response.ok) return parseCompletion(text);
         throw httpFailure(response.status, text, (name) => response.headers.get(name) ?? undefined, key);
       });

@@ -6,6 +6,7 @@
 // exponential backoff and jitter; a refused query (400, 422) is not.
 import type { MetricSources } from '../rules/schemas.js';
 import { signedHeaders } from './sigv4.js';
+import { AnswerTooLarge, boundedText } from '../http/outbound.js';
 
 export type PrometheusSource = MetricSources['prometheus'];
 
@@ -84,7 +85,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
         true,
       );
     }
-    const text = await boundedText(response, source.timeout_seconds);
+    const text = await boundedBody(response, source.timeout_seconds);
     if (!response.ok) {
       const detail = prometheusErrorOf(text) ?? text.slice(0, QUOTE).replace(/\s+/g, ' ');
       const retryable = response.status === 429 || response.status >= 500;
@@ -126,31 +127,13 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
 }
 
 /** The body as text, refused past MAX_BODY_BYTES (the timeout covers the whole body too). */
-async function boundedText(response: Response, timeoutSeconds: number): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-    await response.body?.cancel();
-    throw tooLarge();
-  }
-  if (!response.body) return '';
-  const decoder = new TextDecoder();
-  const parts: string[] = [];
-  let bytes = 0;
+async function boundedBody(response: Response, timeoutSeconds: number): Promise<string> {
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      bytes += chunk.byteLength;
-      if (bytes > MAX_BODY_BYTES) {
-        await response.body.cancel().catch(() => undefined);
-        throw tooLarge();
-      }
-      parts.push(decoder.decode(chunk, { stream: true }));
-    }
+    return await boundedText(response, MAX_BODY_BYTES);
   } catch (error) {
-    if (error instanceof PrometheusError) throw error;
+    if (error instanceof AnswerTooLarge) throw tooLarge();
     throw new PrometheusError(`the answer was cut off (or took more than ${timeoutSeconds} s)`, response.status, true);
   }
-  parts.push(decoder.decode());
-  return parts.join('');
 }
 
 const tooLarge = () =>

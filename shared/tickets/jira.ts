@@ -2,8 +2,8 @@
 // with Basic auth (account email + API token). The description travels as an
 // Atlassian Document Format (ADF) document; the browse URL is {base}/browse/{key}.
 import * as z from 'zod';
-import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
-import { failureReason, parseJson } from '../http/outbound.js';
+import { TICKET_ANSWER_MAX_BYTES, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
+import { AnswerTooLarge, boundedText, failureReason, parseJson } from '../http/outbound.js';
 
 export interface JiraConfig {
   /** Site URL without a trailing slash, e.g. https://acme.atlassian.net */
@@ -164,8 +164,9 @@ function bulletList(lines: string[]): AdfBulletList {
 async function post(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<{ status: number; text: string }> {
   try {
     const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    return { status: response.status, text: await response.text() };
+    return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
   } catch (error) {
+    if (error instanceof AnswerTooLarge) throw new TicketProviderError(`Jira answered with ${error.message}`);
     throw new TicketProviderError(`Jira did not answer: ${failureReason(error, timeoutMs)}`);
   }
 }

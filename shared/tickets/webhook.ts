@@ -2,8 +2,8 @@
 // bearer token; the receiver opens the ticket wherever it likes and answers
 // 2xx {key, url}.
 import * as z from 'zod';
-import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
-import { failureReason, parseJson } from '../http/outbound.js';
+import { TICKET_ANSWER_MAX_BYTES, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
+import { AnswerTooLarge, boundedText, failureReason, parseJson } from '../http/outbound.js';
 
 export interface WebhookConfig {
   url: string;
@@ -49,8 +49,9 @@ export function webhookProvider(config: WebhookConfig): TicketProvider {
 async function post(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<{ status: number; text: string }> {
   try {
     const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    return { status: response.status, text: await response.text() };
+    return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
   } catch (error) {
+    if (error instanceof AnswerTooLarge) throw new TicketProviderError(`The ticket webhook answered with ${error.message}`);
     throw new TicketProviderError(`The ticket webhook did not answer: ${failureReason(error, timeoutMs)}`);
   }
 }

@@ -327,7 +327,7 @@ describe('provider failures are 502 with a detail that leaks nothing', () => {
     expect(leaks(refused.detail)).toEqual([]);
 
     process.env.EMBED_CLIENT_SECRET = CLIENT_SECRET;
-    for (const mode of ['error500', 'error400', 'slow', 'garbage', 'overlong'] as const) {
+    for (const mode of ['error500', 'error400', 'slow', 'garbage', 'overlong', 'oversized'] as const) {
       fake.loginMode = mode;
       forgetEmbedLogins();
       const problem = await failure(() => acquire());
@@ -339,12 +339,13 @@ describe('provider failures are 502 with a detail that leaks nothing', () => {
   });
 
   it('acquire failing (4xx, 5xx, timeout, garbage, lifetimes beyond the longest session) stores nothing', async () => {
-    for (const mode of ['error500', 'error400', 'slow', 'garbage', 'overlong'] as const) {
+    for (const mode of ['error500', 'error400', 'slow', 'garbage', 'overlong', 'oversized'] as const) {
       fake.mode = mode;
       const problem = await failure(() => acquire());
       expect(problem.status).toBe(502);
       expect(problem.detail).toMatch(/^Dashboard embedding failed: /);
       if (mode === 'slow') expect(problem.detail).toContain('no answer within 0.3 s');
+      if (mode === 'oversized') expect(problem.detail).toBe('Dashboard embedding failed: the dashboard embed server answered the session acquisition with more than 1 MB.');
       expect(leaks(problem.detail)).toEqual([]);
     }
     expect(await getEmbedSession('u-ana')).toBeUndefined();
@@ -352,7 +353,7 @@ describe('provider failures are 502 with a detail that leaks nothing', () => {
 
   it('generate_tokens failing is 502 and keeps the stored session; refused tokens (another User-Agent) too', async () => {
     const session = await acquire();
-    for (const mode of ['error500', 'slow', 'garbage'] as const) {
+    for (const mode of ['error500', 'slow', 'garbage', 'oversized'] as const) {
       fake.mode = mode;
       expect((await failure(() => generate(session))).status).toBe(502);
     }

@@ -308,6 +308,15 @@ describe('answers', () => {
     expect(fake.received).toHaveLength(1);
   });
 
+  it('refuses an answer of more than 8 MB as bad_response without retrying', async () => {
+    fake.enqueue({ kind: 'raw', status: 200, body: ' '.repeat(8 * 1024 * 1024 + 1) });
+    expect(await llmError(openai().converse(hello))).toMatchObject({
+      kind: 'bad_response',
+      message: 'The OpenAI-compatible endpoint answered with more than 8 MB',
+    });
+    expect(fake.received).toHaveLength(1);
+  });
+
   it('takes a billion tokens, the most one call may report', async () => {
     fake.enqueue({
       kind: 'raw',

@@ -27,9 +27,10 @@ export interface FakeEmbedOptions {
 
 /**
  * How calls are answered: 'ok', 'error500', 'error400', 'slow' (the answer after slowMs), 'garbage'
- * (200, not JSON) or 'overlong' (the 'ok' answer with every lifetime 1e15 seconds, 30 million years).
+ * (200, not JSON), 'overlong' (the 'ok' answer with every lifetime 1e15 seconds, 30 million years) or
+ * 'oversized' (200 with 2 MB of body, no Content-Length).
  */
-export type FakeEmbedMode = 'ok' | 'error500' | 'error400' | 'slow' | 'garbage' | 'overlong';
+export type FakeEmbedMode = 'ok' | 'error500' | 'error400' | 'slow' | 'garbage' | 'overlong' | 'oversized';
 
 interface Session {
   reference: string;
@@ -124,6 +125,10 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
         } finally {
           overlong = false;
         }
+      case 'oversized':
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        for (let i = 0; i < 32; i++) res.write(' '.repeat(65_536));
+        return res.end('{}');
       case 'garbage':
         res.writeHead(200, { 'Content-Type': 'text/html' });
         return res.end('<html><body>Down for maintenance</body></html>');

@@ -26,7 +26,7 @@ export interface FakeJira {
   /** Every request, including refused ones. */
   received: ReceivedJiraRequest[];
   /** How an authenticated, valid request is answered: 'ok' (201), 'error500', 'slow' (201 after slowMs) or 'garbage' (200, not JSON). */
-  mode: 'ok' | 'error500' | 'slow' | 'garbage';
+  mode: 'ok' | 'error500' | 'slow' | 'garbage' | 'oversized';
   close(): Promise<void>;
 }
 
@@ -65,6 +65,11 @@ export async function startFakeJira(options: FakeJiraOptions): Promise<FakeJira>
           return created();
         case 'error500':
           return reply(res, 500, { errorMessages: ['Internal server error'], errors: {} });
+        case 'oversized':
+          // 2 MB in 64 KB chunks without a Content-Length: only counting what is read can refuse it.
+          res.writeHead(201, { 'Content-Type': 'application/json' });
+          for (let i = 0; i < 32; i++) res.write(' '.repeat(65_536));
+          return res.end('{}');
         case 'garbage':
           res.writeHead(200, { 'Content-Type': 'text/html' });
           return res.end('<html><body>Down for maintenance</body></html>');

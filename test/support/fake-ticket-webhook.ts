@@ -22,7 +22,7 @@ export interface FakeTicketWebhook {
    * 'invalid' (200 with an empty key and a javascript: URL), 'garbage' (200, not JSON)
    * or 'slow' (201 after slowMs).
    */
-  mode: 'ok' | 'error500' | 'invalid' | 'garbage' | 'slow';
+  mode: 'ok' | 'error500' | 'invalid' | 'garbage' | 'slow' | 'oversized';
   close(): Promise<void>;
 }
 
@@ -59,6 +59,11 @@ export async function startFakeTicketWebhook(options: { token?: string; slowMs?:
           return reply(res, 500, { error: 'internal error' });
         case 'invalid':
           return reply(res, 200, { key: '', url: 'javascript:alert(1)' });
+        case 'oversized':
+          // 2 MB in 64 KB chunks without a Content-Length: only counting what is read can refuse it.
+          res.writeHead(201, { 'Content-Type': 'application/json' });
+          for (let i = 0; i < 32; i++) res.write(' '.repeat(65_536));
+          return res.end('{}');
         case 'garbage':
           res.writeHead(200, { 'Content-Type': 'text/plain' });
           return res.end('OK');

@@ -156,6 +156,13 @@ describe('Jira provider', () => {
     expect(error.message).toBe('Jira answered without an issue key');
   });
 
+  it('refuses an answer of more than 1 MB without reading the rest', async () => {
+    jira.mode = 'oversized';
+    const error = await providerError(jiraProvider().create(request));
+    expect(error.message).toBe('Jira answered with more than 1 MB');
+    expect(error.status).toBeUndefined();
+  });
+
   it('gives up after TICKET_TIMEOUT_MS, without retrying', async () => {
     jira.mode = 'slow'; // it would answer 201 after 3 s: an error at all means the timeout fired (how soon: npm run bench -- tickets)
     const before = jira.received.length;

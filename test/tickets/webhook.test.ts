@@ -89,6 +89,12 @@ describe('webhook provider', () => {
     }
   });
 
+  it('refuses an answer of more than 1 MB without reading the rest', async () => {
+    hook.mode = 'oversized';
+    const error = await providerError(webhookProvider().create(request));
+    expect(error.message).toBe('The ticket webhook answered with more than 1 MB');
+  });
+
   it('gives up after TICKET_TIMEOUT_MS', async () => {
     hook.mode = 'slow'; // it would answer 201 after 3 s: an error at all means the timeout fired (how soon: npm run bench -- tickets)
     const error = await providerError(webhookProvider({ TICKET_TIMEOUT_MS: '200' }).create(request));
