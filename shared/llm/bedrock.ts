@@ -35,13 +35,18 @@ export function bedrockProvider(config: BedrockConfig): LlmProvider {
       const started = performance.now();
       const input = converseInput(config.model, request);
       const { client, ConverseCommand } = await sdk(config);
-      const output = await withRetries(config.retry, LABEL, async (signal) => {
-        try {
-          return await client.send(new ConverseCommand(input), { abortSignal: signal });
-        } catch (error) {
-          throw failure(error);
-        }
-      });
+      const output = await withRetries(
+        config.retry,
+        LABEL,
+        async (signal) => {
+          try {
+            return await client.send(new ConverseCommand(input), { abortSignal: signal });
+          } catch (error) {
+            throw failure(error);
+          }
+        },
+        request.deadline,
+      );
       return { ...chatResponse(output), latency_ms: Math.round(performance.now() - started), model: config.model };
     },
   };

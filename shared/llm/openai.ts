@@ -37,16 +37,21 @@ export function openAiProvider(config: OpenAiConfig): LlmProvider {
       const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
       if (key) headers.Authorization = `Bearer ${key}`;
       const body = JSON.stringify(chatCompletionBody(config.model, request));
-      const completion = await withRetries(config.retry, LABEL, async (signal) => {
-        // Redirects are not followed: a POST must not wander off with the key.
-        const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal });
-        const text = await boundedText(response, ANSWER_MAX_BYTES).catch((error: unknown) => {
-          if (error instanceof AnswerTooLarge) throw new LlmError(`${LABEL} answered with ${error.message}`, 'bad_response');
-          throw error;
-        });
-        if (response.ok) return parseCompletion(text);
-        throw httpFailure(response.status, text, (name) => response.headers.get(name) ?? undefined, key);
-      });
+      const completion = await withRetries(
+        config.retry,
+        LABEL,
+        async (signal) => {
+          // Redirects are not followed: a POST must not wander off with the key.
+          const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal });
+          const text = await boundedText(response, ANSWER_MAX_BYTES).catch((error: unknown) => {
+            if (error instanceof AnswerTooLarge) throw new LlmError(`${LABEL} answered with ${error.message}`, 'bad_response');
+            throw error;
+          });
+          if (response.ok) return parseCompletion(text);
+          throw httpFailure(response.status, text, (name) => response.headers.get(name) ?? undefined, key);
+        },
+        request.deadline,
+      );
       // The configured name, not the dated one OpenAI reports (gpt-4o-mini-2024-07-18): the ledger prices by it.
       return { ...completion, latency_ms: Math.round(performance.now() - started), model: config.model };
     },

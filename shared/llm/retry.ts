@@ -43,26 +43,29 @@ const TRANSIENT = new Set<LlmErrorKind>(['throttled', 'timeout', 'unavailable'])
  * LlmErrors are treated as network failures. The error thrown at the end is a
  * plain LlmError saying how many attempts were made.
  */
-export async function withRetries<T>(policy: RetryPolicy, label: string, attempt: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withRetries<T>(policy: RetryPolicy, label: string, attempt: (signal: AbortSignal) => Promise<T>, deadline = Infinity): Promise<T> {
   for (let n = 1; ; n += 1) {
-    const signal = AbortSignal.timeout(policy.timeoutMs);
+    // At most the time left before the deadline (whole milliseconds, at least one).
+    const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, Math.floor(deadline - Date.now())));
+    const signal = AbortSignal.timeout(timeoutMs);
     let failure: AttemptFailed;
     try {
       return await attempt(signal);
     } catch (error) {
-      failure = classify(error, signal, policy, label);
+      failure = classify(error, signal, timeoutMs, label);
     }
-    if (!failure.retryable || n >= policy.maxAttempts) {
-      const tries = n > 1 ? ` (gave up after ${n} attempts)` : '';
+    const wait = failure.retryable && n < policy.maxAttempts ? backoffMs(n, policy, failure.retryAfterMs) : undefined;
+    if (wait === undefined || Date.now() + wait >= deadline) {
+      const tries = n > 1 ? ` (gave up after ${n} attempts)` : wait === undefined ? '' : ' (no time left to try again)';
       throw new LlmError(`${failure.message}${tries}`, failure.kind, failure.status);
     }
-    await sleep(backoffMs(n, policy, failure.retryAfterMs));
+    await sleep(wait);
   }
 }
 
-function classify(error: unknown, signal: AbortSignal, policy: RetryPolicy, label: string): AttemptFailed {
+function classify(error: unknown, signal: AbortSignal, timeoutMs: number, label: string): AttemptFailed {
   // Our own timeout fired: whatever the client threw (AbortError, a cancelled stream) is a timeout.
-  if (signal.aborted) return new AttemptFailed(`${label} did not answer within ${policy.timeoutMs / 1000} s`, 'timeout');
+  if (signal.aborted) return new AttemptFailed(`${label} did not answer within ${Math.round(timeoutMs / 100) / 10} s`, 'timeout');
   if (error instanceof AttemptFailed) return error;
   if (error instanceof LlmError) return new AttemptFailed(error.message, error.kind, error.status);
   return new AttemptFailed(`${label} could not be reached: ${networkReason(error)}`, 'unavailable');

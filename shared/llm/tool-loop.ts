@@ -132,7 +132,8 @@ export async function runToolLoop(options: {
     }
     const response = await recordedCall(
       options.provider,
-      { system: options.system, messages, tools: options.tools, max_tokens: options.maxTokens ?? 2048 },
+      // The call itself ends by the deadline too, retries included (a route cannot outlive its 29 s).
+      { system: options.system, messages, tools: options.tools, max_tokens: options.maxTokens ?? 2048, deadline: options.deadline },
       options.ledger,
       spent,
     );

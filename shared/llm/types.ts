@@ -33,6 +33,11 @@ export interface ChatRequest {
   tools?: ToolSpec[];
   max_tokens?: number;
   temperature?: number;
+  /**
+   * When the call must be over (epoch ms), retries included: each attempt gets at most the time
+   * left, and a retry whose wait would pass it is not made (a route must answer inside its 29 s).
+   */
+  deadline?: number;
 }
 
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'other';

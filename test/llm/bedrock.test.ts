@@ -318,6 +318,14 @@ describe('retries and errors', () => {
     expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_request', status: 404 });
   });
 
+  it('ends by the request deadline: the attempt is cut when it comes, and no retry is made', async () => {
+    fake.defaultReply = { kind: 'delay', ms: 2_000, then: { kind: 'text', text: 'too late' } };
+    const error = await llmError(bedrock().converse({ ...hello, deadline: Date.now() + 300 }));
+    expect(error.kind).toBe('timeout');
+    expect(error.message).toMatch(/^Bedrock did not answer within 0\.(2|3) s \(no time left to try again\)$/);
+    expect(fake.received).toHaveLength(1);
+  });
+
   it('times out an attempt after LLM_TIMEOUT_MS, retries, and gives up with kind timeout', async () => {
     fake.enqueue({ kind: 'delay', ms: 2_000, then: { kind: 'text', text: 'too late' } }).enqueueText('in time');
     expect((await bedrock({ LLM_TIMEOUT_MS: '200' }).converse(hello)).message.content).toEqual([{ type: 'text', text: 'in time' }]);

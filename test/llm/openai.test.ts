@@ -416,6 +416,22 @@ describe('retries and errors', () => {
     expect(fake.received).toHaveLength(2);
   });
 
+  it('ends by the request deadline: an attempt gets only the time left, and no retry waits past it', async () => {
+    // Retry-After 20 s with 5 s left: not waited for.
+    fake.enqueueError(429, { retryAfter: '20' }).enqueueText('too late');
+    const throttled = await llmError(openai().converse({ ...hello, deadline: Date.now() + 5_000 }));
+    expect(throttled).toMatchObject({ kind: 'throttled', message: expect.stringMatching(/\(no time left to try again\)$/) });
+    expect(fake.received).toHaveLength(1);
+
+    // A slow answer with 300 ms left: cut at the deadline (LLM_TIMEOUT_MS is 60 s), the retry not made.
+    fake.reset();
+    fake.defaultReply = { kind: 'delay', ms: 2_000, then: openAiReply.text('too late') };
+    const slow = await llmError(openai().converse({ ...hello, deadline: Date.now() + 300 }));
+    expect(slow.kind).toBe('timeout');
+    expect(slow.message).toMatch(/^The OpenAI-compatible endpoint did not answer within 0\.(2|3) s \(no time left to try again\)$/);
+    expect(fake.received).toHaveLength(1);
+  });
+
   it('reports a server nobody listens on as unavailable', async () => {
     const closed = await startFakeOpenAi();
     const baseUrl = closed.baseUrl;
