@@ -13,7 +13,7 @@
 //   TICKET_WEBHOOK_URL    receives POST {issue_id, summary, description, link, labels, severity} and answers 2xx {key, url}
 //   TICKET_WEBHOOK_TOKEN  optional, sent as `Authorization: Bearer …` (secret); or TICKET_WEBHOOK_TOKEN_ARN
 // Both:
-//   TICKET_TIMEOUT_MS     optional, default 10000, at most 30000 (well inside the 60 s ticket claim of shared/issues/triage.ts)
+//   TICKET_TIMEOUT_MS     optional, default 10000, at most 20000: inside the route's 29 s after the secret and the reads (and the 60 s ticket claim of shared/issues/triage.ts)
 // URLs must be https (plain http only to a loopback host): credentials travel in headers.
 import { ServiceUnavailable } from '../http/errors.js';
 import { serviceUrl } from '../http/service-url.js';
@@ -36,7 +36,7 @@ export const ticketSettings = defineSettings(
     TICKET_WEBHOOK_URL: text(),
     ...secretVariables('TICKET_API_TOKEN'),
     ...secretVariables('TICKET_WEBHOOK_TOKEN'),
-    TICKET_TIMEOUT_MS: whole('TICKET_TIMEOUT_MS', 10_000, 1, 30_000, ' of milliseconds'),
+    TICKET_TIMEOUT_MS: whole('TICKET_TIMEOUT_MS', 10_000, 1, 20_000, ' of milliseconds'),
   },
   {
     secrets: ['TICKET_API_TOKEN', 'TICKET_WEBHOOK_TOKEN'],
