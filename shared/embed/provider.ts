@@ -25,6 +25,8 @@ export const SESSION_LENGTH_SECONDS = 2_592_000;
 const EMBED_ANSWER_MAX_BYTES = 1024 * 1024;
 /** A token the BI server hands out: a few hundred characters; longer is no token (and no item DynamoDB stores). */
 const Token = z.string().min(1).max(4096);
+/** All the calls of one request to the BI server: inside the route's 29 s with room for the secret and DynamoDB. */
+const REQUEST_BUDGET_MS = 24_000;
 /** A cached login token is dropped this long before the server says it expires. */
 const LOGIN_EXPIRY_MARGIN_SECONDS = 60;
 
@@ -127,6 +129,10 @@ export function forgetEmbedLogins(): void {
 
 export function embedClient(config: EmbedConfig): EmbedProvider {
   const cacheKey = `${config.host}\n${config.clientId}`;
+  // One client serves one request, which may make several calls (a login, a retry after a 401, a
+  // new session after a refused reference token): together they end inside the route's 29 s.
+  const deadline = Date.now() + REQUEST_BUDGET_MS;
+  const timeoutMs = () => Math.max(1, Math.min(config.timeoutMs, deadline - Date.now()));
 
   const login = (): Promise<string> => {
     const cached = logins.get(cacheKey);
@@ -142,7 +148,7 @@ export function embedClient(config: EmbedConfig): EmbedProvider {
           headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
           body: form.toString(),
         },
-        config.timeoutMs,
+        timeoutMs(),
       );
       if (answer.status === 401 || answer.status === 403 || answer.status === 404) {
         // The API 4.0 login answers 404 for unknown credentials.
@@ -183,7 +189,7 @@ export function embedClient(config: EmbedConfig): EmbedProvider {
           },
           body: JSON.stringify(body),
         },
-        config.timeoutMs,
+        timeoutMs(),
       );
       return { answer, fresh };
     };

@@ -4,7 +4,7 @@
 
 /** Only the kind of failure: fetch's own messages may name more than the user needs. */
 export function failureReason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${Math.round(timeoutMs / 100) / 10} s`;
   const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   return typeof code === 'string' ? `connection failed (${code})` : 'connection failed';
 }
