@@ -127,11 +127,11 @@ export function forgetEmbedLogins(): void {
   logins.clear();
 }
 
-export function embedClient(config: EmbedConfig): EmbedProvider {
+export function embedClient(config: EmbedConfig, budgetMs = REQUEST_BUDGET_MS): EmbedProvider {
   const cacheKey = `${config.host}\n${config.clientId}`;
   // One client serves one request, which may make several calls (a login, a retry after a 401, a
   // new session after a refused reference token): together they end inside the route's 29 s.
-  const deadline = Date.now() + REQUEST_BUDGET_MS;
+  const deadline = Date.now() + budgetMs;
   const timeoutMs = () => Math.max(1, Math.min(config.timeoutMs, deadline - Date.now()));
 
   const login = (): Promise<string> => {

@@ -14,7 +14,7 @@ import { forgetSecrets } from '../../shared/config/secrets.js';
 import { resetSettings } from '../../shared/config/env.js';
 import { deleteEmbedSession, getEmbedSession } from '../../shared/db/embed-sessions.js';
 import { getItem } from '../../shared/db/client.js';
-import { embedConfig, forgetEmbedLogins, DEFAULT_PERMISSIONS, SESSION_LENGTH_SECONDS } from '../../shared/embed/provider.js';
+import { embedClient, embedConfig, forgetEmbedLogins, DEFAULT_PERMISSIONS, SESSION_LENGTH_SECONDS } from '../../shared/embed/provider.js';
 import { acquireEmbedSession, embedUser, generateEmbedTokens } from '../../shared/embed/sessions.js';
 import { HttpError } from '../../shared/http/errors.js';
 import type { Principal } from '../../shared/auth/principal.js';
@@ -345,9 +345,20 @@ describe('provider failures are 502 with a detail that leaks nothing', () => {
       expect(problem.status).toBe(502);
       expect(problem.detail).toMatch(/^Dashboard embedding failed: /);
       if (mode === 'slow') expect(problem.detail).toContain('no answer within 0.3 s');
-      if (mode === 'oversized') expect(problem.detail).toBe('Dashboard embedding failed: the dashboard embed server answered the session acquisition with more than 1 MB.');
+      if (mode === 'oversized')
+        expect(problem.detail).toBe('Dashboard embedding failed: the dashboard embed server answered the session acquisition with more than 1 MB.');
       expect(leaks(problem.detail)).toEqual([]);
     }
+    expect(await getEmbedSession('u-ana')).toBeUndefined();
+  });
+
+  it("a request's calls end within its budget together, whatever each call's own timeout", async () => {
+    process.env.EMBED_TIMEOUT_MS = '800';
+    fake.mode = 'slow'; // the acquire answers after 1 s; the login before it is quick
+    const budgeted = () => embedClient(embedConfig(), 500);
+    const problem = await failure(() => acquireEmbedSession({ principal: ana, origin: ORIGIN, userAgent: UA }, budgeted));
+    expect(problem.status).toBe(502);
+    expect(problem.detail).toMatch(/did not answer the session acquisition: no answer within 0\.[345] s\.$/);
     expect(await getEmbedSession('u-ana')).toBeUndefined();
   });
 
