@@ -70,6 +70,10 @@ async function privateCa(): Promise<string | undefined> {
   return value;
 }
 
+/** The longest display name and email address an account takes from the directory (an invitation's bounds). */
+const NAME_MAX = 128;
+const EMAIL_MAX = 254;
+
 /** The identity when LDAP accepts the credentials; null when it refuses them, cannot be reached, or is backing off. */
 export async function ldapAuthenticate(username: string, password: string): Promise<LdapIdentity | null> {
   // An empty password is an "unauthenticated bind" that many servers accept: never send one.
@@ -94,10 +98,15 @@ export async function ldapAuthenticate(username: string, password: string): Prom
     await client.bind(dn, password);
     const { searchEntries } = await client.search(dn, { scope: 'base', attributes: ['cn', 'displayName', 'mail'] });
     const entry = searchEntries[0] ?? { dn };
-    const first = (v: unknown) => (Array.isArray(v) ? v[0] : v)?.toString();
+    // A directory value longer than an account's field holds is passed over: the account item must stay
+    // writable (DynamoDB items hold 400 KB), and such a value is no name or address anyway.
+    const first = (v: unknown, max: number) => {
+      const text = (Array.isArray(v) ? v[0] : v)?.toString().trim();
+      return text && text.length <= max ? text : undefined;
+    };
     return {
-      name: first(entry.displayName) ?? first(entry.cn) ?? username,
-      email: first(entry.mail) ?? (username.includes('@') ? username : ''),
+      name: first(entry.displayName, NAME_MAX) ?? first(entry.cn, NAME_MAX) ?? username,
+      email: first(entry.mail, EMAIL_MAX) ?? (username.includes('@') ? username : ''),
       role: config.roleFor(username),
     };
   } catch (error) {

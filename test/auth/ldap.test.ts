@@ -27,6 +27,8 @@ const PEOPLE: Person[] = [
   { uid: 'dave', password: 'dave-secret', cn: 'Dave Lister', mail: 'dave@example.org' },
   { uid: 'erin', password: 'erin-secret', cn: 'Erin Hunt', mail: 'erin@example.org' },
   { uid: 'frank', password: 'frank-secret', cn: 'Frank Poole', mail: 'frank@example.org' },
+  // A directory entry whose name and address no account field holds.
+  { uid: 'grace', password: 'grace-secret', cn: `Grace ${'H'.repeat(200)}`, mail: `${'g'.repeat(250)}@example.org` },
 ];
 const BUILTIN_ADMIN_PASSWORD = 'built-in-admin-password';
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
@@ -93,6 +95,12 @@ describe('LDAP login against slapd', () => {
     const again = await login('alice', 'alice-secret', caller);
     expect(again.user.id).toBe(res.user.id);
     expect(await slapd.binds()).toContain(dnOf('alice'));
+  });
+
+  it('passes over a directory name or address longer than an account holds', async () => {
+    const res = await login('grace', 'grace-secret', caller);
+    expect(res.user).toMatchObject({ username: 'grace', name: 'grace', email: '' });
+    expect(await getUser('grace')).toMatchObject({ source: 'ldap', name: 'grace', email: '' });
   });
 
   it('maps roles from LDAP_ROLE_MAP', async () => {
