@@ -31,7 +31,8 @@ export const ldapSettings = defineSettings(
       .regex(/^ldaps?:\/\/[^\s]+$/i, { error: 'LDAP_URL must be an ldap:// or ldaps:// URL' })
       .optional(),
     LDAP_USER_DN_TEMPLATE: z.string().includes('{username}', { error: 'LDAP_USER_DN_TEMPLATE must contain {username}' }).optional(),
-    LDAP_TIMEOUT_MS: whole('LDAP_TIMEOUT_MS', 5000, 100, 60_000, ' of milliseconds'),
+    // Per operation; a login makes up to four in a row (connect, StartTLS, bind, search): inside the route's 29 s.
+    LDAP_TIMEOUT_MS: whole('LDAP_TIMEOUT_MS', 5000, 100, 6000, ' of milliseconds'),
     LDAP_BACKOFF_SECONDS: whole('LDAP_BACKOFF_SECONDS', 30, 0, 86_400, ' of seconds'),
     LDAP_STARTTLS: flag('LDAP_STARTTLS', false),
     LDAP_ROLE_MAP: RoleMap.optional(),
