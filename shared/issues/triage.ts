@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
 import { linkSettings } from '../config/links.js';
 import { auditAction } from '../db/audit.js';
-import { ConditionFailed, retryOnConflict } from '../db/client.js';
+import { ConditionFailed, retryOnConflict, WriteConflict } from '../db/client.js';
 import {
   claimTicket,
   getIssue,
@@ -22,6 +22,9 @@ import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
 import { resolveAssignee } from './assignee.js';
 import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
+import { createLogger, errorFields } from '../log.js';
+
+const log = createLogger('issues/triage');
 
 export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now = new Date()) {
   const changes = { ...patch };
@@ -54,6 +57,8 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
 
 /** A claim older than this is from a call that died: another may take over. */
 export const TICKET_CLAIM_SECONDS = 60;
+/** Tries to record a created ticket's key when concurrent triage keeps conflicting (each try retries conflicts itself). */
+const STORE_ATTEMPTS = 3;
 
 const appUrl = () => linkSettings().appUrl;
 
@@ -123,31 +128,39 @@ export async function createTicket(principal: Principal, issueId: string, caller
     if (error instanceof TicketProviderError) throw new BadGateway(error.message);
     throw error;
   }
-  const stored = transactIssues([
-    storeTicketAction(issueId, token, ticket, principal.username, now),
-    auditAction(
-      {
-        actor: principal.username,
-        role: principal.role,
-        action: 'ticket_create',
-        target: issueId,
-        detail: { provider: provider.name, before: { ticket_key: '', ticket_url: '' }, after: { ticket_key: ticket.key, ticket_url: ticket.url } },
-        ip: caller.ip,
-        user_agent: caller.userAgent,
-      },
-      now,
-    ),
-  ]);
-  try {
-    await stored;
-  } catch (error) {
-    // Our claim expired and another call took over: say which ticket we made, so it can be linked or closed.
-    if (error instanceof ConditionFailed)
-      throw new Conflict(`Ticket ${ticket.key} was created, but the issue changed meanwhile and was not updated: link it with PATCH or close it.`, {
-        ticket_key: ticket.key,
-        ticket_url: ticket.url,
-      });
-    throw error;
+  const store = () =>
+    transactIssues([
+      storeTicketAction(issueId, token, ticket, principal.username, now),
+      auditAction(
+        {
+          actor: principal.username,
+          role: principal.role,
+          action: 'ticket_create',
+          target: issueId,
+          detail: { provider: provider.name, before: { ticket_key: '', ticket_url: '' }, after: { ticket_key: ticket.key, ticket_url: ticket.url } },
+          ip: caller.ip,
+          user_agent: caller.userAgent,
+        },
+        now,
+      ),
+    ]);
+  // The ticket exists now: storing its key is worth more tries than a plain write (every triage
+  // transaction shares the issues' cache marker), and when it cannot be stored the answer still names
+  // the ticket, so it can be linked or closed instead of created again once the claim expires.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await store();
+      break;
+    } catch (error) {
+      if (error instanceof WriteConflict && attempt < STORE_ATTEMPTS) continue;
+      const unrecorded = (why: string) =>
+        new Conflict(`Ticket ${ticket.key} was created, but ${why}: link it with PATCH or close it.`, { ticket_key: ticket.key, ticket_url: ticket.url });
+      // Our claim expired and another call took over.
+      if (error instanceof ConditionFailed) throw unrecorded('the issue changed meanwhile and was not updated');
+      if (error instanceof WriteConflict) throw unrecorded('concurrent changes kept it from being recorded on the issue');
+      log.error('ticket created but not recorded', { issue_id: issueId, ticket_key: ticket.key, ...errorFields(error) });
+      throw error;
+    }
   }
   return { status: 'created' as const, ticket_key: ticket.key, ticket_url: ticket.url, source: SOURCE };
 }

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAlertsSince, upsertAlert } from '../../shared/db/alerts.js';
 import { listAudit } from '../../shared/db/audit.js';
-import { deleteItem } from '../../shared/db/client.js';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { db, deleteItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { getIssue, listIssuesActiveSince } from '../../shared/db/issues.js';
 import { groupAlerts } from '../../shared/issues/grouping.js';
@@ -326,6 +327,47 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     expect(again.body.ticket_key).toBe(res.body.ticket_key);
     expect(jira.received.length).toBe(before + 1);
     expect((await listAudit('ticket_create')).find((e) => e.target === issue.issue_id)?.detail).toMatchObject({ after: { ticket_key: res.body.ticket_key } });
+  });
+
+  it('a ticket whose key concurrent triage keeps from being stored: retried, else a 409 naming the ticket', async () => {
+    configure();
+    // DynamoDB cancelling the transaction that records the ticket (with its audit row) for a concurrent one, `failures` times.
+    let failures = 0;
+    const conflicting = (next: (args: any) => Promise<unknown>) => async (args: any) => {
+      if (failures > 0 && args.input.TransactItems && JSON.stringify(args.input).includes('ticket_create')) {
+        failures -= 1;
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'TransactionConflict' }],
+        });
+      }
+      return next(args);
+    };
+    db().middlewareStack.add(conflicting as never, { step: 'initialize', name: 'conflictingTickets' });
+    try {
+      // Seven losses: more than one transaction's own retries (5), fewer than the store's three tries.
+      // From the end of the list: the issue left claimed is not one the next tests take.
+      const [first, second] = (await untickted()).slice(-2);
+      failures = 7;
+      const stored = await call(admin, 'POST', `/api/issues/${first!.issue_id}/create-ticket`);
+      expect(stored.status).toBe(200);
+      expect(failures).toBe(0);
+      expect((await getIssue(first!.issue_id))!.ticket_key).toBe(stored.body.ticket_key);
+
+      failures = 1_000;
+      const before = jira.received.length;
+      const lost = await call(admin, 'POST', `/api/issues/${second!.issue_id}/create-ticket`);
+      expect(lost.status).toBe(409);
+      expect(lost.body).toMatchObject({ ticket_key: expect.stringMatching(/^OPS-\d+$/), ticket_url: expect.stringContaining('/browse/OPS-') });
+      expect(lost.body.detail).toMatch(
+        /^Ticket OPS-\d+ was created, but concurrent changes kept it from being recorded on the issue: link it with PATCH or close it\.$/,
+      );
+      expect(jira.received.length).toBe(before + 1);
+      expect((await getIssue(second!.issue_id))!.ticket_key).toBeFalsy();
+    } finally {
+      db().middlewareStack.remove('conflictingTickets');
+    }
   });
 
   it('two concurrent calls make one ticket, and a viewer may not create one', async () => {
