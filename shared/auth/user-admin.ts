@@ -2,7 +2,7 @@
 // role and activation changes, deletion, and reading the audit log.
 // Route-level roles come from the route table; the finer rules live here.
 import { randomBytes } from 'node:crypto';
-import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, listAudit, writeAudit } from '../db/audit.js';
+import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, listAudit, writeAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUserByEmail, getUser, listUsers, replaceUser, type UserRecord } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
@@ -73,24 +73,31 @@ export async function updateUser(actor: Principal, email: string, patch: { role?
     ...(patch.is_active !== undefined && patch.is_active !== before.is_active ? { is_active: patch.is_active } : {}),
   };
   if (Object.keys(changes).length > 0) {
-    after = await replaceUser(before, changes).catch(explainConflict);
-    await writeAudit({
-      actor: actor.username,
-      role: actor.role,
-      action: 'user_update',
-      target: before.email,
-      detail: { before: { role: before.role, is_active: before.is_active }, after: { role: after.role, is_active: after.is_active } },
-      ip: caller.ip,
-      user_agent: caller.userAgent,
-    });
+    const now = new Date();
+    // Audited in the same transaction: the change is recorded if, and only if, it is made.
+    const audit = auditAction(
+      {
+        actor: actor.username,
+        role: actor.role,
+        action: 'user_update',
+        target: before.email,
+        detail: {
+          before: { role: before.role, is_active: before.is_active },
+          after: { role: changes.role ?? before.role, is_active: changes.is_active ?? before.is_active },
+        },
+        ip: caller.ip,
+        user_agent: caller.userAgent,
+      },
+      now,
+    );
+    after = await replaceUser(before, changes, now, [audit]).catch(explainConflict);
   }
   return { status: 'ok' as const, user: managed(after) };
 }
 
 export async function removeUser(actor: Principal, email: string, caller: Caller): Promise<{ status: 'ok' }> {
   const before = await targetOf(actor, email, 'delete');
-  await deleteUser(before).catch(explainConflict);
-  await writeAudit({
+  const audit = auditAction({
     actor: actor.username,
     role: actor.role,
     action: 'user_delete',
@@ -99,6 +106,7 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
     ip: caller.ip,
     user_agent: caller.userAgent,
   });
+  await deleteUser(before, [audit]).catch(explainConflict);
   return { status: 'ok' };
 }
 

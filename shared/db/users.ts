@@ -198,6 +198,7 @@ export async function replaceUser(
   before: UserRecord,
   changes: Partial<Pick<UserRecord, 'role' | 'is_active' | 'name'>>,
   now = new Date(),
+  audit: TransactItem[] = [],
 ): Promise<UserRecord> {
   const after: UserRecord = { ...before, ...changes, updated_at: now.toISOString() };
   const counter = superadminCounterUpdate(before, after);
@@ -211,12 +212,13 @@ export async function replaceUser(
       },
     },
     ...(counter ? [counter] : []),
+    ...audit,
   ]);
   return after;
 }
 
 /** Deletes an account as read; the same ConditionFailed meanings as replaceUser. */
-export async function deleteUser(before: UserRecord): Promise<void> {
+export async function deleteUser(before: UserRecord, audit: TransactItem[] = []): Promise<void> {
   const counter = superadminCounterUpdate(before, null);
   await transactWrite([
     {
@@ -228,6 +230,7 @@ export async function deleteUser(before: UserRecord): Promise<void> {
       },
     },
     ...(counter ? [counter] : []),
+    ...audit,
   ]);
 }
 

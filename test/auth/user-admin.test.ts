@@ -3,8 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { activate, hashInvitationToken } from '../../shared/auth/sign-in.js';
-import { inviteUser, updateUser } from '../../shared/auth/user-admin.js';
-import { ConditionFailed } from '../../shared/db/client.js';
+import { inviteUser, removeUser, updateUser } from '../../shared/auth/user-admin.js';
+import { listAudit } from '../../shared/db/audit.js';
+import { ConditionFailed, db } from '../../shared/db/client.js';
 import { activeSuperadminCount, createInvitedUser, createUser, getUser, replaceUser } from '../../shared/db/users.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
@@ -150,5 +151,36 @@ describe('the last active superadmin', () => {
     await replaceUser(u, { role: 'admin' });
     await expect(replaceUser(u, { is_active: false })).rejects.toEqual(new ConditionFailed([0]));
     expect(await getUser('stale')).toMatchObject({ role: 'admin', is_active: true });
+  });
+});
+
+describe('audit of account changes', () => {
+  it('a role change or a delete is made if, and only if, its audit entry is written', async () => {
+    const admin = await superadmin('auditor');
+    const member = await createUser({ username: 'member@example.com', name: 'Member', email: 'member@example.com', role: 'viewer', is_active: true });
+    // DynamoDB refusing every write to the audit table (a throttled or failing table).
+    const auditTable = /audit/;
+    const refuseAudit = (next: (args: any) => Promise<unknown>) => async (args: any) => {
+      const tables = [args.input.TableName, ...(args.input.TransactItems ?? []).map((t: any) => (t.Put ?? t.Update ?? t.Delete)?.TableName)];
+      if (tables.some((t) => auditTable.test(String(t)))) throw new Error('the audit table refused the write');
+      return next(args);
+    };
+    db().middlewareStack.add(refuseAudit as never, { step: 'initialize', name: 'refuseAudit' });
+    try {
+      await expect(updateUser(admin, 'member@example.com', { role: 'admin' }, caller)).rejects.toThrow('the audit table refused the write');
+      await expect(removeUser(admin, 'member@example.com', caller)).rejects.toThrow('the audit table refused the write');
+    } finally {
+      db().middlewareStack.remove('refuseAudit');
+    }
+    expect(await getUser('member@example.com')).toMatchObject({ role: 'viewer', updated_at: member.updated_at });
+
+    await updateUser(admin, 'member@example.com', { role: 'admin' }, caller);
+    await removeUser(admin, 'member@example.com', caller);
+    expect(await getUser('member@example.com')).toBeUndefined();
+    const entries = (await listAudit()).filter((e) => e.target === 'member@example.com');
+    expect(entries.map((e) => [e.action, e.detail])).toEqual([
+      ['user_delete', { role: 'admin', was_active: true }],
+      ['user_update', { before: { role: 'viewer', is_active: true }, after: { role: 'admin', is_active: true } }],
+    ]);
   });
 });
