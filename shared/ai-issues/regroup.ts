@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { listAlertsSince, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { getClusters } from '../db/clusters.js';
-import { getAiGroupingState, retireAiIssue, getAiIssues, putAiGroupingState, writeAiGrouping, type AiGrouping } from '../db/ai-issues.js';
+import { getAiGroupingState, retireAiIssue, getAiIssues, markAiGroupingStale, putAiGroupingState, writeAiGrouping, type AiGrouping } from '../db/ai-issues.js';
 import { llmProvider } from '../llm/provider.js';
 import { createLogger } from '../log.js';
 import { llmGroups, rulesGroups, type AlertGroup } from './grouping.js';
@@ -99,8 +99,18 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
     }
     return toGrouping(g, id, names, groupedBy);
   });
-  for (const g of produced) await writeAiGrouping(g, now);
   const ids = new Set(produced.map((g) => g.issue_id));
+  // Claimed before anything is written: the state lists every id this run may write beside the
+  // ones it replaces, with no fingerprint. A run that stops half-way (a failed write, a timeout)
+  // so leaves a cluster the next pass regroups, retiring what this one wrote and no grouping
+  // produces; and of two runs on one cluster, only the one that claims first writes.
+  const claimed = (state?.version ?? 0) + 1;
+  await putAiGroupingState(
+    clusterId,
+    { fingerprint: IN_PROGRESS, method, issue_ids: [...new Set([...(state?.issue_ids ?? []), ...ids])] },
+    state?.version ?? null,
+  );
+  for (const g of produced) await writeAiGrouping(g, now);
   // Issues whose alerts were regrouped into others go (unless triaged); those whose alerts all
   // left the window stay as they are, history.
   const inWindow = new Set(alerts.map(alertKeyOf));
@@ -109,9 +119,20 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
     const successor = produced.find((g) => g.alert_keys.some((k) => old.alert_keys.includes(k)))?.issue_id ?? 'regrouped';
     await retireAiIssue(old, successor, now);
   }
-  await putAiGroupingState(clusterId, { fingerprint, method, issue_ids: [...ids] }, state?.version ?? null);
+  try {
+    await putAiGroupingState(clusterId, { fingerprint, method, issue_ids: [...ids] }, claimed);
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    // Another run claimed the cluster while this one wrote: its issues may now hold this run's older
+    // grouping. The next pass regroups the cluster rather than trust either.
+    await markAiGroupingStale(clusterId);
+    throw error;
+  }
   return 'regrouped';
 }
+
+/** The fingerprint of a cluster being regrouped (or whose grouping is in doubt): matches no alerts. */
+const IN_PROGRESS = '';
 
 /** A pass stops starting clusters after this long (the recompute Lambda has 300 s); the rest wait for the next pass. */
 export const AI_PASS_BUDGET_MS = 150_000;

@@ -152,6 +152,17 @@ export async function putAiGroupingState(clusterId: string, state: Omit<AiGroupi
   );
 }
 
+/** Makes the next pass regroup the cluster: its state keeps its ids (to retire) but matches no alerts. */
+export async function markAiGroupingStale(clusterId: string): Promise<void> {
+  await updateItem('ai-issues', stateKey(clusterId), {
+    UpdateExpression: 'SET fingerprint = :none',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':none': '' },
+  }).catch((error: unknown) => {
+    if (!(error instanceof ConditionFailed)) throw error;
+  });
+}
+
 /** Triage fields, conditional on the version read; for a transaction with its audit entry. */
 export function aiTriageAction(id: string, changes: Record<string, string>, seenVersion: number, actor: string, now = new Date()): TransactItem {
   const set = setFields({ ...changes, updated_at: now.toISOString(), updated_by: actor });

@@ -6,7 +6,7 @@ import { handler as recompute } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { aiTriageAction, getAiIssue, listAiIssuesActiveSince } from '../../shared/db/ai-issues.js';
 import { listAlertsSince, type AlertRecord } from '../../shared/db/alerts.js';
-import { transactWrite } from '../../shared/db/client.js';
+import { db, transactWrite } from '../../shared/db/client.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { categoryOf, rulesGroups } from '../../shared/ai-issues/grouping.js';
 import { AI_WINDOW_DAYS, alertKeyOf, regroupAiClusters } from '../../shared/ai-issues/regroup.js';
@@ -132,5 +132,41 @@ describe('LLM grouping', () => {
     openai.enqueueError(500);
     expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1, failed: 0 });
     await expectEveryAlertOnce();
+  });
+
+  it('a run that stops half-way leaves nothing the next pass does not replace or retire', async () => {
+    const [clusterId, alerts] = [...byCluster(await windowAlerts())].find(([, list]) => list.length >= 3)!;
+    const every = alerts.map((_, i) => `a${i + 1}`);
+    const group = (ids: string[], title: string) => ({ alerts: ids, title, severity: 'Warning', reasoning: 'r', summary: 's' });
+    // First every alert in one issue; then a new model (so the cluster is regrouped) splits them.
+    process.env.LLM_MODEL = 'gpt-4.1-mini';
+    openai.enqueueText(JSON.stringify({ groups: [group(every, 'Together')] }));
+    expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1 });
+    process.env.LLM_MODEL = 'gpt-4.1';
+    // DynamoDB refusing the run's final record of the cluster's grouping, once: its issues are written by then.
+    let refuse = true;
+    const refuseFinalState = (next: (args: any) => Promise<unknown>) => async (args: any) => {
+      if (refuse && args.input.Item?.fingerprint && /ai-issues/.test(String(args.input.TableName))) {
+        refuse = false;
+        throw new Error('throttled');
+      }
+      return next(args);
+    };
+    db().middlewareStack.add(refuseFinalState as never, { step: 'initialize', name: 'refuseFinalState' });
+    try {
+      // One issue per alert: all but one of them new.
+      openai.enqueueText(JSON.stringify({ groups: every.map((a) => group([a], `Alert ${a}`)) }));
+      expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 0, failed: 1 });
+    } finally {
+      db().middlewareStack.remove('refuseFinalState');
+    }
+    // The next pass groups every alert together: the half-written run's issues are replaced or retired.
+    openai.enqueueText(JSON.stringify({ groups: [group(every, 'All of it')] }));
+    expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1, failed: 0 });
+    const issues = await expectEveryAlertOnce();
+    expect(issues.filter((i) => i.cluster_id === clusterId && i.alert_count > 0).map((i) => [i.issue_name, i.alert_count])).toEqual([
+      ['All of it', alerts.length],
+    ]);
+    expect(await regroupAiClusters([clusterId])).toMatchObject({ unchanged: 1 });
   });
 });
