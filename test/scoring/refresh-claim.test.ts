@@ -2,9 +2,9 @@
 // kinds joins the running run, a claim whose run finished without releasing is taken over,
 // the worker's release lets the next request start afresh, and other kinds claim their own.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { lockHolder } from '../../shared/db/locks.js';
+import { acquireLock, lockHolder } from '../../shared/db/locks.js';
 import { createRefresh, finishRefresh } from '../../shared/db/scores.js';
-import { claimRefresh, REFRESH_LEASE_MS, refreshLockName, releaseRefresh } from '../../shared/scoring/refresh-claim.js';
+import { claimRefresh, REFRESH_LEASE_MS, refreshLockName, releaseRefresh, STARTING_MS } from '../../shared/scoring/refresh-claim.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -44,5 +44,18 @@ describe('refresh claim', () => {
     expect(await claimRefresh('run-d', kinds)).toBeUndefined();
     await releaseRefresh('run-d', kinds);
     await releaseRefresh('run-risk', ['risk']);
+  });
+
+  it('joins a claim made moments ago whose run is not recorded yet, and takes over one left unrecorded', async () => {
+    const kinds = ['fleet', 'risk'] as const;
+    expect(await claimRefresh('run-new', kinds)).toBeUndefined();
+    // Another request before run-new is recorded: it joins run-new rather than start a second run.
+    expect(await claimRefresh('run-twin', kinds)).toBe('run-new');
+    await releaseRefresh('run-new', kinds);
+    // A claim older than STARTING_MS whose run was never recorded (its request died): taken over.
+    await acquireLock(refreshLockName(kinds), 'run-died', REFRESH_LEASE_MS, Date.now() - STARTING_MS - 1_000);
+    expect(await claimRefresh('run-next', kinds)).toBeUndefined();
+    expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-next');
+    await releaseRefresh('run-next', kinds);
   });
 });
