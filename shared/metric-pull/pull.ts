@@ -46,8 +46,16 @@ export const PULL_LOCK = 'metrics-puller';
 const LEASE_MS = 11 * 60_000;
 /** Prometheus refuses a range query of more than 11,000 points per series. */
 const MAX_STEPS_PER_QUERY = 11_000;
-/** Metrics queried at once within a window. */
-const METRIC_CONCURRENCY = 4;
+/** Points asked for at once across the metrics of a window: four answers of the default 200,000. */
+const POINTS_IN_FLIGHT = 800_000;
+
+/**
+ * Metrics queried at once within a window: four, fewer when each answer may be large. A query's
+ * answer of max_points_per_request points (≈ 30 bytes of JSON a point) takes about seven times its
+ * size while it is parsed, so four answers of a million points at once (≈ 800 MB) would not fit the
+ * worker's 1,024 MB; at most 800,000 points are in flight.
+ */
+export const metricConcurrency = (maxPointsPerRequest: number) => Math.max(1, Math.min(4, Math.floor(POINTS_IN_FLIGHT / maxPointsPerRequest)));
 const DAY = 86_400;
 
 export interface MetricPullOutcome {
@@ -279,7 +287,7 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   for (const window of planWindows(sources, states, nowSeconds)) {
     const metrics = window.metrics.filter((m) => outcomes.get(m.metric_key)!.error === null);
     if (!metrics.length) continue;
-    const pulled = await mapLimit(metrics, METRIC_CONCURRENCY, async (metric) => {
+    const pulled = await mapLimit(metrics, metricConcurrency(sources.prometheus.max_points_per_request), async (metric) => {
       const outcome = outcomes.get(metric.metric_key)!;
       try {
         return { metric, byCluster: await pullMetricWindow(client, sources, resolver, metric, window, outcome.refusals) };

@@ -13,7 +13,7 @@ import { putPullStates, readPullStates } from '../../shared/db/metric-pulls.js';
 import { readFleetRollups, windowDays } from '../../shared/db/metrics.js';
 import { ingestClusters } from '../../shared/fleet/ingest.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
-import { pullMetrics } from '../../shared/metric-pull/pull.js';
+import { metricConcurrency, pullMetrics } from '../../shared/metric-pull/pull.js';
 import { metricSourcesStatus } from '../../shared/metric-pull/status.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -295,5 +295,11 @@ describe('pulling from a real Prometheus', () => {
     expect((await listClusters()).length).toBe(5);
     const again = await pullMetrics({ now: new Date(T2 * 1000 + 300_000), sleep: noWait });
     expect(again.inventory).toMatchObject({ upserted: 0, unchanged: 1 });
+  });
+});
+
+describe('metrics queried at once', () => {
+  it('are four at the default answer size, fewer as max_points_per_request grows, never none', () => {
+    expect([1_000, 200_000, 266_667, 400_000, 400_001, 800_000, 1_000_000].map(metricConcurrency)).toEqual([4, 4, 2, 2, 1, 1, 1]);
   });
 });
