@@ -121,6 +121,9 @@ export async function createUser(user: NewUser, now = new Date()): Promise<UserR
 export interface Invitation {
   username: string;
   expires_at: string;
+  /** The account it was made for, and its role then (absent from invitations made before they were recorded). */
+  user_id?: string;
+  role?: string;
 }
 
 /** Creates an inactive account and its single-use invitation (stored only as a hash). */
@@ -134,6 +137,8 @@ export async function createInvitedUser(user: NewUser, tokenHash: string, expire
         Item: {
           ...invitationKey(tokenHash),
           username: record.username,
+          user_id: record.id,
+          role: record.role,
           expires_at: expiresAt.toISOString(),
           ttl: Math.floor(expiresAt.getTime() / 1000) + 86_400,
         },
@@ -146,7 +151,14 @@ export async function createInvitedUser(user: NewUser, tokenHash: string, expire
 
 async function getInvitation(tokenHash: string): Promise<Invitation | undefined> {
   const item = await getItem('users', invitationKey(tokenHash), true);
-  return item ? { username: String(item.username), expires_at: String(item.expires_at) } : undefined;
+  return item
+    ? {
+        username: String(item.username),
+        expires_at: String(item.expires_at),
+        ...(typeof item.user_id === 'string' ? { user_id: item.user_id } : {}),
+        ...(typeof item.role === 'string' ? { role: item.role } : {}),
+      }
+    : undefined;
 }
 
 /**
@@ -159,6 +171,10 @@ export async function activateInvitation(tokenHash: string, passwordHash: string
   if (!invitation || Date.parse(invitation.expires_at) <= now.getTime()) return undefined;
   const before = await getUser(invitation.username);
   if (!before || before.is_active || before.activated_at) return undefined;
+  // Only the account it was made for, with the role it was made for: not an account deleted and
+  // invited again under the same address (perhaps as superadmin), nor one whose role changed since.
+  // An invitation recorded before these were is refused too (it expired within 7 days anyway).
+  if (before.id !== invitation.user_id || before.role !== invitation.role) return undefined;
   const at = now.toISOString();
   const after: UserRecord = { ...before, is_active: true, password_hash: passwordHash, activated_at: at, updated_at: at };
   const counter = superadminCounterUpdate(before, after);

@@ -122,6 +122,28 @@ describe('activation', () => {
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
   });
+
+  it('activates only the account an invitation was made for, with the role it was made for', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const boss = await superadmin('boss-inviter');
+    const admin: Principal = { userId: 'u-admin', username: 'an-admin', name: 'An Admin', email: 'an-admin@example.com', role: 'admin' };
+    // An admin invites a viewer and holds the token (no mail configured)...
+    const first = await inviteUser(admin, { email: 'chief@example.com', display_name: 'Chief', role: 'viewer' }, caller);
+    // ...a superadmin deletes that pending account and invites the address again, as superadmin.
+    await removeUser(boss, 'chief@example.com', caller);
+    const second = await inviteUser(boss, { email: 'chief@example.com', display_name: 'Chief', role: 'superadmin' }, caller);
+    await expect(activate(first.activation_token!, 'taken-over', caller)).rejects.toMatchObject({ status: 400 });
+    expect(await getUser('chief@example.com')).toMatchObject({ role: 'superadmin', is_active: false });
+
+    // A pending account promoted after its invitation: that invitation no longer activates it.
+    const promoted = await inviteUser(admin, { email: 'deputy@example.com', display_name: 'Deputy', role: 'viewer' }, caller);
+    await updateUser(boss, 'deputy@example.com', { role: 'superadmin' }, caller);
+    await expect(activate(promoted.activation_token!, 'taken-over', caller)).rejects.toMatchObject({ status: 400 });
+    expect(await getUser('deputy@example.com')).toMatchObject({ is_active: false });
+
+    // The invitation made for the account as it is still works.
+    expect((await activate(second.activation_token!, 'the-chief-password', caller)).user).toMatchObject({ email: 'chief@example.com', role: 'superadmin' });
+  });
 });
 
 describe('the last active superadmin', () => {
@@ -130,11 +152,11 @@ describe('the last active superadmin', () => {
     const a = await superadmin('alpha');
     const b = await superadmin('bravo');
     // demote every other superadmin so alpha and bravo are the last two
-    for (const name of ['mailer', 'mailer2', 'mailer-slow', 'mailer3']) {
+    for (const name of ['mailer', 'mailer2', 'mailer-slow', 'mailer3', 'boss-inviter', 'chief@example.com']) {
       const u = await getUser(name);
       if (u?.role === 'superadmin' && u.is_active) await replaceUser(u, { role: 'admin' });
     }
-    expect(await activeSuperadminCount()).toBe(start + 2 - 4);
+    expect(await activeSuperadminCount()).toBe(start + 2 - 6);
     const results = await Promise.allSettled([
       updateUser(a, 'bravo@example.com', { role: 'admin' }, caller),
       updateUser(b, 'alpha@example.com', { is_active: false }, caller),
