@@ -19,7 +19,7 @@ import {
 import { agentSettings } from '../config/agents.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { LlmError } from '../llm/types.js';
-import { createLogger } from '../log.js';
+import { createLogger, errorFields } from '../log.js';
 import type { ScoringRules } from '../rules/schemas.js';
 import type { FleetClusterScore } from '../scoring/fleet-score.js';
 import type { FleetView } from '../scoring/fleet-view.js';
@@ -114,12 +114,13 @@ export interface WorkerSummary {
   duration_ms: number;
 }
 
+/** What every role reads as a task's last error: internal errors only by kind (their text may name the account, its roles and tables), as the patrol does. */
 const reasonOf = (error: unknown) =>
   error instanceof LlmError
     ? `the language model failed: ${error.message}`
     : error instanceof InvestigationFailed
       ? error.message
-      : `internal error: ${String(error)}`;
+      : 'internal error (see the agent-worker logs)';
 
 /** Claims and investigates tasks, most urgent first, until none is claimable or the budget is spent. */
 export async function runAgentTasks(options: { budgetMs?: number } = {}): Promise<WorkerSummary> {
@@ -176,7 +177,7 @@ async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | '
       return 'lost';
     }
     const reason = reasonOf(error);
-    log.error('agent task attempt failed', { task_id: task.task_id, attempt: task.attempts, reason });
+    log.error('agent task attempt failed', { task_id: task.task_id, attempt: task.attempts, reason, ...errorFields(error) });
     try {
       const now = new Date();
       const status = await failTaskAttempt(

@@ -22,12 +22,13 @@ import {
   MAX_ATTEMPTS,
   type AgentTask,
 } from '../../shared/db/investigations.js';
+import { db } from '../../shared/db/client.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
 import { dropFleetViewCache, fleetView, type FleetView } from '../../shared/scoring/fleet-view.js';
 import { registerLocalWorker } from '../../shared/worker-invoke.js';
 import { useTestTables } from '../support/dynamo.js';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
+import { openAiReply, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 
 const HOUR = 3_600_000;
 const TRIGGER = { tiers: ['S', 'A'] as ('S' | 'A' | 'B')[], below_score: 60, cooldown_hours: 24 };
@@ -360,6 +361,29 @@ describe('the worker on a fleet', () => {
     expect(JSON.parse(toolResult.content!).inventory.cluster_id).toBe(cluster.cluster_id); // the tool really ran
     expect(repair!.body.messages.at(-1)!.content).toMatch(/did not validate/);
     expect(await getTask(task!.task_id)).toMatchObject({ status: 'done', investigation_id: investigation.investigation_id, attempts: 1 });
+  });
+
+  it('records an internal failure by its kind only: the error text, which may name the account, stays in the log', async () => {
+    useLlm();
+    const [task] = await tasksFor(view.scores.slice(3, 4));
+    // DynamoDB refusing the investigation's write the way IAM does, naming the role and the table.
+    const denial =
+      'AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/fleet-agent/x is not authorized to perform: dynamodb:TransactWriteItems';
+    const deny = (next: (args: any) => Promise<unknown>) => async (args: any) => {
+      if (args.input.TransactItems && JSON.stringify(args.input).includes('root_cause')) throw new Error(denial);
+      return next(args);
+    };
+    // Every task this run claims gets a valid answer, and every one's write is refused.
+    openai.defaultReply = openAiReply.text(
+      JSON.stringify({ severity: 'warning', confidence: 0.5, root_cause: 'Cause.', recommended_actions: 'Act.', full_report: 'Report.' }),
+    );
+    db().middlewareStack.add(deny as never, { step: 'initialize', name: 'denyInvestigation' });
+    try {
+      expect((await runAgentTasks()).retried).toBeGreaterThanOrEqual(1);
+    } finally {
+      db().middlewareStack.remove('denyInvestigation');
+    }
+    expect((await getTask(task!.task_id))!.last_error).toBe('internal error (see the agent-worker logs)');
   });
 
   it('keeps a confidence to three decimals, so one DynamoDB cannot store as given (1e-200) is stored as 0', async () => {
