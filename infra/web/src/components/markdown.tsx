@@ -1,9 +1,12 @@
 // Markdown from the service (investigation reports, patrol narratives, chat replies),
 // rendered as sanitised HTML. marked and DOMPurify are imported when the first Markdown
-// block mounts, so neither is in the first load. DOMPurify keeps only its default safe
-// set (no scripts, event handlers, iframes or javascript: URLs); every link gets
-// rel="noopener noreferrer", and links to other origins open in a new tab; tables
-// scroll sideways in a focusable box.
+// block mounts, so neither is in the first load. DOMPurify keeps its default safe set (no
+// scripts, event handlers, iframes or javascript: URLs) less images and style attributes:
+// this text is written by a model that reads log lines and alert texts others wrote, and
+// an image (or a CSS url()) it was talked into writing would be fetched by every viewer's
+// browser, carrying whatever fleet data the URL holds. Every link gets
+// rel="noopener noreferrer", and links to other origins open in a new tab (a click, not
+// a page view); tables scroll sideways in a focusable box.
 // Until the libraries arrive (or if they fail to load) the source is shown as plain text.
 import { useEffect, useState } from 'react';
 import './ai/markdown.css';
@@ -17,7 +20,6 @@ export function loadMarkdown(): Promise<Render> {
     const marked = new Marked({ gfm: true, breaks: false });
     const purify = createDOMPurify(window);
     purify.addHook('afterSanitizeAttributes', (node) => {
-      if (node.tagName === 'IMG' && !node.hasAttribute('alt')) node.setAttribute('alt', ''); // an unlabelled image is decoration
       if (node.tagName !== 'A') return;
       const href = node.getAttribute('href');
       if (!href) return;
@@ -32,7 +34,11 @@ export function loadMarkdown(): Promise<Render> {
       else node.removeAttribute('target');
     });
     return (source: string) => {
-      const body = purify.sanitize(marked.parse(source, { async: false }) as string, { RETURN_DOM: true }) as HTMLElement;
+      const body = purify.sanitize(marked.parse(source, { async: false }) as string, {
+        RETURN_DOM: true,
+        FORBID_TAGS: ['img'],
+        FORBID_ATTR: ['style'],
+      }) as HTMLElement;
       // Wide tables scroll inside a focusable, labelled box (keyboard users can scroll it too).
       for (const table of Array.from(body.querySelectorAll('table'))) {
         const box = document.createElement('div');
@@ -53,7 +59,7 @@ export function loadMarkdown(): Promise<Render> {
 }
 
 export interface MarkdownProps {
-  /** Markdown text; raw HTML in it is sanitised to DOMPurify's default safe set. */
+  /** Markdown text; raw HTML in it is sanitised to DOMPurify's default safe set, less images and styles. */
   source: string;
   className?: string;
   /** When given, the block is a labelled region (e.g. "Investigation report"). */
