@@ -4,7 +4,7 @@ import { BreakingResponse, UpgradesResponse, UsageResponse } from './dashboard-s
 
 export const analysisGroup = defineGroup({
   name: 'analysis',
-  tables: { users: 'read', clusters: 'read', metrics: 'read', rules: 'read', scores: 'read' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'read' },
   routes: {
     breaking: {
       method: 'GET',

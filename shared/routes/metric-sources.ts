@@ -78,7 +78,7 @@ export const PullStarted = z.object({ status: z.literal('started'), message: z.s
 
 export const metricSourcesGroup = defineGroup({
   name: 'metric-sources',
-  tables: { 'metric-pulls': 'read', rules: 'read' },
+  tables: { users: 'read', 'metric-pulls': 'read', rules: 'read' },
   grants: ['invoke:metrics-puller'],
   routes: {
     status: {

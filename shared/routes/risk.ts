@@ -4,7 +4,7 @@ import { RiskRulesTableResponse, RiskSnapshotsResponse } from './dashboard-schem
 
 export const riskGroup = defineGroup({
   name: 'risk',
-  tables: { users: 'read', clusters: 'read', metrics: 'read', rules: 'read', scores: 'read' },
+  tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'read' },
   routes: {
     snapshots: {
       method: 'GET',
