@@ -5,6 +5,8 @@
 // rendered and sanitised, their filters in the URL and the pending tasks; a
 // patrol triggered from the console (202, polled) ending in a rendered report;
 // viewers get no trigger and no triage; axe on every page.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
@@ -260,6 +262,36 @@ describe('investigations', { timeout: 90_000 }, () => {
     expect(await docs.getAttribute('target')).toBe('_blank');
     expect(await report.getByRole('link', { name: 'click me' }).count()).toBe(0);
     await expectAccessible(viewerPage, '/investigations/{hostile}');
+  });
+
+  it("loads no image from another origin, whatever gets into the page (the console's Content-Security-Policy)", async () => {
+    let beacons = 0;
+    const collector = createServer((_req, res) => {
+      beacons += 1;
+      res.writeHead(200, { 'Content-Type': 'image/gif' }).end();
+    });
+    await new Promise<void>((r) => collector.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/beacon.gif`;
+      await viewerPage.goto(`/investigations/${HOSTILE_ID}`);
+      await viewerPage.getByRole('region', { name: 'Full investigation report' }).getByRole('heading', { name: 'Findings' }).waitFor();
+      // Past any sanitiser: an image and a CSS background written straight into the document.
+      const refused = (await viewerPage.evaluate(`(async (src) => {
+        const seen = [];
+        document.addEventListener('securitypolicyviolation', (e) => seen.push(e.violatedDirective));
+        const img = document.createElement('img');
+        img.src = src;
+        const div = document.createElement('div');
+        div.style.backgroundImage = 'url(' + src + '?css)';
+        document.body.append(img, div);
+        await new Promise((r) => setTimeout(r, 500));
+        return seen;
+      })(${JSON.stringify(url)})`)) as string[];
+      expect(refused).toContain('img-src');
+      expect(beacons).toBe(0);
+    } finally {
+      await new Promise<void>((r) => collector.close(() => r()));
+    }
   });
 });
 
