@@ -13,6 +13,8 @@ import { LogFormatter, LogItem, Logger as Powertools } from '@aws-lambda-powerto
 import type { ConstructorOptions } from '@aws-lambda-powertools/logger/types';
 import type { Context } from 'aws-lambda';
 import { coreSettings } from './config/core.js';
+import { withTableAccess } from './db/access.js';
+import { WORKERS, type WorkerName } from './workers.js';
 
 /** The invocation in progress: what every line written during it carries. */
 export interface LogContext {
@@ -87,14 +89,15 @@ export function logContext(): LogContext | undefined {
  * request id.
  */
 export function workerHandler<C extends object, R>(
-  service: string,
+  service: WorkerName,
   handler: (event: unknown, context?: C) => Promise<R>,
   runIdOf: (event: Record<string, unknown>) => unknown = () => undefined,
 ): (event?: unknown, context?: C & LambdaContextFields) => Promise<R> {
   return (event, context) => {
     const fields = event !== null && typeof event === 'object' ? (event as Record<string, unknown>) : {};
     const correlationId = validCorrelationId(fields.correlation_id) ?? validCorrelationId(runIdOf(fields));
-    return withInvocation({ service, context, correlationId }, () => handler(event, context));
+    // Its DynamoDB requests may reach only the worker's declared tables, as on AWS (shared/db/access.ts).
+    return withTableAccess(service, WORKERS[service].tables, () => withInvocation({ service, context, correlationId }, () => handler(event, context)));
   };
 }
 

@@ -29,6 +29,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { checkTableAccess } from './access.js';
 import { isMap } from './items.js';
 import { physicalTableName, type TableName } from './tables.js';
 
@@ -58,8 +59,21 @@ export function base64Decoder(input: string): Uint8Array {
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
-/** One client per container, created on first use (the document client wraps it). */
-const lowLevel = (): DynamoDBClient => (lowLevelClient ??= new DynamoDBClient({ maxAttempts: 4, base64Decoder }));
+/** One client per container, created on first use (the document client wraps it and shares its middleware). */
+const lowLevel = (): DynamoDBClient => {
+  if (!lowLevelClient) {
+    lowLevelClient = new DynamoDBClient({ maxAttempts: 4, base64Decoder });
+    // The running function's declared tables, checked before anything is sent (access.ts).
+    lowLevelClient.middlewareStack.add(
+      (next, context) => (args) => {
+        checkTableAccess(context.commandName ?? '', args.input as Record<string, unknown>);
+        return next(args);
+      },
+      { step: 'initialize', name: 'fleetHealthTableAccess', priority: 'high' },
+    );
+  }
+  return lowLevelClient;
+};
 
 export function db(): DynamoDBDocumentClient {
   documentClient ??= DynamoDBDocumentClient.from(lowLevel(), {

@@ -3,6 +3,7 @@
 import { gzipSync } from 'node:zlib';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { withTableAccess } from '../db/access.js';
 import { createLogger, withInvocation } from '../log.js';
 import {
   authenticate,
@@ -125,8 +126,11 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
 
   // The whole request runs as one invocation of the group: every line logged
   // during it, by any module, carries its request and correlation ids.
+  // Its DynamoDB requests may reach only the group's declared tables, as on AWS (shared/db/access.ts).
   return (event: Event, context?: Context): Promise<Result> =>
-    withInvocation({ service: group.name, context, requestId: requestIdOf(event), correlationId: correlationIdOf(event) }, () =>
-      pipeline(event, context as Context),
+    withTableAccess(group.name, group.tables, () =>
+      withInvocation({ service: group.name, context, requestId: requestIdOf(event), correlationId: correlationIdOf(event) }, () =>
+        pipeline(event, context as Context),
+      ),
     );
 }

@@ -17,7 +17,7 @@ import { signedToken, userToken, useTestJwtSecret } from '../support/tokens.js';
 // A small route group exercising every part of the shared middleware stack.
 const demoGroup = defineGroup({
   name: 'demo',
-  tables: {},
+  tables: { users: 'read' }, // every authenticated request reads the caller's account (enforced as IAM would: shared/db/access.ts)
   routes: {
     open: { method: 'GET', path: '/api/demo/open', summary: 'public', auth: 'public', roles: [] },
     echo: {

@@ -1,0 +1,55 @@
+// The tables a function declares (a route group's `tables`, a worker's in shared/workers.ts),
+// enforced on every DynamoDB request it makes, as IAM enforces the grants the stack derives
+// from the same declarations. DynamoDB Local checks no IAM: without this, a group reading a
+// table it does not declare works in `npm start` and in every test, and is an AccessDenied
+// (a 500) only on AWS. Requests made outside a function (tests, the local runtime's setup)
+// are not checked.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { TableAccess } from '../http/route.js';
+import { coreSettings } from '../config/core.js';
+import type { TableName } from './tables.js';
+
+interface Declared {
+  owner: string;
+  tables: Partial<Record<TableName, TableAccess>>;
+}
+
+const declared = new AsyncLocalStorage<Declared>();
+
+/** Runs `work` as function `owner`, whose DynamoDB requests may reach only `tables`. */
+export function withTableAccess<T>(owner: string, tables: Partial<Record<TableName, TableAccess>>, work: () => T): T {
+  return declared.run({ owner, tables }, work);
+}
+
+/** What IAM answers a request the grants do not cover. */
+export class TableAccessDenied extends Error {
+  constructor(owner: string, table: string, write: boolean) {
+    super(`${owner} declares no ${write ? 'write' : 'read'} access to table ${table} (it would be an AccessDenied on AWS)`);
+    this.name = 'AccessDeniedException';
+  }
+}
+
+type Input = Record<string, unknown>;
+
+/** The tables a request reaches, and whether it writes each (by command, as IAM's actions do). */
+function reached(command: string, input: Input): [table: string, write: boolean][] {
+  const write = /^(PutItem|UpdateItem|DeleteItem|BatchWriteItem)Command$/.test(command);
+  if (Array.isArray(input.TransactItems))
+    return (input.TransactItems as Record<string, { TableName?: string } | undefined>[]).flatMap((item) =>
+      Object.entries(item).flatMap(([kind, action]) => (action?.TableName ? [[action.TableName, kind !== 'ConditionCheck'] as [string, boolean]] : [])),
+    );
+  if (input.RequestItems && typeof input.RequestItems === 'object') return Object.keys(input.RequestItems).map((table) => [table, write]);
+  return typeof input.TableName === 'string' ? [[input.TableName, write]] : [];
+}
+
+/** Throws TableAccessDenied when the running function's declaration does not cover the request. */
+export function checkTableAccess(command: string, input: Input): void {
+  const fn = declared.getStore();
+  if (!fn) return;
+  const prefix = coreSettings().tablePrefix;
+  for (const [physical, write] of reached(command, input)) {
+    const table = (physical.startsWith(prefix) ? physical.slice(prefix.length) : physical) as TableName;
+    const access = fn.tables[table];
+    if (!access || (write && access !== 'readwrite')) throw new TableAccessDenied(fn.owner, table, write);
+  }
+}
