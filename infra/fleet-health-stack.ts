@@ -324,12 +324,11 @@ export class FleetHealthStack extends Stack {
           break;
         }
         case 'aps:query': {
-          // Amazon Managed Service for Prometheus (auth: sigv4 in the metric-sources rule set): query actions only,
-          // on the workspace named by -c prometheusWorkspaceArn, or any workspace of this account and region.
+          // Amazon Managed Service for Prometheus (auth: sigv4 in the metric-sources rule set): QueryMetrics only (the
+          // puller calls query and query_range, nothing else), on the workspace named by -c prometheusWorkspaceArn,
+          // or any workspace of this account and region.
           const workspace = props.prometheusWorkspaceArn ?? this.formatArn({ service: 'aps', resource: 'workspace', resourceName: '*' });
-          fn.allow(
-            new iam.PolicyStatement({ actions: ['aps:QueryMetrics', 'aps:GetLabels', 'aps:GetSeries', 'aps:GetMetricMetadata'], resources: [workspace] }),
-          );
+          fn.allow(new iam.PolicyStatement({ actions: ['aps:QueryMetrics'], resources: [workspace] }));
           if (!props.prometheusWorkspaceArn) {
             fn.acknowledge(
               'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:aps:<AWS::Region>:<AWS::AccountId>:workspace/*]',

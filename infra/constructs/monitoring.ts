@@ -316,6 +316,13 @@ export class Monitoring extends Construct {
             principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
             actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
             resources: ['*'],
+            // This account's alarms only, as the topic policy below (no confused deputy).
+            conditions: {
+              StringEquals: { 'aws:SourceAccount': stack.account },
+              ArnLike: {
+                'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+              },
+            },
           }),
         ],
       }),

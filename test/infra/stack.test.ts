@@ -207,6 +207,15 @@ describe('IAM', () => {
     expect(offending).toEqual([]);
   });
 
+  it("lets the metrics puller only query Prometheus, and CloudWatch use the alarm key only for this account's alarms", () => {
+    const aps = roleStatements('metrics-puller').flatMap((statement) => asArray<string>(statement.Action).filter((action) => action.startsWith('aps:')));
+    expect(aps).toEqual(['aps:QueryMetrics']);
+    const statements = ofType('AWS::KMS::Key').flatMap(([, key]) => asArray<Json>(key.Properties.KeyPolicy.Statement));
+    const alarms = statements.find((statement) => statement.Sid === 'PublishToTheTopicByCloudWatchAlarms')!;
+    expect(Object.keys(alarms.Condition?.StringEquals ?? {})).toEqual(['aws:SourceAccount']);
+    expect(JSON.stringify(alarms.Condition?.ArnLike?.['aws:SourceArn'])).toContain(':alarm:*');
+  });
+
   it('uses no AWS managed policy on our function roles', () => {
     for (const [, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
