@@ -2,8 +2,9 @@
 // with Basic auth (account email + API token). The description travels as an
 // Atlassian Document Format (ADF) document; the browse URL is {base}/browse/{key}.
 import * as z from 'zod';
-import { TICKET_ANSWER_MAX_BYTES, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
-import { AnswerTooLarge, boundedText, failureReason, parseJson } from '../http/outbound.js';
+import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
+import { parseJson } from '../http/outbound.js';
+import { postJson } from './post.js';
 
 export interface JiraConfig {
   /** Site URL without a trailing slash, e.g. https://acme.atlassian.net */
@@ -21,7 +22,8 @@ export function jiraProvider(config: JiraConfig): TicketProvider {
     name: 'jira',
     async create(request: TicketRequest): Promise<CreatedTicket> {
       const credentials = Buffer.from(`${config.email}:${await config.apiToken()}`).toString('base64');
-      const answer = await post(
+      const answer = await postJson(
+        'Jira',
         `${config.baseUrl}/rest/api/3/issue`,
         { Authorization: `Basic ${credentials}`, Accept: 'application/json', 'Content-Type': 'application/json' },
         issueBody(request, config),
@@ -154,19 +156,4 @@ function bulletList(lines: string[]): AdfBulletList {
     type: 'bulletList',
     content: lines.map((line) => ({ type: 'listItem', content: [paragraph([line.replace(BULLET, '')])] })),
   };
-}
-
-/**
- * POSTs JSON and reads the whole answer within the timeout (no retries: see
- * provider.ts). Redirects are not followed: a POST must not wander off with
- * the credentials, and a 3xx points at a wrong TICKET_BASE_URL.
- */
-async function post(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<{ status: number; text: string }> {
-  try {
-    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
-  } catch (error) {
-    if (error instanceof AnswerTooLarge) throw new TicketProviderError(`Jira answered with ${error.message}`);
-    throw new TicketProviderError(`Jira did not answer: ${failureReason(error, timeoutMs)}`);
-  }
 }

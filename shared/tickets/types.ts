@@ -22,9 +22,6 @@ export interface TicketProvider {
 }
 
 /** A provider call failed (HTTP error, bad answer, timeout, network): message is safe to show to the user (never contains credentials). */
-/** The most a ticket provider's answer may hold: an issue key and a URL, or an error page, take a few KB. */
-export const TICKET_ANSWER_MAX_BYTES = 1024 * 1024;
-
 export class TicketProviderError extends Error {
   constructor(
     message: string,

@@ -2,8 +2,9 @@
 // bearer token; the receiver opens the ticket wherever it likes and answers
 // 2xx {key, url}.
 import * as z from 'zod';
-import { TICKET_ANSWER_MAX_BYTES, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
-import { AnswerTooLarge, boundedText, failureReason, parseJson } from '../http/outbound.js';
+import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
+import { parseJson } from '../http/outbound.js';
+import { postJson } from './post.js';
 
 export interface WebhookConfig {
   url: string;
@@ -27,7 +28,7 @@ export function webhookProvider(config: WebhookConfig): TicketProvider {
       if (token) headers.Authorization = `Bearer ${token}`;
       // Named fields only: whatever else the caller's object carries stays here.
       const { issue_id, summary, description, link, labels, severity } = request;
-      const answer = await post(config.url, headers, { issue_id, summary, description, link, labels, severity }, config.timeoutMs);
+      const answer = await postJson('The ticket webhook', config.url, headers, { issue_id, summary, description, link, labels, severity }, config.timeoutMs);
       if (answer.status === 401 || answer.status === 403) {
         throw new TicketProviderError(`The ticket webhook refused the credentials (HTTP ${answer.status})`, answer.status);
       }
@@ -39,19 +40,4 @@ export function webhookProvider(config: WebhookConfig): TicketProvider {
       return ticket.data;
     },
   };
-}
-
-/**
- * POSTs JSON and reads the whole answer within the timeout (no retries: see
- * provider.ts). Redirects are not followed: a POST must not wander off with
- * the token.
- */
-async function post(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<{ status: number; text: string }> {
-  try {
-    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
-  } catch (error) {
-    if (error instanceof AnswerTooLarge) throw new TicketProviderError(`The ticket webhook answered with ${error.message}`);
-    throw new TicketProviderError(`The ticket webhook did not answer: ${failureReason(error, timeoutMs)}`);
-  }
 }

@@ -1,0 +1,27 @@
+// The one HTTP call of every ticket provider: POST JSON, read the answer within the timeout.
+import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
+import { TicketProviderError } from './types.js';
+
+/** The most a ticket provider's answer may hold: an issue key and a URL, or an error page, take a few KB. */
+const TICKET_ANSWER_MAX_BYTES = 1024 * 1024;
+
+/**
+ * POSTs JSON and reads the whole answer (at most 1 MB) within the timeout; no retries (see
+ * provider.ts). Redirects are not followed: a POST must not wander off with the credentials, and
+ * a 3xx points at a wrong URL. A failure is a TicketProviderError naming `provider` ("Jira").
+ */
+export async function postJson(
+  provider: string,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  timeoutMs: number,
+): Promise<{ status: number; text: string }> {
+  try {
+    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
+  } catch (error) {
+    if (error instanceof AnswerTooLarge) throw new TicketProviderError(`${provider} answered with ${error.message}`);
+    throw new TicketProviderError(`${provider} did not answer: ${failureReason(error, timeoutMs)}`);
+  }
+}
