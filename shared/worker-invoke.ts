@@ -28,12 +28,12 @@ export async function invokeWorker(name: InvocableWorker, event: Record<string, 
     const { invokeAsync } = await import('./lambda-invoke.js');
     // Throttled, denied, a function gone since the deploy, or no 202: the caller answers 503 (its own
     // clean-up runs: the run is marked failed, the lock released), the cause goes to the log.
-    const status = await invokeAsync(functionName, event).catch((error: unknown) => {
-      createLogger('worker-invoke').error('worker could not be started', { worker: name, ...errorFields(error) });
-      throw new ServiceUnavailable(`The ${name} worker could not be started; try again shortly.`);
-    });
-    if (status !== 202) {
-      createLogger('worker-invoke').error('worker could not be started', { worker: name, status });
+    const refused = await invokeAsync(functionName, event).then(
+      (status) => (status === 202 ? undefined : { status }),
+      (error: unknown) => errorFields(error),
+    );
+    if (refused) {
+      createLogger('worker-invoke').error('worker could not be started', { worker: name, ...refused });
       throw new ServiceUnavailable(`The ${name} worker could not be started; try again shortly.`);
     }
     return;
