@@ -7,7 +7,16 @@ import { createHash, randomUUID } from 'node:crypto';
 import { listAlertsSince, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { getClusters } from '../db/clusters.js';
-import { getAiGroupingState, retireAiIssue, getAiIssues, markAiGroupingStale, putAiGroupingState, writeAiGrouping, type AiGrouping } from '../db/ai-issues.js';
+import {
+  getAiGroupingState,
+  retireAiIssue,
+  getAiIssues,
+  markAiGroupingStale,
+  NO_FINGERPRINT,
+  putAiGroupingState,
+  writeAiGrouping,
+  type AiGrouping,
+} from '../db/ai-issues.js';
 import { llmProvider } from '../llm/provider.js';
 import { createLogger } from '../log.js';
 import { llmGroups, rulesGroups, type AlertGroup } from './grouping.js';
@@ -104,10 +113,9 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
   // ones it replaces, with no fingerprint. A run that stops half-way (a failed write, a timeout)
   // so leaves a cluster the next pass regroups, retiring what this one wrote and no grouping
   // produces; and of two runs on one cluster, only the one that claims first writes.
-  const claimed = (state?.version ?? 0) + 1;
-  await putAiGroupingState(
+  const claimed = await putAiGroupingState(
     clusterId,
-    { fingerprint: IN_PROGRESS, method, issue_ids: [...new Set([...(state?.issue_ids ?? []), ...ids])] },
+    { fingerprint: NO_FINGERPRINT, method, issue_ids: [...new Set([...(state?.issue_ids ?? []), ...ids])] },
     state?.version ?? null,
   );
   for (const g of produced) await writeAiGrouping(g, now);
@@ -130,9 +138,6 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
   }
   return 'regrouped';
 }
-
-/** The fingerprint of a cluster being regrouped (or whose grouping is in doubt): matches no alerts. */
-const IN_PROGRESS = '';
 
 /** A pass stops starting clusters after this long (the recompute Lambda has 300 s); the rest wait for the next pass. */
 export const AI_PASS_BUDGET_MS = 150_000;

@@ -140,16 +140,24 @@ export async function getAiGroupingState(clusterId: string): Promise<AiGroupingS
     : undefined;
 }
 
-/** Records the cluster's grouping, conditional on the state read (ConditionFailed when another run recorded first). */
-export async function putAiGroupingState(clusterId: string, state: Omit<AiGroupingState, 'version'>, seen: number | null): Promise<void> {
+/** The fingerprint of a cluster being regrouped, or whose grouping is in doubt: it matches no alerts, so the next pass regroups it. */
+export const NO_FINGERPRINT = '';
+
+/**
+ * Records the cluster's grouping, conditional on the state read (ConditionFailed when another run
+ * recorded first); answers the version it wrote, which the next write of the same run is conditional on.
+ */
+export async function putAiGroupingState(clusterId: string, state: Omit<AiGroupingState, 'version'>, seen: number | null): Promise<number> {
+  const version = (seen ?? 0) + 1;
   await putItem(
     'ai-issues',
-    { ...stateKey(clusterId), ...state, version: (seen ?? 0) + 1 },
+    { ...stateKey(clusterId), ...state, version },
     {
       ConditionExpression: seen === null ? 'attribute_not_exists(pk)' : 'version = :seen',
       ExpressionAttributeValues: seen === null ? undefined : { ':seen': seen },
     },
   );
+  return version;
 }
 
 /** Makes the next pass regroup the cluster: its state keeps its ids (to retire) but matches no alerts. */
@@ -157,7 +165,7 @@ export async function markAiGroupingStale(clusterId: string): Promise<void> {
   await updateItem('ai-issues', stateKey(clusterId), {
     UpdateExpression: 'SET fingerprint = :none',
     ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':none': '' },
+    ExpressionAttributeValues: { ':none': NO_FINGERPRINT },
   }).catch((error: unknown) => {
     if (!(error instanceof ConditionFailed)) throw error;
   });
