@@ -16,7 +16,7 @@
 import * as z from 'zod';
 import { embedSettings, notConfigured } from '../config/embed.js';
 import type { Env } from '../config/env.js';
-import { AnswerTooLarge, boundedText, failureReason, parseJson } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, failureReason, parseJson, timeoutBefore } from '../http/outbound.js';
 
 export { DEFAULT_PERMISSIONS } from '../config/embed.js';
 /** The longest session the protocol allows (30 days), and the one we ask for. */
@@ -132,7 +132,7 @@ export function embedClient(config: EmbedConfig, budgetMs = REQUEST_BUDGET_MS): 
   // One client serves one request, which may make several calls (a login, a retry after a 401, a
   // new session after a refused reference token): together they end inside the route's 29 s.
   const deadline = Date.now() + budgetMs;
-  const timeoutMs = () => Math.max(1, Math.min(config.timeoutMs, deadline - Date.now()));
+  const timeoutMs = () => timeoutBefore(deadline, config.timeoutMs);
 
   const login = (): Promise<string> => {
     const cached = logins.get(cacheKey);

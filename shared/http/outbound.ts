@@ -2,9 +2,15 @@
 // Prometheus): what a failed call may tell the user, an answer read only up to
 // what its caller takes, and a body read as JSON when it is JSON.
 
+/** A timeout as the user reads it: seconds to one decimal ("0.3 s", "20 s"). */
+export const secondsText = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+
+/** How long a call may take: its own limit, or less when the caller's deadline (epoch ms) comes sooner; at least 1 ms. */
+export const timeoutBefore = (deadline: number, limitMs: number): number => Math.max(1, Math.min(limitMs, Math.floor(deadline - Date.now())));
+
 /** Only the kind of failure: fetch's own messages may name more than the user needs. */
 export function failureReason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${Math.round(timeoutMs / 100) / 10} s`;
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${secondsText(timeoutMs)}`;
   const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   return typeof code === 'string' ? `connection failed (${code})` : 'connection failed';
 }

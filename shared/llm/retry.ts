@@ -3,6 +3,7 @@
 // would fail the same way again. Each attempt gets its own timeout through an
 // AbortSignal. The Bedrock client runs with the SDK's own retries off
 // (maxAttempts: 1), so these are the only ones.
+import { secondsText, timeoutBefore } from '../http/outbound.js';
 import { LlmError, type LlmErrorKind } from './types.js';
 
 export interface RetryPolicy {
@@ -45,8 +46,7 @@ const TRANSIENT = new Set<LlmErrorKind>(['throttled', 'timeout', 'unavailable'])
  */
 export async function withRetries<T>(policy: RetryPolicy, label: string, attempt: (signal: AbortSignal) => Promise<T>, deadline = Infinity): Promise<T> {
   for (let n = 1; ; n += 1) {
-    // At most the time left before the deadline (whole milliseconds, at least one).
-    const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, Math.floor(deadline - Date.now())));
+    const timeoutMs = timeoutBefore(deadline, policy.timeoutMs);
     const signal = AbortSignal.timeout(timeoutMs);
     let failure: AttemptFailed;
     try {
@@ -65,7 +65,7 @@ export async function withRetries<T>(policy: RetryPolicy, label: string, attempt
 
 function classify(error: unknown, signal: AbortSignal, timeoutMs: number, label: string): AttemptFailed {
   // Our own timeout fired: whatever the client threw (AbortError, a cancelled stream) is a timeout.
-  if (signal.aborted) return new AttemptFailed(`${label} did not answer within ${Math.round(timeoutMs / 100) / 10} s`, 'timeout');
+  if (signal.aborted) return new AttemptFailed(`${label} did not answer within ${secondsText(timeoutMs)}`, 'timeout');
   if (error instanceof AttemptFailed) return error;
   if (error instanceof LlmError) return new AttemptFailed(error.message, error.kind, error.status);
   return new AttemptFailed(`${label} could not be reached: ${networkReason(error)}`, 'unavailable');
