@@ -2,6 +2,7 @@
 // checking, the table prefix and the log level. The stack sets them on every
 // function; locally they default to a development stage.
 import * as z from 'zod';
+import { serviceUrl } from '../http/service-url.js';
 import { defineSettings, flag } from './env.js';
 
 /** Stages the Lambda code accepts (the stack's `stage` context must be one of these). */
@@ -27,6 +28,13 @@ export const coreSettings = defineSettings(
       .string()
       .regex(/^[A-Za-z0-9_.-]{0,200}$/, { error: 'TABLE_PREFIX may hold letters, digits, _ . - only' })
       .default('fleet-health-'),
+    // Where the AWS APIs every function calls are (shared/aws/): Lambda sets the region; the
+    // endpoint overrides, the SDK's own variables, point them elsewhere (DynamoDB Local, tests).
+    AWS_REGION: z.string().optional(),
+    AWS_DEFAULT_REGION: z.string().optional(),
+    AWS_ENDPOINT_URL: z.string().optional(),
+    AWS_ENDPOINT_URL_DYNAMODB: z.string().optional(),
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: z.string().optional(),
   },
   {
     derive: (vars) => ({
@@ -43,6 +51,15 @@ export const coreSettings = defineSettings(
       /** Answers are checked against their route's schema outside production unless VALIDATE_RESPONSES=false. */
       checkResponses: vars.VALIDATE_RESPONSES && vars.STAGE !== 'prod',
       tablePrefix: vars.TABLE_PREFIX,
+      region: vars.AWS_REGION ?? vars.AWS_DEFAULT_REGION,
+      /** Each service's endpoint override: its own variable, else the one for every service. */
+      dynamoEndpoint: endpoint(vars, 'AWS_ENDPOINT_URL_DYNAMODB'),
+      secretsEndpoint: endpoint(vars, 'AWS_ENDPOINT_URL_SECRETS_MANAGER'),
     }),
   },
 );
+
+function endpoint(vars: { AWS_ENDPOINT_URL?: string } & Record<string, string | boolean | undefined>, name: string): URL | undefined {
+  const value = vars[name] ?? vars.AWS_ENDPOINT_URL;
+  return typeof value === 'string' ? serviceUrl(value, vars[name] ? name : 'AWS_ENDPOINT_URL') : undefined;
+}

@@ -3,8 +3,9 @@
 // names (AWS: the stack sets only the ARN, and grants only the functions whose
 // declarations name the concern). Fetched once per container; a failed fetch is
 // a 503 (ServiceUnavailable) and retried on the next call, not cached.
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import * as z from 'zod';
+import { awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
+import { coreSettings } from './core.js';
 import { ServiceUnavailable } from '../http/errors.js';
 import { onSettingsReset, processEnv } from './env.js';
 import { createLogger, errorFields } from '../log.js';
@@ -26,6 +27,13 @@ export type SecretName = (typeof SECRET_NAMES)[number];
 /** How long one read of a secret may take: well inside a route's 29 s, and a healthy read takes milliseconds. */
 const SECRET_TIMEOUT_MS = 5_000;
 
+const SECRETS_MANAGER: AwsJsonService = {
+  signingName: 'secretsmanager',
+  targetPrefix: 'secretsmanager',
+  jsonVersion: '1.1',
+  endpoint: () => coreSettings().secretsEndpoint,
+};
+
 const cache = new Map<SecretName, Promise<string | undefined>>();
 onSettingsReset(() => cache.clear());
 
@@ -35,12 +43,21 @@ async function load(name: SecretName): Promise<string | undefined> {
   if (direct) return direct;
   const arn = env[`${name}_ARN`];
   if (!arn) return undefined;
-  // Imported statically, by name: esbuild then keeps only this one command (≈ 13 KB instead of the
-  // whole 29 KB client an `import()` carries); every Lambda reads a secret on its first request
-  // (route groups the JWT key), so nothing is loaded that a cold start would not load anyway.
+  // Through the same signed call as DynamoDB (shared/aws/): every route group reads the JWT key on
+  // its first request, and the SDK's Secrets Manager client cost each cold start its load.
   try {
-    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }), { abortSignal: AbortSignal.timeout(SECRET_TIMEOUT_MS) });
-    return out.SecretString;
+    const out = await awsJsonCall<{ SecretString?: unknown }>(
+      SECRETS_MANAGER,
+      'GetSecretValue',
+      { SecretId: arn },
+      {
+        signal: AbortSignal.timeout(SECRET_TIMEOUT_MS),
+        // A secret holds at most 64 KB.
+        maxAnswerBytes: 1 << 20,
+      },
+    );
+    // A binary secret (SecretBinary) has no SecretString: it is read as empty, which the caller refuses.
+    return typeof out.SecretString === 'string' ? out.SecretString : undefined;
   } catch (error) {
     // Throttled, denied, deleted, undecryptable or unreachable: the cause goes to the log (it names the
     // account and the key); the caller answers 503 naming only the variable, and the next call tries again.

@@ -32,8 +32,8 @@ export class TableAccessDenied extends Error {
 type Input = Record<string, unknown>;
 
 /** The tables a request reaches, and whether it writes each (by command, as IAM's actions do). */
-function reached(command: string, input: Input): [table: string, write: boolean][] {
-  const write = /^(PutItem|UpdateItem|DeleteItem|BatchWriteItem)Command$/.test(command);
+function reached(operation: string, input: Input): [table: string, write: boolean][] {
+  const write = /^(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(operation);
   if (Array.isArray(input.TransactItems))
     return (input.TransactItems as Record<string, { TableName?: string } | undefined>[]).flatMap((item) =>
       Object.entries(item).flatMap(([kind, action]) => (action?.TableName ? [[action.TableName, kind !== 'ConditionCheck'] as [string, boolean]] : [])),
@@ -43,11 +43,11 @@ function reached(command: string, input: Input): [table: string, write: boolean]
 }
 
 /** Throws TableAccessDenied when the running function's declaration does not cover the request. */
-export function checkTableAccess(command: string, input: Input): void {
+export function checkTableAccess(operation: string, input: Input): void {
   const fn = declared.getStore();
   if (!fn) return;
   const prefix = coreSettings().tablePrefix;
-  for (const [physical, write] of reached(command, input)) {
+  for (const [physical, write] of reached(operation, input)) {
     const table = (physical.startsWith(prefix) ? physical.slice(prefix.length) : physical) as TableName;
     const access = fn.tables[table];
     if (!access || (write && access !== 'readwrite')) throw new TableAccessDenied(fn.owner, table, write);

@@ -1,37 +1,20 @@
-// A typed wrapper over the DynamoDB document client: table names resolved from
-// the logical names, pagination and batch retries done once, and conditional
-// failures surfaced as a typed error. Repositories build on this; nothing else
-// talks to DynamoDB directly.
+// A typed wrapper over DynamoDB: table names resolved from the logical names, items
+// converted to and from DynamoDB's JSON (attributes.ts), pagination and batch retries done
+// once, and conditional failures surfaced as a typed error. Repositories build on this;
+// nothing else talks to DynamoDB. Requests go out through shared/aws/json-call.ts (signed,
+// retried and answered as the SDK's client would), not the SDK's DynamoDB client, whose
+// load was the largest part of every route group's cold start (README.md here).
 //
-// Locally and in tests the SDK reaches DynamoDB Local through the standard
+// Locally and in tests requests reach DynamoDB Local through the standard
 // AWS_ENDPOINT_URL_DYNAMODB variable, so this module never knows where it runs.
-import {
-  DynamoDBClient,
-  ConditionalCheckFailedException,
-  QueryCommand as WireQueryCommand,
-  TransactionCanceledException,
-  type AttributeValue,
-} from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DeleteCommandInput,
-  type PutCommandInput,
-  type QueryCommandInput,
-  type TransactWriteCommandInput,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { AwsError, awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
+import { coreSettings } from '../config/core.js';
 import { checkTableAccess } from './access.js';
-import { isMap } from './items.js';
+import { fromItem, toItem, type WireItem } from './attributes.js';
 import { physicalTableName, type TableName } from './tables.js';
+
+export { base64Decoder, type WireAttribute, type WireItem } from './attributes.js';
 
 export type Item = Record<string, unknown>;
 export interface Key {
@@ -39,47 +22,17 @@ export interface Key {
   sk: string;
 }
 
-let lowLevelClient: DynamoDBClient | undefined;
-let documentClient: DynamoDBDocumentClient | undefined;
-
-/**
- * Binary attributes (rollup cells, packs, snapshot slices) decoded by Node alone. The SDK's
- * default decoder first runs a regular expression over every character, ≈ 60 ms of a
- * 10,000-cluster refresh's 15 MB of base64, which DynamoDB itself encoded. A string Node
- * cannot decode whole (a character outside base64, padding in the wrong place) is still
- * refused: Node skips what it cannot decode, so the length it gives differs. It accepts
- * exactly what the SDK's decoder accepts (test/db/base64.test.ts).
- */
-export function base64Decoder(input: string): Uint8Array {
-  const bytes = Buffer.from(input, 'base64');
-  const padding = input.endsWith('==') ? 2 : input.endsWith('=') ? 1 : 0;
-  // Node also takes base64url's - and _, which base64 has not.
-  if (input.length % 4 !== 0 || bytes.length !== (input.length / 4) * 3 - padding || input.includes('-') || input.includes('_'))
-    throw new TypeError('Invalid base64 string.');
-  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
-}
-
-/** One client per container, created on first use (the document client wraps it and shares its middleware). */
-const lowLevel = (): DynamoDBClient => {
-  if (!lowLevelClient) {
-    lowLevelClient = new DynamoDBClient({ maxAttempts: 4, base64Decoder });
-    // The running function's declared tables, checked before anything is sent (access.ts).
-    lowLevelClient.middlewareStack.add(
-      (next, context) => (args) => {
-        checkTableAccess(context.commandName ?? '', args.input as Record<string, unknown>);
-        return next(args);
-      },
-      { step: 'initialize', name: 'fleetHealthTableAccess', priority: 'high' },
-    );
-  }
-  return lowLevelClient;
+const DYNAMODB: AwsJsonService = {
+  signingName: 'dynamodb',
+  targetPrefix: 'DynamoDB_20120810',
+  jsonVersion: '1.0',
+  endpoint: () => coreSettings().dynamoEndpoint,
 };
 
-export function db(): DynamoDBDocumentClient {
-  documentClient ??= DynamoDBDocumentClient.from(lowLevel(), {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-  });
-  return documentClient;
+/** One DynamoDB operation, once the running function's declared tables cover it (access.ts). */
+function call<T = Record<string, unknown>>(operation: string, input: Record<string, unknown>): Promise<T> {
+  checkTableAccess(operation, input);
+  return awsJsonCall<T>(DYNAMODB, operation, input);
 }
 
 /**
@@ -93,29 +46,38 @@ export class ConditionFailed extends Error {
   }
 }
 
+/** The code of each action of a cancelled transaction (`None` for those that would have applied); empty for any other error. */
+function cancellationReasons(error: unknown): string[] {
+  if (!(error instanceof AwsError) || error.name !== 'TransactionCanceledException') return [];
+  const reasons = error.fields.CancellationReasons;
+  return Array.isArray(reasons) ? reasons.map((r: { Code?: unknown } | null) => String(r?.Code ?? 'None')) : [];
+}
+
 async function conditional<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new ConditionFailed([0]);
-    if (error instanceof TransactionCanceledException) {
-      const failed = (error.CancellationReasons ?? []).flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : []));
-      if (failed.length) throw new ConditionFailed(failed);
-    }
+    if (error instanceof AwsError && error.name === 'ConditionalCheckFailedException') throw new ConditionFailed([0]);
+    const failed = cancellationReasons(error).flatMap((code, i) => (code === 'ConditionalCheckFailed' ? [i] : []));
+    if (failed.length) throw new ConditionFailed(failed);
     throw error;
   }
 }
 
 export async function getItem<T extends Item>(table: TableName, key: Key, consistent = false): Promise<T | undefined> {
-  const out = await db().send(new GetCommand({ TableName: physicalTableName(table), Key: key, ConsistentRead: consistent }));
-  return out.Item as T | undefined;
+  const out = await call<{ Item?: WireItem }>('GetItem', {
+    TableName: physicalTableName(table),
+    Key: toItem({ pk: key.pk, sk: key.sk }),
+    ConsistentRead: consistent,
+  });
+  return out.Item ? (fromItem(out.Item) as T) : undefined;
 }
 
 type PutOptions = Omit<PutCommandInput, 'TableName' | 'Item'>;
 
 /** Put an item; throws ConditionFailed when `ConditionExpression` does not hold. */
 export async function putItem(table: TableName, item: Key & Item, options: PutOptions = {}): Promise<void> {
-  await conditional(() => db().send(new PutCommand({ TableName: physicalTableName(table), Item: item, ...options })));
+  await conditional(() => call('PutItem', { ...withValues(options), TableName: physicalTableName(table), Item: toItem(item) }));
 }
 
 type UpdateOptions = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
@@ -131,14 +93,21 @@ export function setFields(fields: Record<string, unknown>): { set: string; names
 }
 
 export async function updateItem<T extends Item>(table: TableName, key: Key, options: UpdateOptions): Promise<T | undefined> {
-  const out = await conditional(() => db().send(new UpdateCommand({ TableName: physicalTableName(table), Key: key, ReturnValues: 'ALL_NEW', ...options })));
-  return out.Attributes as T | undefined;
+  const out = await conditional(() =>
+    call<{ Attributes?: WireItem }>('UpdateItem', {
+      ReturnValues: 'ALL_NEW',
+      ...withValues(options),
+      TableName: physicalTableName(table),
+      Key: toItem({ pk: key.pk, sk: key.sk }),
+    }),
+  );
+  return out.Attributes ? (fromItem(out.Attributes) as T) : undefined;
 }
 
 type DeleteOptions = Omit<DeleteCommandInput, 'TableName' | 'Key'>;
 
 export async function deleteItem(table: TableName, key: Key, options: DeleteOptions = {}): Promise<void> {
-  await conditional(() => db().send(new DeleteCommand({ TableName: physicalTableName(table), Key: key, ...options })));
+  await conditional(() => call('DeleteItem', { ...withValues(options), TableName: physicalTableName(table), Key: toItem({ pk: key.pk, sk: key.sk }) }));
 }
 
 type QueryOptions = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
@@ -150,8 +119,12 @@ export interface Page<T> {
 }
 
 export async function queryPage<T extends Item>(table: TableName, options: QueryOptions, start?: Record<string, unknown>): Promise<Page<T>> {
-  const out = await db().send(new QueryCommand({ TableName: physicalTableName(table), ...options, ExclusiveStartKey: start }));
-  return { items: (out.Items ?? []) as T[], next: out.LastEvaluatedKey };
+  const out = await call<QueryOutput>('Query', {
+    ...withValues(options),
+    TableName: physicalTableName(table),
+    ExclusiveStartKey: start ? toItem(start) : undefined,
+  });
+  return { items: (out.Items ?? []).map((item) => fromItem(item) as T), next: out.LastEvaluatedKey ? fromItem(out.LastEvaluatedKey) : undefined };
 }
 
 /** Follow LastEvaluatedKey until done or `limit` items are collected. */
@@ -166,89 +139,35 @@ export async function queryAll<T extends Item>(table: TableName, options: QueryO
   return items.length > limit ? items.slice(0, limit) : items;
 }
 
-/** An attribute as DynamoDB's JSON wire format holds it: one type key, binary as base64 text. */
-export interface WireAttribute {
-  S?: string;
-  N?: string;
-  B?: string;
-  BOOL?: boolean;
-  NULL?: boolean;
-  L?: WireAttribute[];
-  M?: Record<string, WireAttribute>;
-  SS?: string[];
-  NS?: string[];
-  BS?: string[];
+interface QueryOutput {
+  Items?: WireItem[];
+  LastEvaluatedKey?: WireItem;
 }
-export type WireItem = Record<string, WireAttribute>;
+
+/** The options of a request with their ExpressionAttributeValues in wire form. */
+function withValues<O extends { ExpressionAttributeValues?: Record<string, unknown> }>(
+  options: O,
+): Omit<O, 'ExpressionAttributeValues'> & { ExpressionAttributeValues?: WireItem } {
+  const { ExpressionAttributeValues: values, ...rest } = options;
+  return values ? { ...rest, ExpressionAttributeValues: toItem(values) } : rest;
+}
 
 /**
  * `queryAll` for a read of thousands of items whose few attributes the caller decodes
  * itself (the refresh's 10,000 rollup cells of today): every item as DynamoDB sent it,
- * each page's body parsed once. The SDK still signs, sends, retries and turns an error
- * into its typed exception; only a 200's body skips its deserializer, which walks every
- * attribute through the operation's schema, and the document client's second pass over
- * every value (shared/db/README.md, "Wire reads").
+ * without converting every attribute to a value first (README.md here, "Wire reads").
  */
 export async function queryAllWire(table: TableName, options: QueryOptions): Promise<WireItem[]> {
-  const { ExpressionAttributeValues: values, ...rest } = options;
+  const input = { ...withValues(options), TableName: physicalTableName(table) };
   const items: WireItem[] = [];
   let start: WireItem | undefined;
   do {
-    const page = await wirePage(
-      new WireQueryCommand({
-        TableName: physicalTableName(table),
-        ...rest,
-        ...(values ? { ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }) } : {}),
-        // A key as the wire gave it: the SDK's DynamoDB serializer writes a binary key's base64 text as it is.
-        ExclusiveStartKey: start as Record<string, AttributeValue> | undefined,
-      }),
-    );
-    for (const item of page.items) items.push(item);
-    start = page.next;
+    const out = await call<QueryOutput>('Query', { ...input, ExclusiveStartKey: start });
+    if (!Array.isArray(out.Items)) throw new TypeError(`DynamoDB Query on ${input.TableName}: an output without a list of items`);
+    for (const item of out.Items) items.push(item);
+    start = out.LastEvaluatedKey;
   } while (start);
   return items;
-}
-
-/** One Query page through the SDK, its 200 body read here (the SDK's deserializer gets an empty output instead). */
-async function wirePage(command: WireQueryCommand): Promise<{ items: WireItem[]; next?: WireItem }> {
-  let page: { items: WireItem[]; next?: WireItem } | undefined;
-  command.middlewareStack.add(
-    (next) => async (args) => {
-      const result = await next(args);
-      const response = result.response as { statusCode?: number; body?: unknown };
-      if (response.statusCode === 200) {
-        page = wireQueryOutput(await bodyText(response.body));
-        response.body = new Uint8Array([0x7b, 0x7d]); // "{}"
-      }
-      return result;
-    },
-    // Innermost of the deserialize step: it sees the HTTP response before the SDK's deserializer.
-    { step: 'deserialize', priority: 'low', name: 'fleetHealthWirePage' },
-  );
-  await lowLevel().send(command);
-  if (!page) throw new Error(`DynamoDB Query on ${String(command.input.TableName)}: answered without a body`);
-  return page;
-}
-
-async function bodyText(body: unknown): Promise<string> {
-  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-  if (body && typeof body === 'object' && Symbol.asyncIterator in body) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of body as AsyncIterable<Uint8Array | string>)
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    return Buffer.concat(chunks).toString('utf8');
-  }
-  throw new TypeError('DynamoDB Query: a response body that is neither bytes nor a stream');
-}
-
-/** A Query output's items and next key, checked to be objects (their attributes are the caller's to check). */
-function wireQueryOutput(text: string): { items: WireItem[]; next?: WireItem } {
-  const output: unknown = JSON.parse(text);
-  const items = isMap(output) ? (output.Items ?? []) : undefined;
-  const next = isMap(output) ? output.LastEvaluatedKey : undefined;
-  if (!Array.isArray(items) || !items.every(isMap) || (next !== undefined && !isMap(next)))
-    throw new TypeError('DynamoDB Query: an output without a list of items');
-  return { items: items as WireItem[], ...(next ? { next: next as WireItem } : {}) };
 }
 
 const BATCH_SIZE = 25;
@@ -258,12 +177,13 @@ const MAX_BATCH_RETRIES = 8;
 export async function batchPut(table: TableName, items: (Key & Item)[]): Promise<void> {
   const name = physicalTableName(table);
   for (let i = 0; i < items.length; i += BATCH_SIZE) {
-    let requests = items.slice(i, i + BATCH_SIZE).map((Item) => ({ PutRequest: { Item } }));
+    let requests: unknown[] = items.slice(i, i + BATCH_SIZE).map((item) => ({ PutRequest: { Item: toItem(item) } }));
     for (let attempt = 0; requests.length > 0; attempt++) {
       if (attempt > MAX_BATCH_RETRIES) throw new Error(`batchPut: ${requests.length} items still unprocessed in ${name}`);
       if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [name]: requests } }));
-      requests = (out.UnprocessedItems?.[name] ?? []) as typeof requests;
+      // What comes back unprocessed is already in wire form: it is sent again as it is.
+      const out = await call<{ UnprocessedItems?: Record<string, unknown[]> }>('BatchWriteItem', { RequestItems: { [name]: requests } });
+      requests = out.UnprocessedItems?.[name] ?? [];
     }
   }
 }
@@ -275,12 +195,14 @@ export async function batchGet<T extends Item>(table: TableName, keys: Key[], co
   const name = physicalTableName(table);
   const found: T[] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_SIZE) {
-    let pending: Record<string, unknown>[] = keys.slice(i, i + BATCH_GET_SIZE).map((k) => ({ pk: k.pk, sk: k.sk }));
+    let pending: WireItem[] = keys.slice(i, i + BATCH_GET_SIZE).map((k) => toItem({ pk: k.pk, sk: k.sk }));
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt > MAX_BATCH_RETRIES) throw new Error(`batchGet: ${pending.length} keys still unprocessed in ${name}`);
       if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
-      const out = await db().send(new BatchGetCommand({ RequestItems: { [name]: { Keys: pending, ConsistentRead: consistent } } }));
-      found.push(...((out.Responses?.[name] ?? []) as T[]));
+      const out = await call<{ Responses?: Record<string, WireItem[]>; UnprocessedKeys?: Record<string, { Keys?: WireItem[] }> }>('BatchGetItem', {
+        RequestItems: { [name]: { Keys: pending, ConsistentRead: consistent } },
+      });
+      for (const item of out.Responses?.[name] ?? []) found.push(fromItem(item) as T);
       pending = out.UnprocessedKeys?.[name]?.Keys ?? [];
     }
   }
@@ -358,15 +280,24 @@ const TRANSACTION_ATTEMPTS = 5;
 export async function transactWrite(items: TransactItem[], clientRequestToken?: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await conditional(() => db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: clientRequestToken })));
+      await conditional(() => call('TransactWriteItems', { TransactItems: items.map(wireAction), ClientRequestToken: clientRequestToken }));
       return;
     } catch (error) {
-      const conflict = error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict');
+      const conflict = cancellationReasons(error).includes('TransactionConflict');
       if (!conflict) throw error;
       if (attempt >= TRANSACTION_ATTEMPTS) throw new WriteConflict();
       await sleep(backoffMs(attempt));
     }
   }
+}
+
+/** A transaction's action with its item, key and values in wire form. */
+function wireAction(action: TransactItem): Record<string, unknown> {
+  const entries = Object.entries(action) as [string, { ExpressionAttributeValues?: Item; Item?: Item; Key?: Item } | undefined][];
+  const [kind, body] = entries[0] ?? [];
+  if (!kind || !body || entries.length !== 1) throw new TypeError('A transaction action names exactly one of Put, Update, Delete, ConditionCheck');
+  const { Item: item, Key: key, ...rest } = withValues(body);
+  return { [kind]: { ...rest, ...(item ? { Item: toItem(item) } : {}), ...(key ? { Key: toItem(key) } : {}) } };
 }
 
 /** Table name for building TransactItems by hand. */
@@ -384,8 +315,8 @@ const MARKER_ATTEMPTS = 5;
  * strongly consistent, so it has moved for every write acknowledged before;
  * moved by `ADD`, alone (`bump`) or as the last action of the transaction that
  * makes the change (`action`). A transaction holding the marker rejects a
- * lone move with TransactionConflictException, unapplied and not retried by
- * the SDK: `bump` retries it with backoff.
+ * lone move with TransactionConflictException, unapplied and not retried
+ * by the client (shared/aws/): `bump` retries it with backoff.
  */
 export function generationMarker(table: TableName) {
   const key = { pk: 'CACHE', sk: 'GENERATION' };

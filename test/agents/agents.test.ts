@@ -22,12 +22,12 @@ import {
   MAX_ATTEMPTS,
   type AgentTask,
 } from '../../shared/db/investigations.js';
-import { db } from '../../shared/db/client.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
 import { dropFleetViewCache, fleetView, type FleetView } from '../../shared/scoring/fleet-view.js';
 import { registerLocalWorker } from '../../shared/worker-invoke.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy, Watcher } from '../support/dynamo-proxy.js';
 import { openAiReply, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 
 const HOUR = 3_600_000;
@@ -241,8 +241,9 @@ describe('claiming', () => {
 
 describe('the worker on a fleet', () => {
   let view: FleetView;
+  let proxy: DynamoProxy;
   beforeAll(async () => {
-    await useTestTables();
+    ({ proxy } = await useTestTables({ proxy: true }));
     await loadDemoFleet(12);
     dropFleetViewCache();
     await dropFleetDatabase();
@@ -369,19 +370,17 @@ describe('the worker on a fleet', () => {
     // DynamoDB refusing the investigation's write the way IAM does, naming the role and the table.
     const denial =
       'AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/fleet-agent/x is not authorized to perform: dynamodb:TransactWriteItems';
-    const deny = (next: (args: any) => Promise<unknown>) => async (args: any) => {
-      if (args.input.TransactItems && JSON.stringify(args.input).includes('root_cause')) throw new Error(denial);
-      return next(args);
-    };
+    const deny: Watcher = ({ input }) =>
+      input.TransactItems && JSON.stringify(input).includes('root_cause') ? { type: 'AccessDeniedException', message: denial } : undefined;
     // Every task this run claims gets a valid answer, and every one's write is refused.
     openai.defaultReply = openAiReply.text(
       JSON.stringify({ severity: 'warning', confidence: 0.5, root_cause: 'Cause.', recommended_actions: 'Act.', full_report: 'Report.' }),
     );
-    db().middlewareStack.add(deny as never, { step: 'initialize', name: 'denyInvestigation' });
+    const stopDenying = proxy.watch(deny);
     try {
       expect((await runAgentTasks()).retried).toBeGreaterThanOrEqual(1);
     } finally {
-      db().middlewareStack.remove('denyInvestigation');
+      stopDenying();
     }
     expect((await getTask(task!.task_id))!.last_error).toBe('internal error (see the agent-worker logs)');
   });

@@ -6,16 +6,18 @@ import { handler as recompute } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { aiTriageAction, getAiIssue, listAiIssuesActiveSince } from '../../shared/db/ai-issues.js';
 import { listAlertsSince, type AlertRecord } from '../../shared/db/alerts.js';
-import { db, transactWrite } from '../../shared/db/client.js';
+import { transactWrite } from '../../shared/db/client.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { categoryOf, rulesGroups } from '../../shared/ai-issues/grouping.js';
 import { AI_WINDOW_DAYS, alertKeyOf, regroupAiClusters } from '../../shared/ai-issues/regroup.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy, Watcher } from '../support/dynamo-proxy.js';
 
 let openai: FakeOpenAi;
+let proxy: DynamoProxy;
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
   await loadDemoFleet(10);
   openai = await startFakeOpenAi();
 });
@@ -145,20 +147,18 @@ describe('LLM grouping', () => {
     process.env.LLM_MODEL = 'gpt-4.1';
     // DynamoDB refusing the run's final record of the cluster's grouping, once: its issues are written by then.
     let refuse = true;
-    const refuseFinalState = (next: (args: any) => Promise<unknown>) => async (args: any) => {
-      if (refuse && args.input.Item?.fingerprint && /ai-issues/.test(String(args.input.TableName))) {
-        refuse = false;
-        throw new Error('throttled');
-      }
-      return next(args);
+    const refuseFinalState: Watcher = ({ input }) => {
+      if (!refuse || !input.Item?.fingerprint || !/ai-issues/.test(String(input.TableName))) return undefined;
+      refuse = false;
+      return { type: 'AccessDeniedException', message: 'the table refused the write' };
     };
-    db().middlewareStack.add(refuseFinalState as never, { step: 'initialize', name: 'refuseFinalState' });
+    const stopRefusing = proxy.watch(refuseFinalState);
     try {
       // One issue per alert: all but one of them new.
       openai.enqueueText(JSON.stringify({ groups: every.map((a) => group([a], `Alert ${a}`)) }));
       expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 0, failed: 1 });
     } finally {
-      db().middlewareStack.remove('refuseFinalState');
+      stopRefusing();
     }
     // The next pass groups every alert together: the half-written run's issues are replaced or retired.
     openai.enqueueText(JSON.stringify({ groups: [group(every, 'All of it')] }));

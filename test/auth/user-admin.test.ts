@@ -5,19 +5,22 @@ import { hashPassword } from '../../shared/auth/passwords.js';
 import { activate, hashInvitationToken } from '../../shared/auth/sign-in.js';
 import { inviteUser, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { listAudit } from '../../shared/db/audit.js';
-import { ConditionFailed, db } from '../../shared/db/client.js';
+import { ConditionFailed } from '../../shared/db/client.js';
 import { activeSuperadminCount, createInvitedUser, createUser, getUser, replaceUser } from '../../shared/db/users.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
 import { resetSettings } from '../../shared/config/env.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy, Watcher } from '../support/dynamo-proxy.js';
 import { useTestJwtSecret } from '../support/tokens.js';
 
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
 let ses: FakeSes;
 
+let proxy: DynamoProxy;
+
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
   useTestJwtSecret();
   ses = await startFakeSes();
   Object.assign(process.env, { AWS_ENDPOINT_URL_SES: ses.endpoint, APP_URL: 'https://fleet.example.com/' });
@@ -182,17 +185,16 @@ describe('audit of account changes', () => {
     const member = await createUser({ username: 'member@example.com', name: 'Member', email: 'member@example.com', role: 'viewer', is_active: true });
     // DynamoDB refusing every write to the audit table (a throttled or failing table).
     const auditTable = /audit/;
-    const refuseAudit = (next: (args: any) => Promise<unknown>) => async (args: any) => {
-      const tables = [args.input.TableName, ...(args.input.TransactItems ?? []).map((t: any) => (t.Put ?? t.Update ?? t.Delete)?.TableName)];
-      if (tables.some((t) => auditTable.test(String(t)))) throw new Error('the audit table refused the write');
-      return next(args);
+    const refuseAudit: Watcher = ({ input }) => {
+      const tables = [input.TableName, ...(input.TransactItems ?? []).map((t: any) => (t.Put ?? t.Update ?? t.Delete)?.TableName)];
+      return tables.some((t) => auditTable.test(String(t))) ? { type: 'AccessDeniedException', message: 'the audit table refused the write' } : undefined;
     };
-    db().middlewareStack.add(refuseAudit as never, { step: 'initialize', name: 'refuseAudit' });
+    const stopRefusing = proxy.watch(refuseAudit);
     try {
       await expect(updateUser(admin, 'member@example.com', { role: 'admin' }, caller)).rejects.toThrow('the audit table refused the write');
       await expect(removeUser(admin, 'member@example.com', caller)).rejects.toThrow('the audit table refused the write');
     } finally {
-      db().middlewareStack.remove('refuseAudit');
+      stopRefusing();
     }
     expect(await getUser('member@example.com')).toMatchObject({ role: 'viewer', updated_at: member.updated_at });
 

@@ -2,11 +2,10 @@
 // grouping against a brute-force regrouping, idempotence, triage surviving
 // regrouping, every list filter and page edge, KPIs by brute force, detail,
 // history, evidence, PATCH, and tickets through a fake Jira.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { listAlertsSince, upsertAlert } from '../../shared/db/alerts.js';
 import { listAudit } from '../../shared/db/audit.js';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { db, deleteItem } from '../../shared/db/client.js';
+import { deleteItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { getIssue, listIssuesActiveSince } from '../../shared/db/issues.js';
 import { groupAlerts } from '../../shared/issues/grouping.js';
@@ -18,15 +17,19 @@ import { issuesGroup } from '../../shared/routes/issues.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startFakeJira, type FakeJira } from '../support/fake-jira.js';
 import { startTestService } from '../support/local-service.js';
+import { startDynamoProxy, type DynamoProxy, type Watcher } from '../support/dynamo-proxy.js';
 import { userToken } from '../support/tokens.js';
 
 let service: LocalService;
 let admin: string;
 let viewer: string;
 let jira: FakeJira;
+let proxy: DynamoProxy;
 
 beforeAll(async () => {
-  service = await startTestService({ adminPassword: 'issues-admin-password', demoClusters: 30 });
+  // The service reaches DynamoDB Local through a proxy: a test can make DynamoDB answer a request itself.
+  proxy = await startDynamoProxy(inject('dynamoEndpoint'));
+  service = await startTestService({ adminPassword: 'issues-admin-password', demoClusters: 30, dynamoEndpoint: proxy.endpoint });
   admin = await userToken('admin', 'issues-admin');
   viewer = await userToken('viewer', 'issues-viewer');
   jira = await startFakeJira({ projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-secret-token', slowMs: 400 });
@@ -35,6 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await jira?.close();
+  await proxy?.close();
   for (const v of ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN', 'TICKET_TIMEOUT_MS'])
     delete process.env[v];
 });
@@ -333,18 +337,14 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     configure();
     // DynamoDB cancelling the transaction that records the ticket (with its audit row) for a concurrent one, `failures` times.
     let failures = 0;
-    const conflicting = (next: (args: any) => Promise<unknown>) => async (args: any) => {
-      if (failures > 0 && args.input.TransactItems && JSON.stringify(args.input).includes('ticket_create')) {
-        failures -= 1;
-        throw new TransactionCanceledException({
-          message: 'Transaction cancelled',
-          $metadata: {},
-          CancellationReasons: [{ Code: 'TransactionConflict' }],
-        });
-      }
-      return next(args);
+    // DynamoDB's answer to a transaction that met another one on the same items.
+    const conflicting: Watcher = ({ input }) => {
+      if (failures <= 0 || !input.TransactItems || !JSON.stringify(input).includes('ticket_create')) return undefined;
+      failures -= 1;
+      const message = 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]';
+      return { type: 'TransactionCanceledException', message, fields: { CancellationReasons: [{ Code: 'TransactionConflict' }] } };
     };
-    db().middlewareStack.add(conflicting as never, { step: 'initialize', name: 'conflictingTickets' });
+    const stopConflicting = proxy.watch(conflicting);
     try {
       // Seven losses: more than one transaction's own retries (5), fewer than the store's three tries.
       // From the end of the list: the issue left claimed is not one the next tests take.
@@ -366,7 +366,7 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
       expect(jira.received.length).toBe(before + 1);
       expect((await getIssue(second!.issue_id))!.ticket_key).toBeFalsy();
     } finally {
-      db().middlewareStack.remove('conflictingTickets');
+      stopConflicting();
     }
   });
 

@@ -1,12 +1,11 @@
 // The issues list's per-container cache behind the issues' generation marker
-// (issue 21 §3), through DynamoDB Local with every request the document client
-// sends counted: a repeated read costs one marker read, every kind of issue
+// (issue 21 §3), through DynamoDB Local with every request it receives
+// counted: a repeated read costs one marker read, every kind of issue
 // write is on the very next read (in this container and in another one), the
 // answers are those of an uncached read, and the bounds hold.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
-import { db } from '../../shared/db/client.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import {
   claimTicket,
@@ -25,12 +24,13 @@ import { regroupClusters } from '../../shared/issues/regroup.js';
 import { updateTriage } from '../../shared/issues/triage.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
 
 const ADMIN: Principal = { userId: 'u-admin', username: 'admin', name: 'Admin', email: 'admin@example.com', role: 'admin' };
 const CALLER = { ip: '127.0.0.1', userAgent: 'vitest' };
 const DEFAULTS = { ...issueCacheSettings };
 
-/** The DynamoDB requests one module instance's document client sent, by kind. */
+/** The requests DynamoDB received, by kind. */
 interface Requests {
   marker: number;
   window: number;
@@ -38,26 +38,16 @@ interface Requests {
   other: number;
 }
 
-type Client = ReturnType<typeof db>;
-
-/** Counts what `client` sends from now on (a middleware on the real client: nothing of ours is mocked). */
-function countRequests(client: Client): { counts: Requests; reset(): void } {
+/** Counts the requests DynamoDB receives from now on, by kind (on the wire, through the proxy: nothing of ours is mocked). */
+function countRequests(proxy: DynamoProxy): { counts: Requests; reset(): void } {
   const counts: Requests = { marker: 0, window: 0, records: 0, other: 0 };
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      // The document client's commands run as the low-level ones (GetItemCommand, …), keys marshalled or not yet.
-      const input = args.input as { Key?: { pk?: string | { S?: string } }; IndexName?: string; TableName?: string };
-      const issues = input.TableName?.endsWith('issues') && !input.TableName.endsWith('ai-issues');
-      const pk = input.Key?.pk;
-      const command = (context.commandName ?? '').replace(/Item(s?)Command$/, '$1Command');
-      if (command === 'GetCommand' && issues && (pk === 'CACHE' || (typeof pk === 'object' && pk.S === 'CACHE'))) counts.marker++;
-      else if (command === 'QueryCommand' && issues && input.IndexName === 'gsi1') counts.window++;
-      else if (command === 'BatchGetCommand') counts.records++;
-      else counts.other++;
-      return next(args);
-    },
-    { step: 'initialize', name: `countRequests-${randomUUID()}` },
-  );
+  proxy.observe(({ operation, input }) => {
+    const issues = String(input.TableName ?? '').endsWith('issues') && !String(input.TableName).endsWith('ai-issues');
+    if (operation === 'GetItem' && issues && input.Key?.pk?.S === 'CACHE') counts.marker++;
+    else if (operation === 'Query' && issues && input.IndexName === 'gsi1') counts.window++;
+    else if (operation === 'BatchGetItem') counts.records++;
+    else counts.other++;
+  });
   return {
     counts,
     reset: () => Object.assign(counts, { marker: 0, window: 0, records: 0, other: 0 }),
@@ -112,8 +102,8 @@ function issue(n: number, hoursAgo: number, over: Partial<IssueRecord> = {}): Is
 }
 
 beforeAll(async () => {
-  await useTestTables();
-  requests = countRequests(db());
+  const { proxy } = await useTestTables({ proxy: true });
+  requests = countRequests(proxy);
   await upsertClusters([
     {
       cluster_id: liveCluster,
@@ -324,12 +314,11 @@ describe('two containers', () => {
   /** A fresh copy of the modules, with a cache and a DynamoDB client of its own: a second container. */
   async function container() {
     vi.resetModules();
-    const client = await import('../../shared/db/client.js');
     const queries = await import('../../shared/issues/queries.js');
     const triage = await import('../../shared/issues/triage.js');
     const cache = await import('../../shared/issues/list-cache.js');
     cache.issueCacheSettings.settleMs = 0;
-    return { queries, triage, requests: countRequests(client.db()) };
+    return { queries, triage };
   }
 
   it("see each other's writes through the marker, and hold their reads otherwise", async () => {
@@ -338,19 +327,19 @@ describe('two containers', () => {
     const q = query({ days: '7', page_size: '100' });
     const first = await a.queries.listIssues(q);
     expect((await b.queries.listIssues(q)).total).toBe(first.total);
-    a.requests.reset();
-    b.requests.reset();
-    await a.queries.listIssues(q);
-    await b.queries.listIssues(q);
-    expect(reads(a.requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
-    expect(reads(b.requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
+    // One container at a time, so what DynamoDB receives is that container's.
+    for (const c of [a, b]) {
+      requests.reset();
+      await c.queries.listIssues(q);
+      expect(reads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
+    }
 
     // B triages: A's next read is afresh and shows it.
     const target = first.issues.find((i) => i.disposition_status !== 'False positive')!;
     await b.triage.updateTriage(ADMIN, target.issue_id, { disposition_status: 'False positive' }, CALLER);
-    a.requests.reset();
+    requests.reset();
     const seenByA = await a.queries.listIssues(q);
-    expect(a.requests.counts.window).toBe(1);
+    expect(requests.counts.window).toBe(1);
     expect(seenByA.issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ disposition_status: 'False positive' });
 
     // A triages: B's next read shows it, and A's own too.

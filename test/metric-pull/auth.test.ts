@@ -13,7 +13,7 @@ import { readClusterRollups, windowDays } from '../../shared/db/metrics.js';
 import { ingestClusters } from '../../shared/fleet/ingest.js';
 import { pullMetrics } from '../../shared/metric-pull/pull.js';
 import { metricSourcesStatus } from '../../shared/metric-pull/status.js';
-import { forgetAwsCredentials } from '../../shared/prometheus/sigv4.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { useTestTables } from '../support/dynamo.js';
 import { startFakeAps, type FakeAps } from '../support/fake-aps.js';
 import { useMetricSources } from '../support/metric-sources.js';
@@ -62,7 +62,7 @@ afterAll(async () => {
 describe('SigV4 (Amazon Managed Service for Prometheus)', () => {
   it('signs every query as the AWS SDK does: the verifying server accepts each, and the data arrives', async () => {
     Object.assign(process.env, { AWS_ACCESS_KEY_ID: KEYS.accessKeyId, AWS_SECRET_ACCESS_KEY: KEYS.secretAccessKey, AWS_SESSION_TOKEN: KEYS.sessionToken });
-    forgetAwsCredentials();
+    resetSettings(); // forgets the credentials read before
     await useSources(aps.url, '{ type: sigv4, region: us-east-1 }');
     const result = await pullMetrics({ now: new Date((END - 3600) * 1000), sleep: noWait });
     expect(result.outcome, JSON.stringify({ errors: result.metrics.map((m) => m.error), requests: aps.requests })).toBe('ok');
@@ -75,7 +75,7 @@ describe('SigV4 (Amazon Managed Service for Prometheus)', () => {
 
   it('a wrong secret key is refused by the server (403), reported, and stores nothing', async () => {
     process.env.AWS_SECRET_ACCESS_KEY = 'not-the-secret';
-    forgetAwsCredentials();
+    resetSettings(); // forgets the credentials read before
     const before = aps.requests.length;
     const result = await pullMetrics({ now: new Date(END * 1000), sleep: noWait });
     expect(result.outcome).toBe('failed');
@@ -84,7 +84,7 @@ describe('SigV4 (Amazon Managed Service for Prometheus)', () => {
     expect(status.metrics[0]?.last_error?.message).toMatch(/^403 .*signature/i);
     expect(JSON.stringify(status)).not.toContain('not-the-secret');
     process.env.AWS_SECRET_ACCESS_KEY = KEYS.secretAccessKey;
-    forgetAwsCredentials();
+    resetSettings(); // forgets the credentials read before
   });
 });
 

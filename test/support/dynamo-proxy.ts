@@ -1,0 +1,93 @@
+// A proxy in front of DynamoDB Local through which a test sees every request as it goes
+// over the wire (the operation, its JSON input), counts them, or answers one itself the
+// way DynamoDB answers an error (a denied write, a cancelled transaction). Nothing of ours
+// is replaced: the service's own client signs, sends, retries and reads the answers.
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request as DynamoDB receives it: `GetItem`, `TransactWriteItems`, …; its input in wire form (`{ "pk": { "S": "…" } }`). */
+export interface WireRequest {
+  operation: string;
+  /** Whichever fields the operation has (a test reads what it looks for). */
+  input: Record<string, any>;
+}
+
+/** An error answer in DynamoDB's form: `type` as in `__type` (`AccessDeniedException`), 400 unless said. */
+export interface ErrorAnswer {
+  type: string;
+  message: string;
+  status?: number;
+  fields?: Record<string, unknown>;
+}
+
+/** Sees a request; an ErrorAnswer it returns answers it instead of DynamoDB. */
+export type Watcher = (request: WireRequest) => ErrorAnswer | undefined;
+
+export interface DynamoProxy {
+  readonly endpoint: string;
+  /** Calls `watcher` on every request until the returned function is called; an ErrorAnswer it returns answers that request instead of DynamoDB. */
+  watch(watcher: Watcher): () => void;
+  /** Calls `observer` on every request (to count them) until the returned function is called. */
+  observe(observer: (request: WireRequest) => void): () => void;
+  close(): Promise<void>;
+}
+
+export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
+  const upstream = new URL(target);
+  const watchers = new Set<Watcher>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const operation =
+        String(req.headers['x-amz-target'] ?? '')
+          .split('.')
+          .pop() ?? '';
+      let answer: ErrorAnswer | undefined;
+      try {
+        const input = JSON.parse(body.toString('utf8')) as WireRequest['input'];
+        // Every watcher sees every request; the first answer given is the one sent.
+        for (const watcher of watchers) {
+          const given = watcher({ operation, input });
+          answer ??= given;
+        }
+      } catch {
+        // Not JSON: DynamoDB Local answers it.
+      }
+      if (answer) {
+        res.writeHead(answer.status ?? 400, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${answer.type}`, message: answer.message, ...answer.fields }));
+        return;
+      }
+      forward(upstream, req.method ?? 'POST', req.url ?? '/', req.headers, body, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref(); // A test file that never closes it still ends.
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    watch(watcher) {
+      watchers.add(watcher);
+      return () => watchers.delete(watcher);
+    },
+    observe(observer) {
+      const watcher: Watcher = (request) => {
+        observer(request);
+        return undefined;
+      };
+      watchers.add(watcher);
+      return () => watchers.delete(watcher);
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function forward(upstream: URL, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, res: import('node:http').ServerResponse): void {
+  const out = request({ hostname: upstream.hostname, port: upstream.port, method, path, headers: { ...headers, host: upstream.host } }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
+  out.on('error', () => res.destroy());
+  out.end(body);
+}
