@@ -59,7 +59,7 @@ for (const r of results) {
 }
 console.log(
   `\n${results.length} bundles in ${seconds.toFixed(1)} s: ${relative(REPO_ROOT, outRoot)}/<name>/${BUNDLE.outputFile}` +
-    ` and chunks beside it (minified ESM for ${BUNDLE.target}, AWS SDK bundled, source maps beside; cold start: the entry and the chunks it imports statically)`,
+    ` and chunks beside it (minified ESM for ${BUNDLE.target}, nothing external, source maps beside; cold start: the entry and the chunks it imports statically)`,
 );
 
 const missing = [...groupNames, ...workerNames].filter((name) => !names.includes(name));

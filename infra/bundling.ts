@@ -3,7 +3,7 @@
 // `npm run build` (infra/build.ts), so the bundle the size check measures is the
 // bundle that gets deployed. Imports no CDK and, at run time, no esbuild.
 import { copyFileSync, cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { parse } from 'yaml';
 import { PricingFile } from '../shared/llm/pricing.js';
 import { checkRuleText } from '../shared/rules/check.js';
@@ -45,7 +45,7 @@ export const BUNDLE = {
   sourcesContent: false,
   /** Prefer ES module builds (the AWS SDK v3 ships `dist-es`) so tree-shaking works. */
   mainFields: ['module', 'main'],
-  /** Nothing external: the AWS SDK v3 is bundled (pinned by the lockfile, tree-shaken; an entry file and its chunks to load). */
+  /** Nothing external: what the SDK clients a function uses on demand need is bundled (pinned by the lockfile, tree-shaken; an entry file and its chunks to load). */
   external: [] as string[],
   banner: ESM_REQUIRE_BANNER,
   /** Lambda loads `index.mjs` as ESM without a package.json. */
@@ -293,6 +293,34 @@ export function leanPlugin(cuts: readonly LeanCut[]): Plugin {
   };
 }
 
+const BUILTIN = 'fleet-health-builtin';
+
+/**
+ * Node's built-in modules loaded with `require` (the banner's), not `import`. Imported as ES
+ * modules, Node builds each one's module facade by reading every export, and reading the
+ * lazy ones loads what they stand for: `node:http`'s `WebSocket` loads undici, `node:crypto`'s
+ * `webcrypto` WebCrypto, `node:fs`'s `ReadStream` the stream classes, `node:util`'s
+ * `TextDecoder` the encoders (≈ 20 ms of a route group's cold start, none of it used).
+ * Required, a built-in is the module object, read when code reads it.
+ */
+export function builtinRequirePlugin(): Plugin {
+  return {
+    name: BUILTIN,
+    setup(b) {
+      b.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, ({ path, namespace, kind }) => {
+        if (!isBuiltin(path)) return undefined;
+        // The module below requires the real built-in, which stays outside the bundle.
+        if (namespace === BUILTIN || kind === 'require-call') return { path, external: true };
+        return { path, namespace: BUILTIN };
+      });
+      b.onLoad({ filter: /.*/, namespace: BUILTIN }, ({ path }) => ({ contents: `module.exports = require(${JSON.stringify(path)});`, loader: 'js' }));
+    },
+  };
+}
+
+/** The plugins of every function bundle: `cuts` made, built-ins required. */
+export const bundlePlugins = (cuts: readonly LeanCut[]): Plugin[] => [leanPlugin(cuts), builtinRequirePlugin()];
+
 /**
  * Each function's entry output (`…/<name>/index.mjs`, relative to the repository) with the
  * inputs of all its outputs: the entry and every chunk beside it.
@@ -350,7 +378,7 @@ function neededCuts(inputs: readonly string[]): LeanCut[] {
 export async function buildFunctionBundles(names: readonly string[], outdir: string): Promise<Metafile> {
   const buildOne = async (name: string, cuts: readonly LeanCut[]) => {
     rmSync(join(outdir, name), { recursive: true, force: true });
-    return (await build({ ...esbuildOptions(name, outdir), plugins: [leanPlugin(cuts)] })).metafile!;
+    return (await build({ ...esbuildOptions(name, outdir), plugins: bundlePlugins(cuts) })).metafile!;
   };
   const metafiles = await Promise.all(
     names.map(async (name) => {
