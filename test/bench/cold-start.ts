@@ -9,9 +9,10 @@
 //   the bundle for everything the runtime would have loaded anyway.
 // Each bundle sample is paired with a hello-world sample taken just before it, in the
 // same way, and the ratio is the median of those pairs' ratios: the load other processes
-// put on the machine changes by the second, rarely within a pair. Also measured: the SDK
-// floor, a module that only creates the DynamoDB document client every group uses. Pure:
-// runs before DynamoDB Local starts.
+// put on the machine changes by the second, rarely within a pair. Also measured: two
+// floors, a module that reads one item through shared/db/client.ts (what every group
+// stands on) and one that only creates the AWS SDK's DynamoDB document client (what they
+// stood on before shared/aws/). Pure: runs before DynamoDB Local starts.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,10 +28,10 @@ import {
   LEAN_CUTS,
   REPO_ROOT,
   buildFunctionBundles,
+  bundlePlugins,
   coldStartFiles,
   functionNames,
   lambdaBuildOptions,
-  leanPlugin,
 } from '../../infra/bundling.js';
 import { ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
 import { ensureLambdaRuntime, initSample, RUNTIME_CLIENT_VERSION, RUNTIME_NODE_VERSION, type LambdaRuntime } from './lambda-runtime.js';
@@ -76,25 +77,31 @@ async function lambdaSample(runtime: LambdaRuntime, file: string): Promise<Sampl
 }
 
 /**
- * The floor every route group stands on: a module that only creates the DynamoDB document
- * client as shared/db/client.ts does (every group reads DynamoDB) and answers, bundled like
- * a Lambda (same options, aliases and cuts). Whatever a group adds is measured against it too.
+ * The floors, bundled like a Lambda (same options, aliases, cuts and plugins): `db-floor`
+ * reads one item as every route group does (shared/db/client.ts, through shared/aws/);
+ * `sdk-client` only creates the AWS SDK's DynamoDB document client, for comparison.
  */
-const SDK_FLOOR = `
+const FLOORS = {
+  'db-floor': `
+import { getItem } from './shared/db/client.ts';
+export const handler = async () => getItem('users', { pk: 'p', sk: 's' });
+`,
+  'sdk-client': `
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 4 }));
 export const handler = async () => client.send(new GetCommand({ TableName: 't', Key: { pk: 'p', sk: 's' } }));
-`;
+`,
+};
 
-async function buildSdkFloor(dir: string): Promise<string> {
-  const outfile = join(dir, 'sdk-floor', BUNDLE.outputFile);
+async function buildFloor(dir: string, name: keyof typeof FLOORS): Promise<string> {
+  const outfile = join(dir, name, BUNDLE.outputFile);
   await build({
     ...lambdaBuildOptions(),
-    stdin: { contents: SDK_FLOOR, resolveDir: REPO_ROOT, loader: 'ts', sourcefile: 'sdk-floor.ts' },
+    stdin: { contents: FLOORS[name], resolveDir: REPO_ROOT, loader: 'ts', sourcefile: `${name}.ts` },
     outfile,
     alias: { ...BUNDLE_ALIASES },
-    plugins: [leanPlugin(LEAN_CUTS)],
+    plugins: bundlePlugins(LEAN_CUTS),
     logLevel: 'warning',
   });
   return outfile;
@@ -120,7 +127,7 @@ export async function run(report: Report): Promise<void> {
     writeFileSync(hello, 'export const handler = async () => ({ statusCode: 200, body: "hello" });\n');
     const groups = new Set(ROUTE_GROUPS.map((group) => group.name));
     const files = new Map(names.map((name) => [name, join(prebuilt ?? dir, name, BUNDLE.outputFile)]));
-    files.set('sdk-floor', await buildSdkFloor(dir));
+    for (const name of Object.keys(FLOORS) as (keyof typeof FLOORS)[]) files.set(name, await buildFloor(dir, name));
     const runtime = await ensureLambdaRuntime();
 
     const ways: { way: Way; sample: (file: string) => Promise<Sample> }[] = [
@@ -150,7 +157,7 @@ export async function run(report: Report): Promise<void> {
         const figures = (way: Way) => ({ ...stat(`${way}:${name}`), ratio: median(ratios.get(`${way}:${name}`)!) });
         return {
           name,
-          kind: groups.has(name) ? 'route group' : name === 'sdk-floor' ? 'floor' : 'worker',
+          kind: groups.has(name) ? 'route group' : name in FLOORS ? 'floor' : 'worker',
           kb: coldStartSize(files.get(name)!) / 1024,
           lambda: figures('lambda'),
           bare: figures('bare'),
@@ -181,7 +188,8 @@ export async function run(report: Report): Promise<void> {
       );
     }
     const routes = rows.filter((r) => r.kind === 'route group');
-    const floor = rows.find((r) => r.kind === 'floor')!;
+    const floor = rows.find((r) => r.name === 'db-floor')!;
+    const sdk = rows.find((r) => r.name === 'sdk-client')!;
     report(
       'cold-start',
       `hello-world: Lambda init (Node ${RUNTIME_NODE_VERSION} + aws-lambda-ric ${RUNTIME_CLIENT_VERSION}) / bare node ${process.versions.node}, CPU ms`,
@@ -189,8 +197,8 @@ export async function run(report: Report): Promise<void> {
     );
     report(
       'cold-start',
-      `SDK floor: a module creating only the DynamoDB document client every route group uses (${floor.kb.toFixed(1)} KB), Lambda init / bare node`,
-      `${floor.lambda.ratio.toFixed(2)}× / ${floor.bare.ratio.toFixed(2)}×`,
+      `floors, Lambda init / bare node: one item read through shared/db/client.ts as every route group reads (${floor.kb.toFixed(1)} KB); the AWS SDK's DynamoDB document client alone (${sdk.kb.toFixed(1)} KB)`,
+      `${floor.lambda.ratio.toFixed(2)}× / ${floor.bare.ratio.toFixed(2)}×; ${sdk.lambda.ratio.toFixed(2)}× / ${sdk.bare.ratio.toFixed(2)}×`,
     );
     const worst = (way: Way) => Math.max(...routes.map((r) => r[way].ratio));
     const best = (way: Way) => Math.min(...routes.map((r) => r[way].ratio));
