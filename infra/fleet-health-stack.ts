@@ -265,9 +265,9 @@ export class FleetHealthStack extends Stack {
   private bindTables(fn: GroupFunction, tables: Partial<Record<TableName, TableAccess>>): void {
     for (const [name, access] of Object.entries(tables) as [TableName, TableAccess][]) {
       const table = this.tables[name];
-      fn.bindTable(table, access);
+      fn.bindTable(table, access, TABLES[name].indexes.length > 0);
       if (TABLES[name].indexes.length > 0) {
-        // grant*Data covers the table and `<table>/index/*`: queries by any of its GSIs.
+        // The grant covers the table and `<table>/index/*`: queries by any of its GSIs.
         fn.acknowledge(
           `AwsSolutions-IAM5[Resource::<${this.logicalIdOf(table)}.Arn>/index/*]`,
           `${fn.node.id} queries the ${name} table by its GSIs (${TABLES[name].indexes.map((i) => i.name).join(', ')}); ` +

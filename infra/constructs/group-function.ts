@@ -12,6 +12,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { TABLE_OPERATIONS } from '../../shared/db/access.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { LAMBDA_NODE_OPTIONS, REPO_ROOT, functionEntry } from '../bundling.js';
 
@@ -92,10 +93,18 @@ export class GroupFunction extends Construct {
     });
   }
 
-  /** Least-privilege table access: data-plane reads, or reads and writes, on this table and its indexes only. */
-  bindTable(table: ITable, access: TableAccess): void {
-    if (access === 'readwrite') table.grantReadWriteData(this.role);
-    else table.grantReadData(this.role);
+  /**
+   * Least-privilege table access: the operations the DynamoDB client makes for reads, or for
+   * reads and writes (shared/db/access.ts), on this table and its indexes only.
+   */
+  bindTable(table: ITable, access: TableAccess, hasIndexes: boolean): void {
+    const operations = access === 'readwrite' ? [...TABLE_OPERATIONS.read, ...TABLE_OPERATIONS.write] : TABLE_OPERATIONS.read;
+    this.allow(
+      new iam.PolicyStatement({
+        actions: operations.map((operation) => `dynamodb:${operation}`),
+        resources: [table.tableArn, ...(hasIndexes ? [`${table.tableArn}/index/*`] : [])],
+      }),
+    );
   }
 
   /** Adds a statement to this function's role. Actions must be spelled out: no wildcards. */

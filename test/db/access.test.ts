@@ -3,7 +3,7 @@
 // an undeclared table fail in tests and `npm start` as it fails on AWS.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { batchGet, getItem, putItem, queryAll, tableName, transactWrite } from '../../shared/db/client.js';
-import { withTableAccess } from '../../shared/db/access.js';
+import { checkTableAccess, withTableAccess } from '../../shared/db/access.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -44,6 +44,12 @@ describe('declared table access', () => {
     // Nothing of the refused transaction was written.
     expect(await getItem('locks', key)).toMatchObject({ owner: 'y' });
     expect(await getItem('users', key)).toBeUndefined();
+  });
+
+  it('refuses an operation no function is granted (a Scan), even on a table it declares', () => {
+    expect(() => withTableAccess('a-group', { users: 'readwrite' }, () => checkTableAccess('Scan', { TableName: tableName('users') }))).toThrow(
+      expect.objectContaining({ name: 'AccessDeniedException', message: expect.stringContaining('a-group is granted no Scan on') }),
+    );
   });
 
   it('checks nothing outside a function (tests, the local runtime setting up)', async () => {
