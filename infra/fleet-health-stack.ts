@@ -28,6 +28,9 @@ import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
 import { type InvocableWorker, WORKER_FUNCTION_ENV } from '../shared/config/worker-functions.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../shared/workers.js';
 import { CONSOLE_OUT } from './console.js';
+
+/** The geography prefix of a cross-region inference profile's ID (`us.anthropic.claude-…`). */
+const CROSS_REGION_PREFIX = /^(us|us-gov|eu|apac|ap|jp|au|ca|global)\./;
 import { functionSize } from './function-sizes.js';
 import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
 import type { FleetHealthStackProps } from './stack-props.js';
@@ -277,18 +280,45 @@ export class FleetHealthStack extends Stack {
     }
   }
 
+  /**
+   * What invoking the configured Bedrock model takes: a foundation model ID is that model in
+   * this region; a cross-region inference profile (`us.…`, `eu.…`, `global.…`) is the profile
+   * in this region and its foundation model in every region it routes to; an ARN is itself,
+   * and for an application inference profile, whose models the stack cannot know, any
+   * foundation model. `anyRegion` names the foundation model granted in every region.
+   */
+  private bedrockModelResources(model: string): { resources: string[]; anyRegion?: string } {
+    const foundation = (id: string, region = this.region) => `arn:${this.partition}:bedrock:${region}::foundation-model/${id}`;
+    if (model.startsWith('arn:')) {
+      const profile = /:inference-profile\/(.+)$/.exec(model)?.[1];
+      if (profile)
+        return { resources: [model, foundation(profile.replace(CROSS_REGION_PREFIX, ''), '*')], anyRegion: profile.replace(CROSS_REGION_PREFIX, '') };
+      if (model.includes(':application-inference-profile/')) return { resources: [model, foundation('*', '*')], anyRegion: '*' };
+      return { resources: [model] };
+    }
+    if (CROSS_REGION_PREFIX.test(model)) {
+      const base = model.replace(CROSS_REGION_PREFIX, '');
+      return {
+        resources: [this.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: model }), foundation(base, '*')],
+        anyRegion: base,
+      };
+    }
+    return { resources: [foundation(model)] };
+  }
+
   private applyGrants(fn: GroupFunction, grants: readonly GroupGrant[], props: FleetHealthStackProps): void {
     for (const grant of grants) {
       switch (grant) {
         case 'ses:send': {
           const identity = props.sesIdentity;
           const resource = identity?.startsWith('arn:') ? identity : this.formatArn({ service: 'ses', resource: 'identity', resourceName: identity ?? '*' });
-          fn.allow(new iam.PolicyStatement({ actions: ['ses:SendEmail', 'ses:SendRawEmail'], resources: [resource] }));
+          // shared/mail/invitations.ts sends with SendEmail only.
+          fn.allow(new iam.PolicyStatement({ actions: ['ses:SendEmail'], resources: [resource] }));
           if (!identity) {
             fn.acknowledge(
               `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]`,
               'Invitation mail may be sent from any verified SES identity of this account and region until the operator ' +
-                'names one with -c sesIdentity=<identity or ARN>; the actions are limited to SendEmail/SendRawEmail.',
+                'names one with -c sesIdentity=<identity or ARN>; the action is limited to SendEmail.',
             );
           }
           break;
@@ -307,20 +337,16 @@ export class FleetHealthStack extends Stack {
           break;
         }
         case 'bedrock:invoke': {
-          // The Converse API is authorised by bedrock:InvokeModel (there is no separate IAM action).
-          const foundationModels = `arn:${this.partition}:bedrock:*::foundation-model/*`;
-          const inferenceProfiles = this.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: '*' });
-          fn.allow(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [foundationModels, inferenceProfiles] }));
-          fn.acknowledge(
-            'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/*]',
-            'The model is configuration (LLM_MODEL), not infrastructure, so any foundation model may be invoked; the region is * ' +
-              'because cross-region inference profiles route each call to a foundation model in another region.',
-          );
-          fn.acknowledge(
-            'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/*]',
-            'The model is configuration (LLM_MODEL): newer models are invocable only through an inference profile of this ' +
-              'account and region, whichever the operator picks.',
-          );
+          // Only a Bedrock provider is reached through IAM; an OpenAI-compatible one, or none, needs nothing.
+          if (props.llm?.provider !== 'bedrock') break;
+          // The Converse API is authorised by bedrock:InvokeModel (there is no separate IAM action), on the one model configured.
+          const { resources, anyRegion } = this.bedrockModelResources(props.llm.model);
+          fn.allow(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources }));
+          if (anyRegion)
+            fn.acknowledge(
+              `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${anyRegion}]`,
+              `The model is a cross-region inference profile (llmModel), which routes each call to ${anyRegion === '*' ? 'its foundation models' : `the foundation model ${anyRegion}`} in any of its regions.`,
+            );
           break;
         }
         case 'aps:query': {

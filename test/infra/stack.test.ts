@@ -460,6 +460,49 @@ describe('LLM provider configuration', () => {
     expect(configured).toContain('chat');
   });
 
+  /** The resources of every bedrock:InvokeModel statement of a stack synthesized with `context`, and its cdk-nag findings. */
+  function bedrockGrants(context: Record<string, string>) {
+    const llmApp = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], ...context } });
+    new FleetHealthStack(llmApp, 'LlmStack', fleetHealthPropsFromContext(llmApp));
+    const resources = Object.values(Template.fromStack(llmApp.node.findChild('LlmStack') as FleetHealthStack).toJSON().Resources as Record<string, Json>)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((p) => asArray<Json>(p.Properties.PolicyDocument.Statement))
+      .filter((st) => asArray<string>(st.Action).includes('bedrock:InvokeModel'))
+      .map((st) => JSON.stringify(st.Resource));
+    const findings = new AwsSolutionsChecks(llmApp).validateScope(llmApp).violations.map((v) => v.ruleName);
+    return { resources: [...new Set(resources)], findings };
+  }
+
+  it('grants bedrock:InvokeModel on the configured model only, and nothing to an OpenAI-compatible provider', () => {
+    const foundation = bedrockGrants({ llmProvider: 'bedrock', llmModel: 'anthropic.claude-3-5-haiku-20241022-v1:0' });
+    expect(foundation.resources).toHaveLength(1);
+    expect(foundation.resources[0]).toContain('::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect(foundation.resources[0]).not.toContain('*');
+    expect(foundation.findings).toEqual([]);
+
+    // A cross-region profile: the profile here, its foundation model in whichever region it routes to (acknowledged).
+    const profile = bedrockGrants({ llmProvider: 'bedrock', llmModel: 'us.anthropic.claude-3-5-haiku-20241022-v1:0' });
+    expect(profile.resources).toHaveLength(1);
+    expect(profile.resources[0]).toContain(':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect(profile.resources[0]).toContain(':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect(profile.resources[0]).not.toContain('foundation-model/*');
+    expect(profile.findings).toEqual([]);
+
+    expect(bedrockGrants({ llmProvider: 'openai', llmModel: 'gpt-4o-mini', llmBaseUrl: 'https://llm.example.com/v1' }).resources).toEqual([]);
+    expect(bedrockGrants({}).resources).toEqual([]);
+  });
+
+  it('lets the invitation sender send one kind of mail (SendEmail, what shared/mail sends with), and nothing else any', () => {
+    const senders = [...functions.keys()].filter((name) => roleStatements(name).some((st) => JSON.stringify(st.Action).includes('ses:')));
+    expect(senders.length).toBeGreaterThan(0);
+    for (const name of senders) {
+      const ses = roleStatements(name)
+        .flatMap((st) => asArray<string>(st.Action))
+        .filter((action) => action.startsWith('ses:'));
+      expect(ses, name).toEqual(['ses:SendEmail']);
+    }
+  });
+
   it('refuses an incomplete LLM configuration at synth', () => {
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, llmProvider: 'openai', llmModel: 'gpt-4o-mini' } }))).toThrow(/llmBaseUrl/);
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, llmProvider: 'bedrock' } }))).toThrow(/llmModel/);
