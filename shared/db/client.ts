@@ -7,6 +7,7 @@
 //
 // Locally and in tests requests reach DynamoDB Local through the standard
 // AWS_ENDPOINT_URL_DYNAMODB variable, so this module never knows where it runs.
+import { randomUUID } from 'node:crypto';
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { AwsError, awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
 import { coreSettings } from '../config/core.js';
@@ -276,11 +277,18 @@ const TRANSACTION_ATTEMPTS = 5;
  * same items (TransactionConflict) is retried with backoff: its conditions are
  * evaluated afresh, so the retry either applies or fails on its conditions.
  * WriteConflict when it still conflicts after TRANSACTION_ATTEMPTS.
+ *
+ * Each attempt carries a ClientRequestToken (the caller's, else a fresh one, as the SDK made
+ * one per send), sent again unchanged by the call's own retries: a transaction DynamoDB
+ * committed whose answer was lost (a reset, a timeout) is answered as done when retried,
+ * not applied twice or failed on its own conditions.
  */
 export async function transactWrite(items: TransactItem[], clientRequestToken?: string): Promise<void> {
+  const actions = items.map(wireAction);
   for (let attempt = 1; ; attempt++) {
     try {
-      await conditional(() => call('TransactWriteItems', { TransactItems: items.map(wireAction), ClientRequestToken: clientRequestToken }));
+      const token = clientRequestToken ?? randomUUID();
+      await conditional(() => call('TransactWriteItems', { TransactItems: actions, ClientRequestToken: token }));
       return;
     } catch (error) {
       const conflict = cancellationReasons(error).includes('TransactionConflict');

@@ -13,9 +13,11 @@ import {
   updateItem,
 } from '../../shared/db/client.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
 
+let proxy: DynamoProxy;
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
 });
 
 describe('document client wrapper on DynamoDB Local', () => {
@@ -89,6 +91,30 @@ describe('document client wrapper on DynamoDB Local', () => {
     await expect(queryAllWire('metrics', { KeyConditionExpression: 'nokey = :pk', ExpressionAttributeValues: { ':pk': pk } })).rejects.toMatchObject({
       name: 'ValidationException',
     });
+  });
+
+  it('a transaction DynamoDB committed whose answer was lost is retried as done: applied once, not failed on its own condition', async () => {
+    const key = { pk: 'TX#lost', sk: 'ITEM' };
+    let lost = 0;
+    const stop = proxy.watch(({ operation }) => (operation === 'TransactWriteItems' && lost++ === 0 ? 'lose-answer' : undefined));
+    try {
+      await transactWrite([
+        { Put: { TableName: tableName('issues'), Item: { ...key, n: 1 }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Update: {
+            TableName: tableName('issues'),
+            Key: { pk: 'TX#lost', sk: 'COUNTER' },
+            UpdateExpression: 'ADD n :one',
+            ExpressionAttributeValues: { ':one': 1 },
+          },
+        },
+      ]);
+    } finally {
+      stop();
+    }
+    expect(lost).toBe(2); // the first answer lost, the retry answered
+    expect(await getItem('issues', key)).toMatchObject({ n: 1 });
+    expect(await getItem('issues', { pk: 'TX#lost', sk: 'COUNTER' })).toMatchObject({ n: 1 });
   });
 
   it('writes a transaction all or nothing', async () => {

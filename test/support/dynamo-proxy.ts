@@ -21,7 +21,8 @@ export interface ErrorAnswer {
 }
 
 /** Sees a request; an ErrorAnswer it returns answers it instead of DynamoDB. */
-export type Watcher = (request: WireRequest) => ErrorAnswer | undefined;
+/** Or: DynamoDB does the request, and its answer is lost (the connection is reset before it arrives). */
+export type Watcher = (request: WireRequest) => ErrorAnswer | 'lose-answer' | undefined;
 
 export interface DynamoProxy {
   readonly endpoint: string;
@@ -44,7 +45,7 @@ export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
         String(req.headers['x-amz-target'] ?? '')
           .split('.')
           .pop() ?? '';
-      let answer: ErrorAnswer | undefined;
+      let answer: ErrorAnswer | 'lose-answer' | undefined;
       try {
         const input = JSON.parse(body.toString('utf8')) as WireRequest['input'];
         // Every watcher sees every request; the first answer given is the one sent.
@@ -54,6 +55,10 @@ export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
         }
       } catch {
         // Not JSON: DynamoDB Local answers it.
+      }
+      if (answer === 'lose-answer') {
+        forward(upstream, req.method ?? 'POST', req.url ?? '/', req.headers, body, res, true);
+        return;
       }
       if (answer) {
         res.writeHead(answer.status ?? 400, { 'content-type': 'application/x-amz-json-1.0' });
@@ -83,8 +88,21 @@ export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
   };
 }
 
-function forward(upstream: URL, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, res: import('node:http').ServerResponse): void {
+function forward(
+  upstream: URL,
+  method: string,
+  path: string,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+  res: import('node:http').ServerResponse,
+  lose = false,
+): void {
   const out = request({ hostname: upstream.hostname, port: upstream.port, method, path, headers: { ...headers, host: upstream.host } }, (answer) => {
+    if (lose) {
+      answer.resume();
+      answer.on('end', () => res.socket?.destroy());
+      return;
+    }
     res.writeHead(answer.statusCode ?? 502, answer.headers);
     answer.pipe(res);
   });
