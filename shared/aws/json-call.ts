@@ -63,9 +63,10 @@ const THROTTLING = new Set([
   'TooManyRequestsException',
   'TransactionInProgressException',
 ]);
-const TRANSIENT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
+// DynamoDB models ReplicatedWriteConflictException as retryable (a global table's concurrent write).
+const TRANSIENT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ReplicatedWriteConflictException']);
 const TRANSIENT_STATUS = new Set([500, 502, 503, 504]);
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 // …and its backoff: a random wait up to base × 2^attempt, at most 20 s.
 const BASE_DELAY_MS = 100;
 const THROTTLING_BASE_DELAY_MS = 500;
@@ -118,6 +119,8 @@ export async function awsJsonCall<T = Record<string, unknown>>(
     const delay = retryDelay(error, attempt);
     if (delay === undefined || attempt >= attempts || options.signal?.aborted) throw error;
     await sleep(delay, options.signal);
+    // Ended while waiting: the failure it waited to retry is the answer.
+    if (options.signal?.aborted) throw error;
   }
 }
 
@@ -141,8 +144,9 @@ function errorOf(status: number, text: string, headers: IncomingMessage['headers
     // Not JSON (a proxy's page): the status says what there is to say.
   }
   const header = headers['x-amzn-errortype'];
-  const raw = String(fields.__type ?? fields.code ?? (typeof header === 'string' ? header : '') ?? '');
-  const name = raw.split(':')[0]!.split('#').pop() || (status >= 500 ? 'InternalServerError' : 'UnknownError');
+  // In the SDK's order: the header, then the body's `code`, then `__type`; the name ends at a ':' or ',' and follows any '#'.
+  const raw = String((typeof header === 'string' && header) || fields.code || fields.__type || '');
+  const name = raw.split(/[:,]/)[0]!.split('#').pop() || (status >= 500 ? 'InternalServerError' : 'UnknownError');
   const message = String(fields.message ?? fields.Message ?? `${name} (HTTP ${status})`);
   const { __type: _type, message: _m, Message: _M, ...rest } = fields;
   return new AwsError(name, message, status, rest);
@@ -160,9 +164,10 @@ function post(url: URL, headers: Record<string, string>, body: string, maxBytes:
     const request = (secure ? httpsRequest : httpRequest)(
       {
         protocol: url.protocol,
-        hostname: url.hostname,
+        // An IPv6 literal without its brackets; the path with its query, as signed.
+        hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
         port: url.port || undefined,
-        path: url.pathname,
+        path: `${url.pathname}${url.search}`,
         method: 'POST',
         headers,
         agent: secure ? agents.https : agents.http,
