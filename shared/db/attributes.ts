@@ -71,16 +71,12 @@ function setAttribute(set: Set<unknown>): WireAttribute {
 export function toItem(record: Record<string, unknown>): WireItem {
   const item: WireItem = {};
   for (const [name, value] of Object.entries(record)) {
+    // A record read back is copied and spread: a field by that name would become its copies' prototype.
+    if (name === '__proto__') throw new TypeError('A field named __proto__ is not stored');
     const attribute = toAttribute(value);
-    if (attribute) setField(item, name, attribute);
+    if (attribute) item[name] = attribute;
   }
   return item;
-}
-
-/** `target[name] = value`, where a field named __proto__ is a field, not the object's prototype. */
-function setField(target: Record<string, unknown>, name: string, value: unknown): void {
-  if (name === '__proto__') Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
-  else target[name] = value;
 }
 
 function fromNumber(text: string): number {
@@ -107,7 +103,8 @@ export function fromAttribute(attribute: WireAttribute): unknown {
 /** A wire item (or map) as a record. */
 export function fromItem(item: WireItem): Record<string, unknown> {
   const record: Record<string, unknown> = {};
-  for (const [name, attribute] of Object.entries(item)) setField(record, name, fromAttribute(attribute));
+  // One named __proto__ (never written here) is left out, not made the record's prototype.
+  for (const [name, attribute] of Object.entries(item)) if (name !== '__proto__') record[name] = fromAttribute(attribute);
   return record;
 }
 
