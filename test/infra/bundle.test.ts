@@ -134,11 +134,18 @@ describe('lean bundles (issue 21 §4)', () => {
     expect(JSON.parse(doc.body!)).toEqual(JSON.parse(JSON.stringify(liveOpenApiDocument())));
   });
 
-  it('carry no event-stream codec, and only the one Secrets Manager command', () => {
+  it('carry no event-stream codec, and no SDK client for DynamoDB or Secrets Manager (both through shared/aws/)', () => {
     expect(JSON.parse(bundleText).some((input: string) => input.startsWith(EVENT_STREAMS))).toBe(false);
     expect(fleetInputs.some((input) => input.startsWith(EVENT_STREAMS))).toBe(false);
+    for (const inputs of [JSON.parse(bundleText) as string[], fleetInputs]) {
+      expect(inputs.filter((input) => /@aws-sdk\/(client-dynamodb|lib-dynamodb|client-secrets-manager)\//.test(input))).toEqual([]);
+      expect(inputs).toContain('shared/aws/json-call.ts');
+    }
     expect(fleetBundle).toContain('GetSecretValue');
-    expect(fleetBundle).not.toContain('PutSecretValue');
+  });
+
+  it('require every Node built-in, never import one as an ES module (whose facade reads every lazy export)', () => {
+    for (const bundle of [authBundle, fleetBundle]) expect(bundle).not.toMatch(/(from|import)\s*["'](node:)?(http|https|fs|crypto|util|stream|zlib|url)["']/);
   });
 
   it("load no web streams: middy's import of them is a stub that throws if a streamed response ever asks", () => {
