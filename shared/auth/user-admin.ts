@@ -2,7 +2,7 @@
 // role and activation changes, deletion, and reading the audit log.
 // Route-level roles come from the route table; the finer rules live here.
 import { randomBytes } from 'node:crypto';
-import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, listAudit, writeAudit } from '../db/audit.js';
+import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, listAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUserByEmail, getUser, listUsers, replaceUser, type UserRecord } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
@@ -25,12 +25,29 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
   if (inviter.role !== 'superadmin' && invite.role === 'superadmin') throw new Forbidden('Only a superadmin can invite a superadmin.');
   if ((await getUser(invite.email)) || (await findUserByEmail(invite.email))) throw new Conflict(`A user with email ${invite.email} exists already.`);
   const token = randomBytes(32).toString('base64url');
-  const expires = new Date(Date.now() + INVITATION_DAYS * 86_400_000);
+  const now = new Date();
+  const expires = new Date(now.getTime() + INVITATION_DAYS * 86_400_000);
+  // Audited in the transaction that creates the account, before any mail goes out: an invitation
+  // exists if, and only if, it is recorded. Whether the mail went is the answer's (and the log's).
+  const audit = auditAction(
+    {
+      actor: inviter.username,
+      role: inviter.role,
+      action: 'invite',
+      target: invite.email,
+      detail: { role: invite.role, expires_at: expires.toISOString() },
+      ip: caller.ip,
+      user_agent: caller.userAgent,
+    },
+    now,
+  );
   try {
     await createInvitedUser(
       { username: invite.email, name: invite.display_name, email: invite.email, role: invite.role, is_active: false, invited_by: inviter.username },
       hashInvitationToken(token),
       expires,
+      now,
+      [audit],
     );
   } catch (error) {
     if (error instanceof ConditionFailed) throw new Conflict(`A user with email ${invite.email} exists already.`);
@@ -38,15 +55,6 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
   }
   const { sendInvitation } = await import('../mail/invitations.js');
   const emailSent = await sendInvitation({ to: invite.email, displayName: invite.display_name, invitedBy: inviter.name, role: invite.role, token });
-  await writeAudit({
-    actor: inviter.username,
-    role: inviter.role,
-    action: 'invite',
-    target: invite.email,
-    detail: { role: invite.role, email_sent: emailSent, expires_at: expires.toISOString() },
-    ip: caller.ip,
-    user_agent: caller.userAgent,
-  });
   return emailSent ? { status: 'ok', email_sent: true } : { status: 'ok', email_sent: false, activation_token: token };
 }
 

@@ -127,7 +127,8 @@ export interface Invitation {
 }
 
 /** Creates an inactive account and its single-use invitation (stored only as a hash). */
-export async function createInvitedUser(user: NewUser, tokenHash: string, expiresAt: Date, now = new Date()): Promise<UserRecord> {
+/** An inactive account and its invitation, with `audit` (its audit entry) in the same transaction. */
+export async function createInvitedUser(user: NewUser, tokenHash: string, expiresAt: Date, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
   const record = newRecord({ ...user, is_active: false }, now);
   await transactWrite([
     putNew(record),
@@ -145,6 +146,7 @@ export async function createInvitedUser(user: NewUser, tokenHash: string, expire
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
+    ...audit,
   ]);
   return record;
 }

@@ -180,6 +180,35 @@ describe('the last active superadmin', () => {
 });
 
 describe('audit of account changes', () => {
+  it('an invitation is made, and its mail sent, if, and only if, its audit entry is written', async () => {
+    process.env.SES_FROM_ADDRESS = 'fleet@example.com';
+    ses.mode = 'ok';
+    const inviter = await superadmin('audited-inviter');
+    const mails = ses.received.length;
+    const stopRefusing = proxy.watch(({ input }) =>
+      JSON.stringify(input.TransactItems ?? []).includes('-audit"')
+        ? { type: 'AccessDeniedException', message: 'the audit table refused the write' }
+        : undefined,
+    );
+    try {
+      await expect(inviteUser(inviter, { email: 'unaudited@example.com', display_name: 'U', role: 'viewer' }, caller)).rejects.toThrow(
+        'the audit table refused the write',
+      );
+    } finally {
+      stopRefusing();
+    }
+    expect(await getUser('unaudited@example.com')).toBeUndefined();
+    expect(ses.received.length).toBe(mails);
+
+    expect(await inviteUser(inviter, { email: 'unaudited@example.com', display_name: 'U', role: 'viewer' }, caller)).toEqual({
+      status: 'ok',
+      email_sent: true,
+    });
+    const entries = (await listAudit('invite')).filter((e) => e.target === 'unaudited@example.com');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ actor: inviter.username, detail: { role: 'viewer', expires_at: expect.any(String) } });
+  });
+
   it('a role change or a delete is made if, and only if, its audit entry is written', async () => {
     const admin = await superadmin('auditor');
     const member = await createUser({ username: 'member@example.com', name: 'Member', email: 'member@example.com', role: 'viewer', is_active: true });
