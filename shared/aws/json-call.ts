@@ -7,6 +7,7 @@
 // much as everything else a group loads (shared/aws/README.md, issue 21).
 import type { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
+import { setTimeout as wait } from 'node:timers/promises';
 import { coreSettings } from '../config/core.js';
 import { AnswerTooLarge } from '../http/outbound.js';
 import { signedPost } from './signing.js';
@@ -76,7 +77,7 @@ const DEFAULT_ATTEMPTS = 4;
 /** A connection that sends nothing for this long is dead: the attempt fails and is retried. */
 const IDLE_TIMEOUT_MS = 20_000;
 /** The largest answer taken unless a call says less: a BatchGetItem answers up to 16 MB of items, which base64 and JSON make larger. */
-export const MAX_ANSWER_BYTES = 64 << 20;
+const MAX_ANSWER_BYTES = 64 << 20;
 
 // node:http imported as an ES module evaluates every export, and Node 22's lazy `WebSocket`
 // export then loads undici: ≈ 13 ms of each cold start. Required, it is the module the
@@ -118,7 +119,7 @@ export async function awsJsonCall<T = Record<string, unknown>>(
     }
     const delay = retryDelay(error, attempt);
     if (delay === undefined || attempt >= attempts || options.signal?.aborted) throw error;
-    await sleep(delay, options.signal);
+    await wait(delay, undefined, { signal: options.signal }).catch(() => undefined);
     // Ended while waiting: the failure it waited to retry is the answer.
     if (options.signal?.aborted) throw error;
   }
@@ -134,7 +135,7 @@ function retryDelay(error: unknown, attempt: number): number | undefined {
   return base === undefined ? undefined : Math.floor(Math.min(MAX_DELAY_MS, Math.random() * 2 ** attempt * base));
 }
 
-/** An error answer as the SDK reads it: the type from `__type` (after any `#` namespace) or the x-amzn-errortype header, the message from either spelling. */
+/** An error answer as the SDK reads it: its type (the name AwsError carries) and message, and the body's other fields. */
 function errorOf(status: number, text: string, headers: IncomingMessage['headers']): AwsError {
   let fields: Record<string, unknown> = {};
   try {
@@ -193,17 +194,5 @@ function post(url: URL, headers: Record<string, string>, body: string, maxBytes:
     request.on('timeout', () => request.destroy(Object.assign(new Error(`no data for ${IDLE_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })));
     request.on('error', reject);
     request.end(body);
-  });
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
   });
 }
