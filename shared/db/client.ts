@@ -30,6 +30,9 @@ const DYNAMODB: AwsJsonService = {
   endpoint: () => coreSettings().dynamoEndpoint,
 };
 
+/** An item's key in wire form (its pk and sk only, whatever else the object carries). */
+const wireKey = (key: Key): WireItem => toItem({ pk: key.pk, sk: key.sk });
+
 /** One DynamoDB operation, once the running function's declared tables cover it (access.ts). */
 function call<T = Record<string, unknown>>(operation: string, input: Record<string, unknown>): Promise<T> {
   checkTableAccess(operation, input);
@@ -68,7 +71,7 @@ async function conditional<T>(run: () => Promise<T>): Promise<T> {
 export async function getItem<T extends Item>(table: TableName, key: Key, consistent = false): Promise<T | undefined> {
   const out = await call<{ Item?: WireItem }>('GetItem', {
     TableName: physicalTableName(table),
-    Key: toItem({ pk: key.pk, sk: key.sk }),
+    Key: wireKey(key),
     ConsistentRead: consistent,
   });
   return out.Item ? (fromItem(out.Item) as T) : undefined;
@@ -99,7 +102,7 @@ export async function updateItem<T extends Item>(table: TableName, key: Key, opt
       ReturnValues: 'ALL_NEW',
       ...withValues(options),
       TableName: physicalTableName(table),
-      Key: toItem({ pk: key.pk, sk: key.sk }),
+      Key: wireKey(key),
     }),
   );
   return out.Attributes ? (fromItem(out.Attributes) as T) : undefined;
@@ -108,7 +111,7 @@ export async function updateItem<T extends Item>(table: TableName, key: Key, opt
 type DeleteOptions = Omit<DeleteCommandInput, 'TableName' | 'Key'>;
 
 export async function deleteItem(table: TableName, key: Key, options: DeleteOptions = {}): Promise<void> {
-  await conditional(() => call('DeleteItem', { ...withValues(options), TableName: physicalTableName(table), Key: toItem({ pk: key.pk, sk: key.sk }) }));
+  await conditional(() => call('DeleteItem', { ...withValues(options), TableName: physicalTableName(table), Key: wireKey(key) }));
 }
 
 type QueryOptions = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
@@ -196,7 +199,7 @@ export async function batchGet<T extends Item>(table: TableName, keys: Key[], co
   const name = physicalTableName(table);
   const found: T[] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_SIZE) {
-    let pending: WireItem[] = keys.slice(i, i + BATCH_GET_SIZE).map((k) => toItem({ pk: k.pk, sk: k.sk }));
+    let pending: WireItem[] = keys.slice(i, i + BATCH_GET_SIZE).map(wireKey);
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt > MAX_BATCH_RETRIES) throw new Error(`batchGet: ${pending.length} keys still unprocessed in ${name}`);
       if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
