@@ -290,9 +290,8 @@ export class FleetHealthStack extends Stack {
   private bedrockModelResources(model: string): { resources: string[]; anyRegion?: string } {
     const foundation = (id: string, region = this.region) => `arn:${this.partition}:bedrock:${region}::foundation-model/${id}`;
     if (model.startsWith('arn:')) {
-      const profile = /:inference-profile\/(.+)$/.exec(model)?.[1];
-      if (profile)
-        return { resources: [model, foundation(profile.replace(CROSS_REGION_PREFIX, ''), '*')], anyRegion: profile.replace(CROSS_REGION_PREFIX, '') };
+      const profile = /:inference-profile\/(.+)$/.exec(model)?.[1]?.replace(CROSS_REGION_PREFIX, '');
+      if (profile) return { resources: [model, foundation(profile, '*')], anyRegion: profile };
       if (model.includes(':application-inference-profile/')) return { resources: [model, foundation('*', '*')], anyRegion: '*' };
       return { resources: [model] };
     }
