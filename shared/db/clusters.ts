@@ -10,7 +10,7 @@
 // the items it was built from, and is used only while the counter still holds it.
 // Only the refresh builds it; every reader uses it, and a container keeps the
 // decoded inventory while the counter stands still.
-import { ClusterInput, Tier } from '../fleet/records.js';
+import { type ClusterInput, clusterFields, Tier } from '../fleet/records.js';
 import { batchGet, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
 import { itemReader, number, oneOf, string } from './items.js';
 import { bumpWriteCounter, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackRead, type PackSource } from './packing.js';
@@ -60,7 +60,7 @@ export async function upsertClusters(clusters: ClusterInput[], now = new Date())
 async function writeClusters(clusters: ClusterInput[], at: string): Promise<void> {
   await mapLimit(clusters, 16, async (cluster) => {
     // Only inventory fields: a full record's timestamps are the repository's to set.
-    const set = setFields(Object.fromEntries(ClusterInput.keyof().options.map((k) => [k, cluster[k]])));
+    const set = setFields(Object.fromEntries(clusterFields().map((k) => [k, cluster[k]])));
     await updateItem('clusters', clusterKey(cluster.cluster_id), {
       UpdateExpression: `${set.set}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
       ExpressionAttributeNames: set.names,

@@ -1,6 +1,8 @@
 // What fleet data looks like when it arrives (DESIGN §9): cluster inventory,
 // metric samples, Alertmanager webhook alerts and log events. Each record is
 // validated on its own, so a batch keeps its good records and names the bad.
+// The record schemas are built on first use (z.lazy): most functions only read
+// the metric keys, and building them all was ≈ 120 zod schemas in every cold start.
 import * as z from 'zod';
 
 /** The metric keys the rule sets score; other keys are refused rather than stored unread. */
@@ -24,27 +26,33 @@ export type MetricKey = z.infer<typeof MetricKey>;
 
 export const Tier = z.enum(['S', 'A', 'B']);
 
-export const ClusterInput = z.strictObject({
-  cluster_id: z.uuid(),
-  cluster_name: z.string().trim().min(1).max(128),
-  customer_name: z.string().trim().min(1).max(128),
-  account_id: z.string().trim().min(1).max(64),
-  account_name: z.string().trim().min(1).max(128),
-  email: z.email().max(254),
-  customer_tier: Tier,
-  cluster_type: z.string().trim().min(1).max(32),
-  region: z.string().trim().min(1).max(64),
-  // At most 64 characters like every other name here, each number at most 9 digits (an integer the
-  // upgrade analysis compares exactly).
-  engine_version: z
-    .string()
-    .trim()
-    .max(64)
-    .regex(/^\d{1,9}\.\d{1,9}(\.\d{1,9})?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1'),
-  resource_state: z.string().trim().min(1).max(32),
-  node_count: z.number().int().min(0).max(10_000),
-});
+export const ClusterInput = z.lazy(() =>
+  z.strictObject({
+    cluster_id: z.uuid(),
+    cluster_name: z.string().trim().min(1).max(128),
+    customer_name: z.string().trim().min(1).max(128),
+    account_id: z.string().trim().min(1).max(64),
+    account_name: z.string().trim().min(1).max(128),
+    email: z.email().max(254),
+    customer_tier: Tier,
+    cluster_type: z.string().trim().min(1).max(32),
+    region: z.string().trim().min(1).max(64),
+    // At most 64 characters like every other name here, each number at most 9 digits (an integer the
+    // upgrade analysis compares exactly).
+    engine_version: z
+      .string()
+      .trim()
+      .max(64)
+      .regex(/^\d{1,9}\.\d{1,9}(\.\d{1,9})?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1'),
+    resource_state: z.string().trim().min(1).max(32),
+    node_count: z.number().int().min(0).max(10_000),
+  }),
+);
 export type ClusterInput = z.infer<typeof ClusterInput>;
+
+let clusterFieldNames: readonly (keyof ClusterInput)[] | undefined;
+/** ClusterInput's field names, in its order. */
+export const clusterFields = (): readonly (keyof ClusterInput)[] => (clusterFieldNames ??= ClusterInput.unwrap().keyof().options);
 
 const IsoTime = z.iso.datetime({ offset: true });
 
@@ -61,25 +69,29 @@ export const MetricValue = z
   .number({ error: 'must be a finite number' })
   .refine((v) => Number.isFinite(v) && Math.abs(v) <= METRIC_VALUE_MAX, { error: 'must be a finite number within ±1e15' });
 
-export const MetricSample = z.strictObject({
-  cluster_id: z.uuid(),
-  metric_key: MetricKey,
-  value: MetricValue,
-  at: IsoTime,
-});
+export const MetricSample = z.lazy(() =>
+  z.strictObject({
+    cluster_id: z.uuid(),
+    metric_key: MetricKey,
+    value: MetricValue,
+    at: IsoTime,
+  }),
+);
 export type MetricSample = z.infer<typeof MetricSample>;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
-export const LogEventInput = z.strictObject({
-  cluster_id: z.uuid(),
-  at: IsoTime,
-  level: z
-    .string()
-    .transform((l) => l.toLowerCase())
-    .pipe(z.enum(LOG_LEVELS)),
-  message: z.string().min(1).max(8192),
-  source: z.string().max(128).default(''),
-});
+export const LogEventInput = z.lazy(() =>
+  z.strictObject({
+    cluster_id: z.uuid(),
+    at: IsoTime,
+    level: z
+      .string()
+      .transform((l) => l.toLowerCase())
+      .pipe(z.enum(LOG_LEVELS)),
+    message: z.string().min(1).max(8192),
+    source: z.string().max(128).default(''),
+  }),
+);
 export type LogEventInput = z.infer<typeof LogEventInput>;
 
 /**
@@ -89,20 +101,22 @@ export type LogEventInput = z.infer<typeof LogEventInput>;
 export const ALERT_TEXT_MAX = 64 * 1024;
 
 /** One alert of an Alertmanager webhook (version 4). */
-export const AlertmanagerAlert = z
-  .looseObject({
-    status: z.enum(['firing', 'resolved']),
-    labels: z.record(z.string().max(256), z.string()),
-    annotations: z.record(z.string().max(256), z.string()).default({}),
-    startsAt: IsoTime,
-    endsAt: z.string().default('0001-01-01T00:00:00Z'),
-    generatorURL: z.string().max(2048).default(''),
-    fingerprint: z.string().max(128).optional(),
-  })
-  .refine((a) => JSON.stringify(a.labels).length + JSON.stringify(a.annotations).length <= ALERT_TEXT_MAX, {
-    error: `labels and annotations together must be at most ${ALERT_TEXT_MAX / 1024} KB`,
-    path: ['annotations'],
-  });
+export const AlertmanagerAlert = z.lazy(() =>
+  z
+    .looseObject({
+      status: z.enum(['firing', 'resolved']),
+      labels: z.record(z.string().max(256), z.string()),
+      annotations: z.record(z.string().max(256), z.string()).default({}),
+      startsAt: IsoTime,
+      endsAt: z.string().default('0001-01-01T00:00:00Z'),
+      generatorURL: z.string().max(2048).default(''),
+      fingerprint: z.string().max(128).optional(),
+    })
+    .refine((a) => JSON.stringify(a.labels).length + JSON.stringify(a.annotations).length <= ALERT_TEXT_MAX, {
+      error: `labels and annotations together must be at most ${ALERT_TEXT_MAX / 1024} KB`,
+      path: ['annotations'],
+    }),
+);
 export type AlertmanagerAlert = z.infer<typeof AlertmanagerAlert>;
 
 /** What every ingest call answers. */

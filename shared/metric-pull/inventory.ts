@@ -6,7 +6,7 @@
 // clusters whose fields change are written.
 import { listClusters, upsertClusters, type ClusterRecord } from '../db/clusters.js';
 import { getInventoryState, putInventoryState } from '../db/metric-pulls.js';
-import { ClusterInput, reasonOf } from '../fleet/records.js';
+import { ClusterInput, clusterFields, reasonOf } from '../fleet/records.js';
 import type { PrometheusClient } from '../prometheus/client.js';
 import type { MetricSources } from '../rules/schemas.js';
 
@@ -17,13 +17,11 @@ export interface InventoryOutcome {
   error: string | null;
 }
 
-const FIELDS = ClusterInput.keyof().options;
-
 /** The inventory record a series describes: its labels over the stored cluster (or the defaults). */
 function recordOf(labels: Record<string, string>, sources: MetricSources, existing: ClusterRecord | undefined): Record<string, unknown> {
   const { labels: mapped, defaults } = sources.inventory;
   const base: Record<string, unknown> = existing
-    ? Object.fromEntries(FIELDS.map((f) => [f, existing[f]]))
+    ? Object.fromEntries(clusterFields().map((f) => [f, existing[f]]))
     : { ...defaults, cluster_name: labels[sources.cluster.label], node_count: 0 };
   for (const [field, label] of Object.entries(mapped)) {
     const value = label ? labels[label] : undefined;
@@ -33,7 +31,7 @@ function recordOf(labels: Record<string, string>, sources: MetricSources, existi
   return base;
 }
 
-const changed = (record: Record<string, unknown>, existing: ClusterRecord | undefined) => !existing || FIELDS.some((f) => record[f] !== existing[f]);
+const changed = (record: Record<string, unknown>, existing: ClusterRecord | undefined) => !existing || clusterFields().some((f) => record[f] !== existing[f]);
 
 export async function pullInventory(client: PrometheusClient, sources: MetricSources, nowSeconds: number, now: Date): Promise<InventoryOutcome> {
   const at = now.toISOString();

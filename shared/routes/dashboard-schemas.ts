@@ -26,33 +26,35 @@ export { FleetClusterScore, FleetKpis, FleetMetrics, HealthScore, RiskSnapshot, 
 const Num = z.number();
 const Int = z.number().int();
 
-export const FleetScoresResponse = z.object({ scores: z.array(FleetClusterScore), ...UnifiedStamp });
-export const FleetKpisResponse = z.object({ kpis: FleetKpis, ...UnifiedStamp });
-export const FleetCriticalResponse = z.object({ clusters: z.array(FleetClusterScore), total: Int, ...UnifiedStamp });
-export const FleetRulesResponse = z.object({
-  lookback_days: Int,
-  weights: z.object({ metrics: Num, alerts: Num }),
-  tier_multipliers: z.record(z.string(), Num),
-  alert_bands: z.array(z.object({ max_alerts: z.number().int().nullable(), score: Num })),
-  classification: z.object({ healthy: Num, warning: Num }),
-  ai_trigger: z.object({}).loose(),
-  /** Beyond the contract (issue 20 §4): a cluster whose newest sample is older than this is flagged stale. */
-  stale_after_minutes: Int,
-  dimensions: z.array(
-    z.object({
-      metric_key: z.string(),
-      display_name: z.string(),
-      category: z.string(),
-      weight: Num,
-      green: Num,
-      yellow: Num,
-      red: Num,
-      inverted: z.boolean(),
-      aggregation: z.string(),
-      action: z.string(),
-    }),
-  ),
-});
+export const FleetScoresResponse = z.lazy(() => z.object({ scores: z.array(FleetClusterScore), ...UnifiedStamp }));
+export const FleetKpisResponse = z.lazy(() => z.object({ kpis: FleetKpis, ...UnifiedStamp }));
+export const FleetCriticalResponse = z.lazy(() => z.object({ clusters: z.array(FleetClusterScore), total: Int, ...UnifiedStamp }));
+export const FleetRulesResponse = z.lazy(() =>
+  z.object({
+    lookback_days: Int,
+    weights: z.object({ metrics: Num, alerts: Num }),
+    tier_multipliers: z.record(z.string(), Num),
+    alert_bands: z.array(z.object({ max_alerts: z.number().int().nullable(), score: Num })),
+    classification: z.object({ healthy: Num, warning: Num }),
+    ai_trigger: z.object({}).loose(),
+    /** Beyond the contract (issue 20 §4): a cluster whose newest sample is older than this is flagged stale. */
+    stale_after_minutes: Int,
+    dimensions: z.array(
+      z.object({
+        metric_key: z.string(),
+        display_name: z.string(),
+        category: z.string(),
+        weight: Num,
+        green: Num,
+        yellow: Num,
+        red: Num,
+        inverted: z.boolean(),
+        aggregation: z.string(),
+        action: z.string(),
+      }),
+    ),
+  }),
+);
 /**
  * Refresh and recompute routes (issue 21 §2): the recompute worker does the work; a route answers its
  * contract's 200 when the run finishes within REFRESH_WAIT_SECONDS, else this 202, and
@@ -61,21 +63,21 @@ export const FleetRulesResponse = z.object({
 export const RefreshRunning = z.object({ status: z.literal('running'), refresh_id: z.string(), message: z.string() });
 export const RefreshIdParams = z.object({ refresh_id: z.string().min(1).max(128) });
 
-export const RefreshResponse = z.object({ status: z.literal('ok'), clusters_scored: Int, critical: Int, warning: Int });
+export const RefreshResponse = z.lazy(() => z.object({ status: z.literal('ok'), clusters_scored: Int, critical: Int, warning: Int }));
 
-export const HealthScoresResponse = z.object({ scores: z.array(HealthScore), ...LiveStamp });
-export const HealthRefreshResponse = HealthScoresResponse.extend({ refreshed: z.literal(true) });
-export const HealthKpisResponse = z.object({ kpis: HealthKpis, ...LiveStamp });
-export const EnrichmentResponse = z.object({ clusters: z.array(EnrichmentItem), ...LiveStamp });
+export const HealthScoresResponse = z.lazy(() => z.object({ scores: z.array(HealthScore), ...LiveStamp }));
+export const HealthRefreshResponse = z.lazy(() => HealthScoresResponse.unwrap().extend({ refreshed: z.literal(true) }));
+export const HealthKpisResponse = z.lazy(() => z.object({ kpis: HealthKpis, ...LiveStamp }));
+export const EnrichmentResponse = z.lazy(() => z.object({ clusters: z.array(EnrichmentItem), ...LiveStamp }));
 
-export const RiskSnapshotsResponse = z.object({ clusters: z.array(RiskSnapshot), summary: RiskSummary, ...LiveStamp });
+export const RiskSnapshotsResponse = z.lazy(() => z.object({ clusters: z.array(RiskSnapshot), summary: RiskSummary, ...LiveStamp }));
 export const RiskRulesTableResponse = RiskRulesTable;
 
-export const BreakingResponse = BreakingPoints.extend(LiveStamp);
-export const UsageResponse = Usage.extend(LiveStamp);
-export const UpgradesResponse = Upgrades.extend(LiveStamp);
+export const BreakingResponse = z.lazy(() => BreakingPoints.unwrap().extend(LiveStamp));
+export const UsageResponse = z.lazy(() => Usage.unwrap().extend(LiveStamp));
+export const UpgradesResponse = z.lazy(() => Upgrades.unwrap().extend(LiveStamp));
 
 export const CriticalClustersResponse = CriticalClusters;
 
-export const RecomputeResponse = z.object({ status: z.literal('ok'), cluster_count: Int });
-export const RecomputeRiskResponse = RecomputeResponse.extend({ critical: Int, warning: Int });
+export const RecomputeResponse = z.lazy(() => z.object({ status: z.literal('ok'), cluster_count: Int }));
+export const RecomputeRiskResponse = z.lazy(() => RecomputeResponse.unwrap().extend({ critical: Int, warning: Int }));

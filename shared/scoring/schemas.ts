@@ -37,207 +37,235 @@ export const MetricStatus = z.enum(['critical', 'warning', 'healthy']);
 // ---- fleet (unified score) ----
 
 // metric_key is beyond the contract's fields: the metric the dimension scores (links a dimension to its series).
-export const DimensionScore = z.object({ name: z.string(), metric_key: z.string(), score: Num, value: Num, weight: Num, status: z.string() });
+export const DimensionScore = z.lazy(() => z.object({ name: z.string(), metric_key: z.string(), score: Num, value: Num, weight: Num, status: z.string() }));
 
-export const FleetMetrics = z.object({
-  compaction_score: NullableNum,
-  disk_used_pct: NullableNum,
-  query_errors_7d: z.number().int().nullable(),
-  query_error_pct: NullableNum,
-  qps: NullableNum,
-  node_count: z.number().int().nullable(),
-});
+export const FleetMetrics = z.lazy(() =>
+  z.object({
+    compaction_score: NullableNum,
+    disk_used_pct: NullableNum,
+    query_errors_7d: z.number().int().nullable(),
+    query_error_pct: NullableNum,
+    qps: NullableNum,
+    node_count: z.number().int().nullable(),
+  }),
+);
 
-export const FleetClusterScore = z.object({
-  cluster_id: z.uuid(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  account_id: z.string(),
-  customer_tier: z.string(),
-  overall_score: Num,
-  metrics_score: Num,
-  alerts_score: Num,
-  tier_adjusted_score: Num,
-  classification: Classification,
-  top_risk: z.string(),
-  cluster_type: z.string(),
-  region: z.string(),
-  dimension_scores: z.array(DimensionScore),
-  risk_reasons: z.array(z.string()),
-  suggested_actions: z.array(z.string()),
-  firing_alert_count_7d: Int,
-  metrics: FleetMetrics,
-  ...Staleness,
-});
+export const FleetClusterScore = z.lazy(() =>
+  z.object({
+    cluster_id: z.uuid(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    account_id: z.string(),
+    customer_tier: z.string(),
+    overall_score: Num,
+    metrics_score: Num,
+    alerts_score: Num,
+    tier_adjusted_score: Num,
+    classification: Classification,
+    top_risk: z.string(),
+    cluster_type: z.string(),
+    region: z.string(),
+    dimension_scores: z.array(DimensionScore),
+    risk_reasons: z.array(z.string()),
+    suggested_actions: z.array(z.string()),
+    firing_alert_count_7d: Int,
+    metrics: FleetMetrics,
+    ...Staleness,
+  }),
+);
 
-export const FleetKpis = z.object({
-  total_clusters: Int,
-  healthy_count: Int,
-  warning_count: Int,
-  critical_count: Int,
-  tier_s_at_risk: Int,
-  avg_score: Num,
-  avg_metrics_score: Num,
-  avg_alerts_score: Num,
-});
+export const FleetKpis = z.lazy(() =>
+  z.object({
+    total_clusters: Int,
+    healthy_count: Int,
+    warning_count: Int,
+    critical_count: Int,
+    tier_s_at_risk: Int,
+    avg_score: Num,
+    avg_metrics_score: Num,
+    avg_alerts_score: Num,
+  }),
+);
 
 // ---- health (metrics only) ----
 
-export const HealthDimension = z.object({ name: z.string(), score: Num, value: Num, weight: Num, description: z.string() });
+export const HealthDimension = z.lazy(() => z.object({ name: z.string(), score: Num, value: Num, weight: Num, description: z.string() }));
 
-export const HealthScore = z.object({
-  cluster_id: z.uuid(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  account_id: z.string(),
-  overall_score: Num,
-  classification: Classification,
-  top_risk: z.string(),
-  cluster_type: z.string(),
-  region: z.string(),
-  dimension_scores: z.array(HealthDimension),
-  risk_level: z.string(),
-  risk_reasons: z.array(z.string()),
-  suggested_actions: z.array(z.string()),
-  risk_metrics: z.record(z.string(), NullableNum),
-  ...Staleness,
-});
+export const HealthScore = z.lazy(() =>
+  z.object({
+    cluster_id: z.uuid(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    account_id: z.string(),
+    overall_score: Num,
+    classification: Classification,
+    top_risk: z.string(),
+    cluster_type: z.string(),
+    region: z.string(),
+    dimension_scores: z.array(HealthDimension),
+    risk_level: z.string(),
+    risk_reasons: z.array(z.string()),
+    suggested_actions: z.array(z.string()),
+    risk_metrics: z.record(z.string(), NullableNum),
+    ...Staleness,
+  }),
+);
 
-export const HealthKpis = z.object({ total_clusters: Int, healthy_count: Int, warning_count: Int, critical_count: Int, avg_score: Num, avg_p99_latency: Num });
+export const HealthKpis = z.lazy(() =>
+  z.object({ total_clusters: Int, healthy_count: Int, warning_count: Int, critical_count: Int, avg_score: Num, avg_p99_latency: Num }),
+);
 
-export const EnrichmentItem = z.object({ cluster_id: z.uuid(), cluster_name: z.string(), cluster_type: z.string(), region_name: z.string() });
+export const EnrichmentItem = z.lazy(() => z.object({ cluster_id: z.uuid(), cluster_name: z.string(), cluster_type: z.string(), region_name: z.string() }));
 
 // ---- risk ----
 
-export const RiskSnapshot = z.object({
-  cluster_id: z.uuid(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  risk_level: z.string(),
-  overall_score: Num,
-  risk_signals: z.array(z.string()),
-  suggested_actions: z.array(z.string()),
-  metrics: z.record(z.string(), z.object({ value: Num, status: MetricStatus })),
-  /** Beyond the contract, as the unified score's: when stale, the first risk signal says since when. */
-  metrics_stale: z.boolean(),
-});
+export const RiskSnapshot = z.lazy(() =>
+  z.object({
+    cluster_id: z.uuid(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    risk_level: z.string(),
+    overall_score: Num,
+    risk_signals: z.array(z.string()),
+    suggested_actions: z.array(z.string()),
+    metrics: z.record(z.string(), z.object({ value: Num, status: MetricStatus })),
+    /** Beyond the contract, as the unified score's: when stale, the first risk signal says since when. */
+    metrics_stale: z.boolean(),
+  }),
+);
 
-export const RiskSummary = z.object({ total: Int, critical: Int, warning: Int, healthy: Int });
+export const RiskSummary = z.lazy(() => z.object({ total: Int, critical: Int, warning: Int, healthy: Int }));
 
-export const RiskRuleRow = z.object({
-  metric_key: z.string(),
-  category: z.string(),
-  warning: Num,
-  critical: Num,
-  inverted: z.boolean(),
-  aggregation: z.string(),
-  action: z.string(),
-});
+export const RiskRuleRow = z.lazy(() =>
+  z.object({
+    metric_key: z.string(),
+    category: z.string(),
+    warning: Num,
+    critical: Num,
+    inverted: z.boolean(),
+    aggregation: z.string(),
+    action: z.string(),
+  }),
+);
 
-export const RiskRulesTable = z.object({ lookback_days: Int, rules: z.array(RiskRuleRow) });
+export const RiskRulesTable = z.lazy(() => z.object({ lookback_days: Int, rules: z.array(RiskRuleRow) }));
 
 // ---- analysis ----
 
-export const BreakingPoints = z.object({
-  thresholds: z.array(
-    z.object({
-      metric: z.string(),
-      threshold: Num,
-      unit: z.string(),
-      count: Int,
-      clusters: z.array(z.object({ cluster_name: z.string(), customer_name: z.string(), value: Num })),
-    }),
-  ),
-  details: z.array(
-    z.object({
-      metric: z.string(),
-      cluster_id: z.uuid(),
-      cluster_name: z.string(),
-      customer_name: z.string(),
-      value: Num,
-      threshold: Num,
-      unit: z.string(),
-      severity: z.string(),
-    }),
-  ),
-});
+export const BreakingPoints = z.lazy(() =>
+  z.object({
+    thresholds: z.array(
+      z.object({
+        metric: z.string(),
+        threshold: Num,
+        unit: z.string(),
+        count: Int,
+        clusters: z.array(z.object({ cluster_name: z.string(), customer_name: z.string(), value: Num })),
+      }),
+    ),
+    details: z.array(
+      z.object({
+        metric: z.string(),
+        cluster_id: z.uuid(),
+        cluster_name: z.string(),
+        customer_name: z.string(),
+        value: Num,
+        threshold: Num,
+        unit: z.string(),
+        severity: z.string(),
+      }),
+    ),
+  }),
+);
 
-export const Usage = z.object({
-  health_distribution: z.object({ healthy: Int, warning: Int, critical: Int }),
-  compaction_bars: z.array(z.object({ cluster_name: z.string(), value: Num, threshold: Num })),
-  latency_trend: z.array(z.object({ cluster_name: z.string(), avg_latency: Num, max_latency: Num })),
-  qps_bars: z.array(z.object({ cluster_name: z.string(), value: Num })),
-});
+export const Usage = z.lazy(() =>
+  z.object({
+    health_distribution: z.object({ healthy: Int, warning: Int, critical: Int }),
+    compaction_bars: z.array(z.object({ cluster_name: z.string(), value: Num, threshold: Num })),
+    latency_trend: z.array(z.object({ cluster_name: z.string(), avg_latency: Num, max_latency: Num })),
+    qps_bars: z.array(z.object({ cluster_name: z.string(), value: Num })),
+  }),
+);
 
-export const Upgrades = z.object({
-  clusters: z.array(
-    z.object({
-      cluster_id: z.uuid(),
-      cluster_name: z.string(),
-      customer_name: z.string(),
-      cluster_type: z.string(),
-      region: z.string(),
-      engine_version: z.string(),
-      resource_state: z.string(),
-      node_count: Int,
-    }),
-  ),
-  available_versions: z.array(z.string()),
-});
+export const Upgrades = z.lazy(() =>
+  z.object({
+    clusters: z.array(
+      z.object({
+        cluster_id: z.uuid(),
+        cluster_name: z.string(),
+        customer_name: z.string(),
+        cluster_type: z.string(),
+        region: z.string(),
+        engine_version: z.string(),
+        resource_state: z.string(),
+        node_count: Int,
+      }),
+    ),
+    available_versions: z.array(z.string()),
+  }),
+);
 
 // ---- critical clusters ----
 
 /** At most this many clusters are answered. */
 export const CRITICAL_LIMIT = 15;
 
-export const CriticalCluster = z.object({
-  cluster_id: z.uuid(),
-  cluster_name: z.string(),
-  account_name: z.string(),
-  account_id: z.string(),
-  region: z.string(),
-  engine_version: z.string(),
-  email: z.string(),
-  risk_level: z.string(),
-  risk_reasons: z.array(z.string()),
-  suggested_actions: z.array(z.string()),
-  severity_score: Num,
-  metrics: FleetMetrics,
-  health: z.object({ overall_score: Num, classification: z.string(), dimensions: z.array(z.object({}).loose()) }),
-  alerts: z.array(z.object({ alert_name: z.string(), count: Int, first: z.string(), last: z.string() })),
-  alert_total: Int,
-});
+export const CriticalCluster = z.lazy(() =>
+  z.object({
+    cluster_id: z.uuid(),
+    cluster_name: z.string(),
+    account_name: z.string(),
+    account_id: z.string(),
+    region: z.string(),
+    engine_version: z.string(),
+    email: z.string(),
+    risk_level: z.string(),
+    risk_reasons: z.array(z.string()),
+    suggested_actions: z.array(z.string()),
+    severity_score: Num,
+    metrics: FleetMetrics,
+    health: z.object({ overall_score: Num, classification: z.string(), dimensions: z.array(z.object({}).loose()) }),
+    alerts: z.array(z.object({ alert_name: z.string(), count: Int, first: z.string(), last: z.string() })),
+    alert_total: Int,
+  }),
+);
 
 /** The answer has no `source`; `generated_at` sits between the list and the totals. */
-export const CriticalClusters = z.object({
-  clusters: z.array(CriticalCluster).max(CRITICAL_LIMIT),
-  generated_at: z.iso.datetime(),
-  total_critical: Int,
-  total_warning: Int,
-});
+export const CriticalClusters = z.lazy(() =>
+  z.object({
+    clusters: z.array(CriticalCluster).max(CRITICAL_LIMIT),
+    generated_at: z.iso.datetime(),
+    total_critical: Int,
+    total_warning: Int,
+  }),
+);
 
 // ---- impact preview of a rule change (settings) ----
 
-const ClassCounts = z.object({ Healthy: Int, Warning: Int, Critical: Int });
+const ClassCounts = z.lazy(() => z.object({ Healthy: Int, Warning: Int, Critical: Int }));
 
-export const ImpactChange = z.object({
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  from: Classification,
-  to: Classification,
-  direction: z.enum(['worse', 'better']),
-  /** What moved, e.g. "tier-adjusted score 81.2 → 63.5" or the new worst risk signal. */
-  detail: z.string(),
-});
+export const ImpactChange = z.lazy(() =>
+  z.object({
+    cluster_id: z.string(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    from: Classification,
+    to: Classification,
+    direction: z.enum(['worse', 'better']),
+    /** What moved, e.g. "tier-adjusted score 81.2 → 63.5" or the new worst risk signal. */
+    detail: z.string(),
+  }),
+);
 
-export const RuleImpact = z.object({
-  measure: z.enum(['classification', 'risk_level']),
-  computed_at: z.string(),
-  clusters_total: Int,
-  changed_count: Int,
-  before: ClassCounts,
-  after: ClassCounts,
-  /** Worse first, then better; by cluster name within each. */
-  changes: z.array(ImpactChange),
-});
+export const RuleImpact = z.lazy(() =>
+  z.object({
+    measure: z.enum(['classification', 'risk_level']),
+    computed_at: z.string(),
+    clusters_total: Int,
+    changed_count: Int,
+    before: ClassCounts,
+    after: ClassCounts,
+    /** Worse first, then better; by cluster name within each. */
+    changes: z.array(ImpactChange),
+  }),
+);
