@@ -18,15 +18,17 @@ export type AiIssuePatch = z.infer<typeof AiIssuePatch>;
 // Answers: the AI issue (shared/ai-issues/schemas.ts, the rule issue's shape with the AI fields), source `ai`.
 const Int = z.number().int();
 const Source = { source: z.literal('ai') };
-const TimelineEntry = z.object({
-  time: z.string(),
-  status: z.string(),
-  alert_name: z.string(),
-  detail: z.string(),
-  dashboard_url: z.string(),
-  starts_at: z.string(),
-  ends_at: z.string().nullable(),
-});
+const TimelineEntry = z.lazy(() =>
+  z.object({
+    time: z.string(),
+    status: z.string(),
+    alert_name: z.string(),
+    detail: z.string(),
+    dashboard_url: z.string(),
+    starts_at: z.string(),
+    ends_at: z.string().nullable(),
+  }),
+);
 
 export const aiIssuesGroup = defineGroup({
   name: 'ai-issues',
@@ -39,16 +41,18 @@ export const aiIssuesGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: IssueListQuery,
-      response: z.object({
-        issues: z.array(AiIssue),
-        total: Int,
-        page: Int,
-        page_size: Int,
-        total_pages: Int,
-        customers: z.array(z.string()),
-        clusters: z.array(z.string()),
-        ...Source,
-      }),
+      response: z.lazy(() =>
+        z.object({
+          issues: z.array(AiIssue),
+          total: Int,
+          page: Int,
+          page_size: Int,
+          total_pages: Int,
+          customers: z.array(z.string()),
+          clusters: z.array(z.string()),
+          ...Source,
+        }),
+      ),
     },
     kpis: {
       method: 'GET',
@@ -57,7 +61,9 @@ export const aiIssuesGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: IssueKpisQuery,
-      response: z.object({ total: Int, ongoing: Int, resolved: Int, unassigned: Int, avg_duration_minutes: z.number(), total_alerts: Int, ...Source }),
+      response: z.lazy(() =>
+        z.object({ total: Int, ongoing: Int, resolved: Int, unassigned: Int, avg_duration_minutes: z.number(), total_alerts: Int, ...Source }),
+      ),
     },
     users: { method: 'GET', path: '/api/ai-issues/users', summary: 'Assignable users', auth: 'user', roles: ANY_ROLE, response: UsersAnswer },
     get: {
@@ -67,7 +73,7 @@ export const aiIssuesGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       params: IssueIdParams,
-      response: z.object({ issue: AiIssue, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source }),
+      response: z.lazy(() => z.object({ issue: AiIssue, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source })),
     },
     patch: {
       method: 'PATCH',
@@ -77,7 +83,7 @@ export const aiIssuesGroup = defineGroup({
       roles: ADMIN_UP,
       params: IssueIdParams,
       body: AiIssuePatch,
-      response: z.object({ status: z.literal('ok') }),
+      response: z.lazy(() => z.object({ status: z.literal('ok') })),
       problems: [409],
     },
   },

@@ -2,34 +2,40 @@ import * as z from 'zod';
 import { ANY_ROLE, ROLES } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 
-export const HealthCheckResponse = z.object({ status: z.literal('ok'), service: z.string() });
+export const HealthCheckResponse = z.lazy(() => z.object({ status: z.literal('ok'), service: z.string() }));
 
 /** Spec §2 User (UserInfo). */
-export const UserInfo = z.object({ id: z.string(), username: z.string(), name: z.string(), email: z.string(), role: z.enum(ROLES) });
+export const UserInfo = z.lazy(() => z.object({ id: z.string(), username: z.string(), name: z.string(), email: z.string(), role: z.enum(ROLES) }));
 export type UserInfo = z.infer<typeof UserInfo>;
 
 /** Spec §2 LoginResponse: login and activation (auto-login) answer it. */
-export const LoginResponse = z.object({ access_token: z.string(), token_type: z.literal('bearer'), user: UserInfo });
+export const LoginResponse = z.lazy(() => z.object({ access_token: z.string(), token_type: z.literal('bearer'), user: UserInfo }));
 export type LoginResponse = z.infer<typeof LoginResponse>;
 
-export const LogoutResponse = z.object({ ok: z.literal(true) });
+export const LogoutResponse = z.lazy(() => z.object({ ok: z.literal(true) }));
 
 /** The OpenAPI document itself: an object whose shape is OpenAPI 3.1's. */
-export const OpenApiResponse = z.looseObject({
-  openapi: z.string(),
-  info: z.looseObject({ title: z.string(), version: z.string() }),
-  paths: z.record(z.string(), z.unknown()),
-});
+export const OpenApiResponse = z.lazy(() =>
+  z.looseObject({
+    openapi: z.string(),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.unknown()),
+  }),
+);
 
-export const LoginBody = z.strictObject({
-  username: z.string().trim().min(1).max(256),
-  password: z.string().min(1).max(1024),
-});
+export const LoginBody = z.lazy(() =>
+  z.strictObject({
+    username: z.string().trim().min(1).max(256),
+    password: z.string().min(1).max(1024),
+  }),
+);
 
-export const ActivateBody = z.strictObject({
-  token: z.string().min(1).max(512),
-  password: z.string().min(8, 'must be at least 8 characters').max(1024),
-});
+export const ActivateBody = z.lazy(() =>
+  z.strictObject({
+    token: z.string().min(1).max(512),
+    password: z.string().min(8, 'must be at least 8 characters').max(1024),
+  }),
+);
 
 export const authGroup = defineGroup({
   name: 'auth',

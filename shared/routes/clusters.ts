@@ -14,51 +14,59 @@ export const ClusterIdParams = z.object({ cluster_id: z.string().min(1).max(128)
 /** An empty `?days=` takes the default instead of coercing to 0. */
 const blankAsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
-export const ClusterMetricsQuery = z.object({
-  days: z.preprocess(blankAsAbsent, z.coerce.number().int().min(1).max(CLUSTER_METRIC_DAYS_MAX).default(14)),
-});
+export const ClusterMetricsQuery = z.lazy(() =>
+  z.object({
+    days: z.preprocess(blankAsAbsent, z.coerce.number().int().min(1).max(CLUSTER_METRIC_DAYS_MAX).default(14)),
+  }),
+);
 
 const Int = z.number().int();
 
-export const ClusterInventory = z.object({
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  account_id: z.string(),
-  account_name: z.string(),
-  email: z.string(),
-  customer_tier: Tier,
-  cluster_type: z.string(),
-  region: z.string(),
-  engine_version: z.string(),
-  resource_state: z.string(),
-  node_count: Int,
-  created_at: z.string(),
-  updated_at: z.string(),
-});
+export const ClusterInventory = z.lazy(() =>
+  z.object({
+    cluster_id: z.string(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    account_id: z.string(),
+    account_name: z.string(),
+    email: z.string(),
+    customer_tier: Tier,
+    cluster_type: z.string(),
+    region: z.string(),
+    engine_version: z.string(),
+    resource_state: z.string(),
+    node_count: Int,
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
 
-export const ClusterResponse = z.object({ cluster: ClusterInventory });
+export const ClusterResponse = z.lazy(() => z.object({ cluster: ClusterInventory }));
 
 /** One UTC day of one metric, as the rollup holds it (avg = sum / count). */
-export const MetricDay = z.object({
-  day: z.iso.date(),
-  avg: z.number(),
-  min: z.number(),
-  max: z.number(),
-  /** The value of the day's latest sample, and when it was taken. */
-  last: z.number(),
-  last_at: z.string(),
-  count: Int.min(1),
-});
+export const MetricDay = z.lazy(() =>
+  z.object({
+    day: z.iso.date(),
+    avg: z.number(),
+    min: z.number(),
+    max: z.number(),
+    /** The value of the day's latest sample, and when it was taken. */
+    last: z.number(),
+    last_at: z.string(),
+    count: Int.min(1),
+  }),
+);
 
-export const ClusterMetricsResponse = z.object({
-  cluster_id: z.string(),
-  days: Int,
-  /** The window's UTC days, oldest first, ending today. */
-  dates: z.array(z.iso.date()),
-  /** Each metric key with at least one sample in the window (in the rules' key order), its days oldest first; days without samples are absent. */
-  metrics: z.array(z.object({ metric_key: z.enum(METRIC_KEYS), points: z.array(MetricDay) })),
-});
+export const ClusterMetricsResponse = z.lazy(() =>
+  z.object({
+    cluster_id: z.string(),
+    days: Int,
+    /** The window's UTC days, oldest first, ending today. */
+    dates: z.array(z.iso.date()),
+    /** Each metric key with at least one sample in the window (in the rules' key order), its days oldest first; days without samples are absent. */
+    metrics: z.array(z.object({ metric_key: z.enum(METRIC_KEYS), points: z.array(MetricDay) })),
+  }),
+);
 
 export const clustersGroup = defineGroup({
   name: 'clusters',

@@ -24,29 +24,31 @@ export const AnyCase = <T extends string>(values: readonly [T, ...T[]]) =>
   z.preprocess((v) => (typeof v === 'string' ? inCaseOf(values, v) : v), z.enum(values));
 
 /** Shared by /api/issues and /api/ai-issues (spec §4, list query parameters). */
-export const IssueListQuery = z.object({
-  search: Text(200).default(''),
-  days: DaysWindow,
-  severities: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((v) => inCaseOf(['Critical', 'Warning'], v))
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.enum(['Critical', 'Warning']))),
-  status: z.enum(['', 'Ongoing', 'Resolved']).default(''),
-  customer: Text(200).default(''),
-  cluster: Text(200).default(''),
-  triage: Text(64).default(''),
-  disposition: Text(64).default(''),
-  page: Page,
-  page_size: PageSize,
-});
+export const IssueListQuery = z.lazy(() =>
+  z.object({
+    search: Text(200).default(''),
+    days: DaysWindow,
+    severities: z
+      .string()
+      .default('')
+      .transform((s) =>
+        s
+          .split(',')
+          .map((v) => inCaseOf(['Critical', 'Warning'], v))
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.enum(['Critical', 'Warning']))),
+    status: z.enum(['', 'Ongoing', 'Resolved']).default(''),
+    customer: Text(200).default(''),
+    cluster: Text(200).default(''),
+    triage: Text(64).default(''),
+    disposition: Text(64).default(''),
+    page: Page,
+    page_size: PageSize,
+  }),
+);
 export type IssueListQuery = z.infer<typeof IssueListQuery>;
 
-export const IssueKpisQuery = z.object({ days: DaysWindow });
+export const IssueKpisQuery = z.lazy(() => z.object({ days: DaysWindow }));
 
 export const IssueIdParams = z.object({ issue_id: z.string().min(1).max(128) });

@@ -2,41 +2,49 @@ import * as z from 'zod';
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 
-export const GenerateTokensBody = z.strictObject({
-  api_token: z.string().min(1).max(4096),
-  navigation_token: z.string().min(1).max(4096),
-});
+export const GenerateTokensBody = z.lazy(() =>
+  z.strictObject({
+    api_token: z.string().min(1).max(4096),
+    navigation_token: z.string().min(1).max(4096),
+  }),
+);
 
 const Ttl = z.number().int().nonnegative();
 
 /** spec §2 Dashboard-embed tokens; the session reference token itself is never returned. */
-export const EmbedSessionAnswer = z.strictObject({
-  authentication_token: z.string().min(1),
-  authentication_token_ttl: Ttl,
-  navigation_token: z.string().min(1),
-  navigation_token_ttl: Ttl,
-  api_token: z.string().min(1),
-  api_token_ttl: Ttl,
-  session_reference_token_ttl: Ttl,
-});
-
-/** New tokens, or only `session_reference_token_ttl: 0` when the session has expired (acquire a new one). */
-export const EmbedTokensAnswer = z.union([
+export const EmbedSessionAnswer = z.lazy(() =>
   z.strictObject({
-    api_token: z.string().min(1),
-    api_token_ttl: Ttl,
+    authentication_token: z.string().min(1),
+    authentication_token_ttl: Ttl,
     navigation_token: z.string().min(1),
     navigation_token_ttl: Ttl,
-    session_reference_token_ttl: z.number().int().positive(),
+    api_token: z.string().min(1),
+    api_token_ttl: Ttl,
+    session_reference_token_ttl: Ttl,
   }),
-  z.strictObject({ session_reference_token_ttl: z.literal(0) }),
-]);
+);
+
+/** New tokens, or only `session_reference_token_ttl: 0` when the session has expired (acquire a new one). */
+export const EmbedTokensAnswer = z.lazy(() =>
+  z.union([
+    z.strictObject({
+      api_token: z.string().min(1),
+      api_token_ttl: Ttl,
+      navigation_token: z.string().min(1),
+      navigation_token_ttl: Ttl,
+      session_reference_token_ttl: z.number().int().positive(),
+    }),
+    z.strictObject({ session_reference_token_ttl: z.literal(0) }),
+  ]),
+);
 
 /** Issue 19 §8: the BI server and the dashboard the console shows (EMBED_DASHBOARD), null when none is configured. */
-export const EmbedDashboardAnswer = z.strictObject({
-  host: z.url(),
-  dashboard_url: z.url().nullable(),
-});
+export const EmbedDashboardAnswer = z.lazy(() =>
+  z.strictObject({
+    host: z.url(),
+    dashboard_url: z.url().nullable(),
+  }),
+);
 
 export const dashboardEmbedGroup = defineGroup({
   name: 'dashboard-embed',

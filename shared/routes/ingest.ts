@@ -4,40 +4,48 @@ import { defineGroup } from '../http/route.js';
 
 // Envelopes only: each record is validated on its own so a batch stores the
 // good records and names the bad ones (DESIGN §9).
-export const IngestClustersBody = z.object({ clusters: z.array(z.unknown()).min(1).max(1000) });
-export const IngestMetricsBody = z.object({ samples: z.array(z.unknown()).min(1).max(5000) });
+export const IngestClustersBody = z.lazy(() => z.object({ clusters: z.array(z.unknown()).min(1).max(1000) }));
+export const IngestMetricsBody = z.lazy(() => z.object({ samples: z.array(z.unknown()).min(1).max(5000) }));
 /**
  * The Alertmanager webhook envelope (version 4); its other fields (groupKey, receiver, …) are accepted and ignored,
  * except truncatedAlerts (alerts Alertmanager left out under its `max_alerts`), which is logged.
  */
-export const IngestAlertsBody = z.looseObject({
-  version: z.literal('4'),
-  alerts: z.array(z.unknown()).max(5000),
-  truncatedAlerts: z.number().int().min(0).max(1e9).optional(),
-});
-export const IngestLogsBody = z.object({ events: z.array(z.unknown()).min(1).max(5000) });
+export const IngestAlertsBody = z.lazy(() =>
+  z.looseObject({
+    version: z.literal('4'),
+    alerts: z.array(z.unknown()).max(5000),
+    truncatedAlerts: z.number().int().min(0).max(1e9).optional(),
+  }),
+);
+export const IngestLogsBody = z.lazy(() => z.object({ events: z.array(z.unknown()).min(1).max(5000) }));
 
 /** What an ingest answers: records stored, and each refused one with its index and reason (never all-or-nothing). */
-export const IngestResponse = z.object({
-  accepted: z.number().int().min(0),
-  rejected: z.array(z.object({ index: z.number().int().min(0), reason: z.string() })),
-});
+export const IngestResponse = z.lazy(() =>
+  z.object({
+    accepted: z.number().int().min(0),
+    rejected: z.array(z.object({ index: z.number().int().min(0), reason: z.string() })),
+  }),
+);
 export type IngestResult = z.infer<typeof IngestResponse>;
-export const AlertIngestResponse = IngestResponse.extend({
-  /** Redeliveries of notifications already recorded (Alertmanager resends every group_interval). */
-  duplicates: z.number().int().min(0),
-  /** Issues the changed alerts created or changed (rules/issue-rules.yaml). */
-  issues: z.object({ created: z.number().int().min(0), updated: z.number().int().min(0) }),
-});
+export const AlertIngestResponse = z.lazy(() =>
+  IngestResponse.unwrap().extend({
+    /** Redeliveries of notifications already recorded (Alertmanager resends every group_interval). */
+    duplicates: z.number().int().min(0),
+    /** Issues the changed alerts created or changed (rules/issue-rules.yaml). */
+    issues: z.object({ created: z.number().int().min(0), updated: z.number().int().min(0) }),
+  }),
+);
 export type AlertIngestResult = z.infer<typeof AlertIngestResponse>;
 
 /** A direct Lambda invocation (AWS SDK / CLI): the same bodies, named by kind. */
-export const IngestInvocation = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('clusters'), body: IngestClustersBody }),
-  z.strictObject({ kind: z.literal('metrics'), body: IngestMetricsBody }),
-  z.strictObject({ kind: z.literal('alerts'), body: IngestAlertsBody }),
-  z.strictObject({ kind: z.literal('logs'), body: IngestLogsBody }),
-]);
+export const IngestInvocation = z.lazy(() =>
+  z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('clusters'), body: IngestClustersBody }),
+    z.strictObject({ kind: z.literal('metrics'), body: IngestMetricsBody }),
+    z.strictObject({ kind: z.literal('alerts'), body: IngestAlertsBody }),
+    z.strictObject({ kind: z.literal('logs'), body: IngestLogsBody }),
+  ]),
+);
 export type IngestInvocation = z.infer<typeof IngestInvocation>;
 
 /**

@@ -4,13 +4,15 @@ import { AgentTaskSchema, InvestigationSchema, InvestigationSummarySchema } from
 import { defineGroup } from '../http/route.js';
 import { AnyCase, DaysInRange, Page, PageSize, Text } from './common.js';
 
-export const InvestigationListQuery = z.object({
-  days: DaysInRange(30),
-  severity: AnyCase(['', 'critical', 'warning', 'info']).default(''),
-  customer: Text(200).default(''),
-  page: Page,
-  page_size: PageSize,
-});
+export const InvestigationListQuery = z.lazy(() =>
+  z.object({
+    days: DaysInRange(30),
+    severity: AnyCase(['', 'critical', 'warning', 'info']).default(''),
+    customer: Text(200).default(''),
+    page: Page,
+    page_size: PageSize,
+  }),
+);
 
 // Answers (spec §2 Investigation, Agent task; §4 Investigations).
 const Int = z.number().int();
@@ -28,7 +30,7 @@ export const investigationsGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: InvestigationListQuery,
-      response: z.object({ investigations: z.array(InvestigationSummarySchema), total: Int, page: Int, page_size: Int, ...Stamp }),
+      response: z.lazy(() => z.object({ investigations: z.array(InvestigationSummarySchema), total: Int, page: Int, page_size: Int, ...Stamp })),
     },
     kpis: {
       method: 'GET',
@@ -36,18 +38,20 @@ export const investigationsGroup = defineGroup({
       summary: 'Investigation KPIs',
       auth: 'user',
       roles: ANY_ROLE,
-      query: z.object({ days: DaysInRange(30) }),
-      response: z.object({
-        total_investigations: Int,
-        critical_count: Int,
-        warning_count: Int,
-        info_count: Int,
-        total_tokens: Int,
-        avg_confidence: z.number(),
-        avg_duration_s: z.number(),
-        total_cost_usd: z.number(),
-        ...Stamp,
-      }),
+      query: z.lazy(() => z.object({ days: DaysInRange(30) })),
+      response: z.lazy(() =>
+        z.object({
+          total_investigations: Int,
+          critical_count: Int,
+          warning_count: Int,
+          info_count: Int,
+          total_tokens: Int,
+          avg_confidence: z.number(),
+          avg_duration_s: z.number(),
+          total_cost_usd: z.number(),
+          ...Stamp,
+        }),
+      ),
     },
     pendingTasks: {
       method: 'GET',
@@ -55,7 +59,7 @@ export const investigationsGroup = defineGroup({
       summary: 'Agent tasks pending or running',
       auth: 'user',
       roles: ANY_ROLE,
-      response: z.object({ tasks: z.array(AgentTaskSchema).max(50), total: Int, ...Stamp }),
+      response: z.lazy(() => z.object({ tasks: z.array(AgentTaskSchema).max(50), total: Int, ...Stamp })),
     },
     get: {
       method: 'GET',

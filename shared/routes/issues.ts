@@ -21,65 +21,75 @@ export type IssuePatch = z.infer<typeof IssuePatch>;
 // The issue itself is defined once in shared/issues/schemas.ts (the repository's record derives from it).
 export { IssueSchema };
 const Source = { source: z.literal('live') }; // spec §1: data computed from live data
-const ListAnswer = z.object({
-  issues: z.array(IssueSchema),
-  total: z.number().int(),
-  page: z.number().int(),
-  page_size: z.number().int(),
-  total_pages: z.number().int(),
-  customers: z.array(z.string()),
-  clusters: z.array(z.string()),
-  ...Source,
-});
-const KpisAnswer = z.object({
-  total: z.number().int(),
-  ongoing: z.number().int(),
-  resolved: z.number().int(),
-  unassigned: z.number().int(),
-  avg_duration_minutes: z.number(),
-  ...Source,
-});
-export const UsersAnswer = z.object({ users: z.array(z.object({ username: z.string(), name: z.string(), email: z.string(), role: z.string() })) });
-const TimelineEntry = z.object({
-  time: z.string(),
-  status: z.string(),
-  alert_name: z.string(),
-  detail: z.string(),
-  dashboard_url: z.string(),
-  starts_at: z.string(),
-  ends_at: z.string().nullable(),
-});
-const DetailAnswer = z.object({ issue: IssueSchema, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source });
-const HistoryAnswer = z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.number().int(), ...Source });
-const EvidenceAnswer = z.object({
-  alerts: z.array(
-    z.object({
-      alert_name: z.string(),
-      severity: z.string(),
-      status: z.string(),
-      starts_at: z.string(),
-      ends_at: z.string().nullable(),
-      time: z.string(),
-      summary: z.string(),
-      detail: z.string(),
-      dashboard_url: z.string(),
-    }),
-  ),
-  metrics: z.array(
-    z.object({
-      metric_key: z.string(),
-      min: z.number(),
-      max: z.number(),
-      avg: z.number(),
-      latest: z.number(),
-      latest_at: z.string(),
-      samples: z.number().int(),
-    }),
-  ),
-  metrics_window: z.object({ from: z.string(), to: z.string(), basis: z.string() }),
-  cluster: z.record(z.string(), z.unknown()).nullable(),
-  ...Source,
-});
+const ListAnswer = z.lazy(() =>
+  z.object({
+    issues: z.array(IssueSchema),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    total_pages: z.number().int(),
+    customers: z.array(z.string()),
+    clusters: z.array(z.string()),
+    ...Source,
+  }),
+);
+const KpisAnswer = z.lazy(() =>
+  z.object({
+    total: z.number().int(),
+    ongoing: z.number().int(),
+    resolved: z.number().int(),
+    unassigned: z.number().int(),
+    avg_duration_minutes: z.number(),
+    ...Source,
+  }),
+);
+export const UsersAnswer = z.lazy(() =>
+  z.object({ users: z.array(z.object({ username: z.string(), name: z.string(), email: z.string(), role: z.string() })) }),
+);
+const TimelineEntry = z.lazy(() =>
+  z.object({
+    time: z.string(),
+    status: z.string(),
+    alert_name: z.string(),
+    detail: z.string(),
+    dashboard_url: z.string(),
+    starts_at: z.string(),
+    ends_at: z.string().nullable(),
+  }),
+);
+const DetailAnswer = z.lazy(() => z.object({ issue: IssueSchema, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source }));
+const HistoryAnswer = z.lazy(() => z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.number().int(), ...Source }));
+const EvidenceAnswer = z.lazy(() =>
+  z.object({
+    alerts: z.array(
+      z.object({
+        alert_name: z.string(),
+        severity: z.string(),
+        status: z.string(),
+        starts_at: z.string(),
+        ends_at: z.string().nullable(),
+        time: z.string(),
+        summary: z.string(),
+        detail: z.string(),
+        dashboard_url: z.string(),
+      }),
+    ),
+    metrics: z.array(
+      z.object({
+        metric_key: z.string(),
+        min: z.number(),
+        max: z.number(),
+        avg: z.number(),
+        latest: z.number(),
+        latest_at: z.string(),
+        samples: z.number().int(),
+      }),
+    ),
+    metrics_window: z.object({ from: z.string(), to: z.string(), basis: z.string() }),
+    cluster: z.record(z.string(), z.unknown()).nullable(),
+    ...Source,
+  }),
+);
 
 export const issuesGroup = defineGroup({
   name: 'issues',
@@ -131,7 +141,7 @@ export const issuesGroup = defineGroup({
       auth: 'user',
       roles: ADMIN_UP,
       params: IssueIdParams,
-      response: z.object({ status: z.literal('created'), ticket_key: z.string(), ticket_url: z.string(), ...Source }),
+      response: z.lazy(() => z.object({ status: z.literal('created'), ticket_key: z.string(), ticket_url: z.string(), ...Source })),
       problems: [409, 502, 503],
     },
     patch: {
@@ -142,7 +152,7 @@ export const issuesGroup = defineGroup({
       roles: ADMIN_UP,
       params: IssueIdParams,
       body: IssuePatch,
-      response: z.object({ status: z.literal('updated'), ...Source }),
+      response: z.lazy(() => z.object({ status: z.literal('updated'), ...Source })),
       problems: [409],
     },
   },

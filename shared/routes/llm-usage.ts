@@ -3,22 +3,24 @@ import { SUPERADMIN } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { DaysInRange } from './common.js';
 
-const DaysQuery = z.object({ days: DaysInRange(30) });
+const DaysQuery = z.lazy(() => z.object({ days: DaysInRange(30) }));
 
 // Answers (spec §2 LLM usage, §4).
 const Int = z.number().int();
 const Sums = { runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_duration_s: z.number() };
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
-const SummaryAnswer = z.object({
-  period_days: Int,
-  daily_usage: z.array(z.object({ day: z.string(), source: z.enum(['chat', 'agent']), model: z.string(), ...Sums, errors: Int })),
-  totals: z.object({ runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_cost_per_run: z.number(), errors: Int }),
-  monthly_projection_usd: z.number(),
-  unpriced_models: z.array(z.string()),
-  ...Stamp,
-});
-const ByModelAnswer = z.object({ by_model: z.array(z.object({ model: z.string(), ...Sums })), ...Stamp });
-const PricingAnswer = z.object({ pricing: z.array(z.object({ model: z.string(), input_per_mtok: z.number(), output_per_mtok: z.number() })) });
+const SummaryAnswer = z.lazy(() =>
+  z.object({
+    period_days: Int,
+    daily_usage: z.array(z.object({ day: z.string(), source: z.enum(['chat', 'agent']), model: z.string(), ...Sums, errors: Int })),
+    totals: z.object({ runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_cost_per_run: z.number(), errors: Int }),
+    monthly_projection_usd: z.number(),
+    unpriced_models: z.array(z.string()),
+    ...Stamp,
+  }),
+);
+const ByModelAnswer = z.lazy(() => z.object({ by_model: z.array(z.object({ model: z.string(), ...Sums })), ...Stamp }));
+const PricingAnswer = z.lazy(() => z.object({ pricing: z.array(z.object({ model: z.string(), input_per_mtok: z.number(), output_per_mtok: z.number() })) }));
 
 export const llmUsageGroup = defineGroup({
   name: 'llm-usage',

@@ -8,73 +8,81 @@ import { defineGroup } from '../http/route.js';
 
 const Iso = z.iso.datetime();
 
-export const PullError = z.object({
-  at: Iso,
-  /** The metric whose pull failed; null for the inventory or the run as a whole. */
-  metric_key: z.string().nullable(),
-  message: z.string(),
-});
-
-export const MetricPullStatus = z.object({
-  metric_key: z.string(),
-  query: z.string(),
-  /** The last step stored: every step up to it has been pulled. Null until the first successful pull. */
-  watermark: Iso.nullable(),
-  /** When a pull of this metric last succeeded. */
-  last_success_at: Iso.nullable(),
-  /** Seconds from the watermark to now: how far behind this metric is. Null before its first pull. */
-  lag_seconds: z.number().int().nullable(),
-  /** Points of the last run that ingest stored, and that it refused (unknown cluster, not finite, …). */
-  accepted_last: z.number().int(),
-  refused_last: z.number().int(),
-  /** The most frequent reason of those refusals (e.g. an unknown cluster), null when none. */
-  refusal_last: z.string().nullable(),
-  /** The last failure, kept until a later pull succeeds. */
-  last_error: PullError.nullable(),
-});
-
-export const PullRun = z.object({
-  started_at: Iso,
-  finished_at: Iso,
-  /** ok: every metric pulled; partial: some failed; failed: none pulled; disabled: the source is switched off. */
-  outcome: z.enum(['ok', 'partial', 'failed', 'disabled']),
-  accepted: z.number().int(),
-  refused: z.number().int(),
-  duration_ms: z.number().int(),
-});
-
-export const MetricSourcesStatus = z.object({
-  enabled: z.boolean(),
-  /** The metric-sources version in force (0: the shipped default). */
-  rules_version: z.number().int(),
-  source: z.object({
-    url: z.string(),
-    auth: z.enum(['none', 'bearer', 'basic', 'sigv4']),
-    step_seconds: z.number().int(),
-    settle_seconds: z.number().int(),
-    backfill_days: z.number().int(),
-    cluster_label: z.string(),
-    cluster_match: z.enum(['id', 'name']),
-    /** Minutes between scheduled pulls. */
-    every_minutes: z.number().int(),
+export const PullError = z.lazy(() =>
+  z.object({
+    at: Iso,
+    /** The metric whose pull failed; null for the inventory or the run as a whole. */
+    metric_key: z.string().nullable(),
+    message: z.string(),
   }),
-  last_run: PullRun.nullable(),
-  /** The end of the last run in which every metric was pulled. */
-  last_success_at: Iso.nullable(),
-  metrics: z.array(MetricPullStatus),
-  inventory: z.object({
-    enabled: z.boolean(),
+);
+
+export const MetricPullStatus = z.lazy(() =>
+  z.object({
+    metric_key: z.string(),
+    query: z.string(),
+    /** The last step stored: every step up to it has been pulled. Null until the first successful pull. */
+    watermark: Iso.nullable(),
+    /** When a pull of this metric last succeeded. */
     last_success_at: Iso.nullable(),
-    upserted_last: z.number().int(),
+    /** Seconds from the watermark to now: how far behind this metric is. Null before its first pull. */
+    lag_seconds: z.number().int().nullable(),
+    /** Points of the last run that ingest stored, and that it refused (unknown cluster, not finite, …). */
+    accepted_last: z.number().int(),
     refused_last: z.number().int(),
+    /** The most frequent reason of those refusals (e.g. an unknown cluster), null when none. */
+    refusal_last: z.string().nullable(),
+    /** The last failure, kept until a later pull succeeds. */
     last_error: PullError.nullable(),
   }),
-  /** The latest errors, newest first (at most 20). */
-  errors: z.array(PullError),
-});
+);
+
+export const PullRun = z.lazy(() =>
+  z.object({
+    started_at: Iso,
+    finished_at: Iso,
+    /** ok: every metric pulled; partial: some failed; failed: none pulled; disabled: the source is switched off. */
+    outcome: z.enum(['ok', 'partial', 'failed', 'disabled']),
+    accepted: z.number().int(),
+    refused: z.number().int(),
+    duration_ms: z.number().int(),
+  }),
+);
+
+export const MetricSourcesStatus = z.lazy(() =>
+  z.object({
+    enabled: z.boolean(),
+    /** The metric-sources version in force (0: the shipped default). */
+    rules_version: z.number().int(),
+    source: z.object({
+      url: z.string(),
+      auth: z.enum(['none', 'bearer', 'basic', 'sigv4']),
+      step_seconds: z.number().int(),
+      settle_seconds: z.number().int(),
+      backfill_days: z.number().int(),
+      cluster_label: z.string(),
+      cluster_match: z.enum(['id', 'name']),
+      /** Minutes between scheduled pulls. */
+      every_minutes: z.number().int(),
+    }),
+    last_run: PullRun.nullable(),
+    /** The end of the last run in which every metric was pulled. */
+    last_success_at: Iso.nullable(),
+    metrics: z.array(MetricPullStatus),
+    inventory: z.object({
+      enabled: z.boolean(),
+      last_success_at: Iso.nullable(),
+      upserted_last: z.number().int(),
+      refused_last: z.number().int(),
+      last_error: PullError.nullable(),
+    }),
+    /** The latest errors, newest first (at most 20). */
+    errors: z.array(PullError),
+  }),
+);
 export type MetricSourcesStatus = z.infer<typeof MetricSourcesStatus>;
 
-export const PullStarted = z.object({ status: z.literal('started'), message: z.string() });
+export const PullStarted = z.lazy(() => z.object({ status: z.literal('started'), message: z.string() }));
 
 export const metricSourcesGroup = defineGroup({
   name: 'metric-sources',

@@ -4,17 +4,21 @@ import { defineGroup } from '../http/route.js';
 import { PatrolReportSchema, PatrolReportSummarySchema } from '../patrol/schemas.js';
 import { DaysInRange, Page, PageSize } from './common.js';
 
-export const PatrolTriggerBody = z.strictObject({ report_type: z.enum(['on_demand', 'scheduled']).default('on_demand') }).default({ report_type: 'on_demand' });
+export const PatrolTriggerBody = z.lazy(() =>
+  z.strictObject({ report_type: z.enum(['on_demand', 'scheduled']).default('on_demand') }).default({ report_type: 'on_demand' }),
+);
 
 // Answers (spec §2 Patrol report, §4 Patrol; DESIGN §7 parsed fields).
 const Int = z.number().int();
 // The report is defined once in shared/patrol/schemas.ts (the repository's record is its type).
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
-const TriggerAnswer = z.union([
-  z.object({ status: z.literal('completed'), report_id: z.string(), tool_rounds: Int, total_tokens: Int, duration_seconds: z.number(), message: z.string() }),
-  z.object({ status: z.enum(['running', 'failed']), report_id: z.string(), message: z.string() }),
-  z.object({ status: z.literal('already_running'), report_id: z.string().nullable() }),
-]);
+const TriggerAnswer = z.lazy(() =>
+  z.union([
+    z.object({ status: z.literal('completed'), report_id: z.string(), tool_rounds: Int, total_tokens: Int, duration_seconds: z.number(), message: z.string() }),
+    z.object({ status: z.enum(['running', 'failed']), report_id: z.string(), message: z.string() }),
+    z.object({ status: z.literal('already_running'), report_id: z.string().nullable() }),
+  ]),
+);
 
 export const patrolGroup = defineGroup({
   name: 'patrol',
@@ -28,8 +32,8 @@ export const patrolGroup = defineGroup({
       summary: 'Patrol reports',
       auth: 'user',
       roles: ANY_ROLE,
-      query: z.object({ days: DaysInRange(90), page: Page, page_size: PageSize }),
-      response: z.object({ reports: z.array(PatrolReportSummarySchema), total: Int, page: Int, page_size: Int, ...Stamp }),
+      query: z.lazy(() => z.object({ days: DaysInRange(90), page: Page, page_size: PageSize })),
+      response: z.lazy(() => z.object({ reports: z.array(PatrolReportSummarySchema), total: Int, page: Int, page_size: Int, ...Stamp })),
     },
     latest: {
       method: 'GET',
@@ -45,14 +49,16 @@ export const patrolGroup = defineGroup({
       summary: 'Patrol KPIs over 30 days',
       auth: 'user',
       roles: ANY_ROLE,
-      response: z.object({
-        total_reports: Int,
-        total_tokens: Int,
-        avg_duration_s: z.number(),
-        total_cost_usd: z.number(),
-        latest_report_at: z.string().nullable(),
-        ...Stamp,
-      }),
+      response: z.lazy(() =>
+        z.object({
+          total_reports: Int,
+          total_tokens: Int,
+          avg_duration_s: z.number(),
+          total_cost_usd: z.number(),
+          latest_report_at: z.string().nullable(),
+          ...Stamp,
+        }),
+      ),
     },
     get: {
       method: 'GET',

@@ -7,85 +7,105 @@ import { Page, PageSize } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse, RefreshIdParams, RefreshRunning, RuleImpact } from './dashboard-schemas.js';
 
 export const ScoringMethod = z.enum(['rules', 'ai']);
-export const GeneralSettings = z.strictObject({
-  health_scoring_method: ScoringMethod,
-  alert_criticality_method: ScoringMethod,
-});
+export const GeneralSettings = z.lazy(() =>
+  z.strictObject({
+    health_scoring_method: ScoringMethod,
+    alert_criticality_method: ScoringMethod,
+  }),
+);
 
 /**
  * 64 KB of YAML is far beyond any real rule set (shared/rules/check.ts TEXT_LIMITS); more is refused before parsing.
  * `base_version`: the version this edit was made on (as GET answered it); 409 when no longer current. Or If-Match: "v5".
  */
-export const RulesBody = z.strictObject({ content: z.string().max(64 * 1024), base_version: z.number().int().min(0).max(999_999_999).optional() });
+export const RulesBody = z.lazy(() =>
+  z.strictObject({ content: z.string().max(64 * 1024), base_version: z.number().int().min(0).max(999_999_999).optional() }),
+);
 
-export const ReviewBody = z.strictObject({
-  action: z.enum(['approve', 'reject']),
-  note: z.string().max(2000).default(''),
-});
+export const ReviewBody = z.lazy(() =>
+  z.strictObject({
+    action: z.enum(['approve', 'reject']),
+    note: z.string().max(2000).default(''),
+  }),
+);
 
-export const InviteBody = z.strictObject({
-  email: z
-    .email()
-    .max(254)
-    .transform((e) => e.toLowerCase()),
-  display_name: z.string().trim().min(1).max(128),
-  role: Role,
-});
+export const InviteBody = z.lazy(() =>
+  z.strictObject({
+    email: z
+      .email()
+      .max(254)
+      .transform((e) => e.toLowerCase()),
+    display_name: z.string().trim().min(1).max(128),
+    role: Role,
+  }),
+);
 
 export const UserPatch = z
   .strictObject({ role: Role.optional(), is_active: z.boolean().optional() })
   .refine((p) => p.role !== undefined || p.is_active !== undefined, 'role or is_active is required');
 
 // Answers of the rule-editing routes (spec §4 settings, DESIGN §7).
-const RuleSetText = z.object({
-  content: z.string(),
-  source: z.literal('live'),
-  version: z.number().int(),
-  updated_at: z.string().nullable(),
-  updated_by: z.string().nullable(),
-});
-const SubmitAnswer = z.union([
-  z.object({ status: z.literal('ok'), applied: z.literal(true), version: z.number().int() }),
-  z.object({ status: z.literal('pending'), applied: z.literal(false), change_id: z.string(), base_version: z.number().int() }),
-]);
+const RuleSetText = z.lazy(() =>
+  z.object({
+    content: z.string(),
+    source: z.literal('live'),
+    version: z.number().int(),
+    updated_at: z.string().nullable(),
+    updated_by: z.string().nullable(),
+  }),
+);
+const SubmitAnswer = z.lazy(() =>
+  z.union([
+    z.object({ status: z.literal('ok'), applied: z.literal(true), version: z.number().int() }),
+    z.object({ status: z.literal('pending'), applied: z.literal(false), change_id: z.string(), base_version: z.number().int() }),
+  ]),
+);
 const ChangeStatus = z.enum(['pending', 'approved', 'rejected']);
-const ChangeSummary = z.object({
-  change_id: z.string(),
-  rule_set: z.enum(RULE_SET_NAMES),
-  status: ChangeStatus,
-  proposed_by: z.string(),
-  proposed_at: z.string(),
-  base_version: z.number().int(),
-  reviewed_by: z.string().nullable(),
-  reviewed_at: z.string().nullable(),
-  review_note: z.string().nullable(),
-  applied_version: z.number().int().nullable(),
-});
-const ChangeDetail = ChangeSummary.extend({
-  proposed_content: z.string(),
-  current_content: z.string(),
-  current_version: z.number().int(),
-  stale: z.boolean(),
-  impact: RuleImpact.nullable(),
-});
-const ReviewAnswer = z.object({ status: z.enum(['approved', 'rejected']), change_id: z.string(), applied: z.boolean(), version: z.number().int().optional() });
-const VersionsAnswer = z.object({
-  rule_set: z.string(),
-  current_version: z.number().int(),
-  total: z.number().int(),
-  page: z.number().int(),
-  page_size: z.number().int(),
-  versions: z.array(
-    z.object({
-      version: z.number().int(),
-      content: z.string(),
-      updated_at: z.string(),
-      updated_by: z.string(),
-      change_id: z.string().nullable(),
-      proposed_by: z.string().nullable(),
-    }),
-  ),
-});
+const ChangeSummary = z.lazy(() =>
+  z.object({
+    change_id: z.string(),
+    rule_set: z.enum(RULE_SET_NAMES),
+    status: ChangeStatus,
+    proposed_by: z.string(),
+    proposed_at: z.string(),
+    base_version: z.number().int(),
+    reviewed_by: z.string().nullable(),
+    reviewed_at: z.string().nullable(),
+    review_note: z.string().nullable(),
+    applied_version: z.number().int().nullable(),
+  }),
+);
+const ChangeDetail = z.lazy(() =>
+  ChangeSummary.unwrap().extend({
+    proposed_content: z.string(),
+    current_content: z.string(),
+    current_version: z.number().int(),
+    stale: z.boolean(),
+    impact: RuleImpact.nullable(),
+  }),
+);
+const ReviewAnswer = z.lazy(() =>
+  z.object({ status: z.enum(['approved', 'rejected']), change_id: z.string(), applied: z.boolean(), version: z.number().int().optional() }),
+);
+const VersionsAnswer = z.lazy(() =>
+  z.object({
+    rule_set: z.string(),
+    current_version: z.number().int(),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    versions: z.array(
+      z.object({
+        version: z.number().int(),
+        content: z.string(),
+        updated_at: z.string(),
+        updated_by: z.string(),
+        change_id: z.string().nullable(),
+        proposed_by: z.string().nullable(),
+      }),
+    ),
+  }),
+);
 
 const EmailParams = z.object({
   email: z
@@ -116,7 +136,7 @@ const ruleSetRoutes = (ruleSet: RuleSetName) =>
       roles: ANY_ROLE,
       response: VersionsAnswer,
       // Each version carries its full text: pages stay small.
-      query: z.object({ page: Page, page_size: z.coerce.number().int().min(1).max(20).default(10) }),
+      query: z.lazy(() => z.object({ page: Page, page_size: z.coerce.number().int().min(1).max(20).default(10) })),
     },
   }) as const;
 
@@ -126,42 +146,48 @@ const risk = ruleSetRoutes('risk-rules');
 const metricSources = ruleSetRoutes('metric-sources');
 
 // Users, audit and roles (spec §4 Settings). Managed user: spec "managed user".
-export const ManagedUser = z.object({ id: z.string(), email: z.string(), display_name: z.string(), role: Role, is_active: z.boolean() });
+export const ManagedUser = z.lazy(() => z.object({ id: z.string(), email: z.string(), display_name: z.string(), role: Role, is_active: z.boolean() }));
 export type ManagedUser = z.infer<typeof ManagedUser>;
-export const UsersResponse = z.object({ users: z.array(ManagedUser) });
-export const InviteResponse = z.object({
-  status: z.literal('ok'),
-  email_sent: z.boolean(),
-  /** Only when the mail was not sent: the inviter shares it by hand. */
-  activation_token: z.string().optional(),
-});
+export const UsersResponse = z.lazy(() => z.object({ users: z.array(ManagedUser) }));
+export const InviteResponse = z.lazy(() =>
+  z.object({
+    status: z.literal('ok'),
+    email_sent: z.boolean(),
+    /** Only when the mail was not sent: the inviter shares it by hand. */
+    activation_token: z.string().optional(),
+  }),
+);
 export type InviteResponse = z.infer<typeof InviteResponse>;
-export const UserPatchResponse = z.object({ status: z.literal('ok'), user: ManagedUser });
-export const StatusOk = z.object({ status: z.literal('ok') });
-export const AuditEntry = z.object({
-  id: z.string(),
-  at: z.string(),
-  actor: z.string(),
-  role: Role.nullable(),
-  action: z.enum(AUDIT_ACTIONS),
-  target: z.string().nullable(),
-  detail: z.record(z.string(), z.unknown()),
-  ip: z.string().nullable(),
-  user_agent: z.string().nullable(),
-});
+export const UserPatchResponse = z.lazy(() => z.object({ status: z.literal('ok'), user: ManagedUser }));
+export const StatusOk = z.lazy(() => z.object({ status: z.literal('ok') }));
+export const AuditEntry = z.lazy(() =>
+  z.object({
+    id: z.string(),
+    at: z.string(),
+    actor: z.string(),
+    role: Role.nullable(),
+    action: z.enum(AUDIT_ACTIONS),
+    target: z.string().nullable(),
+    detail: z.record(z.string(), z.unknown()),
+    ip: z.string().nullable(),
+    user_agent: z.string().nullable(),
+  }),
+);
 export type AuditEntry = z.infer<typeof AuditEntry>;
-export const AuditResponse = z.object({
-  entries: z.array(AuditEntry),
-  action_types: z.array(z.string()).readonly(),
-  total: z.number().int(),
-  page: z.number().int(),
-  page_size: z.number().int(),
-  total_pages: z.number().int(),
-  /** The listing covers the newest this many entries. */
-  limit: z.number().int(),
-});
+export const AuditResponse = z.lazy(() =>
+  z.object({
+    entries: z.array(AuditEntry),
+    action_types: z.array(z.string()).readonly(),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    total_pages: z.number().int(),
+    /** The listing covers the newest this many entries. */
+    limit: z.number().int(),
+  }),
+);
 export type AuditPage = z.infer<typeof AuditResponse>;
-export const RolesResponse = z.object({ roles: z.array(z.enum(ROLES)).readonly() });
+export const RolesResponse = z.lazy(() => z.object({ roles: z.array(z.enum(ROLES)).readonly() }));
 
 export const settingsGroup = defineGroup({
   name: 'settings',
@@ -187,7 +213,7 @@ export const settingsGroup = defineGroup({
       auth: 'user',
       roles: SUPERADMIN,
       body: GeneralSettings,
-      response: GeneralSettings.extend({ status: z.literal('ok') }),
+      response: z.lazy(() => GeneralSettings.unwrap().extend({ status: z.literal('ok') })),
     },
     getHealthRules: health.get,
     putHealthRules: health.put,
@@ -207,8 +233,8 @@ export const settingsGroup = defineGroup({
       summary: 'Rule change proposals',
       auth: 'user',
       roles: ANY_ROLE,
-      query: z.object({ status_filter: z.enum(['', 'pending', 'approved', 'rejected']).default('') }),
-      response: z.object({ changes: z.array(ChangeSummary), total: z.number().int() }),
+      query: z.lazy(() => z.object({ status_filter: z.enum(['', 'pending', 'approved', 'rejected']).default('') })),
+      response: z.lazy(() => z.object({ changes: z.array(ChangeSummary), total: z.number().int() })),
     },
     getChange: {
       method: 'GET',
@@ -310,7 +336,7 @@ export const settingsGroup = defineGroup({
       summary: 'Audit log, newest first',
       auth: 'user',
       roles: ADMIN_UP,
-      query: z.object({ action: z.string().max(64).default(''), page: Page, page_size: PageSize }),
+      query: z.lazy(() => z.object({ action: z.string().max(64).default(''), page: Page, page_size: PageSize })),
       response: AuditResponse,
     },
     roles: { method: 'GET', path: '/api/settings/roles', summary: 'Role names', auth: 'user', roles: ANY_ROLE, response: RolesResponse },
