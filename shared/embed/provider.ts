@@ -56,16 +56,18 @@ export interface AcquireRequest {
  */
 const Lifetime = z.number().int().nonnegative().max(SESSION_LENGTH_SECONDS);
 
-export const AcquiredSession = z.object({
-  authentication_token: Token,
-  authentication_token_ttl: Lifetime,
-  navigation_token: Token,
-  navigation_token_ttl: Lifetime,
-  api_token: Token,
-  api_token_ttl: Lifetime,
-  session_reference_token: Token,
-  session_reference_token_ttl: Lifetime.positive(),
-});
+export const AcquiredSession = z.lazy(() =>
+  z.object({
+    authentication_token: Token,
+    authentication_token_ttl: Lifetime,
+    navigation_token: Token,
+    navigation_token_ttl: Lifetime,
+    api_token: Token,
+    api_token_ttl: Lifetime,
+    session_reference_token: Token,
+    session_reference_token_ttl: Lifetime.positive(),
+  }),
+);
 export type AcquiredSession = z.infer<typeof AcquiredSession>;
 
 export interface GenerateRequest {
@@ -80,16 +82,18 @@ export type GeneratedTokens =
   | { expired: false; api_token: string; api_token_ttl: number; navigation_token: string; navigation_token_ttl: number; session_reference_token_ttl: number }
   | { expired: true };
 
-const Generated = z.object({
-  api_token: Token,
-  api_token_ttl: Lifetime,
-  navigation_token: Token,
-  navigation_token_ttl: Lifetime,
-  session_reference_token_ttl: Lifetime.positive(),
-});
-const Expired = z.object({ session_reference_token_ttl: z.literal(0) });
+const Generated = z.lazy(() =>
+  z.object({
+    api_token: Token,
+    api_token_ttl: Lifetime,
+    navigation_token: Token,
+    navigation_token_ttl: Lifetime,
+    session_reference_token_ttl: Lifetime.positive(),
+  }),
+);
+const Expired = z.lazy(() => z.object({ session_reference_token_ttl: z.literal(0) }));
 
-const Login = z.object({ access_token: Token, expires_in: z.number().positive().max(SESSION_LENGTH_SECONDS) });
+const Login = z.lazy(() => z.object({ access_token: Token, expires_in: z.number().positive().max(SESSION_LENGTH_SECONDS) }));
 
 export interface EmbedProvider {
   acquire(request: AcquireRequest): Promise<AcquiredSession>;

@@ -119,29 +119,31 @@ function toOpenAi(message: Message): OpenAiMessage[] {
 
 // ---- answer ----
 
-const Completion = z.object({
-  choices: z
-    .array(
-      z.object({
-        message: z.object({
-          content: z.string().nullish(),
-          tool_calls: z
-            .array(
-              z.object({
-                id: z.string().nullish(),
-                function: z.object({ name: z.string().min(1), arguments: z.string().nullish() }),
-              }),
-            )
-            .nullish(),
+const Completion = z.lazy(() =>
+  z.object({
+    choices: z
+      .array(
+        z.object({
+          message: z.object({
+            content: z.string().nullish(),
+            tool_calls: z
+              .array(
+                z.object({
+                  id: z.string().nullish(),
+                  function: z.object({ name: z.string().min(1), arguments: z.string().nullish() }),
+                }),
+              )
+              .nullish(),
+          }),
+          finish_reason: z.string().nullish(),
         }),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .min(1),
-  // Some compatible servers leave usage out: counted as zero then.
-  // Checked by tokenUsage (types.ts) with Bedrock's: a count out of bounds is bad_response too.
-  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() }).nullish(),
-});
+      )
+      .min(1),
+    // Some compatible servers leave usage out: counted as zero then.
+    // Checked by tokenUsage (types.ts) with Bedrock's: a count out of bounds is bad_response too.
+    usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() }).nullish(),
+  }),
+);
 
 function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model'> {
   const parsed = Completion.safeParse(parseJson(text));
@@ -192,9 +194,11 @@ function stopReason(finish: string | null | undefined, hasToolCalls: boolean): S
 
 // ---- errors ----
 
-const ErrorBody = z.object({
-  error: z.object({ message: z.string().optional(), type: z.string().nullish(), code: z.union([z.string(), z.number()]).nullish() }),
-});
+const ErrorBody = z.lazy(() =>
+  z.object({
+    error: z.object({ message: z.string().optional(), type: z.string().nullish(), code: z.union([z.string(), z.number()]).nullish() }),
+  }),
+);
 
 function httpFailure(status: number, text: string, header: (name: string) => string | undefined, key: string | undefined): AttemptFailed {
   const body = ErrorBody.safeParse(parseJson(text));

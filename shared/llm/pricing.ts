@@ -6,19 +6,23 @@ import { onSettingsReset, type Env } from '../config/env.js';
 import { llmPricingSettings } from '../config/llm-pricing.js';
 import { shippedValue } from '../rules/defaults.js';
 
-export const PricingRow = z.strictObject({
-  model: z.string().trim().min(1).max(200),
-  input_per_mtok: z.number().finite().min(0).max(10_000),
-  output_per_mtok: z.number().finite().min(0).max(10_000),
-});
+export const PricingRow = z.lazy(() =>
+  z.strictObject({
+    model: z.string().trim().min(1).max(200),
+    input_per_mtok: z.number().finite().min(0).max(10_000),
+    output_per_mtok: z.number().finite().min(0).max(10_000),
+  }),
+);
 export type PricingRow = z.infer<typeof PricingRow>;
 
-export const PricingFile = z.strictObject({
-  pricing: z
-    .array(PricingRow)
-    .max(500)
-    .refine((rows) => new Set(rows.map((r) => r.model)).size === rows.length, 'each model at most once'),
-});
+export const PricingFile = z.lazy(() =>
+  z.strictObject({
+    pricing: z
+      .array(PricingRow)
+      .max(500)
+      .refine((rows) => new Set(rows.map((r) => r.model)).size === rows.length, 'each model at most once'),
+  }),
+);
 
 let cached: Promise<PricingRow[]> | undefined;
 

@@ -44,19 +44,23 @@ export function jiraProvider(config: JiraConfig): TicketProvider {
 }
 
 // The key goes into the browse URL, so it must look like a Jira key (OPS-42).
-const CreatedIssue = z.object({
-  id: z.string().min(1),
-  key: z
-    .string()
-    .max(64)
-    .regex(/^[A-Za-z][A-Za-z0-9_]*-\d+$/),
-  self: z.string(),
-});
+const CreatedIssue = z.lazy(() =>
+  z.object({
+    id: z.string().min(1),
+    key: z
+      .string()
+      .max(64)
+      .regex(/^[A-Za-z][A-Za-z0-9_]*-\d+$/),
+    self: z.string(),
+  }),
+);
 
-const JiraErrors = z.object({
-  errorMessages: z.array(z.string()).default([]),
-  errors: z.record(z.string(), z.string()).default({}),
-});
+const JiraErrors = z.lazy(() =>
+  z.object({
+    errorMessages: z.array(z.string()).default([]),
+    errors: z.record(z.string(), z.string()).default({}),
+  }),
+);
 
 /** Jira's field errors are written for people ("summary: Field 'summary' cannot be empty"): pass them on. */
 function refusal(body: string): string {
