@@ -124,7 +124,7 @@ export const TOOLS = {
     description:
       'Run one read-only SQL SELECT (SQLite dialect) over a snapshot of the fleet: clusters, latest scores, risk, daily metric rollups ' +
       '(14 days), alerts and issues (30 days). At most 200 rows come back. The schema follows.',
-    input: z.strictObject({ sql: z.string().min(1).max(5000).describe('One SELECT statement') }),
+    input: z.lazy(() => z.strictObject({ sql: z.string().min(1).max(5000).describe('One SELECT statement') })),
     async run({ sql }) {
       try {
         const { columns, rows, row_count, truncated } = await (await fleetDatabase()).query(sql);
@@ -137,7 +137,7 @@ export const TOOLS = {
   }),
   cluster_info: tool({
     description: 'Everything about one cluster by name or id: inventory, unified and health scores with their reasons, risk snapshot, open issues.',
-    input: z.strictObject({ cluster: z.string().min(1).max(200).describe('Cluster name (or a unique part of it) or cluster id') }),
+    input: z.lazy(() => z.strictObject({ cluster: z.string().min(1).max(200).describe('Cluster name (or a unique part of it) or cluster id') })),
     async run({ cluster: wanted }) {
       const view = await fleetView();
       const cluster = findCluster(view, wanted);
@@ -174,11 +174,13 @@ export const TOOLS = {
   analyze_logs: tool({
     description:
       "A cluster's ingested log events over the last hours (logs are kept 7 days), grouped by error signature with counts, first and last time, and examples.",
-    input: z.strictObject({
-      cluster: z.string().min(1).max(200).describe('Cluster name or id'),
-      hours: z.number().min(1).max(168).default(24).describe('Window in hours, 1-168'),
-      level: z.enum(['any', 'fatal', 'error', 'warn', 'info', 'debug']).default('any').describe('Only this level (any: all)'),
-    }),
+    input: z.lazy(() =>
+      z.strictObject({
+        cluster: z.string().min(1).max(200).describe('Cluster name or id'),
+        hours: z.number().min(1).max(168).default(24).describe('Window in hours, 1-168'),
+        level: z.enum(['any', 'fatal', 'error', 'warn', 'info', 'debug']).default('any').describe('Only this level (any: all)'),
+      }),
+    ),
     async run({ cluster: wanted, hours, level }) {
       const cluster = findCluster(await fleetView(), wanted);
       // The newest events first, so a cap drops the oldest; the answer says when it did.
@@ -197,7 +199,7 @@ export const TOOLS = {
   search_knowledge: tool({
     description:
       'Full-text search over the operations runbooks (compaction backlog, disk full, query error spikes, JVM heap pressure, slow queries, upgrades).',
-    input: z.strictObject({ query: z.string().min(1).max(200), limit: z.number().int().min(1).max(10).default(5) }),
+    input: z.lazy(() => z.strictObject({ query: z.string().min(1).max(200), limit: z.number().int().min(1).max(10).default(5) })),
     async run({ query, limit }) {
       return { hits: await searchKnowledge(query, limit) };
     },
