@@ -10,45 +10,49 @@ export const InvestigationSeverity = z.enum(['critical', 'warning', 'info']);
 export type InvestigationSeverity = z.infer<typeof InvestigationSeverity>;
 
 /** An investigation as lists show it: all but the full report. */
-export const InvestigationSummarySchema = z.object({
-  investigation_id: z.string(),
-  task_id: z.string(),
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  severity: InvestigationSeverity,
-  confidence: z.number().min(0).max(1),
-  root_cause: z.string(),
-  /** Markdown list. */
-  recommended_actions: z.string(),
-  model: z.string(),
-  input_tokens: Int,
-  output_tokens: Int,
-  total_tokens: Int,
-  cost_usd: z.number(),
-  duration_seconds: z.number(),
-  created_at: z.string(),
-});
+export const InvestigationSummarySchema = z.lazy(() =>
+  z.object({
+    investigation_id: z.string(),
+    task_id: z.string(),
+    cluster_id: z.string(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    severity: InvestigationSeverity,
+    confidence: z.number().min(0).max(1),
+    root_cause: z.string(),
+    /** Markdown list. */
+    recommended_actions: z.string(),
+    model: z.string(),
+    input_tokens: Int,
+    output_tokens: Int,
+    total_tokens: Int,
+    cost_usd: z.number(),
+    duration_seconds: z.number(),
+    created_at: z.string(),
+  }),
+);
 export type InvestigationSummary = z.infer<typeof InvestigationSummarySchema>;
 
 /** `full_report` is Markdown. */
-export const InvestigationSchema = InvestigationSummarySchema.extend({ full_report: z.string() });
+export const InvestigationSchema = z.lazy(() => InvestigationSummarySchema.unwrap().extend({ full_report: z.string() }));
 export type Investigation = z.infer<typeof InvestigationSchema>;
 
 /** An open agent task (pending or running) as the pending-tasks list shows it. */
-export const AgentTaskSchema = z.object({
-  task_id: z.string(),
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  customer_tier: z.string(),
-  trigger_reason: z.string(),
-  /** Higher is more urgent (0..999). */
-  priority: Int,
-  status: z.enum(['pending', 'running']),
-  created_at: z.string(),
-  attempts: Int,
-  last_error: z.string().nullable(),
-  claimed_at: z.string().nullable(),
-});
+export const AgentTaskSchema = z.lazy(() =>
+  z.object({
+    task_id: z.string(),
+    cluster_id: z.string(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    customer_tier: z.string(),
+    trigger_reason: z.string(),
+    /** Higher is more urgent (0..999). */
+    priority: Int,
+    status: z.enum(['pending', 'running']),
+    created_at: z.string(),
+    attempts: Int,
+    last_error: z.string().nullable(),
+    claimed_at: z.string().nullable(),
+  }),
+);
 export type AgentTaskView = z.infer<typeof AgentTaskSchema>;

@@ -5,11 +5,13 @@
 import * as z from 'zod';
 import { IssueSchema } from '../issues/schemas.js';
 
-export const AiIssueSchema = IssueSchema.omit({ alert_names: true }).extend({
-  ai_reasoning: z.string(),
-  ai_summary: z.string(),
-  /** `llm:<model>` or `rules`. */
-  grouped_by: z.string(),
-});
+export const AiIssueSchema = z.lazy(() =>
+  IssueSchema.unwrap().omit({ alert_names: true }).extend({
+    ai_reasoning: z.string(),
+    ai_summary: z.string(),
+    /** `llm:<model>` or `rules`. */
+    grouped_by: z.string(),
+  }),
+);
 /** An AI issue as the API shows it. */
 export type AiIssueView = z.infer<typeof AiIssueSchema>;

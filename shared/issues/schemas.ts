@@ -9,29 +9,31 @@ import { Severity } from '../rules/schemas.js';
 export const IssueStatus = z.enum(['Ongoing', 'Resolved']);
 export type IssueStatus = z.infer<typeof IssueStatus>;
 
-export const IssueSchema = z.object({
-  issue_id: z.string(),
-  issue_name: z.string(),
-  severity: Severity,
-  status: IssueStatus,
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  alert_count: z.number().int(),
-  alert_names: z.array(z.string()),
-  first_seen: z.string(),
-  last_seen: z.string(),
-  resolved_at: z.string().nullable(),
-  duration_minutes: z.number().int(),
-  triage_status: z.string(),
-  disposition_status: z.string(),
-  assignee: z.string(),
-  notes: z.string(),
-  ticket_key: z.string(),
-  ticket_url: z.string(),
-  updated_at: z.string(),
-  updated_by: z.string(),
-});
+export const IssueSchema = z.lazy(() =>
+  z.object({
+    issue_id: z.string(),
+    issue_name: z.string(),
+    severity: Severity,
+    status: IssueStatus,
+    cluster_id: z.string(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    alert_count: z.number().int(),
+    alert_names: z.array(z.string()),
+    first_seen: z.string(),
+    last_seen: z.string(),
+    resolved_at: z.string().nullable(),
+    duration_minutes: z.number().int(),
+    triage_status: z.string(),
+    disposition_status: z.string(),
+    assignee: z.string(),
+    notes: z.string(),
+    ticket_key: z.string(),
+    ticket_url: z.string(),
+    updated_at: z.string(),
+    updated_by: z.string(),
+  }),
+);
 /** An issue as the API shows it. */
 export type IssueView = z.infer<typeof IssueSchema>;
 

@@ -9,47 +9,53 @@ const Int = z.number().int();
 export const ReportStatus = z.enum(['running', 'completed', 'failed']);
 export type ReportStatus = z.infer<typeof ReportStatus>;
 
-export const FleetSummarySchema = z.object({ total_clusters: Int, critical: Int, warning: Int, healthy: Int, headline: z.string() });
+export const FleetSummarySchema = z.lazy(() => z.object({ total_clusters: Int, critical: Int, warning: Int, healthy: Int, headline: z.string() }));
 export type FleetSummary = z.infer<typeof FleetSummarySchema>;
 
-export const FlaggedClusterSchema = z.object({
-  cluster_id: z.string(),
-  cluster_name: z.string(),
-  customer_name: z.string(),
-  severity: z.enum(['Critical', 'Warning']),
-  reason: z.string(),
-  recommended_action: z.string(),
-});
+export const FlaggedClusterSchema = z.lazy(() =>
+  z.object({
+    cluster_id: z.string(),
+    cluster_name: z.string(),
+    customer_name: z.string(),
+    severity: z.enum(['Critical', 'Warning']),
+    reason: z.string(),
+    recommended_action: z.string(),
+  }),
+);
 export type FlaggedCluster = z.infer<typeof FlaggedClusterSchema>;
 
-export const CustomerSummarySchema = z.object({ customer_name: z.string(), clusters: Int, flagged: Int, summary: z.string() });
+export const CustomerSummarySchema = z.lazy(() => z.object({ customer_name: z.string(), clusters: Int, flagged: Int, summary: z.string() }));
 export type CustomerSummary = z.infer<typeof CustomerSummarySchema>;
 
 /** A report as lists show it. */
-export const PatrolReportSummarySchema = z.object({
-  report_id: z.string(),
-  created_at: z.string(),
-  report_type: z.string(),
-  status: ReportStatus,
-  fleet_narrative: z.string(),
-  flagged_count: Int,
-  model: z.string(),
-  cost_usd: z.number(),
-  total_tokens: Int,
-  duration_seconds: z.number(),
-  triggered_by: z.string(),
-  error: z.string().nullable(),
-});
+export const PatrolReportSummarySchema = z.lazy(() =>
+  z.object({
+    report_id: z.string(),
+    created_at: z.string(),
+    report_type: z.string(),
+    status: ReportStatus,
+    fleet_narrative: z.string(),
+    flagged_count: Int,
+    model: z.string(),
+    cost_usd: z.number(),
+    total_tokens: Int,
+    duration_seconds: z.number(),
+    triggered_by: z.string(),
+    error: z.string().nullable(),
+  }),
+);
 export type PatrolReportSummary = z.infer<typeof PatrolReportSummarySchema>;
 
-export const PatrolReportSchema = PatrolReportSummarySchema.extend({
-  input_tokens: Int,
-  output_tokens: Int,
-  tool_rounds: Int,
-  finished_at: z.string().nullable(),
-  fleet_summary_parsed: FleetSummarySchema.nullable(),
-  clusters_flagged_parsed: z.array(FlaggedClusterSchema),
-  customer_summaries_parsed: z.array(CustomerSummarySchema),
-});
+export const PatrolReportSchema = z.lazy(() =>
+  PatrolReportSummarySchema.unwrap().extend({
+    input_tokens: Int,
+    output_tokens: Int,
+    tool_rounds: Int,
+    finished_at: z.string().nullable(),
+    fleet_summary_parsed: FleetSummarySchema.nullable(),
+    clusters_flagged_parsed: z.array(FlaggedClusterSchema),
+    customer_summaries_parsed: z.array(CustomerSummarySchema),
+  }),
+);
 /** A report, stored and answered alike. */
 export type PatrolReport = z.infer<typeof PatrolReportSchema>;
