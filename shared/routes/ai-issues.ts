@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
-import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text } from './common.js';
+import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
 import { UsersAnswer } from './issues.js';
 import { AiIssueSchema as AiIssue } from '../ai-issues/schemas.js';
 
@@ -18,17 +18,6 @@ export type AiIssuePatch = z.infer<typeof AiIssuePatch>;
 // Answers: the AI issue (shared/ai-issues/schemas.ts, the rule issue's shape with the AI fields), source `ai`.
 const Int = z.number().int();
 const Source = { source: z.literal('ai') };
-const TimelineEntry = z.lazy(() =>
-  z.object({
-    time: z.string(),
-    status: z.string(),
-    alert_name: z.string(),
-    detail: z.string(),
-    dashboard_url: z.string(),
-    starts_at: z.string(),
-    ends_at: z.string().nullable(),
-  }),
-);
 
 export const aiIssuesGroup = defineGroup({
   name: 'ai-issues',

@@ -52,3 +52,16 @@ export type IssueListQuery = z.infer<typeof IssueListQuery>;
 export const IssueKpisQuery = z.lazy(() => z.object({ days: DaysWindow }));
 
 export const IssueIdParams = z.object({ issue_id: z.string().min(1).max(128) });
+
+/** One alert in an issue's detail answer (rule issues and AI issues alike). */
+export const TimelineEntry = z.lazy(() =>
+  z.object({
+    time: z.string(),
+    status: z.string(),
+    alert_name: z.string(),
+    detail: z.string(),
+    dashboard_url: z.string(),
+    starts_at: z.string(),
+    ends_at: z.string().nullable(),
+  }),
+);

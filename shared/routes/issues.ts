@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { IssueSchema } from '../issues/schemas.js';
-import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text } from './common.js';
+import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
 
 export const IssuePatch = z
   .strictObject({
@@ -45,17 +45,6 @@ const KpisAnswer = z.lazy(() =>
 );
 export const UsersAnswer = z.lazy(() =>
   z.object({ users: z.array(z.object({ username: z.string(), name: z.string(), email: z.string(), role: z.string() })) }),
-);
-const TimelineEntry = z.lazy(() =>
-  z.object({
-    time: z.string(),
-    status: z.string(),
-    alert_name: z.string(),
-    detail: z.string(),
-    dashboard_url: z.string(),
-    starts_at: z.string(),
-    ends_at: z.string().nullable(),
-  }),
 );
 const DetailAnswer = z.lazy(() => z.object({ issue: IssueSchema, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source }));
 const HistoryAnswer = z.lazy(() => z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.number().int(), ...Source }));
