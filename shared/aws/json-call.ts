@@ -5,8 +5,8 @@
 // exception (`ConditionalCheckFailedException`). Why not the SDK's clients: every route
 // group reads DynamoDB and a secret, and those two clients cost each cold start about as
 // much as everything else a group loads (shared/aws/README.md, issue 21).
-import type { IncomingMessage } from 'node:http';
-import { createRequire } from 'node:module';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as wait } from 'node:timers/promises';
 import { coreSettings } from '../config/core.js';
 import { AnswerTooLarge } from '../http/outbound.js';
@@ -78,13 +78,6 @@ const DEFAULT_ATTEMPTS = 4;
 const IDLE_TIMEOUT_MS = 20_000;
 /** The largest answer taken unless a call says less: a BatchGetItem answers up to 16 MB of items, which base64 and JSON make larger. */
 const MAX_ANSWER_BYTES = 64 << 20;
-
-// node:http imported as an ES module evaluates every export, and Node 22's lazy `WebSocket`
-// export then loads undici: ≈ 13 ms of each cold start. Required, it is the module the
-// Lambda runtime has already loaded.
-const requireBuiltin = createRequire(import.meta.url);
-const { Agent: HttpAgent, request: httpRequest } = requireBuiltin('node:http') as typeof import('node:http');
-const { Agent: HttpsAgent, request: httpsRequest } = requireBuiltin('node:https') as typeof import('node:https');
 
 // One pool of kept-alive connections per scheme for the container's life (the SDK's handler also allows 50 sockets per host).
 const agents = { https: new HttpsAgent({ keepAlive: true, maxSockets: 50 }), http: new HttpAgent({ keepAlive: true, maxSockets: 50 }) };
