@@ -28,14 +28,14 @@ import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
 import { type InvocableWorker, WORKER_FUNCTION_ENV } from '../shared/config/worker-functions.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../shared/workers.js';
 import { CONSOLE_OUT } from './console.js';
-
-/** The geography prefix of a cross-region inference profile's ID (`us.anthropic.claude-…`). */
-const CROSS_REGION_PREFIX = /^(us|us-gov|eu|apac|ap|jp|au|ca|global)\./;
 import { functionSize } from './function-sizes.js';
 import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
 import type { FleetHealthStackProps } from './stack-props.js';
 import { GroupFunction } from './constructs/group-function.js';
 import { Monitoring } from './constructs/monitoring.js';
+
+/** The geography prefix of a cross-region inference profile's ID (`us.anthropic.claude-…`). */
+const CROSS_REGION_PREFIX = /^(us|us-gov|eu|apac|ap|jp|au|ca|global)\./;
 
 export { fleetHealthPropsFromContext, type FleetHealthStackProps } from './stack-props.js';
 
@@ -268,8 +268,9 @@ export class FleetHealthStack extends Stack {
   private bindTables(fn: GroupFunction, tables: Partial<Record<TableName, TableAccess>>): void {
     for (const [name, access] of Object.entries(tables) as [TableName, TableAccess][]) {
       const table = this.tables[name];
-      fn.bindTable(table, access, TABLES[name].indexes.length > 0);
-      if (TABLES[name].indexes.length > 0) {
+      const indexed = TABLES[name].indexes.length > 0;
+      fn.bindTable(table, access, indexed);
+      if (indexed) {
         // The grant covers the table and `<table>/index/*`: queries by any of its GSIs.
         fn.acknowledge(
           `AwsSolutions-IAM5[Resource::<${this.logicalIdOf(table)}.Arn>/index/*]`,

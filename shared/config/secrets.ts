@@ -5,8 +5,8 @@
 // a 503 (ServiceUnavailable) and retried on the next call, not cached.
 import * as z from 'zod';
 import { awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
-import { coreSettings } from './core.js';
 import { ServiceUnavailable } from '../http/errors.js';
+import { coreSettings } from './core.js';
 import { onSettingsReset, processEnv } from './env.js';
 import { createLogger, errorFields } from '../log.js';
 

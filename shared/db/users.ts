@@ -126,8 +126,7 @@ export interface Invitation {
   role?: string;
 }
 
-/** Creates an inactive account and its single-use invitation (stored only as a hash). */
-/** An inactive account and its invitation, with `audit` (its audit entry) in the same transaction. */
+/** Creates an inactive account and its single-use invitation (stored only as a hash), with `audit` (its audit entry) in the same transaction. */
 export async function createInvitedUser(user: NewUser, tokenHash: string, expiresAt: Date, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
   const record = newRecord({ ...user, is_active: false }, now);
   await transactWrite([

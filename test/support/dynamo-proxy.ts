@@ -20,8 +20,7 @@ export interface ErrorAnswer {
   fields?: Record<string, unknown>;
 }
 
-/** Sees a request; an ErrorAnswer it returns answers it instead of DynamoDB. */
-/** Or: DynamoDB does the request, and its answer is lost (the connection is reset before it arrives). */
+/** Sees a request; an ErrorAnswer it returns answers it instead of DynamoDB, and 'lose-answer' lets DynamoDB do it but resets the connection before its answer arrives. */
 export type Watcher = (request: WireRequest) => ErrorAnswer | 'lose-answer' | undefined;
 
 export interface DynamoProxy {
