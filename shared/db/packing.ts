@@ -14,7 +14,8 @@
 // The reasoning (seqlock, switching, mending) is in README "Packed rollups".
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
+import { once } from 'node:events';
+import { brotliCompress, brotliDecompress, constants as zlib, createBrotliCompress } from 'node:zlib';
 import { createLogger, errorFields, type Logger } from '../log.js';
 import { ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, tableName, updateItem, type Item, type Key } from './client.js';
 import type { TableName } from './tables.js';
@@ -57,22 +58,61 @@ const outputChunk = (bytes: number): number => Math.min(Math.max(bytes, 64 * 102
 const sliceKey = (place: ChunkPlace, index: number): Key => ({ pk: place.pk, sk: `${place.prefix}${String(index).padStart(4, '0')}` });
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
+/** Brotli quality 1 (writeChunks says why); an output buffer sized for about `bytes`, when known. */
+const brotliOptions = (bytes?: number) => ({
+  chunkSize: outputChunk(bytes === undefined ? 0 : bytes >> 1),
+  params: { [zlib.BROTLI_PARAM_QUALITY]: 1, ...(bytes === undefined ? {} : { [zlib.BROTLI_PARAM_SIZE_HINT]: bytes }) },
+});
+
+/**
+ * A value made in pieces as it is written, for one too large to hold whole cheaply (a snapshot's
+ * JSON): `write` resolves once the compressor has taken a piece, whose buffer may then be reused.
+ */
+export type PieceWriter = (write: (piece: Buffer) => Promise<void>) => Promise<void>;
+
+/** One brotli stream of what `produce` writes, compressed while it makes the next piece. */
+async function compressPieces(produce: PieceWriter): Promise<{ packed: Buffer; rawBytes: number }> {
+  const stream = createBrotliCompress(brotliOptions());
+  const out: Buffer[] = [];
+  let [packedBytes, rawBytes] = [0, 0];
+  stream.on('data', (chunk: Buffer) => {
+    out.push(chunk);
+    packedBytes += chunk.length;
+  });
+  try {
+    await produce(
+      (piece) =>
+        new Promise((resolve, reject) => {
+          rawBytes += piece.length;
+          stream.write(piece, (error) => (error ? reject(error) : resolve()));
+        }),
+    );
+    const ended = once(stream, 'end');
+    stream.end();
+    await ended;
+  } catch (error) {
+    stream.destroy();
+    throw error;
+  }
+  return { packed: Buffer.concat(out, packedBytes), rawBytes };
+}
+
 /**
  * Brotli quality 1: on 10,000-cluster snapshots (16, 20 and 7 MB of JSON) it was the cheapest
  * compress + decompress of gzip 1/3/6 and brotli 1/3/4/5/6 and about half gzip -1's size;
- * on rollup packs it pays in bytes, not in read time (shared/db/README.md).
+ * on rollup packs it pays in bytes, not in read time (shared/db/README.md). `raw` may be made
+ * as it is written (PieceWriter), compressed as one value.
  */
-export async function writeChunks(place: ChunkPlace, raw: Buffer, ttl?: number): Promise<Required<Chunked>> {
-  const packed = await compress(raw, {
-    chunkSize: outputChunk(raw.length >> 1),
-    params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length },
-  });
+export async function writeChunks(place: ChunkPlace, raw: Buffer | PieceWriter, ttl?: number): Promise<Required<Chunked>> {
+  const { packed, rawBytes } = Buffer.isBuffer(raw)
+    ? { packed: await compress(raw, brotliOptions(raw.length)), rawBytes: raw.length }
+    : await compressPieces(raw);
   const chunks = Math.max(1, Math.ceil(packed.length / CHUNK_BYTES));
   if (chunks > MAX_CHUNKS) throw new RangeError(`${place.pk}: ${chunks} chunks, at most ${MAX_CHUNKS}`);
   await mapLimit(range(chunks), 4, (i) =>
     putItem(place.table, { ...sliceKey(place, i), data: packed.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES), ...(ttl ? { ttl } : {}) }),
   );
-  return { chunks, bytes: packed.length, raw_bytes: raw.length };
+  return { chunks, bytes: packed.length, raw_bytes: rawBytes };
 }
 
 /**

@@ -3,8 +3,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { putItem, queryAll } from '../../shared/db/client.js';
-import { CHUNK_BYTES } from '../../shared/db/packing.js';
-import { commitSnapshot, listSnapshots, putSnapshot, readCurrentSnapshot, readSnapshot, writeSnapshotChunks } from '../../shared/db/scores.js';
+import { CHUNK_BYTES, writeChunks } from '../../shared/db/packing.js';
+import { commitSnapshot, jsonArrayWriter, listSnapshots, putSnapshot, readCurrentSnapshot, readSnapshot, writeSnapshotChunks } from '../../shared/db/scores.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -132,6 +132,59 @@ describe('score snapshots in compressed chunks', () => {
     await putSnapshot('fleet', older, scores(10), { which: 'older' });
     expect((await readCurrentSnapshot('fleet'))!.summary).toEqual({ which: 'newer' });
     expect((await listSnapshots('fleet', 2)).map((h) => h.summary)).toEqual([{ which: 'newer' }, { which: 'older' }]);
+  });
+});
+
+describe("a snapshot's JSON, written in pieces as it is compressed", () => {
+  /** What jsonArrayWriter writes: each piece copied when written, since its buffer is reused once taken. */
+  async function written(items: readonly unknown[]): Promise<Buffer[]> {
+    const pieces: Buffer[] = [];
+    await jsonArrayWriter(items)(async (piece) => {
+      pieces.push(Buffer.from(piece));
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+    return pieces;
+  }
+
+  it('is JSON.stringify, byte for byte, at any length and with any text', async () => {
+    const text = ['plain', 'Zürich ≥ 90 % — ok', 'emoji 🚀', 'a "quote" and \\ and \n', 'lone \ud800 surrogate'];
+    for (const total of [0, 1, 31, 32, 33, 65, 1_000, 5_000]) {
+      const items = Array.from({ length: total }, (_, i) => ({ i, name: text[i % text.length], nested: { list: [i, null, true], skipped: undefined } }));
+      expect(Buffer.concat(await written(items)).equals(Buffer.from(JSON.stringify(items))), `${total} items`).toBe(true);
+    }
+    // What JSON.stringify makes null in an array stays null.
+    const odd = [undefined, () => 1, Symbol('s'), { toJSON: () => 'mine' }, Number.NaN];
+    expect(Buffer.concat(await written(odd)).toString()).toBe(JSON.stringify(odd));
+  });
+
+  it('cuts the JSON into pieces of about a MB, and takes an item larger than one whole', async () => {
+    const items = Array.from({ length: 3_000 }, (_, i) => ({ cluster_id: `c${i}`, text: 'x'.repeat(1_000) }));
+    const pieces = await written(items);
+    expect(pieces.length).toBeGreaterThanOrEqual(3);
+    for (const piece of pieces) expect(piece.length).toBeLessThanOrEqual(1 << 20);
+
+    const large = [{ a: 1 }, { huge: 'é'.repeat(1_500_000) }, { b: 2 }];
+    expect(Buffer.concat(await written(large)).equals(Buffer.from(JSON.stringify(large)))).toBe(true);
+  });
+
+  it('records the JSON size it compressed, and reads back what it wrote', async () => {
+    const items = scores(3_000);
+    const generatedAt = at(30);
+    const chunks = await writeSnapshotChunks('fleet', generatedAt, items);
+    expect(chunks.raw_bytes).toBe(Buffer.byteLength(JSON.stringify(items)));
+    await commitSnapshot(chunks, {});
+    expect(await readSnapshot('fleet', generatedAt)).toEqual(items);
+  });
+
+  it('a value whose making fails writes no chunk', async () => {
+    const place = { table: 'scores' as const, pk: `SNAPSHOT#fleet#failed-${randomUUID()}`, prefix: 'CHUNK#' };
+    const failing = async (write: (piece: Buffer) => Promise<void>) => {
+      await write(Buffer.from('[1,2,'));
+      throw new TypeError('Do not know how to serialize a BigInt');
+    };
+    await expect(writeChunks(place, failing)).rejects.toThrow('BigInt');
+    await expect(writeSnapshotChunks('fleet', at(31), [{ cluster_id: 'c', n: 1n }])).rejects.toThrow(TypeError);
+    expect(await queryAll('scores', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': place.pk } })).toEqual([]);
   });
 });
 
