@@ -5,6 +5,8 @@
 // A snapshot of N clusters is one JSON array, brotli-compressed and cut into
 // chunks under DynamoDB's 400 KB item limit (the bench's 10,000 clusters: ≈ 0.4 MB,
 // 2 chunks per kind), not N items: marshalling N strings was most of a refresh (issue 21 §1).
+// The JSON is never held whole: it is serialised a few clusters at a time into two
+// reused buffers, which brotli takes in turn (jsonArrayWriter).
 // The chunks go under a snapshot id of their own first, then the header: the
 // current snapshot of a kind is its newest header (by generated_at, so a slow
 // refresh finishing after a newer one never becomes current). Readers read a
