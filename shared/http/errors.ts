@@ -50,6 +50,13 @@ export class Conflict extends HttpError {
   }
 }
 
+/** The answer exists only in a form the request did not accept (too large for Lambda uncompressed). */
+export class NotAcceptable extends HttpError {
+  constructor(detail: string) {
+    super(406, 'Not Acceptable', detail);
+  }
+}
+
 export class PayloadTooLarge extends HttpError {
   constructor(detail: string) {
     super(413, 'Content Too Large', detail);

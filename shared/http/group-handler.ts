@@ -20,6 +20,7 @@ import {
   type Event,
   type Result,
 } from './middleware.js';
+import { NotAcceptable } from './errors.js';
 import { sortBySpecificity } from './path-match.js';
 import { checkResponses, responseDrift } from './response-check.js';
 import { PreparedJson, Reply, routeKey, type ApiRequest, type GroupBindings, type RouteGroup, type RouteHandler } from './route.js';
@@ -40,7 +41,18 @@ export function checkBindings(group: RouteGroup, bindings: Record<string, unknow
  */
 export const GZIP_MIN_BYTES = 8 * 1024;
 
+/**
+ * The most a Lambda function may answer a synchronous invoke: 6 MB for its whole result as JSON,
+ * the body escaped inside it (API Gateway would take 10 MB; Lambda's limit binds first). Room is
+ * kept for the status and headers. An answer over it fails on AWS as an opaque 502, so it is
+ * gzipped whatever its size when accepted, else refused as a 406 saying how to ask for it.
+ */
+export const LAMBDA_ANSWER_BYTES = 6 * 1024 * 1024 - 16 * 1024;
+
 const gzip = (text: string) => gzipSync(text, { level: 6 });
+/** A body's weight inside the result's JSON: escaped (quotes, backslashes, control characters), in UTF-8. */
+const escapedBytes = (text: string) => Buffer.byteLength(JSON.stringify(text));
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 function toResult(value: unknown, acceptEncoding: string | undefined, contentType?: string): Result {
   const reply = value instanceof Reply ? value : new Reply(value === undefined ? 204 : 200, value);
@@ -52,13 +64,22 @@ function toResult(value: unknown, acceptEncoding: string | undefined, contentTyp
   const text = raw ? (reply.body as string) : prepared ? prepared.text : JSON.stringify(reply.body);
   headers['Content-Type'] = raw ? contentType : 'application/json';
   if (text.length >= GZIP_MIN_BYTES && /\bgzip\b/i.test(acceptEncoding ?? '')) {
-    const body = prepared ? prepared.gzipped(gzip) : gzip(text);
+    const body = (prepared ? prepared.gzipped(gzip) : gzip(text)).toString('base64');
+    if (body.length > LAMBDA_ANSWER_BYTES) throw new Error(`the answer is ${megabytes(body.length)} even gzipped, more than a Lambda function may return`);
     return {
       statusCode: reply.status,
       headers: { ...headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' },
-      body: body.toString('base64'),
+      body,
       isBase64Encoded: true,
     };
+  }
+  // Escaping at most sextuples a text (a control character is 6 characters): only a long one is measured.
+  if (text.length * 6 > LAMBDA_ANSWER_BYTES) {
+    const bytes = prepared ? prepared.escapedBytes(escapedBytes) : escapedBytes(text);
+    if (bytes > LAMBDA_ANSWER_BYTES)
+      throw new NotAcceptable(
+        `This answer is ${megabytes(bytes)} uncompressed, more than a Lambda function may return (6 MB). Ask for it gzipped: send Accept-Encoding: gzip (curl --compressed).`,
+      );
   }
   return { statusCode: reply.status, headers, body: text };
 }

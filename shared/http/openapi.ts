@@ -18,6 +18,7 @@ const PROBLEM_TITLES: Record<ProblemStatus, string> = {
   401: 'Unauthorized: no valid bearer token',
   403: "Forbidden: the caller's role may not use this route",
   404: 'Not Found',
+  406: 'Not Acceptable: the answer is over the 6 MB a Lambda function may return unless gzipped (send Accept-Encoding: gzip)',
   409: 'Conflict: the write lost to a concurrent one, or the state does not allow it',
   413: 'Payload Too Large',
   422: 'Unprocessable Entity: the request failed validation',

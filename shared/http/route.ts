@@ -18,7 +18,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
  */
 export type RouteAuth = 'public' | 'user' | 'ingest' | 'scrape';
 
-export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 422 | 429 | 502 | 503;
 
 export interface RouteDeclaration {
   readonly method: HttpMethod;
@@ -111,12 +111,18 @@ export class PreparedJson<T = unknown> {
   /** Never set: carries the body's type (covariant) for the compiler. */
   declare readonly body?: T;
   private gzip?: Buffer;
+  private escaped?: number;
   constructor(body: T) {
     this.text = JSON.stringify(body);
   }
   gzipped(compress: (text: string) => Buffer): Buffer {
     this.gzip ??= compress(this.text);
     return this.gzip;
+  }
+  /** `measure(text)`, measured once: what the text weighs as a Lambda result's body (group-handler.ts). */
+  escapedBytes(measure: (text: string) => number): number {
+    this.escaped ??= measure(this.text);
+    return this.escaped;
   }
 }
 

@@ -15,6 +15,8 @@ export const healthGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       response: HealthScoresResponse,
+      // 10,000 clusters: ≈ 21 MB, over what Lambda may answer unless gzipped (shared/http/group-handler.ts).
+      problems: [406],
     },
     kpis: { method: 'GET', path: '/api/health/kpis', summary: 'Health KPIs', auth: 'user', roles: ANY_ROLE, response: HealthKpisResponse },
     enrichment: {

@@ -47,6 +47,7 @@ const demoGroup = defineGroup({
     busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [] },
     created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
     big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [] },
+    huge: { method: 'GET', path: '/api/demo/huge', summary: 'over what Lambda may answer', auth: 'public', roles: [], problems: [406] },
     drift: {
       method: 'GET',
       path: '/api/demo/drift',
@@ -60,6 +61,13 @@ const demoGroup = defineGroup({
 
 const BIG = { rows: Array.from({ length: 2000 }, (_, i) => ({ i, name: `row-${i}` })) };
 const PREPARED = new PreparedJson(BIG);
+/** ≈ 7.6 MB of JSON: over the 6 MB a Lambda function may answer. */
+const HUGE = { rows: Array.from({ length: 70_000 }, (_, i) => ({ i, name: `row-${i}`, note: 'x'.repeat(80) })) };
+/** 3.2 MB of JSON, but 6.4 MB as a Lambda result's body: every `\"` in it is escaped again. */
+const QUOTED = { q: '"'.repeat(1_600_000) };
+/** 5 MB of JSON that escaping hardly grows: under the limit. */
+const UNDER = { s: 'x'.repeat(5_000_000) };
+const HUGE_PREPARED = new PreparedJson(HUGE);
 
 function demoHandler(): Handler {
   return createGroupHandler(demoGroup, {
@@ -82,6 +90,7 @@ function demoHandler(): Handler {
     },
     created: async () => new Reply(202, { status: 'running' }, { Location: '/api/demo/x' }),
     big: async (req) => (req.headers['x-prepared'] ? PREPARED : BIG),
+    huge: async (req) => ({ huge: req.headers['x-prepared'] ? HUGE_PREPARED : HUGE, quoted: QUOTED, under: UNDER })[req.headers['x-which'] ?? 'huge'],
     // Drifts on purpose (the type checker would refuse it): the run-time check must catch what a cast let through.
     drift: async (req) =>
       ({ a: 1, nested: [{ b: 'x', ...(req.headers['x-extra'] ? { c: 2 } : {}) }], ...(req.headers['x-wrong'] ? { a: 'one' } : {}) }) as {
@@ -332,6 +341,46 @@ describe('compression', () => {
     expect(plain.json).toEqual(BIG);
     const small = await call(handler, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open', headers: { 'accept-encoding': 'gzip' } });
     expect(small.headers?.['Content-Encoding']).toBeUndefined();
+  });
+
+  it('an answer over what Lambda may return is gzipped when accepted, else refused with a 406 saying how to ask', async () => {
+    const huge = (headers: Record<string, string>) => call(handler, { method: 'GET', path: '/api/demo/huge', routeKey: 'GET /api/demo/huge', headers });
+    for (const [which, answer] of [
+      ['huge', HUGE],
+      ['quoted', QUOTED],
+    ] as const) {
+      for (const prepared of (which === 'huge' ? [{}, { 'x-prepared': '1' }] : [{}]) as Record<string, string>[]) {
+        for (const identity of [{}, { 'accept-encoding': 'identity' }, { 'accept-encoding': 'deflate, br' }] as Record<string, string>[]) {
+          const refused = await huge({ 'x-which': which, ...prepared, ...identity });
+          expect(refused.statusCode, which).toBe(406);
+          expect(refused.headers?.['Content-Type']).toBe('application/problem+json');
+          expect(refused.json).toMatchObject({ status: 406, title: 'Not Acceptable' });
+          expect(refused.json?.detail).toMatch(
+            /^This answer is \d+\.\d MB uncompressed, more than a Lambda function may return \(6 MB\)\. .*Accept-Encoding: gzip/,
+          );
+        }
+        const zipped = await handler(
+          apiEvent({
+            method: 'GET',
+            path: '/api/demo/huge',
+            routeKey: 'GET /api/demo/huge',
+            headers: { 'x-which': which, ...prepared, 'accept-encoding': 'gzip' },
+          }),
+          lambdaContext,
+        );
+        expect(zipped.statusCode).toBe(200);
+        expect(zipped.headers?.['Content-Encoding']).toBe('gzip');
+        expect(JSON.parse(gunzipSync(Buffer.from(zipped.body!, 'base64')).toString())).toEqual(answer);
+      }
+    }
+    // What escaping does not push over the limit is answered as it is.
+    const under = await huge({ 'x-which': 'under' });
+    expect(under.statusCode).toBe(200);
+    expect(under.body!.length).toBeGreaterThan(5_000_000);
+    // A prepared answer is measured once.
+    const answer = new PreparedJson({ a: 1 });
+    expect(answer.escapedBytes(() => 1)).toBe(1);
+    expect(answer.escapedBytes(() => 2)).toBe(1);
   });
 
   it('serializes a prepared answer once and reuses its gzip', async () => {
