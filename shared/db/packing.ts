@@ -79,6 +79,9 @@ async function compressPieces(produce: PieceWriter): Promise<{ packed: Buffer; r
     out.push(chunk);
     packedBytes += chunk.length;
   });
+  // Listening from the start: a compressor's error must not go unheard while pieces are made.
+  const ended = once(stream, 'end');
+  ended.catch(() => undefined); // awaited below; an error before then reaches the writes' callbacks too
   try {
     await produce(
       (piece) =>
@@ -87,7 +90,6 @@ async function compressPieces(produce: PieceWriter): Promise<{ packed: Buffer; r
           stream.write(piece, (error) => (error ? reject(error) : resolve()));
         }),
     );
-    const ended = once(stream, 'end');
     stream.end();
     await ended;
   } catch (error) {

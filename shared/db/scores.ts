@@ -97,6 +97,7 @@ export function jsonArrayWriter(items: readonly unknown[]): PieceWriter {
     const flush = async () => {
       await taken;
       taken = write(piece.subarray(0, used));
+      taken.catch(() => undefined); // awaited at the next flush or the end: a failure is thrown there
       [piece, spare] = [spare, piece];
       used = 0;
     };

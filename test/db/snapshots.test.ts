@@ -176,6 +176,17 @@ describe("a snapshot's JSON, written in pieces as it is compressed", () => {
     expect(await readSnapshot('fleet', generatedAt)).toEqual(items);
   });
 
+  it('a write that fails ends the serialising with its error, no more written', async () => {
+    const items = Array.from({ length: 20_000 }, (_, i) => ({ cluster_id: `c${i}`, text: 'x'.repeat(200) }));
+    let writes = 0;
+    const failing = jsonArrayWriter(items)(async () => {
+      writes++;
+      throw new Error('compressor gone');
+    });
+    await expect(failing).rejects.toThrow('compressor gone');
+    expect(writes).toBe(1);
+  });
+
   it('a value whose making fails writes no chunk', async () => {
     const place = { table: 'scores' as const, pk: `SNAPSHOT#fleet#failed-${randomUUID()}`, prefix: 'CHUNK#' };
     const failing = async (write: (piece: Buffer) => Promise<void>) => {
