@@ -13,6 +13,8 @@ export const analysisGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       response: BreakingResponse,
+      // 10,000 clusters: ≈ 1.5 MB; over what Lambda may answer uncompressed near 40,000 (shared/http/group-handler.ts).
+      problems: [406],
     },
     usage: { method: 'GET', path: '/api/analysis/usage', summary: 'Usage charts', auth: 'user', roles: ANY_ROLE, response: UsageResponse },
     upgrades: {
@@ -22,6 +24,8 @@ export const analysisGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       response: UpgradesResponse,
+      // 10,000 clusters: ≈ 2.5 MB; over what Lambda may answer uncompressed near 25,000 (shared/http/group-handler.ts).
+      problems: [406],
     },
   },
 });
