@@ -13,8 +13,8 @@
 //   sk = PART#<pack_id>#<nnnn>  → its slices
 // The reasoning (seqlock, switching, mending) is in README "Packed rollups".
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { once } from 'node:events';
+import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants as zlib, createBrotliCompress } from 'node:zlib';
 import { createLogger, errorFields, type Logger } from '../log.js';
 import { ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, tableName, updateItem, type Item, type Key } from './client.js';
