@@ -58,10 +58,10 @@ const outputChunk = (bytes: number): number => Math.min(Math.max(bytes, 64 * 102
 const sliceKey = (place: ChunkPlace, index: number): Key => ({ pk: place.pk, sk: `${place.prefix}${String(index).padStart(4, '0')}` });
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-/** Brotli quality 1 (writeChunks says why); an output buffer sized for about `bytes`, when known. */
-const brotliOptions = (bytes?: number) => ({
-  chunkSize: outputChunk(bytes === undefined ? 0 : bytes >> 1),
-  params: { [zlib.BROTLI_PARAM_QUALITY]: 1, ...(bytes === undefined ? {} : { [zlib.BROTLI_PARAM_SIZE_HINT]: bytes }) },
+/** Brotli quality 1 (writeChunks says why), for about `bytes` of input (0: unknown, brotli's own default). */
+const brotliOptions = (bytes = 0) => ({
+  chunkSize: outputChunk(bytes >> 1),
+  params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes },
 });
 
 /**

@@ -39,7 +39,7 @@ export function checkBindings(group: RouteGroup, bindings: Record<string, unknow
  * Answers over this size are gzipped when the client accepts it: API Gateway
  * HTTP APIs do not compress, and a Lambda answer may not exceed 6 MB.
  */
-export const GZIP_MIN_BYTES = 8 * 1024;
+const GZIP_MIN_BYTES = 8 * 1024;
 
 /**
  * The most a Lambda function may answer a synchronous invoke: 6 MB for its whole result as JSON,
@@ -47,7 +47,7 @@ export const GZIP_MIN_BYTES = 8 * 1024;
  * kept for the status and headers. An answer over it fails on AWS as an opaque 502, so it is
  * gzipped whatever its size when accepted, else refused as a 406 saying how to ask for it.
  */
-export const LAMBDA_ANSWER_BYTES = 6 * 1024 * 1024 - 16 * 1024;
+const LAMBDA_ANSWER_BYTES = 6 * 1024 * 1024 - 16 * 1024;
 
 const gzip = (text: string) => gzipSync(text, { level: 6 });
 /** A body's weight inside the result's JSON: escaped (quotes, backslashes, control characters), in UTF-8. */
