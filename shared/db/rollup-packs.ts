@@ -21,7 +21,7 @@
 // items are read and its pack rebuilt. The reading through a pack (heal, cache,
 // build) is packing.ts' readThroughPack, shared with the inventory pack.
 // README "Packed rollups" has the reasoning.
-import { doublesAt, emptyColumns, foldDays, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
+import { CELL_BYTES, doublesAt, emptyColumns, foldDays, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { base64Decoder, batchGet, mapLimit, queryAllWire, type Item, type WireItem } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, storedDay, ttlOf } from './metrics.js';
 import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, writesOf, type PackBuilder, type PackSource } from './packing.js';
@@ -121,9 +121,11 @@ function packFromItems(day: string, items: readonly WireItem[]): RollupPack {
     [day],
     items.map((i) => String(i.cluster_id?.S)),
   );
+  // Each cell is decoded into the same bytes (8-aligned: its own buffer), which putCell copies out.
+  const scratch = Buffer.allocUnsafeSlow(CELL_BYTES);
   for (let row = 0; row < items.length; row++) {
     const m = items[row]!.m;
-    if (m?.B !== undefined) putCell(pack, 0, row, base64Decoder(m.B));
+    if (m?.B !== undefined) putCell(pack, 0, row, base64Decoder(m.B, scratch));
     else putDay(pack, 0, row, storedDay(String(m?.S)));
   }
   return pack;

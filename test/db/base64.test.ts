@@ -23,6 +23,18 @@ describe('base64Decoder', () => {
     );
   });
 
+  it('decodes into a scratch buffer large enough, and into a new one when it is not', () => {
+    const scratch = Buffer.alloc(64, 0xee);
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
+        const decoded = base64Decoder(Buffer.from(bytes).toString('base64'), scratch);
+        expect(Buffer.from(decoded).equals(Buffer.from(bytes))).toBe(true);
+        // A view of the scratch while it fits; never bytes of the scratch beyond it.
+        expect(decoded.buffer === scratch.buffer).toBe(bytes.length <= scratch.length);
+      }),
+    );
+  });
+
   it("accepts and refuses exactly what the SDK's decoder does", () => {
     const alphabet = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ !\n.'.split(''));
     fc.assert(
@@ -30,11 +42,14 @@ describe('base64Decoder', () => {
         fc.array(alphabet, { maxLength: 24 }).map((chars) => chars.join('')),
         (input) => {
           expect(outcome(base64Decoder, input)).toBe(outcome(fromBase64, input));
+          expect(outcome((text) => base64Decoder(text, Buffer.alloc(32, 0xee)), input)).toBe(outcome(fromBase64, input));
         },
       ),
       { numRuns: 20_000 },
     );
-    for (const input of ['', 'QQ==', 'QUI=', 'QUJD', 'QQ==QQ==', 'Q===', '=QQQ', 'QU-D', 'QU_D', 'QUJ\nD'])
+    for (const input of ['', 'QQ==', 'QUI=', 'QUJD', 'QQ==QQ==', 'Q===', '=QQQ', 'QU-D', 'QU_D', 'QUJ\nD', '====', 'QQ=='.repeat(20)]) {
       expect(outcome(base64Decoder, input)).toBe(outcome(fromBase64, input));
+      expect(outcome((text) => base64Decoder(text, Buffer.alloc(32, 0xee)), input)).toBe(outcome(fromBase64, input));
+    }
   });
 });
