@@ -226,12 +226,14 @@ function foldWindow(window: readonly StoredRollup[], values: Float64Array, base:
  * Folds the columns' days from `firstDay` on, oldest first, into the aggregates of the clusters
  * with a row: `fleetOf[row]` is the cluster's place in the fleet (−1: none), its aggregates at
  * place × METRICS × SLOTS of `out`, its newest sample's time (epoch ms) at `newest[place]`.
- * Row by row, each row's days in turn: the first clusters take both paths (a first day and a
- * day merged in), so the code V8 optimises while the loop runs has seen both. Day by day, the
- * merge first ran a whole day in, and a fresh process (a new recompute container) left that
- * code to run it: 26–35 → 19–24 ms at 10,000 clusters, alike once warm (≈ 4 ms). Per cell a
- * fixed loop over the metrics' doubles, no object read. The comparisons and additions are
- * foldWindow's (so aggregateWindow's), in its order, so every value is the same double.
+ * Row by row, each row's days in turn, so the first rows run both paths (a cell's first day, a
+ * day merged in) before V8 optimises the loop mid-run. Walked day by day, the merge first ran
+ * after a whole day, in code optimised without it: it deoptimised, and a fresh process (a new
+ * recompute container) ran the loop interpreted until it was compiled again (the fold alone
+ * 26–35 → 19–24 ms at 10,000 clusters; warm, 7 days, 28–29 → 23–24 ms). Each day's rows are
+ * still read in order, one sequential stream per day. Per cell a fixed loop over the metrics'
+ * doubles, no object read. The comparisons and additions are foldWindow's (so
+ * aggregateWindow's), in its order, so every value is the same double.
  */
 function foldColumns(columns: RollupColumns, firstDay: number, fleetOf: Int32Array, out: Float64Array, newest: Float64Array): void {
   const { values, lastAt } = columns;
