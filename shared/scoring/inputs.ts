@@ -243,13 +243,13 @@ function foldColumns(columns: RollupColumns, firstDay: number, fleetOf: Int32Arr
     const place = fleetOf[row]!;
     if (place < 0) continue;
     let latest = newest[place]!;
-    const first = place * METRICS * SLOTS;
-    const end = first + METRICS * SLOTS;
+    const base = place * METRICS * SLOTS;
+    const end = base + METRICS * SLOTS;
     for (let day = firstDay; day < days; day++) {
       const cell = day * rows + row;
       let from = cell * METRICS * SLOTS;
       let metric = cell * METRICS;
-      for (let at = first; at < end; at += SLOTS, from += SLOTS, metric++) {
+      for (let at = base; at < end; at += SLOTS, from += SLOTS, metric++) {
         if (values[from + PRESENT] === 0) continue;
         // A day's samples all fall on that day, so this max is newestSampleAt's answer.
         if (lastAt[metric]! > latest) latest = lastAt[metric]!;
