@@ -45,17 +45,27 @@ export async function boundedText(response: Response, maxBytes: number): Promise
     throw new AnswerTooLarge(maxBytes);
   }
   if (!response.body) return '';
-  const decoder = new TextDecoder();
-  const parts: string[] = [];
+  return new TextDecoder().decode(await boundedBytes(response.body as unknown as AsyncIterable<Uint8Array>, maxBytes));
+}
+
+/**
+ * Every byte of a body (a Node stream or a web one), refused with AnswerTooLarge once it
+ * passes `maxBytes`: leaving the loop destroys a Node stream and cancels a web one, so
+ * the rest is never read and memory holds at most `maxBytes` and a chunk.
+ */
+export async function boundedBytes(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
   let bytes = 0;
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of body) {
     bytes += chunk.byteLength;
-    if (bytes > maxBytes) {
-      await response.body.cancel().catch(() => undefined);
-      throw new AnswerTooLarge(maxBytes);
-    }
-    parts.push(decoder.decode(chunk, { stream: true }));
+    if (bytes > maxBytes) throw new AnswerTooLarge(maxBytes);
+    parts.push(chunk);
   }
-  parts.push(decoder.decode());
-  return parts.join('');
+  const whole = new Uint8Array(bytes);
+  let at = 0;
+  for (const part of parts) {
+    whole.set(part, at);
+    at += part.byteLength;
+  }
+  return whole;
 }

@@ -1,7 +1,8 @@
 // Amazon Bedrock Converse (REFERENCE.md) behind the neutral LlmProvider:
 // ChatRequest → ConverseCommand input, Converse output → ChatResponse, SDK
 // errors → LlmError. The SDK is imported on the first call only, so Lambdas
-// that never talk to a model do not load it.
+// that never talk to a model do not load it. The SDK reads every answer whole:
+// its stream collector here stops at ANSWER_MAX_BYTES, as the OpenAI client does.
 import type {
   BedrockRuntimeClient,
   ContentBlock as BedrockBlock,
@@ -10,8 +11,9 @@ import type {
   Message as BedrockMessage,
   ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
+import { AnswerTooLarge, boundedBytes } from '../http/outbound.js';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
-import { LlmError, tokenUsage, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type StopReason } from './types.js';
+import { ANSWER_MAX_BYTES, LlmError, tokenUsage, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type StopReason } from './types.js';
 
 export interface BedrockConfig {
   model: string;
@@ -64,6 +66,8 @@ function sdk(config: BedrockConfig) {
       // maxAttempts 1: withRetries() is the only retry loop (no retries multiplied by retries).
       client: new BedrockRuntimeClient({
         maxAttempts: 1,
+        // Every body the SDK reads (answers and error answers) goes through its stream collector.
+        streamCollector: (body: AsyncIterable<Uint8Array>) => boundedBytes(body, ANSWER_MAX_BYTES),
         ...(config.region ? { region: config.region } : {}),
         ...(config.endpoint ? { endpoint: config.endpoint } : {}),
       }),
@@ -154,6 +158,8 @@ function stopReason(reason: string | undefined): StopReason {
 function failure(error: unknown): unknown {
   const e = error as { name?: unknown; message?: unknown; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> } };
   const status = e?.$metadata?.httpStatusCode;
+  // Not retried: the same question would get the same answer. The message's first line only: the SDK appends a hint.
+  if (error instanceof AnswerTooLarge) return new AttemptFailed(`${LABEL} answered with ${error.message.split('\n', 1)[0]}`, 'bad_response', status);
   const name = typeof e?.name === 'string' ? e.name : 'Error';
   // No HTTP status: the request never got an answer (network, credentials, abort).
   if (status === undefined) {

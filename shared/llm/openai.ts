@@ -9,7 +9,17 @@
 //   as a thrown error, so the caller can tell the model and carry on.
 import * as z from 'zod';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
-import { LlmError, tokenUsage, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type Message, type StopReason } from './types.js';
+import {
+  ANSWER_MAX_BYTES,
+  LlmError,
+  tokenUsage,
+  type ChatRequest,
+  type ChatResponse,
+  type ContentBlock,
+  type LlmProvider,
+  type Message,
+  type StopReason,
+} from './types.js';
 import { AnswerTooLarge, boundedText, parseJson } from '../http/outbound.js';
 
 export interface OpenAiConfig {
@@ -22,8 +32,6 @@ export interface OpenAiConfig {
 }
 
 const LABEL = 'The OpenAI-compatible endpoint';
-/** A completion of 4,096 tokens with tool calls is tens of KB; more than this is no answer. */
-const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 const MAX_DETAIL = 300;
 
 export function openAiProvider(config: OpenAiConfig): LlmProvider {

@@ -56,6 +56,13 @@ export interface TokenUsage {
  */
 export const TOKEN_COUNT_MAX = 1_000_000_000;
 
+/**
+ * The largest answer taken from a provider, error answers included. A completion of 4,096
+ * tokens with tool calls is tens of KB; more than this is no answer, and reading it whole
+ * could fill the Lambda's memory: refused as bad_response without reading the rest.
+ */
+export const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
+
 /** A provider's reported counts as TokenUsage (total: input + output when it gives none), or throws bad_response naming `label`. */
 export function tokenUsage(label: string, input = 0, output = 0, total = input + output): TokenUsage {
   const counts = [input, output, total];

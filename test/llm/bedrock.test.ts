@@ -355,6 +355,32 @@ describe('retries and errors', () => {
     expect(fake.received).toHaveLength(1);
   });
 
+  it.each([
+    ['an answer', 200],
+    ['an error answer', 500],
+  ])('refuses %s that does not end at 8 MB as bad_response, stops reading it and does not retry', async (_, status) => {
+    fake.enqueue({ kind: 'endless', status });
+    expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_response', message: 'Bedrock answered with more than 8 MB' });
+    expect(fake.received).toHaveLength(1);
+    // The client closed the stream: the fake wrote the 8 MB taken and what flow control let ahead, not its 256 MB.
+    await vi.waitFor(() => expect(fake.received[0]!.streamedBytes).toBeDefined());
+    expect(fake.received[0]!.streamedBytes).toBeGreaterThan(8 * 1024 * 1024);
+    expect(fake.received[0]!.streamedBytes).toBeLessThan(24 * 1024 * 1024);
+  });
+
+  it('takes an answer of just under 8 MB', async () => {
+    const answer = (text: string) =>
+      JSON.stringify({
+        output: { message: { role: 'assistant', content: [{ text }] } },
+        stopReason: 'end_turn',
+        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+      });
+    const text = 'x'.repeat(8 * 1024 * 1024 - answer('').length);
+    fake.enqueue({ kind: 'raw', status: 200, body: answer(text) });
+    const response = await bedrock().converse(hello);
+    expect(response.message.content).toEqual([{ type: 'text', text }]);
+  });
+
   it('reports an answer without a message as bad_response', async () => {
     fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify({ stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }) });
     expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_response', message: 'Bedrock answered without a message' });

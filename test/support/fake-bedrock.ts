@@ -21,6 +21,7 @@
 //       .enqueueText('Two clusters are at risk.', { usage: { input_tokens: 1200, output_tokens: 80 } });
 //   fake.enqueueError('ThrottlingException');                      // 429, then the next reply
 //   fake.enqueue({ kind: 'delay', ms: 5_000, then: { kind: 'text', text: 'late' } });   // provoke timeouts
+//   fake.enqueue({ kind: 'endless', status: 200 });                 // an answer that never ends
 //   fake.enqueue((req) => ({ kind: 'text', text: `saw ${req.body.messages.length} messages` }));
 //   fake.enqueue(...Array.from({ length: 13 }, (_, i) => bedrockReply.toolUse('fleet_query', { round: i })));  // > 12 rounds
 // Tool-use ids are deterministic: tooluse_1, tooluse_2, … in the order the fake
@@ -43,6 +44,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Http2ServerRequest, type Http2ServerResponse, type Http2Session, type IncomingHttpHeaders } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+
+/** What an endless reply writes at most: far beyond any bound a client sets, yet not a runaway test. */
+const ENDLESS_MAX_BYTES = 256 * 1024 * 1024;
 
 export interface FakeUsage {
   input_tokens: number;
@@ -82,6 +86,8 @@ export type BedrockReply =
   | { kind: 'delay'; ms: number; then: BedrockReply }
   /** Anything else, verbatim (e.g. a body that is not JSON). */
   | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> }
+  /** A body that does not end: the start of a JSON answer, then 64 KB chunks until the client stops reading (at most 256 MB). */
+  | { kind: 'endless'; status: number }
   | ((request: ReceivedConverse, index: number) => BedrockReply);
 
 /** A content block as the SDK serializes it. */
@@ -113,6 +119,8 @@ export interface ReceivedConverse {
   body: ConverseWireBody;
   /** Set when the fake refused the request itself (auth, path, strict check): the reason. */
   rejected?: string;
+  /** An endless reply: the bytes written when the client closed the stream (undefined while it is open). */
+  streamedBytes?: number;
 }
 
 export interface FakeBedrock {
@@ -257,6 +265,24 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
       }
       case 'raw':
         return send(res, reply.status, reply.body, reply.headers);
+      case 'endless': {
+        const chunk = Buffer.alloc(64 * 1024, 'a');
+        let written = 0;
+        res.stream.once('close', () => {
+          request.streamedBytes = written;
+        });
+        res.writeHead(reply.status, { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID() });
+        res.write('{"output":{"message":{"role":"assistant","content":[{"text":"');
+        // Written as fast as HTTP/2's flow control lets the client take it.
+        const pump = () => {
+          while (!res.stream.destroyed && !res.stream.closed && written < ENDLESS_MAX_BYTES) {
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          if (!res.stream.destroyed && !res.stream.closed) res.end('"}]}}}');
+        };
+        return pump();
+      }
     }
   };
 
