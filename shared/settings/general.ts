@@ -1,9 +1,11 @@
 // General settings (spec §4): which method scores health and judges alert
 // criticality, `rules` or `ai`. Superadmin only to change (route table);
-// every change is audited with before and after, in the same transaction.
+// every change is audited with before and after, in the same transaction,
+// written only over the revision read (read again and retried when another
+// save came between), so each audit entry's "before" is what it replaced.
 import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
-import { transactWrite } from '../db/client.js';
+import { retryOnConflict, transactWrite } from '../db/client.js';
 import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
 import { Forbidden } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -20,21 +22,23 @@ export async function updateGeneralSettings(
   now = new Date(),
 ): Promise<{ status: 'ok' } & GeneralSettings> {
   if (principal.role !== 'superadmin') throw new Forbidden('Only a superadmin changes general settings.'); // the route table says so too
-  const before = await generalSettings();
-  await transactWrite([
-    saveGeneralSettingsAction(settings, principal.username, now),
-    auditAction(
-      {
-        actor: principal.username,
-        role: principal.role,
-        action: 'settings_update',
-        target: 'general',
-        detail: { before, after: settings },
-        ip: caller.ip,
-        user_agent: caller.userAgent,
-      },
-      now,
-    ),
-  ]);
+  await retryOnConflict(async () => {
+    const { revision, health_scoring_method, alert_criticality_method } = await getGeneralSettings();
+    await transactWrite([
+      saveGeneralSettingsAction(settings, principal.username, revision, now),
+      auditAction(
+        {
+          actor: principal.username,
+          role: principal.role,
+          action: 'settings_update',
+          target: 'general',
+          detail: { before: { health_scoring_method, alert_criticality_method }, after: settings },
+          ip: caller.ip,
+          user_agent: caller.userAgent,
+        },
+        now,
+      ),
+    ]);
+  });
   return { status: 'ok', ...settings };
 }

@@ -379,6 +379,35 @@ describe('general settings', () => {
     expect((await call('admin', 'PUT', '/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'rules' })).status).toBe(403);
     expect((await call('viewer', 'GET', '/api/settings/general')).body.health_scoring_method).toBe('ai');
   });
+
+  it('audits concurrent saves as one chain: each entry\'s "before" is what it replaced, the last one\'s "after" is what is stored', async () => {
+    const states = [
+      { health_scoring_method: 'rules', alert_criticality_method: 'rules' },
+      { health_scoring_method: 'ai', alert_criticality_method: 'rules' },
+      { health_scoring_method: 'rules', alert_criticality_method: 'ai' },
+      { health_scoring_method: 'ai', alert_criticality_method: 'ai' },
+    ] as const;
+    const key = (state: object) => JSON.stringify(state, ['health_scoring_method', 'alert_criticality_method']);
+    const start = (await call('viewer', 'GET', '/api/settings/general')).body;
+    const audited = (await listAudit('settings_update')).length;
+    // Three superadmins at once, each to a state none of the others saves and the start is not.
+    const targets = states.filter((state) => key(state) !== key(start));
+    const puts = await Promise.all(targets.map((state) => call('superadmin', 'PUT', '/api/settings/general', state)));
+    expect(puts.map((put) => put.status)).toEqual([200, 200, 200]);
+    const all = await listAudit('settings_update'); // newest first
+    const entries = all.slice(0, all.length - audited);
+    expect(entries).toHaveLength(3);
+    // Walk the chain from the start: exactly one entry replaced each state it reached.
+    let at = key(start);
+    const left = entries.map((entry) => ({ before: key(entry.detail.before as object), after: key(entry.detail.after as object) }));
+    while (left.length) {
+      const next = left.filter((entry) => entry.before === at);
+      expect(next, `entries replacing ${at}`).toHaveLength(1);
+      left.splice(left.indexOf(next[0]!), 1);
+      at = next[0]!.after;
+    }
+    expect(key((await call('viewer', 'GET', '/api/settings/general')).body)).toBe(at);
+  });
 });
 
 describe('metric sources, a fourth rule set (issue 20 §1)', () => {
