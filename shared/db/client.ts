@@ -213,17 +213,28 @@ export async function batchGet<T extends Item>(table: TableName, keys: Key[], co
   return found;
 }
 
-/** Runs `work` over `items` with at most `limit` in flight; results in input order. */
+/**
+ * Runs `work` over `items` with at most `limit` in flight; results in input order. After a
+ * failure no item is started, and the first failure is thrown only once every call in flight
+ * has ended: a caller's cleanup (a write counter closed in `finally`) never runs while one of
+ * its writes may still land.
+ */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
+    while (next < items.length && !failure) {
       const index = next++;
-      results[index] = await work(items[index]!, index);
+      try {
+        results[index] = await work(items[index]!, index);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   });
   await Promise.all(runners);
+  if (failure) throw failure.error;
   return results;
 }
 

@@ -4,6 +4,7 @@ import {
   ConditionFailed,
   deleteItem,
   getItem,
+  mapLimit,
   putItem,
   queryAll,
   queryAllWire,
@@ -138,5 +139,50 @@ describe('document client wrapper on DynamoDB Local', () => {
     await attempt(1);
     expect((await getItem('rules', { pk: 'CHANGE#1', sk: 'CHANGE' }))?.status).toBe('approved');
     expect((await getItem('rules', { pk: 'RULESET#health', sk: 'CURRENT' }))?.version).toBe(2);
+  });
+});
+
+describe('mapLimit', () => {
+  const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('answers in input order with at most `limit` in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const results = await mapLimit([5, 1, 4, 2, 3], 2, async (ms, index) => {
+      most = Math.max(most, ++inFlight);
+      await tick(ms);
+      inFlight--;
+      return `${index}:${ms}`;
+    });
+    expect(results).toEqual(['0:5', '1:1', '2:4', '3:2', '4:3']);
+    expect(most).toBe(2);
+  });
+
+  it('after a failure starts nothing more, and throws it only once every call in flight has ended', async () => {
+    const started: number[] = [];
+    const ended: number[] = [];
+    const failure = new Error('item 1 failed');
+    const calls = mapLimit(
+      Array.from({ length: 20 }, (_, i) => i),
+      4,
+      async (i) => {
+        started.push(i);
+        if (i === 1) {
+          await tick(1);
+          throw failure;
+        }
+        await tick(i === 2 ? 30 : 5);
+        ended.push(i);
+        return i;
+      },
+    );
+    await expect(calls).rejects.toBe(failure);
+    // Item 2 was in flight when item 1 failed: it ended before the failure was thrown.
+    expect(ended).toContain(2);
+    const settled = [...started];
+    await tick(50);
+    expect(started).toEqual(settled);
+    expect(started.length).toBeLessThan(20);
+    expect(ended.length).toBe(started.length - 1);
   });
 });
