@@ -45,10 +45,19 @@ const readUsage = itemReader<UsageRecord>({
 
 export type NewUsage = Omit<UsageRecord, 'call_id' | 'day' | 'at'>;
 
-export async function recordUsage(usage: NewUsage, now = new Date()): Promise<UsageRecord> {
+/** A call's ledger record, its id and time fixed: putting it again (a retry) writes the same item, never a second. */
+export function usageRecord(usage: NewUsage, now = new Date()): UsageRecord {
   const at = now.toISOString();
-  const record: UsageRecord = { call_id: randomUUID(), day: at.slice(0, 10), at, ...usage };
-  await putItem('llm-usage', { pk: `DAY#${record.day}`, sk: `${at}#${record.call_id}`, ...record });
+  return { call_id: randomUUID(), day: at.slice(0, 10), at, ...usage };
+}
+
+export async function putUsage(record: UsageRecord): Promise<void> {
+  await putItem('llm-usage', { pk: `DAY#${record.day}`, sk: `${record.at}#${record.call_id}`, ...record });
+}
+
+export async function recordUsage(usage: NewUsage, now = new Date()): Promise<UsageRecord> {
+  const record = usageRecord(usage, now);
+  await putUsage(record);
   return record;
 }
 

@@ -2,7 +2,7 @@
 // model, run the tools it asks for, answer with their results, until it
 // answers in text or the rounds run out (then one last call for an answer).
 // Every LLM call goes to the usage ledger, failed ones too.
-import { recordUsage, type UsageSource } from '../db/llm-usage.js';
+import { putUsage, recordUsage, usageRecord, type UsageSource } from '../db/llm-usage.js';
 import { createLogger } from '../log.js';
 import { costOf, priceOf, pricingTable } from './pricing.js';
 import type { ChatRequest, ChatResponse, ContentBlock, LlmProvider, Message, ToolSpec } from './types.js';
@@ -63,10 +63,12 @@ export async function recordedCall(provider: LlmProvider, request: ChatRequest, 
     error: false,
     user: ledger.user,
   };
-  // The answer is paid for: a ledger write that fails is retried once, then logged with its figures, never the caller's failure.
-  await recordUsage(usage)
-    .catch(() => recordUsage(usage))
-    .catch((e: unknown) => log.error('usage not recorded', { ...usage, error: String(e) }));
+  // The answer is paid for: a ledger write that fails is retried once (the same record: a write that landed
+  // but whose answer was lost is not counted twice), then logged with its figures, never the caller's failure.
+  const record = usageRecord(usage);
+  await putUsage(record)
+    .catch(() => putUsage(record))
+    .catch((e: unknown) => log.error('usage not recorded', { ...record, error: String(e) }));
   spent.input_tokens += input_tokens;
   spent.output_tokens += output_tokens;
   spent.total_tokens += total_tokens;

@@ -6,13 +6,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { llmProvider } from '../../shared/llm/provider.js';
-import { runToolLoop } from '../../shared/llm/tool-loop.js';
+import { recordedCall, runToolLoop } from '../../shared/llm/tool-loop.js';
 import { startFakeOpenAi, openAiReply, type FakeOpenAi } from '../support/fake-openai.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
 
 let openai: FakeOpenAi;
+let proxy: DynamoProxy;
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
   openai = await startFakeOpenAi();
 });
 afterAll(async () => {
@@ -59,5 +61,28 @@ describe('runToolLoop', () => {
     const calls = (await listUsage(1)).filter((u) => u.run_id === 'deadline-run');
     expect(calls).toHaveLength(ran.length + 1);
     expect(calls.every((c) => c.source === 'agent' && !c.error)).toBe(true);
+  });
+
+  it('counts a paid call once when the ledger write landed but its answers were lost, through every retry', async () => {
+    const provider = llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl })!;
+    openai.enqueueText('paid for');
+    // The client's own attempts (4) all write and lose their answer, so the loop's retry runs; then DynamoDB answers.
+    let lost = 0;
+    const stop = proxy.watch((request) =>
+      request.operation === 'PutItem' && request.input.TableName?.includes('llm-usage') && lost++ < 4 ? 'lose-answer' : undefined,
+    );
+    try {
+      await recordedCall(
+        provider,
+        { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] },
+        { runId: 'lost-answer-run', source: 'agent', user: 'test' },
+      );
+    } finally {
+      stop();
+    }
+    expect(lost).toBe(5);
+    const calls = (await listUsage(1)).filter((u) => u.run_id === 'lost-answer-run');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ error: false, model: 'gpt-4o-mini' });
   });
 });
