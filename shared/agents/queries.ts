@@ -3,6 +3,7 @@
 // tasks, one investigation. Lists read one time range of the index, never a scan.
 import { getInvestigation, listInvestigationsSince, listOpenTasks, type AgentTask, type InvestigationSummary } from '../db/investigations.js';
 import { NotFound } from '../http/errors.js';
+import { wildcardFits } from '../wildcard.js';
 import type { AgentTaskView } from './schemas.js';
 
 export const SOURCE = 'live' as const; // spec §1: data computed from live data
@@ -12,11 +13,14 @@ const DAY_MS = 86_400_000;
 
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 
-/** SQL LIKE, case-insensitive, as a substring match: `%` any run of characters, `_` any one. */
+/**
+ * SQL LIKE, case-insensitive, as a substring match: `%` any run of characters, `_` any one.
+ * Matched by `wildcardFits`, not a regular expression: `%%%%%%%%%%%%%%%%%%%%#` made one that
+ * backtracked for a minute per name.
+ */
 export function likeMatcher(pattern: string): (value: string) => boolean {
-  const body = [...pattern.trim().toLowerCase()].map((c) => (c === '%' ? '.*' : c === '_' ? '.' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
-  const re = new RegExp(body, 's');
-  return (value) => re.test(value.toLowerCase());
+  const whole = `%${pattern.trim().toLowerCase()}%`;
+  return (value) => wildcardFits(whole, value.toLowerCase(), '%', '_');
 }
 
 const listItem = (i: InvestigationSummary): InvestigationSummary => ({

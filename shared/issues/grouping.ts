@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { AlertRecord } from '../db/alerts.js';
 import type { IssueRules, Severity } from '../rules/schemas.js';
 import type { IssueView } from './schemas.js';
+import { wildcardFits } from '../wildcard.js';
 
 /**
  * The fields of an issue that grouping owns (triage fields are never touched
@@ -28,38 +29,13 @@ export function groupKeyOf(alert: AlertRecord, keys: readonly string[]): string 
     .join('|');
 }
 
-/**
- * Does `text` fit the glob (`*` any run, `?` one character)? The classic
- * two-pointer match with one backtrack point: O(text × glob) at worst, never exponential.
- */
-function globFits(glob: string, text: string): boolean {
-  let g = 0;
-  let t = 0;
-  let starG = -1;
-  let starT = 0;
-  while (t < text.length) {
-    if (g < glob.length && (glob[g] === '?' || glob[g] === text[t])) {
-      g++;
-      t++;
-    } else if (g < glob.length && glob[g] === '*') {
-      starG = g++;
-      starT = t;
-    } else if (starG >= 0) {
-      g = starG + 1;
-      t = ++starT;
-    } else return false;
-  }
-  while (g < glob.length && glob[g] === '*') g++;
-  return g === glob.length;
-}
-
 /** Whether an alert name fits a severity pattern: globs separated by `|`, case-insensitive. */
 export function nameFits(pattern: string, name: string): boolean {
   const lower = name.toLowerCase();
   return pattern
     .toLowerCase()
     .split('|')
-    .some((glob) => globFits(glob, lower));
+    .some((glob) => wildcardFits(glob, lower, '*', '?'));
 }
 
 /** First matching name pattern; else the severity label when it says critical or warning; else the default. */
