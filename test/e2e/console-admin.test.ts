@@ -229,6 +229,26 @@ describe('dashboards', { timeout: 90_000 }, () => {
     await viewerPage.evaluate('localStorage.clear()');
   });
 
+  it('refuses a dashboard address on another origin: no frame is loaded there, so no token goes to it', async () => {
+    const elsewhere = 'https://elsewhere.example/embed/dashboards/1';
+    // The BI server's address as a prefix, but the host after the @ is elsewhere.example.
+    for (const address of [elsewhere, '//elsewhere.example/embed/dashboards/1', `${fake.host}@elsewhere.example/embed/dashboards/1`]) {
+      await open(viewerPage, `/dashboards?dashboard=${encodeURIComponent(address)}`, 'Dashboards');
+      await viewerPage.getByText(`“${address}” is not a dashboard address on the BI server (${fake.host}`).waitFor();
+      expect(await viewerPage.locator('iframe').count()).toBe(0);
+    }
+    await viewerPage.getByLabel('Dashboard address').fill(elsewhere);
+    await viewerPage.getByRole('button', { name: 'Show' }).click();
+    await viewerPage.getByText(`Enter the address of a dashboard on the BI server (${fake.host}/…`).waitFor();
+    expect(await viewerPage.locator('iframe').count()).toBe(0);
+    // The same origin written out in full is taken.
+    await viewerPage.getByLabel('Dashboard address').fill(`${fake.host}/embed/dashboards/4`);
+    await viewerPage.getByRole('button', { name: 'Show' }).click();
+    const src = new URL((await viewerPage.locator('iframe.dashboards-frame').getAttribute('src'))!);
+    expect(src.origin).toBe(fake.host);
+    await viewerPage.evaluate('localStorage.clear()');
+  });
+
   it('embeds the configured dashboard without an address typed in, renews its tokens and acquires a new session when it ends', async () => {
     Object.assign(process.env, {
       EMBED_HOST: fake.host,

@@ -176,13 +176,13 @@ function DashboardForm({ current, host, invalid, onChoose }: { current: string; 
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!parseDashboard(text, host)) {
-      setError('Enter the address of a dashboard on the BI server (https://…, or its path such as /embed/dashboards/7).');
+      setError(`Enter the address of a dashboard on the BI server (${host ?? 'https://…'}/…, or its path such as /embed/dashboards/7).`);
       return;
     }
     setError(null);
     onChoose(text.trim());
   };
-  const message = error ?? (invalid ? `“${current}” is not a dashboard address (https://… with the dashboard's path).` : null);
+  const message = error ?? (invalid ? `“${current}” is not a dashboard address on the BI server (${host ?? 'https://…'}, with the dashboard's path).` : null);
   return (
     <form className="toolbar dashboards-form" onSubmit={submit}>
       <label className="dashboards-address">

@@ -205,12 +205,18 @@ export function embedUrl(dashboard: URL, tokens: EmbedTokens, embedDomain: strin
   return `${dashboard.origin}/login/embed/${encodeURIComponent(target)}?embed_authentication_token=${encodeURIComponent(tokens.authentication_token)}`;
 }
 
-/** A dashboard address the page can embed: an absolute http(s) URL with a path, or a path on `host` (the BI server) when given. */
-export function parseDashboard(text: string, host?: string): URL | null {
+/**
+ * A dashboard address the page can embed: a path on `host` (the BI server), or an absolute
+ * http(s) address on that same origin. Never another origin, whatever the link says: the frame
+ * is loaded with the session's one-time token and handed its API token. No host, no dashboard.
+ */
+export function parseDashboard(text: string, host: string | undefined): URL | null {
+  if (!host) return null;
   try {
     const trimmed = text.trim();
-    const url = host && trimmed.startsWith('/') && !trimmed.startsWith('//') ? new URL(`${host}${trimmed}`) : new URL(trimmed);
+    const url = trimmed.startsWith('/') && !trimmed.startsWith('//') ? new URL(`${host}${trimmed}`) : new URL(trimmed);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+    if (url.origin !== new URL(host).origin) return null;
     if (url.pathname === '/' || url.pathname === '') return null;
     return url;
   } catch {
