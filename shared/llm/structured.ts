@@ -7,9 +7,15 @@ import { recordedCall, runToolLoop, textOf, type LoopResult } from './tool-loop.
 /** The answer did not validate, even after the repair round; the message says why. */
 export class AnswerInvalid extends Error {}
 
-/** The JSON object in a model's answer: the whole text, a ```json fence, or the outermost braces. */
+/**
+ * The JSON object in a model's answer: the whole text, the first ``` fence (```json or bare), or
+ * the outermost braces. Found with indexOf, not a regular expression: a fence followed by
+ * megabytes of whitespace (a runaway JSON mode) made one backtrack quadratically, for hours.
+ */
 export function jsonIn(text: string): unknown {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text)?.[1];
+  const open = text.indexOf('```');
+  const close = open < 0 ? -1 : text.indexOf('```', open + 3);
+  const fenced = close < 0 ? undefined : text.slice(open + 3, close).replace(/^json/, '');
   for (const candidate of [text, fenced, text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)]) {
     if (!candidate?.trim()) continue;
     try {
