@@ -13,7 +13,7 @@ import { nothingSpent, type Spent } from '../llm/tool-loop.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
 import { leaseMs, PATROL_LOCK, takeLock } from './lock.js';
-import { gatherInputs, llmScan, rulesScan, ScanFailed, type ScanOutcome } from './scan.js';
+import { gatherInputs, keptLists, llmScan, rulesScan, ScanFailed, type ScanOutcome } from './scan.js';
 
 const log = createLogger('patrol');
 /** The LLM's tool rounds end in time for an answer inside the worker's 15 minutes. */
@@ -68,6 +68,8 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     const outcome = await scan(owner, event.triggered_by ?? 'schedule', meter);
     if (lost) throw new ScanFailed('the scan outlived its lock');
     const { result } = outcome;
+    // flagged_count counts them all; the lists keep what the report's item holds (a large fleet's rules scan flags thousands).
+    const kept = keptLists(result);
     await finishReport(owner, {
       status: 'completed',
       model: outcome.model,
@@ -80,8 +82,8 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
       fleet_narrative: result.narrative,
       flagged_count: result.clusters_flagged.length,
       fleet_summary_parsed: result.fleet_summary,
-      clusters_flagged_parsed: result.clusters_flagged,
-      customer_summaries_parsed: result.customer_summaries,
+      clusters_flagged_parsed: kept.clusters_flagged,
+      customer_summaries_parsed: kept.customer_summaries,
     });
     return { status: 'completed', report_id: owner };
   } catch (error) {

@@ -66,6 +66,12 @@ export async function gatherInputs(now = new Date()): Promise<PatrolInputs> {
 /** A count of clusters in the model's summary: at most the fleet it was shown (a larger one is not an answer to repair). */
 const clusterCount = (fleetSize: number) => z.number().int().min(0).max(fleetSize);
 
+/** The most flagged clusters and customer summaries a report keeps: what the LLM may answer (patrolResult), the rules engine too. */
+const FLAGGED_KEPT = 200;
+const CUSTOMERS_KEPT = 500;
+/** What the two lists may take of the report's item (DynamoDB refuses one over 400 KB; the narrative and the rest fit in what is left). */
+const LISTS_MAX_BYTES = 320 * 1024;
+
 /** A scan's answer for a fleet of `fleetSize` clusters. */
 const patrolResult = (fleetSize: number) =>
   z.strictObject({
@@ -87,7 +93,7 @@ const patrolResult = (fleetSize: number) =>
           recommended_action: z.string().min(1).max(600),
         }),
       )
-      .max(200),
+      .max(FLAGGED_KEPT),
     customer_summaries: z
       .array(
         z.strictObject({
@@ -97,10 +103,27 @@ const patrolResult = (fleetSize: number) =>
           summary: z.string().min(1).max(800),
         }),
       )
-      .max(500),
+      .max(CUSTOMERS_KEPT),
     narrative: z.string().min(1).max(8000),
   });
 export type PatrolResult = z.infer<ReturnType<typeof patrolResult>>;
+
+/**
+ * The lists a report stores: the first FLAGGED_KEPT flagged clusters (critical first, worst first)
+ * and CUSTOMERS_KEPT customers (most flagged first), then cut from the end, customers first, until
+ * both fit LISTS_MAX_BYTES as stored (UTF-8 JSON). A large fleet's rules scan flags thousands; at
+ * their longest, even the LLM's 200 and 500 pass the item limit. The report's flagged_count and
+ * headline keep the whole count.
+ */
+export function keptLists(result: PatrolResult): Pick<PatrolResult, 'clusters_flagged' | 'customer_summaries'> {
+  const flagged = result.clusters_flagged.slice(0, FLAGGED_KEPT);
+  const customers = result.customer_summaries.slice(0, CUSTOMERS_KEPT);
+  const bytes = (entry: object) => Buffer.byteLength(JSON.stringify(entry)) + 1;
+  let total = [...flagged, ...customers].reduce((sum, entry) => sum + bytes(entry), 0);
+  while (total > LISTS_MAX_BYTES && customers.length > 0) total -= bytes(customers.pop()!);
+  while (total > LISTS_MAX_BYTES && flagged.length > 0) total -= bytes(flagged.pop()!);
+  return { clusters_flagged: flagged, customer_summaries: customers };
+}
 
 export interface ScanOutcome {
   result: PatrolResult;
