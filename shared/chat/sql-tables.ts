@@ -282,7 +282,7 @@ export const TABLES: readonly TableDef[] = [
       col('customer_name', 'TEXT', 'copy of clusters.customer_name'),
       col('group_key', 'TEXT', "what grouped the alerts, e.g. 'cluster=<id>|alert_name=DiskUsageHigh'"),
       col('alert_count', 'INTEGER', 'alerts in the issue'),
-      col('alert_names', 'TEXT', 'JSON array of the distinct alert names'),
+      col('alert_names', 'TEXT', 'JSON array of the distinct alert names (the first 50)'),
       col('first_seen', 'TEXT', 'start of its first alert (ISO-8601 UTC)'),
       col('last_seen', 'TEXT', 'start of its latest alert (ISO-8601 UTC)'),
       col('resolved_at', 'TEXT', 'when it resolved (ISO-8601 UTC); NULL while Ongoing'),

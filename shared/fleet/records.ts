@@ -95,24 +95,31 @@ export const LogEventInput = z.lazy(() =>
 export type LogEventInput = z.infer<typeof LogEventInput>;
 
 /**
- * An alert's labels and annotations together, as JSON: far more than any rule writes, and far below
- * the 400 KB a DynamoDB item may hold (the alert's item also copies the summary and description).
+ * An alert's labels and annotations together, as UTF-8 JSON: far more than any rule writes, and far
+ * below the 400 KB a DynamoDB item may hold (the alert's item also copies the summary and description).
+ * Bytes, not characters: 64 K characters of CJK text are 192 KB.
  */
 export const ALERT_TEXT_MAX = 64 * 1024;
+/**
+ * One label's value. Label values name things (alertname, cluster, service); they are copied into
+ * the issue an alert joins (its group key and name), so a value the size of a description would
+ * make an issue DynamoDB refuses. Long text belongs in annotations.
+ */
+export const LABEL_VALUE_MAX = 1024;
 
 /** One alert of an Alertmanager webhook (version 4). */
 export const AlertmanagerAlert = z.lazy(() =>
   z
     .looseObject({
       status: z.enum(['firing', 'resolved']),
-      labels: z.record(z.string().max(256), z.string()),
+      labels: z.record(z.string().max(256), z.string().max(LABEL_VALUE_MAX)),
       annotations: z.record(z.string().max(256), z.string()).default({}),
       startsAt: IsoTime,
       endsAt: z.string().default('0001-01-01T00:00:00Z'),
       generatorURL: z.string().max(2048).default(''),
       fingerprint: z.string().max(128).optional(),
     })
-    .refine((a) => JSON.stringify(a.labels).length + JSON.stringify(a.annotations).length <= ALERT_TEXT_MAX, {
+    .refine((a) => Buffer.byteLength(JSON.stringify(a.labels)) + Buffer.byteLength(JSON.stringify(a.annotations)) <= ALERT_TEXT_MAX, {
       error: `labels and annotations together must be at most ${ALERT_TEXT_MAX / 1024} KB`,
       path: ['annotations'],
     }),

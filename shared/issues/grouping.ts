@@ -107,10 +107,15 @@ function endOf(alert: AlertRecord): number {
   return Math.max(Date.parse(alert.ends_at ?? alert.starts_at), Date.parse(alert.starts_at));
 }
 
+/**
+ * The alert names an issue keeps, in order of first appearance; its name counts them all. Grouped by
+ * cluster alone, one issue could gather thousands, and the issue is one DynamoDB item (400 KB at most).
+ */
+export const ALERT_NAMES_KEPT = 50;
+
 function segmentIssue(groupKey: string, alerts: AlertRecord[], activityEnd: number, rules: IssueRules, now: Date, quietMs: number): IssueGrouping {
   const first = alerts[0]!;
-  const names: string[] = [];
-  for (const a of alerts) if (!names.includes(a.alert_name)) names.push(a.alert_name);
+  const names = [...new Set(alerts.map((a) => a.alert_name))];
   const resolved = activityEnd !== Infinity && now.getTime() - activityEnd >= quietMs;
   return {
     issue_id: issueIdOf(groupKey, first),
@@ -120,7 +125,7 @@ function segmentIssue(groupKey: string, alerts: AlertRecord[], activityEnd: numb
     status: resolved ? 'Resolved' : 'Ongoing',
     cluster_id: first.cluster_id,
     alert_count: alerts.length,
-    alert_names: names,
+    alert_names: names.slice(0, ALERT_NAMES_KEPT),
     first_seen: first.starts_at,
     last_seen: alerts.at(-1)!.starts_at,
     resolved_at: resolved ? new Date(activityEnd).toISOString() : null,

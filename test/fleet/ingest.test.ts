@@ -431,6 +431,29 @@ describe('alerts from the Alertmanager webhook', () => {
     expect((await storedOf(clusters[0]!.cluster_id, 'big0000000000003'))[0]!.detail).toHaveLength(60_000);
   });
 
+  it('counts the 64 KB in UTF-8 bytes, and refuses a label value over 1,024 characters (labels are copied into issues)', async () => {
+    const base = alert('firing');
+    const result = await ingestAlerts(
+      [
+        // 22,000 three-byte characters: 22 K characters, 66 KB.
+        alert('firing', { fingerprint: 'utf0000000000001', annotations: { description: '中'.repeat(22_000) } }),
+        alert('firing', { fingerprint: 'utf0000000000002', labels: { ...base.labels, alertname: 'A'.repeat(1_025) } }),
+        alert('firing', {
+          fingerprint: 'utf0000000000003',
+          labels: { ...base.labels, alertname: 'A'.repeat(1_024) },
+          annotations: { description: '中'.repeat(20_000) },
+        }),
+      ],
+      NOW,
+    );
+    expect(result.accepted).toBe(1);
+    expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([
+      [0, 'annotations: labels and annotations together must be at most 64 KB'],
+      [1, expect.stringMatching(/^labels\.alertname: /)],
+    ]);
+    expect((await storedOf(clusters[0]!.cluster_id, 'utf0000000000003'))[0]!.alert_name).toHaveLength(1_024);
+  });
+
   it('refuses a startsAt in the future or beyond the retention; a resolution time is kept within [startsAt, receipt]', async () => {
     const id = clusters[0]!.cluster_id;
     const result = await ingestAlerts(

@@ -104,6 +104,22 @@ describe('joining alerts into issues', () => {
   });
 });
 
+describe('an issue of many alert names', () => {
+  it('keeps the first 50 names in order of appearance, and its name counts them all', () => {
+    const byCluster: IssueRules = { ...RULES, grouping: { ...RULES.grouping, keys: ['cluster'] } };
+    const names = Array.from({ length: 120 }, (_, i) => `Alert${String(i).padStart(3, '0')}`);
+    const issues = groupAlerts(
+      names.map((name, i) => alert(name, 200 - i, null)),
+      byCluster,
+      NOW,
+    );
+    expect(issues).toHaveLength(1);
+    expect(issues[0]!.alert_names).toEqual(names.slice(0, 50));
+    expect(issues[0]!.issue_name).toBe('Alert000, Alert001 and 118 more');
+    expect(issues[0]!.alert_count).toBe(120);
+  });
+});
+
 describe('severity', () => {
   it('a name pattern wins over the label; the label over the default; any Critical alert makes the issue Critical', () => {
     expect(alertSeverity(alert('BrokerDown', 1, null, { labels: { severity: 'warning' } }), RULES.severity)).toBe('Critical');
