@@ -36,6 +36,15 @@ export function categoryOf(alertName: string): string {
 const criticalish = (a: AlertRecord) => ['critical', 'page', 'high'].includes(a.severity.toLowerCase()) || a.labels.severity?.toLowerCase() === 'critical';
 const byStart = (a: AlertRecord, b: AlertRecord) => (a.starts_at < b.starts_at ? -1 : a.starts_at > b.starts_at ? 1 : a.fingerprint < b.fingerprint ? -1 : 1);
 
+/** The longest title and texts (reasoning, summary) an AI issue keeps, from the model or the rules. */
+const TITLE_MAX = 200;
+const TEXT_MAX = 2000;
+/**
+ * The most alerts one prompt shows the model, the newest; older ones are grouped by rules, as
+ * alerts the model leaves out are. A noisy week of thousands would otherwise not fit a context.
+ */
+export const PROMPT_ALERTS_MAX = 300;
+
 /** The deterministic grouping: same category, each alert within RULES_GAP_MINUTES of the group's previous one. */
 export function rulesGroups(alerts: readonly AlertRecord[], why = 'Rule-based grouping (no LLM provider configured)'): AlertGroup[] {
   const groups: AlertRecord[][] = [];
@@ -55,10 +64,15 @@ export function rulesGroups(alerts: readonly AlertRecord[], why = 'Rule-based gr
     const names = [...new Set(members.map((m) => m.alert_name))];
     return {
       alerts: members,
-      title: `${category[0]!.toUpperCase()}${category.slice(1)}: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''}`,
+      // As long as the model's may be (ModelAnswer): the names are free text, up to 1,024 characters each.
+      title:
+        `${category[0]!.toUpperCase()}${category.slice(1)}: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''}`.slice(
+          0,
+          TITLE_MAX,
+        ),
       severity: members.some(criticalish) ? 'Critical' : 'Warning',
       reasoning: `${why}: ${members.length} ${category} alert${members.length === 1 ? '' : 's'} on this cluster, each within ${RULES_GAP_MINUTES} minutes of the previous one.`,
-      summary: `${names.join(', ')} from ${members[0]!.starts_at.slice(0, 16).replace('T', ' ')} UTC${members.some((m) => m.status === 'Firing') ? '; still firing' : '; all resolved'}.`,
+      summary: `${names.join(', ').slice(0, TEXT_MAX - 60)} from ${members[0]!.starts_at.slice(0, 16).replace('T', ' ')} UTC${members.some((m) => m.status === 'Firing') ? '; still firing' : '; all resolved'}.`,
     };
   });
 }
@@ -68,10 +82,10 @@ const ModelAnswer = z.object({
     .array(
       z.object({
         alerts: z.array(z.string()).min(1),
-        title: z.string().min(1).max(200),
+        title: z.string().min(1).max(TITLE_MAX),
         severity: z.enum(['Critical', 'Warning']),
-        reasoning: z.string().min(1).max(2000),
-        summary: z.string().min(1).max(2000),
+        reasoning: z.string().min(1).max(TEXT_MAX),
+        summary: z.string().min(1).max(TEXT_MAX),
       }),
     )
     .min(1),
@@ -94,7 +108,9 @@ export async function llmGroups(
   alerts: readonly AlertRecord[],
   ledger: Ledger,
 ): Promise<{ groups: AlertGroup[]; usedModel: boolean }> {
-  const sorted = [...alerts].sort(byStart);
+  const all = [...alerts].sort(byStart);
+  const older = all.slice(0, Math.max(0, all.length - PROMPT_ALERTS_MAX));
+  const sorted = all.slice(older.length);
   const ids = new Map(sorted.map((a, i) => [`a${i + 1}`, a]));
   const lines = [...ids].map(([id, a]) =>
     JSON.stringify({
@@ -117,7 +133,7 @@ export async function llmGroups(
     ledger,
   );
   const parsed = ModelAnswer.safeParse(jsonIn(textOf(response.message)));
-  if (!parsed.success) return { groups: rulesGroups(sorted, "Rule-based grouping (the model's answer did not validate)"), usedModel: false };
+  if (!parsed.success) return { groups: rulesGroups(all, "Rule-based grouping (the model's answer did not validate)"), usedModel: false };
   const assigned = new Set<string>();
   const groups: AlertGroup[] = [];
   for (const g of parsed.data.groups) {
@@ -128,5 +144,6 @@ export async function llmGroups(
   }
   const left = [...ids].filter(([id]) => !assigned.has(id)).map(([, a]) => a);
   if (left.length) groups.push(...rulesGroups(left, 'The model left these alerts out; grouped by rules'));
+  if (older.length) groups.push(...rulesGroups(older, `More alerts than one prompt shows (${PROMPT_ALERTS_MAX}, the newest): the older ones grouped by rules`));
   return { groups, usedModel: true };
 }

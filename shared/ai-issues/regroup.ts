@@ -32,6 +32,13 @@ function fingerprintOf(alerts: readonly AlertRecord[]): string {
   return createHash('sha256').update(lines.join('\n')).digest('hex');
 }
 
+/**
+ * The alerts an AI issue links, newest first kept: its detail lists them and the next run matches
+ * groups to issues by them; alert_count counts them all. An issue is one DynamoDB item (400 KB), and
+ * a key is up to 153 characters: a burst of 5,000 alerts in one group made one DynamoDB refused.
+ */
+export const AI_ALERT_KEYS_KEPT = 500;
+
 function toGrouping(group: AlertGroup, id: string, names: { cluster_name: string; customer_name: string }, groupedBy: string): AiGrouping {
   const alerts = [...group.alerts].sort((a, b) => (a.starts_at < b.starts_at ? -1 : 1));
   const firing = alerts.some((a) => a.status === 'Firing');
@@ -44,7 +51,7 @@ function toGrouping(group: AlertGroup, id: string, names: { cluster_name: string
     cluster_id: alerts[0]!.cluster_id,
     ...names,
     alert_count: alerts.length,
-    alert_keys: alerts.map(alertKeyOf),
+    alert_keys: alerts.slice(-AI_ALERT_KEYS_KEPT).map(alertKeyOf),
     first_seen: alerts[0]!.starts_at,
     last_seen: alerts.at(-1)!.starts_at,
     resolved_at: firing ? null : ends.at(-1)!,
