@@ -6,7 +6,7 @@
 // exponential backoff and jitter; a refused query (400, 422) is not.
 import type { MetricSources } from '../rules/schemas.js';
 import { signedHeaders } from './sigv4.js';
-import { AnswerTooLarge, boundedText } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
 
 export type PrometheusSource = MetricSources['prometheus'];
 
@@ -58,37 +58,45 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
   const base = source.url.replace(/\/+$/, '');
   const sleep = options.sleep ?? sleepFor;
 
-  async function authHeaders(url: URL, body: string): Promise<Record<string, string>> {
+  /** The request's auth headers, and the secret they carry (bearer, basic) so no message quotes it. */
+  async function authOf(url: URL, body: string): Promise<{ headers: Record<string, string>; secret?: string }> {
     const { auth } = source;
-    if (auth.type === 'none') return {};
-    if (auth.type === 'sigv4') return signedHeaders(url, body, auth.region, auth.service);
+    if (auth.type === 'none') return { headers: {} };
+    if (auth.type === 'sigv4') return { headers: await signedHeaders(url, body, auth.region, auth.service) };
     const secret = await options.credential?.();
     if (!secret) throw new PrometheusError(`auth ${auth.type} needs the PROMETHEUS_CREDENTIAL secret, which is not set`, null, false);
-    return auth.type === 'bearer'
-      ? { authorization: `Bearer ${secret}` }
-      : { authorization: `Basic ${Buffer.from(`${auth.username}:${secret}`).toString('base64')}` };
+    // fetch's own error would quote the whole header value, secret and all.
+    if (/[\r\n\0]/.test(secret)) throw new PrometheusError('the PROMETHEUS_CREDENTIAL secret holds a line break, which no HTTP header can carry', null, false);
+    const headers =
+      auth.type === 'bearer'
+        ? { authorization: `Bearer ${secret}` }
+        : { authorization: `Basic ${Buffer.from(`${auth.username}:${secret}`).toString('base64')}` };
+    return { headers, secret };
   }
 
   async function once(path: string, form: Record<string, string>): Promise<unknown> {
     const url = new URL(`${base}${path}`);
     const body = new URLSearchParams(form).toString();
-    const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...(await authHeaders(url, body)) };
+    const auth = await authOf(url, body);
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...auth.headers };
     let response: Response;
     try {
       response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(source.timeout_seconds * 1000), redirect: 'error' });
     } catch (error) {
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-      throw new PrometheusError(
-        timedOut ? `no answer within ${source.timeout_seconds} s` : `${url.host} unreachable${cause || (error instanceof Error ? `: ${error.message}` : '')}`,
-        null,
-        true,
-      );
+      // Only the kind of failure: fetch's messages may quote what was sent.
+      throw new PrometheusError(`${url.host} unreachable: ${failureReason(error, source.timeout_seconds * 1000)}`, null, true);
     }
     const text = await boundedBody(response, source.timeout_seconds);
     if (!response.ok) {
-      const detail = prometheusErrorOf(text) ?? text.slice(0, QUOTE).replace(/\s+/g, ' ');
       const retryable = response.status === 429 || response.status >= 500;
+      // A proxy's refusal may echo the credential it refused: not quoted at all.
+      if (auth.secret && (response.status === 401 || response.status === 403))
+        throw new PrometheusError(
+          `${response.status} from ${url.host}${path}: the ${source.auth.type} credential was refused (check PROMETHEUS_CREDENTIAL)`,
+          response.status,
+          false,
+        );
+      const detail = redacted(prometheusErrorOf(text) ?? text.slice(0, QUOTE).replace(/\s+/g, ' '), auth.secret);
       throw new PrometheusError(`${response.status} from ${url.host}${path}: ${detail}`, response.status, retryable);
     }
     let parsed: unknown;
@@ -99,7 +107,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     }
     const envelope = parsed as { status?: unknown; data?: unknown };
     if (envelope?.status !== 'success')
-      throw new PrometheusError(`${url.host}${path}: ${prometheusErrorOf(text) ?? 'status is not success'}`, response.status, false);
+      throw new PrometheusError(`${url.host}${path}: ${redacted(prometheusErrorOf(text) ?? 'status is not success', auth.secret)}`, response.status, false);
     return envelope.data;
   }
 
@@ -125,6 +133,9 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     },
   };
 }
+
+/** Quoted text without the secret, should a server echo it. */
+const redacted = (text: string, secret: string | undefined) => (secret && secret.length >= 4 ? text.split(secret).join('[redacted]') : text);
 
 /** The body as text, refused past MAX_BODY_BYTES (the timeout covers the whole body too). */
 async function boundedBody(response: Response, timeoutSeconds: number): Promise<string> {
