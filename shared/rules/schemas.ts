@@ -283,12 +283,12 @@ export const MetricSources = z.lazy(() =>
         /** Series × steps per query_range request; larger windows are split, which bounds memory. */
         max_points_per_request: z.number().int().min(1_000).max(LIMITS.pointsPerRequest),
       })
-      // A token or password never crosses the network in clear text: plain http only with no credential, or to this machine.
-      .refine(
-        (p) =>
-          p.auth.type === 'none' || p.auth.type === 'sigv4' || /^https:/i.test(p.url) || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/|$)/i.test(p.url),
-        { message: 'bearer and basic auth need an https URL (plain http only to localhost)', path: ['url'] },
-      ),
+      // A token, a password or a role's session token (SigV4 sends it as a header) never crosses the network in
+      // clear text: plain http only with no credential, or to this machine.
+      .refine((p) => p.auth.type === 'none' || /^https:/i.test(p.url) || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/|$)/i.test(p.url), {
+        message: 'bearer, basic and sigv4 auth need an https URL (plain http only to localhost)',
+        path: ['url'],
+      }),
     cluster: z.strictObject({
       /** The label that names the cluster on every series the queries yield. */
       label: labelName(),
