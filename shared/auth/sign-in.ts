@@ -1,6 +1,6 @@
 // Signing in and out: login (LDAP first when configured, then built-in users),
 // invitation activation, logout, and the current user.
-import { writeAudit } from '../db/audit.js';
+import { auditAction, writeAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import { clearLoginAttempts, reserveLoginAttempt, revokeToken } from '../db/sessions.js';
 import { activateInvitation, createUser, getUser, type UserRecord } from '../db/users.js';
@@ -106,9 +106,11 @@ export async function login(rawUsername: string, password: string, caller: Calle
 }
 
 export async function activate(token: string, password: string, caller: Caller): Promise<LoginResponse> {
-  const user = await activateInvitation(hashInvitationToken(token), await hashPassword(password));
+  // Audited in the activation's own transaction: an activation is never committed unaudited.
+  const user = await activateInvitation(hashInvitationToken(token), await hashPassword(password), new Date(), (after) => [
+    auditAction({ actor: after.username, role: after.role, action: 'activate', target: after.email, ip: caller.ip, user_agent: caller.userAgent }),
+  ]);
   if (!user) throw new BadRequest('The invitation token is invalid, already used or expired.');
-  await writeAudit({ actor: user.username, role: user.role, action: 'activate', target: user.email, ip: caller.ip, user_agent: caller.userAgent });
   return issue(user);
 }
 

@@ -167,7 +167,13 @@ async function getInvitation(tokenHash: string): Promise<Invitation | undefined>
  * activates its inactive account with the password, in one transaction.
  * Returns the activated account, or undefined when the invitation is not usable.
  */
-export async function activateInvitation(tokenHash: string, passwordHash: string, now = new Date()): Promise<UserRecord | undefined> {
+export async function activateInvitation(
+  tokenHash: string,
+  passwordHash: string,
+  now = new Date(),
+  /** Written in the same transaction: the audit entry of the activation, which only the account read here can name. */
+  audit: (after: UserRecord) => TransactItem[] = () => [],
+): Promise<UserRecord | undefined> {
   const invitation = await getInvitation(tokenHash);
   if (!invitation || Date.parse(invitation.expires_at) <= now.getTime()) return undefined;
   const before = await getUser(invitation.username);
@@ -198,6 +204,7 @@ export async function activateInvitation(tokenHash: string, passwordHash: string
           ExpressionAttributeValues: { ':seen': before.updated_at },
         },
       },
+      ...audit(after),
     ]);
   } catch (error) {
     if (error instanceof ConditionFailed) return undefined; // used or changed concurrently

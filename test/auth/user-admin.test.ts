@@ -209,6 +209,27 @@ describe('audit of account changes', () => {
     expect(entries[0]).toMatchObject({ actor: inviter.username, detail: { role: 'viewer', expires_at: expect.any(String) } });
   });
 
+  it('an activation is made if, and only if, its audit entry is written: refused, the same token activates later', async () => {
+    const inviter = await superadmin('activation-inviter');
+    delete process.env.SES_FROM_ADDRESS;
+    const { activation_token: token } = await inviteUser(inviter, { email: 'audited.hire@example.com', display_name: 'A', role: 'viewer' }, caller);
+    const refuseAudit: Watcher = ({ input }) => {
+      const tables = [input.TableName, ...(input.TransactItems ?? []).map((t: any) => (t.Put ?? t.Update ?? t.Delete)?.TableName)];
+      return tables.some((t) => /audit/.test(String(t))) ? { type: 'AccessDeniedException', message: 'the audit table refused the write' } : undefined;
+    };
+    const stopRefusing = proxy.watch(refuseAudit);
+    try {
+      await expect(activate(token!, 'audited-password', caller)).rejects.toThrow('the audit table refused the write');
+    } finally {
+      stopRefusing();
+    }
+    const pending = await getUser('audited.hire@example.com');
+    expect(pending).toMatchObject({ is_active: false });
+    expect(pending!.activated_at ?? null).toBeNull();
+    expect((await activate(token!, 'audited-password', caller)).user.email).toBe('audited.hire@example.com');
+    expect((await listAudit('activate')).filter((e) => e.target === 'audited.hire@example.com')).toHaveLength(1);
+  });
+
   it('a role change or a delete is made if, and only if, its audit entry is written', async () => {
     const admin = await superadmin('auditor');
     const member = await createUser({ username: 'member@example.com', name: 'Member', email: 'member@example.com', role: 'viewer', is_active: true });
