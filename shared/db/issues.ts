@@ -347,17 +347,36 @@ export async function releaseTicketClaim(issueId: string, token: string): Promis
   ]);
 }
 
-/** Stores the created ticket under the claim, as a transaction action (with its audit entry; transactIssues). */
-export function storeTicketAction(issueId: string, token: string, ticket: { key: string; url: string }, actor: string, now = new Date()): TransactItem {
+/**
+ * Stores the created ticket under the claim, as a transaction action (with its audit entry; transactIssues),
+ * over the ticket URL read (`seenUrl`), which the audit entry records as "before".
+ */
+export function storeTicketAction(
+  issueId: string,
+  token: string,
+  ticket: { key: string; url: string },
+  actor: string,
+  seenUrl: string,
+  now = new Date(),
+): TransactItem {
   return {
     Update: {
       TableName: tableName('issues'),
       Key: PK(issueId),
       UpdateExpression:
         'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = triage_version + :one REMOVE ticket_claim, ticket_claimed_at',
-      // Under our claim, and only if nobody linked a ticket by PATCH meanwhile.
-      ConditionExpression: 'ticket_claim = :token AND (attribute_not_exists(ticket_key) OR ticket_key = :empty)',
-      ExpressionAttributeValues: { ':key': ticket.key, ':url': ticket.url, ':now': now.toISOString(), ':by': actor, ':one': 1, ':token': token, ':empty': '' },
+      // Under our claim, and only if nobody linked a ticket or changed its URL by PATCH meanwhile.
+      ConditionExpression: `ticket_claim = :token AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND (ticket_url = :seen${seenUrl ? '' : ' OR attribute_not_exists(ticket_url)'})`,
+      ExpressionAttributeValues: {
+        ':key': ticket.key,
+        ':url': ticket.url,
+        ':now': now.toISOString(),
+        ':by': actor,
+        ':one': 1,
+        ':token': token,
+        ':empty': '',
+        ':seen': seenUrl,
+      },
     },
   };
 }

@@ -130,14 +130,18 @@ export async function createTicket(principal: Principal, issueId: string, caller
   }
   const store = () =>
     transactIssues([
-      storeTicketAction(issueId, token, ticket, principal.username, now),
+      storeTicketAction(issueId, token, ticket, principal.username, issue.ticket_url ?? '', now),
       auditAction(
         {
           actor: principal.username,
           role: principal.role,
           action: 'ticket_create',
           target: issueId,
-          detail: { provider: provider.name, before: { ticket_key: '', ticket_url: '' }, after: { ticket_key: ticket.key, ticket_url: ticket.url } },
+          detail: {
+            provider: provider.name,
+            before: { ticket_key: '', ticket_url: issue.ticket_url ?? '' },
+            after: { ticket_key: ticket.key, ticket_url: ticket.url },
+          },
           ip: caller.ip,
           user_agent: caller.userAgent,
         },

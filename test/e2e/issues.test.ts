@@ -333,6 +333,19 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     expect((await listAudit('ticket_create')).find((e) => e.target === issue.issue_id)?.detail).toMatchObject({ after: { ticket_key: res.body.ticket_key } });
   });
 
+  it('audits the ticket URL a PATCH had linked as what the created ticket replaced', async () => {
+    configure();
+    const [issue] = await untickted();
+    const linked = 'https://wiki.example.com/incidents/42';
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_url: linked })).status).toBe(200);
+    const res = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect(res.status).toBe(200);
+    expect((await listAudit('ticket_create')).find((e) => e.target === issue.issue_id)?.detail).toMatchObject({
+      before: { ticket_key: '', ticket_url: linked },
+      after: { ticket_key: res.body.ticket_key, ticket_url: res.body.ticket_url },
+    });
+  });
+
   it('a ticket whose key concurrent triage keeps from being stored: retried, else a 409 naming the ticket', async () => {
     configure();
     // DynamoDB cancelling the transaction that records the ticket (with its audit row) for a concurrent one, `failures` times.
