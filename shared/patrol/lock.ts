@@ -4,7 +4,7 @@
 import { patrolSettings } from '../config/patrol.js';
 import { ConditionFailed } from '../db/client.js';
 import { acquireLock, lockHolder } from '../db/locks.js';
-import { finishReport, type PatrolReport } from '../db/patrol.js';
+import { finishReport, getReport, type PatrolReport } from '../db/patrol.js';
 
 export const PATROL_LOCK = 'patrol';
 
@@ -23,9 +23,13 @@ const START_GRACE_MS = 30_000;
 export async function settled(report: PatrolReport, now = Date.now()): Promise<PatrolReport> {
   if (report.status !== 'running' || now - Date.parse(report.created_at) < START_GRACE_MS) return report;
   if ((await lockHolder(PATROL_LOCK, now))?.owner === report.report_id) return report;
-  await finishReport(report.report_id, { status: 'failed', error: STOPPED }).catch((error: unknown) => {
-    if (!(error instanceof ConditionFailed)) throw error; // finished meanwhile
-  });
+  try {
+    await finishReport(report.report_id, { status: 'failed', error: STOPPED });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    // Finished meanwhile (the worker completed it and released the lock after our read): that is the answer.
+    return (await getReport(report.report_id)) ?? report;
+  }
   return { ...report, status: 'failed', error: STOPPED };
 }
 
