@@ -11,7 +11,7 @@
 // Only the refresh builds it; every reader uses it, and a container keeps the
 // decoded inventory while the counter stands still.
 import { type ClusterInput, clusterFields, Tier } from '../fleet/records.js';
-import { batchGet, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
+import { batchGet, ConditionFailed, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
 import { itemReader, number, oneOf, string } from './items.js';
 import { bumpWriteCounter, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackRead, type PackSource } from './packing.js';
 
@@ -43,31 +43,45 @@ const readCluster = itemReader<ClusterRecord>({
   updated_at: string,
 });
 
-/** Inserts or replaces each cluster's inventory, keeping when it was first seen. */
-export async function upsertClusters(clusters: ClusterInput[], now = new Date()): Promise<void> {
-  if (clusters.length === 0) return;
+/**
+ * Inserts or replaces each cluster's inventory, keeping when it was first seen. With `readAt`
+ * (cluster id → the updated_at read, null for a cluster not stored), a cluster is written only
+ * if it is still as read: the ids of those written meanwhile by someone else are answered, not
+ * written (the metrics puller reads them again rather than put back what another write changed).
+ */
+export async function upsertClusters(clusters: ClusterInput[], now = new Date(), readAt?: ReadonlyMap<string, string | null>): Promise<string[]> {
+  if (clusters.length === 0) return [];
   const at = now.toISOString();
   const bump = () => bumpWriteCounter('clusters', { pk: PACK_PK, sk: PACK_COUNTER_SK });
   // The seqlock of the inventory pack: odd while these writes are in flight, even again after (done or failed).
   await bump();
   try {
-    await writeClusters(clusters, at);
+    return await writeClusters(clusters, at, readAt);
   } finally {
     await bump();
   }
 }
 
-async function writeClusters(clusters: ClusterInput[], at: string): Promise<void> {
+async function writeClusters(clusters: ClusterInput[], at: string, readAt?: ReadonlyMap<string, string | null>): Promise<string[]> {
+  const changedMeanwhile: string[] = [];
   await mapLimit(clusters, 16, async (cluster) => {
     // Only inventory fields: a full record's timestamps are the repository's to set.
     const set = setFields(Object.fromEntries(clusterFields().map((k) => [k, cluster[k]])));
-    await updateItem('clusters', clusterKey(cluster.cluster_id), {
-      UpdateExpression: `${set.set}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
-      ExpressionAttributeNames: set.names,
-      ExpressionAttributeValues: { ...set.values, ':now': at },
-      ReturnValues: 'NONE',
-    });
+    const seen = readAt?.get(cluster.cluster_id);
+    try {
+      await updateItem('clusters', clusterKey(cluster.cluster_id), {
+        UpdateExpression: `${set.set}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
+        ExpressionAttributeNames: set.names,
+        ExpressionAttributeValues: { ...set.values, ':now': at, ...(seen ? { ':seen': seen } : {}) },
+        ...(readAt ? { ConditionExpression: seen ? 'updated_at = :seen' : 'attribute_not_exists(pk)' } : {}),
+        ReturnValues: 'NONE',
+      });
+    } catch (error) {
+      if (!(readAt && error instanceof ConditionFailed)) throw error;
+      changedMeanwhile.push(cluster.cluster_id);
+    }
   });
+  return changedMeanwhile;
 }
 
 export async function getCluster(clusterId: string): Promise<ClusterRecord | undefined> {

@@ -4,11 +4,14 @@
 // set's defaults for the rest, an existing one keeps its own. Records are
 // checked with the schema POST /api/ingest/clusters checks them with, and only
 // clusters whose fields change are written.
-import { listClusters, upsertClusters, type ClusterRecord } from '../db/clusters.js';
+import { getClusters, listClusters, upsertClusters, type ClusterRecord } from '../db/clusters.js';
 import { getInventoryState, putInventoryState } from '../db/metric-pulls.js';
 import { ClusterInput, clusterFields, reasonOf } from '../fleet/records.js';
 import type { PrometheusClient } from '../prometheus/client.js';
 import type { MetricSources } from '../rules/schemas.js';
+
+/** Rounds of writing a cluster that other writes keep changing before the puller leaves it to the next pull. */
+const INVENTORY_WRITE_ROUNDS = 3;
 
 export interface InventoryOutcome {
   upserted: number;
@@ -38,23 +41,46 @@ export async function pullInventory(client: PrometheusClient, sources: MetricSou
   try {
     const evaluated = nowSeconds - sources.prometheus.settle_seconds;
     const samples = await client.query(sources.inventory.query, evaluated);
-    const stored = new Map((await listClusters()).map((c) => [c.cluster_id, c]));
-    const records = samples.map((s) => recordOf(s.labels, sources, stored.get(s.labels[sources.cluster.label] ?? '')));
-    const changes = records.filter((r) => changed(r, stored.get(String(r.cluster_id))));
+    let stored = new Map((await listClusters()).map((c) => [c.cluster_id, c]));
     const refusals: string[] = [];
-    const writes: ClusterInput[] = [];
     const seen = new Set<string>();
-    for (const record of changes) {
-      const parsed = ClusterInput.safeParse(record);
+    // Each series' record: the stored cluster with the labels' fields over it.
+    const wanted: { labels: Record<string, string>; id: string }[] = [];
+    for (const { labels } of samples) {
+      const parsed = ClusterInput.safeParse(recordOf(labels, sources, stored.get(labels[sources.cluster.label] ?? '')));
       if (!parsed.success) refusals.push(reasonOf(parsed.error));
       else if (seen.has(parsed.data.cluster_id)) refusals.push(`cluster_id: ${parsed.data.cluster_id} appears in more than one series`);
       else {
         seen.add(parsed.data.cluster_id);
-        writes.push(parsed.data);
+        wanted.push({ labels, id: parsed.data.cluster_id });
       }
     }
-    await upsertClusters(writes, now);
-    const outcome = { upserted: writes.length, refused: refusals.length, unchanged: records.length - changes.length, error: null };
+    // Written only over the cluster as read: a cluster another write changed meanwhile (an ingest of its
+    // other fields) is read again and its labels applied over that, so the puller never puts back what it read.
+    let upserted = 0;
+    let unchanged = 0;
+    let pending = wanted;
+    for (let round = 1; pending.length > 0; round++) {
+      const writes: ClusterInput[] = [];
+      for (const { labels } of pending) {
+        const parsed = ClusterInput.safeParse(recordOf(labels, sources, stored.get(labels[sources.cluster.label]!)));
+        if (parsed.success) writes.push(parsed.data);
+        else refusals.push(reasonOf(parsed.error)); // what another write stored makes it invalid: no longer ours to fix
+      }
+      const changes = writes.filter((w) => changed(w, stored.get(w.cluster_id)));
+      unchanged += writes.length - changes.length;
+      const readAt = new Map(changes.map((w) => [w.cluster_id, stored.get(w.cluster_id)?.updated_at ?? null]));
+      const again = new Set(await upsertClusters(changes, now, readAt));
+      upserted += changes.length - again.size;
+      pending = pending.filter((p) => again.has(p.id));
+      if (pending.length === 0) break;
+      if (round >= INVENTORY_WRITE_ROUNDS) {
+        for (const p of pending) refusals.push(`cluster_id: ${p.id} kept changing while it was written; the next pull applies its labels`);
+        break;
+      }
+      stored = new Map([...stored, ...(await getClusters(pending.map((p) => p.id))).map((c) => [c.cluster_id, c] as const)]);
+    }
+    const outcome = { upserted, refused: refusals.length, unchanged, error: null };
     await putInventoryState({
       last_success_at: at,
       upserted_last: outcome.upserted,

@@ -12,11 +12,13 @@ import { getCluster, listClusters } from '../../shared/db/clusters.js';
 import { putPullStates, readPullStates } from '../../shared/db/metric-pulls.js';
 import { readFleetRollups, windowDays } from '../../shared/db/metrics.js';
 import { ingestClusters } from '../../shared/fleet/ingest.js';
+import { clusterFields } from '../../shared/fleet/records.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
 import { metricConcurrency, pullMetrics } from '../../shared/metric-pull/pull.js';
 import { metricSourcesStatus } from '../../shared/metric-pull/status.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
 import { useMetricSources } from '../support/metric-sources.js';
 import { openMetrics, startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 
@@ -148,8 +150,9 @@ function expectRollupsEqual(stored: Map<string, DayRollup>, expected: Map<string
 
 let prometheus: RunningPrometheus;
 
+let proxy: DynamoProxy;
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
   prometheus = await startPrometheus({ history: history() });
   const inventory = clusters.map((c, i) => ({
     cluster_id: c.id,
@@ -295,6 +298,32 @@ describe('pulling from a real Prometheus', () => {
     expect((await listClusters()).length).toBe(5);
     const again = await pullMetrics({ now: new Date(T2 * 1000 + 300_000), sleep: noWait });
     expect(again.inventory).toMatchObject({ upserted: 0, unchanged: 1 });
+  });
+
+  it('applies its labels over a change another write made while it pulled, rather than put back what it read', async () => {
+    await useSources(prometheus.url, { inventory: true });
+    const stored = (await getCluster(discovered.id))!;
+    const record = Object.fromEntries(clusterFields().map((f) => [f, stored[f]]));
+    // The tier differs from the info series' label (A), so the pull writes the cluster.
+    expect((await ingestClusters([{ ...record, customer_tier: 'S' }])).accepted).toBe(1);
+    // The pull's write of the cluster (tier A) waits until an ingest of a field the labels do not map has landed.
+    let ingested: Promise<unknown> | undefined;
+    const stop = proxy.watch(({ operation, input }) =>
+      operation === 'UpdateItem' &&
+      JSON.stringify(input.Key).includes(discovered.id) &&
+      JSON.stringify(input.ExpressionAttributeValues).includes('{"S":"A"}') &&
+      !ingested
+        ? { hold: (ingested = ingestClusters([{ ...record, customer_tier: 'S', account_id: 'acc-moved' }])) }
+        : undefined,
+    );
+    try {
+      const result = await pullMetrics({ now: new Date(T2 * 1000 + 300_000), sleep: noWait });
+      expect(result.inventory).toMatchObject({ upserted: 1, refused: 0, error: null });
+    } finally {
+      stop();
+    }
+    expect(ingested).toBeDefined();
+    expect(await getCluster(discovered.id)).toMatchObject({ customer_tier: 'A', account_id: 'acc-moved' });
   });
 });
 

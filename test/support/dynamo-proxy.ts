@@ -20,8 +20,12 @@ export interface ErrorAnswer {
   fields?: Record<string, unknown>;
 }
 
-/** Sees a request; an ErrorAnswer it returns answers it instead of DynamoDB, and 'lose-answer' lets DynamoDB do it but resets the connection before its answer arrives. */
-export type Watcher = (request: WireRequest) => ErrorAnswer | 'lose-answer' | undefined;
+/**
+ * Sees a request; an ErrorAnswer it returns answers it instead of DynamoDB, 'lose-answer' lets DynamoDB do it but
+ * resets the connection before its answer arrives, and `{ hold }` sends it on only once `hold` has settled (another
+ * write lands first: a race, made to happen).
+ */
+export type Watcher = (request: WireRequest) => ErrorAnswer | 'lose-answer' | { hold: Promise<unknown> } | undefined;
 
 export interface DynamoProxy {
   readonly endpoint: string;
@@ -44,7 +48,7 @@ export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
         String(req.headers['x-amz-target'] ?? '')
           .split('.')
           .pop() ?? '';
-      let answer: ErrorAnswer | 'lose-answer' | undefined;
+      let answer: ReturnType<Watcher>;
       try {
         const input = JSON.parse(body.toString('utf8')) as WireRequest['input'];
         // Every watcher sees every request; the first answer given is the one sent.
@@ -57,6 +61,11 @@ export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
       }
       if (answer === 'lose-answer') {
         forward(upstream, req.method ?? 'POST', req.url ?? '/', req.headers, body, res, true);
+        return;
+      }
+      if (answer && 'hold' in answer) {
+        const send = () => forward(upstream, req.method ?? 'POST', req.url ?? '/', req.headers, body, res);
+        answer.hold.then(send, send);
         return;
       }
       if (answer) {
