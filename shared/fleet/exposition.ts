@@ -53,7 +53,8 @@ const gauge = (name: string, help: string, samples: Family['samples']): Family =
 const one = (value: number) => [{ labels: {}, value }];
 
 /** Every family GET /api/metrics answers, from the live figures. */
-export async function fleetFamilies(now = new Date()): Promise<Family[]> {
+/** `llmUsage`: the LLM ledger's totals (fleet_health_llm_*), which only a superadmin or the scraper may read. */
+export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llmUsage?: boolean } = {}): Promise<Family[]> {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
   const [view, issueSummaries, patrol, investigations, usage] = await Promise.all([
     fleetView(),
@@ -61,7 +62,7 @@ export async function fleetFamilies(now = new Date()): Promise<Family[]> {
     issueWindow(days, windowStart(days, now)).then((window) => window.summaries),
     patrolKpis(now),
     investigationKpis({ days }, now),
-    usageSummary(days, now),
+    llmUsage ? usageSummary(days, now) : undefined,
   ]);
   const kpis = fleetKpis(view.scores);
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
@@ -142,16 +143,20 @@ export async function fleetFamilies(now = new Date()): Promise<Family[]> {
       `LLM cost of agent investigations in the last ${days} days, in US dollars.`,
       one(investigations.total_cost_usd),
     ),
-    gauge(
-      'fleet_health_llm_cost_usd',
-      `LLM cost of every call in the last ${days} days, in US dollars (as GET /api/llm-usage/summary?days=${days}).`,
-      one(usage.totals.cost_usd),
-    ),
-    gauge('fleet_health_llm_runs', `LLM calls in the last ${days} days.`, one(usage.totals.runs)),
-    gauge('fleet_health_llm_tokens', `LLM tokens in the last ${days} days.`, one(usage.totals.total_tokens)),
+    ...(usage
+      ? [
+          gauge(
+            'fleet_health_llm_cost_usd',
+            `LLM cost of every call in the last ${days} days, in US dollars (as GET /api/llm-usage/summary?days=${days}).`,
+            one(usage.totals.cost_usd),
+          ),
+          gauge('fleet_health_llm_runs', `LLM calls in the last ${days} days.`, one(usage.totals.runs)),
+          gauge('fleet_health_llm_tokens', `LLM tokens in the last ${days} days.`, one(usage.totals.total_tokens)),
+        ]
+      : []),
   ];
 }
 
-export async function fleetExposition(now = new Date()): Promise<string> {
-  return renderExposition(await fleetFamilies(now));
+export async function fleetExposition(now = new Date(), options: { llmUsage?: boolean } = {}): Promise<string> {
+  return renderExposition(await fleetFamilies(now, options));
 }

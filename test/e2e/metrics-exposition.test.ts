@@ -276,6 +276,18 @@ describe('GET /api/metrics', () => {
     expect((await scrape(await userToken('viewer', 'metrics-viewer'))).status).toBe(403);
     expect((await scrape(admin)).status).toBe(200);
   });
+
+  it("shows the LLM ledger's totals to the scraper and a superadmin, not to an admin (LLM usage is a superadmin's)", async () => {
+    const families = async (token: string) => (await (await scrape(token)).text()).match(/^# TYPE fleet_health_llm_\w+/gm) ?? [];
+    const llm = ['# TYPE fleet_health_llm_cost_usd', '# TYPE fleet_health_llm_runs', '# TYPE fleet_health_llm_tokens'];
+    // (`admin` above is the built-in account, a superadmin.)
+    const adminRole = await userToken('admin', 'metrics-admin-role');
+    expect(await families(service.scrapeToken)).toEqual(llm);
+    expect(await families(superadmin)).toEqual(llm);
+    expect(await families(adminRole)).toEqual([]);
+    // The patrol's and the investigations' own costs stay: every role reads those KPIs.
+    expect(await (await scrape(adminRole)).text()).toMatch(/^fleet_health_patrol_cost_usd /m);
+  });
 });
 
 describe('a real Prometheus scraping GET /api/metrics', () => {
