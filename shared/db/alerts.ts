@@ -5,7 +5,7 @@
 // reflects, so a late delivery never overwrites a later one (recordAlerts).
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
-import { batchGet, batchPut, ConditionFailed, mapLimit, putItem, queryAll, type Key } from './client.js';
+import { batchGet, batchPut, ConditionFailed, mapLimit, putItem, queryAll, queryPage, type Key } from './client.js';
 import { itemReader, mapOf, nullable, oneOf, string } from './items.js';
 import { windowDays } from './metrics.js';
 
@@ -200,6 +200,46 @@ export async function listClusterAlerts(clusterId: string, since: Date, until?: 
     ConsistentRead: true,
   });
   return items.map(readAlert);
+}
+
+/**
+ * The newest `max` alerts of a cluster that started in [since, until] and that `keep` keeps, newest
+ * first: read a page at a time from the newest, so a noisy cluster's thousands are never all in memory
+ * (what an issue's detail, its evidence and a ticket show of them).
+ */
+export async function newestClusterAlerts(
+  clusterId: string,
+  since: Date,
+  until: Date | undefined,
+  max: number,
+  keep: (alert: AlertRecord) => boolean = () => true,
+): Promise<AlertRecord[]> {
+  const kept: AlertRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await queryPage(
+      'alerts',
+      {
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: {
+          ':pk': `CLUSTER#${clusterId}`,
+          ':from': `ALERT#${since.toISOString()}`,
+          ':to': until ? `ALERT#${until.toISOString()}#~` : 'ALERT#~',
+        },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: Math.min(1_000, max * 2),
+      },
+      start,
+    );
+    for (const item of page.items) {
+      const alert = readAlert(item);
+      if (keep(alert)) kept.push(alert);
+      if (kept.length >= max) return kept;
+    }
+    start = page.next;
+  } while (start);
+  return kept;
 }
 
 /** Every alert of the fleet that started at or after `since` (up to `now`), oldest first. */

@@ -4,7 +4,7 @@
 // window (one Query), never a table scan, and the list and KPIs through this
 // container's cache of it (list-cache.ts): one marker read when nothing changed.
 import type { AlertRecord } from '../db/alerts.js';
-import { listClusterAlerts } from '../db/alerts.js';
+import { newestClusterAlerts } from '../db/alerts.js';
 import { getCluster, type ClusterRecord } from '../db/clusters.js';
 import { getIssue, listClusterIssues, type IssueRecord, type IssueSummary } from '../db/issues.js';
 import { readClusterRollups, windowDays } from '../db/metrics.js';
@@ -161,16 +161,27 @@ export async function requireIssue(issueId: string): Promise<IssueRecord> {
 /** "2026-11-22 04:30:15 UTC": the timeline's display time. */
 export const displayTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 
-/** The issue's alerts: the cluster's alerts of its group between its first and last alert. */
+/**
+ * The alerts an issue's detail, its evidence and a ticket show: the newest; `alert_count` counts them
+ * all. A noisy issue's thousands would not fit one answer (6 MB on Lambda), nor memory.
+ */
+export const ALERTS_SHOWN = 200;
+
+/** The issue's alerts, newest first (ALERTS_SHOWN at most): the cluster's alerts of its group between its first and last alert. */
 export async function issueAlerts(issue: IssueRecord): Promise<AlertRecord[]> {
   const { rules } = await loadIssueRules();
-  const alerts = await listClusterAlerts(issue.cluster_id, new Date(issue.first_seen), new Date(issue.last_seen));
-  return alerts.filter((a) => a.starts_at <= issue.last_seen && groupKeyOf(a, rules.grouping.keys) === issue.group_key);
+  return newestClusterAlerts(
+    issue.cluster_id,
+    new Date(issue.first_seen),
+    new Date(issue.last_seen),
+    ALERTS_SHOWN,
+    (a) => a.starts_at <= issue.last_seen && groupKeyOf(a, rules.grouping.keys) === issue.group_key,
+  );
 }
 
 export async function issueDetail(issueId: string, now = new Date()) {
   const issue = await requireIssue(issueId);
-  const alerts = (await issueAlerts(issue)).reverse(); // newest first
+  const alerts = await issueAlerts(issue);
   return {
     issue: issueView(issue, now),
     alerts: alerts.map((a) => ({
@@ -221,7 +232,7 @@ export interface MetricEvidence {
 export async function issueEvidence(issueId: string, now = new Date()) {
   const issue = await requireIssue(issueId);
   const [alerts, rollups, cluster] = await Promise.all([
-    listClusterAlerts(issue.cluster_id, new Date(now.getTime() - EVIDENCE_ALERT_DAYS * DAY_MS)),
+    newestClusterAlerts(issue.cluster_id, new Date(now.getTime() - EVIDENCE_ALERT_DAYS * DAY_MS), undefined, ALERTS_SHOWN),
     readClusterRollups(issue.cluster_id, windowDays(2, now)),
     getCluster(issue.cluster_id),
   ]);
@@ -242,7 +253,7 @@ export async function issueEvidence(issueId: string, now = new Date()) {
     });
   }
   return {
-    alerts: alerts.reverse().map((a) => ({
+    alerts: alerts.map((a) => ({
       alert_name: a.alert_name,
       severity: a.severity,
       status: a.status,

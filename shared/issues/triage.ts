@@ -72,13 +72,9 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
     cluster
       ? `Cluster: ${cluster.cluster_type} ${cluster.engine_version} in ${cluster.region}, ${cluster.node_count} nodes, tier ${cluster.customer_tier}, contact ${cluster.email}.`
       : 'The cluster is no longer in the inventory.',
-    [
-      'Latest alerts:',
-      ...alerts
-        .slice(-10)
-        .reverse()
-        .map((a) => `- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`),
-    ].join('\n'),
+    ['Latest alerts:', ...alerts.slice(0, 10).map((a) => `- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`)].join(
+      '\n',
+    ),
   ];
   if (evidence.metrics.length) {
     paragraphs.push(
