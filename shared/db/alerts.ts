@@ -188,18 +188,20 @@ const readAlert = itemReader<AlertRecord>({
   updated_at: string,
 });
 
+/** The query of one cluster's alerts that started at or after `since` (and up to `until`); a consistent read. */
+const clusterAlertsQuery = (clusterId: string, since: Date, until?: Date) => ({
+  KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+  ExpressionAttributeValues: {
+    ':pk': `CLUSTER#${clusterId}`,
+    ':from': `ALERT#${since.toISOString()}`,
+    ':to': until ? `ALERT#${until.toISOString()}#~` : 'ALERT#~',
+  },
+  ConsistentRead: true,
+});
+
 /** One cluster's alerts that started at or after `since` (and up to `until`), oldest first; a consistent read. */
 export async function listClusterAlerts(clusterId: string, since: Date, until?: Date): Promise<AlertRecord[]> {
-  const items = await queryAll('alerts', {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      ':pk': `CLUSTER#${clusterId}`,
-      ':from': `ALERT#${since.toISOString()}`,
-      ':to': until ? `ALERT#${until.toISOString()}#~` : 'ALERT#~',
-    },
-    ConsistentRead: true,
-  });
-  return items.map(readAlert);
+  return (await queryAll('alerts', clusterAlertsQuery(clusterId, since, until))).map(readAlert);
 }
 
 /**
@@ -217,21 +219,7 @@ export async function newestClusterAlerts(
   const kept: AlertRecord[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await queryPage(
-      'alerts',
-      {
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: {
-          ':pk': `CLUSTER#${clusterId}`,
-          ':from': `ALERT#${since.toISOString()}`,
-          ':to': until ? `ALERT#${until.toISOString()}#~` : 'ALERT#~',
-        },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-        Limit: Math.min(1_000, max * 2),
-      },
-      start,
-    );
+    const page = await queryPage('alerts', { ...clusterAlertsQuery(clusterId, since, until), ScanIndexForward: false, Limit: Math.min(1_000, max * 2) }, start);
     for (const item of page.items) {
       const alert = readAlert(item);
       if (keep(alert)) kept.push(alert);
