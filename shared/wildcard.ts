@@ -15,12 +15,13 @@ export function wildcardFits(pattern: string, text: string, any: string, one: st
   let starP = -1;
   let starT = 0;
   while (t < text.length) {
-    if (p < pattern.length && (pattern[p] === one || pattern[p] === text[t])) {
-      p++;
-      t++;
-    } else if (p < pattern.length && pattern[p] === any) {
+    // The wildcard first: a text holding the wildcard's own character (`100% Pure`) must not use it up as a literal.
+    if (p < pattern.length && pattern[p] === any) {
       starP = p++;
       starT = t;
+    } else if (p < pattern.length && (pattern[p] === one || pattern[p] === text[t])) {
+      p++;
+      t++;
     } else if (starP >= 0) {
       p = starP + 1;
       t = ++starT;
