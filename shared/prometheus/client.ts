@@ -4,7 +4,7 @@
 // SigV4 signs the body's hash). Every request has a timeout and a bounded body;
 // failures that may pass (network, timeout, 429, 5xx) are retried with
 // exponential backoff and jitter; a refused query (400, 422) is not.
-import type { MetricSources } from '../rules/schemas.js';
+import { httpsOrLocal, type MetricSources } from '../rules/schemas.js';
 import { signedHeaders } from './sigv4.js';
 import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
 
@@ -58,20 +58,24 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
   const base = source.url.replace(/\/+$/, '');
   const sleep = options.sleep ?? sleepFor;
 
-  /** The request's auth headers, and the secret they carry (bearer, basic) so no message quotes it. */
-  async function authOf(url: URL, body: string): Promise<{ headers: Record<string, string>; secret?: string }> {
+  /** The request's auth headers, and the secrets they carry (bearer, basic) so no message quotes them. */
+  async function authOf(url: URL, body: string): Promise<{ headers: Record<string, string>; secrets?: string[] }> {
     const { auth } = source;
     if (auth.type === 'none') return { headers: {} };
-    if (auth.type === 'sigv4') return { headers: await signedHeaders(url, body, auth.region, auth.service) };
+    if (auth.type === 'sigv4') {
+      // A version stored before sigv4 needed https (MetricSourcesToWrite): not signed, and the pull says why.
+      if (!httpsOrLocal(source.url))
+        throw new PrometheusError("sigv4 needs an https URL (plain http only to localhost): a signed request carries the role's session token", null, false);
+      return { headers: await signedHeaders(url, body, auth.region, auth.service) };
+    }
     const secret = await options.credential?.();
     if (!secret) throw new PrometheusError(`auth ${auth.type} needs the PROMETHEUS_CREDENTIAL secret, which is not set`, null, false);
     // fetch's own error would quote the whole header value, secret and all.
     if (/[\r\n\0]/.test(secret)) throw new PrometheusError('the PROMETHEUS_CREDENTIAL secret holds a line break, which no HTTP header can carry', null, false);
-    const headers =
-      auth.type === 'bearer'
-        ? { authorization: `Bearer ${secret}` }
-        : { authorization: `Basic ${Buffer.from(`${auth.username}:${secret}`).toString('base64')}` };
-    return { headers, secret };
+    if (auth.type === 'bearer') return { headers: { authorization: `Bearer ${secret}` }, secrets: [secret] };
+    const basic = Buffer.from(`${auth.username}:${secret}`).toString('base64');
+    // An echoed header carries the password as base64: both forms are cut out of what is quoted.
+    return { headers: { authorization: `Basic ${basic}` }, secrets: [secret, basic] };
   }
 
   async function once(path: string, form: Record<string, string>): Promise<unknown> {
@@ -83,20 +87,22 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     try {
       response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(source.timeout_seconds * 1000), redirect: 'error' });
     } catch (error) {
-      // Only the kind of failure: fetch's messages may quote what was sent.
+      // Only the kind of failure: fetch's messages may quote what was sent. A redirect is refused (a credential must not follow it).
+      if ((error as { cause?: { message?: unknown } } | undefined)?.cause?.message === 'unexpected redirect')
+        throw new PrometheusError(`${url.host} answered with a redirect, which is not followed: set url to where it leads`, null, false);
       throw new PrometheusError(`${url.host} unreachable: ${failureReason(error, source.timeout_seconds * 1000)}`, null, true);
     }
     const text = await boundedBody(response, source.timeout_seconds);
     if (!response.ok) {
       const retryable = response.status === 429 || response.status >= 500;
       // A proxy's refusal may echo the credential it refused: not quoted at all.
-      if (auth.secret && (response.status === 401 || response.status === 403))
+      if (auth.secrets && (response.status === 401 || response.status === 403))
         throw new PrometheusError(
           `${response.status} from ${url.host}${path}: the ${source.auth.type} credential was refused (check PROMETHEUS_CREDENTIAL)`,
           response.status,
           false,
         );
-      const detail = redacted(prometheusErrorOf(text) ?? text.slice(0, QUOTE).replace(/\s+/g, ' '), auth.secret);
+      const detail = redacted(prometheusErrorOf(text) ?? text.slice(0, QUOTE).replace(/\s+/g, ' '), auth.secrets);
       throw new PrometheusError(`${response.status} from ${url.host}${path}: ${detail}`, response.status, retryable);
     }
     let parsed: unknown;
@@ -107,7 +113,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     }
     const envelope = parsed as { status?: unknown; data?: unknown };
     if (envelope?.status !== 'success')
-      throw new PrometheusError(`${url.host}${path}: ${redacted(prometheusErrorOf(text) ?? 'status is not success', auth.secret)}`, response.status, false);
+      throw new PrometheusError(`${url.host}${path}: ${redacted(prometheusErrorOf(text) ?? 'status is not success', auth.secrets)}`, response.status, false);
     return envelope.data;
   }
 
@@ -134,8 +140,9 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
   };
 }
 
-/** Quoted text without the secret, should a server echo it. */
-const redacted = (text: string, secret: string | undefined) => (secret && secret.length >= 4 ? text.split(secret).join('[redacted]') : text);
+/** Quoted text without the secrets, should a server echo one. */
+const redacted = (text: string, secrets: readonly string[] = []) =>
+  secrets.reduce((safe, secret) => (secret.length >= 4 ? safe.split(secret).join('[redacted]') : safe), text);
 
 /** The body as text, refused past MAX_BODY_BYTES (the timeout covers the whole body too). */
 async function boundedBody(response: Response, timeoutSeconds: number): Promise<string> {

@@ -17,7 +17,7 @@
 import { Composer, isCollection, isScalar, LineCounter, Parser, visit, type CST, type Document } from 'yaml';
 import type * as z from 'zod';
 import type { RuleSetName } from './defaults.js';
-import { HealthRules, IssueRules, MetricSources, RiskRules } from './schemas.js';
+import { HealthRules, IssueRules, MetricSourcesToWrite, RiskRules } from './schemas.js';
 
 /** Top-level key each rule set must have (the issue rules have none). */
 export const TOP_KEY: Record<RuleSetName, string | null> = {
@@ -30,7 +30,7 @@ export const SCHEMAS: Record<RuleSetName, z.ZodType> = {
   'health-rules': HealthRules,
   'issue-rules': IssueRules,
   'risk-rules': RiskRules,
-  'metric-sources': MetricSources,
+  'metric-sources': MetricSourcesToWrite,
 };
 
 export type RuleCheck = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };

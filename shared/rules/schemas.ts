@@ -283,10 +283,10 @@ export const MetricSources = z.lazy(() =>
         /** Series × steps per query_range request; larger windows are split, which bounds memory. */
         max_points_per_request: z.number().int().min(1_000).max(LIMITS.pointsPerRequest),
       })
-      // A token, a password or a role's session token (SigV4 sends it as a header) never crosses the network in
-      // clear text: plain http only with no credential, or to this machine.
-      .refine((p) => p.auth.type === 'none' || /^https:/i.test(p.url) || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/|$)/i.test(p.url), {
-        message: 'bearer, basic and sigv4 auth need an https URL (plain http only to localhost)',
+      // A token or password never crosses the network in clear text: plain http only with no credential, or to this machine.
+      // (sigv4 too, but only for versions written from now on: MetricSourcesToWrite.)
+      .refine((p) => p.auth.type === 'none' || p.auth.type === 'sigv4' || httpsOrLocal(p.url), {
+        message: 'bearer and basic auth need an https URL (plain http only to localhost)',
         path: ['url'],
       }),
     cluster: z.strictObject({
@@ -320,3 +320,19 @@ export const MetricSources = z.lazy(() =>
   }),
 );
 export type MetricSources = z.infer<typeof MetricSources>;
+
+/** An https URL, or plain http to this machine (the local fakes): where a credential may be sent. */
+export const httpsOrLocal = (url: string) => /^https:/i.test(url) || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/|$)/i.test(url);
+
+/**
+ * The metric sources as a new version must be: sigv4 needs https too, since a signed request carries
+ * the role's session token in a header. Checked where versions are written, not where stored ones are
+ * read: a stored sigv4-over-http version still loads, and the puller refuses to sign for it, saying why
+ * (shared/prometheus/client.ts), rather than every status read failing.
+ */
+export const MetricSourcesToWrite = z.lazy(() =>
+  MetricSources.refine((m) => m.prometheus.auth.type !== 'sigv4' || httpsOrLocal(m.prometheus.url), {
+    message: "sigv4 auth needs an https URL (plain http only to localhost): a signed request carries the role's session token",
+    path: ['prometheus', 'url'],
+  }),
+);

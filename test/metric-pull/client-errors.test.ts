@@ -19,7 +19,9 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       const { status, body } = answer(req.headers.authorization ?? '');
-      res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+      res
+        .writeHead(status, { 'content-type': 'application/json', ...(status >= 300 && status < 400 ? { location: 'https://elsewhere.example/' } : {}) })
+        .end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -65,6 +67,24 @@ describe('a failed Prometheus request says what went wrong without the credentia
     const error = await failure({ type: 'bearer' });
     expect(error.message).toContain('upstream said [redacted] twice: [redacted]');
     expect(error.message).not.toContain(SECRET);
+  });
+
+  it('a basic password echoed as the header carried it (base64) is taken out too', async () => {
+    answer = (authorization) => ({ status: 502, body: `proxy error for ${authorization}` });
+    const error = await failure({ type: 'basic', username: 'puller' });
+    expect(error.message).toContain('proxy error for Basic [redacted]');
+    expect(error.message).not.toContain(Buffer.from(`puller:${SECRET}`).toString('base64'));
+  });
+
+  it('a redirect is refused, and says so', async () => {
+    answer = () => ({ status: 302, body: '' });
+    const error = await failure({ type: 'bearer' });
+    expect(error.message).toBe(`127.0.0.1:${new URL(url).port} answered with a redirect, which is not followed: set url to where it leads`);
+  });
+
+  it('a sigv4 source over plain http to another machine is not signed (a version stored before that was refused)', async () => {
+    const error = await failure({ type: 'sigv4', region: 'us-east-1', service: 'aps' }, SECRET, 'http://aps.internal.example:9090');
+    expect(error.message).toMatch(/^sigv4 needs an https URL/);
   });
 
   it('a secret a header cannot carry is refused by name, not quoted by fetch', async () => {

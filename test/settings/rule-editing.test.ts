@@ -103,7 +103,7 @@ describe('refusing bad rule text (422, nothing written)', () => {
       'sigv4 over plain http to another machine (the session token would travel in clear)',
       'metric-sources',
       metricSourcesWith(SHIPPED_URL, 'url: http://aps.internal:9090').replace(SHIPPED_AUTH, 'type: sigv4\n    region: us-east-1 '),
-      /prometheus\.url: bearer, basic and sigv4 auth need an https URL/,
+      /prometheus\.url: sigv4 auth needs an https URL/,
     ],
     ['a metric_key twice', 'metric-sources', metricSourcesWith('metric_key: qps', 'metric_key: node_count'), /metrics: each metric_key at most once/],
     ['an unknown metric_key', 'metric-sources', metricSourcesWith('metric_key: qps', 'metric_key: queries_per_fortnight'), /metrics\.4\.metric_key: /],
