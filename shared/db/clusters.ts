@@ -159,8 +159,9 @@ export async function knownClusterIds(clusterIds: Iterable<string>): Promise<Set
 }
 
 /** The inventory of these clusters (those that exist). */
-export async function getClusters(clusterIds: Iterable<string>): Promise<ClusterRecord[]> {
-  return (await batchGet('clusters', [...new Set(clusterIds)].map(clusterKey))).map(readCluster);
+/** `consistent`: a strongly consistent read (a writer reading again what another write just changed). */
+export async function getClusters(clusterIds: Iterable<string>, consistent = false): Promise<ClusterRecord[]> {
+  return (await batchGet('clusters', [...new Set(clusterIds)].map(clusterKey), consistent)).map(readCluster);
 }
 
 /** True when no cluster is stored yet (the local runtime then loads the demo fleet). */

@@ -78,7 +78,15 @@ export async function pullInventory(client: PrometheusClient, sources: MetricSou
         for (const p of pending) refusals.push(`cluster_id: ${p.id} kept changing while it was written; the next pull applies its labels`);
         break;
       }
-      stored = new Map([...stored, ...(await getClusters(pending.map((p) => p.id))).map((c) => [c.cluster_id, c] as const)]);
+      stored = new Map([
+        ...stored,
+        ...(
+          await getClusters(
+            pending.map((p) => p.id),
+            true,
+          )
+        ).map((c) => [c.cluster_id, c] as const),
+      ]);
     }
     const outcome = { upserted, refused: refusals.length, unchanged, error: null };
     await putInventoryState({
