@@ -20,6 +20,7 @@
 // packed rollups (rollup-packs.ts) whether they still hold every write:
 //   pk = PACK#<day>#<shard>, sk = COUNTER → writes (odd while one is in flight)
 // Writes into today skip it: open days are never packed, so live ingest pays nothing.
+import { randomUUID } from 'node:crypto';
 import type { MetricKey, MetricSample } from '../fleet/records.js';
 import { decodeCell, encodeCell } from '../fleet/rollup-columns.js';
 import { combineRollup, dayOf, mergeSample, parseDayRollup, type DayRollup } from '../fleet/rollup.js';
@@ -131,8 +132,12 @@ async function updateDay(
   open: () => Promise<void>,
 ): Promise<boolean> {
   const key = rollupKey(clusterId, day);
+  // Marks this call's put: when its answer is lost (a reset) and the client's retry then fails the
+  // version check, the item read again says whether that put landed, so its samples are not merged twice.
+  const writeId = randomUUID();
   for (let attempt = 1; ; attempt++) {
     const current = await getItem('metrics', key, true);
+    if (attempt > 1 && current?.w === writeId) return true;
     const metrics: DayRollup = current ? storedDay(current.m) : {};
     const pulled: PulledMarks = current?.p ? JSON.parse(String(current.p)) : {};
     if (!change(metrics, pulled)) return false;
@@ -142,7 +147,7 @@ async function updateDay(
     try {
       await putItem(
         'metrics',
-        { ...key, cluster_id: clusterId, day, m: encodeCell(metrics), ...marks, version: version + 1, ttl: ttlOf(day) },
+        { ...key, cluster_id: clusterId, day, m: encodeCell(metrics), ...marks, version: version + 1, w: writeId, ttl: ttlOf(day) },
         {
           ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
           ExpressionAttributeValues: current ? { ':seen': version } : undefined,

@@ -180,6 +180,23 @@ describe('metric values are bounded (±1e15) and rollups always finite', () => {
     expect(day!.metrics.slow_queries_7d).toMatchObject({ count: 2000, sum: 2e18, min: 1e15, max: 1e15, last: 1e15 });
   });
 
+  it('merges a batch once when its write landed but the answer was lost (the retry finds its own write)', async () => {
+    const id = clusters[0]!.cluster_id;
+    const samples = [10, 20, 30].map((value, i) => ({ cluster_id: id, metric_key: 'qps', value, at: `2026-11-17T0${i}:00:00Z` }));
+    let lost = 0;
+    const stop = proxy.watch(({ operation, input }) =>
+      operation === 'PutItem' && JSON.stringify(input.Item?.pk ?? '').includes('2026-11-17') && lost++ === 0 ? 'lose-answer' : undefined,
+    );
+    try {
+      expect(await ingestMetrics(samples, NOW)).toMatchObject({ accepted: 3 });
+    } finally {
+      stop();
+    }
+    expect(lost).toBeGreaterThan(1); // the client sent the put again, and DynamoDB refused it: the version had moved
+    const [day] = await readClusterRollups(id, ['2026-11-17']);
+    expect(day!.metrics.qps).toMatchObject({ count: 3, sum: 60, min: 10, max: 30, last: 30 });
+  });
+
   it('a rollup stored non-finite before the bound (as JSON, before cells) reads as no data and restarts cleanly on the next sample', async () => {
     const id = clusters[1]!.cluster_id;
     const corrupt = {
