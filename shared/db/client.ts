@@ -57,6 +57,28 @@ function cancellationReasons(error: unknown): string[] {
   return Array.isArray(reasons) ? reasons.map((r: { Code?: unknown } | null) => String(r?.Code ?? 'None')) : [];
 }
 
+/** Attempts of a single-item write that meets a transaction holding its item. */
+const SINGLE_WRITE_ATTEMPTS = 5;
+
+/**
+ * A single-item write (put, update, delete): ConditionFailed when its condition does not hold. One
+ * that meets a transaction holding its item is refused by DynamoDB with TransactionConflictException,
+ * unapplied, and the client (shared/aws/) does not retry it: retried here with backoff, so no caller
+ * meets it (a task claim, a grouping write, a marker move); WriteConflict (409) if it keeps meeting one.
+ */
+async function singleWrite<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await retrying(
+      () => conditional(run),
+      (error) => (error as Error).name === 'TransactionConflictException',
+      SINGLE_WRITE_ATTEMPTS,
+    );
+  } catch (error) {
+    if ((error as Error).name === 'TransactionConflictException') throw new WriteConflict();
+    throw error;
+  }
+}
+
 async function conditional<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
@@ -81,7 +103,7 @@ type PutOptions = Omit<PutCommandInput, 'TableName' | 'Item'>;
 
 /** Put an item; throws ConditionFailed when `ConditionExpression` does not hold. */
 export async function putItem(table: TableName, item: Key & Item, options: PutOptions = {}): Promise<void> {
-  await conditional(() => call('PutItem', { ...withValues(options), TableName: physicalTableName(table), Item: toItem(item) }));
+  await singleWrite(() => call('PutItem', { ...withValues(options), TableName: physicalTableName(table), Item: toItem(item) }));
 }
 
 type UpdateOptions = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
@@ -97,7 +119,7 @@ export function setFields(fields: Record<string, unknown>): { set: string; names
 }
 
 export async function updateItem<T extends Item>(table: TableName, key: Key, options: UpdateOptions): Promise<T | undefined> {
-  const out = await conditional(() =>
+  const out = await singleWrite(() =>
     call<{ Attributes?: WireItem }>('UpdateItem', {
       ReturnValues: 'ALL_NEW',
       ...withValues(options),
@@ -111,7 +133,7 @@ export async function updateItem<T extends Item>(table: TableName, key: Key, opt
 type DeleteOptions = Omit<DeleteCommandInput, 'TableName' | 'Key'>;
 
 export async function deleteItem(table: TableName, key: Key, options: DeleteOptions = {}): Promise<void> {
-  await conditional(() => call('DeleteItem', { ...withValues(options), TableName: physicalTableName(table), Key: wireKey(key) }));
+  await singleWrite(() => call('DeleteItem', { ...withValues(options), TableName: physicalTableName(table), Key: wireKey(key) }));
 }
 
 type QueryOptions = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
@@ -329,28 +351,19 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Attempts of a marker move that meets a transaction holding the marker. */
-const MARKER_ATTEMPTS = 5;
-
 /**
  * A cache generation marker (`pk CACHE, sk GENERATION` in `table`): read
  * strongly consistent, so it has moved for every write acknowledged before;
  * moved by `ADD`, alone (`bump`) or as the last action of the transaction that
- * makes the change (`action`). A transaction holding the marker rejects a
- * lone move with TransactionConflictException, unapplied and not retried
- * by the client (shared/aws/): `bump` retries it with backoff.
+ * makes the change (`action`). A lone move that meets a transaction holding
+ * the marker is retried like every single-item write (singleWrite).
  */
 export function generationMarker(table: TableName) {
   const key = { pk: 'CACHE', sk: 'GENERATION' };
   const move = { UpdateExpression: 'ADD generation :one', ExpressionAttributeValues: { ':one': 1 } };
   return {
     current: async (): Promise<number> => Number((await getItem(table, key, true))?.generation ?? 0),
-    bump: (): Promise<number> =>
-      retrying(
-        async () => Number((await updateItem(table, key, move))?.generation),
-        (error) => (error as Error).name === 'TransactionConflictException',
-        MARKER_ATTEMPTS,
-      ),
+    bump: async (): Promise<number> => Number((await updateItem(table, key, move))?.generation),
     action: (): TransactItem => ({ Update: { TableName: physicalTableName(table), Key: key, ...move } }),
   };
 }

@@ -12,6 +12,7 @@ import {
   tableName,
   transactWrite,
   updateItem,
+  WriteConflict,
 } from '../../shared/db/client.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy } from '../support/dynamo-proxy.js';
@@ -184,5 +185,40 @@ describe('mapLimit', () => {
     expect(started).toEqual(settled);
     expect(started.length).toBeLessThan(20);
     expect(ended.length).toBe(started.length - 1);
+  });
+});
+
+describe('a single-item write that meets a transaction holding its item', () => {
+  // DynamoDB's answer to such a write: refused, unapplied.
+  const conflict = { type: 'TransactionConflictException', message: 'Transaction is ongoing for the item' };
+
+  it('is retried until the transaction is gone, and applies once', async () => {
+    await putItem('issues', { pk: 'ISSUE#tc', sk: 'ISSUE', count: 0 });
+    let refused = 0;
+    const stop = proxy.watch(({ operation, input }) =>
+      operation === 'UpdateItem' && JSON.stringify(input.Key).includes('ISSUE#tc') && refused++ < 2 ? conflict : undefined,
+    );
+    try {
+      const updated = await updateItem(
+        'issues',
+        { pk: 'ISSUE#tc', sk: 'ISSUE' },
+        { UpdateExpression: 'ADD #c :one', ExpressionAttributeNames: { '#c': 'count' }, ExpressionAttributeValues: { ':one': 1 } },
+      );
+      expect(updated?.count).toBe(1);
+    } finally {
+      stop();
+    }
+    expect(refused).toBe(3); // two refused, the third let through
+  });
+
+  it('answers WriteConflict (409) when it keeps meeting one, and changes nothing', async () => {
+    await putItem('issues', { pk: 'ISSUE#tc2', sk: 'ISSUE', count: 0 });
+    const stop = proxy.watch(({ operation, input }) => (operation === 'PutItem' && JSON.stringify(input.Item).includes('ISSUE#tc2') ? conflict : undefined));
+    try {
+      await expect(putItem('issues', { pk: 'ISSUE#tc2', sk: 'ISSUE', count: 9 })).rejects.toBeInstanceOf(WriteConflict);
+    } finally {
+      stop();
+    }
+    expect((await getItem('issues', { pk: 'ISSUE#tc2', sk: 'ISSUE' }))?.count).toBe(0);
   });
 });
