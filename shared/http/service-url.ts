@@ -6,6 +6,18 @@ import { ServiceUnavailable } from './errors.js';
 
 export const isLoopback = (url: URL): boolean => ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
 
+/** An https URL, or plain http to this machine (the local fakes): where a credential may be sent. */
+export const isSecure = (url: URL): boolean => url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url));
+
+/** isSecure for a URL as text; text that is no URL is not. */
+export function isSecureUrl(value: string): boolean {
+  try {
+    return isSecure(new URL(value));
+  } catch {
+    return false;
+  }
+}
+
 /** `query: 'refused'` also refuses a query string or fragment (a base URL the client appends paths to). */
 export function serviceUrl(value: string, name: string, query: 'allowed' | 'refused' = 'refused'): URL {
   let url: URL;
@@ -14,7 +26,7 @@ export function serviceUrl(value: string, name: string, query: 'allowed' | 'refu
   } catch {
     throw new ServiceUnavailable(`${name} is not a valid URL.`);
   }
-  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url));
+  const secure = isSecure(url);
   const extra = query === 'refused' && Boolean(url.search || url.hash);
   if (!secure || url.username || url.password || extra) {
     throw new ServiceUnavailable(

@@ -4,9 +4,10 @@
 // SigV4 signs the body's hash). Every request has a timeout and a bounded body;
 // failures that may pass (network, timeout, 429, 5xx) are retried with
 // exponential backoff and jitter; a refused query (400, 422) is not.
-import { httpsOrLocal, type MetricSources } from '../rules/schemas.js';
+import type { MetricSources } from '../rules/schemas.js';
 import { signedHeaders } from './sigv4.js';
 import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
+import { isSecureUrl } from '../http/service-url.js';
 
 export type PrometheusSource = MetricSources['prometheus'];
 
@@ -64,7 +65,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     if (auth.type === 'none') return { headers: {} };
     if (auth.type === 'sigv4') {
       // A version stored before sigv4 needed https (MetricSourcesToWrite): not signed, and the pull says why.
-      if (!httpsOrLocal(source.url))
+      if (!isSecureUrl(source.url))
         throw new PrometheusError("sigv4 needs an https URL (plain http only to localhost): a signed request carries the role's session token", null, false);
       return { headers: await signedHeaders(url, body, auth.region, auth.service) };
     }

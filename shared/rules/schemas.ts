@@ -7,6 +7,7 @@
 // reason; the small enums and limits stay eager.
 import * as z from 'zod';
 import { METRIC_KEYS, MetricKey } from '../fleet/records.js';
+import { isSecureUrl } from '../http/service-url.js';
 
 const METRIC_KEY_COUNT = METRIC_KEYS.length;
 
@@ -285,7 +286,7 @@ export const MetricSources = z.lazy(() =>
       })
       // A token or password never crosses the network in clear text: plain http only with no credential, or to this machine.
       // (sigv4 too, but only for versions written from now on: MetricSourcesToWrite.)
-      .refine((p) => p.auth.type === 'none' || p.auth.type === 'sigv4' || httpsOrLocal(p.url), {
+      .refine((p) => p.auth.type === 'none' || p.auth.type === 'sigv4' || isSecureUrl(p.url), {
         message: 'bearer and basic auth need an https URL (plain http only to localhost)',
         path: ['url'],
       }),
@@ -321,9 +322,6 @@ export const MetricSources = z.lazy(() =>
 );
 export type MetricSources = z.infer<typeof MetricSources>;
 
-/** An https URL, or plain http to this machine (the local fakes): where a credential may be sent. */
-export const httpsOrLocal = (url: string) => /^https:/i.test(url) || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/|$)/i.test(url);
-
 /**
  * The metric sources as a new version must be: sigv4 needs https too, since a signed request carries
  * the role's session token in a header. Checked where versions are written, not where stored ones are
@@ -331,7 +329,7 @@ export const httpsOrLocal = (url: string) => /^https:/i.test(url) || /^http:\/\/
  * (shared/prometheus/client.ts), rather than every status read failing.
  */
 export const MetricSourcesToWrite = z.lazy(() =>
-  MetricSources.refine((m) => m.prometheus.auth.type !== 'sigv4' || httpsOrLocal(m.prometheus.url), {
+  MetricSources.refine((m) => m.prometheus.auth.type !== 'sigv4' || isSecureUrl(m.prometheus.url), {
     message: "sigv4 auth needs an https URL (plain http only to localhost): a signed request carries the role's session token",
     path: ['prometheus', 'url'],
   }),
