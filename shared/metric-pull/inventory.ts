@@ -41,52 +41,43 @@ export async function pullInventory(client: PrometheusClient, sources: MetricSou
   try {
     const evaluated = nowSeconds - sources.prometheus.settle_seconds;
     const samples = await client.query(sources.inventory.query, evaluated);
-    let stored = new Map((await listClusters()).map((c) => [c.cluster_id, c]));
+    const stored = new Map((await listClusters()).map((c) => [c.cluster_id, c]));
+    // A series' record: the stored cluster with the labels' fields over it.
+    const recordFor = (labels: Record<string, string>) => ClusterInput.safeParse(recordOf(labels, sources, stored.get(labels[sources.cluster.label] ?? '')));
     const refusals: string[] = [];
-    const seen = new Set<string>();
-    // Each series' record: the stored cluster with the labels' fields over it.
-    const wanted: { labels: Record<string, string>; id: string }[] = [];
+    const labelsOf = new Map<string, Record<string, string>>();
+    let writes: ClusterInput[] = [];
     for (const { labels } of samples) {
-      const parsed = ClusterInput.safeParse(recordOf(labels, sources, stored.get(labels[sources.cluster.label] ?? '')));
+      const parsed = recordFor(labels);
       if (!parsed.success) refusals.push(reasonOf(parsed.error));
-      else if (seen.has(parsed.data.cluster_id)) refusals.push(`cluster_id: ${parsed.data.cluster_id} appears in more than one series`);
+      else if (labelsOf.has(parsed.data.cluster_id)) refusals.push(`cluster_id: ${parsed.data.cluster_id} appears in more than one series`);
       else {
-        seen.add(parsed.data.cluster_id);
-        wanted.push({ labels, id: parsed.data.cluster_id });
+        labelsOf.set(parsed.data.cluster_id, labels);
+        writes.push(parsed.data);
       }
     }
     // Written only over the cluster as read: a cluster another write changed meanwhile (an ingest of its
     // other fields) is read again and its labels applied over that, so the puller never puts back what it read.
     let upserted = 0;
     let unchanged = 0;
-    let pending = wanted;
-    for (let round = 1; pending.length > 0; round++) {
-      const writes: ClusterInput[] = [];
-      for (const { labels } of pending) {
-        const parsed = ClusterInput.safeParse(recordOf(labels, sources, stored.get(labels[sources.cluster.label]!)));
-        if (parsed.success) writes.push(parsed.data);
-        else refusals.push(reasonOf(parsed.error)); // what another write stored makes it invalid: no longer ours to fix
-      }
+    for (let round = 1; ; round++) {
       const changes = writes.filter((w) => changed(w, stored.get(w.cluster_id)));
       unchanged += writes.length - changes.length;
       const readAt = new Map(changes.map((w) => [w.cluster_id, stored.get(w.cluster_id)?.updated_at ?? null]));
-      const again = new Set(await upsertClusters(changes, now, readAt));
-      upserted += changes.length - again.size;
-      pending = pending.filter((p) => again.has(p.id));
-      if (pending.length === 0) break;
+      const again = await upsertClusters(changes, now, readAt);
+      upserted += changes.length - again.length;
+      if (again.length === 0) break;
       if (round >= INVENTORY_WRITE_ROUNDS) {
-        for (const p of pending) refusals.push(`cluster_id: ${p.id} kept changing while it was written; the next pull applies its labels`);
+        for (const id of again) refusals.push(`cluster_id: ${id} kept changing while it was written; the next pull applies its labels`);
         break;
       }
-      stored = new Map([
-        ...stored,
-        ...(
-          await getClusters(
-            pending.map((p) => p.id),
-            true,
-          )
-        ).map((c) => [c.cluster_id, c] as const),
-      ]);
+      for (const cluster of await getClusters(again, true)) stored.set(cluster.cluster_id, cluster);
+      writes = [];
+      for (const id of again) {
+        const parsed = recordFor(labelsOf.get(id)!);
+        if (parsed.success) writes.push(parsed.data);
+        else refusals.push(reasonOf(parsed.error)); // what another write stored makes it invalid: no longer ours to fix
+      }
     }
     const outcome = { upserted, refused: refusals.length, unchanged, error: null };
     await putInventoryState({
