@@ -158,8 +158,7 @@ export async function knownClusterIds(clusterIds: Iterable<string>): Promise<Set
   return new Set(items.map((i) => String(i.cluster_id)));
 }
 
-/** The inventory of these clusters (those that exist). */
-/** `consistent`: a strongly consistent read (a writer reading again what another write just changed). */
+/** The inventory of these clusters (those that exist); `consistent` for a writer reading again what another write just changed. */
 export async function getClusters(clusterIds: Iterable<string>, consistent = false): Promise<ClusterRecord[]> {
   return (await batchGet('clusters', [...new Set(clusterIds)].map(clusterKey), consistent)).map(readCluster);
 }

@@ -52,8 +52,10 @@ export function renderExposition(families: readonly Family[]): string {
 const gauge = (name: string, help: string, samples: Family['samples']): Family => ({ name, help, type: 'gauge', samples });
 const one = (value: number) => [{ labels: {}, value }];
 
-/** Every family GET /api/metrics answers, from the live figures. */
-/** `llmUsage`: the LLM ledger's totals (fleet_health_llm_*), which only a superadmin or the scraper may read. */
+/**
+ * Every family GET /api/metrics answers, from the live figures; the LLM ledger's totals
+ * (fleet_health_llm_*) only with `llmUsage`, which only a superadmin or the scraper may read.
+ */
 export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llmUsage?: boolean } = {}): Promise<Family[]> {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
   const [view, issueSummaries, patrol, investigations, usage] = await Promise.all([
