@@ -4,13 +4,13 @@
 // once are safe (each task is claimed by one). Any event is accepted; an
 // optional `budget_seconds` shortens the run.
 import type { Context } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from '../shared/zod.js';
 import { budgetMs, investigationMs, runAgentTasks } from '../shared/agents/tasks.js';
 import { createLogger, workerHandler } from '../shared/log.js';
 
 const log = createLogger('agent-worker');
 
-const AgentEvent = z.looseObject({ budget_seconds: z.number().positive().max(900).optional() });
+const AgentEvent = z.looseObject({ budget_seconds: z.optional(z.number().check(z.positive(), z.lte(900))) });
 
 // Its log lines carry the run's ids; a run started by a request carries that request's correlation id.
 export const handler = workerHandler('agent-worker', async (event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {

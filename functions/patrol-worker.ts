@@ -2,16 +2,16 @@
 // by the API trigger (with the report it holds the lock for), by the
 // EventBridge schedule ({report_type: "scheduled"}) and by a CLI through the
 // AWS SDK ({report_type: "on_demand", triggered_by}).
-import * as z from 'zod';
+import * as z from '../shared/zod.js';
 import { createLogger, workerHandler } from '../shared/log.js';
 import { runPatrolScan } from '../shared/patrol/run.js';
 
 const log = createLogger('patrol-worker');
 
 const PatrolEvent = z.looseObject({
-  report_type: z.enum(['scheduled', 'on_demand']).default('scheduled'),
-  triggered_by: z.string().trim().min(1).max(128).default('schedule'),
-  report_id: z.uuid().optional(),
+  report_type: z._default(z.enum(['scheduled', 'on_demand']), 'scheduled'),
+  triggered_by: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(128)), 'schedule'),
+  report_id: z.optional(z.uuid()),
 });
 
 const scan = async (event: unknown) => {

@@ -10,7 +10,7 @@
 import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
 import { regroupRecent } from '../shared/issues/regroup.js';
-import * as z from 'zod';
+import * as z from '../shared/zod.js';
 import { finishRefresh, SNAPSHOT_KINDS, type RefreshFigures } from '../shared/db/scores.js';
 import { createLogger, errorFields, workerHandler } from '../shared/log.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
@@ -22,8 +22,8 @@ const log = createLogger('recompute');
 
 /** The event a refresh route sends; the schedule sends `{}`. */
 const RefreshEvent = z.object({
-  refresh_id: z.string().min(1).max(128),
-  kinds: z.array(z.enum(SNAPSHOT_KINDS)).min(1),
+  refresh_id: z.string().check(z.minLength(1), z.maxLength(128)),
+  kinds: z.array(z.enum(SNAPSHOT_KINDS)).check(z.minLength(1)),
 });
 
 /** Every figure a refresh route answers, from the view just computed. */

@@ -180,13 +180,13 @@ export function emitRuntimeAssets(metafile: Metafile): void {
 
 /**
  * Code a bundle carries only when it can run it (issue 21 §4; infra/README.md, "Lean bundles").
- * zod 4 wires its JSON-schema conversion (≈ 17 KB: `core/to-json-schema.js` and
- * `core/json-schema-processors.js`) into every schema class, so no import of ours
- * keeps it out; and smithy's protocol base class `import()`s the event-stream codec
- * (≈ 10–15 KB) for operations with event streams, which DynamoDB, SES and Secrets
- * Manager do not have (Lambda's we do not call). A bundle that needs neither gets stubs in their place, which
- * throw if ever called; whether it needs them is read from its own inputs after the
+ * Smithy's protocol base class `import()`s the event-stream codec (≈ 10–15 KB) for
+ * operations with event streams, which DynamoDB, SES and Secrets Manager do not have
+ * (Lambda's we do not call). A bundle that does not need it gets stubs in its place, which
+ * throw if ever called; whether it needs it is read from its own inputs after the
  * first esbuild pass (see `buildFunctionBundles`), so nothing here lists functions.
+ * (zod's JSON-schema conversion needs no cut: zod/mini, shared/zod.ts, leaves it out of
+ * every bundle whose code does not call `toJSONSchema`.)
  * Every bundle also goes without the SDK's browser user-agent parser (bowser, 34 KB), which
  * `@aws-sdk/core` `import()`s only in a browser: with code splitting it would be a chunk
  * in every function's folder that Node never loads. And `@middy/core` imports Node's web
@@ -194,10 +194,9 @@ export function emitRuntimeAssets(metafile: Metafile): void {
  * loads that the DynamoDB client does not) only to recognise a web stream as the body of a
  * streamed response (`streamifyResponse`), which no handler of ours asks for.
  */
-type LeanCut = 'json-schema' | 'event-streams' | 'browser-user-agent' | 'response-streams';
-export const LEAN_CUTS: readonly LeanCut[] = ['json-schema', 'event-streams', 'browser-user-agent', 'response-streams'];
+type LeanCut = 'event-streams' | 'browser-user-agent' | 'response-streams';
+export const LEAN_CUTS: readonly LeanCut[] = ['event-streams', 'browser-user-agent', 'response-streams'];
 
-const ZOD_CORE = /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
 const EVENT_STREAMS = '@smithy/core/event-streams';
 const EVENT_STREAMS_STUB = 'fleet-health:no-event-streams';
 /**
@@ -210,47 +209,15 @@ const EVENT_STREAMS_DIR = 'node_modules/@smithy/core/dist-es/submodules/event-st
 const EVENT_STREAMS_LAZY_IMPORTER = 'node_modules/@smithy/core/dist-es/submodules/protocols/HttpProtocol.js';
 /** The importer of `node:stream/web` the response-streams cut replaces (no other one is touched). */
 const MIDDY_CORE = 'node_modules/@middy/core/';
-/** Where zod's aggregateChecks and its helpers end (kept: schemas' `minLength`, `isInt`… getters use them). */
-const PROCESSORS_MARKER = '// ==================== SIMPLE TYPE PROCESSORS';
 
 const unavailable = (what: string) =>
   `function __unavailable() { throw new Error(${JSON.stringify(`${what} is not bundled in this function (infra/bundling.ts, LEAN_CUTS)`)}); }\n`;
-
-/** Every name a zod module exports, with the stub that replaces it. */
-function zodStub(source: string, keep: string): string {
-  const names = new Set<string>();
-  for (const m of source.matchAll(/^export (?:const|function|class) (\w+)/gm)) names.add(m[1]!);
-  for (const m of source.matchAll(/^export \{([^}]*)\}/gm))
-    for (const part of m[1]!.split(','))
-      if (part.trim())
-        names.add(
-          part
-            .trim()
-            .split(/\s+as\s+/)
-            .pop()!,
-        );
-  const kept = new Set([...keep.matchAll(/^export (?:const|function|class) (\w+)/gm)].map((m) => m[1]!));
-  const stubs = [...names]
-    .filter((name) => !kept.has(name))
-    // The `create…Method` factories run when `~standard` is read; the methods they return throw.
-    .map((name) => `export const ${name} = ${name.startsWith('create') ? '() => __unavailable' : '__unavailable'};`);
-  return `${keep}\n${unavailable("zod's JSON-schema conversion")}${stubs.join('\n')}\n`;
-}
 
 /** The esbuild plugin that replaces what `cuts` names with stubs. */
 export function leanPlugin(cuts: readonly LeanCut[]): Plugin {
   return {
     name: 'fleet-health-lean',
     setup(b) {
-      if (cuts.includes('json-schema')) {
-        b.onLoad({ filter: ZOD_CORE }, ({ path }) => {
-          const source = readFileSync(path, 'utf8');
-          if (path.endsWith('to-json-schema.js')) return { contents: zodStub(source, ''), loader: 'js' };
-          const at = source.indexOf(PROCESSORS_MARKER);
-          if (at < 0) throw new Error(`${path}: "${PROCESSORS_MARKER}" not found; update leanPlugin for this zod version`);
-          return { contents: zodStub(source, source.slice(0, at)), loader: 'js' };
-        });
-      }
       if (cuts.includes('event-streams')) {
         // The lazy `import()` of the protocol base class, and clients whose one event-stream operation we never call.
         b.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, ({ importer, kind }) => {
@@ -361,8 +328,6 @@ function neededCuts(inputs: readonly string[]): LeanCut[] {
   const ours = inputs
     .filter((input) => !input.includes('node_modules/') && !input.includes(':') && /\.tsx?$/.test(input))
     .map((input) => readFileSync(join(REPO_ROOT, input), 'utf8'));
-  // Our code calls the conversion (the LLM tools' parameters; the OpenAPI document is converted at build time).
-  if (ours.some((source) => source.includes('toJSONSchema'))) needed.push('json-schema');
   // A client imports the codec statically (Bedrock Runtime's ConverseStream and its websocket and payload handlers).
   if (inputs.some((input) => input.startsWith(EVENT_STREAMS_DIR))) needed.push('event-streams');
   // A handler of ours streams its response.

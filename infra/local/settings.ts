@@ -1,36 +1,33 @@
 // The settings of `npm start`, declared and validated in one place: every
 // variable the local runtime reads (the handlers read theirs through their own
 // config), with its default. A bad value stops the start with a clear line.
-import * as z from 'zod';
+import * as z from '../../shared/zod.js';
 import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
 
-const flag = (fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no', ''])
-    .optional()
-    .transform((v) => (v === undefined || v === '' ? fallback : ['true', '1', 'on', 'yes'].includes(v)));
+const flag = (fallback: boolean) => {
+  const value = z.optional(z.enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no', '']));
+  return z.pipe(
+    value,
+    z.transform((v: z.output<typeof value>) => (v === undefined || v === '' ? fallback : ['true', '1', 'on', 'yes'].includes(v))),
+  );
+};
 
-const seconds = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(7 * 86_400)
-  .optional();
+const seconds = z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(7 * 86_400)));
 const blankAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
 /** LOCAL_<WORKER>_EVERY_SECONDS, e.g. LOCAL_RECOMPUTE_EVERY_SECONDS, LOCAL_PATROL_WORKER_EVERY_SECONDS. */
 export const intervalVariable = (name: string) => `LOCAL_${name.toUpperCase().replace(/-/g, '_')}_EVERY_SECONDS`;
 
 const LocalEnv = z.object({
-  PORT: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(65_535).default(3000)),
-  DATA_DIR: z.preprocess(blankAsUnset, z.string().default('.data')),
-  ADMIN_USERNAME: z.preprocess(blankAsUnset, z.string().optional()),
-  ADMIN_EMAIL: z.preprocess(blankAsUnset, z.string().optional()),
-  ADMIN_PASSWORD: z.preprocess(blankAsUnset, z.string().optional()),
-  DEMO_CLUSTERS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(10_000).default(60)),
-  DEMO_FEED: z.string().optional(),
+  PORT: z.pipe(z.transform(blankAsUnset), z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000)),
+  DATA_DIR: z.pipe(z.transform(blankAsUnset), z._default(z.string(), '.data')),
+  ADMIN_USERNAME: z.pipe(z.transform(blankAsUnset), z.optional(z.string())),
+  ADMIN_EMAIL: z.pipe(z.transform(blankAsUnset), z.optional(z.string())),
+  ADMIN_PASSWORD: z.pipe(z.transform(blankAsUnset), z.optional(z.string())),
+  DEMO_CLUSTERS: z.pipe(z.transform(blankAsUnset), z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(10_000)), 60)),
+  DEMO_FEED: z.optional(z.string()),
   LOCAL_SCHEDULES: flag(true),
-  LOCAL_DEMO_FEED_EVERY_SECONDS: z.preprocess(blankAsUnset, seconds.default(300)),
+  LOCAL_DEMO_FEED_EVERY_SECONDS: z.pipe(z.transform(blankAsUnset), z._default(seconds, 300)),
 });
 
 export interface LocalSettings {
@@ -49,8 +46,8 @@ export interface LocalSettings {
 
 /** Reads and validates the local runtime's settings; throws one message naming every bad variable. */
 export function readLocalSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
-  const intervals = Object.fromEntries(scheduledWorkers().map(({ name }) => [intervalVariable(name), z.preprocess(blankAsUnset, seconds)]));
-  const parsed = LocalEnv.extend(intervals).safeParse(env);
+  const intervals = Object.fromEntries(scheduledWorkers().map(({ name }) => [intervalVariable(name), z.pipe(z.transform(blankAsUnset), seconds)]));
+  const parsed = z.extend(LocalEnv, intervals).safeParse(env);
   if (!parsed.success) {
     throw new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   }

@@ -5,7 +5,7 @@
 // investigation id). Without one: a rules-based investigation from the
 // cluster's scores, risk snapshot and the runbooks, with an honest low
 // confidence, model `rules` and cost 0 (DESIGN §10).
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { runTool, toolSpecs } from '../chat/tools.js';
 import type { AgentTask, Investigation, Severity } from '../db/investigations.js';
 import { searchKnowledge, type KnowledgeHit } from '../knowledge/search.js';
@@ -53,23 +53,21 @@ const lowercase = (v: unknown) => (typeof v === 'string' ? v.trim().toLowerCase(
 
 /** The model's final answer. Tolerated: `Critical` for `critical`, and actions as a list of strings (made a Markdown list). */
 export const InvestigationAnswer = z.object({
-  severity: z.preprocess(lowercase, z.enum(['critical', 'warning', 'info'])),
+  severity: z.pipe(z.transform(lowercase), z.enum(['critical', 'warning', 'info'])),
   // To three decimals: all a confidence says, and a number DynamoDB stores (it refuses 1e-200).
-  confidence: z
-    .number()
-    .min(0)
-    .max(1)
-    .transform((c) => Math.round(c * 1000) / 1000),
-  root_cause: z.string().trim().min(1).max(4000),
+  confidence: z.pipe(
+    z.number().check(z.gte(0), z.lte(1)),
+    z.transform((c: number) => Math.round(c * 1000) / 1000),
+  ),
+  root_cause: z.string().check(z.trim(), z.minLength(1), z.maxLength(4000)),
   recommended_actions: z.union([
-    z.string().trim().min(1).max(8000),
-    z
-      .array(z.string().trim().min(1).max(1000))
-      .min(1)
-      .max(30)
-      .transform((items) => items.map((a) => `- ${a}`).join('\n')),
+    z.string().check(z.trim(), z.minLength(1), z.maxLength(8000)),
+    z.pipe(
+      z.array(z.string().check(z.trim(), z.minLength(1), z.maxLength(1000))).check(z.minLength(1), z.maxLength(30)),
+      z.transform((items: string[]) => items.map((a) => `- ${a}`).join('\n')),
+    ),
   ]),
-  full_report: z.string().trim().min(1).max(100_000),
+  full_report: z.string().check(z.trim(), z.minLength(1), z.maxLength(100_000)),
 });
 export type InvestigationAnswer = z.infer<typeof InvestigationAnswer>;
 

@@ -2,9 +2,9 @@
 // them (spec §2 Investigation, Agent task). The route table wraps them in its
 // answers; the repository's records (shared/db/investigations.ts) are their
 // inferred types, the task's with the worker's bookkeeping added.
-import * as z from 'zod';
+import * as z from '../zod.js';
 
-const Int = z.number().int();
+const Int = z.int();
 
 export const InvestigationSeverity = z.enum(['critical', 'warning', 'info']);
 export type InvestigationSeverity = z.infer<typeof InvestigationSeverity>;
@@ -18,7 +18,7 @@ export const InvestigationSummarySchema = z.lazy(() =>
     cluster_name: z.string(),
     customer_name: z.string(),
     severity: InvestigationSeverity,
-    confidence: z.number().min(0).max(1),
+    confidence: z.number().check(z.gte(0), z.lte(1)),
     root_cause: z.string(),
     /** Markdown list. */
     recommended_actions: z.string(),
@@ -34,7 +34,7 @@ export const InvestigationSummarySchema = z.lazy(() =>
 export type InvestigationSummary = z.infer<typeof InvestigationSummarySchema>;
 
 /** `full_report` is Markdown. */
-export const InvestigationSchema = z.lazy(() => InvestigationSummarySchema.unwrap().extend({ full_report: z.string() }));
+export const InvestigationSchema = z.lazy(() => z.extend(z.unlazy(InvestigationSummarySchema), { full_report: z.string() }));
 export type Investigation = z.infer<typeof InvestigationSchema>;
 
 /** An open agent task (pending or running) as the pending-tasks list shows it. */
@@ -51,8 +51,8 @@ export const AgentTaskSchema = z.lazy(() =>
     status: z.enum(['pending', 'running']),
     created_at: z.string(),
     attempts: Int,
-    last_error: z.string().nullable(),
-    claimed_at: z.string().nullable(),
+    last_error: z.nullable(z.string()),
+    claimed_at: z.nullable(z.string()),
   }),
 );
 export type AgentTaskView = z.infer<typeof AgentTaskSchema>;

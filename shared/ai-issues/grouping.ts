@@ -3,7 +3,7 @@
 // category, each within a time gap of the previous). Either way every alert
 // lands in exactly one group: the service repairs a model answer that omits
 // or repeats alerts.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import type { AlertRecord } from '../db/alerts.js';
 import { recordedCall, textOf, type Ledger } from '../llm/tool-loop.js';
 import type { LlmProvider } from '../llm/types.js';
@@ -81,14 +81,14 @@ const ModelAnswer = z.object({
   groups: z
     .array(
       z.object({
-        alerts: z.array(z.string()).min(1),
-        title: z.string().min(1).max(TITLE_MAX),
+        alerts: z.array(z.string()).check(z.minLength(1)),
+        title: z.string().check(z.minLength(1), z.maxLength(TITLE_MAX)),
         severity: z.enum(['Critical', 'Warning']),
-        reasoning: z.string().min(1).max(TEXT_MAX),
-        summary: z.string().min(1).max(TEXT_MAX),
+        reasoning: z.string().check(z.minLength(1), z.maxLength(TEXT_MAX)),
+        summary: z.string().check(z.minLength(1), z.maxLength(TEXT_MAX)),
       }),
     )
-    .min(1),
+    .check(z.minLength(1)),
 });
 
 const SYSTEM = [

@@ -2,11 +2,11 @@
 // the rule issue's shape (shared/issues/schemas.ts) without `alert_names`, with
 // the AI fields. The route table wraps it in its answers; the repository's
 // record (shared/db/ai-issues.ts) is derived from its inferred type.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { IssueSchema } from '../issues/schemas.js';
 
 export const AiIssueSchema = z.lazy(() =>
-  IssueSchema.unwrap().omit({ alert_names: true }).extend({
+  z.extend(z.omit(z.unlazy(IssueSchema), { alert_names: true }), {
     ai_reasoning: z.string(),
     ai_summary: z.string(),
     /** `llm:<model>` or `rules`. */

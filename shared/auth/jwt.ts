@@ -3,7 +3,7 @@
 // Secrets Manager secret named by JWT_SECRET_ARN (AWS), loaded once per container.
 import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { Role } from './roles.js';
 import { tokenSettings } from '../config/tokens.js';
 import { onSettingsReset } from '../config/env.js';
@@ -61,12 +61,12 @@ export async function signAccessToken(principal: Principal): Promise<string> {
 }
 
 const Claims = z.object({
-  sub: z.string().min(1),
+  sub: z.string().check(z.minLength(1)),
   username: z.string(),
   name: z.string(),
   email: z.string(),
   role: Role,
-  jti: z.string().min(1),
+  jti: z.string().check(z.minLength(1)),
   iat: z.number(),
   exp: z.number(),
 });

@@ -1,5 +1,5 @@
 // The three roles of the spec and the role sets the route table uses (DESIGN §5).
-import * as z from 'zod';
+import * as z from '../zod.js';
 
 export const ROLES = ['superadmin', 'admin', 'viewer'] as const;
 export const Role = z.enum(ROLES);

@@ -1,7 +1,7 @@
 // The chat assistant's tools (issue 8): each with a zod-checked input, a JSON
 // Schema for the model, and an output bounded in size. A tool failure is an
 // answer for the model (an error tool result), never the request's failure.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { createLogger } from '../log.js';
 import { listAlertsSince } from '../db/alerts.js';
 import { listClusterIssues, listIssuesActiveSince } from '../db/issues.js';
@@ -19,13 +19,13 @@ export class ToolFailed extends Error {}
 
 const log = createLogger('chat-tools');
 
-interface Tool<S extends z.ZodType> {
+interface Tool<S extends z.ZodMiniType> {
   description: string;
   input: S;
   run(input: z.output<S>): Promise<unknown>;
 }
 
-const tool = <S extends z.ZodType>(t: Tool<S>) => t;
+const tool = <S extends z.ZodMiniType>(t: Tool<S>) => t;
 
 // ── run_sql: a snapshot of the fleet in SQLite, rebuilt when older than this ──
 export const SQL_SNAPSHOT_TTL_MS = 5 * 60_000;
@@ -124,7 +124,7 @@ export const TOOLS = {
     description:
       'Run one read-only SQL SELECT (SQLite dialect) over a snapshot of the fleet: clusters, latest scores, risk, daily metric rollups ' +
       '(14 days), alerts and issues (30 days). At most 200 rows come back. The schema follows.',
-    input: z.lazy(() => z.strictObject({ sql: z.string().min(1).max(5000).describe('One SELECT statement') })),
+    input: z.lazy(() => z.strictObject({ sql: z.string().check(z.minLength(1), z.maxLength(5000), z.describe('One SELECT statement')) })),
     async run({ sql }) {
       try {
         const { columns, rows, row_count, truncated } = await (await fleetDatabase()).query(sql);
@@ -137,7 +137,9 @@ export const TOOLS = {
   }),
   cluster_info: tool({
     description: 'Everything about one cluster by name or id: inventory, unified and health scores with their reasons, risk snapshot, open issues.',
-    input: z.lazy(() => z.strictObject({ cluster: z.string().min(1).max(200).describe('Cluster name (or a unique part of it) or cluster id') })),
+    input: z.lazy(() =>
+      z.strictObject({ cluster: z.string().check(z.minLength(1), z.maxLength(200), z.describe('Cluster name (or a unique part of it) or cluster id')) }),
+    ),
     async run({ cluster: wanted }) {
       const view = await fleetView();
       const cluster = findCluster(view, wanted);
@@ -176,9 +178,9 @@ export const TOOLS = {
       "A cluster's ingested log events over the last hours (logs are kept 7 days), grouped by error signature with counts, first and last time, and examples.",
     input: z.lazy(() =>
       z.strictObject({
-        cluster: z.string().min(1).max(200).describe('Cluster name or id'),
-        hours: z.number().min(1).max(168).default(24).describe('Window in hours, 1-168'),
-        level: z.enum(['any', 'fatal', 'error', 'warn', 'info', 'debug']).default('any').describe('Only this level (any: all)'),
+        cluster: z.string().check(z.minLength(1), z.maxLength(200), z.describe('Cluster name or id')),
+        hours: z._default(z.number().check(z.gte(1), z.lte(168)), 24).check(z.describe('Window in hours, 1-168')),
+        level: z._default(z.enum(['any', 'fatal', 'error', 'warn', 'info', 'debug']), 'any').check(z.describe('Only this level (any: all)')),
       }),
     ),
     async run({ cluster: wanted, hours, level }) {
@@ -199,7 +201,9 @@ export const TOOLS = {
   search_knowledge: tool({
     description:
       'Full-text search over the operations runbooks (compaction backlog, disk full, query error spikes, JVM heap pressure, slow queries, upgrades).',
-    input: z.lazy(() => z.strictObject({ query: z.string().min(1).max(200), limit: z.number().int().min(1).max(10).default(5) })),
+    input: z.lazy(() =>
+      z.strictObject({ query: z.string().check(z.minLength(1), z.maxLength(200)), limit: z._default(z.int().check(z.gte(1), z.lte(10)), 5) }),
+    ),
     async run({ query, limit }) {
       return { hits: await searchKnowledge(query, limit) };
     },
@@ -218,7 +222,7 @@ export async function toolSpecs(): Promise<ToolSpec[]> {
       return 'The SQL snapshot is unavailable right now; use the other tools.';
     },
   );
-  return (Object.entries(TOOLS) as [ToolName, Tool<z.ZodType>][]).map(([name, t]) => {
+  return (Object.entries(TOOLS) as [ToolName, Tool<z.ZodMiniType>][]).map(([name, t]) => {
     const json = z.toJSONSchema(t.input, { io: 'input' }) as Record<string, unknown>;
     delete json.$schema;
     return { name, description: name === 'run_sql' ? `${t.description}\n\n${schema}` : t.description, input_schema: json };
@@ -228,7 +232,7 @@ export async function toolSpecs(): Promise<ToolSpec[]> {
 /** Runs a tool call: its answer as text for the model, and whether it is an error. */
 export async function runTool(name: string, input: unknown): Promise<{ content: string; is_error: boolean }> {
   // Own keys only: a model naming `constructor` or `toString` asks for no tool.
-  const t = Object.hasOwn(TOOLS, name) ? (TOOLS as Record<string, Tool<z.ZodType>>)[name] : undefined;
+  const t = Object.hasOwn(TOOLS, name) ? (TOOLS as Record<string, Tool<z.ZodMiniType>>)[name] : undefined;
   if (!t) return { content: `There is no tool "${name}". Tools: ${Object.keys(TOOLS).join(', ')}.`, is_error: true };
   const parsed = t.input.safeParse(input);
   if (!parsed.success) {

@@ -1,7 +1,7 @@
 // Settings every Lambda reads: the stage, CORS, the service name, response
 // checking, the table prefix and the log level. The stack sets them on every
 // function; locally they default to a development stage.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { serviceUrl } from '../http/service-url.js';
 import { defineSettings, flag } from './env.js';
 
@@ -14,27 +14,26 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export const coreSettings = defineSettings(
   'core',
   {
-    STAGE: z.enum(STAGES, { error: `STAGE must be one of ${STAGES.join(', ')}` }).default('dev'),
-    CORS_ORIGINS: z.string().default(''),
-    SERVICE_NAME: z.string().max(64, { error: 'SERVICE_NAME must be at most 64 characters' }).default('fleet-health'),
+    STAGE: z._default(z.enum(STAGES, { error: `STAGE must be one of ${STAGES.join(', ')}` }), 'dev'),
+    CORS_ORIGINS: z._default(z.string(), ''),
+    SERVICE_NAME: z._default(z.string().check(z.maxLength(64, { error: 'SERVICE_NAME must be at most 64 characters' })), 'fleet-health'),
     // Either case: shared/log.ts hands Powertools the level (its own reading of the variable takes upper case only).
-    LOG_LEVEL: z
-      .string()
-      .toLowerCase()
-      .pipe(z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }))
-      .default('info'),
+    LOG_LEVEL: z._default(
+      z.pipe(z.string().check(z.toLowerCase()), z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })),
+      'info',
+    ),
     VALIDATE_RESPONSES: flag('VALIDATE_RESPONSES', true),
-    TABLE_PREFIX: z
-      .string()
-      .regex(/^[A-Za-z0-9_.-]{0,200}$/, { error: 'TABLE_PREFIX may hold letters, digits, _ . - only' })
-      .default('fleet-health-'),
+    TABLE_PREFIX: z._default(
+      z.string().check(z.regex(/^[A-Za-z0-9_.-]{0,200}$/, { error: 'TABLE_PREFIX may hold letters, digits, _ . - only' })),
+      'fleet-health-',
+    ),
     // Where the AWS APIs every function calls are (shared/aws/): Lambda sets the region; the
     // endpoint overrides, the SDK's own variables, point them elsewhere (DynamoDB Local, tests).
-    AWS_REGION: z.string().optional(),
-    AWS_DEFAULT_REGION: z.string().optional(),
-    AWS_ENDPOINT_URL: z.string().optional(),
-    AWS_ENDPOINT_URL_DYNAMODB: z.string().optional(),
-    AWS_ENDPOINT_URL_SECRETS_MANAGER: z.string().optional(),
+    AWS_REGION: z.optional(z.string()),
+    AWS_DEFAULT_REGION: z.optional(z.string()),
+    AWS_ENDPOINT_URL: z.optional(z.string()),
+    AWS_ENDPOINT_URL_DYNAMODB: z.optional(z.string()),
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: z.optional(z.string()),
   },
   {
     derive: (vars) => ({

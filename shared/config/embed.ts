@@ -12,48 +12,40 @@
 //   EMBED_EXTERNAL_GROUP_ID optional external group id
 //   EMBED_TIMEOUT_MS        optional, default 10000, at most 20000: how long one call may take
 //   EMBED_DASHBOARD         optional: the dashboard the console shows, a path on EMBED_HOST such as /embed/dashboards/7
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ServiceUnavailable } from '../http/errors.js';
 import { serviceUrl } from '../http/service-url.js';
-import { defineSettings, text, whole } from './env.js';
+import { defineSettings, jsonOf, text, whole } from './env.js';
 import { credential, secretVariables } from './secrets.js';
 
 export const DEFAULT_PERMISSIONS = ['access_data', 'see_user_dashboards', 'see_lookml_dashboards'];
 
 /** A comma list, trimmed and without repeats; undefined when blank. */
 const commaList = () =>
-  z
-    .string()
-    .transform((raw) => [
-      ...new Set(
-        raw
-          .split(',')
-          .map((item) => item.trim())
-          .filter(Boolean),
-      ),
-    ])
-    .optional();
+  z.optional(
+    z.pipe(
+      z.string(),
+      z.transform((raw: string) => [
+        ...new Set(
+          raw
+            .split(',')
+            .map((item) => item.trim())
+            .filter(Boolean),
+        ),
+      ]),
+    ),
+  );
 
 const USER_ATTRIBUTES_MESSAGE = 'EMBED_USER_ATTRIBUTES must be a JSON object of attribute names to strings, numbers or booleans.';
-const UserAttributes = z
-  .string()
-  .transform((raw, ctx) => {
-    try {
-      return JSON.parse(raw) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: USER_ATTRIBUTES_MESSAGE });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()]), { error: USER_ATTRIBUTES_MESSAGE }));
+const UserAttributes = z.pipe(
+  z.pipe(z.string(), z.transform(jsonOf(USER_ATTRIBUTES_MESSAGE))),
+  z.record(z.string().check(z.minLength(1)), z.union([z.string(), z.number(), z.boolean()]), { error: USER_ATTRIBUTES_MESSAGE }),
+);
 
 const DASHBOARD_MESSAGE =
   'EMBED_DASHBOARD must be a path on EMBED_HOST such as /embed/dashboards/7: one leading /, no scheme or host, no spaces or fragment, at most 512 characters.';
 /** A path (and optional query) on EMBED_HOST: not `//host`, not a URL, nothing the browser would read as another server. */
-const DashboardPath = z
-  .string()
-  .max(512, { error: DASHBOARD_MESSAGE })
-  .regex(/^\/[^/\\\s#?][^\\\s#]*$/, { error: DASHBOARD_MESSAGE });
+const DashboardPath = z.string().check(z.maxLength(512, { error: DASHBOARD_MESSAGE }), z.regex(/^\/[^/\\\s#?][^\\\s#]*$/, { error: DASHBOARD_MESSAGE }));
 
 export const notConfigured = (missing = ['EMBED_HOST', 'EMBED_CLIENT_ID', 'EMBED_CLIENT_SECRET (or EMBED_CLIENT_SECRET_ARN)']) =>
   new ServiceUnavailable(`Dashboard embedding is not configured: set ${missing.join(', ')}.`);
@@ -67,11 +59,11 @@ export const embedSettings = defineSettings(
     ...secretVariables('EMBED_CLIENT_SECRET'),
     EMBED_PERMISSIONS: commaList(),
     EMBED_MODELS: commaList(),
-    EMBED_USER_ATTRIBUTES: UserAttributes.optional(),
+    EMBED_USER_ATTRIBUTES: z.optional(UserAttributes),
     EMBED_GROUP_IDS: commaList(),
     EMBED_EXTERNAL_GROUP_ID: text(),
     EMBED_TIMEOUT_MS: whole('EMBED_TIMEOUT_MS', 10_000, 1, 20_000, ' of milliseconds'),
-    EMBED_DASHBOARD: DashboardPath.optional(),
+    EMBED_DASHBOARD: z.optional(DashboardPath),
   },
   {
     secrets: ['EMBED_CLIENT_SECRET'],

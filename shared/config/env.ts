@@ -3,7 +3,7 @@
 // and validated together on first use and kept for the container's life, and a
 // bad value is an error naming the variable. Nothing outside shared/config/
 // reads process.env (the local runtime's start-up aside).
-import * as z from 'zod';
+import * as z from '../zod.js';
 
 /** Raw variables: a subset of the environment (tests pass their own). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -48,10 +48,10 @@ export function processEnv(): Env {
  * Declares a concern's settings. Blank values count as unset (a stack or shell
  * that sets `X=` means "default"), and values are trimmed.
  */
-export function defineSettings<S extends z.ZodRawShape, T = z.output<z.ZodObject<S>>>(
+export function defineSettings<S extends z.core.$ZodShape, T = z.output<z.ZodMiniObject<S>>>(
   concern: string,
   shape: S,
-  options: SettingsOptions<z.output<z.ZodObject<S>>, T> = {},
+  options: SettingsOptions<z.output<z.ZodMiniObject<S>>, T> = {},
 ): Settings<T> {
   const schema = z.object(shape);
   const secrets = options.secrets ?? [];
@@ -78,7 +78,7 @@ export function defineSettings<S extends z.ZodRawShape, T = z.output<z.ZodObject
 }
 
 /** "LLM_TIMEOUT_MS must be … LDAP_URL: …": each sentence names its variable first. */
-function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.core.$ZodError): string {
   return error.issues
     .map((issue) => {
       const name = String(issue.path[0] ?? '');
@@ -125,20 +125,32 @@ export const whole = (
   max: number,
   unit = '',
   message = `${name} must be a whole number${unit} from ${min} to ${max}.`,
-) => z.coerce.number({ error: message }).int({ error: message }).min(min, { error: message }).max(max, { error: message }).default(fallback);
+) => z._default(z.coerce.number({ error: message }).check(z.int({ error: message }), z.gte(min, { error: message }), z.lte(max, { error: message })), fallback);
 
 /** A number of seconds (fractions allowed) within bounds, with its default. */
 export const seconds = (name: string, fallback: number, min: number, max: number) => {
   const message = `${name} must be a number of seconds from ${min} to ${max}.`;
-  return z.coerce.number({ error: message }).min(min, { error: message }).max(max, { error: message }).default(fallback);
+  return z._default(z.coerce.number({ error: message }).check(z.gte(min, { error: message }), z.lte(max, { error: message })), fallback);
 };
 
 /** true/false (also 1/0, on/off, yes/no), with its default. */
 export const flag = (name: string, fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no'], { error: `${name} must be true or false` })
-    .optional()
-    .transform((v) => (v === undefined ? fallback : ['true', '1', 'on', 'yes'].includes(v)));
+  z.pipe(
+    z.optional(z.enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no'], { error: `${name} must be true or false` })),
+    z.transform((v) => (v === undefined ? fallback : ['true', '1', 'on', 'yes'].includes(v))),
+  );
+
+/** A transform that parses JSON text; text that is not JSON is the issue `message` (what a transform may not throw). */
+export const jsonOf =
+  (message: string) =>
+  (raw: string, ctx: z.core.ParsePayload): unknown => {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      ctx.issues.push({ code: 'custom', message, input: raw });
+      return z.NEVER;
+    }
+  };
 
 /** An optional free text. */
-export const text = () => z.string().optional();
+export const text = () => z.optional(z.string());

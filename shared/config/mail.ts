@@ -2,13 +2,13 @@
 // answer carries the activation token. SES_TIMEOUT_MS (default 8000, at most
 // 20000): how long sending one invitation may take, inside the route's 29 s;
 // past it the invite answers email_sent false with the activation token.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { defineSettings, whole } from './env.js';
 
 export const mailSettings = defineSettings(
   'mail',
   {
-    SES_FROM_ADDRESS: z.string().max(320).includes('@', { error: 'SES_FROM_ADDRESS must be an email address' }).optional(),
+    SES_FROM_ADDRESS: z.optional(z.string().check(z.maxLength(320), z.includes('@', { error: 'SES_FROM_ADDRESS must be an email address' }))),
     SES_TIMEOUT_MS: whole('SES_TIMEOUT_MS', 8_000, 1, 20_000, ' of milliseconds'),
   },
   { derive: (v) => ({ fromAddress: v.SES_FROM_ADDRESS, timeoutMs: v.SES_TIMEOUT_MS }) },

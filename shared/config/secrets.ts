@@ -3,7 +3,7 @@
 // names (AWS: the stack sets only the ARN, and grants only the functions whose
 // declarations name the concern). Fetched once per container; a failed fetch is
 // a 503 (ServiceUnavailable) and retried on the next call, not cached.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
 import { ServiceUnavailable } from '../http/errors.js';
 import { coreSettings } from './core.js';
@@ -88,7 +88,7 @@ export function credential(name: SecretName, vars: Readonly<Record<string, unkno
 
 /** The variables a concern declares for a secret: its value (local) and its `_ARN` twin (AWS). */
 export const secretVariables = <N extends SecretName>(name: N) =>
-  ({ [name]: z.string().optional(), [`${name}_ARN`]: z.string().optional() }) as Record<N | `${N}_ARN`, z.ZodOptional<z.ZodString>>;
+  ({ [name]: z.optional(z.string()), [`${name}_ARN`]: z.optional(z.string()) }) as Record<N | `${N}_ARN`, z.ZodMiniOptional<z.ZodMiniString>>;
 
 /** The secret `name` (or the one `${name}_ARN` names); undefined when neither is set. */
 export function secret(name: SecretName): Promise<string | undefined> {

@@ -1,6 +1,6 @@
 // The functions a route group or worker starts asynchronously (shared/worker-invoke.ts):
 // set by the stack on the functions granted `invoke:<worker>`.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { defineSettings } from './env.js';
 
 /** The variable naming each asynchronously invoked worker's function (the stack sets it on the functions granted `invoke:<worker>`). */
@@ -12,10 +12,7 @@ export const WORKER_FUNCTION_ENV = {
 } as const;
 export type InvocableWorker = keyof typeof WORKER_FUNCTION_ENV;
 
-const functionName = z
-  .string()
-  .regex(/^[A-Za-z0-9_:.-]{1,170}$/, { error: 'must be a Lambda function name or ARN' })
-  .optional();
+const functionName = z.optional(z.string().check(z.regex(/^[A-Za-z0-9_:.-]{1,170}$/, { error: 'must be a Lambda function name or ARN' })));
 
 /** Unset locally: the local runtime runs workers in-process. */
 export const workerFunctionSettings = defineSettings('worker-functions', {

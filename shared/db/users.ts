@@ -6,7 +6,7 @@
 // it counts, with a condition on decrements, so concurrent demotions can never
 // leave the service without an active superadmin.
 import { randomUUID } from 'node:crypto';
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { Role } from '../auth/roles.js';
 import { ConditionFailed, getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
 
@@ -23,10 +23,10 @@ export const UserRecord = z.object({
   role: Role,
   is_active: z.boolean(),
   /** Absent for invited users until they activate, and for LDAP users. */
-  password_hash: z.string().optional(),
-  source: z.enum(['local', 'ldap']).default('local'),
-  invited_by: z.string().optional(),
-  activated_at: z.string().optional(),
+  password_hash: z.optional(z.string()),
+  source: z._default(z.enum(['local', 'ldap']), 'local'),
+  invited_by: z.optional(z.string()),
+  activated_at: z.optional(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -13,7 +13,7 @@
 // retries: acquiring a session is not idempotent. The one exception is a 401 on
 // a *cached* login token (revoked or expired early): the request was refused,
 // so we log in again and send it once more.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { embedSettings, notConfigured } from '../config/embed.js';
 import type { Env } from '../config/env.js';
 import { AnswerTooLarge, boundedText, failureReason, parseJson, timeoutBefore } from '../http/outbound.js';
@@ -24,7 +24,7 @@ export const SESSION_LENGTH_SECONDS = 2_592_000;
 /** The most one answer of the BI server may hold: tokens and their lifetimes take a few KB. */
 const EMBED_ANSWER_MAX_BYTES = 1024 * 1024;
 /** A token the BI server hands out: a few hundred characters; longer is no token (and no item DynamoDB stores). */
-const Token = z.string().min(1).max(4096);
+const Token = z.string().check(z.minLength(1), z.maxLength(4096));
 /** All the calls of one request to the BI server: inside the route's 29 s with room for the secret and DynamoDB. */
 const REQUEST_BUDGET_MS = 24_000;
 /** A cached login token is dropped this long before the server says it expires. */
@@ -54,7 +54,7 @@ export interface AcquireRequest {
  * the protocol allows, so a longer one (a server's bug) is refused like an incomplete answer
  * rather than stored as a session that never ends.
  */
-const Lifetime = z.number().int().nonnegative().max(SESSION_LENGTH_SECONDS);
+const Lifetime = z.int().check(z.nonnegative(), z.lte(SESSION_LENGTH_SECONDS));
 
 export const AcquiredSession = z.lazy(() =>
   z.object({
@@ -65,7 +65,7 @@ export const AcquiredSession = z.lazy(() =>
     api_token: Token,
     api_token_ttl: Lifetime,
     session_reference_token: Token,
-    session_reference_token_ttl: Lifetime.positive(),
+    session_reference_token_ttl: Lifetime.check(z.positive()),
   }),
 );
 export type AcquiredSession = z.infer<typeof AcquiredSession>;
@@ -88,12 +88,12 @@ const Generated = z.lazy(() =>
     api_token_ttl: Lifetime,
     navigation_token: Token,
     navigation_token_ttl: Lifetime,
-    session_reference_token_ttl: Lifetime.positive(),
+    session_reference_token_ttl: Lifetime.check(z.positive()),
   }),
 );
 const Expired = z.lazy(() => z.object({ session_reference_token_ttl: z.literal(0) }));
 
-const Login = z.lazy(() => z.object({ access_token: Token, expires_in: z.number().positive().max(SESSION_LENGTH_SECONDS) }));
+const Login = z.lazy(() => z.object({ access_token: Token, expires_in: z.number().check(z.positive(), z.lte(SESSION_LENGTH_SECONDS)) }));
 
 export interface EmbedProvider {
   acquire(request: AcquireRequest): Promise<AcquiredSession>;

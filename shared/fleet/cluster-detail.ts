@@ -1,6 +1,6 @@
 // One cluster's detail for the console's cluster page: its inventory record and
 // its daily metric rollups over a window, read through the repositories.
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import { type ClusterRecord, getCluster } from '../db/clusters.js';
 import { readClusterRollups, windowDays } from '../db/metrics.js';
 import { NotFound } from '../http/errors.js';

@@ -25,7 +25,7 @@ interface Checked<T> {
 
 function check<T>(
   records: readonly unknown[],
-  parse: (r: unknown) => { success: true; data: T } | { success: false; error: import('zod').ZodError },
+  parse: (r: unknown) => { success: true; data: T } | { success: false; error: import('../zod.js').core.$ZodError },
 ): Checked<T> {
   const out: Checked<T> = { valid: [], rejected: [] };
   records.forEach((record, index) => {

@@ -3,7 +3,7 @@
 // validated on its own, so a batch keeps its good records and names the bad.
 // The record schemas are built on first use (z.lazy): most functions only read
 // the metric keys, and building them all was ≈ 120 zod schemas in every cold start.
-import * as z from 'zod';
+import * as z from '../zod.js';
 
 /** The metric keys the rule sets score; other keys are refused rather than stored unread. */
 export const METRIC_KEYS = [
@@ -29,30 +29,26 @@ export const Tier = z.enum(['S', 'A', 'B']);
 export const ClusterInput = z.lazy(() =>
   z.strictObject({
     cluster_id: z.uuid(),
-    cluster_name: z.string().trim().min(1).max(128),
-    customer_name: z.string().trim().min(1).max(128),
-    account_id: z.string().trim().min(1).max(64),
-    account_name: z.string().trim().min(1).max(128),
-    email: z.email().max(254),
+    cluster_name: z.string().check(z.trim(), z.minLength(1), z.maxLength(128)),
+    customer_name: z.string().check(z.trim(), z.minLength(1), z.maxLength(128)),
+    account_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+    account_name: z.string().check(z.trim(), z.minLength(1), z.maxLength(128)),
+    email: z.email().check(z.maxLength(254)),
     customer_tier: Tier,
-    cluster_type: z.string().trim().min(1).max(32),
-    region: z.string().trim().min(1).max(64),
+    cluster_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(32)),
+    region: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
     // At most 64 characters like every other name here, each number at most 9 digits (an integer the
     // upgrade analysis compares exactly).
-    engine_version: z
-      .string()
-      .trim()
-      .max(64)
-      .regex(/^\d{1,9}\.\d{1,9}(\.\d{1,9})?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1'),
-    resource_state: z.string().trim().min(1).max(32),
-    node_count: z.number().int().min(0).max(10_000),
+    engine_version: z.string().check(z.trim(), z.maxLength(64), z.regex(/^\d{1,9}\.\d{1,9}(\.\d{1,9})?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1')),
+    resource_state: z.string().check(z.trim(), z.minLength(1), z.maxLength(32)),
+    node_count: z.int().check(z.gte(0), z.lte(10_000)),
   }),
 );
 export type ClusterInput = z.infer<typeof ClusterInput>;
 
 let clusterFieldNames: readonly (keyof ClusterInput)[] | undefined;
 /** ClusterInput's field names, in its order. */
-export const clusterFields = (): readonly (keyof ClusterInput)[] => (clusterFieldNames ??= ClusterInput.unwrap().keyof().options);
+export const clusterFields = (): readonly (keyof ClusterInput)[] => (clusterFieldNames ??= z.keyof(z.unlazy(ClusterInput)).options);
 
 const IsoTime = z.iso.datetime({ offset: true });
 
@@ -67,7 +63,7 @@ export const METRIC_VALUE_MAX = 1e15;
 
 export const MetricValue = z
   .number({ error: 'must be a finite number' })
-  .refine((v) => Number.isFinite(v) && Math.abs(v) <= METRIC_VALUE_MAX, { error: 'must be a finite number within ±1e15' });
+  .check(z.refine((v) => Number.isFinite(v) && Math.abs(v) <= METRIC_VALUE_MAX, { error: 'must be a finite number within ±1e15' }));
 
 export const MetricSample = z.lazy(() =>
   z.strictObject({
@@ -84,12 +80,15 @@ export const LogEventInput = z.lazy(() =>
   z.strictObject({
     cluster_id: z.uuid(),
     at: IsoTime,
-    level: z
-      .string()
-      .transform((l) => l.toLowerCase())
-      .pipe(z.enum(LOG_LEVELS)),
-    message: z.string().min(1).max(8192),
-    source: z.string().max(128).default(''),
+    level: z.pipe(
+      z.pipe(
+        z.string(),
+        z.transform((l: string) => l.toLowerCase()),
+      ),
+      z.enum(LOG_LEVELS),
+    ),
+    message: z.string().check(z.minLength(1), z.maxLength(8192)),
+    source: z._default(z.string().check(z.maxLength(128)), ''),
   }),
 );
 export type LogEventInput = z.infer<typeof LogEventInput>;
@@ -112,23 +111,25 @@ export const AlertmanagerAlert = z.lazy(() =>
   z
     .looseObject({
       status: z.enum(['firing', 'resolved']),
-      labels: z.record(z.string().max(256), z.string().max(LABEL_VALUE_MAX)),
-      annotations: z.record(z.string().max(256), z.string()).default({}),
+      labels: z.record(z.string().check(z.maxLength(256)), z.string().check(z.maxLength(LABEL_VALUE_MAX))),
+      annotations: z._default(z.record(z.string().check(z.maxLength(256)), z.string()), {}),
       startsAt: IsoTime,
-      endsAt: z.string().default('0001-01-01T00:00:00Z'),
-      generatorURL: z.string().max(2048).default(''),
-      fingerprint: z.string().max(128).optional(),
+      endsAt: z._default(z.string(), '0001-01-01T00:00:00Z'),
+      generatorURL: z._default(z.string().check(z.maxLength(2048)), ''),
+      fingerprint: z.optional(z.string().check(z.maxLength(128))),
     })
-    .refine((a) => Buffer.byteLength(JSON.stringify(a.labels)) + Buffer.byteLength(JSON.stringify(a.annotations)) <= ALERT_TEXT_MAX, {
-      error: `labels and annotations together must be at most ${ALERT_TEXT_MAX / 1024} KB`,
-      path: ['annotations'],
-    }),
+    .check(
+      z.refine((a) => Buffer.byteLength(JSON.stringify(a.labels)) + Buffer.byteLength(JSON.stringify(a.annotations)) <= ALERT_TEXT_MAX, {
+        error: `labels and annotations together must be at most ${ALERT_TEXT_MAX / 1024} KB`,
+        path: ['annotations'],
+      }),
+    ),
 );
 export type AlertmanagerAlert = z.infer<typeof AlertmanagerAlert>;
 
 /** What every ingest call answers. */
 export type { IngestResult } from '../routes/ingest.js';
 
-export function reasonOf(error: z.ZodError): string {
+export function reasonOf(error: z.core.$ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ');
 }

@@ -5,7 +5,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { MiddlewareObj, Request } from '@middy/core';
 import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from '../zod.js';
 import { verifyAccessToken } from '../auth/jwt.js';
 import { resolvePrincipal, type Principal } from '../auth/principal.js';
 import { coreSettings } from '../config/core.js';
@@ -259,7 +259,7 @@ export function jsonBody(): Middleware {
   };
 }
 
-function issuesOf(where: string, error: z.ZodError): FieldError[] {
+function issuesOf(where: string, error: z.core.$ZodError): FieldError[] {
   return error.issues.map((issue) => ({
     loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
     msg: issue.message,
@@ -274,7 +274,7 @@ export function validate(): Middleware {
       const state = stateOf(request);
       const { route } = state.bound;
       const errors: FieldError[] = [];
-      const check = (where: 'path' | 'query' | 'body', schema: z.ZodType | undefined, value: unknown) => {
+      const check = (where: 'path' | 'query' | 'body', schema: z.ZodMiniType | undefined, value: unknown) => {
         if (!schema) return undefined;
         const parsed = schema.safeParse(value);
         if (parsed.success) return parsed.data;

@@ -1,11 +1,11 @@
 // The OpenAPI 3.1 document, generated from the route table (zod 4 → JSON Schema).
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ROLES } from '../auth/roles.js';
 import type { ProblemStatus, RouteDeclaration, RouteGroup } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
-function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+function schemaOf(schema: z.ZodMiniType, io: 'input' | 'output'): JsonSchema {
   const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
   delete json.$schema;
   return json;

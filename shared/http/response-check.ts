@@ -3,7 +3,7 @@
 // a mismatch is an internal error with the paths that differ (tests fail).
 // zod's parse drops undeclared keys, while the published OpenAPI says
 // `additionalProperties: false`; so fields the schema does not declare count too.
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import { coreSettings } from '../config/core.js';
 
 /** Keys of `sent` (recursively) that the parsed value no longer has: undeclared in the schema. */
@@ -21,7 +21,7 @@ function undeclared(sent: unknown, parsed: unknown, path: string, out: string[])
 }
 
 /** Why `body` does not match `schema` (at most five paths), or null when it does. */
-export function responseDrift(schema: z.ZodType, body: unknown): string | null {
+export function responseDrift(schema: z.ZodMiniType, body: unknown): string | null {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     return parsed.error.issues

@@ -1,7 +1,7 @@
 // Route declarations: the single route table. Declarations import no handler;
 // functions/<group>.ts binds handlers to its group's declarations. The router,
 // the CDK stack, the OpenAPI document and the route-walking tests read these.
-import type { z } from 'zod';
+import type * as z from '../zod.js';
 import type { Principal } from '../auth/principal.js';
 import type { Role } from '../auth/roles.js';
 import type { ConfigConcern } from '../config/concerns.js';
@@ -27,12 +27,12 @@ export interface RouteDeclaration {
   readonly summary: string;
   readonly auth: RouteAuth;
   readonly roles: readonly Role[];
-  readonly params?: z.ZodType;
-  readonly query?: z.ZodType;
-  readonly body?: z.ZodType;
-  readonly response?: z.ZodType;
+  readonly params?: z.ZodMiniType;
+  readonly query?: z.ZodMiniType;
+  readonly body?: z.ZodMiniType;
+  readonly response?: z.ZodMiniType;
   /** The 202 answer when the work goes on in the background (patrol trigger). */
-  readonly accepted?: z.ZodType;
+  readonly accepted?: z.ZodMiniType;
   /**
    * Problem statuses this route answers beyond those its declaration implies
    * (401/403 from `auth` and `roles`, 404 from path parameters, 413 and 422 from
@@ -83,7 +83,7 @@ export function routeKey(route: Pick<RouteDeclaration, 'method' | 'path'>): stri
   return `${route.method} ${route.path}`;
 }
 
-type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
+type Infer<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
 /** What a bound handler receives: validated input plus the caller. */
 export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
@@ -135,7 +135,7 @@ export class Reply<T = unknown> {
   ) {}
 }
 
-type Schema<D, K extends 'response' | 'accepted'> = D extends { readonly [k in K]: infer S extends z.ZodType } ? z.output<S> : never;
+type Schema<D, K extends 'response' | 'accepted'> = D extends { readonly [k in K]: infer S extends z.ZodMiniType } ? z.output<S> : never;
 
 /**
  * What a handler of the route `D` may return, so that `npm run typecheck`
@@ -144,7 +144,7 @@ type Schema<D, K extends 'response' | 'accepted'> = D extends { readonly [k in K
  *   Reply (headers such as an ETag), and its `accepted` one in a Reply (202);
  * - a route without one (204, or an answer the route does not describe): anything.
  */
-export type RouteAnswer<D extends RouteDeclaration> = D extends { readonly response: z.ZodType }
+export type RouteAnswer<D extends RouteDeclaration> = D extends { readonly response: z.ZodMiniType }
   ? Schema<D, 'response'> | PreparedJson<Schema<D, 'response'>> | Reply<Schema<D, 'response'> | Schema<D, 'accepted'>>
   : unknown;
 

@@ -3,7 +3,7 @@
 // (shared/db/issues.ts) and the grouping's output (grouping.ts) are derived
 // from its inferred type. Imports only zod and the rules' schemas, so the
 // repository can use it without loading the route table.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { Severity } from '../rules/schemas.js';
 
 export const IssueStatus = z.enum(['Ongoing', 'Resolved']);
@@ -18,12 +18,12 @@ export const IssueSchema = z.lazy(() =>
     cluster_id: z.string(),
     cluster_name: z.string(),
     customer_name: z.string(),
-    alert_count: z.number().int(),
+    alert_count: z.int(),
     alert_names: z.array(z.string()),
     first_seen: z.string(),
     last_seen: z.string(),
-    resolved_at: z.string().nullable(),
-    duration_minutes: z.number().int(),
+    resolved_at: z.nullable(z.string()),
+    duration_minutes: z.int(),
     triage_status: z.string(),
     disposition_status: z.string(),
     assignee: z.string(),

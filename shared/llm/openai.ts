@@ -7,7 +7,7 @@
 // - tool-call arguments are a JSON string the model wrote, so they may be
 //   broken: such a call comes back with `input: null` and `input_error`, never
 //   as a thrown error, so the caller can tell the model and carry on.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
 import {
   ANSWER_MAX_BYTES,
@@ -133,23 +133,23 @@ const Completion = z.lazy(() =>
       .array(
         z.object({
           message: z.object({
-            content: z.string().nullish(),
-            tool_calls: z
-              .array(
+            content: z.nullish(z.string()),
+            tool_calls: z.nullish(
+              z.array(
                 z.object({
-                  id: z.string().nullish(),
-                  function: z.object({ name: z.string().min(1), arguments: z.string().nullish() }),
+                  id: z.nullish(z.string()),
+                  function: z.object({ name: z.string().check(z.minLength(1)), arguments: z.nullish(z.string()) }),
                 }),
-              )
-              .nullish(),
+              ),
+            ),
           }),
-          finish_reason: z.string().nullish(),
+          finish_reason: z.nullish(z.string()),
         }),
       )
-      .min(1),
+      .check(z.minLength(1)),
     // Some compatible servers leave usage out: counted as zero then.
     // Checked by tokenUsage (types.ts) with Bedrock's: a count out of bounds is bad_response too.
-    usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() }).nullish(),
+    usage: z.nullish(z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.optional(z.number()) })),
   }),
 );
 
@@ -204,7 +204,7 @@ function stopReason(finish: string | null | undefined, hasToolCalls: boolean): S
 
 const ErrorBody = z.lazy(() =>
   z.object({
-    error: z.object({ message: z.string().optional(), type: z.string().nullish(), code: z.union([z.string(), z.number()]).nullish() }),
+    error: z.object({ message: z.optional(z.string()), type: z.nullish(z.string()), code: z.nullish(z.union([z.string(), z.number()])) }),
   }),
 );
 

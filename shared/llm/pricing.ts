@@ -1,26 +1,26 @@
 // The LLM price list (rules/llm-pricing.yaml, overridable by LLM_PRICING) and
 // the cost of a call. Costs are exact to the micro-dollar: tokens × price per
 // million, rounded once per call.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { onSettingsReset, type Env } from '../config/env.js';
 import { llmPricingSettings } from '../config/llm-pricing.js';
 import { shippedValue } from '../rules/defaults.js';
 
 export const PricingRow = z.lazy(() =>
   z.strictObject({
-    model: z.string().trim().min(1).max(200),
-    input_per_mtok: z.number().finite().min(0).max(10_000),
-    output_per_mtok: z.number().finite().min(0).max(10_000),
+    model: z.string().check(z.trim(), z.minLength(1), z.maxLength(200)),
+    input_per_mtok: z.number().check(z.gte(0), z.lte(10_000)),
+    output_per_mtok: z.number().check(z.gte(0), z.lte(10_000)),
   }),
 );
 export type PricingRow = z.infer<typeof PricingRow>;
 
 export const PricingFile = z.lazy(() =>
   z.strictObject({
-    pricing: z
-      .array(PricingRow)
-      .max(500)
-      .refine((rows) => new Set(rows.map((r) => r.model)).size === rows.length, 'each model at most once'),
+    pricing: z.array(PricingRow).check(
+      z.maxLength(500),
+      z.refine((rows) => new Set(rows.map((r) => r.model)).size === rows.length, 'each model at most once'),
+    ),
   }),
 );
 

@@ -1,7 +1,7 @@
 // A structured answer from the agentic loop: the tool loop, then the final text
 // parsed as one JSON object that must fit a zod schema, with one repair round
 // in which the model sees what did not validate. Used by the patrol and the agent.
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import { recordedCall, runToolLoop, textOf, type LoopResult } from './tool-loop.js';
 
 /** The answer did not validate, even after the repair round; the message says why. */
@@ -27,7 +27,7 @@ export function jsonIn(text: string): unknown {
   return undefined;
 }
 
-function problemsOf(schema: z.ZodType, value: unknown): string | null {
+function problemsOf(schema: z.ZodMiniType, value: unknown): string | null {
   if (value === undefined) return 'the answer held no JSON object';
   const parsed = schema.safeParse(value);
   return parsed.success
@@ -38,7 +38,7 @@ function problemsOf(schema: z.ZodType, value: unknown): string | null {
         .join('; ');
 }
 
-export async function structuredAnswer<S extends z.ZodType>(
+export async function structuredAnswer<S extends z.ZodMiniType>(
   schema: S,
   options: Parameters<typeof runToolLoop>[0],
 ): Promise<{ value: z.output<S>; loop: LoopResult }> {

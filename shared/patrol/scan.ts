@@ -3,7 +3,7 @@
 // produce it: the LLM (tools allowed, bounded rounds, the answer validated
 // with one repair round) or, with no provider configured, the deterministic
 // rules engine on the same inputs.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { runTool, toolSpecs } from '../chat/tools.js';
 import type { CustomerSummary, FlaggedCluster, FleetSummary } from './schemas.js';
 import { listAiIssuesActiveSince } from '../db/ai-issues.js';
@@ -64,7 +64,7 @@ export async function gatherInputs(now = new Date()): Promise<PatrolInputs> {
 }
 
 /** A count of clusters in the model's summary: at most the fleet it was shown (a larger one is not an answer to repair). */
-const clusterCount = (fleetSize: number) => z.number().int().min(0).max(fleetSize);
+const clusterCount = (fleetSize: number) => z.int().check(z.gte(0), z.lte(fleetSize));
 
 /** The most flagged clusters and customer summaries a report keeps: what the LLM may answer (patrolResult), the rules engine too. */
 const FLAGGED_KEPT = 200;
@@ -80,31 +80,31 @@ const patrolResult = (fleetSize: number) =>
       critical: clusterCount(fleetSize),
       warning: clusterCount(fleetSize),
       healthy: clusterCount(fleetSize),
-      headline: z.string().min(1).max(300),
+      headline: z.string().check(z.minLength(1), z.maxLength(300)),
     }),
     clusters_flagged: z
       .array(
         z.strictObject({
-          cluster_id: z.string().min(1).max(64),
-          cluster_name: z.string().min(1).max(128),
-          customer_name: z.string().max(128),
+          cluster_id: z.string().check(z.minLength(1), z.maxLength(64)),
+          cluster_name: z.string().check(z.minLength(1), z.maxLength(128)),
+          customer_name: z.string().check(z.maxLength(128)),
           severity: z.enum(['Critical', 'Warning']),
-          reason: z.string().min(1).max(600),
-          recommended_action: z.string().min(1).max(600),
+          reason: z.string().check(z.minLength(1), z.maxLength(600)),
+          recommended_action: z.string().check(z.minLength(1), z.maxLength(600)),
         }),
       )
-      .max(FLAGGED_KEPT),
+      .check(z.maxLength(FLAGGED_KEPT)),
     customer_summaries: z
       .array(
         z.strictObject({
-          customer_name: z.string().max(128),
+          customer_name: z.string().check(z.maxLength(128)),
           clusters: clusterCount(fleetSize),
           flagged: clusterCount(fleetSize),
-          summary: z.string().min(1).max(800),
+          summary: z.string().check(z.minLength(1), z.maxLength(800)),
         }),
       )
-      .max(CUSTOMERS_KEPT),
-    narrative: z.string().min(1).max(8000),
+      .check(z.maxLength(CUSTOMERS_KEPT)),
+    narrative: z.string().check(z.minLength(1), z.maxLength(8000)),
   });
 export type PatrolResult = z.infer<ReturnType<typeof patrolResult>>;
 

@@ -2,9 +2,9 @@
 // report; DESIGN §7 parsed fields). The route table wraps it in its answers;
 // the repository's record (shared/db/patrol.ts) and the scan's parsed fields
 // (scan.ts) are its inferred types.
-import * as z from 'zod';
+import * as z from '../zod.js';
 
-const Int = z.number().int();
+const Int = z.int();
 
 export const ReportStatus = z.enum(['running', 'completed', 'failed']);
 export type ReportStatus = z.infer<typeof ReportStatus>;
@@ -41,18 +41,18 @@ export const PatrolReportSummarySchema = z.lazy(() =>
     total_tokens: Int,
     duration_seconds: z.number(),
     triggered_by: z.string(),
-    error: z.string().nullable(),
+    error: z.nullable(z.string()),
   }),
 );
 export type PatrolReportSummary = z.infer<typeof PatrolReportSummarySchema>;
 
 export const PatrolReportSchema = z.lazy(() =>
-  PatrolReportSummarySchema.unwrap().extend({
+  z.extend(z.unlazy(PatrolReportSummarySchema), {
     input_tokens: Int,
     output_tokens: Int,
     tool_rounds: Int,
-    finished_at: z.string().nullable(),
-    fleet_summary_parsed: FleetSummarySchema.nullable(),
+    finished_at: z.nullable(z.string()),
+    fleet_summary_parsed: z.nullable(FleetSummarySchema),
     clusters_flagged_parsed: z.array(FlaggedClusterSchema),
     customer_summaries_parsed: z.array(CustomerSummarySchema),
   }),

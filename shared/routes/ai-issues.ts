@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
@@ -7,16 +7,16 @@ import { AiIssueSchema as AiIssue } from '../ai-issues/schemas.js';
 
 export const AiIssuePatch = z
   .strictObject({
-    triage_status: Text(64).optional(),
-    disposition_status: Text(64).optional(),
-    assignee: Text(64).optional(),
-    notes: Text(10_000).optional(),
+    triage_status: z.optional(Text(64)),
+    disposition_status: z.optional(Text(64)),
+    assignee: z.optional(Text(64)),
+    notes: z.optional(Text(10_000)),
   })
-  .refine((p) => Object.keys(p).length > 0, 'at least one field is required');
+  .check(z.refine((p) => Object.keys(p).length > 0, 'at least one field is required'));
 export type AiIssuePatch = z.infer<typeof AiIssuePatch>;
 
 // Answers: the AI issue (shared/ai-issues/schemas.ts, the rule issue's shape with the AI fields), source `ai`.
-const Int = z.number().int();
+const Int = z.int();
 const Source = { source: z.literal('ai') };
 
 export const aiIssuesGroup = defineGroup({

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ANY_ROLE, ROLES } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 
@@ -25,15 +25,15 @@ export const OpenApiResponse = z.lazy(() =>
 
 export const LoginBody = z.lazy(() =>
   z.strictObject({
-    username: z.string().trim().min(1).max(256),
-    password: z.string().min(1).max(1024),
+    username: z.string().check(z.trim(), z.minLength(1), z.maxLength(256)),
+    password: z.string().check(z.minLength(1), z.maxLength(1024)),
   }),
 );
 
 export const ActivateBody = z.lazy(() =>
   z.strictObject({
-    token: z.string().min(1).max(512),
-    password: z.string().min(8, 'must be at least 8 characters').max(1024),
+    token: z.string().check(z.minLength(1), z.maxLength(512)),
+    password: z.string().check(z.minLength(8, 'must be at least 8 characters'), z.maxLength(1024)),
   }),
 );
 

@@ -1,10 +1,10 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 
-export const ChatMessageBody = z.lazy(() => z.strictObject({ message: z.string().trim().min(1).max(8000) }));
+export const ChatMessageBody = z.lazy(() => z.strictObject({ message: z.string().check(z.trim(), z.minLength(1), z.maxLength(8000)) }));
 
-export const ChatMessageResponse = z.lazy(() => z.object({ reply: z.string(), tool_calls: z.number().int().min(0), duration_ms: z.number().int().min(0) }));
+export const ChatMessageResponse = z.lazy(() => z.object({ reply: z.string(), tool_calls: z.int().check(z.gte(0)), duration_ms: z.int().check(z.gte(0)) }));
 export const ChatResetResponse = z.lazy(() => z.object({ status: z.literal('ok'), message: z.string() }));
 
 export const chatGroup = defineGroup({

@@ -1,7 +1,7 @@
 // clusters route group (issue 18 §5): one cluster's inventory record and its daily
 // metric rollups, for the console's cluster page. Beyond the contract, like the
 // ingest routes that feed them.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
 import { METRIC_KEYS, Tier } from '../fleet/records.js';
 import { defineGroup } from '../http/route.js';
@@ -9,18 +9,18 @@ import { defineGroup } from '../http/route.js';
 /** Rollups are kept 90 days (METRICS_RETENTION_DAYS), so a longer window would only add empty days. */
 export const CLUSTER_METRIC_DAYS_MAX = 90;
 
-export const ClusterIdParams = z.object({ cluster_id: z.string().min(1).max(128) });
+export const ClusterIdParams = z.object({ cluster_id: z.string().check(z.minLength(1), z.maxLength(128)) });
 
 /** An empty `?days=` takes the default instead of coercing to 0. */
 const blankAsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 export const ClusterMetricsQuery = z.lazy(() =>
   z.object({
-    days: z.preprocess(blankAsAbsent, z.coerce.number().int().min(1).max(CLUSTER_METRIC_DAYS_MAX).default(14)),
+    days: z.pipe(z.transform(blankAsAbsent), z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(CLUSTER_METRIC_DAYS_MAX)), 14)),
   }),
 );
 
-const Int = z.number().int();
+const Int = z.int();
 
 export const ClusterInventory = z.lazy(() =>
   z.object({
@@ -53,7 +53,7 @@ export const MetricDay = z.lazy(() =>
     /** The value of the day's latest sample, and when it was taken. */
     last: z.number(),
     last_at: z.string(),
-    count: Int.min(1),
+    count: Int.check(z.gte(1)),
   }),
 );
 

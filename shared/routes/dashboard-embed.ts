@@ -1,24 +1,24 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 
 export const GenerateTokensBody = z.lazy(() =>
   z.strictObject({
-    api_token: z.string().min(1).max(4096),
-    navigation_token: z.string().min(1).max(4096),
+    api_token: z.string().check(z.minLength(1), z.maxLength(4096)),
+    navigation_token: z.string().check(z.minLength(1), z.maxLength(4096)),
   }),
 );
 
-const Ttl = z.number().int().nonnegative();
+const Ttl = z.int().check(z.nonnegative());
 
 /** spec §2 Dashboard-embed tokens; the session reference token itself is never returned. */
 export const EmbedSessionAnswer = z.lazy(() =>
   z.strictObject({
-    authentication_token: z.string().min(1),
+    authentication_token: z.string().check(z.minLength(1)),
     authentication_token_ttl: Ttl,
-    navigation_token: z.string().min(1),
+    navigation_token: z.string().check(z.minLength(1)),
     navigation_token_ttl: Ttl,
-    api_token: z.string().min(1),
+    api_token: z.string().check(z.minLength(1)),
     api_token_ttl: Ttl,
     session_reference_token_ttl: Ttl,
   }),
@@ -28,11 +28,11 @@ export const EmbedSessionAnswer = z.lazy(() =>
 export const EmbedTokensAnswer = z.lazy(() =>
   z.union([
     z.strictObject({
-      api_token: z.string().min(1),
+      api_token: z.string().check(z.minLength(1)),
       api_token_ttl: Ttl,
-      navigation_token: z.string().min(1),
+      navigation_token: z.string().check(z.minLength(1)),
       navigation_token_ttl: Ttl,
-      session_reference_token_ttl: z.number().int().positive(),
+      session_reference_token_ttl: z.int().check(z.positive()),
     }),
     z.strictObject({ session_reference_token_ttl: z.literal(0) }),
   ]),
@@ -42,7 +42,7 @@ export const EmbedTokensAnswer = z.lazy(() =>
 export const EmbedDashboardAnswer = z.lazy(() =>
   z.strictObject({
     host: z.url(),
-    dashboard_url: z.url().nullable(),
+    dashboard_url: z.nullable(z.url()),
   }),
 );
 

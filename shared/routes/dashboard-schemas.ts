@@ -3,7 +3,7 @@
 // against them. What the scoring engine computes is defined once, in
 // shared/scoring/schemas.ts (the engine's result types are inferred from it);
 // here it is wrapped in each route's answer with `source` and `generated_at`.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import {
   BreakingPoints,
   CriticalClusters,
@@ -24,7 +24,7 @@ import {
 export { FleetClusterScore, FleetKpis, FleetMetrics, HealthScore, RiskSnapshot, RuleImpact } from '../scoring/schemas.js';
 
 const Num = z.number();
-const Int = z.number().int();
+const Int = z.int();
 
 export const FleetScoresResponse = z.lazy(() => z.object({ scores: z.array(FleetClusterScore), ...UnifiedStamp }));
 export const FleetKpisResponse = z.lazy(() => z.object({ kpis: FleetKpis, ...UnifiedStamp }));
@@ -34,9 +34,9 @@ export const FleetRulesResponse = z.lazy(() =>
     lookback_days: Int,
     weights: z.object({ metrics: Num, alerts: Num }),
     tier_multipliers: z.record(z.string(), Num),
-    alert_bands: z.array(z.object({ max_alerts: z.number().int().nullable(), score: Num })),
+    alert_bands: z.array(z.object({ max_alerts: z.nullable(z.int()), score: Num })),
     classification: z.object({ healthy: Num, warning: Num }),
-    ai_trigger: z.object({}).loose(),
+    ai_trigger: z.looseObject({}),
     /** Beyond the contract (issue 20 §4): a cluster whose newest sample is older than this is flagged stale. */
     stale_after_minutes: Int,
     dimensions: z.array(
@@ -61,23 +61,23 @@ export const FleetRulesResponse = z.lazy(() =>
  * GET <route>/{refresh_id} follows the run (202 while running, the same 200 when done, 503 when it failed).
  */
 export const RefreshRunning = z.object({ status: z.literal('running'), refresh_id: z.string(), message: z.string() });
-export const RefreshIdParams = z.object({ refresh_id: z.string().min(1).max(128) });
+export const RefreshIdParams = z.object({ refresh_id: z.string().check(z.minLength(1), z.maxLength(128)) });
 
 export const RefreshResponse = z.lazy(() => z.object({ status: z.literal('ok'), clusters_scored: Int, critical: Int, warning: Int }));
 
 export const HealthScoresResponse = z.lazy(() => z.object({ scores: z.array(HealthScore), ...LiveStamp }));
-export const HealthRefreshResponse = z.lazy(() => HealthScoresResponse.unwrap().extend({ refreshed: z.literal(true) }));
+export const HealthRefreshResponse = z.lazy(() => z.extend(z.unlazy(HealthScoresResponse), { refreshed: z.literal(true) }));
 export const HealthKpisResponse = z.lazy(() => z.object({ kpis: HealthKpis, ...LiveStamp }));
 export const EnrichmentResponse = z.lazy(() => z.object({ clusters: z.array(EnrichmentItem), ...LiveStamp }));
 
 export const RiskSnapshotsResponse = z.lazy(() => z.object({ clusters: z.array(RiskSnapshot), summary: RiskSummary, ...LiveStamp }));
 export const RiskRulesTableResponse = RiskRulesTable;
 
-export const BreakingResponse = z.lazy(() => BreakingPoints.unwrap().extend(LiveStamp));
-export const UsageResponse = z.lazy(() => Usage.unwrap().extend(LiveStamp));
-export const UpgradesResponse = z.lazy(() => Upgrades.unwrap().extend(LiveStamp));
+export const BreakingResponse = z.lazy(() => z.extend(z.unlazy(BreakingPoints), LiveStamp));
+export const UsageResponse = z.lazy(() => z.extend(z.unlazy(Usage), LiveStamp));
+export const UpgradesResponse = z.lazy(() => z.extend(z.unlazy(Upgrades), LiveStamp));
 
 export const CriticalClustersResponse = CriticalClusters;
 
 export const RecomputeResponse = z.lazy(() => z.object({ status: z.literal('ok'), cluster_count: Int }));
-export const RecomputeRiskResponse = z.lazy(() => RecomputeResponse.unwrap().extend({ critical: Int, warning: Int }));
+export const RecomputeRiskResponse = z.lazy(() => z.extend(z.unlazy(RecomputeResponse), { critical: Int, warning: Int }));

@@ -1,11 +1,11 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ADMIN_UP } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 
 // Envelopes only: each record is validated on its own so a batch stores the
 // good records and names the bad ones (DESIGN §9).
-export const IngestClustersBody = z.lazy(() => z.object({ clusters: z.array(z.unknown()).min(1).max(1000) }));
-export const IngestMetricsBody = z.lazy(() => z.object({ samples: z.array(z.unknown()).min(1).max(5000) }));
+export const IngestClustersBody = z.lazy(() => z.object({ clusters: z.array(z.unknown()).check(z.minLength(1), z.maxLength(1000)) }));
+export const IngestMetricsBody = z.lazy(() => z.object({ samples: z.array(z.unknown()).check(z.minLength(1), z.maxLength(5000)) }));
 /**
  * The Alertmanager webhook envelope (version 4); its other fields (groupKey, receiver, …) are accepted and ignored,
  * except truncatedAlerts (alerts Alertmanager left out under its `max_alerts`), which is logged.
@@ -13,26 +13,26 @@ export const IngestMetricsBody = z.lazy(() => z.object({ samples: z.array(z.unkn
 export const IngestAlertsBody = z.lazy(() =>
   z.looseObject({
     version: z.literal('4'),
-    alerts: z.array(z.unknown()).max(5000),
-    truncatedAlerts: z.number().int().min(0).max(1e9).optional(),
+    alerts: z.array(z.unknown()).check(z.maxLength(5000)),
+    truncatedAlerts: z.optional(z.int().check(z.gte(0), z.lte(1e9))),
   }),
 );
-export const IngestLogsBody = z.lazy(() => z.object({ events: z.array(z.unknown()).min(1).max(5000) }));
+export const IngestLogsBody = z.lazy(() => z.object({ events: z.array(z.unknown()).check(z.minLength(1), z.maxLength(5000)) }));
 
 /** What an ingest answers: records stored, and each refused one with its index and reason (never all-or-nothing). */
 export const IngestResponse = z.lazy(() =>
   z.object({
-    accepted: z.number().int().min(0),
-    rejected: z.array(z.object({ index: z.number().int().min(0), reason: z.string() })),
+    accepted: z.int().check(z.gte(0)),
+    rejected: z.array(z.object({ index: z.int().check(z.gte(0)), reason: z.string() })),
   }),
 );
 export type IngestResult = z.infer<typeof IngestResponse>;
 export const AlertIngestResponse = z.lazy(() =>
-  IngestResponse.unwrap().extend({
+  z.extend(z.unlazy(IngestResponse), {
     /** Redeliveries of notifications already recorded (Alertmanager resends every group_interval). */
-    duplicates: z.number().int().min(0),
+    duplicates: z.int().check(z.gte(0)),
     /** Issues the changed alerts created or changed (rules/issue-rules.yaml). */
-    issues: z.object({ created: z.number().int().min(0), updated: z.number().int().min(0) }),
+    issues: z.object({ created: z.int().check(z.gte(0)), updated: z.int().check(z.gte(0)) }),
   }),
 );
 export type AlertIngestResult = z.infer<typeof AlertIngestResponse>;

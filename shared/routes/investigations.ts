@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
 import { AgentTaskSchema, InvestigationSchema, InvestigationSummarySchema } from '../agents/schemas.js';
 import { defineGroup } from '../http/route.js';
@@ -7,15 +7,15 @@ import { AnyCase, DaysInRange, Page, PageSize, Text } from './common.js';
 export const InvestigationListQuery = z.lazy(() =>
   z.object({
     days: DaysInRange(30),
-    severity: AnyCase(['', 'critical', 'warning', 'info']).default(''),
-    customer: Text(200).default(''),
+    severity: z._default(AnyCase(['', 'critical', 'warning', 'info']), ''),
+    customer: z._default(Text(200), ''),
     page: Page,
     page_size: PageSize,
   }),
 );
 
 // Answers (spec §2 Investigation, Agent task; §4 Investigations).
-const Int = z.number().int();
+const Int = z.int();
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 // The investigation and the task are defined once in shared/agents/schemas.ts (the repository's records derive from them).
 
@@ -59,7 +59,7 @@ export const investigationsGroup = defineGroup({
       summary: 'Agent tasks pending or running',
       auth: 'user',
       roles: ANY_ROLE,
-      response: z.lazy(() => z.object({ tasks: z.array(AgentTaskSchema).max(50), total: Int, ...Stamp })),
+      response: z.lazy(() => z.object({ tasks: z.array(AgentTaskSchema).check(z.maxLength(50)), total: Int, ...Stamp })),
     },
     get: {
       method: 'GET',
@@ -67,7 +67,7 @@ export const investigationsGroup = defineGroup({
       summary: 'One investigation with its full report',
       auth: 'user',
       roles: ANY_ROLE,
-      params: z.object({ investigation_id: z.string().min(1).max(128) }),
+      params: z.object({ investigation_id: z.string().check(z.minLength(1), z.maxLength(128)) }),
       response: InvestigationSchema,
     },
   },

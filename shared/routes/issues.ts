@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { IssueSchema } from '../issues/schemas.js';
@@ -6,15 +6,15 @@ import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } fr
 
 export const IssuePatch = z
   .strictObject({
-    triage_status: Text(64).optional(),
-    disposition_status: Text(64).optional(),
-    assignee: Text(64).optional(),
-    notes: Text(10_000).optional(),
-    ticket_key: Text(64).optional(),
+    triage_status: z.optional(Text(64)),
+    disposition_status: z.optional(Text(64)),
+    assignee: z.optional(Text(64)),
+    notes: z.optional(Text(10_000)),
+    ticket_key: z.optional(Text(64)),
     // Shown as a link: http(s) only, never javascript: or data:.
-    ticket_url: z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048)]).optional(),
+    ticket_url: z.optional(z.union([z.literal(''), z.url({ protocol: /^https?$/ }).check(z.maxLength(2048))])),
   })
-  .refine((p) => Object.keys(p).length > 0, 'at least one field is required');
+  .check(z.refine((p) => Object.keys(p).length > 0, 'at least one field is required'));
 export type IssuePatch = z.infer<typeof IssuePatch>;
 
 // Answers (spec §2 Issue and §4 Issues; DESIGN §7 fixes the shapes the spec leaves open).
@@ -24,10 +24,10 @@ const Source = { source: z.literal('live') }; // spec §1: data computed from li
 const ListAnswer = z.lazy(() =>
   z.object({
     issues: z.array(IssueSchema),
-    total: z.number().int(),
-    page: z.number().int(),
-    page_size: z.number().int(),
-    total_pages: z.number().int(),
+    total: z.int(),
+    page: z.int(),
+    page_size: z.int(),
+    total_pages: z.int(),
     customers: z.array(z.string()),
     clusters: z.array(z.string()),
     ...Source,
@@ -35,10 +35,10 @@ const ListAnswer = z.lazy(() =>
 );
 const KpisAnswer = z.lazy(() =>
   z.object({
-    total: z.number().int(),
-    ongoing: z.number().int(),
-    resolved: z.number().int(),
-    unassigned: z.number().int(),
+    total: z.int(),
+    ongoing: z.int(),
+    resolved: z.int(),
+    unassigned: z.int(),
     avg_duration_minutes: z.number(),
     ...Source,
   }),
@@ -47,7 +47,7 @@ export const UsersAnswer = z.lazy(() =>
   z.object({ users: z.array(z.object({ username: z.string(), name: z.string(), email: z.string(), role: z.string() })) }),
 );
 const DetailAnswer = z.lazy(() => z.object({ issue: IssueSchema, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source }));
-const HistoryAnswer = z.lazy(() => z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.number().int(), ...Source }));
+const HistoryAnswer = z.lazy(() => z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.int(), ...Source }));
 const EvidenceAnswer = z.lazy(() =>
   z.object({
     alerts: z.array(
@@ -56,7 +56,7 @@ const EvidenceAnswer = z.lazy(() =>
         severity: z.string(),
         status: z.string(),
         starts_at: z.string(),
-        ends_at: z.string().nullable(),
+        ends_at: z.nullable(z.string()),
         time: z.string(),
         summary: z.string(),
         detail: z.string(),
@@ -71,11 +71,11 @@ const EvidenceAnswer = z.lazy(() =>
         avg: z.number(),
         latest: z.number(),
         latest_at: z.string(),
-        samples: z.number().int(),
+        samples: z.int(),
       }),
     ),
     metrics_window: z.object({ from: z.string(), to: z.string(), basis: z.string() }),
-    cluster: z.record(z.string(), z.unknown()).nullable(),
+    cluster: z.nullable(z.record(z.string(), z.unknown())),
     ...Source,
   }),
 );

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { SUPERADMIN } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { DaysInRange } from './common.js';
@@ -6,7 +6,7 @@ import { DaysInRange } from './common.js';
 const DaysQuery = z.lazy(() => z.object({ days: DaysInRange(30) }));
 
 // Answers (spec §2 LLM usage, §4).
-const Int = z.number().int();
+const Int = z.int();
 const Sums = { runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_duration_s: z.number() };
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 const SummaryAnswer = z.lazy(() =>

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ADMIN_UP } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 
@@ -12,7 +12,7 @@ export const PullError = z.lazy(() =>
   z.object({
     at: Iso,
     /** The metric whose pull failed; null for the inventory or the run as a whole. */
-    metric_key: z.string().nullable(),
+    metric_key: z.nullable(z.string()),
     message: z.string(),
   }),
 );
@@ -22,18 +22,18 @@ export const MetricPullStatus = z.lazy(() =>
     metric_key: z.string(),
     query: z.string(),
     /** The last step stored: every step up to it has been pulled. Null until the first successful pull. */
-    watermark: Iso.nullable(),
+    watermark: z.nullable(Iso),
     /** When a pull of this metric last succeeded. */
-    last_success_at: Iso.nullable(),
+    last_success_at: z.nullable(Iso),
     /** Seconds from the watermark to now: how far behind this metric is. Null before its first pull. */
-    lag_seconds: z.number().int().nullable(),
+    lag_seconds: z.nullable(z.int()),
     /** Points of the last run that ingest stored, and that it refused (unknown cluster, not finite, …). */
-    accepted_last: z.number().int(),
-    refused_last: z.number().int(),
+    accepted_last: z.int(),
+    refused_last: z.int(),
     /** The most frequent reason of those refusals (e.g. an unknown cluster), null when none. */
-    refusal_last: z.string().nullable(),
+    refusal_last: z.nullable(z.string()),
     /** The last failure, kept until a later pull succeeds. */
-    last_error: PullError.nullable(),
+    last_error: z.nullable(PullError),
   }),
 );
 
@@ -43,9 +43,9 @@ export const PullRun = z.lazy(() =>
     finished_at: Iso,
     /** ok: every metric pulled; partial: some failed; failed: none pulled; disabled: the source is switched off. */
     outcome: z.enum(['ok', 'partial', 'failed', 'disabled']),
-    accepted: z.number().int(),
-    refused: z.number().int(),
-    duration_ms: z.number().int(),
+    accepted: z.int(),
+    refused: z.int(),
+    duration_ms: z.int(),
   }),
 );
 
@@ -53,28 +53,28 @@ export const MetricSourcesStatus = z.lazy(() =>
   z.object({
     enabled: z.boolean(),
     /** The metric-sources version in force (0: the shipped default). */
-    rules_version: z.number().int(),
+    rules_version: z.int(),
     source: z.object({
       url: z.string(),
       auth: z.enum(['none', 'bearer', 'basic', 'sigv4']),
-      step_seconds: z.number().int(),
-      settle_seconds: z.number().int(),
-      backfill_days: z.number().int(),
+      step_seconds: z.int(),
+      settle_seconds: z.int(),
+      backfill_days: z.int(),
       cluster_label: z.string(),
       cluster_match: z.enum(['id', 'name']),
       /** Minutes between scheduled pulls. */
-      every_minutes: z.number().int(),
+      every_minutes: z.int(),
     }),
-    last_run: PullRun.nullable(),
+    last_run: z.nullable(PullRun),
     /** The end of the last run in which every metric was pulled. */
-    last_success_at: Iso.nullable(),
+    last_success_at: z.nullable(Iso),
     metrics: z.array(MetricPullStatus),
     inventory: z.object({
       enabled: z.boolean(),
-      last_success_at: Iso.nullable(),
-      upserted_last: z.number().int(),
-      refused_last: z.number().int(),
-      last_error: PullError.nullable(),
+      last_success_at: z.nullable(Iso),
+      upserted_last: z.int(),
+      refused_last: z.int(),
+      last_error: z.nullable(PullError),
     }),
     /** The latest errors, newest first (at most 20). */
     errors: z.array(PullError),

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ADMIN_UP } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 

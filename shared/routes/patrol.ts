@@ -1,22 +1,22 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { PatrolReportSchema, PatrolReportSummarySchema } from '../patrol/schemas.js';
 import { DaysInRange, Page, PageSize } from './common.js';
 
 export const PatrolTriggerBody = z.lazy(() =>
-  z.strictObject({ report_type: z.enum(['on_demand', 'scheduled']).default('on_demand') }).default({ report_type: 'on_demand' }),
+  z._default(z.strictObject({ report_type: z._default(z.enum(['on_demand', 'scheduled']), 'on_demand') }), { report_type: 'on_demand' }),
 );
 
 // Answers (spec §2 Patrol report, §4 Patrol; DESIGN §7 parsed fields).
-const Int = z.number().int();
+const Int = z.int();
 // The report is defined once in shared/patrol/schemas.ts (the repository's record is its type).
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 const TriggerAnswer = z.lazy(() =>
   z.union([
     z.object({ status: z.literal('completed'), report_id: z.string(), tool_rounds: Int, total_tokens: Int, duration_seconds: z.number(), message: z.string() }),
     z.object({ status: z.enum(['running', 'failed']), report_id: z.string(), message: z.string() }),
-    z.object({ status: z.literal('already_running'), report_id: z.string().nullable() }),
+    z.object({ status: z.literal('already_running'), report_id: z.nullable(z.string()) }),
   ]),
 );
 
@@ -55,7 +55,7 @@ export const patrolGroup = defineGroup({
           total_tokens: Int,
           avg_duration_s: z.number(),
           total_cost_usd: z.number(),
-          latest_report_at: z.string().nullable(),
+          latest_report_at: z.nullable(z.string()),
           ...Stamp,
         }),
       ),
@@ -66,7 +66,7 @@ export const patrolGroup = defineGroup({
       summary: 'One patrol report',
       auth: 'user',
       roles: ANY_ROLE,
-      params: z.object({ report_id: z.string().min(1).max(128) }),
+      params: z.object({ report_id: z.string().check(z.minLength(1), z.maxLength(128)) }),
       response: PatrolReportSchema,
     },
     trigger: {

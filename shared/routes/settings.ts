@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE, ROLES, Role, SUPERADMIN } from '../auth/roles.js';
 import { AUDIT_ACTIONS } from '../db/audit-actions.js';
 import { defineGroup } from '../http/route.js';
@@ -19,45 +19,45 @@ export const GeneralSettings = z.lazy(() =>
  * `base_version`: the version this edit was made on (as GET answered it); 409 when no longer current. Or If-Match: "v5".
  */
 export const RulesBody = z.lazy(() =>
-  z.strictObject({ content: z.string().max(64 * 1024), base_version: z.number().int().min(0).max(999_999_999).optional() }),
+  z.strictObject({ content: z.string().check(z.maxLength(64 * 1024)), base_version: z.optional(z.int().check(z.gte(0), z.lte(999_999_999))) }),
 );
 
 export const ReviewBody = z.lazy(() =>
   z.strictObject({
     action: z.enum(['approve', 'reject']),
-    note: z.string().max(2000).default(''),
+    note: z._default(z.string().check(z.maxLength(2000)), ''),
   }),
 );
 
 export const InviteBody = z.lazy(() =>
   z.strictObject({
-    email: z
-      .email()
-      .max(254)
-      .transform((e) => e.toLowerCase()),
-    display_name: z.string().trim().min(1).max(128),
+    email: z.pipe(
+      z.email().check(z.maxLength(254)),
+      z.transform((e: string) => e.toLowerCase()),
+    ),
+    display_name: z.string().check(z.trim(), z.minLength(1), z.maxLength(128)),
     role: Role,
   }),
 );
 
 export const UserPatch = z
-  .strictObject({ role: Role.optional(), is_active: z.boolean().optional() })
-  .refine((p) => p.role !== undefined || p.is_active !== undefined, 'role or is_active is required');
+  .strictObject({ role: z.optional(Role), is_active: z.optional(z.boolean()) })
+  .check(z.refine((p) => p.role !== undefined || p.is_active !== undefined, 'role or is_active is required'));
 
 // Answers of the rule-editing routes (spec §4 settings, DESIGN §7).
 const RuleSetText = z.lazy(() =>
   z.object({
     content: z.string(),
     source: z.literal('live'),
-    version: z.number().int(),
-    updated_at: z.string().nullable(),
-    updated_by: z.string().nullable(),
+    version: z.int(),
+    updated_at: z.nullable(z.string()),
+    updated_by: z.nullable(z.string()),
   }),
 );
 const SubmitAnswer = z.lazy(() =>
   z.union([
-    z.object({ status: z.literal('ok'), applied: z.literal(true), version: z.number().int() }),
-    z.object({ status: z.literal('pending'), applied: z.literal(false), change_id: z.string(), base_version: z.number().int() }),
+    z.object({ status: z.literal('ok'), applied: z.literal(true), version: z.int() }),
+    z.object({ status: z.literal('pending'), applied: z.literal(false), change_id: z.string(), base_version: z.int() }),
   ]),
 );
 const ChangeStatus = z.enum(['pending', 'approved', 'rejected']);
@@ -68,52 +68,52 @@ const ChangeSummary = z.lazy(() =>
     status: ChangeStatus,
     proposed_by: z.string(),
     proposed_at: z.string(),
-    base_version: z.number().int(),
-    reviewed_by: z.string().nullable(),
-    reviewed_at: z.string().nullable(),
-    review_note: z.string().nullable(),
-    applied_version: z.number().int().nullable(),
+    base_version: z.int(),
+    reviewed_by: z.nullable(z.string()),
+    reviewed_at: z.nullable(z.string()),
+    review_note: z.nullable(z.string()),
+    applied_version: z.nullable(z.int()),
   }),
 );
 const ChangeDetail = z.lazy(() =>
-  ChangeSummary.unwrap().extend({
+  z.extend(z.unlazy(ChangeSummary), {
     proposed_content: z.string(),
     current_content: z.string(),
-    current_version: z.number().int(),
+    current_version: z.int(),
     stale: z.boolean(),
-    impact: RuleImpact.nullable(),
+    impact: z.nullable(RuleImpact),
   }),
 );
 const ReviewAnswer = z.lazy(() =>
-  z.object({ status: z.enum(['approved', 'rejected']), change_id: z.string(), applied: z.boolean(), version: z.number().int().optional() }),
+  z.object({ status: z.enum(['approved', 'rejected']), change_id: z.string(), applied: z.boolean(), version: z.optional(z.int()) }),
 );
 const VersionsAnswer = z.lazy(() =>
   z.object({
     rule_set: z.string(),
-    current_version: z.number().int(),
-    total: z.number().int(),
-    page: z.number().int(),
-    page_size: z.number().int(),
+    current_version: z.int(),
+    total: z.int(),
+    page: z.int(),
+    page_size: z.int(),
     versions: z.array(
       z.object({
-        version: z.number().int(),
+        version: z.int(),
         content: z.string(),
         updated_at: z.string(),
         updated_by: z.string(),
-        change_id: z.string().nullable(),
-        proposed_by: z.string().nullable(),
+        change_id: z.nullable(z.string()),
+        proposed_by: z.nullable(z.string()),
       }),
     ),
   }),
 );
 
 const EmailParams = z.object({
-  email: z
-    .email()
-    .max(254)
-    .transform((e) => e.toLowerCase()),
+  email: z.pipe(
+    z.email().check(z.maxLength(254)),
+    z.transform((e: string) => e.toLowerCase()),
+  ),
 });
-const ChangeParams = z.object({ change_id: z.string().min(1).max(128) });
+const ChangeParams = z.object({ change_id: z.string().check(z.minLength(1), z.maxLength(128)) });
 
 const ruleSetRoutes = (ruleSet: RuleSetName) =>
   ({
@@ -136,7 +136,7 @@ const ruleSetRoutes = (ruleSet: RuleSetName) =>
       roles: ANY_ROLE,
       response: VersionsAnswer,
       // Each version carries its full text: pages stay small.
-      query: z.lazy(() => z.object({ page: Page, page_size: z.coerce.number().int().min(1).max(20).default(10) })),
+      query: z.lazy(() => z.object({ page: Page, page_size: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(20)), 10) })),
     },
   }) as const;
 
@@ -154,7 +154,7 @@ export const InviteResponse = z.lazy(() =>
     status: z.literal('ok'),
     email_sent: z.boolean(),
     /** Only when the mail was not sent: the inviter shares it by hand. */
-    activation_token: z.string().optional(),
+    activation_token: z.optional(z.string()),
   }),
 );
 export type InviteResponse = z.infer<typeof InviteResponse>;
@@ -165,29 +165,29 @@ export const AuditEntry = z.lazy(() =>
     id: z.string(),
     at: z.string(),
     actor: z.string(),
-    role: Role.nullable(),
+    role: z.nullable(Role),
     action: z.enum(AUDIT_ACTIONS),
-    target: z.string().nullable(),
+    target: z.nullable(z.string()),
     detail: z.record(z.string(), z.unknown()),
-    ip: z.string().nullable(),
-    user_agent: z.string().nullable(),
+    ip: z.nullable(z.string()),
+    user_agent: z.nullable(z.string()),
   }),
 );
 export type AuditEntry = z.infer<typeof AuditEntry>;
 export const AuditResponse = z.lazy(() =>
   z.object({
     entries: z.array(AuditEntry),
-    action_types: z.array(z.string()).readonly(),
-    total: z.number().int(),
-    page: z.number().int(),
-    page_size: z.number().int(),
-    total_pages: z.number().int(),
+    action_types: z.readonly(z.array(z.string())),
+    total: z.int(),
+    page: z.int(),
+    page_size: z.int(),
+    total_pages: z.int(),
     /** The listing covers the newest this many entries. */
-    limit: z.number().int(),
+    limit: z.int(),
   }),
 );
 export type AuditPage = z.infer<typeof AuditResponse>;
-export const RolesResponse = z.lazy(() => z.object({ roles: z.array(z.enum(ROLES)).readonly() }));
+export const RolesResponse = z.lazy(() => z.object({ roles: z.readonly(z.array(z.enum(ROLES))) }));
 
 export const settingsGroup = defineGroup({
   name: 'settings',
@@ -213,7 +213,7 @@ export const settingsGroup = defineGroup({
       auth: 'user',
       roles: SUPERADMIN,
       body: GeneralSettings,
-      response: z.lazy(() => GeneralSettings.unwrap().extend({ status: z.literal('ok') })),
+      response: z.lazy(() => z.extend(z.unlazy(GeneralSettings), { status: z.literal('ok') })),
     },
     getHealthRules: health.get,
     putHealthRules: health.put,
@@ -233,8 +233,8 @@ export const settingsGroup = defineGroup({
       summary: 'Rule change proposals',
       auth: 'user',
       roles: ANY_ROLE,
-      query: z.lazy(() => z.object({ status_filter: z.enum(['', 'pending', 'approved', 'rejected']).default('') })),
-      response: z.lazy(() => z.object({ changes: z.array(ChangeSummary), total: z.number().int() })),
+      query: z.lazy(() => z.object({ status_filter: z._default(z.enum(['', 'pending', 'approved', 'rejected']), '') })),
+      response: z.lazy(() => z.object({ changes: z.array(ChangeSummary), total: z.int() })),
     },
     getChange: {
       method: 'GET',
@@ -336,7 +336,7 @@ export const settingsGroup = defineGroup({
       summary: 'Audit log, newest first',
       auth: 'user',
       roles: ADMIN_UP,
-      query: z.lazy(() => z.object({ action: z.string().max(64).default(''), page: Page, page_size: PageSize })),
+      query: z.lazy(() => z.object({ action: z._default(z.string().check(z.maxLength(64)), ''), page: Page, page_size: PageSize })),
       response: AuditResponse,
     },
     roles: { method: 'GET', path: '/api/settings/roles', summary: 'Role names', auth: 'user', roles: ANY_ROLE, response: RolesResponse },

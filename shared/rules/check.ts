@@ -15,7 +15,7 @@
 //      expansion adds at most the size limit again.
 // Only then is the document turned into data (toJS) and checked by zod.
 import { Composer, isCollection, isScalar, LineCounter, Parser, visit, type CST, type Document } from 'yaml';
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import type { RuleSetName } from './defaults.js';
 import { HealthRules, IssueRules, MetricSourcesToWrite, RiskRules } from './schemas.js';
 
@@ -26,7 +26,7 @@ export const TOP_KEY: Record<RuleSetName, string | null> = {
   'risk-rules': 'risk',
   'metric-sources': 'prometheus',
 };
-export const SCHEMAS: Record<RuleSetName, z.ZodType> = {
+export const SCHEMAS: Record<RuleSetName, z.ZodMiniType> = {
   'health-rules': HealthRules,
   'issue-rules': IssueRules,
   'risk-rules': RiskRules,

@@ -4,7 +4,7 @@
 import { getCurrentRuleSet } from '../db/rules.js';
 import { defaultRuleValue, type RuleSetName } from './defaults.js';
 import { HealthRules, IssueRules, MetricSources, RiskRules, type ScoringRules } from './schemas.js';
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 
 export interface LoadedRuleSet<T> {
   version: number;
@@ -13,7 +13,7 @@ export interface LoadedRuleSet<T> {
 }
 
 /** Validates a rule set's parsed form and returns it as plain objects. */
-function rulesFrom<S extends z.ZodType>(name: RuleSetName, version: number, value: unknown, schema: S): z.output<S> {
+function rulesFrom<S extends z.ZodMiniType>(name: RuleSetName, version: number, value: unknown, schema: S): z.output<S> {
   // Stored versions were validated when written: a failure means one was written around the API, or the schema changed.
   if (value === null) throw new Error(`${name} version ${version} has no parsed form`);
   // Without zod's generated parsers (jitless): a rule set is parsed once per version a container
@@ -25,7 +25,7 @@ function rulesFrom<S extends z.ZodType>(name: RuleSetName, version: number, valu
   return JSON.parse(JSON.stringify(parsed.data)) as z.output<S>;
 }
 
-async function load<S extends z.ZodType, T>(name: RuleSetName, schema: S, pick: (value: z.output<S>) => T): Promise<LoadedRuleSet<T>> {
+async function load<S extends z.ZodMiniType, T>(name: RuleSetName, schema: S, pick: (value: z.output<S>) => T): Promise<LoadedRuleSet<T>> {
   const stored = await getCurrentRuleSet(name);
   const version = stored?.version ?? 0;
   const value = stored ? stored.parsed : await defaultRuleValue(name);

@@ -5,7 +5,7 @@
 // two of the four sets, and building all four at import was ≈ 380 zod schemas in every
 // route group's cold start (issue 21 §4). The helpers below are functions for the same
 // reason; the small enums and limits stay eager.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { METRIC_KEYS, MetricKey } from '../fleet/records.js';
 import { isSecureUrl } from '../http/service-url.js';
 
@@ -37,34 +37,36 @@ export const LIMITS = {
   scale: 1e12,
 } as const;
 
-const threshold = () => z.number().min(-LIMITS.threshold).max(LIMITS.threshold);
+const threshold = () => z.number().check(z.gte(-LIMITS.threshold), z.lte(LIMITS.threshold));
 /** A score on the 0..100 scale. */
-const score = () => z.number().min(0).max(100);
+const score = () => z.number().check(z.gte(0), z.lte(100));
 
 export const DimensionRule = z.lazy(() =>
   z
     .strictObject({
       metric_key: MetricKey,
-      display_name: z.string().min(1).max(64),
-      category: z.string().min(1).max(32),
-      weight: z.number().min(LIMITS.minDimensionWeight).max(LIMITS.weight),
+      display_name: z.string().check(z.minLength(1), z.maxLength(64)),
+      category: z.string().check(z.minLength(1), z.maxLength(32)),
+      weight: z.number().check(z.gte(LIMITS.minDimensionWeight), z.lte(LIMITS.weight)),
       green: threshold(),
       yellow: threshold(),
       red: threshold(),
-      inverted: z.boolean().default(false),
-      aggregation: Aggregation.default('last'),
-      action: z.string().min(1).max(500),
+      inverted: z._default(z.boolean(), false),
+      aggregation: z._default(Aggregation, 'last'),
+      action: z.string().check(z.minLength(1), z.maxLength(500)),
     })
-    .refine((d) => (d.inverted ? d.green > d.yellow && d.yellow > d.red : d.green < d.yellow && d.yellow < d.red), {
-      message: 'thresholds must be ordered green < yellow < red (or green > yellow > red when inverted)',
-    }),
+    .check(
+      z.refine((d) => (d.inverted ? d.green > d.yellow && d.yellow > d.red : d.green < d.yellow && d.yellow < d.red), {
+        message: 'thresholds must be ordered green < yellow < red (or green > yellow > red when inverted)',
+      }),
+    ),
 );
 export type DimensionRule = z.infer<typeof DimensionRule>;
 
 export const AlertBand = z.lazy(() =>
   z.strictObject({
     /** Up to this many alerts in the lookback (inclusive); null for "any more". */
-    max_alerts: z.number().int().min(0).max(LIMITS.maxAlerts).nullable(),
+    max_alerts: z.nullable(z.int().check(z.gte(0), z.lte(LIMITS.maxAlerts))),
     score: score(),
   }),
 );
@@ -73,45 +75,48 @@ export type AlertBand = z.infer<typeof AlertBand>;
 export const HealthRules = z.lazy(() =>
   z.strictObject({
     scoring: z.strictObject({
-      lookback_days: z.number().int().min(1).max(LIMITS.lookbackDays),
+      lookback_days: z.int().check(z.gte(1), z.lte(LIMITS.lookbackDays)),
       weights: z
-        .strictObject({ metrics: z.number().min(0).max(LIMITS.weight), alerts: z.number().min(0).max(LIMITS.weight) })
-        .refine((w) => w.metrics + w.alerts > 0, 'weights must not both be 0'),
+        .strictObject({
+          metrics: z.number().check(z.gte(0), z.lte(LIMITS.weight)),
+          alerts: z.number().check(z.gte(0), z.lte(LIMITS.weight)),
+        })
+        .check(z.refine((w) => w.metrics + w.alerts > 0, 'weights must not both be 0')),
       tier_multipliers: z
-        .record(z.enum(['S', 'A', 'B']), z.number().min(0).max(LIMITS.tierMultiplier))
-        .refine((m) => ['S', 'A', 'B'].every((t) => t in m), 'a multiplier for each tier S, A and B'),
-      alert_bands: z
-        .array(AlertBand)
-        .min(1)
-        .max(20)
-        .refine((bands) => bands.at(-1)!.max_alerts === null, 'the last band must have max_alerts: null (any more alerts)')
-        .refine(
+        .record(z.enum(['S', 'A', 'B']), z.number().check(z.gte(0), z.lte(LIMITS.tierMultiplier)))
+        .check(z.refine((m) => ['S', 'A', 'B'].every((t) => t in m), 'a multiplier for each tier S, A and B')),
+      alert_bands: z.array(AlertBand).check(
+        z.minLength(1),
+        z.maxLength(20),
+        z.refine((bands) => bands.at(-1)!.max_alerts === null, 'the last band must have max_alerts: null (any more alerts)'),
+        z.refine(
           (bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)),
           'max_alerts must increase from band to band',
-        )
-        .refine((bands) => bands.every((b, i) => i === 0 || b.score <= bands[i - 1]!.score), 'band scores must not rise as alerts increase'),
+        ),
+        z.refine((bands) => bands.every((b, i) => i === 0 || b.score <= bands[i - 1]!.score), 'band scores must not rise as alerts increase'),
+      ),
       classification: z
         .strictObject({ healthy: score(), warning: score() })
-        .refine((c) => c.healthy > c.warning, 'classification.healthy must be above classification.warning'),
+        .check(z.refine((c) => c.healthy > c.warning, 'classification.healthy must be above classification.warning')),
       ai_trigger: z.strictObject({
-        tiers: z
-          .array(z.enum(['S', 'A', 'B']))
-          .max(3)
-          .refine((t) => new Set(t).size === t.length, 'each tier at most once'),
+        tiers: z.array(z.enum(['S', 'A', 'B'])).check(
+          z.maxLength(3),
+          z.refine((t) => new Set(t).size === t.length, 'each tier at most once'),
+        ),
         below_score: score(),
-        cooldown_hours: z.number().min(0).max(LIMITS.cooldownHours),
+        cooldown_hours: z.number().check(z.gte(0), z.lte(LIMITS.cooldownHours)),
       }),
       /**
        * A cluster whose newest sample is older than this many minutes (or that has
        * none in the lookback) is flagged stale: its score says so rather than
        * silently standing on old data. Optional so versions stored before it still load.
        */
-      stale_after_minutes: z.number().int().min(5).max(LIMITS.staleMinutes).default(180),
-      dimensions: z
-        .array(DimensionRule)
-        .min(1)
-        .max(50)
-        .refine((ds) => new Set(ds.map((d) => d.metric_key)).size === ds.length, 'each metric_key at most once'),
+      stale_after_minutes: z._default(z.int().check(z.gte(5), z.lte(LIMITS.staleMinutes)), 180),
+      dimensions: z.array(DimensionRule).check(
+        z.minLength(1),
+        z.maxLength(50),
+        z.refine((ds) => new Set(ds.map((d) => d.metric_key)).size === ds.length, 'each metric_key at most once'),
+      ),
     }),
   }),
 );
@@ -122,28 +127,30 @@ export const RiskRule = z.lazy(() =>
   z
     .strictObject({
       metric_key: MetricKey,
-      category: z.string().min(1).max(32),
+      category: z.string().check(z.minLength(1), z.maxLength(32)),
       warning: threshold(),
       critical: threshold(),
-      inverted: z.boolean().default(false),
+      inverted: z._default(z.boolean(), false),
       aggregation: Aggregation,
-      action: z.string().min(1).max(500),
+      action: z.string().check(z.minLength(1), z.maxLength(500)),
     })
-    .refine((r) => (r.inverted ? r.critical < r.warning : r.critical > r.warning), {
-      message: 'critical must be beyond warning (above it, or below it when inverted)',
-    }),
+    .check(
+      z.refine((r) => (r.inverted ? r.critical < r.warning : r.critical > r.warning), {
+        message: 'critical must be beyond warning (above it, or below it when inverted)',
+      }),
+    ),
 );
 export type RiskRule = z.infer<typeof RiskRule>;
 
 export const RiskRules = z.lazy(() =>
   z.strictObject({
     risk: z.strictObject({
-      lookback_days: z.number().int().min(1).max(LIMITS.lookbackDays),
-      rules: z
-        .array(RiskRule)
-        .min(1)
-        .max(50)
-        .refine((rs) => new Set(rs.map((r) => r.metric_key)).size === rs.length, 'each metric_key at most once'),
+      lookback_days: z.int().check(z.gte(1), z.lte(LIMITS.lookbackDays)),
+      rules: z.array(RiskRule).check(
+        z.minLength(1),
+        z.maxLength(50),
+        z.refine((rs) => new Set(rs.map((r) => r.metric_key)).size === rs.length, 'each metric_key at most once'),
+      ),
     }),
   }),
 );
@@ -155,7 +162,7 @@ export type Severity = z.infer<typeof Severity>;
 
 /** `cluster`, `alert_name`, or `label:<name>` (one of the alert's labels). */
 const groupingKey = () =>
-  z.union([z.enum(['cluster', 'alert_name']), z.string().regex(/^label:[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a label key is `label:<name>`')]);
+  z.union([z.enum(['cluster', 'alert_name']), z.string().check(z.regex(/^label:[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a label key is `label:<name>`'))]);
 
 /**
  * An alert-name pattern: a glob (`*` any run of characters, `?` one character),
@@ -165,31 +172,31 @@ const groupingKey = () =>
  * exponentially, and any role may propose rules).
  */
 const alertNamePattern = () =>
-  z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[A-Za-z0-9_.:*?|-]+$/, 'use letters, digits, _ . : - and the wildcards * ? with | between alternatives')
-    .refine((p) => p.split('|').every((alt) => alt.length > 0), 'an empty alternative (|| or a | at either end) would match nothing');
+  z.string().check(
+    z.minLength(1),
+    z.maxLength(200),
+    z.regex(/^[A-Za-z0-9_.:*?|-]+$/, 'use letters, digits, _ . : - and the wildcards * ? with | between alternatives'),
+    z.refine((p) => p.split('|').every((alt) => alt.length > 0), 'an empty alternative (|| or a | at either end) would match nothing'),
+  );
 
 export const IssueRules = z.lazy(() =>
   z.strictObject({
     grouping: z.strictObject({
-      keys: z
-        .array(groupingKey())
-        .min(1)
-        .max(5)
-        .refine((keys) => keys.includes('cluster'), 'keys must include `cluster`: an issue belongs to one cluster')
-        .refine((keys) => new Set(keys).size === keys.length, 'each key at most once'),
-      join_window_minutes: z.number().int().min(1).max(LIMITS.minutes),
+      keys: z.array(groupingKey()).check(
+        z.minLength(1),
+        z.maxLength(5),
+        z.refine((keys) => keys.includes('cluster'), 'keys must include `cluster`: an issue belongs to one cluster'),
+        z.refine((keys) => new Set(keys).size === keys.length, 'each key at most once'),
+      ),
+      join_window_minutes: z.int().check(z.gte(1), z.lte(LIMITS.minutes)),
     }),
     resolution: z.strictObject({
-      quiet_minutes: z.number().int().min(0).max(LIMITS.minutes),
+      quiet_minutes: z.int().check(z.gte(0), z.lte(LIMITS.minutes)),
     }),
     severity: z.strictObject({
       default: Severity,
-      label: z.string().min(1).max(64).nullable(),
-      patterns: z.array(z.strictObject({ match: alertNamePattern(), severity: Severity })).max(50),
+      label: z.nullable(z.string().check(z.minLength(1), z.maxLength(64))),
+      patterns: z.array(z.strictObject({ match: alertNamePattern(), severity: Severity })).check(z.maxLength(50)),
     }),
   }),
 );
@@ -198,7 +205,7 @@ export type IssueRules = z.infer<typeof IssueRules>;
 // ---- metric sources: where the puller reads metrics (rules/metric-sources.yaml) ----
 
 /** A Prometheus label name (the data model's syntax). */
-const labelName = () => z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]{0,127}$/, 'a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)');
+const labelName = () => z.string().check(z.regex(/^[a-zA-Z_][a-zA-Z0-9_]{0,127}$/, 'a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)'));
 
 /**
  * Credentials never live in the rule set (any role reads it and may propose
@@ -209,12 +216,12 @@ export const PrometheusAuth = z.lazy(() =>
   z.discriminatedUnion('type', [
     z.strictObject({ type: z.literal('none') }),
     z.strictObject({ type: z.literal('bearer') }),
-    z.strictObject({ type: z.literal('basic'), username: z.string().min(1).max(256) }),
+    z.strictObject({ type: z.literal('basic'), username: z.string().check(z.minLength(1), z.maxLength(256)) }),
     z.strictObject({
       type: z.literal('sigv4'),
-      region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'an AWS region such as us-east-1'),
+      region: z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'an AWS region such as us-east-1')),
       /** Amazon Managed Service for Prometheus signs for `aps`. */
-      service: z.string().min(1).max(64).default('aps'),
+      service: z._default(z.string().check(z.minLength(1), z.maxLength(64)), 'aps'),
     }),
   ]),
 );
@@ -234,15 +241,17 @@ export const MetricQuery = z.lazy(() =>
   z.strictObject({
     metric_key: MetricKey,
     /** PromQL yielding one series per cluster, carrying the cluster label. */
-    query: z.string().trim().min(1).max(2_000),
-    convert: UnitConversion.default('none'),
+    query: z.string().check(z.trim(), z.minLength(1), z.maxLength(2_000)),
+    convert: z._default(UnitConversion, 'none'),
     /** Multiplied in after `convert`. */
-    scale: z
-      .number()
-      .min(-LIMITS.scale)
-      .max(LIMITS.scale)
-      .refine((v) => v !== 0, 'scale 0 would erase every value')
-      .default(1),
+    scale: z._default(
+      z.number().check(
+        z.gte(-LIMITS.scale),
+        z.lte(LIMITS.scale),
+        z.refine((v) => v !== 0, 'scale 0 would erase every value'),
+      ),
+      1,
+    ),
   }),
 );
 export type MetricQuery = z.infer<typeof MetricQuery>;
@@ -250,16 +259,16 @@ export type MetricQuery = z.infer<typeof MetricQuery>;
 /** Inventory fields an info series may carry, by the label that holds each. */
 export const InventoryLabels = z.lazy(() =>
   z.strictObject({
-    cluster_name: labelName().optional(),
-    customer_name: labelName().optional(),
-    account_id: labelName().optional(),
-    account_name: labelName().optional(),
-    email: labelName().optional(),
-    customer_tier: labelName().optional(),
-    cluster_type: labelName().optional(),
-    region: labelName().optional(),
-    engine_version: labelName().optional(),
-    resource_state: labelName().optional(),
+    cluster_name: z.optional(labelName()),
+    customer_name: z.optional(labelName()),
+    account_id: z.optional(labelName()),
+    account_name: z.optional(labelName()),
+    email: z.optional(labelName()),
+    customer_tier: z.optional(labelName()),
+    cluster_type: z.optional(labelName()),
+    region: z.optional(labelName()),
+    engine_version: z.optional(labelName()),
+    resource_state: z.optional(labelName()),
   }),
 );
 
@@ -269,53 +278,55 @@ export const MetricSources = z.lazy(() =>
       .strictObject({
         enabled: z.boolean(),
         /** The query API's base: `<url>/api/v1/query_range` is what the puller calls. */
-        url: z
-          .url({ protocol: /^https?$/, error: 'an http or https URL' })
-          .max(2_048)
-          .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), 'no credentials in the URL: use auth and the PROMETHEUS_CREDENTIAL secret'),
+        url: z.url({ protocol: /^https?$/, error: 'an http or https URL' }).check(
+          z.maxLength(2_048),
+          z.refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), 'no credentials in the URL: use auth and the PROMETHEUS_CREDENTIAL secret'),
+        ),
         auth: PrometheusAuth,
-        timeout_seconds: z.number().int().min(1).max(LIMITS.timeoutSeconds),
+        timeout_seconds: z.int().check(z.gte(1), z.lte(LIMITS.timeoutSeconds)),
         /** Resolution of the pulled samples: one evaluation per step, on a grid aligned to the epoch. */
-        step_seconds: z.number().int().min(10).max(LIMITS.stepSeconds),
+        step_seconds: z.int().check(z.gte(10), z.lte(LIMITS.stepSeconds)),
         /** The newest steps are left until Prometheus has scraped them: pulls stop this far behind now. */
-        settle_seconds: z.number().int().min(0).max(3_600),
+        settle_seconds: z.int().check(z.gte(0), z.lte(3_600)),
         /** The first pull of a metric (no watermark yet) reaches back this far. */
-        backfill_days: z.number().int().min(1).max(LIMITS.backfillDays),
+        backfill_days: z.int().check(z.gte(1), z.lte(LIMITS.backfillDays)),
         /** Series × steps per query_range request; larger windows are split, which bounds memory. */
-        max_points_per_request: z.number().int().min(1_000).max(LIMITS.pointsPerRequest),
+        max_points_per_request: z.int().check(z.gte(1_000), z.lte(LIMITS.pointsPerRequest)),
       })
       // A token or password never crosses the network in clear text: plain http only with no credential, or to this machine.
       // (sigv4 too, but only for versions written from now on: MetricSourcesToWrite.)
-      .refine((p) => p.auth.type === 'none' || p.auth.type === 'sigv4' || isSecureUrl(p.url), {
-        message: 'bearer and basic auth need an https URL (plain http only to localhost)',
-        path: ['url'],
-      }),
+      .check(
+        z.refine((p) => p.auth.type === 'none' || p.auth.type === 'sigv4' || isSecureUrl(p.url), {
+          message: 'bearer and basic auth need an https URL (plain http only to localhost)',
+          path: ['url'],
+        }),
+      ),
     cluster: z.strictObject({
       /** The label that names the cluster on every series the queries yield. */
       label: labelName(),
       /** `id`: the label holds the cluster id; `name`: the cluster name, mapped through the inventory. */
       match: z.enum(['id', 'name']),
     }),
-    metrics: z
-      .array(MetricQuery)
-      .max(METRIC_KEY_COUNT)
-      .refine((ms) => new Set(ms.map((m) => m.metric_key)).size === ms.length, 'each metric_key at most once'),
+    metrics: z.array(MetricQuery).check(
+      z.maxLength(METRIC_KEY_COUNT),
+      z.refine((ms) => new Set(ms.map((m) => m.metric_key)).size === ms.length, 'each metric_key at most once'),
+    ),
     inventory: z.strictObject({
       enabled: z.boolean(),
       /** An info-style series (value 1) per cluster whose labels describe it; its `cluster.label` holds the cluster id. */
-      query: z.string().trim().min(1).max(2_000),
+      query: z.string().check(z.trim(), z.minLength(1), z.maxLength(2_000)),
       labels: InventoryLabels,
       /** Values for a new cluster's fields no label supplies (an existing cluster keeps its own). */
       defaults: z.strictObject({
-        customer_name: z.string().min(1).max(128),
-        account_id: z.string().min(1).max(64),
-        account_name: z.string().min(1).max(128),
-        email: z.email().max(254),
+        customer_name: z.string().check(z.minLength(1), z.maxLength(128)),
+        account_id: z.string().check(z.minLength(1), z.maxLength(64)),
+        account_name: z.string().check(z.minLength(1), z.maxLength(128)),
+        email: z.email().check(z.maxLength(254)),
         customer_tier: z.enum(['S', 'A', 'B']),
-        cluster_type: z.string().min(1).max(32),
-        region: z.string().min(1).max(64),
-        engine_version: z.string().min(1).max(64),
-        resource_state: z.string().min(1).max(32),
+        cluster_type: z.string().check(z.minLength(1), z.maxLength(32)),
+        region: z.string().check(z.minLength(1), z.maxLength(64)),
+        engine_version: z.string().check(z.minLength(1), z.maxLength(64)),
+        resource_state: z.string().check(z.minLength(1), z.maxLength(32)),
       }),
     }),
   }),
@@ -329,8 +340,10 @@ export type MetricSources = z.infer<typeof MetricSources>;
  * (shared/prometheus/client.ts), rather than every status read failing.
  */
 export const MetricSourcesToWrite = z.lazy(() =>
-  MetricSources.refine((m) => m.prometheus.auth.type !== 'sigv4' || isSecureUrl(m.prometheus.url), {
-    message: "sigv4 auth needs an https URL (plain http only to localhost): a signed request carries the role's session token",
-    path: ['prometheus', 'url'],
-  }),
+  MetricSources.check(
+    z.refine((m) => m.prometheus.auth.type !== 'sigv4' || isSecureUrl(m.prometheus.url), {
+      message: "sigv4 auth needs an https URL (plain http only to localhost): a signed request carries the role's session token",
+      path: ['prometheus', 'url'],
+    }),
+  ),
 );

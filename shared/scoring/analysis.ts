@@ -1,6 +1,6 @@
 // The analysis group: breaking points (who breaches which risk threshold),
 // usage charts, and the upgrade view.
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import type { MetricKey } from '../fleet/records.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import type { FleetClusterScore } from './fleet-score.js';

@@ -1,7 +1,7 @@
 // Critical clusters (spec §4): the most severe Warning/Critical clusters with
 // their alerts, ranked by severity_score = reasons × 10 + alerts in the window
 // + health_penalty, where health_penalty = max(0, classification.healthy − overall).
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import type { ScoringRules } from '../rules/schemas.js';
 import type { DimensionScore, FleetClusterScore } from './fleet-score.js';
 import { alertsInLookback, byLocale, localeOrderOf, round1, type ClusterData } from './inputs.js';

@@ -2,7 +2,7 @@
 // /api/fleet/scores and /api/fleet/kpis answer. Scoring is one numeric pass over the
 // fleet's columnar aggregates into typed arrays (scoreColumns); the answers' objects and
 // strings are built from those columns afterwards (fleetScoresFrom), a cost of its own.
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import type { MetricKey } from '../fleet/records.js';
 import type { AlertBand, DimensionRule, ScoringRules } from '../rules/schemas.js';
 import { DIMENSION_STATUSES, dimensionScore, dimensionStatusCode, NO_DATA, type DimensionStatus } from './dimensions.js';

@@ -12,7 +12,7 @@ import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } fro
 import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import { PreparedJson } from '../http/route.js';
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import { CRITICAL_ALERT_DAYS } from './critical.js';
 import { fleetKpis, fleetScoresFrom, scoreColumns, type FleetClusterScore } from './fleet-score.js';
 import { healthKpis, healthScoresFrom, type HealthScore } from './health-score.js';

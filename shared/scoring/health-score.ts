@@ -1,5 +1,5 @@
 // The health group: the metrics-only view of the same dimensions (DESIGN §8).
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import type { ScoringRules } from '../rules/schemas.js';
 import { DIMENSION_STATUSES, NO_DATA } from './dimensions.js';
 import { classCounts, classify, mean, placesOf, reasonsAt, scoreColumns, topRisk, worstFirstOrder, type ScoreColumns } from './fleet-score.js';

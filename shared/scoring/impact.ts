@@ -2,7 +2,7 @@
 // rules and with the proposed ones on the same inputs; the clusters whose
 // classification (health rules) or risk level (risk rules) would change.
 // Pure: nothing is written.
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import { scoreFleet, type Classification } from './fleet-score.js';
 import { byName, type ClusterData } from './inputs.js';

@@ -1,6 +1,6 @@
 // Risk snapshots from the risk rules: each rule's metric with its status, the
 // cluster's risk level (its worst metric), signals and actions.
-import type * as z from 'zod';
+import type * as z from '../zod.js';
 import type { RiskRule, RiskRuleSet } from '../rules/schemas.js';
 import { METRIC_KEYS } from '../fleet/records.js';
 import { aggregatedValue, byLocale, HOW, localeOrderOf, METRIC_INDEX, round2, type ClusterAggregates, type ClusterData } from './inputs.js';

@@ -8,11 +8,11 @@
 // built on first use (z.lazy): production reads none of them (answers are
 // checked outside production only), and building them at import was ≈ 230
 // zod schemas of every dashboard group's cold start (issue 21 §4).
-import * as z from 'zod';
+import * as z from '../zod.js';
 
 const Num = z.number();
-const Int = z.number().int();
-const NullableNum = z.number().nullable();
+const Int = z.int();
+const NullableNum = z.nullable(z.number());
 
 /**
  * Staleness (issue 20 §4), beyond the contract's fields like `metric_key`: the
@@ -20,7 +20,7 @@ const NullableNum = z.number().nullable();
  * it is older than `stale_after_minutes` (or missing). A stale cluster is still
  * scored on the data there is; its first risk reason says since when it is silent.
  */
-const Staleness = { last_metric_at: z.iso.datetime().nullable(), metrics_stale: z.boolean() };
+const Staleness = { last_metric_at: z.nullable(z.iso.datetime()), metrics_stale: z.boolean() };
 
 /**
  * A contract type with some fields narrowed to what the engine guarantees
@@ -46,10 +46,10 @@ export const FleetMetrics = z.lazy(() =>
   z.object({
     compaction_score: NullableNum,
     disk_used_pct: NullableNum,
-    query_errors_7d: z.number().int().nullable(),
+    query_errors_7d: z.nullable(z.int()),
     query_error_pct: NullableNum,
     qps: NullableNum,
-    node_count: z.number().int().nullable(),
+    node_count: z.nullable(z.int()),
   }),
 );
 
@@ -227,7 +227,7 @@ export const CriticalCluster = z.lazy(() =>
     suggested_actions: z.array(z.string()),
     severity_score: Num,
     metrics: FleetMetrics,
-    health: z.object({ overall_score: Num, classification: z.string(), dimensions: z.array(z.object({}).loose()) }),
+    health: z.object({ overall_score: Num, classification: z.string(), dimensions: z.array(z.looseObject({})) }),
     alerts: z.array(z.object({ alert_name: z.string(), count: Int, first: z.string(), last: z.string() })),
     alert_total: Int,
   }),
@@ -236,7 +236,7 @@ export const CriticalCluster = z.lazy(() =>
 /** The answer has no `source`; `generated_at` sits between the list and the totals. */
 export const CriticalClusters = z.lazy(() =>
   z.object({
-    clusters: z.array(CriticalCluster).max(CRITICAL_LIMIT),
+    clusters: z.array(CriticalCluster).check(z.maxLength(CRITICAL_LIMIT)),
     generated_at: z.iso.datetime(),
     total_critical: Int,
     total_warning: Int,

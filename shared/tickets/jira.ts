@@ -1,7 +1,7 @@
 // Jira Cloud REST v3, "create an issue" (REFERENCE.md): POST {base}/rest/api/3/issue
 // with Basic auth (account email + API token). The description travels as an
 // Atlassian Document Format (ADF) document; the browse URL is {base}/browse/{key}.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
 import { postJson } from './post.js';
@@ -46,19 +46,16 @@ export function jiraProvider(config: JiraConfig): TicketProvider {
 // The key goes into the browse URL, so it must look like a Jira key (OPS-42).
 const CreatedIssue = z.lazy(() =>
   z.object({
-    id: z.string().min(1),
-    key: z
-      .string()
-      .max(64)
-      .regex(/^[A-Za-z][A-Za-z0-9_]*-\d+$/),
+    id: z.string().check(z.minLength(1)),
+    key: z.string().check(z.maxLength(64), z.regex(/^[A-Za-z][A-Za-z0-9_]*-\d+$/)),
     self: z.string(),
   }),
 );
 
 const JiraErrors = z.lazy(() =>
   z.object({
-    errorMessages: z.array(z.string()).default([]),
-    errors: z.record(z.string(), z.string()).default({}),
+    errorMessages: z._default(z.array(z.string()), []),
+    errors: z._default(z.record(z.string(), z.string()), {}),
   }),
 );
 

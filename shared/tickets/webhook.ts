@@ -1,7 +1,7 @@
 // A generic ticket webhook: POST the ticket request as JSON, optionally with a
 // bearer token; the receiver opens the ticket wherever it likes and answers
 // 2xx {key, url}.
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
 import { postJson } from './post.js';
@@ -15,8 +15,8 @@ export interface WebhookConfig {
 
 // Limits match what the issue stores (ticket_key ≤ 64, ticket_url an http(s) URL ≤ 2048).
 const WebhookTicket = z.object({
-  key: z.string().trim().min(1).max(64),
-  url: z.url({ protocol: /^https?$/ }).max(2048),
+  key: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+  url: z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)),
 });
 
 export function webhookProvider(config: WebhookConfig): TicketProvider {

@@ -10,6 +10,7 @@ import { getRefresh } from '../../shared/db/scores.js';
 import { checkRuleText } from '../../shared/rules/check.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { RefreshRunning } from '../../shared/routes/dashboard-schemas.js';
+import * as z from '../../shared/zod.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
 import { routeKey } from '../../shared/http/route.js';
 import { localWorkersSettled } from '../../shared/worker-invoke.js';
@@ -51,7 +52,7 @@ describe('refresh runs in the recompute worker', () => {
     process.env.REFRESH_WAIT_SECONDS = '0';
     const started = await call('POST', path);
     expect(started.status, JSON.stringify(started.body)).toBe(202);
-    expect(RefreshRunning.strict().safeParse(started.body).success, JSON.stringify(started.body)).toBe(true);
+    expect(z.strictObject(RefreshRunning.shape).safeParse(started.body).success, JSON.stringify(started.body)).toBe(true);
     const id = started.body.refresh_id as string;
     expect(started.body.message).toContain(`GET ${path}/${id}`);
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import * as z from 'zod';
+import * as z from '../../shared/zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../../shared/auth/roles.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
 import { resetSettings } from '../../shared/config/env.js';
@@ -26,9 +26,9 @@ const demoGroup = defineGroup({
       summary: 'echo',
       auth: 'user',
       roles: ANY_ROLE,
-      params: z.object({ item_id: z.string().regex(/^i-\d+$/) }),
-      query: z.object({ page: z.coerce.number().int().min(1).default(1) }),
-      body: z.strictObject({ name: z.string().min(2), count: z.number().int().max(10) }),
+      params: z.object({ item_id: z.string().check(z.regex(/^i-\d+$/)) }),
+      query: z.object({ page: z._default(z.coerce.number().check(z.int(), z.gte(1)), 1) }),
+      body: z.strictObject({ name: z.string().check(z.minLength(2)), count: z.int().check(z.lte(10)) }),
     },
     adminOnly: { method: 'DELETE', path: '/api/demo/items/{item_id}', summary: 'admin', auth: 'user', roles: ADMIN_UP },
     ingest: { method: 'POST', path: '/api/demo/ingest', summary: 'ingest', auth: 'ingest', roles: ADMIN_UP, body: z.object({}) },

@@ -1,7 +1,7 @@
 // The console's API types, derived from the route table (shared/routes/) with
 // type-only imports: nothing of the server is bundled, and a change to a route's
 // path, query, body or answer fails the console's typecheck.
-import type * as z from 'zod';
+import type * as z from '../../../../shared/zod.js';
 import type { aiIssuesGroup } from '../../../../shared/routes/ai-issues.js';
 import type { analysisGroup } from '../../../../shared/routes/analysis.js';
 import type { authGroup } from '../../../../shared/routes/auth.js';
@@ -41,9 +41,9 @@ export type GroupName = keyof Groups;
 export type RouteName<G extends GroupName> = keyof Groups[G]['routes'] & string;
 type Route<G extends GroupName, R extends RouteName<G>> = Groups[G]['routes'][R];
 
-type SchemaOf<D, K extends string> = D extends { [k in K]: infer S extends z.ZodType } ? S : undefined;
-type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
-type Input<S> = S extends z.ZodType ? z.input<S> : undefined;
+type SchemaOf<D, K extends string> = D extends { [k in K]: infer S extends z.ZodMiniType } ? S : undefined;
+type Output<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
+type Input<S> = S extends z.ZodMiniType ? z.input<S> : undefined;
 
 /** What the route answers with 200. */
 export type Answer<G extends GroupName, R extends RouteName<G>> = Output<SchemaOf<Route<G, R>, 'response'>>;

@@ -1,0 +1,15 @@
+// Zod for every schema in the service: zod/mini, with zod's English messages.
+// The classic API hangs every method on every schema, so each bundle carried all
+// of zod (≈ 84 KB of a route group's ≈ 220) and each schema built ~40 closures;
+// mini's functions are tree-shaken to what a bundle uses (issue 21 §4, shared/README.md).
+// Import it as `import * as z from '../zod.js'`, never 'zod' itself: the messages
+// an API answer or a config error quotes are configured here, once.
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
+
+z.config(en());
+
+export * from 'zod/mini';
+
+/** The schema a `z.lazy` builds on first use: for `z.extend`, `z.omit` and `z.keyof` of it. */
+export const unlazy = <T extends z.core.SomeType>(schema: z.ZodMiniLazy<T>): T => schema._zod.innerType;
