@@ -88,7 +88,8 @@ export const HealthRules = z.lazy(() =>
       alert_bands: z.array(AlertBand).check(
         z.minLength(1),
         z.maxLength(20),
-        z.refine((bands) => bands.at(-1)!.max_alerts === null, 'the last band must have max_alerts: null (any more alerts)'),
+        // No bands is minLength's issue alone (a check does not stop the ones after it).
+        z.refine((bands) => bands.length === 0 || bands.at(-1)!.max_alerts === null, 'the last band must have max_alerts: null (any more alerts)'),
         z.refine(
           (bands) => bands.slice(0, -1).every((b, i) => b.max_alerts !== null && (i === 0 || b.max_alerts > bands[i - 1]!.max_alerts!)),
           'max_alerts must increase from band to band',

@@ -244,6 +244,12 @@ describe('valid rule sets can never make the engine emit NaN, Infinity or null',
     }
   });
 
+  it('no alert bands at all is refused with its one issue: the refinements after the length check do not throw on it', () => {
+    const parsed = HealthRules.safeParse({ scoring: { ...defaultHealthRules(), alert_bands: [] } });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((i) => [i.path, i.message])).toEqual([[['scoring', 'alert_bands'], 'Too small: expected array to have >=1 items']]);
+  });
+
   it('a mean of values near the double range does not overflow', () => {
     expect(mean([Number.MAX_VALUE, Number.MAX_VALUE])).toBe(Number.MAX_VALUE);
     expect(mean([1, 2])).toBe(1.5);
