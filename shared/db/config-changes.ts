@@ -2,8 +2,12 @@
 // versions:
 //   pk = CHANGES, sk = <change_id>   change ids start with their UTC time, so
 //                                    the partition lists newest first.
+//   pk = CHANGES_PENDING, sk = <username>   `pending`: the ids of that user's
+//                                    pending proposals (a string set)
 // A proposal is written once as `pending`; a review moves it to `approved` or
-// `rejected` with a conditional update, so it is reviewed at most once.
+// `rejected` with a conditional update, so it is reviewed at most once. Each user
+// holds at most PENDING_PER_PROPOSER pending proposals: the set grows in the
+// proposal's transaction, under that bound, and shrinks in its review's.
 import { randomBytes } from 'node:crypto';
 import type { RuleSetName } from '../rules/defaults.js';
 import { getItem, queryAll, tableName, type TransactItem } from './client.js';
@@ -44,6 +48,39 @@ const SUMMARY_FIELDS = [
   'review_note',
   'applied_version',
 ] as const;
+
+/**
+ * Pending proposals one user may have at once. Any role may propose, and a
+ * listing reads the newest CHANGES_READ_LIMIT: without a bound, one user's flood
+ * of proposals would push everyone else's out of the superadmins' review list.
+ */
+export const PENDING_PER_PROPOSER = 10;
+const pendingKey = (proposer: string) => ({ pk: 'CHANGES_PENDING', sk: proposer });
+
+/** Counts a new proposal against its proposer's pending ones, as a transaction action: it fails when they hold PENDING_PER_PROPOSER. */
+export function holdPendingAction(change: Pick<ConfigChange, 'change_id' | 'proposed_by'>): TransactItem {
+  return {
+    Update: {
+      TableName: tableName('rules'),
+      Key: pendingKey(change.proposed_by),
+      UpdateExpression: 'ADD pending :id',
+      ConditionExpression: 'attribute_not_exists(pending) OR size(pending) < :max',
+      ExpressionAttributeValues: { ':id': new Set([change.change_id]), ':max': PENDING_PER_PROPOSER },
+    },
+  };
+}
+
+/** Releases a reviewed proposal from its proposer's pending ones (a transaction action that cannot fail: one not held changes nothing). */
+export function releasePendingAction(change: Pick<ConfigChange, 'change_id' | 'proposed_by'>): TransactItem {
+  return {
+    Update: {
+      TableName: tableName('rules'),
+      Key: pendingKey(change.proposed_by),
+      UpdateExpression: 'DELETE pending :id',
+      ExpressionAttributeValues: { ':id': new Set([change.change_id]) },
+    },
+  };
+}
 
 /** `20261122T043000123Z-9f1c2a7b`: sortable by time, unguessable in its tail. */
 export function newChangeId(now = new Date()): string {

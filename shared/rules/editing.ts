@@ -11,9 +11,12 @@ import { auditAction, type AuditInput } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
 import {
   getChange,
+  holdPendingAction,
   listChanges,
   newChangeAction,
   newChangeId,
+  PENDING_PER_PROPOSER,
+  releasePendingAction,
   reviewChangeAction,
   type ChangeStatus,
   type ConfigChange,
@@ -162,14 +165,21 @@ export async function submitRuleSet(
     review_note: null,
     applied_version: null,
   };
+  const HOLD = 2;
   try {
     await transactWrite([
       newChangeAction(change),
       audit(principal, caller, { action: 'change_propose', target: change.change_id, detail: { rule_set: name, base_version: base } }, now),
+      holdPendingAction(change),
       // A proposal naming its version is made only while that version is current.
       ...(expected === undefined ? [] : [ruleSetAtVersion(name, expected)]),
     ]);
   } catch (error) {
+    if (error instanceof ConditionFailed && error.failed.includes(HOLD)) {
+      throw new Conflict(
+        `${principal.username} already has ${PENDING_PER_PROPOSER} proposals waiting for review; nothing was proposed. A superadmin must approve or reject one first.`,
+      );
+    }
     if (error instanceof ConditionFailed && expected !== undefined) throw staleEdit(name, expected, await currentVersion(name));
     throw error;
   }
@@ -270,6 +280,7 @@ export async function reviewConfigChange(
       await transactWrite([
         reviewChangeAction(changeId, { status: 'rejected', by: principal.username, note: review.note, appliedVersion: null }, now),
         audit(principal, caller, { action: 'change_reject', target: changeId, detail: { rule_set: change.rule_set, note: review.note } }, now),
+        releasePendingAction(change),
       ]);
     } catch (error) {
       if (error instanceof ConditionFailed) throw reviewed();
@@ -302,6 +313,7 @@ export async function reviewConfigChange(
         { action: 'change_approve', target: changeId, detail: { rule_set: change.rule_set, version, proposed_by: change.proposed_by, note: review.note } },
         now,
       ),
+      releasePendingAction(change),
     ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;

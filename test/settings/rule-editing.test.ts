@@ -5,6 +5,7 @@
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listAudit } from '../../shared/db/audit.js';
+import { PENDING_PER_PROPOSER } from '../../shared/db/config-changes.js';
 import { deleteItem, getItem, putItem } from '../../shared/db/client.js';
 import { getCurrentRuleSet } from '../../shared/db/rules.js';
 import { defaultRuleText, RULE_SET_NAMES, type RuleSetName } from '../../shared/rules/defaults.js';
@@ -498,5 +499,74 @@ describe('metric sources, a fourth rule set (issue 20 §1)', () => {
       target: id,
       detail: { rule_set: 'metric-sources', version: base + 1, proposed_by: 'rules-admin', note: 'slower pulls' },
     });
+  });
+});
+
+describe('pending proposals per user (PENDING_PER_PROPOSER)', () => {
+  /** A PUT of the health rules by `token` (a user of its own, so the bound is this test's alone). */
+  const propose = async (token: string, warning: number) => {
+    const res = await fetch(`${service.url}/api/settings/health-rules`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ content: await healthRulesWith((r) => (r.scoring.classification.warning = warning)) }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const pendingOf = async (token: string) => {
+    const res = await fetch(`${service.url}/api/settings/config-changes?status_filter=pending`, { headers: { Authorization: `Bearer ${token}` } });
+    return ((await res.json()) as any).total as number;
+  };
+
+  it(`a user holds at most ${PENDING_PER_PROPOSER} pending: the next is a 409 that writes nothing, and a review frees a place`, async () => {
+    const token = await userToken('viewer', 'rules-flooder');
+    const ids: string[] = [];
+    for (let i = 0; i < PENDING_PER_PROPOSER; i++) {
+      const made = await propose(token, 30 + i);
+      expect(made.status).toBe(200);
+      ids.push(made.body.change_id);
+    }
+    const audits = await actionsInAudit('change_propose');
+    const refused = await propose(token, 50);
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain(`already has ${PENDING_PER_PROPOSER} proposals waiting for review`);
+    expect(await pendingOf(token)).toBe(PENDING_PER_PROPOSER);
+    expect(await actionsInAudit('change_propose')).toBe(audits);
+    // Rejecting one (approving would do the same) lets the user propose once more, and only once.
+    expect((await call('superadmin', 'POST', `/api/settings/config-changes/${ids[0]}/review`, { action: 'reject', note: 'one at a time' })).status).toBe(200);
+    expect((await propose(token, 51)).status).toBe(200);
+    expect((await propose(token, 52)).status).toBe(409);
+    expect(await pendingOf(token)).toBe(PENDING_PER_PROPOSER);
+  });
+
+  it('concurrent proposals by one user never hold more than the bound', async () => {
+    const token = await userToken('viewer', 'rules-racer');
+    const answers = await Promise.all(Array.from({ length: PENDING_PER_PROPOSER + 6 }, (_, i) => propose(token, 30 + i)));
+    const made = answers.filter((a) => a.status === 200).length;
+    expect(answers.every((a) => a.status === 200 || a.status === 409)).toBe(true);
+    expect(made).toBeGreaterThan(0);
+    expect(made).toBeLessThanOrEqual(PENDING_PER_PROPOSER);
+    expect(await pendingOf(token)).toBe(made);
+  });
+
+  it('a proposal stored before the bound existed (held by no one) is reviewed as before', async () => {
+    const changeId = `20260101T000000000Z-0000beef`;
+    await putItem('rules', {
+      pk: 'CHANGES',
+      sk: changeId,
+      change_id: changeId,
+      rule_set: 'health-rules',
+      status: 'pending',
+      proposed_by: 'rules-legacy',
+      proposed_at: '2026-01-01T00:00:00.000Z',
+      base_version: 0,
+      proposed_content: defaultRuleText('health-rules'),
+      reviewed_by: null,
+      reviewed_at: null,
+      review_note: null,
+      applied_version: null,
+    });
+    const review = await call('superadmin', 'POST', `/api/settings/config-changes/${changeId}/review`, { action: 'reject', note: 'old' });
+    expect(review.status).toBe(200);
+    expect(review.body).toMatchObject({ status: 'rejected', applied: false });
   });
 });
