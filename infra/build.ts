@@ -16,7 +16,8 @@ const ROUTE_GROUP_BUDGET_KB = 500;
  * Groups allowed more, each with its reason. chat is the one route group that calls an
  * LLM on its main route: the Bedrock Runtime client (≈ 75 KB with its event-stream codec)
  * and the runbook search index load with it. (settings, 665 KB until issue 21, now loads
- * the YAML parser, the Lambda client and SES only on the routes that use them: chunks.)
+ * the YAML parser, the Lambda client, SES and the scoring engine of impact previews only
+ * on the routes that use them: chunks.)
  */
 const BUDGET_EXCEPTIONS_KB: Record<string, number> = { chat: 520 };
 const budgetOf = (name: string) => BUDGET_EXCEPTIONS_KB[name] ?? ROUTE_GROUP_BUDGET_KB;

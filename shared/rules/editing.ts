@@ -27,9 +27,7 @@ import { bumpGeneration } from '../db/scores.js';
 import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
 import { createLogger } from '../log.js';
 import type { Principal } from '../auth/principal.js';
-import { CRITICAL_ALERT_DAYS } from '../scoring/critical.js';
-import { fleetView, loadFleetInputs, rollupDaysFor } from '../scoring/fleet-view.js';
-import { healthImpact, riskImpact, type RuleImpact } from '../scoring/impact.js';
+import type { RuleImpact } from '../scoring/impact.js';
 import { defaultRuleText, type RuleSetName } from './defaults.js';
 import type { HealthRules, RiskRules } from './schemas.js';
 
@@ -227,26 +225,16 @@ export async function configChangeDetail(principal: Principal, changeId: string)
  */
 const SCORED: ReadonlySet<RuleSetName> = new Set<RuleSetName>(['health-rules', 'risk-rules']);
 
-/**
- * Scores the fleet with the live rules and with the proposal, on the current
- * data: the cached view's inputs when they cover the proposal's lookbacks,
- * else read afresh for the longer window.
- */
+/** The impact preview scores the whole fleet: its engine loads with the first detail that shows one, not with every settings request. */
+const impactPreview = () => import('./impact-preview.js');
+
 async function impactOf(change: ConfigChange): Promise<RuleImpact | null> {
   if (!SCORED.has(change.rule_set)) return null;
   const check = (await ruleCheck()).checkRuleText(change.rule_set, change.proposed_content);
   if (!check.ok) return null;
   // Plain copies, as the loader gives the engine (zod's output objects are slower to read).
   const proposed = JSON.parse(JSON.stringify(check.value)) as HealthRules | RiskRules;
-  const view = await fleetView();
-  const health = 'scoring' in proposed ? proposed.scoring : view.health.rules;
-  const risk = 'risk' in proposed ? proposed.risk : view.risk.rules;
-  const covered =
-    rollupDaysFor(health, risk) <= rollupDaysFor(view.health.rules, view.risk.rules) &&
-    health.lookback_days <= Math.max(CRITICAL_ALERT_DAYS, view.health.rules.lookback_days);
-  // A refresh's view holds its lookback folded (windowed): another lookback is read day by day.
-  const fleet = covered && !view.windowed ? view.fleet : await loadFleetInputs(rollupDaysFor(health, risk), health.lookback_days, view.now);
-  return 'scoring' in proposed ? healthImpact(fleet, view.health.rules, health, view.now) : riskImpact(fleet, view.risk.rules, risk, view.now);
+  return (await impactPreview()).proposalImpact(proposed);
 }
 
 export interface ReviewResult {
