@@ -19,15 +19,15 @@ const blankAsUnset = (value: unknown) => (value === '' ? undefined : value);
 export const intervalVariable = (name: string) => `LOCAL_${name.toUpperCase().replace(/-/g, '_')}_EVERY_SECONDS`;
 
 const LocalEnv = z.object({
-  PORT: z.pipe(z.transform(blankAsUnset), z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000)),
-  DATA_DIR: z.pipe(z.transform(blankAsUnset), z._default(z.string(), '.data')),
-  ADMIN_USERNAME: z.pipe(z.transform(blankAsUnset), z.optional(z.string())),
-  ADMIN_EMAIL: z.pipe(z.transform(blankAsUnset), z.optional(z.string())),
-  ADMIN_PASSWORD: z.pipe(z.transform(blankAsUnset), z.optional(z.string())),
-  DEMO_CLUSTERS: z.pipe(z.transform(blankAsUnset), z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(10_000)), 60)),
+  PORT: z.preprocess(blankAsUnset, z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000)),
+  DATA_DIR: z.preprocess(blankAsUnset, z._default(z.string(), '.data')),
+  ADMIN_USERNAME: z.preprocess(blankAsUnset, z.optional(z.string())),
+  ADMIN_EMAIL: z.preprocess(blankAsUnset, z.optional(z.string())),
+  ADMIN_PASSWORD: z.preprocess(blankAsUnset, z.optional(z.string())),
+  DEMO_CLUSTERS: z.preprocess(blankAsUnset, z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(10_000)), 60)),
   DEMO_FEED: z.optional(z.string()),
   LOCAL_SCHEDULES: flag(true),
-  LOCAL_DEMO_FEED_EVERY_SECONDS: z.pipe(z.transform(blankAsUnset), z._default(seconds, 300)),
+  LOCAL_DEMO_FEED_EVERY_SECONDS: z.preprocess(blankAsUnset, z._default(seconds, 300)),
 });
 
 export interface LocalSettings {
@@ -46,7 +46,7 @@ export interface LocalSettings {
 
 /** Reads and validates the local runtime's settings; throws one message naming every bad variable. */
 export function readLocalSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
-  const intervals = Object.fromEntries(scheduledWorkers().map(({ name }) => [intervalVariable(name), z.pipe(z.transform(blankAsUnset), seconds)]));
+  const intervals = Object.fromEntries(scheduledWorkers().map(({ name }) => [intervalVariable(name), z.preprocess(blankAsUnset, seconds)]));
   const parsed = z.extend(LocalEnv, intervals).safeParse(env);
   if (!parsed.success) {
     throw new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));

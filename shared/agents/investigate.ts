@@ -53,7 +53,7 @@ const lowercase = (v: unknown) => (typeof v === 'string' ? v.trim().toLowerCase(
 
 /** The model's final answer. Tolerated: `Critical` for `critical`, and actions as a list of strings (made a Markdown list). */
 export const InvestigationAnswer = z.object({
-  severity: z.pipe(z.transform(lowercase), z.enum(['critical', 'warning', 'info'])),
+  severity: z.preprocess(lowercase, z.enum(['critical', 'warning', 'info'])),
   // To three decimals: all a confidence says, and a number DynamoDB stores (it refuses 1e-200).
   confidence: z.pipe(
     z.number().check(z.gte(0), z.lte(1)),

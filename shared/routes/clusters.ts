@@ -16,7 +16,7 @@ const blankAsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' 
 
 export const ClusterMetricsQuery = z.lazy(() =>
   z.object({
-    days: z.pipe(z.transform(blankAsAbsent), z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(CLUSTER_METRIC_DAYS_MAX)), 14)),
+    days: z.preprocess(blankAsAbsent, z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(CLUSTER_METRIC_DAYS_MAX)), 14)),
   }),
 );
 

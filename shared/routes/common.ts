@@ -10,10 +10,10 @@ const blankAsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' 
 
 /** Whole days in 1..365 with a default (patrol, investigations, llm-usage). */
 export const DaysInRange = (defaultDays: number) =>
-  z.pipe(z.transform(blankAsAbsent), z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(365)), defaultDays));
+  z.preprocess(blankAsAbsent, z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(365)), defaultDays));
 
 /** The issues window: float days, 0 means today, 0.25 means six hours. */
-export const DaysWindow = z.pipe(z.transform(blankAsAbsent), z._default(z.coerce.number().check(z.gte(0), z.lte(365)), 7));
+export const DaysWindow = z.preprocess(blankAsAbsent, z._default(z.coerce.number().check(z.gte(0), z.lte(365)), 7));
 
 export const Text = (max: number) => z.string().check(z.maxLength(max));
 
