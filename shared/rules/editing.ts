@@ -163,17 +163,18 @@ export async function submitRuleSet(
     review_note: null,
     applied_version: null,
   };
-  const HOLD = 2;
+  const hold = holdPendingAction(change);
+  const actions = [
+    newChangeAction(change),
+    audit(principal, caller, { action: 'change_propose', target: change.change_id, detail: { rule_set: name, base_version: base } }, now),
+    hold,
+    // A proposal naming its version is made only while that version is current.
+    ...(expected === undefined ? [] : [ruleSetAtVersion(name, expected)]),
+  ];
   try {
-    await transactWrite([
-      newChangeAction(change),
-      audit(principal, caller, { action: 'change_propose', target: change.change_id, detail: { rule_set: name, base_version: base } }, now),
-      holdPendingAction(change),
-      // A proposal naming its version is made only while that version is current.
-      ...(expected === undefined ? [] : [ruleSetAtVersion(name, expected)]),
-    ]);
+    await transactWrite(actions);
   } catch (error) {
-    if (error instanceof ConditionFailed && error.failed.includes(HOLD)) {
+    if (error instanceof ConditionFailed && error.failed.includes(actions.indexOf(hold))) {
       throw new Conflict(
         `${principal.username} already has ${PENDING_PER_PROPOSER} proposals waiting for review; nothing was proposed. A superadmin must approve or reject one first.`,
       );
