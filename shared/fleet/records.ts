@@ -80,13 +80,7 @@ export const LogEventInput = z.lazy(() =>
   z.strictObject({
     cluster_id: z.uuid(),
     at: IsoTime,
-    level: z.pipe(
-      z.pipe(
-        z.string(),
-        z.transform((l: string) => l.toLowerCase()),
-      ),
-      z.enum(LOG_LEVELS),
-    ),
+    level: z.pipe(z.string().check(z.toLowerCase()), z.enum(LOG_LEVELS)),
     message: z.string().check(z.minLength(1), z.maxLength(8192)),
     source: z._default(z.string().check(z.maxLength(128)), ''),
   }),
