@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
-import { brotliCompress, brotliDecompress, constants as zlib, createBrotliCompress } from 'node:zlib';
+import type { BrotliOptions } from 'node:zlib';
 import { createLogger, errorFields, type Logger } from '../log.js';
 import { ConditionFailed, deleteItem, mapLimit, putItem, queryAll, setFields, tableName, updateItem, type Item, type Key } from './client.js';
 import type { TableName } from './tables.js';
@@ -27,9 +27,15 @@ const MAX_CHUNKS = 256;
 /** A value whose header predates `raw_bytes` decompresses to at most this. */
 const MAX_RAW_BYTES = 512 * 1024 * 1024;
 
-// Pure: bundles that never write a pack or snapshot (API groups) drop it.
-const compress = /* @__PURE__ */ promisify(brotliCompress);
-const decompress = promisify(brotliDecompress);
+/**
+ * zlib, loaded by the first value compressed or decompressed: most requests of the groups that
+ * import this module read no pack, and loading zlib was ≈ 5% of their cold start (issue 21 §4).
+ */
+const zlib = () => process.getBuiltinModule('node:zlib');
+let promised:
+  | { compress: (raw: Buffer, options: BrotliOptions) => Promise<Buffer>; decompress: (packed: Buffer, options: BrotliOptions) => Promise<Buffer> }
+  | undefined;
+const brotli = () => (promised ??= { compress: promisify(zlib().brotliCompress), decompress: promisify(zlib().brotliDecompress) });
 
 /** Where a value's slices live: `sk = prefix + nnnn` in partition `pk`. */
 export interface ChunkPlace {
@@ -61,7 +67,7 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 /** Brotli quality 1 (writeChunks says why), for about `bytes` of input (0: unknown, brotli's own default). */
 const brotliOptions = (bytes = 0) => ({
   chunkSize: outputChunk(bytes >> 1),
-  params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes },
+  params: { [zlib().constants.BROTLI_PARAM_QUALITY]: 1, [zlib().constants.BROTLI_PARAM_SIZE_HINT]: bytes },
 });
 
 /**
@@ -72,7 +78,7 @@ export type PieceWriter = (write: (piece: Buffer) => Promise<void>) => Promise<v
 
 /** One brotli stream of what `produce` writes, compressed while it makes the next piece. */
 async function compressPieces(produce: PieceWriter): Promise<{ packed: Buffer; rawBytes: number }> {
-  const stream = createBrotliCompress(brotliOptions());
+  const stream = zlib().createBrotliCompress(brotliOptions());
   const out: Buffer[] = [];
   let [packedBytes, rawBytes] = [0, 0];
   stream.on('data', (chunk: Buffer) => {
@@ -107,7 +113,7 @@ async function compressPieces(produce: PieceWriter): Promise<{ packed: Buffer; r
  */
 export async function writeChunks(place: ChunkPlace, raw: Buffer | PieceWriter, ttl?: number): Promise<Required<Chunked>> {
   const { packed, rawBytes } = Buffer.isBuffer(raw)
-    ? { packed: await compress(raw, brotliOptions(raw.length)), rawBytes: raw.length }
+    ? { packed: await brotli().compress(raw, brotliOptions(raw.length)), rawBytes: raw.length }
     : await compressPieces(raw);
   const chunks = Math.max(1, Math.ceil(packed.length / CHUNK_BYTES));
   if (chunks > MAX_CHUNKS) throw new RangeError(`${place.pk}: ${chunks} chunks, at most ${MAX_CHUNKS}`);
@@ -143,7 +149,7 @@ export async function readChunks(place: ChunkPlace, header: Chunked, corrupt: (r
   let raw: Buffer;
   try {
     // The size known: one output buffer one byte larger, so zlib ends in one pass (no slices to join).
-    raw = await decompress(packed, { maxOutputLength: Math.max(1, limit), ...(known === undefined ? {} : { chunkSize: outputChunk(known + 1) }) });
+    raw = await brotli().decompress(packed, { maxOutputLength: Math.max(1, limit), ...(known === undefined ? {} : { chunkSize: outputChunk(known + 1) }) });
   } catch (error) {
     throw corrupt(`does not decompress within ${limit} bytes (${(error as Error).message})`);
   }

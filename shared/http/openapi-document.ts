@@ -3,8 +3,8 @@
 // start is every sign-in's, loads neither the other groups' route declarations nor
 // zod's JSON-schema conversion (issue 21 §4). Running from source (the local runtime,
 // tests) it is built from the route table on first use, as the build builds it.
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+// fs.promises, not node:fs/promises: Node loads it when first read, so the group's cold start does not (≈ 5% of it).
+import { existsSync, promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { OpenApiDocument } from './openapi.js';
@@ -27,7 +27,7 @@ export function openApiDocument(): Promise<OpenApiDocument> {
 }
 
 async function load(): Promise<OpenApiDocument> {
-  if (existsSync(built)) return JSON.parse(await readFile(built, 'utf8')) as OpenApiDocument;
+  if (existsSync(built)) return JSON.parse(await fs.readFile(built, 'utf8')) as OpenApiDocument;
   // A specifier esbuild cannot see, so bundles never carry the builder or every group's
   // declarations; they always have the file above.
   const live = './openapi-live.js';

@@ -1,6 +1,7 @@
 // The artifact that gets deployed works: the auth bundle, built as `npm run build`
 // and the stack build it (buildFunctionBundles: the Lambda-only environment
 // credential provider, the lean cuts), logs a user in against DynamoDB Local.
+import { execFileSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -25,12 +26,13 @@ let fleetBundle: string;
 let authBundle: string;
 let fleetInputs: string[];
 let bundleText: string;
+let outdir: string;
 
 beforeAll(async () => {
   await useTestTables();
   useTestJwtSecret();
   await ensureBootstrapAdmin('bundle-admin', 'bundle-admin@example.com', 'bundle-password');
-  const outdir = await mkdtemp(join(tmpdir(), 'fleet-bundle-'));
+  outdir = await mkdtemp(join(tmpdir(), 'fleet-bundle-'));
   metafile = await buildFunctionBundles(['auth', 'fleet', 'settings'], outdir);
   settingsEntry = relative(REPO_ROOT, join(outdir, 'settings', 'index.mjs'));
   const inputs = bundleInputs(metafile);
@@ -146,6 +148,23 @@ describe('lean bundles (issue 21 §4)', () => {
 
   it('require every Node built-in, never import one as an ES module (whose facade reads every lazy export)', () => {
     for (const bundle of [authBundle, fleetBundle]) expect(bundle).not.toMatch(/(from|import)\s*["'](node:)?(http|https|fs|crypto|util|stream|zlib|url)["']/);
+  });
+
+  it('load neither zlib nor fs/promises at import: the first answer gzipped, pack read or file read loads them', () => {
+    for (const name of ['auth', 'fleet', 'settings']) {
+      const entry = pathToFileURL(join(outdir, name, 'index.mjs')).href;
+      const script = `const before=new Set(process.moduleLoadList);await import(${JSON.stringify(entry)});console.log(JSON.stringify(process.moduleLoadList.filter((m)=>!before.has(m))))`;
+      const loaded = JSON.parse(
+        execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+          env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', LOG_LEVEL: 'silent' },
+        }).toString(),
+      ) as string[];
+      expect(loaded, name).toContain('NativeModule https');
+      expect(
+        loaded.filter((m) => /^NativeModule (zlib|fs\/promises)$/.test(m)),
+        name,
+      ).toEqual([]);
+    }
   });
 
   it("load no web streams: middy's import of them is a stub that throws if a streamed response ever asks", () => {

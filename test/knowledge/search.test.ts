@@ -3,8 +3,7 @@
 // excerpts show a query term, and the index is built once per process. Also checks the Lambda
 // layout: a bundle finds the runbooks in `knowledge/` beside it.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { cpSync, mkdtempSync, promises, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,11 +11,9 @@ import { build } from 'esbuild';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { listRunbooks, RUNBOOK_DIR_CANDIDATES, searchKnowledge } from '../../shared/knowledge/search.js';
 
-// Count the module's file reads (the test itself reads through node:fs, which is not mocked).
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:fs/promises')>();
-  return { ...actual, readdir: vi.fn(actual.readdir), readFile: vi.fn(actual.readFile) };
-});
+// Count the module's file reads: it reads through fs.promises (the test itself through node:fs's synchronous calls).
+const readFile = vi.spyOn(promises, 'readFile');
+const readdir = vi.spyOn(promises, 'readdir');
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RUNBOOKS = join(REPO, 'shared', 'knowledge', 'runbooks');
@@ -63,19 +60,19 @@ function words(query: string): string[] {
 describe('the index is built once per process', () => {
   // Counted in file reads, not timed: the cached search's latency is measured by `npm run bench -- llm`.
   it('concurrent first calls share one build; later calls read no files', async () => {
-    expect(vi.mocked(readFile)).not.toHaveBeenCalled();
+    expect(readFile).not.toHaveBeenCalled();
     const [a, b, list] = await Promise.all([searchKnowledge('disk full'), searchKnowledge('heap'), listRunbooks()]);
     expect(a.length).toBeGreaterThan(0);
     expect(b.length).toBeGreaterThan(0);
-    expect(vi.mocked(readFile)).toHaveBeenCalledTimes(list.length);
-    const dirReads = vi.mocked(readdir).mock.calls.length;
+    expect(readFile).toHaveBeenCalledTimes(list.length);
+    const dirReads = readdir.mock.calls.length;
     expect(dirReads).toBe(1); // the first candidate (the source tree) has them
 
     const again = await searchKnowledge('disk full');
     await listRunbooks();
     expect(again).toEqual(a);
-    expect(vi.mocked(readFile)).toHaveBeenCalledTimes(list.length);
-    expect(vi.mocked(readdir)).toHaveBeenCalledTimes(dirReads);
+    expect(readFile).toHaveBeenCalledTimes(list.length);
+    expect(readdir).toHaveBeenCalledTimes(dirReads);
   });
 });
 
