@@ -14,6 +14,8 @@ import { build, buildSync, type BuildOptions, type Metafile, type Plugin } from 
 import { SQL_RUNTIME_FILES } from '../shared/chat/sql.js';
 import { OPENAPI_FILE } from '../shared/http/openapi-document.js';
 import { liveOpenApiDocument } from '../shared/http/openapi-live.js';
+import { TOOL_SCHEMAS_FILE } from '../shared/chat/tool-schemas.js';
+import { liveToolInputSchemas } from '../shared/chat/tool-schemas-live.js';
 
 /** Repository root (this file lives in `infra/`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -157,11 +159,13 @@ export function esbuildOptions(name: string, outdir: string): BuildOptions {
  * Files a bundle needs beside it at run time, decided by what it contains:
  * the run_sql tool's worker thread (its own bundle, `sql-worker.mjs`) and
  * SQLite's WebAssembly (shared/chat/sql.ts), the runbooks under
- * `knowledge/` (shared/knowledge/search.ts), and the OpenAPI document
- * (shared/http/openapi-document.ts), built here from the route table.
+ * `knowledge/` (shared/knowledge/search.ts), the OpenAPI document
+ * (shared/http/openapi-document.ts), built here from the route table, and the chat
+ * tools' input schemas (shared/chat/tool-schemas.ts), converted here from the tools.
  */
 export function emitRuntimeAssets(metafile: Metafile): void {
   let openApi: ReturnType<typeof liveOpenApiDocument> | undefined;
+  let toolSchemas: ReturnType<typeof liveToolInputSchemas> | undefined;
   for (const [file, inputs] of bundleInputs(metafile)) {
     const dir = dirname(resolve(REPO_ROOT, file));
     if (inputs.includes('shared/chat/sql.ts')) {
@@ -175,6 +179,7 @@ export function emitRuntimeAssets(metafile: Metafile): void {
     }
     if (inputs.includes('shared/knowledge/search.ts')) cpSync(join(REPO_ROOT, 'shared', 'knowledge', 'runbooks'), join(dir, 'knowledge'), { recursive: true });
     if (inputs.includes('shared/http/openapi-document.ts')) writeFileSync(join(dir, OPENAPI_FILE), JSON.stringify((openApi ??= liveOpenApiDocument())));
+    if (inputs.includes('shared/chat/tool-schemas.ts')) writeFileSync(join(dir, TOOL_SCHEMAS_FILE), JSON.stringify((toolSchemas ??= liveToolInputSchemas())));
   }
 }
 

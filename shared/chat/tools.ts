@@ -7,10 +7,10 @@ import { listAlertsSince } from '../db/alerts.js';
 import { listClusterIssues, listIssuesActiveSince } from '../db/issues.js';
 import { listClusterLogs, type LogRecord } from '../db/logs.js';
 import { readFleetRollups, windowDays } from '../db/metrics.js';
-import { searchKnowledge } from '../knowledge/search.js';
 import type { ToolSpec } from '../llm/types.js';
 import { fleetView, type FleetView } from '../scoring/fleet-view.js';
 import { openFleetDatabase, SqlRefused, type FleetDatabase } from './sql.js';
+import { TOOL_SCHEMAS_FILE, toolInputSchemas } from './tool-schemas.js';
 
 /** Characters of one tool result the model sees at most. */
 export const TOOL_OUTPUT_CHARS = 12_000;
@@ -205,6 +205,8 @@ export const TOOLS = {
       z.strictObject({ query: z.string().check(z.minLength(1), z.maxLength(200)), limit: z._default(z.int().check(z.gte(1), z.lte(10)), 5) }),
     ),
     async run({ query, limit }) {
+      // The runbook index (MiniSearch) is loaded by the first search, not by chat's cold start (issue 21 §4).
+      const { searchKnowledge } = await import('../knowledge/search.js');
       return { hits: await searchKnowledge(query, limit) };
     },
   }),
@@ -222,10 +224,11 @@ export async function toolSpecs(): Promise<ToolSpec[]> {
       return 'The SQL snapshot is unavailable right now; use the other tools.';
     },
   );
+  const inputs = await toolInputSchemas();
   return (Object.entries(TOOLS) as [ToolName, Tool<z.ZodMiniType>][]).map(([name, t]) => {
-    const json = z.toJSONSchema(t.input, { io: 'input' }) as Record<string, unknown>;
-    delete json.$schema;
-    return { name, description: name === 'run_sql' ? `${t.description}\n\n${schema}` : t.description, input_schema: json };
+    const input_schema = inputs[name];
+    if (!input_schema) throw new Error(`no input schema for the tool ${name} (${TOOL_SCHEMAS_FILE} is older than the code)`);
+    return { name, description: name === 'run_sql' ? `${t.description}\n\n${schema}` : t.description, input_schema };
   });
 }
 

@@ -13,6 +13,8 @@ import { bundleInputs, buildFunctionBundles, coldStartFiles, REPO_ROOT } from '.
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
 import { liveOpenApiDocument } from '../../shared/http/openapi-live.js';
+import { TOOL_SCHEMAS_FILE } from '../../shared/chat/tool-schemas.js';
+import { liveToolInputSchemas } from '../../shared/chat/tool-schemas-live.js';
 import { useTestTables } from '../support/dynamo.js';
 import { apiEvent, lambdaContext, type Handler } from '../support/events.js';
 import { useTestJwtSecret } from '../support/tokens.js';
@@ -33,7 +35,7 @@ beforeAll(async () => {
   useTestJwtSecret();
   await ensureBootstrapAdmin('bundle-admin', 'bundle-admin@example.com', 'bundle-password');
   outdir = await mkdtemp(join(tmpdir(), 'fleet-bundle-'));
-  metafile = await buildFunctionBundles(['auth', 'fleet', 'settings'], outdir);
+  metafile = await buildFunctionBundles(['auth', 'chat', 'fleet', 'settings'], outdir);
   settingsEntry = relative(REPO_ROOT, join(outdir, 'settings', 'index.mjs'));
   const inputs = bundleInputs(metafile);
   const inputsOf = (name: string) => [...inputs].find(([entry]) => entry.endsWith(`/${name}/index.mjs`))![1];
@@ -134,6 +136,15 @@ describe('lean bundles (issue 21 §4)', () => {
     const doc = await handler(apiEvent({ method: 'GET', path: '/api/openapi.json', routeKey: 'GET /api/openapi.json' }), lambdaContext);
     expect(doc.statusCode).toBe(200);
     expect(JSON.parse(doc.body!)).toEqual(JSON.parse(JSON.stringify(liveOpenApiDocument())));
+  });
+
+  it('carry no JSON-schema conversion for the chat tools either: the build writes their input schemas beside the bundle', () => {
+    const chatCode = readdirSync(join(outdir, 'chat'))
+      .filter((file) => file.endsWith('.mjs'))
+      .map((file) => readFileSync(join(outdir, 'chat', file), 'utf8'))
+      .join('\n');
+    expect(chatCode).not.toContain(JSON_SCHEMA_DIALECT);
+    expect(JSON.parse(readFileSync(join(outdir, 'chat', TOOL_SCHEMAS_FILE), 'utf8'))).toEqual(liveToolInputSchemas());
   });
 
   it('carry no event-stream codec, and no SDK client for DynamoDB or Secrets Manager (both through shared/aws/)', () => {
