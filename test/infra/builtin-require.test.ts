@@ -1,6 +1,6 @@
 // The bundler's built-in plugin (infra/bundling.ts, builtinRequirePlugin): a built-in imported
-// by name, by default, as a namespace or with import() is the same module as Node's own,
-// while no static ES import of a built-in is left in the output.
+// by name, by default, as a namespace or with import() reads Node's own module, through the
+// prototype (nothing copied per importer), while no static ES import of a built-in is left in the output.
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,12 +16,15 @@ import * as zlib from 'node:zlib';
 import { readFile } from 'node:fs/promises';
 export async function probe() {
   const lazy = await import('node:http');
+  const lazyHttps = await import('node:https');
   return {
     named: typeof request === 'function',
     byDefault: typeof https.request === 'function',
     namespace: typeof zlib.brotliCompressSync === 'function',
     subpath: typeof readFile === 'function',
     dynamicNamed: lazy.request === request,
+    // Each importer reads the module through its prototype: no importer copies its exports one by one.
+    throughPrototype: !Object.hasOwn(zlib, 'brotliCompressSync') && !Object.hasOwn(https, 'request') && https.request === lazyHttps.request,
   };
 }
 `;
@@ -44,7 +47,7 @@ describe('built-ins required, not imported', () => {
       for (const file of files)
         expect(await readFile(join(dir, 'out', file), 'utf8')).not.toMatch(/(from|import)\s*["'](node:)?(http|https|zlib|fs\/promises)["']/);
       const { probe } = (await import(pathToFileURL(join(dir, 'out', 'entry.mjs')).href)) as { probe: () => Promise<Record<string, boolean>> };
-      expect(await probe()).toEqual({ named: true, byDefault: true, namespace: true, subpath: true, dynamicNamed: true });
+      expect(await probe()).toEqual({ named: true, byDefault: true, namespace: true, subpath: true, dynamicNamed: true, throughPrototype: true });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
