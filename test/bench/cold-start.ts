@@ -40,8 +40,8 @@ import type { Report } from './run.js';
 export const title = 'Cold start: each bundle against a hello-world, as the Lambda runtime starts it and as a bare node imports it';
 
 const exec = promisify(execFile);
-/** Rounds (each: every bundle, each way, each after a hello-world); medians of these. */
-const ROUNDS = Number(process.env.COLD_START_ROUNDS ?? 7);
+/** Rounds (each: every bundle, each way, each after a hello-world); medians of these. One pair's ratio spreads ±0.2 on a 2-core machine, so a median of 7 still moved ±0.1 between runs. */
+const ROUNDS = Number(process.env.COLD_START_ROUNDS ?? 11);
 /** What every function's environment holds on Lambda that the modules may read at import. */
 const FUNCTION_ENV = {
   AWS_REGION: 'us-east-1',
