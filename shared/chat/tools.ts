@@ -1,7 +1,7 @@
 // The chat assistant's tools (issue 8): each with a zod-checked input, a JSON
 // Schema for the model, and an output bounded in size. A tool failure is an
 // answer for the model (an error tool result), never the request's failure.
-import * as z from '../zod.js';
+import type * as z from '../zod.js';
 import { createLogger } from '../log.js';
 import { listAlertsSince } from '../db/alerts.js';
 import { listClusterIssues, listIssuesActiveSince } from '../db/issues.js';
@@ -10,6 +10,7 @@ import { readFleetRollups, windowDays } from '../db/metrics.js';
 import type { ToolSpec } from '../llm/types.js';
 import { fleetView, type FleetView } from '../scoring/fleet-view.js';
 import { openFleetDatabase, SqlRefused, type FleetDatabase } from './sql.js';
+import { TOOL_INPUTS } from './tool-inputs.js';
 import { TOOL_SCHEMAS_FILE, toolInputSchemas } from './tool-schemas.js';
 
 /** Characters of one tool result the model sees at most. */
@@ -124,7 +125,7 @@ export const TOOLS = {
     description:
       'Run one read-only SQL SELECT (SQLite dialect) over a snapshot of the fleet: clusters, latest scores, risk, daily metric rollups ' +
       '(14 days), alerts and issues (30 days). At most 200 rows come back. The schema follows.',
-    input: z.lazy(() => z.strictObject({ sql: z.string().check(z.minLength(1), z.maxLength(5000), z.describe('One SELECT statement')) })),
+    input: TOOL_INPUTS.run_sql,
     async run({ sql }) {
       try {
         const { columns, rows, row_count, truncated } = await (await fleetDatabase()).query(sql);
@@ -137,9 +138,7 @@ export const TOOLS = {
   }),
   cluster_info: tool({
     description: 'Everything about one cluster by name or id: inventory, unified and health scores with their reasons, risk snapshot, open issues.',
-    input: z.lazy(() =>
-      z.strictObject({ cluster: z.string().check(z.minLength(1), z.maxLength(200), z.describe('Cluster name (or a unique part of it) or cluster id')) }),
-    ),
+    input: TOOL_INPUTS.cluster_info,
     async run({ cluster: wanted }) {
       const view = await fleetView();
       const cluster = findCluster(view, wanted);
@@ -176,13 +175,7 @@ export const TOOLS = {
   analyze_logs: tool({
     description:
       "A cluster's ingested log events over the last hours (logs are kept 7 days), grouped by error signature with counts, first and last time, and examples.",
-    input: z.lazy(() =>
-      z.strictObject({
-        cluster: z.string().check(z.minLength(1), z.maxLength(200), z.describe('Cluster name or id')),
-        hours: z._default(z.number().check(z.gte(1), z.lte(168)), 24).check(z.describe('Window in hours, 1-168')),
-        level: z._default(z.enum(['any', 'fatal', 'error', 'warn', 'info', 'debug']), 'any').check(z.describe('Only this level (any: all)')),
-      }),
-    ),
+    input: TOOL_INPUTS.analyze_logs,
     async run({ cluster: wanted, hours, level }) {
       const cluster = findCluster(await fleetView(), wanted);
       // The newest events first, so a cap drops the oldest; the answer says when it did.
@@ -201,9 +194,7 @@ export const TOOLS = {
   search_knowledge: tool({
     description:
       'Full-text search over the operations runbooks (compaction backlog, disk full, query error spikes, JVM heap pressure, slow queries, upgrades).',
-    input: z.lazy(() =>
-      z.strictObject({ query: z.string().check(z.minLength(1), z.maxLength(200)), limit: z._default(z.int().check(z.gte(1), z.lte(10)), 5) }),
-    ),
+    input: TOOL_INPUTS.search_knowledge,
     async run({ query, limit }) {
       // The runbook index (MiniSearch) is loaded by the first search, not by chat's cold start (issue 21 §4).
       const { searchKnowledge } = await import('../knowledge/search.js');

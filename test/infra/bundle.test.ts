@@ -69,6 +69,17 @@ const signIn = () =>
 /** Its bearer header. */
 const bearer = async (): Promise<Record<string, string>> => ({ authorization: `Bearer ${JSON.parse((await signIn()).body!).access_token as string}` });
 
+describe('the build', () => {
+  it("reads no function's configuration: infra/bundling.ts imports under settings a function would refuse", () => {
+    const bundling = pathToFileURL(join(REPO_ROOT, 'infra', 'bundling.ts')).href;
+    const script = `await import(${JSON.stringify(bundling)}); console.log('imported');`;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      env: { ...process.env, LOG_LEVEL: 'trace', STAGE: 'not a stage' },
+    }).toString();
+    expect(out.trim()).toBe('imported');
+  });
+});
+
 describe('the built auth Lambda bundle', () => {
   it('carries the environment-only credential provider, not the SDK chain', () => {
     expect(bundleText).toContain('infra/lambda/credentials.ts');
