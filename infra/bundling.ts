@@ -289,8 +289,10 @@ export function builtinRequirePlugin(): Plugin {
         if (namespace === BUILTIN || kind === 'require-call' || kind === 'dynamic-import') return { path, external: true };
         return { path, namespace: BUILTIN };
       });
+      // A module that is a function (events' EventEmitter, assert, stream) must stay callable and
+      // constructible, and writes through process must reach it: those few are handed out as they are.
       b.onLoad({ filter: /.*/, namespace: BUILTIN }, ({ path }) => ({
-        contents: `module.exports = Object.create(require(${JSON.stringify(path)}));`,
+        contents: `const m = require(${JSON.stringify(path)});\nmodule.exports = typeof m === 'function' || m === process ? m : Object.create(m);`,
         loader: 'js',
       }));
     },

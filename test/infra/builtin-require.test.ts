@@ -13,6 +13,8 @@ const SOURCE = `
 import { request } from 'node:http';
 import https from 'https';
 import * as zlib from 'node:zlib';
+import EventEmitter from 'node:events';
+import assert from 'node:assert';
 import { readFile } from 'node:fs/promises';
 export async function probe() {
   const lazy = await import('node:http');
@@ -24,6 +26,8 @@ export async function probe() {
     subpath: typeof readFile === 'function',
     dynamicNamed: lazy.request === request,
     // Each importer reads the module through its prototype: no importer copies its exports one by one.
+    // A module that is a function stays one.
+    callable: new EventEmitter() instanceof EventEmitter && (assert(true), true),
     throughPrototype: !Object.hasOwn(zlib, 'brotliCompressSync') && !Object.hasOwn(https, 'request') && https.request === lazyHttps.request,
   };
 }
@@ -47,7 +51,15 @@ describe('built-ins required, not imported', () => {
       for (const file of files)
         expect(await readFile(join(dir, 'out', file), 'utf8')).not.toMatch(/(from|import)\s*["'](node:)?(http|https|zlib|fs\/promises)["']/);
       const { probe } = (await import(pathToFileURL(join(dir, 'out', 'entry.mjs')).href)) as { probe: () => Promise<Record<string, boolean>> };
-      expect(await probe()).toEqual({ named: true, byDefault: true, namespace: true, subpath: true, dynamicNamed: true, throughPrototype: true });
+      expect(await probe()).toEqual({
+        named: true,
+        byDefault: true,
+        namespace: true,
+        subpath: true,
+        dynamicNamed: true,
+        callable: true,
+        throughPrototype: true,
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
