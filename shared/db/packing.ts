@@ -147,9 +147,10 @@ export async function readChunks(place: ChunkPlace, header: Chunked, corrupt: (r
   if (known !== undefined && (!Number.isSafeInteger(known) || known < 0 || known > MAX_RAW_BYTES)) throw corrupt(`${String(known)} raw bytes`);
   const limit = known ?? MAX_RAW_BYTES;
   let raw: Buffer;
+  const { decompress } = brotli(); // outside the try: only the data's failure is a corrupt value
   try {
     // The size known: one output buffer one byte larger, so zlib ends in one pass (no slices to join).
-    raw = await brotli().decompress(packed, { maxOutputLength: Math.max(1, limit), ...(known === undefined ? {} : { chunkSize: outputChunk(known + 1) }) });
+    raw = await decompress(packed, { maxOutputLength: Math.max(1, limit), ...(known === undefined ? {} : { chunkSize: outputChunk(known + 1) }) });
   } catch (error) {
     throw corrupt(`does not decompress within ${limit} bytes (${(error as Error).message})`);
   }

@@ -10,7 +10,7 @@
 //   - `<this directory>/runbooks`: running from the repository (tsx, vitest), i.e.
 //     shared/knowledge/runbooks/.
 //   - `<bundle directory>/knowledge`: in Lambda, where this module is bundled into
-//     `<outdir>/<function>/index.mjs`. The build must copy shared/knowledge/runbooks/*.md into
+//     `<outdir>/<function>/index.mjs` or a chunk beside it (chat loads it on the first search). The build must copy shared/knowledge/runbooks/*.md into
 //     `<outdir>/<function>/knowledge/` (flat, file names unchanged) for every function whose
 //     bundle includes this module; without it the first search fails, naming both directories.
 // fs.promises, not node:fs/promises: Node loads it when first read, so the cold start does not (≈ 5% of it).
