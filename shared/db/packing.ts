@@ -32,10 +32,8 @@ const MAX_RAW_BYTES = 512 * 1024 * 1024;
  * import this module read no pack, and loading zlib was ≈ 5% of their cold start (issue 21 §4).
  */
 const zlib = () => process.getBuiltinModule('node:zlib');
-let promised:
-  | { compress: (raw: Buffer, options: BrotliOptions) => Promise<Buffer>; decompress: (packed: Buffer, options: BrotliOptions) => Promise<Buffer> }
-  | undefined;
-const brotli = () => (promised ??= { compress: promisify(zlib().brotliCompress), decompress: promisify(zlib().brotliDecompress) });
+const compress = (raw: Buffer, options: BrotliOptions) => promisify(zlib().brotliCompress)(raw, options);
+const decompress = (packed: Buffer, options: BrotliOptions) => promisify(zlib().brotliDecompress)(packed, options);
 
 /** Where a value's slices live: `sk = prefix + nnnn` in partition `pk`. */
 export interface ChunkPlace {
@@ -113,7 +111,7 @@ async function compressPieces(produce: PieceWriter): Promise<{ packed: Buffer; r
  */
 export async function writeChunks(place: ChunkPlace, raw: Buffer | PieceWriter, ttl?: number): Promise<Required<Chunked>> {
   const { packed, rawBytes } = Buffer.isBuffer(raw)
-    ? { packed: await brotli().compress(raw, brotliOptions(raw.length)), rawBytes: raw.length }
+    ? { packed: await compress(raw, brotliOptions(raw.length)), rawBytes: raw.length }
     : await compressPieces(raw);
   const chunks = Math.max(1, Math.ceil(packed.length / CHUNK_BYTES));
   if (chunks > MAX_CHUNKS) throw new RangeError(`${place.pk}: ${chunks} chunks, at most ${MAX_CHUNKS}`);
@@ -147,7 +145,6 @@ export async function readChunks(place: ChunkPlace, header: Chunked, corrupt: (r
   if (known !== undefined && (!Number.isSafeInteger(known) || known < 0 || known > MAX_RAW_BYTES)) throw corrupt(`${String(known)} raw bytes`);
   const limit = known ?? MAX_RAW_BYTES;
   let raw: Buffer;
-  const { decompress } = brotli(); // outside the try: only the data's failure is a corrupt value
   try {
     // The size known: one output buffer one byte larger, so zlib ends in one pass (no slices to join).
     raw = await decompress(packed, { maxOutputLength: Math.max(1, limit), ...(known === undefined ? {} : { chunkSize: outputChunk(known + 1) }) });
