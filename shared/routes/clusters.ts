@@ -5,18 +5,17 @@ import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
 import { METRIC_KEYS, Tier } from '../fleet/records.js';
 import { defineGroup } from '../http/route.js';
+import { DaysInRange } from './days.js';
 
 /** Rollups are kept 90 days (METRICS_RETENTION_DAYS), so a longer window would only add empty days. */
 export const CLUSTER_METRIC_DAYS_MAX = 90;
 
 export const ClusterIdParams = z.object({ cluster_id: z.string().check(z.minLength(1), z.maxLength(128)) });
 
-/** An empty `?days=` takes the default instead of coercing to 0. */
-const blankAsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
-
 export const ClusterMetricsQuery = z.lazy(() =>
   z.object({
-    days: z.preprocess(blankAsAbsent, z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(CLUSTER_METRIC_DAYS_MAX)), 14)),
+    // An empty `?days=` takes the default instead of coercing to 0.
+    days: DaysInRange(14, CLUSTER_METRIC_DAYS_MAX),
   }),
 );
 

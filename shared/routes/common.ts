@@ -1,16 +1,10 @@
 // Query and body schema pieces shared by several route groups.
 // Query values arrive as strings; numbers are coerced, then bounded.
 import * as z from '../zod.js';
+import { blankAsAbsent } from './days.js';
 
 export const Page = z._default(z.coerce.number().check(z.int(), z.gte(1)), 1);
 export const PageSize = z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20);
-
-/** An empty query value (`?days=`) counts as absent, so it takes the default instead of coercing to 0. */
-const blankAsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
-
-/** Whole days in 1..365 with a default (patrol, investigations, llm-usage). */
-export const DaysInRange = (defaultDays: number) =>
-  z.preprocess(blankAsAbsent, z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(365)), defaultDays));
 
 /** The issues window: float days, 0 means today, 0.25 means six hours. */
 export const DaysWindow = z.preprocess(blankAsAbsent, z._default(z.coerce.number().check(z.gte(0), z.lte(365)), 7));

@@ -2,7 +2,8 @@ import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
 import { AgentTaskSchema, InvestigationSchema, InvestigationSummarySchema } from '../agents/schemas.js';
 import { defineGroup } from '../http/route.js';
-import { AnyCase, DaysInRange, Page, PageSize, Text } from './common.js';
+import { AnyCase, Page, PageSize, Text } from './common.js';
+import { DaysInRange } from './days.js';
 
 export const InvestigationListQuery = z.lazy(() =>
   z.object({

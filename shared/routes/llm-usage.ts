@@ -1,7 +1,7 @@
 import * as z from '../zod.js';
 import { SUPERADMIN } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
-import { DaysInRange } from './common.js';
+import { DaysInRange } from './days.js';
 
 const DaysQuery = z.lazy(() => z.object({ days: DaysInRange(30) }));
 

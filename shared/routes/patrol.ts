@@ -2,7 +2,8 @@ import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { PatrolReportSchema, PatrolReportSummarySchema } from '../patrol/schemas.js';
-import { DaysInRange, Page, PageSize } from './common.js';
+import { Page, PageSize } from './common.js';
+import { DaysInRange } from './days.js';
 
 export const PatrolTriggerBody = z.lazy(() =>
   z._default(z.strictObject({ report_type: z._default(z.enum(['on_demand', 'scheduled']), 'on_demand') }), { report_type: 'on_demand' }),
