@@ -46,7 +46,7 @@ async function refreshRun({ refresh_id, kinds }: z.infer<typeof RefreshEvent>) {
   const started = Date.now();
   try {
     const figures = refreshFigures(await refreshFleetView(kinds));
-    await finishRefresh(refresh_id, { status: 'done', figures });
+    if (!(await finishRefresh(refresh_id, { status: 'done', figures }))) log.warn('refresh run not recorded: nothing to finish', { refresh_id });
     log.info('refreshed', { refresh_id, kinds, ...figures, duration_ms: Date.now() - started });
     return { refresh_id, status: 'done' as const, ...figures };
   } catch (error) {

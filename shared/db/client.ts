@@ -136,6 +136,29 @@ export async function deleteItem(table: TableName, key: Key, options: DeleteOpti
   await singleWrite(() => call('DeleteItem', { ...withValues(options), TableName: physicalTableName(table), Key: wireKey(key) }));
 }
 
+/**
+ * A conditional write (`write`, on the item at `key`) that may meet itself: when its answer is lost
+ * (a reset, a 500 after the write was applied), the client retries it, and the retry fails its
+ * condition against the write it already made. So on ConditionFailed the item is read (consistently)
+ * and `isOurs` says whether it holds what this write stored: a fresh token only this write carries
+ * (a lease's rvn, a claim's owner). `written` with the write's `result`, or with the item `found` holding
+ * it; not `written` when the condition failed for real. Other errors are thrown.
+ */
+export async function conditionalWrite<T>(
+  table: TableName,
+  key: Key,
+  write: () => Promise<T>,
+  isOurs: (item: Item) => boolean,
+): Promise<{ written: true; result: T } | { written: true; found: Item } | { written: false }> {
+  try {
+    return { written: true, result: await write() };
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    const item = await getItem(table, key, true);
+    return item !== undefined && isOurs(item) ? { written: true, found: item } : { written: false };
+  }
+}
+
 type QueryOptions = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
 
 export interface Page<T> {

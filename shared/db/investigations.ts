@@ -10,7 +10,7 @@
 //   investigation: pk = INV#<investigation_id>, sk = INV
 //                  gsi1: gsi1pk = INVESTIGATIONS, gsi1sk = <created_at>#<investigation_id> (time range, newest first)
 import { InvestigationSeverity, type AgentTaskView, type Investigation, type InvestigationSummary } from '../agents/schemas.js';
-import { ConditionFailed, getItem, queryAll, tableName, transactWrite, setFields, updateItem, type TransactItem } from './client.js';
+import { ConditionFailed, conditionalWrite, getItem, queryAll, tableName, transactWrite, setFields, updateItem, type TransactItem } from './client.js';
 import { itemReader, nullable, number, oneOf, optional, string, type Fields } from './items.js';
 
 const TASK_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
@@ -159,31 +159,36 @@ export const isStale = (task: Pick<AgentTask, 'status' | 'claimed_at'>, leaseMs:
  * Undefined when the task is not claimable (taken, finished, out of attempts).
  */
 export async function claimTask(taskId: string, owner: string, leaseMs: number, now = new Date()): Promise<AgentTask | undefined> {
-  let before: Record<string, unknown> | undefined;
-  try {
-    before = await updateItem('investigations', taskKey(taskId), {
-      UpdateExpression: 'SET #status = :running, attempts = attempts + :one, claimed_at = :now, #owner = :owner',
-      ConditionExpression:
-        'attribute_exists(pk) AND attempts < :max AND ' +
-        '((#status = :pending AND (attribute_not_exists(not_before) OR not_before <= :now)) OR (#status = :running AND claimed_at < :stale))',
-      ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-      ExpressionAttributeValues: {
-        ':running': 'running',
-        ':pending': 'pending',
-        ':one': 1,
-        ':now': now.toISOString(),
-        ':owner': owner,
-        ':max': MAX_ATTEMPTS,
-        ':stale': new Date(now.getTime() - leaseMs).toISOString(),
-      },
-      ReturnValues: 'ALL_OLD',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
-  const old = readTask(before!);
-  const claimed: AgentTask = { ...old, status: 'running', attempts: old.attempts + 1, claimed_at: now.toISOString(), owner };
+  const claimedAt = now.toISOString();
+  const claim = await conditionalWrite(
+    'investigations',
+    taskKey(taskId),
+    () =>
+      updateItem('investigations', taskKey(taskId), {
+        UpdateExpression: 'SET #status = :running, attempts = attempts + :one, claimed_at = :now, #owner = :owner',
+        ConditionExpression:
+          'attribute_exists(pk) AND attempts < :max AND ' +
+          '((#status = :pending AND (attribute_not_exists(not_before) OR not_before <= :now)) OR (#status = :running AND claimed_at < :stale))',
+        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+        ExpressionAttributeValues: {
+          ':running': 'running',
+          ':pending': 'pending',
+          ':one': 1,
+          ':now': claimedAt,
+          ':owner': owner,
+          ':max': MAX_ATTEMPTS,
+          ':stale': new Date(now.getTime() - leaseMs).toISOString(),
+        },
+        ReturnValues: 'ALL_OLD',
+      }),
+    // A claim whose answer was lost, met by its own retry: the task is already this one, claimed by this owner at this instant.
+    (item) => item.status === 'running' && item.owner === owner && item.claimed_at === claimedAt,
+  );
+  if (!claim.written) return undefined;
+  // Found in place after a lost answer: the stored task is the claim (what it was before is not known, so no take-over note).
+  if ('found' in claim) return readTask(claim.found);
+  const old = readTask(claim.result!); // ALL_OLD of an item the condition required to exist
+  const claimed: AgentTask = { ...old, status: 'running', attempts: old.attempts + 1, claimed_at: claimedAt, owner };
   if (old.status === 'running') {
     // Taken over from a worker that stopped: its attempt counts, and the record says why.
     claimed.last_error = `attempt ${old.attempts} stopped without finishing (its worker did not finish within the lease)`;

@@ -3,7 +3,7 @@
 // released by its owner. A crashed holder blocks others for one lease at most.
 //   pk = LOCK#<name>, sk = LOCK → { owner, rvn, expires_at (ms), ttl }
 import { randomUUID } from 'node:crypto';
-import { ConditionFailed, deleteItem, getItem, putItem, updateItem } from './client.js';
+import { ConditionFailed, conditionalWrite, deleteItem, getItem, putItem, updateItem } from './client.js';
 
 const key = (name: string) => ({ pk: `LOCK#${name}`, sk: 'LOCK' });
 const ttlOf = (expiresAt: number) => Math.floor(expiresAt / 1000) + 86_400;
@@ -21,18 +21,25 @@ export interface LockHolder {
   expires_at: number;
 }
 
-/** Takes the lock for `owner`; false when someone else holds an unexpired lease. Returns the expired holder it replaced, if any. */
+/**
+ * Takes the lock for `owner`; false when someone else holds an unexpired lease. Returns the expired holder it replaced, if any.
+ * A lease is ours when the item carries the rvn this write made: so a write whose answer was lost, and whose retry then met it,
+ * still takes the lock (client.ts conditionalWrite) rather than leaving it held by nobody working for one lease.
+ */
 export async function acquireLock(name: string, owner: string, leaseMs: number, now = Date.now()): Promise<{ acquired: boolean; replaced?: LockHolder }> {
   const before = await getItem('locks', key(name), true);
-  try {
-    await putItem('locks', leaseItem(name, owner, leaseMs, now), {
-      ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
-      ExpressionAttributeValues: { ':now': now },
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return { acquired: false };
-    throw error;
-  }
+  const lease = leaseItem(name, owner, leaseMs, now);
+  const { written } = await conditionalWrite(
+    'locks',
+    key(name),
+    () =>
+      putItem('locks', lease, {
+        ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
+        ExpressionAttributeValues: { ':now': now },
+      }),
+    (item) => item.rvn === lease.rvn,
+  );
+  if (!written) return { acquired: false };
   const replaced = before && Number(before.expires_at) < now ? { owner: String(before.owner), expires_at: Number(before.expires_at) } : undefined;
   return { acquired: true, replaced };
 }
@@ -42,17 +49,19 @@ export async function acquireLock(name: string, owner: string, leaseMs: number, 
  * (it finished without releasing). False when the lock is no longer `from`'s (someone else took it).
  */
 export async function takeOverLock(name: string, from: string, owner: string, leaseMs: number, now = Date.now()): Promise<boolean> {
-  try {
-    await putItem('locks', leaseItem(name, owner, leaseMs, now), {
-      ConditionExpression: '#owner = :from',
-      ExpressionAttributeNames: { '#owner': 'owner' },
-      ExpressionAttributeValues: { ':from': from },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const lease = leaseItem(name, owner, leaseMs, now);
+  const { written } = await conditionalWrite(
+    'locks',
+    key(name),
+    () =>
+      putItem('locks', lease, {
+        ConditionExpression: '#owner = :from',
+        ExpressionAttributeNames: { '#owner': 'owner' },
+        ExpressionAttributeValues: { ':from': from },
+      }),
+    (item) => item.rvn === lease.rvn,
+  );
+  return written;
 }
 
 /** Extends the owner's lease; ConditionFailed when the lock is no longer ours. */

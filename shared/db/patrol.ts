@@ -2,7 +2,7 @@
 //   pk = REPORT#<report_id>, sk = REPORT
 //   gsi1: gsi1pk = REPORTS, gsi1sk = <created_at>#<report_id> (newest first by Query)
 import { ReportStatus, type CustomerSummary, type FlaggedCluster, type FleetSummary, type PatrolReport } from '../patrol/schemas.js';
-import { getItem, putItem, queryAll, setFields, updateItem } from './client.js';
+import { ConditionFailed, conditionalWrite, getItem, putItem, queryAll, setFields, updateItem } from './client.js';
 import { itemReader, listOf, nullable, number, oneOf, record, string } from './items.js';
 
 const REPORT_STATUSES = ReportStatus.options;
@@ -85,16 +85,25 @@ export async function finishReport(reportId: string, fields: Partial<PatrolRepor
 
 /**
  * The worker that will produce the report: claimed once, so a repeated
- * asynchronous delivery of the same event cannot start a second scan of it.
+ * asynchronous delivery of the same event cannot start a second scan of it
+ * (ConditionFailed). A claim whose answer was lost and whose retry met it is
+ * still this worker's (`workerId` is fresh per delivery).
  */
 export async function claimReport(reportId: string, workerId: string): Promise<void> {
-  await updateItem('patrol', key(reportId), {
-    UpdateExpression: 'SET worker_id = :me',
-    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(worker_id) AND #status = :running',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':me': workerId, ':running': 'running' },
-    ReturnValues: 'NONE',
-  });
+  const { written } = await conditionalWrite(
+    'patrol',
+    key(reportId),
+    () =>
+      updateItem('patrol', key(reportId), {
+        UpdateExpression: 'SET worker_id = :me',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(worker_id) AND #status = :running',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':me': workerId, ':running': 'running' },
+        ReturnValues: 'NONE',
+      }),
+    (item) => item.worker_id === workerId && item.status === 'running',
+  );
+  if (!written) throw new ConditionFailed([0]);
 }
 
 export async function getReport(reportId: string): Promise<PatrolReport | undefined> {

@@ -18,7 +18,7 @@
 // dashboards are computed live and cached, and every container drops its cache
 // when the generation changes, so a refresh anywhere invalidates the cache everywhere.
 import { randomUUID } from 'node:crypto';
-import { generationMarker, getItem, putItem, queryAll, queryPage, setFields, updateItem } from './client.js';
+import { ConditionFailed, generationMarker, getItem, putItem, queryAll, queryPage, setFields, updateItem } from './client.js';
 import { readChunks, writeChunks, type ChunkPlace, type PieceWriter } from './packing.js';
 
 export const SNAPSHOT_KINDS = ['fleet', 'health', 'risk'] as const;
@@ -241,11 +241,27 @@ export async function getRefresh(id: string): Promise<RefreshRecord | undefined>
   };
 }
 
-/** The worker's last word on a run: done with its figures, or failed with a sentence (never a stack). */
-export async function finishRefresh(id: string, outcome: { status: 'done'; figures: RefreshFigures } | { status: 'failed'; error: string }): Promise<void> {
+/**
+ * The worker's last word on a run: done with its figures, or failed with a sentence (never a stack).
+ * Only a run that was recorded is finished: a record written here from nothing would have no kinds,
+ * start or expiry (the follow route could not answer it). False when there is no such run.
+ */
+export async function finishRefresh(id: string, outcome: { status: 'done'; figures: RefreshFigures } | { status: 'failed'; error: string }): Promise<boolean> {
   const fields: Record<string, unknown> = { status: outcome.status, finished_at: new Date().toISOString() };
   if (outcome.status === 'done') fields.figures = outcome.figures;
   else fields.error = outcome.error;
   const set = setFields(fields);
-  await updateItem('scores', refreshKey(id), { UpdateExpression: set.set, ExpressionAttributeNames: set.names, ExpressionAttributeValues: set.values });
+  try {
+    await updateItem('scores', refreshKey(id), {
+      UpdateExpression: set.set,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: set.names,
+      ExpressionAttributeValues: set.values,
+      ReturnValues: 'NONE',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
 }
