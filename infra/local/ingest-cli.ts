@@ -9,14 +9,18 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { escapedBytes, LAMBDA_EVENT_BODY_BYTES } from '../../shared/http/lambda-payload.js';
 import { INGEST_MAX_BODY_BYTES } from '../../shared/routes/ingest.js';
 import { INGEST_TOKEN_FILE } from './service.js';
 
 export type IngestKind = 'clusters' | 'metrics' | 'logs' | 'alerts';
 export const KIND_ORDER: IngestKind[] = ['clusters', 'metrics', 'logs', 'alerts'];
 const CHUNK: Record<IngestKind, number> = { clusters: 1000, metrics: 5000, logs: 5000, alerts: 5000 };
-/** A request's records stay under the ingest body limit, with room for the envelope. */
-const CHUNK_BYTES = INGEST_MAX_BODY_BYTES - 64 * 1024;
+/**
+ * A request's records stay under the ingest body limit and, escaped, under what a Lambda event
+ * may carry (shared/http/lambda-payload.ts), with room for the envelope.
+ */
+const CHUNK_BYTES = Math.min(INGEST_MAX_BODY_BYTES, LAMBDA_EVENT_BODY_BYTES) - 64 * 1024;
 
 export interface Planned {
   kind: IngestKind;
@@ -91,7 +95,8 @@ export function planIngest(text: string, fileName: string): Planned[] {
       bytes = 0;
     };
     for (const r of records.filter((x) => x.kind === kind)) {
-      const size = Buffer.byteLength(JSON.stringify(r.record)) + 1;
+      // Its weight escaped inside the event (at least its own size), less the quotes around it, plus a comma.
+      const size = escapedBytes(JSON.stringify(r.record)) - 1;
       if (chunk.length >= CHUNK[kind] || (chunk.length > 0 && bytes + size > CHUNK_BYTES)) flush();
       chunk.push(r);
       bytes += size;

@@ -20,6 +20,7 @@ import {
   type Result,
 } from './middleware.js';
 import { NotAcceptable } from './errors.js';
+import { escapedBytes, LAMBDA_PAYLOAD_BYTES, mayEscapeOver } from './lambda-payload.js';
 import { sortBySpecificity } from './path-match.js';
 import { checkResponses, responseDrift } from './response-check.js';
 import { PreparedJson, Reply, routeKey, type ApiRequest, type GroupBindings, type RouteGroup, type RouteHandler } from './route.js';
@@ -46,12 +47,10 @@ const GZIP_MIN_BYTES = 8 * 1024;
  * kept for the status and headers. An answer over it fails on AWS as an opaque 502, so it is
  * gzipped whatever its size when accepted, else refused as a 406 saying how to ask for it.
  */
-const LAMBDA_ANSWER_BYTES = 6 * 1024 * 1024 - 16 * 1024;
+const LAMBDA_ANSWER_BYTES = LAMBDA_PAYLOAD_BYTES - 16 * 1024;
 
 // zlib is loaded by the first answer gzipped, not by the cold start (≈ 5% of it; most groups' answers are small).
 const gzip = (text: string) => process.getBuiltinModule('node:zlib').gzipSync(text, { level: 6 });
-/** A body's weight inside the result's JSON: escaped (quotes, backslashes, control characters), in UTF-8. */
-const escapedBytes = (text: string) => Buffer.byteLength(JSON.stringify(text));
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 function toResult(value: unknown, acceptEncoding: string | undefined, contentType?: string): Result {
@@ -73,8 +72,7 @@ function toResult(value: unknown, acceptEncoding: string | undefined, contentTyp
       isBase64Encoded: true,
     };
   }
-  // Escaping at most sextuples a text (a control character is 6 characters): only a long one is measured.
-  if (text.length * 6 > LAMBDA_ANSWER_BYTES) {
+  if (mayEscapeOver(text, LAMBDA_ANSWER_BYTES)) {
     const bytes = prepared ? prepared.escapedBytes(escapedBytes) : escapedBytes(text);
     if (bytes > LAMBDA_ANSWER_BYTES)
       throw new NotAcceptable(

@@ -13,6 +13,7 @@ import { secret, type SecretName } from '../config/secrets.js';
 import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
 import { ConditionFailed, WriteConflict } from '../db/client.js';
 import { BadRequest, Conflict, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
+import { escapedBytes, LAMBDA_EVENT_BODY_BYTES, mayEscapeOver } from './lambda-payload.js';
 import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
 import type { RouteAuth, RouteDeclaration, RouteHandler } from './route.js';
@@ -239,7 +240,7 @@ export function authenticate(): Middleware {
   };
 }
 
-/** Parses a JSON body for routes that declare one: 413 over the route's limit (1 MB by default), 400 when not JSON. */
+/** Parses a JSON body for routes that declare one: 413 over the route's limit (1 MB by default) or over what a Lambda event may carry, 400 when not JSON. */
 export function jsonBody(): Middleware {
   return {
     before: (request) => {
@@ -250,6 +251,11 @@ export function jsonBody(): Middleware {
       const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
       const limit = route.maxBodyBytes ?? MAX_BODY_BYTES;
       if (raw.byteLength > limit) throw new PayloadTooLarge(`The request body is over ${limit} bytes.`);
+      // A body under the route's limit can still make an event Lambda would not take (ingest's 6 MB, escaped).
+      if (mayEscapeOver(event.body, LAMBDA_EVENT_BODY_BYTES) && escapedBytes(event.body) > LAMBDA_EVENT_BODY_BYTES)
+        throw new PayloadTooLarge(
+          `The request body is ${escapedBytes(event.body)} bytes inside its Lambda event (escaped${event.isBase64Encoded ? ', base64' : ''}), over the ${LAMBDA_EVENT_BODY_BYTES} a Lambda function can be given. Send it in smaller requests.`,
+        );
       try {
         state.rawBody = JSON.parse(raw.toString('utf8'));
       } catch {

@@ -49,9 +49,10 @@ export const IngestInvocation = z.lazy(() =>
 export type IngestInvocation = z.infer<typeof IngestInvocation>;
 
 /**
- * Ingest bodies may be up to 6 MB, the Lambda synchronous payload limit: one
- * Alertmanager notification carries a whole alert group, and a 413 makes
- * Alertmanager drop it (it does not retry 4xx). Other routes keep 1 MB.
+ * Ingest bodies may be up to 6 MB: one Alertmanager notification carries a whole alert
+ * group, and a 413 makes Alertmanager drop it (it does not retry 4xx). Other routes keep
+ * 1 MB. What binds is Lambda's 6 MB for the whole event, the body escaped inside it
+ * (shared/http/lambda-payload.ts): a body of 6 MB with many quotes is refused there too.
  */
 export const INGEST_MAX_BODY_BYTES = 6 * 1000 * 1000;
 const ingest = { auth: 'ingest', roles: ADMIN_UP, maxBodyBytes: INGEST_MAX_BODY_BYTES } as const;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planIngest } from '../../infra/local/ingest-cli.js';
+import { LAMBDA_EVENT_BODY_BYTES } from '../../shared/http/lambda-payload.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 
@@ -99,6 +100,10 @@ describe('ingest routes', () => {
     expect(big.status).toBe(200);
     expect(await big.json()).toMatchObject({ accepted: 0, rejected: [{ index: 0 }] });
     expect((await post('/api/ingest/logs', { events: [{ message: 'x'.repeat(6_100_000) }] })).status).toBe(413);
+    // 4 MB of body, but 8 MB escaped inside its Lambda event: AWS would not take it, so neither does the handler
+    const quoted = await post('/api/ingest/logs', { events: [{ message: '"'.repeat(2_000_000) }] });
+    expect(quoted.status).toBe(413);
+    expect(((await quoted.json()) as { detail: string }).detail).toMatch(/inside its Lambda event/);
   });
 });
 
@@ -124,6 +129,13 @@ describe('npm run ingest', () => {
     expect(sized.map((p) => p.numbers.length).reduce((a, b) => a + b)).toBe(1000);
     expect(sized.length).toBe(2);
     for (const p of sized) expect(Buffer.byteLength(JSON.stringify(p.body))).toBeLessThan(6_000_000);
+    // quotes weigh double inside the Lambda event: the plan counts them escaped
+    const quoted = Array.from({ length: 1000 }, () =>
+      JSON.stringify({ cluster_id: c.cluster_id, at: new Date().toISOString(), level: 'error', message: '"'.repeat(4000) }),
+    );
+    const escaped = planIngest(quoted.join('\n'), 'quoted.jsonl');
+    expect(escaped.map((p) => p.numbers.length).reduce((a, b) => a + b)).toBe(1000);
+    for (const p of escaped) expect(Buffer.byteLength(JSON.stringify(JSON.stringify(p.body)))).toBeLessThan(LAMBDA_EVENT_BODY_BYTES);
   });
 
   it('sends a JSONL file to the running service and lists refused records by line', async () => {
