@@ -35,7 +35,10 @@ export function startLocalSchedules(jobs: readonly ScheduledJob[], log: Logger):
           return undefined;
         },
       )
-      .finally(() => running.delete(job.name));
+      // Only its own entry: a run started after it (runNow) must stay known as running.
+      .finally(() => {
+        if (running.get(job.name) === run) running.delete(job.name);
+      });
     running.set(job.name, run);
     return run;
   };
@@ -52,7 +55,8 @@ export function startLocalSchedules(jobs: readonly ScheduledJob[], log: Logger):
     async runNow(name) {
       const job = jobs.find((j) => j.name === name);
       if (!job) throw new Error(`no scheduled job ${name}`);
-      await running.get(name);
+      // Two callers waiting on the same run must not both start one: each waits until none is going.
+      for (let going = running.get(name); going; going = running.get(name)) await going;
       return stopped ? undefined : start(job);
     },
     async stop(graceMs = 10_000) {

@@ -67,6 +67,38 @@ describe('local schedules', () => {
     await expect(schedules.runNow('missing')).rejects.toThrow(/no scheduled job/);
     await schedules.stop();
   });
+
+  it('runs two runNow calls made during a run one after the other, never at once', async () => {
+    let concurrent = 0;
+    let maxConcurrent = 0;
+    const gates: (() => void)[] = [];
+    const schedules = startLocalSchedules(
+      [
+        {
+          name: 'gated',
+          everyMs: 60_000,
+          run: async () => {
+            maxConcurrent = Math.max(maxConcurrent, ++concurrent);
+            await new Promise<void>((open) => gates.push(open));
+            concurrent--;
+            return gates.length;
+          },
+        },
+      ],
+      log,
+    );
+    const first = schedules.runNow('gated');
+    const [second, third] = [schedules.runNow('gated'), schedules.runNow('gated')];
+    // Each run ends only when its gate opens: open whichever is waiting until all three have run.
+    const all = Promise.all([first, second, third]);
+    for (let opened = 0; opened < 3; opened++) {
+      while (gates.length === 0) await sleep(1);
+      gates.shift()!();
+    }
+    await all;
+    expect(maxConcurrent).toBe(1);
+    await schedules.stop();
+  });
 });
 
 describe('local settings', () => {
