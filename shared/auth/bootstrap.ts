@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { ConditionFailed } from '../db/client.js';
 import { createUser, getUser } from '../db/users.js';
 import { hashPassword } from './passwords.js';
+import { canonicalUsername } from './username.js';
 
 export interface BootstrapResult {
   created: boolean;
@@ -12,7 +13,10 @@ export interface BootstrapResult {
   generatedPassword?: string;
 }
 
-export async function ensureBootstrapAdmin(username: string, email: string, password?: string): Promise<BootstrapResult> {
+export async function ensureBootstrapAdmin(configured: string, email: string, password?: string): Promise<BootstrapResult> {
+  // Stored and reported in the form login uses: the name the operator is told is the one that works.
+  const username = canonicalUsername(configured);
+  if (username === null) throw new Error(`ADMIN_USERNAME ${JSON.stringify(configured)} is not a valid username (letters, digits and . _ @ + ' - only).`);
   if (await getUser(username)) return { created: false, username };
   const generatedPassword = password ? undefined : randomBytes(18).toString('base64url');
   try {

@@ -75,6 +75,8 @@ export interface VerifiedToken {
   /** The caller as the token describes them; the account record has the last word. */
   principal: Principal;
   tokenId: string;
+  /** iat, epoch seconds: compared with the account's tokens_valid_from. */
+  issuedAt: number;
   expiresAt: number;
 }
 
@@ -84,8 +86,8 @@ export async function verifyAccessToken(token: string): Promise<VerifiedToken | 
     const { payload } = await jwtVerify(token, await key(), { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
     const claims = Claims.safeParse(payload);
     if (!claims.success) return null;
-    const { sub, username, name, email, role, jti, exp } = claims.data;
-    return { principal: { userId: sub, username, name, email, role }, tokenId: jti, expiresAt: exp };
+    const { sub, username, name, email, role, jti, iat, exp } = claims.data;
+    return { principal: { userId: sub, username, name, email, role }, tokenId: jti, issuedAt: iat, expiresAt: exp };
   } catch (error) {
     if (error instanceof joseErrors.JOSEError) return null;
     throw error;

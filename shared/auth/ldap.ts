@@ -15,10 +15,13 @@ import { ldapSettings } from '../config/ldap.js';
 import { secret } from '../config/secrets.js';
 import { createLogger, errorFields } from '../log.js';
 import type { Role } from './roles.js';
+import { canonicalUsername } from './username.js';
 
 const log = createLogger('ldap');
 
 export interface LdapIdentity {
+  /** The account's username: the entry's own uid (canonical form), or the login name when the entry has none. */
+  username: string;
   name: string;
   email: string;
   /** From LDAP_ROLE_MAP; otherwise viewer. */
@@ -74,7 +77,21 @@ async function privateCa(): Promise<string | undefined> {
 const NAME_MAX = 128;
 const EMAIL_MAX = 254;
 
-/** The identity when LDAP accepts the credentials; null when it refuses them, cannot be reached, or is backing off. */
+/**
+ * The account an entry logs in as: its own uid, so a name that merely reaches the same entry
+ * makes no second account. The login name when it is one of the uid values or there is no uid;
+ * null when the directory's uid has no canonical form.
+ */
+function accountName(loginName: string, uid: unknown): string | null {
+  const values = (Array.isArray(uid) ? uid : uid === undefined ? [] : [uid]).map((v) => canonicalUsername(String(v)));
+  if (values.length === 0 || values.includes(loginName)) return loginName;
+  return values[0] ?? null;
+}
+
+/**
+ * The identity when LDAP accepts the credentials; null when it refuses them, cannot be reached, or is backing off.
+ * `username` must be canonical (shared/auth/username.ts): it goes into the bind DN as given.
+ */
 export async function ldapAuthenticate(username: string, password: string): Promise<LdapIdentity | null> {
   // An empty password is an "unauthenticated bind" that many servers accept: never send one.
   const config = settings();
@@ -96,8 +113,13 @@ export async function ldapAuthenticate(username: string, password: string): Prom
       await client.startTLS({ host, ...(isIP(host) ? {} : { servername: host }), ...(ca ? { ca: [ca] } : {}) });
     }
     await client.bind(dn, password);
-    const { searchEntries } = await client.search(dn, { scope: 'base', attributes: ['cn', 'displayName', 'mail'] });
+    const { searchEntries } = await client.search(dn, { scope: 'base', attributes: ['uid', 'cn', 'displayName', 'mail'] });
     const entry = searchEntries[0] ?? { dn };
+    const account = accountName(username, entry.uid);
+    if (account === null) {
+      log.warn('LDAP entry has a uid that is no valid username; LDAP not used for it');
+      return null;
+    }
     // A directory value longer than an account's field holds is passed over: the account item must stay
     // writable (DynamoDB items hold 400 KB), and such a value is no name or address anyway.
     const first = (v: unknown, max: number) => {
@@ -105,9 +127,10 @@ export async function ldapAuthenticate(username: string, password: string): Prom
       return text && text.length <= max ? text : undefined;
     };
     return {
-      name: first(entry.displayName, NAME_MAX) ?? first(entry.cn, NAME_MAX) ?? username,
-      email: first(entry.mail, EMAIL_MAX) ?? (username.includes('@') ? username : ''),
-      role: config.roleFor(username),
+      username: account,
+      name: first(entry.displayName, NAME_MAX) ?? first(entry.cn, NAME_MAX) ?? account,
+      email: first(entry.mail, EMAIL_MAX) ?? (account.includes('@') ? account : ''),
+      role: config.roleFor(account),
     };
   } catch (error) {
     if (error instanceof InvalidCredentialsError) return null;

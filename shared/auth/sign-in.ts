@@ -12,6 +12,7 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
 import { principalOf } from './principal.js';
+import { canonicalUsername } from './username.js';
 import { createLogger } from '../log.js';
 import type { LoginResponse, UserInfo } from '../routes/auth.js';
 
@@ -29,17 +30,23 @@ let decoyHash: Promise<string> | undefined;
 const decoy = () => (decoyHash ??= hashPassword('decoy password for unknown users'));
 
 async function issue(user: UserRecord): Promise<LoginResponse> {
+  // Just after a deactivation, tokens of this second are refused (iat has one-second resolution):
+  // wait for the next second rather than hand out a token that is dead on arrival.
+  const wait = (user.tokens_valid_from ?? 0) * 1000 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   const principal = principalOf(user);
   return { access_token: await signAccessToken(principal), token_type: 'bearer', user: userInfo(principal) };
 }
 
 /**
- * The account an LDAP identity logs in as: an account created from LDAP
+ * The account an LDAP identity logs in as (keyed on the directory's own uid, so another
+ * name that reaches the same entry makes no second account): an account created from LDAP
  * (`source: ldap`), or a new one on first login. A username held by a built-in
  * account is never granted through LDAP: `conflict` instead, and the login
  * goes on with the built-in password only.
  */
-async function accountForLdap(username: string, identity: LdapIdentity): Promise<{ user: UserRecord } | { conflict: UserRecord }> {
+async function accountForLdap(identity: LdapIdentity): Promise<{ user: UserRecord } | { conflict: UserRecord }> {
+  const { username } = identity;
   const linkable = (user: UserRecord) => (user.source === 'ldap' ? { user } : { conflict: user });
   const existing = await getUser(username);
   if (existing) return linkable(existing);
@@ -64,9 +71,19 @@ async function builtInAccount(username: string, password: string): Promise<UserR
 }
 
 export async function login(rawUsername: string, password: string, caller: Caller): Promise<LoginResponse> {
-  const username = rawUsername.trim().toLowerCase();
+  // The lockout, the account and the LDAP bind all see this one form (shared/auth/username.ts).
+  const username = canonicalUsername(rawUsername);
+  const named = username ?? rawUsername.trim();
   const audit = (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>) =>
-    writeAudit({ actor: username, role: user?.role ?? null, action, target: username, detail, ip: caller.ip, user_agent: caller.userAgent });
+    writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
+
+  if (username === null) {
+    // No account can have this name: refused as a wrong password is (same answer, a password-check's time),
+    // and without a reservation, since no password is checked against anyone.
+    await verifyPassword(password, await decoy());
+    await audit('login_failed', undefined, { reason: 'invalid_username' });
+    throw new Unauthorized('Invalid username or password.');
+  }
 
   // One of the 5 checks per 15 minutes is reserved before any password is looked at (LDAP or built-in).
   const reservation = await reserveLoginAttempt(username);
@@ -80,12 +97,15 @@ export async function login(rawUsername: string, password: string, caller: Calle
   if (ldapConfigured()) {
     const identity = await ldapAuthenticate(username, password);
     if (identity) {
-      const account = await accountForLdap(username, identity);
+      const account = await accountForLdap(identity);
       if ('user' in account) {
         user = account.user;
         method = 'ldap';
       } else {
-        log.warn('LDAP identity collides with a built-in account; LDAP not used for it', { username, account_source: account.conflict.source });
+        log.warn('LDAP identity collides with a built-in account; LDAP not used for it', {
+          username: identity.username,
+          account_source: account.conflict.source,
+        });
         await audit('login_failed', account.conflict, { reason: 'ldap_identity_conflict', method: 'ldap', account_source: account.conflict.source });
       }
     }

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import * as z from '../zod.js';
 import { Role } from '../auth/roles.js';
+import { canonicalUsername } from '../auth/username.js';
 import { ConditionFailed, getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
 
 const USERS_PK = 'USERS';
@@ -27,6 +28,8 @@ export const UserRecord = z.object({
   source: z._default(z.enum(['local', 'ldap']), 'local'),
   invited_by: z.optional(z.string()),
   activated_at: z.optional(z.string()),
+  /** Epoch second from which this account's tokens count (their iat at or after it): set at each deactivation. */
+  tokens_valid_from: z.optional(z.number()),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -90,10 +93,13 @@ export const COUNTER_ACTION_INDEX = 1;
 
 function newRecord(user: NewUser, now: Date): UserRecord {
   const at = now.toISOString();
+  // Only the canonical form: an account under any other name could never log in, nor be locked out with its twin.
+  const username = canonicalUsername(user.username);
+  if (username === null) throw new Error(`Not a valid username: ${JSON.stringify(user.username)}`);
   return {
     id: randomUUID(),
     ...user,
-    username: user.username.toLowerCase(),
+    username,
     source: user.source ?? 'local',
     created_at: at,
     updated_at: at,
@@ -214,7 +220,15 @@ export async function activateInvitation(
 }
 
 /**
+ * The tokens_valid_from a deactivation at `now` records: the next whole second, since iat has
+ * one-second resolution and a token issued earlier in this same second must stop working too.
+ */
+const tokensValidFromAfter = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
+
+/**
  * Replaces an account as read (`before`, compared by updated_at) with `after`.
+ * A deactivation also records tokens_valid_from, so the tokens issued until then
+ * stay refused after a later reactivation (shared/auth/principal.ts).
  * ConditionFailed.failed holds 0 when the account changed meanwhile, and
  * COUNTER_ACTION_INDEX when the change would remove the last active superadmin.
  */
@@ -224,7 +238,13 @@ export async function replaceUser(
   now = new Date(),
   audit: TransactItem[] = [],
 ): Promise<UserRecord> {
-  const after: UserRecord = { ...before, ...changes, updated_at: now.toISOString() };
+  const deactivated = before.is_active && changes.is_active === false;
+  const after: UserRecord = {
+    ...before,
+    ...changes,
+    ...(deactivated ? { tokens_valid_from: tokensValidFromAfter(now) } : {}),
+    updated_at: now.toISOString(),
+  };
   const counter = superadminCounterUpdate(before, after);
   await transactWrite([
     {

@@ -189,7 +189,8 @@ export async function startSlapd(people: Person[], tls?: TestCa): Promise<Slapd>
       await client.unbind().catch(() => undefined);
       for (let i = 0; i < 200 && !log.includes(`dn="${marker}"`); i++) await new Promise((r) => setTimeout(r, 25));
       if (!log.includes(`dn="${marker}"`)) throw new Error(`slapd never logged the marker bind:\n${log}`);
-      return [...log.matchAll(/ BIND dn="([^"]*)"/g)].map((m) => m[1]!).filter((dn) => !dn.startsWith('cn=log-marker-'));
+      // One line per request (`method=`): a successful bind logs a second line (`mech=`), not another bind.
+      return [...log.matchAll(/ BIND dn="([^"]*)" method=/g)].map((m) => m[1]!).filter((dn) => !dn.startsWith('cn=log-marker-'));
     },
     stop: async () => {
       if (child.exitCode === null) {
