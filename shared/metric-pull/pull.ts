@@ -79,7 +79,23 @@ export interface PullOptions {
   now?: Date;
   /** Waits between retries (tests record them instead of waiting). */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * The run's time left (ms), as Lambda's `context.getRemainingTimeInMillis`: asked at the start and
+   * before each window. No new window starts once less than WINDOW_RESERVE_MS is left, and the
+   * queries still in flight are ended BOOKKEEPING_MS before the end; the windows left are the next
+   * run's (the watermarks say where). Without it a run pulls every window (the local runtime).
+   */
+  remainingMs?: () => number;
 }
+
+/**
+ * Time kept for what a run does after its last window: the per-metric states, the errors and the
+ * run record. Lambda ends a run at its timeout without a word: a first pull of a large fleet's
+ * backfill, or a Prometheus that answers slowly, would lose all of that and hold the lock (below).
+ */
+const BOOKKEEPING_MS = 30_000;
+/** Time a window is given at least: no window starts with less than this left (a day of 10,000 clusters ≈ 100 s). */
+const WINDOW_RESERVE_MS = 180_000;
 
 /** A window of steps [from, to] (epoch seconds, on the step grid) and the metrics pulled over it. */
 interface Window {
@@ -269,12 +285,36 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   };
   if (!sources.prometheus.enabled) return finish({ accepted: 0, refused: 0, metrics: [], inventory: null }, 'disabled');
 
-  const client = prometheusClient(sources.prometheus, { credential: () => prometheusSettings().credential.value(), sleep: options.sleep });
+  // The run's time budget: queries still in flight are ended in time for the bookkeeping below.
+  const timeUp = new AbortController();
+  const left = options.remainingMs;
+  const timer = left ? setTimeout(() => timeUp.abort(), Math.max(0, left() - BOOKKEEPING_MS)) : undefined;
+  try {
+    return await pullWindows(owner, options, { sources, now, clock, finish, timeUp: timeUp.signal, roomForWindow: () => !left || left() >= WINDOW_RESERVE_MS });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface RunContext {
+  sources: MetricSources;
+  now: Date;
+  clock: () => string;
+  finish: (result: Omit<PullResult, 'outcome'>, outcome: PullRunRecord['outcome']) => Promise<PullResult>;
+  /** Aborted when the run must stop its queries (its time is up). */
+  timeUp: AbortSignal;
+  /** Whether there is time to start a window (or the inventory). */
+  roomForWindow: () => boolean;
+}
+
+async function pullWindows(owner: string, options: PullOptions, { sources, now, clock, finish, timeUp, roomForWindow }: RunContext): Promise<PullResult> {
+  const started = Date.now();
+  const client = prometheusClient(sources.prometheus, { credential: () => prometheusSettings().credential.value(), sleep: options.sleep, signal: timeUp });
   const errors: PullErrorRecord[] = [];
   const nowSeconds = Math.floor(now.getTime() / 1000);
 
   // The inventory first, so the clusters it adds are known to the metrics below.
-  const inventory = sources.inventory.enabled ? await pullInventory(client, sources, nowSeconds, now) : null;
+  const inventory = sources.inventory.enabled && roomForWindow() ? await pullInventory(client, sources, nowSeconds, now) : null;
   if (inventory?.error) errors.push({ at: clock(), metric_key: null, message: `inventory: ${inventory.error}` });
 
   const resolver = await clusterResolver(sources);
@@ -283,8 +323,14 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
     sources.metrics.map((m) => [m.metric_key, { metric_key: m.metric_key, accepted: 0, refused: 0, windows: 0, error: null, refusals: new Refusals() }]),
   );
   let written = 0;
+  const windows = planWindows(sources, states, nowSeconds);
+  let windowsNotStarted = 0;
 
-  for (const window of planWindows(sources, states, nowSeconds)) {
+  for (const [index, window] of windows.entries()) {
+    if (timeUp.aborted || !roomForWindow()) {
+      windowsNotStarted = windows.length - index;
+      break;
+    }
     const metrics = window.metrics.filter((m) => outcomes.get(m.metric_key)!.error === null);
     if (!metrics.length) continue;
     const pulled = await mapLimit(metrics, metricConcurrency(sources.prometheus.max_points_per_request), async (metric) => {
@@ -292,6 +338,8 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
       try {
         return { metric, byCluster: await pullMetricWindow(client, sources, resolver, metric, window, outcome.refusals) };
       } catch (error) {
+        // Ended because the run's time is up: not this metric's failure; the window is the next run's.
+        if (timeUp.aborted) return null;
         outcome.error = messageOf(error);
         errors.push({ at: clock(), metric_key: metric.metric_key, message: outcome.error });
         log.warn('metric pull failed', { metric_key: metric.metric_key, from: iso(window.from), to: iso(window.to), error: outcome.error });
@@ -343,6 +391,7 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   const parts = metrics.length + (inventory ? 1 : 0);
   const outcome = failed === 0 ? 'ok' : failed === parts ? 'failed' : 'partial';
   log.info('pulled', { outcome, accepted, refused, rollups_written: written, failed, duration_ms: Date.now() - started });
+  if (windowsNotStarted > 0) log.warn('pull stopped at its time budget; the next run goes on', { windows_not_started: windowsNotStarted });
   return finish({ accepted, refused, metrics, inventory }, outcome);
 }
 

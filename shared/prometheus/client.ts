@@ -46,6 +46,8 @@ export interface ClientOptions {
   credential?: () => Promise<string | undefined>;
   /** Waits between attempts (tests pass a recorder). */
   sleep?: (ms: number) => Promise<void>;
+  /** Ends every request in flight and refuses new ones once aborted (the caller's time is up): not retried. */
+  signal?: AbortSignal;
 }
 
 export interface PrometheusClient {
@@ -79,21 +81,29 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     return { headers: { authorization: `Basic ${basic}` }, secrets: [secret, basic] };
   }
 
+  const stopped = () => new PrometheusError("stopped: the pull's time is up", null, false);
+
   async function once(path: string, form: Record<string, string>): Promise<unknown> {
+    if (options.signal?.aborted) throw stopped();
     const url = new URL(`${base}${path}`);
     const body = new URLSearchParams(form).toString();
     const auth = await authOf(url, body);
     const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...auth.headers };
     let response: Response;
     try {
-      response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(source.timeout_seconds * 1000), redirect: 'error' });
+      const timeout = AbortSignal.timeout(source.timeout_seconds * 1000);
+      const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+      response = await fetch(url, { method: 'POST', headers, body, signal, redirect: 'error' });
     } catch (error) {
+      if (options.signal?.aborted) throw stopped();
       // Only the kind of failure: fetch's messages may quote what was sent. A redirect is refused (a credential must not follow it).
       if ((error as { cause?: { message?: unknown } } | undefined)?.cause?.message === 'unexpected redirect')
         throw new PrometheusError(`${url.host} answered with a redirect, which is not followed: set url to where it leads`, null, false);
       throw new PrometheusError(`${url.host} unreachable: ${failureReason(error, source.timeout_seconds * 1000)}`, null, true);
     }
-    const text = await boundedBody(response, source.timeout_seconds);
+    const text = await boundedBody(response, source.timeout_seconds).catch((error: unknown) => {
+      throw options.signal?.aborted ? stopped() : error;
+    });
     if (!response.ok) {
       const retryable = response.status === 429 || response.status >= 500;
       // A proxy's refusal may echo the credential it refused: not quoted at all.

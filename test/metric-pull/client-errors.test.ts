@@ -101,3 +101,37 @@ describe('a failed Prometheus request says what went wrong without the credentia
     expect(error.message).toBe(`127.0.0.1:${port} unreachable: connection failed (ECONNREFUSED)`);
   });
 });
+
+describe("the pull's time budget", () => {
+  it('ends a request in flight when the signal aborts, without retrying it, and starts none after', async () => {
+    // A server that never answers: only the caller's signal (well before the 2 s timeout) ends the request.
+    let requests = 0;
+    const silent = createServer((req) => {
+      requests++;
+      req.resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const stop = new AbortController();
+      const client = prometheusClient(source({ type: 'none' }, `http://127.0.0.1:${(silent.address() as AddressInfo).port}`), {
+        sleep: async () => undefined,
+        signal: stop.signal,
+      });
+      const pending = client.query('up', 1_700_000_000).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      while (requests === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      stop.abort();
+      const error = await pending;
+      expect(error).toBeInstanceOf(PrometheusError);
+      expect((error as PrometheusError).message).toBe("stopped: the pull's time is up");
+      expect((error as PrometheusError).retryable).toBe(false);
+      await expect(client.query('up', 1_700_000_000)).rejects.toThrow("stopped: the pull's time is up");
+      expect(requests).toBe(1);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});

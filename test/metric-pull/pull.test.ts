@@ -187,9 +187,18 @@ describe('pulling from a real Prometheus', () => {
 
   it('backfills the lookback: every cluster-day equals the brute-force rollup of the samples, unknown clusters refused', async () => {
     await useSources(prometheus.url);
+    // A run whose time runs short (a Lambda's remaining time) stops between windows: here after its first.
+    let asked = 0;
+    const short = await pullMetrics({ now: new Date(T1 * 1000), sleep: noWait, remainingMs: () => (++asked <= 2 ? 600_000 : 60_000) });
+    expect(short.outcome).toBe('ok');
+    const afterShort = await readPullStates(['compaction_score']);
+    expect(afterShort.get('compaction_score')?.watermark).toBeLessThan(T1);
+    expect(afterShort.get('compaction_score')?.watermark).toBeGreaterThan(T1 - 3 * 86_400);
+    // The next run goes on from the watermarks, and the two together store exactly the samples.
     const result = await pullMetrics({ now: new Date(T1 * 1000), sleep: noWait });
     expect(result.outcome).toBe('ok');
     expectRollupsEqual(await storedRollups(), expectedRollups(T1), [fresh.id, named.id, stale.id, other.id]);
+    result.refused += short.refused;
     // The unknown cluster's points (3 metrics, one a minute over the backfill) are refused, nothing stored for it.
     const unknownPoints = raw.filter((s) => s.cluster === unknownId && s.t >= T1 - 3 * 86_400 && s.t <= T1).length;
     expect(result.refused).toBe(unknownPoints + raw.filter((s) => s.cluster === discovered.id && s.t >= T1 - 3 * 86_400 && s.t <= T1).length);
