@@ -20,10 +20,12 @@
 // packed rollups (rollup-packs.ts) whether they still hold every write:
 //   pk = PACK#<day>#<shard>, sk = COUNTER → writes (odd while one is in flight)
 // Writes into today skip it: open days are never packed, so live ingest pays nothing.
-import { randomUUID } from 'node:crypto';
+// Each merge also keeps the ids of the last WRITE_IDS_KEPT puts (`ws`, see updateDay).
+import { randomBytes } from 'node:crypto';
 import type { MetricKey, MetricSample } from '../fleet/records.js';
 import { decodeCell, encodeCell } from '../fleet/rollup-columns.js';
 import { combineRollup, dayOf, mergeSample, parseDayRollup, type DayRollup } from '../fleet/rollup.js';
+import { createLogger, type Logger } from '../log.js';
 import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
 import { bumpWriteCounter, PACK_COUNTER_SK } from './packing.js';
 
@@ -31,6 +33,20 @@ export const METRIC_SHARDS = 16;
 /** Rollups older than this are dropped by TTL (and samples older are refused). */
 export const METRICS_RETENTION_DAYS = 90;
 const MAX_MERGE_ATTEMPTS = 8;
+/**
+ * Write ids an item keeps (`ws`: 8 random bytes each, newest first, one per version). A put whose
+ * answer was lost is found again only while its id is among them, i.e. while fewer than this many
+ * other merges of the cluster-day landed between it and its writer's next read. Each such merge is a
+ * whole other call writing that cluster-day (a call writes each of its cluster-days once); the puller
+ * runs one at a time under its lock and a cluster's samples come from its own pipeline, so a few
+ * land in the worst window (a 20 s idle timeout, then the retry). 8 ids keep the item within one
+ * write unit (≈ 950 bytes); a read that finds the ids no longer reach back is logged (updateDay).
+ */
+const WRITE_IDS_KEPT = 8;
+const WRITE_ID_BYTES = 8;
+
+let logger: Logger | undefined;
+const log = () => (logger ??= createLogger('metrics'));
 
 /** FNV-1a: a stable, cheap spread of cluster ids over the shards. */
 export function shardOf(clusterId: string): number {
@@ -133,21 +149,38 @@ async function updateDay(
 ): Promise<boolean> {
   const key = rollupKey(clusterId, day);
   // Marks this call's put: when its answer is lost (a reset) and the client's retry then fails the
-  // version check, the item read again says whether that put landed, so its samples are not merged twice.
-  const writeId = randomUUID();
+  // version check, the item read again says whether that put landed, so its samples are not merged
+  // twice. Not only the latest id: another writer may land in between (it read our put, and wrote).
+  const writeId = randomBytes(WRITE_ID_BYTES);
+  let seen: number | undefined;
   for (let attempt = 1; ; attempt++) {
     const current = await getItem('metrics', key, true);
-    if (attempt > 1 && current?.w === writeId) return true;
+    const version = Number(current?.version ?? 0);
+    const ids = writeIdsOf(current);
+    if (seen !== undefined) {
+      if (holdsWriteId(ids, writeId)) return true;
+      // Our put, had it landed, would be version seen + 1; the ids reach back to version - count + 1.
+      if (version - seen > ids.length / WRITE_ID_BYTES)
+        log().warn('rollup merge: more writes than kept ids since its put, which may have landed; merged again', {
+          cluster_id: clusterId,
+          day,
+          seen_version: seen,
+          version,
+        });
+    }
     const metrics: DayRollup = current ? storedDay(current.m) : {};
     const pulled: PulledMarks = current?.p ? JSON.parse(String(current.p)) : {};
     if (!change(metrics, pulled)) return false;
-    const version = Number(current?.version ?? 0);
     const marks = Object.keys(pulled).length ? { p: JSON.stringify(pulled) } : {};
+    const ws = new Uint8Array(Math.min(ids.length + WRITE_ID_BYTES, WRITE_IDS_KEPT * WRITE_ID_BYTES));
+    ws.set(writeId);
+    ws.set(ids.subarray(0, ws.length - WRITE_ID_BYTES), WRITE_ID_BYTES);
     await open();
+    seen = version;
     try {
       await putItem(
         'metrics',
-        { ...key, cluster_id: clusterId, day, m: encodeCell(metrics), ...marks, version: version + 1, w: writeId, ttl: ttlOf(day) },
+        { ...key, cluster_id: clusterId, day, m: encodeCell(metrics), ...marks, version: version + 1, ws, ttl: ttlOf(day) },
         {
           ConditionExpression: current ? 'version = :seen' : 'attribute_not_exists(pk)',
           ExpressionAttributeValues: current ? { ':seen': version } : undefined,
@@ -158,6 +191,20 @@ async function updateDay(
       if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
     }
   }
+}
+
+/**
+ * The write ids an item keeps, newest first. An item written before them (a single id string, `w`)
+ * or by putRollups has none: neither holds an id of a put this code made.
+ */
+function writeIdsOf(item: Record<string, unknown> | undefined): Uint8Array {
+  const ws = item?.ws;
+  return ws instanceof Uint8Array && ws.length % WRITE_ID_BYTES === 0 ? ws.subarray(0, WRITE_IDS_KEPT * WRITE_ID_BYTES) : new Uint8Array(0);
+}
+
+function holdsWriteId(ids: Uint8Array, id: Uint8Array): boolean {
+  for (let at = 0; at < ids.length; at += WRITE_ID_BYTES) if (Buffer.compare(ids.subarray(at, at + WRITE_ID_BYTES), id) === 0) return true;
+  return false;
 }
 
 const mergeInto = (clusterId: string, day: string, samples: MetricSample[], open: () => Promise<void>) =>

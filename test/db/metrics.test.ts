@@ -1,0 +1,109 @@
+// Rollup merges against DynamoDB Local through the fault-injecting proxy: a put whose answer
+// is lost, while other writers merge into the same cluster-day before its retry, is merged
+// once (shared/db/metrics.ts, updateDay's write ids).
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { getItem, putItem } from '../../shared/db/client.js';
+import { addSamples, mergePulledRollups, readClusterRollups, rollupPartition, shardOf, ttlOf } from '../../shared/db/metrics.js';
+import type { MetricSample } from '../../shared/fleet/records.js';
+import { encodeCell } from '../../shared/fleet/rollup-columns.js';
+import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
+
+let proxy: DynamoProxy;
+beforeAll(async () => {
+  ({ proxy } = await useTestTables({ proxy: true }));
+});
+
+/** Today, so no pack counter is bumped: the only puts are the merges'. */
+const today = () => new Date().toISOString().slice(0, 10);
+const sample = (clusterId: string, value: number): MetricSample => ({
+  cluster_id: clusterId,
+  metric_key: 'disk_used_pct',
+  value,
+  at: new Date().toISOString(),
+});
+
+/**
+ * Runs `first` with its first put's answer lost (DynamoDB applies it) and the client's retry of
+ * that put held until `meanwhile` has run: other writers land on the item in between.
+ */
+async function lostPutThenOthers<T>(first: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<{ result: T; puts: number }> {
+  let puts = 0;
+  let others: Promise<unknown> | undefined;
+  const stop = proxy.watch(({ operation, input }) => {
+    if (operation !== 'PutItem' || !String(input.TableName).endsWith('metrics')) return undefined;
+    puts++;
+    if (puts === 1) return 'lose-answer';
+    if (puts === 2) return { hold: (others = meanwhile()) };
+    return undefined;
+  });
+  try {
+    const result = await first();
+    await others;
+    return { result, puts };
+  } finally {
+    stop();
+  }
+}
+
+const keyOf = (clusterId: string, day: string) => ({ pk: rollupPartition(day, shardOf(clusterId)), sk: `CLUSTER#${clusterId}` });
+
+describe('a merge whose put answer was lost', () => {
+  it('counts its samples once when another writer merged into the day before its retry', async () => {
+    const cluster = randomUUID();
+    const { puts } = await lostPutThenOthers(
+      () => addSamples([sample(cluster, 10)]),
+      () => addSamples([sample(cluster, 20)]),
+    );
+    expect(puts).toBe(3); // the lost put, its refused retry, the other writer's put: no second merge
+    const [stored] = await readClusterRollups(cluster, [today()]);
+    expect(stored!.metrics.disk_used_pct).toMatchObject({ count: 2, sum: 30, min: 10, max: 20 });
+  });
+
+  it('counts them once with 7 other merges in between (the item keeps the last 8 write ids, no more)', async () => {
+    const cluster = randomUUID();
+    await lostPutThenOthers(
+      () => addSamples([sample(cluster, 1)]),
+      async () => {
+        for (let i = 2; i <= 8; i++) await addSamples([sample(cluster, i)]);
+      },
+    );
+    const [stored] = await readClusterRollups(cluster, [today()]);
+    expect(stored!.metrics.disk_used_pct).toMatchObject({ count: 8, sum: 36, min: 1, max: 8 });
+    const item = await getItem('metrics', keyOf(cluster, today()), true);
+    expect(item).toMatchObject({ version: 8 });
+    expect((item!.ws as Uint8Array).length).toBe(8 * 8); // bounded: 8 ids of 8 bytes, the item stays within one write unit
+  });
+
+  it('counts them once on an item an earlier version stored (a single write id `w`), which it rewrites in the new form', async () => {
+    const cluster = randomUUID();
+    const day = today();
+    const old = { disk_used_pct: { min: 5, max: 5, sum: 5, count: 1, last: 5, last_at: new Date().toISOString() } };
+    await putItem('metrics', { ...keyOf(cluster, day), cluster_id: cluster, day, m: encodeCell(old), version: 3, w: randomUUID(), ttl: ttlOf(day) });
+    await lostPutThenOthers(
+      () => addSamples([sample(cluster, 10)]),
+      () => addSamples([sample(cluster, 20)]),
+    );
+    const [stored] = await readClusterRollups(cluster, [day]);
+    expect(stored!.metrics.disk_used_pct).toMatchObject({ count: 3, sum: 35, min: 5, max: 20 });
+    const item = await getItem('metrics', keyOf(cluster, day), true);
+    expect(item).toMatchObject({ version: 5 });
+    expect(item!.w).toBeUndefined();
+    expect((item!.ws as Uint8Array).length).toBe(2 * 8);
+  });
+
+  it('a pulled window counts as written, not skipped, when another writer merged before its retry', async () => {
+    const cluster = randomUUID();
+    const day = today();
+    const at = new Date().toISOString();
+    const part = { min: 3, max: 3, sum: 3, count: 1, last: 3, last_at: at };
+    const { result } = await lostPutThenOthers(
+      () => mergePulledRollups([{ cluster_id: cluster, day, metrics: { qps: part }, windows: { qps: { from: at, to: at } } }]),
+      () => addSamples([sample(cluster, 20)]),
+    );
+    expect(result).toEqual({ written: 1, skipped: 0 });
+    const [stored] = await readClusterRollups(cluster, [day]);
+    expect(stored!.metrics).toMatchObject({ qps: { count: 1, sum: 3 }, disk_used_pct: { count: 1, sum: 20 } });
+  });
+});
