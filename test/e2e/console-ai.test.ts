@@ -100,6 +100,11 @@ const HOSTILE_REPORT = [
   '',
   '<p style="background: url(https://collector.example.net/r.png)">styled</p>',
   '',
+  // Other elements and attributes a browser fetches a URL for (DOMPurify's default set keeps them).
+  '<video poster="https://collector.example.net/v.png" src="https://collector.example.net/v.mp4"></video>',
+  '<audio src="https://collector.example.net/a.mp3"></audio> <picture><source srcset="https://collector.example.net/s.png"></picture>',
+  '<table background="https://collector.example.net/t.png"><tr><td>bg</td></tr></table>',
+  '',
   '<iframe src="https://example.com"></iframe>',
   '',
   '[click me](javascript:window.__owned=3) and [docs](https://example.com/runbook)',
@@ -254,7 +259,7 @@ describe('investigations', { timeout: 90_000 }, () => {
     await report.getByRole('heading', { name: 'Findings' }).waitFor();
     await report.getByRole('cell', { name: '97%' }).waitFor();
     const html = await report.evaluate((el) => el.innerHTML);
-    expect(html).not.toMatch(/<script|<iframe|<img|onerror|style=|collector\.example|href="javascript:/i);
+    expect(html).not.toMatch(/<script|<iframe|<img|<video|<audio|<source|onerror|style=|poster=|srcset=|background=|collector\.example|href="javascript:/i);
     await report.getByText('styled').waitFor();
     expect(await viewerPage.evaluate(() => (globalThis as unknown as { __owned?: number }).__owned)).toBeUndefined();
     const docs = report.getByRole('link', { name: 'docs' });

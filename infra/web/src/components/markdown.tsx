@@ -1,7 +1,7 @@
 // Markdown from the service (investigation reports, patrol narratives, chat replies),
 // rendered as sanitised HTML. marked and DOMPurify are imported when the first Markdown
 // block mounts, so neither is in the first load. DOMPurify keeps its default safe set (no
-// scripts, event handlers, iframes or javascript: URLs) less images and style attributes:
+// scripts, event handlers, iframes or javascript: URLs) less images, media and style attributes:
 // this text is written by a model that reads log lines and alert texts others wrote, and
 // an image (or a CSS url()) it was talked into writing would be fetched by every viewer's
 // browser, carrying whatever fleet data the URL holds. Every link gets
@@ -36,8 +36,11 @@ export function loadMarkdown(): Promise<Render> {
     return (source: string) => {
       const body = purify.sanitize(marked.parse(source, { async: false }) as string, {
         RETURN_DOM: true,
-        FORBID_TAGS: ['img'],
-        FORBID_ATTR: ['style'],
+        // Nothing that makes the browser fetch a URL on its own (a link needs a click): images and
+        // media, and the attributes that load them (DOMPurify's default set keeps video, audio,
+        // source and the legacy background attribute). The console's CSP refuses such fetches too.
+        FORBID_TAGS: ['img', 'image', 'video', 'audio', 'source', 'track', 'picture', 'input'],
+        FORBID_ATTR: ['style', 'src', 'srcset', 'poster', 'background', 'ping'],
       }) as HTMLElement;
       // Wide tables scroll inside a focusable, labelled box (keyboard users can scroll it too).
       for (const table of Array.from(body.querySelectorAll('table'))) {
