@@ -54,8 +54,12 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   const heartbeat = setInterval(
     () => {
       heartbeatLock(PATROL_LOCK, owner, leaseMs()).catch((error: unknown) => {
-        lost = true;
-        log.error('patrol lock lost', { report_id: owner, error: String(error) });
+        // Only a refused renewal says the lock is someone else's; any other failure (a throttle, a
+        // reset, after the client's retries) proves nothing, and the next beat, a third of a lease later, tries again.
+        if (error instanceof ConditionFailed) {
+          lost = true;
+          log.error('patrol lock lost', { report_id: owner });
+        } else log.warn('patrol lock renewal failed; the next one tries again', { report_id: owner, error: String(error) });
       });
     },
     Math.max(1000, leaseMs() / 3),
@@ -66,7 +70,8 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   try {
     await heartbeatLock(PATROL_LOCK, owner, leaseMs()); // ours, or someone took over after our lease ran out
     const outcome = await scan(owner, event.triggered_by ?? 'schedule', meter);
-    if (lost) throw new ScanFailed('the scan outlived its lock');
+    // Published only while the lock is still ours: a last renewal says so, whatever the beats met.
+    if (lost || !(await stillHeld(owner))) throw new ScanFailed('the scan outlived its lock');
     const { result } = outcome;
     // flagged_count counts them all; the lists keep what the report's item holds (a large fleet's rules scan flags thousands).
     const kept = keptLists(result);
@@ -109,6 +114,17 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   } finally {
     clearInterval(heartbeat);
     await releaseLock(PATROL_LOCK, owner);
+  }
+}
+
+/** Whether `owner` still holds the patrol lock (its lease renewed); other failures are thrown. */
+async function stillHeld(owner: string): Promise<boolean> {
+  try {
+    await heartbeatLock(PATROL_LOCK, owner, leaseMs());
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
   }
 }
 
