@@ -18,15 +18,22 @@ export type IssueGrouping = Pick<
   'issue_id' | 'issue_name' | 'severity' | 'status' | 'cluster_id' | 'alert_count' | 'alert_names' | 'first_seen' | 'last_seen' | 'resolved_at'
 > & { group_key: string };
 
-/** `cluster=<id>|alert_name=<name>|label:service=<value>`: the values of the grouping keys. */
+/** The value of one grouping key (`cluster`, `alert_name` or `label:<name>`) for an alert; '' for a missing label. */
+function keyValue(alert: AlertRecord, key: string): string {
+  if (key === 'cluster') return alert.cluster_id;
+  if (key === 'alert_name') return alert.alert_name;
+  return alert.labels[key.slice('label:'.length)] ?? '';
+}
+
+/**
+ * `cluster=<id>|alert_name=<name>|label:service=<value>`: the values of the grouping keys, each `|`
+ * in a value doubled. Values are any text (label values up to 1,024 characters), so a bare `|` in
+ * one could forge the next key and merge unrelated alerts. Doubled, a value's pipes come in even
+ * runs and a separator ends an odd one (a key name never starts with `|`), so the key reads back
+ * one way. A value without `|` is written as before, keeping the ids derived from existing keys.
+ */
 export function groupKeyOf(alert: AlertRecord, keys: readonly string[]): string {
-  return keys
-    .map((key) => {
-      if (key === 'cluster') return `cluster=${alert.cluster_id}`;
-      if (key === 'alert_name') return `alert_name=${alert.alert_name}`;
-      return `${key}=${alert.labels[key.slice('label:'.length)] ?? ''}`;
-    })
-    .join('|');
+  return keys.map((key) => `${key}=${keyValue(alert, key).replaceAll('|', '||')}`).join('|');
 }
 
 /** Whether an alert name fits a severity pattern: globs separated by `|`, case-insensitive. */
@@ -53,10 +60,11 @@ export function issueIdOf(groupKey: string, first: AlertRecord): string {
   return `iss-${digest.slice(0, 20)}`;
 }
 
-function nameOf(names: readonly string[], groupKey: string, keys: readonly string[]): string {
+/** "A, B and 3 more (service=api)": the names, then the grouping labels' values, from a member alert rather than parsed back from the key. */
+function nameOf(names: readonly string[], member: AlertRecord, keys: readonly string[]): string {
   const base = names.length <= 2 ? names.join(', ') : `${names[0]}, ${names[1]} and ${names.length - 2} more`;
-  const labels = groupKey.split('|').filter((part) => part.startsWith('label:'));
-  return keys.some((k) => k.startsWith('label:')) && labels.length ? `${base} (${labels.map((l) => l.slice('label:'.length)).join(', ')})` : base;
+  const labels = keys.filter((k) => k.startsWith('label:')).map((k) => `${k.slice('label:'.length)}=${keyValue(member, k)}`);
+  return labels.length ? `${base} (${labels.join(', ')})` : base;
 }
 
 const byStart = (a: AlertRecord, b: AlertRecord) =>
@@ -120,7 +128,7 @@ function segmentIssue(groupKey: string, alerts: AlertRecord[], activityEnd: numb
   return {
     issue_id: issueIdOf(groupKey, first),
     group_key: groupKey,
-    issue_name: nameOf(names, groupKey, rules.grouping.keys),
+    issue_name: nameOf(names, first, rules.grouping.keys),
     severity: alerts.some((a) => alertSeverity(a, rules.severity) === 'Critical') ? 'Critical' : 'Warning',
     status: resolved ? 'Resolved' : 'Ongoing',
     cluster_id: first.cluster_id,

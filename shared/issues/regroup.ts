@@ -110,9 +110,12 @@ async function applyGrouping(clusterId: string, cluster: ClusterRecord | undefin
     candidates.sort((a, b) => rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || (a.first_seen < b.first_seen ? -1 : 1));
     const current = candidates[0] ?? (kept.has(grouping.issue_id) ? undefined : byId.get(grouping.issue_id));
     const next = current ? { ...grouping, issue_id: current.issue_id } : grouping;
-    // Starting before the horizon and matching nothing stored: the tail of an old issue that was
-    // not read back (alerts were read further back for another group's open issue). Not ours.
-    if (!current && Date.parse(next.first_seen) < horizon) continue;
+    // Resolved, starting before the horizon and matching nothing stored: the tail of an old issue
+    // that was not read back (alerts were read further back for another group's open issue). Not
+    // ours. An Ongoing one is kept whatever its start: it holds an alert that still fires (or just
+    // resolved), e.g. one an open issue of edited grouping keys read back, and dropping it would
+    // leave that alert in no issue once the old issue goes below.
+    if (!current && next.status === 'Resolved' && Date.parse(next.first_seen) < horizon) continue;
     if (current) kept.add(current.issue_id);
     produced.push(next);
     if (current && sameGrouping(current, next, names)) {
