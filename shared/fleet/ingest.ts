@@ -11,7 +11,7 @@ import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
 import { createLogger } from '../log.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
-import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
+import { AlertmanagerAlert, ClusterInput, HttpLink, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
 
 export type { AlertIngestResult };
 
@@ -136,6 +136,16 @@ export function severityOf(label: string | undefined): string {
   return s ? s[0]!.toUpperCase() + s.slice(1) : 'Warning';
 }
 
+/**
+ * The alert's dashboard link (its dashboard_url annotation, else generatorURL) when it is an absolute
+ * http(s) URL, else '': the timeline renders it as a link, so a `javascript:` one would run on a click.
+ * The alert itself is kept; only the link is dropped.
+ */
+function dashboardUrl(alert: AlertmanagerAlert): string {
+  const link = HttpLink.safeParse(alert.annotations.dashboard_url ?? alert.generatorURL);
+  return link.success ? link.data : '';
+}
+
 const NEVER = '0001-01-01T00:00:00Z';
 
 /** When a resolved alert stopped: its endsAt, within [startsAt, receipt]; receipt when it has none. */
@@ -179,7 +189,7 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
       annotations: a.annotations,
       summary: a.annotations.summary ?? a.labels.alertname!,
       detail: a.annotations.description ?? '',
-      dashboard_url: a.annotations.dashboard_url ?? a.generatorURL,
+      dashboard_url: dashboardUrl(a),
     };
   });
   const outcomes = await recordAlerts(notices, now);

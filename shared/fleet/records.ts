@@ -100,15 +100,31 @@ export const ALERT_TEXT_MAX = 64 * 1024;
  */
 export const LABEL_VALUE_MAX = 1024;
 
+/**
+ * A label or annotation name. Not empty: both maps are stored as DynamoDB maps, whose keys must not
+ * be empty ('Empty attribute name'), and one such alert failed its whole notification with a 500.
+ */
+const mapKey = () => z.string().check(z.minLength(1, 'a key must not be empty'), z.maxLength(256, 'a key must be at most 256 characters'));
+/** A string map with mapKey keys; a refused key is named by the key's own message, not zod's "Invalid key in record". */
+const stringMap = <V extends z.ZodMiniType<string>>(value: V) =>
+  z.record(mapKey(), value, { error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined) });
+
+/**
+ * A link the app shows, checked as ticket_url is (shared/routes/issues.ts, shared/tickets/webhook.ts): an
+ * absolute http(s) URL of at most 2,048 characters, so no `javascript:` or `data:` link reaches a page.
+ */
+export const HttpLink = z.lazy(() => z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)));
+
 /** One alert of an Alertmanager webhook (version 4). */
 export const AlertmanagerAlert = z.lazy(() =>
   z
     .looseObject({
       status: z.enum(['firing', 'resolved']),
-      labels: z.record(z.string().check(z.maxLength(256)), z.string().check(z.maxLength(LABEL_VALUE_MAX))),
-      annotations: z._default(z.record(z.string().check(z.maxLength(256)), z.string()), {}),
+      labels: stringMap(z.string().check(z.maxLength(LABEL_VALUE_MAX))),
+      annotations: z._default(stringMap(z.string()), {}),
       startsAt: IsoTime,
-      endsAt: z._default(z.string(), '0001-01-01T00:00:00Z'),
+      // Only parsed (resolvedAt), never stored; bounded all the same. An RFC 3339 time with nanoseconds is 35.
+      endsAt: z._default(z.string().check(z.maxLength(64)), '0001-01-01T00:00:00Z'),
       generatorURL: z._default(z.string().check(z.maxLength(2048)), ''),
       fingerprint: z.optional(z.string().check(z.maxLength(128))),
     })
@@ -124,6 +140,15 @@ export type AlertmanagerAlert = z.infer<typeof AlertmanagerAlert>;
 /** What every ingest call answers. */
 export type { IngestResult } from '../routes/ingest.js';
 
+/** The most of one path segment (a label name, say) a refusal's reason repeats. */
+const REASON_KEY_MAX = 64;
+
 export function reasonOf(error: z.core.$ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ');
+  // A map key in a path is the sender's text: an empty one is left out (not "labels.: …"), a long one cut.
+  const pathOf = (i: z.core.$ZodIssue) =>
+    i.path
+      .filter((p) => p !== '')
+      .map((p) => (String(p).length > REASON_KEY_MAX ? `${String(p).slice(0, REASON_KEY_MAX - 1)}…` : String(p)))
+      .join('.');
+  return error.issues.map((i) => `${pathOf(i) || 'record'}: ${i.message}`).join('; ');
 }

@@ -62,6 +62,27 @@ const STORE_ATTEMPTS = 3;
 
 const appUrl = () => linkSettings().appUrl;
 
+/** One alert's line in a ticket: its description's gist; the whole text is one click away in the app. */
+export const TICKET_LINE_MAX = 1_000;
+/**
+ * The whole ticket description. Jira Cloud refuses a text field over 32,767 characters (ten alerts with
+ * long descriptions made one of 200,000, and create-ticket a 502), and the Jira provider adds a paragraph
+ * linking back to the app (APP_URL and the issue id): this leaves it room. Bounds the webhook's body too.
+ */
+export const TICKET_DESCRIPTION_MAX = 30_000;
+
+/** `text` within `max` characters (UTF-16 units, never fewer than Jira counts), a cut marked with an ellipsis. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // Never half a surrogate pair: a lone surrogate is not valid text for Jira or a webhook receiver.
+  const kept = text.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '');
+  return `${kept}…`;
+}
+
+/** One alert in a ticket: one line (a description's line breaks would split Jira's bullet list), at most TICKET_LINE_MAX. */
+const alertLine = (a: { starts_at: string; status: string; alert_name: string; detail: string }) =>
+  cut(`- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`.replace(/\s+/g, ' '), TICKET_LINE_MAX);
+
 /** The ticket's text: the issue, its alerts, and the evidence an engineer starts from. */
 export async function ticketRequest(issue: IssueRecord, now: Date): Promise<TicketRequest> {
   const [alerts, evidence] = await Promise.all([issueAlerts(issue), issueEvidence(issue.issue_id, now)]);
@@ -72,9 +93,7 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
     cluster
       ? `Cluster: ${cluster.cluster_type} ${cluster.engine_version} in ${cluster.region}, ${cluster.node_count} nodes, tier ${cluster.customer_tier}, contact ${cluster.email}.`
       : 'The cluster is no longer in the inventory.',
-    ['Latest alerts:', ...alerts.slice(0, 10).map((a) => `- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`)].join(
-      '\n',
-    ),
+    ['Latest alerts:', ...alerts.slice(0, 10).map(alertLine)].join('\n'),
   ];
   if (evidence.metrics.length) {
     paragraphs.push(
@@ -87,7 +106,7 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
   return {
     issue_id: issue.issue_id,
     summary: `[${issue.severity}] ${issue.issue_name} on ${issue.cluster_name}${issue.customer_name ? ` (${issue.customer_name})` : ''}`.slice(0, 255),
-    description: paragraphs.join('\n\n'),
+    description: cut(paragraphs.join('\n\n'), TICKET_DESCRIPTION_MAX),
     link: `${appUrl()}/issues/${encodeURIComponent(issue.issue_id)}`,
     labels: ['fleet-health', issue.severity.toLowerCase()],
     severity: issue.severity,

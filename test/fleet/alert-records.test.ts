@@ -1,0 +1,108 @@
+// What an alert may carry into DynamoDB, on DynamoDB Local: map keys it would refuse are refused per
+// alert (the others of the notification are stored and grouped), and only http(s) dashboard links
+// reach the timeline.
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { listClusterAlerts } from '../../shared/db/alerts.js';
+import { upsertClusters } from '../../shared/db/clusters.js';
+import { listClusterIssues } from '../../shared/db/issues.js';
+import { ingestAlerts } from '../../shared/fleet/ingest.js';
+import { issueDetail } from '../../shared/issues/queries.js';
+import { useTestTables } from '../support/dynamo.js';
+
+const NOW = new Date();
+const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
+
+async function newCluster(): Promise<string> {
+  const id = randomUUID();
+  await upsertClusters([
+    {
+      cluster_id: id,
+      cluster_name: `c-${id.slice(0, 8)}`,
+      customer_name: 'Acme',
+      account_id: '123456789012',
+      account_name: 'Acme Production',
+      email: 'ops@acme.example.com',
+      customer_tier: 'A',
+      cluster_type: 'ELASTIC',
+      region: 'us-east-1',
+      engine_version: '3.3.1',
+      resource_state: 'RUNNING',
+      node_count: 3,
+    },
+  ]);
+  return id;
+}
+
+const alert = (clusterId: string, name: string, over: Record<string, unknown> = {}) => ({
+  status: 'firing',
+  labels: { alertname: name, cluster_id: clusterId, severity: 'warning' },
+  annotations: { summary: `${name} fired` },
+  startsAt: minutesAgo(5),
+  fingerprint: `fp-${name}`,
+  ...over,
+});
+
+beforeAll(async () => {
+  await useTestTables();
+});
+
+describe('alert map keys', () => {
+  it('refuses an alert with an empty label or annotation key by index, and stores and groups the rest', async () => {
+    const c = await newCluster();
+    const result = await ingestAlerts(
+      [
+        alert(c, 'EmptyLabelKey', { labels: { alertname: 'EmptyLabelKey', cluster_id: c, '': 'v' } }),
+        alert(c, 'Good'),
+        alert(c, 'EmptyAnnotationKey', { annotations: { summary: 's', '': 'x' } }),
+        alert(c, 'LongKey', { annotations: { ['k'.repeat(257)]: 'x' } }),
+      ],
+      NOW,
+    );
+    expect(result).toEqual({
+      accepted: 1,
+      rejected: [
+        { index: 0, reason: 'labels: a key must not be empty' },
+        { index: 2, reason: 'annotations: a key must not be empty' },
+        { index: 3, reason: `annotations.${'k'.repeat(63)}…: a key must be at most 256 characters` },
+      ],
+      duplicates: 0,
+      issues: { created: 1, updated: 0 },
+    });
+    expect((await listClusterAlerts(c, new Date(0))).map((a) => a.alert_name)).toEqual(['Good']);
+    expect((await listClusterIssues(c)).map((i) => i.alert_names)).toEqual([['Good']]);
+  });
+
+  it('refuses an endsAt longer than any time', async () => {
+    const c = await newCluster();
+    const result = await ingestAlerts([alert(c, 'LongEnd', { status: 'resolved', endsAt: 'x'.repeat(65) })], NOW);
+    expect(result.rejected).toEqual([{ index: 0, reason: expect.stringMatching(/^endsAt: /) }]);
+  });
+});
+
+describe('alert dashboard links', () => {
+  it('keeps an absolute http(s) link and stores any other as "", keeping the alert', async () => {
+    const c = await newCluster();
+    const links: [string, Record<string, unknown>, string][] = [
+      ['Https', { annotations: { dashboard_url: 'https://grafana.example.com/d/disk' } }, 'https://grafana.example.com/d/disk'],
+      ['Generator', { generatorURL: 'http://prometheus:9090/graph?g0.expr=up' }, 'http://prometheus:9090/graph?g0.expr=up'],
+      ['Script', { annotations: { dashboard_url: 'javascript:alert(document.cookie)' } }, ''],
+      ['SpacedScript', { annotations: { dashboard_url: ' JavaScript:alert(1)' } }, ''],
+      ['Data', { annotations: { dashboard_url: 'data:text/html,<script>alert(1)</script>' } }, ''],
+      ['GeneratorScript', { generatorURL: 'javascript:alert(1)' }, ''],
+      ['Relative', { annotations: { dashboard_url: '/d/disk' } }, ''],
+      ['TooLong', { annotations: { dashboard_url: `https://grafana.example.com/${'a'.repeat(2048)}` } }, ''],
+    ];
+    const result = await ingestAlerts(
+      links.map(([name, over]) => alert(c, name, over)),
+      NOW,
+    );
+    expect(result).toMatchObject({ accepted: links.length, rejected: [] });
+    const stored = new Map((await listClusterAlerts(c, new Date(0))).map((a) => [a.alert_name, a.dashboard_url]));
+    expect(Object.fromEntries(stored)).toEqual(Object.fromEntries(links.map(([name, , url]) => [name, url])));
+    // and what the issue's timeline shows
+    for (const issue of await listClusterIssues(c)) {
+      for (const a of (await issueDetail(issue.issue_id, NOW)).alerts) expect(a.dashboard_url).toBe(stored.get(a.alert_name));
+    }
+  });
+});
