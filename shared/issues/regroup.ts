@@ -77,24 +77,32 @@ const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen:
 const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key);
 
 /** Regroups one cluster from a fresh read; moves the marker after it when it wrote anything. */
-async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date) {
+async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date, readFrom?: number) {
   const writes = { made: false };
   try {
-    return await applyGrouping(clusterId, cluster, rules, now, writes);
+    return await applyGrouping(clusterId, cluster, rules, now, writes, readFrom);
   } finally {
     // Before the caller (an ingest) answers: the next list read anywhere sees these writes.
     if (writes.made) await issuesChanged();
   }
 }
 
-async function applyGrouping(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date, writes: { made: boolean }) {
+async function applyGrouping(
+  clusterId: string,
+  cluster: ClusterRecord | undefined,
+  rules: IssueRules,
+  now: Date,
+  writes: { made: boolean },
+  /** The earliest start of alerts just recorded (an ingest): read back to it, be it before the horizon. */
+  readFrom?: number,
+) {
   const stored = await listClusterIssues(clusterId);
   // Read back to the start of any issue that could still take alerts: open ones, and
   // those that ended less than a join window before the horizon.
   const horizon = now.getTime() - REGROUP_HORIZON_DAYS * DAY_MS;
   const reach = horizon - rules.grouping.join_window_minutes * 60_000;
   const relevant = stored.filter((i) => !i.superseded_by && (i.status === 'Ongoing' || Date.parse(i.resolved_at ?? i.last_seen) >= reach));
-  const since = Math.min(horizon, ...relevant.map((i) => Date.parse(i.first_seen)));
+  const since = Math.min(horizon, readFrom ?? horizon, ...relevant.map((i) => Date.parse(i.first_seen)));
   const alerts = await listClusterAlerts(clusterId, new Date(since));
   const names = displayNames(cluster, clusterId, stored.at(-1), alerts[0]?.labels);
   const byId = new Map(stored.map((i) => [i.issue_id, i]));
@@ -144,10 +152,10 @@ async function applyGrouping(clusterId: string, cluster: ClusterRecord | undefin
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Regroups one cluster; from a fresh read, after a backoff, when a concurrent run wrote first. */
-async function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date) {
+async function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date, readFrom?: number) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await regroupClusterOnce(clusterId, cluster, rules, now);
+      return await regroupClusterOnce(clusterId, cluster, rules, now, readFrom);
     } catch (error) {
       if (!(error instanceof ConditionFailed) || attempt >= ATTEMPTS) throw error;
       await sleep(25 * 2 ** attempt * (0.5 + Math.random()));
@@ -158,9 +166,12 @@ async function regroupCluster(clusterId: string, cluster: ClusterRecord | undefi
 /**
  * Regroups these clusters with the live issue rules. A cluster that fails is
  * logged and counted, never the caller's failure: the alerts are stored, and
- * the next pass groups them.
+ * the next pass groups them. `readFrom`: per cluster, the earliest start of the
+ * firing alerts an ingest just recorded, read back to even before the horizon: an
+ * alert first delivered already firing for longer still forms its issue, whose
+ * start then pins later passes' reads.
  */
-export async function regroupClusters(clusterIds: Iterable<string>, now = new Date()): Promise<RegroupResult> {
+export async function regroupClusters(clusterIds: Iterable<string>, now = new Date(), readFrom?: ReadonlyMap<string, number>): Promise<RegroupResult> {
   const ids = [...new Set(clusterIds)];
   const total: RegroupResult = { clusters: ids.length, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0 };
   if (ids.length === 0) return total;
@@ -168,7 +179,7 @@ export async function regroupClusters(clusterIds: Iterable<string>, now = new Da
   const inventory = new Map(clusters.map((c) => [c.cluster_id, c]));
   const results = await mapLimit(ids, 8, async (id) => {
     try {
-      return await regroupCluster(id, inventory.get(id), rules, now);
+      return await regroupCluster(id, inventory.get(id), rules, now, readFrom?.get(id));
     } catch (error) {
       log.error('regrouping a cluster failed', { cluster_id: id, error: String(error) });
       return undefined;

@@ -8,6 +8,7 @@ import { upsertAlert, type AlertRecord } from '../../shared/db/alerts.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { getIssue, listClusterIssues } from '../../shared/db/issues.js';
 import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js';
+import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { groupAlerts, groupKeyOf } from '../../shared/issues/grouping.js';
 import { REGROUP_HORIZON_DAYS, regroupClusters } from '../../shared/issues/regroup.js';
 import { checkRuleText } from '../../shared/rules/check.js';
@@ -93,6 +94,20 @@ describe('an Ongoing issue older than the regrouping horizon', () => {
     } finally {
       await useIssueRules(defaultRuleText('issue-rules'));
     }
+  });
+
+  it('is formed by the ingest that first delivers an alert already firing for longer than the horizon, and kept by later passes', async () => {
+    const c = await newCluster();
+    const started = ago((REGROUP_HORIZON_DAYS + 1) * DAY);
+    const answer = await ingestAlerts(
+      [{ status: 'firing', labels: { alertname: 'CertExpiring', cluster_id: c, severity: 'critical' }, startsAt: started.toISOString() }],
+      NOW,
+    );
+    expect(answer).toMatchObject({ accepted: 1, issues: { created: 1 } });
+    const [issue] = await listClusterIssues(c);
+    expect(issue).toMatchObject({ status: 'Ongoing', alert_count: 1, first_seen: started.toISOString() });
+    // Its start holds the read back from now on: the scheduled pass keeps it as it is.
+    expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, removed: 0, unchanged: 1, failed: 0 });
   });
 });
 
