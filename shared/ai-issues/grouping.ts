@@ -98,6 +98,13 @@ const SYSTEM = [
 ].join('\n');
 
 /**
+ * The longest a grouping call may take, retries included, when the caller gives no deadline. A
+ * pass starts clusters for up to 150 s (AI_PASS_BUDGET_MS) in a Lambda of 300 s: a call started
+ * last still ends by 270 s, leaving time for the writes. Without it, 4 attempts of 60 s could run on.
+ */
+export const GROUPING_CALL_MS = 120_000;
+
+/**
  * The model's grouping, repaired: unknown ids are ignored, an alert named
  * twice stays in its first group, and alerts left out are grouped by rules
  * (and say so). A model that fails or answers nothing usable → rules for all.
@@ -107,6 +114,7 @@ export async function llmGroups(
   clusterName: string,
   alerts: readonly AlertRecord[],
   ledger: Ledger,
+  deadline = Date.now() + GROUPING_CALL_MS,
 ): Promise<{ groups: AlertGroup[]; usedModel: boolean }> {
   const all = [...alerts].sort(byStart);
   const older = all.slice(0, Math.max(0, all.length - PROMPT_ALERTS_MAX));
@@ -129,6 +137,7 @@ export async function llmGroups(
       system: SYSTEM,
       messages: [{ role: 'user', content: [{ type: 'text', text: `Cluster ${clusterName}, ${sorted.length} alerts:\n${lines.join('\n')}` }] }],
       max_tokens: 4096,
+      deadline,
     },
     ledger,
   );

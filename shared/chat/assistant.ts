@@ -16,6 +16,14 @@ import { runTool, toolSpecs } from './tools.js';
 
 export const MAX_TOOL_ROUNDS = 12;
 export const HISTORY_MESSAGES = 40;
+/**
+ * The history kept between messages, in characters (≈ 25,000 tokens): every call of the next
+ * message sends it again, and a tool result is up to 12,000 characters with any number per turn,
+ * so 40 messages could have been 3.6 M characters, past any model's context window.
+ */
+export const HISTORY_CHARS = 100_000;
+/** Tool results of earlier turns longer than this keep only a stub; the answers that used them stay. */
+export const STALE_RESULT_CHARS = 300;
 export const MESSAGES_PER_MINUTE = 20;
 /** Answer within this (the chat Lambda has 29 s); the last call starts with at least 10 s left. */
 export const CHAT_DEADLINE_MS = 27_000;
@@ -47,12 +55,52 @@ function admit(user: string, now: number): void {
   recent.set(user, times);
 }
 
-/** The last messages, cut where a conversation turn begins (never between a tool call and its result). */
+const startsTurn = (m: Message) => m.role === 'user' && m.content.every((b) => b.type === 'text');
+
+const charsOf = (turn: Message[]) =>
+  turn.reduce(
+    (n, m) =>
+      n +
+      m.content.reduce(
+        (k, b) => k + (b.type === 'text' ? b.text.length : b.type === 'tool_result' ? b.content.length : b.name.length + JSON.stringify(b.input ?? {}).length),
+        0,
+      ),
+    0,
+  );
+
+/** The turn with its long tool results cut to a stub; the calls stay, so each result still has its call. */
+const stubbed = (turn: Message[]): Message[] =>
+  turn.map((m) => ({
+    ...m,
+    content: m.content.map((b) =>
+      b.type === 'tool_result' && b.content.length > STALE_RESULT_CHARS
+        ? { ...b, content: `[${b.content.length} characters, not kept in the history: run the tool again if these figures are needed]` }
+        : b,
+    ),
+  }));
+
+/**
+ * The history to keep: at most HISTORY_MESSAGES messages and HISTORY_CHARS characters, in whole
+ * turns (a turn: the user's question, the tool calls and results, the answer), so a tool call
+ * never loses its result or the other way round (providers refuse both). The last turn keeps its
+ * tool results for follow-up questions, earlier ones keep stubs; over the budget, the last keeps
+ * stubs too, then the oldest turns go, then a last turn still too large keeps its question and answer.
+ */
 function bounded(messages: Message[]): Message[] {
-  let kept = messages.slice(-HISTORY_MESSAGES);
-  const startsTurn = (m: Message) => m.role === 'user' && m.content.every((b) => b.type === 'text');
-  while (kept.length && !startsTurn(kept[0]!)) kept = kept.slice(1);
-  return kept;
+  const turns: Message[][] = [];
+  for (const m of messages) {
+    if (startsTurn(m)) turns.push([m]);
+    else turns.at(-1)?.push(m); // before the first turn: nothing to attach to, dropped
+  }
+  const kept = turns.map((t, i) => (i < turns.length - 1 ? stubbed(t) : t));
+  const overChars = () => kept.reduce((n, t) => n + charsOf(t), 0) > HISTORY_CHARS;
+  const over = () => overChars() || kept.reduce((n, t) => n + t.length, 0) > HISTORY_MESSAGES;
+  if (kept.length && overChars()) kept[kept.length - 1] = stubbed(kept.at(-1)!);
+  while (kept.length > 1 && over()) kept.shift();
+  const last = kept[0];
+  if (last && over()) kept[0] = last.filter((_, i) => i === 0 || i === last.length - 1);
+  if (over()) kept.length = 0; // a question of 8,000 characters and its answer never get here
+  return kept.flat();
 }
 
 export interface ChatAnswer {

@@ -103,6 +103,11 @@ export function converseInput(modelId: string, request: ChatRequest): ConverseCo
   return input;
 }
 
+/** Bedrock's rule for tool names; the model may have sent anything (`functions.run_sql`, `run_sql<|channel|>…`). */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Sent in place of a tool name Bedrock would refuse (a ValidationException on every later turn); the call's result already said there is no such tool. */
+export const INVALID_TOOL_NAME = 'invalid_tool_name';
+
 function toBedrockBlock(block: ContentBlock): BedrockBlock[] {
   switch (block.type) {
     case 'text':
@@ -110,7 +115,15 @@ function toBedrockBlock(block: ContentBlock): BedrockBlock[] {
       return block.text.trim() ? [{ text: block.text }] : [];
     case 'tool_use':
       // A call whose arguments could not be parsed (input null) is sent back as an empty object.
-      return [{ toolUse: { toolUseId: block.id, name: block.name, input: (isObject(block.input) ? block.input : {}) as Json } }];
+      return [
+        {
+          toolUse: {
+            toolUseId: block.id,
+            name: TOOL_NAME.test(block.name) ? block.name : INVALID_TOOL_NAME,
+            input: (isObject(block.input) ? block.input : {}) as Json,
+          },
+        },
+      ];
     case 'tool_result':
       // `status` only when it says something: not every model on Bedrock accepts the field.
       // Blank text is refused here too, so an empty result says so.

@@ -106,11 +106,19 @@ export function chatCompletionBody(model: string, request: ChatRequest): ChatCom
   return body;
 }
 
+/** What OpenAI accepts as a function name; the model may have sent anything (`functions.run_sql`, `run_sql<|channel|>…`). */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Sent in place of a tool name OpenAI would refuse (a 400 on every later turn); the call's result already said there is no such tool. */
+export const INVALID_TOOL_NAME = 'invalid_tool_name';
+const wireToolName = (name: string) => (TOOL_NAME.test(name) ? name : INVALID_TOOL_NAME);
+
 function toOpenAi(message: Message): OpenAiMessage[] {
   const texts = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
   if (message.role === 'assistant') {
     const calls = message.content.flatMap((block): OpenAiToolCall[] =>
-      block.type === 'tool_use' ? [{ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } }] : [],
+      block.type === 'tool_use'
+        ? [{ id: block.id, type: 'function', function: { name: wireToolName(block.name), arguments: JSON.stringify(block.input ?? {}) } }]
+        : [],
     );
     if (calls.length === 0) return [{ role: 'assistant', content: texts.join('\n\n') }];
     // Only tool calls: content null, as OpenAI itself sends it.

@@ -46,6 +46,9 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
   let value = jsonIn(loop.text);
   let problem = problemsOf(schema, value);
   if (problem) {
+    // A call made past the deadline could only time out: the answer stands as invalid.
+    if (options.deadline !== undefined && Date.now() >= options.deadline)
+      throw new AnswerInvalid(`the model's answer did not validate and no time was left for a repair round: ${problem}`);
     const repair = await recordedCall(
       options.provider,
       {
@@ -56,6 +59,8 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
         ],
         tools: options.tools,
         max_tokens: options.maxTokens ?? 4096,
+        // The caller's deadline holds for the repair too (the agent worker keeps a margin after it).
+        deadline: options.deadline,
       },
       options.ledger,
       loop.spent,

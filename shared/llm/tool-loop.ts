@@ -101,6 +101,17 @@ export interface LoopResult {
 const LAST_ROUND = 'You have used every tool round. Answer now with what you have; do not call tools.';
 
 /**
+ * The most tool calls run in one round; the model's others are answered as skipped. Tools run one
+ * after another, so this bounds a round's time and the size of its results (12,000 characters
+ * each from chat's tools): a model once asked for 12 slow queries in one turn and took 47 s.
+ */
+export const MAX_TOOL_CALLS_PER_ROUND = 8;
+
+export const SKIPPED_OUT_OF_TIME = 'not run: out of time';
+const CUT_OUT_OF_TIME = 'stopped: out of time before it finished';
+const skippedOverCap = (cap: number) => `not run: at most ${cap} tool calls are run per round; ask again next round if it is still needed`;
+
+/**
  * Runs the loop from `messages` (ending with the user's turn). Up to
  * `maxRounds` rounds of tool calls; then one more call, told to answer.
  */
@@ -119,14 +130,21 @@ export async function runToolLoop(options: {
    */
   deadline?: number;
   reserveMs?: number;
+  /** At most this many tool calls run per round (default MAX_TOOL_CALLS_PER_ROUND). */
+  maxToolCallsPerRound?: number;
   /** Accumulates the calls' usage here, so a caller still knows what was spent when the loop throws. */
   spent?: Spent;
 }): Promise<LoopResult> {
   const messages = [...options.messages];
   const spent = options.spent ?? nothingSpent();
   let toolCalls = 0;
+  const cap = options.maxToolCallsPerRound ?? MAX_TOOL_CALLS_PER_ROUND;
+  // Past this, no tool runs: what is left is the final call's (Infinity: no deadline).
+  const toolsUntil = options.deadline === undefined ? Infinity : options.deadline - (options.reserveMs ?? 10_000);
+  // Set when a tool is cut short: its timer may fire a millisecond before Date.now() passes `toolsUntil`.
+  let timeUp = false;
   for (let round = 0; ; round++) {
-    const outOfTime = options.deadline !== undefined && Date.now() > options.deadline - (options.reserveMs ?? 10_000);
+    const outOfTime = timeUp || Date.now() > toolsUntil;
     const last = round === options.maxRounds || outOfTime;
     if (outOfTime && round < options.maxRounds && round > 0) {
       // The previous round's results are the last ones: tell the model to answer now.
@@ -149,15 +167,43 @@ export async function runToolLoop(options: {
       return { text, messages: cleaned, tool_calls: toolCalls, tool_rounds: round, stopped: last, spent };
     }
     const results: ContentBlock[] = [];
-    for (const use of uses) {
+    for (const [i, use] of uses.entries()) {
+      // Every call is answered (providers refuse a call without its result), run or not.
+      if (Date.now() > toolsUntil) timeUp = true;
+      const skipped = i >= cap ? skippedOverCap(cap) : timeUp ? SKIPPED_OUT_OF_TIME : undefined;
+      if (skipped) {
+        results.push({ type: 'tool_result', tool_use_id: use.id, content: skipped, is_error: true });
+        continue;
+      }
       toolCalls++;
       const result = use.input_error
         ? { content: `Your arguments for ${use.name} were not valid: ${use.input_error}. Send a JSON object that fits the tool's schema.`, is_error: true }
-        : await options.runTool(use.name, use.input);
-      results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, is_error: result.is_error });
+        : await runBefore(toolsUntil, () => options.runTool(use.name, use.input));
+      if (!result) timeUp = true;
+      results.push({ type: 'tool_result', tool_use_id: use.id, content: result?.content ?? CUT_OUT_OF_TIME, is_error: result?.is_error ?? true });
     }
     // Roles must alternate (Bedrock refuses two user messages in a row): the last-round notice rides with the results.
     if (round + 1 === options.maxRounds) results.push({ type: 'text', text: LAST_ROUND });
     messages.push({ role: 'user', content: results });
+  }
+}
+
+/**
+ * The tool's result, or undefined once `until` passes first: a tool that hangs must not eat the
+ * final answer's time. The tool is not stopped (its own limits end it); its late result is dropped.
+ */
+async function runBefore(until: number, run: () => Promise<{ content: string; is_error: boolean }>) {
+  if (until === Infinity) return run();
+  const left = Math.max(0, until - Date.now());
+  const pending = run();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), left);
+  });
+  try {
+    return await Promise.race([pending, late]);
+  } finally {
+    clearTimeout(timer);
+    pending.catch(() => undefined); // a late failure is nobody's to handle
   }
 }

@@ -1,0 +1,106 @@
+// A tool name the model made up, in a form the provider refuses ('functions.run_sql',
+// 'run_sql<|channel|>commentary'): the call is answered "there is no tool", and the
+// conversation sent back on the next call names it with a placeholder the provider
+// accepts. Each fake checks names as the real service does (Bedrock: [a-zA-Z0-9_-]+,
+// at most 64; OpenAI likewise) and refuses with its 400 otherwise.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Principal } from '../../shared/auth/principal.js';
+import { chat, resetChat } from '../../shared/chat/assistant.js';
+import { useTestTables } from '../support/dynamo.js';
+import { startFakeBedrock, type BedrockReply, type FakeBedrock } from '../support/fake-bedrock.js';
+import { startFakeOpenAi, type FakeOpenAi, type OpenAiReply } from '../support/fake-openai.js';
+
+const VALID_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const BAD_NAMES = ['functions.run_sql', 'run_sql<|channel|>commentary', 'x'.repeat(65)];
+
+let openai: FakeOpenAi;
+let bedrock: FakeBedrock;
+beforeAll(async () => {
+  await useTestTables();
+  openai = await startFakeOpenAi();
+  bedrock = await startFakeBedrock();
+});
+afterAll(async () => {
+  await openai?.close();
+  await bedrock?.close();
+});
+beforeEach(() => {
+  openai.reset();
+  bedrock.reset();
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+const user = (username: string) => ({ username, role: 'viewer' }) as unknown as Principal;
+
+describe('a tool name the provider would refuse', () => {
+  it('OpenAI: is answered "no such tool" and echoed as a placeholder, so the next call is accepted', async () => {
+    vi.stubEnv('LLM_PROVIDER', 'openai');
+    vi.stubEnv('LLM_MODEL', 'gpt-4o-mini');
+    vi.stubEnv('LLM_BASE_URL', openai.baseUrl);
+    const checked =
+      (then: OpenAiReply): OpenAiReply =>
+      (request) => {
+        const names = request.body.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
+        const bad = names.find((n) => !VALID_NAME.test(n));
+        return bad === undefined
+          ? then
+          : { kind: 'error', status: 400, message: `Invalid 'messages': function name '${bad}' does not match '^[a-zA-Z0-9_-]+$'.` };
+      };
+    openai.enqueueToolUse(BAD_NAMES.map((name) => ({ name, input: { sql: 'SELECT 1' } })));
+    openai.enqueue(checked({ kind: 'text', text: 'sorry, wrong tool' }));
+    openai.enqueue(checked({ kind: 'text', text: 'second answer' }));
+    const u = user('bad-tool-openai');
+    try {
+      expect((await chat(u, 'which clusters are at risk?')).reply).toBe('sorry, wrong tool');
+      // The history holds the call too: the next message sends it again.
+      expect((await chat(u, 'and now?')).reply).toBe('second answer');
+    } finally {
+      resetChat(u);
+    }
+    const answered = openai.answered();
+    expect(answered).toHaveLength(3);
+    const results = answered[1]!.body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(results).toHaveLength(3);
+    for (const [i, name] of BAD_NAMES.entries()) expect(results[i]).toContain(`There is no tool "${name}"`);
+  });
+
+  it('Bedrock: is answered "no such tool" and echoed as a placeholder, so the next call is accepted', async () => {
+    vi.stubEnv('LLM_PROVIDER', 'bedrock');
+    vi.stubEnv('LLM_MODEL', 'anthropic.claude-3-5-sonnet-20240620-v1:0');
+    vi.stubEnv('AWS_REGION', 'us-east-1');
+    vi.stubEnv('AWS_ENDPOINT_URL_BEDROCK_RUNTIME', bedrock.endpoint);
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDFLEETHEALTHTEST1');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'bedrock-secret-access-key-test');
+    vi.stubEnv('AWS_SESSION_TOKEN', '');
+    const checked =
+      (then: BedrockReply): BedrockReply =>
+      (request) => {
+        const names = request.body.messages.flatMap((m) => m.content).flatMap((b) => (b.toolUse ? [b.toolUse.name] : []));
+        const bad = names.find((n) => !VALID_NAME.test(n));
+        return bad === undefined
+          ? then
+          : {
+              kind: 'error',
+              type: 'ValidationException',
+              message: `Value '${bad}' at 'messages.1.member.content.1.member.toolUse.name' failed to satisfy constraint`,
+            };
+      };
+    bedrock.enqueueToolUse(BAD_NAMES.map((name) => ({ name, input: { sql: 'SELECT 1' } })));
+    bedrock.enqueue(checked({ kind: 'text', text: 'sorry, wrong tool' }));
+    bedrock.enqueue(checked({ kind: 'text', text: 'second answer' }));
+    const u = user('bad-tool-bedrock');
+    try {
+      expect((await chat(u, 'which clusters are at risk?')).reply).toBe('sorry, wrong tool');
+      expect((await chat(u, 'and now?')).reply).toBe('second answer');
+    } finally {
+      resetChat(u);
+    }
+    const answered = bedrock.answered();
+    expect(answered).toHaveLength(3);
+    const results = answered[1]!.body.messages.flatMap((m) => m.content).flatMap((b) => (b.toolResult ? [b.toolResult.content[0]?.text] : []));
+    expect(results).toHaveLength(3);
+    for (const [i, name] of BAD_NAMES.entries()) expect(results[i]).toContain(`There is no tool "${name}"`);
+  });
+});
