@@ -5,7 +5,7 @@
 // reflects, so a late delivery never overwrites a later one (recordAlerts).
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
-import { batchGet, ConditionFailed, mapLimit, putItem, queryAll, queryPage, type Key } from './client.js';
+import { batchGet, batchPut, ConditionFailed, mapLimit, putItem, queryAll, queryPage, type Key } from './client.js';
 import { itemReader, mapOf, nullable, oneOf, string } from './items.js';
 import { windowDays } from './metrics.js';
 
@@ -78,14 +78,12 @@ function chunked<T>(items: readonly T[], size: number): T[][] {
  * each one's outcome. The latest notification of an occurrence wins: each item
  * keeps the receipt time of the notification it reflects (`notified_at`, epoch
  * ms) and no write replaces a later one. Notices of one occurrence in the same
- * call are applied in order:
+ * call are applied in order. Round trips per call, not per alert:
  *  - one consistent BatchGet per 100 occurrences reads what is stored;
- *  - occurrences seen for the first time, and stored ones whose state or text
- *    changed, get a put conditioned on `notified_at` not being later than this
- *    notification's (a loss means a later notification is stored: this one is
- *    late, and counts as a duplicate), 32 in flight. First sightings too: two
- *    deliveries of a new occurrence both find nothing, and an unconditional
- *    write (BatchWrite has no conditions) let the older one land last;
+ *  - occurrences seen for the first time are written by BatchWrite (25 per request);
+ *  - stored ones whose state or text changed get a put conditioned on
+ *    `notified_at` not being later than this notification's (a loss means a
+ *    later notification is stored: this one is late, and counts as a duplicate);
  *  - redeliveries that change nothing are not written at all.
  */
 export async function recordAlerts(notices: readonly AlertNotice[], now = new Date()): Promise<UpsertOutcome[]> {
@@ -112,7 +110,8 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   }
 
   const outcomes = new Array<UpsertOutcome>(notices.length);
-  const writes: { item: Key & Record<string, unknown>; indexes: number[] }[] = [];
+  const fresh: (Key & Record<string, unknown>)[] = [];
+  const changed: { item: Key & Record<string, unknown>; indexes: number[] }[] = [];
   for (const [key, indexes] of occurrences) {
     const before = stored.get(key);
     if (before?.notified_at !== undefined && before.notified_at > stamp) {
@@ -126,12 +125,14 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
       state = next;
     }
     if (before && sameContent(before, state!)) continue;
-    writes.push({ item: toItem(state!, before?.received_at ?? now.toISOString(), stamp, now), indexes });
+    const item = toItem(state!, before?.received_at ?? now.toISOString(), stamp, now);
+    if (before) changed.push({ item, indexes });
+    else fresh.push(item);
   }
 
-  await mapLimit(writes, 32, async ({ item, indexes }) => {
+  await mapLimit(chunked(fresh, 25), 4, (chunk) => batchPut('alerts', chunk));
+  await mapLimit(changed, 16, async ({ item, indexes }) => {
     try {
-      // Holds for an occurrence not stored yet too (no notified_at).
       await putItem('alerts', item, {
         ConditionExpression: 'attribute_not_exists(notified_at) OR notified_at <= :stamp',
         ExpressionAttributeValues: { ':stamp': stamp },

@@ -1,7 +1,7 @@
 // Alertmanager ingest: one webhook notification of 3,000 alerts (≈1.2 MB), the
 // largest group the 6 MB ingest body is sized for with room to spare. Each run
 // is a new group (new fingerprints), timed through ingestAlerts: validation,
-// the inventory check, the batched reads and conditional writes, and the issue grouping of
+// the inventory check, the batched reads and writes, and the issue grouping of
 // the clusters it touched. Then the same notification again (a repeat: all
 // duplicates, reads only).
 import { randomUUID } from 'node:crypto';
@@ -90,7 +90,7 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
       if (again.duplicates !== 3000) throw new Error(`repeat: ${again.duplicates} duplicates`);
     }
     const where = clusters === 1 ? 'one cluster' : `${clusters} clusters`;
-    report('alerts', `store one notification of 3,000 new alerts (batched reads, a conditional put each), ${where}`, summary(store));
+    report('alerts', `store one notification of 3,000 new alerts (batched read + writes), ${where}`, summary(store));
     report(
       'alerts',
       `ingest one Alertmanager notification of 3,000 new alerts (${(bytes / 1e6).toFixed(1)} MB), ${where}, issue grouping included`,
