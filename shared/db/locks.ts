@@ -21,24 +21,13 @@ export interface LockHolder {
   expires_at: number;
 }
 
-/**
- * Takes the lock for `owner`; false when someone else holds an unexpired lease. Returns the expired holder it replaced, if any.
- * A lease is ours when the item carries the rvn this write made: so a write whose answer was lost, and whose retry then met it,
- * still takes the lock (client.ts conditionalWrite) rather than leaving it held by nobody working for one lease.
- */
+/** Takes the lock for `owner`; false when someone else holds an unexpired lease. Returns the expired holder it replaced, if any. */
 export async function acquireLock(name: string, owner: string, leaseMs: number, now = Date.now()): Promise<{ acquired: boolean; replaced?: LockHolder }> {
   const before = await getItem('locks', key(name), true);
-  const lease = leaseItem(name, owner, leaseMs, now);
-  const { written } = await conditionalWrite(
-    'locks',
-    key(name),
-    () =>
-      putItem('locks', lease, {
-        ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
-        ExpressionAttributeValues: { ':now': now },
-      }),
-    (item) => item.rvn === lease.rvn,
-  );
+  const written = await putLease(leaseItem(name, owner, leaseMs, now), {
+    ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
+    ExpressionAttributeValues: { ':now': now },
+  });
   if (!written) return { acquired: false };
   const replaced = before && Number(before.expires_at) < now ? { owner: String(before.owner), expires_at: Number(before.expires_at) } : undefined;
   return { acquired: true, replaced };
@@ -49,16 +38,24 @@ export async function acquireLock(name: string, owner: string, leaseMs: number, 
  * (it finished without releasing). False when the lock is no longer `from`'s (someone else took it).
  */
 export async function takeOverLock(name: string, from: string, owner: string, leaseMs: number, now = Date.now()): Promise<boolean> {
-  const lease = leaseItem(name, owner, leaseMs, now);
+  return putLease(leaseItem(name, owner, leaseMs, now), {
+    ConditionExpression: '#owner = :from',
+    ExpressionAttributeNames: { '#owner': 'owner' },
+    ExpressionAttributeValues: { ':from': from },
+  });
+}
+
+/**
+ * Writes a new lease under `condition`: whether it is in place. A lease is ours when the item carries
+ * the rvn this write made, so a write whose answer was lost, and whose retry then met it, still holds
+ * the lock (client.ts conditionalWrite) rather than leave it held by nobody working for one lease.
+ */
+async function putLease(lease: ReturnType<typeof leaseItem>, condition: Parameters<typeof putItem>[2]): Promise<boolean> {
+  const place = { pk: lease.pk, sk: lease.sk };
   const { written } = await conditionalWrite(
     'locks',
-    key(name),
-    () =>
-      putItem('locks', lease, {
-        ConditionExpression: '#owner = :from',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':from': from },
-      }),
+    place,
+    () => putItem('locks', lease, condition),
     (item) => item.rvn === lease.rvn,
   );
   return written;

@@ -1,27 +1,20 @@
 // The chat history is bounded by size, not only by count: earlier turns keep stubs of their
 // long tool results, and the oldest whole turns go once HISTORY_CHARS is reached, so a
 // tool call never loses its result (the strict fake refuses that, as OpenAI does).
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { chat, resetChat } from '../../shared/chat/assistant.js';
 import { dropFleetDatabase } from '../../shared/chat/tools.js';
-import { useTestTables } from '../support/dynamo.js';
-import { startFakeOpenAi, type FakeOpenAi, type WireMessage } from '../support/fake-openai.js';
+import { useFakeOpenAi, type WireMessage } from '../support/fake-openai.js';
 
-let openai: FakeOpenAi;
-beforeAll(async () => {
-  await useTestTables();
-  openai = await startFakeOpenAi();
-});
+const openai = useFakeOpenAi();
 afterAll(async () => {
-  await openai?.close();
   await dropFleetDatabase();
 });
 beforeEach(() => {
-  openai.reset();
   vi.stubEnv('LLM_PROVIDER', 'openai');
   vi.stubEnv('LLM_MODEL', 'gpt-4o-mini');
-  vi.stubEnv('LLM_BASE_URL', openai.baseUrl);
+  vi.stubEnv('LLM_BASE_URL', openai().baseUrl);
 });
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -44,16 +37,16 @@ describe('chat history', () => {
     try {
       for (let turn = 0; turn < 3; turn++) {
         // 7 results of 12,000 characters: one turn's fit in the budget, three turns' did not.
-        openai.enqueueToolUse(Array.from({ length: 7 }, () => ({ name: 'run_sql', input: { sql: BIG_SQL } })));
-        openai.enqueueText(`turn ${turn} done`);
+        openai().enqueueToolUse(Array.from({ length: 7 }, () => ({ name: 'run_sql', input: { sql: BIG_SQL } })));
+        openai().enqueueText(`turn ${turn} done`);
         await chat(u, `question ${turn}`, Date.now() + turn);
       }
-      openai.enqueueText('hi');
+      openai().enqueueText('hi');
       await chat(u, 'hello again', Date.now() + 3);
     } finally {
       resetChat(u);
     }
-    const last = openai.answered().at(-1)!.body.messages;
+    const last = openai().answered().at(-1)!.body.messages;
     const results = last.filter((m) => m.role === 'tool').map((m) => m.content ?? '');
     expect(results).toHaveLength(21);
     // Turns 1 and 2: stubs; turn 3 (the one before this question): the results as they were.
@@ -69,18 +62,18 @@ describe('chat history', () => {
     try {
       for (let i = 0; i < 20; i++) {
         // Every fourth turn calls a tool, so turns differ in length and a cut in the middle would show.
-        if (i % 4 === 3) openai.enqueueToolUse({ name: 'run_sql', input: { sql: 'SELECT 1 AS one' } });
-        openai.enqueueText(`answer ${i}`);
+        if (i % 4 === 3) openai().enqueueToolUse({ name: 'run_sql', input: { sql: 'SELECT 1 AS one' } });
+        openai().enqueueText(`answer ${i}`);
         // A minute apart: the rate limit is not what this tests.
         await chat(u, question(i), start + i * 61_000);
       }
-      openai.enqueueText('last');
+      openai().enqueueText('last');
       await chat(u, 'and so?', start + 20 * 61_000);
     } finally {
       resetChat(u);
     }
-    const sent = openai.answered().at(-1)!.body.messages;
-    expect(openai.received.every((r) => !r.rejected)).toBe(true); // every tool call went with its result
+    const sent = openai().answered().at(-1)!.body.messages;
+    expect(openai().received.every((r) => !r.rejected)).toBe(true); // every tool call went with its result
     const conversation = sent.filter((m) => m.role !== 'system');
     expect(conversation[0]).toMatchObject({ role: 'user' });
     expect(conversation[0]!.content).toMatch(/^\d+:q/); // a turn begins with its question

@@ -34,6 +34,37 @@ afterEach(() => {
 
 const user = (username: string) => ({ username, role: 'viewer' }) as unknown as Principal;
 
+/**
+ * The model makes the bad calls, then two replies that are refused if a request carries a bad name
+ * (`checked`); two messages of one user's chat: the first answered after the bad calls, the second
+ * the next call, which sends them again. The three requests the fake answered.
+ */
+async function converse<Reply, Request>(
+  fake: { enqueueToolUse(calls: { name: string; input: unknown }[]): void; enqueue(reply: Reply): void; answered(): Request[] },
+  checked: (then: { kind: 'text'; text: string }) => Reply,
+  name: string,
+): Promise<Request[]> {
+  fake.enqueueToolUse(BAD_NAMES.map((bad) => ({ name: bad, input: { sql: 'SELECT 1' } })));
+  fake.enqueue(checked({ kind: 'text', text: 'sorry, wrong tool' }));
+  fake.enqueue(checked({ kind: 'text', text: 'second answer' }));
+  const u = user(name);
+  try {
+    expect((await chat(u, 'which clusters are at risk?')).reply).toBe('sorry, wrong tool');
+    expect((await chat(u, 'and now?')).reply).toBe('second answer');
+  } finally {
+    resetChat(u);
+  }
+  const answered = fake.answered();
+  expect(answered).toHaveLength(3);
+  return answered;
+}
+
+/** The tool results of the bad calls, in order: each says there is no such tool. */
+function expectNoSuchTool(results: (string | null | undefined)[]) {
+  expect(results).toHaveLength(BAD_NAMES.length);
+  for (const [i, name] of BAD_NAMES.entries()) expect(results[i]).toContain(`There is no tool "${name}"`);
+}
+
 describe('a tool name the provider would refuse', () => {
   it('OpenAI: is answered "no such tool" and echoed as a placeholder, so the next call is accepted', async () => {
     vi.stubEnv('LLM_PROVIDER', 'openai');
@@ -48,22 +79,8 @@ describe('a tool name the provider would refuse', () => {
           ? then
           : { kind: 'error', status: 400, message: `Invalid 'messages': function name '${bad}' does not match '^[a-zA-Z0-9_-]+$'.` };
       };
-    openai.enqueueToolUse(BAD_NAMES.map((name) => ({ name, input: { sql: 'SELECT 1' } })));
-    openai.enqueue(checked({ kind: 'text', text: 'sorry, wrong tool' }));
-    openai.enqueue(checked({ kind: 'text', text: 'second answer' }));
-    const u = user('bad-tool-openai');
-    try {
-      expect((await chat(u, 'which clusters are at risk?')).reply).toBe('sorry, wrong tool');
-      // The history holds the call too: the next message sends it again.
-      expect((await chat(u, 'and now?')).reply).toBe('second answer');
-    } finally {
-      resetChat(u);
-    }
-    const answered = openai.answered();
-    expect(answered).toHaveLength(3);
-    const results = answered[1]!.body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
-    expect(results).toHaveLength(3);
-    for (const [i, name] of BAD_NAMES.entries()) expect(results[i]).toContain(`There is no tool "${name}"`);
+    const answered = await converse(openai, checked, 'bad-tool-openai');
+    expectNoSuchTool(answered[1]!.body.messages.filter((m) => m.role === 'tool').map((m) => m.content));
   });
 
   it('Bedrock: is answered "no such tool" and echoed as a placeholder, so the next call is accepted', async () => {
@@ -87,20 +104,7 @@ describe('a tool name the provider would refuse', () => {
               message: `Value '${bad}' at 'messages.1.member.content.1.member.toolUse.name' failed to satisfy constraint`,
             };
       };
-    bedrock.enqueueToolUse(BAD_NAMES.map((name) => ({ name, input: { sql: 'SELECT 1' } })));
-    bedrock.enqueue(checked({ kind: 'text', text: 'sorry, wrong tool' }));
-    bedrock.enqueue(checked({ kind: 'text', text: 'second answer' }));
-    const u = user('bad-tool-bedrock');
-    try {
-      expect((await chat(u, 'which clusters are at risk?')).reply).toBe('sorry, wrong tool');
-      expect((await chat(u, 'and now?')).reply).toBe('second answer');
-    } finally {
-      resetChat(u);
-    }
-    const answered = bedrock.answered();
-    expect(answered).toHaveLength(3);
-    const results = answered[1]!.body.messages.flatMap((m) => m.content).flatMap((b) => (b.toolResult ? [b.toolResult.content[0]?.text] : []));
-    expect(results).toHaveLength(3);
-    for (const [i, name] of BAD_NAMES.entries()) expect(results[i]).toContain(`There is no tool "${name}"`);
+    const answered = await converse(bedrock, checked, 'bad-tool-bedrock');
+    expectNoSuchTool(answered[1]!.body.messages.flatMap((m) => m.content).flatMap((b) => (b.toolResult ? [b.toolResult.content[0]?.text] : [])));
   });
 });

@@ -1,38 +1,16 @@
 // What an alert may carry into DynamoDB, on DynamoDB Local: map keys it would refuse are refused per
 // alert (the others of the notification are stored and grouped), and only http(s) dashboard links
 // reach the timeline.
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { listClusterAlerts } from '../../shared/db/alerts.js';
-import { upsertClusters } from '../../shared/db/clusters.js';
 import { listClusterIssues } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { issueDetail } from '../../shared/issues/queries.js';
+import { storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
 const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
-
-async function newCluster(): Promise<string> {
-  const id = randomUUID();
-  await upsertClusters([
-    {
-      cluster_id: id,
-      cluster_name: `c-${id.slice(0, 8)}`,
-      customer_name: 'Acme',
-      account_id: '123456789012',
-      account_name: 'Acme Production',
-      email: 'ops@acme.example.com',
-      customer_tier: 'A',
-      cluster_type: 'ELASTIC',
-      region: 'us-east-1',
-      engine_version: '3.3.1',
-      resource_state: 'RUNNING',
-      node_count: 3,
-    },
-  ]);
-  return id;
-}
 
 const alert = (clusterId: string, name: string, over: Record<string, unknown> = {}) => ({
   status: 'firing',
@@ -49,7 +27,7 @@ beforeAll(async () => {
 
 describe('alert map keys', () => {
   it('refuses an alert with an empty label or annotation key by index, and stores and groups the rest', async () => {
-    const c = await newCluster();
+    const c = await storedCluster();
     const result = await ingestAlerts(
       [
         alert(c, 'EmptyLabelKey', { labels: { alertname: 'EmptyLabelKey', cluster_id: c, '': 'v' } }),
@@ -74,7 +52,7 @@ describe('alert map keys', () => {
   });
 
   it('refuses an endsAt longer than any time', async () => {
-    const c = await newCluster();
+    const c = await storedCluster();
     const result = await ingestAlerts([alert(c, 'LongEnd', { status: 'resolved', endsAt: 'x'.repeat(65) })], NOW);
     expect(result.rejected).toEqual([{ index: 0, reason: expect.stringMatching(/^endsAt: /) }]);
   });
@@ -82,7 +60,7 @@ describe('alert map keys', () => {
 
 describe('alert dashboard links', () => {
   it('keeps an absolute http(s) link and stores any other as "", keeping the alert', async () => {
-    const c = await newCluster();
+    const c = await storedCluster();
     const links: [string, Record<string, unknown>, string][] = [
       ['Https', { annotations: { dashboard_url: 'https://grafana.example.com/d/disk' } }, 'https://grafana.example.com/d/disk'],
       ['Generator', { generatorURL: 'http://prometheus:9090/graph?g0.expr=up' }, 'http://prometheus:9090/graph?g0.expr=up'],

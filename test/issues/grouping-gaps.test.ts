@@ -1,11 +1,9 @@
 // Gaps found in review: an Ongoing issue older than the regrouping horizon must
 // survive an edit of the grouping keys (its alert still fires), and label values
 // holding the key's separator must neither merge groups nor garble issue names.
-import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { upsertAlert, type AlertRecord } from '../../shared/db/alerts.js';
-import { upsertClusters } from '../../shared/db/clusters.js';
 import { getIssue, listClusterIssues } from '../../shared/db/issues.js';
 import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
@@ -14,6 +12,7 @@ import { REGROUP_HORIZON_DAYS, regroupClusters } from '../../shared/issues/regro
 import { checkRuleText } from '../../shared/rules/check.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import type { IssueRules } from '../../shared/rules/schemas.js';
+import { storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
@@ -45,27 +44,6 @@ describe('an Ongoing issue older than the regrouping horizon', () => {
     await useTestTables();
   });
 
-  async function newCluster(): Promise<string> {
-    const id = randomUUID();
-    await upsertClusters([
-      {
-        cluster_id: id,
-        cluster_name: `c-${id.slice(0, 6)}`,
-        customer_name: 'Acme',
-        account_id: '1',
-        account_name: 'Acme',
-        email: 'ops@acme.example',
-        customer_tier: 'A',
-        cluster_type: 'ELASTIC',
-        region: 'EU (eu-west-1)',
-        engine_version: '3.3.1',
-        resource_state: 'RUNNING',
-        node_count: 3,
-      },
-    ]);
-    return id;
-  }
-
   async function useIssueRules(text: string) {
     const checked = checkRuleText('issue-rules', text);
     if (!checked.ok) throw new Error(checked.message);
@@ -73,7 +51,7 @@ describe('an Ongoing issue older than the regrouping horizon', () => {
   }
 
   it('is replaced by an issue of the new grouping keys when they are edited: its alert still fires', async () => {
-    const c = await newCluster();
+    const c = await storedCluster();
     const started = ago((REGROUP_HORIZON_DAYS + 5) * DAY);
     const { received_at: _r, updated_at: _u, ...notice } = firing(c, 'NodeDown', started, 'node-down');
     await upsertAlert(notice, started);
@@ -97,7 +75,7 @@ describe('an Ongoing issue older than the regrouping horizon', () => {
   });
 
   it('is formed by the ingest that first delivers an alert already firing for longer than the horizon, and kept by later passes', async () => {
-    const c = await newCluster();
+    const c = await storedCluster();
     const started = ago((REGROUP_HORIZON_DAYS + 1) * DAY);
     const answer = await ingestAlerts(
       [{ status: 'firing', labels: { alertname: 'CertExpiring', cluster_id: c, severity: 'critical' }, startsAt: started.toISOString() }],

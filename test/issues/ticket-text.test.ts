@@ -1,11 +1,11 @@
 // A ticket's text for an issue whose alerts have long descriptions, on DynamoDB Local: each alert is
 // one line of at most TICKET_LINE_MAX characters, and the whole within what Jira Cloud accepts.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { upsertClusters } from '../../shared/db/clusters.js';
 import { listClusterIssues } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { TICKET_DESCRIPTION_MAX, TICKET_LINE_MAX, ticketRequest } from '../../shared/issues/triage.js';
+import { storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
@@ -13,23 +13,7 @@ const NOW = new Date();
 const JIRA_TEXT_MAX = 32_767;
 
 async function issueWith(descriptions: string[], alertname = 'DiskUsageHigh') {
-  const c = randomUUID();
-  await upsertClusters([
-    {
-      cluster_id: c,
-      cluster_name: `c-${c.slice(0, 8)}`,
-      customer_name: 'Acme',
-      account_id: '123456789012',
-      account_name: 'Acme Production',
-      email: 'ops@acme.example.com',
-      customer_tier: 'A',
-      cluster_type: 'ELASTIC',
-      region: 'us-east-1',
-      engine_version: '3.3.1',
-      resource_state: 'RUNNING',
-      node_count: 3,
-    },
-  ]);
+  const c = await storedCluster();
   const alerts = descriptions.map((description, i) => ({
     status: 'firing',
     labels: { alertname, cluster_id: c },

@@ -2,49 +2,44 @@
 // MAX_TOOL_CALLS_PER_ROUND (8) run, none starts (or keeps the loop waiting) once the time
 // reserved for the answer is reached, and every call the model made is still answered.
 // Counted, not timed: the loop's clock (Date) is moved by the tools where time matters.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { llmProvider } from '../../shared/llm/provider.js';
 import { runToolLoop } from '../../shared/llm/tool-loop.js';
-import { useTestTables } from '../support/dynamo.js';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
+import { useFakeOpenAi } from '../support/fake-openai.js';
 
-let openai: FakeOpenAi;
-beforeAll(async () => {
-  await useTestTables();
-  openai = await startFakeOpenAi();
-});
-afterAll(async () => {
-  await openai?.close();
-});
-beforeEach(() => openai.reset());
-afterEach(() => {
-  vi.useRealTimers();
-});
+const openai = useFakeOpenAi();
 
 /** MAX_TOOL_CALLS_PER_ROUND (shared/llm/tool-loop.ts), as shared/llm/README.md states it. */
 const CAP = 8;
 const probe = [{ name: 'probe', description: 'd', input_schema: { type: 'object' } }];
 const go = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'go' }] }];
-const provider = () => llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl })!;
+const provider = () => llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai().baseUrl })!;
 /** The `tool` messages of a request, in order. */
-const toolMessages = (i: number) => openai.answered()[i]!.body.messages.filter((m) => m.role === 'tool');
+const toolMessages = (i: number) =>
+  openai()
+    .answered()
+    [i]!.body.messages.filter((m) => m.role === 'tool');
+/** The loop on the probe tool (12 rounds at most, as chat), with `runTool` and the rest of `over`. */
+const loop = (runId: string, runTool: Parameters<typeof runToolLoop>[0]['runTool'], over: Partial<Parameters<typeof runToolLoop>[0]> = {}) =>
+  runToolLoop({
+    provider: provider(),
+    system: 's',
+    messages: go,
+    tools: probe,
+    runTool,
+    maxRounds: 12,
+    ledger: { runId, source: 'chat', user: 'test' },
+    ...over,
+  });
 
 describe('one round of tool calls', () => {
   it(`runs at most ${CAP} of the calls asked for in one turn, and answers the others as skipped`, async () => {
-    openai.enqueueToolUse(Array.from({ length: 12 }, (_, i) => ({ name: 'probe', input: { i } })));
-    openai.enqueueText('done');
+    openai().enqueueToolUse(Array.from({ length: 12 }, (_, i) => ({ name: 'probe', input: { i } })));
+    openai().enqueueText('done');
     const ran: unknown[] = [];
-    const result = await runToolLoop({
-      provider: provider(),
-      system: 's',
-      messages: go,
-      tools: probe,
-      runTool: async (_name, input) => {
-        ran.push(input);
-        return { content: 'ok', is_error: false };
-      },
-      maxRounds: 12,
-      ledger: { runId: 'cap-run', source: 'chat', user: 'test' },
+    const result = await loop('cap-run', async (_name, input) => {
+      ran.push(input);
+      return { content: 'ok', is_error: false };
     });
     expect(result.text).toBe('done');
     expect(ran).toHaveLength(CAP);
@@ -56,58 +51,46 @@ describe('one round of tool calls', () => {
   });
 
   it("stops starting tools once the answer's reserved time is reached, and still makes the final call", async () => {
-    openai.enqueueToolUse(Array.from({ length: 6 }, (_, i) => ({ name: 'probe', input: { i } })));
-    openai.enqueueText('answer in time');
+    openai().enqueueToolUse(Array.from({ length: 6 }, (_, i) => ({ name: 'probe', input: { i } })));
+    openai().enqueueText('answer in time');
     // Only Date is faked (network timers stay real); each tool moves it on by 600 ms.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     const started = Date.now();
     const ran: unknown[] = [];
-    const result = await runToolLoop({
-      provider: provider(),
-      system: 's',
-      messages: go,
-      tools: probe,
-      runTool: async (_name, input) => {
+    const result = await loop(
+      'round-time-run',
+      async (_name, input) => {
         ran.push(input);
         vi.setSystemTime(Date.now() + 600);
         return { content: 'ok', is_error: false };
       },
-      maxRounds: 12,
-      ledger: { runId: 'round-time-run', source: 'chat', user: 'test' },
-      deadline: started + 3000,
-      reserveMs: 1500,
-    });
+      { deadline: started + 3000, reserveMs: 1500 },
+    );
     // Tools start at 0, 600 and 1200 ms; at 1800 ms the reserve (from 1500 ms) has begun.
     expect(ran).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
     expect(result).toMatchObject({ text: 'answer in time', stopped: true, tool_calls: 3 });
-    expect(openai.answered()).toHaveLength(2);
+    expect(openai().answered()).toHaveLength(2);
     expect(toolMessages(1).map((m) => m.content)).toEqual(['ok', 'ok', 'ok', ...Array(3).fill('Error: not run: out of time')]);
-    expect(JSON.stringify(openai.answered()[1]!.body.messages)).toContain('Answer now');
+    expect(JSON.stringify(openai().answered()[1]!.body.messages)).toContain('Answer now');
   });
 
   it('does not wait for a tool that is still running when the reserved time begins', async () => {
-    openai.enqueueToolUse([
+    openai().enqueueToolUse([
       { name: 'probe', input: { hang: true } },
       { name: 'probe', input: { hang: false } },
     ]);
-    openai.enqueueText('answered without it');
+    openai().enqueueText('answered without it');
     const ran: unknown[] = [];
-    const result = await runToolLoop({
-      provider: provider(),
-      system: 's',
-      messages: go,
-      tools: probe,
+    const result = await loop(
+      'hung-tool-run',
       // A tool that never answers: the loop must not wait on it past the reserve.
-      runTool: (_name, input) => {
+      (_name, input) => {
         ran.push(input);
         return new Promise(() => undefined);
       },
-      maxRounds: 12,
-      ledger: { runId: 'hung-tool-run', source: 'chat', user: 'test' },
       // Tools may start for 3 s (a local model call takes milliseconds), then the answer's 17 s begin.
-      deadline: Date.now() + 20_000,
-      reserveMs: 17_000,
-    });
+      { deadline: Date.now() + 20_000, reserveMs: 17_000 },
+    );
     expect(result).toMatchObject({ text: 'answered without it', stopped: true, tool_calls: 1 });
     expect(ran).toEqual([{ hang: true }]);
     expect(toolMessages(1).map((m) => m.content)).toEqual(['Error: stopped: out of time before it finished', 'Error: not run: out of time']);

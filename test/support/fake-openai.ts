@@ -42,6 +42,8 @@
 // message must be answered by the `tool` messages right after it.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
+import { useTestTables } from './dynamo.js';
 
 export interface FakeUsage {
   input_tokens: number;
@@ -155,6 +157,30 @@ const ERRORS: Record<number, { message: string; type: string; code: string | nul
 
 const DEFAULT_USAGE: FakeUsage = { input_tokens: 100, output_tokens: 20 };
 const COMPLETIONS_PATH = '/v1/chat/completions';
+
+/**
+ * The fake for one test file, on DynamoDB Local's tables (the usage ledger): started before its
+ * tests, reset before each, closed after them; the real clock is back after each test (some fake
+ * Date). Answers a getter: the server exists once the file's tests run.
+ */
+export function useFakeOpenAi(options: FakeOpenAiOptions = {}): () => FakeOpenAi {
+  let openai: FakeOpenAi | undefined;
+  beforeAll(async () => {
+    await useTestTables();
+    openai = await startFakeOpenAi(options);
+  });
+  afterAll(async () => {
+    await openai?.close();
+  });
+  beforeEach(() => openai?.reset());
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  return () => {
+    if (!openai) throw new Error('the fake OpenAI server starts in beforeAll');
+    return openai;
+  };
+}
 
 export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> {
   const timers = new Set<NodeJS.Timeout>();
