@@ -11,7 +11,9 @@ import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
 import { createLogger } from '../log.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
-import { AlertmanagerAlert, ClusterInput, HttpLink, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
+import { HttpLink } from '../routes/common.js';
+import * as z from '../zod.js';
+import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
 
 export type { AlertIngestResult };
 
@@ -141,8 +143,9 @@ export function severityOf(label: string | undefined): string {
  * http(s) URL, else '': the timeline renders it as a link, so a `javascript:` one would run on a click.
  * The alert itself is kept; only the link is dropped.
  */
+const dashboardLink = z.lazy(HttpLink);
 function dashboardUrl(alert: AlertmanagerAlert): string {
-  const link = HttpLink.safeParse(alert.annotations.dashboard_url ?? alert.generatorURL);
+  const link = dashboardLink.safeParse(alert.annotations.dashboard_url ?? alert.generatorURL);
   return link.success ? link.data : '';
 }
 

@@ -109,12 +109,6 @@ const mapKey = () => z.string().check(z.minLength(1, 'a key must not be empty'),
 const stringMap = <V extends z.ZodMiniType<string>>(value: V) =>
   z.record(mapKey(), value, { error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined) });
 
-/**
- * A link the app shows, checked as ticket_url is (shared/routes/issues.ts, shared/tickets/webhook.ts): an
- * absolute http(s) URL of at most 2,048 characters, so no `javascript:` or `data:` link reaches a page.
- */
-export const HttpLink = z.lazy(() => z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)));
-
 /** One alert of an Alertmanager webhook (version 4). */
 export const AlertmanagerAlert = z.lazy(() =>
   z

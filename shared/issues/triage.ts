@@ -20,6 +20,7 @@ import {
 import { BadGateway, Conflict, ServiceUnavailable } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
+import { cutText } from '../tickets/text.js';
 import { resolveAssignee } from './assignee.js';
 import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
 import { createLogger, errorFields } from '../log.js';
@@ -71,17 +72,9 @@ export const TICKET_LINE_MAX = 1_000;
  */
 export const TICKET_DESCRIPTION_MAX = 30_000;
 
-/** `text` within `max` characters (UTF-16 units, never fewer than Jira counts), a cut marked with an ellipsis. */
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  // Never half a surrogate pair: a lone surrogate is not valid text for Jira or a webhook receiver.
-  const kept = text.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '');
-  return `${kept}…`;
-}
-
 /** One alert in a ticket: one line (a description's line breaks would split Jira's bullet list), at most TICKET_LINE_MAX. */
 const alertLine = (a: { starts_at: string; status: string; alert_name: string; detail: string }) =>
-  cut(`- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`.replace(/\s+/g, ' '), TICKET_LINE_MAX);
+  cutText(`- ${displayTime(a.starts_at)} ${a.status} ${a.alert_name}${a.detail ? `: ${a.detail}` : ''}`.replace(/\s+/g, ' '), TICKET_LINE_MAX);
 
 /** The ticket's text: the issue, its alerts, and the evidence an engineer starts from. */
 export async function ticketRequest(issue: IssueRecord, now: Date): Promise<TicketRequest> {
@@ -106,7 +99,7 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
   return {
     issue_id: issue.issue_id,
     summary: `[${issue.severity}] ${issue.issue_name} on ${issue.cluster_name}${issue.customer_name ? ` (${issue.customer_name})` : ''}`.slice(0, 255),
-    description: cut(paragraphs.join('\n\n'), TICKET_DESCRIPTION_MAX),
+    description: cutText(paragraphs.join('\n\n'), TICKET_DESCRIPTION_MAX),
     link: `${appUrl()}/issues/${encodeURIComponent(issue.issue_id)}`,
     labels: ['fleet-health', issue.severity.toLowerCase()],
     severity: issue.severity,

@@ -11,6 +11,12 @@ export const DaysWindow = z.preprocess(blankAsAbsent, z._default(z.coerce.number
 
 export const Text = (max: number) => z.string().check(z.maxLength(max));
 
+/**
+ * A link the app shows or follows (a ticket's URL, a webhook's, an alert's dashboard): an absolute
+ * http(s) URL of at most 2,048 characters, so no `javascript:` or `data:` link reaches a page.
+ */
+export const HttpLink = () => z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
+
 /** `value` in the case `values` spell it (`critical` → `Critical`), or unchanged when none matches. */
 const inCaseOf = (values: readonly string[], value: string) => values.find((c) => c.toLowerCase() === value.trim().toLowerCase()) ?? value;
 

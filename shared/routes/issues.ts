@@ -2,7 +2,7 @@ import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { IssueSchema } from '../issues/schemas.js';
-import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
+import { HttpLink, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
 
 export const IssuePatch = z
   .strictObject({
@@ -12,7 +12,7 @@ export const IssuePatch = z
     notes: z.optional(Text(10_000)),
     ticket_key: z.optional(Text(64)),
     // Shown as a link: http(s) only, never javascript: or data:.
-    ticket_url: z.optional(z.union([z.literal(''), z.url({ protocol: /^https?$/ }).check(z.maxLength(2048))])),
+    ticket_url: z.optional(z.union([z.literal(''), HttpLink()])),
   })
   .check(z.refine((p) => Object.keys(p).length > 0, 'at least one field is required'));
 export type IssuePatch = z.infer<typeof IssuePatch>;

@@ -5,6 +5,7 @@ import * as z from '../zod.js';
 import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
 import { postJson } from './post.js';
+import { cutText } from './text.js';
 
 export interface JiraConfig {
   /** Site URL without a trailing slash, e.g. https://acme.atlassian.net */
@@ -83,12 +84,7 @@ function issueBody(request: TicketRequest, config: JiraConfig) {
   };
 }
 
-function oneLine(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  if (line.length <= max) return line;
-  // Cut on a code point boundary and show the cut with an ellipsis.
-  return `${line.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '')}…`;
-}
+const oneLine = (text: string, max: number): string => cutText(text.replace(/\s+/g, ' ').trim(), max);
 
 interface AdfText {
   type: 'text';

@@ -4,6 +4,7 @@
 import * as z from '../zod.js';
 import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
+import { HttpLink } from '../routes/common.js';
 import { postJson } from './post.js';
 
 export interface WebhookConfig {
@@ -16,7 +17,7 @@ export interface WebhookConfig {
 // Limits match what the issue stores (ticket_key ≤ 64, ticket_url an http(s) URL ≤ 2048).
 const WebhookTicket = z.object({
   key: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
-  url: z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)),
+  url: HttpLink(),
 });
 
 export function webhookProvider(config: WebhookConfig): TicketProvider {
