@@ -11,7 +11,7 @@ import { BadGateway, ServiceUnavailable, TooManyRequests } from '../http/errors.
 import type { Principal } from '../auth/principal.js';
 import { describeLlmConfig, llmProvider } from '../llm/provider.js';
 import { runToolLoop } from '../llm/tool-loop.js';
-import { LlmError, type Message } from '../llm/types.js';
+import { LlmError, type ContentBlock, type Message } from '../llm/types.js';
 import { runTool, toolSpecs } from './tools.js';
 
 export const MAX_TOOL_ROUNDS = 12;
@@ -57,16 +57,10 @@ function admit(user: string, now: number): void {
 
 const startsTurn = (m: Message) => m.role === 'user' && m.content.every((b) => b.type === 'text');
 
-const charsOf = (turn: Message[]) =>
-  turn.reduce(
-    (n, m) =>
-      n +
-      m.content.reduce(
-        (k, b) => k + (b.type === 'text' ? b.text.length : b.type === 'tool_result' ? b.content.length : b.name.length + JSON.stringify(b.input ?? {}).length),
-        0,
-      ),
-    0,
-  );
+/** A block's weight in the history: its text, a tool result, or a call's name and arguments. */
+const blockChars = (b: ContentBlock) =>
+  b.type === 'text' ? b.text.length : b.type === 'tool_result' ? b.content.length : b.name.length + JSON.stringify(b.input ?? {}).length;
+const charsOf = (turn: Message[]) => turn.reduce((n, m) => n + m.content.reduce((k, b) => k + blockChars(b), 0), 0);
 
 /** The turn with its long tool results cut to a stub; the calls stay, so each result still has its call. */
 const stubbed = (turn: Message[]): Message[] =>

@@ -13,7 +13,17 @@ import type {
 } from '@aws-sdk/client-bedrock-runtime';
 import { AnswerTooLarge, boundedBytes } from '../http/outbound.js';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
-import { ANSWER_MAX_BYTES, LlmError, tokenUsage, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type StopReason } from './types.js';
+import {
+  ANSWER_MAX_BYTES,
+  LlmError,
+  tokenUsage,
+  wireToolName,
+  type ChatRequest,
+  type ChatResponse,
+  type ContentBlock,
+  type LlmProvider,
+  type StopReason,
+} from './types.js';
 
 export interface BedrockConfig {
   model: string;
@@ -103,11 +113,6 @@ export function converseInput(modelId: string, request: ChatRequest): ConverseCo
   return input;
 }
 
-/** Bedrock's rule for tool names; the model may have sent anything (`functions.run_sql`, `run_sql<|channel|>…`). */
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-/** Sent in place of a tool name Bedrock would refuse (a ValidationException on every later turn); the call's result already said there is no such tool. */
-export const INVALID_TOOL_NAME = 'invalid_tool_name';
-
 function toBedrockBlock(block: ContentBlock): BedrockBlock[] {
   switch (block.type) {
     case 'text':
@@ -119,7 +124,7 @@ function toBedrockBlock(block: ContentBlock): BedrockBlock[] {
         {
           toolUse: {
             toolUseId: block.id,
-            name: TOOL_NAME.test(block.name) ? block.name : INVALID_TOOL_NAME,
+            name: wireToolName(block.name),
             input: (isObject(block.input) ? block.input : {}) as Json,
           },
         },

@@ -13,6 +13,7 @@ import {
   ANSWER_MAX_BYTES,
   LlmError,
   tokenUsage,
+  wireToolName,
   type ChatRequest,
   type ChatResponse,
   type ContentBlock,
@@ -105,12 +106,6 @@ export function chatCompletionBody(model: string, request: ChatRequest): ChatCom
   if (request.temperature !== undefined) body.temperature = request.temperature;
   return body;
 }
-
-/** What OpenAI accepts as a function name; the model may have sent anything (`functions.run_sql`, `run_sql<|channel|>…`). */
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-/** Sent in place of a tool name OpenAI would refuse (a 400 on every later turn); the call's result already said there is no such tool. */
-export const INVALID_TOOL_NAME = 'invalid_tool_name';
-const wireToolName = (name: string) => (TOOL_NAME.test(name) ? name : INVALID_TOOL_NAME);
 
 function toOpenAi(message: Message): OpenAiMessage[] {
   const texts = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));

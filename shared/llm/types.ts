@@ -63,6 +63,15 @@ export const TOKEN_COUNT_MAX = 1_000_000_000;
  */
 export const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 
+/** What both providers accept as a tool name; the model may have sent anything (`functions.run_sql`, `run_sql<|channel|>…`). */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/**
+ * A tool call's name as sent back to the provider: the model's own, or `invalid_tool_name` when the
+ * provider would refuse it (a 400 or ValidationException on every later turn). The call's result
+ * already said there is no such tool.
+ */
+export const wireToolName = (name: string): string => (TOOL_NAME.test(name) ? name : 'invalid_tool_name');
+
 /** A provider's reported counts as TokenUsage (total: input + output when it gives none), or throws bad_response naming `label`. */
 export function tokenUsage(label: string, input = 0, output = 0, total = input + output): TokenUsage {
   const counts = [input, output, total];
