@@ -285,30 +285,13 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   };
   if (!sources.prometheus.enabled) return finish({ accepted: 0, refused: 0, metrics: [], inventory: null }, 'disabled');
 
-  // The run's time budget: queries still in flight are ended in time for the bookkeeping below.
-  const timeUp = new AbortController();
+  // The run's time budget: queries still in flight are ended in time for the bookkeeping below
+  // (unref'd: a run that ends first leaves nothing waiting on it).
   const left = options.remainingMs;
-  const timer = left ? setTimeout(() => timeUp.abort(), Math.max(0, left() - BOOKKEEPING_MS)) : undefined;
-  try {
-    return await pullWindows(owner, options, { sources, now, clock, finish, timeUp: timeUp.signal, roomForWindow: () => !left || left() >= WINDOW_RESERVE_MS });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-interface RunContext {
-  sources: MetricSources;
-  now: Date;
-  clock: () => string;
-  finish: (result: Omit<PullResult, 'outcome'>, outcome: PullRunRecord['outcome']) => Promise<PullResult>;
-  /** Aborted when the run must stop its queries (its time is up). */
-  timeUp: AbortSignal;
-  /** Whether there is time to start a window (or the inventory). */
-  roomForWindow: () => boolean;
-}
-
-async function pullWindows(owner: string, options: PullOptions, { sources, now, clock, finish, timeUp, roomForWindow }: RunContext): Promise<PullResult> {
-  const started = Date.now();
+  const roomForWindow = () => !left || left() >= WINDOW_RESERVE_MS;
+  const stop = new AbortController();
+  const timeUp = stop.signal;
+  if (left) setTimeout(() => stop.abort(), Math.max(0, left() - BOOKKEEPING_MS)).unref();
   const client = prometheusClient(sources.prometheus, { credential: () => prometheusSettings().credential.value(), sleep: options.sleep, signal: timeUp });
   const errors: PullErrorRecord[] = [];
   const nowSeconds = Math.floor(now.getTime() / 1000);
