@@ -118,6 +118,17 @@ function sendResult(res: ServerResponse, result: APIGatewayProxyStructuredResult
   res.end(head ? undefined : body);
 }
 
+/**
+ * A `.` or `..` segment (also as `%2e`). URL parsing would resolve it into another route
+ * (`/api/clusters/../metrics` into `/api/metrics`), where API Gateway routes the path as
+ * sent; browsers and HTTP clients resolve dot segments before sending, so an API path that
+ * still has one is hand-made, and is refused rather than resolved (infra/local/README.md).
+ */
+function hasDotSegment(target: string): boolean {
+  const path = target.split('?', 1)[0]!.replace(/%2e/gi, '.');
+  return /(^|\/)\.{1,2}(\/|$)/.test(path);
+}
+
 /** `/%ff` and the like: no route or file can match, and decoding them would throw. */
 function decodablePath(pathname: string): boolean {
   try {
@@ -159,6 +170,7 @@ export function createLocalServer({ handlers, webRoot }: LocalServerOptions): Se
         if (method !== 'GET' && method !== 'HEAD') return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');
         return await serveSpa(res, webRoot, url.pathname, method === 'HEAD');
       }
+      if (hasDotSegment(req.url ?? '/')) return sendProblem(res, 400, 'Bad Request', 'The request path has a "." or ".." segment; send the path it means.');
       const match = matchPath(routes, method, url.pathname);
       if (!match) return sendProblem(res, 404, 'Not Found', 'No API route matches this path.');
       const body = await readBody(req);

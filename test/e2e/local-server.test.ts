@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
@@ -67,6 +68,31 @@ describe('local server', () => {
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       expect(await res.json()).toMatchObject({ status: 400, title: 'Bad Request' });
     }
+  });
+
+  it('refuses an API path with dot segments instead of resolving it into another route', async () => {
+    // fetch() resolves dot segments before sending; node:http sends the path as written.
+    const send = (path: string) =>
+      new Promise<{ status: number; type: string | undefined; body: string }>((done, fail) => {
+        const { hostname, port } = new URL(service.url);
+        const req = request({ hostname, port, path, headers: { Authorization: `Bearer ${superadmin}` } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => done({ status: res.statusCode!, type: res.headers['content-type'], body }));
+        });
+        req.on('error', fail);
+        req.end();
+      });
+    for (const path of ['/api/clusters/../metrics', '/api/issues/./kpis', '/api/issues/%2E%2e/fleet/kpis', '/api/fleet/kpis/..', '/api/fleet/kpis/.?days=1']) {
+      const res = await send(path);
+      expect(res.status, path).toBe(400);
+      expect(res.type).toBe('application/problem+json');
+      expect(JSON.parse(res.body)).toMatchObject({ status: 400, detail: expect.stringContaining('".."') });
+    }
+    // Dots inside a segment are a value, not a dot segment.
+    expect((await send('/api/fleet/kpis?x=..')).status).toBe(200);
+    expect((await send('/api/issues/..x')).status).toBe(404);
   });
 
   it('answers a CORS preflight on any API path', async () => {
