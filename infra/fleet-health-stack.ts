@@ -28,6 +28,7 @@ import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
 import { type InvocableWorker, WORKER_FUNCTION_ENV } from '../shared/config/worker-functions.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../shared/workers.js';
 import { CONSOLE_OUT } from './console.js';
+import { deploymentPolicy } from './web/csp.js';
 import { functionSize } from './function-sizes.js';
 import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
 import type { FleetHealthStackProps } from './stack-props.js';
@@ -180,7 +181,7 @@ export class FleetHealthStack extends Stack {
     }
 
     // ── SPA: private S3 bucket behind CloudFront, /api/* to the HTTP API ────
-    this.distribution = this.createSite(stage.url);
+    this.distribution = this.createSite(stage.url, props.embed?.host);
 
     // ── Configuration: each function's declared concerns (infra/config-bindings.ts) ──
     const context: BindingContext = { props, stage: props.stage, siteUrl: `https://${this.distribution.distributionDomainName}`, prefix };
@@ -372,7 +373,7 @@ export class FleetHealthStack extends Stack {
     }
   }
 
-  private createSite(apiUrl: string): cloudfront.Distribution {
+  private createSite(apiUrl: string, embedHost: string | undefined): cloudfront.Distribution {
     const logsBucket = new s3.Bucket(this, 'LogsBucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -413,6 +414,20 @@ export class FleetHealthStack extends Stack {
     // https://<api-id>.execute-api.<region>.amazonaws.com/ → the host name.
     const apiDomain = Fn.select(2, Fn.split('/', apiUrl));
 
+    // AWS's managed SECURITY_HEADERS, plus the console's CSP with frame-src narrowed to this
+    // deployment's BI server (infra/web/csp.ts): the built index.html allows any frame.
+    const consoleHeaders = new cloudfront.ResponseHeadersPolicy(this, 'ConsoleHeaders', {
+      comment: 'Fleet Health console: security headers and its Content-Security-Policy',
+      securityHeadersBehavior: {
+        contentSecurityPolicy: { contentSecurityPolicy: deploymentPolicy(embedHost), override: true },
+        contentTypeOptions: { override: true },
+        frameOptions: { frameOption: cloudfront.HeadersFrameOption.SAMEORIGIN, override: true },
+        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN, override: true },
+        strictTransportSecurity: { accessControlMaxAge: Duration.days(365), override: true },
+        xssProtection: { protection: true, modeBlock: true, override: true },
+      },
+    });
+
     const distribution = new cloudfront.Distribution(this, 'Site', {
       comment: `Fleet Health ${this.stackName}`,
       defaultRootObject: 'index.html',
@@ -424,7 +439,7 @@ export class FleetHealthStack extends Stack {
         origin: origins.S3BucketOrigin.withOriginAccessControl(siteBucket),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
-        responseHeadersPolicy: cloudfront.ResponseHeadersPolicy.SECURITY_HEADERS,
+        responseHeadersPolicy: consoleHeaders,
         functionAssociations: [{ function: spaRewrite, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
         compress: true,
       },

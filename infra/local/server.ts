@@ -8,8 +8,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { matchPath, sortBySpecificity } from '../../shared/http/path-match.js';
+import { embedSettings } from '../../shared/config/embed.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes, ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
+import { deploymentPolicy } from '../web/csp.js';
 import { lambdaContext, loadHandler } from './functions.js';
 
 export type GroupHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string>;
@@ -139,6 +141,15 @@ function decodablePath(pathname: string): boolean {
   }
 }
 
+/** EMBED_HOST as the embed routes read it; none while embedding is not (or not fully) configured. */
+function configuredEmbedHost(): string | undefined {
+  try {
+    return embedSettings()?.host;
+  } catch {
+    return undefined;
+  }
+}
+
 async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, head: boolean): Promise<void> {
   const root = resolve(webRoot);
   let file = join(root, normalize(decodeURIComponent(pathname)));
@@ -149,7 +160,12 @@ async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, 
   );
   if (!isFile) file = join(root, 'index.html'); // client-side routing: the entry document
   const content = await readFile(file);
-  res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+  res.writeHead(200, {
+    'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
+    'Cache-Control': 'no-cache',
+    // As CloudFront sends it: frame-src narrowed to the BI server this process is configured for.
+    'Content-Security-Policy': deploymentPolicy(configuredEmbedHost()),
+  });
   res.end(head ? undefined : content);
 }
 

@@ -3,32 +3,19 @@
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
+import { BUILT_POLICY } from './csp.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 
 /**
- * The built console's Content-Security-Policy, a meta tag in index.html, so CloudFront and the
- * local server serve the same one. Scripts, data and styles come from the console's own origin
- * (the API is on it: /api/*); images too (and data: URLs), so nothing the console renders (AI
- * Markdown above all, whose text a prompt-injected model may write) can make the browser fetch
- * another origin; any frame, since the BI server's dashboards are embedded from EMBED_HOST.
- * Inline styles stay allowed: the editor injects its own. Not in `npm run dev`: Vite's React
- * refresh preamble is an inline script.
+ * The built console's Content-Security-Policy (csp.ts), a meta tag in index.html, so CloudFront and
+ * the local server serve the same one; both also send a header narrowing frame-src to the
+ * deployment's BI server. Not in `npm run dev`: Vite's React refresh preamble is an inline script.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "img-src 'self' data:",
-  "style-src 'self' 'unsafe-inline'",
-  'frame-src *',
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-].join('; ');
-
 const contentSecurityPolicy: Plugin = {
   name: 'content-security-policy',
   apply: 'build',
-  transformIndexHtml: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: CONTENT_SECURITY_POLICY }, injectTo: 'head-prepend' }],
+  transformIndexHtml: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: BUILT_POLICY }, injectTo: 'head-prepend' }],
 };
 
 export default defineConfig({

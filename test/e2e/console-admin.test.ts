@@ -274,6 +274,18 @@ describe('dashboards', { timeout: 90_000 }, () => {
     expect(issued).toContain(target.searchParams.get('embed_navigation_token'));
     expect(issued).toContain(src.searchParams.get('embed_authentication_token'));
     expect(await frame.getAttribute('title')).toBe('BI dashboard');
+    // The page's CSP lets the BI server's page load in the frame (the header narrows the built
+    // index.html's frame-src to EMBED_HOST's origin) and refuses a frame on any other origin.
+    await expect.poll(() => page.frames().some((f) => f.url().startsWith(`${fake.host}/login/embed/`))).toBe(true);
+    // (A string: this project's tests are typed without the DOM library.)
+    const refused = await page.evaluate(`new Promise((resolve) => {
+      document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective + ' ' + e.blockedURI), { once: true });
+      const elsewhere = document.createElement('iframe');
+      elsewhere.src = 'https://elsewhere.example/embed/dashboards/1';
+      document.body.append(elsewhere);
+    })`);
+    expect(refused).toBe('frame-src https://elsewhere.example'); // a cross-origin blockedURI is its origin
+    await page.evaluate(`document.querySelector('iframe[src^="https://elsewhere.example"]').remove()`);
     expect(new URL(page.url()).searchParams.has('dashboard')).toBe(false);
     expect(await page.getByLabel('Dashboard address').isVisible()).toBe(false); // another one is a secondary choice
     await expectAccessible(page, '/dashboards with the configured dashboard');

@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILT_POLICY } from '../../infra/web/csp.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
 import type { LocalService } from '../../infra/local/service.js';
@@ -59,6 +60,19 @@ describe('local server', () => {
     }
     expect((await api('/settings', { method: 'POST' })).status).toBe(405);
     expect((await api('/../../package.json')).headers.get('content-type')).toContain('text/html');
+  });
+
+  it('sends the console its CSP, framing only the configured BI server', async () => {
+    const policy = async () => (await api('/fleet')).headers.get('content-security-policy');
+    expect(await policy()).toBe(BUILT_POLICY.replace('frame-src *', "frame-src 'none'"));
+    const before = { ...process.env };
+    Object.assign(process.env, { EMBED_HOST: 'http://127.0.0.1:19999/bi/', EMBED_CLIENT_ID: 'fleet', EMBED_CLIENT_SECRET: 'secret' });
+    try {
+      expect(await policy()).toBe(BUILT_POLICY.replace('frame-src *', 'frame-src http://127.0.0.1:19999'));
+    } finally {
+      for (const name of ['EMBED_HOST', 'EMBED_CLIENT_ID', 'EMBED_CLIENT_SECRET']) if (before[name] === undefined) delete process.env[name];
+    }
+    expect(await policy()).toContain("frame-src 'none'");
   });
 
   it('answers 400 problem+json for a path that is not valid percent-encoding, page or API', async () => {

@@ -13,6 +13,7 @@ import { DURATION_ALARM_FRACTION, WORKER_ASYNC_INVOKE } from '../../infra/constr
 import { REPO_ROOT } from '../../infra/bundling.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
 import { functionConcerns } from '../../infra/local/functions.js';
+import { BUILT_POLICY } from '../../infra/web/csp.js';
 import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
@@ -368,6 +369,21 @@ describe('SPA', () => {
     template.resourceCountIs('Custom::CDKBucketDeployment', 1);
   });
 
+  it('sends the console security headers, its CSP allowing no frames without a BI server', () => {
+    const [[, distribution]] = ofType('AWS::CloudFront::Distribution') as [[string, Json]];
+    const [[policyId, policy]] = ofType('AWS::CloudFront::ResponseHeadersPolicy') as [[string, Json]];
+    expect((distribution.Properties.DistributionConfig as Json).DefaultCacheBehavior.ResponseHeadersPolicyId).toEqual({ Ref: policyId });
+    const headers = policy.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig as Json;
+    expect(headers.ContentSecurityPolicy.ContentSecurityPolicy).toBe(BUILT_POLICY.replace('frame-src *', "frame-src 'none'"));
+    expect(headers).toMatchObject({
+      ContentTypeOptions: { Override: true },
+      FrameOptions: { FrameOption: 'SAMEORIGIN' },
+      ReferrerPolicy: { ReferrerPolicy: 'strict-origin-when-cross-origin' },
+      StrictTransportSecurity: { AccessControlMaxAgeSec: 31_536_000 },
+      XSSProtection: { Protection: true, ModeBlock: true },
+    });
+  });
+
   it('rewrites extension-less paths to /index.html', () => {
     const [[, fn]] = ofType('AWS::CloudFront::Function') as [[string, Json]];
     const code = fn.Properties.FunctionCode as string;
@@ -531,6 +547,11 @@ describe('dashboard embed configuration', () => {
       EMBED_DASHBOARD: '/embed/dashboards/7',
       EMBED_CLIENT_SECRET_ARN: { Ref: expect.stringMatching(/^EmbedClientSecret/) },
     });
+    // The console may frame the BI server's origin, and only it.
+    const policies = Object.values(t).filter((r) => r.Type === 'AWS::CloudFront::ResponseHeadersPolicy');
+    expect(policies.map((p) => p.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy)).toEqual([
+      BUILT_POLICY.replace('frame-src *', 'frame-src https://bi.example.com'),
+    ]);
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, embedHost: 'https://bi.example.com' } }))).toThrow(/embedClientId/);
   });
 });
