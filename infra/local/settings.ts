@@ -1,6 +1,7 @@
 // The settings of `npm start`, declared and validated in one place: every
 // variable the local runtime reads (the handlers read theirs through their own
 // config), with its default. A bad value stops the start with a clear line.
+import { envValue } from '../../shared/config/env.js';
 import * as z from '../../shared/zod.js';
 import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
 
@@ -13,21 +14,20 @@ const flag = (fallback: boolean) => {
 };
 
 const seconds = z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(7 * 86_400)));
-const blankAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
 /** LOCAL_<WORKER>_EVERY_SECONDS, e.g. LOCAL_RECOMPUTE_EVERY_SECONDS, LOCAL_PATROL_WORKER_EVERY_SECONDS. */
 export const intervalVariable = (name: string) => `LOCAL_${name.toUpperCase().replace(/-/g, '_')}_EVERY_SECONDS`;
 
 const LocalEnv = z.object({
-  PORT: z.preprocess(blankAsUnset, z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000)),
-  DATA_DIR: z.preprocess(blankAsUnset, z._default(z.string(), '.data')),
-  ADMIN_USERNAME: z.preprocess(blankAsUnset, z.optional(z.string())),
-  ADMIN_EMAIL: z.preprocess(blankAsUnset, z.optional(z.string())),
-  ADMIN_PASSWORD: z.preprocess(blankAsUnset, z.optional(z.string())),
-  DEMO_CLUSTERS: z.preprocess(blankAsUnset, z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(10_000)), 60)),
+  PORT: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000),
+  DATA_DIR: z._default(z.string(), '.data'),
+  ADMIN_USERNAME: z.optional(z.string()),
+  ADMIN_EMAIL: z.optional(z.string()),
+  ADMIN_PASSWORD: z.optional(z.string()),
+  DEMO_CLUSTERS: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(10_000)), 60),
   DEMO_FEED: z.optional(z.string()),
   LOCAL_SCHEDULES: flag(true),
-  LOCAL_DEMO_FEED_EVERY_SECONDS: z.preprocess(blankAsUnset, z._default(seconds, 300)),
+  LOCAL_DEMO_FEED_EVERY_SECONDS: z._default(seconds, 300),
 });
 
 export interface LocalSettings {
@@ -46,8 +46,11 @@ export interface LocalSettings {
 
 /** Reads and validates the local runtime's settings; throws one message naming every bad variable. */
 export function readLocalSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
-  const intervals = Object.fromEntries(scheduledWorkers().map(({ name }) => [intervalVariable(name), z.preprocess(blankAsUnset, seconds)]));
-  const parsed = z.extend(LocalEnv, intervals).safeParse(env);
+  const intervals = Object.fromEntries(scheduledWorkers().map(({ name }) => [intervalVariable(name), seconds]));
+  // Read as every concern's settings are (shared/config/env.ts): trimmed, blank as unset;
+  // but a password is taken as typed.
+  const values = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, name === 'ADMIN_PASSWORD' ? value || undefined : envValue(value)]));
+  const parsed = z.extend(LocalEnv, intervals).safeParse(values);
   if (!parsed.success) {
     throw new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   }

@@ -44,6 +44,12 @@ export function processEnv(): Env {
   return process.env;
 }
 
+/** An environment value as settings read it: trimmed, and blank as unset (`X=` means "default"). */
+export function envValue(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
 /**
  * Declares a concern's settings. Blank values count as unset (a stack or shell
  * that sets `X=` means "default"), and values are trimmed.
@@ -59,10 +65,7 @@ export function defineSettings<S extends z.core.$ZodShape, T = z.output<z.ZodMin
   const fail = options.failure ?? ((message: string) => new ConfigError(message));
   const from = (env: Env): T => {
     const raw: Record<string, string | undefined> = {};
-    for (const name of Object.keys(shape)) {
-      const value = env[name]?.trim();
-      raw[name] = value === '' ? undefined : value;
-    }
+    for (const name of Object.keys(shape)) raw[name] = envValue(env[name]);
     const parsed = schema.safeParse(raw);
     if (!parsed.success) throw fail(describeIssues(parsed.error));
     return options.derive ? options.derive(parsed.data) : (parsed.data as T);
