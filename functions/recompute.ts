@@ -6,7 +6,9 @@
 // creates agent tasks for the clusters the health rules' ai_trigger selects.
 // Started by a refresh or recompute route with `{ refresh_id, kinds }` (issue 21 §2),
 // it refreshes only those views and records the run's figures (or its failure)
-// for the route to answer: shared/scoring/refresh.ts.
+// for the route to answer: shared/scoring/refresh.ts. Such an event may come late
+// or twice: only a run still waiting for its worker, within its lease and holding
+// its claim, is computed (refresh-claim.ts takeUpRefresh).
 import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
 import { regroupRecent } from '../shared/issues/regroup.js';
@@ -15,7 +17,7 @@ import { finishRefresh, SNAPSHOT_KINDS, type RefreshFigures } from '../shared/db
 import { createLogger, errorFields, workerHandler } from '../shared/log.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
 import { refreshFleetView, type FleetView } from '../shared/scoring/fleet-view.js';
-import { releaseRefresh } from '../shared/scoring/refresh-claim.js';
+import { currentRefresh, releaseRefresh, takeUpRefresh } from '../shared/scoring/refresh-claim.js';
 import { riskSummary } from '../shared/scoring/risk.js';
 
 const log = createLogger('recompute');
@@ -43,10 +45,19 @@ function refreshFigures(view: FleetView): RefreshFigures {
 
 /** A route's refresh: only the views asked for, then the record the route polls. Failures are recorded, then thrown (dead letter, alarm). */
 async function refreshRun({ refresh_id, kinds }: z.infer<typeof RefreshEvent>) {
+  if (!(await takeUpRefresh(refresh_id, kinds))) {
+    // Not ours to run (finished, taken up already, past its lease, or its claim another run's): nothing is
+    // computed, and the claim is left alone (a worker running this run holds it under the same id).
+    // A run past its lease is recorded failed now rather than at its route's next look.
+    const run = await currentRefresh(refresh_id);
+    log.warn('refresh run not started: it is not waiting for a worker', { refresh_id, kinds, run_status: run?.status ?? 'not recorded' });
+    return { refresh_id, status: 'not_started' as const };
+  }
   const started = Date.now();
   try {
     const figures = refreshFigures(await refreshFleetView(kinds));
-    if (!(await finishRefresh(refresh_id, { status: 'done', figures }))) log.warn('refresh run not recorded: nothing to finish', { refresh_id });
+    if (!(await finishRefresh(refresh_id, { status: 'done', figures })))
+      log.warn('refresh run done but not recorded: it was no longer running (failed or expired meanwhile)', { refresh_id });
     log.info('refreshed', { refresh_id, kinds, ...figures, duration_ms: Date.now() - started });
     return { refresh_id, status: 'done' as const, ...figures };
   } catch (error) {

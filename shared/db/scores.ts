@@ -18,7 +18,7 @@
 // dashboards are computed live and cached, and every container drops its cache
 // when the generation changes, so a refresh anywhere invalidates the cache everywhere.
 import { randomUUID } from 'node:crypto';
-import { ConditionFailed, generationMarker, getItem, putItem, queryAll, queryPage, setFields, updateItem } from './client.js';
+import { ConditionFailed, conditionalWrite, generationMarker, getItem, putItem, queryAll, queryPage, setFields, updateItem } from './client.js';
 import { readChunks, writeChunks, type ChunkPlace, type PieceWriter } from './packing.js';
 
 export const SNAPSHOT_KINDS = ['fleet', 'health', 'risk'] as const;
@@ -185,6 +185,7 @@ async function itemsOf<T>(kind: SnapshotKind, generatedAt: string, header: Recor
 
 // Refresh runs (issue 21 §2): a route starts the recompute worker and follows the run here.
 //   pk = REFRESH#<refresh_id>,          sk = RUN                 → status, kinds, the answer's figures when done
+// A run's outcome is final: only a `running` run is started (once), finished or expired, each a conditional write.
 // The claim joining concurrent requests of the same kinds is a lease lock (shared/db/locks.ts): shared/scoring/refresh-claim.ts.
 export type RefreshStatus = 'running' | 'done' | 'failed';
 /** Refresh records are kept a day: long enough to follow any run. */
@@ -208,6 +209,8 @@ export interface RefreshRecord {
   status: RefreshStatus;
   kinds: SnapshotKind[];
   started_at: string;
+  /** When a worker took the run up (startRefreshRun); absent while its event waits in Lambda's queue. */
+  worker_started_at?: string;
   finished_at?: string;
   figures?: RefreshFigures;
   error?: string;
@@ -235,6 +238,7 @@ export async function getRefresh(id: string): Promise<RefreshRecord | undefined>
     status: item.status as RefreshStatus,
     kinds: item.kinds as SnapshotKind[],
     started_at: String(item.started_at),
+    ...(item.worker_started_at ? { worker_started_at: String(item.worker_started_at) } : {}),
     ...(item.finished_at ? { finished_at: String(item.finished_at) } : {}),
     ...(item.figures ? { figures: item.figures as RefreshFigures } : {}),
     ...(item.error ? { error: String(item.error) } : {}),
@@ -242,26 +246,77 @@ export async function getRefresh(id: string): Promise<RefreshRecord | undefined>
 }
 
 /**
- * The worker's last word on a run: done with its figures, or failed with a sentence (never a stack).
- * Only a run that was recorded is finished: a record written here from nothing would have no kinds,
- * start or expiry (the follow route could not answer it). False when there is no such run.
+ * Sets `fields` on run `id` if `condition` holds, in which `#status` and `:running` may be used (and `values`):
+ * ConditionFailed otherwise.
+ */
+async function updateRun(id: string, fields: Record<string, unknown>, condition: string, values: Record<string, unknown> = {}): Promise<void> {
+  const set = setFields(fields);
+  await updateItem('scores', refreshKey(id), {
+    UpdateExpression: set.set,
+    ConditionExpression: condition,
+    ExpressionAttributeNames: { ...set.names, '#status': 'status' },
+    ExpressionAttributeValues: { ...set.values, ':running': 'running', ...values },
+    ReturnValues: 'NONE',
+  });
+}
+
+/**
+ * A worker's start of run `id`: whether it is this worker's to compute. Only a run still `running`, taken up
+ * by no worker before (an event may be delivered twice) and recorded at most `leaseMs` ago (an event may sit
+ * in Lambda's queue past that, when the run already counts as failed) is started. `token`, fresh per start,
+ * makes a start whose answer was lost, and whose retry then met it, still this worker's (conditionalWrite).
+ */
+export async function startRefreshRun(id: string, token: string, leaseMs: number, now = Date.now()): Promise<boolean> {
+  const { written } = await conditionalWrite(
+    'scores',
+    refreshKey(id),
+    () =>
+      updateRun(
+        id,
+        { worker_started_at: new Date(now).toISOString(), worker_token: token },
+        '#status = :running AND attribute_not_exists(worker_started_at) AND started_at >= :since',
+        { ':since': new Date(now - leaseMs).toISOString() },
+      ),
+    (item) => item.worker_token === token,
+  );
+  return written;
+}
+
+/**
+ * Records run `id` failed with `error` if it is still `running` past its lease: `leaseMs` after a worker took
+ * it up, or after it was recorded while none has. From then that answer is final: no worker starts or finishes
+ * the run. A no-op for a run in any other state (finished, or taken up meanwhile); the caller reads it again.
+ */
+export async function expireRefresh(id: string, error: string, leaseMs: number, now = Date.now()): Promise<void> {
+  try {
+    await updateRun(
+      id,
+      { status: 'failed', error, finished_at: new Date(now).toISOString() },
+      '#status = :running AND (worker_started_at < :since OR (attribute_not_exists(worker_started_at) AND started_at < :since))',
+      { ':since': new Date(now - leaseMs).toISOString() },
+    );
+  } catch (failed) {
+    if (!(failed instanceof ConditionFailed)) throw failed;
+  }
+}
+
+/**
+ * The last word on a run (its worker's, or its route's when the worker could not be started): done with
+ * its figures, or failed with a sentence (never a stack). Only a run recorded and still `running` is
+ * finished: a record written here from nothing would have no kinds, start or expiry (the follow route
+ * could not answer it), and one answered done, failed or expired keeps that answer. False otherwise.
  */
 export async function finishRefresh(id: string, outcome: { status: 'done'; figures: RefreshFigures } | { status: 'failed'; error: string }): Promise<boolean> {
-  const fields: Record<string, unknown> = { status: outcome.status, finished_at: new Date().toISOString() };
+  const finishedAt = new Date().toISOString();
+  const fields: Record<string, unknown> = { status: outcome.status, finished_at: finishedAt };
   if (outcome.status === 'done') fields.figures = outcome.figures;
   else fields.error = outcome.error;
-  const set = setFields(fields);
-  try {
-    await updateItem('scores', refreshKey(id), {
-      UpdateExpression: set.set,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: set.names,
-      ExpressionAttributeValues: set.values,
-      ReturnValues: 'NONE',
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const { written } = await conditionalWrite(
+    'scores',
+    refreshKey(id),
+    () => updateRun(id, fields, '#status = :running'),
+    // A retry whose first attempt was applied meets this very write.
+    (item) => item.status === outcome.status && item.finished_at === finishedAt,
+  );
+  return written;
 }

@@ -6,6 +6,7 @@
 // GET <route>/{refresh_id}. A request arriving while a refresh of the same kinds
 // runs joins that run (answers its id) instead of starting another: the claim is
 // a lease lock (shared/db/locks.ts) per kinds set, owned by the run's id (refresh-claim.ts).
+// A run's outcome is final: one past its lease is recorded failed before it is answered so.
 // `refreshRoutes` builds a route pair's two handlers (start, follow) from these.
 // This module carries no engine: the routes load only the record and the worker start.
 import { randomUUID } from 'node:crypto';
@@ -14,7 +15,7 @@ import { createRefresh, finishRefresh, getRefresh, type RefreshFigures, type Ref
 import { NotFound, ServiceUnavailable } from '../http/errors.js';
 import { Reply } from '../http/route.js';
 import { invokeWorker, startAndWait } from '../worker-invoke.js';
-import { claimRefresh, REFRESH_LEASE_MS, releaseRefresh } from './refresh-claim.js';
+import { claimRefresh, currentRefresh, releaseRefresh, settleRefresh } from './refresh-claim.js';
 
 const POLL_MS = 250;
 
@@ -30,11 +31,10 @@ type RefreshState =
   | { state: 'failed'; refresh_id: string; error: string }
   | { state: 'running'; answer: RunningAnswer };
 
+/** The state of a run as recorded; `settleRefresh` has recorded one past its lease failed. */
 function stateOf(run: RefreshRecord, followPath: string): RefreshState {
   if (run.status === 'done' && run.figures) return { state: 'done', refresh_id: run.refresh_id, figures: run.figures };
   if (run.status === 'failed') return { state: 'failed', refresh_id: run.refresh_id, error: run.error ?? 'the refresh failed' };
-  if (Date.now() - Date.parse(run.started_at) > REFRESH_LEASE_MS)
-    return { state: 'failed', refresh_id: run.refresh_id, error: 'the refresh did not finish (see the recompute logs)' };
   return runningState(run.refresh_id, followPath);
 }
 
@@ -70,7 +70,7 @@ async function runRefresh(kinds: readonly SnapshotKind[], followPath: string): P
     },
     // A joined run's record is written right after its claim: absent for a moment at most.
     poll: async () => {
-      const run = await getRefresh(refreshId);
+      const run = await currentRefresh(refreshId);
       return run && stateOf(run, followPath);
     },
     done: (s) => s.state !== 'running',
@@ -85,7 +85,7 @@ async function runRefresh(kinds: readonly SnapshotKind[], followPath: string): P
 async function followRefresh(refreshId: string, kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
   const run = await getRefresh(refreshId);
   if (!run || !kinds.every((k) => run.kinds.includes(k))) throw new NotFound('No such refresh (refresh records are kept a day).');
-  return stateOf(run, followPath);
+  return stateOf(await settleRefresh(run), followPath);
 }
 
 /**

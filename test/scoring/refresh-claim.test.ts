@@ -1,9 +1,10 @@
 // The refresh claim (shared/scoring/refresh-claim.ts) on the lease lock: a request of the same
 // kinds joins the running run, a claim whose run finished without releasing is taken over,
-// the worker's release lets the next request start afresh, and other kinds claim their own.
-import { beforeAll, describe, expect, it } from 'vitest';
+// the worker's release lets the next request start afresh, and other kinds claim their own;
+// a run past its lease is recorded failed, never joined.
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireLock, lockHolder } from '../../shared/db/locks.js';
-import { createRefresh, finishRefresh } from '../../shared/db/scores.js';
+import { createRefresh, finishRefresh, getRefresh } from '../../shared/db/scores.js';
 import { claimRefresh, REFRESH_LEASE_MS, refreshLockName, releaseRefresh, STARTING_MS } from '../../shared/scoring/refresh-claim.js';
 import { useTestTables } from '../support/dynamo.js';
 
@@ -57,5 +58,21 @@ describe('refresh claim', () => {
     expect(await claimRefresh('run-next', kinds)).toBeUndefined();
     expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-next');
     await releaseRefresh('run-next', kinds);
+  });
+
+  it('takes over, never joins, a claim whose run is past its lease, recording that run failed', async () => {
+    const kinds = ['health', 'risk'] as const;
+    // Recorded a lease ago (Date only moved back) and never taken up by a worker, while its claim still stands.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - REFRESH_LEASE_MS - 1_000 });
+    try {
+      await createRefresh('run-stale', kinds);
+    } finally {
+      vi.useRealTimers();
+    }
+    await acquireLock(refreshLockName(kinds), 'run-stale', REFRESH_LEASE_MS);
+    expect(await claimRefresh('run-fresh', kinds)).toBeUndefined();
+    expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-fresh');
+    expect((await getRefresh('run-stale'))?.status).toBe('failed');
+    await releaseRefresh('run-fresh', kinds);
   });
 });
