@@ -10,7 +10,8 @@
 //         its writes (regroup.ts), a bulk load after loading. Each container's list cache
 //         (shared/issues/list-cache.ts) is valid only while it has not moved.
 // Grouping owns the grouping fields and writes them conditionally on
-// `grouping_version`; triage fields and the ticket are written only by triage.
+// `grouping_version`; triage fields and the ticket are written only by triage,
+// and only to a live issue (not superseded).
 import type { IssueGrouping } from '../issues/grouping.js';
 import { TRIAGE_FIELDS, type IssueView, type TriageFields } from '../issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
@@ -296,7 +297,13 @@ export function deleteGroupingAction(issue: IssueRecord): TransactItem {
   };
 }
 
-/** Sets triage fields, conditional on the triage version read; for a transaction with its audit entry (transactIssues). */
+/**
+ * Triage, claims and tickets are written only to a live issue: one regrouping superseded (markSuperseded) is
+ * out of every list, so what landed on it would be lost to view. Values: `:none` = null.
+ */
+const LIVE = '(attribute_not_exists(superseded_by) OR superseded_by = :none)';
+
+/** Sets triage fields of a live issue, conditional on the triage version read; for a transaction with its audit entry (transactIssues). */
 export function triageAction(issueId: string, changes: Partial<TriageFields>, seenVersion: number, actor: string, now = new Date()): TransactItem {
   const set = setFields({ ...changes, updated_at: now.toISOString(), updated_by: actor });
   return {
@@ -304,15 +311,15 @@ export function triageAction(issueId: string, changes: Partial<TriageFields>, se
       TableName: tableName('issues'),
       Key: PK(issueId),
       UpdateExpression: `${set.set}, triage_version = :next`,
-      ConditionExpression: 'attribute_exists(pk) AND triage_version = :seen',
+      ConditionExpression: `attribute_exists(pk) AND triage_version = :seen AND ${LIVE}`,
       ExpressionAttributeNames: set.names,
-      ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion },
+      ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion, ':none': null },
     },
   };
 }
 
 /**
- * Claims the right to create the issue's ticket: only when it has none and no
+ * Claims the right to create the issue's ticket: only when it is live, has none and no
  * other claim younger than `staleBefore` holds. ConditionFailed otherwise.
  * With the marker, like every issue write (lists show no claim today; they may).
  */
@@ -324,7 +331,7 @@ export async function claimTicket(issueId: string, token: string, staleBefore: D
         Key: PK(issueId),
         UpdateExpression: 'SET ticket_claim = :token, ticket_claimed_at = :now',
         ConditionExpression:
-          'attribute_exists(pk) AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND ' +
+          `attribute_exists(pk) AND ${LIVE} AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND ` +
           '(attribute_not_exists(ticket_claim) OR ticket_claim = :none OR ticket_claimed_at < :stale)',
         ExpressionAttributeValues: { ':token': token, ':now': now.toISOString(), ':empty': '', ':none': null, ':stale': staleBefore.toISOString() },
       },
@@ -334,48 +341,56 @@ export async function claimTicket(issueId: string, token: string, staleBefore: D
 
 /** Gives a claim up (the provider failed): the issue is as it was. */
 export async function releaseTicketClaim(issueId: string, token: string): Promise<void> {
-  await transactIssues([
-    {
-      Update: {
-        TableName: tableName('issues'),
-        Key: PK(issueId),
-        UpdateExpression: 'REMOVE ticket_claim, ticket_claimed_at',
-        ConditionExpression: 'ticket_claim = :token',
-        ExpressionAttributeValues: { ':token': token },
-      },
+  await transactIssues([releaseClaimAction(issueId, token)]);
+}
+
+/** Gives a claim up, as a transaction action: with the ticket stored on the issue that replaced the claimed one. */
+export function releaseClaimAction(issueId: string, token: string): TransactItem {
+  return {
+    Update: {
+      TableName: tableName('issues'),
+      Key: PK(issueId),
+      UpdateExpression: 'REMOVE ticket_claim, ticket_claimed_at',
+      ConditionExpression: 'ticket_claim = :token',
+      ExpressionAttributeValues: { ':token': token },
     },
-  ]);
+  };
 }
 
 /**
- * Stores the created ticket under the claim, as a transaction action (with its audit entry; transactIssues),
- * over the ticket URL read (`seenUrl`), which the audit entry records as "before".
+ * Stores the created ticket on a live issue, as a transaction action (with its audit entry; transactIssues),
+ * over the ticket URL read (`seenUrl`), which the audit entry records as "before". `token`: under our claim on
+ * this issue, which it gives up; null on the issue that replaced the claimed one (regrouping superseded that
+ * meanwhile), whose own claim, if any, is another call's and stays.
  */
 export function storeTicketAction(
   issueId: string,
-  token: string,
+  token: string | null,
   ticket: { key: string; url: string },
   actor: string,
   seenUrl: string,
   now = new Date(),
 ): TransactItem {
+  const set = 'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = triage_version + :one';
   return {
     Update: {
       TableName: tableName('issues'),
       Key: PK(issueId),
-      UpdateExpression:
-        'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = triage_version + :one REMOVE ticket_claim, ticket_claimed_at',
-      // Under our claim, and only if nobody linked a ticket or changed its URL by PATCH meanwhile.
-      ConditionExpression: `ticket_claim = :token AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND (ticket_url = :seen${seenUrl ? '' : ' OR attribute_not_exists(ticket_url)'})`,
+      UpdateExpression: token === null ? set : `${set} REMOVE ticket_claim, ticket_claimed_at`,
+      // Only if nobody linked a ticket or changed its URL by PATCH meanwhile.
+      ConditionExpression:
+        `${token === null ? 'attribute_exists(pk)' : 'ticket_claim = :token'} AND ${LIVE} AND ` +
+        `(attribute_not_exists(ticket_key) OR ticket_key = :empty) AND (ticket_url = :seen${seenUrl ? '' : ' OR attribute_not_exists(ticket_url)'})`,
       ExpressionAttributeValues: {
         ':key': ticket.key,
         ':url': ticket.url,
         ':now': now.toISOString(),
         ':by': actor,
         ':one': 1,
-        ':token': token,
         ':empty': '',
+        ':none': null,
         ':seen': seenUrl,
+        ...(token === null ? {} : { ':token': token }),
       },
     },
   };

@@ -77,10 +77,10 @@ const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen:
 const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key);
 
 /** Regroups one cluster from a fresh read; moves the marker after it when it wrote anything. */
-async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date, readFrom?: number) {
+async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, asOf: Date, readFrom?: number) {
   const writes = { made: false };
   try {
-    return await applyGrouping(clusterId, cluster, rules, now, writes, readFrom);
+    return await applyGrouping(clusterId, cluster, rules, asOf, writes, readFrom);
   } finally {
     // Before the caller (an ingest) answers: the next list read anywhere sees these writes.
     if (writes.made) await issuesChanged();
@@ -91,12 +91,13 @@ async function applyGrouping(
   clusterId: string,
   cluster: ClusterRecord | undefined,
   rules: IssueRules,
-  now: Date,
+  asOf: Date,
   writes: { made: boolean },
   /** The earliest start of alerts just recorded (an ingest): read back to it, be it before the horizon. */
   readFrom?: number,
 ) {
   const stored = await listClusterIssues(clusterId);
+  const now = notBeforeGrouped(asOf, stored);
   // Read back to the start of any issue that could still take alerts: open ones, and
   // those that ended less than a join window before the horizon.
   const horizon = now.getTime() - REGROUP_HORIZON_DAYS * DAY_MS;
@@ -149,13 +150,28 @@ async function applyGrouping(
   return result;
 }
 
+/**
+ * The instant a pass evaluates a cluster at: never before one a pass already grouped it at (`grouped_at`).
+ * Issues resolve as time passes (the quiet period), so a pass evaluating an earlier instant, one that started
+ * before another but read after its writes (a retry after losing the race, a long scheduled pass, a clock
+ * behind), would move a Resolved issue back to Ongoing until the next pass.
+ */
+function notBeforeGrouped(asOf: Date, stored: readonly IssueRecord[]): Date {
+  let latest = asOf.getTime();
+  for (const issue of stored) {
+    const at = Date.parse(issue.grouped_at);
+    if (at > latest) latest = at;
+  }
+  return new Date(latest);
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Regroups one cluster; from a fresh read, after a backoff, when a concurrent run wrote first. */
-async function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, now: Date, readFrom?: number) {
+/** Regroups one cluster; from a fresh read at a fresh instant, after a backoff, when a concurrent run wrote first. */
+async function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, clock: () => Date, readFrom?: number) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await regroupClusterOnce(clusterId, cluster, rules, now, readFrom);
+      return await regroupClusterOnce(clusterId, cluster, rules, clock(), readFrom);
     } catch (error) {
       if (!(error instanceof ConditionFailed) || attempt >= ATTEMPTS) throw error;
       await sleep(25 * 2 ** attempt * (0.5 + Math.random()));
@@ -175,11 +191,15 @@ export async function regroupClusters(clusterIds: Iterable<string>, now = new Da
   const ids = [...new Set(clusterIds)];
   const total: RegroupResult = { clusters: ids.length, created: 0, updated: 0, unchanged: 0, removed: 0, failed: 0 };
   if (ids.length === 0) return total;
+  // Each attempt at a cluster evaluates at a fresh instant: `now` on the caller's clock, advanced by the time
+  // since (a cluster late in a long pass, a retry after a lost race).
+  const started = performance.now();
+  const clock = () => new Date(now.getTime() + (performance.now() - started));
   const [{ rules }, clusters] = await Promise.all([loadIssueRules(), getClusters(ids)]);
   const inventory = new Map(clusters.map((c) => [c.cluster_id, c]));
   const results = await mapLimit(ids, 8, async (id) => {
     try {
-      return await regroupCluster(id, inventory.get(id), rules, now, readFrom?.get(id));
+      return await regroupCluster(id, inventory.get(id), rules, clock, readFrom?.get(id));
     } catch (error) {
       log.error('regrouping a cluster failed', { cluster_id: id, error: String(error) });
       return undefined;

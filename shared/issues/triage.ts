@@ -10,6 +10,8 @@ import { ConditionFailed, retryOnConflict, WriteConflict } from '../db/client.js
 import {
   claimTicket,
   getIssue,
+  NO_SUCCESSOR,
+  releaseClaimAction,
   releaseTicketClaim,
   storeTicketAction,
   transactIssues,
@@ -33,6 +35,9 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
   // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
   return retryOnConflict(async () => {
     const issue = await requireIssue(issueId);
+    // Out of every list (also when regrouping superseded it meanwhile: triageAction holds only on a live
+    // issue, and this try reads afresh): the issue now holding its alerts is the one to triage.
+    if (issue.superseded_by) throw await regrouped(issue, 'triage that one');
     const fields = (Object.keys(changes) as (keyof TriageFields)[]).filter((f) => issue[f] !== changes[f]);
     if (fields.length === 0) return { status: 'updated' as const, source: SOURCE };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
@@ -56,10 +61,33 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
   });
 }
 
+/** Superseded issues followed to the live one: a successor can be superseded in turn. */
+const SUCCESSOR_HOPS = 5;
+
+/** The live issue holding a superseded one's alerts (the issue itself when live); none when regrouping named none. */
+async function liveIssueOf(issue: IssueRecord): Promise<IssueRecord | undefined> {
+  let at: IssueRecord | undefined = issue;
+  for (let hop = 0; at && hop <= SUCCESSOR_HOPS; hop++) {
+    if (!at.superseded_by) return at;
+    if (at.superseded_by === NO_SUCCESSOR) return undefined;
+    at = await getIssue(at.superseded_by);
+  }
+  return undefined;
+}
+
+/** 409 for a write to an issue regrouping superseded: names the live issue now holding its alerts (`superseded_by`). */
+async function regrouped(issue: IssueRecord, instead: string): Promise<Conflict> {
+  const live = await liveIssueOf(issue);
+  if (!live) return new Conflict(`Issue ${issue.issue_id} was regrouped: its alerts now form other issues.`, { superseded_by: issue.superseded_by });
+  return new Conflict(`Issue ${issue.issue_id} was regrouped into ${live.issue_id}: ${instead}.`, { superseded_by: live.issue_id });
+}
+
 /** A claim older than this is from a call that died: another may take over. */
 export const TICKET_CLAIM_SECONDS = 60;
 /** Tries to record a created ticket's key when concurrent triage keeps conflicting (each try retries conflicts itself). */
 const STORE_ATTEMPTS = 3;
+/** Moves of a created ticket to the issue that replaced its own, when regrouping keeps superseding the target. */
+const STORE_MOVES = 3;
 
 const appUrl = () => linkSettings().appUrl;
 
@@ -110,12 +138,14 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
  * One ticket per issue, also under a double click: the call first claims the
  * issue with a conditional write, then asks the provider, then stores the key
  * under its claim. A provider failure gives the claim up and leaves the issue as it was.
+ * When regrouping superseded the issue meanwhile, the key goes to the live issue that replaced it.
  */
 export async function createTicket(principal: Principal, issueId: string, caller: Caller, now = new Date()) {
   const issue = await requireIssue(issueId);
   const existing = () =>
     new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });
   if (issue.ticket_key) throw existing();
+  if (issue.superseded_by) throw await regrouped(issue, 'create its ticket there');
   const provider = ticketProvider();
   if (!provider) throw new ServiceUnavailable('No ticket provider is configured: set TICKET_PROVIDER (jira or webhook) and its settings.');
   const token = randomUUID();
@@ -126,6 +156,7 @@ export async function createTicket(principal: Principal, issueId: string, caller
     const current = await getIssue(issueId);
     if (current?.ticket_key)
       throw new Conflict(`Issue ${issueId} has a ticket already: ${current.ticket_key}.`, { ticket_key: current.ticket_key, ticket_url: current.ticket_url });
+    if (current?.superseded_by) throw await regrouped(current, 'create its ticket there');
     throw new Conflict(`A ticket for issue ${issueId} is being created right now.`);
   }
   let ticket: { key: string; url: string };
@@ -136,18 +167,22 @@ export async function createTicket(principal: Principal, issueId: string, caller
     if (error instanceof TicketProviderError) throw new BadGateway(error.message);
     throw error;
   }
-  const store = () =>
-    transactIssues([
-      storeTicketAction(issueId, token, ticket, principal.username, issue.ticket_url ?? '', now),
+  // On our claimed issue, or on the live one that replaced it (our claim given up in the same transaction).
+  const store = (holder: IssueRecord) => {
+    const moved = holder.issue_id !== issueId;
+    return transactIssues([
+      storeTicketAction(holder.issue_id, moved ? null : token, ticket, principal.username, holder.ticket_url ?? '', now),
+      ...(moved ? [releaseClaimAction(issueId, token)] : []),
       auditAction(
         {
           actor: principal.username,
           role: principal.role,
           action: 'ticket_create',
-          target: issueId,
+          target: holder.issue_id,
           detail: {
             provider: provider.name,
-            before: { ticket_key: '', ticket_url: issue.ticket_url ?? '' },
+            ...(moved ? { created_for: issueId } : {}),
+            before: { ticket_key: '', ticket_url: holder.ticket_url ?? '' },
             after: { ticket_key: ticket.key, ticket_url: ticket.url },
           },
           ip: caller.ip,
@@ -156,22 +191,40 @@ export async function createTicket(principal: Principal, issueId: string, caller
         now,
       ),
     ]);
+  };
+  const unrecorded = (why: string, extra: Record<string, unknown> = {}) =>
+    new Conflict(`Ticket ${ticket.key} was created, but ${why}: link it with PATCH or close it.`, { ticket_key: ticket.key, ticket_url: ticket.url, ...extra });
   // The ticket exists now: storing its key is worth more tries than a plain write (every triage
   // transaction shares the issues' cache marker), and when it cannot be stored the answer still names
   // the ticket, so it can be linked or closed instead of created again once the claim expires.
-  for (let attempt = 1; ; attempt++) {
+  let holder = issue;
+  for (let attempt = 1, moves = 0; ; attempt++) {
     try {
-      await store();
+      await store(holder);
       break;
     } catch (error) {
       if (error instanceof WriteConflict && attempt < STORE_ATTEMPTS) continue;
-      const unrecorded = (why: string) =>
-        new Conflict(`Ticket ${ticket.key} was created, but ${why}: link it with PATCH or close it.`, { ticket_key: ticket.key, ticket_url: ticket.url });
-      // Our claim expired and another call took over.
-      if (error instanceof ConditionFailed) throw unrecorded('the issue changed meanwhile and was not updated');
       if (error instanceof WriteConflict) throw unrecorded('concurrent changes kept it from being recorded on the issue');
-      log.error('ticket created but not recorded', { issue_id: issueId, ticket_key: ticket.key, ...errorFields(error) });
-      throw error;
+      if (!(error instanceof ConditionFailed)) {
+        log.error('ticket created but not recorded', { issue_id: issueId, ticket_key: ticket.key, ...errorFields(error) });
+        throw error;
+      }
+      // Our claim expired and another call took over, a PATCH linked a ticket meanwhile, or regrouping superseded the issue.
+      const current = await getIssue(issueId);
+      if (current?.ticket_claim !== token || !current.superseded_by || moves >= STORE_MOVES)
+        throw unrecorded('the issue changed meanwhile and was not updated');
+      // Superseded (out of every list): the ticket belongs on the live issue holding its alerts.
+      const live = await liveIssueOf(current);
+      if (!live || live.ticket_key) {
+        await releaseTicketClaim(issueId, token).catch(() => undefined); // expires by itself otherwise
+        if (!live) throw unrecorded(`issue ${issueId} was regrouped meanwhile and no one issue holds its alerts now`, { superseded_by: current.superseded_by });
+        throw unrecorded(`issue ${issueId} was regrouped meanwhile into ${live.issue_id}, which has ticket ${live.ticket_key}`, {
+          superseded_by: live.issue_id,
+        });
+      }
+      holder = live;
+      moves++;
+      attempt = 0;
     }
   }
   return { status: 'created' as const, ticket_key: ticket.key, ticket_url: ticket.url, source: SOURCE };

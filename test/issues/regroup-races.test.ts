@@ -1,0 +1,192 @@
+// Races between regrouping and the issue's other writers, made to happen on the wire: the proxy
+// holds one side's write until the other side has run. A ticket created or a triage saved while
+// regrouping supersedes the issue, and a regrouping that lost a race to a later pass and retries.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../../shared/auth/principal.js';
+import { getIssue, listClusterIssues, listIssuesActiveSince, NO_SUCCESSOR } from '../../shared/db/issues.js';
+import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js';
+import { ingestAlerts } from '../../shared/fleet/ingest.js';
+import { Conflict } from '../../shared/http/errors.js';
+import { regroupClusters } from '../../shared/issues/regroup.js';
+import { createTicket, updateTriage } from '../../shared/issues/triage.js';
+import { checkRuleText } from '../../shared/rules/check.js';
+import { defaultRuleText } from '../../shared/rules/defaults.js';
+import { storedCluster } from '../support/clusters.js';
+import type { DynamoProxy, WireRequest } from '../support/dynamo-proxy.js';
+import { useTestTables } from '../support/dynamo.js';
+import { startFakeJira, type FakeJira } from '../support/fake-jira.js';
+
+const NOW = new Date();
+const ago = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000).toISOString();
+const admin: Principal = { userId: 'u-racer', username: 'racer', name: 'Racer', email: 'racer@example.com', role: 'admin' };
+const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
+const TICKET_ENV = ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN'];
+
+let proxy: DynamoProxy;
+let jira: FakeJira;
+
+beforeAll(async () => {
+  ({ proxy } = await useTestTables({ proxy: true }));
+  jira = await startFakeJira({ projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-token' });
+  Object.assign(process.env, {
+    TICKET_PROVIDER: 'jira',
+    TICKET_BASE_URL: jira.baseUrl,
+    TICKET_PROJECT_KEY: 'OPS',
+    TICKET_USER_EMAIL: 'bot@example.com',
+    TICKET_API_TOKEN: 'jira-token',
+  });
+});
+
+afterAll(async () => {
+  for (const v of TICKET_ENV) delete process.env[v];
+  await jira?.close();
+});
+
+/** An Alertmanager notice for the cluster: firing since `startedAgo` minutes, or resolved `endedAgo` minutes ago. */
+const notice = (clusterId: string, name: string, fingerprint: string, startedAgo: number, endedAgo: number | null = null) => ({
+  status: endedAgo === null ? 'firing' : 'resolved',
+  labels: { alertname: name, cluster_id: clusterId },
+  startsAt: ago(startedAgo),
+  ...(endedAgo === null ? {} : { endsAt: ago(endedAgo) }),
+  fingerprint,
+});
+
+/**
+ * Holds the first request `matches` picks until `meanwhile`, started right then, has run: the
+ * other side of the race lands first. `done` answers what `meanwhile` did (throws what it threw).
+ */
+function whileHeld(matches: (request: WireRequest) => boolean, meanwhile: () => Promise<unknown>) {
+  let ran: Promise<unknown> | undefined;
+  const stop = proxy.watch((request) => {
+    if (ran || !matches(request)) return undefined;
+    ran = meanwhile();
+    return { hold: ran };
+  });
+  return {
+    done: async () => {
+      stop();
+      expect(ran, 'the held request was never sent').toBeDefined();
+      return ran;
+    },
+  };
+}
+
+const transactionOf = (action: string, issueId: string) => (r: WireRequest) =>
+  r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes(action) && JSON.stringify(r.input).includes(issueId);
+
+/**
+ * Two issues of one alert in a cluster: `older` (10 to 9:50 hours ago, triaged) and `newer` (an hour
+ * ago), more than the 4-hour join window apart. `bridge` ingests the alert between them, which merges
+ * them: the triaged `older` keeps its id, `newer` is superseded by it (kept, for its claim or triage).
+ */
+async function twoIssues() {
+  const c = await storedCluster();
+  await ingestAlerts([notice(c, 'Lag', 'lag-old', 600, 590), notice(c, 'Lag', 'lag-new', 60, 50)], NOW);
+  const [older, newer] = (await listClusterIssues(c)).sort((a, b) => (a.first_seen < b.first_seen ? -1 : 1));
+  expect(newer).toBeDefined();
+  await updateTriage(admin, older!.issue_id, { notes: 'watching' }, caller, NOW);
+  const bridge = () => ingestAlerts([notice(c, 'Lag', 'lag-bridge', 400, 250)], NOW);
+  return { c, older: older!.issue_id, newer: newer!.issue_id, bridge };
+}
+
+async function useIssueRules(text: string) {
+  const checked = checkRuleText('issue-rules', text);
+  if (!checked.ok) throw new Error(checked.message);
+  await writeRuleSetVersion('issue-rules', text, checked.value, (await getCurrentRuleSet('issue-rules'))?.version ?? 0, 'test');
+}
+
+describe('a ticket created while regrouping supersedes its issue', () => {
+  it('is stored on the issue that replaced it, where the user sees it; a create on the superseded issue is refused', async () => {
+    const { older, newer, bridge } = await twoIssues();
+    const race = whileHeld(transactionOf('ticket_create', newer), bridge);
+    const answer = await createTicket(admin, newer, caller, NOW);
+    expect(await race.done()).toMatchObject({ issues: { updated: 1 } });
+
+    expect(answer).toMatchObject({ status: 'created', ticket_key: expect.stringMatching(/^OPS-\d+$/) });
+    expect(await getIssue(newer)).toMatchObject({ superseded_by: older, ticket_key: '', ticket_claim: null });
+    expect(await getIssue(older)).toMatchObject({ superseded_by: null, ticket_key: answer.ticket_key, ticket_url: answer.ticket_url, notes: 'watching' });
+    const live = (await listIssuesActiveSince(new Date(NOW.getTime() - 86_400_000))).find((i) => i.issue_id === older);
+    expect(live?.ticket_key).toBe(answer.ticket_key);
+
+    // Asked again of the superseded issue (a page open since): refused before any ticket is made.
+    const sent = jira.received.length;
+    const again = await createTicket(admin, newer, caller, NOW).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(Conflict);
+    expect((again as Conflict).extra).toMatchObject({ superseded_by: older });
+    expect(jira.received.length).toBe(sent);
+  });
+
+  it('when the issue that replaced it has a ticket already: a 409 names the new ticket and that one, and nothing is overwritten', async () => {
+    const { older, newer, bridge } = await twoIssues();
+    await updateTriage(admin, older, { ticket_key: 'OPS-LINKED', ticket_url: 'https://jira.example.com/browse/OPS-LINKED' }, caller, NOW);
+    const race = whileHeld(transactionOf('ticket_create', newer), bridge);
+    const answer = await createTicket(admin, newer, caller, NOW).catch((e: unknown) => e);
+    await race.done();
+    expect(answer).toBeInstanceOf(Conflict);
+    const { extra, message } = answer as Conflict;
+    expect(extra).toMatchObject({ ticket_key: expect.stringMatching(/^OPS-\d+$/), superseded_by: older });
+    expect(message).toContain('OPS-LINKED');
+    expect(await getIssue(older)).toMatchObject({ ticket_key: 'OPS-LINKED' });
+    expect(await getIssue(newer)).toMatchObject({ ticket_key: '', ticket_claim: null });
+  });
+
+  it('when no issue replaced it (the grouping keys changed): a 409 names the ticket to link or close', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([notice(c, 'Lag', 'lag-1', 60, null)], NOW);
+    const [issue] = await listClusterIssues(c);
+    const race = whileHeld(transactionOf('ticket_create', issue!.issue_id), async () => {
+      await useIssueRules(defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', 'keys: [cluster]'));
+      return regroupClusters([c], NOW);
+    });
+    try {
+      const answer = await createTicket(admin, issue!.issue_id, caller, NOW).catch((e: unknown) => e);
+      expect(await race.done()).toMatchObject({ created: 1, removed: 1, failed: 0 });
+      expect(answer).toBeInstanceOf(Conflict);
+      expect((answer as Conflict).extra).toMatchObject({ ticket_key: expect.stringMatching(/^OPS-\d+$/), superseded_by: NO_SUCCESSOR });
+      expect((answer as Conflict).message).toMatch(/^Ticket OPS-\d+ was created, but .*regroup.*: link it with PATCH or close it\.$/);
+      expect(await getIssue(issue!.issue_id)).toMatchObject({ superseded_by: NO_SUCCESSOR, ticket_key: '', ticket_claim: null });
+    } finally {
+      await useIssueRules(defaultRuleText('issue-rules'));
+    }
+  });
+});
+
+describe('a triage saved while regrouping supersedes its issue', () => {
+  it('is refused with a 409 naming the issue that replaced it, and changes nothing', async () => {
+    const { older, newer, bridge } = await twoIssues();
+    await updateTriage(admin, newer, { notes: 'first look' }, caller, NOW); // triaged too: kept when superseded
+    const race = whileHeld(transactionOf('issue_update', newer), bridge);
+    const answer = await updateTriage(admin, newer, { notes: 'second look', triage_status: 'Investigating' }, caller, NOW).catch((e: unknown) => e);
+    await race.done();
+    expect(answer).toBeInstanceOf(Conflict);
+    expect((answer as Conflict).extra).toMatchObject({ superseded_by: older });
+    expect(await getIssue(newer)).toMatchObject({ superseded_by: older, notes: 'first look', triage_status: '' });
+    // And refused likewise once it is superseded.
+    await expect(updateTriage(admin, newer, { notes: 'third look' }, caller, NOW)).rejects.toBeInstanceOf(Conflict);
+    expect((await getIssue(newer))!.notes).toBe('first look');
+  });
+});
+
+describe('a regrouping that lost a race and retries', () => {
+  it('never moves an issue back to Ongoing that a later pass resolved', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([notice(c, 'Flap', 'flap-1', 60)], NOW);
+    const [issue] = await listClusterIssues(c);
+    expect(issue).toMatchObject({ status: 'Ongoing', alert_count: 1 });
+    // The alert resolved 10 minutes ago and a second one came and went: as of NOW still Ongoing (the
+    // quiet period is 30 minutes), 25 minutes later Resolved. The ingest's own grouping (as of NOW) is
+    // held until a pass 25 minutes later has resolved the issue: its write then conflicts, and it retries.
+    const later = new Date(NOW.getTime() + 25 * 60_000);
+    const isGroupingWrite = (r: WireRequest) =>
+      r.operation === 'UpdateItem' && r.input.ConditionExpression === 'grouping_version = :seen' && r.input.Key?.pk?.S === `ISSUE#${issue!.issue_id}`;
+    const race = whileHeld(isGroupingWrite, () => regroupClusters([c], later));
+    const ingested = await ingestAlerts([notice(c, 'Flap', 'flap-1', 60, 10), notice(c, 'Flap', 'flap-2', 40, 20)], NOW);
+    expect(await race.done()).toMatchObject({ updated: 1, failed: 0 });
+    expect(ingested.rejected).toEqual([]);
+    const resolved = { status: 'Resolved', resolved_at: ago(10), alert_count: 2 };
+    expect(await getIssue(issue!.issue_id)).toMatchObject(resolved);
+    // A pass that started before the resolving one read it (or whose clock lags) leaves it as it is.
+    expect(await regroupClusters([c], NOW)).toMatchObject({ updated: 0, unchanged: 1, failed: 0 });
+    expect(await getIssue(issue!.issue_id)).toMatchObject(resolved);
+  });
+});
