@@ -3,11 +3,12 @@
 // total_alerts, alerts resolved from the linked ids, PATCH with `me`.
 import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
-import { batchGet, retryOnConflict, transactWrite } from '../db/client.js';
+import { getClusterAlerts } from '../db/alerts.js';
+import { retryOnConflict, transactWrite } from '../db/client.js';
 import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord } from '../db/ai-issues.js';
 import { NotFound } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
-import { displayTime, distinct, durationMinutes, kpiCounts, matches, newestFirst, windowStart } from '../issues/queries.js';
+import { ALERTS_SHOWN, distinct, durationMinutes, kpiCounts, matches, newestFirst, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
 import type { IssueListQuery } from '../routes/common.js';
 import type { AiIssueView } from './schemas.js';
@@ -69,25 +70,18 @@ async function requireAiIssue(id: string): Promise<AiIssueRecord> {
   return issue;
 }
 
-/** The issue with its alerts, resolved from the linked alert keys, newest first. */
+/**
+ * The issue with its alerts, resolved from the linked alert keys, newest first: the newest
+ * ALERTS_SHOWN of the (up to 500) linked, within the answer's weight, as a rule issue's detail.
+ */
 export async function aiIssueDetail(id: string, now = new Date()) {
   const issue = await requireAiIssue(id);
-  const alerts = await batchGet(
-    'alerts',
-    issue.alert_keys.map((k) => ({ pk: `CLUSTER#${issue.cluster_id}`, sk: `ALERT#${k}` })),
-  );
-  const sorted = alerts.sort((a, b) => (String(a.starts_at) < String(b.starts_at) ? 1 : -1));
+  // A key starts with the alert's start time (ISO, fixed width): the greatest are the newest.
+  const newest = [...new Set(issue.alert_keys)].sort().reverse().slice(0, ALERTS_SHOWN);
+  const alerts = await getClusterAlerts(issue.cluster_id, newest);
   return {
     issue: aiIssueView(issue, now),
-    alerts: sorted.map((a) => ({
-      time: displayTime(String(a.starts_at)),
-      status: String(a.status),
-      alert_name: String(a.alert_name),
-      detail: String(a.detail || a.summary || ''),
-      dashboard_url: String(a.dashboard_url ?? ''),
-      starts_at: String(a.starts_at),
-      ends_at: (a.ends_at as string | null) ?? null,
-    })),
+    ...shownAlerts(alerts.map(timelineEntry), issue.alert_count),
     cluster_info: null,
     source: SOURCE,
   };

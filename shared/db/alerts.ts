@@ -230,6 +230,27 @@ export async function newestClusterAlerts(
   return kept;
 }
 
+/** How many alerts of a cluster started at or after `since`: keys only are sent back, a count needs no alert in memory. */
+export async function countClusterAlerts(clusterId: string, since: Date): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await queryPage('alerts', { ...clusterAlertsQuery(clusterId, since), ProjectionExpression: 'sk' }, start);
+    count += page.items.length;
+    start = page.next;
+  } while (start);
+  return count;
+}
+
+/** A cluster's alerts by their keys (`<starts_at>#<fingerprint>`, as AI issues link them), newest first; ones gone (retention) are left out. */
+export async function getClusterAlerts(clusterId: string, keys: readonly string[]): Promise<AlertRecord[]> {
+  const items = await batchGet<{ sk: string }>(
+    'alerts',
+    keys.map((k) => ({ pk: `CLUSTER#${clusterId}`, sk: `ALERT#${k}` })),
+  );
+  return items.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0)).map(readAlert);
+}
+
 /** Every alert of the fleet that started at or after `since` (up to `now`), oldest first. */
 export async function listAlertsSince(since: Date, now = new Date()): Promise<AlertRecord[]> {
   const days = windowDays(Math.ceil((now.getTime() - since.getTime()) / 86_400_000) + 1, now).filter((d) => d >= since.toISOString().slice(0, 10));

@@ -4,16 +4,19 @@
 // window (one Query), never a table scan, and the list and KPIs through this
 // container's cache of it (list-cache.ts): one marker read when nothing changed.
 import type { AlertRecord } from '../db/alerts.js';
-import { newestClusterAlerts } from '../db/alerts.js';
+import { countClusterAlerts, newestClusterAlerts } from '../db/alerts.js';
 import { getCluster, type ClusterRecord } from '../db/clusters.js';
 import { getIssue, listClusterIssues, type IssueRecord, type IssueSummary } from '../db/issues.js';
 import { readClusterRollups, windowDays } from '../db/metrics.js';
 import { listUsers } from '../db/users.js';
-import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
+import { LABEL_VALUE_MAX, METRIC_KEYS, type MetricKey } from '../fleet/records.js';
 import { NotFound } from '../http/errors.js';
+import { escapedBytes } from '../http/lambda-payload.js';
 import { loadIssueRules } from '../rules/load.js';
-import type { IssueListQuery } from '../routes/common.js';
+import { HttpLink, type IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
+import { cutText } from '../tickets/text.js';
+import * as z from '../zod.js';
 import { groupKeyOf } from './grouping.js';
 import { issueWindow } from './list-cache.js';
 import type { IssueView } from './schemas.js';
@@ -167,6 +170,61 @@ export const displayTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11,
  */
 export const ALERTS_SHOWN = 200;
 
+/**
+ * What an answer shows of one alert's text (summary, description): an alert may carry 64 KB of
+ * annotations, and 200 such alerts are 13 MB, over Lambda's 6 MB even gzipped when the text is not
+ * repetitive. Label values (alert name, severity) are cut to what ingest takes today (1,024):
+ * alerts stored before that bound may hold more.
+ */
+export const ALERT_TEXT_SHOWN = 4_000;
+
+/**
+ * The most the alerts of one answer weigh, escaped as Lambda's result carries the body
+ * (shared/http/lambda-payload.ts; a quote weighs 4 bytes there, a control character 7): whatever
+ * is stored, the answer stays well under 6 MB, gzipped or not. A timeline of 200 alerts with every
+ * field at its cut in plain text weighs ≈ 1.5 MB; the bound binds for heavily escaped text, or
+ * evidence whose summaries and descriptions are all at their cut (≈ 160 of 200 shown).
+ */
+export const ALERTS_ANSWER_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The alerts an answer lists, newest first, and out of how many: as many of `entries` as fit
+ * ALERTS_ANSWER_BYTES (the oldest are left out), and whether the list leaves any of `total` out.
+ */
+export function shownAlerts<T>(entries: readonly T[], total: number): { alerts: T[]; alerts_total: number; alerts_truncated: boolean } {
+  let bytes = 0;
+  let shown = 0;
+  for (; shown < entries.length; shown++) {
+    bytes += escapedBytes(JSON.stringify(entries[shown])) + 1; // and its comma
+    if (bytes > ALERTS_ANSWER_BYTES) break;
+  }
+  const alertsTotal = Math.max(total, entries.length); // a count read apart may lag an alert behind
+  return { alerts: entries.slice(0, shown), alerts_total: alertsTotal, alerts_truncated: shown < alertsTotal };
+}
+
+const dashboardLink = z.lazy(HttpLink);
+/**
+ * A stored dashboard link as the console may show it: an http(s) URL, else ''. Ingest stores
+ * only those, but alerts stored before it checked may hold a `javascript:` link, run on a click.
+ */
+export function shownLink(url: string): string {
+  const link = dashboardLink.safeParse(url);
+  return link.success ? link.data : '';
+}
+
+/** One alert of a detail's timeline (rule and AI issues alike): its text cut, its link only when http(s). */
+export function timelineEntry(a: AlertRecord) {
+  return {
+    time: displayTime(a.starts_at),
+    status: a.status,
+    alert_name: cutText(a.alert_name, LABEL_VALUE_MAX),
+    detail: cutText(a.detail || a.summary, ALERT_TEXT_SHOWN),
+    dashboard_url: shownLink(a.dashboard_url),
+    starts_at: a.starts_at,
+    ends_at: a.ends_at,
+  };
+}
+
 /** The issue's alerts, newest first (ALERTS_SHOWN at most): the cluster's alerts of its group between its first and last alert. */
 export async function issueAlerts(issue: IssueRecord): Promise<AlertRecord[]> {
   const { rules } = await loadIssueRules();
@@ -184,15 +242,7 @@ export async function issueDetail(issueId: string, now = new Date()) {
   const alerts = await issueAlerts(issue);
   return {
     issue: issueView(issue, now),
-    alerts: alerts.map((a) => ({
-      time: displayTime(a.starts_at),
-      status: a.status,
-      alert_name: a.alert_name,
-      detail: a.detail || a.summary,
-      dashboard_url: a.dashboard_url,
-      starts_at: a.starts_at,
-      ends_at: a.ends_at,
-    })),
+    ...shownAlerts(alerts.map(timelineEntry), issue.alert_count),
     cluster_info: null,
     source: SOURCE,
   };
@@ -231,8 +281,10 @@ export interface MetricEvidence {
  */
 export async function issueEvidence(issueId: string, now = new Date()) {
   const issue = await requireIssue(issueId);
-  const [alerts, rollups, cluster] = await Promise.all([
-    newestClusterAlerts(issue.cluster_id, new Date(now.getTime() - EVIDENCE_ALERT_DAYS * DAY_MS), undefined, ALERTS_SHOWN),
+  const since = new Date(now.getTime() - EVIDENCE_ALERT_DAYS * DAY_MS);
+  const [alerts, alertsTotal, rollups, cluster] = await Promise.all([
+    newestClusterAlerts(issue.cluster_id, since, undefined, ALERTS_SHOWN),
+    countClusterAlerts(issue.cluster_id, since),
     readClusterRollups(issue.cluster_id, windowDays(2, now)),
     getCluster(issue.cluster_id),
   ]);
@@ -253,17 +305,20 @@ export async function issueEvidence(issueId: string, now = new Date()) {
     });
   }
   return {
-    alerts: alerts.map((a) => ({
-      alert_name: a.alert_name,
-      severity: a.severity,
-      status: a.status,
-      starts_at: a.starts_at,
-      ends_at: a.ends_at,
-      time: displayTime(a.starts_at),
-      summary: a.summary,
-      detail: a.detail,
-      dashboard_url: a.dashboard_url,
-    })),
+    ...shownAlerts(
+      alerts.map((a) => ({
+        alert_name: cutText(a.alert_name, LABEL_VALUE_MAX),
+        severity: cutText(a.severity, LABEL_VALUE_MAX),
+        status: a.status,
+        starts_at: a.starts_at,
+        ends_at: a.ends_at,
+        time: displayTime(a.starts_at),
+        summary: cutText(a.summary, ALERT_TEXT_SHOWN),
+        detail: cutText(a.detail, ALERT_TEXT_SHOWN),
+        dashboard_url: shownLink(a.dashboard_url),
+      })),
+      alertsTotal,
+    ),
     metrics,
     metrics_window: { from: `${windowDays(2, now)[0]}T00:00:00.000Z`, to: now.toISOString(), basis: 'daily rollups of the UTC days the last 24 hours fall on' },
     cluster: cluster ? inventoryView(cluster) : null,

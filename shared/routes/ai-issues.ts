@@ -2,7 +2,7 @@ import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
-import { UsersAnswer } from './issues.js';
+import { ShownAlerts, UsersAnswer } from './issues.js';
 import { AiIssueSchema as AiIssue } from '../ai-issues/schemas.js';
 
 export const AiIssuePatch = z
@@ -62,7 +62,7 @@ export const aiIssuesGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       params: IssueIdParams,
-      response: z.lazy(() => z.object({ issue: AiIssue, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source })),
+      response: z.lazy(() => z.object({ issue: AiIssue, alerts: z.array(TimelineEntry), ...ShownAlerts, cluster_info: z.null(), ...Source })),
     },
     patch: {
       method: 'PATCH',

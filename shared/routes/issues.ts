@@ -46,7 +46,12 @@ const KpisAnswer = z.lazy(() =>
 export const UsersAnswer = z.lazy(() =>
   z.object({ users: z.array(z.object({ username: z.string(), name: z.string(), email: z.string(), role: z.string() })) }),
 );
-const DetailAnswer = z.lazy(() => z.object({ issue: IssueSchema, alerts: z.array(TimelineEntry), cluster_info: z.null(), ...Source }));
+/**
+ * Beside an answer's `alerts` (newest first, bounded: shared/issues/README.md): how many there are
+ * in all (a detail: the issue's `alert_count`; evidence: the cluster's of 7 days), and whether the list leaves some out.
+ */
+export const ShownAlerts = { alerts_total: z.int(), alerts_truncated: z.boolean() };
+const DetailAnswer = z.lazy(() => z.object({ issue: IssueSchema, alerts: z.array(TimelineEntry), ...ShownAlerts, cluster_info: z.null(), ...Source }));
 const HistoryAnswer = z.lazy(() => z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.int(), ...Source }));
 const EvidenceAnswer = z.lazy(() =>
   z.object({
@@ -63,6 +68,7 @@ const EvidenceAnswer = z.lazy(() =>
         dashboard_url: z.string(),
       }),
     ),
+    ...ShownAlerts,
     metrics: z.array(
       z.object({
         metric_key: z.string(),

@@ -238,6 +238,7 @@ describe('one issue', () => {
     const detail = (await call(viewer, 'GET', `/api/issues/${issue.issue_id}`)).body;
     expect(detail.cluster_info).toBeNull();
     expect(detail.alerts).toHaveLength(issue.alert_count);
+    expect(detail).toMatchObject({ alerts_total: issue.alert_count, alerts_truncated: false });
     expect(detail.alerts.map((a: any) => a.starts_at)).toEqual(
       detail.alerts
         .map((a: any) => a.starts_at)
@@ -250,6 +251,7 @@ describe('one issue', () => {
     expect(history.issues.every((i: any) => i.cluster_id === issue.cluster_id && i.issue_id !== issue.issue_id)).toBe(true);
     const evidence = (await call(viewer, 'GET', `/api/issues/${issue.issue_id}/evidence`)).body;
     expect(evidence.alerts.every((a: any) => a.starts_at >= new Date(Date.now() - 7 * 86_400_000).toISOString())).toBe(true);
+    expect(evidence).toMatchObject({ alerts_total: evidence.alerts.length, alerts_truncated: false }); // a demo cluster has fewer than 200
     expect(evidence.metrics.length).toBeGreaterThan(3);
     for (const m of evidence.metrics) expect(m.min <= m.avg && m.avg <= m.max && m.min <= m.latest && m.latest <= m.max).toBe(true);
     expect(evidence.cluster?.cluster_id ?? issue.cluster_id).toBe(issue.cluster_id);
