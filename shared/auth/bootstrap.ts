@@ -2,9 +2,9 @@
 // local database always has someone who can invite the rest.
 import { randomBytes } from 'node:crypto';
 import { ConditionFailed } from '../db/client.js';
-import { createUser, getUser } from '../db/users.js';
+import { createUser, EmailTaken, getUser } from '../db/users.js';
 import { hashPassword } from './passwords.js';
-import { canonicalUsername } from './username.js';
+import { canonicalEmail, canonicalUsername } from './username.js';
 
 export interface BootstrapResult {
   created: boolean;
@@ -18,6 +18,7 @@ export async function ensureBootstrapAdmin(configured: string, email: string, pa
   const username = canonicalUsername(configured);
   if (username === null) throw new Error(`ADMIN_USERNAME ${JSON.stringify(configured)} is not a valid username (letters, digits and . _ @ + ' - only).`);
   if (await getUser(username)) return { created: false, username };
+  if (canonicalEmail(email) === null) throw new Error(`ADMIN_EMAIL ${JSON.stringify(email)} is not a valid email address.`);
   const generatedPassword = password ? undefined : randomBytes(18).toString('base64url');
   try {
     await createUser({
@@ -29,7 +30,10 @@ export async function ensureBootstrapAdmin(configured: string, email: string, pa
       password_hash: await hashPassword(password ?? generatedPassword!),
     });
   } catch (error) {
-    if (error instanceof ConditionFailed) return { created: false, username }; // created concurrently
+    if (!(error instanceof ConditionFailed)) throw error;
+    if (await getUser(username)) return { created: false, username }; // created concurrently
+    // An email names one account: the superadmin is not made under another account's address.
+    if (error instanceof EmailTaken) throw new Error(`ADMIN_EMAIL ${email} is another account's email already; choose another address for ${username}.`);
     throw error;
   }
   return { created: true, username, generatedPassword };

@@ -15,7 +15,7 @@ import { ldapSettings } from '../config/ldap.js';
 import { secret } from '../config/secrets.js';
 import { createLogger, errorFields } from '../log.js';
 import type { Role } from './roles.js';
-import { canonicalUsername } from './username.js';
+import { canonicalEmail, canonicalUsername } from './username.js';
 
 const log = createLogger('ldap');
 
@@ -23,7 +23,8 @@ export interface LdapIdentity {
   /** The account's username: the entry's own uid (canonical form), or the login name when the entry has none. */
   username: string;
   name: string;
-  email: string;
+  /** The entry's first `mail` that is a valid address (canonical form), else the uid when it is one; absent otherwise. */
+  email?: string;
   /** From LDAP_ROLE_MAP; otherwise viewer. */
   role: Role;
 }
@@ -73,9 +74,11 @@ async function privateCa(): Promise<string | undefined> {
   return value;
 }
 
-/** The longest display name and email address an account takes from the directory (an invitation's bounds). */
+/** The longest display name an account takes from the directory (an invitation's bound). */
 const NAME_MAX = 128;
-const EMAIL_MAX = 254;
+
+/** An attribute's values as text (ldapts answers one value or a list). */
+const valuesOf = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
 
 /**
  * The account an entry logs in as: its own uid, so a name that merely reaches the same entry
@@ -83,7 +86,7 @@ const EMAIL_MAX = 254;
  * null when the directory's uid has no canonical form.
  */
 function accountName(loginName: string, uid: unknown): string | null {
-  const values = (Array.isArray(uid) ? uid : uid === undefined ? [] : [uid]).map((v) => canonicalUsername(String(v)));
+  const values = valuesOf(uid).map(canonicalUsername);
   if (values.length === 0 || values.includes(loginName)) return loginName;
   return values[0] ?? null;
 }
@@ -120,16 +123,18 @@ export async function ldapAuthenticate(username: string, password: string): Prom
       log.warn('LDAP entry has a uid that is no valid username; LDAP not used for it');
       return null;
     }
-    // A directory value longer than an account's field holds is passed over: the account item must stay
-    // writable (DynamoDB items hold 400 KB), and such a value is no name or address anyway.
+    // A directory name longer than an account's field holds is passed over: the account item must stay
+    // writable (DynamoDB items hold 400 KB), and such a value is no name anyway.
     const first = (v: unknown, max: number) => {
-      const text = (Array.isArray(v) ? v[0] : v)?.toString().trim();
+      const text = valuesOf(v)[0]?.trim();
       return text && text.length <= max ? text : undefined;
     };
+    // Only an address the settings routes can address the account by (sign-in refuses an account without one).
+    const email = [...valuesOf(entry.mail), account].map(canonicalEmail).find((e) => e !== null);
     return {
       username: account,
       name: first(entry.displayName, NAME_MAX) ?? first(entry.cn, NAME_MAX) ?? account,
-      email: first(entry.mail, EMAIL_MAX) ?? (account.includes('@') ? account : ''),
+      ...(email ? { email } : {}),
       role: config.roleFor(account),
     };
   } catch (error) {

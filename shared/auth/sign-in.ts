@@ -3,8 +3,8 @@
 import { auditAction, writeAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import { clearLoginAttempts, reserveLoginAttempt, revokeToken } from '../db/sessions.js';
-import { activateInvitation, createUser, getUser, type UserRecord } from '../db/users.js';
-import { BadRequest, TooManyRequests, Unauthorized } from '../http/errors.js';
+import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, type UserRecord } from '../db/users.js';
+import { BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { Principal } from './principal.js';
 import { signAccessToken } from './jwt.js';
 import { ldapAuthenticate, ldapConfigured, type LdapIdentity } from './ldap.js';
@@ -38,26 +38,60 @@ async function issue(user: UserRecord): Promise<LoginResponse> {
   return { access_token: await signAccessToken(principal), token_type: 'bearer', user: userInfo(principal) };
 }
 
+/** Why an LDAP login that LDAP accepted gets no account: the account's email (shared/auth/README.md). */
+type LdapRefusal = 'ldap_no_email' | 'ldap_email_taken';
+
+type LdapAccount = { user: UserRecord } | { conflict: UserRecord } | { refused: LdapRefusal; account?: UserRecord };
+
 /**
  * The account an LDAP identity logs in as (keyed on the directory's own uid, so another
  * name that reaches the same entry makes no second account): an account created from LDAP
  * (`source: ldap`), or a new one on first login. A username held by a built-in
  * account is never granted through LDAP: `conflict` instead, and the login
- * goes on with the built-in password only.
+ * goes on with the built-in password only. No account is made or kept without an email
+ * of its own: `refused` then, and nothing is stored.
  */
-async function accountForLdap(identity: LdapIdentity): Promise<{ user: UserRecord } | { conflict: UserRecord }> {
-  const { username } = identity;
-  const linkable = (user: UserRecord) => (user.source === 'ldap' ? { user } : { conflict: user });
+async function accountForLdap(identity: LdapIdentity): Promise<LdapAccount> {
+  const { username, email } = identity;
+  const linkable = (user: UserRecord) => (user.source === 'ldap' ? followDirectoryMail(user, identity) : { conflict: user });
   const existing = await getUser(username);
   if (existing) return linkable(existing);
+  if (!email) return { refused: 'ldap_no_email' };
   try {
-    return { user: await createUser({ username, name: identity.name, email: identity.email, role: identity.role, is_active: true, source: 'ldap' }) };
+    return { user: await createUser({ username, name: identity.name, email, role: identity.role, is_active: true, source: 'ldap' }) };
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
-    // The username was taken meanwhile: by another first login of the same LDAP user, or by a built-in account.
+    // The username was taken meanwhile (by another first login of the same LDAP user, or by a built-in account), or the email is another account's.
     const raced = await getUser(username);
-    if (!raced) throw error;
-    return linkable(raced);
+    if (raced) return linkable(raced);
+    if (error instanceof EmailTaken) return { refused: 'ldap_email_taken' };
+    throw error;
+  }
+}
+
+/**
+ * An active LDAP account takes the directory's mail when it changed, so it is addressed as the directory names it:
+ * also an account stored without an email, or with one another account shares, from before an email named one
+ * account. A mail that is missing or another account's leaves the account's own email as it is; an account
+ * without one is refused.
+ */
+async function followDirectoryMail(user: UserRecord, identity: LdapIdentity): Promise<LdapAccount> {
+  const wanted = identity.email;
+  const keep = (account: UserRecord): LdapAccount => (account.email ? { user: account } : { refused: wanted ? 'ldap_email_taken' : 'ldap_no_email', account });
+  if (!user.is_active) return { user }; // refused as inactive, unchanged
+  if (!wanted || user.email.toLowerCase() === wanted) return keep(user);
+  try {
+    return { user: await changeUserEmail(user, wanted) };
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    // A concurrent login of the same user may have moved it already; otherwise the account keeps its email.
+    const now = await getUser(user.username);
+    if (!(error instanceof EmailTaken)) {
+      if (now?.email.toLowerCase() === wanted) return { user: now };
+      throw error;
+    }
+    log.warn("LDAP mail is another account's; the account keeps its email", { username: user.username });
+    return keep(user);
   }
 }
 
@@ -68,6 +102,17 @@ async function builtInAccount(username: string, password: string): Promise<UserR
     return undefined;
   }
   return (await verifyPassword(password, user.password_hash)) ? user : undefined;
+}
+
+/** The answer to a refused LDAP login, saying what the directory entry lacks. */
+function ldapRefusal(reason: LdapRefusal, identity: LdapIdentity): Forbidden | Conflict {
+  return reason === 'ldap_no_email'
+    ? new Forbidden(
+        `Your directory entry (${identity.username}) has no usable mail attribute, and every account needs an email address: ask the directory administrator to add one.`,
+      )
+    : new Conflict(
+        `The mail of your directory entry (${identity.username}), ${identity.email}, is another account's email already, and an email names one account: ask the directory administrator to change it, or an administrator to remove the other account.`,
+      );
 }
 
 export async function login(rawUsername: string, password: string, caller: Caller): Promise<LoginResponse> {
@@ -98,6 +143,11 @@ export async function login(rawUsername: string, password: string, caller: Calle
     const identity = await ldapAuthenticate(username, password);
     if (identity) {
       const account = await accountForLdap(identity);
+      if ('refused' in account) {
+        // The right password, but no account may be given (the reservation stays counted, as for an inactive account).
+        await audit('login_failed', account.account, { reason: account.refused, method: 'ldap' });
+        throw ldapRefusal(account.refused, identity);
+      }
       if ('user' in account) {
         user = account.user;
         method = 'ldap';

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, listAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
-import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUserByEmail, getUser, listUsers, replaceUser, type UserRecord } from '../db/users.js';
+import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUsersByEmail, listUsers, replaceUser, type UserRecord } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
 import type { Principal } from './principal.js';
 import { ROLES, type Role } from './roles.js';
@@ -23,7 +23,6 @@ export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
 
 export async function inviteUser(inviter: Principal, invite: { email: string; display_name: string; role: Role }, caller: Caller): Promise<InviteResponse> {
   if (inviter.role !== 'superadmin' && invite.role === 'superadmin') throw new Forbidden('Only a superadmin can invite a superadmin.');
-  if ((await getUser(invite.email)) || (await findUserByEmail(invite.email))) throw new Conflict(`A user with email ${invite.email} exists already.`);
   const token = randomBytes(32).toString('base64url');
   const now = new Date();
   const expires = new Date(now.getTime() + INVITATION_DAYS * 86_400_000);
@@ -50,6 +49,7 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
       [audit],
     );
   } catch (error) {
+    // The username (an invitee's is the email) or the email is another account's: nothing was stored, no mail goes out.
     if (error instanceof ConditionFailed) throw new Conflict(`A user with email ${invite.email} exists already.`);
     throw error;
   }
@@ -59,8 +59,15 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
 }
 
 async function targetOf(actor: Principal, email: string, what: string): Promise<UserRecord> {
-  const user = await findUserByEmail(email);
+  const [user, ...others] = await findUsersByEmail(email);
   if (!user) throw new NotFound(`No user with email ${email}.`);
+  if (others.length > 0) {
+    // Accounts stored before an email named one account: acting on one of them would be a guess.
+    const accounts = [user, ...others].map((u) => `${u.username} (${u.source})`).join(', ');
+    throw new Conflict(
+      `The email ${email} is ambiguous: it names ${others.length + 1} accounts (${accounts}), so nothing was changed. An LDAP account takes its directory entry's mail at its next login; change that mail in the directory.`,
+    );
+  }
   if (user.username === actor.username) throw new Conflict(`You cannot ${what} your own account.`);
   return user;
 }

@@ -2,6 +2,7 @@
 // and the LDAP bind DN alike. OpenLDAP matches `uid` after its own Unicode
 // normalisation, so `ｃａｒｏｌ` or `c𝐚rol` bind as uid=carol: were any of them
 // keyed apart here, each would get its own lockout window and its own account.
+// Also the one form of an account's email, by which the settings routes address it.
 import * as z from '../zod.js';
 
 /** The longest username a login takes (LoginBody's bound). */
@@ -18,5 +19,20 @@ export const CanonicalUsername = z.string().check(z.regex(/^[a-z0-9._@+'-]+$/), 
 /** NFKC, then lowercase, then the allowed characters; null when the text is no username. */
 export function canonicalUsername(raw: string): string | null {
   const parsed = CanonicalUsername.safeParse(raw.normalize('NFKC').toLowerCase().trim());
+  return parsed.success ? parsed.data : null;
+}
+
+/** The longest email address an account holds (an invitation's bound, RFC 5321's path limit). */
+export const EMAIL_MAX = 254;
+
+const EmailAddress = z.email().check(z.maxLength(EMAIL_MAX));
+
+/**
+ * The form an account's email is stored and addressed in (`/api/settings/users/{email}` lowercases
+ * and checks it the same way): trimmed and lowercased; null when it is no address the routes take,
+ * since an account under such an email could never be addressed.
+ */
+export function canonicalEmail(raw: string): string | null {
+  const parsed = EmailAddress.safeParse(raw.trim().toLowerCase());
   return parsed.success ? parsed.data : null;
 }

@@ -5,16 +5,33 @@
 // The active-superadmin counter changes in the same transaction as the account
 // it counts, with a condition on decrements, so concurrent demotions can never
 // leave the service without an active superadmin.
+//
+// An email names one account: the account's email item (`EMAIL#<email>`, holding
+// its id) is written, on the condition that it does not exist, in the transaction
+// that gives an account that email, and deleted with the account.
 import { randomUUID } from 'node:crypto';
 import * as z from '../zod.js';
 import { Role } from '../auth/roles.js';
-import { canonicalUsername } from '../auth/username.js';
+import { canonicalEmail, canonicalUsername } from '../auth/username.js';
 import { ConditionFailed, getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
 
 const USERS_PK = 'USERS';
 const userKey = (username: string) => ({ pk: USERS_PK, sk: `USER#${username.toLowerCase()}` });
 const SUPERADMIN_COUNTER = { pk: USERS_PK, sk: 'COUNTER#active-superadmins' };
 const invitationKey = (tokenHash: string) => ({ pk: `INVITATION#${tokenHash}`, sk: 'INVITATION' });
+const emailKey = (email: string) => ({ pk: USERS_PK, sk: `EMAIL#${email.toLowerCase()}` });
+
+/** The email is another account's already: the account was not created or changed (a ConditionFailed, so 409 if it escapes). */
+export class EmailTaken extends ConditionFailed {
+  constructor(
+    readonly email: string,
+    failed: number[] = [],
+  ) {
+    super(failed);
+    this.name = 'EmailTaken';
+    this.message = `the email ${email} is another account's`;
+  }
+}
 
 export const UserRecord = z.object({
   id: z.string(),
@@ -66,10 +83,44 @@ export async function listUsers(): Promise<UserRecord[]> {
   return items.map(parseUser);
 }
 
-/** Users are addressed by email in the settings API; usernames may differ (bootstrap, LDAP). */
-export async function findUserByEmail(email: string): Promise<UserRecord | undefined> {
+/**
+ * Users are addressed by email in the settings API; usernames may differ (bootstrap, LDAP).
+ * Every account with this email: more than one only in accounts stored before an email named one account.
+ */
+export async function findUsersByEmail(email: string): Promise<UserRecord[]> {
   const wanted = email.toLowerCase();
-  return (await listUsers()).find((u) => u.email.toLowerCase() === wanted);
+  return (await listUsers()).filter((u) => u.email.toLowerCase() === wanted);
+}
+
+/**
+ * Runs `actions` plus the claim of `email` for `record` (last), as one transaction: EmailTaken when the email is
+ * another account's. Accounts stored before email items existed hold none, so the account list is checked too;
+ * the item makes it atomic between new holders (two first logins at once, an invitation and a login).
+ */
+async function writeClaimingEmail(record: UserRecord, actions: TransactItem[]): Promise<void> {
+  if ((await findUsersByEmail(record.email)).some((u) => u.id !== record.id)) throw new EmailTaken(record.email);
+  const claim: TransactItem = {
+    Put: {
+      TableName: tableName('users'),
+      Item: { ...emailKey(record.email), user_id: record.id, username: record.username },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+  try {
+    await transactWrite([...actions, claim]);
+  } catch (error) {
+    // Only the claim failed: the email. Anything else (the username taken, the account changed) is the caller's ConditionFailed.
+    if (error instanceof ConditionFailed && error.failed.length === 1 && error.failed[0] === actions.length) throw new EmailTaken(record.email, error.failed);
+    throw error;
+  }
+}
+
+/** The deletion of `user`'s email item, when it holds one (accounts stored before email items hold none). */
+async function releaseEmail(user: UserRecord): Promise<TransactItem[]> {
+  if (!user.email) return [];
+  const claim = await getItem('users', emailKey(user.email), true);
+  // Unconditional: the same transaction requires the account unchanged, and while it is, its email item stays its own.
+  return claim?.user_id === user.id ? [{ Delete: { TableName: tableName('users'), Key: emailKey(user.email) } }] : [];
 }
 
 /** The counter change that goes with moving an account from `before` to `after`. */
@@ -96,10 +147,14 @@ function newRecord(user: NewUser, now: Date): UserRecord {
   // Only the canonical form: an account under any other name could never log in, nor be locked out with its twin.
   const username = canonicalUsername(user.username);
   if (username === null) throw new Error(`Not a valid username: ${JSON.stringify(user.username)}`);
+  // Likewise the email: the settings routes address an account by it, so one without a valid address could not be administered.
+  const email = canonicalEmail(user.email);
+  if (email === null) throw new Error(`Not a valid email address: ${JSON.stringify(user.email)}`);
   return {
     id: randomUUID(),
     ...user,
     username,
+    email,
     source: user.source ?? 'local',
     created_at: at,
     updated_at: at,
@@ -116,11 +171,11 @@ function putNew(record: UserRecord): TransactItem {
   };
 }
 
-/** Creates an account; ConditionFailed([0]) when the username is taken. */
+/** Creates an account; ConditionFailed([0]) when the username is taken, EmailTaken when the email is. */
 export async function createUser(user: NewUser, now = new Date()): Promise<UserRecord> {
   const record = newRecord(user, now);
   const counter = superadminCounterUpdate(null, record);
-  await transactWrite([putNew(record), ...(counter ? [counter] : [])]);
+  await writeClaimingEmail(record, [putNew(record), ...(counter ? [counter] : [])]);
   return record;
 }
 
@@ -132,10 +187,13 @@ export interface Invitation {
   role?: string;
 }
 
-/** Creates an inactive account and its single-use invitation (stored only as a hash), with `audit` (its audit entry) in the same transaction. */
+/**
+ * Creates an inactive account and its single-use invitation (stored only as a hash), with `audit` (its audit entry)
+ * in the same transaction; the same ConditionFailed and EmailTaken meanings as createUser.
+ */
 export async function createInvitedUser(user: NewUser, tokenHash: string, expiresAt: Date, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
   const record = newRecord({ ...user, is_active: false }, now);
-  await transactWrite([
+  await writeClaimingEmail(record, [
     putNew(record),
     {
       Put: {
@@ -261,7 +319,30 @@ export async function replaceUser(
   return after;
 }
 
-/** Deletes an account as read; the same ConditionFailed meanings as replaceUser. */
+/**
+ * Gives an account as read (`before`, compared by updated_at) another email, moving its email item:
+ * EmailTaken when the new one is another account's, ConditionFailed([0]) when the account changed meanwhile.
+ */
+export async function changeUserEmail(before: UserRecord, email: string, now = new Date()): Promise<UserRecord> {
+  const canonical = canonicalEmail(email);
+  if (canonical === null) throw new Error(`Not a valid email address: ${JSON.stringify(email)}`);
+  if (canonical === before.email.toLowerCase()) return before; // its own item already (one transaction cannot put and delete it)
+  const after: UserRecord = { ...before, email: canonical, updated_at: now.toISOString() };
+  await writeClaimingEmail(after, [
+    {
+      Put: {
+        TableName: tableName('users'),
+        Item: { ...userKey(after.username), ...after },
+        ConditionExpression: 'updated_at = :seen',
+        ExpressionAttributeValues: { ':seen': before.updated_at },
+      },
+    },
+    ...(await releaseEmail(before)),
+  ]);
+  return after;
+}
+
+/** Deletes an account as read, and its email item (the email is free again); the same ConditionFailed meanings as replaceUser. */
 export async function deleteUser(before: UserRecord, audit: TransactItem[] = []): Promise<void> {
   const counter = superadminCounterUpdate(before, null);
   await transactWrite([
@@ -275,6 +356,7 @@ export async function deleteUser(before: UserRecord, audit: TransactItem[] = [])
     },
     ...(counter ? [counter] : []),
     ...audit,
+    ...(await releaseEmail(before)),
   ]);
 }
 

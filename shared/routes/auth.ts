@@ -58,7 +58,7 @@ export const authGroup = defineGroup({
       auth: 'public',
       roles: [],
       body: LoginBody,
-      problems: [401, 429],
+      problems: [401, 403, 409, 429],
       response: LoginResponse,
     },
     activate: {

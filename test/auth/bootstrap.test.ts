@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
 import { hashPassword, verifyPassword } from '../../shared/auth/passwords.js';
-import { getUser } from '../../shared/db/users.js';
+import { createUser, findUsersByEmail, getUser } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -39,5 +39,17 @@ describe('bootstrap superadmin', () => {
     expect(results.filter((r) => r.created)).toHaveLength(1);
     expect(results.every((r) => r.generatedPassword === undefined)).toBe(true);
     expect(await verifyPassword('chosen-password', (await getUser('ops'))!.password_hash!)).toBe(true);
+  });
+
+  it('is not made under another account’s email, nor under an invalid one: the error names ADMIN_EMAIL', async () => {
+    await createUser({ username: 'ops-lead', name: 'Ops Lead', email: 'lead@example.com', role: 'admin', is_active: true });
+    await expect(ensureBootstrapAdmin('chief', 'Lead@Example.com', 'chief-password')).rejects.toThrow(
+      "ADMIN_EMAIL Lead@Example.com is another account's email already; choose another address for chief.",
+    );
+    await expect(ensureBootstrapAdmin('chief', 'not an address', 'chief-password')).rejects.toThrow(
+      'ADMIN_EMAIL "not an address" is not a valid email address.',
+    );
+    expect(await getUser('chief')).toBeUndefined();
+    expect((await findUsersByEmail('lead@example.com')).map((u) => u.username)).toEqual(['ops-lead']);
   });
 });

@@ -27,8 +27,9 @@ const PEOPLE: Person[] = [
   { uid: 'dave', password: 'dave-secret', cn: 'Dave Lister', mail: 'dave@example.org' },
   { uid: 'erin', password: 'erin-secret', cn: 'Erin Hunt', mail: 'erin@example.org' },
   { uid: 'frank', password: 'frank-secret', cn: 'Frank Poole', mail: 'frank@example.org' },
-  // A directory entry whose name and address no account field holds.
-  { uid: 'grace', password: 'grace-secret', cn: `Grace ${'H'.repeat(200)}`, mail: `${'g'.repeat(250)}@example.org` },
+  // Directory entries whose name, or address, no account field holds.
+  { uid: 'grace', password: 'grace-secret', cn: `Grace ${'H'.repeat(200)}`, mail: 'grace@example.org' },
+  { uid: 'heidi', password: 'heidi-secret', cn: 'Heidi', mail: `${'h'.repeat(250)}@example.org` },
 ];
 const BUILTIN_ADMIN_PASSWORD = 'built-in-admin-password';
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
@@ -97,10 +98,13 @@ describe('LDAP login against slapd', () => {
     expect(await slapd.binds()).toContain(dnOf('alice'));
   });
 
-  it('passes over a directory name or address longer than an account holds', async () => {
+  it('passes over a directory name longer than an account holds; an address no account holds is refused (403), nothing stored', async () => {
     const res = await login('grace', 'grace-secret', caller);
-    expect(res.user).toMatchObject({ username: 'grace', name: 'grace', email: '' });
-    expect(await getUser('grace')).toMatchObject({ source: 'ldap', name: 'grace', email: '' });
+    expect(res.user).toMatchObject({ username: 'grace', name: 'grace', email: 'grace@example.org' });
+    expect(await getUser('grace')).toMatchObject({ source: 'ldap', name: 'grace', email: 'grace@example.org' });
+    // Stored without an email, the account could not be addressed by the settings routes.
+    await expect(login('heidi', 'heidi-secret', caller)).rejects.toMatchObject({ status: 403, message: expect.stringContaining('no usable mail attribute') });
+    expect(await getUser('heidi')).toBeUndefined();
   });
 
   it('maps roles from LDAP_ROLE_MAP', async () => {
