@@ -6,6 +6,7 @@
 import type { Database, Statement } from 'sql.js';
 import { NO_STATEMENT, refusalBeforePrepare, refusalOfRemainder } from './sql-guard.js';
 import { TABLES } from './sql-tables.js';
+import { cutText } from '../text.js';
 import type { SqlValue } from './sql-values.js';
 
 /** Why a query was not answered: `refused` by the check, or an `sqlite` error. The message is for the model. */
@@ -43,7 +44,7 @@ export function cellOf(value: unknown, cellChars: number): SqlValue {
   if (value === null || value === undefined) return null;
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
   const text = value instanceof Uint8Array ? `<blob of ${value.length} bytes>` : String(value);
-  return text.length > cellChars ? `${text.slice(0, Math.max(0, cellChars - 1))}…` : text;
+  return cutText(text, cellChars);
 }
 
 /**

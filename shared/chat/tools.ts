@@ -8,6 +8,7 @@ import { listClusterIssues, listIssuesActiveSince } from '../db/issues.js';
 import { listClusterLogs, type LogRecord } from '../db/logs.js';
 import { readFleetRollups, windowDays } from '../db/metrics.js';
 import type { ToolSpec } from '../llm/types.js';
+import { sliceChars } from '../text.js';
 import { fleetView, type FleetView } from '../scoring/fleet-view.js';
 import { openFleetDatabase, SqlRefused, type FleetDatabase } from './sql.js';
 import { TOOL_INPUTS } from './tool-inputs.js';
@@ -238,7 +239,7 @@ export async function runTool(name: string, input: unknown): Promise<{ content: 
   try {
     const text = JSON.stringify(await t.run(parsed.data));
     return {
-      content: text.length > TOOL_OUTPUT_CHARS ? `${text.slice(0, TOOL_OUTPUT_CHARS)}… [cut at ${TOOL_OUTPUT_CHARS} characters: narrow the request]` : text,
+      content: text.length > TOOL_OUTPUT_CHARS ? `${sliceChars(text, TOOL_OUTPUT_CHARS)}… [cut at ${TOOL_OUTPUT_CHARS} characters: narrow the request]` : text,
       is_error: false,
     };
   } catch (error) {

@@ -3,6 +3,7 @@
 // validated on its own, so a batch keeps its good records and names the bad.
 // The record schemas are built on first use (z.lazy): most functions only read
 // the metric keys, and building them all was ≈ 120 zod schemas in every cold start.
+import { cutText } from '../text.js';
 import * as z from '../zod.js';
 
 /** The metric keys the rule sets score; other keys are refused rather than stored unread. */
@@ -142,7 +143,7 @@ export function reasonOf(error: z.core.$ZodError): string {
   const pathOf = (i: z.core.$ZodIssue) =>
     i.path
       .filter((p) => p !== '')
-      .map((p) => (String(p).length > REASON_KEY_MAX ? `${String(p).slice(0, REASON_KEY_MAX - 1)}…` : String(p)))
+      .map((p) => cutText(String(p), REASON_KEY_MAX))
       .join('.');
   return error.issues.map((i) => `${pathOf(i) || 'record'}: ${i.message}`).join('; ');
 }

@@ -15,7 +15,7 @@ import { escapedBytes } from '../http/lambda-payload.js';
 import { loadIssueRules } from '../rules/load.js';
 import { HttpLink, type IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
-import { cutText } from '../tickets/text.js';
+import { cutText } from '../text.js';
 import * as z from '../zod.js';
 import { groupKeyOf } from './grouping.js';
 import { issueWindow } from './list-cache.js';

@@ -22,7 +22,7 @@ import {
 import { BadGateway, Conflict, ServiceUnavailable } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
-import { cutText } from '../tickets/text.js';
+import { cutText } from '../text.js';
 import { resolveAssignee } from './assignee.js';
 import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
 import { createLogger, errorFields } from '../log.js';

@@ -5,7 +5,7 @@ import * as z from '../zod.js';
 import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
 import { postJson } from './post.js';
-import { cutText } from './text.js';
+import { cutText } from '../text.js';
 
 export interface JiraConfig {
   /** Site URL without a trailing slash, e.g. https://acme.atlassian.net */
