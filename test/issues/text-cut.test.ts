@@ -6,6 +6,8 @@ import { cutText, sliceChars } from '../../shared/text.js';
 import * as z from '../../shared/zod.js';
 
 const SMILE = '\u{1F600}'; // two UTF-16 units
+/** No lone surrogate (String.prototype.isWellFormed is ES2024, past this project's lib). */
+const wellFormed = (text: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 
 describe('text cuts', () => {
   it('keeps text within the limit, marks a cut, and never splits a surrogate pair', () => {
@@ -17,7 +19,7 @@ describe('text cuts', () => {
     for (let max = 1; max < 12; max++) {
       const cut = cutText(SMILE.repeat(8), max);
       expect(cut.length).toBeLessThanOrEqual(max);
-      expect(cut.isWellFormed()).toBe(true);
+      expect(wellFormed(cut)).toBe(true);
     }
   });
 
@@ -26,7 +28,7 @@ describe('text cuts', () => {
     const key = `${'k'.repeat(10)}${SMILE}`.repeat(20);
     const error = z.record(z.string(), z.number()).safeParse({ [key]: 'x' }).error!;
     const reason = reasonOf(error);
-    expect(reason.isWellFormed()).toBe(true);
+    expect(wellFormed(reason)).toBe(true);
     expect(reason).toMatch(/…: /);
   });
 });
