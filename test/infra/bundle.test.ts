@@ -6,8 +6,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Metafile } from 'esbuild';
 import { bundleInputs, buildFunctionBundles, coldStartFiles, REPO_ROOT } from '../../infra/bundling.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
@@ -16,12 +16,14 @@ import { liveOpenApiDocument } from '../../shared/http/openapi-live.js';
 import { TOOL_SCHEMAS_FILE } from '../../shared/chat/tool-schemas.js';
 import { liveToolInputSchemas } from '../../shared/chat/tool-schemas-live.js';
 import { useTestTables } from '../support/dynamo.js';
+import { startFakeOpenAi } from '../support/fake-openai.js';
 import { apiEvent, lambdaContext, type Handler } from '../support/events.js';
 import { useTestJwtSecret } from '../support/tokens.js';
 
 let handler: Handler;
 let fleetHandler: Handler;
 let settingsHandler: Handler;
+let chatHandler: Handler;
 let metafile: Metafile;
 let settingsEntry: string;
 let fleetBundle: string;
@@ -52,6 +54,7 @@ beforeAll(async () => {
   ({ handler } = (await import(pathToFileURL(join(outdir, 'auth', 'index.mjs')).href)) as { handler: Handler });
   ({ handler: fleetHandler } = (await import(pathToFileURL(join(outdir, 'fleet', 'index.mjs')).href)) as { handler: Handler });
   ({ handler: settingsHandler } = (await import(pathToFileURL(join(outdir, 'settings', 'index.mjs')).href)) as { handler: Handler });
+  ({ handler: chatHandler } = (await import(pathToFileURL(join(outdir, 'chat', 'index.mjs')).href)) as { handler: Handler });
 }, 60_000);
 
 /** The superadmin's sign-in through the built auth bundle. */
@@ -156,6 +159,38 @@ describe('lean bundles (issue 21 §4)', () => {
       .join('\n');
     expect(chatCode).not.toContain(JSON_SCHEMA_DIALECT);
     expect(JSON.parse(readFileSync(join(outdir, 'chat', TOOL_SCHEMAS_FILE), 'utf8'))).toEqual(liveToolInputSchemas());
+  });
+
+  it('the chat bundle tells the model the tool schemas of the file beside it', async () => {
+    // Marked, so the request shows which copy the bundle read (it carries no conversion to make its own).
+    const file = join(outdir, 'chat', TOOL_SCHEMAS_FILE);
+    const schemas = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, unknown>>;
+    for (const [name, schema] of Object.entries(schemas)) schema.description = `${name}: as written beside the bundle`;
+    writeFileSync(file, JSON.stringify(schemas));
+    const openai = await startFakeOpenAi();
+    vi.stubEnv('LLM_PROVIDER', 'openai');
+    vi.stubEnv('LLM_MODEL', 'gpt-4o-mini');
+    vi.stubEnv('LLM_BASE_URL', openai.baseUrl);
+    try {
+      openai.enqueueText('Nothing is at risk.');
+      const answer = await chatHandler(
+        apiEvent({
+          method: 'POST',
+          path: '/api/chat/message',
+          routeKey: 'POST /api/chat/message',
+          headers: await bearer(),
+          body: JSON.stringify({ message: 'Anything at risk?' }),
+        }),
+        lambdaContext,
+      );
+      expect(answer.statusCode).toBe(200);
+      const tools = openai.answered()[0]!.body.tools!;
+      expect(tools.map((t) => t.function.name).sort()).toEqual(Object.keys(liveToolInputSchemas()).sort());
+      for (const tool of tools) expect(tool.function.parameters).toEqual(schemas[tool.function.name]);
+    } finally {
+      vi.unstubAllEnvs();
+      await openai.close();
+    }
   });
 
   it('carry no event-stream codec, and no SDK client for DynamoDB or Secrets Manager (both through shared/aws/)', () => {
