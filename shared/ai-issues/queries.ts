@@ -5,8 +5,8 @@ import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { getClusterAlerts } from '../db/alerts.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
-import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord } from '../db/ai-issues.js';
-import { NotFound } from '../http/errors.js';
+import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, NO_SUCCESSOR, type AiIssueRecord } from '../db/ai-issues.js';
+import { Conflict, NotFound } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { ALERTS_SHOWN, distinct, durationMinutes, kpiCounts, matches, newestFirst, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
@@ -87,13 +87,39 @@ export async function aiIssueDetail(id: string, now = new Date()) {
   };
 }
 
-/** PATCH: the assignee resolved as for alert issues (shared/issues/triage.ts). Audited with before and after. */
+/** Superseded AI issues followed to the live one: a successor can be superseded in turn. */
+const SUCCESSOR_HOPS = 5;
+
+/** The live AI issue holding a superseded one's alerts (the issue itself when live); none when regrouping named none. */
+async function liveAiIssueOf(issue: AiIssueRecord): Promise<AiIssueRecord | undefined> {
+  let at: AiIssueRecord | undefined = issue;
+  for (let hop = 0; at && hop <= SUCCESSOR_HOPS; hop++) {
+    if (!at.superseded_by) return at;
+    if (at.superseded_by === NO_SUCCESSOR) return undefined;
+    at = await getAiIssue(at.superseded_by);
+  }
+  return undefined;
+}
+
+/** 409 for triage of an AI issue regrouping retired: names the live AI issue now holding its alerts (`superseded_by`). */
+async function regrouped(issue: AiIssueRecord): Promise<Conflict> {
+  const live = await liveAiIssueOf(issue);
+  if (!live) return new Conflict(`AI issue ${issue.issue_id} was regrouped: its alerts now form other issues.`, { superseded_by: issue.superseded_by });
+  return new Conflict(`AI issue ${issue.issue_id} was regrouped into ${live.issue_id}: triage that one.`, { superseded_by: live.issue_id });
+}
+
+/**
+ * PATCH: the assignee resolved as for alert issues (shared/issues/triage.ts). Audited with before and after.
+ * Only a live issue: one regrouping retired is out of every list (409 naming the live one).
+ */
 export async function updateAiTriage(principal: Principal, id: string, patch: Record<string, string | undefined>, caller: Caller, now = new Date()) {
   const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Record<string, string>;
   if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(principal, changes.assignee);
   // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
   return retryOnConflict(async () => {
     const issue = await requireAiIssue(id);
+    // Also when regrouping retired it meanwhile: aiTriageAction holds only on a live issue, and this try reads afresh.
+    if (issue.superseded_by) throw await regrouped(issue);
     const fields = Object.keys(changes).filter((f) => issue[f as keyof AiIssueRecord] !== changes[f]);
     if (!fields.length) return { status: 'ok' as const };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));

@@ -13,9 +13,11 @@ import {
   getAiIssues,
   markAiGroupingStale,
   NO_FINGERPRINT,
+  NO_SUCCESSOR,
   putAiGroupingState,
   writeAiGrouping,
   type AiGrouping,
+  type AiIssueRecord,
 } from '../db/ai-issues.js';
 import { llmProvider } from '../llm/provider.js';
 import { createLogger } from '../log.js';
@@ -61,6 +63,53 @@ function toGrouping(group: AlertGroup, id: string, names: { cluster_name: string
   };
 }
 
+const triaged = (issue: AiIssueRecord) => issue.triage_version > 0;
+
+/**
+ * The groups as issues: a group continues the stored issue it shares the most alerts with, each stored
+ * issue at most once, a triaged one first (its triage stays in view, as a rule issue's: shared/issues/):
+ * the largest overlaps are matched first, whatever order the groups came in.
+ */
+function continuing(
+  clusterId: string,
+  groups: readonly AlertGroup[],
+  stored: readonly AiIssueRecord[],
+  names: { cluster_name: string; customer_name: string },
+  groupedBy: string,
+): AiGrouping[] {
+  const pairs = groups.flatMap((g, gi) => {
+    const keys = new Set(g.alerts.map(alertKeyOf));
+    return stored.map((s) => ({ gi, s, shared: s.alert_keys.filter((k) => keys.has(k)).length })).filter((p) => p.shared > 0);
+  });
+  pairs.sort((a, b) => Number(triaged(b.s)) - Number(triaged(a.s)) || b.shared - a.shared || a.gi - b.gi || (a.s.issue_id < b.s.issue_id ? -1 : 1));
+  const adopted = new Map<number, string>();
+  const taken = new Set<string>();
+  for (const p of pairs) {
+    if (adopted.has(p.gi) || taken.has(p.s.issue_id)) continue;
+    adopted.set(p.gi, p.s.issue_id);
+    taken.add(p.s.issue_id);
+  }
+  return groups.map((g, gi) => {
+    // A new id from the group's first alert; while another group of this run holds that id
+    // (it continued the issue that once started with that alert), the next of a numbered series.
+    const idOf = (n: number) =>
+      `ai-${createHash('sha256')
+        .update(`${clusterId}\n${alertKeyOf(g.alerts[0]!)}\n${n}`)
+        .digest('hex')
+        .slice(0, 20)}`;
+    let id = adopted.get(gi);
+    if (!id) {
+      id = idOf(0);
+      for (let n = 1; taken.has(id); n++) id = idOf(n);
+      taken.add(id);
+    }
+    return toGrouping(g, id, names, groupedBy);
+  });
+}
+
+/** Matchings of a cluster's groups to its issues, when an issue to retire keeps being triaged meanwhile. */
+const MATCH_ATTEMPTS = 3;
+
 async function regroupCluster(clusterId: string, names: { cluster_name: string; customer_name: string }, now: Date): Promise<'regrouped' | 'unchanged'> {
   const provider = llmProvider();
   const method = provider ? `llm:${provider.model}` : 'rules';
@@ -84,55 +133,39 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
     }
   } else if (alerts.length) groups = rulesGroups(alerts);
 
-  // A group continues the stored issue it shares the most alerts with, each stored issue at most
-  // once: the largest overlaps are matched first, whatever order the groups came in.
-  const stored = state ? await getAiIssues(state.issue_ids) : [];
-  const pairs = groups.flatMap((g, gi) => {
-    const keys = new Set(g.alerts.map(alertKeyOf));
-    return stored.map((s) => ({ gi, s, shared: s.alert_keys.filter((k) => keys.has(k)).length })).filter((p) => p.shared > 0);
-  });
-  pairs.sort((a, b) => b.shared - a.shared || a.gi - b.gi || (a.s.issue_id < b.s.issue_id ? -1 : 1));
-  const adopted = new Map<number, string>();
-  const taken = new Set<string>();
-  for (const p of pairs) {
-    if (adopted.has(p.gi) || taken.has(p.s.issue_id)) continue;
-    adopted.set(p.gi, p.s.issue_id);
-    taken.add(p.s.issue_id);
-  }
-  const produced = groups.map((g, gi) => {
-    // A new id from the group's first alert; while another group of this run holds that id
-    // (it continued the issue that once started with that alert), the next of a numbered series.
-    const idOf = (n: number) =>
-      `ai-${createHash('sha256')
-        .update(`${clusterId}\n${alertKeyOf(g.alerts[0]!)}\n${n}`)
-        .digest('hex')
-        .slice(0, 20)}`;
-    let id = adopted.get(gi);
-    if (!id) {
-      id = idOf(0);
-      for (let n = 1; taken.has(id); n++) id = idOf(n);
-      taken.add(id);
-    }
-    return toGrouping(g, id, names, groupedBy);
-  });
-  const ids = new Set(produced.map((g) => g.issue_id));
   // Claimed before anything is written: the state lists every id this run may write beside the
   // ones it replaces, with no fingerprint. A run that stops half-way (a failed write, a timeout)
   // so leaves a cluster the next pass regroups, retiring what this one wrote and no grouping
   // produces; and of two runs on one cluster, only the one that claims first writes.
-  const claimed = await putAiGroupingState(
-    clusterId,
-    { fingerprint: NO_FINGERPRINT, method, issue_ids: [...new Set([...(state?.issue_ids ?? []), ...ids])] },
-    state?.version ?? null,
-  );
-  for (const g of produced) await writeAiGrouping(g, now);
-  // Issues whose alerts were regrouped into others go (unless triaged); those whose alerts all
-  // left the window stay as they are, history.
+  let stored = state ? await getAiIssues(state.issue_ids) : [];
+  let claimedIds = state?.issue_ids ?? [];
+  let claimed = state?.version ?? null;
   const inWindow = new Set(alerts.map(alertKeyOf));
-  for (const old of stored) {
-    if (ids.has(old.issue_id) || !old.alert_keys.some((k) => inWindow.has(k))) continue;
-    const successor = produced.find((g) => g.alert_keys.some((k) => old.alert_keys.includes(k)))?.issue_id ?? 'regrouped';
-    await retireAiIssue(old, successor, now);
+  let ids: Set<string>;
+  for (let attempt = 1; ; attempt++) {
+    const produced = continuing(clusterId, groups, stored, names, groupedBy);
+    ids = new Set(produced.map((g) => g.issue_id));
+    // The first match claims; a later one widens the claim when it names an id outside it.
+    if (attempt === 1 || [...ids].some((id) => !claimedIds.includes(id))) {
+      claimedIds = [...new Set([...claimedIds, ...ids])];
+      claimed = await putAiGroupingState(clusterId, { fingerprint: NO_FINGERPRINT, method, issue_ids: claimedIds }, claimed);
+    }
+    for (const g of produced) await writeAiGrouping(g, now);
+    try {
+      // Issues whose alerts were regrouped into others go (unless triaged); those whose alerts all
+      // left the window stay as they are, history.
+      for (const old of stored) {
+        if (ids.has(old.issue_id) || !old.alert_keys.some((k) => inWindow.has(k))) continue;
+        const successor = produced.find((g) => g.alert_keys.some((k) => old.alert_keys.includes(k)))?.issue_id ?? NO_SUCCESSOR;
+        await retireAiIssue(old, successor, now);
+      }
+      break;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed) || attempt >= MATCH_ATTEMPTS) throw error;
+      // An issue to retire was triaged since it was read: match the same groups to the cluster's issues
+      // as they are now (those this run wrote among them), so the triaged one continues a group.
+      stored = await getAiIssues(claimedIds);
+    }
   }
   try {
     await putAiGroupingState(clusterId, { fingerprint, method, issue_ids: [...ids] }, claimed);

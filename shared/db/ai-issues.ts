@@ -3,12 +3,16 @@
 //        (as for rule issues: Ongoing ones sort after every timestamp)
 //   pk = AISTATE#<cluster_id>, sk = STATE → { fingerprint, issue_ids, version }: what the
 //        last grouping of the cluster saw and produced (the debounce, and what to replace)
-// Grouping writes the grouping fields; triage fields are written only by PATCH.
+// Grouping writes the grouping fields; triage fields are written only by PATCH, and only to a
+// live issue (not superseded). Grouping retires an issue only as triaged as it read it.
 import type { AiIssueView } from '../ai-issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
 import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryAll, tableName, setFields, updateItem, type TransactItem } from './client.js';
-import { activityKey } from './issues.js';
+import { activityKey, NO_SUCCESSOR } from './issues.js';
 import { itemReader, listOf, nullable, number, oneOf, optional, orElse, string } from './items.js';
+
+/** superseded_by of an AI issue whose alerts no one produced issue holds: the rule issues' value, which the console knows. */
+export { NO_SUCCESSOR };
 
 const TRIAGE = ['triage_status', 'disposition_status', 'assignee', 'notes', 'updated_at', 'updated_by'] as const;
 
@@ -97,22 +101,21 @@ export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<
  * An issue no grouping produces any more: deleted when untriaged; a triaged one
  * is kept as history, Resolved and `superseded_by` its successor, its alerts
  * released (they belong to the successor now) and left out of lists.
+ * Either write holds only while the issue is as triaged as the run read it: ConditionFailed when
+ * it was triaged meanwhile, and the run matches its groups again (a triaged issue continues one).
  */
 export async function retireAiIssue(issue: AiIssueRecord, successor: string, now = new Date()): Promise<void> {
   if (!issue.triage_version) {
-    try {
-      await deleteItem('ai-issues', key(issue.issue_id), {
-        ConditionExpression: 'attribute_not_exists(triage_version) OR triage_version = :zero',
-        ExpressionAttributeValues: { ':zero': 0 },
-      });
-      return;
-    } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error; // triaged meanwhile: keep it, as below
-    }
+    await deleteItem('ai-issues', key(issue.issue_id), {
+      ConditionExpression: 'attribute_not_exists(triage_version) OR triage_version = :zero',
+      ExpressionAttributeValues: { ':zero': 0 },
+    });
+    return;
   }
   const resolvedAt = issue.resolved_at ?? now.toISOString();
   await updateItem('ai-issues', key(issue.issue_id), {
     UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = :at, alert_keys = :none, alert_count = :zero, gsi1sk = :key',
+    ConditionExpression: 'triage_version = :seen',
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
       ':by': successor,
@@ -121,6 +124,7 @@ export async function retireAiIssue(issue: AiIssueRecord, successor: string, now
       ':none': [],
       ':zero': 0,
       ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }),
+      ':seen': issue.triage_version,
     },
     ReturnValues: 'NONE',
   });
@@ -171,7 +175,13 @@ export async function markAiGroupingStale(clusterId: string): Promise<void> {
   });
 }
 
-/** Triage fields, conditional on the version read; for a transaction with its audit entry. */
+/**
+ * Triage is written only to a live issue: one regrouping retired (retireAiIssue) is out of every list,
+ * so what landed on it would be lost to view. Values: `:none` = null.
+ */
+const LIVE = '(attribute_not_exists(superseded_by) OR superseded_by = :none)';
+
+/** Triage fields of a live issue, conditional on the version read; for a transaction with its audit entry. */
 export function aiTriageAction(id: string, changes: Record<string, string>, seenVersion: number, actor: string, now = new Date()): TransactItem {
   const set = setFields({ ...changes, updated_at: now.toISOString(), updated_by: actor });
   return {
@@ -179,9 +189,9 @@ export function aiTriageAction(id: string, changes: Record<string, string>, seen
       TableName: tableName('ai-issues'),
       Key: key(id),
       UpdateExpression: `${set.set}, triage_version = :next`,
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(triage_version) OR triage_version = :seen)',
+      ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(triage_version) OR triage_version = :seen) AND ${LIVE}`,
       ExpressionAttributeNames: set.names,
-      ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion },
+      ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion, ':none': null },
     },
   };
 }

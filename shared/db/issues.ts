@@ -265,12 +265,17 @@ export async function putIssues(issues: IssueRecord[]): Promise<void> {
 /** superseded_by of an issue whose alerts no longer form any issue (the grouping keys changed). */
 export const NO_SUCCESSOR = 'regrouped';
 
-/** A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor (or NO_SUCCESSOR). The caller moves the marker. */
+/**
+ * A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor (or NO_SUCCESSOR).
+ * Only as triaged as the pass read it (the pass ranked it by that: a PATCH meanwhile can make it the one to keep),
+ * else ConditionFailed and the pass reads again. The caller moves the marker.
+ */
 export async function markSuperseded(issue: IssueRecord, by: string, now = new Date()): Promise<void> {
   const resolvedAt = issue.resolved_at ?? now.toISOString();
   await updateItem('issues', PK(issue.issue_id), {
     UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = :at, gsi1sk = :key, grouped_at = :now, grouping_version = :next',
-    ConditionExpression: 'grouping_version = :seen',
+    // An item stored before triage_version existed reads as 0.
+    ConditionExpression: `grouping_version = :seen AND (triage_version = :triaged${issue.triage_version ? '' : ' OR attribute_not_exists(triage_version)'})`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
       ':by': by,
@@ -280,6 +285,7 @@ export async function markSuperseded(issue: IssueRecord, by: string, now = new D
       ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }),
       ':next': issue.grouping_version + 1,
       ':seen': issue.grouping_version,
+      ':triaged': issue.triage_version,
     },
   });
 }
