@@ -272,6 +272,93 @@ describe('alert issues', { timeout: 60_000 }, () => {
   });
 });
 
+describe('an issue whose answers leave alerts out, and one regrouping superseded', { timeout: 90_000 }, () => {
+  /** Alertmanager notices on `clusterId`: one `name` alert per [started, ended] minutes ago. */
+  const ingest = async (clusterId: string, name: string, spans: [number, number][]) => {
+    const alerts = spans.map(([started, ended], i) => ({
+      status: 'resolved',
+      labels: { alertname: name, cluster_id: clusterId, severity: 'warning' },
+      annotations: { description: `${name} ${i}` },
+      startsAt: new Date(Date.now() - started * 60_000).toISOString(),
+      endsAt: new Date(Date.now() - ended * 60_000).toISOString(),
+      fingerprint: `${name}-${started}`,
+    }));
+    const sent = await api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts });
+    expect(sent.body).toMatchObject({ accepted: spans.length, rejected: [] });
+  };
+  const issuesNamed = async (name: string) =>
+    (await api(service.url, admin, 'GET', `/api/issues?search=${encodeURIComponent(name)}&page_size=100`)).body.issues as {
+      issue_id: string;
+      first_seen: string;
+    }[];
+  const demoCluster = async () => (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores[0].cluster_id as string;
+
+  it('says the timeline and the evidence show the newest of more alerts than the answers carry', async () => {
+    // 212 alerts a minute apart: one issue, and more than the 200 an answer lists (ALERTS_SHOWN).
+    const name = `Burst-${randomUUID().slice(0, 8)}`;
+    await ingest(
+      await demoCluster(),
+      name,
+      Array.from({ length: 212 }, (_, i): [number, number] => [300 - i, 300 - i - 0.5]),
+    );
+    const [issue] = await issuesNamed(name);
+    const id = encodeURIComponent(issue!.issue_id);
+    const detail = (await api(service.url, admin, 'GET', `/api/issues/${id}`)).body;
+    expect(detail).toMatchObject({ alerts_total: 212, alerts_truncated: true });
+    expect(detail.alerts).toHaveLength(200);
+    const evidence = (await api(service.url, admin, 'GET', `/api/issues/${id}/evidence`)).body;
+    expect(evidence.alerts_truncated).toBe(true);
+
+    await adminPage.goto(`/issues/${id}`);
+    const timeline = adminPage.locator('section.issue-timeline');
+    await timeline.getByText('Showing the newest 200 of 212 alerts.').waitFor();
+    await adminPage.locator('section.issue-evidence').getByText(`Showing the newest ${evidence.alerts.length} of ${evidence.alerts_total} alerts.`).waitFor();
+    expect(await timeline.locator('ol > li').count()).toBe(200);
+    await expectAccessible(adminPage, '/issues/{id} (alerts left out)');
+  });
+
+  it('a triage saved on an issue regrouping superseded meanwhile names the live issue and links to it', async () => {
+    // Two issues of one alert, more than the join window apart, both triaged (so the one folded in is kept, superseded).
+    const name = `Lag-${randomUUID().slice(0, 8)}`;
+    const cluster = await demoCluster();
+    await ingest(cluster, name, [
+      [600, 590],
+      [60, 50],
+    ]);
+    const [older, newer] = (await issuesNamed(name)).sort((a, b) => (a.first_seen < b.first_seen ? -1 : 1));
+    for (const i of [older!, newer!]) expect((await api(service.url, admin, 'PATCH', `/api/issues/${i.issue_id}`, { notes: 'watching' })).status).toBe(200);
+
+    // The page is open, the form filled; meanwhile an alert between the two merges them into the older one.
+    await adminPage.goto(`/issues/${encodeURIComponent(newer!.issue_id)}`);
+    await adminPage.getByRole('button', { name: 'Save triage' }).waitFor();
+    expect(
+      await adminPage
+        .locator('section.issue-timeline')
+        .getByText(/Showing the newest/)
+        .count(),
+    ).toBe(0);
+    await adminPage.getByLabel('Triage status').fill('investigating');
+    await ingest(cluster, name, [[400, 250]]);
+    expect((await issuesNamed(name)).map((i) => i.issue_id)).toEqual([older!.issue_id]);
+
+    const saved = adminPage.waitForResponse((r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === `/api/issues/${newer!.issue_id}`);
+    await adminPage.getByRole('button', { name: 'Save triage' }).click();
+    const refused = await saved;
+    expect(refused.status()).toBe(409);
+    expect(await refused.json()).toMatchObject({ superseded_by: older!.issue_id });
+    const form = adminPage.locator('form.issue-triage-form');
+    await form.getByRole('alert').getByText(`regrouped into ${older!.issue_id}`).waitFor();
+    const link = form.getByRole('link', { name: `Continue on the live issue ${older!.issue_id}` });
+    expect(await link.getAttribute('href')).toBe(`/issues/${encodeURIComponent(older!.issue_id)}`);
+    await expectAccessible(adminPage, '/issues/{id} (superseded)');
+    expect((await api(service.url, admin, 'GET', `/api/issues/${newer!.issue_id}`)).body.issue.triage_status).toBe('');
+
+    await link.click();
+    await adminPage.waitForURL((u) => u.pathname === `/issues/${encodeURIComponent(older!.issue_id)}`);
+    await adminPage.getByRole('button', { name: 'Save triage' }).waitFor();
+  });
+});
+
 describe('staleness', { timeout: 60_000 }, () => {
   it('marks a cluster whose metrics stopped arriving "stale", in words, in the fleet table and on its page; the fed demo fleet is not', async () => {
     const id = randomUUID();

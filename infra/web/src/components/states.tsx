@@ -1,6 +1,8 @@
 // Loading, empty and error states every page uses: an error shows the service's
-// problem+json `detail`; an empty state says how data arrives.
+// problem+json `detail` (and where to go on, when the problem names a place); an
+// empty state says how data arrives.
 import type { ReactNode } from 'react';
+import { Link } from 'react-router';
 import { ApiProblem } from '../api/client';
 
 export function Loading({ what }: { what: string }) {
@@ -15,12 +17,20 @@ export function Empty({ children }: { children: ReactNode }) {
   return <div className="state empty">{children}</div>;
 }
 
-export function Problem({ error, retry }: { error: unknown; retry?: () => void }) {
+/** A failed read or write: the problem's title and detail, then what the caller adds (`children`: e.g. what to do next). */
+export function Problem({ error, retry, className = '', children }: { error: unknown; retry?: () => void; className?: string; children?: ReactNode }) {
   const problem = error instanceof ApiProblem ? error : null;
   return (
-    <div className="state problem" role="alert">
+    <div className={`state problem ${className}`.trim()} role="alert">
       <strong>{problem ? `${problem.title} (${problem.status || 'no answer'})` : 'Something went wrong'}</strong>
       <p>{problem ? problem.detail : error instanceof Error ? error.message : String(error)}</p>
+      {/* Only alert issues' writes answer `superseded_by`: the link is to that issue's page. */}
+      {problem?.supersededBy && (
+        <p>
+          <Link to={`/issues/${encodeURIComponent(problem.supersededBy)}`}>Continue on the live issue {problem.supersededBy}</Link>
+        </p>
+      )}
+      {children}
       {retry && (
         <button type="button" onClick={retry}>
           Try again

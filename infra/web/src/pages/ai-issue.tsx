@@ -33,7 +33,7 @@ export default function AiIssuePage() {
             <div className="issue-main">
               <Analysis issue={data.issue} />
               <IssueFacts issue={data.issue} title="Facts" alerts={['Linked alerts', data.issue.alert_count]} />
-              <Timeline alerts={data.alerts} />
+              <Timeline alerts={data.alerts} total={data.alerts_total} truncated={data.alerts_truncated} />
             </div>
             {admin && (
               <aside className="issue-side" aria-label="Triage">

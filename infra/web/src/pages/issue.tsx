@@ -27,7 +27,7 @@ export default function IssuePage() {
           <div className="issue-layout">
             <div className="issue-main">
               <IssueFacts issue={data.issue} title="Summary" alerts={['Alerts', `${data.issue.alert_count} (${data.issue.alert_names.join(', ')})`]} />
-              <Timeline alerts={data.alerts} />
+              <Timeline alerts={data.alerts} total={data.alerts_total} truncated={data.alerts_truncated} />
             </div>
             <aside className="issue-side" aria-label={admin ? 'Triage and ticket' : 'Ticket'}>
               {admin && <TriageForm group="issues" issue={data.issue} refetch={detail.refetch} />}

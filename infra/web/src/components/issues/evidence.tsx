@@ -1,7 +1,8 @@
 // What the issue page shows beside the issue: its alert timeline, the evidence
 // (the cluster's alerts of the last 7 days, key metrics of the last 24 hours, its
 // inventory record) and the cluster's other issues. Each loads on its own, so a
-// slow or failing part never hides the others.
+// slow or failing part never hides the others. Alert lists are the newest only, and
+// say so when the answer left some out.
 import { Link } from 'react-router';
 import { endpoint } from '../../api/client';
 import { useApi } from '../../api/hooks';
@@ -26,10 +27,21 @@ function Dashboard({ url, label }: { url: string; label: string }) {
 
 const alertStatusClass = (status: string) => (status.toLowerCase() === 'firing' ? 'critical' : status.toLowerCase() === 'resolved' ? 'healthy' : '');
 
-export function Timeline({ alerts }: { alerts: TimelineEntry[] }) {
+/** Answers list the newest alerts only (a Lambda answer is bounded): say so when some are left out. */
+function ShownOf({ shown, total, truncated }: { shown: number; total: number; truncated: boolean }) {
+  if (!truncated) return null;
+  return (
+    <p className="muted issue-help">
+      Showing the newest {shown.toLocaleString()} of {total.toLocaleString()} alerts.
+    </p>
+  );
+}
+
+export function Timeline({ alerts, total, truncated }: { alerts: TimelineEntry[]; total: number; truncated: boolean }) {
   return (
     <section aria-labelledby="timeline-title" className="issue-timeline">
       <h2 id="timeline-title">Alert timeline</h2>
+      <ShownOf shown={alerts.length} total={total} truncated={truncated} />
       {alerts.length === 0 ? (
         <Empty>No alerts are linked to this issue.</Empty>
       ) : (
@@ -75,6 +87,7 @@ export function Evidence({ issueId }: { issueId: string }) {
       ) : (
         <>
           <h3>Cluster alerts, last 7 days</h3>
+          <ShownOf shown={evidence.data.alerts.length} total={evidence.data.alerts_total} truncated={evidence.data.alerts_truncated} />
           {evidence.data.alerts.length === 0 ? (
             <Empty>No alerts on this cluster in the last 7 days.</Empty>
           ) : (

@@ -1,10 +1,12 @@
 // The issue's ticket: a link when it has one; for admins without one, a button
 // that creates it (POST …/create-ticket). The service's answers are shown as its
 // problem `detail` says: 503 no provider configured, 409 a ticket exists already
-// (its key and link from the problem), 502 the provider failed.
+// (its key and link from the problem) or the issue was regrouped (a link to the live
+// one, as every problem shows it), 502 the provider failed.
 import { ApiProblem, endpoint } from '../../api/client';
 import { useApiMutation } from '../../api/hooks';
 import type { Answer } from '../../api/types';
+import { Problem } from '../states';
 import { isWebLink, TicketLink } from './format';
 
 const createTicketEndpoint = endpoint<'issues', 'createTicket'>('POST', '/api/issues/{issue_id}/create-ticket');
@@ -55,16 +57,14 @@ export function TicketPanel({ issue, canCreate, refetch }: { issue: Issue; canCr
         </button>
       )}
       {create.isError && (
-        <div className="state problem issue-ticket-problem" role="alert">
-          <strong>{problem ? `${problem.title} (${problem.status || 'no answer'})` : 'The ticket could not be created'}</strong>
-          <p>{problem ? problem.detail : String(create.error)}</p>
+        <Problem error={create.error} className="issue-ticket-problem">
           {existingKey && (
             <p>
               Existing ticket: <TicketLink ticketKey={existingKey} url={existingUrl} />
             </p>
           )}
           {problem && WHAT_TO_DO[problem.status] && <p className="muted">{WHAT_TO_DO[problem.status]}</p>}
-        </div>
+        </Problem>
       )}
     </section>
   );
