@@ -104,7 +104,8 @@ async function liveAiIssueOf(issue: AiIssueRecord): Promise<AiIssueRecord | unde
 /** 409 for triage of an AI issue regrouping retired: names the live AI issue now holding its alerts (`superseded_by`). */
 async function regrouped(issue: AiIssueRecord): Promise<Conflict> {
   const live = await liveAiIssueOf(issue);
-  if (!live) return new Conflict(`AI issue ${issue.issue_id} was regrouped: its alerts now form other issues.`, { superseded_by: issue.superseded_by });
+  // No live AI issue to name: no `superseded_by` to follow.
+  if (!live) return new Conflict(`AI issue ${issue.issue_id} was regrouped: its alerts now form other issues.`);
   return new Conflict(`AI issue ${issue.issue_id} was regrouped into ${live.issue_id}: triage that one.`, { superseded_by: live.issue_id });
 }
 

@@ -78,7 +78,8 @@ async function liveIssueOf(issue: IssueRecord): Promise<IssueRecord | undefined>
 /** 409 for a write to an issue regrouping superseded: names the live issue now holding its alerts (`superseded_by`). */
 async function regrouped(issue: IssueRecord, instead: string): Promise<Conflict> {
   const live = await liveIssueOf(issue);
-  if (!live) return new Conflict(`Issue ${issue.issue_id} was regrouped: its alerts now form other issues.`, { superseded_by: issue.superseded_by });
+  // No live issue to name (`regrouped`, or a chain that ends nowhere): no `superseded_by` to follow.
+  if (!live) return new Conflict(`Issue ${issue.issue_id} was regrouped: its alerts now form other issues.`);
   return new Conflict(`Issue ${issue.issue_id} was regrouped into ${live.issue_id}: ${instead}.`, { superseded_by: live.issue_id });
 }
 
@@ -217,7 +218,7 @@ export async function createTicket(principal: Principal, issueId: string, caller
       const live = await liveIssueOf(current);
       if (!live || live.ticket_key) {
         await releaseTicketClaim(issueId, token).catch(() => undefined); // expires by itself otherwise
-        if (!live) throw unrecorded(`issue ${issueId} was regrouped meanwhile and no one issue holds its alerts now`, { superseded_by: current.superseded_by });
+        if (!live) throw unrecorded(`issue ${issueId} was regrouped meanwhile and no one issue holds its alerts now`);
         throw unrecorded(`issue ${issueId} was regrouped meanwhile into ${live.issue_id}, which has ticket ${live.ticket_key}`, {
           superseded_by: live.issue_id,
         });

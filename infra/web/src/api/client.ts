@@ -1,11 +1,7 @@
 // Calls to the API: one typed `endpoint` per route (its path checked against the
 // route table by the compiler), the session's bearer token, and problem+json
 // errors turned into ApiProblem with the server's `detail`.
-import type { NO_SUCCESSOR as ServerNoSuccessor } from '../../../../shared/db/issues.js';
 import type { Accepted, Answer, BodyOf, GroupName, MethodOf, ParamsOf, PathOf, QueryOf, RouteName } from './types';
-
-/** `superseded_by` when regrouping left no one issue holding the alerts: no issue to go to. Typed by the server's value, so it cannot drift. */
-const NO_SUCCESSOR: typeof ServerNoSuccessor = 'regrouped';
 
 export interface Endpoint<G extends GroupName, R extends RouteName<G>> {
   readonly method: MethodOf<G, R>;
@@ -33,7 +29,7 @@ export class ApiProblem extends Error {
   /** The live issue a write to a regrouped issue should go to instead (the 409's `superseded_by`), or ''. */
   get supersededBy(): string {
     const id = this.body.superseded_by;
-    return typeof id === 'string' && id !== NO_SUCCESSOR ? id : '';
+    return typeof id === 'string' ? id : '';
   }
 }
 

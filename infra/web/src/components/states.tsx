@@ -17,17 +17,31 @@ export function Empty({ children }: { children: ReactNode }) {
   return <div className="state empty">{children}</div>;
 }
 
-/** A failed read or write: the problem's title and detail, then what the caller adds (`children`: e.g. what to do next). */
-export function Problem({ error, retry, className = '', children }: { error: unknown; retry?: () => void; className?: string; children?: ReactNode }) {
+/**
+ * A failed read or write: the problem's title and detail, then what the caller adds (`children`: e.g. what to do next).
+ * A write refused on a regrouped issue names the live one (`superseded_by`): linked under `liveIssues`, the pages of that kind of issue.
+ */
+export function Problem({
+  error,
+  retry,
+  className = '',
+  liveIssues = '/issues',
+  children,
+}: {
+  error: unknown;
+  retry?: () => void;
+  className?: string;
+  liveIssues?: '/issues' | '/ai-issues';
+  children?: ReactNode;
+}) {
   const problem = error instanceof ApiProblem ? error : null;
   return (
     <div className={`state problem ${className}`.trim()} role="alert">
       <strong>{problem ? `${problem.title} (${problem.status || 'no answer'})` : 'Something went wrong'}</strong>
       <p>{problem ? problem.detail : error instanceof Error ? error.message : String(error)}</p>
-      {/* Only alert issues' writes answer `superseded_by`: the link is to that issue's page. */}
       {problem?.supersededBy && (
         <p>
-          <Link to={`/issues/${encodeURIComponent(problem.supersededBy)}`}>Continue on the live issue {problem.supersededBy}</Link>
+          <Link to={`${liveIssues}/${encodeURIComponent(problem.supersededBy)}`}>Continue on the live issue {problem.supersededBy}</Link>
         </p>
       )}
       {children}

@@ -194,7 +194,7 @@ function Form({
       </div>
       {patch.isError && (
         <div id={`${id}-error`}>
-          <Problem error={patch.error as ApiProblem} />
+          <Problem error={patch.error as ApiProblem} liveIssues={`/${group}`} />
         </div>
       )}
     </form>
