@@ -10,7 +10,7 @@ import { getAiIssue, listAiIssuesActiveSince } from '../../shared/db/ai-issues.j
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { Conflict } from '../../shared/http/errors.js';
 import { storedCluster } from '../support/clusters.js';
-import type { DynamoProxy, WireRequest } from '../support/dynamo-proxy.js';
+import { type DynamoProxy, type WireRequest, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
@@ -38,21 +38,6 @@ const liveIssuesOf = async (clusterId: string) =>
   (await listAiIssuesActiveSince(new Date(NOW.getTime() - 86_400_000))).filter((i) => i.cluster_id === clusterId);
 
 /** Holds the first request `matches` picks until `meanwhile`, started right then, has run (as in test/issues/regroup-races.test.ts). */
-function whileHeld(matches: (request: WireRequest) => boolean, meanwhile: () => Promise<unknown>) {
-  let ran: Promise<unknown> | undefined;
-  const stop = proxy.watch((request) => {
-    if (ran || !matches(request)) return undefined;
-    ran = meanwhile();
-    return { hold: ran };
-  });
-  return {
-    done: async () => {
-      stop();
-      expect(ran, 'the held request was never sent').toBeDefined();
-      return ran;
-    },
-  };
-}
 
 /**
  * Two AI issues of a cluster: `larger` (disk alerts 420 and 400 minutes ago) and `smaller` (200 minutes ago),
@@ -82,7 +67,7 @@ describe('a triage saved while AI regrouping retires its issue', () => {
     // Both triaged: the group continues the larger, the smaller is kept as history, superseded.
     await updateAiTriage(admin, larger, { notes: 'looking' }, caller, NOW);
     await updateAiTriage(admin, smaller, { notes: 'first look' }, caller, NOW);
-    const race = whileHeld(triageOf(smaller), bridge);
+    const race = whileHeld(proxy, triageOf(smaller), bridge);
     const answer = await updateAiTriage(admin, smaller, { notes: 'second look', triage_status: 'Investigating' }, caller, NOW).catch((e: unknown) => e);
     expect(await race.done()).toMatchObject({ regrouped: 1, failed: 0 });
     expect(answer).toBeInstanceOf(Conflict);
@@ -112,7 +97,7 @@ describe('a triaged AI issue continues the group it shares alerts with', () => {
     // As read, neither is triaged: the group continues the larger, and the smaller is deleted. The delete is
     // held until a triage of the smaller has landed.
     const deleteOf = (id: string) => (r: WireRequest) => r.operation === 'DeleteItem' && r.input.Key?.pk?.S === `AIISSUE#${id}`;
-    const race = whileHeld(deleteOf(smaller), () => updateAiTriage(admin, smaller, { notes: 'mine', triage_status: 'Investigating' }, caller, NOW));
+    const race = whileHeld(proxy, deleteOf(smaller), () => updateAiTriage(admin, smaller, { notes: 'mine', triage_status: 'Investigating' }, caller, NOW));
     expect(await bridge()).toMatchObject({ regrouped: 1, failed: 0 });
     expect(await race.done()).toEqual({ status: 'ok' });
     // The triage is in view, on the issue holding every alert; the one this run first continued is gone.

@@ -7,7 +7,7 @@ import { claimTicket, getIssue, listClusterIssues, listIssuesActiveSince } from 
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { updateTriage } from '../../shared/issues/triage.js';
 import { storedCluster } from '../support/clusters.js';
-import type { DynamoProxy, WireRequest } from '../support/dynamo-proxy.js';
+import { type DynamoProxy, type WireRequest, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
@@ -31,21 +31,6 @@ const lag = (clusterId: string, fingerprint: string, startedAgo: number, endedAg
 });
 
 /** Holds the first request `matches` picks until `meanwhile`, started right then, has run (as in regroup-races.test.ts). */
-function whileHeld(matches: (request: WireRequest) => boolean, meanwhile: () => Promise<unknown>) {
-  let ran: Promise<unknown> | undefined;
-  const stop = proxy.watch((request) => {
-    if (ran || !matches(request)) return undefined;
-    ran = meanwhile();
-    return { hold: ran };
-  });
-  return {
-    done: async () => {
-      stop();
-      expect(ran, 'the held request was never sent').toBeDefined();
-      return ran;
-    },
-  };
-}
 
 describe('a triage saved while regrouping supersedes its issue', () => {
   it('the pass reads again and keeps the issue triaged meanwhile, the untriaged one going', async () => {
@@ -59,7 +44,7 @@ describe('a triage saved while regrouping supersedes its issue', () => {
 
     const supersedeOf = (id: string) => (r: WireRequest) =>
       r.operation === 'UpdateItem' && r.input.Key?.pk?.S === `ISSUE#${id}` && String(r.input.UpdateExpression).includes('superseded_by = :by');
-    const race = whileHeld(supersedeOf(newer!), () => updateTriage(admin, newer!, { notes: 'mine', triage_status: 'Investigating' }, caller, NOW));
+    const race = whileHeld(proxy, supersedeOf(newer!), () => updateTriage(admin, newer!, { notes: 'mine', triage_status: 'Investigating' }, caller, NOW));
     const bridged = await ingestAlerts([lag(c, 'lag-bridge', 400, 250)], NOW);
     expect(await race.done()).toMatchObject({ status: 'updated' });
     expect(bridged.rejected).toEqual([]);

@@ -117,3 +117,24 @@ function forward(
   out.on('error', () => res.destroy());
   out.end(body);
 }
+
+/**
+ * Holds the first request `matches` picks until `meanwhile`, started right then, has run: the other
+ * side of a race lands first, with no timing. `done` answers what `meanwhile` did (throws what it
+ * threw), and fails the test if no such request was sent.
+ */
+export function whileHeld(proxy: DynamoProxy, matches: (request: WireRequest) => boolean, meanwhile: () => Promise<unknown>) {
+  let ran: Promise<unknown> | undefined;
+  const stop = proxy.watch((request) => {
+    if (ran || !matches(request)) return undefined;
+    ran = meanwhile();
+    return { hold: ran };
+  });
+  return {
+    done: async () => {
+      stop();
+      if (!ran) throw new Error('the held request was never sent');
+      return ran;
+    },
+  };
+}
