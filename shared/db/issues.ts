@@ -266,6 +266,13 @@ export async function putIssues(issues: IssueRecord[]): Promise<void> {
 export const NO_SUCCESSOR = 'regrouped';
 
 /**
+ * `triage_version` equals `value` (the name of a value holding `seen`): an item stored before
+ * triage_version existed reads as 0 (IssueRecord), and its writes must take it as 0 as well.
+ */
+const triagedAs = (seen: number, value: string) =>
+  seen === 0 ? `(triage_version = ${value} OR attribute_not_exists(triage_version))` : `triage_version = ${value}`;
+
+/**
  * A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor (or NO_SUCCESSOR).
  * Only as triaged as the pass read it (the pass ranked it by that: a PATCH meanwhile can make it the one to keep),
  * else ConditionFailed and the pass reads again. The caller moves the marker.
@@ -274,8 +281,7 @@ export async function markSuperseded(issue: IssueRecord, by: string, now = new D
   const resolvedAt = issue.resolved_at ?? now.toISOString();
   await updateItem('issues', PK(issue.issue_id), {
     UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = :at, gsi1sk = :key, grouped_at = :now, grouping_version = :next',
-    // An item stored before triage_version existed reads as 0.
-    ConditionExpression: `grouping_version = :seen AND (triage_version = :triaged${issue.triage_version ? '' : ' OR attribute_not_exists(triage_version)'})`,
+    ConditionExpression: `grouping_version = :seen AND ${triagedAs(issue.triage_version, ':triaged')}`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
       ':by': by,
@@ -297,7 +303,7 @@ export function deleteGroupingAction(issue: IssueRecord): TransactItem {
       TableName: tableName('issues'),
       Key: PK(issue.issue_id),
       // Never one somebody triaged or is creating a ticket for meanwhile.
-      ConditionExpression: 'grouping_version = :seen AND triage_version = :zero AND (attribute_not_exists(ticket_claim) OR ticket_claim = :none)',
+      ConditionExpression: `grouping_version = :seen AND ${triagedAs(0, ':zero')} AND (attribute_not_exists(ticket_claim) OR ticket_claim = :none)`,
       ExpressionAttributeValues: { ':seen': issue.grouping_version, ':zero': 0, ':none': null },
     },
   };
@@ -317,7 +323,7 @@ export function triageAction(issueId: string, changes: Partial<TriageFields>, se
       TableName: tableName('issues'),
       Key: PK(issueId),
       UpdateExpression: `${set.set}, triage_version = :next`,
-      ConditionExpression: `attribute_exists(pk) AND triage_version = :seen AND ${LIVE}`,
+      ConditionExpression: `attribute_exists(pk) AND ${triagedAs(seenVersion, ':seen')} AND ${LIVE}`,
       ExpressionAttributeNames: set.names,
       ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion, ':none': null },
     },
@@ -377,7 +383,7 @@ export function storeTicketAction(
   seenUrl: string,
   now = new Date(),
 ): TransactItem {
-  const set = 'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = triage_version + :one';
+  const set = 'SET ticket_key = :key, ticket_url = :url, updated_at = :now, updated_by = :by, triage_version = if_not_exists(triage_version, :zero) + :one';
   return {
     Update: {
       TableName: tableName('issues'),
@@ -393,6 +399,7 @@ export function storeTicketAction(
         ':now': now.toISOString(),
         ':by': actor,
         ':one': 1,
+        ':zero': 0,
         ':empty': '',
         ':none': null,
         ':seen': seenUrl,
