@@ -9,12 +9,11 @@ import { regroupAiClusters } from '../../shared/ai-issues/regroup.js';
 import { getAiIssue, listAiIssuesActiveSince } from '../../shared/db/ai-issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { Conflict } from '../../shared/http/errors.js';
-import { storedCluster } from '../support/clusters.js';
+import { alertNotice, storedCluster } from '../support/clusters.js';
 import { type DynamoProxy, type WireRequest, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
-const ago = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000).toISOString();
 const admin: Principal = { userId: 'u-racer', username: 'racer', name: 'Racer', email: 'racer@example.com', role: 'admin' };
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
 
@@ -26,13 +25,8 @@ beforeAll(async () => {
 });
 
 /** A resolved disk alert of the cluster, starting `startedAgo` minutes ago and lasting 5. */
-const disk = (clusterId: string, fingerprint: string, startedAgo: number) => ({
-  status: 'resolved',
-  labels: { alertname: 'DiskUsageHigh', cluster_id: clusterId },
-  startsAt: ago(startedAgo),
-  endsAt: ago(startedAgo - 5),
-  fingerprint,
-});
+const disk = (clusterId: string, fingerprint: string, startedAgo: number) =>
+  alertNotice(NOW, clusterId, 'DiskUsageHigh', fingerprint, startedAgo, startedAgo - 5);
 
 const liveIssuesOf = async (clusterId: string) =>
   (await listAiIssuesActiveSince(new Date(NOW.getTime() - 86_400_000))).filter((i) => i.cluster_id === clusterId);

@@ -6,12 +6,11 @@ import { updateItem } from '../../shared/db/client.js';
 import { getIssue, listClusterIssues } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { createTicket, updateTriage } from '../../shared/issues/triage.js';
-import { storedCluster } from '../support/clusters.js';
+import { alertNotice, storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 import { startFakeJira, type FakeJira } from '../support/fake-jira.js';
 
 const NOW = new Date();
-const ago = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000).toISOString();
 const admin: Principal = { userId: 'u-old', username: 'old-items', name: 'Old Items', email: 'old@example.com', role: 'admin' };
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
 const TICKET_ENV = { TICKET_PROVIDER: 'jira', TICKET_PROJECT_KEY: 'OPS', TICKET_USER_EMAIL: 'bot@example.com', TICKET_API_TOKEN: 'jira-token' };
@@ -28,13 +27,9 @@ afterAll(async () => {
   await jira?.close();
 });
 
-const lag = (clusterId: string, fingerprint: string, startedAgo: number, endedAgo: number) => ({
-  status: 'resolved',
-  labels: { alertname: 'Lag', cluster_id: clusterId },
-  startsAt: ago(startedAgo),
-  endsAt: ago(endedAgo),
-  fingerprint,
-});
+/** A resolved Lag alert of the cluster, from `startedAgo` to `endedAgo` minutes ago. */
+const lag = (clusterId: string, fingerprint: string, startedAgo: number, endedAgo: number) =>
+  alertNotice(NOW, clusterId, 'Lag', fingerprint, startedAgo, endedAgo);
 
 /** The cluster's issues, oldest first, each stored as before triage_version existed. */
 async function oldIssues(clusterId: string) {

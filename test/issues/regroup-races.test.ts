@@ -11,7 +11,7 @@ import { regroupClusters } from '../../shared/issues/regroup.js';
 import { createTicket, updateTriage } from '../../shared/issues/triage.js';
 import { checkRuleText } from '../../shared/rules/check.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
-import { storedCluster } from '../support/clusters.js';
+import { alertNotice, storedCluster } from '../support/clusters.js';
 import { type DynamoProxy, type WireRequest, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
 import { startFakeJira, type FakeJira } from '../support/fake-jira.js';
@@ -42,14 +42,8 @@ afterAll(async () => {
   await jira?.close();
 });
 
-/** An Alertmanager notice for the cluster: firing since `startedAgo` minutes, or resolved `endedAgo` minutes ago. */
-const notice = (clusterId: string, name: string, fingerprint: string, startedAgo: number, endedAgo: number | null = null) => ({
-  status: endedAgo === null ? 'firing' : 'resolved',
-  labels: { alertname: name, cluster_id: clusterId },
-  startsAt: ago(startedAgo),
-  ...(endedAgo === null ? {} : { endsAt: ago(endedAgo) }),
-  fingerprint,
-});
+const notice = (clusterId: string, name: string, fingerprint: string, startedAgo: number, endedAgo: number | null = null) =>
+  alertNotice(NOW, clusterId, name, fingerprint, startedAgo, endedAgo);
 
 const transactionOf = (action: string, issueId: string) => (r: WireRequest) =>
   r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes(action) && JSON.stringify(r.input).includes(issueId);

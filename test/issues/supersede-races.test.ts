@@ -6,12 +6,11 @@ import type { Principal } from '../../shared/auth/principal.js';
 import { claimTicket, getIssue, listClusterIssues, listIssuesActiveSince } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { updateTriage } from '../../shared/issues/triage.js';
-import { storedCluster } from '../support/clusters.js';
+import { alertNotice, storedCluster } from '../support/clusters.js';
 import { type DynamoProxy, type WireRequest, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
-const ago = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000).toISOString();
 const admin: Principal = { userId: 'u-racer', username: 'racer', name: 'Racer', email: 'racer@example.com', role: 'admin' };
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
 
@@ -22,13 +21,8 @@ beforeAll(async () => {
 });
 
 /** A resolved Lag alert of the cluster, from `startedAgo` to `endedAgo` minutes ago. */
-const lag = (clusterId: string, fingerprint: string, startedAgo: number, endedAgo: number) => ({
-  status: 'resolved',
-  labels: { alertname: 'Lag', cluster_id: clusterId },
-  startsAt: ago(startedAgo),
-  endsAt: ago(endedAgo),
-  fingerprint,
-});
+const lag = (clusterId: string, fingerprint: string, startedAgo: number, endedAgo: number) =>
+  alertNotice(NOW, clusterId, 'Lag', fingerprint, startedAgo, endedAgo);
 
 /** Holds the first request `matches` picks until `meanwhile`, started right then, has run (as in regroup-races.test.ts). */
 

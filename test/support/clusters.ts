@@ -12,3 +12,18 @@ export async function storedCluster(over: Partial<ClusterInput> = {}): Promise<s
   await upsertClusters([cluster]);
   return id;
 }
+
+/**
+ * An Alertmanager alert of the cluster as a webhook carries it: firing since `startedAgo` minutes
+ * before `now`, or resolved `endedAgo` minutes before it.
+ */
+export function alertNotice(now: Date, clusterId: string, alertname: string, fingerprint: string, startedAgo: number, endedAgo: number | null = null) {
+  const ago = (minutes: number) => new Date(now.getTime() - minutes * 60_000).toISOString();
+  return {
+    status: endedAgo === null ? 'firing' : 'resolved',
+    labels: { alertname, cluster_id: clusterId },
+    startsAt: ago(startedAgo),
+    ...(endedAgo === null ? {} : { endsAt: ago(endedAgo) }),
+    fingerprint,
+  };
+}
