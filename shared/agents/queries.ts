@@ -1,7 +1,17 @@
 // Reading investigations and open agent tasks (spec §4 Investigations): the
 // filtered, paged list (without full reports), the KPIs, the pending/running
-// tasks, one investigation. Lists read one time range of the index, never a scan.
-import { getInvestigation, listInvestigationsSince, listOpenTasks, type AgentTask, type InvestigationSummary } from '../db/investigations.js';
+// tasks, one investigation. Lists read one time range of the index, never a scan,
+// and of each investigation in it only its figures: the free texts only for the page.
+import {
+  countOpenTasks,
+  getInvestigation,
+  investigationSummaries,
+  listInvestigationFiguresSince,
+  listOpenTasks,
+  type AgentTask,
+  type InvestigationFigures,
+  type InvestigationSummary,
+} from '../db/investigations.js';
 import { NotFound } from '../http/errors.js';
 import { wildcardFits } from '../wildcard.js';
 import type { AgentTaskView } from './schemas.js';
@@ -44,12 +54,13 @@ const listItem = (i: InvestigationSummary): InvestigationSummary => ({
 
 export async function listInvestigations(q: { days: number; severity: string; customer: string; page: number; page_size: number }, now = new Date()) {
   const matches = q.customer.trim() ? likeMatcher(q.customer) : () => true;
-  const found = (await listInvestigationsSince(new Date(now.getTime() - q.days * DAY_MS))).filter(
+  const found = (await listInvestigationFiguresSince(new Date(now.getTime() - q.days * DAY_MS))).filter(
     (i) => (!q.severity || i.severity === q.severity) && matches(i.customer_name),
   );
   const start = (q.page - 1) * q.page_size;
+  const page = await investigationSummaries(found.slice(start, start + q.page_size));
   return {
-    investigations: found.slice(start, start + q.page_size).map(listItem),
+    investigations: page.map(listItem),
     total: found.length,
     page: q.page,
     page_size: q.page_size,
@@ -59,9 +70,9 @@ export async function listInvestigations(q: { days: number; severity: string; cu
 }
 
 export async function investigationKpis(q: { days: number }, now = new Date()) {
-  const all = await listInvestigationsSince(new Date(now.getTime() - q.days * DAY_MS));
+  const all = await listInvestigationFiguresSince(new Date(now.getTime() - q.days * DAY_MS));
   const count = (severity: string) => all.filter((i) => i.severity === severity).length;
-  const mean = (f: (i: InvestigationSummary) => number) => (all.length ? all.reduce((s, i) => s + f(i), 0) / all.length : 0);
+  const mean = (f: (i: InvestigationFigures) => number) => (all.length ? all.reduce((s, i) => s + f(i), 0) / all.length : 0);
   return {
     total_investigations: all.length,
     critical_count: count('critical'),
@@ -100,11 +111,12 @@ const taskItem = (t: AgentTask): AgentTaskView => ({
   claimed_at: t.claimed_at ?? null,
 });
 
-/** Pending and running tasks, most urgent first; `total` counts them all. */
+/** Pending and running tasks, most urgent first; `total` counts them all (a task per cluster: thousands in an outage), reading only the shown ones whole. */
 export async function pendingTasks(now = new Date()) {
+  const [first, total] = await Promise.all([listOpenTasks(PENDING_TASKS_SHOWN), countOpenTasks()]);
   // The open-task partition holds only pending and running tasks; the filter guards a stale index entry.
-  const open = (await listOpenTasks()).filter((t) => t.status === 'pending' || t.status === 'running');
-  return { tasks: open.slice(0, PENDING_TASKS_SHOWN).map(taskItem), total: open.length, source: SOURCE, generated_at: now.toISOString() };
+  const open = first.filter((t) => t.status === 'pending' || t.status === 'running');
+  return { tasks: open.map(taskItem), total: Math.max(total, open.length), source: SOURCE, generated_at: now.toISOString() };
 }
 
 export async function investigationDetail(investigationId: string) {

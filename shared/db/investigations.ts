@@ -82,6 +82,28 @@ const summaryFields: Fields<InvestigationSummary> = {
 };
 const SUMMARY_FIELDS = Object.keys(summaryFields);
 const readSummary = itemReader(summaryFields);
+/**
+ * What the list's filters and the KPIs read of every investigation in a window: no free text.
+ * A summary's root cause and actions run to kilobytes each; the window may hold thousands.
+ */
+export type InvestigationFigures = Pick<
+  InvestigationSummary,
+  'investigation_id' | 'created_at' | 'severity' | 'customer_name' | 'confidence' | 'duration_seconds' | 'total_tokens' | 'cost_usd'
+>;
+const figureFields: Fields<InvestigationFigures> = {
+  investigation_id: string,
+  created_at: string,
+  severity: oneOf(SEVERITIES),
+  customer_name: string,
+  confidence: number,
+  duration_seconds: number,
+  total_tokens: number,
+  cost_usd: number,
+};
+const FIGURE_FIELDS = Object.keys(figureFields);
+const readFigures = itemReader(figureFields);
+/** The most values DynamoDB takes in one IN (…) of an expression. */
+const IN_MAX = 100;
 const readInvestigation = itemReader<Investigation>({ ...summaryFields, full_report: string });
 /** Resolved per call: the prefix comes from the environment. */
 const table = () => tableName('investigations');
@@ -139,14 +161,33 @@ export async function getTask(taskId: string): Promise<AgentTask | undefined> {
   return item ? readTask(item) : undefined;
 }
 
-/** Pending and running tasks, most urgent first (then oldest). Read from the index: may lag a write by a moment. */
+/**
+ * Pending and running tasks, most urgent first (then oldest); the first `limit` only, read as
+ * such (a page of the index, not every open task). Read from the index: may lag a write by a moment.
+ */
 export async function listOpenTasks(limit = Infinity): Promise<AgentTask[]> {
   const items = await queryAll(
     'investigations',
-    { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :open', ExpressionAttributeValues: { ':open': OPEN } },
+    {
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :open',
+      ExpressionAttributeValues: { ':open': OPEN },
+      ...(Number.isFinite(limit) ? { Limit: limit } : {}),
+    },
     limit,
   );
   return items.map(readTask);
+}
+
+/** How many tasks are pending or running: the index's open entries, their keys only (a task's texts run to a kilobyte). */
+export async function countOpenTasks(): Promise<number> {
+  const keys = await queryAll('investigations', {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :open',
+    ProjectionExpression: 'gsi1sk',
+    ExpressionAttributeValues: { ':open': OPEN },
+  });
+  return keys.length;
 }
 
 /** A running task whose claim is older than the lease: its worker is presumed dead. */
@@ -309,15 +350,55 @@ export async function getInvestigation(investigationId: string): Promise<Investi
   return item ? readInvestigation(item) : undefined;
 }
 
+/** A query's projection of `fields` (by placeholders: some names are reserved words). */
+const projection = (fields: readonly string[]) => ({
+  ProjectionExpression: fields.map((_, i) => `#s${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(fields.map((f, i) => [`#s${i}`, f])),
+});
+
 /** Investigations created at or after `since`, newest first, without their full reports (one index range). */
 export async function listInvestigationsSince(since: Date): Promise<InvestigationSummary[]> {
   const items = await queryAll('investigations', {
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-    ProjectionExpression: SUMMARY_FIELDS.map((_, i) => `#s${i}`).join(', '),
-    ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f, i) => [`#s${i}`, f])),
+    ...projection(SUMMARY_FIELDS),
     ExpressionAttributeValues: { ':pk': INVESTIGATIONS, ':since': since.toISOString() },
     ScanIndexForward: false,
   });
   return items.map(readSummary);
+}
+
+/** The figures (no free text) of the investigations created at or after `since`, newest first (one index range). */
+export async function listInvestigationFiguresSince(since: Date): Promise<InvestigationFigures[]> {
+  const items = await queryAll('investigations', {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
+    ...projection(FIGURE_FIELDS),
+    ExpressionAttributeValues: { ':pk': INVESTIGATIONS, ':since': since.toISOString() },
+    ScanIndexForward: false,
+  });
+  return items.map(readFigures);
+}
+
+/**
+ * The summaries of a page of investigations (as listInvestigationFiguresSince names them), in the
+ * page's order: the index range from the page's oldest to its newest, filtered to the page's ids so
+ * only they come back. Investigations never change, so each one named is found.
+ */
+export async function investigationSummaries(page: readonly Pick<InvestigationSummary, 'investigation_id' | 'created_at'>[]): Promise<InvestigationSummary[]> {
+  const found = new Map<string, InvestigationSummary>();
+  for (let i = 0; i < page.length; i += IN_MAX) {
+    const chunk = page.slice(i, i + IN_MAX);
+    const keys = chunk.map((inv) => `${inv.created_at}#${inv.investigation_id}`).sort();
+    const ids = Object.fromEntries(chunk.map((inv, n) => [`:id${n}`, inv.investigation_id]));
+    const items = await queryAll('investigations', {
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi',
+      FilterExpression: `investigation_id IN (${Object.keys(ids).join(', ')})`,
+      ...projection(SUMMARY_FIELDS),
+      ExpressionAttributeValues: { ':pk': INVESTIGATIONS, ':lo': keys[0], ':hi': keys.at(-1), ...ids },
+    });
+    for (const summary of items.map(readSummary)) found.set(summary.investigation_id, summary);
+  }
+  return page.flatMap((inv) => found.get(inv.investigation_id) ?? []);
 }
