@@ -2,8 +2,9 @@
 // the cost of a call. Costs are exact to the micro-dollar: tokens × price per
 // million, rounded once per call.
 import * as z from '../zod.js';
-import { onSettingsReset, type Env } from '../config/env.js';
+import { ConfigError, onSettingsReset, type Env } from '../config/env.js';
 import { llmPricingSettings } from '../config/llm-pricing.js';
+import { ServiceUnavailable } from '../http/errors.js';
 import { shippedValue } from '../rules/defaults.js';
 
 export const PricingRow = z.lazy(() =>
@@ -31,10 +32,15 @@ export function pricingTable(env?: Env): Promise<PricingRow[]> {
   cached ??= (async () => {
     const shipped = PricingFile.parse(await shippedValue('llm-pricing')).pricing;
     const rows = new Map(shipped.map((r) => [r.model, r]));
-    const extra = (env ? llmPricingSettings.from(env) : llmPricingSettings()).LLM_PRICING;
+    const extra = pricingOverride(env);
     if (extra) {
       const parsed = z.array(PricingRow).safeParse(extra);
-      if (!parsed.success) throw new Error(`LLM_PRICING must be a JSON array of {model, input_per_mtok, output_per_mtok}: ${parsed.error.issues[0]?.message}`);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const [row, ...field] = issue?.path ?? [];
+        const where = row === undefined ? '' : ` (row ${String(row)}${field.length ? `, ${field.join('.')}` : ''})`;
+        throw new ServiceUnavailable(`LLM_PRICING must be a JSON array of {model, input_per_mtok, output_per_mtok}${where}: ${issue?.message}.`);
+      }
       for (const row of parsed.data) rows.set(row.model, row);
     }
     return [...rows.values()].sort((a, b) => (a.model < b.model ? -1 : 1));
@@ -43,6 +49,20 @@ export function pricingTable(env?: Env): Promise<PricingRow[]> {
     throw error;
   });
   return cached;
+}
+
+/**
+ * LLM_PRICING's rows, unchecked. A wrong price list is the operator's to mend, like a wrong provider
+ * setting: a 503 naming the variable (never its value) for whatever needs prices (chat, the
+ * workers' calls, the usage reports), not a bare 500 "Internal error".
+ */
+function pricingOverride(env?: Env): unknown[] | undefined {
+  try {
+    return (env ? llmPricingSettings.from(env) : llmPricingSettings()).LLM_PRICING;
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ServiceUnavailable(error.message);
+    throw error;
+  }
 }
 
 /** For tests that change LLM_PRICING (resetSettings() forgets it too). */
