@@ -33,6 +33,8 @@ export const llmUsageGroup = defineGroup({
       summary: 'Daily LLM usage and totals',
       auth: 'user',
       roles: SUPERADMIN,
+      // A wrong price list (LLM_PRICING) is the operator's to mend: 503 naming it (shared/llm/pricing.ts).
+      problems: [503],
       query: DaysQuery,
       response: SummaryAnswer,
     },
@@ -42,6 +44,8 @@ export const llmUsageGroup = defineGroup({
       summary: 'LLM usage by model',
       auth: 'user',
       roles: SUPERADMIN,
+      // A wrong price list (LLM_PRICING) is the operator's to mend: 503 naming it (shared/llm/pricing.ts).
+      problems: [503],
       query: DaysQuery,
       response: ByModelAnswer,
     },
@@ -51,6 +55,8 @@ export const llmUsageGroup = defineGroup({
       summary: 'Model prices per million tokens',
       auth: 'user',
       roles: SUPERADMIN,
+      // A wrong price list (LLM_PRICING) is the operator's to mend: 503 naming it (shared/llm/pricing.ts).
+      problems: [503],
       response: PricingAnswer,
     },
   },
