@@ -1,7 +1,11 @@
 // Rule change proposals (DESIGN §7), in the `rules` table beside the rule set
 // versions:
-//   pk = CHANGES, sk = <change_id>   change ids start with their UTC time, so
-//                                    the partition lists newest first.
+//   pk = CHANGES, sk = <change_id>   the proposal without its YAML; change ids start
+//                                    with their UTC time, so the partition lists newest first.
+//   pk = CHANGE_TEXT, sk = <change_id>   `proposed_content`, apart: a Query reads whole
+//                                    items whatever it projects, so with the text inside
+//                                    every listing read every proposal's YAML (up to 64 KB
+//                                    each). Proposals stored before hold it inline; read as before.
 //   pk = CHANGES_PENDING, sk = <username>   `pending`: the ids of that user's
 //                                    pending proposals (a string set)
 // A proposal is written once as `pending`; a review moves it to `approved` or
@@ -23,6 +27,11 @@ export interface ConfigChange {
   proposed_at: string;
   /** The rule set version the proposal was written against (0: the shipped default). */
   base_version: number;
+  /**
+   * Based on version 0: which shipped default (defaultRuleDigest), since a release may ship another
+   * before the review. Null otherwise, and for proposals stored before it was recorded.
+   */
+  base_default_digest: string | null;
   proposed_content: string;
   reviewed_by: string | null;
   reviewed_at: string | null;
@@ -31,7 +40,7 @@ export interface ConfigChange {
   applied_version: number | null;
 }
 
-export type ConfigChangeSummary = Omit<ConfigChange, 'proposed_content'>;
+export type ConfigChangeSummary = Omit<ConfigChange, 'proposed_content' | 'base_default_digest'>;
 
 /** Proposals a listing reads at most (newest first). */
 export const CHANGES_READ_LIMIT = 500;
@@ -88,8 +97,9 @@ export function newChangeId(now = new Date()): string {
 }
 
 const key = (changeId: string) => ({ pk: PK, sk: changeId });
+const textKey = (changeId: string) => ({ pk: 'CHANGE_TEXT', sk: changeId });
 
-function toChange(item: Record<string, unknown>): ConfigChange {
+function summaryOf(item: Record<string, unknown>): ConfigChangeSummary {
   return {
     change_id: String(item.change_id),
     rule_set: item.rule_set as RuleSetName,
@@ -97,7 +107,6 @@ function toChange(item: Record<string, unknown>): ConfigChange {
     proposed_by: String(item.proposed_by),
     proposed_at: String(item.proposed_at),
     base_version: Number(item.base_version),
-    proposed_content: String(item.proposed_content ?? ''),
     reviewed_by: (item.reviewed_by as string | null | undefined) ?? null,
     reviewed_at: (item.reviewed_at as string | null | undefined) ?? null,
     review_note: (item.review_note as string | null | undefined) ?? null,
@@ -105,19 +114,24 @@ function toChange(item: Record<string, unknown>): ConfigChange {
   };
 }
 
-function summaryOf(item: Record<string, unknown>): ConfigChangeSummary {
-  const { proposed_content: _content, ...summary } = toChange(item);
-  return summary;
-}
-
-/** The proposal as a transaction action (with its audit entry, say); fails if the id exists. */
-export function newChangeAction(change: ConfigChange): TransactItem {
-  return { Put: { TableName: tableName('rules'), Item: { ...key(change.change_id), ...change }, ConditionExpression: 'attribute_not_exists(pk)' } };
+/** The proposal as transaction actions (with its audit entry, say): its record and its text; they fail if the id exists. */
+export function newChangeActions(change: ConfigChange): TransactItem[] {
+  const { proposed_content, ...record } = change;
+  return [
+    { Put: { TableName: tableName('rules'), Item: { ...key(change.change_id), ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { TableName: tableName('rules'), Item: { ...textKey(change.change_id), proposed_content }, ConditionExpression: 'attribute_not_exists(pk)' } },
+  ];
 }
 
 export async function getChange(changeId: string): Promise<ConfigChange | undefined> {
-  const item = await getItem('rules', key(changeId), true);
-  return item ? toChange(item) : undefined;
+  const [item, text] = await Promise.all([getItem('rules', key(changeId), true), getItem('rules', textKey(changeId), true)]);
+  if (!item) return undefined;
+  return {
+    ...summaryOf(item),
+    base_default_digest: typeof item.base_default_digest === 'string' ? item.base_default_digest : null,
+    // Stored before the text had an item of its own: inline.
+    proposed_content: String(text?.proposed_content ?? item.proposed_content ?? ''),
+  };
 }
 
 /** Newest first, without the YAML; optionally one status and one proposer. */

@@ -126,7 +126,8 @@ const ruleSetRoutes = (ruleSet: RuleSetName) =>
       roles: ANY_ROLE,
       body: RulesBody,
       response: SubmitAnswer,
-      problems: [409],
+      // 400: a malformed If-Match; 409: the version it names is no longer current, or the proposer's pending bound.
+      problems: [400, 409],
     },
     versions: {
       method: 'GET',
@@ -214,6 +215,8 @@ export const settingsGroup = defineGroup({
       roles: SUPERADMIN,
       body: GeneralSettings,
       response: z.lazy(() => z.extend(z.unlazy(GeneralSettings), { status: z.literal('ok') })),
+      // A save that keeps losing to concurrent ones (shared/settings/general.ts).
+      problems: [409],
     },
     getHealthRules: health.get,
     putHealthRules: health.put,

@@ -2,6 +2,7 @@
 // LLM price list): read from the repository when running from source, or from
 // `rules/` beside the bundle in Lambda, where the build also puts each one's
 // validated, parsed form as JSON (see infra/bundling.ts), so no YAML is parsed there.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,22 @@ export async function shippedValue(name: string): Promise<unknown> {
 
 /** The shipped YAML text of a rule set, comments included. */
 export const defaultRuleText = (name: RuleSetName): string => shippedText(name);
+
+const digests = new Map<RuleSetName, string>();
+
+/**
+ * Which shipped default a rule set at version 0 is: a digest of its text. Version 0 is whatever
+ * default the running release ships, so a release can replace it under a proposal made on the
+ * one before; the proposal records this to tell them apart (shared/rules/editing.ts).
+ */
+export function defaultRuleDigest(name: RuleSetName): string {
+  let digest = digests.get(name);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(defaultRuleText(name)).digest('hex').slice(0, 16);
+    digests.set(name, digest);
+  }
+  return digest;
+}
 
 /** The shipped default rule set as data. */
 export const defaultRuleValue = (name: RuleSetName): Promise<unknown> => shippedValue(name);

@@ -6,6 +6,8 @@
 // on. A PUT may name that version (If-Match: "v5", or base_version: 5); when it
 // is no longer current the answer is 409 with current_version and nothing
 // changes. A PUT naming no version is based on the version read at its start.
+// Version 0 is the shipped default of the running release: a proposal based on
+// it also records which default, since a release may ship another before review.
 import type { Caller } from '../auth/caller.js';
 import { auditAction, type AuditInput } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
@@ -13,7 +15,7 @@ import {
   getChange,
   holdPendingAction,
   listChanges,
-  newChangeAction,
+  newChangeActions,
   newChangeId,
   PENDING_PER_PROPOSER,
   releasePendingAction,
@@ -28,7 +30,7 @@ import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../
 import { createLogger } from '../log.js';
 import type { Principal } from '../auth/principal.js';
 import type { RuleImpact } from '../scoring/impact.js';
-import { defaultRuleText, type RuleSetName } from './defaults.js';
+import { defaultRuleDigest, defaultRuleText, type RuleSetName } from './defaults.js';
 import type { HealthRules, RiskRules } from './schemas.js';
 
 export interface LiveRuleSet {
@@ -78,7 +80,18 @@ const staleEdit = (name: RuleSetName, expected: number, current: number) =>
     { current_version: current, base_version: expected },
   );
 
+/** 409 for approving a proposal made on another release's shipped default: nothing was changed. */
+const staleDefault = (name: RuleSetName) =>
+  new Conflict(
+    `${name} is still the shipped default (version 0), but the shipped default changed since this proposal was made (the service was updated); nothing was changed. Reject it and propose the edit against the current default.`,
+    { current_version: 0, base_version: 0 },
+  );
+
 const currentVersion = async (name: RuleSetName) => (await getCurrentRuleSet(name))?.version ?? 0;
+
+/** A proposal based on version 0 whose shipped default this release no longer ships (null: not recorded, stored before it was). */
+const defaultReplaced = (change: ConfigChange) =>
+  change.base_version === 0 && change.base_default_digest !== null && change.base_default_digest !== defaultRuleDigest(change.rule_set);
 
 /**
  * The YAML checker, loaded by the routes that read rule text (a write, a proposal's review or
@@ -157,6 +170,7 @@ export async function submitRuleSet(
     proposed_by: principal.username,
     proposed_at: now.toISOString(),
     base_version: base,
+    base_default_digest: base === 0 ? defaultRuleDigest(name) : null,
     proposed_content: content,
     reviewed_by: null,
     reviewed_at: null,
@@ -165,7 +179,7 @@ export async function submitRuleSet(
   };
   const hold = holdPendingAction(change);
   const actions = [
-    newChangeAction(change),
+    ...newChangeActions(change),
     audit(principal, caller, { action: 'change_propose', target: change.change_id, detail: { rule_set: name, base_version: base } }, now),
     hold,
     // A proposal naming its version is made only while that version is current.
@@ -198,7 +212,7 @@ async function visibleChange(principal: Principal, changeId: string): Promise<Co
   return change;
 }
 
-export interface ConfigChangeDetail extends ConfigChange {
+export interface ConfigChangeDetail extends Omit<ConfigChange, 'base_default_digest'> {
   /** The live version now; approving a proposal whose base_version differs answers 409. */
   current_version: number;
   stale: boolean;
@@ -210,10 +224,11 @@ export interface ConfigChangeDetail extends ConfigChange {
 export async function configChangeDetail(principal: Principal, changeId: string): Promise<ConfigChangeDetail> {
   const change = await visibleChange(principal, changeId);
   const live = await liveRuleSet(change.rule_set);
+  const { base_default_digest: _digest, ...shown } = change;
   return {
-    ...change,
+    ...shown,
     current_version: live.version,
-    stale: change.status === 'pending' && live.version !== change.base_version,
+    stale: change.status === 'pending' && (live.version !== change.base_version || defaultReplaced(change)),
     current_content: live.content,
     impact: change.status === 'pending' ? await impactOf(change) : null,
   };
@@ -278,6 +293,8 @@ export async function reviewConfigChange(
     return { status: 'rejected', change_id: changeId, applied: false };
   }
 
+  // Still at version 0, but not the default it was made on: the version condition below cannot tell.
+  if (defaultReplaced(change) && (await currentVersion(change.rule_set)) === 0) throw staleDefault(change.rule_set);
   const check = (await ruleCheck()).checkRuleText(change.rule_set, change.proposed_content);
   if (!check.ok)
     throw new Conflict(`Config change ${changeId} no longer passes the ${change.rule_set} checks (${check.message}); reject it and propose again.`);

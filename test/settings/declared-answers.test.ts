@@ -1,0 +1,67 @@
+// Every status a settings write answers is declared in the served OpenAPI document (a
+// client generated from it handles exactly those): a rule PUT with a malformed If-Match
+// answers 400, and a general-settings save that keeps losing to concurrent saves 409.
+// Through the settings handler on DynamoDB Local; the proxy in front of it makes the
+// saves lose (DynamoDB's cancelled transaction, as a concurrent save causes).
+import { beforeAll, describe, expect, it } from 'vitest';
+import { handler as settings } from '../../functions/settings.js';
+import { getGeneralSettings } from '../../shared/db/settings.js';
+import { liveOpenApiDocument } from '../../shared/http/openapi-live.js';
+import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
+import { call, type Handler } from '../support/events.js';
+import { userToken, useTestJwtSecret } from '../support/tokens.js';
+
+let proxy: DynamoProxy;
+let superadmin: string;
+
+beforeAll(async () => {
+  ({ proxy } = await useTestTables({ proxy: true }));
+  useTestJwtSecret();
+  superadmin = await userToken('superadmin', 'declared-super');
+});
+
+const put = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  call(settings as Handler, {
+    method: 'PUT',
+    path,
+    routeKey: `PUT ${path}`,
+    headers: { authorization: `Bearer ${superadmin}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+
+/** The statuses the served document declares for an operation. */
+const declared = (method: string, path: string) => Object.keys((liveOpenApiDocument().paths[path] as any)[method].responses);
+
+describe('statuses the settings writes answer are declared', () => {
+  it('PUT of a rule set: a malformed If-Match is a 400', async () => {
+    const answer = await put('/api/settings/issue-rules', { content: 'grouping: {}' }, { 'if-match': 'v1' });
+    expect(answer.statusCode).toBe(400);
+    expect(answer.json!.detail).toMatch(/If-Match/);
+    expect(declared('put', '/api/settings/issue-rules')).toEqual(expect.arrayContaining(['400', '409']));
+  });
+
+  it('PUT of the general settings: a save that keeps losing to concurrent saves is a 409 and changes nothing', async () => {
+    let lost = 0;
+    const stop = proxy.watch(({ operation }) => {
+      if (operation !== 'TransactWriteItems') return undefined;
+      lost++;
+      return {
+        type: 'TransactionCanceledException',
+        message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]',
+        fields: { CancellationReasons: [{ Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' }, { Code: 'None' }] },
+      };
+    });
+    let answer: Awaited<ReturnType<typeof put>>;
+    try {
+      answer = await put('/api/settings/general', { health_scoring_method: 'ai', alert_criticality_method: 'rules' });
+    } finally {
+      stop();
+    }
+    expect(lost).toBeGreaterThan(1); // read again and retried before giving up
+    expect(answer.statusCode).toBe(409);
+    expect(answer.headers?.['Content-Type'] ?? answer.headers?.['content-type']).toMatch(/problem\+json/);
+    expect(await getGeneralSettings()).toMatchObject({ health_scoring_method: 'rules', revision: 0 });
+    expect(declared('put', '/api/settings/general')).toContain('409');
+  });
+});
