@@ -233,6 +233,38 @@ describe('a stale proposal', { timeout: 60_000 }, () => {
 });
 
 describe('metric sources, the fourth rule set', { timeout: 90_000 }, () => {
+  it('says why a proposal is refused when the proposer has too many waiting (409), keeping the text', async () => {
+    const viewer = await apiLogin(service.url, VIEWER.email, VIEWER.password);
+    const live = (await api(service.url, viewer, 'GET', '/api/settings/health-rules')).body.content as string;
+    // Fill the viewer's pending proposals through the API, up to the service's limit.
+    let refused: { status: number; body: Record<string, unknown> } | undefined;
+    for (let i = 0; i < 20 && !refused; i++) {
+      const answer = await api(service.url, viewer, 'PUT', '/api/settings/health-rules', { content: `# waiting ${i}\n${live}` });
+      if (answer.status === 409) refused = answer;
+      else expect(answer.body).toMatchObject({ status: 'pending' });
+    }
+    expect(refused?.body.detail).toMatch(/proposals waiting for review/);
+    try {
+      await openRules(viewerPage, 'health');
+      const mine = `# one more\n${live}`;
+      await setText(viewerPage, mine);
+      await viewerPage.getByRole('button', { name: 'Propose this change' }).click();
+      // Not the stale-save card (nobody saved first): the service's own sentence, saying what to do.
+      const alert = viewerPage.getByRole('alert').filter({ hasText: 'proposals waiting for review' });
+      await alert.getByText('A superadmin must approve or reject one first', { exact: false }).waitFor();
+      expect(await viewerPage.getByText('someone saved version', { exact: false }).count()).toBe(0);
+      await viewerPage.getByText('unsaved changes').waitFor();
+      await expectAccessible(viewerPage, '/rules with a 409 for too many proposals');
+    } finally {
+      const waiting = (await api(service.url, admin, 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes as {
+        change_id: string;
+        proposed_by: string;
+      }[];
+      for (const change of waiting.filter((c) => c.proposed_by === VIEWER.email))
+        await api(service.url, admin, 'POST', `/api/settings/config-changes/${change.change_id}/review`, { action: 'reject', note: 'test clean-up' });
+    }
+  });
+
   it('has its own tab; a viewer’s edit is a proposal without impact that the superadmin approves from its page', async () => {
     const live = (await api(service.url, admin, 'GET', '/api/settings/metric-sources')).body as { content: string; version: number };
     const edited = live.content.replace(/^(\s+backfill_days:\s*)7\b/m, '$12');

@@ -62,8 +62,11 @@ function Proposal({ change }: { change: ChangeDetail }) {
       </header>
       {change.stale && change.status === 'pending' && (
         <p className="notice proposal-stale" role="note">
-          <strong>Stale:</strong> this proposal was made on version {change.base_version}, but version {change.current_version} is live now. It cannot be
-          approved as it is (the service refuses it with 409): reject it, and propose the change again on version {change.current_version} from the{' '}
+          <strong>Stale:</strong>{' '}
+          {change.base_version === change.current_version
+            ? `this proposal was made on the shipped default of an earlier release, and the service ships another default now (version ${change.current_version}).`
+            : `this proposal was made on version ${change.base_version}, but version ${change.current_version} is live now.`}{' '}
+          It cannot be approved as it is (the service refuses it with 409): reject it, and propose the change again on version {change.current_version} from the{' '}
           <Link to={`/rules?set=${RULE_SET_KEY[change.rule_set]}`}>Rules</Link> page.
         </p>
       )}
@@ -161,14 +164,11 @@ function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: 
           {busy === 'reject' ? 'Rejecting…' : 'Reject'}
         </button>
       </div>
-      {error instanceof ApiProblem && error.status === 409 ? (
+      {/* Stale: the 409 names the live version (the server's detail says against what, and what to do); any other 409 (reviewed already, no longer passes the checks) is a plain problem. */}
+      {error instanceof ApiProblem && error.status === 409 && typeof error.body.current_version === 'number' ? (
         <div className="state problem" role="alert">
           <strong>Not approved: the proposal is stale (409)</strong>
-          <p>
-            It was made on version {String(error.body.base_version ?? change.base_version)}, but version{' '}
-            {String(error.body.current_version ?? change.current_version)} is live now; nothing was changed. Reject it and propose the change again on the live
-            version.
-          </p>
+          <p>{error.detail}</p>
         </div>
       ) : error ? (
         <Problem error={error} />

@@ -158,8 +158,9 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
         const at = locate(message, draft);
         setProblems([at ?? { line: 1, col: 1, message }]);
         setOutcome({ kind: 'refused', message, at });
-      } else if (error instanceof ApiProblem && error.status === 409) {
-        const current = Number(error.body.current_version);
+      } else if (error instanceof ApiProblem && error.status === 409 && typeof error.body.current_version === 'number') {
+        // Someone saved first. Another 409 (the proposer's pending limit) is a plain problem: its detail says what to do.
+        const current = error.body.current_version;
         setOutcome({ kind: 'stale', current, base: Number(error.body.base_version ?? base.version), detail: error.detail });
         void live.refetch();
       } else setOutcome({ kind: 'failed', error });
