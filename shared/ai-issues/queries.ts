@@ -5,7 +5,8 @@ import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { getClusterAlerts } from '../db/alerts.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
-import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, NO_SUCCESSOR, type AiIssueRecord } from '../db/ai-issues.js';
+import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord } from '../db/ai-issues.js';
+import { liveSuccessor } from '../db/issues.js';
 import { Conflict, NotFound } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { ALERTS_SHOWN, distinct, durationMinutes, kpiCounts, matches, newestFirst, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
@@ -87,23 +88,9 @@ export async function aiIssueDetail(id: string, now = new Date()) {
   };
 }
 
-/** Superseded AI issues followed to the live one: a successor can be superseded in turn. */
-const SUCCESSOR_HOPS = 5;
-
-/** The live AI issue holding a superseded one's alerts (the issue itself when live); none when regrouping named none. */
-async function liveAiIssueOf(issue: AiIssueRecord): Promise<AiIssueRecord | undefined> {
-  let at: AiIssueRecord | undefined = issue;
-  for (let hop = 0; at && hop <= SUCCESSOR_HOPS; hop++) {
-    if (!at.superseded_by) return at;
-    if (at.superseded_by === NO_SUCCESSOR) return undefined;
-    at = await getAiIssue(at.superseded_by);
-  }
-  return undefined;
-}
-
 /** 409 for triage of an AI issue regrouping retired: names the live AI issue now holding its alerts (`superseded_by`). */
 async function regrouped(issue: AiIssueRecord): Promise<Conflict> {
-  const live = await liveAiIssueOf(issue);
+  const live = await liveSuccessor(issue, getAiIssue);
   // No live AI issue to name: no `superseded_by` to follow.
   if (!live) return new Conflict(`AI issue ${issue.issue_id} was regrouped: its alerts now form other issues.`);
   return new Conflict(`AI issue ${issue.issue_id} was regrouped into ${live.issue_id}: triage that one.`, { superseded_by: live.issue_id });

@@ -265,6 +265,26 @@ export async function putIssues(issues: IssueRecord[]): Promise<void> {
 /** superseded_by of an issue whose alerts no longer form any issue (the grouping keys changed). */
 export const NO_SUCCESSOR = 'regrouped';
 
+/** Superseded issues followed to the live one: a successor can be superseded in turn. */
+const SUCCESSOR_HOPS = 5;
+
+/**
+ * The live issue (rule or AI, read by `get`) holding a superseded one's alerts: the issue itself when
+ * live; none when regrouping named none, or the chain ends nowhere (a successor deleted, too many hops).
+ */
+export async function liveSuccessor<T extends { superseded_by?: string | null }>(
+  issue: T,
+  get: (id: string) => Promise<T | undefined>,
+): Promise<T | undefined> {
+  let at: T | undefined = issue;
+  for (let hop = 0; at && hop <= SUCCESSOR_HOPS; hop++) {
+    if (!at.superseded_by) return at;
+    if (at.superseded_by === NO_SUCCESSOR) return undefined;
+    at = await get(at.superseded_by);
+  }
+  return undefined;
+}
+
 /**
  * `triage_version` equals `value` (the name of a value holding `seen`): an item stored before
  * triage_version existed reads as 0 (IssueRecord), and its writes must take it as 0 as well.

@@ -10,7 +10,7 @@ import { ConditionFailed, retryOnConflict, WriteConflict } from '../db/client.js
 import {
   claimTicket,
   getIssue,
-  NO_SUCCESSOR,
+  liveSuccessor,
   releaseClaimAction,
   releaseTicketClaim,
   storeTicketAction,
@@ -61,23 +61,9 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
   });
 }
 
-/** Superseded issues followed to the live one: a successor can be superseded in turn. */
-const SUCCESSOR_HOPS = 5;
-
-/** The live issue holding a superseded one's alerts (the issue itself when live); none when regrouping named none. */
-async function liveIssueOf(issue: IssueRecord): Promise<IssueRecord | undefined> {
-  let at: IssueRecord | undefined = issue;
-  for (let hop = 0; at && hop <= SUCCESSOR_HOPS; hop++) {
-    if (!at.superseded_by) return at;
-    if (at.superseded_by === NO_SUCCESSOR) return undefined;
-    at = await getIssue(at.superseded_by);
-  }
-  return undefined;
-}
-
 /** 409 for a write to an issue regrouping superseded: names the live issue now holding its alerts (`superseded_by`). */
 async function regrouped(issue: IssueRecord, instead: string): Promise<Conflict> {
-  const live = await liveIssueOf(issue);
+  const live = await liveSuccessor(issue, getIssue);
   // No live issue to name (`regrouped`, or a chain that ends nowhere): no `superseded_by` to follow.
   if (!live) return new Conflict(`Issue ${issue.issue_id} was regrouped: its alerts now form other issues.`);
   return new Conflict(`Issue ${issue.issue_id} was regrouped into ${live.issue_id}: ${instead}.`, { superseded_by: live.issue_id });
@@ -215,7 +201,7 @@ export async function createTicket(principal: Principal, issueId: string, caller
       if (current?.ticket_claim !== token || !current.superseded_by || moves >= STORE_MOVES)
         throw unrecorded('the issue changed meanwhile and was not updated');
       // Superseded (out of every list): the ticket belongs on the live issue holding its alerts.
-      const live = await liveIssueOf(current);
+      const live = await liveSuccessor(current, getIssue);
       if (!live || live.ticket_key) {
         await releaseTicketClaim(issueId, token).catch(() => undefined); // expires by itself otherwise
         if (!live) throw unrecorded(`issue ${issueId} was regrouped meanwhile and no one issue holds its alerts now`);
