@@ -316,7 +316,13 @@ describe('general settings', { timeout: 60_000 }, () => {
   it('a superadmin changes the methods; a viewer cannot open the page', async () => {
     await superPage.goto('/settings');
     await superPage.getByRole('heading', { level: 1, name: 'General settings' }).waitFor();
+    // What each switch does, as it is: AI health scoring is recorded but not built.
+    await superPage
+      .getByRole('group', { name: 'Health scoring method' })
+      .getByText('Recorded only: scores still come from the health rule set', { exact: false })
+      .waitFor();
     const group = superPage.getByRole('group', { name: 'Alert criticality method' });
+    await group.getByText('The patrol weighs the AI-grouped issues', { exact: false }).waitFor();
     await group.getByRole('radio', { name: /^AI/ }).check();
     await superPage.getByRole('button', { name: 'Save settings' }).click();
     await superPage.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();

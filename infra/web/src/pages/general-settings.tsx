@@ -22,15 +22,15 @@ const FIELDS: { key: keyof General; label: string; help: Record<Method, string> 
     label: 'Health scoring method',
     help: {
       rules: 'Scores come from the health rule set (thresholds, weights, alert bands).',
-      ai: 'Scores are produced with the AI provider.',
+      ai: 'Recorded only: scores still come from the health rule set, as scoring with the AI provider is not built yet.',
     },
   },
   {
     key: 'alert_criticality_method',
     label: 'Alert criticality method',
     help: {
-      rules: 'Alert severity follows the issue rule set’s severity patterns.',
-      ai: 'Alert criticality is judged with the AI provider.',
+      rules: 'Alert severity follows the issue rule set’s severity patterns; the patrol weighs the rule-grouped issues.',
+      ai: 'The patrol weighs the AI-grouped issues (AI issues) instead of the rule-grouped ones.',
     },
   },
 ];
