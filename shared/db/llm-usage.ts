@@ -1,8 +1,10 @@
 // LLM usage ledger (table `llm-usage`): one item per LLM call, partitioned by
 // UTC day so a report reads one Query per day of its period.
 //   pk = DAY#<yyyy-mm-dd>, sk = <at>#<call id>
+// Reports read the ledger as run sums per day (listUsageRuns); a closed day's are kept
+// per container, so a scrape every 15 s reads today's partition, not 30 days of calls.
 import { randomUUID } from 'node:crypto';
-import { mapLimit, putItem, queryAll } from './client.js';
+import { mapLimit, putItem, queryAll, tableName } from './client.js';
 import { boolean, itemReader, number, oneOf, string } from './items.js';
 import { windowDays } from './metrics.js';
 
@@ -61,10 +63,75 @@ export async function recordUsage(usage: NewUsage, now = new Date()): Promise<Us
   return record;
 }
 
+const readDay = async (day: string) =>
+  (await queryAll('llm-usage', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DAY#${day}` } })).map(readUsage);
+
 /** Every call of the last `days` UTC days (today included), oldest day first. */
 export async function listUsage(days: number, now = new Date()): Promise<UsageRecord[]> {
-  const pages = await mapLimit(windowDays(days, now), 16, (day) =>
-    queryAll('llm-usage', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DAY#${day}` } }),
-  );
-  return pages.flat().map(readUsage);
+  return (await mapLimit(windowDays(days, now), 16, readDay)).flat();
+}
+
+/**
+ * One run's calls of one day with one source and model, summed. The reports count runs by
+ * id and add the rest, so these give the figures the calls give: a run whose calls span
+ * two days or models is still one run in the totals.
+ */
+export interface UsageRun extends Omit<UsageRecord, 'call_id' | 'at' | 'user'> {
+  /** Some call of it answered (`error`: some call failed). */
+  answered: boolean;
+}
+
+/**
+ * When a day's ledger no longer changes: a call's record is dated as the call ends and put
+ * straight away (retried once), so a quarter of an hour after midnight UTC the day is closed.
+ */
+export const USAGE_DAY_CLOSED_AFTER_MS = 15 * 60_000;
+/** Run sums of closed days this container keeps at most (≈ 200 bytes each); past it, the oldest days read again. */
+const KEPT_RUNS_MAX = 100_000;
+const closedDays = new Map<string, UsageRun[]>(); // `${table}\n${day}` → its runs
+let keptRuns = 0;
+
+function runsOf(calls: readonly UsageRecord[]): UsageRun[] {
+  const runs = new Map<string, UsageRun>();
+  for (const { call_id: _id, at: _at, user: _user, ...call } of calls) {
+    const key = `${call.day}\n${call.source}\n${call.model}\n${call.run_id}`;
+    const run = runs.get(key);
+    if (!run) runs.set(key, { ...call, answered: !call.error });
+    else {
+      run.input_tokens += call.input_tokens;
+      run.output_tokens += call.output_tokens;
+      run.total_tokens += call.total_tokens;
+      run.cost_usd += call.cost_usd;
+      run.duration_ms += call.duration_ms;
+      run.error ||= call.error;
+      run.answered ||= !call.error;
+    }
+  }
+  return [...runs.values()];
+}
+
+function keep(key: string, runs: UsageRun[]): void {
+  if (runs.length > KEPT_RUNS_MAX) return;
+  closedDays.set(key, runs);
+  keptRuns += runs.length;
+  for (const [oldest, dropped] of closedDays) {
+    if (keptRuns <= KEPT_RUNS_MAX) break;
+    closedDays.delete(oldest);
+    keptRuns -= dropped.length;
+  }
+}
+
+/** The run sums of the last `days` UTC days (today included): closed days from this container's memory once read. */
+export async function listUsageRuns(days: number, now = new Date()): Promise<UsageRun[]> {
+  const table = tableName('llm-usage');
+  const perDay = await mapLimit(windowDays(days, now), 16, async (day) => {
+    const key = `${table}\n${day}`;
+    const kept = closedDays.get(key);
+    if (kept) return kept;
+    const runs = runsOf(await readDay(day));
+    const closed = Date.parse(`${day}T00:00:00Z`) + 86_400_000 + USAGE_DAY_CLOSED_AFTER_MS <= now.getTime();
+    if (closed && !closedDays.has(key)) keep(key, runs);
+    return runs;
+  });
+  return perDay.flat();
 }

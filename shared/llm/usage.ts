@@ -1,7 +1,7 @@
 // LLM usage reports (spec §4 LLM usage): the ledger summed by day, source and
 // model, by model, and the price list. Runs are counted by run id: a chat
 // message that called the model five times is one run.
-import { listUsage, type UsageRecord } from '../db/llm-usage.js';
+import { listUsageRuns, type UsageRun } from '../db/llm-usage.js';
 import { priceOf, pricingTable } from './pricing.js';
 
 export const SOURCE = 'live' as const; // spec §1: data computed from live data
@@ -18,11 +18,11 @@ interface Sums {
   errors: number;
 }
 
-/** Sums a set of calls: runs by distinct run id, duration as the mean of each run's total call time. */
-function sum(calls: readonly UsageRecord[]): Sums {
+/** Adds up run sums (the ledger's, shared/db/llm-usage.ts): runs by distinct run id, duration as the mean of each run's total call time. */
+function sum(parts: readonly UsageRun[]): Sums {
   const runs = new Map<string, { ms: number; error: boolean }>();
   const totals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0 };
-  for (const c of calls) {
+  for (const c of parts) {
     totals.input_tokens += c.input_tokens;
     totals.output_tokens += c.output_tokens;
     totals.total_tokens += c.total_tokens;
@@ -42,9 +42,9 @@ function sum(calls: readonly UsageRecord[]): Sums {
   };
 }
 
-function groupBy<K extends string>(calls: readonly UsageRecord[], key: (c: UsageRecord) => K): Map<K, UsageRecord[]> {
-  const groups = new Map<K, UsageRecord[]>();
-  for (const c of calls) {
+function groupBy<K extends string>(parts: readonly UsageRun[], key: (c: UsageRun) => K): Map<K, UsageRun[]> {
+  const groups = new Map<K, UsageRun[]>();
+  for (const c of parts) {
     const k = key(c);
     const list = groups.get(k);
     if (list) list.push(c);
@@ -54,14 +54,14 @@ function groupBy<K extends string>(calls: readonly UsageRecord[], key: (c: Usage
 }
 
 export async function usageSummary(days: number, now = new Date()) {
-  const [calls, prices] = await Promise.all([listUsage(days, now), pricingTable()]);
-  const unpriced = [...new Set(calls.filter((c) => !c.error && !priceOf(prices, c.model)).map((c) => c.model))].sort();
-  const daily = [...groupBy(calls, (c) => `${c.day}\n${c.source}\n${c.model}`)].map(([key, group]) => {
-    const [day, source, model] = key.split('\n') as [string, UsageRecord['source'], string];
+  const [parts, prices] = await Promise.all([listUsageRuns(days, now), pricingTable()]);
+  const unpriced = [...new Set(parts.filter((c) => c.answered && !priceOf(prices, c.model)).map((c) => c.model))].sort();
+  const daily = [...groupBy(parts, (c) => `${c.day}\n${c.source}\n${c.model}`)].map(([key, group]) => {
+    const [day, source, model] = key.split('\n') as [string, UsageRun['source'], string];
     return { day, source, model, ...sum(group) };
   });
   daily.sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : a.source < b.source ? -1 : a.source > b.source ? 1 : a.model < b.model ? -1 : 1));
-  const all = sum(calls);
+  const all = sum(parts);
   return {
     period_days: days,
     daily_usage: daily,
@@ -84,8 +84,8 @@ export async function usageSummary(days: number, now = new Date()) {
 }
 
 export async function usageByModel(days: number, now = new Date()) {
-  const calls = await listUsage(days, now);
-  const rows = [...groupBy(calls, (c) => c.model)].map(([model, group]) => {
+  const parts = await listUsageRuns(days, now);
+  const rows = [...groupBy(parts, (c) => c.model)].map(([model, group]) => {
     const { errors: _errors, ...s } = sum(group);
     return { model, ...s };
   });

@@ -1,16 +1,18 @@
 // The LLM usage ledger and its reports against DynamoDB Local: every figure
-// checked against a brute-force sum over the recorded calls.
+// checked against a brute-force sum over the recorded calls, and what a report reads.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { recordUsage, type NewUsage, type UsageRecord } from '../../shared/db/llm-usage.js';
+import { recordUsage, USAGE_DAY_CLOSED_AFTER_MS, type NewUsage, type UsageRecord } from '../../shared/db/llm-usage.js';
 import { costOf, forgetPricing, priceOf, pricingTable } from '../../shared/llm/pricing.js';
 import { usageByModel, usageSummary } from '../../shared/llm/usage.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
 
 const NOW = new Date('2026-11-20T12:00:00Z');
 const recorded: UsageRecord[] = [];
+let proxy: DynamoProxy;
 
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
   // 60 calls over 40 days: two sources, three models, runs of 1-3 calls, some errors.
   let seed = 7;
   const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
@@ -90,6 +92,8 @@ describe('usage reports match a brute-force sum over the ledger', () => {
       errors: new Set(calls.filter((c) => c.error).map((c) => c.run_id)).size,
     });
     expect(summary.monthly_projection_usd).toBeCloseTo((cost / days) * 30, 5);
+    const prices = await pricingTable();
+    expect(summary.unpriced_models).toEqual([...new Set(calls.filter((c) => !c.error && !priceOf(prices, c.model)).map((c) => c.model))].sort());
     // every daily row is the brute-force sum of its day/source/model
     for (const row of summary.daily_usage) {
       const mine = calls.filter((c) => c.day === row.day && c.source === row.source && c.model === row.model);
@@ -120,5 +124,61 @@ describe('usage reports match a brute-force sum over the ledger', () => {
         6,
       );
     }
+  });
+});
+
+describe('what a report reads', () => {
+  /** The ledger days `report` queried. */
+  async function daysRead(report: () => Promise<unknown>): Promise<string[]> {
+    const days: string[] = [];
+    const stop = proxy.observe(({ operation, input }) => {
+      if (operation === 'Query' && String(input.TableName).endsWith('llm-usage')) days.push(input.ExpressionAttributeValues[':pk'].S);
+    });
+    try {
+      await report();
+    } finally {
+      stop();
+    }
+    return days.sort();
+  }
+
+  it('reads a closed day once per container: a report again (a scrape every 15 s) reads today only, with the same figures', async () => {
+    const first = await usageSummary(30, NOW);
+    const days = await daysRead(async () => expect(await usageSummary(30, NOW)).toEqual(first));
+    expect(days).toEqual(['DAY#2026-11-20']);
+    expect(await daysRead(() => usageByModel(30, NOW))).toEqual(['DAY#2026-11-20']);
+  });
+
+  it('reads yesterday again until a quarter of an hour after midnight, when its last calls are in', async () => {
+    const usage = (run_id: string): NewUsage => ({
+      run_id,
+      source: 'chat',
+      model: 'gpt-4o-mini',
+      input_tokens: 1000,
+      output_tokens: 100,
+      total_tokens: 1100,
+      cost_usd: 0.00021,
+      duration_ms: 400,
+      error: false,
+      user: 'u',
+    });
+    const midnight = Date.parse('2026-11-21T00:00:00Z');
+    // One run on both sides of midnight: one run in the totals, a row on each day.
+    recorded.push(await recordUsage(usage('midnight-run'), new Date(midnight - 1000)));
+    recorded.push(await recordUsage(usage('midnight-run'), new Date(midnight + 1000)));
+    const early = new Date(midnight + 5 * 60_000);
+    const before = await usageSummary(2, early);
+    recorded.push(await recordUsage(usage('late-run'), new Date(midnight - 500))); // written as yesterday ends
+    expect(await daysRead(() => usageSummary(2, early))).toEqual(['DAY#2026-11-20', 'DAY#2026-11-21']);
+    const after = await usageSummary(2, new Date(midnight + USAGE_DAY_CLOSED_AFTER_MS));
+    expect(after.totals.runs).toBe(before.totals.runs + 1);
+    const calls = recorded.filter((r) => r.day >= '2026-11-20');
+    expect(after.totals.runs).toBe(new Set(calls.map((c) => c.run_id)).size);
+    expect(after.daily_usage.filter((r) => r.model === 'gpt-4o-mini' && r.source === 'chat').map((r) => [r.day, r.runs])).toEqual([
+      ['2026-11-21', 1],
+      ['2026-11-20', new Set(calls.filter((c) => c.day === '2026-11-20' && c.model === 'gpt-4o-mini' && c.source === 'chat').map((c) => c.run_id)).size],
+    ]);
+    // Closed now: read once more, then kept.
+    expect(await daysRead(() => usageSummary(2, new Date(midnight + USAGE_DAY_CLOSED_AFTER_MS)))).toEqual(['DAY#2026-11-21']);
   });
 });
