@@ -176,6 +176,32 @@ export async function queryPage<T extends Item>(table: TableName, options: Query
   return { items: (out.Items ?? []).map((item) => fromItem(item) as T), next: out.LastEvaluatedKey ? fromItem(out.LastEvaluatedKey) : undefined };
 }
 
+/** A read's projection of `fields`, by placeholders (some names are reserved words). */
+export const projection = (fields: readonly string[]) => ({
+  ProjectionExpression: fields.map((_, i) => `#p${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(fields.map((f, i) => [`#p${i}`, f])),
+});
+
+/**
+ * A time index's items (`gsi1pk` = `partition`, `gsi1sk` = `<created_at>#<id>`) from `since`,
+ * or between two sort keys, newest first: `fields` only.
+ */
+export function queryTimeIndex<T extends Item>(
+  table: TableName,
+  partition: string,
+  range: { since: Date } | { from: string; to: string },
+  fields: readonly string[],
+): Promise<T[]> {
+  const between = 'from' in range;
+  return queryAll<T>(table, {
+    IndexName: 'gsi1',
+    KeyConditionExpression: between ? 'gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi' : 'gsi1pk = :pk AND gsi1sk >= :lo',
+    ...projection(fields),
+    ExpressionAttributeValues: { ':pk': partition, ':lo': between ? range.from : range.since.toISOString(), ...(between && { ':hi': range.to }) },
+    ScanIndexForward: false,
+  });
+}
+
 /** Follow LastEvaluatedKey until done or `limit` items are collected. */
 export async function queryAll<T extends Item>(table: TableName, options: QueryOptions, limit = Infinity): Promise<T[]> {
   const items: T[] = [];

@@ -10,7 +10,19 @@
 //   investigation: pk = INV#<investigation_id>, sk = INV
 //                  gsi1: gsi1pk = INVESTIGATIONS, gsi1sk = <created_at>#<investigation_id> (time range, newest first)
 import { InvestigationSeverity, type AgentTaskView, type Investigation, type InvestigationSummary } from '../agents/schemas.js';
-import { ConditionFailed, conditionalWrite, getItem, queryAll, tableName, transactWrite, setFields, updateItem, type TransactItem } from './client.js';
+import {
+  ConditionFailed,
+  conditionalWrite,
+  getItem,
+  projection,
+  queryAll,
+  queryTimeIndex,
+  tableName,
+  transactWrite,
+  setFields,
+  updateItem,
+  type TransactItem,
+} from './client.js';
 import { itemReader, nullable, number, oneOf, optional, string, type Fields } from './items.js';
 
 const TASK_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
@@ -350,34 +362,14 @@ export async function getInvestigation(investigationId: string): Promise<Investi
   return item ? readInvestigation(item) : undefined;
 }
 
-/** A query's projection of `fields` (by placeholders: some names are reserved words). */
-const projection = (fields: readonly string[]) => ({
-  ProjectionExpression: fields.map((_, i) => `#s${i}`).join(', '),
-  ExpressionAttributeNames: Object.fromEntries(fields.map((f, i) => [`#s${i}`, f])),
-});
-
 /** Investigations created at or after `since`, newest first, without their full reports (one index range). */
 export async function listInvestigationsSince(since: Date): Promise<InvestigationSummary[]> {
-  const items = await queryAll('investigations', {
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-    ...projection(SUMMARY_FIELDS),
-    ExpressionAttributeValues: { ':pk': INVESTIGATIONS, ':since': since.toISOString() },
-    ScanIndexForward: false,
-  });
-  return items.map(readSummary);
+  return (await queryTimeIndex('investigations', INVESTIGATIONS, { since }, SUMMARY_FIELDS)).map(readSummary);
 }
 
 /** The figures (no free text) of the investigations created at or after `since`, newest first (one index range). */
 export async function listInvestigationFiguresSince(since: Date): Promise<InvestigationFigures[]> {
-  const items = await queryAll('investigations', {
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-    ...projection(FIGURE_FIELDS),
-    ExpressionAttributeValues: { ':pk': INVESTIGATIONS, ':since': since.toISOString() },
-    ScanIndexForward: false,
-  });
-  return items.map(readFigures);
+  return (await queryTimeIndex('investigations', INVESTIGATIONS, { since }, FIGURE_FIELDS)).map(readFigures);
 }
 
 /**

@@ -1,29 +1,52 @@
 // Patrol reports (table `patrol`).
 //   pk = REPORT#<report_id>, sk = REPORT
 //   gsi1: gsi1pk = REPORTS, gsi1sk = <created_at>#<report_id> (newest first by Query)
-import { ReportStatus, type CustomerSummary, type FlaggedCluster, type FleetSummary, type PatrolReport } from '../patrol/schemas.js';
-import { ConditionFailed, conditionalWrite, getItem, putItem, queryAll, setFields, updateItem } from './client.js';
-import { itemReader, listOf, nullable, number, oneOf, record, string } from './items.js';
+import { ReportStatus, type CustomerSummary, type FlaggedCluster, type FleetSummary, type PatrolReport, type PatrolReportSummary } from '../patrol/schemas.js';
+import { ConditionFailed, conditionalWrite, getItem, putItem, queryTimeIndex, setFields, updateItem } from './client.js';
+import { itemReader, listOf, nullable, number, oneOf, record, string, type Fields } from './items.js';
 
 const REPORT_STATUSES = ReportStatus.options;
 export type { CustomerSummary, FlaggedCluster, FleetSummary, PatrolReport };
 
 const key = (id: string) => ({ pk: `REPORT#${id}`, sk: 'REPORT' });
-const readReport = itemReader<PatrolReport>({
+/** What a list shows of a report (its projection): no parsed lists. */
+const summaryFields: Fields<PatrolReportSummary> = {
   report_id: string,
   created_at: string,
   report_type: string,
   status: oneOf(REPORT_STATUSES),
   triggered_by: string,
   model: string,
-  input_tokens: number,
-  output_tokens: number,
   total_tokens: number,
   cost_usd: number,
   duration_seconds: number,
-  tool_rounds: number,
   fleet_narrative: string,
   flagged_count: number,
+  error: nullable(string),
+};
+const SUMMARY_FIELDS = Object.keys(summaryFields);
+const readSummary = itemReader(summaryFields);
+/**
+ * What the list's total, the KPIs and the latest's lookup read of every report in a window: no
+ * text. A report's flagged clusters and customer summaries run to tens of kilobytes; a scan every
+ * 6 hours is 120 reports a month, 1,460 in the list's widest window.
+ */
+export type ReportFigures = Pick<PatrolReportSummary, 'report_id' | 'created_at' | 'status' | 'total_tokens' | 'cost_usd' | 'duration_seconds'>;
+const figureFields: Fields<ReportFigures> = {
+  report_id: string,
+  created_at: string,
+  status: oneOf(REPORT_STATUSES),
+  total_tokens: number,
+  cost_usd: number,
+  duration_seconds: number,
+};
+const FIGURE_FIELDS = Object.keys(figureFields);
+const readFigures = itemReader(figureFields);
+const readReport = itemReader<PatrolReport>({
+  ...summaryFields,
+  input_tokens: number,
+  output_tokens: number,
+  tool_rounds: number,
   fleet_summary_parsed: nullable(record<FleetSummary>({ total_clusters: number, critical: number, warning: number, healthy: number, headline: string })),
   clusters_flagged_parsed: listOf(
     record<FlaggedCluster>({
@@ -36,7 +59,6 @@ const readReport = itemReader<PatrolReport>({
     }),
   ),
   customer_summaries_parsed: listOf(record<CustomerSummary>({ customer_name: string, clusters: number, flagged: number, summary: string })),
-  error: nullable(string),
   finished_at: nullable(string),
 });
 
@@ -111,13 +133,20 @@ export async function getReport(reportId: string): Promise<PatrolReport | undefi
   return item ? readReport(item) : undefined;
 }
 
-/** Reports created at or after `since`, newest first. */
-export async function listReportsSince(since: Date): Promise<PatrolReport[]> {
-  const items = await queryAll('patrol', {
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-    ExpressionAttributeValues: { ':pk': 'REPORTS', ':since': since.toISOString() },
-    ScanIndexForward: false,
-  });
-  return items.map(readReport);
+/** The figures of the reports created at or after `since`, newest first (one index range). */
+export async function listReportFiguresSince(since: Date): Promise<ReportFigures[]> {
+  return (await queryTimeIndex('patrol', 'REPORTS', { since }, FIGURE_FIELDS)).map(readFigures);
+}
+
+/**
+ * What a list shows of a page of reports (as listReportFiguresSince names them, newest first):
+ * the index range from the page's oldest to its newest, which holds only them.
+ */
+export async function reportSummaries(page: readonly ReportFigures[]): Promise<PatrolReportSummary[]> {
+  const newest = page[0];
+  const oldest = page.at(-1);
+  if (!newest || !oldest) return [];
+  const range = { from: `${oldest.created_at}#${oldest.report_id}`, to: `${newest.created_at}#${newest.report_id}` };
+  const found = new Map((await queryTimeIndex('patrol', 'REPORTS', range, SUMMARY_FIELDS)).map((item) => [item.report_id, readSummary(item)]));
+  return page.flatMap((r) => found.get(r.report_id) ?? []);
 }

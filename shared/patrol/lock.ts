@@ -4,7 +4,8 @@
 import { patrolSettings } from '../config/patrol.js';
 import { ConditionFailed } from '../db/client.js';
 import { acquireLock, lockHolder } from '../db/locks.js';
-import { finishReport, getReport, type PatrolReport } from '../db/patrol.js';
+import { finishReport, getReport } from '../db/patrol.js';
+import type { PatrolReportSummary } from './schemas.js';
 
 export const PATROL_LOCK = 'patrol';
 
@@ -20,7 +21,7 @@ const START_GRACE_MS = 30_000;
  * start) stopped without finishing: it is marked failed as soon as anyone
  * reads it, rather than when the next scan happens to take the lock.
  */
-export async function settled(report: PatrolReport, now = Date.now()): Promise<PatrolReport> {
+export async function settled<R extends PatrolReportSummary>(report: R, now = Date.now()): Promise<R> {
   if (report.status !== 'running' || now - Date.parse(report.created_at) < START_GRACE_MS) return report;
   if ((await lockHolder(PATROL_LOCK, now))?.owner === report.report_id) return report;
   try {
@@ -28,7 +29,8 @@ export async function settled(report: PatrolReport, now = Date.now()): Promise<P
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     // Finished meanwhile (the worker completed it and released the lock after our read): that is the answer.
-    return (await getReport(report.report_id)) ?? report;
+    const fresh = await getReport(report.report_id);
+    return fresh ? (Object.fromEntries(Object.keys(report).map((k) => [k, fresh[k as keyof PatrolReportSummary]])) as R) : report;
   }
   return { ...report, status: 'failed', error: STOPPED };
 }

@@ -1,34 +1,20 @@
 // Reading patrol reports (spec §4 Patrol): the list, the latest with its parsed
 // fields, the 30-day KPIs, one report.
-import { getReport, listReportsSince, type PatrolReport } from '../db/patrol.js';
+import { getReport, listReportFiguresSince, reportSummaries } from '../db/patrol.js';
 import { NotFound } from '../http/errors.js';
 import { settled } from './lock.js';
-import type { PatrolReportSummary } from './schemas.js';
 
 export const SOURCE = 'live' as const; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
 
-const listItem = (r: PatrolReport): PatrolReportSummary => ({
-  report_id: r.report_id,
-  created_at: r.created_at,
-  report_type: r.report_type,
-  status: r.status,
-  fleet_narrative: r.fleet_narrative,
-  flagged_count: r.flagged_count,
-  model: r.model,
-  cost_usd: r.cost_usd,
-  total_tokens: r.total_tokens,
-  duration_seconds: r.duration_seconds,
-  triggered_by: r.triggered_by,
-  error: r.error,
-});
-
+/** A page of the window's reports: every report's figures counted, only the page's read as the list shows them. */
 export async function listReports(q: { days: number; page: number; page_size: number }, now = new Date()) {
-  const reports = await Promise.all((await listReportsSince(new Date(now.getTime() - q.days * DAY_MS))).map((r) => settled(r)));
+  const figures = await listReportFiguresSince(new Date(now.getTime() - q.days * DAY_MS));
   const start = (q.page - 1) * q.page_size;
+  const page = await reportSummaries(figures.slice(start, start + q.page_size));
   return {
-    reports: reports.slice(start, start + q.page_size).map(listItem),
-    total: reports.length,
+    reports: await Promise.all(page.map((r) => settled(r))),
+    total: figures.length,
     page: q.page,
     page_size: q.page_size,
     source: SOURCE,
@@ -39,8 +25,9 @@ export async function listReports(q: { days: number; page: number; page_size: nu
 /** The most recent completed report, with the parsed fields. */
 export async function latestReport() {
   for (const days of [30, 365]) {
-    const latest = (await listReportsSince(new Date(Date.now() - days * DAY_MS))).find((r) => r.status === 'completed');
-    if (latest) return latest;
+    const latest = (await listReportFiguresSince(new Date(Date.now() - days * DAY_MS))).find((r) => r.status === 'completed');
+    const report = latest && (await getReport(latest.report_id));
+    if (report) return report;
   }
   throw new NotFound('No completed patrol report yet: trigger one with POST /api/patrol/trigger.');
 }
@@ -51,7 +38,7 @@ export async function latestReport() {
  * LLM calls was charged for them (shared/patrol/README.md).
  */
 export async function patrolKpis(now = new Date()) {
-  const finished = (await listReportsSince(new Date(now.getTime() - 30 * DAY_MS))).filter((r) => r.status !== 'running');
+  const finished = (await listReportFiguresSince(new Date(now.getTime() - 30 * DAY_MS))).filter((r) => r.status !== 'running');
   const reports = finished.filter((r) => r.status === 'completed');
   const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
   return {
