@@ -11,7 +11,7 @@ import { handler } from '../../functions/investigations.js';
 import { leaseMs } from '../../shared/agents/tasks.js';
 import { claimTask, completeTask, createTask, listInvestigationsSince, listOpenTasks, type InvestigationSummary } from '../../shared/db/investigations.js';
 import { useTestTables } from '../support/dynamo.js';
-import type { DynamoProxy, WireRequest } from '../support/dynamo-proxy.js';
+import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
 import { userToken, useTestJwtSecret } from '../support/tokens.js';
 
@@ -63,23 +63,14 @@ beforeAll(async () => {
 afterAll(() => proxy.close());
 
 /** The requests a call makes to DynamoDB. */
-async function seen<T>(work: () => Promise<T>): Promise<{ result: T; requests: WireRequest[] }> {
-  const requests: WireRequest[] = [];
-  const stop = proxy.observe((r) => requests.push(r));
-  try {
-    return { result: await work(), requests };
-  } finally {
-    stop();
-  }
-}
+const seen = <T>(work: () => Promise<T>) => requestsOf(proxy, work);
 
 /**
  * How many investigations' free texts a request may send back: 0 when it asks for none, the
  * ids it is filtered to when it names them, else every item of its range (Infinity).
  */
 function textsAskedFor(r: WireRequest): number {
-  const table = String(r.input.TableName ?? Object.keys(r.input.RequestItems ?? {})[0] ?? '');
-  if (!table.endsWith('investigations') || !['Query', 'GetItem', 'BatchGetItem'].includes(r.operation)) return 0;
+  if (!tableOf(r).endsWith('investigations') || !['Query', 'GetItem', 'BatchGetItem'].includes(r.operation)) return 0;
   const names: Record<string, string> = r.input.ExpressionAttributeNames ?? {};
   const projected = r.input.ProjectionExpression as string | undefined;
   const attributes = projected ? projected.split(',').map((p) => names[p.trim()] ?? p.trim()) : null; // null: every attribute

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/patrol.js';
 import { createReport, finishReport, getReport, type PatrolReport } from '../../shared/db/patrol.js';
 import { useTestTables } from '../support/dynamo.js';
-import type { DynamoProxy, WireRequest } from '../support/dynamo-proxy.js';
+import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
 import { userToken, useTestJwtSecret } from '../support/tokens.js';
 
@@ -60,17 +60,7 @@ beforeAll(async () => {
 afterAll(() => proxy.close());
 
 /** The requests a call makes to the patrol table. */
-async function seen<T>(work: () => Promise<T>): Promise<{ result: T; requests: WireRequest[] }> {
-  const requests: WireRequest[] = [];
-  const stop = proxy.observe((r) => {
-    if (String(r.input.TableName ?? Object.keys(r.input.RequestItems ?? {})[0] ?? '').endsWith('patrol')) requests.push(r);
-  });
-  try {
-    return { result: await work(), requests };
-  } finally {
-    stop();
-  }
-}
+const seen = <T>(work: () => Promise<T>) => requestsOf(proxy, work, (r) => tableOf(r).endsWith('patrol'));
 
 /** The attributes a request asks for; undefined: every one. */
 function asked(r: WireRequest): string[] | undefined {

@@ -138,3 +138,23 @@ export function whileHeld(proxy: DynamoProxy, matches: (request: WireRequest) =>
     },
   };
 }
+
+/** The table a request names (a batch: its first). */
+export const tableOf = (request: WireRequest): string => String(request.input.TableName ?? Object.keys(request.input.RequestItems ?? {})[0] ?? '');
+
+/** What `work` answers, and the requests it sent on the way: those `matches` picks, or every one. */
+export async function requestsOf<T>(
+  proxy: DynamoProxy,
+  work: () => Promise<T>,
+  matches: (request: WireRequest) => boolean = () => true,
+): Promise<{ result: T; requests: WireRequest[] }> {
+  const requests: WireRequest[] = [];
+  const stop = proxy.observe((request) => {
+    if (matches(request)) requests.push(request);
+  });
+  try {
+    return { result: await work(), requests };
+  } finally {
+    stop();
+  }
+}

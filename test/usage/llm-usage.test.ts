@@ -5,7 +5,7 @@ import { recordUsage, USAGE_DAY_CLOSED_AFTER_MS, type NewUsage, type UsageRecord
 import { costOf, forgetPricing, priceOf, pricingTable } from '../../shared/llm/pricing.js';
 import { usageByModel, usageSummary } from '../../shared/llm/usage.js';
 import { useTestTables } from '../support/dynamo.js';
-import type { DynamoProxy } from '../support/dynamo-proxy.js';
+import { requestsOf, tableOf, type DynamoProxy } from '../support/dynamo-proxy.js';
 
 const NOW = new Date('2026-11-20T12:00:00Z');
 const recorded: UsageRecord[] = [];
@@ -129,18 +129,10 @@ describe('usage reports match a brute-force sum over the ledger', () => {
 
 describe('what a report reads', () => {
   /** The ledger days `report` queried. */
-  async function daysRead(report: () => Promise<unknown>): Promise<string[]> {
-    const days: string[] = [];
-    const stop = proxy.observe(({ operation, input }) => {
-      if (operation === 'Query' && String(input.TableName).endsWith('llm-usage')) days.push(input.ExpressionAttributeValues[':pk'].S);
-    });
-    try {
-      await report();
-    } finally {
-      stop();
-    }
-    return days.sort();
-  }
+  const daysRead = async (report: () => Promise<unknown>) =>
+    (await requestsOf(proxy, report, (r) => r.operation === 'Query' && tableOf(r).endsWith('llm-usage'))).requests
+      .map((r) => r.input.ExpressionAttributeValues[':pk'].S as string)
+      .sort();
 
   it('reads a closed day once per container: a report again (a scrape every 15 s) reads today only, with the same figures', async () => {
     const first = await usageSummary(30, NOW);
