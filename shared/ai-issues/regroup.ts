@@ -4,7 +4,7 @@
 // cluster costs no LLM call). Stored issues keep their ids, and so their
 // triage, when a new group shares alerts with them.
 import { createHash, randomUUID } from 'node:crypto';
-import { listAlertsSince, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
+import { listAlertingClustersSince, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { getClusters } from '../db/clusters.js';
 import {
@@ -211,9 +211,5 @@ export async function regroupAiClusters(
 
 /** The scheduled pass: every cluster with alerts in the window. */
 export async function regroupAiRecent(now = new Date()) {
-  const alerts = await listAlertsSince(new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000), now);
-  return regroupAiClusters(
-    alerts.map((a) => a.cluster_id),
-    now,
-  );
+  return regroupAiClusters(await listAlertingClustersSince(new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000), now), now);
 }

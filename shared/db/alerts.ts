@@ -5,8 +5,8 @@
 // reflects, so a late delivery never overwrites a later one (recordAlerts).
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
-import { batchGet, batchPut, ConditionFailed, mapLimit, putItem, queryAll, queryPage, type Key } from './client.js';
-import { itemReader, mapOf, nullable, oneOf, string } from './items.js';
+import { batchGet, batchPut, ConditionFailed, mapLimit, projection, putItem, queryAll, queryPage, type Item, type Key } from './client.js';
+import { itemReader, mapOf, nullable, oneOf, string, type Fields } from './items.js';
 import { windowDays } from './metrics.js';
 
 const ALERT_STATUSES = ['Firing', 'Resolved'] as const;
@@ -251,15 +251,41 @@ export async function getClusterAlerts(clusterId: string, keys: readonly string[
   return items.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0)).map(readAlert);
 }
 
-/** Every alert of the fleet that started at or after `since` (up to `now`), oldest first. */
-export async function listAlertsSince(since: Date, now = new Date()): Promise<AlertRecord[]> {
+/** The fleet's alerts that started at or after `since` (up to `now`), oldest first, as stored or only `fields`. */
+async function queryFleetAlerts(since: Date, now: Date, fields?: readonly string[]): Promise<Item[]> {
   const days = windowDays(Math.ceil((now.getTime() - since.getTime()) / 86_400_000) + 1, now).filter((d) => d >= since.toISOString().slice(0, 10));
   const pages = await mapLimit(days, 8, (day) =>
     queryAll('alerts', {
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :from',
+      ...(fields && projection(fields)),
       ExpressionAttributeValues: { ':pk': `ALERTS#${day}`, ':from': since.toISOString() },
     }),
   );
-  return pages.flat().map(readAlert);
+  return pages.flat();
+}
+
+/** Every alert of the fleet that started at or after `since` (up to `now`), oldest first. */
+export async function listAlertsSince(since: Date, now = new Date()): Promise<AlertRecord[]> {
+  return (await queryFleetAlerts(since, now)).map(readAlert);
+}
+
+/**
+ * What the fleet's views read of an alert: counts by start and status, groups by name. An alert
+ * stored whole carries its labels, annotations and texts (up to 64 KB); the views read every
+ * alert of 14 days or more on every refresh and every container's first view.
+ */
+export type AlertFacts = Pick<AlertRecord, 'cluster_id' | 'alert_name' | 'status' | 'starts_at'>;
+const factFields: Fields<AlertFacts> = { cluster_id: string, alert_name: string, status: oneOf(ALERT_STATUSES), starts_at: string };
+const FACT_FIELDS = Object.keys(factFields);
+const readFacts = itemReader(factFields);
+
+/** listAlertsSince, each alert's facts only. */
+export async function listAlertFactsSince(since: Date, now = new Date()): Promise<AlertFacts[]> {
+  return (await queryFleetAlerts(since, now, FACT_FIELDS)).map(readFacts);
+}
+
+/** The clusters with an alert that started at or after `since` (up to `now`): what the grouping passes start from. */
+export async function listAlertingClustersSince(since: Date, now = new Date()): Promise<string[]> {
+  return [...new Set((await queryFleetAlerts(since, now, ['cluster_id'])).map((item) => String(item.cluster_id)))];
 }

@@ -202,12 +202,17 @@ export function queryTimeIndex<T extends Item>(
   });
 }
 
-/** Follow LastEvaluatedKey until done or `limit` items are collected. */
+/**
+ * Follow LastEvaluatedKey until done or `limit` items are collected. Without a `Limit` of its
+ * own, each page asks for what is still missing: a page is otherwise up to 1 MB, whatever `limit`.
+ */
 export async function queryAll<T extends Item>(table: TableName, options: QueryOptions, limit = Infinity): Promise<T[]> {
   const items: T[] = [];
+  if (limit <= 0) return items;
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await queryPage<T>(table, options, start);
+    const missing = options.Limit === undefined && Number.isFinite(limit) ? { Limit: limit - items.length } : {};
+    const page = await queryPage<T>(table, { ...options, ...missing }, start);
     items.push(...page.items);
     start = page.next;
   } while (start && items.length < limit);
@@ -265,8 +270,8 @@ export async function batchPut(table: TableName, items: (Key & Item)[]): Promise
 
 const BATCH_GET_SIZE = 100;
 
-/** Read many items by key (any order), 100 per request, retrying UnprocessedKeys. Missing keys are skipped. */
-export async function batchGet<T extends Item>(table: TableName, keys: Key[], consistent = false): Promise<T[]> {
+/** Read many items by key (any order; only `fields` when given), 100 per request, retrying UnprocessedKeys. Missing keys are skipped. */
+export async function batchGet<T extends Item>(table: TableName, keys: Key[], consistent = false, fields?: readonly string[]): Promise<T[]> {
   const name = physicalTableName(table);
   const found: T[] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_SIZE) {
@@ -275,7 +280,7 @@ export async function batchGet<T extends Item>(table: TableName, keys: Key[], co
       if (attempt > MAX_BATCH_RETRIES) throw new Error(`batchGet: ${pending.length} keys still unprocessed in ${name}`);
       if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
       const out = await call<{ Responses?: Record<string, WireItem[]>; UnprocessedKeys?: Record<string, { Keys?: WireItem[] }> }>('BatchGetItem', {
-        RequestItems: { [name]: { Keys: pending, ConsistentRead: consistent } },
+        RequestItems: { [name]: { Keys: pending, ConsistentRead: consistent, ...(fields && projection(fields)) } },
       });
       for (const item of out.Responses?.[name] ?? []) found.push(fromItem(item) as T);
       pending = out.UnprocessedKeys?.[name]?.Keys ?? [];

@@ -11,7 +11,7 @@
 // container's list cache (list-cache.ts) reads the window again. Not inside
 // each write's transaction: up to 8 clusters regroup at once, and a marker in
 // all their writes would make them conflict with each other.
-import { listAlertsSince, listClusterAlerts } from '../db/alerts.js';
+import { listAlertingClustersSince, listClusterAlerts } from '../db/alerts.js';
 import { ConditionFailed, mapLimit, transactWrite } from '../db/client.js';
 import { getClusters, type ClusterRecord } from '../db/clusters.js';
 import {
@@ -223,11 +223,11 @@ const RECENT_MS = DAY_MS;
 export async function regroupRecent(now = new Date()): Promise<RegroupResult & { full: boolean }> {
   const [{ version }, state] = await Promise.all([loadIssueRules(), getGroupingState()]);
   const full = state?.rules_version !== version;
-  const [alerts, open] = await Promise.all([
-    listAlertsSince(new Date(now.getTime() - (full ? REGROUP_HORIZON_DAYS * DAY_MS : RECENT_MS)), now),
+  const [alerting, open] = await Promise.all([
+    listAlertingClustersSince(new Date(now.getTime() - (full ? REGROUP_HORIZON_DAYS * DAY_MS : RECENT_MS)), now),
     listIssuesActiveSince(now), // Ongoing ones sort after every timestamp
   ]);
-  const result = await regroupClusters([...alerts.map((a) => a.cluster_id), ...open.map((i) => i.cluster_id)], now);
+  const result = await regroupClusters([...alerting, ...open.map((i) => i.cluster_id)], now);
   if (full && result.failed === 0) await putGroupingState(version, now);
   return { ...result, full };
 }

@@ -2,7 +2,7 @@
 // view (unified, health, risk), computed together from one read of the data.
 // Served from a 60-second cache per container that is dropped as soon as the
 // generation marker in DynamoDB moves, so a refresh anywhere is seen everywhere.
-import { listAlertsSince, type AlertRecord } from '../db/alerts.js';
+import { listAlertFactsSince, type AlertFacts } from '../db/alerts.js';
 import { listClusters } from '../db/clusters.js';
 import { windowDays } from '../db/metrics.js';
 import { PACK_BUILDER, type PackBuilder } from '../db/packing.js';
@@ -59,9 +59,9 @@ export async function loadFleetInputs(
   const [clusters, columns, alerts] = await Promise.all([
     listClusters({ build: buildPacks }),
     readFleetRollupColumns(windowDays(days, now), now, { build: buildPacks, window }),
-    listAlertsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
+    listAlertFactsSince(new Date(now.getTime() - alertDays * 86_400_000), now),
   ]);
-  const alertsByCluster = new Map<string, AlertRecord[]>();
+  const alertsByCluster = new Map<string, AlertFacts[]>();
   for (const alert of alerts) {
     const list = alertsByCluster.get(alert.cluster_id);
     if (list) list.push(alert);

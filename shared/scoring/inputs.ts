@@ -1,6 +1,6 @@
 // What the scoring engine reads for one cluster, and how a metric is
 // aggregated over a lookback. Pure: the repositories load these inputs.
-import type { AlertRecord } from '../db/alerts.js';
+import type { AlertFacts } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
@@ -32,15 +32,15 @@ export interface ClusterData {
   columns?: RollupColumns;
   /** This cluster's row in `columns`; −1 when it has no rollup. */
   row?: number;
-  /** Alerts that started in, or are still firing during, the longest alert window. */
-  alerts: AlertRecord[];
+  /** Alerts that started in, or are still firing during, the longest alert window (what the views read of them). */
+  alerts: AlertFacts[];
 }
 
 /**
  * A cluster whose rollups are a row of the fleet's columns: the engine folds the columns,
  * and `rollups` builds this cluster's objects only when a reader asks (and keeps none).
  */
-export function columnarClusterData(cluster: ClusterRecord, columns: RollupColumns, alerts: AlertRecord[]): ClusterData {
+export function columnarClusterData(cluster: ClusterRecord, columns: RollupColumns, alerts: AlertFacts[]): ClusterData {
   const row = columns.rowOf.get(cluster.cluster_id) ?? -1;
   return {
     cluster,
@@ -486,12 +486,12 @@ export function stalenessOf(last: string | null, staleAfterMinutes: number, look
 }
 
 /** How many alerts fired during the lookback (see alertsInLookback), without building the list. */
-export function countAlertsInLookback(alerts: readonly AlertRecord[], days: number, now: Date): number {
+export function countAlertsInLookback(alerts: readonly AlertFacts[], days: number, now: Date): number {
   return alerts.length === 0 ? 0 : countAlertsSince(alerts, new Date(now.getTime() - days * DAY_MS).toISOString());
 }
 
 /** How many alerts started at or after `since` (ISO) or are still firing: countAlertsInLookback with its bound worked out. */
-export function countAlertsSince(alerts: readonly AlertRecord[], since: string): number {
+export function countAlertsSince(alerts: readonly AlertFacts[], since: string): number {
   let n = 0;
   for (let i = 0; i < alerts.length; i++) {
     const a = alerts[i]!;
@@ -501,7 +501,7 @@ export function countAlertsSince(alerts: readonly AlertRecord[], since: string):
 }
 
 /** Alerts that fired during the lookback: started in it, or still firing. */
-export function alertsInLookback(alerts: readonly AlertRecord[], days: number, now: Date): AlertRecord[] {
+export function alertsInLookback<A extends AlertFacts>(alerts: readonly A[], days: number, now: Date): A[] {
   if (alerts.length === 0) return [];
   const since = new Date(now.getTime() - days * DAY_MS).toISOString();
   return alerts.filter((a) => a.starts_at >= since || a.status === 'Firing');

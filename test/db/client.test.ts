@@ -15,7 +15,7 @@ import {
   WriteConflict,
 } from '../../shared/db/client.js';
 import { useTestTables } from '../support/dynamo.js';
-import type { DynamoProxy } from '../support/dynamo-proxy.js';
+import { requestsOf, type DynamoProxy } from '../support/dynamo-proxy.js';
 
 let proxy: DynamoProxy;
 beforeAll(async () => {
@@ -65,6 +65,28 @@ describe('document client wrapper on DynamoDB Local', () => {
     const all = await queryAll<{ v: number }>('metrics', query);
     expect(all.map((i) => i.v)).toEqual(items.map((i) => i.v));
     expect(await queryAll('metrics', query, 10)).toHaveLength(10);
+  });
+
+  it('a query read up to a limit asks DynamoDB for no more than it misses (a page is otherwise up to 1 MB)', async () => {
+    const items = Array.from({ length: 60 }, (_, i) => ({ pk: 'CLUSTER#c2', sk: `DAY#${String(i).padStart(3, '0')}`, v: i }));
+    await batchPut('metrics', items);
+    const query = { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'CLUSTER#c2' } };
+    const { result, requests } = await requestsOf(
+      proxy,
+      () => queryAll<{ v: number }>('metrics', query, 20),
+      (r) => r.operation === 'Query',
+    );
+    expect(result.map((i) => i.v)).toEqual(items.slice(0, 20).map((i) => i.v));
+    expect(requests.map((r) => r.input.Limit)).toEqual([20]);
+    // A filter drops items after the limit counts them: each page asks for what is still missing.
+    const filtered = await requestsOf(
+      proxy,
+      () => queryAll<{ v: number }>('metrics', { ...query, FilterExpression: 'v >= :ten', ExpressionAttributeValues: { ':pk': 'CLUSTER#c2', ':ten': 10 } }, 20),
+      (r) => r.operation === 'Query',
+    );
+    expect(filtered.result.map((i) => i.v)).toEqual(items.slice(10, 30).map((i) => i.v));
+    expect(filtered.requests.map((r) => r.input.Limit)).toEqual([20, 10]);
+    expect(await queryAll('metrics', query, 0)).toEqual([]);
   });
 
   it("reads every page of a query as DynamoDB sent it (queryAllWire), and still throws the SDK's typed errors", async () => {

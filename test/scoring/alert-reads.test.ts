@@ -1,0 +1,91 @@
+// What the fleet's views and the grouping passes read of the fleet's alerts, seen on the wire
+// through the proxy: an alert is stored with its labels, annotations and texts (up to 64 KB), and
+// the views read every alert of 14 days or more at every refresh and every container's first view,
+// the grouping passes a day to 30 days of them on every recompute. The views read what they count
+// and group by, the passes which clusters to regroup; the figures are what the alerts give.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { regroupAiRecent } from '../../shared/ai-issues/regroup.js';
+import { type AlertNotice, recordAlerts } from '../../shared/db/alerts.js';
+import { regroupRecent } from '../../shared/issues/regroup.js';
+import { computeFleetView } from '../../shared/scoring/fleet-view.js';
+import { storedCluster } from '../support/clusters.js';
+import { useTestTables } from '../support/dynamo.js';
+import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
+
+const NOW = new Date();
+const TEXTS = ['labels', 'annotations', 'summary', 'detail', 'dashboard_url'];
+const clusters: string[] = [];
+const stored: AlertNotice[] = [];
+let proxy: DynamoProxy;
+
+beforeAll(async () => {
+  ({ proxy } = await useTestTables({ proxy: true }));
+  for (let c = 0; c < 3; c++) clusters.push(await storedCluster());
+  // 10 alerts per cluster over the last 5 days, each with 20 KB of annotations; some resolved.
+  for (const [c, cluster_id] of clusters.entries()) {
+    for (let n = 0; n < 10; n++) {
+      const starts_at = new Date(NOW.getTime() - (n * 12 + c) * 3_600_000).toISOString();
+      const text = `runbook text ${n} `.repeat(1200);
+      stored.push({
+        alert_id: `${cluster_id}-${n}`,
+        cluster_id,
+        alert_name: `Alert${n % 4}`,
+        severity: n % 2 ? 'warning' : 'critical',
+        status: n % 3 ? 'Firing' : 'Resolved',
+        starts_at,
+        ends_at: n % 3 ? null : new Date(Date.parse(starts_at) + 600_000).toISOString(),
+        fingerprint: `fp${c}${n}`,
+        labels: { alertname: `Alert${n % 4}`, cluster_id, team: 'ops' },
+        annotations: { description: text },
+        summary: `summary ${n}`,
+        detail: text,
+        dashboard_url: 'https://grafana.example.com/d/1',
+      });
+    }
+  }
+  await recordAlerts(stored, NOW);
+});
+afterAll(() => proxy.close());
+
+/** The fleet-wide reads of alerts (the day index) a call sends, with the attributes each asks for (undefined: all). */
+async function fleetAlertReads(work: () => Promise<unknown>): Promise<(string[] | undefined)[]> {
+  const { requests } = await requestsOf(proxy, work, (r) => r.operation === 'Query' && tableOf(r).endsWith('alerts') && r.input.IndexName === 'gsi1');
+  const asked = (r: WireRequest) => {
+    const names: Record<string, string> = r.input.ExpressionAttributeNames ?? {};
+    return (r.input.ProjectionExpression as string | undefined)?.split(',').map((p) => names[p.trim()] ?? p.trim());
+  };
+  return requests.map(asked);
+}
+
+describe('fleet-wide alert reads ask for what is counted', () => {
+  it("the fleet view reads each alert's cluster, name, status and start, and counts them as stored", async () => {
+    let view: Awaited<ReturnType<typeof computeFleetView>> | undefined;
+    const reads = await fleetAlertReads(async () => {
+      view = await computeFleetView(NOW);
+    });
+    expect(reads.length).toBeGreaterThan(0);
+    for (const fields of reads) {
+      expect(fields).toBeDefined();
+      expect(fields!.filter((f) => TEXTS.includes(f))).toEqual([]);
+    }
+    for (const id of clusters) {
+      const mine = stored.filter((a) => a.cluster_id === id);
+      const seen = view!.fleet.find((d) => d.cluster.cluster_id === id)!.alerts;
+      expect(seen.map((a) => `${a.alert_name} ${a.status} ${a.starts_at}`).sort()).toEqual(
+        mine.map((a) => `${a.alert_name} ${a.status} ${a.starts_at}`).sort(),
+      );
+    }
+  });
+
+  it('the grouping passes read which clusters had alerts, and regroup those', async () => {
+    const rules = await fleetAlertReads(async () => {
+      expect(await regroupRecent(NOW)).toMatchObject({ clusters: clusters.length, failed: 0 });
+    });
+    const ai = await fleetAlertReads(async () => {
+      expect(await regroupAiRecent(NOW)).toMatchObject({ clusters: clusters.length, failed: 0 });
+    });
+    for (const fields of [...rules, ...ai]) expect(fields).toEqual(['cluster_id']);
+    expect(rules.length).toBeGreaterThan(0);
+    expect(ai.length).toBeGreaterThan(0);
+  });
+});
