@@ -5,7 +5,7 @@ import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { getClusterAlerts } from '../db/alerts.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
-import { aiTriageAction, getAiIssue, listAiIssuesActiveSince, type AiIssueRecord } from '../db/ai-issues.js';
+import { aiTriageAction, getAiIssue, listAiIssueSummariesSince, listedAiIssues, type AiIssueRecord, type AiIssueShown } from '../db/ai-issues.js';
 import { liveSuccessor } from '../db/issues.js';
 import { Conflict, NotFound } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -16,7 +16,7 @@ import type { AiIssueView } from './schemas.js';
 
 export const SOURCE = 'ai' as const;
 
-export function aiIssueView(i: AiIssueRecord, now: Date): AiIssueView {
+export function aiIssueView(i: AiIssueShown, now: Date): AiIssueView {
   return {
     issue_id: i.issue_id,
     issue_name: i.issue_name,
@@ -44,12 +44,14 @@ export function aiIssueView(i: AiIssueRecord, now: Date): AiIssueView {
   };
 }
 
+/** The window read as summaries (no alert keys, no texts); what the page shows is read for its issues only. */
 export async function listAiIssues(q: IssueListQuery, now = new Date()) {
-  const inWindow = await listAiIssuesActiveSince(windowStart(q.days, now));
+  const inWindow = await listAiIssueSummariesSince(windowStart(q.days, now));
   const found = inWindow.filter((i) => matches(i, q)).sort(newestFirst);
   const start = (q.page - 1) * q.page_size;
+  const page = await listedAiIssues(found.slice(start, start + q.page_size).map((i) => i.issue_id));
   return {
-    issues: found.slice(start, start + q.page_size).map((i) => aiIssueView(i, now)),
+    issues: page.map((i) => aiIssueView(i, now)),
     total: found.length,
     page: q.page,
     page_size: q.page_size,
@@ -61,7 +63,7 @@ export async function listAiIssues(q: IssueListQuery, now = new Date()) {
 }
 
 export async function aiIssueKpis(days: number, now = new Date()) {
-  const issues = await listAiIssuesActiveSince(windowStart(days, now));
+  const issues = await listAiIssueSummariesSince(windowStart(days, now));
   return { ...kpiCounts(issues, now), total_alerts: issues.reduce((n, i) => n + i.alert_count, 0), source: SOURCE };
 }
 

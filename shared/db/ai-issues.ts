@@ -7,9 +7,21 @@
 // live issue (not superseded). Grouping retires an issue only as triaged as it read it.
 import type { AiIssueView } from '../ai-issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
-import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryAll, tableName, setFields, updateItem, type TransactItem } from './client.js';
+import {
+  batchGet,
+  ConditionFailed,
+  deleteItem,
+  getItem,
+  putItem,
+  queryAll,
+  queryTimeIndex,
+  tableName,
+  setFields,
+  updateItem,
+  type TransactItem,
+} from './client.js';
 import { activityKey, NO_SUCCESSOR } from './issues.js';
-import { itemReader, listOf, nullable, number, oneOf, optional, orElse, string } from './items.js';
+import { itemReader, listOf, nullable, number, oneOf, optional, orElse, string, type Fields } from './items.js';
 
 /** superseded_by of an AI issue whose alerts no one produced issue holds: the rule issues' value, which the console knows. */
 export { NO_SUCCESSOR };
@@ -32,36 +44,68 @@ export type AiIssueRecord = Omit<AiIssueView, 'duration_minutes' | 'ticket_key' 
 /** What AI grouping writes: the record without its triage fields. */
 export type AiGrouping = Omit<AiIssueRecord, (typeof TRIAGE)[number] | 'triage_version'>;
 
+/**
+ * What the list's filters, sort, counts and options and the KPIs read of every AI issue of a
+ * window: no `alert_keys` (up to 500, tens of KB) and no texts. The window may hold thousands.
+ */
+export type AiIssueSummary = Pick<
+  AiIssueRecord,
+  | 'issue_id'
+  | 'issue_name'
+  | 'severity'
+  | 'status'
+  | 'cluster_name'
+  | 'customer_name'
+  | 'alert_count'
+  | 'first_seen'
+  | 'last_seen'
+  | 'resolved_at'
+  | 'triage_status'
+  | 'disposition_status'
+  | 'assignee'
+  | 'superseded_by'
+>;
+
+/** What a list shows of an AI issue (shared/ai-issues/queries.ts aiIssueView): all but its alert keys and version. */
+export type AiIssueShown = Omit<AiIssueRecord, 'alert_keys' | 'triage_version'>;
+
 const key = (id: string) => ({ pk: `AIISSUE#${id}`, sk: 'ISSUE' });
 const stateKey = (clusterId: string) => ({ pk: `AISTATE#${clusterId}`, sk: 'STATE' });
+const ACTIVITY_PARTITION = 'AIISSUES';
 
 /** Triage fields read as empty and the version as 0 where an item lacks them. */
 const blank = orElse(string, '');
-const readIssue = itemReader<AiIssueRecord>({
+const summaryFields: Fields<AiIssueSummary> = {
   issue_id: string,
   issue_name: string,
   severity: oneOf(Severity.options),
   status: oneOf(['Ongoing', 'Resolved']),
-  cluster_id: string,
   cluster_name: string,
   customer_name: string,
   alert_count: number,
-  alert_keys: listOf(string),
   first_seen: string,
   last_seen: string,
   resolved_at: nullable(string),
-  ai_reasoning: string,
-  ai_summary: string,
-  grouped_by: string,
-  superseded_by: optional(nullable(string)),
   triage_status: blank,
   disposition_status: blank,
   assignee: blank,
+  superseded_by: optional(nullable(string)),
+};
+const SUMMARY_FIELDS = Object.keys(summaryFields);
+const readSummary = itemReader(summaryFields);
+const shownFields: Fields<AiIssueShown> = {
+  ...summaryFields,
+  cluster_id: string,
+  ai_reasoning: string,
+  ai_summary: string,
+  grouped_by: string,
   notes: blank,
   updated_at: blank,
   updated_by: blank,
-  triage_version: orElse(number, 0),
-});
+};
+const SHOWN_FIELDS = Object.keys(shownFields);
+const readShown = itemReader(shownFields);
+const readIssue = itemReader<AiIssueRecord>({ ...shownFields, alert_keys: listOf(string), triage_version: orElse(number, 0) });
 
 export async function getAiIssue(id: string): Promise<AiIssueRecord | undefined> {
   const item = await getItem('ai-issues', key(id), true);
@@ -72,20 +116,35 @@ export async function getAiIssues(ids: string[]): Promise<AiIssueRecord[]> {
   return (await batchGet('ai-issues', ids.map(key))).map(readIssue);
 }
 
-/** Ongoing ones, and those resolved at or after `since`: newest activity first. */
+/** Ongoing ones, and those resolved at or after `since`: newest activity first, whole (the patrol's open issues). */
 export async function listAiIssuesActiveSince(since: Date): Promise<AiIssueRecord[]> {
   const items = await queryAll('ai-issues', {
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-    ExpressionAttributeValues: { ':pk': 'AIISSUES', ':since': since.toISOString() },
+    ExpressionAttributeValues: { ':pk': ACTIVITY_PARTITION, ':since': since.toISOString() },
     ScanIndexForward: false,
   });
   return items.map(readIssue).filter((i) => !i.superseded_by);
 }
 
+/** listAiIssuesActiveSince reading only the summary fields (one index range, projected); superseded ones left out. */
+export async function listAiIssueSummariesSince(since: Date): Promise<AiIssueSummary[]> {
+  return (await queryTimeIndex('ai-issues', ACTIVITY_PARTITION, { since }, SUMMARY_FIELDS)).map(readSummary).filter((i) => !i.superseded_by);
+}
+
+/**
+ * What a list page shows of these AI issues, in the order asked, projected to the shown fields
+ * (whole items bring up to 500 alert keys each). Those deleted or retired (superseded) since the
+ * window was read are left out.
+ */
+export async function listedAiIssues(ids: readonly string[]): Promise<AiIssueShown[]> {
+  const found = new Map((await batchGet('ai-issues', ids.map(key), false, SHOWN_FIELDS)).map((item) => [item.issue_id, readShown(item)]));
+  return ids.flatMap((id) => found.get(id) ?? []).filter((i) => !i.superseded_by);
+}
+
 /** Writes an issue's grouping fields; its triage fields are created empty and never touched here. */
 export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<void> {
-  const fields: Record<string, unknown> = { ...g, grouped_at: now.toISOString(), superseded_by: null, gsi1pk: 'AIISSUES', gsi1sk: activityKey(g) };
+  const fields: Record<string, unknown> = { ...g, grouped_at: now.toISOString(), superseded_by: null, gsi1pk: ACTIVITY_PARTITION, gsi1sk: activityKey(g) };
   const names = Object.keys(fields);
   await updateItem('ai-issues', key(g.issue_id), {
     UpdateExpression:
