@@ -11,10 +11,11 @@ import {
   createTask,
   expireTask,
   failTaskAttempt,
+  firstOpenTask,
   isStale,
-  listOpenTasks,
   MAX_ATTEMPTS,
   type AgentTask,
+  type OpenTaskState,
 } from '../db/investigations.js';
 import { agentSettings } from '../config/agents.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
@@ -91,7 +92,7 @@ export async function createAgentTasks(view: FleetView, now = new Date()): Promi
     ),
   );
   const created = made.filter(Boolean).length;
-  const waiting = created > 0 || (await listOpenTasks()).some((t) => t.status === 'pending' || isStale(t, leaseMs(), now));
+  const waiting = created > 0 || (await firstOpenTask((t) => t.status === 'pending' || isStale(t, leaseMs(), now))) !== undefined;
   if (waiting) {
     // The tasks are stored: if the worker cannot be started now, the next refresh starts it.
     await invokeWorker('agent-worker', {}).catch((error: unknown) => log.error('agent worker not started', { error: String(error) }));
@@ -137,8 +138,8 @@ export async function runAgentTasks(options: { budgetMs?: number } = {}): Promis
       break;
     }
     const now = new Date();
-    const due = (t: AgentTask) => !t.not_before || t.not_before <= now.toISOString();
-    const next = (await listOpenTasks()).find((t) => !lostClaims.has(t.task_id) && ((t.status === 'pending' && due(t)) || isStale(t, leaseMs(), now)));
+    const due = (t: OpenTaskState) => !t.not_before || t.not_before <= now.toISOString();
+    const next = await firstOpenTask((t) => !lostClaims.has(t.task_id) && ((t.status === 'pending' && due(t)) || isStale(t, leaseMs(), now)));
     if (next?.status === 'running' && next.attempts >= MAX_ATTEMPTS) {
       // Its worker died on the last attempt: nothing left to retry.
       if (await expireTask(next, now)) summary.failed++;

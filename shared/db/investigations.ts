@@ -16,6 +16,7 @@ import {
   getItem,
   projection,
   queryAll,
+  queryPage,
   queryTimeIndex,
   tableName,
   transactWrite,
@@ -191,6 +192,48 @@ export async function listOpenTasks(limit = Infinity): Promise<AgentTask[]> {
   return items.map(readTask);
 }
 
+/** What choosing an open task to take reads of it (`firstOpenTask`): the state a claim decides on, no texts. */
+export type OpenTaskState = Pick<AgentTask, 'task_id' | 'cluster_id' | 'status' | 'attempts' | 'claimed_at' | 'not_before'>;
+const openStateFields: Fields<OpenTaskState> = {
+  task_id: string,
+  cluster_id: string,
+  status: oneOf(TASK_STATUSES),
+  attempts: number,
+  claimed_at: nullable(string),
+  not_before: optional(nullable(string)),
+};
+const OPEN_STATE_FIELDS = Object.keys(openStateFields);
+const readOpenState = itemReader(openStateFields);
+/** Open tasks read per page while looking for one to take: it is nearly always on the first. */
+const OPEN_TASKS_PAGE = 25;
+
+/**
+ * The first open task, most urgent first (then oldest), that `accept` takes, or undefined: the open
+ * index a page at a time, stopping at the first accepted. A worker asks before every claim, and an
+ * outage opens one task per cluster (thousands), so not every open task each time (a drain was O(n²)).
+ * Read from the index: may lag a write by a moment.
+ */
+export async function firstOpenTask(accept: (task: OpenTaskState) => boolean): Promise<OpenTaskState | undefined> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await queryPage(
+      'investigations',
+      {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :open',
+        ...projection(OPEN_STATE_FIELDS),
+        ExpressionAttributeValues: { ':open': OPEN },
+        Limit: OPEN_TASKS_PAGE,
+      },
+      start,
+    );
+    const found = page.items.map(readOpenState).find(accept);
+    if (found) return found;
+    start = page.next;
+  } while (start);
+  return undefined;
+}
+
 /** How many tasks are pending or running: the index's open entries, their keys only (a task's texts run to a kilobyte). */
 export async function countOpenTasks(): Promise<number> {
   const keys = await queryAll('investigations', {
@@ -265,7 +308,7 @@ const holdsClaim = (task: AgentTask) => ({
 
 /** Closes the task (done or failed) and frees its cluster's guard, in one transaction. */
 function closeTask(
-  task: AgentTask,
+  task: Pick<AgentTask, 'task_id' | 'cluster_id'>,
   condition: { ConditionExpression: string; names: Record<string, string>; values: Record<string, unknown> },
   fields: Record<string, unknown>,
   now: Date,
@@ -341,7 +384,7 @@ export async function failTaskAttempt(task: AgentTask, reason: string, retryable
 }
 
 /** A running task whose worker died on its last attempt: `failed`, unless someone touched it since it was read. */
-export async function expireTask(task: AgentTask, now = new Date()): Promise<boolean> {
+export async function expireTask(task: Pick<AgentTask, 'task_id' | 'cluster_id' | 'claimed_at' | 'attempts'>, now = new Date()): Promise<boolean> {
   const condition = {
     ConditionExpression: '#status = :running AND claimed_at = :claimed AND attempts = :attempts',
     names: { '#status': 'status' },
