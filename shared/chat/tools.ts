@@ -4,7 +4,7 @@
 import type * as z from '../zod.js';
 import { createLogger } from '../log.js';
 import { listAlertsSince } from '../db/alerts.js';
-import { listClusterIssues, listIssuesActiveSince } from '../db/issues.js';
+import { getIssues, listClusterIssueSummaries, listIssuesActiveSince } from '../db/issues.js';
 import { listClusterLogs, type LogRecord } from '../db/logs.js';
 import { readFleetRollups, windowDays } from '../db/metrics.js';
 import type { ToolSpec } from '../llm/types.js';
@@ -144,7 +144,8 @@ export const TOOLS = {
       const view = await fleetView();
       const cluster = findCluster(view, wanted);
       const id = cluster.cluster_id;
-      const issues = (await listClusterIssues(id)).filter((i) => i.status === 'Ongoing' && !i.superseded_by);
+      const open = (await listClusterIssueSummaries(id)).filter((i) => i.status === 'Ongoing' && !i.superseded_by);
+      const issues = await getIssues(open.map((i) => i.issue_id));
       const score = view.scores.find((s) => s.cluster_id === id);
       const { created_at: _c, updated_at: _u, ...inventory } = cluster;
       return {

@@ -21,6 +21,7 @@ import {
   generationMarker,
   getItem,
   mapLimit,
+  projection,
   putItem,
   queryAll,
   tableName,
@@ -149,12 +150,7 @@ export interface IssueSummaryWindow {
  * window read once serves the same window a little later (list-cache.ts).
  */
 export async function listIssueSummaryWindow(since: Date): Promise<IssueSummaryWindow> {
-  const fields = [...SUMMARY_FIELDS, 'gsi1sk'];
-  const items = await queryAll('issues', {
-    ...activeSince(since),
-    ProjectionExpression: fields.map((_, i) => `#s${i}`).join(', '),
-    ExpressionAttributeNames: Object.fromEntries(fields.map((f, i) => [`#s${i}`, f])),
-  });
+  const items = await queryAll('issues', { ...activeSince(since), ...projection([...SUMMARY_FIELDS, 'gsi1sk']) });
   const window: IssueSummaryWindow = { summaries: [], activity: [] };
   for (const item of items) {
     const summary = readSummary(item);
@@ -184,6 +180,21 @@ export async function issuesChanged(): Promise<void> {
 export async function getIssues(issueIds: string[]): Promise<IssueRecord[]> {
   const found = new Map((await batchGet('issues', issueIds.map(PK))).map((item) => [String(item.issue_id), readIssue(item)]));
   return issueIds.flatMap((id) => found.get(id) ?? []);
+}
+
+/**
+ * A cluster's issues as summaries (superseded ones included), in no order: what its history
+ * counts and orders. The issues table keeps every issue a cluster ever had, each with its
+ * alert names and notes (up to 10 KB); the history shows 50 (getIssues).
+ */
+export async function listClusterIssueSummaries(clusterId: string): Promise<IssueSummary[]> {
+  const items = await queryAll('issues', {
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :pk',
+    ...projection(SUMMARY_FIELDS),
+    ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}` },
+  });
+  return items.map(readSummary);
 }
 
 /** Every issue of a cluster, oldest first (superseded ones included: grouping needs them). */

@@ -6,7 +6,7 @@
 import type { AlertRecord } from '../db/alerts.js';
 import { countClusterAlerts, newestClusterAlerts } from '../db/alerts.js';
 import { getCluster, type ClusterRecord } from '../db/clusters.js';
-import { getIssue, listClusterIssues, type IssueRecord, type IssueSummary } from '../db/issues.js';
+import { getIssue, getIssues, listClusterIssueSummaries, type IssueRecord, type IssueSummary } from '../db/issues.js';
 import { readClusterRollups, windowDays } from '../db/metrics.js';
 import { listUsers } from '../db/users.js';
 import { LABEL_VALUE_MAX, METRIC_KEYS, type MetricKey } from '../fleet/records.js';
@@ -250,13 +250,14 @@ export async function issueDetail(issueId: string, now = new Date()) {
 
 export const CLUSTER_HISTORY_LIMIT = 50;
 
-/** The cluster's other issues, newest first. */
+/** The cluster's other issues, newest first: counted and ordered as summaries, the ones shown read whole. */
 export async function clusterHistory(issueId: string, now = new Date()) {
   const issue = await requireIssue(issueId);
-  const others = (await listClusterIssues(issue.cluster_id)).filter((i) => i.issue_id !== issue.issue_id && !i.superseded_by).sort(newestFirst);
+  const others = (await listClusterIssueSummaries(issue.cluster_id)).filter((i) => i.issue_id !== issue.issue_id && !i.superseded_by).sort(newestFirst);
+  const shown = await getIssues(others.slice(0, CLUSTER_HISTORY_LIMIT).map((i) => i.issue_id));
   return {
     cluster_name: issue.cluster_name,
-    issues: others.slice(0, CLUSTER_HISTORY_LIMIT).map((i) => issueView(i, now)),
+    issues: shown.map((i) => issueView(i, now)),
     total: others.length,
     source: SOURCE,
   };
