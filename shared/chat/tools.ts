@@ -6,7 +6,9 @@ import { createLogger } from '../log.js';
 import { listAlertsSince } from '../db/alerts.js';
 import { getIssues, listClusterIssueSummaries, listIssuesActiveSince } from '../db/issues.js';
 import { listClusterLogs, type LogRecord } from '../db/logs.js';
-import { readFleetRollups, windowDays } from '../db/metrics.js';
+import { windowDays } from '../db/metrics.js';
+import { readFleetRollupColumns } from '../db/rollup-packs.js';
+import { rollupsOf } from '../fleet/rollup-columns.js';
 import type { ToolSpec } from '../llm/types.js';
 import { sliceChars } from '../text.js';
 import { fleetView, type FleetView } from '../scoring/fleet-view.js';
@@ -41,8 +43,9 @@ export async function fleetDatabase(now = new Date()): Promise<FleetDatabase> {
   const previous = snapshot?.db;
   const db = (async () => {
     const view = await fleetView();
-    const [rollups, alerts, issues] = await Promise.all([
-      readFleetRollups(windowDays(SQL_ROLLUP_DAYS, now)),
+    // Through packed rollups (shared/db/README.md): 14 days of 10,000 clusters are 140,000 items.
+    const [columns, alerts, issues] = await Promise.all([
+      readFleetRollupColumns(windowDays(SQL_ROLLUP_DAYS, now), now),
       listAlertsSince(new Date(now.getTime() - SQL_ALERT_DAYS * 86_400_000), now),
       listIssuesActiveSince(new Date(now.getTime() - SQL_ALERT_DAYS * 86_400_000)),
     ]);
@@ -50,7 +53,7 @@ export async function fleetDatabase(now = new Date()): Promise<FleetDatabase> {
       clusters: view.fleet.map((d) => d.cluster),
       scores: view.scores,
       risks: view.snapshots,
-      rollups: [...rollups.values()].flat(),
+      rollups: columns.clusterIds.flatMap((_, row) => rollupsOf(columns, row)),
       alerts,
       issues,
     });
