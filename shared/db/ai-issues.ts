@@ -54,6 +54,7 @@ export type AiIssueSummary = Pick<
   | 'issue_name'
   | 'severity'
   | 'status'
+  | 'cluster_id'
   | 'cluster_name'
   | 'customer_name'
   | 'alert_count'
@@ -80,6 +81,7 @@ const summaryFields: Fields<AiIssueSummary> = {
   issue_name: string,
   severity: oneOf(Severity.options),
   status: oneOf(['Ongoing', 'Resolved']),
+  cluster_id: string,
   cluster_name: string,
   customer_name: string,
   alert_count: number,
@@ -95,7 +97,6 @@ const SUMMARY_FIELDS = Object.keys(summaryFields);
 const readSummary = itemReader(summaryFields);
 const shownFields: Fields<AiIssueShown> = {
   ...summaryFields,
-  cluster_id: string,
   ai_reasoning: string,
   ai_summary: string,
   grouped_by: string,

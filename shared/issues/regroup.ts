@@ -20,7 +20,7 @@ import {
   getGroupingState,
   issuesChanged,
   listClusterIssues,
-  listIssuesActiveSince,
+  listIssueSummariesSince,
   markSuperseded,
   putGroupingState,
   writeGrouping,
@@ -225,7 +225,7 @@ export async function regroupRecent(now = new Date()): Promise<RegroupResult & {
   const full = state?.rules_version !== version;
   const [alerting, open] = await Promise.all([
     listAlertingClustersSince(new Date(now.getTime() - (full ? REGROUP_HORIZON_DAYS * DAY_MS : RECENT_MS)), now),
-    listIssuesActiveSince(now), // Ongoing ones sort after every timestamp
+    listIssueSummariesSince(now), // Ongoing ones sort after every timestamp
   ]);
   const result = await regroupClusters([...alerting, ...open.map((i) => i.cluster_id)], now);
   if (full && result.failed === 0) await putGroupingState(version, now);

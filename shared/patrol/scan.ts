@@ -6,8 +6,8 @@
 import * as z from '../zod.js';
 import { runTool, toolSpecs } from '../chat/tools.js';
 import type { CustomerSummary, FlaggedCluster, FleetSummary } from './schemas.js';
-import { listAiIssuesActiveSince } from '../db/ai-issues.js';
-import { listIssuesActiveSince, type IssueRecord } from '../db/issues.js';
+import { listAiIssueSummariesSince } from '../db/ai-issues.js';
+import { listIssueSummariesSince, type IssueRecord } from '../db/issues.js';
 import { getGeneralSettings } from '../db/settings.js';
 import { AnswerInvalid, structuredAnswer } from '../llm/structured.js';
 import { nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
@@ -40,7 +40,8 @@ export interface PatrolInputs {
 /** Open issues from the grouping `alert_criticality_method` favours: the issue rules, or the AI grouping. */
 async function openIssues(now: Date): Promise<OpenIssue[]> {
   const { alert_criticality_method } = await getGeneralSettings();
-  const active = alert_criticality_method === 'ai' ? await listAiIssuesActiveSince(now) : await listIssuesActiveSince(now);
+  // Ongoing ones sort after every time: a window from now holds them (their summaries: no texts, alert names or keys).
+  const active = alert_criticality_method === 'ai' ? await listAiIssueSummariesSince(now) : await listIssueSummariesSince(now);
   return active.filter((i) => i.status === 'Ongoing');
 }
 

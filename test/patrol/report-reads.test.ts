@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/patrol.js';
 import { createReport, finishReport, getReport, type PatrolReport } from '../../shared/db/patrol.js';
+import { writeGrouping } from '../../shared/db/issues.js';
+import { gatherInputs } from '../../shared/patrol/scan.js';
 import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
@@ -141,5 +143,38 @@ describe('the patrol list, KPIs and latest read whole reports only where they an
     const latest = (await stored()).find((r) => r.status === 'completed')!;
     expect(result.json).toMatchObject({ report_id: latest.report_id, clusters_flagged_parsed: latest.clusters_flagged_parsed });
     expect(requests.reduce((n, r) => n + reportsAskedFor(r, PARSED), 0)).toBe(1);
+  });
+});
+
+describe("the scan's inputs", () => {
+  it('read the open issues as summaries: no alert names, notes or texts', async () => {
+    const now = new Date();
+    for (let n = 0; n < 5; n++) {
+      await writeGrouping(
+        {
+          issue_id: `open-${n}`,
+          issue_name: `Disk ${n}`,
+          severity: 'Critical',
+          status: 'Ongoing',
+          cluster_id: `open-cluster-${n % 2}`,
+          alert_count: 50,
+          alert_names: Array.from({ length: 50 }, (_, k) => `Alert_${n}_${k}_${'x'.repeat(100)}`),
+          first_seen: new Date(now.getTime() - 3_600_000).toISOString(),
+          last_seen: now.toISOString(),
+          resolved_at: null,
+          group_key: `g${n}`,
+        },
+        { cluster_name: `open-${n % 2}`, customer_name: 'Acme' },
+        null,
+      );
+    }
+    const { result, requests } = await requestsOf(
+      proxy,
+      () => gatherInputs(now),
+      (r) => tableOf(r).endsWith('issues'),
+    );
+    expect(requests.length).toBeGreaterThan(0);
+    for (const r of requests) expect(asked(r)?.filter((f) => ['alert_names', 'notes', 'alert_keys', 'ai_reasoning', 'ai_summary'].includes(f))).toEqual([]);
+    expect(result.open_issues).toBe(5);
   });
 });
