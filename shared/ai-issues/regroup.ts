@@ -4,7 +4,7 @@
 // cluster costs no LLM call). Stored issues keep their ids, and so their
 // triage, when a new group shares alerts with them.
 import { createHash, randomUUID } from 'node:crypto';
-import { listAlertingClustersSince, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
+import { listAlertingClustersSince, listClusterAlertFields, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { getClusters } from '../db/clusters.js';
 import {
@@ -29,7 +29,8 @@ const log = createLogger('ai-grouping');
 export const alertKeyOf = (a: Pick<AlertRecord, 'starts_at' | 'fingerprint'>) => `${a.starts_at}#${a.fingerprint}`;
 
 /** What the grouping saw: every alert and its state. */
-function fingerprintOf(alerts: readonly AlertRecord[]): string {
+const FINGERPRINT_FIELDS = ['starts_at', 'fingerprint', 'status', 'ends_at'] as const;
+function fingerprintOf(alerts: readonly Pick<AlertRecord, 'starts_at' | 'fingerprint' | 'status' | 'ends_at'>[]): string {
   const lines = alerts.map((a) => `${alertKeyOf(a)}|${a.status}|${a.ends_at ?? ''}`).sort();
   return createHash('sha256').update(lines.join('\n')).digest('hex');
 }
@@ -113,12 +114,13 @@ const MATCH_ATTEMPTS = 3;
 async function regroupCluster(clusterId: string, names: { cluster_name: string; customer_name: string }, now: Date): Promise<'regrouped' | 'unchanged'> {
   const provider = llmProvider();
   const method = provider ? `llm:${provider.model}` : 'rules';
-  const [state, alerts] = await Promise.all([
-    getAiGroupingState(clusterId),
-    listClusterAlerts(clusterId, new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000)),
-  ]);
+  const since = new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000);
+  // Most clusters of a pass are unchanged: their window is compared by what the fingerprint reads, and
+  // read whole (annotations of up to 64 KB each) only when it moved.
+  const [state, facts] = await Promise.all([getAiGroupingState(clusterId), listClusterAlertFields(clusterId, since, FINGERPRINT_FIELDS)]);
+  if (state && state.fingerprint === fingerprintOf(facts) && state.method === method) return 'unchanged';
+  const alerts = await listClusterAlerts(clusterId, since);
   const fingerprint = fingerprintOf(alerts);
-  if (state && state.fingerprint === fingerprint && state.method === method) return 'unchanged';
 
   let groups: AlertGroup[] = [];
   let groupedBy = 'rules';

@@ -6,7 +6,7 @@
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
 import { batchGet, batchPut, ConditionFailed, mapLimit, projection, putItem, queryAll, queryPage, type Item, type Key } from './client.js';
-import { itemReader, mapOf, nullable, oneOf, string, type Fields } from './items.js';
+import { itemReader, mapOf, nullable, oneOf, pickFields, string, type Fields } from './items.js';
 import { windowDays } from './metrics.js';
 
 const ALERT_STATUSES = ['Firing', 'Resolved'] as const;
@@ -170,7 +170,7 @@ function toItem(alert: AlertNotice, receivedAt: string, stamp: number, now: Date
 }
 
 /** The record of an item (its keys, ttl and notified_at left behind). */
-const readAlert = itemReader<AlertRecord>({
+const alertFields: Fields<AlertRecord> = {
   alert_id: string,
   cluster_id: string,
   alert_name: string,
@@ -186,7 +186,8 @@ const readAlert = itemReader<AlertRecord>({
   dashboard_url: string,
   received_at: string,
   updated_at: string,
-});
+};
+const readAlert = itemReader(alertFields);
 
 /** The query of one cluster's alerts that started at or after `since` (and up to `until`); a consistent read. */
 const clusterAlertsQuery = (clusterId: string, since: Date, until?: Date) => ({
@@ -202,6 +203,16 @@ const clusterAlertsQuery = (clusterId: string, since: Date, until?: Date) => ({
 /** One cluster's alerts that started at or after `since` (and up to `until`), oldest first; a consistent read. */
 export async function listClusterAlerts(clusterId: string, since: Date, until?: Date): Promise<AlertRecord[]> {
   return (await queryAll('alerts', clusterAlertsQuery(clusterId, since, until))).map(readAlert);
+}
+
+/** listClusterAlerts with `fields` only (alerts carry annotations of up to 64 KB): for reads that only compare or count. */
+export async function listClusterAlertFields<K extends keyof AlertRecord>(
+  clusterId: string,
+  since: Date,
+  fields: readonly K[],
+): Promise<Pick<AlertRecord, K>[]> {
+  const items = await queryAll('alerts', { ...clusterAlertsQuery(clusterId, since), ...projection(fields) });
+  return items.map(itemReader(pickFields(alertFields, fields)));
 }
 
 /**
@@ -275,10 +286,9 @@ export async function listAlertsSince(since: Date, now = new Date()): Promise<Al
  * stored whole carries its labels, annotations and texts (up to 64 KB); the views read every
  * alert of 14 days or more on every refresh and every container's first view.
  */
-export type AlertFacts = Pick<AlertRecord, 'cluster_id' | 'alert_name' | 'status' | 'starts_at'>;
-const factFields: Fields<AlertFacts> = { cluster_id: string, alert_name: string, status: oneOf(ALERT_STATUSES), starts_at: string };
-const FACT_FIELDS = Object.keys(factFields);
-const readFacts = itemReader(factFields);
+const FACT_FIELDS = ['cluster_id', 'alert_name', 'status', 'starts_at'] as const;
+export type AlertFacts = Pick<AlertRecord, (typeof FACT_FIELDS)[number]>;
+const readFacts = itemReader(pickFields(alertFields, FACT_FIELDS));
 
 /** listAlertsSince, each alert's facts only. */
 export async function listAlertFactsSince(since: Date, now = new Date()): Promise<AlertFacts[]> {

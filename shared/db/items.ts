@@ -142,6 +142,11 @@ export function record<T>(fields: Fields<T>): Field<T> {
   };
 }
 
+/** Some of a record's fields: what a projection of those attributes reads. */
+export function pickFields<T, K extends keyof T>(fields: Fields<T>, keys: readonly K[]): Fields<Pick<T, K>> {
+  return Object.fromEntries(keys.map((k) => [k, fields[k]])) as unknown as Fields<Pick<T, K>>;
+}
+
 /**
  * The mapper of a repository's items: reads the record `fields` declares,
  * throwing MalformedItem (with the item's pk/sk) when the item does not fit.

@@ -88,4 +88,20 @@ describe('fleet-wide alert reads ask for what is counted', () => {
     expect(rules.length).toBeGreaterThan(0);
     expect(ai.length).toBeGreaterThan(0);
   });
+
+  it("an AI grouping pass compares an unchanged cluster's alerts by what its fingerprint reads, not whole", async () => {
+    await regroupAiRecent(NOW); // grouped (the test before may have run it already)
+    const { result, requests } = await requestsOf(
+      proxy,
+      () => regroupAiRecent(NOW),
+      (r) => r.operation === 'Query' && tableOf(r).endsWith('alerts') && !r.input.IndexName,
+    );
+    expect(result).toMatchObject({ clusters: clusters.length, unchanged: clusters.length, regrouped: 0 });
+    expect(requests).toHaveLength(clusters.length);
+    for (const r of requests) {
+      const names: Record<string, string> = r.input.ExpressionAttributeNames ?? {};
+      const fields = (r.input.ProjectionExpression as string | undefined)?.split(',').map((p) => names[p.trim()] ?? p.trim());
+      expect(fields?.filter((f) => TEXTS.includes(f))).toEqual([]);
+    }
+  });
 });
