@@ -215,30 +215,40 @@ export async function listClusterAlertFields<K extends keyof AlertRecord>(
   return items.map(itemReader(pickFields(alertFields, fields)));
 }
 
+/** What picking a cluster's alerts reads of each (newestClusterAlerts): its key, and what its group is told by. */
+const PICK_FIELDS = ['starts_at', 'fingerprint', 'cluster_id', 'alert_name', 'labels'] as const;
+export type AlertPickFacts = Pick<AlertRecord, (typeof PICK_FIELDS)[number]>;
+const readPickFacts = itemReader(pickFields(alertFields, PICK_FIELDS));
+
 /**
  * The newest `max` alerts of a cluster that started in [since, until] and that `keep` keeps, newest
- * first: read a page at a time from the newest, so a noisy cluster's thousands are never all in memory
- * (what an issue's detail, its evidence and a ticket show of them).
+ * first: picked from the newest a page at a time by their keys and labels, then only those read whole
+ * (an alert's annotations run to 64 KB; a noisy cluster's span holds thousands of other groups'
+ * alerts). What an issue's detail, its evidence and a ticket show of them.
  */
 export async function newestClusterAlerts(
   clusterId: string,
   since: Date,
   until: Date | undefined,
   max: number,
-  keep: (alert: AlertRecord) => boolean = () => true,
+  keep: (alert: AlertPickFacts) => boolean = () => true,
 ): Promise<AlertRecord[]> {
-  const kept: AlertRecord[] = [];
+  const kept: string[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await queryPage('alerts', { ...clusterAlertsQuery(clusterId, since, until), ScanIndexForward: false, Limit: Math.min(1_000, max * 2) }, start);
+    const page = await queryPage(
+      'alerts',
+      { ...clusterAlertsQuery(clusterId, since, until), ...projection(PICK_FIELDS), ScanIndexForward: false, Limit: Math.min(1_000, max * 2) },
+      start,
+    );
     for (const item of page.items) {
-      const alert = readAlert(item);
-      if (keep(alert)) kept.push(alert);
-      if (kept.length >= max) return kept;
+      const alert = readPickFacts(item);
+      if (keep(alert)) kept.push(`${alert.starts_at}#${alert.fingerprint}`);
+      if (kept.length >= max) return getClusterAlerts(clusterId, kept);
     }
     start = page.next;
   } while (start);
-  return kept;
+  return getClusterAlerts(clusterId, kept);
 }
 
 /** How many alerts of a cluster started at or after `since`: keys only are sent back, a count needs no alert in memory. */
@@ -258,6 +268,7 @@ export async function getClusterAlerts(clusterId: string, keys: readonly string[
   const items = await batchGet<{ sk: string }>(
     'alerts',
     keys.map((k) => ({ pk: `CLUSTER#${clusterId}`, sk: `ALERT#${k}` })),
+    true, // consistent, as the queries that name them
   );
   return items.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0)).map(readAlert);
 }

@@ -19,7 +19,7 @@ export type IssueGrouping = Pick<
 > & { group_key: string };
 
 /** The value of one grouping key (`cluster`, `alert_name` or `label:<name>`) for an alert; '' for a missing label. */
-function keyValue(alert: AlertRecord, key: string): string {
+function keyValue(alert: Pick<AlertRecord, 'cluster_id' | 'alert_name' | 'labels'>, key: string): string {
   if (key === 'cluster') return alert.cluster_id;
   if (key === 'alert_name') return alert.alert_name;
   return alert.labels[key.slice('label:'.length)] ?? '';
@@ -32,7 +32,7 @@ function keyValue(alert: AlertRecord, key: string): string {
  * runs and a separator ends an odd one (a key name never starts with `|`), so the key reads back
  * one way. A value without `|` is written as before, keeping the ids derived from existing keys.
  */
-export function groupKeyOf(alert: AlertRecord, keys: readonly string[]): string {
+export function groupKeyOf(alert: Pick<AlertRecord, 'cluster_id' | 'alert_name' | 'labels'>, keys: readonly string[]): string {
   return keys.map((key) => `${key}=${keyValue(alert, key).replaceAll('|', '||')}`).join('|');
 }
 

@@ -1,12 +1,18 @@
-// What an issue's cluster history reads from DynamoDB, seen on the wire through the proxy: the
-// issues table keeps every issue a cluster ever had (no retention), each with up to 50 alert
-// names and notes of up to 10 KB, and the history shows the newest 50. It counts and orders
-// summaries and reads whole only the issues it shows; the answer is what a brute-force
-// computation over every stored issue gives.
+// What an issue's answers read from DynamoDB, seen on the wire through the proxy.
+// - Its cluster history: the issues table keeps every issue a cluster ever had (no retention),
+//   each with up to 50 alert names and notes of up to 10 KB, and the history shows the newest
+//   50. It counts and orders summaries and reads whole only the issues it shows.
+// - Its detail: the cluster's alerts in the issue's span hold every other group's too (a noisy
+//   cluster's thousands), each with annotations of up to 64 KB. It picks its own by key and
+//   labels and reads whole only those.
+// Each answer is what a brute-force computation over everything stored gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/issues.js';
-import { getIssue, writeGrouping } from '../../shared/db/issues.js';
-import { CLUSTER_HISTORY_LIMIT, issueView, newestFirst } from '../../shared/issues/queries.js';
+import { listClusterAlerts } from '../../shared/db/alerts.js';
+import { getIssue, listClusterIssues, writeGrouping } from '../../shared/db/issues.js';
+import { ingestAlerts } from '../../shared/fleet/ingest.js';
+import { CLUSTER_HISTORY_LIMIT, issueView, newestFirst, timelineEntry } from '../../shared/issues/queries.js';
+import { storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
@@ -88,3 +94,54 @@ describe("an issue's cluster history", () => {
     expect(requests.reduce((n, r) => n + heavyAskedFor(r), 0)).toBeLessThanOrEqual(CLUSTER_HISTORY_LIMIT + 1);
   });
 });
+
+describe("an issue's detail", () => {
+  it("reads whole only its own alerts, not the cluster's other groups' in its span", async () => {
+    const cluster = await storedCluster();
+    const now = Date.now();
+    // 12 DiskUsageHigh alerts among 240 QueryErrors of the same minutes, each described at 20 KB.
+    const alerts = Array.from({ length: 252 }, (_, i) => {
+      const name = i % 21 === 0 ? 'DiskUsageHigh' : 'QueryErrors';
+      const start = new Date(now - (260 - i) * 60_000);
+      return {
+        status: 'resolved',
+        labels: { alertname: name, cluster_id: cluster, severity: 'warning' },
+        annotations: { summary: `${name} ${i}`, description: `description ${i} `.repeat(1500) },
+        startsAt: start.toISOString(),
+        endsAt: new Date(start.getTime() + 30_000).toISOString(),
+        fingerprint: `fp${String(i).padStart(4, '0')}`,
+      };
+    });
+    expect((await ingestAlerts(alerts, new Date(now))).rejected).toEqual([]);
+    const issue = (await listClusterIssues(cluster)).find((i) => i.issue_name.includes('DiskUsageHigh'))!;
+    expect(issue.alert_count).toBe(12);
+    const route = '/api/issues/{issue_id}';
+    const { result, requests } = await requestsOf(proxy, () =>
+      call(handler as Handler, {
+        method: 'GET',
+        path: route.replace('{issue_id}', issue.issue_id),
+        routeKey: `GET ${route}`,
+        params: { issue_id: issue.issue_id },
+        headers: { authorization: `Bearer ${token}` },
+      }),
+    );
+    expect(result.statusCode).toBe(200);
+    const own = (await listClusterAlerts(cluster, new Date(0)))
+      .filter((a) => a.alert_name === 'DiskUsageHigh')
+      .reverse()
+      .map(timelineEntry);
+    expect(result.json!.alerts).toEqual(own);
+    const whole = requests.filter((r) => tableOf(r).endsWith('alerts')).reduce((n, r) => n + alertTextsAskedFor(r), 0);
+    expect(whole).toBe(12);
+  });
+});
+
+/** How many alerts' annotations a request may send back: a batch the keys it names, a query every alert of its range. */
+function alertTextsAskedFor(r: WireRequest): number {
+  const read = r.operation === 'BatchGetItem' ? Object.values(r.input.RequestItems as Record<string, any>)[0] : r.input;
+  const names: Record<string, string> = read.ExpressionAttributeNames ?? {};
+  const fields = (read.ProjectionExpression as string | undefined)?.split(',').map((p) => names[p.trim()] ?? p.trim());
+  if (fields && !fields.includes('annotations')) return 0;
+  if (r.operation === 'BatchGetItem') return read.Keys.length;
+  return ['Query', 'Scan'].includes(r.operation) ? Number.POSITIVE_INFINITY : r.operation === 'GetItem' ? 1 : 0;
+}
