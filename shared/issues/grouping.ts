@@ -3,6 +3,10 @@
 // regrouping is idempotent and the stored triage fields stay attached.
 import { createHash } from 'node:crypto';
 import type { AlertRecord } from '../db/alerts.js';
+
+/** What grouping reads of an alert (a regrouping reads only these: annotations run to 64 KB each). */
+export const GROUPED_FIELDS = ['cluster_id', 'alert_name', 'labels', 'starts_at', 'ends_at', 'status', 'fingerprint'] as const;
+export type GroupedAlert = Pick<AlertRecord, (typeof GROUPED_FIELDS)[number]>;
 import type { IssueRules, Severity } from '../rules/schemas.js';
 import type { IssueView } from './schemas.js';
 import { wildcardFits } from '../wildcard.js';
@@ -46,7 +50,7 @@ export function nameFits(pattern: string, name: string): boolean {
 }
 
 /** First matching name pattern; else the severity label when it says critical or warning; else the default. */
-export function alertSeverity(alert: AlertRecord, rules: IssueRules['severity']): Severity {
+export function alertSeverity(alert: GroupedAlert, rules: IssueRules['severity']): Severity {
   for (const p of rules.patterns) if (nameFits(p.match, alert.alert_name)) return p.severity;
   const label = rules.label ? alert.labels[rules.label]?.trim().toLowerCase() : undefined;
   if (label === 'critical') return 'Critical';
@@ -55,19 +59,19 @@ export function alertSeverity(alert: AlertRecord, rules: IssueRules['severity'])
 }
 
 /** Stable id of the issue a group's segment forms: its key and its first alert. */
-export function issueIdOf(groupKey: string, first: AlertRecord): string {
+export function issueIdOf(groupKey: string, first: GroupedAlert): string {
   const digest = createHash('sha256').update(`${groupKey}\n${first.starts_at}\n${first.fingerprint}`).digest('hex');
   return `iss-${digest.slice(0, 20)}`;
 }
 
 /** "A, B and 3 more (service=api)": the names, then the grouping labels' values, from a member alert rather than parsed back from the key. */
-function nameOf(names: readonly string[], member: AlertRecord, keys: readonly string[]): string {
+function nameOf(names: readonly string[], member: GroupedAlert, keys: readonly string[]): string {
   const base = names.length <= 2 ? names.join(', ') : `${names[0]}, ${names[1]} and ${names.length - 2} more`;
   const labels = keys.filter((k) => k.startsWith('label:')).map((k) => `${k.slice('label:'.length)}=${keyValue(member, k)}`);
   return labels.length ? `${base} (${labels.join(', ')})` : base;
 }
 
-const byStart = (a: AlertRecord, b: AlertRecord) =>
+const byStart = (a: GroupedAlert, b: GroupedAlert) =>
   a.starts_at < b.starts_at ? -1 : a.starts_at > b.starts_at ? 1 : a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0;
 
 /**
@@ -77,8 +81,8 @@ const byStart = (a: AlertRecord, b: AlertRecord) =>
  * one fires). An issue is Ongoing while an alert fires or until the quiet
  * period after its last resolution has passed.
  */
-export function groupAlerts(alerts: readonly AlertRecord[], rules: IssueRules, now: Date): IssueGrouping[] {
-  const groups = new Map<string, AlertRecord[]>();
+export function groupAlerts(alerts: readonly GroupedAlert[], rules: IssueRules, now: Date): IssueGrouping[] {
+  const groups = new Map<string, GroupedAlert[]>();
   for (const alert of alerts) {
     const key = groupKeyOf(alert, rules.grouping.keys);
     const list = groups.get(key);
@@ -90,7 +94,7 @@ export function groupAlerts(alerts: readonly AlertRecord[], rules: IssueRules, n
   const issues: IssueGrouping[] = [];
   for (const [groupKey, members] of groups) {
     members.sort(byStart);
-    let segment: AlertRecord[] = [];
+    let segment: GroupedAlert[] = [];
     let activityEnd = -Infinity;
     const close = () => {
       if (segment.length) issues.push(segmentIssue(groupKey, segment, activityEnd, rules, now, quietMs));
@@ -110,7 +114,7 @@ export function groupAlerts(alerts: readonly AlertRecord[], rules: IssueRules, n
 }
 
 /** When an alert stopped: its end, or never while it fires. */
-function endOf(alert: AlertRecord): number {
+function endOf(alert: GroupedAlert): number {
   if (alert.status === 'Firing') return Infinity;
   return Math.max(Date.parse(alert.ends_at ?? alert.starts_at), Date.parse(alert.starts_at));
 }
@@ -121,7 +125,7 @@ function endOf(alert: AlertRecord): number {
  */
 export const ALERT_NAMES_KEPT = 50;
 
-function segmentIssue(groupKey: string, alerts: AlertRecord[], activityEnd: number, rules: IssueRules, now: Date, quietMs: number): IssueGrouping {
+function segmentIssue(groupKey: string, alerts: GroupedAlert[], activityEnd: number, rules: IssueRules, now: Date, quietMs: number): IssueGrouping {
   const first = alerts[0]!;
   const names = [...new Set(alerts.map((a) => a.alert_name))];
   const resolved = activityEnd !== Infinity && now.getTime() - activityEnd >= quietMs;

@@ -11,7 +11,7 @@
 // container's list cache (list-cache.ts) reads the window again. Not inside
 // each write's transaction: up to 8 clusters regroup at once, and a marker in
 // all their writes would make them conflict with each other.
-import { listAlertingClustersSince, listClusterAlerts } from '../db/alerts.js';
+import { listAlertingClustersSince, listClusterAlertFields } from '../db/alerts.js';
 import { ConditionFailed, mapLimit, transactWrite } from '../db/client.js';
 import { getClusters, type ClusterRecord } from '../db/clusters.js';
 import {
@@ -29,7 +29,7 @@ import {
 import { createLogger } from '../log.js';
 import { loadIssueRules } from '../rules/load.js';
 import type { IssueRules } from '../rules/schemas.js';
-import { groupAlerts, type IssueGrouping } from './grouping.js';
+import { GROUPED_FIELDS, groupAlerts, type IssueGrouping } from './grouping.js';
 
 /** How far back a full regrouping reads a cluster's alerts (further for issues still open before that). */
 export const REGROUP_HORIZON_DAYS = 30;
@@ -104,7 +104,7 @@ async function applyGrouping(
   const reach = horizon - rules.grouping.join_window_minutes * 60_000;
   const relevant = stored.filter((i) => !i.superseded_by && (i.status === 'Ongoing' || Date.parse(i.resolved_at ?? i.last_seen) >= reach));
   const since = Math.min(horizon, readFrom ?? horizon, ...relevant.map((i) => Date.parse(i.first_seen)));
-  const alerts = await listClusterAlerts(clusterId, new Date(since));
+  const alerts = await listClusterAlertFields(clusterId, new Date(since), GROUPED_FIELDS);
   const names = displayNames(cluster, clusterId, stored.at(-1), alerts[0]?.labels);
   const byId = new Map(stored.map((i) => [i.issue_id, i]));
   const kept = new Set<string>();

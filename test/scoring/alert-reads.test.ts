@@ -105,3 +105,20 @@ describe('fleet-wide alert reads ask for what is counted', () => {
     }
   });
 });
+
+describe("a cluster's regrouping", () => {
+  it("reads its alerts' keys, names, labels and times, not their annotations and texts", async () => {
+    const { result, requests } = await requestsOf(
+      proxy,
+      () => regroupRecent(NOW),
+      (r) => r.operation === 'Query' && tableOf(r).endsWith('alerts') && !r.input.IndexName,
+    );
+    expect(result).toMatchObject({ clusters: clusters.length, failed: 0 });
+    expect(requests.length).toBeGreaterThanOrEqual(clusters.length);
+    for (const r of requests) {
+      const names: Record<string, string> = r.input.ExpressionAttributeNames ?? {};
+      const fields = (r.input.ProjectionExpression as string | undefined)?.split(',').map((p) => names[p.trim()] ?? p.trim());
+      expect(fields?.filter((f) => ['annotations', 'summary', 'detail', 'dashboard_url'].includes(f))).toEqual([]);
+    }
+  });
+});
