@@ -203,15 +203,17 @@ export function queryTimeIndex<T extends Item>(
 }
 
 /**
- * Follow LastEvaluatedKey until done or `limit` items are collected. Without a `Limit` of its
- * own, each page asks for what is still missing: a page is otherwise up to 1 MB, whatever `limit`.
+ * Follow LastEvaluatedKey until done or `limit` items are collected. Without a `Limit` or a
+ * filter of its own, each page asks for what is still missing: a page is otherwise up to 1 MB,
+ * whatever `limit`. (DynamoDB counts a Limit before the filter: a filtered read asking for what
+ * it misses would go one item per request.)
  */
 export async function queryAll<T extends Item>(table: TableName, options: QueryOptions, limit = Infinity): Promise<T[]> {
   const items: T[] = [];
   if (limit <= 0) return items;
   let start: Record<string, unknown> | undefined;
   do {
-    const missing = options.Limit === undefined && Number.isFinite(limit) ? { Limit: limit - items.length } : {};
+    const missing = options.Limit === undefined && !options.FilterExpression && Number.isFinite(limit) ? { Limit: limit - items.length } : {};
     const page = await queryPage<T>(table, { ...options, ...missing }, start);
     items.push(...page.items);
     start = page.next;
