@@ -63,12 +63,14 @@ export async function recordUsage(usage: NewUsage, now = new Date()): Promise<Us
   return record;
 }
 
-const readDay = async (day: string) =>
-  (await queryAll('llm-usage', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DAY#${day}` } })).map(readUsage);
+const readDay = async (day: string, consistent = false) =>
+  (await queryAll('llm-usage', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DAY#${day}` }, ConsistentRead: consistent })).map(
+    readUsage,
+  );
 
 /** Every call of the last `days` UTC days (today included), oldest day first. */
 export async function listUsage(days: number, now = new Date()): Promise<UsageRecord[]> {
-  return (await mapLimit(windowDays(days, now), 16, readDay)).flat();
+  return (await mapLimit(windowDays(days, now), 16, (day) => readDay(day))).flat();
 }
 
 /**
@@ -86,10 +88,37 @@ export interface UsageRun extends Omit<UsageRecord, 'call_id' | 'at' | 'user'> {
  * straight away (retried once), so a quarter of an hour after midnight UTC the day is closed.
  */
 export const USAGE_DAY_CLOSED_AFTER_MS = 15 * 60_000;
-/** Run sums of closed days this container keeps at most (≈ 200 bytes each); past it, the oldest days read again. */
-const KEPT_RUNS_MAX = 100_000;
-const closedDays = new Map<string, UsageRun[]>(); // `${table}\n${day}` → its runs
-let keptRuns = 0;
+/**
+ * Closed days' entries kept in memory, at most `max` entries in all. Every report reads a window
+ * ending today, so past the bound the oldest days go, and a day older than all kept is not kept:
+ * dropping the first kept instead would, on a window larger than the bound, drop the day the next
+ * report reads first, and keep none that it reads.
+ */
+export class KeptDays<T> {
+  private readonly days = new Map<string, { day: string; items: T[] }>();
+  private size = 0;
+
+  constructor(private readonly max: number) {}
+
+  get(key: string): T[] | undefined {
+    return this.days.get(key)?.items;
+  }
+
+  keep(key: string, day: string, items: T[]): void {
+    if (this.days.has(key) || items.length > this.max) return;
+    this.days.set(key, { day, items });
+    this.size += items.length;
+    while (this.size > this.max) {
+      let oldest = key;
+      for (const [k, kept] of this.days) if (kept.day < this.days.get(oldest)!.day) oldest = k;
+      this.size -= this.days.get(oldest)!.items.length;
+      this.days.delete(oldest);
+    }
+  }
+}
+
+/** Run sums of closed days this container keeps (≈ 200 bytes each). */
+const closedDays = new KeptDays<UsageRun>(100_000);
 
 function runsOf(calls: readonly UsageRecord[]): UsageRun[] {
   const runs = new Map<string, UsageRun>();
@@ -110,17 +139,6 @@ function runsOf(calls: readonly UsageRecord[]): UsageRun[] {
   return [...runs.values()];
 }
 
-function keep(key: string, runs: UsageRun[]): void {
-  if (runs.length > KEPT_RUNS_MAX) return;
-  closedDays.set(key, runs);
-  keptRuns += runs.length;
-  for (const [oldest, dropped] of closedDays) {
-    if (keptRuns <= KEPT_RUNS_MAX) break;
-    closedDays.delete(oldest);
-    keptRuns -= dropped.length;
-  }
-}
-
 /** The run sums of the last `days` UTC days (today included): closed days from this container's memory once read. */
 export async function listUsageRuns(days: number, now = new Date()): Promise<UsageRun[]> {
   const table = tableName('llm-usage');
@@ -128,9 +146,10 @@ export async function listUsageRuns(days: number, now = new Date()): Promise<Usa
     const key = `${table}\n${day}`;
     const kept = closedDays.get(key);
     if (kept) return kept;
-    const runs = runsOf(await readDay(day));
     const closed = Date.parse(`${day}T00:00:00Z`) + 86_400_000 + USAGE_DAY_CLOSED_AFTER_MS <= now.getTime();
-    if (closed && !closedDays.has(key)) keep(key, runs);
+    // A closed day is read once for the container's life: consistently, so its last writes are in.
+    const runs = runsOf(await readDay(day, closed));
+    if (closed) closedDays.keep(key, day, runs);
     return runs;
   });
   return perDay.flat();

@@ -1,7 +1,7 @@
 // The LLM usage ledger and its reports against DynamoDB Local: every figure
 // checked against a brute-force sum over the recorded calls, and what a report reads.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { recordUsage, USAGE_DAY_CLOSED_AFTER_MS, type NewUsage, type UsageRecord } from '../../shared/db/llm-usage.js';
+import { KeptDays, recordUsage, USAGE_DAY_CLOSED_AFTER_MS, type NewUsage, type UsageRecord } from '../../shared/db/llm-usage.js';
 import { costOf, forgetPricing, priceOf, pricingTable } from '../../shared/llm/pricing.js';
 import { usageByModel, usageSummary } from '../../shared/llm/usage.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -172,5 +172,24 @@ describe('what a report reads', () => {
     ]);
     // Closed now: read once more, then kept.
     expect(await daysRead(() => usageSummary(2, new Date(midnight + USAGE_DAY_CLOSED_AFTER_MS)))).toEqual(['DAY#2026-11-21']);
+  });
+
+  it('past its bound keeps the newest closed days, so a report read again over a longer window still finds them', () => {
+    const kept = new KeptDays<number>(10);
+    const days = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05'];
+    const hits = () => days.filter((day) => kept.get(`t\n${day}`)).length;
+    // Reads finish in any order; each day holds 3 entries, 15 in all against a bound of 10.
+    for (const day of ['2026-11-04', '2026-11-01', '2026-11-05', '2026-11-02', '2026-11-03']) kept.keep(`t\n${day}`, day, [1, 2, 3]);
+    expect(days.filter((day) => kept.get(`t\n${day}`))).toEqual(['2026-11-03', '2026-11-04', '2026-11-05']);
+    // The same window again, as every scrape reads it: what was kept is found, an older day is not kept.
+    for (const day of days) if (!kept.get(`t\n${day}`)) kept.keep(`t\n${day}`, day, [1, 2, 3]);
+    expect(hits()).toBe(3);
+    kept.keep(
+      't\n2026-11-06',
+      '2026-11-06',
+      Array.from({ length: 11 }, (_, i) => i),
+    ); // larger than the bound: not kept
+    expect(kept.get('t\n2026-11-06')).toBeUndefined();
+    expect(hits()).toBe(3);
   });
 });
