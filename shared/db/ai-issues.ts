@@ -117,7 +117,7 @@ export async function getAiIssues(ids: string[]): Promise<AiIssueRecord[]> {
   return (await batchGet('ai-issues', ids.map(key))).map(readIssue);
 }
 
-/** Ongoing ones, and those resolved at or after `since`: newest activity first, whole (the patrol's open issues). */
+/** Ongoing ones, and those resolved at or after `since`: newest activity first, whole (what the tests compare the summaries against). */
 export async function listAiIssuesActiveSince(since: Date): Promise<AiIssueRecord[]> {
   const items = await queryAll('ai-issues', {
     IndexName: 'gsi1',

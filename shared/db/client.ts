@@ -183,7 +183,7 @@ export const projection = (fields: readonly string[]) => ({
 });
 
 /**
- * A time index's items (`gsi1pk` = `partition`, `gsi1sk` = `<created_at>#<id>`) from `since`,
+ * A time index's items (`gsi1pk` = `partition`, `gsi1sk` a key that starts with a time: `<created_at>#<id>`, an activity key) from `since`,
  * or between two sort keys, newest first: `fields` only.
  */
 export function queryTimeIndex<T extends Item>(

@@ -53,8 +53,11 @@ export function usageRecord(usage: NewUsage, now = new Date()): UsageRecord {
   return { call_id: randomUUID(), day: at.slice(0, 10), at, ...usage };
 }
 
+/** A record as the ledger stores it. */
+export const usageItem = (record: UsageRecord) => ({ pk: `DAY#${record.day}`, sk: `${record.at}#${record.call_id}`, ...record });
+
 export async function putUsage(record: UsageRecord): Promise<void> {
-  await putItem('llm-usage', { pk: `DAY#${record.day}`, sk: `${record.at}#${record.call_id}`, ...record });
+  await putItem('llm-usage', usageItem(record));
 }
 
 export async function recordUsage(usage: NewUsage, now = new Date()): Promise<UsageRecord> {

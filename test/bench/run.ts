@@ -29,7 +29,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, llm, tickets, console, refresh-memory).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, scrape, llm, tickets, console, refresh-memory).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
@@ -73,6 +73,7 @@ try {
     scoring: () => import('./scoring.js'),
     'refresh-memory': () => import('./refresh-memory.js'),
     issues: () => import('./issues.js'),
+    scrape: () => import('./scrape.js'),
     llm: () => import('./llm.js'),
     tickets: () => import('./tickets.js'),
     console: () => import('./console.js'),
