@@ -66,10 +66,15 @@ export async function recordUsage(usage: NewUsage, now = new Date()): Promise<Us
   return record;
 }
 
-const readDay = async (day: string, consistent = false) =>
-  (await queryAll('llm-usage', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DAY#${day}` }, ConsistentRead: consistent })).map(
-    readUsage,
-  );
+/** A day's calls (those dated at or after `from` when given). */
+const readDay = async (day: string, consistent = false, from?: string) =>
+  (
+    await queryAll('llm-usage', {
+      KeyConditionExpression: from ? 'pk = :pk AND sk >= :from' : 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': `DAY#${day}`, ...(from && { ':from': from }) },
+      ConsistentRead: consistent,
+    })
+  ).map(readUsage);
 
 /** Every call of the last `days` UTC days (today included), oldest day first. */
 export async function listUsage(days: number, now = new Date()): Promise<UsageRecord[]> {
@@ -123,26 +128,51 @@ export class KeptDays<T> {
 /** Run sums of closed days this container keeps (≈ 200 bytes each). */
 const closedDays = new KeptDays<UsageRun>(100_000);
 
-function runsOf(calls: readonly UsageRecord[]): UsageRun[] {
+/** Sums of the same run, day, source and model added into one. */
+function mergeRuns(parts: readonly UsageRun[]): UsageRun[] {
   const runs = new Map<string, UsageRun>();
-  for (const { call_id: _id, at: _at, user: _user, ...call } of calls) {
-    const key = `${call.day}\n${call.source}\n${call.model}\n${call.run_id}`;
+  for (const part of parts) {
+    const key = `${part.day}\n${part.source}\n${part.model}\n${part.run_id}`;
     const run = runs.get(key);
-    if (!run) runs.set(key, { ...call, answered: !call.error });
+    if (!run) runs.set(key, { ...part });
     else {
-      run.input_tokens += call.input_tokens;
-      run.output_tokens += call.output_tokens;
-      run.total_tokens += call.total_tokens;
-      run.cost_usd += call.cost_usd;
-      run.duration_ms += call.duration_ms;
-      run.error ||= call.error;
-      run.answered ||= !call.error;
+      run.input_tokens += part.input_tokens;
+      run.output_tokens += part.output_tokens;
+      run.total_tokens += part.total_tokens;
+      run.cost_usd += part.cost_usd;
+      run.duration_ms += part.duration_ms;
+      run.error ||= part.error;
+      run.answered ||= part.answered;
     }
   }
   return [...runs.values()];
 }
 
-/** The run sums of the last `days` UTC days (today included): closed days from this container's memory once read. */
+const runsOf = (calls: readonly UsageRecord[]) =>
+  mergeRuns(calls.map(({ call_id: _id, at: _at, user: _user, ...call }) => ({ ...call, answered: !call.error })));
+
+/**
+ * A day still open (today, and yesterday until a quarter past midnight): its calls dated more
+ * than a quarter of an hour ago no longer change either (the closed-day rule, per call), so they
+ * are kept as run sums and a report reads only the calls since; when the day closes it is read
+ * whole once more (closedDays). Per table and day; at most KEPT_OPEN_RUNS run sums a day.
+ */
+const openDays = new Map<string, { settledBefore: string; runs: UsageRun[] }>();
+const KEPT_OPEN_RUNS = 100_000;
+
+async function openDayRuns(key: string, day: string, now: Date): Promise<UsageRun[]> {
+  const settledBefore = new Date(now.getTime() - USAGE_DAY_CLOSED_AFTER_MS).toISOString();
+  const kept = openDays.get(key);
+  // A report as of an earlier time (never a live one) reads the day whole.
+  const from = kept && kept.settledBefore <= settledBefore ? kept : undefined;
+  const calls = await readDay(day, false, from?.settledBefore);
+  const runs = mergeRuns([...(from?.runs ?? []), ...runsOf(calls.filter((c) => c.at < settledBefore))]);
+  if (runs.length <= KEPT_OPEN_RUNS) openDays.set(key, { settledBefore, runs });
+  else openDays.delete(key);
+  return [...runs, ...runsOf(calls.filter((c) => c.at >= settledBefore))];
+}
+
+/** The run sums of the last `days` UTC days (today included): closed days, and the settled calls of open ones, from this container's memory once read. */
 export async function listUsageRuns(days: number, now = new Date()): Promise<UsageRun[]> {
   const table = tableName('llm-usage');
   const perDay = await mapLimit(windowDays(days, now), 16, async (day) => {
@@ -150,9 +180,11 @@ export async function listUsageRuns(days: number, now = new Date()): Promise<Usa
     const kept = closedDays.get(key);
     if (kept) return kept;
     const closed = Date.parse(`${day}T00:00:00Z`) + 86_400_000 + USAGE_DAY_CLOSED_AFTER_MS <= now.getTime();
-    // A closed day is read once for the container's life: consistently, so its last writes are in.
-    const runs = runsOf(await readDay(day, closed));
-    if (closed) closedDays.keep(key, day, runs);
+    if (!closed) return openDayRuns(key, day, now);
+    // A closed day is read once for the container's life: whole and consistently, so its last writes are in.
+    openDays.delete(key);
+    const runs = runsOf(await readDay(day, true));
+    closedDays.keep(key, day, runs);
     return runs;
   });
   return perDay.flat();

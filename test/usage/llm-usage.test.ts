@@ -174,6 +174,48 @@ describe('what a report reads', () => {
     expect(await daysRead(() => usageSummary(2, new Date(midnight + USAGE_DAY_CLOSED_AFTER_MS)))).toEqual(['DAY#2026-11-21']);
   });
 
+  it('reads of today, once read, only the calls of the last quarter of an hour: the earlier ones no longer change', async () => {
+    const day = '2026-11-25'; // a day of its own
+    const at = (hhmm: string) => new Date(`${day}T${hhmm}:00.000Z`);
+    const usage = (run_id: string, input_tokens: number): NewUsage => ({
+      run_id,
+      source: 'agent',
+      model: 'gpt-4o-mini',
+      input_tokens,
+      output_tokens: 10,
+      total_tokens: input_tokens + 10,
+      cost_usd: 0.0001,
+      duration_ms: 500,
+      error: false,
+      user: 'agent-worker',
+    });
+    const mine: UsageRecord[] = [];
+    for (let i = 0; i < 30; i++) mine.push(await recordUsage(usage(`morning-${i % 12}`, 100 + i), new Date(at('08:00').getTime() + i * 10 * 60_000)));
+    const reads = async (now: Date) => {
+      const { result, requests } = await requestsOf(
+        proxy,
+        () => usageSummary(1, now),
+        (r) => r.operation === 'Query' && tableOf(r).endsWith('llm-usage'),
+      );
+      return { summary: result, from: requests.map((r) => r.input.ExpressionAttributeValues[':from']?.S ?? 'whole') };
+    };
+    expect((await reads(at('13:00'))).from).toEqual(['whole']);
+    // Calls of the last minutes, one of a run already counted, and one dated inside the quarter of an hour.
+    mine.push(await recordUsage(usage('morning-3', 1000), at('13:01')));
+    mine.push(await recordUsage(usage('afternoon', 2000), at('13:02')));
+    mine.push(await recordUsage(usage('afternoon', 3000), at('12:49')));
+    const { summary, from } = await reads(at('13:05'));
+    expect(from).toEqual([`${day}T12:45:00.000Z`]);
+    expect(summary.totals).toMatchObject({
+      runs: new Set(mine.map((c) => c.run_id)).size,
+      input_tokens: sumOf(mine, (c) => c.input_tokens),
+      total_tokens: sumOf(mine, (c) => c.total_tokens),
+    });
+    expect(summary.daily_usage).toEqual([
+      expect.objectContaining({ day, runs: 13, avg_duration_s: Math.round((sumOf(mine, (c) => c.duration_ms) / 13 / 1000) * 100) / 100 }),
+    ]);
+  });
+
   it('past its bound keeps the newest closed days, so a report read again over a longer window still finds them', () => {
     const kept = new KeptDays<number>(10);
     const days = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05'];
