@@ -10,10 +10,9 @@ import { PENDING_TASKS_SHOWN } from '../../shared/agents/queries.js';
 import { handler } from '../../functions/investigations.js';
 import { leaseMs } from '../../shared/agents/tasks.js';
 import { claimTask, completeTask, createTask, listInvestigationsSince, listOpenTasks, type InvestigationSummary } from '../../shared/db/investigations.js';
-import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
-import { userToken, useTestJwtSecret } from '../support/tokens.js';
+import { itemsAskedFor, useWatchedTables } from '../support/read-costs.js';
 
 const SEVERITIES = ['critical', 'warning', 'info'] as const;
 const TEXTS = ['root_cause', 'recommended_actions', 'full_report'];
@@ -21,9 +20,7 @@ let proxy: DynamoProxy;
 let token: string;
 
 beforeAll(async () => {
-  ({ proxy } = await useTestTables({ proxy: true }));
-  useTestJwtSecret();
-  token = await userToken('viewer');
+  ({ proxy, token } = await useWatchedTables());
   // 24 investigations over the last 12 days, three customers, every severity, long texts.
   for (let n = 0; n < 24; n++) {
     const at = new Date(Date.now() - n * 12 * 3_600_000).toISOString();
@@ -65,20 +62,11 @@ afterAll(() => proxy.close());
 /** The requests a call makes to DynamoDB. */
 const seen = <T>(work: () => Promise<T>) => requestsOf(proxy, work);
 
-/**
- * How many investigations' free texts a request may send back: 0 when it asks for none, the
- * ids it is filtered to when it names them, else every item of its range (Infinity).
- */
-function textsAskedFor(r: WireRequest): number {
-  if (!tableOf(r).endsWith('investigations') || !['Query', 'GetItem', 'BatchGetItem'].includes(r.operation)) return 0;
-  const names: Record<string, string> = r.input.ExpressionAttributeNames ?? {};
-  const projected = r.input.ProjectionExpression as string | undefined;
-  const attributes = projected ? projected.split(',').map((p) => names[p.trim()] ?? p.trim()) : null; // null: every attribute
-  if (attributes && !attributes.some((a) => TEXTS.includes(a))) return 0;
-  if (r.operation === 'GetItem') return 1;
-  const ids = /investigation_id IN \(([^)]*)\)/.exec(r.input.FilterExpression ?? '');
-  return ids ? ids[1]!.split(',').length : Number.POSITIVE_INFINITY;
-}
+/** How many investigations' free texts a request may send back: a query filtered to ids, as many as it names. */
+const textsAskedFor = (r: WireRequest) =>
+  tableOf(r).endsWith('investigations')
+    ? itemsAskedFor(r, TEXTS, (q) => /investigation_id IN \(([^)]*)\)/.exec(q.input.FilterExpression ?? '')?.[1]?.split(',').length ?? Number.POSITIVE_INFINITY)
+    : 0;
 
 const get = (path: string, routeKey: string, query: Record<string, string> = {}) =>
   call(handler as Handler, { method: 'GET', path, routeKey: `GET ${routeKey}`, query, headers: { authorization: `Bearer ${token}` } });

@@ -12,10 +12,9 @@ import { aiTriageAction, getAiIssue, getAiIssues, retireAiIssue, writeAiGrouping
 import { activityKey } from '../../shared/db/issues.js';
 import { distinct, kpiCounts, matches, newestFirst, windowStart } from '../../shared/issues/queries.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
-import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
-import { userToken, useTestJwtSecret } from '../support/tokens.js';
+import { itemsAskedFor, useWatchedTables } from '../support/read-costs.js';
 
 const HEAVY = ['alert_keys', 'ai_reasoning', 'ai_summary'];
 const ISSUES = 20;
@@ -26,9 +25,7 @@ let proxy: DynamoProxy;
 let token: string;
 
 beforeAll(async () => {
-  ({ proxy } = await useTestTables({ proxy: true }));
-  useTestJwtSecret();
-  token = await userToken('viewer');
+  ({ proxy, token } = await useWatchedTables());
   // 20 AI issues, one every 9 hours back to 7 days: four clusters of three customers, every
   // fourth Ongoing, 300 alert keys and texts at the model's bound each.
   const now = Date.now();
@@ -61,23 +58,8 @@ beforeAll(async () => {
 });
 afterAll(() => proxy.close());
 
-/**
- * How many AI issues' alert keys or texts a request may send back: 0 when it asks for none, the
- * keys it names (a read of the table by key holds one issue per partition), else every item of
- * its range (Infinity).
- */
-function heavyAskedFor(r: WireRequest): number {
-  if (!tableOf(r).endsWith('ai-issues')) return 0;
-  const read = r.operation === 'BatchGetItem' ? Object.values(r.input.RequestItems as Record<string, any>)[0] : r.input;
-  const names: Record<string, string> = read.ExpressionAttributeNames ?? {};
-  const projected = read.ProjectionExpression as string | undefined;
-  const attributes = projected ? projected.split(',').map((p) => names[p.trim()] ?? p.trim()) : null; // null: every attribute
-  if (attributes && !attributes.some((a) => HEAVY.includes(a))) return 0;
-  if (r.operation === 'GetItem') return 1;
-  if (r.operation === 'BatchGetItem') return read.Keys.length;
-  if (r.operation === 'Query' && !r.input.IndexName) return 1;
-  return ['Query', 'Scan'].includes(r.operation) ? Number.POSITIVE_INFINITY : 0;
-}
+/** How many AI issues' alert keys or texts a request may send back. */
+const heavyAskedFor = (r: WireRequest) => (tableOf(r).endsWith('ai-issues') ? itemsAskedFor(r, HEAVY) : 0);
 
 const get = (path: string, query: Record<string, string> = {}) =>
   requestsOf(proxy, () => call(handler as Handler, { method: 'GET', path, routeKey: `GET ${path}`, query, headers: { authorization: `Bearer ${token}` } }));

@@ -13,10 +13,9 @@ import { getIssue, listClusterIssues, writeGrouping } from '../../shared/db/issu
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { CLUSTER_HISTORY_LIMIT, issueView, newestFirst, timelineEntry } from '../../shared/issues/queries.js';
 import { storedCluster } from '../support/clusters.js';
-import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
-import { userToken, useTestJwtSecret } from '../support/tokens.js';
+import { itemsAskedFor, useWatchedTables } from '../support/read-costs.js';
 
 const ISSUES = 70;
 const HEAVY = ['alert_names', 'notes'];
@@ -26,9 +25,7 @@ let proxy: DynamoProxy;
 let token: string;
 
 beforeAll(async () => {
-  ({ proxy } = await useTestTables({ proxy: true }));
-  useTestJwtSecret();
-  token = await userToken('viewer');
+  ({ proxy, token } = await useWatchedTables());
   // 70 issues of one cluster, one every 6 hours back, each naming 50 long alert names; the newest Ongoing.
   const now = Date.now();
   for (let n = 0; n < ISSUES; n++) {
@@ -56,17 +53,8 @@ beforeAll(async () => {
 });
 afterAll(() => proxy.close());
 
-/** How many issues' alert names or notes a request may send back: a batch the keys it names, a query every issue of its range. */
-function heavyAskedFor(r: WireRequest): number {
-  if (!tableOf(r).endsWith('issues')) return 0;
-  const read = r.operation === 'BatchGetItem' ? Object.values(r.input.RequestItems as Record<string, any>)[0] : r.input;
-  const names: Record<string, string> = read.ExpressionAttributeNames ?? {};
-  const fields = (read.ProjectionExpression as string | undefined)?.split(',').map((p) => names[p.trim()] ?? p.trim());
-  if (fields && !fields.some((f) => HEAVY.includes(f))) return 0;
-  if (r.operation === 'GetItem') return 1;
-  if (r.operation === 'BatchGetItem') return read.Keys.length;
-  return ['Query', 'Scan'].includes(r.operation) ? Number.POSITIVE_INFINITY : 0;
-}
+/** How many issues' alert names or notes a request may send back. */
+const heavyAskedFor = (r: WireRequest) => (tableOf(r).endsWith('issues') ? itemsAskedFor(r, HEAVY) : 0);
 
 describe("an issue's cluster history", () => {
   it('reads alert names and notes of the issues it shows only, and answers what every stored issue gives', async () => {
@@ -136,12 +124,5 @@ describe("an issue's detail", () => {
   });
 });
 
-/** How many alerts' annotations a request may send back: a batch the keys it names, a query every alert of its range. */
-function alertTextsAskedFor(r: WireRequest): number {
-  const read = r.operation === 'BatchGetItem' ? Object.values(r.input.RequestItems as Record<string, any>)[0] : r.input;
-  const names: Record<string, string> = read.ExpressionAttributeNames ?? {};
-  const fields = (read.ProjectionExpression as string | undefined)?.split(',').map((p) => names[p.trim()] ?? p.trim());
-  if (fields && !fields.includes('annotations')) return 0;
-  if (r.operation === 'BatchGetItem') return read.Keys.length;
-  return ['Query', 'Scan'].includes(r.operation) ? Number.POSITIVE_INFINITY : r.operation === 'GetItem' ? 1 : 0;
-}
+/** How many alerts' annotations a request may send back. */
+const alertTextsAskedFor = (r: WireRequest) => itemsAskedFor(r, ['annotations']);

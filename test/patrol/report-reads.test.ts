@@ -9,21 +9,19 @@ import { handler } from '../../functions/patrol.js';
 import { createReport, finishReport, getReport, type PatrolReport } from '../../shared/db/patrol.js';
 import { writeGrouping } from '../../shared/db/issues.js';
 import { gatherInputs } from '../../shared/patrol/scan.js';
-import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
-import { userToken, useTestJwtSecret } from '../support/tokens.js';
+import { attributesAsked, itemsAskedFor, useWatchedTables } from '../support/read-costs.js';
 
 const PARSED = ['clusters_flagged_parsed', 'customer_summaries_parsed', 'fleet_summary_parsed'];
 const REPORTS = 14;
 const ids: string[] = []; // newest first
+const sortKeys: string[] = []; // each report's index sort key, `<created_at>#<report_id>`
 let proxy: DynamoProxy;
 let token: string;
 
 beforeAll(async () => {
-  ({ proxy } = await useTestTables({ proxy: true }));
-  useTestJwtSecret();
-  token = await userToken('viewer');
+  ({ proxy, token } = await useWatchedTables());
   // 14 reports, one every 12 hours: completed and failed ones with long texts, and the newest
   // still running with no scan holding the lock (it stopped: the list marks it failed).
   for (let n = REPORTS - 1; n >= 0; n--) {
@@ -64,26 +62,13 @@ afterAll(() => proxy.close());
 /** The requests a call makes to the patrol table. */
 const seen = <T>(work: () => Promise<T>) => requestsOf(proxy, work, (r) => tableOf(r).endsWith('patrol'));
 
-/** The attributes a request asks for; undefined: every one. */
-function asked(r: WireRequest): string[] | undefined {
-  const names: Record<string, string> = r.input.ExpressionAttributeNames ?? {};
-  const projected = r.input.ProjectionExpression as string | undefined;
-  return projected?.split(',').map((p) => names[p.trim()] ?? p.trim());
-}
-
-/** Every report's index sort key (`<created_at>#<report_id>`). */
-const sortKeys: string[] = [];
-
-/** How many reports' `attributes` a read may send back: a GetItem one, a Query every report of its range. */
-function reportsAskedFor(r: WireRequest, attributes: readonly string[]): number {
-  if (!['Query', 'GetItem', 'BatchGetItem', 'Scan'].includes(r.operation)) return 0;
-  const wanted = asked(r);
-  if (wanted && !wanted.some((a) => attributes.includes(a))) return 0;
-  if (r.operation === 'GetItem') return 1;
-  if (!/BETWEEN/.test(r.input.KeyConditionExpression ?? '')) return Number.POSITIVE_INFINITY;
-  const { ':lo': lo, ':hi': hi } = r.input.ExpressionAttributeValues;
-  return sortKeys.filter((key) => key >= lo.S && key <= hi.S).length;
-}
+/** How many reports' `attributes` a read may send back: a key range as many as it holds. */
+const reportsAskedFor = (r: WireRequest, attributes: readonly string[]) =>
+  itemsAskedFor(r, attributes, (q) => {
+    if (!/BETWEEN/.test(q.input.KeyConditionExpression ?? '')) return Number.POSITIVE_INFINITY;
+    const { ':lo': lo, ':hi': hi } = q.input.ExpressionAttributeValues;
+    return sortKeys.filter((key) => key >= lo.S && key <= hi.S).length;
+  });
 
 const get = (path: string, routeKey: string, query: Record<string, string> = {}) =>
   call(handler as Handler, { method: 'GET', path, routeKey: `GET ${routeKey}`, query, headers: { authorization: `Bearer ${token}` } });
@@ -174,7 +159,8 @@ describe("the scan's inputs", () => {
       (r) => tableOf(r).endsWith('issues'),
     );
     expect(requests.length).toBeGreaterThan(0);
-    for (const r of requests) expect(asked(r)?.filter((f) => ['alert_names', 'notes', 'alert_keys', 'ai_reasoning', 'ai_summary'].includes(f))).toEqual([]);
+    for (const r of requests)
+      expect(attributesAsked(r)?.filter((f) => ['alert_names', 'notes', 'alert_keys', 'ai_reasoning', 'ai_summary'].includes(f))).toEqual([]);
     expect(result.open_issues).toBe(5);
   });
 });
