@@ -176,11 +176,17 @@ export async function queryPage<T extends Item>(table: TableName, options: Query
   return { items: (out.Items ?? []).map((item) => fromItem(item) as T), next: out.LastEvaluatedKey ? fromItem(out.LastEvaluatedKey) : undefined };
 }
 
-/** A read's projection of `fields`, by placeholders (some names are reserved words). */
-export const projection = (fields: readonly string[]) => ({
-  ProjectionExpression: fields.map((_, i) => `#p${i}`).join(', '),
-  ExpressionAttributeNames: Object.fromEntries(fields.map((f, i) => [`#p${i}`, f])),
-});
+/**
+ * A read's projection of `fields`, by placeholders (some names are reserved words), and the
+ * item's key: a projected item that does not fit its reader is named by it (MalformedItem).
+ */
+export const projection = (fields: readonly string[]) => {
+  const names = [...new Set(['pk', 'sk', ...fields])];
+  return {
+    ProjectionExpression: names.map((_, i) => `#p${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(names.map((f, i) => [`#p${i}`, f])),
+  };
+};
 
 /**
  * A time index's items (`gsi1pk` = `partition`, `gsi1sk` a key that starts with a time: `<created_at>#<id>`, an activity key) from `since`,

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { putItem } from '../../shared/db/client.js';
 import { getTask } from '../../shared/db/investigations.js';
+import { listReportFiguresSince } from '../../shared/db/patrol.js';
 import { getIssue, listIssueSummariesSince } from '../../shared/db/issues.js';
 import { itemReader, listOf, MalformedItem, mapOf, nullable, number, oneOf, optional, orElse, record, string } from '../../shared/db/items.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -156,6 +157,14 @@ describe('repositories read items older code wrote', () => {
     await putItem('investigations', { pk: 'TASK#bad-task', sk: 'TASK', ...task, task_id: 'bad-task', status: 'paused' });
     await expect(getTask('bad-task')).rejects.toThrow(
       new MalformedItem('stored item TASK#bad-task / TASK: status should be one of pending, running, done, failed, is "paused"'),
+    );
+  });
+
+  it('an item read through a projection that does not fit is named by its key', async () => {
+    const at = '2026-01-02T00:00:00.000Z';
+    await putItem('patrol', { pk: 'REPORT#odd', sk: 'REPORT', gsi1pk: 'REPORTS', gsi1sk: `${at}#odd`, report_id: 'odd', created_at: at, status: 'paused' });
+    await expect(listReportFiguresSince(new Date(at))).rejects.toThrow(
+      new MalformedItem('stored item REPORT#odd / REPORT: status should be one of running, completed, failed, is "paused"'),
     );
   });
 });
