@@ -24,7 +24,7 @@ import {
   updateItem,
   type TransactItem,
 } from './client.js';
-import { itemReader, nullable, number, oneOf, optional, string, type Fields } from './items.js';
+import { itemReader, nullable, number, oneOf, optional, pickFields, string, type Fields } from './items.js';
 
 const TASK_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -99,22 +99,9 @@ const readSummary = itemReader(summaryFields);
  * What the list's filters and the KPIs read of every investigation in a window: no free text.
  * A summary's root cause and actions run to kilobytes each; the window may hold thousands.
  */
-export type InvestigationFigures = Pick<
-  InvestigationSummary,
-  'investigation_id' | 'created_at' | 'severity' | 'customer_name' | 'confidence' | 'duration_seconds' | 'total_tokens' | 'cost_usd'
->;
-const figureFields: Fields<InvestigationFigures> = {
-  investigation_id: string,
-  created_at: string,
-  severity: oneOf(SEVERITIES),
-  customer_name: string,
-  confidence: number,
-  duration_seconds: number,
-  total_tokens: number,
-  cost_usd: number,
-};
-const FIGURE_FIELDS = Object.keys(figureFields);
-const readFigures = itemReader(figureFields);
+const FIGURE_FIELDS = ['investigation_id', 'created_at', 'severity', 'customer_name', 'confidence', 'duration_seconds', 'total_tokens', 'cost_usd'] as const;
+export type InvestigationFigures = Pick<InvestigationSummary, (typeof FIGURE_FIELDS)[number]>;
+const readFigures = itemReader(pickFields(summaryFields, FIGURE_FIELDS));
 /** The most values DynamoDB takes in one IN (…) of an expression. */
 const IN_MAX = 100;
 const readInvestigation = itemReader<Investigation>({ ...summaryFields, full_report: string });

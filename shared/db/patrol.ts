@@ -3,7 +3,7 @@
 //   gsi1: gsi1pk = REPORTS, gsi1sk = <created_at>#<report_id> (newest first by Query)
 import { ReportStatus, type CustomerSummary, type FlaggedCluster, type FleetSummary, type PatrolReport, type PatrolReportSummary } from '../patrol/schemas.js';
 import { ConditionFailed, conditionalWrite, getItem, putItem, queryTimeIndex, setFields, updateItem } from './client.js';
-import { itemReader, listOf, nullable, number, oneOf, record, string, type Fields } from './items.js';
+import { itemReader, listOf, nullable, number, oneOf, pickFields, record, string, type Fields } from './items.js';
 
 const REPORT_STATUSES = ReportStatus.options;
 export type { CustomerSummary, FlaggedCluster, FleetSummary, PatrolReport };
@@ -31,17 +31,9 @@ const readSummary = itemReader(summaryFields);
  * text. A report's flagged clusters and customer summaries run to tens of kilobytes; a scan every
  * 6 hours is 120 reports a month, 1,460 in the list's widest window.
  */
-export type ReportFigures = Pick<PatrolReportSummary, 'report_id' | 'created_at' | 'status' | 'total_tokens' | 'cost_usd' | 'duration_seconds'>;
-const figureFields: Fields<ReportFigures> = {
-  report_id: string,
-  created_at: string,
-  status: oneOf(REPORT_STATUSES),
-  total_tokens: number,
-  cost_usd: number,
-  duration_seconds: number,
-};
-const FIGURE_FIELDS = Object.keys(figureFields);
-const readFigures = itemReader(figureFields);
+const FIGURE_FIELDS = ['report_id', 'created_at', 'status', 'total_tokens', 'cost_usd', 'duration_seconds'] as const;
+export type ReportFigures = Pick<PatrolReportSummary, (typeof FIGURE_FIELDS)[number]>;
+const readFigures = itemReader(pickFields(summaryFields, FIGURE_FIELDS));
 const readReport = itemReader<PatrolReport>({
   ...summaryFields,
   input_tokens: number,
