@@ -3,7 +3,10 @@
 //   gsi1: gsi1pk = ISSUES, gsi1sk = activity key — `~ONGOING#<last_seen>#<id>` while
 //         Ongoing (sorts after every timestamp), `<resolved_at>#<id>` once Resolved.
 //         "Issues active since T" is one Query: gsi1sk >= T.
-//   gsi2: gsi2pk = CLUSTER#<cluster_id>, gsi2sk = <first_seen>#<id> (a cluster's history).
+//   gsi2: gsi2pk = CLUSTER#<cluster_id>, gsi2sk = `A#` + the activity key (a cluster's history;
+//         "its issues active since T" is one Query: gsi2sk >= A#T). Written before that as
+//         `<first_seen>#<id>`, a digit first, so below `A`: read whole until rekeyed
+//         (listClusterIssuesActiveSince, rekeyClusterIssues).
 //   pk = CACHE, sk = GENERATION → the issues' generation marker (`generation`, ADD 1 per change),
 //         in no index. Every write of an issue moves it: triage, ticket claims and tickets
 //         in the same transaction (transactIssues), grouping once per cluster right after
@@ -18,6 +21,7 @@ import { Severity } from '../rules/schemas.js';
 import {
   batchGet,
   batchPut,
+  ConditionFailed,
   generationMarker,
   getItem,
   mapLimit,
@@ -197,14 +201,62 @@ export async function listClusterIssueSummaries(clusterId: string): Promise<Issu
   return items.map(readSummary);
 }
 
-/** Every issue of a cluster, oldest first (superseded ones included: grouping needs them). */
+/** Every issue of a cluster, oldest first (superseded ones included): what tests compare grouping's reads with. */
 export async function listClusterIssues(clusterId: string): Promise<IssueRecord[]> {
   const items = await queryAll('issues', {
     IndexName: 'gsi2',
     KeyConditionExpression: 'gsi2pk = :pk',
     ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}` },
   });
-  return items.map(readIssue);
+  const started = (i: IssueRecord) => `${i.first_seen}#${i.issue_id}`;
+  return items.map(readIssue).sort((a, b) => (started(a) < started(b) ? -1 : started(a) > started(b) ? 1 : 0));
+}
+
+/** gsi2's sort keys start with this; keys of the earlier layout (`<first_seen>#<id>`) start with a digit, below it. */
+const CLUSTER_ACTIVITY = 'A#';
+const clusterActivityKey = (i: Parameters<typeof activityKey>[0]) => `${CLUSTER_ACTIVITY}${activityKey(i)}`;
+
+/**
+ * A cluster's issues that were active at or after `since`: Ongoing, or resolved then or later,
+ * superseded ones included, in no order; and, as `legacy`, every issue of the cluster still keyed
+ * the earlier way (`<first_seen>#<id>`, which says nothing of its activity), read whole as
+ * before until rekeyClusterIssues moves it. A cluster keeps every issue it ever had (there is
+ * no retention), and a regrouping on every ingest needs only those that may still take alerts.
+ */
+export async function listClusterIssuesActiveSince(clusterId: string, since: Date): Promise<{ active: IssueRecord[]; legacy: IssueRecord[] }> {
+  const pk = `CLUSTER#${clusterId}`;
+  const [active, legacy] = await Promise.all([
+    queryAll('issues', {
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk >= :from',
+      ExpressionAttributeValues: { ':pk': pk, ':from': `${CLUSTER_ACTIVITY}${since.toISOString()}` },
+    }),
+    queryAll('issues', {
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :layout',
+      ExpressionAttributeValues: { ':pk': pk, ':layout': CLUSTER_ACTIVITY },
+    }),
+  ]);
+  return { active: active.map(readIssue), legacy: legacy.map(readIssue) };
+}
+
+/**
+ * Moves issues keyed the earlier way to the activity key, each only while it still is (a grouping
+ * write meanwhile has already moved it). Moves no other field, so no marker moves: lists read gsi1.
+ */
+export async function rekeyClusterIssues(issues: readonly IssueRecord[]): Promise<void> {
+  await mapLimit(issues, 8, async (issue) => {
+    try {
+      await updateItem('issues', PK(issue.issue_id), {
+        UpdateExpression: 'SET gsi2sk = :key',
+        ConditionExpression: 'gsi2sk < :layout',
+        ReturnValues: 'NONE',
+        ExpressionAttributeValues: { ':key': clusterActivityKey(issue), ':layout': CLUSTER_ACTIVITY },
+      });
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+    }
+  });
 }
 
 /** The index keys of an issue: by activity (gsi1) and by cluster (gsi2). */
@@ -212,7 +264,7 @@ const indexKeys = (g: IssueGrouping) => ({
   gsi1pk: ACTIVITY_PARTITION,
   gsi1sk: activityKey(g),
   gsi2pk: `CLUSTER#${g.cluster_id}`,
-  gsi2sk: `${g.first_seen}#${g.issue_id}`,
+  gsi2sk: clusterActivityKey(g),
 });
 
 /**
@@ -311,7 +363,8 @@ const triagedAs = (seen: number, value: string) =>
 export async function markSuperseded(issue: IssueRecord, by: string, now = new Date()): Promise<void> {
   const resolvedAt = issue.resolved_at ?? now.toISOString();
   await updateItem('issues', PK(issue.issue_id), {
-    UpdateExpression: 'SET superseded_by = :by, #status = :resolved, resolved_at = :at, gsi1sk = :key, grouped_at = :now, grouping_version = :next',
+    UpdateExpression:
+      'SET superseded_by = :by, #status = :resolved, resolved_at = :at, gsi1sk = :key, gsi2sk = :clusterKey, grouped_at = :now, grouping_version = :next',
     ConditionExpression: `grouping_version = :seen AND ${triagedAs(issue.triage_version, ':triaged')}`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
@@ -320,6 +373,7 @@ export async function markSuperseded(issue: IssueRecord, by: string, now = new D
       ':at': resolvedAt,
       ':now': now.toISOString(),
       ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }),
+      ':clusterKey': clusterActivityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }),
       ':next': issue.grouping_version + 1,
       ':seen': issue.grouping_version,
       ':triaged': issue.triage_version,

@@ -18,11 +18,13 @@ import {
   NO_SUCCESSOR,
   deleteGroupingAction,
   getGroupingState,
+  getIssues,
   issuesChanged,
-  listClusterIssues,
+  listClusterIssuesActiveSince,
   listIssueSummariesSince,
   markSuperseded,
   putGroupingState,
+  rekeyClusterIssues,
   writeGrouping,
   type IssueRecord,
 } from '../db/issues.js';
@@ -72,6 +74,16 @@ function displayNames(cluster: ClusterRecord | undefined, clusterId: string, sto
   };
 }
 
+/** The start of an issue that may still take alerts at `now`: a join window before the horizon. */
+const reachAt = (now: number, rules: IssueRules) => now - REGROUP_HORIZON_DAYS * DAY_MS - rules.grouping.join_window_minutes * 60_000;
+
+/** The issue that started last: its names stand in for a cluster missing from the inventory. */
+const newestStarted = (issues: readonly IssueRecord[]) =>
+  issues.reduce<IssueRecord | undefined>((newest, i) => (!newest || i.first_seen > newest.first_seen ? i : newest), undefined);
+
+/** Issues keyed the earlier way that one regrouping moves (each is one conditional update, on an ingest's path). */
+const REKEY_PER_PASS = 25;
+
 const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen: string; last_seen: string }) =>
   a.first_seen <= b.last_seen && b.first_seen <= a.last_seen;
 const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key);
@@ -96,22 +108,29 @@ async function applyGrouping(
   /** The earliest start of alerts just recorded (an ingest): read back to it, be it before the horizon. */
   readFrom?: number,
 ) {
-  const stored = await listClusterIssues(clusterId);
+  // The issues that may still take alerts (below), not every issue the cluster ever had: read
+  // from a day before the earliest reach this pass can have (its instant only moves later).
+  const { active, legacy } = await listClusterIssuesActiveSince(clusterId, new Date(reachAt(asOf.getTime(), rules) - DAY_MS));
+  const stored = [...active, ...legacy];
   const now = notBeforeGrouped(asOf, stored);
   // Read back to the start of any issue that could still take alerts: open ones, and
   // those that ended less than a join window before the horizon.
   const horizon = now.getTime() - REGROUP_HORIZON_DAYS * DAY_MS;
-  const reach = horizon - rules.grouping.join_window_minutes * 60_000;
+  const reach = reachAt(now.getTime(), rules);
   const relevant = stored.filter((i) => !i.superseded_by && (i.status === 'Ongoing' || Date.parse(i.resolved_at ?? i.last_seen) >= reach));
   const since = Math.min(horizon, readFrom ?? horizon, ...relevant.map((i) => Date.parse(i.first_seen)));
   const alerts = await listClusterAlertFields(clusterId, new Date(since), GROUPED_FIELDS);
-  const names = displayNames(cluster, clusterId, stored.at(-1), alerts[0]?.labels);
+  const names = displayNames(cluster, clusterId, newestStarted(stored), alerts[0]?.labels);
+  const groupings = groupAlerts(alerts, rules, now);
+  // A produced issue keeps the id of a stored one with its id, also one that was not read
+  // (superseded, or ended long ago and read back to by an old open issue or a late alert).
   const byId = new Map(stored.map((i) => [i.issue_id, i]));
+  for (const issue of await getIssues([...new Set(groupings.map((g) => g.issue_id))].filter((id) => !byId.has(id)))) byId.set(issue.issue_id, issue);
   const kept = new Set<string>();
   const produced: IssueGrouping[] = [];
   const result = { created: 0, updated: 0, unchanged: 0, removed: 0 };
 
-  for (const grouping of groupAlerts(alerts, rules, now)) {
+  for (const grouping of groupings) {
     // The stored issue this one continues: of the overlapping stored issues of its group, a
     // triaged one first (its triage and ticket stay in view), then the one with its id, then the oldest.
     const candidates = relevant.filter((i) => i.group_key === grouping.group_key && !kept.has(i.issue_id) && overlaps(i, grouping));
@@ -147,6 +166,8 @@ async function applyGrouping(
     }
     result.removed++;
   }
+  // Issues keyed the earlier way move to the activity key, a few per pass, so later reads skip them.
+  if (legacy.length) await rekeyClusterIssues(legacy.slice(0, REKEY_PER_PASS));
   return result;
 }
 
