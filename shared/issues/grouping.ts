@@ -40,6 +40,34 @@ export function groupKeyOf(alert: Pick<AlertRecord, 'cluster_id' | 'alert_name' 
   return keys.map((key) => `${key}=${keyValue(alert, key).replaceAll('|', '||')}`).join('|');
 }
 
+/**
+ * The grouping keys a group key was built with, in order: it reads back one way (above). A value
+ * runs to the first odd run of pipes, whose last pipe is the separator; key names hold no `=`.
+ */
+export function keysOfGroupKey(groupKey: string): string[] {
+  const keys: string[] = [];
+  let at = 0;
+  while (at < groupKey.length) {
+    const eq = groupKey.indexOf('=', at);
+    if (eq < 0) break;
+    keys.push(groupKey.slice(at, eq));
+    let next = -1;
+    for (let i = eq + 1; i < groupKey.length && next < 0; ) {
+      if (groupKey[i] !== '|') {
+        i++;
+        continue;
+      }
+      let run = 0;
+      while (groupKey[i + run] === '|') run++;
+      if (run % 2 === 1) next = i + run;
+      i += run;
+    }
+    if (next < 0) break;
+    at = next;
+  }
+  return keys;
+}
+
 /** Whether an alert name fits a severity pattern: globs separated by `|`, case-insensitive. */
 export function nameFits(pattern: string, name: string): boolean {
   const lower = name.toLowerCase();

@@ -12,12 +12,11 @@ import { listUsers } from '../db/users.js';
 import { LABEL_VALUE_MAX, METRIC_KEYS, type MetricKey } from '../fleet/records.js';
 import { NotFound } from '../http/errors.js';
 import { escapedBytes } from '../http/lambda-payload.js';
-import { loadIssueRules } from '../rules/load.js';
 import { HttpLink, type IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
 import { cutText } from '../text.js';
 import * as z from '../zod.js';
-import { groupKeyOf } from './grouping.js';
+import { groupKeyOf, keysOfGroupKey } from './grouping.js';
 import { issueWindow } from './list-cache.js';
 import type { IssueView } from './schemas.js';
 
@@ -225,15 +224,19 @@ export function timelineEntry(a: AlertRecord) {
   };
 }
 
-/** The issue's alerts, newest first (ALERTS_SHOWN at most): the cluster's alerts of its group between its first and last alert. */
+/**
+ * The issue's alerts, newest first (ALERTS_SHOWN at most): the cluster's alerts of its group between
+ * its first and last alert. Its group is its key's, built with the grouping keys it was formed by, not
+ * the rules' now: after an edit of the keys, its alerts stay in view until a pass regroups them.
+ */
 export async function issueAlerts(issue: IssueRecord): Promise<AlertRecord[]> {
-  const { rules } = await loadIssueRules();
+  const keys = keysOfGroupKey(issue.group_key);
   return newestClusterAlerts(
     issue.cluster_id,
     new Date(issue.first_seen),
     new Date(issue.last_seen),
     ALERTS_SHOWN,
-    (a) => a.starts_at <= issue.last_seen && groupKeyOf(a, rules.grouping.keys) === issue.group_key,
+    (a) => a.starts_at <= issue.last_seen && groupKeyOf(a, keys) === issue.group_key,
   );
 }
 

@@ -1,18 +1,20 @@
 // Gaps found in review: an Ongoing issue older than the regrouping horizon must
-// survive an edit of the grouping keys (its alert still fires), and label values
-// holding the key's separator must neither merge groups nor garble issue names.
+// survive an edit of the grouping keys (its alert still fires), an issue's timeline
+// must not go empty after such an edit, and label values holding the key's separator
+// must neither merge groups nor garble issue names.
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { upsertAlert, type AlertRecord } from '../../shared/db/alerts.js';
 import { getIssue, listClusterIssues } from '../../shared/db/issues.js';
 import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
-import { groupAlerts, groupKeyOf } from '../../shared/issues/grouping.js';
+import { groupAlerts, groupKeyOf, keysOfGroupKey } from '../../shared/issues/grouping.js';
+import { issueDetail } from '../../shared/issues/queries.js';
 import { REGROUP_HORIZON_DAYS, regroupClusters } from '../../shared/issues/regroup.js';
 import { checkRuleText } from '../../shared/rules/check.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import type { IssueRules } from '../../shared/rules/schemas.js';
-import { storedCluster } from '../support/clusters.js';
+import { alertNotice, storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
@@ -39,16 +41,16 @@ function firing(clusterId: string, name: string, startsAt: Date, fingerprint: st
   };
 }
 
+async function useIssueRules(text: string) {
+  const checked = checkRuleText('issue-rules', text);
+  if (!checked.ok) throw new Error(checked.message);
+  await writeRuleSetVersion('issue-rules', text, checked.value, (await getCurrentRuleSet('issue-rules'))?.version ?? 0, 'test');
+}
+
 describe('an Ongoing issue older than the regrouping horizon', () => {
   beforeAll(async () => {
     await useTestTables();
   });
-
-  async function useIssueRules(text: string) {
-    const checked = checkRuleText('issue-rules', text);
-    if (!checked.ok) throw new Error(checked.message);
-    await writeRuleSetVersion('issue-rules', text, checked.value, (await getCurrentRuleSet('issue-rules'))?.version ?? 0, 'test');
-  }
 
   it('is replaced by an issue of the new grouping keys when they are edited: its alert still fires', async () => {
     const c = await storedCluster();
@@ -89,6 +91,31 @@ describe('an Ongoing issue older than the regrouping horizon', () => {
   });
 });
 
+describe("an issue's timeline after an edit of the grouping keys", () => {
+  beforeAll(async () => {
+    await useTestTables();
+  });
+
+  it('shows the alerts of its group as it was formed until a pass regroups them', async () => {
+    const c = await storedCluster();
+    const service = (fingerprint: string, minutes: number) => ({
+      ...alertNotice(NOW, c, 'QueryErrors', fingerprint, minutes),
+      labels: { alertname: 'QueryErrors', cluster_id: c, service: fingerprint === 'q1' ? 'api|v2' : 'etl' },
+    });
+    expect((await ingestAlerts([service('q1', 30), service('q2', 20)], NOW)).rejected).toEqual([]);
+    const [issue] = await listClusterIssues(c);
+    expect(issue).toMatchObject({ group_key: `cluster=${c}|alert_name=QueryErrors`, alert_count: 2 });
+    await useIssueRules(defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', 'keys: [cluster, alert_name, label:service]'));
+    try {
+      const detail = await issueDetail(issue!.issue_id, NOW);
+      expect(detail.alerts.map((a) => a.starts_at)).toEqual([ago(20 * 60_000).toISOString(), ago(30 * 60_000).toISOString()]);
+      expect(detail.alerts_total).toBe(2);
+    } finally {
+      await useIssueRules(defaultRuleText('issue-rules'));
+    }
+  });
+});
+
 describe('group keys of label values holding the separator', () => {
   const KEYS = ['cluster', 'label:a', 'label:b'];
   const rules: IssueRules = {
@@ -116,6 +143,8 @@ describe('group keys of label values holding the separator', () => {
         const k1 = groupKeyOf(firing(c1, 'X', NOW, 'f', { a: x1, b: y1 }), KEYS);
         const k2 = groupKeyOf(firing(c2, 'X', NOW, 'f', { a: x2, b: y2 }), KEYS);
         expect(k1 === k2).toBe(c1 === c2 && x1 === x2 && y1 === y2);
+        // And each reads back as the keys it was built with.
+        expect(keysOfGroupKey(k1)).toEqual(KEYS);
       }),
       { numRuns: 2_000 },
     );
