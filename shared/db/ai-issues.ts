@@ -7,21 +7,9 @@
 // live issue (not superseded). Grouping retires an issue only as triaged as it read it.
 import type { AiIssueView } from '../ai-issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
-import {
-  batchGet,
-  ConditionFailed,
-  deleteItem,
-  getItem,
-  putItem,
-  queryAll,
-  queryTimeIndex,
-  tableName,
-  setFields,
-  updateItem,
-  type TransactItem,
-} from './client.js';
+import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryTimeIndex, tableName, setFields, updateItem, type TransactItem } from './client.js';
 import { activityKey, NO_SUCCESSOR } from './issues.js';
-import { itemReader, listOf, nullable, number, oneOf, optional, orElse, string, type Fields } from './items.js';
+import { itemReader, listOf, nullable, number, oneOf, optional, orElse, pickFields, string, type Fields } from './items.js';
 
 /** superseded_by of an AI issue whose alerts no one produced issue holds: the rule issues' value, which the console knows. */
 export { NO_SUCCESSOR };
@@ -48,24 +36,24 @@ export type AiGrouping = Omit<AiIssueRecord, (typeof TRIAGE)[number] | 'triage_v
  * What the list's filters, sort, counts and options and the KPIs read of every AI issue of a
  * window: no `alert_keys` (up to 500, tens of KB) and no texts. The window may hold thousands.
  */
-export type AiIssueSummary = Pick<
-  AiIssueRecord,
-  | 'issue_id'
-  | 'issue_name'
-  | 'severity'
-  | 'status'
-  | 'cluster_id'
-  | 'cluster_name'
-  | 'customer_name'
-  | 'alert_count'
-  | 'first_seen'
-  | 'last_seen'
-  | 'resolved_at'
-  | 'triage_status'
-  | 'disposition_status'
-  | 'assignee'
-  | 'superseded_by'
->;
+const SUMMARY_KEYS = [
+  'issue_id',
+  'issue_name',
+  'severity',
+  'status',
+  'cluster_id',
+  'cluster_name',
+  'customer_name',
+  'alert_count',
+  'first_seen',
+  'last_seen',
+  'resolved_at',
+  'triage_status',
+  'disposition_status',
+  'assignee',
+  'superseded_by',
+] as const satisfies readonly (keyof AiIssueRecord)[];
+export type AiIssueSummary = Pick<AiIssueRecord, (typeof SUMMARY_KEYS)[number]>;
 
 /** What a list shows of an AI issue (shared/ai-issues/queries.ts aiIssueView): all but its alert keys and version. */
 export type AiIssueShown = Omit<AiIssueRecord, 'alert_keys' | 'triage_version'>;
@@ -76,7 +64,7 @@ const ACTIVITY_PARTITION = 'AIISSUES';
 
 /** Triage fields read as empty and the version as 0 where an item lacks them. */
 const blank = orElse(string, '');
-const summaryFields: Fields<AiIssueSummary> = {
+const recordFields: Fields<AiIssueRecord> = {
   issue_id: string,
   issue_name: string,
   severity: oneOf(Severity.options),
@@ -92,21 +80,20 @@ const summaryFields: Fields<AiIssueSummary> = {
   disposition_status: blank,
   assignee: blank,
   superseded_by: optional(nullable(string)),
-};
-const SUMMARY_FIELDS = Object.keys(summaryFields);
-const readSummary = itemReader(summaryFields);
-const shownFields: Fields<AiIssueShown> = {
-  ...summaryFields,
   ai_reasoning: string,
   ai_summary: string,
   grouped_by: string,
   notes: blank,
   updated_at: blank,
   updated_by: blank,
+  alert_keys: listOf(string),
+  triage_version: orElse(number, 0),
 };
+const readSummary = itemReader(pickFields(recordFields, SUMMARY_KEYS));
+const { alert_keys: _keys, triage_version: _version, ...shownFields } = recordFields;
 const SHOWN_FIELDS = Object.keys(shownFields);
-const readShown = itemReader(shownFields);
-const readIssue = itemReader<AiIssueRecord>({ ...shownFields, alert_keys: listOf(string), triage_version: orElse(number, 0) });
+const readShown = itemReader<AiIssueShown>(shownFields);
+const readIssue = itemReader(recordFields);
 
 export async function getAiIssue(id: string): Promise<AiIssueRecord | undefined> {
   const item = await getItem('ai-issues', key(id), true);
@@ -119,18 +106,12 @@ export async function getAiIssues(ids: string[]): Promise<AiIssueRecord[]> {
 
 /** Ongoing ones, and those resolved at or after `since`: newest activity first, whole (what the tests compare the summaries against). */
 export async function listAiIssuesActiveSince(since: Date): Promise<AiIssueRecord[]> {
-  const items = await queryAll('ai-issues', {
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-    ExpressionAttributeValues: { ':pk': ACTIVITY_PARTITION, ':since': since.toISOString() },
-    ScanIndexForward: false,
-  });
-  return items.map(readIssue).filter((i) => !i.superseded_by);
+  return (await queryTimeIndex('ai-issues', ACTIVITY_PARTITION, { since })).map(readIssue).filter((i) => !i.superseded_by);
 }
 
 /** listAiIssuesActiveSince reading only the summary fields (one index range, projected); superseded ones left out. */
 export async function listAiIssueSummariesSince(since: Date): Promise<AiIssueSummary[]> {
-  return (await queryTimeIndex('ai-issues', ACTIVITY_PARTITION, { since }, SUMMARY_FIELDS)).map(readSummary).filter((i) => !i.superseded_by);
+  return (await queryTimeIndex('ai-issues', ACTIVITY_PARTITION, { since }, SUMMARY_KEYS)).map(readSummary).filter((i) => !i.superseded_by);
 }
 
 /**

@@ -190,19 +190,19 @@ export const projection = (fields: readonly string[]) => {
 
 /**
  * A time index's items (`gsi1pk` = `partition`, `gsi1sk` a key that starts with a time: `<created_at>#<id>`, an activity key) from `since`,
- * or between two sort keys, newest first: `fields` only.
+ * or between two sort keys, newest first: `fields` only, or whole without them.
  */
 export function queryTimeIndex<T extends Item>(
   table: TableName,
   partition: string,
   range: { since: Date } | { from: string; to: string },
-  fields: readonly string[],
+  fields?: readonly string[],
 ): Promise<T[]> {
   const between = 'from' in range;
   return queryAll<T>(table, {
     IndexName: 'gsi1',
     KeyConditionExpression: between ? 'gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi' : 'gsi1pk = :pk AND gsi1sk >= :lo',
-    ...projection(fields),
+    ...(fields && projection(fields)),
     ExpressionAttributeValues: { ':pk': partition, ':lo': between ? range.from : range.since.toISOString(), ...(between && { ':hi': range.to }) },
     ScanIndexForward: false,
   });

@@ -28,6 +28,7 @@ import {
   projection,
   putItem,
   queryAll,
+  queryTimeIndex,
   tableName,
   setFields,
   transactWrite,
@@ -120,17 +121,9 @@ export async function getIssue(issueId: string): Promise<IssueRecord | undefined
   return item ? readIssue(item) : undefined;
 }
 
-const activeSince = (since: Date) => ({
-  IndexName: 'gsi1',
-  KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :since',
-  ExpressionAttributeValues: { ':pk': ACTIVITY_PARTITION, ':since': since.toISOString() },
-  ScanIndexForward: false,
-});
-
 /** Issues Ongoing, or resolved at or after `since`: newest activity first. Superseded ones are left out. */
 export async function listIssuesActiveSince(since: Date): Promise<IssueRecord[]> {
-  const items = await queryAll('issues', activeSince(since));
-  return items.map(readIssue).filter((i) => !i.superseded_by);
+  return (await queryTimeIndex('issues', ACTIVITY_PARTITION, { since })).map(readIssue).filter((i) => !i.superseded_by);
 }
 
 /**
@@ -154,7 +147,7 @@ export interface IssueSummaryWindow {
  * window read once serves the same window a little later (list-cache.ts).
  */
 export async function listIssueSummaryWindow(since: Date): Promise<IssueSummaryWindow> {
-  const items = await queryAll('issues', { ...activeSince(since), ...projection([...SUMMARY_FIELDS, 'gsi1sk']) });
+  const items = await queryTimeIndex('issues', ACTIVITY_PARTITION, { since }, [...SUMMARY_FIELDS, 'gsi1sk']);
   const window: IssueSummaryWindow = { summaries: [], activity: [] };
   for (const item of items) {
     const summary = readSummary(item);
