@@ -233,6 +233,16 @@ export async function listClusterIssuesActiveSince(clusterId: string, since: Dat
   return { active: active.map(readIssue), legacy: legacy.map(readIssue) };
 }
 
+/** The cluster's issue with the latest activity (any issue when some are still keyed the earlier way): what names it. */
+export async function latestClusterIssue(clusterId: string): Promise<IssueRecord | undefined> {
+  const [item] = await queryAll(
+    'issues',
+    { IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}` }, ScanIndexForward: false },
+    1,
+  );
+  return item ? readIssue(item) : undefined;
+}
+
 /**
  * Moves issues keyed the earlier way to the activity key, each only while it still is (a grouping
  * write meanwhile has already moved it). Moves no other field, so no marker moves: lists read gsi1.

@@ -40,9 +40,14 @@ export function groupKeyOf(alert: Pick<AlertRecord, 'cluster_id' | 'alert_name' 
   return keys.map((key) => `${key}=${keyValue(alert, key).replaceAll('|', '||')}`).join('|');
 }
 
+/** A grouping key's name as the issue rules allow it (shared/rules/schemas.ts). */
+const KEY_NAME = /^(cluster|alert_name|label:[A-Za-z_][A-Za-z0-9_]{0,63})$/;
+
 /**
  * The grouping keys a group key was built with, in order: it reads back one way (above). A value
  * runs to the first odd run of pipes, whose last pipe is the separator; key names hold no `=`.
+ * None when a name read back is no key name: a key written before values were escaped, whose
+ * value held a bare `|` (its issue then matches no alert rather than another group's).
  */
 export function keysOfGroupKey(groupKey: string): string[] {
   const keys: string[] = [];
@@ -65,7 +70,7 @@ export function keysOfGroupKey(groupKey: string): string[] {
     if (next < 0) break;
     at = next;
   }
-  return keys;
+  return keys.every((k) => KEY_NAME.test(k)) && new Set(keys).size === keys.length ? keys : [];
 }
 
 /** Whether an alert name fits a severity pattern: globs separated by `|`, case-insensitive. */

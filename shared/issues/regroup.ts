@@ -20,6 +20,7 @@ import {
   getGroupingState,
   getIssues,
   issuesChanged,
+  latestClusterIssue,
   listClusterIssuesActiveSince,
   listIssueSummariesSince,
   markSuperseded,
@@ -120,12 +121,14 @@ async function applyGrouping(
   const relevant = stored.filter((i) => !i.superseded_by && (i.status === 'Ongoing' || Date.parse(i.resolved_at ?? i.last_seen) >= reach));
   const since = Math.min(horizon, readFrom ?? horizon, ...relevant.map((i) => Date.parse(i.first_seen)));
   const alerts = await listClusterAlertFields(clusterId, new Date(since), GROUPED_FIELDS);
-  const names = displayNames(cluster, clusterId, newestStarted(stored), alerts[0]?.labels);
   const groupings = groupAlerts(alerts, rules, now);
   // A produced issue keeps the id of a stored one with its id, also one that was not read
   // (superseded, or ended long ago and read back to by an old open issue or a late alert).
   const byId = new Map(stored.map((i) => [i.issue_id, i]));
   for (const issue of await getIssues([...new Set(groupings.map((g) => g.issue_id))].filter((id) => !byId.has(id)))) byId.set(issue.issue_id, issue);
+  // A cluster missing from the inventory keeps the names its issues carry: of the newest read, else its latest.
+  const named = cluster ? undefined : (newestStarted([...byId.values()]) ?? (await latestClusterIssue(clusterId)));
+  const names = displayNames(cluster, clusterId, named, alerts[0]?.labels);
   const kept = new Set<string>();
   const produced: IssueGrouping[] = [];
   const result = { created: 0, updated: 0, unchanged: 0, removed: 0 };

@@ -150,6 +150,11 @@ describe('group keys of label values holding the separator', () => {
     );
   });
 
+  it('read back as no keys when written before values were escaped and a value held a bare pipe', () => {
+    expect(keysOfGroupKey('cluster=c1|label:a=x|y=z')).toEqual([]);
+    expect(keysOfGroupKey('cluster=c1|label:a=x||y=z|label:b=')).toEqual(['cluster', 'label:a', 'label:b']);
+  });
+
   it('name the issue with the whole label values', () => {
     const alerts = [firing('c1', 'Slow', ago(60_000), 'f1', { a: 'api|v2', b: 'eu' })];
     expect(groupAlerts(alerts, rules, NOW).map((i) => i.issue_name)).toEqual(['Slow (a=api|v2, b=eu)']);

@@ -5,6 +5,7 @@
 // horizon), plus any issue still keyed the way it was before (read whole until rekeyed, a few
 // per regrouping). The grouping it writes is the same either way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upsertAlert } from '../../shared/db/alerts.js';
 import { queryAll, updateItem } from '../../shared/db/client.js';
 import { listClusterIssues, writeGrouping, type IssueRecord } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
@@ -138,5 +139,50 @@ describe("a cluster's regrouping", () => {
     expect(again.rejected).toEqual([]);
     const issues = await listClusterIssues(own);
     expect(issues.map((i) => [i.issue_id, i.status])).toEqual([[old!.issue_id, 'Ongoing']]);
+  });
+
+  it('names the issue of a cluster gone from the inventory as its issues did, though none was read', async () => {
+    const gone = `gone-${cluster}`;
+    const ended = new Date(Date.now() - 90 * DAY);
+    await writeGrouping(
+      {
+        issue_id: `gone-old-${cluster}`,
+        issue_name: 'Lag',
+        severity: 'Warning',
+        status: 'Resolved',
+        cluster_id: gone,
+        alert_count: 1,
+        alert_names: ['Lag'],
+        first_seen: new Date(ended.getTime() - 3_600_000).toISOString(),
+        last_seen: ended.toISOString(),
+        resolved_at: ended.toISOString(),
+        group_key: `cluster=${gone}|alert_name=Lag`,
+      },
+      { cluster_name: 'warehouse-eu', customer_name: 'Acme' },
+      null,
+    );
+    // Its alert (stored before the cluster left the inventory: ingest takes none of an unknown cluster).
+    const started = new Date(NOW.getTime() - 10 * 60_000).toISOString();
+    await upsertAlert(
+      {
+        alert_id: 'fp-disk',
+        cluster_id: gone,
+        alert_name: 'DiskFull',
+        severity: 'warning',
+        status: 'Firing',
+        starts_at: started,
+        ends_at: null,
+        fingerprint: 'fp-disk',
+        labels: { alertname: 'DiskFull', cluster_id: gone },
+        annotations: {},
+        summary: 'DiskFull',
+        detail: '',
+        dashboard_url: '',
+      },
+      NOW,
+    );
+    expect(await regroupClusters([gone])).toMatchObject({ created: 1, failed: 0 });
+    const fresh = (await listClusterIssues(gone)).find((i) => i.alert_names.includes('DiskFull'));
+    expect(fresh).toMatchObject({ cluster_name: 'warehouse-eu', customer_name: 'Acme' });
   });
 });
