@@ -107,6 +107,12 @@ const HOSTILE_REPORT = [
   '',
   '<iframe src="https://example.com"></iframe>',
   '',
+  // What restyles or fakes the console: a page-wide style sheet, a sign-in form, an overlay, SVG's own link and filter.
+  '<style>body { display: none }</style>',
+  '<form action="/login"><label>Password <textarea name="p"></textarea></label><button>Sign in again</button></form>',
+  '<div popover="manual" id="over">Session expired</div>',
+  '<svg><a href="https://collector.example.net/svg">svg link</a><filter><feImage href="https://collector.example.net/f.png"/></filter></svg>',
+  '',
   '[click me](javascript:window.__owned=3) and [docs](https://example.com/runbook)',
   '',
   '| metric | value |',
@@ -253,13 +259,16 @@ describe('investigations', { timeout: 90_000 }, () => {
     await expectAccessible(viewerPage, '/investigations/{id}');
   });
 
-  it('sanitises a hostile report: no script, handler, iframe, image, style or javascript: link kept or run; links get rel=noopener', async () => {
+  it('sanitises a hostile report: no script, handler, iframe, image, style, form, SVG, overlay or javascript: link kept or run; links get rel=noopener', async () => {
     await viewerPage.goto(`/investigations/${HOSTILE_ID}`);
     const report = viewerPage.getByRole('region', { name: 'Full investigation report' });
     await report.getByRole('heading', { name: 'Findings' }).waitFor();
     await report.getByRole('cell', { name: '97%' }).waitFor();
     const html = await report.evaluate((el) => el.innerHTML);
-    expect(html).not.toMatch(/<script|<iframe|<img|<video|<audio|<source|onerror|style=|poster=|srcset=|background=|collector\.example|href="javascript:/i);
+    expect(html).not.toMatch(
+      /<script|<iframe|<img|<video|<audio|<source|<style|<form|<textarea|<button|<svg|<feImage|popover|onerror|style=|poster=|srcset=|background=|collector\.example|href="javascript:/i,
+    );
+    expect(await viewerPage.locator('body').isVisible()).toBe(true);
     await report.getByText('styled').waitFor();
     expect(await viewerPage.evaluate(() => (globalThis as unknown as { __owned?: number }).__owned)).toBeUndefined();
     const docs = report.getByRole('link', { name: 'docs' });

@@ -1,7 +1,8 @@
 // Markdown from the service (investigation reports, patrol narratives, chat replies),
 // rendered as sanitised HTML. marked and DOMPurify are imported when the first Markdown
 // block mounts, so neither is in the first load. DOMPurify keeps its default safe set (no
-// scripts, event handlers, iframes or javascript: URLs) less images, media and style attributes:
+// scripts, event handlers, iframes or javascript: URLs) less images, media, styles, forms,
+// SVG and MathML (RESTYLING_TAGS):
 // this text is written by a model that reads log lines and alert texts others wrote, and
 // an image (or a CSS url()) it was talked into writing would be fetched by every viewer's
 // browser, carrying whatever fleet data the URL holds. Every link gets
@@ -12,6 +13,14 @@ import { useEffect, useState } from 'react';
 import './ai/markdown.css';
 
 type Render = (source: string) => string;
+
+/**
+ * What DOMPurify's default set keeps that would let the text restyle or overlay the console,
+ * or fake part of it: a `<style>` element applies to the whole page (the CSP allows inline
+ * styles), forms and their controls can pose as a sign-in prompt, SVG and MathML carry their
+ * own links and filters that fetch images, and dialogs and templates hold content out of view.
+ */
+const RESTYLING_TAGS = ['style', 'svg', 'math', 'form', 'button', 'textarea', 'select', 'option', 'dialog', 'template', 'fieldset', 'label'];
 let loading: Promise<Render> | undefined;
 
 /** marked + a private DOMPurify instance with the link hook, built once. */
@@ -20,7 +29,8 @@ export function loadMarkdown(): Promise<Render> {
     const marked = new Marked({ gfm: true, breaks: false });
     const purify = createDOMPurify(window);
     purify.addHook('afterSanitizeAttributes', (node) => {
-      if (node.tagName !== 'A') return;
+      // By name, lowercased: an SVG or MathML link's tagName is `a`, not `A`.
+      if (node.nodeName.toLowerCase() !== 'a') return;
       const href = node.getAttribute('href');
       if (!href) return;
       node.setAttribute('rel', 'noopener noreferrer');
@@ -39,8 +49,8 @@ export function loadMarkdown(): Promise<Render> {
         // Nothing that makes the browser fetch a URL on its own (a link needs a click): images and
         // media, and the attributes that load them (DOMPurify's default set keeps video, audio,
         // source and the legacy background attribute). The console's CSP refuses such fetches too.
-        FORBID_TAGS: ['img', 'image', 'video', 'audio', 'source', 'track', 'picture', 'input'],
-        FORBID_ATTR: ['style', 'src', 'srcset', 'poster', 'background', 'ping'],
+        FORBID_TAGS: ['img', 'image', 'video', 'audio', 'source', 'track', 'picture', 'input', ...RESTYLING_TAGS],
+        FORBID_ATTR: ['style', 'src', 'srcset', 'poster', 'background', 'ping', 'popover', 'popovertarget', 'popovertargetaction'],
       }) as HTMLElement;
       // Wide tables scroll inside a focusable, labelled box (keyboard users can scroll it too).
       for (const table of Array.from(body.querySelectorAll('table'))) {
