@@ -152,15 +152,22 @@ export async function listClusters({ build }: { build?: PackBuilder } = {}): Pro
 }
 
 /** Which of these cluster ids are known (for refusing data about unknown clusters). */
+/**
+ * Ids that can name a stored cluster: those whose key DynamoDB takes (a sort key is at most
+ * 1,024 bytes; inventory ids are UUIDs). Any other, e.g. an alert's cluster label of 1,024
+ * characters, is unknown without a read: it would fail the whole BatchGet, and with it every
+ * alert of the notification, on every redelivery.
+ */
+const storable = (ids: Iterable<string>) => [...new Set(ids)].filter((id) => Buffer.byteLength(clusterKey(id).sk) <= 1024);
+
 export async function knownClusterIds(clusterIds: Iterable<string>): Promise<Set<string>> {
-  const unique = [...new Set(clusterIds)];
-  const items = await batchGet('clusters', unique.map(clusterKey));
+  const items = await batchGet('clusters', storable(clusterIds).map(clusterKey));
   return new Set(items.map((i) => String(i.cluster_id)));
 }
 
 /** The inventory of these clusters (those that exist); `consistent` for a writer reading again what another write just changed. */
 export async function getClusters(clusterIds: Iterable<string>, consistent = false): Promise<ClusterRecord[]> {
-  return (await batchGet('clusters', [...new Set(clusterIds)].map(clusterKey), consistent)).map(readCluster);
+  return (await batchGet('clusters', storable(clusterIds).map(clusterKey), consistent)).map(readCluster);
 }
 
 /** True when no cluster is stored yet (the local runtime then loads the demo fleet). */

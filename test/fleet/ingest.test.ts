@@ -430,6 +430,22 @@ describe('alerts from the Alertmanager webhook', () => {
     }
   });
 
+  it('refuses an alert whose cluster label cannot name a stored cluster (a key DynamoDB refuses) by itself, keeping the rest', async () => {
+    const result = await ingestAlerts(
+      [
+        alert('firing', { fingerprint: 'ok00000000000003' }),
+        alert('firing', { fingerprint: 'long000000000001', labels: { alertname: 'X', cluster_id: 'y'.repeat(1020) } }),
+        alert('firing', { fingerprint: 'long000000000002', labels: { alertname: 'X', cluster_id: '集'.repeat(400) } }),
+      ],
+      NOW,
+    );
+    expect(result.accepted).toBe(1);
+    expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([
+      [1, expect.stringMatching(/^cluster_id: unknown cluster/)],
+      [2, expect.stringMatching(/^cluster_id: unknown cluster/)],
+    ]);
+  });
+
   it('refuses an alert whose labels and annotations pass 64 KB (a DynamoDB item holds 400 KB), keeping the rest', async () => {
     const base = alert('firing');
     const result = await ingestAlerts(
