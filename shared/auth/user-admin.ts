@@ -14,7 +14,16 @@ import type { AuditPage, InviteResponse, ManagedUser } from '../routes/settings.
 
 export const INVITATION_DAYS = 7;
 
-const managed = (u: UserRecord): ManagedUser => ({ id: u.id, email: u.email, display_name: u.name, role: u.role, is_active: u.is_active });
+/** Invited and not activated yet: an inactive local account that never had a password. */
+const pendingInvitation = (u: UserRecord) => u.source === 'local' && !u.is_active && !u.password_hash && !u.activated_at;
+const managed = (u: UserRecord): ManagedUser => ({
+  id: u.id,
+  email: u.email,
+  display_name: u.name,
+  role: u.role,
+  is_active: u.is_active,
+  invitation_pending: pendingInvitation(u),
+});
 
 export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
   const users = await listUsers();
@@ -87,6 +96,13 @@ export async function updateUser(actor: Principal, email: string, patch: { role?
     ...(patch.role !== undefined && patch.role !== before.role ? { role: patch.role } : {}),
     ...(patch.is_active !== undefined && patch.is_active !== before.is_active ? { is_active: patch.is_active } : {}),
   };
+  // Activating it would make an account without a password, which counts as a superadmin when it
+  // is one and can never sign in, and its invitation would no longer activate it: only the invitee does.
+  if (Object.keys(changes).length > 0 && pendingInvitation(before)) {
+    throw new Conflict(
+      `${before.email} has not accepted the invitation yet: it becomes an account when they do. To change its role, delete it and invite again.`,
+    );
+  }
   if (Object.keys(changes).length > 0) {
     const now = new Date();
     // Audited in the same transaction: the change is recorded if, and only if, it is made.

@@ -147,7 +147,10 @@ const risk = ruleSetRoutes('risk-rules');
 const metricSources = ruleSetRoutes('metric-sources');
 
 // Users, audit and roles (spec §4 Settings). Managed user: spec "managed user".
-export const ManagedUser = z.lazy(() => z.object({ id: z.string(), email: z.string(), display_name: z.string(), role: Role, is_active: z.boolean() }));
+/** `invitation_pending` (beyond the contract): invited, not yet activated; its role and state change only by a new invitation. */
+export const ManagedUser = z.lazy(() =>
+  z.object({ id: z.string(), email: z.string(), display_name: z.string(), role: Role, is_active: z.boolean(), invitation_pending: z.boolean() }),
+);
 export type ManagedUser = z.infer<typeof ManagedUser>;
 export const UsersResponse = z.lazy(() => z.object({ users: z.array(ManagedUser) }));
 export const InviteResponse = z.lazy(() =>

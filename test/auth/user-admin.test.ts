@@ -126,7 +126,7 @@ describe('activation', () => {
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
   });
 
-  it('activates only the account an invitation was made for, with the role it was made for', async () => {
+  it('activates only the account an invitation was made for, with the role it was made for; a pending one changes only by a new invitation', async () => {
     delete process.env.SES_FROM_ADDRESS;
     const boss = await superadmin('boss-inviter');
     const admin: Principal = { userId: 'u-admin', username: 'an-admin', name: 'An Admin', email: 'an-admin@example.com', role: 'admin' };
@@ -138,11 +138,17 @@ describe('activation', () => {
     await expect(activate(first.activation_token!, 'taken-over', caller)).rejects.toMatchObject({ status: 400 });
     expect(await getUser('chief@example.com')).toMatchObject({ role: 'superadmin', is_active: false });
 
-    // A pending account promoted after its invitation: that invitation no longer activates it.
-    const promoted = await inviteUser(admin, { email: 'deputy@example.com', display_name: 'Deputy', role: 'viewer' }, caller);
-    await updateUser(boss, 'deputy@example.com', { role: 'superadmin' }, caller);
-    await expect(activate(promoted.activation_token!, 'taken-over', caller)).rejects.toMatchObject({ status: 400 });
-    expect(await getUser('deputy@example.com')).toMatchObject({ is_active: false });
+    // A pending account is neither promoted nor activated by hand (an account with no password that
+    // counted as a superadmin, and whose invitation no longer activated it): 409, nothing changed.
+    const pending = await inviteUser(admin, { email: 'deputy@example.com', display_name: 'Deputy', role: 'viewer' }, caller);
+    const before = await getUser('deputy@example.com');
+    await expect(updateUser(boss, 'deputy@example.com', { role: 'superadmin' }, caller)).rejects.toMatchObject({ status: 409 });
+    await expect(updateUser(boss, 'deputy@example.com', { is_active: true }, caller)).rejects.toMatchObject({ status: 409 });
+    expect(await getUser('deputy@example.com')).toEqual(before);
+    await activate(pending.activation_token!, 'the-deputy-password', caller);
+    expect(await getUser('deputy@example.com')).toMatchObject({ role: 'viewer', is_active: true });
+    // Once activated, it is an account like any other.
+    expect((await updateUser(boss, 'deputy@example.com', { role: 'admin' }, caller)).user).toMatchObject({ role: 'admin', invitation_pending: false });
 
     // The invitation made for the account as it is still works.
     expect((await activate(second.activation_token!, 'the-chief-password', caller)).user).toMatchObject({ email: 'chief@example.com', role: 'superadmin' });

@@ -196,7 +196,7 @@ describe('user management', () => {
     const list = await send('GET', '/api/settings/users', { token: admin });
     expect(list.status).toBe(200);
     expect(list.body.users).toEqual(
-      expect.arrayContaining([{ id: expect.any(String), email: 'carol@example.com', display_name: 'carol', role: 'viewer', is_active: true }]),
+      expect.arrayContaining([{ id: expect.any(String), email: 'carol@example.com', display_name: 'carol', role: 'viewer', is_active: true, invitation_pending: false }]),
     );
 
     const promoted = await send('PATCH', '/api/settings/users/carol@example.com', { token: admin, body: { role: 'superadmin' } });

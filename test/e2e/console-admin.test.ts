@@ -79,7 +79,11 @@ describe('people', { timeout: 90_000 }, () => {
     await field.waitFor();
     const link = await field.inputValue();
     expect(link).toMatch(new RegExp(`^${service.url}/activate\\?token=[\\w-]{43}$`));
-    await adminPage.locator(`tr[data-email="${INVITEE}"]`).getByText('Inactive').waitFor();
+    const invited = adminPage.locator(`tr[data-email="${INVITEE}"]`);
+    await invited.getByText('Invited').waitFor();
+    // Pending: its role and state change only by a new invitation (a delete stays).
+    expect(await invited.getByRole('button', { name: /^Reactivate / }).count()).toBe(0);
+    expect(await invited.getByRole('combobox').count()).toBe(0);
     await expectAccessible(adminPage, '/users after an invite');
 
     const fresh = await browser.page();

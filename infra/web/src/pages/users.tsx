@@ -206,7 +206,7 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
                   </th>
                   <td>{u.email}</td>
                   <td>
-                    {manage ? (
+                    {manage && !u.invitation_pending ? (
                       <select
                         aria-label={`Role of ${u.email}`}
                         value={u.role}
@@ -224,18 +224,22 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
                     )}
                   </td>
                   <td>
-                    <span className={`users-status ${u.is_active ? 'active' : 'inactive'}`}>{u.is_active ? 'Active' : 'Inactive'}</span>
+                    <span className={`users-status ${u.is_active ? 'active' : 'inactive'}`}>
+                      {u.invitation_pending ? 'Invited' : u.is_active ? 'Active' : 'Inactive'}
+                    </span>
                   </td>
                   {manage && (
                     <td className="users-actions">
-                      <button
-                        type="button"
-                        disabled={busy}
-                        onClick={() => change(u, { is_active: !u.is_active }, u.is_active ? 'deactivate' : 'reactivate')}
-                        aria-label={`${u.is_active ? 'Deactivate' : 'Reactivate'} ${u.email}`}
-                      >
-                        {u.is_active ? 'Deactivate' : 'Reactivate'}
-                      </button>
+                      {!u.invitation_pending && (
+                        <button
+                          type="button"
+                          disabled={busy}
+                          onClick={() => change(u, { is_active: !u.is_active }, u.is_active ? 'deactivate' : 'reactivate')}
+                          aria-label={`${u.is_active ? 'Deactivate' : 'Reactivate'} ${u.email}`}
+                        >
+                          {u.is_active ? 'Deactivate' : 'Reactivate'}
+                        </button>
+                      )}
                       {confirming === u.email ? (
                         <span className="users-confirm">
                           <span>Delete for good?</span>
