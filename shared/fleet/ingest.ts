@@ -196,17 +196,19 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     };
   });
   const outcomes = await recordAlerts(notices, now);
-  // Grouping runs right away for the clusters whose alerts changed, so issues are current on the next read.
-  const changed = notices.filter((_, i) => outcomes[i] !== 'duplicate');
+  // Grouping runs right away for every cluster the notification names, so issues are current on the
+  // next read. Its duplicates' clusters too: a redelivery may be the retry of one whose alerts were
+  // written but whose grouping never ran (it failed half-way), and nothing else would group them.
+  // A redelivery changing nothing writes nothing (regrouping is idempotent).
   // A pass reads a cluster's alerts back 30 days (and to its open issues' starts): an alert first
   // delivered already firing for longer (Alertmanager just connected) is read from its own start.
   const readFrom = new Map<string, number>();
-  for (const n of changed) {
+  for (const n of notices) {
     const start = Date.parse(n.starts_at);
     if (n.status === 'Firing' && start < (readFrom.get(n.cluster_id) ?? Infinity)) readFrom.set(n.cluster_id, start);
   }
   const grouped = await regroupClusters(
-    changed.map((n) => n.cluster_id),
+    notices.map((n) => n.cluster_id),
     now,
     readFrom,
   );

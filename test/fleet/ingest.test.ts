@@ -370,20 +370,53 @@ describe('alerts from the Alertmanager webhook', () => {
       }),
     );
     let requests = 0;
-    const stopCounting = proxy.observe(() => {
+    let writes = 0;
+    const stopCounting = proxy.observe(({ operation }) => {
       requests += 1;
+      if (!/^(Get|BatchGet|Query|Scan)/.test(operation)) writes += 1;
     });
     try {
       expect(await ingestAlerts(big, at(0))).toMatchObject({ accepted: 3000, rejected: [], duplicates: 0 });
       expect(requests).toBeLessThan(200); // 30 reads, 120 batch writes, the cluster check and 3 clusters' grouping
       requests = 0;
-      expect(await ingestAlerts(big, at(1))).toMatchObject({ accepted: 3000, duplicates: 3000 });
-      expect(requests).toBeLessThan(40); // reads only: nothing changed
+      writes = 0;
+      expect(await ingestAlerts(big, at(1))).toMatchObject({ accepted: 3000, duplicates: 3000, issues: { created: 0, updated: 0 } });
+      // Reads only: 30 for the alerts, the cluster check and the 3 clusters' grouping, which finds nothing to change.
+      expect(requests).toBeLessThan(60);
+      expect(writes).toBe(0);
     } finally {
       stopCounting();
     }
     const stored = await listAlertsSince(new Date('2026-11-20T00:00:00Z'), NOW);
     expect(stored.filter((a) => a.alert_name === 'NodeDown')).toHaveLength(3000);
+  });
+
+  it('the retry of a notification that failed half-way groups the alerts its first attempt wrote', async () => {
+    const [a, b] = [clusters[1]!.cluster_id, clusters[2]!.cluster_id];
+    const notice = Array.from({ length: 50 }, (_, i) =>
+      alert('firing', {
+        fingerprint: `half${String(i).padStart(12, '0')}`,
+        startsAt: '2026-11-20T09:00:00Z',
+        labels: { alertname: i < 25 ? 'HalfA' : 'HalfB', cluster_id: i < 25 ? a : b, instance: `be-${i}` },
+      }),
+    );
+    // DynamoDB refusing the second batch of first sightings: the first is written, the sender gets an error.
+    let batches = 0;
+    const stop = proxy.watch(({ operation, input }) =>
+      operation === 'BatchWriteItem' && Object.keys(input.RequestItems ?? {}).some((t) => t.endsWith('alerts')) && ++batches === 2
+        ? { type: 'AccessDeniedException', message: 'the second batch was refused' }
+        : undefined,
+    );
+    try {
+      await expect(ingestAlerts(notice, at(0))).rejects.toThrow('the second batch was refused');
+    } finally {
+      stop();
+    }
+    // Alertmanager sends it again: the alerts written before count as duplicates, and still form their issue.
+    const retry = await ingestAlerts(notice, at(1));
+    expect(retry).toMatchObject({ accepted: 50, duplicates: 25 });
+    expect((await issueOf(a, 'HalfA')).map((i) => [i.status, i.alert_count])).toEqual([['Ongoing', 25]]);
+    expect((await issueOf(b, 'HalfB')).map((i) => [i.status, i.alert_count])).toEqual([['Ongoing', 25]]);
   });
 
   it('a new episode of the same alert (new startsAt) is a second alert; the fleet window finds both', async () => {
