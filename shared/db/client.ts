@@ -366,6 +366,9 @@ function backoffMs(attempt: number): number {
   return Math.random() * Math.min(1000, 20 * 2 ** attempt);
 }
 
+/** The pause after a write's `attempt`-th lost race before its next attempt (for loops that keep state between attempts). */
+export const conflictBackoff = (attempt: number): Promise<void> => sleep(backoffMs(attempt));
+
 /** Attempts of a transaction that lost to a concurrent one on the same items. */
 const TRANSACTION_ATTEMPTS = 5;
 

@@ -26,7 +26,7 @@ import type { MetricKey, MetricSample } from '../fleet/records.js';
 import { decodeCell, encodeCell } from '../fleet/rollup-columns.js';
 import { combineRollup, dayOf, mergeSample, parseDayRollup, type DayRollup } from '../fleet/rollup.js';
 import { createLogger, type Logger } from '../log.js';
-import { batchGet, batchPut, ConditionFailed, getItem, mapLimit, putItem, queryAll } from './client.js';
+import { batchGet, batchPut, ConditionFailed, conflictBackoff, getItem, mapLimit, putItem, queryAll } from './client.js';
 import { bumpWriteCounter, PACK_COUNTER_SK } from './packing.js';
 
 export const METRIC_SHARDS = 16;
@@ -189,6 +189,7 @@ async function updateDay(
       return true;
     } catch (error) {
       if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
+      await conflictBackoff(attempt);
     }
   }
 }
@@ -218,8 +219,13 @@ const mergeInto = (clusterId: string, day: string, samples: MetricSample[], open
     open,
   );
 
-/** Adds samples to their cluster-day rollups: one guarded write per cluster-day. */
-export async function addSamples(samples: MetricSample[]): Promise<void> {
+/**
+ * Adds samples to their cluster-day rollups: one guarded write per cluster-day. Answers the samples
+ * not stored: those of a cluster-day whose write kept losing to concurrent ones (MAX_MERGE_ATTEMPTS,
+ * each after a jittered pause). The others are stored, so a sender resends only these: the whole
+ * batch again would count the stored ones twice.
+ */
+export async function addSamples(samples: MetricSample[]): Promise<MetricSample[]> {
   const groups = new Map<string, { clusterId: string; day: string; samples: MetricSample[] }>();
   for (const sample of samples) {
     const day = dayOf(sample.at);
@@ -229,10 +235,20 @@ export async function addSamples(samples: MetricSample[]): Promise<void> {
     group.samples.push(sample);
   }
   const list = [...groups.values()];
-  await withPackCounters(
+  const lost = await withPackCounters(
     list.map((g) => ({ day: g.day, shard: shardOf(g.clusterId) })),
-    (open) => mapLimit(list, 16, (g) => mergeInto(g.clusterId, g.day, g.samples, open)),
+    (open) =>
+      mapLimit(list, 16, (g) =>
+        mergeInto(g.clusterId, g.day, g.samples, open).then(
+          () => [],
+          (error: unknown) => {
+            if (!(error instanceof ConditionFailed)) throw error;
+            return g.samples;
+          },
+        ),
+      ),
   );
+  return lost.flat();
 }
 
 /** A window of pulled points: from its first step to its last (ISO). */

@@ -105,13 +105,21 @@ async function ingestTimed<T extends { cluster_id: string; at: string }>(
   records: readonly unknown[],
   parse: Parameters<typeof check<T>>[1],
   retentionDays: number,
-  store: (valid: T[]) => Promise<void>,
+  /** Stores the records; answers those it could not store (refused by index, to be sent again). */
+  store: (valid: T[]) => Promise<readonly T[]>,
   now: Date,
 ): Promise<IngestResult> {
   const checked = check(records, parse);
   withinRetention(checked, (r) => r.at, retentionDays, now);
   await knownClustersOnly(checked, (r) => r.cluster_id);
-  await store(checked.valid.map((v) => v.record));
+  const unstored = new Set(await store(checked.valid.map((v) => v.record)));
+  if (unstored.size > 0) {
+    checked.valid = checked.valid.filter(({ index, record }) => {
+      if (!unstored.has(record)) return true;
+      checked.rejected.push({ index, reason: 'not stored: concurrent writes to its cluster-day kept winning; send this record again (the others are stored)' });
+      return false;
+    });
+  }
   return finish(kind, checked);
 }
 
@@ -119,7 +127,17 @@ export const ingestMetrics = (records: readonly unknown[], now = new Date()): Pr
   ingestTimed('metrics', records, (r) => MetricSample.safeParse(r), METRICS_RETENTION_DAYS, addSamples, now);
 
 export const ingestLogs = (records: readonly unknown[], now = new Date()): Promise<IngestResult> =>
-  ingestTimed('logs', records, (r) => LogEventInput.safeParse(r), LOG_RETENTION_DAYS, putLogs, now);
+  ingestTimed(
+    'logs',
+    records,
+    (r) => LogEventInput.safeParse(r),
+    LOG_RETENTION_DAYS,
+    async (events) => {
+      await putLogs(events);
+      return [];
+    },
+    now,
+  );
 
 /** The label that names an alert's cluster (ALERT_CLUSTER_LABEL, default cluster_id). */
 export const clusterLabel = () => ingestSettings().ALERT_CLUSTER_LABEL;

@@ -11,7 +11,7 @@ import { listClusterIssues } from '../../shared/db/issues.js';
 import { listClusterLogs } from '../../shared/db/logs.js';
 import { readClusterRollups, readFleetRollups, shardOf, windowDays } from '../../shared/db/metrics.js';
 import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
-import { METRIC_KEYS, type ClusterInput, type MetricSample } from '../../shared/fleet/records.js';
+import { METRIC_KEYS, type ClusterInput, type IngestResult, type MetricSample } from '../../shared/fleet/records.js';
 import { decodeCell, encodeCell } from '../../shared/fleet/rollup-columns.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -123,6 +123,27 @@ describe('metric rollups', () => {
       const total = stored.reduce((n, r) => n + Object.values(r.metrics).reduce((m, x) => m + x!.count, 0), 0);
       expect(total).toBe(samples.filter((s) => s.cluster_id === c.cluster_id).length);
     }
+  });
+
+  it('24 batches racing on one cluster-day: each is stored, or refuses just the samples it could not store', async () => {
+    const id = clusters[2]!.cluster_id;
+    const shared = new Date(NOW.getTime() - 26 * 3_600_000); // yesterday, a day of its own in this file
+    // Each batch: one sample of the shared cluster-day, one of a minute of its own on another metric.
+    const batches = Array.from({ length: 24 }, (_, b) => [
+      { cluster_id: id, metric_key: 'peak_jvm_heap_gb', value: b + 1, at: new Date(shared.getTime() + b * 1000).toISOString() },
+      { cluster_id: id, metric_key: 'memory_pct', value: 50, at: new Date(shared.getTime() + b * 1000).toISOString() },
+    ]);
+    const results = await Promise.allSettled(batches.map((batch) => ingestMetrics(batch, NOW)));
+    // Never a failed request whose other samples were stored (a resend would count them twice).
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    const answers = results.map((r) => (r as PromiseFulfilledResult<IngestResult>).value);
+    for (const a of answers) {
+      for (const r of a.rejected) expect(r.reason).toMatch(/^not stored: .* send this record again/);
+    }
+    const accepted = answers.reduce((n, a) => n + a.accepted, 0);
+    const [stored] = await readClusterRollups(id, [shared.toISOString().slice(0, 10)]);
+    const counted = stored!.metrics.peak_jvm_heap_gb!.count + stored!.metrics.memory_pct!.count;
+    expect(counted).toBe(accepted);
   });
 
   it('refuses unknown clusters, unknown keys, old and future samples, and keeps the rest', async () => {
