@@ -113,4 +113,22 @@ describe('refresh answered 202 and followed', { timeout: 90_000 }, () => {
       await page.unroute('**/api/health/refresh/*');
     }
   });
+
+  it("health: a gateway's own error (no problem+json, no status text over HTTP/2) still says what happened", async () => {
+    await page.goto('/health');
+    await page.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    // What API Gateway answers when the function fails or is throttled: {"message": …}, with no title of ours.
+    await page.route('**/api/health/refresh', (route) =>
+      route.fulfill({ status: 502, contentType: 'application/json', body: JSON.stringify({ message: 'Internal Server Error' }) }),
+    );
+    try {
+      await page.getByRole('button', { name: 'Refresh scores' }).click();
+      const alert = page.getByRole('alert').filter({ hasText: '(502)' });
+      await alert.waitFor({ timeout: 30_000 });
+      expect(await alert.textContent()).toContain('Bad Gateway (502)');
+      expect(await alert.textContent()).toContain('Internal Server Error');
+    } finally {
+      await page.unroute('**/api/health/refresh');
+    }
+  });
 });

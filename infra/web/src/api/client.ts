@@ -62,6 +62,21 @@ export function urlOf(path: string, params?: object, query?: object): string {
   return qs ? `${filled}?${qs}` : filled;
 }
 
+/** Titles for errors that come without one (a gateway's or a CDN's answer). */
+const STATUS_TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
 export interface Sent<T> {
   status: number;
   data: T;
@@ -97,11 +112,13 @@ export async function send<G extends GroupName, R extends RouteName<G>>(
     body = undefined;
   }
   if (response.ok) return { status: response.status, data: body as Answer<G, R>, headers: response.headers };
-  const problem = (body ?? {}) as Record<string, unknown>;
+  const problem = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  // Not every error is our problem+json: API Gateway answers {"message": "…"}, CloudFront an HTML page,
+  // and over HTTP/2 and 3 (CloudFront's) statusText is always empty.
   const error = new ApiProblem(
     response.status,
-    typeof problem.title === 'string' ? problem.title : response.statusText,
-    typeof problem.detail === 'string' ? problem.detail : `The service answered ${response.status}.`,
+    typeof problem.title === 'string' ? problem.title : response.statusText || STATUS_TITLES[response.status] || 'Request failed',
+    typeof problem.detail === 'string' ? problem.detail : typeof problem.message === 'string' ? problem.message : `The service answered ${response.status}.`,
     problem,
     response.headers,
   );
