@@ -8,7 +8,7 @@ import { BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized } from '
 import type { Principal } from './principal.js';
 import { signAccessToken } from './jwt.js';
 import { ldapAuthenticate, ldapConfigured, type LdapIdentity } from './ldap.js';
-import { hashPassword, verifyPassword } from './passwords.js';
+import { DECOY_HASH, hashPassword, verifyPassword } from './passwords.js';
 import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
 import { principalOf } from './principal.js';
@@ -23,11 +23,6 @@ export type { LoginResponse, UserInfo };
 export { callerOf, hashInvitationToken, type Caller };
 
 export const userInfo = (p: Principal): UserInfo => ({ id: p.userId, username: p.username, name: p.name, email: p.email, role: p.role });
-
-// Checking a password against this when the user is unknown keeps the answer
-// time the same, so timing does not reveal which usernames exist.
-let decoyHash: Promise<string> | undefined;
-const decoy = () => (decoyHash ??= hashPassword('decoy password for unknown users'));
 
 async function issue(user: UserRecord): Promise<LoginResponse> {
   // Just after a deactivation, tokens of this second are refused (iat has one-second resolution):
@@ -98,7 +93,8 @@ async function followDirectoryMail(user: UserRecord, identity: LdapIdentity): Pr
 async function builtInAccount(username: string, password: string): Promise<UserRecord | undefined> {
   const user = await getUser(username);
   if (!user?.password_hash) {
-    await verifyPassword(password, await decoy());
+    // Checked against the decoy when the user is unknown: the same time, so timing does not reveal which usernames exist.
+    await verifyPassword(password, DECOY_HASH);
     return undefined;
   }
   return (await verifyPassword(password, user.password_hash)) ? user : undefined;
@@ -125,7 +121,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
   if (username === null) {
     // No account can have this name: refused as a wrong password is (same answer, a password-check's time),
     // and without a reservation, since no password is checked against anyone.
-    await verifyPassword(password, await decoy());
+    await verifyPassword(password, DECOY_HASH);
     await audit('login_failed', undefined, { reason: 'invalid_username' });
     throw new Unauthorized('Invalid username or password.');
   }
