@@ -106,9 +106,18 @@ export const LABEL_VALUE_MAX = 1024;
  * be empty ('Empty attribute name'), and one such alert failed its whole notification with a 500.
  */
 const mapKey = () => z.string().check(z.minLength(1, 'a key must not be empty'), z.maxLength(256, 'a key must be at most 256 characters'));
-/** A string map with mapKey keys; a refused key is named by the key's own message, not zod's "Invalid key in record". */
+/**
+ * A string map with mapKey keys; a refused key is named by the key's own message, not zod's "Invalid key in record".
+ * `__proto__` (an own key of parsed JSON) is refused: the record parser drops it unchecked, so the alert went in
+ * without it and with a fingerprint other than its sender's.
+ */
 const stringMap = <V extends z.ZodMiniType<string>>(value: V) =>
-  z.record(mapKey(), value, { error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined) });
+  z.pipe(
+    z.custom<unknown>((input) => !(input !== null && typeof input === 'object' && Object.hasOwn(input, '__proto__')), {
+      error: 'the key __proto__ is not allowed',
+    }),
+    z.record(mapKey(), value, { error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined) }),
+  );
 
 /** One alert of an Alertmanager webhook (version 4). */
 export const AlertmanagerAlert = z.lazy(() =>

@@ -500,6 +500,20 @@ describe('alerts from the Alertmanager webhook', () => {
     ]);
   });
 
+  it('refuses an alert whose labels or annotations hold the key __proto__ (dropped unchecked before), keeping the rest', async () => {
+    const raw = (over: string) =>
+      JSON.parse(
+        `{"status":"firing","labels":{"alertname":"X","cluster_id":"${clusters[0]!.cluster_id}"${over === 'labels' ? ',"__proto__":"x"' : ''}},` +
+          `"annotations":{"summary":"s"${over === 'annotations' ? ',"__proto__":{"a":1}' : ''}},"startsAt":"2026-11-20T10:30:00Z"}`,
+      );
+    const result = await ingestAlerts([raw('labels'), raw('annotations'), raw('none')], NOW);
+    expect(result.accepted).toBe(1);
+    expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([
+      [0, expect.stringContaining('__proto__')],
+      [1, expect.stringContaining('__proto__')],
+    ]);
+  });
+
   it('refuses an alert whose labels and annotations pass 64 KB (a DynamoDB item holds 400 KB), keeping the rest', async () => {
     const base = alert('firing');
     const result = await ingestAlerts(
