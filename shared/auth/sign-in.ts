@@ -129,7 +129,8 @@ export async function login(rawUsername: string, password: string, caller: Calle
   // One of the 5 checks per 15 minutes is reserved before any password is looked at (LDAP or built-in).
   const reservation = await reserveLoginAttempt(username);
   if (!reservation.reserved) {
-    await audit('login_failed', undefined, { reason: 'locked_out' });
+    // Audited once per lockout window: every refusal would cost an attacker nothing and flood the log.
+    if (reservation.firstRefusal) await audit('login_failed', undefined, { reason: 'locked_out' });
     throw new TooManyRequests('Too many failed logins for this username; try again later.', reservation.retryAfterSeconds);
   }
 

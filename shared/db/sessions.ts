@@ -18,8 +18,12 @@ const revokedKey = (tokenId: string) => ({ pk: `REVOKED#${tokenId}`, sk: 'TOKEN'
 
 const epoch = (now: Date) => Math.floor(now.getTime() / 1000);
 
-/** A reserved attempt (its number in the window), or the seconds until the username may try again. */
-export type LoginReservation = { reserved: true; attempt: number; windowStart: number } | { reserved: false; retryAfterSeconds: number };
+/**
+ * A reserved attempt (its number in the window), or the seconds until the username may try again and
+ * whether this is the window's first refusal (the one the audit log records: a refusal checks no
+ * password, so it costs an attacker nothing, and an entry for each would flood the log).
+ */
+export type LoginReservation = { reserved: true; attempt: number; windowStart: number } | { reserved: false; retryAfterSeconds: number; firstRefusal: boolean };
 
 /**
  * Reserves one password check for `username` in the current 15-minute window.
@@ -44,7 +48,12 @@ export async function reserveLoginAttempt(username: string, now = new Date()): P
     const current = await getItem('users', key, true);
     if (current && Number(current.window_start) > cutoff) {
       if (Number(current.attempts) >= MAX_LOGIN_ATTEMPTS) {
-        return { reserved: false, retryAfterSeconds: Math.max(1, Number(current.window_start) + LOGIN_WINDOW_SECONDS - at) };
+        const windowStart = Number(current.window_start);
+        return {
+          reserved: false,
+          retryAfterSeconds: Math.max(1, windowStart + LOGIN_WINDOW_SECONDS - at),
+          firstRefusal: await claimFirstRefusal(key, windowStart),
+        };
       }
       continue; // a window opened or was cleared meanwhile: count in it
     }
@@ -63,8 +72,24 @@ export async function reserveLoginAttempt(username: string, now = new Date()): P
       if (!(raced instanceof ConditionFailed)) throw raced;
     }
   }
-  // Still contended after several rounds: refuse rather than check unreserved.
-  return { reserved: false, retryAfterSeconds: 1 };
+  // Still contended after several rounds: refuse rather than check unreserved (no lockout: not audited as one).
+  return { reserved: false, retryAfterSeconds: 1, firstRefusal: false };
+}
+
+/** Marks the window's first refusal; true for the one request that did (conditional: concurrent refusals race for it). */
+async function claimFirstRefusal(key: ReturnType<typeof throttleKey>, windowStart: number): Promise<boolean> {
+  try {
+    await updateItem('users', key, {
+      UpdateExpression: 'SET refused_window = :ws',
+      ConditionExpression: 'window_start = :ws AND (attribute_not_exists(refused_window) OR refused_window <> :ws)',
+      ExpressionAttributeValues: { ':ws': windowStart },
+      ReturnValues: 'NONE',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
 }
 
 /**

@@ -21,7 +21,7 @@ const byTime = (name = 'gsi1'): IndexDefinition => ({ name, partitionKey: `${nam
 
 export const TABLES = {
   users: { purpose: 'accounts, invitation tokens, login throttling', ttl: true, indexes: [] },
-  audit: { purpose: 'audit log, newest first by month partition; by action', ttl: true, indexes: [byTime()] },
+  audit: { purpose: 'audit log, newest first in one partition; by action', ttl: true, indexes: [byTime()] },
   clusters: { purpose: 'cluster inventory', ttl: false, indexes: [] },
   metrics: { purpose: 'per-cluster per-day metric rollups', ttl: true, indexes: [] },
   alerts: { purpose: 'alerts by cluster; by time window', ttl: true, indexes: [byTime()] },

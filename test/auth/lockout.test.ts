@@ -22,8 +22,9 @@ describe('login attempt reservation', () => {
     const attempts = [];
     for (let i = 0; i < MAX_LOGIN_ATTEMPTS; i++) attempts.push(reserved(await reserveLoginAttempt('Carla', at(i * 10))).attempt);
     expect(attempts).toEqual([1, 2, 3, 4, 5]);
-    expect(await reserveLoginAttempt('carla', at(100))).toEqual({ reserved: false, retryAfterSeconds: LOGIN_WINDOW_SECONDS - 100 });
-    expect(await reserveLoginAttempt('CARLA', at(LOGIN_WINDOW_SECONDS - 1))).toEqual({ reserved: false, retryAfterSeconds: 1 });
+    // The window's first refusal says so (the audit log records that one), the later ones do not.
+    expect(await reserveLoginAttempt('carla', at(100))).toEqual({ reserved: false, retryAfterSeconds: LOGIN_WINDOW_SECONDS - 100, firstRefusal: true });
+    expect(await reserveLoginAttempt('CARLA', at(LOGIN_WINDOW_SECONDS - 1))).toEqual({ reserved: false, retryAfterSeconds: 1, firstRefusal: false });
     // another username has its own window
     expect(reserved(await reserveLoginAttempt('someone-else', at(100))).attempt).toBe(1);
   });
