@@ -8,7 +8,7 @@
 import type { AiIssueView } from '../ai-issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
 import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryTimeIndex, tableName, setFields, updateItem, type TransactItem } from './client.js';
-import { activityKey, NO_SUCCESSOR } from './issues.js';
+import { activityKey, NO_SUCCESSOR, SUMMARY_FIELDS } from './issues.js';
 import { itemReader, listOf, nullable, number, oneOf, optional, orElse, pickFields, string, type Fields } from './items.js';
 
 /** superseded_by of an AI issue whose alerts no one produced issue holds: the rule issues' value, which the console knows. */
@@ -34,25 +34,10 @@ export type AiGrouping = Omit<AiIssueRecord, (typeof TRIAGE)[number] | 'triage_v
 
 /**
  * What the list's filters, sort, counts and options and the KPIs read of every AI issue of a
- * window: no `alert_keys` (up to 500, tens of KB) and no texts. The window may hold thousands.
+ * window: a rule issue's summary and its alert count; no `alert_keys` (up to 500, tens of KB)
+ * and no texts. The window may hold thousands.
  */
-const SUMMARY_KEYS = [
-  'issue_id',
-  'issue_name',
-  'severity',
-  'status',
-  'cluster_id',
-  'cluster_name',
-  'customer_name',
-  'alert_count',
-  'first_seen',
-  'last_seen',
-  'resolved_at',
-  'triage_status',
-  'disposition_status',
-  'assignee',
-  'superseded_by',
-] as const satisfies readonly (keyof AiIssueRecord)[];
+const SUMMARY_KEYS = [...SUMMARY_FIELDS, 'alert_count'] as const satisfies readonly (keyof AiIssueRecord)[];
 export type AiIssueSummary = Pick<AiIssueRecord, (typeof SUMMARY_KEYS)[number]>;
 
 /** What a list shows of an AI issue (shared/ai-issues/queries.ts aiIssueView): all but its alert keys and version. */
