@@ -270,6 +270,34 @@ describe('alert issues', { timeout: 60_000 }, () => {
     expect(await viewerPage.getByRole('button', { name: /refresh/i }).count()).toBe(0);
     await expectAccessible(viewerPage, '/issues/{id} as a viewer');
   });
+
+  it("keeps an admin's unsaved edits when the issue is read again after someone else's triage, and says what changed meanwhile", async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/issues');
+    const id: string = body.issues[0].issue_id;
+    const page = await browser.page();
+    try {
+      await page.clock.install();
+      await signIn(page, 'admin', PASSWORD, `/issues/${encodeURIComponent(id)}`);
+      await page.getByRole('button', { name: 'Save triage' }).waitFor();
+      const draft = `Unsaved draft ${randomUUID()}`;
+      await page.getByLabel('Notes').fill(draft);
+      // Another admin triages it meanwhile (through the API).
+      const other = await api(service.url, admin, 'PATCH', `/api/issues/${encodeURIComponent(id)}`, { triage_status: 'escalated', notes: 'their notes' });
+      expect(other.status).toBe(200);
+      // The tab reads the issue again: stale after 30 s, when it is shown again.
+      const reread = page.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === `/api/issues/${id}`);
+      await page.clock.fastForward(31_000);
+      await page.evaluate("window.dispatchEvent(new Event('visibilitychange'))");
+      await reread;
+      await page.getByRole('status').filter({ hasText: 'while you edited' }).waitFor();
+      expect(await page.getByLabel('Notes').inputValue()).toBe(draft);
+      // What was not edited here follows what is stored.
+      expect(await page.getByLabel('Triage status').inputValue()).toBe('escalated');
+      await expectAccessible(page, '/issues/{id} with edits kept over a newer version');
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 describe('an issue whose answers leave alerts out, and one regrouping superseded', { timeout: 90_000 }, () => {

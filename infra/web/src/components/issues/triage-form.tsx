@@ -2,7 +2,7 @@
 // status, disposition, assignee (an active account from the list's users route)
 // and notes, sent by PATCH with only the fields that changed. After saving, the
 // issue is read again and the values the service stored are shown, so what the
-// page says is what was kept. AI issues also offer "Me" as assignee (sent as
+// page says is what was kept. Unsaved edits survive the issue being read again. AI issues also offer "Me" as assignee (sent as
 // `me`, which the service resolves to the caller).
 import { useId, useState } from 'react';
 import type { ApiProblem, Endpoint } from '../../api/client';
@@ -33,6 +33,13 @@ type Group = keyof typeof ROUTES;
 type Issue = Answer<'issues', 'get'>['issue'] | Answer<'ai-issues', 'get'>['issue'];
 type Fields = Pick<Issue, 'triage_status' | 'disposition_status' | 'assignee' | 'notes'>;
 const FIELDS = ['triage_status', 'disposition_status', 'assignee', 'notes'] as const;
+const FIELD_LABELS: Record<keyof Fields, string> = { triage_status: 'Triage status', disposition_status: 'Disposition', assignee: 'Assignee', notes: 'Notes' };
+const storedFields = (issue: Issue): Fields => ({
+  triage_status: issue.triage_status,
+  disposition_status: issue.disposition_status,
+  assignee: issue.assignee,
+  notes: issue.notes,
+});
 
 export function TriageForm({
   group,
@@ -51,8 +58,7 @@ export function TriageForm({
   return (
     <section className="card issue-triage" aria-labelledby="triage-title">
       <h2 id="triage-title">Triage</h2>
-      {/* Keyed by the stored version: after a save (or someone else's) the form starts from what is stored. */}
-      <Form key={`${issue.updated_at}|${issue.updated_by}`} group={group} issue={issue} refetch={refetch} me={me} onSaved={setSaved} />
+      <Form group={group} issue={issue} refetch={refetch} me={me} onSaved={setSaved} />
       {saved && (
         <div className="notice issue-saved" role="status">
           <p>
@@ -102,12 +108,25 @@ function Form({
   // Both lists' users and patch routes take and answer the same shapes.
   const users = useApi(routes.users as Endpoint<'issues', 'users'>, {}, { staleTime: 60_000 });
   const patch = useApiMutation(routes.patch as Endpoint<'issues', 'patch'>, routes.invalidates);
-  const [values, setValues] = useState<Fields>(() => ({
-    triage_status: issue.triage_status,
-    disposition_status: issue.disposition_status,
-    assignee: issue.assignee,
-    notes: issue.notes,
-  }));
+  // The draft keeps the stored version it started from. When the issue is read again with another
+  // version (a save, a ticket, another admin's triage), fields not edited here follow what is stored,
+  // and edits are kept, never swapped for the stored text; those stored meanwhile are named below.
+  const version = `${issue.updated_at}|${issue.updated_by}`;
+  const stored = storedFields(issue);
+  const [draft, setDraft] = useState(() => ({ version, base: stored, values: stored, meanwhile: [] as (keyof Fields)[] }));
+  if (draft.version !== version) {
+    const values = { ...draft.values };
+    const meanwhile: (keyof Fields)[] = [];
+    for (const f of FIELDS) {
+      if (draft.values[f] === draft.base[f]) values[f] = stored[f];
+      else if (stored[f] !== draft.base[f] && stored[f] !== draft.values[f]) meanwhile.push(f);
+    }
+    setDraft({ version, base: stored, values, meanwhile });
+  }
+  const values = draft.version === version ? draft.values : stored;
+  const meanwhile = draft.version === version ? draft.meanwhile : [];
+  const setValues = (next: Fields | ((v: Fields) => Fields)) =>
+    setDraft((d) => ({ ...d, values: typeof next === 'function' ? next(d.values) : next, meanwhile: typeof next === 'function' ? d.meanwhile : [] }));
   const changes: BodyOf<'issues', 'patch'> = {};
   for (const f of FIELDS) if (values[f] !== issue[f]) changes[f] = values[f];
   const changed = Object.keys(changes).length > 0;
@@ -177,17 +196,20 @@ function Form({
         <textarea value={values.notes} onChange={set('notes')} maxLength={10_000} rows={5} />
         <span className="muted issue-help">{values.notes.length.toLocaleString()} / 10,000</span>
       </label>
+      {meanwhile.length > 0 && changed && (
+        <div className="notice" role="status">
+          <p>
+            {meanwhile.map((f) => FIELD_LABELS[f]).join(', ')} {meanwhile.length > 1 ? 'were' : 'was'} changed by {issue.updated_by || 'someone'}{' '}
+            {utc(issue.updated_at)} while you edited. Your edits are kept: save to store them, or discard them to take what is stored.
+          </p>
+        </div>
+      )}
       <div className="issue-actions">
         <button type="submit" className="primary" disabled={!changed || patch.isPending}>
           {patch.isPending ? 'Saving…' : 'Save triage'}
         </button>
         {changed && !patch.isPending && (
-          <button
-            type="button"
-            onClick={() =>
-              setValues({ triage_status: issue.triage_status, disposition_status: issue.disposition_status, assignee: issue.assignee, notes: issue.notes })
-            }
-          >
+          <button type="button" onClick={() => setValues(stored)}>
             Discard changes
           </button>
         )}
