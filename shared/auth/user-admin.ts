@@ -96,14 +96,15 @@ export async function updateUser(actor: Principal, email: string, patch: { role?
     ...(patch.role !== undefined && patch.role !== before.role ? { role: patch.role } : {}),
     ...(patch.is_active !== undefined && patch.is_active !== before.is_active ? { is_active: patch.is_active } : {}),
   };
+  const changing = Object.keys(changes).length > 0;
   // Activating it would make an account without a password, which counts as a superadmin when it
   // is one and can never sign in, and its invitation would no longer activate it: only the invitee does.
-  if (Object.keys(changes).length > 0 && pendingInvitation(before)) {
+  if (changing && pendingInvitation(before)) {
     throw new Conflict(
       `${before.email} has not accepted the invitation yet: it becomes an account when they do. To change its role, delete it and invite again.`,
     );
   }
-  if (Object.keys(changes).length > 0) {
+  if (changing) {
     const now = new Date();
     // Audited in the same transaction: the change is recorded if, and only if, it is made.
     const audit = auditAction(

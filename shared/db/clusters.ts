@@ -151,7 +151,6 @@ export async function listClusters({ build }: { build?: PackBuilder } = {}): Pro
   return [...value].sort(byNameThenId);
 }
 
-/** Which of these cluster ids are known (for refusing data about unknown clusters). */
 /**
  * Ids that can name a stored cluster: those whose key DynamoDB takes (a sort key is at most
  * 1,024 bytes; inventory ids are UUIDs). Any other, e.g. an alert's cluster label of 1,024
@@ -160,6 +159,7 @@ export async function listClusters({ build }: { build?: PackBuilder } = {}): Pro
  */
 const storable = (ids: Iterable<string>) => [...new Set(ids)].filter((id) => Buffer.byteLength(clusterKey(id).sk) <= 1024);
 
+/** Which of these cluster ids are known (for refusing data about unknown clusters). */
 export async function knownClusterIds(clusterIds: Iterable<string>): Promise<Set<string>> {
   const items = await batchGet('clusters', storable(clusterIds).map(clusterKey));
   return new Set(items.map((i) => String(i.cluster_id)));

@@ -179,28 +179,26 @@ export async function getIssues(issueIds: string[]): Promise<IssueRecord[]> {
   return issueIds.flatMap((id) => found.get(id) ?? []);
 }
 
+/** A Query of the by-cluster index (gsi2): the cluster's issues, or those whose sort key is `op` `bound`. */
+const byCluster = (clusterId: string, op?: '>=' | '<', bound?: string) => ({
+  IndexName: 'gsi2',
+  KeyConditionExpression: op ? `gsi2pk = :pk AND gsi2sk ${op} :bound` : 'gsi2pk = :pk',
+  ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}`, ...(op && { ':bound': bound }) },
+});
+
 /**
  * A cluster's issues as summaries (superseded ones included), in no order: what its history
  * counts and orders. The issues table keeps every issue a cluster ever had, each with its
  * alert names and notes (up to 10 KB); the history shows 50 (getIssues).
  */
 export async function listClusterIssueSummaries(clusterId: string): Promise<IssueSummary[]> {
-  const items = await queryAll('issues', {
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :pk',
-    ...projection(SUMMARY_FIELDS),
-    ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}` },
-  });
+  const items = await queryAll('issues', { ...byCluster(clusterId), ...projection(SUMMARY_FIELDS) });
   return items.map(readSummary);
 }
 
 /** Every issue of a cluster, oldest first (superseded ones included): what tests compare grouping's reads with. */
 export async function listClusterIssues(clusterId: string): Promise<IssueRecord[]> {
-  const items = await queryAll('issues', {
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :pk',
-    ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}` },
-  });
+  const items = await queryAll('issues', byCluster(clusterId));
   const started = (i: IssueRecord) => `${i.first_seen}#${i.issue_id}`;
   return items.map(readIssue).sort((a, b) => (started(a) < started(b) ? -1 : started(a) > started(b) ? 1 : 0));
 }
@@ -217,29 +215,16 @@ const clusterActivityKey = (i: Parameters<typeof activityKey>[0]) => `${CLUSTER_
  * no retention), and a regrouping on every ingest needs only those that may still take alerts.
  */
 export async function listClusterIssuesActiveSince(clusterId: string, since: Date): Promise<{ active: IssueRecord[]; legacy: IssueRecord[] }> {
-  const pk = `CLUSTER#${clusterId}`;
   const [active, legacy] = await Promise.all([
-    queryAll('issues', {
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk >= :from',
-      ExpressionAttributeValues: { ':pk': pk, ':from': `${CLUSTER_ACTIVITY}${since.toISOString()}` },
-    }),
-    queryAll('issues', {
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :layout',
-      ExpressionAttributeValues: { ':pk': pk, ':layout': CLUSTER_ACTIVITY },
-    }),
+    queryAll('issues', byCluster(clusterId, '>=', `${CLUSTER_ACTIVITY}${since.toISOString()}`)),
+    queryAll('issues', byCluster(clusterId, '<', CLUSTER_ACTIVITY)),
   ]);
   return { active: active.map(readIssue), legacy: legacy.map(readIssue) };
 }
 
 /** The cluster's issue with the latest activity (any issue when some are still keyed the earlier way): what names it. */
 export async function latestClusterIssue(clusterId: string): Promise<IssueRecord | undefined> {
-  const [item] = await queryAll(
-    'issues',
-    { IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}` }, ScanIndexForward: false },
-    1,
-  );
+  const [item] = await queryAll('issues', { ...byCluster(clusterId), ScanIndexForward: false }, 1);
   return item ? readIssue(item) : undefined;
 }
 

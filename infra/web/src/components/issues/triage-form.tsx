@@ -2,8 +2,9 @@
 // status, disposition, assignee (an active account from the list's users route)
 // and notes, sent by PATCH with only the fields that changed. After saving, the
 // issue is read again and the values the service stored are shown, so what the
-// page says is what was kept. Unsaved edits survive the issue being read again. AI issues also offer "Me" as assignee (sent as
-// `me`, which the service resolves to the caller).
+// page says is what was kept. Unsaved edits survive the issue being read again.
+// AI issues also offer "Me" as assignee (sent as `me`, which the service resolves
+// to the caller).
 import { useId, useState } from 'react';
 import type { ApiProblem, Endpoint } from '../../api/client';
 import { endpoint } from '../../api/client';
@@ -125,14 +126,14 @@ function Form({
   }
   const values = draft.version === version ? draft.values : stored;
   const meanwhile = draft.version === version ? draft.meanwhile : [];
-  const setValues = (next: Fields | ((v: Fields) => Fields)) =>
-    setDraft((d) => ({ ...d, values: typeof next === 'function' ? next(d.values) : next, meanwhile: typeof next === 'function' ? d.meanwhile : [] }));
+  // An edit keeps the note of what was stored meanwhile; a discard takes what is stored, so it goes.
+  const discard = () => setDraft((d) => ({ ...d, values: stored, meanwhile: [] }));
   const changes: BodyOf<'issues', 'patch'> = {};
   for (const f of FIELDS) if (values[f] !== issue[f]) changes[f] = values[f];
   const changed = Object.keys(changes).length > 0;
   const set = (field: keyof Fields) => (e: { target: { value: string } }) => {
     onSaved(null);
-    setValues((v) => ({ ...v, [field]: e.target.value }));
+    setDraft((d) => ({ ...d, values: { ...d.values, [field]: e.target.value } }));
   };
 
   async function submit(e: React.FormEvent) {
@@ -209,7 +210,7 @@ function Form({
           {patch.isPending ? 'Saving…' : 'Save triage'}
         </button>
         {changed && !patch.isPending && (
-          <button type="button" onClick={() => setValues(stored)}>
+          <button type="button" onClick={discard}>
             Discard changes
           </button>
         )}
