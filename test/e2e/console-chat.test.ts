@@ -4,7 +4,8 @@
 // Shift+Enter is a new line) gets its Markdown answer rendered, with its tool-call
 // count and time, and a <script> or onerror in the model's Markdown is neither
 // run nor kept; "New conversation" clears the view and the service's history;
-// the rate limit's 429 says when to send again. axe in light, dark and on a phone.
+// the rate limit's 429 says when to send again; signing out leaves no transcript
+// in the tab's storage. axe in light, dark and on a phone.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -174,5 +175,24 @@ describe('the chat page', { timeout: 90_000 }, () => {
     expect(await failed.locator('time').count()).toBe(1);
     expect(await failed.getByRole('button', { name: /Send again/ }).isDisabled()).toBe(true);
     await expectAccessible(page, '/chat with the 429');
+  });
+
+  it('signing out leaves no transcript in the tab', async () => {
+    await open();
+    await log().locator('article').first().waitFor();
+    const kept = () =>
+      page.evaluate(() =>
+        Object.keys(sessionStorage)
+          .filter((k) => k.startsWith('fleet-health.'))
+          .sort(),
+      );
+    expect(await kept()).toEqual(['fleet-health.chat.admin', 'fleet-health.session']);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((u) => u.pathname === '/sign-in');
+    expect(await kept()).toEqual([]);
+    // signed in again, the page starts empty: the service's history is its own
+    await signIn(page, 'admin', PASSWORD, '/chat');
+    await page.getByRole('heading', { level: 1, name: 'Assistant' }).waitFor();
+    expect(await log().locator('article').count()).toBe(0);
   });
 });

@@ -2,6 +2,8 @@
 // stays signed in and closing the tab ends it. Sign-out sends X-Session-Duration
 // (whole seconds since sign-in), as the contract's logout audit expects. A 401
 // from any call (expired or revoked token) ends the session with a message.
+// Ending it also drops what the tab kept for the user (chat transcripts), so
+// nothing of theirs is left readable in the tab after they sign out.
 import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react';
 import { type ApiProblem, call, configureClient, endpoint } from './api/client';
@@ -16,8 +18,15 @@ interface Stored {
   signedInAt: number;
 }
 
-const KEY = 'fleet-health.session';
+const PREFIX = 'fleet-health.';
+const KEY = `${PREFIX}session`;
 const logoutEndpoint = endpoint<'auth', 'logout'>('POST', '/api/auth/logout');
+
+/** Removes the session and everything else this console keeps in the tab's storage. */
+function forgetTab(): void {
+  const keys = Array.from({ length: sessionStorage.length }, (_, i) => sessionStorage.key(i));
+  for (const key of keys) if (key?.startsWith(PREFIX)) sessionStorage.removeItem(key);
+}
 
 function readStored(): Stored | null {
   try {
@@ -49,7 +58,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const end = useCallback(
     (message: string | null) => {
       current = null;
-      sessionStorage.removeItem(KEY);
+      forgetTab();
       queryClient.clear();
       setNotice(message);
       setStored(null);
