@@ -100,14 +100,21 @@ export interface EmbedProvider {
   generateTokens(request: GenerateRequest): Promise<GeneratedTokens>;
 }
 
-/** A provider call failed (HTTP error, bad answer, timeout, network): the message is safe to show (no credentials, no tokens, no body text). */
+/**
+ * A provider call failed (HTTP error, bad answer, timeout, network): the message is safe to show (no credentials, no tokens, no body text).
+ * `refusedRequest`: the server refused the request itself with a 4xx that says something about what we sent (not our
+ * login, not 401/403 or a 429 rate limit) — the one failure that may mean a stored reference token is no longer known.
+ */
 export class EmbedProviderError extends Error {
+  readonly refusedRequest: boolean;
   constructor(
     message: string,
     readonly status?: number,
+    refusedRequest = false,
   ) {
     super(message);
     this.name = 'EmbedProviderError';
+    this.refusedRequest = refusedRequest;
   }
 }
 
@@ -202,8 +209,10 @@ export function embedClient(config: EmbedConfig, budgetMs = REQUEST_BUDGET_MS): 
       logins.delete(cacheKey);
       ({ answer } = await send());
     }
-    if (answer.status < 200 || answer.status >= 300)
-      throw new EmbedProviderError(`the dashboard embed server's ${what} answered HTTP ${answer.status}`, answer.status);
+    if (answer.status < 200 || answer.status >= 300) {
+      const refused = answer.status >= 400 && answer.status < 500 && ![401, 403, 429].includes(answer.status);
+      throw new EmbedProviderError(`the dashboard embed server's ${what} answered HTTP ${answer.status}`, answer.status, refused);
+    }
     return answer;
   };
 

@@ -92,9 +92,10 @@ export async function acquireEmbedSession(input: AcquireInput, provider: () => E
     try {
       return await acquire(stored?.sessionReferenceToken);
     } catch (error) {
-      // The BI server refused the stored reference token (4xx): forget it and start a new session,
-      // instead of failing every acquire until the token's TTL runs out.
-      if (!stored || !(error instanceof EmbedProviderError) || !error.status || error.status < 400 || error.status >= 500) throw error;
+      // The BI server refused the acquire itself (a 4xx about what we sent): the stored reference token
+      // may be unknown to it, so forget it and start a new session instead of failing every acquire until
+      // its TTL runs out. A refused login, a 401/403 or a 429 says nothing about the token: it is kept.
+      if (!stored || !(error instanceof EmbedProviderError) || !error.refusedRequest) throw error;
       await deleteEmbedSession(userId, stored.sessionReferenceToken);
       return acquire(undefined);
     }

@@ -200,6 +200,28 @@ describe('acquire-session', () => {
     expect(fake.referenceTokens()).toContain(fresh);
   });
 
+  it('a refused or failing login, or a rate-limited acquire, keeps the stored session and sends nothing more', async () => {
+    await acquire();
+    const [kept] = fake.referenceTokens();
+    for (const [loginMode, mode] of [
+      ['error400', 'ok'],
+      ['error500', 'ok'],
+      ['ok', 'error429'],
+    ] as const) {
+      fake.received.length = 0;
+      forgetEmbedLogins();
+      Object.assign(fake, { loginMode, mode });
+      expect((await failure(() => acquire())).status).toBe(502);
+      expect((await getEmbedSession('u-ana'))!.sessionReferenceToken).toBe(kept);
+      expect(fake.received.map((r) => r.path)).toEqual(
+        loginMode === 'ok' ? ['/api/4.0/login', '/api/4.0/embed/cookieless_session/acquire'] : ['/api/4.0/login'],
+      );
+    }
+    Object.assign(fake, { loginMode: 'ok', mode: 'ok' });
+    await acquire();
+    expect(fake.referenceTokens()).toEqual([kept]);
+  });
+
   it('logs in again once when the cached login token is refused', async () => {
     await acquire();
     fake.revokeLogins();

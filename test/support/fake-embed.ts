@@ -26,11 +26,11 @@ export interface FakeEmbedOptions {
 }
 
 /**
- * How calls are answered: 'ok', 'error500', 'error400', 'slow' (the answer after slowMs), 'garbage'
+ * How calls are answered: 'ok', 'error500', 'error400', 'error429' (rate limited, Retry-After 30), 'slow' (the answer after slowMs), 'garbage'
  * (200, not JSON), 'overlong' (the 'ok' answer with every lifetime 1e15 seconds, 30 million years) or
  * 'oversized' (200 with 2 MB of body, no Content-Length).
  */
-export type FakeEmbedMode = 'ok' | 'error500' | 'error400' | 'slow' | 'garbage' | 'overlong' | 'oversized';
+export type FakeEmbedMode = 'ok' | 'error500' | 'error400' | 'error429' | 'slow' | 'garbage' | 'overlong' | 'oversized';
 
 interface Session {
   reference: string;
@@ -118,6 +118,9 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
         return reply(res, 500, { message: 'Internal server error', documentation_url: 'https://docs.example.com' });
       case 'error400':
         return reply(res, 400, { message: 'Bad request', documentation_url: 'https://docs.example.com' });
+      case 'error429':
+        res.setHeader('Retry-After', '30');
+        return reply(res, 429, { message: 'Too many requests', documentation_url: 'https://docs.example.com' });
       case 'overlong':
         overlong = true;
         try {
