@@ -180,12 +180,7 @@ describe('the chat page', { timeout: 90_000 }, () => {
   it('signing out leaves no transcript in the tab', async () => {
     await open();
     await log().locator('article').first().waitFor();
-    const kept = () =>
-      page.evaluate(() =>
-        Object.keys(sessionStorage)
-          .filter((k) => k.startsWith('fleet-health.'))
-          .sort(),
-      );
+    const kept = () => page.evaluate<string[]>("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.')).sort()");
     expect(await kept()).toEqual(['fleet-health.chat.admin', 'fleet-health.session']);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL((u) => u.pathname === '/sign-in');
