@@ -53,6 +53,22 @@ const LAMBDA_ANSWER_BYTES = LAMBDA_PAYLOAD_BYTES - 16 * 1024;
 const gzip = (text: string) => process.getBuiltinModule('node:zlib').gzipSync(text, { level: 6 });
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
+/**
+ * Whether Accept-Encoding admits gzip (RFC 9110 §12.5.3): `gzip` (or `x-gzip`) with a weight
+ * above 0, or `*` above 0 when gzip is not named. `gzip;q=0` refuses it; so does an absent header.
+ */
+function acceptsGzip(acceptEncoding: string | undefined): boolean {
+  let star = false;
+  for (const part of (acceptEncoding ?? '').split(',')) {
+    const [coding = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => /^q\s*=/.test(p));
+    const weighted = q === undefined || Number(q.slice(q.indexOf('=') + 1).trim()) > 0;
+    if (coding === 'gzip' || coding === 'x-gzip') return weighted;
+    if (coding === '*') star = weighted;
+  }
+  return star;
+}
+
 function toResult(value: unknown, acceptEncoding: string | undefined, contentType?: string): Result {
   const reply = value instanceof Reply ? value : new Reply(value === undefined ? 204 : 200, value);
   const headers: Record<string, string> = { 'Cache-Control': 'no-store', ...reply.headers };
@@ -62,7 +78,7 @@ function toResult(value: unknown, acceptEncoding: string | undefined, contentTyp
   const raw = contentType !== undefined && reply.status === 200 && typeof reply.body === 'string';
   const text = raw ? (reply.body as string) : prepared ? prepared.text : JSON.stringify(reply.body);
   headers['Content-Type'] = raw ? contentType : 'application/json';
-  if (text.length >= GZIP_MIN_BYTES && /\bgzip\b/i.test(acceptEncoding ?? '')) {
+  if (text.length >= GZIP_MIN_BYTES && acceptsGzip(acceptEncoding)) {
     const body = (prepared ? prepared.gzipped(gzip) : gzip(text)).toString('base64');
     if (body.length > LAMBDA_ANSWER_BYTES) throw new Error(`the answer is ${megabytes(body.length)} even gzipped, more than a Lambda function may return`);
     return {

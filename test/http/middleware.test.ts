@@ -343,6 +343,28 @@ describe('compression', () => {
     expect(small.headers?.['Content-Encoding']).toBeUndefined();
   });
 
+  it('reads Accept-Encoding weights: gzip;q=0 refuses gzip, * admits it unless gzip is named', async () => {
+    const cases: [string, boolean][] = [
+      ['gzip;q=0, identity', false],
+      ['identity, gzip; q=0.0', false],
+      ['GZIP;Q=1', true],
+      ['deflate, gzip;q=0.001', true],
+      ['x-gzip', true],
+      ['*;q=0.5', true],
+      ['*, gzip;q=0', false],
+      ['identity, *;q=0', false],
+      ['br', false],
+      ['gzipped', false],
+    ];
+    for (const [acceptEncoding, zipped] of cases) {
+      const answer = await handler(
+        apiEvent({ method: 'GET', path: '/api/demo/big', routeKey: 'GET /api/demo/big', headers: { 'accept-encoding': acceptEncoding } }),
+        lambdaContext,
+      );
+      expect([acceptEncoding, answer.headers?.['Content-Encoding']]).toEqual([acceptEncoding, zipped ? 'gzip' : undefined]);
+    }
+  });
+
   it('an answer over what Lambda may return is gzipped when accepted, else refused with a 406 saying how to ask', async () => {
     const huge = (headers: Record<string, string>) => call(handler, { method: 'GET', path: '/api/demo/huge', routeKey: 'GET /api/demo/huge', headers });
     for (const [which, answer] of [
