@@ -145,11 +145,23 @@ export async function recordPullErrors(errors: readonly PullErrorRecord[]): Prom
     );
 }
 
-/** The newest errors first. */
-export async function latestPullErrors(limit: number): Promise<PullErrorRecord[]> {
+/**
+ * The newest errors first, none past its expiry (`ttl`): DynamoDB's TTL deletes an expired item only
+ * eventually, within days. The key condition ends the read at the retention, so it never pages
+ * through expired items left behind, and `Limit` holds: the filter drops nothing else.
+ */
+export async function latestPullErrors(limit: number, now = new Date()): Promise<PullErrorRecord[]> {
+  const nowSeconds = Math.floor(now.getTime() / 1000);
   const items = await queryAll(
     'metric-pulls',
-    { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'ERRORS' }, ScanIndexForward: false },
+    {
+      KeyConditionExpression: 'pk = :pk AND sk >= :since',
+      FilterExpression: '#ttl > :now',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':pk': 'ERRORS', ':since': new Date((nowSeconds - ERROR_RETENTION_DAYS * 86_400) * 1000).toISOString(), ':now': nowSeconds },
+      ScanIndexForward: false,
+      Limit: limit,
+    },
     limit,
   );
   return items.map(readError);

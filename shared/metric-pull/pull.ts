@@ -16,7 +16,7 @@
 // rollup items skip a window they already hold (mergePulledRollups).
 import { randomUUID } from 'node:crypto';
 import { prometheusSettings } from '../config/prometheus.js';
-import { mapLimit } from '../db/client.js';
+import { ConditionFailed, mapLimit } from '../db/client.js';
 import { listClusters } from '../db/clusters.js';
 import { acquireLock, heartbeatLock, releaseLock } from '../db/locks.js';
 import {
@@ -34,7 +34,7 @@ import { bumpGeneration } from '../db/scores.js';
 import { METRIC_VALUE_MAX, type MetricKey } from '../fleet/records.js';
 import type { DayRollup } from '../fleet/rollup.js';
 import { createLogger } from '../log.js';
-import { prometheusClient, type PrometheusClient } from '../prometheus/client.js';
+import { MAX_BODY_BYTES, prometheusClient, type PrometheusClient } from '../prometheus/client.js';
 import { loadMetricSources } from '../rules/load.js';
 import { UNIT_CONVERSIONS, type MetricQuery, type MetricSources } from '../rules/schemas.js';
 import { pullInventory, type InventoryOutcome } from './inventory.js';
@@ -56,6 +56,15 @@ const POINTS_IN_FLIGHT = 800_000;
  * worker's 1,024 MB; at most 800,000 points are in flight.
  */
 export const metricConcurrency = (maxPointsPerRequest: number) => Math.max(1, Math.min(4, Math.floor(POINTS_IN_FLIGHT / maxPointsPerRequest)));
+
+/**
+ * The largest answer a query may have: the client's 64 MB shared among the queries at once (16 MB
+ * each at four), whole MB. The points bound above holds only while the series are the inventory's
+ * size: a query yielding many more (not aggregated by cluster) could otherwise have four answers of
+ * 64 MB in flight, ≈ 2.5 GB once parsed (about ten times the bytes, text included) in the worker's
+ * 1,024 MB. With at most 64 MB in flight the peak is ≈ 650 MB.
+ */
+export const answerByteLimit = (maxPointsPerRequest: number) => Math.floor(MAX_BODY_BYTES / 2 ** 20 / metricConcurrency(maxPointsPerRequest)) * 2 ** 20;
 const DAY = 86_400;
 
 export interface MetricPullOutcome {
@@ -247,6 +256,17 @@ async function pullMetricWindow(
   return byCluster;
 }
 
+/** Renews the run's lease; false when the lock is no longer this run's (another run took it). */
+async function renewLease(owner: string): Promise<boolean> {
+  try {
+    await heartbeatLock(PULL_LOCK, owner, LEASE_MS);
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 500);
 
 /** Runs one pull under the lease lock; a run already in progress makes this one return `locked`. */
@@ -292,7 +312,12 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   const stop = new AbortController();
   const timeUp = stop.signal;
   if (left) setTimeout(() => stop.abort(), Math.max(0, left() - BOOKKEEPING_MS)).unref();
-  const client = prometheusClient(sources.prometheus, { credential: () => prometheusSettings().credential.value(), sleep: options.sleep, signal: timeUp });
+  const client = prometheusClient(sources.prometheus, {
+    credential: () => prometheusSettings().credential.value(),
+    sleep: options.sleep,
+    signal: timeUp,
+    maxAnswerBytes: answerByteLimit(sources.prometheus.max_points_per_request),
+  });
   const errors: PullErrorRecord[] = [];
   const nowSeconds = Math.floor(now.getTime() / 1000);
 
@@ -308,6 +333,8 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   let written = 0;
   const windows = planWindows(sources, states, nowSeconds);
   let windowsNotStarted = 0;
+  /** Another run holds the lock now: the states and the run record are its to write. */
+  let lockLost = false;
 
   for (const [index, window] of windows.entries()) {
     if (timeUp.aborted || !roomForWindow()) {
@@ -332,38 +359,46 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
     const done = pulled.filter((p) => p !== null);
     if (!done.length) continue;
 
-    // Pending first: should this run die while writing, the next replays this very window.
-    const pending = done.map(({ metric }) => ({ ...states.get(metric.metric_key)!, pending_from: window.from, pending_to: window.to }));
-    await putPullStates(pending);
-    const rollups = rollupsOf(done, window);
-    written += (await mergePulledRollups(rollups)).written;
-    const finishedAt = clock();
-    const advanced = pending.map((state) => {
-      const outcome = outcomes.get(state.metric_key as MetricKey)!;
-      outcome.windows++;
-      const next: MetricPullState = { ...state, watermark: window.to, pending_from: null, pending_to: null, last_success_at: finishedAt };
-      states.set(state.metric_key, next);
-      return next;
-    });
-    for (const { metric, byCluster } of done) for (const acc of byCluster.values()) outcomes.get(metric.metric_key)!.accepted += acc.count;
-    await putPullStates(advanced);
-    await heartbeatLock(PULL_LOCK, owner, LEASE_MS);
+    // A DynamoDB failure (throttled past its retries) or the lock taken from this run stops the run
+    // here, not the bookkeeping below: it is recorded as the window's metrics' error.
+    let stoppedBy: string | undefined;
+    try {
+      // Renewed before anything of the window is written: a run whose lock was taken writes nothing more.
+      if (await renewLease(owner)) written += await storeWindow(done, window, states, outcomes, clock);
+      else {
+        lockLost = true;
+        stoppedBy = 'stopped: another run took the lock (this run outlived its lease); nothing more of this run is stored';
+      }
+    } catch (error) {
+      stoppedBy = `stopped: storing the window failed (${messageOf(error)}); the next run replays it`;
+    }
+    if (stoppedBy) {
+      for (const { metric } of done) {
+        outcomes.get(metric.metric_key)!.error = stoppedBy;
+        errors.push({ at: clock(), metric_key: metric.metric_key, message: stoppedBy });
+      }
+      log.error('pull stopped', { from: iso(window.from), to: iso(window.to), lock_lost: lockLost, error: stoppedBy });
+      windowsNotStarted = windows.length - index - 1;
+      break;
+    }
   }
 
-  // Every metric's state says how its last run went, whether it had a window or not.
+  // Every metric's state says how its last run went, whether it had a window or not (unless the
+  // states are another run's now: only the errors, appended, are written then).
   const results = [...outcomes.values()];
-  await putPullStates(
-    results.map(({ metric_key, accepted, refusals, error }) => {
-      const state = states.get(metric_key)!;
-      return {
-        ...state,
-        accepted_last: accepted,
-        refused_last: refusals.total,
-        refusal_last: refusals.top(),
-        ...(error ? { last_error: error, last_error_at: clock() } : {}),
-      };
-    }),
-  );
+  if (!lockLost)
+    await putPullStates(
+      results.map(({ metric_key, accepted, refusals, error }) => {
+        const state = states.get(metric_key)!;
+        return {
+          ...state,
+          accepted_last: accepted,
+          refused_last: refusals.total,
+          refusal_last: refusals.top(),
+          ...(error ? { last_error: error, last_error_at: clock() } : {}),
+        };
+      }),
+    );
   await recordPullErrors(errors);
   if (written > 0) await bumpGeneration();
 
@@ -374,8 +409,38 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   const parts = metrics.length + (inventory ? 1 : 0);
   const outcome = failed === 0 ? 'ok' : failed === parts ? 'failed' : 'partial';
   log.info('pulled', { outcome, accepted, refused, rollups_written: written, failed, duration_ms: Date.now() - started });
-  if (windowsNotStarted > 0) log.warn('pull stopped at its time budget; the next run goes on', { windows_not_started: windowsNotStarted });
+  if (lockLost) return { outcome, accepted, refused, metrics, inventory };
+  if (windowsNotStarted > 0) log.warn('pull stopped before its last window; the next run goes on', { windows_not_started: windowsNotStarted });
   return finish({ accepted, refused, metrics, inventory }, outcome);
+}
+
+/**
+ * Stores a window's pulled metrics: pending first (should this run die, or a write fail, while
+ * writing, the next replays this very window; kept in `states` too, so the states the run ends with
+ * keep it), then the rollups, then the watermarks. Answers the rollup items written.
+ */
+async function storeWindow(
+  done: { metric: MetricQuery; byCluster: Map<string, Accumulator> }[],
+  window: Window,
+  states: Map<string, MetricPullState>,
+  outcomes: ReadonlyMap<MetricKey, MetricPullOutcome>,
+  clock: () => string,
+): Promise<number> {
+  const pending = done.map(({ metric }) => ({ ...states.get(metric.metric_key)!, pending_from: window.from, pending_to: window.to }));
+  for (const state of pending) states.set(state.metric_key, state);
+  await putPullStates(pending);
+  const { written } = await mergePulledRollups(rollupsOf(done, window));
+  const finishedAt = clock();
+  const advanced = pending.map((state) => {
+    const outcome = outcomes.get(state.metric_key as MetricKey)!;
+    outcome.windows++;
+    const next: MetricPullState = { ...state, watermark: window.to, pending_from: null, pending_to: null, last_success_at: finishedAt };
+    states.set(state.metric_key, next);
+    return next;
+  });
+  for (const { metric, byCluster } of done) for (const acc of byCluster.values()) outcomes.get(metric.metric_key)!.accepted += acc.count;
+  await putPullStates(advanced);
+  return written;
 }
 
 /** The window's accumulators as one pulled rollup per cluster, all metrics together. */

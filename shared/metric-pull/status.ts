@@ -16,7 +16,7 @@ export async function metricSourcesStatus(now = new Date()): Promise<MetricSourc
     readPullStates(sources.metrics.map((m) => m.metric_key)),
     getPullRun(),
     getInventoryState(),
-    latestPullErrors(ERRORS_SHOWN),
+    latestPullErrors(ERRORS_SHOWN, now),
   ]);
   const { prometheus, cluster } = sources;
   return {

@@ -4,10 +4,11 @@
 // SigV4 signs the body's hash). Every request has a timeout and a bounded body;
 // failures that may pass (network, timeout, 429, 5xx) are retried with
 // exponential backoff and jitter; a refused query (400, 422) is not.
-import type { MetricSources } from '../rules/schemas.js';
+import { sourceRefusal, type MetricSources } from '../rules/schemas.js';
 import { signedHeaders } from './sigv4.js';
 import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
 import { isSecureUrl } from '../http/service-url.js';
+import { sliceChars } from '../text.js';
 
 export type PrometheusSource = MetricSources['prometheus'];
 
@@ -34,7 +35,7 @@ export class PrometheusError extends Error {
   }
 }
 
-/** The largest answer read: a bigger one is refused (lower max_points_per_request) rather than exhaust memory. */
+/** The largest answer read unless the caller says less (the puller shares it among its queries at once): a bigger one is refused rather than exhaust memory. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const ATTEMPTS = 3;
 const BACKOFF_MS = 500;
@@ -48,6 +49,8 @@ export interface ClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Ends every request in flight and refuses new ones once aborted (the caller's time is up): not retried. */
   signal?: AbortSignal;
+  /** The largest answer read, bytes (MAX_BODY_BYTES unless said). */
+  maxAnswerBytes?: number;
 }
 
 export interface PrometheusClient {
@@ -82,9 +85,12 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
   }
 
   const stopped = () => new PrometheusError("stopped: the pull's time is up", null, false);
+  // A version stored before these were refused when written: nothing is sent to it, and the pull says why.
+  const refusal = sourceRefusal(source);
 
   async function once(path: string, form: Record<string, string>): Promise<unknown> {
     if (options.signal?.aborted) throw stopped();
+    if (refusal) throw new PrometheusError(`${refusal.field}: ${refusal.message} (write a new metric-sources version)`, null, false);
     const url = new URL(`${base}${path}`);
     const body = new URLSearchParams(form).toString();
     const auth = await authOf(url, body);
@@ -101,7 +107,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
         throw new PrometheusError(`${url.host} answered with a redirect, which is not followed: set url to where it leads`, null, false);
       throw new PrometheusError(`${url.host} unreachable: ${failureReason(error, source.timeout_seconds * 1000)}`, null, true);
     }
-    const text = await boundedBody(response, source.timeout_seconds).catch((error: unknown) => {
+    const text = await boundedBody(response, source.timeout_seconds, options.maxAnswerBytes ?? MAX_BODY_BYTES).catch((error: unknown) => {
       throw options.signal?.aborted ? stopped() : error;
     });
     if (!response.ok) {
@@ -113,7 +119,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
           response.status,
           false,
         );
-      const detail = redacted(prometheusErrorOf(text) ?? text.slice(0, QUOTE).replace(/\s+/g, ' '), auth.secrets);
+      const detail = quoted(prometheusErrorOf(text) ?? text, auth.secrets);
       throw new PrometheusError(`${response.status} from ${url.host}${path}: ${detail}`, response.status, retryable);
     }
     let parsed: unknown;
@@ -124,7 +130,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     }
     const envelope = parsed as { status?: unknown; data?: unknown };
     if (envelope?.status !== 'success')
-      throw new PrometheusError(`${url.host}${path}: ${redacted(prometheusErrorOf(text) ?? 'status is not success', auth.secrets)}`, response.status, false);
+      throw new PrometheusError(`${url.host}${path}: ${quoted(prometheusErrorOf(text) ?? 'status is not success', auth.secrets)}`, response.status, false);
     return envelope.data;
   }
 
@@ -151,28 +157,41 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
   };
 }
 
-/** Quoted text without the secrets, should a server echo one. */
-const redacted = (text: string, secrets: readonly string[] = []) =>
-  secrets.reduce((safe, secret) => (secret.length >= 4 ? safe.split(secret).join('[redacted]') : safe), text);
+/**
+ * What a message quotes of a server's text: every secret cut out of the whole text first, in each form
+ * an echo may carry it (as sent, JSON- or URL-escaped; basic's base64 is one of the secrets), then
+ * whitespace collapsed and QUOTE characters kept. Cut or collapsed first, a secret straddling the cut
+ * or holding a run of blanks would no longer match, and its start would be quoted.
+ */
+function quoted(text: string, secrets: readonly string[] = []): string {
+  const forms = secrets.filter((s) => s.length >= 4).flatMap((s) => [s, JSON.stringify(s).slice(1, -1), encodeURIComponent(s)]);
+  // Longest first: a form that holds another is cut whole.
+  const safe = [...new Set(forms)].sort((a, b) => b.length - a.length).reduce((t, form) => t.split(form).join('[redacted]'), text);
+  return sliceChars(safe.replace(/\s+/g, ' '), QUOTE);
+}
 
-/** The body as text, refused past MAX_BODY_BYTES (the timeout covers the whole body too). */
-async function boundedBody(response: Response, timeoutSeconds: number): Promise<string> {
+/** The body as text, refused past `maxBytes` (the timeout covers the whole body too). */
+async function boundedBody(response: Response, timeoutSeconds: number, maxBytes: number): Promise<string> {
   try {
-    return await boundedText(response, MAX_BODY_BYTES);
+    return await boundedText(response, maxBytes);
   } catch (error) {
-    if (error instanceof AnswerTooLarge) throw tooLarge();
+    if (error instanceof AnswerTooLarge) throw tooLarge(error);
     throw new PrometheusError(`the answer was cut off (or took more than ${timeoutSeconds} s)`, response.status, true);
   }
 }
 
-const tooLarge = () =>
-  new PrometheusError(`the answer exceeds ${MAX_BODY_BYTES / 1024 / 1024} MB: lower max_points_per_request in metric-sources`, null, false);
+const tooLarge = (error: AnswerTooLarge) =>
+  new PrometheusError(
+    `the answer is ${error.message}, the most one answer may take: lower max_points_per_request in metric-sources, or aggregate the query by the cluster label if it yields more series than clusters`,
+    null,
+    false,
+  );
 
-/** Prometheus' own error text (`errorType: error`) from an error body, when it is one. */
+/** Prometheus' own error text (`errorType: error`) from an error body, when it is one (whole: quoted() cuts it). */
 function prometheusErrorOf(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { errorType?: unknown; error?: unknown };
-    if (typeof body?.error === 'string') return `${typeof body.errorType === 'string' ? `${body.errorType}: ` : ''}${body.error}`.slice(0, QUOTE);
+    if (typeof body?.error === 'string') return `${typeof body.errorType === 'string' ? `${body.errorType}: ` : ''}${body.error}`;
   } catch {
     // not JSON: the caller quotes the text
   }
@@ -187,11 +206,26 @@ function labelsOf(metric: unknown): Record<string, string> {
   return metric as Record<string, string>;
 }
 
-/** [seconds, "value"] → [seconds, number]; Prometheus writes NaN, +Inf and -Inf as strings, which Number() reads. */
+/** A number as Prometheus writes one: a decimal, with an exponent or without. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+/** Its other spellings (the puller refuses them as ingest refuses any non-finite value). */
+const SPECIAL: Readonly<Record<string, number>> = {
+  NaN: Number.NaN,
+  Inf: Number.POSITIVE_INFINITY,
+  '+Inf': Number.POSITIVE_INFINITY,
+  '-Inf': Number.NEGATIVE_INFINITY,
+};
+
+/**
+ * [seconds, "value"] → [seconds, number]. Only Prometheus' spellings: Number() alone would read "" and
+ * " " as 0, "0x10" as 16 and "0b1" as 1, turning a broken answer into data.
+ */
 function pointOf(pair: unknown): [number, number] {
   if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'number' || typeof pair[1] !== 'string')
     throw malformed('a point that is not [time, "value"]');
-  const value = pair[1] === 'NaN' ? Number.NaN : Number(pair[1]);
+  const text = pair[1];
+  const value = Object.hasOwn(SPECIAL, text) ? SPECIAL[text]! : DECIMAL.test(text) ? Number(text) : undefined;
+  if (value === undefined) throw malformed('a point value that is not a number as Prometheus writes one (a decimal, NaN, +Inf or -Inf)');
   return [pair[0], value];
 }
 

@@ -335,16 +335,50 @@ export const MetricSources = z.lazy(() =>
 export type MetricSources = z.infer<typeof MetricSources>;
 
 /**
+ * A link-local host (169.254.0.0/16, fe80::/10, also as an IPv4-mapped IPv6 address) or AWS's IPv6
+ * metadata address: the cloud's metadata service answers there, with the machine's role credentials.
+ * `hostname` as the URL parser writes it (0xA9FEA9FE and 2852039166 are 169.254.169.254 by then).
+ * Private addresses stay allowed: Prometheus usually lives on one.
+ */
+const isLinkLocalHost = (hostname: string): boolean =>
+  /^169\.254\.\d+\.\d+$/.test(hostname) || /^\[(fe[89ab][0-9a-f]:|::ffff:a9fe:[0-9a-f]{1,4}\]$|fd00:ec2::254\]$)/.test(hostname);
+
+/**
+ * What a metric source must not be, and why; undefined when it may be used. Refused when a version is
+ * written (MetricSourcesToWrite) and, for a version stored before, by the client before it sends
+ * anything (shared/prometheus/client.ts), so a stored version still loads and the pull status says why.
+ */
+export function sourceRefusal(source: { url: string; auth: PrometheusAuth }): { field: 'url' | 'auth.username'; message: string } | undefined {
+  // As serviceUrl(…, 'refused') refuses one for the other services; a bare `?` or `#` too (the client would append to it).
+  if (/[?#]/.test(source.url))
+    return {
+      field: 'url',
+      message:
+        'no query or fragment in the URL: the puller appends /api/v1/… to it, and a token there is readable by every role (use auth and the PROMETHEUS_CREDENTIAL secret)',
+    };
+  if (URL.canParse(source.url) && isLinkLocalHost(new URL(source.url).hostname))
+    return { field: 'url', message: "not a link-local address (169.254.0.0/16, fe80::/10): the cloud's metadata service answers there" };
+  // RFC 7617: the first ':' of user-pass ends the user-id, and neither may hold a control character.
+  if (source.auth.type === 'basic' && /[:\p{Cc}]/u.test(source.auth.username))
+    return { field: 'auth.username', message: "a basic username holds no ':' or control character (RFC 7617: the first ':' ends it)" };
+  return undefined;
+}
+
+/**
  * The metric sources as a new version must be: sigv4 needs https too, since a signed request carries
- * the role's session token in a header. Checked where versions are written, not where stored ones are
- * read: a stored sigv4-over-http version still loads, and the puller refuses to sign for it, saying why
- * (shared/prometheus/client.ts), rather than every status read failing.
+ * the role's session token in a header; and nothing sourceRefusal refuses. Checked where versions are
+ * written, not where stored ones are read: a stored version still loads, and the puller refuses to
+ * call or sign for it, saying why (shared/prometheus/client.ts), rather than every status read failing.
  */
 export const MetricSourcesToWrite = z.lazy(() =>
   MetricSources.check(
     z.refine((m) => m.prometheus.auth.type !== 'sigv4' || isSecureUrl(m.prometheus.url), {
       message: "sigv4 auth needs an https URL (plain http only to localhost): a signed request carries the role's session token",
       path: ['prometheus', 'url'],
+    }),
+    z.superRefine((m, ctx) => {
+      const refusal = sourceRefusal(m.prometheus);
+      if (refusal) ctx.addIssue({ code: 'custom', message: refusal.message, path: ['prometheus', ...refusal.field.split('.')], input: m.prometheus });
     }),
   ),
 );

@@ -76,6 +76,40 @@ describe('a failed Prometheus request says what went wrong without the credentia
     expect(error.message).not.toContain(Buffer.from(`puller:${SECRET}`).toString('base64'));
   });
 
+  it('a secret across the 300 characters quoted, or in a JSON error, is cut out of the whole answer first: no piece of it is quoted', async () => {
+    // The secret starts about 288 characters into what is quoted: cut first, the quote ended "… Bearer pr0m-S3CRET-",
+    // which no longer matched the secret.
+    const bodies: ((authorization: string) => string)[] = [
+      (authorization) => `${'x'.repeat(280)} ${authorization} refused`,
+      (authorization) => JSON.stringify({ status: 'error', errorType: 'internal', error: `${'x'.repeat(270)} ${authorization} refused` }),
+    ];
+    for (const auth of [{ type: 'bearer' }, { type: 'basic', username: 'puller' }] as const) {
+      const sent = auth.type === 'bearer' ? SECRET : Buffer.from(`puller:${SECRET}`).toString('base64');
+      for (const body of bodies) {
+        answer = (authorization) => ({ status: 500, body: body(authorization) });
+        const error = await failure(auth);
+        expect(error.message).not.toContain(sent.slice(0, 4));
+        expect(error.message).toContain(`${auth.type === 'bearer' ? 'Bearer' : 'Basic'} [redacted]`);
+      }
+    }
+  });
+
+  it('a secret holding a run of blanks is cut out before whitespace is collapsed', async () => {
+    const spaced = 'tok  ABC-0123456789';
+    answer = (authorization) => ({ status: 502, body: `proxy error for ${authorization}` });
+    const error = await failure({ type: 'bearer' }, spaced);
+    expect(error.message).not.toContain('ABC-0123456789');
+    expect(error.message).toContain('proxy error for Bearer [redacted]');
+  });
+
+  it('an answer over the per-answer bound the caller set is refused, saying what to change', async () => {
+    answer = () => ({ status: 200, body: JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [], padding: 'x'.repeat(2 << 20) } }) });
+    const client = prometheusClient(source({ type: 'none' }), { maxAnswerBytes: 1 << 20, sleep: async () => undefined });
+    await expect(client.query('up', 1_700_000_000)).rejects.toThrow(
+      /^the answer is more than 1 MB, the most one answer may take: lower max_points_per_request in metric-sources, or aggregate the query by the cluster label/,
+    );
+  });
+
   it('a redirect is refused, and says so', async () => {
     answer = () => ({ status: 302, body: '' });
     const error = await failure({ type: 'bearer' });
@@ -99,6 +133,62 @@ describe('a failed Prometheus request says what went wrong without the credentia
     await new Promise((resolve) => closed.close(resolve));
     const error = await failure({ type: 'bearer' }, SECRET, `http://127.0.0.1:${port}`);
     expect(error.message).toBe(`127.0.0.1:${port} unreachable: connection failed (ECONNREFUSED)`);
+  });
+});
+
+describe('point values', () => {
+  const vector = (value: string) =>
+    JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ metric: { cluster_id: 'c' }, value: [1_700_000_000, value] }] } });
+  const read = (value: string) => {
+    answer = () => ({ status: 200, body: vector(value) });
+    return prometheusClient(source({ type: 'none' }), { sleep: async () => undefined }).query('up', 1_700_000_000);
+  };
+
+  it('are read as Prometheus writes them: decimals, exponents, NaN and the infinities', async () => {
+    const spellings: [string, number][] = [
+      ['42', 42],
+      ['-2.5', -2.5],
+      ['.5', 0.5],
+      ['1e3', 1000],
+      ['1.5E-3', 0.0015],
+      ['+7', 7],
+      ['NaN', Number.NaN],
+      ['+Inf', Number.POSITIVE_INFINITY],
+      ['Inf', Number.POSITIVE_INFINITY],
+      ['-Inf', Number.NEGATIVE_INFINITY],
+    ];
+    for (const [text, value] of spellings) expect((await read(text))[0]?.value, text).toBe(value);
+  });
+
+  it('anything else is a malformed answer, not a number Number() would make of it', async () => {
+    for (const text of ['', ' ', '0x10', '0b1', '0o7', ' 1', '1 ', 'Infinity', '1_000', '--1', 'nan']) {
+      const error = await read(text).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, JSON.stringify(text)).toBeInstanceOf(PrometheusError);
+      expect((error as PrometheusError).message).toBe(
+        'malformed answer: a point value that is not a number as Prometheus writes one (a decimal, NaN, +Inf or -Inf)',
+      );
+    }
+  });
+});
+
+describe('a source stored before its URL or username was refused when written', () => {
+  it('is not called: a query or fragment, a link-local host, a basic username with a colon', async () => {
+    let requests = 0;
+    answer = () => {
+      requests++;
+      return { status: 200, body: '{"status":"success","data":{"resultType":"vector","result":[]}}' };
+    };
+    const cases: [PrometheusSource['auth'], string, RegExp][] = [
+      [{ type: 'none' }, `${url}/?api_key=X`, /^url: no query or fragment in the URL/],
+      [{ type: 'none' }, `${url}/#x`, /^url: no query or fragment in the URL/],
+      [{ type: 'none' }, 'http://169.254.169.254/', /^url: not a link-local address/],
+      [{ type: 'basic', username: 'a:b' }, url, /^auth\.username: a basic username holds no ':'/],
+    ];
+    for (const [auth, at, message] of cases) expect((await failure(auth, SECRET, at)).message).toMatch(message);
+    expect(requests).toBe(0);
   });
 });
 
