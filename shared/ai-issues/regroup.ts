@@ -123,15 +123,18 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
   const fingerprint = fingerprintOf(alerts);
 
   let groups: AlertGroup[] = [];
-  let groupedBy = 'rules';
+  // The method actually used, saved with the fingerprint: a fallback to rules is saved as `rules`, so
+  // the next pass, finding another method configured, asks the model again (an empty window needs none).
+  let groupedBy = method;
   if (alerts.length && provider) {
     try {
       const answer = await llmGroups(provider, names.cluster_name, alerts, { runId: randomUUID(), source: 'agent', user: 'ai-grouping' });
       groups = answer.groups;
-      groupedBy = answer.usedModel ? method : 'rules';
+      if (!answer.usedModel) groupedBy = 'rules';
     } catch (error) {
       log.error('LLM grouping failed; grouped by rules', { cluster_id: clusterId, error: String(error) });
       groups = rulesGroups(alerts, 'Rule-based grouping (the model failed)');
+      groupedBy = 'rules';
     }
   } else if (alerts.length) groups = rulesGroups(alerts);
 
@@ -150,7 +153,7 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
     // The first match claims; a later one widens the claim when it names an id outside it.
     if (attempt === 1 || [...ids].some((id) => !claimedIds.includes(id))) {
       claimedIds = [...new Set([...claimedIds, ...ids])];
-      claimed = await putAiGroupingState(clusterId, { fingerprint: NO_FINGERPRINT, method, issue_ids: claimedIds }, claimed);
+      claimed = await putAiGroupingState(clusterId, { fingerprint: NO_FINGERPRINT, method: groupedBy, issue_ids: claimedIds }, claimed);
     }
     for (const g of produced) await writeAiGrouping(g, now);
     try {
@@ -170,7 +173,7 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
     }
   }
   try {
-    await putAiGroupingState(clusterId, { fingerprint, method, issue_ids: [...ids] }, claimed);
+    await putAiGroupingState(clusterId, { fingerprint, method: groupedBy, issue_ids: [...ids] }, claimed);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     // Another run claimed the cluster while this one wrote: its issues may now hold this run's older

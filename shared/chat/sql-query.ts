@@ -1,8 +1,9 @@
 // Running one query of run_sql on a loaded snapshot (sql-load.ts), in the
 // worker thread (sql-worker.ts): the guard first (sql-guard.ts), then sql.js
 // prepares only the first statement, and at most rowLimit rows are read, each
-// cell cut for the model. Time is bounded by the main thread (sql.ts), which
-// stops the whole worker.
+// cell cut for the model, the first columnLimit columns kept and reading stopped
+// before the cells pass resultChars in all. Time is bounded by the main thread
+// (sql.ts), which stops the whole worker.
 import type { Database, Statement } from 'sql.js';
 import { NO_STATEMENT, refusalBeforePrepare, refusalOfRemainder } from './sql-guard.js';
 import { TABLES } from './sql-tables.js';
@@ -23,6 +24,15 @@ export interface QueryRows {
   columns: string[];
   rows: SqlValue[][];
   truncated: boolean;
+  /** For the model, when columns were left out or the size bound stopped the rows. */
+  note?: string;
+}
+
+export interface QueryBounds {
+  rowLimit: number;
+  cellChars: number;
+  columnLimit: number;
+  resultChars: number;
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -59,7 +69,7 @@ export function cellOf(value: unknown, cellChars: number): SqlValue {
  * where that statement ends, so a `;` inside a literal is no separator, and any
  * further statement is refused without being prepared.
  */
-export function runQuery(db: Database, sql: string, options: { rowLimit: number; cellChars: number }): QueryRows {
+export function runQuery(db: Database, sql: string, options: QueryBounds): QueryRows {
   const refusal = refusalBeforePrepare(sql);
   if (refusal !== null) throw new QueryProblem('refused', refusal);
   const statements = db.iterateStatements(sql);
@@ -84,18 +94,47 @@ export function runQuery(db: Database, sql: string, options: { rowLimit: number;
   }
 }
 
-function readRows(statement: Statement, { rowLimit, cellChars }: { rowLimit: number; cellChars: number }): QueryRows {
+/** A cell's characters as the result counts them (near its JSON length). */
+const charsOf = (cell: SqlValue) => (typeof cell === 'string' ? cell.length + 2 : String(cell).length);
+
+/**
+ * The rows, bounded in total as well as per row and cell: rows × columns × cellChars alone let
+ * one 4 KB statement (SELECT x,x,…, 1,990 times, over 100 rows) build a 100-million-character
+ * result after the time limit had stopped counting, for a tool answer cut to 12,000.
+ */
+function readRows(statement: Statement, { rowLimit, cellChars, columnLimit, resultChars }: QueryBounds): QueryRows {
   try {
+    const names = statement.getColumnNames();
+    const columns = names.slice(0, columnLimit);
     const rows: SqlValue[][] = [];
+    let chars = columns.reduce((n, name) => n + name.length + 3, 0);
     let truncated = false;
+    let full = false;
     while (statement.step()) {
       if (rows.length === rowLimit) {
         truncated = true;
         break;
       }
-      rows.push(statement.get().map((v) => cellOf(v, cellChars)));
+      const row = statement
+        .get()
+        .slice(0, columnLimit)
+        .map((v) => cellOf(v, cellChars));
+      const size = row.reduce<number>((n, cell) => n + charsOf(cell), 0);
+      // A row that would pass the bound is not kept (one row of columnLimit cut cells always fits).
+      if (chars + size > resultChars) {
+        truncated = full = true;
+        break;
+      }
+      chars += size;
+      rows.push(row);
     }
-    return { columns: statement.getColumnNames(), rows, truncated };
+    const notes = [
+      ...(names.length > columns.length ? [`Only the first ${columnLimit} of ${names.length} columns are shown: select the columns you need.`] : []),
+      ...(full
+        ? [`Stopped after ${rows.length} rows: the result reached its ${resultChars}-character bound. Select fewer or shorter columns, or aggregate.`]
+        : []),
+    ];
+    return { columns, rows, truncated, ...(notes.length ? { note: notes.join(' ') } : {}) };
   } catch (error) {
     throw sqliteProblem(error);
   }

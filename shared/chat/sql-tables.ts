@@ -434,10 +434,13 @@ const EXAMPLES = [
 ];
 
 /** The schema as text for the model: tables, columns with types and meanings, what the snapshot holds, examples. */
-export function schemaText(stats: SnapshotStats, limits: { rowLimit: number; timeoutMs: number; cellChars: number; maxSqlChars: number }): string {
+export function schemaText(
+  stats: SnapshotStats,
+  limits: { rowLimit: number; timeoutMs: number; cellChars: number; maxSqlChars: number; columnLimit: number; resultChars: number },
+): string {
   const lines = [
     'SQLite database (a read-only snapshot of the fleet). Send one SELECT statement (WITH … SELECT is fine);',
-    `at most ${limits.rowLimit} rows come back, text cells are cut at ${limits.cellChars} characters, a query may run ${limits.timeoutMs / 1000} s and be ${limits.maxSqlChars} characters long.`,
+    `at most ${limits.rowLimit} rows and ${limits.columnLimit} columns come back, text cells are cut at ${limits.cellChars} characters and a result at ${limits.resultChars}, a query may run ${limits.timeoutMs / 1000} s and be ${limits.maxSqlChars} characters long.`,
     "Times are ISO-8601 UTC text ('2026-01-31T14:05:00.000Z') and compare as text; days are 'YYYY-MM-DD'. SQLite date functions work (date('now', '-7 days')).",
     "JSON columns hold arrays or objects as text: expand with json_each(col), read with json_extract(col, '$.key'), or search with LIKE.",
     'Aggregate functions and columns can share a name (metric_daily.max): max(max) is the largest daily maximum.',

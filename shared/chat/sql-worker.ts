@@ -7,7 +7,7 @@
 // answers one request at a time:
 //   load  { snapshot } → { stats }  builds the database from a packed
 //         snapshot (sql-snapshot.ts packSnapshot; sql-load.ts)
-//   query { sql, rowLimit, cellChars } → { columns, rows, truncated }
+//   query { sql, rowLimit, cellChars, columnLimit, resultChars } → { columns, rows, truncated, note? }
 //         (sql-query.ts runQuery)
 // Failures answer { error: { kind, message } }: kind 'refused' or 'sqlite' is
 // about the query (message for the model), 'fatal' means this worker is broken.
@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { loadSnapshot, lockDown, snapshotStats } from './sql-load.js';
-import { QueryProblem, runQuery, type QueryRows } from './sql-query.js';
+import { QueryProblem, runQuery, type QueryBounds, type QueryRows } from './sql-query.js';
 import type { SnapshotInput } from './sql-snapshot.js';
 import type { SnapshotStats } from './sql-tables.js';
 
@@ -30,9 +30,7 @@ export interface SqlWorkerData {
   wasmPath: string;
 }
 
-export type SqlWorkerRequest =
-  | { id: number; op: 'load'; snapshot: SnapshotInput }
-  | { id: number; op: 'query'; sql: string; rowLimit: number; cellChars: number };
+export type SqlWorkerRequest = { id: number; op: 'load'; snapshot: SnapshotInput } | ({ id: number; op: 'query'; sql: string } & QueryBounds);
 
 export type SqlWorkerError = { kind: 'refused' | 'sqlite' | 'fatal'; message: string };
 

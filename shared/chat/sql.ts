@@ -16,7 +16,8 @@
 //
 // Defences: one statement (split by SQLite, so `;` in a literal is fine) that
 // is a SELECT; `PRAGMA query_only` on the connection anyway; rows, cells, SQL
-// length, time and SQLite's heap bounded.
+// length, time and SQLite's heap bounded; columns and the characters of a
+// result in all too (sql-query.ts readRows).
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -33,6 +34,8 @@ export interface SqlResult {
   rows: (string | number | null)[][];
   row_count: number;
   truncated: boolean;
+  /** For the model: columns left out, or rows stopped by the result's size bound. */
+  note?: string;
   duration_ms: number;
 }
 
@@ -48,13 +51,20 @@ export class SqlRefused extends Error {
   override readonly name = 'SqlRefused';
 }
 
-/** Defaults: rows returned, time per query, characters per cell, characters of SQL. */
-export const SQL_LIMITS: { rowLimit: number; timeoutMs: number; cellChars: number; maxSqlChars: number } = Object.freeze({
-  rowLimit: 200,
-  timeoutMs: 2000,
-  cellChars: 500,
-  maxSqlChars: 5000,
-});
+/**
+ * Defaults: rows returned, time per query, characters per cell, characters of SQL; columns
+ * kept and characters of cells read in all (what the worker builds and posts, whatever the
+ * query: run_sql's answer is cut at 12,000 characters anyway).
+ */
+export const SQL_LIMITS: { rowLimit: number; timeoutMs: number; cellChars: number; maxSqlChars: number; columnLimit: number; resultChars: number } =
+  Object.freeze({
+    rowLimit: 200,
+    timeoutMs: 2000,
+    cellChars: 500,
+    maxSqlChars: 5000,
+    columnLimit: 100,
+    resultChars: 64_000,
+  });
 
 /** Bounds of the per-query options. */
 const MAX_ROW_LIMIT = 10_000;
@@ -262,7 +272,8 @@ class SnapshotDatabase implements FleetDatabase {
       timer = setTimeout(() => resolve('timeout'), timeoutMs);
     });
     try {
-      const outcome = await Promise.race([worker.request({ op: 'query', sql, rowLimit, cellChars: SQL_LIMITS.cellChars }), timedOut]);
+      const { cellChars, columnLimit, resultChars } = SQL_LIMITS;
+      const outcome = await Promise.race([worker.request({ op: 'query', sql, rowLimit, cellChars, columnLimit, resultChars }), timedOut]);
       if (outcome === 'timeout') {
         this.replace(worker);
         throw new SqlRefused(timeoutMessage(timeoutMs));
@@ -272,6 +283,7 @@ class SnapshotDatabase implements FleetDatabase {
         rows: outcome.rows,
         row_count: outcome.rows.length,
         truncated: outcome.truncated,
+        ...(outcome.note ? { note: outcome.note } : {}),
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
       };
     } catch (error) {

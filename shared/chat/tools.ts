@@ -132,8 +132,8 @@ export const TOOLS = {
     input: TOOL_INPUTS.run_sql,
     async run({ sql }) {
       try {
-        const { columns, rows, row_count, truncated } = await (await fleetDatabase()).query(sql);
-        return { columns, rows, row_count, truncated };
+        const { columns, rows, row_count, truncated, note } = await (await fleetDatabase()).query(sql);
+        return { columns, rows, row_count, truncated, ...(note ? { note } : {}) };
       } catch (error) {
         if (error instanceof SqlRefused) throw new ToolFailed(error.message);
         throw error;

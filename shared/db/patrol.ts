@@ -97,6 +97,27 @@ export async function finishReport(reportId: string, fields: Partial<PatrolRepor
   });
 }
 
+/** What a scan spent on its model calls. */
+export type ReportSpend = Pick<PatrolReport, 'model' | 'input_tokens' | 'output_tokens' | 'total_tokens' | 'cost_usd'>;
+
+/**
+ * Records what the worker `workerId` spent on a report that someone else marked failed meanwhile (a
+ * reader or the next scan found its lease lapsed), so its own finishing write was refused: the calls
+ * were paid for, and the KPIs count every finished report's tokens and cost. The figures are the
+ * scan's totals, set (not added), so a retried write counts them once. ConditionFailed unless the
+ * report is failed and that worker's.
+ */
+export async function recordReportSpend(reportId: string, workerId: string, spend: ReportSpend): Promise<void> {
+  const set = setFields({ ...spend });
+  await updateItem('patrol', key(reportId), {
+    UpdateExpression: set.set,
+    ConditionExpression: '#status = :failed AND worker_id = :me',
+    ExpressionAttributeNames: { ...set.names, '#status': 'status' },
+    ExpressionAttributeValues: { ...set.values, ':failed': 'failed', ':me': workerId },
+    ReturnValues: 'NONE',
+  });
+}
+
 /**
  * The worker that will produce the report: claimed once, so a repeated
  * asynchronous delivery of the same event cannot start a second scan of it

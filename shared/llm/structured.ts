@@ -2,7 +2,8 @@
 // parsed as one JSON object that must fit a zod schema, with one repair round
 // in which the model sees what did not validate. Used by the patrol and the agent.
 import type * as z from '../zod.js';
-import { recordedCall, runToolLoop, textOf, type LoopResult } from './tool-loop.js';
+import { LoopStopped, NO_ANSWER, recordedCall, runToolLoop, textOf, type LoopResult } from './tool-loop.js';
+import type { Message } from './types.js';
 
 /** The answer did not validate, even after the repair round; the message says why. */
 export class AnswerInvalid extends Error {}
@@ -38,6 +39,17 @@ function problemsOf(schema: z.ZodMiniType, value: unknown): string | null {
         .join('; ');
 }
 
+/**
+ * The conversation with its last answer as text: a model that ended its turn with no text (or
+ * only reasoning blocks) left an assistant message without content, which Bedrock refuses
+ * (ValidationException), so the repair round would fail instead of being made.
+ */
+function withAnswer(messages: Message[]): Message[] {
+  const last = messages.at(-1);
+  if (last?.role !== 'assistant' || textOf(last)) return messages;
+  return [...messages.slice(0, -1), { role: 'assistant', content: [{ type: 'text', text: NO_ANSWER }] }];
+}
+
 export async function structuredAnswer<S extends z.ZodMiniType>(
   schema: S,
   options: Parameters<typeof runToolLoop>[0],
@@ -49,12 +61,14 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
     // A call made past the deadline could only time out: the answer stands as invalid.
     if (options.deadline !== undefined && Date.now() >= options.deadline)
       throw new AnswerInvalid(`the model's answer did not validate and no time was left for a repair round: ${problem}`);
+    // The loop's stop signal holds for the repair call too.
+    if (options.shouldStop?.()) throw new LoopStopped();
     const repair = await recordedCall(
       options.provider,
       {
         system: options.system,
         messages: [
-          ...loop.messages,
+          ...withAnswer(loop.messages),
           { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] },
         ],
         tools: options.tools,

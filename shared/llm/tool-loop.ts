@@ -84,6 +84,13 @@ export const textOf = (message: Message): string =>
     .join('\n')
     .trim();
 
+/**
+ * What stands for an answer with no text in a conversation sent on: Bedrock refuses an assistant
+ * message without content (ValidationException), which is what a turn that ended with no text,
+ * or only reasoning blocks (they have no neutral form), becomes.
+ */
+export const NO_ANSWER = '(no answer)';
+
 export type ToolRunner = (name: string, input: unknown) => Promise<{ content: string; is_error: boolean }>;
 
 export interface LoopResult {
@@ -106,6 +113,14 @@ const LAST_ROUND = 'You have used every tool round. Answer now with what you hav
  * each from chat's tools): a model once asked for 12 slow queries in one turn and took 47 s.
  */
 export const MAX_TOOL_CALLS_PER_ROUND = 8;
+
+/** The caller's shouldStop() said stop: no further model call was made (what was spent is in `spent`). */
+export class LoopStopped extends Error {
+  constructor() {
+    super('stopped by the caller before the next model call');
+    this.name = 'LoopStopped';
+  }
+}
 
 export const SKIPPED_OUT_OF_TIME = 'not run: out of time';
 const CUT_OUT_OF_TIME = 'stopped: out of time before it finished';
@@ -134,6 +149,11 @@ export async function runToolLoop(options: {
   maxToolCallsPerRound?: number;
   /** Accumulates the calls' usage here, so a caller still knows what was spent when the loop throws. */
   spent?: Spent;
+  /**
+   * Asked before each model call: true ends the loop with LoopStopped, no call made (the patrol
+   * once it lost its lock: its scan must not run on beside the new holder's, spending on calls).
+   */
+  shouldStop?: () => boolean;
 }): Promise<LoopResult> {
   const messages = [...options.messages];
   const spent = options.spent ?? nothingSpent();
@@ -150,6 +170,7 @@ export async function runToolLoop(options: {
       // The previous round's results are the last ones: tell the model to answer now.
       messages[messages.length - 1]!.content.push({ type: 'text', text: LAST_ROUND });
     }
+    if (options.shouldStop?.()) throw new LoopStopped();
     const response = await recordedCall(
       options.provider,
       // The call itself ends by the deadline too, retries included (a route cannot outlive its 29 s).
@@ -162,7 +183,7 @@ export async function runToolLoop(options: {
     if (uses.length === 0 || last) {
       const text = textOf(response.message);
       // Unanswered tool calls must not stay in the conversation: it ends with the answer as text.
-      if (uses.length) messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: text || '(no answer)' }] };
+      if (uses.length) messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: text || NO_ANSWER }] };
       const cleaned = messages.map((m) => ({ ...m, content: m.content.filter((b) => !(b.type === 'text' && b.text === LAST_ROUND)) }));
       return { text, messages: cleaned, tool_calls: toolCalls, tool_rounds: round, stopped: last, spent };
     }

@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { heartbeatLock, lockHolder, releaseLock } from '../db/locks.js';
 import { ConditionFailed } from '../db/client.js';
-import { claimReport, createReport, finishReport } from '../db/patrol.js';
+import { claimReport, createReport, finishReport, recordReportSpend } from '../db/patrol.js';
 import { llmProvider } from '../llm/provider.js';
-import { nothingSpent, type Spent } from '../llm/tool-loop.js';
+import { LoopStopped, nothingSpent, type Spent } from '../llm/tool-loop.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
 import { leaseMs, PATROL_LOCK, takeLock } from './lock.js';
@@ -43,8 +43,9 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     }
   }
   const owner = reportId;
+  const workerId = randomUUID();
   try {
-    await claimReport(owner, randomUUID());
+    await claimReport(owner, workerId);
   } catch (error) {
     // A repeated delivery of the event: another worker has this report (or it is finished).
     if (error instanceof ConditionFailed) return { status: 'already_running', report_id: owner };
@@ -69,7 +70,8 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   const meter: Meter = { model: '', spent: nothingSpent() };
   try {
     await heartbeatLock(PATROL_LOCK, owner, leaseMs()); // ours, or someone took over after our lease ran out
-    const outcome = await scan(owner, event.triggered_by ?? 'schedule', meter);
+    // A lock lost mid-scan stops it before its next model call: the new holder is scanning already.
+    const outcome = await scan(owner, event.triggered_by ?? 'schedule', meter, () => lost);
     // Published only while the lock is still ours: a last renewal says so, whatever the beats met.
     if (lost || !(await stillHeld(owner))) throw new ScanFailed('the scan outlived its lock');
     const { result } = outcome;
@@ -89,6 +91,9 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
       fleet_summary_parsed: result.fleet_summary,
       clusters_flagged_parsed: kept.clusters_flagged,
       customer_summaries_parsed: kept.customer_summaries,
+    }).catch((error: unknown) => {
+      // Marked failed meanwhile by someone who found the lease lapsed (a reader, the next scan).
+      throw error instanceof ConditionFailed ? new ScanFailed('the report was marked failed while the scan ran (its lease had lapsed)') : error;
     });
     return { status: 'completed', report_id: owner };
   } catch (error) {
@@ -98,18 +103,21 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
         ? `the language model failed: ${error.message}`
         : error instanceof ScanFailed
           ? error.message
-          : 'internal error (see the patrol-worker logs)';
+          : error instanceof LoopStopped
+            ? 'the scan outlived its lock: stopped before its next model call'
+            : 'internal error (see the patrol-worker logs)';
     log.error('patrol scan failed', { report_id: owner, reason, error: String(error) });
-    await finishReport(owner, {
-      status: 'failed',
-      error: reason,
-      duration_seconds: Math.round((Date.now() - started) / 100) / 10,
+    const spend = {
       model: meter.model,
       input_tokens: meter.spent.input_tokens,
       output_tokens: meter.spent.output_tokens,
       total_tokens: meter.spent.total_tokens,
       cost_usd: meter.spent.cost_usd,
-    }).catch(() => undefined);
+    };
+    await finishReport(owner, { status: 'failed', error: reason, duration_seconds: Math.round((Date.now() - started) / 100) / 10, ...spend })
+      // Refused: someone marked the report failed first. The calls were paid for all the same.
+      .catch((e: unknown) => (e instanceof ConditionFailed && meter.spent.calls > 0 ? recordReportSpend(owner, workerId, spend) : undefined))
+      .catch((e: unknown) => log.error('patrol report not finished', { report_id: owner, error: String(e) }));
     return { status: 'failed', report_id: owner };
   } finally {
     clearInterval(heartbeat);
@@ -134,7 +142,7 @@ interface Meter {
 }
 
 /** The LLM scan when a provider is configured, else the rules engine (model `rules`, cost 0). */
-async function scan(reportId: string, user: string, meter: Meter): Promise<ScanOutcome> {
+async function scan(reportId: string, user: string, meter: Meter, shouldStop: () => boolean): Promise<ScanOutcome> {
   const inputs = await gatherInputs();
   const provider = llmProvider();
   if (!provider) {
@@ -142,5 +150,5 @@ async function scan(reportId: string, user: string, meter: Meter): Promise<ScanO
     return { result: rulesScan(inputs), model: 'rules', tool_rounds: 0, spent: meter.spent };
   }
   meter.model = provider.model;
-  return llmScan(provider, inputs, { runId: reportId, source: 'agent', user }, Date.now() + SCAN_DEADLINE_MS, meter.spent);
+  return llmScan(provider, inputs, { runId: reportId, source: 'agent', user }, Date.now() + SCAN_DEADLINE_MS, meter.spent, shouldStop);
 }

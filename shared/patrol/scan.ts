@@ -264,8 +264,18 @@ export function describeFleet(inputs: PatrolInputs): string {
   ].join('\n');
 }
 
-/** `spent` accumulates every call's usage, also when the scan then fails. */
-export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledger: Ledger, deadline?: number, spent = nothingSpent()): Promise<ScanOutcome> {
+/**
+ * `spent` accumulates every call's usage, also when the scan then fails; `shouldStop`, asked before
+ * each model call, ends the scan with LoopStopped (the worker lost its lock).
+ */
+export async function llmScan(
+  provider: LlmProvider,
+  inputs: PatrolInputs,
+  ledger: Ledger,
+  deadline?: number,
+  spent = nothingSpent(),
+  shouldStop?: () => boolean,
+): Promise<ScanOutcome> {
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeFleet(inputs) }] }];
   try {
     const { value, loop } = await structuredAnswer(patrolResult(inputs.clusters.length), {
@@ -280,6 +290,7 @@ export async function llmScan(provider: LlmProvider, inputs: PatrolInputs, ledge
       deadline,
       reserveMs: 120_000,
       spent,
+      shouldStop,
     });
     return { result: value, model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
   } catch (error) {

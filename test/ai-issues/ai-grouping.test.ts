@@ -127,13 +127,25 @@ describe('LLM grouping', () => {
     expect(await regroupAiClusters([clusterId!], new Date(), -1)).toMatchObject({ deferred: 1, regrouped: 0, unchanged: 0 });
   });
 
-  it('falls back to rules when the model fails, still covering every alert', async () => {
+  it('falls back to rules when the model fails, still covering every alert; the next pass asks the model again', async () => {
     const clusters = byCluster(await windowAlerts());
-    const [clusterId] = [...clusters].find(([, list]) => list.length >= 1)!;
+    const [clusterId, alerts] = [...clusters].find(([, list]) => list.length >= 1)!;
     process.env.LLM_MODEL = 'gpt-4o'; // a new method: the cluster is regrouped
+    const calls = openai.answered().length;
     openai.enqueueError(500);
     expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1, failed: 0 });
     await expectEveryAlertOnce();
+    const ofCluster = async () =>
+      (await listAiIssuesActiveSince(new Date(Date.now() - 60 * 86_400_000))).filter((i) => i.cluster_id === clusterId && i.alert_count > 0);
+    expect((await ofCluster()).every((i) => i.grouped_by === 'rules')).toBe(true);
+    // The same alerts: grouped by rules is not what was asked for, so the model is asked again.
+    const all = alerts.map((_, i) => `a${i + 1}`);
+    openai.enqueueText(JSON.stringify({ groups: [{ alerts: all, title: 'Regrouped', severity: 'Warning', reasoning: 'r', summary: 's' }] }));
+    expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1, failed: 0 });
+    expect(openai.answered()).toHaveLength(calls + 2);
+    expect((await ofCluster()).map((i) => [i.issue_name, i.grouped_by, i.alert_count])).toEqual([['Regrouped', 'llm:gpt-4o', alerts.length]]);
+    expect(await regroupAiClusters([clusterId])).toMatchObject({ unchanged: 1 });
+    expect(openai.answered()).toHaveLength(calls + 2);
   });
 
   it('a run that stops half-way leaves nothing the next pass does not replace or retire', async () => {

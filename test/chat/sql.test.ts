@@ -218,6 +218,22 @@ describe('run_sql over a small fleet', () => {
       expect([short, blob, n]).toEqual(['short', '<blob of 16 bytes>', 42]);
     });
 
+    it(`keeps ${SQL_LIMITS.columnLimit} columns and stops reading rows at ${SQL_LIMITS.resultChars} characters, saying so`, async () => {
+      // Within the SQL limit, rows × columns × cells alone would be 100 × 1,990 × 500 characters.
+      const sql = `WITH RECURSIVE r(n, x) AS (SELECT 1, hex(zeroblob(250)) UNION ALL SELECT n + 1, x FROM r WHERE n < 101) SELECT ${Array(1990).fill('x').join(',')} FROM r`;
+      expect(sql.length).toBeLessThan(SQL_LIMITS.maxSqlChars);
+      const wide = await db.query(sql);
+      expect(wide.columns).toHaveLength(SQL_LIMITS.columnLimit);
+      expect(wide.rows.every((row) => row.length === SQL_LIMITS.columnLimit)).toBe(true);
+      expect(wide.row_count).toBeGreaterThan(0);
+      expect(wide).toMatchObject({ truncated: true, note: expect.stringMatching(/first 100 of 1990 columns.*64000-character bound/) });
+      expect(JSON.stringify(wide.rows).length).toBeLessThanOrEqual(SQL_LIMITS.resultChars);
+      // Narrow rows are bounded by their count, with no note.
+      const narrow = await db.query('WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 10) SELECT x FROM n');
+      expect(narrow).toMatchObject({ row_count: 10, truncated: false });
+      expect(narrow.note).toBeUndefined();
+    });
+
     it(`refuses SQL longer than ${SQL_LIMITS.maxSqlChars} characters`, async () => {
       const error = await refusal(db, `SELECT 1 ${' '.repeat(SQL_LIMITS.maxSqlChars)}`);
       expect(error.message).toMatch(new RegExp(`limit is ${SQL_LIMITS.maxSqlChars}`));
