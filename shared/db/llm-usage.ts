@@ -5,7 +5,7 @@
 // per container, so a scrape every 15 s reads today's partition, not 30 days of calls.
 import { randomUUID } from 'node:crypto';
 import { mapLimit, putItem, queryAll, tableName } from './client.js';
-import { boolean, itemReader, number, oneOf, string } from './items.js';
+import { boolean, itemReader, number, oneOf, orElse, string } from './items.js';
 import { windowDays } from './metrics.js';
 
 const USAGE_SOURCES = ['chat', 'agent'] as const;
@@ -27,7 +27,13 @@ export interface UsageRecord {
   error: boolean;
   /** The user the call ran for (the patrol and agents: their worker name). */
   user: string;
+  /** Of input_tokens, those read from / written to the provider's prompt cache (0: none, or a call recorded before they were). */
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
 }
+
+/** The cache counts: a call's record has them, the reports' run sums do not (no answer shows them). */
+type CacheCounts = 'cached_input_tokens' | 'cache_write_input_tokens';
 
 const readUsage = itemReader<UsageRecord>({
   call_id: string,
@@ -43,14 +49,24 @@ const readUsage = itemReader<UsageRecord>({
   duration_ms: number,
   error: boolean,
   user: string,
+  cached_input_tokens: orElse(number, 0),
+  cache_write_input_tokens: orElse(number, 0),
 });
 
-export type NewUsage = Omit<UsageRecord, 'call_id' | 'day' | 'at'>;
+/** A call to record; without cache counts, none of its input was cached. */
+export type NewUsage = Omit<UsageRecord, 'call_id' | 'day' | 'at' | CacheCounts> & Partial<Pick<UsageRecord, CacheCounts>>;
 
 /** A call's ledger record, its id and time fixed: putting it again (a retry) writes the same item, never a second. */
 export function usageRecord(usage: NewUsage, now = new Date()): UsageRecord {
   const at = now.toISOString();
-  return { call_id: randomUUID(), day: at.slice(0, 10), at, ...usage };
+  return {
+    call_id: randomUUID(),
+    day: at.slice(0, 10),
+    at,
+    ...usage,
+    cached_input_tokens: usage.cached_input_tokens ?? 0,
+    cache_write_input_tokens: usage.cache_write_input_tokens ?? 0,
+  };
 }
 
 /** A record as the ledger stores it. */
@@ -86,7 +102,7 @@ export async function listUsage(days: number, now = new Date()): Promise<UsageRe
  * id and add the rest, so these give the figures the calls give: a run whose calls span
  * two days or models is still one run in the totals.
  */
-export interface UsageRun extends Omit<UsageRecord, 'call_id' | 'at' | 'user'> {
+export interface UsageRun extends Omit<UsageRecord, 'call_id' | 'at' | 'user' | CacheCounts> {
   /** Some call of it answered (`error`: some call failed). */
   answered: boolean;
 }
@@ -149,7 +165,12 @@ function mergeRuns(parts: readonly UsageRun[]): UsageRun[] {
 }
 
 const runsOf = (calls: readonly UsageRecord[]) =>
-  mergeRuns(calls.map(({ call_id: _id, at: _at, user: _user, ...call }) => ({ ...call, answered: !call.error })));
+  mergeRuns(
+    calls.map(({ call_id: _id, at: _at, user: _user, cached_input_tokens: _read, cache_write_input_tokens: _write, ...call }) => ({
+      ...call,
+      answered: !call.error,
+    })),
+  );
 
 /**
  * A day still open (today, and yesterday until a quarter past midnight): its calls dated more

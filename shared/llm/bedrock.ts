@@ -16,6 +16,7 @@ import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './re
 import {
   ANSWER_MAX_BYTES,
   LlmError,
+  cachedTokens,
   tokenUsage,
   wireToolName,
   type ChatRequest,
@@ -23,6 +24,7 @@ import {
   type ContentBlock,
   type LlmProvider,
   type StopReason,
+  type TokenUsage,
 } from './types.js';
 
 export interface BedrockConfig {
@@ -161,11 +163,20 @@ function chatResponse(output: ConverseCommandOutput): Omit<ChatResponse, 'latenc
     }
     // Other blocks (reasoning, citations, …) have no neutral form: left out.
   }
-  return {
-    message: { role: 'assistant', content },
-    stop_reason: stopReason(output.stopReason),
-    usage: tokenUsage(LABEL, output.usage?.inputTokens, output.usage?.outputTokens, output.usage?.totalTokens),
-  };
+  return { message: { role: 'assistant', content }, stop_reason: stopReason(output.stopReason), usage: usageOf(output.usage) };
+}
+
+/**
+ * Bedrock's inputTokens leaves out the tokens read from and written to the prompt cache (its
+ * totalTokens counts them): they are added back, so input_tokens means every prompt token as
+ * OpenAI's prompt_tokens does, and the two cache counts are the part of it priced apart.
+ */
+function usageOf(usage: ConverseCommandOutput['usage']): TokenUsage {
+  const read = usage?.cacheReadInputTokens ?? 0;
+  const write = usage?.cacheWriteInputTokens ?? 0;
+  const reported = tokenUsage(LABEL, usage?.inputTokens, usage?.outputTokens, usage?.totalTokens); // each count bounded as sent
+  const counts = tokenUsage(LABEL, reported.input_tokens + read + write, reported.output_tokens, usage?.totalTokens);
+  return { ...counts, ...cachedTokens(LABEL, counts, read, write) };
 }
 
 function stopReason(reason: string | undefined): StopReason {

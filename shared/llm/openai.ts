@@ -12,6 +12,7 @@ import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './re
 import {
   ANSWER_MAX_BYTES,
   LlmError,
+  cachedTokens,
   tokenUsage,
   wireToolName,
   type ChatRequest,
@@ -152,7 +153,15 @@ const Completion = z.lazy(() =>
       .check(z.minLength(1)),
     // Some compatible servers leave usage out: counted as zero then.
     // Checked by tokenUsage (types.ts) with Bedrock's: a count out of bounds is bad_response too.
-    usage: z.nullish(z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.optional(z.number()) })),
+    // prompt_tokens includes the cached_tokens (OpenAI bills them at its cached-input rate).
+    usage: z.nullish(
+      z.object({
+        prompt_tokens: z.number(),
+        completion_tokens: z.number(),
+        total_tokens: z.optional(z.number()),
+        prompt_tokens_details: z.nullish(z.object({ cached_tokens: z.nullish(z.number()) })),
+      }),
+    ),
   }),
 );
 
@@ -167,13 +176,14 @@ function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model
     // Some local servers send no id; the caller needs one to answer the call.
     content.push({ type: 'tool_use', id: call.id || `call_${i + 1}`, name: call.function.name, ...toolInput(call.function.arguments) });
   });
+  const counts = tokenUsage(LABEL, usage?.prompt_tokens, usage?.completion_tokens, usage?.total_tokens);
   return {
     message: { role: 'assistant', content },
     stop_reason: stopReason(
       choice.finish_reason,
       content.some((block) => block.type === 'tool_use'),
     ),
-    usage: tokenUsage(LABEL, usage?.prompt_tokens, usage?.completion_tokens, usage?.total_tokens),
+    usage: { ...counts, ...cachedTokens(LABEL, counts, usage?.prompt_tokens_details?.cached_tokens ?? 0) },
   };
 }
 

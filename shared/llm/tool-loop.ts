@@ -49,8 +49,9 @@ export async function recordedCall(provider: LlmProvider, request: ChatRequest, 
     spent.calls++;
     throw error;
   }
-  const { input_tokens, output_tokens, total_tokens } = response.usage;
-  const cost_usd = costOf(priceOf(prices, response.model), input_tokens, output_tokens);
+  const { input_tokens, output_tokens, total_tokens, cached_input_tokens, cache_write_input_tokens } = response.usage;
+  // Prompt tokens the provider's cache served or stored are part of input_tokens, priced at their own rates.
+  const cost_usd = costOf(priceOf(prices, response.model), input_tokens, output_tokens, response.usage);
   const usage = {
     run_id: ledger.runId,
     source: ledger.source,
@@ -58,6 +59,8 @@ export async function recordedCall(provider: LlmProvider, request: ChatRequest, 
     input_tokens,
     output_tokens,
     total_tokens,
+    cached_input_tokens,
+    cache_write_input_tokens,
     cost_usd,
     duration_ms: response.latency_ms,
     error: false,

@@ -42,7 +42,17 @@ export interface ChatRequest {
 
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'other';
 
-export interface TokenUsage {
+/**
+ * Of a call's input_tokens, those the provider's prompt cache served (OpenAI's
+ * prompt_tokens_details.cached_tokens, Bedrock's cacheReadInputTokens) or stored (Bedrock's
+ * cacheWriteInputTokens): each absent when none. Billed at their own rates (README: cached tokens).
+ */
+export interface CachedTokens {
+  cached_input_tokens?: number;
+  cache_write_input_tokens?: number;
+}
+
+export interface TokenUsage extends CachedTokens {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
@@ -78,6 +88,18 @@ export function tokenUsage(label: string, input = 0, output = 0, total = input +
   if (!counts.every((n) => Number.isInteger(n) && n >= 0 && n <= TOKEN_COUNT_MAX))
     throw new LlmError(`${label} answered with token counts that are not whole numbers from 0 to ${TOKEN_COUNT_MAX.toLocaleString('en-US')}`, 'bad_response');
   return { input_tokens: input, output_tokens: output, total_tokens: total };
+}
+
+/**
+ * A provider's reported cache counts as CachedTokens, or throws bad_response naming `label`: whole
+ * numbers from 0 to TOKEN_COUNT_MAX, together at most the call's input_tokens (they are part of it),
+ * as the other counts are checked (tokenUsage), so no provider's bug prices negative tokens.
+ */
+export function cachedTokens(label: string, usage: TokenUsage, read = 0, write = 0): CachedTokens {
+  const whole = (n: number) => Number.isInteger(n) && n >= 0 && n <= TOKEN_COUNT_MAX;
+  if (!whole(read) || !whole(write) || read + write > usage.input_tokens)
+    throw new LlmError(`${label} answered with cached token counts that are not whole numbers within its input tokens`, 'bad_response');
+  return { ...(read ? { cached_input_tokens: read } : {}), ...(write ? { cache_write_input_tokens: write } : {}) };
 }
 
 export interface ChatResponse {

@@ -93,6 +93,7 @@ export async function usageByModel(days: number, now = new Date()) {
   return { by_model: rows, source: SOURCE, generated_at: now.toISOString() };
 }
 
+/** The contract's price rows (model, input_per_mtok, output_per_mtok): the cache rates are ours, for the ledger's costs. */
 export async function pricing() {
-  return { pricing: await pricingTable() };
+  return { pricing: (await pricingTable()).map(({ model, input_per_mtok, output_per_mtok }) => ({ model, input_per_mtok, output_per_mtok })) };
 }

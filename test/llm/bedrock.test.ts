@@ -403,6 +403,35 @@ describe('retries and errors', () => {
     expect(fake.received).toHaveLength(1);
   });
 
+  it('adds the prompt cache reads and writes Bedrock reports apart from inputTokens to input_tokens, and names them', async () => {
+    fake.enqueueText('cached', { usage: { input_tokens: 7, output_tokens: 227, cache_read_input_tokens: 1000, cache_write_input_tokens: 3324 } });
+    expect((await bedrock().converse(hello)).usage).toEqual({
+      input_tokens: 4331,
+      output_tokens: 227,
+      total_tokens: 4558, // Bedrock's totalTokens: it counts the cache tokens
+      cached_input_tokens: 1000,
+      cache_write_input_tokens: 3324,
+    });
+    fake.enqueueText('miss', { usage: { input_tokens: 50, output_tokens: 5, cache_read_input_tokens: 0, cache_write_input_tokens: 0 } });
+    expect((await bedrock().converse(hello)).usage).toEqual({ input_tokens: 50, output_tokens: 5, total_tokens: 55 });
+  });
+
+  it('reports a negative cache count as bad_response', async () => {
+    fake.enqueue({
+      kind: 'raw',
+      status: 200,
+      body: JSON.stringify({
+        output: { message: { role: 'assistant', content: [{ text: 'hi' }] } },
+        stopReason: 'end_turn',
+        usage: { inputTokens: 10, outputTokens: 1, totalTokens: 6, cacheReadInputTokens: -5 },
+      }),
+    });
+    expect(await llmError(bedrock().converse(hello))).toMatchObject({
+      kind: 'bad_response',
+      message: 'Bedrock answered with cached token counts that are not whole numbers within its input tokens',
+    });
+  });
+
   it('surfaces what Bedrock refuses in a malformed loop (tool history without tools) as bad_request', async () => {
     const error = await llmError(
       bedrock().converse({

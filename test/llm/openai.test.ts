@@ -325,6 +325,33 @@ describe('answers', () => {
     });
     expect((await openai().converse(hello)).usage).toEqual({ input_tokens: 999_999_999, output_tokens: 1, total_tokens: 1_000_000_000 });
   });
+
+  it('reads the prompt tokens served from the cache (prompt_tokens_details.cached_tokens), a part of input_tokens', async () => {
+    fake.enqueueText('again', { usage: { input_tokens: 2006, output_tokens: 300, cached_tokens: 1920 } });
+    expect((await openai().converse(hello)).usage).toEqual({ input_tokens: 2006, output_tokens: 300, total_tokens: 2306, cached_input_tokens: 1920 });
+    // OpenAI sends 0 on a miss; some compatible servers send null details.
+    fake.enqueueText('miss', { usage: { input_tokens: 500, output_tokens: 5, cached_tokens: 0 } });
+    expect((await openai().converse(hello)).usage).toEqual({ input_tokens: 500, output_tokens: 5, total_tokens: 505 });
+    const nullDetails = {
+      choices: [{ message: { content: 'hi' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 3, completion_tokens: 1, prompt_tokens_details: null },
+    };
+    fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(nullDetails) });
+    expect((await openai().converse(hello)).usage).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4 });
+  });
+
+  it.each([
+    ['more than the prompt', { input_tokens: 100, output_tokens: 1, cached_tokens: 101 }],
+    ['negative', { input_tokens: 100, output_tokens: 1, cached_tokens: -1 }],
+    ['not whole', { input_tokens: 100, output_tokens: 1, cached_tokens: 1.5 }],
+  ])('reports a cached token count %s as bad_response without retrying', async (_, usage) => {
+    fake.enqueueText('hi', { usage });
+    expect(await llmError(openai().converse(hello))).toMatchObject({
+      kind: 'bad_response',
+      message: 'The OpenAI-compatible endpoint answered with cached token counts that are not whole numbers within its input tokens',
+    });
+    expect(fake.received).toHaveLength(1);
+  });
 });
 
 describe('retries and errors', () => {

@@ -63,6 +63,20 @@ describe('runToolLoop', () => {
     expect(calls.every((c) => c.source === 'agent' && !c.error)).toBe(true);
   });
 
+  it("records the prompt tokens the provider's cache served, priced at the model's cached rate", async () => {
+    const provider = llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl })!;
+    openai.reset(); // replies the deadline test left unused
+    openai.enqueueText('cached', { usage: { input_tokens: 10_000, output_tokens: 1_000, cached_tokens: 8_000 } });
+    await recordedCall(
+      provider,
+      { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] },
+      { runId: 'cached-run', source: 'agent', user: 'test' },
+    );
+    const [call] = (await listUsage(1)).filter((u) => u.run_id === 'cached-run');
+    // gpt-4o-mini (rules/llm-pricing.yaml): 2,000 × $0.15 + 8,000 cached × $0.075 + 1,000 × $0.60 per million
+    expect(call).toMatchObject({ input_tokens: 10_000, cached_input_tokens: 8_000, cache_write_input_tokens: 0, output_tokens: 1_000, cost_usd: 0.0015 });
+  });
+
   it('counts a paid call once when the ledger write landed but its answers were lost, through every retry', async () => {
     const provider = llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl })!;
     openai.enqueueText('paid for');

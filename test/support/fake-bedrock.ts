@@ -28,7 +28,9 @@
 // hands them out (reset() restarts the count); pass `id` to choose one.
 // Token usage: per reply (`usage`), else `defaultUsage` ({input_tokens: 100,
 // output_tokens: 20}); totalTokens is their sum unless `total_tokens` is given,
-// so ledger costs can be asserted exactly.
+// so ledger costs can be asserted exactly. `cache_read_input_tokens` and
+// `cache_write_input_tokens` add cacheReadInputTokens / cacheWriteInputTokens,
+// apart from inputTokens and within totalTokens, as Bedrock reports them.
 //
 // RECORDING. `received` holds every request in arrival order, including ones the
 // fake refused (those have `rejected` set and consume no script entry): path,
@@ -49,10 +51,15 @@ import type { AddressInfo } from 'node:net';
 const ENDLESS_MAX_BYTES = 256 * 1024 * 1024;
 
 export interface FakeUsage {
+  /** inputTokens: as Bedrock reports it, without the cache reads and writes below. */
   input_tokens: number;
   output_tokens: number;
-  /** Default: input_tokens + output_tokens. */
+  /** Default: input_tokens + output_tokens + the cache reads and writes, as Bedrock counts it. */
   total_tokens?: number;
+  /** Sent as cacheReadInputTokens. */
+  cache_read_input_tokens?: number;
+  /** Sent as cacheWriteInputTokens. */
+  cache_write_input_tokens?: number;
 }
 
 export interface FakeToolCall {
@@ -240,7 +247,10 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
           usage: {
             inputTokens: usage.input_tokens,
             outputTokens: usage.output_tokens,
-            totalTokens: usage.total_tokens ?? usage.input_tokens + usage.output_tokens,
+            totalTokens:
+              usage.total_tokens ?? usage.input_tokens + usage.output_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_write_input_tokens ?? 0),
+            ...(usage.cache_read_input_tokens !== undefined ? { cacheReadInputTokens: usage.cache_read_input_tokens } : {}),
+            ...(usage.cache_write_input_tokens !== undefined ? { cacheWriteInputTokens: usage.cache_write_input_tokens } : {}),
           },
           metrics: { latencyMs: 42 },
         });

@@ -29,7 +29,8 @@
 // with `arguments` sends that raw string instead of JSON.stringify(input).
 // Token usage: per reply (`usage`), else `defaultUsage` ({input_tokens: 100,
 // output_tokens: 20}) as prompt_tokens/completion_tokens; total_tokens is their
-// sum unless `total_tokens` is given, so ledger costs can be asserted exactly.
+// sum unless `total_tokens` is given, so ledger costs can be asserted exactly;
+// `cached_tokens` (part of input_tokens) adds prompt_tokens_details.cached_tokens.
 //
 // RECORDING. `received` holds every request in arrival order, including ones the
 // fake refused (those have `rejected` set and consume no script entry): path,
@@ -50,6 +51,8 @@ export interface FakeUsage {
   output_tokens: number;
   /** Default: input_tokens + output_tokens. */
   total_tokens?: number;
+  /** Of input_tokens, those served from the prompt cache: sent as prompt_tokens_details.cached_tokens, as OpenAI does. */
+  cached_tokens?: number;
 }
 
 export interface FakeToolCall {
@@ -274,6 +277,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
             prompt_tokens: usage.input_tokens,
             completion_tokens: usage.output_tokens,
             total_tokens: usage.total_tokens ?? usage.input_tokens + usage.output_tokens,
+            ...(usage.cached_tokens !== undefined ? { prompt_tokens_details: { cached_tokens: usage.cached_tokens } } : {}),
           },
         });
       }

@@ -1,7 +1,17 @@
 // The LLM usage ledger and its reports against DynamoDB Local: every figure
 // checked against a brute-force sum over the recorded calls, and what a report reads.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KeptDays, recordUsage, USAGE_DAY_CLOSED_AFTER_MS, type NewUsage, type UsageRecord } from '../../shared/db/llm-usage.js';
+import { putItem } from '../../shared/db/client.js';
+import {
+  KeptDays,
+  listUsage,
+  recordUsage,
+  USAGE_DAY_CLOSED_AFTER_MS,
+  usageItem,
+  usageRecord,
+  type NewUsage,
+  type UsageRecord,
+} from '../../shared/db/llm-usage.js';
 import { costOf, forgetPricing, priceOf, pricingTable } from '../../shared/llm/pricing.js';
 import { usageByModel, usageSummary } from '../../shared/llm/usage.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -72,6 +82,59 @@ describe('prices', () => {
     await expect(pricingTable({ LLM_PRICING: '[{"model":"x"}]' })).rejects.toThrow();
     forgetPricing();
     expect(priceOf(await pricingTable({}), 'gpt-4o-mini')?.input_per_mtok).toBe(0.15);
+  });
+});
+
+describe('cached prompt tokens', () => {
+  // A chat message resends the same prefix up to 13 times: those prompt tokens are billed at the cached rate.
+  const row = { model: 'cached-model', input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25, cache_write_input_per_mtok: 3.125 };
+
+  it("are priced at the row's cache rates, the rest of input_tokens (which includes them) at the input rate", () => {
+    expect(costOf(row, 10_000, 500, { cached_input_tokens: 8_000 })).toBe(Math.round(2_000 * 2.5 + 8_000 * 1.25 + 500 * 10) / 1e6);
+    expect(costOf(row, 10_000, 500, { cached_input_tokens: 6_000, cache_write_input_tokens: 3_000 })).toBe(
+      Math.round(1_000 * 2.5 + 6_000 * 1.25 + 3_000 * 3.125 + 500 * 10) / 1e6,
+    );
+    expect(costOf(row, 10_000, 500, { cached_input_tokens: 8_000 })).toBeLessThan(costOf(row, 10_000, 500));
+  });
+
+  it('are priced as input where the row has no cache rate', async () => {
+    const { cached_input_per_mtok: _read, cache_write_input_per_mtok: _write, ...plain } = row;
+    expect(costOf(plain, 10_000, 500, { cached_input_tokens: 8_000, cache_write_input_tokens: 1_000 })).toBe(costOf(plain, 10_000, 500));
+    expect(costOf(plain, 10_000, 500, { cached_input_tokens: 8_000 })).toBe(Math.round(10_000 * 2.5 + 500 * 10) / 1e6);
+    // The shipped list has no cache rates yet: a cached call costs what it did.
+    const mini = priceOf(await pricingTable(), 'gpt-4o-mini');
+    expect(costOf(mini, 2006, 300, { cached_input_tokens: 1920 })).toBe(costOf(mini, 2006, 300));
+  });
+
+  it('LLM_PRICING sets the cache rates', async () => {
+    forgetPricing();
+    const rows = await pricingTable({ LLM_PRICING: JSON.stringify([{ ...row, model: 'gpt-4o-mini' }]) });
+    expect(priceOf(rows, 'gpt-4o-mini-2024-07-18')).toEqual({ ...row, model: 'gpt-4o-mini' });
+    forgetPricing();
+  });
+
+  it("are kept in the call's ledger record; a record put before they were counted reads 0", async () => {
+    const at = new Date('2024-03-01T10:00:00Z'); // a day of its own, outside every report window above
+    const call: NewUsage = {
+      run_id: 'cached-run',
+      source: 'chat',
+      model: 'gpt-4o-mini',
+      input_tokens: 2006,
+      output_tokens: 300,
+      total_tokens: 2306,
+      cost_usd: 0.0005,
+      duration_ms: 300,
+      error: false,
+      user: 'u',
+    };
+    await recordUsage({ ...call, cached_input_tokens: 1920, cache_write_input_tokens: 64 }, at);
+    const { cached_input_tokens: _read, cache_write_input_tokens: _write, ...older } = usageRecord({ ...call, run_id: 'older-run' }, at);
+    await putItem('llm-usage', usageItem(older as UsageRecord));
+    const ledger = await listUsage(1, at);
+    expect(ledger.map((c) => [c.run_id, c.cached_input_tokens, c.cache_write_input_tokens]).sort()).toEqual([
+      ['cached-run', 1920, 64],
+      ['older-run', 0, 0],
+    ]);
   });
 });
 

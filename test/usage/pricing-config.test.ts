@@ -54,4 +54,32 @@ describe('a wrong LLM_PRICING', () => {
     expect(res.json!.pricing).toContainEqual({ model: 'local-llama', input_per_mtok: 0, output_per_mtok: 0 });
     expect((await get('summary')).statusCode).toBe(200);
   });
+
+  it.each([
+    [
+      'a model twice',
+      '[{"model":"m","input_per_mtok":1,"output_per_mtok":1},{"model":"m","input_per_mtok":2,"output_per_mtok":2}]',
+      /LLM_PRICING.*each model at most once/,
+    ],
+    ['a price of Infinity (1e999)', '[{"model":"m","input_per_mtok":1e999,"output_per_mtok":1}]', /LLM_PRICING.*\(row 0, input_per_mtok\)/],
+    ['a field that is no price', '[{"model":"m","input_per_mtok":1,"output_per_mtok":1,"secret-field-name":1}]', /LLM_PRICING.*\(row 0\)/],
+  ])('%s is a 503 too, never echoing the value', async (_, value, detail) => {
+    process.env.LLM_PRICING = value;
+    const res = await get('pricing');
+    expect(res.statusCode).toBe(503);
+    expect(res.json!.detail).toMatch(detail);
+    expect(res.body).not.toMatch(/secret-field-name/);
+  });
+});
+
+describe('cache rates in LLM_PRICING', () => {
+  it("are taken, and the price list answers the contract's row (model, input_per_mtok, output_per_mtok)", async () => {
+    process.env.LLM_PRICING = JSON.stringify([
+      { model: 'local-llama', input_per_mtok: 0.5, output_per_mtok: 1, cached_input_per_mtok: 0.05, cache_write_input_per_mtok: 0.625 },
+    ]);
+    const res = await get('pricing');
+    expect(res.statusCode).toBe(200);
+    expect(res.json!.pricing).toContainEqual({ model: 'local-llama', input_per_mtok: 0.5, output_per_mtok: 1 });
+    expect((await get('summary')).statusCode).toBe(200);
+  });
 });
