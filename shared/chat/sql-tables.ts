@@ -96,7 +96,7 @@ export const TABLES: readonly TableDef[] = [
       col('tier_adjusted_score', 'REAL', 'overall_score with the customer tier weighing in; classification and "worst clusters" rankings use this'),
       col('classification', 'TEXT', "'Healthy', 'Warning' or 'Critical' (from tier_adjusted_score)"),
       col('top_risk', 'TEXT', "lowest-scoring dimension with its score, e.g. 'Disk Usage (32)' ('None' only without dimensions)"),
-      col('firing_alert_count_7d', 'INTEGER', 'alerts fired during the lookback'),
+      col('firing_alert_count_7d', 'INTEGER', 'alerts fired in the last 7 days'),
       col('compaction_score', 'REAL', 'compaction score over the lookback (NULL: no data)'),
       col('disk_used_pct', 'REAL', 'disk used, percent (NULL: no data)'),
       col('query_errors_7d', 'INTEGER', 'failed queries in the last 7 days (NULL: no data)'),

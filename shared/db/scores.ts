@@ -1,7 +1,8 @@
 // Score snapshots and the cache generation marker, in the `scores` table.
 //   pk = SNAPSHOTS#<kind>,               sk = <generated_at>       → header: count, summary, where its chunks are
 //   pk = SNAPSHOT#<kind>#<snapshot_id>,  sk = CHUNK#<nnnn>         → one slice of the snapshot's compressed JSON (binary)
-//   pk = CACHE,                          sk = GENERATION           → bumped by every refresh
+//   pk = CACHE,                          sk = GENERATION           → bumped by every refresh, and in the transaction of
+//                                                                    every rule write, approval and general-settings save
 // A snapshot of N clusters is one JSON array, brotli-compressed and cut into
 // chunks under DynamoDB's 400 KB item limit (the bench's 10,000 clusters: ≈ 0.4 MB,
 // 2 chunks per kind), not N items: marshalling N strings was most of a refresh (issue 21 §1).
@@ -33,6 +34,11 @@ const ENCODING = 'json+br1';
 const generation = generationMarker('scores');
 export const currentGeneration = generation.current;
 export const bumpGeneration = generation.bump;
+/**
+ * The generation's move as a transaction action, for a change the fleet view depends on (a rule set, the
+ * general settings): written with it, so its acknowledgement means every container's next read recomputes.
+ */
+export const generationAction = generation.action;
 
 export interface SnapshotHeader {
   generated_at: string;
@@ -184,7 +190,8 @@ async function itemsOf<T>(kind: SnapshotKind, generatedAt: string, header: Recor
 }
 
 // Refresh runs (issue 21 §2): a route starts the recompute worker and follows the run here.
-//   pk = REFRESH#<refresh_id>,          sk = RUN                 → status, kinds, the answer's figures when done
+//   pk = REFRESH#<refresh_id>,          sk = RUN                 → status, kinds, the answer's figures when done,
+//                                                                  the rule versions it loads at least, the run queued after it
 // A run's outcome is final: only a `running` run is started (once), finished or expired, each a conditional write.
 // The claim joining concurrent requests of the same kinds is a lease lock (shared/db/locks.ts): shared/scoring/refresh-claim.ts.
 export type RefreshStatus = 'running' | 'done' | 'failed';
@@ -204,11 +211,24 @@ export interface RefreshFigures {
   risk_warning: number;
 }
 
+/** The versions of the rule sets a run computes with (0: the shipped default). */
+export interface RuleVersions {
+  health: number;
+  risk: number;
+}
+
 export interface RefreshRecord {
   refresh_id: string;
   status: RefreshStatus;
   kinds: SnapshotKind[];
   started_at: string;
+  /** The rule versions current when the run was recorded: its worker loads these or newer. Absent on runs recorded before. */
+  rules?: RuleVersions;
+  /** A run queued after this one (its rules were older than a request's): it starts once this one ends. */
+  after?: string;
+  /** The run queued after this one, and when it was linked (queueRefreshAfter). */
+  next_refresh_id?: string;
+  next_at?: string;
   /** When a worker took the run up (startRefreshRun); absent while its event waits in Lambda's queue. */
   worker_started_at?: string;
   finished_at?: string;
@@ -219,13 +239,20 @@ export interface RefreshRecord {
 const refreshKey = (id: string) => ({ pk: `REFRESH#${id}`, sk: 'RUN' });
 const ttlIn = (seconds: number) => Math.floor(Date.now() / 1000) + seconds;
 
-export async function createRefresh(id: string, kinds: readonly SnapshotKind[]): Promise<void> {
+/** Records run `id`, `running`: with the rule versions current now (`rules`), and the run it waits for (`after`), if any. */
+export async function createRefresh(
+  id: string,
+  kinds: readonly SnapshotKind[],
+  { rules, after }: { rules?: RuleVersions; after?: string } = {},
+): Promise<void> {
   await putItem('scores', {
     ...refreshKey(id),
     refresh_id: id,
     status: 'running',
     kinds: [...kinds],
     started_at: new Date().toISOString(),
+    ...(rules ? { rules } : {}),
+    ...(after ? { after } : {}),
     ttl: ttlIn(REFRESH_RETENTION_SECONDS),
   });
 }
@@ -238,6 +265,9 @@ export async function getRefresh(id: string): Promise<RefreshRecord | undefined>
     status: item.status as RefreshStatus,
     kinds: item.kinds as SnapshotKind[],
     started_at: String(item.started_at),
+    ...(item.rules ? { rules: item.rules as RuleVersions } : {}),
+    ...(item.after ? { after: String(item.after) } : {}),
+    ...(item.next_refresh_id ? { next_refresh_id: String(item.next_refresh_id), next_at: String(item.next_at) } : {}),
     ...(item.worker_started_at ? { worker_started_at: String(item.worker_started_at) } : {}),
     ...(item.finished_at ? { finished_at: String(item.finished_at) } : {}),
     ...(item.figures ? { figures: item.figures as RefreshFigures } : {}),
@@ -278,6 +308,27 @@ export async function startRefreshRun(id: string, token: string, leaseMs: number
         { ':since': new Date(now - leaseMs).toISOString() },
       ),
     (item) => item.worker_token === token,
+  );
+  return written;
+}
+
+/**
+ * Queues run `next` after run `id`: written only while `id` is `running` and has no run queued after it but
+ * `replacing` (one that is gone: never recorded, or ended); false otherwise. A write whose answer was lost,
+ * and whose retry then met it, is still this one's (conditionalWrite).
+ */
+export async function queueRefreshAfter(id: string, next: string, replacing?: string, now = new Date()): Promise<boolean> {
+  const { written } = await conditionalWrite(
+    'scores',
+    refreshKey(id),
+    () =>
+      updateRun(
+        id,
+        { next_refresh_id: next, next_at: now.toISOString() },
+        replacing === undefined ? '#status = :running AND attribute_not_exists(next_refresh_id)' : '#status = :running AND next_refresh_id = :replacing',
+        replacing === undefined ? {} : { ':replacing': replacing },
+      ),
+    (item) => item.next_refresh_id === next,
   );
   return written;
 }

@@ -8,6 +8,7 @@
 // changes. A PUT naming no version is based on the version read at its start.
 // Version 0 is the shipped default of the running release: a proposal based on
 // it also records which default, since a release may ship another before review.
+// A transaction that applies a version also moves the fleet view's cache generation.
 import type { Caller } from '../auth/caller.js';
 import { auditAction, type AuditInput } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
@@ -25,9 +26,8 @@ import {
   type ConfigChangeSummary,
 } from '../db/config-changes.js';
 import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, ruleSetAtVersion, type RuleSetVersion } from '../db/rules.js';
-import { bumpGeneration } from '../db/scores.js';
+import { generationAction } from '../db/scores.js';
 import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
-import { createLogger } from '../log.js';
 import type { Principal } from '../auth/principal.js';
 import type { RuleImpact } from '../scoring/impact.js';
 import { defaultRuleDigest, defaultRuleText, type RuleSetName } from './defaults.js';
@@ -110,20 +110,6 @@ async function checked(name: RuleSetName, content: string): Promise<Record<strin
 const audit = (principal: Principal, caller: Caller, rest: Omit<AuditInput, 'actor' | 'role' | 'ip' | 'user_agent'>, now: Date) =>
   auditAction({ actor: principal.username, role: principal.role, ip: caller.ip, user_agent: caller.userAgent, ...rest }, now);
 
-const log = createLogger('rule-editing');
-
-/**
- * Every container drops its cached fleet view, so the next computation uses
- * the new version. The write has committed by then: should this fail, the
- * caches still expire within their 60 seconds, and the caller hears of success.
- * Done for every rule set alike: the fleet view reads only the health and risk
- * rules, and an extra refresh after an issue-rules or metric-sources write is
- * harmless (their readers load the set in force each time they run).
- */
-async function invalidateCaches(): Promise<void> {
-  await bumpGeneration().catch((error: unknown) => log.error('cache invalidation failed after a rule write', { error: String(error) }));
-}
-
 export type SubmitResult = { status: 'ok'; applied: true; version: number } | { status: 'pending'; applied: false; change_id: string; base_version: number };
 
 /**
@@ -151,6 +137,8 @@ export async function submitRuleSet(
       await transactWrite([
         ...newVersionActions(name, content, value, base, principal.username, null, now),
         audit(principal, caller, { action: 'rules_update', target: name, detail: { rule_set: name, version: base + 1, based_on: base } }, now),
+        // The fleet view's cache generation moves with the version (shared/rules/README.md).
+        generationAction(),
       ]);
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
@@ -160,7 +148,6 @@ export async function submitRuleSet(
         current_version: current,
       });
     }
-    await invalidateCaches();
     return { status: 'ok', applied: true, version: base + 1 };
   }
   const change: ConfigChange = {
@@ -320,6 +307,7 @@ export async function reviewConfigChange(
         now,
       ),
       releasePendingAction(change),
+      generationAction(),
     ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
@@ -332,7 +320,6 @@ export async function reviewConfigChange(
       { current_version: currentVersion, base_version: change.base_version },
     );
   }
-  await invalidateCaches();
   return { status: 'approved', change_id: changeId, applied: true, version };
 }
 

@@ -173,12 +173,22 @@ export interface ScoreColumns {
   overall: Float64Array;
   tierAdjusted: Float64Array;
   classification: Uint8Array;
+  /** Alerts in the rules' lookback: the alert band's count and the reason's. */
   firing: Uint32Array;
+  /** Alerts in the last FIRING_COUNT_DAYS (`firing_alert_count_7d`): `firing` itself when the lookback is that long. */
+  firing7d: Uint32Array;
   stale: Uint8Array;
   order: Uint32Array;
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * The window of `firing_alert_count_7d`, whatever the rules' lookback (1..30 days) the alert band
+ * counts over. The fleet view reads alerts over the longer of the lookback and the critical
+ * clusters' 14 days (loadFleetInputs), so these 7 are always there.
+ */
+export const FIRING_COUNT_DAYS = 7;
 
 /**
  * stalenessOf's flag (inputs.ts): no sample in the lookback, or the newest older than the
@@ -212,6 +222,8 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
   const tierAdjusted = new Float64Array(n);
   const classification = new Uint8Array(n);
   const firing = new Uint32Array(n);
+  // The same counts when the lookback is 7 days (the shipped rules): no second count then.
+  const firing7d = rules.lookback_days === FIRING_COUNT_DAYS ? firing : new Uint32Array(n);
   const stale = new Uint8Array(n);
   const names = new Array<string>(n);
   const nowMs = now.getTime();
@@ -223,6 +235,7 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
   const multiplierB = multipliers.B ?? 1;
   // countAlertsInLookback's bound, worked out once for the fleet.
   const alertsSince = new Date(nowMs - rules.lookback_days * DAY_MS).toISOString();
+  const alertsSince7d = new Date(nowMs - FIRING_COUNT_DAYS * DAY_MS).toISOString();
   // The inventory and alerts first, in a loop of their own: each cluster's objects are a few
   // dependent reads from memory, which a short loop lets the processor overlap across clusters.
   const multiplier = new Float64Array(n);
@@ -233,6 +246,7 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     const tier = cluster.customer_tier;
     multiplier[i] = tier === 'S' ? multiplierS : tier === 'A' ? multiplierA : tier === 'B' ? multiplierB : (multipliers[tier as 'S' | 'A' | 'B'] ?? 1);
     firing[i] = countAlertsSince(data.alerts, alertsSince);
+    if (firing7d !== firing) firing7d[i] = countAlertsSince(data.alerts, alertsSince7d);
   }
   for (let i = 0; i < n; i++) {
     const agg = aggs[i]!;
@@ -282,6 +296,7 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     tierAdjusted,
     classification,
     firing,
+    firing7d,
     stale,
     order,
   };
@@ -475,7 +490,7 @@ function clusterScoreAt(columns: ScoreColumns, i: number): FleetClusterScore {
     dimension_scores: scores,
     risk_reasons: reasons,
     suggested_actions: actions,
-    firing_alert_count_7d: firing,
+    firing_alert_count_7d: columns.firing7d[i]!,
     metrics: fleetMetricsAt(columns, i, cluster.node_count),
     last_metric_at: columns.aggregates[i]!.lastMetricAt,
     metrics_stale: columns.stale[i] === 1,

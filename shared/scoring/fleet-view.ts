@@ -1,7 +1,9 @@
 // The computed fleet: rules in force, each cluster's inputs, and every scored
 // view (unified, health, risk), computed together from one read of the data.
 // Served from a 60-second cache per container that is dropped as soon as the
-// generation marker in DynamoDB moves, so a refresh anywhere is seen everywhere.
+// generation marker in DynamoDB moves (every refresh; every rule or settings
+// change, in its own transaction), so a refresh or rule change anywhere is seen
+// everywhere: a view is kept only under a generation read before its rules were.
 import { listAlertFactsSince, type AlertFacts } from '../db/alerts.js';
 import { listClusters } from '../db/clusters.js';
 import { windowDays } from '../db/metrics.js';
@@ -130,26 +132,41 @@ export function computeViews(fleet: ClusterData[], health: LoadedRuleSet<Scoring
 }
 
 let cached: { view: FleetView; at: number; generation: number } | undefined;
-let computing: Promise<FleetView> | undefined;
+/** The computation under way in this container, and the generation read before it loaded the rules. */
+let computing: { generation: number; view: Promise<FleetView> } | undefined;
 
-/** The fleet view, at most 60 s old and never older than the last refresh anywhere. */
+/** Caches `view`, computed from rules loaded after `generation` was read, unless a newer one is cached. */
+function cacheView(view: FleetView, generation: number): void {
+  if (!cached || cached.generation <= generation) cached = { view, at: Date.now(), generation };
+}
+
+/** The fleet view, at most 60 s old and never older than the last refresh or rule change anywhere. */
 export async function fleetView(): Promise<FleetView> {
   const generation = await currentGeneration();
   if (cached && cached.generation === generation && Date.now() - cached.at < CACHE_TTL_MS) return cached.view;
-  // Concurrent misses in one container share one computation.
-  computing ??= computeFleetView()
-    .then((view) => {
-      cached = { view, at: Date.now(), generation };
-      return view;
-    })
-    .finally(() => {
-      computing = undefined;
-    });
-  return computing;
+  // Concurrent misses in one container share one computation, but only one started under this generation:
+  // one started before a rule change (which moves the generation in its transaction) loaded the old rules.
+  if (computing?.generation !== generation) {
+    const entry = {
+      generation,
+      view: computeFleetView()
+        .then((view) => {
+          cacheView(view, generation);
+          return view;
+        })
+        .finally(() => {
+          if (computing === entry) computing = undefined;
+        }),
+    };
+    computing = entry;
+  }
+  return computing.view;
 }
 
 /** Computes afresh, persists the snapshots asked for, and invalidates every container's cache. */
 export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<FleetView> {
+  // Read before the rules are loaded: whatever moves the generation after it (a rule change) is missing from this view.
+  const before = await currentGeneration();
   const view = await computeFleetView(new Date(), PACK_BUILDER);
   const persist: Record<SnapshotKind, () => Promise<void>> = {
     fleet: () => putSnapshot('fleet', view.generatedAt, view.scores, { kpis: fleetKpis(view.scores), rules_version: view.health.version }),
@@ -162,7 +179,9 @@ export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<
   };
   await Promise.all(kinds.map((kind) => persist[kind]()));
   const generation = await bumpGeneration();
-  cached = { view, at: Date.now(), generation };
+  // Only our own bump since that read: anything else moving it (a rule change among them) makes this view
+  // older than the generation, and the next read computes afresh rather than answer it for 60 s.
+  if (generation === before + 1) cacheView(view, generation);
   return view;
 }
 

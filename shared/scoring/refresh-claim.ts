@@ -3,11 +3,24 @@
 // and owned by the run's id. The refresh routes claim it (shared/scoring/refresh.ts);
 // the recompute worker takes the run up under it and releases it when the run ends.
 // A run's lease also bounds it: one still running past it is recorded failed, for good.
+// A request joins a run only if that run computes with the rules current for it (the versions
+// recorded with the run, or a run whose worker has not loaded any yet); otherwise its own run is
+// queued after it, and waits for its end and its claim: never two runs of one claim at once.
 // Apart from refresh.ts so the worker's bundle carries neither the route's settings nor its answers.
 import { randomUUID } from 'node:crypto';
 import { ConditionFailed, WriteConflict } from '../db/client.js';
 import { acquireLock, heartbeatLock, lockHolder, releaseLock, takeOverLock } from '../db/locks.js';
-import { expireRefresh, finishRefresh, getRefresh, type RefreshRecord, type SnapshotKind, startRefreshRun } from '../db/scores.js';
+import { getCurrentRuleSet } from '../db/rules.js';
+import {
+  expireRefresh,
+  finishRefresh,
+  getRefresh,
+  queueRefreshAfter,
+  type RefreshRecord,
+  type RuleVersions,
+  type SnapshotKind,
+  startRefreshRun,
+} from '../db/scores.js';
 import { WORKERS } from '../workers.js';
 
 /**
@@ -22,33 +35,110 @@ export const STARTING_MS = 5_000;
 /** The lease lock naming "the running refresh of these kinds": `refresh:<kinds, sorted, comma-joined>`. */
 export const refreshLockName = (kinds: readonly SnapshotKind[]) => `refresh:${[...kinds].sort().join(',')}`;
 
+/** The health and risk rule versions in force: a run loads both, whatever its kinds (fleet-view.ts computeFleetView). */
+export async function currentRuleVersions(): Promise<RuleVersions> {
+  const [health, risk] = await Promise.all([getCurrentRuleSet('health-rules'), getCurrentRuleSet('risk-rules')]);
+  return { health: health?.version ?? 0, risk: risk?.version ?? 0 };
+}
+
 /**
- * Claims "the running refresh of these kinds" for run `id` (its lease: REFRESH_LEASE_MS).
- * Answers the id of the refresh already running (and holding the claim) instead, if any;
- * a claim not recorded yet is joined while it is new (STARTING_MS), and one whose run has finished
- * (or was never recorded since) but was not released yet is taken over.
+ * Whether `run` computes with `rules` or newer: one no worker has taken up loads the rules after now (its
+ * worker loads them once it has), one taken up at least the versions recorded with it (read before it was).
  */
-export async function claimRefresh(id: string, kinds: readonly SnapshotKind[]): Promise<string | undefined> {
+const computesWith = (run: RefreshRecord, rules: RuleVersions) =>
+  run.worker_started_at === undefined || (run.rules !== undefined && run.rules.health >= rules.health && run.rules.risk >= rules.risk);
+
+/** What a request does about a claim: join a run (its id), start its own run (undefined), or start it queued after a run. */
+export type RefreshClaim = string | { after: string } | undefined;
+
+/**
+ * Claims "the running refresh of these kinds" for run `id` (its lease: REFRESH_LEASE_MS), for a request that
+ * read `rules` (currentRuleVersions) at its start. Answers the id of a run to join instead, if one computes
+ * with those rules: the running run, or the run queued after it. When neither does, run `id` is queued after
+ * the running run (`{ after }`: recorded so, it waits for that run's end and then takes the claim). A claim
+ * not recorded yet is joined while it is new (STARTING_MS), and one whose run has finished (or was never
+ * recorded since) with nothing queued after it, but was not released yet, is taken over (undefined).
+ */
+export async function claimRefresh(id: string, kinds: readonly SnapshotKind[], rules?: RuleVersions): Promise<RefreshClaim> {
   const name = refreshLockName(kinds);
-  // Another loop only when the holder changed between two reads (it expired, or another request took it over).
+  const wanted = rules ?? (await currentRuleVersions());
+  // Another loop only when the holder changed between two reads (it expired, or another request took it over or queued first).
   for (let attempt = 0; attempt < 5; attempt++) {
     if ((await acquireLock(name, id, REFRESH_LEASE_MS)).acquired) return undefined;
     const holder = await lockHolder(name);
     if (!holder) continue;
-    const running = await currentRefresh(holder.owner);
-    if (running?.status === 'running') return running.refresh_id;
-    // Claimed moments ago and not recorded yet: that request is starting its run (it records it right
-    // after the claim), so this one joins it rather than start a second.
-    if (!running && Date.now() - (holder.expires_at - REFRESH_LEASE_MS) < STARTING_MS) return holder.owner;
+    const run = await currentRefresh(holder.owner);
+    if (run) {
+      const place = await placeBy(run, id, wanted);
+      if (place === 'again') continue;
+      if (place !== 'take-over') return place;
+    } else if (Date.now() - (holder.expires_at - REFRESH_LEASE_MS) < STARTING_MS) {
+      // Claimed moments ago and not recorded yet: that request is starting its run (it records it right
+      // after the claim), so this one joins it rather than start a second (its worker loads the rules later).
+      return holder.owner;
+    }
     if (await takeOverLock(name, holder.owner, id, REFRESH_LEASE_MS)) return undefined;
   }
   // A conflict, answered 409 like any other (shared/http): never a 500.
   throw new WriteConflict();
 }
 
-/** Lets go of the claim, if run `id` still holds it (the worker, when its run ends). */
+/**
+ * Where a request that read `rules` goes, by `holder`, the run holding the claim: that run if it computes with
+ * them, else the run queued after it if that one does, else queued after it (written on its record, so later
+ * requests join the queued run). 'take-over': the holder has ended with no run queued after it; 'again': a
+ * queued run has loaded older rules (it holds the claim now), or another request queued first.
+ */
+async function placeBy(holder: RefreshRecord, id: string, rules: RuleVersions): Promise<RefreshClaim | 'take-over' | 'again'> {
+  if (holder.status === 'running' && computesWith(holder, rules)) return holder.refresh_id;
+  const nextId = holder.next_refresh_id;
+  const next = nextId === undefined ? undefined : await currentRefresh(nextId);
+  if (next?.status === 'running') return computesWith(next, rules) ? next.refresh_id : 'again';
+  // Queued moments ago and not recorded yet: its request records it right after queueing it.
+  if (nextId !== undefined && !next && Date.now() - Date.parse(holder.next_at ?? '') < STARTING_MS) return nextId;
+  if (holder.status !== 'running') return 'take-over';
+  // Nothing queued after it, or a run that is gone (never recorded, or ended): this request's run goes there.
+  return (await queueRefreshAfter(holder.refresh_id, id, nextId)) ? { after: holder.refresh_id } : 'again';
+}
+
+/** Between two looks of a queued run's worker at the run it waits for. */
+const QUEUED_POLL_MS = 500;
+
+/**
+ * A queued run's worker (run `id`, queued after run `after`) waits until `after` has ended, then takes the claim
+ * from it (`after`'s worker hands it over when it ends: releaseRefresh), by `until` (the queued run's lease;
+ * past it the run may not start). Returns when the claim is this run's, or another run's, or time is up: the
+ * take-up then finds out which.
+ */
+async function awaitClaim(id: string, kinds: readonly SnapshotKind[], after: string, until: number): Promise<void> {
+  const name = refreshLockName(kinds);
+  while (Date.now() < until) {
+    const holder = await lockHolder(name);
+    if (holder?.owner === id) return;
+    if (!holder) {
+      if ((await acquireLock(name, id, REFRESH_LEASE_MS)).acquired) return;
+      continue;
+    }
+    if (holder.owner !== after) return;
+    // Ended (or past its lease, now recorded failed) without handing the claim over: taken over from it.
+    if ((await currentRefresh(after))?.status !== 'running' && (await takeOverLock(name, after, id, REFRESH_LEASE_MS))) return;
+    await new Promise((resolve) => setTimeout(resolve, QUEUED_POLL_MS));
+  }
+}
+
+/**
+ * Lets go of the claim, if run `id` still holds it (the worker, when its run ends): to the run queued after it,
+ * if one is (recorded and waiting, or about to be recorded), so no other request takes the claim in between.
+ * The run is finished by then, so nothing is queued after it any more (queueRefreshAfter wants it running).
+ */
 export async function releaseRefresh(id: string, kinds: readonly SnapshotKind[]): Promise<void> {
-  await releaseLock(refreshLockName(kinds), id);
+  const name = refreshLockName(kinds);
+  const next = (await getRefresh(id))?.next_refresh_id;
+  if (next !== undefined) {
+    const queued = await getRefresh(next);
+    if ((queued === undefined || queued.status === 'running') && (await takeOverLock(name, id, next, REFRESH_LEASE_MS))) return;
+  }
+  await releaseLock(name, id);
 }
 
 const EXPIRED = 'the refresh did not finish (see the recompute logs)';
@@ -76,8 +166,13 @@ export async function currentRefresh(id: string): Promise<RefreshRecord | undefi
  * started (startRefreshRun), and only while the claim is still its own: once the lease ended, another run of
  * these kinds may hold it. The claim is then renewed for a lease from now, as the run's lease starts again;
  * a run started whose claim is another's is recorded failed, so two refreshes of the same kinds never run at once.
+ * A run queued after another first waits for that one's end and its claim (awaitClaim).
  */
 export async function takeUpRefresh(id: string, kinds: readonly SnapshotKind[]): Promise<boolean> {
+  const run = await getRefresh(id);
+  if (run?.after !== undefined && run.status === 'running' && run.worker_started_at === undefined) {
+    await awaitClaim(id, kinds, run.after, Date.parse(run.started_at) + REFRESH_LEASE_MS);
+  }
   if (!(await startRefreshRun(id, randomUUID(), REFRESH_LEASE_MS))) return false;
   try {
     await heartbeatLock(refreshLockName(kinds), id, REFRESH_LEASE_MS);

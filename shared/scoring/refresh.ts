@@ -4,18 +4,19 @@
 // waits up to REFRESH_WAIT_SECONDS polling the record, and answers its contract's
 // 200 when the run is done in time, or 202 `running` with the id to follow at
 // GET <route>/{refresh_id}. A request arriving while a refresh of the same kinds
-// runs joins that run (answers its id) instead of starting another: the claim is
-// a lease lock (shared/db/locks.ts) per kinds set, owned by the run's id (refresh-claim.ts).
+// runs joins that run (answers its id) instead of starting another, if that run
+// computes with the rules current for the request; else its run is queued after it.
+// The claim is a lease lock (shared/db/locks.ts) per kinds set, owned by the run's id (refresh-claim.ts).
 // A run's outcome is final: one past its lease is recorded failed before it is answered so.
 // `refreshRoutes` builds a route pair's two handlers (start, follow) from these.
 // This module carries no engine: the routes load only the record and the worker start.
 import { randomUUID } from 'node:crypto';
 import { refreshSettings } from '../config/refresh.js';
-import { createRefresh, finishRefresh, getRefresh, type RefreshFigures, type RefreshRecord, type SnapshotKind } from '../db/scores.js';
+import { createRefresh, finishRefresh, getRefresh, type RefreshFigures, type RefreshRecord, type RuleVersions, type SnapshotKind } from '../db/scores.js';
 import { NotFound, ServiceUnavailable } from '../http/errors.js';
 import { Reply } from '../http/route.js';
 import { invokeWorker, startAndWait } from '../worker-invoke.js';
-import { claimRefresh, currentRefresh, releaseRefresh, settleRefresh } from './refresh-claim.js';
+import { claimRefresh, currentRefresh, currentRuleVersions, releaseRefresh, settleRefresh } from './refresh-claim.js';
 
 const POLL_MS = 250;
 
@@ -44,10 +45,13 @@ const runningState = (refreshId: string, followPath: string): RefreshState => ({
   answer: { status: 'running', refresh_id: refreshId, message: `The refresh is still running: poll GET ${followPath}/${refreshId}.` },
 });
 
-/** Records run `id` and starts the worker on it; if that fails, the run is marked failed and the claim let go. */
-async function startRun(id: string, kinds: readonly SnapshotKind[]): Promise<void> {
+/**
+ * Records run `id` (with the rule versions read before it, which its worker loads or newer; and the run it is
+ * queued after, if any) and starts the worker on it; if that fails, the run is marked failed and the claim let go.
+ */
+async function startRun(id: string, kinds: readonly SnapshotKind[], rules: RuleVersions, after: string | undefined): Promise<void> {
   try {
-    await createRefresh(id, kinds);
+    await createRefresh(id, kinds, { rules, after });
     await invokeWorker('recompute', { refresh_id: id, kinds: [...kinds] });
   } catch (error) {
     await finishRefresh(id, { status: 'failed', error: 'the refresh could not start (see the logs)' }).catch(() => undefined);
@@ -62,11 +66,15 @@ async function startRun(id: string, kinds: readonly SnapshotKind[]): Promise<voi
  */
 async function runRefresh(kinds: readonly SnapshotKind[], followPath: string): Promise<RefreshState> {
   const id = randomUUID();
-  const joined = await claimRefresh(id, kinds);
+  // Read at the start: a run this request answers computes with these versions or newer (refresh-claim.ts).
+  const rules = await currentRuleVersions();
+  const claim = await claimRefresh(id, kinds, rules);
+  const joined = typeof claim === 'string' ? claim : undefined;
+  const after = typeof claim === 'object' ? claim.after : undefined;
   const refreshId = joined ?? id;
   const state = await startAndWait({
     start: async () => {
-      if (!joined) await startRun(id, kinds);
+      if (!joined) await startRun(id, kinds, rules, after);
     },
     // A joined run's record is written right after its claim: absent for a moment at most.
     poll: async () => {

@@ -3,9 +3,11 @@
 // every change is audited with before and after, in the same transaction,
 // written only over the revision read (read again and retried when another
 // save came between), so each audit entry's "before" is what it replaced.
+// The same transaction moves the fleet view's cache generation.
 import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
+import { generationAction } from '../db/scores.js';
 import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
 import { Forbidden } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -38,6 +40,8 @@ export async function updateGeneralSettings(
         },
         now,
       ),
+      // Every container's cached fleet view is dropped by this very write, as by a rule change.
+      generationAction(),
     ]);
   });
   return { status: 'ok', ...settings };

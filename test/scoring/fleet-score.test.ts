@@ -182,6 +182,29 @@ describe('scoreCluster: hand-computed unified score', () => {
     expect(withAlerts(11).alerts_score).toBe(0);
     expect(withAlerts(1).risk_reasons).toEqual(['1 alert fired in the last 7 days']);
   });
+
+  it('firing_alert_count_7d counts 7 days whatever the lookback; the band and the reason count the lookback', () => {
+    const rules = scoringRules([DISK], { lookback_days: 30, weights: { metrics: 0, alerts: 1 } });
+    const s = scoreCluster(
+      clusterData('month', {
+        today: { disk_used_pct: 50 },
+        alertCount: 1,
+        alerts: (id) => [alert(id, 'TenDaysAgo', hoursAgo(24 * 10)), alert(id, 'TwentyDaysAgo', hoursAgo(24 * 20))],
+      }),
+      rules,
+      NOW,
+    );
+    expect(s.firing_alert_count_7d).toBe(1);
+    expect(s.alerts_score).toBe(50); // 3 alerts in 30 days: the "≤ 5" band
+    expect(s.risk_reasons).toEqual(['3 alerts fired in the last 30 days']);
+    // A lookback shorter than 7 days: the field still counts the week.
+    const short = scoreCluster(
+      clusterData('days', { today: { disk_used_pct: 50 }, alertCount: 1, alerts: (id) => [alert(id, 'FiveDaysAgo', hoursAgo(24 * 5))] }),
+      scoringRules([DISK], { lookback_days: 3, weights: { metrics: 0, alerts: 1 } }),
+      NOW,
+    );
+    expect([short.firing_alert_count_7d, short.alerts_score]).toEqual([2, 80]); // 1 alert in 3 days: the "≤ 2" band
+  });
 });
 
 describe('missing metrics: scored on what has data, the rest named, nothing invented', () => {

@@ -1,10 +1,11 @@
 // The refresh claim (shared/scoring/refresh-claim.ts) on the lease lock: a request of the same
 // kinds joins the running run, a claim whose run finished without releasing is taken over,
 // the worker's release lets the next request start afresh, and other kinds claim their own;
-// a run past its lease is recorded failed, never joined.
+// a run past its lease is recorded failed, never joined; a run that loaded older rules than a
+// request's is not joined: that request's run is queued after it, and gets the claim from it.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireLock, lockHolder } from '../../shared/db/locks.js';
-import { createRefresh, finishRefresh, getRefresh } from '../../shared/db/scores.js';
+import { createRefresh, finishRefresh, getRefresh, startRefreshRun } from '../../shared/db/scores.js';
 import { claimRefresh, REFRESH_LEASE_MS, refreshLockName, releaseRefresh, STARTING_MS } from '../../shared/scoring/refresh-claim.js';
 import { useTestTables } from '../support/dynamo.js';
 
@@ -74,5 +75,29 @@ describe('refresh claim', () => {
     expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-fresh');
     expect((await getRefresh('run-stale'))?.status).toBe('failed');
     await releaseRefresh('run-fresh', kinds);
+  });
+
+  it('joins a run taken up only while it computes with the current rules; else one run is queued after it and handed the claim', async () => {
+    const kinds = ['health'] as const;
+    const read = { health: 3, risk: 1 };
+    expect(await claimRefresh('run-old', kinds, read)).toBeUndefined();
+    await createRefresh('run-old', kinds, { rules: read });
+    // Taken up: its worker loads these versions (or newer) now.
+    expect(await startRefreshRun('run-old', 'token-old', REFRESH_LEASE_MS)).toBe(true);
+    expect(await claimRefresh('run-same', kinds, read)).toBe('run-old');
+    // Newer health rules: queued after it; the next request with them joins the queued run, recorded or not yet.
+    const newer = { health: 4, risk: 1 };
+    expect(await claimRefresh('run-new', kinds, newer)).toEqual({ after: 'run-old' });
+    expect(await claimRefresh('run-twin', kinds, newer)).toBe('run-new');
+    await createRefresh('run-new', kinds, { rules: newer, after: 'run-old' });
+    expect(await claimRefresh('run-twin', kinds, newer)).toBe('run-new');
+    expect(await getRefresh('run-old')).toMatchObject({ next_refresh_id: 'run-new' });
+    // The claim stays the running run's; when it ends, its release hands the claim to the queued run.
+    expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-old');
+    await finishRefresh('run-old', { status: 'done', figures: FIGURES });
+    await releaseRefresh('run-old', kinds);
+    expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-new');
+    await releaseRefresh('run-new', kinds);
+    expect(await lockHolder(refreshLockName(kinds))).toBeUndefined();
   });
 });

@@ -131,7 +131,8 @@ function referenceScore(data: ClusterData, agg: ClusterAggregates, rules: Scorin
     dimension_scores: scores,
     risk_reasons: allReasons,
     suggested_actions: actions,
-    firing_alert_count_7d: firing,
+    // Seven days whatever the lookback (the alert band counts over the lookback).
+    firing_alert_count_7d: countAlertsInLookback(data.alerts, 7, NOW),
     metrics: {
       compaction_score: metric('compaction_score'),
       disk_used_pct: metric('disk_used_pct'),
@@ -289,7 +290,7 @@ describe('scoreColumns and the answers built from them', () => {
           s.tier_adjusted_score,
         ]);
         expect(['Healthy', 'Warning', 'Critical'][columns.classification[i]!]).toBe(s.classification);
-        expect([columns.firing[i], columns.stale[i] === 1]).toEqual([s.firing_alert_count_7d, s.metrics_stale]);
+        expect([columns.firing7d[i], columns.stale[i] === 1]).toEqual([s.firing_alert_count_7d, s.metrics_stale]);
         const present = rules.dimensions.flatMap((_, k) => {
           const at = i * columns.dimensions + k;
           return columns.status[at] === 255
