@@ -4,8 +4,11 @@
 // over every function's declared concerns and applies these; no function is
 // named here. Concerns not listed (agents, patrol, llm-pricing) keep their
 // documented defaults on AWS; `worker-functions` is set by the invoke grants.
+// Each binding's variables are checked by the concern's own schema as the stack
+// binds them, so a context value the Lambda would refuse fails the synth.
+import { Token } from 'aws-cdk-lib';
 import type { SecretName } from '../shared/config/secrets.js';
-import type { ConfigConcern } from '../shared/config/concerns.js';
+import { CONCERNS, type ConfigConcern } from '../shared/config/concerns.js';
 import type { FleetHealthStackProps } from './stack-props.js';
 
 /** A secret the stack creates for a concern; the functions declaring the concern read it and get `${variable}_ARN`. */
@@ -38,7 +41,9 @@ export interface BindingContext {
 const putAfterDeploy = (what: string, issuer: string) =>
   `The ${what} is issued by ${issuer}, which AWS cannot rotate; operators rotate it there and put the new value.`;
 
-export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: (context: BindingContext) => ConcernBinding | undefined } = {
+type Bind = (context: BindingContext) => ConcernBinding | undefined;
+
+const BINDINGS: { readonly [C in ConfigConcern]?: Bind } = {
   core: ({ props, prefix }) => ({
     environment: { STAGE: props.stage, TABLE_PREFIX: prefix, CORS_ORIGINS: props.corsOrigins, SERVICE_NAME: 'fleet-health', LOG_LEVEL: 'info' },
   }),
@@ -153,3 +158,58 @@ export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: (context: Bindin
       },
     },
 };
+
+/** The context key each variable set from context comes from (stack-props.ts), to name the one refused. */
+const CONTEXT_KEYS: Readonly<Record<string, string>> = {
+  STAGE: 'stage',
+  CORS_ORIGINS: 'corsOrigins',
+  APP_URL: 'appUrl',
+  SES_FROM_ADDRESS: 'sesFromAddress',
+  LDAP_URL: 'ldapUrl',
+  LDAP_USER_DN_TEMPLATE: 'ldapUserDnTemplate',
+  LDAP_ROLE_MAP: 'ldapRoleMap',
+  LDAP_STARTTLS: 'ldapStartTls',
+  TICKET_PROVIDER: 'ticketProvider',
+  TICKET_BASE_URL: 'ticketBaseUrl',
+  TICKET_PROJECT_KEY: 'ticketProjectKey',
+  TICKET_USER_EMAIL: 'ticketUserEmail',
+  TICKET_ISSUE_TYPE: 'ticketIssueType',
+  TICKET_WEBHOOK_URL: 'ticketWebhookUrl',
+  LLM_PROVIDER: 'llmProvider',
+  LLM_MODEL: 'llmModel',
+  LLM_BASE_URL: 'llmBaseUrl',
+  EMBED_HOST: 'embedHost',
+  EMBED_CLIENT_ID: 'embedClientId',
+  EMBED_DASHBOARD: 'embedDashboard',
+};
+
+/**
+ * The binding, its variables first validated by the concern's schema (shared/config/) as the
+ * function will read them: on AWS no start-up check runs, so a value the Lambda would refuse
+ * on a request, after it may have changed something, fails the synth instead, naming its
+ * context key (`context sesFromAddress: SES_FROM_ADDRESS must be an email address.`).
+ */
+function checked(concern: ConfigConcern, binding: ConcernBinding | undefined): ConcernBinding | undefined {
+  if (!binding) return binding;
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(binding.environment ?? {})) {
+    // A value known only at deploy time (the CloudFront URL) is the stack's own, not context: left out.
+    if (value !== undefined && !Token.isUnresolved(value)) env[name] = value;
+  }
+  // The secret's value is read at run time; that its ARN is set is what the concern checks.
+  if (binding.secret) env[`${binding.secret.variable}_ARN`] = 'arn:aws:secretsmanager:checked-at-synth';
+  try {
+    CONCERNS[concern].from(env);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const fromContext = Object.keys(env).filter((name) => CONTEXT_KEYS[name]);
+    const named = fromContext.filter((name) => message.includes(name));
+    throw new Error(`context ${(named.length ? named : fromContext).map((name) => CONTEXT_KEYS[name]).join(', ')}: ${message}`);
+  }
+  return binding;
+}
+
+/** Every concern's binding, checked as it is applied (the stack's bindConfig calls one per function and concern). */
+export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: Bind } = Object.fromEntries(
+  (Object.entries(BINDINGS) as [ConfigConcern, Bind][]).map(([concern, bind]) => [concern, (context: BindingContext) => checked(concern, bind(context))]),
+);

@@ -101,14 +101,15 @@ export const DEFAULT_TABLE_PREFIX = 'fleet-health-local-';
 /**
  * The environment the handlers expect, exactly as on Lambda: DynamoDB Local's
  * endpoint, the table prefix, and the JWT key and ingest token kept under the
- * data folder. The service and `npm run invoke` both call it.
+ * data folder. The service and `npm run invoke` both call it. The caller's AWS
+ * credentials and region are left as they are: Bedrock, SES and SigV4 Prometheus
+ * sign with them, while DynamoDB Local's requests are signed with static ones
+ * (DYNAMODB_LOCAL, shared/aws/json-call.ts).
  */
 export async function applyLocalEnvironment(at: { dataDir: string; dynamoEndpoint: string; tablePrefix: string }): Promise<void> {
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_DYNAMODB: at.dynamoEndpoint,
-    AWS_REGION: process.env.AWS_REGION ?? 'local',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
+    DYNAMODB_LOCAL: 'true',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     TABLE_PREFIX: at.tablePrefix,
     STAGE: process.env.STAGE ?? 'dev',

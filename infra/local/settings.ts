@@ -2,6 +2,7 @@
 // variable the local runtime reads (the handlers read theirs through their own
 // config), with its default. A bad value stops the start with a clear line.
 import { envValue } from '../../shared/config/env.js';
+import { ActivateBody } from '../../shared/routes/auth.js';
 import * as z from '../../shared/zod.js';
 import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
 
@@ -23,7 +24,8 @@ const LocalEnv = z.object({
   DATA_DIR: z._default(z.string(), '.data'),
   ADMIN_USERNAME: z.optional(z.string()),
   ADMIN_EMAIL: z.optional(z.string()),
-  ADMIN_PASSWORD: z.optional(z.string()),
+  // The password rule of activation (8 to 1,024 characters): login refuses one longer, and nobody else may choose a shorter one.
+  ADMIN_PASSWORD: z.optional(z.unlazy(ActivateBody).shape.password),
   DEMO_CLUSTERS: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(10_000)), 60),
   DEMO_FEED: z.optional(z.string()),
   LOCAL_SCHEDULES: flag(true),

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import * as z from '../zod.js';
 import { Role } from './roles.js';
-import { tokenSettings } from '../config/tokens.js';
+import { JWT_SECRET_MIN_BYTES, tokenSettings } from '../config/tokens.js';
 import { onSettingsReset } from '../config/env.js';
 import { forgetSecrets, secret } from '../config/secrets.js';
 import { ServiceUnavailable } from '../http/errors.js';
@@ -14,7 +14,6 @@ import type { Principal } from './principal.js';
 export const ISSUER = 'fleet-health';
 export const AUDIENCE = 'fleet-health-api';
 const ALGORITHM = 'HS256';
-const MIN_SECRET_BYTES = 32;
 
 let signingKey: Promise<Uint8Array> | undefined;
 onSettingsReset(() => {
@@ -26,7 +25,7 @@ async function loadKey(): Promise<Uint8Array> {
   const value = await secret('JWT_SECRET');
   if (!value) throw new ServiceUnavailable('The JWT signing key is missing: set JWT_SECRET or JWT_SECRET_ARN.');
   const key = new TextEncoder().encode(value);
-  if (key.byteLength < MIN_SECRET_BYTES) throw new ServiceUnavailable(`The JWT signing key must be at least ${MIN_SECRET_BYTES} bytes.`);
+  if (key.byteLength < JWT_SECRET_MIN_BYTES) throw new ServiceUnavailable(`The JWT signing key must be at least ${JWT_SECRET_MIN_BYTES} bytes.`);
   return key;
 }
 

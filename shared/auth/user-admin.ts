@@ -2,6 +2,8 @@
 // role and activation changes, deletion, and reading the audit log.
 // Route-level roles come from the route table; the finer rules live here.
 import { randomBytes } from 'node:crypto';
+import { linkSettings } from '../config/links.js';
+import { mailSettings } from '../config/mail.js';
 import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, listAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUsersByEmail, listUsers, replaceUser, type UserRecord } from '../db/users.js';
@@ -32,6 +34,9 @@ export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
 
 export async function inviteUser(inviter: Principal, invite: { email: string; display_name: string; role: Role }, caller: Caller): Promise<InviteResponse> {
   if (inviter.role !== 'superadmin' && invite.role === 'superadmin') throw new Forbidden('Only a superadmin can invite a superadmin.');
+  // The settings sending needs, read before anything is stored: a bad one (a ConfigError, answered 503) then
+  // leaves no invitee behind whose activation token was never handed out, which a retry would meet as a 409.
+  if (mailSettings().fromAddress) linkSettings();
   const token = randomBytes(32).toString('base64url');
   const now = new Date();
   const expires = new Date(now.getTime() + INVITATION_DAYS * 86_400_000);

@@ -82,6 +82,14 @@ const MAX_ANSWER_BYTES = 64 << 20;
 // One pool of kept-alive connections per scheme for the container's life (the SDK's handler also allows 50 sockets per host).
 const agents = { https: new HttpsAgent({ keepAlive: true, maxSockets: 50 }), http: new HttpAgent({ keepAlive: true, maxSockets: 50 }) };
 
+/**
+ * What requests to DynamoDB Local (`npm start`: DYNAMODB_LOCAL) are signed with. It takes any signature, and
+ * neither needs the user's AWS credentials nor may it replace them: Bedrock, SES and Prometheus sign with those.
+ */
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+/** Its region when none is set (with -sharedDb DynamoDB Local keeps one database whatever the region). */
+const LOCAL_REGION = 'local';
+
 /** Calls `operation` of `service` with `input` (already in the API's JSON shape) and answers its JSON output. */
 export async function awsJsonCall<T = Record<string, unknown>>(
   service: AwsJsonService,
@@ -89,9 +97,12 @@ export async function awsJsonCall<T = Record<string, unknown>>(
   input: unknown,
   options: CallOptions = {},
 ): Promise<T> {
-  const { region } = coreSettings();
+  const core = coreSettings();
+  const endpoint = service.endpoint();
+  const local = core.dynamoLocal && endpoint !== undefined && endpoint.href === core.dynamoEndpoint?.href;
+  const region = core.region ?? (local ? LOCAL_REGION : undefined);
   if (!region) throw new Error(`AWS_REGION is not set: ${service.signingName} cannot be reached.`);
-  const url = service.endpoint() ?? new URL(`https://${service.signingName}.${region}.amazonaws.com/`);
+  const url = endpoint ?? new URL(`https://${service.signingName}.${region}.amazonaws.com/`);
   const body = JSON.stringify(input);
   const attempts = options.maxAttempts ?? DEFAULT_ATTEMPTS;
   for (let attempt = 1; ; attempt++) {
@@ -103,6 +114,7 @@ export async function awsJsonCall<T = Record<string, unknown>>(
         url,
         headers: { 'content-type': `application/x-amz-json-${service.jsonVersion}`, 'x-amz-target': `${service.targetPrefix}.${operation}` },
         body,
+        ...(local ? { credentials: LOCAL_CREDENTIALS } : {}),
       });
       const answer = await post(url, headers, body, options.maxAnswerBytes ?? MAX_ANSWER_BYTES, options.signal);
       if (answer.status >= 200 && answer.status < 300) return (answer.text ? JSON.parse(answer.text) : {}) as T;

@@ -22,6 +22,8 @@ export interface SignedRequest {
   /** The request's headers besides host and the signature's; all are signed. */
   headers: Record<string, string>;
   body: string;
+  /** Static credentials instead of the provider chain's: only for DynamoDB Local, which takes any (json-call.ts). */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
 
 /**
@@ -30,8 +32,7 @@ export interface SignedRequest {
  * Authorization. Sign afresh for each attempt: the date is part of the signature.
  */
 export async function signedPost(request: SignedRequest): Promise<Record<string, string>> {
-  credentials ??= defaultProvider();
-  const { accessKeyId, secretAccessKey, sessionToken } = await credentials();
+  const { accessKeyId, secretAccessKey, sessionToken } = request.credentials ?? (await (credentials ??= defaultProvider())());
   const signed = aws4.sign(
     {
       service: request.service,

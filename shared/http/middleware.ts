@@ -9,10 +9,22 @@ import type * as z from '../zod.js';
 import { verifyAccessToken } from '../auth/jwt.js';
 import { resolvePrincipal, type Principal } from '../auth/principal.js';
 import { coreSettings } from '../config/core.js';
+import { ConfigError } from '../config/env.js';
 import { secret, type SecretName } from '../config/secrets.js';
 import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
 import { ConditionFailed, WriteConflict } from '../db/client.js';
-import { BadRequest, Conflict, Forbidden, HttpError, NotFound, PayloadTooLarge, Unauthorized, ValidationFailed, type FieldError } from './errors.js';
+import {
+  BadRequest,
+  Conflict,
+  Forbidden,
+  HttpError,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable,
+  Unauthorized,
+  ValidationFailed,
+  type FieldError,
+} from './errors.js';
 import { escapedBytes, LAMBDA_EVENT_BODY_BYTES, mayEscapeOver } from './lambda-payload.js';
 import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
@@ -137,12 +149,15 @@ function corsHeaders(): Middleware {
 /**
  * The one place where losing to a concurrent writer becomes an answer: a
  * conditional write or transaction conflict that escapes a handler (after its
- * own retries) is a 409 the client can act on, never a 500.
+ * own retries) is a 409 the client can act on, never a 500. A setting the
+ * request needed that does not validate is the deployment's fault, not the
+ * caller's: a 503 whose detail names the variable (ConfigError never echoes a value).
  */
 function asHttpError(error: unknown): unknown {
   if (error instanceof ConditionFailed || error instanceof WriteConflict) {
     return new Conflict('The resource was changed by a concurrent request; reload it and try again.');
   }
+  if (error instanceof ConfigError) return new ServiceUnavailable(error.message);
   return error;
 }
 

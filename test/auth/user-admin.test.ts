@@ -1,18 +1,20 @@
 // Account rules against DynamoDB Local: invitations with SES (a local server
 // speaking the SES protocol), expiry, concurrent changes and the last superadmin.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as settings } from '../../functions/settings.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { activate, hashInvitationToken } from '../../shared/auth/sign-in.js';
 import { inviteUser, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { ConditionFailed } from '../../shared/db/client.js';
-import { activeSuperadminCount, createInvitedUser, createUser, getUser, replaceUser } from '../../shared/db/users.js';
+import { activeSuperadminCount, createInvitedUser, createUser, findUsersByEmail, getUser, replaceUser } from '../../shared/db/users.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
 import { resetSettings } from '../../shared/config/env.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy, Watcher } from '../support/dynamo-proxy.js';
-import { useTestJwtSecret } from '../support/tokens.js';
+import { call, type Handler } from '../support/events.js';
+import { userToken, useTestJwtSecret } from '../support/tokens.js';
 
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
 let ses: FakeSes;
@@ -99,6 +101,44 @@ describe('invitations by mail', () => {
     const result = await inviteUser(inviter, { email: 'nomail@example.com', display_name: 'No Mail', role: 'viewer' }, caller);
     expect(result.email_sent).toBe(false);
     expect(ses.received.length).toBe(before);
+  });
+});
+
+describe('invitations with a bad mail setting', () => {
+  const invite = (token: string, email: string) =>
+    call(settings as Handler, {
+      method: 'POST',
+      path: '/api/settings/users/invite',
+      routeKey: 'POST /api/settings/users/invite',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, display_name: 'Bad Setting', role: 'viewer' }),
+    });
+
+  // On AWS no start-up check runs: a bad value reaches the first invitation, which must then change nothing.
+  it.each([
+    ['SES_FROM_ADDRESS', { SES_FROM_ADDRESS: 'ops.example.com' }, 'SES_FROM_ADDRESS must be an email address.'],
+    ['APP_URL', { SES_FROM_ADDRESS: 'fleet@example.com', APP_URL: 'fleet.example.com' }, 'APP_URL must be an http(s) URL, e.g. https://fleet.example.com.'],
+  ])('a bad %s answers 503 naming it and stores no invitee; set right, the same invitation goes through', async (name, bad, detail) => {
+    const token = await userToken('admin', `admin-${name.toLowerCase()}`);
+    const email = `bad.${name.toLowerCase()}@example.com`;
+    ses.mode = 'ok';
+    const mails = ses.received.length;
+    Object.assign(process.env, bad);
+    try {
+      const refused = await invite(token, email);
+      expect(refused.statusCode).toBe(503);
+      expect(refused.headers?.['Content-Type']).toBe('application/problem+json');
+      expect(refused.json).toMatchObject({ status: 503, title: 'Service Unavailable', detail });
+      expect(await findUsersByEmail(email)).toEqual([]);
+      expect((await listAudit('invite')).filter((e) => e.target === email)).toEqual([]);
+      expect(ses.received.length).toBe(mails);
+    } finally {
+      Object.assign(process.env, { SES_FROM_ADDRESS: 'fleet@example.com', APP_URL: 'https://fleet.example.com/' });
+    }
+    // Not a 409 "exists already": the retry invites.
+    const sent = await invite(token, email);
+    expect(sent.statusCode).toBe(200);
+    expect(sent.json).toEqual({ status: 'ok', email_sent: true });
   });
 });
 

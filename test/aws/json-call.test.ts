@@ -7,8 +7,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AwsError, awsJsonCall, type AwsJsonService } from '../../shared/aws/json-call.js';
+import { coreSettings } from '../../shared/config/core.js';
 import { resetSettings } from '../../shared/config/env.js';
 import { AnswerTooLarge } from '../../shared/http/outbound.js';
 
@@ -22,6 +23,8 @@ type Reply = (req: IncomingMessage, res: import('node:http').ServerResponse) => 
 let server: Server;
 let url: string;
 const received: Received[] = [];
+/** The credential scope of each request's signature: `<key id>/<date>/<region>/<service>/aws4_request`. */
+const scopes: string[] = [];
 let replies: Reply[] = [];
 const CREDENTIALS = { accessKeyId: 'AKIDTESTKEY', secretAccessKey: 'secret/key+with=odd chars', sessionToken: 'session-token' };
 
@@ -63,6 +66,7 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     req.on('end', async () => {
       received.push({ target: String(req.headers['x-amz-target']), body, verified: await verifies(req, body) });
+      scopes.push(/Credential=([^,]+)/.exec(String(req.headers.authorization))?.[1] ?? '');
       (replies.shift() ?? json(200, { Item: { pk: { S: 'p' } } }))(req, res);
     });
   });
@@ -81,6 +85,7 @@ beforeEach(() => {
   });
   resetSettings();
   received.length = 0;
+  scopes.length = 0;
   replies = [];
 });
 
@@ -155,5 +160,32 @@ describe('a signed JSON-protocol call', () => {
     resetSettings();
     await expect(awsJsonCall(service(), 'GetItem', {})).rejects.toThrow('AWS_REGION is not set: dynamodb cannot be reached.');
     expect(received).toHaveLength(0);
+  });
+});
+
+describe('DynamoDB Local (npm start sets DYNAMODB_LOCAL)', () => {
+  afterEach(() => {
+    delete process.env.DYNAMODB_LOCAL;
+    delete process.env.AWS_ENDPOINT_URL_DYNAMODB;
+  });
+
+  it("signs with static credentials, and region local when none is set, not the process's own", async () => {
+    delete process.env.AWS_REGION;
+    Object.assign(process.env, { DYNAMODB_LOCAL: 'true', AWS_ENDPOINT_URL_DYNAMODB: url });
+    await awsJsonCall({ ...service(), endpoint: () => coreSettings().dynamoEndpoint }, 'GetItem', {});
+    expect(scopes).toEqual([expect.stringMatching(/^local\/\d{8}\/local\/dynamodb\/aws4_request$/)]);
+    expect(process.env.AWS_ACCESS_KEY_ID).toBe(CREDENTIALS.accessKeyId);
+  });
+
+  it("signs any other endpoint with the process's credentials", async () => {
+    Object.assign(process.env, { DYNAMODB_LOCAL: 'true', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9/' });
+    await awsJsonCall(service(), 'GetSecretValue', {});
+    expect(received.map((r) => r.verified)).toEqual([true]);
+    expect(scopes[0]).toMatch(/^AKIDTESTKEY\/\d{8}\/eu-west-1\/dynamodb\/aws4_request$/);
+  });
+
+  it('is refused without the endpoint it names', () => {
+    process.env.DYNAMODB_LOCAL = 'true';
+    expect(() => coreSettings()).toThrow('DYNAMODB_LOCAL needs AWS_ENDPOINT_URL_DYNAMODB, the endpoint of DynamoDB Local.');
   });
 });

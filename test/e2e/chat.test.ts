@@ -230,7 +230,7 @@ describe('the agentic loop (Amazon Bedrock Converse, the real SDK client)', () =
     bedrock = await startFakeBedrock();
   });
   afterAll(async () => {
-    delete process.env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME;
+    for (const v of ['AWS_ENDPOINT_URL_BEDROCK_RUNTIME', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']) delete process.env[v];
     await bedrock?.close();
   });
   const useBedrock = () => {
@@ -239,6 +239,10 @@ describe('the agentic loop (Amazon Bedrock Converse, the real SDK client)', () =
       LLM_PROVIDER: 'bedrock',
       LLM_MODEL: BEDROCK_MODEL,
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
+      // The SDK's own chain signs Bedrock calls (npm start leaves the caller's credentials alone): the fake's.
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'AKIDCHATE2E',
+      AWS_SECRET_ACCESS_KEY: 'chat-e2e-secret',
       LLM_RETRY_BASE_MS: '5',
       LLM_MAX_ATTEMPTS: '3',
     });

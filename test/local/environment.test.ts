@@ -1,0 +1,88 @@
+// What `npm start` and `npm run invoke` set up before any handler runs (applyLocalEnvironment),
+// against the tests' DynamoDB Local: the caller's own AWS credentials and region are left as
+// they are, since Bedrock, SES and SigV4 Prometheus sign with them, and DynamoDB Local still
+// answers, also when the caller has no AWS credentials or region at all; and a setting that
+// would fail every request later stops the start now.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../infra/local/dynamodb-local.js';
+import { applyLocalEnvironment } from '../../infra/local/service.js';
+import { ensureTables } from '../../infra/local/tables.js';
+import { getCluster } from '../../shared/db/clusters.js';
+import { storedCluster } from '../support/clusters.js';
+
+const AWS_VARIABLES = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_PROFILE',
+  'AWS_REGION',
+  'AWS_DEFAULT_REGION',
+  'AWS_CONFIG_FILE',
+  'AWS_SHARED_CREDENTIALS_FILE',
+  'AWS_EC2_METADATA_DISABLED',
+  'JWT_SECRET',
+];
+const dynamoEndpoint = inject('dynamoEndpoint');
+const tablePrefix = `t${randomBytes(4).toString('hex')}-`;
+let dataDir: string;
+let saved: Record<string, string | undefined>;
+
+/** As `npm start` on this data folder and the tests' DynamoDB Local. */
+const applyLocal = () => applyLocalEnvironment({ dataDir, dynamoEndpoint, tablePrefix });
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'fleet-local-env-'));
+  const client = localClient(dynamoEndpoint);
+  await ensureTables(client, tablePrefix);
+  client.destroy();
+});
+
+beforeEach(() => {
+  saved = Object.fromEntries(AWS_VARIABLES.map((name) => [name, process.env[name]]));
+  for (const name of AWS_VARIABLES) delete process.env[name];
+  // No credentials anywhere the SDK's chain looks: no profile files, no instance metadata.
+  Object.assign(process.env, {
+    AWS_CONFIG_FILE: join(dataDir, 'no-aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(dataDir, 'no-aws-credentials'),
+    AWS_EC2_METADATA_DISABLED: 'true',
+  });
+});
+
+afterEach(() => {
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+describe('the local environment', () => {
+  it("keeps the caller's AWS credentials and region, and DynamoDB Local still answers", async () => {
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDCALLERKEY', AWS_SECRET_ACCESS_KEY: 'caller-secret', AWS_REGION: 'eu-central-1' });
+    await applyLocal();
+    expect([process.env.AWS_ACCESS_KEY_ID, process.env.AWS_SECRET_ACCESS_KEY, process.env.AWS_REGION]).toEqual([
+      'AKIDCALLERKEY',
+      'caller-secret',
+      'eu-central-1',
+    ]);
+    const id = await storedCluster();
+    expect((await getCluster(id))?.cluster_id).toBe(id);
+  });
+
+  it('reaches DynamoDB Local when the caller has no AWS credentials or region at all, and sets none', async () => {
+    await applyLocal();
+    expect([process.env.AWS_ACCESS_KEY_ID, process.env.AWS_SECRET_ACCESS_KEY, process.env.AWS_REGION]).toEqual([undefined, undefined, undefined]);
+    const id = await storedCluster();
+    expect((await getCluster(id))?.cluster_id).toBe(id);
+  });
+
+  it('refuses a JWT_SECRET shorter than 32 bytes before serving, naming it (every login would answer 503)', async () => {
+    process.env.JWT_SECRET = 'short';
+    await expect(applyLocal()).rejects.toThrow('JWT_SECRET must be at least 32 bytes.');
+    process.env.JWT_SECRET = 'x'.repeat(32);
+    await expect(applyLocal()).resolves.toBeUndefined();
+  });
+});
