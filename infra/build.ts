@@ -9,6 +9,7 @@ import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { WORKERS } from '../shared/workers.js';
 import { BUNDLE, REPO_ROOT, buildFunctionBundles, coldStartFiles, functionNames } from './bundling.js';
 import { buildConsole, CONSOLE_OUT, FIRST_LOAD_BUDGET_KB, firstLoad } from './console.js';
+import { DEPLOY_FUNCTIONS } from './function-sizes.js';
 
 /** What a route group's cold start loads (entry + static chunks) is on an API request's path: keep it small. */
 const ROUTE_GROUP_BUDGET_KB = 500;
@@ -26,7 +27,8 @@ const outRoot = join(REPO_ROOT, 'dist', 'functions');
 const names = functionNames();
 const groupNames = new Set(ROUTE_GROUPS.map((group) => group.name));
 const workerNames = new Set<string>(Object.keys(WORKERS));
-const kindOf = (name: string): string => (groupNames.has(name) ? 'route group' : workerNames.has(name) ? 'worker' : 'other');
+const deployNames = new Set<string>(Object.keys(DEPLOY_FUNCTIONS));
+const kindOf = (name: string): string => (groupNames.has(name) ? 'route group' : workerNames.has(name) ? 'worker' : deployNames.has(name) ? 'deploy' : 'other');
 
 rmSync(outRoot, { recursive: true, force: true });
 const started = performance.now();
@@ -63,7 +65,7 @@ console.log(
     ` and chunks beside it (minified ESM for ${BUNDLE.target}, nothing external, source maps beside; cold start: the entry and the chunks it imports statically)`,
 );
 
-const missing = [...groupNames, ...workerNames].filter((name) => !names.includes(name));
+const missing = [...groupNames, ...workerNames, ...deployNames].filter((name) => !names.includes(name));
 if (missing.length > 0) {
   console.error(`missing entry files: ${missing.map((name) => `functions/${name}.ts`).join(', ')}`);
   process.exitCode = 1;

@@ -21,7 +21,7 @@ import { liveToolInputSchemas } from '../shared/chat/tool-schemas-live.js';
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const requireHere = createRequire(import.meta.url);
 
-/** `functions/<name>.ts`: one entry per route group and per worker. */
+/** `functions/<name>.ts`: one entry per route group, per worker and per deploy step. */
 export function functionEntry(name: string): string {
   return join(REPO_ROOT, 'functions', `${name}.ts`);
 }
@@ -111,7 +111,7 @@ export function copyRuleDefaults(outdir: string, names: readonly string[]): void
   }
 }
 
-/** Every Lambda entry: `functions/*.ts` (route groups and workers). */
+/** Every Lambda entry: `functions/*.ts` (route groups, workers and the deploy step). */
 export function functionNames(): string[] {
   return readdirSync(join(REPO_ROOT, 'functions'))
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))

@@ -1,11 +1,11 @@
 // The Fleet Health stack: DynamoDB tables from shared/db/tables.ts, one Lambda per
 // route group (shared/routes) and per worker (shared/workers.ts), the HTTP API built
 // from the route table, schedules, alarms and dead letters (constructs/monitoring.ts),
-// and the SPA behind CloudFront. The stack loops over those declarations; nothing
-// here repeats a route, a table or a grant.
+// the SPA behind CloudFront, and the deploy step that creates the bootstrap superadmin.
+// The stack loops over those declarations; nothing here repeats a route, a table or a grant.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CfnElement, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnElement, CfnOutput, CustomResource, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -20,7 +20,9 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
+import { BOOTSTRAP_FUNCTION } from '../shared/auth/bootstrap-resource.js';
 import { TABLES, TABLE_NAMES, type TableName } from '../shared/db/tables.js';
 import type { GroupGrant, HttpMethod as RouteMethod, TableAccess } from '../shared/http/route.js';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
@@ -28,7 +30,7 @@ import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
 import { type InvocableWorker, WORKER_FUNCTION_ENV } from '../shared/config/worker-functions.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type WorkerName } from '../shared/workers.js';
 import { CONSOLE_OUT } from './console.js';
-import { deploymentPolicy } from './web/csp.js';
+import { API_POLICY, deploymentPolicy } from './web/csp.js';
 import { functionSize } from './function-sizes.js';
 import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
 import type { FleetHealthStackProps } from './stack-props.js';
@@ -54,6 +56,8 @@ export class FleetHealthStack extends Stack {
   readonly api: HttpApi;
   readonly distribution: cloudfront.Distribution;
   readonly monitoring: Monitoring;
+  /** The deploy step's Lambda (functions/bootstrap.ts) and the secret holding the bootstrap superadmin's password. */
+  readonly bootstrap: { function: GroupFunction; secret: secretsmanager.Secret };
 
   constructor(scope: Construct, id: string, props: FleetHealthStackProps) {
     super(scope, id, props);
@@ -192,6 +196,9 @@ export class FleetHealthStack extends Stack {
       this.bindConfig(this.workerFunctions.get(name)!, concernsOf('worker', worker.config, worker.grants), worker.grants ?? [], context);
     }
 
+    // ── The bootstrap superadmin: created by the first deployment, so someone can sign in ──
+    this.bootstrap = this.createBootstrapAdmin(props, context);
+
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HTTP API endpoint ($default stage)' });
     new CfnOutput(this, 'SiteUrl', {
       value: `https://${this.distribution.distributionDomainName}`,
@@ -229,7 +236,7 @@ export class FleetHealthStack extends Stack {
     }
   }
 
-  private secretFor(binding: SecretBinding): secretsmanager.Secret {
+  private secretFor(binding: Omit<SecretBinding, 'variable'>): secretsmanager.Secret {
     let secret = this.secrets.get(binding.id);
     if (!secret) {
       secret = new secretsmanager.Secret(this, binding.id, {
@@ -241,6 +248,72 @@ export class FleetHealthStack extends Stack {
       this.secrets.set(binding.id, secret);
     }
     return secret;
+  }
+
+  /**
+   * The bootstrap superadmin on a fresh deploy (shared/auth/bootstrap-resource.ts): a custom resource whose
+   * Create and Update run functions/bootstrap.ts, which creates the account when absent with the password
+   * this stack generates into a secret (output BootstrapAdminPasswordArn; only that function reads it).
+   * The event carries the secret's ARN, never the password. The CDK provider framework's Lambda relays
+   * CloudFormation's events; it gets a role of its own that may only invoke the deploy step.
+   */
+  private createBootstrapAdmin(props: FleetHealthStackProps, context: BindingContext): { function: GroupFunction; secret: secretsmanager.Secret } {
+    const { name } = BOOTSTRAP_FUNCTION;
+    const fn = new GroupFunction(this, name, {
+      name,
+      kind: 'deploy',
+      functionName: `${context.prefix}${name}`,
+      description: 'Fleet Health deploy step: creates the bootstrap superadmin when absent',
+      ...sizeOf(name),
+    });
+    this.bindTables(fn, BOOTSTRAP_FUNCTION.tables);
+    this.bindConfig(fn, BOOTSTRAP_FUNCTION.config, [], context);
+    const secret = this.secretFor({
+      id: 'BootstrapAdminPassword',
+      description: `Password of the Fleet Health (${props.stage}) bootstrap superadmin ${props.admin.username}`,
+      noRotation:
+        'The secret is read when a deployment creates the bootstrap superadmin, whose password is then stored as a scrypt hash: ' +
+        'rotating the secret would not change it. The operator reads it once, signs in, and manages accounts in the console.',
+      output: {
+        id: 'BootstrapAdminPasswordArn',
+        description: `Password of the bootstrap superadmin ${props.admin.username} (read it once: aws secretsmanager get-secret-value --secret-id <arn>)`,
+      },
+    });
+    secret.grantRead(fn.role);
+
+    const frameworkLogs = new logs.LogGroup(this, 'BootstrapProviderLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // An explicit role, as for the SPA deployment: the framework's default one carries the AWSLambdaBasicExecutionRole
+    // managed policy and may invoke every version of the function (`<arn>:*`). It invokes the function (and, while the
+    // function is not yet active, waits for it with GetFunction), and logs to its own group.
+    const frameworkRole = new iam.Role(this, 'BootstrapProviderRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Relays CloudFormation events of the bootstrap superadmin to its deploy step',
+    });
+    frameworkRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [frameworkLogs.logGroupArn] }),
+    );
+    frameworkRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction', 'lambda:GetFunction'], resources: [fn.function.functionArn] }),
+    );
+    const provider = new cr.Provider(this, 'BootstrapProvider', {
+      onEventHandler: fn.function,
+      // Immutable: the framework's own grants are dropped; the statements above are the whole policy.
+      frameworkOnEventRole: frameworkRole.withoutPolicyUpdates(),
+      logGroup: frameworkLogs,
+    });
+
+    const resource = new CustomResource(this, 'BootstrapSuperadmin', {
+      serviceToken: provider.serviceToken,
+      resourceType: 'Custom::BootstrapSuperadmin',
+      // Strings only: CloudFormation passes every property as one. The password stays in the secret.
+      properties: { Username: props.admin.username, Email: props.admin.email, PasswordSecretArn: secret.secretArn },
+    });
+    // Invoked only once both roles' policies exist (the users table and the secret; the invoke).
+    resource.node.addDependency(fn, frameworkRole);
+    return { function: fn, secret };
   }
 
   private createTable(name: TableName, prefix: string): dynamodb.Table {
@@ -269,9 +342,7 @@ export class FleetHealthStack extends Stack {
   private bindTables(fn: GroupFunction, tables: Partial<Record<TableName, TableAccess>>): void {
     for (const [name, access] of Object.entries(tables) as [TableName, TableAccess][]) {
       const table = this.tables[name];
-      const indexed = TABLES[name].indexes.length > 0;
-      fn.bindTable(table, access, indexed);
-      if (indexed) {
+      if (fn.bindTable(table, access, TABLES[name].indexes.length > 0)) {
         // The grant covers the table and `<table>/index/*`: queries by any of its GSIs.
         fn.acknowledge(
           `AwsSolutions-IAM5[Resource::<${this.logicalIdOf(table)}.Arn>/index/*]`,
@@ -414,18 +485,25 @@ export class FleetHealthStack extends Stack {
     // https://<api-id>.execute-api.<region>.amazonaws.com/ → the host name.
     const apiDomain = Fn.select(2, Fn.split('/', apiUrl));
 
-    // AWS's managed SECURITY_HEADERS, plus the console's CSP with frame-src narrowed to this
-    // deployment's BI server (infra/web/csp.ts): the built index.html allows any frame.
+    // AWS's managed SECURITY_HEADERS (frames denied: nothing frames the console, nor the API) with a
+    // Content-Security-Policy (infra/web/csp.ts, whose SECURITY_HEADERS the local server sends too).
+    const securityHeaders = (contentSecurityPolicy: string): cloudfront.ResponseSecurityHeadersBehavior => ({
+      contentSecurityPolicy: { contentSecurityPolicy, override: true },
+      contentTypeOptions: { override: true },
+      frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
+      referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN, override: true },
+      strictTransportSecurity: { accessControlMaxAge: Duration.days(365), override: true },
+      xssProtection: { protection: true, modeBlock: true, override: true },
+    });
+    // The console's CSP with frame-src narrowed to this deployment's BI server: the built index.html allows any frame.
     const consoleHeaders = new cloudfront.ResponseHeadersPolicy(this, 'ConsoleHeaders', {
       comment: 'Fleet Health console: security headers and its Content-Security-Policy',
-      securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: deploymentPolicy(embedHost), override: true },
-        contentTypeOptions: { override: true },
-        frameOptions: { frameOption: cloudfront.HeadersFrameOption.SAMEORIGIN, override: true },
-        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN, override: true },
-        strictTransportSecurity: { accessControlMaxAge: Duration.days(365), override: true },
-        xssProtection: { protection: true, modeBlock: true, override: true },
-      },
+      securityHeadersBehavior: securityHeaders(deploymentPolicy(embedHost)),
+    });
+    // API answers (JSON, the OpenAPI document, Prometheus text) get the same, so none is sniffed or framed.
+    const apiHeaders = new cloudfront.ResponseHeadersPolicy(this, 'ApiHeaders', {
+      comment: 'Fleet Health API: security headers',
+      securityHeadersBehavior: securityHeaders(API_POLICY),
     });
 
     const distribution = new cloudfront.Distribution(this, 'Site', {
@@ -454,6 +532,7 @@ export class FleetHealthStack extends Stack {
           allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
           cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
           originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+          responseHeadersPolicy: apiHeaders,
         },
       },
     });
@@ -481,9 +560,12 @@ export class FleetHealthStack extends Stack {
   }
 
   /**
-   * Copies the console's build (dist/web) to the site bucket. The deployment Lambda gets an explicit role with exactly the calls the
-   * handler makes (the construct's own grants would add s3:GetObject*, s3:List*, s3:DeleteObject*, s3:Abort* and a
-   * cloudfront:* on every distribution).
+   * Copies the console's build (dist/web) to the site bucket, in two uploads (infra/README.md, "Console deploys"):
+   * the content-hashed `assets/` first, cacheable for a year and never pruned, so a tab opened before a deploy, or an
+   * index.html a cache still holds, finds the chunks it names; then the entry files (index.html, build.json),
+   * revalidated on every load, and the CloudFront invalidation. The deployment Lambda gets an explicit role with
+   * exactly the calls the handler makes (the construct's own grants would add s3:GetObject*, s3:List*,
+   * s3:DeleteObject*, s3:Abort* and a cloudfront:* on every distribution).
    */
   private deploySite(siteBucket: s3.Bucket, distribution: cloudfront.Distribution): void {
     // The console's build (infra/console.ts): app.ts and the tests build it first when it is missing or stale.
@@ -501,7 +583,8 @@ export class FleetHealthStack extends Stack {
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [deployLogs.logGroupArn] }));
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [site.bucket.arnForObjects(site.s3ObjectKey)] }));
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket', 's3:GetBucketTagging'], resources: [siteBucket.bucketArn] }));
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [siteBucket.arnForObjects('*')] }));
+    // Nothing is pruned (and the files are kept when the stack goes): no DeleteObject.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [siteBucket.arnForObjects('*')] }));
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['cloudfront:CreateInvalidation', 'cloudfront:GetInvalidation'],
@@ -510,19 +593,35 @@ export class FleetHealthStack extends Stack {
     );
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${this.logicalIdOf(siteBucket)}.Arn>/*]`,
-      reason: 'The SPA deployment writes and prunes the objects of the site bucket, whose keys are the build output.',
+      reason: 'The SPA deployment writes the objects of the site bucket, whose keys are the build output.',
     });
 
-    const deployment = new s3deploy.BucketDeployment(this, 'SiteDeployment', {
+    const upload = {
       sources: [s3deploy.Source.bucket(site.bucket, site.s3ObjectKey)],
       destinationBucket: siteBucket,
-      distribution,
-      distributionPaths: ['/*'],
+      // Old hashed assets stay: an earlier index.html names them (the bucket grows by each deploy's changed chunks).
+      prune: false,
       // Immutable: the construct's broad grants are dropped; the statements above are the whole policy.
       role: role.withoutPolicyUpdates(),
       logGroup: deployLogs,
       memoryLimit: 512,
+    };
+    // File names under assets/ carry their content's hash (Vite): a changed file is a new name.
+    const assets = new s3deploy.BucketDeployment(this, 'SiteAssets', {
+      ...upload,
+      exclude: ['*'],
+      include: ['assets/*'],
+      cacheControl: [s3deploy.CacheControl.setPublic(), s3deploy.CacheControl.maxAge(Duration.days(365)), s3deploy.CacheControl.immutable()],
     });
+    // The entry names this build's assets: uploaded after them, revalidated by browsers and CloudFront on every load.
+    const entry = new s3deploy.BucketDeployment(this, 'SiteDeployment', {
+      ...upload,
+      exclude: ['assets/*'],
+      cacheControl: [s3deploy.CacheControl.noCache()],
+      distribution,
+      distributionPaths: ['/*'],
+    });
+    entry.node.addDependency(assets);
     // The handler Lambda is a stack-level singleton, not a child of the deployment construct.
     const handler = this.node.children.find((c) => c.node.id.startsWith('Custom::CDKBucketDeployment'));
     if (!handler) throw new Error('BucketDeployment handler not found: aws-cdk-lib changed its construct id');
@@ -532,7 +631,8 @@ export class FleetHealthStack extends Stack {
         'CDK-internal BucketDeployment handler: aws-cdk-lib pins its Python runtime (upgraded with aws-cdk-lib), and it runs ' +
         'only during deployments, with the explicit SiteDeploymentRole.',
     });
-    deployment.node.addDependency(role);
+    assets.node.addDependency(role);
+    entry.node.addDependency(role);
   }
 
   /** The CloudFormation logical id of a resource's default child, as cdk-nag spells it in findings. */

@@ -1,5 +1,5 @@
 // Memory and timeout of every Lambda: its declaration's (a worker in
-// shared/workers.ts, a route group in shared/routes/) or the defaults below.
+// shared/workers.ts, a route group in shared/routes/), the deploy steps' below, or the defaults.
 // The stack deploys these, the local runtime gives them to each invocation's
 // context, and the stack test and the memory bench check against them.
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
@@ -16,8 +16,16 @@ export interface FunctionSize {
   timeoutSeconds: number;
 }
 
-/** A declared function's size; undefined for a name no route group or worker has. */
+/**
+ * Functions CloudFormation runs during a deployment (custom resources), not the API or a schedule.
+ * bootstrap hashes one password: scrypt takes 128 MB of it (shared/auth/passwords.ts) and, at 512 MB's
+ * share of a CPU, about a second; the rest of the minute is the secret's and DynamoDB's retries.
+ */
+export const DEPLOY_FUNCTIONS: Readonly<Record<'bootstrap', FunctionSize>> = { bootstrap: { memoryMb: 512, timeoutSeconds: 60 } };
+
+/** A declared function's size; undefined for a name no route group, worker or deploy step has. */
 export function functionSize(name: string): FunctionSize | undefined {
+  if (Object.hasOwn(DEPLOY_FUNCTIONS, name)) return DEPLOY_FUNCTIONS[name as keyof typeof DEPLOY_FUNCTIONS];
   if (Object.hasOwn(WORKERS, name)) {
     const worker = WORKERS[name as WorkerName] as WorkerDeclaration;
     return { memoryMb: worker.memoryMb ?? WORKER_MEMORY_MB, timeoutSeconds: worker.timeoutSeconds };

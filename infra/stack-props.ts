@@ -3,6 +3,7 @@
 // configuration bindings (infra/config-bindings.ts) read them.
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { canonicalEmail, canonicalUsername } from '../shared/auth/username.js';
 import { STAGES, type StageName } from '../shared/config/core.js';
 
 export interface FleetHealthStackProps extends StackProps {
@@ -32,6 +33,11 @@ export interface FleetHealthStackProps extends StackProps {
   readonly prometheusWorkspaceArn?: string;
   /** Email address subscribed to the alarm topic (infra/constructs/monitoring.ts); undefined: no subscription, subscribe by hand. */
   readonly alarmEmail?: string;
+  /**
+   * The bootstrap superadmin the deployment creates when absent (shared/auth/bootstrap-resource.ts), as
+   * ADMIN_USERNAME and ADMIN_EMAIL are locally: its username (canonical form) and email.
+   */
+  readonly admin: { username: string; email: string };
 }
 
 export interface LlmSettings {
@@ -71,6 +77,7 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     appUrl: optional('appUrl'),
     prometheusWorkspaceArn: optional('prometheusWorkspaceArn'),
     alarmEmail: email('alarmEmail'),
+    admin: bootstrapAdmin(optional('adminUsername') ?? 'admin', optional('adminEmail') ?? 'admin@fleet-health.local'),
     ldap:
       optional('ldapUrl') && optional('ldapUserDnTemplate')
         ? {
@@ -98,6 +105,14 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     if (!value) throw new Error(`context ${because} also needs ${key}`);
     return value;
   }
+}
+
+/** The bootstrap superadmin in the forms login and the settings routes take; refused at synth when there are none. */
+function bootstrapAdmin(username: string, email: string): FleetHealthStackProps['admin'] {
+  const canonical = { username: canonicalUsername(username), email: canonicalEmail(email) };
+  if (canonical.username === null) throw new Error(`context adminUsername=${username}: not a username (letters, digits and . _ @ + ' - only)`);
+  if (canonical.email === null) throw new Error(`context adminEmail=${email}: not an email address`);
+  return { username: canonical.username, email: canonical.email };
 }
 
 function llmSettings(optional: (key: string) => string | undefined): LlmSettings | undefined {

@@ -1,5 +1,5 @@
-// The one construct that owns Lambda defaults (DESIGN §11.5): every route group
-// and every worker is a GroupFunction, so runtime, architecture, bundling, log
+// The one construct that owns Lambda defaults (DESIGN §11.5): every route group,
+// every worker and the deploy step (functions/bootstrap.ts) is a GroupFunction, so runtime, architecture, bundling, log
 // retention and the shape of the execution role are decided here and nowhere else.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,17 +12,18 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { TABLE_OPERATIONS } from '../../shared/db/access.js';
+import { ACCESS_OPERATIONS } from '../../shared/db/access.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { LAMBDA_NODE_OPTIONS, REPO_ROOT, functionEntry } from '../bundling.js';
 
 /** Tag on every GroupFunction's Lambda, so tests tell ours from CDK-internal functions. */
 export const FUNCTION_KIND_TAG = 'fleet-health:function-kind';
 
-export type FunctionKind = 'route-group' | 'worker';
+/** A route group, a worker, or a step CloudFormation runs while deploying (a custom resource's handler). */
+export type FunctionKind = 'route-group' | 'worker' | 'deploy';
 
 export interface GroupFunctionProps {
-  /** The route group or worker name: file `functions/<name>.ts`, construct id, log `service`. */
+  /** The route group, worker or deploy step name: file `functions/<name>.ts`, construct id, log `service`. */
   readonly name: string;
   readonly kind: FunctionKind;
   /** Physical function name (e.g. `fleet-health-prod-auth`), so the CLI can invoke it by name. */
@@ -94,17 +95,20 @@ export class GroupFunction extends Construct {
   }
 
   /**
-   * Least-privilege table access: the operations the DynamoDB client makes for reads, or for
-   * reads and writes (shared/db/access.ts), on this table and its indexes only.
+   * Least-privilege table access: the operations the DynamoDB client makes for the declared
+   * access (shared/db/access.ts, ACCESS_OPERATIONS), on this table, and on its indexes when
+   * the access queries. Returns whether the indexes were granted.
    */
-  bindTable(table: ITable, access: TableAccess, hasIndexes: boolean): void {
-    const operations = access === 'readwrite' ? [...TABLE_OPERATIONS.read, ...TABLE_OPERATIONS.write] : TABLE_OPERATIONS.read;
+  bindTable(table: ITable, access: TableAccess, hasIndexes: boolean): boolean {
+    const operations = ACCESS_OPERATIONS[access];
+    const queriesIndexes = hasIndexes && operations.includes('Query');
     this.allow(
       new iam.PolicyStatement({
         actions: operations.map((operation) => `dynamodb:${operation}`),
-        resources: [table.tableArn, ...(hasIndexes ? [`${table.tableArn}/index/*`] : [])],
+        resources: [table.tableArn, ...(queriesIndexes ? [`${table.tableArn}/index/*`] : [])],
       }),
     );
+    return queriesIndexes;
   }
 
   /** Adds a statement to this function's role. Actions must be spelled out: no wildcards. */

@@ -11,7 +11,7 @@ import { matchPath, sortBySpecificity } from '../../shared/http/path-match.js';
 import { embedSettings } from '../../shared/config/embed.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes, ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
-import { deploymentPolicy } from '../web/csp.js';
+import { API_POLICY, deploymentPolicy, SECURITY_HEADERS } from '../web/csp.js';
 import { lambdaContext, loadHandler } from './functions.js';
 
 export type GroupHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string>;
@@ -160,12 +160,7 @@ async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, 
   );
   if (!isFile) file = join(root, 'index.html'); // client-side routing: the entry document
   const content = await readFile(file);
-  res.writeHead(200, {
-    'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
-    'Cache-Control': 'no-cache',
-    // As CloudFront sends it: frame-src narrowed to the BI server this process is configured for.
-    'Content-Security-Policy': deploymentPolicy(configuredEmbedHost()),
-  });
+  res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
   res.end(head ? undefined : content);
 }
 
@@ -181,6 +176,10 @@ export function createLocalServer({ handlers, webRoot }: LocalServerOptions): Se
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';
+      // As CloudFront's response headers policies add them: the console's policy (frame-src narrowed to the BI
+      // server this process is configured for), or the API's under /api/.
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+      res.setHeader('Content-Security-Policy', url.pathname.startsWith('/api/') ? API_POLICY : deploymentPolicy(configuredEmbedHost()));
       if (!decodablePath(url.pathname)) return sendProblem(res, 400, 'Bad Request', 'The request path is not a valid percent-encoded URI.');
       if (!url.pathname.startsWith('/api/')) {
         if (method !== 'GET' && method !== 'HEAD') return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');

@@ -23,12 +23,8 @@ export function withTableAccess<T>(owner: string, tables: Partial<Record<TableNa
 
 /** What IAM answers a request the grants do not cover. */
 export class TableAccessDenied extends Error {
-  constructor(owner: string, table: string, write: boolean, operation?: string) {
-    super(
-      operation
-        ? `${owner} is granted no ${operation} on ${table}: no function is (shared/db/access.ts, TABLE_OPERATIONS; it would be an AccessDenied on AWS)`
-        : `${owner} declares no ${write ? 'write' : 'read'} access to table ${table} (it would be an AccessDenied on AWS)`,
-    );
+  constructor(message: string) {
+    super(message);
     this.name = 'AccessDeniedException';
   }
 }
@@ -37,28 +33,42 @@ type Input = Record<string, unknown>;
 
 /**
  * The operations client.ts makes, by the access they need; IAM's actions have the same
- * names (`dynamodb:GetItem`), and the stack grants exactly these: a declared `read` the
- * first list, `readwrite` both. A transaction needs its items' own actions
- * (ConditionCheckItem for a condition check); nothing scans or reads streams.
+ * names (`dynamodb:GetItem`), and the stack grants exactly these (ACCESS_OPERATIONS).
+ * A transaction needs its items' own actions (PutItem for a put, ConditionCheckItem for a
+ * condition check); nothing scans or reads streams.
  */
 export const TABLE_OPERATIONS = {
   read: ['GetItem', 'Query', 'BatchGetItem', 'ConditionCheckItem'],
   write: ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
 } as const;
 
+/**
+ * What each declared access allows. `append` is for a log that is only ever added to (the
+ * audit table: shared/db/audit.ts puts new entries, alone or in a transaction): PutItem
+ * only, so its writers cannot update, delete or batch-rewrite entries; `readappend` also
+ * reads it (the settings group lists it).
+ */
+export const ACCESS_OPERATIONS: Readonly<Record<TableAccess, readonly string[]>> = {
+  read: TABLE_OPERATIONS.read,
+  append: ['PutItem'],
+  readappend: [...TABLE_OPERATIONS.read, 'PutItem'],
+  readwrite: [...TABLE_OPERATIONS.read, ...TABLE_OPERATIONS.write],
+};
+
 const WRITES: ReadonlySet<string> = new Set(TABLE_OPERATIONS.write);
 /** What a function may call at all: the operations, and transactions of them (checked item by item). */
 const GRANTED: ReadonlySet<string> = new Set([...TABLE_OPERATIONS.read, ...TABLE_OPERATIONS.write, 'TransactWriteItems']);
+/** The action IAM checks for each kind of transaction item. */
+const TRANSACT_ACTIONS: Readonly<Record<string, string>> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
 
-/** The tables a request reaches, and whether it writes each (by operation, as IAM's actions do). */
-function reached(operation: string, input: Input): [table: string, write: boolean][] {
-  const write = WRITES.has(operation);
+/** The tables a request reaches, each with the action IAM checks on it. */
+function reached(operation: string, input: Input): [table: string, action: string][] {
   if (Array.isArray(input.TransactItems))
     return (input.TransactItems as Record<string, { TableName?: string } | undefined>[]).flatMap((item) =>
-      Object.entries(item).flatMap(([kind, action]) => (action?.TableName ? [[action.TableName, kind !== 'ConditionCheck'] as [string, boolean]] : [])),
+      Object.entries(item).flatMap(([kind, action]) => (action?.TableName ? [[action.TableName, TRANSACT_ACTIONS[kind] ?? kind] as [string, string]] : [])),
     );
-  if (input.RequestItems && typeof input.RequestItems === 'object') return Object.keys(input.RequestItems).map((table) => [table, write]);
-  return typeof input.TableName === 'string' ? [[input.TableName, write]] : [];
+  if (input.RequestItems && typeof input.RequestItems === 'object') return Object.keys(input.RequestItems).map((table) => [table, operation]);
+  return typeof input.TableName === 'string' ? [[input.TableName, operation]] : [];
 }
 
 /** Throws TableAccessDenied when the running function's declaration does not cover the request. */
@@ -66,11 +76,20 @@ export function checkTableAccess(operation: string, input: Input): void {
   const fn = declared.getStore();
   if (!fn) return;
   // No function is granted another operation (a Scan, a stream read): IAM would refuse it on any table.
-  if (!GRANTED.has(operation)) throw new TableAccessDenied(fn.owner, String(input.TableName ?? 'any table'), false, operation);
+  if (!GRANTED.has(operation))
+    throw new TableAccessDenied(
+      `${fn.owner} is granted no ${operation} on ${String(input.TableName ?? 'any table')}: no function is (shared/db/access.ts, TABLE_OPERATIONS; it would be an AccessDenied on AWS)`,
+    );
   const prefix = coreSettings().tablePrefix;
-  for (const [physical, write] of reached(operation, input)) {
+  for (const [physical, action] of reached(operation, input)) {
     const table = (physical.startsWith(prefix) ? physical.slice(prefix.length) : physical) as TableName;
     const access = fn.tables[table];
-    if (!access || (write && access !== 'readwrite')) throw new TableAccessDenied(fn.owner, table, write);
+    if (access && ACCESS_OPERATIONS[access].includes(action)) continue;
+    const write = WRITES.has(action);
+    throw new TableAccessDenied(
+      access === 'append' || access === 'readappend'
+        ? `${fn.owner} declares ${access} access to table ${table}, which grants no ${action} (it would be an AccessDenied on AWS)`
+        : `${fn.owner} declares no ${write ? 'write' : 'read'} access to table ${table} (it would be an AccessDenied on AWS)`,
+    );
   }
 }

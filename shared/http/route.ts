@@ -48,7 +48,8 @@ export interface RouteDeclaration {
   readonly maxBodyBytes?: number;
 }
 
-export type TableAccess = 'read' | 'readwrite';
+/** How a function may use a table; the operations each allows: `ACCESS_OPERATIONS` in shared/db/access.ts. */
+export type TableAccess = 'read' | 'append' | 'readappend' | 'readwrite';
 
 export interface RouteGroup<R extends Record<string, RouteDeclaration> = Record<string, RouteDeclaration>> {
   /** One name per concept: the file name, construct id, log service and URL prefix. */

@@ -21,7 +21,7 @@ const Source = { source: z.literal('ai') };
 
 export const aiIssuesGroup = defineGroup({
   name: 'ai-issues',
-  tables: { 'ai-issues': 'readwrite', alerts: 'read', users: 'read', audit: 'readwrite' },
+  tables: { 'ai-issues': 'readwrite', alerts: 'read', users: 'read', audit: 'append' },
   routes: {
     list: {
       method: 'GET',

@@ -40,7 +40,7 @@ export const ActivateBody = z.lazy(() =>
 export const authGroup = defineGroup({
   name: 'auth',
   config: ['ldap'],
-  tables: { users: 'readwrite', audit: 'readwrite' },
+  tables: { users: 'readwrite', audit: 'append' },
   routes: {
     healthCheck: {
       method: 'GET',

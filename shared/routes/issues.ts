@@ -89,7 +89,7 @@ const EvidenceAnswer = z.lazy(() =>
 export const issuesGroup = defineGroup({
   name: 'issues',
   config: ['tickets', 'links'],
-  tables: { issues: 'readwrite', alerts: 'read', metrics: 'read', clusters: 'read', users: 'read', rules: 'read', audit: 'readwrite' },
+  tables: { issues: 'readwrite', alerts: 'read', metrics: 'read', clusters: 'read', users: 'read', rules: 'read', audit: 'append' },
   routes: {
     list: {
       method: 'GET',

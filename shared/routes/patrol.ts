@@ -24,7 +24,7 @@ const TriggerAnswer = z.lazy(() =>
 export const patrolGroup = defineGroup({
   name: 'patrol',
   config: ['patrol'],
-  tables: { users: 'read', patrol: 'readwrite', locks: 'readwrite', audit: 'readwrite' },
+  tables: { users: 'read', patrol: 'readwrite', locks: 'readwrite', audit: 'append' },
   grants: ['invoke:patrol-worker'],
   routes: {
     list: {

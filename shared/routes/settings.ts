@@ -199,7 +199,7 @@ export const settingsGroup = defineGroup({
   tables: {
     rules: 'readwrite',
     users: 'readwrite',
-    audit: 'readwrite',
+    audit: 'readappend',
     scores: 'readwrite',
     // The refresh claim (shared/scoring/refresh-claim.ts): recompute and recompute-risk.
     locks: 'readwrite',
@@ -313,7 +313,8 @@ export const settingsGroup = defineGroup({
       roles: ADMIN_UP,
       body: InviteBody,
       response: InviteResponse,
-      problems: [409],
+      // 503: the mail settings are wrong (read before anything is stored)
+      problems: [409, 503],
     },
     patchUser: {
       method: 'PATCH',

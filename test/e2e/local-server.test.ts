@@ -64,11 +64,11 @@ describe('local server', () => {
 
   it('sends the console its CSP, framing only the configured BI server', async () => {
     const policy = async () => (await api('/fleet')).headers.get('content-security-policy');
-    expect(await policy()).toBe(BUILT_POLICY.replace('frame-src *', "frame-src 'none'"));
+    expect(await policy()).toBe(`${BUILT_POLICY.replace('frame-src *', "frame-src 'none'")}; frame-ancestors 'none'`);
     const before = { ...process.env };
     Object.assign(process.env, { EMBED_HOST: 'http://127.0.0.1:19999/bi/', EMBED_CLIENT_ID: 'fleet', EMBED_CLIENT_SECRET: 'secret' });
     try {
-      expect(await policy()).toBe(BUILT_POLICY.replace('frame-src *', 'frame-src http://127.0.0.1:19999'));
+      expect(await policy()).toBe(`${BUILT_POLICY.replace('frame-src *', 'frame-src http://127.0.0.1:19999')}; frame-ancestors 'none'`);
     } finally {
       for (const name of ['EMBED_HOST', 'EMBED_CLIENT_ID', 'EMBED_CLIENT_SECRET']) if (before[name] === undefined) delete process.env[name];
     }

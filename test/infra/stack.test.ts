@@ -13,7 +13,7 @@ import { DURATION_ALARM_FRACTION, WORKER_ASYNC_INVOKE } from '../../infra/constr
 import { REPO_ROOT } from '../../infra/bundling.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
 import { functionConcerns } from '../../infra/local/functions.js';
-import { BUILT_POLICY } from '../../infra/web/csp.js';
+import { BUILT_POLICY, SECURITY_HEADERS } from '../../infra/web/csp.js';
 import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
@@ -33,13 +33,14 @@ const prefix = `fleet-health-${props.stage}-`;
 const ofType = (type: string): [string, Json][] => Object.entries(resources).filter(([, r]) => r.Type === type);
 const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
-/** Our functions (tagged by GroupFunction), by route-group or worker name. */
+/** Our functions (tagged by GroupFunction), by route-group or worker name; the deploy steps (custom resources' handlers) apart. */
 const functions = new Map<string, { id: string; resource: Json; kind: string }>();
+const deploySteps = new Map<string, { id: string; resource: Json; kind: string }>();
 for (const [id, resource] of ofType('AWS::Lambda::Function')) {
   const kind = asArray<Json>(resource.Properties.Tags).find((t) => t.Key === FUNCTION_KIND_TAG)?.Value as string | undefined;
-  if (!kind) continue; // CDK-internal (the BucketDeployment handler)
+  if (!kind) continue; // CDK-internal (the BucketDeployment handler, the custom resource provider's framework)
   const name = String(resource.Properties.FunctionName).slice(prefix.length);
-  functions.set(name, { id, resource, kind });
+  (kind === 'deploy' ? deploySteps : functions).set(name, { id, resource, kind });
 }
 
 const tableIds = new Map<TableName, string>(
@@ -48,9 +49,13 @@ const tableIds = new Map<TableName, string>(
 
 /** Statements of the identity policies attached to a function's role. */
 function roleStatements(functionName: string): Json[] {
-  const fn = functions.get(functionName);
+  const fn = functions.get(functionName) ?? deploySteps.get(functionName);
   if (!fn) throw new Error(`no function ${functionName}`);
-  const roleId = fn.resource.Properties.Role['Fn::GetAtt'][0] as string;
+  return statementsOfRole(fn.resource.Properties.Role['Fn::GetAtt'][0] as string);
+}
+
+/** Statements of the identity policies attached to a role. */
+function statementsOfRole(roleId: string): Json[] {
   return ofType('AWS::IAM::Policy')
     .filter(([, p]) => asArray<Json>(p.Properties.Roles).some((r) => r.Ref === roleId))
     .flatMap(([, p]) => asArray<Json>(p.Properties.PolicyDocument.Statement));
@@ -77,14 +82,20 @@ function tableGrants(statements: Json[]): Map<TableName, Set<string>> {
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+/** Spelled out here, not read from shared/db/access.ts, so a wrong level there fails. */
+const ACCESS_ACTIONS: Record<TableAccess, string[]> = {
+  read: READ_ACTIONS,
+  append: ['dynamodb:PutItem'],
+  readappend: [...READ_ACTIONS, 'dynamodb:PutItem'],
+  readwrite: [...READ_ACTIONS, ...WRITE_ACTIONS],
+};
 
 /** Each declared table gets exactly the actions of the operations the client makes for its access: no Scan, no streams, no DescribeTable. */
 function expectTableAccess(name: string, declared: Partial<Record<TableName, TableAccess>>): void {
   const granted = tableGrants(roleStatements(name));
   expect([...granted.keys()].sort(), `${name}: tables its role can touch`).toEqual(Object.keys(declared).sort());
   for (const [table, access] of Object.entries(declared) as [TableName, TableAccess][]) {
-    const expected = access === 'readwrite' ? [...READ_ACTIONS, ...WRITE_ACTIONS] : READ_ACTIONS;
-    expect([...granted.get(table)!].sort(), `${name} on ${table} (${access})`).toEqual([...expected].sort());
+    expect([...granted.get(table)!].sort(), `${name} on ${table} (${access})`).toEqual([...ACCESS_ACTIONS[access]].sort());
   }
 }
 
@@ -230,6 +241,26 @@ describe('IAM', () => {
     for (const [name, worker] of Object.entries(WORKERS)) expectTableAccess(name, worker.tables);
   });
 
+  it('lets no function update, delete or batch-write audit entries: its writers only put new ones, and only settings reads them', () => {
+    const auditId = tableIds.get('audit')!;
+    const onAudit = (name: string) => roleStatements(name).filter((st) => JSON.stringify(st.Resource).includes(`"${auditId}"`));
+    const writers: string[] = [];
+    const readers: string[] = [];
+    for (const name of [...functions.keys(), ...deploySteps.keys()]) {
+      const actions = onAudit(name).flatMap((st) => asArray<string>(st.Action));
+      expect(
+        actions.filter((a) => /dynamodb:(UpdateItem|DeleteItem|BatchWriteItem)/.test(a)),
+        name,
+      ).toEqual([]);
+      if (actions.includes('dynamodb:PutItem')) writers.push(name);
+      if (actions.includes('dynamodb:Query')) readers.push(name);
+    }
+    expect(writers.sort()).toEqual(['ai-issues', 'auth', 'issues', 'patrol', 'settings']);
+    expect(readers).toEqual(['settings']);
+    // Appending queries nothing, so it is granted no index of the table either.
+    for (const name of ['ai-issues', 'auth', 'issues', 'patrol']) expect(JSON.stringify(onAudit(name)), name).not.toContain('/index/*');
+  });
+
   it('spot check: llm-usage references the llm-usage table and nothing undeclared; auth never sees the issues table', () => {
     const declared = new Set(Object.keys(ROUTE_GROUPS.find((g) => g.name === 'llm-usage')!.tables));
     expect(declared.has('llm-usage')).toBe(true);
@@ -366,22 +397,63 @@ describe('SPA', () => {
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
       LoggingConfiguration: Match.objectLike({ LogFilePrefix: 'site-bucket/' }),
     });
-    template.resourceCountIs('Custom::CDKBucketDeployment', 1);
   });
 
-  it('sends the console security headers, its CSP allowing no frames without a BI server', () => {
+  /** The security headers CloudFront adds to the answers of the behaviour `pathPattern` names (the default one without). */
+  const headersOf = (pathPattern?: string): Json => {
     const [[, distribution]] = ofType('AWS::CloudFront::Distribution') as [[string, Json]];
-    const [[policyId, policy]] = ofType('AWS::CloudFront::ResponseHeadersPolicy') as [[string, Json]];
-    expect((distribution.Properties.DistributionConfig as Json).DefaultCacheBehavior.ResponseHeadersPolicyId).toEqual({ Ref: policyId });
-    const headers = policy.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig as Json;
-    expect(headers.ContentSecurityPolicy.ContentSecurityPolicy).toBe(BUILT_POLICY.replace('frame-src *', "frame-src 'none'"));
-    expect(headers).toMatchObject({
-      ContentTypeOptions: { Override: true },
-      FrameOptions: { FrameOption: 'SAMEORIGIN' },
-      ReferrerPolicy: { ReferrerPolicy: 'strict-origin-when-cross-origin' },
-      StrictTransportSecurity: { AccessControlMaxAgeSec: 31_536_000 },
-      XSSProtection: { Protection: true, ModeBlock: true },
-    });
+    const config = distribution.Properties.DistributionConfig as Json;
+    const behaviour = pathPattern ? asArray<Json>(config.CacheBehaviors).find((b) => b.PathPattern === pathPattern)! : config.DefaultCacheBehavior;
+    const policyId = (behaviour.ResponseHeadersPolicyId as Json | undefined)?.Ref as string | undefined;
+    expect(policyId, `${pathPattern ?? 'default'}: a response headers policy`).toBeDefined();
+    return resources[policyId!]!.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig as Json;
+  };
+  // What the local server sends too (infra/web/csp.ts), so the two cannot drift apart.
+  const securityHeaders = {
+    ContentTypeOptions: { Override: true },
+    FrameOptions: { FrameOption: SECURITY_HEADERS['X-Frame-Options'], Override: true },
+    ReferrerPolicy: { ReferrerPolicy: SECURITY_HEADERS['Referrer-Policy'], Override: true },
+    StrictTransportSecurity: { AccessControlMaxAgeSec: 31_536_000, Override: true },
+    XSSProtection: { Protection: true, ModeBlock: true },
+  };
+
+  it('sends the console security headers, its CSP allowing no frames without a BI server, and nobody may frame it', () => {
+    const headers = headersOf();
+    expect(headers.ContentSecurityPolicy.ContentSecurityPolicy).toBe(`${BUILT_POLICY.replace('frame-src *', "frame-src 'none'")}; frame-ancestors 'none'`);
+    expect(headers).toMatchObject(securityHeaders);
+    expect(SECURITY_HEADERS).toEqual({ 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'strict-origin-when-cross-origin' });
+  });
+
+  it('sends the same security headers with every API answer: nosniff, HSTS, no framing, a CSP that loads nothing', () => {
+    const headers = headersOf('/api/*');
+    expect(headers).toMatchObject(securityHeaders);
+    expect(headers.ContentSecurityPolicy).toEqual({ ContentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", Override: true });
+  });
+
+  it('uploads the hashed assets first, cached for a year and never pruned, then index.html revalidated on every load', () => {
+    const deployments = ofType('Custom::CDKBucketDeployment');
+    expect(deployments).toHaveLength(2);
+    const [[assetsId, assets], [entryId, entry]] = [
+      deployments.find(([, d]) => asArray(d.Properties.Include).includes('assets/*'))!,
+      deployments.find(([, d]) => asArray(d.Properties.Exclude).includes('assets/*'))!,
+    ];
+    expect(assets.Properties).toMatchObject({ Prune: false, Exclude: ['*'], Include: ['assets/*'] });
+    expect(assets.Properties.SystemMetadata).toEqual({ 'cache-control': 'public, max-age=31536000, immutable' });
+    expect(assets.Properties.DistributionId).toBeUndefined();
+    // Everything but assets/ (index.html, build.json): revalidated, then invalidated at the edge.
+    expect(entry.Properties).toMatchObject({ Prune: false, Exclude: ['assets/*'], DistributionPaths: ['/*'] });
+    expect(entry.Properties.Include).toBeUndefined();
+    expect(entry.Properties.SystemMetadata).toEqual({ 'cache-control': 'no-cache' });
+    expect(asArray(entry.DependsOn)).toContain(assetsId);
+    expect(entryId).not.toBe(assetsId);
+    // Nothing is deleted: the deployment role may not.
+    const [[roleId]] = ofType('AWS::IAM::Role').filter(([id]) => id.startsWith('SiteDeploymentRole')) as [[string, Json]];
+    expect(
+      statementsOfRole(roleId)
+        .flatMap((st) => asArray<string>(st.Action))
+        .filter((a) => a.startsWith('s3:'))
+        .sort(),
+    ).toEqual(['s3:GetBucketTagging', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
   });
 
   it('rewrites extension-less paths to /index.html', () => {
@@ -398,6 +470,65 @@ describe('SPA', () => {
   it('outputs the API and site URLs', () => {
     template.hasOutput('ApiUrl', {});
     template.hasOutput('SiteUrl', {});
+  });
+});
+
+describe('bootstrap superadmin', () => {
+  const [[, resource] = ['', {}]] = ofType('Custom::BootstrapSuperadmin') as [string, Json][];
+  const [[secretId, secret] = ['', {}]] = ofType('AWS::SecretsManager::Secret').filter(([id]) => id.startsWith('BootstrapAdminPassword'));
+  const frameworkId = resource.Properties?.ServiceToken['Fn::GetAtt'][0] as string;
+  const step = (): { id: string; resource: Json } => deploySteps.get('bootstrap')!;
+
+  it("is created by a custom resource whose handler is our bundled deploy step, given the secret's ARN, never a password", () => {
+    expect(ofType('Custom::BootstrapSuperadmin')).toHaveLength(1);
+    expect([...deploySteps.keys()]).toEqual(['bootstrap']);
+    expect(resource.Properties).toEqual({
+      ServiceToken: { 'Fn::GetAtt': [frameworkId, 'Arn'] },
+      Username: 'admin',
+      Email: 'admin@fleet-health.local',
+      PasswordSecretArn: { Ref: secretId },
+    });
+    // The CDK provider framework's Lambda relays CloudFormation's events to functions/bootstrap.ts, bundled as every function is.
+    expect(resources[frameworkId]!.Properties.Environment.Variables).toEqual({ USER_ON_EVENT_FUNCTION_ARN: { 'Fn::GetAtt': [step().id, 'Arn'] } });
+    expect(step().resource.Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      MemorySize: 512,
+      Timeout: 60,
+    });
+    expect(step().resource.Properties.Environment.Variables).toMatchObject({ STAGE: props.stage, TABLE_PREFIX: prefix });
+    expect(secret.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 32, ExcludePunctuation: true });
+    template.hasOutput('BootstrapAdminPasswordArn', { Value: { Ref: secretId } });
+  });
+
+  it('lets the deploy step read only its secret and reach only the users table, and nothing else read that secret', () => {
+    expectTableAccess('bootstrap', { users: 'readwrite' });
+    const statements = roleStatements('bootstrap');
+    const secretStatements = statements.filter((st) => asArray<string>(st.Action).some((a) => a.startsWith('secretsmanager:')));
+    expect(secretStatements.map((st) => [asArray<string>(st.Action).sort(), st.Resource])).toEqual([
+      [['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], { Ref: secretId }],
+    ]);
+    const others = statements.flatMap((st) => asArray<string>(st.Action)).filter((a) => !/^(dynamodb|logs|secretsmanager):/.test(a));
+    expect(others).toEqual([]);
+    const readers = ofType('AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(`"Ref":"${secretId}"`));
+    expect(readers.map(([, p]) => p.Properties.Roles)).toEqual([[{ Ref: step().resource.Properties.Role['Fn::GetAtt'][0] }]]);
+  });
+
+  it('lets the provider framework only invoke the deploy step (and wait for it to be active), with no managed policy', () => {
+    const statements = statementsOfRole(resources[frameworkId]!.Properties.Role['Fn::GetAtt'][0] as string);
+    expect(statements.filter((st) => !asArray<string>(st.Action).every((a) => a.startsWith('logs:')))).toEqual([
+      { Action: ['lambda:GetFunction', 'lambda:InvokeFunction'], Effect: 'Allow', Resource: { 'Fn::GetAtt': [step().id, 'Arn'] } },
+    ]);
+    expect(ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(`"${step().id}"`))).toEqual([]);
+  });
+
+  it('takes adminUsername and adminEmail from context in their canonical forms, and refuses ones that have none', () => {
+    const admin = (context: Json) => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, ...context } })).admin;
+    expect(admin({})).toEqual({ username: 'admin', email: 'admin@fleet-health.local' });
+    expect(admin({ adminUsername: ' Ops.Lead ', adminEmail: 'Ops@Example.com' })).toEqual({ username: 'ops.lead', email: 'ops@example.com' });
+    expect(() => admin({ adminUsername: 'two words' })).toThrow("context adminUsername=two words: not a username (letters, digits and . _ @ + ' - only)");
+    expect(() => admin({ adminEmail: 'nobody' })).toThrow('context adminEmail=nobody: not an email address');
   });
 });
 
@@ -547,10 +678,11 @@ describe('dashboard embed configuration', () => {
       EMBED_DASHBOARD: '/embed/dashboards/7',
       EMBED_CLIENT_SECRET_ARN: { Ref: expect.stringMatching(/^EmbedClientSecret/) },
     });
-    // The console may frame the BI server's origin, and only it.
+    // The console may frame the BI server's origin, and only it (the API's policy frames nothing).
     const policies = Object.values(t).filter((r) => r.Type === 'AWS::CloudFront::ResponseHeadersPolicy');
-    expect(policies.map((p) => p.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy)).toEqual([
-      BUILT_POLICY.replace('frame-src *', 'frame-src https://bi.example.com'),
+    expect(policies.map((p) => p.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy).sort()).toEqual([
+      "default-src 'none'; frame-ancestors 'none'",
+      `${BUILT_POLICY.replace('frame-src *', 'frame-src https://bi.example.com')}; frame-ancestors 'none'`,
     ]);
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, embedHost: 'https://bi.example.com' } }))).toThrow(/embedClientId/);
   });

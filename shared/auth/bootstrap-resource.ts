@@ -1,0 +1,94 @@
+// The bootstrap superadmin on AWS: a custom resource of the stack (infra/fleet-health-stack.ts)
+// runs functions/bootstrap.ts on every deployment that creates or updates it, and that creates
+// the account when absent (ensureBootstrapAdmin, as `npm start` does locally) with the password
+// the stack generated into Secrets Manager. The event carries the secret's ARN, never the
+// password (CloudFormation shows resource properties, the provider framework logs events); the
+// password is read here, hashed, and neither returned nor logged.
+import * as z from '../zod.js';
+import { awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
+import { coreSettings } from '../config/core.js';
+import type { TableAccess } from '../http/route.js';
+import type { TableName } from '../db/tables.js';
+import { createLogger, errorFields } from '../log.js';
+import { ensureBootstrapAdmin } from './bootstrap.js';
+
+/** The deploy step's Lambda, as a route group or worker declares itself: the stack grants it these tables and sets `core`. */
+export const BOOTSTRAP_FUNCTION = {
+  name: 'bootstrap',
+  /** createUser writes the account, its email item and the superadmin counter, all in the users table. */
+  tables: { users: 'readwrite' } as Partial<Record<TableName, TableAccess>>,
+  config: ['core'],
+} as const;
+
+/** The shortest password the service takes (activation's rule); a shorter secret is a mistake, not a password. */
+const PASSWORD_MIN = 8;
+
+/** The properties the stack gives the custom resource (CloudFormation passes every value as a string). */
+const Properties = z.looseObject({
+  Username: z.string().check(z.minLength(1)),
+  Email: z.string().check(z.minLength(1)),
+  PasswordSecretArn: z.string().check(z.regex(/^arn:[^:]+:secretsmanager:/)),
+});
+
+/** What the provider framework passes on from CloudFormation (the response URL already replaced). */
+const BootstrapEvent = z.looseObject({
+  RequestType: z.enum(['Create', 'Update', 'Delete']),
+  PhysicalResourceId: z.optional(z.string()),
+  ResourceProperties: z.unknown(),
+});
+
+/** What the framework sends back to CloudFormation: `Data` is readable with Fn::GetAtt, so it holds no secret. */
+export interface BootstrapResponse {
+  PhysicalResourceId: string;
+  Data?: { Username: string; Created: 'true' | 'false' };
+}
+
+/** One id for the resource: an Update never replaces it, so CloudFormation never sends the Delete a replacement would. */
+const PHYSICAL_ID = 'bootstrap-superadmin';
+
+// The call shared/config/secrets.ts makes for the concerns' secrets, for this one secret the event names.
+const SECRETS_MANAGER: AwsJsonService = {
+  signingName: 'secretsmanager',
+  targetPrefix: 'secretsmanager',
+  jsonVersion: '1.1',
+  endpoint: () => coreSettings().secretsEndpoint,
+};
+
+const log = createLogger('auth/bootstrap-resource');
+
+async function readPassword(secretArn: string): Promise<string> {
+  let value: unknown;
+  try {
+    value = (await awsJsonCall<{ SecretString?: unknown }>(SECRETS_MANAGER, 'GetSecretValue', { SecretId: secretArn }, { maxAnswerBytes: 1 << 20 }))
+      .SecretString;
+  } catch (error) {
+    log.error('bootstrap password could not be read', { secret: secretArn, ...errorFields(error) });
+    throw new Error(`The bootstrap superadmin's password could not be read from Secrets Manager (${(error as Error).name}); see the bootstrap function's log.`);
+  }
+  const password = typeof value === 'string' ? value.trim() : '';
+  if (password.length < PASSWORD_MIN)
+    throw new Error(`The bootstrap superadmin's password secret holds no password of at least ${PASSWORD_MIN} characters: put one in it and deploy again.`);
+  return password;
+}
+
+/**
+ * Create and Update: the superadmin is created when absent, with the secret's password; an existing
+ * account is left as it is (its password included), so every deployment may run this. Delete: nothing,
+ * the account outlives the stack as its retained tables do.
+ */
+export async function onBootstrapEvent(event: unknown): Promise<BootstrapResponse> {
+  const request = BootstrapEvent.safeParse(event);
+  if (!request.success) throw new Error('Not a CloudFormation custom resource event (RequestType Create, Update or Delete).');
+  if (request.data.RequestType === 'Delete') return { PhysicalResourceId: request.data.PhysicalResourceId ?? PHYSICAL_ID };
+  const properties = Properties.safeParse(request.data.ResourceProperties);
+  if (!properties.success)
+    throw new Error(
+      `The bootstrap resource needs the properties Username, Email and PasswordSecretArn (a Secrets Manager ARN): ${z.prettifyError(properties.error)}`,
+    );
+  const { Username, Email, PasswordSecretArn } = properties.data;
+  // Read even when the account exists: a secret that cannot be read fails the deployment that would need it.
+  const password = await readPassword(PasswordSecretArn);
+  const result = await ensureBootstrapAdmin(Username, Email, password);
+  log.info(result.created ? 'bootstrap superadmin created' : 'bootstrap superadmin exists: left unchanged', { username: result.username });
+  return { PhysicalResourceId: PHYSICAL_ID, Data: { Username: result.username, Created: result.created ? 'true' : 'false' } };
+}
