@@ -101,9 +101,11 @@ describe('cached prompt tokens', () => {
     const { cached_input_per_mtok: _read, cache_write_input_per_mtok: _write, ...plain } = row;
     expect(costOf(plain, 10_000, 500, { cached_input_tokens: 8_000, cache_write_input_tokens: 1_000 })).toBe(costOf(plain, 10_000, 500));
     expect(costOf(plain, 10_000, 500, { cached_input_tokens: 8_000 })).toBe(Math.round(10_000 * 2.5 + 500 * 10) / 1e6);
-    // The shipped list has no cache rates yet: a cached call costs what it did.
+    // A shipped row without cache rates (Claude 3 Haiku): a cached call costs what it did; one with them costs less.
+    const haiku = priceOf(await pricingTable(), 'anthropic.claude-3-haiku-20240307-v1:0');
+    expect(costOf(haiku, 2006, 300, { cached_input_tokens: 1920 })).toBe(costOf(haiku, 2006, 300));
     const mini = priceOf(await pricingTable(), 'gpt-4o-mini');
-    expect(costOf(mini, 2006, 300, { cached_input_tokens: 1920 })).toBe(costOf(mini, 2006, 300));
+    expect(costOf(mini, 2006, 300, { cached_input_tokens: 1920 })).toBeLessThan(costOf(mini, 2006, 300));
   });
 
   it('LLM_PRICING sets the cache rates', async () => {
