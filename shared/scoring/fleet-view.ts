@@ -135,14 +135,22 @@ let cached: { view: FleetView; at: number; generation: number } | undefined;
 /** The computation under way in this container, and the generation read before it loaded the rules. */
 let computing: { generation: number; view: Promise<FleetView> } | undefined;
 
-/** Caches `view`, computed from rules loaded after `generation` was read, unless a newer one is cached. */
+/** The generation this container read last: a cached view of any other is answered to nobody. */
+let lastRead: number | undefined;
+
+/**
+ * Caches `view`, computed from rules loaded after `generation` was read, unless a newer one is cached that
+ * is still of the generation last read (a marker that went back, its table recreated, is a new start: the
+ * view cached under the old number would otherwise keep every later view out, each read computing afresh).
+ */
 function cacheView(view: FleetView, generation: number): void {
-  if (!cached || cached.generation <= generation) cached = { view, at: Date.now(), generation };
+  if (!cached || cached.generation <= generation || cached.generation !== lastRead) cached = { view, at: Date.now(), generation };
 }
 
 /** The fleet view, at most 60 s old and never older than the last refresh or rule change anywhere. */
 export async function fleetView(): Promise<FleetView> {
   const generation = await currentGeneration();
+  lastRead = generation;
   if (cached && cached.generation === generation && Date.now() - cached.at < CACHE_TTL_MS) return cached.view;
   // Concurrent misses in one container share one computation, but only one started under this generation:
   // one started before a rule change (which moves the generation in its transaction) loaded the old rules.
@@ -179,6 +187,7 @@ export async function refreshFleetView(kinds: readonly SnapshotKind[]): Promise<
   };
   await Promise.all(kinds.map((kind) => persist[kind]()));
   const generation = await bumpGeneration();
+  lastRead = generation;
   // Only our own bump since that read: anything else moving it (a rule change among them) makes this view
   // older than the generation, and the next read computes afresh rather than answer it for 60 s.
   if (generation === before + 1) cacheView(view, generation);

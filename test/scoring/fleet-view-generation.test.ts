@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { getCurrentRuleSet } from '../../shared/db/rules.js';
+import { deleteItem } from '../../shared/db/client.js';
 import { currentGeneration } from '../../shared/db/scores.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { submitRuleSet } from '../../shared/rules/editing.js';
@@ -79,5 +80,20 @@ describe('the cached fleet view after a rule change', () => {
   it('a refresh that nothing overtook is this container’s cached view', async () => {
     const refreshed = await refreshFleetView(['fleet']);
     expect(await fleetView()).toBe(refreshed);
+  });
+
+  it('a marker that went back (its table recreated) is a new start: the next view is cached, not computed on every read', async () => {
+    await refreshFleetView(['fleet']);
+    expect(await currentGeneration()).toBeGreaterThan(0);
+    await deleteItem('scores', { pk: 'CACHE', sk: 'GENERATION' });
+    const first = await fleetView();
+    let reads = 0;
+    const stop = proxy.observe((request) => void (fleetRead(request) && reads++));
+    try {
+      expect(await fleetView()).toBe(first);
+    } finally {
+      stop();
+    }
+    expect(reads).toBe(0);
   });
 });
