@@ -1,7 +1,7 @@
 // The bootstrap superadmin on AWS: the deploy step (functions/bootstrap.ts) as CloudFormation's
 // custom resource runs it through the CDK provider framework, against DynamoDB Local, with the
-// password served by a local server speaking the Secrets Manager JSON protocol (as in
-// test/http/secrets.test.ts). A Create makes the account once; later events leave it as it is;
+// password served by a local server speaking the Secrets Manager JSON protocol
+// (test/support/fake-secrets-manager.ts). A Create makes the account once; later events leave it as it is;
 // the password is in no answer and no log line.
 import { vi } from 'vitest';
 
@@ -10,46 +10,29 @@ vi.hoisted(() => {
   process.env.LOG_LEVEL = 'debug';
 });
 
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/bootstrap.js';
 import { lambdaContext } from '../../infra/local/functions.js';
 import { verifyPassword } from '../../shared/auth/passwords.js';
 import { getUser } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
+import { type FakeSecretsManager, startFakeSecretsManager } from '../support/fake-secrets-manager.js';
 import { captureLogLines } from '../support/log-lines.js';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:fleet-health-bootstrap-abc';
 const EMPTY_SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:empty-abc';
 const PASSWORD = 'Gq7dXv2LmN8pRt4KwZ6bHc3JfY9sUe5A';
 const SECRETS: Record<string, string> = { [SECRET_ARN]: PASSWORD, [EMPTY_SECRET_ARN]: '' };
-const reads: string[] = [];
-let server: Server;
+let fake: FakeSecretsManager;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const { SecretId } = JSON.parse(body) as { SecretId: string };
-      reads.push(`${req.headers['x-amz-target']} ${SecretId}`);
-      if (!(SecretId in SECRETS)) {
-        res.writeHead(400, { 'Content-Type': 'application/x-amz-json-1.1' });
-        res.end(JSON.stringify({ __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." }));
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
-      res.end(JSON.stringify({ ARN: SecretId, Name: SecretId.split(':').pop(), SecretString: SECRETS[SecretId], VersionId: 'v1', CreatedDate: 1.7e9 }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake = await startFakeSecretsManager(SECRETS);
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = fake.endpoint;
   await useTestTables();
 });
 
 afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+  await fake.close();
   delete process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER;
 });
 
@@ -86,7 +69,7 @@ describe('the bootstrap deploy step', () => {
     const created = await run(cfnEvent('Create', properties));
     expect(created.error).toBeUndefined();
     expect(created.answer).toEqual({ PhysicalResourceId: 'bootstrap-superadmin', Data: { Username: 'admin', Created: 'true' } });
-    expect(reads).toEqual([`secretsmanager.GetSecretValue ${SECRET_ARN}`]);
+    expect(fake.calls).toEqual([`secretsmanager.GetSecretValue ${SECRET_ARN}`]);
     const user = await getUser('admin');
     expect(user).toMatchObject({ username: 'admin', role: 'superadmin', is_active: true, email: 'admin@example.com' });
     expect(await verifyPassword(PASSWORD, user!.password_hash!)).toBe(true);

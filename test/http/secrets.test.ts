@@ -1,40 +1,21 @@
 // On AWS the JWT key and the ingest token come from Secrets Manager (the
 // variables' _ARN twins). Tested with the real SDK client against a local
 // server speaking the Secrets Manager JSON protocol.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resetSigningKey, signAccessToken, verifyAccessToken } from '../../shared/auth/jwt.js';
 import { forgetSecrets, secret } from '../../shared/config/secrets.js';
+import { type FakeSecretsManager, startFakeSecretsManager } from '../support/fake-secrets-manager.js';
 
 const SECRETS: Record<string, string> = {
   'arn:aws:secretsmanager:local:000000000000:secret:jwt-abc': 'k'.repeat(64),
   'arn:aws:secretsmanager:local:000000000000:secret:ingest-abc': 'ingest-token-from-secrets-manager',
 };
-const calls: string[] = [];
-let server: Server;
-let failNext = false;
+let fake: FakeSecretsManager;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const { SecretId } = JSON.parse(body) as { SecretId: string };
-      calls.push(`${req.headers['x-amz-target']} ${SecretId}`);
-      if (failNext || !SECRETS[SecretId]) {
-        failNext = false;
-        res.writeHead(400, { 'Content-Type': 'application/x-amz-json-1.1' });
-        res.end(JSON.stringify({ __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." }));
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
-      res.end(JSON.stringify({ ARN: SecretId, Name: SecretId.split(':').pop(), SecretString: SECRETS[SecretId], VersionId: 'v1', CreatedDate: 1.7e9 }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  fake = await startFakeSecretsManager(SECRETS);
   Object.assign(process.env, {
-    AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.endpoint,
     AWS_REGION: 'local',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
@@ -44,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+  await fake.close();
   delete process.env.JWT_SECRET_ARN;
   delete process.env.INGEST_TOKEN_ARN;
 });
@@ -55,13 +36,13 @@ describe('secrets from Secrets Manager', () => {
     resetSigningKey();
     const token = await signAccessToken({ userId: 'u', username: 'u', name: 'U', email: 'u@example.com', role: 'viewer' });
     expect((await verifyAccessToken(token))?.principal.username).toBe('u');
-    expect(calls.filter((c) => c.endsWith('jwt-abc'))).toEqual(['secretsmanager.GetSecretValue arn:aws:secretsmanager:local:000000000000:secret:jwt-abc']);
+    expect(fake.calls.filter((c) => c.endsWith('jwt-abc'))).toEqual(['secretsmanager.GetSecretValue arn:aws:secretsmanager:local:000000000000:secret:jwt-abc']);
   });
 
   it('loads the ingest token, and retries after a failure instead of caching it', async () => {
     process.env.INGEST_TOKEN_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-abc';
     forgetSecrets();
-    failNext = true;
+    fake.failNext = true;
     // Named by its variable only: not the ARN, not the service's message.
     await expect(secret('INGEST_TOKEN')).rejects.toMatchObject({
       status: 503,
@@ -69,7 +50,7 @@ describe('secrets from Secrets Manager', () => {
     });
     expect(await secret('INGEST_TOKEN')).toBe('ingest-token-from-secrets-manager');
     expect(await secret('INGEST_TOKEN')).toBe('ingest-token-from-secrets-manager');
-    expect(calls.filter((c) => c.endsWith('ingest-abc'))).toHaveLength(2);
+    expect(fake.calls.filter((c) => c.endsWith('ingest-abc'))).toHaveLength(2);
   });
 
   it('a JWT key Secrets Manager cannot give, or one too short, is a 503 for signing and verifying, tried again next time', async () => {

@@ -1,0 +1,40 @@
+// A local server speaking Secrets Manager's JSON protocol (GetSecretValue), for the real
+// clients: shared/config/secrets.ts and the bootstrap resource. A secret id it does not hold
+// (or any id, once `failNext` is set, for one call) is ResourceNotFoundException, as AWS answers.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeSecretsManager {
+  /** For AWS_ENDPOINT_URL_SECRETS_MANAGER. */
+  endpoint: string;
+  /** Every request as `<X-Amz-Target> <SecretId>`, in arrival order. */
+  calls: string[];
+  /** The next request is refused as not found, whatever it asks. */
+  failNext: boolean;
+  close(): Promise<void>;
+}
+
+/** `secrets`: SecretId → SecretString (an empty string is a secret that holds nothing). */
+export async function startFakeSecretsManager(secrets: Record<string, string>): Promise<FakeSecretsManager> {
+  const fake: FakeSecretsManager = { endpoint: '', calls: [], failNext: false, close: async () => undefined };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const { SecretId } = JSON.parse(body) as { SecretId: string };
+      fake.calls.push(`${req.headers['x-amz-target']} ${SecretId}`);
+      if (fake.failNext || !(SecretId in secrets)) {
+        fake.failNext = false;
+        res.writeHead(400, { 'Content-Type': 'application/x-amz-json-1.1' });
+        res.end(JSON.stringify({ __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." }));
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ ARN: SecretId, Name: SecretId.split(':').pop(), SecretString: secrets[SecretId], VersionId: 'v1', CreatedDate: 1.7e9 }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  fake.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.close = () => new Promise<void>((r) => server.close(() => r()));
+  return fake;
+}
