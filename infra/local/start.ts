@@ -44,15 +44,17 @@ if (service.demo) {
   const d = service.demo;
   console.log(`Demo fleet loaded: ${d.clusters} clusters, ${d.samples} metric samples, ${d.alerts} alert notifications, ${d.logs} log events`);
 }
-console.log(`Fleet Health Service at ${service.url}  (API: ${service.url}/api/health-check, data in ${settings.dataDir})`);
-console.log(
+// One write, so whoever reads the output (a terminal, a pipe) gets the whole banner at once.
+const banner = [
+  `Fleet Health Service at ${service.url}  (API: ${service.url}/api/health-check, data in ${settings.dataDir})`,
   settings.schedules
     ? `Schedules: ${Object.entries(settings.schedules)
         .map(([name, s]) => `${name} every ${s} s`)
         .join(', ')} (LOCAL_SCHEDULES=false turns them off)`
     : 'Schedules: off (LOCAL_SCHEDULES=false)',
-);
-if (settings.demoFeed) console.log(`Demo feed: new samples and incidents every ${settings.demoFeedEverySeconds} s (DEMO_FEED=false turns it off)`);
+  ...(settings.demoFeed ? [`Demo feed: new samples and incidents every ${settings.demoFeedEverySeconds} s (DEMO_FEED=false turns it off)`] : []),
+];
+console.log(banner.join('\n'));
 
 let stopping = false;
 const shutdown = async (signal: string) => {
