@@ -5,8 +5,8 @@
 // password (CloudFormation shows resource properties, the provider framework logs events); the
 // password is read here, hashed, and neither returned nor logged.
 import * as z from '../zod.js';
-import { awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
-import { coreSettings } from '../config/core.js';
+import { awsJsonCall } from '../aws/json-call.js';
+import { SECRETS_MANAGER } from '../config/secrets.js';
 import type { TableAccess } from '../http/route.js';
 import type { TableName } from '../db/tables.js';
 import { createLogger, errorFields } from '../log.js';
@@ -45,14 +45,6 @@ export interface BootstrapResponse {
 
 /** One id for the resource: an Update never replaces it, so CloudFormation never sends the Delete a replacement would. */
 const PHYSICAL_ID = 'bootstrap-superadmin';
-
-// The call shared/config/secrets.ts makes for the concerns' secrets, for this one secret the event names.
-const SECRETS_MANAGER: AwsJsonService = {
-  signingName: 'secretsmanager',
-  targetPrefix: 'secretsmanager',
-  jsonVersion: '1.1',
-  endpoint: () => coreSettings().secretsEndpoint,
-};
 
 const log = createLogger('auth/bootstrap-resource');
 

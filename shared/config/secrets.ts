@@ -27,7 +27,8 @@ export type SecretName = (typeof SECRET_NAMES)[number];
 /** How long one read of a secret may take: well inside a route's 29 s, and a healthy read takes milliseconds. */
 const SECRET_TIMEOUT_MS = 5_000;
 
-const SECRETS_MANAGER: AwsJsonService = {
+/** Secrets Manager through the signed JSON call of shared/aws/ (also the bootstrap resource's, for a secret by its ARN). */
+export const SECRETS_MANAGER: AwsJsonService = {
   signingName: 'secretsmanager',
   targetPrefix: 'secretsmanager',
   jsonVersion: '1.1',
