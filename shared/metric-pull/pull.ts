@@ -276,18 +276,56 @@ export async function pullMetrics(options: PullOptions = {}): Promise<PullResult
     log.info('pull skipped: another is running');
     return { outcome: 'locked', accepted: 0, refused: 0, metrics: [], inventory: null };
   }
+  const run: RunProgress = { now: options.now ?? new Date(), started: Date.now(), accepted: 0, refused: 0 };
   try {
-    return await pullLocked(owner, options);
+    return await pullLocked(owner, options, run);
+  } catch (error) {
+    await recordRunFailure(owner, run, error);
+    throw error;
   } finally {
     await releaseLock(PULL_LOCK, owner);
   }
 }
 
-async function pullLocked(owner: string, options: PullOptions): Promise<PullResult> {
-  const now = options.now ?? new Date();
-  const started = Date.now();
-  // Every time this run records is on the clock it was started with (tests start it at a chosen time).
-  const clock = () => new Date(now.getTime() + (Date.now() - started)).toISOString();
+/** A run's start, on the clock it was started with (tests start it at a chosen time), and its figures so far. */
+interface RunProgress {
+  now: Date;
+  started: number;
+  accepted: number;
+  refused: number;
+}
+
+const runClock = (run: RunProgress) => () => new Date(run.now.getTime() + (Date.now() - run.started)).toISOString();
+
+/**
+ * A run stopped by an error outside its windows (reading the rule set, the inventory or the states;
+ * the final writes): recorded as failed with the error, so the status does not show the run before
+ * it as the last. Only while the lock is still this run's (else the record is the holder's to write);
+ * best effort, since DynamoDB may be what failed.
+ */
+async function recordRunFailure(owner: string, run: RunProgress, error: unknown): Promise<void> {
+  const clock = runClock(run);
+  try {
+    if (!(await renewLease(owner))) return;
+    const previous = await getPullRun();
+    await recordPullErrors([{ at: clock(), metric_key: null, message: `run failed: ${messageOf(error)}` }]);
+    await putPullRun({
+      started_at: run.now.toISOString(),
+      finished_at: clock(),
+      outcome: 'failed',
+      accepted: run.accepted,
+      refused: run.refused,
+      duration_ms: Date.now() - run.started,
+      last_success_at: previous?.last_success_at ?? null,
+    });
+  } catch (recordError) {
+    log.error('the failed run could not be recorded', { error: messageOf(error), record_error: messageOf(recordError) });
+  }
+}
+
+async function pullLocked(owner: string, options: PullOptions, run: RunProgress): Promise<PullResult> {
+  const { now, started } = run;
+  const clock = runClock(run);
   const { rules: sources } = await loadMetricSources();
   const previous = await getPullRun();
   const finish = async (result: Omit<PullResult, 'outcome'>, outcome: PullRunRecord['outcome']): Promise<PullResult> => {
@@ -386,6 +424,9 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   // Every metric's state says how its last run went, whether it had a window or not (unless the
   // states are another run's now: only the errors, appended, are written then).
   const results = [...outcomes.values()];
+  const metrics = results.map(({ refusals, ...outcome }) => ({ ...outcome, refused: refusals.total }));
+  const accepted = (run.accepted = metrics.reduce((n, m) => n + m.accepted, 0));
+  const refused = (run.refused = metrics.reduce((n, m) => n + m.refused, 0));
   if (!lockLost)
     await putPullStates(
       results.map(({ metric_key, accepted, refusals, error }) => {
@@ -402,9 +443,6 @@ async function pullLocked(owner: string, options: PullOptions): Promise<PullResu
   await recordPullErrors(errors);
   if (written > 0) await bumpGeneration();
 
-  const metrics = results.map(({ refusals, ...outcome }) => ({ ...outcome, refused: refusals.total }));
-  const accepted = metrics.reduce((n, m) => n + m.accepted, 0);
-  const refused = metrics.reduce((n, m) => n + m.refused, 0);
   const failed = metrics.filter((m) => m.error !== null).length + (inventory?.error ? 1 : 0);
   const parts = metrics.length + (inventory ? 1 : 0);
   const outcome = failed === 0 ? 'ok' : failed === parts ? 'failed' : 'partial';

@@ -154,6 +154,32 @@ describe('a DynamoDB failure inside the loop', () => {
   });
 });
 
+describe('a DynamoDB failure outside the windows', () => {
+  it('(reading the inventory) fails the run, which is recorded as failed with the error, keeping the last success; the lock is released', async () => {
+    await useSource('qps');
+    answer = async (form) => everyStep(form);
+    const ok = await pullMetrics({ now: new Date(NOW * 1000), sleep: noWait });
+    expect(ok.outcome).toBe('ok');
+    const lastSuccess = (await getPullRun())?.last_success_at;
+    expect(lastSuccess).toBeTruthy();
+
+    const throttled = { type: 'ProvisionedThroughputExceededException', message: 'The level of configured provisioned throughput for the table was exceeded.' };
+    const stop = proxy.watch((request) => (tableOf(request).endsWith('clusters') ? throttled : undefined));
+    const later = NOW + 5 * MINUTE;
+    try {
+      await expect(pullMetrics({ now: new Date(later * 1000), sleep: noWait })).rejects.toThrow(/provisioned throughput/);
+    } finally {
+      stop();
+    }
+    const run = await getPullRun();
+    expect(run).toMatchObject({ started_at: iso(later), outcome: 'failed', accepted: 0, refused: 0, last_success_at: lastSuccess });
+    const status = await metricSourcesStatus(new Date(later * 1000));
+    expect(status.last_run?.outcome).toBe('failed');
+    expect(status.errors.some((e) => e.metric_key === null && /^run failed: .*provisioned throughput/.test(e.message))).toBe(true);
+    expect(await lockHolder(PULL_LOCK)).toBeUndefined();
+  });
+});
+
 describe('errors past their expiry', () => {
   it('are not shown, though DynamoDB has not deleted them yet', async () => {
     const DAY = 86_400;
