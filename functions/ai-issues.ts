@@ -10,5 +10,5 @@ export const handler = createGroupHandler(aiIssuesGroup, {
   kpis: async (req) => aiIssueKpis(req.query.days),
   users: async () => assignableUsers(),
   get: async (req) => aiIssueDetail(req.params.issue_id),
-  patch: async (req) => updateAiTriage(req.principal, req.params.issue_id, req.body, callerOf(req)),
+  patch: async (req) => updateAiTriage(req.principal, req.params.issue_id, req.body, await callerOf(req)),
 });

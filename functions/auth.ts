@@ -10,9 +10,9 @@ import { authGroup } from '../shared/routes/auth.js';
 export const handler = createGroupHandler(authGroup, {
   healthCheck: async () => ({ status: 'ok', service: coreSettings().serviceName }),
   openapi: openApiDocument,
-  login: async (req) => login(req.body.username, req.body.password, callerOf(req)),
-  activate: async (req) => activate(req.body.token, req.body.password, callerOf(req)),
-  logout: async (req) => logout(req.principal, req.token!, req.headers['x-session-duration'], callerOf(req)),
+  login: async (req) => login(req.body.username, req.body.password, await callerOf(req)),
+  activate: async (req) => activate(req.body.token, req.body.password, await callerOf(req)),
+  logout: async (req) => logout(req.principal, req.token!, req.headers['x-session-duration'], await callerOf(req)),
   me: async (req) => userInfo(req.principal),
   fallback: async () => {
     throw new NotFound('No API route matches this path.');

@@ -12,6 +12,6 @@ export const handler = createGroupHandler(issuesGroup, {
   get: async (req) => issueDetail(req.params.issue_id),
   clusterHistory: async (req) => clusterHistory(req.params.issue_id),
   evidence: async (req) => issueEvidence(req.params.issue_id),
-  createTicket: async (req) => createTicket(req.principal, req.params.issue_id, callerOf(req)),
-  patch: async (req) => updateTriage(req.principal, req.params.issue_id, req.body, callerOf(req)),
+  createTicket: async (req) => createTicket(req.principal, req.params.issue_id, await callerOf(req)),
+  patch: async (req) => updateTriage(req.principal, req.params.issue_id, req.body, await callerOf(req)),
 });

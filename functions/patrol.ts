@@ -12,7 +12,7 @@ export const handler = createGroupHandler(patrolGroup, {
   kpis: async () => patrolKpis(),
   get: async (req) => reportDetail(req.params.report_id),
   trigger: async (req) => {
-    const answer = await triggerPatrol(req.principal, req.body.report_type, callerOf(req));
+    const answer = await triggerPatrol(req.principal, req.body.report_type, await callerOf(req));
     // Still running after the wait: 202, and the client polls the report.
     return answer.status === 'running' ? new Reply(202, answer) : answer;
   },

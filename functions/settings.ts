@@ -34,7 +34,7 @@ const ruleSet = (name: RuleSetName) => ({
   // Every rule set's routes take the same request: typed from the health-rules declaration.
   put: async (req: ApiRequest<Routes['putHealthRules']>) => {
     const expected = expectedVersion(req.headers['if-match'], req.body.base_version);
-    const result = await submitRuleSet(req.principal, name, req.body.content, callerOf(req), expected);
+    const result = await submitRuleSet(req.principal, name, req.body.content, await callerOf(req), expected);
     return result.applied ? new Reply(200, result, { ETag: ruleSetEtag(result.version) }) : result;
   },
   versions: async (req: ApiRequest<Routes['healthRuleVersions']>) => ruleSetVersions(name, req.query.page, req.query.page_size),
@@ -61,7 +61,7 @@ const recomputeRisk = refreshRoutes(
 
 export const handler = createGroupHandler(settingsGroup, {
   getGeneral: async () => generalSettings(),
-  putGeneral: async (req) => updateGeneralSettings(req.principal, req.body, callerOf(req)),
+  putGeneral: async (req) => updateGeneralSettings(req.principal, req.body, await callerOf(req)),
   getHealthRules: health.get,
   putHealthRules: health.put,
   healthRuleVersions: health.versions,
@@ -76,15 +76,15 @@ export const handler = createGroupHandler(settingsGroup, {
   metricSourceVersions: metricSources.versions,
   listChanges: async (req) => listConfigChanges(req.principal, req.query.status_filter),
   getChange: async (req) => configChangeDetail(req.principal, req.params.change_id),
-  reviewChange: async (req) => reviewConfigChange(req.principal, req.params.change_id, req.body, callerOf(req)),
+  reviewChange: async (req) => reviewConfigChange(req.principal, req.params.change_id, req.body, await callerOf(req)),
   recompute: recompute.start,
   recomputeStatus: recompute.follow,
   recomputeRisk: recomputeRisk.start,
   recomputeRiskStatus: recomputeRisk.follow,
   listUsers: async () => listManagedUsers(),
-  inviteUser: async (req) => inviteUser(req.principal, req.body, callerOf(req)),
-  patchUser: async (req) => updateUser(req.principal, req.params.email, req.body, callerOf(req)),
-  deleteUser: async (req) => removeUser(req.principal, req.params.email, callerOf(req)),
+  inviteUser: async (req) => inviteUser(req.principal, req.body, await callerOf(req)),
+  patchUser: async (req) => updateUser(req.principal, req.params.email, req.body, await callerOf(req)),
+  deleteUser: async (req) => removeUser(req.principal, req.params.email, await callerOf(req)),
   audit: async (req) => auditPage(req.query),
   roles: async () => rolesList(),
 });

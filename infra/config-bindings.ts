@@ -41,6 +41,22 @@ export interface BindingContext {
 const putAfterDeploy = (what: string, issuer: string) =>
   `The ${what} is issued by ${issuer}, which AWS cannot rotate; operators rotate it there and put the new value.`;
 
+/**
+ * The token CloudFront sends to the API as the X-Origin-Verify origin header (the stack resolves the
+ * secret into the distribution at deploy time): the route groups trust its CloudFront-Viewer-Address
+ * only with it (shared/auth/caller.ts).
+ */
+export const originVerifySecret = (stage: string): SecretBinding => ({
+  id: 'OriginVerifyToken',
+  variable: 'ORIGIN_VERIFY_TOKEN',
+  length: 48,
+  description: `Token Fleet Health (${stage}) CloudFront sends to the API with each request, vouching for its viewer address`,
+  noRotation:
+    'CloudFront sends the token as an origin header resolved from the secret at deploy time, so a rotation is put-secret-value ' +
+    'and a redeploy; until the distribution and the warm containers agree again, audit entries record the edge address.',
+  output: { id: 'OriginVerifyTokenArn', description: 'Token CloudFront sends to the API (origin header X-Origin-Verify)' },
+});
+
 type Bind = (context: BindingContext) => ConcernBinding | undefined;
 
 const BINDINGS: { readonly [C in ConfigConcern]?: Bind } = {
@@ -60,6 +76,7 @@ const BINDINGS: { readonly [C in ConfigConcern]?: Bind } = {
       output: { id: 'JwtSecretArn', description: 'Signing key of access tokens (rotate by hand)' },
     },
   }),
+  edge: ({ stage }) => ({ secret: originVerifySecret(stage) }),
   ingest: ({ stage }) => ({
     secret: {
       id: 'IngestToken',

@@ -32,7 +32,8 @@ import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration, type
 import { CONSOLE_OUT } from './console.js';
 import { API_POLICY, deploymentPolicy } from './web/csp.js';
 import { functionSize } from './function-sizes.js';
-import { CONFIG_BINDINGS, type BindingContext, type SecretBinding } from './config-bindings.js';
+import { CONFIG_BINDINGS, originVerifySecret, type BindingContext, type SecretBinding } from './config-bindings.js';
+import { ORIGIN_VERIFY_HEADER } from '../shared/auth/caller.js';
 import type { FleetHealthStackProps } from './stack-props.js';
 import { GroupFunction } from './constructs/group-function.js';
 import { Monitoring } from './constructs/monitoring.js';
@@ -185,7 +186,7 @@ export class FleetHealthStack extends Stack {
     }
 
     // ── SPA: private S3 bucket behind CloudFront, /api/* to the HTTP API ────
-    this.distribution = this.createSite(stage.url, props.embed?.host);
+    this.distribution = this.createSite(stage.url, props.embed?.host, props.stage);
 
     // ── Configuration: each function's declared concerns (infra/config-bindings.ts) ──
     const context: BindingContext = { props, stage: props.stage, siteUrl: `https://${this.distribution.distributionDomainName}`, prefix };
@@ -444,7 +445,7 @@ export class FleetHealthStack extends Stack {
     }
   }
 
-  private createSite(apiUrl: string, embedHost: string | undefined): cloudfront.Distribution {
+  private createSite(apiUrl: string, embedHost: string | undefined, stageName: string): cloudfront.Distribution {
     const logsBucket = new s3.Bucket(this, 'LogsBucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -526,6 +527,9 @@ export class FleetHealthStack extends Stack {
           origin: new origins.HttpOrigin(apiDomain, {
             protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
             originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
+            // The token that makes the route groups believe the viewer address this policy forwards
+            // (CloudFront-Viewer-Address): resolved from its secret by CloudFormation, never in the template.
+            customHeaders: { [ORIGIN_VERIFY_HEADER]: this.secretFor(originVerifySecret(stageName)).secretValue.unsafeUnwrap() },
           }),
           // A redirect would drop request bodies: API clients must speak HTTPS.
           viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,

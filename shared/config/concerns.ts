@@ -6,6 +6,7 @@
 // by every route group (each verifies JWTs): both are implied.
 import { agentSettings } from './agents.js';
 import { coreSettings } from './core.js';
+import { edgeSettings } from './edge.js';
 import { embedSettings } from './embed.js';
 import { ingestSettings } from './ingest.js';
 import { ldapSettings } from './ldap.js';
@@ -24,6 +25,7 @@ import { workerFunctionSettings } from './worker-functions.js';
 export const CONCERNS = {
   core: coreSettings,
   tokens: tokenSettings,
+  edge: edgeSettings,
   ldap: ldapSettings,
   links: linkSettings,
   mail: mailSettings,

@@ -21,6 +21,7 @@ export const SECRET_NAMES = [
   'LLM_API_KEY',
   'EMBED_CLIENT_SECRET',
   'LDAP_CA_CERT',
+  'ORIGIN_VERIFY_TOKEN',
 ] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 

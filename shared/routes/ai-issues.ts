@@ -22,6 +22,7 @@ const Source = { source: z.literal('ai') };
 export const aiIssuesGroup = defineGroup({
   name: 'ai-issues',
   tables: { 'ai-issues': 'readwrite', alerts: 'read', users: 'read', audit: 'append' },
+  config: ['edge'],
   routes: {
     list: {
       method: 'GET',

@@ -39,7 +39,7 @@ export const ActivateBody = z.lazy(() =>
 
 export const authGroup = defineGroup({
   name: 'auth',
-  config: ['ldap'],
+  config: ['ldap', 'edge'],
   tables: { users: 'readwrite', audit: 'append' },
   routes: {
     healthCheck: {

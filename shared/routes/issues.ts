@@ -88,7 +88,7 @@ const EvidenceAnswer = z.lazy(() =>
 
 export const issuesGroup = defineGroup({
   name: 'issues',
-  config: ['tickets', 'links'],
+  config: ['tickets', 'links', 'edge'],
   tables: { issues: 'readwrite', alerts: 'read', metrics: 'read', clusters: 'read', users: 'read', rules: 'read', audit: 'append' },
   routes: {
     list: {

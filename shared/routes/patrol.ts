@@ -23,7 +23,7 @@ const TriggerAnswer = z.lazy(() =>
 
 export const patrolGroup = defineGroup({
   name: 'patrol',
-  config: ['patrol'],
+  config: ['patrol', 'edge'],
   tables: { users: 'read', patrol: 'readwrite', locks: 'readwrite', audit: 'append' },
   grants: ['invoke:patrol-worker'],
   routes: {

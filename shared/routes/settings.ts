@@ -195,7 +195,7 @@ export const RolesResponse = z.lazy(() => z.object({ roles: z.readonly(z.array(z
 
 export const settingsGroup = defineGroup({
   name: 'settings',
-  config: ['mail', 'links', 'refresh'],
+  config: ['mail', 'links', 'refresh', 'edge'],
   tables: {
     rules: 'readwrite',
     users: 'readwrite',

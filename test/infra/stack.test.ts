@@ -14,6 +14,7 @@ import { REPO_ROOT } from '../../infra/bundling.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
 import { functionConcerns } from '../../infra/local/functions.js';
 import { BUILT_POLICY, SECURITY_HEADERS } from '../../infra/web/csp.js';
+import { ORIGIN_VERIFY_HEADER } from '../../shared/auth/caller.js';
 import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
@@ -194,6 +195,32 @@ describe('Lambda functions', () => {
       const readsIt = JSON.stringify(roleStatements(name)).includes(`"Ref":"${secretId}"`);
       expect(readsIt, `${name} reads the ingest token`).toBe(name === 'ingest');
     }
+  });
+  it("gives the origin token CloudFront sends to the route groups that audit, and only they may read it; CloudFront's API origin sends it", () => {
+    const [secretId] = ofType('AWS::SecretsManager::Secret').find(([id]) => id.startsWith('OriginVerifyToken'))!;
+    const auditing = ['ai-issues', 'auth', 'issues', 'patrol', 'settings'];
+    expect(
+      functionConcerns()
+        .filter((f) => f.concerns.includes('edge'))
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(auditing);
+    for (const [name, { resource }] of functions) {
+      const env = resource.Properties.Environment.Variables as Json;
+      expect(env.ORIGIN_VERIFY_TOKEN_ARN, name).toEqual(auditing.includes(name) ? { Ref: secretId } : undefined);
+      const readsIt = JSON.stringify(roleStatements(name)).includes(`"Ref":"${secretId}"`);
+      expect(readsIt, `${name} reads the origin token`).toBe(auditing.includes(name));
+    }
+    const [[, distribution]] = ofType('AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = distribution.Properties.DistributionConfig as Json;
+    const apiOriginId = asArray<Json>(config.CacheBehaviors).find((b) => b.PathPattern === '/api/*')!.TargetOriginId;
+    const apiOrigin = asArray<Json>(config.Origins).find((o) => o.Id === apiOriginId)!;
+    // The value is a CloudFormation dynamic reference to the secret, resolved at deploy: the token is never in the template.
+    expect(apiOrigin.OriginCustomHeaders).toEqual([
+      { HeaderName: ORIGIN_VERIFY_HEADER, HeaderValue: { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, ':SecretString:::}}']] } },
+    ]);
+    const defaultOrigin = asArray<Json>(config.Origins).find((o) => o.Id === config.DefaultCacheBehavior.TargetOriginId)!;
+    expect(defaultOrigin.OriginCustomHeaders).toBeUndefined();
   });
 });
 
