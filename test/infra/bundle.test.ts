@@ -161,7 +161,16 @@ describe('lean bundles (issue 21 §4)', () => {
     expect(JSON.parse(readFileSync(join(outdir, 'chat', TOOL_SCHEMAS_FILE), 'utf8'))).toEqual(liveToolInputSchemas());
   });
 
-  it('the chat bundle tells the model the tool schemas of the file beside it', async () => {
+  it("loads chat's assistant (its tools, the SQL snapshot and the fleet view) with the first message, from a chunk", () => {
+    const { eager, lazy } = coldStartFiles(metafile, relative(REPO_ROOT, join(outdir, 'chat', 'index.mjs')));
+    const inputsOf = (files: string[]) => files.flatMap((file) => Object.keys(metafile.outputs[file]!.inputs));
+    for (const path of ['shared/chat/assistant.ts', 'shared/chat/tools.ts', 'shared/chat/sql.ts', 'shared/scoring/fleet-view.ts', 'shared/llm/tool-loop.ts']) {
+      expect(inputsOf(eager), path).not.toContain(path);
+      expect(inputsOf(lazy), path).toContain(path);
+    }
+  });
+
+  it('the chat bundle tells the model the tool schemas of the file beside it (a message through the built bundle, its chunk loaded)', async () => {
     // Marked, so the request shows which copy the bundle read (it carries no conversion to make its own).
     const file = join(outdir, 'chat', TOOL_SCHEMAS_FILE);
     const schemas = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, unknown>>;
