@@ -1,6 +1,7 @@
 // Patrol reports (table `patrol`).
 //   pk = REPORT#<report_id>, sk = REPORT
 //   gsi1: gsi1pk = REPORTS, gsi1sk = <created_at>#<report_id> (newest first by Query)
+import { randomUUID } from 'node:crypto';
 import { ReportStatus, type CustomerSummary, type FlaggedCluster, type FleetSummary, type PatrolReport, type PatrolReportSummary } from '../patrol/schemas.js';
 import { ConditionFailed, conditionalWrite, getItem, putItem, queryTimeIndex, setFields, updateItem } from './client.js';
 import { itemReader, listOf, nullable, number, oneOf, pickFields, record, string, type Fields } from './items.js';
@@ -85,16 +86,26 @@ export async function createReport(report: Pick<PatrolReport, 'report_id' | 'rep
   return record;
 }
 
-/** Finishes a running report (completed or failed); a no-op for one already finished. */
+/** Finishes a running report (completed or failed); ConditionFailed when another write finished it first. */
 export async function finishReport(reportId: string, fields: Partial<PatrolReport> & { status: 'completed' | 'failed' }, now = new Date()): Promise<void> {
-  const set = setFields({ ...fields, finished_at: now.toISOString() });
-  await updateItem('patrol', key(reportId), {
-    UpdateExpression: set.set,
-    ConditionExpression: '#status = :running',
-    ExpressionAttributeNames: { ...set.names, '#status': 'status' },
-    ExpressionAttributeValues: { ...set.values, ':running': 'running' },
-    ReturnValues: 'NONE',
-  });
+  // A token only this write stores (kept on the item, read by nobody else): a retry whose first try
+  // landed but lost its answer meets its own write, which is this write done, not someone else's.
+  const token = randomUUID();
+  const set = setFields({ ...fields, finished_at: now.toISOString(), finish_token: token });
+  const { written } = await conditionalWrite(
+    'patrol',
+    key(reportId),
+    () =>
+      updateItem('patrol', key(reportId), {
+        UpdateExpression: set.set,
+        ConditionExpression: '#status = :running',
+        ExpressionAttributeNames: { ...set.names, '#status': 'status' },
+        ExpressionAttributeValues: { ...set.values, ':running': 'running' },
+        ReturnValues: 'NONE',
+      }),
+    (item) => item.finish_token === token,
+  );
+  if (!written) throw new ConditionFailed([0]);
 }
 
 /** What a scan spent on its model calls. */

@@ -158,3 +158,24 @@ describe('an LLM patrol scan that loses its lock', () => {
     }
   });
 });
+
+describe("a scan's finishing write whose answer is lost", () => {
+  it('is retried by the client, meets its own write and counts as done: the report is completed, not "marked failed meanwhile"', async () => {
+    openai.enqueueText(EMPTY_FLEET_ANSWER);
+    let lost = 0;
+    // The report's completing UpdateItem reaches DynamoDB, which applies it; its answer never comes back.
+    const stop = proxy.watch(({ operation, input }) => {
+      const completing =
+        operation === 'UpdateItem' && String(input.TableName).endsWith('patrol') && JSON.stringify(input.ExpressionAttributeValues).includes('"completed"');
+      return completing && lost++ === 0 ? 'lose-answer' : undefined;
+    });
+    try {
+      const result = await runPatrolScan({ report_type: 'on_demand', triggered_by: 'tester' });
+      expect(lost).toBe(2); // the lost try and the client's retry
+      expect(result.status).toBe('completed');
+      expect(await getReport(result.report_id)).toMatchObject({ status: 'completed', error: null, fleet_narrative: 'The fleet is empty.' });
+    } finally {
+      stop();
+    }
+  });
+});
