@@ -42,9 +42,9 @@ const putAfterDeploy = (what: string, issuer: string) =>
   `The ${what} is issued by ${issuer}, which AWS cannot rotate; operators rotate it there and put the new value.`;
 
 /**
- * The token CloudFront sends to the API as the X-Origin-Verify origin header (the stack resolves the
- * secret into the distribution at deploy time): the route groups trust its CloudFront-Viewer-Address
- * only with it (shared/auth/caller.ts).
+ * The token CloudFront sends to the API as the X-Origin-Verify origin header (CloudFormation resolves the
+ * secret into the distribution at deploy time): the route groups that audit trust the X-Viewer-Address
+ * CloudFront's function sets only with it (shared/auth/caller.ts).
  */
 export const originVerifySecret = (stage: string): SecretBinding => ({
   id: 'OriginVerifyToken',
@@ -52,8 +52,8 @@ export const originVerifySecret = (stage: string): SecretBinding => ({
   length: 48,
   description: `Token Fleet Health (${stage}) CloudFront sends to the API with each request, vouching for its viewer address`,
   noRotation:
-    'CloudFront sends the token as an origin header resolved from the secret at deploy time, so a rotation is put-secret-value ' +
-    'and a redeploy; until the distribution and the warm containers agree again, audit entries record the edge address.',
+    'CloudFront sends the token as an origin header that CloudFormation resolves from the secret only when the template ' +
+    'changes: a rotation is put-secret-value, then a deploy naming the new version (context originVerifyVersionId).',
   output: { id: 'OriginVerifyTokenArn', description: 'Token CloudFront sends to the API (origin header X-Origin-Verify)' },
 });
 

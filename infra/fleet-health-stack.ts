@@ -5,7 +5,7 @@
 // The stack loops over those declarations; nothing here repeats a route, a table or a grant.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CfnElement, CfnOutput, CustomResource, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnElement, CfnOutput, CustomResource, Duration, Fn, RemovalPolicy, SecretValue, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -33,7 +33,7 @@ import { CONSOLE_OUT } from './console.js';
 import { API_POLICY, deploymentPolicy } from './web/csp.js';
 import { functionSize } from './function-sizes.js';
 import { CONFIG_BINDINGS, originVerifySecret, type BindingContext, type SecretBinding } from './config-bindings.js';
-import { ORIGIN_VERIFY_HEADER } from '../shared/auth/caller.js';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../shared/auth/caller.js';
 import type { FleetHealthStackProps } from './stack-props.js';
 import { GroupFunction } from './constructs/group-function.js';
 import { Monitoring } from './constructs/monitoring.js';
@@ -186,7 +186,7 @@ export class FleetHealthStack extends Stack {
     }
 
     // ── SPA: private S3 bucket behind CloudFront, /api/* to the HTTP API ────
-    this.distribution = this.createSite(stage.url, props.embed?.host, props.stage);
+    this.distribution = this.createSite(stage.url, props);
 
     // ── Configuration: each function's declared concerns (infra/config-bindings.ts) ──
     const context: BindingContext = { props, stage: props.stage, siteUrl: `https://${this.distribution.distributionDomainName}`, prefix };
@@ -445,7 +445,8 @@ export class FleetHealthStack extends Stack {
     }
   }
 
-  private createSite(apiUrl: string, embedHost: string | undefined, stageName: string): cloudfront.Distribution {
+  private createSite(apiUrl: string, { embed, stage: stageName, originVerifyVersionId }: FleetHealthStackProps): cloudfront.Distribution {
+    const embedHost = embed?.host;
     const logsBucket = new s3.Bucket(this, 'LogsBucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -507,6 +508,26 @@ export class FleetHealthStack extends Stack {
       securityHeadersBehavior: securityHeaders(API_POLICY),
     });
 
+    // The viewer's address for the API, written by CloudFront over whatever a caller sent under that name (the
+    // route groups believe it only beside the origin token: shared/auth/caller.ts).
+    const viewerAddress = new cloudfront.Function(this, 'ApiViewerAddress', {
+      comment: "Hand the API the viewer's address, over any the caller sent",
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(
+        [
+          'function handler(event) {',
+          '  var request = event.request;',
+          `  request.headers['${VIEWER_ADDRESS_HEADER}'] = { value: event.viewer.ip };`,
+          '  return request;',
+          '}',
+        ].join('\n'),
+      ),
+    });
+    const originSecret = this.secretFor(originVerifySecret(stageName));
+    const originToken = originVerifyVersionId
+      ? SecretValue.secretsManager(originSecret.secretArn, { versionId: originVerifyVersionId })
+      : originSecret.secretValue;
+
     const distribution = new cloudfront.Distribution(this, 'Site', {
       comment: `Fleet Health ${this.stackName}`,
       defaultRootObject: 'index.html',
@@ -527,10 +548,11 @@ export class FleetHealthStack extends Stack {
           origin: new origins.HttpOrigin(apiDomain, {
             protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
             originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
-            // The token that makes the route groups believe the viewer address this policy forwards
-            // (CloudFront-Viewer-Address): resolved from its secret by CloudFormation, never in the template.
-            customHeaders: { [ORIGIN_VERIFY_HEADER]: this.secretFor(originVerifySecret(stageName)).secretValue.unsafeUnwrap() },
+            // The token that makes the route groups believe the viewer address viewerAddress sets: a dynamic
+            // reference CloudFormation resolves from the secret (never in the template), at the version named.
+            customHeaders: { [ORIGIN_VERIFY_HEADER]: originToken.unsafeUnwrap() },
           }),
+          functionAssociations: [{ function: viewerAddress, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
           // A redirect would drop request bodies: API clients must speak HTTPS.
           viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
           allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,

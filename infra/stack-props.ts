@@ -31,6 +31,12 @@ export interface FleetHealthStackProps extends StackProps {
   readonly llm?: LlmSettings;
   /** ARN of the Amazon Managed Service for Prometheus workspace the metrics puller queries (auth: sigv4); undefined: any of this account and region. */
   readonly prometheusWorkspaceArn?: string;
+  /**
+   * The version of the origin token secret CloudFront sends (infra/config-bindings.ts, originVerifySecret): CloudFormation
+   * resolves the secret only when the template changes, so a rotation (put-secret-value) reaches CloudFront with a deploy
+   * that names the new version. Undefined: the current version as of the deploy that created the distribution.
+   */
+  readonly originVerifyVersionId?: string;
   /** Email address subscribed to the alarm topic (infra/constructs/monitoring.ts); undefined: no subscription, subscribe by hand. */
   readonly alarmEmail?: string;
   /**
@@ -76,6 +82,7 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     patrolSchedule: optional('patrolSchedule'),
     appUrl: optional('appUrl'),
     prometheusWorkspaceArn: optional('prometheusWorkspaceArn'),
+    originVerifyVersionId: versionId('originVerifyVersionId'),
     alarmEmail: email('alarmEmail'),
     admin: bootstrapAdmin(optional('adminUsername') ?? 'admin', optional('adminEmail') ?? 'admin@fleet-health.local'),
     ldap:
@@ -93,6 +100,13 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
       ? { host: optional('embedHost')!, clientId: required('embedClientId', 'embedHost'), dashboard: optional('embedDashboard') }
       : undefined,
   };
+
+  /** A Secrets Manager version id (a UUID as put-secret-value answers it). */
+  function versionId(key: string): string | undefined {
+    const value = optional(key);
+    if (value !== undefined && !/^[A-Za-z0-9-]{32,64}$/.test(value)) throw new Error(`context ${key}=${value}: not a Secrets Manager version id`);
+    return value;
+  }
 
   function email(key: string): string | undefined {
     const value = optional(key);

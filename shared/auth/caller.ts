@@ -1,11 +1,11 @@
 // Where a request came from, as recorded in the audit log. Behind CloudFront the
-// TCP peer API Gateway reports is an edge server; the viewer's own address comes in
-// CloudFront's CloudFront-Viewer-Address header, which any direct caller of the API
-// could also send. So it is believed only beside the X-Origin-Verify token that the
-// stack has CloudFront add to every request it forwards (infra/config-bindings.ts,
-// originVerifySecret): compared in constant time with the ORIGIN_VERIFY_TOKEN secret,
-// which is read on the first request that carries the header and needs an address.
-// The route groups that audit declare the `edge` concern, which brings them the secret.
+// TCP peer API Gateway reports is an edge server. A CloudFront Function on /api/*
+// writes the viewer's own address into X-Viewer-Address, over anything the caller
+// sent under that name; but a caller of the API Gateway URL itself could send the
+// header too. So it is believed only beside the X-Origin-Verify token the stack has
+// CloudFront add to every request it forwards (infra/fleet-health-stack.ts): compared
+// in constant time with the ORIGIN_VERIFY_TOKEN secret (the `edge` concern, declared
+// by the route groups that audit), read on the first request that carries both.
 import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { originVerifyToken } from '../config/edge.js';
@@ -18,7 +18,8 @@ export interface Caller {
 
 /** The origin header CloudFront adds with the token (lower case, as API Gateway passes headers). */
 export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
-const VIEWER_ADDRESS_HEADER = 'cloudfront-viewer-address';
+/** The header CloudFront's viewer-request function sets to the viewer's IP address. */
+export const VIEWER_ADDRESS_HEADER = 'x-viewer-address';
 
 const log = createLogger('caller');
 
@@ -35,8 +36,8 @@ export async function callerOf(req: RequestOrigin): Promise<Caller> {
 /** The viewer's address when CloudFront vouches for it, else the TCP peer's. */
 async function clientAddress({ sourceIp, headers }: RequestOrigin): Promise<string> {
   const offered = headers[ORIGIN_VERIFY_HEADER];
-  const viewer = viewerIp(headers[VIEWER_ADDRESS_HEADER]);
-  if (!offered || !viewer) return sourceIp;
+  const viewer = headers[VIEWER_ADDRESS_HEADER];
+  if (!offered || !viewer || !isIP(viewer)) return sourceIp;
   let token: string | undefined;
   try {
     token = await originVerifyToken();
@@ -53,11 +54,3 @@ const sameToken = (offered: string, token: string) => {
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
 };
-
-/** `CloudFront-Viewer-Address` is `ip:port` (an IPv6 address unbracketed): the address, when it is one. */
-function viewerIp(value: string | undefined): string | undefined {
-  const at = value?.lastIndexOf(':') ?? -1;
-  if (!value || at <= 0 || !/^\d{1,5}$/.test(value.slice(at + 1))) return undefined;
-  const ip = value.slice(0, at);
-  return isIP(ip) ? ip : undefined;
-}

@@ -1,11 +1,11 @@
 // The address an audit entry records behind CloudFront (shared/auth/caller.ts): the viewer's
-// from CloudFront-Viewer-Address only beside the origin token the stack has CloudFront send;
+// from X-Viewer-Address (CloudFront's function writes it) only beside the origin token the stack has CloudFront send;
 // otherwise (no token, a wrong one, none configured, an address that is not one, the token
 // unreadable) the TCP peer's. Through the auth Lambda's login on DynamoDB Local, the token from
 // the variable (local) and from Secrets Manager (AWS) through a local server speaking its protocol.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as auth } from '../../functions/auth.js';
-import { ORIGIN_VERIFY_HEADER } from '../../shared/auth/caller.js';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
 import { listAudit } from '../../shared/db/audit.js';
@@ -75,35 +75,35 @@ async function auditedAddress(headers: Record<string, string>): Promise<string |
   return (JSON.parse(added[0]!) as { ip: string | null }).ip;
 }
 
-const viewer = (address: string, token = TOKEN) => ({ [ORIGIN_VERIFY_HEADER]: token, 'cloudfront-viewer-address': address });
+const viewer = (address: string, token = TOKEN) => ({ [ORIGIN_VERIFY_HEADER]: token, [VIEWER_ADDRESS_HEADER]: address });
 
 describe('the audited address behind CloudFront', () => {
   it("is the viewer's, IPv4 or IPv6, when the request carries the origin token", async () => {
     configure('variable');
-    expect(await auditedAddress(viewer('203.0.113.9:51234'))).toBe('203.0.113.9');
-    expect(await auditedAddress(viewer('2001:db8::7:443'))).toBe('2001:db8::7');
+    expect(await auditedAddress(viewer('203.0.113.9'))).toBe('203.0.113.9');
+    expect(await auditedAddress(viewer('2001:db8::7'))).toBe('2001:db8::7');
   });
 
   it("is the peer's when the token is missing, wrong (also a prefix of it), or the address is not one", async () => {
     configure('variable');
-    expect(await auditedAddress({ 'cloudfront-viewer-address': '203.0.113.9:51234' })).toBe(PEER);
-    expect(await auditedAddress(viewer('203.0.113.9:51234', 'guessed'))).toBe(PEER);
-    expect(await auditedAddress(viewer('203.0.113.9:51234', TOKEN.slice(0, -1)))).toBe(PEER);
-    expect(await auditedAddress(viewer('evil.example:443'))).toBe(PEER);
-    expect(await auditedAddress(viewer('203.0.113.9'))).toBe(PEER);
+    expect(await auditedAddress({ [VIEWER_ADDRESS_HEADER]: '203.0.113.9' })).toBe(PEER);
+    expect(await auditedAddress(viewer('203.0.113.9', 'guessed'))).toBe(PEER);
+    expect(await auditedAddress(viewer('203.0.113.9', TOKEN.slice(0, -1)))).toBe(PEER);
+    expect(await auditedAddress(viewer('evil.example'))).toBe(PEER);
+    expect(await auditedAddress(viewer('203.0.113.9:51234'))).toBe(PEER);
   });
 
   it("is the peer's when no token is configured (local runs have no CDN), whatever the caller sends", async () => {
     configure('none');
-    expect(await auditedAddress(viewer('203.0.113.9:51234'))).toBe(PEER);
+    expect(await auditedAddress(viewer('203.0.113.9'))).toBe(PEER);
   });
 
   it('takes the token from Secrets Manager on AWS, read once; unreadable, the login still works and records the peer', async () => {
     configure('secret');
     fake.failNext = true;
-    expect(await auditedAddress(viewer('198.51.100.4:1234'))).toBe(PEER);
-    expect(await auditedAddress(viewer('198.51.100.4:1234'))).toBe('198.51.100.4');
-    expect(await auditedAddress(viewer('198.51.100.5:1234'))).toBe('198.51.100.5');
+    expect(await auditedAddress(viewer('198.51.100.4'))).toBe(PEER);
+    expect(await auditedAddress(viewer('198.51.100.4'))).toBe('198.51.100.4');
+    expect(await auditedAddress(viewer('198.51.100.5'))).toBe('198.51.100.5');
     expect(fake.calls.filter((c) => c.endsWith('origin-verify-abc'))).toHaveLength(2);
   });
 });

@@ -14,7 +14,7 @@ import { REPO_ROOT } from '../../infra/bundling.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
 import { functionConcerns } from '../../infra/local/functions.js';
 import { BUILT_POLICY, SECURITY_HEADERS } from '../../infra/web/csp.js';
-import { ORIGIN_VERIFY_HEADER } from '../../shared/auth/caller.js';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
 import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
@@ -483,8 +483,14 @@ describe('SPA', () => {
     ).toEqual(['s3:GetBucketTagging', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
   });
 
+  /** A CloudFront Function's code, run as CloudFront would: its handler. */
+  const cloudFrontFunction = (idPrefix: string) => {
+    const [, fn] = ofType('AWS::CloudFront::Function').find(([id]) => id.startsWith(idPrefix))!;
+    return new Function(`${fn.Properties.FunctionCode as string}; return handler;`)() as (e: Json) => Json;
+  };
+
   it('rewrites extension-less paths to /index.html', () => {
-    const [[, fn]] = ofType('AWS::CloudFront::Function') as [[string, Json]];
+    const [, fn] = ofType('AWS::CloudFront::Function').find(([id]) => id.startsWith('SpaRewrite'))!;
     const code = fn.Properties.FunctionCode as string;
     const handler = new Function(`${code}; return handler;`)() as (e: Json) => Json;
     const uri = (u: string): string => handler({ request: { uri: u } }).uri as string;
@@ -492,6 +498,40 @@ describe('SPA', () => {
     expect(uri('/')).toBe('/index.html');
     expect(uri('/assets/app.3f2a.js')).toBe('/assets/app.3f2a.js');
     expect(uri('/favicon.ico')).toBe('/favicon.ico');
+  });
+
+  it("hands the API the viewer's address on every /api/* request, over any a caller sent under that name", () => {
+    const [[, distribution]] = ofType('AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = distribution.Properties.DistributionConfig as Json;
+    const api = asArray<Json>(config.CacheBehaviors).find((b) => b.PathPattern === '/api/*')!;
+    const [viewerId] = ofType('AWS::CloudFront::Function').find(([id]) => id.startsWith('ApiViewerAddress'))!;
+    expect(api.FunctionAssociations).toEqual([{ EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [viewerId, 'FunctionARN'] } }]);
+    const handler = cloudFrontFunction('ApiViewerAddress');
+    const forged = { [VIEWER_ADDRESS_HEADER]: { value: '10.0.0.1' }, authorization: { value: 'Bearer x' } };
+    expect(handler({ viewer: { ip: '2001:db8::7' }, request: { uri: '/api/auth/login', headers: forged } })).toEqual({
+      uri: '/api/auth/login',
+      headers: { [VIEWER_ADDRESS_HEADER]: { value: '2001:db8::7' }, authorization: { value: 'Bearer x' } },
+    });
+  });
+
+  it('sends the origin token at the secret version an originVerifyVersionId context value names, and refuses one that is not a version id', () => {
+    const versionId = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
+    const rotated = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], originVerifyVersionId: versionId } });
+    const resourcesOf = Template.fromStack(new FleetHealthStack(rotated, 'Rotated', fleetHealthPropsFromContext(rotated))).toJSON().Resources as Record<
+      string,
+      Json
+    >;
+    const [secretId] = Object.entries(resourcesOf).find(([id, r]) => r.Type === 'AWS::SecretsManager::Secret' && id.startsWith('OriginVerifyToken'))!;
+    const [, distribution] = Object.entries(resourcesOf).find(([, r]) => r.Type === 'AWS::CloudFront::Distribution')!;
+    const headers = asArray<Json>(distribution.Properties.DistributionConfig.Origins).flatMap((o) => asArray<Json>(o.OriginCustomHeaders));
+    expect(headers).toEqual([
+      {
+        HeaderName: ORIGIN_VERIFY_HEADER,
+        HeaderValue: { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, `:SecretString:::${versionId}}}`]] },
+      },
+    ]);
+    const refused = new App({ context: { ...cdkContext, originVerifyVersionId: 'AWSCURRENT' } });
+    expect(() => fleetHealthPropsFromContext(refused)).toThrow('context originVerifyVersionId=AWSCURRENT: not a Secrets Manager version id');
   });
 
   it('outputs the API and site URLs', () => {
