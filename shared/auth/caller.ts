@@ -9,6 +9,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { originVerifyToken } from '../config/edge.js';
+import { onSettingsReset } from '../config/env.js';
 import { createLogger, errorFields } from '../log.js';
 
 export interface Caller {
@@ -22,6 +23,17 @@ export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 export const VIEWER_ADDRESS_HEADER = 'x-viewer-address';
 
 const log = createLogger('caller');
+
+/**
+ * After a failed read of the token, requests record the edge address without reading it again for this
+ * long: a Secrets Manager outage does not hold every audited request (a login) for the read's timeout.
+ * Tests shorten it.
+ */
+export const originTokenRetry = { afterMs: 30_000 };
+let failedAt: number | undefined;
+onSettingsReset(() => {
+  failedAt = undefined;
+});
 
 interface RequestOrigin {
   sourceIp: string;
@@ -38,11 +50,14 @@ async function clientAddress({ sourceIp, headers }: RequestOrigin): Promise<stri
   const offered = headers[ORIGIN_VERIFY_HEADER];
   const viewer = headers[VIEWER_ADDRESS_HEADER];
   if (!offered || !viewer || !isIP(viewer)) return sourceIp;
+  if (failedAt !== undefined && Date.now() - failedAt < originTokenRetry.afterMs) return sourceIp;
   let token: string | undefined;
   try {
     token = await originVerifyToken();
+    failedAt = undefined;
   } catch (error) {
     // The address is the audit entry's detail, not the request's purpose: the edge's is recorded instead.
+    failedAt = Date.now();
     log.warn('origin token unavailable; recording the edge address', errorFields(error));
     return sourceIp;
   }

@@ -5,9 +5,9 @@
 // the variable (local) and from Secrets Manager (AWS) through a local server speaking its protocol.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as auth } from '../../functions/auth.js';
-import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
+import { ORIGIN_VERIFY_HEADER, originTokenRetry, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
-import { forgetSecrets } from '../../shared/config/secrets.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { createUser } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -46,7 +46,7 @@ afterAll(async () => {
   await fake.close();
   delete process.env.ORIGIN_VERIFY_TOKEN;
   delete process.env.ORIGIN_VERIFY_TOKEN_ARN;
-  forgetSecrets();
+  resetSettings();
 });
 
 /** The token as local runs set it, as the stack sets it (the secret's ARN), or not at all. */
@@ -55,7 +55,7 @@ function configure(how: 'variable' | 'secret' | 'none'): void {
   delete process.env.ORIGIN_VERIFY_TOKEN_ARN;
   if (how === 'variable') process.env.ORIGIN_VERIFY_TOKEN = TOKEN;
   if (how === 'secret') process.env.ORIGIN_VERIFY_TOKEN_ARN = ARN;
-  forgetSecrets();
+  resetSettings(); // the secrets read, and a failed read remembered
 }
 
 /** Logs in with these headers and answers the address the login's audit entry recorded. */
@@ -98,12 +98,22 @@ describe('the audited address behind CloudFront', () => {
     expect(await auditedAddress(viewer('203.0.113.9'))).toBe(PEER);
   });
 
-  it('takes the token from Secrets Manager on AWS, read once; unreadable, the login still works and records the peer', async () => {
+  it('takes the token from Secrets Manager on AWS, read once; unreadable, logins still work and record the peer until it is tried again', async () => {
     configure('secret');
+    const reads = () => fake.calls.filter((c) => c.endsWith('origin-verify-abc')).length;
     fake.failNext = true;
     expect(await auditedAddress(viewer('198.51.100.4'))).toBe(PEER);
-    expect(await auditedAddress(viewer('198.51.100.4'))).toBe('198.51.100.4');
-    expect(await auditedAddress(viewer('198.51.100.5'))).toBe('198.51.100.5');
-    expect(fake.calls.filter((c) => c.endsWith('origin-verify-abc'))).toHaveLength(2);
+    // Within the retry interval nobody waits on Secrets Manager again.
+    expect(await auditedAddress(viewer('198.51.100.4'))).toBe(PEER);
+    expect(reads()).toBe(1);
+    const interval = originTokenRetry.afterMs;
+    originTokenRetry.afterMs = 0;
+    try {
+      expect(await auditedAddress(viewer('198.51.100.4'))).toBe('198.51.100.4');
+      expect(await auditedAddress(viewer('198.51.100.5'))).toBe('198.51.100.5');
+    } finally {
+      originTokenRetry.afterMs = interval;
+    }
+    expect(reads()).toBe(2);
   });
 });
