@@ -118,10 +118,13 @@ describe('deep links', { timeout: 60_000 }, () => {
   });
 
   it('never leads sign-in to another origin', async () => {
-    const page = await browser.page();
-    await page.goto('/sign-in?next=%2F%2Fevil.example%2Fx');
-    await signIn(page, 'admin', PASSWORD);
-    expect(page.url()).toBe(`${service.url}/`);
+    // '//host', '/\\host' (a browser reads it as '//host'), '/<tab>/host' (URL parsing drops the tab), an absolute URL.
+    for (const next of ['//evil.example/x', '/\\evil.example/x', '/\t/evil.example/x', 'https://evil.example/x']) {
+      const page = await browser.page();
+      await page.goto(`/sign-in?next=${encodeURIComponent(next)}`);
+      await signIn(page, 'admin', PASSWORD);
+      expect(page.url(), JSON.stringify(next)).toBe(`${service.url}/`);
+    }
   });
 });
 

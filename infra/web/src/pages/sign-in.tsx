@@ -7,8 +7,11 @@ import { useSession } from '../session';
 
 const login = endpoint<'auth', 'login'>('POST', '/api/auth/login');
 
-/** Only a path of this console: never another origin. */
-export const safeNext = (next: string | null) => (next?.startsWith('/') && !next.startsWith('//') ? next : '/');
+/**
+ * Only a path of this console, never another origin: one '/' then no '/' or '\' (browsers read '/\host' as
+ * '//host'), and no '\' or control character anywhere (URL parsing drops tabs and newlines: '/<tab>/host').
+ */
+export const safeNext = (next: string | null) => (next && /^\/(?![/\\])[^\\\p{Cc}]*$/u.test(next) ? next : '/');
 
 function describe(error: unknown): string {
   if (!(error instanceof ApiProblem)) return 'Sign-in failed.';
