@@ -44,16 +44,19 @@ type LdapAccount = { user: UserRecord } | { conflict: UserRecord } | { refused: 
  * (`source: ldap`), or a new one on first login. A username held by a built-in
  * account is never granted through LDAP: `conflict` instead, and the login
  * goes on with the built-in password only. No account is made or kept without an email
- * of its own: `refused` then, and nothing is stored.
+ * of its own: `refused` then, and nothing is stored. An account made, or its email moved,
+ * is audited in the same transaction (`user_create`, `user_update`), as an invitation is.
  */
-async function accountForLdap(identity: LdapIdentity): Promise<LdapAccount> {
+async function accountForLdap(identity: LdapIdentity, caller: Caller): Promise<LdapAccount> {
   const { username, email } = identity;
-  const linkable = (user: UserRecord) => (user.source === 'ldap' ? followDirectoryMail(user, identity) : { conflict: user });
+  const linkable = (user: UserRecord) => (user.source === 'ldap' ? followDirectoryMail(user, identity, caller) : { conflict: user });
   const existing = await getUser(username);
   if (existing) return linkable(existing);
   if (!email) return { refused: 'ldap_no_email' };
+  const now = new Date();
+  const audit = ldapAudit(identity, caller, 'user_create', email, { source: 'ldap', role: identity.role, name: identity.name }, now);
   try {
-    return { user: await createUser({ username, name: identity.name, email, role: identity.role, is_active: true, source: 'ldap' }) };
+    return { user: await createUser({ username, name: identity.name, email, role: identity.role, is_active: true, source: 'ldap' }, now, [audit]) };
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     // The username was taken meanwhile (by another first login of the same LDAP user, or by a built-in account), or the email is another account's.
@@ -70,13 +73,15 @@ async function accountForLdap(identity: LdapIdentity): Promise<LdapAccount> {
  * account. A mail that is missing or another account's leaves the account's own email as it is; an account
  * without one is refused.
  */
-async function followDirectoryMail(user: UserRecord, identity: LdapIdentity): Promise<LdapAccount> {
+async function followDirectoryMail(user: UserRecord, identity: LdapIdentity, caller: Caller): Promise<LdapAccount> {
   const wanted = identity.email;
   const keep = (account: UserRecord): LdapAccount => (account.email ? { user: account } : { refused: wanted ? 'ldap_email_taken' : 'ldap_no_email', account });
   if (!user.is_active) return { user }; // refused as inactive, unchanged
   if (!wanted || user.email.toLowerCase() === wanted) return keep(user);
+  const now = new Date();
+  const audit = ldapAudit(identity, caller, 'user_update', wanted, { source: 'ldap', before: { email: user.email }, after: { email: wanted } }, now, user.role);
   try {
-    return { user: await changeUserEmail(user, wanted) };
+    return { user: await changeUserEmail(user, wanted, now, [audit]) };
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     // A concurrent login of the same user may have moved it already; otherwise the account keeps its email.
@@ -99,6 +104,17 @@ async function builtInAccount(username: string, password: string): Promise<UserR
   }
   return (await verifyPassword(password, user.password_hash)) ? user : undefined;
 }
+
+/** The audit entry of what an LDAP login did to its account: the directory's user is the actor. */
+const ldapAudit = (
+  identity: LdapIdentity,
+  caller: Caller,
+  action: 'user_create' | 'user_update',
+  target: string,
+  detail: Record<string, unknown>,
+  now: Date,
+  role = identity.role,
+) => auditAction({ actor: identity.username, role, action, target, detail, ip: caller.ip, user_agent: caller.userAgent }, now);
 
 /** The answer to a refused LDAP login, saying what the directory entry lacks. */
 function ldapRefusal(reason: LdapRefusal, identity: LdapIdentity): Forbidden | Conflict {
@@ -139,7 +155,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
   if (ldapConfigured()) {
     const identity = await ldapAuthenticate(username, password);
     if (identity) {
-      const account = await accountForLdap(identity);
+      const account = await accountForLdap(identity, caller);
       if ('refused' in account) {
         // The right password, but no account may be given (the reservation stays counted, as for an inactive account).
         await audit('login_failed', account.account, { reason: account.refused, method: 'ldap' });

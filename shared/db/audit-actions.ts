@@ -5,6 +5,7 @@ export const AUDIT_ACTIONS = [
   'login_failed',
   'logout',
   'invite',
+  'user_create',
   'activate',
   'user_update',
   'user_delete',

@@ -172,10 +172,10 @@ function putNew(record: UserRecord): TransactItem {
 }
 
 /** Creates an account; ConditionFailed([0]) when the username is taken, EmailTaken when the email is. */
-export async function createUser(user: NewUser, now = new Date()): Promise<UserRecord> {
+export async function createUser(user: NewUser, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
   const record = newRecord(user, now);
   const counter = superadminCounterUpdate(null, record);
-  await writeClaimingEmail(record, [putNew(record), ...(counter ? [counter] : [])]);
+  await writeClaimingEmail(record, [putNew(record), ...(counter ? [counter] : []), ...audit]);
   return record;
 }
 
@@ -323,7 +323,7 @@ export async function replaceUser(
  * Gives an account as read (`before`, compared by updated_at) another email, moving its email item:
  * EmailTaken when the new one is another account's, ConditionFailed([0]) when the account changed meanwhile.
  */
-export async function changeUserEmail(before: UserRecord, email: string, now = new Date()): Promise<UserRecord> {
+export async function changeUserEmail(before: UserRecord, email: string, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
   const canonical = canonicalEmail(email);
   if (canonical === null) throw new Error(`Not a valid email address: ${JSON.stringify(email)}`);
   if (canonical === before.email.toLowerCase()) return before; // its own item already (one transaction cannot put and delete it)
@@ -338,6 +338,7 @@ export async function changeUserEmail(before: UserRecord, email: string, now = n
       },
     },
     ...(await releaseEmail(before)),
+    ...audit,
   ]);
   return after;
 }

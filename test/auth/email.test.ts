@@ -210,6 +210,14 @@ describe('accounts stored before an email named one account', () => {
     const res = await login('ivy', 'ivy-secret');
     expect(res.statusCode).toBe(200);
     expect(res.json!.user).toMatchObject({ id: ivy.id, email: 'ivy@example.org' });
+    // The move is audited in its transaction, the directory's user as the actor.
+    expect((await listAudit('user_update')).filter((e) => e.actor === 'ivy')).toEqual([
+      expect.objectContaining({
+        role: 'viewer',
+        target: 'ivy@example.org',
+        detail: { source: 'ldap', before: { email: '' }, after: { email: 'ivy@example.org' } },
+      }),
+    ]);
     expect((await userRoute('PATCH', 'ivy@example.org', { is_active: false })).statusCode).toBe(200);
     expect(await getUser('ivy')).toMatchObject({ id: ivy.id, email: 'ivy@example.org', is_active: false });
 

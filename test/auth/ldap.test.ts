@@ -92,9 +92,22 @@ describe('LDAP login against slapd', () => {
     expect(res.user).toMatchObject({ username: 'alice', name: 'Alice Liddell', email: 'alice@example.org', role: 'viewer' });
     expect(await getUser('alice')).toMatchObject({ source: 'ldap', is_active: true });
     expect((await getUser('alice'))?.password_hash).toBeUndefined();
-    // the second login reuses the account
+    // Audited with the account, in its transaction: the directory's user made it, from where they logged in.
+    const created = () => listAudit('user_create').then((entries) => entries.filter((e) => e.actor === 'alice'));
+    expect(await created()).toEqual([
+      expect.objectContaining({
+        actor: 'alice',
+        role: 'viewer',
+        target: 'alice@example.org',
+        detail: { source: 'ldap', role: 'viewer', name: 'Alice Liddell' },
+        ip: caller.ip,
+        user_agent: caller.userAgent,
+      }),
+    ]);
+    // the second login reuses the account, and audits no second creation
     const again = await login('alice', 'alice-secret', caller);
     expect(again.user.id).toBe(res.user.id);
+    expect(await created()).toHaveLength(1);
     expect(await slapd.binds()).toContain(dnOf('alice'));
   });
 
