@@ -125,6 +125,12 @@ describe('deep links', { timeout: 60_000 }, () => {
       await signIn(page, 'admin', PASSWORD);
       expect(page.url(), JSON.stringify(next)).toBe(`${service.url}/`);
     }
+    // A '\\' in the query (a hand-typed link: browsers do not encode it there) is the page's, not a way out.
+    const page = await browser.page();
+    const link = `/clusters/${encodeURIComponent(clusterId)}?note=a\\b`;
+    await page.goto(`/sign-in?next=${encodeURIComponent(link)}`);
+    await signIn(page, 'admin', PASSWORD);
+    expect(path(page.url())).toBe(link);
   });
 });
 

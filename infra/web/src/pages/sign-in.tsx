@@ -9,9 +9,10 @@ const login = endpoint<'auth', 'login'>('POST', '/api/auth/login');
 
 /**
  * Only a path of this console, never another origin: one '/' then no '/' or '\' (browsers read '/\host' as
- * '//host'), and no '\' or control character anywhere (URL parsing drops tabs and newlines: '/<tab>/host').
+ * '//host'), no '\' in the path (read as '/'), and no control character anywhere (URL parsing drops tabs and
+ * newlines: '/<tab>/host'). A query or fragment may hold a '\': it stays theirs.
  */
-export const safeNext = (next: string | null) => (next && /^\/(?![/\\])[^\\\p{Cc}]*$/u.test(next) ? next : '/');
+export const safeNext = (next: string | null) => (next && /^\/(?![/\\])[^\\?#\p{Cc}]*(?:[?#][^\p{Cc}]*)?$/u.test(next) ? next : '/');
 
 function describe(error: unknown): string {
   if (!(error instanceof ApiProblem)) return 'Sign-in failed.';
