@@ -470,19 +470,9 @@ export class FleetHealthStack extends Stack {
 
     // SPA fallback at the edge: a path without a file extension is a client-side route.
     // (Distribution errorResponses would also rewrite the API's 404s into index.html.)
-    const spaRewrite = new cloudfront.Function(this, 'SpaRewrite', {
-      comment: 'Serve /index.html for extension-less SPA routes',
-      runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(
-        [
-          'function handler(event) {',
-          '  var request = event.request;',
-          '  if (!/\\.[^/]+$/.test(request.uri)) { request.uri = "/index.html"; }',
-          '  return request;',
-          '}',
-        ].join('\n'),
-      ),
-    });
+    const spaRewrite = this.viewerRequestFunction('SpaRewrite', 'Serve /index.html for extension-less SPA routes', [
+      'if (!/\\.[^/]+$/.test(request.uri)) { request.uri = "/index.html"; }',
+    ]);
 
     // https://<api-id>.execute-api.<region>.amazonaws.com/ → the host name.
     const apiDomain = Fn.select(2, Fn.split('/', apiUrl));
@@ -510,19 +500,9 @@ export class FleetHealthStack extends Stack {
 
     // The viewer's address for the API, written by CloudFront over whatever a caller sent under that name (the
     // route groups believe it only beside the origin token: shared/auth/caller.ts).
-    const viewerAddress = new cloudfront.Function(this, 'ApiViewerAddress', {
-      comment: "Hand the API the viewer's address, over any the caller sent",
-      runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(
-        [
-          'function handler(event) {',
-          '  var request = event.request;',
-          `  request.headers['${VIEWER_ADDRESS_HEADER}'] = { value: event.viewer.ip };`,
-          '  return request;',
-          '}',
-        ].join('\n'),
-      ),
-    });
+    const viewerAddress = this.viewerRequestFunction('ApiViewerAddress', "Hand the API the viewer's address, over any the caller sent", [
+      `request.headers['${VIEWER_ADDRESS_HEADER}'] = { value: event.viewer.ip };`,
+    ]);
     const originSecret = this.secretFor(originVerifySecret(stageName));
     const originToken = originVerifyVersionId
       ? SecretValue.secretsManager(originSecret.secretArn, { versionId: originVerifyVersionId })
@@ -593,6 +573,17 @@ export class FleetHealthStack extends Stack {
    * exactly the calls the handler makes (the construct's own grants would add s3:GetObject*, s3:List*,
    * s3:DeleteObject*, s3:Abort* and a cloudfront:* on every distribution).
    */
+  /** A CloudFront Function run on viewer requests: `statements` change `request` (the viewer's, as `event` gives it), which goes on. */
+  private viewerRequestFunction(id: string, comment: string, statements: readonly string[]): cloudfront.Function {
+    return new cloudfront.Function(this, id, {
+      comment,
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(
+        ['function handler(event) {', '  var request = event.request;', ...statements.map((line) => `  ${line}`), '  return request;', '}'].join('\n'),
+      ),
+    });
+  }
+
   private deploySite(siteBucket: s3.Bucket, distribution: cloudfront.Distribution): void {
     // The console's build (infra/console.ts): app.ts and the tests build it first when it is missing or stale.
     if (!existsSync(join(CONSOLE_OUT, 'index.html')))
