@@ -5,8 +5,7 @@
 // password (CloudFormation shows resource properties, the provider framework logs events); the
 // password is read here, hashed, and neither returned nor logged.
 import * as z from '../zod.js';
-import { awsJsonCall } from '../aws/json-call.js';
-import { SECRETS_MANAGER } from '../config/secrets.js';
+import { secretStringAt } from '../config/secrets.js';
 import type { TableAccess } from '../http/route.js';
 import type { TableName } from '../db/tables.js';
 import { createLogger, errorFields } from '../log.js';
@@ -51,8 +50,7 @@ const log = createLogger('auth/bootstrap-resource');
 async function readPassword(secretArn: string): Promise<string> {
   let value: unknown;
   try {
-    value = (await awsJsonCall<{ SecretString?: unknown }>(SECRETS_MANAGER, 'GetSecretValue', { SecretId: secretArn }, { maxAnswerBytes: 1 << 20 }))
-      .SecretString;
+    value = await secretStringAt(secretArn);
   } catch (error) {
     log.error('bootstrap password could not be read', { secret: secretArn, ...errorFields(error) });
     throw new Error(`The bootstrap superadmin's password could not be read from Secrets Manager (${(error as Error).name}); see the bootstrap function's log.`);

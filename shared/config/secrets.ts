@@ -28,8 +28,8 @@ export type SecretName = (typeof SECRET_NAMES)[number];
 /** How long one read of a secret may take: well inside a route's 29 s, and a healthy read takes milliseconds. */
 const SECRET_TIMEOUT_MS = 5_000;
 
-/** Secrets Manager through the signed JSON call of shared/aws/ (also the bootstrap resource's, for a secret by its ARN). */
-export const SECRETS_MANAGER: AwsJsonService = {
+/** Secrets Manager through the signed JSON call of shared/aws/. */
+const SECRETS_MANAGER: AwsJsonService = {
   signingName: 'secretsmanager',
   targetPrefix: 'secretsmanager',
   jsonVersion: '1.1',
@@ -39,27 +39,33 @@ export const SECRETS_MANAGER: AwsJsonService = {
 const cache = new Map<SecretName, Promise<string | undefined>>();
 onSettingsReset(() => cache.clear());
 
+/**
+ * The string the secret `arn` holds (also the bootstrap resource's password), through the same signed call as DynamoDB (shared/aws/): every route
+ * group reads the JWT key on its first request, and the SDK's Secrets Manager client cost each cold start
+ * its load. A binary secret (SecretBinary) has no SecretString: undefined, which callers refuse.
+ */
+export async function secretStringAt(arn: string, signal?: AbortSignal): Promise<string | undefined> {
+  const out = await awsJsonCall<{ SecretString?: unknown }>(
+    SECRETS_MANAGER,
+    'GetSecretValue',
+    { SecretId: arn },
+    {
+      signal,
+      // A secret holds at most 64 KB.
+      maxAnswerBytes: 1 << 20,
+    },
+  );
+  return typeof out.SecretString === 'string' ? out.SecretString : undefined;
+}
+
 async function load(name: SecretName): Promise<string | undefined> {
   const env = processEnv();
   const direct = env[name];
   if (direct) return direct;
   const arn = env[`${name}_ARN`];
   if (!arn) return undefined;
-  // Through the same signed call as DynamoDB (shared/aws/): every route group reads the JWT key on
-  // its first request, and the SDK's Secrets Manager client cost each cold start its load.
   try {
-    const out = await awsJsonCall<{ SecretString?: unknown }>(
-      SECRETS_MANAGER,
-      'GetSecretValue',
-      { SecretId: arn },
-      {
-        signal: AbortSignal.timeout(SECRET_TIMEOUT_MS),
-        // A secret holds at most 64 KB.
-        maxAnswerBytes: 1 << 20,
-      },
-    );
-    // A binary secret (SecretBinary) has no SecretString: it is read as empty, which the caller refuses.
-    return typeof out.SecretString === 'string' ? out.SecretString : undefined;
+    return await secretStringAt(arn, AbortSignal.timeout(SECRET_TIMEOUT_MS));
   } catch (error) {
     // Throttled, denied, deleted, undecryptable or unreachable: the cause goes to the log (it names the
     // account and the key); the caller answers 503 naming only the variable, and the next call tries again.
