@@ -282,19 +282,12 @@ export class FleetHealthStack extends Stack {
     });
     secret.grantRead(fn.role);
 
-    const frameworkLogs = new logs.LogGroup(this, 'BootstrapProviderLogs', {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
     // An explicit role, as for the SPA deployment: the framework's default one carries the AWSLambdaBasicExecutionRole
     // managed policy and may invoke every version of the function (`<arn>:*`). It invokes the function (and, while the
     // function is not yet active, waits for it with GetFunction), and logs to its own group.
-    const frameworkRole = new iam.Role(this, 'BootstrapProviderRole', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Relays CloudFormation events of the bootstrap superadmin to its deploy step',
-    });
-    frameworkRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [frameworkLogs.logGroupArn] }),
+    const { logGroup: frameworkLogs, role: frameworkRole } = this.deployTimeRole(
+      'BootstrapProvider',
+      'Relays CloudFormation events of the bootstrap superadmin to its deploy step',
     );
     frameworkRole.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['lambda:InvokeFunction', 'lambda:GetFunction'], resources: [fn.function.functionArn] }),
@@ -566,13 +559,16 @@ export class FleetHealthStack extends Stack {
   }
 
   /**
-   * Copies the console's build (dist/web) to the site bucket, in two uploads (infra/README.md, "Console deploys"):
-   * the content-hashed `assets/` first, cacheable for a year and never pruned, so a tab opened before a deploy, or an
-   * index.html a cache still holds, finds the chunks it names; then the entry files (index.html, build.json),
-   * revalidated on every load, and the CloudFront invalidation. The deployment Lambda gets an explicit role with
-   * exactly the calls the handler makes (the construct's own grants would add s3:GetObject*, s3:List*,
-   * s3:DeleteObject*, s3:Abort* and a cloudfront:* on every distribution).
+   * A deploy-time Lambda's own log group (`<id>Logs`, a month) and role (`<id>Role`) that may write only to it: the
+   * CDK's default roles carry the AWSLambdaBasicExecutionRole managed policy. The caller adds what the Lambda does.
    */
+  private deployTimeRole(id: string, description: string): { logGroup: logs.LogGroup; role: iam.Role } {
+    const logGroup = new logs.LogGroup(this, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const role = new iam.Role(this, `${id}Role`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+    return { logGroup, role };
+  }
+
   /** A CloudFront Function run on viewer requests: `statements` change `request` (the viewer's, as `event` gives it), which goes on. */
   private viewerRequestFunction(id: string, comment: string, statements: readonly string[]): cloudfront.Function {
     return new cloudfront.Function(this, id, {
@@ -584,20 +580,20 @@ export class FleetHealthStack extends Stack {
     });
   }
 
+  /**
+   * Copies the console's build (dist/web) to the site bucket, in two uploads (infra/README.md, "Console deploys"):
+   * the content-hashed `assets/` first, cacheable for a year and never pruned, so a tab opened before a deploy, or an
+   * index.html a cache still holds, finds the chunks it names; then the entry files (index.html, build.json),
+   * revalidated on every load, and the CloudFront invalidation. The deployment Lambda gets an explicit role with
+   * exactly the calls the handler makes (the construct's own grants would add s3:GetObject*, s3:List*,
+   * s3:DeleteObject*, s3:Abort* and a cloudfront:* on every distribution).
+   */
   private deploySite(siteBucket: s3.Bucket, distribution: cloudfront.Distribution): void {
     // The console's build (infra/console.ts): app.ts and the tests build it first when it is missing or stale.
     if (!existsSync(join(CONSOLE_OUT, 'index.html')))
       throw new Error('dist/web/index.html is missing: build the console first (npm run build, or ensureConsoleBuilt())');
     const site = new Asset(this, 'SiteContent', { path: CONSOLE_OUT });
-    const deployLogs = new logs.LogGroup(this, 'SiteDeploymentLogs', {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    const role = new iam.Role(this, 'SiteDeploymentRole', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Copies the SPA into its bucket and invalidates the CloudFront cache',
-    });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [deployLogs.logGroupArn] }));
+    const { logGroup: deployLogs, role } = this.deployTimeRole('SiteDeployment', 'Copies the SPA into its bucket and invalidates the CloudFront cache');
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [site.bucket.arnForObjects(site.s3ObjectKey)] }));
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket', 's3:GetBucketTagging'], resources: [siteBucket.bucketArn] }));
     // Nothing is pruned (and the files are kept when the stack goes): no DeleteObject.
