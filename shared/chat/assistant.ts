@@ -12,6 +12,7 @@ import type { Principal } from '../auth/principal.js';
 import { describeLlmConfig, llmProvider } from '../llm/provider.js';
 import { runToolLoop } from '../llm/tool-loop.js';
 import { LlmError, type ContentBlock, type Message } from '../llm/types.js';
+import { histories } from './conversations.js';
 import { runTool, toolSpecs } from './tools.js';
 
 export const MAX_TOOL_ROUNDS = 12;
@@ -41,7 +42,6 @@ const withoutRemoteImages = (markdown: string) => markdown.replace(/!\[([^\]]*)\
 
 const STOP_NOTE = `_I stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls (or when time ran short); this answer uses what I had gathered by then._`;
 
-const histories = new Map<string, Message[]>();
 const recent = new Map<string, number[]>();
 
 /** At most MESSAGES_PER_MINUTE per user per minute (sliding window). */
@@ -131,9 +131,4 @@ export async function chat(principal: Principal, message: string, now = Date.now
   messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: reply }] };
   histories.set(principal.username, bounded(messages));
   return { reply, tool_calls: result.tool_calls, duration_ms: Date.now() - started };
-}
-
-export function resetChat(principal: Principal): { status: 'ok'; message: string } {
-  histories.delete(principal.username);
-  return { status: 'ok', message: 'Conversation cleared.' };
 }

@@ -3,7 +3,8 @@
 // tool call never loses its result (the strict fake refuses that, as OpenAI does).
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
-import { chat, resetChat } from '../../shared/chat/assistant.js';
+import { chat } from '../../shared/chat/assistant.js';
+import { resetChat } from '../../shared/chat/conversations.js';
 import { dropFleetDatabase } from '../../shared/chat/tools.js';
 import { useFakeOpenAi, type WireMessage } from '../support/fake-openai.js';
 

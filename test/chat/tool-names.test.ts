@@ -5,7 +5,8 @@
 // at most 64; OpenAI likewise) and refuses with its 400 otherwise.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
-import { chat, resetChat } from '../../shared/chat/assistant.js';
+import { chat } from '../../shared/chat/assistant.js';
+import { resetChat } from '../../shared/chat/conversations.js';
 import { useTestTables } from '../support/dynamo.js';
 import { startFakeBedrock, type BedrockReply, type FakeBedrock } from '../support/fake-bedrock.js';
 import { startFakeOpenAi, type FakeOpenAi, type OpenAiReply } from '../support/fake-openai.js';

@@ -168,9 +168,11 @@ describe('lean bundles (issue 21 §4)', () => {
       expect(inputsOf(eager), path).not.toContain(path);
       expect(inputsOf(lazy), path).toContain(path);
     }
+    // A reset forgets the conversation without the assistant: the histories are in the entry, shared with the chunk.
+    expect(inputsOf(eager)).toContain('shared/chat/conversations.ts');
   });
 
-  it('the chat bundle tells the model the tool schemas of the file beside it (a message through the built bundle, its chunk loaded)', async () => {
+  it('the chat bundle tells the model the tool schemas of the file beside it (a message through the built bundle, its chunk loaded); a reset forgets the conversation the chunk keeps', async () => {
     // Marked, so the request shows which copy the bundle read (it carries no conversion to make its own).
     const file = join(outdir, 'chat', TOOL_SCHEMAS_FILE);
     const schemas = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, unknown>>;
@@ -196,6 +198,34 @@ describe('lean bundles (issue 21 §4)', () => {
       const tools = openai.answered()[0]!.body.tools!;
       expect(tools.map((t) => t.function.name).sort()).toEqual(Object.keys(liveToolInputSchemas()).sort());
       for (const tool of tools) expect(tool.function.parameters).toEqual(schemas[tool.function.name]);
+
+      // The reset route (the entry's) and the message route (the chunk's) share one history.
+      const call = async (route: 'message' | 'reset', message?: string) =>
+        chatHandler(
+          apiEvent({
+            method: 'POST',
+            path: `/api/chat/${route}`,
+            routeKey: `POST /api/chat/${route}`,
+            headers: await bearer(),
+            ...(message === undefined ? {} : { body: JSON.stringify({ message }) }),
+          }),
+          lambdaContext,
+        );
+      const userTexts = (request: number) =>
+        openai
+          .answered()
+          [request]!.body.messages.filter((m) => m.role === 'user')
+          .map((m) => JSON.stringify(m.content));
+      openai.enqueueText('Still nothing.');
+      expect((await call('message', 'second question')).statusCode).toBe(200);
+      expect(userTexts(1).join()).toContain('Anything at risk?');
+      const reset = await call('reset');
+      expect(reset.statusCode).toBe(200);
+      expect(JSON.parse(reset.body!)).toEqual({ status: 'ok', message: 'Conversation cleared.' });
+      openai.enqueueText('None.');
+      expect((await call('message', 'third question')).statusCode).toBe(200);
+      expect(userTexts(2)).toHaveLength(1);
+      expect(userTexts(2).join()).toContain('third question');
     } finally {
       vi.unstubAllEnvs();
       await openai.close();

@@ -1,0 +1,13 @@
+// Each user's conversation with the assistant, in this container's memory (see assistant.ts).
+// A module of its own so that clearing one (`POST /api/chat/reset`) needs none of the
+// assistant: the route group loads the assistant's chunk with the first message only.
+import type { Principal } from '../auth/principal.js';
+import type { Message } from '../llm/types.js';
+
+/** The bounded history of each user's conversation, by username. */
+export const histories = new Map<string, Message[]>();
+
+export function resetChat(principal: Principal): { status: 'ok'; message: string } {
+  histories.delete(principal.username);
+  return { status: 'ok', message: 'Conversation cleared.' };
+}
