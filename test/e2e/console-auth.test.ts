@@ -27,7 +27,7 @@ afterAll(async () => {
 
 const path = (url: string) => {
   const u = new URL(url);
-  return u.pathname + u.search;
+  return u.pathname + u.search + u.hash;
 };
 
 describe('sign-in', { timeout: 60_000 }, () => {
@@ -107,7 +107,7 @@ describe('deep links', { timeout: 60_000 }, () => {
   });
 
   it('go through sign-in and back to the page asked for when not signed in', async () => {
-    for (const link of [`/clusters/${encodeURIComponent(clusterId)}`, '/issues?severities=critical%2Cwarning']) {
+    for (const link of [`/clusters/${encodeURIComponent(clusterId)}`, '/issues?severities=critical%2Cwarning', '/issues?severities=critical#list']) {
       const page = await browser.page();
       await page.goto(link);
       await page.waitForURL((u) => u.pathname === '/sign-in');

@@ -9,7 +9,8 @@ import { ADMINS, useSession } from './session';
 function RequireSession() {
   const { user } = useSession();
   const location = useLocation();
-  if (!user) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
+  // The whole link, fragment included: sign-in leads back to exactly what was opened.
+  if (!user) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search + location.hash)}`} replace />;
   return (
     <Shell>
       <Outlet />
