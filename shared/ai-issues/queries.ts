@@ -1,15 +1,27 @@
 // Reading and triaging AI issues (spec §4 AI issues): the same list parameters
 // and shapes as rule issues (shared/issues/queries.ts), source `ai`, KPIs with
-// total_alerts, alerts resolved from the linked ids, PATCH with `me`.
+// total_alerts, alerts resolved from the linked ids, PATCH with `me`. Lists and
+// KPIs read through this container's cache behind the AI issues' generation
+// marker, as rule issues do (shared/issues/list-cache.ts).
 import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { getClusterAlerts } from '../db/alerts.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
-import { aiTriageAction, getAiIssue, listAiIssueSummariesSince, listedAiIssues, type AiIssueRecord, type AiIssueShown } from '../db/ai-issues.js';
+import {
+  aiIssuesMarkerAction,
+  aiTriageAction,
+  currentAiIssuesGeneration,
+  getAiIssue,
+  listAiIssueSummaryWindow,
+  listedAiIssues,
+  type AiIssueRecord,
+  type AiIssueShown,
+} from '../db/ai-issues.js';
 import { liveSuccessor } from '../db/issues.js';
 import { Conflict, NotFound } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
-import { ALERTS_SHOWN, distinct, durationMinutes, kpiCounts, matches, newestFirst, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
+import { issueListCache } from '../issues/list-cache.js';
+import { ALERTS_SHOWN, durationMinutes, kpiCounts, matches, orderedWindow, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
 import type { IssueListQuery } from '../routes/common.js';
 import type { AiIssueView } from './schemas.js';
@@ -44,26 +56,32 @@ export function aiIssueView(i: AiIssueShown, now: Date): AiIssueView {
   };
 }
 
+const cache = issueListCache({ table: 'ai-issues', generation: currentAiIssuesGeneration, window: listAiIssueSummaryWindow, records: listedAiIssues });
+
+/** For tests: forget this container's cache of AI issues, as a new container would start. */
+export const dropAiIssueListCache = cache.drop;
+
 /** The window read as summaries (no alert keys, no texts); what the page shows is read for its issues only. */
 export async function listAiIssues(q: IssueListQuery, now = new Date()) {
-  const inWindow = await listAiIssueSummariesSince(windowStart(q.days, now));
-  const found = inWindow.filter((i) => matches(i, q)).sort(newestFirst);
+  const window = await cache.window(q.days, windowStart(q.days, now));
+  const { sorted, customers, clusters } = orderedWindow(window.summaries);
+  const found = sorted.filter((i) => matches(i, q));
   const start = (q.page - 1) * q.page_size;
-  const page = await listedAiIssues(found.slice(start, start + q.page_size).map((i) => i.issue_id));
+  const page = await window.records(found.slice(start, start + q.page_size).map((i) => i.issue_id));
   return {
     issues: page.map((i) => aiIssueView(i, now)),
     total: found.length,
     page: q.page,
     page_size: q.page_size,
     total_pages: Math.ceil(found.length / q.page_size),
-    customers: distinct(inWindow.map((i) => i.customer_name)),
-    clusters: distinct(inWindow.map((i) => i.cluster_name)),
+    customers,
+    clusters,
     source: SOURCE,
   };
 }
 
 export async function aiIssueKpis(days: number, now = new Date()) {
-  const issues = await listAiIssueSummariesSince(windowStart(days, now));
+  const issues = (await cache.window(days, windowStart(days, now))).summaries;
   return { ...kpiCounts(issues, now), total_alerts: issues.reduce((n, i) => n + i.alert_count, 0), source: SOURCE };
 }
 
@@ -116,6 +134,7 @@ export async function updateAiTriage(principal: Principal, id: string, patch: Re
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([
       aiTriageAction(id, after as Record<string, string>, issue.triage_version, principal.username, now),
+      aiIssuesMarkerAction(),
       auditAction(
         {
           actor: principal.username,

@@ -8,6 +8,7 @@ import { listAlertingClustersSince, listClusterAlertFields, listClusterAlerts, t
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { getClusters } from '../db/clusters.js';
 import {
+  aiIssuesChanged,
   getAiGroupingState,
   retireAiIssue,
   getAiIssues,
@@ -111,7 +112,23 @@ function continuing(
 /** Matchings of a cluster's groups to its issues, when an issue to retire keeps being triaged meanwhile. */
 const MATCH_ATTEMPTS = 3;
 
+/** Regroups one cluster; moves the AI issues' marker after it when it wrote any issue. */
 async function regroupCluster(clusterId: string, names: { cluster_name: string; customer_name: string }, now: Date): Promise<'regrouped' | 'unchanged'> {
+  const writes = { made: false };
+  try {
+    return await groupCluster(clusterId, names, now, writes);
+  } finally {
+    // Before the pass goes on: the next list read in any container sees these writes.
+    if (writes.made) await aiIssuesChanged();
+  }
+}
+
+async function groupCluster(
+  clusterId: string,
+  names: { cluster_name: string; customer_name: string },
+  now: Date,
+  writes: { made: boolean },
+): Promise<'regrouped' | 'unchanged'> {
   const provider = llmProvider();
   const method = provider ? `llm:${provider.model}` : 'rules';
   const since = new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000);
@@ -155,6 +172,7 @@ async function regroupCluster(clusterId: string, names: { cluster_name: string; 
       claimedIds = [...new Set([...claimedIds, ...ids])];
       claimed = await putAiGroupingState(clusterId, { fingerprint: NO_FINGERPRINT, method: groupedBy, issue_ids: claimedIds }, claimed);
     }
+    writes.made = true;
     for (const g of produced) await writeAiGrouping(g, now);
     try {
       // Issues whose alerts were regrouped into others go (unless triaged); those whose alerts all

@@ -3,11 +3,26 @@
 //        (as for rule issues: Ongoing ones sort after every timestamp)
 //   pk = AISTATE#<cluster_id>, sk = STATE → { fingerprint, issue_ids, version }: what the
 //        last grouping of the cluster saw and produced (the debounce, and what to replace)
+//   pk = CACHE, sk = GENERATION → the AI issues' generation marker (as the rule issues' one):
+//        moved by every triage (in its transaction) and after a regrouping that wrote; the list
+//        cache (shared/ai-issues/queries.ts) is valid only while it has not moved.
 // Grouping writes the grouping fields; triage fields are written only by PATCH, and only to a
 // live issue (not superseded). Grouping retires an issue only as triaged as it read it.
 import type { AiIssueView } from '../ai-issues/schemas.js';
 import { Severity } from '../rules/schemas.js';
-import { batchGet, ConditionFailed, deleteItem, getItem, putItem, queryTimeIndex, tableName, setFields, updateItem, type TransactItem } from './client.js';
+import {
+  batchGet,
+  ConditionFailed,
+  deleteItem,
+  generationMarker,
+  getItem,
+  putItem,
+  queryTimeIndex,
+  tableName,
+  setFields,
+  updateItem,
+  type TransactItem,
+} from './client.js';
 import { activityKey, NO_SUCCESSOR, SUMMARY_FIELDS } from './issues.js';
 import { itemReader, listOf, nullable, number, oneOf, optional, orElse, pickFields, string, type Fields } from './items.js';
 
@@ -96,7 +111,33 @@ export async function listAiIssuesActiveSince(since: Date): Promise<AiIssueRecor
 
 /** listAiIssuesActiveSince reading only the summary fields (one index range, projected); superseded ones left out. */
 export async function listAiIssueSummariesSince(since: Date): Promise<AiIssueSummary[]> {
-  return (await queryTimeIndex('ai-issues', ACTIVITY_PARTITION, { since }, SUMMARY_KEYS)).map(readSummary).filter((i) => !i.superseded_by);
+  return (await listAiIssueSummaryWindow(since)).summaries;
+}
+
+/** listAiIssueSummariesSince with each summary's activity key, as listIssueSummaryWindow: what the list cache holds. */
+export async function listAiIssueSummaryWindow(since: Date): Promise<{ summaries: AiIssueSummary[]; activity: string[] }> {
+  const items = await queryTimeIndex('ai-issues', ACTIVITY_PARTITION, { since }, [...SUMMARY_KEYS, 'gsi1sk']);
+  const window = { summaries: [] as AiIssueSummary[], activity: [] as string[] };
+  for (const item of items) {
+    const summary = readSummary(item);
+    if (summary.superseded_by) continue;
+    window.summaries.push(summary);
+    window.activity.push(String(item.gsi1sk));
+  }
+  return window;
+}
+
+const marker = generationMarker('ai-issues');
+
+/** The AI issues' generation marker, read strongly consistent: it has moved for every AI issue write acknowledged before. */
+export const currentAiIssuesGeneration = marker.current;
+
+/** Moves the marker, for a transaction with a triage write. */
+export const aiIssuesMarkerAction = marker.action;
+
+/** Moves the marker after AI issue writes made outside a transaction with it (a regrouping). */
+export async function aiIssuesChanged(): Promise<void> {
+  await marker.bump();
 }
 
 /**

@@ -1,7 +1,8 @@
-// This container's cache of what the issues list and KPIs read (issue 21 §3):
-// a window's summaries and the full records of pages shown, kept behind the
-// issues' generation marker (shared/db/issues.ts) as the fleet view is kept
-// behind the scores' one. Every read costs one strongly consistent read of the
+// This container's cache of what an issues list and its KPIs read (issue 21 §3):
+// a window's summaries and the records of pages shown, kept behind the issues'
+// generation marker (shared/db/issues.ts) as the fleet view is kept behind the
+// scores' one. One cache per kind of issue: rule issues here, AI issues in
+// shared/ai-issues/queries.ts (their table has its own marker). Every read costs one strongly consistent read of the
 // marker; the summaries and records are read again only when it moved, after
 // the TTL, or for what the cache does not hold.
 //
@@ -23,10 +24,10 @@
 //   summaries in all (a larger window is served but not kept), `records` full
 //   records (least recently used dropped), and `ttlMs` as the backstop of a
 //   marker that failed to move.
-import { currentIssuesGeneration, getIssues, listIssueSummaryWindow, type IssueRecord, type IssueSummary, type IssueSummaryWindow } from '../db/issues.js';
-import { physicalTableName } from '../db/tables.js';
+import { currentIssuesGeneration, getIssues, listIssueSummaryWindow } from '../db/issues.js';
+import { physicalTableName, type TableName } from '../db/tables.js';
 
-/** The cache's bounds; tests shorten `settleMs` and `ttlMs`. */
+/** The caches' bounds (each cache's own); tests shorten `settleMs` and `ttlMs`. */
 export const issueCacheSettings = {
   ttlMs: 60_000,
   settleMs: 2_000,
@@ -35,51 +36,80 @@ export const issueCacheSettings = {
   records: 1_000,
 };
 
-interface HeldWindow extends IssueSummaryWindow {
+/** A window as its table's activity index reads it: summaries newest activity first, each with its activity key. */
+export interface SummaryWindow<S> {
+  summaries: S[];
+  activity: string[];
+}
+
+/** Where a cache reads: the table (its marker's), the marker, a window, and records by id. */
+export interface IssueListSource<S, R> {
+  table: TableName;
+  generation(): Promise<number>;
+  window(since: Date): Promise<SummaryWindow<S>>;
+  /** The records of these ids, any order; those gone (or out of lists) left out. */
+  records(ids: string[]): Promise<R[]>;
+}
+
+interface HeldWindow<S> extends SummaryWindow<S> {
   /** The start it was read from (ISO). */
   since: string;
   /** When its read started (Date.now()). */
   at: number;
   /** The last shorter prefix handed out: the same array for the same prefix, so what lists derive from it is derived once. */
-  prefix?: IssueSummary[];
+  prefix?: S[];
 }
 
-interface Generation {
+interface Generation<S, R> {
   /** The issues table it was read from: one process may serve more than one set of tables (local services in tests). */
   table: string;
   generation: number;
   /** When this container first saw it. */
   seenAt: number;
-  windows: Map<number, HeldWindow>;
+  windows: Map<number, HeldWindow<S>>;
   /** Window reads under way: concurrent misses in one container share one read. */
-  reading: Map<number, { since: string; read: Promise<IssueSummaryWindow> }>;
-  records: Map<string, { record: IssueRecord; at: number }>;
+  reading: Map<number, { since: string; read: Promise<SummaryWindow<S>> }>;
+  records: Map<string, { record: R; at: number }>;
 }
-
-let held: Generation | undefined;
 
 /** What a list or KPI read needs, as of one read of the marker. */
-export interface IssueWindow {
-  /** The window's summaries, newest activity first (as listIssueSummariesSince answers); shared with the cache, never changed. */
-  summaries: IssueSummary[];
-  /** Full records of these issues, in the order asked (as getIssues answers). */
-  records(issueIds: string[]): Promise<IssueRecord[]>;
+export interface IssueWindow<S, R> {
+  /** The window's summaries, newest activity first (as the source reads them); shared with the cache, never changed. */
+  summaries: S[];
+  /** Records of these issues, in the order asked, those gone left out. */
+  records(issueIds: string[]): Promise<R[]>;
 }
 
-/** Summaries of issues Ongoing, or resolved at or after `since`; `days` names the window. */
-export async function issueWindow(days: number, since: Date): Promise<IssueWindow> {
-  const generation = await currentIssuesGeneration();
-  const table = physicalTableName('issues');
-  if (held?.generation !== generation || held.table !== table)
-    held = { table, generation, seenAt: Date.now(), windows: new Map(), reading: new Map(), records: new Map() };
-  const current = held;
-  return { summaries: await summaries(current, days, since), records: (ids) => records(current, ids) };
+export interface IssueListCache<S, R> {
+  /** Summaries of issues Ongoing, or resolved at or after `since`; `days` names the window. */
+  window(days: number, since: Date): Promise<IssueWindow<S, R>>;
+  /** For tests: forget what this container holds, as a new container would start. */
+  drop(): void;
 }
 
-/** A read that started now may be kept: this generation has settled, and is still the one held. */
-const keepable = (current: Generation, startedAt: number) => held === current && startedAt - current.seenAt >= issueCacheSettings.settleMs;
+/** A cache of one kind of issue, read from `source`. */
+export function issueListCache<S, R extends { issue_id: string }>(source: IssueListSource<S, R>): IssueListCache<S, R> {
+  let held: Generation<S, R> | undefined;
+  /** A read that started now may be kept: this generation has settled, and is still the one held. */
+  const keepable = (current: Generation<S, R>, startedAt: number) => held === current && startedAt - current.seenAt >= issueCacheSettings.settleMs;
+  return {
+    async window(days, since) {
+      const generation = await source.generation();
+      const table = physicalTableName(source.table);
+      if (held?.generation !== generation || held.table !== table)
+        held = { table, generation, seenAt: Date.now(), windows: new Map(), reading: new Map(), records: new Map() };
+      const current = held;
+      return { summaries: await summaries(source, current, keepable, days, since), records: (ids) => records(source, current, keepable, ids) };
+    },
+    drop() {
+      held = undefined;
+    },
+  };
+}
 
-async function summaries(current: Generation, days: number, start: Date): Promise<IssueSummary[]> {
+type Keepable<S, R> = (current: Generation<S, R>, startedAt: number) => boolean;
+
+async function summaries<S, R>(source: IssueListSource<S, R>, current: Generation<S, R>, keepable: Keepable<S, R>, days: number, start: Date): Promise<S[]> {
   const since = start.toISOString();
   const window = current.windows.get(days);
   if (window && Date.now() - window.at < issueCacheSettings.ttlMs && window.since <= since) {
@@ -91,7 +121,7 @@ async function summaries(current: Generation, days: number, start: Date): Promis
   if (reading && reading.since <= since) return from(await reading.read, since);
 
   const startedAt = Date.now();
-  const read = listIssueSummaryWindow(start);
+  const read = source.window(start);
   current.reading.set(days, { since, read });
   try {
     const fresh = await read;
@@ -102,7 +132,7 @@ async function summaries(current: Generation, days: number, start: Date): Promis
   }
 }
 
-function hold(current: Generation, days: number, window: HeldWindow): void {
+function hold<S, R>(current: Generation<S, R>, days: number, window: HeldWindow<S>): void {
   current.windows.delete(days);
   if (window.summaries.length > issueCacheSettings.summaries) return;
   current.windows.set(days, window);
@@ -116,7 +146,7 @@ function hold(current: Generation, days: number, window: HeldWindow): void {
 }
 
 /** The summaries of a window whose activity key is at or after `since`: a prefix, the keys descending. */
-function from(window: IssueSummaryWindow & { prefix?: IssueSummary[] }, since: string): IssueSummary[] {
+function from<S>(window: SummaryWindow<S> & { prefix?: S[] }, since: string): S[] {
   const keys = window.activity;
   let lo = 0;
   let hi = keys.length;
@@ -130,9 +160,14 @@ function from(window: IssueSummaryWindow & { prefix?: IssueSummary[] }, since: s
   return window.prefix;
 }
 
-async function records(current: Generation, issueIds: string[]): Promise<IssueRecord[]> {
+async function records<S, R extends { issue_id: string }>(
+  source: IssueListSource<S, R>,
+  current: Generation<S, R>,
+  keepable: Keepable<S, R>,
+  issueIds: string[],
+): Promise<R[]> {
   const now = Date.now();
-  const found = new Map<string, IssueRecord>();
+  const found = new Map<string, R>();
   for (const id of issueIds) {
     const entry = current.records.get(id);
     if (!entry || now - entry.at >= issueCacheSettings.ttlMs) continue;
@@ -143,7 +178,7 @@ async function records(current: Generation, issueIds: string[]): Promise<IssueRe
   const missing = issueIds.filter((id) => !found.has(id));
   if (missing.length) {
     const startedAt = Date.now();
-    const fetched = await getIssues(missing);
+    const fetched = await source.records(missing);
     const keep = keepable(current, startedAt);
     for (const record of fetched) {
       found.set(record.issue_id, record);
@@ -159,7 +194,10 @@ async function records(current: Generation, issueIds: string[]): Promise<IssueRe
   return issueIds.flatMap((id) => found.get(id) ?? []);
 }
 
-/** For tests: forget this container's cache, as a new container would start. */
-export function dropIssueListCache(): void {
-  held = undefined;
-}
+const ruleIssues = issueListCache({ table: 'issues', generation: currentIssuesGeneration, window: listIssueSummaryWindow, records: getIssues });
+
+/** The rule issues' window (shared/issues/queries.ts). */
+export const issueWindow = ruleIssues.window;
+
+/** For tests: forget this container's cache of rule issues, as a new container would start. */
+export const dropIssueListCache = ruleIssues.drop;

@@ -88,17 +88,18 @@ export function matches(issue: Listable, q: IssueListQuery): boolean {
 export const distinct = (values: string[]) => [...new Set(values.filter(Boolean))].sort(byName);
 
 /** What every list of a window starts from: the window newest first, and its filter options. */
-interface Ordered {
-  sorted: IssueSummary[];
+interface Ordered<S> {
+  sorted: S[];
   customers: string[];
   clusters: string[];
 }
 
-/** Once per window read: the cache hands the same summaries to every read of a window it holds. */
-const ordered = new WeakMap<readonly IssueSummary[], Ordered>();
+/** Once per window read: a list cache hands the same summaries to every read of a window it holds. */
+const ordered = new WeakMap<readonly object[], Ordered<object>>();
 
-function orderedWindow(inWindow: readonly IssueSummary[]): Ordered {
-  let done = ordered.get(inWindow);
+/** The window newest first with its filter options (rule and AI issues alike), derived once per window read. */
+export function orderedWindow<S extends Listable>(inWindow: readonly S[]): Ordered<S> {
+  let done = ordered.get(inWindow) as Ordered<S> | undefined;
   if (!done) {
     done = {
       sorted: [...inWindow].sort(newestFirst),

@@ -1,0 +1,136 @@
+// The AI issues list's per-container cache behind the AI issues' generation
+// marker (as the rule issues' one, test/issues/list-cache.test.ts), through
+// DynamoDB Local with every request to the AI issues table counted: a repeated
+// list or KPI read costs one marker read, a triage and a regrouping that
+// writes are on the very next read, and the answers are an uncached read's.
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
+import { aiIssueKpis, dropAiIssueListCache, listAiIssues, updateAiTriage } from '../../shared/ai-issues/queries.js';
+import { regroupAiClusters, regroupAiRecent } from '../../shared/ai-issues/regroup.js';
+import type { Principal } from '../../shared/auth/principal.js';
+import { currentAiIssuesGeneration } from '../../shared/db/ai-issues.js';
+import { listClusters } from '../../shared/db/clusters.js';
+import { ingestAlerts } from '../../shared/fleet/ingest.js';
+import { issueCacheSettings } from '../../shared/issues/list-cache.js';
+import { IssueListQuery } from '../../shared/routes/common.js';
+import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
+
+const ADMIN: Principal = { userId: 'u-admin', username: 'admin', name: 'Admin', email: 'admin@example.com', role: 'admin' };
+const CALLER = { ip: '127.0.0.1', userAgent: 'vitest' };
+const DEFAULTS = { ...issueCacheSettings };
+
+interface Requests {
+  marker: number;
+  window: number;
+  records: number;
+}
+
+/** Counts the reads of the AI issues table from now on, by kind, on the wire (nothing of ours is mocked). */
+function countRequests(proxy: DynamoProxy): { counts: Requests; reset(): void } {
+  const counts: Requests = { marker: 0, window: 0, records: 0 };
+  proxy.observe(({ operation, input }) => {
+    const table = String(input.TableName ?? Object.keys(input.RequestItems ?? {})[0] ?? '');
+    if (!table.endsWith('ai-issues')) return;
+    if (operation === 'GetItem' && input.Key?.pk?.S === 'CACHE') counts.marker++;
+    else if (operation === 'Query' && input.IndexName === 'gsi1') counts.window++;
+    else if (operation === 'BatchGetItem') counts.records++;
+  });
+  return { counts, reset: () => Object.assign(counts, { marker: 0, window: 0, records: 0 }) };
+}
+
+const query = (q: Record<string, string> = {}) => IssueListQuery.parse({ days: '30', ...q });
+let requests: ReturnType<typeof countRequests>;
+let clusterIds: string[];
+
+beforeAll(async () => {
+  const { proxy } = await useTestTables({ proxy: true });
+  requests = countRequests(proxy);
+  await loadDemoFleet(6);
+  clusterIds = (await listClusters()).map((c) => c.cluster_id);
+  // No provider configured: grouped by rules.
+  expect((await regroupAiRecent()).regrouped).toBeGreaterThan(0);
+});
+
+beforeEach(() => {
+  // Most tests read right after writing: DynamoDB Local's indexes follow at once.
+  issueCacheSettings.settleMs = 0;
+  dropAiIssueListCache();
+  requests.reset();
+});
+
+afterEach(() => {
+  Object.assign(issueCacheSettings, DEFAULTS);
+});
+
+describe('an AI issues read with nothing changed', () => {
+  it('reads the marker only: not the window, not the page; the KPIs read the same held window', async () => {
+    const now = new Date();
+    const first = await listAiIssues(query({ page_size: '5' }), now);
+    expect(first.total).toBeGreaterThan(5);
+    expect(requests.counts).toEqual({ marker: 1, window: 1, records: 1 });
+    requests.reset();
+    expect(await listAiIssues(query({ page_size: '5' }), now)).toEqual(first);
+    expect(requests.counts).toEqual({ marker: 1, window: 0, records: 0 });
+    requests.reset();
+    expect((await aiIssueKpis(30, now)).total).toBe(first.total);
+    expect(requests.counts).toEqual({ marker: 1, window: 0, records: 0 });
+    requests.reset();
+    // Another page of the held window reads only its own records.
+    await listAiIssues(query({ page_size: '5', page: '2' }), now);
+    expect(requests.counts).toEqual({ marker: 1, window: 0, records: 1 });
+  });
+
+  it('answers what a new container answers, for filters and pages', async () => {
+    const now = new Date();
+    const cases: Record<string, string>[] = [{ page_size: '4', page: '2' }, { status: 'Ongoing' }, { severity: 'Critical' }, { days: '3' }, { search: 'prod' }];
+    for (const q of cases) await listAiIssues(query(q), now); // held
+    for (const q of cases) {
+      const held = await listAiIssues(query(q), now);
+      dropAiIssueListCache();
+      expect(held, JSON.stringify(q)).toEqual(await listAiIssues(query(q), now));
+    }
+  });
+});
+
+describe('every AI issue write is on the very next read', () => {
+  it('a triage PATCH moves the marker in its transaction', async () => {
+    const before = await listAiIssues(query({ page_size: '5' }));
+    const target = before.issues[0]!;
+    const generation = await currentAiIssuesGeneration();
+    const notes = `on it ${randomUUID().slice(0, 6)}`;
+    await updateAiTriage(ADMIN, target.issue_id, { notes, triage_status: 'Acknowledged' }, CALLER);
+    expect(await currentAiIssuesGeneration()).toBe(generation + 1);
+    requests.reset();
+    const after = await listAiIssues(query({ page_size: '5' }));
+    expect(requests.counts).toEqual({ marker: 1, window: 1, records: 1 });
+    expect(after.issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ notes, triage_status: 'Acknowledged', updated_by: 'admin' });
+  });
+
+  it("a new alert's regrouping is listed at once; a regrouping that writes nothing moves nothing", async () => {
+    const cluster = clusterIds[0]!;
+    const name = `AiCacheProbe${randomUUID().slice(0, 6)}`;
+    expect((await listAiIssues(query({ search: name }))).total).toBe(0);
+    await listAiIssues(query({ search: name })); // held
+    await ingestAlerts([
+      {
+        status: 'firing',
+        labels: { alertname: name, cluster_id: cluster, severity: 'critical' },
+        annotations: {},
+        startsAt: new Date(Date.now() - 5 * 60_000).toISOString(),
+        endsAt: '0001-01-01T00:00:00Z',
+        generatorURL: 'http://prometheus/graph',
+      },
+    ]);
+    const generation = await currentAiIssuesGeneration();
+    expect(await regroupAiClusters([cluster])).toMatchObject({ regrouped: 1, failed: 0 });
+    expect(await currentAiIssuesGeneration()).toBe(generation + 1);
+    const listed = await listAiIssues(query({ search: name }));
+    expect(listed.total).toBe(1);
+    expect(listed.issues[0]).toMatchObject({ issue_name: expect.stringContaining(name), status: 'Ongoing' });
+
+    expect(await regroupAiClusters([cluster])).toMatchObject({ unchanged: 1 });
+    expect(await currentAiIssuesGeneration()).toBe(generation + 1);
+  });
+});
