@@ -150,7 +150,7 @@ export async function listedAiIssues(ids: readonly string[]): Promise<AiIssueSho
   return ids.flatMap((id) => found.get(id) ?? []).filter((i) => !i.superseded_by);
 }
 
-/** Writes an issue's grouping fields; its triage fields are created empty and never touched here. */
+/** Writes an issue's grouping fields; its triage fields are created empty and never touched here. The caller moves the marker after (aiIssuesChanged). */
 export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<void> {
   const fields: Record<string, unknown> = { ...g, grouped_at: now.toISOString(), superseded_by: null, gsi1pk: ACTIVITY_PARTITION, gsi1sk: activityKey(g) };
   const names = Object.keys(fields);
@@ -170,6 +170,7 @@ export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<
  * released (they belong to the successor now) and left out of lists.
  * Either write holds only while the issue is as triaged as the run read it: ConditionFailed when
  * it was triaged meanwhile, and the run matches its groups again (a triaged issue continues one).
+ * The caller moves the marker after (aiIssuesChanged).
  */
 export async function retireAiIssue(issue: AiIssueRecord, successor: string, now = new Date()): Promise<void> {
   if (!issue.triage_version) {

@@ -92,12 +92,20 @@ const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key
 /** Regroups one cluster from a fresh read; moves the marker after it when it wrote anything. */
 async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, asOf: Date, readFrom?: number) {
   const writes = { made: false };
+  let result: Awaited<ReturnType<typeof applyGrouping>>;
   try {
-    return await applyGrouping(clusterId, cluster, rules, asOf, writes, readFrom);
-  } finally {
-    // Before the caller (an ingest) answers: the next list read anywhere sees these writes.
-    if (writes.made) await issuesChanged();
+    result = await applyGrouping(clusterId, cluster, rules, asOf, writes, readFrom);
+  } catch (error) {
+    // What it wrote before failing is on the next read too; the grouping's own error is the one to report.
+    if (writes.made)
+      await issuesChanged().catch((markerError: unknown) =>
+        log.error('moving the issues marker failed', { cluster_id: clusterId, error: String(markerError) }),
+      );
+    throw error;
   }
+  // Before the caller (an ingest) answers: the next list read anywhere sees these writes.
+  if (writes.made) await issuesChanged();
+  return result;
 }
 
 async function applyGrouping(

@@ -9,7 +9,7 @@ import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { aiIssueKpis, dropAiIssueListCache, listAiIssues, updateAiTriage } from '../../shared/ai-issues/queries.js';
 import { regroupAiClusters, regroupAiRecent } from '../../shared/ai-issues/regroup.js';
 import type { Principal } from '../../shared/auth/principal.js';
-import { currentAiIssuesGeneration } from '../../shared/db/ai-issues.js';
+import { currentAiIssuesGeneration, getAiGroupingState, NO_FINGERPRINT } from '../../shared/db/ai-issues.js';
 import { listClusters } from '../../shared/db/clusters.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { issueCacheSettings } from '../../shared/issues/list-cache.js';
@@ -43,9 +43,26 @@ function countRequests(proxy: DynamoProxy): { counts: Requests; reset(): void } 
 const query = (q: Record<string, string> = {}) => IssueListQuery.parse({ days: '30', ...q });
 let requests: ReturnType<typeof countRequests>;
 let clusterIds: string[];
+let proxy: DynamoProxy;
+
+/** A new firing alert on `cluster`, named `name`. */
+const fire = (cluster: string, name: string) =>
+  ingestAlerts([
+    {
+      status: 'firing',
+      labels: { alertname: name, cluster_id: cluster, severity: 'critical' },
+      annotations: {},
+      startsAt: new Date(Date.now() - 5 * 60_000).toISOString(),
+      endsAt: '0001-01-01T00:00:00Z',
+      generatorURL: 'http://prometheus/graph',
+    },
+  ]);
+
+const refused = { type: 'ValidationException', message: 'refused by the test' };
+const aiTable = (input: Record<string, any>) => String(input.TableName ?? '').endsWith('ai-issues');
 
 beforeAll(async () => {
-  const { proxy } = await useTestTables({ proxy: true });
+  ({ proxy } = await useTestTables({ proxy: true }));
   requests = countRequests(proxy);
   await loadDemoFleet(6);
   clusterIds = (await listClusters()).map((c) => c.cluster_id);
@@ -113,16 +130,7 @@ describe('every AI issue write is on the very next read', () => {
     const name = `AiCacheProbe${randomUUID().slice(0, 6)}`;
     expect((await listAiIssues(query({ search: name }))).total).toBe(0);
     await listAiIssues(query({ search: name })); // held
-    await ingestAlerts([
-      {
-        status: 'firing',
-        labels: { alertname: name, cluster_id: cluster, severity: 'critical' },
-        annotations: {},
-        startsAt: new Date(Date.now() - 5 * 60_000).toISOString(),
-        endsAt: '0001-01-01T00:00:00Z',
-        generatorURL: 'http://prometheus/graph',
-      },
-    ]);
+    await fire(cluster, name);
     const generation = await currentAiIssuesGeneration();
     expect(await regroupAiClusters([cluster])).toMatchObject({ regrouped: 1, failed: 0 });
     expect(await currentAiIssuesGeneration()).toBe(generation + 1);
@@ -132,5 +140,44 @@ describe('every AI issue write is on the very next read', () => {
 
     expect(await regroupAiClusters([cluster])).toMatchObject({ unchanged: 1 });
     expect(await currentAiIssuesGeneration()).toBe(generation + 1);
+  });
+
+  it('a regrouping that fails after writing its issues still moves the marker', async () => {
+    const cluster = clusterIds[1]!;
+    const name = `AiCacheFail${randomUUID().slice(0, 6)}`;
+    await listAiIssues(query({ search: name })); // held
+    await fire(cluster, name);
+    const generation = await currentAiIssuesGeneration();
+    // The run's last write, its state with the new fingerprint, is refused: the issues are written, the run fails.
+    const stop = proxy.watch(({ operation, input }) =>
+      operation === 'PutItem' && aiTable(input) && String(input.Item?.pk?.S).startsWith('AISTATE#') && input.Item?.fingerprint?.S !== NO_FINGERPRINT
+        ? refused
+        : undefined,
+    );
+    try {
+      expect(await regroupAiClusters([cluster])).toMatchObject({ regrouped: 0, failed: 1 });
+    } finally {
+      stop();
+    }
+    expect(await currentAiIssuesGeneration()).toBe(generation + 1);
+    expect((await listAiIssues(query({ search: name }))).total).toBe(1);
+  });
+
+  it('a marker that cannot move leaves the cluster to the next pass, which moves it', async () => {
+    const cluster = clusterIds[2]!;
+    const name = `AiCacheMarker${randomUUID().slice(0, 6)}`;
+    await fire(cluster, name);
+    const generation = await currentAiIssuesGeneration();
+    const stop = proxy.watch(({ operation, input }) => (operation === 'UpdateItem' && aiTable(input) && input.Key?.pk?.S === 'CACHE' ? refused : undefined));
+    try {
+      expect(await regroupAiClusters([cluster])).toMatchObject({ regrouped: 0, failed: 1 });
+    } finally {
+      stop();
+    }
+    expect(await currentAiIssuesGeneration()).toBe(generation);
+    expect((await getAiGroupingState(cluster))?.fingerprint).toBe(NO_FINGERPRINT);
+    expect(await regroupAiClusters([cluster])).toMatchObject({ regrouped: 1, failed: 0 });
+    expect(await currentAiIssuesGeneration()).toBe(generation + 1);
+    expect((await listAiIssues(query({ search: name }))).total).toBe(1);
   });
 });
