@@ -4,9 +4,12 @@
 // (issue 21 §3). Measured right after a write (the marker moved: the window is
 // read again), and cached (nothing changed: one marker read), beside the
 // cached GET /api/fleet/kpis of a 1,000-cluster fleet on the same server.
+// GET /api/ai-issues the same way, over a year of 20,000 AI issues.
 import autocannon from 'autocannon';
 import { startBenchService } from './service.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
+import { aiIssuesChanged, writeAiGrouping, type AiGrouping } from '../../shared/db/ai-issues.js';
+import { mapLimit } from '../../shared/db/client.js';
 import { issuesChanged, putIssues, type IssueRecord } from '../../shared/db/issues.js';
 import { putRollups } from '../../shared/db/metrics.js';
 import { issueCacheSettings } from '../../shared/issues/list-cache.js';
@@ -16,6 +19,7 @@ import type { BenchContext } from './run.js';
 export const title = 'Alert issues (issues 7, 21): list over a year of issues, after a write and cached';
 
 const TOTAL = 100_000;
+const AI_TOTAL = 20_000;
 const DAY_MS = 86_400_000;
 
 /** A year of issues on 2,000 clusters, evenly spread; 1 in 200 still Ongoing. */
@@ -57,6 +61,33 @@ function yearOfIssues(now: Date): IssueRecord[] {
   });
 }
 
+/** A year of AI issues on 2,000 clusters, as grouping writes them (10 alert keys each); 1 in 200 still Ongoing. */
+function yearOfAiIssues(now: Date): AiGrouping[] {
+  return Array.from({ length: AI_TOTAL }, (_, i) => {
+    const first = new Date(now.getTime() - (i * 365 * DAY_MS) / AI_TOTAL - 3_600_000);
+    const ongoing = i % 200 === 0;
+    const last = new Date(first.getTime() + 20 * 60_000);
+    const cluster = i % 2_000;
+    return {
+      issue_id: `ai-bench-${String(i).padStart(6, '0')}`,
+      issue_name: `Storage pressure ${i % 11}`,
+      severity: i % 5 === 0 ? 'Critical' : 'Warning',
+      status: ongoing ? 'Ongoing' : 'Resolved',
+      cluster_id: `c${cluster}`,
+      cluster_name: `prod-db-${cluster}`,
+      customer_name: `Customer ${cluster % 150}`,
+      alert_count: 10,
+      first_seen: first.toISOString(),
+      last_seen: last.toISOString(),
+      resolved_at: ongoing ? null : new Date(last.getTime() + 30 * 60_000).toISOString(),
+      ai_reasoning: 'Disk and memory alerts of one node within minutes of each other.',
+      ai_summary: 'One node ran short of disk, then of memory.',
+      grouped_by: 'rules',
+      alert_keys: Array.from({ length: 10 }, (_, k) => `${first.toISOString()}#fp${i}-${k}`),
+    } satisfies AiGrouping;
+  });
+}
+
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -64,37 +95,45 @@ const median = (values: number[]) => {
 
 export async function run({ report }: BenchContext): Promise<void> {
   const now = new Date();
-  const started = Date.now();
+  let started = Date.now();
   await putIssues(yearOfIssues(now));
   report('issues', `bulk load of ${TOTAL.toLocaleString('en-US')} issues`, `${Date.now() - started} ms`);
+  started = Date.now();
+  await mapLimit(yearOfAiIssues(now), 16, (g) => writeAiGrouping(g, now));
+  await aiIssuesChanged(); // as a regrouping does after its writes
+  report('issues', `${AI_TOTAL.toLocaleString('en-US')} AI issues written one by one as grouping writes them, 16 in flight`, `${Date.now() - started} ms`);
   const fleet = syntheticFleet(1_000, now);
   await upsertClusters(fleet.data.map((d) => d.cluster));
   await putRollups(fleet.rollups);
   const { service, token } = await startBenchService();
   const headers = { Authorization: `Bearer ${token}` };
   try {
-    const url = `${service.url}/api/issues?days=7`;
-    const first = (await (await fetch(url, { headers })).json()) as { total: number };
-    const window = `${TOTAL.toLocaleString('en-US')} issues stored, days=7 (${first.total} in the window), page 1 of 20`;
+    const lists = [
+      { name: 'GET /api/issues', path: '/api/issues?days=7', stored: `${TOTAL.toLocaleString('en-US')} issues`, changed: issuesChanged },
+      { name: 'GET /api/ai-issues', path: '/api/ai-issues?days=7', stored: `${AI_TOTAL.toLocaleString('en-US')} AI issues`, changed: aiIssuesChanged },
+    ];
+    const windows: Record<string, string> = {};
+    for (const list of lists) {
+      const url = `${service.url}${list.path}`;
+      const first = (await (await fetch(url, { headers })).json()) as { total: number; total_pages: number };
+      windows[list.name] = `${list.stored} stored, days=7 (${first.total} in the window), page 1 of ${first.total_pages}`;
 
-    // Right after a write anywhere: the marker moved, so the window and the page are read again.
-    const afterWrite: number[] = [];
-    for (let i = 0; i < 21; i++) {
-      await issuesChanged();
-      const start = process.hrtime.bigint();
-      const res = await fetch(url, { headers });
-      await res.arrayBuffer();
-      afterWrite.push(Number(process.hrtime.bigint() - start) / 1e6);
+      // Right after a write anywhere: the marker moved, so the window and the page are read again.
+      const afterWrite: number[] = [];
+      for (let i = 0; i < 21; i++) {
+        await list.changed();
+        const start = process.hrtime.bigint();
+        const res = await fetch(url, { headers });
+        await res.arrayBuffer();
+        afterWrite.push(Number(process.hrtime.bigint() - start) / 1e6);
+      }
+      report(list.name, `${windows[list.name]}, right after a write (window read again), 1 connection, 21 requests`, `p50 ${median(afterWrite).toFixed(1)} ms`);
     }
-    report('GET /api/issues', `${window}, right after a write (window read again), 1 connection, 21 requests`, `p50 ${median(afterWrite).toFixed(1)} ms`);
 
     // Nothing changed: one marker read per request. Past the settling time, so what is read is kept.
     await new Promise((resolve) => setTimeout(resolve, issueCacheSettings.settleMs + 100));
-    const routes = [
-      ['GET /api/issues', '/api/issues?days=7'],
-      ['GET /api/fleet/kpis', '/api/fleet/kpis'],
-    ] as const;
-    // Both warmed alike first (the fleet view computed, the server's code compiled), so neither pays the other's warm-up.
+    const routes = [...lists.map((l) => [l.name, l.path] as const), ['GET /api/fleet/kpis', '/api/fleet/kpis'] as const];
+    // All warmed alike first (the fleet view computed, the server's code compiled), so none pays another's warm-up.
     for (const [, path] of routes) await autocannon({ url: `${service.url}${path}`, headers, connections: 1, duration: 2 });
     const p50s: Record<string, number> = {};
     for (const [name, path] of routes) {
@@ -103,17 +142,18 @@ export async function run({ report }: BenchContext): Promise<void> {
         p50s[`${name} ${connections}`] = result.latency.p50;
         report(
           name,
-          `${name === 'GET /api/issues' ? window : '1,000 clusters'}, cached, ${connections} connection${connections > 1 ? 's' : ''}, 8 s`,
+          `${windows[name] ?? '1,000 clusters'}, cached, ${connections} connection${connections > 1 ? 's' : ''}, 8 s`,
           `p50 ${result.latency.p50} ms, mean ${result.latency.average.toFixed(2)} ms, p99 ${result.latency.p99} ms, ${Math.round(result.requests.average)} req/s, ${result.non2xx} non-2xx`,
         );
       }
     }
-    for (const connections of [1, 4])
-      report(
-        'GET /api/issues',
-        `cached p50 ÷ GET /api/fleet/kpis p50, ${connections} connection${connections > 1 ? 's' : ''} (issue 21: at most 3)`,
-        `${(p50s[`GET /api/issues ${connections}`]! / Math.max(1, p50s[`GET /api/fleet/kpis ${connections}`]!)).toFixed(2)}`,
-      );
+    for (const list of lists)
+      for (const connections of [1, 4])
+        report(
+          list.name,
+          `cached p50 ÷ GET /api/fleet/kpis p50, ${connections} connection${connections > 1 ? 's' : ''} (issue 21: at most 3)`,
+          `${(p50s[`${list.name} ${connections}`]! / Math.max(1, p50s[`GET /api/fleet/kpis ${connections}`]!)).toFixed(2)}`,
+        );
   } finally {
     await service.stop();
   }
