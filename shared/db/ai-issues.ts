@@ -23,7 +23,7 @@ import {
   updateItem,
   type TransactItem,
 } from './client.js';
-import { activityKey, NO_SUCCESSOR, SUMMARY_FIELDS } from './issues.js';
+import { activityKey, NO_SUCCESSOR, readSummaryWindow, SUMMARY_FIELDS, type SummaryWindow } from './issues.js';
 import { itemReader, listOf, nullable, number, oneOf, optional, orElse, pickFields, string, type Fields } from './items.js';
 
 /** superseded_by of an AI issue whose alerts no one produced issue holds: the rule issues' value, which the console knows. */
@@ -114,18 +114,9 @@ export async function listAiIssueSummariesSince(since: Date): Promise<AiIssueSum
   return (await listAiIssueSummaryWindow(since)).summaries;
 }
 
-/** listAiIssueSummariesSince with each summary's activity key, as listIssueSummaryWindow: what the list cache holds. */
-export async function listAiIssueSummaryWindow(since: Date): Promise<{ summaries: AiIssueSummary[]; activity: string[] }> {
-  const items = await queryTimeIndex('ai-issues', ACTIVITY_PARTITION, { since }, [...SUMMARY_KEYS, 'gsi1sk']);
-  const window = { summaries: [] as AiIssueSummary[], activity: [] as string[] };
-  for (const item of items) {
-    const summary = readSummary(item);
-    if (summary.superseded_by) continue;
-    window.summaries.push(summary);
-    window.activity.push(String(item.gsi1sk));
-  }
-  return window;
-}
+/** listAiIssueSummariesSince with each summary's activity key (readSummaryWindow): what the list cache holds. */
+export const listAiIssueSummaryWindow = (since: Date): Promise<SummaryWindow<AiIssueSummary>> =>
+  readSummaryWindow('ai-issues', ACTIVITY_PARTITION, SUMMARY_KEYS, readSummary, since);
 
 const marker = generationMarker('ai-issues');
 

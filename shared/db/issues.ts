@@ -136,27 +136,39 @@ export async function listIssueSummariesSince(since: Date): Promise<IssueSummary
 }
 
 /** A window's summaries, newest activity first, with each one's activity key (gsi1sk), descending. */
-export interface IssueSummaryWindow {
-  summaries: IssueSummary[];
+export interface SummaryWindow<S> {
+  summaries: S[];
   activity: string[];
 }
+export type IssueSummaryWindow = SummaryWindow<IssueSummary>;
 
 /**
- * listIssueSummariesSince with each summary's activity key: the summaries of
- * any later start are a prefix of these (those whose key is ≥ the start), so a
- * window read once serves the same window a little later (list-cache.ts).
+ * The summaries (`fields`, read by `read`) of `table`'s issues active since `since`, from its activity
+ * index, superseded ones left out, each with its activity key: the summaries of any later start are a
+ * prefix of these (those whose key is ≥ the start), so a window read once serves the same window a
+ * little later (list-cache.ts). Rule issues here, AI issues in ai-issues.ts.
  */
-export async function listIssueSummaryWindow(since: Date): Promise<IssueSummaryWindow> {
-  const items = await queryTimeIndex('issues', ACTIVITY_PARTITION, { since }, [...SUMMARY_FIELDS, 'gsi1sk']);
-  const window: IssueSummaryWindow = { summaries: [], activity: [] };
+export async function readSummaryWindow<S extends { superseded_by?: string | null }>(
+  table: 'issues' | 'ai-issues',
+  partition: string,
+  fields: readonly string[],
+  read: (item: Record<string, unknown>) => S,
+  since: Date,
+): Promise<SummaryWindow<S>> {
+  const items = await queryTimeIndex(table, partition, { since }, [...fields, 'gsi1sk']);
+  const window: SummaryWindow<S> = { summaries: [], activity: [] };
   for (const item of items) {
-    const summary = readSummary(item);
+    const summary = read(item);
     if (summary.superseded_by) continue;
     window.summaries.push(summary);
     window.activity.push(String(item.gsi1sk));
   }
   return window;
 }
+
+/** listIssueSummariesSince with each summary's activity key (readSummaryWindow). */
+export const listIssueSummaryWindow = (since: Date): Promise<IssueSummaryWindow> =>
+  readSummaryWindow('issues', ACTIVITY_PARTITION, SUMMARY_FIELDS, readSummary, since);
 
 const marker = generationMarker('issues');
 

@@ -24,7 +24,7 @@
 //   summaries in all (a larger window is served but not kept), `records` full
 //   records (least recently used dropped), and `ttlMs` as the backstop of a
 //   marker that failed to move.
-import { currentIssuesGeneration, getIssues, listIssueSummaryWindow } from '../db/issues.js';
+import { currentIssuesGeneration, getIssues, listIssueSummaryWindow, type SummaryWindow } from '../db/issues.js';
 import { physicalTableName, type TableName } from '../db/tables.js';
 
 /** The caches' bounds (each cache's own); tests shorten `settleMs` and `ttlMs`. */
@@ -35,12 +35,6 @@ export const issueCacheSettings = {
   summaries: 50_000,
   records: 1_000,
 };
-
-/** A window as its table's activity index reads it: summaries newest activity first, each with its activity key. */
-export interface SummaryWindow<S> {
-  summaries: S[];
-  activity: string[];
-}
 
 /** Where a cache reads: the table (its marker's), the marker, a window, and records by id. */
 export interface IssueListSource<S, R> {

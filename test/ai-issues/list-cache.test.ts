@@ -4,7 +4,7 @@
 // list or KPI read costs one marker read, a triage and a regrouping that
 // writes are on the very next read, and the answers are an uncached read's.
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { aiIssueKpis, dropAiIssueListCache, listAiIssues, updateAiTriage } from '../../shared/ai-issues/queries.js';
 import { regroupAiClusters, regroupAiRecent } from '../../shared/ai-issues/regroup.js';
@@ -12,14 +12,13 @@ import type { Principal } from '../../shared/auth/principal.js';
 import { currentAiIssuesGeneration, getAiGroupingState, NO_FINGERPRINT } from '../../shared/db/ai-issues.js';
 import { listClusters } from '../../shared/db/clusters.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
-import { issueCacheSettings } from '../../shared/issues/list-cache.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy } from '../support/dynamo-proxy.js';
+import { useFreshIssueCache } from '../support/issue-cache.js';
 
 const ADMIN: Principal = { userId: 'u-admin', username: 'admin', name: 'Admin', email: 'admin@example.com', role: 'admin' };
 const CALLER = { ip: '127.0.0.1', userAgent: 'vitest' };
-const DEFAULTS = { ...issueCacheSettings };
 
 interface Requests {
   marker: number;
@@ -70,16 +69,7 @@ beforeAll(async () => {
   expect((await regroupAiRecent()).regrouped).toBeGreaterThan(0);
 });
 
-beforeEach(() => {
-  // Most tests read right after writing: DynamoDB Local's indexes follow at once.
-  issueCacheSettings.settleMs = 0;
-  dropAiIssueListCache();
-  requests.reset();
-});
-
-afterEach(() => {
-  Object.assign(issueCacheSettings, DEFAULTS);
-});
+useFreshIssueCache(dropAiIssueListCache, () => requests.reset());
 
 describe('an AI issues read with nothing changed', () => {
   it('reads the marker only: not the window, not the page; the KPIs read the same held window', async () => {

@@ -4,7 +4,7 @@
 // write is on the very next read (in this container and in another one), the
 // answers are those of an uncached read, and the bounds hold.
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import {
@@ -25,10 +25,10 @@ import { updateTriage } from '../../shared/issues/triage.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy } from '../support/dynamo-proxy.js';
+import { useFreshIssueCache } from '../support/issue-cache.js';
 
 const ADMIN: Principal = { userId: 'u-admin', username: 'admin', name: 'Admin', email: 'admin@example.com', role: 'admin' };
 const CALLER = { ip: '127.0.0.1', userAgent: 'vitest' };
-const DEFAULTS = { ...issueCacheSettings };
 
 /** The requests DynamoDB received, by kind. */
 interface Requests {
@@ -124,16 +124,7 @@ beforeAll(async () => {
   await putIssues(Array.from({ length: 60 }, (_, n) => issue(n, n * 8 + 1)));
 });
 
-beforeEach(() => {
-  // Most tests read right after writing: DynamoDB Local's indexes follow at once.
-  issueCacheSettings.settleMs = 0;
-  dropIssueListCache();
-  requests.reset();
-});
-
-afterEach(() => {
-  Object.assign(issueCacheSettings, DEFAULTS);
-});
+useFreshIssueCache(dropIssueListCache, () => requests.reset());
 
 describe('a list read with nothing changed', () => {
   it('reads the marker only: not the window, not the page', async () => {
