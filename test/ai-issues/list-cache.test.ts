@@ -15,32 +15,13 @@ import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy } from '../support/dynamo-proxy.js';
-import { useFreshIssueCache } from '../support/issue-cache.js';
+import { cacheReads, countCacheReads, useFreshIssueCache } from '../support/issue-cache.js';
 
 const ADMIN: Principal = { userId: 'u-admin', username: 'admin', name: 'Admin', email: 'admin@example.com', role: 'admin' };
 const CALLER = { ip: '127.0.0.1', userAgent: 'vitest' };
 
-interface Requests {
-  marker: number;
-  window: number;
-  records: number;
-}
-
-/** Counts the reads of the AI issues table from now on, by kind, on the wire (nothing of ours is mocked). */
-function countRequests(proxy: DynamoProxy): { counts: Requests; reset(): void } {
-  const counts: Requests = { marker: 0, window: 0, records: 0 };
-  proxy.observe(({ operation, input }) => {
-    const table = String(input.TableName ?? Object.keys(input.RequestItems ?? {})[0] ?? '');
-    if (!table.endsWith('ai-issues')) return;
-    if (operation === 'GetItem' && input.Key?.pk?.S === 'CACHE') counts.marker++;
-    else if (operation === 'Query' && input.IndexName === 'gsi1') counts.window++;
-    else if (operation === 'BatchGetItem') counts.records++;
-  });
-  return { counts, reset: () => Object.assign(counts, { marker: 0, window: 0, records: 0 }) };
-}
-
 const query = (q: Record<string, string> = {}) => IssueListQuery.parse({ days: '30', ...q });
-let requests: ReturnType<typeof countRequests>;
+let requests: ReturnType<typeof countCacheReads>;
 let clusterIds: string[];
 let proxy: DynamoProxy;
 
@@ -62,7 +43,7 @@ const aiTable = (input: Record<string, any>) => String(input.TableName ?? '').en
 
 beforeAll(async () => {
   ({ proxy } = await useTestTables({ proxy: true }));
-  requests = countRequests(proxy);
+  requests = countCacheReads(proxy, 'ai-issues');
   await loadDemoFleet(6);
   clusterIds = (await listClusters()).map((c) => c.cluster_id);
   // No provider configured: grouped by rules.
@@ -76,17 +57,17 @@ describe('an AI issues read with nothing changed', () => {
     const now = new Date();
     const first = await listAiIssues(query({ page_size: '5' }), now);
     expect(first.total).toBeGreaterThan(5);
-    expect(requests.counts).toEqual({ marker: 1, window: 1, records: 1 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
     requests.reset();
     expect(await listAiIssues(query({ page_size: '5' }), now)).toEqual(first);
-    expect(requests.counts).toEqual({ marker: 1, window: 0, records: 0 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     requests.reset();
     expect((await aiIssueKpis(30, now)).total).toBe(first.total);
-    expect(requests.counts).toEqual({ marker: 1, window: 0, records: 0 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     requests.reset();
     // Another page of the held window reads only its own records.
     await listAiIssues(query({ page_size: '5', page: '2' }), now);
-    expect(requests.counts).toEqual({ marker: 1, window: 0, records: 1 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 1 });
   });
 
   it('answers what a new container answers, for filters and pages', async () => {
@@ -111,7 +92,7 @@ describe('every AI issue write is on the very next read', () => {
     expect(await currentAiIssuesGeneration()).toBe(generation + 1);
     requests.reset();
     const after = await listAiIssues(query({ page_size: '5' }));
-    expect(requests.counts).toEqual({ marker: 1, window: 1, records: 1 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
     expect(after.issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ notes, triage_status: 'Acknowledged', updated_by: 'admin' });
   });
 

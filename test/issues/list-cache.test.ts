@@ -24,41 +24,15 @@ import { regroupClusters } from '../../shared/issues/regroup.js';
 import { updateTriage } from '../../shared/issues/triage.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
 import { useTestTables } from '../support/dynamo.js';
-import type { DynamoProxy } from '../support/dynamo-proxy.js';
-import { useFreshIssueCache } from '../support/issue-cache.js';
+import { cacheReads, countCacheReads, useFreshIssueCache } from '../support/issue-cache.js';
 
 const ADMIN: Principal = { userId: 'u-admin', username: 'admin', name: 'Admin', email: 'admin@example.com', role: 'admin' };
 const CALLER = { ip: '127.0.0.1', userAgent: 'vitest' };
 
-/** The requests DynamoDB received, by kind. */
-interface Requests {
-  marker: number;
-  window: number;
-  records: number;
-  other: number;
-}
-
-/** Counts the requests DynamoDB receives from now on, by kind (on the wire, through the proxy: nothing of ours is mocked). */
-function countRequests(proxy: DynamoProxy): { counts: Requests; reset(): void } {
-  const counts: Requests = { marker: 0, window: 0, records: 0, other: 0 };
-  proxy.observe(({ operation, input }) => {
-    const issues = String(input.TableName ?? '').endsWith('issues') && !String(input.TableName).endsWith('ai-issues');
-    if (operation === 'GetItem' && issues && input.Key?.pk?.S === 'CACHE') counts.marker++;
-    else if (operation === 'Query' && issues && input.IndexName === 'gsi1') counts.window++;
-    else if (operation === 'BatchGetItem') counts.records++;
-    else counts.other++;
-  });
-  return {
-    counts,
-    reset: () => Object.assign(counts, { marker: 0, window: 0, records: 0, other: 0 }),
-  };
-}
-
 const query = (q: Record<string, string> = {}) => IssueListQuery.parse(q);
 const ids = (issues: readonly { issue_id: string }[]) => issues.map((i) => i.issue_id);
-const reads = (r: Requests) => ({ marker: r.marker, window: r.window, records: r.records });
 
-let requests: ReturnType<typeof countRequests>;
+let requests: ReturnType<typeof countCacheReads>;
 /** The cluster of the seeded issues (no alerts: never regrouped here, which would remove them). */
 const clusterId = randomUUID();
 /** A cluster of the inventory that receives alerts. */
@@ -103,7 +77,7 @@ function issue(n: number, hoursAgo: number, over: Partial<IssueRecord> = {}): Is
 
 beforeAll(async () => {
   const { proxy } = await useTestTables({ proxy: true });
-  requests = countRequests(proxy);
+  requests = countCacheReads(proxy, 'issues');
   await upsertClusters([
     {
       cluster_id: liveCluster,
@@ -131,16 +105,16 @@ describe('a list read with nothing changed', () => {
     const now = new Date();
     const first = await listIssues(query({ days: '7' }), now);
     expect(first.total).toBeGreaterThan(10);
-    expect(reads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
     requests.reset();
     expect(await listIssues(query({ days: '7' }), now)).toEqual(first);
-    expect(reads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     expect(requests.counts.other).toBe(0);
     // The KPIs of the window read the same held summaries.
     requests.reset();
     const kpis = await issueKpis(7, now);
     expect(kpis.total).toBe(first.total);
-    expect(reads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
   });
 
   it('simultaneous misses in one container share one read of the window', async () => {
@@ -156,10 +130,10 @@ describe('a list read with nothing changed', () => {
     await listIssues(query({ days: '7', page_size: '5' }), now);
     requests.reset();
     await listIssues(query({ days: '7', page_size: '5', page: '2' }), now);
-    expect(reads(requests.counts)).toEqual({ marker: 1, window: 0, records: 1 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 1 });
     requests.reset();
     await listIssues(query({ days: '7', page_size: '10' }), now); // pages 1 and 2 of 5: held
-    expect(reads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
   });
 
   it('answers exactly what an uncached read answers, and what the window read by hand gives, for every filter and page', async () => {
@@ -206,7 +180,7 @@ describe('a list read with nothing changed', () => {
     const later = new Date(now.getTime() + 8 * 3_600_000);
     requests.reset();
     const fromHeld = await listIssues(query({ days: '1', page_size: '100' }), later);
-    expect(reads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     dropIssueListCache();
     expect(fromHeld).toEqual(await listIssues(query({ days: '1', page_size: '100' }), later));
     expect(fromHeld.total).toBeLessThan(cached.total);
@@ -225,7 +199,7 @@ describe('every issue write is on the very next read', () => {
     await updateTriage(ADMIN, target.issue_id, { triage_status: 'Acknowledged', notes: 'on it' }, CALLER);
     requests.reset();
     const after = await listIssues(query({ days: '7' }));
-    expect(reads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
+    expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
     expect(after.issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ triage_status: 'Acknowledged', notes: 'on it', updated_by: 'admin' });
     expect(ids((await listIssues(query({ days: '7', triage: 'Acknowledged', page_size: '100' }))).issues)).toContain(target.issue_id);
   });
@@ -322,7 +296,7 @@ describe('two containers', () => {
     for (const c of [a, b]) {
       requests.reset();
       await c.queries.listIssues(q);
-      expect(reads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
+      expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     }
 
     // B triages: A's next read is afresh and shows it.
@@ -354,7 +328,7 @@ describe('bounds', () => {
       await listIssues(query({ days: '7' }), now); // this container sees the generation now
       vi.setSystemTime(now.getTime() + 1_999);
       await listIssues(query({ days: '7' }), now);
-      expect(reads(requests.counts)).toEqual({ marker: 2, window: 2, records: 2 });
+      expect(cacheReads(requests.counts)).toEqual({ marker: 2, window: 2, records: 2 });
       requests.reset();
       // A write: the new generation settles from when this container first sees it.
       await putIssues([{ ...issue(901, 1), issue_id: `iss-settle-${randomUUID().slice(0, 8)}` }]);
@@ -363,12 +337,12 @@ describe('bounds', () => {
       await listIssues(query({ days: '7' }), now);
       vi.setSystemTime(now.getTime() + 11_999);
       await listIssues(query({ days: '7' }), now);
-      expect(reads(requests.counts)).toEqual({ marker: 2, window: 2, records: 2 });
+      expect(cacheReads(requests.counts)).toEqual({ marker: 2, window: 2, records: 2 });
       requests.reset();
       vi.setSystemTime(now.getTime() + 12_000);
       await listIssues(query({ days: '7' }), now);
       await listIssues(query({ days: '7' }), now);
-      expect(reads(requests.counts)).toEqual({ marker: 2, window: 1, records: 1 });
+      expect(cacheReads(requests.counts)).toEqual({ marker: 2, window: 1, records: 1 });
     } finally {
       vi.useRealTimers();
     }
@@ -382,10 +356,10 @@ describe('bounds', () => {
       vi.setSystemTime(now.getTime() + 59_999);
       requests.reset();
       await listIssues(query({ days: '7' }), now);
-      expect(reads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
+      expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
       vi.setSystemTime(now.getTime() + 60_000);
       await listIssues(query({ days: '7' }), now);
-      expect(reads(requests.counts)).toEqual({ marker: 2, window: 1, records: 1 });
+      expect(cacheReads(requests.counts)).toEqual({ marker: 2, window: 1, records: 1 });
     } finally {
       vi.useRealTimers();
     }
