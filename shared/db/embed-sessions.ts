@@ -23,10 +23,35 @@ export async function getEmbedSession(userId: string, now = new Date()): Promise
   return { sessionReferenceToken: item.session_reference_token, expiresAt };
 }
 
-/** Stores (replaces) the user's reference token, expiring `ttlSeconds` from now. */
-export async function putEmbedSession(userId: string, sessionReferenceToken: string, ttlSeconds: number, now = new Date()): Promise<void> {
+/**
+ * Stores the user's reference token, expiring `ttlSeconds` from now, in place of `replacing` (the token read
+ * before, or undefined when there was none): false, and nothing written, when another live token was stored
+ * since (another acquire of the same user). `replacing: 'any'` replaces whatever is stored.
+ */
+export async function putEmbedSession(
+  userId: string,
+  sessionReferenceToken: string,
+  ttlSeconds: number,
+  replacing: string | undefined | 'any',
+  now = new Date(),
+): Promise<boolean> {
   const expiresAt = epoch(now) + ttlSeconds;
-  await putItem('embed-sessions', { ...key(userId), session_reference_token: sessionReferenceToken, expires_at: expiresAt, ttl: expiresAt });
+  const item = { ...key(userId), session_reference_token: sessionReferenceToken, expires_at: expiresAt, ttl: expiresAt };
+  if (replacing === 'any') {
+    await putItem('embed-sessions', item);
+    return true;
+  }
+  try {
+    await putItem('embed-sessions', item, {
+      // The token itself too: a retried put whose first answer was lost meets its own write.
+      ConditionExpression: `attribute_not_exists(pk) OR expires_at <= :now OR session_reference_token = :new${replacing === undefined ? '' : ' OR session_reference_token = :read'}`,
+      ExpressionAttributeValues: { ':now': epoch(now), ':new': sessionReferenceToken, ...(replacing === undefined ? {} : { ':read': replacing }) },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
 }
 
 /** Deletes the user's reference token if it is still `token` (a concurrent acquire may have stored a new one). */

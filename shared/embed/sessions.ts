@@ -9,8 +9,9 @@
 // the BI server failing (login, acquire, generate: 4xx/5xx/timeout/garbage) → 502
 // with a detail that carries no credential, token or answer text.
 //
-// Two acquires of the same user without a stored token may race and create two
-// sessions; the later write wins and the other session simply ages out.
+// Two acquires of the same user (two tabs) may race and start two sessions: the
+// one stored second is not stored, and its acquire joins the stored session
+// instead, so every tab renews against the reference token kept here.
 import { coreSettings } from '../config/core.js';
 import type { Env } from '../config/env.js';
 import { deleteEmbedSession, getEmbedSession, putEmbedSession } from '../db/embed-sessions.js';
@@ -85,27 +86,44 @@ export async function acquireEmbedSession(input: AcquireInput, provider: () => E
   const domain = embedDomain(input.origin);
   const client = provider(); // 503 when not configured
   const userId = input.principal.userId;
-  const stored = await getEmbedSession(userId);
   const acquire = (sessionReferenceToken: string | undefined) =>
     client.acquire({ user: embedUser(input.principal), userAgent: input.userAgent, embedDomain: domain, sessionReferenceToken });
-  const session = await viaProvider(async () => {
-    try {
-      return await acquire(stored?.sessionReferenceToken);
-    } catch (error) {
-      // The BI server refused the acquire itself (a 4xx about what we sent): the stored reference token
-      // may be unknown to it, so forget it and start a new session instead of failing every acquire until
-      // its TTL runs out. A refused login, a 401/403 or a 429 says nothing about the token: it is kept.
-      if (!stored || !(error instanceof EmbedProviderError) || !error.refusedRequest) throw error;
-      await deleteEmbedSession(userId, stored.sessionReferenceToken);
-      return acquire(undefined);
+  let stored = await getEmbedSession(userId);
+  for (let attempt = 1; ; attempt++) {
+    const read = stored;
+    const session = await viaProvider(async () => {
+      try {
+        return await acquire(read?.sessionReferenceToken);
+      } catch (error) {
+        // The BI server refused the acquire itself (a 4xx about what we sent): the stored reference token
+        // may be unknown to it, so forget it and start a new session instead of failing every acquire until
+        // its TTL runs out. A refused login, a 401/403 or a 429 says nothing about the token: it is kept.
+        if (!read || !(error instanceof EmbedProviderError) || !error.refusedRequest) throw error;
+        await deleteEmbedSession(userId, read.sessionReferenceToken);
+        return acquire(undefined);
+      }
+    });
+    // Another tab's acquire stored a session of its own since `read`: this tab joins that one (iframes share
+    // a session through its reference token), else its renewals would meet the other's token. The last try
+    // stores its own whatever is there, as the later write.
+    const replacing = attempt === JOIN_ATTEMPTS ? 'any' : read?.sessionReferenceToken;
+    if (await putEmbedSession(userId, session.session_reference_token, session.session_reference_token_ttl, replacing)) {
+      log.info('embed session acquired', {
+        user_id: userId,
+        reused: read?.sessionReferenceToken === session.session_reference_token,
+        joined_another_acquire: attempt > 1,
+        session_reference_token_ttl: session.session_reference_token_ttl,
+      });
+      return tokensOf(session);
     }
-  });
-  await putEmbedSession(userId, session.session_reference_token, session.session_reference_token_ttl);
-  log.info('embed session acquired', {
-    user_id: userId,
-    reused: stored?.sessionReferenceToken === session.session_reference_token,
-    session_reference_token_ttl: session.session_reference_token_ttl,
-  });
+    stored = await getEmbedSession(userId);
+  }
+}
+
+/** Acquires of one request: its own, then at most two to join sessions other tabs stored meanwhile. */
+const JOIN_ATTEMPTS = 3;
+
+function tokensOf(session: EmbedTokens): EmbedTokens {
   return {
     authentication_token: session.authentication_token,
     authentication_token_ttl: session.authentication_token_ttl,

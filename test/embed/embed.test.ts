@@ -189,6 +189,24 @@ describe('acquire-session', () => {
     expect(fake.referenceTokens()).toHaveLength(2);
   });
 
+  it('two tabs of one user acquiring at once end in one session, and both renew: the one that stored second joins the first', async () => {
+    const tabs = await Promise.all([acquire(), acquire()]);
+    const stored = (await getEmbedSession('u-ana'))!.sessionReferenceToken;
+    // Both first acquires started sessions; the tab whose session was not stored acquired again in the stored one.
+    expect(acquires()).toHaveLength(3);
+    expect((acquires()[2]!.body as Record<string, unknown>).session_reference_token).toBe(stored);
+    for (const tab of tabs) {
+      const renewed = await generate(tab);
+      expect(renewed, 'a tab renews in the stored session').toMatchObject({ api_token_ttl: 600, navigation_token_ttl: 600 });
+      expect(await generate(renewed as { api_token: string; navigation_token: string })).toMatchObject({ api_token_ttl: 600 });
+    }
+    expect(generates().every((r) => (r.body as Record<string, unknown>).session_reference_token === stored)).toBe(true);
+    // A third tab later reuses it.
+    await acquire();
+    expect((acquires()[3]!.body as Record<string, unknown>).session_reference_token).toBe(stored);
+    expect((await getEmbedSession('u-ana'))!.sessionReferenceToken).toBe(stored);
+  });
+
   it('a stored reference token the server refuses is forgotten, and a new session is acquired', async () => {
     await acquire();
     const [stale] = fake.referenceTokens();

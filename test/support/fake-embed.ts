@@ -2,8 +2,10 @@
 // (REFERENCE.md): form login → access token; acquire with the embed user (and
 // optionally a session reference token to reuse the session); generate_tokens
 // → new api/navigation tokens, or session_reference_token_ttl 0 once the
-// session has expired. Sessions are tied to the browser's User-Agent. Records
-// every request and has failure modes, so the real client is tested over the wire.
+// session has expired. Each acquire is an iframe with tokens of its own: iframes
+// (browser tabs) share a session through its reference token, and renewing one
+// frame's tokens leaves the others'. Tokens are tied to the browser's User-Agent.
+// Records every request and has failure modes, so the real client is tested over the wire.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,14 +34,19 @@ export interface FakeEmbedOptions {
  */
 export type FakeEmbedMode = 'ok' | 'error500' | 'error400' | 'error429' | 'slow' | 'garbage' | 'overlong' | 'oversized';
 
+/** One iframe's tokens: what its renewals must send, from its browser. */
+interface Frame {
+  userAgent: string;
+  api: string;
+  navigation: string;
+}
+
 interface Session {
   reference: string;
   externalUserId: string;
-  userAgent: string;
   /** Epoch seconds on the fake's clock. */
   expiresAt: number;
-  api: string;
-  navigation: string;
+  frames: Frame[];
 }
 
 export interface FakeEmbed {
@@ -189,22 +196,19 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
             session = {
               reference: issue('ref'),
               externalUserId: fields.external_user_id as string,
-              userAgent,
               expiresAt: now() + Math.min(Number(fields.session_length), FAKE_TTLS.maxSession),
-              api: '',
-              navigation: '',
+              frames: [],
             };
             sessions.set(session.reference, session);
           }
-          session.userAgent = userAgent;
-          session.api = issue('api');
-          session.navigation = issue('nav');
+          const frame: Frame = { userAgent, api: issue('api'), navigation: issue('nav') };
+          session.frames.push(frame);
           reply(res, 200, {
             authentication_token: issue('auth'),
             authentication_token_ttl: FAKE_TTLS.authentication,
-            navigation_token: session.navigation,
+            navigation_token: frame.navigation,
             navigation_token_ttl: FAKE_TTLS.navigation,
-            api_token: session.api,
+            api_token: frame.api,
             api_token_ttl: FAKE_TTLS.api,
             session_reference_token: session.reference,
             session_reference_token_ttl: session.expiresAt - now(),
@@ -226,15 +230,16 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
             session_reference_token_ttl: 0,
           });
         }
-        if (fields.api_token !== session.api || fields.navigation_token !== session.navigation || userAgent !== session.userAgent) {
+        const frame = session.frames.find((f) => f.api === fields.api_token && f.navigation === fields.navigation_token);
+        if (!frame || userAgent !== frame.userAgent) {
           return reply(res, 400, { message: 'Invalid input tokens provided', documentation_url: 'https://docs.example.com' });
         }
-        session.api = issue('api');
-        session.navigation = issue('nav');
+        frame.api = issue('api');
+        frame.navigation = issue('nav');
         reply(res, 200, {
-          navigation_token: session.navigation,
+          navigation_token: frame.navigation,
           navigation_token_ttl: FAKE_TTLS.navigation,
-          api_token: session.api,
+          api_token: frame.api,
           api_token_ttl: FAKE_TTLS.api,
           session_reference_token: session.reference,
           session_reference_token_ttl: session.expiresAt - now(),
