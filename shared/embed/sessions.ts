@@ -11,7 +11,9 @@
 //
 // Two acquires of the same user (two tabs) may race and start two sessions: the
 // one stored second is not stored, and its acquire joins the stored session
-// instead, so every tab renews against the reference token kept here.
+// instead, so both tabs renew against the reference token kept here. After two
+// such joins (a third tab racing each time) the third try stores its own session
+// over whatever is there, and a tab of the one replaced must acquire again.
 import { coreSettings } from '../config/core.js';
 import type { Env } from '../config/env.js';
 import { deleteEmbedSession, getEmbedSession, putEmbedSession } from '../db/embed-sessions.js';

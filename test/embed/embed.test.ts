@@ -12,13 +12,14 @@ vi.hoisted(() => {
 
 import { forgetSecrets } from '../../shared/config/secrets.js';
 import { resetSettings } from '../../shared/config/env.js';
-import { deleteEmbedSession, getEmbedSession } from '../../shared/db/embed-sessions.js';
+import { deleteEmbedSession, getEmbedSession, putEmbedSession } from '../../shared/db/embed-sessions.js';
 import { getItem } from '../../shared/db/client.js';
 import { embedClient, embedConfig, forgetEmbedLogins, DEFAULT_PERMISSIONS, SESSION_LENGTH_SECONDS } from '../../shared/embed/provider.js';
 import { acquireEmbedSession, embedUser, generateEmbedTokens } from '../../shared/embed/sessions.js';
 import { HttpError } from '../../shared/http/errors.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { useTestTables } from '../support/dynamo.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
 import { startFakeEmbed, type FakeEmbed } from '../support/fake-embed.js';
 
 const CLIENT_ID = 'embed-client-0001';
@@ -30,12 +31,13 @@ const ana: Principal = { userId: 'u-ana', username: 'ana', name: 'Ana María Ló
 const bo: Principal = { userId: 'u-bo', username: 'bo', name: 'Bo', email: 'bo@example.com', role: 'admin' };
 
 let fake: FakeEmbed;
+let proxy: DynamoProxy;
 const answers: unknown[] = [];
 const logLines: string[] = [];
 const writes: { mockRestore(): void }[] = [];
 
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
   fake = await startFakeEmbed({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, slowMs: 1_000 });
   for (const stream of [process.stdout, process.stderr]) {
     const original = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
@@ -190,6 +192,7 @@ describe('acquire-session', () => {
   });
 
   it('two tabs of one user acquiring at once end in one session, and both renew: the one that stored second joins the first', async () => {
+    fake.holdAcquires(2); // both first acquires are answered together: neither tab has stored its session yet
     const tabs = await Promise.all([acquire(), acquire()]);
     const stored = (await getEmbedSession('u-ana'))!.sessionReferenceToken;
     // Both first acquires started sessions; the tab whose session was not stored acquired again in the stored one.
@@ -205,6 +208,30 @@ describe('acquire-session', () => {
     await acquire();
     expect((acquires()[3]!.body as Record<string, unknown>).session_reference_token).toBe(stored);
     expect((await getEmbedSession('u-ana'))!.sessionReferenceToken).toBe(stored);
+  });
+
+  it('a stored session past its end, not yet removed by the TTL, is replaced by the next acquire, which starts one session', async () => {
+    await putEmbedSession('u-ana', 'ref-ended-long-ago', -60, 'any');
+    await acquire();
+    expect(acquires()).toHaveLength(1);
+    expect((acquires()[0]!.body as Record<string, unknown>).session_reference_token).toBeUndefined();
+    expect((await getEmbedSession('u-ana'))!.sessionReferenceToken).toBe(fake.referenceTokens()[0]);
+  });
+
+  it('joins at most twice: when every conditional store fails, the third acquire stores its own session', async () => {
+    const stop = proxy.watch(({ operation, input }) =>
+      operation === 'PutItem' && String(input.TableName).endsWith('embed-sessions') && input.ConditionExpression
+        ? { type: 'ConditionalCheckFailedException', message: 'The conditional request failed' }
+        : undefined,
+    );
+    try {
+      const tab = await acquire();
+      expect(tab.session_reference_token_ttl).toBe(2_592_000);
+    } finally {
+      stop();
+    }
+    expect(acquires()).toHaveLength(3);
+    expect((await getEmbedSession('u-ana'))!.sessionReferenceToken).toBe(fake.referenceTokens().at(-1));
   });
 
   it('a stored reference token the server refuses is forgotten, and a new session is acquired', async () => {

@@ -69,6 +69,8 @@ export interface FakeEmbed {
   revokeLogins(): void;
   /** Reference tokens acquire refuses with 400 (a session the server no longer knows). */
   refusedReferences: Set<string>;
+  /** Holds the next `count` acquires until all of them have arrived, then answers them: callers' acquires overlap for sure. */
+  holdAcquires(count: number): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -82,6 +84,17 @@ const token = (prefix: string) => `${prefix}-${randomBytes(18).toString('base64u
 
 export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmbed> {
   const pending = new Set<NodeJS.Timeout>();
+  let held: { count: number; waiting: (() => void)[] } | undefined;
+  /** Resolves once the held acquires have all arrived (at once when none are held). */
+  const gate = () =>
+    new Promise<void>((release) => {
+      if (!held) return release();
+      held.waiting.push(release);
+      if (held.waiting.length < held.count) return;
+      const all = held.waiting;
+      held = undefined;
+      for (const go of all) go();
+    });
   const accessTokens = new Set<string>();
   const sessions = new Map<string, Session>();
   const issued: string[] = [];
@@ -105,7 +118,11 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
     advance: (seconds) => void (clock += seconds),
     revokeLogins: () => accessTokens.clear(),
     refusedReferences: new Set<string>(),
+    holdAcquires: (count) => {
+      held = { count, waiting: [] };
+    },
     reset: () => {
+      held = undefined;
       state.received.length = 0;
       state.loginMode = 'ok';
       state.mode = 'ok';
@@ -155,7 +172,7 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => {
+    req.on('end', async () => {
       const path = new URL(req.url ?? '/', 'http://fake').pathname;
       const form = req.headers['content-type']?.startsWith('application/x-www-form-urlencoded');
       const body = form ? Object.fromEntries(new URLSearchParams(raw)) : (parseJson(raw) ?? raw);
@@ -188,6 +205,7 @@ export async function startFakeEmbed(options: FakeEmbedOptions): Promise<FakeEmb
         if (typeof fields.session_reference_token === 'string' && state.refusedReferences.has(fields.session_reference_token)) {
           return reply(res, 400, { message: 'Invalid session_reference_token' });
         }
+        await gate();
         return answer(res, state.mode, () => {
           const wanted = typeof fields.session_reference_token === 'string' ? sessions.get(fields.session_reference_token) : undefined;
           // A live session of the same user is reused (not extended); otherwise a new one starts.
