@@ -5,7 +5,7 @@
 // reflects, so a late delivery never overwrites a later one (recordAlerts).
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
-import { batchGet, batchPut, ConditionFailed, mapLimit, projection, putItem, queryAll, queryPage, type Item, type Key } from './client.js';
+import { batchGet, batchPut, ConditionFailed, mapLimit, projection, putItem, queryAll, queryCount, queryPage, type Item, type Key } from './client.js';
 import { itemReader, mapOf, nullable, oneOf, pickFields, string, type Fields } from './items.js';
 import { windowDays } from './metrics.js';
 
@@ -251,16 +251,9 @@ export async function newestClusterAlerts(
   return getClusterAlerts(clusterId, kept);
 }
 
-/** How many alerts of a cluster started at or after `since`: keys only are sent back, a count needs no alert in memory. */
-export async function countClusterAlerts(clusterId: string, since: Date): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await queryPage('alerts', { ...clusterAlertsQuery(clusterId, since), ProjectionExpression: 'sk' }, start);
-    count += page.items.length;
-    start = page.next;
-  } while (start);
-  return count;
+/** How many alerts of a cluster started at or after `since`: DynamoDB counts them and sends no alert back. */
+export function countClusterAlerts(clusterId: string, since: Date): Promise<number> {
+  return queryCount('alerts', clusterAlertsQuery(clusterId, since));
 }
 
 /** A cluster's alerts by their keys (`<starts_at>#<fingerprint>`, as AI issues link them), newest first; ones gone (retention) are left out. */

@@ -8,6 +8,7 @@ import {
   putItem,
   queryAll,
   queryAllWire,
+  queryCount,
   queryPage,
   tableName,
   transactWrite,
@@ -88,6 +89,24 @@ describe('document client wrapper on DynamoDB Local', () => {
     expect(filtered.result.map((i) => i.v)).toEqual(items.slice(10, 30).map((i) => i.v));
     expect(filtered.requests.map((r) => r.input.Limit)).toEqual([undefined]);
     expect(await queryAll('metrics', query, 0)).toEqual([]);
+  });
+
+  it('counts what a query matches page by page, after its filter, with no item sent back (queryCount)', async () => {
+    const items = Array.from({ length: 60 }, (_, i) => ({ pk: 'COUNT#c1', sk: `DAY#${String(i).padStart(3, '0')}`, v: i, text: 'x'.repeat(200) }));
+    await batchPut('metrics', items);
+    const query = { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'COUNT#c1' }, ConsistentRead: true };
+    // Limit 7: nine pages, each counted.
+    const paged = await requestsOf(
+      proxy,
+      () => queryCount('metrics', { ...query, Limit: 7 }),
+      (r) => r.operation === 'Query',
+    );
+    expect(paged.result).toBe(60);
+    expect(paged.requests).toHaveLength(9);
+    expect(paged.requests.every((r) => r.input.Select === 'COUNT')).toBe(true);
+    const filtered = { ...query, FilterExpression: 'v >= :ten', ExpressionAttributeValues: { ':pk': 'COUNT#c1', ':ten': 10 } };
+    expect(await queryCount('metrics', filtered)).toBe(50);
+    expect(await queryCount('metrics', { ...query, ExpressionAttributeValues: { ':pk': 'COUNT#none' } })).toBe(0);
   });
 
   it("reads every page of a query as DynamoDB sent it (queryAllWire), and still throws the SDK's typed errors", async () => {
