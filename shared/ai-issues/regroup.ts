@@ -8,7 +8,7 @@ import { listAlertingClustersSince, listClusterAlertFields, listClusterAlerts, t
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { getClusters } from '../db/clusters.js';
 import {
-  aiIssuesChanged,
+  afterAiIssueWrites,
   getAiGroupingState,
   retireAiIssue,
   getAiIssues,
@@ -114,30 +114,13 @@ const MATCH_ATTEMPTS = 3;
 
 /** Regroups one cluster; moves the AI issues' marker after it when it wrote any issue. */
 async function regroupCluster(clusterId: string, names: { cluster_name: string; customer_name: string }, now: Date): Promise<'regrouped' | 'unchanged'> {
-  const writes = { made: false };
-  let result: 'regrouped' | 'unchanged';
-  try {
-    result = await groupCluster(clusterId, names, now, writes);
-  } catch (error) {
-    // What it wrote before failing is on the next read too; the grouping's own error is the one to report.
-    if (writes.made)
-      await aiIssuesChanged().catch((markerError: unknown) =>
-        log.error('moving the AI issues marker failed', { cluster_id: clusterId, error: String(markerError) }),
-      );
-    throw error;
-  }
-  if (writes.made) {
-    // Before the pass goes on: the next list read in any container sees these writes. If the marker
-    // cannot move, the cluster is left for the next pass, whose regrouping moves it (lists meanwhile
-    // stay as they were, at most the cache's TTL).
-    try {
-      await aiIssuesChanged();
-    } catch (error) {
-      await markAiGroupingStale(clusterId);
-      throw error;
-    }
-  }
-  return result;
+  // Before the pass goes on: the next list read in any container sees these writes, also those of a failed
+  // run. If the marker cannot move, the cluster is left for the next pass, whose regrouping moves it (lists
+  // meanwhile stay as they were, at most the cache's TTL).
+  return afterAiIssueWrites((writes) => groupCluster(clusterId, names, now, writes), {
+    report: (error) => log.error('moving the AI issues marker failed', { cluster_id: clusterId, error: String(error) }),
+    unmoved: () => markAiGroupingStale(clusterId),
+  });
 }
 
 async function groupCluster(

@@ -126,10 +126,13 @@ export const currentAiIssuesGeneration = marker.current;
 /** Moves the marker, for a transaction with a triage write. */
 export const aiIssuesMarkerAction = marker.action;
 
-/** Moves the marker after AI issue writes made outside a transaction with it (a regrouping). */
+/** Moves the marker after AI issue writes made outside a transaction with it (bulk loads). */
 export async function aiIssuesChanged(): Promise<void> {
   await marker.bump();
 }
+
+/** Runs AI issue writes made outside a transaction with the marker (a regrouping), and moves it after them (generationMarker). */
+export const afterAiIssueWrites = marker.afterWrites;
 
 /**
  * What a list page shows of these AI issues, in the order asked, projected to the shown fields
@@ -141,7 +144,7 @@ export async function listedAiIssues(ids: readonly string[]): Promise<AiIssueSho
   return ids.flatMap((id) => found.get(id) ?? []).filter((i) => !i.superseded_by);
 }
 
-/** Writes an issue's grouping fields; its triage fields are created empty and never touched here. The caller moves the marker after (aiIssuesChanged). */
+/** Writes an issue's grouping fields; its triage fields are created empty and never touched here. The caller moves the marker after (afterAiIssueWrites). */
 export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<void> {
   const fields: Record<string, unknown> = { ...g, grouped_at: now.toISOString(), superseded_by: null, gsi1pk: ACTIVITY_PARTITION, gsi1sk: activityKey(g) };
   const names = Object.keys(fields);
@@ -161,7 +164,7 @@ export async function writeAiGrouping(g: AiGrouping, now = new Date()): Promise<
  * released (they belong to the successor now) and left out of lists.
  * Either write holds only while the issue is as triaged as the run read it: ConditionFailed when
  * it was triaged meanwhile, and the run matches its groups again (a triaged issue continues one).
- * The caller moves the marker after (aiIssuesChanged).
+ * The caller moves the marker after (afterAiIssueWrites).
  */
 export async function retireAiIssue(issue: AiIssueRecord, successor: string, now = new Date()): Promise<void> {
   if (!issue.triage_version) {

@@ -437,15 +437,44 @@ function sleep(ms: number): Promise<void> {
  * A cache generation marker (`pk CACHE, sk GENERATION` in `table`): read
  * strongly consistent, so it has moved for every write acknowledged before;
  * moved by `ADD`, alone (`bump`) or as the last action of the transaction that
- * makes the change (`action`). A lone move that meets a transaction holding
- * the marker is retried like every single-item write (singleWrite).
+ * makes the change (`action`), or after a run of lone writes (`afterWrites`).
+ * A lone move that meets a transaction holding the marker is retried like
+ * every single-item write (singleWrite).
  */
 export function generationMarker(table: TableName) {
   const key = { pk: 'CACHE', sk: 'GENERATION' };
   const move = { UpdateExpression: 'ADD generation :one', ExpressionAttributeValues: { ':one': 1 } };
+  const bump = async (): Promise<number> => Number((await updateItem(table, key, move))?.generation);
   return {
     current: async (): Promise<number> => Number((await getItem(table, key, true))?.generation ?? 0),
-    bump: async (): Promise<number> => Number((await updateItem(table, key, move))?.generation),
+    bump,
     action: (): TransactItem => ({ Update: { TableName: physicalTableName(table), Key: key, ...move } }),
+    /**
+     * Runs `work`, which sets `writes.made` before its first write, and moves the marker after it if it
+     * wrote: also when it failed, whose own error is then thrown (a failed move only goes to `report`).
+     * When the move fails after a success, `unmoved` runs (what makes a later run move it) and the
+     * move's error is thrown.
+     */
+    afterWrites: async <T>(
+      work: (writes: { made: boolean }) => Promise<T>,
+      { report, unmoved }: { report: (error: unknown) => void; unmoved?: () => Promise<void> },
+    ): Promise<T> => {
+      const writes = { made: false };
+      let result: T;
+      try {
+        result = await work(writes);
+      } catch (error) {
+        if (writes.made) await bump().catch(report);
+        throw error;
+      }
+      if (!writes.made) return result;
+      try {
+        await bump();
+      } catch (error) {
+        await unmoved?.();
+        throw error;
+      }
+      return result;
+    },
   };
 }

@@ -180,10 +180,13 @@ export async function transactIssues(actions: TransactItem[]): Promise<void> {
   await transactWrite([...actions, marker.action()]);
 }
 
-/** Moves the marker after issue writes made outside a transaction with it (grouping, bulk loads). */
+/** Moves the marker after issue writes made outside a transaction with it (bulk loads). */
 export async function issuesChanged(): Promise<void> {
   await marker.bump();
 }
+
+/** Runs issue writes made outside a transaction with the marker (a grouping), and moves it after them (generationMarker). */
+export const afterIssueWrites = marker.afterWrites;
 
 /** Full records of these issues, in the order asked. */
 export async function getIssues(issueIds: string[]): Promise<IssueRecord[]> {
@@ -270,7 +273,7 @@ const indexKeys = (g: IssueGrouping) => ({
 /**
  * Writes an issue's grouping fields, creating it with empty triage fields when
  * new. Conditional on the grouping version read (ConditionFailed when another
- * grouping run wrote it meanwhile). The caller moves the marker (issuesChanged)
+ * grouping run wrote it meanwhile). The caller moves the marker (afterIssueWrites)
  * once its run's writes are done.
  */
 export async function writeGrouping(

@@ -19,7 +19,7 @@ import {
   deleteGroupingAction,
   getGroupingState,
   getIssues,
-  issuesChanged,
+  afterIssueWrites,
   latestClusterIssue,
   listClusterIssuesActiveSince,
   listIssueSummariesSince,
@@ -91,21 +91,10 @@ const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key
 
 /** Regroups one cluster from a fresh read; moves the marker after it when it wrote anything. */
 async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, asOf: Date, readFrom?: number) {
-  const writes = { made: false };
-  let result: Awaited<ReturnType<typeof applyGrouping>>;
-  try {
-    result = await applyGrouping(clusterId, cluster, rules, asOf, writes, readFrom);
-  } catch (error) {
-    // What it wrote before failing is on the next read too; the grouping's own error is the one to report.
-    if (writes.made)
-      await issuesChanged().catch((markerError: unknown) =>
-        log.error('moving the issues marker failed', { cluster_id: clusterId, error: String(markerError) }),
-      );
-    throw error;
-  }
-  // Before the caller (an ingest) answers: the next list read anywhere sees these writes.
-  if (writes.made) await issuesChanged();
-  return result;
+  // Before the caller (an ingest) answers: the next list read anywhere sees these writes, also those of a failed run.
+  return afterIssueWrites((writes) => applyGrouping(clusterId, cluster, rules, asOf, writes, readFrom), {
+    report: (error) => log.error('moving the issues marker failed', { cluster_id: clusterId, error: String(error) }),
+  });
 }
 
 async function applyGrouping(
