@@ -22,27 +22,41 @@ const TOTAL = 100_000;
 const AI_TOTAL = 20_000;
 const DAY_MS = 86_400_000;
 
-/** A year of issues on 2,000 clusters, evenly spread; 1 in 200 still Ongoing. */
-function yearOfIssues(now: Date): IssueRecord[] {
-  return Array.from({ length: TOTAL }, (_, i) => {
-    const first = new Date(now.getTime() - (i * 365 * DAY_MS) / TOTAL - 3_600_000);
-    const ongoing = i % 200 === 0;
-    const last = new Date(first.getTime() + 20 * 60_000);
-    const cluster = i % 2_000;
-    return {
-      issue_id: `iss-bench-${String(i).padStart(6, '0')}`,
-      group_key: `cluster=c${cluster}|alert_name=Alert${i % 13}`,
-      issue_name: `Alert${i % 13}`,
+/**
+ * The `i`th of `total` issues spread evenly over a year on 2,000 clusters, 1 in 200 still Ongoing:
+ * what rule and AI issues share (when, where, how bad).
+ */
+function yearSpread(i: number, total: number, now: Date) {
+  const first = new Date(now.getTime() - (i * 365 * DAY_MS) / total - 3_600_000);
+  const last = new Date(first.getTime() + 20 * 60_000);
+  const ongoing = i % 200 === 0;
+  const cluster = i % 2_000;
+  return {
+    first,
+    fields: {
       severity: i % 5 === 0 ? 'Critical' : 'Warning',
       status: ongoing ? 'Ongoing' : 'Resolved',
       cluster_id: `c${cluster}`,
-      alert_count: 1 + (i % 4),
-      alert_names: [`Alert${i % 13}`],
+      cluster_name: `prod-db-${cluster}`,
+      customer_name: `Customer ${cluster % 150}`,
       first_seen: first.toISOString(),
       last_seen: last.toISOString(),
       resolved_at: ongoing ? null : new Date(last.getTime() + 30 * 60_000).toISOString(),
-      cluster_name: `prod-db-${cluster}`,
-      customer_name: `Customer ${cluster % 150}`,
+    } as const,
+  };
+}
+
+/** A year of issues. */
+function yearOfIssues(now: Date): IssueRecord[] {
+  return Array.from({ length: TOTAL }, (_, i) => {
+    const { fields } = yearSpread(i, TOTAL, now);
+    return {
+      ...fields,
+      issue_id: `iss-bench-${String(i).padStart(6, '0')}`,
+      group_key: `cluster=${fields.cluster_id}|alert_name=Alert${i % 13}`,
+      issue_name: `Alert${i % 13}`,
+      alert_count: 1 + (i % 4),
+      alert_names: [`Alert${i % 13}`],
       triage_status: i % 3 === 0 ? 'Investigating' : '',
       disposition_status: '',
       assignee: i % 4 === 0 ? 'oncall' : '',
@@ -61,25 +75,15 @@ function yearOfIssues(now: Date): IssueRecord[] {
   });
 }
 
-/** A year of AI issues on 2,000 clusters, as grouping writes them (10 alert keys each); 1 in 200 still Ongoing. */
+/** A year of AI issues, as grouping writes them (10 alert keys each). */
 function yearOfAiIssues(now: Date): AiGrouping[] {
   return Array.from({ length: AI_TOTAL }, (_, i) => {
-    const first = new Date(now.getTime() - (i * 365 * DAY_MS) / AI_TOTAL - 3_600_000);
-    const ongoing = i % 200 === 0;
-    const last = new Date(first.getTime() + 20 * 60_000);
-    const cluster = i % 2_000;
+    const { first, fields } = yearSpread(i, AI_TOTAL, now);
     return {
+      ...fields,
       issue_id: `ai-bench-${String(i).padStart(6, '0')}`,
       issue_name: `Storage pressure ${i % 11}`,
-      severity: i % 5 === 0 ? 'Critical' : 'Warning',
-      status: ongoing ? 'Ongoing' : 'Resolved',
-      cluster_id: `c${cluster}`,
-      cluster_name: `prod-db-${cluster}`,
-      customer_name: `Customer ${cluster % 150}`,
       alert_count: 10,
-      first_seen: first.toISOString(),
-      last_seen: last.toISOString(),
-      resolved_at: ongoing ? null : new Date(last.getTime() + 30 * 60_000).toISOString(),
       ai_reasoning: 'Disk and memory alerts of one node within minutes of each other.',
       ai_summary: 'One node ran short of disk, then of memory.',
       grouped_by: 'rules',
