@@ -14,7 +14,7 @@
 // proposal's transaction, under that bound, and shrinks in its review's.
 import { randomBytes } from 'node:crypto';
 import type { RuleSetName } from '../rules/defaults.js';
-import { getItem, queryAll, tableName, type TransactItem } from './client.js';
+import { getItem, queryAll, queryCount, tableName, type TransactItem } from './client.js';
 
 export const CHANGE_STATUSES = ['pending', 'approved', 'rejected'] as const;
 export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
@@ -134,31 +134,50 @@ export async function getChange(changeId: string): Promise<ConfigChange | undefi
   };
 }
 
-/** Newest first, without the YAML; optionally one status and one proposer. */
-export async function listChanges(filter: { status?: ChangeStatus; proposedBy?: string }): Promise<ConfigChangeSummary[]> {
+type ChangeFilter = { status?: ChangeStatus; proposedBy?: string };
+
+/** The partition's query, newest first, narrowed to one status and one proposer when asked. */
+function changesQuery(filter: ChangeFilter) {
   const conditions: string[] = [];
   const values: Record<string, unknown> = { ':pk': PK };
+  const names: Record<string, string> = {};
   if (filter.status) {
     conditions.push('#status = :status');
     values[':status'] = filter.status;
+    names['#status'] = 'status';
   }
   if (filter.proposedBy) {
     conditions.push('proposed_by = :by');
     values[':by'] = filter.proposedBy;
   }
+  return {
+    KeyConditionExpression: 'pk = :pk',
+    ...(conditions.length ? { FilterExpression: conditions.join(' AND ') } : {}),
+    ExpressionAttributeValues: values,
+    // DynamoDB refuses a name the expressions do not use.
+    ...(filter.status ? { ExpressionAttributeNames: names } : {}),
+    ScanIndexForward: false,
+  };
+}
+
+/** Newest first, without the YAML, at most CHANGES_READ_LIMIT; optionally one status and one proposer. */
+export async function listChanges(filter: ChangeFilter): Promise<ConfigChangeSummary[]> {
+  const query = changesQuery(filter);
   const items = await queryAll(
     'rules',
     {
-      KeyConditionExpression: 'pk = :pk',
-      ...(conditions.length ? { FilterExpression: conditions.join(' AND ') } : {}),
-      ExpressionAttributeValues: values,
-      ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f) => [`#${f}`, f])),
+      ...query,
+      ExpressionAttributeNames: { ...query.ExpressionAttributeNames, ...Object.fromEntries(SUMMARY_FIELDS.map((f) => [`#${f}`, f])) },
       ProjectionExpression: SUMMARY_FIELDS.map((f) => `#${f}`).join(', '),
-      ScanIndexForward: false,
     },
     CHANGES_READ_LIMIT,
   );
   return items.map(summaryOf);
+}
+
+/** How many proposals the same filter matches, however many: DynamoDB counts them, no item comes back. */
+export function countChanges(filter: ChangeFilter): Promise<number> {
+  return queryCount('rules', changesQuery(filter));
 }
 
 /** Marks a pending proposal reviewed, as a transaction action; its condition fails unless it is still pending. */

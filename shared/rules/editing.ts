@@ -13,6 +13,8 @@ import type { Caller } from '../auth/caller.js';
 import { auditAction, type AuditInput } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
 import {
+  CHANGES_READ_LIMIT,
+  countChanges,
   getChange,
   holdPendingAction,
   listChanges,
@@ -186,10 +188,14 @@ export async function submitRuleSet(
   return { status: 'pending', applied: false, change_id: change.change_id, base_version: base };
 }
 
-/** Superadmins see every proposal, others only their own. */
+/**
+ * Superadmins see every proposal, others only their own: the newest CHANGES_READ_LIMIT, and `total` counts them all
+ * (counted only when the listing is full, since below the limit it holds every match).
+ */
 export async function listConfigChanges(principal: Principal, status: ChangeStatus | ''): Promise<{ changes: ConfigChangeSummary[]; total: number }> {
-  const changes = await listChanges({ status: status || undefined, proposedBy: principal.role === 'superadmin' ? undefined : principal.username });
-  return { changes, total: changes.length };
+  const filter = { status: status || undefined, proposedBy: principal.role === 'superadmin' ? undefined : principal.username };
+  const changes = await listChanges(filter);
+  return { changes, total: changes.length < CHANGES_READ_LIMIT ? changes.length : await countChanges(filter) };
 }
 
 /** A proposal someone else made is as unknown to a non-superadmin as a missing one. */

@@ -44,6 +44,7 @@ export default function ProposalsPage() {
         {changes.data && (
           <span className="muted proposals-count" role="status">
             {changes.data.total} {changes.data.total === 1 ? 'proposal' : 'proposals'}
+            {changes.data.total > changes.data.changes.length && ` (the newest ${changes.data.changes.length} shown; narrow by status to reach older ones)`}
           </span>
         )}
       </div>
