@@ -204,6 +204,7 @@ export const Upgrades = z.lazy(() =>
         node_count: Int,
       }),
     ),
+    /** Newest first, in semantic version order (a release before its pre-releases): the console keeps this order. */
     available_versions: z.array(z.string()),
   }),
 );

@@ -424,3 +424,46 @@ describe('staleness', { timeout: 60_000 }, () => {
     await expectAccessible(adminPage, '/clusters/{id} (stale)');
   });
 });
+
+describe('upgrades', { timeout: 60_000 }, () => {
+  it('keeps the service’s version order: a release is newer than its release candidate, which is behind it', async () => {
+    const clusterOn = (version: string) => {
+      const id = randomUUID();
+      return {
+        cluster_id: id,
+        cluster_name: `v${version}-${id.slice(0, 6)}`,
+        customer_name: 'Upgrade Co',
+        account_id: '444455557777',
+        account_name: 'Upgrade',
+        email: 'ops@upgrade.example.com',
+        customer_tier: 'B',
+        cluster_type: 'ELASTIC',
+        region: 'US East (us-east-1)',
+        engine_version: version,
+        resource_state: 'RUNNING',
+        node_count: 3,
+      };
+    };
+    const release = clusterOn('3.10.0');
+    const candidate = clusterOn('3.10.0-rc1');
+    const ingested = await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [candidate, release] });
+    expect(ingested.body).toEqual({ accepted: 2, rejected: [] });
+    expect((await api(service.url, admin, 'POST', '/api/fleet/refresh')).status).toBe(200);
+    const { body } = await api(service.url, admin, 'GET', '/api/analysis/upgrades');
+    expect(body.available_versions.slice(0, 2)).toEqual(['3.10.0', '3.10.0-rc1']);
+
+    await adminPage.goto('/analysis');
+    await adminPage.getByRole('heading', { level: 1, name: 'Analysis' }).waitFor();
+    const latest = adminPage.locator('.analysis-versions li.latest');
+    await latest.waitFor();
+    expect(await latest.textContent()).toBe('3.10.0 (latest)');
+    const upgradeOf = async (name: string) => {
+      await adminPage.getByRole('search', { name: 'Filter upgrades' }).getByLabel('Search').fill(name);
+      const row = adminPage.getByRole('row').filter({ has: adminPage.getByRole('link', { name }) });
+      await row.waitFor();
+      return row.textContent();
+    };
+    expect(await upgradeOf(candidate.cluster_name)).toContain('to 3.10.0 (1 newer version)');
+    expect(await upgradeOf(release.cluster_name)).toContain('on the latest');
+  });
+});

@@ -42,19 +42,6 @@ const METRIC_LABELS: Record<string, string> = {
 const metricLabel = (key: string) => METRIC_LABELS[key] ?? key.replace(/_/g, ' ');
 const withUnit = (v: number, unit: string) => (unit === '%' ? `${fmt(v)}%` : unit && unit !== 'score' ? `${fmt(v)} ${unit}` : fmt(v));
 
-/** Numeric, part by part: 3.10.0 after 3.9.2. */
-function compareVersions(a: string, b: string): number {
-  const pa = a.split(/[.-]/);
-  const pb = b.split(/[.-]/);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const x = pa[i] ?? '0';
-    const y = pb[i] ?? '0';
-    const d = /^\d+$/.test(x) && /^\d+$/.test(y) ? Number(x) - Number(y) : x.localeCompare(y);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
 /** Cluster names in the breaking cards and usage bars carry no id: found through the answers that do. */
 function NameLink({ name, ids }: { name: string; ids: Map<string, string> }) {
   const id = ids.get(name);
@@ -244,24 +231,32 @@ function UsageSection({ data, ids }: { data: Usage; ids: Map<string, string> }) 
 }
 
 function UpgradesSection({ data, filters, setFilters }: { data: Upgrades; filters: Filters; setFilters: SetFilters }) {
-  const available = useMemo(() => [...data.available_versions].sort((a, b) => compareVersions(b, a)), [data]);
+  // The service orders versions (newest first, semantically: 3.10.0 before 3.10.0-rc1 before 3.9.2), and the
+  // console keeps its order rather than compare version texts a second way.
+  const available = data.available_versions;
   const latest = available[0];
-  const running = useMemo(() => uniqueSorted(data.clusters.map((c) => c.engine_version)).sort((a, b) => compareVersions(b, a)), [data]);
+  /** How many available versions are newer than `v`: its place in the service's order. */
+  const newerCount = useMemo(() => {
+    const place = new Map(available.map((v, i) => [v, i]));
+    return (v: string) => place.get(v) ?? 0;
+  }, [available]);
+  const running = useMemo(() => {
+    const runs = new Set(data.clusters.map((c) => c.engine_version));
+    return [...available.filter((v) => runs.has(v)), ...uniqueSorted([...runs].filter((v) => !available.includes(v)))];
+  }, [data, available]);
   const states = useMemo(() => uniqueSorted(data.clusters.map((c) => c.resource_state)), [data]);
-  /** How many available versions are newer than this one. */
-  const behind = (v: string) => available.filter((a) => compareVersions(a, v) > 0).length;
   const rows = data.clusters.filter(
     (c) =>
       matches(filters.uq, c.cluster_name, c.customer_name) &&
       (!filters.version || c.engine_version === filters.version) &&
       (!filters.state || c.resource_state === filters.state) &&
-      (!filters.upgrade || (filters.upgrade === 'behind' ? behind(c.engine_version) > 0 : behind(c.engine_version) === 0)),
+      (!filters.upgrade || (filters.upgrade === 'behind' ? newerCount(c.engine_version) > 0 : newerCount(c.engine_version) === 0)),
   );
-  const behindCount = data.clusters.filter((c) => behind(c.engine_version) > 0).length;
+  const behindCount = data.clusters.filter((c) => newerCount(c.engine_version) > 0).length;
   const [sorting, setSorting] = useUrlSorting('', 'usort');
   const columns = useMemo(() => {
-    const newer = (v: string) => available.filter((a) => compareVersions(a, v) > 0).length;
-    const byVersion: SortingFn<UpgradeRow> = (a, b) => compareVersions(a.original.engine_version, b.original.engine_version);
+    // Ascending: oldest first (the most versions newer than it).
+    const byVersion: SortingFn<UpgradeRow> = (a, b) => newerCount(b.original.engine_version) - newerCount(a.original.engine_version);
     const up = createColumnHelper<UpgradeRow>();
     return [
       up.accessor('cluster_name', {
@@ -274,7 +269,7 @@ function UpgradesSection({ data, filters, setFilters }: { data: Upgrades; filter
       up.accessor('cluster_type', { header: 'Type', size: 110, sortingFn: 'text' }),
       up.accessor('region', { header: 'Region', size: 200, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
       up.accessor('engine_version', { header: 'Version', size: 90, sortingFn: byVersion }),
-      up.accessor((c) => newer(c.engine_version), {
+      up.accessor((c) => newerCount(c.engine_version), {
         id: 'upgrade',
         header: 'Upgrade',
         size: 220,
@@ -290,7 +285,7 @@ function UpgradesSection({ data, filters, setFilters }: { data: Upgrades; filter
       up.accessor('resource_state', { header: 'State', size: 100, sortingFn: 'text' }),
       up.accessor('node_count', { header: 'Nodes', size: 70, meta: { numeric: true } }),
     ];
-  }, [available, latest]);
+  }, [newerCount, latest]);
   return (
     <>
       <div className="analysis-versions">
