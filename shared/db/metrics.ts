@@ -188,7 +188,13 @@ async function updateDay(
       );
       return true;
     } catch (error) {
-      if (!(error instanceof ConditionFailed) || attempt >= MAX_MERGE_ATTEMPTS) throw error;
+      if (!(error instanceof ConditionFailed)) throw error;
+      if (attempt >= MAX_MERGE_ATTEMPTS) {
+        // The last put may have landed with its answer lost (the retry then failed against it): ask the item, as
+        // the next attempt would, rather than report stored samples unstored and have them sent again.
+        if (holdsWriteId(writeIdsOf(await getItem('metrics', key, true)), writeId)) return true;
+        throw error;
+      }
       await conflictBackoff(attempt);
     }
   }

@@ -93,6 +93,26 @@ describe('a merge whose put answer was lost', () => {
     expect((item!.ws as Uint8Array).length).toBe(2 * 8);
   });
 
+  it('counts them stored when it is the last attempt whose answer was lost (7 conflicts before it)', async () => {
+    const cluster = randomUUID();
+    let puts = 0;
+    const stop = proxy.watch(({ operation, input }) => {
+      if (operation !== 'PutItem' || !String(input.TableName).endsWith('metrics')) return undefined;
+      puts++;
+      // Seven puts refused as if another writer won each time; the eighth lands, its answer lost; its retry is refused.
+      if (puts <= 7) return { type: 'ConditionalCheckFailedException', message: 'The conditional request failed' };
+      return puts === 8 ? 'lose-answer' : undefined;
+    });
+    try {
+      expect(await addSamples([sample(cluster, 42)])).toEqual([]);
+    } finally {
+      stop();
+    }
+    expect(puts).toBe(9);
+    const [stored] = await readClusterRollups(cluster, [today()]);
+    expect(stored!.metrics.disk_used_pct).toMatchObject({ count: 1, sum: 42 });
+  });
+
   it('a pulled window counts as written, not skipped, when another writer merged before its retry', async () => {
     const cluster = randomUUID();
     const day = today();
