@@ -159,9 +159,13 @@ export async function listClusters({ build }: { build?: PackBuilder } = {}): Pro
  */
 const storable = (ids: Iterable<string>) => [...new Set(ids)].filter((id) => Buffer.byteLength(clusterKey(id).sk) <= 1024);
 
-/** Which of these cluster ids are known (for refusing data about unknown clusters). */
+/**
+ * Which of these cluster ids are known (for refusing data about unknown clusters). Read consistently: a sender
+ * registers a cluster and sends its data right after (`npm run ingest`, an alert on a new cluster), and an
+ * eventually consistent read could refuse that data as about an unknown cluster.
+ */
 export async function knownClusterIds(clusterIds: Iterable<string>): Promise<Set<string>> {
-  const items = await batchGet('clusters', storable(clusterIds).map(clusterKey));
+  const items = await batchGet('clusters', storable(clusterIds).map(clusterKey), true);
   return new Set(items.map((i) => String(i.cluster_id)));
 }
 
