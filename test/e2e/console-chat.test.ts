@@ -4,6 +4,7 @@
 // Shift+Enter is a new line) gets its Markdown answer rendered, with its tool-call
 // count and time, and a <script> or onerror in the model's Markdown is neither
 // run nor kept; "New conversation" clears the view and the service's history;
+// an answer that arrives after the user left the page is kept and shown on the way back;
 // the rate limit's 429 says when to send again; signing out leaves no transcript
 // in the tab's storage. axe in light, dark and on a phone.
 import type { Page } from 'playwright-core';
@@ -156,6 +157,33 @@ describe('the chat page', { timeout: 90_000 }, () => {
         .body.messages.filter((m) => m.role === 'user')
         .map((m) => m.content),
     ).toEqual(['hi again']);
+  });
+
+  it('keeps an answer that arrives after the user left the page, and shows it under way on the way back', async () => {
+    configure();
+    await open();
+    openai.enqueue({ kind: 'delay', ms: 4_000, then: { kind: 'text', text: 'Answered while you were away.' } });
+    const answered = ask('a slow question');
+    await log().getByText('a slow question').waitFor();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const away = async () => {
+      await nav.getByRole('link', { name: 'Health' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    };
+    const back = async () => {
+      await nav.getByRole('link', { name: 'Chat' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Assistant' }).waitFor();
+    };
+    await away();
+    await back();
+    // still under way: said so, and nothing can be sent meanwhile
+    await page.locator('.chat-waiting').waitFor();
+    expect(await page.getByRole('button', { name: 'New conversation' }).isDisabled()).toBe(true);
+    await away();
+    expect((await answered).status()).toBe(200);
+    await back();
+    await log().getByText('Answered while you were away.').waitFor();
+    expect(await page.locator('.chat-waiting').count()).toBe(0);
   });
 
   it('explains the 429 in place: when to send again (Retry-After)', async () => {

@@ -3,13 +3,13 @@
 // calls each answer took and how long; reset (POST /api/chat/reset) clears the
 // service's history and the view. A 503 (no provider configured) and a 429
 // (rate limit, with Retry-After) are explained where the answer would be.
-import { useMutation } from '@tanstack/react-query';
+import { useIsMutating, useMutation } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { type ApiProblem, call, endpoint } from '../api/client';
 import { Composer } from '../components/chat/composer';
 import { Conversation } from '../components/chat/conversation';
 import { prepareReplies } from '../components/chat/reply';
-import { loadTurns, problemTurn, saveTurns, type Turn, turnId } from '../components/chat/turns';
+import { problemTurn, turnId, updateTurns, useTurns } from '../components/chat/turns';
 import { Problem } from '../components/states';
 import { useSession } from '../session';
 import './chat.css';
@@ -20,29 +20,33 @@ const resetEndpoint = endpoint<'chat', 'reset'>('POST', '/api/chat/reset');
 export default function ChatPage() {
   const { user } = useSession();
   const owner = user?.username ?? '';
-  const [turns, setTurns] = useState<Turn[]>(() => loadTurns(owner));
+  const turns = useTurns(owner);
   const [draft, setDraft] = useState('');
   const [notice, setNotice] = useState('');
   const input = useRef<HTMLTextAreaElement>(null);
 
-  useEffect(() => saveTurns(owner, turns), [owner, turns]);
   useEffect(() => void prepareReplies(), []);
 
+  // An answer may arrive after the user left the page (it can take 30 s): the mutation outlives the page in the
+  // query client, keeps its answer in the stored conversation, and a page shown meanwhile sees it under way.
+  const messageKey = ['chat-message', owner];
   const message = useMutation({
+    mutationKey: messageKey,
     // the renderer is loaded alongside, so the reply is shown rendered from the start
     mutationFn: async (text: string) => (await Promise.all([call(messageEndpoint, { body: { message: text } }), prepareReplies()]))[0],
     onSuccess: (answer) =>
-      setTurns((all) => [
+      updateTurns(owner, (all) => [
         ...all,
         { id: turnId(), kind: 'assistant', text: answer.reply, toolCalls: answer.tool_calls, durationMs: answer.duration_ms, at: Date.now() },
       ]),
-    onError: (error) => setTurns((all) => [...all, problemTurn(error)]),
+    onError: (error) => updateTurns(owner, (all) => [...all, problemTurn(error)]),
   });
+  const answering = useIsMutating({ mutationKey: messageKey }) > 0;
 
   const reset = useMutation<Awaited<ReturnType<typeof call<'chat', 'reset'>>>, ApiProblem>({
     mutationFn: () => call(resetEndpoint),
     onSuccess: (answer) => {
-      setTurns([]);
+      updateTurns(owner, () => []);
       setDraft('');
       message.reset();
       setNotice(answer.message);
@@ -52,9 +56,9 @@ export default function ChatPage() {
 
   const send = () => {
     const text = draft.trim();
-    if (!text || message.isPending) return;
+    if (!text || answering) return;
     setNotice('');
-    setTurns((all) => [...all, { id: turnId(), kind: 'user', text, at: Date.now() }]);
+    updateTurns(owner, (all) => [...all, { id: turnId(), kind: 'user', text, at: Date.now() }]);
     setDraft('');
     message.mutate(text);
     input.current?.focus();
@@ -64,12 +68,12 @@ export default function ChatPage() {
   const retry = (problemId: string) => {
     const at = turns.findIndex((t) => t.id === problemId);
     const asked = turns.slice(0, at).findLast((t) => t.kind === 'user');
-    if (at < 0 || !asked || message.isPending) return;
-    setTurns((all) => all.filter((t) => t.id !== problemId));
+    if (at < 0 || !asked || answering) return;
+    updateTurns(owner, (all) => all.filter((t) => t.id !== problemId));
     message.mutate(asked.text);
   };
 
-  const busy = message.isPending || reset.isPending;
+  const busy = answering || reset.isPending;
   return (
     <section className="chat-page" aria-labelledby="chat-title">
       <header className="chat-header">
@@ -85,7 +89,7 @@ export default function ChatPage() {
         {notice}
       </p>
       {reset.isError && <Problem error={reset.error} retry={() => reset.mutate()} />}
-      <Conversation turns={turns} pending={message.isPending} onRetry={retry} />
+      <Conversation turns={turns} pending={answering} onRetry={retry} />
       <Composer value={draft} onChange={setDraft} onSend={send} busy={busy} inputRef={input} />
     </section>
   );

@@ -2,6 +2,10 @@
 // answered (with its tool calls and time) or why it did not answer. Kept in
 // sessionStorage per user, so leaving the page and coming back shows the same
 // conversation the service still remembers (its history lives in memory there).
+// The page reads them through `useTurns` and changes them through `updateTurns`,
+// which write sessionStorage at once: an answer arriving after the user left the
+// page is kept, and shown when they come back.
+import { useSyncExternalStore } from 'react';
 import { ApiProblem } from '../../api/client';
 
 export type Turn =
@@ -29,6 +33,47 @@ export function saveTurns(user: string, turns: Turn[]): void {
   } catch {
     // storage full or unavailable: the view still works, it just is not kept
   }
+}
+
+const listeners = new Set<() => void>();
+/** The turns last read or written, with the stored text they came from: the same text gives the same array (useSyncExternalStore needs that). */
+const lastRead = new Map<string, { raw: string | null; turns: Turn[] }>();
+
+function storedText(user: string): string | null {
+  try {
+    return sessionStorage.getItem(KEY(user));
+  } catch {
+    return null;
+  }
+}
+
+function currentTurns(user: string): Turn[] {
+  const raw = storedText(user);
+  const last = lastRead.get(user);
+  if (last && last.raw === raw) return last.turns;
+  const turns = loadTurns(user);
+  lastRead.set(user, { raw, turns });
+  return turns;
+}
+
+/** `user`'s conversation, re-rendered on every change (from this page or from an answer that arrives after it). */
+export function useTurns(user: string): Turn[] {
+  return useSyncExternalStore(
+    (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    () => currentTurns(user),
+  );
+}
+
+/** Changes `user`'s conversation and keeps it, whether or not the page is shown. */
+export function updateTurns(user: string, change: (turns: Turn[]) => Turn[]): void {
+  const next = change(currentTurns(user)).slice(-MAX_KEPT);
+  saveTurns(user, next);
+  // Shown as changed even when storage refused it (full): the view still works, it just is not kept.
+  lastRead.set(user, { raw: storedText(user), turns: next });
+  for (const listener of listeners) listener();
 }
 
 let counter = 0;
