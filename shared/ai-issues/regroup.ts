@@ -4,7 +4,7 @@
 // cluster costs no LLM call). Stored issues keep their ids, and so their
 // triage, when a new group shares alerts with them.
 import { createHash, randomUUID } from 'node:crypto';
-import { listAlertingClustersSince, listClusterAlertFields, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
+import { getClusterAlerts, listAlertingClustersSince, listClusterAlertFields, listClusterAlerts, type AlertRecord } from '../db/alerts.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { getClusters } from '../db/clusters.js';
 import {
@@ -12,10 +12,12 @@ import {
   getAiGroupingState,
   retireAiIssue,
   getAiIssues,
+  listAiIssueSummariesSince,
   markAiGroupingStale,
   NO_FINGERPRINT,
   NO_SUCCESSOR,
   putAiGroupingState,
+  resolveAiHistory,
   writeAiGrouping,
   type AiGrouping,
   type AiIssueRecord,
@@ -112,15 +114,30 @@ function continuing(
 /** Matchings of a cluster's groups to its issues, when an issue to retire keeps being triaged meanwhile. */
 const MATCH_ATTEMPTS = 3;
 
-/** Regroups one cluster; moves the AI issues' marker after it when it wrote any issue. */
-async function regroupCluster(clusterId: string, names: { cluster_name: string; customer_name: string }, now: Date): Promise<'regrouped' | 'unchanged'> {
+/**
+ * Regroups one cluster, then settles its history (`openIds`: its Ongoing issues); moves the AI issues' marker
+ * after it when it wrote any issue.
+ */
+async function regroupCluster(
+  clusterId: string,
+  names: { cluster_name: string; customer_name: string },
+  openIds: readonly string[],
+  now: Date,
+): Promise<'regrouped' | 'unchanged'> {
   // Before the pass goes on: the next list read in any container sees these writes, also those of a failed
   // run. If the marker cannot move, the cluster is left for the next pass, whose regrouping moves it (lists
   // meanwhile stay as they were, at most the cache's TTL).
-  return afterAiIssueWrites((writes) => groupCluster(clusterId, names, now, writes), {
-    report: (error) => log.error('moving the AI issues marker failed', { cluster_id: clusterId, error: String(error) }),
-    unmoved: () => markAiGroupingStale(clusterId),
-  });
+  return afterAiIssueWrites(
+    async (writes) => {
+      const outcome = await groupCluster(clusterId, names, now, writes);
+      if (openIds.length) await settleHistory(clusterId, openIds, writes);
+      return outcome;
+    },
+    {
+      report: (error) => log.error('moving the AI issues marker failed', { cluster_id: clusterId, error: String(error) }),
+      unmoved: () => markAiGroupingStale(clusterId),
+    },
+  );
 }
 
 async function groupCluster(
@@ -202,15 +219,58 @@ async function groupCluster(
   return 'regrouped';
 }
 
+/**
+ * Resolves the cluster's Ongoing issues that no grouping holds any more (every alert they link started before
+ * the window: history, which the grouping leaves as it is) once all those alerts have ended, at the last end.
+ * Left alone, such an issue stayed Ongoing for good: in every list window, the KPIs and the patrol's open
+ * issues. One that still has a firing alert stays Ongoing, and is looked at again next pass.
+ */
+async function settleHistory(clusterId: string, openIds: readonly string[], writes: { made: boolean }): Promise<void> {
+  const grouped = new Set((await getAiGroupingState(clusterId))?.issue_ids ?? []);
+  const history = openIds.filter((id) => !grouped.has(id));
+  if (!history.length) return;
+  for (const issue of await getAiIssues(history)) {
+    if (issue.status !== 'Ongoing' || issue.superseded_by) continue;
+    const alerts = await getClusterAlerts(clusterId, issue.alert_keys);
+    if (alerts.some((a) => a.status === 'Firing')) continue;
+    // Alerts gone from the store (retention) leave the last start seen as the best end known.
+    const resolvedAt =
+      alerts
+        .map((a) => a.ends_at ?? a.starts_at)
+        .sort()
+        .at(-1) ?? issue.last_seen;
+    writes.made = true;
+    try {
+      await resolveAiHistory(issue, resolvedAt);
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error; // a regrouping took it up meanwhile: its status stands
+    }
+  }
+}
+
+/** The Ongoing AI issues' ids by cluster (one index range: Ongoing ones sort after every timestamp). */
+async function openAiIssuesByCluster(now: Date): Promise<Map<string, string[]>> {
+  const open = new Map<string, string[]>();
+  for (const issue of await listAiIssueSummariesSince(now)) {
+    if (issue.status !== 'Ongoing') continue;
+    const ids = open.get(issue.cluster_id) ?? [];
+    ids.push(issue.issue_id);
+    open.set(issue.cluster_id, ids);
+  }
+  return open;
+}
+
 /** A pass stops starting clusters after this long (the recompute Lambda has 300 s); the rest wait for the next pass. */
 export const AI_PASS_BUDGET_MS = 150_000;
 
+type PassResult = { clusters: number; regrouped: number; unchanged: number; failed: number; deferred: number };
+
 /** Regroups these clusters; a cluster that fails is logged and left for the next pass, as are those past the time budget. */
-export async function regroupAiClusters(
-  clusterIds: Iterable<string>,
-  now = new Date(),
-  budgetMs = AI_PASS_BUDGET_MS,
-): Promise<{ clusters: number; regrouped: number; unchanged: number; failed: number; deferred: number }> {
+export async function regroupAiClusters(clusterIds: Iterable<string>, now = new Date(), budgetMs = AI_PASS_BUDGET_MS): Promise<PassResult> {
+  return regroupWithOpen(clusterIds, await openAiIssuesByCluster(now), now, budgetMs);
+}
+
+async function regroupWithOpen(clusterIds: Iterable<string>, open: Map<string, string[]>, now: Date, budgetMs: number): Promise<PassResult> {
   const ids = [...new Set(clusterIds)];
   const inventory = new Map((await getClusters(ids)).map((c) => [c.cluster_id, c]));
   const result = { clusters: ids.length, regrouped: 0, unchanged: 0, failed: 0, deferred: 0 };
@@ -223,7 +283,7 @@ export async function regroupAiClusters(
     const c = inventory.get(id);
     const names = { cluster_name: c?.cluster_name ?? id, customer_name: c?.customer_name ?? '' };
     try {
-      result[await regroupCluster(id, names, now)]++;
+      result[await regroupCluster(id, names, open.get(id) ?? [], now)]++;
     } catch (error) {
       if (!(error instanceof ConditionFailed)) log.error('AI grouping of a cluster failed', { cluster_id: id, error: String(error) });
       result.failed++; // a concurrent run recorded first: its grouping stands
@@ -232,7 +292,11 @@ export async function regroupAiClusters(
   return result;
 }
 
-/** The scheduled pass: every cluster with alerts in the window. */
-export async function regroupAiRecent(now = new Date()) {
-  return regroupAiClusters(await listAlertingClustersSince(new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000), now), now);
+/** The scheduled pass: every cluster with alerts in the window, and every cluster with Ongoing issues (their history settles). */
+export async function regroupAiRecent(now = new Date()): Promise<PassResult> {
+  const [alerting, open] = await Promise.all([
+    listAlertingClustersSince(new Date(now.getTime() - AI_WINDOW_DAYS * 86_400_000), now),
+    openAiIssuesByCluster(now),
+  ]);
+  return regroupWithOpen([...alerting, ...open.keys()], open, now, AI_PASS_BUDGET_MS);
 }

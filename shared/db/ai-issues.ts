@@ -192,6 +192,29 @@ export async function retireAiIssue(issue: AiIssueRecord, successor: string, now
   });
 }
 
+/**
+ * An Ongoing issue no grouping holds any more (all its alerts left the window) whose alerts have all
+ * ended: Resolved at `resolvedAt`. Only while it is as read (Ongoing, the same alerts seen last): a
+ * regrouping that took it up again meanwhile decides its status (ConditionFailed here, and nothing
+ * written). The caller moves the marker after (afterAiIssueWrites).
+ */
+export async function resolveAiHistory(issue: AiIssueRecord, resolvedAt: string): Promise<void> {
+  await updateItem('ai-issues', key(issue.issue_id), {
+    UpdateExpression: 'SET #status = :resolved, resolved_at = :at, gsi1sk = :key',
+    ConditionExpression: '#status = :ongoing AND last_seen = :last AND alert_count = :count',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':resolved': 'Resolved',
+      ':ongoing': 'Ongoing',
+      ':at': resolvedAt,
+      ':last': issue.last_seen,
+      ':count': issue.alert_count,
+      ':key': activityKey({ ...issue, status: 'Resolved', resolved_at: resolvedAt }),
+    },
+    ReturnValues: 'NONE',
+  });
+}
+
 export interface AiGroupingState {
   fingerprint: string;
   method: string;
