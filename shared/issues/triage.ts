@@ -193,8 +193,10 @@ export async function createTicket(principal: Principal, issueId: string, caller
       if (error instanceof WriteConflict && attempt < STORE_ATTEMPTS) continue;
       if (error instanceof WriteConflict) throw unrecorded('concurrent changes kept it from being recorded on the issue');
       if (!(error instanceof ConditionFailed)) {
+        // DynamoDB kept refusing (throttled past the client's retries, say): a bare 500 would hide the ticket,
+        // and a retry once the claim expires would create a second one.
         log.error('ticket created but not recorded', { issue_id: issueId, ticket_key: ticket.key, ...errorFields(error) });
-        throw error;
+        throw unrecorded('storing it on the issue failed');
       }
       // Our claim expired and another call took over, a PATCH linked a ticket meanwhile, or regrouping superseded the issue.
       const current = await getIssue(issueId);

@@ -1,0 +1,62 @@
+// A ticket the provider created whose key DynamoDB then will not store (throttled past the client's
+// retries), on DynamoDB Local behind the proxy, against the fake Jira: the answer is the 409 that
+// names the ticket to link or close, not a bare 500 that hides it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../../shared/auth/principal.js';
+import { getIssue, listClusterIssues } from '../../shared/db/issues.js';
+import { ingestAlerts } from '../../shared/fleet/ingest.js';
+import { Conflict } from '../../shared/http/errors.js';
+import { createTicket } from '../../shared/issues/triage.js';
+import { alertNotice, storedCluster } from '../support/clusters.js';
+import type { DynamoProxy } from '../support/dynamo-proxy.js';
+import { useTestTables } from '../support/dynamo.js';
+import { startFakeJira, type FakeJira } from '../support/fake-jira.js';
+
+const NOW = new Date();
+const admin: Principal = { userId: 'u-ticketer', username: 'ticketer', name: 'Ticketer', email: 'ticketer@example.com', role: 'admin' };
+const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
+const TICKET_ENV = ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN'];
+
+let proxy: DynamoProxy;
+let jira: FakeJira;
+
+beforeAll(async () => {
+  ({ proxy } = await useTestTables({ proxy: true }));
+  jira = await startFakeJira({ projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-token' });
+  Object.assign(process.env, {
+    TICKET_PROVIDER: 'jira',
+    TICKET_BASE_URL: jira.baseUrl,
+    TICKET_PROJECT_KEY: 'OPS',
+    TICKET_USER_EMAIL: 'bot@example.com',
+    TICKET_API_TOKEN: 'jira-token',
+  });
+});
+
+afterAll(async () => {
+  for (const v of TICKET_ENV) delete process.env[v];
+  await jira?.close();
+});
+
+describe('a created ticket whose key cannot be stored', () => {
+  it('answers the 409 naming the ticket, and leaves the issue without a key', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([alertNotice(NOW, c, 'DiskUsageHigh', 'disk-1', 30)], NOW);
+    const [issue] = await listClusterIssues(c);
+    let refused = 0;
+    const stop = proxy.watch((r) => {
+      if (r.operation !== 'TransactWriteItems' || !JSON.stringify(r.input).includes('ticket_create')) return undefined;
+      refused++;
+      return { type: 'ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' };
+    });
+    const answer = await createTicket(admin, issue!.issue_id, caller, NOW)
+      .catch((e: unknown) => e)
+      .finally(stop);
+    expect(refused).toBeGreaterThan(1); // the client retried the throttled write before giving up
+    expect(answer).toBeInstanceOf(Conflict);
+    const { extra, message } = answer as Conflict;
+    expect(extra).toMatchObject({ ticket_key: expect.stringMatching(/^OPS-\d+$/), ticket_url: expect.stringContaining('/browse/OPS-') });
+    expect(message).toMatch(/^Ticket OPS-\d+ was created, but storing it on the issue failed: link it with PATCH or close it\.$/);
+    expect(jira.received.filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(await getIssue(issue!.issue_id)).toMatchObject({ ticket_key: '' });
+  });
+});
