@@ -39,8 +39,11 @@ const alertKey = (clusterId: string, startsAt: string, fingerprint: string) => (
 
 export type UpsertOutcome = 'new' | 'updated' | 'duplicate';
 
-/** One notification of an alert occurrence, as ingest derives it from the webhook. */
-export type AlertNotice = Omit<AlertRecord, 'received_at' | 'updated_at'>;
+/**
+ * One notification of an alert occurrence, as ingest derives it from the webhook. `ends_at_received`: a resolution
+ * that carried no usable endsAt, whose `ends_at` is the receipt time (not stored).
+ */
+export type AlertNotice = Omit<AlertRecord, 'received_at' | 'updated_at'> & { ends_at_received?: boolean };
 
 /** How an alert is stored: the record, plus the stamp of the notification it reflects. */
 type StoredAlert = AlertRecord & { notified_at?: number };
@@ -59,6 +62,9 @@ const sameContent = (a: AlertNotice, b: AlertNotice) =>
 function apply(state: AlertNotice | undefined, notice: AlertNotice): { next: AlertNotice; outcome: UpsertOutcome } {
   if (!state) return { next: notice, outcome: 'new' };
   if (notice.status !== state.status) return { next: notice, outcome: 'updated' };
+  // A resolution resent without an endsAt of its own says nothing new: taking each receipt as a later end would
+  // count every resend as an update and keep moving the end (and its issue's quiet period) forward.
+  if (notice.status === 'Resolved' && notice.ends_at_received) return { next: state, outcome: 'duplicate' };
   if (notice.status === 'Resolved' && (notice.ends_at ?? '') !== (state.ends_at ?? '')) {
     return (notice.ends_at ?? '') > (state.ends_at ?? '') ? { next: notice, outcome: 'updated' } : { next: state, outcome: 'duplicate' };
   }
@@ -156,10 +162,11 @@ function withoutBookkeeping(r: StoredAlert): AlertNotice {
 }
 
 function toItem(alert: AlertNotice, receivedAt: string, stamp: number, now: Date): Key & Record<string, unknown> {
-  const { cluster_id, starts_at, fingerprint } = alert;
+  const { ends_at_received: _received, ...stored } = alert;
+  const { cluster_id, starts_at, fingerprint } = stored;
   return {
     ...alertKey(cluster_id, starts_at, fingerprint),
-    ...alert,
+    ...stored,
     received_at: receivedAt,
     updated_at: now.toISOString(),
     notified_at: stamp,

@@ -169,11 +169,16 @@ function dashboardUrl(alert: AlertmanagerAlert): string {
 
 const NEVER = '0001-01-01T00:00:00Z';
 
+/** Whether a resolved alert carries no usable end: no endsAt, or one after its receipt (a sender's clock ahead). */
+function endsUnknown(a: AlertmanagerAlert, now: Date): boolean {
+  const ends = Date.parse(a.endsAt);
+  return a.endsAt === NEVER || !Number.isFinite(ends) || ends > now.getTime();
+}
+
 /** When a resolved alert stopped: its endsAt, within [startsAt, receipt]; receipt when it has none. */
 function resolvedAt(a: AlertmanagerAlert, startsAt: string, now: Date): string {
-  const ends = Date.parse(a.endsAt);
-  if (a.endsAt === NEVER || !Number.isFinite(ends) || ends > now.getTime()) return now.toISOString();
-  return new Date(Math.max(ends, Date.parse(startsAt))).toISOString();
+  if (endsUnknown(a, now)) return now.toISOString();
+  return new Date(Math.max(Date.parse(a.endsAt), Date.parse(startsAt))).toISOString();
 }
 
 /**
@@ -205,6 +210,7 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
       status: resolved ? 'Resolved' : 'Firing',
       starts_at: startsAt,
       ends_at: resolved ? resolvedAt(a, startsAt, now) : null,
+      ...(resolved && endsUnknown(a, now) ? { ends_at_received: true } : {}),
       fingerprint: fingerprintOf(a),
       labels: a.labels,
       annotations: a.annotations,

@@ -5,7 +5,7 @@ import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as ingestHandler } from '../../functions/ingest.js';
 import { listAlertsSince, listClusterAlerts } from '../../shared/db/alerts.js';
-import { putItem } from '../../shared/db/client.js';
+import { getItem, putItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { listClusterIssues } from '../../shared/db/issues.js';
 import { listClusterLogs } from '../../shared/db/logs.js';
@@ -340,6 +340,27 @@ describe('alerts from the Alertmanager webhook', () => {
     // and it resolves again, later
     expect(await ingestAlerts([alert('resolved', { endsAt: '2026-11-20T12:03:30Z' })], at(5))).toMatchObject({ duplicates: 0 });
     expect((await storedOf(id, 'c3f1aa0b9e2d4455'))[0]).toMatchObject({ status: 'Resolved', ends_at: '2026-11-20T12:03:30.000Z' });
+  });
+
+  it('a resolution resent without an endsAt of its own is a duplicate: its end stays the first receipt, and its issue resolves', async () => {
+    const id = clusters[0]!.cluster_id;
+    const quiet = (status: 'firing' | 'resolved') =>
+      alert(status, {
+        labels: { alertname: 'ReplicationStalled', cluster_id: id, severity: 'warning' },
+        startsAt: '2026-11-20T11:30:00Z',
+        endsAt: '0001-01-01T00:00:00Z', // a relay that sends no end
+        fingerprint: 'no-end-of-its-own',
+      });
+    expect(await ingestAlerts([quiet('firing')], at(0))).toMatchObject({ accepted: 1, duplicates: 0 });
+    expect(await ingestAlerts([quiet('resolved')], at(1))).toMatchObject({ accepted: 1, duplicates: 0 });
+    // resent every 10 minutes, as a sender whose notification was not acknowledged would
+    for (const m of [11, 21, 31, 41]) expect(await ingestAlerts([quiet('resolved')], at(m))).toMatchObject({ accepted: 1, duplicates: 1 });
+    expect((await storedOf(id, 'no-end-of-its-own'))[0]).toMatchObject({ status: 'Resolved', ends_at: at(1).toISOString() });
+    const item = await getItem('alerts', { pk: `CLUSTER#${id}`, sk: 'ALERT#2026-11-20T11:30:00.000Z#no-end-of-its-own' }, true);
+    expect(item).toBeDefined();
+    expect(item).not.toHaveProperty('ends_at_received'); // how ingest read the notice, not stored
+    // ended at the first receipt, quiet for 40 minutes since: resolved (each resend used to restart its quiet period)
+    expect((await issueOf(id, 'ReplicationStalled'))[0]).toMatchObject({ status: 'Resolved', resolved_at: at(1).toISOString() });
   });
 
   it('a delivery received before the stored one changes nothing, whatever order they are processed in; so does an older resolution', async () => {
