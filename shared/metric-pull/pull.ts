@@ -176,18 +176,22 @@ class Refusals {
   }
 }
 
-interface ClusterResolver {
+export interface ClusterResolver {
   /** The cluster id a series' label names, or the refusal reason. */
   resolve(labels: Record<string, string>): { id: string } | { reason: string };
   /** Series per query_range request expected (the fleet's size). */
   seriesEstimate: number;
 }
 
-async function clusterResolver(sources: MetricSources): Promise<ClusterResolver> {
+/** How a series' cluster label names a stored cluster (`cluster` of the metric sources): by id, or by a name only one cluster bears. */
+export async function clusterResolver(cluster: MetricSources['cluster']): Promise<ClusterResolver> {
   const clusters = await listClusters();
-  const { label, match } = sources.cluster;
+  const { label, match } = cluster;
   const ids = new Set(clusters.map((c) => c.cluster_id));
-  const byName = new Map(clusters.map((c) => [c.cluster_name, c.cluster_id]));
+  // Names need not be unique (two customers' `prod-1`): a name that several clusters bear names none of them, or
+  // a series of either would be scored as one of them, the other left without metrics.
+  const byName = new Map<string, string | null>();
+  for (const c of clusters) byName.set(c.cluster_name, byName.has(c.cluster_name) ? null : c.cluster_id);
   return {
     seriesEstimate: Math.max(1, clusters.length),
     resolve(labels) {
@@ -195,6 +199,7 @@ async function clusterResolver(sources: MetricSources): Promise<ClusterResolver>
       if (value === undefined || value === '') return { reason: `labels.${label}: missing (the label that names the cluster)` };
       if (match === 'name') {
         const id = byName.get(value);
+        if (id === null) return { reason: 'cluster_name: names more than one cluster (match them by id: cluster.match: id)' };
         return id ? { id } : { reason: `cluster_name: unknown cluster name` };
       }
       return ids.has(value) ? { id: value } : { reason: 'cluster_id: unknown cluster' };
@@ -363,7 +368,7 @@ async function pullLocked(owner: string, options: PullOptions, run: RunProgress)
   const inventory = sources.inventory.enabled && roomForWindow() ? await pullInventory(client, sources, nowSeconds, now) : null;
   if (inventory?.error) errors.push({ at: clock(), metric_key: null, message: `inventory: ${inventory.error}` });
 
-  const resolver = await clusterResolver(sources);
+  const resolver = await clusterResolver(sources.cluster);
   const states = await readPullStates(sources.metrics.map((m) => m.metric_key));
   const outcomes = new Map<MetricKey, MetricPullOutcome & { refusals: Refusals }>(
     sources.metrics.map((m) => [m.metric_key, { metric_key: m.metric_key, accepted: 0, refused: 0, windows: 0, error: null, refusals: new Refusals() }]),
