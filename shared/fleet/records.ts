@@ -47,6 +47,14 @@ export const ClusterInput = z.lazy(() =>
 );
 export type ClusterInput = z.infer<typeof ClusterInput>;
 
+/**
+ * Resource states of a cluster that no longer exists. The inventory keeps it (it only grows), and the fleet's
+ * views leave it out: a decommissioned cluster would otherwise stay in the scores, KPIs and critical clusters
+ * (Critical on its last days' data, then healthy and stale for good) and be investigated.
+ */
+const GONE_STATES = new Set(['DELETED', 'DELETING', 'TERMINATED', 'RELEASED']);
+export const isGone = (cluster: Pick<ClusterInput, 'resource_state'>) => GONE_STATES.has(cluster.resource_state.toUpperCase());
+
 let clusterFieldNames: readonly (keyof ClusterInput)[] | undefined;
 /** ClusterInput's field names, in its order. */
 export const clusterFields = (): readonly (keyof ClusterInput)[] => (clusterFieldNames ??= z.keyof(z.unlazy(ClusterInput)).options);

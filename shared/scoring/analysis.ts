@@ -1,7 +1,7 @@
 // The analysis group: breaking points (who breaches which risk threshold),
 // usage charts, and the upgrade view.
 import type * as z from '../zod.js';
-import type { MetricKey } from '../fleet/records.js';
+import { isGone, type MetricKey } from '../fleet/records.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
 import type { FleetClusterScore } from './fleet-score.js';
 import { aggregateOf, lookbackStart, round2, type ClusterData } from './inputs.js';
@@ -135,10 +135,11 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
-const INACTIVE = new Set(['STOPPED', 'SUSPENDED', 'DELETED', 'DELETING', 'TERMINATED', 'RELEASED']);
+/** Not running (the fleet's views leave gone clusters out already): nothing to upgrade. */
+const STOPPED = new Set(['STOPPED', 'SUSPENDED']);
 
 export function upgrades(fleet: readonly ClusterData[]): Upgrades {
-  const active = fleet.map((d) => d.cluster).filter((c) => !INACTIVE.has(c.resource_state.toUpperCase()));
+  const active = fleet.map((d) => d.cluster).filter((c) => !isGone(c) && !STOPPED.has(c.resource_state.toUpperCase()));
   return {
     clusters: active
       .map(({ cluster_id, cluster_name, customer_name, cluster_type, region, engine_version, resource_state, node_count }) => ({

@@ -10,6 +10,7 @@ import { windowDays } from '../db/metrics.js';
 import { PACK_BUILDER, type PackBuilder } from '../db/packing.js';
 import { readFleetRollupColumns } from '../db/rollup-packs.js';
 import { WindowedColumns } from '../fleet/rollup-columns.js';
+import { isGone } from '../fleet/records.js';
 import { bumpGeneration, currentGeneration, putSnapshot, type SnapshotKind } from '../db/scores.js';
 import { loadHealthRules, loadRiskRules, type LoadedRuleSet } from '../rules/load.js';
 import type { RiskRuleSet, ScoringRules } from '../rules/schemas.js';
@@ -69,7 +70,7 @@ export async function loadFleetInputs(
     if (list) list.push(alert);
     else alertsByCluster.set(alert.cluster_id, [alert]);
   }
-  return clusters.map((cluster) => columnarClusterData(cluster, columns, alertsByCluster.get(cluster.cluster_id) ?? []));
+  return clusters.filter((cluster) => !isGone(cluster)).map((cluster) => columnarClusterData(cluster, columns, alertsByCluster.get(cluster.cluster_id) ?? []));
 }
 
 /**
