@@ -49,6 +49,9 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   } catch (error) {
     // A repeated delivery of the event: another worker has this report (or it is finished).
     if (error instanceof ConditionFailed) return { status: 'already_running', report_id: owner };
+    // The lock this worker took is its to free: its retry takes the lock again (a new report), where the lock
+    // still held would answer it `already_running`. The trigger's lock and report stay for the event's retry.
+    if (!event.report_id) await abandonReport(owner, 'internal error (see the patrol-worker logs)');
     throw error;
   }
   let lost = false;
@@ -123,6 +126,17 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     clearInterval(heartbeat);
     await releaseLock(PATROL_LOCK, owner);
   }
+}
+
+/**
+ * A report no worker will scan for: marked failed with `reason` (unless finished already) and its lock freed, so
+ * the next scan need not wait a lease for it. Best effort: failing that, the lease ends and the next taker marks it.
+ */
+export async function abandonReport(reportId: string, reason: string): Promise<void> {
+  await finishReport(reportId, { status: 'failed', error: reason, duration_seconds: 0 }).catch((error: unknown) => {
+    if (!(error instanceof ConditionFailed)) log.error('patrol report not marked failed', { report_id: reportId, error: String(error) });
+  });
+  await releaseLock(PATROL_LOCK, reportId).catch((error: unknown) => log.error('patrol lock not released', { report_id: reportId, error: String(error) }));
 }
 
 /** Whether `owner` still holds the patrol lock (its lease renewed); other failures are thrown. */

@@ -8,6 +8,8 @@ import { listUsage } from '../../shared/db/llm-usage.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { acquireLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
 import { createReport } from '../../shared/db/patrol.js';
+import { createUser } from '../../shared/db/users.js';
+import { signAccessToken } from '../../shared/auth/jwt.js';
 import { PATROL_LOCK } from '../../shared/patrol/lock.js';
 import { patrolGroup } from '../../shared/routes/patrol.js';
 import type { LocalService } from '../../infra/local/service.js';
@@ -272,6 +274,50 @@ describe('one scan at a time', () => {
       await releaseLock(PATROL_LOCK, 'someone-else');
     }
     expect(await handler({ report_type: 'weekly' })).toMatchObject({ status: 'refused' });
+  });
+
+  it('an admin with a username as long as usernames may be (an invited user’s is their email) triggers a scan that completes', async () => {
+    noLlm();
+    const username = `ops@${'patrol.'.repeat(20)}example.com`;
+    expect(username.length).toBeGreaterThan(128);
+    const user = await createUser({ username, name: 'Long Name', email: username, role: 'admin', is_active: true });
+    const longAdmin = await signAccessToken({ userId: user.id, username, name: user.name, email: username, role: 'admin' });
+    const res = await call(longAdmin, 'POST', '/api/patrol/trigger', { report_type: 'on_demand' });
+    expect(res.body).toMatchObject({ status: 'completed' });
+    expect((await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body).toMatchObject({ status: 'completed', triggered_by: username });
+    expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
+  });
+
+  it('a worker event the worker refuses fails the report the trigger made for it and frees the lock', async () => {
+    await acquireLock(PATROL_LOCK, 'refused-event-report', 60_000);
+    await createReport({ report_id: '7b0f3c1e-2a4d-4e5f-8a6b-9c0d1e2f3a4b', report_type: 'on_demand', triggered_by: 'patrol-admin' });
+    await releaseLock(PATROL_LOCK, 'refused-event-report');
+    await acquireLock(PATROL_LOCK, '7b0f3c1e-2a4d-4e5f-8a6b-9c0d1e2f3a4b', 60_000);
+    const { handler } = await import('../../functions/patrol-worker.js');
+    expect(await handler({ report_id: '7b0f3c1e-2a4d-4e5f-8a6b-9c0d1e2f3a4b', report_type: 'monthly' })).toMatchObject({ status: 'refused' });
+    expect((await call(viewer, 'GET', '/api/patrol/7b0f3c1e-2a4d-4e5f-8a6b-9c0d1e2f3a4b')).body).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^the worker refused its event: /),
+    });
+    expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
+  });
+
+  it('a failed scan invoked as Lambda invokes it is recorded, then thrown: Lambda retries it, then its queue and alarms have it', async () => {
+    useLlm();
+    openai.enqueueError(500).enqueueError(500);
+    const { handler } = await import('../../functions/patrol-worker.js');
+    const failed = await handler({ report_type: 'scheduled' }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failed?.name).toBe('PatrolScanFailed');
+    const reportId = /patrol scan (\S+) failed/.exec(failed!.message)![1]!;
+    expect((await call(viewer, 'GET', `/api/patrol/${reportId}`)).body).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/language model failed/),
+    });
+    expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
+    noLlm();
   });
 });
 

@@ -179,3 +179,27 @@ describe("a scan's finishing write whose answer is lost", () => {
     }
   });
 });
+
+describe('a scan whose report claim DynamoDB refuses (not a condition: throttled past the client’s retries)', () => {
+  it('frees the lock it took and fails its report, so the event’s retry can scan', async () => {
+    let throttled = 0;
+    const stop = proxy.watch((r) => {
+      if (r.operation !== 'UpdateItem' || !String(r.input.TableName).endsWith('patrol') || !String(r.input.UpdateExpression).includes('worker_id'))
+        return undefined;
+      throttled++;
+      return { type: 'ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' };
+    });
+    const failed = await runPatrolScan({ report_type: 'scheduled', triggered_by: 'schedule' })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      .finally(stop);
+    expect(throttled).toBeGreaterThan(0);
+    expect(String(failed)).toMatch(/Throttling|Rate of requests/);
+    expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
+    // the retry of the event scans (a new report), rather than answer `already_running` for one nobody scans
+    openai.enqueueText(EMPTY_FLEET_ANSWER);
+    expect(await runPatrolScan({ report_type: 'scheduled', triggered_by: 'schedule' })).toMatchObject({ status: 'completed' });
+  });
+});
