@@ -3,8 +3,9 @@
 // sees its diff and impact, approves it, and the fleet page shows the moved
 // clusters. A refused text (422) is marked at its line; a save based on an old
 // version (409) is explained and can be re-applied. Metric sources are the
-// fourth rule set, edited and proposed the same way (issue 20 §1). General
-// settings for superadmins only. axe on every page.
+// fourth rule set, edited and proposed the same way (issue 20 §1). Ctrl+S saves
+// only what the Save button would; an unsaved edit is kept for the tab across
+// rule-set tabs and pages. General settings for superadmins only. axe on every page.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -309,6 +310,120 @@ describe('metric sources, the fourth rule set', { timeout: 90_000 }, () => {
     await openRules(superPage, 'metric-sources');
     await superPage.getByText(`${live.version + 1} · ETag "v${live.version + 1}"`).waitFor();
     await superPage.getByText(`Version ${live.version + 1}`, { exact: true }).waitFor();
+  });
+});
+
+describe('saving from the keyboard, and an edit kept for the tab', { timeout: 120_000 }, () => {
+  /** PUTs of a rule set the page sends from now on. */
+  const putsOf = (page: Page) => {
+    const puts: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PUT' && new URL(r.url()).pathname.startsWith('/api/settings/')) puts.push(new URL(r.url()).pathname);
+    });
+    return puts;
+  };
+  /** Ctrl+S in the editor, then a moment for a request it would start. */
+  const pressSave = async (page: Page) => {
+    await editor(page).press('Control+s');
+    await page.waitForTimeout(1000);
+  };
+
+  it('Ctrl+S saves only what the Save button would: not an unchanged text, not one behind the live version, not the text just proposed', async () => {
+    const [superTab, viewerTab] = await Promise.all([browser.page(), browser.page()]);
+    await Promise.all([signIn(superTab, 'admin', PASSWORD), signIn(viewerTab, VIEWER.email, VIEWER.password)]);
+    const superPuts = putsOf(superTab);
+    const viewerPuts = putsOf(viewerTab);
+
+    // No changes: the button is disabled, and Ctrl+S sends nothing (it applied the live text again as a new version).
+    const live = (await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body as { content: string; version: number };
+    await openRules(superTab, 'risk');
+    expect(await superTab.getByRole('button', { name: 'Save and apply' }).isDisabled()).toBe(true);
+    await pressSave(superTab);
+    expect(superPuts).toEqual([]);
+    expect((await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body.version).toBe(live.version);
+
+    // Behind the live version (409): the button is disabled until the edit is re-applied, and so is Ctrl+S.
+    await setText(superTab, `# mine, from the keyboard test\n${live.content}`);
+    await api(service.url, admin, 'PUT', '/api/settings/risk-rules', { content: `# saved first\n${live.content}` });
+    await superTab.getByRole('button', { name: 'Save and apply' }).click();
+    const stale = superTab.getByRole('alert').filter({ hasText: 'first' });
+    await stale.getByRole('button', { name: /^Re-apply my edit/ }).waitFor();
+    expect(superPuts).toEqual(['/api/settings/risk-rules']);
+    expect(await superTab.getByRole('button', { name: 'Save and apply' }).isDisabled()).toBe(true);
+    await pressSave(superTab);
+    expect(superPuts).toEqual(['/api/settings/risk-rules']);
+    await stale.getByRole('button', { name: /^Discard my edit/ }).click();
+
+    // A viewer's proposal: the same text again is neither proposable by the button nor by Ctrl+S (it used up a pending slot); a further edit is.
+    try {
+      const health = (await api(service.url, admin, 'GET', '/api/settings/health-rules')).body.content as string;
+      await openRules(viewerTab, 'health');
+      await setText(viewerTab, `# proposed once\n${health}`);
+      await viewerTab.getByRole('button', { name: 'Propose this change' }).click();
+      await viewerTab
+        .getByRole('status')
+        .getByRole('link', { name: /^proposal / })
+        .waitFor();
+      expect(viewerPuts).toEqual(['/api/settings/health-rules']);
+      await viewerTab.getByText('proposed as it is, waiting for review', { exact: false }).waitFor();
+      expect(await viewerTab.getByRole('button', { name: 'Propose this change' }).isDisabled()).toBe(true);
+      await pressSave(viewerTab);
+      expect(viewerPuts).toEqual(['/api/settings/health-rules']);
+      await editor(viewerTab).fill(`# proposed once, then edited\n${health}`);
+      await expect.poll(() => viewerTab.getByRole('button', { name: 'Propose this change' }).isEnabled()).toBe(true);
+      expect(await viewerTab.getByText('proposed as it is', { exact: false }).count()).toBe(0);
+    } finally {
+      const waiting = (await api(service.url, admin, 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes as {
+        change_id: string;
+        proposed_by: string;
+      }[];
+      for (const change of waiting.filter((c) => c.proposed_by === VIEWER.email))
+        await api(service.url, admin, 'POST', `/api/settings/config-changes/${change.change_id}/review`, { action: 'reject', note: 'test clean-up' });
+    }
+  });
+
+  it('keeps an unsaved edit across rule-set tabs and leaving the page; based on an older version, it is re-applied on the live one', async () => {
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    const live = (await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body as { content: string; version: number };
+    const mine = `# kept for the tab\n${live.content}`;
+    await openRules(page, 'issue');
+    await setText(page, mine);
+
+    // Another tab and back: the editor holds the edit, still unsaved.
+    await page.getByRole('tab', { name: 'Risk rules' }).click();
+    await page.getByRole('heading', { name: 'Risk rules YAML' }).waitFor();
+    await expect.poll(() => editor(page).textContent()).not.toContain('# kept for the tab');
+    await page.getByRole('tab', { name: 'Issue rules' }).click();
+    await page.getByRole('heading', { name: 'Issue rules YAML' }).waitFor();
+    await expect.poll(() => editor(page).textContent()).toContain('# kept for the tab');
+    await page.getByText('unsaved changes').waitFor();
+    // Kept per user and set, under the session's prefix (signing out removes it).
+    expect(await page.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.rules.'))")).toEqual(['fleet-health.rules.admin.issue']);
+
+    // Another page and back, after someone saved a newer version: the edit, and the card to re-apply it.
+    const other = await api(service.url, admin, 'PUT', '/api/settings/issue-rules', { content: `# someone else, meanwhile\n${live.content}` });
+    const newer = other.body.version as number;
+    await page.goto('/');
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await openRules(page, 'issue');
+    await expect.poll(() => editor(page).textContent()).toContain('# kept for the tab');
+    await page.getByRole('heading', { name: `Version ${newer} is live now` }).waitFor();
+    await page.locator('.rules-facts').getByText(`based on version ${live.version}`, { exact: false }).waitFor();
+    expect(await page.getByRole('button', { name: 'Save and apply' }).isDisabled()).toBe(true);
+    await expectAccessible(page, '/rules with a kept edit behind the live version');
+    await page.getByRole('button', { name: `Re-apply my edit on version ${newer}` }).click();
+    await page.getByText(`Your edit is now based on version ${newer}.`, { exact: false }).waitFor();
+    const saved = page.waitForRequest((r) => r.url().endsWith('/api/settings/issue-rules') && r.method() === 'PUT');
+    await page.getByRole('button', { name: 'Save and apply' }).click();
+    expect((await saved).postDataJSON()).toMatchObject({ content: mine, base_version: newer });
+    await page.getByText(`Applied: version ${newer + 1} is live.`, { exact: false }).waitFor();
+    expect((await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body.content).toBe(mine);
+
+    // Saved: nothing is kept any more.
+    await expect.poll(() => page.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.rules.'))")).toEqual([]);
+    await openRules(page, 'issue');
+    await page.getByText('no changes', { exact: false }).waitFor();
   });
 });
 

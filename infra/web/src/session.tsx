@@ -18,7 +18,8 @@ interface Stored {
   signedInAt: number;
 }
 
-const PREFIX = 'fleet-health.';
+/** Every key this console keeps in the tab's sessionStorage starts with this: ending the session removes them all. */
+export const PREFIX = 'fleet-health.';
 const KEY = `${PREFIX}session`;
 const logoutEndpoint = endpoint<'auth', 'logout'>('POST', '/api/auth/logout');
 

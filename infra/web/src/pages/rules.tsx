@@ -3,7 +3,8 @@
 // saving based on that version (If-Match and base_version). A superadmin's save
 // applies; anyone else's becomes a proposal. A 422 is marked at its line and
 // column; a 409 (someone saved first) keeps the user's text and offers to
-// re-apply it on the live version. Below, the applied versions.
+// re-apply it on the live version. Below, the applied versions. An unsaved edit is
+// kept per rule set for the tab (kept-edit.ts), so switching tabs does not lose it.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type KeyboardEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
@@ -21,6 +22,7 @@ import {
   type SubmitAnswer,
   when,
 } from '../components/rules/api';
+import { keepEdit, readEdit } from '../components/rules/kept-edit';
 import { locate, refusalMessage } from '../components/rules/problem-position';
 import { type TextProblem, YamlDiff, YamlEditor, type YamlEditorApi } from '../components/rules/yaml-editor';
 import { Empty, Loading, Problem } from '../components/states';
@@ -94,7 +96,7 @@ interface Base {
 
 function RuleSetEditor({ set }: { set: RuleSetKey }) {
   const eps = RULE_ENDPOINTS[set];
-  const { can } = useSession();
+  const { can, user } = useSession();
   const superadmin = can('superadmin');
   const client = useQueryClient();
   const live = useQuery<LiveRules & { etag: string }, ApiProblem>({
@@ -107,33 +109,47 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
   });
 
   const editor = useRef<YamlEditorApi>(null);
-  const [base, setBase] = useState<Base | null>(null);
-  const [draft, setDraft] = useState('');
+  // An edit kept from an earlier visit (another tab of this page, another page) starts where it was left.
+  const [kept] = useState(() => (user ? readEdit(user.username, set) : null));
+  const [base, setBase] = useState<Base | null>(kept?.base ?? null);
+  const [draft, setDraft] = useState(kept?.draft ?? '');
+  const [proposed, setProposed] = useState<string | null>(kept?.proposed ?? null);
   const [problems, setProblems] = useState<TextProblem[]>([]);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [saving, setSaving] = useState(false);
   const [comparing, setComparing] = useState(false);
 
-  // The first answer starts the edit; a newer live version replaces the text only while the user has not edited it.
+  // The first answer starts the edit; a newer live version replaces the text only while the user has not edited it
+  // (or their text is what is live now, e.g. their proposal was approved).
   useEffect(() => {
     const data = live.data;
     if (!data) return;
     if (!base) {
       setBase({ version: data.version, content: data.content });
       setDraft(data.content);
-    } else if (data.version > base.version && draft === base.content && outcome?.kind !== 'stale') {
+    } else if (data.version > base.version && (draft === base.content || draft === data.content) && outcome?.kind !== 'stale') {
       setBase({ version: data.version, content: data.content });
       setDraft(data.content);
+      setProposed(null);
       editor.current?.setText(data.content);
     }
   }, [live.data, base, draft, outcome]);
 
+  // Keep the edit for the tab while it differs from its base; saved or discarded, there is nothing to keep.
+  useEffect(() => {
+    if (base && user) keepEdit(user.username, set, draft === base.content ? null : { base, draft, proposed });
+  }, [user, set, base, draft, proposed]);
+
   const dirty = base !== null && draft !== base.content;
   // Saved after the version this edit is based on (an older answer, before a refetch, is not).
   const behind = live.data && base && live.data.version > base.version ? live.data : null;
+  // The text just proposed waits for review: proposing it again would only repeat the proposal.
+  const alreadyProposed = dirty && draft === proposed;
+  const saveable = dirty && !behind && !alreadyProposed;
 
   const save = useCallback(async () => {
-    if (!base || saving) return;
+    // Ctrl+S calls this too: it saves only what the Save button would (it is disabled otherwise).
+    if (!base || !saveable || saving) return;
     setSaving(true);
     setOutcome(null);
     try {
@@ -150,6 +166,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
         await client.invalidateQueries();
       } else {
         setOutcome({ kind: 'proposed', changeId: answer.change_id, baseVersion: answer.base_version });
+        setProposed(draft);
         await client.invalidateQueries({ predicate: (q) => String(q.queryKey[1] ?? '').startsWith('/api/settings/config-changes') });
       }
     } catch (error) {
@@ -167,16 +184,19 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     } finally {
       setSaving(false);
     }
-  }, [base, draft, saving, eps, client, live]);
+  }, [base, draft, saveable, saving, eps, client, live]);
 
+  // Based on another version, the same text is another proposal.
   const rebase = () => {
     if (!behind) return;
     setBase({ version: behind.version, content: behind.content });
+    setProposed(null);
     setOutcome({ kind: 'rebased', version: behind.version });
   };
   const discard = (to: Base) => {
     setBase(to);
     setDraft(to.content);
+    setProposed(null);
     editor.current?.setText(to.content);
     setProblems([]);
     setOutcome(null);
@@ -203,6 +223,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
         <dd>
           based on version {base?.version ?? data.version}
           {dirty ? <strong className="rules-dirty"> · unsaved changes</strong> : ' · no changes'}
+          {alreadyProposed && ' · proposed as it is, waiting for review: edit it to propose another change'}
         </dd>
       </dl>
 
@@ -245,14 +266,14 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
       <h2 id="rules-editor-title">{RULE_SET_LABEL[set]} YAML</h2>
       <YamlEditor
         ref={editor}
-        initial={base?.content ?? data.content}
+        initial={base ? draft : data.content}
         label={`${RULE_SET_LABEL[set]} YAML`}
         problems={problems}
         onChange={setDraft}
         onSave={() => void save()}
       />
       <div className="rules-actions rules-save">
-        <button type="button" className="primary" onClick={() => void save()} disabled={saving || !dirty || Boolean(behind)}>
+        <button type="button" className="primary" onClick={() => void save()} disabled={saving || !saveable}>
           {saving ? 'Saving…' : superadmin ? 'Save and apply' : 'Propose this change'}
         </button>
         <button type="button" onClick={() => base && discard(base)} disabled={!dirty || saving}>

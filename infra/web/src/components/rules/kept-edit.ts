@@ -1,0 +1,34 @@
+// An unsaved rule-set edit, kept in the tab's sessionStorage per signed-in user and
+// rule set, so switching rule-set tabs or leaving the page does not lose it. Its
+// keys carry the session's prefix: signing out removes them with the session.
+import { PREFIX } from '../../session';
+import type { RuleSetKey } from './api';
+
+export interface KeptEdit {
+  /** The version the edit is based on, and its text. */
+  base: { version: number; content: string };
+  draft: string;
+  /** The text last proposed from this edit: proposing it again as it is would only repeat the proposal. */
+  proposed: string | null;
+}
+
+const keyOf = (user: string, set: RuleSetKey) => `${PREFIX}rules.${user}.${set}`;
+
+export function readEdit(user: string, set: RuleSetKey): KeptEdit | null {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(keyOf(user, set)) ?? 'null') as KeptEdit | null;
+    return kept && typeof kept.draft === 'string' && typeof kept.base?.content === 'string' && typeof kept.base.version === 'number' ? kept : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps `edit`, or drops what was kept when it is null. */
+export function keepEdit(user: string, set: RuleSetKey, edit: KeptEdit | null): void {
+  try {
+    if (edit) sessionStorage.setItem(keyOf(user, set), JSON.stringify(edit));
+    else sessionStorage.removeItem(keyOf(user, set));
+  } catch {
+    // storage full or unavailable: the editor still works, the edit is just not kept
+  }
+}
