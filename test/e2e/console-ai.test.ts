@@ -187,6 +187,10 @@ describe('AI issues', { timeout: 90_000 }, () => {
     const read = await api(service.url, admin, 'GET', `/api/ai-issues/${encodeURIComponent(issue.issue_id)}`);
     expect(read.body.issue).toMatchObject({ triage_status: 'Investigating', assignee: 'admin' });
     await adminPage.locator('.issue-saved').getByText('admin', { exact: true }).waitFor();
+    // The form now holds what is stored (`me` stored as admin): nothing left to save, and no change "by someone else while you edited".
+    await expect.poll(() => adminPage.getByRole('button', { name: 'Save triage' }).isDisabled()).toBe(true);
+    expect(await adminPage.getByText('while you edited', { exact: false }).count()).toBe(0);
+    expect(await adminPage.getByLabel('Assignee').inputValue()).toBe('admin');
 
     await viewerPage.goto(`/ai-issues/${encodeURIComponent(issue.issue_id)}`);
     await viewerPage.getByRole('heading', { level: 1, name: issue.issue_name }).waitFor();

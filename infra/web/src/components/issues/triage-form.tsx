@@ -114,13 +114,16 @@ function Form({
   // and edits are kept, never swapped for the stored text; those stored meanwhile are named below.
   const version = `${issue.updated_at}|${issue.updated_by}`;
   const stored = storedFields(issue);
+  // "Me" is stored as the caller's username: compared as that, a saved "Me" is neither an unsaved edit nor a change by someone else.
+  const asStored = (f: keyof Fields, value: string) => (me && f === 'assignee' && value === 'me' && user ? user.username : value);
   const [draft, setDraft] = useState(() => ({ version, base: stored, values: stored, meanwhile: [] as (keyof Fields)[] }));
   if (draft.version !== version) {
     const values = { ...draft.values };
     const meanwhile: (keyof Fields)[] = [];
     for (const f of FIELDS) {
-      if (draft.values[f] === draft.base[f]) values[f] = stored[f];
-      else if (stored[f] !== draft.base[f] && stored[f] !== draft.values[f]) meanwhile.push(f);
+      // Not edited here, or stored as edited (this form's save): take what is stored.
+      if (draft.values[f] === draft.base[f] || asStored(f, draft.values[f]) === stored[f]) values[f] = stored[f];
+      else if (stored[f] !== draft.base[f]) meanwhile.push(f);
     }
     setDraft({ version, base: stored, values, meanwhile });
   }
@@ -129,7 +132,7 @@ function Form({
   // An edit keeps the note of what was stored meanwhile; a discard takes what is stored, so it goes.
   const discard = () => setDraft((d) => ({ ...d, values: stored, meanwhile: [] }));
   const changes: BodyOf<'issues', 'patch'> = {};
-  for (const f of FIELDS) if (values[f] !== issue[f]) changes[f] = values[f];
+  for (const f of FIELDS) if (asStored(f, values[f]) !== issue[f]) changes[f] = values[f];
   const changed = Object.keys(changes).length > 0;
   const set = (field: keyof Fields) => (e: { target: { value: string } }) => {
     onSaved(null);
