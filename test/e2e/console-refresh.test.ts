@@ -1,7 +1,8 @@
 // The console's refreshes when the recompute worker outlasts the route's wait (issue 21 §2):
 // with REFRESH_WAIT_SECONDS=0 every refresh answers 202 `running` at once, so the fleet and
 // health pages must say it is still running, follow GET <route>/{refresh_id} until it answers
-// 200, then show the same result as a direct 200 and refetch their data; a failed run (503)
+// 200, then show the same result as a direct 200 and refetch their data (a fleet refresh also
+// the health, risk, critical and analysis answers it recomputed); a failed run (503)
 // shows its problem detail. Real browser (Debian Chromium), whole local service, axe.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +73,44 @@ describe('refresh answered 202 and followed', { timeout: 90_000 }, () => {
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
     expect(answer.clusters_scored).toBe(body.scores.length);
     await expectAccessible(page, '/ (fleet) after a followed refresh');
+  });
+
+  it('fleet: the health, risk, critical and analysis answers read before are read again after a refresh (the service recomputed them)', async () => {
+    // Each page read once (cached for 30 s), then the fleet page, all in the page's own navigation: one query cache.
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const pages = [
+      ['Health', 'Health', '/api/health/scores'],
+      ['Risk', 'Risk', '/api/risk/snapshots'],
+      ['Critical', 'Critical clusters', '/api/critical-clusters'],
+      ['Analysis', 'Analysis', '/api/analysis/breaking'],
+    ] as const;
+    await page.goto('/');
+    await page.getByRole('heading', { level: 1, name: 'Fleet overview' }).waitFor();
+    for (const [link, heading, path] of pages) {
+      const read = page.waitForResponse((r) => new URL(r.url()).pathname === path && r.status() === 200);
+      await nav.getByRole('link', { name: link, exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await read;
+    }
+    await nav.getByRole('link', { name: 'Fleet', exact: true }).click();
+    await page.locator('main table tbody tr[data-index]').first().waitFor();
+
+    const done = page.waitForResponse((r) => isFollow('/api/fleet/refresh')(r) && r.status() === 200, { timeout: 60_000 });
+    await page.getByRole('button', { name: 'Refresh scores' }).click();
+    await done;
+    await expect.poll(() => page.locator('.fleet-refresh-status').textContent(), { timeout: 30_000 }).toContain('Refreshed:');
+    const read: string[] = [];
+    const record = (r: { url(): string; request(): { method(): string } }) => r.request().method() === 'GET' && read.push(new URL(r.url()).pathname);
+    page.on('response', record);
+    try {
+      for (const [link, heading, path] of pages) {
+        await nav.getByRole('link', { name: link, exact: true }).click();
+        await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+        await expect.poll(() => read, { timeout: 10_000 }).toContain(path);
+      }
+    } finally {
+      page.off('response', record);
+    }
   });
 
   it('health: follows the run, then shows the clusters recomputed (no crash on the 202)', async () => {

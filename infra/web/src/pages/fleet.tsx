@@ -380,9 +380,12 @@ function SearchBox({ id, value, onChange }: { id: string; value: string; onChang
   );
 }
 
+/** What the service's fleet refresh recomputes (fleet, health and risk snapshots, and the views built on them): answers to read again after it. */
+const REFRESHED = ['/api/fleet', '/api/health', '/api/risk', '/api/critical-clusters', '/api/analysis'];
+
 /** Admins' Refresh: recomputes every score (a few seconds, or followed in the background), then the page shows the new generated_at. */
 function RefreshScores({ generatedAt }: { generatedAt: string | undefined }) {
-  const refresh = useRefreshRun(refreshEndpoint, refreshStatusEndpoint, ['/api/fleet']);
+  const refresh = useRefreshRun(refreshEndpoint, refreshStatusEndpoint, REFRESHED);
   const [elapsed, setElapsed] = useState(0);
   useEffect(() => {
     if (!refresh.isPending) return;
