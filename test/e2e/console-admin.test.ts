@@ -1,7 +1,8 @@
 // The console's people, audit, LLM cost and dashboards pages in a real browser
 // (Debian Chromium) through the whole local service: an invite made in the console
 // yields an activation link that signs the invitee in; the 409 guards are explained;
-// the audit log shows the invite and keeps its filter in the URL; LLM cost renders
+// keyboard focus follows the delete confirmation; the audit log shows the invite,
+// keeps its filter in the URL and explains a page past the last; LLM cost renders
 // for a superadmin and is neither listed nor shown for a viewer; the dashboards page
 // explains the 503 and, with the local BI server (test/support/fake-embed.ts), names
 // EMBED_DASHBOARD when it is unset, embeds the configured dashboard, renews its tokens
@@ -124,6 +125,25 @@ describe('people', { timeout: 90_000 }, () => {
   });
 });
 
+describe('people, by keyboard', { timeout: 60_000 }, () => {
+  it('focus moves to the confirmation when "Delete…" opens it, and back to "Delete…" on Cancel', async () => {
+    await open(adminPage, '/users', 'People');
+    const focused = () =>
+      adminPage.evaluate(
+        "document.activeElement === document.body ? 'the page (body)' : (document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent)",
+      );
+    await adminPage.getByRole('button', { name: `Delete ${VIEWER.email}` }).focus();
+    await adminPage.keyboard.press('Enter');
+    await expect.poll(focused).toBe(`Confirm deleting ${VIEWER.email}`);
+    await adminPage.keyboard.press('Tab');
+    await expect.poll(focused).toBe('Cancel');
+    await adminPage.keyboard.press('Enter');
+    await expect.poll(focused).toBe(`Delete ${VIEWER.email}`);
+    expect(await adminPage.getByRole('button', { name: `Confirm deleting ${VIEWER.email}` }).count()).toBe(0);
+    expect((await api(service.url, admin, 'GET', '/api/settings/users')).body.users.some((u: { email: string }) => u.email === VIEWER.email)).toBe(true);
+  });
+});
+
 describe('audit', { timeout: 60_000 }, () => {
   it('shows the invite, keeps the action filter in the URL across a reload, and passes axe', async () => {
     await open(adminPage, '/audit', 'Audit log');
@@ -139,6 +159,20 @@ describe('audit', { timeout: 60_000 }, () => {
     await expect.poll(() => adminPage.locator('table.audit-table tbody tr > td:nth-child(4)').allTextContents()).toEqual(targets);
     expect(await adminPage.getByLabel('Action').inputValue()).toBe('invite');
     await expectAccessible(adminPage, '/audit?action=invite');
+  });
+
+  it('a page past the last (an old bookmark) says so and offers the last page, not an empty log', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/settings/audit?page_size=25');
+    expect(body.total).toBeGreaterThan(0);
+    expect(body.total_pages).toBeLessThan(50);
+    await open(adminPage, '/audit?page=50', 'Audit log');
+    const state = adminPage.locator('.audit-page .state.empty');
+    await state.waitFor();
+    expect(await state.textContent()).toContain(`Page 50 is past the last page (${body.total_pages}).`);
+    await expectAccessible(adminPage, '/audit past the last page');
+    await state.getByRole('button', { name: `Go to page ${body.total_pages}` }).click();
+    await adminPage.waitForURL((u) => (u.searchParams.get('page') ?? '1') === String(body.total_pages)); // page 1, the default, leaves the URL
+    await adminPage.locator('table.audit-table tbody tr').first().waitFor();
   });
 
   it('pages through the log with the page in the URL', async () => {

@@ -17,6 +17,20 @@ export function Empty({ children }: { children: ReactNode }) {
   return <div className="state empty">{children}</div>;
 }
 
+/** A paged list opened past its last page (an old link or a bookmark): says so, and offers the last page. */
+export function PastLastPage({ page, last, onLast }: { page: number; last: number; onLast: () => void }) {
+  return (
+    <Empty>
+      <p>
+        Page {page} is past the last page ({last}).
+      </p>
+      <button type="button" onClick={onLast}>
+        Go to page {last}
+      </button>
+    </Empty>
+  );
+}
+
 /**
  * A failed read or write: the problem's title and detail, then what the caller adds (`children`: e.g. what to do next).
  * A write refused on a regrouped issue names the live one (`superseded_by`): linked under `liveIssues`, the pages of that kind of issue.

@@ -5,7 +5,7 @@ import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { Pager } from '../components/admin/pager';
 import { ScrollRegion } from '../components/scroll-region';
-import { Empty, Loading, Problem } from '../components/states';
+import { Empty, Loading, PastLastPage, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import './audit.css';
 
@@ -63,8 +63,11 @@ export default function AuditPage() {
         <Loading what="the audit log" />
       ) : audit.isError ? (
         <Problem error={audit.error} retry={() => void audit.refetch()} />
+      ) : data && data.entries.length === 0 && data.total > 0 ? (
+        // An empty page of a log that is not empty: a page past the last (an old link or a bookmark).
+        <PastLastPage page={page} last={data.total_pages} onLast={() => setFilters({ page: String(data.total_pages) })} />
       ) : data && data.entries.length === 0 ? (
-        <Empty>{action ? `No ${action.replace(/_/g, ' ')} entries${page > 1 ? ' on this page' : ''}.` : 'The audit log is empty.'}</Empty>
+        <Empty>{action ? `No ${action.replace(/_/g, ' ')} entries.` : 'The audit log is empty.'}</Empty>
       ) : data ? (
         <>
           <p className="muted" role="status" aria-live="polite">

@@ -4,7 +4,7 @@
 // as the link to hand over. Superadmins change roles, deactivate and delete; the
 // service's 409 guards (the last active superadmin, one's own account) are explained
 // with its own words next to the table.
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { type ApiProblem, endpoint } from '../api/client';
 import { useApi, useApiMutation } from '../api/hooks';
 import type { Answer, Role } from '../api/types';
@@ -144,6 +144,19 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   const busy = patch.isPending || remove.isPending;
+  // The confirmation replaces the focused "Delete…" button (and Cancel brings it back): keyboard focus follows, not dropping to the page.
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  const deleteButtons = useRef(new Map<string, HTMLButtonElement>());
+  const cancelled = useRef<string | null>(null);
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus();
+    else if (cancelled.current) deleteButtons.current.get(cancelled.current)?.focus();
+    cancelled.current = null;
+  }, [confirming]);
+  const cancel = (email: string) => {
+    cancelled.current = email;
+    setConfirming(null);
+  };
 
   const failed = (email: string, what: string) => (error: ApiProblem) => setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}` });
 
@@ -243,15 +256,31 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
                       {confirming === u.email ? (
                         <span className="users-confirm">
                           <span>Delete for good?</span>
-                          <button type="button" className="danger" disabled={busy} onClick={() => destroy(u)} aria-label={`Confirm deleting ${u.email}`}>
+                          <button
+                            ref={confirmButton}
+                            type="button"
+                            className="danger"
+                            disabled={busy}
+                            onClick={() => destroy(u)}
+                            aria-label={`Confirm deleting ${u.email}`}
+                          >
                             Delete
                           </button>
-                          <button type="button" onClick={() => setConfirming(null)}>
+                          <button type="button" onClick={() => cancel(u.email)}>
                             Cancel
                           </button>
                         </span>
                       ) : (
-                        <button type="button" disabled={busy} onClick={() => setConfirming(u.email)} aria-label={`Delete ${u.email}`}>
+                        <button
+                          ref={(el) => {
+                            if (el) deleteButtons.current.set(u.email, el);
+                            else deleteButtons.current.delete(u.email);
+                          }}
+                          type="button"
+                          disabled={busy}
+                          onClick={() => setConfirming(u.email)}
+                          aria-label={`Delete ${u.email}`}
+                        >
                           Delete…
                         </button>
                       )}

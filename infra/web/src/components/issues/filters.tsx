@@ -6,7 +6,7 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import { useId } from 'react';
 import type { ApiProblem } from '../../api/client';
 import { DataTable, type DataTableProps } from '../data-table';
-import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../states';
+import { Empty, HOW_DATA_ARRIVES, Loading, PastLastPage, Problem } from '../states';
 import { useUrlState } from '../url-state';
 import { Pager, positive } from './pager';
 import { SuggestField } from './suggest-field';
@@ -247,16 +247,7 @@ export function Results<T extends { issue_id: string }>({
       </Empty>
     );
   } else if (data.issues.length === 0) {
-    body = (
-      <Empty>
-        <p>
-          Page {page} is past the last page ({data.total_pages}).
-        </p>
-        <button type="button" onClick={() => goTo(data.total_pages)}>
-          Go to page {data.total_pages}
-        </button>
-      </Empty>
-    );
+    body = <PastLastPage page={page} last={data.total_pages} onLast={() => goTo(data.total_pages)} />;
   } else {
     const busy = list.isFetching;
     body = (
