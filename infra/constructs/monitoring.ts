@@ -17,8 +17,17 @@ import { Construct } from 'constructs';
 import type { WorkerName } from '../../shared/workers.js';
 import type { GroupFunction } from './group-function.js';
 
-/** A function's Duration alarm fires at this share of its timeout (Maximum over 5 minutes). */
+/** A function's Duration alarm fires at this share of its timeout (Maximum over 5 minutes), or later (below). */
 export const DURATION_ALARM_FRACTION = 0.9;
+/**
+ * …but never before the timeout's last 15 s: the budgeted workers are built to run until 30 s before their
+ * timeout (the agent worker claims tasks while an investigation still fits; the metrics puller keeps 30 s of
+ * bookkeeping), and at 90% of 900 s or 600 s their normal runs paged.
+ */
+export const DURATION_ALARM_LAST_MS = 15_000;
+/** The Duration alarm's threshold for a function with this timeout. */
+export const durationAlarmThresholdMs = (timeout: Duration): number =>
+  Math.max(Math.round(timeout.toMilliseconds() * DURATION_ALARM_FRACTION), timeout.toMilliseconds() - DURATION_ALARM_LAST_MS);
 /** The HTTP API's 5xx alarm: percentage of requests, over periods with at least this many requests. */
 export const API_5XX_RATE_PERCENT = 5;
 export const API_5XX_MIN_REQUESTS = 10;
@@ -126,7 +135,7 @@ export class Monitoring extends Construct {
     });
 
     // ── Dashboard ─────────────────────────────────────────────────────────────
-    this.scheduleFailures = new cloudwatch.GraphWidget({ title: 'Schedules: failed invocations', width: 12, left: [] });
+    this.scheduleFailures = new cloudwatch.GraphWidget({ title: 'Schedules: events not delivered', width: 12, left: [] });
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName, defaultInterval: Duration.hours(6) });
     this.dashboard.addWidgets(
       graph(
@@ -191,22 +200,33 @@ export class Monitoring extends Construct {
     return { deadLetterQueue: queue, retryAttempts: SCHEDULE_TARGET_RETRIES, maxEventAge: WORKER_ASYNC_INVOKE[worker].maxEventAge };
   }
 
-  /** Alarms on a schedule's failed invocations (EventBridge could not invoke the worker), and graphs them. */
+  /**
+   * Alarms on a schedule's events EventBridge could not deliver to the worker, and graphs them. With a dead-letter
+   * queue on the target, such an event counts as DeadLetterInvocations (FailedInvocations leaves those out), or as
+   * InvocationsFailedToBeSentToDlq when even the queue refused it (the event is lost); FailedInvocations, any other.
+   */
   watchSchedule(worker: WorkerName, rule: events.Rule): void {
-    const failed = new cloudwatch.Metric({
-      namespace: 'AWS/Events',
-      metricName: 'FailedInvocations',
-      dimensionsMap: { RuleName: rule.ruleName },
-      statistic: 'Sum',
+    const ruleMetric = (metricName: string) =>
+      new cloudwatch.Metric({ namespace: 'AWS/Events', metricName, dimensionsMap: { RuleName: rule.ruleName }, statistic: 'Sum', period: PERIOD });
+    // Ids unique across the dashboard's graph, which shows every schedule's expression.
+    const id = worker.replace(/\W/g, '_');
+    const undelivered = new cloudwatch.MathExpression({
+      expression: `FILL(dead_${id}, 0) + FILL(unsent_${id}, 0) + FILL(failed_${id}, 0)`,
+      usingMetrics: {
+        [`dead_${id}`]: ruleMetric('DeadLetterInvocations'),
+        [`unsent_${id}`]: ruleMetric('InvocationsFailedToBeSentToDlq'),
+        [`failed_${id}`]: ruleMetric('FailedInvocations'),
+      },
       period: PERIOD,
+      label: worker,
     });
     this.alarm(`${worker}-schedule-failed`, {
-      metric: failed,
+      metric: undelivered,
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      description: `EventBridge could not invoke ${worker} on its schedule (after ${SCHEDULE_TARGET_RETRIES} retries); the event is in ${this.prefix}${worker}-failures.`,
+      description: `EventBridge could not invoke ${worker} on its schedule (after ${SCHEDULE_TARGET_RETRIES} retries): the event is in ${this.prefix}${worker}-failures, or lost if that queue refused it too.`,
     });
-    this.scheduleFailures.addLeftMetric(failed.with({ label: worker }));
+    this.scheduleFailures.addLeftMetric(undelivered);
   }
 
   private watchFunction(name: string, fn: GroupFunction): void {
@@ -224,12 +244,12 @@ export class Monitoring extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       description: `Invocations of the ${name} Lambda were throttled (account or function concurrency limit) in the last 5 minutes.`,
     });
-    const thresholdMs = Math.round(timeout.toMilliseconds() * DURATION_ALARM_FRACTION);
+    const thresholdMs = durationAlarmThresholdMs(timeout);
     this.alarm(`${name}-duration`, {
       metric: fn.function.metricDuration({ statistic: 'Maximum', period: PERIOD }),
       threshold: thresholdMs,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      description: `A run of the ${name} Lambda took at least ${DURATION_ALARM_FRACTION * 100}% of its ${timeout.toSeconds()} s timeout (${thresholdMs} ms): it is close to being cut off.`,
+      description: `A run of the ${name} Lambda took at least ${thresholdMs} ms of its ${timeout.toSeconds()} s timeout: it is close to being cut off.`,
     });
   }
 

@@ -9,7 +9,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_KIND_TAG } from '../../infra/constructs/group-function.js';
-import { DURATION_ALARM_FRACTION, WORKER_ASYNC_INVOKE } from '../../infra/constructs/monitoring.js';
+import { DURATION_ALARM_FRACTION, DURATION_ALARM_LAST_MS, WORKER_ASYNC_INVOKE } from '../../infra/constructs/monitoring.js';
 import { REPO_ROOT } from '../../infra/bundling.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet-health-stack.js';
 import { functionConcerns } from '../../infra/local/functions.js';
@@ -877,17 +877,41 @@ describe('alarms and dead letters', () => {
       const duration = alarmsOn('AWS/Lambda', 'Duration', onFunction(name));
       expect(duration, `${name} Duration`).toHaveLength(1);
       const timeoutMs = (functions.get(name)!.resource.Properties.Timeout as number) * 1000;
-      expect(duration[0]!.Threshold, name).toBe(Math.round(timeoutMs * DURATION_ALARM_FRACTION));
-      expect(duration[0]!.Threshold / timeoutMs, name).toBeGreaterThanOrEqual(0.8);
-      expect(duration[0]!.Threshold / timeoutMs, name).toBeLessThanOrEqual(0.9);
+      const threshold = duration[0]!.Threshold as number;
+      // At 90% of the timeout, or in its last 15 s when that is later; always before the timeout.
+      expect(threshold, name).toBe(Math.max(Math.round(timeoutMs * DURATION_ALARM_FRACTION), timeoutMs - DURATION_ALARM_LAST_MS));
+      expect(threshold / timeoutMs, name).toBeGreaterThanOrEqual(0.9);
+      expect(threshold, name).toBeLessThan(timeoutMs);
     }
+    // The budgeted workers end their normal runs up to 30 s before their timeout: no page for those.
+    for (const name of ['agent-worker', 'metrics-puller'])
+      expect(alarmsOn('AWS/Lambda', 'Duration', onFunction(name))[0]!.Threshold, name).toBeGreaterThan(
+        (functions.get(name)!.resource.Properties.Timeout as number) * 1000 - 30_000,
+      );
   });
 
-  it('alarms on every schedule’s failed invocations', () => {
+  it('alarms on every schedule’s undelivered events: dead-lettered, lost, or failed otherwise', () => {
     const rules = ofType('AWS::Events::Rule');
     expect(rules).toHaveLength(scheduledWorkers().length);
     for (const [ruleId] of rules) {
-      expect(alarmsOn('AWS/Events', 'FailedInvocations', [{ Name: 'RuleName', Value: { Ref: ruleId } }]), ruleId).toHaveLength(1);
+      const onRule = alarms
+        .map(([, a]) => a.Properties as Json)
+        .filter((p) =>
+          asArray<Json>(p.Metrics).some(
+            (m) => JSON.stringify(m.MetricStat?.Metric?.Dimensions) === JSON.stringify([{ Name: 'RuleName', Value: { Ref: ruleId } }]),
+          ),
+        );
+      expect(onRule, ruleId).toHaveLength(1);
+      const metrics = onRule[0]!.Metrics as Json[];
+      expect(
+        metrics
+          .filter((m) => m.MetricStat)
+          .map((m) => m.MetricStat.Metric.MetricName)
+          .sort(),
+        ruleId,
+      ).toEqual(['DeadLetterInvocations', 'FailedInvocations', 'InvocationsFailedToBeSentToDlq']);
+      expect(metrics.find((m) => m.Expression)?.Expression, ruleId).toMatch(/^FILL\(dead_\w+, 0\) \+ FILL\(unsent_\w+, 0\) \+ FILL\(failed_\w+, 0\)$/);
+      expect(onRule[0], ruleId).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     }
   });
 
