@@ -11,8 +11,12 @@ export const agentSettings = defineSettings(
     AGENT_TASK_LEASE_SECONDS: seconds('AGENT_TASK_LEASE_SECONDS', 600, 1, 86_400),
     /** How long a worker run keeps claiming tasks. */
     AGENT_WORKER_BUDGET_SECONDS: seconds('AGENT_WORKER_BUDGET_SECONDS', 600, 1, 900),
-    /** How long one investigation may take (capped at half the lease, so a live worker is never overtaken). */
-    AGENT_INVESTIGATION_SECONDS: seconds('AGENT_INVESTIGATION_SECONDS', 240, 1, 900),
+    /**
+     * How long one investigation may take (capped at half the lease, so a live worker is never overtaken). At most
+     * 600: the worker claims a task only while one more investigation fits before its 900 s timeout (less 30 s), so
+     * 870 or more left it no time to claim any, and every task stayed pending.
+     */
+    AGENT_INVESTIGATION_SECONDS: seconds('AGENT_INVESTIGATION_SECONDS', 240, 1, 600),
   },
   {
     derive: (v) => ({

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { rulesInvestigation, clusterFacts, RULES_CONFIDENCE } from '../../shared/agents/investigate.js';
-import { createAgentTasks, leaseMs, retryDelayMs, runAgentTasks, taskPriority, triggerReason } from '../../shared/agents/tasks.js';
+import { createAgentTasks, investigationMs, leaseMs, retryDelayMs, runAgentTasks, taskPriority, triggerReason } from '../../shared/agents/tasks.js';
 import { dropFleetDatabase } from '../../shared/chat/tools.js';
 import {
   claimTask,
@@ -407,6 +407,18 @@ describe('the worker on a fleet', () => {
     expect(await getTask(task!.task_id)).toMatchObject({ status: 'failed', attempts: 3, last_error: expect.stringMatching(/^the language model failed/) });
     const errors = (await listUsage(1)).filter((u) => u.error && u.source === 'agent');
     expect(errors.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('refuses an investigation time that leaves the worker no time to claim a task before its timeout', () => {
+    Object.assign(process.env, { AGENT_INVESTIGATION_SECONDS: '870', AGENT_TASK_LEASE_SECONDS: '1800' });
+    try {
+      expect(() => investigationMs()).toThrow(/AGENT_INVESTIGATION_SECONDS must be a number of seconds from 1 to 600/);
+      process.env.AGENT_INVESTIGATION_SECONDS = '600';
+      expect(investigationMs()).toBe(600_000);
+    } finally {
+      delete process.env.AGENT_INVESTIGATION_SECONDS;
+      delete process.env.AGENT_TASK_LEASE_SECONDS;
+    }
   });
 
   it('spaces retries out: a failed attempt is not claimed again before its delay has passed', async () => {
