@@ -5,7 +5,7 @@
 // per container, so a scrape every 15 s reads today's partition, not 30 days of calls.
 import { randomUUID } from 'node:crypto';
 import { mapLimit, putItem, queryAll, tableName } from './client.js';
-import { boolean, itemReader, number, oneOf, orElse, string } from './items.js';
+import { boolean, itemReader, number, oneOf, optional, orElse, string } from './items.js';
 import { windowDays } from './metrics.js';
 
 const USAGE_SOURCES = ['chat', 'agent'] as const;
@@ -30,6 +30,11 @@ export interface UsageRecord {
   /** Of input_tokens, those read from / written to the provider's prompt cache (0: none, or a call recorded before they were). */
   cached_input_tokens: number;
   cache_write_input_tokens: number;
+  /**
+   * Answered while the price list had no price for its model, so costed 0: true; priced: false. Absent on calls
+   * recorded before it was kept, which the reports judge by today's price list.
+   */
+  unpriced?: boolean;
 }
 
 /** The cache counts: a call's record has them, the reports' run sums do not (no answer shows them). */
@@ -51,6 +56,7 @@ const readUsage = itemReader<UsageRecord>({
   user: string,
   cached_input_tokens: orElse(number, 0),
   cache_write_input_tokens: orElse(number, 0),
+  unpriced: optional(boolean),
 });
 
 /** A call to record; without cache counts, none of its input was cached. */
@@ -159,6 +165,8 @@ function mergeRuns(parts: readonly UsageRun[]): UsageRun[] {
       run.duration_ms += part.duration_ms;
       run.error ||= part.error;
       run.answered ||= part.answered;
+      // Unpriced if any call was; unknown (judged by today's prices) if none was and some was recorded without it.
+      run.unpriced = run.unpriced || part.unpriced ? true : run.unpriced === undefined || part.unpriced === undefined ? undefined : false;
     }
   }
   return [...runs.values()];
@@ -169,6 +177,7 @@ const runsOf = (calls: readonly UsageRecord[]) =>
     calls.map(({ call_id: _id, at: _at, user: _user, cached_input_tokens: _read, cache_write_input_tokens: _write, ...call }) => ({
       ...call,
       answered: !call.error,
+      unpriced: call.error ? false : call.unpriced, // a failed call costs nothing, priced or not
     })),
   );
 

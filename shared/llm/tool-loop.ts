@@ -51,7 +51,8 @@ export async function recordedCall(provider: LlmProvider, request: ChatRequest, 
   }
   const { input_tokens, output_tokens, total_tokens, cached_input_tokens, cache_write_input_tokens } = response.usage;
   // Prompt tokens the provider's cache served or stored are part of input_tokens, priced at their own rates.
-  const cost_usd = costOf(priceOf(prices, response.model), input_tokens, output_tokens, response.usage);
+  const price = priceOf(prices, response.model);
+  const cost_usd = costOf(price, input_tokens, output_tokens, response.usage);
   const usage = {
     run_id: ledger.runId,
     source: ledger.source,
@@ -65,6 +66,8 @@ export async function recordedCall(provider: LlmProvider, request: ChatRequest, 
     duration_ms: response.latency_ms,
     error: false,
     user: ledger.user,
+    // Costed 0 for want of a price: the cost report names the model for as long as these calls are in its period.
+    unpriced: !price,
   };
   // The answer is paid for: a ledger write that fails is retried once (the same record: a write that landed
   // but whose answer was lost is not counted twice), then logged with its figures, never the caller's failure.

@@ -13,9 +13,12 @@ import {
   type UsageRecord,
 } from '../../shared/db/llm-usage.js';
 import { costOf, forgetPricing, priceOf, pricingTable } from '../../shared/llm/pricing.js';
+import { llmProvider } from '../../shared/llm/provider.js';
+import { recordedCall } from '../../shared/llm/tool-loop.js';
 import { usageByModel, usageSummary } from '../../shared/llm/usage.js';
 import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, tableOf, type DynamoProxy } from '../support/dynamo-proxy.js';
+import { startFakeOpenAi } from '../support/fake-openai.js';
 
 const NOW = new Date('2026-11-20T12:00:00Z');
 const recorded: UsageRecord[] = [];
@@ -298,5 +301,44 @@ describe('what a report reads', () => {
     ); // larger than the bound: not kept
     expect(kept.get('t\n2026-11-06')).toBeUndefined();
     expect(hits()).toBe(3);
+  });
+});
+
+describe('a model the price list lacks', () => {
+  it('stays named unpriced for its calls costed 0 while it lacked a price, after a price is added (the calls keep their cost)', async () => {
+    const openai = await startFakeOpenAi();
+    const provider = llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: 'brand-new-model', LLM_BASE_URL: openai.baseUrl })!;
+    try {
+      forgetPricing();
+      openai.enqueueText('hello');
+      await recordedCall(
+        provider,
+        { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] },
+        { runId: 'unpriced-run', source: 'chat', user: 'u' },
+      );
+      const [call] = (await listUsage(1)).filter((u) => u.run_id === 'unpriced-run');
+      expect(call).toMatchObject({ model: 'brand-new-model', cost_usd: 0, unpriced: true });
+      expect((await usageSummary(1)).unpriced_models).toEqual(['brand-new-model']);
+
+      process.env.LLM_PRICING = JSON.stringify([{ model: 'brand-new-model', input_per_mtok: 3, output_per_mtok: 15 }]);
+      forgetPricing();
+      const after = await usageSummary(1);
+      expect(after.unpriced_models).toEqual(['brand-new-model']); // its calls in the period still cost 0
+      expect(after.totals.cost_usd).toBe(0);
+      // a call made now is priced, and not what keeps the model listed
+      openai.enqueueText('hello again');
+      await recordedCall(
+        provider,
+        { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] },
+        { runId: 'priced-run', source: 'chat', user: 'u' },
+      );
+      const [priced] = (await listUsage(1)).filter((u) => u.run_id === 'priced-run');
+      expect(priced!.unpriced).toBe(false);
+      expect(priced!.cost_usd).toBeGreaterThan(0);
+    } finally {
+      delete process.env.LLM_PRICING;
+      forgetPricing();
+      await openai.close();
+    }
   });
 });
