@@ -173,6 +173,19 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     expect(await adminPage.locator(ROWS).count()).toBe(1);
     expect(await adminPage.locator(`${ROWS} > td`).first().textContent()).toContain(worst.cluster_name);
   });
+
+  it('keeps a filter clicked while the search box has yet to write what was typed', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    const worst = body.scores[0];
+    await open(adminPage, '/', 'Fleet overview', ROWS);
+    // Typed, then a classification clicked at once: the box writes the text to the URL 200 ms after the typing.
+    await adminPage.getByLabel('Search').fill(worst.cluster_name);
+    await adminPage.getByRole('checkbox', { name: worst.classification }).click();
+    await adminPage.waitForURL((u) => u.searchParams.get('q') === worst.cluster_name);
+    await adminPage.waitForTimeout(300); // anything else the box would write has been written
+    expect((new URL(adminPage.url()).searchParams.get('classification') ?? '(none)').split(',')).toContain(worst.classification);
+    expect(await adminPage.getByRole('checkbox', { name: worst.classification }).isChecked()).toBe(true);
+  });
 });
 
 describe('cluster', { timeout: 60_000 }, () => {

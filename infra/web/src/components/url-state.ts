@@ -23,8 +23,11 @@ export function useUrlState<K extends string>(defaults: UrlValues<K>): [UrlValue
   const update = useCallback(
     (changes: Partial<UrlValues<K>>) =>
       setParams(
-        (previous) => {
-          const next = new URLSearchParams(previous);
+        () => {
+          // The URL as it is now, not the router's `previous`: that is the parameters of the render that made this
+          // `update`, and a change made later (a debounced search box writing 200 ms after typing) put back the
+          // filters as they were then, undoing one clicked meanwhile.
+          const next = new URLSearchParams(window.location.search);
           for (const [key, value] of Object.entries(changes) as [K, string | string[] | undefined][]) {
             next.delete(key);
             const fallback = defaults[key];
