@@ -356,6 +356,13 @@ describe('patrol', { timeout: 120_000 }, () => {
     await expectAccessible(adminPage, '/patrol/{id}');
   });
 
+  it('a days value in the URL that is no number of days is named as the window asked for (the default), not as typed', async () => {
+    await adminPage.goto('/patrol?days=abc');
+    await adminPage.getByRole('heading', { level: 1, name: 'Patrol' }).waitFor();
+    await adminPage.getByText(/^1 report in the last 90 days$/).waitFor();
+    expect(await adminPage.getByText(/in the last abc days/).count()).toBe(0);
+  });
+
   it('the window filter round-trips through the URL; a viewer sees the report but no trigger', async () => {
     await adminPage.goto('/patrol');
     await adminPage.locator('.patrol-table tbody tr').first().waitFor();

@@ -83,7 +83,7 @@ export default function PatrolPage() {
         )}
       </section>
 
-      <Reports list={list} days={filters.days} setFilters={setFilters} page={page} pageSize={pageSize} />
+      <Reports list={list} days={filters.days} queriedDays={days} setFilters={setFilters} page={page} pageSize={pageSize} />
     </section>
   );
 }
@@ -91,12 +91,16 @@ export default function PatrolPage() {
 function Reports({
   list,
   days,
+  queriedDays,
   setFilters,
   page,
   pageSize,
 }: {
   list: ReturnType<typeof useApi<'patrol', 'list'>>;
+  /** The field's text, as in the URL. */
   days: string;
+  /** The window the list was asked for: the text when it is a valid number of days, else the default (what the texts name). */
+  queriedDays: number;
   setFilters: (c: Partial<Filters>) => void;
   page: number;
   pageSize: number;
@@ -114,13 +118,13 @@ function Reports({
       ) : list.isError && !data ? (
         <Problem error={list.error} retry={() => void list.refetch()} />
       ) : !data ? null : data.total === 0 ? (
-        <Empty>No patrol reports in the last {days} days.</Empty>
+        <Empty>No patrol reports in the last {queriedDays} days.</Empty>
       ) : (
         <>
           {list.isError && <Problem error={list.error} retry={() => void list.refetch()} />}
           <p className="muted ai-count" role="status" aria-live="polite">
             {list.isFetching ? 'Updating… ' : ''}
-            {data.total === 1 ? '1 report' : `${data.total} reports`} in the last {days} days
+            {data.total === 1 ? '1 report' : `${data.total} reports`} in the last {queriedDays} days
           </p>
           {data.reports.length === 0 ? (
             <Empty>
