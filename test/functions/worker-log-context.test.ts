@@ -35,10 +35,16 @@ beforeAll(async () => {
   registerLocalWorker('patrol-worker', (event) => patrolWorker(event, lambdaContext('patrol-worker')));
 });
 
-/** One worker run as the local runtime (and Lambda) runs it: its own request id in the context. */
+/** One worker run as the local runtime (and Lambda) runs it: its own request id in the context. A failed scan throws (for Lambda's retry and alarms), read here as its status. */
 async function runWorker(event: Record<string, unknown>) {
   const requestId = randomUUID();
-  const result = (await patrolWorker(event, lambdaContext('patrol-worker', requestId))) as { status: string; report_id: string };
+  const result = await patrolWorker(event, lambdaContext('patrol-worker', requestId)).then(
+    (answer) => answer as { status: string; report_id: string },
+    (error: Error) => {
+      if (error.name !== 'PatrolScanFailed') throw error;
+      return { status: 'failed', report_id: /patrol scan (\S+) failed/.exec(error.message)![1]! };
+    },
+  );
   return { requestId, result };
 }
 
