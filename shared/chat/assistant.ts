@@ -106,14 +106,14 @@ export interface ChatAnswer {
 export async function chat(principal: Principal, message: string, now = Date.now()): Promise<ChatAnswer> {
   const provider = llmProvider();
   if (!provider) throw new ServiceUnavailable(describeLlmConfig());
-  admit(principal.username, now);
+  admit(principal.userId, now);
   const started = Date.now();
   let result: Awaited<ReturnType<typeof runToolLoop>>;
   try {
     result = await runToolLoop({
       provider,
       system: SYSTEM_PROMPT,
-      messages: [...(histories.get(principal.username) ?? []), { role: 'user', content: [{ type: 'text', text: message }] }],
+      messages: [...(histories.get(principal.userId) ?? []), { role: 'user', content: [{ type: 'text', text: message }] }],
       tools: await toolSpecs(),
       runTool,
       maxRounds: MAX_TOOL_ROUNDS,
@@ -129,6 +129,6 @@ export async function chat(principal: Principal, message: string, now = Date.now
   const reply = result.stopped ? `${text || 'I could not reach an answer.'}\n\n${STOP_NOTE}` : text || '_The model returned no text._';
   const messages = result.messages;
   messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: reply }] };
-  histories.set(principal.username, bounded(messages));
+  histories.set(principal.userId, bounded(messages));
   return { reply, tool_calls: result.tool_calls, duration_ms: Date.now() - started };
 }

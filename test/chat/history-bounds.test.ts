@@ -23,7 +23,7 @@ afterEach(() => {
 
 /** HISTORY_CHARS (shared/chat/assistant.ts), as shared/chat/README.md states it. */
 const HISTORY_CHARS = 100_000;
-const user = (username: string) => ({ username, role: 'viewer' }) as unknown as Principal;
+const user = (username: string, userId = `id-${username}`) => ({ userId, username, role: 'viewer' }) as unknown as Principal;
 /** A query whose result is cut at the tools' 12,000 characters. */
 const BIG_SQL = "SELECT printf('%.*c', 490, 'x') AS pad FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 200) SELECT x FROM c)";
 /** The characters of a request's conversation (the history plus the new question), as the history counts them. */
@@ -84,5 +84,25 @@ describe('chat history', () => {
     const first = Number(questions[0]!.content!.split(':')[0]);
     expect(questions.map((m) => Number(m.content!.split(':')[0]))).toEqual(Array.from({ length: 20 - first }, (_, k) => first + k));
     expect(charsOf(sent)).toBeGreaterThan(HISTORY_CHARS - 2 * 8_100);
+  });
+
+  it('is the account’s, not the username’s: an account made again under a username (re-invited) starts afresh', async () => {
+    const before = user('reused@example.com', 'account-1');
+    const after = user('reused@example.com', 'account-2');
+    const start = Date.now();
+    try {
+      openai().enqueueText('noted');
+      await chat(before, 'my secret question', start);
+      openai().enqueueText('hello');
+      await chat(after, 'what did I ask before?', start + 61_000);
+    } finally {
+      resetChat(before);
+      resetChat(after);
+    }
+    const sent = openai()
+      .answered()
+      .at(-1)!
+      .body.messages.filter((m) => m.role !== 'system');
+    expect(sent.map((m) => m.content)).toEqual(['what did I ask before?']);
   });
 });
