@@ -184,15 +184,21 @@ export const TOOLS = {
     async run({ cluster: wanted, hours, level }) {
       const cluster = findCluster(await fleetView(), wanted);
       // The newest events first, so a cap drops the oldest; the answer says when it did.
-      const read = await listClusterLogs(cluster.cluster_id, new Date(Date.now() - hours * 3_600_000), LOG_EVENTS_READ, true);
-      const events = read.filter((e) => level === 'any' || e.level === level);
+      // Of that level only, filtered as read: a filter after the cap lost the older events of one level under a flood of others.
+      const events = await listClusterLogs(
+        cluster.cluster_id,
+        new Date(Date.now() - hours * 3_600_000),
+        LOG_EVENTS_READ,
+        true,
+        level === 'any' ? undefined : level,
+      );
       return {
         cluster_name: cluster.cluster_name,
         hours,
         level,
         events: events.length,
         signatures: groupLogs(events),
-        truncated: read.length === LOG_EVENTS_READ ? `only the newest ${LOG_EVENTS_READ} events were read; narrow the hours` : false,
+        truncated: events.length === LOG_EVENTS_READ ? `only the newest ${LOG_EVENTS_READ} events were read; narrow the hours` : false,
       };
     },
   }),

@@ -38,12 +38,19 @@ export async function putLogs(events: LogEventInput[]): Promise<void> {
 }
 
 /** One cluster's log events at or after `since`, oldest first, at most `limit`. */
-export async function listClusterLogs(clusterId: string, since: Date, limit = 5000, newestFirst = false): Promise<LogRecord[]> {
+export async function listClusterLogs(clusterId: string, since: Date, limit = 5000, newestFirst = false, level?: string): Promise<LogRecord[]> {
   const items = await queryAll(
     'logs',
     {
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': `CLUSTER#${clusterId}`, ':from': `LOG#${since.toISOString()}`, ':to': 'LOG#~' },
+      // One level: filtered by DynamoDB before `limit` counts, so a flood of other levels cannot crowd its events out.
+      ...(level ? { FilterExpression: '#level = :level', ExpressionAttributeNames: { '#level': 'level' } } : {}),
+      ExpressionAttributeValues: {
+        ':pk': `CLUSTER#${clusterId}`,
+        ':from': `LOG#${since.toISOString()}`,
+        ':to': 'LOG#~',
+        ...(level ? { ':level': level } : {}),
+      },
       ScanIndexForward: !newestFirst,
     },
     limit,
