@@ -9,6 +9,7 @@ import type { StoredRollup } from '../db/metrics.js';
 import type { MetricRollup } from '../fleet/rollup.js';
 import type { FleetClusterScore } from '../scoring/fleet-score.js';
 import type { RiskSnapshot } from '../scoring/risk.js';
+import { cutText } from '../text.js';
 import { num, text } from './sql-values.js';
 
 /**
@@ -126,6 +127,22 @@ export function packSnapshot(snapshot: FleetSnapshot): SnapshotInput {
     values,
     lastAt,
   };
-  const { rollups: _rollups, ...rest } = snapshot;
-  return { ...rest, rollups: packed };
+  const { rollups: _rollups, alerts, ...rest } = snapshot;
+  return { ...rest, alerts: alerts.map(keptAlert), rollups: packed };
 }
+
+/**
+ * How much of an alert's texts the snapshot keeps: each of summary, detail, and every label and annotation
+ * value, at most this many characters (a cut ends in …). An alert may carry 64 KB of them, and 30 days of a
+ * noisy fleet's alerts, copied to the worker and again into SQLite, outgrew the chat Lambda's memory.
+ */
+export const ALERT_TEXT_KEPT = 500;
+
+const keptMap = (map: Record<string, string>) => Object.fromEntries(Object.entries(map).map(([k, v]) => [k, cutText(v, ALERT_TEXT_KEPT)]));
+const keptAlert = (a: AlertRecord): AlertRecord => ({
+  ...a,
+  summary: cutText(a.summary, ALERT_TEXT_KEPT),
+  detail: cutText(a.detail, ALERT_TEXT_KEPT),
+  labels: keptMap(a.labels),
+  annotations: keptMap(a.annotations),
+});

@@ -5,7 +5,7 @@
 // Types only from sql.js: the worker (sql-worker.ts) owns the SQLite engine;
 // the main thread uses this module for the schema text.
 import type { Database, Statement } from 'sql.js';
-import { METRIC_VALUES, type PackedRollups, type SnapshotInput } from './sql-snapshot.js';
+import { ALERT_TEXT_KEPT, METRIC_VALUES, type PackedRollups, type SnapshotInput } from './sql-snapshot.js';
 import { json, literal, num, quote, type SqlValue, text } from './sql-values.js';
 
 type ColumnType = 'TEXT' | 'INTEGER' | 'REAL';
@@ -237,10 +237,10 @@ export const TABLES: readonly TableDef[] = [
       col('starts_at', 'TEXT', `when it started (${TIME})`),
       col('ends_at', 'TEXT', 'when it resolved (ISO-8601 UTC); NULL while firing'),
       col('fingerprint', 'TEXT', "Alertmanager's fingerprint (same alert rule and labels, same fingerprint)"),
-      col('summary', 'TEXT', 'summary annotation'),
-      col('detail', 'TEXT', 'description annotation'),
-      col('labels', 'TEXT', "JSON object of the alert's labels: json_extract(labels, '$.service')"),
-      col('annotations', 'TEXT', 'JSON object of the annotations'),
+      col('summary', 'TEXT', `summary annotation (at most ${ALERT_TEXT_KEPT} characters; a longer one is cut, ending in …)`),
+      col('detail', 'TEXT', `description annotation (at most ${ALERT_TEXT_KEPT} characters, likewise)`),
+      col('labels', 'TEXT', `JSON object of the alert's labels: json_extract(labels, '$.service') (values cut at ${ALERT_TEXT_KEPT} characters)`),
+      col('annotations', 'TEXT', `JSON object of the annotations (values cut at ${ALERT_TEXT_KEPT} characters)`),
       col('dashboard_url', 'TEXT', 'link to a dashboard for the alert'),
       col('received_at', 'TEXT', 'when the service first received it (ISO-8601 UTC)'),
       col('updated_at', 'TEXT', 'last notification received (ISO-8601 UTC)'),

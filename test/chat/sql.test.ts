@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import { statementVerb } from '../../shared/chat/sql-guard.js';
 import { loadSnapshot, lockDown } from '../../shared/chat/sql-load.js';
-import { packSnapshot } from '../../shared/chat/sql-snapshot.js';
+import { ALERT_TEXT_KEPT, packSnapshot } from '../../shared/chat/sql-snapshot.js';
 import { TABLES } from '../../shared/chat/sql-tables.js';
 import { openFleetDatabase, SQL_LIMITS, SQL_RUNTIME_FILES, SqlRefused, type FleetDatabase } from '../../shared/chat/sql.js';
 import { bundleSql } from './sql-bundle.js';
@@ -343,6 +343,26 @@ describe('defence in depth', () => {
     expect(statementVerb('WITH a AS (SELECT 1)')).toBeNull();
     expect(statementVerb('1; SELECT 1')).toBeNull();
     expect(statementVerb('[select] FROM x')).toBeNull();
+  });
+
+  it('keeps an alert’s texts to ALERT_TEXT_KEPT characters each (an alert may carry 64 KB), a cut marked', async () => {
+    const fleet = smallFleet();
+    const long = fleet.alerts[0]!;
+    fleet.alerts[0] = {
+      ...long,
+      detail: 'd'.repeat(5_000),
+      labels: { ...long.labels, runbook: 'r'.repeat(3_000) },
+      annotations: { ...long.annotations, description: 'x'.repeat(20_000) },
+    };
+    const db = await openFleetDatabase(fleet);
+    try {
+      const { rows } = await db.query(
+        `SELECT length(detail), substr(detail, -1), length(json_extract(labels, '$.runbook')), length(json_extract(annotations, '$.description')), json_extract(labels, '$.service') FROM alerts WHERE alert_id = '${long.alert_id}'`,
+      );
+      expect(rows).toEqual([[ALERT_TEXT_KEPT, '…', ALERT_TEXT_KEPT, ALERT_TEXT_KEPT, 'storage']]);
+    } finally {
+      await db.close();
+    }
   });
 
   it('a closed database refuses queries', async () => {
