@@ -15,6 +15,7 @@
 // such joins (a third tab racing each time) the third try stores its own session
 // over whatever is there, and a tab of the one replaced must acquire again.
 import { coreSettings } from '../config/core.js';
+import { linkSettings } from '../config/links.js';
 import type { Env } from '../config/env.js';
 import { deleteEmbedSession, getEmbedSession, putEmbedSession } from '../db/embed-sessions.js';
 import { BadGateway, BadRequest, Forbidden } from '../http/errors.js';
@@ -61,8 +62,8 @@ export function embedUser(principal: Principal): EmbedUser {
 
 /**
  * The embed domain for an Origin header value: a bare http(s) origin, and in
- * production one of CORS_ORIGINS. Missing → 400 (an embed session is bound to a
- * domain; we do not guess one), not allowed → 403.
+ * production the console's own (APP_URL) or one of CORS_ORIGINS. Missing → 400 (an
+ * embed session is bound to a domain; we do not guess one), not allowed → 403.
  */
 export function embedDomain(origin: string | undefined): string {
   const value = origin?.trim();
@@ -78,7 +79,9 @@ export function embedDomain(origin: string | undefined): string {
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !bare) {
     throw new BadRequest('The Origin header is not a valid origin.');
   }
-  if (coreSettings().stage === 'prod' && !coreSettings().corsOrigins.includes(url.origin)) {
+  // The console's own origin (APP_URL: on AWS the CloudFront URL unless set) always may: browsers send Origin on
+  // same-origin POSTs too, and the console is served same-origin, so CORS_ORIGINS leaves it out.
+  if (coreSettings().stage === 'prod' && !coreSettings().corsOrigins.includes(url.origin) && url.origin !== new URL(linkSettings().appUrl).origin) {
     throw new Forbidden('Dashboards may not be embedded from this origin.');
   }
   return url.origin;

@@ -48,7 +48,7 @@ export const EmbedDashboardAnswer = z.lazy(() =>
 
 export const dashboardEmbedGroup = defineGroup({
   name: 'dashboard-embed',
-  config: ['embed'],
+  config: ['embed', 'links'],
   tables: { users: 'read', 'embed-sessions': 'readwrite' },
   routes: {
     acquireSession: {

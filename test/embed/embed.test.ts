@@ -287,6 +287,17 @@ describe('acquire-session', () => {
     expect((await acquire(ana, 'https://ops.example.com')).api_token_ttl).toBe(600);
     expect((acquires()[0]!.body as Record<string, unknown>).embed_domain).toBe('https://ops.example.com');
   });
+
+  it('in production the console’s own origin (APP_URL) may embed with CORS_ORIGINS empty, as the stack deploys it by default', async () => {
+    Object.assign(process.env, { STAGE: 'prod', CORS_ORIGINS: '', APP_URL: 'https://d111111abcdef8.cloudfront.net/' });
+    resetSettings();
+    try {
+      expect((await acquire(ana, 'https://d111111abcdef8.cloudfront.net')).api_token_ttl).toBe(600);
+      expect(await failure(() => acquire(ana, 'https://ops.example.com'))).toEqual({ status: 403, detail: expect.stringContaining('origin') });
+    } finally {
+      delete process.env.APP_URL;
+    }
+  });
 });
 
 describe('generate-tokens', () => {
