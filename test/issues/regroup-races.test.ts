@@ -1,7 +1,7 @@
 // Races between regrouping and the issue's other writers, made to happen on the wire: the proxy
 // holds one side's write until the other side has run. A ticket created or a triage saved while
 // regrouping supersedes the issue, and a regrouping that lost a race to a later pass and retries.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { getIssue, listClusterIssues, listIssuesActiveSince, NO_SUCCESSOR } from '../../shared/db/issues.js';
 import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js';
@@ -14,32 +14,18 @@ import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { alertNotice, storedCluster } from '../support/clusters.js';
 import { type DynamoProxy, type WireRequest, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
-import { startFakeJira, type FakeJira } from '../support/fake-jira.js';
+import { useFakeJiraTickets } from '../support/fake-jira.js';
 
 const NOW = new Date();
 const ago = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000).toISOString();
 const admin: Principal = { userId: 'u-racer', username: 'racer', name: 'Racer', email: 'racer@example.com', role: 'admin' };
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
-const TICKET_ENV = ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN'];
+const jira = useFakeJiraTickets();
 
 let proxy: DynamoProxy;
-let jira: FakeJira;
 
 beforeAll(async () => {
   ({ proxy } = await useTestTables({ proxy: true }));
-  jira = await startFakeJira({ projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-token' });
-  Object.assign(process.env, {
-    TICKET_PROVIDER: 'jira',
-    TICKET_BASE_URL: jira.baseUrl,
-    TICKET_PROJECT_KEY: 'OPS',
-    TICKET_USER_EMAIL: 'bot@example.com',
-    TICKET_API_TOKEN: 'jira-token',
-  });
-});
-
-afterAll(async () => {
-  for (const v of TICKET_ENV) delete process.env[v];
-  await jira?.close();
 });
 
 const notice = (clusterId: string, name: string, fingerprint: string, startedAgo: number, endedAgo: number | null = null) =>
@@ -83,11 +69,11 @@ describe('a ticket created while regrouping supersedes its issue', () => {
     expect(live?.ticket_key).toBe(answer.ticket_key);
 
     // Asked again of the superseded issue (a page open since): refused before any ticket is made.
-    const sent = jira.received.length;
+    const sent = jira().received.length;
     const again = await createTicket(admin, newer, caller, NOW).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(Conflict);
     expect((again as Conflict).extra).toMatchObject({ superseded_by: older });
-    expect(jira.received.length).toBe(sent);
+    expect(jira().received.length).toBe(sent);
   });
 
   it('when the issue that replaced it has a ticket already: a 409 names the new ticket and that one, and nothing is overwritten', async () => {

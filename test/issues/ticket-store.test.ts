@@ -1,7 +1,7 @@
 // A ticket the provider created whose key DynamoDB then will not store (throttled past the client's
 // retries), on DynamoDB Local behind the proxy, against the fake Jira: the answer is the 409 that
 // names the ticket to link or close, not a bare 500 that hides it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { getIssue, listClusterIssues } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
@@ -10,31 +10,17 @@ import { createTicket } from '../../shared/issues/triage.js';
 import { alertNotice, storedCluster } from '../support/clusters.js';
 import type { DynamoProxy } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
-import { startFakeJira, type FakeJira } from '../support/fake-jira.js';
+import { useFakeJiraTickets } from '../support/fake-jira.js';
 
 const NOW = new Date();
 const admin: Principal = { userId: 'u-ticketer', username: 'ticketer', name: 'Ticketer', email: 'ticketer@example.com', role: 'admin' };
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
-const TICKET_ENV = ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN'];
+const jira = useFakeJiraTickets();
 
 let proxy: DynamoProxy;
-let jira: FakeJira;
 
 beforeAll(async () => {
   ({ proxy } = await useTestTables({ proxy: true }));
-  jira = await startFakeJira({ projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-token' });
-  Object.assign(process.env, {
-    TICKET_PROVIDER: 'jira',
-    TICKET_BASE_URL: jira.baseUrl,
-    TICKET_PROJECT_KEY: 'OPS',
-    TICKET_USER_EMAIL: 'bot@example.com',
-    TICKET_API_TOKEN: 'jira-token',
-  });
-});
-
-afterAll(async () => {
-  for (const v of TICKET_ENV) delete process.env[v];
-  await jira?.close();
 });
 
 describe('a created ticket whose key cannot be stored', () => {
@@ -56,7 +42,7 @@ describe('a created ticket whose key cannot be stored', () => {
     const { extra, message } = answer as Conflict;
     expect(extra).toMatchObject({ ticket_key: expect.stringMatching(/^OPS-\d+$/), ticket_url: expect.stringContaining('/browse/OPS-') });
     expect(message).toMatch(/^Ticket OPS-\d+ was created, but storing it on the issue failed: link it with PATCH or close it\.$/);
-    expect(jira.received.filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(jira().received.filter((r) => r.method === 'POST')).toHaveLength(1);
     expect(await getIssue(issue!.issue_id)).toMatchObject({ ticket_key: '' });
   });
 });

@@ -3,6 +3,7 @@
 // real Jira provider is tested over the wire.
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface ReceivedJiraRequest {
   method: string;
@@ -153,4 +154,33 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+const TICKET_SETTINGS = ['TICKET_PROVIDER', 'TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL', 'TICKET_API_TOKEN'];
+
+/**
+ * For a test file: a fake Jira (project OPS) that is the service's ticket provider, its TICKET_* settings set
+ * in beforeAll; closed and the settings removed in afterAll.
+ */
+export function useFakeJiraTickets(): () => FakeJira {
+  const options = { projectKey: 'OPS', email: 'bot@example.com', apiToken: 'jira-token' };
+  let jira: FakeJira | undefined;
+  beforeAll(async () => {
+    jira = await startFakeJira(options);
+    Object.assign(process.env, {
+      TICKET_PROVIDER: 'jira',
+      TICKET_BASE_URL: jira.baseUrl,
+      TICKET_PROJECT_KEY: options.projectKey,
+      TICKET_USER_EMAIL: options.email,
+      TICKET_API_TOKEN: options.apiToken,
+    });
+  });
+  afterAll(async () => {
+    for (const name of TICKET_SETTINGS) delete process.env[name];
+    await jira?.close();
+  });
+  return () => {
+    if (!jira) throw new Error('the fake Jira starts in beforeAll');
+    return jira;
+  };
 }
