@@ -308,16 +308,15 @@ describe('a model the price list lacks', () => {
   it('stays named unpriced for its calls costed 0 while it lacked a price, after a price is added (the calls keep their cost)', async () => {
     const openai = await startFakeOpenAi();
     const provider = llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: 'brand-new-model', LLM_BASE_URL: openai.baseUrl })!;
+    /** One answered call of a run, and its ledger row. */
+    const callOf = async (runId: string) => {
+      openai.enqueueText('hello');
+      await recordedCall(provider, { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] }, { runId, source: 'chat', user: 'u' });
+      return (await listUsage(1)).find((u) => u.run_id === runId)!;
+    };
     try {
       forgetPricing();
-      openai.enqueueText('hello');
-      await recordedCall(
-        provider,
-        { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] },
-        { runId: 'unpriced-run', source: 'chat', user: 'u' },
-      );
-      const [call] = (await listUsage(1)).filter((u) => u.run_id === 'unpriced-run');
-      expect(call).toMatchObject({ model: 'brand-new-model', cost_usd: 0, unpriced: true });
+      expect(await callOf('unpriced-run')).toMatchObject({ model: 'brand-new-model', cost_usd: 0, unpriced: true });
       expect((await usageSummary(1)).unpriced_models).toEqual(['brand-new-model']);
 
       process.env.LLM_PRICING = JSON.stringify([{ model: 'brand-new-model', input_per_mtok: 3, output_per_mtok: 15 }]);
@@ -326,15 +325,9 @@ describe('a model the price list lacks', () => {
       expect(after.unpriced_models).toEqual(['brand-new-model']); // its calls in the period still cost 0
       expect(after.totals.cost_usd).toBe(0);
       // a call made now is priced, and not what keeps the model listed
-      openai.enqueueText('hello again');
-      await recordedCall(
-        provider,
-        { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] },
-        { runId: 'priced-run', source: 'chat', user: 'u' },
-      );
-      const [priced] = (await listUsage(1)).filter((u) => u.run_id === 'priced-run');
-      expect(priced!.unpriced).toBe(false);
-      expect(priced!.cost_usd).toBeGreaterThan(0);
+      const priced = await callOf('priced-run');
+      expect(priced.unpriced).toBe(false);
+      expect(priced.cost_usd).toBeGreaterThan(0);
     } finally {
       delete process.env.LLM_PRICING;
       forgetPricing();
