@@ -199,6 +199,28 @@ describe('AI issues', { timeout: 90_000 }, () => {
     expect(await viewerPage.getByLabel('Assignee').count()).toBe(0);
     await expectAccessible(viewerPage, '/ai-issues/{id} as a viewer');
   });
+  it('starts the triage form afresh when the page moves to another AI issue: no unsaved notes carried over', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/ai-issues');
+    const [a, b] = body.issues as { issue_id: string; issue_name: string }[];
+    expect((await api(service.url, admin, 'PATCH', `/api/ai-issues/${encodeURIComponent(b!.issue_id)}`, { notes: 'B stored notes' })).status).toBe(200);
+    // An in-app move (only :issueId changes, the page stays mounted), as a link would do it.
+    const moveTo = (id: string) =>
+      adminPage.evaluate(
+        `history.pushState(null, '', ${JSON.stringify(`/ai-issues/${encodeURIComponent(id)}`)}); window.dispatchEvent(new PopStateEvent('popstate'))`,
+      );
+    // B first, so its answer is cached and shows at once when opened again.
+    await adminPage.goto(`/ai-issues/${encodeURIComponent(b!.issue_id)}`);
+    await adminPage.getByRole('heading', { level: 1, name: b!.issue_name }).waitFor();
+    await moveTo(a!.issue_id);
+    await adminPage.getByRole('heading', { level: 1, name: a!.issue_name }).waitFor();
+    await adminPage.getByLabel('Notes').fill('unsaved notes on A');
+    expect(await adminPage.getByRole('button', { name: 'Save triage' }).isEnabled()).toBe(true);
+
+    await moveTo(b!.issue_id);
+    await adminPage.getByRole('heading', { level: 1, name: b!.issue_name }).waitFor();
+    expect(await adminPage.getByLabel('Notes').inputValue()).toBe('B stored notes');
+    expect(await adminPage.getByRole('button', { name: 'Save triage' }).isDisabled()).toBe(true);
+  });
 });
 
 describe('investigations', { timeout: 90_000 }, () => {
@@ -359,7 +381,10 @@ describe('patrol', { timeout: 120_000 }, () => {
   it('a days value in the URL that is no number of days is named as the window asked for (the default), not as typed', async () => {
     await adminPage.goto('/patrol?days=abc');
     await adminPage.getByRole('heading', { level: 1, name: 'Patrol' }).waitFor();
-    await adminPage.getByText(/in the last 90 days/).first().waitFor();
+    await adminPage
+      .getByText(/in the last 90 days/)
+      .first()
+      .waitFor();
     expect(await adminPage.getByText(/in the last abc days/).count()).toBe(0);
   });
 
