@@ -46,6 +46,49 @@ async function open(page: Page, path: string, heading: string, rows: string): Pr
   await page.locator(rows).first().waitFor();
 }
 
+/** Clusters newCluster made: no metrics ever arrive for them, so they are stale (the staleness test allows for them). */
+const metricless = new Set<string>();
+
+/** A cluster for the inventory (POST /api/ingest/clusters), of a fresh id. */
+function newCluster(cluster_name: string, customer_name: string) {
+  const cluster_id = randomUUID();
+  metricless.add(cluster_id);
+  return {
+    cluster_id,
+    cluster_name,
+    customer_name,
+    account_id: '444455558888',
+    account_name: customer_name,
+    email: 'ops@example.com',
+    customer_tier: 'B',
+    cluster_type: 'ELASTIC',
+    region: 'US East (us-east-1)',
+    engine_version: '3.3.4',
+    resource_state: 'RUNNING',
+    node_count: 3,
+  };
+}
+
+/** One firing alert per [cluster id, alert name], through the Alertmanager webhook: an issue each (grouped by cluster and alert name). */
+async function fire(...pairs: [string, string][]): Promise<void> {
+  const alerts = pairs.map(([clusterId, name]) => ({
+    status: 'firing',
+    labels: { alertname: name, cluster_id: clusterId, severity: 'warning' },
+    annotations: { description: name },
+    startsAt: new Date(Date.now() - 10 * 60_000).toISOString(),
+    endsAt: '0001-01-01T00:00:00Z',
+    fingerprint: `${clusterId}-${name}`,
+  }));
+  expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts })).body).toMatchObject({ accepted: pairs.length });
+}
+
+/** The id of the one issue named `name`. */
+async function issueIdOf(name: string): Promise<string> {
+  const { body } = await api(service.url, admin, 'GET', `/api/issues?search=${encodeURIComponent(name)}`);
+  expect(body.issues.map((i: { issue_name: string }) => i.issue_name)).toEqual([name]);
+  return body.issues[0].issue_id;
+}
+
 describe('health', { timeout: 60_000 }, () => {
   const ROWS = 'table.health-table > tbody > tr';
 
@@ -205,6 +248,23 @@ describe('cluster', { timeout: 60_000 }, () => {
     await adminPage.goto('/clusters/00000000-0000-4000-8000-000000000000');
     await adminPage.getByRole('heading', { level: 1, name: 'Cluster' }).waitFor();
   });
+  it('lists only its own alert issues when another customer has a cluster of the same name', async () => {
+    const name = `prod-${randomUUID().slice(0, 8)}`;
+    const [ours, theirs] = [newCluster(name, 'Ours Co'), newCluster(name, 'Theirs Co')];
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [ours, theirs] })).body).toEqual({
+      accepted: 2,
+      rejected: [],
+    });
+    await fire([ours.cluster_id, 'Twin-Ours'], [theirs.cluster_id, 'Twin-Theirs']);
+
+    await adminPage.goto(`/clusters/${encodeURIComponent(ours.cluster_id)}`);
+    await adminPage.getByRole('heading', { level: 1, name }).waitFor();
+    const section = adminPage.getByRole('region', { name: 'Alert issues' });
+    await section.getByRole('link', { name: /Twin-Ours/ }).waitFor();
+    expect(await section.locator('tbody th').allTextContents()).toEqual([expect.stringContaining('Twin-Ours')]);
+    const link = new URL((await section.getByRole('link', { name: 'Open in the issues list' }).getAttribute('href')) ?? '', service.url);
+    expect(Object.fromEntries(link.searchParams)).toMatchObject({ cluster: name, customer: 'Ours Co' });
+  });
 });
 
 describe('critical clusters and analysis', { timeout: 60_000 }, () => {
@@ -284,16 +344,28 @@ describe('alert issues', { timeout: 60_000 }, () => {
     await expectAccessible(viewerPage, '/issues/{id} as a viewer');
   });
 
-  it("keeps an admin's unsaved edits when the issue is read again after someone else's triage, and says what changed meanwhile", async () => {
+  /**
+   * The first listed issue open in a page of its own with a fake clock, an unsaved draft typed in its notes; `then`
+   * runs on it, and the page closes after.
+   */
+  async function withUnsavedDraft(then: (page: Page, issue: { id: string; name: string }, draft: string) => Promise<void>) {
     const { body } = await api(service.url, admin, 'GET', '/api/issues');
-    const id: string = body.issues[0].issue_id;
+    const issue = { id: body.issues[0].issue_id as string, name: body.issues[0].issue_name as string };
     const page = await browser.page();
     try {
       await page.clock.install();
-      await signIn(page, 'admin', PASSWORD, `/issues/${encodeURIComponent(id)}`);
+      await signIn(page, 'admin', PASSWORD, `/issues/${encodeURIComponent(issue.id)}`);
       await page.getByRole('button', { name: 'Save triage' }).waitFor();
       const draft = `Unsaved draft ${randomUUID()}`;
       await page.getByLabel('Notes').fill(draft);
+      await then(page, issue, draft);
+    } finally {
+      await page.close();
+    }
+  }
+
+  it("keeps an admin's unsaved edits when the issue is read again after someone else's triage, and says what changed meanwhile", async () => {
+    await withUnsavedDraft(async (page, { id }, draft) => {
       // Another admin triages it meanwhile (through the API).
       const other = await api(service.url, admin, 'PATCH', `/api/issues/${encodeURIComponent(id)}`, { triage_status: 'escalated', notes: 'their notes' });
       expect(other.status).toBe(200);
@@ -307,9 +379,57 @@ describe('alert issues', { timeout: 60_000 }, () => {
       // What was not edited here follows what is stored.
       expect(await page.getByLabel('Triage status').inputValue()).toBe('escalated');
       await expectAccessible(page, '/issues/{id} with edits kept over a newer version');
-    } finally {
-      await page.close();
-    }
+    });
+  });
+
+  it('keeps the issue and the unsaved edits when reading it again fails, with the problem shown above', async () => {
+    await withUnsavedDraft(async (page, { id, name }, draft) => {
+      // From now on the service fails every read of the issue (the page retries a 5xx twice first).
+      await page.route(
+        (u) => u.pathname === `/api/issues/${id}`,
+        (route) =>
+          route.request().method() === 'GET'
+            ? route.fulfill({
+                status: 503,
+                contentType: 'application/problem+json',
+                body: JSON.stringify({ title: 'Service Unavailable', detail: 'Down for a test.' }),
+              })
+            : route.fallback(),
+      );
+      // Stale after 30 s, the issue is read again when the tab is shown again.
+      await page.clock.fastForward(31_000);
+      await page.evaluate("window.dispatchEvent(new Event('visibilitychange'))");
+      await page.getByRole('alert').filter({ hasText: 'Down for a test.' }).waitFor();
+      expect(await page.getByLabel('Notes').count()).toBe(1); // the form is still there
+      expect(await page.getByLabel('Notes').inputValue()).toBe(draft);
+      expect(await page.getByRole('button', { name: 'Save triage' }).isEnabled()).toBe(true);
+      await page.getByRole('heading', { level: 1, name }).waitFor();
+    });
+  });
+
+  it('starts the triage form afresh when another issue is opened from the page: no unsaved notes carried over', async () => {
+    // Two issues of one new cluster, each in the other's cluster history; the second has stored notes.
+    const cluster = newCluster(`pair-${randomUUID().slice(0, 8)}`, 'Pair Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    const [nameA, nameB] = [`First-${randomUUID().slice(0, 8)}`, `Second-${randomUUID().slice(0, 8)}`];
+    await fire([cluster.cluster_id, nameA], [cluster.cluster_id, nameB]);
+    await issueIdOf(nameA); // an issue of its own
+    const b = await issueIdOf(nameB);
+    expect((await api(service.url, admin, 'PATCH', `/api/issues/${b}`, { notes: 'B stored notes' })).status).toBe(200);
+
+    // B first (so its answer is cached and shows at once when opened again), then A in the app.
+    await adminPage.goto(`/issues/${encodeURIComponent(b)}`);
+    await adminPage.getByRole('heading', { level: 1, name: nameB }).waitFor();
+    const history = adminPage.locator('section.issue-history');
+    await history.getByRole('link', { name: nameA }).click();
+    await adminPage.getByRole('heading', { level: 1, name: nameA }).waitFor();
+    await adminPage.getByLabel('Notes').fill('unsaved notes on A');
+    expect(await adminPage.getByRole('button', { name: 'Save triage' }).isEnabled()).toBe(true);
+
+    await history.getByRole('link', { name: nameB }).click();
+    await adminPage.getByRole('heading', { level: 1, name: nameB }).waitFor();
+    expect(await adminPage.getByLabel('Notes').inputValue()).toBe('B stored notes');
+    expect(await adminPage.getByRole('button', { name: 'Save triage' }).isDisabled()).toBe(true);
   });
 });
 
@@ -421,7 +541,9 @@ describe('staleness', { timeout: 60_000 }, () => {
     expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toEqual({ accepted: 1, rejected: [] });
     expect((await api(service.url, admin, 'POST', '/api/fleet/refresh')).status).toBe(200);
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
-    expect(body.scores.filter((s: { metrics_stale: boolean }) => s.metrics_stale).map((s: { cluster_id: string }) => s.cluster_id)).toEqual([id]);
+    // The demo fleet is fed: only this cluster and those other tests added without metrics are stale.
+    const stale = body.scores.filter((s: { metrics_stale: boolean }) => s.metrics_stale).map((s: { cluster_id: string }) => s.cluster_id);
+    expect(stale.filter((s: string) => !metricless.has(s))).toEqual([id]);
 
     const ROWS = 'main table tbody tr[data-index]';
     await open(adminPage, `/?q=${encodeURIComponent(name)}`, 'Fleet overview', ROWS);
