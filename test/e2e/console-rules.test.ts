@@ -56,6 +56,16 @@ async function setText(page: Page, text: string): Promise<void> {
   await page.getByText('unsaved changes').waitFor();
 }
 
+/** Test clean-up: rejects the viewer's pending proposals, so later tests start under the per-user bound. */
+async function rejectViewersPending(): Promise<void> {
+  const waiting = (await api(service.url, admin, 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes as {
+    change_id: string;
+    proposed_by: string;
+  }[];
+  for (const change of waiting.filter((c) => c.proposed_by === VIEWER.email))
+    await api(service.url, admin, 'POST', `/api/settings/config-changes/${change.change_id}/review`, { action: 'reject', note: 'test clean-up' });
+}
+
 describe('a viewer’s edit becomes a proposal a superadmin approves', { timeout: 120_000 }, () => {
   it('proposes, reviews with diff and impact, approves, and the fleet page follows', async () => {
     const before = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores as {
@@ -257,12 +267,7 @@ describe('metric sources, the fourth rule set', { timeout: 90_000 }, () => {
       await viewerPage.getByText('unsaved changes').waitFor();
       await expectAccessible(viewerPage, '/rules with a 409 for too many proposals');
     } finally {
-      const waiting = (await api(service.url, admin, 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes as {
-        change_id: string;
-        proposed_by: string;
-      }[];
-      for (const change of waiting.filter((c) => c.proposed_by === VIEWER.email))
-        await api(service.url, admin, 'POST', `/api/settings/config-changes/${change.change_id}/review`, { action: 'reject', note: 'test clean-up' });
+      await rejectViewersPending();
     }
   });
 
@@ -373,12 +378,7 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
       await expect.poll(() => viewerTab.getByRole('button', { name: 'Propose this change' }).isEnabled()).toBe(true);
       expect(await viewerTab.getByText('proposed as it is', { exact: false }).count()).toBe(0);
     } finally {
-      const waiting = (await api(service.url, admin, 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes as {
-        change_id: string;
-        proposed_by: string;
-      }[];
-      for (const change of waiting.filter((c) => c.proposed_by === VIEWER.email))
-        await api(service.url, admin, 'POST', `/api/settings/config-changes/${change.change_id}/review`, { action: 'reject', note: 'test clean-up' });
+      await rejectViewersPending();
     }
   });
 
