@@ -36,7 +36,8 @@ export default function AiIssuePage() {
               <Timeline alerts={data.alerts} total={data.alerts_total} truncated={data.alerts_truncated} />
             </div>
             {admin && (
-              <aside className="issue-side" aria-label="Triage">
+              // Keyed by the issue: going to another issue (only :issueId changes, the page stays mounted) starts the form afresh.
+              <aside key={data.issue.issue_id} className="issue-side" aria-label="Triage">
                 <TriageForm group="ai-issues" issue={data.issue} refetch={detail.refetch} me />
               </aside>
             )}

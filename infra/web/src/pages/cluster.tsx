@@ -346,12 +346,19 @@ function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
   );
 }
 
-function Issues({ clusterName }: { clusterName: string }) {
+// Cluster names are not unique (two customers may each have a `prod-1`): the list is asked for this
+// name and customer (both matched exactly), and any row of another cluster still answered is dropped.
+function Issues({ cluster }: { cluster: Inventory }) {
   const [filters, setFilters] = useUrlState(FILTERS);
   const days = String(filters.issue_days);
-  const issues = useApi(issuesEp, { query: { cluster: clusterName, days: Number(days), page_size: 100 } });
-  const open = issues.data?.issues.filter((i) => i.status === 'Ongoing') ?? [];
-  const past = issues.data?.issues.filter((i) => i.status !== 'Ongoing') ?? [];
+  const query = { cluster: cluster.cluster_name, customer: cluster.customer_name };
+  const issues = useApi(issuesEp, { query: { ...query, days: Number(days), page_size: 100 } });
+  const mine = issues.data?.issues.filter((i) => i.cluster_id === cluster.cluster_id) ?? [];
+  const open = mine.filter((i) => i.status === 'Ongoing');
+  const past = mine.filter((i) => i.status !== 'Ongoing');
+  // The API had more than one page: the rest (some maybe this cluster's) are in the issues list.
+  const more = (issues.data?.total ?? 0) > (issues.data?.issues.length ?? 0);
+  const listLink = `/issues?${new URLSearchParams({ ...query, days })}`;
   return (
     <>
       <div className="toolbar">
@@ -365,13 +372,13 @@ function Issues({ clusterName }: { clusterName: string }) {
             ))}
           </select>
         </label>
-        <Link to={`/issues?cluster=${encodeURIComponent(clusterName)}&days=${days}`}>Open in the issues list</Link>
+        <Link to={listLink}>Open in the issues list</Link>
       </div>
       {issues.isPending ? (
         <Loading what="alert issues" />
       ) : issues.isError ? (
         <Problem error={issues.error} retry={() => void issues.refetch()} />
-      ) : issues.data.total === 0 ? (
+      ) : mine.length === 0 && !more ? (
         <Empty>No alert issue for this cluster in the last {days} days.</Empty>
       ) : (
         <>
@@ -379,11 +386,7 @@ function Issues({ clusterName }: { clusterName: string }) {
           {open.length ? <IssueTable caption="Open issues" issues={open} /> : <p className="muted">No open issue.</p>}
           <h3>Past ({past.length})</h3>
           {past.length ? <IssueTable caption="Past issues" issues={past} /> : <p className="muted">No resolved issue in this window.</p>}
-          {issues.data.total > issues.data.issues.length && (
-            <p className="muted">
-              Showing the latest {issues.data.issues.length} of {issues.data.total}; the issues list has them all.
-            </p>
-          )}
+          {more && <p className="muted">Showing the latest {mine.length}; the issues list has them all.</p>}
         </>
       )}
     </>
@@ -489,7 +492,7 @@ export default function ClusterPage() {
         <Risk clusterId={c.cluster_id} />
       </Section>
       <Section title="Alert issues" id="issues-h">
-        <Issues clusterName={c.cluster_name} />
+        <Issues cluster={c} />
       </Section>
       <Section title={`Metrics, last ${CHART_DAYS} days`} id="metrics-h">
         <Charts clusterId={c.cluster_id} />

@@ -29,7 +29,9 @@ export default function IssuePage() {
               <IssueFacts issue={data.issue} title="Summary" alerts={['Alerts', `${data.issue.alert_count} (${data.issue.alert_names.join(', ')})`]} />
               <Timeline alerts={data.alerts} total={data.alerts_total} truncated={data.alerts_truncated} />
             </div>
-            <aside className="issue-side" aria-label={admin ? 'Triage and ticket' : 'Ticket'}>
+            {/* Keyed by the issue: going to another issue (only :issueId changes, the page stays mounted)
+                starts the form and the ticket panel afresh, with none of this one's edits or notices. */}
+            <aside key={data.issue.issue_id} className="issue-side" aria-label={admin ? 'Triage and ticket' : 'Ticket'}>
               {admin && <TriageForm group="issues" issue={data.issue} refetch={detail.refetch} />}
               <TicketPanel issue={data.issue} canCreate={admin} refetch={() => void detail.refetch()} />
             </aside>

@@ -28,23 +28,30 @@ export function IssueFrame<T>({
   detail: UseQueryResult<T, ApiProblem>;
   children: (data: T) => React.ReactNode;
 }) {
+  const { data } = detail;
+  // No such issue: asking again will not change that.
+  const retry = detail.error?.status === 404 ? undefined : () => void detail.refetch();
   return (
     <section className={className} aria-labelledby="issue-title">
       <p className="issue-back">
         <Link to={back[0]}>← {back[1]}</Link>
       </p>
-      {detail.isPending ? (
+      {data !== undefined ? (
         <>
-          <h1 id="issue-title">{title}</h1>
-          <Loading what="the issue" />
+          {/* A failed re-read keeps the issue as last read, and the triage form with its unsaved edits: the problem shows above it. */}
+          {detail.isError && <Problem error={detail.error} retry={retry} />}
+          {children(data)}
         </>
       ) : detail.isError ? (
         <>
           <h1 id="issue-title">{detail.error.status === 404 ? notFound : title}</h1>
-          <Problem error={detail.error} retry={detail.error.status === 404 ? undefined : () => void detail.refetch()} />
+          <Problem error={detail.error} retry={retry} />
         </>
       ) : (
-        children(detail.data)
+        <>
+          <h1 id="issue-title">{title}</h1>
+          <Loading what="the issue" />
+        </>
       )}
     </section>
   );
