@@ -134,6 +134,31 @@ describe('deep links', { timeout: 60_000 }, () => {
   });
 });
 
+describe('a page that cannot load', { timeout: 60_000 }, () => {
+  it('says so inside the shell, with a Reload that fixes it, and the navigation still works', async () => {
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    // The Critical page's own code (its lazily loaded chunk, assets/critical-<hash>.js) fails to arrive.
+    const chunk = (u: URL) => /^\/assets\/critical-[^/]+\.js$/.test(u.pathname);
+    await page.route(chunk, (route) => route.abort());
+    const main = page.getByRole('navigation', { name: 'Main' });
+    await main.getByRole('link', { name: 'Critical' }).click();
+    await page.getByRole('heading', { level: 1, name: 'This page could not be shown' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('Reloading loads the console afresh');
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await expectAccessible(page, 'a page whose code failed to load');
+
+    // The navigation still leads elsewhere; and once the chunk arrives, Reload shows the page.
+    await main.getByRole('link', { name: 'Health' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    await main.getByRole('link', { name: 'Critical' }).click();
+    await page.getByRole('heading', { level: 1, name: 'This page could not be shown' }).waitFor();
+    await page.unroute(chunk);
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();
+  });
+});
+
 describe('the invitation link', { timeout: 60_000 }, () => {
   it('activates the invited user with the password they choose and signs them in with their role', async () => {
     const email = `invited-${Date.now()}@example.com`;

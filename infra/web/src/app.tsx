@@ -1,7 +1,9 @@
 // The console's pages and their URLs. Every page but sign-in and activation needs
 // a session; each page's code loads when it is first visited (route-level
-// splitting), so the first load carries only the shell and the page asked for.
+// splitting), so the first load carries only the shell and the page asked for. A page
+// that fails to load or render shows the error, with a reload, inside the shell.
 import { createBrowserRouter, Navigate, Outlet, useLocation } from 'react-router';
+import { RouteError } from './components/route-error';
 import { Shell } from './components/shell';
 import type { Role } from './api/types';
 import { ADMINS, useSession } from './session';
@@ -35,46 +37,54 @@ function RequireRole({ roles }: { roles: Role[] }) {
 const page = (load: () => Promise<{ default: React.ComponentType }>) => async () => ({ Component: (await load()).default });
 
 export const router = createBrowserRouter([
-  { path: '/sign-in', lazy: page(() => import('./pages/sign-in')) },
-  { path: '/activate', lazy: page(() => import('./pages/activate')) },
+  { path: '/sign-in', lazy: page(() => import('./pages/sign-in')), errorElement: <RouteError /> },
+  { path: '/activate', lazy: page(() => import('./pages/activate')), errorElement: <RouteError /> },
   {
     element: <RequireSession />,
+    // Only when the shell itself fails: the error alone.
+    errorElement: <RouteError />,
     children: [
-      { index: true, lazy: page(() => import('./pages/fleet')) },
-      { path: 'clusters/:clusterId', lazy: page(() => import('./pages/cluster')) },
-      { path: 'health', lazy: page(() => import('./pages/health')) },
-      { path: 'risk', lazy: page(() => import('./pages/risk')) },
-      { path: 'critical', lazy: page(() => import('./pages/critical')) },
-      { path: 'analysis', lazy: page(() => import('./pages/analysis')) },
-      { path: 'issues', lazy: page(() => import('./pages/issues')) },
-      { path: 'issues/:issueId', lazy: page(() => import('./pages/issue')) },
-      { path: 'ai-issues', lazy: page(() => import('./pages/ai-issues')) },
-      { path: 'ai-issues/:issueId', lazy: page(() => import('./pages/ai-issue')) },
-      { path: 'patrol', lazy: page(() => import('./pages/patrol')) },
-      { path: 'patrol/:reportId', lazy: page(() => import('./pages/patrol-report')) },
-      { path: 'investigations', lazy: page(() => import('./pages/investigations')) },
-      { path: 'investigations/:investigationId', lazy: page(() => import('./pages/investigation')) },
-      { path: 'chat', lazy: page(() => import('./pages/chat')) },
-      { path: 'dashboards', lazy: page(() => import('./pages/dashboards')) },
-      { path: 'rules', lazy: page(() => import('./pages/rules')) },
-      { path: 'proposals', lazy: page(() => import('./pages/proposals')) },
-      { path: 'proposals/:changeId', lazy: page(() => import('./pages/proposal')) },
       {
-        element: <RequireRole roles={ADMINS} />,
+        // A page that fails to load or render: the error inside the shell, the navigation kept.
+        errorElement: <RouteError />,
         children: [
-          { path: 'users', lazy: page(() => import('./pages/users')) },
-          { path: 'audit', lazy: page(() => import('./pages/audit')) },
-          { path: 'metric-sources', lazy: page(() => import('./pages/metric-sources')) },
+          { index: true, lazy: page(() => import('./pages/fleet')) },
+          { path: 'clusters/:clusterId', lazy: page(() => import('./pages/cluster')) },
+          { path: 'health', lazy: page(() => import('./pages/health')) },
+          { path: 'risk', lazy: page(() => import('./pages/risk')) },
+          { path: 'critical', lazy: page(() => import('./pages/critical')) },
+          { path: 'analysis', lazy: page(() => import('./pages/analysis')) },
+          { path: 'issues', lazy: page(() => import('./pages/issues')) },
+          { path: 'issues/:issueId', lazy: page(() => import('./pages/issue')) },
+          { path: 'ai-issues', lazy: page(() => import('./pages/ai-issues')) },
+          { path: 'ai-issues/:issueId', lazy: page(() => import('./pages/ai-issue')) },
+          { path: 'patrol', lazy: page(() => import('./pages/patrol')) },
+          { path: 'patrol/:reportId', lazy: page(() => import('./pages/patrol-report')) },
+          { path: 'investigations', lazy: page(() => import('./pages/investigations')) },
+          { path: 'investigations/:investigationId', lazy: page(() => import('./pages/investigation')) },
+          { path: 'chat', lazy: page(() => import('./pages/chat')) },
+          { path: 'dashboards', lazy: page(() => import('./pages/dashboards')) },
+          { path: 'rules', lazy: page(() => import('./pages/rules')) },
+          { path: 'proposals', lazy: page(() => import('./pages/proposals')) },
+          { path: 'proposals/:changeId', lazy: page(() => import('./pages/proposal')) },
+          {
+            element: <RequireRole roles={ADMINS} />,
+            children: [
+              { path: 'users', lazy: page(() => import('./pages/users')) },
+              { path: 'audit', lazy: page(() => import('./pages/audit')) },
+              { path: 'metric-sources', lazy: page(() => import('./pages/metric-sources')) },
+            ],
+          },
+          {
+            element: <RequireRole roles={['superadmin']} />,
+            children: [
+              { path: 'settings', lazy: page(() => import('./pages/general-settings')) },
+              { path: 'llm-cost', lazy: page(() => import('./pages/llm-cost')) },
+            ],
+          },
+          { path: '*', lazy: page(() => import('./pages/not-found')) },
         ],
       },
-      {
-        element: <RequireRole roles={['superadmin']} />,
-        children: [
-          { path: 'settings', lazy: page(() => import('./pages/general-settings')) },
-          { path: 'llm-cost', lazy: page(() => import('./pages/llm-cost')) },
-        ],
-      },
-      { path: '*', lazy: page(() => import('./pages/not-found')) },
     ],
   },
 ]);
