@@ -522,22 +522,9 @@ describe('an issue whose answers leave alerts out, and one regrouping superseded
 
 describe('staleness', { timeout: 60_000 }, () => {
   it('marks a cluster whose metrics stopped arriving "stale", in words, in the fleet table and on its page; the fed demo fleet is not', async () => {
-    const id = randomUUID();
-    const name = `silent-${id.slice(0, 8)}`;
-    const cluster = {
-      cluster_id: id,
-      cluster_name: name,
-      customer_name: 'Quiet Co',
-      account_id: '444455556666',
-      account_name: 'Quiet',
-      email: 'ops@quiet.example.com',
-      customer_tier: 'B',
-      cluster_type: 'ELASTIC',
-      region: 'US East (us-east-1)',
-      engine_version: '3.3.4',
-      resource_state: 'RUNNING',
-      node_count: 3,
-    };
+    const cluster = newCluster(`silent-${randomUUID().slice(0, 8)}`, 'Quiet Co');
+    const { cluster_id: id, cluster_name: name } = cluster;
+    metricless.delete(id); // the one this test expects stale
     expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toEqual({ accepted: 1, rejected: [] });
     expect((await api(service.url, admin, 'POST', '/api/fleet/refresh')).status).toBe(200);
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
@@ -562,23 +549,7 @@ describe('staleness', { timeout: 60_000 }, () => {
 
 describe('upgrades', { timeout: 60_000 }, () => {
   it('keeps the service’s version order: a release is newer than its release candidate, which is behind it', async () => {
-    const clusterOn = (version: string) => {
-      const id = randomUUID();
-      return {
-        cluster_id: id,
-        cluster_name: `v${version}-${id.slice(0, 6)}`,
-        customer_name: 'Upgrade Co',
-        account_id: '444455557777',
-        account_name: 'Upgrade',
-        email: 'ops@upgrade.example.com',
-        customer_tier: 'B',
-        cluster_type: 'ELASTIC',
-        region: 'US East (us-east-1)',
-        engine_version: version,
-        resource_state: 'RUNNING',
-        node_count: 3,
-      };
-    };
+    const clusterOn = (version: string) => ({ ...newCluster(`v${version}-${randomUUID().slice(0, 6)}`, 'Upgrade Co'), engine_version: version });
     const release = clusterOn('3.10.0');
     const candidate = clusterOn('3.10.0-rc1');
     const ingested = await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [candidate, release] });
