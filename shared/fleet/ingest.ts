@@ -175,11 +175,8 @@ function endsUnknown(a: AlertmanagerAlert, now: Date): boolean {
   return a.endsAt === NEVER || !Number.isFinite(ends) || ends > now.getTime();
 }
 
-/** When a resolved alert stopped: its endsAt, within [startsAt, receipt]; receipt when it has none. */
-function resolvedAt(a: AlertmanagerAlert, startsAt: string, now: Date): string {
-  if (endsUnknown(a, now)) return now.toISOString();
-  return new Date(Math.max(Date.parse(a.endsAt), Date.parse(startsAt))).toISOString();
-}
+/** When a resolved alert with a usable end stopped: its endsAt, not before its startsAt. */
+const endedAt = (a: AlertmanagerAlert, startsAt: string): string => new Date(Math.max(Date.parse(a.endsAt), Date.parse(startsAt))).toISOString();
 
 /**
  * Stores an Alertmanager notification's alerts. The latest notification of an
@@ -202,6 +199,8 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
   const notices: AlertNotice[] = checked.valid.map(({ record: a }) => {
     const startsAt = new Date(a.startsAt).toISOString();
     const resolved = a.status === 'resolved';
+    // A resolution without a usable end ends at its receipt, and says so (a resend of it is then a duplicate).
+    const receiptEnd = resolved && endsUnknown(a, now);
     return {
       alert_id: `${fingerprintOf(a)}-${Math.floor(Date.parse(a.startsAt) / 1000)}`,
       cluster_id: a.labels[label]!,
@@ -209,8 +208,8 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
       severity: severityOf(a.labels.severity),
       status: resolved ? 'Resolved' : 'Firing',
       starts_at: startsAt,
-      ends_at: resolved ? resolvedAt(a, startsAt, now) : null,
-      ...(resolved && endsUnknown(a, now) ? { ends_at_received: true } : {}),
+      ends_at: !resolved ? null : receiptEnd ? now.toISOString() : endedAt(a, startsAt),
+      ...(receiptEnd ? { ends_at_received: true } : {}),
       fingerprint: fingerprintOf(a),
       labels: a.labels,
       annotations: a.annotations,
