@@ -16,9 +16,17 @@ export type Turn =
 const KEY = (user: string) => `fleet-health.chat.${user}`;
 const MAX_KEPT = 100;
 
-export function loadTurns(user: string): Turn[] {
+function storedText(user: string): string | null {
   try {
-    const raw = sessionStorage.getItem(KEY(user));
+    return sessionStorage.getItem(KEY(user));
+  } catch {
+    return null;
+  }
+}
+
+/** The turns a stored text holds; none when it is absent or unreadable. */
+function parseTurns(raw: string | null): Turn[] {
+  try {
     const turns = raw ? (JSON.parse(raw) as Turn[]) : [];
     return Array.isArray(turns) ? turns : [];
   } catch {
@@ -26,7 +34,7 @@ export function loadTurns(user: string): Turn[] {
   }
 }
 
-export function saveTurns(user: string, turns: Turn[]): void {
+function saveTurns(user: string, turns: Turn[]): void {
   try {
     if (turns.length) sessionStorage.setItem(KEY(user), JSON.stringify(turns.slice(-MAX_KEPT)));
     else sessionStorage.removeItem(KEY(user));
@@ -39,19 +47,11 @@ const listeners = new Set<() => void>();
 /** The turns last read or written, with the stored text they came from: the same text gives the same array (useSyncExternalStore needs that). */
 const lastRead = new Map<string, { raw: string | null; turns: Turn[] }>();
 
-function storedText(user: string): string | null {
-  try {
-    return sessionStorage.getItem(KEY(user));
-  } catch {
-    return null;
-  }
-}
-
 function currentTurns(user: string): Turn[] {
   const raw = storedText(user);
   const last = lastRead.get(user);
   if (last && last.raw === raw) return last.turns;
-  const turns = loadTurns(user);
+  const turns = parseTurns(raw);
   lastRead.set(user, { raw, turns });
   return turns;
 }
