@@ -16,6 +16,7 @@ import { OPENAPI_FILE } from '../shared/http/openapi-document.js';
 import { liveOpenApiDocument } from '../shared/http/openapi-live.js';
 import { TOOL_SCHEMAS_FILE } from '../shared/chat/tool-schemas.js';
 import { liveToolInputSchemas } from '../shared/chat/tool-schemas-live.js';
+import { functionSize } from './function-sizes.js';
 
 /** Repository root (this file lives in `infra/`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -62,17 +63,23 @@ export const BUNDLE = {
 } as const;
 
 /**
- * Node options of every Lambda (and of the engine bench, which measures the
- * bundle as deployed). A 64 MB young generation because a fleet refresh builds
- * tens of megabytes of results that all stay alive until answered: with the
- * 16 MB default V8 copies them between semi-spaces several times, about a
- * quarter of scoring 10,000 clusters (README decision 40). V8 grows the young
- * generation only under that pressure, so small routes pay nothing.
+ * Node options of every Lambda but those that declare their own (`nodeOptionsOf`), and of the
+ * benches that measure a bundle as those Lambdas run it. A 64 MB young generation because an
+ * API group computes the fleet view again every minute, tens of megabytes of results that all
+ * stay alive until answered: with V8's 16 MB default they are copied between semi-spaces
+ * several times, about half of scoring 10,000 clusters in a warm container (the engine bench).
+ * V8 grows the young generation only under that pressure, so small routes pay nothing. The
+ * recompute worker runs V8's default (shared/workers.ts says why).
  * No `--enable-source-maps`: it makes Node read and parse the bundle's 0.7–1.2 MB
  * map on every cold start (measured by `npm run bench -- cold-start`; infra/README.md,
  * "Source maps", says how to symbolicate a stack trace instead).
  */
 export const LAMBDA_NODE_OPTIONS = '--max-semi-space-size=64';
+
+/** A function's NODE_OPTIONS as deployed: its declared own (function-sizes.ts), else every Lambda's; `''` sets none. */
+export function nodeOptionsOf(name: string): string {
+  return functionSize(name)?.nodeOptions ?? LAMBDA_NODE_OPTIONS;
+}
 
 /**
  * Lambda-only substitutions. The SDK's default credential chain becomes an

@@ -1,4 +1,4 @@
-// Memory and timeout of every Lambda: its declaration's (a worker in
+// Memory (with its V8 options) and timeout of every Lambda: its declaration's (a worker in
 // shared/workers.ts, a route group in shared/routes/), the deploy steps' below, or the defaults.
 // The stack deploys these, the local runtime gives them to each invocation's
 // context, and the stack test and the memory bench check against them.
@@ -14,6 +14,8 @@ export const GROUP_TIMEOUT_SECONDS = 29;
 export interface FunctionSize {
   memoryMb: number;
   timeoutSeconds: number;
+  /** NODE_OPTIONS of its own (a worker's `nodeOptions`); undefined: every Lambda's (LAMBDA_NODE_OPTIONS, infra/bundling.ts). */
+  nodeOptions?: string;
 }
 
 /**
@@ -28,7 +30,7 @@ export function functionSize(name: string): FunctionSize | undefined {
   if (Object.hasOwn(DEPLOY_FUNCTIONS, name)) return DEPLOY_FUNCTIONS[name as keyof typeof DEPLOY_FUNCTIONS];
   if (Object.hasOwn(WORKERS, name)) {
     const worker = WORKERS[name as WorkerName] as WorkerDeclaration;
-    return { memoryMb: worker.memoryMb ?? WORKER_MEMORY_MB, timeoutSeconds: worker.timeoutSeconds };
+    return { memoryMb: worker.memoryMb ?? WORKER_MEMORY_MB, timeoutSeconds: worker.timeoutSeconds, nodeOptions: worker.nodeOptions };
   }
   const group = ROUTE_GROUPS.find((g) => g.name === name);
   return group && { memoryMb: group.memoryMb ?? GROUP_MEMORY_MB, timeoutSeconds: GROUP_TIMEOUT_SECONDS };

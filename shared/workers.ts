@@ -15,6 +15,11 @@ export interface WorkerDeclaration {
   readonly timeoutSeconds: number;
   /** Lambda memory in MB, chosen from a measured peak with headroom; the stack's default (1024) when absent. */
   readonly memoryMb?: number;
+  /**
+   * The Lambda's NODE_OPTIONS where they are not every Lambda's (`LAMBDA_NODE_OPTIONS` in infra/bundling.ts,
+   * a 64 MB young generation); `''` runs V8's defaults. Chosen from measured runs, like `memoryMb`.
+   */
+  readonly nodeOptions?: string;
   /** Run on a timetable (EventBridge on AWS, timers locally) with this event. */
   readonly schedule?: WorkerSchedule;
 }
@@ -105,6 +110,14 @@ export const WORKERS = {
     // refresh after a bulk load, which reads the items and builds the packs). 1536 MB puts that peak at 32–33%, under
     // issue 21's 60%, with room for a larger fleet, and buys ~0.87 vCPU for the refresh (its time is CPU-bound).
     memoryMb: 1536,
+    // V8's own young generation (16 MB semi-spaces), not the Lambdas' 64 MB: a refresh keeps what it builds until it has
+    // persisted it, and a 64 MB young generation copies all of that between semi-spaces before promoting it. Measured
+    // (`npm run bench -- scoring refresh-memory`, 10,000 clusters, 2026-11-30): a refresh in a fresh process 2.19 → 1.61 s
+    // on Node 20 and 1.63 → 1.41 s on Node 22, the next one 1.28 → 1.02 s / 0.91 → 0.83 s, peak RSS 469 → 336 MB. Only a
+    // container's fourth refresh and later were faster with 64 MB (≈ 0.1 s on Node 22); at one run per 15 minutes most
+    // runs are a container's first or second. The API groups keep 64 MB: they compute the view again every minute in a
+    // warm container, where it halves the engine's time (the engine bench).
+    nodeOptions: '',
     schedule: { everyMinutes: 15, description: 'Refresh of scores, risk, issue and AI grouping, and agent tasks' },
   },
 } as const satisfies Record<string, WorkerDeclaration>;

@@ -14,7 +14,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ACCESS_OPERATIONS } from '../../shared/db/access.js';
 import type { TableAccess } from '../../shared/http/route.js';
-import { LAMBDA_NODE_OPTIONS, REPO_ROOT, functionEntry } from '../bundling.js';
+import { REPO_ROOT, functionEntry, nodeOptionsOf } from '../bundling.js';
 
 /** Tag on every GroupFunction's Lambda, so tests tell ours from CDK-internal functions. */
 export const FUNCTION_KIND_TAG = 'fleet-health:function-kind';
@@ -65,6 +65,7 @@ export class GroupFunction extends Construct {
       }),
     );
 
+    const nodeOptions = nodeOptionsOf(props.name);
     this.function = new NodejsFunction(this, 'Function', {
       functionName: props.functionName,
       description: props.description,
@@ -81,7 +82,7 @@ export class GroupFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       // The rest is each declared configuration concern's (the stack's bindConfig).
-      environment: { NODE_OPTIONS: LAMBDA_NODE_OPTIONS },
+      environment: nodeOptions ? { NODE_OPTIONS: nodeOptions } : {},
     });
     Tags.of(this.function).add(FUNCTION_KIND_TAG, props.kind);
 

@@ -21,7 +21,7 @@ const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 
 /**
  * One refresh in a fresh process, as deployed (the minified Lambda-style bundle, the
- * Lambdas' NODE_OPTIONS): what the recompute worker does in a new container. Then, on
+ * recompute worker's NODE_OPTIONS): what the recompute worker does in a new container. Then, on
  * that run's own data, the rest of the floor: computing every view again from the
  * inputs in memory, and serialising the three snapshots.
  */
@@ -104,9 +104,11 @@ const RUNS = 3;
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
   const now = new Date();
-  const refresh = await lambdaChild<ChildRun>('refresh', CHILD);
-  const parseOn = await lambdaChild<{ firstMs: number; parseMs: number }>('parse', PARSE_CHILD);
-  const coldFloor = await lambdaChild<{ scoreMs: number; stringifyMs: number }>('cold-floor', COLD_FLOOR_CHILD);
+  // Each with the recompute worker's Node options: the refresh is its work, the floor the same work without the data path.
+  const recompute = { as: 'recompute' };
+  const refresh = await lambdaChild<ChildRun>('refresh', CHILD, recompute);
+  const parseOn = await lambdaChild<{ firstMs: number; parseMs: number }>('parse', PARSE_CHILD, recompute);
+  const coldFloor = await lambdaChild<{ scoreMs: number; stringifyMs: number }>('cold-floor', COLD_FLOOR_CHILD, recompute);
   const child = (endpoint: string, node?: string, secondRefresh = true, inputs?: string) =>
     refresh({ AWS_ENDPOINT_URL_DYNAMODB: endpoint, BENCH_SECOND_REFRESH: secondRefresh ? 'yes' : 'no', ...(inputs ? { BENCH_INPUTS: inputs } : {}) }, node);
   // This machine's Node, and the one Lambda's nodejs22.x runs the recompute worker on.
