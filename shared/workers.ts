@@ -107,8 +107,9 @@ export const WORKERS = {
     timeoutSeconds: 300,
     // One full refresh of 10,000 clusters peaked at 661–734 MB RSS in a fresh process before packed rollups, 493–508 MB
     // after (`npm run bench -- refresh-memory`, 2026-11-25, minified bundle with the Lambdas' Node options; the first
-    // refresh after a bulk load, which reads the items and builds the packs). 1536 MB puts that peak at 32–33%, under
-    // issue 21's 60%, with room for a larger fleet, and buys ~0.87 vCPU for the refresh (its time is CPU-bound).
+    // refresh after a bulk load, which reads the items and builds the packs); 335 MB with its own Node options below
+    // (2026-11-30, a refresh from packs). 1536 MB puts those peaks at 22–33%, under issue 21's 60%, with room for a
+    // larger fleet, and buys ~0.87 vCPU for the refresh (its time is CPU-bound).
     memoryMb: 1536,
     // V8's own young generation (16 MB semi-spaces), not the Lambdas' 64 MB: a refresh keeps what it builds until it has
     // persisted it, and a 64 MB young generation copies all of that between semi-spaces before promoting it. Measured
