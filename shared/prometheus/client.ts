@@ -85,6 +85,12 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
   }
 
   const stopped = () => new PrometheusError("stopped: the pull's time is up", null, false);
+  /**
+   * Sent with every query: the server gives up when the client does (Prometheus ran a query the client had
+   * abandoned until its own -query.timeout, while the retry started it again), and Thanos answers an error
+   * rather than leave out the stores that did not answer (partial_response; the others ignore it).
+   */
+  const SERVER_SIDE = { timeout: `${source.timeout_seconds}s`, partial_response: 'false' };
   // A version stored before these were refused when written: nothing is sent to it, and the pull says why.
   const refusal = sourceRefusal(source);
 
@@ -92,7 +98,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     if (options.signal?.aborted) throw stopped();
     if (refusal) throw new PrometheusError(`${refusal.field}: ${refusal.message} (write a new metric-sources version)`, null, false);
     const url = new URL(`${base}${path}`);
-    const body = new URLSearchParams(form).toString();
+    const body = new URLSearchParams({ ...form, ...SERVER_SIDE }).toString();
     const auth = await authOf(url, body);
     const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...auth.headers };
     let response: Response;
@@ -128,9 +134,13 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     } catch {
       throw new PrometheusError(`the answer of ${url.host}${path} is not JSON`, response.status, false);
     }
-    const envelope = parsed as { status?: unknown; data?: unknown };
+    const envelope = parsed as { status?: unknown; data?: unknown; isPartial?: unknown };
     if (envelope?.status !== 'success')
       throw new PrometheusError(`${url.host}${path}: ${quoted(prometheusErrorOf(text) ?? 'status is not success', auth.secrets)}`, response.status, false);
+    // VictoriaMetrics' answer when a storage node did not answer: stored, its window would be marked pulled with
+    // that node's series missing for good. Retried, and failed like any passing failure (the watermark stays).
+    if (envelope.isPartial === true)
+      throw new PrometheusError(`${url.host}${path}: a partial answer (a storage node did not answer); not stored, asked again`, response.status, true);
     return envelope.data;
   }
 

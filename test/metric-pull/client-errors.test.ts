@@ -8,6 +8,9 @@ import { PrometheusError, prometheusClient, type PrometheusSource } from '../../
 const SECRET = 'pr0m-S3CRET-token-0123456789';
 let server: Server;
 let url: string;
+/** The form of the last request the server received. */
+let lastForm = new URLSearchParams();
+let requests = 0;
 /** What the server answers next: status and body (the request's Authorization header is at hand to echo). */
 let answer: (authorization: string) => { status: number; body: string } = () => ({
   status: 200,
@@ -16,8 +19,11 @@ let answer: (authorization: string) => { status: number; body: string } = () => 
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    req.resume();
+    let received = '';
+    req.on('data', (chunk: Buffer) => (received += chunk.toString()));
     req.on('end', () => {
+      lastForm = new URLSearchParams(received);
+      requests++;
       const { status, body } = answer(req.headers.authorization ?? '');
       res
         .writeHead(status, { 'content-type': 'application/json', ...(status >= 300 && status < 400 ? { location: 'https://elsewhere.example/' } : {}) })
@@ -223,5 +229,36 @@ describe("the pull's time budget", () => {
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
     }
+  });
+});
+
+describe('partial answers and abandoned queries', () => {
+  it('every query asks the server to stop when the client gives up, and Thanos for no partial answer', async () => {
+    answer = () => ({ status: 200, body: '{"status":"success","data":{"resultType":"matrix","result":[]}}' });
+    const client = prometheusClient(source({ type: 'none' }), { sleep: async () => undefined });
+    await client.queryRange('up', 1_700_000_000, 1_700_000_600, 60);
+    expect(Object.fromEntries(lastForm)).toEqual({ query: 'up', start: '1700000000', end: '1700000600', step: '60', timeout: '2s', partial_response: 'false' });
+    answer = () => ({ status: 200, body: '{"status":"success","data":{"resultType":"vector","result":[]}}' });
+    await client.query('up', 1_700_000_000);
+    expect(Object.fromEntries(lastForm)).toEqual({ query: 'up', time: '1700000000', timeout: '2s', partial_response: 'false' });
+  });
+
+  it("a partial answer (VictoriaMetrics' isPartial) is not data: retried, then a passing failure", async () => {
+    answer = () => ({
+      status: 200,
+      body: '{"status":"success","isPartial":true,"data":{"resultType":"matrix","result":[{"metric":{"cluster":"a"},"values":[[1700000000,"1"]]}]}}',
+    });
+    const waits: number[] = [];
+    const client = prometheusClient(source({ type: 'none' }), { sleep: async (ms) => void waits.push(ms) });
+    const before = requests;
+    const error = await client.queryRange('up', 1_700_000_000, 1_700_000_600, 60).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PrometheusError);
+    expect((error as PrometheusError).retryable).toBe(true);
+    expect((error as PrometheusError).message).toContain('a partial answer (a storage node did not answer); not stored, asked again');
+    expect(requests - before).toBe(3);
+    expect(waits).toHaveLength(2);
   });
 });
