@@ -116,8 +116,12 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
       { labels: { classification: 'Warning' }, value: kpis.warning_count },
       { labels: { classification: 'Critical' }, value: kpis.critical_count },
     ]),
-    gauge('fleet_health_clusters_total', 'Clusters in the fleet.', one(kpis.total_clusters)),
-    gauge('fleet_health_tier_s_at_risk', 'Tier S clusters that are not Healthy.', one(kpis.tier_s_at_risk)),
+    // Names promtool's lint (check metrics) accepts: no `_total` or `_count` on a gauge (counters', histograms' and
+    // summaries' suffixes), no `_s_` (read as seconds): the tier is a label.
+    gauge('fleet_health_fleet_size', 'Clusters in the fleet.', one(kpis.total_clusters)),
+    gauge('fleet_health_clusters_at_risk', 'Clusters that are not Healthy, of customer tier S (as tier_s_at_risk in GET /api/fleet/kpis).', [
+      { labels: { tier: 'S' }, value: kpis.tier_s_at_risk },
+    ]),
     gauge('fleet_health_average_score', 'Average cluster score over the fleet, by kind: overall, metrics, alerts.', [
       { labels: { kind: 'overall' }, value: kpis.avg_score },
       { labels: { kind: 'metrics' }, value: kpis.avg_metrics_score },

@@ -4,12 +4,13 @@
 // real Prometheus (Debian's `prometheus`, installed by .ci/run; started by
 // support/prometheus.ts) on loopback scrapes it with the bearer token and
 // answers the same values over PromQL.
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { escapeLabelValue, renderExposition } from '../../shared/fleet/exposition.js';
 import { startTestService } from '../support/local-service.js';
-import { type RunningPrometheus, startPrometheus } from '../support/prometheus.js';
+import { promtoolBinary, type RunningPrometheus, startPrometheus } from '../support/prometheus.js';
 import { userToken } from '../support/tokens.js';
 
 const QUOTED_NAME = 'acme "blue" \\ east';
@@ -141,11 +142,11 @@ async function expectedFigures(): Promise<[string, Record<string, string>, numbe
       out.push(['fleet_health_cluster_classification', { ...id, classification: c }, s.classification === c ? 1 : 0]);
   }
   const k = kpis.kpis;
-  out.push(['fleet_health_clusters_total', {}, k.total_clusters]);
+  out.push(['fleet_health_fleet_size', {}, k.total_clusters]);
   out.push(['fleet_health_clusters', { classification: 'Healthy' }, k.healthy_count]);
   out.push(['fleet_health_clusters', { classification: 'Warning' }, k.warning_count]);
   out.push(['fleet_health_clusters', { classification: 'Critical' }, k.critical_count]);
-  out.push(['fleet_health_tier_s_at_risk', {}, k.tier_s_at_risk]);
+  out.push(['fleet_health_clusters_at_risk', { tier: 'S' }, k.tier_s_at_risk]);
   out.push(['fleet_health_average_score', { kind: 'overall' }, k.avg_score]);
   out.push(['fleet_health_average_score', { kind: 'metrics' }, k.avg_metrics_score]);
   out.push(['fleet_health_average_score', { kind: 'alerts' }, k.avg_alerts_score]);
@@ -245,6 +246,13 @@ describe('GET /api/metrics', () => {
     expect(withTime.every((s: { metrics_stale: boolean }) => !s.metrics_stale)).toBe(true);
   });
 
+  it("passes promtool's lint (check metrics): names, suffixes and HELP as Prometheus' conventions ask", async () => {
+    const text = await (await scrape(service.scrapeToken)).text();
+    const lint = spawnSync(promtoolBinary(), ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(`${lint.stdout}${lint.stderr}`.trim()).toBe('');
+    expect(lint.status).toBe(0);
+  });
+
   it('escapes label values: the quoted cluster name comes back as it was ingested', async () => {
     const text = await (await scrape(service.scrapeToken)).text();
     expect(text).toContain(`cluster_name="acme \\"blue\\" \\\\ east"`);
@@ -316,7 +324,7 @@ describe('a real Prometheus scraping GET /api/metrics', () => {
     let up: string | undefined;
     while (Date.now() < deadline) {
       up = (await prometheus.query('up{job="fleet-health"}'))[0]?.value[1];
-      if (up === '1' && (await prometheus.query('fleet_health_clusters_total')).length) break;
+      if (up === '1' && (await prometheus.query('fleet_health_fleet_size')).length) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(up, `Prometheus did not scrape the service; it said:\n${prometheus.output().slice(-3000)}`).toBe('1');
