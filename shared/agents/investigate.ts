@@ -6,6 +6,7 @@
 // cluster's scores, risk snapshot and the runbooks, with an honest low
 // confidence, model `rules` and cost 0 (DESIGN §10).
 import * as z from '../zod.js';
+import { INVESTIGATION_ANSWER_RESERVE_SECONDS } from '../config/agents.js';
 import { runTool, toolSpecs } from '../chat/tools.js';
 import type { AgentTask, Investigation, Severity } from '../db/investigations.js';
 import { searchKnowledge, type KnowledgeHit } from '../knowledge/search.js';
@@ -241,7 +242,7 @@ export async function llmInvestigation(provider: LlmProvider, facts: ClusterFact
       ledger,
       maxTokens: 4096,
       deadline,
-      reserveMs: 60_000,
+      reserveMs: INVESTIGATION_ANSWER_RESERVE_SECONDS * 1000,
     });
     return { ...value, model: provider.model, spent: loop.spent, tool_rounds: loop.tool_rounds };
   } catch (error) {

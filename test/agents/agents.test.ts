@@ -412,9 +412,24 @@ describe('the worker on a fleet', () => {
   it('refuses an investigation time that leaves the worker no time to claim a task before its timeout', () => {
     Object.assign(process.env, { AGENT_INVESTIGATION_SECONDS: '870', AGENT_TASK_LEASE_SECONDS: '1800' });
     try {
-      expect(() => investigationMs()).toThrow(/AGENT_INVESTIGATION_SECONDS must be a number of seconds from 1 to 600/);
+      expect(() => investigationMs()).toThrow(/AGENT_INVESTIGATION_SECONDS must be a number of seconds from 120 to 600/);
       process.env.AGENT_INVESTIGATION_SECONDS = '600';
       expect(investigationMs()).toBe(600_000);
+    } finally {
+      delete process.env.AGENT_INVESTIGATION_SECONDS;
+      delete process.env.AGENT_TASK_LEASE_SECONDS;
+    }
+  });
+
+  it('refuses timings that leave an investigation no time for tools before the minute kept for its answer', () => {
+    try {
+      process.env.AGENT_INVESTIGATION_SECONDS = '45';
+      expect(() => investigationMs()).toThrow(/AGENT_INVESTIGATION_SECONDS must be a number of seconds from 120 to 600/);
+      // A 60 s lease capped the investigation at 30 s.
+      Object.assign(process.env, { AGENT_INVESTIGATION_SECONDS: '240', AGENT_TASK_LEASE_SECONDS: '60' });
+      expect(() => investigationMs()).toThrow(/AGENT_TASK_LEASE_SECONDS must be a number of seconds from 240 to 86400/);
+      process.env.AGENT_TASK_LEASE_SECONDS = '240';
+      expect(investigationMs()).toBe(120_000);
     } finally {
       delete process.env.AGENT_INVESTIGATION_SECONDS;
       delete process.env.AGENT_TASK_LEASE_SECONDS;
