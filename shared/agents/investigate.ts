@@ -63,9 +63,13 @@ export const InvestigationAnswer = z.object({
   root_cause: z.string().check(z.trim(), z.minLength(1), z.maxLength(4000)),
   recommended_actions: z.union([
     z.string().check(z.trim(), z.minLength(1), z.maxLength(8000)),
+    // The list made text is held to the text's 8,000 characters too (30 items of 1,000 made 30,090).
     z.pipe(
-      z.array(z.string().check(z.trim(), z.minLength(1), z.maxLength(1000))).check(z.minLength(1), z.maxLength(30)),
-      z.transform((items: string[]) => items.map((a) => `- ${a}`).join('\n')),
+      z.pipe(
+        z.array(z.string().check(z.trim(), z.minLength(1), z.maxLength(1000))).check(z.minLength(1), z.maxLength(30)),
+        z.transform((items: string[]) => items.map((a) => `- ${a}`).join('\n')),
+      ),
+      z.string().check(z.maxLength(8000)),
     ),
   ]),
   full_report: z.string().check(z.trim(), z.minLength(1), z.maxLength(100_000)),

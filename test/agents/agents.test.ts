@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
-import { rulesInvestigation, clusterFacts, RULES_CONFIDENCE } from '../../shared/agents/investigate.js';
+import { rulesInvestigation, clusterFacts, InvestigationAnswer, RULES_CONFIDENCE } from '../../shared/agents/investigate.js';
 import { createAgentTasks, investigationMs, leaseMs, retryDelayMs, runAgentTasks, taskPriority, triggerReason } from '../../shared/agents/tasks.js';
 import { dropFleetDatabase } from '../../shared/chat/tools.js';
 import {
@@ -383,6 +383,20 @@ describe('the worker on a fleet', () => {
       stopDenying();
     }
     expect((await getTask(task!.task_id))!.last_error).toBe('internal error (see the agent-worker logs)');
+  });
+
+  it('holds the actions to 8,000 characters whichever form the model answers them in', () => {
+    const answer = { severity: 'warning', confidence: 0.5, root_cause: 'Cause.', full_report: 'Report.' };
+    const actions = Array.from({ length: 30 }, (_, i) => `${i} ${'x'.repeat(990)}`);
+    expect(InvestigationAnswer.safeParse({ ...answer, recommended_actions: actions }).success).toBe(false);
+    expect(InvestigationAnswer.safeParse({ ...answer, recommended_actions: actions.join('\n') }).success).toBe(false);
+    const fits = InvestigationAnswer.safeParse({ ...answer, recommended_actions: actions.slice(0, 7) });
+    expect(fits.success && fits.data.recommended_actions).toBe(
+      actions
+        .slice(0, 7)
+        .map((a) => `- ${a}`)
+        .join('\n'),
+    );
   });
 
   it('keeps a confidence to three decimals, so one DynamoDB cannot store as given (1e-200) is stored as 0', async () => {
