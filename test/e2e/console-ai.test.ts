@@ -262,6 +262,21 @@ describe('investigations', { timeout: 90_000 }, () => {
     await expectAccessible(adminPage, '/investigations filtered');
   });
 
+  it("an investigation's back link leads to the list with the filters it was left with; opened directly, to the plain list", async () => {
+    const target = (await api(service.url, admin, 'GET', '/api/investigations')).body.investigations[0];
+    const list = `/investigations?days=7&severity=${target.severity}`;
+    await adminPage.goto(list);
+    await adminPage.locator('.inv-results').getByRole('link', { name: target.cluster_name }).first().click();
+    await adminPage.waitForURL((u) => u.pathname.startsWith('/investigations/'));
+    const back = adminPage.getByRole('link', { name: '← Investigations', exact: true });
+    expect(await back.getAttribute('href')).toBe(list);
+    await back.click();
+    await adminPage.waitForURL((u) => u.pathname + u.search === list);
+    expect(await adminPage.getByLabel('Severity').inputValue()).toBe(target.severity);
+    await adminPage.goto(`/investigations/${encodeURIComponent(target.investigation_id)}`);
+    expect(await back.getAttribute('href')).toBe('/investigations');
+  });
+
   it('renders the full Markdown report, sanitised, with its facts', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/investigations');
     const written = body.investigations.find((i: { investigation_id: string }) => i.investigation_id !== HOSTILE_ID);
@@ -401,6 +416,20 @@ describe('patrol', { timeout: 120_000 }, () => {
     await viewerPage.locator('.patrol-latest .patrol-flagged').waitFor();
     expect(await viewerPage.getByRole('button', { name: 'Trigger patrol' }).count()).toBe(0);
     await expectAccessible(viewerPage, '/patrol as a viewer');
+  });
+
+  it("a report's back link leads to the list with the window it was left with; opened directly, to the plain list", async () => {
+    await adminPage.goto('/patrol?days=3');
+    const link = adminPage.locator('.patrol-table tbody tr').first().getByRole('link');
+    await link.click();
+    await adminPage.waitForURL((u) => u.pathname.startsWith('/patrol/'));
+    const report = new URL(adminPage.url()).pathname;
+    const back = adminPage.getByRole('link', { name: '← Patrol', exact: true });
+    expect(await back.getAttribute('href')).toBe('/patrol?days=3');
+    await back.click();
+    await adminPage.waitForURL((u) => u.pathname + u.search === '/patrol?days=3');
+    await adminPage.goto(report);
+    expect(await back.getAttribute('href')).toBe('/patrol');
   });
 
   it('already_running: the console follows the running scan, and its failure is shown with the reason', async () => {

@@ -267,6 +267,42 @@ describe('cluster', { timeout: 60_000 }, () => {
   });
 });
 
+describe('back links', { timeout: 60_000 }, () => {
+  const href = (page: Page, name: string) => page.getByRole('link', { name, exact: true }).getAttribute('href');
+
+  it("an issue's and a cluster's lead back to the list with the filters it was left with; opened directly, to the plain list", async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/issues');
+    const issue = body.issues[0];
+    const list = `/issues?severities=${issue.severity}&days=90`;
+    await adminPage.goto(list);
+    await adminPage.getByRole('main').getByRole('link', { name: issue.issue_name }).first().click();
+    await adminPage.getByRole('heading', { level: 1, name: issue.issue_name }).waitFor();
+    expect(await href(adminPage, '← Alert issues')).toBe(list);
+    await adminPage.reload(); // the way back is kept with the history entry
+    await adminPage.getByRole('heading', { level: 1, name: issue.issue_name }).waitFor();
+    await adminPage.getByRole('link', { name: '← Alert issues', exact: true }).click();
+    await adminPage.waitForURL((u) => u.pathname + u.search === list);
+    expect(await adminPage.getByRole('checkbox', { name: issue.severity }).isChecked()).toBe(true);
+    await adminPage.goto(`/issues/${encodeURIComponent(issue.issue_id)}`);
+    await adminPage.getByRole('heading', { level: 1, name: issue.issue_name }).waitFor();
+    expect(await href(adminPage, '← Alert issues')).toBe('/issues');
+
+    const scores = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores;
+    const cluster = scores[0];
+    const fleet = `/?classification=${cluster.classification}&q=${encodeURIComponent(cluster.cluster_name)}`;
+    await adminPage.goto(fleet);
+    await adminPage.getByRole('main').getByRole('link', { name: cluster.cluster_name, exact: true }).click();
+    await adminPage.getByRole('heading', { level: 1, name: cluster.cluster_name }).waitFor();
+    const crumbs = adminPage.getByRole('navigation', { name: 'Breadcrumb' });
+    expect(await crumbs.getByRole('link', { name: 'Fleet' }).getAttribute('href')).toBe(fleet);
+    await crumbs.getByRole('link', { name: 'Fleet' }).click();
+    await adminPage.waitForURL((u) => u.pathname + u.search === fleet);
+    await adminPage.goto(`/clusters/${encodeURIComponent(cluster.cluster_id)}`);
+    await adminPage.getByRole('heading', { level: 1, name: cluster.cluster_name }).waitFor();
+    expect(await crumbs.getByRole('link', { name: 'Fleet' }).getAttribute('href')).toBe('/');
+  });
+});
+
 describe('critical clusters and analysis', { timeout: 60_000 }, () => {
   it('critical shows the API’s most severe cluster, and passes axe', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/critical-clusters');

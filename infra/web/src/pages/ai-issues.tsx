@@ -14,6 +14,7 @@ import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
 import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration } from '../components/issues/format';
 import { Problem } from '../components/states';
+import { ItemLink } from '../components/list-link';
 import './issues.css';
 import './ai-issues.css';
 
@@ -80,7 +81,7 @@ const COLUMNS = [
     meta: { className: 'ai-wrap' },
     cell: (c) => (
       <>
-        <Link to={`/ai-issues/${encodeURIComponent(c.row.original.issue_id)}`}>{c.getValue()}</Link>
+        <ItemLink to={`/ai-issues/${encodeURIComponent(c.row.original.issue_id)}`}>{c.getValue()}</ItemLink>
         <div>
           <GroupedBy value={c.row.original.grouped_by} />
         </div>

@@ -9,6 +9,7 @@ import { ApiProblem, endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { LineChart, type LineSeries } from '../components/line-chart';
+import { useListUrl } from '../components/list-link';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { Badge, fmt, fmtTime, Stamp } from '../components/views/common';
@@ -454,6 +455,7 @@ function Charts({ clusterId }: { clusterId: string }) {
 export default function ClusterPage() {
   const { clusterId = '' } = useParams();
   const cluster = useApi(clusterEp, { params: { cluster_id: clusterId } }, { retry: (n, e) => !(e instanceof ApiProblem && e.status === 404) && n < 2 });
+  const fleet = useListUrl('/');
 
   if (cluster.isPending) return <Loading what="the cluster" />;
   if (cluster.isError) {
@@ -462,7 +464,7 @@ export default function ClusterPage() {
         <h1>Cluster</h1>
         <Problem error={cluster.error} retry={cluster.error.status === 404 ? undefined : () => void cluster.refetch()} />
         <p>
-          <Link to="/">Back to the fleet</Link>
+          <Link to={fleet}>Back to the fleet</Link>
         </p>
       </>
     );
@@ -471,7 +473,7 @@ export default function ClusterPage() {
   return (
     <div className="cluster-page">
       <nav aria-label="Breadcrumb" className="muted cluster-crumbs">
-        <Link to="/">Fleet</Link> › {c.cluster_name}
+        <Link to={fleet}>Fleet</Link> › {c.cluster_name}
       </nav>
       <header className="view-head">
         <h1>{c.cluster_name}</h1>

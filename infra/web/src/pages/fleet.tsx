@@ -4,7 +4,6 @@
 // so a fleet of thousands stays fast. Admins can recompute the scores (Refresh).
 import { createColumnHelper, type SortingFn } from '@tanstack/react-table';
 import { useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
-import { Link } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import { useRefreshRun } from '../api/refresh';
@@ -14,6 +13,7 @@ import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states'
 import { useUrlState } from '../components/url-state';
 import { ADMINS, useSession } from '../session';
 import { StaleBadge } from '../components/stale-badge';
+import { ItemLink } from '../components/list-link';
 import './fleet.css';
 
 const scoresEndpoint = endpoint<'fleet', 'scores'>('GET', '/api/fleet/scores');
@@ -49,9 +49,9 @@ const COLUMNS = [
     size: 170,
     sortingFn: 'alphanumeric',
     cell: (c) => (
-      <Link to={`/clusters/${encodeURIComponent(c.row.original.cluster_id)}`} title={`${c.getValue()} (${c.row.original.cluster_id})`}>
+      <ItemLink to={`/clusters/${encodeURIComponent(c.row.original.cluster_id)}`} title={`${c.getValue()} (${c.row.original.cluster_id})`}>
         {c.getValue()}
-      </Link>
+      </ItemLink>
     ),
   }),
   column.accessor('classification', {

@@ -2,6 +2,7 @@
 // root cause and recommended actions, and the agent's full Markdown report,
 // rendered and sanitised (components/markdown.tsx).
 import { Link, useParams } from 'react-router';
+import { BackLink } from '../components/list-link';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
@@ -22,7 +23,7 @@ export default function InvestigationPage() {
   return (
     <section className="investigation-page" aria-labelledby="inv-title">
       <p className="ai-back">
-        <Link to="/investigations">← Investigations</Link>
+        <BackLink list="/investigations">Investigations</BackLink>
       </p>
       {inv.isPending ? (
         <>

@@ -16,6 +16,7 @@ import { useDraft } from '../components/issues/use-draft';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
+import { ItemLink } from '../components/list-link';
 import './investigations.css';
 
 const listEndpoint = endpoint<'investigations', 'list'>('GET', '/api/investigations');
@@ -177,7 +178,7 @@ function InvestigationTable({ rows, busy, caption }: { rows: Row[]; busy: boolea
           {rows.map((r) => (
             <tr key={r.investigation_id}>
               <th scope="row">
-                <Link to={`/investigations/${encodeURIComponent(r.investigation_id)}`}>{r.cluster_name}</Link>
+                <ItemLink to={`/investigations/${encodeURIComponent(r.investigation_id)}`}>{r.cluster_name}</ItemLink>
                 <div className="muted inv-customer">{r.customer_name}</div>
               </th>
               <td>

@@ -3,7 +3,6 @@
 // linking to its page; paging with the contract's page and page_size.
 import { keepPreviousData } from '@tanstack/react-query';
 import { createColumnHelper } from '@tanstack/react-table';
-import { Link } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer, QueryOf } from '../api/types';
@@ -11,6 +10,7 @@ import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
 import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, TicketLink } from '../components/issues/format';
 import { Problem } from '../components/states';
+import { ItemLink } from '../components/list-link';
 import './issues.css';
 
 const listEndpoint = endpoint<'issues', 'list'>('GET', '/api/issues');
@@ -79,9 +79,9 @@ const COLUMNS = [
     header: 'Issue',
     size: 176,
     cell: (c) => (
-      <Link to={`/issues/${encodeURIComponent(c.row.original.issue_id)}`} title={c.getValue()}>
+      <ItemLink to={`/issues/${encodeURIComponent(c.row.original.issue_id)}`} title={c.getValue()}>
         {c.getValue()}
-      </Link>
+      </ItemLink>
     ),
   }),
   column.accessor('severity', SHARED.severity),

@@ -1,6 +1,7 @@
 // One patrol report (/patrol/{id}): rendered in full; while it is still running
 // the page polls it until it ends.
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
+import { BackLink } from '../components/list-link';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import { PatrolReportView } from '../components/ai/patrol-report';
@@ -23,7 +24,7 @@ export default function PatrolReportPage() {
   return (
     <section className="patrol-page patrol-report-page" aria-labelledby="report-title">
       <p className="ai-back">
-        <Link to="/patrol">← Patrol</Link>
+        <BackLink list="/patrol">Patrol</BackLink>
       </p>
       <h1 id="report-title">
         {report.data ? `Patrol report, ${utc(report.data.created_at)}` : report.error?.status === 404 ? 'Report not found' : 'Patrol report'}

@@ -2,7 +2,6 @@
 // latest completed report rendered in full, and every report of the chosen
 // window (days and paging kept in the URL), each linking to its page.
 import { keepPreviousData } from '@tanstack/react-query';
-import { Link } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import { validWholeDays, WholeDaysField } from '../components/ai/days-field';
@@ -15,6 +14,7 @@ import { utc } from '../components/issues/format';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
+import { ItemLink } from '../components/list-link';
 import { ADMINS, useSession } from '../session';
 import './patrol.css';
 
@@ -76,7 +76,7 @@ export default function PatrolPage() {
         ) : (
           <>
             <p className="patrol-latest-link">
-              <Link to={`/patrol/${encodeURIComponent(latest.data.report_id)}`}>Open this report on its own page</Link>
+              <ItemLink to={`/patrol/${encodeURIComponent(latest.data.report_id)}`}>Open this report on its own page</ItemLink>
             </p>
             <PatrolReportView report={latest.data} headingLevel={3} />
           </>
@@ -156,7 +156,7 @@ function Reports({
                   {data.reports.map((r) => (
                     <tr key={r.report_id}>
                       <th scope="row">
-                        <Link to={`/patrol/${encodeURIComponent(r.report_id)}`}>{utc(r.created_at).replace(' UTC', '')}</Link>
+                        <ItemLink to={`/patrol/${encodeURIComponent(r.report_id)}`}>{utc(r.created_at).replace(' UTC', '')}</ItemLink>
                       </th>
                       <td>
                         <ReportStatus status={r.status} />

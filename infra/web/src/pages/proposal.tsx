@@ -5,6 +5,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
+import { BackLink } from '../components/list-link';
 import { ApiProblem, call } from '../api/client';
 import { useApi } from '../api/hooks';
 import { type ChangeDetail, changeEndpoint, NAME_LABEL, RULE_SET_KEY, reviewEndpoint, when } from '../components/rules/api';
@@ -23,7 +24,7 @@ export default function ProposalPage() {
   return (
     <section className="proposal-page" aria-labelledby="proposal-title">
       <p className="proposal-back">
-        <Link to="/proposals">← Proposals</Link>
+        <BackLink list="/proposals">Proposals</BackLink>
       </p>
       {detail.isPending ? (
         <>

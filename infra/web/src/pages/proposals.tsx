@@ -9,6 +9,7 @@ import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { useSession } from '../session';
 import '../components/rules/rules.css';
+import { ItemLink } from '../components/list-link';
 import './proposals.css';
 
 const URL_DEFAULTS = { status: '' };
@@ -89,7 +90,7 @@ function ProposalTable({ changes }: { changes: ChangeSummary[] }) {
           {changes.map((c) => (
             <tr key={c.change_id}>
               <th scope="row">
-                <Link to={`/proposals/${encodeURIComponent(c.change_id)}`}>{c.change_id}</Link>
+                <ItemLink to={`/proposals/${encodeURIComponent(c.change_id)}`}>{c.change_id}</ItemLink>
               </th>
               <td>{NAME_LABEL[c.rule_set]}</td>
               <td>

@@ -5,6 +5,7 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import type { ApiProblem } from '../../api/client';
 import type { Answer } from '../../api/types';
+import { BackLink } from '../list-link';
 import { Loading, Problem } from '../states';
 import { duration, Maybe, Severity, Status, TicketLink, When } from './format';
 
@@ -34,7 +35,7 @@ export function IssueFrame<T>({
   return (
     <section className={className} aria-labelledby="issue-title">
       <p className="issue-back">
-        <Link to={back[0]}>← {back[1]}</Link>
+        <BackLink list={back[0]}>{back[1]}</BackLink>
       </p>
       {data !== undefined ? (
         <>
