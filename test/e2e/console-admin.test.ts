@@ -106,6 +106,7 @@ describe('people', { timeout: 90_000 }, () => {
     await open(adminPage, '/users', 'People');
     const mine = adminPage.getByLabel(`Role of ${adminEmail}`);
     await mine.selectOption('viewer');
+    await adminPage.getByRole('button', { name: `Save role for ${adminEmail}` }).click();
     const alert = adminPage.locator('.users-outcome[role="alert"]');
     await alert.getByText('You cannot change your own account.', { exact: false }).waitFor();
     expect(await alert.textContent()).toContain('at least one active superadmin');
@@ -117,15 +118,62 @@ describe('people', { timeout: 90_000 }, () => {
     await expectAccessible(adminPage, '/users with a refused change');
 
     await adminPage.getByLabel(`Role of ${VIEWER.email}`).selectOption('admin');
+    await adminPage.getByRole('button', { name: `Save role for ${VIEWER.email}` }).click();
     await adminPage.getByText(`${VIEWER.email} is now admin, active.`).waitFor();
     const users = await api(service.url, admin, 'GET', '/api/settings/users');
     expect(users.body.users.find((u: { email: string }) => u.email === VIEWER.email).role).toBe('admin');
     await adminPage.getByLabel(`Role of ${VIEWER.email}`).selectOption('viewer');
+    await adminPage.getByRole('button', { name: `Save role for ${VIEWER.email}` }).click();
     await adminPage.getByText(`${VIEWER.email} is now viewer, active.`).waitFor();
   });
 });
 
 describe('people, by keyboard', { timeout: 60_000 }, () => {
+  const roleOf = async (email: string) =>
+    (await api(service.url, admin, 'GET', '/api/settings/users')).body.users.find((u: { email: string }) => u.email === email).role;
+
+  it('arrow keys through the role options change no role; Escape puts it back; "Save role" applies it and focus returns to the select', async () => {
+    await open(adminPage, '/users', 'People');
+    const patches: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => {
+      if (r.method() === 'PATCH') patches.push(r.url());
+    };
+    adminPage.on('request', onRequest);
+    try {
+      const select = adminPage.getByLabel(`Role of ${VIEWER.email}`);
+      const save = adminPage.getByRole('button', { name: `Save role for ${VIEWER.email}` });
+      expect(await select.inputValue()).toBe('viewer');
+      await select.focus();
+      await adminPage.keyboard.press('ArrowUp');
+      await adminPage.keyboard.press('ArrowUp');
+      await expect.poll(() => select.inputValue()).toBe('superadmin');
+      await save.waitFor();
+      expect(patches).toEqual([]);
+      expect(await roleOf(VIEWER.email)).toBe('viewer');
+
+      await adminPage.keyboard.press('Escape');
+      await expect.poll(() => select.inputValue()).toBe('viewer');
+      expect(await save.count()).toBe(0);
+
+      await adminPage.keyboard.press('ArrowUp');
+      await expect.poll(() => select.inputValue()).toBe('admin');
+      await adminPage.keyboard.press('Tab');
+      await expect.poll(() => adminPage.evaluate("document.activeElement?.getAttribute('aria-label')")).toBe(`Save role for ${VIEWER.email}`);
+      await expectAccessible(adminPage, '/users with a role picked, not saved');
+      await adminPage.keyboard.press('Enter');
+      await adminPage.getByText(`${VIEWER.email} is now admin, active.`).waitFor();
+      expect(patches).toHaveLength(1);
+      expect(await roleOf(VIEWER.email)).toBe('admin');
+      await expect.poll(() => adminPage.evaluate("document.activeElement?.getAttribute('aria-label')")).toBe(`Role of ${VIEWER.email}`);
+    } finally {
+      adminPage.off('request', onRequest);
+    }
+    // Back to a viewer, for the tests that sign in as one.
+    await adminPage.getByLabel(`Role of ${VIEWER.email}`).selectOption('viewer');
+    await adminPage.getByRole('button', { name: `Save role for ${VIEWER.email}` }).click();
+    await adminPage.getByText(`${VIEWER.email} is now viewer, active.`).waitFor();
+  });
+
   it('focus moves to the confirmation when "Delete…" opens it, and back to "Delete…" on Cancel', async () => {
     await open(adminPage, '/users', 'People');
     const focused = () =>
@@ -229,6 +277,53 @@ describe('LLM cost', { timeout: 60_000 }, () => {
     await adminPage.waitForURL((u) => u.searchParams.get('split') === 'model');
     await adminPage.getByText('Daily cost by model', { exact: true }).waitFor();
     await expectAccessible(adminPage, '/llm-cost');
+  });
+
+  it('labels the chart days in UTC, as the rest of the console, in a browser in New York', async () => {
+    await recordUsage(
+      {
+        run_id: 'run-utc-axis',
+        source: 'chat',
+        model: 'gpt-4o-mini',
+        input_tokens: 1_000,
+        output_tokens: 500,
+        total_tokens: 1_500,
+        cost_usd: 0,
+        duration_ms: 800,
+        error: false,
+        user: 'admin',
+      },
+      new Date(),
+    );
+    const page = await browser.page();
+    // The page's zone (what Playwright's timezoneId sets), and every text the charts' canvases draw.
+    await (await page.context().newCDPSession(page)).send('Emulation.setTimezoneOverride', { timezoneId: 'America/New_York' });
+    await page.addInitScript(
+      'const fill = CanvasRenderingContext2D.prototype.fillText; window.drawn = []; CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) { window.drawn.push(String(text)); return fill.call(this, text, ...rest); };',
+    );
+    await signIn(page, 'admin', PASSWORD, '/llm-cost?days=7');
+    await page.getByRole('heading', { level: 1, name: 'LLM cost' }).waitFor();
+    expect(await page.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('America/New_York');
+    // The chart's table of values (its caption names it), not uPlot's legend table, which a chart of several series has.
+    const table = page.locator('figure.line-chart table:has(caption)').first();
+    await table.locator('tbody tr').first().waitFor({ state: 'attached' });
+    // The period's seven UTC days, as the chart's table lists them.
+    const days = await table.locator('tbody th').allTextContents();
+    expect(days).toHaveLength(7);
+    await page.locator('.line-chart-plot canvas').first().waitFor();
+    // A tick at each day's UTC midnight, where its point is, labelled with that day (month and day, however written):
+    // in the browser's zone the ticks fall on New York's midnights and the last day goes unlabelled.
+    const dayLabel = /^(\d{1,2})[-/](\d{1,2})$/;
+    const labelled = async () => {
+      const drawn = (await page.evaluate('window.drawn')) as string[];
+      const named = drawn.flatMap((t) => {
+        const m = dayLabel.exec(t);
+        return m ? [`${m[1]?.padStart(2, '0')}-${m[2]?.padStart(2, '0')}`] : [];
+      });
+      return [...new Set(named)].sort();
+    };
+    await expect.poll(labelled).toEqual(days.map((d) => d.slice(5)));
+    expect(await table.locator('thead th').first().textContent()).toBe('Time (UTC)');
   });
 
   it('is neither listed nor shown for a viewer', async () => {

@@ -4,6 +4,8 @@
 // The canvas is decorative for assistive technology: the figure has a caption, a
 // one-line summary (latest, min and max per series) and a visually hidden table of
 // every point, so screen readers and text browsers get the same data.
+// Times are UTC, as everywhere in the console (`utc` in issues/format.tsx): uPlot
+// places and writes its time ticks in the browser's zone unless told otherwise.
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type uPlot from 'uplot';
 
@@ -28,7 +30,7 @@ export interface LineChartProps {
   unit?: string;
   /** Overrides the generated one-line summary under the caption. */
   summary?: string;
-  /** Formats x for the table (default: the date, e.g. 2024-05-01). */
+  /** Formats x for the table (default: the UTC date, e.g. 2024-05-01). */
   formatX?: (t: number) => string;
   /** Formats values for the summary and table (default: up to 2 decimals). */
   formatY?: (v: number) => string;
@@ -38,6 +40,21 @@ export interface LineChartProps {
 const PALETTE = ['#0b72d9', '#d9480f', '#2b8a3e', '#ae3ec9', '#e67700', '#1098ad'];
 
 const defaultX = (t: number) => new Date(t * 1000).toISOString().slice(0, 10);
+
+const [S, M, H, D] = [1, 60, 3600, 86_400];
+/**
+ * The time axis's labels, ISO-ordered like the console's UTC times: uPlot's templates per tick step
+ * ([smallest step in s, label, then what a tick adds where the year, month, day, hour, minute or second rolls
+ * over, 1: appended]). The first tick and each new year carry the year, hourly ticks each new day's date.
+ */
+const UTC_TICKS: (string | number | null)[][] = [
+  [365 * D, '{YYYY}', null, null, null, null, null, null, 1],
+  [28 * D, '{YYYY}-{MM}', null, null, null, null, null, null, 1],
+  [D, '{MM}-{DD}', '\n{YYYY}', null, null, null, null, null, 1],
+  [H, '{HH}:{mm}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
+  [M, '{HH}:{mm}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
+  [S, '{HH}:{mm}:{ss}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
+];
 const defaultY = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(2).replace(/\.?0+$/, ''));
 
 type UPlotModule = typeof uPlot;
@@ -87,7 +104,12 @@ export function LineChart({ title, x, series, height = 180, unit = '', summary, 
           legend: { show: series.length > 1, live: false },
           cursor: { drag: { x: false, y: false } },
           scales: { x: { time: true } },
-          axes: [axis, { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => `${formatY(t)}${unit}`) }],
+          // Ticks at UTC midnights (hours, …) and labelled in UTC, whatever the browser's zone.
+          tzDate: (t) => UPlot.tzDate(new Date(t * 1000), 'Etc/UTC'),
+          axes: [
+            { ...axis, values: UTC_TICKS },
+            { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => `${formatY(t)}${unit}`) },
+          ],
           series: [
             { value: (_u, t) => (t == null ? '' : formatX(t)) },
             ...series.map((s, i) => ({
@@ -132,7 +154,7 @@ export function LineChart({ title, x, series, height = 180, unit = '', summary, 
         <caption>{title}: values</caption>
         <thead>
           <tr>
-            <th scope="col">Time</th>
+            <th scope="col">Time (UTC)</th>
             {series.map((s) => (
               <th scope="col" key={s.label}>
                 {s.label}

@@ -3,7 +3,7 @@
 // role). When the service sends no mail the answer carries the activation token, shown
 // as the link to hand over. Superadmins change roles, deactivate and delete; the
 // service's 409 guards (the last active superadmin, one's own account) are explained
-// with its own words next to the table.
+// with its own words next to the table. A role picked is applied only by its "Save role".
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { type ApiProblem, endpoint } from '../api/client';
 import { useApi, useApiMutation } from '../api/hooks';
@@ -160,7 +160,7 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
 
   const failed = (email: string, what: string) => (error: ApiProblem) => setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}` });
 
-  const change = (u: ManagedUser, body: { role?: Role; is_active?: boolean }, what: string) => {
+  const change = (u: ManagedUser, body: { role?: Role; is_active?: boolean }, what: string, settled?: () => void) => {
     setOutcome(null);
     patch.mutate(
       { params: { email: u.email }, body },
@@ -168,6 +168,7 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
         onSuccess: (answer) =>
           setOutcome({ email: u.email, ok: true, text: `${answer.user.email} is now ${answer.user.role}, ${answer.user.is_active ? 'active' : 'inactive'}.` }),
         onError: failed(u.email, what),
+        onSettled: settled,
       },
     );
   };
@@ -220,18 +221,7 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
                   <td>{u.email}</td>
                   <td>
                     {manage && !u.invitation_pending ? (
-                      <select
-                        aria-label={`Role of ${u.email}`}
-                        value={u.role}
-                        disabled={busy}
-                        onChange={(e) => change(u, { role: e.target.value as Role }, 'change the role of')}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
+                      <RoleField user={u} busy={busy} save={(role, done) => change(u, { role }, 'change the role of', done)} />
                     ) : (
                       <span className={`users-role ${u.role}`}>{u.role}</span>
                     )}
@@ -293,5 +283,61 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
         </table>
       </ScrollRegion>
     </>
+  );
+}
+
+/**
+ * A superadmin's role control for one account. Picking a role only marks it: "Save role" applies it, so moving
+ * through the options by keyboard (each arrow key a change) changes nobody's role; Escape or "Undo" puts the
+ * account's role back. Once the service has answered, the select shows the account's role again (the new one,
+ * or the old one after a refusal) and keyboard focus returns to it.
+ */
+function RoleField({ user, busy, save }: { user: ManagedUser; busy: boolean; save: (role: Role, done: () => void) => void }) {
+  const [picked, setPicked] = useState<Role | null>(null);
+  const select = useRef<HTMLSelectElement>(null);
+  const pending = picked !== null && picked !== user.role;
+  // The buttons go away under the focus: it returns to the select once that is enabled again (after a save, when the service answered).
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (!refocus.current || busy) return;
+    refocus.current = false;
+    select.current?.focus();
+  });
+  const reset = () => {
+    refocus.current = true;
+    setPicked(null);
+  };
+  return (
+    <span className="users-role-field">
+      <select
+        ref={select}
+        aria-label={`Role of ${user.email}`}
+        value={picked ?? user.role}
+        disabled={busy}
+        onChange={(e) => setPicked(e.target.value as Role)}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape' && pending) {
+            e.preventDefault();
+            reset();
+          }
+        }}
+      >
+        {ROLES.map((r) => (
+          <option key={r} value={r}>
+            {r}
+          </option>
+        ))}
+      </select>
+      {pending && (
+        <>
+          <button type="button" className="primary" disabled={busy} onClick={() => save(picked, reset)} aria-label={`Save role for ${user.email}`}>
+            Save role
+          </button>
+          <button type="button" disabled={busy} onClick={reset} aria-label={`Undo role change for ${user.email}`}>
+            Undo
+          </button>
+        </>
+      )}
+    </span>
   );
 }
