@@ -242,7 +242,14 @@ function pointOf(pair: unknown): [number, number] {
 function matrixOf(data: unknown): RangeSeries[] {
   const d = data as { resultType?: unknown; result?: unknown };
   if (d?.resultType !== 'matrix' || !Array.isArray(d.result)) throw malformed('a range query must answer a matrix');
-  return d.result.map((series: { metric?: unknown; values?: unknown }) => {
+  return d.result.map((series: { metric?: unknown; values?: unknown; histograms?: unknown }) => {
+    // Native histograms come as `histograms`, not `values` (with both, the histogram points would be dropped unsaid).
+    if (series?.histograms !== undefined)
+      throw new PrometheusError(
+        'the query answers native histograms, which are not numbers: wrap it to return floats (histogram_quantile, histogram_sum, histogram_count)',
+        200,
+        false,
+      );
     if (!Array.isArray(series?.values)) throw malformed('a series without values');
     return { labels: labelsOf(series.metric), points: series.values.map(pointOf) };
   });

@@ -243,6 +243,24 @@ describe('partial answers and abandoned queries', () => {
     expect(Object.fromEntries(lastForm)).toEqual({ query: 'up', time: '1700000000', timeout: '2s', partial_response: 'false' });
   });
 
+  it('a series of native histograms is refused saying how to ask for numbers, not as a malformed answer', async () => {
+    const histogram = '[1700000000,{"count":"3","sum":"1.5","buckets":[[0,"0","1","3"]]}]';
+    for (const values of ['', `"values":[[1700000000,"1"]],`]) {
+      answer = () => ({
+        status: 200,
+        body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"cluster":"a"},${values}"histograms":[${histogram}]}]}}`,
+      });
+      const client = prometheusClient(source({ type: 'none' }), { sleep: async () => undefined });
+      const error = await client.queryRange('latency', 1_700_000_000, 1_700_000_600, 60).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(PrometheusError);
+      expect((error as PrometheusError).message).toMatch(/^the query answers native histograms, which are not numbers: wrap it .*histogram_quantile/);
+      expect((error as PrometheusError).retryable).toBe(false);
+    }
+  });
+
   it("a partial answer (VictoriaMetrics' isPartial) is not data: retried, then a passing failure", async () => {
     answer = () => ({
       status: 200,
