@@ -210,6 +210,14 @@ function prometheusErrorOf(text: string): string | undefined {
 
 const malformed = (what: string) => new PrometheusError(`malformed answer: ${what}`, 200, false);
 
+/** A query answering native histograms (range: `histograms`, instant: `histogram`): not numbers, and no retry changes that. */
+const nativeHistograms = () =>
+  new PrometheusError(
+    'the query answers native histograms, which are not numbers: wrap it to return floats (histogram_quantile, histogram_sum, histogram_count)',
+    200,
+    false,
+  );
+
 function labelsOf(metric: unknown): Record<string, string> {
   if (metric === null || typeof metric !== 'object' || Array.isArray(metric)) throw malformed('a series without a metric object');
   for (const value of Object.values(metric)) if (typeof value !== 'string') throw malformed('a label value that is not a string');
@@ -244,12 +252,7 @@ function matrixOf(data: unknown): RangeSeries[] {
   if (d?.resultType !== 'matrix' || !Array.isArray(d.result)) throw malformed('a range query must answer a matrix');
   return d.result.map((series: { metric?: unknown; values?: unknown; histograms?: unknown }) => {
     // Native histograms come as `histograms`, not `values` (with both, the histogram points would be dropped unsaid).
-    if (series?.histograms !== undefined)
-      throw new PrometheusError(
-        'the query answers native histograms, which are not numbers: wrap it to return floats (histogram_quantile, histogram_sum, histogram_count)',
-        200,
-        false,
-      );
+    if (series?.histograms !== undefined) throw nativeHistograms();
     if (!Array.isArray(series?.values)) throw malformed('a series without values');
     return { labels: labelsOf(series.metric), points: series.values.map(pointOf) };
   });
@@ -258,5 +261,9 @@ function matrixOf(data: unknown): RangeSeries[] {
 function vectorOf(data: unknown): InstantSample[] {
   const d = data as { resultType?: unknown; result?: unknown };
   if (d?.resultType !== 'vector' || !Array.isArray(d.result)) throw malformed('an instant query must answer a vector');
-  return d.result.map((sample: { metric?: unknown; value?: unknown }) => ({ labels: labelsOf(sample.metric), value: pointOf(sample.value)[1] }));
+  return d.result.map((sample: { metric?: unknown; value?: unknown; histogram?: unknown }) => {
+    // An instant sample of a native histogram comes as `histogram`, not `value`.
+    if (sample?.histogram !== undefined) throw nativeHistograms();
+    return { labels: labelsOf(sample.metric), value: pointOf(sample.value)[1] };
+  });
 }

@@ -243,22 +243,31 @@ describe('partial answers and abandoned queries', () => {
     expect(Object.fromEntries(lastForm)).toEqual({ query: 'up', time: '1700000000', timeout: '2s', partial_response: 'false' });
   });
 
-  it('a series of native histograms is refused saying how to ask for numbers, not as a malformed answer', async () => {
+  it('native histograms, in a range or an instant answer, are refused saying how to ask for numbers, not as a malformed answer', async () => {
     const histogram = '[1700000000,{"count":"3","sum":"1.5","buckets":[[0,"0","1","3"]]}]';
-    for (const values of ['', `"values":[[1700000000,"1"]],`]) {
-      answer = () => ({
-        status: 200,
-        body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"cluster":"a"},${values}"histograms":[${histogram}]}]}}`,
-      });
-      const client = prometheusClient(source({ type: 'none' }), { sleep: async () => undefined });
-      const error = await client.queryRange('latency', 1_700_000_000, 1_700_000_600, 60).then(
+    const client = prometheusClient(source({ type: 'none' }), { sleep: async () => undefined });
+    const refused = async (ask: () => Promise<unknown>) => {
+      const error = await ask().then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(error).toBeInstanceOf(PrometheusError);
       expect((error as PrometheusError).message).toMatch(/^the query answers native histograms, which are not numbers: wrap it .*histogram_quantile/);
       expect((error as PrometheusError).retryable).toBe(false);
+    };
+    for (const values of ['', `"values":[[1700000000,"1"]],`]) {
+      answer = () => ({
+        status: 200,
+        body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"cluster":"a"},${values}"histograms":[${histogram}]}]}}`,
+      });
+      await refused(() => client.queryRange('latency', 1_700_000_000, 1_700_000_600, 60));
     }
+    // An instant sample of a native histogram: `histogram` instead of `value` (the inventory pull's query).
+    answer = () => ({
+      status: 200,
+      body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"cluster":"a"},"histogram":${histogram}}]}}`,
+    });
+    await refused(() => client.query('latency', 1_700_000_000));
   });
 
   it("a partial answer (VictoriaMetrics' isPartial) is not data: retried, then a passing failure", async () => {
