@@ -61,6 +61,14 @@ afterAll(async () => {
   await fake?.close();
 });
 
+/** A new page (its own context) whose browser runs in New York: the console's times must still read UTC. */
+async function pageInNewYork(): Promise<Page> {
+  const page = await browser.page();
+  // What Playwright's timezoneId context option sets, on this page's own context.
+  await (await page.context().newCDPSession(page)).send('Emulation.setTimezoneOverride', { timezoneId: 'America/New_York' });
+  return page;
+}
+
 async function open(page: Page, path: string, heading: string): Promise<void> {
   await page.goto(path);
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
@@ -221,6 +229,23 @@ describe('audit', { timeout: 60_000 }, () => {
     await state.getByRole('button', { name: `Go to page ${body.total_pages}` }).click();
     await adminPage.waitForURL((u) => (u.searchParams.get('page') ?? '1') === String(body.total_pages)); // page 1, the default, leaves the URL
     await adminPage.locator('table.audit-table tbody tr').first().waitFor();
+  });
+
+  it('writes each entry’s time in UTC, to the second, under a "When (UTC)" header, in a browser in New York', async () => {
+    const page = await pageInNewYork();
+    await signIn(page, 'admin', PASSWORD, '/audit');
+    await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+    expect(await page.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('America/New_York');
+    const rows = page.locator('table.audit-table tbody tr');
+    await rows.first().waitFor();
+    // Each entry's time (its <time>'s datetime is the entry's `at` as the API sends it) reads UTC, to the second.
+    const times = await rows.locator('td:first-child time').all();
+    expect(times.length).toBeGreaterThan(0);
+    for (const time of times) {
+      const iso = new Date((await time.getAttribute('datetime')) ?? '').toISOString();
+      expect(await time.textContent()).toBe(iso.slice(0, 19).replace('T', ' '));
+    }
+    expect(await page.locator('table.audit-table thead th').first().textContent()).toBe('When (UTC)');
   });
 
   it('pages through the log with the page in the URL', async () => {
@@ -391,7 +416,7 @@ describe('dashboards', { timeout: 90_000 }, () => {
       EMBED_DASHBOARD: '/embed/dashboards/7',
     });
     forgetEmbedLogins();
-    const page = await browser.page();
+    const page = await pageInNewYork(); // its times read UTC all the same
     await page.clock.install();
     await signIn(page, VIEWER.email, VIEWER.password, '/dashboards');
     await page.getByRole('heading', { level: 1, name: 'Dashboards' }).waitFor();
@@ -429,6 +454,17 @@ describe('dashboards', { timeout: 90_000 }, () => {
     expect((await renewed).status()).toBe(200);
     await page.getByText(/last renewed/).waitFor();
     expect(await frame.getAttribute('src')).toBe(src.href);
+    // The session's times in UTC, labelled, though the browser is in New York: the renewal a few seconds ago, by the page's clock.
+    const session = (await page.locator('.dashboards-session').textContent()) ?? '';
+    expect(session).toMatch(
+      /^Embed session until \d{4}-\d\d-\d\d \d\d:\d\d UTC · tokens renew automatically \(next before \d\d:\d\d UTC\), last renewed \d\d:\d\d UTC\./,
+    );
+    const clock = Number(await page.evaluate('Date.now()'));
+    expect([clock - 60_000, clock].map((t) => new Date(t).toISOString().slice(11, 16))).toContain(/last renewed (\d\d:\d\d) UTC/.exec(session)?.[1]);
+    for (const time of await page.locator('.dashboards-session time').all()) {
+      const iso = new Date((await time.getAttribute('datetime')) ?? '').toISOString();
+      expect([`${iso.slice(0, 16).replace('T', ' ')} UTC`, `${iso.slice(11, 16)} UTC`]).toContain(await time.textContent());
+    }
 
     // The BI session ends: the next renewal answers session_reference_token_ttl 0, and the page acquires a new session.
     fake.advance(2_592_000);

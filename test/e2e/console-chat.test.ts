@@ -186,23 +186,35 @@ describe('the chat page', { timeout: 90_000 }, () => {
     expect(await page.locator('.chat-waiting').count()).toBe(0);
   });
 
-  it('explains the 429 in place: when to send again (Retry-After)', async () => {
+  it('explains the 429 in place: when to send again (Retry-After), in UTC though the browser is in New York', async () => {
     configure();
-    await open();
-    // use up the minute's 20 messages through the API as the same user
-    let status = 200;
-    for (let i = 0; i < 25 && status === 200; i++) status = (await api(service.url, admin, 'POST', '/api/chat/message', { message: `ping ${i}` })).status;
-    expect(status).toBe(429);
-    const answered = await ask('one more');
-    expect(answered.status()).toBe(429);
-    const retryAfter = Number(await answered.headerValue('retry-after'));
-    expect(retryAfter).toBeGreaterThan(0);
-    const failed = log().locator('.chat-failed');
-    await failed.getByRole('heading', { name: /Too many messages/ }).waitFor();
-    expect(await failed.textContent()).toMatch(/at most 20 messages a minute/);
-    expect(await failed.locator('time').count()).toBe(1);
-    expect(await failed.getByRole('button', { name: /Send again/ }).isDisabled()).toBe(true);
-    await expectAccessible(page, '/chat with the 429');
+    // What Playwright's timezoneId context option sets; undone below, for the tests after this one.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setTimezoneOverride', { timezoneId: 'America/New_York' });
+    try {
+      await open();
+      expect(await page.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('America/New_York');
+      // use up the minute's 20 messages through the API as the same user
+      let status = 200;
+      for (let i = 0; i < 25 && status === 200; i++) status = (await api(service.url, admin, 'POST', '/api/chat/message', { message: `ping ${i}` })).status;
+      expect(status).toBe(429);
+      const answered = await ask('one more');
+      expect(answered.status()).toBe(429);
+      const retryAfter = Number(await answered.headerValue('retry-after'));
+      expect(retryAfter).toBeGreaterThan(0);
+      const failed = log().locator('.chat-failed');
+      await failed.getByRole('heading', { name: /Too many messages/ }).waitFor();
+      expect(await failed.textContent()).toMatch(/at most 20 messages a minute/);
+      expect(await failed.locator('time').count()).toBe(1);
+      // The time of day to send again, to the second, in UTC and labelled so.
+      const until = new Date((await failed.locator('time').getAttribute('datetime')) ?? '').toISOString();
+      expect(await failed.locator('time').textContent()).toBe(`${until.slice(11, 19)} UTC`);
+      expect(await failed.getByRole('button', { name: /Send again/ }).isDisabled()).toBe(true);
+      await expectAccessible(page, '/chat with the 429');
+    } finally {
+      await cdp.send('Emulation.setTimezoneOverride', { timezoneId: '' });
+      await cdp.detach();
+    }
   });
 
   it('signing out leaves no transcript in the tab', async () => {

@@ -451,3 +451,36 @@ describe('general settings', { timeout: 60_000 }, () => {
     expect(await viewerPage.getByRole('radio').count()).toBe(0);
   });
 });
+
+describe('times', { timeout: 60_000 }, () => {
+  /** `iso` as the console writes it: UTC to the minute, labelled "UTC". */
+  const inUtc = (iso: string) => `${new Date(iso).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+  it('a proposal’s time reads UTC, in the list and on its page, in a browser in New York', async () => {
+    const viewer = await apiLogin(service.url, VIEWER.email, VIEWER.password);
+    const live = (await api(service.url, viewer, 'GET', '/api/settings/health-rules')).body.content as string;
+    const proposed = await api(service.url, viewer, 'PUT', '/api/settings/health-rules', { content: `# read in UTC\n${live}` });
+    expect(proposed.body).toMatchObject({ status: 'pending' });
+    const changeId = proposed.body.change_id as string;
+    const { proposed_at: at } = (await api(service.url, admin, 'GET', `/api/settings/config-changes/${changeId}`)).body;
+    try {
+      const page = await browser.page();
+      // What Playwright's timezoneId context option sets, on this page's own context.
+      await (await page.context().newCDPSession(page)).send('Emulation.setTimezoneOverride', { timezoneId: 'America/New_York' });
+      await signIn(page, 'admin', PASSWORD, '/proposals?status=pending');
+      await page.getByRole('heading', { level: 1, name: 'Rule proposals' }).waitFor();
+      expect(await page.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('America/New_York');
+      const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: changeId, exact: true }) });
+      await row.waitFor();
+      expect(await row.locator('td').nth(3).textContent()).toBe(inUtc(at)); // Proposed
+
+      await row.getByRole('link', { name: changeId, exact: true }).click();
+      const byline = page.locator('.proposal-header .muted');
+      await byline.waitFor();
+      expect(await byline.textContent()).toBe(`by ${VIEWER.email}, ${inUtc(at)}, based on version ${proposed.body.base_version}`);
+      expect(await byline.locator('time').getAttribute('datetime')).toBe(at);
+    } finally {
+      await rejectViewersPending();
+    }
+  });
+});

@@ -301,6 +301,91 @@ describe('back links', { timeout: 60_000 }, () => {
     await adminPage.getByRole('heading', { level: 1, name: cluster.cluster_name }).waitFor();
     expect(await crumbs.getByRole('link', { name: 'Fleet' }).getAttribute('href')).toBe('/');
   });
+  it('an issue opened from another issue (its cluster history) leads back to the list the first one was opened from', async () => {
+    const cluster = newCluster(`hop-${randomUUID().slice(0, 8)}`, 'Hop Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    const [nameA, nameB] = [`Hop-A-${randomUUID().slice(0, 8)}`, `Hop-B-${randomUUID().slice(0, 8)}`];
+    await fire([cluster.cluster_id, nameA], [cluster.cluster_id, nameB]);
+    await Promise.all([issueIdOf(nameA), issueIdOf(nameB)]);
+    const list = `/issues?cluster=${cluster.cluster_name}&days=30`;
+    const opened = async (name: string) => {
+      await adminPage.getByRole('heading', { level: 1, name }).waitFor();
+      await adminPage.locator('section.issue-history tbody tr').first().waitFor();
+    };
+
+    await adminPage.goto(list);
+    await adminPage.getByRole('main').getByRole('link', { name: nameA }).first().click();
+    await opened(nameA);
+    expect(await href(adminPage, '← Alert issues')).toBe(list);
+    // A → B → A through the cluster history: each keeps the way back to the filtered list, across a reload too.
+    await adminPage.locator('section.issue-history').getByRole('link', { name: nameB }).click();
+    await opened(nameB);
+    expect(await href(adminPage, '← Alert issues')).toBe(list);
+    await adminPage.reload();
+    await opened(nameB);
+    await adminPage.locator('section.issue-history').getByRole('link', { name: nameA }).click();
+    await opened(nameA);
+    expect(await href(adminPage, '← Alert issues')).toBe(list);
+    await adminPage.getByRole('link', { name: '← Alert issues', exact: true }).click();
+    await adminPage.waitForURL((u) => u.pathname + u.search === list);
+
+    // Opened from its cluster's page (not the issues list), an issue's back link is the plain list.
+    await adminPage.goto(`/clusters/${encodeURIComponent(cluster.cluster_id)}`);
+    await adminPage.getByRole('region', { name: 'Alert issues' }).getByRole('link', { name: nameB }).click();
+    await opened(nameB);
+    expect(await href(adminPage, '← Alert issues')).toBe('/issues');
+  });
+});
+
+describe('times', { timeout: 60_000 }, () => {
+  /** `iso` as the console writes it: UTC to the minute (`to` 19: the second), labelled "UTC". */
+  const inUtc = (iso: string, to = 16) => `${new Date(iso).toISOString().slice(0, to).replace('T', ' ')} UTC`;
+
+  it('the fleet and cluster pages write every time in UTC, labelled, in a browser in New York', async () => {
+    const { cluster_id: id, cluster_name: name } = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores[0];
+    const alert = `Zone-${randomUUID().slice(0, 8)}`;
+    await fire([id, alert]);
+    const [issue] = (await api(service.url, admin, 'GET', `/api/issues?search=${alert}`)).body.issues;
+    const { cluster } = (await api(service.url, admin, 'GET', `/api/clusters/${encodeURIComponent(id)}`)).body;
+
+    const page = await browser.page();
+    await (await page.context().newCDPSession(page)).send('Emulation.setTimezoneOverride', { timezoneId: 'America/New_York' });
+    await signIn(page, 'admin', PASSWORD, '/');
+    expect(await page.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('America/New_York');
+
+    // The fleet's "Scores computed", to the second.
+    await page.getByRole('heading', { level: 1, name: 'Fleet overview' }).waitFor();
+    const computed = page.locator('.fleet-stamp time');
+    await computed.waitFor();
+    expect(await computed.textContent()).toBe(inUtc((await computed.getAttribute('datetime'))!, 19));
+
+    // The cluster's inventory facts, its scores' "Computed" stamps and its issues' first and last seen.
+    await page.goto(`/clusters/${encodeURIComponent(id)}`);
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const fact = (label: string) =>
+      page
+        .locator('.cluster-fact')
+        .filter({ has: page.getByText(label, { exact: true }) })
+        .locator('dd');
+    expect(await fact('First seen').textContent()).toBe(inUtc(cluster.created_at));
+    expect(await fact('Inventory updated').textContent()).toBe(inUtc(cluster.updated_at));
+    const stamps = page.getByRole('region', { name: 'Scores', exact: true }).locator('.view-stamp time');
+    await stamps.first().waitFor();
+    for (const stamp of await stamps.all()) expect(await stamp.textContent()).toBe(inUtc((await stamp.getAttribute('datetime'))!));
+    const table = page
+      .getByRole('region', { name: 'Alert issues' })
+      .locator('table')
+      .filter({ has: page.getByRole('link', { name: alert }) });
+    const cells = table
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: alert }) })
+      .locator('td');
+    // The column header says UTC; the cells are the time alone.
+    expect(await cells.nth(2).textContent()).toBe(inUtc(issue.first_seen).replace(' UTC', ''));
+    expect(await cells.nth(3).textContent()).toBe(inUtc(issue.last_seen).replace(' UTC', ''));
+    expect(await table.locator('thead th').allTextContents()).toEqual(expect.arrayContaining(['First seen (UTC)', 'Last seen (UTC)']));
+    await expectAccessible(page, '/clusters/{id} in New York');
+  });
 });
 
 describe('critical clusters and analysis', { timeout: 60_000 }, () => {

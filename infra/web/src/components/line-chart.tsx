@@ -4,7 +4,7 @@
 // The canvas is decorative for assistive technology: the figure has a caption, a
 // one-line summary (latest, min and max per series) and a visually hidden table of
 // every point, so screen readers and text browsers get the same data.
-// Times are UTC, as everywhere in the console (`utc` in issues/format.tsx): uPlot
+// Times are UTC, as everywhere in the console (components/time.tsx): uPlot
 // places and writes its time ticks in the browser's zone unless told otherwise.
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type uPlot from 'uplot';

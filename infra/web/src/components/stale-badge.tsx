@@ -2,12 +2,12 @@
 // scored on old data, and says so wherever its score is shown (the fleet table
 // and the cluster page). The word is the signal (not a colour); the time of the
 // last sample is its tooltip and, for screen readers, part of its text.
-import { fmtTime } from './views/common';
+import { utc } from './time';
 import './stale-badge.css';
 
 /** What the badge says about the newest sample: its time, or that the lookback has none. */
 export function staleText(lastMetricAt: string | null): string {
-  return lastMetricAt ? `no metrics since ${fmtTime(lastMetricAt)}` : 'no metrics in the scoring lookback';
+  return lastMetricAt ? `no metrics since ${utc(lastMetricAt)}` : 'no metrics in the scoring lookback';
 }
 
 /**

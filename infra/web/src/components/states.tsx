@@ -2,8 +2,8 @@
 // problem+json `detail` (and where to go on, when the problem names a place); an
 // empty state says how data arrives.
 import type { ReactNode } from 'react';
-import { Link } from 'react-router';
 import { ApiProblem } from '../api/client';
+import { SiblingLink } from './list-link';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -55,7 +55,7 @@ export function Problem({
       <p>{problem ? problem.detail : error instanceof Error ? error.message : String(error)}</p>
       {problem?.supersededBy && (
         <p>
-          <Link to={`${liveIssues}/${encodeURIComponent(problem.supersededBy)}`}>Continue on the live issue {problem.supersededBy}</Link>
+          <SiblingLink to={`${liveIssues}/${encodeURIComponent(problem.supersededBy)}`}>Continue on the live issue {problem.supersededBy}</SiblingLink>
         </p>
       )}
       {children}

@@ -6,6 +6,7 @@ import type { Answer } from '../api/types';
 import { Pager } from '../components/admin/pager';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, PastLastPage, Problem } from '../components/states';
+import { utcSeconds } from '../components/time';
 import { useUrlState } from '../components/url-state';
 import './audit.css';
 
@@ -14,11 +15,6 @@ type Entry = Answer<'settings', 'audit'>['entries'][number];
 
 const DEFAULTS = { action: '', page: '1' };
 const PAGE_SIZE = 25;
-
-const fmtTime = (iso: string) => {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-};
 
 function Detail({ detail }: { detail: Entry['detail'] }) {
   const entries = Object.entries(detail);
@@ -80,7 +76,7 @@ export default function AuditPage() {
               <caption className="visually-hidden">Audit entries, newest first</caption>
               <thead>
                 <tr>
-                  <th scope="col">When</th>
+                  <th scope="col">When (UTC)</th>
                   <th scope="col">Who</th>
                   <th scope="col">Action</th>
                   <th scope="col">Target</th>
@@ -92,7 +88,7 @@ export default function AuditPage() {
                 {data.entries.map((e) => (
                   <tr key={e.id}>
                     <td>
-                      <time dateTime={e.at}>{fmtTime(e.at)}</time>
+                      <time dateTime={e.at}>{utcSeconds(e.at, { label: false })}</time>
                     </td>
                     <td>
                       {e.actor}

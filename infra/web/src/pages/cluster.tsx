@@ -12,7 +12,8 @@ import { LineChart, type LineSeries } from '../components/line-chart';
 import { useListUrl } from '../components/list-link';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { Badge, fmt, fmtTime, Stamp } from '../components/views/common';
+import { utc } from '../components/time';
+import { Badge, fmt, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './cluster.css';
 import { StaleBadge, staleText } from '../components/stale-badge';
@@ -63,8 +64,18 @@ function InventoryFacts({ c }: { c: Inventory }) {
     ['Engine version', c.engine_version],
     ['State', c.resource_state],
     ['Nodes', fmt(c.node_count)],
-    ['First seen', fmtTime(c.created_at)],
-    ['Inventory updated', fmtTime(c.updated_at)],
+    [
+      'First seen',
+      <time key="created" dateTime={c.created_at}>
+        {utc(c.created_at)}
+      </time>,
+    ],
+    [
+      'Inventory updated',
+      <time key="updated" dateTime={c.updated_at}>
+        {utc(c.updated_at)}
+      </time>,
+    ],
   ];
   return (
     <dl className="facts cluster-facts">
@@ -317,8 +328,8 @@ function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
             <th scope="col" className="num">
               Alerts
             </th>
-            <th scope="col">First seen</th>
-            <th scope="col">Last seen</th>
+            <th scope="col">First seen (UTC)</th>
+            <th scope="col">Last seen (UTC)</th>
             <th scope="col" className="num">
               Duration
             </th>
@@ -335,8 +346,12 @@ function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
                 <Badge status={i.severity} />
               </td>
               <td className="num">{fmt(i.alert_count)}</td>
-              <td>{fmtTime(i.first_seen)}</td>
-              <td>{fmtTime(i.last_seen)}</td>
+              <td>
+                <time dateTime={i.first_seen}>{utc(i.first_seen, { label: false })}</time>
+              </td>
+              <td>
+                <time dateTime={i.last_seen}>{utc(i.last_seen, { label: false })}</time>
+              </td>
               <td className="num">{i.duration_minutes < 120 ? `${i.duration_minutes} min` : `${fmt(i.duration_minutes / 60)} h`}</td>
               <td>{i.triage_status || <span className="muted">–</span>}</td>
             </tr>

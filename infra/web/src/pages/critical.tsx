@@ -8,7 +8,8 @@ import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { Badge, ClusterLink, Count, fmt, fmtTime, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
+import { utc } from '../components/time';
+import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './critical.css';
 import { ScrollRegion } from '../components/scroll-region';
@@ -115,8 +116,8 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
                     <th scope="col" className="num">
                       Count
                     </th>
-                    <th scope="col">First</th>
-                    <th scope="col">Last</th>
+                    <th scope="col">First (UTC)</th>
+                    <th scope="col">Last (UTC)</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -125,10 +126,10 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
                       <th scope="row">{a.alert_name}</th>
                       <td className="num">{a.count}</td>
                       <td>
-                        <time dateTime={a.first}>{fmtTime(a.first)}</time>
+                        <time dateTime={a.first}>{utc(a.first, { label: false })}</time>
                       </td>
                       <td>
-                        <time dateTime={a.last}>{fmtTime(a.last)}</time>
+                        <time dateTime={a.last}>{utc(a.last, { label: false })}</time>
                       </td>
                     </tr>
                   ))}

@@ -12,6 +12,7 @@ import { useSearchParams } from 'react-router';
 import type { ApiProblem } from '../api/client';
 import { type EmbedTokens, embedUrl, parseDashboard, useConfiguredDashboard, useEmbedSession } from '../components/admin/embed-session';
 import { Loading, Problem } from '../components/states';
+import { isoOf, utc, utcTime } from '../components/time';
 import './dashboards.css';
 
 const STORED = 'fleet-health.dashboard';
@@ -24,8 +25,10 @@ function readStored(): string {
   }
 }
 
-const clock = (ms: number) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-const dateTime = (ms: number) => new Date(ms).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+/** A moment of the embed session: its time of day, or with `date` its date too (UTC, as every time the console shows). */
+function At({ ms, date = false }: { ms: number; date?: boolean }) {
+  return <time dateTime={isoOf(ms)}>{date ? utc(ms) : utcTime(ms)}</time>;
+}
 
 export default function DashboardsPage() {
   const [params, setParams] = useSearchParams();
@@ -133,8 +136,16 @@ export default function DashboardsPage() {
           ) : (
             <>
               <p className="muted dashboards-session" role="status" aria-live="polite">
-                Embed session until {dateTime(state.tokens.sessionExpires)} · tokens renew automatically (next before{' '}
-                {clock(Math.min(state.tokens.apiExpires, state.tokens.navigationExpires))}){state.renewedAt ? `, last renewed ${clock(state.renewedAt)}` : ''}.{' '}
+                Embed session until <At ms={state.tokens.sessionExpires} date /> · tokens renew automatically (next before{' '}
+                <At ms={Math.min(state.tokens.apiExpires, state.tokens.navigationExpires)} />)
+                {state.renewedAt ? (
+                  <>
+                    , last renewed <At ms={state.renewedAt} />
+                  </>
+                ) : (
+                  ''
+                )}
+                .{' '}
                 <button type="button" className="link-button" onClick={reacquire}>
                   Reload the dashboard
                 </button>

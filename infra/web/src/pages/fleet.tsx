@@ -10,6 +10,7 @@ import { useRefreshRun } from '../api/refresh';
 import type { Answer } from '../api/types';
 import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
+import { utcSeconds } from '../components/time';
 import { useUrlState } from '../components/url-state';
 import { ADMINS, useSession } from '../session';
 import { StaleBadge } from '../components/stale-badge';
@@ -32,7 +33,6 @@ const DEFAULT_SORT = 'tier_adjusted_score';
 
 const number = new Intl.NumberFormat(undefined, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const percent = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 0 });
-const when = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 const tierRank = (tier: string) => {
   const rank = ['S', 'A', 'B'].indexOf(tier);
@@ -104,7 +104,7 @@ export default function FleetPage() {
           <h1>Fleet overview</h1>
           {scores.data && (
             <p className="muted fleet-stamp">
-              Scores computed <time dateTime={scores.data.generated_at}>{when(scores.data.generated_at)}</time>
+              Scores computed <time dateTime={scores.data.generated_at}>{utcSeconds(scores.data.generated_at)}</time>
             </p>
           )}
         </div>
@@ -414,7 +414,7 @@ function RefreshScores({ generatedAt }: { generatedAt: string | undefined }) {
             Refreshed: {refresh.data.clusters_scored} clusters scored ({refresh.data.critical} critical, {refresh.data.warning} warning)
             {generatedAt && (
               <>
-                , computed <time dateTime={generatedAt}>{when(generatedAt)}</time>
+                , computed <time dateTime={generatedAt}>{utcSeconds(generatedAt)}</time>
               </>
             )}
             .

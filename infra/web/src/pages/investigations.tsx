@@ -187,7 +187,7 @@ function InvestigationTable({ rows, busy, caption }: { rows: Row[]; busy: boolea
               <td className="num">{percent(r.confidence)}</td>
               <td className="inv-wrap">{r.root_cause}</td>
               <td>
-                <time dateTime={r.created_at}>{utc(r.created_at).replace(' UTC', '')}</time>
+                <time dateTime={r.created_at}>{utc(r.created_at, { label: false })}</time>
               </td>
               <UsageCells model={r.model === 'rules' ? 'rules engine' : r.model} row={r} />
             </tr>

@@ -156,7 +156,7 @@ function Reports({
                   {data.reports.map((r) => (
                     <tr key={r.report_id}>
                       <th scope="row">
-                        <ItemLink to={`/patrol/${encodeURIComponent(r.report_id)}`}>{utc(r.created_at).replace(' UTC', '')}</ItemLink>
+                        <ItemLink to={`/patrol/${encodeURIComponent(r.report_id)}`}>{utc(r.created_at, { label: false })}</ItemLink>
                       </th>
                       <td>
                         <ReportStatus status={r.status} />

@@ -8,7 +8,8 @@ import { Link, useParams } from 'react-router';
 import { BackLink } from '../components/list-link';
 import { ApiProblem, call } from '../api/client';
 import { useApi } from '../api/hooks';
-import { type ChangeDetail, changeEndpoint, NAME_LABEL, RULE_SET_KEY, reviewEndpoint, when } from '../components/rules/api';
+import { type ChangeDetail, changeEndpoint, NAME_LABEL, RULE_SET_KEY, reviewEndpoint } from '../components/rules/api';
+import { When } from '../components/time';
 import { StatusBadge } from '../components/rules/status-badge';
 import { YamlDiff } from '../components/rules/yaml-editor';
 import { ScrollRegion } from '../components/scroll-region';
@@ -57,7 +58,7 @@ function Proposal({ change }: { change: ChangeDetail }) {
         <p>
           <StatusBadge status={change.status} />{' '}
           <span className="muted">
-            by {change.proposed_by}, {when(change.proposed_at)}, based on version {change.base_version}
+            by {change.proposed_by}, <When iso={change.proposed_at} />, based on version {change.base_version}
           </span>
         </p>
       </header>
@@ -112,7 +113,9 @@ function ReviewState({ change }: { change: ChangeDetail }) {
           <dt>By</dt>
           <dd>{change.reviewed_by ?? '—'}</dd>
           <dt>When</dt>
-          <dd>{when(change.reviewed_at)}</dd>
+          <dd>
+            <When iso={change.reviewed_at} />
+          </dd>
           <dt>Note</dt>
           <dd>{change.review_note || <span className="muted">none</span>}</dd>
           {change.applied_version !== null && (
@@ -198,7 +201,10 @@ function Impact({ change }: { change: ChangeDetail }) {
             {impact.changed_count === 0
               ? `No cluster would change ${what}`
               : `${impact.changed_count} of ${impact.clusters_total} ${impact.clusters_total === 1 ? 'cluster' : 'clusters'} would change ${what}`}{' '}
-            <span className="muted">(computed {when(impact.computed_at)}).</span>
+            <span className="muted">
+              (computed <When iso={impact.computed_at} />
+              ).
+            </span>
           </p>
           <ScrollRegion label="Clusters per class, before and after">
             <table className="proposal-counts">

@@ -2,7 +2,8 @@
 // others their own (the API decides). The status filter lives in the URL.
 import { Link } from 'react-router';
 import { useApi } from '../api/hooks';
-import { type ChangeSummary, changesEndpoint, NAME_LABEL, when } from '../components/rules/api';
+import { type ChangeSummary, changesEndpoint, NAME_LABEL } from '../components/rules/api';
+import { When } from '../components/time';
 import { StatusBadge } from '../components/rules/status-badge';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
@@ -97,12 +98,14 @@ function ProposalTable({ changes }: { changes: ChangeSummary[] }) {
                 <StatusBadge status={c.status} />
               </td>
               <td>{c.proposed_by}</td>
-              <td>{when(c.proposed_at)}</td>
+              <td>
+                <When iso={c.proposed_at} />
+              </td>
               <td className="num">v{c.base_version}</td>
               <td className="proposals-review">
                 {c.reviewed_by ? (
                   <>
-                    {c.reviewed_by}, {when(c.reviewed_at)}
+                    {c.reviewed_by}, <When iso={c.reviewed_at} />
                     {c.review_note ? <span className="muted"> · “{c.review_note}”</span> : null}
                   </>
                 ) : (

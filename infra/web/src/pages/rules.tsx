@@ -20,12 +20,12 @@ import {
   RULE_SETS,
   type RuleSetKey,
   type SubmitAnswer,
-  when,
 } from '../components/rules/api';
 import { keepEdit, readEdit } from '../components/rules/kept-edit';
 import { locate, refusalMessage } from '../components/rules/problem-position';
 import { type TextProblem, YamlDiff, YamlEditor, type YamlEditorApi } from '../components/rules/yaml-editor';
 import { Empty, Loading, Problem } from '../components/states';
+import { When } from '../components/time';
 import { useUrlState } from '../components/url-state';
 import { useSession } from '../session';
 import '../components/rules/rules.css';
@@ -218,7 +218,16 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
           <code>{data.etag}</code>
         </dd>
         <dt>Last saved</dt>
-        <dd>{data.updated_at ? `${when(data.updated_at)}${data.updated_by ? ` by ${data.updated_by}` : ''}` : 'never (shipped default)'}</dd>
+        <dd>
+          {data.updated_at ? (
+            <>
+              <When iso={data.updated_at} />
+              {data.updated_by ? ` by ${data.updated_by}` : ''}
+            </>
+          ) : (
+            'never (shipped default)'
+          )}
+        </dd>
         <dt>Your edit</dt>
         <dd>
           based on version {base?.version ?? data.version}
@@ -353,7 +362,7 @@ function VersionHistory({ set, onLoad }: { set: RuleSetKey; onLoad(text: string)
                   <strong>Version {v.version}</strong>
                   {v.version === versions.data.current_version && <span className="badge healthy">live</span>}
                   <span className="muted">
-                    {when(v.updated_at)} by {v.updated_by}
+                    <When iso={v.updated_at} /> by {v.updated_by}
                   </span>
                   {v.change_id && (
                     <span>

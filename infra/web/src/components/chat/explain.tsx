@@ -3,6 +3,7 @@
 // per-user rate limit: when to send again, from Retry-After), 502 (the model
 // failed) and anything else with the service's own detail.
 import { useEffect, useState } from 'react';
+import { utcTime } from '../time';
 import type { Turn } from './turns';
 
 type ProblemTurn = Extract<Turn, { kind: 'problem' }>;
@@ -64,7 +65,7 @@ function RateLimited({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () 
       <p>
         The assistant takes at most 20 messages a minute from each person.{' '}
         {turn.retryAfter === null ? 'The service did not say when; try ' : 'You can send again '}
-        after <time dateTime={at.toISOString()}>{at.toLocaleTimeString()}</time>
+        after <time dateTime={at.toISOString()}>{utcTime(at, { seconds: true })}</time>
         {left > 0 && <span aria-hidden="true"> (in {left} s)</span>}. Your message above was not answered; “Send again” sends it once the wait is over.
       </p>
       {onRetry && (

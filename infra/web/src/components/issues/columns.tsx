@@ -3,7 +3,6 @@
 import { duration, Maybe, Severity, Status, utc } from './format';
 
 type Cell<V> = { getValue: () => V };
-const utcShort = (iso: string) => utc(iso).replace(' UTC', '');
 
 export const COLUMNS = {
   severity: { header: 'Severity', size: 88, cell: (c: Cell<string>) => <Severity value={c.getValue()} /> },
@@ -14,7 +13,7 @@ export const COLUMNS = {
     size: 144,
     cell: (c: Cell<string>) => (
       <time dateTime={c.getValue()} title={utc(c.getValue())}>
-        {utcShort(c.getValue())}
+        {utc(c.getValue(), { label: false })}
       </time>
     ),
   },

@@ -3,10 +3,10 @@
 // inventory record) and the cluster's other issues. Each loads on its own, so a
 // slow or failing part never hides the others. Alert lists are the newest only, and
 // say so when the answer left some out.
-import { Link } from 'react-router';
 import { endpoint } from '../../api/client';
 import { useApi } from '../../api/hooks';
 import type { Answer } from '../../api/types';
+import { SiblingLink } from '../list-link';
 import { Empty, Loading, Problem } from '../states';
 import { duration, isWebLink, Maybe, Severity, Status, When } from './format';
 import { ScrollRegion } from '../scroll-region';
@@ -252,7 +252,7 @@ export function ClusterHistory({ issueId }: { issueId: string }) {
                 {history.data.issues.map((h) => (
                   <tr key={h.issue_id}>
                     <th scope="row">
-                      <Link to={`/issues/${encodeURIComponent(h.issue_id)}`}>{h.issue_name}</Link>
+                      <SiblingLink to={`/issues/${encodeURIComponent(h.issue_id)}`}>{h.issue_name}</SiblingLink>
                     </th>
                     <td>
                       <Severity value={h.severity} />

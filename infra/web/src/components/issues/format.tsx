@@ -2,18 +2,8 @@
 // badges, and ticket links (http(s) only, never javascript: or data:).
 import './issue-bits.css';
 
-/** `2026-11-24T19:45:00.000Z` → `2026-11-24 19:45 UTC`; empty or unparsable → `—`. */
-export function utc(iso: string | null | undefined): string {
-  if (!iso) return '—';
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) return iso;
-  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
-export function When({ iso }: { iso: string | null | undefined }) {
-  if (!iso) return <span className="muted">—</span>;
-  return <time dateTime={iso}>{utc(iso)}</time>;
-}
+// Times are the console's one formatter (../time.tsx), kept importable from here.
+export { utc, When } from '../time';
 
 /** 1183 → `19 h 43 min`; 4500 → `3 d 3 h`. */
 export function duration(minutes: number): string {

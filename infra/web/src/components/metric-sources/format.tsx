@@ -2,15 +2,10 @@
 // both relative ("4 min ago") and absolute (UTC), every status as a word.
 import { useEffect, useState } from 'react';
 import type { Answer } from '../../api/types';
+import { utcSeconds } from '../time';
 
 export type Status = Answer<'metric-sources', 'status'>;
 export type Outcome = NonNullable<Status['last_run']>['outcome'];
-
-/** `2026-11-24T19:45:12.000Z` → `2026-11-24 19:45:12 UTC`. */
-export function utcSeconds(iso: string): string {
-  const ms = Date.parse(iso);
-  return Number.isNaN(ms) ? iso : `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-}
 
 const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
 

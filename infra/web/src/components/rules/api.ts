@@ -85,10 +85,3 @@ export type ChangeDetail = Answer<'settings', 'getChange'>;
 
 /** The ETag a version is served with (`"v0"`: the shipped default). */
 export const etagOf = (version: number) => `"v${version}"`;
-
-/** "2026-11-25 14:03" in the viewer's time zone. */
-export function when(iso: string | null | undefined): string {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-}

@@ -1,7 +1,8 @@
 // Small pieces the health, risk, critical and analysis pages share: a cluster's
-// link, status badges, number and time formatting, the "computed at" line and a
+// link, status badges, number formatting, the "computed at" line (UTC) and a
 // free-text filter box.
 import { Link } from 'react-router';
+import { utc } from '../time';
 
 /** Every cluster name links to its page. */
 export function ClusterLink({ id, name }: { id: string; name: string }) {
@@ -16,17 +17,12 @@ export function Badge({ status }: { status: string }) {
 const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
 export const fmt = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : numberFormat.format(n));
 
-export const fmtTime = (iso: string) => {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-};
-
 /** "Computed …" under a page or section title. */
 export function Stamp({ at, source }: { at?: string; source?: string }) {
   if (!at) return null;
   return (
     <p className="muted view-stamp">
-      Computed <time dateTime={at}>{fmtTime(at)}</time>
+      Computed <time dateTime={at}>{utc(at)}</time>
       {source ? ` · source ${source}` : ''}
     </p>
   );

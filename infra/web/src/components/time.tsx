@@ -1,0 +1,49 @@
+// Every time the console shows, in one place: UTC, written ISO-like and labelled "UTC"
+// (`2026-11-24 19:45 UTC`), never the browser's zone, so an ops team spread over time
+// zones reads the same instant the same way on every page. A table whose column header
+// says "(UTC)" leaves the label off its cells (`{ label: false }`). Charts follow the
+// same rule (line-chart.tsx); relative times ("4 minutes ago") are zone-free.
+
+/** An instant: an ISO string as the API sends it, epoch milliseconds, or a Date. */
+export type Instant = string | number | Date;
+
+interface Options {
+  /** Append " UTC" (the default); false where a column header already says UTC. */
+  label?: boolean;
+}
+
+const millis = (t: Instant) => (typeof t === 'string' ? Date.parse(t) : typeof t === 'number' ? t : t.getTime());
+
+/**
+ * The `from`..`to` slice of the instant's ISO form, its `T` a space. None (null, undefined, '') → `—`;
+ * unparsable → the string as given (a number or Date that is no time → `—`).
+ */
+function format(t: Instant | null | undefined, from: number, to: number, o: Options | undefined): string {
+  if (t == null || t === '') return '—';
+  const ms = millis(t);
+  if (!Number.isFinite(ms)) return typeof t === 'string' ? t : '—';
+  const text = new Date(ms).toISOString().slice(from, to).replace('T', ' ');
+  return o?.label === false ? text : `${text} UTC`;
+}
+
+/** Date and minutes: `2026-11-24T19:45:12.000Z` → `2026-11-24 19:45 UTC`. */
+export const utc = (t: Instant | null | undefined, o?: Options) => format(t, 0, 16, o);
+
+/** Date and seconds: `2026-11-24T19:45:12.000Z` → `2026-11-24 19:45:12 UTC`. */
+export const utcSeconds = (t: Instant | null | undefined, o?: Options) => format(t, 0, 19, o);
+
+/** Time of day: `19:45 UTC`, or `19:45:12 UTC` with `seconds`. */
+export const utcTime = (t: Instant | null | undefined, o?: Options & { seconds?: boolean }) => format(t, 11, o?.seconds ? 19 : 16, o);
+
+/** The machine-readable form for `<time dateTime>`: a string as given, a number or Date as its ISO string ('' when it is no time). */
+export function isoOf(t: Instant): string {
+  if (typeof t === 'string') return t;
+  const ms = millis(t);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : '';
+}
+
+/** A moment as `<time dateTime=…>2026-11-24 19:45 UTC</time>`; none → a muted `—`. */
+export function When({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return <span className="muted">—</span>;
+  return <time dateTime={iso}>{utc(iso)}</time>;
+}
