@@ -1,5 +1,6 @@
 // vitest's configuration, kept in test/ because the repository's top level is
 // fixed: `npm test` passes --config; paths below are from the repository root.
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -10,6 +11,10 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/settings-reset.ts'],
     pool: 'forks',
+    // vitest's default is one fork per core less one: on CI's 2 cores, one file at a time. Most files
+    // wait (DynamoDB Local, Chromium, the local servers), so two forks there take the run from about
+    // 1,400 to 1,000 s; the browser tests' own timeouts (60–90 s) leave room for the shared cores.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 90_000,
     env: {
