@@ -42,8 +42,8 @@ export function isoOf(t: Instant): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : '';
 }
 
-/** A moment as `<time dateTime=…>2026-11-24 19:45 UTC</time>`; none → a muted `—`. */
-export function When({ iso }: { iso: string | null | undefined }) {
+/** A moment as `<time dateTime=…>2026-11-24 19:45 UTC</time>` (`label={false}` under a "(UTC)" header); none → a muted `—`. */
+export function When({ iso, label }: { iso: string | null | undefined; label?: boolean }) {
   if (!iso) return <span className="muted">—</span>;
-  return <time dateTime={iso}>{utc(iso)}</time>;
+  return <time dateTime={iso}>{utc(iso, { label })}</time>;
 }

@@ -12,7 +12,7 @@ import { LineChart, type LineSeries } from '../components/line-chart';
 import { useListUrl } from '../components/list-link';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { utc } from '../components/time';
+import { utc, When } from '../components/time';
 import { Badge, fmt, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './cluster.css';
@@ -347,10 +347,10 @@ function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
               </td>
               <td className="num">{fmt(i.alert_count)}</td>
               <td>
-                <time dateTime={i.first_seen}>{utc(i.first_seen, { label: false })}</time>
+                <When iso={i.first_seen} label={false} />
               </td>
               <td>
-                <time dateTime={i.last_seen}>{utc(i.last_seen, { label: false })}</time>
+                <When iso={i.last_seen} label={false} />
               </td>
               <td className="num">{i.duration_minutes < 120 ? `${i.duration_minutes} min` : `${fmt(i.duration_minutes / 60)} h`}</td>
               <td>{i.triage_status || <span className="muted">–</span>}</td>

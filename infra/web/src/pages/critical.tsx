@@ -8,7 +8,7 @@ import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { utc } from '../components/time';
+import { When } from '../components/time';
 import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './critical.css';
@@ -126,10 +126,10 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
                       <th scope="row">{a.alert_name}</th>
                       <td className="num">{a.count}</td>
                       <td>
-                        <time dateTime={a.first}>{utc(a.first, { label: false })}</time>
+                        <When iso={a.first} label={false} />
                       </td>
                       <td>
-                        <time dateTime={a.last}>{utc(a.last, { label: false })}</time>
+                        <When iso={a.last} label={false} />
                       </td>
                     </tr>
                   ))}

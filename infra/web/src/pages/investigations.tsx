@@ -11,7 +11,7 @@ import { validWholeDays, WholeDaysField } from '../components/ai/days-field';
 import { UsageCells, UsageHeads } from '../components/ai/usage';
 import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
 import { Pager, positive } from '../components/issues/pager';
-import { utc, When } from '../components/issues/format';
+import { When } from '../components/issues/format';
 import { useDraft } from '../components/issues/use-draft';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
@@ -187,7 +187,7 @@ function InvestigationTable({ rows, busy, caption }: { rows: Row[]; busy: boolea
               <td className="num">{percent(r.confidence)}</td>
               <td className="inv-wrap">{r.root_cause}</td>
               <td>
-                <time dateTime={r.created_at}>{utc(r.created_at, { label: false })}</time>
+                <When iso={r.created_at} label={false} />
               </td>
               <UsageCells model={r.model === 'rules' ? 'rules engine' : r.model} row={r} />
             </tr>
