@@ -38,6 +38,11 @@ export interface LocalServiceOptions {
   schedules?: Partial<Record<WorkerName, number>>;
   /** Keep a demo fleet alive: `tick` runs after start and then every N seconds. */
   demoFeed?: { everySeconds: number; tick: () => Promise<unknown> };
+  /**
+   * Aborted while starting (npm start got a signal): DynamoDB Local is stopped at once and the start
+   * rejects, rather than leave the emulator running once this process is gone.
+   */
+  signal?: AbortSignal;
 }
 
 export interface LocalService {
@@ -151,8 +156,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await writeFile(pidFile, String(dynamo.pid));
     endpoint = dynamo.endpoint;
   }
+  // The step in progress then fails against the stopped emulator, and the catch below cleans up.
+  const stopEmulator = () => void dynamo?.stop();
+  options.signal?.addEventListener('abort', stopEmulator, { once: true });
 
   try {
+    options.signal?.throwIfAborted();
     const tablePrefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
     await applyLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
 
@@ -216,5 +225,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await dynamo?.stop();
     await rm(pidFile, { force: true });
     throw error;
+  } finally {
+    options.signal?.removeEventListener('abort', stopEmulator);
   }
 }

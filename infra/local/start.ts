@@ -17,7 +17,24 @@ try {
   process.exit(1);
 }
 
-const service = await startLocalService({
+// Signals are handled from the start: one arriving before the service is up stops the start
+// (and DynamoDB Local with it) instead of leaving the emulator running behind this process.
+let service: Awaited<ReturnType<typeof startLocalService>> | undefined;
+const starting = new AbortController();
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`${signal}: stopping`);
+  if (!service) return starting.abort(); // the start's rejection below exits
+  await service.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGHUP', () => void shutdown('SIGHUP'));
+
+service = await startLocalService({
   port: settings.port,
   dataDir: settings.dataDir,
   adminUsername: settings.adminUsername,
@@ -31,10 +48,17 @@ const service = await startLocalService({
         tick: createDemoFeed({ dataDir: settings.dataDir, clusters: settings.demoClusters, log: (line) => console.log(line) }).tick,
       }
     : undefined,
+  signal: starting.signal,
 }).catch((error: unknown) => {
+  if (starting.signal.aborted) process.exit(0);
   console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });
+// A signal during the start's last steps, after its last DynamoDB call: the start succeeded, and stops now.
+if (starting.signal.aborted) {
+  await service.stop();
+  process.exit(0);
+}
 
 if (service.generatedAdminPassword) {
   console.log(`Bootstrap superadmin created: ${service.adminUsername} / ${service.generatedAdminPassword}`);
@@ -55,15 +79,3 @@ const banner = [
   ...(settings.demoFeed ? [`Demo feed: new samples and incidents every ${settings.demoFeedEverySeconds} s (DEMO_FEED=false turns it off)`] : []),
 ];
 console.log(banner.join('\n'));
-
-let stopping = false;
-const shutdown = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  console.log(`${signal}: stopping`);
-  await service.stop();
-  process.exit(0);
-};
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGHUP', () => void shutdown('SIGHUP'));

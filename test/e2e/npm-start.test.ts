@@ -84,6 +84,26 @@ describe('npm start', () => {
     for (let i = 0; i < 100 && alive(secondJava); i++) await new Promise((r) => setTimeout(r, 100));
     expect(alive(secondJava)).toBe(false);
   }, 150_000);
+
+  it('stopped while it starts (the demo fleet loading), it stops DynamoDB Local too rather than leave it running', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-start-stop-'));
+    const child = spawn('npm', ['start'], {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()), ADMIN_PASSWORD: '', LOG_LEVEL: 'warn' },
+      stdio: 'ignore',
+    });
+    running.push(child);
+    const exited = new Promise((r) => child.once('exit', r));
+    // The pid file is written once DynamoDB Local answers; the tables, the superadmin and the demo fleet come after.
+    const pidFile = join(dataDir, 'dynamodb-local.pid');
+    for (let i = 0; i < 600 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
+    const javaPid = Number(readFileSync(pidFile, 'utf8'));
+    expect(alive(javaPid)).toBe(true);
+    child.kill('SIGTERM');
+    await exited;
+    for (let i = 0; i < 100 && alive(javaPid); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(javaPid)).toBe(false);
+    expect(existsSync(pidFile)).toBe(false);
+  }, 90_000);
 });
 
 /** `npm run invoke -- <args>` with this data folder: exit code, stdout (the handler's answer), stderr. */
