@@ -14,7 +14,6 @@ const ALONE = ['test/e2e/npm-start.test.ts'];
 export default defineConfig({
   root: fileURLToPath(new URL('..', import.meta.url)),
   test: {
-    globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/settings-reset.ts'],
     pool: 'forks',
     // vitest's default is one fork per core less one: on CI's 2 cores, one file at a time. Most files
@@ -29,8 +28,12 @@ export default defineConfig({
       STAGE: 'dev',
     },
     projects: [
-      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], exclude: ALONE, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'alone', include: ALONE, sequence: { groupOrder: 1 } } },
+      // Each project runs its own global setup: only the first starts the run's DynamoDB Local.
+      {
+        extends: true,
+        test: { name: 'service', include: ['test/**/*.test.ts'], exclude: ALONE, globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 0 } },
+      },
+      { extends: true, test: { name: 'alone', include: ALONE, globalSetup: ['test/support/console-setup.ts'], sequence: { groupOrder: 1 } } },
     ],
   },
 });

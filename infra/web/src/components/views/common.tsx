@@ -2,7 +2,7 @@
 // link, status badges, number formatting, the "computed at" line (UTC) and a
 // free-text filter box.
 import { Link } from 'react-router';
-import { utc } from '../time';
+import { When } from '../time';
 
 /** Every cluster name links to its page. */
 export function ClusterLink({ id, name }: { id: string; name: string }) {
@@ -22,7 +22,7 @@ export function Stamp({ at, source }: { at?: string; source?: string }) {
   if (!at) return null;
   return (
     <p className="muted view-stamp">
-      Computed <time dateTime={at}>{utc(at)}</time>
+      Computed <When iso={at} />
       {source ? ` · source ${source}` : ''}
     </p>
   );
