@@ -13,7 +13,16 @@
 import { type ClusterInput, clusterFields, Tier } from '../fleet/records.js';
 import { batchGet, ConditionFailed, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
 import { itemReader, number, oneOf, string } from './items.js';
-import { bumpWriteCounter, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackRead, type PackSource } from './packing.js';
+import {
+  bumpWriteCounter,
+  JSON_WINDOW_BITS,
+  PACK_COUNTER_SK,
+  PACK_HEAD_SK,
+  readThroughPack,
+  type PackBuilder,
+  type PackRead,
+  type PackSource,
+} from './packing.js';
 
 const FLEET_PK = 'CLUSTERS';
 const PACK_PK = 'CLUSTERS-PACK';
@@ -118,6 +127,7 @@ const inventorySource: PackSource<ClusterRecord[]> = {
       .map(readCluster)
       .sort(byNameThenId),
   encode: (clusters) => Buffer.from(JSON.stringify(clusters)),
+  windowBits: JSON_WINDOW_BITS,
   // Each record checked by the reader its item would have gone through.
   decode: (raw) => {
     const records: unknown = JSON.parse(raw.toString('utf8'));

@@ -62,10 +62,25 @@ const outputChunk = (bytes: number): number => Math.min(Math.max(bytes, 64 * 102
 const sliceKey = (place: ChunkPlace, index: number): Key => ({ pk: place.pk, sk: `${place.prefix}${String(index).padStart(4, '0')}` });
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-/** Brotli quality 1 (writeChunks says why), for about `bytes` of input (0: unknown, brotli's own default). */
-const brotliOptions = (bytes = 0) => ({
+/**
+ * Brotli's window for JSON (log2 of its bytes; brotli's default is 22, 4 MB). A reader's decoder
+ * writes everything it decodes through a ring buffer of the window's size, and in a fresh
+ * process each page of it is one more first touch (15–18 µs here, test/bench/README.md): the
+ * 4.6 MB inventory of 10,000 clusters filled a 4 MB ring, ≈ 1,900 pages of a refresh. JSON
+ * repeats itself within a record or two (field names, id prefixes), so 256 KB packs that
+ * inventory within 0.3% of the default. Rollup packs keep the default: their cells repeat
+ * across the whole pack (2^18 made them 19% larger; a pack of 0.5 MB fills no more ring than it decodes).
+ */
+export const JSON_WINDOW_BITS = 18;
+
+/** Brotli quality 1 (writeChunks says why), for about `bytes` of input (0: unknown, brotli's own default), with `windowBits` if given. */
+const brotliOptions = (bytes = 0, windowBits?: number) => ({
   chunkSize: outputChunk(bytes >> 1),
-  params: { [zlib().constants.BROTLI_PARAM_QUALITY]: 1, [zlib().constants.BROTLI_PARAM_SIZE_HINT]: bytes },
+  params: {
+    [zlib().constants.BROTLI_PARAM_QUALITY]: 1,
+    [zlib().constants.BROTLI_PARAM_SIZE_HINT]: bytes,
+    ...(windowBits === undefined ? {} : { [zlib().constants.BROTLI_PARAM_LGWIN]: windowBits }),
+  },
 });
 
 /**
@@ -75,8 +90,8 @@ const brotliOptions = (bytes = 0) => ({
 export type PieceWriter = (write: (piece: Buffer) => Promise<void>) => Promise<void>;
 
 /** One brotli stream of what `produce` writes, compressed while it makes the next piece. */
-async function compressPieces(produce: PieceWriter): Promise<{ packed: Buffer; rawBytes: number }> {
-  const stream = zlib().createBrotliCompress(brotliOptions());
+async function compressPieces(produce: PieceWriter, windowBits?: number): Promise<{ packed: Buffer; rawBytes: number }> {
+  const stream = zlib().createBrotliCompress(brotliOptions(0, windowBits));
   const out: Buffer[] = [];
   let [packedBytes, rawBytes] = [0, 0];
   stream.on('data', (chunk: Buffer) => {
@@ -109,10 +124,10 @@ async function compressPieces(produce: PieceWriter): Promise<{ packed: Buffer; r
  * on rollup packs it pays in bytes, not in read time (shared/db/README.md). `raw` may be made
  * as it is written (PieceWriter), compressed as one value.
  */
-export async function writeChunks(place: ChunkPlace, raw: Buffer | PieceWriter, ttl?: number): Promise<Required<Chunked>> {
+export async function writeChunks(place: ChunkPlace, raw: Buffer | PieceWriter, ttl?: number, windowBits?: number): Promise<Required<Chunked>> {
   const { packed, rawBytes } = Buffer.isBuffer(raw)
-    ? { packed: await compress(raw, brotliOptions(raw.length)), rawBytes: raw.length }
-    : await compressPieces(raw);
+    ? { packed: await compress(raw, brotliOptions(raw.length, windowBits)), rawBytes: raw.length }
+    : await compressPieces(raw, windowBits);
   const chunks = Math.max(1, Math.ceil(packed.length / CHUNK_BYTES));
   if (chunks > MAX_CHUNKS) throw new RangeError(`${place.pk}: ${chunks} chunks, at most ${MAX_CHUNKS}`);
   await mapLimit(range(chunks), 4, (i) =>
@@ -241,11 +256,11 @@ const partsOf = (table: TableName, pk: string, packId: string): ChunkPlace => ({
 export async function writePack(
   table: TableName,
   pk: string,
-  pack: { builtFrom: number; clusters: number; encoding: string; raw: Buffer },
+  pack: { builtFrom: number; clusters: number; encoding: string; raw: Buffer; windowBits?: number },
   ttl?: number,
 ): Promise<PackHead> {
   const packId = `${pack.builtFrom}-${randomUUID().slice(0, 8)}`;
-  const written = await writeChunks(partsOf(table, pk, packId), pack.raw, ttl);
+  const written = await writeChunks(partsOf(table, pk, packId), pack.raw, ttl, pack.windowBits);
   return { pack_id: packId, built_from: pack.builtFrom, clusters: pack.clusters, ...written, encoding: pack.encoding };
 }
 
@@ -334,6 +349,8 @@ export interface PackSource<T> {
   /** The value from its items; `consistent` when read after an even counter (the seqlock needs it). */
   fromItems(consistent: boolean): Promise<T>;
   encode(value: T): Buffer;
+  /** Brotli's window for `encode`'s bytes (JSON_WINDOW_BITS for JSON); none: brotli's default. */
+  windowBits?: number;
   /** Throws CorruptPack (or anything, which is made one) for bytes that are not such a value. */
   decode(raw: Buffer, head: PackHead): T;
   /** Clusters in a value: recorded in the head and checked on decode. */
@@ -435,7 +452,7 @@ export async function readThroughPack<T>(
       const written = await build.write(
         table,
         pk,
-        { builtFrom: writes, clusters: source.count(value), encoding: source.encoding, raw: source.encode(value) },
+        { builtFrom: writes, clusters: source.count(value), encoding: source.encoding, raw: source.encode(value), windowBits: source.windowBits },
         source.ttl,
       );
       packed = built = await build.switchHead(table, pk, written, source.ttl);

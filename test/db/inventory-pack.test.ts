@@ -4,9 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { bumpWriteCounter, clearPackCache, PACK_BUILDER, WRITER_MAX_MS, type PackBuilder } from '../../shared/db/packing.js';
+import { bumpWriteCounter, clearPackCache, JSON_WINDOW_BITS, PACK_BUILDER, WRITER_MAX_MS, type PackBuilder } from '../../shared/db/packing.js';
 import { lastInventoryRead, listClusters, upsertClusters } from '../../shared/db/clusters.js';
 import type { ClusterInput } from '../../shared/fleet/records.js';
+import { brotliWindowBits } from '../support/brotli.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -85,6 +86,19 @@ describe('inventory pack', () => {
       expect(lastInventoryRead()).toEqual({ from: cold ? 'pack' : 'cached', built: false });
     }
     expect(await head()).toEqual(current);
+  });
+
+  it('is compressed with a 256 KB window, so a reader decodes it through a ring buffer of that size, not 4 MB', async () => {
+    await upsertClusters(Array.from({ length: 50 }, () => cluster()));
+    await expectSameAsItems({ build: PACK_BUILDER });
+    const packId = String((await head())?.pack_id);
+    const [first] = await queryAll('clusters', {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :part)',
+      ExpressionAttributeValues: { ':pk': pk, ':part': `PART#${packId}#` },
+      ConsistentRead: true,
+    });
+    expect(brotliWindowBits(first!.data as Uint8Array)).toBe(JSON_WINDOW_BITS);
+    expect(JSON_WINDOW_BITS).toBe(18);
   });
 
   it('an upsert (new cluster, changed field) is in the next read, warm or cold, and the next refresh packs it', async () => {

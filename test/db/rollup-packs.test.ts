@@ -23,6 +23,7 @@ import { columnsFromRollups, emptyColumns, METRICS, SLOTS, type RollupColumns } 
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import type { DayRollup } from '../../shared/fleet/rollup.js';
 import { resetSettings } from '../../shared/config/env.js';
+import { brotliWindowBits } from '../support/brotli.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -256,6 +257,8 @@ describe('packed rollups', () => {
     });
     expect(parts).toHaveLength(Number(head?.chunks));
     for (const part of parts) expect((part.data as Uint8Array).length).toBeLessThanOrEqual(CHUNK_BYTES);
+    // Cells repeat across the whole pack: brotli's default window, not JSON's (packing.ts).
+    expect(brotliWindowBits(parts[0]!.data as Uint8Array)).toBe(22);
 
     clearPackCache();
     await expectSameAsItems(day);

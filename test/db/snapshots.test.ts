@@ -3,8 +3,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { putItem, queryAll } from '../../shared/db/client.js';
-import { CHUNK_BYTES, writeChunks } from '../../shared/db/packing.js';
+import { CHUNK_BYTES, JSON_WINDOW_BITS, writeChunks } from '../../shared/db/packing.js';
 import { commitSnapshot, jsonArrayWriter, listSnapshots, putSnapshot, readCurrentSnapshot, readSnapshot, writeSnapshotChunks } from '../../shared/db/scores.js';
+import { brotliWindowBits } from '../support/brotli.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -51,6 +52,8 @@ describe('score snapshots in compressed chunks', () => {
     expect(written.chunks).toBeLessThanOrEqual(4);
     const stored = await chunkItems('fleet', written.snapshot_id);
     expect(stored).toHaveLength(written.chunks);
+    // JSON's window (packing.ts): a reader's decoder fills a 256 KB ring buffer, not brotli's default 4 MB.
+    expect(brotliWindowBits(stored[0]!.data as Uint8Array)).toBe(JSON_WINDOW_BITS);
     for (const item of stored) {
       const data = item.data as Uint8Array;
       expect(data).toBeInstanceOf(Uint8Array);
