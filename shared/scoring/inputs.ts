@@ -41,16 +41,26 @@ export interface ClusterData {
  * and `rollups` builds this cluster's objects only when a reader asks (and keeps none).
  */
 export function columnarClusterData(cluster: ClusterRecord, columns: RollupColumns, alerts: AlertFacts[]): ClusterData {
-  const row = columns.rowOf.get(cluster.cluster_id) ?? -1;
-  return {
-    cluster,
-    columns,
-    row,
-    alerts,
-    get rollups() {
-      return row < 0 ? [] : rollupsOf(columns, row);
-    },
-  };
+  return new ColumnarClusterData(cluster, columns, columns.rowOf.get(cluster.cluster_id) ?? -1, alerts);
+}
+
+/**
+ * A class, so the getter is its prototype's: an object literal with a getter carries its own
+ * accessor and closure, 616 bytes a cluster against 72 (heap used, empty alerts), 5.4 MB of a
+ * 10,000-cluster refresh that a fresh process touches page by page (test/bench/README.md).
+ * Nothing spreads a ClusterData (a spread would not copy a prototype's getter).
+ */
+class ColumnarClusterData implements ClusterData {
+  constructor(
+    readonly cluster: ClusterRecord,
+    readonly columns: RollupColumns,
+    readonly row: number,
+    readonly alerts: AlertFacts[],
+  ) {}
+
+  get rollups(): StoredRollup[] {
+    return this.row < 0 ? [] : rollupsOf(this.columns, this.row);
+  }
 }
 
 const DAY_MS = 86_400_000;

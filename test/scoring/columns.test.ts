@@ -169,6 +169,13 @@ describe('the columnar fold', () => {
       { numRuns: 100 },
     );
   });
+
+  it('shares one `rollups` getter among the clusters (a prototype’s), not an accessor and closure per cluster', () => {
+    const { columns } = fleets([[], []], [0, 1], [true, false]);
+    for (const d of columns) expect(Object.getOwnPropertyDescriptor(d, 'rollups')).toBeUndefined();
+    expect(Object.getPrototypeOf(columns[0])).toBe(Object.getPrototypeOf(columns[1]));
+    expect(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(columns[0]), 'rollups')?.get).toBeTypeOf('function');
+  });
 });
 
 /**
