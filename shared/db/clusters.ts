@@ -13,21 +13,19 @@
 import { type ClusterInput, clusterFields, Tier } from '../fleet/records.js';
 import { batchGet, ConditionFailed, getItem, mapLimit, queryAll, setFields, updateItem } from './client.js';
 import { itemReader, number, oneOf, string } from './items.js';
-import {
-  bumpWriteCounter,
-  JSON_WINDOW_BITS,
-  PACK_COUNTER_SK,
-  PACK_HEAD_SK,
-  readThroughPack,
-  type PackBuilder,
-  type PackRead,
-  type PackSource,
-} from './packing.js';
+import { bumpWriteCounter, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, type PackBuilder, type PackRead, type PackSource } from './packing.js';
 
 const FLEET_PK = 'CLUSTERS';
 const PACK_PK = 'CLUSTERS-PACK';
 /** The records, as a JSON array, brotli quality 1. */
 const PACK_ENCODING = 'records-json+br1';
+/**
+ * The inventory's brotli window (log2 bytes): 256 KB instead of brotli's 4 MB. Records repeat
+ * each other only in field names and id prefixes, so 10,000 clusters (4.6 MB of JSON) pack
+ * within 0.3% of the default, and a reader's decoder fills a 256 KB ring, not 4 MB: the
+ * refresh's pack reads in a fresh process touched 7,100-7,200 pages before, 5,160-5,280 after.
+ */
+export const INVENTORY_WINDOW_BITS = 18;
 const clusterKey = (clusterId: string) => ({ pk: FLEET_PK, sk: `CLUSTER#${clusterId}` });
 
 export interface ClusterRecord extends ClusterInput {
@@ -127,7 +125,7 @@ const inventorySource: PackSource<ClusterRecord[]> = {
       .map(readCluster)
       .sort(byNameThenId),
   encode: (clusters) => Buffer.from(JSON.stringify(clusters)),
-  windowBits: JSON_WINDOW_BITS,
+  windowBits: INVENTORY_WINDOW_BITS,
   // Each record checked by the reader its item would have gone through.
   decode: (raw) => {
     const records: unknown = JSON.parse(raw.toString('utf8'));

@@ -63,17 +63,12 @@ const sliceKey = (place: ChunkPlace, index: number): Key => ({ pk: place.pk, sk:
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 /**
- * Brotli's window for JSON (log2 of its bytes; brotli's default is 22, 4 MB). A reader's decoder
- * writes everything it decodes through a ring buffer of the window's size, and in a fresh
- * process each page of it is one more first touch (15–18 µs here, test/bench/README.md): the
- * 4.6 MB inventory of 10,000 clusters filled a 4 MB ring, ≈ 1,900 pages of a refresh. JSON
- * repeats itself within a record or two (field names, id prefixes), so 256 KB packs that
- * inventory within 0.3% of the default. Rollup packs keep the default: their cells repeat
- * across the whole pack (2^18 made them 19% larger; a pack of 0.5 MB fills no more ring than it decodes).
+ * Brotli quality 1 (writeChunks says why), for about `bytes` of input (0: unknown, brotli's own
+ * default), with brotli's default window (2^22) unless `windowBits` says less. A reader's decoder
+ * writes all it decodes through a ring buffer of the window's size, whose pages a fresh process
+ * touches for the first time; a value that repeats itself only nearby packs as well in less
+ * (clusters.ts' inventory), one that repeats across megabytes does not (snapshots, rollup cells).
  */
-export const JSON_WINDOW_BITS = 18;
-
-/** Brotli quality 1 (writeChunks says why), for about `bytes` of input (0: unknown, brotli's own default), with `windowBits` if given. */
 const brotliOptions = (bytes = 0, windowBits?: number) => ({
   chunkSize: outputChunk(bytes >> 1),
   params: {
@@ -349,7 +344,7 @@ export interface PackSource<T> {
   /** The value from its items; `consistent` when read after an even counter (the seqlock needs it). */
   fromItems(consistent: boolean): Promise<T>;
   encode(value: T): Buffer;
-  /** Brotli's window for `encode`'s bytes (JSON_WINDOW_BITS for JSON); none: brotli's default. */
+  /** Brotli's window for `encode`'s bytes (log2 of its size); none: brotli's default (brotliOptions). */
   windowBits?: number;
   /** Throws CorruptPack (or anything, which is made one) for bytes that are not such a value. */
   decode(raw: Buffer, head: PackHead): T;

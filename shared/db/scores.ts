@@ -20,7 +20,7 @@
 // when the generation changes, so a refresh anywhere invalidates the cache everywhere.
 import { randomUUID } from 'node:crypto';
 import { ConditionFailed, conditionalWrite, generationMarker, getItem, putItem, queryAll, queryPage, setFields, updateItem } from './client.js';
-import { JSON_WINDOW_BITS, readChunks, writeChunks, type ChunkPlace, type PieceWriter } from './packing.js';
+import { readChunks, writeChunks, type ChunkPlace, type PieceWriter } from './packing.js';
 
 export const SNAPSHOT_KINDS = ['fleet', 'health', 'risk'] as const;
 export type SnapshotKind = (typeof SNAPSHOT_KINDS)[number];
@@ -80,7 +80,7 @@ export async function putSnapshot(
 export async function writeSnapshotChunks(kind: SnapshotKind, generatedAt: string, items: readonly unknown[]): Promise<SnapshotChunks> {
   const ttl = Math.floor(Date.parse(generatedAt) / 1000) + SNAPSHOT_RETENTION_DAYS * 86_400;
   const snapshotId = `${generatedAt}#${randomUUID().slice(0, 8)}`;
-  const written = await writeChunks(chunksOf(kind, snapshotId), jsonArrayWriter(items), ttl, JSON_WINDOW_BITS);
+  const written = await writeChunks(chunksOf(kind, snapshotId), jsonArrayWriter(items), ttl);
   return { kind, generated_at: generatedAt, count: items.length, snapshot_id: snapshotId, ...written, encoding: ENCODING, ttl };
 }
 

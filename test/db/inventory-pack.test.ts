@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
-import { bumpWriteCounter, clearPackCache, JSON_WINDOW_BITS, PACK_BUILDER, WRITER_MAX_MS, type PackBuilder } from '../../shared/db/packing.js';
-import { lastInventoryRead, listClusters, upsertClusters } from '../../shared/db/clusters.js';
+import { bumpWriteCounter, clearPackCache, PACK_BUILDER, WRITER_MAX_MS, type PackBuilder } from '../../shared/db/packing.js';
+import { INVENTORY_WINDOW_BITS, lastInventoryRead, listClusters, upsertClusters } from '../../shared/db/clusters.js';
 import type { ClusterInput } from '../../shared/fleet/records.js';
 import { brotliWindowBits } from '../support/brotli.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -97,8 +97,8 @@ describe('inventory pack', () => {
       ExpressionAttributeValues: { ':pk': pk, ':part': `PART#${packId}#` },
       ConsistentRead: true,
     });
-    expect(brotliWindowBits(first!.data as Uint8Array)).toBe(JSON_WINDOW_BITS);
-    expect(JSON_WINDOW_BITS).toBe(18);
+    expect(brotliWindowBits(first!.data as Uint8Array)).toBe(INVENTORY_WINDOW_BITS);
+    expect(INVENTORY_WINDOW_BITS).toBe(18);
   });
 
   it('an upsert (new cluster, changed field) is in the next read, warm or cold, and the next refresh packs it', async () => {

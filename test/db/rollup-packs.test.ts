@@ -257,7 +257,7 @@ describe('packed rollups', () => {
     });
     expect(parts).toHaveLength(Number(head?.chunks));
     for (const part of parts) expect((part.data as Uint8Array).length).toBeLessThanOrEqual(CHUNK_BYTES);
-    // Cells repeat across the whole pack: brotli's default window, not JSON's (packing.ts).
+    // Cells repeat across the whole pack: brotli's default window (2^18 made window packs 19% larger).
     expect(brotliWindowBits(parts[0]!.data as Uint8Array)).toBe(22);
 
     clearPackCache();

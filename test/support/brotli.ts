@@ -1,5 +1,5 @@
 // The window a brotli stream was compressed with, read from its first bits (RFC 7932 §9.1,
-// WBITS): the size of the ring buffer its decoder fills (shared/db/packing.ts, JSON_WINDOW_BITS).
+// WBITS): the size of the ring buffer its decoder fills (shared/db/packing.ts, brotliOptions).
 export function brotliWindowBits(stream: Uint8Array): number {
   const first = stream[0];
   if (first === undefined) throw new Error('an empty stream has no window');
