@@ -12,7 +12,7 @@ import { LineChart, type LineSeries } from '../components/line-chart';
 import { useListUrl } from '../components/list-link';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { utc, When } from '../components/time';
+import { When } from '../components/time';
 import { Badge, fmt, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './cluster.css';
@@ -64,18 +64,8 @@ function InventoryFacts({ c }: { c: Inventory }) {
     ['Engine version', c.engine_version],
     ['State', c.resource_state],
     ['Nodes', fmt(c.node_count)],
-    [
-      'First seen',
-      <time key="created" dateTime={c.created_at}>
-        {utc(c.created_at)}
-      </time>,
-    ],
-    [
-      'Inventory updated',
-      <time key="updated" dateTime={c.updated_at}>
-        {utc(c.updated_at)}
-      </time>,
-    ],
+    ['First seen', <When key="created" iso={c.created_at} />],
+    ['Inventory updated', <When key="updated" iso={c.updated_at} />],
   ];
   return (
     <dl className="facts cluster-facts">
