@@ -8,8 +8,9 @@
 // before they are sent, because rollups add up what they receive and a
 // repeated hour would count twice; a crash costs at most one batch of hours.
 import { existsSync } from 'node:fs';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomically } from './atomic-write.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { ingestAlerts, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
 import type { LogEventInput, MetricKey, MetricSample } from '../../shared/fleet/records.js';
@@ -144,8 +145,7 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
   }
 
   async function writeState(state: FeedState): Promise<void> {
-    await writeFile(`${stateFile}.tmp`, `${JSON.stringify(state)}\n`);
-    await rename(`${stateFile}.tmp`, stateFile); // atomic: never a half-written state
+    await writeFileAtomically(stateFile, `${JSON.stringify(state)}\n`);
   }
 
   async function feedHours(hours: number[], now: Date, result: DemoFeedTick): Promise<void> {

@@ -4,10 +4,11 @@
 // and the end-to-end tests both call startLocalService.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
+import { writeFileAtomically } from './atomic-write.js';
 import { localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import type { ConfigConcern } from '../../shared/config/concerns.js';
 import { checkSettings, resetSettings } from '../../shared/config/env.js';
@@ -93,8 +94,7 @@ async function localSecret(dataDir: string, variable: string, file: string): Pro
   const path = join(dataDir, file);
   if (existsSync(path)) return (await readFile(path, 'utf8')).trim();
   const secret = randomBytes(48).toString('base64url');
-  await writeFile(path, `${secret}\n`, { mode: 0o600 });
-  await chmod(path, 0o600);
+  await writeFileAtomically(path, `${secret}\n`, 0o600);
   return secret;
 }
 
@@ -153,7 +153,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   if (!endpoint) {
     await killStaleEmulator(pidFile);
     dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb') });
-    await writeFile(pidFile, String(dynamo.pid));
+    await writeFileAtomically(pidFile, String(dynamo.pid));
     endpoint = dynamo.endpoint;
   }
   // The step in progress then fails against the stopped emulator, and the catch below cleans up.
@@ -188,7 +188,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     const url = `http://localhost:${port}`;
     const runtimeFile = join(dataDir, RUNTIME_FILE);
     const runtime: RuntimeInfo = { pid: process.pid, url, dynamoEndpoint: endpoint, tablePrefix };
-    await writeFile(runtimeFile, `${JSON.stringify(runtime, null, 2)}\n`);
+    await writeFileAtomically(runtimeFile, `${JSON.stringify(runtime, null, 2)}\n`);
 
     // After start: the demo feed catches up first, then one recompute, so a new
     // user finds AI issues, agent tasks and investigations within a minute.

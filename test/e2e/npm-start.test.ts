@@ -46,6 +46,8 @@ async function npmStart(dataDir: string, port: number, env: Record<string, strin
 }
 
 function alive(pid: number): boolean {
+  // process.kill(0, …) signals our own process group, which is always there.
+  if (!(Number.isInteger(pid) && pid > 0)) throw new Error(`not a process id: ${pid}`);
   try {
     process.kill(pid, 0);
     return true;
@@ -94,9 +96,11 @@ describe('npm start', () => {
     running.push(child);
     const exited = new Promise((r) => child.once('exit', r));
     // The pid file is written once DynamoDB Local answers; the tables, the superadmin and the demo fleet come after.
+    // Polled as closely as a process manager might: the file is never seen empty or half-written.
     const pidFile = join(dataDir, 'dynamodb-local.pid');
-    for (let i = 0; i < 600 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 60_000 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 1));
     const javaPid = Number(readFileSync(pidFile, 'utf8'));
+    expect(javaPid).toBeGreaterThan(0);
     expect(alive(javaPid)).toBe(true);
     child.kill('SIGTERM');
     await exited;
