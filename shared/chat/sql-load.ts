@@ -4,7 +4,7 @@
 // read-only for the queries.
 import type { Database } from 'sql.js';
 import type { SnapshotInput } from './sql-snapshot.js';
-import { createIndexSql, createTableSql, insertSql, type SnapshotStats, TABLES } from './sql-tables.js';
+import { createIndexSql, createTableSql, insertSql, metricDailyStats, type SnapshotStats, TABLES } from './sql-tables.js';
 import { quote } from './sql-values.js';
 
 /**
@@ -27,7 +27,7 @@ export const QUERY_HEAP_LIMIT = 128 * 1024 * 1024;
  */
 export function loadSnapshot(db: Database, snapshot: SnapshotInput): void {
   db.run('PRAGMA temp_store = MEMORY');
-  for (const table of TABLES) db.run(createTableSql(table));
+  for (const table of TABLES) for (const sql of createTableSql(table)) db.run(sql);
   db.run('BEGIN');
   for (const table of TABLES) {
     if (table.load) {
@@ -50,13 +50,12 @@ export function loadSnapshot(db: Database, snapshot: SnapshotInput): void {
 /** What the loaded database holds, for the schema text. */
 export function snapshotStats(db: Database, snapshot: SnapshotInput): SnapshotStats {
   const rowCounts: Record<string, number> = {};
+  // metric_daily's are counted in the columns (a scan of it would cost more than the rest together).
+  const rollups = metricDailyStats(snapshot.rollups);
   for (const table of TABLES) {
-    // metric_daily's count is known (a scan of it would cost more than the rest together).
-    rowCounts[table.name] =
-      table.name === 'metric_daily' ? snapshot.rollups.rowDay.length : Number(db.exec(`SELECT count(*) FROM ${quote(table.name)}`)[0]?.values[0]?.[0] ?? 0);
+    rowCounts[table.name] = table.name === 'metric_daily' ? rollups.rows : Number(db.exec(`SELECT count(*) FROM ${quote(table.name)}`)[0]?.values[0]?.[0] ?? 0);
   }
-  const { days, keys } = snapshot.rollups;
-  return { rowCounts, metricKeys: [...keys], firstDay: days[0] ?? null, lastDay: days.at(-1) ?? null };
+  return { rowCounts, metricKeys: rollups.metricKeys, firstDay: rollups.firstDay, lastDay: rollups.lastDay };
 }
 
 const pragmaNumber = (db: Database, pragma: string) => Number(db.exec(`PRAGMA ${pragma}`)[0]?.values[0]?.[0] ?? 0);

@@ -3,8 +3,8 @@
 // to WebAssembly) that lives in a worker thread (sql-worker.ts), because this
 // build of sql.js exposes neither sqlite3_progress_handler nor
 // sqlite3_interrupt: the only way to stop a runaway query is to terminate the
-// thread running it. The snapshot is kept here (packed: sql-snapshot.ts
-// packSnapshot), and a replacement worker loads it again.
+// thread running it. The snapshot is kept here (as the worker loads it:
+// sql-snapshot.ts packSnapshot), and a replacement worker loads it again.
 //
 // Files at run time (both located like shared/rules/defaults.ts locates rules,
 // relative to this module's URL, i.e. to the bundle in Lambda):
@@ -191,7 +191,7 @@ const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`;
 
 const timeoutMessage = (ms: number) =>
   `The query took longer than ${seconds(ms)} and was stopped. Narrow it down: filter early on keys ` +
-  '(cluster_id, then metric_key and day in metric_daily; starts_at in alerts), join on cluster_id, aggregate before joining, ' +
+  '(metric_key, cluster_id and day in metric_daily; starts_at in alerts), join on cluster_id, aggregate before joining, ' +
   'add a LIMIT, and avoid cross joins and unbounded recursive CTEs.';
 
 function positiveInt(value: number | undefined, fallback: number, max: number): number {

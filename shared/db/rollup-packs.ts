@@ -191,11 +191,12 @@ const WINDOW_ENCODING = 'window-cells-v1+br1';
  * pack is built and written for the next read (a pack write that fails is logged,
  * not thrown). Only the refresh (the recompute worker, granted write access to the
  * metrics table) builds packs; API containers reading the fleet view read them.
+ * With `shared`, the columns' arrays are SharedArrayBuffers (emptyColumns).
  */
 export async function readFleetRollupColumns(
   days: string[],
   now = new Date(),
-  { build, window = false }: { build?: PackBuilder; window?: boolean } = {},
+  { build, window = false, shared = false }: { build?: PackBuilder; window?: boolean; shared?: boolean } = {},
 ): Promise<RollupColumns> {
   const stats = noStats();
   // `window`: the settled days (a prefix of `days`, at least two) are read folded, one window pack per shard.
@@ -243,7 +244,7 @@ export async function readFleetRollupColumns(
   const rowOf = new Map<string, number>();
   for (let shard = 0; shard < METRIC_SHARDS; shard++)
     for (let d = 0; d < columnDays.length; d++) for (const id of packs[d * METRIC_SHARDS + shard]!.clusterIds) if (!rowOf.has(id)) rowOf.set(id, rowOf.size);
-  const columns: RollupColumns = { ...emptyColumns(columnDays, [...rowOf.keys()]), ...(windowed ? { window: folded } : {}) };
+  const columns: RollupColumns = { ...emptyColumns(columnDays, [...rowOf.keys()], shared), ...(windowed ? { window: folded } : {}) };
   for (let i = 0; i < packs.length; i++) copyInto(columns, Math.floor(i / METRIC_SHARDS), packs[i]!);
   return columns;
 }

@@ -11,6 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { serialize } from 'node:v8';
 import { LAMBDA_NODE_OPTIONS } from '../../infra/bundling.js';
 import { bundleSql } from '../chat/sql-bundle.js';
 import { bigFleet, RUNAWAY } from '../chat/sql-fleets.js';
@@ -35,8 +36,9 @@ const QUERIES = {
 
 /** Runs beside the bundle; prints one JSON line of milliseconds. */
 const PROBE = `import { readFileSync } from 'node:fs';
+import { deserialize } from 'node:v8';
 import { openFleetDatabase, SQL_LIMITS, SqlRefused } from './index.mjs';
-const snapshot = JSON.parse(readFileSync('fleet.json', 'utf8'));
+const snapshot = deserialize(readFileSync('fleet.bin'));
 const since = (started) => performance.now() - started;
 const loads = [];
 let db;
@@ -83,7 +85,8 @@ export async function run(report: Report): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'fleet-chat-sql-'));
   try {
     await bundleSql(dir);
-    await writeFile(join(dir, 'fleet.json'), JSON.stringify(bigFleet(CLUSTERS, DAYS)));
+    // Structured clone's format, which carries the rollup columns' typed arrays.
+    await writeFile(join(dir, 'fleet.bin'), serialize(bigFleet(CLUSTERS, DAYS)));
     await writeFile(join(dir, 'probe.mjs'), PROBE);
     // A directory outside the repository: the bundle finds only what a Lambda has beside it.
     const { stdout } = await exec(process.execPath, ['probe.mjs'], { cwd: dir, env: { ...process.env, NODE_OPTIONS: LAMBDA_NODE_OPTIONS } });

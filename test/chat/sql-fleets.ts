@@ -5,6 +5,7 @@ import type { AlertRecord } from '../../shared/db/alerts.js';
 import type { ClusterRecord } from '../../shared/db/clusters.js';
 import type { IssueRecord } from '../../shared/db/issues.js';
 import type { StoredRollup } from '../../shared/db/metrics.js';
+import { columnsFromRollups, emptyColumns, putDay, type RollupColumns } from '../../shared/fleet/rollup-columns.js';
 import { METRIC_KEYS, type MetricKey } from '../../shared/fleet/records.js';
 import type { MetricRollup } from '../../shared/fleet/rollup.js';
 import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
@@ -196,7 +197,7 @@ export function smallFleet(): FleetSnapshot {
         metrics_stale: false,
       },
     ] satisfies RiskSnapshot[],
-    rollups: [
+    rollups: rollupColumns([
       {
         cluster_id: ORDERS,
         day: '2026-11-18',
@@ -216,7 +217,7 @@ export function smallFleet(): FleetSnapshot {
         day: '2026-11-20',
         metrics: { disk_used_pct: m(90, 93.5, 920, 10, 93, at('2026-11-20')), qps: m(1100, 1500, 12500, 10, 1250, at('2026-11-20')) },
       },
-    ],
+    ]),
     alerts: [
       alert('a1', ORDERS, 'DiskUsageHigh', '2026-11-19T01:00:00.000Z', null, { service: 'storage', severity: 'critical' }),
       alert('a2', ORDERS, 'DiskUsageHigh', '2026-11-17T01:00:00.000Z', '2026-11-17T03:30:00.000Z', { service: 'storage', severity: 'critical' }),
@@ -265,10 +266,11 @@ export const RUNAWAY = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 
 
 /** `clusters` clusters with a score and `days` days of every metric (1,000 × 14: 182,000 metric_daily rows); no risks, alerts or issues. */
 export function bigFleet(clusters: number, days: number): FleetSnapshot {
-  const snapshot: FleetSnapshot = { clusters: [], scores: [], risks: [], rollups: [], alerts: [], issues: [] };
   const today = Date.UTC(2026, 10, 20);
-  for (let i = 0; i < clusters; i++) {
-    const id = `${i.toString(16).padStart(8, '0')}-0000-4000-8000-${(i * 7919).toString(16).padStart(12, '0')}`;
+  const dayList = Array.from({ length: days }, (_, i) => new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+  const ids = Array.from({ length: clusters }, (_, i) => `${i.toString(16).padStart(8, '0')}-0000-4000-8000-${(i * 7919).toString(16).padStart(12, '0')}`);
+  const snapshot: FleetSnapshot = { clusters: [], scores: [], risks: [], rollups: emptyColumns(dayList, ids), alerts: [], issues: [] };
+  ids.forEach((id, i) => {
     const c = cluster(
       id,
       `cluster-${i}`,
@@ -279,15 +281,21 @@ export function bigFleet(clusters: number, days: number): FleetSnapshot {
     );
     snapshot.clusters.push(c);
     snapshot.scores.push(score(c, 40 + (i % 60), i % 60 < 20 ? 'Critical' : i % 60 < 40 ? 'Warning' : 'Healthy'));
-    for (let d = days - 1; d >= 0; d--) {
-      const day = new Date(today - d * 86_400_000).toISOString().slice(0, 10);
+    dayList.forEach((day, dayIndex) => {
+      const d = days - 1 - dayIndex; // days before the last
       const metrics: Partial<Record<MetricKey, MetricRollup>> = {};
       METRIC_KEYS.forEach((key, k) => {
         const base = (i % 100) + k;
         metrics[key] = m(base, base + d, (base + d / 2) * 288, 288, base + 1, `${day}T23:5${k % 10}:00.000Z`);
       });
-      snapshot.rollups.push({ cluster_id: id, day, metrics } satisfies StoredRollup);
-    }
-  }
+      putDay(snapshot.rollups, dayIndex, i, metrics);
+    });
+  });
   return snapshot;
+}
+
+/** Rollups in object form as the snapshot's columns: their days and clusters, in order; a later rollup of the same cluster and day replaces an earlier one. */
+export function rollupColumns(rollups: StoredRollup[]): RollupColumns {
+  const days = [...new Set(rollups.map((r) => r.day))].sort();
+  return columnsFromRollups(days, [...new Set(rollups.map((r) => r.cluster_id))], rollups);
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import initSqlJs from 'sql.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
+import { emptyColumns, putDay } from '../../shared/fleet/rollup-columns.js';
 import { statementVerb } from '../../shared/chat/sql-guard.js';
 import { loadSnapshot, lockDown } from '../../shared/chat/sql-load.js';
 import { ALERT_TEXT_KEPT, packSnapshot } from '../../shared/chat/sql-snapshot.js';
@@ -68,7 +69,7 @@ describe('run_sql over a small fleet', () => {
       ]);
     });
 
-    it('metric_daily: one row per cluster, day and metric; avg = sum / count; a repeated cluster-day keeps the later rollup', async () => {
+    it('metric_daily: one row per cluster, day and metric; avg = sum / count', async () => {
       const count = await db.query('SELECT count(*) FROM metric_daily');
       expect(count.rows).toEqual([[8]]); // orders 3 days × 2 metrics (its 2026-11-20 twice, kept once), analytics 1, billing 1
       const day = await db.query(
@@ -267,12 +268,17 @@ describe('run_sql over a small fleet', () => {
   describe('schema', () => {
     it('names every table and every column the database has, with types, and what the snapshot holds', async () => {
       const columns = await db.query(
-        "SELECT t.name, c.name, c.type FROM sqlite_temp_schema t, pragma_table_info(t.name) c WHERE t.type = 'table' ORDER BY t.name, c.cid",
+        "SELECT t.name, c.name, c.type FROM sqlite_temp_schema t, pragma_table_info(t.name) c WHERE t.type IN ('table', 'view') ORDER BY t.name, c.cid",
         { rowLimit: 1000 },
       );
-      const tables = new Set(columns.rows.map((r) => r[0]));
+      const storage = TABLES.flatMap((t) => t.storage ?? []);
+      const tables = new Set(columns.rows.map((r) => r[0] as string).filter((name) => !storage.includes(name)));
       expect([...tables].sort()).toEqual(TABLES.map((t) => t.name).sort());
       for (const [table, column, type] of columns.rows) {
+        if (storage.includes(table as string)) {
+          expect(db.schema).toMatch(new RegExp(`a view; .*${table}.* store its rows`));
+          continue;
+        }
         expect(db.schema).toContain(`TABLE ${table} (`);
         expect(db.schema).toContain(`  ${column} ${type}: `);
       }
@@ -323,14 +329,40 @@ describe('defence in depth', () => {
       lockDown(raw);
       for (const sql of [
         "INSERT INTO clusters (cluster_id) VALUES ('x')",
-        'DELETE FROM metric_daily',
+        'DELETE FROM metric_daily_rows',
         'DROP TABLE alerts',
         'CREATE TABLE t (x)',
         "UPDATE issues SET assignee = 'me'",
       ]) {
         expect(() => raw.run(sql)).toThrow(/readonly/);
       }
+      expect(() => raw.run('DELETE FROM metric_daily')).toThrow(/cannot modify metric_daily because it is a view/);
       expect(raw.exec('SELECT count(*) FROM metric_daily')[0]?.values).toEqual([[8]]);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it("metric_daily's last_at, stored as epoch ms, reads back as the rollup's toISOString() text exactly", async () => {
+    const SQL = await initSqlJs();
+    const raw = new SQL.Database();
+    try {
+      const days = ['2026-11-20'];
+      const ids = Array.from({ length: 2000 }, (_, i) => `c-${i}`);
+      const snapshot = { ...smallFleet(), rollups: emptyColumns(days, ids) };
+      const times: number[] = [];
+      let seed = 7;
+      for (let row = 0; row < ids.length; row++) {
+        // Every millisecond of a second at the day's end, then times from 1970 to 2100.
+        seed = (seed * 48271) % 2147483647;
+        const ms = row < 1000 ? Date.UTC(2026, 10, 20, 23, 59, 59, row) : Math.floor((seed / 2147483647) * Date.UTC(2100, 0, 1));
+        times.push(ms);
+        putDay(snapshot.rollups, 0, row, { qps: { min: 1, max: 2, sum: 3, count: 2, last: 1, last_at: new Date(ms).toISOString() } });
+      }
+      loadSnapshot(raw, packSnapshot(snapshot));
+      const read = raw.exec("SELECT cluster_id, last_at FROM metric_daily WHERE metric_key = 'qps' ORDER BY cluster_id")[0]!.values;
+      const want = ids.map((id, row) => [id, new Date(times[row]!).toISOString()]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+      expect(read).toEqual(want);
     } finally {
       raw.close();
     }
@@ -366,7 +398,7 @@ describe('defence in depth', () => {
   });
 
   it('a closed database refuses queries', async () => {
-    const db = await openFleetDatabase({ clusters: [], scores: [], risks: [], rollups: [], alerts: [], issues: [] });
+    const db = await openFleetDatabase({ clusters: [], scores: [], risks: [], rollups: emptyColumns([], []), alerts: [], issues: [] });
     expect((await db.query('SELECT count(*) FROM clusters')).rows).toEqual([[0]]);
     await db.close();
     await expect(db.query('SELECT 1')).rejects.toThrow(/closed/);
