@@ -29,7 +29,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, scrape, llm, tickets, console, refresh-memory).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, scrape, llm, tickets, console, refresh-memory, chat-memory).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
@@ -72,6 +72,7 @@ try {
     alerts: () => import('./alerts.js'),
     scoring: () => import('./scoring.js'),
     'refresh-memory': () => import('./refresh-memory.js'),
+    'chat-memory': () => import('./chat-memory.js'),
     issues: () => import('./issues.js'),
     scrape: () => import('./scrape.js'),
     llm: () => import('./llm.js'),

@@ -1,5 +1,5 @@
 // A fleet shaped like what the repositories return: `total` demo clusters with
-// 7 days of rollups each, every rollup its own parsed JSON (as read from DynamoDB),
+// 7 days (or `days`) of rollups each, every rollup its own parsed JSON (as read from DynamoDB),
 // and the same fleet as the refresh reads it: rows of one RollupColumns, grouped by
 // shard as readFleetRollupColumns gives them (not in the fleet's order).
 import { demoClusters, demoSamples } from '../../infra/local/demo-fleet.js';
@@ -9,8 +9,8 @@ import { columnsFromRollups } from '../../shared/fleet/rollup-columns.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
 import { columnarClusterData, type ClusterData } from '../../shared/scoring/inputs.js';
 
-export function syntheticFleet(total: number, now: Date): { data: ClusterData[]; rollups: StoredRollup[]; columnar: ClusterData[] } {
-  const days = windowDays(7, now);
+export function syntheticFleet(total: number, now: Date, dayCount = 7): { data: ClusterData[]; rollups: StoredRollup[]; columnar: ClusterData[] } {
+  const days = windowDays(dayCount, now);
   const clusters = demoClusters(total, 5);
   // Real demo series for 50 clusters, reused round-robin: the engine's arithmetic does not depend on
   // the values, but its worst-first orders do: they leave 39 distinct scores, ~250 clusters each, as
@@ -18,7 +18,7 @@ export function syntheticFleet(total: number, now: Date): { data: ClusterData[];
   const templates = clusters.slice(0, 50).map((c) => {
     const perDay = new Map<string, string>();
     const merged = new Map<string, DayRollup>();
-    for (const s of demoSamples(c, 7, now, 5)) {
+    for (const s of demoSamples(c, dayCount, now, 5)) {
       const day = s.at.slice(0, 10);
       merged.set(day, mergeSample(merged.get(day) ?? {}, s));
     }

@@ -1,0 +1,61 @@
+// Peak memory of the chat assistant's SQL snapshot of 10,000 clusters (run_sql's first
+// question: the fleet view, 14 days of rollups, alerts and issues, loaded into SQLite in
+// its worker thread), in a fresh process as deployed (the minified bundle with the SQL
+// worker and SQLite's WebAssembly beside it, on plain Node with the chat group's
+// NODE_OPTIONS), against the memory the stack gives the chat route group
+// (infra/function-sizes.ts). A refresh runs first, as the schedule does on AWS: it
+// writes the snapshots the fleet view reads and packs the lookback's days.
+import { functionSize } from '../../infra/function-sizes.js';
+import { upsertClusters } from '../../shared/db/clusters.js';
+import { putRollups } from '../../shared/db/metrics.js';
+import { lambdaChild } from './lambda-child.js';
+import type { BenchContext } from './run.js';
+import { syntheticFleet } from './synthetic-fleet.js';
+
+export const title = 'Chat memory (issue 21): peak RSS of the run_sql snapshot of 10,000 clusters in a fresh process';
+
+const CLUSTERS = 10_000;
+/** What the snapshot reads (SQL_ROLLUP_DAYS in shared/chat/tools.ts). */
+const DAYS = 14;
+
+const REFRESH = `
+import { refreshFleetView } from './shared/scoring/fleet-view.ts';
+await refreshFleetView(['fleet', 'health', 'risk']);
+console.log(JSON.stringify({ done: true }));
+`;
+
+// The child: open the snapshot as the first run_sql call does, then a fleet-wide query, then its peak RSS (KB on Linux).
+const CHAT = `
+import { fleetDatabase } from './shared/chat/tools.ts';
+const start = process.hrtime.bigint();
+const db = await fleetDatabase();
+const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+const rows = (await db.query('SELECT count(*) FROM metric_daily')).rows[0][0];
+const fleetWide = await db.query('SELECT metric_key, max(max), avg(avg) FROM metric_daily GROUP BY metric_key');
+await db.close();
+console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, rows, seconds, fleetWideMs: fleetWide.duration_ms }));
+`;
+
+export async function run({ report }: BenchContext): Promise<void> {
+  const refresh = await lambdaChild<{ done: boolean }>('refresh', REFRESH, { as: 'recompute' });
+  const chat = await lambdaChild<{ maxRssKb: number; rows: number; seconds: number; fleetWideMs: number }>('chat', CHAT, { as: 'chat' });
+
+  const fleet = syntheticFleet(CLUSTERS, new Date(), DAYS);
+  await upsertClusters(fleet.data.map((d) => d.cluster));
+  await putRollups(fleet.rollups);
+  await refresh();
+
+  const child = await chat();
+  const peakMb = child.maxRssKb / 1024;
+  const declaredMb = functionSize('chat')!.memoryMb;
+  report(
+    'chat memory',
+    `run_sql's snapshot of ${CLUSTERS.toLocaleString('en-US')} clusters × ${DAYS} days (${child.rows.toLocaleString('en-US')} metric_daily rows): opened in a fresh process / a fleet-wide query (GROUP BY metric_key)`,
+    `${child.seconds.toFixed(1)} s / ${child.fleetWideMs.toFixed(0)} ms`,
+  );
+  report(
+    'chat memory',
+    `its peak RSS, share of the chat group's ${declaredMb} MB`,
+    `${peakMb.toFixed(0)} MB, ${((100 * peakMb) / declaredMb).toFixed(0)}% (target < 60%)`,
+  );
+}
