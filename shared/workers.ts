@@ -4,6 +4,7 @@
 import type { GroupGrant, TableAccess } from './http/route.js';
 import type { TableName } from './db/tables.js';
 import type { ConfigConcern } from './config/concerns.js';
+import { RUN_SQL_MEMORY_MB } from './function-memory.js';
 
 export interface WorkerDeclaration {
   readonly summary: string;
@@ -30,17 +31,6 @@ export interface WorkerSchedule {
   /** The event the schedule sends; `{}` when absent. */
   readonly event?: Readonly<Record<string, unknown>>;
 }
-
-/**
- * Memory of every Lambda whose code runs the run_sql tool (the chat group, the patrol and agent workers:
- * shared/chat/tools.ts), which loads a snapshot of the fleet into SQLite in a worker thread. Its first
- * question over 10,000 clusters × 14 days (1.82 million metric_daily rows) peaked at 1,880 MB RSS in a
- * fresh process when metric_daily was a table of text keys built from rollup objects, and at 916–992 MB
- * since it is loaded from the rollup columns into integer-keyed tables (`npm run bench -- chat-memory`,
- * 2026-11-30; the fleet view, the columns in shared memory, SQLite's tables and its thread). 2048 MB puts
- * that at under 50%, below issue 21's 60%; 512 and 1024 MB would end such a Lambda out of memory.
- */
-export const RUN_SQL_MEMORY_MB = 2048;
 
 export const WORKERS = {
   'patrol-worker': {

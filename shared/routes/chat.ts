@@ -1,7 +1,7 @@
 import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
-import { RUN_SQL_MEMORY_MB } from '../workers.js';
+import { RUN_SQL_MEMORY_MB } from '../function-memory.js';
 
 export const ChatMessageBody = z.lazy(() => z.strictObject({ message: z.string().check(z.trim(), z.minLength(1), z.maxLength(8000)) }));
 
@@ -23,7 +23,7 @@ export const chatGroup = defineGroup({
     'llm-usage': 'readwrite',
   },
   grants: ['bedrock:invoke'],
-  // run_sql's snapshot of the fleet (RUN_SQL_MEMORY_MB says what it measured).
+  // run_sql's snapshot of the fleet (shared/function-memory.ts says what it measured).
   memoryMb: RUN_SQL_MEMORY_MB,
   routes: {
     message: {

@@ -1,5 +1,6 @@
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import {
   FleetCriticalResponse,
   FleetKpisResponse,
@@ -15,6 +16,8 @@ export const fleetGroup = defineGroup({
   config: ['refresh'],
   tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite', locks: 'readwrite' },
   grants: ['invoke:recompute'],
+  // It computes the fleet view in its own container (shared/function-memory.ts says what that measured).
+  memoryMb: FLEET_VIEW_MEMORY_MB,
   routes: {
     scores: {
       method: 'GET',

@@ -1,5 +1,6 @@
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import { EnrichmentResponse, HealthKpisResponse, HealthRefreshResponse, HealthScoresResponse, RefreshIdParams, RefreshRunning } from './dashboard-schemas.js';
 
 export const healthGroup = defineGroup({
@@ -7,6 +8,8 @@ export const healthGroup = defineGroup({
   config: ['refresh'],
   tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite', locks: 'readwrite' },
   grants: ['invoke:recompute'],
+  // It computes the fleet view in its own container (shared/function-memory.ts says what that measured).
+  memoryMb: FLEET_VIEW_MEMORY_MB,
   routes: {
     scores: {
       method: 'GET',

@@ -1,6 +1,7 @@
 import * as z from '../zod.js';
 import { ADMIN_UP } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 
 // Kept here, not imported from shared/fleet/exposition.ts: declarations import no domain code.
 const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -21,6 +22,8 @@ export const metricsGroup = defineGroup({
     investigations: 'read',
     'llm-usage': 'read',
   },
+  // It computes the fleet view in its own container (shared/function-memory.ts says what that measured).
+  memoryMb: FLEET_VIEW_MEMORY_MB,
   routes: {
     exposition: {
       method: 'GET',

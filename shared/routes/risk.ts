@@ -1,10 +1,13 @@
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import { RiskRulesTableResponse, RiskSnapshotsResponse } from './dashboard-schemas.js';
 
 export const riskGroup = defineGroup({
   name: 'risk',
   tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'read' },
+  // It computes the fleet view in its own container (shared/function-memory.ts says what that measured).
+  memoryMb: FLEET_VIEW_MEMORY_MB,
   routes: {
     snapshots: {
       method: 'GET',

@@ -2,6 +2,7 @@ import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE, ROLES, Role, SUPERADMIN } from '../auth/roles.js';
 import { AUDIT_ACTIONS } from '../db/audit-actions.js';
 import { defineGroup } from '../http/route.js';
+import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../rules/defaults.js';
 import { Page, PageSize } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse, RefreshIdParams, RefreshRunning, RuleImpact } from './dashboard-schemas.js';
@@ -208,6 +209,8 @@ export const settingsGroup = defineGroup({
     alerts: 'read',
   },
   grants: ['ses:send', 'invoke:recompute'],
+  // It computes the fleet view in its own container (shared/function-memory.ts says what that measured).
+  memoryMb: FLEET_VIEW_MEMORY_MB,
   routes: {
     getGeneral: { method: 'GET', path: '/api/settings/general', summary: 'General settings', auth: 'user', roles: ANY_ROLE, response: GeneralSettings },
     putGeneral: {
