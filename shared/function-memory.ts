@@ -7,8 +7,10 @@
  * Every Lambda that computes the fleet view itself (shared/scoring/fleet-view.ts): the API groups
  * answering from it compute it in their own container, cached 60 s. A fleet container's first
  * GET /api/fleet/scores at 10,000 clusters peaked at 455–462 MB (89–90% of the 512 MB they had;
- * 353 MB with V8's default young generation, still 69%). 1,024 MB puts it at 45%, under issue 21's
- * 60%, and doubles the CPU share that computes it (3 s of a whole core here).
+ * 353 MB with V8's default young generation, still 69%), a metrics container's first scrape at
+ * 487–508 MB, a settings container's first proposal detail (the impact scores the fleet twice) at
+ * 384 MB. 1,024 MB puts them at 37–50%, under issue 21's 60%, and doubles the CPU share that
+ * computes the view (3 s of a whole core here).
  */
 export const FLEET_VIEW_MEMORY_MB = 1024;
 

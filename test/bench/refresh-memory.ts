@@ -24,22 +24,57 @@ const seconds = Number(process.hrtime.bigint() - start) / 1e9;
 console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, scored: view.scores.length, seconds }));
 `;
 
-// The child: a new fleet container's first GET /api/fleet/scores (a viewer's token signed with the bench's key).
-const FIRST_READ = `
+// The children: a new container's first request of each kind that computes the fleet view, through the
+// group's handler (tokens signed with the bench's key): the fleet scores a viewer reads, the Prometheus
+// scrape, and a pending health-rules proposal's detail, whose impact scores the fleet twice.
+const firstRequest = (group: string, request: string) => `
 import { userToken, useTestJwtSecret } from './test/support/tokens.ts';
 import { apiEvent, lambdaContext } from './test/support/events.ts';
+import { defaultRuleText } from './shared/rules/defaults.ts';
 useTestJwtSecret();
-const token = await userToken('viewer');
-const { handler } = await import('./functions/fleet.ts');
+const { handler } = await import('./functions/${group}.ts');
+const send = async (method, path, routeKey, token, body, params) => {
+  const res = await handler(apiEvent({ method, path, routeKey, body, params, headers: { authorization: 'Bearer ' + token, 'accept-encoding': 'gzip' } }), lambdaContext);
+  if (res.statusCode !== 200) throw new Error(method + ' ' + path + ' answered ' + res.statusCode + ': ' + res.body);
+  return res;
+};
+${request}
 const start = process.hrtime.bigint();
-const res = await handler(apiEvent({ method: 'GET', path: '/api/fleet/scores', routeKey: 'GET /api/fleet/scores', headers: { authorization: 'Bearer ' + token, 'accept-encoding': 'gzip' } }), lambdaContext);
+const res = await read();
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, status: res.statusCode, bytes: res.body.length, seconds }));
+console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, bytes: res.body.length, seconds }));
 `;
+
+const FIRST_REQUESTS = {
+  'GET /api/fleet/scores': firstRequest(
+    'fleet',
+    `const viewer = await userToken('viewer');
+const read = () => send('GET', '/api/fleet/scores', 'GET /api/fleet/scores', viewer);`,
+  ),
+  'GET /api/metrics (the scrape)': firstRequest('metrics', `const read = () => send('GET', '/api/metrics', 'GET /api/metrics', process.env.SCRAPE_TOKEN);`),
+  'GET /api/settings/config-changes/{id} (a health-rules proposal, with its impact)': firstRequest(
+    'settings',
+    `const admin = await userToken('admin');
+const content = defaultRuleText('health-rules').replace('healthy: 80 ', 'healthy: 85 ');
+const put = await send('PUT', '/api/settings/health-rules', 'PUT /api/settings/health-rules', admin, JSON.stringify({ content }));
+const { change_id } = JSON.parse(put.body);
+const read = () => send('GET', '/api/settings/config-changes/' + change_id, 'GET /api/settings/config-changes/{change_id}', admin, undefined, { change_id });`,
+  ),
+};
+const GROUP_OF: Record<keyof typeof FIRST_REQUESTS, string> = {
+  'GET /api/fleet/scores': 'fleet',
+  'GET /api/metrics (the scrape)': 'metrics',
+  'GET /api/settings/config-changes/{id} (a health-rules proposal, with its impact)': 'settings',
+};
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
   const refresh = await lambdaChild<{ maxRssKb: number; scored: number; seconds: number }>('refresh', CHILD, { as: 'recompute' });
-  const firstRead = await lambdaChild<{ maxRssKb: number; status: number; bytes: number; seconds: number }>('fleet', FIRST_READ, { as: 'fleet' });
+  const firstReads = await Promise.all(
+    Object.entries(FIRST_REQUESTS).map(async ([what, source]) => {
+      const group = GROUP_OF[what as keyof typeof FIRST_REQUESTS];
+      return { what, group, run: await lambdaChild<{ maxRssKb: number; bytes: number; seconds: number }>(group, source, { as: group }) };
+    }),
+  );
 
   await freshTables();
   const fleet = syntheticFleet(CLUSTERS, new Date());
@@ -56,13 +91,14 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
     `${peakMb.toFixed(0)} MB, ${share.toFixed(0)}% (target < 60%)`,
   );
 
-  const read = await firstRead();
-  if (read.status !== 200) throw new Error(`GET /api/fleet/scores answered ${read.status}`);
-  const readMb = read.maxRssKb / 1024;
-  const fleetMb = functionSize('fleet')!.memoryMb;
-  report(
-    'refresh memory',
-    `peak RSS of a fleet container's first GET /api/fleet/scores (it computes the view: ${read.seconds.toFixed(1)} s, ${(read.bytes / 1024).toFixed(0)} KB of base64 gzip), share of the fleet group's ${fleetMb} MB`,
-    `${readMb.toFixed(0)} MB, ${((100 * readMb) / fleetMb).toFixed(0)}% (target < 60%)`,
-  );
+  for (const { what, group, run: firstRead } of firstReads) {
+    const read = await firstRead({ SCRAPE_TOKEN: 'bench-scrape-token' });
+    const readMb = read.maxRssKb / 1024;
+    const groupMb = functionSize(group)!.memoryMb;
+    report(
+      'refresh memory',
+      `peak RSS of a new ${group} container's first ${what}: it computes the view (${read.seconds.toFixed(1)} s, ${(read.bytes / 1024).toFixed(0)} KB of base64 gzip), share of the group's ${groupMb} MB`,
+      `${readMb.toFixed(0)} MB, ${((100 * readMb) / groupMb).toFixed(0)}% (target < 60%)`,
+    );
+  }
 }
