@@ -5,7 +5,8 @@
 // optional `budget_seconds` shortens the run.
 import type { Context } from 'aws-lambda';
 import * as z from '../shared/zod.js';
-import { budgetMs, investigationMs, runAgentTasks } from '../shared/agents/tasks.js';
+import { runAgentTasks } from '../shared/agents/run-tasks.js';
+import { budgetMs, investigationMs } from '../shared/agents/tasks.js';
 import { createLogger, workerHandler } from '../shared/log.js';
 
 const log = createLogger('agent-worker');

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { rulesInvestigation, clusterFacts, InvestigationAnswer, RULES_CONFIDENCE } from '../../shared/agents/investigate.js';
-import { createAgentTasks, investigationMs, leaseMs, retryDelayMs, runAgentTasks, taskPriority, triggerReason } from '../../shared/agents/tasks.js';
+import { runAgentTasks } from '../../shared/agents/run-tasks.js';
+import { createAgentTasks, investigationMs, leaseMs, retryDelayMs, taskPriority, triggerReason } from '../../shared/agents/tasks.js';
 import { dropFleetDatabase } from '../../shared/chat/tools.js';
 import {
   claimTask,

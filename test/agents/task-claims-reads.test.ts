@@ -5,7 +5,8 @@
 // task. The worker still takes what a read of every open task would pick, in the same order.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentTasks, leaseMs, runAgentTasks } from '../../shared/agents/tasks.js';
+import { runAgentTasks } from '../../shared/agents/run-tasks.js';
+import { createAgentTasks, leaseMs } from '../../shared/agents/tasks.js';
 import { claimTask, createTask, failTaskAttempt, getTask, isStale, listOpenTasks, type AgentTask } from '../../shared/db/investigations.js';
 import type { FleetView } from '../../shared/scoring/fleet-view.js';
 import { localWorkersSettled, registerLocalWorker } from '../../shared/worker-invoke.js';

@@ -10,12 +10,6 @@ import { buildFunctionBundles, bundleInputs, functionNames } from '../../infra/b
 import { functionSize } from '../../infra/function-sizes.js';
 import { FLEET_VIEW_MEMORY_MB, RUN_SQL_MEMORY_MB } from '../../shared/function-memory.js';
 
-/** Functions whose bundle carries the code but never runs it, each with why. */
-const CARRIES_BUT_NEVER_RUNS: Record<string, string> = {
-  // shared/agents/tasks.ts creates agent tasks (recompute) and runs them (agent-worker) in one module.
-  recompute: 'run_sql',
-};
-
 let inputsOf: Map<string, string[]>;
 let outdir: string;
 
@@ -39,16 +33,9 @@ describe('memory floors (issue 21)', () => {
 
   for (const floor of floors) {
     it(`every function that carries ${floor.code} has at least ${floor.memoryMb} MB`, () => {
-      const carriers = [...inputsOf].filter(([name, inputs]) => inputs.includes(floor.module) && CARRIES_BUT_NEVER_RUNS[name] !== floor.code);
+      const carriers = [...inputsOf].filter(([, inputs]) => inputs.includes(floor.module));
       expect(carriers.length).toBeGreaterThan(0);
       for (const [name] of carriers) expect(functionSize(name)?.memoryMb, name).toBeGreaterThanOrEqual(floor.memoryMb);
     });
   }
-
-  it('the exceptions still carry the code they are excused for (else they are stale)', () => {
-    for (const [name, code] of Object.entries(CARRIES_BUT_NEVER_RUNS)) {
-      const module = floors.find((f) => f.code === code)!.module;
-      expect(inputsOf.get(name), name).toContain(module);
-    }
-  });
 });

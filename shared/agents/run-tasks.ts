@@ -1,0 +1,122 @@
+// The agent worker's half of agent tasks (tasks.ts creates them after each refresh):
+// claims tasks one at a time, most urgent first (a conditional update, with a lease
+// for crashed workers), investigates each (investigate.ts: the chat tools, run_sql
+// among them) and closes it done, or retried later, or failed after MAX_ATTEMPTS.
+// Apart from tasks.ts so that the recompute worker's bundle carries none of it.
+import { randomUUID } from 'node:crypto';
+import { ConditionFailed } from '../db/client.js';
+import {
+  claimTask,
+  completeTask,
+  expireTask,
+  failTaskAttempt,
+  firstOpenTask,
+  isStale,
+  MAX_ATTEMPTS,
+  type AgentTask,
+  type OpenTaskState,
+} from '../db/investigations.js';
+import { LlmError } from '../llm/types.js';
+import { createLogger, errorFields } from '../log.js';
+import { investigate, InvestigationFailed } from './investigate.js';
+import { budgetMs, investigationMs, leaseMs, retryDelayMs } from './tasks.js';
+
+const log = createLogger('agents');
+
+export interface WorkerSummary {
+  owner: string;
+  claimed: number;
+  done: number;
+  retried: number;
+  failed: number;
+  /** Claims this run lost to another worker, or finished tasks whose claim had been taken over. */
+  lost: number;
+  investigations: string[];
+  /** Why the run ended: no claimable task left, or the time budget spent. */
+  stopped: 'empty' | 'budget';
+  duration_ms: number;
+}
+
+/** What every role reads as a task's last error: internal errors only by kind (their text may name the account, its roles and tables), as the patrol does. */
+const reasonOf = (error: unknown) =>
+  error instanceof LlmError
+    ? `the language model failed: ${error.message}`
+    : error instanceof InvestigationFailed
+      ? error.message
+      : 'internal error (see the agent-worker logs)';
+
+/** Claims and investigates tasks, most urgent first, until none is claimable or the budget is spent. */
+export async function runAgentTasks(options: { budgetMs?: number } = {}): Promise<WorkerSummary> {
+  const started = Date.now();
+  const budget = options.budgetMs ?? budgetMs();
+  const owner = randomUUID();
+  const summary: WorkerSummary = { owner, claimed: 0, done: 0, retried: 0, failed: 0, lost: 0, investigations: [], stopped: 'empty', duration_ms: 0 };
+  // The index may lag a write by a moment: a task another worker took can still look pending (skip it once
+  // its claim failed), and one this run sent back to pending can still look running (retry it by id).
+  const lostClaims = new Set<string>();
+  for (;;) {
+    if (Date.now() - started >= budget) {
+      summary.stopped = 'budget';
+      break;
+    }
+    const now = new Date();
+    const due = (t: OpenTaskState) => !t.not_before || t.not_before <= now.toISOString();
+    const next = await firstOpenTask((t) => !lostClaims.has(t.task_id) && ((t.status === 'pending' && due(t)) || isStale(t, leaseMs(), now)));
+    if (next?.status === 'running' && next.attempts >= MAX_ATTEMPTS) {
+      // Its worker died on the last attempt: nothing left to retry.
+      if (await expireTask(next, now)) summary.failed++;
+      else lostClaims.add(next.task_id);
+      continue;
+    }
+    const taskId = next?.task_id;
+    if (!taskId) break;
+    const task = await claimTask(taskId, owner, leaseMs(), now);
+    if (!task) {
+      lostClaims.add(taskId);
+      if (next) summary.lost++;
+      continue;
+    }
+    summary.claimed++;
+    await work(task, summary);
+  }
+  summary.duration_ms = Date.now() - started;
+  return summary;
+}
+
+/** One attempt at one claimed task, closed one way or the other; returns the task's new status. */
+async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | 'pending' | 'failed' | 'lost'> {
+  const investigationId = randomUUID();
+  try {
+    const investigation = await investigate(task, { investigationId, deadline: Date.now() + investigationMs() });
+    await completeTask(task, investigation);
+    summary.done++;
+    summary.investigations.push(investigationId);
+    return 'done';
+  } catch (error) {
+    if (error instanceof ConditionFailed) {
+      // Our claim was taken over after the lease: the other worker owns the task now.
+      log.warn('agent task claim lost', { task_id: task.task_id, attempt: task.attempts });
+      summary.lost++;
+      return 'lost';
+    }
+    const reason = reasonOf(error);
+    log.error('agent task attempt failed', { task_id: task.task_id, attempt: task.attempts, reason, ...errorFields(error) });
+    try {
+      const now = new Date();
+      const status = await failTaskAttempt(
+        task,
+        reason,
+        !(error instanceof InvestigationFailed) || error.retryable,
+        now,
+        new Date(now.getTime() + retryDelayMs(task.attempts)),
+      );
+      if (status === 'failed') summary.failed++;
+      else summary.retried++;
+      return status;
+    } catch (failure) {
+      if (!(failure instanceof ConditionFailed)) throw failure;
+      summary.lost++;
+      return 'lost';
+    }
+  }
+}
