@@ -5,7 +5,7 @@
 // Types only from sql.js: the worker (sql-worker.ts) owns the SQLite engine;
 // the main thread uses this module for the schema text.
 import type { Database, Statement } from 'sql.js';
-import { COUNT, LAST, MAX, METRICS, MIN, PRESENT, SLOTS, SUM } from '../fleet/rollup-columns.js';
+import { cellOf, COUNT, LAST, MAX, METRICS, MIN, PRESENT, SLOTS, SUM } from '../fleet/rollup-columns.js';
 import { METRIC_KEYS } from '../fleet/records.js';
 import { ALERT_TEXT_KEPT, type SnapshotInput, type SnapshotRollups } from './sql-snapshot.js';
 import { json, num, quote, type SqlValue, text } from './sql-values.js';
@@ -370,11 +370,8 @@ function loadMetricDaily(db: Database, snapshot: SnapshotInput): void {
   const clusters = r.clusterIds.length;
   insertAll(db, 'metric_daily_clusters', r.clusterIds.entries());
   insertAll(db, 'metric_daily_days', r.days.entries());
-  insertAll(
-    db,
-    'metric_daily_metrics',
-    METRIC_KEYS.flatMap((key, m) => (metricPresent(r, m) ? [[m, key] as const] : [])),
-  );
+  // Every metric the columns can hold: one without rows has none in the view either.
+  insertAll(db, 'metric_daily_metrics', METRIC_KEYS.entries());
   const inserts = new Map<string, Statement>();
   let oneRow: Statement | undefined;
   const prepare = (m: number, days: number[]) =>
@@ -429,19 +426,13 @@ function insertAll(db: Database, table: string, rows: Iterable<readonly [number,
 }
 
 /** Where a cluster's (row `c`) metric `m` on day `d` starts in the columns' values (RollupColumns' layout). */
-const slotOf = (r: SnapshotRollups, d: number, c: number, m: number): number => ((d * r.clusterIds.length + c) * METRICS + m) * SLOTS;
-
-/** Some cluster has metric `m` on some day. */
-function metricPresent(r: SnapshotRollups, m: number): boolean {
-  for (let cell = 0; cell < r.days.length * r.clusterIds.length; cell++) if (r.values[(cell * METRICS + m) * SLOTS + PRESENT] === 1) return true;
-  return false;
-}
+const slotOf = (r: SnapshotRollups, d: number, c: number, m: number): number => (cellOf(r, d, c) * METRICS + m) * SLOTS;
 
 /** min, max, sum, count, last and last_ms of one present rollup. */
 function pushRow(values: number[], r: SnapshotRollups, d: number, c: number, m: number): void {
   const at = slotOf(r, d, c, m);
   values.push(r.values[at + MIN]!, r.values[at + MAX]!, r.values[at + SUM]!, r.values[at + COUNT]!, r.values[at + LAST]!);
-  values.push(r.lastAt[(d * r.clusterIds.length + c) * METRICS + m]!);
+  values.push(r.lastAt[cellOf(r, d, c) * METRICS + m]!);
 }
 
 /** What of the rollups metric_daily holds: its rows, the metric keys (sorted) and the first and last day with any. */

@@ -60,7 +60,7 @@ export function emptyColumns(days: readonly string[], clusterIds: readonly strin
 }
 
 /** The cell of a row on a day (its index into the columns, before × METRICS). */
-export const cellOf = (columns: RollupColumns, day: number, row: number): number => day * columns.clusterIds.length + row;
+export const cellOf = (columns: Pick<RollupColumns, 'clusterIds'>, day: number, row: number): number => day * columns.clusterIds.length + row;
 
 /** One metric's rollup into its slots at `at`, marked present (its `last_at` is the caller's). */
 export function setSlots(values: Float64Array, at: number, part: MetricRollup): void {
