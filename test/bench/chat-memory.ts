@@ -9,6 +9,7 @@ import { functionSize } from '../../infra/function-sizes.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { putRollups } from '../../shared/db/metrics.js';
 import { lambdaChild } from './lambda-child.js';
+import { REFRESH_CHILD } from './refresh-memory.js';
 import type { BenchContext } from './run.js';
 import { syntheticFleet } from './synthetic-fleet.js';
 
@@ -17,12 +18,6 @@ export const title = 'Chat memory (issue 21): peak RSS of the run_sql snapshot o
 const CLUSTERS = 10_000;
 /** What the snapshot reads (SQL_ROLLUP_DAYS in shared/chat/tools.ts). */
 const DAYS = 14;
-
-const REFRESH = `
-import { refreshFleetView } from './shared/scoring/fleet-view.ts';
-await refreshFleetView(['fleet', 'health', 'risk']);
-console.log(JSON.stringify({ done: true }));
-`;
 
 // The child: open the snapshot as the first run_sql call does, then a fleet-wide query, then its peak RSS (KB on Linux).
 const CHAT = `
@@ -37,7 +32,7 @@ console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, rows, sec
 `;
 
 export async function run({ report }: BenchContext): Promise<void> {
-  const refresh = await lambdaChild<{ done: boolean }>('refresh', REFRESH, { as: 'recompute' });
+  const refresh = await lambdaChild('refresh', REFRESH_CHILD, { as: 'recompute' });
   const chat = await lambdaChild<{ maxRssKb: number; rows: number; seconds: number; fleetWideMs: number }>('chat', CHAT, { as: 'chat' });
 
   const fleet = syntheticFleet(CLUSTERS, new Date(), DAYS);

@@ -16,7 +16,7 @@ export const title = 'Refresh memory (issue 21 §2): peak RSS of one refresh in 
 const CLUSTERS = 10_000;
 
 // The child: one full refresh (read 7 days, compute, persist 3 snapshots), then its peak RSS (KB on Linux).
-const CHILD = `
+export const REFRESH_CHILD = `
 import { refreshFleetView } from './shared/scoring/fleet-view.ts';
 const start = process.hrtime.bigint();
 const view = await refreshFleetView(['fleet', 'health', 'risk']);
@@ -68,7 +68,7 @@ const GROUP_OF: Record<keyof typeof FIRST_REQUESTS, string> = {
 };
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
-  const refresh = await lambdaChild<{ maxRssKb: number; scored: number; seconds: number }>('refresh', CHILD, { as: 'recompute' });
+  const refresh = await lambdaChild<{ maxRssKb: number; scored: number; seconds: number }>('refresh', REFRESH_CHILD, { as: 'recompute' });
   const firstReads = await Promise.all(
     Object.entries(FIRST_REQUESTS).map(async ([what, source]) => {
       const group = GROUP_OF[what as keyof typeof FIRST_REQUESTS];
