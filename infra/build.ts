@@ -60,7 +60,7 @@ for (const r of results) {
 }
 console.log(
   `\n${results.length} bundles in ${seconds.toFixed(1)} s: ${relative(REPO_ROOT, outRoot)}/<name>/${BUNDLE.outputFile}` +
-    ` and chunks beside it (minified ESM for ${BUNDLE.target}, nothing external, source maps beside; cold start: the entry and the chunks it imports statically)`,
+    ` and chunks beside it (minified ESM for ${BUNDLE.target}, nothing external, source maps beside; cold start: the entry, its static chunks joined into it by infra/eager-join.ts)`,
 );
 
 const missing = [...groupNames, ...workerNames, ...deployNames].filter((name) => !names.includes(name));

@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import { PricingFile } from '../shared/llm/pricing.js';
 import { checkRuleText } from '../shared/rules/check.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../shared/rules/defaults.js';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, buildSync, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { SQL_RUNTIME_FILES } from '../shared/chat/sql.js';
@@ -16,6 +16,7 @@ import { OPENAPI_FILE } from '../shared/http/openapi-document.js';
 import { liveOpenApiDocument } from '../shared/http/openapi-live.js';
 import { TOOL_SCHEMAS_FILE } from '../shared/chat/tool-schemas.js';
 import { liveToolInputSchemas } from '../shared/chat/tool-schemas-live.js';
+import { joinEagerChunks } from './eager-join.js';
 import { functionSize } from './function-sizes.js';
 
 /** Repository root (this file lives in `infra/`). */
@@ -370,12 +371,18 @@ export async function buildFunctionBundles(names: readonly string[], outdir: str
     names.map(async (name) => {
       const first = await buildOne(name, LEAN_CUTS);
       const needed = neededCuts([...bundleInputs(first).values()][0]!);
-      return needed.length === 0
-        ? first
-        : buildOne(
-            name,
-            LEAN_CUTS.filter((cut) => !needed.includes(cut)),
-          );
+      const built =
+        needed.length === 0
+          ? first
+          : await buildOne(
+              name,
+              LEAN_CUTS.filter((cut) => !needed.includes(cut)),
+            );
+      // Its cold start in one file (infra/eager-join.ts).
+      const entry = relative(REPO_ROOT, join(outdir, name, BUNDLE.outputFile));
+      const { eager, lazy } = coldStartFiles(built, entry);
+      await joinEagerChunks(built, REPO_ROOT, entry, eager, lazy);
+      return built;
     }),
   );
   const metafile: Metafile = { inputs: {}, outputs: {} };

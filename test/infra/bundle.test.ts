@@ -114,6 +114,20 @@ describe('the built auth Lambda bundle', () => {
 });
 
 describe('code splitting (issue 21 §4)', () => {
+  it('loads a cold start from one file: the chunks an entry imported statically are joined into it, and the on-demand chunks import them from it', () => {
+    for (const name of ['auth', 'chat', 'fleet', 'settings']) {
+      const entry = relative(REPO_ROOT, join(outdir, name, 'index.mjs'));
+      expect(coldStartFiles(metafile, entry).eager).toEqual([entry]);
+      // On disk as in the metafile: the entry names a chunk only in an import().
+      expect(readFileSync(join(outdir, name, 'index.mjs'), 'utf8')).not.toMatch(/(from|import)\s*["']\.\/chunk-/);
+    }
+    // Settings' split build had 8 static chunks; what its on-demand chunks shared with them now comes from the entry.
+    const fromEntry = coldStartFiles(metafile, settingsEntry).lazy.filter((file) =>
+      /from\s*"\.\/index\.mjs"/.test(readFileSync(join(REPO_ROOT, file), 'utf8')),
+    );
+    expect(fromEntry.length).toBeGreaterThanOrEqual(3);
+  });
+
   it("loads the settings group's YAML parser, Lambda client and SES only with the routes that use them, from chunks beside the bundle", async () => {
     const { eager, lazy } = coldStartFiles(metafile, settingsEntry);
     const inputsOf = (files: string[]) => files.flatMap((file) => Object.keys(metafile.outputs[file]!.inputs));
