@@ -69,13 +69,13 @@ function newCluster(cluster_name: string, customer_name: string) {
   };
 }
 
-/** One firing alert per [cluster id, alert name], through the Alertmanager webhook: an issue each (grouped by cluster and alert name). */
-async function fire(...pairs: [string, string][]): Promise<void> {
-  const alerts = pairs.map(([clusterId, name]) => ({
+/** One firing alert per [cluster id, alert name, minutes since it started (10)], through the Alertmanager webhook: an issue each (grouped by cluster and alert name). */
+async function fire(...pairs: [string, string, number?][]): Promise<void> {
+  const alerts = pairs.map(([clusterId, name, startedMinutesAgo = 10]) => ({
     status: 'firing',
     labels: { alertname: name, cluster_id: clusterId, severity: 'warning' },
     annotations: { description: name },
-    startsAt: new Date(Date.now() - 10 * 60_000).toISOString(),
+    startsAt: new Date(Date.now() - startedMinutesAgo * 60_000).toISOString(),
     endsAt: '0001-01-01T00:00:00Z',
     fingerprint: `${clusterId}-${name}`,
   }));
@@ -344,7 +344,8 @@ describe('times', { timeout: 60_000 }, () => {
   it('the fleet and cluster pages write every time in UTC, labelled, in a browser in New York', async () => {
     const { cluster_id: id, cluster_name: name } = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores[0];
     const alert = `Zone-${randomUUID().slice(0, 8)}`;
-    await fire([id, alert]);
+    // Firing for 2.5 hours: its duration is written as the issues pages write it.
+    await fire([id, alert, 150]);
     const [issue] = (await api(service.url, admin, 'GET', `/api/issues?search=${alert}`)).body.issues;
     const { cluster } = (await api(service.url, admin, 'GET', `/api/clusters/${encodeURIComponent(id)}`)).body;
 
@@ -384,6 +385,8 @@ describe('times', { timeout: 60_000 }, () => {
     expect(await cells.nth(2).textContent()).toBe(inUtc(issue.first_seen).replace(' UTC', ''));
     expect(await cells.nth(3).textContent()).toBe(inUtc(issue.last_seen).replace(' UTC', ''));
     expect(await table.locator('thead th').allTextContents()).toEqual(expect.arrayContaining(['First seen (UTC)', 'Last seen (UTC)']));
+    // Counted to the page's own now: hours and minutes, as the issues pages write it (not "2.5 h").
+    expect(await cells.nth(4).textContent()).toMatch(/^2 h \d{1,2} min$/);
     await expectAccessible(page, '/clusters/{id} in New York');
   });
 });

@@ -5,6 +5,7 @@
 // the same page. Each section loads and fails on its own.
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
+import { duration } from '../components/issues/format';
 import { ApiProblem, endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
@@ -342,7 +343,7 @@ function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
               <td>
                 <When iso={i.last_seen} label={false} />
               </td>
-              <td className="num">{i.duration_minutes < 120 ? `${i.duration_minutes} min` : `${fmt(i.duration_minutes / 60)} h`}</td>
+              <td className="num">{duration(i.duration_minutes)}</td>
               <td>{i.triage_status || <span className="muted">–</span>}</td>
             </tr>
           ))}
