@@ -29,7 +29,7 @@ export interface BenchContext {
   freshTables(): Promise<void>;
 }
 
-// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, scrape, llm, tickets, console, refresh-memory, chat-memory).
+// `npm run bench -- issues scoring` runs only the suites named (engine, rules, cold-start, chat-sql, fleet-data, metric-pull, alerts, scoring, issues, scrape, llm, tickets, console, refresh-memory, chat-memory, puller-memory).
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
@@ -73,6 +73,7 @@ try {
     scoring: () => import('./scoring.js'),
     'refresh-memory': () => import('./refresh-memory.js'),
     'chat-memory': () => import('./chat-memory.js'),
+    'puller-memory': () => import('./puller-memory.js'),
     issues: () => import('./issues.js'),
     scrape: () => import('./scrape.js'),
     llm: () => import('./llm.js'),
