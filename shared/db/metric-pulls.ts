@@ -22,6 +22,8 @@ export interface MetricPullState {
   refused_last: number;
   /** The most frequent reason of the last run's refusals. */
   refusal_last: string | null;
+  /** The first warning or info Prometheus gave with the last run's answers (absent on older items). */
+  warning_last: string | null;
   last_error_at: string | null;
   last_error: string | null;
 }
@@ -65,6 +67,7 @@ const readState = itemReader<MetricPullState>({
   accepted_last: number,
   refused_last: number,
   refusal_last: nullable(string),
+  warning_last: nullable(string),
   last_error_at: nullable(string),
   last_error: nullable(string),
 });
@@ -95,6 +98,7 @@ export const emptyPullState = (metric: string): MetricPullState => ({
   accepted_last: 0,
   refused_last: 0,
   refusal_last: null,
+  warning_last: null,
   last_error_at: null,
   last_error: null,
 });

@@ -66,6 +66,8 @@ export const metricConcurrency = (maxPointsPerRequest: number) => Math.max(1, Ma
  */
 export const answerByteLimit = (maxPointsPerRequest: number) => Math.floor(MAX_BODY_BYTES / 2 ** 20 / metricConcurrency(maxPointsPerRequest)) * 2 ** 20;
 const DAY = 86_400;
+/** Warnings kept (and logged) per metric and run: the first is recorded as its `warning_last`. */
+const NOTES_KEPT = 5;
 
 export interface MetricPullOutcome {
   metric_key: MetricKey;
@@ -176,6 +178,18 @@ class Refusals {
   }
 }
 
+/** The distinct warnings and infos Prometheus gave with a metric's answers in a run, the first few, each logged once. */
+class Notes {
+  readonly kept: string[] = [];
+  add(notes: readonly string[], metricKey: string): void {
+    for (const note of notes) {
+      if (this.kept.length >= NOTES_KEPT || this.kept.includes(note)) continue;
+      this.kept.push(note);
+      log.warn('prometheus answered with a warning', { metric_key: metricKey, warning: note });
+    }
+  }
+}
+
 export interface ClusterResolver {
   /** The cluster id a series' label names, or the refusal reason. */
   resolve(labels: Record<string, string>): { id: string } | { reason: string };
@@ -215,6 +229,7 @@ async function pullMetricWindow(
   metric: MetricQuery,
   window: Window,
   refusals: Refusals,
+  notes: Notes,
 ): Promise<Map<string, Accumulator>> {
   const step = sources.prometheus.step_seconds;
   const stepsPerQuery = Math.max(1, Math.min(MAX_STEPS_PER_QUERY, Math.floor(sources.prometheus.max_points_per_request / resolver.seriesEstimate)));
@@ -222,7 +237,9 @@ async function pullMetricWindow(
   const byCluster = new Map<string, Accumulator>();
   for (let start = window.from; start <= window.to; start += stepsPerQuery * step) {
     const end = Math.min(window.to, start + (stepsPerQuery - 1) * step);
-    const series = await client.queryRange(metric.query, start, end, step);
+    const answered: string[] = [];
+    const series = await client.queryRange(metric.query, start, end, step, answered);
+    notes.add(answered, metric.metric_key);
     const seen = new Set<string>();
     for (const { labels, points } of series) {
       const cluster = resolver.resolve(labels);
@@ -370,8 +387,11 @@ async function pullLocked(owner: string, options: PullOptions, run: RunProgress)
 
   const resolver = await clusterResolver(sources.cluster);
   const states = await readPullStates(sources.metrics.map((m) => m.metric_key));
-  const outcomes = new Map<MetricKey, MetricPullOutcome & { refusals: Refusals }>(
-    sources.metrics.map((m) => [m.metric_key, { metric_key: m.metric_key, accepted: 0, refused: 0, windows: 0, error: null, refusals: new Refusals() }]),
+  const outcomes = new Map<MetricKey, MetricPullOutcome & { refusals: Refusals; notes: Notes }>(
+    sources.metrics.map((m) => [
+      m.metric_key,
+      { metric_key: m.metric_key, accepted: 0, refused: 0, windows: 0, error: null, refusals: new Refusals(), notes: new Notes() },
+    ]),
   );
   let written = 0;
   const windows = planWindows(sources, states, nowSeconds);
@@ -389,7 +409,7 @@ async function pullLocked(owner: string, options: PullOptions, run: RunProgress)
     const pulled = await mapLimit(metrics, metricConcurrency(sources.prometheus.max_points_per_request), async (metric) => {
       const outcome = outcomes.get(metric.metric_key)!;
       try {
-        return { metric, byCluster: await pullMetricWindow(client, sources, resolver, metric, window, outcome.refusals) };
+        return { metric, byCluster: await pullMetricWindow(client, sources, resolver, metric, window, outcome.refusals, outcome.notes) };
       } catch (error) {
         // Ended because the run's time is up: not this metric's failure; the window is the next run's.
         if (timeUp.aborted) return null;
@@ -429,18 +449,19 @@ async function pullLocked(owner: string, options: PullOptions, run: RunProgress)
   // Every metric's state says how its last run went, whether it had a window or not (unless the
   // states are another run's now: only the errors, appended, are written then).
   const results = [...outcomes.values()];
-  const metrics = results.map(({ refusals, ...outcome }) => ({ ...outcome, refused: refusals.total }));
+  const metrics = results.map(({ refusals, notes: _notes, ...outcome }) => ({ ...outcome, refused: refusals.total }));
   const accepted = (run.accepted = metrics.reduce((n, m) => n + m.accepted, 0));
   const refused = (run.refused = metrics.reduce((n, m) => n + m.refused, 0));
   if (!lockLost)
     await putPullStates(
-      results.map(({ metric_key, accepted, refusals, error }) => {
+      results.map(({ metric_key, accepted, refusals, notes, error }) => {
         const state = states.get(metric_key)!;
         return {
           ...state,
           accepted_last: accepted,
           refused_last: refusals.total,
           refusal_last: refusals.top(),
+          warning_last: notes.kept[0] ?? null,
           ...(error ? { last_error: error, last_error_at: clock() } : {}),
         };
       }),

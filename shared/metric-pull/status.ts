@@ -52,6 +52,7 @@ export async function metricSourcesStatus(now = new Date()): Promise<MetricSourc
         accepted_last: state.accepted_last,
         refused_last: state.refused_last,
         refusal_last: state.refusal_last,
+        warning_last: state.warning_last,
         // A failure is shown until a later pull of the metric succeeds.
         last_error:
           state.last_error && state.last_error_at && (!state.last_success_at || state.last_error_at >= state.last_success_at)

@@ -41,6 +41,8 @@ const ATTEMPTS = 3;
 const BACKOFF_MS = 500;
 /** What an error message quotes of a server's answer. */
 const QUOTE = 300;
+/** What one answer's warnings and infos are read of, at most. */
+const NOTES_PER_ANSWER = 10;
 
 export interface ClientOptions {
   /** The bearer token or basic password (the PROMETHEUS_CREDENTIAL secret). */
@@ -53,9 +55,13 @@ export interface ClientOptions {
   maxAnswerBytes?: number;
 }
 
+/**
+ * `notes`, when given, receives what Prometheus said beside a successful answer: its `warnings` and
+ * `infos` (PromQL's annotations, e.g. "PromQL info: metric might not be a counter"), each quoted.
+ */
 export interface PrometheusClient {
-  queryRange(query: string, start: number, end: number, step: number): Promise<RangeSeries[]>;
-  query(query: string, time: number): Promise<InstantSample[]>;
+  queryRange(query: string, start: number, end: number, step: number, notes?: string[]): Promise<RangeSeries[]>;
+  query(query: string, time: number, notes?: string[]): Promise<InstantSample[]>;
 }
 
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -94,7 +100,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
   // A version stored before these were refused when written: nothing is sent to it, and the pull says why.
   const refusal = sourceRefusal(source);
 
-  async function once(path: string, form: Record<string, string>): Promise<unknown> {
+  async function once(path: string, form: Record<string, string>, notes?: string[]): Promise<unknown> {
     if (options.signal?.aborted) throw stopped();
     if (refusal) throw new PrometheusError(`${refusal.field}: ${refusal.message} (write a new metric-sources version)`, null, false);
     const url = new URL(`${base}${path}`);
@@ -134,20 +140,23 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     } catch {
       throw new PrometheusError(`the answer of ${url.host}${path} is not JSON`, response.status, false);
     }
-    const envelope = parsed as { status?: unknown; data?: unknown; isPartial?: unknown };
+    const envelope = parsed as { status?: unknown; data?: unknown; isPartial?: unknown; warnings?: unknown; infos?: unknown };
     if (envelope?.status !== 'success')
       throw new PrometheusError(`${url.host}${path}: ${quoted(prometheusErrorOf(text) ?? 'status is not success', auth.secrets)}`, response.status, false);
     // VictoriaMetrics' answer when a storage node did not answer: stored, its window would be marked pulled with
     // that node's series missing for good. Retried, and failed like any passing failure (the watermark stays).
     if (envelope.isPartial === true)
       throw new PrometheusError(`${url.host}${path}: a partial answer (a storage node did not answer); not stored, asked again`, response.status, true);
+    if (notes)
+      for (const list of [envelope.warnings, envelope.infos])
+        if (Array.isArray(list)) for (const note of list.slice(0, NOTES_PER_ANSWER)) if (typeof note === 'string') notes.push(quoted(note, auth.secrets));
     return envelope.data;
   }
 
-  async function request(path: string, form: Record<string, string>): Promise<unknown> {
+  async function request(path: string, form: Record<string, string>, notes?: string[]): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await once(path, form);
+        return await once(path, form, notes);
       } catch (error) {
         if (!(error instanceof PrometheusError) || !error.retryable || attempt >= ATTEMPTS) throw error;
         await sleep(BACKOFF_MS * 2 ** (attempt - 1) * (0.5 + Math.random()));
@@ -156,12 +165,12 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
   }
 
   return {
-    async queryRange(query, start, end, step) {
-      const data = await request('/api/v1/query_range', { query, start: String(start), end: String(end), step: String(step) });
+    async queryRange(query, start, end, step, notes) {
+      const data = await request('/api/v1/query_range', { query, start: String(start), end: String(end), step: String(step) }, notes);
       return matrixOf(data);
     },
-    async query(query, time) {
-      const data = await request('/api/v1/query', { query, time: String(time) });
+    async query(query, time, notes) {
+      const data = await request('/api/v1/query', { query, time: String(time) }, notes);
       return vectorOf(data);
     },
   };

@@ -32,6 +32,8 @@ export const MetricPullStatus = z.lazy(() =>
     refused_last: z.int(),
     /** The most frequent reason of those refusals (e.g. an unknown cluster), null when none. */
     refusal_last: z.nullable(z.string()),
+    /** The first warning or info Prometheus answered the last run's queries with (e.g. "PromQL info: metric might not be a counter"), null when none. */
+    warning_last: z.nullable(z.string()),
     /** The last failure, kept until a later pull succeeds. */
     last_error: z.nullable(PullError),
   }),

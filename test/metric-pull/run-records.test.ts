@@ -61,7 +61,7 @@ const useSource = (key: string) =>
   useMetricSources({ url, backfillDays: 1, maxPointsPerRequest: 5000, metrics: [{ key, query: `sum by (cluster_id) (fh_${key})` }] });
 
 /** The points of `key` stored for the test's cluster. */
-async function storedCount(key: 'qps' | 'disk_used_pct' | 'memory_pct'): Promise<number> {
+async function storedCount(key: 'qps' | 'disk_used_pct' | 'memory_pct' | 'compaction_score'): Promise<number> {
   const rollups = await readClusterRollups(clusterId, windowDays(3, new Date(NOW * 1000)));
   return rollups.reduce((n, r) => n + (r.metrics[key]?.count ?? 0), 0);
 }
@@ -88,6 +88,30 @@ describe('the bytes of answers in flight', () => {
     expect(status.metrics.find((m) => m.metric_key === 'qps')?.last_error?.message).toMatch(refused);
     expect(status.errors.some((e) => e.metric_key === 'qps' && refused.test(e.message))).toBe(true);
     expect(await storedCount('qps')).toBe(0);
+  });
+});
+
+describe('what Prometheus says beside an answer', () => {
+  it("keeps the first warning or info of the last run as the metric's warning_last, quoted; a run whose answers have none clears it", async () => {
+    await useSource('compaction_score');
+    const info = 'PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "fh_compaction_score"';
+    const long = `PromQL warning: ${'x'.repeat(1000)}`;
+    let notes: { warnings?: string[]; infos?: string[] } = { infos: [info] };
+    answer = async (form) => JSON.stringify({ ...JSON.parse(everyStep(form)), ...notes });
+    const warningOf = async (at: number) => (await metricSourcesStatus(new Date(at * 1000))).metrics.find((m) => m.metric_key === 'compaction_score')?.warning_last;
+
+    expect((await pullMetrics({ now: new Date(NOW * 1000), sleep: noWait })).outcome).toBe('ok');
+    expect(await storedCount('compaction_score')).toBeGreaterThan(0);
+    expect(await warningOf(NOW)).toBe(info);
+
+    // A warning before the infos; no more of it than an error would quote.
+    notes = { warnings: [long], infos: [info] };
+    expect((await pullMetrics({ now: new Date((NOW + 5 * MINUTE) * 1000), sleep: noWait })).outcome).toBe('ok');
+    expect(await warningOf(NOW + 5 * MINUTE)).toBe(long.slice(0, 300));
+
+    notes = {};
+    expect((await pullMetrics({ now: new Date((NOW + 10 * MINUTE) * 1000), sleep: noWait })).outcome).toBe('ok');
+    expect(await warningOf(NOW + 10 * MINUTE)).toBeNull();
   });
 });
 

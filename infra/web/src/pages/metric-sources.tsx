@@ -222,7 +222,16 @@ function Metrics({ data, now }: { data: Status; now: number }) {
         size: 360,
         enableSorting: false,
         meta: { className: 'ms-wrap' },
-        cell: (c) => <code className="ms-query">{c.getValue()}</code>,
+        // What Prometheus said of the query with its last answers (a PromQL warning or info), under it.
+        cell: (c) => {
+          const warning = c.row.original.warning_last;
+          return (
+            <>
+              <code className="ms-query">{c.getValue()}</code>
+              {warning && <div className="muted ms-refusal">Prometheus: {warning}</div>}
+            </>
+          );
+        },
       }),
     ],
     [behindAfter, now],
