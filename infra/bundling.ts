@@ -381,7 +381,8 @@ export async function buildFunctionBundles(names: readonly string[], outdir: str
       // Its cold start in one file (infra/eager-join.ts).
       const entry = relative(REPO_ROOT, join(outdir, name, BUNDLE.outputFile));
       const { eager, lazy } = coldStartFiles(built, entry);
-      await joinEagerChunks(built, REPO_ROOT, entry, eager, lazy);
+      const { banner: _banner, ...shape } = lambdaBuildOptions();
+      await joinEagerChunks(built, REPO_ROOT, { entry, eager, lazy }, { ...shape, sourcemap: BUNDLE.sourcemap, sourcesContent: BUNDLE.sourcesContent });
       return built;
     }),
   );

@@ -9,18 +9,6 @@ import { renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 
-/** What both passes keep from the first: ESM for Node, minified, with a linked source map (esbuild chains the first pass's maps). */
-const PASS: BuildOptions = {
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node22',
-  minify: true,
-  sourcemap: true,
-  sourcesContent: false,
-  logLevel: 'warning',
-};
-
 const VIRTUAL = 'fleet-health-eager-join';
 
 /**
@@ -28,8 +16,15 @@ const VIRTUAL = 'fleet-health-eager-join';
  * with the chunks it imports statically, in place, and updates `metafile` to match: the entry
  * holds those chunks' inputs, they are gone, and the on-demand chunks import the entry.
  * `eager` is the entry and those chunks (`coldStartFiles`), `lazy` the other chunks.
+ * esbuild chains the first pass's source maps into the second's.
  */
-export async function joinEagerChunks(metafile: Metafile, root: string, entry: string, eager: readonly string[], lazy: readonly string[]): Promise<void> {
+export async function joinEagerChunks(
+  metafile: Metafile,
+  root: string,
+  { entry, eager, lazy }: { entry: string; eager: readonly string[]; lazy: readonly string[] },
+  /** The first pass's options that shape code (platform, format, target, minify, source maps), without its banner: the joined files keep their own. */
+  pass: BuildOptions,
+): Promise<void> {
   const chunks = eager.filter((file) => file !== entry);
   if (chunks.length === 0) return;
   const dir = dirname(resolve(root, entry));
@@ -68,7 +63,9 @@ export async function joinEagerChunks(metafile: Metafile, root: string, entry: s
   rmSync(staging, { recursive: true, force: true });
   try {
     const joined = await build({
-      ...PASS,
+      ...pass,
+      bundle: true,
+      logLevel: 'warning',
       stdin: { contents: [`export * from './${entryName}';`, ...reexports].join('\n'), resolveDir: dir, sourcefile: `${entryName}.joined`, loader: 'js' },
       outfile: join(staging, entryName),
       plugins: [keepOthers],
@@ -78,7 +75,9 @@ export async function joinEagerChunks(metafile: Metafile, root: string, entry: s
     const importers = lazy.filter((file) => metafile.outputs[file]!.imports.some((imported) => chunks.includes(imported.path)));
     const rewritten = importers.length
       ? await build({
-          ...PASS,
+          ...pass,
+          bundle: true,
+          logLevel: 'warning',
           entryPoints: importers.map((file) => resolve(root, file)),
           outdir: staging,
           entryNames: '[name]',

@@ -98,7 +98,8 @@ describe('what Prometheus says beside an answer', () => {
     const long = `PromQL warning: ${'x'.repeat(1000)}`;
     let notes: { warnings?: string[]; infos?: string[] } = { infos: [info] };
     answer = async (form) => JSON.stringify({ ...JSON.parse(everyStep(form)), ...notes });
-    const warningOf = async (at: number) => (await metricSourcesStatus(new Date(at * 1000))).metrics.find((m) => m.metric_key === 'compaction_score')?.warning_last;
+    const warningOf = async (at: number) =>
+      (await metricSourcesStatus(new Date(at * 1000))).metrics.find((m) => m.metric_key === 'compaction_score')?.warning_last;
 
     expect((await pullMetrics({ now: new Date(NOW * 1000), sleep: noWait })).outcome).toBe('ok');
     expect(await storedCount('compaction_score')).toBeGreaterThan(0);
