@@ -62,7 +62,7 @@ export const metricConcurrency = (maxPointsPerRequest: number) => Math.max(1, Ma
  * each at four), whole MB. The points bound above holds only while the series are the inventory's
  * size: a query yielding many more (not aggregated by cluster) could otherwise have four answers of
  * 64 MB in flight, ≈ 2.5 GB once parsed (about ten times the bytes, text included) in the worker's
- * 1,024 MB. With at most 64 MB in flight a pull of 10,000 clusters peaked at 524 MB (`npm run bench -- puller-memory`).
+ * 1,024 MB. With at most 64 MB in flight a pull of 10,000 clusters peaked at 524–543 MB (`npm run bench -- puller-memory`).
  */
 export const answerByteLimit = (maxPointsPerRequest: number) => Math.floor(MAX_BODY_BYTES / 2 ** 20 / metricConcurrency(maxPointsPerRequest)) * 2 ** 20;
 const DAY = 86_400;

@@ -5,7 +5,6 @@
 // no PromQL evaluation, so the difference is Prometheus' own share. Both pulls
 // write to DynamoDB Local. The first pull backfills the day; the second, 5
 // minutes later, is the steady-state cost of one scheduled run.
-import { spawn } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { demoClusters } from '../../infra/local/demo-fleet.js';
@@ -16,6 +15,7 @@ import { pullMetrics, type PullResult } from '../../shared/metric-pull/pull.js';
 import { useMetricSources } from '../support/metric-sources.js';
 import { openMetrics, startPrometheus, type HistorySeries, type RunningPrometheus } from '../support/prometheus.js';
 import type { BenchContext } from './run.js';
+import { startScriptServer, withStdinInput } from './script-server.js';
 
 export const title = 'Metrics puller (issue 20): 1,000 clusters × 13 metrics × 1 day at a 5-minute step';
 
@@ -127,9 +127,9 @@ async function pullBoth(report: BenchContext['report'], label: string): Promise<
  * PromQL: every series' points at the steps asked that hold a sample. A child process, so that
  * writing its answers costs this process (whose CPU and memory are measured) nothing.
  */
-const STUB = `
+const STUB = withStdinInput(`
 const { createServer } = require('node:http');
-const { ids, keys, first, end, step } = JSON.parse(process.argv[1]);
+const { ids, keys, first, end, step } = input;
 const sampleValue = ${sampleValue.toString()};
 let requests = 0;
 const server = createServer((req, res) => {
@@ -154,26 +154,11 @@ const server = createServer((req, res) => {
   });
 });
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));
-`;
+`);
 
 async function startStub(ids: readonly string[]): Promise<{ url: string; requests(): Promise<number>; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['-e', STUB, JSON.stringify({ ids, keys: METRIC_KEYS, first: FIRST, end: END, step: STEP })], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const port = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
-    child.once('close', (code) => reject(new Error(`metric-pull: the stub server exited (${code})`)));
-  });
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    url,
-    requests: async () => Number(await (await fetch(`${url}/requests`)).text()),
-    close: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const server = await startScriptServer('metric-pull', STUB, { ids, keys: METRIC_KEYS, first: FIRST, end: END, step: STEP });
+  return { ...server, requests: async () => Number(await (await fetch(`${server.url}/requests`)).text()) };
 }
 
 /** A real Prometheus backfilled with the day (the OpenMetrics text is dropped once promtool has read it). */

@@ -4,13 +4,13 @@
 // 16 MB a query may have when four run at once (shared/metric-pull/pull.ts answerByteLimit),
 // so 64 MB of answers are in flight whenever four metrics are. Padded labels make the
 // answers that big within the points bound: the bytes bound is what holds here.
-import { spawn } from 'node:child_process';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import { answerByteLimit, metricConcurrency } from '../../shared/metric-pull/pull.js';
 import { functionSize } from '../../infra/function-sizes.js';
 import { useMetricSources } from '../support/metric-sources.js';
 import { lambdaChild } from './lambda-child.js';
+import { startScriptServer, withStdinInput } from './script-server.js';
 import { syntheticFleet } from './synthetic-fleet.js';
 import type { BenchContext } from './run.js';
 
@@ -37,12 +37,9 @@ console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, outcome: 
  * the answer is `target` bytes (within a few hundred); counts the answers and their bytes. A child
  * process, so that building its answers costs the measured puller nothing.
  */
-const STUB = `
+const STUB = withStdinInput(`
 const { createServer } = require('node:http');
-const input = [];
-process.stdin.on('data', (c) => input.push(c));
-process.stdin.on('end', () => {
-const { ids, target } = JSON.parse(Buffer.concat(input).toString());
+const { ids, target } = input;
 let answers = 0, bytes = 0, largest = 0;
 const server = createServer((req, res) => {
   const chunks = [];
@@ -64,27 +61,11 @@ const server = createServer((req, res) => {
   });
 });
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));
-});
-`;
+`);
 
 async function startStub(ids: readonly string[]) {
-  // The ids on stdin: 10,000 of them are more than one argument may hold.
-  const child = spawn(process.execPath, ['-e', STUB], { stdio: ['pipe', 'pipe', 'inherit'] });
-  child.stdin!.end(JSON.stringify({ ids, target: TARGET_BYTES }));
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const port = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
-    child.once('close', (code) => reject(new Error(`puller-memory: the stub server exited (${code})`)));
-  });
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    url,
-    stats: async () => (await (await fetch(`${url}/stats`)).json()) as { answers: number; bytes: number; largest: number },
-    close: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const server = await startScriptServer('puller-memory', STUB, { ids, target: TARGET_BYTES });
+  return { ...server, stats: async () => (await (await fetch(`${server.url}/stats`)).json()) as { answers: number; bytes: number; largest: number } };
 }
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
