@@ -526,7 +526,8 @@ describe('metric sources', { timeout: 90_000 }, () => {
   });
 
   it('shows a partial pull: the outcome, refusals with their reason, the error of each failing metric and the errors newest first', async () => {
-    // A Prometheus that answers the qps query with a series of a cluster the fleet does not know, and refuses every other query.
+    // A Prometheus that answers the qps query with a series of a cluster the fleet does not know (and an info), and refuses every other query.
+    const NOT_A_COUNTER = 'PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "qps"';
     const shipped = (await shippedValue('metric-sources')) as { metrics: { metric_key: string; query: string }[] };
     const qps = shipped.metrics.find((m) => m.metric_key === 'qps')!.query;
     const prometheus = createServer((req, res) => {
@@ -542,7 +543,12 @@ describe('metric sources', { timeout: 90_000 }, () => {
         }
         const at = Number(form.get('start'));
         res.end(
-          JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: [{ metric: { cluster_id: 'ghost-cluster' }, values: [[at, '42']] }] } }),
+          JSON.stringify({
+            status: 'success',
+            data: { resultType: 'matrix', result: [{ metric: { cluster_id: 'ghost-cluster' }, values: [[at, '42']] }] },
+            // What Prometheus 2.46+ says of a rate over a gauge (Debian's 2.42 says nothing of any query).
+            infos: [NOT_A_COUNTER],
+          }),
         );
       });
     });
@@ -574,6 +580,10 @@ describe('metric sources', { timeout: 90_000 }, () => {
       const table = adminPage.getByRole('region', { name: 'Pull status per metric' });
       const qpsRow = table.locator('tbody tr[data-index]').filter({ has: adminPage.getByText('qps', { exact: true }) });
       await qpsRow.getByText(`mostly: ${status.metrics.find((m: { metric_key: string }) => m.metric_key === 'qps').refusal_last}`).waitFor();
+      // What Prometheus said of the query, under it; no other metric's answer said anything.
+      expect(status.metrics.find((m: { metric_key: string }) => m.metric_key === 'qps').warning_last).toBe(NOT_A_COUNTER);
+      await qpsRow.getByText(`Prometheus: ${NOT_A_COUNTER}`, { exact: true }).waitFor();
+      expect(await table.getByText(/^Prometheus: /).count()).toBe(1);
       const diskRow = table.locator('tbody tr[data-index]').filter({ has: adminPage.getByText('disk_used_pct', { exact: true }) });
       await diskRow.getByText('parse error: unknown metric in this test Prometheus', { exact: false }).waitFor();
       expect(await diskRow.getByText('Error:').count()).toBe(1);
