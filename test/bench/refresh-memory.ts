@@ -45,35 +45,38 @@ const seconds = Number(process.hrtime.bigint() - start) / 1e9;
 console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, bytes: res.body.length, seconds }));
 `;
 
-const FIRST_REQUESTS = {
-  'GET /api/fleet/scores': firstRequest(
-    'fleet',
-    `const viewer = await userToken('viewer');
+/** Each first request: what it is, the group whose container serves it, and the child's code before the read. */
+const FIRST_REQUESTS = [
+  {
+    what: 'GET /api/fleet/scores',
+    group: 'fleet',
+    request: `const viewer = await userToken('viewer');
 const read = () => send('GET', '/api/fleet/scores', 'GET /api/fleet/scores', viewer);`,
-  ),
-  'GET /api/metrics (the scrape)': firstRequest('metrics', `const read = () => send('GET', '/api/metrics', 'GET /api/metrics', process.env.SCRAPE_TOKEN);`),
-  'GET /api/settings/config-changes/{id} (a health-rules proposal, with its impact)': firstRequest(
-    'settings',
-    `const admin = await userToken('admin');
+  },
+  {
+    what: 'GET /api/metrics (the scrape)',
+    group: 'metrics',
+    request: `const read = () => send('GET', '/api/metrics', 'GET /api/metrics', process.env.SCRAPE_TOKEN);`,
+  },
+  {
+    what: 'GET /api/settings/config-changes/{id} (a health-rules proposal, with its impact)',
+    group: 'settings',
+    request: `const admin = await userToken('admin');
 const content = defaultRuleText('health-rules').replace('healthy: 80 ', 'healthy: 85 ');
 const put = await send('PUT', '/api/settings/health-rules', 'PUT /api/settings/health-rules', admin, JSON.stringify({ content }));
 const { change_id } = JSON.parse(put.body);
 const read = () => send('GET', '/api/settings/config-changes/' + change_id, 'GET /api/settings/config-changes/{change_id}', admin, undefined, { change_id });`,
-  ),
-};
-const GROUP_OF: Record<keyof typeof FIRST_REQUESTS, string> = {
-  'GET /api/fleet/scores': 'fleet',
-  'GET /api/metrics (the scrape)': 'metrics',
-  'GET /api/settings/config-changes/{id} (a health-rules proposal, with its impact)': 'settings',
-};
+  },
+];
 
 export async function run({ report, freshTables }: BenchContext): Promise<void> {
   const refresh = await lambdaChild<{ maxRssKb: number; scored: number; seconds: number }>('refresh', REFRESH_CHILD, { as: 'recompute' });
   const firstReads = await Promise.all(
-    Object.entries(FIRST_REQUESTS).map(async ([what, source]) => {
-      const group = GROUP_OF[what as keyof typeof FIRST_REQUESTS];
-      return { what, group, run: await lambdaChild<{ maxRssKb: number; bytes: number; seconds: number }>(group, source, { as: group }) };
-    }),
+    FIRST_REQUESTS.map(async ({ what, group, request }) => ({
+      what,
+      group,
+      run: await lambdaChild<{ maxRssKb: number; bytes: number; seconds: number }>(group, firstRequest(group, request), { as: group }),
+    })),
   );
 
   await freshTables();
