@@ -1,6 +1,6 @@
 // Memory of the Lambdas that run the service's two heaviest pieces of shared code, measured at
 // 10,000 clusters in a fresh process as deployed (`npm run bench -- refresh-memory chat-memory`).
-// The route groups and workers that run them declare these (`memoryMb`); test/infra/memory-floors.test.ts
+// The route groups and workers that run them declare these (`memoryMb`); test/infra/all-bundles.test.ts
 // finds every function whose bundle carries the code and checks it has at least this much.
 
 /**
