@@ -68,12 +68,11 @@ export async function runAgentTasks(options: { budgetMs?: number } = {}): Promis
       else lostClaims.add(next.task_id);
       continue;
     }
-    const taskId = next?.task_id;
-    if (!taskId) break;
-    const task = await claimTask(taskId, owner, leaseMs(), now);
+    if (!next) break;
+    const task = await claimTask(next.task_id, owner, leaseMs(), now);
     if (!task) {
-      lostClaims.add(taskId);
-      if (next) summary.lost++;
+      lostClaims.add(next.task_id);
+      summary.lost++;
       continue;
     }
     summary.claimed++;
