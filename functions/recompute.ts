@@ -3,7 +3,8 @@
 // The same run regroups recent alerts into issues (open issues whose quiet
 // period has passed become Resolved; edited issue rules reach recent history)
 // and into AI issues (only clusters whose alerts changed: the debounce), and
-// creates agent tasks for the clusters the health rules' ai_trigger selects.
+// creates agent tasks for the clusters the health rules' ai_trigger selects, and
+// packs the settled days the chat's SQL snapshot reads that have no current pack.
 // Started by a refresh or recompute route with `{ refresh_id, kinds }` (issue 21 §2),
 // it refreshes only those views and records the run's figures (or its failure)
 // for the route to answer: shared/scoring/refresh.ts. Such an event may come late
@@ -11,8 +12,12 @@
 // its claim, is computed (refresh-claim.ts takeUpRefresh).
 import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
+import { SQL_ROLLUP_DAYS } from '../shared/chat/sql-snapshot.js';
 import { regroupRecent } from '../shared/issues/regroup.js';
 import * as z from '../shared/zod.js';
+import { windowDays } from '../shared/db/metrics.js';
+import { PACK_BUILDER } from '../shared/db/packing.js';
+import { packSettledDays } from '../shared/db/rollup-packs.js';
 import { finishRefresh, SNAPSHOT_KINDS, type RefreshFigures } from '../shared/db/scores.js';
 import { createLogger, errorFields, workerHandler } from '../shared/log.js';
 import { fleetKpis } from '../shared/scoring/fleet-score.js';
@@ -104,6 +109,9 @@ async function scheduledRun() {
   ]);
   // Clusters the health rules' ai_trigger selects get an agent task (and the agent worker is started).
   const agentTasks = await createAgentTasks(view).catch(failedSoftly('agent task creation'));
+  // The chat's SQL snapshot reads 14 days; the refresh packed only its lookback's (a day alone: none).
+  const now = new Date();
+  const packed = await packSettledDays(windowDays(SQL_ROLLUP_DAYS, now), now, PACK_BUILDER).catch(failedSoftly('packing the chat snapshot days'));
   const kpis = fleetKpis(view.scores);
   const result = {
     generated_at: view.generatedAt,
@@ -113,6 +121,7 @@ async function scheduledRun() {
     issues,
     ai_issues: aiIssues,
     agent_tasks: agentTasks,
+    rollup_shards_packed: packed,
   };
   log.info('recomputed', { ...result, duration_ms: Date.now() - started });
   return result;

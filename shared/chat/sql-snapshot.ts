@@ -19,6 +19,9 @@ import { cutText } from '../text.js';
  */
 export type SnapshotRollups = Pick<RollupColumns, 'days' | 'clusterIds' | 'values' | 'lastAt'>;
 
+/** Days of rollups the snapshot holds (today and the 13 before); the scheduled recompute keeps their packs built (rollup-packs.ts packSettledDays). */
+export const SQL_ROLLUP_DAYS = 14;
+
 /** What the SQL tool loads: the fleet as the dashboards see it (sql.ts opens it). */
 export interface FleetSnapshot {
   clusters: ClusterRecord[];

@@ -12,6 +12,7 @@ import type { ToolSpec } from '../llm/types.js';
 import { sliceChars } from '../text.js';
 import { fleetView, type FleetView } from '../scoring/fleet-view.js';
 import { openFleetDatabase, SqlRefused, type FleetDatabase } from './sql.js';
+import { SQL_ROLLUP_DAYS } from './sql-snapshot.js';
 import { TOOL_INPUTS } from './tool-inputs.js';
 import { TOOL_SCHEMAS_FILE, toolInputSchemas } from './tool-schemas.js';
 
@@ -32,7 +33,6 @@ const tool = <S extends z.ZodMiniType>(t: Tool<S>) => t;
 
 // ── run_sql: a snapshot of the fleet in SQLite, rebuilt when older than this ──
 export const SQL_SNAPSHOT_TTL_MS = 5 * 60_000;
-const SQL_ROLLUP_DAYS = 14;
 const SQL_ALERT_DAYS = 30;
 let snapshot: { db: Promise<FleetDatabase>; at: number } | undefined;
 

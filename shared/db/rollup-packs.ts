@@ -250,6 +250,36 @@ export async function readFleetRollupColumns(
 }
 
 /**
+ * Builds the packs that `days`' settled shards lack (none, or one of an older counter value), so
+ * that the next reader of those days (the chat's SQL snapshot reads 14) reads packs, not items. A
+ * refresh packs only the days its lookback reads: one of a day alone packs none, and rollups a
+ * backfill writes for past days leave their packs stale. A current pack costs its counter and head
+ * in a BatchGet, nothing more; the rest go through readThroughPack (healing a counter a dead writer
+ * left odd; a write in flight leaves the shard to the next call). Answers the shards built.
+ */
+export async function packSettledDays(days: readonly string[], now: Date, build: PackBuilder): Promise<number> {
+  const partitions: Partition[] = days
+    .filter((day) => isPackableDay(day, now))
+    .flatMap((day) => range(METRIC_SHARDS).map((shard) => ({ day, dayIndex: 0, shard, pk: packPartition(day, shard) })));
+  const keys = partitions.flatMap(({ pk }) => [
+    { pk, sk: PACK_COUNTER_SK },
+    { pk, sk: PACK_HEAD_SK },
+  ]);
+  const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
+  const stored = new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
+  const lacking = partitions.filter((p) => {
+    const head = stored.get(`${p.pk}|${PACK_HEAD_SK}`);
+    return head?.built_from !== writesOf(stored.get(`${p.pk}|${PACK_COUNTER_SK}`));
+  });
+  const stats = noStats();
+  // A few at a time: each holds its shard's items while it packs them.
+  await mapLimit(lacking, 4, async (p) => {
+    await partitionPack(p, stored, now, stats, build);
+  });
+  return stats.built;
+}
+
+/**
  * A shard's settled lookback days folded (foldDays), through its window pack. The pack is
  * current while every day's write counter still holds the value it was built from: counters
  * only grow, so their sum, recorded as the pack's `built_from`, is equal only then, and a

@@ -16,7 +16,15 @@ import {
   windowDays,
   type StoredRollup,
 } from '../../shared/db/metrics.js';
-import { decodePack, encodePack, isPackableDay, lastPackReadStats, lastWindowReadStats, readFleetRollupColumns } from '../../shared/db/rollup-packs.js';
+import {
+  decodePack,
+  encodePack,
+  isPackableDay,
+  lastPackReadStats,
+  lastWindowReadStats,
+  packSettledDays,
+  readFleetRollupColumns,
+} from '../../shared/db/rollup-packs.js';
 import type { ClusterRecord } from '../../shared/db/clusters.js';
 import { aggregateFleet, columnarClusterData } from '../../shared/scoring/inputs.js';
 import { columnsFromRollups, emptyColumns, METRICS, SLOTS, type RollupColumns } from '../../shared/fleet/rollup-columns.js';
@@ -429,6 +437,26 @@ describe('packed rollups', () => {
     clearPackCache();
     await expectSameAsItems(days);
     expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
+  });
+
+  it('packSettledDays packs the settled days no refresh read (the chat reads 14), so a reader that may not build reads packs; again only where a late write made one stale', async () => {
+    const days = daysEnding(56, 3);
+    const clusterIds = ids(40);
+    await putRollups(randomRollups(clusterIds, days, 1));
+    const today = windowDays(1)[0]!; // never packed
+    expect(await packSettledDays([...days, today], new Date(), PACK_BUILDER)).toBe(partitions(days));
+    const asChatReads = async () => {
+      clearPackCache();
+      const read = byCluster(await readFleetRollupColumns(days, new Date(), {}));
+      expect(read).toEqual(byCluster(await columnsFromItems(days)));
+      expect(lastPackReadStats()).toEqual({ cached: 0, packs: partitions(days), items: 0, built: 0 });
+    };
+    await asChatReads();
+    expect(await packSettledDays(days, new Date(), PACK_BUILDER)).toBe(0); // current: counters and heads read, nothing built
+
+    await addSamples([{ cluster_id: clusterIds[3]!, metric_key: 'qps', value: 4321.5, at: `${days[1]}T23:59:00.000Z` }]);
+    expect(await packSettledDays(days, new Date(), PACK_BUILDER)).toBe(1);
+    await asChatReads();
   });
 
   // Last: it moves this file's process to tables of its own.

@@ -26,6 +26,9 @@ describe('recompute worker', () => {
       expect(headers.map((h) => h.generated_at)).toEqual([second.generated_at, first.generated_at]);
       expect(headers[0]!.count).toBe(12);
     }
+    // The chat's 14 days: the first run packed every settled shard the refresh's lookback left; the second had none left.
+    expect(first.rollup_shards_packed).toBeGreaterThan(0);
+    expect(second.rollup_shards_packed).toBe(0);
     const fleet = await readSnapshot<FleetClusterScore>('fleet', second.generated_at);
     expect(fleet).toHaveLength(12);
     expect(fleet[0]).toMatchObject({ cluster_id: expect.any(String), classification: expect.stringMatching(/^(Healthy|Warning|Critical)$/) });
