@@ -1,11 +1,9 @@
 // Loading a packed snapshot (sql-snapshot.ts) into a sql.js Database, in the
 // worker thread (sql-worker.ts): the tables of sql-tables.ts and their rows,
-// what the loaded database holds (for the schema text), then locking it
-// read-only for the queries.
+// then locking it read-only for the queries.
 import type { Database } from 'sql.js';
 import type { SnapshotInput } from './sql-snapshot.js';
-import { createIndexSql, createTableSql, insertSql, metricDailyStats, type SnapshotStats, TABLES } from './sql-tables.js';
-import { quote } from './sql-values.js';
+import { createIndexSql, createTableSql, insertSql, TABLES } from './sql-tables.js';
 
 /**
  * What SQLite may allocate beyond the loaded tables (bytes): a query that would
@@ -45,17 +43,6 @@ export function loadSnapshot(db: Database, snapshot: SnapshotInput): void {
   // No ANALYZE: its statistics cost a tenth of the load, and with one or two
   // indexes per table SQLite's default choices are the right ones.
   for (const table of TABLES) for (const sql of createIndexSql(table)) db.run(sql);
-}
-
-/** What the loaded database holds, for the schema text. */
-export function snapshotStats(db: Database, snapshot: SnapshotInput): SnapshotStats {
-  const rowCounts: Record<string, number> = {};
-  // metric_daily's are counted in the columns (a scan of it would cost more than the rest together).
-  const rollups = metricDailyStats(snapshot.rollups);
-  for (const table of TABLES) {
-    rowCounts[table.name] = table.name === 'metric_daily' ? rollups.rows : Number(db.exec(`SELECT count(*) FROM ${quote(table.name)}`)[0]?.values[0]?.[0] ?? 0);
-  }
-  return { rowCounts, metricKeys: rollups.metricKeys, firstDay: rollups.firstDay, lastDay: rollups.lastDay };
 }
 
 const pragmaNumber = (db: Database, pragma: string) => Number(db.exec(`PRAGMA ${pragma}`)[0]?.values[0]?.[0] ?? 0);

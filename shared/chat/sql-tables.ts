@@ -435,8 +435,28 @@ function pushRow(values: number[], r: SnapshotRollups, d: number, c: number, m: 
   values.push(r.lastAt[cellOf(r, d, c) * METRICS + m]!);
 }
 
+/**
+ * What a snapshot puts in each table, counted from the snapshot rather than asked of SQLite, so the
+ * schema text (which the model's first call carries) is ready before the worker's load ends. A row
+ * whose key repeats an earlier one's replaces it (insertSql): the lists come from DynamoDB keyed as
+ * the tables are, so the counts are the tables'.
+ */
+export function snapshotStats(snapshot: SnapshotInput): SnapshotStats {
+  const rollups = metricDailyStats(snapshot.rollups);
+  const rowCounts: Record<string, number> = {};
+  for (const table of TABLES) {
+    if (table.name === 'metric_daily') rowCounts[table.name] = rollups.rows;
+    else if (table.rows) {
+      let rows = 0;
+      for (const _ of table.rows(snapshot)) rows++;
+      rowCounts[table.name] = rows;
+    }
+  }
+  return { rowCounts, metricKeys: rollups.metricKeys, firstDay: rollups.firstDay, lastDay: rollups.lastDay };
+}
+
 /** What of the rollups metric_daily holds: its rows, the metric keys (sorted) and the first and last day with any. */
-export function metricDailyStats(r: SnapshotRollups): { rows: number; metricKeys: string[]; firstDay: string | null; lastDay: string | null } {
+function metricDailyStats(r: SnapshotRollups): { rows: number; metricKeys: string[]; firstDay: string | null; lastDay: string | null } {
   let rows = 0;
   let firstDay: string | null = null;
   let lastDay: string | null = null;
@@ -472,7 +492,7 @@ export function insertSql(table: TableDef): string {
   return `INSERT OR REPLACE INTO ${quote(table.name)} VALUES (${table.columns.map(() => '?').join(', ')})`;
 }
 
-/** What the loaded snapshot holds, for the schema text. */
+/** What a snapshot puts in the database, for the schema text. */
 export interface SnapshotStats {
   rowCounts: Record<string, number>;
   metricKeys: string[];

@@ -5,8 +5,8 @@
 //
 // Started with workerData { wasmPath } (the sql.js .wasm file to load);
 // answers one request at a time:
-//   load  { snapshot } → { stats }  builds the database from a packed
-//         snapshot (sql-snapshot.ts packSnapshot; sql-load.ts)
+//   load  { snapshot } → {}  builds the database from a packed snapshot
+//         (sql-snapshot.ts packSnapshot; sql-load.ts)
 //   query { sql, rowLimit, cellChars, columnLimit, resultChars } → { columns, rows, truncated, note? }
 //         (sql-query.ts runQuery)
 // Failures answer { error: { kind, message } }: kind 'refused' or 'sqlite' is
@@ -21,10 +21,9 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Database, SqlJsStatic } from 'sql.js';
-import { loadSnapshot, lockDown, snapshotStats } from './sql-load.js';
+import { loadSnapshot, lockDown } from './sql-load.js';
 import { QueryProblem, runQuery, type QueryBounds, type QueryRows } from './sql-query.js';
 import type { SnapshotInput } from './sql-snapshot.js';
-import type { SnapshotStats } from './sql-tables.js';
 
 export interface SqlWorkerData {
   wasmPath: string;
@@ -34,10 +33,7 @@ export type SqlWorkerRequest = { id: number; op: 'load'; snapshot: SnapshotInput
 
 export type SqlWorkerError = { kind: 'refused' | 'sqlite' | 'fatal'; message: string };
 
-export type SqlWorkerReply =
-  | { id: number; error: SqlWorkerError }
-  | { id: number; op: 'load'; stats: SnapshotStats }
-  | ({ id: number; op: 'query' } & QueryRows);
+export type SqlWorkerReply = { id: number; error: SqlWorkerError } | { id: number; op: 'load' } | ({ id: number; op: 'query' } & QueryRows);
 
 async function startSqlJs(wasmPath: string): Promise<SqlJsStatic> {
   // sql.js's Node glue reads CommonJS's __dirname while it loads; an ES module
@@ -62,9 +58,8 @@ function serve(port: NonNullable<typeof parentPort>, data: SqlWorkerData): void 
         db?.close();
         db = new SQL.Database();
         loadSnapshot(db, request.snapshot);
-        const stats = snapshotStats(db, request.snapshot);
         lockDown(db);
-        return { id: request.id, op: 'load', stats };
+        return { id: request.id, op: 'load' };
       }
       case 'query': {
         if (!db) throw new Error('no database loaded');

@@ -40,24 +40,20 @@ let snapshot: { db: Promise<FleetDatabase>; at: number } | undefined;
 export async function fleetDatabase(now = new Date()): Promise<FleetDatabase> {
   if (snapshot && now.getTime() - snapshot.at < SQL_SNAPSHOT_TTL_MS) return snapshot.db;
   const previous = snapshot?.db;
-  const db = (async () => {
-    const view = await fleetView();
-    // Through packed rollups (shared/db/README.md): 14 days of 10,000 clusters are 140,000 items. In shared
-    // memory, so the SQL worker gets them without a copy (100 MB for 10,000 clusters).
-    const [columns, alerts, issues] = await Promise.all([
-      readFleetRollupColumns(windowDays(SQL_ROLLUP_DAYS, now), now, { shared: true }),
-      listAlertsSince(new Date(now.getTime() - SQL_ALERT_DAYS * 86_400_000), now),
-      listIssuesActiveSince(new Date(now.getTime() - SQL_ALERT_DAYS * 86_400_000)),
-    ]);
-    return openFleetDatabase({
-      clusters: view.fleet.map((d) => d.cluster),
-      scores: view.scores,
-      risks: view.snapshots,
-      rollups: columns,
-      alerts,
-      issues,
-    });
-  })();
+  // The SQL worker starts while the snapshot's parts are read.
+  const db = openFleetDatabase(
+    (async () => {
+      const view = await fleetView();
+      // Through packed rollups (shared/db/README.md): 14 days of 10,000 clusters are 140,000 items. In shared
+      // memory, so the SQL worker gets them without a copy (100 MB for 10,000 clusters).
+      const [columns, alerts, issues] = await Promise.all([
+        readFleetRollupColumns(windowDays(SQL_ROLLUP_DAYS, now), now, { shared: true }),
+        listAlertsSince(new Date(now.getTime() - SQL_ALERT_DAYS * 86_400_000), now),
+        listIssuesActiveSince(new Date(now.getTime() - SQL_ALERT_DAYS * 86_400_000)),
+      ]);
+      return { clusters: view.fleet.map((d) => d.cluster), scores: view.scores, risks: view.snapshots, rollups: columns, alerts, issues };
+    })(),
+  );
   snapshot = { db, at: now.getTime() };
   db.catch(() => {
     if (snapshot?.db === db) snapshot = undefined; // the next call tries again

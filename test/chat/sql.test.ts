@@ -397,6 +397,31 @@ describe('defence in depth', () => {
     }
   });
 
+  it('answers its schema before the load ends: a load that fails fails the queries waiting for it, and each query loads again', async () => {
+    // Two rows for one cluster id: the main thread counts them, SQLite's UNIQUE key on the cluster table refuses the second.
+    const db = await openFleetDatabase({
+      clusters: [],
+      scores: [],
+      risks: [],
+      rollups: emptyColumns(['2026-11-20'], [ORDERS, ORDERS]),
+      alerts: [],
+      issues: [],
+    });
+    try {
+      expect(db.schema).toContain('TABLE clusters (0 rows)');
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const error = await db.query('SELECT count(*) FROM clusters').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(Error);
+        expect((error as Error).message).toMatch(/^loading the fleet snapshot failed: .*UNIQUE/);
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
   it('a closed database refuses queries', async () => {
     const db = await openFleetDatabase({ clusters: [], scores: [], risks: [], rollups: emptyColumns([], []), alerts: [], issues: [] });
     expect((await db.query('SELECT count(*) FROM clusters')).rows).toEqual([[0]]);
