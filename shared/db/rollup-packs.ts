@@ -254,8 +254,9 @@ export async function readFleetRollupColumns(
  * that the next reader of those days (the chat's SQL snapshot reads 14) reads packs, not items. A
  * refresh packs only the days its lookback reads: one of a day alone packs none, and rollups a
  * backfill writes for past days leave their packs stale. A current pack costs its counter and head
- * in a BatchGet, nothing more; the rest go through readThroughPack (healing a counter a dead writer
- * left odd; a write in flight leaves the shard to the next call). Answers the shards built.
+ * in a BatchGet, nothing more; the rest go through readThroughPack, which heals a counter a dead
+ * writer left odd (a write in flight: its items are read and not packed, which the next call does).
+ * Answers the shards built.
  */
 export async function packSettledDays(days: readonly string[], now: Date, build: PackBuilder): Promise<number> {
   const partitions: Partition[] = days
