@@ -111,7 +111,10 @@ async function scheduledRun() {
   const agentTasks = await createAgentTasks(view).catch(failedSoftly('agent task creation'));
   // The chat's SQL snapshot reads 14 days; the refresh packed only its lookback's (a day alone: none).
   const now = new Date();
-  const packed = await packSettledDays(windowDays(SQL_ROLLUP_DAYS, now), now, PACK_BUILDER).catch(failedSoftly('packing the chat snapshot days'));
+  const packed = await packSettledDays(windowDays(SQL_ROLLUP_DAYS, now), now, PACK_BUILDER).then(
+    (read) => read.built,
+    failedSoftly('packing the chat snapshot days'),
+  );
   const kpis = fleetKpis(view.scores);
   const result = {
     generated_at: view.generatedAt,

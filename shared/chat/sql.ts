@@ -42,6 +42,8 @@ export interface SqlResult {
 export interface FleetDatabase {
   /** The schema as text for the model: every table, its columns with types and one-line meanings, and 2-3 example queries. */
   readonly schema: string;
+  /** The first load of the snapshot into SQLite: rejects when it fails (the queries waiting for it fail too). */
+  readonly loaded: Promise<void>;
   query(sql: string, options?: { rowLimit?: number; timeoutMs?: number }): Promise<SqlResult>;
   close(): Promise<void>;
 }
@@ -137,7 +139,7 @@ type Op = SqlWorkerRequest['op'];
 type RequestOf<O extends Op> = Omit<Extract<SqlWorkerRequest, { op: O }>, 'id'>;
 type ReplyOf<O extends Op> = Extract<SqlWorkerReply, { op: O }>;
 
-/** A worker thread with request/reply by id. Unreferenced while idle, so an open database never keeps a process alive. */
+/** A worker thread with request/reply by id. Unreferenced while idle, so an idle database never keeps a process alive (one loading does). */
 class SqlWorker {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (reply: SqlWorkerReply) => void; reject: (error: Error) => void }>();
@@ -206,15 +208,20 @@ class SnapshotDatabase implements FleetDatabase {
   /** Queries run one at a time: a timeout stops the whole worker. */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  readonly schema: string;
+  readonly loaded: Promise<void>;
 
   constructor(
-    readonly schema: string,
     /** The packed snapshot, for loading a replacement worker. */
     private readonly input: SnapshotInput,
     worker: SqlWorker,
   ) {
     this.worker = worker;
+    // The load first: the worker runs it while this thread counts the schema's rows.
     this.current = this.load(worker);
+    this.loaded = this.current.then(() => undefined);
+    this.loaded.catch(() => undefined); // a caller may not ask; the queries report it
+    this.schema = schemaText(snapshotStats(input), SQL_LIMITS);
   }
 
   query(sql: string, options: { rowLimit?: number; timeoutMs?: number } = {}): Promise<SqlResult> {
@@ -245,7 +252,8 @@ class SnapshotDatabase implements FleetDatabase {
         return worker;
       } catch (error) {
         await worker.terminate();
-        throw error instanceof WorkerFailure ? new Error(`loading the fleet snapshot failed: ${error.message}`) : error;
+        if (this.closed) throw new Error('the fleet database is closed');
+        throw new Error(`loading the fleet snapshot failed: ${error instanceof Error ? error.message : String(error)}`);
       }
     })();
     loading.catch(() => {
@@ -308,10 +316,11 @@ class SnapshotDatabase implements FleetDatabase {
 /**
  * A snapshot as a SQLite database in a worker thread. It answers as soon as it has the snapshot: the
  * schema text is counted from the snapshot, so the model's first call (which carries it) need not
- * wait for the load (≈ 5 s for 10,000 clusters), and queries wait for it instead. The worker starts
+ * wait for the load (5-7 s for 10,000 clusters), and queries wait for it instead. The worker starts
  * (and compiles SQLite) first, so hand over the snapshot's promise while it is still being read.
- * Rejects when the snapshot does or the worker cannot start; a load that fails fails the queries
- * waiting for it, and the next query loads again.
+ * Rejects when the snapshot does or the worker's file is missing; a load that fails (SQLite that
+ * does not start among the causes) rejects `loaded` and the queries waiting for it, and the next
+ * query loads again.
  */
 export async function openFleetDatabase(snapshot: FleetSnapshot | PromiseLike<FleetSnapshot>): Promise<FleetDatabase> {
   const reading = Promise.resolve(snapshot);
@@ -319,8 +328,7 @@ export async function openFleetDatabase(snapshot: FleetSnapshot | PromiseLike<Fl
   const worker = new SqlWorker();
   try {
     // Kept for replacement workers, so posted as a copy.
-    const input = packSnapshot(await reading);
-    return new SnapshotDatabase(schemaText(snapshotStats(input), SQL_LIMITS), input, worker);
+    return new SnapshotDatabase(packSnapshot(await reading), worker);
   } catch (error) {
     await worker.terminate();
     throw error;

@@ -55,8 +55,9 @@ export async function fleetDatabase(now = new Date()): Promise<FleetDatabase> {
     })(),
   );
   snapshot = { db, at: now.getTime() };
-  db.catch(() => {
-    if (snapshot?.db === db) snapshot = undefined; // the next call tries again
+  // A snapshot that could not be read or loaded is not kept: the next call reads the fleet again.
+  db.then((opened) => opened.loaded).catch(() => {
+    if (snapshot?.db === db) snapshot = undefined;
   });
   void previous?.then((old) => old.close()).catch(() => undefined);
   return db;

@@ -196,10 +196,7 @@ export async function bumpWriteCounter(table: TableName, key: Key, ttl?: number)
  */
 export async function healWriteCounter(table: TableName, key: Key, item: Item | undefined, now = Date.now()): Promise<number | undefined> {
   const writes = writesOf(item);
-  if (writes < 0 || writes % 2 === 0) return undefined;
-  // Counters bumped before bumped_at was stamped count as long ago.
-  const bumpedAt = typeof item?.bumped_at === 'number' ? item.bumped_at : 0;
-  if (now - bumpedAt < WRITER_MAX_MS) return undefined;
+  if (writes < 0 || writes % 2 === 0 || !leftByDeadWriter(item, now)) return undefined;
   try {
     await updateItem(table, key, {
       UpdateExpression: 'ADD writes :one SET bumped_at = :now',
@@ -212,6 +209,15 @@ export async function healWriteCounter(table: TableName, key: Key, item: Item | 
     if (!(error instanceof ConditionFailed)) throw error;
     return undefined;
   }
+}
+
+/** Whether a counter was last bumped WRITER_MAX_MS or more ago, so no writer can still be between its bumps (one bumped before bumped_at was stamped counts as long ago). */
+const leftByDeadWriter = (item: Item | undefined, now: number) => now - (typeof item?.bumped_at === 'number' ? item.bumped_at : 0) >= WRITER_MAX_MS;
+
+/** Whether a pack may be built from this counter now: even, or odd and left by a dead writer (healWriteCounter evens it); not while a write is in flight, nor from a counter that is not a count. */
+export function packableCounter(item: Item | undefined, now = Date.now()): boolean {
+  const writes = writesOf(item);
+  return writes >= 0 && (writes % 2 === 0 || leftByDeadWriter(item, now));
 }
 
 /** A write counter's value as read: 0 when it was never bumped, -1 (odd: no pack is current) when it is not a count. */

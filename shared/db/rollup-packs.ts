@@ -24,7 +24,7 @@
 import { CELL_BYTES, doublesAt, emptyColumns, foldDays, METRICS, putCell, putDay, SLOTS, type RollupColumns } from '../fleet/rollup-columns.js';
 import { base64Decoder, batchGet, mapLimit, queryAllWire, type Item, type WireItem } from './client.js';
 import { METRIC_SHARDS, packPartition, rollupPartition, storedDay, ttlOf } from './metrics.js';
-import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, readThroughPack, writesOf, type PackBuilder, type PackSource } from './packing.js';
+import { CorruptPack, PACK_COUNTER_SK, PACK_HEAD_SK, packableCounter, readThroughPack, writesOf, type PackBuilder, type PackSource } from './packing.js';
 
 /** Format of the bytes before compression (the layout below); a pack of any other is refused. */
 const FORMAT_VERSION = 1;
@@ -254,11 +254,11 @@ export async function readFleetRollupColumns(
  * that the next reader of those days (the chat's SQL snapshot reads 14) reads packs, not items. A
  * refresh packs only the days its lookback reads: one of a day alone packs none, and rollups a
  * backfill writes for past days leave their packs stale. A current pack costs its counter and head
- * in a BatchGet, nothing more; the rest go through readThroughPack, which heals a counter a dead
- * writer left odd (a write in flight: its items are read and not packed, which the next call does).
- * Answers the shards built.
+ * in a BatchGet, nothing more; so does a shard with a write in flight (the next call packs it). The
+ * rest go through readThroughPack, which heals a counter a dead writer left odd. Answers how each
+ * shard it read was read (none read: all current) and how many it built.
  */
-export async function packSettledDays(days: readonly string[], now: Date, build: PackBuilder): Promise<number> {
+export async function packSettledDays(days: readonly string[], now: Date, build: PackBuilder): Promise<PackReadStats> {
   const partitions: Partition[] = days
     .filter((day) => isPackableDay(day, now))
     .flatMap((day) => range(METRIC_SHARDS).map((shard) => ({ day, dayIndex: 0, shard, pk: packPartition(day, shard) })));
@@ -269,15 +269,16 @@ export async function packSettledDays(days: readonly string[], now: Date, build:
   const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
   const stored = new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
   const lacking = partitions.filter((p) => {
-    const head = stored.get(`${p.pk}|${PACK_HEAD_SK}`);
-    return head?.built_from !== writesOf(stored.get(`${p.pk}|${PACK_COUNTER_SK}`));
+    const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
+    return stored.get(`${p.pk}|${PACK_HEAD_SK}`)?.built_from !== writesOf(counter) && packableCounter(counter);
   });
   const stats = noStats();
   // A few at a time: each holds its shard's items while it packs them.
   await mapLimit(lacking, 4, async (p) => {
     await partitionPack(p, stored, now, stats, build);
   });
-  return stats.built;
+  const { windows: _, ...read } = stats;
+  return read;
 }
 
 /**

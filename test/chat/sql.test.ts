@@ -397,8 +397,9 @@ describe('defence in depth', () => {
     }
   });
 
-  it('answers its schema before the load ends: a load that fails fails the queries waiting for it, and each query loads again', async () => {
-    // Two rows for one cluster id: the main thread counts them, SQLite's UNIQUE key on the cluster table refuses the second.
+  it('answers its schema before the load ends; a load that fails rejects `loaded` and every query waiting for it', async () => {
+    // The rollups name one cluster twice: the main thread counts nothing wrong, SQLite refuses the second
+    // row of metric_daily_clusters (its cluster_id is UNIQUE).
     const db = await openFleetDatabase({
       clusters: [],
       scores: [],
@@ -409,17 +410,21 @@ describe('defence in depth', () => {
     });
     try {
       expect(db.schema).toContain('TABLE clusters (0 rows)');
+      await expect(db.loaded).rejects.toThrow(/^loading the fleet snapshot failed: .*UNIQUE/);
       for (let attempt = 0; attempt < 2; attempt++) {
-        const error = await db.query('SELECT count(*) FROM clusters').then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect(error).toBeInstanceOf(Error);
-        expect((error as Error).message).toMatch(/^loading the fleet snapshot failed: .*UNIQUE/);
+        await expect(db.query('SELECT count(*) FROM clusters')).rejects.toThrow(/^loading the fleet snapshot failed: .*UNIQUE/);
       }
     } finally {
       await db.close();
     }
+  });
+
+  it('closed while it loads: the load stops, and the query waiting for it says the database is closed', async () => {
+    const db = await openFleetDatabase(bigFleet(200, 14));
+    const waiting = db.query('SELECT count(*) FROM metric_daily');
+    await db.close();
+    await expect(waiting).rejects.toThrow(/closed/);
+    await expect(db.loaded).rejects.toThrow(/closed/);
   });
 
   it('a closed database refuses queries', async () => {

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { getCluster, upsertClusters } from '../../shared/db/clusters.js';
+import { METRIC_SHARDS } from '../../shared/db/metrics.js';
 import { currentGeneration, listSnapshots, readSnapshot } from '../../shared/db/scores.js';
 import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -26,8 +27,10 @@ describe('recompute worker', () => {
       expect(headers.map((h) => h.generated_at)).toEqual([second.generated_at, first.generated_at]);
       expect(headers[0]!.count).toBe(12);
     }
-    // The chat's 14 days: the first run packed every settled shard the refresh's lookback left; the second had none left.
+    // The chat's 14 days: the first run packed the settled shards the refresh's lookback left (fewer than all 13
+    // settled days': the refresh packed its own); the second had none left.
     expect(first.rollup_shards_packed).toBeGreaterThan(0);
+    expect(first.rollup_shards_packed).toBeLessThan(13 * METRIC_SHARDS);
     expect(second.rollup_shards_packed).toBe(0);
     const fleet = await readSnapshot<FleetClusterScore>('fleet', second.generated_at);
     expect(fleet).toHaveLength(12);
