@@ -153,10 +153,11 @@ type ReadStats = PackReadStats & { windows: WindowReadStats };
 const noStats = (): ReadStats => ({ cached: 0, packs: 0, items: 0, built: 0, windows: { cached: 0, packs: 0, folded: 0, built: 0 } });
 let lastStats = noStats();
 /** How the last readFleetRollupColumns got its partitions. */
-export const lastPackReadStats = (): PackReadStats => {
-  const { windows: _, ...days } = lastStats;
+export const lastPackReadStats = (): PackReadStats => dayStats(lastStats);
+/** The day packs' part of a read's stats. */
+function dayStats({ windows: _, ...days }: ReadStats): PackReadStats {
   return days;
-};
+}
 /** How the last readFleetRollupColumns got its window packs (none without `window`). */
 export const lastWindowReadStats = (): WindowReadStats => ({ ...lastStats.windows });
 
@@ -228,8 +229,7 @@ export async function readFleetRollupColumns(
     ]),
     ...windows.map((w) => ({ pk: w.pk, sk: PACK_HEAD_SK })),
   ];
-  const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
-  const stored = new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
+  const stored = await readKeys(keys);
   await Promise.all([
     openReads,
     mapLimit(settled, 32, async (p) => {
@@ -266,8 +266,7 @@ export async function packSettledDays(days: readonly string[], now: Date, build:
     { pk, sk: PACK_COUNTER_SK },
     { pk, sk: PACK_HEAD_SK },
   ]);
-  const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
-  const stored = new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
+  const stored = await readKeys(keys);
   const lacking = partitions.filter((p) => {
     const counter = stored.get(`${p.pk}|${PACK_COUNTER_SK}`);
     return stored.get(`${p.pk}|${PACK_HEAD_SK}`)?.built_from !== writesOf(counter) && packableCounter(counter);
@@ -277,8 +276,7 @@ export async function packSettledDays(days: readonly string[], now: Date, build:
   await mapLimit(lacking, 4, async (p) => {
     await partitionPack(p, stored, now, stats, build);
   });
-  const { windows: _, ...read } = stats;
-  return read;
+  return dayStats(stats);
 }
 
 /**
@@ -369,6 +367,12 @@ function copyInto(columns: RollupColumns, dayIndex: number, pack: RollupPack): v
     columns.lastAt.set(pack.lastAt.subarray(i * METRICS, j * METRICS), (base + row) * METRICS);
     i = j;
   }
+}
+
+/** These items of `metrics` (counters and heads), read consistently in BatchGets, by `pk|sk`. */
+async function readKeys(keys: readonly { pk: string; sk: string }[]): Promise<Map<string, Item>> {
+  const found = (await mapLimit(slices(keys, 100), 8, (batch) => batchGet('metrics', batch, true))).flat();
+  return new Map(found.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
