@@ -9,7 +9,8 @@
 // it refreshes only those views and records the run's figures (or its failure)
 // for the route to answer: shared/scoring/refresh.ts. Such an event may come late
 // or twice: only a run still waiting for its worker, within its lease and holding
-// its claim, is computed (refresh-claim.ts takeUpRefresh).
+// its claim, is computed (refresh-claim.ts takeUpRefresh). A run queued after another waits
+// for it at most a minute per invocation, then hands the wait on to a new one (waitOn).
 import { createAgentTasks } from '../shared/agents/tasks.js';
 import { regroupAiRecent } from '../shared/ai-issues/regroup.js';
 import { SQL_ROLLUP_DAYS } from '../shared/chat/sql-snapshot.js';
@@ -24,6 +25,7 @@ import { fleetKpis } from '../shared/scoring/fleet-score.js';
 import { refreshFleetView, type FleetView } from '../shared/scoring/fleet-view.js';
 import { currentRefresh, releaseRefresh, takeUpRefresh } from '../shared/scoring/refresh-claim.js';
 import { riskSummary } from '../shared/scoring/risk.js';
+import { invokeWorker } from '../shared/worker-invoke.js';
 
 const log = createLogger('recompute');
 
@@ -49,8 +51,10 @@ function refreshFigures(view: FleetView): RefreshFigures {
 }
 
 /** A route's refresh: only the views asked for, then the record the route polls. Failures are recorded, then thrown (dead letter, alarm). */
-async function refreshRun({ refresh_id, kinds }: z.infer<typeof RefreshEvent>) {
-  if (!(await takeUpRefresh(refresh_id, kinds))) {
+async function refreshRun({ refresh_id, kinds }: z.infer<typeof RefreshEvent>, context?: InvocationTime) {
+  const takeUp = await takeUpRefresh(refresh_id, kinds, context?.getRemainingTimeInMillis?.());
+  if (takeUp === 'waiting') return waitOn(refresh_id, kinds);
+  if (takeUp === 'not-started') {
     // Not ours to run (finished, taken up already, past its lease, or its claim another run's): nothing is
     // computed, and the claim is left alone (a worker running this run holds it under the same id).
     // A run past its lease is recorded failed now rather than at its route's next look.
@@ -76,15 +80,34 @@ async function refreshRun({ refresh_id, kinds }: z.infer<typeof RefreshEvent>) {
   }
 }
 
-type LambdaContext = Parameters<ReturnType<typeof workerHandler>>[1];
+/**
+ * A queued run whose run ahead has not ended while this invocation could wait (refresh-claim.ts takeUpRefresh):
+ * a new invocation waits on, with a whole invocation's time for the run. If it cannot be started, the run is
+ * recorded failed now, so its route answers 503 rather than wait out the run's lease.
+ */
+async function waitOn(refresh_id: string, kinds: z.infer<typeof RefreshEvent>['kinds']) {
+  try {
+    await invokeWorker('recompute', { refresh_id, kinds });
+  } catch (error) {
+    log.error('queued refresh run could not wait on: the worker could not be started', { refresh_id, kinds, ...errorFields(error) });
+    await finishRefresh(refresh_id, { status: 'failed', error: 'the queued refresh could not go on waiting (see the recompute logs)' }).catch(() => undefined);
+    throw error;
+  }
+  log.info('refresh run still queued: a new invocation waits on', { refresh_id, kinds });
+  return { refresh_id, status: 'queued' as const };
+}
+
+/** What a run reads of the Lambda context: the invocation's time left (a direct call without one: a whole invocation's). */
+type InvocationTime = { getRemainingTimeInMillis?: () => number };
+type LambdaContext = Parameters<ReturnType<typeof workerHandler>>[1] & InvocationTime;
 
 // Its log lines (and the grouping and agent modules' lines during the run) carry the run's ids.
 export const handler = workerHandler(
   'recompute',
-  async (event: unknown): Promise<unknown> => {
+  async (event: unknown, context?: InvocationTime): Promise<unknown> => {
     // The schedule's event names no refresh; one that does must be whole.
     const named = event !== null && typeof event === 'object' && 'refresh_id' in event;
-    return named ? refreshRun(RefreshEvent.parse(event)) : scheduledRun();
+    return named ? refreshRun(RefreshEvent.parse(event), context) : scheduledRun();
   },
   (event) => event.refresh_id,
 ) as {

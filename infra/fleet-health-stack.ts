@@ -5,7 +5,7 @@
 // The stack loops over those declarations; nothing here repeats a route, a table or a grant.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CfnElement, CfnOutput, CustomResource, Duration, Fn, RemovalPolicy, SecretValue, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, CfnElement, CfnOutput, CustomResource, Duration, Fn, RemovalPolicy, SecretValue, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -396,10 +396,16 @@ export class FleetHealthStack extends Stack {
           const workerName = grant.slice('invoke:'.length) as InvocableWorker;
           const worker = this.workerFunctions.get(workerName);
           if (!worker) throw new Error(`${fn.node.id}: grant ${grant} names an unknown worker`);
+          // A worker invoking itself (recompute hands a queued run's wait on) names itself as text: its own ARN or
+          // name as a reference would make its policy and environment depend on the function, which depends on them.
+          const self = worker === fn;
+          const arn = self
+            ? this.formatArn({ service: 'lambda', resource: 'function', resourceName: fn.physicalName, arnFormat: ArnFormat.COLON_RESOURCE_NAME })
+            : worker.function.functionArn;
           // The unqualified function ARN only (grantInvoke would add `<arn>:*` for every version/alias).
-          fn.allow(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [worker.function.functionArn] }));
+          fn.allow(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [arn] }));
           // The variable shared/config/worker-functions.ts reads (concern `worker-functions`, implied by this grant).
-          fn.function.addEnvironment(WORKER_FUNCTION_ENV[workerName], worker.functionName);
+          fn.function.addEnvironment(WORKER_FUNCTION_ENV[workerName], self ? fn.physicalName : worker.functionName);
           break;
         }
         case 'bedrock:invoke': {

@@ -105,7 +105,8 @@ export const WORKERS = {
       alerts: 'read',
       rules: 'read',
     },
-    grants: ['bedrock:invoke', 'invoke:agent-worker'],
+    // invoke:recompute: a queued route run waits at most a minute per invocation, then a new one waits on (functions/recompute.ts).
+    grants: ['bedrock:invoke', 'invoke:agent-worker', 'invoke:recompute'],
     config: ['agents', 'llm', 'llm-pricing'],
     timeoutSeconds: 300,
     // One full refresh of 10,000 clusters peaked at 661–734 MB RSS in a fresh process before packed rollups, 493–508 MB

@@ -40,9 +40,12 @@ export class GroupFunction extends Construct {
   readonly function: NodejsFunction;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
+  /** Its physical name as text, not a reference: what its own policy and environment may name (a reference to itself is a cycle). */
+  readonly physicalName: string;
 
   constructor(scope: Construct, id: string, props: GroupFunctionProps) {
     super(scope, id);
+    this.physicalName = props.functionName;
     if (!existsSync(functionEntry(props.name))) throw new Error(`${this.node.path}: entry functions/${props.name}.ts not found`);
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {

@@ -3,6 +3,7 @@
 // and owned by the run's id. The refresh routes claim it (shared/scoring/refresh.ts);
 // the recompute worker takes the run up under it and releases it when the run ends.
 // A run's lease also bounds it: one still running past it is recorded failed, for good.
+// A run queued after another has that one's lease to wait in, then its own (QUEUED_LEASE_MS).
 // A request joins a run only if that run computes with the rules current for it (the versions
 // recorded with the run, or a run whose worker has not loaded any yet); otherwise its own run is
 // queued after it, and waits for its end and its claim: never two runs of one claim at once.
@@ -28,6 +29,22 @@ import { WORKERS } from '../workers.js';
  * no worker has) has died with its worker (timeout, crash) or its event came too late: it counts as failed.
  */
 export const REFRESH_LEASE_MS = (WORKERS.recompute.timeoutSeconds + 30) * 1000;
+
+/**
+ * A run queued after another (recorded with `after`) waits for that one's end first: its worker may take it up
+ * within two leases of its recording (the run ahead's lease, then its own), and no later.
+ */
+export const QUEUED_LEASE_MS = 2 * REFRESH_LEASE_MS;
+
+/** The time `run` has, from its recording, for a worker to take it up: QUEUED_LEASE_MS for a queued run. */
+const takeUpLeaseMs = (run: RefreshRecord) => (run.after === undefined ? REFRESH_LEASE_MS : QUEUED_LEASE_MS);
+
+/**
+ * What a queued run's worker keeps of its invocation for the run itself: it waits for the run ahead only while
+ * more than this is left (60 s of a whole invocation), then hands the wait on to a new invocation (takeUpRefresh).
+ * A wait never eats into the time a refresh has, however long the run ahead takes.
+ */
+export const RUN_TIME_KEPT_MS = (WORKERS.recompute.timeoutSeconds - 60) * 1000;
 
 /** How long a claim may stand before its run is recorded: a request records it right after claiming. */
 export const STARTING_MS = 5_000;
@@ -106,24 +123,24 @@ const QUEUED_POLL_MS = 500;
 
 /**
  * A queued run's worker (run `id`, queued after run `after`) waits until `after` has ended, then takes the claim
- * from it (`after`'s worker hands it over when it ends: releaseRefresh), by `until` (the queued run's lease;
- * past it the run may not start). Returns when the claim is this run's, or another run's, or time is up: the
- * take-up then finds out which.
+ * from it (`after`'s worker hands it over when it ends: releaseRefresh), by `until`. True when the claim is this
+ * run's, or another run's (the take-up then finds out which); false when time is up first.
  */
-async function awaitClaim(id: string, kinds: readonly SnapshotKind[], after: string, until: number): Promise<void> {
+async function awaitClaim(id: string, kinds: readonly SnapshotKind[], after: string, until: number): Promise<boolean> {
   const name = refreshLockName(kinds);
   while (Date.now() < until) {
     const holder = await lockHolder(name);
-    if (holder?.owner === id) return;
+    if (holder?.owner === id) return true;
     if (!holder) {
-      if ((await acquireLock(name, id, REFRESH_LEASE_MS)).acquired) return;
+      if ((await acquireLock(name, id, REFRESH_LEASE_MS)).acquired) return true;
       continue;
     }
-    if (holder.owner !== after) return;
+    if (holder.owner !== after) return true;
     // Ended (or past its lease, now recorded failed) without handing the claim over: taken over from it.
-    if ((await currentRefresh(after))?.status !== 'running' && (await takeOverLock(name, after, id, REFRESH_LEASE_MS))) return;
+    if ((await currentRefresh(after))?.status !== 'running' && (await takeOverLock(name, after, id, REFRESH_LEASE_MS))) return true;
     await new Promise((resolve) => setTimeout(resolve, QUEUED_POLL_MS));
   }
+  return false;
 }
 
 /**
@@ -148,8 +165,9 @@ const EXPIRED = 'the refresh did not finish (see the recompute logs)';
  * only then answered so: that answer is final, as a worker whose event comes later no longer starts the run.
  */
 export async function settleRefresh(run: RefreshRecord, now = Date.now()): Promise<RefreshRecord> {
-  if (run.status !== 'running' || now - Date.parse(run.worker_started_at ?? run.started_at) <= REFRESH_LEASE_MS) return run;
-  await expireRefresh(run.refresh_id, EXPIRED, REFRESH_LEASE_MS, now);
+  const leaseMs = run.worker_started_at === undefined ? takeUpLeaseMs(run) : REFRESH_LEASE_MS;
+  if (run.status !== 'running' || now - Date.parse(run.worker_started_at ?? run.started_at) <= leaseMs) return run;
+  await expireRefresh(run.refresh_id, EXPIRED, leaseMs, now);
   // Failed now, or taken up or finished by its worker just before: the record says which.
   return (await getRefresh(run.refresh_id)) ?? run;
 }
@@ -160,26 +178,33 @@ export async function currentRefresh(id: string): Promise<RefreshRecord | undefi
   return run && settleRefresh(run);
 }
 
+/** What a worker did with its run: computes it now, leaves it (not its to run), or hands its wait on (still queued). */
+export type TakeUp = 'started' | 'not-started' | 'waiting';
+
 /**
  * The worker's start of run `id`: whether to compute it. Lambda may deliver its event twice, or late (it waits
  * in Lambda's queue), so only a run still `running`, taken up by no worker before and within its lease is
  * started (startRefreshRun), and only while the claim is still its own: once the lease ended, another run of
  * these kinds may hold it. The claim is then renewed for a lease from now, as the run's lease starts again;
  * a run started whose claim is another's is recorded failed, so two refreshes of the same kinds never run at once.
- * A run queued after another first waits for that one's end and its claim (awaitClaim).
+ * A run queued after another first waits for that one's end and its claim (awaitClaim), while its invocation has
+ * more than RUN_TIME_KEPT_MS left (`remainingMs`: the invocation's time left, a whole one unless said): 'waiting'
+ * when that ran out first, and the worker starts a new invocation to wait on (functions/recompute.ts).
  */
-export async function takeUpRefresh(id: string, kinds: readonly SnapshotKind[]): Promise<boolean> {
+export async function takeUpRefresh(id: string, kinds: readonly SnapshotKind[], remainingMs = WORKERS.recompute.timeoutSeconds * 1000): Promise<TakeUp> {
   const run = await getRefresh(id);
   if (run?.after !== undefined && run.status === 'running' && run.worker_started_at === undefined) {
-    await awaitClaim(id, kinds, run.after, Date.parse(run.started_at) + REFRESH_LEASE_MS);
+    const deadline = Date.parse(run.started_at) + QUEUED_LEASE_MS;
+    const claimed = await awaitClaim(id, kinds, run.after, Math.min(deadline, Date.now() + remainingMs - RUN_TIME_KEPT_MS));
+    if (!claimed && Date.now() < deadline) return 'waiting';
   }
-  if (!(await startRefreshRun(id, randomUUID(), REFRESH_LEASE_MS))) return false;
+  if (!(await startRefreshRun(id, randomUUID(), run ? takeUpLeaseMs(run) : REFRESH_LEASE_MS))) return 'not-started';
   try {
     await heartbeatLock(refreshLockName(kinds), id, REFRESH_LEASE_MS);
-    return true;
+    return 'started';
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     await finishRefresh(id, { status: 'failed', error: 'another refresh of these kinds took its place (see the recompute logs)' });
-    return false;
+    return 'not-started';
   }
 }

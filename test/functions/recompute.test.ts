@@ -1,12 +1,16 @@
 // The scheduled recompute Lambda: refreshes every view, persists the three
-// snapshots and moves the cache generation.
+// snapshots and moves the cache generation. A route's run queued after another
+// waits for it in invocations of a minute at most, and then runs.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
+import { lambdaContext } from '../../infra/local/functions.js';
 import { getCluster, upsertClusters } from '../../shared/db/clusters.js';
 import { METRIC_SHARDS } from '../../shared/db/metrics.js';
-import { currentGeneration, listSnapshots, readSnapshot } from '../../shared/db/scores.js';
+import { createRefresh, currentGeneration, finishRefresh, getRefresh, listSnapshots, readSnapshot, startRefreshRun } from '../../shared/db/scores.js';
 import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
+import { claimRefresh, REFRESH_LEASE_MS, releaseRefresh, RUN_TIME_KEPT_MS } from '../../shared/scoring/refresh-claim.js';
+import { localWorkersSettled, registerLocalWorker } from '../../shared/worker-invoke.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -54,5 +58,32 @@ describe('recompute and the AI side', () => {
     const second = await handler();
     expect(second.agent_tasks!.created).toBe(0); // pending or in cooldown: no duplicates
     expect(second.agent_tasks!.created + second.agent_tasks!.skipped).toBeGreaterThanOrEqual(first.agent_tasks!.created);
+  });
+});
+
+describe('a route run queued after another', () => {
+  it('waits while its invocation keeps time for the run, then a new invocation waits on and runs it once the run ahead ends', async () => {
+    // As the local runtime runs it (infra/local/functions.ts): a whole invocation's time.
+    registerLocalWorker('recompute', (event) => handler(event as Parameters<typeof handler>[0], lambdaContext('recompute')));
+    const kinds = ['risk'] as const;
+    expect(await claimRefresh('ahead', kinds, { health: 0, risk: 0 })).toBeUndefined();
+    await createRefresh('ahead', kinds, { rules: { health: 0, risk: 0 } });
+    expect(await startRefreshRun('ahead', 'token-ahead', REFRESH_LEASE_MS)).toBe(true);
+    // Newer rules than the run ahead loaded: queued after it.
+    expect(await claimRefresh('queued', kinds, { health: 0, risk: 1 })).toEqual({ after: 'ahead' });
+    await createRefresh('queued', kinds, { rules: { health: 0, risk: 1 }, after: 'ahead' });
+
+    // An invocation with a second more than the run needs kept: it waits that second, then hands the wait on.
+    const answer = await handler({ refresh_id: 'queued', kinds: [...kinds] }, { getRemainingTimeInMillis: () => RUN_TIME_KEPT_MS + 1_000 });
+    expect(answer).toEqual({ refresh_id: 'queued', status: 'queued' });
+    expect((await getRefresh('queued'))?.worker_started_at).toBeUndefined();
+
+    // The run ahead ends: the invocation waiting on takes the queued run up and computes it.
+    await finishRefresh('ahead', { status: 'failed', error: 'ended by the test' });
+    await releaseRefresh('ahead', kinds);
+    await localWorkersSettled();
+    const run = await getRefresh('queued');
+    expect(run).toMatchObject({ status: 'done', figures: { total_clusters: 12 } });
+    expect(run!.worker_started_at! >= (await getRefresh('ahead'))!.finished_at!).toBe(true);
   });
 });

@@ -312,7 +312,13 @@ describe('IAM', () => {
         .filter((s) => asArray<string>(s.Action).includes('lambda:InvokeFunction'))
         .flatMap((s) => asArray(s.Resource));
     expect(invokes('patrol')).toEqual([{ 'Fn::GetAtt': [functions.get('patrol-worker')!.id, 'Arn'] }]);
-    expect(invokes('recompute')).toEqual([{ 'Fn::GetAtt': [functions.get('agent-worker')!.id, 'Arn'] }]);
+    // recompute invokes itself too (a queued run waits on in a new invocation), named as text: a reference to
+    // itself in its policy or environment would be a dependency cycle CloudFormation refuses.
+    const ownArn = {
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':lambda:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:function:${prefix}recompute`]],
+    };
+    expect(invokes('recompute')).toEqual([{ 'Fn::GetAtt': [functions.get('agent-worker')!.id, 'Arn'] }, ownArn]);
+    expect(functions.get('recompute')!.resource.Properties.Environment.Variables).toMatchObject({ RECOMPUTE_FUNCTION: `${prefix}recompute` });
     expect(invokes('metric-sources')).toEqual([{ 'Fn::GetAtt': [functions.get('metrics-puller')!.id, 'Arn'] }]);
     expect(invokes('auth')).toEqual([]);
   });

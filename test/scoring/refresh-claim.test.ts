@@ -2,11 +2,23 @@
 // kinds joins the running run, a claim whose run finished without releasing is taken over,
 // the worker's release lets the next request start afresh, and other kinds claim their own;
 // a run past its lease is recorded failed, never joined; a run that loaded older rules than a
-// request's is not joined: that request's run is queued after it, and gets the claim from it.
+// request's is not joined: that request's run is queued after it, and gets the claim from it;
+// a queued run has the run ahead's lease to wait in, then its own, and its worker waits only
+// while it keeps RUN_TIME_KEPT_MS of its invocation for the run.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireLock, lockHolder } from '../../shared/db/locks.js';
 import { createRefresh, finishRefresh, getRefresh, startRefreshRun } from '../../shared/db/scores.js';
-import { claimRefresh, REFRESH_LEASE_MS, refreshLockName, releaseRefresh, STARTING_MS } from '../../shared/scoring/refresh-claim.js';
+import {
+  claimRefresh,
+  currentRefresh,
+  QUEUED_LEASE_MS,
+  REFRESH_LEASE_MS,
+  refreshLockName,
+  releaseRefresh,
+  RUN_TIME_KEPT_MS,
+  STARTING_MS,
+  takeUpRefresh,
+} from '../../shared/scoring/refresh-claim.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -99,5 +111,42 @@ describe('refresh claim', () => {
     expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-new');
     await releaseRefresh('run-new', kinds);
     expect(await lockHolder(refreshLockName(kinds))).toBeUndefined();
+  });
+
+  it("gives a queued run the run ahead's lease to wait in, and its worker waits only while it keeps time for the run", async () => {
+    const kinds = ['fleet'] as const;
+    const recordedAgo = async (id: string, ms: number, options: Parameters<typeof createRefresh>[2]) => {
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - ms });
+      try {
+        await createRefresh(id, kinds, options);
+      } finally {
+        vi.useRealTimers();
+      }
+    };
+    // The run ahead holds the claim and runs; the queued run was recorded more than a lease ago (still within two).
+    expect(await claimRefresh('run-ahead', kinds, { health: 1, risk: 1 })).toBeUndefined();
+    await createRefresh('run-ahead', kinds, { rules: { health: 1, risk: 1 } });
+    expect(await startRefreshRun('run-ahead', 'token-ahead', REFRESH_LEASE_MS)).toBe(true);
+    await recordedAgo('run-queued', REFRESH_LEASE_MS + 1_000, { rules: { health: 2, risk: 1 }, after: 'run-ahead' });
+    expect((await currentRefresh('run-queued'))?.status).toBe('running');
+
+    // Its worker, with a second more than it keeps for the run: waits that second, then hands the wait on, the run untouched.
+    expect(await takeUpRefresh('run-queued', kinds, RUN_TIME_KEPT_MS + 1_000)).toBe('waiting');
+    expect(await getRefresh('run-queued')).toMatchObject({ status: 'running' });
+    expect((await getRefresh('run-queued'))?.worker_started_at).toBeUndefined();
+    expect((await lockHolder(refreshLockName(kinds)))?.owner).toBe('run-ahead');
+
+    // The run ahead ends and hands the claim over: the next invocation takes the queued run up at once.
+    await finishRefresh('run-ahead', { status: 'done', figures: FIGURES });
+    await releaseRefresh('run-ahead', kinds);
+    expect(await takeUpRefresh('run-queued', kinds)).toBe('started');
+    expect((await getRefresh('run-queued'))?.worker_started_at).toBeDefined();
+    await finishRefresh('run-queued', { status: 'done', figures: FIGURES });
+    await releaseRefresh('run-queued', kinds);
+
+    // Two leases after its recording, a queued run no worker took up has failed for good.
+    await recordedAgo('run-forgotten', QUEUED_LEASE_MS + 1_000, { after: 'run-queued' });
+    expect((await currentRefresh('run-forgotten'))?.status).toBe('failed');
+    expect(await takeUpRefresh('run-forgotten', kinds)).toBe('not-started');
   });
 });
