@@ -194,6 +194,20 @@ describe('group handler and middleware stack', () => {
     expect(res.json?.detail).toMatch(/not valid JSON/);
   });
 
+  it('400 for a body with a lone surrogate (not Unicode text), and a pair or an escaped backslash is text', async () => {
+    for (const text of ['\\ud800', 'tail \\uDC00', '\\uDBFF\\u0041']) {
+      const res = await echo({ body: `{"name": "${text}", "count": 3}` });
+      expectProblem(res, 400);
+      expect(res.json?.detail).toMatch(/lone surrogate/);
+    }
+    // In a member name too, however deep (the walk keeps no call stack).
+    expectProblem(await echo({ body: `${'['.repeat(20_000)}{"\\ud800": 1}${']'.repeat(20_000)}` }), 400);
+    for (const text of ['rocket \\ud83d\\ude80', '\\\\ud800', 'rocket 🚀']) {
+      const res = await echo({ body: `{"name": "${text}", "count": 3}` });
+      expect(res.statusCode, `${text}: ${res.body}`).toBe(200);
+    }
+  });
+
   it('413 for a body over 1 MB', async () => {
     const res = await echo({ body: JSON.stringify({ name: 'x'.repeat(MAX_BODY_BYTES), count: 1 }) });
     expectProblem(res, 413);
