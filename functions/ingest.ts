@@ -8,6 +8,7 @@ import { createGroupHandler } from '../shared/http/group-handler.js';
 import type { Event } from '../shared/http/middleware.js';
 import { createLogger, withInvocation } from '../shared/log.js';
 import { IngestInvocation, ingestGroup } from '../shared/routes/ingest.js';
+import { wellFormed } from '../shared/text.js';
 
 const http = createGroupHandler(ingestGroup, {
   clusters: async (req) => ingestClusters(req.body.clusters),
@@ -42,7 +43,8 @@ export async function ingestDirect(invocation: IngestInvocation): Promise<Ingest
 
 export const handler = async (event: unknown, context: Context) => {
   if (event && typeof event === 'object' && 'requestContext' in event) return http(event as Event, context);
-  const parsed = IngestInvocation.safeParse(event);
+  // The runtime parsed the payload: its text is Unicode as an HTTP body's is (shared/http/middleware.ts jsonBody).
+  const parsed = IngestInvocation.safeParse(wellFormed(event));
   // A direct caller gets the reason as the invocation's error.
   if (!parsed.success) throw new Error(`invalid ingest invocation: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   // A direct invocation is one run of the ingest function: its lines carry the run's ids.

@@ -1,7 +1,7 @@
 // Text cut to what its receiver takes: a Jira field, an answer's alert text, a model's
 // tool result, an error naming the sender's key. Never through a surrogate pair, so a
 // cut never leaves half a character (which JSON encoders turn into U+FFFD or refuse).
-// And the check that parsed JSON holds only Unicode text (no lone surrogate).
+// And text made Unicode where it enters: a lone surrogate a JSON body escapes becomes U+FFFD.
 
 /** The first `max` UTF-16 units of `text`, one fewer when the last would be half a surrogate pair. */
 export function sliceChars(text: string, max: number): string {
@@ -17,26 +17,72 @@ export function cutText(text: string, max: number): string {
 
 /** Half a surrogate pair without its other half. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/** `text` with each lone surrogate made U+FFFD, as a UTF-8 decoder makes bytes that are no character. */
+const wellFormedText = (text: string) => (LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, '\uFFFD') : text);
 
 /**
- * Whether a parsed JSON value has a string (or member name) with a lone surrogate: not Unicode text, which
- * I-JSON (RFC 7493 §2.1) forbids and a UTF-8 store cannot hold. Walked without recursion: JSON.parse takes
- * nesting deeper than the call stack.
+ * Whether JSON text escapes a lone surrogate (`\ud800` unpaired). In text decoded from UTF-8 only an escape
+ * can make one, and a pair is two escapes one after the other. Each escape is read whole (`\\` too), so a
+ * backslash that is itself escaped never starts one; only the backslashes are visited.
  */
-export function hasLoneSurrogate(value: unknown): boolean {
-  const pending: unknown[] = [value];
+export function escapesLoneSurrogate(json: string): boolean {
+  // Where the escape of a high surrogate ended: the next escape must start there and be a low one.
+  let highEnd = -1;
+  for (let at = json.indexOf('\\'); at !== -1; at = json.indexOf('\\', at)) {
+    if (highEnd !== -1 && highEnd !== at) return true;
+    if (json.charCodeAt(at + 1) !== 0x75 /* u */) {
+      if (highEnd !== -1) return true;
+      at += 2;
+      continue;
+    }
+    // \uD800–\uDBFF high, \uDC00–\uDFFF low: read from the first two hex digits, in either case.
+    const first = json.charCodeAt(at + 2) | 0x20;
+    const second = json.charCodeAt(at + 3) | 0x20;
+    at += 6;
+    const high = first === 0x64 /* d */ && (second === 0x38 || second === 0x39 || second === 0x61 || second === 0x62);
+    const low = first === 0x64 && second >= 0x63 /* c */ && second <= 0x66 /* f */;
+    if (low !== (highEnd !== -1)) return true;
+    highEnd = high ? at : -1;
+  }
+  return highEnd !== -1;
+}
+
+/**
+ * `value` (parsed JSON) with each lone surrogate in its strings and member names made U+FFFD: Unicode text,
+ * which I-JSON (RFC 7493 §2.1) asks for and a UTF-8 store can hold. Changed in place; walked without
+ * recursion (JSON.parse takes nesting deeper than the call stack), members defined rather than assigned
+ * (a member named `__proto__` stays a member).
+ */
+export function wellFormed<T>(value: T): T {
+  if (typeof value === 'string') return wellFormedText(value) as T;
+  const pending: object[] = value !== null && typeof value === 'object' ? [value] : [];
+  const define = (target: object, key: PropertyKey, item: unknown) =>
+    Object.defineProperty(target, key, { value: item, writable: true, enumerable: true, configurable: true });
   while (pending.length > 0) {
-    const next = pending.pop();
-    if (typeof next === 'string') {
-      if (LONE_SURROGATE.test(next)) return true;
-    } else if (Array.isArray(next)) {
-      for (const item of next) pending.push(item);
-    } else if (next !== null && typeof next === 'object') {
-      for (const [key, item] of Object.entries(next)) {
-        if (LONE_SURROGATE.test(key)) return true;
-        pending.push(item);
+    const node = pending.pop()!;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const item: unknown = node[i];
+        if (typeof item === 'string') node[i] = wellFormedText(item);
+        else if (item !== null && typeof item === 'object') pending.push(item);
+      }
+      continue;
+    }
+    const members = Object.entries(node);
+    const renamed = members.some(([key]) => LONE_SURROGATE.test(key));
+    // A member renamed goes last unless every member is defined again, in order.
+    if (renamed) for (const [key] of members) delete (node as Record<string, unknown>)[key];
+    for (const [key, item] of members) {
+      if (typeof item === 'string') {
+        const text = wellFormedText(item);
+        if (text !== item || renamed) define(node, wellFormedText(key), text);
+      } else {
+        if (renamed) define(node, wellFormedText(key), item);
+        if (item !== null && typeof item === 'object') pending.push(item);
       }
     }
   }
-  return false;
+  return value;
 }

@@ -29,7 +29,7 @@ import { escapedBytes, LAMBDA_EVENT_BODY_BYTES, mayEscapeOver } from './lambda-p
 import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
 import type { RouteAuth, RouteDeclaration, RouteHandler } from './route.js';
-import { hasLoneSurrogate } from '../text.js';
+import { escapesLoneSurrogate, wellFormed } from '../text.js';
 
 export type Event = APIGatewayProxyEventV2;
 export type Result = APIGatewayProxyStructuredResultV2;
@@ -256,9 +256,6 @@ export function authenticate(): Middleware {
   };
 }
 
-/** A \u escape of half a surrogate pair (whether paired is decided on the parsed strings). */
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-
 /** Parses a JSON body for routes that declare one: 413 over the route's limit (1 MB by default) or over what a Lambda event may carry, 400 when not JSON. */
 export function jsonBody(): Middleware {
   return {
@@ -275,15 +272,14 @@ export function jsonBody(): Middleware {
         throw new PayloadTooLarge(
           `The request body is ${escapedBytes(event.body)} bytes inside its Lambda event (escaped${event.isBase64Encoded ? ', base64' : ''}), over the ${LAMBDA_EVENT_BODY_BYTES} a Lambda function can be given. Send it in smaller requests.`,
         );
+      // Bytes that are not UTF-8 become U+FFFD here, and an escaped lone surrogate below: only Unicode text enters.
       const text = raw.toString('utf8');
       try {
         state.rawBody = JSON.parse(text);
       } catch {
         throw new BadRequest('The request body is not valid JSON.');
       }
-      // Bytes that are not UTF-8 became U+FFFD above: only a \u escape can make a lone surrogate, so only a body with one is walked.
-      if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(state.rawBody))
-        throw new BadRequest('The request body has a string with a lone surrogate (an unpaired \\uD800–\\uDFFF escape): it is not Unicode text (RFC 7493).');
+      if (escapesLoneSurrogate(text)) state.rawBody = wellFormed(state.rawBody);
     },
   };
 }

@@ -681,6 +681,13 @@ describe('direct Lambda invocation (CLI through the AWS SDK)', () => {
     expect(await invoke({ kind: 'metrics', body: { samples: [sample] } })).toEqual({ accepted: 1, rejected: [] });
   });
 
+  it('stores a lone surrogate as U+FFFD, as the HTTP routes do', async () => {
+    const c = cluster('direct-2');
+    // As the runtime parses the payload `{"cluster_name": "db \\ud800"}`.
+    expect(await invoke({ kind: 'clusters', body: { clusters: [{ ...c, cluster_name: 'db \ud800' }] } })).toEqual({ accepted: 1, rejected: [] });
+    expect((await getCluster(c.cluster_id))?.cluster_name).toBe('db \uFFFD');
+  });
+
   it('refuses an invocation of the wrong shape with the reason', async () => {
     await expect(invoke({ kind: 'metrics', body: { samples: [] } })).rejects.toThrow(/body\.samples/);
     await expect(invoke({ kind: 'gossip' })).rejects.toThrow(/invalid ingest invocation/);
