@@ -82,8 +82,8 @@ async function refreshRun({ refresh_id, kinds }: z.infer<typeof RefreshEvent>, c
 
 /**
  * A queued run whose run ahead has not ended while this invocation could wait (refresh-claim.ts takeUpRefresh):
- * a new invocation waits on, with a whole invocation's time for the run. If it cannot be started, the run is
- * recorded failed now, so its route answers 503 rather than wait out the run's lease.
+ * a new invocation waits on, and has at least RUN_TIME_KEPT_MS for the run once it gets the claim. If it cannot
+ * be started, the run is recorded failed now, so its route answers 503 rather than wait out the run's lease.
  */
 async function waitOn(refresh_id: string, kinds: z.infer<typeof RefreshEvent>['kinds']) {
   try {

@@ -22,11 +22,16 @@ import {
   type SnapshotKind,
   startRefreshRun,
 } from '../db/scores.js';
+import { createLogger, errorFields, type Logger } from '../log.js';
 import { WORKERS } from '../workers.js';
+
+let logger: Logger | undefined;
+const log = () => (logger ??= createLogger('refresh-claim'));
 
 /**
  * A run's lease: a run still `running` this long after its worker took it up (or after it was recorded, while
- * no worker has) has died with its worker (timeout, crash) or its event came too late: it counts as failed.
+ * no worker has; a queued run has QUEUED_LEASE_MS for that) has died with its worker (timeout, crash) or its
+ * event came too late: it counts as failed.
  */
 export const REFRESH_LEASE_MS = (WORKERS.recompute.timeoutSeconds + 30) * 1000;
 
@@ -39,12 +44,21 @@ export const QUEUED_LEASE_MS = 2 * REFRESH_LEASE_MS;
 /** The time `run` has, from its recording, for a worker to take it up: QUEUED_LEASE_MS for a queued run. */
 const takeUpLeaseMs = (run: RefreshRecord) => (run.after === undefined ? REFRESH_LEASE_MS : QUEUED_LEASE_MS);
 
+/** What a queued run's worker waits at most in one invocation before it hands the wait on to a new one. */
+const WAIT_PER_INVOCATION_MS = 60_000;
+
 /**
  * What a queued run's worker keeps of its invocation for the run itself: it waits for the run ahead only while
- * more than this is left (60 s of a whole invocation), then hands the wait on to a new invocation (takeUpRefresh).
- * A wait never eats into the time a refresh has, however long the run ahead takes.
+ * more than this is left (so a minute of a whole invocation), then hands the wait on to a new invocation
+ * (takeUpRefresh). However long the run ahead takes, the run has at least this, not what a wait left of one.
  */
-export const RUN_TIME_KEPT_MS = (WORKERS.recompute.timeoutSeconds - 60) * 1000;
+export const RUN_TIME_KEPT_MS = WORKERS.recompute.timeoutSeconds * 1000 - WAIT_PER_INVOCATION_MS;
+
+/**
+ * Invocations a queued run's wait may take: the route's, then one per WAIT_PER_INVOCATION_MS of its lease.
+ * Lambda ends a chain of invocations passing one event on after 16 (its recursive loop detection): under it.
+ */
+export const WAIT_INVOCATIONS = 1 + Math.ceil(QUEUED_LEASE_MS / WAIT_PER_INVOCATION_MS);
 
 /** How long a claim may stand before its run is recorded: a request records it right after claiming. */
 export const STARTING_MS = 5_000;
@@ -123,12 +137,12 @@ const QUEUED_POLL_MS = 500;
 
 /**
  * A queued run's worker (run `id`, queued after run `after`) waits until `after` has ended, then takes the claim
- * from it (`after`'s worker hands it over when it ends: releaseRefresh), by `until`. True when the claim is this
- * run's, or another run's (the take-up then finds out which); false when time is up first.
+ * from it (`after`'s worker hands it over when it ends: releaseRefresh), by `until` (looking at least once).
+ * True when the claim is this run's, or another run's (the take-up then finds out which); false when time is up first.
  */
 async function awaitClaim(id: string, kinds: readonly SnapshotKind[], after: string, until: number): Promise<boolean> {
   const name = refreshLockName(kinds);
-  while (Date.now() < until) {
+  for (let first = true; first || Date.now() < until; first = false) {
     const holder = await lockHolder(name);
     if (holder?.owner === id) return true;
     if (!holder) {
@@ -161,8 +175,8 @@ export async function releaseRefresh(id: string, kinds: readonly SnapshotKind[])
 const EXPIRED = 'the refresh did not finish (see the recompute logs)';
 
 /**
- * `run` as it stands. One still `running` past its lease (REFRESH_LEASE_MS) is recorded failed first, and
- * only then answered so: that answer is final, as a worker whose event comes later no longer starts the run.
+ * `run` as it stands. One still `running` past its lease (REFRESH_LEASE_MS; QUEUED_LEASE_MS for a queued run no
+ * worker has taken up) is recorded failed first, and only then answered so: that answer is final, as a worker whose event comes later no longer starts the run.
  */
 export async function settleRefresh(run: RefreshRecord, now = Date.now()): Promise<RefreshRecord> {
   const leaseMs = run.worker_started_at === undefined ? takeUpLeaseMs(run) : REFRESH_LEASE_MS;
@@ -195,7 +209,11 @@ export async function takeUpRefresh(id: string, kinds: readonly SnapshotKind[], 
   const run = await getRefresh(id);
   if (run?.after !== undefined && run.status === 'running' && run.worker_started_at === undefined) {
     const deadline = Date.parse(run.started_at) + QUEUED_LEASE_MS;
-    const claimed = await awaitClaim(id, kinds, run.after, Math.min(deadline, Date.now() + remainingMs - RUN_TIME_KEPT_MS));
+    // A read that failed while waiting (DynamoDB unreachable a moment) is one more hand-on, not the run's end.
+    const claimed = await awaitClaim(id, kinds, run.after, Math.min(deadline, Date.now() + remainingMs - RUN_TIME_KEPT_MS)).catch((error: unknown) => {
+      log().warn('waiting for the refresh run ahead failed; a new invocation waits on', { refresh_id: id, after: run.after, ...errorFields(error) });
+      return false;
+    });
     if (!claimed && Date.now() < deadline) return 'waiting';
   }
   if (!(await startRefreshRun(id, randomUUID(), run ? takeUpLeaseMs(run) : REFRESH_LEASE_MS))) return 'not-started';

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { lambdaContext } from '../../infra/local/functions.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { getCluster, upsertClusters } from '../../shared/db/clusters.js';
 import { METRIC_SHARDS } from '../../shared/db/metrics.js';
 import { createRefresh, currentGeneration, finishRefresh, getRefresh, listSnapshots, readSnapshot, startRefreshRun } from '../../shared/db/scores.js';
@@ -85,5 +86,49 @@ describe('a route run queued after another', () => {
     const run = await getRefresh('queued');
     expect(run).toMatchObject({ status: 'done', figures: { total_clusters: 12 } });
     expect(run!.worker_started_at! >= (await getRefresh('ahead'))!.finished_at!).toBe(true);
+  });
+
+  it('computes a queued run once when its event comes twice', async () => {
+    const kinds = ['health'] as const;
+    expect(await claimRefresh('ahead-2', kinds, { health: 0, risk: 0 })).toBeUndefined();
+    await createRefresh('ahead-2', kinds, { rules: { health: 0, risk: 0 } });
+    expect(await startRefreshRun('ahead-2', 'token-ahead-2', REFRESH_LEASE_MS)).toBe(true);
+    expect(await claimRefresh('queued-2', kinds, { health: 1, risk: 0 })).toEqual({ after: 'ahead-2' });
+    await createRefresh('queued-2', kinds, { rules: { health: 1, risk: 0 }, after: 'ahead-2' });
+    const before = (await listSnapshots('health', 100)).length;
+    // Both deliveries wait; the run ahead ends; one computes, the other finds the run taken.
+    const event = { refresh_id: 'queued-2', kinds: [...kinds] };
+    const deliveries = [handler(event), handler(event)];
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await finishRefresh('ahead-2', { status: 'failed', error: 'ended by the test' });
+    await releaseRefresh('ahead-2', kinds);
+    const answers = await Promise.all(deliveries);
+    expect(answers.map((a) => (a as { status?: string }).status).sort()).toEqual(['done', 'not_started']);
+    expect(await getRefresh('queued-2')).toMatchObject({ status: 'done' });
+    expect((await listSnapshots('health', 100)).length).toBe(before + 1);
+  });
+
+  it('records a queued run failed when the invocation to wait on cannot be started', async () => {
+    const kinds = ['fleet'] as const;
+    expect(await claimRefresh('ahead-3', kinds, { health: 0, risk: 0 })).toBeUndefined();
+    await createRefresh('ahead-3', kinds, { rules: { health: 0, risk: 0 } });
+    expect(await startRefreshRun('ahead-3', 'token-ahead-3', REFRESH_LEASE_MS)).toBe(true);
+    expect(await claimRefresh('queued-3', kinds, { health: 1, risk: 0 })).toEqual({ after: 'ahead-3' });
+    await createRefresh('queued-3', kinds, { rules: { health: 1, risk: 0 }, after: 'ahead-3' });
+    // The worker's function as on AWS, behind an endpoint that refuses every connection.
+    Object.assign(process.env, { RECOMPUTE_FUNCTION: 'fleet-health-test-recompute', AWS_ENDPOINT_URL_LAMBDA: 'http://127.0.0.1:9' });
+    resetSettings();
+    try {
+      await expect(handler({ refresh_id: 'queued-3', kinds: [...kinds] }, { getRemainingTimeInMillis: () => RUN_TIME_KEPT_MS + 500 })).rejects.toThrow(
+        /could not be started/,
+      );
+    } finally {
+      delete process.env.RECOMPUTE_FUNCTION;
+      delete process.env.AWS_ENDPOINT_URL_LAMBDA;
+      resetSettings();
+    }
+    expect(await getRefresh('queued-3')).toMatchObject({ status: 'failed', error: expect.stringMatching(/could not go on waiting/) });
+    await finishRefresh('ahead-3', { status: 'failed', error: 'ended by the test' });
+    await releaseRefresh('ahead-3', kinds);
   });
 });

@@ -17,7 +17,9 @@ import {
   releaseRefresh,
   RUN_TIME_KEPT_MS,
   STARTING_MS,
+  settleRefresh,
   takeUpRefresh,
+  WAIT_INVOCATIONS,
 } from '../../shared/scoring/refresh-claim.js';
 import { useTestTables } from '../support/dynamo.js';
 
@@ -140,13 +142,18 @@ describe('refresh claim', () => {
     await finishRefresh('run-ahead', { status: 'done', figures: FIGURES });
     await releaseRefresh('run-ahead', kinds);
     expect(await takeUpRefresh('run-queued', kinds)).toBe('started');
-    expect((await getRefresh('run-queued'))?.worker_started_at).toBeDefined();
-    await finishRefresh('run-queued', { status: 'done', figures: FIGURES });
+    // Taken up, it has one lease from then, like any run: past it, it has failed.
+    const taken = (await getRefresh('run-queued'))!;
+    expect(taken.worker_started_at).toBeDefined();
+    expect((await settleRefresh(taken)).status).toBe('running');
+    expect((await settleRefresh(taken, Date.parse(taken.worker_started_at!) + REFRESH_LEASE_MS + 1_000)).status).toBe('failed');
     await releaseRefresh('run-queued', kinds);
 
     // Two leases after its recording, a queued run no worker took up has failed for good.
     await recordedAgo('run-forgotten', QUEUED_LEASE_MS + 1_000, { after: 'run-queued' });
     expect((await currentRefresh('run-forgotten'))?.status).toBe('failed');
     expect(await takeUpRefresh('run-forgotten', kinds)).toBe('not-started');
+    // A wait's invocations stay under the 16 after which Lambda ends a chain passing one event on.
+    expect(WAIT_INVOCATIONS).toBeLessThan(16);
   });
 });
