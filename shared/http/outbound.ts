@@ -1,6 +1,7 @@
 // Helpers for the calls this service makes to others (tickets, BI server, LLM,
 // Prometheus): what a failed call may tell the user, an answer read only up to
 // what its caller takes, and a body read as JSON when it is JSON.
+import { escapesLoneSurrogate, wellFormed } from '../text.js';
 
 /** A timeout as the user reads it: seconds to one decimal ("0.3 s", "20 s"). */
 export const secondsText = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
@@ -15,13 +16,18 @@ export function failureReason(error: unknown, timeoutMs: number): string {
   return typeof code === 'string' ? `connection failed (${code})` : 'connection failed';
 }
 
-/** The body as JSON, or undefined when it is not JSON (providers' error pages are often HTML). */
+/**
+ * The body as JSON, or undefined when it is not JSON (providers' error pages are often HTML). A lone
+ * surrogate it escapes becomes U+FFFD, as in a request's body: a model's text is stored (shared/http/README.md).
+ */
 export function parseJson(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  return escapesLoneSurrogate(text) ? wellFormed(value) : value;
 }
 
 /** An answer longer than its caller takes: refused without reading the rest. */

@@ -2,7 +2,7 @@
 // the bound is exact, and a refused body is left unread, whether it is a Node stream or a web one.
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { AnswerTooLarge, boundedBytes, boundedText } from '../../shared/http/outbound.js';
+import { AnswerTooLarge, boundedBytes, boundedText, parseJson } from '../../shared/http/outbound.js';
 
 const chunks = (...sizes: number[]) => sizes.map((size, i) => new Uint8Array(size).fill(65 + i));
 
@@ -70,5 +70,13 @@ describe('boundedText', () => {
     await expect(boundedText(response, 1 << 20)).rejects.toThrow('more than 1 MB');
     // A web stream pulls once to fill its queue as it starts; the body itself was never read.
     expect(pulled).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('parseJson', () => {
+  it('answers JSON, undefined for anything else, and a lone surrogate escaped as U+FFFD', () => {
+    expect(parseJson('{"a": [1, "b"]}')).toEqual({ a: [1, 'b'] });
+    expect(parseJson('<html>Bad gateway</html>')).toBeUndefined();
+    expect(parseJson(String.raw`{"text": "half \ud83d of a rocket, whole \ud83d\ude80"}`)).toEqual({ text: 'half \uFFFD of a rocket, whole \u{1F680}' });
   });
 });
