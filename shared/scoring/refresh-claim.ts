@@ -176,7 +176,8 @@ const EXPIRED = 'the refresh did not finish (see the recompute logs)';
 
 /**
  * `run` as it stands. One still `running` past its lease (REFRESH_LEASE_MS; QUEUED_LEASE_MS for a queued run no
- * worker has taken up) is recorded failed first, and only then answered so: that answer is final, as a worker whose event comes later no longer starts the run.
+ * worker has taken up) is recorded failed first, and only then answered so: that answer is final, as a worker
+ * whose event comes later no longer starts the run.
  */
 export async function settleRefresh(run: RefreshRecord, now = Date.now()): Promise<RefreshRecord> {
   const leaseMs = run.worker_started_at === undefined ? takeUpLeaseMs(run) : REFRESH_LEASE_MS;
