@@ -63,16 +63,26 @@ describe('recompute and the AI side', () => {
 });
 
 describe('a route run queued after another', () => {
+  type Kinds = Parameters<typeof claimRefresh>[1];
+  /** Run `ahead` taken up with the rules before; run `queued`, with newer ones, queued after it (as a route queues it). */
+  async function queueBehind(ahead: string, queued: string, kinds: Kinds): Promise<void> {
+    expect(await claimRefresh(ahead, kinds, { health: 0, risk: 0 })).toBeUndefined();
+    await createRefresh(ahead, kinds, { rules: { health: 0, risk: 0 } });
+    expect(await startRefreshRun(ahead, `token-${ahead}`, REFRESH_LEASE_MS)).toBe(true);
+    expect(await claimRefresh(queued, kinds, { health: 1, risk: 1 })).toEqual({ after: ahead });
+    await createRefresh(queued, kinds, { rules: { health: 1, risk: 1 }, after: ahead });
+  }
+  /** The run ahead ends (failed: it computed nothing here) and hands its claim on. */
+  async function endAhead(ahead: string, kinds: Kinds): Promise<void> {
+    await finishRefresh(ahead, { status: 'failed', error: 'ended by the test' });
+    await releaseRefresh(ahead, kinds);
+  }
+
   it('waits while its invocation keeps time for the run, then a new invocation waits on and runs it once the run ahead ends', async () => {
     // As the local runtime runs it (infra/local/functions.ts): a whole invocation's time.
     registerLocalWorker('recompute', (event) => handler(event as Parameters<typeof handler>[0], lambdaContext('recompute')));
     const kinds = ['risk'] as const;
-    expect(await claimRefresh('ahead', kinds, { health: 0, risk: 0 })).toBeUndefined();
-    await createRefresh('ahead', kinds, { rules: { health: 0, risk: 0 } });
-    expect(await startRefreshRun('ahead', 'token-ahead', REFRESH_LEASE_MS)).toBe(true);
-    // Newer rules than the run ahead loaded: queued after it.
-    expect(await claimRefresh('queued', kinds, { health: 0, risk: 1 })).toEqual({ after: 'ahead' });
-    await createRefresh('queued', kinds, { rules: { health: 0, risk: 1 }, after: 'ahead' });
+    await queueBehind('ahead', 'queued', kinds);
 
     // An invocation with a second more than the run needs kept: it waits that second, then hands the wait on.
     const answer = await handler({ refresh_id: 'queued', kinds: [...kinds] }, { getRemainingTimeInMillis: () => RUN_TIME_KEPT_MS + 1_000 });
@@ -80,8 +90,7 @@ describe('a route run queued after another', () => {
     expect((await getRefresh('queued'))?.worker_started_at).toBeUndefined();
 
     // The run ahead ends: the invocation waiting on takes the queued run up and computes it.
-    await finishRefresh('ahead', { status: 'failed', error: 'ended by the test' });
-    await releaseRefresh('ahead', kinds);
+    await endAhead('ahead', kinds);
     await localWorkersSettled();
     const run = await getRefresh('queued');
     expect(run).toMatchObject({ status: 'done', figures: { total_clusters: 12 } });
@@ -90,18 +99,13 @@ describe('a route run queued after another', () => {
 
   it('computes a queued run once when its event comes twice', async () => {
     const kinds = ['health'] as const;
-    expect(await claimRefresh('ahead-2', kinds, { health: 0, risk: 0 })).toBeUndefined();
-    await createRefresh('ahead-2', kinds, { rules: { health: 0, risk: 0 } });
-    expect(await startRefreshRun('ahead-2', 'token-ahead-2', REFRESH_LEASE_MS)).toBe(true);
-    expect(await claimRefresh('queued-2', kinds, { health: 1, risk: 0 })).toEqual({ after: 'ahead-2' });
-    await createRefresh('queued-2', kinds, { rules: { health: 1, risk: 0 }, after: 'ahead-2' });
+    await queueBehind('ahead-2', 'queued-2', kinds);
     const before = (await listSnapshots('health', 100)).length;
     // Both deliveries wait; the run ahead ends; one computes, the other finds the run taken.
     const event = { refresh_id: 'queued-2', kinds: [...kinds] };
     const deliveries = [handler(event), handler(event)];
     await new Promise((resolve) => setTimeout(resolve, 700));
-    await finishRefresh('ahead-2', { status: 'failed', error: 'ended by the test' });
-    await releaseRefresh('ahead-2', kinds);
+    await endAhead('ahead-2', kinds);
     const answers = await Promise.all(deliveries);
     expect(answers.map((a) => (a as { status?: string }).status).sort()).toEqual(['done', 'not_started']);
     expect(await getRefresh('queued-2')).toMatchObject({ status: 'done' });
@@ -110,11 +114,7 @@ describe('a route run queued after another', () => {
 
   it('records a queued run failed when the invocation to wait on cannot be started', async () => {
     const kinds = ['fleet'] as const;
-    expect(await claimRefresh('ahead-3', kinds, { health: 0, risk: 0 })).toBeUndefined();
-    await createRefresh('ahead-3', kinds, { rules: { health: 0, risk: 0 } });
-    expect(await startRefreshRun('ahead-3', 'token-ahead-3', REFRESH_LEASE_MS)).toBe(true);
-    expect(await claimRefresh('queued-3', kinds, { health: 1, risk: 0 })).toEqual({ after: 'ahead-3' });
-    await createRefresh('queued-3', kinds, { rules: { health: 1, risk: 0 }, after: 'ahead-3' });
+    await queueBehind('ahead-3', 'queued-3', kinds);
     // The worker's function as on AWS, behind an endpoint that refuses every connection.
     Object.assign(process.env, { RECOMPUTE_FUNCTION: 'fleet-health-test-recompute', AWS_ENDPOINT_URL_LAMBDA: 'http://127.0.0.1:9' });
     resetSettings();
@@ -128,7 +128,6 @@ describe('a route run queued after another', () => {
       resetSettings();
     }
     expect(await getRefresh('queued-3')).toMatchObject({ status: 'failed', error: expect.stringMatching(/could not go on waiting/) });
-    await finishRefresh('ahead-3', { status: 'failed', error: 'ended by the test' });
-    await releaseRefresh('ahead-3', kinds);
+    await endAhead('ahead-3', kinds);
   });
 });
