@@ -12,6 +12,7 @@ import type {
   ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
 import { AnswerTooLarge, boundedBytes } from '../http/outbound.js';
+import { wellFormed } from '../text.js';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
 import {
   ANSWER_MAX_BYTES,
@@ -163,7 +164,8 @@ function chatResponse(output: ConverseCommandOutput): Omit<ChatResponse, 'latenc
     }
     // Other blocks (reasoning, citations, …) have no neutral form: left out.
   }
-  return { message: { role: 'assistant', content }, stop_reason: stopReason(output.stopReason), usage: usageOf(output.usage) };
+  // The SDK parsed the answer itself: a lone surrogate it escaped becomes U+FFFD here, as parseJson makes it (shared/http/README.md).
+  return { message: { role: 'assistant', content: wellFormed(content) }, stop_reason: stopReason(output.stopReason), usage: usageOf(output.usage) };
 }
 
 /**

@@ -326,6 +326,15 @@ describe('retries and errors', () => {
     expect(fake.received).toHaveLength(1);
   });
 
+  it('takes a lone surrogate the answer escapes as U+FFFD, in text and in a tool input', async () => {
+    fake.enqueueText('half \ud83d a rocket, whole \ud83d\ude80');
+    expect((await bedrock().converse(hello)).message.content).toEqual([{ type: 'text', text: 'half \uFFFD a rocket, whole \u{1F680}' }]);
+    fake.enqueue({ kind: 'tool_use', calls: [{ id: 'call-1', name: 'fleet_query', input: { sql: 'select \udc00' } }] });
+    expect((await bedrock().converse({ ...hello, tools: [fleetQuery] })).message.content).toEqual([
+      { type: 'tool_use', id: 'call-1', name: 'fleet_query', input: { sql: 'select \uFFFD' } },
+    ]);
+  });
+
   it('times out an attempt after LLM_TIMEOUT_MS, retries, and gives up with kind timeout', async () => {
     fake.enqueue({ kind: 'delay', ms: 2_000, then: { kind: 'text', text: 'too late' } }).enqueueText('in time');
     expect((await bedrock({ LLM_TIMEOUT_MS: '200' }).converse(hello)).message.content).toEqual([{ type: 'text', text: 'in time' }]);
