@@ -49,6 +49,12 @@ export function escapesLoneSurrogate(json: string): boolean {
   return highEnd !== -1;
 }
 
+/** JSON.parse (throwing as it does), each lone surrogate the text escapes made U+FFFD: JSON as it enters, Unicode text. */
+export function parseJsonText(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  return escapesLoneSurrogate(text) ? wellFormed(value) : value;
+}
+
 /**
  * `value` (parsed JSON) with each lone surrogate in its strings and member names made U+FFFD: Unicode text,
  * which I-JSON (RFC 7493 §2.1) asks for and a UTF-8 store can hold. Changed in place; walked without

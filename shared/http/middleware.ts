@@ -29,7 +29,7 @@ import { escapedBytes, LAMBDA_EVENT_BODY_BYTES, mayEscapeOver } from './lambda-p
 import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
 import type { RouteAuth, RouteDeclaration, RouteHandler } from './route.js';
-import { escapesLoneSurrogate, wellFormed } from '../text.js';
+import { parseJsonText } from '../text.js';
 
 export type Event = APIGatewayProxyEventV2;
 export type Result = APIGatewayProxyStructuredResultV2;
@@ -272,14 +272,12 @@ export function jsonBody(): Middleware {
         throw new PayloadTooLarge(
           `The request body is ${escapedBytes(event.body)} bytes inside its Lambda event (escaped${event.isBase64Encoded ? ', base64' : ''}), over the ${LAMBDA_EVENT_BODY_BYTES} a Lambda function can be given. Send it in smaller requests.`,
         );
-      // Bytes that are not UTF-8 become U+FFFD here, and an escaped lone surrogate below: only Unicode text enters.
-      const text = raw.toString('utf8');
       try {
-        state.rawBody = JSON.parse(text);
+        // Bytes that are not UTF-8 become U+FFFD here, and an escaped lone surrogate in the parse: only Unicode text enters.
+        state.rawBody = parseJsonText(raw.toString('utf8'));
       } catch {
         throw new BadRequest('The request body is not valid JSON.');
       }
-      if (escapesLoneSurrogate(text)) state.rawBody = wellFormed(state.rawBody);
     },
   };
 }

@@ -1,7 +1,7 @@
 // Helpers for the calls this service makes to others (tickets, BI server, LLM,
 // Prometheus): what a failed call may tell the user, an answer read only up to
 // what its caller takes, and a body read as JSON when it is JSON.
-import { escapesLoneSurrogate, wellFormed } from '../text.js';
+import { parseJsonText } from '../text.js';
 
 /** A timeout as the user reads it: seconds to one decimal ("0.3 s", "20 s"). */
 export const secondsText = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
@@ -21,13 +21,11 @@ export function failureReason(error: unknown, timeoutMs: number): string {
  * surrogate it escapes becomes U+FFFD, as in a request's body: a model's text is stored (shared/http/README.md).
  */
 export function parseJson(text: string): unknown {
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return parseJsonText(text);
   } catch {
     return undefined;
   }
-  return escapesLoneSurrogate(text) ? wellFormed(value) : value;
 }
 
 /** An answer longer than its caller takes: refused without reading the rest. */

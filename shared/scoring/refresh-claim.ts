@@ -41,8 +41,8 @@ export const REFRESH_LEASE_MS = (WORKERS.recompute.timeoutSeconds + 30) * 1000;
  */
 export const QUEUED_LEASE_MS = 2 * REFRESH_LEASE_MS;
 
-/** The time `run` has, from its recording, for a worker to take it up: QUEUED_LEASE_MS for a queued run. */
-const takeUpLeaseMs = (run: RefreshRecord) => (run.after === undefined ? REFRESH_LEASE_MS : QUEUED_LEASE_MS);
+/** `run`'s lease: REFRESH_LEASE_MS, but QUEUED_LEASE_MS from its recording for a queued run no worker has taken up. */
+const leaseOf = (run: RefreshRecord) => (run.after !== undefined && run.worker_started_at === undefined ? QUEUED_LEASE_MS : REFRESH_LEASE_MS);
 
 /** What a queued run's worker waits at most in one invocation before it hands the wait on to a new one. */
 const WAIT_PER_INVOCATION_MS = 60_000;
@@ -180,7 +180,7 @@ const EXPIRED = 'the refresh did not finish (see the recompute logs)';
  * whose event comes later no longer starts the run.
  */
 export async function settleRefresh(run: RefreshRecord, now = Date.now()): Promise<RefreshRecord> {
-  const leaseMs = run.worker_started_at === undefined ? takeUpLeaseMs(run) : REFRESH_LEASE_MS;
+  const leaseMs = leaseOf(run);
   if (run.status !== 'running' || now - Date.parse(run.worker_started_at ?? run.started_at) <= leaseMs) return run;
   await expireRefresh(run.refresh_id, EXPIRED, leaseMs, now);
   // Failed now, or taken up or finished by its worker just before: the record says which.
@@ -217,7 +217,7 @@ export async function takeUpRefresh(id: string, kinds: readonly SnapshotKind[], 
     });
     if (!claimed && Date.now() < deadline) return 'waiting';
   }
-  if (!(await startRefreshRun(id, randomUUID(), run ? takeUpLeaseMs(run) : REFRESH_LEASE_MS))) return 'not-started';
+  if (!(await startRefreshRun(id, randomUUID(), run ? leaseOf(run) : REFRESH_LEASE_MS))) return 'not-started';
   try {
     await heartbeatLock(refreshLockName(kinds), id, REFRESH_LEASE_MS);
     return 'started';
