@@ -169,10 +169,25 @@ export interface LocalServerOptions {
   webRoot: string;
 }
 
-export function createLocalServer({ handlers, webRoot }: LocalServerOptions): Server {
+export function createLocalServer(options: LocalServerOptions): Server {
+  return createServer(localRequestListener(options));
+}
+
+/**
+ * What the port answers while `npm start` is still starting (DynamoDB Local, the tables, the demo
+ * fleet): the 503 a load balancer gives before its targets are healthy, with a time to retry.
+ */
+export function answerStarting(_req: IncomingMessage, res: ServerResponse): void {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+  res.setHeader('Retry-After', '5');
+  sendProblem(res, 503, 'Service Unavailable', 'The service is starting; retry in a few seconds.');
+}
+
+/** The API routes (as API Gateway passes them to the group Lambdas) and the console, as CloudFront serves it. */
+export function localRequestListener({ handlers, webRoot }: LocalServerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const routes = sortBySpecificity(allRoutes().map((r) => ({ method: r.route.method, path: r.route.path, group: r.group.name, key: routeKey(r.route) })));
 
-  return createServer(async (req, res) => {
+  return async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';
@@ -200,5 +215,5 @@ export function createLocalServer({ handlers, webRoot }: LocalServerOptions): Se
       if (!res.headersSent) sendProblem(res, 502, 'Bad Gateway', 'The function failed.');
       else res.end();
     }
-  });
+  };
 }

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
@@ -18,7 +19,7 @@ import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
 import { CONSOLE_OUT, ensureConsoleBuilt } from '../console.js';
 import { functionConcerns, invokeLocal, registerLocalWorkers } from './functions.js';
 import { startLocalSchedules, type ScheduledJob } from './schedules.js';
-import { createLocalServer, loadGroupHandlers } from './server.js';
+import { answerStarting, loadGroupHandlers, localRequestListener } from './server.js';
 import { ensureTables } from './tables.js';
 
 export interface LocalServiceOptions {
@@ -147,14 +148,28 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
 
+  // The port is taken first and answers 503 until the service is ready: a port in use stops the start
+  // at once, before DynamoDB Local, and the emulator's free port can never be this one.
+  const server = createServer(answerStarting);
+  await listen(server, options.port);
+  const closeServer = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  };
+
   let dynamo: DynamoDbLocal | undefined;
   const pidFile = join(dataDir, 'dynamodb-local.pid');
   let endpoint = options.dynamoEndpoint;
-  if (!endpoint) {
-    await killStaleEmulator(pidFile);
-    dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb') });
-    await writeFileAtomically(pidFile, String(dynamo.pid));
-    endpoint = dynamo.endpoint;
+  try {
+    if (!endpoint) {
+      await killStaleEmulator(pidFile);
+      dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb') });
+      await writeFileAtomically(pidFile, String(dynamo.pid));
+      endpoint = dynamo.endpoint;
+    }
+  } catch (error) {
+    await closeServer();
+    throw error;
   }
   // The step in progress then fails against the stopped emulator, and the catch below cleans up.
   const stopEmulator = () => void dynamo?.stop();
@@ -179,11 +194,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
     await registerLocalWorkers();
     await ensureConsoleBuilt((line) => log.info(line));
-    const server = createLocalServer({ handlers: await loadGroupHandlers(), webRoot: CONSOLE_OUT });
-    await new Promise<void>((resolveListen, reject) => {
-      server.once('error', reject);
-      server.listen(options.port, '127.0.0.1', () => resolveListen());
-    });
+    const serve = localRequestListener({ handlers: await loadGroupHandlers(), webRoot: CONSOLE_OUT });
+    server.off('request', answerStarting).on('request', serve);
     const { port } = server.address() as AddressInfo;
     const url = `http://localhost:${port}`;
     const runtimeFile = join(dataDir, RUNTIME_FILE);
@@ -215,17 +227,27 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         await schedules.stop();
         await Promise.race([localWorkersSettled(), new Promise((r) => setTimeout(r, 10_000).unref())]);
         await rm(runtimeFile, { force: true });
-        server.closeAllConnections();
-        await new Promise<void>((r) => server.close(() => r()));
+        await closeServer();
         await dynamo?.stop();
         await rm(pidFile, { force: true });
       },
     };
   } catch (error) {
+    await closeServer();
     await dynamo?.stop();
     await rm(pidFile, { force: true });
     throw error;
   } finally {
     options.signal?.removeEventListener('abort', stopEmulator);
   }
+}
+
+/** Listens on 127.0.0.1 (port 0: any free port); a port in use is named, with the setting that moves it. */
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolveListen, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new Error(`port ${port} on 127.0.0.1 is in use; stop what holds it or set PORT to another port`) : error),
+    );
+    server.listen(port, '127.0.0.1', () => resolveListen());
+  });
 }

@@ -1,0 +1,55 @@
+// The local service takes its port before anything else: a port in use stops the start at once,
+// naming PORT, before DynamoDB Local is started (whose own free port can then never be the
+// service's), and until the service is ready the port answers a 503 to retry.
+import { existsSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../infra/local/dynamodb-local.js';
+import { startLocalService } from '../../infra/local/service.js';
+import { startTestService } from '../support/local-service.js';
+
+describe('the local service’s port', () => {
+  it('in use: the start fails at once naming PORT, and starts no DynamoDB Local', async () => {
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
+    const port = (holder.address() as { port: number }).port;
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-port-used-'));
+    try {
+      // No dynamoEndpoint: the service would start its own emulator first if it did not take the port first.
+      await expect(startLocalService({ port, dataDir })).rejects.toThrow(`port ${port} on 127.0.0.1 is in use; stop what holds it or set PORT to another port`);
+      expect(existsSync(join(dataDir, 'dynamodb-local.pid'))).toBe(false);
+      expect(existsSync(join(dataDir, 'dynamodb'))).toBe(false);
+    } finally {
+      await new Promise((r) => holder.close(r));
+    }
+  });
+
+  it('answers 503 problem+json with Retry-After while the service starts, then the API', async () => {
+    const port = await freePort();
+    const starting = startTestService({ port });
+    // The first answer the port gives comes while the tables, the superadmin and the handlers are still loading.
+    let first: Response | undefined;
+    for (let i = 0; i < 20_000 && !first; i++) first = await fetch(`http://127.0.0.1:${port}/api/health-check`).catch(() => undefined);
+    const service = await starting;
+    try {
+      expect(first?.status).toBe(503);
+      expect(first?.headers.get('content-type')).toBe('application/problem+json');
+      expect(first?.headers.get('retry-after')).toBe('5');
+      expect(first?.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(await first?.json()).toEqual({
+        type: 'about:blank',
+        title: 'Service Unavailable',
+        status: 503,
+        detail: 'The service is starting; retry in a few seconds.',
+      });
+      const ready = await fetch(`${service.url}/api/health-check`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ok', service: 'fleet-health' });
+    } finally {
+      await service.stop();
+    }
+  });
+});
