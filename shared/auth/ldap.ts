@@ -11,6 +11,7 @@
 // for LDAP_BACKOFF_SECONDS (30 s), so an outage costs one login the timeout
 // instead of every login. An answer from the server (even an error) is no outage.
 import { isIP } from 'node:net';
+import type { Client as LdapClient } from 'ldapts';
 import { ldapSettings } from '../config/ldap.js';
 import { secret } from '../config/secrets.js';
 import { createLogger, errorFields } from '../log.js';
@@ -92,6 +93,41 @@ function accountName(loginName: string, uid: unknown): string | null {
 }
 
 /**
+ * The most a server may send over one login's connection. A bind answer and an entry's four
+ * attributes are a few kilobytes, but ldapts buffers a message until it is whole, however long
+ * its BER header says it is, and keeps every entry a search answers: past this the connection is cut.
+ */
+export const LDAP_ANSWER_MAX_BYTES = 1024 * 1024;
+/**
+ * ldapts's parser calls itself once for each whole message in what it is given, so a read of 64 KB
+ * of 7-byte messages overflows the stack (an uncaught RangeError in the socket's handler). Fed in
+ * slices this size, it holds at most ≈ 600 messages at once.
+ */
+const PARSE_SLICE_BYTES = 4096;
+
+/**
+ * Feeds ldapts's parser what the server sends (the plain text, after StartTLS) in slices, counting it:
+ * past `maxBytes`, or when the parser throws, the connection is cut and the login's requests fail.
+ */
+function boundAnswers(client: LdapClient, maxBytes: number): void {
+  // ldapts 8 reads its socket through this instance field, attached on connect and again after StartTLS.
+  // test/auth/ldap-flood.test.ts catches a version that no longer does.
+  const internals = client as unknown as { socketDataHandler?: (data: Buffer) => void; socket?: { destroy(error: Error): void } };
+  const read = internals.socketDataHandler;
+  if (typeof read !== 'function') throw new Error('ldapts no longer reads its socket through socketDataHandler; the LDAP answer bound needs updating');
+  let received = 0;
+  internals.socketDataHandler = (data) => {
+    received += data.length;
+    if (received > maxBytes) return internals.socket?.destroy(new Error(`the LDAP server sent more than ${maxBytes} bytes for one login`));
+    try {
+      for (let at = 0; at < data.length; at += PARSE_SLICE_BYTES) read(data.subarray(at, at + PARSE_SLICE_BYTES));
+    } catch (error) {
+      internals.socket?.destroy(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+}
+
+/**
  * The identity when LDAP accepts the credentials; null when it refuses them, cannot be reached, or is backing off.
  * `username` must be canonical (shared/auth/username.ts): it goes into the bind DN as given.
  */
@@ -104,12 +140,13 @@ export async function ldapAuthenticate(username: string, password: string): Prom
   const dn = config.userDnTemplate.replaceAll('{username}', escapeDnValue(username));
   // Loaded on first use: deployments without LDAP never evaluate the client.
   const { Client, InvalidCredentialsError, ResultCodeError } = await import('ldapts');
-  let client: InstanceType<typeof Client> | undefined;
+  let client: LdapClient | undefined;
   try {
     const ca = await privateCa();
     const secure = url.toLowerCase().startsWith('ldaps://');
     // ldapts speaks TLS whenever tlsOptions are given, so ldap:// gets them only through StartTLS.
     client = new Client({ url, timeout, connectTimeout: timeout, ...(secure && ca ? { tlsOptions: { ca: [ca] } } : {}) });
+    boundAnswers(client, LDAP_ANSWER_MAX_BYTES);
     if (!secure && config.startTls) {
       // The certificate must name the host of LDAP_URL (SNI only for names, not IP addresses).
       const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
