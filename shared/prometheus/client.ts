@@ -8,7 +8,7 @@ import { sourceRefusal, type MetricSources } from '../rules/schemas.js';
 import { signedHeaders } from './sigv4.js';
 import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
 import { isSecureUrl } from '../http/service-url.js';
-import { sliceChars } from '../text.js';
+import { parseJsonText, sliceChars } from '../text.js';
 
 export type PrometheusSource = MetricSources['prometheus'];
 
@@ -136,7 +136,8 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      // Labels become cluster ids and pull notes: a lone surrogate escaped in one arrives as U+FFFD.
+      parsed = parseJsonText(text);
     } catch {
       throw new PrometheusError(`the answer of ${url.host}${path} is not JSON`, response.status, false);
     }

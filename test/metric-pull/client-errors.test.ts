@@ -289,3 +289,14 @@ describe('partial answers and abandoned queries', () => {
     expect(waits).toHaveLength(2);
   });
 });
+
+describe('a Prometheus answer is Unicode text', () => {
+  it('a label that escapes half a surrogate pair arrives with U+FFFD; a whole pair is kept', async () => {
+    answer = () => ({
+      status: 200,
+      body: String.raw`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"cluster":"db-\ud83d","team":"\ud83d\ude80","\udc00":"x"},"value":[1700000000,"1"]}]}}`,
+    });
+    const [sample] = await prometheusClient(source({ type: 'none' })).query('up', 1_700_000_000);
+    expect(sample?.labels).toEqual({ cluster: 'db-\uFFFD', team: '\u{1F680}', '\uFFFD': 'x' });
+  });
+});
