@@ -130,11 +130,16 @@ export async function awsJsonCall<T = Record<string, unknown>>(
   }
 }
 
+/** An AWS service refused the call for its rate or capacity (what the SDK's standard retry mode calls throttling). */
+export function isThrottling(error: unknown): boolean {
+  return error instanceof AwsError && (THROTTLING.has(error.name) || error.status === 429);
+}
+
 /** How long to wait before the next attempt after `error`, or undefined when it is not retried. */
 function retryDelay(error: unknown, attempt: number): number | undefined {
   let base: number | undefined;
   if (error instanceof AwsError) {
-    if (THROTTLING.has(error.name) || error.status === 429) base = THROTTLING_BASE_DELAY_MS;
+    if (isThrottling(error)) base = THROTTLING_BASE_DELAY_MS;
     else if (TRANSIENT.has(error.name) || TRANSIENT_STATUS.has(error.status)) base = BASE_DELAY_MS;
   } else if (NETWORK_CODES.has((error as { code?: string } | undefined)?.code ?? '')) base = BASE_DELAY_MS;
   return base === undefined ? undefined : Math.floor(Math.min(MAX_DELAY_MS, Math.random() * 2 ** attempt * base));

@@ -50,6 +50,21 @@ export class ConditionFailed extends Error {
   }
 }
 
+/**
+ * DynamoDB kept refusing for lack of capacity (a throttled table, index or partition) after the
+ * retries: nothing of the request was applied (a batch's items not yet written excepted: `batchPut`).
+ * The route answers 503 with Retry-After (shared/http/middleware.ts).
+ */
+export class Throttled extends Error {
+  constructor(what: string) {
+    super(`DynamoDB kept throttling ${what}`);
+    this.name = 'Throttled';
+  }
+}
+
+/** A cancelled transaction's reason codes for capacity: retried like a conflict, with a longer backoff. */
+const THROTTLED_REASONS = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded']);
+
 /** The code of each action of a cancelled transaction (`None` for those that would have applied); empty for any other error. */
 function cancellationReasons(error: unknown): string[] {
   if (!(error instanceof AwsError) || error.name !== 'TransactionCanceledException') return [];
@@ -284,7 +299,8 @@ export async function batchPut(table: TableName, items: (Key & Item)[]): Promise
   for (let i = 0; i < items.length; i += BATCH_SIZE) {
     let requests: unknown[] = items.slice(i, i + BATCH_SIZE).map((item) => ({ PutRequest: { Item: toItem(item) } }));
     for (let attempt = 0; requests.length > 0; attempt++) {
-      if (attempt > MAX_BATCH_RETRIES) throw new Error(`batchPut: ${requests.length} items still unprocessed in ${name}`);
+      // DynamoDB leaves items unprocessed when the table lacks capacity for them.
+      if (attempt > MAX_BATCH_RETRIES) throw new Throttled(`a batch write: ${requests.length} items still unprocessed in ${name}`);
       if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
       // What comes back unprocessed is already in wire form: it is sent again as it is.
       const out = await call<{ UnprocessedItems?: Record<string, unknown[]> }>('BatchWriteItem', { RequestItems: { [name]: requests } });
@@ -302,7 +318,7 @@ export async function batchGet<T extends Item>(table: TableName, keys: Key[], co
   for (let i = 0; i < keys.length; i += BATCH_GET_SIZE) {
     let pending: WireItem[] = keys.slice(i, i + BATCH_GET_SIZE).map(wireKey);
     for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > MAX_BATCH_RETRIES) throw new Error(`batchGet: ${pending.length} keys still unprocessed in ${name}`);
+      if (attempt > MAX_BATCH_RETRIES) throw new Throttled(`a batch read: ${pending.length} keys still unprocessed in ${name}`);
       if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
       const out = await call<{ Responses?: Record<string, WireItem[]>; UnprocessedKeys?: Record<string, { Keys?: WireItem[] }> }>('BatchGetItem', {
         RequestItems: { [name]: { Keys: pending, ConsistentRead: consistent, ...(fields && projection(fields)) } },
@@ -383,6 +399,11 @@ function backoffMs(attempt: number): number {
   return Math.random() * Math.min(1000, 20 * 2 ** attempt);
 }
 
+/** After a transaction cancelled for capacity: longer, as DynamoDB takes a moment to add it (at most ≈ 3 s over the attempts). */
+function throttledBackoffMs(attempt: number): number {
+  return Math.random() * Math.min(2000, 100 * 2 ** attempt);
+}
+
 /** The pause after a write's `attempt`-th lost race before its next attempt (for loops that keep state between attempts). */
 export const conflictBackoff = (attempt: number): Promise<void> => sleep(backoffMs(attempt));
 
@@ -409,10 +430,12 @@ export async function transactWrite(items: TransactItem[], clientRequestToken?: 
       await conditional(() => call('TransactWriteItems', { TransactItems: actions, ClientRequestToken: token }));
       return;
     } catch (error) {
-      const conflict = cancellationReasons(error).includes('TransactionConflict');
-      if (!conflict) throw error;
-      if (attempt >= TRANSACTION_ATTEMPTS) throw new WriteConflict();
-      await sleep(backoffMs(attempt));
+      // Retried only when every action that failed lost to another transaction or to capacity: nothing applied.
+      const failed = cancellationReasons(error).filter((code) => code !== 'None');
+      const throttled = failed.some((code) => THROTTLED_REASONS.has(code));
+      if (!failed.length || !failed.every((code) => code === 'TransactionConflict' || THROTTLED_REASONS.has(code))) throw error;
+      if (attempt >= TRANSACTION_ATTEMPTS) throw throttled ? new Throttled(`a transaction of ${items.length} actions`) : new WriteConflict();
+      await sleep(throttled ? throttledBackoffMs(attempt) : backoffMs(attempt));
     }
   }
 }

@@ -85,7 +85,8 @@ export class BadGateway extends HttpError {
 }
 
 export class ServiceUnavailable extends HttpError {
-  constructor(detail: string) {
-    super(503, 'Service Unavailable', detail);
+  /** With `retryAfterSeconds`, a passing overload: the client is told when to send the request again. */
+  constructor(detail: string, retryAfterSeconds?: number) {
+    super(503, 'Service Unavailable', detail, retryAfterSeconds === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
   }
 }

@@ -12,7 +12,8 @@ import { coreSettings } from '../config/core.js';
 import { ConfigError } from '../config/env.js';
 import { secret, type SecretName } from '../config/secrets.js';
 import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
-import { ConditionFailed, WriteConflict } from '../db/client.js';
+import { isThrottling } from '../aws/json-call.js';
+import { ConditionFailed, Throttled, WriteConflict } from '../db/client.js';
 import {
   BadRequest,
   Conflict,
@@ -147,18 +148,29 @@ function corsHeaders(): Middleware {
   }) as Middleware;
 }
 
+/** What a throttled request's 503 asks the client to wait: DynamoDB adds capacity within seconds. */
+const THROTTLED_RETRY_AFTER_SECONDS = 5;
+
 /**
  * The one place where losing to a concurrent writer becomes an answer: a
  * conditional write or transaction conflict that escapes a handler (after its
  * own retries) is a 409 the client can act on, never a 500. A setting the
  * request needed that does not validate is the deployment's fault, not the
- * caller's: a 503 whose detail names the variable (ConfigError never echoes a value).
+ * caller's: a 503 whose detail names the variable (ConfigError never echoes a value). AWS
+ * throttling that outlasts the retries is a 503 with Retry-After, never a 500.
  */
 function asHttpError(error: unknown): unknown {
   if (error instanceof ConditionFailed || error instanceof WriteConflict) {
     return new Conflict('The resource was changed by a concurrent request; reload it and try again.');
   }
   if (error instanceof ConfigError) return new ServiceUnavailable(error.message);
+  // DynamoDB (or another AWS service) still throttling after the retries: nothing was applied, and a moment later it may be.
+  if (error instanceof Throttled || isThrottling(error)) {
+    return new ServiceUnavailable(
+      'The service is over its capacity for the moment (AWS throttled the request); retry in a few seconds.',
+      THROTTLED_RETRY_AFTER_SECONDS,
+    );
+  }
   return error;
 }
 

@@ -24,7 +24,7 @@ const PROBLEM_TITLES: Record<ProblemStatus, string> = {
   422: 'Unprocessable Entity: the request failed validation',
   429: 'Too Many Requests (see Retry-After)',
   502: 'Bad Gateway: a provider the service called failed',
-  503: 'Service Unavailable: the capability is not configured, or the work failed',
+  503: 'Service Unavailable: the capability is not configured, the work failed, or AWS throttled the request (see Retry-After)',
 };
 
 const STAGE_THROTTLE = {
@@ -41,6 +41,8 @@ export function problemStatuses(route: RouteDeclaration): ProblemStatus[] {
   if (route.params) statuses.add(404);
   if (route.params || route.query || route.body) statuses.add(422);
   if (route.body) statuses.add(413);
+  // Any route: a setting it needs does not validate, or AWS throttled it past the retries (shared/http/middleware.ts).
+  statuses.add(503);
   return [...statuses].sort((a, b) => a - b);
 }
 

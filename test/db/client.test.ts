@@ -11,9 +11,11 @@ import {
   queryCount,
   queryPage,
   tableName,
+  Throttled,
   transactWrite,
   updateItem,
   WriteConflict,
+  batchGet,
 } from '../../shared/db/client.js';
 import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, type DynamoProxy } from '../support/dynamo-proxy.js';
@@ -262,5 +264,93 @@ describe('a single-item write that meets a transaction holding its item', () => 
       stop();
     }
     expect((await getItem('issues', { pk: 'ISSUE#tc2', sk: 'ISSUE' }))?.count).toBe(0);
+  });
+});
+
+describe('DynamoDB short of capacity (throttling)', () => {
+  it('a batch write whose items stay unprocessed fails Throttled; once DynamoDB takes them, all are written', async () => {
+    const items = Array.from({ length: 3 }, (_, i) => ({ pk: `ISSUE#unprocessed${i}`, sk: 'ISSUE', n: i }));
+    // DynamoDB's answer when a table lacks the capacity for a batch: the requests handed back as UnprocessedItems.
+    let handedBack = 0;
+    const stop = proxy.watch(({ operation, input }) =>
+      operation === 'BatchWriteItem' && ++handedBack ? { reply: { UnprocessedItems: input.RequestItems } } : undefined,
+    );
+    try {
+      await expect(batchPut('issues', items)).rejects.toBeInstanceOf(Throttled);
+    } finally {
+      stop();
+    }
+    expect(handedBack).toBe(9); // the first request and 8 retries
+    expect(
+      await batchGet(
+        'issues',
+        items.map(({ pk, sk }) => ({ pk, sk })),
+      ),
+    ).toEqual([]);
+
+    let once = 0;
+    const stopOnce = proxy.watch(({ operation, input }) =>
+      operation === 'BatchWriteItem' && once++ === 0 ? { reply: { UnprocessedItems: input.RequestItems } } : undefined,
+    );
+    try {
+      await batchPut('issues', items);
+    } finally {
+      stopOnce();
+    }
+    expect(once).toBe(2);
+    expect(
+      (
+        await batchGet<{ n: number }>(
+          'issues',
+          items.map(({ pk, sk }) => ({ pk, sk })),
+        )
+      )
+        .map((i) => i.n)
+        .sort(),
+    ).toEqual([0, 1, 2]);
+  });
+
+  it('a batch read whose keys stay unprocessed fails Throttled rather than answer part of them', async () => {
+    await putItem('issues', { pk: 'ISSUE#unread', sk: 'ISSUE' });
+    const stop = proxy.watch(({ operation, input }) =>
+      operation === 'BatchGetItem'
+        ? {
+            reply: {
+              Responses: {},
+              UnprocessedKeys: Object.fromEntries(Object.entries(input.RequestItems).map(([t, r]: [string, any]) => [t, { Keys: r.Keys }])),
+            },
+          }
+        : undefined,
+    );
+    try {
+      await expect(batchGet('issues', [{ pk: 'ISSUE#unread', sk: 'ISSUE' }])).rejects.toBeInstanceOf(Throttled);
+    } finally {
+      stop();
+    }
+  });
+
+  it('a transaction cancelled for capacity and conflict on every attempt fails Throttled, unapplied; for a validation error at once', async () => {
+    const cancelled = (codes: string[]) => ({
+      type: 'TransactionCanceledException',
+      message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${codes.join(', ')}]`,
+      fields: { CancellationReasons: codes.map((Code) => ({ Code })) },
+    });
+    const put = (pk: string) => [{ Put: { TableName: tableName('issues'), Item: { pk, sk: 'ISSUE' } } }];
+    for (const [codes, expected, attempts] of [
+      [['TransactionConflict', 'ProvisionedThroughputExceeded'], Throttled, 5],
+      [['ValidationError', 'ThrottlingError'], undefined, 1],
+    ] as const) {
+      let sent = 0;
+      const stop = proxy.watch(({ operation }) => (operation === 'TransactWriteItems' && ++sent ? cancelled([...codes]) : undefined));
+      try {
+        const failure = await transactWrite(put(`ISSUE#cancelled-${codes[0]}`)).catch((e: unknown) => e);
+        if (expected) expect(failure).toBeInstanceOf(expected);
+        else expect(failure).toMatchObject({ name: 'TransactionCanceledException' });
+      } finally {
+        stop();
+      }
+      expect(sent).toBe(attempts);
+      expect(await getItem('issues', { pk: `ISSUE#cancelled-${codes[0]}`, sk: 'ISSUE' })).toBeUndefined();
+    }
   });
 });

@@ -1,8 +1,9 @@
 // Every status a settings write answers is declared in the served OpenAPI document (a
 // client generated from it handles exactly those): a rule PUT with a malformed If-Match
-// answers 400, and a general-settings save that keeps losing to concurrent saves 409.
+// answers 400, a general-settings save that keeps losing to concurrent saves 409, and one
+// DynamoDB keeps throttling 503 with Retry-After (once throttled, it is retried and saved).
 // Through the settings handler on DynamoDB Local; the proxy in front of it makes the
-// saves lose (DynamoDB's cancelled transaction, as a concurrent save causes).
+// saves lose or be throttled (DynamoDB's cancelled transaction and errors, as it sends them).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as settings } from '../../functions/settings.js';
 import { getGeneralSettings } from '../../shared/db/settings.js';
@@ -64,4 +65,73 @@ describe('statuses the settings writes answer are declared', () => {
     expect(await getGeneralSettings()).toMatchObject({ health_scoring_method: 'rules', revision: 0 });
     expect(declared('put', '/api/settings/general')).toContain('409');
   });
+});
+
+describe('a request DynamoDB throttles', () => {
+  /** DynamoDB's answer to a transaction it cancels for capacity (an index or partition over its throughput). */
+  const throttledTransaction = {
+    type: 'TransactionCanceledException',
+    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ThrottlingError, None]',
+    fields: {
+      CancellationReasons: [
+        { Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity for one or more global secondary indexes.' },
+        { Code: 'None' },
+      ],
+    },
+  };
+
+  it('a save throttled once is retried and saved', async () => {
+    let throttled = 0;
+    const stop = proxy.watch(({ operation }) => (operation === 'TransactWriteItems' && throttled++ === 0 ? throttledTransaction : undefined));
+    let answer: Awaited<ReturnType<typeof put>>;
+    try {
+      answer = await put('/api/settings/general', { health_scoring_method: 'ai', alert_criticality_method: 'rules' });
+    } finally {
+      stop();
+    }
+    expect(throttled).toBe(2);
+    expect(answer.statusCode).toBe(200);
+    expect(await getGeneralSettings()).toMatchObject({ health_scoring_method: 'ai', revision: 1 });
+  });
+
+  it('a save throttled on every attempt is a 503 with Retry-After, declared, and changes nothing', async () => {
+    let throttled = 0;
+    const stop = proxy.watch(({ operation }) => (operation === 'TransactWriteItems' && ++throttled ? throttledTransaction : undefined));
+    let answer: Awaited<ReturnType<typeof put>>;
+    try {
+      answer = await put('/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'rules' });
+    } finally {
+      stop();
+    }
+    expect(throttled).toBe(5);
+    expect(answer.statusCode).toBe(503);
+    expect(answer.headers?.['Retry-After']).toBe('5');
+    expect(answer.json).toMatchObject({ status: 503, detail: expect.stringContaining('AWS throttled the request') });
+    expect(await getGeneralSettings()).toMatchObject({ health_scoring_method: 'ai', revision: 1 });
+    expect(declared('put', '/api/settings/general')).toContain('503');
+  });
+
+  it('a read throttled past the client’s retries is a 503 with Retry-After, not a 500', async () => {
+    let throttled = 0;
+    const stop = proxy.watch(({ operation }) =>
+      operation === 'GetItem' && ++throttled
+        ? { type: 'ProvisionedThroughputExceededException', message: 'The level of configured provisioned throughput for the table was exceeded.' }
+        : undefined,
+    );
+    let answer: Awaited<ReturnType<typeof put>>;
+    try {
+      answer = await call(settings as Handler, {
+        method: 'GET',
+        path: '/api/settings/general',
+        routeKey: 'GET /api/settings/general',
+        headers: { authorization: `Bearer ${superadmin}` },
+      });
+    } finally {
+      stop();
+    }
+    expect(throttled).toBeGreaterThanOrEqual(4); // the AWS client's own attempts, with its throttling backoff
+    expect(answer.statusCode).toBe(503);
+    expect(answer.headers?.['Retry-After']).toBe('5');
+    expect(declared('get', '/api/settings/general')).toContain('503');
+  }, 30_000);
 });

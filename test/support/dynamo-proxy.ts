@@ -21,11 +21,11 @@ export interface ErrorAnswer {
 }
 
 /**
- * Sees a request; an ErrorAnswer it returns answers it instead of DynamoDB, 'lose-answer' lets DynamoDB do it but
- * resets the connection before its answer arrives, and `{ hold }` sends it on only once `hold` has settled (another
- * write lands first: a race, made to happen).
+ * Sees a request; an ErrorAnswer it returns answers it instead of DynamoDB, `{ reply }` answers it with that 200
+ * body (a batch's UnprocessedItems), 'lose-answer' lets DynamoDB do it but resets the connection before its answer
+ * arrives, and `{ hold }` sends it on only once `hold` has settled (another write lands first: a race, made to happen).
  */
-export type Watcher = (request: WireRequest) => ErrorAnswer | 'lose-answer' | { hold: Promise<unknown> } | undefined;
+export type Watcher = (request: WireRequest) => ErrorAnswer | { reply: Record<string, unknown> } | 'lose-answer' | { hold: Promise<unknown> } | undefined;
 
 export interface DynamoProxy {
   readonly endpoint: string;
@@ -66,6 +66,11 @@ export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
       if (answer && 'hold' in answer) {
         const send = () => forward(upstream, req.method ?? 'POST', req.url ?? '/', req.headers, body, res);
         answer.hold.then(send, send);
+        return;
+      }
+      if (answer && 'reply' in answer) {
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end(JSON.stringify(answer.reply));
         return;
       }
       if (answer) {
