@@ -3,11 +3,14 @@
 // to the inviter instead. The token is never logged.
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { linkSettings } from '../config/links.js';
+import { boundedBytes } from '../http/outbound.js';
 import { mailSettings } from '../config/mail.js';
 import { createLogger, errorFields } from '../log.js';
 
 const log = createLogger('mail');
 let ses: SESClient | undefined;
+/** SES answers a SendEmail in well under 1 KB (a message id), an error in a few hundred bytes. */
+const SES_ANSWER_MAX_BYTES = 64 * 1024;
 
 export function mailConfigured(): boolean {
   return Boolean(mailSettings().fromAddress);
@@ -28,7 +31,8 @@ export interface InvitationMail {
 /** True when SES accepted the message. */
 export async function sendInvitation(mail: InvitationMail): Promise<boolean> {
   if (!mailConfigured()) return false;
-  ses ??= new SESClient({ maxAttempts: 2 });
+  // Every body the SDK reads goes through its stream collector: an answer without end is cut, not read for the whole timeout.
+  ses ??= new SESClient({ maxAttempts: 2, streamCollector: (body: AsyncIterable<Uint8Array>) => boundedBytes(body, SES_ANSWER_MAX_BYTES) });
   const link = activationLink(mail.token);
   const text = [
     `Hello ${mail.displayName},`,

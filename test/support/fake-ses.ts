@@ -12,15 +12,20 @@ export interface ReceivedEmail {
 export interface FakeSes {
   endpoint: string;
   received: ReceivedEmail[];
-  /** 'ok', 'reject' (400 MessageRejected), 'throttle' (400 Throttling) or 'hang' (no answer until closed). */
-  mode: 'ok' | 'reject' | 'throttle' | 'hang';
+  /**
+   * 'ok', 'reject' (400 MessageRejected), 'throttle' (400 Throttling), 'hang' (no answer until closed) or 'flood'
+   * (a 200 whose XML never ends, written as fast as the client reads it).
+   */
+  mode: 'ok' | 'reject' | 'throttle' | 'hang' | 'flood';
+  /** Bytes of flood written by the time the client went (the sockets' buffers included). */
+  flooded: number;
   close(): Promise<void>;
 }
 
 const NS = 'http://ses.amazonaws.com/doc/2010-12-01/';
 
 export async function startFakeSes(): Promise<FakeSes> {
-  const state: FakeSes = { endpoint: '', received: [], mode: 'ok', close: async () => undefined };
+  const state: FakeSes = { endpoint: '', received: [], mode: 'ok', flooded: 0, close: async () => undefined };
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
@@ -35,6 +40,18 @@ export async function startFakeSes(): Promise<FakeSes> {
       }
       state.received.push({ form, authorization: req.headers.authorization });
       if (state.mode === 'hang') return; // the socket stays open: only the caller's time limit ends the call
+      if (state.mode === 'flood') {
+        res.writeHead(200, { 'Content-Type': 'text/xml' });
+        res.write(`<SendEmailResponse xmlns="${NS}"><SendEmailResult><MessageId>`);
+        const chunk = Buffer.alloc(64 * 1024, 'a');
+        const pump = () => {
+          while (!res.destroyed && state.flooded < 256 * 1024 * 1024) {
+            state.flooded += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+        };
+        return pump();
+      }
       if (state.mode !== 'ok') {
         const [code, message] =
           state.mode === 'reject' ? ['MessageRejected', 'Email address is not verified.'] : ['Throttling', 'Maximum sending rate exceeded.'];
