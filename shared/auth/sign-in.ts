@@ -1,8 +1,8 @@
 // Signing in and out: login (LDAP first when configured, then built-in users),
 // invitation activation, logout, and the current user.
 import { auditAction, writeAudit } from '../db/audit.js';
-import { ConditionFailed } from '../db/client.js';
-import { clearLoginAttempts, reserveLoginAttempt, revokeToken } from '../db/sessions.js';
+import { ConditionFailed, transactWrite } from '../db/client.js';
+import { clearLoginAttempts, reserveLoginAttempt, revokeTokenAction } from '../db/sessions.js';
 import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, type UserRecord } from '../db/users.js';
 import { BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { Principal } from './principal.js';
@@ -217,15 +217,17 @@ export async function logout(
   sessionHeader: string | undefined,
   caller: Caller,
 ): Promise<{ ok: true }> {
-  await revokeToken(token.id, token.expiresAt);
-  await writeAudit({
-    actor: principal.username,
-    role: principal.role,
-    action: 'logout',
-    target: principal.username,
-    detail: { session_duration_seconds: parseSessionDuration(sessionHeader) },
-    ip: caller.ip,
-    user_agent: caller.userAgent,
-  });
+  await transactWrite([
+    revokeTokenAction(token.id, token.expiresAt),
+    auditAction({
+      actor: principal.username,
+      role: principal.role,
+      action: 'logout',
+      target: principal.username,
+      detail: { session_duration_seconds: parseSessionDuration(sessionHeader) },
+      ip: caller.ip,
+      user_agent: caller.userAgent,
+    }),
+  ]);
   return { ok: true };
 }

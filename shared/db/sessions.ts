@@ -8,7 +8,7 @@
 // per window, so at most 5 passwords are checked; the others are refused
 // without a check. A failed check leaves its reservation counted (it is the
 // failure); a success clears the window (see releaseLoginAttempt).
-import { ConditionFailed, deleteItem, getItem, putItem, updateItem } from './client.js';
+import { ConditionFailed, deleteItem, getItem, putItem, tableName, type TransactItem, updateItem } from './client.js';
 
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
 export const MAX_LOGIN_ATTEMPTS = 5;
@@ -110,9 +110,12 @@ export async function clearLoginAttempts(username: string, reservation: { attemp
   }
 }
 
-/** Revokes one token until it would have expired anyway. */
-export async function revokeToken(tokenId: string, expiresAtEpoch: number): Promise<void> {
-  await putItem('users', { ...revokedKey(tokenId), expires_at: expiresAtEpoch, ttl: expiresAtEpoch + 3600 });
+/**
+ * Revokes one token until it would have expired anyway, as a transaction action: a logout is revoked
+ * if, and only if, its audit entry is written (a retry after a failure then still holds a valid token).
+ */
+export function revokeTokenAction(tokenId: string, expiresAtEpoch: number): TransactItem {
+  return { Put: { TableName: tableName('users'), Item: { ...revokedKey(tokenId), expires_at: expiresAtEpoch, ttl: expiresAtEpoch + 3600 } } };
 }
 
 export async function isTokenRevoked(tokenId: string): Promise<boolean> {

@@ -3,10 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as settings } from '../../functions/settings.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
-import { activate, hashInvitationToken } from '../../shared/auth/sign-in.js';
+import { activate, hashInvitationToken, logout } from '../../shared/auth/sign-in.js';
 import { inviteUser, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { ConditionFailed } from '../../shared/db/client.js';
+import { isTokenRevoked } from '../../shared/db/sessions.js';
 import { activeSuperadminCount, createInvitedUser, createUser, findUsersByEmail, getUser, replaceUser } from '../../shared/db/users.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
@@ -292,6 +293,26 @@ describe('audit of account changes', () => {
     expect(pending!.activated_at ?? null).toBeNull();
     expect((await activate(token!, 'audited-password', caller)).user.email).toBe('audited.hire@example.com');
     expect((await listAudit('activate')).filter((e) => e.target === 'audited.hire@example.com')).toHaveLength(1);
+  });
+
+  it('a logout is made if, and only if, its audit entry is written: refused, the token still works and the logout is sent again', async () => {
+    const user = await superadmin('audited-logout');
+    const token = { id: `logout-${Date.now()}`, expiresAt: Math.floor(Date.now() / 1000) + 3600 };
+    const refuseAudit: Watcher = ({ input }) =>
+      JSON.stringify(input.TransactItems ?? input.TableName ?? '').includes('-audit"')
+        ? { type: 'AccessDeniedException', message: 'the audit table refused the write' }
+        : undefined;
+    const stopRefusing = proxy.watch(refuseAudit);
+    try {
+      await expect(logout(user, token, '42', caller)).rejects.toThrow('the audit table refused the write');
+    } finally {
+      stopRefusing();
+    }
+    expect(await isTokenRevoked(token.id)).toBe(false);
+    expect(await logout(user, token, '43', caller)).toEqual({ ok: true });
+    expect(await isTokenRevoked(token.id)).toBe(true);
+    const entries = (await listAudit('logout')).filter((e) => e.actor === 'audited-logout');
+    expect(entries.map((e) => e.detail)).toEqual([{ session_duration_seconds: 43 }]);
   });
 
   it('a role change or a delete is made if, and only if, its audit entry is written', async () => {
