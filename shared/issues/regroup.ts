@@ -116,7 +116,9 @@ async function applyGrouping(
   const horizon = now.getTime() - REGROUP_HORIZON_DAYS * DAY_MS;
   const reach = reachAt(now.getTime(), rules);
   const relevant = stored.filter((i) => !i.superseded_by && (i.status === 'Ongoing' || Date.parse(i.resolved_at ?? i.last_seen) >= reach));
-  const since = Math.min(horizon, readFrom ?? horizon, ...relevant.map((i) => Date.parse(i.first_seen)));
+  // A loop, not a spread: one argument per open issue could pass what a call takes.
+  let since = Math.min(horizon, readFrom ?? horizon);
+  for (const issue of relevant) since = Math.min(since, Date.parse(issue.first_seen));
   const alerts = await listClusterAlertFields(clusterId, new Date(since), GROUPED_FIELDS);
   const groupings = groupAlerts(alerts, rules, now);
   // A produced issue keeps the id of a stored one with its id, also one that was not read
