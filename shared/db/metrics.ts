@@ -26,7 +26,8 @@ import type { MetricKey, MetricSample } from '../fleet/records.js';
 import { decodeCell, encodeCell } from '../fleet/rollup-columns.js';
 import { combineRollup, dayOf, mergeSample, parseDayRollup, type DayRollup } from '../fleet/rollup.js';
 import { createLogger, type Logger } from '../log.js';
-import { batchGet, batchPut, ConditionFailed, conflictBackoff, getItem, mapLimit, putItem, queryAll } from './client.js';
+import { isThrottling } from '../aws/json-call.js';
+import { batchGet, batchPut, ConditionFailed, conflictBackoff, getItem, mapLimit, putItem, queryAll, Throttled } from './client.js';
 import { bumpWriteCounter, PACK_COUNTER_SK } from './packing.js';
 
 export const METRIC_SHARDS = 16;
@@ -228,8 +229,9 @@ const mergeInto = (clusterId: string, day: string, samples: MetricSample[], open
 /**
  * Adds samples to their cluster-day rollups: one guarded write per cluster-day. Answers the samples
  * not stored: those of a cluster-day whose write kept losing to concurrent ones (MAX_MERGE_ATTEMPTS,
- * each after a jittered pause). The others are stored, so a sender resends only these: the whole
- * batch again would count the stored ones twice.
+ * each after a jittered pause), or that DynamoDB kept throttling past the client's retries (refused,
+ * unapplied). The others are stored, so a sender resends only these: the whole batch again would count
+ * the stored ones twice.
  */
 export async function addSamples(samples: MetricSample[]): Promise<MetricSample[]> {
   const groups = new Map<string, { clusterId: string; day: string; samples: MetricSample[] }>();
@@ -248,7 +250,7 @@ export async function addSamples(samples: MetricSample[]): Promise<MetricSample[
         mergeInto(g.clusterId, g.day, g.samples, open).then(
           () => [],
           (error: unknown) => {
-            if (!(error instanceof ConditionFailed)) throw error;
+            if (!(error instanceof ConditionFailed || error instanceof Throttled || isThrottling(error))) throw error;
             return g.samples;
           },
         ),

@@ -116,7 +116,11 @@ async function ingestTimed<T extends { cluster_id: string; at: string }>(
   if (unstored.size > 0) {
     checked.valid = checked.valid.filter(({ index, record }) => {
       if (!unstored.has(record)) return true;
-      checked.rejected.push({ index, reason: 'not stored: concurrent writes to its cluster-day kept winning; send this record again (the others are stored)' });
+      checked.rejected.push({
+        index,
+        reason:
+          'not stored: concurrent writes to its cluster-day kept winning, or the database was over its capacity; send this record again (the others are stored)',
+      });
       return false;
     });
   }

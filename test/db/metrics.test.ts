@@ -127,3 +127,29 @@ describe('a merge whose put answer was lost', () => {
     expect(stored!.metrics).toMatchObject({ qps: { count: 1, sum: 3 }, disk_used_pct: { count: 1, sum: 20 } });
   });
 });
+
+describe('a merge DynamoDB keeps throttling', () => {
+  it('answers its cluster-day’s samples as not stored, stores the other days, and a resend stores them once', async () => {
+    const [throttled, fine] = [randomUUID(), randomUUID()];
+    let refused = 0;
+    const stop = proxy.watch(({ operation, input }) => {
+      if (operation !== 'PutItem' || !JSON.stringify(input.Item ?? {}).includes(throttled)) return undefined;
+      refused++;
+      return { type: 'ProvisionedThroughputExceededException', message: 'The level of configured provisioned throughput for the table was exceeded.' };
+    });
+    const batch = [sample(throttled, 10), sample(fine, 20), sample(throttled, 30)];
+    let unstored: MetricSample[];
+    try {
+      unstored = await addSamples(batch);
+    } finally {
+      stop();
+    }
+    expect(refused).toBeGreaterThanOrEqual(4); // the client's own attempts, with its throttling backoff
+    expect(unstored).toEqual([batch[0], batch[2]]);
+    expect((await readClusterRollups(fine, [today()]))[0]!.metrics.disk_used_pct).toMatchObject({ count: 1, sum: 20 });
+    expect(await readClusterRollups(throttled, [today()])).toEqual([]);
+
+    expect(await addSamples(unstored)).toEqual([]);
+    expect((await readClusterRollups(throttled, [today()]))[0]!.metrics.disk_used_pct).toMatchObject({ count: 2, sum: 40 });
+  }, 30_000);
+});
