@@ -112,6 +112,9 @@ const HOSTILE_REPORT = [
   '<form action="/login"><label>Password <textarea name="p"></textarea></label><button>Sign in again</button></form>',
   '<div popover="manual" id="over">Session expired</div>',
   '<svg><a href="https://collector.example.net/svg">svg link</a><filter><feImage href="https://collector.example.net/f.png"/></filter></svg>',
+  // The console's own alert box, announced as one, with a phishing link; hidden, reversed, moving and folded text.
+  '<div class="state problem" role="alert" id="main" data-x="1" aria-live="assertive"><strong>Unauthorized (401)</strong><p>Session ended. <a href="https://phish.example.org/login">Sign in again</a></p></div>',
+  '<bdo dir="rtl">reversed</bdo> <span hidden class="visually-hidden">hidden words</span> <marquee>moving</marquee> <details open><summary>more</summary>folded</details>',
   '',
   '[click me](javascript:window.__owned=3) and [docs](https://example.com/runbook)',
   '',
@@ -311,6 +314,12 @@ describe('investigations', { timeout: 90_000 }, () => {
     );
     expect(await viewerPage.locator('body').isVisible()).toBe(true);
     await report.getByText('styled').waitFor();
+    // Raw HTML keeps only what Markdown writes: the fake alert box is plain text and a link, nothing hidden or reversed.
+    await report.getByText('Session ended.', { exact: false }).waitFor();
+    await report.getByText('hidden words', { exact: false }).waitFor();
+    const unmarked =
+      '[class]:not(.markdown-table), [role]:not(.markdown-table), [id], [hidden], [dir], [data-x], [aria-live], div:not(.markdown-table), span, bdo, marquee, details, summary';
+    expect(await report.locator(unmarked).count()).toBe(0);
     expect(await viewerPage.evaluate(() => (globalThis as unknown as { __owned?: number }).__owned)).toBeUndefined();
     const docs = report.getByRole('link', { name: 'docs' });
     expect(await docs.getAttribute('rel')).toBe('noopener noreferrer');

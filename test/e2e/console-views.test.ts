@@ -555,6 +555,32 @@ describe('alert issues', { timeout: 60_000 }, () => {
     expect(await adminPage.getByLabel('Notes').inputValue()).toBe('B stored notes');
     expect(await adminPage.getByRole('button', { name: 'Save triage' }).isDisabled()).toBe(true);
   });
+
+  it('an alert name of 1,024 characters with no space wraps on the issue page: nothing runs over the sidebar or scrolls sideways', async () => {
+    const cluster = newCluster(`long-${randomUUID().slice(0, 8)}`, 'Long Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    const tag = `Long-${randomUUID().slice(0, 8)}-`;
+    const name = tag + 'x'.repeat(1024 - tag.length);
+    // Through the webhook as fire() sends it, with a fingerprint of its own (fire() makes one from the name).
+    const alert = {
+      status: 'firing',
+      labels: { alertname: name, cluster_id: cluster.cluster_id, severity: 'warning' },
+      annotations: { description: `${name} detail` },
+      startsAt: new Date(Date.now() - 600_000).toISOString(),
+      endsAt: '0001-01-01T00:00:00Z',
+      fingerprint: `${cluster.cluster_id}-long`,
+    };
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts: [alert] })).body).toMatchObject({ accepted: 1 });
+    const { body } = await api(service.url, admin, 'GET', `/api/issues?search=${encodeURIComponent(tag)}`);
+    expect(body.issues).toHaveLength(1);
+    await adminPage.goto(`/issues/${encodeURIComponent(body.issues[0].issue_id)}`);
+    await adminPage.locator('.issue-timeline li').first().waitFor();
+    await adminPage.locator('.issue-evidence li, .issue-evidence tr').first().waitFor();
+    expect(await adminPage.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+    const main = await adminPage.locator('.issue-main').boundingBox();
+    const timeline = await adminPage.locator('.issue-timeline').boundingBox();
+    expect(timeline!.x + timeline!.width).toBeLessThanOrEqual(main!.x + main!.width + 1);
+  });
 });
 
 describe('an issue whose answers leave alerts out, and one regrouping superseded', { timeout: 90_000 }, () => {

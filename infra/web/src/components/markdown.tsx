@@ -1,26 +1,24 @@
 // Markdown from the service (investigation reports, patrol narratives, chat replies),
 // rendered as sanitised HTML. marked and DOMPurify are imported when the first Markdown
-// block mounts, so neither is in the first load. DOMPurify keeps its default safe set (no
-// scripts, event handlers, iframes or javascript: URLs) less images, media, styles, forms,
-// SVG and MathML (RESTYLING_TAGS):
-// this text is written by a model that reads log lines and alert texts others wrote, and
-// an image (or a CSS url()) it was talked into writing would be fetched by every viewer's
-// browser, carrying whatever fleet data the URL holds. Every link gets
-// rel="noopener noreferrer", and links to other origins open in a new tab (a click, not
-// a page view); tables scroll sideways in a focusable box.
+// block mounts, so neither is in the first load. This text is written by a model that reads
+// log lines and alert texts others wrote, so it may say whatever it was talked into: DOMPurify
+// keeps only the elements and attributes Markdown itself produces (MARKDOWN_TAGS,
+// MARKDOWN_ATTRIBUTES). Raw HTML beyond them is dropped, its text kept: no script or handler,
+// no image, media or CSS url() a viewer's browser would fetch with fleet data in the URL, and
+// no element, class, role, id, `hidden` or `dir` that restyles the console or fakes part of it
+// (its own alert box with a "sign in again" link). Every link gets rel="noopener noreferrer",
+// and links to other origins open in a new tab (a click, not a page view); tables scroll
+// sideways in a focusable box.
 // Until the libraries arrive (or if they fail to load) the source is shown as plain text.
 import { useEffect, useState } from 'react';
 import './ai/markdown.css';
 
 type Render = (source: string) => string;
 
-/**
- * What DOMPurify's default set keeps that would let the text restyle or overlay the console,
- * or fake part of it: a `<style>` element applies to the whole page (the CSP allows inline
- * styles), forms and their controls can pose as a sign-in prompt, SVG and MathML carry their
- * own links and filters that fetch images, and dialogs and templates hold content out of view.
- */
-const RESTYLING_TAGS = ['style', 'svg', 'math', 'form', 'button', 'textarea', 'select', 'option', 'dialog', 'template', 'fieldset', 'label'];
+/** What marked writes for CommonMark and GFM (tables, strikethrough), less images and task-list checkboxes. */
+const MARKDOWN_TAGS = 'p br hr h1 h2 h3 h4 h5 h6 strong em del code pre blockquote ul ol li a table thead tbody tr th td'.split(' ');
+/** A link's target and title, a list's first number, a table cell's alignment: nothing that styles, hides or names an element. */
+const MARKDOWN_ATTRIBUTES = ['href', 'title', 'start', 'align'];
 let loading: Promise<Render> | undefined;
 
 /** marked + a private DOMPurify instance with the link hook, built once. */
@@ -46,11 +44,10 @@ export function loadMarkdown(): Promise<Render> {
     return (source: string) => {
       const body = purify.sanitize(marked.parse(source, { async: false }) as string, {
         RETURN_DOM: true,
-        // Nothing that makes the browser fetch a URL on its own (a link needs a click): images and
-        // media, and the attributes that load them (DOMPurify's default set keeps video, audio,
-        // source and the legacy background attribute). The console's CSP refuses such fetches too.
-        FORBID_TAGS: ['img', 'image', 'video', 'audio', 'source', 'track', 'picture', 'input', ...RESTYLING_TAGS],
-        FORBID_ATTR: ['style', 'src', 'srcset', 'poster', 'background', 'ping', 'popover', 'popovertarget', 'popovertargetaction'],
+        ALLOWED_TAGS: MARKDOWN_TAGS,
+        ALLOWED_ATTR: MARKDOWN_ATTRIBUTES,
+        ALLOW_ARIA_ATTR: false,
+        ALLOW_DATA_ATTR: false,
       }) as HTMLElement;
       // Wide tables scroll inside a focusable, labelled box (keyboard users can scroll it too).
       for (const table of Array.from(body.querySelectorAll('table'))) {
@@ -72,7 +69,7 @@ export function loadMarkdown(): Promise<Render> {
 }
 
 export interface MarkdownProps {
-  /** Markdown text; raw HTML in it is sanitised to DOMPurify's default safe set, less images and styles. */
+  /** Markdown text; raw HTML in it keeps only what Markdown itself would write (MARKDOWN_TAGS). */
   source: string;
   className?: string;
   /** When given, the block is a labelled region (e.g. "Investigation report"). */
