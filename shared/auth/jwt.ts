@@ -1,12 +1,11 @@
 // Access tokens: HS256 JWTs signed and verified with jose, algorithm pinned,
 // issuer/audience/expiry checked. The key comes from JWT_SECRET (local) or the
-// Secrets Manager secret named by JWT_SECRET_ARN (AWS), loaded once per container.
+// Secrets Manager secret named by JWT_SECRET_ARN (AWS), read again once a minute (shared/config/secrets.ts).
 import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import * as z from '../zod.js';
 import { Role } from './roles.js';
 import { JWT_SECRET_MIN_BYTES, tokenSettings } from '../config/tokens.js';
-import { onSettingsReset } from '../config/env.js';
 import { forgetSecrets, secret } from '../config/secrets.js';
 import { ServiceUnavailable } from '../http/errors.js';
 import type { Principal } from './principal.js';
@@ -15,12 +14,8 @@ export const ISSUER = 'fleet-health';
 export const AUDIENCE = 'fleet-health-api';
 const ALGORITHM = 'HS256';
 
-let signingKey: Promise<Uint8Array> | undefined;
-onSettingsReset(() => {
-  signingKey = undefined;
-});
-
-async function loadKey(): Promise<Uint8Array> {
+/** The key as JWT_SECRET holds it now: secret() reads it again once a minute, so a rotated key takes over in warm containers too. */
+async function key(): Promise<Uint8Array> {
   // A deployment's fault, not the caller's: 503 (and logged by the handler), tried again on the next request.
   const value = await secret('JWT_SECRET');
   if (!value) throw new ServiceUnavailable('The JWT signing key is missing: set JWT_SECRET or JWT_SECRET_ARN.');
@@ -29,17 +24,8 @@ async function loadKey(): Promise<Uint8Array> {
   return key;
 }
 
-function key(): Promise<Uint8Array> {
-  signingKey ??= loadKey().catch((error: unknown) => {
-    signingKey = undefined; // retry on the next request rather than caching the failure
-    throw error;
-  });
-  return signingKey;
-}
-
 /** For tests that rotate JWT_SECRET. */
 export function resetSigningKey(): void {
-  signingKey = undefined;
   forgetSecrets();
 }
 

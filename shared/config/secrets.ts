@@ -1,8 +1,11 @@
 // Secrets a Lambda needs at run time: the value itself from an environment
 // variable (local runs, tests), or the Secrets Manager secret its `_ARN` twin
 // names (AWS: the stack sets only the ARN, and grants only the functions whose
-// declarations name the concern). Fetched once per container; a failed fetch is
-// a 503 (ServiceUnavailable) and retried on the next call, not cached.
+// declarations name the concern). Read again once a minute (SECRET_MAX_AGE_MS), so a
+// rotated secret (a leaked INGEST_TOKEN put anew) stops working within a minute in warm
+// containers too; a failed first fetch is a 503 (ServiceUnavailable) and retried on the
+// next call, not cached; a failed re-read keeps the value read before (an outage of
+// Secrets Manager does not fail every request) and is tried again a minute later.
 import * as z from '../zod.js';
 import { awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
 import { ServiceUnavailable } from '../http/errors.js';
@@ -36,7 +39,10 @@ const SECRETS_MANAGER: AwsJsonService = {
   endpoint: () => coreSettings().secretsEndpoint,
 };
 
-const cache = new Map<SecretName, Promise<string | undefined>>();
+/** How long a secret's value is used before it is read again. */
+export const SECRET_MAX_AGE_MS = 60_000;
+
+const cache = new Map<SecretName, { value: Promise<string | undefined>; readAt: number }>();
 onSettingsReset(() => cache.clear());
 
 /**
@@ -98,16 +104,22 @@ export function credential(name: SecretName, vars: Readonly<Record<string, unkno
 export const secretVariables = <N extends SecretName>(name: N) =>
   ({ [name]: z.optional(z.string()), [`${name}_ARN`]: z.optional(z.string()) }) as Record<N | `${N}_ARN`, z.ZodMiniOptional<z.ZodMiniString>>;
 
-/** The secret `name` (or the one `${name}_ARN` names); undefined when neither is set. */
-export function secret(name: SecretName): Promise<string | undefined> {
-  let value = cache.get(name);
-  if (!value) {
-    value = load(name).catch((error: unknown) => {
-      cache.delete(name);
-      throw error;
-    });
-    cache.set(name, value);
-  }
+/**
+ * The secret `name` (or the one `${name}_ARN` names); undefined when neither is set. Read again when
+ * the value held is older than `maxAgeMs` (a caller that found a token wrong may ask for a fresher one).
+ */
+export function secret(name: SecretName, maxAgeMs = SECRET_MAX_AGE_MS): Promise<string | undefined> {
+  const now = Date.now();
+  const held = cache.get(name);
+  if (held && now - held.readAt < maxAgeMs) return held.value;
+  const previous = held?.value.catch(() => undefined);
+  const value = load(name).catch(async (error: unknown) => {
+    const kept = await previous;
+    if (kept !== undefined) return kept;
+    cache.delete(name);
+    throw error;
+  });
+  cache.set(name, { value, readAt: now });
   return value;
 }
 

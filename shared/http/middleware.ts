@@ -238,6 +238,8 @@ function sameSecret(a: string, b: string): boolean {
 
 /** The static bearer token each non-JWT kind of route also accepts (senders and scrapers are not users). */
 const STATIC_TOKENS: Partial<Record<RouteAuth, SecretName>> = { ingest: 'INGEST_TOKEN', scrape: 'SCRAPE_TOKEN' };
+/** How old a held static token may be when a bearer does not match it, before the secret is read again (at most one read per 5 s). */
+const STATIC_TOKEN_RECHECK_MS = 5_000;
 
 /**
  * Checks the bearer token (401 with WWW-Authenticate) and the caller's role
@@ -253,8 +255,12 @@ export function authenticate(): Middleware {
       if (!token) throw new Unauthorized();
       const staticName = STATIC_TOKENS[route.auth];
       if (staticName) {
-        const staticToken = await secret(staticName);
-        if (staticToken && sameSecret(token, staticToken)) return;
+        // A token that does not match reads the secret again when the value held is a few seconds old:
+        // a sender already moved to a rotated token is let in at once, not a minute later.
+        for (const maxAgeMs of [undefined, STATIC_TOKEN_RECHECK_MS]) {
+          const staticToken = await secret(staticName, maxAgeMs);
+          if (staticToken && sameSecret(token, staticToken)) return;
+        }
       }
       const verified = await verifyAccessToken(token);
       if (!verified) throw new Unauthorized('The bearer token is invalid or expired.');

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from '../../shared/zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../../shared/auth/roles.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
@@ -12,6 +12,7 @@ import { gunzipSync } from 'node:zlib';
 import { defineGroup, PreparedJson, Reply } from '../../shared/http/route.js';
 import { apiEvent, call, lambdaContext, type Handler } from '../support/events.js';
 import { useTestTables } from '../support/dynamo.js';
+import { startFakeSecretsManager } from '../support/fake-secrets-manager.js';
 import { signedToken, userToken, useTestJwtSecret } from '../support/tokens.js';
 
 // A small route group exercising every part of the shared middleware stack.
@@ -317,6 +318,42 @@ describe('group handler and middleware stack', () => {
     } finally {
       delete process.env.INGEST_TOKEN;
       forgetSecrets();
+    }
+  });
+
+  it('a rotated INGEST_TOKEN: a sender of the new one is let in at once (a mismatch reads the secret again, at most every 5 s), the old one is refused', async () => {
+    const send = (token: string) =>
+      call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
+    const arn = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-rotated';
+    const secrets = { [arn]: 'first-ingest-token-0123456789' };
+    const manager = await startFakeSecretsManager(secrets);
+    // Set before the clock stops: a change of the environment forgets what is held (test/support/settings-reset.ts).
+    const settings = {
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: manager.endpoint,
+      AWS_REGION: 'local',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      INGEST_TOKEN_ARN: arn,
+    };
+    const before = Object.fromEntries(Object.keys(settings).map((v) => [v, process.env[v]]));
+    Object.assign(process.env, settings);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      expect((await send('first-ingest-token-0123456789')).json).toEqual({ principal: null });
+      secrets[arn] = 'second-ingest-token-0123456789'; // put anew, as a rotation does
+      expectProblem(await send('second-ingest-token-0123456789'), 401); // the value held was read just now
+      expect((await send('first-ingest-token-0123456789')).json).toEqual({ principal: null });
+      vi.setSystemTime(Date.now() + 6_000);
+      expect((await send('second-ingest-token-0123456789')).json).toEqual({ principal: null });
+      expectProblem(await send('first-ingest-token-0123456789'), 401);
+      expect(manager.calls).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+      for (const [v, value] of Object.entries(before)) {
+        if (value === undefined) delete process.env[v];
+        else process.env[v] = value;
+      }
+      await manager.close();
     }
   });
 

@@ -1,9 +1,9 @@
 // On AWS the JWT key and the ingest token come from Secrets Manager (the
 // variables' _ARN twins). Tested with the real SDK client against a local
 // server speaking the Secrets Manager JSON protocol.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { resetSigningKey, signAccessToken, verifyAccessToken } from '../../shared/auth/jwt.js';
-import { forgetSecrets, secret } from '../../shared/config/secrets.js';
+import { forgetSecrets, SECRET_MAX_AGE_MS, secret } from '../../shared/config/secrets.js';
 import { type FakeSecretsManager, startFakeSecretsManager } from '../support/fake-secrets-manager.js';
 
 const SECRETS: Record<string, string> = {
@@ -51,6 +51,38 @@ describe('secrets from Secrets Manager', () => {
     expect(await secret('INGEST_TOKEN')).toBe('ingest-token-from-secrets-manager');
     expect(await secret('INGEST_TOKEN')).toBe('ingest-token-from-secrets-manager');
     expect(fake.calls.filter((c) => c.endsWith('ingest-abc'))).toHaveLength(2);
+  });
+
+  it('reads a secret again after a minute, so a rotated one takes over; a failed re-read keeps the value before', async () => {
+    const arn = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-rotated';
+    SECRETS[arn] = 'ingest-token-before-rotation';
+    process.env.INGEST_TOKEN_ARN = arn;
+    forgetSecrets();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const reads = () => fake.calls.filter((c) => c.endsWith('ingest-rotated')).length;
+    try {
+      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-before-rotation');
+      SECRETS[arn] = 'ingest-token-after-rotation';
+      vi.setSystemTime(Date.now() + SECRET_MAX_AGE_MS - 1_000);
+      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-before-rotation');
+      expect(reads()).toBe(1);
+      vi.setSystemTime(Date.now() + 2_000);
+      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-after-rotation');
+      expect(reads()).toBe(2);
+      // Secrets Manager failing a re-read: the value read before is used, and read again a minute later.
+      fake.failNext = true;
+      vi.setSystemTime(Date.now() + SECRET_MAX_AGE_MS + 1_000);
+      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-after-rotation');
+      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-after-rotation');
+      expect(reads()).toBe(3);
+      SECRETS[arn] = 'ingest-token-third';
+      vi.setSystemTime(Date.now() + SECRET_MAX_AGE_MS + 1_000);
+      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-third');
+    } finally {
+      vi.useRealTimers();
+      delete process.env.INGEST_TOKEN_ARN;
+      forgetSecrets();
+    }
   });
 
   it('a JWT key Secrets Manager cannot give, or one too short, is a 503 for signing and verifying, tried again next time', async () => {
