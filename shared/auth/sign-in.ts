@@ -127,10 +127,15 @@ function ldapRefusal(reason: LdapRefusal, identity: LdapIdentity): Forbidden | C
       );
 }
 
+/** What a failed login's audit entry names when the name typed cannot be a username. */
+export const NOT_A_USERNAME = '(not a username)';
+
 export async function login(rawUsername: string, password: string, caller: Caller): Promise<LoginResponse> {
   // The lockout, the account and the LDAP bind all see this one form (shared/auth/username.ts).
   const username = canonicalUsername(rawUsername);
-  const named = username ?? rawUsername.trim();
+  // A name no account can have is often a password typed into the wrong field: the audit log (read by
+  // every admin) records that it was not a username, and its length, never the text.
+  const named = username ?? NOT_A_USERNAME;
   const audit = (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>) =>
     writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
 
@@ -138,7 +143,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
     // No account can have this name: refused as a wrong password is (same answer, a password-check's time),
     // and without a reservation, since no password is checked against anyone.
     await verifyPassword(password, DECOY_HASH);
-    await audit('login_failed', undefined, { reason: 'invalid_username' });
+    await audit('login_failed', undefined, { reason: 'invalid_username', length: rawUsername.length });
     throw new Unauthorized('Invalid username or password.');
   }
 
