@@ -16,8 +16,9 @@ export function mailConfigured(): boolean {
   return Boolean(mailSettings().fromAddress);
 }
 
+/** In the fragment: a browser never sends it, so no access log (CloudFront's) or Referer holds the token. */
 export function activationLink(token: string): string {
-  return `${linkSettings().appUrl}/activate?token=${encodeURIComponent(token)}`;
+  return `${linkSettings().appUrl}/activate#token=${encodeURIComponent(token)}`;
 }
 
 export interface InvitationMail {

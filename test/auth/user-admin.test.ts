@@ -61,7 +61,7 @@ describe('invitations by mail', () => {
       'Destination.ToAddresses.member.1': 'new.hire@example.com',
       'Message.Subject.Data': 'Your Fleet Health Service invitation',
     });
-    const link = mail.form['Message.Body.Text.Data']!.match(/https:\/\/fleet\.example\.com\/activate\?token=([\w-]+)/);
+    const link = mail.form['Message.Body.Text.Data']!.match(/https:\/\/fleet\.example\.com\/activate#token=([\w-]+)/);
     expect(link).not.toBeNull();
     // the mailed token activates the account
     const login = await activate(link![1]!, 'new-hire-password', caller);

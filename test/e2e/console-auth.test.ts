@@ -169,8 +169,10 @@ describe('the invitation link', { timeout: 60_000 }, () => {
     expect(token).toBeTruthy();
 
     const page = await browser.page();
-    await page.goto(`/activate?token=${encodeURIComponent(token)}`);
+    await page.goto(`/activate#token=${encodeURIComponent(token)}`);
     await expectAccessible(page, 'activate');
+    // Read, then gone from the address bar: the link's token is in no history entry or screenshot.
+    await expect.poll(() => page.url()).toBe(`${service.url}/activate`);
     const submit = page.getByRole('button', { name: 'Activate and sign in' });
     await page.getByLabel('New password').fill('short');
     await expect.poll(() => page.locator('#password-rule').textContent()).toBe('At least 8 characters (3 more).');
@@ -188,6 +190,7 @@ describe('the invitation link', { timeout: 60_000 }, () => {
 
     // The password works from now on, and the link does not work twice.
     expect(await apiLogin(service.url, email, 'ivy-chooses-this-one')).toBeTruthy();
+    // A link written before the token moved to the fragment is read the same way.
     const again = await browser.page();
     await again.goto(`/activate?token=${encodeURIComponent(token)}`);
     await again.getByLabel('New password').fill('another-password');

@@ -1,16 +1,26 @@
-// The invitation link, /activate?token=…: the new user sets a password (at least
-// 8 characters, said inline) and is signed in.
-import { type FormEvent, useState } from 'react';
-import { Link, useNavigate, useSearchParams } from 'react-router';
+// The invitation link, /activate#token=…: the new user sets a password (at least
+// 8 characters, said inline) and is signed in. The token rides in the fragment, which a
+// browser never sends (no access log or Referer holds it), and leaves the address bar as
+// the page reads it; `?token=`, as links sent before were written, is read the same way.
+import { type FormEvent, useEffect, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
 import { useSession } from '../session';
 
 const activate = endpoint<'auth', 'activate'>('POST', '/api/auth/activate');
 const MIN = 8;
 
+/** The token of the link this page was opened with: its fragment's, else its query's. */
+function linkToken(): string {
+  return new URLSearchParams(window.location.hash.slice(1)).get('token') ?? new URLSearchParams(window.location.search).get('token') ?? '';
+}
+
 export default function Activate() {
-  const [params] = useSearchParams();
-  const token = params.get('token') ?? '';
+  const [token] = useState(linkToken);
+  useEffect(() => {
+    // Read once: the address bar (and the history entry, and what a screenshot shows) no longer holds it.
+    if (window.location.hash || window.location.search) window.history.replaceState(window.history.state, '', window.location.pathname);
+  }, []);
   const { signIn } = useSession();
   const navigate = useNavigate();
   const [password, setPassword] = useState('');

@@ -82,7 +82,7 @@ function InviteForm() {
     );
   };
 
-  const link = result?.answer.activation_token ? `${location.origin}/activate?token=${encodeURIComponent(result.answer.activation_token)}` : null;
+  const link = result?.answer.activation_token ? `${location.origin}/activate#token=${encodeURIComponent(result.answer.activation_token)}` : null;
   return (
     <section className="card users-invite" aria-labelledby={`${id}-t`}>
       <h2 id={`${id}-t`}>Invite someone</h2>
