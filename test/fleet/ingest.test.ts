@@ -76,6 +76,24 @@ describe('clusters', () => {
     expect(result.rejected[2]!.reason).toMatch(/appears earlier in this batch/);
     expect(await getCluster(good.cluster_id)).toMatchObject({ cluster_name: 'wayne-prod-1' });
   });
+
+  it('refuses a name that would read as another: control, bidirectional and zero-width characters; joiners stay', async () => {
+    const spoofs: [keyof ClusterInput, string][] = [
+      ['cluster_name', '\u202E10-bd-dorp'], // shown as prod-db-01
+      ['cluster_name', 'prod-db-01\u200B'],
+      ['customer_name', 'Acme\u2066 Corp'],
+      ['account_name', 'ops\u0007'],
+      ['cluster_name', 'pr\uFEFFod'], // (at either end, trimming takes it off)
+    ];
+    const persian = cluster('mehr-db'); // a customer name whose script needs the zero-width non-joiner
+    const result = await ingestClusters(
+      [...spoofs.map(([field, name]) => ({ ...cluster('spoof'), [field]: name })), { ...persian, customer_name: 'می\u200Cخواهم' }],
+      NOW,
+    );
+    expect(result.accepted).toBe(1);
+    expect(result.rejected.map((r) => r.reason)).toEqual(spoofs.map(([field]) => `${field}: must hold no control, bidirectional or zero-width characters`));
+    expect(await getCluster(persian.cluster_id)).toMatchObject({ customer_name: 'می\u200Cخواهم' });
+  });
 });
 
 describe('metric rollups', () => {
