@@ -16,6 +16,9 @@ import { fleetKpis, type FleetClusterScore } from '../scoring/fleet-score.js';
 import { fleetView } from '../scoring/fleet-view.js';
 import { alertsInLookback, byName } from '../scoring/inputs.js';
 import type { RiskSnapshot } from '../scoring/risk.js';
+import { createLogger } from '../log.js';
+
+const log = createLogger('patrol');
 
 export const PATROL_TOOL_ROUNDS = 6;
 /** Clusters described to the model one by one (worst first); the rest only in the counts. */
@@ -292,11 +295,27 @@ export async function llmScan(
       spent,
       shouldStop,
     });
-    return { result: value, model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
+    return { result: inFleet(value, inputs), model: provider.model, tool_rounds: loop.tool_rounds, spent: loop.spent };
   } catch (error) {
     if (error instanceof AnswerInvalid) throw new ScanFailed(error.message);
     throw error;
   }
+}
+
+/**
+ * The model's flagged clusters that are in the fleet, named as the inventory names them. The model writes
+ * both the id and the name: "Open prod-db-01 →" must not open another cluster (a prompt-injected answer,
+ * or a confused one), and a cluster the fleet does not have is no finding.
+ */
+function inFleet(result: PatrolResult, inputs: PatrolInputs): PatrolResult {
+  const fleet = new Map(inputs.clusters.map(({ score }) => [score.cluster_id, score]));
+  const flagged = result.clusters_flagged.flatMap((f) => {
+    const known = fleet.get(f.cluster_id);
+    return known ? [{ ...f, cluster_name: known.cluster_name, customer_name: known.customer_name }] : [];
+  });
+  const dropped = result.clusters_flagged.length - flagged.length;
+  if (dropped > 0) log.warn('the model flagged clusters the fleet does not have; left out', { dropped });
+  return { ...result, clusters_flagged: flagged };
 }
 
 export class ScanFailed extends Error {}

@@ -141,6 +141,23 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
     expect(openai.answered()[0]!.body.messages.at(-1)!.content).toMatch(/^Fleet at /);
   });
 
+  it('keeps only flagged clusters the fleet has, named as the inventory names them, whatever names the model gave', async () => {
+    useLlm();
+    const answer = await validAnswer();
+    const [real, other] = answer.clusters_flagged;
+    // The first under another cluster's name (a link that would open the wrong cluster), the second one the fleet does not have.
+    answer.clusters_flagged = [
+      { ...real!, cluster_name: other!.cluster_name, customer_name: 'Someone Else' },
+      { ...other!, cluster_id: 'no-such-cluster' },
+    ];
+    openai.enqueueText(JSON.stringify(answer));
+    const res = await trigger();
+    expect(res.body.status).toBe('completed');
+    const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
+    expect(report.clusters_flagged_parsed).toEqual([{ ...real }]);
+    expect(report.flagged_count).toBe(1);
+  });
+
   it('repairs an answer that does not validate, once', async () => {
     useLlm();
     openai.enqueueText('Here is my report: {"fleet_summary": {}}').enqueueText(JSON.stringify(await validAnswer()));
