@@ -155,7 +155,10 @@ async function updateDay(
   const writeId = randomBytes(WRITE_ID_BYTES);
   let seen: number | undefined;
   for (let attempt = 1; ; attempt++) {
-    const current = await getItem('metrics', key, true);
+    const current = await getItem('metrics', key, true).catch((error: unknown) => {
+      // Throttled before any put of this merge was sent: nothing of it is stored.
+      throw seen === undefined && isThrottling(error) ? new Throttled(`the rollup of ${clusterId} on ${day}`) : error;
+    });
     const version = Number(current?.version ?? 0);
     const ids = writeIdsOf(current);
     if (seen !== undefined) {
@@ -189,6 +192,12 @@ async function updateDay(
       );
       return true;
     } catch (error) {
+      if (isThrottling(error)) {
+        // The client's last error, not its only answer: an earlier attempt may have landed with its answer lost.
+        // Asked, as after a lost race; a read that fails too leaves it unknown, and the error stands.
+        if (holdsWriteId(writeIdsOf(await getItem('metrics', key, true)), writeId)) return true;
+        throw new Throttled(`the rollup of ${clusterId} on ${day}`);
+      }
       if (!(error instanceof ConditionFailed)) throw error;
       if (attempt >= MAX_MERGE_ATTEMPTS) {
         // The last put may have landed with its answer lost (the retry then failed against it): ask the item, as
@@ -229,8 +238,8 @@ const mergeInto = (clusterId: string, day: string, samples: MetricSample[], open
 /**
  * Adds samples to their cluster-day rollups: one guarded write per cluster-day. Answers the samples
  * not stored: those of a cluster-day whose write kept losing to concurrent ones (MAX_MERGE_ATTEMPTS,
- * each after a jittered pause), or that DynamoDB kept throttling past the client's retries (refused,
- * unapplied). The others are stored, so a sender resends only these: the whole batch again would count
+ * each after a jittered pause), or that DynamoDB kept throttling past the client's retries (and whose
+ * put, updateDay made sure, did not land). The others are stored, so a sender resends only these: the whole batch again would count
  * the stored ones twice.
  */
 export async function addSamples(samples: MetricSample[]): Promise<MetricSample[]> {
@@ -250,7 +259,8 @@ export async function addSamples(samples: MetricSample[]): Promise<MetricSample[
         mergeInto(g.clusterId, g.day, g.samples, open).then(
           () => [],
           (error: unknown) => {
-            if (!(error instanceof ConditionFailed || error instanceof Throttled || isThrottling(error))) throw error;
+            // Throttled: updateDay knows nothing of this merge is stored (any other throttling error fails the batch).
+            if (!(error instanceof ConditionFailed || error instanceof Throttled)) throw error;
             return g.samples;
           },
         ),

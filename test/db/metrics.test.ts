@@ -152,4 +152,23 @@ describe('a merge DynamoDB keeps throttling', () => {
     expect(await addSamples(unstored)).toEqual([]);
     expect((await readClusterRollups(throttled, [today()]))[0]!.metrics.disk_used_pct).toMatchObject({ count: 2, sum: 40 });
   }, 30_000);
+
+  it('counts them stored when the put landed with its answer lost and the client’s retries were then throttled', async () => {
+    const cluster = randomUUID();
+    let puts = 0;
+    const stop = proxy.watch(({ operation, input }) => {
+      if (operation !== 'PutItem' || !JSON.stringify(input.Item ?? {}).includes(cluster)) return undefined;
+      puts++;
+      return puts === 1
+        ? 'lose-answer'
+        : { type: 'ProvisionedThroughputExceededException', message: 'The level of configured provisioned throughput for the table was exceeded.' };
+    });
+    try {
+      expect(await addSamples([sample(cluster, 42)])).toEqual([]); // not sent again: it is stored
+    } finally {
+      stop();
+    }
+    expect(puts).toBeGreaterThanOrEqual(2);
+    expect((await readClusterRollups(cluster, [today()]))[0]!.metrics.disk_used_pct).toMatchObject({ count: 1, sum: 42 });
+  }, 30_000);
 });
