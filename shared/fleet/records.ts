@@ -28,11 +28,12 @@ export type MetricKey = z.infer<typeof MetricKey>;
 export const Tier = z.enum(['S', 'A', 'B']);
 
 /**
- * Control characters, bidirectional controls (U+061C, U+200E/F, U+202A–E, U+2066–9), the zero-width space
- * and the byte-order mark: shown, a name holding them reads as another (`\u202E10-bd-dorp` as `prod-db-01`,
- * `prod-db-01\u200B` as `prod-db-01`). Joiners (U+200C/D) stay: some scripts' names need them.
+ * Control and format characters (bidirectional controls, zero-width space and word joiner, soft hyphen, byte-order
+ * mark, tags) and line or paragraph separators: shown, a name holding them reads as another (`\u202E10-bd-dorp`
+ * as `prod-db-01`, `prod-db-01\u200B` or `prod-db-01\u2060` as `prod-db-01`). Joiners (U+200C/D) stay: some
+ * scripts' names need them.
  */
-const SPOOFING_CHARACTERS = /[\p{Cc}\u061C\u200B\u200E\u200F\u202A-\u202E\u2066-\u2069\uFEFF]/u;
+const SPOOFING_CHARACTERS = /(?![\u200C\u200D])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 /** A name an operator reads to tell clusters and customers apart: trimmed, 1 to `max` characters, none that spoof another. */
 const shownName = (max: number) =>
   z.string().check(

@@ -84,6 +84,9 @@ describe('clusters', () => {
       ['customer_name', 'Acme\u2066 Corp'],
       ['account_name', 'ops\u0007'],
       ['cluster_name', 'pr\uFEFFod'], // (at either end, trimming takes it off)
+      ['cluster_name', 'prod-db-01\u2060'], // word joiner
+      ['customer_name', 'Ac\u00ADme'], // soft hyphen
+      ['cluster_name', 'prod\u2028db'], // line separator
     ];
     const persian = cluster('mehr-db'); // a customer name whose script needs the zero-width non-joiner
     const result = await ingestClusters(
