@@ -2,7 +2,7 @@
 // invitation activation, logout, and the current user.
 import { auditAction, writeAudit } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
-import { clearLoginAttempts, reserveLoginAttempt, revokeTokenAction } from '../db/sessions.js';
+import { clearLoginAttempts, reserveLoginAttempt, revokeToken, revokeTokenAction } from '../db/sessions.js';
 import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, type UserRecord } from '../db/users.js';
 import { BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { Principal } from './principal.js';
@@ -13,7 +13,7 @@ import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
 import { principalOf } from './principal.js';
 import { canonicalUsername } from './username.js';
-import { createLogger } from '../log.js';
+import { createLogger, errorFields } from '../log.js';
 import type { LoginResponse, UserInfo } from '../routes/auth.js';
 
 const log = createLogger('sign-in');
@@ -134,7 +134,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
   // The lockout, the account and the LDAP bind all see this one form (shared/auth/username.ts).
   const username = canonicalUsername(rawUsername);
   // A name no account can have is often a password typed into the wrong field: the audit log (read by
-  // every admin) records that it was not a username, and its length, never the text.
+  // every admin) records that it was not a username, never the text (nor its length).
   const named = username ?? NOT_A_USERNAME;
   const audit = (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>) =>
     writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
@@ -143,7 +143,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
     // No account can have this name: refused as a wrong password is (same answer, a password-check's time),
     // and without a reservation, since no password is checked against anyone.
     await verifyPassword(password, DECOY_HASH);
-    await audit('login_failed', undefined, { reason: 'invalid_username', length: rawUsername.length });
+    await audit('login_failed', undefined, { reason: 'invalid_username' });
     throw new Unauthorized('Invalid username or password.');
   }
 
@@ -222,17 +222,25 @@ export async function logout(
   sessionHeader: string | undefined,
   caller: Caller,
 ): Promise<{ ok: true }> {
-  await transactWrite([
-    revokeTokenAction(token.id, token.expiresAt),
-    auditAction({
-      actor: principal.username,
-      role: principal.role,
-      action: 'logout',
-      target: principal.username,
-      detail: { session_duration_seconds: parseSessionDuration(sessionHeader) },
-      ip: caller.ip,
-      user_agent: caller.userAgent,
-    }),
-  ]);
+  try {
+    // Revoked and audited together: a logout in the log is one that happened.
+    await transactWrite([
+      revokeTokenAction(token.id, token.expiresAt),
+      auditAction({
+        actor: principal.username,
+        role: principal.role,
+        action: 'logout',
+        target: principal.username,
+        detail: { session_duration_seconds: parseSessionDuration(sessionHeader) },
+        ip: caller.ip,
+        user_agent: caller.userAgent,
+      }),
+    ]);
+  } catch (error) {
+    // The audit table refused (throttled, say): the token is revoked all the same, since the console forgets it
+    // whatever the answer and a copy must not outlive the logout. The missing entry is logged instead.
+    await revokeToken(token.id, token.expiresAt);
+    log.error('logout revoked its token but could not audit it', { username: principal.username, ...errorFields(error) });
+  }
   return { ok: true };
 }

@@ -115,8 +115,15 @@ export async function clearLoginAttempts(username: string, reservation: { attemp
  * if, and only if, its audit entry is written (a retry after a failure then still holds a valid token).
  */
 export function revokeTokenAction(tokenId: string, expiresAtEpoch: number): TransactItem {
-  return { Put: { TableName: tableName('users'), Item: { ...revokedKey(tokenId), expires_at: expiresAtEpoch, ttl: expiresAtEpoch + 3600 } } };
+  return { Put: { TableName: tableName('users'), Item: revokedItem(tokenId, expiresAtEpoch) } };
 }
+
+/** Revokes one token on its own: a logout whose audit entry could not be written still revokes. */
+export async function revokeToken(tokenId: string, expiresAtEpoch: number): Promise<void> {
+  await putItem('users', revokedItem(tokenId, expiresAtEpoch));
+}
+
+const revokedItem = (tokenId: string, expiresAtEpoch: number) => ({ ...revokedKey(tokenId), expires_at: expiresAtEpoch, ttl: expiresAtEpoch + 3600 });
 
 export async function isTokenRevoked(tokenId: string): Promise<boolean> {
   return (await getItem('users', revokedKey(tokenId), true)) !== undefined;

@@ -66,10 +66,8 @@ describe('one canonical username', () => {
     }
     expect((await slapd.binds()).length).toBe(before);
     const refused = (await listAudit('login_failed')).filter((e) => e.detail.reason === 'invalid_username');
-    // Never the text typed (often a password in the wrong field): a marker and its length.
-    expect(refused.map((e) => [e.actor, e.target, e.detail.length])).toEqual(
-      ['carol,ou=people', 'ca rol', 'ca\u200brol', 'carol\u00ad'].map((name) => [NOT_A_USERNAME, NOT_A_USERNAME, name.length]),
-    );
+    // Never the text typed (often a password in the wrong field), nor its length: a marker.
+    expect(refused.map((e) => [e.actor, e.target, e.detail])).toEqual(Array(4).fill([NOT_A_USERNAME, NOT_A_USERNAME, { reason: 'invalid_username' }]));
   });
 
   it('gives built-in users the same canonical form, and makes no account under any other', async () => {
