@@ -1,11 +1,12 @@
 // Secrets a Lambda needs at run time: the value itself from an environment
 // variable (local runs, tests), or the Secrets Manager secret its `_ARN` twin
 // names (AWS: the stack sets only the ARN, and grants only the functions whose
-// declarations name the concern). Read again once a minute (SECRET_MAX_AGE_MS), so a
-// rotated secret (a leaked INGEST_TOKEN put anew) stops working within a minute in warm
-// containers too; a failed first fetch is a 503 (ServiceUnavailable) and retried on the
-// next call, not cached; a failed re-read keeps the value read before (an outage of
-// Secrets Manager does not fail every request) and is tried again a minute later.
+// declarations name the concern). Read again in the background once a minute
+// (SECRET_MAX_AGE_MS), so a rotated secret (a leaked INGEST_TOKEN put anew) stops working
+// within a minute or so in warm containers too; a failed first fetch is a 503
+// (ServiceUnavailable) and retried on the next call, not cached; a failed re-read keeps the
+// value read before (an outage of Secrets Manager fails no request) and is tried again a
+// minute later.
 import * as z from '../zod.js';
 import { awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
 import { ServiceUnavailable } from '../http/errors.js';
@@ -42,7 +43,7 @@ const SECRETS_MANAGER: AwsJsonService = {
 /** How long a secret's value is used before it is read again. */
 export const SECRET_MAX_AGE_MS = 60_000;
 
-const cache = new Map<SecretName, { value: Promise<string | undefined>; readAt: number }>();
+const cache = new Map<SecretName, { value: Promise<string | undefined>; readAt: number; refreshing?: boolean }>();
 onSettingsReset(() => cache.clear());
 
 /**
@@ -105,21 +106,40 @@ export const secretVariables = <N extends SecretName>(name: N) =>
   ({ [name]: z.optional(z.string()), [`${name}_ARN`]: z.optional(z.string()) }) as Record<N | `${N}_ARN`, z.ZodMiniOptional<z.ZodMiniString>>;
 
 /**
- * The secret `name` (or the one `${name}_ARN` names); undefined when neither is set. Read again when
- * the value held is older than `maxAgeMs` (a caller that found a token wrong may ask for a fresher one).
+ * The secret `name` (or the one `${name}_ARN` names); undefined when neither is set. Once the value held is a
+ * minute old it is read again in the background: this request, and those until the read ends, use the value held
+ * (a slow or failing Secrets Manager delays none of them).
  */
-export function secret(name: SecretName, maxAgeMs = SECRET_MAX_AGE_MS): Promise<string | undefined> {
-  const now = Date.now();
+export function secret(name: SecretName): Promise<string | undefined> {
   const held = cache.get(name);
-  if (held && now - held.readAt < maxAgeMs) return held.value;
-  const previous = held?.value.catch(() => undefined);
+  if (!held) return readAgain(name);
+  if (!held.refreshing && Date.now() - held.readAt >= SECRET_MAX_AGE_MS) {
+    held.refreshing = true;
+    load(name).then(
+      (value) => cache.get(name) === held && cache.set(name, { value: Promise.resolve(value), readAt: Date.now() }),
+      // Logged by load(); the value held stays, and is tried again a minute from now.
+      () => cache.get(name) === held && cache.set(name, { value: held.value, readAt: Date.now() }),
+    );
+  }
+  return held.value;
+}
+
+/** The secret as read at most `maxAgeMs` ago, waiting for a read when the value held is older (a static token that did not match). */
+export function freshSecret(name: SecretName, maxAgeMs: number): Promise<string | undefined> {
+  const held = cache.get(name);
+  return held && Date.now() - held.readAt < maxAgeMs ? held.value : readAgain(name);
+}
+
+/** Reads the secret now; a failure keeps the value held before, if any, and is a 503 only when there was none. */
+function readAgain(name: SecretName): Promise<string | undefined> {
+  const previous = cache.get(name)?.value.catch(() => undefined);
   const value = load(name).catch(async (error: unknown) => {
     const kept = await previous;
     if (kept !== undefined) return kept;
-    cache.delete(name);
+    if (cache.get(name)?.value === value) cache.delete(name);
     throw error;
   });
-  cache.set(name, { value, readAt: now });
+  cache.set(name, { value, readAt: Date.now() });
   return value;
 }
 

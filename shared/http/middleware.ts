@@ -10,7 +10,7 @@ import { verifyAccessToken } from '../auth/jwt.js';
 import { resolvePrincipal, type Principal } from '../auth/principal.js';
 import { coreSettings } from '../config/core.js';
 import { ConfigError } from '../config/env.js';
-import { secret, type SecretName } from '../config/secrets.js';
+import { freshSecret, secret, type SecretName } from '../config/secrets.js';
 import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
 import { isThrottling } from '../aws/json-call.js';
 import { ConditionFailed, Throttled, WriteConflict } from '../db/client.js';
@@ -255,11 +255,13 @@ export function authenticate(): Middleware {
       if (!token) throw new Unauthorized();
       const staticName = STATIC_TOKENS[route.auth];
       if (staticName) {
-        // A token that does not match reads the secret again when the value held is a few seconds old:
-        // a sender already moved to a rotated token is let in at once, not a minute later.
-        for (const maxAgeMs of [undefined, STATIC_TOKEN_RECHECK_MS]) {
-          const staticToken = await secret(staticName, maxAgeMs);
-          if (staticToken && sameSecret(token, staticToken)) return;
+        const staticToken = await secret(staticName);
+        if (staticToken && sameSecret(token, staticToken)) return;
+        // A token that does not match, and is no access token (three dot-separated parts), reads the secret again
+        // when the value held is a few seconds old: a sender already moved to a rotated token is let in at once.
+        if (token.split('.').length !== 3) {
+          const fresh = await freshSecret(staticName, STATIC_TOKEN_RECHECK_MS);
+          if (fresh && sameSecret(token, fresh)) return;
         }
       }
       const verified = await verifyAccessToken(token);

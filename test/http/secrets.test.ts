@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 describe('secrets from Secrets Manager', () => {
-  it('loads the JWT key once per container and signs with it', async () => {
+  it('loads the JWT key on first use, not per request, and signs with it', async () => {
     process.env.JWT_SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:jwt-abc';
     resetSigningKey();
     const token = await signAccessToken({ userId: 'u', username: 'u', name: 'U', email: 'u@example.com', role: 'viewer' });
@@ -53,13 +53,15 @@ describe('secrets from Secrets Manager', () => {
     expect(fake.calls.filter((c) => c.endsWith('ingest-abc'))).toHaveLength(2);
   });
 
-  it('reads a secret again after a minute, so a rotated one takes over; a failed re-read keeps the value before', async () => {
+  it('reads a secret again in the background after a minute, so a rotated one takes over; a failed re-read keeps the value before', async () => {
     const arn = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-rotated';
     SECRETS[arn] = 'ingest-token-before-rotation';
     process.env.INGEST_TOKEN_ARN = arn;
     forgetSecrets();
     vi.useFakeTimers({ toFake: ['Date'] });
     const reads = () => fake.calls.filter((c) => c.endsWith('ingest-rotated')).length;
+    /** The value once the read a request started (in the background) has ended. */
+    const settled = (expected: string) => vi.waitFor(async () => expect(await secret('INGEST_TOKEN')).toBe(expected));
     try {
       expect(await secret('INGEST_TOKEN')).toBe('ingest-token-before-rotation');
       SECRETS[arn] = 'ingest-token-after-rotation';
@@ -67,17 +69,20 @@ describe('secrets from Secrets Manager', () => {
       expect(await secret('INGEST_TOKEN')).toBe('ingest-token-before-rotation');
       expect(reads()).toBe(1);
       vi.setSystemTime(Date.now() + 2_000);
-      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-after-rotation');
+      // This request is not kept waiting: it has the value held, and the read runs meanwhile.
+      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-before-rotation');
+      await settled('ingest-token-after-rotation');
       expect(reads()).toBe(2);
-      // Secrets Manager failing a re-read: the value read before is used, and read again a minute later.
+      // Secrets Manager failing a re-read: the value read before stays, and is read again a minute later.
       fake.failNext = true;
       vi.setSystemTime(Date.now() + SECRET_MAX_AGE_MS + 1_000);
       expect(await secret('INGEST_TOKEN')).toBe('ingest-token-after-rotation');
+      await vi.waitFor(() => expect(reads()).toBe(3));
       expect(await secret('INGEST_TOKEN')).toBe('ingest-token-after-rotation');
-      expect(reads()).toBe(3);
       SECRETS[arn] = 'ingest-token-third';
       vi.setSystemTime(Date.now() + SECRET_MAX_AGE_MS + 1_000);
-      expect(await secret('INGEST_TOKEN')).toBe('ingest-token-third');
+      await settled('ingest-token-third');
+      expect(reads()).toBe(4);
     } finally {
       vi.useRealTimers();
       delete process.env.INGEST_TOKEN_ARN;

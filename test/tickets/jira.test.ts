@@ -271,7 +271,7 @@ describe('Jira API token from Secrets Manager', () => {
     forgetSecrets();
   });
 
-  it('reads TICKET_API_TOKEN through its _ARN twin, once per container', async () => {
+  it('reads TICKET_API_TOKEN through its _ARN twin, once for many requests (again a minute later)', async () => {
     const provider = jiraProvider({ TICKET_API_TOKEN: undefined, TICKET_API_TOKEN_ARN: ARN });
     expect((await provider.create(request)).key).toMatch(/^OPS-\d+$/);
     expect(jira.received.at(-1)!.headers.authorization).toBe(BASIC);
