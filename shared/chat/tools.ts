@@ -97,9 +97,11 @@ const LOG_EVENTS_READ = 5000;
 const SIGNATURE_SOURCE_CHARS = 1000;
 /** A message with its variable parts (numbers, ids, quoted values, paths) replaced: what repeats. */
 export function signatureOf(message: string): string {
+  // A quoted value the cut went through ends where the cut is: what follows the cut is gone.
+  const quoted = message.length > SIGNATURE_SOURCE_CHARS ? /"[^"]*(?:"|$)|'[^']*'/g : /"[^"]*"|'[^']*'/g;
   return sliceChars(message, SIGNATURE_SOURCE_CHARS)
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<id>')
-    .replace(/"[^"]*"|'[^']*'/g, '<str>')
+    .replace(quoted, '<str>')
     .replace(/\b0x[0-9a-f]+\b|\b[0-9a-f]{12,}\b/gi, '<hex>')
     .replace(/(\/[\w.-]+){2,}/g, '<path>')
     .replace(/\d+(\.\d+)?/g, '<n>')

@@ -413,9 +413,10 @@ const TRANSACTION_ATTEMPTS = 5;
 /**
  * All-or-nothing write of up to 100 actions; ConditionFailed (with the failed indexes) when a condition
  * does not hold. A transaction cancelled only because another one held the
- * same items (TransactionConflict) is retried with backoff: its conditions are
+ * same items (TransactionConflict) or for capacity (ThrottlingError,
+ * ProvisionedThroughputExceeded) is retried with backoff: its conditions are
  * evaluated afresh, so the retry either applies or fails on its conditions.
- * WriteConflict when it still conflicts after TRANSACTION_ATTEMPTS.
+ * After TRANSACTION_ATTEMPTS, Throttled when capacity was among the reasons, else WriteConflict.
  *
  * Each attempt carries a ClientRequestToken (the caller's, else a fresh one, as the SDK made
  * one per send), sent again unchanged by the call's own retries: a transaction DynamoDB

@@ -80,30 +80,27 @@ describe('a request DynamoDB throttles', () => {
     },
   };
 
-  it('a save throttled once is retried and saved', async () => {
-    let throttled = 0;
-    const stop = proxy.watch(({ operation }) => (operation === 'TransactWriteItems' && throttled++ === 0 ? throttledTransaction : undefined));
-    let answer: Awaited<ReturnType<typeof put>>;
+  /** A PUT of the general settings while DynamoDB throttles its first `times` transactions: the answer, and how many were sent. */
+  async function saveThrottled(times: number, body: Record<string, string>) {
+    let sent = 0;
+    const stop = proxy.watch(({ operation }) => (operation === 'TransactWriteItems' && sent++ < times ? throttledTransaction : undefined));
     try {
-      answer = await put('/api/settings/general', { health_scoring_method: 'ai', alert_criticality_method: 'rules' });
+      return { answer: await put('/api/settings/general', body), sent };
     } finally {
       stop();
     }
-    expect(throttled).toBe(2);
+  }
+
+  it('a save throttled once is retried and saved', async () => {
+    const { answer, sent } = await saveThrottled(1, { health_scoring_method: 'ai', alert_criticality_method: 'rules' });
+    expect(sent).toBe(2);
     expect(answer.statusCode).toBe(200);
     expect(await getGeneralSettings()).toMatchObject({ health_scoring_method: 'ai', revision: 1 });
   });
 
   it('a save throttled on every attempt is a 503 with Retry-After, declared, and changes nothing', async () => {
-    let throttled = 0;
-    const stop = proxy.watch(({ operation }) => (operation === 'TransactWriteItems' && ++throttled ? throttledTransaction : undefined));
-    let answer: Awaited<ReturnType<typeof put>>;
-    try {
-      answer = await put('/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'rules' });
-    } finally {
-      stop();
-    }
-    expect(throttled).toBe(5);
+    const { answer, sent } = await saveThrottled(Number.POSITIVE_INFINITY, { health_scoring_method: 'rules', alert_criticality_method: 'rules' });
+    expect(sent).toBe(5);
     expect(answer.statusCode).toBe(503);
     expect(answer.headers?.['Retry-After']).toBe('5');
     expect(answer.json).toMatchObject({ status: 503, detail: expect.stringContaining('AWS throttled the request') });

@@ -2,6 +2,7 @@
 // 8 characters, said inline) and is signed in. The token rides in the fragment, which a
 // browser never sends (no access log or Referer holds it), and leaves the address bar as
 // the page reads it; `?token=`, as links sent before were written, is read the same way.
+// So a reload after a failed try has no token: the page says so, and the mail's link works again.
 import { type FormEvent, useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
