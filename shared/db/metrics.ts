@@ -239,8 +239,8 @@ const mergeInto = (clusterId: string, day: string, samples: MetricSample[], open
  * Adds samples to their cluster-day rollups: one guarded write per cluster-day. Answers the samples
  * not stored: those of a cluster-day whose write kept losing to concurrent ones (MAX_MERGE_ATTEMPTS,
  * each after a jittered pause), or that DynamoDB kept throttling past the client's retries (and whose
- * put, updateDay made sure, did not land). The others are stored, so a sender resends only these: the whole batch again would count
- * the stored ones twice.
+ * put, updateDay made sure, did not land). The others are stored, so a sender resends only these: the
+ * whole batch again would count the stored ones twice.
  */
 export async function addSamples(samples: MetricSample[]): Promise<MetricSample[]> {
   const groups = new Map<string, { clusterId: string; day: string; samples: MetricSample[] }>();

@@ -110,10 +110,10 @@ export async function clearLoginAttempts(username: string, reservation: { attemp
   }
 }
 
-/**
- * Revokes one token until it would have expired anyway, as a transaction action: a logout is revoked
- * if, and only if, its audit entry is written (a retry after a failure then still holds a valid token).
- */
+/** A revoked token's item, kept until the token would have expired anyway. */
+const revokedItem = (tokenId: string, expiresAtEpoch: number) => ({ ...revokedKey(tokenId), expires_at: expiresAtEpoch, ttl: expiresAtEpoch + 3600 });
+
+/** Revokes one token as a transaction action: a logout revokes and audits in one transaction. */
 export function revokeTokenAction(tokenId: string, expiresAtEpoch: number): TransactItem {
   return { Put: { TableName: tableName('users'), Item: revokedItem(tokenId, expiresAtEpoch) } };
 }
@@ -122,8 +122,6 @@ export function revokeTokenAction(tokenId: string, expiresAtEpoch: number): Tran
 export async function revokeToken(tokenId: string, expiresAtEpoch: number): Promise<void> {
   await putItem('users', revokedItem(tokenId, expiresAtEpoch));
 }
-
-const revokedItem = (tokenId: string, expiresAtEpoch: number) => ({ ...revokedKey(tokenId), expires_at: expiresAtEpoch, ttl: expiresAtEpoch + 3600 });
 
 export async function isTokenRevoked(tokenId: string): Promise<boolean> {
   return (await getItem('users', revokedKey(tokenId), true)) !== undefined;

@@ -72,9 +72,12 @@ export class ValidationFailed extends HttpError {
   }
 }
 
+/** When to send the request again: whole seconds, at least one. */
+const retryAfter = (seconds: number) => ({ 'Retry-After': String(Math.max(1, Math.ceil(seconds))) });
+
 export class TooManyRequests extends HttpError {
   constructor(detail: string, retryAfterSeconds: number) {
-    super(429, 'Too Many Requests', detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+    super(429, 'Too Many Requests', detail, retryAfter(retryAfterSeconds));
   }
 }
 
@@ -87,6 +90,6 @@ export class BadGateway extends HttpError {
 export class ServiceUnavailable extends HttpError {
   /** With `retryAfterSeconds`, a passing overload: the client is told when to send the request again. */
   constructor(detail: string, retryAfterSeconds?: number) {
-    super(503, 'Service Unavailable', detail, retryAfterSeconds === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+    super(503, 'Service Unavailable', detail, retryAfterSeconds === undefined ? {} : retryAfter(retryAfterSeconds));
   }
 }
