@@ -116,7 +116,7 @@ const HOSTILE_REPORT = [
   '<div class="state problem" role="alert" id="main" data-x="1" aria-live="assertive"><strong>Unauthorized (401)</strong><p>Session ended. <a href="https://phish.example.org/login">Sign in again</a></p></div>',
   '<bdo dir="rtl">reversed</bdo> <span hidden class="visually-hidden">hidden words</span> <marquee>moving</marquee> <details open><summary>more</summary>folded</details>',
   '',
-  '[click me](javascript:window.__owned=3) and [docs](https://example.com/runbook)',
+  '[click me](javascript:window.__owned=3) and [docs](https://example.com/runbook), [Mail the team](mailto:ops@example.org), https://example.net/plain and [the fleet](/)',
   '',
   '| metric | value |',
   '|---|---|',
@@ -303,7 +303,7 @@ describe('investigations', { timeout: 90_000 }, () => {
     await expectAccessible(viewerPage, '/investigations/{id}');
   });
 
-  it('sanitises a hostile report: no script, handler, iframe, image, style, form, SVG, overlay or javascript: link kept or run; links get rel=noopener', async () => {
+  it('sanitises a hostile report: no script, handler, iframe, image, style, form, SVG, overlay or javascript: link kept or run; links get rel=noopener, and name their host when it is another site', async () => {
     await viewerPage.goto(`/investigations/${HOSTILE_ID}`);
     const report = viewerPage.getByRole('region', { name: 'Full investigation report' });
     await report.getByRole('heading', { name: 'Findings' }).waitFor();
@@ -317,13 +317,22 @@ describe('investigations', { timeout: 90_000 }, () => {
     // Raw HTML keeps only what Markdown writes: the fake alert box is plain text and a link, nothing hidden or reversed.
     await report.getByText('Session ended.', { exact: false }).waitFor();
     await report.getByText('hidden words', { exact: false }).waitFor();
-    const unmarked =
-      '[class]:not(.markdown-table), [role]:not(.markdown-table), [id], [hidden], [dir], [data-x], [aria-live], div:not(.markdown-table), span, bdo, marquee, details, summary';
+    const ours = ':not(.markdown-table):not(.markdown-link-host)';
+    const unmarked = `[class]${ours}, [role]${ours}, [id], [hidden], [dir], [data-x], [aria-live], div${ours}, span${ours}, bdo, marquee, details, summary`;
     expect(await report.locator(unmarked).count()).toBe(0);
     expect(await viewerPage.evaluate(() => (globalThis as unknown as { __owned?: number }).__owned)).toBeUndefined();
     const docs = report.getByRole('link', { name: 'docs' });
     expect(await docs.getAttribute('rel')).toBe('noopener noreferrer');
     expect(await docs.getAttribute('target')).toBe('_blank');
+    // A link to another site says whose it is after its text, unless its text is that address; the console's own links do not.
+    const hosts = await report.locator('.markdown-link-host').evaluateAll((spans) => spans.map((s) => [s.previousElementSibling?.textContent, s.textContent]));
+    expect(hosts).toEqual([
+      ['Sign in again', ' (phish.example.org)'],
+      ['docs', ' (example.com)'],
+      ['Mail the team', ' (mailto:ops@example.org)'],
+    ]);
+    expect(await report.getByRole('link', { name: 'https://example.net/plain' }).getAttribute('target')).toBe('_blank');
+    expect(await report.getByRole('link', { name: 'the fleet' }).getAttribute('target')).toBeNull();
     expect(await report.getByRole('link', { name: 'click me' }).count()).toBe(0);
     await expectAccessible(viewerPage, '/investigations/{hostile}');
   });

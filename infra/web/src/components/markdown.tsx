@@ -7,8 +7,9 @@
 // no image, media or CSS url() a viewer's browser would fetch with fleet data in the URL, and
 // no element, class, role, id, `hidden` or `dir` that restyles the console or fakes part of it
 // (its own alert box with a "sign in again" link). Every link gets rel="noopener noreferrer",
-// and links to other origins open in a new tab (a click, not a page view); tables scroll
-// sideways in a focusable box.
+// and links to other origins open in a new tab (a click, not a page view) and say where they
+// go after their text, "(host)", unless the text is that address: `[Sign in again](https://…)`
+// or `[runbook](…)` cannot hide whose site it opens. Tables scroll sideways in a focusable box.
 // Until the libraries arrive (or if they fail to load) the source is shown as plain text.
 import { useEffect, useState } from 'react';
 import './ai/markdown.css';
@@ -20,6 +21,25 @@ const MARKDOWN_TAGS = 'p br hr h1 h2 h3 h4 h5 h6 strong em del code pre blockquo
 /** A link's target and title, a list's first number, a table cell's alignment: nothing that styles, hides or names an element. */
 const MARKDOWN_ATTRIBUTES = ['href', 'title', 'start', 'align'];
 let loading: Promise<Render> | undefined;
+/** The most of a link's address shown after it when it is not a web address (mailto:, tel:, …). */
+const SHOWN_ADDRESS_CHARS = 60;
+
+/**
+ * Where a link to another origin goes, as shown after its text: a web address's host (an
+ * international name in its ASCII form, as `URL` gives it, so look-alike letters show as
+ * `xn--…`), any other address whole (percent-encoded, hence ASCII), cut. None if it does not parse.
+ */
+function destination(href: string): { shown: string } | undefined {
+  let url: URL;
+  try {
+    url = new URL(href, window.location.href);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol === 'http:' || url.protocol === 'https:') return { shown: url.host };
+  const whole = url.href;
+  return { shown: whole.length > SHOWN_ADDRESS_CHARS ? `${whole.slice(0, SHOWN_ADDRESS_CHARS - 1)}…` : whole };
+}
 
 /** marked + a private DOMPurify instance with the link hook, built once. */
 export function loadMarkdown(): Promise<Render> {
@@ -49,6 +69,15 @@ export function loadMarkdown(): Promise<Render> {
         ALLOW_ARIA_ATTR: false,
         ALLOW_DATA_ATTR: false,
       }) as HTMLElement;
+      for (const link of Array.from(body.querySelectorAll('a[target="_blank"]'))) {
+        const where = destination(link.getAttribute('href') ?? '');
+        const text = link.textContent?.trim() ?? '';
+        if (!where || text === where.shown || text === link.getAttribute('href')) continue;
+        const marker = document.createElement('span');
+        marker.className = 'markdown-link-host';
+        marker.textContent = ` (${where.shown})`;
+        link.after(marker);
+      }
       // Wide tables scroll inside a focusable, labelled box (keyboard users can scroll it too).
       for (const table of Array.from(body.querySelectorAll('table'))) {
         const box = document.createElement('div');
