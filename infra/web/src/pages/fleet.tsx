@@ -3,7 +3,7 @@
 // link reproduces the view; the table is virtualised (components/data-table.tsx),
 // so a fleet of thousands stays fast. Admins can recompute the scores (Refresh).
 import { createColumnHelper, type SortingFn } from '@tanstack/react-table';
-import { useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
+import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import { useRefreshRun } from '../api/refresh';
@@ -12,6 +12,7 @@ import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { utcSeconds } from '../components/time';
 import { useUrlState } from '../components/url-state';
+import { useDraft } from '../components/use-draft';
 import { ADMINS, useSession } from '../session';
 import { StaleBadge } from '../components/stale-badge';
 import { ItemLink } from '../components/list-link';
@@ -344,40 +345,10 @@ function ScoresTable({ scores }: { scores: Score[] }) {
   );
 }
 
-/**
- * The free-text filter. The URL updates asynchronously (a router navigation), so an input bound straight to it
- * loses keystrokes typed fast: it keeps its own text, writes the URL after a pause, and follows the URL only
- * when something else changes it (Clear filters, back/forward).
- */
+/** The free-text filter: its own draft, written to the URL after a pause (useDraft says why). */
 function SearchBox({ id, value, onChange }: { id: string; value: string; onChange: (value: string) => void }) {
-  const [text, setText] = useState(value);
-  const written = useRef(value);
-  const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
-  useEffect(() => {
-    if (value !== written.current) {
-      clearTimeout(timer.current);
-      written.current = value;
-      setText(value);
-    }
-  }, [value]);
-  useEffect(() => () => clearTimeout(timer.current), []);
-  return (
-    <input
-      id={id}
-      type="search"
-      value={text}
-      placeholder="Cluster, customer, account, risk…"
-      onChange={(e) => {
-        const next = e.target.value;
-        setText(next);
-        clearTimeout(timer.current);
-        timer.current = setTimeout(() => {
-          written.current = next;
-          onChange(next);
-        }, 200);
-      }}
-    />
-  );
+  const [text, setText] = useDraft(value, onChange, undefined, 200);
+  return <input id={id} type="search" value={text} placeholder="Cluster, customer, account, risk…" onChange={(e) => setText(e.target.value)} />;
 }
 
 /** What the service's fleet refresh recomputes (fleet, health and risk snapshots, and the views built on them): answers to read again after it. */

@@ -12,7 +12,7 @@ import { UsageCells, UsageHeads } from '../components/ai/usage';
 import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
 import { Pager, positive } from '../components/issues/pager';
 import { When } from '../components/issues/format';
-import { useDraft } from '../components/issues/use-draft';
+import { useDraft } from '../components/use-draft';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';

@@ -1,7 +1,7 @@
 // The whole-days window field of the AI report lists (patrol, investigations):
 // a draft committed after a pause, and only when valid. `prefix` names the
 // page's own id and styles.
-import { useDraft } from '../issues/use-draft';
+import { useDraft } from '../use-draft';
 
 /** 1..365 whole days (the contract's `days` for these lists). */
 export const validWholeDays = (v: string) => /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 365;

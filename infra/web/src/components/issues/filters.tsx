@@ -11,7 +11,7 @@ import { useUrlState } from '../url-state';
 import { Pager, positive } from './pager';
 import { SuggestField } from './suggest-field';
 import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
-import { useDraft } from './use-draft';
+import { useDraft } from '../use-draft';
 
 const DEFAULTS = {
   search: '',

@@ -3,6 +3,7 @@
 // free-text filter box.
 import { Link } from 'react-router';
 import { When } from '../time';
+import { useDraft } from '../use-draft';
 
 /** Every cluster name links to its page. */
 export function ClusterLink({ id, name }: { id: string; name: string }) {
@@ -66,11 +67,16 @@ export function SelectFilter({
   );
 }
 
+/**
+ * The free-text filter. The URL updates asynchronously (a router navigation), so an input bound straight to it
+ * loses keystrokes typed fast and its caret jumps: it keeps its own draft and writes the URL after a pause (useDraft).
+ */
 export function SearchFilter({ value, onChange, label = 'Search' }: { value: string; onChange: (v: string) => void; label?: string }) {
+  const [text, setText] = useDraft(value, onChange, undefined, 200);
   return (
     <label>
       {label}
-      <input type="search" value={value} onChange={(e) => onChange(e.target.value)} placeholder="Cluster or customer" />
+      <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="Cluster or customer" />
     </label>
   );
 }
