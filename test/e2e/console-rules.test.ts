@@ -175,7 +175,7 @@ describe('refusals and conflicts', { timeout: 90_000 }, () => {
     expect((await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body.content).toBe(text);
   });
 
-  it('explains a stale save (409), keeps the text, and re-applies it on the live version', async () => {
+  it('explains a stale save (409), keeps the text, and re-applies it on the live version: both changed the same line, so both stay, marked, until settled', async () => {
     await openRules(superPage, 'issue');
     const live = (await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body as { content: string; version: number };
     const mine = `# edited in the console test\n${live.content}`;
@@ -195,13 +195,24 @@ describe('refusals and conflicts', { timeout: 90_000 }, () => {
     await expectAccessible(superPage, '/rules with a 409');
 
     await alert.getByRole('button', { name: `Re-apply my edit on version ${newer}` }).click();
-    await superPage.getByText(`Your edit is now based on version ${newer}.`, { exact: false }).waitFor();
+    // Both put a line at the top: the merge keeps both between markers, marks them in the editor, and will not save them.
+    await superPage
+      .getByText(`Your edit is now based on version ${newer}, but it and version ${newer} change the same lines in 1 place`, { exact: false })
+      .waitFor();
+    await expect
+      .poll(async () => (await editor(superPage).locator('.cm-line').allTextContents()).slice(0, 6))
+      .toEqual(['<<<<<<< your edit', '# edited in the console test', '=======', '# someone else', `>>>>>>> version ${newer}`, live.content.split('\n')[0]]);
+    await superPage.locator('.rules-editor .cm-lint-marker-error').first().waitFor();
+    await superPage.getByText('conflict markers left: settle them to save').waitFor();
+    expect(await superPage.getByRole('button', { name: 'Save and apply' }).isDisabled()).toBe(true);
+    const settled = `# edited in the console test\n# someone else\n${live.content}`;
+    await setText(superPage, settled);
     const resave = superPage.waitForRequest((r) => r.url().endsWith('/api/settings/issue-rules') && r.method() === 'PUT');
     await superPage.getByRole('button', { name: 'Save and apply' }).click();
     expect((await resave).headers()['if-match']).toBe(`"v${newer}"`);
     await superPage.getByText(`Applied: version ${newer + 1} is live.`, { exact: false }).waitFor();
     const saved = (await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body;
-    expect(saved).toMatchObject({ version: newer + 1, content: mine });
+    expect(saved).toMatchObject({ version: newer + 1, content: settled });
 
     // The history lists it, newest first.
     await superPage.getByRole('heading', { name: 'Version history' }).waitFor();
@@ -382,7 +393,7 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
     }
   });
 
-  it('keeps an unsaved edit across rule-set tabs and leaving the page; based on an older version, it is re-applied on the live one', async () => {
+  it('keeps an unsaved edit across rule-set tabs and leaving the page; based on an older version, it is re-applied on the live one, whose change stays', async () => {
     const page = await browser.page();
     await signIn(page, 'admin', PASSWORD);
     const live = (await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body as { content: string; version: number };
@@ -402,7 +413,8 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
     expect(await page.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.rules.'))")).toEqual(['fleet-health.rules.admin.issue']);
 
     // Another page and back, after someone saved a newer version: the edit, and the card to re-apply it.
-    const other = await api(service.url, admin, 'PUT', '/api/settings/issue-rules', { content: `# someone else, meanwhile\n${live.content}` });
+    const theirs = `${live.content.trimEnd()}\n# someone else, meanwhile\n`;
+    const other = await api(service.url, admin, 'PUT', '/api/settings/issue-rules', { content: theirs });
     const newer = other.body.version as number;
     await page.goto('/');
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
@@ -413,12 +425,14 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
     expect(await page.getByRole('button', { name: 'Save and apply' }).isDisabled()).toBe(true);
     await expectAccessible(page, '/rules with a kept edit behind the live version');
     await page.getByRole('button', { name: `Re-apply my edit on version ${newer}` }).click();
-    await page.getByText(`Your edit is now based on version ${newer}.`, { exact: false }).waitFor();
+    await page.getByText(`Your edit is now based on version ${newer}, whose own changes are kept.`, { exact: false }).waitFor();
+    // Mine at the top, theirs at the end: one text with both.
+    const both = `# kept for the tab\n${theirs}`;
     const saved = page.waitForRequest((r) => r.url().endsWith('/api/settings/issue-rules') && r.method() === 'PUT');
     await page.getByRole('button', { name: 'Save and apply' }).click();
-    expect((await saved).postDataJSON()).toMatchObject({ content: mine, base_version: newer });
+    expect((await saved).postDataJSON()).toMatchObject({ content: both, base_version: newer });
     await page.getByText(`Applied: version ${newer + 1} is live.`, { exact: false }).waitFor();
-    expect((await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body.content).toBe(mine);
+    expect((await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body.content).toBe(both);
 
     // Saved: nothing is kept any more.
     await expect.poll(() => page.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.rules.'))")).toEqual([]);

@@ -23,6 +23,7 @@ import {
 } from '../components/rules/api';
 import { keepEdit, readEdit } from '../components/rules/kept-edit';
 import { locate, refusalMessage } from '../components/rules/problem-position';
+import { hasConflictMarkers, MINE_MARKER, reapply } from '../components/rules/reapply';
 import { type TextProblem, YamlDiff, YamlEditor, type YamlEditorApi } from '../components/rules/yaml-editor';
 import { Empty, Loading, Problem } from '../components/states';
 import { When } from '../components/time';
@@ -86,7 +87,7 @@ type Outcome =
   | { kind: 'proposed'; changeId: string; baseVersion: number }
   | { kind: 'refused'; message: string; at: TextProblem | null }
   | { kind: 'stale'; current: number; base: number; detail: string }
-  | { kind: 'rebased'; version: number }
+  | { kind: 'rebased'; version: number; conflicts: number }
   | { kind: 'failed'; error: unknown };
 
 interface Base {
@@ -145,7 +146,9 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
   const behind = live.data && base && live.data.version > base.version ? live.data : null;
   // The text just proposed waits for review: proposing it again would only repeat the proposal.
   const alreadyProposed = dirty && draft === proposed;
-  const saveable = dirty && !behind && !alreadyProposed;
+  // A conflict re-applying the edit left both sides' lines between markers, for the user to settle first.
+  const unsettled = dirty && hasConflictMarkers(draft);
+  const saveable = dirty && !behind && !alreadyProposed && !unsettled;
 
   const save = useCallback(async () => {
     // Ctrl+S calls this too: it saves only what the Save button would (it is disabled otherwise).
@@ -186,12 +189,18 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     }
   }, [base, draft, saveable, saving, eps, client, live]);
 
-  // Based on another version, the same text is another proposal.
+  // The edit's changes made on the live version, whose own changes stay (a three-way merge, reapply.ts).
+  // Based on another version, even the same text is another proposal.
   const rebase = () => {
-    if (!behind) return;
+    if (!behind || !base) return;
+    const merged = reapply(base.content, draft, behind.content, behind.version);
     setBase({ version: behind.version, content: behind.content });
+    setDraft(merged.text);
+    editor.current?.setText(merged.text);
+    setProblems(merged.conflicts);
     setProposed(null);
-    setOutcome({ kind: 'rebased', version: behind.version });
+    setOutcome({ kind: 'rebased', version: behind.version, conflicts: merged.conflicts.length });
+    setComparing(false);
   };
   const discard = (to: Base) => {
     setBase(to);
@@ -233,6 +242,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
           based on version {base?.version ?? data.version}
           {dirty ? <strong className="rules-dirty"> · unsaved changes</strong> : ' · no changes'}
           {alreadyProposed && ' · proposed as it is, waiting for review: edit it to propose another change'}
+          {unsettled && ' · conflict markers left: settle them to save'}
         </dd>
       </dl>
 
@@ -333,7 +343,16 @@ function Result({ set, outcome, onGoTo }: { set: RuleSetKey; outcome: Outcome | 
           <Link to={`/proposals/${encodeURIComponent(outcome.changeId)}`}>proposal {outcome.changeId}</Link>.
         </>
       )}
-      {outcome.kind === 'rebased' && <>Your edit is now based on version {outcome.version}. Check it, then save again.</>}
+      {outcome.kind === 'rebased' &&
+        (outcome.conflicts === 0 ? (
+          <>Your edit is now based on version {outcome.version}, whose own changes are kept. Check it, then save again.</>
+        ) : (
+          <>
+            Your edit is now based on version {outcome.version}, but it and version {outcome.version} change the same lines in {outcome.conflicts}{' '}
+            {outcome.conflicts === 1 ? 'place' : 'places'}, marked in the editor: both texts are there between <code>{MINE_MARKER}</code> and{' '}
+            <code>&gt;&gt;&gt;&gt;&gt;&gt;&gt; version {outcome.version}</code>. Keep what should stay and remove the markers, then save.
+          </>
+        ))}
     </p>
   );
 }
