@@ -10,6 +10,7 @@ import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
 import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
 import { createLogger } from '../log.js';
+import { namedSeverity } from './severity.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
 import { HttpLink } from '../routes/common.js';
 import * as z from '../zod.js';
@@ -153,11 +154,10 @@ function fingerprintOf(alert: AlertmanagerAlert): string {
   return createHash('sha256').update(JSON.stringify(labels)).digest('hex').slice(0, 16);
 }
 
+/** An alert's stored severity: Critical or Warning as its label names them (severity.ts), else the label capitalised, else Warning. */
 export function severityOf(label: string | undefined): string {
   const s = (label ?? '').toLowerCase();
-  if (['critical', 'page', 'error', 'high'].includes(s)) return 'Critical';
-  if (['warning', 'warn', 'medium'].includes(s)) return 'Warning';
-  return s ? s[0]!.toUpperCase() + s.slice(1) : 'Warning';
+  return namedSeverity(s) ?? (s ? s[0]!.toUpperCase() + s.slice(1) : 'Warning');
 }
 
 /**

@@ -3,6 +3,7 @@
 // regrouping is idempotent and the stored triage fields stay attached.
 import { createHash } from 'node:crypto';
 import type { AlertRecord } from '../db/alerts.js';
+import { namedSeverity } from '../fleet/severity.js';
 
 /** What grouping reads of an alert (a regrouping reads only these: annotations run to 64 KB each). */
 export const GROUPED_FIELDS = ['cluster_id', 'alert_name', 'labels', 'starts_at', 'ends_at', 'status', 'fingerprint'] as const;
@@ -82,7 +83,7 @@ export function nameFits(pattern: string, name: string): boolean {
     .some((glob) => wildcardFits(glob, lower, '*', '?'));
 }
 
-/** First matching name pattern; else the severity label when it says critical or warning; else the default. */
+/** First matching name pattern; else the severity label when it names Critical or Warning; else the default. */
 export function alertSeverity(alert: GroupedAlert, rules: IssueRules['severity']): Severity {
   return patternSeverity(alert.alert_name, rules) ?? labelSeverity(alert, rules);
 }
@@ -93,11 +94,9 @@ function patternSeverity(name: string, rules: IssueRules['severity']): Severity 
   return undefined;
 }
 
+/** The severity label's value as the alert's own record reads it (critical, page, error, high; warning, warn, medium). */
 function labelSeverity(alert: GroupedAlert, rules: IssueRules['severity']): Severity {
-  const label = rules.label ? alert.labels[rules.label]?.trim().toLowerCase() : undefined;
-  if (label === 'critical') return 'Critical';
-  if (label === 'warning') return 'Warning';
-  return rules.default;
+  return (rules.label ? namedSeverity(alert.labels[rules.label]) : undefined) ?? rules.default;
 }
 
 /**

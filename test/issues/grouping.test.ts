@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AlertRecord } from '../../shared/db/alerts.js';
+import { severityOf } from '../../shared/fleet/ingest.js';
 import { alertSeverity, groupAlerts, groupKeyOf, nameFits } from '../../shared/issues/grouping.js';
 import type { IssueRules } from '../../shared/rules/schemas.js';
 
@@ -128,6 +129,20 @@ describe('severity', () => {
     expect(alertSeverity(alert('Lag', 1, null, { labels: { severity: 'critical' } }), { ...RULES.severity, label: null })).toBe('Warning');
     const mixed = groupAlerts([alert('X', 50, 45, { labels: { severity: 'critical' } }), alert('X', 40, null)], RULES, NOW);
     expect(mixed[0]!.severity).toBe('Critical');
+  });
+
+  it('reads the label as the alert record does: page, error and high are Critical, warn and medium Warning, with a default of either', () => {
+    const criticalDefault = { ...RULES.severity, default: 'Critical' as const };
+    for (const value of ['page', 'Error', ' high ']) {
+      const a = alert('Lag', 1, null, { labels: { severity: value } });
+      expect(alertSeverity(a, RULES.severity)).toBe('Critical');
+      expect(severityOf(value.trim())).toBe('Critical');
+    }
+    for (const value of ['warn', 'MEDIUM']) {
+      expect(alertSeverity(alert('Lag', 1, null, { labels: { severity: value } }), criticalDefault)).toBe('Warning');
+      expect(severityOf(value)).toBe('Warning');
+    }
+    expect(alertSeverity(alert('Lag', 1, null, { labels: { severity: 'info' } }), criticalDefault)).toBe('Critical');
   });
 });
 
