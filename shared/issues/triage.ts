@@ -86,6 +86,8 @@ export const TICKET_LINE_MAX = 1_000;
  * linking back to the app (APP_URL and the issue id): this leaves it room. Bounds the webhook's body too.
  */
 export const TICKET_DESCRIPTION_MAX = 30_000;
+/** Jira's summary field takes 255 characters; cut whole (cutText), never through an emoji's surrogate pair. */
+const TICKET_SUMMARY_MAX = 255;
 
 /** One alert in a ticket: one line (a description's line breaks would split Jira's bullet list), at most TICKET_LINE_MAX. */
 const alertLine = (a: { starts_at: string; status: string; alert_name: string; detail: string }) =>
@@ -113,7 +115,7 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
   }
   return {
     issue_id: issue.issue_id,
-    summary: `[${issue.severity}] ${issue.issue_name} on ${issue.cluster_name}${issue.customer_name ? ` (${issue.customer_name})` : ''}`.slice(0, 255),
+    summary: cutText(`[${issue.severity}] ${issue.issue_name} on ${issue.cluster_name}${issue.customer_name ? ` (${issue.customer_name})` : ''}`, TICKET_SUMMARY_MAX),
     description: cutText(paragraphs.join('\n\n'), TICKET_DESCRIPTION_MAX),
     link: `${appUrl()}/issues/${encodeURIComponent(issue.issue_id)}`,
     labels: ['fleet-health', issue.severity.toLowerCase()],

@@ -55,7 +55,7 @@ export const aiIssuesGroup = defineGroup({
         z.object({ total: Int, ongoing: Int, resolved: Int, unassigned: Int, avg_duration_minutes: z.number(), total_alerts: Int, ...Source }),
       ),
     },
-    users: { method: 'GET', path: '/api/ai-issues/users', summary: 'Assignable users', auth: 'user', roles: ANY_ROLE, response: UsersAnswer },
+    users: { method: 'GET', path: '/api/ai-issues/users', summary: 'Assignable users', auth: 'user', roles: ADMIN_UP, response: UsersAnswer },
     get: {
       method: 'GET',
       path: '/api/ai-issues/{issue_id}',

@@ -101,7 +101,7 @@ export const issuesGroup = defineGroup({
       response: ListAnswer,
     },
     kpis: { method: 'GET', path: '/api/issues/kpis', summary: 'Issue KPIs', auth: 'user', roles: ANY_ROLE, query: IssueKpisQuery, response: KpisAnswer },
-    users: { method: 'GET', path: '/api/issues/users', summary: 'Assignable users', auth: 'user', roles: ANY_ROLE, response: UsersAnswer },
+    users: { method: 'GET', path: '/api/issues/users', summary: 'Assignable users', auth: 'user', roles: ADMIN_UP, response: UsersAnswer },
     get: {
       method: 'GET',
       path: '/api/issues/{issue_id}',

@@ -263,7 +263,9 @@ describe('one issue', () => {
 describe('PATCH /api/issues/{id}', () => {
   it('sets each field, audits before and after, checks the assignee, and refuses bad input without changing anything', async () => {
     const issue = (await list('days=30&page_size=100')).issues.find((i: any) => !i.ticket_key);
-    const users = (await call(viewer, 'GET', '/api/issues/users')).body.users;
+    // Names, emails and roles of every active account: a list of users, which viewers are refused (DESIGN §5).
+    expect((await call(viewer, 'GET', '/api/issues/users')).status).toBe(403);
+    const users = (await call(admin, 'GET', '/api/issues/users')).body.users;
     expect(users.map((u: any) => u.username)).toContain('issues-admin');
     const patch = { triage_status: 'Mitigated', disposition_status: 'Actionable', assignee: 'issues-admin', notes: 'n'.repeat(10_000) };
     expect(await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, patch)).toEqual({ status: 200, body: { status: 'updated', source: 'live' } });

@@ -25,6 +25,7 @@ function expectedAccess(key: string): Who {
   if (/^POST \/api\/(fleet|health)\/refresh$|^POST \/api\/settings\/recompute/.test(key) || key === 'POST /api/patrol/trigger') return ADMIN_UP; // refresh/recompute, patrol
   if (/^GET \/api\/((fleet|health)\/refresh|settings\/recompute(-risk)?)\/\{refresh_id\}$/.test(key)) return ADMIN_UP; // issue 21 §2: following a refresh
   if (['GET /api/settings/users', 'GET /api/settings/audit', 'POST /api/settings/users/invite'].includes(key)) return ADMIN_UP; // users, audit, invite
+  if (key === 'GET /api/issues/users' || key === 'GET /api/ai-issues/users') return ADMIN_UP; // list users: the assignable ones, with emails and roles
   if (key.startsWith('POST /api/ingest/')) return ADMIN_UP; // ingest: admin JWT (or the static ingest token)
   if (key === 'GET /api/metrics') return ADMIN_UP; // issue 20 §6: admin JWT (or the static scrape token); it carries the LLM cost
   if (key.startsWith('GET /api/metric-sources/') || key.startsWith('POST /api/metric-sources/')) return ADMIN_UP; // issue 20 §5: the puller's source and errors, pull now

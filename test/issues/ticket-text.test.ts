@@ -59,4 +59,12 @@ describe('a ticket for alerts with long descriptions', () => {
     expect(emoji.endsWith('😀…')).toBe(true);
     expect(() => encodeURIComponent(emoji)).not.toThrow(); // it throws on a lone surrogate
   });
+
+  it("cuts a summary over Jira's 255 characters whole, never through an emoji in the alert name", async () => {
+    const issue = await issueWith(['disk'], `Disk${'😀'.repeat(200)}`);
+    const { summary } = await ticketRequest(issue, NOW);
+    expect(summary.length).toBeLessThanOrEqual(255);
+    expect(summary).toMatch(/^\[Warning\] Disk(😀)+…$/u);
+    expect(() => encodeURIComponent(summary)).not.toThrow();
+  });
 });
