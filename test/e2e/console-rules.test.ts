@@ -41,6 +41,8 @@ afterAll(async () => {
 });
 
 const editor = (page: Page) => page.locator('.rules-editor .cm-content');
+/** The keys of the unsaved work the tab keeps (kept-edit.ts, under session.tsx's keptKey). */
+const KEPT_KEYS = "Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.kept.'))";
 
 /** Opens a rule set's tab and waits for its text in the editor. */
 async function openRules(page: Page, set: 'health' | 'issue' | 'risk' | 'metric-sources'): Promise<void> {
@@ -410,7 +412,7 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
     await expect.poll(() => editor(page).textContent()).toContain('# kept for the tab');
     await page.getByText('unsaved changes').waitFor();
     // Kept per user and set, under the session's prefix (signing out removes it).
-    expect(await page.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.rules.'))")).toEqual(['fleet-health.rules.admin.issue']);
+    expect(await page.evaluate(KEPT_KEYS)).toEqual(['fleet-health.kept.admin/rules.issue']);
 
     // Another page and back, after someone saved a newer version: the edit, and the card to re-apply it.
     const theirs = `${live.content.trimEnd()}\n# someone else, meanwhile\n`;
@@ -435,9 +437,38 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
     expect((await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body.content).toBe(both);
 
     // Saved: nothing is kept any more.
-    await expect.poll(() => page.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.rules.'))")).toEqual([]);
+    await expect.poll(() => page.evaluate(KEPT_KEYS)).toEqual([]);
     await openRules(page, 'issue');
     await page.getByText('no changes', { exact: false }).waitFor();
+  });
+
+  it('keeps an unsaved edit over a session that ended (401) for its user, not for the next user to sign in', async () => {
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    const live = (await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body as { content: string };
+    const mine = `# across an ended session\n${live.content}`;
+    await openRules(page, 'risk');
+    await setText(page, mine);
+    const endSession = async () => {
+      // The tab's token revoked, as an expiry would end it: the next call answers 401.
+      const token = (await page.evaluate("JSON.parse(sessionStorage.getItem('fleet-health.session')).token")) as string;
+      expect((await api(service.url, token, 'POST', '/api/auth/logout')).status).toBe(200);
+      await page.reload();
+      await page.getByText('Your session has ended', { exact: false }).waitFor();
+    };
+    await endSession();
+    expect(await page.evaluate(KEPT_KEYS)).toEqual(['fleet-health.kept.admin/rules.risk']);
+    await signIn(page, 'admin', PASSWORD);
+    await page.getByRole('heading', { name: 'Risk rules YAML' }).waitFor();
+    await expect.poll(() => editor(page).textContent()).toContain('# across an ended session');
+    await page.getByText('unsaved changes').waitFor();
+
+    await endSession();
+    await signIn(page, VIEWER.email, VIEWER.password);
+    expect(await page.evaluate(KEPT_KEYS)).toEqual([]);
+    await page.getByRole('heading', { name: 'Risk rules YAML' }).waitFor();
+    await expect.poll(() => editor(page).textContent()).not.toContain('# across an ended session');
+    await page.close();
   });
 });
 

@@ -2,8 +2,11 @@
 // stays signed in and closing the tab ends it. Sign-out sends X-Session-Duration
 // (whole seconds since sign-in), as the contract's logout audit expects. A 401
 // from any call (expired or revoked token) ends the session with a message.
-// Ending it also drops what the tab kept for the user (chat transcripts), so
-// nothing of theirs is left readable in the tab after they sign out.
+// Signing out also drops everything the tab kept for the user (chat transcripts,
+// unsaved rule edits), so nothing of theirs is left readable in the tab after
+// they leave. A session that merely ended (a 401) keeps the user's unsaved work
+// (keptKey: a rule edit) for them to sign in again and go on; another user
+// signing in next drops it unread.
 import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react';
 import { type ApiProblem, call, configureClient, endpoint } from './api/client';
@@ -23,10 +26,15 @@ export const PREFIX = 'fleet-health.';
 const KEY = `${PREFIX}session`;
 const logoutEndpoint = endpoint<'auth', 'logout'>('POST', '/api/auth/logout');
 
-/** Removes the session and everything else this console keeps in the tab's storage. */
-function forgetTab(): void {
+/** Where a user's unsaved work is kept in the tab: over an expired session, for that user only. */
+const KEPT = `${PREFIX}kept.`;
+/** The tab's storage key for `name` (e.g. `rules.issue`) of `username`'s unsaved work; `/` is in no username. */
+export const keptKey = (username: string, name: string) => `${KEPT}${username}/${name}`;
+
+/** Removes the session and everything else this console keeps in the tab's storage, except what `keep` names. */
+function forgetTab(keep: (key: string) => boolean = () => false): void {
   const keys = Array.from({ length: sessionStorage.length }, (_, i) => sessionStorage.key(i));
-  for (const key of keys) if (key?.startsWith(PREFIX)) sessionStorage.removeItem(key);
+  for (const key of keys) if (key?.startsWith(PREFIX) && !keep(key)) sessionStorage.removeItem(key);
 }
 
 function readStored(): Stored | null {
@@ -57,9 +65,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
 
   const end = useCallback(
-    (message: string | null) => {
+    (message: string | null, keepUnsaved = false) => {
       current = null;
-      forgetTab();
+      forgetTab(keepUnsaved ? (key) => key.startsWith(KEPT) : undefined);
       queryClient.clear();
       setNotice(message);
       setStored(null);
@@ -70,7 +78,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     configureClient({
       token: () => current?.token ?? null,
-      unauthorized: (problem: ApiProblem) => end(`Your session has ended (${problem.detail}). Sign in again.`),
+      unauthorized: (problem: ApiProblem) => end(`Your session has ended (${problem.detail}). Sign in again.`, true),
     });
   }, [end]);
 
@@ -79,6 +87,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       user: stored?.user ?? null,
       notice,
       signIn(answer) {
+        // Unsaved work kept over an ended session is its user's alone.
+        forgetTab((key) => !key.startsWith(KEPT) || key.startsWith(keptKey(answer.user.username, '')));
         current = { token: answer.access_token, user: answer.user, signedInAt: Date.now() };
         sessionStorage.setItem(KEY, JSON.stringify(current));
         setNotice(null);

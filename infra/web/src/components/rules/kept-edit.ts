@@ -1,7 +1,7 @@
 // An unsaved rule-set edit, kept in the tab's sessionStorage per signed-in user and
-// rule set, so switching rule-set tabs or leaving the page does not lose it. Its
-// keys carry the session's prefix: signing out removes them with the session.
-import { PREFIX } from '../../session';
+// rule set, so switching rule-set tabs or leaving the page does not lose it, nor
+// does a session that expires mid-edit (keptKey): signing out removes it.
+import { keptKey } from '../../session';
 import type { RuleSetKey } from './api';
 
 export interface KeptEdit {
@@ -12,7 +12,7 @@ export interface KeptEdit {
   proposed: string | null;
 }
 
-const keyOf = (user: string, set: RuleSetKey) => `${PREFIX}rules.${user}.${set}`;
+const keyOf = (user: string, set: RuleSetKey) => keptKey(user, `rules.${set}`);
 
 export function readEdit(user: string, set: RuleSetKey): KeptEdit | null {
   try {
