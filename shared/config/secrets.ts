@@ -31,6 +31,8 @@ export type SecretName = (typeof SECRET_NAMES)[number];
 
 /** How long one read of a secret may take: well inside a route's 29 s, and a healthy read takes milliseconds. */
 const SECRET_TIMEOUT_MS = 5_000;
+/** A secret that could not be read is a passing refusal: the 503 asks for another try after this many seconds. */
+const SECRET_RETRY_SECONDS = 5;
 
 /** Secrets Manager through the signed JSON call of shared/aws/. */
 const SECRETS_MANAGER: AwsJsonService = {
@@ -77,7 +79,7 @@ async function load(name: SecretName): Promise<string | undefined> {
     // Throttled, denied, deleted, undecryptable or unreachable: the cause goes to the log (it names the
     // account and the key); the caller answers 503 naming only the variable, and the next call tries again.
     createLogger('config/secrets').error('secret could not be read', { secret: `${name}_ARN`, ...errorFields(error) });
-    throw new ServiceUnavailable(`${name} could not be read from Secrets Manager; try again shortly.`);
+    throw new ServiceUnavailable(`${name} could not be read from Secrets Manager; try again shortly.`, SECRET_RETRY_SECONDS);
   }
 }
 

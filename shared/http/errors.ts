@@ -82,8 +82,8 @@ export class TooManyRequests extends HttpError {
 }
 
 export class BadGateway extends HttpError {
-  constructor(detail: string) {
-    super(502, 'Bad Gateway', detail);
+  constructor(detail: string, extra: Record<string, unknown> = {}) {
+    super(502, 'Bad Gateway', detail, {}, extra);
   }
 }
 

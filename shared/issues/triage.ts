@@ -86,6 +86,8 @@ export const TICKET_LINE_MAX = 1_000;
  * linking back to the app (APP_URL and the issue id): this leaves it room. Bounds the webhook's body too.
  */
 export const TICKET_DESCRIPTION_MAX = 30_000;
+/** The label that finds an issue's ticket in the tracker: after a failure that may have created it, the user looks for it. */
+export const ticketLabel = (issueId: string) => `fleet-health-${issueId}`;
 /** Jira's summary field takes 255 characters; cut whole (cutText), never through an emoji's surrogate pair. */
 const TICKET_SUMMARY_MAX = 255;
 
@@ -115,10 +117,13 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
   }
   return {
     issue_id: issue.issue_id,
-    summary: cutText(`[${issue.severity}] ${issue.issue_name} on ${issue.cluster_name}${issue.customer_name ? ` (${issue.customer_name})` : ''}`, TICKET_SUMMARY_MAX),
+    summary: cutText(
+      `[${issue.severity}] ${issue.issue_name} on ${issue.cluster_name}${issue.customer_name ? ` (${issue.customer_name})` : ''}`,
+      TICKET_SUMMARY_MAX,
+    ),
     description: cutText(paragraphs.join('\n\n'), TICKET_DESCRIPTION_MAX),
     link: `${appUrl()}/issues/${encodeURIComponent(issue.issue_id)}`,
-    labels: ['fleet-health', issue.severity.toLowerCase()],
+    labels: ['fleet-health', issue.severity.toLowerCase(), ticketLabel(issue.issue_id)],
     severity: issue.severity,
   };
 }
@@ -153,8 +158,14 @@ export async function createTicket(principal: Principal, issueId: string, caller
     ticket = await provider.create(await ticketRequest(issue, now));
   } catch (error) {
     await releaseTicketClaim(issueId, token).catch(() => undefined); // expires by itself otherwise
-    if (error instanceof TicketProviderError) throw new BadGateway(error.message);
-    throw error;
+    if (!(error instanceof TicketProviderError)) throw error;
+    if (!error.mayExist) throw new BadGateway(`${error.message}. Nothing was created; you can try again.`);
+    // The request went out and nothing said it was refused: another create could open a second ticket.
+    log.warn('ticket provider failed after the request went out; the ticket may exist', { issue_id: issueId, provider: provider.name, reason: error.message });
+    throw new BadGateway(
+      `${error.message}. The ticket may have been created all the same: look for one labelled ${ticketLabel(issueId)} and link it to this issue (ticket_key and ticket_url by PATCH) before creating another.`,
+      { ticket_may_exist: true, ticket_label: ticketLabel(issueId) },
+    );
   }
   // On our claimed issue, or on the live one that replaced it (our claim given up in the same transaction).
   const store = (holder: IssueRecord) => {

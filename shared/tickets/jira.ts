@@ -2,7 +2,7 @@
 // with Basic auth (account email + API token). The description travels as an
 // Atlassian Document Format (ADF) document; the browse URL is {base}/browse/{key}.
 import * as z from '../zod.js';
-import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
+import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
 import { postJson } from './post.js';
 import { cutText } from '../text.js';
@@ -32,14 +32,14 @@ export function jiraProvider(config: JiraConfig): TicketProvider {
       );
       if (answer.status >= 200 && answer.status < 300) {
         const issue = CreatedIssue.safeParse(parseJson(answer.text));
-        if (!issue.success) throw new TicketProviderError('Jira answered without an issue key', answer.status);
+        if (!issue.success) throw new TicketProviderError('Jira answered without an issue key', answer.status, true);
         return { key: issue.data.key, url: `${config.baseUrl}/browse/${issue.data.key}` };
       }
       if (answer.status === 400) throw new TicketProviderError(refusal(answer.text), 400);
       if (answer.status === 401 || answer.status === 403) {
         throw new TicketProviderError(`Jira refused the credentials (HTTP ${answer.status})`, answer.status);
       }
-      throw new TicketProviderError(`Jira answered HTTP ${answer.status}`, answer.status);
+      throw new TicketProviderError(`Jira answered HTTP ${answer.status}`, answer.status, mayExistAfter(answer.status));
     },
   };
 }

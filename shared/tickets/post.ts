@@ -21,7 +21,14 @@ export async function postJson(
     const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
     return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
   } catch (error) {
-    if (error instanceof AnswerTooLarge) throw new TicketProviderError(`${provider} answered with ${error.message}`);
-    throw new TicketProviderError(`${provider} did not answer: ${failureReason(error, timeoutMs)}`);
+    if (error instanceof AnswerTooLarge) throw new TicketProviderError(`${provider} answered with ${error.message}`, undefined, true);
+    throw new TicketProviderError(`${provider} did not answer: ${failureReason(error, timeoutMs)}`, undefined, !neverSent(error));
   }
+}
+
+/** Failures that leave no request at the provider: no address, no connection, no trusted TLS session. */
+const NOT_SENT = /^(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ERR_TLS_CERT_ALTNAME_INVALID|(UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|CERT_).*)$/;
+function neverSent(error: unknown): boolean {
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'string' && NOT_SENT.test(code);
 }

@@ -21,13 +21,22 @@ export interface TicketProvider {
   create(request: TicketRequest): Promise<CreatedTicket>;
 }
 
-/** A provider call failed (HTTP error, bad answer, timeout, network): message is safe to show to the user (never contains credentials). */
+/**
+ * A provider call failed (HTTP error, bad answer, timeout, network): message is safe to show to the user (never
+ * contains credentials). `mayExist` when the provider may have created the ticket all the same: the request went
+ * out and no answer said it was refused (a timeout or a dropped connection after sending, a 5xx, a 2xx or 3xx we
+ * cannot read). Creating again then risks a second ticket, so the caller says to look for it first.
+ */
 export class TicketProviderError extends Error {
   constructor(
     message: string,
     readonly status?: number,
+    readonly mayExist = false,
   ) {
     super(message);
     this.name = 'TicketProviderError';
   }
 }
+
+/** An answer's status leaves the ticket possibly created: anything but a 4xx, which refuses it. */
+export const mayExistAfter = (status: number) => status < 400 || status >= 500;

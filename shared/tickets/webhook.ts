@@ -2,7 +2,7 @@
 // bearer token; the receiver opens the ticket wherever it likes and answers
 // 2xx {key, url}.
 import * as z from '../zod.js';
-import { TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
+import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
 import { HttpLink } from '../routes/common.js';
 import { postJson } from './post.js';
@@ -33,10 +33,11 @@ export function webhookProvider(config: WebhookConfig): TicketProvider {
       if (answer.status === 401 || answer.status === 403) {
         throw new TicketProviderError(`The ticket webhook refused the credentials (HTTP ${answer.status})`, answer.status);
       }
-      if (answer.status < 200 || answer.status >= 300) throw new TicketProviderError(`The ticket webhook answered HTTP ${answer.status}`, answer.status);
+      if (answer.status < 200 || answer.status >= 300)
+        throw new TicketProviderError(`The ticket webhook answered HTTP ${answer.status}`, answer.status, mayExistAfter(answer.status));
       const ticket = WebhookTicket.safeParse(parseJson(answer.text));
       if (!ticket.success) {
-        throw new TicketProviderError('The ticket webhook answered without a ticket key and an http(s) URL', answer.status);
+        throw new TicketProviderError('The ticket webhook answered without a ticket key and an http(s) URL', answer.status, true);
       }
       return ticket.data;
     },

@@ -445,6 +445,29 @@ describe('alert issues', { timeout: 60_000 }, () => {
     await adminPage.getByRole('link', { name: narrowed.issues[0].issue_name }).first().waitFor();
   });
 
+  it('links a ticket made by hand when no provider is set up: the 503 says so, the form links it, the page shows it', async () => {
+    delete process.env.TICKET_PROVIDER;
+    const { body } = await api(service.url, admin, 'GET', '/api/issues?days=30&page_size=100');
+    const issue = (body.issues as { issue_id: string; ticket_key: string }[]).find((i) => !i.ticket_key)!;
+    await adminPage.goto(`/issues/${encodeURIComponent(issue.issue_id)}`);
+    const panel = adminPage.getByRole('region', { name: 'Ticket' });
+    await panel.getByText('No ticket yet.').waitFor();
+    await panel.getByRole('button', { name: 'Create ticket' }).click();
+    await panel.getByText('Ticket creation is not set up on this service', { exact: false }).waitFor();
+    await panel.getByText('Link an existing ticket').click();
+    await panel.getByLabel('Ticket key').fill('OPS-4242');
+    await panel.getByLabel('Address (optional)').fill('https://tracker.example.com/browse/OPS-4242');
+    const linked = adminPage.waitForResponse((r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === `/api/issues/${issue.issue_id}`);
+    await panel.getByRole('button', { name: 'Link ticket' }).click();
+    expect((await linked).request().postDataJSON()).toEqual({ ticket_key: 'OPS-4242', ticket_url: 'https://tracker.example.com/browse/OPS-4242' });
+    await panel.getByRole('link', { name: 'OPS-4242' }).first().waitFor();
+    await panel.getByText('Linked', { exact: false }).waitFor();
+    expect(await panel.getByRole('button', { name: 'Create ticket' }).count()).toBe(0);
+    const read = await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(issue.issue_id)}`);
+    expect(read.body.issue).toMatchObject({ ticket_key: 'OPS-4242', ticket_url: 'https://tracker.example.com/browse/OPS-4242' });
+    await expectAccessible(adminPage, '/issues/{id} with a linked ticket');
+  });
+
   it('lets an admin triage an issue through the form, read back through the API; a viewer gets no triage controls', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/issues');
     const id: string = body.issues[0].issue_id;

@@ -141,7 +141,8 @@ describe('GET /api/issues', () => {
     const id = issues[0].issue_id;
     for (const [name, route] of Object.entries(issuesGroup.routes)) {
       if (route.method !== 'GET') continue;
-      const { status, body } = await call(viewer, 'GET', route.path.replace('{issue_id}', id));
+      // Each as the least role the route admits (the assignable users are admins' to read).
+      const { status, body } = await call(route.roles.includes('viewer') ? viewer : admin, 'GET', route.path.replace('{issue_id}', id));
       expect(status, routeKey(route)).toBe(200);
       const parsed = route.response!.safeParse(body);
       expect(parsed.success ? [] : parsed.error.issues.slice(0, 3), name).toEqual([]);
@@ -408,13 +409,42 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     const failed = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
     jira.mode = 'ok';
     expect(failed.status).toBe(502);
-    expect(failed.body.detail).toMatch(/Jira answered HTTP 500/);
+    // A 500 does not say the ticket was refused: it may exist, and the answer says how to find it.
+    expect(failed.body.detail).toMatch(/^Jira answered HTTP 500\. The ticket may have been created all the same: look for one labelled fleet-health-iss-/);
+    expect(failed.body).toMatchObject({ ticket_may_exist: true, ticket_label: `fleet-health-${issue.issue_id}` });
     expect(JSON.stringify(failed.body)).not.toContain('jira-secret-token');
     expect(await getIssue(issue.issue_id)).toEqual(stored);
     process.env.TICKET_API_TOKEN = 'wrong-token';
-    expect((await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)).status).toBe(502);
+    const refused = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect(refused.status).toBe(502);
+    expect(refused.body.detail).toBe('Jira refused the credentials (HTTP 401). Nothing was created; you can try again.');
+    expect(refused.body.ticket_may_exist).toBeUndefined();
     expect(await getIssue(issue.issue_id)).toEqual(stored);
     configure();
     expect((await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)).status).toBe(200);
+  });
+
+  it('a ticket Jira made but answered too late for: 502 says it may exist and names its label, and it is linked by PATCH', async () => {
+    configure();
+    process.env.TICKET_TIMEOUT_MS = '200'; // Jira answers after 400 ms
+    const [issue] = await untickted();
+    const stored = await getIssue(issue.issue_id);
+    jira.mode = 'late';
+    const made = jira.created.length;
+    const failed = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    jira.mode = 'ok';
+    configure();
+    expect(failed.status).toBe(502);
+    expect(failed.body).toMatchObject({ ticket_may_exist: true, ticket_label: `fleet-health-${issue.issue_id}` });
+    expect(failed.body.detail).toMatch(/^Jira did not answer: no answer within 0\.2 s\. The ticket may have been created all the same/);
+    expect(await getIssue(issue.issue_id)).toEqual(stored);
+    // The ticket is in Jira under the label the answer named: the user finds it there and links it.
+    const ticket = jira.created.slice(made).find((t) => t.labels.includes(failed.body.ticket_label))!;
+    expect(ticket).toBeDefined();
+    const url = `${jira.baseUrl}/browse/${ticket.key}`;
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_key: ticket.key, ticket_url: url })).status).toBe(200);
+    const again = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect(again).toMatchObject({ status: 409, body: { ticket_key: ticket.key, ticket_url: url } });
+    expect(jira.created.length).toBe(made + 1);
   });
 });

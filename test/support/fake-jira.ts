@@ -26,8 +26,14 @@ export interface FakeJira {
   baseUrl: string;
   /** Every request, including refused ones. */
   received: ReceivedJiraRequest[];
-  /** How an authenticated, valid request is answered: 'ok' (201), 'error500', 'slow' (201 after slowMs) or 'garbage' (200, not JSON). */
-  mode: 'ok' | 'error500' | 'slow' | 'garbage' | 'oversized';
+  /**
+   * How an authenticated, valid request is answered: 'ok' (201), 'error500', 'slow' (201 after slowMs, the issue made
+   * only if the client still waits), 'late' (the issue made at once, its 201 after slowMs: a ticket that exists after
+   * the client's timeout) or 'garbage' (200, not JSON).
+   */
+  mode: 'ok' | 'error500' | 'slow' | 'late' | 'garbage' | 'oversized';
+  /** Every issue made, with its labels, answered or not. */
+  created: { key: string; labels: string[] }[];
   close(): Promise<void>;
 }
 
@@ -37,7 +43,7 @@ export async function startFakeJira(options: FakeJiraOptions): Promise<FakeJira>
   const expectedAuthorization = `Basic ${Buffer.from(`${options.email}:${options.apiToken}`).toString('base64')}`;
   const pending = new Set<NodeJS.Timeout>();
   let issues = 0;
-  const state: FakeJira = { baseUrl: '', received: [], mode: 'ok', close: async () => undefined };
+  const state: FakeJira = { baseUrl: '', received: [], mode: 'ok', created: [], close: async () => undefined };
 
   const server: Server = createServer((req, res) => {
     let raw = '';
@@ -56,10 +62,21 @@ export async function startFakeJira(options: FakeJiraOptions): Promise<FakeJira>
       const errors = fieldErrors(body, options.projectKey);
       if (Object.keys(errors).length > 0) return reply(res, 400, { errorMessages: [], errors });
 
-      const created = () => {
+      const make = () => {
         issues += 1;
         const id = String(10_000 + issues);
-        reply(res, 201, { id, key: `${options.projectKey}-${issues}`, self: `${state.baseUrl}${ISSUE_PATH}/${id}` });
+        const key = `${options.projectKey}-${issues}`;
+        const labels = ((body as { fields?: { labels?: string[] } }).fields?.labels ?? []).slice();
+        state.created.push({ key, labels });
+        return { id, key, self: `${state.baseUrl}${ISSUE_PATH}/${id}` };
+      };
+      const created = () => reply(res, 201, make());
+      const later = (answer: () => void) => {
+        const timer = setTimeout(() => {
+          pending.delete(timer);
+          if (!res.destroyed) answer();
+        }, options.slowMs ?? 3_000);
+        pending.add(timer);
       };
       switch (state.mode) {
         case 'ok':
@@ -74,12 +91,11 @@ export async function startFakeJira(options: FakeJiraOptions): Promise<FakeJira>
         case 'garbage':
           res.writeHead(200, { 'Content-Type': 'text/html' });
           return res.end('<html><body>Down for maintenance</body></html>');
-        case 'slow': {
-          const timer = setTimeout(() => {
-            pending.delete(timer);
-            if (!res.destroyed) created();
-          }, options.slowMs ?? 3_000);
-          pending.add(timer);
+        case 'slow':
+          return later(created);
+        case 'late': {
+          const issue = make();
+          return later(() => reply(res, 201, issue));
         }
       }
     });
@@ -106,6 +122,9 @@ function fieldErrors(body: unknown, projectKey: string): Record<string, string> 
   if (typeof summary !== 'string' || summary.trim() === '') errors.summary = 'You must specify a summary of the issue.';
   else if (summary.length > 255) errors.summary = 'Summary must be less than 255 characters.';
   else if (/[\r\n]/.test(summary)) errors.summary = 'The summary is invalid because it contains newline characters.';
+  const labels = fields.labels;
+  if (labels !== undefined && (!Array.isArray(labels) || labels.some((l) => typeof l !== 'string' || /\s/.test(l) || l.length > 255)))
+    errors.labels = 'The label contains spaces which is invalid.';
   const issueType = fields.issuetype as { name?: unknown } | undefined;
   if (typeof issueType?.name !== 'string' || issueType.name === '') errors.issuetype = 'Specify an issue type';
   const description = fields.description as { type?: unknown; version?: unknown; content?: unknown } | undefined;

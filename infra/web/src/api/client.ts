@@ -13,6 +13,15 @@ export interface Endpoint<G extends GroupName, R extends RouteName<G>> {
 /** Declares the console's use of a route; `method` and `path` must be the route table's, or the typecheck fails. */
 export const endpoint = <G extends GroupName, R extends RouteName<G>>(method: MethodOf<G, R>, path: PathOf<G, R>): Endpoint<G, R> => ({ method, path });
 
+/** Seconds from a Retry-After header (delta-seconds or an HTTP date); null when absent or unreadable. */
+export function retryAfterSeconds(headers: Headers | undefined, now = Date.now()): number | null {
+  const value = headers?.get('Retry-After')?.trim();
+  if (!value) return null;
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
 /** A problem+json answer (or a network failure, status 0). */
 export class ApiProblem extends Error {
   constructor(
@@ -24,6 +33,14 @@ export class ApiProblem extends Error {
   ) {
     super(detail || title);
     this.name = 'ApiProblem';
+  }
+
+  /**
+   * The seconds a passing refusal asks to wait (its Retry-After: a 429, or a 503 for throttling or a secret that
+   * could not be read), or undefined: a 503 without it is a service not set up, which waiting does not mend.
+   */
+  get retryAfter(): number | undefined {
+    return retryAfterSeconds(this.headers) ?? undefined;
   }
 
   /** The live issue a write to a regrouped issue should go to instead (the 409's `superseded_by`), or ''. */

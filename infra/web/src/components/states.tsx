@@ -53,6 +53,9 @@ export function Problem({
     <div className={`state problem ${className}`.trim()} role="alert">
       <strong>{problem ? `${problem.title} (${problem.status || 'no answer'})` : 'Something went wrong'}</strong>
       <p>{problem ? problem.detail : error instanceof Error ? error.message : String(error)}</p>
+      {problem?.retryAfter !== undefined && (
+        <p className="muted">A passing refusal: nothing was changed, and the service asks for another try in {problem.retryAfter} s.</p>
+      )}
       {problem?.supersededBy && (
         <p>
           <SiblingLink to={`${liveIssues}/${encodeURIComponent(problem.supersededBy)}`}>Continue on the live issue {problem.supersededBy}</SiblingLink>

@@ -221,7 +221,8 @@ function DashboardForm({ current, host, invalid, onChoose }: { current: string; 
 }
 
 function NotAvailable({ error, retry }: { error: ApiProblem; retry: () => void }) {
-  if (error.status === 503) {
+  // Without Retry-After: not set up. With it, a passing refusal (throttling, a secret not read just now): the plain problem.
+  if (error.status === 503 && error.retryAfter === undefined) {
     return (
       <div className="state problem dashboards-unconfigured" role="alert">
         <strong>Dashboard embedding is not set up</strong>

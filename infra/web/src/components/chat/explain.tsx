@@ -1,5 +1,6 @@
 // Why the assistant did not answer, in place in the conversation: 503 (no
-// provider configured: the service's detail names the settings), 429 (the
+// provider configured: the service's detail names the settings; with
+// Retry-After, a passing refusal to send again), 429 (the
 // per-user rate limit: when to send again, from Retry-After), 502 (the model
 // failed) and anything else with the service's own detail.
 import { useEffect, useState } from 'react';
@@ -9,7 +10,8 @@ import type { Turn } from './turns';
 type ProblemTurn = Extract<Turn, { kind: 'problem' }>;
 
 export function Explanation({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () => void; busy: boolean }) {
-  if (turn.status === 503) {
+  // A 503 with Retry-After is a passing refusal (throttling, a secret not read just now), not a missing setting.
+  if (turn.status === 503 && turn.retryAfter == null) {
     return (
       <div className="chat-problem">
         <h3>The assistant is not available: no language model is configured</h3>
@@ -44,6 +46,7 @@ function heading(turn: ProblemTurn): string {
   if (turn.status === 0) return 'The service did not answer';
   if (turn.status === 502) return 'The language model failed to answer';
   if (turn.status === 504) return 'The answer took too long';
+  if (turn.status === 503) return 'The service is busy for a moment';
   return `${turn.title} (${turn.status})`;
 }
 

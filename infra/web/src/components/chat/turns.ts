@@ -79,15 +79,6 @@ export function updateTurns(user: string, change: (turns: Turn[]) => Turn[]): vo
 let counter = 0;
 export const turnId = () => `${Date.now().toString(36)}-${(counter++).toString(36)}`;
 
-/** Seconds from a Retry-After header (delta-seconds or an HTTP date); null when absent or unreadable. */
-export function retryAfterSeconds(headers: Headers | undefined, now = Date.now()): number | null {
-  const value = headers?.get('Retry-After')?.trim();
-  if (!value) return null;
-  if (/^\d+$/.test(value)) return Number(value);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
-}
-
 /** A failed send as a turn of the conversation. */
 export function problemTurn(error: unknown): Turn {
   const problem = error instanceof ApiProblem ? error : null;
@@ -97,7 +88,7 @@ export function problemTurn(error: unknown): Turn {
     status: problem?.status ?? 0,
     title: problem?.title ?? 'Something went wrong',
     detail: problem?.detail ?? (error instanceof Error ? error.message : String(error)),
-    retryAfter: problem?.status === 429 ? retryAfterSeconds(problem.headers) : null,
+    retryAfter: problem?.retryAfter ?? null,
     at: Date.now(),
   };
 }

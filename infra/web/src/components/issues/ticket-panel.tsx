@@ -1,8 +1,13 @@
 // The issue's ticket: a link when it has one; for admins without one, a button
-// that creates it (POST …/create-ticket). The service's answers are shown as its
+// that creates it (POST …/create-ticket) and a form that links a ticket made by
+// hand (PATCH ticket_key and ticket_url). The service's answers are shown as its
 // problem `detail` says: 503 no provider configured, 409 a ticket exists already
 // (its key and link from the problem) or the issue was regrouped (a link to the live
-// one, as every problem shows it), 502 the provider failed.
+// one, as every problem shows it), 502 the provider failed. Two answers name a ticket
+// the issue does not hold: a 409 for a ticket created but not stored, and a 502 whose
+// ticket may exist (`ticket_may_exist`, found by its label): each offers to link it
+// rather than create a second one.
+import { type FormEvent, useId, useState } from 'react';
 import { ApiProblem, endpoint } from '../../api/client';
 import { useApiMutation } from '../../api/hooks';
 import type { Answer } from '../../api/types';
@@ -10,19 +15,24 @@ import { Problem } from '../states';
 import { isWebLink, TicketLink } from './format';
 
 const createTicketEndpoint = endpoint<'issues', 'createTicket'>('POST', '/api/issues/{issue_id}/create-ticket');
+const patchEndpoint = endpoint<'issues', 'patch'>('PATCH', '/api/issues/{issue_id}');
 
 type Issue = Answer<'issues', 'get'>['issue'];
 
-const WHAT_TO_DO: Record<number, string> = {
-  503: 'Ticket creation is not set up on this service; ask whoever runs it to configure a ticket provider.',
-  502: 'Nothing was stored on the issue; you can try again.',
-};
+const NOT_SET_UP = 'Ticket creation is not set up on this service; ask whoever runs it to configure a ticket provider, or link a ticket made by hand.';
 
 export function TicketPanel({ issue, canCreate, refetch }: { issue: Issue; canCreate: boolean; refetch: () => void }) {
   const create = useApiMutation(createTicketEndpoint, ['/api/issues']);
+  const link = useApiMutation(patchEndpoint, ['/api/issues']);
   const problem = create.error instanceof ApiProblem ? create.error : null;
-  const existingKey = problem?.status === 409 && typeof problem.body.ticket_key === 'string' ? problem.body.ticket_key : '';
-  const existingUrl = problem?.status === 409 && typeof problem.body.ticket_url === 'string' ? problem.body.ticket_url : '';
+  const named = (field: string) => (problem && typeof problem.body[field] === 'string' ? (problem.body[field] as string) : '');
+  // A ticket the answer names that this issue does not hold (created, but its key not stored): linkable as it is.
+  const existingKey = problem?.status === 409 ? named('ticket_key') : '';
+  const existingUrl = problem?.status === 409 ? named('ticket_url') : '';
+  const mayExist = problem?.status === 502 && problem.body.ticket_may_exist === true;
+  const label = mayExist ? named('ticket_label') : '';
+  const linkTicket = (ticket_key: string, ticket_url: string) =>
+    link.mutate({ params: { issue_id: issue.issue_id }, body: { ticket_key, ticket_url } }, { onSuccess: () => refetch() });
 
   return (
     <section className="card issue-ticket" aria-labelledby="ticket-title">
@@ -38,6 +48,11 @@ export function TicketPanel({ issue, canCreate, refetch }: { issue: Issue; canCr
       {create.isSuccess && (
         <p className="notice" role="status">
           Created <TicketLink ticketKey={create.data.ticket_key} url={create.data.ticket_url} />.
+        </p>
+      )}
+      {link.isSuccess && issue.ticket_key && (
+        <p className="notice" role="status">
+          Linked <TicketLink ticketKey={issue.ticket_key} url={issue.ticket_url} />.
         </p>
       )}
       {canCreate && !issue.ticket_key && (
@@ -60,12 +75,53 @@ export function TicketPanel({ issue, canCreate, refetch }: { issue: Issue; canCr
         <Problem error={create.error} className="issue-ticket-problem">
           {existingKey && (
             <p>
-              Existing ticket: <TicketLink ticketKey={existingKey} url={existingUrl} />
+              {issue.ticket_key === existingKey ? 'Existing ticket: ' : 'The ticket, not linked to this issue: '}
+              <TicketLink ticketKey={existingKey} url={existingUrl} />
+              {canCreate && !issue.ticket_key && (
+                <>
+                  {' '}
+                  <button type="button" onClick={() => linkTicket(existingKey, existingUrl)} disabled={link.isPending}>
+                    Link {existingKey} to this issue
+                  </button>
+                </>
+              )}
             </p>
           )}
-          {problem && WHAT_TO_DO[problem.status] && <p className="muted">{WHAT_TO_DO[problem.status]}</p>}
+          {mayExist && (
+            <p className="muted">
+              Look in the tracker for a ticket labelled <code>{label}</code>. If it is there, link it below rather than creating another.
+            </p>
+          )}
+          {problem?.status === 503 && problem.retryAfter === undefined && <p className="muted">{NOT_SET_UP}</p>}
         </Problem>
       )}
+      {canCreate && !issue.ticket_key && <LinkTicketForm open={mayExist} pending={link.isPending} onLink={linkTicket} />}
+      {link.isError && <Problem error={link.error} className="issue-ticket-problem" />}
     </section>
+  );
+}
+
+/** A ticket made by hand (or by a create whose answer was lost), linked by its key and optional address. */
+function LinkTicketForm({ open, pending, onLink }: { open: boolean; pending: boolean; onLink(key: string, url: string): void }) {
+  const id = useId();
+  const [key, setKey] = useState('');
+  const [url, setUrl] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (key.trim()) onLink(key.trim(), url.trim());
+  };
+  return (
+    <details className="issue-ticket-link" open={open || undefined}>
+      <summary>Link an existing ticket</summary>
+      <form onSubmit={submit}>
+        <label htmlFor={`${id}-key`}>Ticket key</label>
+        <input id={`${id}-key`} value={key} onChange={(e) => setKey(e.target.value)} maxLength={64} required placeholder="OPS-42" />
+        <label htmlFor={`${id}-url`}>Address (optional)</label>
+        <input id={`${id}-url`} type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://…" />
+        <button type="submit" disabled={pending || !key.trim()}>
+          {pending ? 'Linking…' : 'Link ticket'}
+        </button>
+      </form>
+    </details>
   );
 }
