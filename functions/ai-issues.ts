@@ -3,6 +3,7 @@ import { aiIssueDetail, aiIssueKpis, listAiIssues, updateAiTriage } from '../sha
 import { callerOf } from '../shared/auth/caller.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import { assignableUsers } from '../shared/issues/queries.js';
+import { expectedTriage } from '../shared/issues/triage-etag.js';
 import { aiIssuesGroup } from '../shared/routes/ai-issues.js';
 
 export const handler = createGroupHandler(aiIssuesGroup, {
@@ -10,5 +11,5 @@ export const handler = createGroupHandler(aiIssuesGroup, {
   kpis: async (req) => aiIssueKpis(req.query.days),
   users: async () => assignableUsers(),
   get: async (req) => aiIssueDetail(req.params.issue_id),
-  patch: async (req) => updateAiTriage(req.principal, req.params.issue_id, req.body, await callerOf(req)),
+  patch: async (req) => updateAiTriage(req.principal, req.params.issue_id, req.body, await callerOf(req), new Date(), expectedTriage(req.headers['if-match'])),
 });

@@ -3,6 +3,7 @@ import { callerOf } from '../shared/auth/caller.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import { assignableUsers, clusterHistory, issueDetail, issueEvidence, issueKpis, listIssues } from '../shared/issues/queries.js';
 import { createTicket, updateTriage } from '../shared/issues/triage.js';
+import { expectedTriage } from '../shared/issues/triage-etag.js';
 import { issuesGroup } from '../shared/routes/issues.js';
 
 export const handler = createGroupHandler(issuesGroup, {
@@ -13,5 +14,5 @@ export const handler = createGroupHandler(issuesGroup, {
   clusterHistory: async (req) => clusterHistory(req.params.issue_id),
   evidence: async (req) => issueEvidence(req.params.issue_id),
   createTicket: async (req) => createTicket(req.principal, req.params.issue_id, await callerOf(req)),
-  patch: async (req) => updateTriage(req.principal, req.params.issue_id, req.body, await callerOf(req)),
+  patch: async (req) => updateTriage(req.principal, req.params.issue_id, req.body, await callerOf(req), new Date(), expectedTriage(req.headers['if-match'])),
 });

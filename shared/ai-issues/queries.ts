@@ -19,10 +19,12 @@ import {
 } from '../db/ai-issues.js';
 import { liveSuccessor } from '../db/issues.js';
 import { Conflict, NotFound } from '../http/errors.js';
+import { Reply } from '../http/route.js';
 import type { Principal } from '../auth/principal.js';
 import { issueListCache } from '../issues/list-cache.js';
 import { ALERTS_SHOWN, durationMinutes, kpiCounts, matches, orderedWindow, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
+import { staleTriage, triageEtag } from '../issues/triage-etag.js';
 import type { IssueListQuery } from '../routes/common.js';
 import type { AiIssueView } from './schemas.js';
 
@@ -100,12 +102,14 @@ export async function aiIssueDetail(id: string, now = new Date()) {
   // A key starts with the alert's start time (ISO, fixed width): the greatest are the newest.
   const newest = [...new Set(issue.alert_keys)].sort().reverse().slice(0, ALERTS_SHOWN);
   const alerts = await getClusterAlerts(issue.cluster_id, newest);
-  return {
+  const answer = {
     issue: aiIssueView(issue, now),
     ...shownAlerts(alerts.map(timelineEntry), issue.alert_count),
     cluster_info: null,
     source: SOURCE,
   };
+  // The triage version a PATCH may name as If-Match (shared/issues/triage-etag.ts).
+  return new Reply(200, answer, { ETag: triageEtag(issue.triage_version) });
 }
 
 /** 409 for triage of an AI issue regrouping retired: names the live AI issue now holding its alerts (`superseded_by`). */
@@ -118,16 +122,24 @@ async function regrouped(issue: AiIssueRecord): Promise<Conflict> {
 
 /**
  * PATCH: the assignee resolved as for alert issues (shared/issues/triage.ts). Audited with before and after.
- * Only a live issue: one regrouping retired is out of every list (409 naming the live one).
+ * Only a live issue: one regrouping retired is out of every list (409 naming the live one). `expected`: the
+ * triage version the change was made on (If-Match), as for alert issues (updateTriage).
  */
-export async function updateAiTriage(principal: Principal, id: string, patch: Record<string, string | undefined>, caller: Caller, now = new Date()) {
+export async function updateAiTriage(
+  principal: Principal,
+  id: string,
+  patch: Record<string, string | undefined>,
+  caller: Caller,
+  now = new Date(),
+  expected?: number,
+) {
   const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Record<string, string>;
   if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(principal, changes.assignee);
-  // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
   return retryOnConflict(async () => {
     const issue = await requireAiIssue(id);
     // Also when regrouping retired it meanwhile: aiTriageAction holds only on a live issue, and this try reads afresh.
     if (issue.superseded_by) throw await regrouped(issue);
+    if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('AI issue', issue);
     const fields = Object.keys(changes).filter((f) => issue[f as keyof AiIssueRecord] !== changes[f]);
     if (!fields.length) return { status: 'ok' as const };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));

@@ -24,20 +24,26 @@ import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
 import { cutText } from '../text.js';
 import { resolveAssignee } from './assignee.js';
+import { staleTriage } from './triage-etag.js';
 import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
 import { createLogger, errorFields } from '../log.js';
 
 const log = createLogger('issues/triage');
 
-export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now = new Date()) {
+/**
+ * PATCH. `expected`: the triage version the change was made on (If-Match, triage-etag.ts): when it has
+ * moved on, a 409 and nothing changed. Without it, someone else's triage meanwhile is kept and ours
+ * applied on top, with a fresh "before".
+ */
+export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now = new Date(), expected?: number) {
   const changes = { ...patch };
   if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(principal, changes.assignee);
-  // Someone else triaged it meanwhile: apply ours on top of theirs, with a fresh "before".
   return retryOnConflict(async () => {
     const issue = await requireIssue(issueId);
     // Out of every list (also when regrouping superseded it meanwhile: triageAction holds only on a live
     // issue, and this try reads afresh): the issue now holding its alerts is the one to triage.
     if (issue.superseded_by) throw await regrouped(issue, 'triage that one');
+    if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('Issue', issue);
     const fields = (Object.keys(changes) as (keyof TriageFields)[]).filter((f) => issue[f] !== changes[f]);
     if (fields.length === 0) return { status: 'updated' as const, source: SOURCE };
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));

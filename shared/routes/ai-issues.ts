@@ -74,7 +74,8 @@ export const aiIssuesGroup = defineGroup({
       params: IssueIdParams,
       body: AiIssuePatch,
       response: z.lazy(() => z.object({ status: z.literal('ok') })),
-      problems: [409],
+      // 400: an If-Match that is not GET's ETag; 409: regrouped, or triaged after the If-Match's version.
+      problems: [400, 409],
     },
   },
 });

@@ -148,7 +148,8 @@ export const issuesGroup = defineGroup({
       params: IssueIdParams,
       body: IssuePatch,
       response: z.lazy(() => z.object({ status: z.literal('updated'), ...Source })),
-      problems: [409],
+      // 400: an If-Match that is not GET's ETag; 409: regrouped, or triaged after the If-Match's version (shared/issues/triage-etag.ts).
+      problems: [400, 409],
     },
   },
 });

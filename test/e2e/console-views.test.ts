@@ -529,6 +529,25 @@ describe('alert issues', { timeout: 60_000 }, () => {
     });
   });
 
+  it('never overwrites a triage saved after the page read the issue: the save is refused (409), the page reads it again, and a second save stores the edits knowingly', async () => {
+    await withUnsavedDraft(async (page, { id }, draft) => {
+      // Another admin saves notes while this tab still shows the issue as it read it.
+      expect((await api(service.url, admin, 'PATCH', `/api/issues/${encodeURIComponent(id)}`, { notes: `their notes ${randomUUID()}` })).status).toBe(200);
+      const refused = page.waitForResponse((r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === `/api/issues/${id}`);
+      await page.getByRole('button', { name: 'Save triage' }).click();
+      const first = await refused;
+      expect(first.status()).toBe(409);
+      expect(first.request().headers()['if-match']).toMatch(/^"t\d+"$/);
+      await page.getByRole('alert').filter({ hasText: 'after you read it: nothing was changed' }).waitFor();
+      await page.getByRole('status').filter({ hasText: 'while you edited' }).waitFor();
+      expect(await page.getByLabel('Notes').inputValue()).toBe(draft);
+      const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === `/api/issues/${id}`);
+      await page.getByRole('button', { name: 'Save triage' }).click();
+      expect((await saved).status()).toBe(200);
+      expect((await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(id)}`)).body.issue.notes).toBe(draft);
+    });
+  });
+
   it('keeps the issue and the unsaved edits when reading it again fails, with the problem shown above', async () => {
     await withUnsavedDraft(async (page, { id, name }, draft) => {
       // From now on the service fails every read of the issue (the page retries a 5xx twice first).

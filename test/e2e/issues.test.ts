@@ -262,6 +262,39 @@ describe('one issue', () => {
 });
 
 describe('PATCH /api/issues/{id}', () => {
+  it('with If-Match, applies only on the triage it was made on: a stale one is a 409 with what is stored, and changes nothing', async () => {
+    const issue = (await list('days=30&page_size=100')).issues.at(-1);
+    const path = `/api/issues/${issue.issue_id}`;
+    const read = async () => {
+      const res = await fetch(`${service.url}${path}`, { headers: { Authorization: `Bearer ${viewer}` } });
+      return { etag: res.headers.get('ETag')!, issue: (await res.json()).issue };
+    };
+    const patch = (body: unknown, ifMatch: string) =>
+      fetch(`${service.url}${path}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json', 'If-Match': ifMatch },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const first = await read();
+    expect(first.etag).toMatch(/^"t\d+"$/);
+    // Two admins read the same notes; the first saves its addition.
+    expect((await patch({ notes: `${first.issue.notes}\nfirst look` }, first.etag)).status).toBe(200);
+    const second = await read();
+    expect(second.etag).not.toBe(first.etag);
+    // The second's, made on what it read before, is refused rather than dropping the first's.
+    const stale = await patch({ notes: `${first.issue.notes}\nsecond look` }, first.etag);
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({ current_etag: second.etag, current: { notes: `${first.issue.notes}\nfirst look` } });
+    expect(stale.body.detail).toMatch(/was changed by \S+ at .+ after you read it: nothing was changed/);
+    expect((await read()).issue).toEqual(second.issue);
+    // Made again on what is stored now, it applies.
+    expect((await patch({ notes: `${second.issue.notes}\nsecond look` }, second.etag)).status).toBe(200);
+    expect((await read()).issue.notes).toBe(`${first.issue.notes}\nfirst look\nsecond look`);
+    const malformed = await patch({ notes: 'x' }, 'W/"t1"');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.detail).toMatch(/^If-Match must be the ETag GET answered for this issue/);
+  });
+
   it('sets each field, audits before and after, checks the assignee, and refuses bad input without changing anything', async () => {
     const issue = (await list('days=30&page_size=100')).issues.find((i: any) => !i.ticket_key);
     // Names, emails and roles of every active account: a list of users, which viewers are refused (DESIGN §5).

@@ -80,7 +80,7 @@ describe('alert dashboard links', () => {
     expect(Object.fromEntries(stored)).toEqual(Object.fromEntries(links.map(([name, , url]) => [name, url])));
     // and what the issue's timeline shows
     for (const issue of await listClusterIssues(c)) {
-      for (const a of (await issueDetail(issue.issue_id, NOW)).alerts) expect(a.dashboard_url).toBe(stored.get(a.alert_name));
+      for (const a of (await issueDetail(issue.issue_id, NOW)).body.alerts) expect(a.dashboard_url).toBe(stored.get(a.alert_name));
     }
   });
 });

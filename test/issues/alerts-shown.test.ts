@@ -35,7 +35,7 @@ describe('a noisy issue', () => {
   it("its detail lists its newest 200 alerts, newest first, and none of another group's", async () => {
     const issue = (await listClusterIssues(cluster!.cluster_id)).find((i) => i.alert_names.includes('DiskUsageHigh'))!;
     expect(issue.alert_count).toBe(260);
-    const detail = await issueDetail(issue.issue_id, NOW);
+    const detail = (await issueDetail(issue.issue_id, NOW)).body;
     const all = await listClusterAlerts(cluster!.cluster_id, new Date(NOW.getTime() - 86_400_000));
     const newest = all
       .filter((a) => a.alert_name === 'DiskUsageHigh')

@@ -107,7 +107,7 @@ describe("an issue's timeline after an edit of the grouping keys", () => {
     expect(issue).toMatchObject({ group_key: `cluster=${c}|alert_name=QueryErrors`, alert_count: 2 });
     await useIssueRules(defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', 'keys: [cluster, alert_name, label:service]'));
     try {
-      const detail = await issueDetail(issue!.issue_id, NOW);
+      const detail = (await issueDetail(issue!.issue_id, NOW)).body;
       expect(detail.alerts.map((a) => a.starts_at)).toEqual([ago(20 * 60_000).toISOString(), ago(30 * 60_000).toISOString()]);
       expect(detail.alerts_total).toBe(2);
     } finally {

@@ -3,7 +3,7 @@
 // admins and superadmins triage it (assignee "me" available). Viewers read only.
 import { useParams } from 'react-router';
 import { endpoint } from '../api/client';
-import { useApi } from '../api/hooks';
+import { useApiTagged } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { GroupedBy, isRuleBased } from '../components/ai/grouping';
 import { Timeline } from '../components/issues/evidence';
@@ -21,7 +21,7 @@ type Issue = Answer<'ai-issues', 'get'>['issue'];
 export default function AiIssuePage() {
   const { issueId = '' } = useParams();
   const { can } = useSession();
-  const detail = useApi(issueEndpoint, { params: { issue_id: issueId } }, { retry: (count, error) => error.status >= 500 && count < 2 });
+  const detail = useApiTagged(issueEndpoint, { params: { issue_id: issueId } }, { retry: (count, error) => error.status >= 500 && count < 2 });
   const admin = can(...ADMINS);
 
   return (
@@ -38,7 +38,7 @@ export default function AiIssuePage() {
             {admin && (
               // Keyed by the issue: going to another issue (only :issueId changes, the page stays mounted) starts the form afresh.
               <aside key={data.issue.issue_id} className="issue-side" aria-label="Triage">
-                <TriageForm group="ai-issues" issue={data.issue} refetch={detail.refetch} me />
+                <TriageForm group="ai-issues" issue={data.issue} etag={data.etag} refetch={detail.refetch} me />
               </aside>
             )}
           </div>

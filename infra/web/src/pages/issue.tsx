@@ -3,7 +3,7 @@
 // admins and superadmins also triage it and create its ticket. Viewers read only.
 import { useParams } from 'react-router';
 import { endpoint } from '../api/client';
-import { useApi } from '../api/hooks';
+import { useApiTagged } from '../api/hooks';
 import { ClusterHistory, Evidence, Timeline } from '../components/issues/evidence';
 import { IssueFacts, IssueFrame, IssueHeader } from '../components/issues/issue-page';
 import { TicketPanel } from '../components/issues/ticket-panel';
@@ -16,7 +16,7 @@ const issueEndpoint = endpoint<'issues', 'get'>('GET', '/api/issues/{issue_id}')
 export default function IssuePage() {
   const { issueId = '' } = useParams();
   const { can } = useSession();
-  const detail = useApi(issueEndpoint, { params: { issue_id: issueId } }, { retry: (count, error) => error.status >= 500 && count < 2 });
+  const detail = useApiTagged(issueEndpoint, { params: { issue_id: issueId } }, { retry: (count, error) => error.status >= 500 && count < 2 });
   const admin = can(...ADMINS);
 
   return (
@@ -32,7 +32,7 @@ export default function IssuePage() {
             {/* Keyed by the issue: going to another issue (only :issueId changes, the page stays mounted)
                 starts the form and the ticket panel afresh, with none of this one's edits or notices. */}
             <aside key={data.issue.issue_id} className="issue-side" aria-label={admin ? 'Triage and ticket' : 'Ticket'}>
-              {admin && <TriageForm group="issues" issue={data.issue} refetch={detail.refetch} />}
+              {admin && <TriageForm group="issues" issue={data.issue} etag={data.etag} refetch={detail.refetch} />}
               <TicketPanel issue={data.issue} canCreate={admin} refetch={() => void detail.refetch()} />
             </aside>
           </div>

@@ -1,6 +1,8 @@
 // The triage form (admins and superadmins) of alert issues and AI issues: triage
 // status, disposition, assignee (an active account from the list's users route)
-// and notes, sent by PATCH with only the fields that changed. After saving, the
+// and notes, sent by PATCH with only the fields that changed, and If-Match with the
+// ETag of the issue as read: another admin's save meanwhile is a 409, never
+// silently overwritten; the issue is read again and the edits kept. After saving, the
 // issue is read again and the values the service stored are shown, so what the
 // page says is what was kept. Unsaved edits survive the issue being read again.
 // AI issues also offer "Me" as assignee (sent as `me`, which the service resolves
@@ -45,12 +47,15 @@ const storedFields = (issue: Issue): Fields => ({
 export function TriageForm({
   group,
   issue,
+  etag,
   refetch,
   me = false,
 }: {
   /** Which list's routes the form reads accounts from and saves to. */
   group: Group;
   issue: Issue;
+  /** The ETag the issue was read with (its triage version), sent as If-Match. */
+  etag: string | null;
   refetch: () => Promise<unknown>;
   /** Offer "Me" (sent as `me`) as an assignee. */
   me?: boolean;
@@ -59,7 +64,7 @@ export function TriageForm({
   return (
     <section className="card issue-triage" aria-labelledby="triage-title">
       <h2 id="triage-title">Triage</h2>
-      <Form group={group} issue={issue} refetch={refetch} me={me} onSaved={setSaved} />
+      <Form group={group} issue={issue} etag={etag} refetch={refetch} me={me} onSaved={setSaved} />
       {saved && (
         <div className="notice issue-saved" role="status">
           <p>
@@ -93,12 +98,14 @@ export function TriageForm({
 function Form({
   group,
   issue,
+  etag,
   refetch,
   me,
   onSaved,
 }: {
   group: Group;
   issue: Issue;
+  etag: string | null;
   me: boolean;
   refetch: () => Promise<unknown>;
   onSaved: (saved: (Fields & { at: string; by: string }) | null) => void;
@@ -143,8 +150,10 @@ function Form({
     e.preventDefault();
     if (!changed) return;
     try {
-      await patch.mutateAsync({ params: { issue_id: issue.issue_id }, body: changes });
-    } catch {
+      await patch.mutateAsync({ params: { issue_id: issue.issue_id }, body: changes, headers: etag ? { 'If-Match': etag } : {} });
+    } catch (error) {
+      // Saved by someone else since it was read: read it again; the edits stay, and what changed meanwhile is named.
+      if ((error as ApiProblem).status === 409 && (error as ApiProblem).body.current_etag) void refetch();
       return; // shown below from patch.error
     }
     // The mutation refetched the issue; read it once more to show exactly what is stored.
@@ -220,7 +229,11 @@ function Form({
       </div>
       {patch.isError && (
         <div id={`${id}-error`}>
-          <Problem error={patch.error as ApiProblem} liveIssues={`/${group}`} />
+          <Problem error={patch.error as ApiProblem} liveIssues={`/${group}`}>
+            {(patch.error as ApiProblem).body.current_etag !== undefined && (
+              <p className="muted">The form now shows what is stored, with your edits kept: check them and save again.</p>
+            )}
+          </Problem>
         </div>
       )}
     </form>

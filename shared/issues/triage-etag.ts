@@ -1,0 +1,40 @@
+// Triage preconditions, for alert issues and AI issues alike. An issue's triage version moves with every
+// PATCH and stored ticket; GET answers it as the ETag `"t<version>"`, and a PATCH that sends it back as
+// If-Match is applied only while it is still current. Without If-Match a PATCH applies its fields on
+// top of whatever is stored (its own before/after audited), as before: an API client's choice.
+import { BadRequest, Conflict } from '../http/errors.js';
+
+/** The ETag of an issue's triage as GET answers it. */
+export const triageEtag = (version: number) => `"t${version}"`;
+
+/** The triage version an If-Match names; undefined without one (or with `*`), a 400 for anything else. */
+export function expectedTriage(ifMatch: string | undefined): number | undefined {
+  const header = ifMatch?.trim();
+  if (header === undefined || header === '*') return undefined;
+  const match = /^"t(\d{1,9})"$/.exec(header);
+  if (!match) throw new BadRequest(`If-Match must be the ETag GET answered for this issue, such as "t3" (got ${JSON.stringify(header.slice(0, 40))}).`);
+  return Number(match[1]);
+}
+
+interface Triaged {
+  issue_id: string;
+  triage_version: number;
+  updated_at: string;
+  updated_by: string;
+  triage_status: string;
+  disposition_status: string;
+  assignee: string;
+  notes: string;
+}
+
+/** 409 for a PATCH made on a triage that has moved on: nothing was changed; the answer carries what is stored now. */
+export function staleTriage(what: 'Issue' | 'AI issue', issue: Triaged): Conflict {
+  const by = issue.updated_by ? ` by ${issue.updated_by}` : '';
+  return new Conflict(
+    `${what} ${issue.issue_id} was changed${by} at ${issue.updated_at} after you read it: nothing was changed. Read it again and make your change on what is stored now.`,
+    {
+      current_etag: triageEtag(issue.triage_version),
+      current: { triage_status: issue.triage_status, disposition_status: issue.disposition_status, assignee: issue.assignee, notes: issue.notes },
+    },
+  );
+}
