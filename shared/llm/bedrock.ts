@@ -149,13 +149,13 @@ function toBedrockBlock(block: ContentBlock): BedrockBlock[] {
 
 function chatResponse(output: ConverseCommandOutput): Omit<ChatResponse, 'latency_ms' | 'model'> {
   const message = output.output?.message;
-  if (!message || !Array.isArray(message.content)) throw new LlmError(`${LABEL} answered without a message`, 'bad_response');
+  if (!message || !Array.isArray(message.content)) throw new LlmError(`${LABEL} answered without a message`, 'bad_response', undefined, paidFor(output));
   const content: ContentBlock[] = [];
   for (const block of message.content) {
     if (typeof block.text === 'string') content.push({ type: 'text', text: block.text });
     else if (block.toolUse) {
       const { toolUseId, name, input } = block.toolUse;
-      if (!toolUseId || !name) throw new LlmError(`${LABEL} answered with a tool call without an id or name`, 'bad_response');
+      if (!toolUseId || !name) throw new LlmError(`${LABEL} answered with a tool call without an id or name`, 'bad_response', undefined, paidFor(output));
       content.push(
         isObject(input)
           ? { type: 'tool_use', id: toolUseId, name, input }
@@ -166,6 +166,15 @@ function chatResponse(output: ConverseCommandOutput): Omit<ChatResponse, 'latenc
   }
   // The SDK parsed the answer itself: a lone surrogate it escaped becomes U+FFFD here, as parseJson makes it (shared/http/README.md).
   return { message: { role: 'assistant', content: wellFormed(content) }, stop_reason: stopReason(output.stopReason), usage: usageOf(output.usage) };
+}
+
+/** The usage of an answer we cannot use, when it reads: the call is billed, so it is recorded (recordedCall). */
+function paidFor(output: ConverseCommandOutput): TokenUsage | undefined {
+  try {
+    return output.usage ? usageOf(output.usage) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

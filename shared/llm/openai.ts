@@ -21,6 +21,7 @@ import {
   type LlmProvider,
   type Message,
   type StopReason,
+  type TokenUsage,
 } from './types.js';
 import { AnswerTooLarge, boundedText, parseJson } from '../http/outbound.js';
 
@@ -131,18 +132,35 @@ function toOpenAi(message: Message): OpenAiMessage[] {
 
 // ---- answer ----
 
+// Some compatible servers leave usage out: counted as zero then.
+// Checked by tokenUsage (types.ts) with Bedrock's: a count out of bounds is bad_response too.
+// prompt_tokens includes the cached_tokens (OpenAI bills them at its cached-input rate).
+const Usage = z.lazy(() =>
+  z.object({
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+    total_tokens: z.optional(z.number()),
+    prompt_tokens_details: z.nullish(z.object({ cached_tokens: z.nullish(z.number()) })),
+  }),
+);
+
 const Completion = z.lazy(() =>
   z.object({
     choices: z
       .array(
         z.object({
           message: z.object({
-            content: z.nullish(z.string()),
+            // A string, or (some compatible servers) OpenAI's array of content parts.
+            content: z.nullish(z.union([z.string(), z.array(z.object({ type: z.string(), text: z.nullish(z.string()) }))])),
             tool_calls: z.nullish(
               z.array(
                 z.object({
                   id: z.nullish(z.string()),
-                  function: z.object({ name: z.string().check(z.minLength(1)), arguments: z.nullish(z.string()) }),
+                  // A JSON string as OpenAI sends it, or (some compatible servers) the object itself.
+                  function: z.object({
+                    name: z.string().check(z.minLength(1)),
+                    arguments: z.nullish(z.union([z.string(), z.record(z.string(), z.unknown())])),
+                  }),
                 }),
               ),
             ),
@@ -151,30 +169,25 @@ const Completion = z.lazy(() =>
         }),
       )
       .check(z.minLength(1)),
-    // Some compatible servers leave usage out: counted as zero then.
-    // Checked by tokenUsage (types.ts) with Bedrock's: a count out of bounds is bad_response too.
-    // prompt_tokens includes the cached_tokens (OpenAI bills them at its cached-input rate).
-    usage: z.nullish(
-      z.object({
-        prompt_tokens: z.number(),
-        completion_tokens: z.number(),
-        total_tokens: z.optional(z.number()),
-        prompt_tokens_details: z.nullish(z.object({ cached_tokens: z.nullish(z.number()) })),
-      }),
-    ),
+    usage: z.nullish(Usage),
   }),
 );
 
 function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model'> {
-  const parsed = Completion.safeParse(parseJson(text));
-  if (!parsed.success) throw new LlmError(`${LABEL} answered with something that is not a chat completion`, 'bad_response');
+  const json = parseJson(text);
+  const parsed = Completion.safeParse(json);
+  if (!parsed.success) throw new LlmError(`${LABEL} answered with something that is not a chat completion`, 'bad_response', undefined, reportedUsage(json));
   const { choices, usage } = parsed.data;
   const choice = choices[0]!;
   const content: ContentBlock[] = [];
-  if (choice.message.content) content.push({ type: 'text', text: choice.message.content });
+  const said = choice.message.content;
+  const words = typeof said === 'string' ? said : (said ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+  if (words) content.push({ type: 'text', text: words });
   (choice.message.tool_calls ?? []).forEach((call, i) => {
     // Some local servers send no id; the caller needs one to answer the call.
-    content.push({ type: 'tool_use', id: call.id || `call_${i + 1}`, name: call.function.name, ...toolInput(call.function.arguments) });
+    const args = call.function.arguments;
+    const input = typeof args === 'object' && args !== null ? { input: args } : toolInput(args);
+    content.push({ type: 'tool_use', id: call.id || `call_${i + 1}`, name: call.function.name, ...input });
   });
   const counts = tokenUsage(LABEL, usage?.prompt_tokens, usage?.completion_tokens, usage?.total_tokens);
   return {
@@ -185,6 +198,18 @@ function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model
     ),
     usage: { ...counts, ...cachedTokens(LABEL, counts, usage?.prompt_tokens_details?.cached_tokens ?? 0) },
   };
+}
+
+/** The usage an answer we cannot use reports, when it can be read: the call is billed, so it is recorded (recordedCall). */
+function reportedUsage(json: unknown): TokenUsage | undefined {
+  const usage = Usage.safeParse((json as { usage?: unknown } | null)?.usage);
+  if (!usage.success) return undefined;
+  try {
+    const counts = tokenUsage(LABEL, usage.data.prompt_tokens, usage.data.completion_tokens, usage.data.total_tokens);
+    return { ...counts, ...cachedTokens(LABEL, counts, usage.data.prompt_tokens_details?.cached_tokens ?? 0) };
+  } catch {
+    return undefined; // counts out of bounds: nothing trustworthy to record
+  }
 }
 
 /** The parsed arguments, or input null with the reason they cannot be used. */

@@ -4,7 +4,7 @@
 // AbortSignal. The Bedrock client runs with the SDK's own retries off
 // (maxAttempts: 1), so these are the only ones.
 import { secondsText, timeoutBefore } from '../http/outbound.js';
-import { LlmError, type LlmErrorKind } from './types.js';
+import { LlmError, type LlmErrorKind, type TokenUsage } from './types.js';
 
 export interface RetryPolicy {
   /** Attempts in all, including the first (LLM_MAX_ATTEMPTS, default 4). */
@@ -28,8 +28,8 @@ export class AttemptFailed extends LlmError {
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, kind: LlmErrorKind, status?: number, options: { retryable?: boolean; retryAfterMs?: number } = {}) {
-    super(message, kind, status);
+  constructor(message: string, kind: LlmErrorKind, status?: number, options: { retryable?: boolean; retryAfterMs?: number; paid?: TokenUsage } = {}) {
+    super(message, kind, status, options.paid);
     this.retryable = options.retryable ?? TRANSIENT.has(kind);
     this.retryAfterMs = options.retryAfterMs;
   }
@@ -57,7 +57,7 @@ export async function withRetries<T>(policy: RetryPolicy, label: string, attempt
     const wait = failure.retryable && n < policy.maxAttempts ? backoffMs(n, policy, failure.retryAfterMs) : undefined;
     if (wait === undefined || Date.now() + wait >= deadline) {
       const tries = n > 1 ? ` (gave up after ${n} attempts)` : wait === undefined ? '' : ' (no time left to try again)';
-      throw new LlmError(`${failure.message}${tries}`, failure.kind, failure.status);
+      throw new LlmError(`${failure.message}${tries}`, failure.kind, failure.status, failure.paid);
     }
     await sleep(wait);
   }
@@ -67,7 +67,7 @@ function classify(error: unknown, signal: AbortSignal, timeoutMs: number, label:
   // Our own timeout fired: whatever the client threw (AbortError, a cancelled stream) is a timeout.
   if (signal.aborted) return new AttemptFailed(`${label} did not answer within ${secondsText(timeoutMs)}`, 'timeout');
   if (error instanceof AttemptFailed) return error;
-  if (error instanceof LlmError) return new AttemptFailed(error.message, error.kind, error.status);
+  if (error instanceof LlmError) return new AttemptFailed(error.message, error.kind, error.status, { paid: error.paid });
   return new AttemptFailed(`${label} could not be reached: ${networkReason(error)}`, 'unavailable');
 }
 

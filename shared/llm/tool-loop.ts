@@ -5,7 +5,7 @@
 import { putUsage, recordUsage, usageRecord, type UsageSource } from '../db/llm-usage.js';
 import { createLogger } from '../log.js';
 import { costOf, priceOf, pricingTable } from './pricing.js';
-import type { ChatRequest, ChatResponse, ContentBlock, LlmProvider, Message, ToolSpec } from './types.js';
+import { LlmError, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type Message, type ToolSpec } from './types.js';
 
 const log = createLogger('llm');
 
@@ -34,18 +34,31 @@ export async function recordedCall(provider: LlmProvider, request: ChatRequest, 
   try {
     response = await provider.converse(request);
   } catch (error) {
+    // An answer we could not use (bad_response) is billed all the same when the provider said what it cost.
+    const paid = error instanceof LlmError ? error.paid : undefined;
+    const price = paid && priceOf(prices, provider.model);
+    const cost_usd = paid ? costOf(price, paid.input_tokens, paid.output_tokens, paid) : 0;
     await recordUsage({
       run_id: ledger.runId,
       source: ledger.source,
       model: provider.model,
-      input_tokens: 0,
-      output_tokens: 0,
-      total_tokens: 0,
-      cost_usd: 0,
+      input_tokens: paid?.input_tokens ?? 0,
+      output_tokens: paid?.output_tokens ?? 0,
+      total_tokens: paid?.total_tokens ?? 0,
+      ...(paid?.cached_input_tokens ? { cached_input_tokens: paid.cached_input_tokens } : {}),
+      ...(paid?.cache_write_input_tokens ? { cache_write_input_tokens: paid.cache_write_input_tokens } : {}),
+      cost_usd,
       duration_ms: Date.now() - started,
       error: true,
       user: ledger.user,
+      ...(paid ? { unpriced: !price } : {}),
     }).catch((e: unknown) => log.error('usage not recorded', { error: String(e) }));
+    if (paid) {
+      spent.input_tokens += paid.input_tokens;
+      spent.output_tokens += paid.output_tokens;
+      spent.total_tokens += paid.total_tokens;
+      spent.cost_usd = Math.round((spent.cost_usd + cost_usd) * 1e6) / 1e6;
+    }
     spent.calls++;
     throw error;
   }

@@ -127,6 +127,8 @@ export class LlmError extends Error {
     message: string,
     readonly kind: LlmErrorKind,
     readonly status?: number,
+    /** What the provider said an answer we could not use cost (bad_response): billed all the same, so recorded. */
+    readonly paid?: TokenUsage,
   ) {
     super(message);
     this.name = 'LlmError';

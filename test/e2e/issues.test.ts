@@ -267,14 +267,14 @@ describe('PATCH /api/issues/{id}', () => {
     const path = `/api/issues/${issue.issue_id}`;
     const read = async () => {
       const res = await fetch(`${service.url}${path}`, { headers: { Authorization: `Bearer ${viewer}` } });
-      return { etag: res.headers.get('ETag')!, issue: (await res.json()).issue };
+      return { etag: res.headers.get('ETag')!, issue: ((await res.json()) as { issue: any }).issue };
     };
     const patch = (body: unknown, ifMatch: string) =>
       fetch(`${service.url}${path}`, {
         method: 'PATCH',
         headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json', 'If-Match': ifMatch },
         body: JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     const first = await read();
     expect(first.etag).toMatch(/^"t\d+"$/);
     // Two admins read the same notes; the first saves its addition.

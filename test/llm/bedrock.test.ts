@@ -392,7 +392,10 @@ describe('retries and errors', () => {
 
   it('reports an answer without a message as bad_response', async () => {
     fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify({ stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }) });
-    expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_response', message: 'Bedrock answered without a message' });
+    const error = await llmError(bedrock().converse(hello));
+    expect(error).toMatchObject({ kind: 'bad_response', message: 'Bedrock answered without a message' });
+    // Billed all the same: the usage travels with the error to the ledger (recordedCall).
+    expect(error.paid).toEqual({ input_tokens: 1, output_tokens: 1, total_tokens: 2 });
   });
 
   it.each([

@@ -284,13 +284,42 @@ describe('answers', () => {
     ['without choices', JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })],
     [
       'with a nameless tool call',
-      JSON.stringify({ choices: [{ message: { content: null, tool_calls: [{ id: 'x', function: { arguments: '{}' } }] }, finish_reason: 'tool_calls' }] }),
+      JSON.stringify({
+        choices: [{ message: { content: null, tool_calls: [{ id: 'x', function: { arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
     ],
   ])('reports a 200 answer %s as bad_response without retrying', async (_, body) => {
     fake.enqueue({ kind: 'raw', status: 200, body });
     const error = await llmError(openai().converse(hello));
     expect(error).toMatchObject({ kind: 'bad_response', message: 'The OpenAI-compatible endpoint answered with something that is not a chat completion' });
     expect(fake.received).toHaveLength(1);
+    // The usage such an answer reports is billed all the same: it travels with the error to the ledger (recordedCall).
+    expect(error.paid).toEqual(body.includes('"usage"') ? { input_tokens: 1, output_tokens: 1, total_tokens: 2 } : undefined);
+  });
+
+  it("reads a tool call's arguments sent as an object, and content sent as OpenAI's array of parts", async () => {
+    const body = {
+      choices: [
+        {
+          message: {
+            content: [
+              { type: 'text', text: 'Checking ' },
+              { type: 'refusal', refusal: 'n/a' },
+              { type: 'text', text: 'disk.' },
+            ],
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'list_clusters', arguments: { tier: 'S' } } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+    };
+    fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(body) });
+    expect((await openai().converse(hello)).message.content).toEqual([
+      { type: 'text', text: 'Checking disk.' },
+      { type: 'tool_use', id: 'c1', name: 'list_clusters', input: { tier: 'S' } },
+    ]);
   });
 
   it.each([

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { llmProvider } from '../../shared/llm/provider.js';
-import { recordedCall, runToolLoop } from '../../shared/llm/tool-loop.js';
+import { nothingSpent, recordedCall, runToolLoop } from '../../shared/llm/tool-loop.js';
 import { startFakeOpenAi, openAiReply, type FakeOpenAi } from '../support/fake-openai.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy } from '../support/dynamo-proxy.js';
@@ -75,6 +75,29 @@ describe('runToolLoop', () => {
     const [call] = (await listUsage(1)).filter((u) => u.run_id === 'cached-run');
     // gpt-4o-mini (rules/llm-pricing.yaml): 2,000 × $0.15 + 8,000 cached × $0.075 + 1,000 × $0.60 per million
     expect(call).toMatchObject({ input_tokens: 10_000, cached_input_tokens: 8_000, cache_write_input_tokens: 0, output_tokens: 1_000, cost_usd: 0.0015 });
+  });
+
+  it('records what an answer it could not use cost, as the provider reported it, on the failed call', async () => {
+    const provider = llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_BASE_URL: openai.baseUrl })!;
+    openai.reset();
+    // Billed: 50,000 prompt tokens, but no choice to read.
+    openai.enqueue({
+      kind: 'raw',
+      status: 200,
+      body: JSON.stringify({ choices: [], usage: { prompt_tokens: 50_000, completion_tokens: 2_000, total_tokens: 52_000 } }),
+    });
+    const spent = nothingSpent();
+    const failed = await recordedCall(
+      provider,
+      { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] },
+      { runId: 'unusable-run', source: 'agent', user: 'test' },
+      spent,
+    ).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ kind: 'bad_response' });
+    const [call] = (await listUsage(1)).filter((u) => u.run_id === 'unusable-run');
+    // gpt-4o-mini: 50,000 × $0.15 + 2,000 × $0.60 per million = $0.0087
+    expect(call).toMatchObject({ error: true, input_tokens: 50_000, output_tokens: 2_000, total_tokens: 52_000, cost_usd: 0.0087, unpriced: false });
+    expect(spent).toEqual({ input_tokens: 50_000, output_tokens: 2_000, total_tokens: 52_000, cost_usd: 0.0087, calls: 1 });
   });
 
   it('counts a paid call once when the ledger write landed but its answers were lost, through every retry', async () => {
