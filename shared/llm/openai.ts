@@ -47,7 +47,7 @@ export function openAiProvider(config: OpenAiConfig): LlmProvider {
       const key = await config.apiKey();
       const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
       if (key) headers.Authorization = `Bearer ${key}`;
-      const body = JSON.stringify(chatCompletionBody(config.model, request));
+      const body = JSON.stringify(chatCompletionBody(config.model, request, isOpenAi(config.baseUrl)));
       const completion = await withRetries(
         config.retry,
         LABEL,
@@ -88,11 +88,20 @@ export interface ChatCompletionBody {
   messages: OpenAiMessage[];
   tools?: { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
   max_tokens?: number;
+  /** OpenAI's own name for the cap (isOpenAi). */
+  max_completion_tokens?: number;
   temperature?: number;
 }
 
-/** The request body for a neutral request (exported for tests). */
-export function chatCompletionBody(model: string, request: ChatRequest): ChatCompletionBody {
+/**
+ * OpenAI's own API (and Azure's): its reasoning models (o-series, gpt-5) refuse `max_tokens` ("use
+ * max_completion_tokens"), which every model there takes. Other compatible servers get `max_tokens`,
+ * which is what they all read (some know no other).
+ */
+export const isOpenAi = (baseUrl: string) => /^https:\/\/(api\.openai\.com|[a-z0-9-]+\.openai\.azure\.com)(\/|$)/i.test(baseUrl);
+
+/** The request body for a neutral request (exported for tests); `openAi`: the cap as OpenAI's own API names it. */
+export function chatCompletionBody(model: string, request: ChatRequest, openAi = false): ChatCompletionBody {
   const messages: OpenAiMessage[] = [];
   if (request.system) messages.push({ role: 'system', content: request.system });
   for (const message of request.messages) messages.push(...toOpenAi(message));
@@ -104,7 +113,7 @@ export function chatCompletionBody(model: string, request: ChatRequest): ChatCom
       function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
     }));
   }
-  if (request.max_tokens !== undefined) body.max_tokens = request.max_tokens;
+  if (request.max_tokens !== undefined) body[openAi ? 'max_completion_tokens' : 'max_tokens'] = request.max_tokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   return body;
 }

@@ -1,6 +1,7 @@
 // The OpenAI-compatible provider against a local server speaking the chat
 // completions protocol (test/support/fake-openai.ts).
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { chatCompletionBody, isOpenAi } from '../../shared/llm/openai.js';
 import { llmProvider } from '../../shared/llm/provider.js';
 import { LlmError, type ChatRequest, type LlmProvider } from '../../shared/llm/types.js';
 import { openAiReply, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
@@ -296,6 +297,22 @@ describe('answers', () => {
     expect(fake.received).toHaveLength(1);
     // The usage such an answer reports is billed all the same: it travels with the error to the ledger (recordedCall).
     expect(error.paid).toEqual(body.includes('"usage"') ? { input_tokens: 1, output_tokens: 1, total_tokens: 2 } : undefined);
+  });
+
+  it("caps the answer as OpenAI's own API names it (max_completion_tokens: its reasoning models refuse max_tokens), and as other servers do elsewhere", () => {
+    const request: ChatRequest = { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], max_tokens: 100 };
+    const toOpenAi = chatCompletionBody('o4-mini', request, true);
+    expect(toOpenAi).toMatchObject({ max_completion_tokens: 100 });
+    expect(toOpenAi).not.toHaveProperty('max_tokens');
+    const elsewhere = chatCompletionBody('llama3', request);
+    expect(elsewhere).toMatchObject({ max_tokens: 100 });
+    expect(elsewhere).not.toHaveProperty('max_completion_tokens');
+    expect(['https://api.openai.com', 'https://api.openai.com/', 'https://my-team.openai.azure.com'].map(isOpenAi)).toEqual([true, true, true]);
+    expect(['http://127.0.0.1:8080', 'https://api.openai.com.example.net', 'https://llm.example.com/openai.azure.com'].map(isOpenAi)).toEqual([
+      false,
+      false,
+      false,
+    ]);
   });
 
   it("reads a tool call's arguments sent as an object, and content sent as OpenAI's array of parts", async () => {
