@@ -10,10 +10,15 @@ import { randomUUID } from 'node:crypto';
 import { BadGateway, ServiceUnavailable, TooManyRequests } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { describeLlmConfig, llmProvider } from '../llm/provider.js';
-import { runToolLoop } from '../llm/tool-loop.js';
+import { nothingSpent, runToolLoop } from '../llm/tool-loop.js';
+import { addChatSpend, chatSpend } from '../db/llm-usage.js';
+import { llmSettings } from '../config/llm.js';
+import { createLogger, errorFields } from '../log.js';
 import { LlmError, type ContentBlock, type Message } from '../llm/types.js';
 import { histories } from './conversations.js';
 import { runTool, toolSpecs } from './tools.js';
+
+const log = createLogger('chat');
 
 export const MAX_TOOL_ROUNDS = 12;
 export const HISTORY_MESSAGES = 40;
@@ -119,14 +124,37 @@ export interface ChatAnswer {
   duration_ms: number;
 }
 
+/** The problem body's `limit` when a person's chat spend of the day is used up (the console says so, not "wait a minute"). */
+export const DAILY_BUDGET_LIMIT = 'daily_budget';
+
+/** 429 until 00:00 UTC once `user`'s chat messages of the day cost the budget (CHAT_DAILY_BUDGET_USD; 0: none). */
+async function withinBudget(user: string, now: number): Promise<void> {
+  const budget = llmSettings().chatDailyBudgetUsd;
+  if (budget <= 0) return;
+  const spent = await chatSpend(user, dayOf(now));
+  if (spent < budget) return;
+  const midnight = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), new Date(now).getUTCDate() + 1);
+  throw new TooManyRequests(
+    `Your chat messages today cost $${spent.toFixed(2)}, the daily limit for each person on this service ($${budget}); you can chat again from 00:00 UTC.`,
+    (midnight - now) / 1000,
+    { limit: DAILY_BUDGET_LIMIT },
+  );
+}
+
+const dayOf = (now: number) => new Date(now).toISOString().slice(0, 10);
+
 export async function chat(principal: Principal, message: string, now = Date.now()): Promise<ChatAnswer> {
   const provider = llmProvider();
   if (!provider) throw new ServiceUnavailable(describeLlmConfig());
   admit(principal.userId, now);
+  await withinBudget(principal.username, now);
   const started = Date.now();
+  // What this message's calls cost, failed ones too: counted against the day's budget however the loop ends.
+  const spent = nothingSpent();
   let result: Awaited<ReturnType<typeof runToolLoop>>;
   try {
     result = await runToolLoop({
+      spent,
       provider,
       system: SYSTEM_PROMPT,
       messages: [...(histories.get(principal.userId) ?? []), { role: 'user', content: [{ type: 'text', text: message }] }],
@@ -140,6 +168,11 @@ export async function chat(principal: Principal, message: string, now = Date.now
   } catch (error) {
     if (error instanceof LlmError) throw new BadGateway(`The language model failed: ${error.message}`);
     throw error;
+  } finally {
+    if (spent.cost_usd > 0)
+      await addChatSpend(principal.username, dayOf(now), spent.cost_usd).catch((error: unknown) =>
+        log.error('chat spend not counted against the daily budget', { user: principal.username, cost_usd: spent.cost_usd, ...errorFields(error) }),
+      );
   }
   const text = withoutRemoteImages(result.text);
   const reply = result.stopped ? `${text || 'I could not reach an answer.'}\n\n${STOP_NOTE}` : text || '_The model returned no text._';

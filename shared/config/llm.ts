@@ -8,6 +8,7 @@
 //   LLM_TIMEOUT_MS      optional, default 60000: how long one attempt may take
 //   LLM_MAX_ATTEMPTS    optional, default 4 (1 to 10): attempts per call, retries included
 //   LLM_RETRY_BASE_MS   optional, default 500: first backoff step, doubling per retry
+//   CHAT_DAILY_BUDGET_USD optional, default 20 (0: none): what one person's chat messages may cost per UTC day
 // Bedrock: the SDK's default region and credentials (the Lambda's role on AWS);
 //   AWS_ENDPOINT_URL_BEDROCK_RUNTIME, the SDK's standard override, points it elsewhere (tests).
 // OpenAI-compatible:
@@ -16,10 +17,17 @@
 // URLs must be https (plain http only to a loopback host): the key travels in a header.
 import { ServiceUnavailable } from '../http/errors.js';
 import { isLoopback, serviceUrl } from '../http/service-url.js';
+import * as z from '../zod.js';
 import { defineSettings, text, whole } from './env.js';
 import { credential, secretVariables } from './secrets.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+/**
+ * A person's chat spend a day: chat is open to every role, and a message makes up to 13 model calls, each
+ * resending the history and tool results; per-container rate limits alone leave the spend unbounded.
+ */
+const DEFAULT_CHAT_BUDGET_USD = 20;
+const BUDGET_MESSAGE = 'CHAT_DAILY_BUDGET_USD must be a number of US dollars from 0 (no limit) to 100000.';
 
 export const llmSettings = defineSettings(
   'llm',
@@ -38,6 +46,10 @@ export const llmSettings = defineSettings(
     ),
     LLM_MAX_ATTEMPTS: whole('LLM_MAX_ATTEMPTS', 4, 1, 10),
     LLM_RETRY_BASE_MS: whole('LLM_RETRY_BASE_MS', 500, 0, 60_000, ' of milliseconds'),
+    CHAT_DAILY_BUDGET_USD: z._default(
+      z.coerce.number({ error: BUDGET_MESSAGE }).check(z.gte(0, { error: BUDGET_MESSAGE }), z.lte(100_000, { error: BUDGET_MESSAGE })),
+      DEFAULT_CHAT_BUDGET_USD,
+    ),
     AWS_ENDPOINT_URL_BEDROCK_RUNTIME: text(),
     AWS_REGION: text(),
     AWS_DEFAULT_REGION: text(),
@@ -47,7 +59,7 @@ export const llmSettings = defineSettings(
     failure: (message) => new ServiceUnavailable(message),
     derive: (v) => {
       const retry = { timeoutMs: v.LLM_TIMEOUT_MS, maxAttempts: v.LLM_MAX_ATTEMPTS, baseDelayMs: v.LLM_RETRY_BASE_MS };
-      return { provider: provider(v), retry };
+      return { provider: provider(v), retry, chatDailyBudgetUsd: v.CHAT_DAILY_BUDGET_USD };
     },
   },
 );

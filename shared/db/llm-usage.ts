@@ -3,8 +3,10 @@
 //   pk = DAY#<yyyy-mm-dd>, sk = <at>#<call id>
 // Reports read the ledger as run sums per day (listUsageRuns); a closed day's are kept
 // per container, so a scrape every 15 s reads today's partition, not 30 days of calls.
+// Beside it, what each person's chat messages cost per UTC day (CHAT_DAILY_BUDGET_USD):
+//   pk = CHAT_SPEND#<yyyy-mm-dd>, sk = USER#<username> → cost_usd
 import { randomUUID } from 'node:crypto';
-import { mapLimit, putItem, queryAll, tableName } from './client.js';
+import { getItem, mapLimit, putItem, queryAll, tableName, updateItem } from './client.js';
 import { boolean, itemReader, number, oneOf, optional, orElse, string } from './items.js';
 import { windowDays } from './metrics.js';
 
@@ -218,4 +220,21 @@ export async function listUsageRuns(days: number, now = new Date()): Promise<Usa
     return runs;
   });
   return perDay.flat();
+}
+
+const chatSpendKey = (user: string, day: string) => ({ pk: `CHAT_SPEND#${day}`, sk: `USER#${user}` });
+
+/** What `user`'s chat messages of `day` (UTC) cost so far, in USD. */
+export async function chatSpend(user: string, day: string): Promise<number> {
+  const item = await getItem('llm-usage', chatSpendKey(user, day), true);
+  const cost = Number(item?.cost_usd ?? 0);
+  return Number.isFinite(cost) ? cost : 0;
+}
+
+/**
+ * Adds a chat message's cost to its user's day. An ADD: a write retried after its answer was lost may count
+ * the message twice, which errs on the budget's side; the ledger's own rows stay exact.
+ */
+export async function addChatSpend(user: string, day: string, costUsd: number): Promise<void> {
+  await updateItem('llm-usage', chatSpendKey(user, day), { UpdateExpression: 'ADD cost_usd :cost', ExpressionAttributeValues: { ':cost': costUsd } });
 }

@@ -76,8 +76,8 @@ export class ValidationFailed extends HttpError {
 const retryAfter = (seconds: number) => ({ 'Retry-After': String(Math.max(1, Math.ceil(seconds))) });
 
 export class TooManyRequests extends HttpError {
-  constructor(detail: string, retryAfterSeconds: number) {
-    super(429, 'Too Many Requests', detail, retryAfter(retryAfterSeconds));
+  constructor(detail: string, retryAfterSeconds: number, extra: Record<string, unknown> = {}) {
+    super(429, 'Too Many Requests', detail, retryAfter(retryAfterSeconds), extra);
   }
 }
 

@@ -226,6 +226,40 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     expect((await say(viewer, 'not me')).status).toBe(200);
   });
 
+  it("stops a person's chat for the day once their messages cost the daily budget (429 until 00:00 UTC), others' not", async () => {
+    configure();
+    process.env.CHAT_DAILY_BUDGET_USD = '0.01';
+    try {
+      const spender = await userToken('viewer', 'chat-spender');
+      // gpt-4o-mini: 60,000 prompt tokens at $0.15 per million = $0.009, under the budget; the second message passes it.
+      for (const text of ['first', 'second']) {
+        openai.enqueueText(text, { usage: { input_tokens: 60_000, output_tokens: 0 } });
+        expect((await say(spender, text)).status).toBe(200);
+      }
+      const res = await fetch(`${service.url}/api/chat/message`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${spender}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ message: 'third' }),
+      });
+      const body = (await res.json()) as any;
+      expect(res.status).toBe(429);
+      expect(body).toMatchObject({ limit: 'daily_budget' });
+      expect(body.detail).toBe(
+        'Your chat messages today cost $0.02, the daily limit for each person on this service ($0.01); you can chat again from 00:00 UTC.',
+      );
+      const midnight = new Date();
+      midnight.setUTCHours(24, 0, 0, 0);
+      const retryAfter = Number(res.headers.get('Retry-After'));
+      expect(Math.abs(retryAfter - (midnight.getTime() - Date.now()) / 1000)).toBeLessThan(120);
+      // Refused before any model call, and no one else is.
+      expect(openai.answered().filter((r) => JSON.stringify(r.body.messages).includes('third'))).toEqual([]);
+      openai.enqueueText('fine');
+      expect((await say(viewer, 'still me')).status).toBe(200);
+    } finally {
+      delete process.env.CHAT_DAILY_BUDGET_USD;
+    }
+  });
+
   it('shows chat usage in the LLM usage reports', async () => {
     const summary = await fetch(`${service.url}/api/llm-usage/summary?days=1`, { headers: { Authorization: `Bearer ${superadmin}` } });
     const body = (await summary.json()) as any;

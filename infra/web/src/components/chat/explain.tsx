@@ -1,10 +1,11 @@
 // Why the assistant did not answer, in place in the conversation: 503 (no
 // provider configured: the service's detail names the settings; with
 // Retry-After, a passing refusal to send again), 429 (the
-// per-user rate limit: when to send again, from Retry-After), 502 (the model
+// per-user rate limit: when to send again, from Retry-After; or the person's daily
+// budget, until 00:00 UTC), 502 (the model
 // failed) and anything else with the service's own detail.
 import { useEffect, useState } from 'react';
-import { utcTime } from '../time';
+import { utc, utcTime } from '../time';
 import type { Turn } from './turns';
 
 type ProblemTurn = Extract<Turn, { kind: 'problem' }>;
@@ -61,6 +62,18 @@ function RateLimited({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () 
     return () => clearInterval(timer);
   }, [left]);
   const at = new Date(until);
+  if (turn.limit === 'daily_budget') {
+    return (
+      <div className="chat-problem">
+        <h3>Your chat budget for today is used up</h3>
+        <p>{turn.detail}</p>
+        <p className="muted">
+          The service caps what each person's chat messages may cost a day (its <code>CHAT_DAILY_BUDGET_USD</code> setting). You can send again after{' '}
+          <time dateTime={at.toISOString()}>{utc(at)}</time>; everything else in the console works meanwhile.
+        </p>
+      </div>
+    );
+  }
   return (
     <div className="chat-problem">
       <h3>Too many messages: wait a moment</h3>

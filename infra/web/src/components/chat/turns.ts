@@ -11,7 +11,7 @@ import { ApiProblem } from '../../api/client';
 export type Turn =
   | { id: string; kind: 'user'; text: string; at: number }
   | { id: string; kind: 'assistant'; text: string; toolCalls: number; durationMs: number; at: number }
-  | { id: string; kind: 'problem'; status: number; title: string; detail: string; retryAfter: number | null; at: number };
+  | { id: string; kind: 'problem'; status: number; title: string; detail: string; retryAfter: number | null; at: number; limit?: string };
 
 const KEY = (user: string) => `fleet-health.chat.${user}`;
 const MAX_KEPT = 100;
@@ -89,6 +89,8 @@ export function problemTurn(error: unknown): Turn {
     title: problem?.title ?? 'Something went wrong',
     detail: problem?.detail ?? (error instanceof Error ? error.message : String(error)),
     retryAfter: problem?.retryAfter ?? null,
+    // Which limit a 429 names: the person's daily chat budget (`daily_budget`), else the per-minute one.
+    ...(typeof problem?.body.limit === 'string' ? { limit: problem.body.limit } : {}),
     at: Date.now(),
   };
 }
