@@ -227,7 +227,11 @@ function aliasesBroken(doc: Document): Refusal | null {
   visit(doc, {
     Alias(_, alias) {
       const target = alias.resolve(doc);
-      if (!target) return undefined; // the composer reported it
+      if (!target) {
+        // An alias of no anchor before it (yaml leaves that to toJS, which throws without a position).
+        refused = { message: `the alias \`*${alias.source}\` refers to no anchor defined before it`, offset: alias.range?.[0] };
+        return visit.BREAK;
+      }
       if (isCollection(target)) {
         let nested = false;
         visit(target, {
