@@ -1,8 +1,10 @@
-// The bootstrap superadmin: created once when absent, so a fresh deployment or
-// local database always has someone who can invite the rest.
+// The bootstrap superadmin: created once, so a fresh deployment or local database
+// always has someone who can invite the rest. Once only: a marker written with it
+// keeps a deleted bootstrap account (a shared account retired by a superadmin)
+// from coming back, with a new password, at the next start or stack update.
 import { randomBytes } from 'node:crypto';
 import { ConditionFailed } from '../db/client.js';
-import { createUser, EmailTaken, getUser } from '../db/users.js';
+import { bootstrappedAction, createUser, EmailTaken, getUser, markBootstrapped, wasBootstrapped } from '../db/users.js';
 import { hashPassword } from './passwords.js';
 import { canonicalEmail, canonicalUsername } from './username.js';
 
@@ -17,18 +19,27 @@ export async function ensureBootstrapAdmin(configured: string, email: string, pa
   // Stored and reported in the form login uses: the name the operator is told is the one that works.
   const username = canonicalUsername(configured);
   if (username === null) throw new Error(`ADMIN_USERNAME ${JSON.stringify(configured)} is not a valid username (letters, digits and . _ @ + ' - only).`);
-  if (await getUser(username)) return { created: false, username };
+  if (await wasBootstrapped()) return { created: false, username };
+  if (await getUser(username)) {
+    // Made before the marker existed: marked now, so deleting it later is for good.
+    await markBootstrapped(username);
+    return { created: false, username };
+  }
   if (canonicalEmail(email) === null) throw new Error(`ADMIN_EMAIL ${JSON.stringify(email)} is not a valid email address.`);
   const generatedPassword = password ? undefined : randomBytes(18).toString('base64url');
   try {
-    await createUser({
-      username,
-      name: 'Administrator',
-      email,
-      role: 'superadmin',
-      is_active: true,
-      password_hash: await hashPassword(password ?? generatedPassword!),
-    });
+    await createUser(
+      {
+        username,
+        name: 'Administrator',
+        email,
+        role: 'superadmin',
+        is_active: true,
+        password_hash: await hashPassword(password ?? generatedPassword!),
+      },
+      undefined,
+      [bootstrappedAction(username)],
+    );
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     if (await getUser(username)) return { created: false, username }; // created concurrently

@@ -13,13 +13,30 @@ import { randomUUID } from 'node:crypto';
 import * as z from '../zod.js';
 import { Role } from '../auth/roles.js';
 import { canonicalEmail, canonicalUsername } from '../auth/username.js';
-import { ConditionFailed, getItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
+import { ConditionFailed, getItem, putItem, queryAll, tableName, transactWrite, type TransactItem } from './client.js';
 
 const USERS_PK = 'USERS';
 const userKey = (username: string) => ({ pk: USERS_PK, sk: `USER#${username.toLowerCase()}` });
 const SUPERADMIN_COUNTER = { pk: USERS_PK, sk: 'COUNTER#active-superadmins' };
 const invitationKey = (tokenHash: string) => ({ pk: `INVITATION#${tokenHash}`, sk: 'INVITATION' });
 const emailKey = (email: string) => ({ pk: USERS_PK, sk: `EMAIL#${email.toLowerCase()}` });
+/** Marks that the bootstrap superadmin was made once: deleted later (a shared account retired), it is not made again. */
+const BOOTSTRAPPED = { pk: USERS_PK, sk: 'BOOTSTRAP#done' };
+
+/** Whether the bootstrap superadmin was ever made here (ensureBootstrapAdmin). */
+export async function wasBootstrapped(): Promise<boolean> {
+  return (await getItem('users', BOOTSTRAPPED, true)) !== undefined;
+}
+
+/** The marker's write, in the transaction that makes the account. */
+export function bootstrappedAction(username: string, now = new Date()): TransactItem {
+  return { Put: { TableName: tableName('users'), Item: { ...BOOTSTRAPPED, username, at: now.toISOString() } } };
+}
+
+/** The marker alone, for a bootstrap account made before it existed. */
+export async function markBootstrapped(username: string, now = new Date()): Promise<void> {
+  await putItem('users', { ...BOOTSTRAPPED, username, at: now.toISOString() });
+}
 
 /** The email is another account's already: the account was not created or changed (a ConditionFailed, so 409 if it escapes). */
 export class EmailTaken extends ConditionFailed {

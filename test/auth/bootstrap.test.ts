@@ -1,7 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
 import { hashPassword, verifyPassword } from '../../shared/auth/passwords.js';
-import { createUser, findUsersByEmail, getUser } from '../../shared/db/users.js';
+import { createUser, deleteUser, findUsersByEmail, getUser } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
 
 beforeAll(async () => {
@@ -20,7 +20,14 @@ describe('passwords', () => {
   });
 });
 
+const anotherSuperadmin = () => createUser({ username: 'lead', name: 'Lead', email: 'lead-super@example.com', role: 'superadmin', is_active: true });
+
 describe('bootstrap superadmin', () => {
+  // Each on tables of its own: the bootstrap happens once per database.
+  beforeEach(async () => {
+    await useTestTables();
+  });
+
   it('creates the superadmin once, with a generated password shown only then', async () => {
     const first = await ensureBootstrapAdmin('Root', 'root@example.com');
     expect(first.created).toBe(true);
@@ -32,6 +39,22 @@ describe('bootstrap superadmin', () => {
     const again = await ensureBootstrapAdmin('root', 'root@example.com', 'another-password');
     expect(again).toEqual({ created: false, username: 'root' });
     expect(await verifyPassword(first.generatedPassword!, (await getUser('root'))!.password_hash!)).toBe(true);
+  });
+
+  it('does not make a deleted bootstrap account again, at the next start or with another password', async () => {
+    expect((await ensureBootstrapAdmin('admin', 'admin@example.com', 'first-password')).created).toBe(true);
+    await anotherSuperadmin(); // the last active superadmin cannot be deleted
+    await deleteUser((await getUser('admin'))!);
+    expect(await ensureBootstrapAdmin('admin', 'admin@example.com', 'new-password')).toEqual({ created: false, username: 'admin' });
+    expect(await getUser('admin')).toBeUndefined();
+  });
+
+  it('marks an account made before the marker existed, so deleting it later is for good too', async () => {
+    await createUser({ username: 'admin', name: 'Administrator', email: 'admin@example.com', role: 'superadmin', is_active: true });
+    expect(await ensureBootstrapAdmin('admin', 'admin@example.com')).toEqual({ created: false, username: 'admin' });
+    await anotherSuperadmin();
+    await deleteUser((await getUser('admin'))!);
+    expect((await ensureBootstrapAdmin('admin', 'admin@example.com')).created).toBe(false);
   });
 
   it('uses ADMIN_PASSWORD when given and creates one record under concurrent starts', async () => {
