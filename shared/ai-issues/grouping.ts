@@ -9,6 +9,10 @@ import { recordedCall, textOf, type Ledger } from '../llm/tool-loop.js';
 import type { LlmProvider } from '../llm/types.js';
 import { jsonIn } from '../llm/structured.js';
 import type { Severity } from '../rules/schemas.js';
+import { createLogger, type Logger } from '../log.js';
+
+let logger: Logger | undefined;
+const log = () => (logger ??= createLogger('ai-issues/grouping'));
 
 export interface AlertGroup {
   alerts: AlertRecord[];
@@ -142,7 +146,19 @@ export async function llmGroups(
     ledger,
   );
   const parsed = ModelAnswer.safeParse(jsonIn(textOf(response.message)));
-  if (!parsed.success) return { groups: rulesGroups(all, "Rule-based grouping (the model's answer did not validate)"), usedModel: false };
+  if (!parsed.success) {
+    // Cut off (max_tokens: a noisy cluster's answer outgrows the cap) or not the asked-for JSON: named in the log, since it is paid for.
+    const cut = response.stop_reason === 'max_tokens';
+    log().warn('LLM grouping unusable; grouped by rules', {
+      cluster: clusterName,
+      reason: cut ? 'cut off at max_tokens' : 'did not validate',
+      alerts: sorted.length,
+    });
+    return {
+      groups: rulesGroups(all, cut ? "Rule-based grouping (the model's answer was cut off)" : "Rule-based grouping (the model's answer did not validate)"),
+      usedModel: false,
+    };
+  }
   const assigned = new Set<string>();
   const groups: AlertGroup[] = [];
   for (const g of parsed.data.groups) {

@@ -140,6 +140,16 @@ async function regroupCluster(
   );
 }
 
+/** The first wait before the model is asked again about a cluster it failed, doubling with each failure in a row. */
+export const MODEL_RETRY_BASE_MS = 30 * 60_000;
+const MODEL_RETRY_MAX_MS = 12 * 60 * 60_000;
+/**
+ * How long after its `failures`-th failure in a row the model is asked again: a cluster whose answer is cut off
+ * every time (or a provider that is down) would otherwise cost a paid call every pass, and in an outage the same
+ * failing clusters would take each pass's time while the others' new alerts waited.
+ */
+export const modelWait = (failures: number) => Math.min(MODEL_RETRY_MAX_MS, MODEL_RETRY_BASE_MS * 2 ** Math.max(0, Math.min(failures, 20) - 1));
+
 async function groupCluster(
   clusterId: string,
   names: { cluster_name: string; customer_name: string },
@@ -152,25 +162,40 @@ async function groupCluster(
   // Most clusters of a pass are unchanged: their window is compared by what the fingerprint reads, and
   // read whole (annotations of up to 64 KB each) only when it moved.
   const [state, facts] = await Promise.all([getAiGroupingState(clusterId), listClusterAlertFields(clusterId, since, FINGERPRINT_FIELDS)]);
-  if (state && state.fingerprint === fingerprintOf(facts) && state.method === method) return 'unchanged';
+  // The model failed this cluster lately: not asked again before its wait is over (modelWait).
+  const waiting =
+    provider !== null && state?.model_failed_at !== undefined && now.getTime() < Date.parse(state.model_failed_at) + modelWait(state.model_failures ?? 1);
+  if (state && state.fingerprint === fingerprintOf(facts) && (state.method === method || waiting)) return 'unchanged';
   const alerts = await listClusterAlerts(clusterId, since);
   const fingerprint = fingerprintOf(alerts);
 
   let groups: AlertGroup[] = [];
   // The method actually used, saved with the fingerprint: a fallback to rules is saved as `rules`, so
-  // the next pass, finding another method configured, asks the model again (an empty window needs none).
+  // the next pass, finding another method configured, asks the model again (an empty window needs none)
+  // once the fallback's wait is over; new alerts meanwhile are grouped by rules without asking it.
   let groupedBy = method;
-  if (alerts.length && provider) {
+  let failed = false;
+  if (alerts.length && provider && waiting) {
+    groups = rulesGroups(alerts, 'Rule-based grouping (the model failed lately; it is asked again later)');
+    groupedBy = 'rules';
+  } else if (alerts.length && provider) {
     try {
       const answer = await llmGroups(provider, names.cluster_name, alerts, { runId: randomUUID(), source: 'agent', user: 'ai-grouping' });
       groups = answer.groups;
-      if (!answer.usedModel) groupedBy = 'rules';
+      if (!answer.usedModel) [groupedBy, failed] = ['rules', true];
     } catch (error) {
       log.error('LLM grouping failed; grouped by rules', { cluster_id: clusterId, error: String(error) });
       groups = rulesGroups(alerts, 'Rule-based grouping (the model failed)');
-      groupedBy = 'rules';
+      [groupedBy, failed] = ['rules', true];
     }
   } else if (alerts.length) groups = rulesGroups(alerts);
+  // Kept while waiting, one more when the model failed again, gone once it grouped the cluster (or none was asked).
+  const modelFailed =
+    waiting && state?.model_failed_at
+      ? { model_failed_at: state.model_failed_at, model_failures: state.model_failures ?? 1 }
+      : failed
+        ? { model_failed_at: now.toISOString(), model_failures: (state?.model_failures ?? 0) + 1 }
+        : {};
 
   // Claimed before anything is written: the state lists every id this run may write beside the
   // ones it replaces, with no fingerprint. A run that stops half-way (a failed write, a timeout)
@@ -187,7 +212,7 @@ async function groupCluster(
     // The first match claims; a later one widens the claim when it names an id outside it.
     if (attempt === 1 || [...ids].some((id) => !claimedIds.includes(id))) {
       claimedIds = [...new Set([...claimedIds, ...ids])];
-      claimed = await putAiGroupingState(clusterId, { fingerprint: NO_FINGERPRINT, method: groupedBy, issue_ids: claimedIds }, claimed);
+      claimed = await putAiGroupingState(clusterId, { fingerprint: NO_FINGERPRINT, method: groupedBy, issue_ids: claimedIds, ...modelFailed }, claimed);
     }
     writes.made = true;
     for (const g of produced) await writeAiGrouping(g, now);
@@ -208,7 +233,7 @@ async function groupCluster(
     }
   }
   try {
-    await putAiGroupingState(clusterId, { fingerprint, method: groupedBy, issue_ids: [...ids] }, claimed);
+    await putAiGroupingState(clusterId, { fingerprint, method: groupedBy, issue_ids: [...ids], ...modelFailed }, claimed);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     // Another run claimed the cluster while this one wrote: its issues may now hold this run's older

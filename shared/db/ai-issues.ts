@@ -220,13 +220,28 @@ export interface AiGroupingState {
   method: string;
   issue_ids: string[];
   version: number;
+  /**
+   * The model was asked and failed (an error, an unusable answer) `model_failures` times in a row, the last
+   * at `model_failed_at`: the cluster was grouped by rules, and the model is asked again only after a wait
+   * that doubles with each (shared/ai-issues/regroup.ts). Absent once the model grouped it.
+   */
+  model_failed_at?: string;
+  model_failures?: number;
 }
 
 export async function getAiGroupingState(clusterId: string): Promise<AiGroupingState | undefined> {
   const item = await getItem('ai-issues', stateKey(clusterId), true);
-  return item
-    ? { fingerprint: String(item.fingerprint), method: String(item.method), issue_ids: (item.issue_ids as string[]) ?? [], version: Number(item.version) }
-    : undefined;
+  if (!item) return undefined;
+  const failures = Number(item.model_failures);
+  return {
+    fingerprint: String(item.fingerprint),
+    method: String(item.method),
+    issue_ids: (item.issue_ids as string[]) ?? [],
+    version: Number(item.version),
+    ...(typeof item.model_failed_at === 'string' && Number.isInteger(failures) && failures > 0
+      ? { model_failed_at: item.model_failed_at, model_failures: failures }
+      : {}),
+  };
 }
 
 /** The fingerprint of a cluster being regrouped, or whose grouping is in doubt: it matches no alerts, so the next pass regroups it. */

@@ -4,12 +4,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
-import { aiTriageAction, getAiIssue, listAiIssuesActiveSince } from '../../shared/db/ai-issues.js';
+import { aiTriageAction, getAiGroupingState, getAiIssue, listAiIssuesActiveSince } from '../../shared/db/ai-issues.js';
 import { listAlertsSince, type AlertRecord } from '../../shared/db/alerts.js';
 import { transactWrite } from '../../shared/db/client.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { categoryOf, rulesGroups } from '../../shared/ai-issues/grouping.js';
-import { AI_WINDOW_DAYS, alertKeyOf, regroupAiClusters } from '../../shared/ai-issues/regroup.js';
+import { AI_WINDOW_DAYS, alertKeyOf, MODEL_RETRY_BASE_MS, modelWait, regroupAiClusters } from '../../shared/ai-issues/regroup.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy, Watcher } from '../support/dynamo-proxy.js';
@@ -127,25 +127,36 @@ describe('LLM grouping', () => {
     expect(await regroupAiClusters([clusterId!], new Date(), -1)).toMatchObject({ deferred: 1, regrouped: 0, unchanged: 0 });
   });
 
-  it('falls back to rules when the model fails, still covering every alert; the next pass asks the model again', async () => {
+  it('falls back to rules when the model fails, still covering every alert; the model is asked again once its wait is over, not every pass', async () => {
     const clusters = byCluster(await windowAlerts());
     const [clusterId, alerts] = [...clusters].find(([, list]) => list.length >= 1)!;
     process.env.LLM_MODEL = 'gpt-4o'; // a new method: the cluster is regrouped
     const calls = openai.answered().length;
+    const now = new Date();
     openai.enqueueError(500);
-    expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1, failed: 0 });
+    expect(await regroupAiClusters([clusterId], now)).toMatchObject({ regrouped: 1, failed: 0 });
     await expectEveryAlertOnce();
     const ofCluster = async () =>
       (await listAiIssuesActiveSince(new Date(Date.now() - 60 * 86_400_000))).filter((i) => i.cluster_id === clusterId && i.alert_count > 0);
     expect((await ofCluster()).every((i) => i.grouped_by === 'rules')).toBe(true);
-    // The same alerts: grouped by rules is not what was asked for, so the model is asked again.
+    expect(await getAiGroupingState(clusterId)).toMatchObject({ method: 'rules', model_failed_at: now.toISOString(), model_failures: 1 });
+    // The same alerts, the next passes within the wait: the model is not asked (each ask is paid for).
+    const later = (ms: number) => new Date(now.getTime() + ms);
+    expect(await regroupAiClusters([clusterId], later(15 * 60_000))).toMatchObject({ unchanged: 1 });
+    expect(openai.answered()).toHaveLength(calls + 1);
+    // Its wait over, the model is asked again; grouping by it clears the failures.
     const all = alerts.map((_, i) => `a${i + 1}`);
     openai.enqueueText(JSON.stringify({ groups: [{ alerts: all, title: 'Regrouped', severity: 'Warning', reasoning: 'r', summary: 's' }] }));
-    expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1, failed: 0 });
+    expect(await regroupAiClusters([clusterId], later(MODEL_RETRY_BASE_MS + 60_000))).toMatchObject({ regrouped: 1, failed: 0 });
     expect(openai.answered()).toHaveLength(calls + 2);
     expect((await ofCluster()).map((i) => [i.issue_name, i.grouped_by, i.alert_count])).toEqual([['Regrouped', 'llm:gpt-4o', alerts.length]]);
-    expect(await regroupAiClusters([clusterId])).toMatchObject({ unchanged: 1 });
+    expect(await getAiGroupingState(clusterId)).not.toHaveProperty('model_failures');
+    expect(await regroupAiClusters([clusterId], later(MODEL_RETRY_BASE_MS + 120_000))).toMatchObject({ unchanged: 1 });
     expect(openai.answered()).toHaveLength(calls + 2);
+  });
+
+  it('waits twice as long after each failure in a row, up to 12 hours', () => {
+    expect([1, 2, 3, 5, 6, 100].map((n) => modelWait(n) / 60_000)).toEqual([30, 60, 120, 480, 720, 720]);
   });
 
   it('a run that stops half-way leaves nothing the next pass does not replace or retire', async () => {
