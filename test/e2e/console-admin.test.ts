@@ -108,6 +108,14 @@ describe('people', { timeout: 90_000 }, () => {
     expect(await fresh.getByRole('button', { name: /^Delete / }).count()).toBe(0);
     expect(await fresh.locator('form.users-invite-form').getByLabel('Role').locator('option').allTextContents()).toEqual(['admin', 'viewer']);
     await expectAccessible(fresh, '/users as an admin');
+
+    // Demoted meanwhile: the tab follows the role the service holds now (read on load), not the one it signed in with.
+    expect((await api(service.url, admin, 'PATCH', `/api/settings/users/${encodeURIComponent(INVITEE)}`, { role: 'viewer' })).status).toBe(200);
+    await fresh.goto('/');
+    await fresh.reload();
+    await expect.poll(() => fresh.locator('.who').textContent()).toContain('viewer');
+    await expect.poll(() => fresh.getByRole('link', { name: 'People' }).count()).toBe(0);
+    await fresh.close();
   });
 
   it('explains the 409 guards from the service, and applies a role change', async () => {

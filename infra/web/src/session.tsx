@@ -25,6 +25,9 @@ interface Stored {
 export const PREFIX = 'fleet-health.';
 const KEY = `${PREFIX}session`;
 const logoutEndpoint = endpoint<'auth', 'logout'>('POST', '/api/auth/logout');
+const meEndpoint = endpoint<'auth', 'me'>('GET', '/api/auth/me');
+/** The account is read again at most this often (on load and when the window regains focus). */
+const ACCOUNT_RECHECK_MS = 30_000;
 
 /** Where a user's unsaved work is kept in the tab: over an expired session, for that user only. */
 const KEPT = `${PREFIX}kept.`;
@@ -81,6 +84,32 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       unauthorized: (problem: ApiProblem) => end(`Your session has ended (${problem.detail}). Sign in again.`, true),
     });
   }, [end]);
+
+  // The service checks the account's current role on every call; the console follows it, so an admin demoted (or a
+  // viewer promoted) since signing in is shown the controls they have now, not those of the role at sign-in.
+  const token = stored?.token;
+  useEffect(() => {
+    if (!token) return;
+    let checked = 0;
+    const recheck = () => {
+      if (Date.now() - checked < ACCOUNT_RECHECK_MS) return;
+      checked = Date.now();
+      call(meEndpoint).then(
+        (me) => {
+          if (current?.token !== token) return; // signed out or in again meanwhile
+          const was = current.user;
+          if (me.role === was.role && me.name === was.name && me.email === was.email && me.username === was.username) return;
+          current = { ...current, user: me };
+          sessionStorage.setItem(KEY, JSON.stringify(current));
+          setStored(current);
+        },
+        () => undefined, // a 401 ends the session by itself; anything else leaves it as it was
+      );
+    };
+    recheck();
+    window.addEventListener('focus', recheck);
+    return () => window.removeEventListener('focus', recheck);
+  }, [token]);
 
   const value = useMemo<SessionValue>(
     () => ({
