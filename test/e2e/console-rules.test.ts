@@ -223,18 +223,23 @@ describe('refusals and conflicts', { timeout: 90_000 }, () => {
 });
 
 describe('a stale proposal', { timeout: 60_000 }, () => {
-  it('is marked stale, and approving it is refused (409) with the reason', async () => {
+  it('approving one that went stale while open is refused (409) with the reason; read again, it is marked stale and offers no approval', async () => {
     const viewer = await apiLogin(service.url, VIEWER.email, VIEWER.password);
     const live = (await api(service.url, viewer, 'GET', '/api/settings/risk-rules')).body as { content: string; version: number };
     const proposal = await api(service.url, viewer, 'PUT', '/api/settings/risk-rules', { content: `# proposed\n${live.content}`, base_version: live.version });
     expect(proposal.body).toMatchObject({ status: 'pending' });
-    const applied = await api(service.url, admin, 'PUT', '/api/settings/risk-rules', { content: `# applied first\n${live.content}` });
     const changeId = proposal.body.change_id as string;
 
     await superPage.emulateMedia({ colorScheme: 'dark' });
     await superPage.goto(`/proposals/${changeId}`);
     await superPage.getByRole('heading', { level: 1, name: `Risk rules: proposal ${changeId}` }).waitFor();
+    await superPage.getByRole('button', { name: 'Approve and apply' }).waitFor();
+    // Someone applies another version while the page is open.
+    const applied = await api(service.url, admin, 'PUT', '/api/settings/risk-rules', { content: `# applied first\n${live.content}` });
+    await superPage.getByRole('button', { name: 'Approve and apply' }).click();
+    await superPage.getByRole('alert').filter({ hasText: 'Not approved: the proposal is stale (409)' }).waitFor();
     await superPage.getByText(`this proposal was made on version ${live.version}, but version ${applied.body.version} is live now`, { exact: false }).waitFor();
+    expect(await superPage.getByRole('button', { name: 'Approve and apply' }).count()).toBe(0);
     await superPage.locator('.cm-mergeView').waitFor();
     await expectAccessible(superPage, '/proposals/{id} stale, dark');
     // On a phone the diff is one column.
@@ -245,8 +250,6 @@ describe('a stale proposal', { timeout: 60_000 }, () => {
     await expectAccessible(superPage, '/proposals/{id} on a phone, dark');
     await superPage.setViewportSize({ width: 1280, height: 720 });
     await superPage.locator('.cm-mergeView').waitFor();
-    await superPage.getByRole('button', { name: 'Approve and apply' }).click();
-    await superPage.getByRole('alert').filter({ hasText: 'Not approved: the proposal is stale (409)' }).waitFor();
     await superPage.getByRole('button', { name: 'Reject' }).click();
     await superPage.getByText('Rejected.').waitFor();
     expect((await api(service.url, admin, 'GET', `/api/settings/config-changes/${changeId}`)).body.status).toBe('rejected');

@@ -146,13 +146,16 @@ function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: 
       await client.invalidateQueries();
     } catch (e) {
       setError(e);
+      // A 409 means it changed meanwhile (reviewed by someone else, or gone stale): read it again, so the page shows that.
+      if (e instanceof ApiProblem && e.status === 409)
+        await client.invalidateQueries({ predicate: (q) => String(q.queryKey[1] ?? '').startsWith('/api/settings/config-changes') });
     } finally {
       setBusy(null);
     }
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    void review('approve');
+    if (!change.stale) void review('approve');
   };
 
   return (
@@ -161,9 +164,12 @@ function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: 
       <label htmlFor="review-note">Note (optional, kept with the decision)</label>
       <textarea id="review-note" rows={4} maxLength={2000} value={note} onChange={(e) => setNote(e.target.value)} />
       <div className="rules-actions">
-        <button type="submit" className="primary" disabled={busy !== null}>
-          {busy === 'approve' ? 'Approving…' : 'Approve and apply'}
-        </button>
+        {/* A stale proposal cannot be approved (409): only rejected, then proposed again on the live version. */}
+        {!change.stale && (
+          <button type="submit" className="primary" disabled={busy !== null}>
+            {busy === 'approve' ? 'Approving…' : 'Approve and apply'}
+          </button>
+        )}
         <button type="button" className="danger" disabled={busy !== null} onClick={() => void review('reject')}>
           {busy === 'reject' ? 'Rejecting…' : 'Reject'}
         </button>

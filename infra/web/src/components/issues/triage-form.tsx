@@ -141,8 +141,10 @@ function Form({
   const changes: BodyOf<'issues', 'patch'> = {};
   for (const f of FIELDS) if (asStored(f, values[f]) !== issue[f]) changes[f] = values[f];
   const changed = Object.keys(changes).length > 0;
+  const [savedUnread, setSavedUnread] = useState(false);
   const set = (field: keyof Fields) => (e: { target: { value: string } }) => {
     onSaved(null);
+    setSavedUnread(false);
     setDraft((d) => ({ ...d, values: { ...d.values, [field]: e.target.value } }));
   };
 
@@ -156,9 +158,16 @@ function Form({
       if ((error as ApiProblem).status === 409 && (error as ApiProblem).body.current_etag) void refetch();
       return; // shown below from patch.error
     }
-    // The mutation refetched the issue; read it once more to show exactly what is stored.
-    const fresh = (await refetch()) as { data?: { issue: Issue } };
-    const stored = fresh.data?.issue ?? issue;
+    // The mutation refetched the issue; read it once more to show exactly what is stored. If that read fails, the
+    // save still happened (the PATCH answered 200), but what is stored is not known: nothing is claimed about it.
+    const fresh = (await refetch()) as { data?: { issue: Issue }; isError?: boolean };
+    const stored = fresh.data?.issue;
+    if (!stored || fresh.isError) {
+      onSaved(null);
+      setSavedUnread(true);
+      return;
+    }
+    setSavedUnread(false);
     onSaved({
       triage_status: stored.triage_status,
       disposition_status: stored.disposition_status,
@@ -227,6 +236,11 @@ function Form({
           </button>
         )}
       </div>
+      {savedUnread && !patch.isError && (
+        <p className="notice" role="status">
+          Saved, but the issue could not be read again to show what is stored now: reload the page to see it.
+        </p>
+      )}
       {patch.isError && (
         <div id={`${id}-error`}>
           <Problem error={patch.error as ApiProblem} liveIssues={`/${group}`}>
