@@ -1,6 +1,6 @@
 // The bootstrap superadmin on AWS: a custom resource of the stack (infra/fleet-health-stack.ts)
 // runs functions/bootstrap.ts on every deployment that creates or updates it, and that creates
-// the account when absent (ensureBootstrapAdmin, as `npm start` does locally) with the password
+// the account once (ensureBootstrapAdmin, as `npm start` does locally; not again once deleted) with the password
 // the stack generated into Secrets Manager. The event carries the secret's ARN, never the
 // password (CloudFormation shows resource properties, the provider framework logs events); the
 // password is read here, hashed, and neither returned nor logged.
@@ -62,8 +62,8 @@ async function readPassword(secretArn: string): Promise<string> {
 }
 
 /**
- * Create and Update: the superadmin is created when absent, with the secret's password; an existing
- * account is left as it is (its password included), so every deployment may run this. Delete: nothing,
+ * Create and Update: the superadmin is created once, with the secret's password; an existing account is
+ * left as it is (its password included), and one deleted since is not made again, so every deployment may run this. Delete: nothing,
  * the account outlives the stack as its retained tables do.
  */
 export async function onBootstrapEvent(event: unknown): Promise<BootstrapResponse> {
@@ -79,6 +79,6 @@ export async function onBootstrapEvent(event: unknown): Promise<BootstrapRespons
   // Read even when the account exists: a secret that cannot be read fails the deployment that would need it.
   const password = await readPassword(PasswordSecretArn);
   const result = await ensureBootstrapAdmin(Username, Email, password);
-  log.info(result.created ? 'bootstrap superadmin created' : 'bootstrap superadmin exists: left unchanged', { username: result.username });
+  log.info(result.created ? 'bootstrap superadmin created' : 'bootstrap superadmin made before (it exists, or was deleted since): left as it is', { username: result.username });
   return { PhysicalResourceId: PHYSICAL_ID, Data: { Username: result.username, Created: result.created ? 'true' : 'false' } };
 }

@@ -1,7 +1,10 @@
 // The bootstrap superadmin: created once, so a fresh deployment or local database
-// always has someone who can invite the rest. Once only: a marker written with it
-// keeps a deleted bootstrap account (a shared account retired by a superadmin)
-// from coming back, with a new password, at the next start or stack update.
+// always has someone who can invite the rest. Once per username: a marker written
+// with it keeps a deleted bootstrap account (a shared account retired by a
+// superadmin) from coming back, with a new password, at the next start or stack
+// update; another ADMIN_USERNAME is still made (the way back should every
+// superadmin be lost). An account deleted before markers existed is made again
+// once, at the first start that has them.
 import { randomBytes } from 'node:crypto';
 import { ConditionFailed } from '../db/client.js';
 import { bootstrappedAction, createUser, EmailTaken, getUser, markBootstrapped, wasBootstrapped } from '../db/users.js';
@@ -19,7 +22,7 @@ export async function ensureBootstrapAdmin(configured: string, email: string, pa
   // Stored and reported in the form login uses: the name the operator is told is the one that works.
   const username = canonicalUsername(configured);
   if (username === null) throw new Error(`ADMIN_USERNAME ${JSON.stringify(configured)} is not a valid username (letters, digits and . _ @ + ' - only).`);
-  if (await wasBootstrapped()) return { created: false, username };
+  if (await wasBootstrapped(username)) return { created: false, username };
   if (await getUser(username)) {
     // Made before the marker existed: marked now, so deleting it later is for good.
     await markBootstrapped(username);

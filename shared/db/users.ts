@@ -20,22 +20,25 @@ const userKey = (username: string) => ({ pk: USERS_PK, sk: `USER#${username.toLo
 const SUPERADMIN_COUNTER = { pk: USERS_PK, sk: 'COUNTER#active-superadmins' };
 const invitationKey = (tokenHash: string) => ({ pk: `INVITATION#${tokenHash}`, sk: 'INVITATION' });
 const emailKey = (email: string) => ({ pk: USERS_PK, sk: `EMAIL#${email.toLowerCase()}` });
-/** Marks that the bootstrap superadmin was made once: deleted later (a shared account retired), it is not made again. */
-const BOOTSTRAPPED = { pk: USERS_PK, sk: 'BOOTSTRAP#done' };
+/**
+ * Marks that the bootstrap superadmin of this username was made once: deleted later (a shared account retired),
+ * it is not made again. Per username: a deployment naming another bootstrap account still makes that one.
+ */
+const bootstrappedKey = (username: string) => ({ pk: USERS_PK, sk: `BOOTSTRAP#${username.toLowerCase()}` });
 
-/** Whether the bootstrap superadmin was ever made here (ensureBootstrapAdmin). */
-export async function wasBootstrapped(): Promise<boolean> {
-  return (await getItem('users', BOOTSTRAPPED, true)) !== undefined;
+/** Whether the bootstrap superadmin `username` was ever made here (ensureBootstrapAdmin). */
+export async function wasBootstrapped(username: string): Promise<boolean> {
+  return (await getItem('users', bootstrappedKey(username), true)) !== undefined;
 }
 
 /** The marker's write, in the transaction that makes the account. */
 export function bootstrappedAction(username: string, now = new Date()): TransactItem {
-  return { Put: { TableName: tableName('users'), Item: { ...BOOTSTRAPPED, username, at: now.toISOString() } } };
+  return { Put: { TableName: tableName('users'), Item: { ...bootstrappedKey(username), username, at: now.toISOString() } } };
 }
 
-/** The marker alone, for a bootstrap account made before it existed. */
+/** The marker alone, for a bootstrap account made before markers existed. */
 export async function markBootstrapped(username: string, now = new Date()): Promise<void> {
-  await putItem('users', { ...BOOTSTRAPPED, username, at: now.toISOString() });
+  await putItem('users', { ...bootstrappedKey(username), username, at: now.toISOString() });
 }
 
 /** The email is another account's already: the account was not created or changed (a ConditionFailed, so 409 if it escapes). */

@@ -41,12 +41,14 @@ describe('bootstrap superadmin', () => {
     expect(await verifyPassword(first.generatedPassword!, (await getUser('root'))!.password_hash!)).toBe(true);
   });
 
-  it('does not make a deleted bootstrap account again, at the next start or with another password', async () => {
+  it('does not make a deleted bootstrap account again, at the next start or with another password; another username it makes', async () => {
     expect((await ensureBootstrapAdmin('admin', 'admin@example.com', 'first-password')).created).toBe(true);
     await anotherSuperadmin(); // the last active superadmin cannot be deleted
     await deleteUser((await getUser('admin'))!);
     expect(await ensureBootstrapAdmin('admin', 'admin@example.com', 'new-password')).toEqual({ created: false, username: 'admin' });
     expect(await getUser('admin')).toBeUndefined();
+    // Another bootstrap username is still made: the way back should every superadmin be lost.
+    expect((await ensureBootstrapAdmin('rescue', 'rescue@example.com', 'rescue-password')).created).toBe(true);
   });
 
   it('marks an account made before the marker existed, so deleting it later is for good too', async () => {
