@@ -118,6 +118,9 @@ const HOSTILE_REPORT = [
   '',
   '[click me](javascript:window.__owned=3) and [docs](https://example.com/runbook), [Mail the team](mailto:ops@example.org), https://example.net/plain and [the fleet](/)',
   '',
+  // An address as its own text, whose host is not what it reads as first.
+  '[https://bank.example@phish.example.org/](https://bank.example@phish.example.org/)',
+  '',
   '| metric | value |',
   '|---|---|',
   '| disk | 97% |',
@@ -330,6 +333,7 @@ describe('investigations', { timeout: 90_000 }, () => {
       ['Sign in again', ' (phish.example.org)'],
       ['docs', ' (example.com)'],
       ['Mail the team', ' (mailto:ops@example.org)'],
+      ['https://bank.example@phish.example.org/', ' (phish.example.org)'],
     ]);
     expect(await report.getByRole('link', { name: 'https://example.net/plain' }).getAttribute('target')).toBe('_blank');
     expect(await report.getByRole('link', { name: 'the fleet' }).getAttribute('target')).toBeNull();

@@ -29,16 +29,17 @@ const SHOWN_ADDRESS_CHARS = 60;
  * international name in its ASCII form, as `URL` gives it, so look-alike letters show as
  * `xn--…`), any other address whole (percent-encoded, hence ASCII), cut. None if it does not parse.
  */
-function destination(href: string): { shown: string } | undefined {
+function destination(href: string): { shown: string; userPart: boolean } | undefined {
   let url: URL;
   try {
     url = new URL(href, window.location.href);
   } catch {
     return undefined;
   }
-  if (url.protocol === 'http:' || url.protocol === 'https:') return { shown: url.host };
+  const userPart = url.username !== '' || url.password !== '';
+  if (url.protocol === 'http:' || url.protocol === 'https:') return { shown: url.host, userPart };
   const whole = url.href;
-  return { shown: whole.length > SHOWN_ADDRESS_CHARS ? `${whole.slice(0, SHOWN_ADDRESS_CHARS - 1)}…` : whole };
+  return { shown: whole.length > SHOWN_ADDRESS_CHARS ? `${whole.slice(0, SHOWN_ADDRESS_CHARS - 1)}…` : whole, userPart };
 }
 
 /** marked + a private DOMPurify instance with the link hook, built once. */
@@ -72,7 +73,8 @@ export function loadMarkdown(): Promise<Render> {
       for (const link of Array.from(body.querySelectorAll('a[target="_blank"]'))) {
         const where = destination(link.getAttribute('href') ?? '');
         const text = link.textContent?.trim() ?? '';
-        if (!where || text === where.shown || text === link.getAttribute('href')) continue;
+        // An address that is its own text says where it goes, unless it carries a user part (`https://bank.example@evil.example`).
+        if (!where || (!where.userPart && (text === where.shown || text === link.getAttribute('href')))) continue;
         const marker = document.createElement('span');
         marker.className = 'markdown-link-host';
         marker.textContent = ` (${where.shown})`;

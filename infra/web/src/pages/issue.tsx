@@ -33,7 +33,7 @@ export default function IssuePage() {
                 starts the form and the ticket panel afresh, with none of this one's edits or notices. */}
             <aside key={data.issue.issue_id} className="issue-side" aria-label={admin ? 'Triage and ticket' : 'Ticket'}>
               {admin && <TriageForm group="issues" issue={data.issue} etag={data.etag} refetch={detail.refetch} />}
-              <TicketPanel issue={data.issue} canCreate={admin} refetch={() => void detail.refetch()} />
+              <TicketPanel issue={data.issue} etag={data.etag} canCreate={admin} refetch={() => void detail.refetch()} />
             </aside>
           </div>
           <Evidence issueId={issueId} />

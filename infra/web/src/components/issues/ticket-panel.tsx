@@ -21,7 +21,7 @@ type Issue = Answer<'issues', 'get'>['issue'];
 
 const NOT_SET_UP = 'Ticket creation is not set up on this service; ask whoever runs it to configure a ticket provider, or link a ticket made by hand.';
 
-export function TicketPanel({ issue, canCreate, refetch }: { issue: Issue; canCreate: boolean; refetch: () => void }) {
+export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue; etag: string | null; canCreate: boolean; refetch: () => void }) {
   const create = useApiMutation(createTicketEndpoint, ['/api/issues']);
   const link = useApiMutation(patchEndpoint, ['/api/issues']);
   const problem = create.error instanceof ApiProblem ? create.error : null;
@@ -32,7 +32,11 @@ export function TicketPanel({ issue, canCreate, refetch }: { issue: Issue; canCr
   const mayExist = problem?.status === 502 && problem.body.ticket_may_exist === true;
   const label = mayExist ? named('ticket_label') : '';
   const linkTicket = (ticket_key: string, ticket_url: string) =>
-    link.mutate({ params: { issue_id: issue.issue_id }, body: { ticket_key, ticket_url } }, { onSuccess: () => refetch() });
+    // If-Match as the triage form sends it: a ticket linked by someone else meanwhile is a 409, not overwritten.
+    link.mutate(
+      { params: { issue_id: issue.issue_id }, body: { ticket_key, ticket_url }, headers: etag ? { 'If-Match': etag } : {} },
+      { onSuccess: () => refetch(), onError: (error) => error.status === 409 && refetch() },
+    );
 
   return (
     <section className="card issue-ticket" aria-labelledby="ticket-title">
@@ -58,7 +62,8 @@ export function TicketPanel({ issue, canCreate, refetch }: { issue: Issue; canCr
       {canCreate && !issue.ticket_key && (
         <button
           type="button"
-          className="primary"
+          // A ticket that may exist, or one created but not linked: linking it comes first; another is a deliberate second ticket.
+          className={mayExist || existingKey ? undefined : 'primary'}
           onClick={() =>
             create.mutate(
               { params: { issue_id: issue.issue_id } },
@@ -68,7 +73,7 @@ export function TicketPanel({ issue, canCreate, refetch }: { issue: Issue; canCr
           }
           disabled={create.isPending}
         >
-          {create.isPending ? 'Creating ticket…' : 'Create ticket'}
+          {create.isPending ? 'Creating ticket…' : mayExist || existingKey ? 'Create another ticket anyway' : 'Create ticket'}
         </button>
       )}
       {create.isError && (

@@ -34,7 +34,7 @@ export function reapply(base: string, mine: string, live: string, version: numbe
   return { text: out.join('\n'), conflicts };
 }
 
-/** Whether a text still holds a conflict's markers (a whole line each, as reapply writes them). */
+/** Whether a text still holds any of a conflict's three markers (a whole line each, as reapply writes them). */
 export function hasConflictMarkers(text: string): boolean {
-  return /^(<<<<<<< your edit|>>>>>>> version \d+)$/m.test(text);
+  return /^(<<<<<<< your edit|=======|>>>>>>> version \d+)$/m.test(text);
 }
