@@ -162,9 +162,12 @@ async function groupCluster(
   // Most clusters of a pass are unchanged: their window is compared by what the fingerprint reads, and
   // read whole (annotations of up to 64 KB each) only when it moved.
   const [state, facts] = await Promise.all([getAiGroupingState(clusterId), listClusterAlertFields(clusterId, since, FINGERPRINT_FIELDS)]);
-  // The model failed this cluster lately: not asked again before its wait is over (modelWait).
+  // The configured model failed this cluster lately: not asked again before its wait is over (modelWait).
   const waiting =
-    provider !== null && state?.model_failed_at !== undefined && now.getTime() < Date.parse(state.model_failed_at) + modelWait(state.model_failures ?? 1);
+    provider !== null &&
+    state?.model_failed_at !== undefined &&
+    state.model_failed_with === method &&
+    now.getTime() < Date.parse(state.model_failed_at) + modelWait(state.model_failures ?? 1);
   if (state && state.fingerprint === fingerprintOf(facts) && (state.method === method || waiting)) return 'unchanged';
   const alerts = await listClusterAlerts(clusterId, since);
   const fingerprint = fingerprintOf(alerts);
@@ -190,11 +193,13 @@ async function groupCluster(
     }
   } else if (alerts.length) groups = rulesGroups(alerts);
   // Kept while waiting, one more when the model failed again, gone once it grouped the cluster (or none was asked).
+  // Failures in a row count for one model: another configured since starts from none.
+  const before = state?.model_failed_with === method ? (state.model_failures ?? 0) : 0;
   const modelFailed =
     waiting && state?.model_failed_at
-      ? { model_failed_at: state.model_failed_at, model_failures: state.model_failures ?? 1 }
+      ? { model_failed_at: state.model_failed_at, model_failures: state.model_failures ?? 1, model_failed_with: method }
       : failed
-        ? { model_failed_at: now.toISOString(), model_failures: (state?.model_failures ?? 0) + 1 }
+        ? { model_failed_at: now.toISOString(), model_failures: before + 1, model_failed_with: method }
         : {};
 
   // Claimed before anything is written: the state lists every id this run may write beside the

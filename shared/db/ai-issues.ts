@@ -227,6 +227,8 @@ export interface AiGroupingState {
    */
   model_failed_at?: string;
   model_failures?: number;
+  /** The method that failed (`llm:<model>`): another model configured since is asked at once. */
+  model_failed_with?: string;
 }
 
 export async function getAiGroupingState(clusterId: string): Promise<AiGroupingState | undefined> {
@@ -239,7 +241,7 @@ export async function getAiGroupingState(clusterId: string): Promise<AiGroupingS
     issue_ids: (item.issue_ids as string[]) ?? [],
     version: Number(item.version),
     ...(typeof item.model_failed_at === 'string' && Number.isInteger(failures) && failures > 0
-      ? { model_failed_at: item.model_failed_at, model_failures: failures }
+      ? { model_failed_at: item.model_failed_at, model_failures: failures, model_failed_with: String(item.model_failed_with ?? '') }
       : {}),
   };
 }

@@ -139,7 +139,12 @@ describe('LLM grouping', () => {
     const ofCluster = async () =>
       (await listAiIssuesActiveSince(new Date(Date.now() - 60 * 86_400_000))).filter((i) => i.cluster_id === clusterId && i.alert_count > 0);
     expect((await ofCluster()).every((i) => i.grouped_by === 'rules')).toBe(true);
-    expect(await getAiGroupingState(clusterId)).toMatchObject({ method: 'rules', model_failed_at: now.toISOString(), model_failures: 1 });
+    expect(await getAiGroupingState(clusterId)).toMatchObject({
+      method: 'rules',
+      model_failed_at: now.toISOString(),
+      model_failures: 1,
+      model_failed_with: 'llm:gpt-4o',
+    });
     // The same alerts, the next passes within the wait: the model is not asked (each ask is paid for).
     const later = (ms: number) => new Date(now.getTime() + ms);
     expect(await regroupAiClusters([clusterId], later(15 * 60_000))).toMatchObject({ unchanged: 1 });
