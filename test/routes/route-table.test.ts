@@ -134,6 +134,8 @@ describe('roles in the route table (DESIGN §5)', () => {
       'GET /api/metric-sources/status',
       'POST /api/metric-sources/pull',
       'GET /api/settings/users',
+      'GET /api/issues/users',
+      'GET /api/ai-issues/users',
       'POST /api/settings/users/invite',
       'GET /api/settings/audit',
     ]) {
@@ -144,7 +146,7 @@ describe('roles in the route table (DESIGN §5)', () => {
   it('every other user route is open to all three roles (reads, chat, embed, rule proposals)', () => {
     const restricted = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length < 3).length;
     const open = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length === 3);
-    expect(restricted).toBe(24); // 7 superadmin-only + 17 admin-or-above, listed above
+    expect(restricted).toBe(26); // 7 superadmin-only + 19 admin-or-above, listed above
     expect(open.map((r) => routeKey(r.route))).toEqual(
       expect.arrayContaining(['POST /api/chat/message', 'PUT /api/settings/health-rules', 'GET /api/fleet/scores']),
     );
