@@ -79,6 +79,8 @@ export async function onBootstrapEvent(event: unknown): Promise<BootstrapRespons
   // Read even when the account exists: a secret that cannot be read fails the deployment that would need it.
   const password = await readPassword(PasswordSecretArn);
   const result = await ensureBootstrapAdmin(Username, Email, password);
-  log.info(result.created ? 'bootstrap superadmin created' : 'bootstrap superadmin made before (it exists, or was deleted since): left as it is', { username: result.username });
+  log.info(result.created ? 'bootstrap superadmin created' : 'bootstrap superadmin made before (it exists, or was deleted since): left as it is', {
+    username: result.username,
+  });
   return { PhysicalResourceId: PHYSICAL_ID, Data: { Username: result.username, Created: result.created ? 'true' : 'false' } };
 }
