@@ -15,7 +15,7 @@ import {
   ruleSetVersions,
   submitRuleSet,
 } from '../shared/rules/editing.js';
-import { generalSettings, updateGeneralSettings } from '../shared/settings/general.js';
+import { expectedRevision, generalSettings, updateGeneralSettings } from '../shared/settings/general.js';
 import { settingsGroup } from '../shared/routes/settings.js';
 import { refreshRoutes } from '../shared/scoring/refresh.js';
 
@@ -61,7 +61,7 @@ const recomputeRisk = refreshRoutes(
 
 export const handler = createGroupHandler(settingsGroup, {
   getGeneral: async () => generalSettings(),
-  putGeneral: async (req) => updateGeneralSettings(req.principal, req.body, await callerOf(req)),
+  putGeneral: async (req) => updateGeneralSettings(req.principal, req.body, await callerOf(req), new Date(), expectedRevision(req.headers['if-match'])),
   getHealthRules: health.get,
   putHealthRules: health.put,
   healthRuleVersions: health.versions,

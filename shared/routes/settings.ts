@@ -221,8 +221,8 @@ export const settingsGroup = defineGroup({
       roles: SUPERADMIN,
       body: GeneralSettings,
       response: z.lazy(() => z.extend(z.unlazy(GeneralSettings), { status: z.literal('ok') })),
-      // A save that keeps losing to concurrent ones (shared/settings/general.ts).
-      problems: [409],
+      // 400: an If-Match that is not GET's ETag; 409: a save since the If-Match's revision, or one that keeps losing to concurrent ones (shared/settings/general.ts).
+      problems: [400, 409],
     },
     getHealthRules: health.get,
     putHealthRules: health.put,

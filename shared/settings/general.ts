@@ -9,23 +9,48 @@ import { auditAction } from '../db/audit.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
 import { generationAction } from '../db/scores.js';
 import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
-import { Forbidden } from '../http/errors.js';
+import { BadRequest, Conflict, Forbidden } from '../http/errors.js';
+import { Reply } from '../http/route.js';
 import type { Principal } from '../auth/principal.js';
 
-export async function generalSettings(): Promise<GeneralSettings> {
-  const { health_scoring_method, alert_criticality_method } = await getGeneralSettings();
-  return { health_scoring_method, alert_criticality_method };
+/** The settings' ETag as GET answers it: their revision (`"r3"`), which a PUT may send back as If-Match. */
+export const generalEtag = (revision: number) => `"r${revision}"`;
+
+/** The revision an If-Match names; undefined without one (or `*`), a 400 for anything else. */
+export function expectedRevision(ifMatch: string | undefined): number | undefined {
+  const header = ifMatch?.trim();
+  if (header === undefined || header === '*') return undefined;
+  const match = /^"r(\d{1,9})"$/.exec(header);
+  if (!match)
+    throw new BadRequest(`If-Match must be the ETag GET answered for the general settings, such as "r3" (got ${JSON.stringify(header.slice(0, 40))}).`);
+  return Number(match[1]);
 }
 
+export async function generalSettings() {
+  const { health_scoring_method, alert_criticality_method, revision } = await getGeneralSettings();
+  return new Reply(200, { health_scoring_method, alert_criticality_method }, { ETag: generalEtag(revision) });
+}
+
+/**
+ * PUT. `expected`: the revision the change was made on (If-Match): when another save came since, a 409 and
+ * nothing changed, so a page loaded before does not put back the other setting's old value. Without it, the
+ * body replaces what is stored, as before.
+ */
 export async function updateGeneralSettings(
   principal: Principal,
   settings: GeneralSettings,
   caller: Caller,
   now = new Date(),
+  expected?: number,
 ): Promise<{ status: 'ok' } & GeneralSettings> {
   if (principal.role !== 'superadmin') throw new Forbidden('Only a superadmin changes general settings.'); // the route table says so too
   await retryOnConflict(async () => {
-    const { revision, health_scoring_method, alert_criticality_method } = await getGeneralSettings();
+    const { revision, health_scoring_method, alert_criticality_method, updated_by, updated_at } = await getGeneralSettings();
+    if (expected !== undefined && expected !== revision)
+      throw new Conflict(
+        `The general settings were changed${updated_by ? ` by ${updated_by}` : ''}${updated_at ? ` at ${updated_at}` : ''} after you read them: nothing was changed. Read them again and make your change on what is stored now.`,
+        { current_etag: generalEtag(revision), current: { health_scoring_method, alert_criticality_method } },
+      );
     await transactWrite([
       saveGeneralSettingsAction(settings, principal.username, revision, now),
       auditAction(

@@ -494,6 +494,20 @@ describe('general settings', { timeout: 60_000 }, () => {
     await superPage.reload();
     expect(await superPage.getByRole('group', { name: 'Alert criticality method' }).getByRole('radio', { name: /^AI/ }).isChecked()).toBe(true);
 
+    // Another superadmin saves the health method while this page is open: this page's save is refused (409), not
+    // allowed to put the old health method back; read again, the page shows it and keeps the choice made here.
+    await group.getByRole('radio', { name: /^Rules/ }).check();
+    expect((await api(service.url, admin, 'PUT', '/api/settings/general', { health_scoring_method: 'ai', alert_criticality_method: 'ai' })).status).toBe(200);
+    await superPage.getByRole('button', { name: 'Save settings' }).click();
+    await superPage.getByRole('alert').filter({ hasText: 'after you read them: nothing was changed' }).waitFor();
+    const health = superPage.getByRole('group', { name: 'Health scoring method' });
+    await health.getByRole('radio', { name: /^AI/ }).and(superPage.locator(':checked')).waitFor();
+    expect(await group.getByRole('radio', { name: /^Rules/ }).isChecked()).toBe(true);
+    await superPage.getByRole('button', { name: 'Save settings' }).click();
+    await superPage.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await api(service.url, admin, 'GET', '/api/settings/general')).body).toEqual({ health_scoring_method: 'ai', alert_criticality_method: 'rules' });
+    await api(service.url, admin, 'PUT', '/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'ai' });
+
     await viewerPage.goto('/settings');
     await viewerPage.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
     expect(await viewerPage.getByRole('radio').count()).toBe(0);

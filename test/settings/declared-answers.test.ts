@@ -132,3 +132,33 @@ describe('a request DynamoDB throttles', () => {
     expect(declared('get', '/api/settings/general')).toContain('503');
   }, 30_000);
 });
+
+// Last: it changes the stored settings the tests above start from.
+describe('general settings with If-Match', () => {
+  it("GET answers the revision as its ETag; a PUT made on an older one is a 409 that keeps the other superadmin's save", async () => {
+    const get = () =>
+      call(settings as Handler, {
+        method: 'GET',
+        path: '/api/settings/general',
+        routeKey: 'GET /api/settings/general',
+        headers: { authorization: `Bearer ${superadmin}` },
+      });
+    const first = await get();
+    const etag = first.headers!.ETag as string;
+    expect(etag).toMatch(/^"r\d+"$/);
+    // Another superadmin changes the health method on what both read.
+    expect((await put('/api/settings/general', { ...first.json, health_scoring_method: 'ai' }, { 'if-match': etag })).statusCode).toBe(200);
+    // This one, from a page read before, changes the other setting and sends the old health method with it: refused.
+    const stale = await put('/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'ai' }, { 'if-match': etag });
+    expect(stale.statusCode).toBe(409);
+    expect(stale.json).toMatchObject({ current: { health_scoring_method: 'ai' }, current_etag: expect.stringMatching(/^"r\d+"$/) });
+    expect(await getGeneralSettings()).toMatchObject({ health_scoring_method: 'ai', alert_criticality_method: first.json!.alert_criticality_method });
+    // Made again on what is stored now, it applies; a malformed If-Match is a 400.
+    const now = (await get()).headers!.ETag as string;
+    expect((await put('/api/settings/general', { health_scoring_method: 'ai', alert_criticality_method: 'ai' }, { 'if-match': now })).statusCode).toBe(200);
+    expect((await put('/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'rules' }, { 'if-match': 'r1' })).statusCode).toBe(
+      400,
+    );
+    expect(declared('put', '/api/settings/general')).toEqual(expect.arrayContaining(['400', '409']));
+  });
+});

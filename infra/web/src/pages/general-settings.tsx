@@ -2,10 +2,10 @@
 // health scores and alert criticality are decided, by the rule sets or by AI.
 // Saved with PUT /api/settings/general.
 import { useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
-import { call, endpoint } from '../api/client';
-import { useApi } from '../api/hooks';
+import { ApiProblem, call, endpoint } from '../api/client';
+import { useApiTagged } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { Loading, Problem } from '../components/states';
 import './general-settings.css';
@@ -40,7 +40,7 @@ const METHODS: { value: Method; label: string }[] = [
 ];
 
 export default function GeneralSettingsPage() {
-  const general = useApi(getGeneral);
+  const general = useApiTagged(getGeneral);
   return (
     <section className="settings-page" aria-labelledby="settings-title">
       <h1 id="settings-title">General settings</h1>
@@ -52,19 +52,24 @@ export default function GeneralSettingsPage() {
       ) : general.isError ? (
         <Problem error={general.error} retry={() => void general.refetch()} />
       ) : (
-        <SettingsForm saved={general.data} />
+        <SettingsForm saved={general.data} etag={general.data.etag} refetch={() => void general.refetch()} />
       )}
     </section>
   );
 }
 
-function SettingsForm({ saved }: { saved: General }) {
+function SettingsForm({ saved, etag, refetch }: { saved: General; etag: string | null; refetch(): void }) {
   const client = useQueryClient();
-  const [values, setValues] = useState<General>(saved);
+  // The choices made here, per setting; the rest follow what is stored (a refetch never drops a choice not saved yet).
+  const [chosen, setChosen] = useState<Partial<General>>({});
+  const values: General = { ...saved, ...chosen };
+  const setValues = (next: General | ((v: General) => General)) => {
+    const full = typeof next === 'function' ? next(values) : next;
+    setChosen(Object.fromEntries(Object.entries(full).filter(([k, v]) => saved[k as keyof General] !== v)));
+  };
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(false);
-  useEffect(() => setValues(saved), [saved]);
   const dirty = values.health_scoring_method !== saved.health_scoring_method || values.alert_criticality_method !== saved.alert_criticality_method;
 
   const submit = async (event: FormEvent) => {
@@ -73,14 +78,15 @@ function SettingsForm({ saved }: { saved: General }) {
     setError(null);
     setDone(false);
     try {
-      const answer = await call(putGeneral, { body: values });
-      client.setQueryData(['GET', getGeneral.path, null, null], {
-        health_scoring_method: answer.health_scoring_method,
-        alert_criticality_method: answer.alert_criticality_method,
-      });
+      // If-Match: another superadmin's save since this page read the settings is a 409, never silently undone.
+      const body = { health_scoring_method: values.health_scoring_method, alert_criticality_method: values.alert_criticality_method };
+      await call(putGeneral, { body, headers: etag ? { 'If-Match': etag } : {} });
+      setChosen({});
+      await client.invalidateQueries({ predicate: (q) => q.queryKey[1] === getGeneral.path });
       setDone(true);
     } catch (e) {
       setError(e);
+      if (e instanceof ApiProblem && e.status === 409) refetch(); // shows what is stored now, the choices kept
     } finally {
       setBusy(false);
     }
