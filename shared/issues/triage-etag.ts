@@ -2,19 +2,14 @@
 // PATCH and stored ticket; GET answers it as the ETag `"t<version>"`, and a PATCH that sends it back as
 // If-Match is applied only while it is still current. Without If-Match a PATCH applies its fields on
 // top of whatever is stored (its own before/after audited), as before: an API client's choice.
-import { BadRequest, Conflict } from '../http/errors.js';
+import { Conflict } from '../http/errors.js';
+import { ifMatchNumber } from '../http/if-match.js';
 
 /** The ETag of an issue's triage as GET answers it. */
 export const triageEtag = (version: number) => `"t${version}"`;
 
 /** The triage version an If-Match names; undefined without one (or with `*`), a 400 for anything else. */
-export function expectedTriage(ifMatch: string | undefined): number | undefined {
-  const header = ifMatch?.trim();
-  if (header === undefined || header === '*') return undefined;
-  const match = /^"t(\d{1,9})"$/.exec(header);
-  if (!match) throw new BadRequest(`If-Match must be the ETag GET answered for this issue, such as "t3" (got ${JSON.stringify(header.slice(0, 40))}).`);
-  return Number(match[1]);
-}
+export const expectedTriage = (ifMatch: string | undefined) => ifMatchNumber(ifMatch, 't', 'this issue');
 
 interface Triaged {
   issue_id: string;

@@ -30,6 +30,7 @@ import {
 import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, ruleSetAtVersion, type RuleSetVersion } from '../db/rules.js';
 import { generationAction } from '../db/scores.js';
 import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
+import { ifMatchNumber } from '../http/if-match.js';
 import type { Principal } from '../auth/principal.js';
 import type { RuleImpact } from '../scoring/impact.js';
 import { defaultRuleDigest, defaultRuleText, type RuleSetName } from './defaults.js';
@@ -61,14 +62,7 @@ export const ruleSetEtag = (version: number) => `"v${version}"`;
  * from the body's `base_version`. Both given must agree. Anything else is a 400.
  */
 export function expectedVersion(ifMatch: string | undefined, baseVersion: number | undefined): number | undefined {
-  let fromHeader: number | undefined;
-  const header = ifMatch?.trim();
-  if (header !== undefined && header !== '*') {
-    const match = /^"v(\d{1,9})"$/.exec(header);
-    if (!match)
-      throw new BadRequest(`If-Match must be one ETag of this rule set as GET answers it, such as "v5" (got ${JSON.stringify(header.slice(0, 40))}).`);
-    fromHeader = Number(match[1]);
-  }
+  const fromHeader = ifMatchNumber(ifMatch, 'v', 'this rule set');
   if (fromHeader !== undefined && baseVersion !== undefined && fromHeader !== baseVersion) {
     throw new BadRequest(`If-Match names version ${fromHeader} but base_version is ${baseVersion}; send one of them, or both the same.`);
   }

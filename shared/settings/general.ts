@@ -9,22 +9,16 @@ import { auditAction } from '../db/audit.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
 import { generationAction } from '../db/scores.js';
 import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
-import { BadRequest, Conflict, Forbidden } from '../http/errors.js';
+import { Conflict, Forbidden } from '../http/errors.js';
+import { ifMatchNumber } from '../http/if-match.js';
 import { Reply } from '../http/route.js';
 import type { Principal } from '../auth/principal.js';
 
 /** The settings' ETag as GET answers it: their revision (`"r3"`), which a PUT may send back as If-Match. */
 export const generalEtag = (revision: number) => `"r${revision}"`;
 
-/** The revision an If-Match names; undefined without one (or `*`), a 400 for anything else. */
-export function expectedRevision(ifMatch: string | undefined): number | undefined {
-  const header = ifMatch?.trim();
-  if (header === undefined || header === '*') return undefined;
-  const match = /^"r(\d{1,9})"$/.exec(header);
-  if (!match)
-    throw new BadRequest(`If-Match must be the ETag GET answered for the general settings, such as "r3" (got ${JSON.stringify(header.slice(0, 40))}).`);
-  return Number(match[1]);
-}
+/** The revision an If-Match names; undefined without one (or with `*`), a 400 for anything else. */
+export const expectedRevision = (ifMatch: string | undefined) => ifMatchNumber(ifMatch, 'r', 'the general settings');
 
 export async function generalSettings() {
   const { health_scoring_method, alert_criticality_method, revision } = await getGeneralSettings();
