@@ -12,6 +12,7 @@ import type { Principal } from '../auth/principal.js';
 import { describeLlmConfig, llmProvider } from '../llm/provider.js';
 import { nothingSpent, runToolLoop } from '../llm/tool-loop.js';
 import { addChatSpend, chatSpend } from '../db/llm-usage.js';
+import { dayOf } from '../fleet/rollup.js';
 import { llmSettings } from '../config/llm.js';
 import { createLogger, errorFields } from '../log.js';
 import { LlmError, type ContentBlock, type Message } from '../llm/types.js';
@@ -136,15 +137,13 @@ async function withinBudget(user: string, now: number): Promise<void> {
   if (budget <= 0) return;
   const spent = await chatSpend(user, dayOf(now));
   if (spent < budget) return;
-  const midnight = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), new Date(now).getUTCDate() + 1);
+  const midnight = Date.parse(`${dayOf(now)}T00:00:00Z`) + 86_400_000;
   throw new TooManyRequests(
     `Your chat messages today cost $${spent.toFixed(2)}, the daily limit for each person on this service ($${budget}); you can chat again from 00:00 UTC.`,
     (midnight - now) / 1000,
     { limit: DAILY_BUDGET_LIMIT },
   );
 }
-
-const dayOf = (now: number) => new Date(now).toISOString().slice(0, 10);
 
 export async function chat(principal: Principal, message: string, now = Date.now()): Promise<ChatAnswer> {
   const provider = llmProvider();

@@ -21,7 +21,7 @@ export interface MetricRollup {
 
 export type DayRollup = Partial<Record<MetricKey, MetricRollup>>;
 
-export const dayOf = (at: string): string => new Date(at).toISOString().slice(0, 10);
+export const dayOf = (at: string | number): string => new Date(at).toISOString().slice(0, 10);
 
 /** Every number finite, the count a positive integer. (Spelled out: a refresh checks 130,000 of them.) */
 export function isSound(r: MetricRollup | undefined): r is MetricRollup {
