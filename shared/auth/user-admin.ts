@@ -6,7 +6,16 @@ import { linkSettings } from '../config/links.js';
 import { mailSettings } from '../config/mail.js';
 import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, listAudit } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
-import { COUNTER_ACTION_INDEX, createInvitedUser, deleteUser, findUsersByEmail, listUsers, replaceUser, type UserRecord } from '../db/users.js';
+import {
+  COUNTER_ACTION_INDEX,
+  createInvitedUser,
+  deleteUser,
+  findUsersByEmail,
+  listUsers,
+  renewInvitation,
+  replaceUser,
+  type UserRecord,
+} from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
 import type { Principal } from './principal.js';
 import { ROLES, type Role } from './roles.js';
@@ -25,6 +34,7 @@ const managed = (u: UserRecord): ManagedUser => ({
   role: u.role,
   is_active: u.is_active,
   invitation_pending: pendingInvitation(u),
+  ...(pendingInvitation(u) && u.invitation_expires_at ? { invitation_expires_at: u.invitation_expires_at } : {}),
 });
 
 export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
@@ -37,6 +47,13 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
   // The settings sending needs, read before anything is stored: a bad one (a ConfigError, answered 503) then
   // leaves no invitee behind whose activation token was never handed out, which a retry would meet as a 409.
   if (mailSettings().fromAddress) linkSettings();
+  // An address whose invitation is still pending (perhaps expired, perhaps mailed to nobody) is invited again:
+  // a new token replaces the old one. An account that is one already stays a 409.
+  const [existing, ...others] = await findUsersByEmail(invite.email);
+  const renewing = existing && others.length === 0 && pendingInvitation(existing) ? existing : undefined;
+  if (renewing?.role === 'superadmin' && inviter.role !== 'superadmin') {
+    throw new Forbidden(`Only a superadmin can invite ${invite.email} again: the pending invitation is a superadmin's.`);
+  }
   const token = randomBytes(32).toString('base64url');
   const now = new Date();
   const expires = new Date(now.getTime() + INVITATION_DAYS * 86_400_000);
@@ -48,23 +65,41 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
       role: inviter.role,
       action: 'invite',
       target: invite.email,
-      detail: { role: invite.role, expires_at: expires.toISOString() },
+      detail: { role: invite.role, expires_at: expires.toISOString(), ...(renewing ? { renewed: true, role_before: renewing.role } : {}) },
       ip: caller.ip,
       user_agent: caller.userAgent,
     },
     now,
   );
   try {
-    await createInvitedUser(
-      { username: invite.email, name: invite.display_name, email: invite.email, role: invite.role, is_active: false, invited_by: inviter.username },
-      hashInvitationToken(token),
-      expires,
-      now,
-      [audit],
-    );
+    if (renewing) {
+      await renewInvitation(
+        renewing,
+        { name: invite.display_name, role: invite.role, invited_by: inviter.username },
+        hashInvitationToken(token),
+        expires,
+        now,
+        [audit],
+      );
+    } else {
+      await createInvitedUser(
+        { username: invite.email, name: invite.display_name, email: invite.email, role: invite.role, is_active: false, invited_by: inviter.username },
+        hashInvitationToken(token),
+        expires,
+        now,
+        [audit],
+      );
+    }
   } catch (error) {
-    // The username (an invitee's is the email) or the email is another account's: nothing was stored, no mail goes out.
-    if (error instanceof ConditionFailed) throw new Conflict(`A user with email ${invite.email} exists already.`);
+    // The username (an invitee's is the email) or the email is another account's, or the pending account was
+    // accepted or invited again meanwhile: nothing was stored, no mail goes out.
+    if (error instanceof ConditionFailed) {
+      throw new Conflict(
+        renewing
+          ? `The invitation of ${invite.email} changed meanwhile (accepted, or sent again); reload and try again.`
+          : `A user with email ${invite.email} exists already.`,
+      );
+    }
     throw error;
   }
   const { sendInvitation } = await import('../mail/invitations.js');
@@ -106,7 +141,7 @@ export async function updateUser(actor: Principal, email: string, patch: { role?
   // is one and can never sign in, and its invitation would no longer activate it: only the invitee does.
   if (changing && pendingInvitation(before)) {
     throw new Conflict(
-      `${before.email} has not accepted the invitation yet: it becomes an account when they do. To change its role, delete it and invite again.`,
+      `${before.email} has not accepted the invitation yet: it becomes an account when they do. To change its role, invite the address again with that role.`,
     );
   }
   if (changing) {

@@ -67,6 +67,12 @@ export const UserRecord = z.object({
   activated_at: z.optional(z.string()),
   /** Epoch second from which this account's tokens count (their iat at or after it): set at each deactivation. */
   tokens_valid_from: z.optional(z.number()),
+  /**
+   * A pending account's current invitation: its token's hash (only that one activates it, so a renewal retires the
+   * token before it) and when it expires. Absent once activated, and on accounts invited before they were recorded.
+   */
+  invitation_hash: z.optional(z.string()),
+  invitation_expires_at: z.optional(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -212,26 +218,64 @@ export interface Invitation {
  * in the same transaction; the same ConditionFailed and EmailTaken meanings as createUser.
  */
 export async function createInvitedUser(user: NewUser, tokenHash: string, expiresAt: Date, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
-  const record = newRecord({ ...user, is_active: false }, now);
-  await writeClaimingEmail(record, [
-    putNew(record),
+  const record: UserRecord = { ...newRecord({ ...user, is_active: false }, now), invitation_hash: tokenHash, invitation_expires_at: expiresAt.toISOString() };
+  await writeClaimingEmail(record, [putNew(record), putInvitation(record, tokenHash, expiresAt), ...audit]);
+  return record;
+}
+
+/** The single-use invitation item of `record` as it is invited (its id and role: only that account, so, activates). */
+function putInvitation(record: UserRecord, tokenHash: string, expiresAt: Date): TransactItem {
+  return {
+    Put: {
+      TableName: tableName('users'),
+      Item: {
+        ...invitationKey(tokenHash),
+        username: record.username,
+        user_id: record.id,
+        role: record.role,
+        expires_at: expiresAt.toISOString(),
+        ttl: Math.floor(expiresAt.getTime() / 1000) + 86_400,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/**
+ * Invites a pending account (`before`, as read) again: a new token and expiry, and the name and role of the new
+ * invitation, with `audit` in the same transaction. The earlier token stops activating it (its item is deleted
+ * when its hash is recorded, and activation requires the account's current hash). ConditionFailed([0]) when the
+ * account changed meanwhile (activated, deleted, or invited again).
+ */
+export async function renewInvitation(
+  before: UserRecord,
+  changes: Pick<UserRecord, 'name' | 'role' | 'invited_by'>,
+  tokenHash: string,
+  expiresAt: Date,
+  now = new Date(),
+  audit: TransactItem[] = [],
+): Promise<UserRecord> {
+  const after: UserRecord = {
+    ...before,
+    ...changes,
+    invitation_hash: tokenHash,
+    invitation_expires_at: expiresAt.toISOString(),
+    updated_at: now.toISOString(),
+  };
+  await transactWrite([
     {
       Put: {
         TableName: tableName('users'),
-        Item: {
-          ...invitationKey(tokenHash),
-          username: record.username,
-          user_id: record.id,
-          role: record.role,
-          expires_at: expiresAt.toISOString(),
-          ttl: Math.floor(expiresAt.getTime() / 1000) + 86_400,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        Item: { ...userKey(after.username), ...after },
+        ConditionExpression: 'updated_at = :seen',
+        ExpressionAttributeValues: { ':seen': before.updated_at },
       },
     },
+    putInvitation(after, tokenHash, expiresAt),
+    ...(before.invitation_hash ? [{ Delete: { TableName: tableName('users'), Key: invitationKey(before.invitation_hash) } }] : []),
     ...audit,
   ]);
-  return record;
+  return after;
 }
 
 async function getInvitation(tokenHash: string): Promise<Invitation | undefined> {
@@ -266,8 +310,11 @@ export async function activateInvitation(
   // invited again under the same address (perhaps as superadmin), nor one whose role changed since.
   // An invitation recorded before these were is refused too (it expired within 7 days anyway).
   if (before.id !== invitation.user_id || before.role !== invitation.role) return undefined;
+  // Nor by a token a later invitation of the same account replaced.
+  if (before.invitation_hash !== undefined && before.invitation_hash !== tokenHash) return undefined;
   const at = now.toISOString();
-  const after: UserRecord = { ...before, is_active: true, password_hash: passwordHash, activated_at: at, updated_at: at };
+  const { invitation_hash: _hash, invitation_expires_at: _expires, ...account } = before;
+  const after: UserRecord = { ...account, is_active: true, password_hash: passwordHash, activated_at: at, updated_at: at };
   const counter = superadminCounterUpdate(before, after);
   try {
     await transactWrite([

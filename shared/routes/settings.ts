@@ -148,9 +148,20 @@ const risk = ruleSetRoutes('risk-rules');
 const metricSources = ruleSetRoutes('metric-sources');
 
 // Users, audit and roles (spec §4 Settings). Managed user: spec "managed user".
-/** `invitation_pending` (beyond the contract): invited, not yet activated; its role and state change only by a new invitation. */
+/**
+ * `invitation_pending` (beyond the contract): invited, not yet activated; its role and state change only by a new
+ * invitation. `invitation_expires_at` (beyond it too): when a pending account's invitation stops working, where known.
+ */
 export const ManagedUser = z.lazy(() =>
-  z.object({ id: z.string(), email: z.string(), display_name: z.string(), role: Role, is_active: z.boolean(), invitation_pending: z.boolean() }),
+  z.object({
+    id: z.string(),
+    email: z.string(),
+    display_name: z.string(),
+    role: Role,
+    is_active: z.boolean(),
+    invitation_pending: z.boolean(),
+    invitation_expires_at: z.optional(z.string()),
+  }),
 );
 export type ManagedUser = z.infer<typeof ManagedUser>;
 export const UsersResponse = z.lazy(() => z.object({ users: z.array(ManagedUser) }));

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as settings } from '../../functions/settings.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { activate, hashInvitationToken, logout } from '../../shared/auth/sign-in.js';
-import { inviteUser, removeUser, updateUser } from '../../shared/auth/user-admin.js';
+import { inviteUser, listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { ConditionFailed } from '../../shared/db/client.js';
 import { isTokenRevoked } from '../../shared/db/sessions.js';
@@ -211,6 +211,79 @@ describe('activation', () => {
 
     // The invitation made for the account as it is still works.
     expect((await activate(second.activation_token!, 'the-chief-password', caller)).user).toMatchObject({ email: 'chief@example.com', role: 'superadmin' });
+  });
+});
+
+describe('inviting a pending address again', () => {
+  const admin: Principal = { userId: 'u-admin2', username: 'renewing-admin', name: 'Renewing Admin', email: 'renewing-admin@example.com', role: 'admin' };
+  const boss: Principal = { userId: 'u-boss2', username: 'renewing-boss', name: 'Renewing Boss', email: 'renewing-boss@example.com', role: 'superadmin' };
+  const listed = async (email: string) => (await listManagedUsers()).users.find((u) => u.email === email);
+
+  it('an expired invitation is sent again: the new token activates, with the role and name of the new invitation', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const lapsed = 'lapsed-token-lapsed-token-lapsed-token-lap';
+    await createInvitedUser(
+      { username: 'lapsed@example.com', name: 'Lapsed', email: 'lapsed@example.com', role: 'viewer', is_active: false },
+      hashInvitationToken(lapsed),
+      new Date(Date.now() - 1000),
+    );
+    const before = await listed('lapsed@example.com');
+    expect(before).toMatchObject({ invitation_pending: true, invitation_expires_at: expect.any(String) });
+    expect(Date.parse(before!.invitation_expires_at!)).toBeLessThan(Date.now());
+
+    const again = await inviteUser(admin, { email: 'Lapsed@Example.com', display_name: 'Lapsed Again', role: 'admin' }, caller);
+    expect(again).toEqual({ status: 'ok', email_sent: false, activation_token: expect.any(String) });
+    expect(Date.parse((await listed('lapsed@example.com'))!.invitation_expires_at!)).toBeGreaterThan(Date.now() + 6 * 86_400_000);
+    const [entry] = (await listAudit('invite')).filter((e) => e.target === 'Lapsed@Example.com');
+    expect(entry?.detail).toMatchObject({ role: 'admin', renewed: true, role_before: 'viewer' });
+
+    expect((await activate(again.activation_token!, 'lapsed-password', caller)).user).toMatchObject({
+      email: 'lapsed@example.com',
+      name: 'Lapsed Again',
+      role: 'admin',
+    });
+    const account = await getUser('lapsed@example.com');
+    expect(account).toMatchObject({ is_active: true, invited_by: 'renewing-admin' });
+    expect(account).not.toHaveProperty('invitation_hash');
+    expect(await listed('lapsed@example.com')).toMatchObject({ invitation_pending: false });
+    expect(await listed('lapsed@example.com')).not.toHaveProperty('invitation_expires_at');
+    // An account now: inviting it again is the 409 it always was.
+    await expect(inviteUser(admin, { email: 'lapsed@example.com', display_name: 'Twin', role: 'viewer' }, caller)).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('a token the new invitation replaced no longer activates, though unexpired', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const first = await inviteUser(admin, { email: 'twice@example.com', display_name: 'Twice', role: 'viewer' }, caller);
+    const second = await inviteUser(admin, { email: 'twice@example.com', display_name: 'Twice', role: 'viewer' }, caller);
+    expect(second.activation_token).not.toBe(first.activation_token);
+    await expect(activate(first.activation_token!, 'first-password', caller)).rejects.toMatchObject({ status: 400 });
+    expect(await getUser('twice@example.com')).toMatchObject({ is_active: false });
+    expect((await activate(second.activation_token!, 'second-password', caller)).user).toMatchObject({ email: 'twice@example.com', role: 'viewer' });
+  });
+
+  it("an admin cannot send a superadmin's pending invitation again, even as a lower role; a superadmin can", async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const first = await inviteUser(boss, { email: 'top@example.com', display_name: 'Top', role: 'superadmin' }, caller);
+    const before = await getUser('top@example.com');
+    await expect(inviteUser(admin, { email: 'top@example.com', display_name: 'Top', role: 'viewer' }, caller)).rejects.toMatchObject({ status: 403 });
+    expect(await getUser('top@example.com')).toEqual(before);
+    const again = await inviteUser(boss, { email: 'top@example.com', display_name: 'Top', role: 'admin' }, caller);
+    await expect(activate(first.activation_token!, 'top-password', caller)).rejects.toMatchObject({ status: 400 });
+    expect((await activate(again.activation_token!, 'top-password', caller)).user).toMatchObject({ role: 'admin' });
+  });
+
+  it('two invitations of one pending address at once: one is sent, the other is a 409, and only the sent one activates', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    await inviteUser(admin, { email: 'contested@example.com', display_name: 'Contested', role: 'viewer' }, caller);
+    const results = await Promise.allSettled([
+      inviteUser(admin, { email: 'contested@example.com', display_name: 'Contested', role: 'viewer' }, caller),
+      inviteUser(boss, { email: 'contested@example.com', display_name: 'Contested', role: 'admin' }, caller),
+    ]);
+    const sent = results.filter((r): r is PromiseFulfilledResult<Awaited<ReturnType<typeof inviteUser>>> => r.status === 'fulfilled');
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(sent).toHaveLength(1);
+    expect(refused.map((r) => r.reason)).toMatchObject([{ status: 409 }]);
+    expect(await activate(sent[0]!.value.activation_token!, 'contested-password', caller)).toMatchObject({ user: { email: 'contested@example.com' } });
   });
 });
 

@@ -86,14 +86,31 @@ describe('people', { timeout: 90_000 }, () => {
     await adminPage.getByRole('button', { name: 'Send invitation' }).click();
     const field = adminPage.getByLabel('Activation link');
     await field.waitFor();
-    const link = await field.inputValue();
-    expect(link).toMatch(new RegExp(`^${service.url}/activate#token=[\\w-]{43}$`));
+    const firstLink = await field.inputValue();
+    expect(firstLink).toMatch(new RegExp(`^${service.url}/activate#token=[\\w-]{43}$`));
     const invited = adminPage.locator(`tr[data-email="${INVITEE}"]`);
-    await invited.getByText('Invited').waitFor();
+    await invited.locator('.users-status', { hasText: /^Invited until \d{4}-\d\d-\d\d \d\d:\d\d UTC$/ }).waitFor();
     // Pending: its role and state change only by a new invitation (a delete stays).
     expect(await invited.getByRole('button', { name: /^Reactivate / }).count()).toBe(0);
     expect(await invited.getByRole('combobox').count()).toBe(0);
     await expectAccessible(adminPage, '/users after an invite');
+
+    // "Invite again…" fills the form from the row; sent, it hands out a new link and the first one stops working.
+    await invited.getByRole('button', { name: `Invite ${INVITEE} again` }).click();
+    const form = adminPage.locator('form.users-invite-form');
+    expect(await form.getByLabel('Email').inputValue()).toBe(INVITEE);
+    expect(await form.getByLabel('Display name').inputValue()).toBe('Ines Invitee');
+    expect(await form.getByLabel('Role').inputValue()).toBe('admin');
+    expect(await adminPage.getByLabel('Activation link').count()).toBe(0);
+    await adminPage.getByRole('button', { name: 'Send invitation' }).click();
+    await field.waitFor();
+    const link = await field.inputValue();
+    expect(link).not.toBe(firstLink);
+    const stale = await api(service.url, admin, 'POST', '/api/auth/activate', {
+      token: decodeURIComponent(firstLink.split('#token=')[1]!),
+      password: 'ines-invitee-password',
+    });
+    expect(stale.status).toBe(400);
 
     const fresh = await browser.page();
     await fresh.goto(link);

@@ -1,7 +1,8 @@
 // People (/users, admins and superadmins): every account with its role and whether it
 // is active; inviting someone (an admin invites admins and viewers, a superadmin any
 // role). When the service sends no mail the answer carries the activation token, shown
-// as the link to hand over. Superadmins change roles, deactivate and delete; the
+// as the link to hand over. A pending invitation (expired or not) is sent again from its
+// row: "Invite again…" fills the form, where the role can still change before sending. Superadmins change roles, deactivate and delete; the
 // service's 409 guards (the last active superadmin, one's own account) are explained
 // with its own words next to the table. A role picked is applied only by its "Save role".
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
@@ -10,6 +11,7 @@ import { useApi, useApiMutation } from '../api/hooks';
 import type { Answer, Role } from '../api/types';
 import { CopyField } from '../components/admin/copy-field';
 import { ScrollRegion } from '../components/scroll-region';
+import { When } from '../components/time';
 import { Empty, Loading, Problem } from '../components/states';
 import { useSession } from '../session';
 import './users.css';
@@ -30,10 +32,18 @@ interface Outcome {
   text: string;
 }
 
+/** A pending account to invite again, put into the invite form (a new object each time: the same row twice fills it twice). */
+interface Reinvite {
+  email: string;
+  name: string;
+  role: Role;
+}
+
 export default function UsersPage() {
   const { can } = useSession();
   const users = useApi(usersEp);
   const superadmin = can('superadmin');
+  const [reinvite, setReinvite] = useState<Reinvite | null>(null);
   return (
     <section className="users-page" aria-labelledby="users-title">
       <h1 id="users-title">People</h1>
@@ -41,7 +51,7 @@ export default function UsersPage() {
         Everyone who can sign in to the console, and invitations not yet accepted (inactive until the invitee sets a password).
         {superadmin ? ' As a superadmin you change roles, deactivate and delete accounts.' : ' Only a superadmin changes roles or removes accounts.'}
       </p>
-      <InviteForm />
+      <InviteForm reinvite={reinvite} />
       <h2 id="users-list-title">Accounts</h2>
       {users.isPending ? (
         <Loading what="the accounts" />
@@ -50,13 +60,13 @@ export default function UsersPage() {
       ) : users.data.users.length === 0 ? (
         <Empty>No accounts yet. Invite someone above.</Empty>
       ) : (
-        <UserTable users={users.data.users} manage={superadmin} />
+        <UserTable users={users.data.users} manage={superadmin} inviteAgain={(u) => setReinvite({ email: u.email, name: u.display_name, role: u.role })} />
       )}
     </section>
   );
 }
 
-function InviteForm() {
+function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
   const { can } = useSession();
   const roles = can('superadmin') ? ROLES : ROLES.filter((r) => r !== 'superadmin');
   const invite = useApiMutation(inviteEp, INVALIDATES);
@@ -65,6 +75,17 @@ function InviteForm() {
   const [role, setRole] = useState<Role>('viewer');
   const [result, setResult] = useState<{ email: string; answer: Answer<'settings', 'inviteUser'> } | null>(null);
   const id = useId();
+  const emailInput = useRef<HTMLInputElement>(null);
+  const { reset } = invite;
+  useEffect(() => {
+    if (!reinvite) return;
+    setEmail(reinvite.email);
+    setName(reinvite.name);
+    setRole(reinvite.role);
+    setResult(null);
+    reset();
+    emailInput.current?.focus();
+  }, [reinvite, reset]);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -89,7 +110,7 @@ function InviteForm() {
       <form onSubmit={submit} className="users-invite-form">
         <label>
           Email
-          <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" maxLength={254} />
+          <input ref={emailInput} type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" maxLength={254} />
         </label>
         <label>
           Display name
@@ -113,7 +134,7 @@ function InviteForm() {
         <div className="state problem" role="alert">
           <strong>The invitation was not created</strong>
           <p>{invite.error.detail}</p>
-          {invite.error.status === 409 && <p>To invite this address again, a superadmin deletes the pending account first.</p>}
+          {invite.error.status === 409 && <p>An address that is an account already cannot be invited; one whose invitation is still pending can.</p>}
         </div>
       )}
       {result && (
@@ -137,8 +158,8 @@ function InviteForm() {
   );
 }
 
-function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean }) {
-  const { user: me } = useSession();
+function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manage: boolean; inviteAgain: (u: ManagedUser) => void }) {
+  const { user: me, can } = useSession();
   const patch = useApiMutation(patchEp, INVALIDATES);
   const remove = useApiMutation(deleteEp, INVALIDATES);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
@@ -227,9 +248,11 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
                     )}
                   </td>
                   <td>
-                    <span className={`users-status ${u.is_active ? 'active' : 'inactive'}`}>
-                      {u.invitation_pending ? 'Invited' : u.is_active ? 'Active' : 'Inactive'}
-                    </span>
+                    {u.invitation_pending ? (
+                      <PendingStatus user={u} inviteAgain={can('superadmin') || u.role !== 'superadmin' ? () => inviteAgain(u) : undefined} />
+                    ) : (
+                      <span className={`users-status ${u.is_active ? 'active' : 'inactive'}`}>{u.is_active ? 'Active' : 'Inactive'}</span>
+                    )}
                   </td>
                   {manage && (
                     <td className="users-actions">
@@ -283,6 +306,30 @@ function UserTable({ users, manage }: { users: ManagedUser[]; manage: boolean })
         </table>
       </ScrollRegion>
     </>
+  );
+}
+
+/** A pending invitation's status: until when it works, or that it expired; and the way to send it again (an admin cannot for a superadmin's). */
+function PendingStatus({ user, inviteAgain }: { user: ManagedUser; inviteAgain?: () => void }) {
+  const expires = user.invitation_expires_at;
+  const expired = expires !== undefined && Date.parse(expires) <= Date.now();
+  return (
+    <span className="users-pending">
+      <span className={`users-status ${expired ? 'expired' : 'inactive'}`}>
+        {expired ? 'Invitation expired' : 'Invited'}
+        {expires && !expired && (
+          <span className="muted">
+            {' '}
+            until <When iso={expires} />
+          </span>
+        )}
+      </span>
+      {inviteAgain && (
+        <button type="button" onClick={inviteAgain} aria-label={`Invite ${user.email} again`}>
+          Invite again…
+        </button>
+      )}
+    </span>
   );
 }
 
