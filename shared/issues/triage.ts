@@ -19,7 +19,7 @@ import {
   type IssueRecord,
   type TriageFields,
 } from '../db/issues.js';
-import { BadGateway, Conflict, ServiceUnavailable } from '../http/errors.js';
+import { BadGateway, Conflict, NotFound, ServiceUnavailable } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
 import { cutText } from '../text.js';
@@ -154,9 +154,11 @@ export async function createTicket(principal: Principal, issueId: string, caller
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     const current = await getIssue(issueId);
-    if (current?.ticket_key)
+    // Regrouping removes an untriaged issue its alerts no longer form (deleteGroupingAction): gone, not busy.
+    if (!current) throw new NotFound(`No issue ${issueId}: regrouping removed it meanwhile. Its alerts are in another issue now.`);
+    if (current.ticket_key)
       throw new Conflict(`Issue ${issueId} has a ticket already: ${current.ticket_key}.`, { ticket_key: current.ticket_key, ticket_url: current.ticket_url });
-    if (current?.superseded_by) throw await regrouped(current, 'create its ticket there');
+    if (current.superseded_by) throw await regrouped(current, 'create its ticket there');
     throw new Conflict(`A ticket for issue ${issueId} is being created right now.`);
   }
   let ticket: { key: string; url: string };

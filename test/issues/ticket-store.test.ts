@@ -3,12 +3,12 @@
 // names the ticket to link or close, not a bare 500 that hides it.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
-import { getIssue, listClusterIssues } from '../../shared/db/issues.js';
+import { deleteGroupingAction, getIssue, listClusterIssues, transactIssues } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
-import { Conflict } from '../../shared/http/errors.js';
+import { Conflict, NotFound } from '../../shared/http/errors.js';
 import { createTicket } from '../../shared/issues/triage.js';
 import { alertNotice, storedCluster } from '../support/clusters.js';
-import type { DynamoProxy } from '../support/dynamo-proxy.js';
+import { type DynamoProxy, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
 import { useFakeJiraTickets } from '../support/fake-jira.js';
 
@@ -44,5 +44,25 @@ describe('a created ticket whose key cannot be stored', () => {
     expect(message).toMatch(/^Ticket OPS-\d+ was created, but storing it on the issue failed: link it with PATCH or close it\.$/);
     expect(jira().received.filter((r) => r.method === 'POST')).toHaveLength(1);
     expect(await getIssue(issue!.issue_id)).toMatchObject({ ticket_key: '' });
+  });
+});
+
+describe('an issue regrouping removes while its ticket is asked for', () => {
+  it('answers 404 naming the regrouping, not "being created right now", and creates no ticket', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([alertNotice(NOW, c, 'DiskUsageHigh', 'disk-2', 30)], NOW);
+    const [issue] = await listClusterIssues(c);
+    const posts = jira().received.filter((r) => r.method === 'POST').length;
+    // The claim is held until regrouping's delete of the untriaged issue has landed.
+    const held = whileHeld(
+      proxy,
+      (r) => r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes('ticket_claim = :token'),
+      () => transactIssues([deleteGroupingAction(issue!)]),
+    );
+    const answer = await createTicket(admin, issue!.issue_id, caller, NOW).catch((e: unknown) => e);
+    await held.done();
+    expect(answer).toBeInstanceOf(NotFound);
+    expect((answer as NotFound).message).toBe(`No issue ${issue!.issue_id}: regrouping removed it meanwhile. Its alerts are in another issue now.`);
+    expect(jira().received.filter((r) => r.method === 'POST')).toHaveLength(posts);
   });
 });
