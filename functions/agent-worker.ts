@@ -2,7 +2,9 @@
 // writes the investigation (issue 10). Invoked asynchronously after a score
 // refresh created tasks or left some waiting (createAgentTasks, every recompute); several runs at
 // once are safe (each task is claimed by one). Any event is accepted; an
-// optional `budget_seconds` shortens the run.
+// optional `budget_seconds` shortens the run. A run in which a task failed for good (its
+// last attempt) ends by throwing, as a failed patrol scan does: the failure queue and the
+// Errors alarm see it, where "completed" let revoked model access stop investigations silently.
 import type { Context } from 'aws-lambda';
 import * as z from '../shared/zod.js';
 import { runAgentTasks } from '../shared/agents/run-tasks.js';
@@ -10,6 +12,11 @@ import { budgetMs, investigationMs } from '../shared/agents/tasks.js';
 import { createLogger, workerHandler } from '../shared/log.js';
 
 const log = createLogger('agent-worker');
+
+/** Some task's last attempt failed this run: each is logged with its reason ('agent task attempt failed'). */
+export class AgentTasksFailed extends Error {
+  override name = 'AgentTasksFailed';
+}
 
 const AgentEvent = z.looseObject({ budget_seconds: z.optional(z.number().check(z.positive(), z.lte(900))) });
 
@@ -26,5 +33,6 @@ export const handler = workerHandler('agent-worker', async (event: unknown, cont
   if (remaining !== undefined) budget = Math.min(budget, remaining - investigationMs() - 30_000);
   const summary = await runAgentTasks({ budgetMs: Math.max(0, budget) });
   log.info('agent tasks processed', { ...summary });
+  if (summary.failed > 0) throw new AgentTasksFailed(`${summary.failed} agent task(s) failed on their last attempt (the log names why)`);
   return { status: 'completed', ...summary };
 });

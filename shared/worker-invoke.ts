@@ -42,7 +42,8 @@ export async function invokeWorker(name: InvocableWorker, event: Record<string, 
   if (!handler) throw new Error(`${WORKER_FUNCTION_ENV[name]} is not set and no local ${name} is registered`);
   const run = new Promise<void>((r) => setImmediate(r))
     .then(() => handler(event))
-    .catch(() => undefined) // the worker records its own failures
+    // As Lambda's runtime would, in the log: a failed run (a scan, tasks failed for good, a DynamoDB error) is never silent.
+    .catch((error: unknown) => createLogger('worker-invoke').error('local worker run failed', { worker: name, ...errorFields(error) }))
     .finally(() => inFlight.delete(run));
   inFlight.add(run);
 }

@@ -424,6 +424,18 @@ describe('the worker on a fleet', () => {
     expect(errors.length).toBeGreaterThanOrEqual(3);
   });
 
+  it('the worker throws when a task failed for good (its failure queue and Errors alarm see it), and completes when none did', async () => {
+    useLlm();
+    const { handler, AgentTasksFailed } = await import('../../functions/agent-worker.js');
+    const [task] = await tasksFor([view.scores[2]!]);
+    openai.enqueueError(500).enqueueError(500).enqueueError(500);
+    const failed = await handler({}).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(AgentTasksFailed);
+    expect((failed as Error).message).toBe('1 agent task(s) failed on their last attempt (the log names why)');
+    expect(await getTask(task!.task_id)).toMatchObject({ status: 'failed', attempts: 3 });
+    expect(await handler({})).toMatchObject({ status: 'completed', failed: 0 });
+  });
+
   it('refuses an investigation time that leaves the worker no time to claim a task before its timeout', () => {
     Object.assign(process.env, { AGENT_INVESTIGATION_SECONDS: '870', AGENT_TASK_LEASE_SECONDS: '1800' });
     try {
