@@ -303,7 +303,8 @@ export async function llmScan(
 }
 
 /**
- * The model's flagged clusters that are in the fleet, named as the inventory names them. The model writes
+ * The model's answer held to the fleet: its counts replaced by the scores' own, and its flagged clusters only
+ * those in the fleet, named as the inventory names them. The model writes
  * both the id and the name: "Open prod-db-01 →" must not open another cluster (a prompt-injected answer,
  * or a confused one), and a cluster the fleet does not have is no finding.
  */
@@ -315,7 +316,13 @@ function inFleet(result: PatrolResult, inputs: PatrolInputs): PatrolResult {
   });
   const dropped = result.clusters_flagged.length - flagged.length;
   if (dropped > 0) log.warn('the model flagged clusters the fleet does not have; left out', { dropped });
-  return { ...result, clusters_flagged: flagged };
+  // The counts are the fleet's own classification, as the rules scan and the KPIs give them: a model's arithmetic
+  // ("0 critical" beside five Critical scores, counts that do not add up) is no figure to publish. Its headline stays.
+  const kpis = fleetKpis(inputs.clusters.map((c) => c.score));
+  const counted = { total_clusters: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count, healthy: kpis.healthy_count };
+  const off = (Object.keys(counted) as (keyof typeof counted)[]).filter((k) => result.fleet_summary[k] !== counted[k]);
+  if (off.length > 0) log.warn("the model's fleet counts differ from the scores; the scores' are kept", { fields: off });
+  return { ...result, fleet_summary: { ...result.fleet_summary, ...counted }, clusters_flagged: flagged };
 }
 
 export class ScanFailed extends Error {}

@@ -55,9 +55,16 @@ const trigger = () => call(admin, 'POST', '/api/patrol/trigger', { report_type: 
 /** A structured answer that validates, naming two of the fleet's clusters. */
 async function validAnswer() {
   const scores = (await call(viewer, 'GET', '/api/fleet/scores')).body.scores as any[];
+  const { kpis } = (await call(viewer, 'GET', '/api/fleet/kpis')).body;
   const [a, b] = scores;
   return {
-    fleet_summary: { total_clusters: scores.length, critical: 1, warning: 1, healthy: scores.length - 2, headline: 'Two clusters need attention.' },
+    fleet_summary: {
+      total_clusters: kpis.total_clusters,
+      critical: kpis.critical_count,
+      warning: kpis.warning_count,
+      healthy: kpis.healthy_count,
+      headline: 'Two clusters need attention.',
+    },
     clusters_flagged: [a, b].map((c, i) => ({
       cluster_id: c.cluster_id,
       cluster_name: c.cluster_name,
@@ -156,6 +163,20 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
     const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
     expect(report.clusters_flagged_parsed).toEqual([{ ...real }]);
     expect(report.flagged_count).toBe(1);
+  });
+
+  it("publishes the scores' fleet counts, not the model's arithmetic; its headline stays", async () => {
+    useLlm();
+    const answer = await validAnswer();
+    const counted = answer.fleet_summary;
+    expect(counted.total_clusters).toBeGreaterThan(2);
+    // Within the fleet's size (so valid), but wrong and not adding up.
+    answer.fleet_summary = { total_clusters: 2, critical: 0, warning: 2, healthy: 2, headline: 'All quiet.' };
+    openai.enqueueText(JSON.stringify(answer));
+    const res = await trigger();
+    expect(res.body.status).toBe('completed');
+    const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
+    expect(report.fleet_summary_parsed).toEqual({ ...counted, headline: 'All quiet.' });
   });
 
   it('repairs an answer that does not validate, once', async () => {
