@@ -106,10 +106,11 @@ export function usage(fleet: readonly ClusterData[], scores: readonly FleetClust
   };
 }
 
-/** Semantic version order: 3.10.0 > 3.9.2; a pre-release sorts before its release; rc.10 > rc.9. */
+/** Semantic version order: 3.10.0 > 3.9.2; a pre-release sorts before its release; rc.10 > rc.9; a `v` (any text before the first digit) is no part. */
 export function compareVersions(a: string, b: string): number {
   const parse = (v: string) => {
-    const [core = '', pre] = v.split('+')[0]!.split(/-(.*)/s);
+    // `v10.0.0` is 10.0.0: read as a 0 part, v10 sorted below v2.5.
+    const [core = '', pre] = v.split('+')[0]!.replace(/^\D+/, '').split(/-(.*)/s);
     return { nums: core.split('.').map((p) => Number.parseInt(p, 10) || 0), pre: pre ? pre.split('.') : [] };
   };
   const x = parse(a);
@@ -153,6 +154,7 @@ export function upgrades(fleet: readonly ClusterData[]): Upgrades {
         node_count,
       }))
       .sort((a, b) => compareVersions(a.engine_version, b.engine_version) || a.cluster_name.localeCompare(b.cluster_name)),
-    available_versions: [...new Set(fleet.map((d) => d.cluster.engine_version))].sort((a, b) => compareVersions(b, a)),
+    // The versions the listed clusters run: one only a stopped cluster still runs is no version to upgrade to.
+    available_versions: [...new Set(active.map((c) => c.engine_version))].sort((a, b) => compareVersions(b, a)),
   };
 }

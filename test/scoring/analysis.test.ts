@@ -192,6 +192,9 @@ describe('compareVersions: numeric-aware semantic version order', () => {
     ['3.3.0-rc1', '3.2.9'],
     ['3.3.0-beta', '3.3.0-alpha'],
     ['3.2.1', '3.2'],
+    ['v10.0.0', 'v3.10.0'], // a v is no part: not 0.0.0 against 0.10.0
+    ['v3.10.0', 'v2.5.0'],
+    ['v3.1.0', '3.0.9'],
   ])('%s > %s', (newer, older) => {
     expect(compareVersions(newer, older)).toBeGreaterThan(0);
     expect(compareVersions(older, newer)).toBeLessThan(0);
@@ -258,5 +261,10 @@ describe('upgrades', () => {
   it('available_versions: each version once, newest first by semantic version (3.10.0 > 3.9.2)', () => {
     expect(upgrades(fleet).available_versions).toEqual(['3.10.0', '3.10.0-rc1', '3.9.2', '3.2.6']);
     expect(upgrades([]).available_versions).toEqual([]);
+  });
+
+  it('available_versions: only what listed clusters run (a version only a stopped one runs is no upgrade target)', () => {
+    const withStoppedNewest = [...fleet, clusterData('old-stopped', { cluster: { engine_version: '4.0.0', resource_state: 'STOPPED' } })];
+    expect(upgrades(withStoppedNewest).available_versions).toEqual(['3.10.0', '3.10.0-rc1', '3.9.2', '3.2.6']);
   });
 });
