@@ -297,7 +297,8 @@ async function getInvitation(tokenHash: string): Promise<Invitation | undefined>
  */
 export async function activateInvitation(
   tokenHash: string,
-  passwordHash: string,
+  /** Hashes the password: called only once the invitation is known usable (a made-up token costs no scrypt). */
+  passwordHash: () => Promise<string>,
   now = new Date(),
   /** Written in the same transaction: the audit entry of the activation, which only the account read here can name. */
   audit: (after: UserRecord) => TransactItem[] = () => [],
@@ -314,7 +315,7 @@ export async function activateInvitation(
   if (before.invitation_hash !== undefined && before.invitation_hash !== tokenHash) return undefined;
   const at = now.toISOString();
   const { invitation_hash: _hash, invitation_expires_at: _expires, ...account } = before;
-  const after: UserRecord = { ...account, is_active: true, password_hash: passwordHash, activated_at: at, updated_at: at };
+  const after: UserRecord = { ...account, is_active: true, password_hash: await passwordHash(), activated_at: at, updated_at: at };
   const counter = superadminCounterUpdate(before, after);
   try {
     await transactWrite([

@@ -8,7 +8,7 @@ import { inviteUser, listManagedUsers, removeUser, updateUser } from '../../shar
 import { listAudit } from '../../shared/db/audit.js';
 import { ConditionFailed } from '../../shared/db/client.js';
 import { isTokenRevoked } from '../../shared/db/sessions.js';
-import { activeSuperadminCount, createInvitedUser, createUser, findUsersByEmail, getUser, replaceUser } from '../../shared/db/users.js';
+import { activateInvitation, activeSuperadminCount, createInvitedUser, createUser, findUsersByEmail, getUser, replaceUser } from '../../shared/db/users.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
 import { resetSettings } from '../../shared/config/env.js';
@@ -171,6 +171,17 @@ describe('activation', () => {
     );
     await expect(activate(token, 'late-password', caller)).rejects.toMatchObject({ status: 400 });
     expect((await getUser('late@example.com'))?.is_active).toBe(false);
+  });
+
+  it('hashes the password only for a usable invitation: a made-up or expired token costs no scrypt', async () => {
+    const hashed: string[] = [];
+    const hash = async () => {
+      hashed.push('called');
+      return 'not-a-real-hash';
+    };
+    expect(await activateInvitation(hashInvitationToken('made-up-token-made-up-token-made-up-token-m'), hash)).toBeUndefined();
+    expect(await activateInvitation(hashInvitationToken('expired-token-expired-token-expired-token-x'), hash)).toBeUndefined();
+    expect(hashed).toEqual([]);
   });
 
   it('lets exactly one of two concurrent activations with the same token through', async () => {
