@@ -153,7 +153,9 @@ export const AlertmanagerAlert = z.lazy(() =>
       startsAt: IsoTime,
       // Only parsed (resolvedAt), never stored; bounded all the same. An RFC 3339 time with nanoseconds is 35.
       endsAt: z._default(z.string().check(z.maxLength(64)), '0001-01-01T00:00:00Z'),
-      generatorURL: z._default(z.string().check(z.maxLength(2048)), ''),
+      // Bounded as the alert's text is; a link over 2,048 is stored as '' (dashboardUrl), the alert kept: Prometheus
+      // writes the rule's expression into it, URL-encoded, and refusing the alert lost it silently (Alertmanager reads no body).
+      generatorURL: z._default(z.string().check(z.maxLength(ALERT_TEXT_MAX)), ''),
       fingerprint: z.optional(z.string().check(z.maxLength(128))),
     })
     .check(

@@ -70,6 +70,8 @@ describe('alert dashboard links', () => {
       ['GeneratorScript', { generatorURL: 'javascript:alert(1)' }, ''],
       ['Relative', { annotations: { dashboard_url: '/d/disk' } }, ''],
       ['TooLong', { annotations: { dashboard_url: `https://grafana.example.com/${'a'.repeat(2048)}` } }, ''],
+      // Prometheus writes the rule's expression, URL-encoded, into generatorURL: a long rule's link is long.
+      ['LongGenerator', { generatorURL: `http://prometheus:9090/graph?g0.expr=${'sum%28rate%28x%5B5m%5D%29%29'.repeat(100)}` }, ''],
     ];
     const result = await ingestAlerts(
       links.map(([name, over]) => alert(c, name, over)),
