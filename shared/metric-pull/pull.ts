@@ -31,7 +31,7 @@ import {
 } from '../db/metric-pulls.js';
 import { mergePulledRollups, type PulledRollup } from '../db/metrics.js';
 import { bumpGeneration } from '../db/scores.js';
-import { METRIC_VALUE_MAX, type MetricKey } from '../fleet/records.js';
+import { isGone, METRIC_VALUE_MAX, type MetricKey } from '../fleet/records.js';
 import type { DayRollup } from '../fleet/rollup.js';
 import { createLogger } from '../log.js';
 import { MAX_BODY_BYTES, prometheusClient, type PrometheusClient } from '../prometheus/client.js';
@@ -204,8 +204,9 @@ export async function clusterResolver(cluster: MetricSources['cluster']): Promis
   const ids = new Set(clusters.map((c) => c.cluster_id));
   // Names need not be unique (two customers' `prod-1`): a name that several clusters bear names none of them, or
   // a series of either would be scored as one of them, the other left without metrics.
+  // A deleted cluster is out of it: the inventory keeps it for good, and it would block the new cluster given its name.
   const byName = new Map<string, string | null>();
-  for (const c of clusters) byName.set(c.cluster_name, byName.has(c.cluster_name) ? null : c.cluster_id);
+  for (const c of clusters) if (!isGone(c)) byName.set(c.cluster_name, byName.has(c.cluster_name) ? null : c.cluster_id);
   return {
     seriesEstimate: Math.max(1, clusters.length),
     resolve(labels) {

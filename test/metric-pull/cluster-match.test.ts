@@ -10,8 +10,10 @@ import { useTestTables } from '../support/dynamo.js';
 
 const twinName = `prod-${randomUUID().slice(0, 8)}`;
 const loneName = `lone-${randomUUID().slice(0, 8)}`;
+const rebuiltName = `rebuilt-${randomUUID().slice(0, 8)}`;
 let twins: string[];
 let lone: string;
+let rebuilt: string;
 
 beforeAll(async () => {
   await useTestTables();
@@ -20,6 +22,9 @@ beforeAll(async () => {
     storedCluster({ cluster_name: twinName, customer_name: 'Globex' }),
   ]);
   lone = await storedCluster({ cluster_name: loneName });
+  // A cluster deleted, and a new one given its name: the inventory keeps both.
+  await storedCluster({ cluster_name: rebuiltName, resource_state: 'DELETED' });
+  rebuilt = await storedCluster({ cluster_name: rebuiltName, resource_state: 'RUNNING' });
 });
 
 describe('matching series to clusters by name', () => {
@@ -28,6 +33,11 @@ describe('matching series to clusters by name', () => {
     expect(byName.resolve({ cluster_name: loneName })).toEqual({ id: lone });
     expect(byName.resolve({ cluster_name: twinName })).toEqual({ reason: 'cluster_name: names more than one cluster (match them by id: cluster.match: id)' });
     expect(byName.resolve({ cluster_name: 'no-such-cluster' })).toEqual({ reason: 'cluster_name: unknown cluster name' });
+  });
+
+  it('a deleted cluster does not block the new one that bears its name', async () => {
+    const byName = await clusterResolver({ label: 'cluster_name', match: 'name' });
+    expect(byName.resolve({ cluster_name: rebuiltName })).toEqual({ id: rebuilt });
   });
 
   it('by id, twins are two clusters', async () => {
