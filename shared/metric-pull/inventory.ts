@@ -9,6 +9,9 @@ import { getInventoryState, putInventoryState } from '../db/metric-pulls.js';
 import { ClusterInput, clusterFields, reasonOf } from '../fleet/records.js';
 import type { PrometheusClient } from '../prometheus/client.js';
 import type { MetricSources } from '../rules/schemas.js';
+import { createLogger } from '../log.js';
+
+const log = createLogger('metrics-puller');
 
 /** Rounds of writing a cluster that other writes keep changing before the puller leaves it to the next pull. */
 const INVENTORY_WRITE_ROUNDS = 3;
@@ -80,12 +83,15 @@ export async function pullInventory(client: PrometheusClient, sources: MetricSou
       }
     }
     const outcome = { upserted, refused: refusals.length, unchanged, error: null };
+    const refused = refusals[0] ? `refused ${refusals.length}: ${refusals[0]}` : null;
+    // Stamped, so the status shows it (a message without its time was never shown): "N refused" alone said nothing of why.
+    if (refused) log.warn('inventory pull refused clusters', { refused: refusals.length, first: refusals[0] });
     await putInventoryState({
       last_success_at: at,
       upserted_last: outcome.upserted,
       refused_last: outcome.refused,
-      last_error_at: null,
-      last_error: refusals[0] ? `refused ${refusals.length}: ${refusals[0]}` : null,
+      last_error_at: refused ? at : null,
+      last_error: refused,
     });
     return outcome;
   } catch (error) {

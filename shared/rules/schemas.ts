@@ -6,7 +6,7 @@
 // route group's cold start (issue 21 §4). The helpers below are functions for the same
 // reason; the small enums and limits stay eager.
 import * as z from '../zod.js';
-import { METRIC_KEYS, MetricKey } from '../fleet/records.js';
+import { ClusterInput, METRIC_KEYS, MetricKey } from '../fleet/records.js';
 import { isSecureUrl } from '../http/service-url.js';
 
 const METRIC_KEY_COUNT = METRIC_KEYS.length;
@@ -379,6 +379,17 @@ export const MetricSourcesToWrite = z.lazy(() =>
     z.superRefine((m, ctx) => {
       const refusal = sourceRefusal(m.prometheus);
       if (refusal) ctx.addIssue({ code: 'custom', message: refusal.message, path: ['prometheus', ...refusal.field.split('.')], input: m.prometheus });
+    }),
+    // A new cluster is checked as POST /api/ingest/clusters checks it: a default it would refuse (engine_version
+    // 'unknown', say) refused every new cluster at each pull. Only on writes: a stored rule set keeps loading.
+    z.superRefine((m, ctx) => {
+      const fields = z.unlazy(ClusterInput).shape;
+      for (const [field, value] of Object.entries(m.inventory.defaults)) {
+        const checked = z.safeParse(fields[field as keyof typeof fields], value);
+        if (!checked.success) {
+          ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'invalid', path: ['inventory', 'defaults', field], input: value });
+        }
+      }
     }),
   ),
 );

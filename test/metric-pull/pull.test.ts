@@ -19,7 +19,9 @@ import { metricSourcesStatus } from '../../shared/metric-pull/status.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy } from '../support/dynamo-proxy.js';
-import { useMetricSources } from '../support/metric-sources.js';
+import { metricSourcesYaml, useMetricSources } from '../support/metric-sources.js';
+import { submitRuleSet } from '../../shared/rules/editing.js';
+import type { Principal } from '../../shared/auth/principal.js';
 import { openMetrics, startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 
 const noWait = async () => {};
@@ -83,6 +85,8 @@ function history(): string {
   });
   return openMetrics(series);
 }
+
+const ROOT: Principal = { userId: 'u-root', username: 'root', name: 'Root', email: 'root@example.com', role: 'superadmin' };
 
 const QUERIES = [
   { key: 'compaction_score', query: 'max by (cluster_id) (last_over_time(fh_compaction_score[59s]))' },
@@ -333,6 +337,36 @@ describe('pulling from a real Prometheus', () => {
     }
     expect(ingested).toBeDefined();
     expect(await getCluster(discovered.id)).toMatchObject({ customer_tier: 'A', account_id: 'acc-moved' });
+  });
+});
+
+describe('clusters the inventory refuses', () => {
+  it('the status says why (the first refusal, stamped), not only how many', async () => {
+    // The tier taken from the region label ('eu-west-1'): no tier, so the discovered cluster is refused.
+    await useMetricSources({
+      url: prometheus.url,
+      backfillDays: 3,
+      maxPointsPerRequest: 5000,
+      metrics: QUERIES,
+      inventory: { ...INVENTORY, labels: { ...INVENTORY.labels, customer_tier: 'region' } },
+    });
+    const now = new Date(T2 * 1000 + 300_000); // the info series is still within Prometheus's 5-minute lookback
+    const result = await pullMetrics({ now, sleep: noWait });
+    expect(result.inventory, JSON.stringify(result)).toMatchObject({ upserted: 0, refused: 1, error: null });
+    const status = await metricSourcesStatus(now);
+    expect(status.inventory).toMatchObject({
+      refused_last: 1,
+      last_error: { at: now.toISOString(), metric_key: null, message: expect.stringMatching(/^refused 1: customer_tier: /) },
+    });
+  });
+
+  it('a default every new cluster would be refused for is refused when the rule set is saved', async () => {
+    const yaml = metricSourcesYaml({ url: prometheus.url, metrics: QUERIES, inventory: INVENTORY }).replace(
+      'engine_version: "3.3.0"',
+      'engine_version: unknown',
+    );
+    const answer = await submitRuleSet(ROOT, 'metric-sources', yaml, { ip: '127.0.0.1', userAgent: 'test' }).catch((e: unknown) => e);
+    expect(answer).toMatchObject({ status: 422, message: expect.stringContaining('inventory.defaults.engine_version: must be a version such as 3.2.1') });
   });
 });
 
