@@ -420,6 +420,12 @@ async function pullLocked(owner: string, options: PullOptions, run: RunProgress)
         return null;
       }
     });
+    // Time ran out while the window was queried: storing what came back (a day of a large fleet can take longer than
+    // the bookkeeping's reserve) could outlive the function, leaving no run record and the lock held. The next run replays it.
+    if (timeUp.aborted) {
+      windowsNotStarted = windows.length - index;
+      break;
+    }
     const done = pulled.filter((p) => p !== null);
     if (!done.length) continue;
 
