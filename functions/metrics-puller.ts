@@ -1,12 +1,22 @@
 // metrics-puller: every 5 minutes (and on POST /api/metric-sources/pull), pulls
 // the fleet's metrics from the Prometheus query API the metric-sources rule set
-// names into the daily rollups (shared/metric-pull/).
+// names into the daily rollups (shared/metric-pull/). A run in which every part failed
+// (the server down, a rotated credential) ends by throwing, so the worker's failure queue
+// and Errors alarm see it; a stale-metrics series in the scrape was the only sign before.
 import type { Context } from 'aws-lambda';
 import { workerHandler } from '../shared/log.js';
 import { pullMetrics } from '../shared/metric-pull/pull.js';
 
+/** Every metric (and the inventory) failed this run: the status and the log say why. */
+export class MetricsPullFailed extends Error {
+  override name = 'MetricsPullFailed';
+}
+
 export const handler = workerHandler('metrics-puller', async (_event, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
   // Within the Lambda's timeout: a long backfill stops between windows, and the next run goes on.
   const { outcome, accepted, refused, metrics, inventory } = await pullMetrics({ remainingMs: context && (() => context.getRemainingTimeInMillis()) });
-  return { outcome, accepted, refused, failed: metrics.filter((m) => m.error).map((m) => m.metric_key), inventory };
+  const failed = metrics.filter((m) => m.error).map((m) => m.metric_key);
+  if (outcome === 'failed')
+    throw new MetricsPullFailed(`every part of the metric pull failed (${failed.join(', ') || 'inventory'}); GET /api/metric-sources/status says why`);
+  return { outcome, accepted, refused, failed, inventory };
 });

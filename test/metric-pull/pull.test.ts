@@ -370,6 +370,14 @@ describe('clusters the inventory refuses', () => {
   });
 });
 
+describe('the worker, as Lambda runs it', () => {
+  it('throws when every part failed, so its failure queue and Errors alarm see a pull that got nothing', async () => {
+    await useSources(`http://127.0.0.1:${await freePort()}`);
+    const { handler, MetricsPullFailed } = await import('../../functions/metrics-puller.js');
+    await expect(handler({})).rejects.toBeInstanceOf(MetricsPullFailed);
+  });
+});
+
 describe('metrics queried at once', () => {
   it('are four at the default answer size, fewer as max_points_per_request grows, never none', () => {
     expect([1_000, 200_000, 266_667, 400_000, 400_001, 800_000, 1_000_000].map(metricConcurrency)).toEqual([4, 4, 2, 2, 1, 1, 1]);
