@@ -5,6 +5,8 @@
 // and into AI issues (only clusters whose alerts changed: the debounce), and
 // creates agent tasks for the clusters the health rules' ai_trigger selects, and
 // packs the settled days the chat's SQL snapshot reads that have no current pack.
+// A pass that fails costs none of the others; the run then ends by throwing
+// (RecomputePassFailed), so a grouping broken for days does not go unalarmed.
 // Started by a refresh or recompute route with `{ refresh_id, kinds }` (issue 21 §2),
 // it refreshes only those views and records the run's figures (or its failure)
 // for the route to answer: shared/scoring/refresh.ts. Such an event may come late
@@ -120,9 +122,12 @@ export const handler = workerHandler(
 /** The scheduled run: every view, issue and AI grouping, agent tasks. */
 async function scheduledRun() {
   const started = Date.now();
-  // Grouping failures are logged per cluster inside regroupRecent; anything else must not cost the score refresh.
+  // Grouping failures are logged per cluster inside regroupRecent; anything else must not cost the score refresh,
+  // but fails the run once everything else is done, so the failure queue and the Errors alarm see it.
+  const failures: string[] = [];
   const failedSoftly = (what: string) => (error: unknown) => {
     log.error(`${what} failed`, { error: String(error) });
+    failures.push(what);
     return null;
   };
   const [view, issues, aiIssues] = await Promise.all([
@@ -150,5 +155,11 @@ async function scheduledRun() {
     rollup_shards_packed: packed,
   };
   log.info('recomputed', { ...result, duration_ms: Date.now() - started });
+  if (failures.length) throw new RecomputePassFailed(`${failures.join(', ')} failed (the log says why); the views were refreshed`);
   return result;
+}
+
+/** A pass of the scheduled run (grouping, agent tasks, packing) failed; the rest of the run was done. */
+export class RecomputePassFailed extends Error {
+  override name = 'RecomputePassFailed';
 }

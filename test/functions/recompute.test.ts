@@ -2,7 +2,7 @@
 // snapshots and moves the cache generation. A route's run queued after another
 // waits for it in invocations of a minute at most, and then runs.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { handler } from '../../functions/recompute.js';
+import { handler, RecomputePassFailed } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { lambdaContext } from '../../infra/local/functions.js';
 import { resetSettings } from '../../shared/config/env.js';
@@ -13,9 +13,12 @@ import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
 import { claimRefresh, REFRESH_LEASE_MS, releaseRefresh, RUN_TIME_KEPT_MS } from '../../shared/scoring/refresh-claim.js';
 import { localWorkersSettled, registerLocalWorker } from '../../shared/worker-invoke.js';
 import { useTestTables } from '../support/dynamo.js';
+import { type DynamoProxy, tableOf } from '../support/dynamo-proxy.js';
+
+let proxy: DynamoProxy;
 
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
   await loadDemoFleet(12);
 });
 
@@ -40,6 +43,21 @@ describe('recompute worker', () => {
     const fleet = await readSnapshot<FleetClusterScore>('fleet', second.generated_at);
     expect(fleet).toHaveLength(12);
     expect(fleet[0]).toMatchObject({ cluster_id: expect.any(String), classification: expect.stringMatching(/^(Healthy|Warning|Critical)$/) });
+  });
+});
+
+describe('a pass of the scheduled run that fails', () => {
+  it('fails the run once the rest is done: the views are refreshed, and the failure queue and Errors alarm see it', async () => {
+    const generation = await currentGeneration();
+    const stop = proxy.watch((r) =>
+      tableOf(r).endsWith('-investigations') ? { type: 'AccessDeniedException', message: 'the tasks table refused' } : undefined,
+    );
+    const failed = await handler()
+      .catch((e: unknown) => e)
+      .finally(stop);
+    expect(failed).toBeInstanceOf(RecomputePassFailed);
+    expect((failed as Error).message).toBe('agent task creation failed (the log says why); the views were refreshed');
+    expect(await currentGeneration()).toBe(generation + 1);
   });
 });
 
