@@ -6,6 +6,10 @@
 // documented defaults on AWS; `worker-functions` is set by the invoke grants.
 // Each binding's variables are checked by the concern's own schema as the stack
 // binds them, so a context value the Lambda would refuse fails the synth.
+// Context `settings` adds any other plain variable of a concern (EMBED_MODELS,
+// LLM_PRICING, ALERT_CLUSTER_LABEL, timeouts) to the functions declaring it: without
+// it those kept their defaults on AWS, and an environment edited by hand is replaced
+// at the next deploy. Secrets and what the stack sets itself are refused there.
 import { Token } from 'aws-cdk-lib';
 import type { SecretName } from '../shared/config/secrets.js';
 import { CONCERNS, type ConfigConcern } from '../shared/config/concerns.js';
@@ -200,13 +204,41 @@ const CONTEXT_KEYS: Readonly<Record<string, string>> = {
   EMBED_DASHBOARD: 'embedDashboard',
 };
 
+/** Variables the stack sets itself (from their own context keys, or from what it builds): not in context `settings`. */
+const STACK_SET: ReadonlySet<string> = new Set([...Object.keys(CONTEXT_KEYS), 'TABLE_PREFIX', 'SERVICE_NAME', ...CONCERNS['worker-functions'].variables]);
+
+/** Context `settings` grouped by the concerns that read each variable; refuses secrets, the stack's own and unknown names. */
+export function settingsByConcern(settings: Readonly<Record<string, string>>): Partial<Record<ConfigConcern, Record<string, string>>> {
+  const byConcern: Partial<Record<ConfigConcern, Record<string, string>>> = {};
+  const concerns = Object.entries(CONCERNS) as [ConfigConcern, (typeof CONCERNS)[ConfigConcern]][];
+  for (const [name, value] of Object.entries(settings)) {
+    if (concerns.some(([, c]) => c.secrets.some((secret) => name === secret || name === `${secret}_ARN`))) {
+      throw new Error(`context settings.${name}: a secret, which the stack creates in Secrets Manager: put its value there (the outputs name it)`);
+    }
+    if (STACK_SET.has(name)) throw new Error(`context settings.${name}: set by the stack${CONTEXT_KEYS[name] ? ` (context ${CONTEXT_KEYS[name]})` : ''}`);
+    const readers = concerns.filter(([, c]) => c.variables.includes(name)).map(([concern]) => concern);
+    if (!readers.length) throw new Error(`context settings.${name}: no function of the service reads it (README's variable table lists them)`);
+    for (const concern of readers) byConcern[concern] = { ...byConcern[concern], [name]: value };
+  }
+  return byConcern;
+}
+
+/** Context `settings` by concern, once per stack's props. */
+const settingsCache = new WeakMap<FleetHealthStackProps, ReturnType<typeof settingsByConcern>>();
+const settingsFor = (props: FleetHealthStackProps) => {
+  let grouped = settingsCache.get(props);
+  if (!grouped) settingsCache.set(props, (grouped = settingsByConcern(props.settings ?? {})));
+  return grouped;
+};
+
 /**
  * The binding, its variables first validated by the concern's schema (shared/config/) as the
  * function will read them: on AWS no start-up check runs, so a value the Lambda would refuse
  * on a request, after it may have changed something, fails the synth instead, naming its
  * context key (`context sesFromAddress: SES_FROM_ADDRESS must be an email address.`).
  */
-function checked(concern: ConfigConcern, binding: ConcernBinding | undefined): ConcernBinding | undefined {
+function checked(concern: ConfigConcern, binding: ConcernBinding | undefined, settings: Readonly<Record<string, string>> = {}): ConcernBinding | undefined {
+  if (Object.keys(settings).length) binding = { ...binding, environment: { ...binding?.environment, ...settings } };
   if (!binding) return binding;
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(binding.environment ?? {})) {
@@ -219,14 +251,18 @@ function checked(concern: ConfigConcern, binding: ConcernBinding | undefined): C
     CONCERNS[concern].from(env);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const fromContext = Object.keys(env).filter((name) => CONTEXT_KEYS[name]);
+    const keyOf = (name: string) => CONTEXT_KEYS[name] ?? (name in settings ? `settings.${name}` : undefined);
+    const fromContext = Object.keys(env).filter(keyOf);
     const named = fromContext.filter((name) => message.includes(name));
-    throw new Error(`context ${(named.length ? named : fromContext).map((name) => CONTEXT_KEYS[name]).join(', ')}: ${message}`);
+    throw new Error(`context ${(named.length ? named : fromContext).map(keyOf).join(', ')}: ${message}`);
   }
   return binding;
 }
 
-/** Every concern's binding, checked as it is applied (the stack's bindConfig calls one per function and concern). */
+/** Every concern's binding, with its context `settings`, checked as it is applied (the stack's bindConfig calls one per function and concern). */
 export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: Bind } = Object.fromEntries(
-  (Object.entries(BINDINGS) as [ConfigConcern, Bind][]).map(([concern, bind]) => [concern, (context: BindingContext) => checked(concern, bind(context))]),
+  (Object.keys(CONCERNS) as ConfigConcern[]).map((concern) => [
+    concern,
+    (context: BindingContext) => checked(concern, BINDINGS[concern]?.(context), settingsFor(context.props)[concern]),
+  ]),
 );

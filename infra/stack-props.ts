@@ -44,6 +44,12 @@ export interface FleetHealthStackProps extends StackProps {
    * ADMIN_USERNAME and ADMIN_EMAIL are locally: its username (canonical form) and email.
    */
   readonly admin: { username: string; email: string };
+  /**
+   * Any other plain variable a function's configuration concern reads (`EMBED_MODELS`, `LLM_PRICING`,
+   * `ALERT_CLUSTER_LABEL`, timeouts…), set on the functions that declare that concern and checked by its
+   * schema at synth (infra/config-bindings.ts). Context `settings`: an object in cdk.json, or its JSON with `-c`.
+   */
+  readonly settings: Readonly<Record<string, string>>;
 }
 
 export interface LlmSettings {
@@ -85,20 +91,23 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     originVerifyVersionId: versionId('originVerifyVersionId'),
     alarmEmail: email('alarmEmail'),
     admin: bootstrapAdmin(optional('adminUsername') ?? 'admin', optional('adminEmail') ?? 'admin@fleet-health.local'),
+    // Half given is refused, as the other integrations' settings are: dropping it silently left login without LDAP.
     ldap:
-      optional('ldapUrl') && optional('ldapUserDnTemplate')
+      optional('ldapUrl') || optional('ldapUserDnTemplate') || optional('ldapRoleMap') || optional('ldapStartTls')
         ? {
-            url: optional('ldapUrl')!,
-            userDnTemplate: optional('ldapUserDnTemplate')!,
+            url: required('ldapUrl', 'an LDAP setting'),
+            userDnTemplate: required('ldapUserDnTemplate', 'an LDAP setting'),
             roleMap: optional('ldapRoleMap'),
             startTls: optional('ldapStartTls') === 'true',
           }
         : undefined,
     tickets: ticketSettings(optional),
     llm: llmSettings(optional),
-    embed: optional('embedHost')
-      ? { host: optional('embedHost')!, clientId: required('embedClientId', 'embedHost'), dashboard: optional('embedDashboard') }
-      : undefined,
+    settings: settingsOf(scope.node.tryGetContext('settings')),
+    embed:
+      optional('embedHost') || optional('embedClientId') || optional('embedDashboard')
+        ? { host: required('embedHost', 'an embed setting'), clientId: required('embedClientId', 'embedHost'), dashboard: optional('embedDashboard') }
+        : undefined,
   };
 
   /** A Secrets Manager version id (a UUID as put-secret-value answers it). */
@@ -156,5 +165,28 @@ function ticketSettings(optional: (key: string) => string | undefined): TicketSe
   const missing = needed.filter((k) => !settings[k]);
   if (missing.length)
     throw new Error(`context ticketProvider=${provider} also needs ${missing.map((k) => `ticket${k[0]!.toUpperCase()}${k.slice(1)}`).join(', ')}`);
+  return settings;
+}
+
+/** Context `settings` as variables: an object of strings, numbers or booleans (cdk.json), or that object's JSON (`-c settings='{…}'`). */
+export function settingsOf(value: unknown): Record<string, string> {
+  if (value === undefined || value === null || value === '') return {};
+  let object = value;
+  if (typeof value === 'string') {
+    try {
+      object = JSON.parse(value);
+    } catch {
+      throw new Error('context settings: not JSON; give an object of variables, e.g. -c settings=\'{"EMBED_MODELS":"thelook"}\'');
+    }
+  }
+  if (object === null || typeof object !== 'object' || Array.isArray(object)) throw new Error('context settings: must be an object of variables');
+  const settings: Record<string, string> = {};
+  for (const [name, v] of Object.entries(object)) {
+    if (!/^[A-Z][A-Z0-9_]*$/.test(name)) throw new Error(`context settings: ${JSON.stringify(name)} is not a variable name`);
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
+      throw new Error(`context settings.${name}: must be a string, number or boolean (a JSON value such as LLM_PRICING's goes in as its text)`);
+    }
+    settings[name] = String(v);
+  }
   return settings;
 }

@@ -759,10 +759,57 @@ describe('dashboard embed configuration', () => {
       `${BUILT_POLICY.replace('frame-src *', 'frame-src https://bi.example.com')}; frame-ancestors 'none'`,
     ]);
     expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, embedHost: 'https://bi.example.com' } }))).toThrow(/embedClientId/);
+    expect(() => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, embedDashboard: '/embed/dashboards/7' } }))).toThrow(
+      'context an embed setting also needs embedHost',
+    );
+  });
+});
+
+describe('context settings', () => {
+  /** The functions of a stack synthesized with `context` that have `variable` set, by name, with its value. */
+  function withVariable(context: Json, variable: string): Record<string, unknown> {
+    const settingsApp = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], ...context } });
+    const t = Template.fromStack(new FleetHealthStack(settingsApp, 'SettingsStack', fleetHealthPropsFromContext(settingsApp))).toJSON().Resources as Record<
+      string,
+      Json
+    >;
+    return Object.fromEntries(
+      Object.values(t)
+        .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.[variable] !== undefined)
+        .map((f) => [f.Properties.FunctionName, f.Properties.Environment.Variables[variable]]),
+    );
+  }
+
+  it('sets a plain variable on exactly the functions whose declared concerns read it, as text', () => {
+    const settings = { EMBED_MODELS: 'thelook,orders', ALERT_CLUSTER_LABEL: 'cluster', CHAT_DAILY_BUDGET_USD: 5 };
+    expect(withVariable({ settings }, 'EMBED_MODELS')).toEqual({ [`${prefix}dashboard-embed`]: 'thelook,orders' });
+    expect(withVariable({ settings }, 'ALERT_CLUSTER_LABEL')).toEqual({ [`${prefix}ingest`]: 'cluster' });
+    const budget = withVariable({ settings: JSON.stringify(settings) }, 'CHAT_DAILY_BUDGET_USD'); // -c settings='{…}' gives its JSON
+    expect(budget[`${prefix}chat`]).toBe('5');
+    expect(Object.keys(budget)).not.toContain(`${prefix}ingest`);
+  });
+
+  it('refuses secrets, what the stack sets itself, unknown names, and values the concern refuses, naming the key', () => {
+    expect(() => withVariable({ settings: { LLM_API_KEY: 'sk-…' } }, 'LLM_API_KEY')).toThrow(
+      'context settings.LLM_API_KEY: a secret, which the stack creates in Secrets Manager: put its value there (the outputs name it)',
+    );
+    expect(() => withVariable({ settings: { STAGE: 'dev' } }, 'STAGE')).toThrow('context settings.STAGE: set by the stack (context stage)');
+    expect(() => withVariable({ settings: { TABLE_PREFIX: 'x-' } }, 'TABLE_PREFIX')).toThrow('context settings.TABLE_PREFIX: set by the stack');
+    expect(() => withVariable({ settings: { NO_SUCH_SETTING: '1' } }, 'NO_SUCH_SETTING')).toThrow(/^context settings\.NO_SUCH_SETTING: no function/);
+    expect(() => withVariable({ settings: { LLM_PRICING: '[1]' } }, 'LLM_PRICING')).toThrow(/^context settings\.LLM_PRICING: LLM_PRICING must be a JSON array/);
+    expect(() => withVariable({ settings: 'EMBED_MODELS=x' }, 'EMBED_MODELS')).toThrow(/^context settings: not JSON/);
+    expect(() => withVariable({ settings: { EMBED_MODELS: ['x'] } }, 'EMBED_MODELS')).toThrow(/^context settings\.EMBED_MODELS: must be a string/);
   });
 });
 
 describe('LDAP configuration', () => {
+  it('refuses LDAP settings given in part, rather than deploy without LDAP', () => {
+    const props = (context: Json) => fleetHealthPropsFromContext(new App({ context: { ...cdkContext, ...context } }));
+    expect(() => props({ ldapUrl: 'ldaps://ldap.example.com' })).toThrow('context an LDAP setting also needs ldapUserDnTemplate');
+    expect(() => props({ ldapUserDnTemplate: 'uid={username},dc=example,dc=com' })).toThrow('context an LDAP setting also needs ldapUrl');
+    expect(props({}).ldap).toBeUndefined();
+  });
+
   it('gives only the auth Lambda the LDAP settings and read access to the CA certificate secret, created only with ldapUrl', () => {
     expect(Object.keys(resources).some((id) => id.startsWith('LdapCaCert'))).toBe(false); // not configured: no secret
     const withLdap = new App({
