@@ -37,9 +37,7 @@ import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../shared/auth/call
 import type { FleetHealthStackProps } from './stack-props.js';
 import { GroupFunction } from './constructs/group-function.js';
 import { Monitoring } from './constructs/monitoring.js';
-
-/** The geography prefix of a cross-region inference profile's ID (`us.anthropic.claude-…`). */
-const CROSS_REGION_PREFIX = /^(us|us-gov|eu|apac|ap|jp|au|ca|global)\./;
+import { CROSS_REGION_PREFIX } from '../shared/llm/pricing.js';
 
 export { fleetHealthPropsFromContext, type FleetHealthStackProps } from './stack-props.js';
 

@@ -39,18 +39,21 @@ export function forgetPricing(): void {
 }
 onSettingsReset(forgetPricing);
 
-/** Bedrock's cross-region inference profiles prefix the model id: `us.`, `eu.`, `apac.`, `global.`, `us-gov.`. */
-const REGION_PREFIX = /^(us|eu|apac|global|us-gov|jp|ca)\./;
+/** Bedrock's cross-region inference profiles prefix the model id (`us.anthropic.claude-…`): the stack's grants read it too. */
+export const CROSS_REGION_PREFIX = /^(us|us-gov|eu|apac|ap|jp|au|ca|global)\./;
+/** A Bedrock model or inference profile named by ARN: the id after `foundation-model/` or `inference-profile/`. */
+const BEDROCK_ARN = /^arn:[^:]+:bedrock:[^:]*:[^:]*:(?:foundation-model|inference-profile)\/(.+)$/;
 /** A dated snapshot of a model: `gpt-4o-mini-2024-07-18`, `…-20241022`. */
 const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
 
 /**
- * The row for a model id: exact; else without a cross-region prefix; else
- * without a date suffix. Never a mere substring: `gpt-4.1-nano` is not `gpt-4.1`.
+ * The row for a model id: exact; else the id a Bedrock ARN names; else without a cross-region prefix;
+ * else without a date suffix. Never a mere substring: `gpt-4.1-nano` is not `gpt-4.1`. An application
+ * inference profile's ARN names no model: only a row of that ARN (LLM_PRICING) prices it.
  */
 export function priceOf(rows: readonly PricingRow[], model: string): PricingRow | undefined {
   const byModel = new Map(rows.map((r) => [r.model, r]));
-  const unprefixed = model.replace(REGION_PREFIX, '');
+  const unprefixed = (BEDROCK_ARN.exec(model)?.[1] ?? model).replace(CROSS_REGION_PREFIX, '');
   return byModel.get(model) ?? byModel.get(unprefixed) ?? byModel.get(unprefixed.replace(DATE_SUFFIX, ''));
 }
 

@@ -68,6 +68,12 @@ describe('prices', () => {
     expect(priceOf(rows, 'gpt-4o-mini-2024-07-18')?.model).toBe('gpt-4o-mini'); // a dated snapshot
     expect(priceOf(rows, 'gpt-4.1-nano')).toBeUndefined(); // not gpt-4.1: unpriced, and listed so
     expect(priceOf(rows, 'eu.amazon.nova-pro-v1:0')?.model).toBe('amazon.nova-pro-v1:0');
+    // Models the stack accepts (and grants) by ARN, or under the au./ap. geographies.
+    const haiku = 'anthropic.claude-3-5-haiku-20241022-v1:0';
+    expect(priceOf(rows, `arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.${haiku}`)?.model).toBe(haiku);
+    expect(priceOf(rows, `arn:aws:bedrock:us-east-1::foundation-model/${haiku}`)?.model).toBe(haiku);
+    expect(priceOf(rows, `au.${haiku}`)?.model).toBe(haiku);
+    expect(priceOf(rows, 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123')).toBeUndefined(); // names no model
     expect(costOf(priceOf(rows, 'unpriced-model'), 1000, 1000)).toBe(0);
   });
 
