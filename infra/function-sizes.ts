@@ -16,6 +16,8 @@ export interface FunctionSize {
   timeoutSeconds: number;
   /** NODE_OPTIONS of its own (a worker's `nodeOptions`); undefined: every Lambda's (LAMBDA_NODE_OPTIONS, infra/bundling.ts). */
   nodeOptions?: string;
+  /** How long a request may run by design, past 90% of the timeout (a route group's `runsUpToMs`). */
+  runsUpToMs?: number;
 }
 
 /**
@@ -33,5 +35,5 @@ export function functionSize(name: string): FunctionSize | undefined {
     return { memoryMb: worker.memoryMb ?? WORKER_MEMORY_MB, timeoutSeconds: worker.timeoutSeconds, nodeOptions: worker.nodeOptions };
   }
   const group = ROUTE_GROUPS.find((g) => g.name === name);
-  return group && { memoryMb: group.memoryMb ?? GROUP_MEMORY_MB, timeoutSeconds: GROUP_TIMEOUT_SECONDS };
+  return group && { memoryMb: group.memoryMb ?? GROUP_MEMORY_MB, timeoutSeconds: GROUP_TIMEOUT_SECONDS, runsUpToMs: group.runsUpToMs };
 }

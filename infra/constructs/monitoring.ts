@@ -16,6 +16,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { WorkerName } from '../../shared/workers.js';
 import type { GroupFunction } from './group-function.js';
+import { functionSize } from '../function-sizes.js';
 
 /** A function's Duration alarm fires at this share of its timeout (Maximum over 5 minutes), or later (below). */
 export const DURATION_ALARM_FRACTION = 0.9;
@@ -25,9 +26,12 @@ export const DURATION_ALARM_FRACTION = 0.9;
  * bookkeeping), and at 90% of 900 s or 600 s their normal runs paged.
  */
 export const DURATION_ALARM_LAST_MS = 15_000;
-/** The Duration alarm's threshold for a function with this timeout. */
-export const durationAlarmThresholdMs = (timeout: Duration): number =>
-  Math.max(Math.round(timeout.toMilliseconds() * DURATION_ALARM_FRACTION), timeout.toMilliseconds() - DURATION_ALARM_LAST_MS);
+/** The Duration alarm's threshold for a function with this timeout (and a declared run of `runsUpToMs`: a second past it, within the timeout). */
+export const durationAlarmThresholdMs = (timeout: Duration, runsUpToMs = 0): number =>
+  Math.min(
+    Math.max(Math.round(timeout.toMilliseconds() * DURATION_ALARM_FRACTION), timeout.toMilliseconds() - DURATION_ALARM_LAST_MS, runsUpToMs + 1000),
+    timeout.toMilliseconds() - 500,
+  );
 /** The HTTP API's 5xx alarm: percentage of requests, over periods with at least this many requests. */
 export const API_5XX_RATE_PERCENT = 5;
 export const API_5XX_MIN_REQUESTS = 10;
@@ -244,7 +248,7 @@ export class Monitoring extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       description: `Invocations of the ${name} Lambda were throttled (account or function concurrency limit) in the last 5 minutes.`,
     });
-    const thresholdMs = durationAlarmThresholdMs(timeout);
+    const thresholdMs = durationAlarmThresholdMs(timeout, functionSize(name)?.runsUpToMs);
     this.alarm(`${name}-duration`, {
       metric: fn.function.metricDuration({ statistic: 'Maximum', period: PERIOD }),
       threshold: thresholdMs,

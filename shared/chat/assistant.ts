@@ -18,6 +18,7 @@ import { createLogger, errorFields } from '../log.js';
 import { LlmError, type ContentBlock, type Message } from '../llm/types.js';
 import { histories } from './conversations.js';
 import { runTool, toolSpecs } from './tools.js';
+import { CHAT_DEADLINE_MS } from '../routes/chat.js';
 
 const log = createLogger('chat');
 
@@ -32,8 +33,6 @@ export const HISTORY_CHARS = 100_000;
 /** Tool results of earlier turns longer than this keep only a stub; the answers that used them stay. */
 export const STALE_RESULT_CHARS = 300;
 export const MESSAGES_PER_MINUTE = 20;
-/** Answer within this (the chat Lambda has 29 s); the last call starts with at least 10 s left. */
-export const CHAT_DEADLINE_MS = 27_000;
 
 const SYSTEM_PROMPT = [
   'You are the Fleet Health assistant for an operations team that runs hundreds of managed analytical database clusters for many customers.',

@@ -62,6 +62,11 @@ export interface RouteGroup<R extends Record<string, RouteDeclaration> = Record<
   readonly config?: readonly ConfigConcern[];
   /** Lambda memory in MB, chosen from a measured peak with headroom; the stack's default (512) when absent. */
   readonly memoryMb?: number;
+  /**
+   * How long one of its requests may run by design (the chat's deadline), when that is past the 90% of its timeout
+   * at which a duration alarm fires otherwise: its alarm fires only beyond it (infra/constructs/monitoring.ts).
+   */
+  readonly runsUpToMs?: number;
   readonly routes: R;
 }
 

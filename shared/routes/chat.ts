@@ -8,6 +8,9 @@ export const ChatMessageBody = z.lazy(() => z.strictObject({ message: z.string()
 export const ChatMessageResponse = z.lazy(() => z.object({ reply: z.string(), tool_calls: z.int().check(z.gte(0)), duration_ms: z.int().check(z.gte(0)) }));
 export const ChatResetResponse = z.lazy(() => z.object({ status: z.literal('ok'), message: z.string() }));
 
+/** A message is answered within this (the chat Lambda has 29 s); the last model call starts with at least 10 s left. */
+export const CHAT_DEADLINE_MS = 27_000;
+
 export const chatGroup = defineGroup({
   name: 'chat',
   config: ['llm', 'llm-pricing'],
@@ -25,6 +28,8 @@ export const chatGroup = defineGroup({
   grants: ['bedrock:invoke'],
   // run_sql's snapshot of the fleet (shared/function-memory.ts says what it measured).
   memoryMb: RUN_SQL_MEMORY_MB,
+  // A message runs up to its deadline by design: its duration alarm is for runs past it.
+  runsUpToMs: CHAT_DEADLINE_MS,
   routes: {
     message: {
       method: 'POST',
