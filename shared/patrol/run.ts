@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { heartbeatLock, lockHolder, releaseLock } from '../db/locks.js';
 import { ConditionFailed } from '../db/client.js';
-import { claimReport, createReport, finishReport, recordReportSpend } from '../db/patrol.js';
+import { claimReport, createReport, finishReport, getReport, recordReportSpend } from '../db/patrol.js';
 import { llmProvider } from '../llm/provider.js';
 import { LoopStopped, nothingSpent, type Spent } from '../llm/tool-loop.js';
 import { LlmError } from '../llm/types.js';
@@ -27,6 +27,22 @@ export interface PatrolEvent {
 }
 
 /**
+ * The lock, when its holder missed a renewal (a crashed scan, whose lease still runs): waited out once, then
+ * taken. A live holder renews every third of the lease, so it always has two thirds left, less a beat's slack;
+ * Lambda retries a crashed scheduled scan about a minute later, when the dead lease still has up to a minute,
+ * and answering that retry `already_running` lost the scan until the next schedule.
+ */
+async function takeLockFromDeadHolder(reportId: string): Promise<boolean> {
+  const holder = await lockHolder(PATROL_LOCK);
+  if (!holder) return takeLock(reportId); // released meanwhile
+  const left = holder.expires_at - Date.now();
+  if (left >= (leaseMs() * 2) / 3 - leaseMs() / 6) return false; // renewed on time: alive
+  log.warn('the patrol lock holder missed its renewal; waiting for its lease to run out', { holder: holder.owner, wait_ms: left });
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, left) + 50));
+  return takeLock(reportId);
+}
+
+/**
  * The worker's job: one scan under the lock, its report completed or failed,
  * the lock released. Returns what it did (for the CLI and the logs).
  */
@@ -34,7 +50,9 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   let reportId = event.report_id;
   if (!reportId) {
     reportId = randomUUID();
-    if (!(await takeLock(reportId))) return { status: 'already_running', report_id: (await lockHolder(PATROL_LOCK))?.owner ?? '' };
+    if (!(await takeLock(reportId)) && !(await takeLockFromDeadHolder(reportId))) {
+      return { status: 'already_running', report_id: (await lockHolder(PATROL_LOCK))?.owner ?? '' };
+    }
     try {
       await createReport({ report_id: reportId, report_type: event.report_type ?? 'scheduled', triggered_by: event.triggered_by ?? 'schedule' });
     } catch (error) {
@@ -47,8 +65,12 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   try {
     await claimReport(owner, workerId);
   } catch (error) {
-    // A repeated delivery of the event: another worker has this report (or it is finished).
-    if (error instanceof ConditionFailed) return { status: 'already_running', report_id: owner };
+    if (error instanceof ConditionFailed) {
+      // Lambda's retry of a scan that failed: failed again, so the event reaches the worker's failure queue
+      // (a success here kept it out). Any other repeated delivery: another worker has it, or it completed.
+      if ((await getReport(owner))?.status === 'failed') return { status: 'failed', report_id: owner };
+      return { status: 'already_running', report_id: owner };
+    }
     // The lock this worker took is its to free: its retry takes the lock again (a new report), where the lock
     // still held would answer it `already_running`. The trigger's lock and report stay for the event's retry.
     if (!event.report_id) await abandonReport(owner, 'internal error (see the patrol-worker logs)');

@@ -10,7 +10,7 @@ import { acquireLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
 import { createReport } from '../../shared/db/patrol.js';
 import { createUser } from '../../shared/db/users.js';
 import { signAccessToken } from '../../shared/auth/jwt.js';
-import { PATROL_LOCK } from '../../shared/patrol/lock.js';
+import { leaseMs, PATROL_LOCK } from '../../shared/patrol/lock.js';
 import { patrolGroup } from '../../shared/routes/patrol.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
@@ -305,12 +305,19 @@ describe('one scan at a time', () => {
       triggered_by: 'cli-user',
       model: 'rules',
     });
-    await acquireLock(PATROL_LOCK, 'someone-else', 5000);
+    // A holder that renews on time (a whole lease left) is alive: the run answers at once.
+    await acquireLock(PATROL_LOCK, 'someone-else', leaseMs());
     try {
       expect(await handler({ report_type: 'scheduled' })).toEqual({ status: 'already_running', report_id: 'someone-else' });
     } finally {
       await releaseLock(PATROL_LOCK, 'someone-else');
     }
+    // One that missed its renewal (taken 119 s ago with the 120 s lease: a crashed scan) is waited out, and the
+    // scan runs: Lambda's retry of a crashed scheduled scan comes while the dead lease still runs.
+    await acquireLock(PATROL_LOCK, 'crashed-scan', leaseMs(), Date.now() - leaseMs() + 1000);
+    const retried = (await handler({ report_type: 'scheduled' })) as { status: string; report_id: string };
+    expect(retried.status).toBe('completed');
+    expect(retried.report_id).not.toBe('crashed-scan');
     expect(await handler({ report_type: 'weekly' })).toMatchObject({ status: 'refused' });
   });
 
@@ -355,6 +362,22 @@ describe('one scan at a time', () => {
       error: expect.stringMatching(/language model failed/),
     });
     expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
+    noLlm();
+  });
+
+  it("Lambda's retry of a triggered scan that failed fails too, so the event reaches the failure queue", async () => {
+    useLlm();
+    openai.enqueueError(500).enqueueError(500);
+    const res = await trigger();
+    expect(res.body.status).toBe('failed');
+    // The worker's event as the trigger sent it, delivered again (Lambda's one retry after the failure).
+    const { handler } = await import('../../functions/patrol-worker.js');
+    const again = await handler({ report_type: 'on_demand', triggered_by: 'patrol-admin', report_id: res.body.report_id }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(again?.name).toBe('PatrolScanFailed');
+    expect(openai.answered()).toHaveLength(2); // no second scan
     noLlm();
   });
 });
