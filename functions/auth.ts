@@ -1,6 +1,6 @@
-// auth route group: health check, OpenAPI document, login/activate/logout/me,
+// auth route group: health check, OpenAPI document, login/activate/password/logout/me,
 // and the /api catch-all (404 problem+json, CORS preflight).
-import { callerOf, activate, login, logout, userInfo } from '../shared/auth/sign-in.js';
+import { callerOf, activate, changePassword, login, logout, userInfo } from '../shared/auth/sign-in.js';
 import { coreSettings } from '../shared/config/core.js';
 import { NotFound } from '../shared/http/errors.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
@@ -12,6 +12,7 @@ export const handler = createGroupHandler(authGroup, {
   openapi: openApiDocument,
   login: async (req) => login(req.body.username, req.body.password, await callerOf(req)),
   activate: async (req) => activate(req.body.token, req.body.password, await callerOf(req)),
+  changePassword: async (req) => changePassword(req.principal, req.body.current_password, req.body.new_password, await callerOf(req)),
   logout: async (req) => logout(req.principal, req.token!, req.headers['x-session-duration'], await callerOf(req)),
   me: async (req) => userInfo(req.principal),
   fallback: async () => {

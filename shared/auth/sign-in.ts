@@ -3,7 +3,7 @@
 import { auditAction, writeAudit } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
 import { clearLoginAttempts, reserveLoginAttempt, revokeToken, revokeTokenAction } from '../db/sessions.js';
-import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, type UserRecord } from '../db/users.js';
+import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, setPassword, type UserRecord } from '../db/users.js';
 import { BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { Principal } from './principal.js';
 import { signAccessToken } from './jwt.js';
@@ -204,6 +204,49 @@ export async function activate(token: string, password: string, caller: Caller):
   );
   if (!user) throw new BadRequest('The invitation token is invalid, already used or expired.');
   return issue(user);
+}
+
+/**
+ * One's own password, changed (beyond the contract): the current one checked behind the login lockout (so this
+ * route is no way around it), the new one stored with every earlier token ended, and a new token answered so the
+ * caller stays signed in. An LDAP account's password is the directory's: 409.
+ */
+export async function changePassword(principal: Principal, current: string, next: string, caller: Caller): Promise<LoginResponse> {
+  const user = await getUser(principal.username);
+  if (!user || user.id !== principal.userId) throw new Unauthorized('Your session has ended; sign in again.');
+  if (user.source === 'ldap' || !user.password_hash) {
+    throw new Conflict('Your password is your directory’s (LDAP): change it there. The service keeps no password for this account.');
+  }
+  const reservation = await reserveLoginAttempt(user.username);
+  if (!reservation.reserved) throw new TooManyRequests('Too many wrong passwords for this username; try again later.', reservation.retryAfterSeconds);
+  if (!(await verifyPassword(current, user.password_hash))) {
+    // The reservation stays counted, as a failed login's does.
+    await writeAudit({
+      actor: user.username,
+      role: user.role,
+      action: 'login_failed',
+      target: user.username,
+      detail: { reason: 'bad_credentials', method: 'password_change' },
+      ip: caller.ip,
+      user_agent: caller.userAgent,
+    });
+    throw new BadRequest('The current password is not right: nothing was changed.');
+  }
+  if (current === next) throw new BadRequest('The new password is the current one: choose another.');
+  const now = new Date();
+  const audit = auditAction(
+    { actor: user.username, role: user.role, action: 'password_change', target: user.email, ip: caller.ip, user_agent: caller.userAgent },
+    now,
+  );
+  let after: UserRecord;
+  try {
+    after = await setPassword(user, await hashPassword(next), now, [audit]);
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw new Conflict('Your account was changed meanwhile (by an administrator, or another session); try again.');
+    throw error;
+  }
+  await clearLoginAttempts(user.username, reservation);
+  return issue(after);
 }
 
 /** The longest session a client can report: no token outlives JWT_TTL_SECONDS' bound (shared/config/tokens.ts). */

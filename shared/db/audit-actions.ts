@@ -7,6 +7,7 @@ export const AUDIT_ACTIONS = [
   'invite',
   'user_create',
   'activate',
+  'password_change',
   'user_update',
   'user_delete',
   'rules_update',

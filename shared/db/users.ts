@@ -411,6 +411,27 @@ export async function changeUserEmail(before: UserRecord, email: string, now = n
   return after;
 }
 
+/**
+ * Gives an account as read (`before`, compared by updated_at) a new password hash, and ends every token issued
+ * until now (tokens_valid_from, as a deactivation does): a password changed because it leaked must not leave
+ * the leaked sessions open. ConditionFailed([0]) when the account changed meanwhile.
+ */
+export async function setPassword(before: UserRecord, passwordHash: string, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
+  const after: UserRecord = { ...before, password_hash: passwordHash, tokens_valid_from: tokensValidFromAfter(now), updated_at: now.toISOString() };
+  await transactWrite([
+    {
+      Put: {
+        TableName: tableName('users'),
+        Item: { ...userKey(after.username), ...after },
+        ConditionExpression: 'updated_at = :seen',
+        ExpressionAttributeValues: { ':seen': before.updated_at },
+      },
+    },
+    ...audit,
+  ]);
+  return after;
+}
+
 /** Deletes an account as read, and its email item (the email is free again); the same ConditionFailed meanings as replaceUser. */
 export async function deleteUser(before: UserRecord, audit: TransactItem[] = []): Promise<void> {
   const counter = superadminCounterUpdate(before, null);

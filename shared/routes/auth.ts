@@ -37,6 +37,14 @@ export const ActivateBody = z.lazy(() =>
   }),
 );
 
+/** Beyond the contract: one's own password, changed with the current one (other sessions end). */
+export const ChangePasswordBody = z.lazy(() =>
+  z.strictObject({
+    current_password: z.string().check(z.minLength(1), z.maxLength(1024)),
+    new_password: z.string().check(z.minLength(8, 'must be at least 8 characters'), z.maxLength(1024)),
+  }),
+);
+
 export const authGroup = defineGroup({
   name: 'auth',
   config: ['ldap', 'edge'],
@@ -69,6 +77,16 @@ export const authGroup = defineGroup({
       roles: [],
       body: ActivateBody,
       problems: [400],
+      response: LoginResponse,
+    },
+    changePassword: {
+      method: 'POST',
+      path: '/api/auth/password',
+      summary: 'Change your own password; every other session ends, and the answer signs you in again',
+      auth: 'user',
+      roles: ANY_ROLE,
+      body: ChangePasswordBody,
+      problems: [400, 409, 429],
       response: LoginResponse,
     },
     logout: {

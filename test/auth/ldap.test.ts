@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeDnValue, ldapAuthenticate } from '../../shared/auth/ldap.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
-import { login } from '../../shared/auth/sign-in.js';
+import { changePassword, login } from '../../shared/auth/sign-in.js';
+import { principalOf } from '../../shared/auth/principal.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { createUser, getUser } from '../../shared/db/users.js';
 import { freePort } from '../../infra/local/dynamodb-local.js';
@@ -92,6 +93,11 @@ describe('LDAP login against slapd', () => {
     expect(res.user).toMatchObject({ username: 'alice', name: 'Alice Liddell', email: 'alice@example.org', role: 'viewer' });
     expect(await getUser('alice')).toMatchObject({ source: 'ldap', is_active: true });
     expect((await getUser('alice'))?.password_hash).toBeUndefined();
+    // Its password is the directory's: the service has none to change.
+    await expect(changePassword(principalOf((await getUser('alice'))!), 'alice-secret', 'another-secret', caller)).rejects.toMatchObject({
+      status: 409,
+      message: expect.stringMatching(/^Your password is your directory’s \(LDAP\): change it there\./),
+    });
     // Audited with the account, in its transaction: the directory's user made it, from where they logged in.
     const created = () => listAudit('user_create').then((entries) => entries.filter((e) => e.actor === 'alice'));
     expect(await created()).toEqual([

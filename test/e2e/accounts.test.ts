@@ -259,6 +259,45 @@ describe('user management', () => {
   });
 });
 
+describe("changing one's own password", () => {
+  it('checks the current one, ends every earlier session, signs in again with the new one, and is audited', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const first = await inviteAndActivate(admin, 'pat@example.com', 'viewer', 'pat-password-1');
+    const second = await tokenOf('pat@example.com', 'pat-password-1'); // another session of the same person
+    const change = (token: string, current_password: string, new_password: string) =>
+      send('POST', '/api/auth/password', { token, body: { current_password, new_password } });
+
+    const wrong = await change(first, 'not-the-password', 'pat-password-2');
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.detail).toBe('The current password is not right: nothing was changed.');
+    expect((await change(first, 'pat-password-1', 'short')).status).toBe(422);
+    expect((await change(first, 'pat-password-1', 'pat-password-1')).status).toBe(400);
+    expect((await send('GET', '/api/auth/me', { token: second })).status).toBe(200); // nothing changed yet
+
+    const changed = await change(first, 'pat-password-1', 'pat-password-2');
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect(changed.body).toMatchObject({ token_type: 'bearer', user: { email: 'pat@example.com', role: 'viewer' } });
+    expect((await send('GET', '/api/auth/me', { token: changed.body.access_token })).status).toBe(200);
+    for (const ended of [first, second]) expect((await send('GET', '/api/auth/me', { token: ended })).status).toBe(401);
+    expect((await login('pat@example.com', 'pat-password-1')).status).toBe(401);
+    expect((await login('pat@example.com', 'pat-password-2')).status).toBe(200);
+    const [entry] = (await auditEntries(admin, 'password_change')).filter((e) => e.actor === 'pat@example.com');
+    expect(entry).toMatchObject({ role: 'viewer', target: 'pat@example.com' });
+    expect(JSON.stringify(entry)).not.toContain('pat-password');
+  });
+
+  it('is no way around the login lockout: wrong current passwords count as failed logins', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const token = await inviteAndActivate(admin, 'guess@example.com', 'viewer', 'guess-password-1');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      statuses.push((await send('POST', '/api/auth/password', { token, body: { current_password: `guess-${i}`, new_password: 'guess-password-2' } })).status);
+    }
+    expect(statuses).toEqual([400, 400, 400, 400, 400, 429]);
+    expect((await login('guess@example.com', 'guess-password-1')).status).toBe(429);
+  });
+});
+
 describe('logout and audit', () => {
   it('logout revokes the token and records the session duration', async () => {
     const token = await tokenOf('admin', ADMIN_PASSWORD);

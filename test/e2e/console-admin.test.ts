@@ -74,6 +74,36 @@ async function open(page: Page, path: string, heading: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
 }
 
+describe('your account', { timeout: 90_000 }, () => {
+  it('changes your password from the name in the top bar: this tab stays signed in, your other sessions end', async () => {
+    const who = { email: 'pia-password@example.com', password: 'pia-old-password' };
+    const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: who.email, display_name: 'Pia Password', role: 'viewer' });
+    const activated = await api(service.url, admin, 'POST', '/api/auth/activate', { token: invite.body.activation_token, password: who.password });
+    expect(activated.status).toBe(200);
+    const [page, other] = await Promise.all([browser.page(), browser.page()]);
+    await Promise.all([signIn(page, who.email, who.password), signIn(other, who.email, who.password)]);
+
+    await page.getByRole('link', { name: /^Pia Password · viewer/ }).click();
+    await page.getByRole('heading', { level: 1, name: 'Your account' }).waitFor();
+    await page.getByLabel('Current password').fill('not-my-password');
+    await page.getByLabel('New password', { exact: true }).fill('pia-new-password');
+    await page.getByLabel('Repeat the new password').fill('pia-new-password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('alert').getByText('The current password is not right: nothing was changed.').waitFor();
+
+    await page.getByLabel('Current password').fill(who.password);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('status').getByText('Your password is changed, and your other sessions have ended.').waitFor();
+    await expectAccessible(page, '/account after a change');
+    // This tab's new token works; the other tab's next call finds its session ended.
+    await page.getByRole('link', { name: 'Fleet', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
+    await other.goto('/issues');
+    await other.getByText(/Your session has ended/).waitFor();
+    expect((await api(service.url, admin, 'POST', '/api/auth/login', { username: who.email, password: 'pia-new-password' })).status).toBe(200);
+  });
+});
+
 describe('people', { timeout: 90_000 }, () => {
   const INVITEE = 'ines-invitee@example.com';
 

@@ -11,6 +11,7 @@ const keys = declared.map((r) => routeKey(r.route));
 /** Routes beyond the contract, each with its reason (README "Decisions"). */
 const BEYOND_SPEC = [
   'GET /api/openapi.json', // the OpenAPI document
+  'POST /api/auth/password', // one's own password, changed (shared/auth/README.md)
   'ANY /api/{proxy+}', // problem+json 404 and CORS preflight behind API Gateway
   'POST /api/ingest/clusters', // DESIGN §9 fleet data inputs
   'POST /api/ingest/metrics',

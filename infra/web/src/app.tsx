@@ -67,6 +67,7 @@ export const router = createBrowserRouter([
           { path: 'rules', lazy: page(() => import('./pages/rules')) },
           { path: 'proposals', lazy: page(() => import('./pages/proposals')) },
           { path: 'proposals/:changeId', lazy: page(() => import('./pages/proposal')) },
+          { path: 'account', lazy: page(() => import('./pages/account')) },
           {
             element: <RequireRole roles={ADMINS} />,
             children: [

@@ -1,4 +1,4 @@
-// The frame around every signed-in page: navigation, who is signed in, sign-out,
+// The frame around every signed-in page: navigation, who is signed in (a link to their account), sign-out,
 // and the light/dark switch (the system's choice until the user picks one).
 import { type ReactNode, useEffect, useState } from 'react';
 import { NavLink } from 'react-router';
@@ -68,9 +68,9 @@ export function Shell({ children }: { children: ReactNode }) {
               <option value="dark">Dark</option>
             </select>
           </label>
-          <span className="who" title={user?.email}>
+          <NavLink className="who" to="/account" title={`${user?.email ?? ''}: your account and password`}>
             {user?.name || user?.username} · {user?.role}
-          </span>
+          </NavLink>
           <button type="button" onClick={() => void signOut()}>
             Sign out
           </button>

@@ -1,0 +1,113 @@
+// Your account (/account, every role; the name in the top bar links here): who you are
+// signed in as, and your password, changed with the current one (POST /api/auth/password,
+// beyond the contract). The service ends every other session of yours and answers a new
+// token, which replaces this tab's. An LDAP account's password is the directory's: the
+// service says so (409) and the page shows it.
+import { type FormEvent, useId, useState } from 'react';
+import { ApiProblem, call, endpoint } from '../api/client';
+import { useSession } from '../session';
+import './account.css';
+
+const changePassword = endpoint<'auth', 'changePassword'>('POST', '/api/auth/password');
+const MIN = 8;
+
+export default function AccountPage() {
+  const { user } = useSession();
+  return (
+    <section className="account-page" aria-labelledby="account-title">
+      <h1 id="account-title">Your account</h1>
+      <dl className="account-facts">
+        <dt>Name</dt>
+        <dd>{user?.name || '—'}</dd>
+        <dt>Username</dt>
+        <dd>{user?.username}</dd>
+        <dt>Email</dt>
+        <dd>{user?.email}</dd>
+        <dt>Role</dt>
+        <dd>{user?.role}</dd>
+      </dl>
+      <PasswordForm />
+    </section>
+  );
+}
+
+function PasswordForm() {
+  const { user, signIn } = useSession();
+  const id = useId();
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState(false);
+  const tooShort = next.length > 0 && next.length < MIN;
+  const mismatch = repeat.length > 0 && repeat !== next;
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!current || next.length < MIN || next !== repeat) return;
+    setBusy(true);
+    setError(null);
+    setDone(false);
+    try {
+      signIn(await call(changePassword, { body: { current_password: current, new_password: next } }));
+      setCurrent('');
+      setNext('');
+      setRepeat('');
+      setDone(true);
+    } catch (e) {
+      setError(e instanceof ApiProblem ? e.detail : 'The password was not changed.');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section className="card account-password" aria-labelledby={`${id}-t`}>
+      <h2 id={`${id}-t`}>Change your password</h2>
+      <p className="muted">Every other session of yours (other tabs, browsers, devices) ends; this one stays signed in.</p>
+      <form onSubmit={submit} noValidate>
+        {/* For password managers: whose password this is. */}
+        <input type="text" autoComplete="username" value={user?.username ?? ''} readOnly hidden />
+        <label>
+          Current password
+          <input type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} required />
+        </label>
+        <label>
+          New password
+          <input
+            type="password"
+            autoComplete="new-password"
+            value={next}
+            onChange={(e) => setNext(e.target.value)}
+            aria-invalid={tooShort}
+            aria-describedby={`${id}-rule`}
+            required
+            minLength={MIN}
+          />
+        </label>
+        <p id={`${id}-rule`} className={tooShort ? 'error' : 'muted'}>
+          At least {MIN} characters{tooShort ? ` (${MIN - next.length} more)` : ''}.
+        </p>
+        <label>
+          Repeat the new password
+          <input type="password" autoComplete="new-password" value={repeat} onChange={(e) => setRepeat(e.target.value)} aria-invalid={mismatch} required />
+        </label>
+        {mismatch && <p className="error">The two new passwords differ.</p>}
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+        {done && (
+          <p className="notice" role="status">
+            Your password is changed, and your other sessions have ended.
+          </p>
+        )}
+        <button type="submit" className="primary" disabled={busy || !current || next.length < MIN || next !== repeat}>
+          {busy ? 'Changing…' : 'Change password'}
+        </button>
+      </form>
+    </section>
+  );
+}
