@@ -11,6 +11,7 @@ import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import './llm-cost.css';
+import { usd } from '../components/format';
 
 const summaryEp = endpoint<'llm-usage', 'summary'>('GET', '/api/llm-usage/summary');
 const byModelEp = endpoint<'llm-usage', 'byModel'>('GET', '/api/llm-usage/by-model');
@@ -22,10 +23,8 @@ type Split = 'source' | 'model';
 const DEFAULTS = { days: '30', split: 'source' };
 const PERIODS = ['7', '14', '30', '60', '90'];
 
-const usd = new Intl.NumberFormat(undefined, { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 4 });
 const int = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
 const dec = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
-const money = (v: number) => usd.format(v);
 const tokens = (v: number) => int.format(v);
 const compact = (v: number) => (Math.abs(v) >= 1e6 ? `${dec.format(v / 1e6)}M` : Math.abs(v) >= 1e3 ? `${dec.format(v / 1e3)}k` : dec.format(v));
 const dollars = (v: number) => `$${v < 1 ? v.toFixed(4).replace(/0+$/, '').replace(/\.$/, '') : dec.format(v)}`;
@@ -142,7 +141,7 @@ export default function LlmCostPage() {
                   <td className="num">{tokens(m.input_tokens)}</td>
                   <td className="num">{tokens(m.output_tokens)}</td>
                   <td className="num">{tokens(m.total_tokens)}</td>
-                  <td className="num">{money(m.cost_usd)}</td>
+                  <td className="num">{usd(m.cost_usd)}</td>
                   <td className="num">{dec.format(m.avg_duration_s)} s</td>
                 </tr>
               ))}
@@ -177,8 +176,8 @@ export default function LlmCostPage() {
               {pricing.data.pricing.map((p) => (
                 <tr key={p.model}>
                   <th scope="row">{p.model}</th>
-                  <td className="num">{money(p.input_per_mtok)}</td>
-                  <td className="num">{money(p.output_per_mtok)}</td>
+                  <td className="num">{usd(p.input_per_mtok)}</td>
+                  <td className="num">{usd(p.output_per_mtok)}</td>
                 </tr>
               ))}
             </tbody>
@@ -196,16 +195,16 @@ function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
     <>
       <ul className="tiles llm-tiles" aria-label="Totals">
         <li className="tile">
-          <span className="value">{money(t.cost_usd)}</span>
+          <span className="value">{usd(t.cost_usd)}</span>
           <span className="label">Cost, last {summary.period_days} days</span>
         </li>
         <li className="tile">
-          <span className="value">{money(summary.monthly_projection_usd)}</span>
+          <span className="value">{usd(summary.monthly_projection_usd)}</span>
           <span className="label">Monthly projection</span>
         </li>
         <li className="tile">
           <span className="value">{int.format(t.runs)}</span>
-          <span className="label">Runs ({money(t.avg_cost_per_run)} each on average)</span>
+          <span className="label">Runs ({usd(t.avg_cost_per_run)} each on average)</span>
         </li>
         <li className="tile">
           <span className="value">{compact(t.total_tokens)}</span>

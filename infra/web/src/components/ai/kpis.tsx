@@ -22,6 +22,5 @@ export function KpiTiles({ tiles, note, busy }: { tiles: [string, string | undef
   );
 }
 
-export const usd = (v: number) => `$${v < 10 ? v.toFixed(v < 0.01 && v > 0 ? 4 : 2) : v.toFixed(0)}`;
-export const seconds = (v: number) => (v < 60 ? `${v.toFixed(v < 10 ? 1 : 0)} s` : `${Math.floor(v / 60)} min ${Math.round(v % 60)} s`);
-export const count = (v: number) => v.toLocaleString('en');
+// The figures' formats, shared with the LLM cost page.
+export { count, seconds, usd } from '../format';
