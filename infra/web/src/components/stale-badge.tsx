@@ -1,6 +1,6 @@
 // The "stale" badge (issue 20 §4): a cluster whose metrics stopped arriving is
-// scored on old data, and says so wherever its score is shown (the fleet table
-// and the cluster page). The word is the signal (not a colour); the time of the
+// scored on old data, and says so wherever its score is shown (the fleet and
+// health tables and the cluster page). The word is the signal (not a colour); the time of the
 // last sample is its tooltip and, for screen readers, part of its text.
 import { utc } from './time';
 import './stale-badge.css';

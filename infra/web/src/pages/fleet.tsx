@@ -376,7 +376,8 @@ function RefreshScores({ generatedAt }: { generatedAt: string | undefined }) {
             <progress aria-label="Recomputing scores" />
             <span className="muted">
               {refresh.running ? 'Still running in the background; checking every 2 s…' : "Recomputing every cluster's score…"}{' '}
-              {elapsed > 0 ? `${elapsed} s` : ''}
+              {/* A ticking counter in a live region would be read out every second. */}
+              <span aria-hidden="true">{elapsed > 0 ? `${elapsed} s` : ''}</span>
             </span>
           </>
         )}

@@ -7,6 +7,7 @@ import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import { useRefreshRun } from '../api/refresh';
 import type { Answer } from '../api/types';
+import { StaleBadge } from '../components/stale-badge';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
@@ -263,7 +264,7 @@ export default function HealthPage() {
                             <td>{s.customer_name}</td>
                             <td className="num">{fmt(s.overall_score)}</td>
                             <td>
-                              <Badge status={s.classification} />
+                              <Badge status={s.classification} /> <StaleBadge stale={s.metrics_stale} lastMetricAt={s.last_metric_at} />
                             </td>
                             <td>
                               <Badge status={s.risk_level} />

@@ -113,8 +113,11 @@ function Polling({ reportId, since, joined, onEnd }: { reportId: string; since: 
     <div className="patrol-progress">
       <p>
         {joined ? 'A scan was already running; following it. ' : 'The scan is running in the background. '}
-        {started !== null ? `Running for ${started} s` : `Waiting ${elapsed} s`}
-        {data ? ` · ${data.tool_rounds} tool round${data.tool_rounds === 1 ? '' : 's'} · ${data.total_tokens.toLocaleString('en')} tokens so far` : ''}.
+        {/* Inside the trigger's live region: the figures change every second, and only the start and the end are announced. */}
+        <span aria-hidden="true">
+          {started !== null ? `Running for ${started} s` : `Waiting ${elapsed} s`}
+          {data ? ` · ${data.tool_rounds} tool round${data.tool_rounds === 1 ? '' : 's'} · ${data.total_tokens.toLocaleString('en')} tokens so far` : ''}.
+        </span>
       </p>
       <progress aria-label="Patrol scan progress" />
       <p className="muted">
