@@ -244,6 +244,18 @@ describe('cluster', { timeout: 60_000 }, () => {
     // The score tables scroll sideways: labelled, focusable regions (axe: scrollable-region-focusable).
     await adminPage.goto(`/clusters/${encodeURIComponent(id)}`);
     await adminPage.locator('.table-scroll').first().waitFor();
+    // The worst cluster's reasons and the health rules' actions, as the API gives them.
+    const { risk_reasons: reasons, suggested_actions: actions } = body.scores[0];
+    expect(reasons.length + actions.length).toBeGreaterThan(0);
+    const why = adminPage.locator('.cluster-why');
+    for (const [heading, items] of [
+      ['Why', reasons],
+      ['What to do', actions],
+    ] as [string, string[]][]) {
+      if (!items.length) continue;
+      await why.getByRole('heading', { name: heading, exact: true }).waitFor();
+      expect(await why.locator('h4', { hasText: heading }).locator('+ ul > li').allTextContents()).toEqual(items);
+    }
     await expectAccessible(adminPage, '/clusters/{id}');
     await adminPage.goto('/clusters/00000000-0000-4000-8000-000000000000');
     await adminPage.getByRole('heading', { level: 1, name: 'Cluster' }).waitFor();

@@ -190,6 +190,7 @@ function Scores({ clusterId }: { clusterId: string }) {
                 Top risk <strong>{unified.top_risk || '–'}</strong>
               </li>
             </ul>
+            <WhyAndWhat reasons={unified.risk_reasons} actions={unified.suggested_actions} />
             <DimensionTable caption="Unified score dimensions" rows={unified.dimension_scores.map((d) => ({ ...d, rule: byKey.get(d.metric_key) }))} />
             <Stamp at={fleet.data.generated_at} source={fleet.data.source} />
           </>
@@ -225,6 +226,35 @@ function Scores({ clusterId }: { clusterId: string }) {
           </>
         )}
       </article>
+    </div>
+  );
+}
+
+/** Why the score is what it is, and what the health rules say to do about it (nothing when both are empty). */
+function WhyAndWhat({ reasons, actions }: { reasons: string[]; actions: string[] }) {
+  if (!reasons.length && !actions.length) return null;
+  return (
+    <div className="cluster-why">
+      {reasons.length > 0 && (
+        <>
+          <h4>Why</h4>
+          <ul>
+            {reasons.map((r, i) => (
+              <li key={`${i}:${r}`}>{r}</li>
+            ))}
+          </ul>
+        </>
+      )}
+      {actions.length > 0 && (
+        <>
+          <h4>What to do</h4>
+          <ul>
+            {actions.map((a, i) => (
+              <li key={`${i}:${a}`}>{a}</li>
+            ))}
+          </ul>
+        </>
+      )}
     </div>
   );
 }
