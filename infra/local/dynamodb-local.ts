@@ -75,6 +75,12 @@ export interface StartOptions {
   dbPath?: string;
   port?: number;
   startTimeoutMs?: number;
+  /**
+   * In a process group of its own, so a terminal's Ctrl-C (sent to the whole foreground group) reaches only the
+   * service, which stops it after the runs in progress have had their 10 s: in the same group it died at once, and
+   * those runs failed against it. `npm start` asks for this (its pid file covers a start killed outright).
+   */
+  ownProcessGroup?: boolean;
 }
 
 /** A client for talking to DynamoDB Local directly (table setup, health probe). */
@@ -100,7 +106,7 @@ export async function startDynamoDbLocal(options: StartOptions = {}): Promise<Dy
       '-disableTelemetry', // this machine talks to nobody; nor should the emulator try
     ],
     // It writes dynamodb-local-metadata.json into its working directory: keep that out of the repo.
-    { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.dbPath ?? tmpdir() },
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.dbPath ?? tmpdir(), detached: options.ownProcessGroup ?? false },
   );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));

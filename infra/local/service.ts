@@ -4,7 +4,7 @@
 // and the end-to-end tests both call startLocalService.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { access, mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -52,6 +52,12 @@ export interface LocalService {
   dynamoEndpoint: string;
   /** Set when this start created the bootstrap superadmin with a generated password. */
   generatedAdminPassword?: string;
+  /**
+   * The file holding a generated bootstrap password (mode 600), when one exists: written the moment the account is
+   * made, so a first start cut short (Ctrl-C, a failed console build) does not lose the only password of the only
+   * superadmin. The operator deletes it once the password is changed ("Your account").
+   */
+  adminPasswordFile?: string;
   adminUsername: string;
   /** Bearer token the ingest routes accept (INGEST_TOKEN, or one kept under the data folder). */
   ingestToken: string;
@@ -68,6 +74,8 @@ export interface LocalService {
 
 /** Written under DATA_DIR while the service runs: how `npm run invoke` finds it. */
 export const RUNTIME_FILE = 'local-service.json';
+/** Under DATA_DIR: `<username> <password>` of a generated bootstrap superadmin, until the operator deletes it. */
+export const ADMIN_PASSWORD_FILE = 'admin-password';
 export interface RuntimeInfo {
   pid: number;
   url: string;
@@ -77,14 +85,41 @@ export interface RuntimeInfo {
 
 const log = createLogger('local');
 
-/** Kills a DynamoDB Local left behind by a previous run that was killed hard. */
+/** Whether `pid` is a running process whose command line contains `name` (a pid may have been reused). */
+function runs(pid: number, name: string): boolean {
+  try {
+    return pid > 0 && pid !== process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(name);
+  } catch {
+    return false; // not running any more
+  }
+}
+
+/**
+ * Refuses a folder another `npm start` is using: its emulator is no stale one to kill (the running service
+ * would fail every request), and two emulators must not open one database. A service killed outright left
+ * its runtime file behind; its process is gone, so the start goes on.
+ */
+async function refuseFolderInUse(dataDir: string): Promise<void> {
+  const runtime = await readFile(join(dataDir, RUNTIME_FILE), 'utf8').then(
+    (text) => JSON.parse(text) as Partial<RuntimeInfo>,
+    () => undefined,
+  );
+  if (runtime?.pid && runs(runtime.pid, 'node')) {
+    throw new Error(
+      `${dataDir} is in use by the service at ${runtime.url ?? '?'} (pid ${runtime.pid}): stop it first, or set DATA_DIR to another folder` +
+        ` (should no service run there, delete ${join(dataDir, RUNTIME_FILE)})`,
+    );
+  }
+}
+
+/** Kills a DynamoDB Local left behind by a previous run that was killed hard, and waits until it is gone. */
 async function killStaleEmulator(pidFile: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(await readFile(pidFile, 'utf8'));
-  try {
-    if (pid > 0 && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('DynamoDBLocal')) process.kill(pid, 'SIGTERM');
-  } catch {
-    // not running any more
+  if (runs(pid, 'DynamoDBLocal')) {
+    process.kill(pid, 'SIGTERM');
+    // The new emulator opens the same database file: not while the old one still holds it.
+    for (let i = 0; i < 100 && runs(pid, 'DynamoDBLocal'); i++) await new Promise((r) => setTimeout(r, 100));
   }
   await rm(pidFile, { force: true });
 }
@@ -146,7 +181,8 @@ function scheduledJobs(options: LocalServiceOptions): ScheduledJob[] {
 
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const dataDir = resolve(options.dataDir);
-  await mkdir(dataDir, { recursive: true });
+  // Its database holds password hashes, the audit log and chats: the owner's alone, as its token files are.
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
 
   // The port is taken first and answers 503 until the service is ready: a port in use stops the start
   // at once, before DynamoDB Local, and the emulator's free port can never be this one.
@@ -162,8 +198,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let endpoint = options.dynamoEndpoint;
   try {
     if (!endpoint) {
+      await refuseFolderInUse(dataDir);
       await killStaleEmulator(pidFile);
-      dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb') });
+      dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb'), ownProcessGroup: true });
       await writeFileAtomically(pidFile, String(dynamo.pid));
       endpoint = dynamo.endpoint;
     }
@@ -187,6 +224,14 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     const { ensureBootstrapAdmin } = await import('../../shared/auth/bootstrap.js');
     const adminUsername = options.adminUsername ?? 'admin';
     const bootstrap = await ensureBootstrapAdmin(adminUsername, options.adminEmail ?? 'admin@fleet-health.local', options.adminPassword);
+    const adminPasswordFile = join(dataDir, ADMIN_PASSWORD_FILE);
+    if (bootstrap.generatedPassword) {
+      await writeFileAtomically(adminPasswordFile, `${adminUsername} ${bootstrap.generatedPassword}\n`, 0o600);
+    }
+    const passwordKept = await access(adminPasswordFile).then(
+      () => true,
+      () => false,
+    );
 
     let demo: DemoLoadResult | undefined;
     const { fleetIsEmpty } = await import('../../shared/db/clusters.js');
@@ -217,6 +262,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       dynamoEndpoint: endpoint,
       adminUsername,
       generatedAdminPassword: bootstrap.generatedPassword,
+      ...(passwordKept ? { adminPasswordFile } : {}),
       ingestToken: process.env.INGEST_TOKEN!,
       scrapeToken: process.env.SCRAPE_TOKEN!,
       demo,

@@ -62,7 +62,10 @@ if (starting.signal.aborted) {
 
 if (service.generatedAdminPassword) {
   console.log(`Bootstrap superadmin created: ${service.adminUsername} / ${service.generatedAdminPassword}`);
-  console.log('  (shown once; set ADMIN_PASSWORD before the first start to choose it)');
+  console.log('  (set ADMIN_PASSWORD before the first start to choose it)');
+}
+if (service.adminPasswordFile) {
+  console.log(`  The generated password is kept in ${service.adminPasswordFile} (mode 600): change it under "Your account", then delete the file.`);
 }
 if (service.demo) {
   const d = service.demo;

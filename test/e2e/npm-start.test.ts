@@ -3,7 +3,7 @@
 // across a restart; the first scheduled recompute bringing AI issues and
 // investigations; and `npm run invoke` against the running service.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,13 +58,20 @@ function alive(pid: number): boolean {
 
 describe('npm start', () => {
   it('serves the health check within 60 s, stops cleanly and keeps its data', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-start-'));
+    // A folder the start makes itself: its mode is the start's.
+    const dataDir = join(await mkdtemp(join(tmpdir(), 'fleet-start-')), 'data');
     const port = await freePort();
 
     const first = await npmStart(dataDir, port);
     expect(first.startupMs).toBeLessThan(60_000);
     expect(first.output()).toContain(`http://localhost:${port}`);
-    expect(first.output()).toMatch(/Bootstrap superadmin created: admin \/ \S{24}/);
+    const password = /Bootstrap superadmin created: admin \/ (\S{24})/.exec(first.output())?.[1];
+    expect(password).toBeDefined();
+    // Kept from the moment the account is made (a first start cut short would lose it), the owner's alone.
+    const passwordFile = join(dataDir, 'admin-password');
+    expect(readFileSync(passwordFile, 'utf8')).toBe(`admin ${password}\n`);
+    expect(statSync(passwordFile).mode & 0o777).toBe(0o600);
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
     const res = await fetch(`http://localhost:${port}/api/health-check`);
     expect(await res.json()).toEqual({ status: 'ok', service: 'fleet-health' });
     const javaPid = Number(readFileSync(join(dataDir, 'dynamodb-local.pid'), 'utf8'));
@@ -79,6 +86,7 @@ describe('npm start', () => {
 
     const second = await npmStart(dataDir, port);
     expect(second.output()).not.toContain('Bootstrap superadmin created'); // the superadmin record persisted
+    expect(second.output()).toContain(`The generated password is kept in ${passwordFile} (mode 600)`);
     expect((await fetch(`http://localhost:${port}/api/health-check`)).status).toBe(200);
     const secondJava = Number(readFileSync(join(dataDir, 'dynamodb-local.pid'), 'utf8'));
     second.child.kill('SIGINT');

@@ -2,13 +2,14 @@
 // naming PORT, before DynamoDB Local is started (whose own free port can then never be the
 // service's), and until the service is ready the port answers a 503 to retry.
 import { existsSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/dynamodb-local.js';
-import { startLocalService } from '../../infra/local/service.js';
+import { RUNTIME_FILE, startLocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 
 describe('the local service’s port', () => {
@@ -24,6 +25,23 @@ describe('the local service’s port', () => {
       expect(existsSync(join(dataDir, 'dynamodb'))).toBe(false);
     } finally {
       await new Promise((r) => holder.close(r));
+    }
+  });
+
+  it('a data folder another running service uses: the start fails naming it, and kills none of its database', async () => {
+    // A live node process stands for the other service, as its runtime file names it.
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-folder-used-'));
+    try {
+      await writeFile(join(dataDir, RUNTIME_FILE), JSON.stringify({ pid: other.pid, url: 'http://localhost:3999' }));
+      await writeFile(join(dataDir, 'dynamodb-local.pid'), String(other.pid)); // its emulator, which must not be killed
+      await expect(startLocalService({ port: await freePort(), dataDir })).rejects.toThrow(
+        `${dataDir} is in use by the service at http://localhost:3999 (pid ${other.pid}): stop it first, or set DATA_DIR to another folder`,
+      );
+      expect(other.exitCode).toBeNull();
+      expect(existsSync(join(dataDir, 'dynamodb'))).toBe(false);
+    } finally {
+      other.kill();
     }
   });
 
