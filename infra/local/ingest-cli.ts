@@ -70,13 +70,21 @@ export function planIngest(text: string, fileName: string): Planned[] {
     if (Array.isArray(doc)) list(doc);
     else if (doc && typeof doc === 'object') {
       const d = doc as Record<string, unknown>;
-      if ('clusters' in d) list(d.clusters, 'clusters');
-      else if ('samples' in d) list(d.samples, 'metrics');
-      else if ('events' in d) list(d.events, 'logs');
-      else if ('alerts' in d) list(d.alerts, 'alerts');
-      else throw new Error('the JSON holds none of clusters, samples, events or alerts');
+      const [key, kind] = (
+        [
+          ['clusters', 'clusters'],
+          ['samples', 'metrics'],
+          ['events', 'logs'],
+          ['alerts', 'alerts'],
+        ] as const
+      ).find(([k]) => k in d) ?? [undefined, undefined];
+      if (!key) throw new Error('the JSON holds none of clusters, samples, events or alerts');
+      if (!Array.isArray(d[key])) throw new Error(`its ${key} is not a list`);
+      list(d[key], kind);
     }
   }
+  // A file that sends nothing is a mistake to say, not a silent success.
+  if (!records.length) throw new Error('it holds no record to send');
   const plans: Planned[] = [];
   for (const kind of KIND_ORDER) {
     let chunk: typeof records = [];
@@ -120,12 +128,23 @@ async function main(): Promise<number> {
   }
   const totals: Record<string, { accepted: number; rejected: number }> = {};
   const problems: string[] = [];
-  for (const plan of planIngest(await readFile(file, 'utf8'), file)) {
+  let plans: Planned[];
+  try {
+    plans = planIngest(await readFile(file, 'utf8'), file);
+  } catch (error) {
+    console.error(`${file}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  for (const plan of plans) {
     const res = await fetch(`${base}/api/ingest/${plan.kind}`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
       body: JSON.stringify(plan.body),
-    });
+    }).catch((error: unknown) => error as Error);
+    if (res instanceof Error) {
+      console.error(`Could not reach the service at ${base} (${res.message}): is npm start running? (INGEST_URL, or PORT, names where)`);
+      return 1;
+    }
     const answer = (await res.json()) as { accepted?: number; rejected?: { index: number; reason: string }[]; detail?: string };
     if (!res.ok) {
       console.error(`${plan.kind}: ${res.status} ${answer.detail ?? ''}`);

@@ -19,9 +19,13 @@ const usage = `usage: npm run invoke -- <function> [payload.json | -]
 
 async function main(): Promise<number> {
   const [name, payloadArg, ...extra] = process.argv.slice(2);
-  if (!name || name === '--help' || name === '-h' || extra.length) {
-    console.error(usage);
-    return name ? 0 : 2;
+  if (name === '--help' || name === '-h') {
+    console.log(usage);
+    return 0;
+  }
+  if (!name || extra.length) {
+    console.error(extra.length ? `one payload at most, not ${[payloadArg, ...extra].join(' ')}\n${usage}` : usage);
+    return 2;
   }
   if (!declaredFunctions().includes(name)) {
     console.error(`no function named ${name}\n${usage}`);

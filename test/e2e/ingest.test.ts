@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planIngest } from '../../infra/local/ingest-cli.js';
+import { freePort } from '../../infra/local/dynamodb-local.js';
 import { LAMBDA_EVENT_BODY_BYTES } from '../../shared/http/lambda-payload.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
@@ -121,6 +122,13 @@ describe('npm run ingest', () => {
     expect(plans[0]!.numbers).toEqual([2]);
     expect(plans[1]!.numbers[0]).toBe(1);
     expect(() => planIngest('{"foo": 1}\n', 'bad.jsonl')).toThrow(/line 1: not a cluster/);
+    // A file that would send nothing says so, rather than succeed silently.
+    for (const [text, name] of [
+      ['[]', 'empty.json'],
+      ['{"alerts": 5}', 'odd.json'],
+      ['\n\n', 'blank.jsonl'],
+    ])
+      expect(() => planIngest(text!, name!)).toThrow(/^(it holds no record to send|its alerts is not a list)$/);
     // long log lines: split by size too, each request under the 6 MB ingest limit
     const logs = Array.from({ length: 1000 }, () =>
       JSON.stringify({ cluster_id: c.cluster_id, at: new Date().toISOString(), level: 'error', message: 'y'.repeat(8000) }),
@@ -168,5 +176,16 @@ describe('npm run ingest', () => {
     expect(outcome.stdout).toContain('logs: 1 accepted, 0 rejected');
     expect(outcome.stdout).toContain('alerts: 1 accepted, 0 rejected');
     expect(outcome.stdout).toMatch(/record 3 \(metrics\): cluster_id: unknown cluster/);
+    // No service there: it says where it looked and what to check.
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const refused = await run('npx', ['tsx', 'infra/local/ingest-cli.ts', file], {
+      env: { ...process.env, INGEST_URL: nowhere, INGEST_TOKEN: service.ingestToken },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`Could not reach the service at ${nowhere}`);
+    expect(refused.stderr).toContain('is npm start running?');
   }, 60_000);
 });

@@ -216,6 +216,10 @@ describe('npm start, as a new user finds it', () => {
     const unknown = await npmInvoke(dataDir, ['no-such-function']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no function named no-such-function.*\n.*usage/s);
+    const extra = await npmInvoke(dataDir, ['recompute', 'a.json', 'b.json']);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toMatch(/^one payload at most, not a\.json b\.json\nusage/);
+    expect((await npmInvoke(dataDir, ['--help'])).code).toBe(0);
   }, 180_000);
 
   it('npm run invoke says so when the service is not running', async () => {
