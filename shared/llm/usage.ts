@@ -53,6 +53,21 @@ function groupBy<K extends string>(parts: readonly UsageRun[], key: (c: UsageRun
   return groups;
 }
 
+/**
+ * The days the period's cost was spent over, for the monthly projection: from the later of the period's first
+ * day and the ledger's first day in it, to now (today counting as the part of it gone), at least one day. The
+ * whole period as the divisor made a deployment 3 days old project a tenth of its rate, and every period run
+ * short early in a UTC day; one day at least, so an hour's cost is not multiplied by 720.
+ */
+export function projectionDays(days: number, now: Date, parts: readonly Pick<UsageRun, 'day'>[]): number {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  let from = today - (days - 1) * 86_400_000;
+  let first: string | undefined;
+  for (const p of parts) if (first === undefined || p.day < first) first = p.day;
+  if (first !== undefined) from = Math.max(from, Date.parse(`${first}T00:00:00Z`));
+  return Math.max(1, (now.getTime() - from) / 86_400_000);
+}
+
 export async function usageSummary(days: number, now = new Date()) {
   const [parts, prices] = await Promise.all([listUsageRuns(days, now), pricingTable()]);
   // As the calls were costed (a price added since does not re-cost them), or, for calls recorded before that was kept, by today's list.
@@ -75,8 +90,7 @@ export async function usageSummary(days: number, now = new Date()) {
       avg_cost_per_run: all.runs ? round(all.cost_usd / all.runs, 6) : 0,
       errors: all.errors,
     },
-    // The period's average daily cost, times 30.
-    monthly_projection_usd: round((all.cost_usd / days) * 30, 6),
+    monthly_projection_usd: round((all.cost_usd / projectionDays(days, now, parts)) * 30, 6),
     /** Models with calls in the period but no price: their cost counts as 0. */
     unpriced_models: unpriced,
     source: SOURCE,

@@ -15,7 +15,7 @@ import {
 import { costOf, forgetPricing, priceOf, pricingTable } from '../../shared/llm/pricing.js';
 import { llmProvider } from '../../shared/llm/provider.js';
 import { recordedCall } from '../../shared/llm/tool-loop.js';
-import { usageByModel, usageSummary } from '../../shared/llm/usage.js';
+import { projectionDays, usageByModel, usageSummary } from '../../shared/llm/usage.js';
 import { useTestTables } from '../support/dynamo.js';
 import { requestsOf, tableOf, type DynamoProxy } from '../support/dynamo-proxy.js';
 import { startFakeOpenAi } from '../support/fake-openai.js';
@@ -149,6 +149,19 @@ describe('cached prompt tokens', () => {
   });
 });
 
+describe('the monthly projection', () => {
+  const at = new Date('2026-11-30T06:00:00Z');
+  it('divides by the days the cost was spent over: a young ledger, the part of today gone, at least a day', () => {
+    // A ledger 3 days old in a 30-day period: 2 whole days and a quarter of today, not 30.
+    expect(projectionDays(30, at, [{ day: '2026-11-28' }, { day: '2026-11-30' }])).toBeCloseTo(2.25, 10);
+    // A ledger older than the period: the period's 6 whole days and a quarter.
+    expect(projectionDays(7, at, [{ day: '2026-10-01' }])).toBeCloseTo(6.25, 10);
+    // Today's first hours only: one day, not a quarter of one.
+    expect(projectionDays(30, at, [{ day: '2026-11-30' }])).toBe(1);
+    expect(projectionDays(30, at, [])).toBeCloseTo(29.25, 10);
+  });
+});
+
 describe('usage reports match a brute-force sum over the ledger', () => {
   it.each([1, 7, 30, 365])('summary over %i days', async (days) => {
     const calls = inPeriod(days);
@@ -165,7 +178,11 @@ describe('usage reports match a brute-force sum over the ledger', () => {
       avg_cost_per_run: runs.size ? Math.round((cost / runs.size) * 1e6) / 1e6 : 0,
       errors: new Set(calls.filter((c) => c.error).map((c) => c.run_id)).size,
     });
-    expect(summary.monthly_projection_usd).toBeCloseTo((cost / days) * 30, 5);
+    // Over the days the cost was spent: from the period's start, or its first ledger day when later, to NOW.
+    const first = calls.length ? Math.min(...calls.map((c) => Date.parse(`${c.day}T00:00:00Z`))) : 0;
+    const periodStart = Date.parse(`${NOW.toISOString().slice(0, 10)}T00:00:00Z`) - (days - 1) * 86_400_000;
+    const spentOver = Math.max(1, (NOW.getTime() - Math.max(periodStart, first)) / 86_400_000);
+    expect(summary.monthly_projection_usd).toBeCloseTo((cost / spentOver) * 30, 5);
     const prices = await pricingTable();
     expect(summary.unpriced_models).toEqual([...new Set(calls.filter((c) => !c.error && !priceOf(prices, c.model)).map((c) => c.model))].sort());
     // every daily row is the brute-force sum of its day/source/model

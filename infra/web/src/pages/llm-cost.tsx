@@ -200,7 +200,7 @@ function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
         </li>
         <li className="tile">
           <span className="value">{usd(summary.monthly_projection_usd)}</span>
-          <span className="label">Monthly projection</span>
+          <span className="label">Monthly projection (30 × the daily cost since the period's first call)</span>
         </li>
         <li className="tile">
           <span className="value">{int.format(t.runs)}</span>
