@@ -89,6 +89,22 @@ async function issueIdOf(name: string): Promise<string> {
   return body.issues[0].issue_id;
 }
 
+describe('opening a page', { timeout: 60_000 }, () => {
+  it('names it in the document title and moves keyboard focus to it, as a page load would; back restores both', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/health/scores');
+    const first = body.scores[0] as { cluster_id: string; cluster_name: string };
+    await open(adminPage, '/health', 'Health', 'table.health-table > tbody > tr');
+    expect(await adminPage.title()).toBe('Health · Fleet Health');
+    await adminPage.locator('table.health-table > tbody > tr > th').getByRole('link', { name: first.cluster_name, exact: true }).first().click();
+    await adminPage.getByRole('heading', { level: 1, name: first.cluster_name }).waitFor();
+    await adminPage.waitForFunction((name) => document.title === `${name} · Fleet Health`, first.cluster_name);
+    expect(await adminPage.evaluate(() => document.activeElement?.id)).toBe('main');
+    await adminPage.goBack();
+    await adminPage.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    await adminPage.waitForFunction(() => document.title === 'Health · Fleet Health');
+  });
+});
+
 describe('health', { timeout: 60_000 }, () => {
   const ROWS = 'table.health-table > tbody > tr';
 

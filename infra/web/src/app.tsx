@@ -2,7 +2,7 @@
 // a session; each page's code loads when it is first visited (route-level
 // splitting), so the first load carries only the shell and the page asked for. A page
 // that fails to load or render shows the error, with a reload, inside the shell.
-import { createBrowserRouter, Navigate, Outlet, useLocation } from 'react-router';
+import { createBrowserRouter, Navigate, Outlet, ScrollRestoration, useLocation } from 'react-router';
 import { RouteError } from './components/route-error';
 import { Shell } from './components/shell';
 import type { Role } from './api/types';
@@ -16,6 +16,9 @@ function RequireSession() {
   return (
     <Shell>
       <Outlet />
+      {/* Back and forward return to where the page was; a new page opens at its top. Keyed by path, so a filter
+          written into the URL keeps the list where it was. */}
+      <ScrollRestoration getKey={(l) => l.pathname} />
     </Shell>
   );
 }

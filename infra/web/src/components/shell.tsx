@@ -1,7 +1,7 @@
 // The frame around every signed-in page: navigation, who is signed in (a link to their account), sign-out,
 // and the light/dark switch (the system's choice until the user picks one).
-import { type ReactNode, useEffect, useState } from 'react';
-import { NavLink } from 'react-router';
+import { type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
+import { NavLink, useLocation } from 'react-router';
 import type { Role } from '../api/types';
 import { ADMINS, useSession } from '../session';
 
@@ -38,9 +38,37 @@ function useTheme(): [Theme, (t: Theme) => void] {
   return [theme, setTheme];
 }
 
+/**
+ * A new page (its path, not a filter of it) is announced as a page load would be: the document's title names its
+ * heading (every tab read "Fleet Health"), and keyboard focus moves to the page (it stayed on the link, so a screen
+ * reader heard nothing open). Not on the first load, where the browser does that itself.
+ */
+function usePageArrival(main: RefObject<HTMLElement | null>) {
+  const { pathname } = useLocation();
+  const first = useRef(true);
+  useEffect(() => {
+    const el = main.current;
+    if (!el) return;
+    if (!first.current) el.focus({ preventScroll: true });
+    first.current = false;
+    // The heading comes with the page's code and data, and may change with them (a cluster's name): followed.
+    const title = () => {
+      const heading = el.querySelector('h1')?.textContent?.trim();
+      const next = heading ? `${heading} · Fleet Health` : 'Fleet Health';
+      if (document.title !== next) document.title = next;
+    };
+    title();
+    const observer = new MutationObserver(title);
+    observer.observe(el, { childList: true, subtree: true, characterData: true });
+    return () => observer.disconnect();
+  }, [pathname, main]);
+}
+
 export function Shell({ children }: { children: ReactNode }) {
   const { user, signOut, can } = useSession();
   const [theme, setTheme] = useTheme();
+  const main = useRef<HTMLElement>(null);
+  usePageArrival(main);
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -76,7 +104,7 @@ export function Shell({ children }: { children: ReactNode }) {
           </button>
         </div>
       </header>
-      <main id="main" tabIndex={-1}>
+      <main id="main" tabIndex={-1} ref={main}>
         {children}
       </main>
     </div>
