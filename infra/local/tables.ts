@@ -1,7 +1,17 @@
 // Creates the service's tables (from the one definition in shared/db/tables.ts)
-// on a DynamoDB-API endpoint, skipping those that exist: used by `npm start`
-// and by the tests, which give each suite its own table prefix.
-import { CreateTableCommand, ListTablesCommand, UpdateTimeToLiveCommand, type DynamoDBClient, type GlobalSecondaryIndex } from '@aws-sdk/client-dynamodb';
+// on a DynamoDB-API endpoint: used by `npm start` and by the tests, which give
+// each suite its own table prefix. A table that exists gets the indexes declared
+// since it was made (a DATA_DIR kept across a `git pull` that added one: its
+// queries failed "index not found"); DynamoDB fills a new index from the items.
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ListTablesCommand,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+  type DynamoDBClient,
+  type GlobalSecondaryIndex,
+} from '@aws-sdk/client-dynamodb';
 import { physicalTableName, TABLES, TABLE_NAMES } from '../../shared/db/tables.js';
 
 async function existingTables(client: DynamoDBClient): Promise<Set<string>> {
@@ -21,8 +31,11 @@ export async function ensureTables(client: DynamoDBClient, prefix: string): Prom
   const created: string[] = [];
   for (const table of TABLE_NAMES) {
     const name = physicalTableName(table, prefix);
-    if (existing.has(name)) continue;
     const def = TABLES[table];
+    if (existing.has(name)) {
+      await addMissingIndexes(client, name, def.indexes);
+      continue;
+    }
     const indexes: GlobalSecondaryIndex[] = def.indexes.map((index) => ({
       IndexName: index.name,
       KeySchema: [
@@ -50,4 +63,43 @@ export async function ensureTables(client: DynamoDBClient, prefix: string): Prom
     created.push(name);
   }
   return created;
+}
+
+/** Creates the declared indexes an existing table lacks, one at a time (DynamoDB takes one index creation per update). */
+async function addMissingIndexes(
+  client: DynamoDBClient,
+  name: string,
+  declared: readonly { name: string; partitionKey: string; sortKey: string }[],
+): Promise<void> {
+  if (!declared.length) return;
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
+  for (const index of declared) {
+    if (present.has(index.name)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: [index.partitionKey, index.sortKey].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: index.name,
+              KeySchema: [
+                { AttributeName: index.partitionKey, KeyType: 'HASH' },
+                { AttributeName: index.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          },
+        ],
+      }),
+    );
+    // Until it is ACTIVE it answers no query, and the table takes no other index update.
+    for (let waited = 0; ; waited += 100) {
+      const { Table: now } = await client.send(new DescribeTableCommand({ TableName: name }));
+      if (now?.GlobalSecondaryIndexes?.find((i) => i.IndexName === index.name)?.IndexStatus === 'ACTIVE') break;
+      if (waited > 120_000) throw new Error(`index ${index.name} of ${name} was not ready within 2 minutes`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }

@@ -97,11 +97,11 @@ describe('opening a page', { timeout: 60_000 }, () => {
     expect(await adminPage.title()).toBe('Health · Fleet Health');
     await adminPage.locator('table.health-table > tbody > tr > th').getByRole('link', { name: first.cluster_name, exact: true }).first().click();
     await adminPage.getByRole('heading', { level: 1, name: first.cluster_name }).waitFor();
-    await adminPage.waitForFunction((name) => document.title === `${name} · Fleet Health`, first.cluster_name);
-    expect(await adminPage.evaluate(() => document.activeElement?.id)).toBe('main');
+    await expect.poll(() => adminPage.title()).toBe(`${first.cluster_name} · Fleet Health`);
+    expect(await adminPage.evaluate('document.activeElement && document.activeElement.id')).toBe('main');
     await adminPage.goBack();
     await adminPage.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
-    await adminPage.waitForFunction(() => document.title === 'Health · Fleet Health');
+    await expect.poll(() => adminPage.title()).toBe('Health · Fleet Health');
   });
 });
 
