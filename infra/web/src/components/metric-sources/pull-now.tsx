@@ -1,7 +1,7 @@
 // "Pull now" (admins): POST /api/metric-sources/pull answers 202 at once and the
 // pull runs in the background, so after the answer the status is read every two
-// seconds until a run newer than the one shown has finished (or 20 s pass; then
-// the page's own 30 s refresh takes over).
+// seconds until a run started since the click has finished (or 20 s pass; then
+// the page's own 30 s refresh takes over). The button waits meanwhile.
 import { useEffect, useId, useState } from 'react';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { Problem } from '../states';
@@ -15,6 +15,8 @@ interface Follow {
   /** The last run's end when the pull was started: a different one is the new run. */
   before: string | null;
   since: number;
+  /** When the pull was asked for (ISO): a run started before it (a scheduled one) is not its result. */
+  asked: string;
 }
 
 export function PullNow({ enabled }: { enabled: boolean }) {
@@ -29,7 +31,7 @@ export function PullNow({ enabled }: { enabled: boolean }) {
 
   useEffect(() => {
     if (!follow) return;
-    if (run && run.finished_at !== follow.before) {
+    if (run && run.finished_at !== follow.before && run.started_at >= follow.asked) {
       setResult(run);
       setFollow(null);
       return;
@@ -46,9 +48,11 @@ export function PullNow({ enabled }: { enabled: boolean }) {
 
   const start = () => {
     const before = run?.finished_at ?? null;
+    // A second before the click: the service's clock and this browser's may differ a little.
+    const asked = new Date(Date.now() - 1000).toISOString();
     setResult(null);
     setTimedOut(false);
-    pull.mutate({}, { onSuccess: () => setFollow({ before, since: Date.now() }) });
+    pull.mutate({}, { onSuccess: () => setFollow({ before, since: Date.now(), asked }) });
   };
 
   return (
@@ -58,8 +62,9 @@ export function PullNow({ enabled }: { enabled: boolean }) {
         Runs the puller now instead of waiting for its schedule. It runs in the background; this page follows it.
         {!enabled && ' While the source is disabled, a pull reads nothing and its run is recorded as disabled.'}
       </p>
-      <button type="button" className="primary" onClick={start} disabled={pull.isPending} aria-describedby={`${id}-status`}>
-        {pull.isPending ? 'Starting…' : 'Pull now'}
+      {/* Not again while one is followed: a second pull finds the first's lock, records nothing and only confuses the result. */}
+      <button type="button" className="primary" onClick={start} disabled={pull.isPending || follow !== null} aria-describedby={`${id}-status`}>
+        {pull.isPending ? 'Starting…' : follow ? 'Pulling…' : 'Pull now'}
       </button>
       <div id={`${id}-status`} className="ms-pull-status" role="status" aria-live="polite">
         {pull.isPending && <p>Starting a pull…</p>}
