@@ -5,7 +5,7 @@
 // When a scan ends, the patrol lists, KPIs and latest report are read again.
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
-import { Link } from 'react-router';
+import { ItemLink } from '../list-link';
 import { type ApiProblem, endpoint, send } from '../../api/client';
 import { useApi } from '../../api/hooks';
 import type { Answer } from '../../api/types';
@@ -121,7 +121,7 @@ function Polling({ reportId, since, joined, onEnd }: { reportId: string; since: 
       </p>
       <progress aria-label="Patrol scan progress" />
       <p className="muted">
-        Report <Link to={`/patrol/${encodeURIComponent(reportId)}`}>{reportId}</Link>
+        Report <ItemLink to={`/patrol/${encodeURIComponent(reportId)}`}>{reportId}</ItemLink>
       </p>
       {report.isError && report.error.status !== 404 && <p className="error">Checking the report failed ({report.error.detail}); retrying.</p>}
     </div>
@@ -138,7 +138,7 @@ function Outcome({ answer }: { answer: TriggerAnswer }) {
             {answer.tool_rounds === 1 ? '' : 's'}, {answer.total_tokens.toLocaleString('en')} tokens)
           </p>
           <p>
-            <Link to={`/patrol/${encodeURIComponent(answer.report_id)}`}>Open the report</Link>
+            <ItemLink to={`/patrol/${encodeURIComponent(answer.report_id)}`}>Open the report</ItemLink>
           </p>
         </div>
       );
@@ -148,7 +148,7 @@ function Outcome({ answer }: { answer: TriggerAnswer }) {
           <strong>The scan failed.</strong>
           <p>Reason: {answer.message}</p>
           <p>
-            <Link to={`/patrol/${encodeURIComponent(answer.report_id)}`}>Open the failed report</Link>
+            <ItemLink to={`/patrol/${encodeURIComponent(answer.report_id)}`}>Open the failed report</ItemLink>
           </p>
         </div>
       );
@@ -156,7 +156,8 @@ function Outcome({ answer }: { answer: TriggerAnswer }) {
       return (
         <div className="notice patrol-outcome already">
           <p>
-            <strong>A scan is already running.</strong> Only one runs at a time; its report appears here when it ends. Try again later to start another.
+            <strong>A scan is already running.</strong> Only one runs at a time; its report joins the list below once it ends (it is not followed here). Try
+            again later to start another.
           </p>
         </div>
       );

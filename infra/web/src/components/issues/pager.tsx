@@ -19,23 +19,22 @@ export function Pager({
 }) {
   const last = Math.max(1, totalPages);
   const goTo = (p: number) => set({ page: String(p) });
+  // aria-disabled, not disabled: "Next" pressed onto the last page keeps the keyboard focus (a disabled button
+  // drops it to the page's top), and says it leads nowhere now.
+  const step = (label: string, to: number, off: boolean) => (
+    <button type="button" aria-disabled={off} onClick={() => !off && goTo(to)}>
+      {label}
+    </button>
+  );
   return (
     <nav className={`${variant}-pager`} aria-label="Pages">
-      <button type="button" onClick={() => goTo(1)} disabled={page <= 1}>
-        First
-      </button>
-      <button type="button" onClick={() => goTo(Math.min(page - 1, last))} disabled={page <= 1}>
-        Previous
-      </button>
+      {step('First', 1, page <= 1)}
+      {step('Previous', Math.min(page - 1, last), page <= 1)}
       <span aria-current="page">
         Page {page} of {last}
       </span>
-      <button type="button" onClick={() => goTo(page + 1)} disabled={page >= last}>
-        Next
-      </button>
-      <button type="button" onClick={() => goTo(last)} disabled={page >= last}>
-        Last
-      </button>
+      {step('Next', page + 1, page >= last)}
+      {step('Last', last, page >= last)}
       <label className={`${variant}-size`}>
         Per page
         <select value={String(pageSize)} onChange={(e) => set({ page_size: e.target.value, page: '1' })}>
