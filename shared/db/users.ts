@@ -187,6 +187,18 @@ function newRecord(user: NewUser, now: Date): UserRecord {
   };
 }
 
+/** The Put of `after` over the account as read (`before`, compared by updated_at): ConditionFailed when it changed meanwhile. */
+function putAsRead(before: UserRecord, after: UserRecord): TransactItem {
+  return {
+    Put: {
+      TableName: tableName('users'),
+      Item: { ...userKey(after.username), ...after },
+      ConditionExpression: 'updated_at = :seen',
+      ExpressionAttributeValues: { ':seen': before.updated_at },
+    },
+  };
+}
+
 function putNew(record: UserRecord): TransactItem {
   return {
     Put: {
@@ -263,14 +275,7 @@ export async function renewInvitation(
     updated_at: now.toISOString(),
   };
   await transactWrite([
-    {
-      Put: {
-        TableName: tableName('users'),
-        Item: { ...userKey(after.username), ...after },
-        ConditionExpression: 'updated_at = :seen',
-        ExpressionAttributeValues: { ':seen': before.updated_at },
-      },
-    },
+    putAsRead(before, after),
     putInvitation(after, tokenHash, expiresAt),
     ...(before.invitation_hash ? [{ Delete: { TableName: tableName('users'), Key: invitationKey(before.invitation_hash) } }] : []),
     ...audit,
@@ -328,14 +333,7 @@ export async function activateInvitation(
         },
       },
       ...(counter ? [counter] : []),
-      {
-        Put: {
-          TableName: tableName('users'),
-          Item: { ...userKey(after.username), ...after },
-          ConditionExpression: 'updated_at = :seen',
-          ExpressionAttributeValues: { ':seen': before.updated_at },
-        },
-      },
+      putAsRead(before, after),
       ...audit(after),
     ]);
   } catch (error) {
@@ -372,18 +370,7 @@ export async function replaceUser(
     updated_at: now.toISOString(),
   };
   const counter = superadminCounterUpdate(before, after);
-  await transactWrite([
-    {
-      Put: {
-        TableName: tableName('users'),
-        Item: { ...userKey(after.username), ...after },
-        ConditionExpression: 'updated_at = :seen',
-        ExpressionAttributeValues: { ':seen': before.updated_at },
-      },
-    },
-    ...(counter ? [counter] : []),
-    ...audit,
-  ]);
+  await transactWrite([putAsRead(before, after), ...(counter ? [counter] : []), ...audit]);
   return after;
 }
 
@@ -396,18 +383,7 @@ export async function changeUserEmail(before: UserRecord, email: string, now = n
   if (canonical === null) throw new Error(`Not a valid email address: ${JSON.stringify(email)}`);
   if (canonical === before.email.toLowerCase()) return before; // its own item already (one transaction cannot put and delete it)
   const after: UserRecord = { ...before, email: canonical, updated_at: now.toISOString() };
-  await writeClaimingEmail(after, [
-    {
-      Put: {
-        TableName: tableName('users'),
-        Item: { ...userKey(after.username), ...after },
-        ConditionExpression: 'updated_at = :seen',
-        ExpressionAttributeValues: { ':seen': before.updated_at },
-      },
-    },
-    ...(await releaseEmail(before)),
-    ...audit,
-  ]);
+  await writeClaimingEmail(after, [putAsRead(before, after), ...(await releaseEmail(before)), ...audit]);
   return after;
 }
 
@@ -418,17 +394,7 @@ export async function changeUserEmail(before: UserRecord, email: string, now = n
  */
 export async function setPassword(before: UserRecord, passwordHash: string, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
   const after: UserRecord = { ...before, password_hash: passwordHash, tokens_valid_from: tokensValidFromAfter(now), updated_at: now.toISOString() };
-  await transactWrite([
-    {
-      Put: {
-        TableName: tableName('users'),
-        Item: { ...userKey(after.username), ...after },
-        ConditionExpression: 'updated_at = :seen',
-        ExpressionAttributeValues: { ':seen': before.updated_at },
-      },
-    },
-    ...audit,
-  ]);
+  await transactWrite([putAsRead(before, after), ...audit]);
   return after;
 }
 
