@@ -347,6 +347,11 @@ describe('LLM cost', { timeout: 60_000 }, () => {
     await adminPage.getByText('Daily cost by source', { exact: true }).waitFor();
     await adminPage.getByText('Daily tokens by source', { exact: true }).waitFor();
     await adminPage.locator('.line-chart-plot canvas').first().waitFor();
+    // Each day's figures, for whoever asks what it cost on a day: behind "Values", one row a day of the period.
+    const cost = adminPage.locator('figure.line-chart', { hasText: 'Daily cost by source' });
+    await cost.getByText('Values', { exact: true }).click();
+    await expect.poll(() => cost.locator('table.line-chart-table tbody tr').count()).toBe(30);
+    expect(await cost.locator('table.line-chart-table tbody tr').first().isVisible()).toBe(true);
     await adminPage.getByRole('region', { name: 'Usage by model' }).getByRole('rowheader', { name: 'console-test-model' }).waitFor();
     const prices = await api(service.url, admin, 'GET', '/api/llm-usage/pricing');
     const pricing = adminPage.getByRole('region', { name: 'Model prices' });

@@ -2,12 +2,14 @@
 // A small line chart over uPlot. uPlot and its CSS are imported when the first chart
 // mounts, so they stay out of the first load (and out of pages that do not chart).
 // The canvas is decorative for assistive technology: the figure has a caption, a
-// one-line summary (latest, min and max per series) and a visually hidden table of
-// every point, so screen readers and text browsers get the same data.
+// one-line summary (latest, min and max per series) and a table of every point
+// behind "Values" (open when the chart cannot be drawn), so screen readers, text
+// browsers and anyone asking "what was it on that day?" get the same data.
 // Times are UTC, as everywhere in the console (components/time.tsx): uPlot
 // places and writes its time ticks in the browser's zone unless told otherwise.
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type uPlot from 'uplot';
+import './line-chart.css';
 
 export interface LineSeries {
   /** Legend and table-column name. */
@@ -150,30 +152,33 @@ export function LineChart({ title, x, series, height = 180, unit = '', summary, 
       ) : (
         <div ref={host} className="line-chart-plot" style={{ minHeight: height }} aria-hidden="true" />
       )}
-      <table className={failed ? 'line-chart-table' : 'visually-hidden'}>
-        <caption>{title}: values</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time (UTC)</th>
-            {series.map((s) => (
-              <th scope="col" key={s.label}>
-                {s.label}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {x.map((t, i) => (
-            <tr key={t}>
-              <th scope="row">{formatX(t)}</th>
-              {series.map((s) => {
-                const v = s.values[i];
-                return <td key={s.label}>{v == null ? '–' : `${formatY(v)}${unit}`}</td>;
-              })}
+      <details className="line-chart-values" open={Boolean(failed)}>
+        <summary>Values</summary>
+        <table className="line-chart-table">
+          <caption>{title}: values</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time (UTC)</th>
+              {series.map((s) => (
+                <th scope="col" key={s.label}>
+                  {s.label}
+                </th>
+              ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {x.map((t, i) => (
+              <tr key={t}>
+                <th scope="row">{formatX(t)}</th>
+                {series.map((s) => {
+                  const v = s.values[i];
+                  return <td key={s.label}>{v == null ? '–' : `${formatY(v)}${unit}`}</td>;
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
     </figure>
   );
 }
