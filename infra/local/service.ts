@@ -65,6 +65,8 @@ export interface LocalService {
   scrapeToken: string;
   /** What the demo loader stored on this start, when it ran. */
   demo?: DemoLoadResult;
+  /** An earlier start's demo load was cut short: its clusters lack part of their history (deleting DATA_DIR loads it whole). */
+  demoIncomplete?: boolean;
   /** Settles when the runs made at start (demo feed catch-up, then recompute) have finished. */
   startupRuns: Promise<void>;
   /** Runs a scheduled job now (a worker name or `demo-feed`); throws when it is not scheduled. */
@@ -76,6 +78,8 @@ export interface LocalService {
 export const RUNTIME_FILE = 'local-service.json';
 /** Under DATA_DIR: `<username> <password>` of a generated bootstrap superadmin, until the operator deletes it. */
 export const ADMIN_PASSWORD_FILE = 'admin-password';
+/** Under DATA_DIR while the demo fleet loads: left behind, the load was cut short. */
+const DEMO_LOADING_FILE = 'demo-fleet.loading';
 export interface RuntimeInfo {
   pid: number;
   url: string;
@@ -235,7 +239,19 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
     let demo: DemoLoadResult | undefined;
     const { fleetIsEmpty } = await import('../../shared/db/clusters.js');
-    if ((options.demoClusters ?? 0) > 0 && (await fleetIsEmpty())) demo = await loadDemoFleet(options.demoClusters!);
+    // Marked while it loads: a load cut short (Ctrl-C, a crash) is not finished by a later start (the fleet is no
+    // longer empty, and ingesting the samples again would count them twice), so that start says so instead.
+    const demoLoading = join(dataDir, DEMO_LOADING_FILE);
+    const demoCutShort = await access(demoLoading).then(
+      () => true,
+      () => false,
+    );
+    if ((options.demoClusters ?? 0) > 0 && (await fleetIsEmpty())) {
+      await writeFileAtomically(demoLoading, `${new Date().toISOString()}\n`);
+      demo = await loadDemoFleet(options.demoClusters!);
+      await rm(demoLoading, { force: true });
+    }
+    const demoIncomplete = demoCutShort && !demo;
 
     await registerLocalWorkers();
     await ensureConsoleBuilt((line) => log.info(line));
@@ -262,6 +278,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       dynamoEndpoint: endpoint,
       adminUsername,
       generatedAdminPassword: bootstrap.generatedPassword,
+      ...(demoIncomplete ? { demoIncomplete } : {}),
       ...(passwordKept ? { adminPasswordFile } : {}),
       ingestToken: process.env.INGEST_TOKEN!,
       scrapeToken: process.env.SCRAPE_TOKEN!,

@@ -67,6 +67,9 @@ if (service.generatedAdminPassword) {
 if (service.adminPasswordFile) {
   console.log(`  The generated password is kept in ${service.adminPasswordFile} (mode 600): change it under "Your account", then delete the file.`);
 }
+if (service.demoIncomplete) {
+  console.log(`The demo fleet's load was cut short on an earlier start: its clusters lack part of their history. Delete ${settings.dataDir} to load it whole.`);
+}
 if (service.demo) {
   const d = service.demo;
   console.log(`Demo fleet loaded: ${d.clusters} clusters, ${d.samples} metric samples, ${d.alerts} alert notifications, ${d.logs} log events`);

@@ -1,6 +1,7 @@
-// The local service takes its port before anything else: a port in use stops the start at once,
-// naming PORT, before DynamoDB Local is started (whose own free port can then never be the
-// service's), and until the service is ready the port answers a 503 to retry.
+// Starting the local service. It takes its port before anything else: a port in use stops the start
+// at once, naming PORT, before DynamoDB Local is started (whose own free port can then never be the
+// service's), and until the service is ready the port answers a 503 to retry. A data folder another
+// running service uses is refused; a demo load an earlier start left unfinished is reported.
 import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
@@ -42,6 +43,18 @@ describe('the local service’s port', () => {
       expect(existsSync(join(dataDir, 'dynamodb'))).toBe(false);
     } finally {
       other.kill();
+    }
+  });
+
+  it('says a demo load an earlier start left unfinished is incomplete, rather than finish it (its samples would count twice)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-demo-cut-'));
+    await writeFile(join(dataDir, 'demo-fleet.loading'), '2026-12-01T00:00:00.000Z\n');
+    const service = await startTestService({ dataDir, demoClusters: 0 });
+    try {
+      expect(service.demoIncomplete).toBe(true);
+      expect(service.demo).toBeUndefined();
+    } finally {
+      await service.stop();
     }
   });
 
