@@ -84,14 +84,20 @@ export async function clusterFacts(task: AgentTask): Promise<ClusterFacts> {
   return { task, score, risk: view.snapshots.find((r) => r.cluster_id === task.cluster_id) };
 }
 
-/** Investigates the task's cluster: the LLM when a provider is configured, else the rules. */
-export async function investigate(task: AgentTask, options: { investigationId: string; deadline?: number }): Promise<Investigation> {
+/**
+ * Investigates the task's cluster: the LLM when a provider is configured, else the rules. `spent` accumulates
+ * this attempt's model calls, so a caller knows them when it throws. The investigation's tokens and cost are the
+ * task's, its failed attempts' included (the ledger charged them all).
+ */
+export async function investigate(task: AgentTask, options: { investigationId: string; deadline?: number; spent?: Spent }): Promise<Investigation> {
   const started = Date.now();
   const facts = await clusterFacts(task);
   const provider = llmProvider();
   const findings = provider
-    ? await llmInvestigation(provider, facts, { runId: options.investigationId, source: 'agent', user: 'agent-worker' }, options.deadline)
+    ? await llmInvestigation(provider, facts, { runId: options.investigationId, source: 'agent', user: 'agent-worker' }, options.deadline, options.spent)
     : await rulesInvestigation(facts);
+  const earlierIn = task.spent_input_tokens ?? 0;
+  const earlierOut = task.spent_output_tokens ?? 0;
   return {
     investigation_id: options.investigationId,
     task_id: task.task_id,
@@ -104,10 +110,10 @@ export async function investigate(task: AgentTask, options: { investigationId: s
     recommended_actions: findings.recommended_actions,
     full_report: findings.full_report,
     model: findings.model,
-    input_tokens: findings.spent.input_tokens,
-    output_tokens: findings.spent.output_tokens,
-    total_tokens: findings.spent.total_tokens,
-    cost_usd: findings.spent.cost_usd,
+    input_tokens: findings.spent.input_tokens + earlierIn,
+    output_tokens: findings.spent.output_tokens + earlierOut,
+    total_tokens: findings.spent.total_tokens + earlierIn + earlierOut,
+    cost_usd: Math.round((findings.spent.cost_usd + (task.spent_cost_usd ?? 0)) * 1e6) / 1e6,
     duration_seconds: Math.round((Date.now() - started) / 100) / 10,
     created_at: new Date().toISOString(),
   };
@@ -233,7 +239,7 @@ export function describeCluster({ task, score, risk }: ClusterFacts): string {
 }
 
 /** The tool loop, then the answer validated, with one repair round (shared/llm/structured.ts). */
-export async function llmInvestigation(provider: LlmProvider, facts: ClusterFacts, ledger: Ledger, deadline?: number): Promise<Findings> {
+export async function llmInvestigation(provider: LlmProvider, facts: ClusterFacts, ledger: Ledger, deadline?: number, spent?: Spent): Promise<Findings> {
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: describeCluster(facts) }] }];
   try {
     const { value, loop } = await structuredAnswer(InvestigationAnswer, {
@@ -247,6 +253,7 @@ export async function llmInvestigation(provider: LlmProvider, facts: ClusterFact
       maxTokens: 4096,
       deadline,
       reserveMs: INVESTIGATION_ANSWER_RESERVE_SECONDS * 1000,
+      ...(spent ? { spent } : {}),
     });
     return { ...value, model: provider.model, spent: loop.spent, tool_rounds: loop.tool_rounds };
   } catch (error) {

@@ -17,6 +17,7 @@ import {
   type OpenTaskState,
 } from '../db/investigations.js';
 import { LlmError } from '../llm/types.js';
+import { nothingSpent } from '../llm/tool-loop.js';
 import { createLogger, errorFields } from '../log.js';
 import { investigate, InvestigationFailed } from './investigate.js';
 import { budgetMs, investigationMs, leaseMs, retryDelayMs } from './tasks.js';
@@ -85,8 +86,10 @@ export async function runAgentTasks(options: { budgetMs?: number } = {}): Promis
 /** One attempt at one claimed task, closed one way or the other; returns the task's new status. */
 async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | 'pending' | 'failed' | 'lost'> {
   const investigationId = randomUUID();
+  // This attempt's model calls: kept on the task when it fails, so the investigation that ends the task counts them.
+  const spent = nothingSpent();
   try {
-    const investigation = await investigate(task, { investigationId, deadline: Date.now() + investigationMs() });
+    const investigation = await investigate(task, { investigationId, deadline: Date.now() + investigationMs(), spent });
     await completeTask(task, investigation);
     summary.done++;
     summary.investigations.push(investigationId);
@@ -108,6 +111,7 @@ async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | '
         !(error instanceof InvestigationFailed) || error.retryable,
         now,
         new Date(now.getTime() + retryDelayMs(task.attempts)),
+        spent,
       );
       if (status === 'failed') summary.failed++;
       else summary.retried++;

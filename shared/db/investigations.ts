@@ -47,7 +47,28 @@ export type AgentTask = Omit<AgentTaskView, 'status'> & {
   investigation_id: string | null;
   /** After a failed attempt: not claimed again before this time (retries are spaced out). */
   not_before?: string | null;
+  /** What its failed attempts spent on the model (the ledger charged it): added to the investigation that ends it. */
+  spent_input_tokens?: number;
+  spent_output_tokens?: number;
+  spent_cost_usd?: number;
 };
+
+/** A failed attempt's model spend, as a task keeps it. */
+export interface AttemptSpend {
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+/** The task's earlier attempts' spend plus this attempt's, as the task's fields. */
+function spentFields(task: AgentTask, attempt: AttemptSpend | undefined): Record<string, number> {
+  if (!attempt) return {};
+  return {
+    spent_input_tokens: (task.spent_input_tokens ?? 0) + attempt.input_tokens,
+    spent_output_tokens: (task.spent_output_tokens ?? 0) + attempt.output_tokens,
+    spent_cost_usd: Math.round(((task.spent_cost_usd ?? 0) + attempt.cost_usd) * 1e6) / 1e6,
+  };
+}
 
 const OPEN = 'TASKS#OPEN';
 const CLOSED = 'TASKS#CLOSED';
@@ -73,6 +94,9 @@ const readTask = itemReader<AgentTask>({
   finished_at: nullable(string),
   investigation_id: nullable(string),
   not_before: optional(nullable(string)),
+  spent_input_tokens: optional(number),
+  spent_output_tokens: optional(number),
+  spent_cost_usd: optional(number),
 });
 /** What a listing reads of an investigation (its projection): all but the full report. */
 const summaryFields: Fields<InvestigationSummary> = {
@@ -353,20 +377,30 @@ export async function completeTask(task: AgentTask, investigation: Investigation
  * (and the failure is worth retrying), else `failed` and the guard freed.
  * Returns the new status; ConditionFailed when the claim is no longer ours.
  */
-export async function failTaskAttempt(task: AgentTask, reason: string, retryable = true, now = new Date(), retryAt = now): Promise<'pending' | 'failed'> {
+export async function failTaskAttempt(
+  task: AgentTask,
+  reason: string,
+  retryable = true,
+  now = new Date(),
+  retryAt = now,
+  /** What the attempt spent on the model: kept on the task, so the investigation that ends it counts it too. */
+  spent?: AttemptSpend,
+): Promise<'pending' | 'failed'> {
   const error = reason.slice(0, 1000);
+  const spend = spentFields(task, spent);
   if (retryable && task.attempts < MAX_ATTEMPTS) {
     const c = holdsClaim(task);
+    const set = setFields({ status: 'pending', last_error: error, owner: null, claimed_at: null, not_before: retryAt.toISOString(), ...spend });
     await updateItem('investigations', taskKey(task.task_id), {
-      UpdateExpression: 'SET #status = :pending, last_error = :error, #owner = :none, claimed_at = :none, not_before = :retry',
+      UpdateExpression: set.set,
       ConditionExpression: c.ConditionExpression,
-      ExpressionAttributeNames: c.names,
-      ExpressionAttributeValues: { ...c.values, ':pending': 'pending', ':error': error, ':none': null, ':retry': retryAt.toISOString() },
+      ExpressionAttributeNames: { ...c.names, ...set.names },
+      ExpressionAttributeValues: { ...c.values, ...set.values },
       ReturnValues: 'NONE',
     });
     return 'pending';
   }
-  await transactWrite(closeTask(task, holdsClaim(task), { status: 'failed', last_error: error }, now));
+  await transactWrite(closeTask(task, holdsClaim(task), { status: 'failed', last_error: error, ...spend }, now));
   return 'failed';
 }
 

@@ -413,6 +413,25 @@ describe('the worker on a fleet', () => {
     expect(confidences.sort()).toEqual([0, 0.123]);
   });
 
+  it('counts what a failed attempt spent in the investigation that ends the task, as the ledger does', async () => {
+    useLlm();
+    const [task] = await tasksFor([view.scores[3]!]);
+    const answer = { severity: 'warning', confidence: 0.5, root_cause: 'Cause.', recommended_actions: 'Act.', full_report: 'Report.' };
+    openai
+      // Attempt 1: an answer and its repair that never validate, both paid.
+      .enqueueText('no JSON here', { usage: { input_tokens: 1000, output_tokens: 10 } })
+      .enqueueText('still none', { usage: { input_tokens: 1100, output_tokens: 20 } })
+      // Attempt 2: a valid answer.
+      .enqueueText(JSON.stringify(answer), { usage: { input_tokens: 2000, output_tokens: 300 } });
+    const run = await runAgentTasks();
+    expect(run).toMatchObject({ claimed: 2, retried: 1, done: 1 });
+    const investigation = (await getInvestigation(run.investigations[0]!))!;
+    expect(investigation).toMatchObject({ task_id: task!.task_id, input_tokens: 4100, output_tokens: 330, total_tokens: 4430 });
+    const charged = (await listUsage(1)).filter((u) => u.source === 'agent' && u.input_tokens >= 1000 && u.input_tokens <= 2000);
+    expect(investigation.cost_usd).toBeCloseTo((4100 * 0.15 + 330 * 0.6) / 1e6, 6);
+    expect(charged.length).toBeGreaterThanOrEqual(3);
+  });
+
   it('a failing LLM: retried, then failed after 3 attempts with the reason; every failed call is in the ledger', async () => {
     useLlm();
     const [task] = await tasksFor([view.scores[1]!]);
