@@ -4,7 +4,7 @@
 // and the end-to-end tests both call startLocalService.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { access, mkdir, readFile, rm } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -187,6 +187,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const dataDir = resolve(options.dataDir);
   // Its database holds password hashes, the audit log and chats: the owner's alone, as its token files are.
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await chmod(dataDir, 0o700); // a folder made before (mkdir leaves an existing one as it is)
 
   // The port is taken first and answers 503 until the service is ready: a port in use stops the start
   // at once, before DynamoDB Local, and the emulator's free port can never be this one.

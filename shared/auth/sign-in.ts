@@ -213,10 +213,13 @@ export async function activate(token: string, password: string, caller: Caller):
  */
 export async function changePassword(principal: Principal, current: string, next: string, caller: Caller): Promise<LoginResponse> {
   const user = await getUser(principal.username);
-  if (!user || user.id !== principal.userId) throw new Unauthorized('Your session has ended; sign in again.');
+  // Deactivated since the request's token was checked: no password change, and no new token.
+  if (!user || user.id !== principal.userId || !user.is_active) throw new Unauthorized('Your session has ended; sign in again.');
   if (user.source === 'ldap' || !user.password_hash) {
     throw new Conflict('Your password is your directory’s (LDAP): change it there. The service keeps no password for this account.');
   }
+  // Before the lockout's reservation: it compares the caller's own two inputs, and must not cost a login attempt.
+  if (current === next) throw new BadRequest('The new password is the current one: choose another.');
   const reservation = await reserveLoginAttempt(user.username);
   if (!reservation.reserved) throw new TooManyRequests('Too many wrong passwords for this username; try again later.', reservation.retryAfterSeconds);
   if (!(await verifyPassword(current, user.password_hash))) {
@@ -232,7 +235,6 @@ export async function changePassword(principal: Principal, current: string, next
     });
     throw new BadRequest('The current password is not right: nothing was changed.');
   }
-  if (current === next) throw new BadRequest('The new password is the current one: choose another.');
   const now = new Date();
   const audit = auditAction(
     { actor: user.username, role: user.role, action: 'password_change', target: user.email, ip: caller.ip, user_agent: caller.userAgent },

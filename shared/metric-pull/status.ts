@@ -72,7 +72,9 @@ export async function metricSourcesStatus(now = new Date()): Promise<MetricSourc
 }
 
 /** Starts the puller in the background (the schedule's worker); the status route shows how it went. */
-export async function startPull(): Promise<{ status: 'started'; message: string }> {
+export async function startPull(): Promise<{ status: 'started'; message: string; requested_at: string }> {
+  // Before the worker starts: its run's started_at (the same clock, the service's) is at or after it.
+  const requestedAt = new Date().toISOString();
   await invokeWorker('metrics-puller', { triggered_by: 'api' });
-  return { status: 'started', message: 'A pull has started; GET /api/metric-sources/status shows its outcome when it finishes.' };
+  return { status: 'started', message: 'A pull has started; GET /api/metric-sources/status shows its outcome when it finishes.', requested_at: requestedAt };
 }

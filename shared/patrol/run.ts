@@ -26,17 +26,26 @@ export interface PatrolEvent {
   report_id?: string;
 }
 
+/** The longest a worker waits out a dead holder's lease: the scan still needs its 10 minutes in the worker's 15. */
+const DEAD_HOLDER_WAIT_MAX_MS = 3 * 60_000;
+
 /**
  * The lock, when its holder missed a renewal (a crashed scan, whose lease still runs): waited out once, then
- * taken. A live holder renews every third of the lease, so it always has two thirds left, less a beat's slack;
- * Lambda retries a crashed scheduled scan about a minute later, when the dead lease still has up to a minute,
- * and answering that retry `already_running` lost the scan until the next schedule.
+ * taken. A live holder renews every third of the lease, so one whose last renewal is older than that (and a few
+ * seconds of slack) is dead. Lambda retries a crashed scheduled scan about a minute later, while the dead lease
+ * still runs, and answering that retry `already_running` lost the scan until the next schedule. With the default
+ * 120 s lease every such retry sees the missed renewal; with a lease over about 165 s some come too early to.
  */
 async function takeLockFromDeadHolder(reportId: string): Promise<boolean> {
   const holder = await lockHolder(PATROL_LOCK);
   if (!holder) return takeLock(reportId); // released meanwhile
+  const lease = leaseMs();
   const left = holder.expires_at - Date.now();
-  if (left >= (leaseMs() * 2) / 3 - leaseMs() / 6) return false; // renewed on time: alive
+  if (left >= (lease * 2) / 3 - Math.min(5_000, lease / 6)) return false; // renewed on time: alive
+  if (left > DEAD_HOLDER_WAIT_MAX_MS) {
+    log.warn('the patrol lock holder missed its renewal, but its lease runs too long to wait out', { holder: holder.owner, left_ms: left });
+    return false;
+  }
   log.warn('the patrol lock holder missed its renewal; waiting for its lease to run out', { holder: holder.owner, wait_ms: left });
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, left) + 50));
   return takeLock(reportId);

@@ -84,7 +84,8 @@ export const MetricSourcesStatus = z.lazy(() =>
 );
 export type MetricSourcesStatus = z.infer<typeof MetricSourcesStatus>;
 
-export const PullStarted = z.lazy(() => z.object({ status: z.literal('started'), message: z.string() }));
+/** `requested_at`: the service's time when the pull was asked for; the run it starts has a `started_at` at or after it. */
+export const PullStarted = z.lazy(() => z.object({ status: z.literal('started'), message: z.string(), requested_at: z.iso.datetime() }));
 
 export const metricSourcesGroup = defineGroup({
   name: 'metric-sources',

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as settings } from '../../functions/settings.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
-import { activate, hashInvitationToken, logout } from '../../shared/auth/sign-in.js';
+import { activate, changePassword, hashInvitationToken, logout } from '../../shared/auth/sign-in.js';
+import { principalOf } from '../../shared/auth/principal.js';
 import { inviteUser, listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { ConditionFailed } from '../../shared/db/client.js';
@@ -295,6 +296,28 @@ describe('inviting a pending address again', () => {
     expect(sent).toHaveLength(1);
     expect(refused.map((r) => r.reason)).toMatchObject([{ status: 409 }]);
     expect(await activate(sent[0]!.value.activation_token!, 'contested-password', caller)).toMatchObject({ user: { email: 'contested@example.com' } });
+  });
+});
+
+describe("changing one's own password, at its edges", () => {
+  it('refuses an account deactivated since its token was checked, and costs no login attempt for a new password equal to the current one', async () => {
+    const u = await createUser({
+      username: 'pw-edge',
+      name: 'Pw Edge',
+      email: 'pw-edge@example.com',
+      role: 'viewer',
+      is_active: true,
+      password_hash: await hashPassword('edge-password-1'),
+    });
+    for (let i = 0; i < 6; i++) {
+      await expect(changePassword(principalOf(u), 'edge-password-1', 'edge-password-1', caller)).rejects.toMatchObject({ status: 400 });
+    }
+    // Six refusals, and the lockout's five attempts are all still there: the right change goes through.
+    expect((await changePassword(principalOf(u), 'edge-password-1', 'edge-password-2', caller)).user).toMatchObject({ username: 'pw-edge' });
+    const changed = (await getUser('pw-edge'))!;
+    const deactivated = await replaceUser(changed, { is_active: false });
+    await expect(changePassword(principalOf(changed), 'edge-password-2', 'edge-password-3', caller)).rejects.toMatchObject({ status: 401 });
+    expect((await getUser('pw-edge'))?.password_hash).toBe(deactivated.password_hash);
   });
 });
 

@@ -574,8 +574,12 @@ describe('metric sources', { timeout: 90_000 }, () => {
     await adminPage.getByRole('button', { name: 'Pull now' }).click();
     const response = await answered;
     expect(response.status()).toBe(202);
-    const started = (await response.json()) as { status: string; message: string };
+    const started = (await response.json()) as { status: string; message: string; requested_at: string };
     expect(started.status).toBe('started');
+    // The run it started began at or after it was asked for, by the service's clock (what the page follows).
+    await expect
+      .poll(async () => (await api(service.url, admin, 'GET', '/api/metric-sources/status')).body.last_run?.started_at >= started.requested_at)
+      .toBe(true);
     const said = adminPage.getByRole('status').filter({ hasText: 'Pull started.' });
     await said.getByText(started.message, { exact: false }).waitFor();
     // The page follows the pull to its end: with the source disabled it reads nothing, and its run says so.

@@ -102,6 +102,18 @@ describe('opening a page', { timeout: 60_000 }, () => {
     await adminPage.goBack();
     await adminPage.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
     await expect.poll(() => adminPage.title()).toBe('Health · Fleet Health');
+
+    // Scrolled to the list's end, a link opens its page at the top; back returns to where the list was.
+    const last = body.scores.at(-1) as { cluster_name: string };
+    await adminPage.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+    const scrolled = Number(await adminPage.evaluate('window.scrollY'));
+    expect(scrolled).toBeGreaterThan(0);
+    await adminPage.locator('table.health-table > tbody > tr > th').getByRole('link', { name: last.cluster_name, exact: true }).last().click();
+    await adminPage.getByRole('heading', { level: 1, name: last.cluster_name }).waitFor();
+    await expect.poll(() => adminPage.evaluate('window.scrollY')).toBe(0);
+    await adminPage.goBack();
+    await adminPage.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    await expect.poll(async () => Number(await adminPage.evaluate('window.scrollY'))).toBeGreaterThan(0);
   });
 });
 

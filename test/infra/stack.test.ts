@@ -796,6 +796,11 @@ describe('context settings', () => {
     );
     expect(() => withVariable({ settings: { STAGE: 'dev' } }, 'STAGE')).toThrow('context settings.STAGE: set by the stack (context stage)');
     expect(() => withVariable({ settings: { TABLE_PREFIX: 'x-' } }, 'TABLE_PREFIX')).toThrow('context settings.TABLE_PREFIX: set by the stack');
+    for (const local of ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_SECRETS_MANAGER', 'AWS_ENDPOINT_URL', 'AWS_REGION', 'DYNAMODB_LOCAL']) {
+      expect(() => withVariable({ settings: { [local]: 'http://localhost:8000' } }, local)).toThrow(
+        `context settings.${local}: the local runtime's and the tests' own`,
+      );
+    }
     expect(() => withVariable({ settings: { NO_SUCH_SETTING: '1' } }, 'NO_SUCH_SETTING')).toThrow(/^context settings\.NO_SUCH_SETTING: no function/);
     expect(() => withVariable({ settings: { LLM_PRICING: '[1]' } }, 'LLM_PRICING')).toThrow(/^context settings\.LLM_PRICING: LLM_PRICING must be a JSON array/);
     expect(() => withVariable({ settings: 'EMBED_MODELS=x' }, 'EMBED_MODELS')).toThrow(/^context settings: not JSON/);

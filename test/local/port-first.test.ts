@@ -2,8 +2,8 @@
 // at once, naming PORT, before DynamoDB Local is started (whose own free port can then never be the
 // service's), and until the service is ready the port answers a 503 to retry. A data folder another
 // running service uses is refused; a demo load an earlier start left unfinished is reported.
-import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -49,10 +49,12 @@ describe('the local service’s port', () => {
   it('says a demo load an earlier start left unfinished is incomplete, rather than finish it (its samples would count twice)', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'fleet-demo-cut-'));
     await writeFile(join(dataDir, 'demo-fleet.loading'), '2026-12-01T00:00:00.000Z\n');
+    await chmod(dataDir, 0o755); // as a folder made before the start made it the owner's alone
     const service = await startTestService({ dataDir, demoClusters: 0 });
     try {
       expect(service.demoIncomplete).toBe(true);
       expect(service.demo).toBeUndefined();
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
     } finally {
       await service.stop();
     }

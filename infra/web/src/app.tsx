@@ -16,9 +16,9 @@ function RequireSession() {
   return (
     <Shell>
       <Outlet />
-      {/* Back and forward return to where the page was; a new page opens at its top. Keyed by path, so a filter
-          written into the URL keeps the list where it was. */}
-      <ScrollRestoration getKey={(l) => l.pathname} />
+      {/* Back and forward return to where the page was; a link opens its page at the top. A filter written into the
+          URL keeps the list where it was (useUrlState's preventScrollReset). */}
+      <ScrollRestoration />
     </Shell>
   );
 }

@@ -38,7 +38,8 @@ export function useUrlState<K extends string>(defaults: UrlValues<K>): [UrlValue
           }
           return next;
         },
-        { replace: true },
+        // A filter or page written into the URL is no new page: the list stays where it is scrolled to (app.tsx).
+        { replace: true, preventScrollReset: true },
       ),
     [setParams, defaults],
   );

@@ -55,18 +55,24 @@ export default function DashboardsPage() {
         // Private mode: the URL still carries it.
       }
     }
-    setParams((p) => {
-      const next = new URLSearchParams(p);
-      next.set('dashboard', value);
-      return next;
-    });
+    setParams(
+      (p) => {
+        const next = new URLSearchParams(p);
+        next.set('dashboard', value);
+        return next;
+      },
+      { preventScrollReset: true },
+    );
   };
   const backToNamed = () =>
-    setParams((p) => {
-      const next = new URLSearchParams(p);
-      next.delete('dashboard');
-      return next;
-    });
+    setParams(
+      (p) => {
+        const next = new URLSearchParams(p);
+        next.delete('dashboard');
+        return next;
+      },
+      { preventScrollReset: true },
+    );
 
   // The frame asks for tokens (session:tokens:request); renewed tokens are pushed to it.
   const origin = dashboard?.origin ?? null;

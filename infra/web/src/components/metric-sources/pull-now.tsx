@@ -15,7 +15,7 @@ interface Follow {
   /** The last run's end when the pull was started: a different one is the new run. */
   before: string | null;
   since: number;
-  /** When the pull was asked for (ISO): a run started before it (a scheduled one) is not its result. */
+  /** When the service was asked for the pull, by its own clock: a run started before it (a scheduled one) is not its result. */
   asked: string;
 }
 
@@ -48,11 +48,9 @@ export function PullNow({ enabled }: { enabled: boolean }) {
 
   const start = () => {
     const before = run?.finished_at ?? null;
-    // A second before the click: the service's clock and this browser's may differ a little.
-    const asked = new Date(Date.now() - 1000).toISOString();
     setResult(null);
     setTimedOut(false);
-    pull.mutate({}, { onSuccess: () => setFollow({ before, since: Date.now(), asked }) });
+    pull.mutate({}, { onSuccess: (started) => setFollow({ before, since: Date.now(), asked: started.requested_at }) });
   };
 
   return (
