@@ -46,6 +46,7 @@ function useTheme(): [Theme, (t: Theme) => void] {
 function usePageArrival(main: RefObject<HTMLElement | null>) {
   const { pathname } = useLocation();
   const first = useRef(true);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the path is the trigger (a new page), not a value read.
   useEffect(() => {
     const el = main.current;
     if (!el) return;

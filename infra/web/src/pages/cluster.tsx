@@ -239,8 +239,8 @@ function WhyAndWhat({ reasons, actions }: { reasons: string[]; actions: string[]
         <>
           <h4>Why</h4>
           <ul>
-            {reasons.map((r, i) => (
-              <li key={`${i}:${r}`}>{r}</li>
+            {[...new Set(reasons)].map((r) => (
+              <li key={r}>{r}</li>
             ))}
           </ul>
         </>
@@ -249,8 +249,8 @@ function WhyAndWhat({ reasons, actions }: { reasons: string[]; actions: string[]
         <>
           <h4>What to do</h4>
           <ul>
-            {actions.map((a, i) => (
-              <li key={`${i}:${a}`}>{a}</li>
+            {[...new Set(actions)].map((a) => (
+              <li key={a}>{a}</li>
             ))}
           </ul>
         </>
