@@ -186,7 +186,7 @@ function UsageSection({ data, ids }: { data: Usage; ids: Map<string, string> }) 
       <div className="card">
         {data.compaction_bars.length ? (
           <Bars
-            title="Compaction score (the line marks the threshold)"
+            title={`Compaction score, the ${data.compaction_bars.length} highest (the line marks the threshold)`}
             items={data.compaction_bars.map((b) => ({
               key: b.cluster_name,
               label: link(b.cluster_name),
@@ -201,7 +201,7 @@ function UsageSection({ data, ids }: { data: Usage; ids: Map<string, string> }) 
       <div className="card">
         {data.latency_trend.length ? (
           <Bars
-            title="Query latency: maximum (light) and average (dark)"
+            title={`Query latency, the ${data.latency_trend.length} highest by average: maximum (light) and average (dark)`}
             unit=" ms"
             items={data.latency_trend.map((b) => ({
               key: b.cluster_name,
@@ -219,7 +219,7 @@ function UsageSection({ data, ids }: { data: Usage; ids: Map<string, string> }) 
       <div className="card">
         {data.qps_bars.length ? (
           <Bars
-            title="Queries per second"
+            title={`Queries per second, the ${data.qps_bars.length} highest`}
             items={data.qps_bars.map((b) => ({ key: b.cluster_name, label: link(b.cluster_name), values: [{ name: 'qps', value: b.value }] }))}
           />
         ) : (

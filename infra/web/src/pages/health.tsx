@@ -151,7 +151,7 @@ function Refresh() {
         {refresh.running && 'Still running in the background; checking every 2 s…'}
         {refresh.isSuccess && `Recomputed ${refresh.data.scores.length} clusters.`}
       </span>
-      {refresh.isError && <Problem error={refresh.error} />}
+      {refresh.isError && <Problem error={refresh.error} retry={() => refresh.mutate()} />}
     </div>
   );
 }
