@@ -76,6 +76,8 @@ export interface LocalService {
 
 /** Written under DATA_DIR while the service runs: how `npm run invoke` finds it. */
 export const RUNTIME_FILE = 'local-service.json';
+/** Under DATA_DIR while its DynamoDB Local runs: that process's pid. */
+export const EMULATOR_PID_FILE = 'dynamodb-local.pid';
 /** Under DATA_DIR: `<username> <password>` of a generated bootstrap superadmin, until the operator deletes it. */
 export const ADMIN_PASSWORD_FILE = 'admin-password';
 /** Under DATA_DIR while the demo fleet loads: left behind, the load was cut short. */
@@ -199,7 +201,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   };
 
   let dynamo: DynamoDbLocal | undefined;
-  const pidFile = join(dataDir, 'dynamodb-local.pid');
+  const pidFile = join(dataDir, EMULATOR_PID_FILE);
   let endpoint = options.dynamoEndpoint;
   try {
     if (!endpoint) {

@@ -2,9 +2,11 @@
 // the schedules EventBridge runs on AWS, and (with the demo fleet) a feed that
 // keeps it alive. Its own settings are declared in settings.ts; the handlers'
 // (STAGE, CORS_ORIGINS, LOG_LEVEL, LLM_*, ...) pass through the environment.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createDemoFeed } from './demo-feed.js';
 import { readLocalSettings, type LocalSettings } from './settings.js';
-import { startLocalService } from './service.js';
+import { EMULATOR_PID_FILE, startLocalService } from './service.js';
 
 // Lambda runs Node 22; the SDK's notice about Node 20 is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -23,9 +25,19 @@ let service: Awaited<ReturnType<typeof startLocalService>> | undefined;
 const starting = new AbortController();
 let stopping = false;
 const shutdown = async (signal: string) => {
-  if (stopping) return;
+  if (stopping) {
+    // A second signal: whoever sent it will not wait for the runs in progress. DynamoDB Local, in a process
+    // group of its own, goes too (its pid file is kept for the next start's check either way).
+    console.log(`${signal} again: stopping now`);
+    try {
+      process.kill(Number(readFileSync(join(settings.dataDir, EMULATOR_PID_FILE), 'utf8')), 'SIGTERM');
+    } catch {
+      // not started yet, or gone already
+    }
+    process.exit(130);
+  }
   stopping = true;
-  console.log(`${signal}: stopping`);
+  console.log(`${signal}: stopping (runs in progress get up to 10 s; ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once)`);
   if (!service) return starting.abort(); // the start's rejection below exits
   await service.stop();
   process.exit(0);

@@ -95,6 +95,22 @@ describe('npm start', () => {
     expect(alive(secondJava)).toBe(false);
   }, 150_000);
 
+  it('a second Ctrl-C stops it at once, DynamoDB Local with it', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-start-twice-'));
+    const started = await npmStart(dataDir, await freePort(), { DEMO_CLUSTERS: '0' });
+    const javaPid = Number(readFileSync(join(dataDir, 'dynamodb-local.pid'), 'utf8'));
+    // The service's own process, as a terminal's Ctrl-C reaches it (not through npm, which may end first).
+    const servicePid = (JSON.parse(readFileSync(join(dataDir, 'local-service.json'), 'utf8')) as { pid: number }).pid;
+    process.kill(servicePid, 'SIGINT');
+    // A second signal sent before the first is taken would be merged into it (signals do not queue).
+    for (let i = 0; i < 100 && !started.output().includes('SIGINT: stopping'); i++) await new Promise((r) => setTimeout(r, 50));
+    process.kill(servicePid, 'SIGINT');
+    expect(await started.exited).toBe('code 130');
+    expect(started.output()).toContain('SIGINT again: stopping now');
+    for (let i = 0; i < 100 && alive(javaPid); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(javaPid)).toBe(false);
+  }, 90_000);
+
   it('stopped while it starts (the demo fleet loading), it stops DynamoDB Local too rather than leave it running', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'fleet-start-stop-'));
     const child = spawn('npm', ['start'], {
