@@ -70,6 +70,13 @@ function spentFields(task: AgentTask, attempt: AttemptSpend | undefined): Record
   };
 }
 
+/**
+ * Investigations and closed tasks are read 365 days back at most (the routes' `days`); DynamoDB's TTL removes
+ * them a little after. Open tasks and the per-cluster guards carry none: they live until closed.
+ */
+const RETENTION_DAYS = 400;
+const retainedUntil = (now: Date) => Math.floor(now.getTime() / 1000) + RETENTION_DAYS * 86_400;
+
 const OPEN = 'TASKS#OPEN';
 const CLOSED = 'TASKS#CLOSED';
 const INVESTIGATIONS = 'INVESTIGATIONS';
@@ -325,7 +332,7 @@ function closeTask(
   now: Date,
 ): TransactItem[] {
   const finished = now.toISOString();
-  const set = setFields({ ...fields, finished_at: finished, gsi1pk: CLOSED, gsi1sk: `${finished}#${task.task_id}` });
+  const set = setFields({ ...fields, finished_at: finished, gsi1pk: CLOSED, gsi1sk: `${finished}#${task.task_id}`, ttl: retainedUntil(now) });
   return [
     {
       Update: {
@@ -364,6 +371,7 @@ export async function completeTask(task: AgentTask, investigation: Investigation
           gsi1pk: INVESTIGATIONS,
           gsi1sk: `${investigation.created_at}#${investigation.investigation_id}`,
           ...investigation,
+          ttl: retainedUntil(now),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },

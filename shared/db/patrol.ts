@@ -56,6 +56,9 @@ const readReport = itemReader<PatrolReport>({
 });
 
 /** A new report, `running`; fails (ConditionFailed) if the id exists. */
+/** Reports are read 365 days back at most (the routes' `days`); DynamoDB's TTL removes them a little after. */
+const REPORT_RETENTION_DAYS = 400;
+
 export async function createReport(report: Pick<PatrolReport, 'report_id' | 'report_type' | 'triggered_by'>, now = new Date()): Promise<PatrolReport> {
   const record: PatrolReport = {
     ...report,
@@ -78,7 +81,13 @@ export async function createReport(report: Pick<PatrolReport, 'report_id' | 'rep
   };
   await putItem(
     'patrol',
-    { ...key(report.report_id), gsi1pk: 'REPORTS', gsi1sk: `${record.created_at}#${report.report_id}`, ...record },
+    {
+      ...key(report.report_id),
+      gsi1pk: 'REPORTS',
+      gsi1sk: `${record.created_at}#${report.report_id}`,
+      ...record,
+      ttl: Math.floor(now.getTime() / 1000) + REPORT_RETENTION_DAYS * 86_400,
+    },
     {
       ConditionExpression: 'attribute_not_exists(pk)',
     },

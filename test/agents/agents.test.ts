@@ -30,6 +30,7 @@ import { registerLocalWorker } from '../../shared/worker-invoke.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy, Watcher } from '../support/dynamo-proxy.js';
 import { openAiReply, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
+import { getItem } from '../../shared/db/client.js';
 
 const HOUR = 3_600_000;
 const TRIGGER = { tiers: ['S', 'A'] as ('S' | 'A' | 'B')[], below_score: 60, cooldown_hours: 24 };
@@ -427,6 +428,10 @@ describe('the worker on a fleet', () => {
     expect(run).toMatchObject({ claimed: 2, retried: 1, done: 1 });
     const investigation = (await getInvestigation(run.investigations[0]!))!;
     expect(investigation).toMatchObject({ task_id: task!.task_id, input_tokens: 4100, output_tokens: 330, total_tokens: 4430 });
+    // Kept 400 days (reads reach 365 back), then DynamoDB's TTL removes them: the investigation and its closed task.
+    const expiry = (item: Record<string, unknown> | undefined) => (Number(item?.ttl) * 1000 - Date.now()) / 86_400_000;
+    expect(expiry(await getItem('investigations', { pk: `INV#${investigation.investigation_id}`, sk: 'INV' }, true))).toBeCloseTo(400, 0);
+    expect(expiry(await getItem('investigations', { pk: `TASK#${task!.task_id}`, sk: 'TASK' }, true))).toBeCloseTo(400, 0);
     const charged = (await listUsage(1)).filter((u) => u.source === 'agent' && u.input_tokens >= 1000 && u.input_tokens <= 2000);
     expect(investigation.cost_usd).toBeCloseTo((4100 * 0.15 + 330 * 0.6) / 1e6, 6);
     expect(charged.length).toBeGreaterThanOrEqual(3);

@@ -16,6 +16,7 @@ import type { LocalService } from '../../infra/local/service.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
+import { getItem } from '../../shared/db/client.js';
 
 let service: LocalService;
 let openai: FakeOpenAi;
@@ -177,6 +178,9 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
     expect(res.body.status).toBe('completed');
     const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
     expect(report.fleet_summary_parsed).toEqual({ ...counted, headline: 'All quiet.' });
+    // Kept 400 days (reads reach 365 back), then DynamoDB's TTL removes it.
+    const stored = await getItem('patrol', { pk: `REPORT#${res.body.report_id}`, sk: 'REPORT' }, true);
+    expect((Number(stored?.ttl) * 1000 - Date.now()) / 86_400_000).toBeCloseTo(400, 0);
   });
 
   it('repairs an answer that does not validate, once', async () => {
