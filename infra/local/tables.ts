@@ -12,7 +12,7 @@ import {
   type DynamoDBClient,
   type GlobalSecondaryIndex,
 } from '@aws-sdk/client-dynamodb';
-import { physicalTableName, TABLES, TABLE_NAMES } from '../../shared/db/tables.js';
+import { type IndexDefinition, physicalTableName, TABLES, TABLE_NAMES } from '../../shared/db/tables.js';
 
 async function existingTables(client: DynamoDBClient): Promise<Set<string>> {
   const names = new Set<string>();
@@ -25,6 +25,16 @@ async function existingTables(client: DynamoDBClient): Promise<Set<string>> {
   return names;
 }
 
+/** A declared index as DynamoDB takes it, creating a table or adding to one. */
+const globalIndex = (index: IndexDefinition): GlobalSecondaryIndex => ({
+  IndexName: index.name,
+  KeySchema: [
+    { AttributeName: index.partitionKey, KeyType: 'HASH' },
+    { AttributeName: index.sortKey, KeyType: 'RANGE' },
+  ],
+  Projection: { ProjectionType: 'ALL' },
+});
+
 /** Returns the physical names of the tables it created. */
 export async function ensureTables(client: DynamoDBClient, prefix: string): Promise<string[]> {
   const existing = await existingTables(client);
@@ -36,14 +46,7 @@ export async function ensureTables(client: DynamoDBClient, prefix: string): Prom
       await addMissingIndexes(client, name, def.indexes);
       continue;
     }
-    const indexes: GlobalSecondaryIndex[] = def.indexes.map((index) => ({
-      IndexName: index.name,
-      KeySchema: [
-        { AttributeName: index.partitionKey, KeyType: 'HASH' },
-        { AttributeName: index.sortKey, KeyType: 'RANGE' },
-      ],
-      Projection: { ProjectionType: 'ALL' },
-    }));
+    const indexes = def.indexes.map(globalIndex);
     const indexAttributes = def.indexes.flatMap((index) => [index.partitionKey, index.sortKey]);
     await client.send(
       new CreateTableCommand({
@@ -66,11 +69,7 @@ export async function ensureTables(client: DynamoDBClient, prefix: string): Prom
 }
 
 /** Creates the declared indexes an existing table lacks, one at a time (DynamoDB takes one index creation per update). */
-async function addMissingIndexes(
-  client: DynamoDBClient,
-  name: string,
-  declared: readonly { name: string; partitionKey: string; sortKey: string }[],
-): Promise<void> {
+async function addMissingIndexes(client: DynamoDBClient, name: string, declared: readonly IndexDefinition[]): Promise<void> {
   if (!declared.length) return;
   const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
   const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
@@ -80,18 +79,7 @@ async function addMissingIndexes(
       new UpdateTableCommand({
         TableName: name,
         AttributeDefinitions: [index.partitionKey, index.sortKey].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
-        GlobalSecondaryIndexUpdates: [
-          {
-            Create: {
-              IndexName: index.name,
-              KeySchema: [
-                { AttributeName: index.partitionKey, KeyType: 'HASH' },
-                { AttributeName: index.sortKey, KeyType: 'RANGE' },
-              ],
-              Projection: { ProjectionType: 'ALL' },
-            },
-          },
-        ],
+        GlobalSecondaryIndexUpdates: [{ Create: globalIndex(index) }],
       }),
     );
     // Until it is ACTIVE it answers no query, and the table takes no other index update.
