@@ -4,7 +4,7 @@
 // and the end-to-end tests both call startLocalService.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { access, chmod, mkdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -235,20 +235,14 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     if (bootstrap.generatedPassword) {
       await writeFileAtomically(adminPasswordFile, `${adminUsername} ${bootstrap.generatedPassword}\n`, 0o600);
     }
-    const passwordKept = await access(adminPasswordFile).then(
-      () => true,
-      () => false,
-    );
+    const passwordKept = existsSync(adminPasswordFile);
 
     let demo: DemoLoadResult | undefined;
     const { fleetIsEmpty } = await import('../../shared/db/clusters.js');
     // Marked while it loads: a load cut short (Ctrl-C, a crash) is not finished by a later start (the fleet is no
     // longer empty, and ingesting the samples again would count them twice), so that start says so instead.
     const demoLoading = join(dataDir, DEMO_LOADING_FILE);
-    const demoCutShort = await access(demoLoading).then(
-      () => true,
-      () => false,
-    );
+    const demoCutShort = existsSync(demoLoading);
     if ((options.demoClusters ?? 0) > 0 && (await fleetIsEmpty())) {
       await writeFileAtomically(demoLoading, `${new Date().toISOString()}\n`);
       demo = await loadDemoFleet(options.demoClusters!);
