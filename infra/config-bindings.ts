@@ -227,14 +227,6 @@ export function settingsByConcern(settings: Readonly<Record<string, string>>): P
   return byConcern;
 }
 
-/** Context `settings` by concern, once per stack's props. */
-const settingsCache = new WeakMap<FleetHealthStackProps, ReturnType<typeof settingsByConcern>>();
-const settingsFor = (props: FleetHealthStackProps) => {
-  let grouped = settingsCache.get(props);
-  if (!grouped) settingsCache.set(props, (grouped = settingsByConcern(props.settings ?? {})));
-  return grouped;
-};
-
 /**
  * The binding, its variables first validated by the concern's schema (shared/config/) as the
  * function will read them: on AWS no start-up check runs, so a value the Lambda would refuse
@@ -267,6 +259,6 @@ function checked(concern: ConfigConcern, binding: ConcernBinding | undefined, se
 export const CONFIG_BINDINGS: { readonly [C in ConfigConcern]?: Bind } = Object.fromEntries(
   (Object.keys(CONCERNS) as ConfigConcern[]).map((concern) => [
     concern,
-    (context: BindingContext) => checked(concern, BINDINGS[concern]?.(context), settingsFor(context.props)[concern]),
+    (context: BindingContext) => checked(concern, BINDINGS[concern]?.(context), settingsByConcern(context.props.settings)[concern]),
   ]),
 );
