@@ -6,13 +6,13 @@ import { ROLES, type Role } from '../auth/roles.js';
 import type { AuditEntry } from '../routes/settings.js';
 import { AUDIT_ACTIONS, type AuditAction } from './audit-actions.js';
 import { putItem, queryAll, tableName, type Item, type TransactItem } from './client.js';
+import { ttlAfterDays } from './tables.js';
 import { anyMap, itemReader, nullable, oneOf, string } from './items.js';
 
 export { AUDIT_ACTIONS, type AuditAction } from './audit-actions.js';
 
 /** The newest entries a listing reads at most. */
 export const AUDIT_READ_LIMIT = 500;
-const RETENTION_DAYS = 400;
 const AUDIT_PK = 'AUDIT';
 
 /** An entry as GET /api/settings/audit answers it: the route's schema is its one definition. */
@@ -62,7 +62,7 @@ function auditRecord(input: AuditInput, now: Date): { entry: AuditEntry; item: I
     sk,
     gsi1pk: `ACTION#${entry.action}`,
     gsi1sk: sk,
-    ttl: Math.floor(now.getTime() / 1000) + RETENTION_DAYS * 86_400,
+    ttl: ttlAfterDays(now),
     ...entry,
   };
   return { entry, item };

@@ -24,6 +24,7 @@ import {
   updateItem,
   type TransactItem,
 } from './client.js';
+import { ttlAfterDays } from './tables.js';
 import { itemReader, nullable, number, oneOf, optional, pickFields, string, type Fields } from './items.js';
 
 const TASK_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
@@ -70,12 +71,8 @@ function spentFields(task: AgentTask, attempt: AttemptSpend | undefined): Record
   };
 }
 
-/**
- * Investigations and closed tasks are read 365 days back at most (the routes' `days`); DynamoDB's TTL removes
- * them a little after. Open tasks and the per-cluster guards carry none: they live until closed.
- */
-const RETENTION_DAYS = 400;
-const retainedUntil = (now: Date) => Math.floor(now.getTime() / 1000) + RETENTION_DAYS * 86_400;
+// Investigations and closed tasks carry a ttl (ttlAfterDays, as all history read 365 days back); open tasks and
+// the per-cluster guards carry none: they live until closed.
 
 const OPEN = 'TASKS#OPEN';
 const CLOSED = 'TASKS#CLOSED';
@@ -332,7 +329,7 @@ function closeTask(
   now: Date,
 ): TransactItem[] {
   const finished = now.toISOString();
-  const set = setFields({ ...fields, finished_at: finished, gsi1pk: CLOSED, gsi1sk: `${finished}#${task.task_id}`, ttl: retainedUntil(now) });
+  const set = setFields({ ...fields, finished_at: finished, gsi1pk: CLOSED, gsi1sk: `${finished}#${task.task_id}`, ttl: ttlAfterDays(now) });
   return [
     {
       Update: {
@@ -371,7 +368,7 @@ export async function completeTask(task: AgentTask, investigation: Investigation
           gsi1pk: INVESTIGATIONS,
           gsi1sk: `${investigation.created_at}#${investigation.investigation_id}`,
           ...investigation,
-          ttl: retainedUntil(now),
+          ttl: ttlAfterDays(now),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },

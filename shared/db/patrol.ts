@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { ReportStatus, type CustomerSummary, type FlaggedCluster, type FleetSummary, type PatrolReport, type PatrolReportSummary } from '../patrol/schemas.js';
 import { ConditionFailed, conditionalWrite, getItem, putItem, queryTimeIndex, setFields, updateItem } from './client.js';
+import { ttlAfterDays } from './tables.js';
 import { itemReader, listOf, nullable, number, oneOf, pickFields, record, string, type Fields } from './items.js';
 
 const REPORT_STATUSES = ReportStatus.options;
@@ -56,9 +57,6 @@ const readReport = itemReader<PatrolReport>({
 });
 
 /** A new report, `running`; fails (ConditionFailed) if the id exists. */
-/** Reports are read 365 days back at most (the routes' `days`); DynamoDB's TTL removes them a little after. */
-const REPORT_RETENTION_DAYS = 400;
-
 export async function createReport(report: Pick<PatrolReport, 'report_id' | 'report_type' | 'triggered_by'>, now = new Date()): Promise<PatrolReport> {
   const record: PatrolReport = {
     ...report,
@@ -86,7 +84,7 @@ export async function createReport(report: Pick<PatrolReport, 'report_id' | 'rep
       gsi1pk: 'REPORTS',
       gsi1sk: `${record.created_at}#${report.report_id}`,
       ...record,
-      ttl: Math.floor(now.getTime() / 1000) + REPORT_RETENTION_DAYS * 86_400,
+      ttl: ttlAfterDays(now), // read 365 days back at most; removed a little after
     },
     {
       ConditionExpression: 'attribute_not_exists(pk)',

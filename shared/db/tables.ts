@@ -42,6 +42,15 @@ export type TableName = keyof typeof TABLES;
 
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
+/**
+ * History the routes read at most 365 days back (the audit log, patrol reports, investigations and closed agent
+ * tasks) is kept this long, then DynamoDB's TTL removes it: nothing past it is reachable.
+ */
+export const HISTORY_RETENTION_DAYS = 400;
+
+/** The `ttl` (epoch seconds) of an item written at `from` and kept `days`. */
+export const ttlAfterDays = (from: Date, days = HISTORY_RETENTION_DAYS): number => Math.floor(from.getTime() / 1000) + days * 86_400;
+
 /** Physical table name: TABLE_PREFIX + logical name (e.g. `fleet-health-prod-users`). */
 export function physicalTableName(table: TableName, prefix = coreSettings().tablePrefix): string {
   return `${prefix}${table}`;
