@@ -5,11 +5,11 @@
 // service says so (409) and the page shows it.
 import { type FormEvent, useId, useState } from 'react';
 import { ApiProblem, call, endpoint } from '../api/client';
+import { NewPasswordFields, newPasswordReady } from '../components/new-password';
 import { useSession } from '../session';
 import './account.css';
 
 const changePassword = endpoint<'auth', 'changePassword'>('POST', '/api/auth/password');
-const MIN = 8;
 
 export default function AccountPage() {
   const { user } = useSession();
@@ -40,12 +40,10 @@ function PasswordForm() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState(false);
-  const tooShort = next.length > 0 && next.length < MIN;
-  const mismatch = repeat.length > 0 && repeat !== next;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (!current || next.length < MIN || next !== repeat) return;
+    if (!current || !newPasswordReady(next, repeat)) return;
     setBusy(true);
     setError(null);
     setDone(false);
@@ -73,27 +71,7 @@ function PasswordForm() {
           Current password
           <input type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} required />
         </label>
-        <label>
-          New password
-          <input
-            type="password"
-            autoComplete="new-password"
-            value={next}
-            onChange={(e) => setNext(e.target.value)}
-            aria-invalid={tooShort}
-            aria-describedby={`${id}-rule`}
-            required
-            minLength={MIN}
-          />
-        </label>
-        <p id={`${id}-rule`} className={tooShort ? 'error' : 'muted'}>
-          At least {MIN} characters{tooShort ? ` (${MIN - next.length} more)` : ''}.
-        </p>
-        <label>
-          Repeat the new password
-          <input type="password" autoComplete="new-password" value={repeat} onChange={(e) => setRepeat(e.target.value)} aria-invalid={mismatch} required />
-        </label>
-        {mismatch && <p className="error">The two new passwords differ.</p>}
+        <NewPasswordFields password={next} repeat={repeat} onPassword={setNext} onRepeat={setRepeat} repeatLabel="Repeat the new password" />
         {error && (
           <p className="error" role="alert">
             {error}
@@ -104,7 +82,7 @@ function PasswordForm() {
             Your password is changed, and your other sessions have ended.
           </p>
         )}
-        <button type="submit" className="primary" disabled={busy || !current || next.length < MIN || next !== repeat}>
+        <button type="submit" className="primary" disabled={busy || !current || !newPasswordReady(next, repeat)}>
           {busy ? 'Changing…' : 'Change password'}
         </button>
       </form>

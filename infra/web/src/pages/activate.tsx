@@ -6,10 +6,10 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
+import { NewPasswordFields, newPasswordReady } from '../components/new-password';
 import { useSession } from '../session';
 
 const activate = endpoint<'auth', 'activate'>('POST', '/api/auth/activate');
-const MIN = 8;
 
 /** The token of the link this page was opened with: its fragment's, else its query's. */
 function linkToken(): string {
@@ -28,12 +28,10 @@ export default function Activate() {
   const [repeat, setRepeat] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const tooShort = password.length > 0 && password.length < MIN;
-  const mismatch = repeat.length > 0 && repeat !== password;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (password.length < MIN || password !== repeat) return;
+    if (!newPasswordReady(password, repeat)) return;
     setBusy(true);
     setError(null);
     try {
@@ -57,33 +55,13 @@ export default function Activate() {
         ) : (
           <>
             <p className="muted">Choose a password to finish your invitation.</p>
-            <label>
-              New password
-              <input
-                type="password"
-                autoComplete="new-password"
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-                aria-invalid={tooShort}
-                aria-describedby="password-rule"
-                required
-                minLength={MIN}
-              />
-            </label>
-            <p id="password-rule" className={tooShort ? 'error' : 'muted'}>
-              At least {MIN} characters{tooShort ? ` (${MIN - password.length} more)` : ''}.
-            </p>
-            <label>
-              Repeat it
-              <input type="password" autoComplete="new-password" value={repeat} onChange={(e) => setRepeat(e.target.value)} aria-invalid={mismatch} required />
-            </label>
-            {mismatch && <p className="error">The two passwords differ.</p>}
+            <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} repeatLabel="Repeat it" />
             {error && (
               <p className="error" role="alert">
                 {error}
               </p>
             )}
-            <button type="submit" className="primary" disabled={busy || password.length < MIN || password !== repeat}>
+            <button type="submit" className="primary" disabled={busy || !newPasswordReady(password, repeat)}>
               {busy ? 'Activating…' : 'Activate and sign in'}
             </button>
           </>

@@ -1,0 +1,50 @@
+// A new password and its repeat, with the service's length rule said inline as it is typed:
+// the invitation's activation and "Your account" ask for one the same way.
+
+/** The service's rule (activation and POST /api/auth/password): at least 8 characters. */
+export const PASSWORD_MIN = 8;
+
+/** Whether the two fields hold a password the service takes, typed the same twice. */
+export const newPasswordReady = (password: string, repeat: string) => password.length >= PASSWORD_MIN && password === repeat;
+
+export function NewPasswordFields({
+  password,
+  repeat,
+  onPassword,
+  onRepeat,
+  repeatLabel,
+}: {
+  password: string;
+  repeat: string;
+  onPassword: (value: string) => void;
+  onRepeat: (value: string) => void;
+  repeatLabel: string;
+}) {
+  const tooShort = password.length > 0 && password.length < PASSWORD_MIN;
+  const mismatch = repeat.length > 0 && repeat !== password;
+  return (
+    <>
+      <label>
+        New password
+        <input
+          type="password"
+          autoComplete="new-password"
+          value={password}
+          onChange={(e) => onPassword(e.target.value)}
+          aria-invalid={tooShort}
+          aria-describedby="password-rule"
+          required
+          minLength={PASSWORD_MIN}
+        />
+      </label>
+      <p id="password-rule" className={tooShort ? 'error' : 'muted'}>
+        At least {PASSWORD_MIN} characters{tooShort ? ` (${PASSWORD_MIN - password.length} more)` : ''}.
+      </p>
+      <label>
+        {repeatLabel}
+        <input type="password" autoComplete="new-password" value={repeat} onChange={(e) => onRepeat(e.target.value)} aria-invalid={mismatch} required />
+      </label>
+      {mismatch && <p className="error">The two passwords differ.</p>}
+    </>
+  );
+}
