@@ -69,6 +69,16 @@ async function pageInNewYork(): Promise<Page> {
   return page;
 }
 
+/** Counts the requests for `path` the page sends from now on, until stop(). */
+function countRequests(page: Page, path: string): { count(): number; stop(): void } {
+  let count = 0;
+  const onRequest = (r: { url(): string }) => {
+    if (new URL(r.url()).pathname === path) count++;
+  };
+  page.on('request', onRequest);
+  return { count: () => count, stop: () => void page.off('request', onRequest) };
+}
+
 async function open(page: Page, path: string, heading: string): Promise<void> {
   await page.goto(path);
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
@@ -429,18 +439,49 @@ describe('dashboards', { timeout: 90_000 }, () => {
     await alert.getByText('Dashboard embedding is not configured: set EMBED_HOST', { exact: false }).waitFor();
     expect(await alert.textContent()).toContain('EMBED_CLIENT_ID');
     await expectAccessible(viewerPage, '/dashboards not configured');
+
+    // Set up meanwhile, Try again loads the settings and opens one session for the dashboard they name, not two.
+    Object.assign(process.env, {
+      EMBED_HOST: fake.host,
+      EMBED_CLIENT_ID: EMBED.clientId,
+      EMBED_CLIENT_SECRET: EMBED.clientSecret,
+      EMBED_TIMEOUT_MS: '2000',
+      EMBED_DASHBOARD: '/embed/dashboards/7',
+    });
+    forgetEmbedLogins();
+    const acquires = countRequests(viewerPage, '/api/dashboard-embed/acquire-session');
+    try {
+      await alert.getByRole('button', { name: 'Try again' }).click();
+      await viewerPage.locator('iframe.dashboards-frame').waitFor();
+      // A later acquire of our own: a second one sent by Try again would have gone before it.
+      const reloaded = viewerPage.waitForResponse((r) => new URL(r.url()).pathname === '/api/dashboard-embed/acquire-session');
+      await viewerPage.getByRole('button', { name: 'Reload the dashboard' }).click();
+      expect((await reloaded).status()).toBe(200);
+      expect(acquires.count()).toBe(2);
+    } finally {
+      acquires.stop();
+      delete process.env.EMBED_DASHBOARD;
+    }
   });
 
   it('names EMBED_DASHBOARD when the service has no dashboard, and shows an address typed in', async () => {
     Object.assign(process.env, { EMBED_HOST: fake.host, EMBED_CLIENT_ID: EMBED.clientId, EMBED_CLIENT_SECRET: EMBED.clientSecret, EMBED_TIMEOUT_MS: '2000' });
     forgetEmbedLogins();
-    await open(viewerPage, '/dashboards', 'Dashboards');
-    await viewerPage.getByText('the service names no dashboard').waitFor();
-    expect(await viewerPage.locator('.dashboards-none').textContent()).toContain('EMBED_DASHBOARD');
-    await expectAccessible(viewerPage, '/dashboards without a dashboard configured');
-    await viewerPage.getByLabel('Dashboard address').fill('/embed/dashboards/3');
-    await viewerPage.getByRole('button', { name: 'Show' }).click();
-    await viewerPage.waitForURL((u) => u.searchParams.get('dashboard') === '/embed/dashboards/3');
+    const acquires = countRequests(viewerPage, '/api/dashboard-embed/acquire-session');
+    try {
+      await open(viewerPage, '/dashboards', 'Dashboards');
+      await viewerPage.getByText('the service names no dashboard').waitFor();
+      expect(await viewerPage.locator('.dashboards-none').textContent()).toContain('EMBED_DASHBOARD');
+      await expectAccessible(viewerPage, '/dashboards without a dashboard configured');
+      await viewerPage.getByLabel('Dashboard address').fill('/embed/dashboards/3');
+      await viewerPage.getByRole('button', { name: 'Show' }).click();
+      await viewerPage.waitForURL((u) => u.searchParams.get('dashboard') === '/embed/dashboards/3');
+      await viewerPage.locator('iframe.dashboards-frame').waitFor();
+      // One session, for the dashboard shown: none was opened while there was nothing to show.
+      expect(acquires.count()).toBe(1);
+    } finally {
+      acquires.stop();
+    }
     const src = new URL((await viewerPage.locator('iframe.dashboards-frame').getAttribute('src'))!);
     expect(src.origin).toBe(fake.host);
     expect(decodeURIComponent(src.pathname)).toMatch(/^\/login\/embed\/\/embed\/dashboards\/3\?/);

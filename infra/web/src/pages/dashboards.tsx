@@ -5,8 +5,8 @@
 // service is configured with (EMBED_DASHBOARD, GET /api/dashboard-embed/dashboard), shown
 // directly; another BI address (…/embed/dashboards/7 or …/dashboards/7) can be picked into
 // ?dashboard=. With none configured, the address form is the way in (the last one chosen in
-// this browser is remembered) and the page names the setting. A 503 says which settings
-// the service needs.
+// this browser is remembered) and the page names the setting; no session is opened until
+// there is a dashboard to show. A 503 says which settings the service needs.
 import { type FormEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import type { ApiProblem } from '../api/client';
@@ -39,12 +39,11 @@ export default function DashboardsPage() {
   // A pick in the address wins; then the service's dashboard; then, with none configured, the last pick here.
   const chosen = picked ?? named ?? (configured.status === 'ready' ? readStored() : '');
   const dashboard = useMemo(() => (chosen ? parseDashboard(chosen, host) : null), [chosen, host]);
-  const { state: session, reacquire, fresh, onRenewed } = useEmbedSession(dashboard?.href ?? '', configured.status === 'ready');
+  // A session only for a dashboard to show: with none chosen yet there is nothing to open one for.
+  const { state: session, reacquire, fresh, onRenewed } = useEmbedSession(dashboard?.href ?? '', dashboard !== null);
   const state = configured.status === 'failed' ? ({ status: 'failed', error: configured.error } as const) : session;
-  const retry = () => {
-    reload();
-    reacquire();
-  };
+  // Once the settings load, the session follows by itself: asking for both would open two.
+  const retry = configured.status === 'failed' ? reload : reacquire;
   const frame = useRef<HTMLIFrameElement>(null);
 
   const choose = (value: string) => {
@@ -137,7 +136,17 @@ export default function DashboardsPage() {
           ) : (
             configured.status === 'ready' && <DashboardForm current={chosen} host={host} invalid={Boolean(chosen) && !dashboard} onChoose={choose} />
           )}
-          {state.status === 'acquiring' ? (
+          {configured.status === 'loading' ? (
+            <Loading what="the dashboard settings" />
+          ) : !dashboard ? (
+            // An address that is not a dashboard is named by the form; with no address at all, where one comes from.
+            !chosen && (
+              <div className="state empty dashboards-none">
+                The service names no dashboard: set <code>EMBED_DASHBOARD</code> to the dashboard's path on the BI server (for example{' '}
+                <code>/embed/dashboards/7</code>; on AWS the stack's <code>embedDashboard</code>), or enter a dashboard's address above to show it here.
+              </div>
+            )
+          ) : state.status === 'acquiring' ? (
             <Loading what="an embed session" />
           ) : (
             <>
@@ -161,7 +170,7 @@ export default function DashboardsPage() {
                   Renewing the embed tokens failed ({state.renewError.detail}); trying again shortly.
                 </p>
               )}
-              {src ? (
+              {src && (
                 <iframe
                   key={generation}
                   ref={frame}
@@ -171,12 +180,6 @@ export default function DashboardsPage() {
                   sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox allow-downloads"
                   referrerPolicy="origin"
                 />
-              ) : (
-                <div className="state empty dashboards-none">
-                  An embed session is ready, but the service names no dashboard: set <code>EMBED_DASHBOARD</code> to the dashboard's path on the BI server (for
-                  example <code>/embed/dashboards/7</code>; on AWS the stack's <code>embedDashboard</code>), or enter a dashboard's address above to show it
-                  here.
-                </div>
               )}
             </>
           )}
