@@ -124,7 +124,7 @@ const BINDINGS: { readonly [C in ConfigConcern]?: Bind } = {
         LDAP_URL: ldap.url,
         LDAP_USER_DN_TEMPLATE: ldap.userDnTemplate,
         LDAP_ROLE_MAP: ldap.roleMap,
-        LDAP_STARTTLS: ldap.startTls ? 'true' : undefined,
+        LDAP_STARTTLS: ldap.startTls,
       },
       secret: {
         id: 'LdapCaCert',

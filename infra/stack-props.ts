@@ -19,7 +19,7 @@ export interface FleetHealthStackProps extends StackProps {
   /** Base URL of the SPA for links in mail (APP_URL); undefined: the CloudFront URL. */
   readonly appUrl?: string;
   /** Optional LDAP login for the auth group: LDAP_URL, LDAP_USER_DN_TEMPLATE, LDAP_ROLE_MAP; the stack adds the LDAP_CA_CERT_ARN secret. */
-  readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string; startTls?: boolean };
+  readonly ldap?: { url: string; userDnTemplate: string; roleMap?: string; startTls?: string };
   /** Optional ticket provider of create-ticket (shared/tickets/provider.ts); undefined: 503 there. */
   readonly tickets?: TicketSettings;
   /**
@@ -76,9 +76,14 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
   if (!(STAGES as readonly string[]).includes(stage)) {
     throw new Error(`context stage=${stage}: must be one of ${STAGES.join(', ')} (shared/config/core.ts accepts only these)`);
   }
+  // cdk.json writes switches and numbers as JSON (`"ldapStartTls": true`): read as their text, so the concern's
+  // schema judges them as it judges `-c ldapStartTls=true`. Anything else is refused, not dropped.
   const optional = (key: string): string | undefined => {
     const value: unknown = scope.node.tryGetContext(key);
-    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return String(value);
+    if (typeof value !== 'string') throw new Error(`context ${key}: a text, a number or true/false, not ${JSON.stringify(value)}`);
+    return value.trim() !== '' ? value.trim() : undefined;
   };
   return {
     stage: stage as StageName,
@@ -98,7 +103,8 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
             url: required('ldapUrl', 'an LDAP setting'),
             userDnTemplate: required('ldapUserDnTemplate', 'an LDAP setting'),
             roleMap: optional('ldapRoleMap'),
-            startTls: optional('ldapStartTls') === 'true',
+            // As given: the ldap concern's schema reads it at synth as the Lambda will (true/1/on/yes), or refuses it.
+            startTls: optional('ldapStartTls'),
           }
         : undefined,
     tickets: ticketSettings(optional),

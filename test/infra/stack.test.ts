@@ -16,6 +16,7 @@ import { FleetHealthStack, fleetHealthPropsFromContext } from '../../infra/fleet
 import { functionConcerns } from '../../infra/local/functions.js';
 import { BUILT_POLICY, SECURITY_HEADERS } from '../../infra/web/csp.js';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
+import { ldapSettings } from '../../shared/config/ldap.js';
 import { TABLES, TABLE_NAMES, type TableName } from '../../shared/db/tables.js';
 import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
@@ -845,19 +846,32 @@ describe('LDAP configuration', () => {
     expect(configured[0]!.Properties.Environment.Variables.LDAP_STARTTLS).toBeUndefined();
   });
 
-  it('turns StartTLS on for an ldap:// server with ldapStartTls=true', () => {
-    const app = new App({
-      context: {
-        ...cdkContext,
-        'aws:cdk:bundling-stacks': [],
-        ldapUrl: 'ldap://ldap.example.com',
-        ldapUserDnTemplate: 'uid={username},dc=example,dc=com',
-        ldapStartTls: 'true',
-      },
+  it('turns StartTLS on for an ldap:// server whenever the Lambda would read ldapStartTls as on, as cdk.json or -c writes it', () => {
+    const ldapContext = (ldapStartTls: unknown) => ({
+      ...cdkContext,
+      'aws:cdk:bundling-stacks': [],
+      ldapUrl: 'ldap://ldap.example.com',
+      ldapUserDnTemplate: 'uid={username},dc=example,dc=com',
+      ldapStartTls,
     });
-    const t = Template.fromStack(new FleetHealthStack(app, 'LdapTlsStack', fleetHealthPropsFromContext(app))).toJSON().Resources as Record<string, Json>;
-    const auth = Object.values(t).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_URL)!;
-    expect(auth.Properties.Environment.Variables).toMatchObject({ LDAP_URL: 'ldap://ldap.example.com', LDAP_STARTTLS: 'true' });
+    const startTlsOf = (ldapStartTls: unknown) => {
+      const app = new App({ context: ldapContext(ldapStartTls) });
+      const t = Template.fromStack(new FleetHealthStack(app, 'LdapTlsStack', fleetHealthPropsFromContext(app))).toJSON().Resources as Record<string, Json>;
+      const auth = Object.values(t).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.LDAP_URL)!;
+      const variables = auth.Properties.Environment.Variables as Record<string, string>;
+      expect(variables.LDAP_URL).toBe('ldap://ldap.example.com');
+      // What the auth Lambda makes of its environment.
+      return ldapSettings.from(variables).startTls;
+    };
+    // Every spelling the Lambda reads as on (a boolean is how cdk.json writes a switch) was once dropped as off.
+    for (const on of ['true', 'yes', '1', 'on', true, 1]) expect(startTlsOf(on), String(on)).toBe(true);
+    for (const off of ['false', 'no', false]) expect(startTlsOf(off), String(off)).toBe(false);
+    // What the Lambda would refuse fails the synth, naming the context key, rather than leaving StartTLS off.
+    for (const bad of ['TRUE', 'enabled']) {
+      const app = new App({ context: ldapContext(bad) });
+      expect(() => new FleetHealthStack(app, 'LdapTlsRefused', fleetHealthPropsFromContext(app)), bad).toThrow(/context ldapStartTls: .*LDAP_STARTTLS/);
+    }
+    expect(() => fleetHealthPropsFromContext(new App({ context: ldapContext({ on: true }) }))).toThrow('context ldapStartTls: a text, a number or true/false');
   });
 });
 
