@@ -33,6 +33,7 @@ const managed = (u: UserRecord): ManagedUser => ({
   display_name: u.name,
   role: u.role,
   is_active: u.is_active,
+  source: u.source ?? 'local',
   invitation_pending: pendingInvitation(u),
   ...(pendingInvitation(u) && u.invitation_expires_at ? { invitation_expires_at: u.invitation_expires_at } : {}),
 });
@@ -169,6 +170,12 @@ export async function updateUser(actor: Principal, email: string, patch: { role?
 
 export async function removeUser(actor: Principal, email: string, caller: Caller): Promise<{ status: 'ok' }> {
   const before = await targetOf(actor, email, 'delete');
+  // Its next login with the directory's password would make the account again (accountForLdap), with the role map's role.
+  if (before.source === 'ldap') {
+    throw new Conflict(
+      `${before.email} signs in through the directory (LDAP): deleting the account would not keep it out, as its next login would create it again. Deactivate it instead; remove the person from the directory to end it there.`,
+    );
+  }
   const audit = auditAction({
     actor: actor.username,
     role: actor.role,

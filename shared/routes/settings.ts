@@ -151,6 +151,7 @@ const metricSources = ruleSetRoutes('metric-sources');
 /**
  * `invitation_pending` (beyond the contract): invited, not yet activated; its role and state change only by a new
  * invitation. `invitation_expires_at` (beyond it too): when a pending account's invitation stops working, where known.
+ * `source` (beyond it too): `ldap` for an account the directory's login made, which is deactivated, never deleted.
  */
 export const ManagedUser = z.lazy(() =>
   z.object({
@@ -159,6 +160,7 @@ export const ManagedUser = z.lazy(() =>
     display_name: z.string(),
     role: Role,
     is_active: z.boolean(),
+    source: z.enum(['local', 'ldap']),
     invitation_pending: z.boolean(),
     invitation_expires_at: z.optional(z.string()),
   }),

@@ -11,6 +11,7 @@ import { escapeDnValue, ldapAuthenticate } from '../../shared/auth/ldap.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
 import { changePassword, login } from '../../shared/auth/sign-in.js';
+import { listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { principalOf } from '../../shared/auth/principal.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { createUser, getUser } from '../../shared/db/users.js';
@@ -28,6 +29,7 @@ const PEOPLE: Person[] = [
   { uid: 'dave', password: 'dave-secret', cn: 'Dave Lister', mail: 'dave@example.org' },
   { uid: 'erin', password: 'erin-secret', cn: 'Erin Hunt', mail: 'erin@example.org' },
   { uid: 'frank', password: 'frank-secret', cn: 'Frank Poole', mail: 'frank@example.org' },
+  { uid: 'ivan', password: 'ivan-secret', cn: 'Ivan Ivanov', mail: 'ivan@example.org' },
   // Directory entries whose name, or address, no account field holds.
   { uid: 'grace', password: 'grace-secret', cn: `Grace ${'H'.repeat(200)}`, mail: 'grace@example.org' },
   { uid: 'heidi', password: 'heidi-secret', cn: 'Heidi', mail: `${'h'.repeat(250)}@example.org` },
@@ -151,6 +153,21 @@ describe('LDAP login against slapd', () => {
     expect(builtIn.user).toMatchObject({ username: 'admin', role: 'superadmin' });
     const logins = (await listAudit('login')).filter((e) => e.target === 'admin');
     expect(logins[0]!.detail).toEqual({ method: 'local' });
+  });
+
+  it('keeps an LDAP account out by deactivating it: deleting one is refused (409), since its next login would make it again', async () => {
+    const made = await login('ivan', 'ivan-secret', caller);
+    const superadmin = principalOf((await getUser('admin'))!);
+    const listed = (await listManagedUsers()).users.find((u) => u.email === 'ivan@example.org');
+    expect(listed).toMatchObject({ source: 'ldap', is_active: true });
+    await expect(removeUser(superadmin, 'ivan@example.org', caller)).rejects.toMatchObject({
+      status: 409,
+      message: expect.stringContaining('signs in through the directory (LDAP): deleting the account would not keep it out'),
+    });
+    expect((await getUser('ivan'))?.id).toBe(made.user.id); // nothing deleted
+    await updateUser(superadmin, 'ivan@example.org', { is_active: false }, caller);
+    await expect(login('ivan', 'ivan-secret', caller)).rejects.toMatchObject({ status: 401 });
+    expect(await getUser('ivan')).toMatchObject({ id: made.user.id, is_active: false }); // not made again
   });
 
   it('links only to accounts created from LDAP: a built-in account made later is not taken over', async () => {

@@ -199,7 +199,15 @@ describe('user management', () => {
     expect(list.status).toBe(200);
     expect(list.body.users).toEqual(
       expect.arrayContaining([
-        { id: expect.any(String), email: 'carol@example.com', display_name: 'carol', role: 'viewer', is_active: true, invitation_pending: false },
+        {
+          id: expect.any(String),
+          email: 'carol@example.com',
+          display_name: 'carol',
+          role: 'viewer',
+          is_active: true,
+          source: 'local',
+          invitation_pending: false,
+        },
       ]),
     );
 

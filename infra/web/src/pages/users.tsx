@@ -5,6 +5,8 @@
 // row: "Invite again…" fills the form, where the role can still change before sending. Superadmins change roles, deactivate and delete; the
 // service's 409 guards (the last active superadmin, one's own account) are explained
 // with its own words next to the table. A role picked is applied only by its "Save role".
+// An account the directory's login made (LDAP) is deactivated, never deleted: its next
+// login would make it again.
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { type ApiProblem, endpoint } from '../api/client';
 import { useApi, useApiMutation } from '../api/hooks';
@@ -238,6 +240,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                   <th scope="row">
                     {u.display_name}
                     {self && <span className="muted"> (you)</span>}
+                    {u.source === 'ldap' && <span className="muted"> · directory (LDAP)</span>}
                   </th>
                   <td>{u.email}</td>
                   <td>
@@ -266,7 +269,10 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                           {u.is_active ? 'Deactivate' : 'Reactivate'}
                         </button>
                       )}
-                      {confirming === u.email ? (
+                      {u.source === 'ldap' ? (
+                        // Deleting would not keep it out: its next login through the directory makes it again.
+                        <span className="muted users-ldap-note">Signs in through the directory: deactivate to keep it out.</span>
+                      ) : confirming === u.email ? (
                         <span className="users-confirm">
                           <span>Delete for good?</span>
                           <button
