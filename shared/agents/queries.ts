@@ -52,10 +52,13 @@ const listItem = (i: InvestigationSummary): InvestigationSummary => ({
   created_at: i.created_at,
 });
 
-export async function listInvestigations(q: { days: number; severity: string; customer: string; page: number; page_size: number }, now = new Date()) {
+export async function listInvestigations(
+  q: { days: number; severity: string; customer: string; cluster_id: string; page: number; page_size: number },
+  now = new Date(),
+) {
   const matches = q.customer.trim() ? likeMatcher(q.customer) : () => true;
   const found = (await listInvestigationFiguresSince(new Date(now.getTime() - q.days * DAY_MS))).filter(
-    (i) => (!q.severity || i.severity === q.severity) && matches(i.customer_name),
+    (i) => (!q.severity || i.severity === q.severity) && (!q.cluster_id || i.cluster_id === q.cluster_id) && matches(i.customer_name),
   );
   const start = (q.page - 1) * q.page_size;
   const page = await investigationSummaries(found.slice(start, start + q.page_size));

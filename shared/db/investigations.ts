@@ -127,7 +127,17 @@ const readSummary = itemReader(summaryFields);
  * What the list's filters and the KPIs read of every investigation in a window: no free text.
  * A summary's root cause and actions run to kilobytes each; the window may hold thousands.
  */
-const FIGURE_FIELDS = ['investigation_id', 'created_at', 'severity', 'customer_name', 'confidence', 'duration_seconds', 'total_tokens', 'cost_usd'] as const;
+const FIGURE_FIELDS = [
+  'investigation_id',
+  'created_at',
+  'severity',
+  'cluster_id',
+  'customer_name',
+  'confidence',
+  'duration_seconds',
+  'total_tokens',
+  'cost_usd',
+] as const;
 export type InvestigationFigures = Pick<InvestigationSummary, (typeof FIGURE_FIELDS)[number]>;
 const readFigures = itemReader(pickFields(summaryFields, FIGURE_FIELDS));
 /** The most values DynamoDB takes in one IN (…) of an expression. */

@@ -67,7 +67,7 @@ export function issueView(issue: IssueRecord, now: Date): IssueView {
 /** What lists filter and sort on: rule issues and AI issues alike. */
 export type Listable = Pick<
   IssueSummary,
-  'issue_id' | 'issue_name' | 'cluster_name' | 'customer_name' | 'severity' | 'status' | 'triage_status' | 'disposition_status' | 'last_seen'
+  'issue_id' | 'issue_name' | 'cluster_id' | 'cluster_name' | 'customer_name' | 'severity' | 'status' | 'triage_status' | 'disposition_status' | 'last_seen'
 >;
 
 /** Newest activity first: latest alert, then id. */
@@ -82,6 +82,7 @@ export function matches(issue: Listable, q: IssueListQuery): boolean {
   if (q.status && issue.status !== q.status) return false;
   if (q.customer && issue.customer_name !== q.customer) return false;
   if (q.cluster && issue.cluster_name !== q.cluster) return false;
+  if (q.cluster_id && issue.cluster_id !== q.cluster_id) return false;
   if (q.triage && issue.triage_status !== q.triage) return false;
   if (q.disposition && issue.disposition_status !== q.disposition) return false;
   return true;

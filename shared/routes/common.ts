@@ -47,6 +47,8 @@ export const IssueListQuery = z.lazy(() =>
     status: z._default(z.enum(['', 'Ongoing', 'Resolved']), ''),
     customer: z._default(Text(200), ''),
     cluster: z._default(Text(200), ''),
+    /** Beyond the contract: one cluster's issues by its id, whatever names they were stored under (the console's cluster page). */
+    cluster_id: z._default(Text(128), ''),
     triage: z._default(Text(64), ''),
     disposition: z._default(Text(64), ''),
     page: Page,

@@ -10,6 +10,8 @@ export const InvestigationListQuery = z.lazy(() =>
     days: DaysInRange(30),
     severity: z._default(AnyCase(['', 'critical', 'warning', 'info']), ''),
     customer: z._default(Text(200), ''),
+    /** Beyond the contract: one cluster's investigations (its id, matched exactly), for the console's cluster page. */
+    cluster_id: z._default(Text(128), ''),
     page: Page,
     page_size: PageSize,
   }),

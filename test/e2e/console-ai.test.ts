@@ -372,6 +372,41 @@ describe('investigations', { timeout: 90_000 }, () => {
   });
 });
 
+describe("a cluster's page", { timeout: 90_000 }, () => {
+  it('lists its AI issues and its investigations, each linking to its own page', async () => {
+    const hrefs = (rows: ReturnType<Page['locator']>) => rows.locator('tbody th a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+
+    // Investigations: the cluster's own, asked for by its id, newest first.
+    const investigated = (await api(service.url, admin, 'GET', '/api/investigations?page_size=100')).body.investigations.find(
+      (i: { investigation_id: string }) => i.investigation_id !== HOSTILE_ID, // the hostile one names a cluster not in the fleet
+    );
+    const own = (await api(service.url, admin, 'GET', `/api/investigations?cluster_id=${encodeURIComponent(investigated.cluster_id)}&page_size=100`)).body;
+    expect(own.total).toBeGreaterThan(0);
+    await viewerPage.goto(`/clusters/${encodeURIComponent(investigated.cluster_id)}`);
+    await viewerPage.getByRole('heading', { level: 1, name: investigated.cluster_name }).waitFor();
+    const investigations = viewerPage.getByRole('region', { name: 'Investigations', exact: true });
+    await expect
+      .poll(() => hrefs(investigations))
+      .toEqual(own.investigations.map((i: { investigation_id: string }) => `/investigations/${encodeURIComponent(i.investigation_id)}`));
+    expect(await investigations.locator('tbody').textContent()).toContain(own.investigations[0].root_cause);
+    await expectAccessible(viewerPage, '/clusters/{id} with investigations');
+
+    // AI issues: those of this cluster in the window, apart from its alert issues, each linking to the AI issue.
+    const aiIssues = (await api(service.url, admin, 'GET', '/api/ai-issues?days=30&page_size=100')).body.issues as { cluster_id: string; issue_id: string }[];
+    expect(aiIssues.length).toBeGreaterThan(0);
+    const cluster = aiIssues[0]!.cluster_id;
+    const mine = aiIssues.filter((i) => i.cluster_id === cluster).map((i) => `/ai-issues/${encodeURIComponent(i.issue_id)}`);
+    await viewerPage.goto(`/clusters/${encodeURIComponent(cluster)}`);
+    const section = viewerPage.getByRole('region', { name: 'AI issues', exact: true });
+    await expect.poll(async () => (await hrefs(section)).sort()).toEqual(mine.sort());
+    const alertIssues = viewerPage.getByRole('region', { name: 'Alert issues', exact: true });
+    await expect.poll(() => alertIssues.getByText(/No alert issue|Open \(/).count()).toBeGreaterThan(0);
+    expect((await hrefs(alertIssues)).every((href) => href?.startsWith('/issues/'))).toBe(true);
+    await section.locator('tbody th a').first().click();
+    await viewerPage.waitForURL((u) => mine.includes(u.pathname));
+  });
+});
+
 describe('patrol', { timeout: 120_000 }, () => {
   it('shows the empty state and KPIs before any report; a viewer gets no trigger', async () => {
     await viewerPage.goto('/patrol');

@@ -217,6 +217,12 @@ describe('investigations', () => {
       all.filter((i) => re.test(i.customer_name.toLowerCase())).map((i) => i.investigation_id),
     );
     expect((await get('/api/investigations?customer=no-such-customer')).total).toBe(0);
+    // One cluster's, by its id (beyond the contract: the console's cluster page).
+    const cluster = all[0].cluster_id as string;
+    const byCluster = await get(`/api/investigations?cluster_id=${encodeURIComponent(cluster)}&page_size=100`);
+    expect(byCluster.investigations.map((i: any) => i.investigation_id)).toEqual(all.filter((i) => i.cluster_id === cluster).map((i) => i.investigation_id));
+    expect(new Set(all.map((i) => i.cluster_id)).size).toBeGreaterThan(1); // so the filter leaves some out
+    expect((await get(`/api/investigations?cluster_id=${encodeURIComponent(cluster.toUpperCase())}x`)).total).toBe(0);
 
     const page2 = await get('/api/investigations?page=2&page_size=2');
     expect(page2).toMatchObject({ page: 2, page_size: 2, total: all.length });

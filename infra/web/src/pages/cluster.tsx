@@ -1,8 +1,10 @@
 // One cluster: its inventory, the unified and health scores with each dimension
 // against its green/yellow/red thresholds, the risk snapshot (signals and
-// suggested actions), its open and past alert issues, and a chart per metric
-// over the last 14 days (daily average, min and max). Read-only: every role sees
-// the same page. Each section loads and fails on its own.
+// suggested actions), its open and past alert issues and AI issues, what the agent's
+// investigations found on it, and a chart per metric over the last 14 days (daily
+// average, min and max). Read-only: every role sees the same page. Each section loads
+// and fails on its own.
+import type { UseQueryResult } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
 import { duration } from '../components/issues/format';
@@ -27,15 +29,23 @@ const healthScoresEp = endpoint<'health', 'scores'>('GET', '/api/health/scores')
 const rulesEp = endpoint<'fleet', 'rules'>('GET', '/api/fleet/rules');
 const riskEp = endpoint<'risk', 'snapshots'>('GET', '/api/risk/snapshots');
 const issuesEp = endpoint<'issues', 'list'>('GET', '/api/issues');
+const aiIssuesEp = endpoint<'ai-issues', 'list'>('GET', '/api/ai-issues');
+const investigationsEp = endpoint<'investigations', 'list'>('GET', '/api/investigations');
 
 type Inventory = Answer<'clusters', 'get'>['cluster'];
 type RuleDimension = Answer<'fleet', 'rules'>['dimensions'][number];
-type Issue = Answer<'issues', 'list'>['issues'][number];
+/** What the issue tables show of an alert issue or an AI issue (the AI list answers the same fields, and more). */
+type IssueRow = Pick<
+  Answer<'issues', 'list'>['issues'][number],
+  'issue_id' | 'issue_name' | 'cluster_id' | 'status' | 'severity' | 'alert_count' | 'first_seen' | 'last_seen' | 'duration_minutes' | 'triage_status'
+>;
+type Investigation = Answer<'investigations', 'list'>['investigations'][number];
 type MetricSeries = Answer<'clusters', 'metrics'>['metrics'][number];
 
 const CHART_DAYS = 14;
-const ISSUE_WINDOWS = ['7', '30', '90', '365'];
-const FILTERS = { issue_days: '30' };
+const WINDOWS = ['7', '30', '90', '365'];
+const FILTERS = { issue_days: '30', ai_issue_days: '30', investigation_days: '30' };
+const percent = (v: number) => `${Math.round(v * 100)}%`;
 
 const label = (key: string) => key.replace(/_/g, ' ');
 
@@ -337,7 +347,7 @@ function Risk({ clusterId }: { clusterId: string }) {
   );
 }
 
-function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
+function IssueTable({ caption, issues, base }: { caption: string; issues: IssueRow[]; base: '/issues' | '/ai-issues' }) {
   return (
     <ScrollRegion label={caption}>
       <table>
@@ -361,7 +371,7 @@ function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
           {issues.map((i) => (
             <tr key={i.issue_id}>
               <th scope="row">
-                <Link to={`/issues/${encodeURIComponent(i.issue_id)}`}>{i.issue_name}</Link>
+                <Link to={`${base}/${encodeURIComponent(i.issue_id)}`}>{i.issue_name}</Link>
               </th>
               <td>
                 <Badge status={i.severity} />
@@ -383,47 +393,130 @@ function IssueTable({ caption, issues }: { caption: string; issues: Issue[] }) {
   );
 }
 
-// Cluster names are not unique (two customers may each have a `prod-1`): the list is asked for this
-// name and customer (both matched exactly), and any row of another cluster still answered is dropped.
-function Issues({ cluster }: { cluster: Inventory }) {
+/** A window of days to look back over, kept in the URL under `name`. */
+function WindowSelect({ label, name }: { label: string; name: keyof typeof FILTERS }) {
   const [filters, setFilters] = useUrlState(FILTERS);
-  const days = String(filters.issue_days);
-  const query = { cluster: cluster.cluster_name, customer: cluster.customer_name };
-  const issues = useApi(issuesEp, { query: { ...query, days: Number(days), page_size: 100 } });
-  const mine = issues.data?.issues.filter((i) => i.cluster_id === cluster.cluster_id) ?? [];
+  return (
+    <label>
+      {label}
+      <select value={filters[name]} onChange={(e) => setFilters({ [name]: e.target.value })}>
+        {WINDOWS.map((d) => (
+          <option key={d} value={d}>
+            {d} days
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+// Asked for by the cluster's id (beyond the contract): names are not unique (two customers may each
+// have a `prod-1`), and issues keep the names they were stored under after a rename. The link to the
+// list names the cluster and its customer, the filters that page offers. Alert issues and AI issues
+// take the same query (spec §4), so one section shows either.
+function Issues({ cluster, ai = false }: { cluster: Inventory; ai?: boolean }) {
+  const [filters] = useUrlState(FILTERS);
+  const days = String(ai ? filters.ai_issue_days : filters.issue_days);
+  const request = { query: { cluster_id: cluster.cluster_id, days: Number(days), page_size: 100 } };
+  // Both hooks are always called (hooks keep their order); the one not shown asks nothing.
+  const alertIssues = useApi(issuesEp, request, { enabled: !ai });
+  const aiIssues = useApi(aiIssuesEp, request, { enabled: ai });
+  const issues: UseQueryResult<{ issues: IssueRow[]; total: number }, ApiProblem> = ai ? aiIssues : alertIssues;
+  const noun = ai ? 'AI issue' : 'alert issue';
+  const base = ai ? '/ai-issues' : '/issues';
+  const mine = issues.data?.issues ?? [];
   const open = mine.filter((i) => i.status === 'Ongoing');
   const past = mine.filter((i) => i.status !== 'Ongoing');
-  // The API had more than one page: the rest (some maybe this cluster's) are in the issues list.
+  // The API had more than one page: the rest are in the list.
   const more = (issues.data?.total ?? 0) > (issues.data?.issues.length ?? 0);
-  const listLink = `/issues?${new URLSearchParams({ ...query, days })}`;
+  const listLink = `${base}?${new URLSearchParams({ cluster: cluster.cluster_name, customer: cluster.customer_name, days })}`;
   return (
     <>
       <div className="toolbar">
-        <label>
-          Issues seen in the last
-          <select value={days} onChange={(e) => setFilters({ issue_days: e.target.value })}>
-            {ISSUE_WINDOWS.map((d) => (
-              <option key={d} value={d}>
-                {d} days
-              </option>
-            ))}
-          </select>
-        </label>
-        <Link to={listLink}>Open in the issues list</Link>
+        <WindowSelect label={ai ? 'AI issues seen in the last' : 'Issues seen in the last'} name={ai ? 'ai_issue_days' : 'issue_days'} />
+        <Link to={listLink}>Open in the {ai ? 'AI issues' : 'issues'} list</Link>
       </div>
       {issues.isPending ? (
-        <Loading what="alert issues" />
+        <Loading what={`${noun}s`} />
       ) : issues.isError ? (
         <Problem error={issues.error} retry={() => void issues.refetch()} />
       ) : mine.length === 0 && !more ? (
-        <Empty>No alert issue for this cluster in the last {days} days.</Empty>
+        <Empty>
+          No {noun} for this cluster in the last {days} days.
+        </Empty>
       ) : (
         <>
           <h3>Open ({open.length})</h3>
-          {open.length ? <IssueTable caption="Open issues" issues={open} /> : <p className="muted">No open issue.</p>}
+          {open.length ? <IssueTable caption={`Open ${noun}s`} issues={open} base={base} /> : <p className="muted">No open {noun}.</p>}
           <h3>Past ({past.length})</h3>
-          {past.length ? <IssueTable caption="Past issues" issues={past} /> : <p className="muted">No resolved issue in this window.</p>}
-          {more && <p className="muted">Showing the latest {mine.length}; the issues list has them all.</p>}
+          {past.length ? <IssueTable caption={`Past ${noun}s`} issues={past} base={base} /> : <p className="muted">No resolved {noun} in this window.</p>}
+          {more && (
+            <p className="muted">
+              Showing the latest {mine.length}; the {ai ? 'AI issues' : 'issues'} list has them all.
+            </p>
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+/** What the agent's investigations of this cluster found (asked for by the cluster's id), newest first. */
+function Investigations({ cluster }: { cluster: Inventory }) {
+  const [filters] = useUrlState(FILTERS);
+  const days = String(filters.investigation_days);
+  const list = useApi(investigationsEp, { query: { days: Number(days), cluster_id: cluster.cluster_id, page_size: 100 } });
+  const rows: Investigation[] = list.data?.investigations ?? [];
+  const more = (list.data?.total ?? 0) > rows.length;
+  return (
+    <>
+      <div className="toolbar">
+        <WindowSelect label="Investigations in the last" name="investigation_days" />
+      </div>
+      {list.isPending ? (
+        <Loading what="investigations" />
+      ) : list.isError ? (
+        <Problem error={list.error} retry={() => void list.refetch()} />
+      ) : rows.length === 0 ? (
+        <Empty>No investigation of this cluster in the last {days} days. The agent investigates a cluster when it meets the health rules' AI trigger.</Empty>
+      ) : (
+        <>
+          <ScrollRegion label="Investigations of this cluster">
+            <table>
+              <caption className="visually-hidden">Investigations of this cluster</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Created (UTC)</th>
+                  <th scope="col">Severity</th>
+                  <th scope="col" className="num">
+                    Confidence
+                  </th>
+                  <th scope="col">Root cause</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((r) => (
+                  <tr key={r.investigation_id}>
+                    <th scope="row">
+                      <Link to={`/investigations/${encodeURIComponent(r.investigation_id)}`}>
+                        <When iso={r.created_at} label={false} />
+                      </Link>
+                    </th>
+                    <td>
+                      <Badge status={r.severity} />
+                    </td>
+                    <td className="num">{percent(r.confidence)}</td>
+                    <td className="cluster-wrap">{r.root_cause}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollRegion>
+          {more && (
+            <p className="muted">
+              Showing the latest {rows.length} of {list.data?.total}.
+            </p>
+          )}
         </>
       )}
     </>
@@ -531,6 +624,12 @@ export default function ClusterPage() {
       </Section>
       <Section title="Alert issues" id="issues-h">
         <Issues cluster={c} />
+      </Section>
+      <Section title="AI issues" id="ai-issues-h">
+        <Issues cluster={c} ai />
+      </Section>
+      <Section title="Investigations" id="investigations-h">
+        <Investigations cluster={c} />
       </Section>
       <Section title={`Metrics, last ${CHART_DAYS} days`} id="metrics-h">
         <Charts clusterId={c.cluster_id} />
