@@ -71,20 +71,27 @@ export async function dropFleetDatabase(): Promise<void> {
 }
 
 // ── cluster lookup shared by cluster_info and analyze_logs ──
+// Names are not unique (two customers may each have a `prod-1`): an id first, then a name that only one
+// cluster has; a name several share is a choice the caller makes by id, never a guess that would answer
+// for another customer's cluster.
 function findCluster(view: FleetView, wanted: string) {
   const needle = wanted.trim().toLowerCase();
   const clusters = view.fleet.map((d) => d.cluster);
-  const exact = clusters.find((c) => c.cluster_id === wanted.trim() || c.cluster_name.toLowerCase() === needle);
-  if (exact) return exact;
+  const byId = clusters.find((c) => c.cluster_id === wanted.trim());
+  if (byId) return byId;
+  const ambiguous = (found: typeof clusters, how: string) =>
+    new ToolFailed(
+      `"${wanted}" ${how} ${found.length} clusters: ${found
+        .slice(0, 10)
+        .map((c) => `${c.cluster_name} (${c.customer_name}, id ${c.cluster_id})`)
+        .join(', ')}. Give the id.`,
+    );
+  const exact = clusters.filter((c) => c.cluster_name.toLowerCase() === needle);
+  if (exact.length === 1) return exact[0]!;
+  if (exact.length > 1) throw ambiguous(exact, 'is the name of');
   const partial = clusters.filter((c) => c.cluster_name.toLowerCase().includes(needle));
   if (partial.length === 1) return partial[0]!;
-  if (partial.length > 1)
-    throw new ToolFailed(
-      `"${wanted}" matches ${partial.length} clusters: ${partial
-        .slice(0, 10)
-        .map((c) => c.cluster_name)
-        .join(', ')}. Give the full name or the id.`,
-    );
+  if (partial.length > 1) throw ambiguous(partial, 'matches');
   throw new ToolFailed(`No cluster named or with id "${wanted}". run_sql on the clusters table lists them.`);
 }
 

@@ -1,0 +1,52 @@
+// The assistant's and the agent's cluster lookup (cluster_info, analyze_logs) on DynamoDB Local:
+// cluster names are not unique (two customers may each have a `prod-1`), so a name that several
+// clusters share is refused with their ids, never answered with one of them; an id always finds its own.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ToolFailed, TOOLS } from '../../shared/chat/tools.js';
+import { dropFleetViewCache } from '../../shared/scoring/fleet-view.js';
+import { storedCluster } from '../support/clusters.js';
+import { useTestTables } from '../support/dynamo.js';
+
+const NAME = `twin-${Date.now().toString(36)}`;
+let acme: string;
+let globex: string;
+let single: string;
+
+beforeAll(async () => {
+  await useTestTables();
+  acme = await storedCluster({ cluster_name: NAME, customer_name: 'Acme Twins' });
+  globex = await storedCluster({ cluster_name: NAME, customer_name: 'Globex Twins' });
+  single = await storedCluster({ cluster_name: `${NAME}-solo`, customer_name: 'Acme Twins' });
+  dropFleetViewCache();
+}, 60_000);
+
+const inventoryOf = async (cluster: string) => ((await TOOLS.cluster_info.run({ cluster })) as { inventory: { cluster_id: string } }).inventory.cluster_id;
+
+describe('finding a cluster by name or id', () => {
+  it('refuses a name two clusters share, naming each with its customer and id, in cluster_info and analyze_logs', async () => {
+    for (const run of [
+      () => TOOLS.cluster_info.run({ cluster: NAME }),
+      () => TOOLS.analyze_logs.run({ cluster: NAME.toUpperCase(), hours: 24, level: 'any' }),
+    ]) {
+      const refused = await run().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(ToolFailed);
+      const message = (refused as ToolFailed).message;
+      expect(message).toContain(`is the name of 2 clusters`);
+      expect(message).toContain(`(Acme Twins, id ${acme})`);
+      expect(message).toContain(`(Globex Twins, id ${globex})`);
+      expect(message).toMatch(/Give the id\.$/);
+    }
+  });
+
+  it('finds each twin by its id, and a name only one cluster has by that name', async () => {
+    expect(await inventoryOf(acme)).toBe(acme);
+    expect(await inventoryOf(globex)).toBe(globex);
+    expect(await inventoryOf(`${NAME}-SOLO`)).toBe(single);
+    // A part of a name: one cluster's is found, several are refused with their ids.
+    expect(await inventoryOf('-solo')).toBe(single);
+    await expect(TOOLS.cluster_info.run({ cluster: NAME.slice(0, -2) })).rejects.toThrow(/matches 3 clusters: .*Give the id\./);
+  });
+});
