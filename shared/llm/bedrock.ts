@@ -204,6 +204,9 @@ function failure(error: unknown): unknown {
   // No HTTP status: the request never got an answer (network, credentials, abort).
   if (status === undefined) {
     if (name === 'CredentialsProviderError') return new AttemptFailed(`${LABEL}: no AWS credentials are available to sign the request`, 'auth');
+    // The SDK found no region (none in the environment or the AWS profile): a setting, which no retry mends.
+    if (typeof e.message === 'string' && e.message.startsWith('Region is missing'))
+      return new AttemptFailed(`${LABEL}: no AWS region is set: set AWS_REGION (or a region in the AWS profile)`, 'bad_request');
     return error; // withRetries() classifies it as a timeout or a network failure
   }
   // A 2xx the SDK could not read (not JSON, wrong shape).

@@ -358,6 +358,18 @@ describe('retries and errors', () => {
     expect(error.message).toMatch(/^Bedrock could not be reached: connection failed/);
   });
 
+  it('reports a missing AWS region as a setting to make, at once, not as a network failure retried', async () => {
+    // No region anywhere the SDK looks: not in the environment, nor in a profile (none is readable).
+    for (const name of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) vi.stubEnv(name, undefined);
+    vi.stubEnv('AWS_CONFIG_FILE', '/nonexistent/aws-config');
+    vi.stubEnv('AWS_SHARED_CREDENTIALS_FILE', '/nonexistent/aws-credentials');
+    const provider = bedrockProvider({ model: MODEL, endpoint: fake.endpoint, retry: { ...DEFAULT_RETRY, baseDelayMs: 1, maxAttempts: 4 } });
+    const error = await llmError(provider.converse(hello));
+    expect(error.kind).toBe('bad_request');
+    expect(error.message).toBe('Bedrock: no AWS region is set: set AWS_REGION (or a region in the AWS profile)'); // no "gave up after 4 attempts"
+    expect(fake.received).toHaveLength(0);
+  });
+
   it('reports an answer that is not JSON as bad_response without retrying', async () => {
     fake.enqueue({ kind: 'raw', status: 200, body: '<html>maintenance</html>' });
     expect(await llmError(bedrock().converse(hello))).toMatchObject({ kind: 'bad_response' });
