@@ -7,10 +7,14 @@
 // Delivery is at most once: the hours are marked fed (DATA_DIR/demo-feed.json)
 // before they are sent, because rollups add up what they receive and a
 // repeated hour would count twice; a crash costs at most one batch of hours.
+// The state file also records the fleet's size: DEMO_CLUSTERS changed on a later
+// start does not resize a fleet already loaded (the loader runs only on an empty
+// one), so the feed goes on feeding the size it fed before, and says so once.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomically } from './atomic-write.js';
+import { MAX_DEMO_CLUSTERS } from './settings.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { ingestAlerts, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
 import type { LogEventInput, MetricKey, MetricSample } from '../../shared/fleet/records.js';
@@ -34,7 +38,7 @@ import {
 export interface DemoFeedOptions {
   /** The state file (demo-feed.json) lives here. */
   dataDir: string;
-  /** The demo fleet's size and seed, as loadDemoFleet used them. */
+  /** The demo fleet's size and seed, as loadDemoFleet used them (a size recorded in the state file wins). */
   clusters: number;
   seed?: number;
   now?: () => Date;
@@ -131,15 +135,32 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
   const clock = options.now ?? (() => new Date());
   const log = options.log ?? (() => undefined);
   const stateFile = join(options.dataDir, DEMO_FEED_FILE);
-  const clusters = demoClusters(options.clusters, seed);
-  const baselines = new Map(clusters.map((c) => [c.inventory.cluster_id, demoBaseline(rng(clusterSeed(c, seed)))]));
+  let clusters: DemoCluster[] = [];
+  let baselines = new Map<string, ReturnType<typeof demoBaseline>>();
+  const sizeFleet = (count: number) => {
+    clusters = demoClusters(count, seed);
+    baselines = new Map(clusters.map((c) => [c.inventory.cluster_id, demoBaseline(rng(clusterSeed(c, seed)))]));
+  };
+  sizeFleet(options.clusters);
   let notDemo: boolean | undefined;
+  let sized = false;
 
   async function readState(now: Date): Promise<FeedState> {
     if (existsSync(stateFile)) {
       const state = JSON.parse(await readFile(stateFile, 'utf8')) as FeedState;
-      if (state.seed === seed && state.clusters === options.clusters && Number.isInteger(state.next_hour)) return state;
+      const size = state.clusters;
+      if (state.seed === seed && Number.isInteger(size) && size > 0 && size <= MAX_DEMO_CLUSTERS && Number.isInteger(state.next_hour)) {
+        if (!sized && size !== options.clusters) {
+          log(
+            `demo feed: ${options.dataDir} holds a demo fleet of ${size} clusters, which goes on being fed; DEMO_CLUSTERS=${options.clusters} applies to a new data folder (delete this one to load ${options.clusters})`,
+          );
+          sizeFleet(size);
+        }
+        sized = true;
+        return state;
+      }
     }
+    sized = true;
     // First run: the demo loader fed up to the hour before the current one.
     return { seed, clusters: options.clusters, next_hour: Math.floor(now.getTime() / HOUR) * HOUR };
   }

@@ -19,6 +19,9 @@ const seconds = z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(7 * 
 /** LOCAL_<WORKER>_EVERY_SECONDS, e.g. LOCAL_RECOMPUTE_EVERY_SECONDS, LOCAL_PATROL_WORKER_EVERY_SECONDS. */
 export const intervalVariable = (name: string) => `LOCAL_${name.toUpperCase().replace(/-/g, '_')}_EVERY_SECONDS`;
 
+/** The largest demo fleet `npm start` loads. */
+export const MAX_DEMO_CLUSTERS = 10_000;
+
 const LocalEnv = z.object({
   PORT: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000),
   DATA_DIR: z._default(z.string(), '.data'),
@@ -26,7 +29,7 @@ const LocalEnv = z.object({
   ADMIN_EMAIL: z.optional(z.string()),
   // The password rule of activation (8 to 1,024 characters): login refuses one longer, and nobody else may choose a shorter one.
   ADMIN_PASSWORD: z.optional(z.unlazy(ActivateBody).shape.password),
-  DEMO_CLUSTERS: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(10_000)), 60),
+  DEMO_CLUSTERS: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(MAX_DEMO_CLUSTERS)), 60),
   DEMO_FEED: z.optional(z.string()),
   LOCAL_SCHEDULES: flag(true),
   LOCAL_DEMO_FEED_EVERY_SECONDS: z._default(seconds, 300),

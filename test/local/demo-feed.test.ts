@@ -71,6 +71,21 @@ describe('the living demo fleet', () => {
     expect(await feedAt().tick()).toMatchObject({ hoursFed: 14 * 24 });
   }, 60_000);
 
+  it('a later start with another DEMO_CLUSTERS goes on feeding the fleet loaded, and says so once', async () => {
+    for (const asked of [CLUSTERS + 8, CLUSTERS - 5]) {
+      const lines: string[] = [];
+      const resized = createDemoFeed({ dataDir, clusters: asked, now: () => clock, log: (l) => lines.push(l) });
+      clock = new Date(clock.getTime() + HOUR);
+      // Every sample taken (none for a cluster the fleet does not have), for each of the clusters loaded.
+      expect(await resized.tick()).toMatchObject({ hoursFed: 1, samples: CLUSTERS * METRIC_KEYS.length });
+      clock = new Date(clock.getTime() + HOUR);
+      expect(await resized.tick()).toMatchObject({ hoursFed: 1, samples: CLUSTERS * METRIC_KEYS.length });
+      expect(lines).toEqual([
+        `demo feed: ${dataDir} holds a demo fleet of ${CLUSTERS} clusters, which goes on being fed; DEMO_CLUSTERS=${asked} applies to a new data folder (delete this one to load ${asked})`,
+      ]);
+    }
+  }, 60_000);
+
   it('leaves a fleet that is not the demo fleet alone, and says so once', async () => {
     const lines: string[] = [];
     const other = createDemoFeed({
