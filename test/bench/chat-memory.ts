@@ -25,6 +25,7 @@ const DAYS = SQL_ROLLUP_DAYS;
 // The child: open the snapshot as the first chat message does (the tools' schema text), then a first
 // query (waits for the load), then a fleet-wide one, then its peak RSS (KB on Linux).
 const CHAT = `
+import { peakRssKb } from './test/bench/peak-rss.ts';
 import { fleetDatabase } from './shared/chat/tools.ts';
 const start = process.hrtime.bigint();
 const since = () => Number(process.hrtime.bigint() - start) / 1e9;
@@ -34,7 +35,7 @@ const rows = (await db.query('SELECT count(*) FROM metric_daily')).rows[0][0];
 const seconds = since();
 const fleetWide = await db.query('SELECT metric_key, max(max), avg(avg) FROM metric_daily GROUP BY metric_key');
 await db.close();
-console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, rows, schemaSeconds, seconds, fleetWideMs: fleetWide.duration_ms }));
+console.log(JSON.stringify({ maxRssKb: peakRssKb(), rows, schemaSeconds, seconds, fleetWideMs: fleetWide.duration_ms }));
 `;
 
 export async function run({ report }: BenchContext): Promise<void> {

@@ -25,11 +25,12 @@ const TARGET_BYTES = answerByteLimit(MAX_POINTS) - 256 * 1024;
 
 // The child: one pull at the given time, then its peak RSS (KB on Linux).
 const PULL_CHILD = `
+import { peakRssKb } from './test/bench/peak-rss.ts';
 import { pullMetrics } from './shared/metric-pull/pull.ts';
 const start = process.hrtime.bigint();
 const result = await pullMetrics({ now: new Date(Number(process.env.PULL_NOW_MS)), sleep: async () => {} });
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, outcome: result.outcome, accepted: result.accepted, refused: result.refused, errors: result.metrics.filter((m) => m.error).map((m) => m.error), seconds }));
+console.log(JSON.stringify({ maxRssKb: peakRssKb(), outcome: result.outcome, accepted: result.accepted, refused: result.refused, errors: result.metrics.filter((m) => m.error).map((m) => m.error), seconds }));
 `;
 
 /**

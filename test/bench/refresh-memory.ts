@@ -17,17 +17,19 @@ const CLUSTERS = 10_000;
 
 // The child: one full refresh (read 7 days, compute, persist 3 snapshots), then its peak RSS (KB on Linux).
 export const REFRESH_CHILD = `
+import { peakRssKb } from './test/bench/peak-rss.ts';
 import { refreshFleetView } from './shared/scoring/fleet-view.ts';
 const start = process.hrtime.bigint();
 const view = await refreshFleetView(['fleet', 'health', 'risk']);
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, scored: view.scores.length, seconds }));
+console.log(JSON.stringify({ maxRssKb: peakRssKb(), scored: view.scores.length, seconds }));
 `;
 
 // The children: a new container's first request of each kind that computes the fleet view, through the
 // group's handler (tokens signed with the bench's key): the fleet scores a viewer reads, the Prometheus
 // scrape, and a pending health-rules proposal's detail, whose impact scores the fleet twice.
 const firstRequest = (group: string, request: string) => `
+import { peakRssKb } from './test/bench/peak-rss.ts';
 import { userToken, useTestJwtSecret } from './test/support/tokens.ts';
 import { apiEvent, lambdaContext } from './test/support/events.ts';
 import { defaultRuleText } from './shared/rules/defaults.ts';
@@ -42,7 +44,7 @@ ${request}
 const start = process.hrtime.bigint();
 const res = await read();
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-console.log(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, bytes: res.body.length, seconds }));
+console.log(JSON.stringify({ maxRssKb: peakRssKb(), bytes: res.body.length, seconds }));
 `;
 
 /** Each first request: what it is, the group whose container serves it, and the child's code before the read. */
