@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document, generated from the route table (zod 4 → JSON Schema).
 import * as z from '../zod.js';
-import { ROLES } from '../auth/roles.js';
-import type { ProblemStatus, RouteDeclaration, RouteGroup } from './route.js';
+import { problemStatuses } from './problem-statuses.js';
+import type { ProblemStatus, RouteGroup } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -32,19 +32,6 @@ const STAGE_THROTTLE = {
     'Too Many Requests: the API stage throttle (API Gateway answers `{"message": "Too Many Requests"}`); a route that limits callers itself answers problem+json',
   content: { 'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } } } },
 };
-
-/** The problem statuses a route can answer: implied by its declaration, plus those it declares. */
-export function problemStatuses(route: RouteDeclaration): ProblemStatus[] {
-  const statuses = new Set<ProblemStatus>(route.problems ?? []);
-  if (route.auth !== 'public') statuses.add(401);
-  if (route.auth === 'ingest' || route.auth === 'scrape' || (route.auth === 'user' && route.roles.length < ROLES.length)) statuses.add(403);
-  if (route.params) statuses.add(404);
-  if (route.params || route.query || route.body) statuses.add(422);
-  if (route.body) statuses.add(413);
-  // Any route: a setting it needs does not validate, or AWS throttled it past the retries (shared/http/middleware.ts).
-  statuses.add(503);
-  return [...statuses].sort((a, b) => a - b);
-}
 
 /** The document's outline (OpenApiResponse in shared/routes/auth.ts checks it). */
 export interface OpenApiDocument {

@@ -100,6 +100,6 @@ export const authGroup = defineGroup({
     me: { method: 'GET', path: '/api/auth/me', summary: 'The current user', auth: 'user', roles: ANY_ROLE, response: UserInfo },
     // API Gateway sends every other /api/... request here, so an unknown path
     // gets a problem+json 404 and a CORS preflight gets its answer.
-    fallback: { method: 'ANY', path: '/api/{proxy+}', summary: 'Unmatched API paths (404) and CORS preflight', auth: 'public', roles: [] },
+    fallback: { method: 'ANY', path: '/api/{proxy+}', summary: 'Unmatched API paths (404) and CORS preflight', auth: 'public', roles: [], problems: [404] },
   },
 });

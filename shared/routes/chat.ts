@@ -38,7 +38,8 @@ export const chatGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       body: ChatMessageBody,
-      problems: [429, 503],
+      // 502: the language model failed.
+      problems: [429, 502, 503],
       response: ChatMessageResponse,
     },
     reset: { method: 'POST', path: '/api/chat/reset', summary: "Clear the caller's conversation", auth: 'user', roles: ANY_ROLE, response: ChatResetResponse },

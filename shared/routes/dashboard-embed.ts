@@ -58,7 +58,8 @@ export const dashboardEmbedGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       response: EmbedSessionAnswer,
-      problems: [502, 503],
+      // 400: no valid Origin header; 403: an origin that may not embed (shared/embed/sessions.ts).
+      problems: [400, 403, 502, 503],
     },
     dashboard: {
       method: 'GET',

@@ -43,6 +43,8 @@ export const patrolGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       response: PatrolReportSchema,
+      // 404: no completed report yet.
+      problems: [404],
     },
     kpis: {
       method: 'GET',

@@ -34,7 +34,8 @@ const demoGroup = defineGroup({
     adminOnly: { method: 'DELETE', path: '/api/demo/items/{item_id}', summary: 'admin', auth: 'user', roles: ADMIN_UP },
     ingest: { method: 'POST', path: '/api/demo/ingest', summary: 'ingest', auth: 'ingest', roles: ADMIN_UP, body: z.object({}) },
     crash: { method: 'GET', path: '/api/demo/crash', summary: 'crash', auth: 'public', roles: [] },
-    conflict: { method: 'GET', path: '/api/demo/conflict', summary: 'conflict', auth: 'public', roles: [] },
+    conflict: { method: 'GET', path: '/api/demo/conflict', summary: 'conflict', auth: 'public', roles: [], problems: [409] },
+    undeclared: { method: 'GET', path: '/api/demo/undeclared', summary: 'a 409 it does not declare', auth: 'public', roles: [] },
     bulk: {
       method: 'POST',
       path: '/api/demo/bulk',
@@ -44,8 +45,8 @@ const demoGroup = defineGroup({
       maxBodyBytes: 2 * MAX_BODY_BYTES,
       body: z.object({ data: z.string() }),
     },
-    lostRace: { method: 'GET', path: '/api/demo/lost-race', summary: 'lost race', auth: 'public', roles: [] },
-    busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [] },
+    lostRace: { method: 'GET', path: '/api/demo/lost-race', summary: 'lost race', auth: 'public', roles: [], problems: [409] },
+    busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [], problems: [409] },
     created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
     big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [] },
     huge: { method: 'GET', path: '/api/demo/huge', summary: 'over what Lambda may answer', auth: 'public', roles: [], problems: [406] },
@@ -81,6 +82,9 @@ function demoHandler(): Handler {
     },
     conflict: async () => {
       throw new Conflict('Ticket exists already.', { ticket_key: 'OPS-1' });
+    },
+    undeclared: async () => {
+      throw new Conflict('Taken meanwhile.');
     },
     bulk: async (req) => ({ length: req.body.data.length }),
     lostRace: async () => {
@@ -257,6 +261,23 @@ describe('group handler and middleware stack', () => {
     const res = await call(handler, { method: 'GET', path: '/api/demo/conflict', routeKey: 'GET /api/demo/conflict' });
     expectProblem(res, 409);
     expect(res.json?.ticket_key).toBe('OPS-1');
+  });
+
+  it('outside production a problem status the route does not declare is a 500 naming it, so the OpenAPI document stays exact', async () => {
+    const undeclared = () => call(handler, { method: 'GET', path: '/api/demo/undeclared', routeKey: 'GET /api/demo/undeclared' });
+    const res = await undeclared();
+    expectProblem(res, 500);
+    expect(res.json?.detail).toBe('GET /api/demo/undeclared answered 409 (Taken meanwhile.), a status it does not declare (shared/routes).');
+    // Implied statuses need no declaration: a body that is not JSON (400), or fails validation (422).
+    const notJson = await call(handler, { method: 'POST', path: '/api/demo/bulk', routeKey: 'POST /api/demo/bulk', body: '{not json' });
+    expectProblem(notJson, 400);
+    process.env.STAGE = 'prod';
+    try {
+      const event = apiEvent({ method: 'GET', path: '/api/demo/undeclared', routeKey: 'GET /api/demo/undeclared' });
+      expect((await demoHandler()(event, lambdaContext)).statusCode).toBe(409); // production answers what was thrown
+    } finally {
+      process.env.STAGE = 'dev';
+    }
   });
 
   it('a write that lost to a concurrent one is a 409, never a 500', async () => {
