@@ -104,8 +104,8 @@ export async function inviteUser(inviter: Principal, invite: { email: string; di
     throw error;
   }
   const { sendInvitation } = await import('../mail/invitations.js');
-  const emailSent = await sendInvitation({ to: invite.email, displayName: invite.display_name, invitedBy: inviter.name, role: invite.role, token });
-  return emailSent ? { status: 'ok', email_sent: true } : { status: 'ok', email_sent: false, activation_token: token };
+  const problem = await sendInvitation({ to: invite.email, displayName: invite.display_name, invitedBy: inviter.name, role: invite.role, token });
+  return problem === null ? { status: 'ok', email_sent: true } : { status: 'ok', email_sent: false, email_problem: problem, activation_token: token };
 }
 
 async function targetOf(actor: Principal, email: string, what: string): Promise<UserRecord> {

@@ -6,6 +6,7 @@ import { linkSettings } from '../config/links.js';
 import { boundedBytes } from '../http/outbound.js';
 import { mailSettings } from '../config/mail.js';
 import { createLogger, errorFields } from '../log.js';
+import type { InviteResponse } from '../routes/settings.js';
 
 const log = createLogger('mail');
 let ses: SESClient | undefined;
@@ -29,9 +30,15 @@ export interface InvitationMail {
   token: string;
 }
 
-/** True when SES accepted the message. */
-export async function sendInvitation(mail: InvitationMail): Promise<boolean> {
-  if (!mailConfigured()) return false;
+/**
+ * Why an invitation mail was not sent: no sender is configured; SES answered with a refusal (a sandboxed account,
+ * an unverified address, a permission: its reason is logged); or no answer was read in time, so it may have gone.
+ */
+export type MailProblem = NonNullable<InviteResponse['email_problem']>;
+
+/** Null when SES accepted the message; otherwise why it was not sent. */
+export async function sendInvitation(mail: InvitationMail): Promise<MailProblem | null> {
+  if (!mailConfigured()) return 'not_configured';
   // Every body the SDK reads goes through its stream collector: an answer without end is cut, not read for the whole timeout.
   ses ??= new SESClient({ maxAttempts: 2, streamCollector: (body: AsyncIterable<Uint8Array>) => boundedBytes(body, SES_ANSWER_MAX_BYTES) });
   const link = activationLink(mail.token);
@@ -57,10 +64,13 @@ export async function sendInvitation(mail: InvitationMail): Promise<boolean> {
       // invited without the answer that carries their activation link.
       { abortSignal: AbortSignal.timeout(mailSettings().timeoutMs) },
     );
-    return true;
+    return null;
   } catch (error) {
     const { error: name, error_message } = errorFields(error);
-    log.warn('invitation mail not sent', { to: mail.to, error: name, error_message });
-    return false;
+    // An HTTP error status is SES's refusal; anything else (a timeout, a connection lost, an answer cut) left it unknown.
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    const problem: MailProblem = status !== undefined && status >= 400 ? 'refused' : 'no_answer';
+    log.warn('invitation mail not sent', { to: mail.to, error: name, error_message, problem });
+    return problem;
   }
 }

@@ -171,6 +171,8 @@ export const InviteResponse = z.lazy(() =>
   z.object({
     status: z.literal('ok'),
     email_sent: z.boolean(),
+    /** Beyond the contract, when the mail was not sent: why (shared/mail/invitations.ts, MailProblem). */
+    email_problem: z.optional(z.enum(['not_configured', 'refused', 'no_answer'])),
     /** Only when the mail was not sent: the inviter shares it by hand. */
     activation_token: z.optional(z.string()),
   }),

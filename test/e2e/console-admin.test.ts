@@ -126,6 +126,10 @@ describe('people', { timeout: 90_000 }, () => {
     await adminPage.getByRole('button', { name: 'Send invitation' }).click();
     const field = adminPage.getByLabel('Activation link');
     await field.waitFor();
+    // Why no mail went: here, no sender is configured (the service says why, the page says it in words).
+    expect(await adminPage.locator('.users-invited').textContent()).toContain(
+      'no mail was sent: the service has no mail sender configured (SES_FROM_ADDRESS).',
+    );
     const firstLink = await field.inputValue();
     expect(firstLink).toMatch(new RegExp(`^${service.url}/activate#token=[\\w-]{43}$`));
     const invited = adminPage.locator(`tr[data-email="${INVITEE}"]`);

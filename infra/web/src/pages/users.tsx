@@ -41,6 +41,13 @@ interface Reinvite {
   role: Role;
 }
 
+/** Why the invitation mail did not go (the invite answer's email_problem), as the inviter reads it. */
+const MAIL_PROBLEMS: Record<NonNullable<Answer<'settings', 'inviteUser'>['email_problem']>, string> = {
+  not_configured: 'no mail was sent: the service has no mail sender configured (SES_FROM_ADDRESS).',
+  refused: 'the mail service refused the invitation (the service log names why: often a sandboxed SES account or an unverified address).',
+  no_answer: 'the mail service did not answer in time: the mail may still arrive, or not.',
+};
+
 export default function UsersPage() {
   const { can } = useSession();
   const users = useApi(usersEp);
@@ -148,7 +155,7 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
           ) : (
             <>
               <p>
-                <strong>{result.email}</strong> is invited, but no mail was sent (the service has no mail sender configured). Send them this activation link
+                <strong>{result.email}</strong> is invited, but {MAIL_PROBLEMS[result.answer.email_problem ?? 'not_configured']} Send them this activation link
                 yourself; it works once.
               </p>
               {link && <CopyField label="Activation link" value={link} />}
