@@ -5,8 +5,10 @@
 // per container, so a scrape every 15 s reads today's partition, not 30 days of calls.
 // Beside it, what each person's chat messages cost per UTC day (CHAT_DAILY_BUDGET_USD):
 //   pk = CHAT_SPEND#<yyyy-mm-dd>, sk = USER#<username> → cost_usd
+// Both expire (`ttl`): a call after 400 days as other history, a day's spend a week after it.
 import { randomUUID } from 'node:crypto';
 import { getItem, mapLimit, putItem, queryAll, tableName, updateItem } from './client.js';
+import { ttlAfterDays } from './tables.js';
 import { boolean, itemReader, number, oneOf, optional, orElse, string } from './items.js';
 import { windowDays } from './metrics.js';
 
@@ -77,8 +79,13 @@ export function usageRecord(usage: NewUsage, now = new Date()): UsageRecord {
   };
 }
 
-/** A record as the ledger stores it. */
-export const usageItem = (record: UsageRecord) => ({ pk: `DAY#${record.day}`, sk: `${record.at}#${record.call_id}`, ...record });
+/** A record as the ledger stores it: kept as long as other history (the routes read at most 365 days of it), then TTL removes it. */
+export const usageItem = (record: UsageRecord) => ({
+  pk: `DAY#${record.day}`,
+  sk: `${record.at}#${record.call_id}`,
+  ...record,
+  ttl: ttlAfterDays(new Date(record.at)),
+});
 
 export async function putUsage(record: UsageRecord): Promise<void> {
   await putItem('llm-usage', usageItem(record));
@@ -223,6 +230,8 @@ export async function listUsageRuns(days: number, now = new Date()): Promise<Usa
 }
 
 const chatSpendKey = (user: string, day: string) => ({ pk: `CHAT_SPEND#${day}`, sk: `USER#${user}` });
+/** A day's chat spend counts only on that day (the daily budget): kept a week past it, then TTL removes it. */
+const CHAT_SPEND_KEPT_DAYS = 7;
 
 /** What `user`'s chat messages of `day` (UTC) cost so far, in USD. */
 export async function chatSpend(user: string, day: string): Promise<number> {
@@ -236,5 +245,9 @@ export async function chatSpend(user: string, day: string): Promise<number> {
  * the message twice, which errs on the budget's side; the ledger's own rows stay exact.
  */
 export async function addChatSpend(user: string, day: string, costUsd: number): Promise<void> {
-  await updateItem('llm-usage', chatSpendKey(user, day), { UpdateExpression: 'ADD cost_usd :cost', ExpressionAttributeValues: { ':cost': costUsd } });
+  await updateItem('llm-usage', chatSpendKey(user, day), {
+    UpdateExpression: 'ADD cost_usd :cost SET #ttl = :ttl',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':cost': costUsd, ':ttl': ttlAfterDays(new Date(`${day}T00:00:00Z`), CHAT_SPEND_KEPT_DAYS + 1) },
+  });
 }

@@ -32,7 +32,7 @@ export const TABLES = {
   rules: { purpose: 'rule set versions, change proposals, general settings', ttl: false, indexes: [] },
   patrol: { purpose: 'patrol reports; by time window', ttl: true, indexes: [byTime()] },
   investigations: { purpose: 'agent investigations and agent tasks; by time and status', ttl: true, indexes: [byTime()] },
-  'llm-usage': { purpose: 'LLM usage ledger by day', ttl: false, indexes: [] },
+  'llm-usage': { purpose: 'LLM usage ledger by day, chat spend per user and day', ttl: true, indexes: [] },
   'embed-sessions': { purpose: 'server-side embed session reference tokens', ttl: true, indexes: [] },
   locks: { purpose: 'lease locks (one patrol at a time)', ttl: true, indexes: [] },
   'metric-pulls': { purpose: 'metrics puller watermarks per metric, run status and errors', ttl: true, indexes: [] },
@@ -44,7 +44,7 @@ export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
 /**
  * History the routes read at most 365 days back (the audit log, patrol reports, investigations and closed agent
- * tasks) is kept this long, then DynamoDB's TTL removes it: nothing past it is reachable.
+ * tasks, the LLM usage ledger) is kept this long, then DynamoDB's TTL removes it: nothing past it is reachable.
  */
 export const HISTORY_RETENTION_DAYS = 400;
 

@@ -1,8 +1,10 @@
 // The LLM usage ledger and its reports against DynamoDB Local: every figure
 // checked against a brute-force sum over the recorded calls, and what a report reads.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { putItem } from '../../shared/db/client.js';
+import { getItem, putItem } from '../../shared/db/client.js';
 import {
+  addChatSpend,
+  chatSpend,
   KeptDays,
   listUsage,
   recordUsage,
@@ -146,6 +148,34 @@ describe('cached prompt tokens', () => {
       ['cached-run', 1920, 64],
       ['older-run', 0, 0],
     ]);
+  });
+});
+
+describe('retention', () => {
+  it('a call expires 400 days after it, as other history; a day of chat spend a week after that day', async () => {
+    const at = new Date('2024-04-02T09:30:00Z'); // a day of its own, outside every report window above
+    const record = await recordUsage(
+      {
+        run_id: 'kept-run',
+        source: 'chat',
+        model: 'gpt-4o-mini',
+        input_tokens: 10,
+        output_tokens: 2,
+        total_tokens: 12,
+        cost_usd: 0.0001,
+        duration_ms: 5,
+        error: false,
+        user: 'u',
+      },
+      at,
+    );
+    const stored = await getItem('llm-usage', { pk: `DAY#${record.day}`, sk: `${record.at}#${record.call_id}` }, true);
+    expect(stored?.ttl).toBe(at.getTime() / 1000 + 400 * 86_400);
+    await addChatSpend('kept-user', '2024-04-02', 0.25);
+    await addChatSpend('kept-user', '2024-04-02', 0.5);
+    const spend = await getItem('llm-usage', { pk: 'CHAT_SPEND#2024-04-02', sk: 'USER#kept-user' }, true);
+    expect(spend).toMatchObject({ cost_usd: 0.75, ttl: Date.parse('2024-04-10T00:00:00Z') / 1000 });
+    expect(await chatSpend('kept-user', '2024-04-02')).toBe(0.75);
   });
 });
 
