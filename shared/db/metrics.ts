@@ -33,7 +33,8 @@ import { bumpWriteCounter, PACK_COUNTER_SK } from './packing.js';
 export const METRIC_SHARDS = 16;
 /** Rollups older than this are dropped by TTL (and samples older are refused). */
 export const METRICS_RETENTION_DAYS = 90;
-const MAX_MERGE_ATTEMPTS = 8;
+/** Attempts of one merge (a read, then a write conditional on the version read) before its samples are refused. */
+export const MAX_MERGE_ATTEMPTS = 8;
 /**
  * Write ids an item keeps (`ws`: 8 random bytes each, newest first, one per version). A put whose
  * answer was lost is found again only while its id is among them, i.e. while fewer than this many
