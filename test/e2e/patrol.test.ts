@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { listAudit } from '../../shared/db/audit.js';
-import { acquireLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
+import { acquireLock, lockHolder, releaseLock, takeOverLock } from '../../shared/db/locks.js';
 import { createReport } from '../../shared/db/patrol.js';
 import { createUser } from '../../shared/db/users.js';
 import { signAccessToken } from '../../shared/auth/jwt.js';
@@ -257,20 +257,16 @@ describe('one scan at a time', () => {
 
   it('a worker that died mid-scan blocks the next trigger for one lease only, and its report is marked failed', async () => {
     noLlm();
-    process.env.PATROL_LEASE_SECONDS = '1';
-    try {
-      await createReport({ report_id: 'dead-worker-report', report_type: 'scheduled', triggered_by: 'schedule' });
-      expect((await acquireLock(PATROL_LOCK, 'dead-worker-report', 1000)).acquired).toBe(true); // and then it "crashes"
-      expect((await trigger()).body).toMatchObject({ status: 'already_running', report_id: 'dead-worker-report' });
-      await new Promise((r) => setTimeout(r, 1100));
-      expect((await trigger()).body.status).toBe('completed');
-      expect((await call(viewer, 'GET', '/api/patrol/dead-worker-report')).body).toMatchObject({
-        status: 'failed',
-        error: expect.stringMatching(/stopped without finishing/),
-      });
-    } finally {
-      delete process.env.PATROL_LEASE_SECONDS;
-    }
+    await createReport({ report_id: 'dead-worker-report', report_type: 'scheduled', triggered_by: 'schedule' });
+    expect((await acquireLock(PATROL_LOCK, 'dead-worker-report', leaseMs())).acquired).toBe(true); // and then it "crashes"
+    expect((await trigger()).body).toMatchObject({ status: 'already_running', report_id: 'dead-worker-report' });
+    // Its lease runs out unrenewed: the same lease, as if taken a lease and a second ago (no wait on the clock).
+    expect(await takeOverLock(PATROL_LOCK, 'dead-worker-report', 'dead-worker-report', leaseMs(), Date.now() - leaseMs() - 1000)).toBe(true);
+    expect((await trigger()).body.status).toBe('completed');
+    expect((await call(viewer, 'GET', '/api/patrol/dead-worker-report')).body).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/stopped without finishing/),
+    });
   });
 
   it('a viewer may not trigger; an admin is audited', async () => {
