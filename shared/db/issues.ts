@@ -35,7 +35,7 @@ import {
   updateItem,
   type TransactItem,
 } from './client.js';
-import { itemReader, listOf, nullable, number, oneOf, orElse, string, type Fields } from './items.js';
+import { itemReader, listOf, nullable, number, oneOf, optional, orElse, string, type Fields } from './items.js';
 
 export { TRIAGE_FIELDS, type TriageFields };
 
@@ -114,6 +114,7 @@ const readIssue = itemReader<IssueRecord>({
   triage_version: orElse(number, 0),
   ticket_claim: nullable(string),
   ticket_claimed_at: nullable(string),
+  ticket_unconfirmed_at: optional(string),
 });
 
 export async function getIssue(issueId: string): Promise<IssueRecord | undefined> {
@@ -406,11 +407,13 @@ const LIVE = '(attribute_not_exists(superseded_by) OR superseded_by = :none)';
 /** Sets triage fields of a live issue, conditional on the triage version read; for a transaction with its audit entry (transactIssues). */
 export function triageAction(issueId: string, changes: Partial<TriageFields>, seenVersion: number, actor: string, now = new Date()): TransactItem {
   const set = setFields({ ...changes, updated_at: now.toISOString(), updated_by: actor });
+  // A ticket linked settles whether one was made by a create that got no answer.
+  const settles = typeof changes.ticket_key === 'string' && changes.ticket_key !== '';
   return {
     Update: {
       TableName: tableName('issues'),
       Key: PK(issueId),
-      UpdateExpression: `${set.set}, triage_version = :next`,
+      UpdateExpression: `${set.set}, triage_version = :next${settles ? ' REMOVE ticket_unconfirmed_at' : ''}`,
       ConditionExpression: `attribute_exists(pk) AND ${triagedAs(seenVersion, ':seen')} AND ${LIVE}`,
       ExpressionAttributeNames: set.names,
       ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion, ':none': null },
@@ -442,6 +445,26 @@ export async function claimTicket(issueId: string, token: string, staleBefore: D
 /** Gives a claim up (the provider failed): the issue is as it was. */
 export async function releaseTicketClaim(issueId: string, token: string): Promise<void> {
   await transactIssues([releaseClaimAction(issueId, token)]);
+}
+
+/**
+ * Gives a claim up whose create got no definite answer (a timeout, a 5xx): the issue records when, so every
+ * reader (and the next create) knows a ticket may exist. Counted as triage (its version moves), so regrouping
+ * keeps the issue, whose id the ticket's label carries.
+ */
+export async function markTicketUnconfirmed(issueId: string, token: string, now = new Date()): Promise<void> {
+  await transactIssues([
+    {
+      Update: {
+        TableName: tableName('issues'),
+        Key: PK(issueId),
+        UpdateExpression:
+          'SET ticket_unconfirmed_at = :now, triage_version = if_not_exists(triage_version, :zero) + :one REMOVE ticket_claim, ticket_claimed_at',
+        ConditionExpression: 'ticket_claim = :token',
+        ExpressionAttributeValues: { ':token': token, ':now': now.toISOString(), ':zero': 0, ':one': 1 },
+      },
+    },
+  ]);
 }
 
 /** Gives a claim up, as a transaction action: with the ticket stored on the issue that replaced the claimed one. */
@@ -476,7 +499,7 @@ export function storeTicketAction(
     Update: {
       TableName: tableName('issues'),
       Key: PK(issueId),
-      UpdateExpression: token === null ? set : `${set} REMOVE ticket_claim, ticket_claimed_at`,
+      UpdateExpression: token === null ? `${set} REMOVE ticket_unconfirmed_at` : `${set} REMOVE ticket_claim, ticket_claimed_at, ticket_unconfirmed_at`,
       // Only if nobody linked a ticket or changed its URL by PATCH meanwhile.
       ConditionExpression:
         `${token === null ? 'attribute_exists(pk)' : 'ticket_claim = :token'} AND ${LIVE} AND ` +

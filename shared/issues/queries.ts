@@ -59,6 +59,7 @@ export function issueView(issue: IssueRecord, now: Date): IssueView {
     notes: issue.notes,
     ticket_key: issue.ticket_key,
     ticket_url: issue.ticket_url,
+    ...(issue.ticket_unconfirmed_at && !issue.ticket_key ? { ticket_unconfirmed_at: issue.ticket_unconfirmed_at } : {}),
     updated_at: issue.updated_at,
     updated_by: issue.updated_by,
   };

@@ -30,6 +30,11 @@ export const IssueSchema = z.lazy(() =>
     notes: z.string(),
     ticket_key: z.string(),
     ticket_url: z.string(),
+    /**
+     * Beyond the contract: when a create-ticket got no definite answer from the tracker (a timeout, a 5xx), so a
+     * ticket labelled fleet-health-<issue_id> may exist. Until a ticket is linked, creating one needs `again=true`.
+     */
+    ticket_unconfirmed_at: z.optional(z.string()),
     updated_at: z.string(),
     updated_by: z.string(),
   }),

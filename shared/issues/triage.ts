@@ -12,6 +12,7 @@ import {
   getIssue,
   liveSuccessor,
   releaseClaimAction,
+  markTicketUnconfirmed,
   releaseTicketClaim,
   storeTicketAction,
   transactIssues,
@@ -137,15 +138,23 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
 /**
  * One ticket per issue, also under a double click: the call first claims the
  * issue with a conditional write, then asks the provider, then stores the key
- * under its claim. A provider failure gives the claim up and leaves the issue as it was.
+ * under its claim. A provider refusal gives the claim up and leaves the issue as it was; a failure
+ * after the request went out (a timeout, a 5xx) records on the issue that a ticket may exist, and
+ * another create then needs `again` (the user looked for it under its label and found none).
  * When regrouping superseded the issue meanwhile, the key goes to the live issue that replaced it.
  */
-export async function createTicket(principal: Principal, issueId: string, caller: Caller, now = new Date()) {
+export async function createTicket(principal: Principal, issueId: string, caller: Caller, now = new Date(), { again = false } = {}) {
   const issue = await requireIssue(issueId);
   const existing = () =>
     new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });
   if (issue.ticket_key) throw existing();
   if (issue.superseded_by) throw await regrouped(issue, 'create its ticket there');
+  if (issue.ticket_unconfirmed_at && !again) {
+    throw new Conflict(
+      `A ticket may exist already: the create at ${issue.ticket_unconfirmed_at} got no definite answer from the tracker. Look for one labelled ${ticketLabel(issueId)} and link it (ticket_key and ticket_url by PATCH), or create another with again=true.`,
+      { ticket_may_exist: true, ticket_label: ticketLabel(issueId), ticket_unconfirmed_at: issue.ticket_unconfirmed_at },
+    );
+  }
   const provider = ticketProvider();
   if (!provider) throw new ServiceUnavailable('No ticket provider is configured: set TICKET_PROVIDER (jira or webhook) and its settings.');
   const token = randomUUID();
@@ -165,7 +174,10 @@ export async function createTicket(principal: Principal, issueId: string, caller
   try {
     ticket = await provider.create(await ticketRequest(issue, now));
   } catch (error) {
-    await releaseTicketClaim(issueId, token).catch(() => undefined); // expires by itself otherwise
+    const mayExist = error instanceof TicketProviderError && error.mayExist;
+    // Recorded on the issue, so every reader and the next create know; else the claim is given up (it expires by itself otherwise).
+    if (mayExist) await markTicketUnconfirmed(issueId, token, now).catch(() => releaseTicketClaim(issueId, token).catch(() => undefined));
+    else await releaseTicketClaim(issueId, token).catch(() => undefined);
     if (!(error instanceof TicketProviderError)) throw error;
     if (!error.mayExist) throw new BadGateway(`${error.message}. Nothing was created; you can try again.`);
     // The request went out and nothing said it was refused: another create could open a second ticket.

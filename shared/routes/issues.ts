@@ -136,6 +136,8 @@ export const issuesGroup = defineGroup({
       auth: 'user',
       roles: ADMIN_UP,
       params: IssueIdParams,
+      // Beyond the contract: `again=true` creates one though an earlier create got no definite answer (a ticket may exist).
+      query: z.lazy(() => z.object({ again: z._default(z.enum(['true', 'false']), 'false') })),
       response: z.lazy(() => z.object({ status: z.literal('created'), ticket_key: z.string(), ticket_url: z.string(), ...Source })),
       problems: [409, 502, 503],
     },

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
+import { claimTicket, markTicketUnconfirmed } from '../../shared/db/issues.js';
 import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { startTestService } from '../support/local-service.js';
 
@@ -506,6 +507,26 @@ describe('alert issues', { timeout: 60_000 }, () => {
     const read = await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(issue.issue_id)}`);
     expect(read.body.issue).toMatchObject({ ticket_key: 'OPS-4242', ticket_url: 'https://tracker.example.com/browse/OPS-4242' });
     await expectAccessible(adminPage, '/issues/{id} with a linked ticket');
+  });
+
+  it('warns on the issue when a create got no definite answer from the tracker; another ticket is then asked for on purpose', async () => {
+    delete process.env.TICKET_PROVIDER;
+    const { body } = await api(service.url, admin, 'GET', '/api/issues?days=30&page_size=100');
+    const issue = (body.issues as { issue_id: string; ticket_key: string }[]).find((i) => !i.ticket_key)!;
+    // As a create whose tracker timed out leaves the issue (shared/issues/triage.ts), whoever's page it was.
+    const token = randomUUID();
+    await claimTicket(issue.issue_id, token, new Date(0));
+    await markTicketUnconfirmed(issue.issue_id, token);
+    await adminPage.goto(`/issues/${encodeURIComponent(issue.issue_id)}`);
+    const panel = adminPage.getByRole('region', { name: 'Ticket' });
+    await panel.getByText('got no definite answer from the tracker: a ticket may exist there', { exact: false }).waitFor();
+    expect(await panel.getByRole('button', { name: 'Create ticket', exact: true }).count()).toBe(0);
+    expect(await panel.locator('details.issue-ticket-link').getAttribute('open')).not.toBeNull(); // linking it comes first
+    await expectAccessible(adminPage, '/issues/{id} whose ticket may exist');
+    const posted = adminPage.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname.endsWith('/create-ticket'));
+    await panel.getByRole('button', { name: 'Create another ticket anyway' }).click();
+    expect(new URL((await posted).url()).searchParams.get('again')).toBe('true');
+    await panel.getByText('Ticket creation is not set up on this service', { exact: false }).waitFor(); // past the warning: no provider here
   });
 
   it('lets an admin triage an issue through the form, read back through the API; a viewer gets no triage controls', async () => {

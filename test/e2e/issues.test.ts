@@ -435,10 +435,17 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     expect((await getIssue(issue.issue_id))!.ticket_key).toBe(results.find((r) => r.status === 200)!.body.ticket_key);
   });
 
-  it('a Jira failure answers 502 with its message and leaves the issue unchanged, so a retry can succeed', async () => {
+  it('a Jira refusal answers 502 and leaves the issue unchanged, so a retry succeeds; a Jira 500 marks that a ticket may exist', async () => {
     configure();
     const [issue] = await untickted();
     const stored = await getIssue(issue.issue_id);
+    process.env.TICKET_API_TOKEN = 'wrong-token';
+    const refused = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect(refused.status).toBe(502);
+    expect(refused.body.detail).toBe('Jira refused the credentials (HTTP 401). Nothing was created; you can try again.');
+    expect(refused.body.ticket_may_exist).toBeUndefined();
+    expect(await getIssue(issue.issue_id)).toEqual(stored);
+    configure();
     jira.mode = 'error500';
     const failed = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
     jira.mode = 'ok';
@@ -447,15 +454,9 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     expect(failed.body.detail).toMatch(/^Jira answered HTTP 500\. The ticket may have been created all the same: look for one labelled fleet-health-iss-/);
     expect(failed.body).toMatchObject({ ticket_may_exist: true, ticket_label: `fleet-health-${issue.issue_id}` });
     expect(JSON.stringify(failed.body)).not.toContain('jira-secret-token');
-    expect(await getIssue(issue.issue_id)).toEqual(stored);
-    process.env.TICKET_API_TOKEN = 'wrong-token';
-    const refused = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
-    expect(refused.status).toBe(502);
-    expect(refused.body.detail).toBe('Jira refused the credentials (HTTP 401). Nothing was created; you can try again.');
-    expect(refused.body.ticket_may_exist).toBeUndefined();
-    expect(await getIssue(issue.issue_id)).toEqual(stored);
-    configure();
-    expect((await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)).status).toBe(200);
+    expect(await getIssue(issue.issue_id)).toMatchObject({ ticket_key: '', ticket_claim: null, ticket_unconfirmed_at: expect.any(String) });
+    // Looked for under its label and not found: another is created on purpose.
+    expect((await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket?again=true`)).status).toBe(200);
   });
 
   it('a ticket Jira made but answered too late for: 502 says it may exist and names its label, and it is linked by PATCH', async () => {
@@ -471,14 +472,43 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     expect(failed.status).toBe(502);
     expect(failed.body).toMatchObject({ ticket_may_exist: true, ticket_label: `fleet-health-${issue.issue_id}` });
     expect(failed.body.detail).toMatch(/^Jira did not answer: no answer within 0\.2 s\. The ticket may have been created all the same/);
-    expect(await getIssue(issue.issue_id)).toEqual(stored);
+    // The issue says so, to every reader: no ticket linked, the create's time kept, the claim given up.
+    const marked = (await call(admin, 'GET', `/api/issues/${issue.issue_id}`)).body.issue;
+    expect(marked).toMatchObject({ ticket_key: '', ticket_unconfirmed_at: expect.any(String) });
+    expect(await getIssue(issue.issue_id)).toMatchObject({ ticket_claim: null, ticket_key: stored!.ticket_key });
+    // Another create (another admin, a reload) is refused until a ticket is linked or another is asked for on purpose.
+    const second = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect(second).toMatchObject({
+      status: 409,
+      body: { ticket_may_exist: true, ticket_label: failed.body.ticket_label, ticket_unconfirmed_at: marked.ticket_unconfirmed_at },
+    });
+    expect(jira.created.length).toBe(made + 1);
     // The ticket is in Jira under the label the answer named: the user finds it there and links it.
     const ticket = jira.created.slice(made).find((t) => t.labels.includes(failed.body.ticket_label))!;
     expect(ticket).toBeDefined();
     const url = `${jira.baseUrl}/browse/${ticket.key}`;
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_key: ticket.key, ticket_url: url })).status).toBe(200);
-    const again = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
+    expect((await call(admin, 'GET', `/api/issues/${issue.issue_id}`)).body.issue.ticket_unconfirmed_at).toBeUndefined();
+    const again = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket?again=true`);
     expect(again).toMatchObject({ status: 409, body: { ticket_key: ticket.key, ticket_url: url } });
     expect(jira.created.length).toBe(made + 1);
+  });
+
+  it('after a create with no definite answer, again=true creates another on purpose, and the issue then holds it', async () => {
+    configure();
+    process.env.TICKET_TIMEOUT_MS = '200';
+    const [issue] = await untickted();
+    jira.mode = 'late';
+    const made = jira.created.length;
+    expect((await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)).status).toBe(502);
+    jira.mode = 'ok';
+    configure();
+    expect((await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`)).status).toBe(409);
+    const another = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket?again=true`);
+    expect(another).toMatchObject({ status: 200, body: { status: 'created' } });
+    expect(jira.created.length).toBe(made + 2); // the late one and the one asked for
+    const now = (await call(admin, 'GET', `/api/issues/${issue.issue_id}`)).body.issue;
+    expect(now).toMatchObject({ ticket_key: another.body.ticket_key });
+    expect(now.ticket_unconfirmed_at).toBeUndefined();
   });
 });

@@ -42,7 +42,7 @@ export function useApiTagged<G extends GroupName, R extends RouteName<G>>(
 /** POST/PATCH a route; afterwards every cached answer under `invalidates` (path prefixes) is refetched. */
 export function useApiMutation<G extends GroupName, R extends RouteName<G>>(ep: Endpoint<G, R>, invalidates: string[] = []) {
   const client = useQueryClient();
-  return useMutation<Answer<G, R>, ApiProblem, { params?: ParamsOf<G, R>; body?: BodyOf<G, R>; headers?: Record<string, string> }>({
+  return useMutation<Answer<G, R>, ApiProblem, { params?: ParamsOf<G, R>; query?: QueryOf<G, R>; body?: BodyOf<G, R>; headers?: Record<string, string> }>({
     mutationFn: (request) => call(ep, request),
     onSuccess: () => invalidatePrefixes(client, invalidates),
   });

@@ -6,7 +6,10 @@
 // one, as every problem shows it), 502 the provider failed. Two answers name a ticket
 // the issue does not hold: a 409 for a ticket created but not stored, and a 502 whose
 // ticket may exist (`ticket_may_exist`, found by its label): each offers to link it
-// rather than create a second one.
+// rather than create a second one. The issue itself says when a create got no definite
+// answer (`ticket_unconfirmed_at`), so every admin's page warns; creating another then
+// is a deliberate `again=true`.
+import { When } from './format';
 import { type FormEvent, useId, useState } from 'react';
 import { ApiProblem, endpoint } from '../../api/client';
 import { useApiMutation } from '../../api/hooks';
@@ -29,8 +32,11 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
   // A ticket the answer names that this issue does not hold (created, but its key not stored): linkable as it is.
   const existingKey = problem?.status === 409 ? named('ticket_key') : '';
   const existingUrl = problem?.status === 409 ? named('ticket_url') : '';
-  const mayExist = problem?.status === 502 && problem.body.ticket_may_exist === true;
-  const label = mayExist ? named('ticket_label') : '';
+  const answeredMayExist = (problem?.status === 502 || problem?.status === 409) && problem.body.ticket_may_exist === true;
+  // Stored on the issue by a create that got no definite answer (here or anywhere else) until a ticket is linked.
+  const unconfirmed = issue.ticket_key ? undefined : issue.ticket_unconfirmed_at;
+  const mayExist = answeredMayExist || Boolean(unconfirmed);
+  const label = answeredMayExist ? named('ticket_label') : '';
   const linkTicket = (ticket_key: string, ticket_url: string) =>
     // If-Match as the triage form sends it: a ticket linked by someone else meanwhile is a 409, not overwritten.
     link.mutate(
@@ -49,6 +55,12 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
       ) : (
         <p className="muted">No ticket yet.</p>
       )}
+      {unconfirmed && !create.isError && (
+        <p className="notice issue-ticket-unconfirmed">
+          A ticket creation at <When iso={unconfirmed} /> got no definite answer from the tracker: a ticket may exist there, labelled with this issue's id. Link
+          it below rather than creating another.
+        </p>
+      )}
       {create.isSuccess && (
         <p className="notice" role="status">
           Created <TicketLink ticketKey={create.data.ticket_key} url={create.data.ticket_url} />.
@@ -66,9 +78,10 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
           className={mayExist || existingKey ? undefined : 'primary'}
           onClick={() =>
             create.mutate(
-              { params: { issue_id: issue.issue_id } },
-              // A 409 means the issue has (or is getting) a ticket: read it again to show it.
-              { onError: (error) => error.status === 409 && refetch() },
+              // A ticket that may exist: another is asked for on purpose.
+              { params: { issue_id: issue.issue_id }, ...(mayExist ? { query: { again: 'true' } } : {}) },
+              // A 409 means the issue has (or is getting) a ticket; a 502 may have left one: read it again to show it.
+              { onError: (error) => (error.status === 409 || error.body.ticket_may_exist === true) && refetch() },
             )
           }
           disabled={create.isPending}
