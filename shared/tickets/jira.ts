@@ -37,7 +37,13 @@ export function jiraProvider(config: JiraConfig): TicketProvider {
       }
       if (answer.status === 400) throw new TicketProviderError(refusal(answer.text), 400);
       if (answer.status === 401 || answer.status === 403) {
-        throw new TicketProviderError(`Jira refused the credentials (HTTP ${answer.status})`, answer.status);
+        throw new TicketProviderError(
+          `Jira refused the credentials (HTTP ${answer.status}): check TICKET_USER_EMAIL and its API token (TICKET_API_TOKEN; on AWS the secret TicketCredentialArn names)`,
+          answer.status,
+        );
+      }
+      if (answer.status >= 300 && answer.status < 400) {
+        throw new TicketProviderError(`Jira answered with a redirect (HTTP ${answer.status}): TICKET_BASE_URL is not the Jira site's address`, answer.status);
       }
       throw new TicketProviderError(`Jira answered HTTP ${answer.status}`, answer.status, mayExistAfter(answer.status));
     },

@@ -38,5 +38,9 @@ export class TicketProviderError extends Error {
   }
 }
 
-/** An answer's status leaves the ticket possibly created: anything but a 4xx, which refuses it. */
-export const mayExistAfter = (status: number) => status < 400 || status >= 500;
+/**
+ * An answer's status leaves the ticket possibly created: a 5xx (the server may have failed after creating it).
+ * Not a 4xx, which refuses it, nor a 3xx: redirects are not followed, and one sends the POST elsewhere (a login
+ * page, http to https), so nothing was created where it was sent.
+ */
+export const mayExistAfter = (status: number) => status >= 500;

@@ -31,7 +31,13 @@ export function webhookProvider(config: WebhookConfig): TicketProvider {
       const { issue_id, summary, description, link, labels, severity } = request;
       const answer = await postJson('The ticket webhook', config.url, headers, { issue_id, summary, description, link, labels, severity }, config.timeoutMs);
       if (answer.status === 401 || answer.status === 403) {
-        throw new TicketProviderError(`The ticket webhook refused the credentials (HTTP ${answer.status})`, answer.status);
+        throw new TicketProviderError(
+          `The ticket webhook refused the credentials (HTTP ${answer.status}): check its token (TICKET_WEBHOOK_TOKEN; on AWS the secret TicketCredentialArn names)`,
+          answer.status,
+        );
+      }
+      if (answer.status >= 300 && answer.status < 400) {
+        throw new TicketProviderError(`The ticket webhook answered with a redirect (HTTP ${answer.status}): check TICKET_WEBHOOK_URL`, answer.status);
       }
       if (answer.status < 200 || answer.status >= 300)
         throw new TicketProviderError(`The ticket webhook answered HTTP ${answer.status}`, answer.status, mayExistAfter(answer.status));

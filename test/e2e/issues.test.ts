@@ -442,7 +442,9 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     process.env.TICKET_API_TOKEN = 'wrong-token';
     const refused = await call(admin, 'POST', `/api/issues/${issue.issue_id}/create-ticket`);
     expect(refused.status).toBe(502);
-    expect(refused.body.detail).toBe('Jira refused the credentials (HTTP 401). Nothing was created; you can try again.');
+    expect(refused.body.detail).toBe(
+      'Jira refused the credentials (HTTP 401): check TICKET_USER_EMAIL and its API token (TICKET_API_TOKEN; on AWS the secret TicketCredentialArn names). Nothing was created; you can try again.',
+    );
     expect(refused.body.ticket_may_exist).toBeUndefined();
     expect(await getIssue(issue.issue_id)).toEqual(stored);
     configure();

@@ -31,7 +31,8 @@ export interface FakeJira {
    * only if the client still waits), 'late' (the issue made at once, its 201 after slowMs: a ticket that exists after
    * the client's timeout) or 'garbage' (200, not JSON).
    */
-  mode: 'ok' | 'error500' | 'slow' | 'late' | 'garbage' | 'oversized';
+  /** `redirect`: a site that sends the POST to its login page, as a wrong base URL (or a proxy in front) does. */
+  mode: 'ok' | 'error500' | 'slow' | 'late' | 'garbage' | 'oversized' | 'redirect';
   /** Every issue made, with its labels, answered or not. */
   created: { key: string; labels: string[] }[];
   close(): Promise<void>;
@@ -83,6 +84,9 @@ export async function startFakeJira(options: FakeJiraOptions): Promise<FakeJira>
           return created();
         case 'error500':
           return reply(res, 500, { errorMessages: ['Internal server error'], errors: {} });
+        case 'redirect':
+          res.writeHead(302, { Location: `${state.baseUrl}/login.jsp?os_destination=%2Frest%2Fapi%2F3%2Fissue` });
+          return res.end();
         case 'oversized':
           // 2 MB in 64 KB chunks without a Content-Length: only counting what is read can refuse it.
           res.writeHead(201, { 'Content-Type': 'application/json' });

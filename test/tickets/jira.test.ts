@@ -138,16 +138,30 @@ describe('Jira provider', () => {
   it('says the credentials were refused on 401, without showing them', async () => {
     const wrongToken = 'wrong-token-ABCDEF987654';
     const error = await providerError(jiraProvider({ TICKET_API_TOKEN: wrongToken }).create(request), wrongToken);
-    expect(error.message).toBe('Jira refused the credentials (HTTP 401)');
+    // What to check, named: on AWS the usual cause is the secret's placeholder never replaced.
+    expect(error.message).toBe(
+      'Jira refused the credentials (HTTP 401): check TICKET_USER_EMAIL and its API token (TICKET_API_TOKEN; on AWS the secret TicketCredentialArn names)',
+    );
     expect(error.status).toBe(401);
+    expect(error.mayExist).toBe(false);
     expect(jira.received.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from(`${EMAIL}:${wrongToken}`).toString('base64')}`);
   });
 
-  it('reports a 500 with its status', async () => {
+  it('reports a 500 with its status: the ticket may exist', async () => {
     jira.mode = 'error500';
     const error = await providerError(jiraProvider().create(request));
     expect(error.message).toBe('Jira answered HTTP 500');
     expect(error.status).toBe(500);
+    expect(error.mayExist).toBe(true);
+  });
+
+  it('reports a redirect (not followed) as a wrong TICKET_BASE_URL, where nothing was created', async () => {
+    jira.mode = 'redirect';
+    const made = jira.created.length;
+    const error = await providerError(jiraProvider().create(request));
+    expect(error.message).toBe("Jira answered with a redirect (HTTP 302): TICKET_BASE_URL is not the Jira site's address");
+    expect(error).toMatchObject({ status: 302, mayExist: false });
+    expect(jira.created.length).toBe(made);
   });
 
   it('refuses an answer that is not JSON', async () => {

@@ -67,7 +67,9 @@ describe('webhook provider', () => {
   it('says the credentials were refused on 401, without showing them', async () => {
     const wrongToken = 'wrong-token-ABCDEF987654';
     const error = await providerError(webhookProvider({ TICKET_WEBHOOK_TOKEN: wrongToken }).create(request), wrongToken);
-    expect(error.message).toBe('The ticket webhook refused the credentials (HTTP 401)');
+    expect(error.message).toBe(
+      'The ticket webhook refused the credentials (HTTP 401): check its token (TICKET_WEBHOOK_TOKEN; on AWS the secret TicketCredentialArn names)',
+    );
     expect(error.status).toBe(401);
   });
 
