@@ -10,6 +10,7 @@ import type { TableAccess } from '../http/route.js';
 import type { TableName } from '../db/tables.js';
 import { createLogger, errorFields } from '../log.js';
 import { ensureBootstrapAdmin } from './bootstrap.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from './password-rule.js';
 
 /** The deploy step's Lambda, as a route group or worker declares itself: the stack grants it these tables and sets `core`. */
 export const BOOTSTRAP_FUNCTION = {
@@ -18,9 +19,6 @@ export const BOOTSTRAP_FUNCTION = {
   tables: { users: 'readwrite' } as Partial<Record<TableName, TableAccess>>,
   config: ['core'],
 } as const;
-
-/** The shortest password the service takes (activation's rule); a shorter secret is a mistake, not a password. */
-const PASSWORD_MIN = 8;
 
 /** The properties the stack gives the custom resource (CloudFormation passes every value as a string). */
 const Properties = z.looseObject({
@@ -56,8 +54,11 @@ async function readPassword(secretArn: string): Promise<string> {
     throw new Error(`The bootstrap superadmin's password could not be read from Secrets Manager (${(error as Error).name}); see the bootstrap function's log.`);
   }
   const password = typeof value === 'string' ? value.trim() : '';
-  if (password.length < PASSWORD_MIN)
-    throw new Error(`The bootstrap superadmin's password secret holds no password of at least ${PASSWORD_MIN} characters: put one in it and deploy again.`);
+  // Activation's rule: a shorter secret is a mistake, not a password; a longer one could never be typed in (login's limit).
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+    throw new Error(
+      `The bootstrap superadmin's password secret holds no password of ${PASSWORD_MIN} to ${PASSWORD_MAX} characters: put one in it and deploy again.`,
+    );
   return password;
 }
 

@@ -1,6 +1,7 @@
 import * as z from '../zod.js';
 import { ANY_ROLE, ROLES } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../auth/password-rule.js';
 
 export const HealthCheckResponse = z.lazy(() => z.object({ status: z.literal('ok'), service: z.string() }));
 
@@ -26,22 +27,25 @@ export const OpenApiResponse = z.lazy(() =>
 export const LoginBody = z.lazy(() =>
   z.strictObject({
     username: z.string().check(z.trim(), z.minLength(1), z.maxLength(256)),
-    password: z.string().check(z.minLength(1), z.maxLength(1024)),
+    password: z.string().check(z.minLength(1), z.maxLength(PASSWORD_MAX)),
   }),
 );
+
+/** A password someone chooses (shared/auth/password-rule.ts). */
+const NewPassword = () => z.string().check(z.minLength(PASSWORD_MIN, `must be at least ${PASSWORD_MIN} characters`), z.maxLength(PASSWORD_MAX));
 
 export const ActivateBody = z.lazy(() =>
   z.strictObject({
     token: z.string().check(z.minLength(1), z.maxLength(512)),
-    password: z.string().check(z.minLength(8, 'must be at least 8 characters'), z.maxLength(1024)),
+    password: NewPassword(),
   }),
 );
 
 /** Beyond the contract: one's own password, changed with the current one (other sessions end). */
 export const ChangePasswordBody = z.lazy(() =>
   z.strictObject({
-    current_password: z.string().check(z.minLength(1), z.maxLength(1024)),
-    new_password: z.string().check(z.minLength(8, 'must be at least 8 characters'), z.maxLength(1024)),
+    current_password: z.string().check(z.minLength(1), z.maxLength(PASSWORD_MAX)),
+    new_password: NewPassword(),
   }),
 );
 

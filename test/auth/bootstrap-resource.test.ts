@@ -22,7 +22,9 @@ import { captureLogLines } from '../support/log-lines.js';
 const SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:fleet-health-bootstrap-abc';
 const EMPTY_SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:empty-abc';
 const PASSWORD = 'Gq7dXv2LmN8pRt4KwZ6bHc3JfY9sUe5A';
-const SECRETS: Record<string, string> = { [SECRET_ARN]: PASSWORD, [EMPTY_SECRET_ARN]: '' };
+/** A secret no login could ever type back in: over login's 1,024 characters. */
+const LONG_SECRET_ARN = 'arn:aws:secretsmanager:local:000000000000:secret:long-abc';
+const SECRETS: Record<string, string> = { [SECRET_ARN]: PASSWORD, [EMPTY_SECRET_ARN]: '', [LONG_SECRET_ARN]: 'p'.repeat(1025) };
 let fake: FakeSecretsManager;
 
 beforeAll(async () => {
@@ -101,7 +103,9 @@ describe('the bootstrap deploy step', () => {
 
   it('fails the deployment with a reason, and creates nothing, when the secret holds no password or cannot be read', async () => {
     const empty = await run(cfnEvent('Create', { ...properties, Username: 'root', Email: 'root@example.com', PasswordSecretArn: EMPTY_SECRET_ARN }));
-    expect(empty.error?.message).toBe("The bootstrap superadmin's password secret holds no password of at least 8 characters: put one in it and deploy again.");
+    expect(empty.error?.message).toBe("The bootstrap superadmin's password secret holds no password of 8 to 1024 characters: put one in it and deploy again.");
+    const long = await run(cfnEvent('Create', { ...properties, Username: 'root', Email: 'root@example.com', PasswordSecretArn: LONG_SECRET_ARN }));
+    expect(long.error?.message).toBe(empty.error?.message);
     const missing = await run(cfnEvent('Create', { ...properties, Username: 'root', Email: 'root@example.com', PasswordSecretArn: `${SECRET_ARN}-deleted` }));
     expect(missing.error?.message).toBe(
       "The bootstrap superadmin's password could not be read from Secrets Manager (ResourceNotFoundException); see the bootstrap function's log.",

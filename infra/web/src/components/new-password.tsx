@@ -1,7 +1,7 @@
 // A new password and its repeat, with the service's length rule said inline as it is typed:
 // the invitation's activation and "Your account" ask for one the same way.
 
-/** The service's rule (activation and POST /api/auth/password): at least 8 characters. */
+/** The service's rule (activation and POST /api/auth/password): at least 8 characters; shared/auth/password-rule.ts holds it (the console imports types only). */
 export const PASSWORD_MIN = 8;
 
 /** Whether the two fields hold a password the service takes, typed the same twice. */
