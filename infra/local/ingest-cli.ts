@@ -10,12 +10,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { escapedBytes, LAMBDA_EVENT_BODY_BYTES } from '../../shared/http/lambda-payload.js';
-import { INGEST_MAX_BODY_BYTES } from '../../shared/routes/ingest.js';
+import { INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS } from '../../shared/routes/ingest.js';
 import { INGEST_TOKEN_FILE } from './service.js';
+import { type LocalSettings, readLocalSettings } from './settings.js';
 
 export type IngestKind = 'clusters' | 'metrics' | 'logs' | 'alerts';
 export const KIND_ORDER: IngestKind[] = ['clusters', 'metrics', 'logs', 'alerts'];
-const CHUNK: Record<IngestKind, number> = { clusters: 1000, metrics: 5000, logs: 5000, alerts: 5000 };
+const CHUNK: Record<IngestKind, number> = INGEST_MAX_RECORDS;
 /**
  * A request's records stay under the ingest body limit and, escaped, under what a Lambda event
  * may carry (shared/http/lambda-payload.ts), with room for the envelope.
@@ -120,8 +121,16 @@ async function main(): Promise<number> {
     console.error('usage: npm run ingest -- FILE.json|FILE.jsonl');
     return 1;
   }
-  const base = process.env.INGEST_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
-  const token = process.env.INGEST_TOKEN ?? (await readFile(join(process.env.DATA_DIR ?? '.data', INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
+  // The running service's port and data folder as npm start reads them (a blank PORT= is its default, not "localhost:").
+  let local: LocalSettings;
+  try {
+    local = readLocalSettings();
+  } catch (error) {
+    console.error((error as Error).message);
+    return 1;
+  }
+  const base = process.env.INGEST_URL ?? `http://localhost:${local.port}`;
+  const token = process.env.INGEST_TOKEN ?? (await readFile(join(local.dataDir, INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
   if (!token) {
     console.error('No ingest token: set INGEST_TOKEN, or start the service (npm start) so it creates one under DATA_DIR.');
     return 1;

@@ -4,8 +4,10 @@ import { defineGroup } from '../http/route.js';
 
 // Envelopes only: each record is validated on its own so a batch stores the
 // good records and names the bad ones (DESIGN §9).
-export const IngestClustersBody = z.lazy(() => z.object({ clusters: z.array(z.unknown()).check(z.minLength(1), z.maxLength(1000)) }));
-export const IngestMetricsBody = z.lazy(() => z.object({ samples: z.array(z.unknown()).check(z.minLength(1), z.maxLength(5000)) }));
+/** Records one ingest request takes, by kind (`npm run ingest` splits a file by these). */
+export const INGEST_MAX_RECORDS = { clusters: 1000, metrics: 5000, logs: 5000, alerts: 5000 } as const;
+export const IngestClustersBody = z.lazy(() => z.object({ clusters: z.array(z.unknown()).check(z.minLength(1), z.maxLength(INGEST_MAX_RECORDS.clusters)) }));
+export const IngestMetricsBody = z.lazy(() => z.object({ samples: z.array(z.unknown()).check(z.minLength(1), z.maxLength(INGEST_MAX_RECORDS.metrics)) }));
 /**
  * The Alertmanager webhook envelope (version 4); its other fields (groupKey, receiver, …) are accepted and ignored,
  * except truncatedAlerts (alerts Alertmanager left out under its `max_alerts`), which is logged.
@@ -13,11 +15,11 @@ export const IngestMetricsBody = z.lazy(() => z.object({ samples: z.array(z.unkn
 export const IngestAlertsBody = z.lazy(() =>
   z.looseObject({
     version: z.literal('4'),
-    alerts: z.array(z.unknown()).check(z.maxLength(5000)),
+    alerts: z.array(z.unknown()).check(z.maxLength(INGEST_MAX_RECORDS.alerts)),
     truncatedAlerts: z.optional(z.int().check(z.gte(0), z.lte(1e9))),
   }),
 );
-export const IngestLogsBody = z.lazy(() => z.object({ events: z.array(z.unknown()).check(z.minLength(1), z.maxLength(5000)) }));
+export const IngestLogsBody = z.lazy(() => z.object({ events: z.array(z.unknown()).check(z.minLength(1), z.maxLength(INGEST_MAX_RECORDS.logs)) }));
 
 /** What an ingest answers: records stored, and each refused one with its index and reason (never all-or-nothing). */
 export const IngestResponse = z.lazy(() =>
