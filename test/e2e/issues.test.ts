@@ -8,6 +8,7 @@ import { listAudit } from '../../shared/db/audit.js';
 import { deleteItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { getIssue, listIssuesActiveSince } from '../../shared/db/issues.js';
+import { createUser } from '../../shared/db/users.js';
 import { groupAlerts } from '../../shared/issues/grouping.js';
 import { durationMinutes, windowStart } from '../../shared/issues/queries.js';
 import { regroupClusters, regroupRecent } from '../../shared/issues/regroup.js';
@@ -324,6 +325,23 @@ describe('PATCH /api/issues/{id}', () => {
     expect((await getIssue(issue.issue_id))!.assignee).toBe('');
     expect((await call(admin, 'PATCH', '/api/issues/iss-unknown', { notes: 'x' })).status).toBe(404);
     expect((await call(viewer, 'PATCH', `/api/issues/${issue.issue_id}`, { notes: 'x' })).status).toBe(403);
+  });
+
+  it('assigns by display name only when one active account bears it; a name two share is refused, naming their usernames', async () => {
+    const issue = (await list('days=30&page_size=100')).issues.find((i: any) => !i.ticket_key);
+    const twin = (username: string, is_active: boolean) =>
+      createUser({ username, name: 'Alex Twin', email: `${username}@example.com`, role: 'admin', is_active, password_hash: 'x' });
+    await twin('alex-retired', false);
+    await twin('alex-one', true);
+    // One active Alex Twin (the other deactivated): the name is theirs.
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: 'Alex Twin' })).status).toBe(200);
+    expect((await getIssue(issue.issue_id))!.assignee).toBe('alex-one');
+    await twin('alex-two', true);
+    const refused = await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: 'Alex Twin' });
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail).toBe('2 active users are named Alex Twin: assign by username (alex-one, alex-two).');
+    expect((await getIssue(issue.issue_id))!.assignee).toBe('alex-one');
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: 'alex-two' })).status).toBe(200);
   });
 });
 
