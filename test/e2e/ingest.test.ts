@@ -63,6 +63,15 @@ describe('ingest routes', () => {
     expect((await post('/api/ingest/clusters', { clusters: [] }, 'wrong-token')).status).toBe(401);
   });
 
+  it('the ingest token opens only the ingest routes, and the scrape token none of them', async () => {
+    const get = (path: string, token: string) => fetch(`${service.url}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+    for (const path of ['/api/fleet/scores', '/api/issues', '/api/settings/users', '/api/auth/me']) {
+      expect((await get(path, service.ingestToken)).status, path).toBe(401);
+    }
+    expect((await post('/api/settings/users/invite', { email: 'x@example.com', display_name: 'X', role: 'superadmin' })).status).toBe(401);
+    expect((await post('/api/ingest/clusters', { clusters: [clusterRecord('pp-scrape-1')] }, service.scrapeToken)).status).toBe(401);
+  });
+
   it('takes an Alertmanager webhook as Alertmanager sends it', async () => {
     const c = clusterRecord('pp-prod-3');
     await post('/api/ingest/clusters', { clusters: [c] });
