@@ -5,6 +5,7 @@ export const ROLES = ['superadmin', 'admin', 'viewer'] as const;
 export const Role = z.enum(ROLES);
 export type Role = z.infer<typeof Role>;
 
-export const ANY_ROLE: readonly Role[] = ROLES;
-export const ADMIN_UP: readonly Role[] = ['superadmin', 'admin'];
-export const SUPERADMIN: readonly Role[] = ['superadmin'];
+// Literal tuples, so each route's declaration keeps its exact set (the console's typecheck compares its own to it).
+export const ANY_ROLE = ROLES;
+export const ADMIN_UP = ['superadmin', 'admin'] as const satisfies readonly Role[];
+export const SUPERADMIN = ['superadmin'] as const satisfies readonly Role[];

@@ -9,6 +9,7 @@ import { deleteItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { getIssue, listIssuesActiveSince } from '../../shared/db/issues.js';
 import { createUser } from '../../shared/db/users.js';
+import type { Role } from '../../shared/auth/roles.js';
 import { groupAlerts } from '../../shared/issues/grouping.js';
 import { durationMinutes, windowStart } from '../../shared/issues/queries.js';
 import { regroupClusters, regroupRecent } from '../../shared/issues/regroup.js';
@@ -143,7 +144,7 @@ describe('GET /api/issues', () => {
     for (const [name, route] of Object.entries(issuesGroup.routes)) {
       if (route.method !== 'GET') continue;
       // Each as the least role the route admits (the assignable users are admins' to read).
-      const { status, body } = await call(route.roles.includes('viewer') ? viewer : admin, 'GET', route.path.replace('{issue_id}', id));
+      const { status, body } = await call((route.roles as readonly Role[]).includes('viewer') ? viewer : admin, 'GET', route.path.replace('{issue_id}', id));
       expect(status, routeKey(route)).toBe(200);
       const parsed = route.response!.safeParse(body);
       expect(parsed.success ? [] : parsed.error.issues.slice(0, 3), name).toEqual([]);

@@ -6,7 +6,8 @@ import { createBrowserRouter, Navigate, Outlet, ScrollRestoration, useLocation }
 import { RouteError } from './components/route-error';
 import { Shell } from './components/shell';
 import type { Role } from './api/types';
-import { ADMINS, useSession } from './session';
+import { MAY_CHANGE_SETTINGS, MAY_LIST_USERS, MAY_READ_AUDIT, MAY_SEE_LLM_COST, MAY_SEE_PULLS } from './api/access';
+import { useSession } from './session';
 
 function RequireSession() {
   const { user } = useSession();
@@ -24,7 +25,7 @@ function RequireSession() {
 }
 
 /** Pages only some roles may open: others get a message instead (and never see them in the navigation). */
-function RequireRole({ roles }: { roles: Role[] }) {
+function RequireRole({ roles }: { roles: readonly Role[] }) {
   const { can } = useSession();
   if (!can(...roles)) {
     return (
@@ -71,21 +72,12 @@ export const router = createBrowserRouter([
           { path: 'proposals', lazy: page(() => import('./pages/proposals')) },
           { path: 'proposals/:changeId', lazy: page(() => import('./pages/proposal')) },
           { path: 'account', lazy: page(() => import('./pages/account')) },
-          {
-            element: <RequireRole roles={ADMINS} />,
-            children: [
-              { path: 'users', lazy: page(() => import('./pages/users')) },
-              { path: 'audit', lazy: page(() => import('./pages/audit')) },
-              { path: 'metric-sources', lazy: page(() => import('./pages/metric-sources')) },
-            ],
-          },
-          {
-            element: <RequireRole roles={['superadmin']} />,
-            children: [
-              { path: 'settings', lazy: page(() => import('./pages/general-settings')) },
-              { path: 'llm-cost', lazy: page(() => import('./pages/llm-cost')) },
-            ],
-          },
+          // Each as its route lets in (api/access.ts): others get a message, and never see it in the navigation.
+          { element: <RequireRole roles={MAY_LIST_USERS} />, children: [{ path: 'users', lazy: page(() => import('./pages/users')) }] },
+          { element: <RequireRole roles={MAY_READ_AUDIT} />, children: [{ path: 'audit', lazy: page(() => import('./pages/audit')) }] },
+          { element: <RequireRole roles={MAY_SEE_PULLS} />, children: [{ path: 'metric-sources', lazy: page(() => import('./pages/metric-sources')) }] },
+          { element: <RequireRole roles={MAY_CHANGE_SETTINGS} />, children: [{ path: 'settings', lazy: page(() => import('./pages/general-settings')) }] },
+          { element: <RequireRole roles={MAY_SEE_LLM_COST} />, children: [{ path: 'llm-cost', lazy: page(() => import('./pages/llm-cost')) }] },
           { path: '*', lazy: page(() => import('./pages/not-found')) },
         ],
       },

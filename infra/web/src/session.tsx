@@ -140,6 +140,3 @@ export function useSession(): SessionValue {
   if (!value) throw new Error('useSession outside SessionProvider');
   return value;
 }
-
-/** Admins and superadmins act (refresh, triage); viewers only read. */
-export const ADMINS: Role[] = ['admin', 'superadmin'];

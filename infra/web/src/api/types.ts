@@ -58,3 +58,5 @@ export type PathOf<G extends GroupName, R extends RouteName<G>> = Route<G, R> ex
 export type MethodOf<G extends GroupName, R extends RouteName<G>> = Route<G, R> extends { method: infer M extends string } ? M : never;
 
 export type Role = Answer<'auth', 'me'>['role'];
+/** The roles the route lets in, as a union. */
+export type RolesOf<G extends GroupName, R extends RouteName<G>> = Route<G, R> extends { roles: readonly (infer X)[] } ? X : never;

@@ -3,9 +3,10 @@
 import { type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
 import { NavLink, useLocation } from 'react-router';
 import type { Role } from '../api/types';
-import { ADMINS, useSession } from '../session';
+import { MAY_CHANGE_SETTINGS, MAY_LIST_USERS, MAY_READ_AUDIT, MAY_SEE_LLM_COST, MAY_SEE_PULLS } from '../api/access';
+import { useSession } from '../session';
 
-const NAV: { to: string; label: string; end?: boolean; roles?: Role[] }[] = [
+const NAV: { to: string; label: string; end?: boolean; roles?: readonly Role[] }[] = [
   { to: '/', label: 'Fleet', end: true },
   { to: '/health', label: 'Health' },
   { to: '/risk', label: 'Risk' },
@@ -18,11 +19,11 @@ const NAV: { to: string; label: string; end?: boolean; roles?: Role[] }[] = [
   { to: '/chat', label: 'Chat' },
   { to: '/dashboards', label: 'Dashboards' },
   { to: '/rules', label: 'Rules' },
-  { to: '/users', label: 'People', roles: ADMINS },
-  { to: '/audit', label: 'Audit', roles: ADMINS },
-  { to: '/metric-sources', label: 'Metric sources', roles: ADMINS },
-  { to: '/settings', label: 'Settings', roles: ['superadmin'] },
-  { to: '/llm-cost', label: 'LLM cost', roles: ['superadmin'] },
+  { to: '/users', label: 'People', roles: MAY_LIST_USERS },
+  { to: '/audit', label: 'Audit', roles: MAY_READ_AUDIT },
+  { to: '/metric-sources', label: 'Metric sources', roles: MAY_SEE_PULLS },
+  { to: '/settings', label: 'Settings', roles: MAY_CHANGE_SETTINGS },
+  { to: '/llm-cost', label: 'LLM cost', roles: MAY_SEE_LLM_COST },
 ];
 
 type Theme = 'light' | 'dark' | 'system';

@@ -10,7 +10,8 @@ import { Timeline } from '../components/issues/evidence';
 import { TriageForm } from '../components/issues/triage-form';
 import { Maybe } from '../components/issues/format';
 import { IssueFacts, IssueFrame, IssueHeader } from '../components/issues/issue-page';
-import { ADMINS, useSession } from '../session';
+import { MAY_TRIAGE_AI_ISSUES } from '../api/access';
+import { useSession } from '../session';
 import './issue.css';
 import './ai-issue.css';
 
@@ -22,7 +23,7 @@ export default function AiIssuePage() {
   const { issueId = '' } = useParams();
   const { can } = useSession();
   const detail = useApiTagged(issueEndpoint, { params: { issue_id: issueId } }, { retry: (count, error) => error.status >= 500 && count < 2 });
-  const admin = can(...ADMINS);
+  const admin = can(...MAY_TRIAGE_AI_ISSUES);
 
   return (
     <IssueFrame className="issue-page ai-issue-page" back={['/ai-issues', 'AI issues']} title="AI issue" notFound="AI issue not found" detail={detail}>

@@ -13,7 +13,8 @@ import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states'
 import { utcSeconds } from '../components/time';
 import { useUrlState } from '../components/url-state';
 import { useDraft } from '../components/use-draft';
-import { ADMINS, useSession } from '../session';
+import { MAY_REFRESH_FLEET } from '../api/access';
+import { useSession } from '../session';
 import { StaleBadge } from '../components/stale-badge';
 import { ItemLink } from '../components/list-link';
 import './fleet.css';
@@ -109,7 +110,7 @@ export default function FleetPage() {
             </p>
           )}
         </div>
-        {can(...ADMINS) && <RefreshScores generatedAt={scores.data?.generated_at} />}
+        {can(...MAY_REFRESH_FLEET) && <RefreshScores generatedAt={scores.data?.generated_at} />}
       </div>
 
       <section aria-labelledby="fleet-kpis">

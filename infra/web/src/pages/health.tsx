@@ -11,7 +11,8 @@ import { StaleBadge } from '../components/stale-badge';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
-import { ADMINS, useSession } from '../session';
+import { MAY_REFRESH_HEALTH } from '../api/access';
+import { useSession } from '../session';
 import '../components/views/views.css';
 import './health.css';
 import { ScrollRegion } from '../components/scroll-region';
@@ -188,7 +189,7 @@ export default function HealthPage() {
     <div className="health-page">
       <div className="view-head">
         <h1>Health</h1>
-        {can(...ADMINS) && <Refresh />}
+        {can(...MAY_REFRESH_HEALTH) && <Refresh />}
       </div>
       <Stamp at={scores.data?.generated_at} source={scores.data?.source} />
       <Kpis />

@@ -8,7 +8,8 @@ import { ClusterHistory, Evidence, Timeline } from '../components/issues/evidenc
 import { IssueFacts, IssueFrame, IssueHeader } from '../components/issues/issue-page';
 import { TicketPanel } from '../components/issues/ticket-panel';
 import { TriageForm } from '../components/issues/triage-form';
-import { ADMINS, useSession } from '../session';
+import { MAY_TRIAGE_ISSUES } from '../api/access';
+import { useSession } from '../session';
 import './issue.css';
 
 const issueEndpoint = endpoint<'issues', 'get'>('GET', '/api/issues/{issue_id}');
@@ -17,7 +18,7 @@ export default function IssuePage() {
   const { issueId = '' } = useParams();
   const { can } = useSession();
   const detail = useApiTagged(issueEndpoint, { params: { issue_id: issueId } }, { retry: (count, error) => error.status >= 500 && count < 2 });
-  const admin = can(...ADMINS);
+  const admin = can(...MAY_TRIAGE_ISSUES);
 
   return (
     <IssueFrame className="issue-page" back={['/issues', 'Alert issues']} title="Alert issue" notFound="Issue not found" detail={detail}>

@@ -15,7 +15,8 @@ import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { ItemLink } from '../components/list-link';
-import { ADMINS, useSession } from '../session';
+import { MAY_TRIGGER_PATROL } from '../api/access';
+import { useSession } from '../session';
 import './patrol.css';
 
 const listEndpoint = endpoint<'patrol', 'list'>('GET', '/api/patrol');
@@ -54,7 +55,7 @@ export default function PatrolPage() {
           ]}
         />
       )}
-      {can(...ADMINS) && <PatrolTrigger />}
+      {can(...MAY_TRIGGER_PATROL) && <PatrolTrigger />}
 
       <section className="patrol-latest" aria-labelledby="latest-title">
         <h2 id="latest-title">Latest report</h2>
@@ -65,7 +66,7 @@ export default function PatrolPage() {
             <Empty>
               <p>No completed patrol report yet.</p>
               <p>
-                {can(...ADMINS)
+                {can(...MAY_TRIGGER_PATROL)
                   ? 'Trigger a scan above, or wait for the scheduled one.'
                   : 'Reports appear after the scheduled scan, or when an admin triggers one.'}
               </p>

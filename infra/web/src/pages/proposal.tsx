@@ -14,6 +14,7 @@ import { StatusBadge } from '../components/rules/status-badge';
 import { YamlDiff } from '../components/rules/yaml-editor';
 import { ScrollRegion } from '../components/scroll-region';
 import { Loading, Problem } from '../components/states';
+import { MAY_REVIEW_PROPOSALS } from '../api/access';
 import { useSession } from '../session';
 import '../components/rules/rules.css';
 import './proposals.css';
@@ -91,7 +92,7 @@ function Proposal({ change }: { change: ChangeDetail }) {
               {done}
             </p>
           )}
-          {can('superadmin') && change.status === 'pending' ? <ReviewForm change={change} onDone={setDone} /> : <ReviewState change={change} />}
+          {can(...MAY_REVIEW_PROPOSALS) && change.status === 'pending' ? <ReviewForm change={change} onDone={setDone} /> : <ReviewState change={change} />}
         </aside>
       </div>
     </>

@@ -8,6 +8,7 @@ import { StatusBadge } from '../components/rules/status-badge';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
+import { MAY_REVIEW_PROPOSALS } from '../api/access';
 import { useSession } from '../session';
 import '../components/rules/rules.css';
 import { ItemLink } from '../components/list-link';
@@ -27,7 +28,7 @@ export default function ProposalsPage() {
     <section className="proposals-page" aria-labelledby="proposals-title">
       <h1 id="proposals-title">Rule proposals</h1>
       <p className="muted">
-        {can('superadmin')
+        {can(...MAY_REVIEW_PROPOSALS)
           ? 'Every proposed rule change; open one to see its diff and impact, and approve or reject it.'
           : 'Your proposed rule changes and what became of them. A superadmin reviews them.'}{' '}
         Propose a change from <Link to="/rules">Rules</Link>.

@@ -15,6 +15,7 @@ import { CopyField } from '../components/admin/copy-field';
 import { ScrollRegion } from '../components/scroll-region';
 import { When } from '../components/time';
 import { Empty, Loading, Problem } from '../components/states';
+import { MAY_CHANGE_USERS } from '../api/access';
 import { useSession } from '../session';
 import './users.css';
 
@@ -51,7 +52,8 @@ const MAIL_PROBLEMS: Record<NonNullable<Answer<'settings', 'inviteUser'>['email_
 export default function UsersPage() {
   const { can } = useSession();
   const users = useApi(usersEp);
-  const superadmin = can('superadmin');
+  // Changing roles, deactivating and deleting: PATCH and DELETE of an account (api/access.ts).
+  const superadmin = can(...MAY_CHANGE_USERS);
   const [reinvite, setReinvite] = useState<Reinvite | null>(null);
   return (
     <section className="users-page" aria-labelledby="users-title">
