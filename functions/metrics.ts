@@ -1,9 +1,13 @@
 // metrics route group: the fleet in the Prometheus text format, for a scraper (SCRAPE_TOKEN) or an admin.
 import { fleetExposition } from '../shared/fleet/exposition.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
+import type { Role } from '../shared/auth/roles.js';
+import { llmUsageGroup } from '../shared/routes/llm-usage.js';
 import { metricsGroup } from '../shared/routes/metrics.js';
 
+/** Who may read the LLM ledger's figures: those its own routes let in (spec §4: a superadmin), and the scraper. */
+const LEDGER_READERS: readonly Role[] = llmUsageGroup.routes.summary.roles;
+
 export const handler = createGroupHandler(metricsGroup, {
-  // The whole LLM ledger's figures are a superadmin's (spec §4), or the scraper's: not an admin's.
-  exposition: async (req) => fleetExposition(new Date(), { llmUsage: !req.principal || req.principal.role === 'superadmin' }),
+  exposition: async (req) => fleetExposition(new Date(), { llmUsage: !req.principal || LEDGER_READERS.includes(req.principal.role) }),
 });
