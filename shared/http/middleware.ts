@@ -189,20 +189,23 @@ export function problemErrors(log: Logger): Middleware {
       }
       const route = routeState.get(request.event)?.bound.route;
       // Outside production, a problem its route does not declare is a defect of the route table (the OpenAPI
-      // document would not list it): answered as one, naming the route, so a test meeting it fails.
+      // document would not list it): answered as one, naming the route, so a test meeting it fails. Only what
+      // code threw as an HttpError: the mapping above of what escaped (a lost write race's 409, a throttle's 503)
+      // can meet any route that writes, and is not a declaration's to list.
+      const thrown = request.error;
       if (
         route &&
-        error instanceof HttpError &&
-        (error.status < 500 || error.status === 502) &&
+        thrown instanceof HttpError &&
+        (thrown.status < 500 || thrown.status === 502) &&
         checkResponses() &&
-        !problemStatuses(route).includes(error.status as ProblemStatus)
+        !problemStatuses(route).includes(thrown.status as ProblemStatus)
       ) {
-        log.error('undeclared problem status', { route: request.event.routeKey, status: error.status, detail: error.message });
+        log.error('undeclared problem status', { route: request.event.routeKey, status: thrown.status, detail: thrown.message });
         request.response = problemResponse(
           new HttpError(
             500,
             'Internal Server Error',
-            `${route.method} ${route.path} answered ${error.status} (${error.message}), a status it does not declare (shared/routes).`,
+            `${route.method} ${route.path} answered ${thrown.status} (${thrown.message}), a status it does not declare (shared/routes).`,
           ),
           requestId,
         );

@@ -35,8 +35,9 @@ export interface RouteDeclaration {
   readonly accepted?: z.ZodMiniType;
   /**
    * Problem statuses this route answers beyond those its declaration implies
-   * (401/403 from `auth` and `roles`, 404 from path parameters, 413 and 422 from
-   * a body or query): e.g. 409 for a conflicting write, 429, 502, 503.
+   * (shared/http/problem-statuses.ts: 401/403 from `auth` and `roles`, 404 from path
+   * parameters, 400 and 413 from a body, 422 from any input, 503 always): e.g. 406 for
+   * an answer that may pass 6 MB, 409 for a conflicting write, 429, 502.
    */
   readonly problems?: readonly ProblemStatus[];
   /**

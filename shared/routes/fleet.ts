@@ -37,6 +37,8 @@ export const fleetGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       response: FleetCriticalResponse,
+      // Every Warning and Critical cluster as the scores show them: a troubled 10,000 can pass 6 MB too.
+      problems: [406],
     },
     rules: { method: 'GET', path: '/api/fleet/rules', summary: 'Unified scoring rules in force', auth: 'user', roles: ANY_ROLE, response: FleetRulesResponse },
     refresh: {
@@ -47,7 +49,8 @@ export const fleetGroup = defineGroup({
       roles: ADMIN_UP,
       response: RefreshResponse,
       accepted: RefreshRunning,
-      problems: [503],
+      // 409: a refresh claim lost to a concurrent request (shared/scoring/refresh-claim.ts).
+      problems: [409, 503],
     },
     refreshStatus: {
       method: 'GET',

@@ -40,7 +40,8 @@ export const healthGroup = defineGroup({
       roles: ADMIN_UP,
       response: HealthRefreshResponse,
       accepted: RefreshRunning,
-      problems: [503],
+      // 409: a refresh claim lost to a concurrent request (shared/scoring/refresh-claim.ts).
+      problems: [409, 503],
     },
     refreshStatus: {
       method: 'GET',

@@ -288,7 +288,8 @@ export const settingsGroup = defineGroup({
       roles: ADMIN_UP,
       response: RecomputeResponse,
       accepted: RefreshRunning,
-      problems: [503],
+      // 409: a refresh claim lost to a concurrent request (shared/scoring/refresh-claim.ts).
+      problems: [409, 503],
     },
     recomputeStatus: {
       method: 'GET',
@@ -309,7 +310,8 @@ export const settingsGroup = defineGroup({
       roles: ADMIN_UP,
       response: RecomputeRiskResponse,
       accepted: RefreshRunning,
-      problems: [503],
+      // 409: a refresh claim lost to a concurrent request (shared/scoring/refresh-claim.ts).
+      problems: [409, 503],
     },
     recomputeRiskStatus: {
       method: 'GET',
