@@ -36,6 +36,8 @@ export function webhookProvider(config: WebhookConfig): TicketProvider {
           answer.status,
         );
       }
+      // A 303 (See Other) is how a service says a POST did its work: the ticket may exist. Any other redirect sent it elsewhere.
+      if (answer.status === 303) throw new TicketProviderError('The ticket webhook answered with a redirect to see the result (HTTP 303)', 303, true);
       if (answer.status >= 300 && answer.status < 400) {
         throw new TicketProviderError(`The ticket webhook answered with a redirect (HTTP ${answer.status}): check TICKET_WEBHOOK_URL`, answer.status);
       }

@@ -22,7 +22,8 @@ export interface FakeTicketWebhook {
    * 'invalid' (200 with an empty key and a javascript: URL), 'garbage' (200, not JSON)
    * or 'slow' (201 after slowMs).
    */
-  mode: 'ok' | 'error500' | 'invalid' | 'garbage' | 'slow' | 'oversized';
+  /** `seeOther`: a 303 to the ticket made (POST-redirect-GET); `moved`: a 301, as a wrong (old) URL answers. */
+  mode: 'ok' | 'error500' | 'invalid' | 'garbage' | 'slow' | 'oversized' | 'seeOther' | 'moved';
   close(): Promise<void>;
 }
 
@@ -55,6 +56,12 @@ export async function startFakeTicketWebhook(options: { token?: string; slowMs?:
       switch (state.mode) {
         case 'ok':
           return created();
+        case 'seeOther':
+          res.writeHead(303, { Location: `${state.url}/tickets/HOOK-303` });
+          return res.end();
+        case 'moved':
+          res.writeHead(301, { Location: `${state.url}/v2` });
+          return res.end();
         case 'error500':
           return reply(res, 500, { error: 'internal error' });
         case 'invalid':

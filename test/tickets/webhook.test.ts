@@ -82,6 +82,15 @@ describe('webhook provider', () => {
     expect(notFound.message).toBe('The ticket webhook answered HTTP 404');
   });
 
+  it('a 303 (the POST did its work, see there) may have made the ticket; another redirect is a wrong URL, where nothing was', async () => {
+    hook.mode = 'seeOther';
+    const seeOther = await providerError(webhookProvider().create(request));
+    expect(seeOther).toMatchObject({ message: 'The ticket webhook answered with a redirect to see the result (HTTP 303)', status: 303, mayExist: true });
+    hook.mode = 'moved';
+    const moved = await providerError(webhookProvider().create(request));
+    expect(moved).toMatchObject({ message: 'The ticket webhook answered with a redirect (HTTP 301): check TICKET_WEBHOOK_URL', status: 301, mayExist: false });
+  });
+
   it('refuses an answer without a usable key and http(s) URL', async () => {
     for (const mode of ['invalid', 'garbage'] as const) {
       hook.mode = mode;
