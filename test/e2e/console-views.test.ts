@@ -527,6 +527,9 @@ describe('alert issues', { timeout: 60_000 }, () => {
     await panel.getByRole('button', { name: 'Create another ticket anyway' }).click();
     expect(new URL((await posted).url()).searchParams.get('again')).toBe('true');
     await panel.getByText('Ticket creation is not set up on this service', { exact: false }).waitFor(); // past the warning: no provider here
+    // The warning stays beside that answer, and nothing names a label the answer did not give.
+    await panel.getByText('got no definite answer from the tracker', { exact: false }).waitFor();
+    expect(await panel.getByText('Look in the tracker for a ticket labelled', { exact: false }).count()).toBe(0);
   });
 
   it('lets an admin triage an issue through the form, read back through the API; a viewer gets no triage controls', async () => {

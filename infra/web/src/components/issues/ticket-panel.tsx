@@ -55,7 +55,7 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
       ) : (
         <p className="muted">No ticket yet.</p>
       )}
-      {unconfirmed && !create.isError && (
+      {unconfirmed && !answeredMayExist && (
         <p className="notice issue-ticket-unconfirmed">
           A ticket creation at <When iso={unconfirmed} /> got no definite answer from the tracker: a ticket may exist there, labelled with this issue's id. Link
           it below rather than creating another.
@@ -105,7 +105,7 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
               )}
             </p>
           )}
-          {mayExist && (
+          {label && (
             <p className="muted">
               Look in the tracker for a ticket labelled <code>{label}</code>. If it is there, link it below rather than creating another.
             </p>
