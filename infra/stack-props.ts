@@ -98,7 +98,8 @@ export function fleetHealthPropsFromContext(scope: Construct): FleetHealthStackP
     admin: bootstrapAdmin(optional('adminUsername') ?? 'admin', optional('adminEmail') ?? 'admin@fleet-health.local'),
     // Half given is refused, as the other integrations' settings are: dropping it silently left login without LDAP.
     ldap:
-      optional('ldapUrl') || optional('ldapUserDnTemplate') || optional('ldapRoleMap') || optional('ldapStartTls')
+      // StartTLS written off (`false`) asks for no LDAP; any other value of it does, and needs the rest.
+      optional('ldapUrl') || optional('ldapUserDnTemplate') || optional('ldapRoleMap') || (optional('ldapStartTls') ?? 'false') !== 'false'
         ? {
             url: required('ldapUrl', 'an LDAP setting'),
             userDnTemplate: required('ldapUserDnTemplate', 'an LDAP setting'),

@@ -872,6 +872,8 @@ describe('LDAP configuration', () => {
       expect(() => new FleetHealthStack(app, 'LdapTlsRefused', fleetHealthPropsFromContext(app)), bad).toThrow(/context ldapStartTls: .*LDAP_STARTTLS/);
     }
     expect(() => fleetHealthPropsFromContext(new App({ context: ldapContext({ on: true }) }))).toThrow('context ldapStartTls: a text, a number or true/false');
+    // StartTLS written off, and nothing else of LDAP: no LDAP asked for (not a half-given one).
+    expect(fleetHealthPropsFromContext(new App({ context: { ...cdkContext, ldapStartTls: false } })).ldap).toBeUndefined();
   });
 });
 
