@@ -9,3 +9,5 @@ export const seconds = (v: number) => {
   return `${Math.floor(whole / 60)} min ${whole % 60} s`;
 };
 export const count = (v: number) => v.toLocaleString('en');
+/** A share from 0 to 1 (an investigation's confidence) as a whole percentage: 0.853 is 85%. */
+export const percent = (v: number) => `${Math.round(v * 100)}%`;

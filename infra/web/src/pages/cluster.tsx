@@ -21,6 +21,7 @@ import '../components/views/views.css';
 import './cluster.css';
 import { StaleBadge, staleText } from '../components/stale-badge';
 import { ScrollRegion } from '../components/scroll-region';
+import { percent } from '../components/format';
 
 const clusterEp = endpoint<'clusters', 'get'>('GET', '/api/clusters/{cluster_id}');
 const metricsEp = endpoint<'clusters', 'metrics'>('GET', '/api/clusters/{cluster_id}/metrics');
@@ -45,7 +46,6 @@ type MetricSeries = Answer<'clusters', 'metrics'>['metrics'][number];
 const CHART_DAYS = 14;
 const WINDOWS = ['7', '30', '90', '365'];
 const FILTERS = { issue_days: '30', ai_issue_days: '30', investigation_days: '30' };
-const percent = (v: number) => `${Math.round(v * 100)}%`;
 
 const label = (key: string) => key.replace(/_/g, ' ');
 

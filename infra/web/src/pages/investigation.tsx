@@ -12,6 +12,7 @@ import { Markdown } from '../components/markdown';
 import { Loading, Problem } from '../components/states';
 import './investigations.css';
 import './investigation.css';
+import { percent } from '../components/format';
 
 const getEndpoint = endpoint<'investigations', 'get'>('GET', '/api/investigations/{investigation_id}');
 
@@ -48,7 +49,7 @@ function Detail({ inv }: { inv: Investigation }) {
       <header>
         <h1 id="inv-title">Investigation of {inv.cluster_name}</h1>
         <p className="inv-badges">
-          <span className={`badge ${inv.severity}`}>{inv.severity}</span> <span className="muted">confidence {Math.round(inv.confidence * 100)}%</span> ·{' '}
+          <span className={`badge ${inv.severity}`}>{inv.severity}</span> <span className="muted">confidence {percent(inv.confidence)}</span> ·{' '}
           <Link to={`/clusters/${encodeURIComponent(inv.cluster_id)}`}>{inv.cluster_name}</Link> · {inv.customer_name}
         </p>
       </header>

@@ -18,6 +18,7 @@ import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { ItemLink } from '../components/list-link';
 import './investigations.css';
+import { percent } from '../components/format';
 
 const listEndpoint = endpoint<'investigations', 'list'>('GET', '/api/investigations');
 const kpisEndpoint = endpoint<'investigations', 'kpis'>('GET', '/api/investigations/kpis');
@@ -26,7 +27,6 @@ const tasksEndpoint = endpoint<'investigations', 'pendingTasks'>('GET', '/api/in
 const DEFAULTS = { days: '30', severity: '', customer: '', page: '1', page_size: '20' };
 type Filters = typeof DEFAULTS;
 const SEVERITIES = ['critical', 'warning', 'info'] as const;
-const percent = (v: number) => `${Math.round(v * 100)}%`;
 
 export default function InvestigationsPage() {
   const [filters, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
