@@ -177,8 +177,16 @@ describe('an email is held from creation to deletion', () => {
     expect(first.json!.user).toMatchObject({ username: 'leaver', email: 'leaver@example.org' });
     expect((await userRoute('PATCH', 'leaver@example.org', { is_active: false })).statusCode).toBe(200);
     expect((await invite('leaver@example.org')).statusCode).toBe(409);
-    expect((await userRoute('DELETE', 'leaver@example.org')).statusCode).toBe(200);
-    expect((await invite('leaver@example.org')).statusCode).toBe(200);
+    // A directory account is kept out by deactivation, not deletion (its next login would make it again): it keeps the address.
+    expect((await userRoute('DELETE', 'leaver@example.org')).statusCode).toBe(409);
+    expect((await invite('leaver@example.org')).statusCode).toBe(409);
+
+    // A built-in account, deactivated and then deleted, frees its address.
+    await createUser({ username: 'stayer', name: 'Stayer', email: 'stayer@example.org', role: 'viewer', is_active: true, password_hash: 'x' });
+    expect((await userRoute('PATCH', 'stayer@example.org', { is_active: false })).statusCode).toBe(200);
+    expect((await invite('stayer@example.org')).statusCode).toBe(409);
+    expect((await userRoute('DELETE', 'stayer@example.org')).statusCode).toBe(200);
+    expect((await invite('stayer@example.org')).statusCode).toBe(200);
   });
 });
 
