@@ -3,9 +3,11 @@
 // each suite its own table prefix. A table that exists gets the indexes declared
 // since it was made (a DATA_DIR kept across a `git pull` that added one: its
 // queries failed "index not found"); DynamoDB fills a new index from the items.
+// It gets TTL too where the definition has gained it, as the stack's tables do.
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   ListTablesCommand,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
@@ -44,6 +46,7 @@ export async function ensureTables(client: DynamoDBClient, prefix: string): Prom
     const def = TABLES[table];
     if (existing.has(name)) {
       await addMissingIndexes(client, name, def.indexes);
+      if (def.ttl) await turnTtlOn(client, name, true);
       continue;
     }
     const indexes = def.indexes.map(globalIndex);
@@ -60,12 +63,19 @@ export async function ensureTables(client: DynamoDBClient, prefix: string): Prom
         GlobalSecondaryIndexes: indexes.length ? indexes : undefined,
       }),
     );
-    if (def.ttl) {
-      await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true } }));
-    }
+    if (def.ttl) await turnTtlOn(client, name, false);
     created.push(name);
   }
   return created;
+}
+
+/** TTL on the `ttl` attribute; on a table kept from before, only when it is not on already (turning it on twice is refused). */
+async function turnTtlOn(client: DynamoDBClient, name: string, kept: boolean): Promise<void> {
+  if (kept) {
+    const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
+    if (TimeToLiveDescription?.TimeToLiveStatus === 'ENABLED' || TimeToLiveDescription?.TimeToLiveStatus === 'ENABLING') return;
+  }
+  await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true } }));
 }
 
 /** Creates the declared indexes an existing table lacks, one at a time (DynamoDB takes one index creation per update). */

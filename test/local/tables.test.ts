@@ -1,9 +1,10 @@
 // The local tables against DynamoDB Local: a table kept in a DATA_DIR from before an index was
-// declared (a `git pull` that added one) gets it at the next start, filled from the items it holds.
+// declared (a `git pull` that added one) gets it at the next start, filled from the items it holds,
+// and TTL where the definition has it.
 // On an emulator of its own, quiet as `npm start`'s is when it creates tables: DynamoDB Local
 // finishes a new index only between requests, and the run's shared one never pauses.
 import { randomBytes } from 'node:crypto';
-import { CreateTableCommand, DescribeTableCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { localClient, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
 import { ensureTables } from '../../infra/local/tables.js';
@@ -49,7 +50,11 @@ describe('ensureTables', () => {
         }),
       );
       expect(found.Items?.map((i) => i.sk?.S)).toEqual(['a']);
-      // A second start finds nothing to add.
+      // TTL too, which the older table was made without (audit's definition has it).
+      expect(TABLES.audit.ttl).toBe(true);
+      const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
+      expect(ttl.TimeToLiveDescription).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: 'ttl' });
+      // A second start finds nothing to add (TTL already on is not turned on again, which DynamoDB refuses).
       await ensureTables(client, prefix);
       client.destroy();
     } finally {
