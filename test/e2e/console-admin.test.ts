@@ -437,6 +437,18 @@ describe('LLM cost', { timeout: 60_000 }, () => {
 });
 
 describe('dashboards', { timeout: 90_000 }, () => {
+  /** The service set up for the fake BI server (the local service reads the environment per request), its logins forgotten. */
+  const useEmbed = (extra: Record<string, string> = {}) => {
+    Object.assign(process.env, {
+      EMBED_HOST: fake.host,
+      EMBED_CLIENT_ID: EMBED.clientId,
+      EMBED_CLIENT_SECRET: EMBED.clientSecret,
+      EMBED_TIMEOUT_MS: '2000',
+      ...extra,
+    });
+    forgetEmbedLogins();
+  };
+
   it('says which settings to set when the service answers 503', async () => {
     await open(viewerPage, '/dashboards', 'Dashboards');
     const alert = viewerPage.getByRole('alert');
@@ -445,14 +457,7 @@ describe('dashboards', { timeout: 90_000 }, () => {
     await expectAccessible(viewerPage, '/dashboards not configured');
 
     // Set up meanwhile, Try again loads the settings and opens one session for the dashboard they name, not two.
-    Object.assign(process.env, {
-      EMBED_HOST: fake.host,
-      EMBED_CLIENT_ID: EMBED.clientId,
-      EMBED_CLIENT_SECRET: EMBED.clientSecret,
-      EMBED_TIMEOUT_MS: '2000',
-      EMBED_DASHBOARD: '/embed/dashboards/7',
-    });
-    forgetEmbedLogins();
+    useEmbed({ EMBED_DASHBOARD: '/embed/dashboards/7' });
     const acquires = countRequests(viewerPage, '/api/dashboard-embed/acquire-session');
     try {
       await alert.getByRole('button', { name: 'Try again' }).click();
@@ -469,8 +474,7 @@ describe('dashboards', { timeout: 90_000 }, () => {
   });
 
   it('names EMBED_DASHBOARD when the service has no dashboard, and shows an address typed in', async () => {
-    Object.assign(process.env, { EMBED_HOST: fake.host, EMBED_CLIENT_ID: EMBED.clientId, EMBED_CLIENT_SECRET: EMBED.clientSecret, EMBED_TIMEOUT_MS: '2000' });
-    forgetEmbedLogins();
+    useEmbed();
     const acquires = countRequests(viewerPage, '/api/dashboard-embed/acquire-session');
     try {
       await open(viewerPage, '/dashboards', 'Dashboards');
@@ -513,14 +517,7 @@ describe('dashboards', { timeout: 90_000 }, () => {
   });
 
   it('embeds the configured dashboard without an address typed in, renews its tokens and acquires a new session when it ends', async () => {
-    Object.assign(process.env, {
-      EMBED_HOST: fake.host,
-      EMBED_CLIENT_ID: EMBED.clientId,
-      EMBED_CLIENT_SECRET: EMBED.clientSecret,
-      EMBED_TIMEOUT_MS: '2000',
-      EMBED_DASHBOARD: '/embed/dashboards/7',
-    });
-    forgetEmbedLogins();
+    useEmbed({ EMBED_DASHBOARD: '/embed/dashboards/7' });
     const page = await pageInNewYork(); // its times read UTC all the same
     await page.clock.install();
     await signIn(page, VIEWER.email, VIEWER.password, '/dashboards');

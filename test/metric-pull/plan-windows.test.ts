@@ -3,7 +3,7 @@
 // be receiving are left for the next run), split at UTC midnights. Pure: no servers.
 import { describe, expect, it } from 'vitest';
 import { planWindows } from '../../shared/metric-pull/pull.js';
-import type { MetricPullState } from '../../shared/db/metric-pulls.js';
+import { emptyPullState, type MetricPullState } from '../../shared/db/metric-pulls.js';
 import { shippedValue } from '../../shared/rules/defaults.js';
 import type { MetricSources } from '../../shared/rules/schemas.js';
 
@@ -14,19 +14,7 @@ const sources = (settle: number, step = 60, backfill = 1): MetricSources => ({
   metrics: shipped.metrics.slice(0, 2),
 });
 const NOW = Date.parse('2026-11-20T10:17:42Z') / 1000;
-const state = (metric_key: string, watermark: number): MetricPullState => ({
-  metric_key,
-  watermark,
-  pending_from: null,
-  pending_to: null,
-  last_success_at: null,
-  accepted_last: 0,
-  refused_last: 0,
-  refusal_last: null,
-  warning_last: null,
-  last_error_at: null,
-  last_error: null,
-});
+const state = (metric_key: string, watermark: number): MetricPullState => ({ ...emptyPullState(metric_key), watermark });
 const lastTo = (windows: { to: number }[]) => Math.max(...windows.map((w) => w.to));
 
 describe('planning the windows of a pull', () => {
