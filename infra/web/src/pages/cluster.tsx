@@ -21,7 +21,7 @@ import '../components/views/views.css';
 import './cluster.css';
 import { StaleBadge, staleText } from '../components/stale-badge';
 import { ScrollRegion } from '../components/scroll-region';
-import { percent } from '../components/format';
+import { InvestigationTable } from '../components/ai/investigation-table';
 
 const clusterEp = endpoint<'clusters', 'get'>('GET', '/api/clusters/{cluster_id}');
 const metricsEp = endpoint<'clusters', 'metrics'>('GET', '/api/clusters/{cluster_id}/metrics');
@@ -481,37 +481,7 @@ function Investigations({ cluster }: { cluster: Inventory }) {
         <Empty>No investigation of this cluster in the last {days} days. The agent investigates a cluster when it meets the health rules' AI trigger.</Empty>
       ) : (
         <>
-          <ScrollRegion label="Investigations of this cluster">
-            <table>
-              <caption className="visually-hidden">Investigations of this cluster</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Created (UTC)</th>
-                  <th scope="col">Severity</th>
-                  <th scope="col" className="num">
-                    Confidence
-                  </th>
-                  <th scope="col">Root cause</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((r) => (
-                  <tr key={r.investigation_id}>
-                    <th scope="row">
-                      <Link to={`/investigations/${encodeURIComponent(r.investigation_id)}`}>
-                        <When iso={r.created_at} label={false} />
-                      </Link>
-                    </th>
-                    <td>
-                      <Badge status={r.severity} />
-                    </td>
-                    <td className="num">{percent(r.confidence)}</td>
-                    <td className="cluster-wrap">{r.root_cause}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollRegion>
+          <InvestigationTable rows={rows} label="Investigations of this cluster" caption="Investigations of this cluster, newest first" ofOneCluster />
           {more && (
             <p className="muted">
               Showing the latest {rows.length} of {list.data?.total}.

@@ -6,9 +6,8 @@ import { keepPreviousData } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
-import type { Answer } from '../api/types';
 import { validWholeDays, WholeDaysField } from '../components/ai/days-field';
-import { UsageCells, UsageHeads } from '../components/ai/usage';
+import { InvestigationTable } from '../components/ai/investigation-table';
 import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
 import { Pager, positive } from '../components/issues/pager';
 import { When } from '../components/issues/format';
@@ -16,7 +15,6 @@ import { useDraft } from '../components/use-draft';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { ItemLink } from '../components/list-link';
 import './investigations.css';
 import { percent } from '../components/format';
 
@@ -148,53 +146,15 @@ function Results({
           </button>
         </Empty>
       ) : (
-        <InvestigationTable rows={data.investigations} busy={list.isFetching} caption={`Investigations, newest first, page ${page} of ${totalPages}`} />
+        <InvestigationTable
+          rows={data.investigations}
+          busy={list.isFetching}
+          label="Investigations"
+          caption={`Investigations, newest first, page ${page} of ${totalPages}`}
+        />
       )}
       {data.total > 0 && <Pager page={page} totalPages={totalPages} pageSize={pageSize} set={setFilters} variant="ai" />}
     </section>
-  );
-}
-
-type Row = Answer<'investigations', 'list'>['investigations'][number];
-
-function InvestigationTable({ rows, busy, caption }: { rows: Row[]; busy: boolean; caption: string }) {
-  return (
-    <ScrollRegion label="Investigations" className={busy ? 'inv-table ai-busy' : 'inv-table'}>
-      <table>
-        <caption className="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Cluster</th>
-            <th scope="col">Severity</th>
-            <th scope="col" className="num">
-              Confidence
-            </th>
-            <th scope="col">Root cause</th>
-            <th scope="col">Created (UTC)</th>
-            <UsageHeads />
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.investigation_id}>
-              <th scope="row">
-                <ItemLink to={`/investigations/${encodeURIComponent(r.investigation_id)}`}>{r.cluster_name}</ItemLink>
-                <div className="muted inv-customer">{r.customer_name}</div>
-              </th>
-              <td>
-                <span className={`badge ${r.severity}`}>{r.severity}</span>
-              </td>
-              <td className="num">{percent(r.confidence)}</td>
-              <td className="inv-wrap">{r.root_cause}</td>
-              <td>
-                <When iso={r.created_at} label={false} />
-              </td>
-              <UsageCells model={r.model === 'rules' ? 'rules engine' : r.model} row={r} />
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </ScrollRegion>
   );
 }
 
