@@ -130,46 +130,45 @@ function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, se
   });
 }
 
+/** The demo clusters fed, with each one's baseline. */
+interface FedFleet {
+  clusters: DemoCluster[];
+  baselines: Map<string, ReturnType<typeof demoBaseline>>;
+}
+
 export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
   const seed = options.seed ?? 42;
   const clock = options.now ?? (() => new Date());
   const log = options.log ?? (() => undefined);
   const stateFile = join(options.dataDir, DEMO_FEED_FILE);
-  let clusters: DemoCluster[] = [];
-  let baselines = new Map<string, ReturnType<typeof demoBaseline>>();
-  const sizeFleet = (count: number) => {
-    clusters = demoClusters(count, seed);
-    baselines = new Map(clusters.map((c) => [c.inventory.cluster_id, demoBaseline(rng(clusterSeed(c, seed)))]));
-  };
-  sizeFleet(options.clusters);
+  // The fleet fed: built on the first tick, at the size the state file records (else DEMO_CLUSTERS's).
+  let fleet: FedFleet | undefined;
   let notDemo: boolean | undefined;
-  let sized = false;
 
-  async function readState(now: Date): Promise<FeedState> {
-    if (existsSync(stateFile)) {
-      const state = JSON.parse(await readFile(stateFile, 'utf8')) as FeedState;
-      const size = state.clusters;
-      if (state.seed === seed && Number.isInteger(size) && size > 0 && size <= MAX_DEMO_CLUSTERS && Number.isInteger(state.next_hour)) {
-        if (!sized && size !== options.clusters) {
-          log(
-            `demo feed: ${options.dataDir} holds a demo fleet of ${size} clusters, which goes on being fed; DEMO_CLUSTERS=${options.clusters} applies to a new data folder (delete this one to load ${options.clusters})`,
-          );
-          sizeFleet(size);
-        }
-        sized = true;
-        return state;
-      }
+  /** The state file's, when it is this feed's (same seed, a size the loader could have made). */
+  async function storedState(): Promise<FeedState | undefined> {
+    if (!existsSync(stateFile)) return undefined;
+    const state = JSON.parse(await readFile(stateFile, 'utf8')) as FeedState;
+    const size = state.clusters;
+    const valid = state.seed === seed && Number.isInteger(size) && size > 0 && size <= MAX_DEMO_CLUSTERS && Number.isInteger(state.next_hour);
+    return valid ? state : undefined;
+  }
+
+  function buildFleet(size: number): FedFleet {
+    if (size !== options.clusters) {
+      log(
+        `demo feed: ${options.dataDir} holds a demo fleet of ${size} clusters, which goes on being fed; DEMO_CLUSTERS=${options.clusters} applies to a new data folder (delete this one to load ${options.clusters})`,
+      );
     }
-    sized = true;
-    // First run: the demo loader fed up to the hour before the current one.
-    return { seed, clusters: options.clusters, next_hour: Math.floor(now.getTime() / HOUR) * HOUR };
+    const clusters = demoClusters(size, seed);
+    return { clusters, baselines: new Map(clusters.map((c) => [c.inventory.cluster_id, demoBaseline(rng(clusterSeed(c, seed)))])) };
   }
 
   async function writeState(state: FeedState): Promise<void> {
     await writeFileAtomically(stateFile, `${JSON.stringify(state)}\n`);
   }
 
-  async function feedHours(hours: number[], now: Date, result: DemoFeedTick): Promise<void> {
+  async function feedHours({ clusters, baselines }: FedFleet, hours: number[], now: Date, result: DemoFeedTick): Promise<void> {
     const samples: MetricSample[] = [];
     const firing: AlertNotification[] = [];
     const resolved: AlertNotification[] = [];
@@ -216,14 +215,17 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
     async tick() {
       const now = clock();
       const result: DemoFeedTick = { hoursFed: 0, samples: 0, alertsFired: 0, alertsResolved: 0 };
-      if (!clusters.length) return result;
+      if (options.clusters <= 0) return result;
+      const stored = await storedState();
+      fleet ??= buildFleet(stored?.clusters ?? options.clusters);
       if (notDemo === undefined) {
-        notDemo = !(await getCluster(clusters[0]!.inventory.cluster_id));
+        notDemo = !(await getCluster(fleet.clusters[0]!.inventory.cluster_id));
         if (notDemo) log('demo feed: the stored fleet is not the demo fleet; nothing is fed');
       }
       if (notDemo) return result;
 
-      const state = await readState(now);
+      // First run: the demo loader fed up to the hour before the current one.
+      const state = stored ?? { seed, clusters: options.clusters, next_hour: Math.floor(now.getTime() / HOUR) * HOUR };
       // A whole hour is due once it has passed; a long stop resumes with the lookback, not every hour missed.
       const lastDue = Math.floor(now.getTime() / HOUR) * HOUR - HOUR;
       let next = Math.max(state.next_hour, lastDue + HOUR - LOOKBACK_HOURS * HOUR);
@@ -231,7 +233,7 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
         const hours: number[] = [];
         for (; next <= lastDue && hours.length < HOURS_PER_BATCH; next += HOUR) hours.push(next);
         await writeState({ ...state, next_hour: next }); // before sending: at most once
-        await feedHours(hours, now, result);
+        await feedHours(fleet, hours, now, result);
         result.hoursFed += hours.length;
       }
       if (!existsSync(stateFile)) await writeState({ ...state, next_hour: next });
