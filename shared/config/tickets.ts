@@ -13,7 +13,8 @@
 //   TICKET_WEBHOOK_URL    receives POST {issue_id, summary, description, link, labels, severity} and answers 2xx {key, url}
 //   TICKET_WEBHOOK_TOKEN  optional, sent as `Authorization: Bearer …` (secret); or TICKET_WEBHOOK_TOKEN_ARN
 // Both:
-//   TICKET_TIMEOUT_MS     optional, default 10000, at most 20000: inside the route's 29 s after the secret and the reads (and the 60 s ticket claim of shared/issues/triage.ts)
+//   TICKET_TIMEOUT_MS     optional, default 10000, at most 20000: inside the route's 29 s after the secret and the reads (and the 60 s ticket claim of shared/issues/triage.ts);
+//                         the call ends sooner when the create began 25 s before (TICKET_ANSWER_WITHIN_MS there), so slow reads do not push it past 29 s
 // URLs must be https (plain http only to a loopback host): credentials travel in headers.
 import { ServiceUnavailable } from '../http/errors.js';
 import { serviceUrl } from '../http/service-url.js';

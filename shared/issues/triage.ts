@@ -78,6 +78,11 @@ async function regrouped(issue: IssueRecord, instead: string): Promise<Conflict>
 
 /** A claim older than this is from a call that died: another may take over. */
 export const TICKET_CLAIM_SECONDS = 60;
+/**
+ * The provider's answer must come this long after the create began, whatever TICKET_TIMEOUT_MS allows: the reads,
+ * the claim and the secret come before the call and the key's write after it, all inside the route's 29 s.
+ */
+export const TICKET_ANSWER_WITHIN_MS = 25_000;
 /** Tries to record a created ticket's key when concurrent triage keeps conflicting (each try retries conflicts itself). */
 const STORE_ATTEMPTS = 3;
 /** Moves of a created ticket to the issue that replaced its own, when regrouping keeps superseding the target. */
@@ -144,6 +149,7 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
  * When regrouping superseded the issue meanwhile, the key goes to the live issue that replaced it.
  */
 export async function createTicket(principal: Principal, issueId: string, caller: Caller, now = new Date(), { again = false } = {}) {
+  const answerBy = Date.now() + TICKET_ANSWER_WITHIN_MS; // the real clock: `now` is the issue's, which tests set
   const issue = await requireIssue(issueId);
   const existing = () =>
     new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });
@@ -172,7 +178,7 @@ export async function createTicket(principal: Principal, issueId: string, caller
   }
   let ticket: { key: string; url: string };
   try {
-    ticket = await provider.create(await ticketRequest(issue, now));
+    ticket = await provider.create(await ticketRequest(issue, now), answerBy);
   } catch (error) {
     const mayExist = error instanceof TicketProviderError && error.mayExist;
     // Recorded on the issue, so every reader and the next create know; else the claim is given up (it expires by itself otherwise).

@@ -3,7 +3,7 @@
 // Atlassian Document Format (ADF) document; the browse URL is {base}/browse/{key}.
 import * as z from '../zod.js';
 import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
-import { parseJson } from '../http/outbound.js';
+import { parseJson, timeoutBefore } from '../http/outbound.js';
 import { postJson } from './post.js';
 import { cutText } from '../text.js';
 
@@ -21,14 +21,14 @@ export interface JiraConfig {
 export function jiraProvider(config: JiraConfig): TicketProvider {
   return {
     name: 'jira',
-    async create(request: TicketRequest): Promise<CreatedTicket> {
+    async create(request: TicketRequest, deadline = Number.POSITIVE_INFINITY): Promise<CreatedTicket> {
       const credentials = Buffer.from(`${config.email}:${await config.apiToken()}`).toString('base64');
       const answer = await postJson(
         'Jira',
         `${config.baseUrl}/rest/api/3/issue`,
         { Authorization: `Basic ${credentials}`, Accept: 'application/json', 'Content-Type': 'application/json' },
         issueBody(request, config),
-        config.timeoutMs,
+        timeoutBefore(deadline, config.timeoutMs),
       );
       if (answer.status >= 200 && answer.status < 300) {
         const issue = CreatedIssue.safeParse(parseJson(answer.text));

@@ -18,7 +18,8 @@ export interface CreatedTicket {
 
 export interface TicketProvider {
   readonly name: 'jira' | 'webhook';
-  create(request: TicketRequest): Promise<CreatedTicket>;
+  /** `deadline` (epoch ms): the provider's answer must come by then, whatever its own timeout allows. */
+  create(request: TicketRequest, deadline?: number): Promise<CreatedTicket>;
 }
 
 /**

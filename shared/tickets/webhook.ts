@@ -3,7 +3,7 @@
 // 2xx {key, url}.
 import * as z from '../zod.js';
 import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
-import { parseJson } from '../http/outbound.js';
+import { parseJson, timeoutBefore } from '../http/outbound.js';
 import { HttpLink } from '../routes/common.js';
 import { postJson } from './post.js';
 
@@ -23,13 +23,19 @@ const WebhookTicket = z.object({
 export function webhookProvider(config: WebhookConfig): TicketProvider {
   return {
     name: 'webhook',
-    async create(request: TicketRequest): Promise<CreatedTicket> {
+    async create(request: TicketRequest, deadline = Number.POSITIVE_INFINITY): Promise<CreatedTicket> {
       const token = await config.token();
       const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
       if (token) headers.Authorization = `Bearer ${token}`;
       // Named fields only: whatever else the caller's object carries stays here.
       const { issue_id, summary, description, link, labels, severity } = request;
-      const answer = await postJson('The ticket webhook', config.url, headers, { issue_id, summary, description, link, labels, severity }, config.timeoutMs);
+      const answer = await postJson(
+        'The ticket webhook',
+        config.url,
+        headers,
+        { issue_id, summary, description, link, labels, severity },
+        timeoutBefore(deadline, config.timeoutMs),
+      );
       if (answer.status === 401 || answer.status === 403) {
         throw new TicketProviderError(
           `The ticket webhook refused the credentials (HTTP ${answer.status}): check its token (TICKET_WEBHOOK_TOKEN; on AWS the secret TicketCredentialArn names)`,

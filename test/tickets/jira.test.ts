@@ -186,6 +186,13 @@ describe('Jira provider', () => {
     expect(jira.received.length - before).toBe(1);
   });
 
+  it("ends the call by the create's deadline when that comes before TICKET_TIMEOUT_MS (the time the route spent before it counts)", async () => {
+    jira.mode = 'slow';
+    const error = await providerError(jiraProvider({ TICKET_TIMEOUT_MS: '20000' }).create(request, Date.now() + 300));
+    expect(error.message).toMatch(/^Jira did not answer: no answer within 0\.[1-3] s$/);
+    expect(error.mayExist).toBe(true);
+  });
+
   it('reports a refused connection', async () => {
     const closedPort = await freePort();
     const error = await providerError(jiraProvider({ TICKET_BASE_URL: `http://127.0.0.1:${closedPort}` }).create(request));
