@@ -165,7 +165,7 @@ export async function readChunks(place: ChunkPlace, header: Chunked, corrupt: (r
   return raw;
 }
 
-/** Deletes a replaced value's slices; what fails to go is left to TTL (`onError` says so). */
+/** Deletes a replaced value's slices; what fails to go is left to TTL, or to the next build where there is none (`onError` says so). */
 async function deleteChunks(place: ChunkPlace, chunks: number, onError: (error: unknown) => void): Promise<void> {
   await mapLimit(range(Math.min(chunks, MAX_CHUNKS)), 4, (i) => deleteItem(place.table, sliceKey(place, i))).catch(onError);
 }
@@ -270,7 +270,7 @@ export async function writePack(
  * already (a concurrent build): then its slices are deleted. A pack of the same
  * value may be replaced (it holds the same writes): that is how a head whose
  * slices are gone or corrupt is mended. The replaced pack's slices are deleted
- * best effort (TTL gets the rest); a reader still fetching them finds them gone
+ * best effort (TTL gets the rest; without TTL, the next switch: dropOlderPacks); a reader still fetching them finds them gone
  * and reads the items instead.
  */
 export async function switchPackHead(table: TableName, pk: string, head: PackHead, ttl?: number): Promise<boolean> {
@@ -295,12 +295,36 @@ export async function switchPackHead(table: TableName, pk: string, head: PackHea
   }
   const chunks = Number(replaced?.chunks);
   if (typeof replaced?.pack_id === 'string' && Number.isSafeInteger(chunks)) await dropPack(table, pk, replaced.pack_id, chunks);
+  if (!ttl) await dropOlderPacks(table, pk, head.built_from);
   return true;
+}
+
+/**
+ * Deletes the slices of packs built from counter values older than `builtFrom` (best effort), for a partition
+ * without TTL (the inventory's): a build that died between its slices and its head, or a deletion that failed,
+ * would keep them for good. Older only: a concurrent build of this value or a later one may be writing its slices
+ * now, and one of an older value can never switch to its head again (switchPackHead's condition).
+ */
+async function dropOlderPacks(table: TableName, pk: string, builtFrom: number): Promise<void> {
+  try {
+    const parts = await queryAll(table, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :part)',
+      ExpressionAttributeValues: { ':pk': pk, ':part': 'PART#' },
+      ProjectionExpression: 'pk, sk',
+    });
+    const older = parts.filter((part) => {
+      const from = /^PART#(\d+)-/.exec(String(part.sk))?.[1];
+      return from !== undefined && Number(from) < builtFrom;
+    });
+    await mapLimit(older, 4, (part) => deleteItem(table, { pk, sk: String(part.sk) }));
+  } catch (error) {
+    log().warn('older pack chunks not deleted (the next build tries again)', { pk, ...errorFields(error) });
+  }
 }
 
 const dropPack = (table: TableName, pk: string, packId: string, chunks: number) =>
   deleteChunks(partsOf(table, pk, packId), chunks, (error) =>
-    log().warn('pack chunks not deleted (TTL removes them)', { pk, pack_id: packId, ...errorFields(error) }),
+    log().warn('pack chunks not deleted (TTL or the next build removes them)', { pk, pack_id: packId, ...errorFields(error) }),
   );
 
 /** A head item's fields, checked: a head that does not fit (or of another encoding) is a corrupt pack. */

@@ -186,6 +186,34 @@ describe('inventory pack', () => {
     expect(lastInventoryRead()).toEqual({ from: 'items', built: false });
   });
 
+  it("keeps no slices of a build that died before its head (clusters has no TTL): the next switch deletes older packs', not a later build's", async () => {
+    const { writePack } = await import('../../shared/db/packing.js');
+    const packIds = async () =>
+      new Set(
+        (
+          await queryAll('clusters', {
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :part)',
+            ExpressionAttributeValues: { ':pk': pk, ':part': 'PART#' },
+          })
+        ).map((part) => String(part.sk).split('#')[1]),
+      );
+    await listClusters({ build: PACK_BUILDER });
+    const before = await head();
+    const writes = await counter();
+    const raw = Buffer.from('[]');
+    // A build of this value that died before switching its head, and one of a later value still writing its slices.
+    const dead = await writePack('clusters', pk, { builtFrom: writes, clusters: 0, encoding: 'records-json+br1', raw });
+    const later = await writePack('clusters', pk, { builtFrom: writes + 4, clusters: 0, encoding: 'records-json+br1', raw });
+    expect(await packIds()).toEqual(new Set([before?.pack_id, dead.pack_id, later.pack_id]));
+
+    await upsertClusters([cluster()]);
+    clearPackCache();
+    await expectSameAsItems({ build: PACK_BUILDER });
+    const now = await head();
+    expect(now?.built_from).toBe(writes + 2);
+    expect(await packIds()).toEqual(new Set([now?.pack_id, later.pack_id]));
+  });
+
   it('answers in name order, twins by id, whether read from the items or from the pack', async () => {
     // Names running against the ids (the last id has the first name), and two twins.
     const made = Array.from({ length: 30 }, () => cluster()).sort((a, b) => (a.cluster_id < b.cluster_id ? -1 : 1));
