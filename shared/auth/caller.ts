@@ -38,7 +38,7 @@ onSettingsReset(() => {
 interface RequestOrigin {
   sourceIp: string;
   userAgent: string;
-  headers: Readonly<Record<string, string | undefined>>;
+  rawHeaders: Readonly<Record<string, string | undefined>>;
 }
 
 export async function callerOf(req: RequestOrigin): Promise<Caller> {
@@ -46,7 +46,7 @@ export async function callerOf(req: RequestOrigin): Promise<Caller> {
 }
 
 /** The viewer's address when CloudFront vouches for it, else the TCP peer's. */
-async function clientAddress({ sourceIp, headers }: RequestOrigin): Promise<string> {
+async function clientAddress({ sourceIp, rawHeaders: headers }: RequestOrigin): Promise<string> {
   const offered = headers[ORIGIN_VERIFY_HEADER];
   const viewer = headers[VIEWER_ADDRESS_HEADER];
   if (!offered || !viewer || !isIP(viewer)) return sourceIp;

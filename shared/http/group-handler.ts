@@ -138,7 +138,8 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
       principal: state.principal,
       token: state.token,
       requestId: requestIdOf(event),
-      headers,
+      headers: state.input.headers,
+      rawHeaders: headers,
       sourceIp: event.requestContext.http.sourceIp,
       userAgent: event.requestContext.http.userAgent ?? headers['user-agent'] ?? '',
     } as ApiRequest;

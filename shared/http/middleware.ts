@@ -54,7 +54,7 @@ export interface RouteState {
   principal: Principal | null;
   token: { id: string; expiresAt: number } | null;
   rawBody: unknown;
-  input: { params: unknown; query: unknown; body: unknown };
+  input: { params: unknown; query: unknown; headers: unknown; body: unknown };
 }
 
 /** State the middlewares build up for one request; read by the dispatcher. */
@@ -138,11 +138,14 @@ export function cors(): Middleware {
   };
 }
 
+/** The request headers a browser may send from another origin: every route-declared one but Origin, which browsers set themselves. */
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, X-Session-Duration, X-Request-Id, X-Correlation-Id';
+
 function corsHeaders(): Middleware {
   return httpCors({
     origins: coreSettings().corsOrigins,
     disableBeforePreflightResponse: false,
-    headers: 'Authorization, Content-Type, If-Match, X-Session-Duration, X-Request-Id, X-Correlation-Id',
+    headers: CORS_ALLOWED_HEADERS,
     methods: 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
     // ETag: a rule editor sends it back as If-Match, so a concurrent edit is a 409, not a silent overwrite.
     exposeHeaders: 'ETag, X-Request-Id, X-Correlation-Id, Retry-After, WWW-Authenticate',
@@ -238,7 +241,7 @@ export function resolveRoute(sorted: readonly BoundRoute[]): Middleware {
         principal: null,
         token: null,
         rawBody: undefined,
-        input: { params: undefined, query: undefined, body: undefined },
+        input: { params: undefined, query: undefined, headers: undefined, body: undefined },
       });
     },
   };
@@ -336,14 +339,21 @@ function issuesOf(where: string, error: z.core.$ZodError): FieldError[] {
   }));
 }
 
-/** Validates path parameters, query and body against the route's zod schemas (422). */
+/** Header names in lower case: the HTTP API delivers them so, a direct invoke (or a test) may not. */
+function lowerCased(headers: Record<string, string | undefined> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) out[name.toLowerCase()] = value;
+  return out;
+}
+
+/** Validates path parameters, query, declared headers and body against the route's zod schemas (422). */
 export function validate(): Middleware {
   return {
     before: (request) => {
       const state = stateOf(request);
       const { route } = state.bound;
       const errors: FieldError[] = [];
-      const check = (where: 'path' | 'query' | 'body', schema: z.ZodMiniType | undefined, value: unknown) => {
+      const check = (where: 'path' | 'query' | 'header' | 'body', schema: z.ZodMiniType | undefined, value: unknown) => {
         if (!schema) return undefined;
         const parsed = schema.safeParse(value);
         if (parsed.success) return parsed.data;
@@ -353,6 +363,7 @@ export function validate(): Middleware {
       state.input = {
         params: check('path', route.params, state.params),
         query: check('query', route.query, request.event.queryStringParameters ?? {}),
+        headers: check('header', route.headers, route.headers && lowerCased(request.event.headers)),
         body: check('body', route.body, state.rawBody),
       };
       if (errors.length > 0) {

@@ -50,6 +50,7 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
       for (const [where, schema] of [
         ['path', route.params],
         ['query', route.query],
+        ['header', route.headers],
       ] as const) {
         if (!schema) continue;
         const json = schemaOf(schema, 'input');

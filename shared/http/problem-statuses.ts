@@ -9,7 +9,7 @@ export function problemStatuses(route: RouteDeclaration): ProblemStatus[] {
   if (route.auth !== 'public') statuses.add(401);
   if (route.auth === 'ingest' || route.auth === 'scrape' || (route.auth === 'user' && route.roles.length < ROLES.length)) statuses.add(403);
   if (route.params) statuses.add(404);
-  if (route.params || route.query || route.body) statuses.add(422);
+  if (route.params || route.query || route.headers || route.body) statuses.add(422);
   // A body that is not JSON (400), or is over the route's limit (413).
   if (route.body) statuses.add(400).add(413);
   // Any route: a setting it needs does not validate, or AWS throttled it past the retries (shared/http/middleware.ts).

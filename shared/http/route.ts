@@ -29,6 +29,12 @@ export interface RouteDeclaration {
   readonly roles: readonly Role[];
   readonly params?: z.ZodMiniType;
   readonly query?: z.ZodMiniType;
+  /**
+   * The request headers its handler reads, as an object keyed by their lower-case names (how the HTTP API
+   * delivers them; the middleware lowers a direct invoke's): validated like the query and listed in the
+   * OpenAPI document. What a value means is checked where it is read (a malformed If-Match is a 400 there).
+   */
+  readonly headers?: z.ZodMiniType;
   readonly body?: z.ZodMiniType;
   readonly response?: z.ZodMiniType;
   /** The 202 answer when the work goes on in the background (patrol trigger). */
@@ -102,7 +108,10 @@ export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
   /** The bearer token's id and expiry (epoch seconds) when the caller sent a JWT. */
   readonly token: { readonly id: string; readonly expiresAt: number } | null;
   readonly requestId: string;
-  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The headers the route declares (only those), validated. */
+  readonly headers: Infer<D['headers']>;
+  /** Every header as received: for where the request came from (shared/auth/caller.ts), not for a handler's input. */
+  readonly rawHeaders: Readonly<Record<string, string | undefined>>;
   readonly sourceIp: string;
   readonly userAgent: string;
 }

@@ -1,7 +1,7 @@
 import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
-import { IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
+import { IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
 import { ShownAlerts, UsersAnswer } from './issues.js';
 import { AiIssueSchema as AiIssue } from '../ai-issues/schemas.js';
 
@@ -72,6 +72,7 @@ export const aiIssuesGroup = defineGroup({
       auth: 'user',
       roles: ADMIN_UP,
       params: IssueIdParams,
+      headers: IfMatchHeader,
       body: AiIssuePatch,
       response: z.lazy(() => z.object({ status: z.literal('ok') })),
       // 400: an If-Match that is not GET's ETag; 409: regrouped, or triaged after the If-Match's version.

@@ -99,6 +99,8 @@ export const authGroup = defineGroup({
       summary: 'Log out (audited with X-Session-Duration)',
       auth: 'user',
       roles: ANY_ROLE,
+      // Seconds the session lasted, as the console counted them; a value that is no such number is audited as null.
+      headers: z.lazy(() => z.object({ 'x-session-duration': z.optional(z.string()) })),
       response: LogoutResponse,
     },
     me: { method: 'GET', path: '/api/auth/me', summary: 'The current user', auth: 'user', roles: ANY_ROLE, response: UserInfo },

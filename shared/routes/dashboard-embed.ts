@@ -57,6 +57,8 @@ export const dashboardEmbedGroup = defineGroup({
       summary: 'Acquire a cookieless embed session',
       auth: 'user',
       roles: ANY_ROLE,
+      // The page that will embed the dashboard; in production it must be one of CORS_ORIGINS (shared/embed/sessions.ts).
+      headers: z.lazy(() => z.object({ origin: z.optional(z.string()) })),
       response: EmbedSessionAnswer,
       // 400: no valid Origin header; 403: an origin that may not embed (shared/embed/sessions.ts).
       problems: [400, 403, 502, 503],

@@ -2,7 +2,7 @@ import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { IssueSchema } from '../issues/schemas.js';
-import { HttpLink, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
+import { HttpLink, IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
 
 export const IssuePatch = z
   .strictObject({
@@ -148,6 +148,7 @@ export const issuesGroup = defineGroup({
       auth: 'user',
       roles: ADMIN_UP,
       params: IssueIdParams,
+      headers: IfMatchHeader,
       body: IssuePatch,
       response: z.lazy(() => z.object({ status: z.literal('updated'), ...Source })),
       // 400: an If-Match that is not GET's ETag; 409: regrouped, or triaged after the If-Match's version (shared/issues/triage-etag.ts).

@@ -4,7 +4,7 @@ import { AUDIT_ACTIONS } from '../db/audit-actions.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../rules/defaults.js';
-import { Page, PageSize } from './common.js';
+import { IfMatchHeader, Page, PageSize } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse, RefreshIdParams, RefreshRunning, RuleImpact } from './dashboard-schemas.js';
 
 export const ScoringMethod = z.enum(['rules', 'ai']);
@@ -125,6 +125,7 @@ const ruleSetRoutes = (ruleSet: RuleSetName) =>
       summary: `Replace ${ruleSet} (superadmin) or propose a change`,
       auth: 'user',
       roles: ANY_ROLE,
+      headers: IfMatchHeader,
       body: RulesBody,
       response: SubmitAnswer,
       // 400: a malformed If-Match; 409: the version it names is no longer current, or the proposer's pending bound.
@@ -234,6 +235,7 @@ export const settingsGroup = defineGroup({
       summary: 'Change general settings',
       auth: 'user',
       roles: SUPERADMIN,
+      headers: IfMatchHeader,
       body: GeneralSettings,
       response: z.lazy(() => z.extend(z.unlazy(GeneralSettings), { status: z.literal('ok') })),
       // 400: an If-Match that is not GET's ETag; 409: a save since the If-Match's revision, or one that keeps losing to concurrent ones (shared/settings/general.ts).

@@ -49,13 +49,22 @@ const demoGroup = defineGroup({
     lostRace: { method: 'GET', path: '/api/demo/lost-race', summary: 'lost race', auth: 'public', roles: [] },
     busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [] },
     created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
-    big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [] },
-    huge: { method: 'GET', path: '/api/demo/huge', summary: 'over what Lambda may answer', auth: 'public', roles: [], problems: [406] },
+    big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [], headers: z.object({ 'x-prepared': z.optional(z.string()) }) },
+    huge: {
+      method: 'GET',
+      path: '/api/demo/huge',
+      summary: 'over what Lambda may answer',
+      auth: 'public',
+      roles: [],
+      headers: z.object({ 'x-prepared': z.optional(z.string()), 'x-which': z.optional(z.enum(['huge', 'quoted', 'under'])) }),
+      problems: [406],
+    },
     drift: {
       method: 'GET',
       path: '/api/demo/drift',
       summary: 'drift',
       auth: 'public',
+      headers: z.object({ 'x-extra': z.optional(z.string()), 'x-wrong': z.optional(z.string()) }),
       roles: [],
       response: z.object({ a: z.number(), nested: z.array(z.object({ b: z.string() })) }),
     },
@@ -243,6 +252,15 @@ describe('group handler and middleware stack', () => {
     expect(locs).toEqual(expect.arrayContaining(['path.item_id', 'query.page', 'body.name', 'body.count', 'body']));
     expect(res.json?.errors[0]).toMatchObject({ msg: expect.any(String), type: expect.any(String) });
     expect(res.json?.detail).toMatch(/^item_id: .+ \(and \d+ more\)$/);
+  });
+
+  it('passes a handler the headers its route declares, whatever their case, and refuses one that fails its schema (422 at header.<name>)', async () => {
+    const huge = (headers: Record<string, string>) => call(handler, { method: 'GET', path: '/api/demo/huge', routeKey: 'GET /api/demo/huge', headers });
+    expect((await huge({ 'X-Which': 'under' })).statusCode).toBe(200); // as a direct invoke may send it
+    expectProblem(await huge({}), 406); // x-which absent: the huge answer
+    const refused = await huge({ 'x-which': 'all' });
+    expectProblem(refused, 422);
+    expect(refused.json?.errors).toEqual([expect.objectContaining({ loc: ['header', 'x-which'] })]);
   });
 
   it('422 when a required body is missing', async () => {

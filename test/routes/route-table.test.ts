@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { CORS_ALLOWED_HEADERS } from '../../shared/http/middleware.js';
 import { buildOpenApi } from '../../shared/http/openapi.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes, ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
+import { RULE_SET_NAMES } from '../../shared/rules/defaults.js';
 import { specEndpoints } from '../support/spec.js';
 
 const declared = allRoutes();
@@ -167,5 +169,27 @@ describe('OpenAPI document', () => {
     expect(list.parameters.find((p: { name: string }) => p.name === 'page_size').schema).toMatchObject({ maximum: 100, default: 20 });
     expect(doc.paths['/api/auth/activate']!.post.requestBody.content['application/json'].schema.properties.password.minLength).toBe(8);
     expect(doc.paths['/api/health-check']!.get.security).toEqual([]);
+  });
+
+  it('lists the headers a route reads: If-Match on the writes that take a precondition, X-Session-Duration on logout, Origin on the embed session', () => {
+    const doc = buildOpenApi(ROUTE_GROUPS, 'test') as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[] }>> };
+    const headers = Object.entries(doc.paths)
+      .flatMap(([path, ops]) =>
+        Object.entries(ops).flatMap(([method, op]) => op.parameters.filter((p) => p.in === 'header').map((p) => `${method.toUpperCase()} ${path} ${p.name}`)),
+      )
+      .sort();
+    expect(headers).toEqual(
+      [
+        'PATCH /api/issues/{issue_id} if-match',
+        'PATCH /api/ai-issues/{issue_id} if-match',
+        'PUT /api/settings/general if-match',
+        'POST /api/auth/logout x-session-duration',
+        'POST /api/dashboard-embed/acquire-session origin',
+        ...RULE_SET_NAMES.map((ruleSet) => `PUT /api/settings/${ruleSet} if-match`),
+      ].sort(),
+    );
+    // A browser on another allowed origin (the console's dev server) may send each of them: CORS allows them.
+    const allowed = CORS_ALLOWED_HEADERS.toLowerCase().split(/,\s*/);
+    for (const name of new Set(headers.map((h) => h.split(' ')[2]!))) if (name !== 'origin') expect(allowed).toContain(name);
   });
 });
