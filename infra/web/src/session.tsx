@@ -125,7 +125,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       },
       async signOut() {
         const seconds = current ? Math.max(0, Math.round((Date.now() - current.signedInAt) / 1000)) : 0;
-        await call(logoutEndpoint, { headers: { 'X-Session-Duration': String(seconds) } }).catch(() => undefined);
+        await call(logoutEndpoint, { headers: { 'x-session-duration': String(seconds) } }).catch(() => undefined);
         end('You have signed out.');
       },
       can: (...roles) => Boolean(stored && roles.includes(stored.user.role)),

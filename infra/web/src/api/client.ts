@@ -1,7 +1,7 @@
 // Calls to the API: one typed `endpoint` per route (its path checked against the
 // route table by the compiler), the session's bearer token, and problem+json
 // errors turned into ApiProblem with the server's `detail`.
-import type { Accepted, Answer, BodyOf, GroupName, MethodOf, ParamsOf, PathOf, QueryOf, RouteName } from './types';
+import type { Accepted, Answer, BodyOf, GroupName, HeadersOf, MethodOf, ParamsOf, PathOf, QueryOf, RouteName } from './types';
 
 export interface Endpoint<G extends GroupName, R extends RouteName<G>> {
   readonly method: MethodOf<G, R>;
@@ -54,7 +54,7 @@ type Request<G extends GroupName, R extends RouteName<G>> = {
   params?: ParamsOf<G, R>;
   query?: QueryOf<G, R>;
   body?: BodyOf<G, R>;
-  headers?: Record<string, string>;
+  headers?: HeadersOf<G, R>;
   signal?: AbortSignal;
 };
 
@@ -106,7 +106,8 @@ export async function send<G extends GroupName, R extends RouteName<G>>(
   request: Request<G, R> = {},
 ): Promise<Sent<Answer<G, R> | Accepted<G, R>>> {
   const token = tokenSource();
-  const headers: Record<string, string> = { Accept: 'application/json', ...request.headers };
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  for (const [name, value] of Object.entries(request.headers ?? {})) if (typeof value === 'string') headers[name] = value;
   if (token) headers.Authorization = `Bearer ${token}`;
   if (request.body !== undefined) headers['Content-Type'] = 'application/json';
   let response: Response;

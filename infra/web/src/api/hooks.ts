@@ -2,7 +2,7 @@
 // route and its request, so pages share answers and refetch on focus.
 import { type QueryClient, type UseQueryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ApiProblem, call, type Endpoint, send } from './client';
-import type { Answer, BodyOf, GroupName, ParamsOf, QueryOf, RouteName } from './types';
+import type { Answer, BodyOf, GroupName, HeadersOf, ParamsOf, QueryOf, RouteName } from './types';
 
 type Options<T> = Omit<UseQueryOptions<T, ApiProblem>, 'queryKey' | 'queryFn'>;
 
@@ -42,7 +42,7 @@ export function useApiTagged<G extends GroupName, R extends RouteName<G>>(
 /** POST/PATCH a route; afterwards every cached answer under `invalidates` (path prefixes) is refetched. */
 export function useApiMutation<G extends GroupName, R extends RouteName<G>>(ep: Endpoint<G, R>, invalidates: string[] = []) {
   const client = useQueryClient();
-  return useMutation<Answer<G, R>, ApiProblem, { params?: ParamsOf<G, R>; query?: QueryOf<G, R>; body?: BodyOf<G, R>; headers?: Record<string, string> }>({
+  return useMutation<Answer<G, R>, ApiProblem, { params?: ParamsOf<G, R>; query?: QueryOf<G, R>; body?: BodyOf<G, R>; headers?: HeadersOf<G, R> }>({
     mutationFn: (request) => call(ep, request),
     onSuccess: () => invalidatePrefixes(client, invalidates),
   });

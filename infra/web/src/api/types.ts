@@ -53,6 +53,8 @@ export type Accepted<G extends GroupName, R extends RouteName<G>> = Output<Schem
 export type QueryOf<G extends GroupName, R extends RouteName<G>> = Input<SchemaOf<Route<G, R>, 'query'>>;
 export type ParamsOf<G extends GroupName, R extends RouteName<G>> = Input<SchemaOf<Route<G, R>, 'params'>>;
 export type BodyOf<G extends GroupName, R extends RouteName<G>> = Input<SchemaOf<Route<G, R>, 'body'>>;
+/** The headers it reads (lower-case names), as declared: the console sends no other. */
+export type HeadersOf<G extends GroupName, R extends RouteName<G>> = Input<SchemaOf<Route<G, R>, 'headers'>>;
 /** The declared path template, a string literal: `/api/issues/{issue_id}`. */
 export type PathOf<G extends GroupName, R extends RouteName<G>> = Route<G, R> extends { path: infer P extends string } ? P : never;
 export type MethodOf<G extends GroupName, R extends RouteName<G>> = Route<G, R> extends { method: infer M extends string } ? M : never;

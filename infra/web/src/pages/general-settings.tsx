@@ -80,7 +80,7 @@ function SettingsForm({ saved, etag, refetch }: { saved: General; etag: string |
     try {
       // If-Match: another superadmin's save since this page read the settings is a 409, never silently undone.
       const body = { health_scoring_method: values.health_scoring_method, alert_criticality_method: values.alert_criticality_method };
-      await call(putGeneral, { body, headers: etag ? { 'If-Match': etag } : {} });
+      await call(putGeneral, { body, headers: etag ? { 'if-match': etag } : {} });
       setChosen({});
       await client.invalidateQueries({ predicate: (q) => q.queryKey[1] === getGeneral.path });
       setDone(true);

@@ -158,7 +158,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     try {
       const { data } = await send(eps.put, {
         body: { content: draft, base_version: base.version },
-        headers: { 'If-Match': etagOf(base.version) },
+        headers: { 'if-match': etagOf(base.version) },
       });
       const answer = data as SubmitAnswer;
       setProblems([]);

@@ -40,7 +40,7 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
   const linkTicket = (ticket_key: string, ticket_url: string) =>
     // If-Match as the triage form sends it: a ticket linked by someone else meanwhile is a 409, not overwritten.
     link.mutate(
-      { params: { issue_id: issue.issue_id }, body: { ticket_key, ticket_url }, headers: etag ? { 'If-Match': etag } : {} },
+      { params: { issue_id: issue.issue_id }, body: { ticket_key, ticket_url }, headers: etag ? { 'if-match': etag } : {} },
       { onSuccess: () => refetch(), onError: (error) => error.status === 409 && refetch() },
     );
 

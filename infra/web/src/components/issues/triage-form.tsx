@@ -152,7 +152,7 @@ function Form({
     e.preventDefault();
     if (!changed) return;
     try {
-      await patch.mutateAsync({ params: { issue_id: issue.issue_id }, body: changes, headers: etag ? { 'If-Match': etag } : {} });
+      await patch.mutateAsync({ params: { issue_id: issue.issue_id }, body: changes, headers: etag ? { 'if-match': etag } : {} });
     } catch (error) {
       // Saved by someone else since it was read: read it again; the edits stay, and what changed meanwhile is named.
       if ((error as ApiProblem).status === 409 && (error as ApiProblem).body.current_etag) void refetch();
