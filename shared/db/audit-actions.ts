@@ -14,6 +14,7 @@ export const AUDIT_ACTIONS = [
   'change_propose',
   'change_approve',
   'change_reject',
+  'change_withdraw',
   'settings_update',
   'issue_update',
   'ticket_create',

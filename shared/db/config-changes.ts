@@ -9,15 +9,16 @@
 //   pk = CHANGES_PENDING, sk = <username>   `pending`: the ids of that user's
 //                                    pending proposals (a string set)
 // A proposal is written once as `pending`; a review moves it to `approved` or
-// `rejected` with a conditional update, so it is reviewed at most once. Each user
+// `rejected`, or its proposer's withdrawal to `withdrawn`, with a conditional
+// update, so it is closed at most once. Each user
 // holds at most PENDING_PER_PROPOSER pending proposals: the set grows in the
-// proposal's transaction, under that bound, and shrinks in its review's.
+// proposal's transaction, under that bound, and shrinks in its review's (or withdrawal's).
 import { randomBytes } from 'node:crypto';
 import type { RuleSetName } from '../rules/defaults.js';
 import { getItem, queryAll, queryCount, tableName, type TransactItem } from './client.js';
+import type { ChangeStatus } from './change-statuses.js';
 
-export const CHANGE_STATUSES = ['pending', 'approved', 'rejected'] as const;
-export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
+export type { ChangeStatus } from './change-statuses.js';
 
 export interface ConfigChange {
   change_id: string;
@@ -79,7 +80,7 @@ export function holdPendingAction(change: Pick<ConfigChange, 'change_id' | 'prop
   };
 }
 
-/** Releases a reviewed proposal from its proposer's pending ones (a transaction action that cannot fail: one not held changes nothing). */
+/** Releases a reviewed (or withdrawn) proposal from its proposer's pending ones (a transaction action that cannot fail: one not held changes nothing). */
 export function releasePendingAction(change: Pick<ConfigChange, 'change_id' | 'proposed_by'>): TransactItem {
   return {
     Update: {
@@ -180,7 +181,10 @@ export function countChanges(filter: ChangeFilter): Promise<number> {
   return queryCount('rules', changesQuery(filter));
 }
 
-/** Marks a pending proposal reviewed, as a transaction action; its condition fails unless it is still pending. */
+/**
+ * Marks a pending proposal reviewed, or withdrawn (`by` its proposer: who closed it, and when, are
+ * recorded alike), as a transaction action; its condition fails unless it is still pending.
+ */
 export function reviewChangeAction(
   changeId: string,
   review: { status: Exclude<ChangeStatus, 'pending'>; by: string; note: string; appliedVersion: number | null },

@@ -1,6 +1,7 @@
 import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE, ROLES, Role, SUPERADMIN } from '../auth/roles.js';
 import { AUDIT_ACTIONS } from '../db/audit-actions.js';
+import { CHANGE_STATUSES } from '../db/change-statuses.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../rules/defaults.js';
@@ -61,7 +62,7 @@ const SubmitAnswer = z.lazy(() =>
     z.object({ status: z.literal('pending'), applied: z.literal(false), change_id: z.string(), base_version: z.int() }),
   ]),
 );
-const ChangeStatus = z.enum(['pending', 'approved', 'rejected']);
+const ChangeStatus = z.enum(CHANGE_STATUSES);
 const ChangeSummary = z.lazy(() =>
   z.object({
     change_id: z.string(),
@@ -259,7 +260,7 @@ export const settingsGroup = defineGroup({
       summary: 'Rule change proposals',
       auth: 'user',
       roles: ANY_ROLE,
-      query: z.lazy(() => z.object({ status_filter: z._default(z.enum(['', 'pending', 'approved', 'rejected']), '') })),
+      query: z.lazy(() => z.object({ status_filter: z._default(z.enum(['', ...CHANGE_STATUSES]), '') })),
       response: z.lazy(() => z.object({ changes: z.array(ChangeSummary), total: z.int() })),
     },
     getChange: {
@@ -281,6 +282,17 @@ export const settingsGroup = defineGroup({
       body: ReviewBody,
       response: ReviewAnswer,
       problems: [409],
+    },
+    // Beyond the contract: the proposer takes back a pending proposal (403 for anyone else who sees it; 409 once closed).
+    withdrawChange: {
+      method: 'POST',
+      path: '/api/settings/config-changes/{change_id}/withdraw',
+      summary: 'Withdraw your own pending proposal',
+      auth: 'user',
+      roles: ANY_ROLE,
+      params: ChangeParams,
+      response: z.lazy(() => z.object({ status: z.literal('withdrawn'), change_id: z.string() })),
+      problems: [403, 409],
     },
     recompute: {
       method: 'POST',

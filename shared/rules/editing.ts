@@ -173,7 +173,7 @@ export async function submitRuleSet(
   } catch (error) {
     if (error instanceof ConditionFailed && error.failed.includes(actions.indexOf(hold))) {
       throw new Conflict(
-        `${principal.username} already has ${PENDING_PER_PROPOSER} proposals waiting for review; nothing was proposed. A superadmin must approve or reject one first.`,
+        `${principal.username} already has ${PENDING_PER_PROPOSER} proposals waiting for review; nothing was proposed. Withdraw one, or wait for a superadmin to approve or reject one.`,
       );
     }
     if (error instanceof ConditionFailed && expected !== undefined) throw staleEdit(name, expected, await currentVersion(name));
@@ -263,7 +263,7 @@ export async function reviewConfigChange(
   if (principal.role !== 'superadmin') throw new Forbidden('Only a superadmin reviews proposals.'); // the route table says so too
   const change = await getChange(changeId);
   if (!change) throw new NotFound(`No config change ${changeId}.`);
-  const reviewed = () => new Conflict(`Config change ${changeId} is not pending: it was reviewed already.`);
+  const reviewed = () => new Conflict(`Config change ${changeId} is not pending: it was reviewed or withdrawn already.`);
   if (change.status !== 'pending') throw reviewed();
 
   if (review.action === 'reject') {
@@ -321,6 +321,34 @@ export async function reviewConfigChange(
     );
   }
   return { status: 'approved', change_id: changeId, applied: true, version };
+}
+
+/**
+ * Withdraw: the proposer takes back a pending proposal (`withdrawn`, beyond DESIGN §7), which frees
+ * its place among their PENDING_PER_PROPOSER. Only its proposer: a superadmin rejects one instead.
+ */
+export async function withdrawConfigChange(
+  principal: Principal,
+  changeId: string,
+  caller: Caller,
+  now = new Date(),
+): Promise<{ status: 'withdrawn'; change_id: string }> {
+  const change = await visibleChange(principal, changeId);
+  if (change.proposed_by !== principal.username)
+    throw new Forbidden(`Only ${change.proposed_by}, who proposed config change ${changeId}, may withdraw it; a superadmin rejects it instead.`);
+  const closed = () => new Conflict(`Config change ${changeId} is not pending: it was reviewed or withdrawn already.`);
+  if (change.status !== 'pending') throw closed();
+  try {
+    await transactWrite([
+      reviewChangeAction(changeId, { status: 'withdrawn', by: principal.username, note: '', appliedVersion: null }, now),
+      audit(principal, caller, { action: 'change_withdraw', target: changeId, detail: { rule_set: change.rule_set } }, now),
+      releasePendingAction(change),
+    ]);
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw closed();
+    throw error;
+  }
+  return { status: 'withdrawn', change_id: changeId };
 }
 
 export interface VersionsPage {

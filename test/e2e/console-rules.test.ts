@@ -259,6 +259,39 @@ describe('a stale proposal', { timeout: 60_000 }, () => {
   });
 });
 
+describe('a proposal withdrawn by its proposer', { timeout: 60_000 }, () => {
+  it('its proposer withdraws it from its page; the superadmin then finds it withdrawn, with nothing to review', async () => {
+    const viewer = await apiLogin(service.url, VIEWER.email, VIEWER.password);
+    const live = (await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body as { content: string };
+    const made = await api(service.url, viewer, 'PUT', '/api/settings/risk-rules', { content: `# to withdraw\n${live.content}` });
+    expect(made.body.status).toBe('pending');
+    const changeId = made.body.change_id as string;
+
+    // The superadmin sees no withdrawal (it is not theirs); the proposer does.
+    await superPage.goto(`/proposals/${changeId}`);
+    await superPage.getByRole('button', { name: 'Reject' }).waitFor();
+    expect(await superPage.getByRole('button', { name: /withdraw/i }).count()).toBe(0);
+    await viewerPage.goto(`/proposals/${changeId}`);
+    const withdraw = viewerPage.getByRole('button', { name: 'Withdraw this proposal' });
+    await withdraw.waitFor();
+    await expectAccessible(viewerPage, '/proposals/{id} of its proposer');
+    await withdraw.click();
+    await viewerPage.getByText('Withdrawn: it will not be reviewed.').waitFor();
+    await viewerPage.getByText('Withdrawn by', { exact: true }).waitFor();
+    expect(await withdraw.count()).toBe(0);
+    expect((await api(service.url, admin, 'GET', `/api/settings/config-changes/${changeId}`)).body).toMatchObject({
+      status: 'withdrawn',
+      reviewed_by: VIEWER.email,
+    });
+
+    await superPage.reload();
+    await superPage.getByText('Withdrawn by', { exact: true }).waitFor();
+    expect(await superPage.getByRole('button', { name: 'Reject' }).count()).toBe(0);
+    await superPage.goto('/proposals?status=withdrawn');
+    await superPage.getByRole('link', { name: changeId }).waitFor();
+  });
+});
+
 describe('metric sources, the fourth rule set', { timeout: 90_000 }, () => {
   it('says why a proposal is refused when the proposer has too many waiting (409), keeping the text', async () => {
     const viewer = await apiLogin(service.url, VIEWER.email, VIEWER.password);
@@ -278,7 +311,7 @@ describe('metric sources, the fourth rule set', { timeout: 90_000 }, () => {
       await viewerPage.getByRole('button', { name: 'Propose this change' }).click();
       // Not the stale-save card (nobody saved first): the service's own sentence, saying what to do.
       const alert = viewerPage.getByRole('alert').filter({ hasText: 'proposals waiting for review' });
-      await alert.getByText('A superadmin must approve or reject one first', { exact: false }).waitFor();
+      await alert.getByText('Withdraw one, or wait for a superadmin', { exact: false }).waitFor();
       expect(await viewerPage.getByText('someone saved version', { exact: false }).count()).toBe(0);
       await viewerPage.getByText('unsaved changes').waitFor();
       await expectAccessible(viewerPage, '/rules with a 409 for too many proposals');
@@ -539,7 +572,7 @@ describe('times', { timeout: 60_000 }, () => {
       await row.getByRole('link', { name: changeId, exact: true }).click();
       const byline = page.locator('.proposal-header .muted');
       await byline.waitFor();
-      expect(await byline.textContent()).toBe(`by ${VIEWER.email}, ${inUtc(at)}, based on version ${proposed.body.base_version}`);
+      expect(await byline.textContent()).toBe(`proposed by ${VIEWER.email}, ${inUtc(at)}, based on version ${proposed.body.base_version}`);
       expect(await byline.locator('time').getAttribute('datetime')).toBe(at);
     } finally {
       await rejectViewersPending();

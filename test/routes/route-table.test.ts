@@ -35,6 +35,7 @@ const BEYOND_SPEC = [
   'GET /api/health/refresh/{refresh_id}',
   'GET /api/settings/recompute/{refresh_id}',
   'GET /api/settings/recompute-risk/{refresh_id}',
+  'POST /api/settings/config-changes/{change_id}/withdraw', // a proposer takes back a pending proposal (shared/rules/README.md)
 ];
 
 describe('the route table', () => {

@@ -538,6 +538,42 @@ describe('pending proposals per user (PENDING_PER_PROPOSER)', () => {
     expect(await pendingOf(token)).toBe(PENDING_PER_PROPOSER);
   });
 
+  it('its proposer withdraws a pending proposal: withdrawn, audited, its place freed; nobody else may, and it cannot be reviewed after', async () => {
+    const token = await userToken('viewer', 'rules-withdrawer');
+    const ids: string[] = [];
+    for (let i = 0; i < PENDING_PER_PROPOSER; i++) ids.push((await propose(token, 60 + i)).body.change_id);
+    expect((await propose(token, 70)).status).toBe(409);
+    const withdraw = async (who: string, id = ids[0]!) => {
+      const res = await fetch(`${service.url}/api/settings/config-changes/${id}/withdraw`, { method: 'POST', headers: { Authorization: `Bearer ${who}` } });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const before = await getCurrentRuleSet('health-rules');
+    // Another admin does not see it (404); a superadmin sees it, and rejects it rather than withdraw it (403).
+    expect((await withdraw(tokens.otherAdmin)).status).toBe(404);
+    const bySuper = await withdraw(tokens.superadmin);
+    expect(bySuper.status).toBe(403);
+    expect(bySuper.body.detail).toContain('rules-withdrawer');
+
+    const audits = await actionsInAudit('change_withdraw');
+    expect(await withdraw(token)).toEqual({ status: 200, body: { status: 'withdrawn', change_id: ids[0] } });
+    expect(await actionsInAudit('change_withdraw')).toBe(audits + 1);
+    expect((await listAudit('change_withdraw'))[0]).toMatchObject({ actor: 'rules-withdrawer', target: ids[0], detail: { rule_set: 'health-rules' } });
+    const detail = (await call('superadmin', 'GET', `/api/settings/config-changes/${ids[0]}`)).body;
+    expect(detail).toMatchObject({ status: 'withdrawn', reviewed_by: 'rules-withdrawer', applied_version: null, impact: null, stale: false });
+    expect(await getCurrentRuleSet('health-rules')).toEqual(before);
+
+    // Closed: neither withdrawn again nor reviewed; the status filter finds it.
+    expect((await withdraw(token)).status).toBe(409);
+    const review = await call('superadmin', 'POST', `/api/settings/config-changes/${ids[0]}/review`, { action: 'approve', note: '' });
+    expect(review.status).toBe(409);
+    expect(review.body.detail).toMatch(/reviewed or withdrawn already/);
+    const withdrawn = await fetch(`${service.url}/api/settings/config-changes?status_filter=withdrawn`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(((await withdrawn.json()) as any).changes.map((c: { change_id: string }) => c.change_id)).toEqual([ids[0]]);
+    // Its place is free again: one more proposal, and only one.
+    expect((await propose(token, 71)).status).toBe(200);
+    expect((await propose(token, 72)).status).toBe(409);
+  });
+
   it('concurrent proposals by one user never hold more than the bound', async () => {
     const token = await userToken('viewer', 'rules-racer');
     const answers = await Promise.all(Array.from({ length: PENDING_PER_PROPOSER + 6 }, (_, i) => propose(token, 30 + i)));

@@ -1,14 +1,15 @@
 // One rule change proposal (/proposals/{id}): the live and the proposed YAML side
 // by side (@codemirror/merge, loaded only here and on /rules), the impact preview
 // (which clusters would change class or risk level), whether it is stale (based
-// on a version no longer live), and for superadmins approve/reject with a note.
+// on a version no longer live), for superadmins approve/reject with a note, and
+// for its proposer, while it is pending, a withdrawal.
 import { useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { BackLink } from '../components/list-link';
 import { ApiProblem, call } from '../api/client';
 import { useApi } from '../api/hooks';
-import { type ChangeDetail, changeEndpoint, NAME_LABEL, RULE_SET_KEY, reviewEndpoint } from '../components/rules/api';
+import { type ChangeDetail, changeEndpoint, NAME_LABEL, RULE_SET_KEY, reviewEndpoint, withdrawEndpoint } from '../components/rules/api';
 import { When } from '../components/time';
 import { StatusBadge } from '../components/rules/status-badge';
 import { YamlDiff } from '../components/rules/yaml-editor';
@@ -59,7 +60,7 @@ function Proposal({ change }: { change: ChangeDetail }) {
         <p>
           <StatusBadge status={change.status} />{' '}
           <span className="muted">
-            by {change.proposed_by}, <When iso={change.proposed_at} />, based on version {change.base_version}
+            proposed by {change.proposed_by}, <When iso={change.proposed_at} />, based on version {change.base_version}
           </span>
         </p>
       </header>
@@ -92,26 +93,34 @@ function Proposal({ change }: { change: ChangeDetail }) {
               {done}
             </p>
           )}
-          {can(...MAY_REVIEW_PROPOSALS) && change.status === 'pending' ? <ReviewForm change={change} onDone={setDone} /> : <ReviewState change={change} />}
+          {can(...MAY_REVIEW_PROPOSALS) && change.status === 'pending' ? (
+            <ReviewForm change={change} onDone={setDone} />
+          ) : (
+            <ReviewState change={change} onDone={setDone} />
+          )}
         </aside>
       </div>
     </>
   );
 }
 
-function ReviewState({ change }: { change: ChangeDetail }) {
+function ReviewState({ change, onDone }: { change: ChangeDetail; onDone(message: string): void }) {
+  const { user } = useSession();
   return (
     <section className="card" aria-labelledby="review-title">
       <h2 id="review-title">Review</h2>
       {change.status === 'pending' ? (
-        <p>Waiting for a superadmin's review.</p>
+        <>
+          <p>Waiting for a superadmin's review.</p>
+          {user?.username === change.proposed_by && <Withdraw change={change} onDone={onDone} />}
+        </>
       ) : (
         <dl className="facts">
           <dt>Decision</dt>
           <dd>
             <StatusBadge status={change.status} />
           </dd>
-          <dt>By</dt>
+          <dt>{change.status === 'withdrawn' ? 'Withdrawn by' : 'By'}</dt>
           <dd>{change.reviewed_by ?? '—'}</dd>
           <dt>When</dt>
           <dd>
@@ -128,6 +137,36 @@ function ReviewState({ change }: { change: ChangeDetail }) {
         </dl>
       )}
     </section>
+  );
+}
+
+/** The proposer takes their pending proposal back (it stops counting against their ten pending ones). */
+function Withdraw({ change, onDone }: { change: ChangeDetail; onDone(message: string): void }) {
+  const client = useQueryClient();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const withdraw = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await call(withdrawEndpoint, { params: { change_id: change.change_id } });
+      onDone('Withdrawn: it will not be reviewed.');
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+      // Withdrawn, or reviewed meanwhile (409): the page and the list show it as it is now.
+      await client.invalidateQueries({ predicate: (q) => String(q.queryKey[1] ?? '').startsWith('/api/settings/config-changes') });
+    }
+  };
+  return (
+    <>
+      <p className="muted">Made by mistake, or overtaken? Withdraw it: a superadmin will not review it.</p>
+      <button type="button" className="danger" disabled={busy} onClick={() => void withdraw()}>
+        {busy ? 'Withdrawing…' : 'Withdraw this proposal'}
+      </button>
+      {error ? <Problem error={error} /> : null}
+    </>
   );
 }
 

@@ -15,7 +15,7 @@ import { ItemLink } from '../components/list-link';
 import './proposals.css';
 
 const URL_DEFAULTS = { status: '' };
-const STATUSES = ['', 'pending', 'approved', 'rejected'] as const;
+const STATUSES = ['', 'pending', 'approved', 'rejected', 'withdrawn'] as const;
 type StatusFilter = (typeof STATUSES)[number];
 
 export default function ProposalsPage() {
@@ -42,6 +42,7 @@ export default function ProposalsPage() {
             <option value="pending">Pending</option>
             <option value="approved">Approved</option>
             <option value="rejected">Rejected</option>
+            <option value="withdrawn">Withdrawn</option>
           </select>
         </label>
         {changes.data && (

@@ -76,6 +76,7 @@ export const RULE_ENDPOINTS: Record<RuleSetKey, RuleSetEndpoints> = {
 export const changesEndpoint = endpoint<'settings', 'listChanges'>('GET', '/api/settings/config-changes');
 export const changeEndpoint = endpoint<'settings', 'getChange'>('GET', '/api/settings/config-changes/{change_id}');
 export const reviewEndpoint = endpoint<'settings', 'reviewChange'>('POST', '/api/settings/config-changes/{change_id}/review');
+export const withdrawEndpoint = endpoint<'settings', 'withdrawChange'>('POST', '/api/settings/config-changes/{change_id}/withdraw');
 
 export type LiveRules = Answer<'settings', 'getHealthRules'>;
 export type SubmitAnswer = Answer<'settings', 'putHealthRules'>;

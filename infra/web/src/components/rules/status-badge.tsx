@@ -1,4 +1,4 @@
-// A proposal's status as a badge (pending, approved, rejected).
+// A proposal's status as a badge (pending, approved, rejected, withdrawn).
 import type { ChangeSummary } from './api';
 
 export function StatusBadge({ status }: { status: ChangeSummary['status'] }) {
