@@ -376,10 +376,14 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
     });
     return puts;
   };
-  /** Ctrl+S in the editor, then a moment for a request it would start. */
+  /**
+   * Ctrl+S in the editor, then a request sent and answered after it: a save sends its PUT within the key's
+   * handler (rules.tsx `save` reaches fetch before its first await), and the browser reports requests in the
+   * order it sends them, so a PUT the key started is among `putsOf` by the time this returns. No fixed wait.
+   */
   const pressSave = async (page: Page) => {
     await editor(page).press('Control+s');
-    await page.waitForTimeout(1000);
+    expect(await page.evaluate(() => fetch('/api/health-check').then((r) => r.status))).toBe(200);
   };
 
   it('Ctrl+S saves only what the Save button would: not an unchanged text, not one behind the live version, not the text just proposed', async () => {

@@ -49,15 +49,19 @@ export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
           .split('.')
           .pop() ?? '';
       let answer: ReturnType<Watcher>;
+      let input: WireRequest['input'] | undefined;
       try {
-        const input = JSON.parse(body.toString('utf8')) as WireRequest['input'];
-        // Every watcher sees every request; the first answer given is the one sent.
+        input = JSON.parse(body.toString('utf8')) as WireRequest['input'];
+      } catch {
+        // Not JSON: DynamoDB Local answers it.
+      }
+      // Every watcher sees every request; the first answer given is the one sent. A watcher that throws (a failed
+      // expectation) is not swallowed: it is an unhandled error, which fails the test run.
+      if (input !== undefined) {
         for (const watcher of watchers) {
           const given = watcher({ operation, input });
           answer ??= given;
         }
-      } catch {
-        // Not JSON: DynamoDB Local answers it.
       }
       if (answer === 'lose-answer') {
         forward(upstream, req.method ?? 'POST', req.url ?? '/', req.headers, body, res, true);

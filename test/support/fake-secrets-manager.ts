@@ -1,6 +1,7 @@
 // A local server speaking Secrets Manager's JSON protocol (GetSecretValue), for the real
 // clients: shared/config/secrets.ts and the bootstrap resource. A secret id it does not hold
-// (or any id, once `failNext` is set, for one call) is ResourceNotFoundException, as AWS answers.
+// (or any id, once `failNext` is set, for one call) is ResourceNotFoundException, as AWS answers;
+// any operation but GetSecretValue is UnknownOperationException, so a client calling another is caught.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -22,7 +23,13 @@ export async function startFakeSecretsManager(secrets: Record<string, string>): 
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const { SecretId } = JSON.parse(body) as { SecretId: string };
-      fake.calls.push(`${req.headers['x-amz-target']} ${SecretId}`);
+      const target = req.headers['x-amz-target'];
+      fake.calls.push(`${target} ${SecretId}`);
+      if (target !== 'secretsmanager.GetSecretValue') {
+        res.writeHead(400, { 'Content-Type': 'application/x-amz-json-1.1' });
+        res.end(JSON.stringify({ __type: 'UnknownOperationException', message: `${String(target)} is not an operation this fake serves.` }));
+        return;
+      }
       if (fake.failNext || !(SecretId in secrets)) {
         fake.failNext = false;
         res.writeHead(400, { 'Content-Type': 'application/x-amz-json-1.1' });

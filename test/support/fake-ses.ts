@@ -31,13 +31,15 @@ export async function startFakeSes(): Promise<FakeSes> {
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
       const form = Object.fromEntries(new URLSearchParams(raw));
-      if (form.Action !== 'SendEmail' || !req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) {
-        res.writeHead(400, { 'Content-Type': 'text/xml' });
+      const refuse = (status: number, code: string, message: string) => {
+        res.writeHead(status, { 'Content-Type': 'text/xml' });
         res.end(
-          `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>bad request</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
+          `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
         );
-        return;
-      }
+      };
+      // As SES answers: an unsigned request is 403 before anything else is looked at; an unknown action is 400.
+      if (!req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) return refuse(403, 'MissingAuthenticationToken', 'Missing Authentication Token');
+      if (form.Action !== 'SendEmail') return refuse(400, 'InvalidAction', `The action ${form.Action ?? ''} is not valid for this web service.`);
       state.received.push({ form, authorization: req.headers.authorization });
       if (state.mode === 'hang') return; // the socket stays open: only the caller's time limit ends the call
       if (state.mode === 'flood') {
@@ -55,11 +57,7 @@ export async function startFakeSes(): Promise<FakeSes> {
       if (state.mode !== 'ok') {
         const [code, message] =
           state.mode === 'reject' ? ['MessageRejected', 'Email address is not verified.'] : ['Throttling', 'Maximum sending rate exceeded.'];
-        res.writeHead(400, { 'Content-Type': 'text/xml' });
-        res.end(
-          `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
-        );
-        return;
+        return refuse(400, code, message);
       }
       res.writeHead(200, { 'Content-Type': 'text/xml' });
       res.end(
