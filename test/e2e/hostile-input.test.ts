@@ -3,14 +3,19 @@
 // is never an internal error: no 500 (a 502/503 only from a provider that is not
 // configured, never the local server's "the function failed"), and every error
 // answer is problem+json. Deterministic: the same probes, in the same order, on
-// every run (only the demo issue's id differs); DELETE routes go last so they
-// cannot break the routes after them. One run lists every failure.
-// Routes that declare no body, query or path parameter get no probe.
+// every run (only the ids of what it reads or makes differ); DELETE routes go last
+// so they cannot break the routes after them. One run lists every failure.
+// Path parameters name resources that exist where the walk can make or find one
+// (an issue, an AI issue, an investigation, a patrol report, a proposal, a user),
+// so probes of a body, query or header get past the 404 to the handler. Declared
+// headers are probed too. Routes that declare no input get no probe.
 import { request as httpRequest, Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from '../../shared/zod.js';
 import type { RouteDeclaration } from '../../shared/http/route.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
+import { registerLocalWorker } from '../../shared/worker-invoke.js';
+import { handler as recompute } from '../../functions/recompute.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
@@ -118,6 +123,8 @@ const HOSTILE_ITEMS: unknown[] = [null, '', [], {}, -1, 1e308, true, LONG_STRING
 const QUERY_VALUES = ['', 'NaN', '1e309', '-1', '0', 'q'.repeat(5_000)];
 /** Path parameter values, sent as they are (the first and fourth already percent-encoded: NUL and U+1F4A9). */
 const PATH_VALUES = ['%00', '..', 'p'.repeat(2_000), '%F0%9F%92%A9', '0'];
+/** Header values (what node:http lets a client send: no CR, LF or NUL): ETag-shaped ones out of range, weak, a list, a huge one. */
+const HEADER_VALUES = ['', '*', '"v1e309"', '"t-1"', '"r99999999999999999999"', 'W/"v1"', '"v1", "v2"', 'h'.repeat(8_000), '\u00ff\u00fe'];
 
 interface Probe {
   method: string;
@@ -126,6 +133,7 @@ interface Probe {
   target: string;
   body?: string;
   contentType?: string;
+  headers?: Record<string, string>;
 }
 
 interface Answer {
@@ -138,16 +146,20 @@ interface Answer {
 const abbreviate = (text: string) => text.replace(/(.)\1{19,}/gs, (run, ch: string) => `${ch}×${run.length}`);
 const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
-/** Ids of resources that exist (an issue of the demo fleet and its cluster), by path parameter name: set before the walk. */
+/**
+ * Ids of resources that exist, by path parameter name, set before the walk; `ai_issue_id` stands for the
+ * `issue_id` of /api/ai-issues (another table's ids).
+ */
 const existing: Record<string, string> = {};
 
-/** A value of the path parameter that its schema accepts, an existing resource's when known, so body and query probes reach the handler. */
-function placeholder(params: JsonSchema | undefined, name: string): string {
-  return existing[name] ?? (params?.properties?.[name]?.format === 'email' ? 'nobody@example.com' : 'sample-id');
+/** A value of the path parameter that its schema accepts, an existing resource's when known, so body, query and header probes reach the handler. */
+function placeholder(route: RouteDeclaration, params: JsonSchema | undefined, name: string): string {
+  const known = route.path.startsWith('/api/ai-issues/') && name === 'issue_id' ? existing.ai_issue_id : existing[name];
+  return known ?? (params?.properties?.[name]?.format === 'email' ? 'nobody@example.com' : 'sample-id');
 }
 
 function pathWith(route: RouteDeclaration, params: JsonSchema | undefined, hostile?: { name: string; value: string }): string {
-  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => (hostile?.name === name ? hostile.value : encodeURIComponent(placeholder(params, name))));
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => (hostile?.name === name ? hostile.value : encodeURIComponent(placeholder(route, params, name))));
 }
 
 /** Every hostile request for one route, derived from its schemas. */
@@ -181,6 +193,10 @@ function probesOf(route: RouteDeclaration): Probe[] {
   if (params) {
     for (const name of topLevelProperties(params)) for (const value of PATH_VALUES) probe(pathWith(route, params, { name, value }), neutral);
   }
+  if (route.headers) {
+    for (const name of topLevelProperties(jsonSchema(route.headers)))
+      for (const value of HEADER_VALUES) probe(base, { ...neutral, headers: { [name]: value } });
+  }
   return probes;
 }
 
@@ -191,9 +207,33 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 beforeAll(async () => {
   service = await startTestService({ adminPassword: 'hostile-admin-password', demoClusters: 12 });
   superadminToken = await userToken('superadmin', 'hostile-super');
-  const res = await fetch(`${service.url}/api/issues?days=365&page_size=1`, { headers: { Authorization: `Bearer ${superadminToken}` } });
-  const issue = ((await res.json()) as { issues?: { issue_id: string; cluster_id: string }[] }).issues?.[0];
+  const api = async (method: string, path: string, body?: unknown, token = superadminToken) => {
+    const res = await fetch(`${service.url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await res.json()) as any;
+  };
+  const issue = (await api('GET', '/api/issues?days=365&page_size=1')).issues?.[0];
   if (issue) Object.assign(existing, { issue_id: issue.issue_id, cluster_id: issue.cluster_id });
+  // A patrol report (the rules engine's, no LLM configured); AI issues and agent tasks from a recompute, and the
+  // tasks investigated by the agent worker, run here (as console-ai.test.ts does).
+  const patrol = await api('POST', '/api/patrol/trigger', {});
+  if (patrol.report_id) existing.report_id = patrol.report_id;
+  registerLocalWorker('agent-worker', async () => undefined);
+  await recompute();
+  await (await import('../../functions/agent-worker.js')).handler({});
+  const investigation = (await api('GET', '/api/investigations?days=365&page_size=1')).investigations?.[0];
+  if (investigation) existing.investigation_id = investigation.investigation_id;
+  const aiIssue = (await api('GET', '/api/ai-issues?days=365&page_size=1')).issues?.[0];
+  if (aiIssue) existing.ai_issue_id = aiIssue.issue_id;
+  // A pending proposal (an admin's edit) and an invited user.
+  const health = await api('GET', '/api/settings/health-rules');
+  const proposal = await api('PUT', '/api/settings/health-rules', { content: `# hostile walk\n${health.content}` }, await userToken('admin', 'hostile-admin'));
+  if (proposal.change_id) existing.change_id = proposal.change_id;
+  const invited = await api('POST', '/api/settings/users/invite', { email: 'hostile-walk@example.com', display_name: 'Hostile Walk', role: 'viewer' });
+  if (invited.status === 'ok') existing.email = 'hostile-walk@example.com';
 }, 120_000);
 
 afterAll(async () => {
@@ -211,7 +251,7 @@ function tokenFor(route: RouteDeclaration): string | undefined {
 /** Sends one request with node:http, so the target goes out exactly as written (fetch would resolve `..`). */
 function send(probe: Probe, token: string | undefined): Promise<Answer> {
   const { hostname, port } = new URL(service.url);
-  const headers: Record<string, string | number> = { Accept: 'application/json' };
+  const headers: Record<string, string | number> = { Accept: 'application/json', ...probe.headers };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (probe.body !== undefined) {
     headers['Content-Type'] = probe.contentType ?? 'application/json';
@@ -259,11 +299,14 @@ describe('hostile input through the local server', () => {
     let probed = 0;
     const started = Date.now();
     for (const route of ordered) {
-      const token = tokenFor(route);
+      const walkToken = tokenFor(route);
       const probes = probesOf(route);
       if (probes.length) probed += 1;
       for (const probe of probes) {
-        const what = truncate(abbreviate(`${probe.target}${probe.body === undefined ? '' : ` [${probe.contentType}] ${probe.body}`}`), 200);
+        // A logout ends its token's session: each probe of it logs out a session of its own, not the walk's.
+        const token = route.path === '/api/auth/logout' ? await userToken('viewer', 'hostile-logout') : walkToken;
+        const sentHeaders = probe.headers ? ` ${JSON.stringify(probe.headers)}` : '';
+        const what = truncate(abbreviate(`${probe.target}${sentHeaders}${probe.body === undefined ? '' : ` [${probe.contentType}] ${probe.body}`}`), 200);
         sent += 1;
         let answer: Answer;
         try {
@@ -282,6 +325,8 @@ describe('hostile input through the local server', () => {
       `hostile input: ${sent} requests to ${probed} of ${ordered.length} routes in ${((Date.now() - started) / 1000).toFixed(1)} s (${byStatus.join(', ')})`,
     );
     expect(sent).toBeGreaterThan(0);
+    // The ids the walk made or found: without them its probes of those routes stop at the 404.
+    expect(Object.keys(existing).sort()).toEqual(['ai_issue_id', 'change_id', 'cluster_id', 'email', 'investigation_id', 'issue_id', 'report_id']);
     expect(failures).toEqual([]);
   }, 180_000);
 });
