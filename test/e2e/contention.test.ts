@@ -1,6 +1,6 @@
 // Contended writes through the local server: 20 simultaneous requests at each
 // write that people race on (issue and AI-issue triage, user changes, direct
-// rule writes, reviews of one proposal). Every answer is a success or a 409,
+// rule writes, reviews and withdrawals of one proposal). Every answer is a success or a 409,
 // never a 5xx, and what is stored afterwards is one of the requests' values.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
@@ -112,5 +112,21 @@ describe(`${PARALLEL} simultaneous writes`, () => {
     expect(decided).toHaveLength(1);
     const detail = (await call(superadmin, 'GET', `/api/settings/config-changes/${id}`)).body;
     expect(detail.status).toBe(decided[0]!.body.status);
+  });
+
+  it('its proposer withdrawing one proposal while it is reviewed: exactly one closes it, the others answer 409', async () => {
+    const live = (await call(admin, 'GET', '/api/settings/issue-rules')).body;
+    const proposal = await call(admin, 'PUT', '/api/settings/issue-rules', { content: `# withdrawn or reviewed under contention\n${live.content}` });
+    const id = proposal.body.change_id;
+    const answers = await race((i) =>
+      i % 2
+        ? call(admin, 'POST', `/api/settings/config-changes/${id}/withdraw`)
+        : call(superadmin, 'POST', `/api/settings/config-changes/${id}/review`, { action: 'reject', note: `review ${i}` }),
+    );
+    expectNoServerError(answers, [200, 409]);
+    const closed = answers.filter((a) => a.status === 200);
+    expect(closed).toHaveLength(1);
+    const detail = (await call(superadmin, 'GET', `/api/settings/config-changes/${id}`)).body;
+    expect(detail.status).toBe(closed[0]!.body.status);
   });
 });
