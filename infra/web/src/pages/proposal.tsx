@@ -8,7 +8,7 @@ import { type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { BackLink } from '../components/list-link';
 import { ApiProblem, call } from '../api/client';
-import { useApi } from '../api/hooks';
+import { invalidatePrefixes, useApi } from '../api/hooks';
 import { type ChangeDetail, changeEndpoint, NAME_LABEL, RULE_SET_KEY, reviewEndpoint, withdrawEndpoint } from '../components/rules/api';
 import { When } from '../components/time';
 import { StatusBadge } from '../components/rules/status-badge';
@@ -156,7 +156,7 @@ function Withdraw({ change, onDone }: { change: ChangeDetail; onDone(message: st
     } finally {
       setBusy(false);
       // Withdrawn, or reviewed meanwhile (409): the page and the list show it as it is now.
-      await client.invalidateQueries({ predicate: (q) => String(q.queryKey[1] ?? '').startsWith('/api/settings/config-changes') });
+      await invalidatePrefixes(client, ['/api/settings/config-changes']);
     }
   };
   return (
@@ -187,8 +187,7 @@ function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: 
     } catch (e) {
       setError(e);
       // A 409 means it changed meanwhile (reviewed by someone else, or gone stale): read it again, so the page shows that.
-      if (e instanceof ApiProblem && e.status === 409)
-        await client.invalidateQueries({ predicate: (q) => String(q.queryKey[1] ?? '').startsWith('/api/settings/config-changes') });
+      if (e instanceof ApiProblem && e.status === 409) await invalidatePrefixes(client, ['/api/settings/config-changes']);
     } finally {
       setBusy(null);
     }

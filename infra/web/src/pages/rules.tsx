@@ -9,7 +9,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type KeyboardEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { ApiProblem, send } from '../api/client';
-import { useApi } from '../api/hooks';
+import { invalidatePrefixes, useApi } from '../api/hooks';
 import {
   etagOf,
   type LiveRules,
@@ -170,7 +170,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
       } else {
         setOutcome({ kind: 'proposed', changeId: answer.change_id, baseVersion: answer.base_version });
         setProposed(draft);
-        await client.invalidateQueries({ predicate: (q) => String(q.queryKey[1] ?? '').startsWith('/api/settings/config-changes') });
+        await invalidatePrefixes(client, ['/api/settings/config-changes']);
       }
     } catch (error) {
       if (error instanceof ApiProblem && error.status === 422) {

@@ -7,7 +7,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
 import { ItemLink } from '../list-link';
 import { type ApiProblem, endpoint, send } from '../../api/client';
-import { useApi } from '../../api/hooks';
+import { invalidatePrefixes, useApi } from '../../api/hooks';
 import type { Answer } from '../../api/types';
 import { Problem } from '../states';
 import { modelLabel } from './patrol-report';
@@ -31,7 +31,7 @@ export function PatrolTrigger() {
   const id = useId();
   const client = useQueryClient();
   const [state, setState] = useState<State>({ step: 'idle' });
-  const refreshPatrol = () => client.invalidateQueries({ predicate: (q) => String(q.queryKey[1] ?? '').startsWith('/api/patrol') });
+  const refreshPatrol = () => invalidatePrefixes(client, ['/api/patrol']);
 
   async function trigger() {
     setState({ step: 'sending' });
