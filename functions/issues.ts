@@ -13,6 +13,7 @@ export const handler = createGroupHandler(issuesGroup, {
   get: async (req) => issueDetail(req.params.issue_id),
   clusterHistory: async (req) => clusterHistory(req.params.issue_id),
   evidence: async (req) => issueEvidence(req.params.issue_id),
-  createTicket: async (req) => createTicket(req.principal, req.params.issue_id, await callerOf(req), new Date(), { again: req.query.again === 'true' }),
+  createTicket: async (req) =>
+    createTicket(req.principal, req.params.issue_id, await callerOf(req), new Date(), { again: req.query.again === 'true', receivedAt: req.receivedAt }),
   patch: async (req) => updateTriage(req.principal, req.params.issue_id, req.body, await callerOf(req), new Date(), expectedTriage(req.headers['if-match'])),
 });

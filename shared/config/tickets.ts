@@ -14,7 +14,7 @@
 //   TICKET_WEBHOOK_TOKEN  optional, sent as `Authorization: Bearer …` (secret); or TICKET_WEBHOOK_TOKEN_ARN
 // Both:
 //   TICKET_TIMEOUT_MS     optional, default 10000, at most 20000: inside the route's 29 s after the secret and the reads (and the 60 s ticket claim of shared/issues/triage.ts);
-//                         the call ends sooner when the create began 25 s before (TICKET_ANSWER_WITHIN_MS there), so slow reads do not push it past 29 s
+//                         the call ends sooner when the request arrived 25 s before (TICKET_ANSWER_WITHIN_MS there), and is not made with under 1 s left
 // URLs must be https (plain http only to a loopback host): credentials travel in headers.
 import { ServiceUnavailable } from '../http/errors.js';
 import { serviceUrl } from '../http/service-url.js';

@@ -117,6 +117,12 @@ function checkAnswer(bound: BoundRoute, value: unknown): void {
   if (drift) throw new Error(`the answer of ${routeKey(bound.route)} does not match its response schema: ${drift}`);
 }
 
+/** API Gateway's time of arrival; now when a direct invoke carries none (or one from the future). */
+function receivedAtOf(event: Event): number {
+  const at = event.requestContext.timeEpoch;
+  return typeof at === 'number' && Number.isFinite(at) ? Math.min(at, Date.now()) : Date.now();
+}
+
 export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoInfer<GroupBindings<G>>) {
   checkBindings(group, bindings as Record<string, unknown>);
   const checking = checkResponses();
@@ -138,6 +144,7 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
       principal: state.principal,
       token: state.token,
       requestId: requestIdOf(event),
+      receivedAt: receivedAtOf(event),
       headers: state.input.headers,
       rawHeaders: headers,
       sourceIp: event.requestContext.http.sourceIp,

@@ -108,6 +108,8 @@ export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
   /** The bearer token's id and expiry (epoch seconds) when the caller sent a JWT. */
   readonly token: { readonly id: string; readonly expiresAt: number } | null;
   readonly requestId: string;
+  /** When the request arrived (epoch ms: API Gateway's `timeEpoch`, never later than now): a route's 29 s count from here. */
+  readonly receivedAt: number;
   /** The headers the route declares (only those), validated. */
   readonly headers: Infer<D['headers']>;
   /** Every header as received: for where the request came from (shared/auth/caller.ts), not for a handler's input. */

@@ -79,8 +79,9 @@ async function regrouped(issue: IssueRecord, instead: string): Promise<Conflict>
 /** A claim older than this is from a call that died: another may take over. */
 export const TICKET_CLAIM_SECONDS = 60;
 /**
- * The provider's answer must come this long after the create began, whatever TICKET_TIMEOUT_MS allows: the reads,
- * the claim and the secret come before the call and the key's write after it, all inside the route's 29 s.
+ * The provider's answer must come this long after the request arrived, whatever TICKET_TIMEOUT_MS allows: a cold
+ * start, the reads, the claim and the secret come before the call and the key's write after it, all inside the
+ * route's 29 s. With less than a second of it left the call is not made (nothing sent: shared/tickets/post.ts).
  */
 export const TICKET_ANSWER_WITHIN_MS = 25_000;
 /** Tries to record a created ticket's key when concurrent triage keeps conflicting (each try retries conflicts itself). */
@@ -148,8 +149,15 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
  * another create then needs `again` (the user looked for it under its label and found none).
  * When regrouping superseded the issue meanwhile, the key goes to the live issue that replaced it.
  */
-export async function createTicket(principal: Principal, issueId: string, caller: Caller, now = new Date(), { again = false } = {}) {
-  const answerBy = Date.now() + TICKET_ANSWER_WITHIN_MS; // the real clock: `now` is the issue's, which tests set
+export async function createTicket(
+  principal: Principal,
+  issueId: string,
+  caller: Caller,
+  now = new Date(),
+  // `receivedAt`: when the request arrived (epoch ms, the real clock: `now` is the issue's, which tests set).
+  { again = false, receivedAt = Date.now() } = {},
+) {
+  const answerBy = receivedAt + TICKET_ANSWER_WITHIN_MS;
   const issue = await requireIssue(issueId);
   const existing = () =>
     new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });

@@ -1,5 +1,5 @@
 // The one HTTP call of every ticket provider: POST JSON, read the answer within the timeout.
-import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, failureReason, timeoutBefore } from '../http/outbound.js';
 import { TicketProviderError } from './types.js';
 
 /** The most a ticket provider's answer may hold: an issue key and a URL, or an error page, take a few KB. */
@@ -24,6 +24,19 @@ export async function postJson(
     if (error instanceof AnswerTooLarge) throw new TicketProviderError(`${provider} answered with ${error.message}`, undefined, true);
     throw new TicketProviderError(`${provider} did not answer: ${failureReason(error, timeoutMs)}`, undefined, !neverSent(error));
   }
+}
+
+/** Less time than this left before the caller's deadline, a call is not made: it could only time out after sending. */
+export const MIN_TICKET_CALL_MS = 1_000;
+
+/**
+ * How long the call may take: TICKET_TIMEOUT_MS, or less when the caller's deadline (epoch ms) comes sooner.
+ * With under MIN_TICKET_CALL_MS left it is not sent at all: a TicketProviderError that says nothing was created.
+ */
+export function callTimeout(provider: string, deadline: number, timeoutMs: number): number {
+  if (deadline - Date.now() < MIN_TICKET_CALL_MS)
+    throw new TicketProviderError(`${provider} was not asked: the request had used its time before the call (the route answers within 29 s)`, undefined, false);
+  return timeoutBefore(deadline, timeoutMs);
 }
 
 /** Failures that leave no request at the provider: no address, no connection, no trusted TLS session. */

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { deleteGroupingAction, getIssue, listClusterIssues, transactIssues } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
-import { Conflict, NotFound } from '../../shared/http/errors.js';
+import { BadGateway, Conflict, NotFound } from '../../shared/http/errors.js';
 import { createTicket } from '../../shared/issues/triage.js';
 import { alertNotice, storedCluster } from '../support/clusters.js';
 import { type DynamoProxy, whileHeld } from '../support/dynamo-proxy.js';
@@ -64,5 +64,24 @@ describe('an issue regrouping removes while its ticket is asked for', () => {
     expect(answer).toBeInstanceOf(NotFound);
     expect((answer as NotFound).message).toBe(`No issue ${issue!.issue_id}: regrouping removed it meanwhile. Its alerts are in another issue now.`);
     expect(jira().received.filter((r) => r.method === 'POST')).toHaveLength(posts);
+  });
+});
+
+describe('a create whose request has used its time before the call', () => {
+  it('asks no tracker and leaves no "a ticket may exist" behind: the next create needs no again=true', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([alertNotice(NOW, c, 'DiskUsageHigh', 'disk-3', 30)], NOW);
+    const [issue] = await listClusterIssues(c);
+    const posts = jira().received.filter((r) => r.method === 'POST').length;
+    // Arrived 24.5 s ago: half a second is left of the 25 within which the tracker must answer.
+    const late = await createTicket(admin, issue!.issue_id, caller, NOW, { receivedAt: Date.now() - 24_500 }).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(BadGateway);
+    expect((late as BadGateway).message).toMatch(/^Jira was not asked: .*Nothing was created; you can try again\.$/);
+    expect(jira().received.filter((r) => r.method === 'POST')).toHaveLength(posts);
+    const after = await getIssue(issue!.issue_id);
+    expect(after?.ticket_key).toBe('');
+    expect(after?.ticket_unconfirmed_at ?? null).toBeNull();
+    const answer = await createTicket(admin, issue!.issue_id, caller, NOW);
+    expect(answer.ticket_key).toMatch(/^OPS-\d+$/);
   });
 });

@@ -188,9 +188,17 @@ describe('Jira provider', () => {
 
   it("ends the call by the create's deadline when that comes before TICKET_TIMEOUT_MS (the time the route spent before it counts)", async () => {
     jira.mode = 'slow';
-    const error = await providerError(jiraProvider({ TICKET_TIMEOUT_MS: '20000' }).create(request, Date.now() + 300));
-    expect(error.message).toMatch(/^Jira did not answer: no answer within 0\.[1-3] s$/);
+    const error = await providerError(jiraProvider({ TICKET_TIMEOUT_MS: '20000' }).create(request, Date.now() + 1_300));
+    expect(error.message).toMatch(/^Jira did not answer: no answer within 1\.[0-3] s$/);
     expect(error.mayExist).toBe(true);
+  });
+
+  it('does not call at all with under a second left before the deadline: nothing sent, so no ticket may exist', async () => {
+    const before = jira.received.length;
+    const error = await providerError(jiraProvider().create(request, Date.now() + 500));
+    expect(error.message).toMatch(/^Jira was not asked: the request had used its time/);
+    expect(error.mayExist).toBe(false);
+    expect(jira.received.length).toBe(before);
   });
 
   it('reports a refused connection', async () => {
