@@ -9,6 +9,7 @@ import {
   correlationIdOf,
   cors,
   jsonBody,
+  lowerCased,
   problemErrors,
   requestIdOf,
   requestLog,
@@ -170,10 +171,14 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
   // The whole request runs as one invocation of the group: every line logged
   // during it, by any module, carries its request and correlation ids.
   // Its DynamoDB requests may reach only the group's declared tables, as on AWS (shared/db/access.ts).
-  return (event: Event, context?: Context): Promise<Result> =>
-    withTableAccess(group.name, group.tables, () =>
+  return (received: Event, context?: Context): Promise<Result> => {
+    // Every header read below (auth, CORS, correlation id, declared headers, the caller's address) by its lower-case
+    // name, as the HTTP API delivers them: a direct invoke may spell them otherwise.
+    const event: Event = { ...received, headers: lowerCased(received.headers) };
+    return withTableAccess(group.name, group.tables, () =>
       withInvocation({ service: group.name, context, requestId: requestIdOf(event), correlationId: correlationIdOf(event) }, () =>
         pipeline(event, context as Context),
       ),
     );
+  };
 }

@@ -254,7 +254,7 @@ function cleanParams(params: Record<string, string | undefined> | undefined): Re
 }
 
 function bearerToken(event: Event): string | null {
-  const header = event.headers?.authorization ?? event.headers?.Authorization;
+  const header = event.headers?.authorization;
   const match = header?.match(/^Bearer\s+(\S+)$/i);
   return match?.[1] ?? null;
 }
@@ -339,8 +339,8 @@ function issuesOf(where: string, error: z.core.$ZodError): FieldError[] {
   }));
 }
 
-/** Header names in lower case: the HTTP API delivers them so, a direct invoke (or a test) may not. */
-function lowerCased(headers: Record<string, string | undefined> | undefined): Record<string, string> {
+/** Header names in lower case: the HTTP API delivers them so, a direct invoke (or a test) may not; group-handler.ts lowers them on arrival. */
+export function lowerCased(headers: Record<string, string | undefined> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) out[name.toLowerCase()] = value;
   return out;
@@ -363,7 +363,7 @@ export function validate(): Middleware {
       state.input = {
         params: check('path', route.params, state.params),
         query: check('query', route.query, request.event.queryStringParameters ?? {}),
-        headers: check('header', route.headers, route.headers && lowerCased(request.event.headers)),
+        headers: check('header', route.headers, route.headers && (request.event.headers ?? {})),
         body: check('body', route.body, state.rawBody),
       };
       if (errors.length > 0) {

@@ -31,7 +31,7 @@ export interface RouteDeclaration {
   readonly query?: z.ZodMiniType;
   /**
    * The request headers its handler reads, as an object keyed by their lower-case names (how the HTTP API
-   * delivers them; the middleware lowers a direct invoke's): validated like the query and listed in the
+   * delivers them; group-handler.ts lowers a direct invoke's on arrival): validated like the query and listed in the
    * OpenAPI document. What a value means is checked where it is read (a malformed If-Match is a 400 there).
    */
   readonly headers?: z.ZodMiniType;

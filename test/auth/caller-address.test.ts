@@ -82,6 +82,8 @@ describe('the audited address behind CloudFront', () => {
     configure('variable');
     expect(await auditedAddress(viewer('203.0.113.9'))).toBe('203.0.113.9');
     expect(await auditedAddress(viewer('2001:db8::7'))).toBe('2001:db8::7');
+    // A direct invoke may spell the headers otherwise: read as API Gateway would deliver them, in lower case.
+    expect(await auditedAddress({ 'X-Origin-Verify': TOKEN, 'X-Viewer-Address': '198.51.100.4' })).toBe('198.51.100.4');
   });
 
   it("is the peer's when the token is missing, wrong (also a prefix of it), or the address is not one", async () => {

@@ -56,11 +56,21 @@ export async function startDynamoProxy(target: string): Promise<DynamoProxy> {
         // Not JSON: DynamoDB Local answers it.
       }
       // Every watcher sees every request; the first answer given is the one sent. A watcher that throws (a failed
-      // expectation) is not swallowed: it is an unhandled error, which fails the test run.
+      // expectation) is not swallowed: the request is answered 500 at once (no client waits out its timeout), and
+      // the error is thrown again outside, an unhandled error that fails the test run.
       if (input !== undefined) {
-        for (const watcher of watchers) {
-          const given = watcher({ operation, input });
-          answer ??= given;
+        try {
+          for (const watcher of watchers) {
+            const given = watcher({ operation, input });
+            answer ??= given;
+          }
+        } catch (error) {
+          res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
+          res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'a test watcher failed' }));
+          setImmediate(() => {
+            throw error;
+          });
+          return;
         }
       }
       if (answer === 'lose-answer') {
