@@ -260,12 +260,16 @@ describe('a stale proposal', { timeout: 60_000 }, () => {
 });
 
 describe('a proposal withdrawn by its proposer', { timeout: 60_000 }, () => {
-  it('its proposer withdraws it from its page; the superadmin then finds it withdrawn, with nothing to review', async () => {
-    const viewer = await apiLogin(service.url, VIEWER.email, VIEWER.password);
+  it('its proposer withdraws it from its page, and may propose that text again; the superadmin then finds it withdrawn, with nothing to review', async () => {
     const live = (await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body as { content: string };
-    const made = await api(service.url, viewer, 'PUT', '/api/settings/risk-rules', { content: `# to withdraw\n${live.content}` });
-    expect(made.body.status).toBe('pending');
-    const changeId = made.body.change_id as string;
+    const text = `# to withdraw\n${live.content}`;
+    await openRules(viewerPage, 'risk');
+    await setText(viewerPage, text);
+    await viewerPage.getByRole('button', { name: 'Propose this change' }).click();
+    const link = viewerPage.getByRole('status').getByRole('link', { name: /^proposal / });
+    await link.waitFor();
+    await viewerPage.getByText('proposed as it is, waiting for review', { exact: false }).waitFor();
+    const changeId = (await link.textContent())!.replace('proposal ', '');
 
     // The superadmin sees no withdrawal (it is not theirs); the proposer does.
     await superPage.goto(`/proposals/${changeId}`);
@@ -289,6 +293,14 @@ describe('a proposal withdrawn by its proposer', { timeout: 60_000 }, () => {
     expect(await superPage.getByRole('button', { name: 'Reject' }).count()).toBe(0);
     await superPage.goto('/proposals?status=withdrawn');
     await superPage.getByRole('link', { name: changeId }).waitFor();
+
+    // Back on Rules, the edit is kept, no longer "waiting for review", and may be proposed again.
+    await openRules(viewerPage, 'risk');
+    await expect.poll(() => editor(viewerPage).textContent()).toContain('# to withdraw');
+    await expect.poll(() => viewerPage.getByRole('button', { name: 'Propose this change' }).isEnabled()).toBe(true);
+    expect(await viewerPage.getByText('waiting for review', { exact: false }).count()).toBe(0);
+    await viewerPage.getByRole('button', { name: 'Discard changes' }).click();
+    await viewerPage.getByText('no changes', { exact: false }).waitFor();
   });
 });
 

@@ -12,6 +12,7 @@ import { invalidatePrefixes, useApi } from '../api/hooks';
 import { type ChangeDetail, changeEndpoint, NAME_LABEL, RULE_SET_KEY, reviewEndpoint, withdrawEndpoint } from '../components/rules/api';
 import { When } from '../components/time';
 import { StatusBadge } from '../components/rules/status-badge';
+import { forgetProposed } from '../components/rules/kept-edit';
 import { YamlDiff } from '../components/rules/yaml-editor';
 import { ScrollRegion } from '../components/scroll-region';
 import { Loading, Problem } from '../components/states';
@@ -143,6 +144,7 @@ function ReviewState({ change, onDone }: { change: ChangeDetail; onDone(message:
 /** The proposer takes their pending proposal back (it stops counting against their ten pending ones). */
 function Withdraw({ change, onDone }: { change: ChangeDetail; onDone(message: string): void }) {
   const client = useQueryClient();
+  const { user } = useSession();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const withdraw = async () => {
@@ -150,6 +152,8 @@ function Withdraw({ change, onDone }: { change: ChangeDetail; onDone(message: st
     setError(null);
     try {
       await call(withdrawEndpoint, { params: { change_id: change.change_id } });
+      // The Rules page keeps this text as proposed, waiting for review: it may be proposed again now.
+      if (user) forgetProposed(user.username, RULE_SET_KEY[change.rule_set], change.proposed_content);
       onDone('Withdrawn: it will not be reviewed.');
     } catch (e) {
       setError(e);

@@ -23,6 +23,12 @@ export function readEdit(user: string, set: RuleSetKey): KeptEdit | null {
   }
 }
 
+/** A proposal of `text` was withdrawn: the kept edit may propose that text again (the Rules page said it waited for review). */
+export function forgetProposed(user: string, set: RuleSetKey, text: string): void {
+  const kept = readEdit(user, set);
+  if (kept?.proposed === text) keepEdit(user, set, { ...kept, proposed: null });
+}
+
 /** Keeps `edit`, or drops what was kept when it is null. */
 export function keepEdit(user: string, set: RuleSetKey, edit: KeptEdit | null): void {
   try {
