@@ -438,8 +438,8 @@ describe('patrol', { timeout: 120_000 }, () => {
       expect(await latest.locator(`a[href="/clusters/${encodeURIComponent(c.cluster_id)}"]`).count()).toBeGreaterThan(0);
     }
     for (const c of report.customer_summaries_parsed.slice(0, 3)) await latest.getByRole('heading', { name: c.customer_name }).waitFor();
-    await adminPage.locator('.patrol-table tbody tr').first().waitFor();
-    expect(await adminPage.locator('.patrol-table tbody tr').count()).toBe(1);
+    await adminPage.getByRole('region', { name: 'Patrol reports' }).locator('tbody tr').first().waitFor();
+    expect(await adminPage.getByRole('region', { name: 'Patrol reports' }).locator('tbody tr').count()).toBe(1);
     await expectAccessible(adminPage, '/patrol with a report');
 
     await adminPage.getByRole('link', { name: 'Open the report' }).click();
@@ -462,12 +462,12 @@ describe('patrol', { timeout: 120_000 }, () => {
 
   it('the window filter round-trips through the URL; a viewer sees the report but no trigger', async () => {
     await adminPage.goto('/patrol');
-    await adminPage.locator('.patrol-table tbody tr').first().waitFor();
+    await adminPage.getByRole('region', { name: 'Patrol reports' }).locator('tbody tr').first().waitFor();
     await adminPage.getByLabel('Window (days)').fill('3');
     await adminPage.waitForURL((u) => u.searchParams.get('days') === '3');
     await adminPage.reload();
     expect(await adminPage.getByLabel('Window (days)').inputValue()).toBe('3');
-    await adminPage.locator('.patrol-table tbody tr').first().waitFor();
+    await adminPage.getByRole('region', { name: 'Patrol reports' }).locator('tbody tr').first().waitFor();
 
     await viewerPage.goto('/patrol');
     await viewerPage.locator('.patrol-latest .patrol-flagged').waitFor();
@@ -477,7 +477,7 @@ describe('patrol', { timeout: 120_000 }, () => {
 
   it("a report's back link leads to the list with the window it was left with; opened directly, to the plain list", async () => {
     await adminPage.goto('/patrol?days=3');
-    const link = adminPage.locator('.patrol-table tbody tr').first().getByRole('link');
+    const link = adminPage.getByRole('region', { name: 'Patrol reports' }).locator('tbody tr').first().getByRole('link');
     await link.click();
     await adminPage.waitForURL((u) => u.pathname.startsWith('/patrol/'));
     const report = new URL(adminPage.url()).pathname;

@@ -15,6 +15,7 @@ import { useDraft } from '../components/use-draft';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
+import '../components/ai/ai-table.css';
 import './investigations.css';
 import { percent } from '../components/format';
 
@@ -175,7 +176,7 @@ function PendingTasks() {
             {tasks.data.total} task{tasks.data.total === 1 ? '' : 's'}
             {tasks.data.total > tasks.data.tasks.length ? `, the ${tasks.data.tasks.length} most urgent shown` : ''}; updated every 15 s.
           </p>
-          <ScrollRegion label="Agent tasks" className="inv-table">
+          <ScrollRegion label="Agent tasks" className="ai-table">
             <table>
               <caption className="visually-hidden">Agent tasks pending or running, most urgent first</caption>
               <thead>
@@ -198,21 +199,21 @@ function PendingTasks() {
                   <tr key={t.task_id}>
                     <th scope="row">
                       <Link to={`/clusters/${encodeURIComponent(t.cluster_id)}`}>{t.cluster_name}</Link>
-                      <div className="muted inv-customer">{t.customer_name}</div>
+                      <div className="muted ai-sub">{t.customer_name}</div>
                     </th>
                     <td>
                       <span className={`badge ${t.status === 'running' ? 'warning' : ''}`}>{t.status}</span>
                       {t.claimed_at && (
-                        <div className="muted inv-customer">
+                        <div className="muted ai-sub">
                           since <When iso={t.claimed_at} />
                         </div>
                       )}
                     </td>
                     <td className="num">{t.priority}</td>
                     <td>{t.customer_tier}</td>
-                    <td className="inv-wrap">
+                    <td className="ai-wrap">
                       {t.trigger_reason}
-                      {t.last_error && <div className="error inv-customer">Last error: {t.last_error}</div>}
+                      {t.last_error && <div className="error ai-sub">Last error: {t.last_error}</div>}
                     </td>
                     <td>
                       <When iso={t.created_at} />

@@ -17,6 +17,7 @@ import { useUrlState } from '../components/url-state';
 import { ItemLink } from '../components/list-link';
 import { MAY_TRIGGER_PATROL } from '../api/access';
 import { useSession } from '../session';
+import '../components/ai/ai-table.css';
 import './patrol.css';
 
 const listEndpoint = endpoint<'patrol', 'list'>('GET', '/api/patrol');
@@ -135,7 +136,7 @@ function Reports({
               </button>
             </Empty>
           ) : (
-            <ScrollRegion label="Patrol reports" className={list.isFetching ? 'patrol-table ai-busy' : 'patrol-table'}>
+            <ScrollRegion label="Patrol reports" className={list.isFetching ? 'ai-table ai-busy' : 'ai-table'}>
               <table>
                 <caption className="visually-hidden">
                   Patrol reports, newest first, page {page} of {totalPages}
@@ -165,7 +166,7 @@ function Reports({
                       </td>
                       <td>{r.report_type.replace('_', '-')}</td>
                       <td className="num">{r.flagged_count}</td>
-                      <td className="patrol-narrative-cell">{r.fleet_narrative ? firstLine(r.fleet_narrative) : <span className="muted">—</span>}</td>
+                      <td className="ai-wrap">{r.fleet_narrative ? firstLine(r.fleet_narrative) : <span className="muted">—</span>}</td>
                       <UsageCells model={modelLabel(r.model)} row={r} />
                       <td>{r.triggered_by || <span className="muted">schedule</span>}</td>
                     </tr>

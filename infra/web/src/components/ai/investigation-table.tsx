@@ -1,4 +1,4 @@
-// The table of investigations, for the investigations page (every cluster's) and a
+// The table of investigations (styles: ai-table.css, shared by the AI pages' tables), for the investigations page (every cluster's) and a
 // cluster's page (its own, so without the cluster column: the row is named by when
 // it was made). Each row links to the full report; the usage columns say what it cost.
 import type { Answer } from '../../api/types';
@@ -7,7 +7,7 @@ import { ItemLink } from '../list-link';
 import { ScrollRegion } from '../scroll-region';
 import { When } from '../time';
 import { UsageCells, UsageHeads } from './usage';
-import './investigation-table.css';
+import './ai-table.css';
 
 type Row = Answer<'investigations', 'list'>['investigations'][number];
 
@@ -24,7 +24,7 @@ interface Props {
 export function InvestigationTable({ rows, label, caption, busy = false, ofOneCluster = false }: Props) {
   const report = (r: Row) => `/investigations/${encodeURIComponent(r.investigation_id)}`;
   return (
-    <ScrollRegion label={label} className={busy ? 'inv-table ai-busy' : 'inv-table'}>
+    <ScrollRegion label={label} className={busy ? 'ai-table ai-busy' : 'ai-table'}>
       <table>
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -50,7 +50,7 @@ export function InvestigationTable({ rows, label, caption, busy = false, ofOneCl
                 ) : (
                   <>
                     <ItemLink to={report(r)}>{r.cluster_name}</ItemLink>
-                    <div className="muted inv-customer">{r.customer_name}</div>
+                    <div className="muted ai-sub">{r.customer_name}</div>
                   </>
                 )}
               </th>
@@ -58,7 +58,7 @@ export function InvestigationTable({ rows, label, caption, busy = false, ofOneCl
                 <span className={`badge ${r.severity}`}>{r.severity}</span>
               </td>
               <td className="num">{percent(r.confidence)}</td>
-              <td className="inv-wrap">{r.root_cause}</td>
+              <td className="ai-wrap">{r.root_cause}</td>
               {!ofOneCluster && (
                 <td>
                   <When iso={r.created_at} label={false} />
