@@ -4,7 +4,7 @@
 import * as z from '../zod.js';
 import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
-import { callTimeout, postJson } from './post.js';
+import { postJson } from './post.js';
 import { cutText } from '../text.js';
 
 export interface JiraConfig {
@@ -28,7 +28,8 @@ export function jiraProvider(config: JiraConfig): TicketProvider {
         `${config.baseUrl}/rest/api/3/issue`,
         { Authorization: `Basic ${credentials}`, Accept: 'application/json', 'Content-Type': 'application/json' },
         issueBody(request, config),
-        callTimeout('Jira', deadline, config.timeoutMs),
+        config.timeoutMs,
+        deadline,
       );
       if (answer.status >= 200 && answer.status < 300) {
         const issue = CreatedIssue.safeParse(parseJson(answer.text));

@@ -9,14 +9,18 @@ const TICKET_ANSWER_MAX_BYTES = 1024 * 1024;
  * POSTs JSON and reads the whole answer (at most 1 MB) within the timeout; no retries (see
  * provider.ts). Redirects are not followed: a POST must not wander off with the credentials, and
  * a 3xx points at a wrong URL. A failure is a TicketProviderError naming `provider` ("Jira").
+ * The call ends by `deadline` (epoch ms) when that comes sooner than `limitMs`, and is not made
+ * with under MIN_TICKET_CALL_MS left.
  */
 export async function postJson(
   provider: string,
   url: string,
   headers: Record<string, string>,
   body: unknown,
-  timeoutMs: number,
+  limitMs: number,
+  deadline = Number.POSITIVE_INFINITY,
 ): Promise<{ status: number; text: string }> {
+  const timeoutMs = callTimeout(provider, deadline, limitMs);
   try {
     const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
     return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
@@ -33,7 +37,7 @@ export const MIN_TICKET_CALL_MS = 1_000;
  * How long the call may take: TICKET_TIMEOUT_MS, or less when the caller's deadline (epoch ms) comes sooner.
  * With under MIN_TICKET_CALL_MS left it is not sent at all: a TicketProviderError that says nothing was created.
  */
-export function callTimeout(provider: string, deadline: number, timeoutMs: number): number {
+function callTimeout(provider: string, deadline: number, timeoutMs: number): number {
   if (deadline - Date.now() < MIN_TICKET_CALL_MS)
     throw new TicketProviderError(`${provider} was not asked: the request had used its time before the call (the route answers within 29 s)`, undefined, false);
   return timeoutBefore(deadline, timeoutMs);

@@ -5,7 +5,7 @@ import * as z from '../zod.js';
 import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
 import { HttpLink } from '../routes/common.js';
-import { callTimeout, postJson } from './post.js';
+import { postJson } from './post.js';
 
 export interface WebhookConfig {
   url: string;
@@ -34,7 +34,8 @@ export function webhookProvider(config: WebhookConfig): TicketProvider {
         config.url,
         headers,
         { issue_id, summary, description, link, labels, severity },
-        callTimeout('The ticket webhook', deadline, config.timeoutMs),
+        config.timeoutMs,
+        deadline,
       );
       if (answer.status === 401 || answer.status === 403) {
         throw new TicketProviderError(
