@@ -68,6 +68,9 @@ describe('prices', () => {
     expect(costOf(priceOf(rows, 'gpt-4o-mini'), 1234, 567)).toBe(Math.round(1234 * 0.15 + 567 * 0.6) / 1e6);
     expect(priceOf(rows, 'us.anthropic.claude-3-5-haiku-20241022-v1:0')?.model).toBe('anthropic.claude-3-5-haiku-20241022-v1:0');
     expect(priceOf(rows, 'gpt-4o-mini-2024-07-18')?.model).toBe('gpt-4o-mini'); // a dated snapshot
+    // A snapshot priced apart from its model: its own row, at twice gpt-4o's input price and no cache rate.
+    expect(priceOf(rows, 'gpt-4o-2024-08-06')?.model).toBe('gpt-4o');
+    expect(costOf(priceOf(rows, 'gpt-4o-2024-05-13'), 1_000_000, 1_000_000, { cached_input_tokens: 500_000 })).toBe(20);
     expect(priceOf(rows, 'gpt-4.1-nano')).toBeUndefined(); // not gpt-4.1: unpriced, and listed so
     expect(priceOf(rows, 'eu.amazon.nova-pro-v1:0')?.model).toBe('amazon.nova-pro-v1:0');
     // Models the stack accepts (and grants) by ARN, or under the au./ap. geographies.
