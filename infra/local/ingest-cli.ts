@@ -123,17 +123,20 @@ async function main(): Promise<number> {
   }
   // The local service's port and data folder as npm start reads them (a blank PORT= is its default, not "localhost:"),
   // only when one is needed: a deployed stack named by INGEST_URL and INGEST_TOKEN owes nothing to local settings.
-  let local: LocalSettings | undefined;
-  if (!process.env.INGEST_URL || !process.env.INGEST_TOKEN) {
+  // A blank INGEST_URL or INGEST_TOKEN is unset, as a blank PORT is.
+  let base = process.env.INGEST_URL || undefined;
+  let token = process.env.INGEST_TOKEN?.trim() || undefined;
+  if (!base || !token) {
+    let local: LocalSettings;
     try {
       local = readLocalSettings();
     } catch (error) {
       console.error((error as Error).message);
       return 1;
     }
+    base ??= `http://localhost:${local.port}`;
+    token ??= (await readFile(join(local.dataDir, INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
   }
-  const base = process.env.INGEST_URL ?? `http://localhost:${local!.port}`;
-  const token = process.env.INGEST_TOKEN ?? (await readFile(join(local!.dataDir, INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
   if (!token) {
     console.error('No ingest token: set INGEST_TOKEN, or start the service (npm start) so it creates one under DATA_DIR.');
     return 1;
