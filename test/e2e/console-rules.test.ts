@@ -104,8 +104,9 @@ describe('a viewer’s edit becomes a proposal a superadmin approves', { timeout
     await viewerPage.goto('/proposals');
     await viewerPage.getByRole('link', { name: changeId }).waitFor();
 
-    // The superadmin finds it among the pending proposals (the filter is kept in the URL).
-    await superPage.goto('/proposals');
+    // The superadmin finds it among the pending proposals, from the navigation (the filter is kept in the URL).
+    await superPage.goto('/');
+    await superPage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Proposals' }).click();
     await superPage.getByRole('heading', { level: 1, name: 'Rule proposals' }).waitFor();
     await superPage.getByLabel('Status').selectOption('pending');
     await superPage.waitForURL((u) => u.searchParams.get('status') === 'pending');

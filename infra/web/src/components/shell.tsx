@@ -19,6 +19,7 @@ const NAV: { to: string; label: string; end?: boolean; roles?: readonly Role[] }
   { to: '/chat', label: 'Chat' },
   { to: '/dashboards', label: 'Dashboards' },
   { to: '/rules', label: 'Rules' },
+  { to: '/proposals', label: 'Proposals' },
   { to: '/users', label: 'People', roles: MAY_LIST_USERS },
   { to: '/audit', label: 'Audit', roles: MAY_READ_AUDIT },
   { to: '/metric-sources', label: 'Metric sources', roles: MAY_SEE_PULLS },
