@@ -133,6 +133,14 @@ const LAST_ROUND = 'You have used every tool round. Answer now with what you hav
  */
 export const MAX_TOOL_CALLS_PER_ROUND = 8;
 
+/**
+ * The most characters of tool results one loop gathers (≈ 30,000 tokens). Each call resends the
+ * whole conversation, so without it 12 rounds × 8 calls × 12,000 characters could pass a model's
+ * context window and cost dollars for one question. A result that would pass it is cut there;
+ * once it is reached no tool runs and the next call is the last, told to answer.
+ */
+export const MAX_TOOL_RESULT_CHARS = 120_000;
+
 /** The caller's shouldStop() said stop: no further model call was made (what was spent is in `spent`). */
 export class LoopStopped extends Error {
   constructor() {
@@ -144,6 +152,8 @@ export class LoopStopped extends Error {
 export const SKIPPED_OUT_OF_TIME = 'not run: out of time';
 const CUT_OUT_OF_TIME = 'stopped: out of time before it finished';
 const skippedOverCap = (cap: number) => `not run: at most ${cap} tool calls are run per round; ask again next round if it is still needed`;
+const resultsFull = (limit: number) => `not run: this question's tool results reached ${limit.toLocaleString('en-US')} characters; answer with what you have`;
+const cutAtLimit = (limit: number) => `\n[cut: this question's tool results reached ${limit.toLocaleString('en-US')} characters]`;
 
 /**
  * Runs the loop from `messages` (ending with the user's turn). Up to
@@ -166,6 +176,8 @@ export async function runToolLoop(options: {
   reserveMs?: number;
   /** At most this many tool calls run per round (default MAX_TOOL_CALLS_PER_ROUND). */
   maxToolCallsPerRound?: number;
+  /** At most this many characters of tool results in the whole loop (default MAX_TOOL_RESULT_CHARS). */
+  maxToolResultChars?: number;
   /** Accumulates the calls' usage here, so a caller still knows what was spent when the loop throws. */
   spent?: Spent;
   /**
@@ -182,10 +194,13 @@ export async function runToolLoop(options: {
   const toolsUntil = options.deadline === undefined ? Infinity : options.deadline - (options.reserveMs ?? 10_000);
   // Set when a tool is cut short: its timer may fire a millisecond before Date.now() passes `toolsUntil`.
   let timeUp = false;
+  const resultLimit = options.maxToolResultChars ?? MAX_TOOL_RESULT_CHARS;
+  let resultChars = 0;
   for (let round = 0; ; round++) {
     const outOfTime = timeUp || Date.now() > toolsUntil;
-    const last = round === options.maxRounds || outOfTime;
-    if (outOfTime && round < options.maxRounds && round > 0) {
+    const full = resultChars >= resultLimit;
+    const last = round === options.maxRounds || outOfTime || full;
+    if ((outOfTime || full) && round < options.maxRounds && round > 0) {
       // The previous round's results are the last ones: tell the model to answer now.
       messages[messages.length - 1]!.content.push({ type: 'text', text: LAST_ROUND });
     }
@@ -210,7 +225,7 @@ export async function runToolLoop(options: {
     for (const [i, use] of uses.entries()) {
       // Every call is answered (providers refuse a call without its result), run or not.
       if (Date.now() > toolsUntil) timeUp = true;
-      const skipped = i >= cap ? skippedOverCap(cap) : timeUp ? SKIPPED_OUT_OF_TIME : undefined;
+      const skipped = i >= cap ? skippedOverCap(cap) : timeUp ? SKIPPED_OUT_OF_TIME : resultChars >= resultLimit ? resultsFull(resultLimit) : undefined;
       if (skipped) {
         results.push({ type: 'tool_result', tool_use_id: use.id, content: skipped, is_error: true });
         continue;
@@ -220,7 +235,10 @@ export async function runToolLoop(options: {
         ? { content: `Your arguments for ${use.name} were not valid: ${use.input_error}. Send a JSON object that fits the tool's schema.`, is_error: true }
         : await runBefore(toolsUntil, () => options.runTool(use.name, use.input));
       if (!result) timeUp = true;
-      results.push({ type: 'tool_result', tool_use_id: use.id, content: result?.content ?? CUT_OUT_OF_TIME, is_error: result?.is_error ?? true });
+      let content = result?.content ?? CUT_OUT_OF_TIME;
+      if (resultChars + content.length > resultLimit) content = content.slice(0, resultLimit - resultChars) + cutAtLimit(resultLimit);
+      resultChars = Math.min(resultLimit, resultChars + content.length);
+      results.push({ type: 'tool_result', tool_use_id: use.id, content, is_error: result?.is_error ?? true });
     }
     // Roles must alternate (Bedrock refuses two user messages in a row): the last-round notice rides with the results.
     if (round + 1 === options.maxRounds) results.push({ type: 'text', text: LAST_ROUND });

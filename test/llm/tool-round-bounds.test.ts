@@ -96,3 +96,26 @@ describe('one round of tool calls', () => {
     expect(toolMessages(1).map((m) => m.content)).toEqual(['Error: stopped: out of time before it finished', 'Error: not run: out of time']);
   }, 15_000);
 });
+
+describe("a whole loop's tool results", () => {
+  it('gathers at most 120,000 characters: the result that reaches it is cut, later calls are not run, and the next call is the last', async () => {
+    for (let r = 0; r < 4; r++) openai().enqueueToolUse(Array.from({ length: 3 }, (_, i) => ({ name: 'probe', input: { r, i } })));
+    openai().enqueueText('answer from what it has');
+    const ran: unknown[] = [];
+    const result = await loop('result-chars-run', async (_name, input) => {
+      ran.push(input);
+      return { content: 'x'.repeat(11_000), is_error: false };
+    });
+    // 11 results of 11,000 would be 121,000: the 11th (round 4's second) is cut to 10,000, the 12th not run.
+    expect(ran).toHaveLength(11);
+    expect(result).toMatchObject({ text: 'answer from what it has', stopped: true, tool_calls: 11 });
+    const answered = openai().answered();
+    expect(answered).toHaveLength(5);
+    const lastRound = toolMessages(4).slice(-3);
+    expect(lastRound[0]!.content).toBe('x'.repeat(11_000));
+    expect(lastRound[1]!.content).toBe(`${'x'.repeat(10_000)}\n[cut: this question's tool results reached 120,000 characters]`);
+    expect(lastRound[2]!.content).toContain("not run: this question's tool results reached 120,000 characters");
+    expect(JSON.stringify(answered[3]!.body.messages)).not.toContain('Answer now');
+    expect(JSON.stringify(answered[4]!.body.messages)).toContain('Answer now');
+  });
+});
