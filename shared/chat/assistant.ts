@@ -11,7 +11,7 @@ import { BadGateway, ServiceUnavailable, TooManyRequests } from '../http/errors.
 import type { Principal } from '../auth/principal.js';
 import { describeLlmConfig, llmProvider } from '../llm/provider.js';
 import { nothingSpent, runToolLoop } from '../llm/tool-loop.js';
-import { addChatSpend, chatSpend } from '../db/llm-usage.js';
+import { addChatSpend, claimChatTurn, releaseChatTurn } from '../db/llm-usage.js';
 import { dayOf } from '../fleet/rollup.js';
 import { llmSettings } from '../config/llm.js';
 import { createLogger, errorFields } from '../log.js';
@@ -130,25 +130,45 @@ export interface ChatAnswer {
 /** The problem body's `limit` when a person's chat spend of the day is used up (the console says so, not "wait a minute"). */
 export const DAILY_BUDGET_LIMIT = 'daily_budget';
 
-/** 429 until 00:00 UTC once `user`'s chat messages of the day cost the budget (CHAT_DAILY_BUDGET_USD; 0: none). */
-async function withinBudget(user: string, now: number): Promise<void> {
+/** The problem body's `limit` when another of the person's messages is being answered (one at a time while a budget is set). */
+export const ONE_AT_A_TIME_LIMIT = 'one_at_a_time';
+/** How long a message's claim holds if its container dies before releasing it: the loop's deadline and a margin. */
+const TURN_CLAIM_MS = CHAT_DEADLINE_MS + 5_000;
+
+/**
+ * Claims the person's turn under the daily budget (CHAT_DAILY_BUDGET_USD; 0: none, and no claim): a 429
+ * until 00:00 UTC once their messages of the day cost it, or until their message being answered ends.
+ * The claim is one conditional write (`claimChatTurn`): parallel messages cannot all pass the check and
+ * all be spent. Returns the release, which counts what the message cost, or undefined without a budget.
+ */
+async function claimTurn(user: string, now: number): Promise<((costUsd: number) => Promise<void>) | undefined> {
   const budget = llmSettings().chatDailyBudgetUsd;
-  if (budget <= 0) return;
-  const spent = await chatSpend(user, dayOf(now));
-  if (spent < budget) return;
-  const midnight = Date.parse(`${dayOf(now)}T00:00:00Z`) + 86_400_000;
-  throw new TooManyRequests(
-    `Your chat messages today cost $${spent.toFixed(2)}, the daily limit for each person on this service ($${budget}); you can chat again from 00:00 UTC.`,
-    (midnight - now) / 1000,
-    { limit: DAILY_BUDGET_LIMIT },
-  );
+  if (budget <= 0) return undefined;
+  const day = dayOf(now);
+  const token = randomUUID();
+  const refused = await claimChatTurn(user, day, budget, token, now, now + TURN_CLAIM_MS);
+  if (refused?.reason === 'budget') {
+    const midnight = Date.parse(`${day}T00:00:00Z`) + 86_400_000;
+    throw new TooManyRequests(
+      `Your chat messages today cost $${refused.spent.toFixed(2)}, the daily limit for each person on this service ($${budget}); you can chat again from 00:00 UTC.`,
+      (midnight - now) / 1000,
+      { limit: DAILY_BUDGET_LIMIT },
+    );
+  }
+  if (refused)
+    throw new TooManyRequests(
+      'Another of your chat messages (from another tab or window) is still being answered: the assistant answers one message of each person at a time, so the daily budget counts each before the next starts. Send this one when that answer has come.',
+      Math.max(1, (refused.until - now) / 1000),
+      { limit: ONE_AT_A_TIME_LIMIT },
+    );
+  return (costUsd) => releaseChatTurn(user, day, token, costUsd);
 }
 
 export async function chat(principal: Principal, message: string, now = Date.now()): Promise<ChatAnswer> {
   const provider = llmProvider();
   if (!provider) throw new ServiceUnavailable(describeLlmConfig());
   admit(principal.userId, now);
-  await withinBudget(principal.username, now);
+  const release = await claimTurn(principal.username, now);
   const started = Date.now();
   // What this message's calls cost, failed ones too: counted against the day's budget however the loop ends.
   const spent = nothingSpent();
@@ -170,10 +190,11 @@ export async function chat(principal: Principal, message: string, now = Date.now
     if (error instanceof LlmError) throw new BadGateway(`The language model failed: ${error.message}`);
     throw error;
   } finally {
-    if (spent.cost_usd > 0)
-      await addChatSpend(principal.username, dayOf(now), spent.cost_usd).catch((error: unknown) =>
-        log.error('chat spend not counted against the daily budget', { user: principal.username, cost_usd: spent.cost_usd, ...errorFields(error) }),
-      );
+    // Without a budget nothing was claimed, and the spend is still counted (the budget may be set later today).
+    const count = release ?? ((cost: number) => (cost > 0 ? addChatSpend(principal.username, dayOf(now), cost) : Promise.resolve()));
+    await count(spent.cost_usd).catch((error: unknown) =>
+      log.error('chat spend not counted against the daily budget', { user: principal.username, cost_usd: spent.cost_usd, ...errorFields(error) }),
+    );
   }
   const text = withoutRemoteImages(result.text);
   const reply = result.stopped ? `${text || 'I could not reach an answer.'}\n\n${STOP_NOTE}` : text || '_The model returned no text._';

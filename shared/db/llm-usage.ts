@@ -7,7 +7,7 @@
 //   pk = CHAT_SPEND#<yyyy-mm-dd>, sk = USER#<username> → cost_usd
 // Both expire (`ttl`): a call after 400 days as other history, a day's spend a week after it.
 import { randomUUID } from 'node:crypto';
-import { getItem, mapLimit, putItem, queryAll, tableName, updateItem } from './client.js';
+import { ConditionFailed, conditionalWrite, getItem, mapLimit, putItem, queryAll, tableName, updateItem } from './client.js';
 import { ttlAfterDays } from './tables.js';
 import { boolean, itemReader, number, oneOf, optional, orElse, string } from './items.js';
 import { windowDays } from './metrics.js';
@@ -248,6 +248,68 @@ export async function addChatSpend(user: string, day: string, costUsd: number): 
   await updateItem('llm-usage', chatSpendKey(user, day), {
     UpdateExpression: 'ADD cost_usd :cost SET #ttl = :ttl',
     ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ExpressionAttributeValues: { ':cost': costUsd, ':ttl': ttlAfterDays(new Date(`${day}T00:00:00Z`), CHAT_SPEND_KEPT_DAYS + 1) },
+    ExpressionAttributeValues: { ':cost': costUsd, ':ttl': chatSpendTtl(day) },
   });
+}
+
+const chatSpendTtl = (day: string) => ttlAfterDays(new Date(`${day}T00:00:00Z`), CHAT_SPEND_KEPT_DAYS + 1);
+
+/** Why a chat message may not start: the day's spend reached the budget, or another message of the person's is being answered until `until` (epoch ms). */
+export type ChatTurnRefused = { reason: 'budget'; spent: number } | { reason: 'answering'; until: number };
+
+/**
+ * Claims `user`'s turn to chat on `day`, in one conditional update of the day's spend item: only while
+ * what the day's messages cost is under `budgetUsd` and no other message of theirs is being answered
+ * (its claim held until `until`, epoch ms). So parallel messages cannot each pass the budget's check and
+ * all be spent: one message at a time, and its cost is counted (releaseChatTurn) before the next starts.
+ * A claim's answer lost and retried meets itself: `token` tells it apart.
+ */
+export async function claimChatTurn(
+  user: string,
+  day: string,
+  budgetUsd: number,
+  token: string,
+  now: number,
+  until: number,
+): Promise<ChatTurnRefused | undefined> {
+  const key = chatSpendKey(user, day);
+  for (let attempt = 1; ; attempt++) {
+    const claim = await conditionalWrite(
+      'llm-usage',
+      key,
+      () =>
+        updateItem('llm-usage', key, {
+          UpdateExpression: 'SET answering_until = :until, answering_token = :token, #ttl = :ttl',
+          ConditionExpression: '(attribute_not_exists(cost_usd) OR cost_usd < :budget) AND (attribute_not_exists(answering_until) OR answering_until <= :now)',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: { ':until': until, ':token': token, ':ttl': chatSpendTtl(day), ':budget': budgetUsd, ':now': now },
+        }),
+      (item) => item.answering_token === token,
+    );
+    if (claim.written) return undefined;
+    const item = await getItem('llm-usage', key, true);
+    const spent = Number(item?.cost_usd ?? 0);
+    if (Number.isFinite(spent) && spent >= budgetUsd) return { reason: 'budget', spent };
+    const answeringUntil = Number(item?.answering_until);
+    if (answeringUntil > now) return { reason: 'answering', until: answeringUntil };
+    // The other message ended between the claim and the read: claim again (a few times, then say so).
+    if (attempt === 3) return { reason: 'answering', until: now + 1000 };
+  }
+}
+
+/**
+ * Ends the claim `token` made and counts what its message cost, in one update; if the claim had
+ * lapsed (another message has it now, or none), only the cost is added.
+ */
+export async function releaseChatTurn(user: string, day: string, token: string, costUsd: number): Promise<void> {
+  try {
+    await updateItem('llm-usage', chatSpendKey(user, day), {
+      UpdateExpression: 'ADD cost_usd :cost REMOVE answering_until, answering_token',
+      ConditionExpression: 'answering_token = :token',
+      ExpressionAttributeValues: { ':cost': costUsd, ':token': token },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    if (costUsd > 0) await addChatSpend(user, day, costUsd);
+  }
 }

@@ -8,7 +8,7 @@ import { costOf, priceOf, pricingTable } from '../../shared/llm/pricing.js';
 import { MAX_TOOL_ROUNDS } from '../../shared/chat/assistant.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startFakeBedrock, type FakeBedrock } from '../support/fake-bedrock.js';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
+import { openAiReply, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
 
@@ -260,6 +260,42 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
       expect(openai.answered().filter((r) => JSON.stringify(r.body.messages).includes('third'))).toEqual([]);
       openai.enqueueText('fine');
       expect((await say(viewer, 'still me')).status).toBe(200);
+    } finally {
+      delete process.env.CHAT_DAILY_BUDGET_USD;
+    }
+  });
+
+  it("answers one of a person's messages at a time under a budget: a parallel one is refused (429) before any model call, and counted after", async () => {
+    configure();
+    process.env.CHAT_DAILY_BUDGET_USD = '1';
+    try {
+      const twoTabs = await userToken('viewer', 'chat-two-tabs');
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      openai.enqueue({ kind: 'held', until: held, then: openAiReply.text('first answer', { input_tokens: 1000, output_tokens: 10 }) });
+      const first = say(twoTabs, 'from the first tab');
+      await expect.poll(() => openai.received.length).toBe(1);
+      // The first message is being answered: the second tab's is refused, and reaches no model.
+      const res = await fetch(`${service.url}/api/chat/message`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${twoTabs}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ message: 'from the second tab' }),
+      });
+      const body = (await res.json()) as any;
+      expect(res.status).toBe(429);
+      expect(body).toMatchObject({ limit: 'one_at_a_time' });
+      const retryAfter = Number(res.headers.get('Retry-After'));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(32); // the claim lapses after the loop's 27 s deadline and a margin
+      expect(openai.received).toHaveLength(1);
+      // Someone else is not held up by it.
+      openai.enqueueText('fine');
+      expect((await say(viewer, 'meanwhile')).status).toBe(200);
+      release();
+      expect(await first).toMatchObject({ status: 200, body: { reply: 'first answer' } });
+      // Its cost was counted as it ended, and the next message may start.
+      openai.enqueueText('second answer');
+      expect(await say(twoTabs, 'again from the second tab')).toMatchObject({ status: 200, body: { reply: 'second answer' } });
     } finally {
       delete process.env.CHAT_DAILY_BUDGET_USD;
     }

@@ -5,13 +5,13 @@
 // count and time, and a <script> or onerror in the model's Markdown is neither
 // run nor kept; "New conversation" clears the view and the service's history;
 // an answer that arrives after the user left the page is kept and shown on the way back;
-// the rate limit's 429 says when to send again; signing out leaves no transcript
+// the rate limit's 429 says when to send again, another tab's message being answered says so; signing out leaves no transcript
 // in the tab's storage. axe in light, dark and on a phone.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
-import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.js';
+import { type FakeOpenAi, openAiReply, startFakeOpenAi } from '../support/fake-openai.js';
 import { startTestService } from '../support/local-service.js';
 
 const PASSWORD = 'console-chat-admin-password';
@@ -184,6 +184,36 @@ describe('the chat page', { timeout: 90_000 }, () => {
     await back();
     await log().getByText('Answered while you were away.').waitFor();
     expect(await page.locator('.chat-waiting').count()).toBe(0);
+  });
+
+  it('explains in place that another of the same person’s messages is being answered, and sends again at once when asked', async () => {
+    configure();
+    process.env.CHAT_DAILY_BUDGET_USD = '5';
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await open();
+      // The same person, from another tab (the API): its answer held at the model until this tab has been refused.
+      openai.enqueue({ kind: 'held', until: held, then: openAiReply.text('the other tab’s answer') });
+      const other = api(service.url, admin, 'POST', '/api/chat/message', { message: 'from another tab' });
+      await expect.poll(() => openai.received.length).toBe(1);
+      const answered = await ask('from this tab');
+      expect(answered.status()).toBe(429);
+      const failed = log().locator('.chat-failed');
+      await failed.getByRole('heading', { name: 'Another of your messages is still being answered' }).waitFor();
+      expect(await failed.locator('time').count()).toBe(1);
+      await expectAccessible(page, '/chat with another message being answered');
+      release();
+      expect((await other).status).toBe(200);
+      openai.enqueueText('answered here');
+      const again = page.waitForResponse((r) => r.url().endsWith('/api/chat/message') && r.request().method() === 'POST');
+      await failed.getByRole('button', { name: 'Send again' }).click();
+      expect((await again).status()).toBe(200);
+      await log().getByText('answered here').waitFor();
+    } finally {
+      release();
+      delete process.env.CHAT_DAILY_BUDGET_USD;
+    }
   });
 
   it('explains the 429 in place: when to send again (Retry-After), in UTC though the browser is in New York', async () => {

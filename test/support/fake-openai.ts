@@ -73,6 +73,8 @@ export type OpenAiReply =
   | { kind: 'error'; status: number; message?: string; type?: string; code?: string | null; retryAfter?: string }
   /** Waits, then answers `then` (unless the client gave up first). */
   | { kind: 'delay'; ms: number; then: OpenAiReply }
+  /** Answers `then` once `until` settles: a race made to happen every run, not left to timing. */
+  | { kind: 'held'; until: Promise<unknown>; then: OpenAiReply }
   /** Anything else, verbatim (e.g. a body that is not JSON). */
   | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> }
   | ((request: ReceivedCompletion, index: number) => OpenAiReply);
@@ -300,6 +302,10 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
           answer(res, reply.then, request, index);
         }, reply.ms);
         timers.add(timer);
+        return;
+      }
+      case 'held': {
+        void reply.until.finally(() => answer(res, reply.then, request, index));
         return;
       }
       case 'raw':

@@ -4,6 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { getItem, putItem } from '../../shared/db/client.js';
 import {
   addChatSpend,
+  claimChatTurn,
+  releaseChatTurn,
   chatSpend,
   KeptDays,
   listUsage,
@@ -179,6 +181,26 @@ describe('retention', () => {
     const spend = await getItem('llm-usage', { pk: 'CHAT_SPEND#2024-04-02', sk: 'USER#kept-user' }, true);
     expect(spend).toMatchObject({ cost_usd: 0.75, ttl: Date.parse('2024-04-10T00:00:00Z') / 1000 });
     expect(await chatSpend('kept-user', '2024-04-02')).toBe(0.75);
+  });
+
+  it("claims a person's chat turn in one conditional write: one at a time, under the budget, a lapsed claim taken over", async () => {
+    const day = '2024-04-03';
+    const t0 = Date.parse(`${day}T10:00:00Z`);
+    expect(await claimChatTurn('turn-user', day, 1, 'a', t0, t0 + 32_000)).toBeUndefined();
+    // Retried after its answer was lost, the claim meets itself: still its own.
+    expect(await claimChatTurn('turn-user', day, 1, 'a', t0, t0 + 32_000)).toBeUndefined();
+    expect(await claimChatTurn('turn-user', day, 1, 'b', t0 + 1000, t0 + 33_000)).toEqual({ reason: 'answering', until: t0 + 32_000 });
+    await releaseChatTurn('turn-user', day, 'a', 0.4);
+    expect(await claimChatTurn('turn-user', day, 1, 'b', t0 + 2000, t0 + 34_000)).toBeUndefined();
+    // b's container died: past its claim, c takes the turn; b's late release counts its cost and leaves c's claim.
+    expect(await claimChatTurn('turn-user', day, 1, 'c', t0 + 40_000, t0 + 72_000)).toBeUndefined();
+    await releaseChatTurn('turn-user', day, 'b', 0.7);
+    expect(await claimChatTurn('turn-user', day, 1, 'd', t0 + 41_000, t0 + 73_000)).toEqual({ reason: 'budget', spent: 1.1 });
+    await releaseChatTurn('turn-user', day, 'c', 0);
+    expect(await getItem('llm-usage', { pk: `CHAT_SPEND#${day}`, sk: 'USER#turn-user' }, true)).toMatchObject({ cost_usd: 1.1 });
+    expect((await getItem('llm-usage', { pk: `CHAT_SPEND#${day}`, sk: 'USER#turn-user' }, true))?.answering_token).toBeUndefined();
+    // Under a higher budget the next message may start.
+    expect(await claimChatTurn('turn-user', day, 2, 'e', t0 + 42_000, t0 + 74_000)).toBeUndefined();
   });
 });
 

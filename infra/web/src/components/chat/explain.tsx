@@ -1,8 +1,9 @@
 // Why the assistant did not answer, in place in the conversation: 503 (no
 // provider configured: the service's detail names the settings; with
 // Retry-After, a passing refusal to send again), 429 (the
-// per-user rate limit: when to send again, from Retry-After; or the person's daily
-// budget, until 00:00 UTC), 502 (the model
+// per-user rate limit: when to send again, from Retry-After; the person's daily
+// budget, until 00:00 UTC; or another of their messages still being answered, from
+// another tab), 502 (the model
 // failed) and anything else with the service's own detail.
 import { useEffect, useState } from 'react';
 import { utc, utcTime } from '../time';
@@ -71,6 +72,24 @@ function RateLimited({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () 
           The service caps what each person's chat messages may cost a day (its <code>CHAT_DAILY_BUDGET_USD</code> setting). You can send again after{' '}
           <time dateTime={at.toISOString()}>{utc(at)}</time>; everything else in the console works meanwhile.
         </p>
+      </div>
+    );
+  }
+  if (turn.limit === 'one_at_a_time') {
+    // The other message ends when its answer comes, usually well before the claim's Retry-After: sending again is not held back.
+    return (
+      <div className="chat-problem">
+        <h3>Another of your messages is still being answered</h3>
+        <p>{turn.detail}</p>
+        <p className="muted">
+          Its answer comes in the tab that sent it, by <time dateTime={at.toISOString()}>{utcTime(at, { seconds: true })}</time> at the latest. Your message
+          above was not answered and cost nothing.
+        </p>
+        {onRetry && (
+          <button type="button" onClick={onRetry} disabled={busy}>
+            Send again
+          </button>
+        )}
       </div>
     );
   }

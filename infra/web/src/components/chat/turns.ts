@@ -89,7 +89,7 @@ export function problemTurn(error: unknown): Turn {
     title: problem?.title ?? 'Something went wrong',
     detail: problem?.detail ?? (error instanceof Error ? error.message : String(error)),
     retryAfter: problem?.retryAfter ?? null,
-    // Which limit a 429 names: the person's daily chat budget (`daily_budget`), else the per-minute one.
+    // Which limit a 429 names: the person's daily chat budget (`daily_budget`), one message at a time (`one_at_a_time`), else the per-minute one.
     ...(typeof problem?.body.limit === 'string' ? { limit: problem.body.limit } : {}),
     at: Date.now(),
   };
