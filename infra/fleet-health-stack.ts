@@ -548,7 +548,7 @@ export class FleetHealthStack extends Stack {
         id: 'AwsSolutions-CFR2',
         reason:
           'No WAF web ACL: the SPA is static, the API behind /api/* is throttled at the HTTP API stage, login failures are ' +
-          'throttled per user (429), and every other API route needs a valid JWT. Add a web ACL when the service is exposed beyond its operators.',
+          'throttled per user and per address (429), and every other API route needs a valid JWT. Add a web ACL when the service is exposed beyond its operators.',
       },
       {
         id: 'AwsSolutions-CFR4',

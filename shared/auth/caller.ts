@@ -15,6 +15,11 @@ import { createLogger, errorFields } from '../log.js';
 export interface Caller {
   ip: string;
   userAgent: string;
+  /**
+   * True when `ip` is a CloudFront edge server's, not the viewer's: CloudFront vouched for the viewer's
+   * address but its token could not be read. Many viewers share it, so nothing is limited by it.
+   */
+  edgeAddress?: boolean;
 }
 
 /** The origin header CloudFront adds with the token (lower case, as API Gateway passes headers). */
@@ -42,15 +47,22 @@ interface RequestOrigin {
 }
 
 export async function callerOf(req: RequestOrigin): Promise<Caller> {
-  return { ip: await clientAddress(req), userAgent: req.userAgent };
+  const { ip, edgeAddress } = await clientAddress(req);
+  return edgeAddress ? { ip, userAgent: req.userAgent, edgeAddress } : { ip, userAgent: req.userAgent };
 }
 
-/** The viewer's address when CloudFront vouches for it, else the TCP peer's. */
-async function clientAddress({ sourceIp, rawHeaders: headers }: RequestOrigin): Promise<string> {
+/**
+ * The viewer's address when CloudFront vouches for it, else the TCP peer's: an edge server's
+ * (`edgeAddress`) when the token to check CloudFront's word by could not be read; the caller's own
+ * when it sent no token or a wrong one (a caller of the API Gateway URL).
+ */
+async function clientAddress({ sourceIp, rawHeaders: headers }: RequestOrigin): Promise<{ ip: string; edgeAddress: boolean }> {
+  const own = { ip: sourceIp, edgeAddress: false };
   const offered = headers[ORIGIN_VERIFY_HEADER];
   const viewer = headers[VIEWER_ADDRESS_HEADER];
-  if (!offered || !viewer || !isIP(viewer)) return sourceIp;
-  if (failedAt !== undefined && Date.now() - failedAt < originTokenRetry.afterMs) return sourceIp;
+  if (!offered || !viewer || !isIP(viewer)) return own;
+  const edge = { ip: sourceIp, edgeAddress: true };
+  if (failedAt !== undefined && Date.now() - failedAt < originTokenRetry.afterMs) return edge;
   let token: string | undefined;
   try {
     token = await originVerifyToken();
@@ -59,9 +71,9 @@ async function clientAddress({ sourceIp, rawHeaders: headers }: RequestOrigin): 
     // The address is the audit entry's detail, not the request's purpose: the edge's is recorded instead.
     failedAt = Date.now();
     log.warn('origin token unavailable; recording the edge address', errorFields(error));
-    return sourceIp;
+    return edge;
   }
-  return token && sameToken(offered, token) ? viewer : sourceIp;
+  return token && sameToken(offered, token) ? { ip: viewer, edgeAddress: false } : own;
 }
 
 const sameToken = (offered: string, token: string) => {

@@ -2,7 +2,15 @@
 // invitation activation, logout, and the current user.
 import { auditAction, writeAudit } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
-import { clearLoginAttempts, reserveLoginAttempt, revokeToken, revokeTokenAction } from '../db/sessions.js';
+import {
+  clearLoginAttempts,
+  type LoginReservation,
+  releaseAddressAttempt,
+  reserveAddressAttempt,
+  reserveLoginAttempt,
+  revokeToken,
+  revokeTokenAction,
+} from '../db/sessions.js';
 import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, setPassword, type UserRecord } from '../db/users.js';
 import { BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { Principal } from './principal.js';
@@ -139,9 +147,12 @@ export async function login(rawUsername: string, password: string, caller: Calle
   const audit = (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>) =>
     writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
 
+  // Failures from one address are bounded before anything else (MAX_FAILED_LOGINS_PER_ADDRESS, shared/db/sessions.ts).
+  const fromAddress = await reserveFromAddress(caller, audit);
+
   if (username === null) {
     // No account can have this name: refused as a wrong password is (same answer, a password-check's time),
-    // and without a reservation, since no password is checked against anyone.
+    // and without a reservation of the name, since no password is checked against anyone.
     await verifyPassword(password, DECOY_HASH);
     await audit('login_failed', undefined, { reason: 'invalid_username' });
     throw new Unauthorized('Invalid username or password.');
@@ -189,8 +200,25 @@ export async function login(rawUsername: string, password: string, caller: Calle
   // audit log nor the failed attempts cleared.
   const answer = await issue(user);
   await clearLoginAttempts(username, reservation);
+  if (fromAddress) await releaseAddressAttempt(caller.ip, fromAddress);
   await audit('login', user, { method });
   return answer;
+}
+
+/**
+ * One place in the caller's address window, or 429 once it holds MAX_FAILED_LOGINS_PER_ADDRESS failures
+ * (audited once per window, like a username's lockout). Undefined when the address is an edge
+ * server's (shared/auth/caller.ts): many viewers share it, and the per-username lockout still holds.
+ */
+async function reserveFromAddress(
+  caller: Caller,
+  audit: (action: 'login_failed', user: undefined, detail: Record<string, unknown>) => Promise<unknown>,
+): Promise<Extract<LoginReservation, { reserved: true }> | undefined> {
+  if (caller.edgeAddress) return undefined;
+  const reservation = await reserveAddressAttempt(caller.ip);
+  if (reservation.reserved) return reservation;
+  if (reservation.firstRefusal) await audit('login_failed', undefined, { reason: 'address_locked_out' });
+  throw new TooManyRequests('Too many failed logins from your network; try again later.', reservation.retryAfterSeconds);
 }
 
 export async function activate(token: string, password: string, caller: Caller): Promise<LoginResponse> {

@@ -1,6 +1,8 @@
 // Session state in the `users` table: login-attempt windows per username (the
-// 5-per-15-minutes lockout) and revoked token ids (logout). Both expire by TTL
-// and are also checked against the clock, since TTL deletion is best effort.
+// 5-per-15-minutes lockout) and per address (failed logins from one network), and
+// revoked token ids (logout). All expire by TTL and are also checked against the
+// clock, since TTL deletion is best effort. Keys: `LOGIN#<username>` / `LOGIN_FROM#<address
+// or IPv6 /64>` with sk `ATTEMPTS`; `REVOKED#<token id>` with sk `TOKEN`.
 //
 // The lockout reserves an attempt BEFORE any password is checked: one
 // conditional update adds 1 to the window's count only while it is below 5.
@@ -12,8 +14,35 @@ import { ConditionFailed, deleteItem, getItem, putItem, tableName, type Transact
 
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
 export const MAX_LOGIN_ATTEMPTS = 5;
+/**
+ * Failed logins from one address (an IPv6 /64) per window, whatever the usernames: the per-username
+ * lockout does not slow one password tried on many names (spraying), nor a flood of failures, each
+ * an audit entry. A successful login gives its place back, so an office behind one NAT signing in
+ * all morning is never held up; 30 failures in 15 minutes is not typing.
+ */
+export const MAX_FAILED_LOGINS_PER_ADDRESS = 30;
 
-const throttleKey = (username: string) => ({ pk: `LOGIN#${username.toLowerCase()}`, sk: 'ATTEMPTS' });
+type WindowKey = { pk: string; sk: string };
+const throttleKey = (username: string): WindowKey => ({ pk: `LOGIN#${username.toLowerCase()}`, sk: 'ATTEMPTS' });
+const addressKey = (address: string): WindowKey => ({ pk: `LOGIN_FROM#${addressBlock(address)}`, sk: 'ATTEMPTS' });
+
+/**
+ * What one sender holds: an IPv4 address, or an IPv6 address's /64 (one host is handed a whole
+ * /64, so counting single IPv6 addresses would count nothing). An IPv4-mapped IPv6 address is its IPv4.
+ */
+export function addressBlock(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(':')) return address;
+  const [head = '', tail] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
 const revokedKey = (tokenId: string) => ({ pk: `REVOKED#${tokenId}`, sk: 'TOKEN' });
 
 const epoch = (now: Date) => Math.floor(now.getTime() / 1000);
@@ -29,8 +58,34 @@ export type LoginReservation = { reserved: true; attempt: number; windowStart: n
  * Reserves one password check for `username` in the current 15-minute window.
  * Refused (with Retry-After seconds) when the window already holds 5 attempts.
  */
-export async function reserveLoginAttempt(username: string, now = new Date()): Promise<LoginReservation> {
-  const key = throttleKey(username);
+export function reserveLoginAttempt(username: string, now = new Date()): Promise<LoginReservation> {
+  return reserveInWindow(throttleKey(username), MAX_LOGIN_ATTEMPTS, now);
+}
+
+/**
+ * Reserves one password check from `address` (shared/auth/caller.ts) in its current 15-minute window.
+ * Refused when the window holds MAX_FAILED_LOGINS_PER_ADDRESS; a success gives its place back
+ * (releaseAddressAttempt), so only failures stay counted.
+ */
+export function reserveAddressAttempt(address: string, now = new Date()): Promise<LoginReservation> {
+  return reserveInWindow(addressKey(address), MAX_FAILED_LOGINS_PER_ADDRESS, now);
+}
+
+/** After a successful login: its place in its address's window is given back (if that window is still current). */
+export async function releaseAddressAttempt(address: string, reservation: { windowStart: number }): Promise<void> {
+  try {
+    await updateItem('users', addressKey(address), {
+      UpdateExpression: 'ADD attempts :less',
+      ConditionExpression: 'window_start = :start AND attempts > :none',
+      ExpressionAttributeValues: { ':less': -1, ':start': reservation.windowStart, ':none': 0 },
+      ReturnValues: 'NONE',
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+async function reserveInWindow(key: WindowKey, max: number, now: Date): Promise<LoginReservation> {
   const at = epoch(now);
   const cutoff = at - LOGIN_WINDOW_SECONDS;
   // A few rounds at most: each lost race means another request changed the window meanwhile.
@@ -39,7 +94,7 @@ export async function reserveLoginAttempt(username: string, now = new Date()): P
       const item = await updateItem('users', key, {
         UpdateExpression: 'ADD attempts :one',
         ConditionExpression: 'window_start > :cutoff AND attempts < :max',
-        ExpressionAttributeValues: { ':one': 1, ':cutoff': cutoff, ':max': MAX_LOGIN_ATTEMPTS },
+        ExpressionAttributeValues: { ':one': 1, ':cutoff': cutoff, ':max': max },
       });
       return { reserved: true, attempt: Number(item?.attempts), windowStart: Number(item?.window_start) };
     } catch (error) {
@@ -47,7 +102,7 @@ export async function reserveLoginAttempt(username: string, now = new Date()): P
     }
     const current = await getItem('users', key, true);
     if (current && Number(current.window_start) > cutoff) {
-      if (Number(current.attempts) >= MAX_LOGIN_ATTEMPTS) {
+      if (Number(current.attempts) >= max) {
         const windowStart = Number(current.window_start);
         return {
           reserved: false,
@@ -77,7 +132,7 @@ export async function reserveLoginAttempt(username: string, now = new Date()): P
 }
 
 /** Marks the window's first refusal; true for the one request that did (conditional: concurrent refusals race for it). */
-async function claimFirstRefusal(key: ReturnType<typeof throttleKey>, windowStart: number): Promise<boolean> {
+async function claimFirstRefusal(key: WindowKey, windowStart: number): Promise<boolean> {
   try {
     await updateItem('users', key, {
       UpdateExpression: 'SET refused_window = :ws',

@@ -2,17 +2,25 @@
 // login, lockout, invitations, activation, user management, logout, audit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { startTestService } from '../support/local-service.js';
 
 const ADMIN_PASSWORD = 'bootstrap-password-1';
+/** The token CloudFront would send with a viewer's address (the service runs in this process: set as a local run sets it). */
+const ORIGIN_TOKEN = 'accounts-origin-token-0123456789abcdefghijklmnop';
 let service: LocalService;
 
 beforeAll(async () => {
+  process.env.ORIGIN_VERIFY_TOKEN = ORIGIN_TOKEN;
+  resetSettings();
   service = await startTestService({ adminUsername: 'admin', adminEmail: 'admin@example.com', adminPassword: ADMIN_PASSWORD });
 });
 
 afterAll(async () => {
   await service?.stop();
+  delete process.env.ORIGIN_VERIFY_TOKEN;
+  resetSettings();
 });
 
 interface Sent {
@@ -101,9 +109,14 @@ describe('login', () => {
   it('40 simultaneous logins for one username: at most 5 passwords are checked, the rest 429 before any check; unknown usernames alike', async () => {
     const admin = await tokenOf('admin', ADMIN_PASSWORD);
     await inviteAndActivate(admin, 'rush@example.com', 'viewer', 'rush-password');
-    for (const username of ['rush@example.com', 'nobody-at-all']) {
+    for (const [i, username] of ['rush@example.com', 'nobody-at-all'].entries()) {
+      // Each burst from a viewer address of its own, as CloudFront vouches for one: 40 failures from this
+      // test's own address would fill its window of failed logins (30) for the tests after this one.
+      const fromViewer = { [ORIGIN_VERIFY_HEADER]: ORIGIN_TOKEN, [VIEWER_ADDRESS_HEADER]: `198.51.100.${i + 1}` };
       // All wrong: a success clears the window by design, which would make the count a race with the burst.
-      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => login(username, `guess-${i}`)));
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, n) => send('POST', '/api/auth/login', { body: { username, password: `guess-${n}` }, headers: fromViewer })),
+      );
       const checked = answers.filter((a) => a.status !== 429);
       expect(checked.length, username).toBeGreaterThanOrEqual(1);
       expect(checked.length, username).toBeLessThanOrEqual(5);
@@ -122,7 +135,13 @@ describe('login', () => {
       expect(failed.filter((e) => e.detail.reason === 'locked_out')).toHaveLength(lockouts > 0 ? 1 : 0);
       // the window is full: even the right password is refused unchecked
       expect((await login(username, 'rush-password')).status).toBe(429);
+      // and that viewer's address has 30 failures: any login from it is refused, audited once
+      const fromThere = await send('POST', '/api/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, headers: fromViewer });
+      expect(fromThere.status).toBe(429);
+      expect(fromThere.body.detail).toBe('Too many failed logins from your network; try again later.');
     }
+    const addressRefusals = (await auditEntries(admin, 'login_failed')).filter((e) => e.detail.reason === 'address_locked_out');
+    expect(addressRefusals.map((e) => e.ip).sort()).toEqual(['198.51.100.1', '198.51.100.2']);
   });
 
   it('422 when username or password is missing', async () => {
