@@ -4,7 +4,7 @@
 // and the end-to-end tests both call startLocalService.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -76,6 +76,8 @@ export interface LocalService {
 
 /** Written under DATA_DIR while the service runs: how `npm run invoke` finds it. */
 export const RUNTIME_FILE = 'local-service.json';
+/** Under DATA_DIR from the start's first step to its stop: the pid of the service that claimed the folder. */
+export const FOLDER_LOCK_FILE = 'local-service.lock';
 /** Under DATA_DIR while its DynamoDB Local runs: that process's pid. */
 export const EMULATOR_PID_FILE = 'dynamodb-local.pid';
 /** Under DATA_DIR: `<username> <password>` of a generated bootstrap superadmin, until the operator deletes it. */
@@ -116,6 +118,34 @@ async function refuseFolderInUse(dataDir: string): Promise<void> {
         ` (should no service run there, delete ${join(dataDir, RUNTIME_FILE)})`,
     );
   }
+}
+
+/**
+ * Claims the folder for this process before anything in it is touched: a lock file made exclusively
+ * (`wx`, O_EXCL), so of two starts at the same moment one is refused, where the runtime file (written
+ * once the service is ready) let both go on and the second kill the first's emulator as stale. A lock
+ * whose process is gone (a start killed outright) is taken over. Returns its release.
+ */
+async function claimFolder(dataDir: string): Promise<() => Promise<void>> {
+  await refuseFolderInUse(dataDir);
+  const lock = join(dataDir, FOLDER_LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(lock, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      return () => rm(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const pid = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
+    // This process's own pid: another start in this process holds it (tests start several services in one).
+    if (pid === process.pid || runs(pid, 'node'))
+      throw new Error(
+        `${dataDir} is in use by another start of the service (pid ${pid}): stop it first, or set DATA_DIR to another folder` +
+          ` (should no service run there, delete ${lock})`,
+      );
+    await rm(lock, { force: true }); // left by a start killed outright
+  }
+  throw new Error(`${dataDir}: another start claimed this folder at the same moment; stop it first, or set DATA_DIR to another folder`);
 }
 
 /** Kills a DynamoDB Local left behind by a previous run that was killed hard, and waits until it is gone. */
@@ -203,9 +233,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let dynamo: DynamoDbLocal | undefined;
   const pidFile = join(dataDir, EMULATOR_PID_FILE);
   let endpoint = options.dynamoEndpoint;
+  // The folder's claim: only a start that runs its own emulator in it takes one.
+  let releaseFolder = async () => {};
   try {
     if (!endpoint) {
-      await refuseFolderInUse(dataDir);
+      releaseFolder = await claimFolder(dataDir);
       await killStaleEmulator(pidFile);
       dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb'), ownProcessGroup: true });
       await writeFileAtomically(pidFile, String(dynamo.pid));
@@ -213,6 +245,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     }
   } catch (error) {
     await closeServer();
+    await releaseFolder();
     throw error;
   }
   // The step in progress then fails against the stopped emulator, and the catch below cleans up.
@@ -290,12 +323,14 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         await closeServer();
         await dynamo?.stop();
         await rm(pidFile, { force: true });
+        await releaseFolder();
       },
     };
   } catch (error) {
     await closeServer();
     await dynamo?.stop();
     await rm(pidFile, { force: true });
+    await releaseFolder();
     throw error;
   } finally {
     options.signal?.removeEventListener('abort', stopEmulator);

@@ -1,7 +1,7 @@
 // Starting the local service. It takes its port before anything else: a port in use stops the start
 // at once, naming PORT, before DynamoDB Local is started (whose own free port can then never be the
 // service's), and until the service is ready the port answers a 503 to retry. A data folder another
-// running service uses is refused; a demo load an earlier start left unfinished is reported.
+// running service uses, or another start is claiming at the same moment, is refused; a demo load an earlier start left unfinished is reported.
 import { existsSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/dynamodb-local.js';
-import { RUNTIME_FILE, startLocalService } from '../../infra/local/service.js';
+import { FOLDER_LOCK_FILE, RUNTIME_FILE, startLocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 
 describe('the local service’s port', () => {
@@ -45,6 +45,25 @@ describe('the local service’s port', () => {
       other.kill();
     }
   });
+
+  it('two starts in one fresh folder at once: one claims it and runs, the other is refused before touching its database', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-folder-race-'));
+    // Both with their own emulator (no dynamoEndpoint): neither has written its runtime file yet when the other checks.
+    const starts = await Promise.allSettled([0, 1].map(async () => startLocalService({ port: await freePort(), dataDir, demoClusters: 0 })));
+    const started = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const refused = starts.flatMap((s) => (s.status === 'rejected' ? [s.reason as Error] : []));
+    try {
+      expect(started).toHaveLength(1);
+      expect(refused.map((e) => e.message)).toEqual([
+        `${dataDir} is in use by another start of the service (pid ${process.pid}): stop it first, or set DATA_DIR to another folder (should no service run there, delete ${join(dataDir, FOLDER_LOCK_FILE)})`,
+      ]);
+      // The one that runs still has its database: the refused start killed no emulator.
+      expect((await fetch(`${started[0]!.url}/api/health-check`)).status).toBe(200);
+    } finally {
+      await started[0]?.stop();
+    }
+    expect(existsSync(join(dataDir, FOLDER_LOCK_FILE))).toBe(false);
+  }, 120_000);
 
   it('says a demo load an earlier start left unfinished is incomplete, rather than finish it (its samples would count twice)', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'fleet-demo-cut-'));
