@@ -135,6 +135,10 @@ function ldapRefusal(reason: LdapRefusal, identity: LdapIdentity): Forbidden | C
       );
 }
 
+/** The problem body's `limit` on a login's 429: the username's lockout, or the caller's address's failures (the sign-in page says which). */
+export const USERNAME_LIMIT = 'username';
+export const ADDRESS_LIMIT = 'address';
+
 /** What a failed login's audit entry names when the name typed cannot be a username. */
 export const NOT_A_USERNAME = '(not a username)';
 
@@ -161,9 +165,12 @@ export async function login(rawUsername: string, password: string, caller: Calle
   // One of the 5 checks per 15 minutes is reserved before any password is looked at (LDAP or built-in).
   const reservation = await reserveLoginAttempt(username);
   if (!reservation.reserved) {
+    // No password is checked: the address's place is given back, so one person's retries against their own
+    // locked name (a script with an old password) cannot fill the address's window for everyone behind it.
+    if (fromAddress) await releaseAddressAttempt(caller.ip, fromAddress);
     // Audited once per lockout window: every refusal would cost an attacker nothing and flood the log.
     if (reservation.firstRefusal) await audit('login_failed', undefined, { reason: 'locked_out' });
-    throw new TooManyRequests('Too many failed logins for this username; try again later.', reservation.retryAfterSeconds);
+    throw new TooManyRequests('Too many failed logins for this username; try again later.', reservation.retryAfterSeconds, { limit: USERNAME_LIMIT });
   }
 
   let user: UserRecord | undefined;
@@ -218,7 +225,7 @@ async function reserveFromAddress(
   const reservation = await reserveAddressAttempt(caller.ip);
   if (reservation.reserved) return reservation;
   if (reservation.firstRefusal) await audit('login_failed', undefined, { reason: 'address_locked_out' });
-  throw new TooManyRequests('Too many failed logins from your network; try again later.', reservation.retryAfterSeconds);
+  throw new TooManyRequests('Too many failed logins from your network; try again later.', reservation.retryAfterSeconds, { limit: ADDRESS_LIMIT });
 }
 
 export async function activate(token: string, password: string, caller: Caller): Promise<LoginResponse> {

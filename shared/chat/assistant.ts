@@ -64,7 +64,7 @@ function withoutRemoteImages(markdown: string): string {
   return out + markdown.slice(at).replace(/!+(?=\[)/g, '');
 }
 
-const STOP_NOTE = `_I stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls (or when time ran short); this answer uses what I had gathered by then._`;
+const STOP_NOTE = `_I stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls (or when time ran short, or the tool results reached their limit); this answer uses what I had gathered by then._`;
 
 const recent = new Map<string, number[]>();
 
@@ -157,7 +157,7 @@ async function claimTurn(user: string, now: number): Promise<((costUsd: number) 
   }
   if (refused)
     throw new TooManyRequests(
-      'Another of your chat messages (from another tab or window) is still being answered: the assistant answers one message of each person at a time, so the daily budget counts each before the next starts. Send this one when that answer has come.',
+      'Another of your chat messages is still being answered (sent from another tab, or one whose answer did not reach this one): the assistant answers one message of each person at a time, so the daily budget counts each before the next starts. Send this one when that answer has come.',
       Math.max(1, (refused.until - now) / 1000),
       { limit: ONE_AT_A_TIME_LIMIT },
     );

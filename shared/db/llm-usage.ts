@@ -7,7 +7,7 @@
 //   pk = CHAT_SPEND#<yyyy-mm-dd>, sk = USER#<username> → cost_usd
 // Both expire (`ttl`): a call after 400 days as other history, a day's spend a week after it.
 import { randomUUID } from 'node:crypto';
-import { ConditionFailed, conditionalWrite, getItem, mapLimit, putItem, queryAll, tableName, updateItem } from './client.js';
+import { conditionalWrite, getItem, mapLimit, putItem, queryAll, tableName, updateItem } from './client.js';
 import { ttlAfterDays } from './tables.js';
 import { boolean, itemReader, number, oneOf, optional, orElse, string } from './items.js';
 import { windowDays } from './metrics.js';
@@ -298,18 +298,22 @@ export async function claimChatTurn(
 }
 
 /**
- * Ends the claim `token` made and counts what its message cost, in one update; if the claim had
- * lapsed (another message has it now, or none), only the cost is added.
+ * Ends the claim `token` made and counts what its message cost, in one update that marks the item
+ * released by it (so a retry of this write whose answer was lost finds its own work and adds nothing);
+ * if the claim had lapsed (another message has it now, or none), only the cost is added.
  */
 export async function releaseChatTurn(user: string, day: string, token: string, costUsd: number): Promise<void> {
-  try {
-    await updateItem('llm-usage', chatSpendKey(user, day), {
-      UpdateExpression: 'ADD cost_usd :cost REMOVE answering_until, answering_token',
-      ConditionExpression: 'answering_token = :token',
-      ExpressionAttributeValues: { ':cost': costUsd, ':token': token },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-    if (costUsd > 0) await addChatSpend(user, day, costUsd);
-  }
+  const key = chatSpendKey(user, day);
+  const released = await conditionalWrite(
+    'llm-usage',
+    key,
+    () =>
+      updateItem('llm-usage', key, {
+        UpdateExpression: 'ADD cost_usd :cost SET released_token = :token REMOVE answering_until, answering_token',
+        ConditionExpression: 'answering_token = :token',
+        ExpressionAttributeValues: { ':cost': costUsd, ':token': token },
+      }),
+    (item) => item.released_token === token,
+  );
+  if (!released.written && costUsd > 0) await addChatSpend(user, day, costUsd);
 }

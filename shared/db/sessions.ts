@@ -9,7 +9,8 @@
 // However many requests arrive at once, at most 5 of them get a reservation
 // per window, so at most 5 passwords are checked; the others are refused
 // without a check. A failed check leaves its reservation counted (it is the
-// failure); a success clears the window (see releaseLoginAttempt).
+// failure); a success clears the window (see clearLoginAttempts).
+import { isIP } from 'node:net';
 import { ConditionFailed, deleteItem, getItem, putItem, tableName, type TransactItem, updateItem } from './client.js';
 
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
@@ -28,21 +29,36 @@ const addressKey = (address: string): WindowKey => ({ pk: `LOGIN_FROM#${addressB
 
 /**
  * What one sender holds: an IPv4 address, or an IPv6 address's /64 (one host is handed a whole
- * /64, so counting single IPv6 addresses would count nothing). An IPv4-mapped IPv6 address is its IPv4.
+ * /64, so counting single IPv6 addresses would count nothing). An IPv4-mapped IPv6 address, however
+ * written, is its IPv4; a zone (`%eth0`) is dropped. Anything else (never from API Gateway) is its text.
  */
 export function addressBlock(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  if (!address.includes(':')) return address;
-  const [head = '', tail] = address.toLowerCase().split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  const ip = address.replace(/%.*$/, '').toLowerCase();
+  if (isIP(ip) !== 6) return ip;
+  const groups = ipv6Groups(ip);
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    const [hi = 0, lo = 0] = groups.slice(6);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
   return `${groups
     .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .map((g) => g.toString(16))
     .join(':')}::/64`;
 }
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */
+function ipv6Groups(ip: string): number[] {
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  const text = dotted
+    ? `${ip.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}`
+    : ip;
+  const [head = '', tail] = text.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...fill, ...right].map((g) => Number.parseInt(g, 16));
+}
+
 const revokedKey = (tokenId: string) => ({ pk: `REVOKED#${tokenId}`, sk: 'TOKEN' });
 
 const epoch = (now: Date) => Math.floor(now.getTime() / 1000);
@@ -71,7 +87,12 @@ export function reserveAddressAttempt(address: string, now = new Date()): Promis
   return reserveInWindow(addressKey(address), MAX_FAILED_LOGINS_PER_ADDRESS, now);
 }
 
-/** After a successful login: its place in its address's window is given back (if that window is still current). */
+/**
+ * After a successful login (or a refusal that checked no password): its place in its address's window is
+ * given back, if that window is still current. Not idempotent: a give-back whose answer was lost and
+ * retried gives back two places, one more failure allowed in that window, which is rare and harmless
+ * beside a record of every success in the window's item.
+ */
 export async function releaseAddressAttempt(address: string, reservation: { windowStart: number }): Promise<void> {
   try {
     await updateItem('users', addressKey(address), {

@@ -35,12 +35,16 @@ beforeAll(async () => {
 });
 
 describe('the address window', () => {
-  it('counts an IPv4 address alone, an IPv6 address by its /64, a mapped IPv4 as itself', async () => {
+  it('counts an IPv4 address alone, an IPv6 address by its /64, a mapped IPv4 as itself, however written', async () => {
     expect(addressBlock('203.0.113.9')).toBe('203.0.113.9');
     expect(addressBlock('::ffff:203.0.113.9')).toBe('203.0.113.9');
     expect(addressBlock('2001:db8:0:1::abcd')).toBe('2001:db8:0:1::/64');
     expect(addressBlock('2001:0DB8:0000:0001:ffff:1:2:3')).toBe('2001:db8:0:1::/64');
     expect(addressBlock('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    // However written: a mapped IPv4 in hex, a dotted tail, a zone.
+    expect(addressBlock('::FFFF:cb00:7109')).toBe('203.0.113.9');
+    expect(addressBlock('::1:2:3:4:5.6.7.8')).toBe('0:0:1:2::/64');
+    expect(addressBlock('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
     // Two hosts of one /64 share a window; the next /64 has its own.
     for (let i = 0; i < MAX_FAILED_LOGINS_PER_ADDRESS; i++) expect((await reserveAddressAttempt(`2001:db8:0:7::${i + 1}`, at(i))).reserved).toBe(true);
     expect(await reserveAddressAttempt('2001:db8:0:7:1:2:3:4', at(40))).toEqual({
@@ -83,6 +87,15 @@ describe('logins from one address', () => {
     expect((await login('nina', 'nina-pw', from('203.0.113.8'))).user.username).toBe('nina');
     // CloudFront's word could not be checked: the address is an edge server's, shared, and not limited.
     expect(await statusOf(login('nina', 'nina-pw', from('203.0.113.7', true)))).toBe(200);
+  });
+
+  it('gives back the place of a login refused by its username’s lockout: one person’s retries do not fill the window for everyone behind the address', async () => {
+    const colleague = from('198.51.100.30');
+    // A script retrying an old password: 5 checked failures, then refusals that check nothing.
+    const retries = [];
+    for (let i = 0; i < MAX_FAILED_LOGINS_PER_ADDRESS + 5; i++) retries.push(await statusOf(login('stale-script', 'old-password', colleague)));
+    expect(retries).toEqual([...Array(5).fill(401), ...Array(MAX_FAILED_LOGINS_PER_ADDRESS).fill(429)]);
+    expect(await statusOf(login('nina', 'nina-pw', colleague))).toBe(200);
   });
 
   it('gives a success its place back: only failures fill the window', async () => {

@@ -1,8 +1,10 @@
 // The console in a real browser (Debian Chromium) against the whole local
-// service: sign-in (wrong password, lockout), the session across reloads, deep
+// service: sign-in (wrong password, the account's lockout, the network's), the session across reloads, deep
 // links with and without a session, sign-out, and the invitation link.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { startTestService } from '../support/local-service.js';
 
@@ -62,6 +64,39 @@ describe('sign-in', { timeout: 60_000 }, () => {
     await expect
       .poll(() => page.getByRole('alert').textContent())
       .toMatch(/^Too many attempts for this account: it is locked for now\. Try again in \d+ minutes?\.$/);
+  });
+
+  it('says sign-in from the network is paused, not that the account is locked, when the address has too many failures', async () => {
+    // CloudFront's word for a viewer's address, as the stack sets it up: this page's requests come from 203.0.113.90.
+    process.env.ORIGIN_VERIFY_TOKEN = 'console-auth-origin-token-0123456789abcdefghij';
+    resetSettings();
+    try {
+      const viewer = { [ORIGIN_VERIFY_HEADER]: process.env.ORIGIN_VERIFY_TOKEN, [VIEWER_ADDRESS_HEADER]: '203.0.113.90' };
+      const sprayed = await Promise.all(
+        Array.from({ length: 30 }, (_, n) =>
+          fetch(`${service.url}/api/auth/login`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', ...viewer },
+            body: JSON.stringify({ username: `sprayed-${n}`, password: 'Winter2026!' }),
+          }).then((r) => r.status),
+        ),
+      );
+      expect(sprayed).toEqual(Array(30).fill(401));
+      const page = await browser.page();
+      await page.setExtraHTTPHeaders(viewer);
+      await page.goto('/sign-in');
+      await page.getByLabel('Username').fill('admin');
+      await page.getByLabel('Password').fill(PASSWORD);
+      const answer = page.waitForResponse((r) => r.url().endsWith('/api/auth/login'));
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      expect((await answer).status()).toBe(429);
+      await expect
+        .poll(() => page.getByRole('alert').textContent())
+        .toMatch(/^Too many failed sign-ins from your network: sign-in from it is paused for now\. Try again in \d+ minutes?\.$/);
+    } finally {
+      delete process.env.ORIGIN_VERIFY_TOKEN;
+      resetSettings();
+    }
   });
 
   it('signs in, stays signed in across a reload, and signs out', async () => {

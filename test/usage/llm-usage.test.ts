@@ -202,6 +202,23 @@ describe('retention', () => {
     // Under a higher budget the next message may start.
     expect(await claimChatTurn('turn-user', day, 2, 'e', t0 + 42_000, t0 + 74_000)).toBeUndefined();
   });
+
+  it('counts a released message once when the release was applied but its answer was lost (the retry finds its own work)', async () => {
+    const day = '2024-04-04';
+    const t0 = Date.parse(`${day}T10:00:00Z`);
+    expect(await claimChatTurn('lost-release', day, 1, 'a', t0, t0 + 32_000)).toBeUndefined();
+    let lost = 0;
+    const stop = proxy.watch((r) =>
+      r.operation === 'UpdateItem' && String(r.input.UpdateExpression).includes('released_token') && lost++ === 0 ? 'lose-answer' : undefined,
+    );
+    try {
+      await releaseChatTurn('lost-release', day, 'a', 0.4);
+    } finally {
+      stop();
+    }
+    expect(lost).toBeGreaterThan(1); // the write was applied, its answer lost, and the client sent it again
+    expect(await chatSpend('lost-release', day)).toBe(0.4);
+  });
 });
 
 describe('the monthly projection', () => {

@@ -1,5 +1,5 @@
 // Sign-in: username and password. Wrong credentials, the lockout (429 with
-// Retry-After) and an unreachable service are each said as such.
+// Retry-After: the account's, or the network's) and an unreachable service are each said as such.
 import { type FormEvent, useState } from 'react';
 import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
@@ -19,6 +19,8 @@ function describe(error: unknown): string {
   if (error.status === 429) {
     const after = Number(error.headers?.get('Retry-After'));
     const wait = Number.isFinite(after) && after > 0 ? ` Try again in ${Math.ceil(after / 60)} minute${after > 60 ? 's' : ''}.` : '';
+    // The service's `limit` says which: this username's lockout, or too many failed logins from the caller's network.
+    if (error.body?.limit === 'address') return `Too many failed sign-ins from your network: sign-in from it is paused for now.${wait}`;
     return `Too many attempts for this account: it is locked for now.${wait}`;
   }
   if (error.status === 401) return 'Wrong username or password.';

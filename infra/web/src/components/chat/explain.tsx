@@ -82,8 +82,8 @@ function RateLimited({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () 
         <h3>Another of your messages is still being answered</h3>
         <p>{turn.detail}</p>
         <p className="muted">
-          Its answer comes in the tab that sent it, by <time dateTime={at.toISOString()}>{utcTime(at, { seconds: true })}</time> at the latest. Your message
-          above was not answered and cost nothing.
+          That message is done by <time dateTime={at.toISOString()}>{utcTime(at, { seconds: true })}</time> at the latest. Your message above was not answered
+          and cost nothing.
         </p>
         {onRetry && (
           <button type="button" onClick={onRetry} disabled={busy}>
