@@ -4,7 +4,8 @@
 // Reports read the ledger as run sums per day (listUsageRuns); a closed day's are kept
 // per container, so a scrape every 15 s reads today's partition, not 30 days of calls.
 // Beside it, what each person's chat messages cost per UTC day (CHAT_DAILY_BUDGET_USD):
-//   pk = CHAT_SPEND#<yyyy-mm-dd>, sk = USER#<username> → cost_usd
+//   pk = CHAT_SPEND#<yyyy-mm-dd>, sk = USER#<username> → cost_usd, and the claim of the message
+//   being answered (answering_until, answering_token; released_token: the last claim ended)
 // Both expire (`ttl`): a call after 400 days as other history, a day's spend a week after it.
 import { randomUUID } from 'node:crypto';
 import { conditionalWrite, getItem, mapLimit, putItem, queryAll, tableName, updateItem } from './client.js';

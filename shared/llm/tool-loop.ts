@@ -176,8 +176,6 @@ export async function runToolLoop(options: {
   reserveMs?: number;
   /** At most this many tool calls run per round (default MAX_TOOL_CALLS_PER_ROUND). */
   maxToolCallsPerRound?: number;
-  /** At most this many characters of tool results in the whole loop (default MAX_TOOL_RESULT_CHARS). */
-  maxToolResultChars?: number;
   /** Accumulates the calls' usage here, so a caller still knows what was spent when the loop throws. */
   spent?: Spent;
   /**
@@ -194,7 +192,7 @@ export async function runToolLoop(options: {
   const toolsUntil = options.deadline === undefined ? Infinity : options.deadline - (options.reserveMs ?? 10_000);
   // Set when a tool is cut short: its timer may fire a millisecond before Date.now() passes `toolsUntil`.
   let timeUp = false;
-  const resultLimit = options.maxToolResultChars ?? MAX_TOOL_RESULT_CHARS;
+  const resultLimit = MAX_TOOL_RESULT_CHARS;
   let resultChars = 0;
   for (let round = 0; ; round++) {
     const outOfTime = timeUp || Date.now() > toolsUntil;
