@@ -168,16 +168,31 @@ export async function startSlapd(people: Person[], tls?: TestCa): Promise<Slapd>
   await writeFile(join(dir, 'people.ldif'), ldif(people));
   execFileSync(SLAPADD, ['-f', conf, '-l', join(dir, 'people.ldif')], { stdio: 'pipe' });
 
-  const port = await freePort();
-  const ldapsPort = tls ? await freePort() : undefined;
-  const urls = [`ldap://127.0.0.1:${port}/`, ...(ldapsPort ? [`ldaps://127.0.0.1:${ldapsPort}/`] : [])];
-  // -d 256: stay in the foreground and log "stats" (connections, BINDs with their DN) to stderr.
-  const child = spawn(SLAPD, ['-h', urls.join(' '), '-f', conf, '-d', '256'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let port = 0;
+  let ldapsPort: number | undefined;
+  let child!: ChildProcess;
   let log = '';
   let markers = 0;
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
-  await waitForPort(port, child, () => log);
-  if (ldapsPort) await waitForPort(ldapsPort, child, () => log);
+  // A free port is free when asked, not when slapd binds it: another process may take it in between
+  // (CI once saw `listen(ldaps://…) failed errno=98`). Then slapd exits, and it is started again on others.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    ldapsPort = tls ? await freePort() : undefined;
+    const urls = [`ldap://127.0.0.1:${port}/`, ...(ldapsPort ? [`ldaps://127.0.0.1:${ldapsPort}/`] : [])];
+    // -d 256: stay in the foreground and log "stats" (connections, BINDs with their DN) to stderr.
+    child = spawn(SLAPD, ['-h', urls.join(' '), '-f', conf, '-d', '256'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    log = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
+    try {
+      await waitForPort(port, child, () => log);
+      if (ldapsPort) await waitForPort(ldapsPort, child, () => log);
+      break;
+    } catch (error) {
+      const taken = child.exitCode !== null && log.includes('errno=98');
+      if (child.exitCode === null) child.kill('SIGKILL');
+      if (!taken || attempt === 3) throw error;
+    }
+  }
 
   return {
     url: `ldap://127.0.0.1:${port}`,
