@@ -47,8 +47,7 @@ interface RequestOrigin {
 }
 
 export async function callerOf(req: RequestOrigin): Promise<Caller> {
-  const { ip, edgeAddress } = await clientAddress(req);
-  return edgeAddress ? { ip, userAgent: req.userAgent, edgeAddress } : { ip, userAgent: req.userAgent };
+  return { ...(await clientAddress(req)), userAgent: req.userAgent };
 }
 
 /**

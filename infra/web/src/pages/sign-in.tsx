@@ -20,7 +20,7 @@ function describe(error: unknown): string {
     const after = Number(error.headers?.get('Retry-After'));
     const wait = Number.isFinite(after) && after > 0 ? ` Try again in ${Math.ceil(after / 60)} minute${after > 60 ? 's' : ''}.` : '';
     // The service's `limit` says which: this username's lockout, or too many failed logins from the caller's network.
-    if (error.body?.limit === 'address') return `Too many failed sign-ins from your network: sign-in from it is paused for now.${wait}`;
+    if (error.body.limit === 'address') return `Too many failed sign-ins from your network: sign-in from it is paused for now.${wait}`;
     return `Too many attempts for this account: it is locked for now.${wait}`;
   }
   if (error.status === 401) return 'Wrong username or password.';
