@@ -235,9 +235,18 @@ export async function activate(token: string, password: string, caller: Caller):
     hashInvitationToken(token),
     () => hashPassword(password),
     new Date(),
-    (after) => [auditAction({ actor: after.username, role: after.role, action: 'activate', target: after.email, ip: caller.ip, user_agent: caller.userAgent })],
+    (after, purpose) => [
+      auditAction({
+        actor: after.username,
+        role: after.role,
+        action: purpose === 'reset' ? 'password_set' : 'activate',
+        target: after.email,
+        ip: caller.ip,
+        user_agent: caller.userAgent,
+      }),
+    ],
   );
-  if (!user) throw new BadRequest('The invitation token is invalid, already used or expired.');
+  if (!user) throw new BadRequest('The link’s token is invalid, already used or expired.');
   return issue(user);
 }
 

@@ -14,6 +14,7 @@ import {
   listUsers,
   renewInvitation,
   replaceUser,
+  startPasswordReset,
   type UserRecord,
 } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
@@ -21,12 +22,17 @@ import type { Principal } from './principal.js';
 import { ROLES, type Role } from './roles.js';
 import type { Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
-import type { AuditPage, InviteResponse, ManagedUser } from '../routes/settings.js';
+import type { AuditPage, InviteResponse, ManagedUser, PasswordResetResponse } from '../routes/settings.js';
 
 export const INVITATION_DAYS = 7;
+/** A password reset's link works for 3 days: it makes its holder an existing account (a superadmin, maybe), so shorter than an invitation. */
+export const PASSWORD_RESET_DAYS = 3;
 
-/** Invited and not activated yet: an inactive local account that never had a password. */
-const pendingInvitation = (u: UserRecord) => u.source === 'local' && !u.is_active && !u.password_hash && !u.activated_at;
+/**
+ * Invited and not activated yet: an inactive local account that never had a password. (An account without one
+ * since a reset is not: deactivated meanwhile, it is still the account it was, only its password is to be chosen.)
+ */
+const pendingInvitation = (u: UserRecord) => u.source === 'local' && !u.is_active && !u.password_hash && !u.activated_at && !u.password_reset_at;
 const managed = (u: UserRecord): ManagedUser => ({
   id: u.id,
   email: u.email,
@@ -36,6 +42,8 @@ const managed = (u: UserRecord): ManagedUser => ({
   source: u.source ?? 'local',
   invitation_pending: pendingInvitation(u),
   ...(pendingInvitation(u) && u.invitation_expires_at ? { invitation_expires_at: u.invitation_expires_at } : {}),
+  password_reset_pending: u.password_reset_at !== undefined,
+  ...(u.password_reset_at !== undefined && u.invitation_expires_at ? { password_reset_expires_at: u.invitation_expires_at } : {}),
 });
 
 export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
@@ -187,6 +195,44 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
   });
   await deleteUser(before, [audit]).catch(explainConflict);
   return { status: 'ok' };
+}
+
+/**
+ * A superadmin resets another active local account's password (beyond the contract: the way back in for someone
+ * who forgot theirs, or whose password leaked). The password stops working and every session ends at once; a
+ * single-use link, mailed or answered as an invitation's is, lets its owner choose a new one within
+ * PASSWORD_RESET_DAYS. A reset again replaces the link. Audited in the same transaction, before any mail goes out.
+ */
+export async function resetUserPassword(actor: Principal, email: string, caller: Caller): Promise<PasswordResetResponse> {
+  const before = await targetOf(actor, email, 'reset the password of');
+  if (before.source === 'ldap') {
+    throw new Conflict(`${before.email} signs in through the directory (LDAP): its password is the directory's, and is reset there.`);
+  }
+  if (pendingInvitation(before)) throw new Conflict(`${before.email} has not accepted the invitation yet: invite the address again for a new link.`);
+  if (!before.is_active) throw new Conflict(`${before.email} is deactivated: reactivate it first, if they are to sign in again.`);
+  if (mailSettings().fromAddress) linkSettings(); // as an invitation: a bad setting (503) before anything is stored
+  const token = randomBytes(32).toString('base64url');
+  const now = new Date();
+  const expires = new Date(now.getTime() + PASSWORD_RESET_DAYS * 86_400_000);
+  const audit = auditAction(
+    {
+      actor: actor.username,
+      role: actor.role,
+      action: 'password_reset',
+      target: before.email,
+      detail: { expires_at: expires.toISOString(), ...(before.password_reset_at ? { renewed: true } : {}) },
+      ip: caller.ip,
+      user_agent: caller.userAgent,
+    },
+    now,
+  );
+  await startPasswordReset(before, hashInvitationToken(token), expires, now, [audit]).catch(explainConflict);
+  const { sendPasswordReset } = await import('../mail/invitations.js');
+  const problem = await sendPasswordReset({ to: before.email, displayName: before.name, resetBy: actor.name, validFor: `${PASSWORD_RESET_DAYS} days`, token });
+  const expires_at = expires.toISOString();
+  return problem === null
+    ? { status: 'ok', email_sent: true, expires_at }
+    : { status: 'ok', email_sent: false, email_problem: problem, reset_token: token, expires_at };
 }
 
 export async function auditPage(query: { action: string; page: number; page_size: number }): Promise<AuditPage> {

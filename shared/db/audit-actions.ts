@@ -8,6 +8,8 @@ export const AUDIT_ACTIONS = [
   'user_create',
   'activate',
   'password_change',
+  'password_reset',
+  'password_set',
   'user_update',
   'user_delete',
   'rules_update',

@@ -68,11 +68,14 @@ export const UserRecord = z.object({
   /** Epoch second from which this account's tokens count (their iat at or after it): set at each deactivation. */
   tokens_valid_from: z.optional(z.number()),
   /**
-   * A pending account's current invitation: its token's hash (only that one activates it, so a renewal retires the
-   * token before it) and when it expires. Absent once activated, and on accounts invited before they were recorded.
+   * The account's current single-use link: a pending account's invitation, or an active one's password reset. Its
+   * token's hash (only that one is taken, so a renewal retires the token before it) and when it expires. Absent once
+   * used, and on accounts invited before they were recorded.
    */
   invitation_hash: z.optional(z.string()),
   invitation_expires_at: z.optional(z.string()),
+  /** When a superadmin reset the password (startPasswordReset), until its owner chooses a new one through the link. */
+  password_reset_at: z.optional(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -90,6 +93,12 @@ export interface NewUser {
 }
 
 const countsAsSuperadmin = (u: Pick<UserRecord, 'role' | 'is_active'>) => u.role === 'superadmin' && u.is_active;
+
+/**
+ * The tokens_valid_from a deactivation at `now` records: the next whole second, since iat has
+ * one-second resolution and a token issued earlier in this same second must stop working too.
+ */
+const tokensValidFromAfter = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
 
 function parseUser(item: Record<string, unknown>): UserRecord {
   return UserRecord.parse(item);
@@ -223,7 +232,10 @@ export interface Invitation {
   /** The account it was made for, and its role then (absent from invitations made before they were recorded). */
   user_id?: string;
   role?: string;
+  /** What taking it does: activate a pending account, or set an active account's password after a reset. */
+  purpose: LinkPurpose;
 }
+export type LinkPurpose = 'invitation' | 'reset';
 
 /**
  * Creates an inactive account and its single-use invitation (stored only as a hash), with `audit` (its audit entry)
@@ -235,8 +247,11 @@ export async function createInvitedUser(user: NewUser, tokenHash: string, expire
   return record;
 }
 
-/** The single-use invitation item of `record` as it is invited (its id and role: only that account, so, activates). */
-function putInvitation(record: UserRecord, tokenHash: string, expiresAt: Date): TransactItem {
+/**
+ * The single-use link item of `record` as it is invited, or as its password is reset (its id and role: only that
+ * account, so, takes it). A reset's item says so; an invitation's has no purpose, as those stored before resets.
+ */
+function putInvitation(record: UserRecord, tokenHash: string, expiresAt: Date, purpose: LinkPurpose = 'invitation'): TransactItem {
   return {
     Put: {
       TableName: tableName('users'),
@@ -245,6 +260,7 @@ function putInvitation(record: UserRecord, tokenHash: string, expiresAt: Date): 
         username: record.username,
         user_id: record.id,
         role: record.role,
+        ...(purpose === 'reset' ? { purpose } : {}),
         expires_at: expiresAt.toISOString(),
         ttl: Math.floor(expiresAt.getTime() / 1000) + 86_400,
       },
@@ -274,13 +290,49 @@ export async function renewInvitation(
     invitation_expires_at: expiresAt.toISOString(),
     updated_at: now.toISOString(),
   };
-  await transactWrite([
-    putAsRead(before, after),
-    putInvitation(after, tokenHash, expiresAt),
-    ...(before.invitation_hash ? [{ Delete: { TableName: tableName('users'), Key: invitationKey(before.invitation_hash) } }] : []),
-    ...audit,
-  ]);
+  await transactWrite([putAsRead(before, after), putInvitation(after, tokenHash, expiresAt), ...retireLink(before), ...audit]);
   return after;
+}
+
+/**
+ * Resets the password of an active local account as read (`before`): the password goes (it no longer signs in),
+ * every token issued until now ends, and a single-use link (the token's hash, until `expiresAt`) lets its owner
+ * choose a new one, with `audit` in the same transaction. A reset before it stops working. ConditionFailed([0])
+ * when the account changed meanwhile.
+ */
+export async function startPasswordReset(
+  before: UserRecord,
+  tokenHash: string,
+  expiresAt: Date,
+  now = new Date(),
+  audit: TransactItem[] = [],
+): Promise<UserRecord> {
+  const { password_hash: _password, ...account } = before;
+  const after: UserRecord = {
+    ...account,
+    password_reset_at: now.toISOString(),
+    invitation_hash: tokenHash,
+    invitation_expires_at: expiresAt.toISOString(),
+    tokens_valid_from: tokensValidFromAfter(now),
+    updated_at: now.toISOString(),
+  };
+  await transactWrite([putAsRead(before, after), putInvitation(after, tokenHash, expiresAt, 'reset'), ...retireLink(before), ...audit]);
+  return after;
+}
+
+/**
+ * Whether `invitation` may be taken by `account` as it is now: the account it was made for, by its current token,
+ * and in the state it was made for. An invitation activates only a pending account with the role it was made for
+ * (not one deleted and invited again under the same address, perhaps as superadmin, nor one whose role changed
+ * since; one recorded before these were is refused too, as it expired within 7 days anyway). A reset sets the
+ * password only of an account still active and still reset.
+ */
+function linkTakes(invitation: Invitation, tokenHash: string, account: UserRecord | undefined): account is UserRecord {
+  if (!account || account.id !== invitation.user_id) return false;
+  if (invitation.purpose === 'reset') return account.is_active && account.password_reset_at !== undefined && account.invitation_hash === tokenHash;
+  if (account.is_active || account.activated_at || account.role !== invitation.role) return false;
+  // Nor by a token a later invitation of the same account replaced.
+  return account.invitation_hash === undefined || account.invitation_hash === tokenHash;
 }
 
 async function getInvitation(tokenHash: string): Promise<Invitation | undefined> {
@@ -291,36 +343,38 @@ async function getInvitation(tokenHash: string): Promise<Invitation | undefined>
         expires_at: String(item.expires_at),
         ...(typeof item.user_id === 'string' ? { user_id: item.user_id } : {}),
         ...(typeof item.role === 'string' ? { role: item.role } : {}),
+        purpose: item.purpose === 'reset' ? 'reset' : 'invitation',
       }
     : undefined;
 }
 
+/** The deletion of the link item `before` holds, when it holds one (a renewal's or a reset's: the earlier token stops working). */
+const retireLink = (before: UserRecord): TransactItem[] =>
+  before.invitation_hash ? [{ Delete: { TableName: tableName('users'), Key: invitationKey(before.invitation_hash) } }] : [];
+
 /**
- * Uses an invitation: deletes it (it must still exist and be unexpired) and
- * activates its inactive account with the password, in one transaction.
- * Returns the activated account, or undefined when the invitation is not usable.
+ * Takes a single-use link: deletes it (it must still exist and be unexpired) and, in the same transaction,
+ * activates its pending account with the password (an invitation) or gives its active account that password
+ * (a reset). Returns the account, or undefined when the link is not usable.
  */
 export async function activateInvitation(
   tokenHash: string,
-  /** Hashes the password: called only once the invitation is known usable (a made-up token costs no scrypt). */
+  /** Hashes the password: called only once the link is known usable (a made-up token costs no scrypt). */
   passwordHash: () => Promise<string>,
   now = new Date(),
-  /** Written in the same transaction: the audit entry of the activation, which only the account read here can name. */
-  audit: (after: UserRecord) => TransactItem[] = () => [],
+  /** Written in the same transaction: the audit entry of what the link did, which only the account read here can name. */
+  audit: (after: UserRecord, purpose: LinkPurpose) => TransactItem[] = () => [],
 ): Promise<UserRecord | undefined> {
   const invitation = await getInvitation(tokenHash);
   if (!invitation || Date.parse(invitation.expires_at) <= now.getTime()) return undefined;
   const before = await getUser(invitation.username);
-  if (!before || before.is_active || before.activated_at) return undefined;
-  // Only the account it was made for, with the role it was made for: not an account deleted and
-  // invited again under the same address (perhaps as superadmin), nor one whose role changed since.
-  // An invitation recorded before these were is refused too (it expired within 7 days anyway).
-  if (before.id !== invitation.user_id || before.role !== invitation.role) return undefined;
-  // Nor by a token a later invitation of the same account replaced.
-  if (before.invitation_hash !== undefined && before.invitation_hash !== tokenHash) return undefined;
+  if (!linkTakes(invitation, tokenHash, before)) return undefined;
   const at = now.toISOString();
-  const { invitation_hash: _hash, invitation_expires_at: _expires, ...account } = before;
-  const after: UserRecord = { ...account, is_active: true, password_hash: await passwordHash(), activated_at: at, updated_at: at };
+  const { invitation_hash: _hash, invitation_expires_at: _expires, password_reset_at: _reset, ...account } = before;
+  const after: UserRecord =
+    invitation.purpose === 'reset'
+      ? { ...account, password_hash: await passwordHash(), updated_at: at }
+      : { ...account, is_active: true, password_hash: await passwordHash(), activated_at: at, updated_at: at };
   const counter = superadminCounterUpdate(before, after);
   try {
     await transactWrite([
@@ -334,7 +388,7 @@ export async function activateInvitation(
       },
       ...(counter ? [counter] : []),
       putAsRead(before, after),
-      ...audit(after),
+      ...audit(after, invitation.purpose),
     ]);
   } catch (error) {
     if (error instanceof ConditionFailed) return undefined; // used or changed concurrently
@@ -342,12 +396,6 @@ export async function activateInvitation(
   }
   return after;
 }
-
-/**
- * The tokens_valid_from a deactivation at `now` records: the next whole second, since iat has
- * one-second resolution and a token issued earlier in this same second must stop working too.
- */
-const tokensValidFromAfter = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
 
 /**
  * Replaces an account as read (`before`, compared by updated_at) with `after`.

@@ -1,6 +1,6 @@
-// Invitation mail through Amazon SES (SendEmail). Sending is optional: without
-// SES_FROM_ADDRESS, or when SES refuses, the caller hands the activation token
-// to the inviter instead. The token is never logged.
+// Account mail through Amazon SES (SendEmail): an invitation, and a password reset's link.
+// Sending is optional: without SES_FROM_ADDRESS, or when SES refuses, the caller hands the
+// link's token over instead. The token is never logged.
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { linkSettings } from '../config/links.js';
 import { boundedBytes } from '../http/outbound.js';
@@ -22,6 +22,11 @@ export function activationLink(token: string): string {
   return `${linkSettings().appUrl}/activate#token=${encodeURIComponent(token)}`;
 }
 
+/** A password reset's link: the console's page for it calls the same activation route (the token says what it does). */
+export function passwordResetLink(token: string): string {
+  return `${linkSettings().appUrl}/reset-password#token=${encodeURIComponent(token)}`;
+}
+
 export interface InvitationMail {
   to: string;
   displayName: string;
@@ -30,38 +35,61 @@ export interface InvitationMail {
   token: string;
 }
 
+export interface PasswordResetMail {
+  to: string;
+  displayName: string;
+  resetBy: string;
+  /** How long the link works, as the mail says it ("3 days"). */
+  validFor: string;
+  token: string;
+}
+
 /**
- * Why an invitation mail was not sent: no sender is configured; SES answered with a refusal (a sandboxed account,
+ * Why an account mail was not sent: no sender is configured; SES answered with a refusal (a sandboxed account,
  * an unverified address, a permission: its reason is logged); or no answer was read in time, so it may have gone.
  */
 export type MailProblem = NonNullable<InviteResponse['email_problem']>;
 
 /** Null when SES accepted the message; otherwise why it was not sent. */
 export async function sendInvitation(mail: InvitationMail): Promise<MailProblem | null> {
-  if (!mailConfigured()) return 'not_configured';
-  // Every body the SDK reads goes through its stream collector: an answer without end is cut, not read for the whole timeout.
-  ses ??= new SESClient({ maxAttempts: 2, streamCollector: (body: AsyncIterable<Uint8Array>) => boundedBytes(body, SES_ANSWER_MAX_BYTES) });
-  const link = activationLink(mail.token);
-  const text = [
+  return send('invitation', mail.to, 'Your Fleet Health Service invitation', [
     `Hello ${mail.displayName},`,
     '',
     `${mail.invitedBy} invited you to the Fleet Health Service as ${mail.role}.`,
-    `Choose your password here within 7 days: ${link}`,
+    `Choose your password here within 7 days: ${activationLink(mail.token)}`,
     '',
     'Your username is this email address.',
-  ].join('\n');
+  ]);
+}
+
+/** Null when SES accepted the message; otherwise why it was not sent. */
+export async function sendPasswordReset(mail: PasswordResetMail): Promise<MailProblem | null> {
+  return send('password reset', mail.to, 'Your Fleet Health Service password was reset', [
+    `Hello ${mail.displayName},`,
+    '',
+    `${mail.resetBy} reset your Fleet Health Service password: the old one no longer signs in, and your sessions have ended.`,
+    `Choose a new password here within ${mail.validFor}: ${passwordResetLink(mail.token)}`,
+    '',
+    'If you did not expect this, tell your administrators.',
+  ]);
+}
+
+async function send(kind: string, to: string, subject: string, lines: string[]): Promise<MailProblem | null> {
+  if (!mailConfigured()) return 'not_configured';
+  // Every body the SDK reads goes through its stream collector: an answer without end is cut, not read for the whole timeout.
+  ses ??= new SESClient({ maxAttempts: 2, streamCollector: (body: AsyncIterable<Uint8Array>) => boundedBytes(body, SES_ANSWER_MAX_BYTES) });
   try {
     await ses.send(
       new SendEmailCommand({
         Source: mailSettings().fromAddress!,
-        Destination: { ToAddresses: [mail.to] },
+        Destination: { ToAddresses: [to] },
         Message: {
-          Subject: { Data: 'Your Fleet Health Service invitation', Charset: 'UTF-8' },
-          Body: { Text: { Data: text, Charset: 'UTF-8' } },
+          Subject: { Data: subject, Charset: 'UTF-8' },
+          Body: { Text: { Data: lines.join('\n'), Charset: 'UTF-8' } },
         },
       }),
-      // The SDK waits on SES without limit; a hung call would outlast the route, leaving the user
-      // invited without the answer that carries their activation link.
+      // The SDK waits on SES without limit; a hung call would outlast the route, leaving the
+      // answer that carries the link unsent.
       { abortSignal: AbortSignal.timeout(mailSettings().timeoutMs) },
     );
     return null;
@@ -70,7 +98,7 @@ export async function sendInvitation(mail: InvitationMail): Promise<MailProblem 
     // An HTTP error status is SES's refusal; anything else (a timeout, a connection lost, an answer cut) left it unknown.
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     const problem: MailProblem = status !== undefined && status >= 400 ? 'refused' : 'no_answer';
-    log.warn('invitation mail not sent', { to: mail.to, error: name, error_message, problem });
+    log.warn(`${kind} mail not sent`, { to, error: name, error_message, problem });
     return problem;
   }
 }

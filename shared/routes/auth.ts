@@ -76,7 +76,7 @@ export const authGroup = defineGroup({
     activate: {
       method: 'POST',
       path: '/api/auth/activate',
-      summary: 'Activate an invitation and log in',
+      summary: 'Take an invitation or password-reset link: set the password and log in',
       auth: 'public',
       roles: [],
       body: ActivateBody,

@@ -165,6 +165,9 @@ export const ManagedUser = z.lazy(() =>
     source: z.enum(['local', 'ldap']),
     invitation_pending: z.boolean(),
     invitation_expires_at: z.optional(z.string()),
+    /** Beyond the contract: a superadmin reset the password and the person has not chosen a new one yet; until when its link works. */
+    password_reset_pending: z.boolean(),
+    password_reset_expires_at: z.optional(z.string()),
   }),
 );
 export type ManagedUser = z.infer<typeof ManagedUser>;
@@ -180,6 +183,18 @@ export const InviteResponse = z.lazy(() =>
   }),
 );
 export type InviteResponse = z.infer<typeof InviteResponse>;
+/** A password reset (beyond the contract): as an invitation's answer, its token named for what it does, and when it expires. */
+export const PasswordResetResponse = z.lazy(() =>
+  z.object({
+    status: z.literal('ok'),
+    email_sent: z.boolean(),
+    email_problem: z.optional(z.enum(['not_configured', 'refused', 'no_answer'])),
+    /** Only when the mail was not sent: the superadmin hands the reset link over by hand. */
+    reset_token: z.optional(z.string()),
+    expires_at: z.string(),
+  }),
+);
+export type PasswordResetResponse = z.infer<typeof PasswordResetResponse>;
 export const UserPatchResponse = z.lazy(() => z.object({ status: z.literal('ok'), user: ManagedUser }));
 export const StatusOk = z.lazy(() => z.object({ status: z.literal('ok') }));
 export const AuditEntry = z.lazy(() =>
@@ -370,6 +385,18 @@ export const settingsGroup = defineGroup({
       params: EmailParams,
       response: StatusOk,
       problems: [409],
+    },
+    resetPassword: {
+      method: 'POST',
+      path: '/api/settings/users/{email}/password-reset',
+      summary: "Reset a user's password: it stops working, their sessions end, and a single-use link lets them choose a new one",
+      auth: 'user',
+      roles: SUPERADMIN,
+      params: EmailParams,
+      response: PasswordResetResponse,
+      // 409: one's own account, a directory (LDAP) account, a pending invitation, a deactivated account, or changed meanwhile;
+      // 503: the mail settings are wrong (read before anything is stored).
+      problems: [409, 503],
     },
     audit: {
       method: 'GET',

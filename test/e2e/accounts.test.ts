@@ -242,6 +242,7 @@ describe('user management', () => {
           is_active: true,
           source: 'local',
           invitation_pending: false,
+          password_reset_pending: false,
         },
       ]),
     );
@@ -338,6 +339,84 @@ describe("changing one's own password", () => {
     }
     expect(statuses).toEqual([400, 400, 400, 400, 400, 429]);
     expect((await login('guess@example.com', 'guess-password-1')).status).toBe(429);
+  });
+});
+
+describe("a superadmin resets someone's password", () => {
+  const resetOf = (token: string, email: string) => send('POST', `/api/settings/users/${encodeURIComponent(email)}/password-reset`, { token });
+  /** A failed login from a viewer address of its own: the test's own address keeps its place for the other tests' failures. */
+  const fromElsewhere = { [ORIGIN_VERIFY_HEADER]: ORIGIN_TOKEN, [VIEWER_ADDRESS_HEADER]: '198.51.100.201' };
+
+  it('ends the password and every session at once; its link sets a new one, once, and signs in; audited, with no token', async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    const before = await inviteAndActivate(admin, 'forgot@example.com', 'admin', 'forgotten-password');
+    // Only a superadmin resets: an admin gets 403 (the route's roles).
+    expect((await resetOf(before, 'admin@example.com')).status).toBe(403);
+
+    const reset = await resetOf(admin, 'Forgot@Example.com');
+    expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+    expect(reset.body).toEqual({
+      status: 'ok',
+      email_sent: false,
+      email_problem: 'not_configured',
+      reset_token: expect.stringMatching(/^[\w-]{43}$/),
+      expires_at: expect.any(String),
+    });
+    const days = (Date.parse(reset.body.expires_at) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(2.99);
+    expect(days).toBeLessThanOrEqual(3);
+    expect((await send('GET', '/api/auth/me', { token: before })).status).toBe(401);
+    const old = await send('POST', '/api/auth/login', { body: { username: 'forgot@example.com', password: 'forgotten-password' }, headers: fromElsewhere });
+    expect(old.status).toBe(401);
+    const listed = async () => (await send('GET', '/api/settings/users', { token: admin })).body.users.find((u: any) => u.email === 'forgot@example.com');
+    expect(await listed()).toMatchObject({
+      is_active: true,
+      role: 'admin',
+      invitation_pending: false,
+      password_reset_pending: true,
+      password_reset_expires_at: reset.body.expires_at,
+    });
+
+    const taken = await send('POST', '/api/auth/activate', { body: { token: reset.body.reset_token, password: 'remembered-password' } });
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    expect(taken.body.user).toMatchObject({ email: 'forgot@example.com', role: 'admin' });
+    expect((await send('GET', '/api/auth/me', { token: taken.body.access_token })).status).toBe(200);
+    const again = await send('POST', '/api/auth/activate', { body: { token: reset.body.reset_token, password: 'another-password' } });
+    expect(again.status).toBe(400);
+    expect((await login('forgot@example.com', 'remembered-password')).status).toBe(200);
+    const now = await listed();
+    expect(now).toMatchObject({ is_active: true, password_reset_pending: false });
+    expect(now.password_reset_expires_at).toBeUndefined();
+
+    const [resetEntry] = (await auditEntries(admin, 'password_reset')).filter((e) => e.target === 'forgot@example.com');
+    expect(resetEntry).toMatchObject({ actor: 'admin', role: 'superadmin', detail: { expires_at: reset.body.expires_at } });
+    const [setEntry] = (await auditEntries(admin, 'password_set')).filter((e) => e.target === 'forgot@example.com');
+    expect(setEntry).toMatchObject({ actor: 'forgot@example.com', role: 'admin' });
+    expect(JSON.stringify([resetEntry, setEntry])).not.toContain(reset.body.reset_token);
+  });
+
+  it("refuses, changing nothing, one's own account, a pending invitation and a deactivated account (409), and no account (404)", async () => {
+    const admin = await tokenOf('admin', ADMIN_PASSWORD);
+    await send('POST', '/api/settings/users/invite', { token: admin, body: { email: 'not-yet@example.com', display_name: 'Not Yet', role: 'viewer' } });
+    await inviteAndActivate(admin, 'gone@example.com', 'viewer', 'gone-password');
+    expect((await send('PATCH', '/api/settings/users/gone%40example.com', { token: admin, body: { is_active: false } })).status).toBe(200);
+    const answers = {
+      own: await resetOf(admin, 'admin@example.com'),
+      pending: await resetOf(admin, 'not-yet@example.com'),
+      deactivated: await resetOf(admin, 'gone@example.com'),
+      unknown: await resetOf(admin, 'nobody@example.com'),
+    };
+    expect(Object.fromEntries(Object.entries(answers).map(([k, a]) => [k, a.status]))).toEqual({ own: 409, pending: 409, deactivated: 409, unknown: 404 });
+    for (const a of Object.values(answers)) expect(a.headers.get('content-type')).toBe('application/problem+json');
+    expect(answers.pending.body.detail).toMatch(/invite the address again/);
+    expect(answers.deactivated.body.detail).toMatch(/reactivate it first/);
+    expect((await login('admin', ADMIN_PASSWORD)).status).toBe(200);
+    expect(
+      (await auditEntries(admin, 'password_reset')).filter((e) => ['admin@example.com', 'not-yet@example.com', 'gone@example.com'].includes(e.target)),
+    ).toEqual([]);
+    // Reactivated, the account signs in with the password it had: a refused reset took nothing.
+    expect((await send('PATCH', '/api/settings/users/gone%40example.com', { token: admin, body: { is_active: true } })).status).toBe(200);
+    expect((await login('gone@example.com', 'gone-password')).status).toBe(200);
   });
 });
 

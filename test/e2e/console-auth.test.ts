@@ -231,7 +231,7 @@ describe('the invitation link', { timeout: 60_000 }, () => {
     await again.getByLabel('New password').fill('another-password');
     await again.getByLabel('Repeat it').fill('another-password');
     await again.getByRole('button', { name: 'Activate and sign in' }).click();
-    await expect.poll(() => again.getByRole('alert').textContent()).toBe('The invitation token is invalid, already used or expired.');
+    await expect.poll(() => again.getByRole('alert').textContent()).toBe('The link’s token is invalid, already used or expired.');
   });
 
   it('says what to do when the link has no token', async () => {

@@ -21,6 +21,7 @@ function expectedAccess(key: string): Who {
   if (key.includes(' /api/llm-usage/')) return SUPER; // llm-usage
   if (key === 'POST /api/settings/config-changes/{change_id}/review' || key === 'PUT /api/settings/general') return SUPER; // review, general settings
   if (key === 'PATCH /api/settings/users/{email}' || key === 'DELETE /api/settings/users/{email}') return SUPER; // change role / activate / delete
+  if (key === 'POST /api/settings/users/{email}/password-reset') return SUPER; // beyond the contract: a password reset, as a user change
   if (key.startsWith('PATCH /api/issues/') || key.startsWith('PATCH /api/ai-issues/') || key.endsWith('/create-ticket')) return ADMIN_UP; // triage, tickets
   if (/^POST \/api\/(fleet|health)\/refresh$|^POST \/api\/settings\/recompute/.test(key) || key === 'POST /api/patrol/trigger') return ADMIN_UP; // refresh/recompute, patrol
   if (/^GET \/api\/((fleet|health)\/refresh|settings\/recompute(-risk)?)\/\{refresh_id\}$/.test(key)) return ADMIN_UP; // issue 21 §2: following a refresh

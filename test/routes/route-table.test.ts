@@ -14,6 +14,7 @@ const keys = declared.map((r) => routeKey(r.route));
 const BEYOND_SPEC = [
   'GET /api/openapi.json', // the OpenAPI document
   'POST /api/auth/password', // one's own password, changed (shared/auth/README.md)
+  'POST /api/settings/users/{email}/password-reset', // a superadmin resets someone's password (shared/auth/README.md)
   'ANY /api/{proxy+}', // problem+json 404 and CORS preflight behind API Gateway
   'POST /api/ingest/clusters', // DESIGN §9 fleet data inputs
   'POST /api/ingest/metrics',
@@ -117,6 +118,7 @@ describe('roles in the route table (DESIGN §5)', () => {
         'PUT /api/settings/general',
         'PATCH /api/settings/users/{email}',
         'DELETE /api/settings/users/{email}',
+        'POST /api/settings/users/{email}/password-reset',
       ]);
     for (const key of superOnly) expect(rolesOf(key), key).toEqual(['superadmin']);
   });
@@ -150,7 +152,7 @@ describe('roles in the route table (DESIGN §5)', () => {
   it('every other user route is open to all three roles (reads, chat, embed, rule proposals)', () => {
     const restricted = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length < 3).length;
     const open = declared.filter((r) => r.route.auth === 'user' && r.route.roles.length === 3);
-    expect(restricted).toBe(26); // 7 superadmin-only + 19 admin-or-above, listed above
+    expect(restricted).toBe(27); // 8 superadmin-only + 19 admin-or-above, listed above
     expect(open.map((r) => routeKey(r.route))).toEqual(
       expect.arrayContaining(['POST /api/chat/message', 'PUT /api/settings/health-rules', 'GET /api/fleet/scores']),
     );
