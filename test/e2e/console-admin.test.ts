@@ -1,6 +1,7 @@
 // The console's people, audit, LLM cost and dashboards pages in a real browser
 // (Debian Chromium) through the whole local service: an invite made in the console
-// yields an activation link that signs the invitee in; the 409 guards are explained;
+// yields an activation link that signs the invitee in, and a password reset a link whose
+// page sets a new password; the 409 guards are explained;
 // keyboard focus follows the delete confirmation; the audit log shows the invite,
 // keeps its filter in the URL and explains a page past the last; LLM cost renders
 // for a superadmin and is neither listed nor shown for a viewer; the dashboards page
@@ -177,6 +178,48 @@ describe('people', { timeout: 90_000 }, () => {
     await expect.poll(() => fresh.locator('.who').textContent()).toContain('viewer');
     await expect.poll(() => fresh.getByRole('link', { name: 'People' }).count()).toBe(0);
     await fresh.close();
+  });
+
+  it("a password reset from the row ends the person's sessions and yields a link whose page sets a new password and signs them in", async () => {
+    const who = { email: 'rita-reset@example.com', password: 'rita-old-password' };
+    const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: who.email, display_name: 'Rita Reset', role: 'viewer' });
+    expect((await api(service.url, admin, 'POST', '/api/auth/activate', { token: invite.body.activation_token, password: who.password })).status).toBe(200);
+    const theirs = await browser.page();
+    await signIn(theirs, who.email, who.password);
+
+    await open(adminPage, '/users', 'People');
+    const row = adminPage.locator(`tr[data-email="${who.email}"]`);
+    await row.getByRole('button', { name: `Reset the password of ${who.email}` }).click();
+    // The question replaces the button, and keyboard focus moves to its confirming button.
+    const confirm = adminPage.getByRole('button', { name: `Confirm resetting the password of ${who.email}` });
+    await expect.poll(() => confirm.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+    await confirm.click();
+    const field = adminPage.getByLabel('Password reset link');
+    await field.waitFor();
+    expect(await adminPage.locator('.users-outcome').textContent()).toContain('no mail was sent: the service has no mail sender configured');
+    const link = await field.inputValue();
+    expect(link).toMatch(new RegExp(`^${service.url}/reset-password#token=[\\w-]{43}$`));
+    await row.locator('.users-reset', { hasText: /^Password reset until \d{4}-\d\d-\d\d \d\d:\d\d UTC$/ }).waitFor();
+    // One's own password is changed with the current one, not reset here.
+    expect(await adminPage.getByRole('button', { name: `Reset the password of ${adminEmail}` }).count()).toBe(0);
+    await expectAccessible(adminPage, '/users after a password reset');
+
+    await theirs.goto('/issues');
+    await theirs.getByText(/Your session has ended/).waitFor();
+    const fresh = await browser.page();
+    await fresh.goto(link);
+    await fresh.getByRole('heading', { level: 1, name: 'Choose a new password' }).waitFor();
+    await expectAccessible(fresh, '/reset-password');
+    await fresh.getByLabel('New password', { exact: true }).fill('rita-new-password');
+    await fresh.getByLabel('Repeat it').fill('rita-new-password');
+    await fresh.getByRole('button', { name: 'Set password and sign in' }).click();
+    await fresh.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(await fresh.locator('.who').textContent()).toContain('viewer');
+    expect((await api(service.url, admin, 'POST', '/api/auth/login', { username: who.email, password: 'rita-new-password' })).status).toBe(200);
+    await open(adminPage, '/users', 'People');
+    await row.waitFor();
+    expect(await row.locator('.users-reset').count()).toBe(0);
+    await Promise.all([theirs.close(), fresh.close()]);
   });
 
   it('explains the 409 guards from the service, and applies a role change', async () => {

@@ -43,6 +43,7 @@ const page = (load: () => Promise<{ default: React.ComponentType }>) => async ()
 export const router = createBrowserRouter([
   { path: '/sign-in', lazy: page(() => import('./pages/sign-in')), errorElement: <RouteError /> },
   { path: '/activate', lazy: page(() => import('./pages/activate')), errorElement: <RouteError /> },
+  { path: '/reset-password', lazy: page(() => import('./pages/activate')), errorElement: <RouteError /> },
   {
     element: <RequireSession />,
     // Only when the shell itself fails: the error alone.

@@ -20,6 +20,8 @@ const ep = endpoint;
 /** People (/users): the account list; and who changes roles, deactivates and deletes (superadmins). */
 export const MAY_LIST_USERS = rolesOf(ep<'settings', 'listUsers'>('GET', '/api/settings/users'), 'superadmin', 'admin');
 export const MAY_CHANGE_USERS = rolesOf(ep<'settings', 'patchUser'>('PATCH', '/api/settings/users/{email}'), 'superadmin');
+/** A password reset from the account list. */
+export const MAY_RESET_PASSWORDS = rolesOf(ep<'settings', 'resetPassword'>('POST', '/api/settings/users/{email}/password-reset'), 'superadmin');
 /** Audit (/audit). */
 export const MAY_READ_AUDIT = rolesOf(ep<'settings', 'audit'>('GET', '/api/settings/audit'), 'superadmin', 'admin');
 /** Metric sources (/metric-sources): the puller's status, and a pull now. */

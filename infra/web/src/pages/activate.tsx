@@ -3,8 +3,10 @@
 // browser never sends (no access log or Referer holds it), and leaves the address bar as
 // the page reads it; `?token=`, as links sent before were written, is read the same way.
 // So a reload after a failed try has no token: the page says so, and the mail's link works again.
+// A password reset's link, /reset-password#token=…, is the same page in other words: the same
+// route takes both tokens, and each says what it does.
 import { type FormEvent, useEffect, useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link, useLocation, useNavigate } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
 import { NewPasswordFields, newPasswordReady } from '../components/new-password';
 import { useSession } from '../session';
@@ -16,7 +18,28 @@ function linkToken(): string {
   return new URLSearchParams(window.location.hash.slice(1)).get('token') ?? new URLSearchParams(window.location.search).get('token') ?? '';
 }
 
+/** The page's words: an invitation's, or a password reset's. */
+const WORDS = {
+  invitation: {
+    title: 'Activate your account',
+    missing: 'This link has no invitation token. Open the link from your invitation mail, or ask an admin for a new invitation.',
+    lead: 'Choose a password to finish your invitation.',
+    submit: 'Activate and sign in',
+    busy: 'Activating…',
+    failed: 'Activation failed.',
+  },
+  reset: {
+    title: 'Choose a new password',
+    missing: 'This link has no reset token. Open the link from your password reset mail, or ask a superadmin to reset your password again.',
+    lead: 'Your password was reset. Choose a new one to sign in again.',
+    submit: 'Set password and sign in',
+    busy: 'Setting…',
+    failed: 'The password was not set.',
+  },
+} as const;
+
 export default function Activate() {
+  const words = WORDS[useLocation().pathname === '/reset-password' ? 'reset' : 'invitation'];
   const [token] = useState(linkToken);
   useEffect(() => {
     // Read once: the address bar (and the history entry, and what a screenshot shows) no longer holds it.
@@ -38,7 +61,7 @@ export default function Activate() {
       signIn(await call(activate, { body: { token, password } }));
       navigate('/', { replace: true });
     } catch (e) {
-      setError(e instanceof ApiProblem ? e.detail : 'Activation failed.');
+      setError(e instanceof ApiProblem ? e.detail : words.failed);
     } finally {
       setBusy(false);
     }
@@ -47,14 +70,14 @@ export default function Activate() {
   return (
     <main className="auth-page" id="main">
       <form className="card auth-card" onSubmit={submit} aria-labelledby="activate-title" noValidate>
-        <h1 id="activate-title">Activate your account</h1>
+        <h1 id="activate-title">{words.title}</h1>
         {!token ? (
           <p className="error" role="alert">
-            This link has no invitation token. Open the link from your invitation mail, or ask an admin for a new invitation. <Link to="/sign-in">Sign in</Link>
+            {words.missing} <Link to="/sign-in">Sign in</Link>
           </p>
         ) : (
           <>
-            <p className="muted">Choose a password to finish your invitation.</p>
+            <p className="muted">{words.lead}</p>
             <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} repeatLabel="Repeat it" />
             {error && (
               <p className="error" role="alert">
@@ -62,7 +85,7 @@ export default function Activate() {
               </p>
             )}
             <button type="submit" className="primary" disabled={busy || !newPasswordReady(password, repeat)}>
-              {busy ? 'Activating…' : 'Activate and sign in'}
+              {busy ? words.busy : words.submit}
             </button>
           </>
         )}

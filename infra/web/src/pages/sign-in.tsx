@@ -76,6 +76,7 @@ export default function SignIn() {
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
+        <p className="muted auth-hint">Forgot your password? A superadmin resets it from People, and you get a link to choose a new one.</p>
       </form>
     </main>
   );

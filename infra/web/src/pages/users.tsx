@@ -6,8 +6,10 @@
 // service's 409 guards (the last active superadmin, one's own account) are explained
 // with its own words next to the table. A role picked is applied only by its "Save role".
 // An account the directory's login made (LDAP) is deactivated, never deleted: its next
-// login would make it again.
-import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+// login would make it again. A superadmin resets another local account's password: it stops
+// working at once, the person's sessions end, and a single-use link (mailed, or shown here to
+// hand over) lets them choose a new one on /reset-password.
+import { type FormEvent, type RefObject, useEffect, useId, useRef, useState } from 'react';
 import { type ApiProblem, endpoint } from '../api/client';
 import { useApi, useApiMutation } from '../api/hooks';
 import type { Answer, Role } from '../api/types';
@@ -15,7 +17,7 @@ import { CopyField } from '../components/admin/copy-field';
 import { ScrollRegion } from '../components/scroll-region';
 import { When } from '../components/time';
 import { Empty, Loading, Problem } from '../components/states';
-import { MAY_CHANGE_USERS } from '../api/access';
+import { MAY_CHANGE_USERS, MAY_RESET_PASSWORDS } from '../api/access';
 import { useSession } from '../session';
 import './users.css';
 
@@ -23,16 +25,24 @@ const usersEp = endpoint<'settings', 'listUsers'>('GET', '/api/settings/users');
 const inviteEp = endpoint<'settings', 'inviteUser'>('POST', '/api/settings/users/invite');
 const patchEp = endpoint<'settings', 'patchUser'>('PATCH', '/api/settings/users/{email}');
 const deleteEp = endpoint<'settings', 'deleteUser'>('DELETE', '/api/settings/users/{email}');
+const resetEp = endpoint<'settings', 'resetPassword'>('POST', '/api/settings/users/{email}/password-reset');
 
 type ManagedUser = Answer<'settings', 'listUsers'>['users'][number];
 const ROLES: Role[] = ['superadmin', 'admin', 'viewer'];
 const INVALIDATES = ['/api/settings/users', '/api/settings/audit'];
 
-/** What the last change on the table did, shown above it (a 409 with the service's reason). */
+/** What the last change on the table did, shown above it (a 409 with the service's reason); a reset not mailed, with its link. */
 interface Outcome {
   email: string;
   ok: boolean;
   text: string;
+  link?: string;
+}
+
+/** The account whose destructive action (delete, or password reset) waits for its confirmation. */
+interface Confirming {
+  email: string;
+  what: 'delete' | 'reset';
 }
 
 /** A pending account to invite again, put into the invite form (a new object each time: the same row twice fills it twice). */
@@ -42,10 +52,10 @@ interface Reinvite {
   role: Role;
 }
 
-/** Why the invitation mail did not go (the invite answer's email_problem), as the inviter reads it. */
+/** Why the mail did not go (an invite's or a reset's email_problem), as the superadmin or inviter reads it. */
 const MAIL_PROBLEMS: Record<NonNullable<Answer<'settings', 'inviteUser'>['email_problem']>, string> = {
   not_configured: 'no mail was sent: the service has no mail sender configured (SES_FROM_ADDRESS).',
-  refused: 'the mail service refused the invitation (the service log names why: often a sandboxed SES account or an unverified address).',
+  refused: 'the mail service refused the message (the service log names why: often a sandboxed SES account or an unverified address).',
   no_answer: 'the mail service did not answer in time: the mail may still arrive, or not.',
 };
 
@@ -173,21 +183,27 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
   const { user: me, can } = useSession();
   const patch = useApiMutation(patchEp, INVALIDATES);
   const remove = useApiMutation(deleteEp, INVALIDATES);
+  const resetPassword = useApiMutation(resetEp, INVALIDATES);
+  const mayReset = can(...MAY_RESET_PASSWORDS);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
-  const [confirming, setConfirming] = useState<string | null>(null);
-  const busy = patch.isPending || remove.isPending;
-  // The confirmation replaces the focused "Delete…" button (and Cancel brings it back): keyboard focus follows, not dropping to the page.
+  const [confirming, setConfirming] = useState<Confirming | null>(null);
+  const busy = patch.isPending || remove.isPending || resetPassword.isPending;
+  // The confirmation replaces the focused "Delete…" or "Reset password…" button (and Cancel brings it back): keyboard focus follows, not dropping to the page.
   const confirmButton = useRef<HTMLButtonElement>(null);
-  const deleteButtons = useRef(new Map<string, HTMLButtonElement>());
+  const askButtons = useRef(new Map<string, HTMLButtonElement>());
   const cancelled = useRef<string | null>(null);
   useEffect(() => {
     if (confirming) confirmButton.current?.focus();
-    else if (cancelled.current) deleteButtons.current.get(cancelled.current)?.focus();
+    else if (cancelled.current) askButtons.current.get(cancelled.current)?.focus();
     cancelled.current = null;
   }, [confirming]);
-  const cancel = (email: string) => {
-    cancelled.current = email;
+  const cancel = (c: Confirming) => {
+    cancelled.current = `${c.what} ${c.email}`;
     setConfirming(null);
+  };
+  const askButton = (key: string) => (el: HTMLButtonElement | null) => {
+    if (el) askButtons.current.set(key, el);
+    else askButtons.current.delete(key);
   };
 
   const failed = (email: string, what: string) => (error: ApiProblem) => setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}` });
@@ -212,14 +228,42 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
       { onSuccess: () => setOutcome({ email: u.email, ok: true, text: `${u.email} was deleted.` }), onError: failed(u.email, 'delete') },
     );
   };
+  const reset = (u: ManagedUser) => {
+    setOutcome(null);
+    setConfirming(null);
+    resetPassword.mutate(
+      { params: { email: u.email } },
+      {
+        onSuccess: (answer) => {
+          const until = new Date(answer.expires_at).toLocaleString();
+          setOutcome(
+            answer.email_sent
+              ? {
+                  email: u.email,
+                  ok: true,
+                  text: `The password of ${u.email} was reset. A link to choose a new one was mailed to them; it works once, until ${until}.`,
+                }
+              : {
+                  email: u.email,
+                  ok: true,
+                  text: `The password of ${u.email} was reset, but ${MAIL_PROBLEMS[answer.email_problem ?? 'not_configured']} Send them this link yourself; it works once, until ${until}.`,
+                  ...(answer.reset_token ? { link: `${location.origin}/reset-password#token=${encodeURIComponent(answer.reset_token)}` } : {}),
+                },
+          );
+        },
+        onError: failed(u.email, 'reset the password of'),
+      },
+    );
+  };
 
   return (
     <>
       {outcome &&
         (outcome.ok ? (
-          <p className="notice users-outcome" role="status">
-            {outcome.text}
-          </p>
+          <div className="notice users-outcome" role="status">
+            <p>{outcome.text}</p>
+            {outcome.link && <CopyField label="Password reset link" value={outcome.link} />}
+          </div>
         ) : (
           <div className="state problem users-outcome" role="alert">
             <strong>Not changed</strong>
@@ -265,6 +309,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                     ) : (
                       <span className={`users-status ${u.is_active ? 'active' : 'inactive'}`}>{u.is_active ? 'Active' : 'Inactive'}</span>
                     )}
+                    {u.password_reset_pending && <ResetStatus user={u} />}
                   </td>
                   {manage && (
                     <td className="users-actions">
@@ -278,39 +323,34 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                           {u.is_active ? 'Deactivate' : 'Reactivate'}
                         </button>
                       )}
+                      {mayReset && u.source === 'local' && u.is_active && !self && (
+                        <ConfirmedAction
+                          user={u}
+                          what="reset"
+                          busy={busy}
+                          confirming={confirming}
+                          ask={() => setConfirming({ email: u.email, what: 'reset' })}
+                          askRef={askButton(`reset ${u.email}`)}
+                          confirmRef={confirmButton}
+                          confirm={() => reset(u)}
+                          cancel={cancel}
+                        />
+                      )}
                       {u.source === 'ldap' ? (
                         // Deleting would not keep it out: its next login through the directory makes it again.
                         <span className="muted users-ldap-note">Signs in through the directory: deactivate to keep it out.</span>
-                      ) : confirming === u.email ? (
-                        <span className="users-confirm">
-                          <span>Delete for good?</span>
-                          <button
-                            ref={confirmButton}
-                            type="button"
-                            className="danger"
-                            disabled={busy}
-                            onClick={() => destroy(u)}
-                            aria-label={`Confirm deleting ${u.email}`}
-                          >
-                            Delete
-                          </button>
-                          <button type="button" onClick={() => cancel(u.email)}>
-                            Cancel
-                          </button>
-                        </span>
                       ) : (
-                        <button
-                          ref={(el) => {
-                            if (el) deleteButtons.current.set(u.email, el);
-                            else deleteButtons.current.delete(u.email);
-                          }}
-                          type="button"
-                          disabled={busy}
-                          onClick={() => setConfirming(u.email)}
-                          aria-label={`Delete ${u.email}`}
-                        >
-                          Delete…
-                        </button>
+                        <ConfirmedAction
+                          user={u}
+                          what="delete"
+                          busy={busy}
+                          confirming={confirming}
+                          ask={() => setConfirming({ email: u.email, what: 'delete' })}
+                          askRef={askButton(`delete ${u.email}`)}
+                          confirmRef={confirmButton}
+                          confirm={() => destroy(u)}
+                          cancel={cancel}
+                        />
                       )}
                     </td>
                   )}
@@ -321,6 +361,76 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
         </table>
       </ScrollRegion>
     </>
+  );
+}
+
+/** The words of an action asked for, then confirmed in place: the button, its question, and its confirming button. */
+const CONFIRMED_ACTIONS = {
+  delete: { ask: 'Delete…', askLabel: 'Delete', question: 'Delete for good?', confirm: 'Delete', confirmLabel: 'Confirm deleting' },
+  reset: {
+    ask: 'Reset password…',
+    askLabel: 'Reset the password of',
+    question: 'End their password and sessions, and make a link to choose a new one?',
+    confirm: 'Reset password',
+    confirmLabel: 'Confirm resetting the password of',
+  },
+} as const;
+
+/** A destructive action on one account: its button, which becomes its question with a confirming button and Cancel. */
+function ConfirmedAction(props: {
+  user: ManagedUser;
+  what: Confirming['what'];
+  busy: boolean;
+  confirming: Confirming | null;
+  ask: () => void;
+  askRef: (el: HTMLButtonElement | null) => void;
+  confirmRef: RefObject<HTMLButtonElement | null>;
+  confirm: () => void;
+  cancel: (c: Confirming) => void;
+}) {
+  const { user, what, busy } = props;
+  const words = CONFIRMED_ACTIONS[what];
+  if (props.confirming?.email === user.email && props.confirming.what === what) {
+    return (
+      <span className="users-confirm">
+        <span>{words.question}</span>
+        <button
+          ref={props.confirmRef}
+          type="button"
+          className="danger"
+          disabled={busy}
+          onClick={props.confirm}
+          aria-label={`${words.confirmLabel} ${user.email}`}
+        >
+          {words.confirm}
+        </button>
+        <button type="button" onClick={() => props.cancel({ email: user.email, what })}>
+          Cancel
+        </button>
+      </span>
+    );
+  }
+  return (
+    <button ref={props.askRef} type="button" disabled={busy} onClick={props.ask} aria-label={`${words.askLabel} ${user.email}`}>
+      {words.ask}
+    </button>
+  );
+}
+
+/** A password reset not yet taken: until when its link works, or that it expired (a superadmin resets again for a new one). */
+function ResetStatus({ user }: { user: ManagedUser }) {
+  const expires = user.password_reset_expires_at;
+  const expired = expires !== undefined && Date.parse(expires) <= Date.now();
+  return (
+    <span className={`users-status users-reset ${expired ? 'expired' : 'inactive'}`}>
+      {expired ? 'Password reset link expired' : 'Password reset'}
+      {expires && !expired && (
+        <span className="muted">
+          {' '}
+          until <When iso={expires} />
+        </span>
+      )}
+    </span>
   );
 }
 
