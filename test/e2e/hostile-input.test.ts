@@ -8,7 +8,8 @@
 // Path parameters name resources that exist where the walk can make or find one
 // (an issue, an AI issue, an investigation, a patrol report, a proposal, a user),
 // so probes of a body, query or header get past the 404 to the handler. Declared
-// headers are probed too. Routes that declare no input get no probe.
+// headers are probed too. Every route, input or none, gets query parameters it does
+// not declare, and one with no body declared (a GET aside) an unexpected body.
 import { request as httpRequest, Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from '../../shared/zod.js';
@@ -197,8 +198,18 @@ function probesOf(route: RouteDeclaration): Probe[] {
     for (const name of topLevelProperties(jsonSchema(route.headers)))
       for (const value of HEADER_VALUES) probe(base, { ...neutral, headers: { [name]: value } });
   }
+  // Every route, with input declared or none: query parameters it does not declare are ignored or refused, and so
+  // is a body where none is declared (a GET's aside: HTTP gives it no meaning), never a crash.
+  probe(`${base}?${UNDECLARED_QUERY}`, neutral);
+  if (!route.body && route.method !== 'GET') {
+    probe(base, { body: '{"unterminated": [1, 2', contentType: 'application/json' });
+    probe(base, json({ ['__proto__']: { role: 'superadmin' }, constructor: { prototype: { polluted: true } }, pad: 'x'.repeat(100_000) }));
+  }
   return probes;
 }
+
+/** Names no route declares, with the values the declared ones get: a NUL, a prototype key, a repeat, an overlong value. */
+const UNDECLARED_QUERY = ['__proto__=%00', 'constructor%5Bprototype%5D=1', 'undeclared=1&undeclared=2', `long=${'9'.repeat(10_000)}`].join('&');
 
 let service: LocalService;
 let superadminToken: string;
