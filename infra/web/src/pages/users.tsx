@@ -197,13 +197,19 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
     else if (cancelled.current) askButtons.current.get(cancelled.current)?.focus();
     cancelled.current = null;
   }, [confirming]);
-  const cancel = (c: Confirming) => {
-    cancelled.current = `${c.what} ${c.email}`;
-    setConfirming(null);
-  };
-  const askButton = (key: string) => (el: HTMLButtonElement | null) => {
-    if (el) askButtons.current.set(key, el);
-    else askButtons.current.delete(key);
+  const confirmation: Confirmation = {
+    busy,
+    confirming,
+    ask: setConfirming,
+    cancel: (c) => {
+      cancelled.current = confirmingKey(c);
+      setConfirming(null);
+    },
+    askRef: (key) => (el) => {
+      if (el) askButtons.current.set(key, el);
+      else askButtons.current.delete(key);
+    },
+    confirmRef: confirmButton,
   };
 
   const failed = (email: string, what: string) => (error: ApiProblem) => setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}` });
@@ -324,33 +330,13 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                         </button>
                       )}
                       {mayReset && u.source === 'local' && u.is_active && !self && (
-                        <ConfirmedAction
-                          user={u}
-                          what="reset"
-                          busy={busy}
-                          confirming={confirming}
-                          ask={() => setConfirming({ email: u.email, what: 'reset' })}
-                          askRef={askButton(`reset ${u.email}`)}
-                          confirmRef={confirmButton}
-                          confirm={() => reset(u)}
-                          cancel={cancel}
-                        />
+                        <ConfirmedAction user={u} what="reset" act={() => reset(u)} {...confirmation} />
                       )}
                       {u.source === 'ldap' ? (
                         // Deleting would not keep it out: its next login through the directory makes it again.
                         <span className="muted users-ldap-note">Signs in through the directory: deactivate to keep it out.</span>
                       ) : (
-                        <ConfirmedAction
-                          user={u}
-                          what="delete"
-                          busy={busy}
-                          confirming={confirming}
-                          ask={() => setConfirming({ email: u.email, what: 'delete' })}
-                          askRef={askButton(`delete ${u.email}`)}
-                          confirmRef={confirmButton}
-                          confirm={() => destroy(u)}
-                          cancel={cancel}
-                        />
+                        <ConfirmedAction user={u} what="delete" act={() => destroy(u)} {...confirmation} />
                       )}
                     </td>
                   )}
@@ -376,42 +362,38 @@ const CONFIRMED_ACTIONS = {
   },
 } as const;
 
-/** A destructive action on one account: its button, which becomes its question with a confirming button and Cancel. */
-function ConfirmedAction(props: {
-  user: ManagedUser;
-  what: Confirming['what'];
+const confirmingKey = (c: Confirming) => `${c.what} ${c.email}`;
+
+/** What the table shares with each confirmed action: which one is asking, and where keyboard focus goes. */
+interface Confirmation {
   busy: boolean;
   confirming: Confirming | null;
-  ask: () => void;
-  askRef: (el: HTMLButtonElement | null) => void;
-  confirmRef: RefObject<HTMLButtonElement | null>;
-  confirm: () => void;
+  ask: (c: Confirming) => void;
   cancel: (c: Confirming) => void;
-}) {
-  const { user, what, busy } = props;
+  /** The ref of an action's button, by its confirmingKey: Cancel gives it focus back. */
+  askRef: (key: string) => (el: HTMLButtonElement | null) => void;
+  confirmRef: RefObject<HTMLButtonElement | null>;
+}
+
+/** A destructive action on one account: its button, which becomes its question with a confirming button and Cancel. */
+function ConfirmedAction({ user, what, act, ...c }: { user: ManagedUser; what: Confirming['what']; act: () => void } & Confirmation) {
   const words = CONFIRMED_ACTIONS[what];
-  if (props.confirming?.email === user.email && props.confirming.what === what) {
+  const mine: Confirming = { email: user.email, what };
+  if (c.confirming && confirmingKey(c.confirming) === confirmingKey(mine)) {
     return (
       <span className="users-confirm">
         <span>{words.question}</span>
-        <button
-          ref={props.confirmRef}
-          type="button"
-          className="danger"
-          disabled={busy}
-          onClick={props.confirm}
-          aria-label={`${words.confirmLabel} ${user.email}`}
-        >
+        <button ref={c.confirmRef} type="button" className="danger" disabled={c.busy} onClick={act} aria-label={`${words.confirmLabel} ${user.email}`}>
           {words.confirm}
         </button>
-        <button type="button" onClick={() => props.cancel({ email: user.email, what })}>
+        <button type="button" onClick={() => c.cancel(mine)}>
           Cancel
         </button>
       </span>
     );
   }
   return (
-    <button ref={props.askRef} type="button" disabled={busy} onClick={props.ask} aria-label={`${words.askLabel} ${user.email}`}>
+    <button ref={c.askRef(confirmingKey(mine))} type="button" disabled={c.busy} onClick={() => c.ask(mine)} aria-label={`${words.askLabel} ${user.email}`}>
       {words.ask}
     </button>
   );
