@@ -110,7 +110,12 @@ async function builtInAccount(username: string, password: string): Promise<UserR
     await verifyPassword(password, DECOY_HASH);
     return undefined;
   }
-  return (await verifyPassword(password, user.password_hash)) ? user : undefined;
+  if (!(await verifyPassword(password, user.password_hash))) return undefined;
+  // The check took ≈ 0.4 s. A reset or a password change meanwhile ends every session from its second on, and
+  // a token signed later from the account as read before it would outlive that: the account is read again and
+  // the token signed from what it is now, the password still the one checked (else refused as a wrong one).
+  const now = await getUser(username);
+  return now?.id === user.id && now.password_hash === user.password_hash ? now : undefined;
 }
 
 /** The audit entry of what an LDAP login did to its account: the directory's user is the actor. */
@@ -259,9 +264,9 @@ export async function changePassword(principal: Principal, current: string, next
   const user = await getUser(principal.username);
   // Deactivated since the request's token was checked: no password change, and no new token.
   if (!user || user.id !== principal.userId || !user.is_active) throw new Unauthorized('Your session has ended; sign in again.');
-  if (user.source === 'ldap' || !user.password_hash) {
-    throw new Conflict('Your password is your directory’s (LDAP): change it there. The service keeps no password for this account.');
-  }
+  if (user.source === 'ldap') throw new Conflict('Your password is your directory’s (LDAP): change it there. The service keeps no password for this account.');
+  // Reset by a superadmin since this session began (a reset ends sessions, so only one racing it gets here).
+  if (!user.password_hash) throw new Unauthorized('Your password was reset; choose a new one through the link you were given.');
   // Before the lockout's reservation: it compares the caller's own two inputs, and must not cost a login attempt.
   if (current === next) throw new BadRequest('The new password is the current one: choose another.');
   const reservation = await reserveLoginAttempt(user.username);

@@ -373,7 +373,8 @@ export async function activateInvitation(
   const { invitation_hash: _hash, invitation_expires_at: _expires, password_reset_at: _reset, ...account } = before;
   const after: UserRecord =
     invitation.purpose === 'reset'
-      ? { ...account, password_hash: await passwordHash(), updated_at: at }
+      ? // Every session ends again: one a login racing the reset may have signed (shared/auth/README.md).
+        { ...account, password_hash: await passwordHash(), tokens_valid_from: tokensValidFromAfter(now), updated_at: at }
       : { ...account, is_active: true, password_hash: await passwordHash(), activated_at: at, updated_at: at };
   const counter = superadminCounterUpdate(before, after);
   try {

@@ -52,7 +52,7 @@ export type MailProblem = NonNullable<InviteResponse['email_problem']>;
 
 /** Null when SES accepted the message; otherwise why it was not sent. */
 export async function sendInvitation(mail: InvitationMail): Promise<MailProblem | null> {
-  return send('invitation', mail.to, 'Your Fleet Health Service invitation', [
+  return send('invitation', mail.to, 'Your Fleet Health Service invitation', () => [
     `Hello ${mail.displayName},`,
     '',
     `${mail.invitedBy} invited you to the Fleet Health Service as ${mail.role}.`,
@@ -64,7 +64,7 @@ export async function sendInvitation(mail: InvitationMail): Promise<MailProblem 
 
 /** Null when SES accepted the message; otherwise why it was not sent. */
 export async function sendPasswordReset(mail: PasswordResetMail): Promise<MailProblem | null> {
-  return send('password reset', mail.to, 'Your Fleet Health Service password was reset', [
+  return send('password reset', mail.to, 'Your Fleet Health Service password was reset', () => [
     `Hello ${mail.displayName},`,
     '',
     `${mail.resetBy} reset your Fleet Health Service password: the old one no longer signs in, and your sessions have ended.`,
@@ -74,8 +74,10 @@ export async function sendPasswordReset(mail: PasswordResetMail): Promise<MailPr
   ]);
 }
 
-async function send(kind: string, to: string, subject: string, lines: string[]): Promise<MailProblem | null> {
+/** `lines` are made only when a mail goes: the link reads APP_URL, which matters (and is checked) only then. */
+async function send(kind: string, to: string, subject: string, lines: () => string[]): Promise<MailProblem | null> {
   if (!mailConfigured()) return 'not_configured';
+  const text = lines().join('\n');
   // Every body the SDK reads goes through its stream collector: an answer without end is cut, not read for the whole timeout.
   ses ??= new SESClient({ maxAttempts: 2, streamCollector: (body: AsyncIterable<Uint8Array>) => boundedBytes(body, SES_ANSWER_MAX_BYTES) });
   try {
@@ -85,7 +87,7 @@ async function send(kind: string, to: string, subject: string, lines: string[]):
         Destination: { ToAddresses: [to] },
         Message: {
           Subject: { Data: subject, Charset: 'UTF-8' },
-          Body: { Text: { Data: lines.join('\n'), Charset: 'UTF-8' } },
+          Body: { Text: { Data: text, Charset: 'UTF-8' } },
         },
       }),
       // The SDK waits on SES without limit; a hung call would outlast the route, leaving the

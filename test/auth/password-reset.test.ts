@@ -5,12 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { principalOf, type Principal } from '../../shared/auth/principal.js';
 import { activate, hashInvitationToken, login } from '../../shared/auth/sign-in.js';
-import { listManagedUsers, resetUserPassword, updateUser } from '../../shared/auth/user-admin.js';
+import { inviteUser, listManagedUsers, removeUser, resetUserPassword, updateUser } from '../../shared/auth/user-admin.js';
+import { resetSettings } from '../../shared/config/env.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { ConditionFailed } from '../../shared/db/client.js';
-import { createUser, getUser, startPasswordReset, type UserRecord } from '../../shared/db/users.js';
+import { activeSuperadminCount, createUser, getUser, startPasswordReset, type UserRecord } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
-import type { DynamoProxy, Watcher } from '../support/dynamo-proxy.js';
+import { type DynamoProxy, type Watcher, whileHeld } from '../support/dynamo-proxy.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
 import { useTestJwtSecret } from '../support/tokens.js';
 
@@ -141,5 +142,103 @@ describe('a password reset', () => {
     expect(ses.received.length).toBe(mails);
     expect(await listed('kept@example.com')).toMatchObject({ password_reset_pending: false });
     expect((await login('kept', 'kept-password-1', caller)).user.username).toBe('kept');
+  });
+  it("of a superadmin: the count of active superadmins stays as it was, through the reset and its link's use", async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const actor = await superadmin('reset-boss');
+    await account('other-boss', 'superadmin', 'other-boss-password-1');
+    const count = await activeSuperadminCount();
+    const { reset_token: token } = await resetUserPassword(actor, 'other-boss@example.com', caller);
+    expect(await activeSuperadminCount()).toBe(count);
+    expect((await activate(token!, 'other-boss-password-2', caller)).user.role).toBe('superadmin');
+    expect(await activeSuperadminCount()).toBe(count);
+  });
+
+  it('a link outlives no account: deleted and invited again under the same address, the new pending account is not its to take', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const actor = await superadmin('reset-then-gone');
+    await account('reborn', 'viewer', 'reborn-password-1');
+    const { reset_token: resetToken } = await resetUserPassword(actor, 'reborn@example.com', caller);
+    await removeUser(actor, 'reborn@example.com', caller);
+    const { activation_token: invitation } = await inviteUser(actor, { email: 'reborn@example.com', display_name: 'Reborn', role: 'superadmin' }, caller);
+    await expect(activate(resetToken!, 'taken-over-password', caller)).rejects.toMatchObject({ status: 400 });
+    expect(await listed('reborn@example.com')).toMatchObject({ is_active: false, invitation_pending: true, password_reset_pending: false });
+    // Nor does an invitation's token reset an account: it activates only the pending account it was made for.
+    expect((await activate(invitation!, 'reborn-password-2', caller)).user.role).toBe('superadmin');
+    await expect(activate(invitation!, 'reborn-password-3', caller)).rejects.toMatchObject({ status: 400 });
+  });
+
+  it("refuses a directory (LDAP) account's: its password is the directory's", async () => {
+    const actor = await superadmin('reset-ldap');
+    await createUser({ username: 'dir-person', name: 'Dir Person', email: 'dir-person@example.com', role: 'viewer', is_active: true, source: 'ldap' });
+    await expect(resetUserPassword(actor, 'dir-person@example.com', caller)).rejects.toMatchObject({
+      status: 409,
+      message: expect.stringMatching(/directory/),
+    });
+    expect(await listed('dir-person@example.com')).toMatchObject({ password_reset_pending: false });
+  });
+
+  it('with mail off, a bad APP_URL is not read: the reset (and an invitation) answers its token; with mail on, it is 503 before anything is stored', async () => {
+    const actor = await superadmin('reset-bad-url');
+    await account('url-person', 'viewer', 'url-password-1');
+    Object.assign(process.env, { APP_URL: 'fleet.example.com' });
+    delete process.env.SES_FROM_ADDRESS;
+    resetSettings();
+    try {
+      process.env.SES_FROM_ADDRESS = 'fleet@example.com';
+      resetSettings();
+      // A ConfigError: the error middleware answers it 503 naming the setting (the invitation's own test goes through the route).
+      await expect(resetUserPassword(actor, 'url-person@example.com', caller)).rejects.toMatchObject({
+        name: 'ConfigError',
+        message: expect.stringMatching(/^APP_URL/),
+      });
+      expect((await login('url-person', 'url-password-1', caller)).user.username).toBe('url-person');
+      delete process.env.SES_FROM_ADDRESS;
+      resetSettings();
+      const reset = await resetUserPassword(actor, 'url-person@example.com', caller);
+      expect(reset).toMatchObject({ email_sent: false, email_problem: 'not_configured', reset_token: expect.stringMatching(/^[\w-]{43}$/) });
+      const invited = await inviteUser(actor, { email: 'url-invitee@example.com', display_name: 'Url Invitee', role: 'viewer' }, caller);
+      expect(invited).toMatchObject({ email_sent: false, email_problem: 'not_configured', activation_token: expect.stringMatching(/^[\w-]{43}$/) });
+    } finally {
+      Object.assign(process.env, { APP_URL: 'https://fleet.example.com/' });
+      resetSettings();
+    }
+  });
+
+  it('when SES refuses the mail, answers email_sent false with the reset token, which works', async () => {
+    process.env.SES_FROM_ADDRESS = 'fleet@example.com';
+    ses.mode = 'reject';
+    try {
+      const actor = await superadmin('reset-refused');
+      await account('refused-mail', 'viewer', 'refused-password-1');
+      const answer = await resetUserPassword(actor, 'refused-mail@example.com', caller);
+      expect(answer).toEqual({
+        status: 'ok',
+        email_sent: false,
+        email_problem: 'refused',
+        reset_token: expect.stringMatching(/^[\w-]{43}$/),
+        expires_at: expect.any(String),
+      });
+      expect((await activate(answer.reset_token!, 'refused-password-2', caller)).user.username).toBe('refused-mail');
+    } finally {
+      ses.mode = 'ok';
+    }
+  });
+
+  it('overtakes a login whose password check it lands during: the login reads the account again and is refused', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const actor = await superadmin('reset-racer');
+    await account('racer', 'viewer', 'racer-password-1');
+    // The login's reads of the account: the first before its password check, the next one after it, held while the reset lands.
+    let reads = 0;
+    const held = whileHeld(
+      proxy,
+      (r) => r.operation === 'GetItem' && JSON.stringify(r.input.Key ?? {}).includes('USER#racer') && ++reads === 2,
+      () => resetUserPassword(actor, 'racer@example.com', caller),
+    );
+    const raced = await login('racer', 'racer-password-1', callerAt(3)).catch((e: unknown) => e);
+    const { reset_token: token } = (await held.done()) as { reset_token?: string };
+    expect(raced).toMatchObject({ status: 401 });
+    expect((await activate(token!, 'racer-password-2', caller)).user.username).toBe('racer');
   });
 });

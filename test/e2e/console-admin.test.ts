@@ -196,6 +196,9 @@ describe('people', { timeout: 90_000 }, () => {
     await confirm.click();
     const field = adminPage.getByLabel('Password reset link');
     await field.waitFor();
+    // The row stays and its confirmation has gone: focus moves to the link, which is what is to be done next.
+    await expect.poll(() => field.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+    expect(await adminPage.locator('.users-outcome').textContent()).toMatch(/until \d{4}-\d\d-\d\d \d\d:\d\d UTC\./);
     expect(await adminPage.locator('.users-outcome').textContent()).toContain('no mail was sent: the service has no mail sender configured');
     const link = await field.inputValue();
     expect(link).toMatch(new RegExp(`^${service.url}/reset-password#token=[\\w-]{43}$`));

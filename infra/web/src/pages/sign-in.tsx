@@ -76,7 +76,10 @@ export default function SignIn() {
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
-        <p className="muted auth-hint">Forgot your password? A superadmin resets it from People, and you get a link to choose a new one.</p>
+        <p className="muted auth-hint">
+          Forgot your password? A superadmin resets it from People, and you get a link to choose a new one. (A directory (LDAP) password is reset in the
+          directory.)
+        </p>
       </form>
     </main>
   );

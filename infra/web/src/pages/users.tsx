@@ -15,7 +15,7 @@ import { useApi, useApiMutation } from '../api/hooks';
 import type { Answer, Role } from '../api/types';
 import { CopyField } from '../components/admin/copy-field';
 import { ScrollRegion } from '../components/scroll-region';
-import { When } from '../components/time';
+import { utc, When } from '../components/time';
 import { Empty, Loading, Problem } from '../components/states';
 import { MAY_CHANGE_USERS, MAY_RESET_PASSWORDS } from '../api/access';
 import { useSession } from '../session';
@@ -37,6 +37,8 @@ interface Outcome {
   ok: boolean;
   text: string;
   link?: string;
+  /** A refused role change, deactivation or delete: the guards that refuse those are explained under it. */
+  guarded?: boolean;
 }
 
 /** The account whose destructive action (delete, or password reset) waits for its confirmation. */
@@ -186,6 +188,13 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
   const resetPassword = useApiMutation(resetEp, INVALIDATES);
   const mayReset = can(...MAY_RESET_PASSWORDS);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const outcomeBox = useRef<HTMLDivElement>(null);
+  const focusOutcome = useRef(false);
+  useEffect(() => {
+    if (!outcome || !focusOutcome.current) return;
+    focusOutcome.current = false;
+    (outcomeBox.current?.querySelector('input') ?? outcomeBox.current)?.focus();
+  }, [outcome]);
   const [confirming, setConfirming] = useState<Confirming | null>(null);
   const busy = patch.isPending || remove.isPending || resetPassword.isPending;
   // The confirmation replaces the focused "Delete…" or "Reset password…" button (and Cancel brings it back): keyboard focus follows, not dropping to the page.
@@ -212,7 +221,10 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
     confirmRef: confirmButton,
   };
 
-  const failed = (email: string, what: string) => (error: ApiProblem) => setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}` });
+  const failed =
+    (email: string, what: string, guarded = true) =>
+    (error: ApiProblem) =>
+      setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}`, guarded });
 
   const change = (u: ManagedUser, body: { role?: Role; is_active?: boolean }, what: string, settled?: () => void) => {
     setOutcome(null);
@@ -237,11 +249,13 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
   const reset = (u: ManagedUser) => {
     setOutcome(null);
     setConfirming(null);
+    // The confirmation it came from goes and the row stays: focus moves to what the reset answers (its link, to copy).
+    focusOutcome.current = true;
     resetPassword.mutate(
       { params: { email: u.email } },
       {
         onSuccess: (answer) => {
-          const until = new Date(answer.expires_at).toLocaleString();
+          const until = utc(answer.expires_at);
           setOutcome(
             answer.email_sent
               ? {
@@ -257,7 +271,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                 },
           );
         },
-        onError: failed(u.email, 'reset the password of'),
+        onError: failed(u.email, 'reset the password of', false),
       },
     );
   };
@@ -266,17 +280,19 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
     <>
       {outcome &&
         (outcome.ok ? (
-          <div className="notice users-outcome" role="status">
+          <div className="notice users-outcome" role="status" tabIndex={-1} ref={outcomeBox}>
             <p>{outcome.text}</p>
             {outcome.link && <CopyField label="Password reset link" value={outcome.link} />}
           </div>
         ) : (
-          <div className="state problem users-outcome" role="alert">
+          <div className="state problem users-outcome" role="alert" tabIndex={-1} ref={outcomeBox}>
             <strong>Not changed</strong>
             <p>{outcome.text}</p>
-            <p className="muted">
-              The service keeps at least one active superadmin, and nobody changes, deactivates or deletes their own account: another superadmin does that.
-            </p>
+            {outcome.guarded && (
+              <p className="muted">
+                The service keeps at least one active superadmin, and nobody changes, deactivates or deletes their own account: another superadmin does that.
+              </p>
+            )}
           </div>
         ))}
       <ScrollRegion label="Accounts">
