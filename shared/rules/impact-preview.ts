@@ -9,7 +9,7 @@ import type { HealthRules, RiskRules } from './schemas.js';
 
 /**
  * The clusters `proposed` would move: the cached view's inputs when they cover its
- * lookbacks, else read afresh for the longer window. Nothing is written.
+ * lookbacks, else read afresh for the longer of its and the live rules' windows. Nothing is written.
  */
 export async function proposalImpact(proposed: HealthRules | RiskRules): Promise<RuleImpact> {
   const view = await fleetView();
@@ -18,7 +18,15 @@ export async function proposalImpact(proposed: HealthRules | RiskRules): Promise
   const covered =
     rollupDaysFor(health, risk) <= rollupDaysFor(view.health.rules, view.risk.rules) &&
     health.lookback_days <= Math.max(CRITICAL_ALERT_DAYS, view.health.rules.lookback_days);
-  // A refresh's view holds its lookback folded (windowed): another lookback is read day by day.
-  const fleet = covered && !view.windowed ? view.fleet : await loadFleetInputs(rollupDaysFor(health, risk), health.lookback_days, view.now);
+  // A refresh's view holds its lookback folded (windowed): another lookback is read day by day, as far back as
+  // the live rules or the proposal reach, since "before" scores the live rules on the same inputs.
+  const fleet =
+    covered && !view.windowed
+      ? view.fleet
+      : await loadFleetInputs(
+          Math.max(rollupDaysFor(health, risk), rollupDaysFor(view.health.rules, view.risk.rules)),
+          Math.max(health.lookback_days, view.health.rules.lookback_days),
+          view.now,
+        );
   return 'scoring' in proposed ? healthImpact(fleet, view.health.rules, health, view.now) : riskImpact(fleet, view.risk.rules, risk, view.now);
 }
