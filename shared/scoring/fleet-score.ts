@@ -254,11 +254,13 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
     let totalWeight = 0;
     for (let d = 0, at = i * perCluster; d < perCluster; d++, at++) {
       const dim = dims[d]!;
-      const v = aggregatedValue(agg, dim.index, dim.how);
-      if (v === null) {
+      const aggregated = aggregatedValue(agg, dim.index, dim.how);
+      if (aggregated === null) {
         status[at] = NO_DATA;
         continue;
       }
+      // Scored as answered (two decimals): 89.996 shown as 90 must be at a threshold of 90, not under it.
+      const v = round2(aggregated);
       const score = dimensionScore(dim.rule, v);
       value[at] = v;
       raw[at] = score;

@@ -88,10 +88,12 @@ export function riskSnapshot(
   const compiled = rulesOf(rules);
   for (let i = 0; i < compiled.length; i++) {
     const { rule, index, how } = compiled[i]!;
-    const value = aggregatedValue(agg, index, how);
-    if (value === null) continue;
+    const aggregated = aggregatedValue(agg, index, how);
+    if (aggregated === null) continue;
+    // Judged as answered (two decimals): 89.996 shown as 90 must be at a threshold of 90, not under it.
+    const value = round2(aggregated);
     const status = metricStatus(rule, value);
-    metrics[rule.metric_key] = { value: round2(value), status };
+    metrics[rule.metric_key] = { value, status };
     if (status !== 'healthy') hits.push({ rule, index, value, status });
   }
   if (hits.length > 1) {
@@ -109,7 +111,7 @@ export function riskSnapshot(
       ...(staleReason === undefined ? [] : [staleReason]),
       ...hits.map(({ rule, value, status }) => {
         const threshold = status === 'critical' ? rule.critical : rule.warning;
-        return `${rule.metric_key} ${rule.aggregation} ${round2(value)} ${rule.inverted ? '<=' : '>='} ${status} ${threshold}`;
+        return `${rule.metric_key} ${rule.aggregation} ${value} ${rule.inverted ? '<=' : '>='} ${status} ${threshold}`;
       }),
     ],
     suggested_actions: [...new Set(hits.map((h) => h.rule.action))],

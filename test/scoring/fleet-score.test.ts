@@ -74,6 +74,13 @@ describe('scoreCluster: hand-computed unified score', () => {
     expect(s.top_risk).toBe('Live Nodes (40)');
   });
 
+  it('scores the value it answers: 89.996 is answered 90, and so is at red (90) with its score, status and reason', () => {
+    const rules = scoringRules([dimension({ metric_key: 'disk_used_pct', display_name: 'Disk Usage', green: 70, yellow: 80, red: 90 })]);
+    const s = scoreCluster(clusterData('edge', { today: { disk_used_pct: 89.996 } }), rules, NOW);
+    expect(s.dimension_scores).toEqual([{ name: 'Disk Usage', metric_key: 'disk_used_pct', score: 20, value: 90, weight: 1, status: 'critical' }]);
+    expect(s.risk_reasons).toEqual(['Disk Usage at 90 (red >= 90)']);
+  });
+
   it('names every off-green dimension worst first (inverted thresholds with ≤), then the alerts', () => {
     const s = scoreCluster(troubled('main'), RULES, NOW);
     expect(s.risk_reasons).toEqual([

@@ -114,6 +114,13 @@ describe('riskSnapshot', () => {
     expect(snap.risk_signals).toEqual(['disk_used_pct avg 80.62 >= warning 80']);
   });
 
+  it('judges the value it answers: 89.996 is answered 90, and so is at the critical threshold of 90', () => {
+    const snap = riskSnapshot(clusterData('edge', { today: { disk_used_pct: 89.996 } }), riskRules([DISK]), 60, NOW);
+    expect(snap.metrics.disk_used_pct).toEqual({ value: 90, status: 'critical' });
+    expect(snap.risk_signals).toEqual(['disk_used_pct last 90 >= critical 90']);
+    expect(snap.risk_level).toBe('Critical');
+  });
+
   it('with the shipped default rules', () => {
     const snap = riskSnapshot(clusterData('d', { today: { disk_used_pct: 85, memory_pct: [60, 96, 70], qps: 100 } }), defaultRiskRules(), 55, NOW);
     expect(snap.risk_level).toBe('Critical');

@@ -153,11 +153,12 @@ function referenceDimensions(agg: ClusterAggregates, rules: ScoringRules) {
   let weighted = 0;
   let totalWeight = 0;
   for (const rule of rules.dimensions) {
-    const value = aggregatedMetric(agg, rule.metric_key, rule.aggregation);
-    if (value === null) {
+    const aggregated = aggregatedMetric(agg, rule.metric_key, rule.aggregation);
+    if (aggregated === null) {
       missing.push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
       continue;
     }
+    const value = round2(aggregated); // scored as answered
     const raw = dimensionScore(rule, value);
     const score: DimensionScore = {
       name: rule.display_name,
