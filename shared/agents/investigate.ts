@@ -211,6 +211,7 @@ const SYSTEM = [
   '{"severity":"critical"|"warning"|"info", "confidence":number from 0 to 1 (how sure you are of the root cause),',
   ' "root_cause":string (one or two sentences), "recommended_actions":string (a Markdown list, most urgent first),',
   ' "full_report":string (Markdown: the evidence you found, the root cause, the actions, what to watch next)}',
+  'Keep the whole object under about 9,000 characters (full_report under about 6,000): a longer answer is cut off at the output limit.',
 ].join('\n');
 
 /** The cluster as the model first reads it. */

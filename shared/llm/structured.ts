@@ -2,7 +2,7 @@
 // parsed as one JSON object that must fit a zod schema, with one repair round
 // in which the model sees what did not validate. Used by the patrol and the agent.
 import type * as z from '../zod.js';
-import { LoopStopped, NO_ANSWER, recordedCall, runToolLoop, textOf, type LoopResult } from './tool-loop.js';
+import { DEFAULT_MAX_TOKENS, LoopStopped, NO_ANSWER, recordedCall, runToolLoop, textOf, type LoopResult } from './tool-loop.js';
 import type { Message } from './types.js';
 
 /** The answer did not validate, even after the repair round; the message says why. */
@@ -50,13 +50,24 @@ function withAnswer(messages: Message[]): Message[] {
   return [...messages.slice(0, -1), { role: 'assistant', content: [{ type: 'text', text: NO_ANSWER }] }];
 }
 
+/**
+ * Why an answer did not validate: an answer the output limit cut off is said to be that (its JSON is then
+ * unfinished, and "no JSON object" would send the model to write the same too-long answer again).
+ */
+function problemOf(schema: z.ZodMiniType, value: unknown, cut: boolean, maxTokens: number): string | null {
+  const problem = problemsOf(schema, value);
+  return problem && cut ? `it was cut off at the output limit of ${maxTokens} tokens before it ended` : problem;
+}
+
 export async function structuredAnswer<S extends z.ZodMiniType>(
   schema: S,
   options: Parameters<typeof runToolLoop>[0],
 ): Promise<{ value: z.output<S>; loop: LoopResult }> {
   const loop = await runToolLoop(options);
+  // The repair call has the loop's limit: a longer one would let the model repeat the answer that was cut.
+  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
   let value = jsonIn(loop.text);
-  let problem = problemsOf(schema, value);
+  let problem = problemOf(schema, value, loop.cut, maxTokens);
   if (problem) {
     // A call made past the deadline could only time out: the answer stands as invalid.
     if (options.deadline !== undefined && Date.now() >= options.deadline)
@@ -69,10 +80,20 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
         system: options.system,
         messages: [
           ...withAnswer(loop.messages),
-          { role: 'user', content: [{ type: 'text', text: `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.` }] },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'text',
+                text: loop.cut
+                  ? `Your answer did not validate (${problem}). Answer again with only the JSON object, shorter: all of it well within ${maxTokens} tokens, the long texts cut down to what matters most.`
+                  : `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.`,
+              },
+            ],
+          },
         ],
         tools: options.tools,
-        max_tokens: options.maxTokens ?? 4096,
+        max_tokens: maxTokens,
         // The caller's deadline holds for the repair too (the agent worker keeps a margin after it).
         deadline: options.deadline,
       },
@@ -80,7 +101,7 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
       loop.spent,
     );
     value = jsonIn(textOf(repair.message));
-    problem = problemsOf(schema, value);
+    problem = problemOf(schema, value, repair.stop_reason === 'max_tokens', maxTokens);
     if (problem) throw new AnswerInvalid(`the model's answer did not validate after one repair round: ${problem}`);
   }
   return { value: schema.parse(value) as z.output<S>, loop };

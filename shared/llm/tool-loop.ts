@@ -121,8 +121,13 @@ export interface LoopResult {
   tool_rounds: number;
   /** True when the rounds ran out and the last call was told to answer. */
   stopped: boolean;
+  /** True when the final answer stopped at the output-token limit (max_tokens): its text is cut short. */
+  cut: boolean;
   spent: Spent;
 }
+
+/** A model call's output limit when the caller names none. */
+export const DEFAULT_MAX_TOKENS = 2048;
 
 const LAST_ROUND = 'You have used every tool round. Answer now with what you have; do not call tools.';
 
@@ -206,7 +211,7 @@ export async function runToolLoop(options: {
     const response = await recordedCall(
       options.provider,
       // The call itself ends by the deadline too, retries included (a route cannot outlive its 29 s).
-      { system: options.system, messages, tools: options.tools, max_tokens: options.maxTokens ?? 2048, deadline: options.deadline },
+      { system: options.system, messages, tools: options.tools, max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, deadline: options.deadline },
       options.ledger,
       spent,
     );
@@ -217,7 +222,7 @@ export async function runToolLoop(options: {
       // Unanswered tool calls must not stay in the conversation: it ends with the answer as text.
       if (uses.length) messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: text || NO_ANSWER }] };
       const cleaned = messages.map((m) => ({ ...m, content: m.content.filter((b) => !(b.type === 'text' && b.text === LAST_ROUND)) }));
-      return { text, messages: cleaned, tool_calls: toolCalls, tool_rounds: round, stopped: last, spent };
+      return { text, messages: cleaned, tool_calls: toolCalls, tool_rounds: round, stopped: last, cut: response.stop_reason === 'max_tokens', spent };
     }
     const results: ContentBlock[] = [];
     for (const [i, use] of uses.entries()) {

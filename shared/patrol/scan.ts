@@ -239,6 +239,7 @@ const SYSTEM = [
   ' "customer_summaries":[{"customer_name":string,"clusters":int,"flagged":int,"summary":string}],',
   ' "narrative":string (Markdown, what an on-call engineer should know first)}',
   'Flag clusters that need action, worst first; be specific about the evidence (metrics, alerts, issues) and the next step.',
+  'Keep the whole object under about 9,000 characters (one or two sentences per reason and summary): a longer answer is cut off at the output limit.',
 ].join('\n');
 
 /** The fleet as the model reads it: counts, then the worst clusters one line each. */

@@ -1,7 +1,8 @@
 // The repair round of a structured answer (shared/llm/structured.ts) over Bedrock, against the
 // local Converse server (test/support/fake-bedrock.ts), which refuses an assistant message with
 // no content as Bedrock does (400 ValidationException): a model that ended its turn with no
-// text, or with reasoning only, still gets its repair round.
+// text, or with reasoning only, still gets its repair round; an answer the output limit cut
+// off is told so, and asked for a shorter one.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { llmProvider } from '../../shared/llm/provider.js';
 import { structuredAnswer } from '../../shared/llm/structured.js';
@@ -73,4 +74,51 @@ describe('the repair round of a structured answer over Bedrock', () => {
     expect(repair[1]!.content).toEqual([{ text: '(no answer)' }]);
     expect(repair[2]!.content[0]!.text).toMatch(/did not validate \(the answer held no JSON object\)/);
   });
+
+  it('says an answer the output limit cut off was cut, and asks for a shorter one, not for "a JSON object"', async () => {
+    fake.enqueueText('{"ok":tr', { stopReason: 'max_tokens' }).enqueueText('{"ok":true}');
+    const { value } = await structuredAnswer(Answer, {
+      provider: provider(),
+      system: 's',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Is the fleet fine?' }] }],
+      tools: [],
+      runTool: async () => ({ content: 'ok', is_error: false }),
+      maxRounds: 2,
+      maxTokens: 300,
+      ledger: { runId: 'repair-cut', source: 'agent', user: 'test' },
+    });
+    expect(value).toEqual({ ok: true });
+    const [first, repair] = fake.received.map((r) => r.body);
+    expect(first!.inferenceConfig).toMatchObject({ maxTokens: 300 });
+    expect(repair!.inferenceConfig).toMatchObject({ maxTokens: 300 });
+    expect(repair!.messages.at(-1)!.content[0]!.text).toBe(
+      'Your answer did not validate (it was cut off at the output limit of 300 tokens before it ended). Answer again with only the JSON object, shorter: all of it well within 300 tokens, the long texts cut down to what matters most.',
+    );
+  });
+
+  it('when the repair is cut off too, fails saying so', async () => {
+    fake.enqueueText('{"ok":tr', { stopReason: 'max_tokens' }).enqueueText('{"o', { stopReason: 'max_tokens' });
+    const answered = structuredAnswer(Answer, {
+      provider: provider(),
+      system: 's',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Is the fleet fine?' }] }],
+      tools: [],
+      runTool: async () => ({ content: 'ok', is_error: false }),
+      maxRounds: 2,
+      ledger: { runId: 'repair-cut-twice', source: 'agent', user: 'test' },
+    });
+    await expect(answered).rejects.toThrow(
+      "the model's answer did not validate after one repair round: it was cut off at the output limit of 2048 tokens before it ended",
+    );
+  });
 });
+
+function provider() {
+  return llmProvider({
+    LLM_PROVIDER: 'bedrock',
+    LLM_MODEL: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
+    AWS_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.endpoint,
+    LLM_MAX_ATTEMPTS: '1',
+  })!;
+}
