@@ -422,21 +422,30 @@ export function triageAction(issueId: string, changes: Partial<TriageFields>, se
 }
 
 /**
- * Claims the right to create the issue's ticket: only when it is live, has none and no
- * other claim younger than `staleBefore` holds. ConditionFailed otherwise.
- * With the marker, like every issue write (lists show no claim today; they may).
+ * Claims the right to create the issue's ticket: only when it is live and has none, no claim holds, and no earlier
+ * create may have made one (none got no definite answer). With `again` (another ticket asked for on purpose), a
+ * create that may have made one stands aside, and so does a claim older than `staleBefore`: that create died
+ * after its request may have gone, so it counts as one that may have made a ticket, taken over only on purpose.
+ * ConditionFailed otherwise. With the marker, like every issue write (lists show no claim today; they may).
  */
-export async function claimTicket(issueId: string, token: string, staleBefore: Date, now = new Date()): Promise<void> {
+export async function claimTicket(issueId: string, token: string, staleBefore: Date, now = new Date(), again = false): Promise<void> {
+  const free = again
+    ? '(attribute_not_exists(ticket_claim) OR ticket_claim = :none OR ticket_claimed_at < :stale)'
+    : '(attribute_not_exists(ticket_claim) OR ticket_claim = :none) AND attribute_not_exists(ticket_unconfirmed_at)';
   await transactIssues([
     {
       Update: {
         TableName: tableName('issues'),
         Key: PK(issueId),
         UpdateExpression: 'SET ticket_claim = :token, ticket_claimed_at = :now',
-        ConditionExpression:
-          `attribute_exists(pk) AND ${LIVE} AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND ` +
-          '(attribute_not_exists(ticket_claim) OR ticket_claim = :none OR ticket_claimed_at < :stale)',
-        ExpressionAttributeValues: { ':token': token, ':now': now.toISOString(), ':empty': '', ':none': null, ':stale': staleBefore.toISOString() },
+        ConditionExpression: `attribute_exists(pk) AND ${LIVE} AND (attribute_not_exists(ticket_key) OR ticket_key = :empty) AND ${free}`,
+        ExpressionAttributeValues: {
+          ':token': token,
+          ':now': now.toISOString(),
+          ':empty': '',
+          ':none': null,
+          ...(again ? { ':stale': staleBefore.toISOString() } : {}),
+        },
       },
     },
   ]);

@@ -163,17 +163,18 @@ export async function createTicket(
     new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });
   if (issue.ticket_key) throw existing();
   if (issue.superseded_by) throw await regrouped(issue, 'create its ticket there');
-  if (issue.ticket_unconfirmed_at && !again) {
-    throw new Conflict(
-      `A ticket may exist already: the create at ${issue.ticket_unconfirmed_at} got no definite answer from the tracker. Look for one labelled ${ticketLabel(issueId)} and link it (ticket_key and ticket_url by PATCH), or create another with again=true.`,
-      { ticket_may_exist: true, ticket_label: ticketLabel(issueId), ticket_unconfirmed_at: issue.ticket_unconfirmed_at },
+  const mayExist = (since: string, what: string) =>
+    new Conflict(
+      `A ticket may exist already: the create at ${since} ${what}. Look for one labelled ${ticketLabel(issueId)} and link it (ticket_key and ticket_url by PATCH), or create another with again=true.`,
+      { ticket_may_exist: true, ticket_label: ticketLabel(issueId), ticket_unconfirmed_at: since },
     );
-  }
+  if (issue.ticket_unconfirmed_at && !again) throw mayExist(issue.ticket_unconfirmed_at, 'got no definite answer from the tracker');
   const provider = ticketProvider();
   if (!provider) throw new ServiceUnavailable('No ticket provider is configured: set TICKET_PROVIDER (jira or webhook) and its settings.');
   const token = randomUUID();
+  const staleBefore = new Date(now.getTime() - TICKET_CLAIM_SECONDS * 1000);
   try {
-    await claimTicket(issueId, token, new Date(now.getTime() - TICKET_CLAIM_SECONDS * 1000), now);
+    await claimTicket(issueId, token, staleBefore, now, again);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     const current = await getIssue(issueId);
@@ -182,15 +183,20 @@ export async function createTicket(
     if (current.ticket_key)
       throw new Conflict(`Issue ${issueId} has a ticket already: ${current.ticket_key}.`, { ticket_key: current.ticket_key, ticket_url: current.ticket_url });
     if (current.superseded_by) throw await regrouped(current, 'create its ticket there');
+    if (!again && current.ticket_unconfirmed_at) throw mayExist(current.ticket_unconfirmed_at, 'got no definite answer from the tracker');
+    // A claim that lapsed: its create died after its request may have gone out, with nothing recorded.
+    if (!again && current.ticket_claimed_at && current.ticket_claimed_at < staleBefore.toISOString())
+      throw mayExist(current.ticket_claimed_at, 'never finished (the service stopped while the tracker was asked)');
     throw new Conflict(`A ticket for issue ${issueId} is being created right now.`);
   }
   let ticket: { key: string; url: string };
   try {
     ticket = await provider.create(await ticketRequest(issue, now), answerBy);
   } catch (error) {
-    const mayExist = error instanceof TicketProviderError && error.mayExist;
-    // Recorded on the issue, so every reader and the next create know; else the claim is given up (it expires by itself otherwise).
-    if (mayExist) await markTicketUnconfirmed(issueId, token, now).catch(() => releaseTicketClaim(issueId, token).catch(() => undefined));
+    const unknownOutcome = error instanceof TicketProviderError && error.mayExist;
+    // Recorded on the issue, so every reader and the next create know. If that cannot be written the claim stays:
+    // lapsed, it still tells the next create that a ticket may exist. Else the claim is given up.
+    if (unknownOutcome) await markTicketUnconfirmed(issueId, token, now).catch(() => undefined);
     else await releaseTicketClaim(issueId, token).catch(() => undefined);
     if (!(error instanceof TicketProviderError)) throw error;
     if (!error.mayExist) throw new BadGateway(`${error.message}. Nothing was created; you can try again.`);

@@ -1,12 +1,15 @@
 // A ticket the provider created whose key DynamoDB then will not store (throttled past the client's
 // retries), on DynamoDB Local behind the proxy, against the fake Jira: the answer is the 409 that
-// names the ticket to link or close, not a bare 500 that hides it.
+// names the ticket to link or close, not a bare 500 that hides it. And a create that may have
+// made a ticket without a record of it (a lapsed claim, a record that could not be written)
+// is a "ticket may exist" 409 for the next one, not a second ticket.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
-import { deleteGroupingAction, getIssue, listClusterIssues, transactIssues } from '../../shared/db/issues.js';
+import { ConditionFailed } from '../../shared/db/client.js';
+import { claimTicket, deleteGroupingAction, getIssue, listClusterIssues, markTicketUnconfirmed, transactIssues } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { BadGateway, Conflict, NotFound } from '../../shared/http/errors.js';
-import { createTicket } from '../../shared/issues/triage.js';
+import { createTicket, TICKET_CLAIM_SECONDS } from '../../shared/issues/triage.js';
 import { alertNotice, storedCluster } from '../support/clusters.js';
 import { type DynamoProxy, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -83,5 +86,60 @@ describe('a create whose request has used its time before the call', () => {
     expect(after?.ticket_unconfirmed_at ?? null).toBeNull();
     const answer = await createTicket(admin, issue!.issue_id, caller, NOW);
     expect(answer.ticket_key).toMatch(/^OPS-\d+$/);
+  });
+});
+
+describe('a create that may have made a ticket, and left no record of it', () => {
+  it('a lapsed claim (its create died after asking the tracker) is a "ticket may exist" 409, taken over only with again=true', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([alertNotice(NOW, c, 'DiskUsageHigh', 'disk-4', 30)], NOW);
+    const [issue] = await listClusterIssues(c);
+    const died = new Date(NOW.getTime() - (TICKET_CLAIM_SECONDS + 30) * 1000);
+    await claimTicket(issue!.issue_id, 'a-create-that-died', new Date(0), died);
+    const posts = jira().received.filter((r) => r.method === 'POST').length;
+    const refused = await createTicket(admin, issue!.issue_id, caller, NOW).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Conflict);
+    expect((refused as Conflict).extra).toMatchObject({ ticket_may_exist: true, ticket_unconfirmed_at: died.toISOString() });
+    expect((refused as Conflict).message).toMatch(/never finished/);
+    expect(jira().received.filter((r) => r.method === 'POST')).toHaveLength(posts);
+    const answer = await createTicket(admin, issue!.issue_id, caller, NOW, { again: true });
+    expect(answer.ticket_key).toMatch(/^OPS-\d+$/);
+  });
+
+  it('a tracker without a definite answer whose record cannot be written keeps its claim, so the next create still hears of it', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([alertNotice(NOW, c, 'DiskUsageHigh', 'disk-5', 30)], NOW);
+    const [issue] = await listClusterIssues(c);
+    jira().mode = 'error500';
+    const stop = proxy.watch((r) =>
+      r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes('SET ticket_unconfirmed_at')
+        ? { type: 'ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }
+        : undefined,
+    );
+    try {
+      const answer = await createTicket(admin, issue!.issue_id, caller, NOW).catch((e: unknown) => e);
+      expect(answer).toBeInstanceOf(BadGateway);
+      expect((answer as BadGateway).extra).toMatchObject({ ticket_may_exist: true });
+    } finally {
+      stop();
+      jira().mode = 'ok';
+    }
+    const kept = await getIssue(issue!.issue_id);
+    expect(kept?.ticket_claim).toEqual(expect.any(String));
+    // Once it lapses, a create hears that a ticket may exist rather than opening a second one.
+    const later = new Date(NOW.getTime() + (TICKET_CLAIM_SECONDS + 1) * 1000);
+    const next = await createTicket(admin, issue!.issue_id, caller, later).catch((e: unknown) => e);
+    expect((next as Conflict).extra).toMatchObject({ ticket_may_exist: true });
+  });
+
+  it('the claim itself refuses an issue that records a create without a definite answer, unless again', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([alertNotice(NOW, c, 'DiskUsageHigh', 'disk-6', 30)], NOW);
+    const [issue] = await listClusterIssues(c);
+    await claimTicket(issue!.issue_id, 'unanswered', new Date(0), NOW);
+    await markTicketUnconfirmed(issue!.issue_id, 'unanswered', NOW);
+    await expect(claimTicket(issue!.issue_id, 'next', new Date(0), NOW)).rejects.toBeInstanceOf(ConditionFailed);
+    await claimTicket(issue!.issue_id, 'on-purpose', new Date(0), NOW, true);
+    expect((await getIssue(issue!.issue_id))?.ticket_claim).toBe('on-purpose');
   });
 });
