@@ -4,7 +4,7 @@
 import type * as z from '../zod.js';
 import { createLogger } from '../log.js';
 import { listAlertsSince } from '../db/alerts.js';
-import { getIssues, listClusterIssueSummaries, listIssuesActiveSince } from '../db/issues.js';
+import { listClusterOngoingIssues, listIssuesActiveSince } from '../db/issues.js';
 import { listClusterLogs, type LogRecord } from '../db/logs.js';
 import { windowDays } from '../db/metrics.js';
 import { readFleetRollupColumns } from '../db/rollup-packs.js';
@@ -135,6 +135,9 @@ export function groupLogs(events: readonly LogRecord[], limit = 20) {
     .map((g) => ({ ...g, levels: [...g.levels].sort() }));
 }
 
+/** cluster_info's open issues, most recently seen first: a cluster in an alert storm has hundreds, and the answer holds 12,000 characters. */
+export const CLUSTER_INFO_OPEN_ISSUES = 50;
+
 export const TOOLS = {
   run_sql: tool({
     description:
@@ -158,8 +161,7 @@ export const TOOLS = {
       const view = await fleetView();
       const cluster = findCluster(view, wanted);
       const id = cluster.cluster_id;
-      const open = (await listClusterIssueSummaries(id)).filter((i) => i.status === 'Ongoing' && !i.superseded_by);
-      const issues = await getIssues(open.map((i) => i.issue_id));
+      const issues = await listClusterOngoingIssues(id, CLUSTER_INFO_OPEN_ISSUES);
       const score = view.scores.find((s) => s.cluster_id === id);
       const { created_at: _c, updated_at: _u, ...inventory } = cluster;
       return {
@@ -175,6 +177,8 @@ export const TOOLS = {
         },
         health: view.healthScores.find((h) => h.cluster_id === id) ?? null,
         risk: view.snapshots.find((r) => r.cluster_id === id) ?? null,
+        // Named as a cut when it is one: the model must not read 50 as all there are.
+        ...(issues.length === CLUSTER_INFO_OPEN_ISSUES ? { open_issues_note: `the ${CLUSTER_INFO_OPEN_ISSUES} most recently seen; there may be more` } : {}),
         open_issues: issues.map((i) => ({
           issue_id: i.issue_id,
           issue_name: i.issue_name,

@@ -238,6 +238,30 @@ export async function listClusterIssuesActiveSince(clusterId: string, since: Dat
   return { active: active.map(readIssue), legacy: legacy.map(readIssue) };
 }
 
+/**
+ * A cluster's Ongoing issues that are not superseded, most recently seen first, at most `limit`: read by the
+ * Ongoing keys' range of gsi2 (`A#~ONGOING#…`), not every issue the cluster ever had; issues still keyed the
+ * earlier way are read whole, as listClusterIssuesActiveSince reads them.
+ */
+export async function listClusterOngoingIssues(clusterId: string, limit: number): Promise<IssueRecord[]> {
+  const ongoing = byCluster(clusterId, '>=', `${CLUSTER_ACTIVITY}${activityKey({ status: 'Ongoing', last_seen: '', resolved_at: null, issue_id: '' })}`);
+  const [current, legacy] = await Promise.all([
+    queryAll(
+      'issues',
+      {
+        ...ongoing,
+        FilterExpression: 'attribute_not_exists(superseded_by) OR superseded_by = :none',
+        ExpressionAttributeValues: { ...ongoing.ExpressionAttributeValues, ':none': null },
+        ScanIndexForward: false,
+      },
+      limit,
+    ),
+    queryAll('issues', byCluster(clusterId, '<', CLUSTER_ACTIVITY)),
+  ]);
+  const live = [...current, ...legacy].map(readIssue).filter((i) => i.status === 'Ongoing' && !i.superseded_by);
+  return live.sort((a, b) => (a.last_seen < b.last_seen ? 1 : a.last_seen > b.last_seen ? -1 : 0)).slice(0, limit);
+}
+
 /** The cluster's issue with the latest activity (any issue when some are still keyed the earlier way): what names it. */
 export async function latestClusterIssue(clusterId: string): Promise<IssueRecord | undefined> {
   const [item] = await queryAll('issues', { ...byCluster(clusterId), ScanIndexForward: false }, 1);

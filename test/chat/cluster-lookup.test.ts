@@ -1,10 +1,13 @@
 // The assistant's and the agent's cluster lookup (cluster_info, analyze_logs) on DynamoDB Local:
 // cluster names are not unique (two customers may each have a `prod-1`), so a name that several
 // clusters share is refused with their ids, never answered with one of them; an id always finds its own.
+// A cluster's open issues: its Ongoing ones, newest first, at most 50.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ToolFailed, TOOLS } from '../../shared/chat/tools.js';
+import { CLUSTER_INFO_OPEN_ISSUES, ToolFailed, TOOLS } from '../../shared/chat/tools.js';
+import { listClusterIssues } from '../../shared/db/issues.js';
+import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { dropFleetViewCache } from '../../shared/scoring/fleet-view.js';
-import { storedCluster } from '../support/clusters.js';
+import { alertNotice, storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NAME = `twin-${Date.now().toString(36)}`;
@@ -48,5 +51,27 @@ describe('finding a cluster by name or id', () => {
     // A part of a name: one cluster's is found, several are refused with their ids.
     expect(await inventoryOf('-solo')).toBe(single);
     await expect(TOOLS.cluster_info.run({ cluster: NAME.slice(0, -2) })).rejects.toThrow(/matches 3 clusters: .*Give the id\./);
+  });
+});
+
+describe("a cluster's open issues in cluster_info", () => {
+  it('lists its Ongoing issues only, most recently seen first, at most 50, and says when there may be more', async () => {
+    const now = new Date();
+    const stormy = await storedCluster({ customer_name: 'Stormy' });
+    // 52 firing alerts, each an issue of its own, seen from 52 to 1 minutes ago; and one resolved.
+    const firing = Array.from({ length: 52 }, (_, i) => alertNotice(now, stormy, `Storm${i}`, `storm-${i}`, 60 - i, null));
+    await ingestAlerts([...firing, alertNotice(now, stormy, 'Past', 'past-1', 120, 90)], now);
+    dropFleetViewCache();
+    const info = (await TOOLS.cluster_info.run({ cluster: stormy })) as { open_issues: { issue_name: string }[]; open_issues_note?: string };
+    expect(info.open_issues).toHaveLength(CLUSTER_INFO_OPEN_ISSUES);
+    expect(info.open_issues_note).toBe('the 50 most recently seen; there may be more');
+    expect(info.open_issues.map((i) => i.issue_name)).not.toContain('Past');
+    const names = await listClusterIssues(stormy);
+    const newestFirst = names
+      .filter((i) => i.status === 'Ongoing')
+      .sort((a, b) => (a.last_seen < b.last_seen ? 1 : -1))
+      .slice(0, CLUSTER_INFO_OPEN_ISSUES)
+      .map((i) => i.issue_name);
+    expect(info.open_issues.map((i) => i.issue_name)).toEqual(newestFirst);
   });
 });
