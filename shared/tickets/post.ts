@@ -21,12 +21,32 @@ export async function postJson(
   deadline = Number.POSITIVE_INFINITY,
 ): Promise<{ status: number; text: string }> {
   const timeoutMs = callTimeout(provider, deadline, limitMs);
+  const sent = headersOf(provider, headers);
   try {
-    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: sent,
+      body: JSON.stringify(body),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
   } catch (error) {
     if (error instanceof AnswerTooLarge) throw new TicketProviderError(`${provider} answered with ${error.message}`, undefined, true);
     throw new TicketProviderError(`${provider} did not answer: ${failureReason(error, timeoutMs)}`, undefined, !neverSent(error));
+  }
+}
+
+/**
+ * The request's headers, built before anything is sent: a value HTTP cannot carry (a token setting with a line
+ * break) fails here, as not sent, where inside fetch it read as "did not answer", so as a ticket that may exist.
+ * The value is not named: it is a credential.
+ */
+function headersOf(provider: string, headers: Record<string, string>): Headers {
+  try {
+    return new Headers(headers);
+  } catch {
+    throw new TicketProviderError(`${provider} was not asked: a request header holds characters HTTP cannot carry (check the token setting)`, undefined, false);
   }
 }
 

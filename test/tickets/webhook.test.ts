@@ -73,6 +73,15 @@ describe('webhook provider', () => {
     expect(error.status).toBe(401);
   });
 
+  it('a token HTTP cannot carry (a line break in the setting) is refused before sending: nothing created, and the token not named', async () => {
+    const broken = 'line-one\nline-two-S3CRET';
+    const before = hook.received.length;
+    const error = await providerError(webhookProvider({ TICKET_WEBHOOK_TOKEN: broken }).create(request), broken, 'line-two-S3CRET');
+    expect(error.mayExist).toBe(false);
+    expect(error.message).toBe('The ticket webhook was not asked: a request header holds characters HTTP cannot carry (check the token setting)');
+    expect(hook.received.length).toBe(before);
+  });
+
   it('reports a non-2xx answer with its status', async () => {
     hook.mode = 'error500';
     const error = await providerError(webhookProvider().create(request));
