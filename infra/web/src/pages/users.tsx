@@ -72,7 +72,9 @@ export default function UsersPage() {
       <h1 id="users-title">People</h1>
       <p className="muted">
         Everyone who can sign in to the console, and invitations not yet accepted (inactive until the invitee sets a password).
-        {superadmin ? ' As a superadmin you change roles, deactivate and delete accounts.' : ' Only a superadmin changes roles or removes accounts.'}
+        {superadmin
+          ? ' As a superadmin you change roles, deactivate and delete accounts, and reset passwords.'
+          : ' Only a superadmin changes roles, resets passwords or removes accounts.'}
       </p>
       <InviteForm reinvite={reinvite} />
       <h2 id="users-list-title">Accounts</h2>
