@@ -4,6 +4,7 @@ import { auditAction, writeAudit } from '../db/audit.js';
 import { ConditionFailed, transactWrite } from '../db/client.js';
 import {
   clearLoginAttempts,
+  forgetLoginAttempts,
   type LoginReservation,
   releaseAddressAttempt,
   reserveAddressAttempt,
@@ -236,7 +237,7 @@ async function reserveFromAddress(
 export async function activate(token: string, password: string, caller: Caller): Promise<LoginResponse> {
   // Audited in the activation's own transaction: an activation is never committed unaudited.
   // The password is hashed (scrypt: ≈ 0.4 s of CPU, 128 MiB) only for a usable invitation: this route is open to anyone.
-  const user = await activateInvitation(
+  const taken = await activateInvitation(
     hashInvitationToken(token),
     () => hashPassword(password),
     new Date(),
@@ -251,8 +252,9 @@ export async function activate(token: string, password: string, caller: Caller):
       }),
     ],
   );
-  if (!user) throw new BadRequest('The link’s token is invalid, already used or expired.');
-  return issue(user);
+  if (!taken) throw new BadRequest('The link’s token is invalid, already used or expired.');
+  if (taken.purpose === 'reset') await forgetLoginAttempts(taken.user.username);
+  return issue(taken.user);
 }
 
 /**

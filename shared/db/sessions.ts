@@ -186,6 +186,15 @@ export async function clearLoginAttempts(username: string, reservation: { attemp
   }
 }
 
+/**
+ * Ends the username's failed-login window whatever it holds: its password was just set anew through a reset
+ * link, so the failures it counted were against a password that no longer exists (the person who forgot theirs
+ * is the one most likely to have filled it, and would meet a 429 with the new one).
+ */
+export async function forgetLoginAttempts(username: string): Promise<void> {
+  await deleteItem('users', throttleKey(username));
+}
+
 /** A revoked token's item, kept until the token would have expired anyway. */
 const revokedItem = (tokenId: string, expiresAtEpoch: number) => ({ ...revokedKey(tokenId), expires_at: expiresAtEpoch, ttl: expiresAtEpoch + 3600 });
 

@@ -355,7 +355,7 @@ const retireLink = (before: UserRecord): TransactItem[] =>
 /**
  * Takes a single-use link: deletes it (it must still exist and be unexpired) and, in the same transaction,
  * activates its pending account with the password (an invitation) or gives its active account that password
- * (a reset). Returns the account, or undefined when the link is not usable.
+ * (a reset). Returns the account and what the link was, or undefined when the link is not usable.
  */
 export async function activateInvitation(
   tokenHash: string,
@@ -364,7 +364,7 @@ export async function activateInvitation(
   now = new Date(),
   /** Written in the same transaction: the audit entry of what the link did, which only the account read here can name. */
   audit: (after: UserRecord, purpose: LinkPurpose) => TransactItem[] = () => [],
-): Promise<UserRecord | undefined> {
+): Promise<{ user: UserRecord; purpose: LinkPurpose } | undefined> {
   const invitation = await getInvitation(tokenHash);
   if (!invitation || Date.parse(invitation.expires_at) <= now.getTime()) return undefined;
   const before = await getUser(invitation.username);
@@ -395,7 +395,7 @@ export async function activateInvitation(
     if (error instanceof ConditionFailed) return undefined; // used or changed concurrently
     throw error;
   }
-  return after;
+  return { user: after, purpose: invitation.purpose };
 }
 
 /**

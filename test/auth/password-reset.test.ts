@@ -241,4 +241,14 @@ describe('a password reset', () => {
     expect(raced).toMatchObject({ status: 401 });
     expect((await activate(token!, 'racer-password-2', caller)).user.username).toBe('racer');
   });
+  it('ends the failed logins its owner piled up against the forgotten password: the new one signs in at once', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const actor = await superadmin('reset-unlocker');
+    await account('forgetful', 'viewer', 'forgetful-password-1');
+    for (let i = 0; i < 5; i++) await expect(login('forgetful', `guess-${i}`, callerAt(20 + i))).rejects.toMatchObject({ status: 401 });
+    await expect(login('forgetful', 'forgetful-password-1', callerAt(30))).rejects.toMatchObject({ status: 429 });
+    const { reset_token: token } = await resetUserPassword(actor, 'forgetful@example.com', caller);
+    await activate(token!, 'forgetful-password-2', caller);
+    expect((await login('forgetful', 'forgetful-password-2', callerAt(31))).user.username).toBe('forgetful');
+  });
 });
