@@ -135,8 +135,29 @@ export function groupLogs(events: readonly LogRecord[], limit = 20) {
     .map((g) => ({ ...g, levels: [...g.levels].sort() }));
 }
 
-/** cluster_info's open issues, most recently seen first: a cluster in an alert storm has hundreds, and the answer holds 12,000 characters. */
+/** cluster_info's open issues read at most, most recently seen first: a cluster in an alert storm has hundreds. */
 export const CLUSTER_INFO_OPEN_ISSUES = 50;
+
+/**
+ * The open issues that fit in the answer beside the rest (`used` characters of it), newest first, and a note
+ * saying so when not all read do, or when the read was cut: the answer holds TOOL_OUTPUT_CHARS, and one cut
+ * mid-JSON loses its end and tells the model nothing of what is missing.
+ */
+function openIssuesThatFit<T>(used: number, issues: T[]): { open_issues_note?: string; open_issues: T[] } {
+  const room = TOOL_OUTPUT_CHARS - used - 200; // the keys, and the note
+  let shown = 0;
+  for (let size = 0; shown < issues.length; shown++) {
+    size += JSON.stringify(issues[shown]).length + 1;
+    if (size > room) break;
+  }
+  const read = issues.length === CLUSTER_INFO_OPEN_ISSUES ? `at least ${issues.length}` : String(issues.length);
+  return {
+    ...(shown < issues.length || issues.length === CLUSTER_INFO_OPEN_ISSUES
+      ? { open_issues_note: `the ${shown} most recently seen of ${read} open issues; run_sql lists them all` }
+      : {}),
+    open_issues: issues.slice(0, shown),
+  };
+}
 
 export const TOOLS = {
   run_sql: tool({
@@ -164,7 +185,7 @@ export const TOOLS = {
       const issues = await listClusterOngoingIssues(id, CLUSTER_INFO_OPEN_ISSUES);
       const score = view.scores.find((s) => s.cluster_id === id);
       const { created_at: _c, updated_at: _u, ...inventory } = cluster;
-      return {
+      const answer = {
         inventory,
         unified_score: score && {
           overall_score: score.overall_score,
@@ -177,19 +198,18 @@ export const TOOLS = {
         },
         health: view.healthScores.find((h) => h.cluster_id === id) ?? null,
         risk: view.snapshots.find((r) => r.cluster_id === id) ?? null,
-        // Named as a cut when it is one: the model must not read 50 as all there are.
-        ...(issues.length === CLUSTER_INFO_OPEN_ISSUES ? { open_issues_note: `the ${CLUSTER_INFO_OPEN_ISSUES} most recently seen; there may be more` } : {}),
-        open_issues: issues.map((i) => ({
-          issue_id: i.issue_id,
-          issue_name: i.issue_name,
-          severity: i.severity,
-          first_seen: i.first_seen,
-          alert_count: i.alert_count,
-          triage_status: i.triage_status,
-          assignee: i.assignee,
-        })),
         scored_at: view.generatedAt,
       };
+      const open = issues.map((i) => ({
+        issue_id: i.issue_id,
+        issue_name: i.issue_name,
+        severity: i.severity,
+        first_seen: i.first_seen,
+        alert_count: i.alert_count,
+        triage_status: i.triage_status,
+        assignee: i.assignee,
+      }));
+      return { ...answer, ...openIssuesThatFit(JSON.stringify(answer).length, open) };
     },
   }),
   analyze_logs: tool({
