@@ -18,7 +18,9 @@ import {
   lookbackStart,
   METRIC_INDEX,
   round1,
+  judgedDecimals,
   round2,
+  roundAt,
   staleReason,
   type ClusterAggregates,
   type ClusterData,
@@ -58,8 +60,6 @@ export function alertsScore(bands: readonly AlertBand[], firing: number): number
   return bands.at(-1)!.score;
 }
 
-const fmt = (n: number) => String(round2(n));
-
 function thresholdText(rule: DimensionRule, status: DimensionStatus): string {
   const cmp = rule.inverted ? '<=' : '>=';
   if (status === 'critical') return `red ${cmp} ${rule.red}`;
@@ -79,6 +79,8 @@ interface CompiledDimension {
   reasonThreshold: readonly string[];
   /** The reason of the dimension without data. */
   missing: string;
+  /** The decimals its value is judged and answered at (judgedDecimals of its thresholds). */
+  places: number;
 }
 
 interface CompiledRules {
@@ -104,6 +106,7 @@ function compiledOf(rules: ScoringRules): CompiledRules {
         reasonAt: `${rule.display_name} at `,
         reasonThreshold: DIMENSION_STATUSES.map((status) => ` (${thresholdText(rule, status)})`),
         missing: `No ${rule.display_name} data in the last ${rules.lookback_days} days`,
+        places: judgedDecimals([rule.green, rule.yellow, rule.red]),
       })),
       fleetMetricDimension: FLEET_METRIC_KEYS.map((key) => rules.dimensions.findIndex((d) => d.metric_key === key)),
     };
@@ -259,8 +262,8 @@ export function scoreColumns(fleet: readonly ClusterData[], rules: ScoringRules,
         status[at] = NO_DATA;
         continue;
       }
-      // Scored as answered (two decimals): 89.996 shown as 90 must be at a threshold of 90, not under it.
-      const v = round2(aggregated);
+      // Scored as answered (two decimals, or its thresholds' finer ones): 89.996 shown as 90 is at a threshold of 90.
+      const v = roundAt(aggregated, dim.places);
       const score = dimensionScore(dim.rule, v);
       value[at] = v;
       raw[at] = score;
@@ -374,7 +377,7 @@ function dimensionScoresAt(columns: ScoreColumns, i: number): DimensionScore[] {
       name: rule.display_name,
       metric_key: rule.metric_key,
       score: round1(columns.raw[at]!),
-      value: round2(columns.value[at]!),
+      value: columns.value[at]!, // rounded as judged
       weight: rule.weight,
       status: DIMENSION_STATUSES[code]!,
     });
@@ -409,7 +412,7 @@ export function reasonsAt(columns: ScoreColumns, i: number, reasons: string[], a
   for (let k = 0; k < offGreen.length; k++) {
     const d = offGreen[k]!;
     const dim = dims[d]!;
-    reasons.push(dim.reasonAt + fmt(round2(value[base + d]!)) + dim.reasonThreshold[status[base + d]!]!);
+    reasons.push(dim.reasonAt + String(value[base + d]!) + dim.reasonThreshold[status[base + d]!]!);
     if (!actions.includes(dim.rule.action)) actions.push(dim.rule.action);
   }
   for (let d = 0; d < dims.length; d++) if (status[base + d] === NO_DATA) reasons.push(dims[d]!.missing);
@@ -441,7 +444,7 @@ function fleetMetricAt(columns: ScoreColumns, i: number, metric: number): number
   const d = columns.compiled.fleetMetricDimension[metric]!;
   if (d >= 0) {
     const at = i * columns.dimensions + d;
-    return columns.status[at] === NO_DATA ? null : round2(columns.value[at]!);
+    return columns.status[at] === NO_DATA ? null : columns.value[at]!;
   }
   const v = aggregatedValue(columns.aggregates[i]!, METRIC_INDEX[FLEET_METRIC_KEYS[metric]!], HOW.last);
   return v === null ? null : round2(v);

@@ -3,7 +3,7 @@ import type * as z from '../zod.js';
 import type { ScoringRules } from '../rules/schemas.js';
 import { DIMENSION_STATUSES, NO_DATA } from './dimensions.js';
 import { classCounts, classify, mean, placesOf, reasonsAt, scoreColumns, topRisk, worstFirstOrder, type ScoreColumns } from './fleet-score.js';
-import { aggregatedMetric, aggregateOf, localeOrderOf, lookbackStart, round1, round2, type ClusterAggregates, type ClusterData } from './inputs.js';
+import { aggregatedMetric, aggregateOf, localeOrderOf, lookbackStart, round1, type ClusterAggregates, type ClusterData } from './inputs.js';
 import type { RiskLevel } from './risk.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
@@ -57,7 +57,7 @@ function healthScoreAt(columns: ScoreColumns, i: number, riskLevelOf?: (clusterI
       riskMetrics[r.metric_key] = null;
       continue;
     }
-    const v = round2(value[at]!);
+    const v = value[at]!; // rounded as judged (shared/scoring/fleet-score.ts)
     riskMetrics[r.metric_key] = v;
     dimensions.push({ name: r.display_name, score: round1(columns.raw[at]!), value: v, weight: r.weight, description: texts[d]![code]! });
   }

@@ -569,5 +569,23 @@ export function localeOrderOf(names: Iterable<string>): (a: string, b: string) =
 const ROUNDING_LIMIT = 2 ** 52 / 100;
 export const round1 = (n: number) => (Math.abs(n) < ROUNDING_LIMIT ? Math.round(n * 10) / 10 : n);
 export const round2 = (n: number) => (Math.abs(n) < ROUNDING_LIMIT ? Math.round(n * 100) / 100 : n);
+
+const SCALES = [1, 10, 100, 1e3, 1e4, 1e5, 1e6];
+/** `n` rounded to `places` decimals (0 to 6); a magnitude with no decimals left to round is kept, as round2 keeps it. */
+export const roundAt = (n: number, places: number) => {
+  const scale = SCALES[places]!;
+  return Math.abs(n) < 2 ** 52 / scale ? Math.round(n * scale) / scale : n;
+};
+
+/**
+ * The decimals a metric is judged (and answered) at against these thresholds: 2, or as many as the finest of
+ * them is written with, up to 6. Rounded coarser than its thresholds, 0.0049 judged against a critical 0.004
+ * would read 0, healthy.
+ */
+export function judgedDecimals(thresholds: readonly number[]): number {
+  let places = 2;
+  for (const t of thresholds) while (places < 6 && roundAt(t, places) !== t) places++;
+  return places;
+}
 /** n within lo..hi; NaN becomes lo (the worst score), so no score can ever be NaN. */
 export const clamp = (n: number, lo = 0, hi = 100) => (n >= lo ? Math.min(n, hi) : lo);

@@ -3,7 +3,7 @@
 import type * as z from '../zod.js';
 import type { RiskRule, RiskRuleSet } from '../rules/schemas.js';
 import { METRIC_KEYS } from '../fleet/records.js';
-import { aggregatedValue, byLocale, HOW, localeOrderOf, METRIC_INDEX, round2, type ClusterAggregates, type ClusterData } from './inputs.js';
+import { aggregatedValue, byLocale, HOW, judgedDecimals, localeOrderOf, METRIC_INDEX, roundAt, type ClusterAggregates, type ClusterData } from './inputs.js';
 import { aggregatesFor, worstFirstOrder } from './fleet-score.js';
 import type * as contract from './schemas.js';
 import type { Narrowed } from './schemas.js';
@@ -52,6 +52,8 @@ interface CompiledRule {
   rule: RiskRule;
   index: number;
   how: number;
+  /** The decimals its value is judged and answered at (judgedDecimals of its thresholds). */
+  places: number;
 }
 
 const compiledRules = new WeakMap<RiskRuleSet, CompiledRule[]>();
@@ -59,7 +61,12 @@ const compiledRules = new WeakMap<RiskRuleSet, CompiledRule[]>();
 function rulesOf(rules: RiskRuleSet): CompiledRule[] {
   let compiled = compiledRules.get(rules);
   if (!compiled) {
-    compiled = rules.rules.map((rule) => ({ rule, index: METRIC_INDEX[rule.metric_key], how: HOW[rule.aggregation] }));
+    compiled = rules.rules.map((rule) => ({
+      rule,
+      index: METRIC_INDEX[rule.metric_key],
+      how: HOW[rule.aggregation],
+      places: judgedDecimals([rule.warning, rule.critical]),
+    }));
     compiledRules.set(rules, compiled);
   }
   return compiled;
@@ -87,11 +94,11 @@ export function riskSnapshot(
   const hits: { rule: RiskRule; index: number; value: number; status: MetricStatus }[] = [];
   const compiled = rulesOf(rules);
   for (let i = 0; i < compiled.length; i++) {
-    const { rule, index, how } = compiled[i]!;
+    const { rule, index, how, places } = compiled[i]!;
     const aggregated = aggregatedValue(agg, index, how);
     if (aggregated === null) continue;
-    // Judged as answered (two decimals): 89.996 shown as 90 must be at a threshold of 90, not under it.
-    const value = round2(aggregated);
+    // Judged as answered (two decimals, or its thresholds' finer ones): 89.996 shown as 90 is at a threshold of 90.
+    const value = roundAt(aggregated, places);
     const status = metricStatus(rule, value);
     metrics[rule.metric_key] = { value, status };
     if (status !== 'healthy') hits.push({ rule, index, value, status });

@@ -81,6 +81,13 @@ describe('scoreCluster: hand-computed unified score', () => {
     expect(s.risk_reasons).toEqual(['Disk Usage at 90 (red >= 90)']);
   });
 
+  it('scores at the precision its thresholds are written with, when finer than 2 decimals: 0.0049 is past a red 0.004', () => {
+    const rules = scoringRules([dimension({ metric_key: 'query_error_pct', display_name: 'Errors', green: 0.001, yellow: 0.002, red: 0.004 })]);
+    const s = scoreCluster(clusterData('fine', { today: { query_error_pct: 0.0049 } }), rules, NOW);
+    expect(s.dimension_scores).toMatchObject([{ value: 0.005, status: 'critical' }]); // at the thresholds' 3 decimals
+    expect(s.risk_reasons).toEqual(['Errors at 0.005 (red >= 0.004)']);
+  });
+
   it('names every off-green dimension worst first (inverted thresholds with ≤), then the alerts', () => {
     const s = scoreCluster(troubled('main'), RULES, NOW);
     expect(s.risk_reasons).toEqual([

@@ -121,6 +121,20 @@ describe('riskSnapshot', () => {
     expect(snap.risk_level).toBe('Critical');
   });
 
+  it('judges at the precision its thresholds are written with, when finer than 2 decimals: 0.0049 is past a critical 0.004', () => {
+    const fine = riskRule({
+      metric_key: 'query_error_pct',
+      category: 'errors',
+      warning: 0.002,
+      critical: 0.004,
+      aggregation: 'last',
+      action: 'Look at the errors.',
+    });
+    const snap = riskSnapshot(clusterData('fine', { today: { query_error_pct: 0.0049 } }), riskRules([fine]), 60, NOW);
+    expect(snap.metrics.query_error_pct).toEqual({ value: 0.005, status: 'critical' }); // at the thresholds' 3 decimals
+    expect(snap.risk_signals).toEqual(['query_error_pct last 0.005 >= critical 0.004']);
+  });
+
   it('with the shipped default rules', () => {
     const snap = riskSnapshot(clusterData('d', { today: { disk_used_pct: 85, memory_pct: [60, 96, 70], qps: 100 } }), defaultRiskRules(), 55, NOW);
     expect(snap.risk_level).toBe('Critical');

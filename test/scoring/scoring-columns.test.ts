@@ -35,8 +35,10 @@ import {
   columnarClusterData,
   countAlertsInLookback,
   lookbackStart,
+  judgedDecimals,
   round1,
   round2,
+  roundAt,
   stalenessOf,
   type ClusterAggregates,
   type ClusterData,
@@ -158,7 +160,7 @@ function referenceDimensions(agg: ClusterAggregates, rules: ScoringRules) {
       missing.push(`No ${rule.display_name} data in the last ${rules.lookback_days} days`);
       continue;
     }
-    const value = round2(aggregated); // scored as answered
+    const value = roundAt(aggregated, judgedDecimals([rule.green, rule.yellow, rule.red])); // scored as answered
     const raw = dimensionScore(rule, value);
     const score: DimensionScore = {
       name: rule.display_name,
@@ -218,7 +220,7 @@ function referenceHealth(agg: ClusterAggregates, data: ClusterData, rules: Scori
     risk_metrics: Object.fromEntries(
       rules.dimensions.map((r) => {
         const v = aggregatedMetric(agg, r.metric_key, r.aggregation);
-        return [r.metric_key, v === null ? null : round2(v)];
+        return [r.metric_key, v === null ? null : roundAt(v, judgedDecimals([r.green, r.yellow, r.red]))];
       }),
     ),
     last_metric_at: stale.last_metric_at,
