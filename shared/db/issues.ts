@@ -431,13 +431,13 @@ const LIVE = '(attribute_not_exists(superseded_by) OR superseded_by = :none)';
 /** Sets triage fields of a live issue, conditional on the triage version read; for a transaction with its audit entry (transactIssues). */
 export function triageAction(issueId: string, changes: Partial<TriageFields>, seenVersion: number, actor: string, now = new Date()): TransactItem {
   const set = setFields({ ...changes, updated_at: now.toISOString(), updated_by: actor });
-  // A ticket linked settles whether one was made by a create that got no answer.
+  // A ticket linked settles whether one was made by a create that got no answer, or by one that lapsed (its claim).
   const settles = typeof changes.ticket_key === 'string' && changes.ticket_key !== '';
   return {
     Update: {
       TableName: tableName('issues'),
       Key: PK(issueId),
-      UpdateExpression: `${set.set}, triage_version = :next${settles ? ' REMOVE ticket_unconfirmed_at' : ''}`,
+      UpdateExpression: `${set.set}, triage_version = :next${settles ? ' REMOVE ticket_unconfirmed_at, ticket_claim, ticket_claimed_at' : ''}`,
       ConditionExpression: `attribute_exists(pk) AND ${triagedAs(seenVersion, ':seen')} AND ${LIVE}`,
       ExpressionAttributeNames: set.names,
       ExpressionAttributeValues: { ...set.values, ':next': seenVersion + 1, ':seen': seenVersion, ':none': null },

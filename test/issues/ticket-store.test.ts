@@ -9,7 +9,7 @@ import { ConditionFailed } from '../../shared/db/client.js';
 import { claimTicket, deleteGroupingAction, getIssue, listClusterIssues, markTicketUnconfirmed, transactIssues } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { BadGateway, Conflict, NotFound } from '../../shared/http/errors.js';
-import { createTicket, TICKET_CLAIM_SECONDS } from '../../shared/issues/triage.js';
+import { createTicket, TICKET_CLAIM_SECONDS, updateTriage } from '../../shared/issues/triage.js';
 import { alertNotice, storedCluster } from '../support/clusters.js';
 import { type DynamoProxy, whileHeld } from '../support/dynamo-proxy.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -99,8 +99,8 @@ describe('a create that may have made a ticket, and left no record of it', () =>
     const posts = jira().received.filter((r) => r.method === 'POST').length;
     const refused = await createTicket(admin, issue!.issue_id, caller, NOW).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(Conflict);
-    expect((refused as Conflict).extra).toMatchObject({ ticket_may_exist: true, ticket_unconfirmed_at: died.toISOString() });
-    expect((refused as Conflict).message).toMatch(/never finished/);
+    expect((refused as Conflict).extra).toMatchObject({ ticket_may_exist: true, ticket_claimed_at: died.toISOString() });
+    expect((refused as Conflict).message).toMatch(/did not finish, and its request may have reached the tracker/);
     expect(jira().received.filter((r) => r.method === 'POST')).toHaveLength(posts);
     const answer = await createTicket(admin, issue!.issue_id, caller, NOW, { again: true });
     expect(answer.ticket_key).toMatch(/^OPS-\d+$/);
@@ -130,6 +130,11 @@ describe('a create that may have made a ticket, and left no record of it', () =>
     const later = new Date(NOW.getTime() + (TICKET_CLAIM_SECONDS + 1) * 1000);
     const next = await createTicket(admin, issue!.issue_id, caller, later).catch((e: unknown) => e);
     expect((next as Conflict).extra).toMatchObject({ ticket_may_exist: true });
+    // The ticket found and linked settles it, the kept claim too: unlinked later, a create needs no again=true.
+    await updateTriage(admin, issue!.issue_id, { ticket_key: 'OPS-FOUND', ticket_url: 'https://tracker.example.com/browse/OPS-FOUND' }, caller, later);
+    expect((await getIssue(issue!.issue_id))?.ticket_claim ?? null).toBeNull();
+    await updateTriage(admin, issue!.issue_id, { ticket_key: '', ticket_url: '' }, caller, later);
+    expect((await createTicket(admin, issue!.issue_id, caller, later)).ticket_key).toMatch(/^OPS-\d+$/);
   });
 
   it('the claim itself refuses an issue that records a create without a definite answer, unless again', async () => {
