@@ -417,13 +417,12 @@ function ConfirmedAction({ user, what, act, ...c }: { user: ManagedUser; what: C
   );
 }
 
-/** A password reset not yet taken: until when its link works, or that it expired (a superadmin resets again for a new one). */
-function ResetStatus({ user }: { user: ManagedUser }) {
-  const expires = user.password_reset_expires_at;
+/** A single-use link's state (an invitation's, a password reset's): until when it works, or that it expired. */
+function LinkStatus({ expires, live, lapsed, className }: { expires: string | undefined; live: string; lapsed: string; className?: string }) {
   const expired = expires !== undefined && Date.parse(expires) <= Date.now();
   return (
-    <span className={`users-status users-reset ${expired ? 'expired' : 'inactive'}`}>
-      {expired ? 'Password reset link expired' : 'Password reset'}
+    <span className={['users-status', className, expired ? 'expired' : 'inactive'].filter(Boolean).join(' ')}>
+      {expired ? lapsed : live}
       {expires && !expired && (
         <span className="muted">
           {' '}
@@ -434,21 +433,16 @@ function ResetStatus({ user }: { user: ManagedUser }) {
   );
 }
 
+/** A password reset not yet taken (a superadmin resets again for a new link once it expired). */
+const ResetStatus = ({ user }: { user: ManagedUser }) => (
+  <LinkStatus expires={user.password_reset_expires_at} live="Password reset" lapsed="Password reset link expired" className="users-reset" />
+);
+
 /** A pending invitation's status: until when it works, or that it expired; and the way to send it again (an admin cannot for a superadmin's). */
 function PendingStatus({ user, inviteAgain }: { user: ManagedUser; inviteAgain?: () => void }) {
-  const expires = user.invitation_expires_at;
-  const expired = expires !== undefined && Date.parse(expires) <= Date.now();
   return (
     <span className="users-pending">
-      <span className={`users-status ${expired ? 'expired' : 'inactive'}`}>
-        {expired ? 'Invitation expired' : 'Invited'}
-        {expires && !expired && (
-          <span className="muted">
-            {' '}
-            until <When iso={expires} />
-          </span>
-        )}
-      </span>
+      <LinkStatus expires={user.invitation_expires_at} live="Invited" lapsed="Invitation expired" />
       {inviteAgain && (
         <button type="button" onClick={inviteAgain} aria-label={`Invite ${user.email} again`}>
           Invite again…
