@@ -163,14 +163,14 @@ export async function createTicket(
     new Conflict(`Issue ${issueId} has a ticket already: ${issue.ticket_key}.`, { ticket_key: issue.ticket_key, ticket_url: issue.ticket_url });
   if (issue.ticket_key) throw existing();
   if (issue.superseded_by) throw await regrouped(issue, 'create its ticket there');
-  // `since` is named for what it is: when a create got no definite answer, or when a create that lapsed began.
-  const mayExist = (since: { ticket_unconfirmed_at: string } | { ticket_claimed_at: string }, what: string) =>
+  // The create's time is named for what it is: when one got no definite answer, or when one that lapsed began.
+  const mayExist = (field: 'ticket_unconfirmed_at' | 'ticket_claimed_at', at: string, what: string) =>
     new Conflict(
-      `A ticket may exist already: the create at ${Object.values(since)[0]} ${what}. Look for one labelled ${ticketLabel(issueId)} and link it (ticket_key and ticket_url by PATCH), or create another with again=true.`,
-      { ticket_may_exist: true, ticket_label: ticketLabel(issueId), ...since },
+      `A ticket may exist already: the create at ${at} ${what}. Look for one labelled ${ticketLabel(issueId)} and link it (ticket_key and ticket_url by PATCH), or create another with again=true.`,
+      { ticket_may_exist: true, ticket_label: ticketLabel(issueId), [field]: at },
     );
   const unanswered = 'got no definite answer from the tracker';
-  if (issue.ticket_unconfirmed_at && !again) throw mayExist({ ticket_unconfirmed_at: issue.ticket_unconfirmed_at }, unanswered);
+  if (issue.ticket_unconfirmed_at && !again) throw mayExist('ticket_unconfirmed_at', issue.ticket_unconfirmed_at, unanswered);
   const provider = ticketProvider();
   if (!provider) throw new ServiceUnavailable('No ticket provider is configured: set TICKET_PROVIDER (jira or webhook) and its settings.');
   const token = randomUUID();
@@ -185,10 +185,10 @@ export async function createTicket(
     if (current.ticket_key)
       throw new Conflict(`Issue ${issueId} has a ticket already: ${current.ticket_key}.`, { ticket_key: current.ticket_key, ticket_url: current.ticket_url });
     if (current.superseded_by) throw await regrouped(current, 'create its ticket there');
-    if (!again && current.ticket_unconfirmed_at) throw mayExist({ ticket_unconfirmed_at: current.ticket_unconfirmed_at }, unanswered);
+    if (!again && current.ticket_unconfirmed_at) throw mayExist('ticket_unconfirmed_at', current.ticket_unconfirmed_at, unanswered);
     // A claim that lapsed: its create did not finish, and its request may have gone out with nothing recorded.
     if (!again && current.ticket_claimed_at && current.ticket_claimed_at < staleBefore.toISOString())
-      throw mayExist({ ticket_claimed_at: current.ticket_claimed_at }, 'did not finish, and its request may have reached the tracker');
+      throw mayExist('ticket_claimed_at', current.ticket_claimed_at, 'did not finish, and its request may have reached the tracker');
     throw new Conflict(`A ticket for issue ${issueId} is being created right now.`);
   }
   let ticket: { key: string; url: string };

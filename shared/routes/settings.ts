@@ -172,12 +172,14 @@ export const ManagedUser = z.lazy(() =>
 );
 export type ManagedUser = z.infer<typeof ManagedUser>;
 export const UsersResponse = z.lazy(() => z.object({ users: z.array(ManagedUser) }));
+/** Why an account mail was not sent (shared/mail/invitations.ts): no sender, SES refused it, or no answer in time. Built inside the answers' z.lazy, as the rest. */
+const mailProblem = () => z.enum(['not_configured', 'refused', 'no_answer']);
 export const InviteResponse = z.lazy(() =>
   z.object({
     status: z.literal('ok'),
     email_sent: z.boolean(),
     /** Beyond the contract, when the mail was not sent: why (shared/mail/invitations.ts, MailProblem). */
-    email_problem: z.optional(z.enum(['not_configured', 'refused', 'no_answer'])),
+    email_problem: z.optional(mailProblem()),
     /** Only when the mail was not sent: the inviter shares it by hand. */
     activation_token: z.optional(z.string()),
   }),
@@ -188,7 +190,7 @@ export const PasswordResetResponse = z.lazy(() =>
   z.object({
     status: z.literal('ok'),
     email_sent: z.boolean(),
-    email_problem: z.optional(z.enum(['not_configured', 'refused', 'no_answer'])),
+    email_problem: z.optional(mailProblem()),
     /** Only when the mail was not sent: the superadmin hands the reset link over by hand. */
     reset_token: z.optional(z.string()),
     expires_at: z.string(),

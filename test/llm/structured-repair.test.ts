@@ -50,22 +50,7 @@ describe('the repair round of a structured answer over Bedrock', () => {
     ['with reasoning only', reasoningOnly],
   ])('is made when the model ended its turn %s', async (_, empty) => {
     fake.enqueue(empty).enqueueText('{"ok":true}');
-    const provider = llmProvider({
-      LLM_PROVIDER: 'bedrock',
-      LLM_MODEL: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
-      AWS_REGION: 'us-east-1',
-      AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.endpoint,
-      LLM_MAX_ATTEMPTS: '1',
-    })!;
-    const { value } = await structuredAnswer(Answer, {
-      provider,
-      system: 's',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Is the fleet fine?' }] }],
-      tools: [],
-      runTool: async () => ({ content: 'ok', is_error: false }),
-      maxRounds: 2,
-      ledger: { runId: 'repair-empty', source: 'agent', user: 'test' },
-    });
+    const { value } = await ask('repair-empty');
     expect(value).toEqual({ ok: true });
     expect(fake.received.map((r) => r.rejected)).toEqual([undefined, undefined]);
     // The repair call carries the empty turn as a placeholder, then the request to correct it.
@@ -77,16 +62,7 @@ describe('the repair round of a structured answer over Bedrock', () => {
 
   it('says an answer the output limit cut off was cut, and asks for a shorter one, not for "a JSON object"', async () => {
     fake.enqueueText('{"ok":tr', { stopReason: 'max_tokens' }).enqueueText('{"ok":true}');
-    const { value } = await structuredAnswer(Answer, {
-      provider: provider(),
-      system: 's',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Is the fleet fine?' }] }],
-      tools: [],
-      runTool: async () => ({ content: 'ok', is_error: false }),
-      maxRounds: 2,
-      maxTokens: 300,
-      ledger: { runId: 'repair-cut', source: 'agent', user: 'test' },
-    });
+    const { value } = await ask('repair-cut', 300);
     expect(value).toEqual({ ok: true });
     const [first, repair] = fake.received.map((r) => r.body);
     expect(first!.inferenceConfig).toMatchObject({ maxTokens: 300 });
@@ -98,27 +74,30 @@ describe('the repair round of a structured answer over Bedrock', () => {
 
   it('when the repair is cut off too, fails saying so', async () => {
     fake.enqueueText('{"ok":tr', { stopReason: 'max_tokens' }).enqueueText('{"o', { stopReason: 'max_tokens' });
-    const answered = structuredAnswer(Answer, {
-      provider: provider(),
-      system: 's',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Is the fleet fine?' }] }],
-      tools: [],
-      runTool: async () => ({ content: 'ok', is_error: false }),
-      maxRounds: 2,
-      ledger: { runId: 'repair-cut-twice', source: 'agent', user: 'test' },
-    });
+    const answered = ask('repair-cut-twice');
     await expect(answered).rejects.toThrow(
       "the model's answer did not validate after one repair round: it was cut off at the output limit of 2048 tokens before it ended",
     );
   });
 });
 
-function provider() {
-  return llmProvider({
+/** "Is the fleet fine?" through the Bedrock provider at the fake, no tools: a structured answer, recorded under `runId`. */
+function ask(runId: string, maxTokens?: number) {
+  const provider = llmProvider({
     LLM_PROVIDER: 'bedrock',
     LLM_MODEL: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
     AWS_REGION: 'us-east-1',
     AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.endpoint,
     LLM_MAX_ATTEMPTS: '1',
   })!;
+  return structuredAnswer(Answer, {
+    provider,
+    system: 's',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'Is the fleet fine?' }] }],
+    tools: [],
+    runTool: async () => ({ content: 'ok', is_error: false }),
+    maxRounds: 2,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    ledger: { runId, source: 'agent', user: 'test' },
+  });
 }
