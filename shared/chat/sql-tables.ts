@@ -252,7 +252,7 @@ export const TABLES: readonly TableDef[] = [
   },
   {
     name: 'alerts',
-    doc: 'Alertmanager alerts: one row per alert occurrence.',
+    doc: 'Alertmanager alerts that started in the last 30 days, and older ones still firing: one row per alert occurrence.',
     primaryKey: ['alert_id'],
     indexes: [['cluster_id', 'starts_at'], ['starts_at'], ['alert_name']],
     columns: [

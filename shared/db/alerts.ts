@@ -5,6 +5,9 @@
 // reflects, so a late delivery never overwrites a later one (recordAlerts).
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
+// While an alert fires it is also in a sparse index of what still fires, so an
+// alert firing for longer than a view's window still counts in it:
+//   gsi2pk = FIRING#<shard of the fingerprint>, gsi2sk = <starts_at>#<fingerprint>
 import { batchGet, batchPut, ConditionFailed, mapLimit, projection, putItem, queryAll, queryCount, queryPage, type Item, type Key } from './client.js';
 import { itemReader, mapOf, nullable, oneOf, pickFields, string, type Fields } from './items.js';
 import { windowDays } from './metrics.js';
@@ -32,6 +35,22 @@ export interface AlertRecord {
 
 export const ALERT_RETENTION_DAYS = 400;
 
+/**
+ * A firing alert Alertmanager repeats (every `repeat_interval`, 4 h by default) changes nothing, so
+ * it is not written; but at most this long after its last write it is written again, so its
+ * `notified_at` says when it was last heard firing (within a day, the shortest window a view reads)
+ * and an alert stored before the firing index joins it. An alert whose resolution never arrived
+ * stops counting once it has not been heard firing for a window (queryStillFiring).
+ */
+export const FIRING_RENEWAL_MS = 6 * 3_600_000;
+/** The firing index's partitions: a storm of thousands of alerts is spread over them, not written to one. */
+const FIRING_SHARDS = 8;
+const firingShard = (fingerprint: string): number => {
+  let hash = 0;
+  for (let i = 0; i < fingerprint.length; i++) hash = (hash * 31 + fingerprint.charCodeAt(i)) >>> 0;
+  return hash % FIRING_SHARDS;
+};
+
 const alertKey = (clusterId: string, startsAt: string, fingerprint: string) => ({
   pk: `CLUSTER#${clusterId}`,
   sk: `ALERT#${startsAt}#${fingerprint}`,
@@ -45,8 +64,8 @@ export type UpsertOutcome = 'new' | 'updated' | 'duplicate';
  */
 export type AlertNotice = Omit<AlertRecord, 'received_at' | 'updated_at'> & { ends_at_received?: boolean };
 
-/** How an alert is stored: the record, plus the stamp of the notification it reflects. */
-type StoredAlert = AlertRecord & { notified_at?: number };
+/** How an alert is stored: the record, the stamp of the notification it reflects, and whether the firing index holds it. */
+type StoredAlert = AlertRecord & { notified_at?: number; indexed: boolean };
 
 const CONTENT_FIELDS = ['alert_id', 'alert_name', 'severity', 'status', 'ends_at', 'summary', 'detail', 'dashboard_url'] as const;
 /** A map's entries in key order: DynamoDB does not keep a map's order. */
@@ -111,7 +130,11 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   );
   const stored = new Map<string, StoredAlert>();
   for (const item of read.flat()) {
-    const record: StoredAlert = { ...readAlert(item), notified_at: typeof item.notified_at === 'number' ? item.notified_at : undefined };
+    const record: StoredAlert = {
+      ...readAlert(item),
+      notified_at: typeof item.notified_at === 'number' ? item.notified_at : undefined,
+      indexed: typeof item.gsi2pk === 'string',
+    };
     stored.set(occurrenceOf(record), record);
   }
 
@@ -130,8 +153,10 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
       outcomes[i] = outcome;
       state = next;
     }
-    if (before && sameContent(before, state!)) continue;
-    const item = toItem(state!, before?.received_at ?? now.toISOString(), stamp, now);
+    const same = before !== undefined && sameContent(before, state!);
+    if (same && !firingRenewal(before, stamp)) continue;
+    // A renewal changes nothing of the record: its updated_at stays.
+    const item = toItem(state!, before?.received_at ?? now.toISOString(), stamp, same ? before.updated_at : now.toISOString());
     if (before) changed.push({ item, indexes });
     else fresh.push(item);
   }
@@ -156,22 +181,28 @@ export async function upsertAlert(alert: AlertNotice, now = new Date()): Promise
   return (await recordAlerts([alert], now))[0]!;
 }
 
+/** A firing alert repeated unchanged is written again when its last write is FIRING_RENEWAL_MS old, or left the firing index out (stored before it). */
+const firingRenewal = (stored: StoredAlert, stamp: number): boolean =>
+  stored.status === 'Firing' && (!stored.indexed || stored.notified_at === undefined || stamp - stored.notified_at >= FIRING_RENEWAL_MS);
+
 function withoutBookkeeping(r: StoredAlert): AlertNotice {
-  const { received_at: _r, updated_at: _u, notified_at: _n, ...notice } = r;
+  const { received_at: _r, updated_at: _u, notified_at: _n, indexed: _i, ...notice } = r;
   return notice;
 }
 
-function toItem(alert: AlertNotice, receivedAt: string, stamp: number, now: Date): Key & Record<string, unknown> {
+function toItem(alert: AlertNotice, receivedAt: string, stamp: number, updatedAt: string): Key & Record<string, unknown> {
   const { ends_at_received: _received, ...stored } = alert;
   const { cluster_id, starts_at, fingerprint } = stored;
   return {
     ...alertKey(cluster_id, starts_at, fingerprint),
     ...stored,
     received_at: receivedAt,
-    updated_at: now.toISOString(),
+    updated_at: updatedAt,
     notified_at: stamp,
     gsi1pk: `ALERTS#${starts_at.slice(0, 10)}`,
     gsi1sk: `${starts_at}#${fingerprint}`,
+    // A put replaces the item whole: a resolution leaves the firing index.
+    ...(stored.status === 'Firing' && { gsi2pk: `FIRING#${firingShard(fingerprint)}`, gsi2sk: `${starts_at}#${fingerprint}` }),
     ttl: Math.floor(Date.parse(starts_at) / 1000) + ALERT_RETENTION_DAYS * 86_400,
   };
 }
@@ -287,9 +318,35 @@ async function queryFleetAlerts(since: Date, now: Date, fields?: readonly string
   return pages.flat();
 }
 
-/** Every alert of the fleet that started at or after `since` (up to `now`), oldest first. */
+/**
+ * The fleet's alerts that started before `since` and still fire: in the firing index, and heard
+ * firing at or after `since` (a repeat renews that: FIRING_RENEWAL_MS). One whose resolution was lost
+ * (Alertmanager gave up delivering it) is heard of no more, and so leaves a window as one that
+ * started in it would. Oldest first, as stored or only `fields`.
+ */
+async function queryStillFiring(since: Date, fields?: readonly string[]): Promise<Item[]> {
+  const shards = Array.from({ length: FIRING_SHARDS }, (_, shard) => shard);
+  const pages = await mapLimit(shards, FIRING_SHARDS, (shard) =>
+    queryAll('alerts', {
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :from',
+      FilterExpression: 'notified_at >= :heard',
+      ...(fields && projection(fields)),
+      ExpressionAttributeValues: { ':pk': `FIRING#${shard}`, ':from': since.toISOString(), ':heard': since.getTime() },
+    }),
+  );
+  return pages.flat().sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
+}
+
+/** The alerts that fired during [since, now]: those that started in it, after those that started before and still fire. */
+async function queryAlertsFiredSince(since: Date, now: Date, fields?: readonly string[]): Promise<Item[]> {
+  const [before, within] = await Promise.all([queryStillFiring(since, fields), queryFleetAlerts(since, now, fields)]);
+  return before.length ? [...before, ...within] : within;
+}
+
+/** Every alert of the fleet that fired during [since, now]: started in it, or started before and still firing. Oldest first. */
 export async function listAlertsSince(since: Date, now = new Date()): Promise<AlertRecord[]> {
-  return (await queryFleetAlerts(since, now)).map(readAlert);
+  return (await queryAlertsFiredSince(since, now)).map(readAlert);
 }
 
 /**
@@ -303,7 +360,7 @@ const readFacts = itemReader(pickFields(alertFields, FACT_FIELDS));
 
 /** listAlertsSince, each alert's facts only. */
 export async function listAlertFactsSince(since: Date, now = new Date()): Promise<AlertFacts[]> {
-  return (await queryFleetAlerts(since, now, FACT_FIELDS)).map(readFacts);
+  return (await queryAlertsFiredSince(since, now, FACT_FIELDS)).map(readFacts);
 }
 
 /** The clusters with an alert that started at or after `since` (up to `now`): what the grouping passes start from. */

@@ -48,9 +48,9 @@ beforeAll(async () => {
 });
 afterAll(() => proxy.close());
 
-/** The fleet-wide reads of alerts (the day index) a call sends, with the attributes each asks for (undefined: all). */
-async function fleetAlertReads(work: () => Promise<unknown>): Promise<(string[] | undefined)[]> {
-  const { requests } = await requestsOf(proxy, work, (r) => r.operation === 'Query' && tableOf(r).endsWith('alerts') && r.input.IndexName === 'gsi1');
+/** The fleet-wide reads of alerts (the day index, the firing index) a call sends, with the attributes each asks for (undefined: all). */
+async function fleetAlertReads(work: () => Promise<unknown>, index = 'gsi1'): Promise<(string[] | undefined)[]> {
+  const { requests } = await requestsOf(proxy, work, (r) => r.operation === 'Query' && tableOf(r).endsWith('alerts') && r.input.IndexName === index);
   return requests.map(attributesAsked);
 }
 
@@ -60,6 +60,10 @@ describe('fleet-wide alert reads ask for what is counted', () => {
     const reads = await fleetAlertReads(async () => {
       view = await computeFleetView(NOW);
     });
+    // The alerts that started before the window and still fire, one query per partition of the firing index.
+    const stillFiring = await fleetAlertReads(() => computeFleetView(NOW), 'gsi2');
+    expect(stillFiring).toHaveLength(8);
+    reads.push(...stillFiring);
     expect(reads.length).toBeGreaterThan(0);
     for (const fields of reads) {
       expect(fields).toBeDefined();

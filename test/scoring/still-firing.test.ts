@@ -1,0 +1,125 @@
+// An alert firing for longer than a view's window still counts in it (shared/db/alerts.ts: the
+// firing index). The views read alerts by the day they started, 14 days back; before the index,
+// a disk alert firing for three weeks dropped out of its cluster's scores on day 15.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type AlertNotice, FIRING_RENEWAL_MS, listAlertFactsSince, listAlertsSince, recordAlerts } from '../../shared/db/alerts.js';
+import { getItem, putItem } from '../../shared/db/client.js';
+import { computeFleetView } from '../../shared/scoring/fleet-view.js';
+import { storedCluster } from '../support/clusters.js';
+import { useTestTables } from '../support/dynamo.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const NOW = new Date();
+const WINDOW_START = new Date(NOW.getTime() - 14 * DAY);
+const ago = (ms: number) => new Date(NOW.getTime() - ms);
+
+function notice(cluster_id: string, fingerprint: string, startedAgo: number, endedAgo: number | null = null): AlertNotice {
+  const starts_at = ago(startedAgo).toISOString();
+  return {
+    alert_id: `${fingerprint}-${starts_at}`,
+    cluster_id,
+    alert_name: `Alert-${fingerprint}`,
+    severity: 'critical',
+    status: endedAgo === null ? 'Firing' : 'Resolved',
+    starts_at,
+    ends_at: endedAgo === null ? null : ago(endedAgo).toISOString(),
+    fingerprint,
+    labels: { alertname: `Alert-${fingerprint}`, cluster_id },
+    annotations: {},
+    summary: 'disk almost full',
+    detail: '',
+    dashboard_url: '',
+  };
+}
+
+const keyOf = (n: AlertNotice) => ({ pk: `CLUSTER#${n.cluster_id}`, sk: `ALERT#${n.starts_at}#${n.fingerprint}` });
+const factsOf = async (clusterId: string, since = WINDOW_START) =>
+  (await listAlertFactsSince(since, NOW))
+    .filter((a) => a.cluster_id === clusterId)
+    .map((a) => a.alert_name)
+    .sort();
+
+beforeAll(async () => {
+  await useTestTables();
+});
+
+describe('alerts firing since before a window', () => {
+  it('count in it while Alertmanager still repeats them; resolved ones and ones not heard of for the window do not', async () => {
+    const cluster = await storedCluster();
+    const longFiring = notice(cluster, 'long', 21 * DAY);
+    const lostResolution = notice(cluster, 'lost', 21 * DAY);
+    const resolved = notice(cluster, 'ended', 21 * DAY);
+    const recent = notice(cluster, 'recent', 3 * DAY);
+    // All four fired 20 days ago; Alertmanager then resolved one and stopped repeating another.
+    await recordAlerts([longFiring, lostResolution, resolved], ago(20 * DAY));
+    await recordAlerts(
+      [resolved].map((n) => ({ ...n, status: 'Resolved', ends_at: ago(5 * DAY).toISOString() })),
+      ago(5 * DAY),
+    );
+    // Repeats of what still fires, every few hours since: each renews it at most every FIRING_RENEWAL_MS.
+    for (let t = 20 * DAY - 4 * HOUR; t > 0; t -= 4 * HOUR) await recordAlerts([longFiring], ago(t));
+    await recordAlerts([recent], ago(3 * DAY));
+
+    expect(await factsOf(cluster)).toEqual(['Alert-long', 'Alert-recent']);
+    // The whole records too (the chat's SQL snapshot reads them), oldest first.
+    const records = (await listAlertsSince(WINDOW_START, NOW)).filter((a) => a.cluster_id === cluster);
+    expect(records.map((a) => a.alert_name)).toEqual(['Alert-long', 'Alert-recent']);
+
+    // The views count it: the 7-day count of the unified score, and the critical clusters' groups.
+    const view = await computeFleetView(NOW);
+    const score = view.scores.find((s) => s.cluster_id === cluster)!;
+    expect(score.firing_alert_count_7d).toBe(2);
+    expect(
+      view.fleet
+        .find((d) => d.cluster.cluster_id === cluster)!
+        .alerts.map((a) => a.alert_name)
+        .sort(),
+    ).toEqual(['Alert-long', 'Alert-recent']);
+  });
+
+  it('a repeat that changes nothing is written at most every FIRING_RENEWAL_MS, and keeps its updated_at', async () => {
+    const cluster = await storedCluster();
+    const alert = notice(cluster, 'repeat', 30 * DAY);
+    const first = ago(10 * HOUR);
+    expect(await recordAlerts([alert], first)).toEqual(['new']);
+    const written = await getItem<{ notified_at: number; updated_at: string }>('alerts', keyOf(alert), true);
+    expect(written!.notified_at).toBe(first.getTime());
+
+    expect(await recordAlerts([alert], new Date(first.getTime() + FIRING_RENEWAL_MS - 1))).toEqual(['duplicate']);
+    expect((await getItem<{ notified_at: number }>('alerts', keyOf(alert), true))!.notified_at).toBe(first.getTime());
+
+    const renewed = new Date(first.getTime() + FIRING_RENEWAL_MS);
+    expect(await recordAlerts([alert], renewed)).toEqual(['duplicate']);
+    const after = await getItem<{ notified_at: number; updated_at: string }>('alerts', keyOf(alert), true);
+    expect(after).toMatchObject({ notified_at: renewed.getTime(), updated_at: written!.updated_at });
+
+    // Heard 4 hours ago: it counts in a window from 5 hours back, not in one from 3.
+    expect(await factsOf(cluster, ago(5 * HOUR))).toEqual(['Alert-repeat']);
+    expect(await factsOf(cluster, ago(3 * HOUR))).toEqual([]);
+  });
+
+  it('leaves the firing index when it resolves', async () => {
+    const cluster = await storedCluster();
+    const alert = notice(cluster, 'resolves', 20 * DAY);
+    await recordAlerts([alert], ago(HOUR));
+    expect(await factsOf(cluster)).toEqual(['Alert-resolves']);
+    await recordAlerts([{ ...alert, status: 'Resolved', ends_at: ago(30 * 60_000).toISOString() }], ago(30 * 60_000));
+    expect(await factsOf(cluster)).toEqual([]);
+    expect(await getItem('alerts', keyOf(alert), true)).not.toHaveProperty('gsi2pk');
+  });
+
+  it('an alert stored before the firing index joins it at its next repeat', async () => {
+    const cluster = await storedCluster();
+    const alert = notice(cluster, 'legacy', 20 * DAY);
+    await recordAlerts([alert], ago(2 * HOUR));
+    // The item as the code before the index wrote it: the same, without the index's keys.
+    const { gsi2pk: _pk, gsi2sk: _sk, ...legacy } = (await getItem<Record<string, unknown>>('alerts', keyOf(alert), true))!;
+    await putItem('alerts', { ...legacy, ...keyOf(alert) });
+    expect(await factsOf(cluster)).toEqual([]);
+
+    // Repeated an hour later (within FIRING_RENEWAL_MS of its last write): written all the same.
+    expect(await recordAlerts([alert], ago(HOUR))).toEqual(['duplicate']);
+    expect(await factsOf(cluster)).toEqual(['Alert-legacy']);
+  });
+});
