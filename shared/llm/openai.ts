@@ -100,6 +100,17 @@ export interface ChatCompletionBody {
  */
 export const isOpenAi = (baseUrl: string) => /^https:\/\/(api\.openai\.com|[a-z0-9-]+\.openai\.azure\.com)(\/|$)/i.test(baseUrl);
 
+/**
+ * OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and its kin) count their hidden reasoning in
+ * `max_completion_tokens`: a cap sized for the visible answer (a patrol's 4,096, a chat turn's 2,048)
+ * could be spent reasoning, and the answer came back empty and cut. On OpenAI's own API such a model
+ * gets this much more: the cap then bounds reasoning and answer together. Told by the model's name,
+ * the one thing the request knows (an Azure deployment named otherwise gets the caller's cap).
+ */
+export const REASONING_ALLOWANCE = 16_384;
+// gpt-5's chat models do not reason, and take at most 16,384 output tokens: the allowance would be refused.
+export const isReasoningModel = (model: string) => /^(o\d|gpt-5)/i.test(model) && !/-chat\b/i.test(model);
+
 /** The request body for a neutral request (exported for tests); `openAi`: the cap as OpenAI's own API names it. */
 export function chatCompletionBody(model: string, request: ChatRequest, openAi = false): ChatCompletionBody {
   const messages: OpenAiMessage[] = [];
@@ -113,7 +124,10 @@ export function chatCompletionBody(model: string, request: ChatRequest, openAi =
       function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
     }));
   }
-  if (request.max_tokens !== undefined) body[openAi ? 'max_completion_tokens' : 'max_tokens'] = request.max_tokens;
+  if (request.max_tokens !== undefined) {
+    if (!openAi) body.max_tokens = request.max_tokens;
+    else body.max_completion_tokens = request.max_tokens + (isReasoningModel(model) ? REASONING_ALLOWANCE : 0);
+  }
   if (request.temperature !== undefined) body.temperature = request.temperature;
   return body;
 }

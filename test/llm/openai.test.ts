@@ -1,7 +1,7 @@
 // The OpenAI-compatible provider against a local server speaking the chat
 // completions protocol (test/support/fake-openai.ts).
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { chatCompletionBody, isOpenAi } from '../../shared/llm/openai.js';
+import { REASONING_ALLOWANCE, chatCompletionBody, isOpenAi } from '../../shared/llm/openai.js';
 import { llmProvider } from '../../shared/llm/provider.js';
 import { LlmError, type ChatRequest, type LlmProvider } from '../../shared/llm/types.js';
 import { openAiReply, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
@@ -301,9 +301,18 @@ describe('answers', () => {
 
   it("caps the answer as OpenAI's own API names it (max_completion_tokens: its reasoning models refuse max_tokens), and as other servers do elsewhere", () => {
     const request: ChatRequest = { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], max_tokens: 100 };
-    const toOpenAi = chatCompletionBody('o4-mini', request, true);
+    const toOpenAi = chatCompletionBody('gpt-4.1', request, true);
     expect(toOpenAi).toMatchObject({ max_completion_tokens: 100 });
     expect(toOpenAi).not.toHaveProperty('max_tokens');
+    // A reasoning model's cap counts its hidden reasoning too: it gets room for that on top.
+    for (const model of ['o4-mini', 'o3', 'gpt-5', 'gpt-5-mini', 'GPT-5.1']) {
+      expect(chatCompletionBody(model, request, true), model).toMatchObject({ max_completion_tokens: 100 + REASONING_ALLOWANCE });
+    }
+    for (const model of ['gpt-4o', 'gpt-4o-mini', 'gpt-5-chat-latest', 'gpt-5.1-chat-latest', 'omni-moderation-latest', 'my-o3-deployment']) {
+      expect(chatCompletionBody(model, request, true), model).toMatchObject({ max_completion_tokens: 100 });
+    }
+    // Elsewhere the model's name decides nothing: a compatible server's max_tokens is the caller's.
+    expect(chatCompletionBody('o3', request)).toMatchObject({ max_tokens: 100 });
     const elsewhere = chatCompletionBody('llama3', request);
     expect(elsewhere).toMatchObject({ max_tokens: 100 });
     expect(elsewhere).not.toHaveProperty('max_completion_tokens');
