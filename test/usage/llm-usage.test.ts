@@ -73,7 +73,13 @@ describe('prices', () => {
     // A snapshot priced apart from its model: its own row, at twice gpt-4o's input price and no cache rate.
     expect(priceOf(rows, 'gpt-4o-2024-08-06')?.model).toBe('gpt-4o');
     expect(costOf(priceOf(rows, 'gpt-4o-2024-05-13'), 1_000_000, 1_000_000, { cached_input_tokens: 500_000 })).toBe(20);
-    expect(priceOf(rows, 'gpt-4.1-nano')).toBeUndefined(); // not gpt-4.1: unpriced, and listed so
+    expect(priceOf(rows, 'gpt-4.1-nano')?.model).toBe('gpt-4.1-nano'); // its own row, not gpt-4.1's
+    expect(priceOf(rows, 'gpt-5-pro')).toBeUndefined(); // not gpt-5: unpriced, and listed so
+    // Today's models are priced: their calls count against the chat budget (a $0 call never would).
+    expect(priceOf(rows, 'gpt-5-2025-08-07')?.model).toBe('gpt-5');
+    expect(costOf(priceOf(rows, 'o4-mini-2025-04-16'), 1_000_000, 1_000_000, { cached_input_tokens: 1_000_000 })).toBe(4.675); // all input cached at 0.275, output 4.40
+    expect(priceOf(rows, 'global.anthropic.claude-haiku-4-5-20251001-v1:0')?.model).toBe('anthropic.claude-haiku-4-5-20251001-v1:0');
+    expect(priceOf(rows, 'us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.output_per_mtok).toBe(15);
     expect(priceOf(rows, 'eu.amazon.nova-pro-v1:0')?.model).toBe('amazon.nova-pro-v1:0');
     // Models the stack accepts (and grants) by ARN, or under the au./ap. geographies.
     const haiku = 'anthropic.claude-3-5-haiku-20241022-v1:0';
