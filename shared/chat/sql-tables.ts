@@ -270,7 +270,7 @@ export const TABLES: readonly TableDef[] = [
       col('annotations', 'TEXT', `JSON object of the annotations (values cut at ${ALERT_TEXT_KEPT} characters)`),
       col('dashboard_url', 'TEXT', 'link to a dashboard for the alert'),
       col('received_at', 'TEXT', 'when the service first received it (ISO-8601 UTC)'),
-      col('updated_at', 'TEXT', 'last notification received (ISO-8601 UTC)'),
+      col('updated_at', 'TEXT', 'last change of status or text (ISO-8601 UTC; a repeat that changes nothing leaves it)'),
     ],
     *rows(s) {
       for (const a of s.alerts) {

@@ -163,7 +163,7 @@ export const TOOLS = {
   run_sql: tool({
     description:
       'Run one read-only SQL SELECT (SQLite dialect) over a snapshot of the fleet: clusters, latest scores, risk, daily metric rollups ' +
-      '(14 days), alerts and issues (30 days). At most 200 rows come back. The schema follows.',
+      '(14 days), alerts (started in 30 days, or earlier and still firing) and issues (30 days). At most 200 rows come back. The schema follows.',
     input: TOOL_INPUTS.run_sql,
     async run({ sql }) {
       try {

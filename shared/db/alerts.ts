@@ -36,13 +36,18 @@ export interface AlertRecord {
 export const ALERT_RETENTION_DAYS = 400;
 
 /**
- * A firing alert Alertmanager repeats (every `repeat_interval`, 4 h by default) changes nothing, so
- * it is not written; but at most this long after its last write it is written again, so its
- * `notified_at` says when it was last heard firing (within a day, the shortest window a view reads)
- * and an alert stored before the firing index joins it. An alert whose resolution never arrived
- * stops counting once it has not been heard firing for a window (queryStillFiring).
+ * The views read alerts 14 days back at least (CRITICAL_ALERT_DAYS), the chat's snapshot 30: an alert
+ * that started within that is read by its start. One firing longer is read from the firing index while
+ * it has been heard firing within the window (queryStillFiring), so a repeat of it (Alertmanager's
+ * `repeat_interval`, 4 h by default), which changes nothing and is otherwise not written, is written
+ * again once a day once the alert is a week old: `notified_at` then says it still fires, and an alert
+ * stored before the index joins it. Younger alerts' repeats write nothing (a 3,000-alert group would
+ * be 3,000 conditional puts). An alert whose resolution never arrived stops counting once a window has
+ * passed without a repeat; a `repeat_interval` up to 13 days keeps a firing one in.
  */
-export const FIRING_RENEWAL_MS = 6 * 3_600_000;
+export const FIRING_RENEWAL_MS = 86_400_000;
+/** How old a firing alert is before its repeats renew it (FIRING_RENEWAL_MS). */
+export const FIRING_RENEWAL_AGE_MS = 7 * 86_400_000;
 /** The firing index's partitions: a storm of thousands of alerts is spread over them, not written to one. */
 const FIRING_SHARDS = 8;
 const firingShard = (fingerprint: string): number => {
@@ -181,9 +186,14 @@ export async function upsertAlert(alert: AlertNotice, now = new Date()): Promise
   return (await recordAlerts([alert], now))[0]!;
 }
 
-/** A firing alert repeated unchanged is written again when its last write is FIRING_RENEWAL_MS old, or left the firing index out (stored before it). */
+/**
+ * A firing alert a week old, repeated unchanged, is written again when its last write is FIRING_RENEWAL_MS
+ * old, or when the firing index lacks it (stored before the index).
+ */
 const firingRenewal = (stored: StoredAlert, stamp: number): boolean =>
-  stored.status === 'Firing' && (!stored.indexed || stored.notified_at === undefined || stamp - stored.notified_at >= FIRING_RENEWAL_MS);
+  stored.status === 'Firing' &&
+  Date.parse(stored.starts_at) <= stamp - FIRING_RENEWAL_AGE_MS &&
+  (!stored.indexed || stored.notified_at === undefined || stamp - stored.notified_at >= FIRING_RENEWAL_MS);
 
 function withoutBookkeeping(r: StoredAlert): AlertNotice {
   const { received_at: _r, updated_at: _u, notified_at: _n, indexed: _i, ...notice } = r;
@@ -338,13 +348,13 @@ async function queryStillFiring(since: Date, fields?: readonly string[]): Promis
   return pages.flat().sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
 }
 
-/** The alerts that fired during [since, now]: those that started in it, after those that started before and still fire. */
+/** The alerts of [since, now]: those that started in it, after those that started before and still fire. */
 async function queryAlertsFiredSince(since: Date, now: Date, fields?: readonly string[]): Promise<Item[]> {
   const [before, within] = await Promise.all([queryStillFiring(since, fields), queryFleetAlerts(since, now, fields)]);
   return before.length ? [...before, ...within] : within;
 }
 
-/** Every alert of the fleet that fired during [since, now]: started in it, or started before and still firing. Oldest first. */
+/** Every alert of the fleet that started in [since, now], or before it and still fires (heard firing in it). Oldest first. */
 export async function listAlertsSince(since: Date, now = new Date()): Promise<AlertRecord[]> {
   return (await queryAlertsFiredSince(since, now)).map(readAlert);
 }

@@ -2,7 +2,7 @@
 // firing index). The views read alerts by the day they started, 14 days back; before the index,
 // a disk alert firing for three weeks dropped out of its cluster's scores on day 15.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type AlertNotice, FIRING_RENEWAL_MS, listAlertFactsSince, listAlertsSince, recordAlerts } from '../../shared/db/alerts.js';
+import { type AlertNotice, FIRING_RENEWAL_AGE_MS, FIRING_RENEWAL_MS, listAlertFactsSince, listAlertsSince, recordAlerts } from '../../shared/db/alerts.js';
 import { getItem, putItem } from '../../shared/db/client.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { storedCluster } from '../support/clusters.js';
@@ -57,7 +57,7 @@ describe('alerts firing since before a window', () => {
       [resolved].map((n) => ({ ...n, status: 'Resolved', ends_at: ago(5 * DAY).toISOString() })),
       ago(5 * DAY),
     );
-    // Repeats of what still fires, every few hours since: each renews it at most every FIRING_RENEWAL_MS.
+    // Repeats of what still fires, every 4 hours since: each renews it at most every FIRING_RENEWAL_MS.
     for (let t = 20 * DAY - 4 * HOUR; t > 0; t -= 4 * HOUR) await recordAlerts([longFiring], ago(t));
     await recordAlerts([recent], ago(3 * DAY));
 
@@ -78,10 +78,10 @@ describe('alerts firing since before a window', () => {
     ).toEqual(['Alert-long', 'Alert-recent']);
   });
 
-  it('a repeat that changes nothing is written at most every FIRING_RENEWAL_MS, and keeps its updated_at', async () => {
+  it('a repeat that changes nothing is written at most every FIRING_RENEWAL_MS once the alert is FIRING_RENEWAL_AGE_MS old, and keeps its updated_at', async () => {
     const cluster = await storedCluster();
     const alert = notice(cluster, 'repeat', 30 * DAY);
-    const first = ago(10 * HOUR);
+    const first = ago(30 * HOUR);
     expect(await recordAlerts([alert], first)).toEqual(['new']);
     const written = await getItem<{ notified_at: number; updated_at: string }>('alerts', keyOf(alert), true);
     expect(written!.notified_at).toBe(first.getTime());
@@ -94,9 +94,20 @@ describe('alerts firing since before a window', () => {
     const after = await getItem<{ notified_at: number; updated_at: string }>('alerts', keyOf(alert), true);
     expect(after).toMatchObject({ notified_at: renewed.getTime(), updated_at: written!.updated_at });
 
-    // Heard 4 hours ago: it counts in a window from 5 hours back, not in one from 3.
-    expect(await factsOf(cluster, ago(5 * HOUR))).toEqual(['Alert-repeat']);
-    expect(await factsOf(cluster, ago(3 * HOUR))).toEqual([]);
+    // Heard 6 hours ago: it counts in a window from 7 hours back, not in one from 5.
+    expect(await factsOf(cluster, ago(7 * HOUR))).toEqual(['Alert-repeat']);
+    expect(await factsOf(cluster, ago(5 * HOUR))).toEqual([]);
+  });
+
+  it("a younger alert's repeats write nothing: every window reads it by its start", async () => {
+    const cluster = await storedCluster();
+    const alert = notice(cluster, 'young', FIRING_RENEWAL_AGE_MS - 3 * DAY);
+    const first = ago(2 * DAY + HOUR);
+    await recordAlerts([alert], first);
+    // Two days of repeats later it is still under FIRING_RENEWAL_AGE_MS old: not written again.
+    expect(await recordAlerts([alert], ago(HOUR))).toEqual(['duplicate']);
+    expect((await getItem<{ notified_at: number }>('alerts', keyOf(alert), true))!.notified_at).toBe(first.getTime());
+    expect(await factsOf(cluster)).toEqual(['Alert-young']);
   });
 
   it('leaves the firing index when it resolves', async () => {
