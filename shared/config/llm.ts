@@ -12,7 +12,8 @@
 // Bedrock: the SDK's default region and credentials (the Lambda's role on AWS);
 //   AWS_ENDPOINT_URL_BEDROCK_RUNTIME, the SDK's standard override, points it elsewhere (tests).
 // OpenAI-compatible:
-//   LLM_BASE_URL        e.g. https://api.openai.com or http://localhost:11434 (with or without /v1)
+//   LLM_BASE_URL        e.g. https://api.openai.com or http://localhost:11434 (with or without /v1); Azure OpenAI's
+//                       v1 API: https://<resource>.openai.azure.com/openai (LLM_MODEL: the deployment's name)
 //   LLM_API_KEY         bearer key (secret); on AWS LLM_API_KEY_ARN names a Secrets Manager secret. Optional for a loopback server.
 // URLs must be https (plain http only to a loopback host): the key travels in a header.
 import { ServiceUnavailable } from '../http/errors.js';

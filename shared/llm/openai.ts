@@ -94,11 +94,13 @@ export interface ChatCompletionBody {
 }
 
 /**
- * OpenAI's own API (and Azure's): its reasoning models (o-series, gpt-5) refuse `max_tokens` ("use
- * max_completion_tokens"), which every model there takes. Other compatible servers get `max_tokens`,
- * which is what they all read (some know no other).
+ * OpenAI's own API (and Azure's, under each of the host names an Azure OpenAI or AI Foundry resource
+ * shows): its reasoning models (o-series, gpt-5) refuse `max_tokens` ("use max_completion_tokens"),
+ * which every model there takes. Other compatible servers get `max_tokens`, which is what they all
+ * read (some know no other).
  */
-export const isOpenAi = (baseUrl: string) => /^https:\/\/(api\.openai\.com|[a-z0-9-]+\.openai\.azure\.com)(\/|$)/i.test(baseUrl);
+export const isOpenAi = (baseUrl: string) =>
+  /^https:\/\/(api\.openai\.com|[a-z0-9-]+\.(openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com))(\/|$)/i.test(baseUrl);
 
 /**
  * OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and its kin) count their hidden reasoning in
@@ -109,7 +111,8 @@ export const isOpenAi = (baseUrl: string) => /^https:\/\/(api\.openai\.com|[a-z0
  */
 export const REASONING_ALLOWANCE = 16_384;
 // gpt-5's chat models do not reason, and take at most 16,384 output tokens: the allowance would be refused.
-export const isReasoningModel = (model: string) => /^(o\d|gpt-5)/i.test(model) && !/-chat\b/i.test(model);
+// A fine-tuned model is named `ft:<base model>:<org>::<id>`: its base decides.
+export const isReasoningModel = (model: string) => /^(ft:)?(o\d|gpt-5)/i.test(model) && !/-chat\b/i.test(model);
 
 /** The request body for a neutral request (exported for tests); `openAi`: the cap as OpenAI's own API names it. */
 export function chatCompletionBody(model: string, request: ChatRequest, openAi = false): ChatCompletionBody {
@@ -175,6 +178,8 @@ const Completion = z.lazy(() =>
           message: z.object({
             // A string, or (some compatible servers) OpenAI's array of content parts.
             content: z.nullish(z.union([z.string(), z.array(z.object({ type: z.string(), text: z.nullish(z.string()) }))])),
+            // Set (content null) when the model declines: its words are the answer a person reads.
+            refusal: z.nullish(z.string()),
             tool_calls: z.nullish(
               z.array(
                 z.object({
@@ -205,7 +210,8 @@ function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model
   const content: ContentBlock[] = [];
   const said = choice.message.content;
   const words = typeof said === 'string' ? said : (said ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
-  if (words) content.push({ type: 'text', text: words });
+  const refusal = choice.message.refusal;
+  if (words || refusal) content.push({ type: 'text', text: words || refusal! });
   (choice.message.tool_calls ?? []).forEach((call, i) => {
     // Some local servers send no id; the caller needs one to answer the call.
     const args = call.function.arguments;

@@ -54,9 +54,10 @@ function withAnswer(messages: Message[]): Message[] {
  * Why an answer did not validate: an answer the output limit cut off is said to be that (its JSON is then
  * unfinished, and "no JSON object" would send the model to write the same too-long answer again).
  */
-function problemOf(schema: z.ZodMiniType, value: unknown, cut: boolean, maxTokens: number): string | null {
+function problemOf(schema: z.ZodMiniType, value: unknown, cut: boolean): string | null {
   const problem = problemsOf(schema, value);
-  return problem && cut ? `it was cut off at the output limit of ${maxTokens} tokens before it ended` : problem;
+  // No figure: a reasoning model's limit also holds its hidden reasoning (shared/llm/openai.ts), so the cap sent may be larger.
+  return problem && cut ? 'it was cut off at the output limit before it ended' : problem;
 }
 
 export async function structuredAnswer<S extends z.ZodMiniType>(
@@ -67,7 +68,7 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
   // The repair call has the loop's limit: a longer one would let the model repeat the answer that was cut.
   const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
   let value = jsonIn(loop.text);
-  let problem = problemOf(schema, value, loop.cut, maxTokens);
+  let problem = problemOf(schema, value, loop.cut);
   if (problem) {
     // A call made past the deadline could only time out: the answer stands as invalid.
     if (options.deadline !== undefined && Date.now() >= options.deadline)
@@ -86,7 +87,7 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
               {
                 type: 'text',
                 text: loop.cut
-                  ? `Your answer did not validate (${problem}). Answer again with only the JSON object, shorter: all of it well within ${maxTokens} tokens, the long texts cut down to what matters most.`
+                  ? `Your answer did not validate (${problem}). Answer again with only the JSON object, shorter, after brief reasoning: all of it well within ${maxTokens} tokens, the long texts cut down to what matters most.`
                   : `Your answer did not validate (${problem}). Answer again with only the corrected JSON object.`,
               },
             ],
@@ -101,7 +102,7 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
       loop.spent,
     );
     value = jsonIn(textOf(repair.message));
-    problem = problemOf(schema, value, repair.stop_reason === 'max_tokens', maxTokens);
+    problem = problemOf(schema, value, repair.stop_reason === 'max_tokens');
     if (problem) throw new AnswerInvalid(`the model's answer did not validate after one repair round: ${problem}`);
   }
   return { value: schema.parse(value) as z.output<S>, loop };

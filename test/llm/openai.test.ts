@@ -305,7 +305,7 @@ describe('answers', () => {
     expect(toOpenAi).toMatchObject({ max_completion_tokens: 100 });
     expect(toOpenAi).not.toHaveProperty('max_tokens');
     // A reasoning model's cap counts its hidden reasoning too: it gets room for that on top.
-    for (const model of ['o4-mini', 'o3', 'gpt-5', 'gpt-5-mini', 'GPT-5.1']) {
+    for (const model of ['o4-mini', 'o3', 'gpt-5', 'gpt-5-mini', 'GPT-5.1', 'ft:o4-mini-2025-04-16:acme::abc123']) {
       expect(chatCompletionBody(model, request, true), model).toMatchObject({ max_completion_tokens: 100 + REASONING_ALLOWANCE });
     }
     for (const model of ['gpt-4o', 'gpt-4o-mini', 'gpt-5-chat-latest', 'gpt-5.1-chat-latest', 'omni-moderation-latest', 'my-o3-deployment']) {
@@ -316,12 +316,24 @@ describe('answers', () => {
     const elsewhere = chatCompletionBody('llama3', request);
     expect(elsewhere).toMatchObject({ max_tokens: 100 });
     expect(elsewhere).not.toHaveProperty('max_completion_tokens');
-    expect(['https://api.openai.com', 'https://api.openai.com/', 'https://my-team.openai.azure.com'].map(isOpenAi)).toEqual([true, true, true]);
+    const azure = ['https://my-team.openai.azure.com', 'https://my-team.cognitiveservices.azure.com/openai', 'https://my-team.services.ai.azure.com/openai'];
+    expect(['https://api.openai.com', 'https://api.openai.com/', ...azure].map(isOpenAi)).toEqual([true, true, true, true, true]);
     expect(['http://127.0.0.1:8080', 'https://api.openai.com.example.net', 'https://llm.example.com/openai.azure.com'].map(isOpenAi)).toEqual([
       false,
       false,
       false,
     ]);
+  });
+
+  it('answers a refusal in its own words (content null), not as an answer without text', async () => {
+    const body = {
+      choices: [{ message: { content: null, refusal: 'I cannot help with that request.' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 },
+    };
+    fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(body) });
+    const answer = await openai().converse(hello);
+    expect(answer.message.content).toEqual([{ type: 'text', text: 'I cannot help with that request.' }]);
+    expect(answer.stop_reason).toBe('end_turn');
   });
 
   it("reads a tool call's arguments sent as an object, and content sent as OpenAI's array of parts", async () => {

@@ -68,16 +68,14 @@ describe('the repair round of a structured answer over Bedrock', () => {
     expect(first!.inferenceConfig).toMatchObject({ maxTokens: 300 });
     expect(repair!.inferenceConfig).toMatchObject({ maxTokens: 300 });
     expect(repair!.messages.at(-1)!.content[0]!.text).toBe(
-      'Your answer did not validate (it was cut off at the output limit of 300 tokens before it ended). Answer again with only the JSON object, shorter: all of it well within 300 tokens, the long texts cut down to what matters most.',
+      'Your answer did not validate (it was cut off at the output limit before it ended). Answer again with only the JSON object, shorter, after brief reasoning: all of it well within 300 tokens, the long texts cut down to what matters most.',
     );
   });
 
   it('when the repair is cut off too, fails saying so', async () => {
     fake.enqueueText('{"ok":tr', { stopReason: 'max_tokens' }).enqueueText('{"o', { stopReason: 'max_tokens' });
     const answered = ask('repair-cut-twice');
-    await expect(answered).rejects.toThrow(
-      "the model's answer did not validate after one repair round: it was cut off at the output limit of 2048 tokens before it ended",
-    );
+    await expect(answered).rejects.toThrow("the model's answer did not validate after one repair round: it was cut off at the output limit before it ended");
   });
 });
 
