@@ -9,6 +9,8 @@
 //   LLM_MAX_ATTEMPTS    optional, default 4 (1 to 10): attempts per call, retries included
 //   LLM_RETRY_BASE_MS   optional, default 500: first backoff step, doubling per retry
 //   CHAT_DAILY_BUDGET_USD optional, default 20 (0: none): what one person's chat messages may cost per UTC day
+//   LLM_REASONING_EFFORT optional: minimal | low | medium | high, sent as `reasoning_effort` to an OpenAI reasoning
+//                       model on OpenAI's API (shared/llm/openai.ts); unset, the model's own default (medium)
 // Bedrock: the SDK's default region and credentials (the Lambda's role on AWS);
 //   AWS_ENDPOINT_URL_BEDROCK_RUNTIME, the SDK's standard override, points it elsewhere (tests).
 // OpenAI-compatible:
@@ -29,6 +31,9 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  */
 const DEFAULT_CHAT_BUDGET_USD = 20;
 const BUDGET_MESSAGE = 'CHAT_DAILY_BUDGET_USD must be a number of US dollars from 0 (no limit) to 100000.';
+export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+const EFFORT_MESSAGE = `LLM_REASONING_EFFORT must be one of ${REASONING_EFFORTS.join(', ')}, or unset.`;
 
 export const llmSettings = defineSettings(
   'llm',
@@ -51,6 +56,7 @@ export const llmSettings = defineSettings(
       z.coerce.number({ error: BUDGET_MESSAGE }).check(z.gte(0, { error: BUDGET_MESSAGE }), z.lte(100_000, { error: BUDGET_MESSAGE })),
       DEFAULT_CHAT_BUDGET_USD,
     ),
+    LLM_REASONING_EFFORT: z.optional(z.enum(REASONING_EFFORTS, { error: EFFORT_MESSAGE })),
     AWS_ENDPOINT_URL_BEDROCK_RUNTIME: text(),
     AWS_REGION: text(),
     AWS_DEFAULT_REGION: text(),
@@ -67,7 +73,7 @@ export const llmSettings = defineSettings(
 
 export type LlmConnection =
   | { kind: 'bedrock'; model: string; endpoint?: string; region?: string }
-  | { kind: 'openai'; model: string; baseUrl: string; apiKey: () => Promise<string | undefined> };
+  | { kind: 'openai'; model: string; baseUrl: string; apiKey: () => Promise<string | undefined>; reasoningEffort?: ReasoningEffort };
 
 function provider(v: {
   LLM_PROVIDER?: string;
@@ -75,6 +81,7 @@ function provider(v: {
   LLM_BASE_URL?: string;
   LLM_API_KEY?: string;
   LLM_API_KEY_ARN?: string;
+  LLM_REASONING_EFFORT?: ReasoningEffort;
   AWS_ENDPOINT_URL_BEDROCK_RUNTIME?: string;
   AWS_REGION?: string;
   AWS_DEFAULT_REGION?: string;
@@ -109,6 +116,7 @@ function provider(v: {
         // Accept ".../v1" and "...": the provider appends /v1/chat/completions.
         baseUrl: `${url!.origin}${url!.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`,
         apiKey: key.value,
+        ...(v.LLM_REASONING_EFFORT ? { reasoningEffort: v.LLM_REASONING_EFFORT } : {}),
       };
     }
     default:

@@ -7,6 +7,7 @@
 // - tool-call arguments are a JSON string the model wrote, so they may be
 //   broken: such a call comes back with `input: null` and `input_error`, never
 //   as a thrown error, so the caller can tell the model and carry on.
+import type { ReasoningEffort } from '../config/llm.js';
 import * as z from '../zod.js';
 import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
 import {
@@ -32,6 +33,8 @@ export interface OpenAiConfig {
   /** Resolved per call (Secrets Manager on AWS); undefined: no Authorization header (local servers). */
   apiKey: () => Promise<string | undefined>;
   retry: RetryPolicy;
+  /** LLM_REASONING_EFFORT: sent to a reasoning model on OpenAI's API only (the others refuse the field). */
+  reasoningEffort?: ReasoningEffort;
 }
 
 const LABEL = 'The OpenAI-compatible endpoint';
@@ -47,7 +50,7 @@ export function openAiProvider(config: OpenAiConfig): LlmProvider {
       const key = await config.apiKey();
       const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
       if (key) headers.Authorization = `Bearer ${key}`;
-      const body = JSON.stringify(chatCompletionBody(config.model, request, isOpenAi(config.baseUrl)));
+      const body = JSON.stringify(chatCompletionBody(config.model, request, isOpenAi(config.baseUrl), config.reasoningEffort));
       const completion = await withRetries(
         config.retry,
         LABEL,
@@ -90,6 +93,8 @@ export interface ChatCompletionBody {
   max_tokens?: number;
   /** OpenAI's own name for the cap (isOpenAi). */
   max_completion_tokens?: number;
+  /** How much a reasoning model reasons (LLM_REASONING_EFFORT), on OpenAI's own API. */
+  reasoning_effort?: ReasoningEffort;
   temperature?: number;
 }
 
@@ -114,8 +119,11 @@ export const REASONING_ALLOWANCE = 16_384;
 // A fine-tuned model is named `ft:<base model>:<org>::<id>`: its base decides.
 export const isReasoningModel = (model: string) => /^(ft:)?(o\d|gpt-5)/i.test(model) && !/-chat\b/i.test(model);
 
-/** The request body for a neutral request (exported for tests); `openAi`: the cap as OpenAI's own API names it. */
-export function chatCompletionBody(model: string, request: ChatRequest, openAi = false): ChatCompletionBody {
+/**
+ * The request body for a neutral request (exported for tests); `openAi`: the cap as OpenAI's own API names it,
+ * and a reasoning model's effort when one is configured.
+ */
+export function chatCompletionBody(model: string, request: ChatRequest, openAi = false, reasoningEffort?: ReasoningEffort): ChatCompletionBody {
   const messages: OpenAiMessage[] = [];
   if (request.system) messages.push({ role: 'system', content: request.system });
   for (const message of request.messages) messages.push(...toOpenAi(message));
@@ -131,6 +139,7 @@ export function chatCompletionBody(model: string, request: ChatRequest, openAi =
     if (!openAi) body.max_tokens = request.max_tokens;
     else body.max_completion_tokens = request.max_tokens + (isReasoningModel(model) ? REASONING_ALLOWANCE : 0);
   }
+  if (openAi && reasoningEffort && isReasoningModel(model)) body.reasoning_effort = reasoningEffort;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   return body;
 }

@@ -40,5 +40,6 @@ export function llmProvider(env?: Env): LlmProvider | null {
     // Resolved per call (the secret is cached per container), so a missing secret fails the call, not the configuration check.
     apiKey: provider.apiKey,
     retry: policy,
+    reasoningEffort: provider.reasoningEffort,
   });
 }

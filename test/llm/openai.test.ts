@@ -311,6 +311,11 @@ describe('answers', () => {
     for (const model of ['gpt-4o', 'gpt-4o-mini', 'gpt-5-chat-latest', 'gpt-5.1-chat-latest', 'omni-moderation-latest', 'my-o3-deployment']) {
       expect(chatCompletionBody(model, request, true), model).toMatchObject({ max_completion_tokens: 100 });
     }
+    // LLM_REASONING_EFFORT reaches a reasoning model on OpenAI's API, and nothing else (the others refuse the field).
+    expect(chatCompletionBody('gpt-5-mini', request, true, 'low')).toMatchObject({ reasoning_effort: 'low' });
+    expect(chatCompletionBody('gpt-4o', request, true, 'low')).not.toHaveProperty('reasoning_effort');
+    expect(chatCompletionBody('o3', request, false, 'low')).not.toHaveProperty('reasoning_effort');
+    expect(chatCompletionBody('o3', request, true)).not.toHaveProperty('reasoning_effort');
     // Elsewhere the model's name decides nothing: a compatible server's max_tokens is the caller's.
     expect(chatCompletionBody('o3', request)).toMatchObject({ max_tokens: 100 });
     const elsewhere = chatCompletionBody('llama3', request);

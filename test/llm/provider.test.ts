@@ -53,6 +53,11 @@ describe('llmProvider()', () => {
     expect(llmProvider({ ...openaiEnv, LLM_PROVIDER: 'OpenAI', LLM_MODEL: ' gpt-4o-mini ' })).toMatchObject({ name: 'openai', model: 'gpt-4o-mini' });
   });
 
+  it('refuses an LLM_REASONING_EFFORT that is not an effort, naming the ones there are', () => {
+    expect(unavailable({ ...openaiEnv, LLM_REASONING_EFFORT: 'max' })).toContain('LLM_REASONING_EFFORT must be one of minimal, low, medium, high, or unset.');
+    expect(llmProvider({ ...openaiEnv, LLM_REASONING_EFFORT: ' low ' })).toMatchObject({ name: 'openai' });
+  });
+
   it('refuses an unknown provider', () => {
     expect(unavailable({ LLM_PROVIDER: 'anthropic' })).toBe("LLM_PROVIDER 'anthropic' is unknown: set it to 'bedrock' or 'openai', or leave it unset.");
   });
