@@ -122,11 +122,19 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
     gauge('fleet_health_clusters_at_risk', 'Clusters that are not Healthy, of customer tier S (as tier_s_at_risk in GET /api/fleet/kpis).', [
       { labels: { tier: 'S' }, value: kpis.tier_s_at_risk },
     ]),
-    gauge('fleet_health_average_score', 'Average cluster score over the fleet, by kind: overall, metrics, alerts.', [
-      { labels: { kind: 'overall' }, value: kpis.avg_score },
-      { labels: { kind: 'metrics' }, value: kpis.avg_metrics_score },
-      { labels: { kind: 'alerts' }, value: kpis.avg_alerts_score },
-    ]),
+    // An empty fleet has no average: its 0 (the contract's number) would read as a fleet in ruins and fire alert rules on
+    // a fresh deploy. The samples are left out; fleet_health_fleet_size 0 says why.
+    gauge(
+      'fleet_health_average_score',
+      'Average cluster score over the fleet, by kind: overall, metrics, alerts (no samples for an empty fleet).',
+      kpis.total_clusters === 0
+        ? []
+        : [
+            { labels: { kind: 'overall' }, value: kpis.avg_score },
+            { labels: { kind: 'metrics' }, value: kpis.avg_metrics_score },
+            { labels: { kind: 'alerts' }, value: kpis.avg_alerts_score },
+          ],
+    ),
     gauge(
       'fleet_health_open_issues',
       `Ongoing alert issues by severity, among those active in the last ${days} days.`,
@@ -156,7 +164,11 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
             `LLM cost of every call in the last ${days} days, in US dollars (as GET /api/llm-usage/summary?days=${days}).`,
             one(usage.totals.cost_usd),
           ),
-          gauge('fleet_health_llm_runs', `LLM calls in the last ${days} days.`, one(usage.totals.runs)),
+          gauge(
+            'fleet_health_llm_runs',
+            `LLM runs (a chat message, patrol scan or investigation, however many model calls) in the last ${days} days.`,
+            one(usage.totals.runs),
+          ),
           gauge('fleet_health_llm_tokens', `LLM tokens in the last ${days} days.`, one(usage.totals.total_tokens)),
         ]
       : []),
