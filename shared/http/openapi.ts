@@ -89,7 +89,8 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
         summary: route.summary,
         parameters,
         responses,
-        ...(route.auth === 'public' ? { security: [] } : {}),
+        // Alternatives: a user's JWT, or (ingest, scrape) the service's static token for machines.
+        ...(route.auth === 'public' ? { security: [] } : route.auth === 'user' ? {} : { security: [{ bearer: [] }, { [`${route.auth}Token`]: [] }] }),
         'x-roles': route.roles,
       };
       if (route.body) {
@@ -106,7 +107,15 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "A user's token from POST /api/auth/login." },
+        ingestToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The static INGEST_TOKEN (Alertmanager, the ingest CLI); on AWS the secret IngestTokenArn names.',
+        },
+        scrapeToken: { type: 'http', scheme: 'bearer', description: "Prometheus' static SCRAPE_TOKEN; on AWS the secret ScrapeTokenArn names." },
+      },
       schemas: {
         Problem: {
           type: 'object',

@@ -15,7 +15,7 @@ import { userToken } from '../support/tokens.js';
 type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }>; parameters: { name: string; in: string }[] };
 let service: LocalService;
 let admin: string;
-let doc: { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, object> } };
+let doc: { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, object>; securitySchemes: Record<string, object> } };
 
 beforeAll(async () => {
   service = await startTestService({ demoClusters: 12, schedules: { recompute: 3600 } });
@@ -47,6 +47,15 @@ describe('the served OpenAPI document', () => {
     expect(result.output).not.toMatch(/error\s+\S+: \d+/);
     expect(result.code, result.output).toBe(0);
   }, 90_000);
+
+  it("says which routes also take the service's static tokens (ingest, scrape), and which none", () => {
+    const security = (path: string, method = 'get') => (doc.paths[path]![method] as { security?: unknown }).security;
+    expect(security('/api/metrics')).toEqual([{ bearer: [] }, { scrapeToken: [] }]);
+    expect(security('/api/ingest/alerts', 'post')).toEqual([{ bearer: [] }, { ingestToken: [] }]);
+    expect(security('/api/fleet/scores')).toBeUndefined(); // the document's default: a user's JWT
+    expect(security('/api/health-check')).toEqual([]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['bearer', 'ingestToken', 'scrapeToken']);
+  });
 
   it('declares 4XX answers for every operation: 401/403 from auth and roles, 422 from inputs, and the route-specific ones', () => {
     const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([m, op]) => ({ key: `${m.toUpperCase()} ${path}`, op })));
