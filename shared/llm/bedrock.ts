@@ -191,6 +191,8 @@ function usageOf(usage: ConverseCommandOutput['usage']): TokenUsage {
 }
 
 function stopReason(reason: string | undefined): StopReason {
+  // The model's context window ended the answer, not its output cap: cut all the same (a repair asks for less).
+  if (reason === 'model_context_window_exceeded') return 'max_tokens';
   return reason === 'end_turn' || reason === 'tool_use' || reason === 'max_tokens' ? reason : 'other';
 }
 

@@ -124,6 +124,19 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     expect((await say(viewer, 'and now?')).body.reply).toBe('fine');
   });
 
+  it('says an answer was cut off at the output limit, and what to do; an empty one is not shown as "no text"', async () => {
+    configure();
+    await reset(viewer);
+    openai.enqueue({ kind: 'text', text: 'Three clusters are at risk: c-1 (disk 96%), c-2', finishReason: 'length' });
+    const cut = await say(viewer, 'Which clusters are at risk, and why?');
+    expect(cut.status).toBe(200);
+    expect(cut.body.reply).toMatch(/^Three clusters are at risk: c-1 \(disk 96%\), c-2\n\n_This answer was cut off at the output limit/);
+    // A reasoning model that spent the whole limit reasoning sends no text at all.
+    openai.enqueue({ kind: 'text', text: '', finishReason: 'length' });
+    const empty = await say(viewer, 'And the others?');
+    expect(empty.body.reply).toMatch(/^I used up my output limit before I could answer\.\n\n_This answer was cut off/);
+  });
+
   it('answers malformed tool arguments with an error result the model can correct', async () => {
     configure();
     await reset(viewer);

@@ -213,6 +213,7 @@ describe('answers', () => {
     ['end_turn', 'end_turn'],
     ['tool_use', 'tool_use'],
     ['max_tokens', 'max_tokens'],
+    ['model_context_window_exceeded', 'max_tokens'],
     ['stop_sequence', 'other'],
     ['guardrail_intervened', 'other'],
     ['content_filtered', 'other'],
