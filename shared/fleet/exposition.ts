@@ -69,13 +69,10 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
   const kpis = fleetKpis(view.scores);
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
   const issues = kpiCounts(issueSummaries, now);
-  const clusterLabels = (s: (typeof view.scores)[number]) => ({
-    cluster_id: s.cluster_id,
-    cluster_name: s.cluster_name,
-    customer: s.customer_name,
-    tier: s.customer_tier,
-    region: s.region,
-  });
+  // Each per-cluster series names its cluster by id only; its name, customer, tier and region are the info series'
+  // labels (joined in PromQL: `* on(cluster_id) group_left(cluster_name, customer) fleet_health_cluster_info`). On every
+  // series they made a renamed cluster start new series (an alert rule's `for:` starting over) and were half the text.
+  const clusterLabels = (s: (typeof view.scores)[number]) => ({ cluster_id: s.cluster_id });
   const kinds = [
     ['tier_adjusted', (s: (typeof view.scores)[number]) => s.tier_adjusted_score],
     ['overall', (s: (typeof view.scores)[number]) => s.overall_score],
@@ -84,6 +81,14 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
   ] as const;
   const ongoing = issueSummaries.filter((i) => i.status === 'Ongoing');
   return [
+    gauge(
+      'fleet_health_cluster_info',
+      "Always 1: a cluster's descriptive labels (name, customer, customer tier, region), to join onto its other series by cluster_id.",
+      view.scores.map((s) => ({
+        labels: { cluster_id: s.cluster_id, cluster_name: s.cluster_name, customer: s.customer_name, tier: s.customer_tier, region: s.region },
+        value: 1,
+      })),
+    ),
     gauge(
       'fleet_health_cluster_score',
       'Health score of a cluster, 0-100 (higher is healthier), by kind: tier_adjusted, overall, metrics, alerts (as GET /api/fleet/scores).',

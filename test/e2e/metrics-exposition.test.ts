@@ -134,6 +134,7 @@ async function expectedFigures(): Promise<[string, Record<string, string>, numbe
   const out: [string, Record<string, string>, number][] = [];
   for (const s of scores.scores) {
     const id = { cluster_id: s.cluster_id };
+    out.push(['fleet_health_cluster_info', id, 1]);
     out.push(['fleet_health_cluster_score', { ...id, kind: 'tier_adjusted' }, s.tier_adjusted_score]);
     out.push(['fleet_health_cluster_score', { ...id, kind: 'overall' }, s.overall_score]);
     out.push(['fleet_health_cluster_score', { ...id, kind: 'metrics' }, s.metrics_score]);
@@ -258,8 +259,12 @@ describe('GET /api/metrics', () => {
     expect(text).toContain(`cluster_name="acme \\"blue\\" \\\\ east"`);
     const { samples } = parseExposition(text);
     const mine = samples.filter((s) => s.labels.cluster_id === quotedId);
-    expect(mine.length).toBe(4 + 3 + 1 + 1); // scores, classes, alerts, stale (no sample: no timestamp)
-    expect(mine.every((s) => s.labels.cluster_name === QUOTED_NAME && s.labels.customer === 'Acme "Labs"')).toBe(true);
+    expect(mine.length).toBe(1 + 4 + 3 + 1 + 1); // info, scores, classes, alerts, stale (no sample: no timestamp)
+    // The descriptive labels are the info series' only: a renamed cluster keeps its other series.
+    const [info, ...others] = mine;
+    expect(info).toMatchObject({ name: 'fleet_health_cluster_info', value: 1 });
+    expect(info!.labels).toEqual({ cluster_id: quotedId, cluster_name: QUOTED_NAME, customer: 'Acme "Labs"', tier: 'S', region: 'US East (us-east-1)' });
+    expect(others.every((s) => s.labels.cluster_name === undefined && s.labels.customer === undefined)).toBe(true);
     expect(escapeLabelValue('a\nb"c\\')).toBe('a\\nb\\"c\\\\');
     expect(
       parseExposition(
@@ -337,7 +342,10 @@ describe('a real Prometheus scraping GET /api/metrics', () => {
       expect(result, `${name}{${selector}}`).toHaveLength(1);
       expect(Number(result[0]!.value[1]), `${name}{${selector}}`).toBe(value);
     }
-    const quoted = await prometheus.query(`fleet_health_cluster_score{cluster_id="${quotedId}",kind="overall"}`);
+    // The name joined on from the info series, as a dashboard does.
+    const quoted = await prometheus.query(
+      `fleet_health_cluster_score{cluster_id="${quotedId}",kind="overall"} * on(cluster_id) group_left(cluster_name) fleet_health_cluster_info`,
+    );
     expect(quoted[0]!.metric.cluster_name).toBe(QUOTED_NAME);
   }, 90_000);
 });
