@@ -66,8 +66,12 @@ function withoutRemoteImages(markdown: string): string {
 
 const STOP_NOTE = `_I stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls (or when time ran short, or the tool results reached their limit); this answer uses what I had gathered by then._`;
 
-/** An answer the output limit ended mid-way (a reasoning model may spend it all reasoning): said, so it is not read as whole. */
-const CUT_NOTE = '_This answer was cut off at the output limit; ask for less at once (one cluster, one question) for a whole one._';
+/**
+ * An answer the output limit ended mid-way (a reasoning model may spend it all reasoning), or the model's context
+ * window (Bedrock says which): said, so it is not read as whole.
+ */
+const CUT_NOTE =
+  '_This answer was cut off (at the output limit, or where the conversation filled the model’s context); ask for less at once, or start a new conversation._';
 
 const recent = new Map<string, number[]>();
 
@@ -200,11 +204,9 @@ export async function chat(principal: Principal, message: string, now = Date.now
     );
   }
   const text = withoutRemoteImages(result.text);
-  const reply = result.stopped
-    ? `${text || 'I could not reach an answer.'}\n\n${STOP_NOTE}`
-    : result.cut
-      ? `${text || 'I used up my output limit before I could answer.'}\n\n${CUT_NOTE}`
-      : text || '_The model returned no text._';
+  const notes = [result.stopped && STOP_NOTE, result.cut && CUT_NOTE].filter(Boolean);
+  const said = text || (result.stopped ? 'I could not reach an answer.' : result.cut ? 'I used up my output limit before I could answer.' : '');
+  const reply = notes.length ? `${said}\n\n${notes.join('\n\n')}` : said || '_The model returned no text._';
   const messages = result.messages;
   messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: reply }] };
   histories.set(principal.userId, bounded(messages));

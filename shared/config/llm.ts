@@ -9,8 +9,9 @@
 //   LLM_MAX_ATTEMPTS    optional, default 4 (1 to 10): attempts per call, retries included
 //   LLM_RETRY_BASE_MS   optional, default 500: first backoff step, doubling per retry
 //   CHAT_DAILY_BUDGET_USD optional, default 20 (0: none): what one person's chat messages may cost per UTC day
-//   LLM_REASONING_EFFORT optional: minimal | low | medium | high, sent as `reasoning_effort` to an OpenAI reasoning
-//                       model on OpenAI's API (shared/llm/openai.ts); unset, the model's own default (medium)
+//   LLM_REASONING_EFFORT optional: low | medium | high, sent as `reasoning_effort` to an OpenAI reasoning model on
+//                       OpenAI's API (shared/llm/openai.ts); unset, the model's own default. The three every reasoning
+//                       model there takes: gpt-5's `minimal` is refused by the o-series and gpt-5.1, whose `none` gpt-5 refuses.
 // Bedrock: the SDK's default region and credentials (the Lambda's role on AWS);
 //   AWS_ENDPOINT_URL_BEDROCK_RUNTIME, the SDK's standard override, points it elsewhere (tests).
 // OpenAI-compatible:
@@ -31,7 +32,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  */
 const DEFAULT_CHAT_BUDGET_USD = 20;
 const BUDGET_MESSAGE = 'CHAT_DAILY_BUDGET_USD must be a number of US dollars from 0 (no limit) to 100000.';
-export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
+export const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 const EFFORT_MESSAGE = `LLM_REASONING_EFFORT must be one of ${REASONING_EFFORTS.join(', ')}, or unset.`;
 

@@ -171,7 +171,7 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
           ),
           gauge(
             'fleet_health_llm_runs',
-            `LLM runs (a chat message, patrol scan or investigation, however many model calls) in the last ${days} days.`,
+            `LLM runs (a chat message, patrol scan, investigation or a cluster's AI grouping, however many model calls) in the last ${days} days.`,
             one(usage.totals.runs),
           ),
           gauge('fleet_health_llm_tokens', `LLM tokens in the last ${days} days.`, one(usage.totals.total_tokens)),

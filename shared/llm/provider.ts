@@ -34,12 +34,8 @@ export function llmProvider(env?: Env): LlmProvider | null {
     const { model, endpoint, region } = provider;
     return bedrockProvider({ model, ...(endpoint ? { endpoint } : {}), ...(region ? { region } : {}), retry: policy });
   }
-  return openAiProvider({
-    model: provider.model,
-    baseUrl: provider.baseUrl,
-    // Resolved per call (the secret is cached per container), so a missing secret fails the call, not the configuration check.
-    apiKey: provider.apiKey,
-    retry: policy,
-    reasoningEffort: provider.reasoningEffort,
-  });
+  // The connection whole (model, base URL, reasoning effort; the key resolved per call, the secret cached per
+  // container, so a missing secret fails the call, not the configuration check), with the retry policy.
+  const { kind: _kind, ...connection } = provider;
+  return openAiProvider({ ...connection, retry: policy });
 }

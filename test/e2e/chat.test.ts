@@ -130,7 +130,7 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     openai.enqueue({ kind: 'text', text: 'Three clusters are at risk: c-1 (disk 96%), c-2', finishReason: 'length' });
     const cut = await say(viewer, 'Which clusters are at risk, and why?');
     expect(cut.status).toBe(200);
-    expect(cut.body.reply).toMatch(/^Three clusters are at risk: c-1 \(disk 96%\), c-2\n\n_This answer was cut off at the output limit/);
+    expect(cut.body.reply).toMatch(/^Three clusters are at risk: c-1 \(disk 96%\), c-2\n\n_This answer was cut off \(at the output limit/);
     // A reasoning model that spent the whole limit reasoning sends no text at all.
     openai.enqueue({ kind: 'text', text: '', finishReason: 'length' });
     const empty = await say(viewer, 'And the others?');

@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { llmSettings } from '../../shared/config/llm.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
 import { ServiceUnavailable } from '../../shared/http/errors.js';
 import { describeLlmConfig, llmProvider } from '../../shared/llm/provider.js';
@@ -54,8 +55,13 @@ describe('llmProvider()', () => {
   });
 
   it('refuses an LLM_REASONING_EFFORT that is not an effort, naming the ones there are', () => {
-    expect(unavailable({ ...openaiEnv, LLM_REASONING_EFFORT: 'max' })).toContain('LLM_REASONING_EFFORT must be one of minimal, low, medium, high, or unset.');
+    // `minimal` is gpt-5's only: the o-series and gpt-5.1 refuse it, and then every call would fail.
+    for (const effort of ['max', 'minimal', 'none']) {
+      expect(unavailable({ ...openaiEnv, LLM_REASONING_EFFORT: effort })).toContain('LLM_REASONING_EFFORT must be one of low, medium, high, or unset.');
+    }
     expect(llmProvider({ ...openaiEnv, LLM_REASONING_EFFORT: ' low ' })).toMatchObject({ name: 'openai' });
+    expect(llmSettings.from({ ...openaiEnv, LLM_REASONING_EFFORT: 'high' }).provider).toMatchObject({ kind: 'openai', reasoningEffort: 'high' });
+    expect(llmSettings.from(openaiEnv).provider).not.toHaveProperty('reasoningEffort');
   });
 
   it('refuses an unknown provider', () => {

@@ -79,7 +79,10 @@ describe('prices', () => {
     expect(priceOf(rows, 'gpt-5-2025-08-07')?.model).toBe('gpt-5');
     expect(costOf(priceOf(rows, 'o4-mini-2025-04-16'), 1_000_000, 1_000_000, { cached_input_tokens: 1_000_000 })).toBe(4.675); // all input cached at 0.275, output 4.40
     expect(priceOf(rows, 'global.anthropic.claude-haiku-4-5-20251001-v1:0')?.model).toBe('anthropic.claude-haiku-4-5-20251001-v1:0');
-    expect(priceOf(rows, 'us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.output_per_mtok).toBe(15);
+    // A geographic profile of Sonnet 4.5 costs 10% more than the global one; others find the global price.
+    expect(priceOf(rows, 'global.anthropic.claude-sonnet-4-5-20250929-v1:0')?.output_per_mtok).toBe(15);
+    expect(priceOf(rows, 'us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.output_per_mtok).toBe(16.5);
+    expect(priceOf(rows, 'gpt-5.1-2025-11-13')?.model).toBe('gpt-5.1');
     expect(priceOf(rows, 'eu.amazon.nova-pro-v1:0')?.model).toBe('amazon.nova-pro-v1:0');
     // Models the stack accepts (and grants) by ARN, or under the au./ap. geographies.
     const haiku = 'anthropic.claude-3-5-haiku-20241022-v1:0';
