@@ -43,8 +43,10 @@ export type TableName = keyof typeof TABLES;
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
 /**
- * History the routes read at most 365 days back (the audit log, patrol reports, investigations and closed agent
- * tasks, the LLM usage ledger) is kept this long, then DynamoDB's TTL removes it: nothing past it is reachable.
+ * History is kept this long, then DynamoDB's TTL removes it: the windows that read most (patrol reports,
+ * investigations, the LLM usage ledger) go 365 days back; the audit log answers its newest 500 entries, an
+ * issue's timeline the alerts it names (alerts: ALERT_RETENTION_DAYS, the same 400); closed agent tasks are
+ * kept for the record, read by no route.
  */
 export const HISTORY_RETENTION_DAYS = 400;
 
