@@ -41,9 +41,10 @@ export function Timeline({ alerts, total, truncated }: { alerts: TimelineEntry[]
   return (
     <section aria-labelledby="timeline-title" className="issue-timeline">
       <h2 id="timeline-title">Alert timeline</h2>
-      <ShownOf shown={alerts.length} total={total} truncated={truncated} />
+      {alerts.length > 0 && <ShownOf shown={alerts.length} total={total} truncated={truncated} />}
       {alerts.length === 0 ? (
-        <Empty>No alerts are linked to this issue.</Empty>
+        // An issue outlives its alerts: they are kept 400 days from their start (shared/db/alerts.ts), the issue for good.
+        <Empty>{total > 0 ? `This issue's ${total.toLocaleString()} alerts are past their 400-day retention.` : 'No alerts are linked to this issue.'}</Empty>
       ) : (
         <ol>
           {alerts.map((a) => (
