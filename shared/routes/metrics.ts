@@ -33,7 +33,7 @@ export const metricsGroup = defineGroup({
       roles: ADMIN_UP,
       contentType: EXPOSITION_CONTENT_TYPE,
       response: z.string(),
-      // 10,000 clusters: an estimated 10–12 MB of text (21 MB before the info series), over what Lambda may answer unless gzipped, as Prometheus asks (shared/http/group-handler.ts).
+      // 10,000 clusters: ≈ 12 MB of text (20 MB before the info series; the scrape bench), over what Lambda may answer unless gzipped, as Prometheus asks (shared/http/group-handler.ts).
       problems: [406],
     },
   },

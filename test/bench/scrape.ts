@@ -71,11 +71,12 @@ export async function run({ report }: BenchContext): Promise<void> {
   const history = `1,000 clusters, ${DAYS} days of the LLM ledger (${(DAYS * CALLS_A_DAY).toLocaleString('en-US')} calls), ${REPORTS} patrol reports`;
 
   const { service, token } = await startBenchService();
+  let text = '';
   const scrape = async () => {
     const start = process.hrtime.bigint();
     const res = await fetch(`${service.url}/api/metrics`, { headers: { Authorization: `Bearer ${token}` } });
-    const body = await res.text();
-    if (res.status !== 200 || !body.includes('fleet_health_llm_')) throw new Error(`scrape answered ${res.status}: ${body.slice(0, 200)}`);
+    text = await res.text();
+    if (res.status !== 200 || !text.includes('fleet_health_llm_')) throw new Error(`scrape answered ${res.status}: ${text.slice(0, 200)}`);
     return Number(process.hrtime.bigint() - start) / 1e6;
   };
   try {
@@ -86,6 +87,18 @@ export async function run({ report }: BenchContext): Promise<void> {
       'GET /api/metrics',
       `${history}: the first scrape of a container (views computed, the month read) / each next one (21)`,
       `${first.toFixed(0)} ms / p50 ${median(next).toFixed(0)} ms`,
+    );
+    // What a cluster adds to the answer (its info, scores, classes, alerts, staleness and sample time): the text a
+    // larger fleet's scrape grows by, against Lambda's 6 MB answer (gzip is what keeps it under).
+    const perCluster =
+      text
+        .split('\n')
+        .filter((line) => line.includes('cluster_id="'))
+        .reduce((sum, line) => sum + line.length + 1, 0) / 1_000;
+    report(
+      'GET /api/metrics',
+      'the answer uncompressed: all of it / per cluster / at 10,000 clusters (the per-cluster part × 10,000)',
+      `${(Buffer.byteLength(text) / 1_000).toFixed(0)} KB / ${perCluster.toFixed(0)} bytes / ${((perCluster * 10_000) / 1e6).toFixed(1)} MB`,
     );
   } finally {
     await service.stop();
