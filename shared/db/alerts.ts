@@ -10,7 +10,7 @@
 //   gsi2pk = FIRING#<shard of the fingerprint>, gsi2sk = <starts_at>#<fingerprint>
 import { batchGet, batchPut, ConditionFailed, mapLimit, projection, putItem, queryAll, queryCount, queryPage, type Item, type Key } from './client.js';
 import { itemReader, mapOf, nullable, oneOf, pickFields, string, type Fields } from './items.js';
-import { windowDays } from './metrics.js';
+import { shardOf, windowDays } from './metrics.js';
 
 const ALERT_STATUSES = ['Firing', 'Resolved'] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
@@ -48,13 +48,14 @@ export const ALERT_RETENTION_DAYS = 400;
 export const FIRING_RENEWAL_MS = 86_400_000;
 /** How old a firing alert is before its repeats renew it (FIRING_RENEWAL_MS). */
 export const FIRING_RENEWAL_AGE_MS = 7 * 86_400_000;
+/**
+ * At most this many renewals per notification, the longest unheard first: a group's alerts, first written
+ * together, fall due together, and 3,000 conditional puts at once is the per-alert cost ingest avoids. The
+ * rest wait for the group's next repeat (a 3,000-alert group is renewed over 15 repeats, 60 h at 4 h).
+ */
+export const FIRING_RENEWALS_PER_CALL = 200;
 /** The firing index's partitions: a storm of thousands of alerts is spread over them, not written to one. */
-const FIRING_SHARDS = 8;
-const firingShard = (fingerprint: string): number => {
-  let hash = 0;
-  for (let i = 0; i < fingerprint.length; i++) hash = (hash * 31 + fingerprint.charCodeAt(i)) >>> 0;
-  return hash % FIRING_SHARDS;
-};
+export const FIRING_SHARDS = 8;
 
 const alertKey = (clusterId: string, startsAt: string, fingerprint: string) => ({
   pk: `CLUSTER#${clusterId}`,
@@ -146,6 +147,7 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   const outcomes = new Array<UpsertOutcome>(notices.length);
   const fresh: (Key & Record<string, unknown>)[] = [];
   const changed: { item: Key & Record<string, unknown>; indexes: number[] }[] = [];
+  const renewals: { item: Key & Record<string, unknown>; indexes: number[]; heard: number }[] = [];
   for (const [key, indexes] of occurrences) {
     const before = stored.get(key);
     if (before?.notified_at !== undefined && before.notified_at > stamp) {
@@ -159,12 +161,17 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
       state = next;
     }
     const same = before !== undefined && sameContent(before, state!);
-    if (same && !firingRenewal(before, stamp)) continue;
-    // A renewal changes nothing of the record: its updated_at stays.
-    const item = toItem(state!, before?.received_at ?? now.toISOString(), stamp, same ? before.updated_at : now.toISOString());
+    if (same) {
+      // A renewal changes nothing of the record: its updated_at stays.
+      if (firingRenewal(before, stamp))
+        renewals.push({ item: toItem(state!, before.received_at, stamp, before.updated_at), indexes, heard: before.notified_at ?? 0 });
+      continue;
+    }
+    const item = toItem(state!, before?.received_at ?? now.toISOString(), stamp, now.toISOString());
     if (before) changed.push({ item, indexes });
     else fresh.push(item);
   }
+  changed.push(...renewals.sort((a, b) => a.heard - b.heard).slice(0, FIRING_RENEWALS_PER_CALL));
 
   await mapLimit(chunked(fresh, 25), 4, (chunk) => batchPut('alerts', chunk));
   await mapLimit(changed, 16, async ({ item, indexes }) => {
@@ -212,7 +219,7 @@ function toItem(alert: AlertNotice, receivedAt: string, stamp: number, updatedAt
     gsi1pk: `ALERTS#${starts_at.slice(0, 10)}`,
     gsi1sk: `${starts_at}#${fingerprint}`,
     // A put replaces the item whole: a resolution leaves the firing index.
-    ...(stored.status === 'Firing' && { gsi2pk: `FIRING#${firingShard(fingerprint)}`, gsi2sk: `${starts_at}#${fingerprint}` }),
+    ...(stored.status === 'Firing' && { gsi2pk: `FIRING#${shardOf(fingerprint, FIRING_SHARDS)}`, gsi2sk: `${starts_at}#${fingerprint}` }),
     ttl: Math.floor(Date.parse(starts_at) / 1000) + ALERT_RETENTION_DAYS * 86_400,
   };
 }

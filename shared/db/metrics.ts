@@ -50,14 +50,14 @@ const WRITE_ID_BYTES = 8;
 let logger: Logger | undefined;
 const log = () => (logger ??= createLogger('metrics'));
 
-/** FNV-1a: a stable, cheap spread of cluster ids over the shards. */
-export function shardOf(clusterId: string): number {
+/** FNV-1a: a stable, cheap spread of keys (cluster ids; alerts' fingerprints) over `shards` partitions. */
+export function shardOf(key: string, shards = METRIC_SHARDS): number {
   let hash = 0x811c9dc5;
-  for (let i = 0; i < clusterId.length; i++) {
-    hash ^= clusterId.charCodeAt(i);
+  for (let i = 0; i < key.length; i++) {
+    hash ^= key.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193);
   }
-  return (hash >>> 0) % METRIC_SHARDS;
+  return (hash >>> 0) % shards;
 }
 
 /** The partition of a (day, shard)'s rollup items. */

@@ -71,7 +71,7 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
   const issues = kpiCounts(issueSummaries, now);
   // Each per-cluster series names its cluster by id only; its name, customer, tier and region are the info series'
   // labels (joined in PromQL: `* on(cluster_id) group_left(cluster_name, customer) fleet_health_cluster_info`). On every
-  // series they made a renamed cluster start new series (an alert rule's `for:` starting over) and were half the text.
+  // series they made a renamed cluster start new series (an alert rule's `for:` starting over) and 40% of the text.
   const clusterLabels = (s: (typeof view.scores)[number]) => ({ cluster_id: s.cluster_id });
   const kinds = [
     ['tier_adjusted', (s: (typeof view.scores)[number]) => s.tier_adjusted_score],

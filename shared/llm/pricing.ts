@@ -53,8 +53,10 @@ const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
  */
 export function priceOf(rows: readonly PricingRow[], model: string): PricingRow | undefined {
   const byModel = new Map(rows.map((r) => [r.model, r]));
-  const unprefixed = (BEDROCK_ARN.exec(model)?.[1] ?? model).replace(CROSS_REGION_PREFIX, '');
-  return byModel.get(model) ?? byModel.get(unprefixed) ?? byModel.get(unprefixed.replace(DATE_SUFFIX, ''));
+  // An ARN's model id first as it is: a geographic profile may have a row of its own (a regional premium).
+  const id = BEDROCK_ARN.exec(model)?.[1] ?? model;
+  const unprefixed = id.replace(CROSS_REGION_PREFIX, '');
+  return byModel.get(model) ?? byModel.get(id) ?? byModel.get(unprefixed) ?? byModel.get(unprefixed.replace(DATE_SUFFIX, ''));
 }
 
 /**

@@ -94,7 +94,7 @@ export async function run({ report }: BenchContext): Promise<void> {
       text
         .split('\n')
         .filter((line) => line.includes('cluster_id="'))
-        .reduce((sum, line) => sum + line.length + 1, 0) / 1_000;
+        .reduce((sum, line) => sum + line.length + 1, 0) / fleet.data.length;
     report(
       'GET /api/metrics',
       'the answer uncompressed: all of it / per cluster / at 10,000 clusters (the per-cluster part × 10,000)',

@@ -5,7 +5,7 @@
 // and group by, the passes which clusters to regroup; the figures are what the alerts give.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { regroupAiRecent } from '../../shared/ai-issues/regroup.js';
-import { type AlertNotice, recordAlerts } from '../../shared/db/alerts.js';
+import { type AlertNotice, FIRING_SHARDS, recordAlerts } from '../../shared/db/alerts.js';
 import { regroupRecent } from '../../shared/issues/regroup.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { storedCluster } from '../support/clusters.js';
@@ -62,7 +62,7 @@ describe('fleet-wide alert reads ask for what is counted', () => {
     });
     // The alerts that started before the window and still fire, one query per partition of the firing index.
     const stillFiring = await fleetAlertReads(() => computeFleetView(NOW), 'gsi2');
-    expect(stillFiring).toHaveLength(8);
+    expect(stillFiring).toHaveLength(FIRING_SHARDS);
     reads.push(...stillFiring);
     expect(reads.length).toBeGreaterThan(0);
     for (const fields of reads) {

@@ -2,7 +2,15 @@
 // firing index). The views read alerts by the day they started, 14 days back; before the index,
 // a disk alert firing for three weeks dropped out of its cluster's scores on day 15.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type AlertNotice, FIRING_RENEWAL_AGE_MS, FIRING_RENEWAL_MS, listAlertFactsSince, listAlertsSince, recordAlerts } from '../../shared/db/alerts.js';
+import {
+  type AlertNotice,
+  FIRING_RENEWAL_AGE_MS,
+  FIRING_RENEWAL_MS,
+  FIRING_RENEWALS_PER_CALL,
+  listAlertFactsSince,
+  listAlertsSince,
+  recordAlerts,
+} from '../../shared/db/alerts.js';
 import { getItem, putItem } from '../../shared/db/client.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { storedCluster } from '../support/clusters.js';
@@ -108,6 +116,27 @@ describe('alerts firing since before a window', () => {
     expect(await recordAlerts([alert], ago(HOUR))).toEqual(['duplicate']);
     expect((await getItem<{ notified_at: number }>('alerts', keyOf(alert), true))!.notified_at).toBe(first.getTime());
     expect(await factsOf(cluster)).toEqual(['Alert-young']);
+  });
+
+  it('renews at most FIRING_RENEWALS_PER_CALL alerts a notification, the longest unheard first; the rest at the next repeat', async () => {
+    const cluster = await storedCluster();
+    const group = Array.from({ length: FIRING_RENEWALS_PER_CALL + 30 }, (_, i) => notice(cluster, `g${String(i).padStart(3, '0')}`, 20 * DAY));
+    // Written together two days ago, except the last 30, heard three days ago: those are the longest unheard.
+    await recordAlerts(group.slice(0, FIRING_RENEWALS_PER_CALL), ago(2 * DAY));
+    await recordAlerts(group.slice(FIRING_RENEWALS_PER_CALL), ago(3 * DAY));
+    const heard = async () => Promise.all(group.map(async (a) => (await getItem<{ notified_at: number }>('alerts', keyOf(a), true))!.notified_at));
+
+    const repeat = ago(HOUR);
+    expect(new Set(await recordAlerts(group, repeat))).toEqual(new Set(['duplicate']));
+    const once = await heard();
+    expect(once.filter((t) => t === repeat.getTime())).toHaveLength(FIRING_RENEWALS_PER_CALL);
+    expect(once.slice(FIRING_RENEWALS_PER_CALL).every((t) => t === repeat.getTime())).toBe(true); // the 30 longest unheard first
+
+    const next = new Date(repeat.getTime() + 1);
+    await recordAlerts(group, next);
+    const twice = await heard();
+    expect(twice.filter((t) => t === next.getTime())).toHaveLength(30); // the rest; those renewed just before are not due
+    expect(twice.every((t) => t >= repeat.getTime())).toBe(true);
   });
 
   it('leaves the firing index when it resolves', async () => {

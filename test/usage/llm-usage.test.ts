@@ -82,6 +82,7 @@ describe('prices', () => {
     // A geographic profile of Sonnet 4.5 costs 10% more than the global one; others find the global price.
     expect(priceOf(rows, 'global.anthropic.claude-sonnet-4-5-20250929-v1:0')?.output_per_mtok).toBe(15);
     expect(priceOf(rows, 'us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.output_per_mtok).toBe(16.5);
+    expect(priceOf(rows, 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.output_per_mtok).toBe(16.5);
     expect(priceOf(rows, 'gpt-5.1-2025-11-13')?.model).toBe('gpt-5.1');
     expect(priceOf(rows, 'eu.amazon.nova-pro-v1:0')?.model).toBe('amazon.nova-pro-v1:0');
     // Models the stack accepts (and grants) by ARN, or under the au./ap. geographies.
