@@ -3,10 +3,11 @@
 // is a new group (new fingerprints), timed through ingestAlerts: validation,
 // the inventory check, the batched reads and writes, and the issue grouping of
 // the clusters it touched. Then the same notification again (a repeat: all
-// duplicates, reads only).
+// duplicates, reads only), and the repeat of a group firing for a week, a day
+// after its last write: every alert due for renewal, at most 200 renewed.
 import { randomUUID } from 'node:crypto';
 import { demoClusters } from '../../infra/local/demo-fleet.js';
-import { recordAlerts, type AlertNotice } from '../../shared/db/alerts.js';
+import { FIRING_RENEWALS_PER_CALL, recordAlerts, type AlertNotice } from '../../shared/db/alerts.js';
 import { ingestAlerts, ingestClusters } from '../../shared/fleet/ingest.js';
 import type { BenchContext } from './run.js';
 
@@ -66,6 +67,7 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
     const store: number[] = [];
     const first: number[] = [];
     const repeat: number[] = [];
+    const renew: number[] = [];
     let bytes = 0;
     for (let r = 0; r < RUNS; r++) {
       // Each run on empty tables: the same work every time.
@@ -75,6 +77,14 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
       const stored = await recordAlerts(noticesOf(notification(ids, 3000, startsAt)), now);
       store.push(ms(start));
       if (stored.some((o) => o !== 'new')) throw new Error('store: not all new');
+
+      // A group firing for 8 days, last written 25 h ago: its repeat now renews what is due, at most FIRING_RENEWALS_PER_CALL.
+      const weekOld = noticesOf(notification(ids, 3000, new Date(now.getTime() - 8 * 86_400_000).toISOString()));
+      await recordAlerts(weekOld, new Date(now.getTime() - 25 * 3_600_000));
+      start = process.hrtime.bigint();
+      const renewed = await recordAlerts(weekOld, now);
+      renew.push(ms(start));
+      if (renewed.some((o) => o !== 'duplicate')) throw new Error('renewal: not all duplicates');
 
       await freshTables();
       await ingestClusters(fleet, now);
@@ -97,5 +107,10 @@ export async function run({ report, freshTables }: BenchContext): Promise<void> 
       summary(first),
     );
     report('alerts', `the same notification repeated (3,000 duplicates), ${where}`, summary(repeat));
+    report(
+      'alerts',
+      `the repeat of a 3,000-alert group firing 8 days, a day after its last write (${FIRING_RENEWALS_PER_CALL} renewed, shared/db/alerts.ts), ${where}`,
+      summary(renew),
+    );
   }
 }
