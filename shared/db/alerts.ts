@@ -43,7 +43,8 @@ export const ALERT_RETENTION_DAYS = 400;
  * again once a day once the alert is a week old: `notified_at` then says it still fires, and an alert
  * stored before the index joins it. Younger alerts' repeats write nothing (a 3,000-alert group would
  * be 3,000 conditional puts). An alert whose resolution never arrived stops counting once a window has
- * passed without a repeat; a `repeat_interval` up to 13 days keeps a firing one in.
+ * passed without a repeat; a firing one stays in while its group's renewals (FIRING_RENEWALS_PER_CALL a
+ * repeat) fit the window.
  */
 export const FIRING_RENEWAL_MS = 86_400_000;
 /** How old a firing alert is before its repeats renew it (FIRING_RENEWAL_MS). */
