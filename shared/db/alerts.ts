@@ -1,10 +1,11 @@
 // Alerts repository. One item per alert occurrence, identified as Alertmanager
 // identifies it: fingerprint + startsAt. Stored under the cluster (its history
-// is one Query) and indexed by the UTC day it started (fleet windows). Each item
+// is one Query) and indexed by when it started (fleet windows). Each item
 // also keeps `notified_at`, the receipt time (epoch ms) of the notification it
 // reflects, so a late delivery never overwrites a later one (recordAlerts).
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
-//   gsi1pk = ALERTS#<day>, gsi1sk = <starts_at>#<fingerprint>
+//   gsi1pk = ALERTS#<shard of the fingerprint>, gsi1sk = <starts_at>#<fingerprint>
+// (ALERTS#<day> for items written before the shards: still read, see queryFleetAlerts).
 // While an alert fires it is also in a sparse index of what still fires, so an
 // alert firing for longer than a view's window still counts in it:
 //   gsi2pk = FIRING#<shard of the fingerprint>, gsi2sk = <starts_at>#<fingerprint>
@@ -55,8 +56,14 @@ export const FIRING_RENEWAL_AGE_MS = 7 * 86_400_000;
  * rest wait for the group's next repeat (a 3,000-alert group is renewed over 15 repeats, 60 h at 4 h).
  */
 export const FIRING_RENEWALS_PER_CALL = 200;
-/** The firing index's partitions: a storm of thousands of alerts is spread over them, not written to one. */
-export const FIRING_SHARDS = 8;
+/**
+ * The partitions of a day in the day index, and of the firing index: a storm of thousands of alerts is
+ * spread over them, not written to one. A partition takes 1,000 write units a second, and an alert item
+ * (labels, annotations, texts) is one to several units in every index that copies it: one partition per
+ * day capped the whole fleet's alert writes near 500 a second, and a throttled index throttles the table.
+ */
+export const ALERT_SHARDS = 8;
+const shardOfAlert = (fingerprint: string) => shardOf(fingerprint, ALERT_SHARDS);
 
 const alertKey = (clusterId: string, startsAt: string, fingerprint: string) => ({
   pk: `CLUSTER#${clusterId}`,
@@ -217,10 +224,10 @@ function toItem(alert: AlertNotice, receivedAt: string, stamp: number, updatedAt
     received_at: receivedAt,
     updated_at: updatedAt,
     notified_at: stamp,
-    gsi1pk: `ALERTS#${starts_at.slice(0, 10)}`,
+    gsi1pk: `ALERTS#${shardOfAlert(fingerprint)}`,
     gsi1sk: `${starts_at}#${fingerprint}`,
     // A put replaces the item whole: a resolution leaves the firing index.
-    ...(stored.status === 'Firing' && { gsi2pk: `FIRING#${shardOf(fingerprint, FIRING_SHARDS)}`, gsi2sk: `${starts_at}#${fingerprint}` }),
+    ...(stored.status === 'Firing' && { gsi2pk: `FIRING#${shardOfAlert(fingerprint)}`, gsi2sk: `${starts_at}#${fingerprint}` }),
     ttl: Math.floor(Date.parse(starts_at) / 1000) + ALERT_RETENTION_DAYS * 86_400,
   };
 }
@@ -322,18 +329,34 @@ export async function getClusterAlerts(clusterId: string, keys: readonly string[
   return items.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0)).map(readAlert);
 }
 
-/** The fleet's alerts that started at or after `since` (up to `now`), oldest first, as stored or only `fields`. */
+/**
+ * Where the start index holds alerts of `days`: its shards, and the day partitions items written
+ * before the shards sit in (`ALERTS#<day>`), read while any may remain: an item leaves its day
+ * partition only when rewritten (a resolution, a renewal) or expired (ALERT_RETENTION_DAYS). A day
+ * partition written no more costs one small query (half a read unit when empty).
+ */
+const startIndexPartitions = (days: readonly string[]) => [
+  ...Array.from({ length: ALERT_SHARDS }, (_, shard) => `ALERTS#${shard}`),
+  ...days.map((day) => `ALERTS#${day}`),
+];
+
+/** The order of the base table's sort key, `ALERT#<starts_at>#<fingerprint>`: by start. */
+const byStart = (a: Item, b: Item) => (String(a.sk) < String(b.sk) ? -1 : 1);
+
+/** The fleet's alerts that started at or after `since` (up to the end of `now`'s day), oldest first, as stored or only `fields`. */
 async function queryFleetAlerts(since: Date, now: Date, fields?: readonly string[]): Promise<Item[]> {
-  const days = windowDays(Math.ceil((now.getTime() - since.getTime()) / 86_400_000) + 1, now).filter((d) => d >= since.toISOString().slice(0, 10));
-  const pages = await mapLimit(days, 8, (day) =>
+  const from = since.toISOString();
+  const days = windowDays(Math.ceil((now.getTime() - since.getTime()) / 86_400_000) + 1, now).filter((d) => d >= from.slice(0, 10));
+  const pages = await mapLimit(startIndexPartitions(days), 16, (partition) =>
     queryAll('alerts', {
       IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :from',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
       ...(fields && projection(fields)),
-      ExpressionAttributeValues: { ':pk': `ALERTS#${day}`, ':from': since.toISOString() },
+      ExpressionAttributeValues: { ':pk': partition, ':from': from, ':to': `${now.toISOString().slice(0, 10)}~` },
     }),
   );
-  return pages.flat();
+  // Each partition holds its alerts in start order: merged.
+  return pages.flat().sort(byStart);
 }
 
 /**
@@ -343,8 +366,8 @@ async function queryFleetAlerts(since: Date, now: Date, fields?: readonly string
  * started in it would. Oldest first, as stored or only `fields`.
  */
 async function queryStillFiring(since: Date, fields?: readonly string[]): Promise<Item[]> {
-  const shards = Array.from({ length: FIRING_SHARDS }, (_, shard) => shard);
-  const pages = await mapLimit(shards, FIRING_SHARDS, (shard) =>
+  const shards = Array.from({ length: ALERT_SHARDS }, (_, shard) => shard);
+  const pages = await mapLimit(shards, ALERT_SHARDS, (shard) =>
     queryAll('alerts', {
       IndexName: 'gsi2',
       KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :from',
@@ -353,7 +376,7 @@ async function queryStillFiring(since: Date, fields?: readonly string[]): Promis
       ExpressionAttributeValues: { ':pk': `FIRING#${shard}`, ':from': since.toISOString(), ':heard': since.getTime() },
     }),
   );
-  return pages.flat().sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
+  return pages.flat().sort(byStart);
 }
 
 /** The alerts of [since, now]: those that started in it, after those that started before and still fire. */

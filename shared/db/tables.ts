@@ -24,7 +24,7 @@ export const TABLES = {
   audit: { purpose: 'audit log, newest first in one partition; by action', ttl: true, indexes: [byTime()] },
   clusters: { purpose: 'cluster inventory', ttl: false, indexes: [] },
   metrics: { purpose: 'per-cluster per-day metric rollups', ttl: true, indexes: [] },
-  alerts: { purpose: 'alerts by cluster; by the day they started (gsi1), the ones still firing (gsi2)', ttl: true, indexes: [byTime(), byTime('gsi2')] },
+  alerts: { purpose: 'alerts by cluster; by when they started (gsi1), the ones still firing (gsi2)', ttl: true, indexes: [byTime(), byTime('gsi2')] },
   logs: { purpose: 'cluster log events, kept 7 days', ttl: true, indexes: [] },
   scores: { purpose: 'score and risk snapshots, cache generation marker', ttl: true, indexes: [] },
   issues: { purpose: 'rule-grouped alert issues; by activity (gsi1), by cluster (gsi2)', ttl: false, indexes: [byTime(), byTime('gsi2')] },

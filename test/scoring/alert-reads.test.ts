@@ -5,7 +5,8 @@
 // and group by, the passes which clusters to regroup; the figures are what the alerts give.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { regroupAiRecent } from '../../shared/ai-issues/regroup.js';
-import { type AlertNotice, FIRING_SHARDS, recordAlerts } from '../../shared/db/alerts.js';
+import { type AlertNotice, ALERT_SHARDS, listAlertFactsSince, recordAlerts } from '../../shared/db/alerts.js';
+import { getItem, putItem } from '../../shared/db/client.js';
 import { regroupRecent } from '../../shared/issues/regroup.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { storedCluster } from '../support/clusters.js';
@@ -62,7 +63,7 @@ describe('fleet-wide alert reads ask for what is counted', () => {
     });
     // The alerts that started before the window and still fire, one query per partition of the firing index.
     const stillFiring = await fleetAlertReads(() => computeFleetView(NOW), 'gsi2');
-    expect(stillFiring).toHaveLength(FIRING_SHARDS);
+    expect(stillFiring).toHaveLength(ALERT_SHARDS);
     reads.push(...stillFiring);
     expect(reads.length).toBeGreaterThan(0);
     for (const fields of reads) {
@@ -119,5 +120,63 @@ describe("a cluster's regrouping", () => {
       const fields = attributesAsked(r);
       expect(fields?.filter((f) => ['annotations', 'summary', 'detail', 'dashboard_url'].includes(f))).toEqual([]);
     }
+  });
+});
+
+describe('the day index', () => {
+  const notice = (cluster_id: string, n: number, starts_at: string): AlertNotice => ({
+    alert_id: `${cluster_id}-storm-${n}`,
+    cluster_id,
+    alert_name: 'DiskFull',
+    severity: 'critical',
+    status: 'Firing',
+    starts_at,
+    ends_at: null,
+    fingerprint: `storm${n}`,
+    labels: { alertname: 'DiskFull', cluster_id },
+    annotations: {},
+    summary: '',
+    detail: '',
+    dashboard_url: '',
+  });
+
+  it("spreads a storm's alerts of one day over its shards, and the views read them all in start order", async () => {
+    const cluster = await storedCluster();
+    const storm = Array.from({ length: 64 }, (_, n) => notice(cluster, n, new Date(NOW.getTime() - 3_600_000 + n * 1000).toISOString()));
+    const { requests } = await requestsOf(
+      proxy,
+      () => recordAlerts(storm, NOW),
+      (r) => r.operation === 'BatchWriteItem' && tableOf(r).endsWith('alerts'),
+    );
+    const keys = requests.flatMap((r) => Object.values(r.input.RequestItems as Record<string, { PutRequest: { Item: { gsi1pk: { S: string } } } }[]>).flat());
+    const partitions = new Set(keys.map((w) => w.PutRequest.Item.gsi1pk.S));
+    expect(keys).toHaveLength(storm.length);
+    expect(partitions.size).toBe(ALERT_SHARDS);
+    for (const p of partitions) expect(p).toMatch(/^ALERTS#[0-7]$/);
+    const read = (await listAlertFactsSince(new Date(NOW.getTime() - 2 * 3_600_000), NOW)).filter((a) => a.cluster_id === cluster);
+    expect(read.map((a) => a.starts_at)).toEqual(storm.map((a) => a.starts_at));
+  });
+
+  it('still reads an alert stored before the shards, under its day alone, until a write moves it into a shard', async () => {
+    const cluster = await storedCluster();
+    const starts_at = new Date(NOW.getTime() - 2 * 86_400_000).toISOString();
+    const old = notice(cluster, 0, starts_at);
+    const key = { pk: `CLUSTER#${cluster}`, sk: `ALERT#${starts_at}#${old.fingerprint}` };
+    const day = `ALERTS#${starts_at.slice(0, 10)}`;
+    await putItem('alerts', {
+      ...key,
+      ...old,
+      received_at: starts_at,
+      updated_at: starts_at,
+      notified_at: Date.parse(starts_at),
+      gsi1pk: day,
+      gsi1sk: `${starts_at}#${old.fingerprint}`,
+    });
+    const facts = async () => (await listAlertFactsSince(new Date(NOW.getTime() - 3 * 86_400_000), NOW)).filter((a) => a.cluster_id === cluster);
+    expect(await facts()).toEqual([{ cluster_id: cluster, alert_name: 'DiskFull', status: 'Firing', starts_at }]);
+    // Its resolution rewrites it whole, into its shard: read once, resolved.
+    await recordAlerts([{ ...old, status: 'Resolved', ends_at: NOW.toISOString() }], NOW);
+    expect((await getItem('alerts', key))?.gsi1pk).toMatch(/^ALERTS#[0-7]$/);
+    expect(await facts()).toEqual([{ cluster_id: cluster, alert_name: 'DiskFull', status: 'Resolved', starts_at }]);
   });
 });

@@ -1,5 +1,5 @@
 // An alert firing for longer than a view's window still counts in it (shared/db/alerts.ts: the
-// firing index). The views read alerts by the day they started, 14 days back; before the index,
+// firing index). The views read alerts by when they started, 14 days back; before the index,
 // a disk alert firing for three weeks dropped out of its cluster's scores on day 15.
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
