@@ -477,6 +477,9 @@ describe('logout and audit', () => {
     expect(paged.body).toMatchObject({ page: 2, page_size: 5, total: all.body.total });
     expect(paged.body.entries).toEqual(all.body.entries.slice(5, 10));
     expect((await send('GET', '/api/settings/audit?page_size=500', { token: admin })).status).toBe(422);
+    const unknown = await send('GET', '/api/settings/audit?action=logins', { token: admin });
+    expect(unknown.status).toBe(422);
+    expect(JSON.stringify(unknown.body)).toContain('action');
   });
 
   it('viewers cannot read users or the audit log', async () => {

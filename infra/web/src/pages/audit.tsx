@@ -1,5 +1,6 @@
 // Audit log (/audit, admins and superadmins): the newest entries first, filtered by
 // action and paged; the filter and page live in the URL so a link reproduces the view.
+import { AUDIT_ACTIONS, type AuditAction } from '../../../../shared/db/audit-actions.js';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
@@ -33,7 +34,8 @@ function Detail({ detail }: { detail: Entry['detail'] }) {
 
 export default function AuditPage() {
   const [filters, setFilters] = useUrlState(DEFAULTS);
-  const action = filters.action as string;
+  // An action the log does not know (an edited or old link) shows every action, where the API would answer 422.
+  const action = (AUDIT_ACTIONS as readonly string[]).includes(filters.action as string) ? (filters.action as AuditAction) : '';
   const page = Math.max(1, Number.parseInt(filters.page as string, 10) || 1);
   const audit = useApi(auditEp, { query: { action, page, page_size: PAGE_SIZE } }, { placeholderData: (previous) => previous });
   const data = audit.data;
