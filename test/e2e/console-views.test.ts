@@ -308,6 +308,41 @@ describe('cluster', { timeout: 60_000 }, () => {
   });
 });
 
+describe("a cluster's alert issues", { timeout: 90_000 }, () => {
+  it('counts an issue firing for weeks as open behind more than a page of newer resolved ones, and links to the rest', async () => {
+    const cluster = newCluster(`busy-${randomUUID().slice(0, 8)}`, 'Busy Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    // 101 issues that started and ended two days ago, and one firing for 20 days: the list orders by the latest
+    // alert's start, so a page of 100 of both would hold only resolved ones.
+    const ended = (n: number) => {
+      const startsAt = new Date(Date.now() - 2 * 86_400_000 + n * 60_000);
+      return {
+        status: 'resolved',
+        labels: { alertname: `Flap${n}`, cluster_id: cluster.cluster_id, severity: 'warning' },
+        annotations: {},
+        startsAt: startsAt.toISOString(),
+        endsAt: new Date(startsAt.getTime() + 300_000).toISOString(),
+        fingerprint: `${cluster.cluster_id}-flap-${n}`,
+      };
+    };
+    const alerts = [...Array.from({ length: 101 }, (_, n) => ended(n))];
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts })).body).toMatchObject({ accepted: 101 });
+    await fire([cluster.cluster_id, 'DiskFilling', 20 * 24 * 60]);
+
+    await adminPage.goto(`/clusters/${encodeURIComponent(cluster.cluster_id)}`);
+    const section = adminPage.getByRole('region', { name: 'Alert issues' });
+    await section.getByRole('heading', { name: 'Open (1)' }).waitFor();
+    expect(await section.getByRole('table', { name: 'Open alert issues' }).locator('tbody th').allTextContents()).toEqual([
+      expect.stringContaining('DiskFilling'),
+    ]);
+    await section.getByRole('heading', { name: 'Past (101)' }).waitFor();
+    expect(await section.getByRole('table', { name: 'Past alert issues' }).locator('tbody tr').count()).toBe(100);
+    expect(await section.getByText('Showing the latest 100 of 101').count()).toBe(1);
+    const rest = new URL((await section.getByRole('link', { name: 'the list has them all' }).getAttribute('href')) ?? '', service.url);
+    expect(Object.fromEntries(rest.searchParams)).toMatchObject({ cluster: cluster.cluster_name, customer: 'Busy Co', status: 'Resolved' });
+  });
+});
+
 describe('back links', { timeout: 60_000 }, () => {
   const href = (page: Page, name: string) => page.getByRole('link', { name, exact: true }).getAttribute('href');
 

@@ -413,49 +413,80 @@ function WindowSelect({ label, name }: { label: string; name: keyof typeof FILTE
 // Asked for by the cluster's id (beyond the contract): names are not unique (two customers may each
 // have a `prod-1`), and issues keep the names they were stored under after a rename. The link to the
 // list names the cluster and its customer, the filters that page offers. Alert issues and AI issues
-// take the same query (spec §4), so one section shows either.
+// take the same query (spec §4), so one section shows either. Open and past issues are asked for
+// apart: the list orders by the latest alert's start, so one page of both could leave out an issue
+// firing for weeks behind a hundred newer resolved ones, and the page would say none is open.
 function Issues({ cluster, ai = false }: { cluster: Inventory; ai?: boolean }) {
   const [filters] = useUrlState(FILTERS);
   const days = String(ai ? filters.ai_issue_days : filters.issue_days);
-  const request = { query: { cluster_id: cluster.cluster_id, days: Number(days), page_size: 100 } };
-  // Both hooks are always called (hooks keep their order); the one not shown asks nothing.
-  const alertIssues = useApi(issuesEp, request, { enabled: !ai });
-  const aiIssues = useApi(aiIssuesEp, request, { enabled: ai });
-  const issues: UseQueryResult<{ issues: IssueRow[]; total: number }, ApiProblem> = ai ? aiIssues : alertIssues;
+  const request = (status: 'Ongoing' | 'Resolved') => ({ query: { cluster_id: cluster.cluster_id, days: Number(days), status, page_size: 100 } });
+  // Every hook is always called (hooks keep their order); those not shown ask nothing.
+  type Part = UseQueryResult<{ issues: IssueRow[]; total: number }, ApiProblem>;
+  const alertIssues: [Part, Part] = [useApi(issuesEp, request('Ongoing'), { enabled: !ai }), useApi(issuesEp, request('Resolved'), { enabled: !ai })];
+  const aiIssues: [Part, Part] = [useApi(aiIssuesEp, request('Ongoing'), { enabled: ai }), useApi(aiIssuesEp, request('Resolved'), { enabled: ai })];
+  const [open, past] = ai ? aiIssues : alertIssues;
   const noun = ai ? 'AI issue' : 'alert issue';
   const base = ai ? '/ai-issues' : '/issues';
-  const mine = issues.data?.issues ?? [];
-  const open = mine.filter((i) => i.status === 'Ongoing');
-  const past = mine.filter((i) => i.status !== 'Ongoing');
-  // The API had more than one page: the rest are in the list.
-  const more = (issues.data?.total ?? 0) > (issues.data?.issues.length ?? 0);
-  const listLink = `${base}?${new URLSearchParams({ cluster: cluster.cluster_name, customer: cluster.customer_name, days })}`;
+  const listLink = (status?: string) =>
+    `${base}?${new URLSearchParams({ cluster: cluster.cluster_name, customer: cluster.customer_name, days, ...(status && { status }) })}`;
+  const failed = [open, past].find((part) => part.isError);
   return (
     <>
       <div className="toolbar">
         <WindowSelect label={ai ? 'AI issues seen in the last' : 'Issues seen in the last'} name={ai ? 'ai_issue_days' : 'issue_days'} />
-        <Link to={listLink}>Open in the {ai ? 'AI issues' : 'issues'} list</Link>
+        <Link to={listLink()}>Open in the {ai ? 'AI issues' : 'issues'} list</Link>
       </div>
-      {issues.isPending ? (
+      {failed ? (
+        <Problem error={failed.error} retry={() => void Promise.all([open.refetch(), past.refetch()])} />
+      ) : !open.data || !past.data ? (
         <Loading what={`${noun}s`} />
-      ) : issues.isError ? (
-        <Problem error={issues.error} retry={() => void issues.refetch()} />
-      ) : mine.length === 0 && !more ? (
+      ) : open.data.total + past.data.total === 0 ? (
         <Empty>
           No {noun} for this cluster in the last {days} days.
         </Empty>
       ) : (
         <>
-          <h3>Open ({open.length})</h3>
-          {open.length ? <IssueTable caption={`Open ${noun}s`} issues={open} base={base} /> : <p className="muted">No open {noun}.</p>}
-          <h3>Past ({past.length})</h3>
-          {past.length ? <IssueTable caption={`Past ${noun}s`} issues={past} base={base} /> : <p className="muted">No resolved {noun} in this window.</p>}
-          {more && (
-            <p className="muted">
-              Showing the latest {mine.length}; the {ai ? 'AI issues' : 'issues'} list has them all.
-            </p>
-          )}
+          <IssuePart title="Open" caption={`Open ${noun}s`} data={open.data} base={base} none={`No open ${noun}.`} list={listLink('Ongoing')} />
+          <IssuePart
+            title="Past"
+            caption={`Past ${noun}s`}
+            data={past.data}
+            base={base}
+            none={`No resolved ${noun} in this window.`}
+            list={listLink('Resolved')}
+          />
         </>
+      )}
+    </>
+  );
+}
+
+/** One part of a cluster's issues (open or past): its count, its first page, and where the rest are. */
+function IssuePart({
+  title,
+  caption,
+  data,
+  base,
+  none,
+  list,
+}: {
+  title: string;
+  caption: string;
+  data: { issues: IssueRow[]; total: number };
+  base: '/issues' | '/ai-issues';
+  none: string;
+  list: string;
+}) {
+  return (
+    <>
+      <h3>
+        {title} ({data.total})
+      </h3>
+      {data.issues.length ? <IssueTable caption={caption} issues={data.issues} base={base} /> : <p className="muted">{none}</p>}
+      {data.total > data.issues.length && (
+        <p className="muted">
+          Showing the latest {data.issues.length} of {data.total}; <Link to={list}>the list has them all</Link>.
+        </p>
       )}
     </>
   );
