@@ -4,7 +4,8 @@
 // period has passed become Resolved; edited issue rules reach recent history)
 // and into AI issues (only clusters whose alerts changed: the debounce), and
 // creates agent tasks for the clusters the health rules' ai_trigger selects, and
-// packs the settled days the chat's SQL snapshot reads that have no current pack.
+// packs the settled days the chat's SQL snapshot reads that have no current pack,
+// and takes alerts whose resolution never arrived out of the firing index.
 // A pass that fails costs none of the others; the run then ends by throwing
 // (RecomputePassFailed), so a grouping broken for days does not go unalarmed.
 // Started by a refresh or recompute route with `{ refresh_id, kinds }` (issue 21 §2),
@@ -20,6 +21,7 @@ import { regroupRecent } from '../shared/issues/regroup.js';
 import * as z from '../shared/zod.js';
 import { windowDays } from '../shared/db/metrics.js';
 import { PACK_BUILDER } from '../shared/db/packing.js';
+import { retireUnheardFiring } from '../shared/db/alerts.js';
 import { packSettledDays } from '../shared/db/rollup-packs.js';
 import { finishRefresh, SNAPSHOT_KINDS, type RefreshFigures } from '../shared/db/scores.js';
 import { createLogger, errorFields, workerHandler } from '../shared/log.js';
@@ -143,6 +145,8 @@ async function scheduledRun() {
     (read) => read.built,
     failedSoftly('packing the chat snapshot days'),
   );
+  // Firing alerts whose resolution never arrived leave the firing index every read of it would read again.
+  const firingRetired = await retireUnheardFiring(now).catch(failedSoftly('retiring unheard firing alerts'));
   const kpis = fleetKpis(view.scores);
   const result = {
     generated_at: view.generatedAt,
@@ -153,6 +157,7 @@ async function scheduledRun() {
     ai_issues: aiIssues,
     agent_tasks: agentTasks,
     rollup_shards_packed: packed,
+    firing_retired: firingRetired,
   };
   log.info('recomputed', { ...result, duration_ms: Date.now() - started });
   if (failures.length) throw new RecomputePassFailed(`${failures.join(', ')} failed (the log says why); the views were refreshed`);

@@ -102,7 +102,8 @@ export const WORKERS = {
       // Write: the refresh packs the inventory and the settled days it had to read as items (shared/db/clusters.ts, rollup-packs.ts).
       clusters: 'readwrite',
       metrics: 'readwrite',
-      alerts: 'read',
+      // Write: alerts unheard for 35 days leave the firing index (shared/db/alerts.ts retireUnheardFiring).
+      alerts: 'readwrite',
       rules: 'read',
     },
     // invoke:recompute: a queued route run waits at most a minute per invocation, then a new one waits on (functions/recompute.ts).

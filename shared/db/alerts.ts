@@ -9,7 +9,20 @@
 // While an alert fires it is also in a sparse index of what still fires, so an
 // alert firing for longer than a view's window still counts in it:
 //   gsi2pk = FIRING#<shard of the fingerprint>, gsi2sk = <starts_at>#<fingerprint>
-import { batchGet, batchPut, ConditionFailed, mapLimit, projection, putItem, queryAll, queryCount, queryPage, type Item, type Key } from './client.js';
+import {
+  batchGet,
+  batchPut,
+  ConditionFailed,
+  mapLimit,
+  projection,
+  putItem,
+  queryAll,
+  queryCount,
+  queryPage,
+  updateItem,
+  type Item,
+  type Key,
+} from './client.js';
 import { itemReader, mapOf, nullable, oneOf, pickFields, string, type Fields } from './items.js';
 import { shardOf, windowDays } from './metrics.js';
 
@@ -377,6 +390,55 @@ async function queryStillFiring(since: Date, fields?: readonly string[]): Promis
     }),
   );
   return pages.flat().sort(byStart);
+}
+
+/**
+ * How long a firing alert goes unheard before it leaves the firing index: longer than the longest window
+ * that reads the index (the chat's snapshot, 30 days), so no window still counting it loses it.
+ */
+export const FIRING_UNHEARD_MS = 35 * 86_400_000;
+/** Retired at most this many a pass (one conditional update each); the rest at the next. */
+export const FIRING_RETIRED_PER_PASS = 1_000;
+
+/**
+ * Takes firing alerts heard of no more for FIRING_UNHEARD_MS out of the firing index (their resolution
+ * never arrived: Alertmanager gave up delivering it, or cut it off by `max_alerts`). No window counts
+ * them, but every read of the index read them again until their item expired (ALERT_RETENTION_DAYS).
+ * Each is a conditional update on the `notified_at` read: an alert heard meanwhile keeps its place, and
+ * one heard later rejoins at its next renewal (recordAlerts). Answers how many left.
+ */
+export async function retireUnheardFiring(now = new Date(), max = FIRING_RETIRED_PER_PASS): Promise<number> {
+  const cutoff = now.getTime() - FIRING_UNHEARD_MS;
+  const shards = Array.from({ length: ALERT_SHARDS }, (_, shard) => shard);
+  const unheard = await mapLimit(shards, ALERT_SHARDS, (shard) =>
+    queryAll('alerts', {
+      IndexName: 'gsi2',
+      // Heard last before the cutoff, so started before it too.
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
+      FilterExpression: 'notified_at < :cutoff',
+      ...projection(['notified_at']),
+      ExpressionAttributeValues: { ':pk': `FIRING#${shard}`, ':before': new Date(cutoff).toISOString(), ':cutoff': cutoff },
+    }),
+  );
+  const retired = await mapLimit(unheard.flat().slice(0, max), 16, async (item) => {
+    try {
+      await updateItem(
+        'alerts',
+        { pk: String(item.pk), sk: String(item.sk) },
+        {
+          UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
+          ConditionExpression: 'notified_at = :heard',
+          ExpressionAttributeValues: { ':heard': item.notified_at },
+          ReturnValues: 'NONE',
+        },
+      );
+      return 1;
+    } catch (error) {
+      if (error instanceof ConditionFailed) return 0; // heard meanwhile
+      throw error;
+    }
+  });
+  return retired.reduce((n: number, r) => n + r, 0);
 }
 
 /** The alerts of [since, now]: those that started in it, after those that started before and still fire. */
