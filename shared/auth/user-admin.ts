@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSettings } from '../config/links.js';
 import { mailSettings } from '../config/mail.js';
-import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, listAudit } from '../db/audit.js';
+import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, auditEntriesPage } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import {
   COUNTER_ACTION_INDEX,
@@ -236,15 +236,14 @@ export async function resetUserPassword(actor: Principal, email: string, caller:
 }
 
 export async function auditPage(query: { action: string; page: number; page_size: number }): Promise<AuditPage> {
-  const entries = await listAudit(query.action || undefined);
-  const start = (query.page - 1) * query.page_size;
+  const { entries, total } = await auditEntriesPage(query.action || undefined, query.page, query.page_size);
   return {
-    entries: entries.slice(start, start + query.page_size),
+    entries,
     action_types: AUDIT_ACTIONS,
-    total: entries.length,
+    total,
     page: query.page,
     page_size: query.page_size,
-    total_pages: Math.max(1, Math.ceil(entries.length / query.page_size)),
+    total_pages: Math.max(1, Math.ceil(total / query.page_size)),
     limit: AUDIT_READ_LIMIT,
   };
 }
