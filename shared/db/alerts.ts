@@ -297,10 +297,18 @@ export type AlertPickFacts = Pick<AlertRecord, (typeof PICK_FIELDS)[number]>;
 const readPickFacts = itemReader(pickFields(alertFields, PICK_FIELDS));
 
 /**
+ * How many of a cluster's alerts picking examines at most: a long issue on a noisy cluster spans months
+ * of other groups' alerts (one kept open by an alert whose resolution never came, say), and each page is
+ * a consistent read charged by the items' whole size. Past it, the newest found are answered, and the
+ * answer's count (`alerts_total`) says more exist.
+ */
+export const NEWEST_EXAMINED_MAX = 20_000;
+
+/**
  * The newest `max` alerts of a cluster that started in [since, until] and that `keep` keeps, newest
- * first: picked from the newest a page at a time by their keys and labels, then only those read whole
- * (an alert's annotations run to 64 KB; a noisy cluster's span holds thousands of other groups'
- * alerts). What an issue's detail, its evidence and a ticket show of them.
+ * first: picked from the newest a page at a time by their keys and labels (at most `examine` of them),
+ * then only those read whole (an alert's annotations run to 64 KB; a noisy cluster's span holds
+ * thousands of other groups' alerts). What an issue's detail, its evidence and a ticket show of them.
  */
 export async function newestClusterAlerts(
   clusterId: string,
@@ -308,22 +316,27 @@ export async function newestClusterAlerts(
   until: Date | undefined,
   max: number,
   keep: (alert: AlertPickFacts) => boolean = () => true,
+  examine = NEWEST_EXAMINED_MAX,
 ): Promise<AlertRecord[]> {
   const kept: string[] = [];
+  let examined = 0;
   let start: Record<string, unknown> | undefined;
   do {
+    // The first page sized for `max`; once `keep` has passed over most of it, whole pages.
+    const limit = Math.min(examined ? 1_000 : Math.min(1_000, max * 2), examine - examined);
     const page = await queryPage(
       'alerts',
-      { ...clusterAlertsQuery(clusterId, since, until), ...projection(PICK_FIELDS), ScanIndexForward: false, Limit: Math.min(1_000, max * 2) },
+      { ...clusterAlertsQuery(clusterId, since, until), ...projection(PICK_FIELDS), ScanIndexForward: false, Limit: limit },
       start,
     );
+    examined += page.items.length;
     for (const item of page.items) {
       const alert = readPickFacts(item);
       if (keep(alert)) kept.push(`${alert.starts_at}#${alert.fingerprint}`);
       if (kept.length >= max) return getClusterAlerts(clusterId, kept);
     }
     start = page.next;
-  } while (start);
+  } while (start && examined < examine);
   return getClusterAlerts(clusterId, kept);
 }
 

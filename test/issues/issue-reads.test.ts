@@ -8,7 +8,7 @@
 // Each answer is what a brute-force computation over everything stored gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/issues.js';
-import { listClusterAlerts } from '../../shared/db/alerts.js';
+import { listClusterAlerts, newestClusterAlerts } from '../../shared/db/alerts.js';
 import { getIssue, listClusterIssues, writeGrouping } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { CLUSTER_HISTORY_LIMIT, issueView, newestFirst, timelineEntry } from '../../shared/issues/queries.js';
@@ -121,6 +121,22 @@ describe("an issue's detail", () => {
     expect(result.json!.alerts).toEqual(own);
     const whole = requests.filter((r) => tableOf(r).endsWith('alerts')).reduce((n, r) => n + alertTextsAskedFor(r), 0);
     expect(whole).toBe(12);
+
+    // Picking examines at most so many of the span's alerts (NEWEST_EXAMINED_MAX): past them, the newest found.
+    const keep = (a: { alert_name: string }) => a.alert_name === 'DiskUsageHigh';
+    const span = [new Date(issue.first_seen), new Date(issue.last_seen)] as const;
+    const picked = await requestsOf(
+      proxy,
+      () => newestClusterAlerts(cluster, ...span, 200, keep, 100),
+      (r) => r.operation === 'Query' && tableOf(r).endsWith('alerts'),
+    );
+    // The newest 100 of the span (the issue's last alert is its 232nd) hold its 5 newest.
+    expect(picked.result.map(timelineEntry)).toEqual(own.slice(0, 5));
+    // Each page asks for what is left of the 100 (a page of these 45 KB items ends at DynamoDB's 1 MB first).
+    const limits = picked.requests.map((r) => Number(r.input.Limit));
+    expect(limits[0]).toBe(100);
+    for (let i = 1; i < limits.length; i++) expect(limits[i]).toBeLessThan(limits[i - 1]!);
+    expect((await newestClusterAlerts(cluster, ...span, 200, keep)).map(timelineEntry)).toEqual(own);
   });
 });
 
