@@ -102,8 +102,8 @@ export const WORKERS = {
       // Write: the refresh packs the inventory and the settled days it had to read as items (shared/db/clusters.ts, rollup-packs.ts).
       clusters: 'readwrite',
       metrics: 'readwrite',
-      // Write: alerts unheard for 35 days leave the firing index (shared/db/alerts.ts retireUnheardFiring).
-      alerts: 'readwrite',
+      // Update: alerts unheard for 35 days leave the firing index (shared/db/alerts.ts retireUnheardFiring); ingest's history is not its to put or delete.
+      alerts: 'readupdate',
       rules: 'read',
     },
     // invoke:recompute: a queued route run waits at most a minute per invocation, then a new one waits on (functions/recompute.ts).

@@ -46,12 +46,14 @@ export const TABLE_OPERATIONS = {
  * What each declared access allows. `append` is for a log that is only ever added to (the
  * audit table: shared/db/audit.ts puts new entries, alone or in a transaction): PutItem
  * only, so its writers cannot update, delete or batch-rewrite entries; `readappend` also
- * reads it (the settings group lists it).
+ * reads it (the settings group lists it). `readupdate` reads and updates items in place, and
+ * neither puts, replaces nor deletes one (the recompute worker's upkeep of the alerts' firing index).
  */
 export const ACCESS_OPERATIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   read: TABLE_OPERATIONS.read,
   append: ['PutItem'],
   readappend: [...TABLE_OPERATIONS.read, 'PutItem'],
+  readupdate: [...TABLE_OPERATIONS.read, 'UpdateItem'],
   readwrite: [...TABLE_OPERATIONS.read, ...TABLE_OPERATIONS.write],
 };
 
@@ -87,7 +89,7 @@ export function checkTableAccess(operation: string, input: Input): void {
     if (access && ACCESS_OPERATIONS[access].includes(action)) continue;
     const write = WRITES.has(action);
     throw new TableAccessDenied(
-      access === 'append' || access === 'readappend'
+      access === 'append' || access === 'readappend' || access === 'readupdate'
         ? `${fn.owner} declares ${access} access to table ${table}, which grants no ${action} (it would be an AccessDenied on AWS)`
         : `${fn.owner} declares no ${write ? 'write' : 'read'} access to table ${table} (it would be an AccessDenied on AWS)`,
     );

@@ -90,6 +90,7 @@ const ACCESS_ACTIONS: Record<TableAccess, string[]> = {
   read: READ_ACTIONS,
   append: ['dynamodb:PutItem'],
   readappend: [...READ_ACTIONS, 'dynamodb:PutItem'],
+  readupdate: [...READ_ACTIONS, 'dynamodb:UpdateItem'],
   readwrite: [...READ_ACTIONS, ...WRITE_ACTIONS],
 };
 
