@@ -297,16 +297,17 @@ export type AlertPickFacts = Pick<AlertRecord, (typeof PICK_FIELDS)[number]>;
 const readPickFacts = itemReader(pickFields(alertFields, PICK_FIELDS));
 
 /**
- * How many of a cluster's alerts picking examines at most: a long issue on a noisy cluster spans months
- * of other groups' alerts (one kept open by an alert whose resolution never came, say), and each page is
- * a consistent read charged by the items' whole size. Past it, the newest found are answered, and the
- * answer's count (`alerts_total`) says more exist.
+ * How many pages of a cluster's alerts picking reads at most (each up to 1,000 alerts, and up to 1 MB of
+ * whole items, which DynamoDB reads and charges before it projects): a long issue on a noisy cluster spans
+ * months of other groups' alerts (one kept open by an alert whose resolution never came, say). 20 pages
+ * are at most 20 MB of consistent reads, a few seconds within the route's 29. Past them, the newest found
+ * are answered, and the answer's count (`alerts_total`) says more exist.
  */
-export const NEWEST_EXAMINED_MAX = 20_000;
+export const NEWEST_PAGES_MAX = 20;
 
 /**
  * The newest `max` alerts of a cluster that started in [since, until] and that `keep` keeps, newest
- * first: picked from the newest a page at a time by their keys and labels (at most `examine` of them),
+ * first: picked from the newest a page at a time by their keys and labels (at most `pages` pages),
  * then only those read whole (an alert's annotations run to 64 KB; a noisy cluster's span holds
  * thousands of other groups' alerts). What an issue's detail, its evidence and a ticket show of them.
  */
@@ -316,27 +317,27 @@ export async function newestClusterAlerts(
   until: Date | undefined,
   max: number,
   keep: (alert: AlertPickFacts) => boolean = () => true,
-  examine = NEWEST_EXAMINED_MAX,
+  pages = NEWEST_PAGES_MAX,
 ): Promise<AlertRecord[]> {
   const kept: string[] = [];
-  let examined = 0;
+  let read = 0;
   let start: Record<string, unknown> | undefined;
   do {
     // The first page sized for `max`; once `keep` has passed over most of it, whole pages.
-    const limit = Math.min(examined ? 1_000 : Math.min(1_000, max * 2), examine - examined);
+    const limit = read ? 1_000 : Math.min(1_000, max * 2);
     const page = await queryPage(
       'alerts',
       { ...clusterAlertsQuery(clusterId, since, until), ...projection(PICK_FIELDS), ScanIndexForward: false, Limit: limit },
       start,
     );
-    examined += page.items.length;
+    read++;
     for (const item of page.items) {
       const alert = readPickFacts(item);
       if (keep(alert)) kept.push(`${alert.starts_at}#${alert.fingerprint}`);
       if (kept.length >= max) return getClusterAlerts(clusterId, kept);
     }
     start = page.next;
-  } while (start && examined < examine);
+  } while (start && read < pages);
   return getClusterAlerts(clusterId, kept);
 }
 
@@ -356,10 +357,11 @@ export async function getClusterAlerts(clusterId: string, keys: readonly string[
 }
 
 /**
- * Where the start index holds alerts of `days`: its shards, and the day partitions items written
- * before the shards sit in (`ALERTS#<day>`), read while any may remain: an item leaves its day
- * partition only when rewritten (a resolution, a renewal) or expired (ALERT_RETENTION_DAYS). A day
- * partition written no more costs one small query (half a read unit when empty).
+ * Where the start index holds alerts of `days`: its shards, and the day partitions the code before
+ * the shards wrote (`ALERTS#<day>`). Those are read for every day of every window, whenever that code
+ * wrote them (before this release, or after a rollback to it and a deployment again): an item leaves
+ * its day partition only when rewritten (a resolution, a renewal) or expired (ALERT_RETENTION_DAYS).
+ * An empty one costs one small query (half a read unit).
  */
 const startIndexPartitions = (days: readonly string[]) => [
   ...Array.from({ length: ALERT_SHARDS }, (_, shard) => `ALERTS#${shard}`),
@@ -424,14 +426,18 @@ export async function retireUnheardFiring(now = new Date(), max = FIRING_RETIRED
   const cutoff = now.getTime() - FIRING_UNHEARD_MS;
   const shards = Array.from({ length: ALERT_SHARDS }, (_, shard) => shard);
   const unheard = await mapLimit(shards, ALERT_SHARDS, (shard) =>
-    queryAll('alerts', {
-      IndexName: 'gsi2',
-      // Heard last before the cutoff, so started before it too.
-      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
-      FilterExpression: 'notified_at < :cutoff',
-      ...projection(['notified_at']),
-      ExpressionAttributeValues: { ':pk': `FIRING#${shard}`, ':before': new Date(cutoff).toISOString(), ':cutoff': cutoff },
-    }),
+    queryAll(
+      'alerts',
+      {
+        IndexName: 'gsi2',
+        // Heard last before the cutoff, so started before it too.
+        KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
+        FilterExpression: 'notified_at < :cutoff',
+        ...projection(['notified_at']),
+        ExpressionAttributeValues: { ':pk': `FIRING#${shard}`, ':before': new Date(cutoff).toISOString(), ':cutoff': cutoff },
+      },
+      max, // a backlog of thousands (a storm's lost resolutions) is read a pass's worth at a time
+    ),
   );
   const retired = await mapLimit(unheard.flat().slice(0, max), 16, async (item) => {
     try {

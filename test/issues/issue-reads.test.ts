@@ -122,20 +122,19 @@ describe("an issue's detail", () => {
     const whole = requests.filter((r) => tableOf(r).endsWith('alerts')).reduce((n, r) => n + alertTextsAskedFor(r), 0);
     expect(whole).toBe(12);
 
-    // Picking examines at most so many of the span's alerts (NEWEST_EXAMINED_MAX): past them, the newest found.
+    // Picking reads at most so many pages of the span's alerts (NEWEST_PAGES_MAX): past them, the newest found.
+    // A page of these 45 KB items ends at DynamoDB's 1 MB (counted before the projection), 22 or so alerts.
     const keep = (a: { alert_name: string }) => a.alert_name === 'DiskUsageHigh';
     const span = [new Date(issue.first_seen), new Date(issue.last_seen)] as const;
     const picked = await requestsOf(
       proxy,
-      () => newestClusterAlerts(cluster, ...span, 200, keep, 100),
+      () => newestClusterAlerts(cluster, ...span, 200, keep, 2),
       (r) => r.operation === 'Query' && tableOf(r).endsWith('alerts'),
     );
-    // The newest 100 of the span (the issue's last alert is its 232nd) hold its 5 newest.
-    expect(picked.result.map(timelineEntry)).toEqual(own.slice(0, 5));
-    // Each page asks for what is left of the 100 (a page of these 45 KB items ends at DynamoDB's 1 MB first).
-    const limits = picked.requests.map((r) => Number(r.input.Limit));
-    expect(limits[0]).toBe(100);
-    for (let i = 1; i < limits.length; i++) expect(limits[i]).toBeLessThan(limits[i - 1]!);
+    expect(picked.requests).toHaveLength(2);
+    expect(picked.result.length).toBeGreaterThan(0);
+    expect(picked.result.length).toBeLessThan(own.length);
+    expect(picked.result.map(timelineEntry)).toEqual(own.slice(0, picked.result.length));
     expect((await newestClusterAlerts(cluster, ...span, 200, keep)).map(timelineEntry)).toEqual(own);
   });
 });
