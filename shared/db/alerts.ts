@@ -70,8 +70,8 @@ export const FIRING_RENEWAL_AGE_MS = 7 * 86_400_000;
  */
 export const FIRING_RENEWALS_PER_CALL = 200;
 /**
- * The partitions of a day in the day index, and of the firing index: a storm of thousands of alerts is
- * spread over them, not written to one. A partition takes 1,000 write units a second, and an alert item
+ * The partitions of the start index (gsi1) and of the firing index (gsi2): a storm of thousands of alerts
+ * is spread over them, not written to one. A partition takes 1,000 write units a second, and an alert item
  * (labels, annotations, texts) is one to several units in every index that copies it: one partition per
  * day capped the whole fleet's alert writes near 500 a second, and a throttled index throttles the table.
  */
