@@ -102,7 +102,7 @@ export const WORKERS = {
       // Write: the refresh packs the inventory and the settled days it had to read as items (shared/db/clusters.ts, rollup-packs.ts).
       clusters: 'readwrite',
       metrics: 'readwrite',
-      // Update: alerts unheard for 35 days leave the firing index (shared/db/alerts.ts retireUnheardFiring); ingest's history is not its to put or delete.
+      // Update: alerts unheard for 35 days leave the firing index (shared/db/alerts.ts retireUnheardFiring); no put, batch write or delete.
       alerts: 'readupdate',
       rules: 'read',
     },

@@ -33,7 +33,7 @@ const tool = <S extends z.ZodMiniType>(t: Tool<S>) => t;
 
 // ── run_sql: a snapshot of the fleet in SQLite, rebuilt when older than this ──
 export const SQL_SNAPSHOT_TTL_MS = 5 * 60_000;
-const SQL_ALERT_DAYS = 30;
+export const SQL_ALERT_DAYS = 30;
 let snapshot: { db: Promise<FleetDatabase>; at: number } | undefined;
 
 /** The fleet as SQL tables, built from the dashboards' view plus rollups, alerts and issues. */

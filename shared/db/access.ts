@@ -46,8 +46,9 @@ export const TABLE_OPERATIONS = {
  * What each declared access allows. `append` is for a log that is only ever added to (the
  * audit table: shared/db/audit.ts puts new entries, alone or in a transaction): PutItem
  * only, so its writers cannot update, delete or batch-rewrite entries; `readappend` also
- * reads it (the settings group lists it). `readupdate` reads and updates items in place, and
- * neither puts, replaces nor deletes one (the recompute worker's upkeep of the alerts' firing index).
+ * reads it (the settings group lists it). `readupdate` reads and updates: no put, batch write or
+ * delete (the recompute worker's upkeep of the alerts' firing index), though an UpdateItem can
+ * set any attribute and create an item that does not exist.
  */
 export const ACCESS_OPERATIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   read: TABLE_OPERATIONS.read,

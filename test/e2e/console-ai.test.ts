@@ -398,9 +398,14 @@ describe("a cluster's page", { timeout: 90_000 }, () => {
     const mine = aiIssues.filter((i) => i.cluster_id === cluster).map((i) => `/ai-issues/${encodeURIComponent(i.issue_id)}`);
     await viewerPage.goto(`/clusters/${encodeURIComponent(cluster)}`);
     const section = viewerPage.getByRole('region', { name: 'AI issues', exact: true });
+    // Its open and past parts are asked for apart; both shown once both have answered (poll's 1 s would race them under load).
+    await section.getByRole('heading', { name: /^Past \(/ }).waitFor();
     await expect.poll(async () => (await hrefs(section)).sort()).toEqual(mine.sort());
     const alertIssues = viewerPage.getByRole('region', { name: 'Alert issues', exact: true });
-    await expect.poll(() => alertIssues.getByText(/No alert issue|Open \(/).count()).toBeGreaterThan(0);
+    await alertIssues
+      .getByText(/No alert issue|Open \(/)
+      .first()
+      .waitFor();
     expect((await hrefs(alertIssues)).every((href) => href?.startsWith('/issues/'))).toBe(true);
     await section.locator('tbody th a').first().click();
     await viewerPage.waitForURL((u) => mine.includes(u.pathname));

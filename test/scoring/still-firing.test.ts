@@ -17,6 +17,9 @@ import { withTableAccess } from '../../shared/db/access.js';
 import { getItem, putItem } from '../../shared/db/client.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { WORKERS } from '../../shared/workers.js';
+import { SQL_ALERT_DAYS } from '../../shared/chat/tools.js';
+import { LIMITS } from '../../shared/rules/schemas.js';
+import { CRITICAL_ALERT_DAYS } from '../../shared/scoring/critical.js';
 import { storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 import { type DynamoProxy, tableOf, whileHeld } from '../support/dynamo-proxy.js';
@@ -168,6 +171,11 @@ describe('alerts firing since before a window', () => {
     // Repeated an hour later (within FIRING_RENEWAL_MS of its last write): written all the same.
     expect(await recordAlerts([alert], ago(HOUR))).toEqual(['duplicate']);
     expect(await factsOf(cluster)).toEqual(['Alert-legacy']);
+  });
+
+  it('FIRING_UNHEARD_MS outlasts every window that reads the firing index: retiring takes no alert a window counts', () => {
+    const longest = Math.max(CRITICAL_ALERT_DAYS, LIMITS.lookbackDays, SQL_ALERT_DAYS) * DAY;
+    expect(FIRING_UNHEARD_MS).toBeGreaterThan(longest + 2 * DAY);
   });
 
   it('leaves the firing index once unheard for FIRING_UNHEARD_MS (its resolution never came), and rejoins it when heard again', async () => {
