@@ -77,6 +77,8 @@ export const FIRING_RENEWALS_PER_CALL = 200;
  */
 export const ALERT_SHARDS = 8;
 const shardOfAlert = (fingerprint: string) => shardOf(fingerprint, ALERT_SHARDS);
+/** Every shard's number, for the reads that fan out over them. */
+const EVERY_SHARD = Array.from({ length: ALERT_SHARDS }, (_, shard) => shard);
 
 const alertKey = (clusterId: string, startsAt: string, fingerprint: string) => ({
   pk: `CLUSTER#${clusterId}`,
@@ -363,10 +365,7 @@ export async function getClusterAlerts(clusterId: string, keys: readonly string[
  * its day partition only when rewritten (a resolution, a renewal) or expired (ALERT_RETENTION_DAYS).
  * An empty one costs one small query (half a read unit).
  */
-const startIndexPartitions = (days: readonly string[]) => [
-  ...Array.from({ length: ALERT_SHARDS }, (_, shard) => `ALERTS#${shard}`),
-  ...days.map((day) => `ALERTS#${day}`),
-];
+const startIndexPartitions = (days: readonly string[]) => [...EVERY_SHARD.map((shard) => `ALERTS#${shard}`), ...days.map((day) => `ALERTS#${day}`)];
 
 /** The order of the base table's sort key, `ALERT#<starts_at>#<fingerprint>`: by start. */
 const byStart = (a: Item, b: Item) => (String(a.sk) < String(b.sk) ? -1 : 1);
@@ -394,8 +393,7 @@ async function queryFleetAlerts(since: Date, now: Date, fields?: readonly string
  * started in it would. Oldest first, as stored or only `fields`.
  */
 async function queryStillFiring(since: Date, fields?: readonly string[]): Promise<Item[]> {
-  const shards = Array.from({ length: ALERT_SHARDS }, (_, shard) => shard);
-  const pages = await mapLimit(shards, ALERT_SHARDS, (shard) =>
+  const pages = await mapLimit(EVERY_SHARD, ALERT_SHARDS, (shard) =>
     queryAll('alerts', {
       IndexName: 'gsi2',
       KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :from',
@@ -424,8 +422,7 @@ export const FIRING_RETIRED_PER_PASS = 1_000;
  */
 export async function retireUnheardFiring(now = new Date(), max = FIRING_RETIRED_PER_PASS): Promise<number> {
   const cutoff = now.getTime() - FIRING_UNHEARD_MS;
-  const shards = Array.from({ length: ALERT_SHARDS }, (_, shard) => shard);
-  const unheard = await mapLimit(shards, ALERT_SHARDS, (shard) =>
+  const unheard = await mapLimit(EVERY_SHARD, ALERT_SHARDS, (shard) =>
     queryAll(
       'alerts',
       {

@@ -115,5 +115,9 @@ export async function auditEntriesPage(action: string | undefined, page: number,
   const wanted = keys.slice((page - 1) * pageSize, page * pageSize).map((k) => ({ pk: String(k.pk), sk: String(k.sk) }));
   const found = new Map((await batchGet('audit', wanted)).map((item) => [String(item.sk), item]));
   // In the keys' order; an entry gone meanwhile (its TTL) is left out.
-  return { entries: wanted.flatMap(({ sk }) => (found.has(sk) ? [readEntry(found.get(sk)!)] : [])), total: keys.length };
+  const entries = wanted.flatMap(({ sk }) => {
+    const item = found.get(sk);
+    return item ? [readEntry(item)] : [];
+  });
+  return { entries, total: keys.length };
 }
