@@ -22,7 +22,17 @@ import { Conflict, NotFound } from '../http/errors.js';
 import { Reply } from '../http/route.js';
 import type { Principal } from '../auth/principal.js';
 import { issueListCache } from '../issues/list-cache.js';
-import { ALERTS_SHOWN, durationMinutes, kpiCounts, matches, orderedWindow, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
+import {
+  ALERTS_SHOWN,
+  activeUsernames,
+  durationMinutes,
+  kpiCounts,
+  matches,
+  orderedWindow,
+  shownAlerts,
+  timelineEntry,
+  windowStart,
+} from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
 import { staleTriage, triageEtag } from '../issues/triage-etag.js';
 import type { IssueListQuery } from '../routes/common.js';
@@ -83,8 +93,9 @@ export async function listAiIssues(q: IssueListQuery, now = new Date()) {
 }
 
 export async function aiIssueKpis(days: number, now = new Date()) {
-  const issues = (await cache.window(days, windowStart(days, now))).summaries;
-  return { ...kpiCounts(issues, now), total_alerts: issues.reduce((n, i) => n + i.alert_count, 0), source: SOURCE };
+  const [window, active] = await Promise.all([cache.window(days, windowStart(days, now)), activeUsernames()]);
+  const issues = window.summaries;
+  return { ...kpiCounts(issues, now, active), total_alerts: issues.reduce((n, i) => n + i.alert_count, 0), source: SOURCE };
 }
 
 async function requireAiIssue(id: string): Promise<AiIssueRecord> {

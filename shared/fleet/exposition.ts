@@ -5,7 +5,7 @@
 import { investigationKpis } from '../agents/queries.js';
 import { scrapeSettings } from '../config/scrape.js';
 import { issueWindow } from '../issues/list-cache.js';
-import { kpiCounts, windowStart } from '../issues/queries.js';
+import { activeUsernames, kpiCounts, windowStart } from '../issues/queries.js';
 import { usageSummary } from '../llm/usage.js';
 import { patrolKpis } from '../patrol/queries.js';
 import { Severity } from '../rules/schemas.js';
@@ -58,17 +58,18 @@ const one = (value: number) => [{ labels: {}, value }];
  */
 export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llmUsage?: boolean } = {}): Promise<Family[]> {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
-  const [view, issueSummaries, patrol, investigations, usage] = await Promise.all([
+  const [view, issueSummaries, patrol, investigations, usage, active] = await Promise.all([
     fleetView(),
     // Through the issues list's cache: a scrape with no issue written since costs one marker read.
     issueWindow(days, windowStart(days, now)).then((window) => window.summaries),
     patrolKpis(now),
     investigationKpis({ days }, now),
     llmUsage ? usageSummary(days, now) : undefined,
+    activeUsernames(),
   ]);
   const kpis = fleetKpis(view.scores);
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
-  const issues = kpiCounts(issueSummaries, now);
+  const issues = kpiCounts(issueSummaries, now, active);
   // Each per-cluster series names its cluster by id only; its name, customer, tier and region are the info series'
   // labels (joined in PromQL: `* on(cluster_id) group_left(cluster_name, customer) fleet_health_cluster_info`). On every
   // series they made a renamed cluster start new series (an alert rule's `for:` starting over) and 40% of the text.
@@ -149,7 +150,11 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
       { labels: { status: 'Ongoing' }, value: issues.ongoing },
       { labels: { status: 'Resolved' }, value: issues.resolved },
     ]),
-    gauge('fleet_health_issues_unassigned', `Alert issues active in the last ${days} days with no assignee.`, one(issues.unassigned)),
+    gauge(
+      'fleet_health_issues_unassigned',
+      `Alert issues active in the last ${days} days with no assignee, or one whose account is deleted or deactivated.`,
+      one(issues.unassigned),
+    ),
     gauge('fleet_health_patrol_reports', 'Completed patrol reports in the last 30 days (as GET /api/patrol/kpis/summary).', one(patrol.total_reports)),
     gauge('fleet_health_patrol_cost_usd', 'LLM cost of patrol runs in the last 30 days, in US dollars.', one(patrol.total_cost_usd)),
     gauge(

@@ -135,20 +135,30 @@ export async function listIssues(q: IssueListQuery, now = new Date()) {
   };
 }
 
-/** The issue KPIs of a window (spec §2): counts by status, unassigned, mean duration. Rule and AI issues alike. */
-export function kpiCounts(issues: readonly Pick<IssueSummary, 'status' | 'assignee' | 'first_seen' | 'resolved_at'>[], now: Date) {
+/**
+ * The issue KPIs of a window (spec §2): counts by status, unassigned, mean duration. Rule and AI issues alike.
+ * Unassigned: no assignee, or one whose account is deleted or deactivated (`active`: activeUsernames), as the
+ * console's triage form marks it: nobody can act on such an issue.
+ */
+export function kpiCounts(issues: readonly Pick<IssueSummary, 'status' | 'assignee' | 'first_seen' | 'resolved_at'>[], now: Date, active: ReadonlySet<string>) {
   const durations = issues.map((i) => durationMinutes(i, now));
   return {
     total: issues.length,
     ongoing: issues.filter((i) => i.status === 'Ongoing').length,
     resolved: issues.filter((i) => i.status === 'Resolved').length,
-    unassigned: issues.filter((i) => !i.assignee).length,
+    unassigned: issues.filter((i) => !i.assignee || !active.has(i.assignee)).length,
     avg_duration_minutes: durations.length ? round2(durations.reduce((a, b) => a + b, 0) / durations.length) : 0,
   };
 }
 
 export async function issueKpis(days: number, now = new Date()) {
-  return { ...kpiCounts((await issueWindow(days, windowStart(days, now))).summaries, now), source: SOURCE };
+  const [window, active] = await Promise.all([issueWindow(days, windowStart(days, now)), activeUsernames()]);
+  return { ...kpiCounts(window.summaries, now, active), source: SOURCE };
+}
+
+/** The usernames of the active accounts: those an issue may be assigned to (resolveAssignee), and whose issues count as assigned. */
+export async function activeUsernames(): Promise<Set<string>> {
+  return new Set((await listUsers()).filter((u) => u.is_active).map((u) => u.username));
 }
 
 /** Active accounts an issue can be assigned to (PATCH accepts their usernames). */

@@ -10,7 +10,7 @@ import { aiIssueView } from '../../shared/ai-issues/queries.js';
 import { transactWrite } from '../../shared/db/client.js';
 import { aiTriageAction, getAiIssue, getAiIssues, retireAiIssue, writeAiGrouping, type AiIssueRecord } from '../../shared/db/ai-issues.js';
 import { activityKey } from '../../shared/db/issues.js';
-import { distinct, kpiCounts, matches, newestFirst, windowStart } from '../../shared/issues/queries.js';
+import { activeUsernames, distinct, kpiCounts, matches, newestFirst, windowStart } from '../../shared/issues/queries.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
 import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
@@ -126,7 +126,11 @@ describe('the AI issues list and KPIs read alert keys and texts only for the pag
         const inWindow = await window(days, now);
         const { result, requests } = await get('/api/ai-issues/kpis', { days: String(days) });
         expect(result.statusCode).toBe(200);
-        expect(result.json).toEqual({ ...kpiCounts(inWindow, now), total_alerts: inWindow.reduce((n, i) => n + i.alert_count, 0), source: 'ai' });
+        expect(result.json).toEqual({
+          ...kpiCounts(inWindow, now, await activeUsernames()),
+          total_alerts: inWindow.reduce((n, i) => n + i.alert_count, 0),
+          source: 'ai',
+        });
         expect(result.json!.total).toBe(days === 30 ? ISSUES - SUPERSEDED.length : inWindow.length);
         expect(requests.reduce((sum, r) => sum + heavyAskedFor(r), 0)).toBe(0);
       });

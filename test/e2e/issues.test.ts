@@ -8,7 +8,7 @@ import { listAudit } from '../../shared/db/audit.js';
 import { deleteItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { getIssue, listIssuesActiveSince } from '../../shared/db/issues.js';
-import { createUser } from '../../shared/db/users.js';
+import { createUser, deleteUser, replaceUser } from '../../shared/db/users.js';
 import type { Role } from '../../shared/auth/roles.js';
 import { groupAlerts } from '../../shared/issues/grouping.js';
 import { durationMinutes, windowStart } from '../../shared/issues/queries.js';
@@ -216,9 +216,13 @@ describe('GET /api/issues', () => {
 });
 
 describe('GET /api/issues/kpis', () => {
+  /** The usernames an issue may be assigned to (active accounts), as an admin reads them. */
+  const activeUsernames = async () => new Set<string>((await call(admin, 'GET', '/api/issues/users')).body.users.map((u: any) => u.username));
+
   it('matches a brute-force count for several windows', async () => {
     const now = new Date();
     const all = (await list('days=30&page_size=100')).issues as any[];
+    const active = await activeUsernames();
     for (const days of [0, 1, 7, 30]) {
       const since = windowStart(days, now).toISOString();
       const inWindow = all.filter((i) => i.status === 'Ongoing' || i.resolved_at >= since);
@@ -227,12 +231,41 @@ describe('GET /api/issues/kpis', () => {
         total: inWindow.length,
         ongoing: inWindow.filter((i) => i.status === 'Ongoing').length,
         resolved: inWindow.filter((i) => i.status === 'Resolved').length,
-        unassigned: inWindow.filter((i) => !i.assignee).length,
+        unassigned: inWindow.filter((i) => !i.assignee || !active.has(i.assignee)).length,
         source: 'live',
       });
       const mean = inWindow.length ? inWindow.reduce((s, i) => s + durationMinutes(i, new Date()), 0) / inWindow.length : 0;
       expect(Math.abs(kpis.avg_duration_minutes - mean)).toBeLessThan(2); // ongoing durations grow while the test runs
     }
+  });
+
+  it("counts an issue whose assignee's account is deactivated or deleted as unassigned, as the metrics scrape does", async () => {
+    const issue = (await list('days=30&page_size=100')).issues.find((i: any) => !i.assignee);
+    const unassigned = async () => {
+      const kpis = (await call(viewer, 'GET', '/api/issues/kpis?days=30')).body.unassigned;
+      const scrape = await fetch(`${service.url}/api/metrics`, { headers: { Authorization: `Bearer ${admin}` } });
+      const gauge = Number((await scrape.text()).match(/^fleet_health_issues_unassigned (\S+)$/m)?.[1]);
+      expect(gauge).toBe(kpis);
+      return kpis;
+    };
+    const none = await unassigned();
+    let account = await createUser({
+      username: 'kpi-leaver',
+      name: 'Kpi Leaver',
+      email: 'kpi-leaver@example.com',
+      role: 'admin',
+      is_active: true,
+      password_hash: 'x',
+    });
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: 'kpi-leaver' })).status).toBe(200);
+    expect(await unassigned()).toBe(none - 1);
+    account = await replaceUser(account, { is_active: false });
+    expect(await unassigned()).toBe(none);
+    account = await replaceUser(account, { is_active: true });
+    expect(await unassigned()).toBe(none - 1);
+    await deleteUser(account);
+    expect(await unassigned()).toBe(none);
+    expect((await getIssue(issue.issue_id))!.assignee).toBe('kpi-leaver'); // the record still says who had it
   });
 });
 

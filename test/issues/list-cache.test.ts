@@ -19,7 +19,7 @@ import {
 } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { dropIssueListCache, issueCacheSettings } from '../../shared/issues/list-cache.js';
-import { distinct, issueKpis, kpiCounts, listIssues, matches, newestFirst, windowStart } from '../../shared/issues/queries.js';
+import { activeUsernames, distinct, issueKpis, kpiCounts, listIssues, matches, newestFirst, windowStart } from '../../shared/issues/queries.js';
 import { regroupClusters } from '../../shared/issues/regroup.js';
 import { updateTriage } from '../../shared/issues/triage.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
@@ -169,7 +169,7 @@ describe('a list read with nothing changed', () => {
         customers: distinct(inWindow.map((i) => i.customer_name)),
         clusters: distinct(inWindow.map((i) => i.cluster_name)),
       });
-      expect(await issueKpis(parsed.days, now)).toEqual({ ...kpiCounts(inWindow, now), source: 'live' });
+      expect(await issueKpis(parsed.days, now)).toEqual({ ...kpiCounts(inWindow, now, await activeUsernames()), source: 'live' });
     }
   });
 
