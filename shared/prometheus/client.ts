@@ -43,6 +43,14 @@ const BACKOFF_MS = 500;
 const QUOTE = 300;
 /** What one answer's warnings and infos are read of, at most. */
 const NOTES_PER_ANSWER = 10;
+/**
+ * The query engine's own notes (annotations): "PromQL warning: …" / "PromQL info: …" since the prefix came,
+ * "N more annotations omitted" after the first ones, and the same texts bare in the releases before it. Any
+ * other warning is a storage's failure (Prometheus drops a remote-read storage that failed, and warns).
+ */
+const QUERY_NOTE =
+  /^(PromQL (warning|info):|\d+ more annotations omitted|need at least 2 points|range contains a mix of|quantile value should be|no bucket label|metric might not be a counter)/;
+const isQueryNote = (warning: string) => QUERY_NOTE.test(warning);
 
 export interface ClientOptions {
   /** The bearer token or basic password (the PROMETHEUS_CREDENTIAL secret). */
@@ -148,6 +156,15 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     // that node's series missing for good. Retried, and failed like any passing failure (the watermark stays).
     if (envelope.isPartial === true)
       throw new PrometheusError(`${url.host}${path}: a partial answer (a storage node did not answer); not stored, asked again`, response.status, true);
+    // Prometheus' own way of saying the same: a remote-read (secondary) storage that failed is dropped from the
+    // answer, its error a warning beside a success. Only the query engine's notes are not about missing data.
+    const lost = Array.isArray(envelope.warnings) ? envelope.warnings.find((w) => typeof w !== 'string' || !isQueryNote(w)) : undefined;
+    if (lost !== undefined)
+      throw new PrometheusError(
+        `${url.host}${path}: a partial answer (a storage Prometheus reads did not answer: ${quoted(String(lost), auth.secrets)}); not stored, asked again`,
+        response.status,
+        true,
+      );
     if (notes)
       for (const list of [envelope.warnings, envelope.infos])
         if (Array.isArray(list)) for (const note of list.slice(0, NOTES_PER_ANSWER)) if (typeof note === 'string') notes.push(quoted(note, auth.secrets));

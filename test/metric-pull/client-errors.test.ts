@@ -293,6 +293,33 @@ describe('partial answers and abandoned queries', () => {
     expect(requests - before).toBe(3);
     expect(waits).toHaveLength(2);
   });
+
+  it("a remote-read storage's failure (Prometheus' warning beside a success) is a partial answer; the query engine's notes are not", async () => {
+    const body = (warnings: string[]) =>
+      JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: [{ metric: { cluster: 'a' }, values: [[1700000000, '1']] }] }, warnings });
+    const client = prometheusClient(source({ type: 'none' }), { sleep: async () => undefined });
+    const ask = () =>
+      client.queryRange('up', 1_700_000_000, 1_700_000_600, 60, []).then(
+        () => undefined,
+        (e: unknown) => e as PrometheusError,
+      );
+    for (const note of [
+      'PromQL warning: quantile value should be between 0 and 1',
+      'PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "up"',
+      '3 more annotations omitted',
+      'metric might not be a counter (name does not end in _total/_sum/_count): up', // before the prefix came
+    ]) {
+      answer = () => ({ status: 200, body: body([note]) });
+      expect(await ask(), note).toBeUndefined();
+    }
+    answer = () => ({ status: 200, body: body(['PromQL info: x', 'error sending request: Post "http://lts:9201/read": dial tcp: connection refused']) });
+    const before = requests;
+    const error = await ask();
+    expect(error).toBeInstanceOf(PrometheusError);
+    expect(error!.retryable).toBe(true);
+    expect(error!.message).toContain('a partial answer (a storage Prometheus reads did not answer: error sending request: Post');
+    expect(requests - before).toBe(3);
+  });
 });
 
 describe('a Prometheus answer is Unicode text', () => {
