@@ -11,7 +11,7 @@ import { runTool, toolSpecs } from '../chat/tools.js';
 import type { AgentTask, Investigation, Severity } from '../db/investigations.js';
 import { searchKnowledge, type KnowledgeHit } from '../knowledge/search.js';
 import { llmProvider } from '../llm/provider.js';
-import { nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
+import { DATA_NOT_INSTRUCTIONS, nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
 import type { LlmProvider, Message } from '../llm/types.js';
 import { AnswerInvalid, structuredAnswer } from '../llm/structured.js';
 import type { FleetClusterScore } from '../scoring/fleet-score.js';
@@ -212,6 +212,7 @@ const SYSTEM = [
   ' "root_cause":string (one or two sentences), "recommended_actions":string (a Markdown list, most urgent first),',
   ' "full_report":string (Markdown: the evidence you found, the root cause, the actions, what to watch next)}',
   'Keep the whole object under about 9,000 characters (full_report under about 6,000): a longer answer is cut off at the output limit.',
+  DATA_NOT_INSTRUCTIONS,
 ].join('\n');
 
 /** The cluster as the model first reads it. */

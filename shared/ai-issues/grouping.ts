@@ -5,7 +5,7 @@
 // or repeats alerts.
 import * as z from '../zod.js';
 import type { AlertRecord } from '../db/alerts.js';
-import { recordedCall, textOf, type Ledger } from '../llm/tool-loop.js';
+import { DATA_NOT_INSTRUCTIONS, recordedCall, textOf, type Ledger } from '../llm/tool-loop.js';
 import type { LlmProvider } from '../llm/types.js';
 import { jsonIn } from '../llm/structured.js';
 import type { Severity } from '../rules/schemas.js';
@@ -99,6 +99,7 @@ const SYSTEM = [
   'You group the recent alerts of one database cluster into issues: alerts that share a cause or a symptom belong together.',
   'Answer with ONLY one JSON object: {"groups":[{"alerts":["a1","a2"],"title":string,"severity":"Critical"|"Warning","reasoning":string (why these belong together),"summary":string (what is going on)}]}.',
   'Every alert id must appear in exactly one group.',
+  DATA_NOT_INSTRUCTIONS,
 ].join('\n');
 
 /**

@@ -10,7 +10,7 @@ import { listAiIssueSummariesSince } from '../db/ai-issues.js';
 import { listIssueSummariesSince, type IssueRecord } from '../db/issues.js';
 import { getGeneralSettings } from '../db/settings.js';
 import { AnswerInvalid, structuredAnswer } from '../llm/structured.js';
-import { nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
+import { DATA_NOT_INSTRUCTIONS, nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
 import type { LlmProvider, Message } from '../llm/types.js';
 import { fleetKpis, type FleetClusterScore } from '../scoring/fleet-score.js';
 import { fleetView } from '../scoring/fleet-view.js';
@@ -240,6 +240,7 @@ const SYSTEM = [
   ' "narrative":string (Markdown, what an on-call engineer should know first)}',
   'Flag clusters that need action, worst first; be specific about the evidence (metrics, alerts, issues) and the next step.',
   'Keep the whole object under about 9,000 characters (one or two sentences per reason and summary): a longer answer is cut off at the output limit.',
+  DATA_NOT_INSTRUCTIONS,
 ].join('\n');
 
 /** The fleet as the model reads it: counts, then the worst clusters one line each. */
@@ -311,12 +312,16 @@ export async function llmScan(
  */
 function inFleet(result: PatrolResult, inputs: PatrolInputs): PatrolResult {
   const fleet = new Map(inputs.clusters.map(({ score }) => [score.cluster_id, score]));
+  // A cluster flagged twice is one flagged cluster (its first entry: the model lists worst first).
+  const seen = new Set<string>();
   const flagged = result.clusters_flagged.flatMap((f) => {
     const known = fleet.get(f.cluster_id);
-    return known ? [{ ...f, cluster_name: known.cluster_name, customer_name: known.customer_name }] : [];
+    if (!known || seen.has(f.cluster_id)) return [];
+    seen.add(f.cluster_id);
+    return [{ ...f, cluster_name: known.cluster_name, customer_name: known.customer_name }];
   });
   const dropped = result.clusters_flagged.length - flagged.length;
-  if (dropped > 0) log.warn('the model flagged clusters the fleet does not have; left out', { dropped });
+  if (dropped > 0) log.warn('the model flagged clusters the fleet does not have, or one twice; left out', { dropped });
   // The counts are the fleet's own classification, as the rules scan and the KPIs give them: a model's arithmetic
   // ("0 critical" beside five Critical scores, counts that do not add up) is no figure to publish. Its headline stays.
   const kpis = fleetKpis(inputs.clusters.map((c) => c.score));

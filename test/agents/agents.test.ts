@@ -4,6 +4,7 @@
 // of a crashed worker), retries ending in `failed` after 3 attempts, an LLM
 // investigation with a tool call and a repair round (tokens, cost and ledger
 // exact), and the rules-based investigation.
+import { DATA_NOT_INSTRUCTIONS } from '../../shared/llm/tool-loop.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
@@ -359,6 +360,7 @@ describe('the worker on a fleet', () => {
     );
     const [first, second, repair] = openai.answered();
     expect(first!.body.messages.at(-1)!.content).toContain(`Investigate cluster ${cluster.cluster_name}`);
+    expect(first!.body.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining(DATA_NOT_INSTRUCTIONS) }); // logs are others' words
     expect(first!.body.tools!.map((t) => t.function.name).sort()).toEqual(['analyze_logs', 'cluster_info', 'run_sql', 'search_knowledge']);
     const toolResult = second!.body.messages.find((m) => m.role === 'tool')!;
     expect(JSON.parse(toolResult.content!).inventory.cluster_id).toBe(cluster.cluster_id); // the tool really ran

@@ -1,6 +1,7 @@
 // AI grouping (issue 10) against DynamoDB Local and a local OpenAI-compatible
 // server: every alert lands in exactly one AI issue, even when the model omits
 // or repeats alerts; rules without a provider; the debounce; triage survives.
+import { DATA_NOT_INSTRUCTIONS } from '../../shared/llm/tool-loop.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
@@ -120,6 +121,8 @@ describe('LLM grouping', () => {
     // unchanged alerts: no second LLM call
     expect(await regroupAiClusters([clusterId])).toMatchObject({ unchanged: 1 });
     expect(openai.answered()).toHaveLength(1);
+    // Alert texts are others' words: the model is told not to follow them.
+    expect(openai.answered()[0]!.body.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining(DATA_NOT_INSTRUCTIONS) });
   });
 
   it('defers clusters past the pass budget to the next pass', async () => {

@@ -3,6 +3,7 @@
 // failing LLM), a full LLM scan against a local OpenAI-compatible server with
 // tools and a repair round, the rules engine, and every list/KPI figure
 // against a brute-force computation.
+import { DATA_NOT_INSTRUCTIONS } from '../../shared/llm/tool-loop.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { listAudit } from '../../shared/db/audit.js';
@@ -147,16 +148,19 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
     expect(report.cost_usd).toBeCloseTo((12_000 * 0.15 + 1000 * 0.6) / 1e6, 6);
     // the model was given the fleet and the tools
     expect(openai.answered()[0]!.body.messages.at(-1)!.content).toMatch(/^Fleet at /);
+    expect(openai.answered()[0]!.body.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining(DATA_NOT_INSTRUCTIONS) });
   });
 
-  it('keeps only flagged clusters the fleet has, named as the inventory names them, whatever names the model gave', async () => {
+  it('keeps only flagged clusters the fleet has, once each, named as the inventory names them, whatever names the model gave', async () => {
     useLlm();
     const answer = await validAnswer();
     const [real, other] = answer.clusters_flagged;
-    // The first under another cluster's name (a link that would open the wrong cluster), the second one the fleet does not have.
+    // The first under another cluster's name (a link that would open the wrong cluster), the second one the fleet does
+    // not have, the third the first again.
     answer.clusters_flagged = [
       { ...real!, cluster_name: other!.cluster_name, customer_name: 'Someone Else' },
       { ...other!, cluster_id: 'no-such-cluster' },
+      { ...real!, reason: 'the same cluster again' },
     ];
     openai.enqueueText(JSON.stringify(answer));
     const res = await trigger();
