@@ -85,6 +85,26 @@ export async function releaseLock(name: string, owner: string): Promise<void> {
   }
 }
 
+/**
+ * Ends `owner`'s lease if it has lapsed (a conditional delete), so a holder that was only slow to renew finds
+ * the lock gone at its next heartbeat instead of renewing a lease someone already gave up on. False when
+ * `owner` holds a live lease (it renewed in time); true when the lock is no longer its (ended here, or
+ * absent, or someone else's).
+ */
+export async function endLapsedLease(name: string, owner: string, now = Date.now()): Promise<boolean> {
+  try {
+    await deleteItem('locks', key(name), {
+      ConditionExpression: '#owner = :me AND expires_at < :now',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':me': owner, ':now': now },
+    });
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    return (await lockHolder(name, now))?.owner !== owner;
+  }
+}
+
 /** The current holder, if its lease has not expired. */
 export async function lockHolder(name: string, now = Date.now()): Promise<LockHolder | undefined> {
   const item = await getItem('locks', key(name), true);

@@ -3,7 +3,7 @@
 // scan left running, and marks it failed. Shared by the trigger (API) and the worker.
 import { patrolSettings } from '../config/patrol.js';
 import { ConditionFailed } from '../db/client.js';
-import { acquireLock, lockHolder } from '../db/locks.js';
+import { acquireLock, endLapsedLease, lockHolder } from '../db/locks.js';
 import { finishReport, getReport } from '../db/patrol.js';
 import type { PatrolReportSummary } from './schemas.js';
 
@@ -24,6 +24,10 @@ const START_GRACE_MS = 30_000;
 export async function settled<R extends PatrolReportSummary>(report: R, now = Date.now()): Promise<R> {
   if (report.status !== 'running' || now - Date.parse(report.created_at) < START_GRACE_MS) return report;
   if ((await lockHolder(PATROL_LOCK, now))?.owner === report.report_id) return report;
+  // Its lease lapsed: ended first, so a scan that was only slow to renew (throttled, say) is refused at its next
+  // heartbeat and stops before its next model call, instead of spending on a report that can no longer be published.
+  // Renewed meanwhile: it runs on.
+  if (!(await endLapsedLease(PATROL_LOCK, report.report_id, now))) return report;
   try {
     await finishReport(report.report_id, { status: 'failed', error: STOPPED });
   } catch (error) {
