@@ -132,21 +132,29 @@ async function scheduledRun() {
     failures.push(what);
     return null;
   };
-  const [view, issues, aiIssues] = await Promise.all([
-    refreshFleetView(['fleet', 'health', 'risk']),
+  const refreshed = refreshFleetView(['fleet', 'health', 'risk']);
+  // What follows the view does not wait for the grouping passes: the AI pass may take most of the invocation
+  // (a provider answering slowly), and the agent tasks are what such a moment needs.
+  const afterView = async (view: Awaited<typeof refreshed>) => {
+    // Clusters the health rules' ai_trigger selects get an agent task (and the agent worker is started).
+    const agentTasks = await createAgentTasks(view).catch(failedSoftly('agent task creation'));
+    // The chat's SQL snapshot reads 14 days; the refresh packed only its lookback's (a day alone: none).
+    const now = new Date();
+    const packed = await packSettledDays(windowDays(SQL_ROLLUP_DAYS, now), now, PACK_BUILDER).then(
+      (read) => read.built,
+      failedSoftly('packing the chat snapshot days'),
+    );
+    // Firing alerts whose resolution never arrived leave the firing index every read of it would read again.
+    const firingRetired = await retireUnheardFiring(now).catch(failedSoftly('retiring unheard firing alerts'));
+    return { agentTasks, packed, firingRetired };
+  };
+  const [view, { agentTasks, packed, firingRetired }, issues, aiIssues] = await Promise.all([
+    refreshed,
+    // A failed refresh fails the run through the line above.
+    refreshed.then(afterView, () => ({ agentTasks: null, packed: null, firingRetired: null })),
     regroupRecent().catch(failedSoftly('issue grouping pass')),
     regroupAiRecent().catch(failedSoftly('AI grouping pass')),
   ]);
-  // Clusters the health rules' ai_trigger selects get an agent task (and the agent worker is started).
-  const agentTasks = await createAgentTasks(view).catch(failedSoftly('agent task creation'));
-  // The chat's SQL snapshot reads 14 days; the refresh packed only its lookback's (a day alone: none).
-  const now = new Date();
-  const packed = await packSettledDays(windowDays(SQL_ROLLUP_DAYS, now), now, PACK_BUILDER).then(
-    (read) => read.built,
-    failedSoftly('packing the chat snapshot days'),
-  );
-  // Firing alerts whose resolution never arrived leave the firing index every read of it would read again.
-  const firingRetired = await retireUnheardFiring(now).catch(failedSoftly('retiring unheard firing alerts'));
   const kpis = fleetKpis(view.scores);
   const result = {
     generated_at: view.generatedAt,

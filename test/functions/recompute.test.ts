@@ -96,6 +96,31 @@ describe('recompute and the AI side', () => {
   });
 });
 
+describe('the scheduled run and a slow AI grouping pass', () => {
+  it('makes the agent tasks without waiting for the AI grouping pass', async () => {
+    // The AI pass's first read is held until the agent tasks are asked for (or 10 s: then it is released, and
+    // the run ends, but the order says the tasks waited for the pass).
+    let tasksAsked!: () => void;
+    const asked = new Promise<'tasks first'>((resolve) => (tasksAsked = () => resolve('tasks first')));
+    let held: Promise<string> | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const stop = proxy.watch((request) => {
+      if (tableOf(request).endsWith('-investigations')) tasksAsked();
+      if (held || !tableOf(request).endsWith('-ai-issues')) return undefined;
+      held = Promise.race([asked, new Promise<string>((resolve) => (timer = setTimeout(resolve, 10_000, 'released after 10 s')))]);
+      return { hold: held };
+    });
+    try {
+      const run = await handler();
+      expect(run.agent_tasks).not.toBeNull();
+    } finally {
+      stop();
+      clearTimeout(timer);
+    }
+    expect(await held).toBe('tasks first');
+  });
+});
+
 describe('a route run queued after another', () => {
   type Kinds = Parameters<typeof claimRefresh>[1];
   /** Run `ahead` taken up with the rules before; run `queued`, with newer ones, queued after it (as a route queues it). */
