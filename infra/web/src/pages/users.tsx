@@ -2,9 +2,9 @@
 // is active; inviting someone (an admin invites admins and viewers, a superadmin any
 // role). When the service sends no mail the answer carries the activation token, shown
 // as the link to hand over. A pending invitation (expired or not) is sent again from its
-// row: "Invite again…" fills the form, where the role can still change before sending. Superadmins change roles, deactivate and delete; the
-// service's 409 guards (the last active superadmin, one's own account) are explained
-// with its own words next to the table. A role picked is applied only by its "Save role".
+// row: "Invite again…" fills the form, where the role can still change before sending. Superadmins change roles, deactivate and delete
+// others' accounts (their own row offers none of it: the service refuses it); the service's 409 guards
+// (the last active superadmin, a change made meanwhile) are explained with its own words next to the table. A role picked is applied only by its "Save role".
 // An account the directory's login made (LDAP) is deactivated, never deleted: its next
 // login would make it again. A superadmin resets another local account's password: it stops
 // working at once, the person's sessions end, and a single-use link (mailed, or shown here to
@@ -321,7 +321,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                   </th>
                   <td>{u.email}</td>
                   <td>
-                    {manage && !u.invitation_pending ? (
+                    {manage && !u.invitation_pending && !self ? (
                       <RoleField user={u} busy={busy} save={(role, done) => change(u, { role }, 'change the role of', done)} />
                     ) : (
                       <span className={`users-role ${u.role}`}>{u.role}</span>
@@ -337,7 +337,9 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                   </td>
                   {manage && (
                     <td className="users-actions">
-                      {!u.invitation_pending && (
+                      {/* The service refuses every change of one's own account (another superadmin makes it): no control that cannot work. */}
+                      {self && <span className="muted">Your own account: another superadmin changes it.</span>}
+                      {!u.invitation_pending && !self && (
                         <button
                           type="button"
                           disabled={busy}
@@ -350,7 +352,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                       {mayReset && u.source === 'local' && u.is_active && !self && (
                         <ConfirmedAction user={u} what="reset" act={() => reset(u)} {...confirmation} />
                       )}
-                      {u.source === 'ldap' ? (
+                      {self ? null : u.source === 'ldap' ? (
                         // Deleting would not keep it out: its next login through the directory makes it again.
                         <span className="muted users-ldap-note">Signs in through the directory: deactivate to keep it out.</span>
                       ) : (
