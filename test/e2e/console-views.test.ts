@@ -289,6 +289,28 @@ describe('cluster', { timeout: 60_000 }, () => {
     await adminPage.goto('/clusters/00000000-0000-4000-8000-000000000000');
     await adminPage.getByRole('heading', { level: 1, name: 'Cluster' }).waitFor();
   });
+
+  it('an edited window or page in the URL shows and asks for the default, not a window the select does not offer', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    const asked = (path: string) =>
+      adminPage.waitForRequest((r) => new URL(r.url()).pathname === path && r.method() === 'GET').then((r) => new URL(r.url()).searchParams);
+    const [issues, investigations] = [asked('/api/issues'), asked('/api/investigations')];
+    await adminPage.goto(`/clusters/${encodeURIComponent(body.scores[0].cluster_id)}?issue_days=abc&investigation_days=400`);
+    expect((await issues).get('days')).toBe('30');
+    expect((await investigations).get('days')).toBe('30');
+    expect(await adminPage.getByLabel(/^Issues seen in the last/).inputValue()).toBe('30');
+    expect(await adminPage.getByLabel('Investigations in the last').inputValue()).toBe('30');
+    await adminPage
+      .getByRole('heading', { name: /^Open \(/ })
+      .first()
+      .waitFor(); // answered, not a problem
+    // A page past what a number holds exactly: the first page, which the service answers (it would refuse that one).
+    const page = asked('/api/issues');
+    await adminPage.goto('/issues?page=99999999999999999999');
+    expect((await page).get('page')).toBe('1');
+    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    expect(await adminPage.locator('.state.problem').count()).toBe(0);
+  });
   it('lists only its own alert issues when another customer has a cluster of the same name', async () => {
     const name = `prod-${randomUUID().slice(0, 8)}`;
     const [ours, theirs] = [newCluster(name, 'Ours Co'), newCluster(name, 'Theirs Co')];

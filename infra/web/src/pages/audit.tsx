@@ -5,6 +5,7 @@ import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { Pager } from '../components/admin/pager';
+import { positive } from '../components/issues/pager';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, PastLastPage, Problem } from '../components/states';
 import { utcSeconds } from '../components/time';
@@ -36,7 +37,7 @@ export default function AuditPage() {
   const [filters, setFilters] = useUrlState(DEFAULTS);
   // An action the log does not know (an edited or old link) shows every action, where the API would answer 422.
   const action = (AUDIT_ACTIONS as readonly string[]).includes(filters.action as string) ? (filters.action as AuditAction) : '';
-  const page = Math.max(1, Number.parseInt(filters.page as string, 10) || 1);
+  const page = positive(filters.page as string, 1);
   const audit = useApi(auditEp, { query: { action, page, page_size: PAGE_SIZE } }, { placeholderData: (previous) => previous });
   const data = audit.data;
 

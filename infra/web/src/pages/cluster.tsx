@@ -46,6 +46,11 @@ type MetricSeries = Answer<'clusters', 'metrics'>['metrics'][number];
 const CHART_DAYS = 14;
 const WINDOWS = ['7', '30', '90', '365'];
 const FILTERS = { issue_days: '30', ai_issue_days: '30', investigation_days: '30' };
+/** A window as the URL gives it, if it is one the select offers (an edited or old link: the default), so the select and the request agree. */
+const windowOf = (filters: Record<keyof typeof FILTERS, string | string[]>, name: keyof typeof FILTERS) => {
+  const value = String(filters[name]);
+  return WINDOWS.includes(value) ? value : FILTERS[name];
+};
 
 const label = (key: string) => key.replace(/_/g, ' ');
 
@@ -399,7 +404,7 @@ function WindowSelect({ label, name }: { label: string; name: keyof typeof FILTE
   return (
     <label>
       {label}
-      <select value={filters[name]} onChange={(e) => setFilters({ [name]: e.target.value })}>
+      <select value={windowOf(filters, name)} onChange={(e) => setFilters({ [name]: e.target.value })}>
         {WINDOWS.map((d) => (
           <option key={d} value={d}>
             {d} days
@@ -418,7 +423,7 @@ function WindowSelect({ label, name }: { label: string; name: keyof typeof FILTE
 // firing for weeks behind a hundred newer resolved ones, and the page would say none is open.
 function Issues({ cluster, ai = false }: { cluster: Inventory; ai?: boolean }) {
   const [filters] = useUrlState(FILTERS);
-  const days = String(ai ? filters.ai_issue_days : filters.issue_days);
+  const days = windowOf(filters, ai ? 'ai_issue_days' : 'issue_days');
   const request = (status: 'Ongoing' | 'Resolved') => ({ query: { cluster_id: cluster.cluster_id, days: Number(days), status, page_size: 100 } });
   // Every hook is always called (hooks keep their order); those not shown ask nothing.
   type Part = UseQueryResult<{ issues: IssueRow[]; total: number }, ApiProblem>;
@@ -495,7 +500,7 @@ function IssuePart({
 /** What the agent's investigations of this cluster found (asked for by the cluster's id), newest first. */
 function Investigations({ cluster }: { cluster: Inventory }) {
   const [filters] = useUrlState(FILTERS);
-  const days = String(filters.investigation_days);
+  const days = windowOf(filters, 'investigation_days');
   const list = useApi(investigationsEp, { query: { days: Number(days), cluster_id: cluster.cluster_id, page_size: 100 } });
   const rows: Investigation[] = list.data?.investigations ?? [];
   const more = (list.data?.total ?? 0) > rows.length;

@@ -49,7 +49,8 @@ export function Pager({
   );
 }
 
+/** A page (or size) from the URL: a whole number from 1, else the fallback; one past what a number holds exactly (an edited link) too, which the service would refuse. */
 export const positive = (v: string, fallback: number) => {
   const n = Number.parseInt(v, 10);
-  return Number.isFinite(n) && n >= 1 ? n : fallback;
+  return Number.isSafeInteger(n) && n >= 1 ? n : fallback;
 };
