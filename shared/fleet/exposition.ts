@@ -53,10 +53,22 @@ const gauge = (name: string, help: string, samples: Family['samples']): Family =
 const one = (value: number) => [{ labels: {}, value }];
 
 /**
- * Every family GET /api/metrics answers, from the live figures; the LLM ledger's totals
- * (fleet_health_llm_*) only with `llmUsage`, which only a superadmin or the scraper may read.
+ * The clusters whose own series a scrape carries, at most. Each is about 11 lines: 10,000 clusters are 11.5 MB of
+ * text, 2.2 MB gzipped and base64-encoded, so 20,000 stay well under Lambda's 6 MB answer, past which every scrape
+ * would fail and every alert rule on the fleet go silent. A larger fleet's scrape carries its worst 20,000 (the
+ * view's order) and says how many it leaves out; the fleet-wide families count every cluster.
  */
-export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llmUsage?: boolean } = {}): Promise<Family[]> {
+export const EXPOSED_CLUSTERS_MAX = 20_000;
+
+export interface FamilyOptions {
+  /** The LLM ledger's totals (fleet_health_llm_*): only a superadmin or the scraper may read them. */
+  llmUsage?: boolean;
+  /** EXPOSED_CLUSTERS_MAX unless given (tests give a small one). */
+  clustersMax?: number;
+}
+
+/** Every family GET /api/metrics answers, from the live figures. */
+export async function fleetFamilies(now = new Date(), { llmUsage = true, clustersMax = EXPOSED_CLUSTERS_MAX }: FamilyOptions = {}): Promise<Family[]> {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
   const [view, issueSummaries, patrol, investigations, usage, active] = await Promise.all([
     fleetView(),
@@ -68,6 +80,7 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
     activeUsernames(),
   ]);
   const kpis = fleetKpis(view.scores);
+  const exposed = view.scores.length > clustersMax ? view.scores.slice(0, clustersMax) : view.scores;
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
   const issues = kpiCounts(issueSummaries, now, active);
   // Each per-cluster series names its cluster by id only; its name, customer, tier and region are the info series'
@@ -85,7 +98,7 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
     gauge(
       'fleet_health_cluster_info',
       "Always 1: a cluster's descriptive labels (name, customer, customer tier, region), to join onto its other series by cluster_id.",
-      view.scores.map((s) => ({
+      exposed.map((s) => ({
         labels: { cluster_id: s.cluster_id, cluster_name: s.cluster_name, customer: s.customer_name, tier: s.customer_tier, region: s.region },
         value: 1,
       })),
@@ -93,29 +106,29 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
     gauge(
       'fleet_health_cluster_score',
       'Health score of a cluster, 0-100 (higher is healthier), by kind: tier_adjusted, overall, metrics, alerts (as GET /api/fleet/scores).',
-      view.scores.flatMap((s) => kinds.map(([kind, of]) => ({ labels: { ...clusterLabels(s), kind }, value: of(s) }))),
+      exposed.flatMap((s) => kinds.map(([kind, of]) => ({ labels: { ...clusterLabels(s), kind }, value: of(s) }))),
     ),
     gauge(
       'fleet_health_cluster_classification',
       `1 for the class a cluster is in, 0 for the others (${Classification.options.join(', ')}).`,
-      view.scores.flatMap((s) =>
+      exposed.flatMap((s) =>
         Classification.options.map((c) => ({ labels: { ...clusterLabels(s), classification: c }, value: s.classification === c ? 1 : 0 })),
       ),
     ),
     gauge(
       'fleet_health_cluster_firing_alerts_7d',
       'Alerts that fired on a cluster in the last 7 days.',
-      view.scores.map((s) => ({ labels: clusterLabels(s), value: s.firing_alert_count_7d })),
+      exposed.map((s) => ({ labels: clusterLabels(s), value: s.firing_alert_count_7d })),
     ),
     gauge(
       'fleet_health_cluster_metrics_stale',
       "1 when a cluster's metrics are stale (its newest sample is older than the health rules' stale_after_minutes, or it has none in the lookback), else 0 (as metrics_stale in GET /api/fleet/scores).",
-      view.scores.map((s) => ({ labels: clusterLabels(s), value: s.metrics_stale ? 1 : 0 })),
+      exposed.map((s) => ({ labels: clusterLabels(s), value: s.metrics_stale ? 1 : 0 })),
     ),
     gauge(
       'fleet_health_cluster_last_metric_timestamp_seconds',
       "Unix time in seconds of a cluster's newest metric sample in the scoring lookback (last_metric_at); no sample for a cluster with none.",
-      view.scores.flatMap((s) => (s.last_metric_at === null ? [] : [{ labels: clusterLabels(s), value: Date.parse(s.last_metric_at) / 1000 }])),
+      exposed.flatMap((s) => (s.last_metric_at === null ? [] : [{ labels: clusterLabels(s), value: Date.parse(s.last_metric_at) / 1000 }])),
     ),
     gauge('fleet_health_clusters', 'Clusters in the fleet, by classification (as GET /api/fleet/kpis).', [
       { labels: { classification: 'Healthy' }, value: kpis.healthy_count },
@@ -125,6 +138,11 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
     // Names promtool's lint (check metrics) accepts: no `_total` or `_count` on a gauge (counters', histograms' and
     // summaries' suffixes), no `_s_` (read as seconds): the tier is a label.
     gauge('fleet_health_fleet_size', 'Clusters in the fleet.', one(kpis.total_clusters)),
+    gauge(
+      'fleet_health_clusters_not_exposed',
+      `Clusters whose own series (fleet_health_cluster_*) this scrape leaves out: past ${clustersMax.toLocaleString('en-US')}, only the worst are carried.`,
+      one(view.scores.length - exposed.length),
+    ),
     gauge('fleet_health_clusters_at_risk', 'Clusters that are not Healthy, of customer tier S (as tier_s_at_risk in GET /api/fleet/kpis).', [
       { labels: { tier: 'S' }, value: kpis.tier_s_at_risk },
     ]),
@@ -185,6 +203,6 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true }: { llm
   ];
 }
 
-export async function fleetExposition(now = new Date(), options: { llmUsage?: boolean } = {}): Promise<string> {
+export async function fleetExposition(now = new Date(), options: FamilyOptions = {}): Promise<string> {
   return renderExposition(await fleetFamilies(now, options));
 }

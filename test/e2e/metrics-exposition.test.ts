@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
-import { escapeLabelValue, renderExposition } from '../../shared/fleet/exposition.js';
+import { EXPOSED_CLUSTERS_MAX, escapeLabelValue, fleetExposition, renderExposition } from '../../shared/fleet/exposition.js';
 import { startTestService } from '../support/local-service.js';
 import { promtoolBinary, type RunningPrometheus, startPrometheus } from '../support/prometheus.js';
 import { userToken } from '../support/tokens.js';
@@ -144,6 +144,7 @@ async function expectedFigures(): Promise<[string, Record<string, string>, numbe
   }
   const k = kpis.kpis;
   out.push(['fleet_health_fleet_size', {}, k.total_clusters]);
+  out.push(['fleet_health_clusters_not_exposed', {}, 0]);
   out.push(['fleet_health_clusters', { classification: 'Healthy' }, k.healthy_count]);
   out.push(['fleet_health_clusters', { classification: 'Warning' }, k.warning_count]);
   out.push(['fleet_health_clusters', { classification: 'Critical' }, k.critical_count]);
@@ -245,6 +246,27 @@ describe('GET /api/metrics', () => {
     // The cluster with no sample at all is stale; the demo fleet, fed up to the last hour, is not.
     expect(pick(samples, 'fleet_health_cluster_metrics_stale', { cluster_id: quotedId })).toBe(1);
     expect(withTime.every((s: { metrics_stale: boolean }) => !s.metrics_stale)).toBe(true);
+  });
+
+  it("past the clusters a scrape carries, carries the worst clusters' own series, says how many it leaves out, and counts them all", async () => {
+    const { scores } = await getJson('/api/fleet/scores'); // worst first
+    expect(scores.length).toBeGreaterThan(3);
+    const { samples } = parseExposition(await fleetExposition(new Date(), { clustersMax: 2 }));
+    const worst = scores.slice(0, 2).map((s: { cluster_id: string }) => s.cluster_id);
+    for (const family of [
+      'fleet_health_cluster_info',
+      'fleet_health_cluster_score',
+      'fleet_health_cluster_classification',
+      'fleet_health_cluster_metrics_stale',
+    ])
+      expect([...new Set(samples.filter((x) => x.name === family).map((x) => x.labels.cluster_id))], family).toEqual(worst);
+    expect(pick(samples, 'fleet_health_clusters_not_exposed')).toBe(scores.length - 2);
+    expect(pick(samples, 'fleet_health_fleet_size')).toBe(scores.length);
+    // EXPOSED_CLUSTERS_MAX was sized for 11 lines a cluster (≈ 2.2 MB gzipped and base64-encoded per 10,000): a
+    // family more per cluster means sizing it again.
+    const perCluster = samples.filter((x) => x.labels.cluster_id === worst[0]).length;
+    expect(perCluster).toBeLessThanOrEqual(11);
+    expect(EXPOSED_CLUSTERS_MAX * perCluster).toBeLessThanOrEqual(220_000);
   });
 
   it("passes promtool's lint (check metrics): names, suffixes and HELP as Prometheus' conventions ask", async () => {
