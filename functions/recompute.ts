@@ -133,9 +133,12 @@ async function scheduledRun() {
     return null;
   };
   const refreshed = refreshFleetView(['fleet', 'health', 'risk']);
-  // What follows the view does not wait for the grouping passes: the AI pass may take most of the invocation
-  // (a provider answering slowly), and the agent tasks are what such a moment needs.
+  const issuesGrouped = regroupRecent().catch(failedSoftly('issue grouping pass'));
+  // What follows the view does not wait for the AI grouping pass: it may take most of the invocation (a provider
+  // answering slowly), and the agent tasks are what such a moment needs. It waits for the rules' grouping (bounded,
+  // no model), so an investigation started now finds this run's issues among the cluster's open ones.
   const afterView = async (view: Awaited<typeof refreshed>) => {
+    await issuesGrouped;
     // Clusters the health rules' ai_trigger selects get an agent task (and the agent worker is started).
     const agentTasks = await createAgentTasks(view).catch(failedSoftly('agent task creation'));
     // The chat's SQL snapshot reads 14 days; the refresh packed only its lookback's (a day alone: none).
@@ -152,7 +155,7 @@ async function scheduledRun() {
     refreshed,
     // A failed refresh fails the run through the line above.
     refreshed.then(afterView, () => ({ agentTasks: null, packed: null, firingRetired: null })),
-    regroupRecent().catch(failedSoftly('issue grouping pass')),
+    issuesGrouped,
     regroupAiRecent().catch(failedSoftly('AI grouping pass')),
   ]);
   const kpis = fleetKpis(view.scores);
