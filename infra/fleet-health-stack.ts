@@ -325,7 +325,9 @@ export class FleetHealthStack extends Stack {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
         sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
-        projectionType: dynamodb.ProjectionType.ALL,
+        ...(index.include
+          ? { projectionType: dynamodb.ProjectionType.INCLUDE, nonKeyAttributes: [...index.include] }
+          : { projectionType: dynamodb.ProjectionType.ALL }),
       });
     }
     return table;

@@ -34,7 +34,7 @@ const globalIndex = (index: IndexDefinition): GlobalSecondaryIndex => ({
     { AttributeName: index.partitionKey, KeyType: 'HASH' },
     { AttributeName: index.sortKey, KeyType: 'RANGE' },
   ],
-  Projection: { ProjectionType: 'ALL' },
+  Projection: index.include ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] } : { ProjectionType: 'ALL' },
 });
 
 /** Returns the physical names of the tables it created. */
@@ -50,7 +50,8 @@ export async function ensureTables(client: DynamoDBClient, prefix: string): Prom
       continue;
     }
     const indexes = def.indexes.map(globalIndex);
-    const indexAttributes = def.indexes.flatMap((index) => [index.partitionKey, index.sortKey]);
+    // Two indexes may share their keys (another projection of the same order).
+    const indexAttributes = [...new Set(def.indexes.flatMap((index) => [index.partitionKey, index.sortKey]))];
     await client.send(
       new CreateTableCommand({
         TableName: name,

@@ -6,6 +6,7 @@
 //   pk = CLUSTER#<cluster_id>, sk = ALERT#<starts_at>#<fingerprint>
 //   gsi1pk = ALERTS#<shard of the fingerprint>, gsi1sk = <starts_at>#<fingerprint>
 // (ALERTS#<day> for items written before the shards: still read, see queryFleetAlerts).
+// gsi3 is the same index (the same keys) copying only an alert's facts (ALERT_FACTS_INDEX): what the views read.
 // While an alert fires it is also in a sparse index of what still fires, so an
 // alert firing for longer than a view's window still counts in it:
 //   gsi2pk = FIRING#<shard of the fingerprint>, gsi2sk = <starts_at>#<fingerprint>
@@ -23,8 +24,10 @@ import {
   type Item,
   type Key,
 } from './client.js';
+import { AwsError } from '../aws/json-call.js';
 import { itemReader, mapOf, nullable, oneOf, pickFields, string, type Fields } from './items.js';
 import { shardOf, windowDays } from './metrics.js';
+import { ALERT_FACTS_INDEX } from './tables.js';
 
 const ALERT_STATUSES = ['Firing', 'Resolved'] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
@@ -370,17 +373,33 @@ const startIndexPartitions = (days: readonly string[]) => [...EVERY_SHARD.map((s
 /** The order of the base table's sort key, `ALERT#<starts_at>#<fingerprint>`: by start. */
 const byStart = (a: Item, b: Item) => (String(a.sk) < String(b.sk) ? -1 : 1);
 
+/**
+ * The start index's twin that copies only the facts (ALERT_FACTS_INDEX) is not there to read: being built
+ * (a deployment that adds it fills it from the table first) or not made (a rollback, a DATA_DIR from before).
+ */
+const factsIndexMissing = (error: unknown) =>
+  error instanceof AwsError && error.name === 'ValidationException' && /specified index|backfilling/i.test(error.message);
+
 /** The fleet's alerts that started at or after `since` (up to the end of `now`'s day), oldest first, as stored or only `fields`. */
 async function queryFleetAlerts(since: Date, now: Date, fields?: readonly string[]): Promise<Item[]> {
   const from = since.toISOString();
   const days = windowDays(Math.ceil((now.getTime() - since.getTime()) / 86_400_000) + 1, now).filter((d) => d >= from.slice(0, 10));
-  const pages = await mapLimit(startIndexPartitions(days), 16, (partition) =>
+  // Facts only: from the index that copies no more, billed by their size rather than the whole alert's.
+  const factsOnly = fields?.every((field) => (ALERT_FACTS_INDEX.include as readonly string[]).includes(field)) ?? false;
+  const query = (partition: string, index: string) =>
     queryAll('alerts', {
-      IndexName: 'gsi1',
+      IndexName: index,
       KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
       ...(fields && projection(fields)),
       ExpressionAttributeValues: { ':pk': partition, ':from': from, ':to': `${now.toISOString().slice(0, 10)}~` },
-    }),
+    });
+  const pages = await mapLimit(startIndexPartitions(days), 16, (partition) =>
+    factsOnly
+      ? query(partition, ALERT_FACTS_INDEX.name).catch((error: unknown) => {
+          if (!factsIndexMissing(error)) throw error;
+          return query(partition, 'gsi1');
+        })
+      : query(partition, 'gsi1'),
   );
   // Each partition holds its alerts in start order: merged.
   return pages.flat().sort(byStart);
@@ -473,7 +492,7 @@ export async function listAlertsSince(since: Date, now = new Date()): Promise<Al
  * stored whole carries its labels, annotations and texts (up to 64 KB); the views read every
  * alert of 14 days or more on every refresh and every container's first view.
  */
-const FACT_FIELDS = ['cluster_id', 'alert_name', 'status', 'starts_at'] as const;
+const FACT_FIELDS = ALERT_FACTS_INDEX.include;
 export type AlertFacts = Pick<AlertRecord, (typeof FACT_FIELDS)[number]>;
 const readFacts = itemReader(pickFields(alertFields, FACT_FIELDS));
 

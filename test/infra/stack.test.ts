@@ -366,7 +366,10 @@ describe('DynamoDB', () => {
         asArray<Json>(table.GlobalSecondaryIndexes).map((i) => i.IndexName),
         name,
       ).toEqual(def.indexes.map((i) => i.name));
-      for (const index of asArray<Json>(table.GlobalSecondaryIndexes)) expect(index.Projection, name).toEqual({ ProjectionType: 'ALL' });
+      for (const [i, index] of asArray<Json>(table.GlobalSecondaryIndexes).entries()) {
+        const include = def.indexes[i]!.include;
+        expect(index.Projection, name).toEqual(include ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...include] } : { ProjectionType: 'ALL' });
+      }
     }
   });
 });

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { regroupAiRecent } from '../../shared/ai-issues/regroup.js';
 import { type AlertNotice, ALERT_SHARDS, listAlertFactsSince, recordAlerts } from '../../shared/db/alerts.js';
-import { getItem, putItem } from '../../shared/db/client.js';
+import { getItem, putItem, queryAll } from '../../shared/db/client.js';
+import { ALERT_FACTS_INDEX } from '../../shared/db/tables.js';
 import { regroupRecent } from '../../shared/issues/regroup.js';
 import { computeFleetView } from '../../shared/scoring/fleet-view.js';
 import { storedCluster } from '../support/clusters.js';
@@ -49,8 +50,8 @@ beforeAll(async () => {
 });
 afterAll(() => proxy.close());
 
-/** The fleet-wide reads of alerts (the day index, the firing index) a call sends, with the attributes each asks for (undefined: all). */
-async function fleetAlertReads(work: () => Promise<unknown>, index = 'gsi1'): Promise<(string[] | undefined)[]> {
+/** The fleet-wide reads of alerts (the start index's facts, the firing index) a call sends, with the attributes each asks for (undefined: all). */
+async function fleetAlertReads(work: () => Promise<unknown>, index: string = ALERT_FACTS_INDEX.name): Promise<(string[] | undefined)[]> {
   const { requests } = await requestsOf(proxy, work, (r) => r.operation === 'Query' && tableOf(r).endsWith('alerts') && r.input.IndexName === index);
   return requests.map(attributesAsked);
 }
@@ -61,6 +62,8 @@ describe('fleet-wide alert reads ask for what is counted', () => {
     const reads = await fleetAlertReads(async () => {
       view = await computeFleetView(NOW);
     });
+    // None of the start index that copies whole alerts.
+    expect(await fleetAlertReads(() => computeFleetView(NOW), 'gsi1')).toEqual([]);
     // The alerts that started before the window and still fire, one query per partition of the firing index.
     const stillFiring = await fleetAlertReads(() => computeFleetView(NOW), 'gsi2');
     expect(stillFiring).toHaveLength(ALERT_SHARDS);
@@ -103,6 +106,47 @@ describe('fleet-wide alert reads ask for what is counted', () => {
     for (const r of requests) {
       const fields = attributesAsked(r);
       expect(fields?.filter((f) => TEXTS.includes(f))).toEqual([]);
+    }
+  });
+});
+
+describe('the start index of facts', () => {
+  it('copies only the facts, so a read of it is billed by them, not by the alert with its texts', async () => {
+    // A read of each index with no projection: what each holds of the alerts above (20 KB of texts each).
+    const read = async (IndexName: string) => {
+      const { requests, result } = await requestsOf(
+        proxy,
+        () =>
+          Promise.all(
+            Array.from({ length: ALERT_SHARDS }, (_, shard) =>
+              queryAll('alerts', { IndexName, KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': `ALERTS#${shard}` } }),
+            ),
+          ),
+        (r) => r.operation === 'Query',
+      );
+      return { items: result.flat(), requests };
+    };
+    const [whole, facts] = [await read('gsi1'), await read(ALERT_FACTS_INDEX.name)];
+    expect(facts.items.length).toBe(whole.items.length);
+    expect(facts.items.length).toBeGreaterThanOrEqual(stored.length);
+    const keys = ['pk', 'sk', 'gsi1pk', 'gsi1sk'];
+    for (const item of facts.items) expect(Object.keys(item).every((k) => keys.includes(k) || ALERT_FACTS_INDEX.include.includes(k as never))).toBe(true);
+    expect(whole.items.some((item) => 'annotations' in item)).toBe(true);
+  });
+
+  it('reads the start index whole while the facts index is not there yet (being built, or a table from before it)', async () => {
+    const since = new Date(NOW.getTime() - 6 * 86_400_000);
+    const expected = await listAlertFactsSince(since, NOW);
+    const stop = proxy.watch((r) =>
+      r.operation === 'Query' && r.input.IndexName === ALERT_FACTS_INDEX.name
+        ? { type: 'ValidationException', message: `Cannot read from backfilling global secondary index: ${ALERT_FACTS_INDEX.name}` }
+        : undefined,
+    );
+    try {
+      const reads = await fleetAlertReads(async () => expect(await listAlertFactsSince(since, NOW)).toEqual(expected), 'gsi1');
+      expect(reads.length).toBeGreaterThan(0);
+    } finally {
+      stop();
     }
   });
 });
