@@ -44,13 +44,13 @@ const QUOTE = 300;
 /** What one answer's warnings and infos are read of, at most. */
 const NOTES_PER_ANSWER = 10;
 /**
- * The query engine's own notes (annotations): "PromQL warning: …" / "PromQL info: …" since the prefix came,
- * "N more annotations omitted" after the first ones, and the same texts bare in the releases before it. Any
- * other warning is a storage's failure (Prometheus drops a remote-read storage that failed, and warns).
+ * A warning that a storage Prometheus reads failed, so its series are missing from an answer that says success:
+ * Prometheus reads a `remote_read` storage as a secondary one and turns its failure into a warning
+ * ("remote_read: error sending request: …"; "toQuery: …" when the query could not be put to it). Other
+ * warnings (the query engine's annotations, Thanos' "No StoreAPIs matched for this query") do not say that data
+ * it has was left out.
  */
-const QUERY_NOTE =
-  /^(PromQL (warning|info):|\d+ more annotations omitted|need at least 2 points|range contains a mix of|quantile value should be|no bucket label|metric might not be a counter)/;
-const isQueryNote = (warning: string) => QUERY_NOTE.test(warning);
+const STORAGE_FAILED = /^(remote_read|toQuery): /;
 
 export interface ClientOptions {
   /** The bearer token or basic password (the PROMETHEUS_CREDENTIAL secret). */
@@ -157,11 +157,11 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     if (envelope.isPartial === true)
       throw new PrometheusError(`${url.host}${path}: a partial answer (a storage node did not answer); not stored, asked again`, response.status, true);
     // Prometheus' own way of saying the same: a remote-read (secondary) storage that failed is dropped from the
-    // answer, its error a warning beside a success. Only the query engine's notes are not about missing data.
-    const lost = Array.isArray(envelope.warnings) ? envelope.warnings.find((w) => typeof w !== 'string' || !isQueryNote(w)) : undefined;
+    // answer, its error a warning beside a success.
+    const lost = Array.isArray(envelope.warnings) ? envelope.warnings.find((w) => typeof w === 'string' && STORAGE_FAILED.test(w)) : undefined;
     if (lost !== undefined)
       throw new PrometheusError(
-        `${url.host}${path}: a partial answer (a storage Prometheus reads did not answer: ${quoted(String(lost), auth.secrets)}); not stored, asked again`,
+        `${url.host}${path}: a partial answer (a storage Prometheus reads did not answer: ${quoted(lost, auth.secrets)}); not stored, asked again`,
         response.status,
         true,
       );

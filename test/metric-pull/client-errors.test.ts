@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PrometheusError, prometheusClient, type PrometheusSource } from '../../shared/prometheus/client.js';
+import { openMetrics, startPrometheus } from '../support/prometheus.js';
 
 const SECRET = 'pr0m-S3CRET-token-0123456789';
 let server: Server;
@@ -294,7 +295,7 @@ describe('partial answers and abandoned queries', () => {
     expect(waits).toHaveLength(2);
   });
 
-  it("a remote-read storage's failure (Prometheus' warning beside a success) is a partial answer; the query engine's notes are not", async () => {
+  it("a remote-read storage's failure (Prometheus' warning beside a success) is a partial answer; other warnings are not", async () => {
     const body = (warnings: string[]) =>
       JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: [{ metric: { cluster: 'a' }, values: [[1700000000, '1']] }] }, warnings });
     const client = prometheusClient(source({ type: 'none' }), { sleep: async () => undefined });
@@ -306,19 +307,60 @@ describe('partial answers and abandoned queries', () => {
     for (const note of [
       'PromQL warning: quantile value should be between 0 and 1',
       'PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "up"',
-      '3 more annotations omitted',
-      'metric might not be a counter (name does not end in _total/_sum/_count): up', // before the prefix came
+      '12 more warning annotations omitted',
+      'No StoreAPIs matched for this query', // Thanos, where no store holds the range: nothing is missing
     ]) {
       answer = () => ({ status: 200, body: body([note]) });
       expect(await ask(), note).toBeUndefined();
     }
-    answer = () => ({ status: 200, body: body(['PromQL info: x', 'error sending request: Post "http://lts:9201/read": dial tcp: connection refused']) });
+    answer = () => ({
+      status: 200,
+      body: body(['PromQL info: x', 'remote_read: error sending request: Post "http://lts:9201/read": dial tcp: connection refused']),
+    });
     const before = requests;
     const error = await ask();
     expect(error).toBeInstanceOf(PrometheusError);
     expect(error!.retryable).toBe(true);
-    expect(error!.message).toContain('a partial answer (a storage Prometheus reads did not answer: error sending request: Post');
+    expect(error!.message).toContain('a partial answer (a storage Prometheus reads did not answer: remote_read: error sending request: Post');
     expect(requests - before).toBe(3);
+  });
+});
+
+describe('a real Prometheus whose remote-read storage is down', () => {
+  it('answers success with its own series and a warning: the client takes it as partial, not as the data', { timeout: 60_000 }, async () => {
+    const now = Date.now();
+    const samples = Array.from({ length: 30 }, (_, i): [number, number] => [now - 3_600_000 + i * 60_000, i]);
+    // Debian's Prometheus 2.42, backfilled locally, reading a storage nobody listens for (port 9, discard).
+    const prom = await startPrometheus({
+      history: openMetrics([{ name: 'fh_qps', labels: { cluster_id: 'a' }, samples }]),
+      remoteRead: [{ url: 'http://127.0.0.1:9/read', read_recent: true, remote_timeout: '2s' }],
+    });
+    try {
+      const [start, end] = [Math.floor((now - 3_000_000) / 1000), Math.floor((now - 600_000) / 1000)];
+      // What it says on the wire: success, the local series, and the storage's failure as a warning.
+      const raw = await (
+        await fetch(`${prom.url}/api/v1/query_range`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ query: 'fh_qps', start: String(start), end: String(end), step: '60' }),
+        })
+      ).json();
+      expect(raw).toMatchObject({
+        status: 'success',
+        data: { result: [{ metric: { cluster_id: 'a' } }] },
+        warnings: [expect.stringMatching(/^remote_read: /)],
+      });
+      const client = prometheusClient(source({ type: 'none' }, prom.url), { sleep: async () => undefined });
+      const error = await client.queryRange('fh_qps', start, end, 60, []).then(
+        () => undefined,
+        (e: unknown) => e as PrometheusError,
+      );
+      expect(error).toBeInstanceOf(PrometheusError);
+      expect(error!.retryable).toBe(true);
+      expect(error!.message).toMatch(/a partial answer \(a storage Prometheus reads did not answer: remote_read: error sending request/);
+    } finally {
+      await prom.stop();
+    }
   });
 });
 

@@ -112,6 +112,8 @@ export interface StartPrometheusOptions {
   scrapeInterval?: string;
   /** How long to wait for /-/ready (default 30 s). */
   startTimeoutMs?: number;
+  /** prometheus.yml's `remote_read`: storages it reads besides its own. */
+  remoteRead?: object[];
 }
 
 /** One series of an instant vector, as /api/v1/query answers it: [seconds, "value"]. */
@@ -182,6 +184,7 @@ export async function startPrometheus(options: StartPrometheusOptions = {}): Pro
     const config: Record<string, unknown> = {};
     if (options.scrapeInterval) config.global = { scrape_interval: options.scrapeInterval };
     if (options.scrapeConfigs?.length) config.scrape_configs = options.scrapeConfigs;
+    if (options.remoteRead?.length) config.remote_read = options.remoteRead;
     const configFile = join(workDir, 'prometheus.yml');
     await writeFile(configFile, stringify(config));
     // freePort() closes the port before Prometheus binds it: another process may take it in
