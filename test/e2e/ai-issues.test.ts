@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
 import { upsertAlert } from '../../shared/db/alerts.js';
+import { createUser, replaceUser } from '../../shared/db/users.js';
 import { aiIssuesGroup } from '../../shared/routes/ai-issues.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
@@ -48,13 +49,27 @@ describe('AI issues without a provider', () => {
   });
 
   it('KPIs match a brute-force count, total_alerts included; the detail resolves every linked alert', async () => {
+    // One issue assigned to an account deactivated since: nobody can act on it, so it counts as unassigned.
+    const [held] = (await call('GET', '/api/ai-issues?days=7')).body.issues;
+    const leaver = await createUser({
+      username: 'ai-leaver',
+      name: 'Ai Leaver',
+      email: 'ai-leaver@example.com',
+      role: 'admin',
+      is_active: true,
+      password_hash: 'x',
+    });
+    expect((await call('PATCH', `/api/ai-issues/${held.issue_id}`, { assignee: 'ai-leaver' })).status).toBe(200);
+    await replaceUser(leaver, { is_active: false });
+    const active = new Set((await call('GET', '/api/ai-issues/users')).body.users.map((u: { username: string }) => u.username));
     const all = (await call('GET', '/api/ai-issues?days=7&page_size=100')).body.issues as any[];
     const kpis = (await call('GET', '/api/ai-issues/kpis?days=7')).body;
+    expect(all.find((i) => i.issue_id === held.issue_id).assignee).toBe('ai-leaver');
     expect(kpis).toMatchObject({
       total: all.length,
       ongoing: all.filter((i) => i.status === 'Ongoing').length,
       resolved: all.filter((i) => i.status === 'Resolved').length,
-      unassigned: all.filter((i) => !i.assignee).length,
+      unassigned: all.filter((i) => !i.assignee || !active.has(i.assignee)).length,
       total_alerts: all.reduce((n, i) => n + i.alert_count, 0),
       source: 'ai',
     });
@@ -63,6 +78,7 @@ describe('AI issues without a provider', () => {
       expect(detail.alerts).toHaveLength(issue.alert_count);
     }
     expect((await call('GET', '/api/ai-issues/no-such')).status).toBe(404);
+    expect((await call('PATCH', `/api/ai-issues/${held.issue_id}`, { assignee: '' })).status).toBe(200); // as the later tests find it
   });
 
   it('PATCH sets triage fields; assignee `me` is the caller', async () => {
