@@ -55,8 +55,9 @@ const one = (value: number) => [{ labels: {}, value }];
 /**
  * The clusters whose own series a scrape carries, at most. Each is about 11 lines: 10,000 clusters are 11.5 MB of
  * text, 2.2 MB gzipped and base64-encoded, so 20,000 stay well under Lambda's 6 MB answer, past which every scrape
- * would fail and every alert rule on the fleet go silent. A larger fleet's scrape carries its worst 20,000 (the
- * view's order) and says how many it leaves out; the fleet-wide families count every cluster.
+ * would fail and every alert rule on the fleet go silent. A larger fleet's scrape carries the clusters whose metrics
+ * stopped first (their score is their last one, or a silent cluster's 100: at the healthy end), then the worst (the
+ * view's order), and says how many it leaves out; the fleet-wide families count every cluster.
  */
 export const EXPOSED_CLUSTERS_MAX = 20_000;
 
@@ -80,7 +81,10 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true, cluster
     activeUsernames(),
   ]);
   const kpis = fleetKpis(view.scores);
-  const exposed = view.scores.length > clustersMax ? view.scores.slice(0, clustersMax) : view.scores;
+  const exposed =
+    view.scores.length > clustersMax
+      ? [...view.scores.filter((s) => s.metrics_stale), ...view.scores.filter((s) => !s.metrics_stale)].slice(0, clustersMax)
+      : view.scores;
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
   const issues = kpiCounts(issueSummaries, now, active);
   // Each per-cluster series names its cluster by id only; its name, customer, tier and region are the info series'
@@ -140,7 +144,7 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true, cluster
     gauge('fleet_health_fleet_size', 'Clusters in the fleet.', one(kpis.total_clusters)),
     gauge(
       'fleet_health_clusters_not_exposed',
-      `Clusters whose own series (fleet_health_cluster_*) this scrape leaves out: past ${clustersMax.toLocaleString('en-US')}, only the worst are carried.`,
+      `Clusters whose own series (fleet_health_cluster_*) this scrape leaves out: past ${clustersMax.toLocaleString('en-US')}, those with stale metrics and then the worst are carried.`,
       one(view.scores.length - exposed.length),
     ),
     gauge('fleet_health_clusters_at_risk', 'Clusters that are not Healthy, of customer tier S (as tier_s_at_risk in GET /api/fleet/kpis).', [

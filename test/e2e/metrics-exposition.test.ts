@@ -248,11 +248,15 @@ describe('GET /api/metrics', () => {
     expect(withTime.every((s: { metrics_stale: boolean }) => !s.metrics_stale)).toBe(true);
   });
 
-  it("past the clusters a scrape carries, carries the worst clusters' own series, says how many it leaves out, and counts them all", async () => {
+  it("past the clusters a scrape carries, carries the stale then the worst clusters' own series, says how many it leaves out, and counts them all", async () => {
     const { scores } = await getJson('/api/fleet/scores'); // worst first
     expect(scores.length).toBeGreaterThan(3);
     const { samples } = parseExposition(await fleetExposition(new Date(), { clustersMax: 2 }));
-    const worst = scores.slice(0, 2).map((s: { cluster_id: string }) => s.cluster_id);
+    // The cluster with no sample at all is stale, and scores at the healthy end: carried first.
+    const stale = scores.filter((s: { metrics_stale: boolean }) => s.metrics_stale);
+    expect(stale.map((s: { cluster_id: string }) => s.cluster_id)).toEqual([quotedId]);
+    expect(scores.findIndex((s: { cluster_id: string }) => s.cluster_id === quotedId)).toBeGreaterThan(1);
+    const worst = [quotedId, scores.find((s: { metrics_stale: boolean }) => !s.metrics_stale).cluster_id];
     for (const family of [
       'fleet_health_cluster_info',
       'fleet_health_cluster_score',
