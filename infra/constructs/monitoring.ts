@@ -111,6 +111,10 @@ export class Monitoring extends Construct {
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         description: `A run of ${name} failed (after Lambda's retries, or EventBridge could not start it): the failed event and its error are in the SQS queue ${props.prefix}${name}-failures (kept 14 days). Read them, fix the cause, then purge the queue.`,
+        // SQS publishes a queue's metrics only while it is active: one holding an unread message and asked nothing
+        // stops reporting after about 6 hours, and "missing is not breaching" would clear the alarm with the
+        // failure still unread. Missing keeps the state; the purge (which makes the queue active) reports the 0.
+        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
       });
     }
 
@@ -257,7 +261,7 @@ export class Monitoring extends Construct {
     });
   }
 
-  /** One alarm, named `<prefix><name>`, notifying the topic when it fires and when it clears; missing data (no traffic) is not breaching. */
+  /** One alarm, named `<prefix><name>`, notifying the topic when it fires and when it clears; missing data (no traffic) is not breaching unless said. */
   private alarm(
     name: string,
     options: {
@@ -267,6 +271,7 @@ export class Monitoring extends Construct {
       description: string;
       evaluationPeriods?: number;
       datapointsToAlarm?: number;
+      treatMissingData?: cloudwatch.TreatMissingData;
     },
   ): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(this, `${name}-alarm`, {
@@ -277,7 +282,7 @@ export class Monitoring extends Construct {
       comparisonOperator: options.comparisonOperator,
       evaluationPeriods: options.evaluationPeriods ?? 1,
       datapointsToAlarm: options.datapointsToAlarm,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      treatMissingData: options.treatMissingData ?? cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     alarm.addAlarmAction(this.action);
     alarm.addOkAction(this.action);
