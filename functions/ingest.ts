@@ -45,8 +45,9 @@ export const handler = async (event: unknown, context: Context) => {
   if (event && typeof event === 'object' && 'requestContext' in event) return http(event as Event, context);
   // The runtime parsed the payload: its text is Unicode as an HTTP body's is (shared/http/middleware.ts jsonBody).
   const parsed = IngestInvocation.safeParse(wellFormed(event));
-  // A direct caller gets the reason as the invocation's error.
-  if (!parsed.success) throw new Error(`invalid ingest invocation: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  // A direct caller gets the reason as the answer, not as the function's error: a refused input changes nothing, and
+  // one client's typo must not fire the ingest-errors alarm (as the HTTP routes' 422 does not).
+  if (!parsed.success) return { error: 'invalid ingest invocation', detail: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
   // A direct invocation is one run of the ingest function: its lines carry the run's ids.
   return withInvocation({ service: 'ingest', context }, () => ingestDirect(parsed.data));
 };
