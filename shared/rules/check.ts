@@ -17,7 +17,7 @@
 import { Composer, isCollection, isScalar, LineCounter, Parser, visit, type CST, type Document } from 'yaml';
 import type * as z from '../zod.js';
 import type { RuleSetName } from './defaults.js';
-import { HealthRules, IssueRules, MetricSourcesToWrite, RiskRules } from './schemas.js';
+import { HealthRulesToWrite, IssueRules, MetricSourcesToWrite, RiskRulesToWrite } from './schemas.js';
 
 /** Top-level key each rule set must have (the issue rules have none). */
 export const TOP_KEY: Record<RuleSetName, string | null> = {
@@ -27,9 +27,9 @@ export const TOP_KEY: Record<RuleSetName, string | null> = {
   'metric-sources': 'prometheus',
 };
 export const SCHEMAS: Record<RuleSetName, z.ZodMiniType> = {
-  'health-rules': HealthRules,
+  'health-rules': HealthRulesToWrite,
   'issue-rules': IssueRules,
-  'risk-rules': RiskRules,
+  'risk-rules': RiskRulesToWrite,
   'metric-sources': MetricSourcesToWrite,
 };
 

@@ -124,6 +124,28 @@ export const HealthRules = z.lazy(() =>
 export type HealthRules = z.infer<typeof HealthRules>;
 export type ScoringRules = HealthRules['scoring'];
 
+/**
+ * The finest a threshold may be written: a metric is judged at as many decimals as its thresholds have, up to this
+ * (shared/scoring/inputs.ts judgedDecimals). Two thresholds apart only beyond it would judge alike, and the band
+ * between them could never be reached. Refused where versions are written (the *ToWrite schemas), not where stored
+ * ones are read: one stored before still loads.
+ */
+export const THRESHOLD_DECIMALS = 6;
+const DECIMALS_SCALE = 10 ** THRESHOLD_DECIMALS;
+/** Written with at most THRESHOLD_DECIMALS decimals (from 2^52 / 10^6 up, every double is). */
+const withinThresholdDecimals = (t: number) => Math.abs(t) >= 2 ** 52 / DECIMALS_SCALE || Math.round(t * DECIMALS_SCALE) / DECIMALS_SCALE === t;
+const FINER_THRESHOLD = `thresholds may have at most ${THRESHOLD_DECIMALS} decimals: metrics are judged at that precision`;
+
+/** HealthRules as a version is written: thresholds within THRESHOLD_DECIMALS. */
+export const HealthRulesToWrite = z.lazy(() =>
+  HealthRules.check(
+    z.refine((h) => h.scoring.dimensions.every((d) => [d.green, d.yellow, d.red].every(withinThresholdDecimals)), {
+      message: FINER_THRESHOLD,
+      path: ['scoring', 'dimensions'],
+    }),
+  ),
+);
+
 export const RiskRule = z.lazy(() =>
   z
     .strictObject({
@@ -157,6 +179,16 @@ export const RiskRules = z.lazy(() =>
 );
 export type RiskRules = z.infer<typeof RiskRules>;
 export type RiskRuleSet = RiskRules['risk'];
+
+/** RiskRules as a version is written: thresholds within THRESHOLD_DECIMALS (HealthRulesToWrite says why). */
+export const RiskRulesToWrite = z.lazy(() =>
+  RiskRules.check(
+    z.refine((r) => r.risk.rules.every((rule) => [rule.warning, rule.critical].every(withinThresholdDecimals)), {
+      message: FINER_THRESHOLD,
+      path: ['risk', 'rules'],
+    }),
+  ),
+);
 
 export const Severity = z.enum(['Critical', 'Warning']);
 export type Severity = z.infer<typeof Severity>;

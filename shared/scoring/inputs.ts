@@ -19,7 +19,7 @@ import {
   WindowedColumns,
   type RollupColumns,
 } from '../fleet/rollup-columns.js';
-import type { Aggregation } from '../rules/schemas.js';
+import { type Aggregation, THRESHOLD_DECIMALS } from '../rules/schemas.js';
 
 export interface ClusterData {
   cluster: ClusterRecord;
@@ -584,7 +584,7 @@ export const roundAt = (n: number, places: number) => {
  */
 export function judgedDecimals(thresholds: readonly number[]): number {
   let places = 2;
-  for (const t of thresholds) while (places < 6 && roundAt(t, places) !== t) places++;
+  for (const t of thresholds) while (places < THRESHOLD_DECIMALS && roundAt(t, places) !== t) places++;
   return places;
 }
 /** n within lo..hi; NaN becomes lo (the worst score), so no score can ever be NaN. */

@@ -11,9 +11,10 @@
 // (test/bench/rules.ts).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { Document } from 'yaml';
+import { Document, parse } from 'yaml';
 import { checkRuleText, TEXT_LIMITS } from '../../shared/rules/check.js';
 import { defaultRuleText, RULE_SET_NAMES, type RuleSetName } from '../../shared/rules/defaults.js';
+import { HealthRules, RiskRules } from '../../shared/rules/schemas.js';
 import { hostileCorpus, hostileYaml } from './hostile-yaml.js';
 
 const INTERNAL = /Maximum call stack|RangeError|TypeError|ReferenceError|exhaustion|\bat [\w.]+ \(|This should not happen/;
@@ -120,6 +121,25 @@ describe('shapes a rule set never needs are refused with line and column', () =>
       .replace(/cooldown_hours: \d+/, 'cooldown_hours: *days');
     expect(text).toContain('*days');
     expect(checkRuleText('health-rules', text)).toMatchObject({ ok: true, value: { scoring: { lookback_days: 7, ai_trigger: { cooldown_hours: 7 } } } });
+  });
+
+  it('thresholds finer than the 6 decimals metrics are judged at are refused where written, and still load where stored', () => {
+    const health = (green: string, yellow: string, red: string) =>
+      defaultRuleText('health-rules').replace(/green: 100\n(\s+)yellow: 500\n(\s+)red: 1000/, `green: ${green}\n$1yellow: ${yellow}\n$2red: ${red}`);
+    const risk = (warning: string, critical: string) =>
+      defaultRuleText('risk-rules').replace(/warning: 500\n(\s+)critical: 1000/, `warning: ${warning}\n$1critical: ${critical}`);
+    // Apart only in the 7th decimal: judged alike, the band between them could never be reached.
+    const [finerHealth, finerRisk] = [health('0.000001', '0.0000015', '0.000002'), risk('0.0000015', '0.000002')];
+    expect(finerHealth).toContain('0.0000015');
+    expect(finerRisk).toContain('0.0000015');
+    const finer = expect.stringMatching(/thresholds may have at most 6 decimals: metrics are judged at that precision$/);
+    expect(checkRuleText('health-rules', finerHealth)).toEqual({ ok: false, message: finer });
+    expect(checkRuleText('risk-rules', finerRisk)).toEqual({ ok: false, message: finer });
+    expect(checkRuleText('health-rules', health('0.000001', '0.000002', '0.000003')).ok).toBe(true);
+    expect(checkRuleText('risk-rules', risk('0.000001', '0.000002')).ok).toBe(true);
+    // The schemas stored versions are read with have no such check: one stored before still loads.
+    expect(HealthRules.safeParse(parse(finerHealth)).success).toBe(true);
+    expect(RiskRules.safeParse(parse(finerRisk)).success).toBe(true);
   });
 
   it('numbers YAML cannot hold finitely (.inf, .nan, 1e400) are refused by the schema', () => {
