@@ -8,7 +8,7 @@
 // by the route groups that audit), read on the first request that carries both.
 import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
-import { originVerifyToken } from '../config/edge.js';
+import { originVerifyToken, previousOriginToken } from '../config/edge.js';
 import { onSettingsReset } from '../config/env.js';
 import { createLogger, errorFields } from '../log.js';
 
@@ -72,7 +72,10 @@ async function clientAddress({ sourceIp, rawHeaders: headers }: RequestOrigin): 
     log.warn('origin token unavailable; recording the edge address', errorFields(error));
     return edge;
   }
-  return token && sameToken(offered, token) ? { ip: viewer, edgeAddress: false } : own;
+  if (token && sameToken(offered, token)) return { ip: viewer, edgeAddress: false };
+  // Just after a rotation CloudFront may still send the token before it (ORIGIN_TOKEN_OVERLAP_MS).
+  const before = token ? await previousOriginToken() : undefined;
+  return before && sameToken(offered, before) ? { ip: viewer, edgeAddress: false } : own;
 }
 
 const sameToken = (offered: string, token: string) => {

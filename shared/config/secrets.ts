@@ -54,17 +54,26 @@ onSettingsReset(() => cache.clear());
  * its load. A binary secret (SecretBinary) has no SecretString: undefined, which callers refuse.
  */
 export async function secretStringAt(arn: string, signal?: AbortSignal): Promise<string | undefined> {
-  const out = await awsJsonCall<{ SecretString?: unknown }>(
+  return (await secretVersionAt(arn, 'AWSCURRENT', signal)).value;
+}
+
+/** The version of the secret `arn` a stage labels (AWSCURRENT, AWSPREVIOUS): its string, and when it was made (epoch ms). */
+export async function secretVersionAt(arn: string, stage: string, signal?: AbortSignal): Promise<{ value?: string; createdAt?: number }> {
+  const out = await awsJsonCall<{ SecretString?: unknown; CreatedDate?: unknown }>(
     SECRETS_MANAGER,
     'GetSecretValue',
-    { SecretId: arn },
+    { SecretId: arn, VersionStage: stage },
     {
       signal,
       // A secret holds at most 64 KB.
       maxAnswerBytes: 1 << 20,
     },
   );
-  return typeof out.SecretString === 'string' ? out.SecretString : undefined;
+  return {
+    value: typeof out.SecretString === 'string' ? out.SecretString : undefined,
+    // Seconds, as Secrets Manager's JSON protocol writes a timestamp.
+    createdAt: typeof out.CreatedDate === 'number' && Number.isFinite(out.CreatedDate) ? out.CreatedDate * 1000 : undefined,
+  };
 }
 
 async function load(name: SecretName): Promise<string | undefined> {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as auth } from '../../functions/auth.js';
 import { ORIGIN_VERIFY_HEADER, originTokenRetry, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
+import { ORIGIN_TOKEN_OVERLAP_MS } from '../../shared/config/edge.js';
 import { resetSettings } from '../../shared/config/env.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { createUser } from '../../shared/db/users.js';
@@ -117,5 +118,37 @@ describe('the audited address behind CloudFront', () => {
       originTokenRetry.afterMs = interval;
     }
     expect(reads()).toBe(2);
+  });
+
+  it("takes the token before a rotation as CloudFront's for an hour after it (until the deploy reaches every edge), then no more", async () => {
+    const NEW = 'origin-token-rotated-0123456789abcdefghijklmnopqrstuvwxyz';
+    const rotatedAt = (msAgo: number) => ({
+      AWSCURRENT: { value: NEW, created: (Date.now() - msAgo) / 1000 },
+      AWSPREVIOUS: { value: TOKEN, created: 1.7e9 },
+    });
+    const rotated = await startFakeSecretsManager({ [ARN]: rotatedAt(5 * 60_000) });
+    process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = rotated.endpoint;
+    try {
+      configure('secret');
+      expect(await auditedAddress(viewer('198.51.100.6', NEW))).toBe('198.51.100.6');
+      expect(await auditedAddress(viewer('198.51.100.7', TOKEN))).toBe('198.51.100.7'); // CloudFront, not yet deployed
+      expect(await auditedAddress(viewer('198.51.100.8', 'guessed'))).toBe(PEER);
+      // The previous token was read once, for the first token that was not the current one.
+      expect(rotated.calls.filter((c) => c.endsWith('AWSPREVIOUS'))).toHaveLength(1);
+      // Rotated more than an hour ago: the token before it is no one's.
+      const older = await startFakeSecretsManager({ [ARN]: rotatedAt(ORIGIN_TOKEN_OVERLAP_MS + 60_000) });
+      process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = older.endpoint;
+      try {
+        configure('secret');
+        expect(await auditedAddress(viewer('198.51.100.9', TOKEN))).toBe(PEER);
+        expect(await auditedAddress(viewer('198.51.100.9', NEW))).toBe('198.51.100.9');
+      } finally {
+        await older.close();
+      }
+    } finally {
+      await rotated.close();
+      process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = fake.endpoint;
+      configure('none');
+    }
   });
 });

@@ -15,29 +15,48 @@ export interface FakeSecretsManager {
   close(): Promise<void>;
 }
 
-/** `secrets`: SecretId → SecretString (an empty string is a secret that holds nothing). */
-export async function startFakeSecretsManager(secrets: Record<string, string>): Promise<FakeSecretsManager> {
+/** A secret's versions by staging label (AWSCURRENT, AWSPREVIOUS): its string and when it was made (epoch seconds). */
+export type SecretVersions = Record<string, { value: string; created: number }>;
+
+/**
+ * `secrets`: SecretId → SecretString (an empty string is a secret that holds nothing; its one version, AWSCURRENT,
+ * made at 1.7e9), or its versions by stage. A stage the secret has no version under is ResourceNotFoundException,
+ * as AWS answers.
+ */
+export async function startFakeSecretsManager(secrets: Record<string, string | SecretVersions>): Promise<FakeSecretsManager> {
   const fake: FakeSecretsManager = { endpoint: '', calls: [], failNext: false, close: async () => undefined };
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      const { SecretId } = JSON.parse(body) as { SecretId: string };
+      const { SecretId, VersionStage = 'AWSCURRENT' } = JSON.parse(body) as { SecretId: string; VersionStage?: string };
       const target = req.headers['x-amz-target'];
-      fake.calls.push(`${target} ${SecretId}`);
+      fake.calls.push(`${target} ${SecretId}${VersionStage === 'AWSCURRENT' ? '' : ` ${VersionStage}`}`);
       if (target !== 'secretsmanager.GetSecretValue') {
         res.writeHead(400, { 'Content-Type': 'application/x-amz-json-1.1' });
         res.end(JSON.stringify({ __type: 'UnknownOperationException', message: `${String(target)} is not an operation this fake serves.` }));
         return;
       }
-      if (fake.failNext || !(SecretId in secrets)) {
+      const held = secrets[SecretId];
+      const versions: SecretVersions | undefined = typeof held === 'string' ? { AWSCURRENT: { value: held, created: 1.7e9 } } : held;
+      const version = versions?.[VersionStage];
+      if (fake.failNext || !version) {
         fake.failNext = false;
         res.writeHead(400, { 'Content-Type': 'application/x-amz-json-1.1' });
         res.end(JSON.stringify({ __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." }));
         return;
       }
       res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
-      res.end(JSON.stringify({ ARN: SecretId, Name: SecretId.split(':').pop(), SecretString: secrets[SecretId], VersionId: 'v1', CreatedDate: 1.7e9 }));
+      res.end(
+        JSON.stringify({
+          ARN: SecretId,
+          Name: SecretId.split(':').pop(),
+          SecretString: version.value,
+          VersionId: `v-${VersionStage}`,
+          VersionStages: [VersionStage],
+          CreatedDate: version.created,
+        }),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
