@@ -500,6 +500,24 @@ export async function markTicketUnconfirmed(issueId: string, token: string, now 
   ]);
 }
 
+/**
+ * Records on a live issue that a create for an issue it replaced (regrouping merged the claimed one into it while the
+ * tracker was asked) got no definite answer: a create there is then refused without again=true, as on the claimed one.
+ */
+export async function markSuccessorUnconfirmed(issueId: string, now = new Date()): Promise<void> {
+  await transactIssues([
+    {
+      Update: {
+        TableName: tableName('issues'),
+        Key: PK(issueId),
+        UpdateExpression: 'SET ticket_unconfirmed_at = :now, triage_version = if_not_exists(triage_version, :zero) + :one',
+        ConditionExpression: `attribute_exists(pk) AND ${LIVE} AND (attribute_not_exists(ticket_key) OR ticket_key = :empty)`,
+        ExpressionAttributeValues: { ':now': now.toISOString(), ':zero': 0, ':one': 1, ':none': null, ':empty': '' },
+      },
+    },
+  ]);
+}
+
 /** Gives a claim up, as a transaction action: with the ticket stored on the issue that replaced the claimed one. */
 export function releaseClaimAction(issueId: string, token: string): TransactItem {
   return {

@@ -12,6 +12,7 @@ import {
   getIssue,
   liveSuccessor,
   releaseClaimAction,
+  markSuccessorUnconfirmed,
   markTicketUnconfirmed,
   releaseTicketClaim,
   storeTicketAction,
@@ -142,6 +143,18 @@ export async function ticketRequest(issue: IssueRecord, now: Date): Promise<Tick
 }
 
 /**
+ * The live issue that replaced `issueId` while its create got no definite answer, told so (markSuccessorUnconfirmed);
+ * undefined when nothing replaced it. One with a ticket already is answered as it is.
+ */
+async function unconfirmedOnSuccessor(issueId: string, now: Date): Promise<IssueRecord | undefined> {
+  const claimed = await getIssue(issueId);
+  if (!claimed?.superseded_by) return undefined;
+  const live = await liveSuccessor(claimed, getIssue);
+  if (live && !live.ticket_key) await markSuccessorUnconfirmed(live.issue_id, now);
+  return live;
+}
+
+/**
  * One ticket per issue, also under a double click: the call first claims the
  * issue with a conditional write, then asks the provider, then stores the key
  * under its claim. A provider refusal gives the claim up and leaves the issue as it was; a failure
@@ -166,7 +179,7 @@ export async function createTicket(
   // The create's time is named for what it is: when one got no definite answer, or when one that lapsed began.
   const mayExist = (field: 'ticket_unconfirmed_at' | 'ticket_claimed_at', at: string, what: string) =>
     new Conflict(
-      `A ticket may exist already: the create at ${at} ${what}. Look for one labelled ${ticketLabel(issueId)} and link it (ticket_key and ticket_url by PATCH), or create another with again=true.`,
+      `A ticket may exist already: the create at ${at} ${what}. Look for one labelled ${ticketLabel(issueId)} (or with the label of an issue regrouping merged into this one) and link it (ticket_key and ticket_url by PATCH), or create another with again=true.`,
       { ticket_may_exist: true, ticket_label: ticketLabel(issueId), [field]: at },
     );
   const unanswered = 'got no definite answer from the tracker';
@@ -198,15 +211,21 @@ export async function createTicket(
     const unknownOutcome = error instanceof TicketProviderError && error.mayExist;
     // Recorded on the issue, so every reader and the next create know. If that cannot be written the claim stays:
     // lapsed, it still tells the next create that a ticket may exist. Else the claim is given up.
-    if (unknownOutcome) await markTicketUnconfirmed(issueId, token, now).catch(() => undefined);
-    else await releaseTicketClaim(issueId, token).catch(() => undefined);
+    let replacedBy: IssueRecord | undefined;
+    if (unknownOutcome) {
+      await markTicketUnconfirmed(issueId, token, now).catch(() => undefined);
+      // Regrouping may have merged the claimed issue meanwhile (it keeps it, superseded): the issue that replaced it is
+      // where the next create would be asked for, and must know too.
+      replacedBy = await unconfirmedOnSuccessor(issueId, now).catch(() => undefined);
+    } else await releaseTicketClaim(issueId, token).catch(() => undefined);
     if (!(error instanceof TicketProviderError)) throw error;
     if (!error.mayExist) throw new BadGateway(`${error.message}. Nothing was created; you can try again.`);
     // The request went out and nothing said it was refused: another create could open a second ticket.
     log.warn('ticket provider failed after the request went out; the ticket may exist', { issue_id: issueId, provider: provider.name, reason: error.message });
+    const linkTo = replacedBy ? `issue ${replacedBy.issue_id}, which replaced this one meanwhile` : 'this issue';
     throw new BadGateway(
-      `${error.message}. The ticket may have been created all the same: look for one labelled ${ticketLabel(issueId)} and link it to this issue (ticket_key and ticket_url by PATCH) before creating another.`,
-      { ticket_may_exist: true, ticket_label: ticketLabel(issueId) },
+      `${error.message}. The ticket may have been created all the same: look for one labelled ${ticketLabel(issueId)} and link it to ${linkTo} (ticket_key and ticket_url by PATCH) before creating another.`,
+      { ticket_may_exist: true, ticket_label: ticketLabel(issueId), ...(replacedBy ? { superseded_by: replacedBy.issue_id } : {}) },
     );
   }
   // On our claimed issue, or on the live one that replaced it (our claim given up in the same transaction).

@@ -6,7 +6,7 @@ import type { Principal } from '../../shared/auth/principal.js';
 import { getIssue, listClusterIssues, listIssuesActiveSince, NO_SUCCESSOR } from '../../shared/db/issues.js';
 import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
-import { Conflict } from '../../shared/http/errors.js';
+import { BadGateway, Conflict } from '../../shared/http/errors.js';
 import { regroupClusters } from '../../shared/issues/regroup.js';
 import { createTicket, updateTriage } from '../../shared/issues/triage.js';
 import { checkRuleText } from '../../shared/rules/check.js';
@@ -73,6 +73,30 @@ describe('a ticket created while regrouping supersedes its issue', () => {
     const again = await createTicket(admin, newer, caller, NOW).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(Conflict);
     expect((again as Conflict).extra).toMatchObject({ superseded_by: older });
+    expect(jira().received.length).toBe(sent);
+  });
+
+  it('a create without a definite answer (the tracker failed after the request went out) tells the issue that replaced it too', async () => {
+    const { older, newer, bridge } = await twoIssues();
+    jira().mode = 'error500';
+    // The claimed issue is marked "a ticket may exist" only once regrouping has merged it into the older one.
+    const race = whileHeld(proxy, transactionOf('SET ticket_unconfirmed_at', newer), bridge);
+    let answer: unknown;
+    try {
+      answer = await createTicket(admin, newer, caller, NOW).catch((e: unknown) => e);
+    } finally {
+      jira().mode = 'ok';
+    }
+    await race.done();
+    expect(answer).toBeInstanceOf(BadGateway);
+    expect((answer as BadGateway).extra).toMatchObject({ ticket_may_exist: true, ticket_label: `fleet-health-${newer}`, superseded_by: older });
+    expect((answer as BadGateway).message).toContain(`link it to issue ${older}, which replaced this one meanwhile`);
+    expect(await getIssue(newer)).toMatchObject({ superseded_by: older, ticket_unconfirmed_at: NOW.toISOString() });
+    expect(await getIssue(older)).toMatchObject({ superseded_by: null, ticket_key: '', ticket_unconfirmed_at: NOW.toISOString(), notes: 'watching' });
+    // Where the next create is asked for, it hears that a ticket may exist rather than open a second one.
+    const sent = jira().received.length;
+    const next = await createTicket(admin, older, caller, NOW).catch((e: unknown) => e);
+    expect((next as Conflict).extra).toMatchObject({ ticket_may_exist: true });
     expect(jira().received.length).toBe(sent);
   });
 
