@@ -387,10 +387,33 @@ const triagedAs = (seen: number, value: string) =>
  * A triaged issue that regrouping folded into another: kept, resolved, pointing at its successor (or NO_SUCCESSOR).
  * Only as triaged as the pass read it (the pass ranked it by that: a PATCH meanwhile can make it the one to keep),
  * else ConditionFailed and the pass reads again. The caller moves the marker.
+ * One that records a create without a definite answer (a ticket may exist) passes that on to its successor in the
+ * same write: the superseded issue is out of every list, and a create on the successor would open a second ticket.
  */
 export async function markSuperseded(issue: IssueRecord, by: string, now = new Date()): Promise<void> {
   const resolvedAt = issue.resolved_at ?? now.toISOString();
-  await updateItem('issues', PK(issue.issue_id), {
+  const supersede = supersedeUpdate(issue, by, resolvedAt, now);
+  if (by === NO_SUCCESSOR || !issue.ticket_unconfirmed_at || issue.ticket_key) {
+    await updateItem('issues', PK(issue.issue_id), supersede);
+    return;
+  }
+  await transactWrite([
+    { Update: { TableName: tableName('issues'), Key: PK(issue.issue_id), ...supersede } },
+    {
+      // Kept if the successor records one of its own already; harmless on one with a ticket (not shown, not asked).
+      Update: {
+        TableName: tableName('issues'),
+        Key: PK(by),
+        UpdateExpression: 'SET ticket_unconfirmed_at = if_not_exists(ticket_unconfirmed_at, :at), triage_version = if_not_exists(triage_version, :zero) + :one',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':at': issue.ticket_unconfirmed_at, ':zero': 0, ':one': 1 },
+      },
+    },
+  ]);
+}
+
+function supersedeUpdate(issue: IssueRecord, by: string, resolvedAt: string, now: Date) {
+  return {
     UpdateExpression:
       'SET superseded_by = :by, #status = :resolved, resolved_at = :at, gsi1sk = :key, gsi2sk = :clusterKey, grouped_at = :now, grouping_version = :next',
     ConditionExpression: `grouping_version = :seen AND ${triagedAs(issue.triage_version, ':triaged')}`,
@@ -406,7 +429,7 @@ export async function markSuperseded(issue: IssueRecord, by: string, now = new D
       ':seen': issue.grouping_version,
       ':triaged': issue.triage_version,
     },
-  });
+  };
 }
 
 /** Removes an untriaged issue that regrouping no longer produces (its alerts now form another). The caller moves the marker. */

@@ -100,6 +100,25 @@ describe('a ticket created while regrouping supersedes its issue', () => {
     expect(jira().received.length).toBe(sent);
   });
 
+  it('an issue recording a create without a definite answer, merged later, passes that on to the issue that replaced it', async () => {
+    const { older, newer, bridge } = await twoIssues();
+    jira().mode = 'error500';
+    try {
+      expect(await createTicket(admin, newer, caller, NOW).catch((e: unknown) => e)).toBeInstanceOf(BadGateway);
+    } finally {
+      jira().mode = 'ok';
+    }
+    expect(await getIssue(newer)).toMatchObject({ superseded_by: null, ticket_unconfirmed_at: NOW.toISOString() });
+    expect((await getIssue(older))?.ticket_unconfirmed_at).toBeUndefined();
+    await bridge(); // minutes later: regrouping merges it into the older one
+    expect(await getIssue(newer)).toMatchObject({ superseded_by: older });
+    expect(await getIssue(older)).toMatchObject({ superseded_by: null, ticket_unconfirmed_at: NOW.toISOString(), notes: 'watching' });
+    const sent = jira().received.length;
+    const next = await createTicket(admin, older, caller, NOW).catch((e: unknown) => e);
+    expect((next as Conflict).extra).toMatchObject({ ticket_may_exist: true });
+    expect(jira().received.length).toBe(sent);
+  });
+
   it('when the issue that replaced it has a ticket already: a 409 names the new ticket and that one, and nothing is overwritten', async () => {
     const { older, newer, bridge } = await twoIssues();
     await updateTriage(admin, older, { ticket_key: 'OPS-LINKED', ticket_url: 'https://jira.example.com/browse/OPS-LINKED' }, caller, NOW);
