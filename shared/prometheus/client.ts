@@ -44,13 +44,15 @@ const QUOTE = 300;
 /** What one answer's warnings and infos are read of, at most. */
 const NOTES_PER_ANSWER = 10;
 /**
- * A warning that a storage Prometheus reads failed, so its series are missing from an answer that says success:
- * Prometheus reads a `remote_read` storage as a secondary one and turns its failure into a warning
- * ("remote_read: error sending request: …"; "toQuery: …" when the query could not be put to it). Other
- * warnings (the query engine's annotations, Thanos' "No StoreAPIs matched for this query") do not say that data
- * it has was left out.
+ * The warnings that say nothing is missing from an answer: the query engine's own notes (annotations: "PromQL
+ * warning: …", "PromQL info: …", "N more warning annotations omitted" after the first ones, and the same texts bare
+ * in the releases before the prefix) and Thanos' "No StoreAPIs matched for this query" (no store holds the range).
+ * Any other is taken as a storage's failure, the answer as partial: Prometheus reads a `remote_read` storage as a
+ * secondary one and turns its failure into a warning beside a success, "remote_read: …" when the request failed, the
+ * bare error ("context deadline exceeded", "unexpected EOF") when a streamed answer broke off.
  */
-const STORAGE_FAILED = /^(remote_read|toQuery): /;
+const HARMLESS_WARNING =
+  /^(PromQL (warning|info):|\d+ more (warning |info )?annotations omitted|No StoreAPIs matched for this query|need at least 2 points|range contains a mix of|quantile value should be|no bucket label|metric might not be a counter)/;
 
 export interface ClientOptions {
   /** The bearer token or basic password (the PROMETHEUS_CREDENTIAL secret). */
@@ -158,10 +160,10 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
       throw new PrometheusError(`${url.host}${path}: a partial answer (a storage node did not answer); not stored, asked again`, response.status, true);
     // Prometheus' own way of saying the same: a remote-read (secondary) storage that failed is dropped from the
     // answer, its error a warning beside a success.
-    const lost = Array.isArray(envelope.warnings) ? envelope.warnings.find((w) => typeof w === 'string' && STORAGE_FAILED.test(w)) : undefined;
+    const lost = Array.isArray(envelope.warnings) ? envelope.warnings.find((w) => typeof w !== 'string' || !HARMLESS_WARNING.test(w)) : undefined;
     if (lost !== undefined)
       throw new PrometheusError(
-        `${url.host}${path}: a partial answer (a storage Prometheus reads did not answer: ${quoted(lost, auth.secrets)}); not stored, asked again`,
+        `${url.host}${path}: a partial answer (a storage Prometheus reads did not answer: ${quoted(String(lost), auth.secrets)}); not stored, asked again`,
         response.status,
         true,
       );

@@ -295,7 +295,7 @@ describe('partial answers and abandoned queries', () => {
     expect(waits).toHaveLength(2);
   });
 
-  it("a remote-read storage's failure (Prometheus' warning beside a success) is a partial answer; other warnings are not", async () => {
+  it("a storage's failure (Prometheus' warning beside a success) is a partial answer; the engine's notes and Thanos' empty range are not", async () => {
     const body = (warnings: string[]) =>
       JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: [{ metric: { cluster: 'a' }, values: [[1700000000, '1']] }] }, warnings });
     const client = prometheusClient(source({ type: 'none' }), { sleep: async () => undefined });
@@ -308,6 +308,8 @@ describe('partial answers and abandoned queries', () => {
       'PromQL warning: quantile value should be between 0 and 1',
       'PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "up"',
       '12 more warning annotations omitted',
+      '3 more annotations omitted',
+      'metric might not be a counter (name does not end in _total/_sum/_count): up', // before the prefix came
       'No StoreAPIs matched for this query', // Thanos, where no store holds the range: nothing is missing
     ]) {
       answer = () => ({ status: 200, body: body([note]) });
@@ -323,6 +325,9 @@ describe('partial answers and abandoned queries', () => {
     expect(error!.retryable).toBe(true);
     expect(error!.message).toContain('a partial answer (a storage Prometheus reads did not answer: remote_read: error sending request: Post');
     expect(requests - before).toBe(3);
+    // A streamed remote-read answer that broke off: Prometheus passes the bare error on as a warning.
+    answer = () => ({ status: 200, body: body(['context deadline exceeded']) });
+    expect((await ask())?.message).toContain('a partial answer (a storage Prometheus reads did not answer: context deadline exceeded)');
   });
 });
 
