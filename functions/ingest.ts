@@ -47,7 +47,12 @@ export const handler = async (event: unknown, context: Context) => {
   const parsed = IngestInvocation.safeParse(wellFormed(event));
   // A direct caller gets the reason as the answer, not as the function's error: a refused input changes nothing, and
   // one client's typo must not fire the ingest-errors alarm (as the HTTP routes' 422 does not).
-  if (!parsed.success) return { error: 'invalid ingest invocation', detail: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    // Logged too, since an asynchronous invocation's answer is read by nobody.
+    createLogger('ingest').warn('invalid ingest invocation refused', { detail: detail.slice(0, 1_000) });
+    return { error: 'invalid ingest invocation', detail };
+  }
   // A direct invocation is one run of the ingest function: its lines carry the run's ids.
   return withInvocation({ service: 'ingest', context }, () => ingestDirect(parsed.data));
 };

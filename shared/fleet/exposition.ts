@@ -56,8 +56,8 @@ const one = (value: number) => [{ labels: {}, value }];
  * The clusters whose own series a scrape carries, at most. Each is about 11 lines: 10,000 clusters are 11.5 MB of
  * text, 2.2 MB gzipped and base64-encoded, so 20,000 stay well under Lambda's 6 MB answer, past which every scrape
  * would fail and every alert rule on the fleet go silent. A larger fleet's scrape carries the clusters whose metrics
- * stopped first (their score is their last one, or a silent cluster's 100: at the healthy end), then the worst (the
- * view's order), and says how many it leaves out; the fleet-wide families count every cluster.
+ * stopped first (their score is their last one, or a silent cluster's 100: at the healthy end), up to half of it,
+ * then the worst (the view's order), and says how many it leaves out; the fleet-wide families count every cluster.
  */
 export const EXPOSED_CLUSTERS_MAX = 20_000;
 
@@ -66,6 +66,18 @@ export interface FamilyOptions {
   llmUsage?: boolean;
   /** EXPOSED_CLUSTERS_MAX unless given (tests give a small one). */
   clustersMax?: number;
+}
+
+/**
+ * The clusters a capped scrape carries: those with stale metrics first, at most half of them (the inventory never
+ * retires a cluster, so the dead ones would otherwise crowd out the live), then the worst of the rest, in the view's
+ * order; stale ones again if room is left.
+ */
+function exposedClusters<S extends { metrics_stale: boolean }>(scores: readonly S[], max: number): S[] {
+  const stale = scores.filter((s) => s.metrics_stale);
+  const first = stale.slice(0, Math.floor(max / 2));
+  const live = scores.filter((s) => !s.metrics_stale).slice(0, max - first.length);
+  return [...first, ...live, ...stale.slice(first.length, first.length + max - first.length - live.length)];
 }
 
 /** Every family GET /api/metrics answers, from the live figures. */
@@ -81,10 +93,7 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true, cluster
     activeUsernames(),
   ]);
   const kpis = fleetKpis(view.scores);
-  const exposed =
-    view.scores.length > clustersMax
-      ? [...view.scores.filter((s) => s.metrics_stale), ...view.scores.filter((s) => !s.metrics_stale)].slice(0, clustersMax)
-      : view.scores;
+  const exposed = view.scores.length > clustersMax ? exposedClusters(view.scores, clustersMax) : view.scores;
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
   const issues = kpiCounts(issueSummaries, now, active);
   // Each per-cluster series names its cluster by id only; its name, customer, tier and region are the info series'
@@ -144,7 +153,7 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true, cluster
     gauge('fleet_health_fleet_size', 'Clusters in the fleet.', one(kpis.total_clusters)),
     gauge(
       'fleet_health_clusters_not_exposed',
-      `Clusters whose own series (fleet_health_cluster_*) this scrape leaves out: past ${clustersMax.toLocaleString('en-US')}, those with stale metrics and then the worst are carried.`,
+      `Clusters whose own series (fleet_health_cluster_*) this scrape leaves out: past ${clustersMax.toLocaleString('en-US')}, those with stale metrics (up to half) and then the worst are carried.`,
       one(view.scores.length - exposed.length),
     ),
     gauge('fleet_health_clusters_at_risk', 'Clusters that are not Healthy, of customer tier S (as tier_s_at_risk in GET /api/fleet/kpis).', [

@@ -265,6 +265,9 @@ describe('GET /api/metrics', () => {
     ])
       expect([...new Set(samples.filter((x) => x.name === family).map((x) => x.labels.cluster_id))], family).toEqual(worst);
     expect(pick(samples, 'fleet_health_clusters_not_exposed')).toBe(scores.length - 2);
+    // Stale ones take at most half: with room for one, the worst live cluster, not the one gone silent.
+    const one = parseExposition(await fleetExposition(new Date(), { clustersMax: 1 })).samples;
+    expect([...new Set(one.filter((x) => x.name === 'fleet_health_cluster_info').map((x) => x.labels.cluster_id))]).toEqual([worst[1]]);
     expect(pick(samples, 'fleet_health_fleet_size')).toBe(scores.length);
     // EXPOSED_CLUSTERS_MAX was sized for 11 lines a cluster (≈ 2.2 MB gzipped and base64-encoded per 10,000): a
     // family more per cluster means sizing it again.
