@@ -234,7 +234,7 @@ describe('extreme but valid rules never break scoring', () => {
     live.scoring.dimensions = live.scoring.dimensions.map((d: any, i: number) =>
       i % 2
         ? { ...d, green: -1e15, yellow: -1e15 + 0.25, red: 1e15, inverted: false, weight: 100 }
-        : { ...d, green: 1e15, yellow: 1e-9, red: -1e15, inverted: true, weight: 0.001 },
+        : { ...d, green: 1e15, yellow: 1e-6, red: -1e15, inverted: true, weight: 0.001 },
     );
     const risk = parse((await call(superadmin, 'GET', '/api/settings/risk-rules')).body.content);
     risk.risk.rules = risk.risk.rules.map((r: any) => ({ ...r, warning: -1e15, critical: 1e15, inverted: false }));
