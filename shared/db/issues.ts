@@ -399,17 +399,25 @@ export async function markSuperseded(issue: IssueRecord, by: string, now = new D
   }
   await transactWrite([
     { Update: { TableName: tableName('issues'), Key: PK(issue.issue_id), ...supersede } },
-    {
-      // Kept if the successor records one of its own already; harmless on one with a ticket (not shown, not asked).
-      Update: {
-        TableName: tableName('issues'),
-        Key: PK(by),
-        UpdateExpression: 'SET ticket_unconfirmed_at = if_not_exists(ticket_unconfirmed_at, :at), triage_version = if_not_exists(triage_version, :zero) + :one',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':at': issue.ticket_unconfirmed_at, ':zero': 0, ':one': 1 },
-      },
-    },
+    // Harmless on a successor with a ticket (not shown, not asked): this write must not fail for it.
+    unconfirmedMarkAction(by, issue.ticket_unconfirmed_at, 'attribute_exists(pk)'),
   ]);
+}
+
+/**
+ * Records on issue `issueId` that a create of a ticket for an issue it replaced got no definite answer (at `at`,
+ * kept if it records one of its own already): a create there is then refused without again=true.
+ */
+function unconfirmedMarkAction(issueId: string, at: string, condition: string, values: Record<string, unknown> = {}): TransactItem {
+  return {
+    Update: {
+      TableName: tableName('issues'),
+      Key: PK(issueId),
+      UpdateExpression: 'SET ticket_unconfirmed_at = if_not_exists(ticket_unconfirmed_at, :at), triage_version = if_not_exists(triage_version, :zero) + :one',
+      ConditionExpression: condition,
+      ExpressionAttributeValues: { ':at': at, ':zero': 0, ':one': 1, ...values },
+    },
+  };
 }
 
 function supersedeUpdate(issue: IssueRecord, by: string, resolvedAt: string, now: Date) {
@@ -529,15 +537,10 @@ export async function markTicketUnconfirmed(issueId: string, token: string, now 
  */
 export async function markSuccessorUnconfirmed(issueId: string, now = new Date()): Promise<void> {
   await transactIssues([
-    {
-      Update: {
-        TableName: tableName('issues'),
-        Key: PK(issueId),
-        UpdateExpression: 'SET ticket_unconfirmed_at = :now, triage_version = if_not_exists(triage_version, :zero) + :one',
-        ConditionExpression: `attribute_exists(pk) AND ${LIVE} AND (attribute_not_exists(ticket_key) OR ticket_key = :empty)`,
-        ExpressionAttributeValues: { ':now': now.toISOString(), ':zero': 0, ':one': 1, ':none': null, ':empty': '' },
-      },
-    },
+    unconfirmedMarkAction(issueId, now.toISOString(), `attribute_exists(pk) AND ${LIVE} AND (attribute_not_exists(ticket_key) OR ticket_key = :empty)`, {
+      ':none': null,
+      ':empty': '',
+    }),
   ]);
 }
 

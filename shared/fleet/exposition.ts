@@ -77,7 +77,7 @@ function exposedClusters<S extends { metrics_stale: boolean }>(scores: readonly 
   const stale = scores.filter((s) => s.metrics_stale);
   const first = stale.slice(0, Math.floor(max / 2));
   const live = scores.filter((s) => !s.metrics_stale).slice(0, max - first.length);
-  return [...first, ...live, ...stale.slice(first.length, first.length + max - first.length - live.length)];
+  return [...first, ...live, ...stale.slice(first.length, max - live.length)];
 }
 
 /** Every family GET /api/metrics answers, from the live figures. */
