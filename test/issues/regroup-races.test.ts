@@ -55,6 +55,14 @@ async function useIssueRules(text: string) {
   await writeRuleSetVersion('issue-rules', text, checked.value, (await getCurrentRuleSet('issue-rules'))?.version ?? 0, 'test');
 }
 
+/** A create on `issueId` is refused as "a ticket may exist", and asks the tracker nothing. */
+async function expectTicketMayExist(issueId: string) {
+  const sent = jira().received.length;
+  const next = await createTicket(admin, issueId, caller, NOW).catch((e: unknown) => e);
+  expect((next as Conflict).extra).toMatchObject({ ticket_may_exist: true });
+  expect(jira().received.length).toBe(sent);
+}
+
 describe('a ticket created while regrouping supersedes its issue', () => {
   it('is stored on the issue that replaced it, where the user sees it; a create on the superseded issue is refused', async () => {
     const { older, newer, bridge } = await twoIssues();
@@ -94,10 +102,7 @@ describe('a ticket created while regrouping supersedes its issue', () => {
     expect(await getIssue(newer)).toMatchObject({ superseded_by: older, ticket_unconfirmed_at: NOW.toISOString() });
     expect(await getIssue(older)).toMatchObject({ superseded_by: null, ticket_key: '', ticket_unconfirmed_at: NOW.toISOString(), notes: 'watching' });
     // Where the next create is asked for, it hears that a ticket may exist rather than open a second one.
-    const sent = jira().received.length;
-    const next = await createTicket(admin, older, caller, NOW).catch((e: unknown) => e);
-    expect((next as Conflict).extra).toMatchObject({ ticket_may_exist: true });
-    expect(jira().received.length).toBe(sent);
+    await expectTicketMayExist(older);
   });
 
   it('an issue recording a create without a definite answer, merged later, passes that on to the issue that replaced it', async () => {
@@ -113,10 +118,7 @@ describe('a ticket created while regrouping supersedes its issue', () => {
     await bridge(); // minutes later: regrouping merges it into the older one
     expect(await getIssue(newer)).toMatchObject({ superseded_by: older });
     expect(await getIssue(older)).toMatchObject({ superseded_by: null, ticket_unconfirmed_at: NOW.toISOString(), notes: 'watching' });
-    const sent = jira().received.length;
-    const next = await createTicket(admin, older, caller, NOW).catch((e: unknown) => e);
-    expect((next as Conflict).extra).toMatchObject({ ticket_may_exist: true });
-    expect(jira().received.length).toBe(sent);
+    await expectTicketMayExist(older);
   });
 
   it('when the issue that replaced it has a ticket already: a 409 names the new ticket and that one, and nothing is overwritten', async () => {
