@@ -7,6 +7,7 @@ import {
   forgetLoginAttempts,
   type LoginReservation,
   releaseAddressAttempt,
+  rememberAddress,
   reserveAddressAttempt,
   reserveLoginAttempt,
   revokeToken,
@@ -147,15 +148,23 @@ export const ADDRESS_LIMIT = 'address';
 
 /** What a failed login's audit entry names when the name typed cannot be a username. */
 export const NOT_A_USERNAME = '(not a username)';
+/** What it names when no account has the name typed (often a password typed into the wrong field, too). */
+export const NO_SUCH_ACCOUNT = '(no such account)';
+
+/** The caller's address when the lockout may go by it: not an edge server's, shared by many viewers (shared/auth/caller.ts). */
+const trustedAddress = (caller: Caller): string | undefined => (caller.edgeAddress ? undefined : caller.ip);
 
 export async function login(rawUsername: string, password: string, caller: Caller): Promise<LoginResponse> {
   // The lockout, the account and the LDAP bind all see this one form (shared/auth/username.ts).
   const username = canonicalUsername(rawUsername);
   // A name no account can have is often a password typed into the wrong field: the audit log (read by
   // every admin) records that it was not a username, never the text (nor its length).
-  const named = username ?? NOT_A_USERNAME;
-  const audit = (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>) =>
-    writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
+  // A name no account has is recorded as such, for the same reason: a failure audited without an account is looked up.
+  // (`known`: a directory entry has the name, and answered to the password typed).
+  const audit = async (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>, known = false) => {
+    const named = username === null ? NOT_A_USERNAME : user || known || (await getUser(username)) ? username : NO_SUCH_ACCOUNT;
+    await writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
+  };
 
   // Failures from one address are bounded before anything else (MAX_FAILED_LOGINS_PER_ADDRESS, shared/db/sessions.ts).
   const fromAddress = await reserveFromAddress(caller, audit);
@@ -168,8 +177,9 @@ export async function login(rawUsername: string, password: string, caller: Calle
     throw new Unauthorized('Invalid username or password.');
   }
 
-  // One of the 5 checks per 15 minutes is reserved before any password is looked at (LDAP or built-in).
-  const reservation = await reserveLoginAttempt(username);
+  // One of the 5 checks per 15 minutes is reserved before any password is looked at (LDAP or built-in);
+  // from a network this name signed in from lately, in that network's own window once strangers filled the name's.
+  const reservation = await reserveLoginAttempt(username, new Date(), trustedAddress(caller));
   if (!reservation.reserved) {
     // No password is checked: the address's place is given back, so one person's retries against their own
     // locked name (a script with an old password) cannot fill the address's window for everyone behind it.
@@ -187,7 +197,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
       const account = await accountForLdap(identity, caller);
       if ('refused' in account) {
         // The right password, but no account may be given (the reservation stays counted, as for an inactive account).
-        await audit('login_failed', account.account, { reason: account.refused, method: 'ldap' });
+        await audit('login_failed', account.account, { reason: account.refused, method: 'ldap' }, true);
         throw ldapRefusal(account.refused, identity);
       }
       if ('user' in account) {
@@ -214,8 +224,16 @@ export async function login(rawUsername: string, password: string, caller: Calle
   const answer = await issue(user);
   await clearLoginAttempts(username, reservation);
   if (fromAddress) await releaseAddressAttempt(caller.ip, fromAddress);
+  await rememberKnownAddress(username, caller);
   await audit('login', user, { method });
   return answer;
+}
+
+/** A signed-in caller's network, known to the username from now on (shared/db/sessions.ts); a failure to note it fails no sign-in. */
+async function rememberKnownAddress(username: string, caller: Caller): Promise<void> {
+  const address = trustedAddress(caller);
+  if (address === undefined) return;
+  await rememberAddress(username, address).catch((error: unknown) => log.warn('could not note the network a sign-in came from', errorFields(error)));
 }
 
 /**
@@ -253,8 +271,10 @@ export async function activate(token: string, password: string, caller: Caller):
     ],
   );
   if (!taken) throw new BadRequest('The link’s token is invalid, already used or expired.');
-  if (taken.purpose === 'reset') await forgetLoginAttempts(taken.user.username);
-  return issue(taken.user);
+  if (taken.purpose === 'reset') await forgetLoginAttempts(taken.user.username, trustedAddress(caller));
+  const answer = await issue(taken.user);
+  await rememberKnownAddress(taken.user.username, caller);
+  return answer;
 }
 
 /**
@@ -271,8 +291,10 @@ export async function changePassword(principal: Principal, current: string, next
   if (!user.password_hash) throw new Unauthorized('Your password was reset; choose a new one through the link you were given.');
   // Before the lockout's reservation: it compares the caller's own two inputs, and must not cost a login attempt.
   if (current === next) throw new BadRequest('The new password is the current one: choose another.');
-  const reservation = await reserveLoginAttempt(user.username);
-  if (!reservation.reserved) throw new TooManyRequests('Too many wrong passwords for this username; try again later.', reservation.retryAfterSeconds);
+  const reservation = await reserveLoginAttempt(user.username, new Date(), trustedAddress(caller));
+  if (!reservation.reserved) {
+    throw new TooManyRequests('Too many wrong passwords for this username; try again later.', reservation.retryAfterSeconds, { limit: USERNAME_LIMIT });
+  }
   if (!(await verifyPassword(current, user.password_hash))) {
     // The reservation stays counted, as a failed login's does.
     await writeAudit({

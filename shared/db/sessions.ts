@@ -2,7 +2,9 @@
 // 5-per-15-minutes lockout) and per address (failed logins from one network), and
 // revoked token ids (logout). All expire by TTL and are also checked against the
 // clock, since TTL deletion is best effort. Keys: `LOGIN#<username>` / `LOGIN_FROM#<address
-// or IPv6 /64>` with sk `ATTEMPTS`; `REVOKED#<token id>` with sk `TOKEN`.
+// or IPv6 /64>` with sk `ATTEMPTS`; under `LOGIN#<username>`, sk `KNOWN#<address>` (a network
+// the username signed in from lately) and `ATTEMPTS#<address>` (that network's own window);
+// `REVOKED#<token id>` with sk `TOKEN`.
 //
 // The lockout reserves an attempt BEFORE any password is checked: one
 // conditional update adds 1 to the window's count only while it is below 5.
@@ -23,8 +25,16 @@ export const MAX_LOGIN_ATTEMPTS = 5;
  */
 export const MAX_FAILED_LOGINS_PER_ADDRESS = 30;
 
+/**
+ * How long a network a username signed in from stays known to it (each success renews it): a known
+ * network keeps 5 checks of its own when strangers have filled the username's window (reserveLoginAttempt).
+ */
+export const KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600;
+
 type WindowKey = { pk: string; sk: string };
 const throttleKey = (username: string): WindowKey => ({ pk: `LOGIN#${username.toLowerCase()}`, sk: 'ATTEMPTS' });
+const knownAddressKey = (username: string, block: string): WindowKey => ({ pk: `LOGIN#${username.toLowerCase()}`, sk: `KNOWN#${block}` });
+const knownWindowKey = (username: string, block: string): WindowKey => ({ pk: `LOGIN#${username.toLowerCase()}`, sk: `ATTEMPTS#${block}` });
 const addressKey = (address: string): WindowKey => ({ pk: `LOGIN_FROM#${addressBlock(address)}`, sk: 'ATTEMPTS' });
 
 /**
@@ -68,14 +78,33 @@ const epoch = (now: Date) => Math.floor(now.getTime() / 1000);
  * whether this is the window's first refusal (the one the audit log records: a refusal checks no
  * password, so it costs an attacker nothing, and an entry for each would flood the log).
  */
-export type LoginReservation = { reserved: true; attempt: number; windowStart: number } | { reserved: false; retryAfterSeconds: number; firstRefusal: boolean };
+export type LoginReservation =
+  | { reserved: true; attempt: number; windowStart: number; knownAddress?: string }
+  | { reserved: false; retryAfterSeconds: number; firstRefusal: boolean };
 
 /**
  * Reserves one password check for `username` in the current 15-minute window.
- * Refused (with Retry-After seconds) when the window already holds 5 attempts.
+ * Refused (with Retry-After seconds) when the window already holds 5 attempts, unless the caller's
+ * `address` (none when it cannot be trusted) is a network the username signed in from within
+ * KNOWN_ADDRESS_SECONDS (rememberAddress): that network then has 5 checks of its own this window
+ * (`knownAddress` says the reservation is in it). Five guesses from anywhere would otherwise keep
+ * the account's owner out for as long as someone cared to send them, the only superadmin included;
+ * a stranger still gets 5 checks per window in all, whatever its addresses.
  */
-export function reserveLoginAttempt(username: string, now = new Date()): Promise<LoginReservation> {
-  return reserveInWindow(throttleKey(username), MAX_LOGIN_ATTEMPTS, now);
+export async function reserveLoginAttempt(username: string, now = new Date(), address?: string): Promise<LoginReservation> {
+  const reservation = await reserveInWindow(throttleKey(username), MAX_LOGIN_ATTEMPTS, now);
+  if (reservation.reserved || address === undefined) return reservation;
+  const block = addressBlock(address);
+  const known = await getItem('users', knownAddressKey(username, block), true);
+  if (!known || Number(known.known_until) <= epoch(now)) return reservation;
+  const own = await reserveInWindow(knownWindowKey(username, block), MAX_LOGIN_ATTEMPTS, now);
+  return own.reserved ? { ...own, knownAddress: block } : own;
+}
+
+/** After a successful sign-in from `address`: a network this username now knows (reserveLoginAttempt), for KNOWN_ADDRESS_SECONDS. */
+export async function rememberAddress(username: string, address: string, now = new Date()): Promise<void> {
+  const knownUntil = epoch(now) + KNOWN_ADDRESS_SECONDS;
+  await putItem('users', { ...knownAddressKey(username, addressBlock(address)), known_until: knownUntil, ttl: knownUntil + 3600 });
 }
 
 /**
@@ -175,9 +204,10 @@ async function claimFirstRefusal(key: WindowKey, windowStart: number): Promise<b
  * devices), the window stays as it is, so a success never grants more checks
  * to requests racing it; the window then ends on its own.
  */
-export async function clearLoginAttempts(username: string, reservation: { attempt: number; windowStart: number }): Promise<void> {
+export async function clearLoginAttempts(username: string, reservation: { attempt: number; windowStart: number; knownAddress?: string }): Promise<void> {
+  const key = reservation.knownAddress === undefined ? throttleKey(username) : knownWindowKey(username, reservation.knownAddress);
   try {
-    await deleteItem('users', throttleKey(username), {
+    await deleteItem('users', key, {
       ConditionExpression: 'attempts = :attempt AND window_start = :start',
       ExpressionAttributeValues: { ':attempt': reservation.attempt, ':start': reservation.windowStart },
     });
@@ -187,12 +217,14 @@ export async function clearLoginAttempts(username: string, reservation: { attemp
 }
 
 /**
- * Ends the username's failed-login window whatever it holds: its password was just set anew through a reset
- * link, so the failures it counted were against a password that no longer exists (the person who forgot theirs
- * is the one most likely to have filled it, and would meet a 429 with the new one).
+ * Ends the username's failed-login window whatever it holds, and the window of the network the link was
+ * taken from: its password was just set anew through a reset link, so the failures they counted were against
+ * a password that no longer exists (the person who forgot theirs is the one most likely to have filled them,
+ * and would meet a 429 with the new one).
  */
-export async function forgetLoginAttempts(username: string): Promise<void> {
+export async function forgetLoginAttempts(username: string, address?: string): Promise<void> {
   await deleteItem('users', throttleKey(username));
+  if (address !== undefined) await deleteItem('users', knownWindowKey(username, addressBlock(address)));
 }
 
 /** A revoked token's item, kept until the token would have expired anyway. */

@@ -1,10 +1,24 @@
 // The login-attempt reservation on DynamoDB Local: at most 5 attempts per
 // username per 15-minute window, however many ask at once; a new window after
 // the old one ends; a success clears the window only when no attempt was
-// reserved after it. Times are passed in, never read from the clock.
+// reserved after it; a network the username signed in from keeps 5 of its own
+// once strangers filled the window. Times are passed in where the window's clock matters.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clearLoginAttempts, LOGIN_WINDOW_SECONDS, MAX_LOGIN_ATTEMPTS, reserveLoginAttempt, type LoginReservation } from '../../shared/db/sessions.js';
+import { hashPassword } from '../../shared/auth/passwords.js';
+import { login, NO_SUCH_ACCOUNT, USERNAME_LIMIT } from '../../shared/auth/sign-in.js';
+import { listAudit } from '../../shared/db/audit.js';
+import {
+  clearLoginAttempts,
+  KNOWN_ADDRESS_SECONDS,
+  LOGIN_WINDOW_SECONDS,
+  MAX_LOGIN_ATTEMPTS,
+  rememberAddress,
+  reserveLoginAttempt,
+  type LoginReservation,
+} from '../../shared/db/sessions.js';
+import { createUser } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
+import { useTestJwtSecret } from '../support/tokens.js';
 
 const T0 = new Date('2030-01-01T00:00:00Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
@@ -15,6 +29,7 @@ const reserved = (r: LoginReservation) => {
 
 beforeAll(async () => {
   await useTestTables();
+  useTestJwtSecret();
 });
 
 describe('login attempt reservation', () => {
@@ -59,5 +74,75 @@ describe('login attempt reservation', () => {
     await clearLoginAttempts('fay', second); // still not the latest
     await clearLoginAttempts('fay', latest); // the latest: cleared
     expect(reserved(await reserveLoginAttempt('fay', at(4))).attempt).toBe(1);
+  });
+
+  it('keeps 5 checks of its own for a network the username signed in from, once strangers filled its window', async () => {
+    await rememberAddress('gina', '203.0.113.5', at(0));
+    await rememberAddress('gina', '2001:db8:0:9::1', at(0));
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS; i++)
+      expect(reserved(await reserveLoginAttempt('gina', at(10), `198.51.100.${i + 1}`)).knownAddress).toBeUndefined();
+    // A stranger's network, or none that can be trusted (an edge server's): refused.
+    expect((await reserveLoginAttempt('gina', at(20), '198.51.100.9')).reserved).toBe(false);
+    expect((await reserveLoginAttempt('gina', at(20))).reserved).toBe(false);
+    // The known networks (an IPv6 one by its /64): each a window of its own.
+    const own = [];
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS; i++) own.push(reserved(await reserveLoginAttempt('gina', at(30 + i), '203.0.113.5')));
+    expect(own.map((r) => [r.attempt, r.knownAddress])).toEqual([1, 2, 3, 4, 5].map((n) => [n, '203.0.113.5']));
+    expect(await reserveLoginAttempt('gina', at(40), '203.0.113.5')).toEqual({
+      reserved: false,
+      retryAfterSeconds: LOGIN_WINDOW_SECONDS - 10,
+      firstRefusal: true,
+    });
+    expect(reserved(await reserveLoginAttempt('gina', at(40), '2001:db8:0:9:aaaa::2')).knownAddress).toBe('2001:db8:0:9::/64');
+    // A success clears the window it was reserved in, not the name's.
+    await clearLoginAttempts('gina', own[4] as LoginReservation & { reserved: true });
+    expect(reserved(await reserveLoginAttempt('gina', at(50), '203.0.113.5')).attempt).toBe(1);
+    expect((await reserveLoginAttempt('gina', at(50), '198.51.100.9')).reserved).toBe(false);
+    // Known for KNOWN_ADDRESS_SECONDS from its last sign-in only.
+    await rememberAddress('hana', '203.0.113.6', at(-KNOWN_ADDRESS_SECONDS));
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS; i++) reserved(await reserveLoginAttempt('hana', at(0)));
+    expect((await reserveLoginAttempt('hana', at(1), '203.0.113.6')).reserved).toBe(false);
+  });
+
+  it('lets the owner sign in from their network while strangers keep the name locked', async () => {
+    await createUser({
+      username: 'ivan',
+      name: 'Ivan',
+      email: 'ivan@example.org',
+      role: 'superadmin',
+      is_active: true,
+      password_hash: await hashPassword('ivan-pw-1'),
+    });
+    const office = { ip: '203.0.113.20', userAgent: 'vitest' };
+    await expect(login('ivan', 'ivan-pw-1', office)).resolves.toMatchObject({ user: { username: 'ivan' } });
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS; i++) {
+      await expect(login('ivan', 'guess', { ip: `198.51.100.${20 + i}`, userAgent: 'attacker' })).rejects.toMatchObject({ status: 401 });
+    }
+    // The right password from a network ivan never signed in from: the name's lockout.
+    await expect(login('ivan', 'ivan-pw-1', { ip: '198.51.100.40', userAgent: 'vitest' })).rejects.toMatchObject({
+      status: 429,
+      extra: { limit: USERNAME_LIMIT },
+    });
+    await expect(login('ivan', 'ivan-pw-1', office)).resolves.toMatchObject({ user: { username: 'ivan' } });
+  });
+
+  it('records a failed login naming no account without the name typed (often a password in the wrong field)', async () => {
+    await createUser({
+      username: 'jana',
+      name: 'Jana',
+      email: 'jana@example.org',
+      role: 'viewer',
+      is_active: true,
+      password_hash: await hashPassword('jana-pw-1'),
+    });
+    const caller = { ip: '203.0.113.30', userAgent: 'vitest' };
+    await expect(login('winter2026', 'jana@example.org', caller)).rejects.toMatchObject({ status: 401 });
+    await expect(login('jana', 'wrong-pw', caller)).rejects.toMatchObject({ status: 401 });
+    const failed = (await listAudit('login_failed')).filter((e) => e.ip === caller.ip);
+    expect(failed.map((e) => [e.actor, e.target, e.detail.reason])).toEqual([
+      ['jana', 'jana', 'bad_credentials'],
+      [NO_SUCH_ACCOUNT, NO_SUCH_ACCOUNT, 'bad_credentials'],
+    ]);
+    expect(JSON.stringify(await listAudit())).not.toContain('winter2026');
   });
 });
