@@ -63,6 +63,12 @@ export function ldapBackingOff(now = Date.now()): boolean {
   return until !== undefined && now < until;
 }
 
+/** Seconds until this container asks the directory again after an outage; at least 5 (sooner meets the same outage). */
+export function ldapRetryAfterSeconds(now = Date.now()): number {
+  const until = unavailableUntil.get(settings()?.url ?? '') ?? 0;
+  return Math.max(5, Math.ceil((until - now) / 1000));
+}
+
 /** The private CA's PEM, when LDAP_CA_CERT (or its secret) holds one; otherwise Node's public CAs apply. */
 async function privateCa(): Promise<string | undefined> {
   const value = await secret('LDAP_CA_CERT');
@@ -128,15 +134,22 @@ function boundAnswers(client: LdapClient, maxBytes: number): void {
 }
 
 /**
- * The identity when LDAP accepts the credentials; null when it refuses them, cannot be reached, or is backing off.
+ * Why LDAP gave no identity: `refused`, the directory answered that these credentials are not an entry's
+ * (or gives no usable account); `unavailable`, the password could not be checked (no answer, a TLS failure,
+ * the back-off, a server error such as busy), so a login must not be told it is wrong.
+ */
+export type LdapFailure = 'refused' | 'unavailable';
+
+/**
+ * The identity when LDAP accepts the credentials, else why not (LdapFailure).
  * `username` must be canonical (shared/auth/username.ts): it goes into the bind DN as given.
  */
-export async function ldapAuthenticate(username: string, password: string): Promise<LdapIdentity | null> {
+export async function ldapAuthenticate(username: string, password: string): Promise<LdapIdentity | LdapFailure> {
   // An empty password is an "unauthenticated bind" that many servers accept: never send one.
   const config = settings();
-  if (!config || password.length === 0) return null;
+  if (!config || password.length === 0) return 'refused';
   const { url, timeoutMs: timeout } = config;
-  if (ldapBackingOff()) return null;
+  if (ldapBackingOff()) return 'unavailable';
   const dn = config.userDnTemplate.replaceAll('{username}', escapeDnValue(username));
   // Loaded on first use: deployments without LDAP never evaluate the client.
   const { Client, InvalidCredentialsError, ResultCodeError } = await import('ldapts');
@@ -158,7 +171,7 @@ export async function ldapAuthenticate(username: string, password: string): Prom
     const account = accountName(username, entry.uid);
     if (account === null) {
       log.warn('LDAP entry has a uid that is no valid username; LDAP not used for it');
-      return null;
+      return 'refused';
     }
     // A directory name longer than an account's field holds is passed over: the account item must stay
     // writable (DynamoDB items hold 400 KB), and such a value is no name anyway.
@@ -175,8 +188,9 @@ export async function ldapAuthenticate(username: string, password: string): Prom
       role: config.roleFor(account),
     };
   } catch (error) {
-    if (error instanceof InvalidCredentialsError) return null;
+    if (error instanceof InvalidCredentialsError) return 'refused';
     if (error instanceof ResultCodeError) {
+      // An answer, but not about the password (busy, unavailable, confidentiality required, …): no back-off.
       log.warn('LDAP refused the login, using built-in users', errorFields(error));
     } else {
       // No answer: connection refused, timeout, TLS failure. Skip LDAP for a while.
@@ -184,7 +198,7 @@ export async function ldapAuthenticate(username: string, password: string): Prom
       if (seconds > 0) unavailableUntil.set(url, Date.now() + config.backoffMs);
       log.warn('LDAP unavailable, using built-in users', { ...errorFields(error), backoff_seconds: seconds });
     }
-    return null;
+    return 'unavailable';
   } finally {
     await client?.unbind().catch(() => undefined);
   }

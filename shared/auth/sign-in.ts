@@ -7,6 +7,7 @@ import {
   forgetLoginAttempts,
   type LoginReservation,
   releaseAddressAttempt,
+  releaseLoginAttempt,
   rememberAddress,
   reserveAddressAttempt,
   reserveLoginAttempt,
@@ -14,10 +15,10 @@ import {
   revokeTokenAction,
 } from '../db/sessions.js';
 import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, setPassword, type UserRecord } from '../db/users.js';
-import { BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js';
+import { BadRequest, Conflict, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { Principal } from './principal.js';
 import { signAccessToken } from './jwt.js';
-import { ldapAuthenticate, ldapConfigured, type LdapIdentity } from './ldap.js';
+import { ldapAuthenticate, ldapConfigured, ldapRetryAfterSeconds, type LdapIdentity } from './ldap.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from './passwords.js';
 import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
@@ -105,19 +106,20 @@ async function followDirectoryMail(user: UserRecord, identity: LdapIdentity, cal
   }
 }
 
-async function builtInAccount(username: string, password: string): Promise<UserRecord | undefined> {
+/** The built-in account the password opens, if any; `checked`: a stored password was compared (not the decoy). */
+async function builtInAccount(username: string, password: string): Promise<{ user?: UserRecord; checked: boolean }> {
   const user = await getUser(username);
   if (!user?.password_hash) {
     // Checked against the decoy when the user is unknown: the same time, so timing does not reveal which usernames exist.
     await verifyPassword(password, DECOY_HASH);
-    return undefined;
+    return { checked: false };
   }
-  if (!(await verifyPassword(password, user.password_hash))) return undefined;
+  if (!(await verifyPassword(password, user.password_hash))) return { checked: true };
   // The check took ≈ 0.4 s. A reset or a password change meanwhile ends every session from its second on, and
   // a token signed later from the account as read before it would outlive that: the account is read again and
   // the token signed from what it is now, the password still the one checked (else refused as a wrong one).
   const now = await getUser(username);
-  return now?.id === user.id && now.password_hash === user.password_hash ? now : undefined;
+  return { checked: true, ...(now?.id === user.id && now.password_hash === user.password_hash ? { user: now } : {}) };
 }
 
 /** The audit entry of what an LDAP login did to its account: the directory's user is the actor. */
@@ -191,9 +193,11 @@ export async function login(rawUsername: string, password: string, caller: Calle
 
   let user: UserRecord | undefined;
   let method = 'local';
+  let ldapUnavailable = false;
   if (ldapConfigured()) {
     const identity = await ldapAuthenticate(username, password);
-    if (identity) {
+    if (identity === 'unavailable') ldapUnavailable = true;
+    else if (identity !== 'refused') {
       const account = await accountForLdap(identity, caller);
       if ('refused' in account) {
         // The right password, but no account may be given (the reservation stays counted, as for an inactive account).
@@ -212,8 +216,20 @@ export async function login(rawUsername: string, password: string, caller: Calle
       }
     }
   }
-  user ??= await builtInAccount(username, password);
+  const builtIn = user ? undefined : await builtInAccount(username, password);
+  user ??= builtIn?.user;
 
+  if (!user && ldapUnavailable) {
+    // The directory could not check the password: "wrong password" would be untrue, and a directory user's
+    // retries would lock their name and their office's address. The same 503 whether or not a built-in password
+    // was checked (which names have one stays unsaid); only a check that happened stays counted.
+    if (!builtIn?.checked) {
+      await releaseLoginAttempt(username, reservation);
+      if (fromAddress) await releaseAddressAttempt(caller.ip, fromAddress);
+    }
+    await audit('login_failed', undefined, { reason: builtIn?.checked ? 'bad_credentials' : 'ldap_unavailable', ldap: 'unavailable' });
+    throw new ServiceUnavailable('Your password could not be checked: the directory (LDAP) is not answering. Try again shortly.', ldapRetryAfterSeconds());
+  }
   if (!user?.is_active) {
     // The reservation stays counted: it is this failure.
     await audit('login_failed', user, { reason: user ? 'inactive' : 'bad_credentials' });

@@ -122,12 +122,24 @@ export function reserveAddressAttempt(address: string, now = new Date()): Promis
  * retried gives back two places, one more failure allowed in that window, which is rare and harmless
  * beside a record of every success in the window's item.
  */
-export async function releaseAddressAttempt(address: string, reservation: { windowStart: number }): Promise<void> {
+export function releaseAddressAttempt(address: string, reservation: { windowStart: number }): Promise<void> {
+  return giveBack(addressKey(address), reservation.windowStart);
+}
+
+/**
+ * A reserved attempt that checked no password after all (the directory that holds it did not answer):
+ * its place in the username's window (or its known network's) is given back, as releaseAddressAttempt does.
+ */
+export function releaseLoginAttempt(username: string, reservation: { windowStart: number; knownAddress?: string }): Promise<void> {
+  return giveBack(reservation.knownAddress === undefined ? throttleKey(username) : knownWindowKey(username, reservation.knownAddress), reservation.windowStart);
+}
+
+async function giveBack(key: WindowKey, windowStart: number): Promise<void> {
   try {
-    await updateItem('users', addressKey(address), {
+    await updateItem('users', key, {
       UpdateExpression: 'ADD attempts :less',
       ConditionExpression: 'window_start = :start AND attempts > :none',
-      ExpressionAttributeValues: { ':less': -1, ':start': reservation.windowStart, ':none': 0 },
+      ExpressionAttributeValues: { ':less': -1, ':start': windowStart, ':none': 0 },
       ReturnValues: 'NONE',
     });
   } catch (error) {

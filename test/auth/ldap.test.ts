@@ -14,6 +14,7 @@ import { changePassword, login } from '../../shared/auth/sign-in.js';
 import { listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { principalOf } from '../../shared/auth/principal.js';
 import { listAudit } from '../../shared/db/audit.js';
+import { MAX_LOGIN_ATTEMPTS } from '../../shared/db/sessions.js';
 import { createUser, getUser } from '../../shared/db/users.js';
 import { freePort } from '../../infra/local/dynamodb-local.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -187,24 +188,55 @@ describe('LDAP login against slapd', () => {
   it('falls back to the built-in users when the LDAP server is down', async () => {
     useLdap(`ldap://127.0.0.1:${await freePort()}`);
     try {
-      expect(await ldapAuthenticate('alice', 'alice-secret')).toBeNull();
+      expect(await ldapAuthenticate('alice', 'alice-secret')).toBe('unavailable');
       expect((await login('local-ops', 'local-ops-pw', caller)).user.username).toBe('local-ops');
-      await expect(login('bob', 'bob-secret', caller)).rejects.toMatchObject({ status: 401 }); // bob has no built-in password
+      // bob has no built-in password: his could not be checked, which is not a wrong one.
+      await expect(login('bob', 'bob-secret', caller)).rejects.toMatchObject({
+        status: 503,
+        message: expect.stringContaining('directory (LDAP) is not answering'),
+      });
     } finally {
       useLdap(slapd.url);
     }
   });
 
+  it('while the directory does not answer, a password it holds is neither called wrong nor counted: 503 each time, no lockout', async () => {
+    await createUser({
+      username: 'kim',
+      name: 'Kim',
+      email: 'kim@example.org',
+      role: 'viewer',
+      is_active: true,
+      password_hash: await hashPassword('kim-builtin-pw'),
+    });
+    useLdap(`ldap://127.0.0.1:${await freePort()}`, { LDAP_BACKOFF_SECONDS: '0' });
+    const office = { ip: '192.0.2.77', userAgent: 'vitest' };
+    try {
+      for (let i = 0; i < MAX_LOGIN_ATTEMPTS + 2; i++) {
+        await expect(login('erin', 'erin-secret', office)).rejects.toMatchObject({ status: 503, headers: { 'Retry-After': '5' } });
+      }
+      // A built-in password was checked: the same answer (which names have one stays unsaid), but the check counts.
+      for (let i = 0; i < MAX_LOGIN_ATTEMPTS; i++) await expect(login('kim', 'not-it', office)).rejects.toMatchObject({ status: 503 });
+      await expect(login('kim', 'kim-builtin-pw', office)).rejects.toMatchObject({ status: 429 });
+    } finally {
+      useLdap(slapd.url);
+    }
+    const outage = (await listAudit('login_failed')).filter((e) => e.ip === office.ip).map((e) => e.detail.reason);
+    expect(outage.filter((r) => r === 'ldap_unavailable')).toHaveLength(MAX_LOGIN_ATTEMPTS + 2);
+    // The directory back: erin signs in at once, from the same office.
+    expect((await login('erin', 'erin-secret', office)).user).toMatchObject({ username: 'erin' });
+  });
+
   it('never sends an empty password (an unauthenticated bind)', async () => {
     const before = (await slapd.binds()).length;
-    expect(await ldapAuthenticate('alice', '')).toBeNull();
+    expect(await ldapAuthenticate('alice', '')).toBe('refused');
     expect((await slapd.binds()).length).toBe(before);
   });
 
   it('escapes DN syntax in usernames', async () => {
     expect(escapeDnValue('alice,ou=admins')).toBe('alice\\,ou\\=admins');
     expect(escapeDnValue(' #x ')).toBe('\\ #x\\ ');
-    expect(await ldapAuthenticate('alice,ou=people', 'alice-secret')).toBeNull();
+    expect(await ldapAuthenticate('alice,ou=people', 'alice-secret')).toBe('refused');
     // slapd logs the DN normalized, with the escaped characters in hex: all of it is the uid value
     expect((await slapd.binds()).at(-1)).toBe(`uid=alice\\2Cou\\3Dpeople,${PEOPLE_BASE}`);
   });
@@ -260,8 +292,8 @@ describe('LDAP back-off after an outage', () => {
     expect(connections).toBe(1);
     // within the back-off, nothing contacts the server
     for (let i = 0; i < 3; i++) expect((await login('local-ops', 'local-ops-pw', caller)).user.username).toBe('local-ops');
-    await expect(login('erin', 'erin-secret', caller)).rejects.toMatchObject({ status: 401 }); // LDAP-only user: no LDAP now
-    expect(await ldapAuthenticate('alice', 'alice-secret')).toBeNull();
+    await expect(login('erin', 'erin-secret', caller)).rejects.toMatchObject({ status: 503 }); // LDAP-only user: no LDAP now
+    expect(await ldapAuthenticate('alice', 'alice-secret')).toBe('unavailable');
     expect(connections).toBe(1);
   });
 
@@ -292,7 +324,7 @@ describe('ldaps and StartTLS with a private CA (LDAP_CA_CERT)', () => {
     expect(await ldapAuthenticate('bob', 'bob-secret')).toMatchObject({ name: 'Bob Builder', role: 'admin' });
     // this server refuses password binds without TLS: without StartTLS the same credentials get nowhere
     useLdap(tlsSlapd.url, { LDAP_CA_CERT: ca.caPem, LDAP_BACKOFF_SECONDS: '0' });
-    expect(await ldapAuthenticate('bob', 'bob-secret')).toBeNull();
+    expect(await ldapAuthenticate('bob', 'bob-secret')).toBe('unavailable');
   });
 
   it('without the CA the server is untrusted: no bind is sent, and login falls back to the built-in users', async () => {
@@ -301,7 +333,7 @@ describe('ldaps and StartTLS with a private CA (LDAP_CA_CERT)', () => {
       const url = 'LDAP_STARTTLS' in settings ? tlsSlapd.url : tlsSlapd.ldapsUrl!;
       useLdap(url, { ...settings, LDAP_BACKOFF_SECONDS: '0' });
       const before = (await tlsSlapd.binds()).length;
-      expect(await ldapAuthenticate('alice', 'alice-secret')).toBeNull();
+      expect(await ldapAuthenticate('alice', 'alice-secret')).toBe('unavailable');
       expect((await tlsSlapd.binds()).length).toBe(before);
       expect((await login('local-ops', 'local-ops-pw', caller)).user.username).toBe('local-ops');
     }
