@@ -124,7 +124,8 @@ async function main(): Promise<number> {
   // The local service's port and data folder as npm start reads them (a blank PORT= is its default, not "localhost:"),
   // only when one is needed: a deployed stack named by INGEST_URL and INGEST_TOKEN owes nothing to local settings.
   // A blank INGEST_URL or INGEST_TOKEN is unset, as a blank PORT is.
-  let base = process.env.INGEST_URL?.trim() || undefined;
+  // Without a trailing slash: `https://fleet.example.com/` would send `//api/…`, which no route takes.
+  let base = process.env.INGEST_URL?.trim().replace(/\/+$/, '') || undefined;
   let token = process.env.INGEST_TOKEN?.trim() || undefined;
   if (!base || !token) {
     let local: LocalSettings;

@@ -36,7 +36,15 @@ const MIME: Record<string, string> = {
   '.ico': 'image/x-icon',
 };
 
-const TEXT_BODY = /json|text|xml|x-www-form-urlencoded|javascript/i;
+/**
+ * The media types an HTTP API passes to Lambda as text; every other body, a form or one with no
+ * Content-Type included, arrives base64-encoded (a third larger against Lambda's 6 MB event).
+ */
+const TEXT_MEDIA_TYPES = new Set(['application/json', 'application/xml', 'application/javascript']);
+const isTextBody = (contentType: string) => {
+  const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  return mediaType.startsWith('text/') || TEXT_MEDIA_TYPES.has(mediaType);
+};
 
 function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return new Promise((resolveBody, reject) => {
@@ -69,7 +77,7 @@ export function toApiGatewayEvent(
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
   const contentType = req.headers['content-type'] ?? '';
-  const asText = body.length === 0 || contentType === '' || TEXT_BODY.test(contentType);
+  const asText = body.length === 0 || isTextBody(contentType);
   const now = new Date();
   return {
     version: '2.0',
@@ -131,6 +139,12 @@ function hasDotSegment(target: string): boolean {
   return /(^|\/)\.{1,2}(\/|$)/.test(path);
 }
 
+/** An origin-form target whose path URL parsing keeps as sent: one leading `/`, no `\` (read as `/`). */
+function plainTarget(target: string): boolean {
+  const path = target.split('?', 1)[0]!;
+  return path.startsWith('/') && !path.startsWith('//') && !path.includes('\\');
+}
+
 /** `/%ff` and the like: no route or file can match, and decoding them would throw. */
 function decodablePath(pathname: string): boolean {
   try {
@@ -189,11 +203,16 @@ export function localRequestListener({ handlers, webRoot }: LocalServerOptions):
 
   return async (req, res) => {
     try {
-      const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';
       // As CloudFront's response headers policies add them: the console's policy (frame-src narrowed to the BI
       // server this process is configured for), or the API's under /api/.
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+      // A target URL parsing would rewrite (`\` read as `/`, `//host/…` read as another origin) is refused: API Gateway routes the path as sent.
+      if (!plainTarget(req.url ?? '/')) {
+        res.setHeader('Content-Security-Policy', API_POLICY);
+        return sendProblem(res, 400, 'Bad Request', 'The request target is not a plain path: it must start with one "/" and hold no "\\".');
+      }
+      const url = new URL(req.url ?? '/', 'http://localhost');
       res.setHeader('Content-Security-Policy', url.pathname.startsWith('/api/') ? API_POLICY : deploymentPolicy(configuredEmbedHost()));
       if (!decodablePath(url.pathname)) return sendProblem(res, 400, 'Bad Request', 'The request path is not a valid percent-encoded URI.');
       if (!url.pathname.startsWith('/api/')) {

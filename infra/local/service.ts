@@ -225,6 +225,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   // at once, before DynamoDB Local, and the emulator's free port can never be this one.
   const server = createServer(answerStarting);
   await listen(server, options.port);
+  const url = `http://localhost:${(server.address() as AddressInfo).port}`;
+  // Links in mail and tickets, and the embed's own origin, name this server (PORT may move it off 3000) unless APP_URL is set.
+  const ownsAppUrl = process.env.APP_URL === undefined;
+  if (ownsAppUrl) process.env.APP_URL = url;
+  const forgetAppUrl = () => {
+    if (ownsAppUrl && process.env.APP_URL === url) delete process.env.APP_URL;
+  };
   const closeServer = async () => {
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
@@ -246,6 +253,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   } catch (error) {
     await closeServer();
     await releaseFolder();
+    forgetAppUrl();
     throw error;
   }
   // The step in progress then fails against the stopped emulator, and the catch below cleans up.
@@ -287,8 +295,6 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await ensureConsoleBuilt((line) => log.info(line));
     const serve = localRequestListener({ handlers: await loadGroupHandlers(), webRoot: CONSOLE_OUT });
     server.off('request', answerStarting).on('request', serve);
-    const { port } = server.address() as AddressInfo;
-    const url = `http://localhost:${port}`;
     const runtimeFile = join(dataDir, RUNTIME_FILE);
     const runtime: RuntimeInfo = { pid: process.pid, url, dynamoEndpoint: endpoint, tablePrefix };
     await writeFileAtomically(runtimeFile, `${JSON.stringify(runtime, null, 2)}\n`);
@@ -324,6 +330,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         await dynamo?.stop();
         await rm(pidFile, { force: true });
         await releaseFolder();
+        forgetAppUrl();
       },
     };
   } catch (error) {
@@ -331,6 +338,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await dynamo?.stop();
     await rm(pidFile, { force: true });
     await releaseFolder();
+    forgetAppUrl();
     throw error;
   } finally {
     options.signal?.removeEventListener('abort', stopEmulator);

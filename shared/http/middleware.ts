@@ -284,12 +284,13 @@ export function authenticate(): Middleware {
       if (!token) throw new Unauthorized();
       const staticName = STATIC_TOKENS[route.auth];
       if (staticName) {
-        const staticToken = await secret(staticName);
+        // Trimmed: a token rotated from a file (`--secret-string file://t`) ends in a newline senders never send.
+        const staticToken = (await secret(staticName))?.trim();
         if (staticToken && sameSecret(token, staticToken)) return;
         // A token that does not match, and is no access token (three dot-separated parts), reads the secret again
         // when the value held is a few seconds old: a sender already moved to a rotated token is let in at once.
         if (token.split('.').length !== 3) {
-          const fresh = await freshSecret(staticName, STATIC_TOKEN_RECHECK_MS);
+          const fresh = (await freshSecret(staticName, STATIC_TOKEN_RECHECK_MS))?.trim();
           if (fresh && sameSecret(token, fresh)) return;
         }
       }

@@ -12,8 +12,12 @@ export interface PathMatch<T extends PathTemplate> {
   params: Record<string, string>;
 }
 
+/**
+ * Empty segments are kept, as API Gateway keeps them: `/api/issues/` is not `/api/issues`, and
+ * `/api/issues//evidence` fills no `{issue_id}` (both fall to a greedy route, or to nothing).
+ */
 function segments(path: string): string[] {
-  return path.split('/').filter(Boolean);
+  return path.split('/').slice(1);
 }
 
 /** Lower is more specific: 0 literal, 1 parameter, 2 greedy, per segment, left to right. */
@@ -42,8 +46,10 @@ function matchTemplate(template: string, path: string): Record<string, string> |
     }
     const g = got[i];
     if (g === undefined) return null;
-    if (w.startsWith('{')) params[w.slice(1, -1)] = decodeSegment(g);
-    else if (w !== g) return null;
+    if (w.startsWith('{')) {
+      if (g === '') return null;
+      params[w.slice(1, -1)] = decodeSegment(g);
+    } else if (w !== g) return null;
   }
   return got.length === want.length ? params : null;
 }

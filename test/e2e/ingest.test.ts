@@ -174,7 +174,7 @@ describe('npm run ingest', () => {
     const file = join(dir, 'fleet.jsonl');
     await writeFile(file, `${lines.join('\n')}\n`);
     const outcome = await run('npx', ['tsx', 'infra/local/ingest-cli.ts', file], {
-      env: { ...process.env, INGEST_URL: service.url, INGEST_TOKEN: service.ingestToken },
+      env: { ...process.env, INGEST_URL: `${service.url}/`, INGEST_TOKEN: service.ingestToken },
     }).then(
       (r) => ({ code: 0, stdout: r.stdout }),
       (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),

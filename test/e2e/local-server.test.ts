@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_POLICY } from '../../infra/web/csp.js';
+import { linkSettings } from '../../shared/config/links.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes } from '../../shared/routes/all-groups.js';
 import type { LocalService } from '../../infra/local/service.js';
@@ -28,6 +29,11 @@ describe('local server', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ok', service: 'fleet-health' });
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('names itself in links (mail, tickets, the embed origin check) when APP_URL is not set: its own port, not 3000', async () => {
+    expect(service.url).not.toBe('http://localhost:3000');
+    expect(linkSettings().appUrl).toBe(service.url);
   });
 
   it('serves the OpenAPI document', async () => {
@@ -84,20 +90,21 @@ describe('local server', () => {
     }
   });
 
-  it('refuses an API path with dot segments instead of resolving it into another route', async () => {
-    // fetch() resolves dot segments before sending; node:http sends the path as written.
-    const send = (path: string) =>
-      new Promise<{ status: number; type: string | undefined; body: string }>((done, fail) => {
-        const { hostname, port } = new URL(service.url);
-        const req = request({ hostname, port, path, headers: { Authorization: `Bearer ${superadmin}` } }, (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => done({ status: res.statusCode!, type: res.headers['content-type'], body }));
-        });
-        req.on('error', fail);
-        req.end();
+  // fetch() resolves dot segments and backslashes before sending; node:http sends the path as written.
+  const send = (path: string) =>
+    new Promise<{ status: number; type: string | undefined; body: string }>((done, fail) => {
+      const { hostname, port } = new URL(service.url);
+      const req = request({ hostname, port, path, headers: { Authorization: `Bearer ${superadmin}` } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => done({ status: res.statusCode!, type: res.headers['content-type'], body }));
       });
+      req.on('error', fail);
+      req.end();
+    });
+
+  it('refuses an API path with dot segments instead of resolving it into another route', async () => {
     for (const path of ['/api/clusters/../metrics', '/api/issues/./kpis', '/api/issues/%2E%2e/fleet/kpis', '/api/fleet/kpis/..', '/api/fleet/kpis/.?days=1']) {
       const res = await send(path);
       expect(res.status, path).toBe(400);
@@ -107,6 +114,33 @@ describe('local server', () => {
     // Dots inside a segment are a value, not a dot segment.
     expect((await send('/api/fleet/kpis?x=..')).status).toBe(200);
     expect((await send('/api/issues/..x')).status).toBe(404);
+  });
+
+  it('routes the path as sent, as API Gateway does: no backslash read as a slash, no second origin, no trailing slash dropped', async () => {
+    for (const path of ['/api/clusters/x\\..\\..\\metrics', '//evil/api/metrics', '//[/api/x']) {
+      const res = await send(path);
+      expect(res.status, path).toBe(400);
+      expect(res.type, path).toBe('application/problem+json');
+      expect(JSON.parse(res.body), path).toMatchObject({ status: 400, detail: expect.stringContaining('not a plain path') });
+    }
+    for (const path of ['/api/issues/', '/api/metrics/', '/api/issues//evidence']) {
+      const res = await send(path);
+      expect(res.status, path).toBe(404);
+      expect(JSON.parse(res.body), path).toMatchObject({ detail: FALLBACK_DETAIL });
+    }
+  });
+
+  it('passes a body to the function as an HTTP API does: as text only for text and JSON types, else base64 (a third larger)', async () => {
+    // Just under Lambda's 6 MB event as JSON text; the same body as a form is base64, over it: 413 before any parsing.
+    const body = JSON.stringify({ alerts: [], padding: 'x'.repeat(4_800_000) });
+    const post = (contentType: string) =>
+      api('/api/ingest/alerts', { method: 'POST', headers: { Authorization: `Bearer ${service.ingestToken}`, 'Content-Type': contentType }, body });
+    expect((await post('application/json; charset=utf-8')).status).not.toBe(413);
+    for (const contentType of ['application/x-www-form-urlencoded', 'application/vnd.alertmanager+json']) {
+      const res = await post(contentType);
+      expect(res.status, contentType).toBe(413);
+      expect(await res.json(), contentType).toMatchObject({ detail: expect.stringContaining('base64') });
+    }
   });
 
   it('answers a CORS preflight on any API path', async () => {

@@ -38,4 +38,11 @@ describe('path matching with API Gateway precedence', () => {
     expect(matchPath(exact, 'GET', '/api/issues/1/2')).toBeNull();
     expect(matchPath(sortBySpecificity([{ method: 'ANY', path: '/api/{proxy+}' }]), 'GET', '/api')).toBeNull();
   });
+
+  it('keeps empty segments as API Gateway does: a trailing slash or an empty parameter matches no route of its own', () => {
+    expect(matchPath(routes, 'GET', '/api/issues/')).toMatchObject({ route: { path: '/api/{proxy+}' }, params: { proxy: 'issues/' } });
+    expect(matchPath(routes, 'GET', '/api/issues//evidence')).toMatchObject({ route: { path: '/api/{proxy+}' } });
+    expect(matchPath(routes, 'PATCH', '/api/issues/')?.route.path).toBe('/api/{proxy+}');
+    expect(matchPath(routes, 'GET', '/api//issues')?.route.path).toBe('/api/{proxy+}');
+  });
 });
