@@ -4,6 +4,7 @@
 // Every LLM call goes to the usage ledger, failed ones too.
 import { putUsage, recordUsage, usageRecord, type UsageSource } from '../db/llm-usage.js';
 import { createLogger } from '../log.js';
+import { sliceChars } from '../text.js';
 import { costOf, priceOf, pricingTable } from './pricing.js';
 import { LlmError, type ChatRequest, type ChatResponse, type ContentBlock, type LlmProvider, type Message, type ToolSpec } from './types.js';
 
@@ -246,7 +247,7 @@ export async function runToolLoop(options: {
         : await runBefore(toolsUntil, () => options.runTool(use.name, use.input));
       if (!result) timeUp = true;
       let content = result?.content ?? CUT_OUT_OF_TIME;
-      if (resultChars + content.length > resultLimit) content = content.slice(0, resultLimit - resultChars) + cutAtLimit(resultLimit);
+      if (resultChars + content.length > resultLimit) content = sliceChars(content, resultLimit - resultChars) + cutAtLimit(resultLimit);
       resultChars = Math.min(resultLimit, resultChars + content.length);
       results.push({ type: 'tool_result', tool_use_id: use.id, content, is_error: result?.is_error ?? true });
     }

@@ -118,4 +118,13 @@ describe("a whole loop's tool results", () => {
     expect(JSON.stringify(answered[3]!.body.messages)).not.toContain('Answer now');
     expect(JSON.stringify(answered[4]!.body.messages)).toContain('Answer now');
   });
+
+  it('cuts at a whole character: an emoji astride the 120,000th is dropped whole, never sent as half a surrogate pair', async () => {
+    openai().enqueueToolUse([{ name: 'probe', input: {} }]);
+    openai().enqueueText('answered');
+    // The emoji's two UTF-16 units are the 120,000th and 120,001st: a cut between them would leave a lone \ud83d.
+    await loop('surrogate-cut-run', async () => ({ content: `${'x'.repeat(119_999)}🔥 DiskUsageHigh`, is_error: false }));
+    const [cut] = toolMessages(1);
+    expect(cut!.content).toBe(`${'x'.repeat(119_999)}\n[cut: this question's tool results reached 120,000 characters]`);
+  });
 });
