@@ -75,8 +75,8 @@ const CUT_NOTE =
 
 const recent = new Map<string, number[]>();
 
-/** At most MESSAGES_PER_MINUTE per user per minute (sliding window). */
-function admit(user: string, now: number): void {
+/** At most MESSAGES_PER_MINUTE per user per minute (sliding window); the answer gives the message's place back. */
+function admit(user: string, now: number): () => void {
   const times = (recent.get(user) ?? []).filter((t) => now - t < 60_000);
   if (times.length >= MESSAGES_PER_MINUTE) {
     recent.set(user, times);
@@ -84,6 +84,11 @@ function admit(user: string, now: number): void {
   }
   times.push(now);
   recent.set(user, times);
+  return () => {
+    const held = recent.get(user);
+    const at = held?.indexOf(now) ?? -1;
+    if (at >= 0) held!.splice(at, 1);
+  };
 }
 
 const startsTurn = (m: Message) => m.role === 'user' && m.content.every((b) => b.type === 'text');
@@ -174,8 +179,15 @@ async function claimTurn(user: string, now: number): Promise<((costUsd: number) 
 export async function chat(principal: Principal, message: string, now = Date.now()): Promise<ChatAnswer> {
   const provider = llmProvider();
   if (!provider) throw new ServiceUnavailable(describeLlmConfig());
-  admit(principal.userId, now);
-  const release = await claimTurn(principal.username, now);
+  const giveBack = admit(principal.userId, now);
+  // A message turned away by the budget or by another still being answered is no message sent: its place is given back.
+  const release = await claimTurn(principal.username, now).catch((error: unknown) => {
+    giveBack();
+    throw error;
+  });
+  // The history as this message found it; the turn is added to what is there when it ends (a reset, or a turn
+  // answered meanwhile from another tab, is not overwritten).
+  const before = histories.get(principal.userId) ?? [];
   const started = Date.now();
   // What this message's calls cost, failed ones too: counted against the day's budget however the loop ends.
   const spent = nothingSpent();
@@ -185,7 +197,7 @@ export async function chat(principal: Principal, message: string, now = Date.now
       spent,
       provider,
       system: SYSTEM_PROMPT,
-      messages: [...(histories.get(principal.userId) ?? []), { role: 'user', content: [{ type: 'text', text: message }] }],
+      messages: [...before, { role: 'user', content: [{ type: 'text', text: message }] }],
       tools: await toolSpecs(),
       runTool,
       maxRounds: MAX_TOOL_ROUNDS,
@@ -207,8 +219,8 @@ export async function chat(principal: Principal, message: string, now = Date.now
   const notes = [result.stopped && STOP_NOTE, result.cut && CUT_NOTE].filter(Boolean);
   const said = text || (result.stopped ? 'I could not reach an answer.' : result.cut ? 'I used up my output limit before I could answer.' : '');
   const reply = notes.length ? `${said}\n\n${notes.join('\n\n')}` : said || '_The model returned no text._';
-  const messages = result.messages;
-  messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: reply }] };
-  histories.set(principal.userId, bounded(messages));
+  const turn = result.messages.slice(before.length);
+  turn[turn.length - 1] = { role: 'assistant', content: [{ type: 'text', text: reply }] };
+  histories.set(principal.userId, bounded([...(histories.get(principal.userId) ?? []), ...turn]));
   return { reply, tool_calls: result.tool_calls, duration_ms: Date.now() - started };
 }

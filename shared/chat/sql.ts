@@ -46,6 +46,8 @@ export interface FleetDatabase {
   readonly loaded: Promise<void>;
   query(sql: string, options?: { rowLimit?: number; timeoutMs?: number }): Promise<SqlResult>;
   close(): Promise<void>;
+  /** Closes once the queries already asked of it have run: a newer snapshot replaced it, and another loop may be mid-query. */
+  retire(): Promise<void>;
 }
 
 /** A query refused or failed: the message is for the model (what was wrong, how to fix). */
@@ -234,6 +236,14 @@ class SnapshotDatabase implements FleetDatabase {
     this.closed = true;
     this.current = undefined;
     await this.worker.terminate();
+  }
+
+  async retire(): Promise<void> {
+    // Queries asked for while it drained are waited for too (a loop that took it just before the rebuild).
+    for (let drained = this.queue; ; drained = this.queue) {
+      await drained;
+      if (this.queue === drained) return this.close();
+    }
   }
 
   private ready(): Promise<SqlWorker> {

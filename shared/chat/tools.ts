@@ -59,7 +59,7 @@ export async function fleetDatabase(now = new Date()): Promise<FleetDatabase> {
   db.then((opened) => opened.loaded).catch(() => {
     if (snapshot?.db === db) snapshot = undefined;
   });
-  void previous?.then((old) => old.close()).catch(() => undefined);
+  void previous?.then((old) => old.retire()).catch(() => undefined);
   return db;
 }
 

@@ -105,4 +105,31 @@ describe('chat history', () => {
       .body.messages.filter((m) => m.role !== 'system');
     expect(sent.map((m) => m.content)).toEqual(['what did I ask before?']);
   });
+
+  it('adds a turn to the history as the turn ends: a reset while it was being answered stays a reset', async () => {
+    const u = user('history-reset-race');
+    try {
+      openai().enqueueText('first answer');
+      await chat(u, 'question 0');
+      let answer = () => {};
+      const held = new Promise<void>((resolve) => (answer = resolve));
+      openai().enqueue({ kind: 'held', until: held, then: { kind: 'text', text: 'late answer' } });
+      const late = chat(u, 'question 1');
+      await vi.waitFor(() => expect(openai().received).toHaveLength(2));
+      // Cleared from another tab while question 1 is answered: question 0 is gone for good.
+      resetChat(u);
+      answer();
+      await late;
+      openai().enqueueText('third answer');
+      await chat(u, 'question 2');
+    } finally {
+      resetChat(u);
+    }
+    const asked = openai()
+      .answered()
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'user')
+      .map((m) => m.content);
+    expect(asked).toEqual(['question 1', 'question 2']);
+  });
 });

@@ -299,6 +299,19 @@ describe('run_sql over a small fleet', () => {
     });
   });
 
+  it('retires after the queries already asked of it: they answer, and only a later one finds it closed', async () => {
+    // A rebuilt snapshot retires the old one while another loop may be mid-query on it (one process, npm start).
+    const old = await openFleetDatabase(smallFleet());
+    const counting = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 200000) SELECT count(*) FROM n';
+    const first = old.query(counting);
+    const retired = old.retire();
+    const second = old.query('SELECT count(*) FROM clusters'); // asked for while it drains
+    expect((await first).rows).toEqual([[200000]]);
+    expect((await second).rows).toEqual([[3]]);
+    await retired;
+    await expect(old.query('SELECT 1')).rejects.toThrow('the fleet database is closed');
+  });
+
   describe('time limit', () => {
     it(`stops a runaway query at the ${SQL_LIMITS.timeoutMs} ms limit, saying so; a replacement worker answers the next query`, async () => {
       const error = await refusal(db, RUNAWAY);
