@@ -5,7 +5,7 @@
 // version (409) is explained and can be re-applied. Metric sources are the
 // fourth rule set, edited and proposed the same way (issue 20 §1). Ctrl+S saves
 // only what the Save button would; an unsaved edit is kept for the tab across
-// rule-set tabs and pages. General settings for superadmins only. axe on every page.
+// rule-set tabs and pages. General settings read by all, changed by superadmins. axe on every page.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -526,7 +526,7 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
 });
 
 describe('general settings', { timeout: 60_000 }, () => {
-  it('a superadmin changes the methods; a viewer cannot open the page', async () => {
+  it('a superadmin changes the methods; a viewer reads them and changes nothing', async () => {
     await superPage.goto('/settings');
     await superPage.getByRole('heading', { level: 1, name: 'General settings' }).waitFor();
     // What each switch does, as it is: AI health scoring is recorded but not built.
@@ -558,9 +558,15 @@ describe('general settings', { timeout: 60_000 }, () => {
     expect((await api(service.url, admin, 'GET', '/api/settings/general')).body).toEqual({ health_scoring_method: 'ai', alert_criticality_method: 'rules' });
     await api(service.url, admin, 'PUT', '/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'ai' });
 
+    // A viewer reads them (where the scores it sees come from), and changes nothing.
     await viewerPage.goto('/settings');
-    await viewerPage.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
-    expect(await viewerPage.getByRole('radio').count()).toBe(0);
+    await viewerPage.getByRole('heading', { level: 1, name: 'General settings' }).waitFor();
+    await viewerPage.getByText('Only a superadmin changes these settings.').waitFor();
+    const criticality = viewerPage.getByRole('group', { name: 'Alert criticality method' });
+    await criticality.getByRole('radio', { name: /^AI/ }).and(viewerPage.locator(':checked')).waitFor();
+    expect(await viewerPage.getByRole('radio', { disabled: false }).count()).toBe(0);
+    expect(await viewerPage.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+    await expectAccessible(viewerPage, '/settings (viewer)');
   });
 });
 

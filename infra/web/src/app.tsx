@@ -6,7 +6,7 @@ import { createBrowserRouter, Navigate, Outlet, ScrollRestoration, useLocation }
 import { RouteError } from './components/route-error';
 import { Shell } from './components/shell';
 import type { Role } from './api/types';
-import { MAY_CHANGE_SETTINGS, MAY_LIST_USERS, MAY_READ_AUDIT, MAY_SEE_LLM_COST, MAY_SEE_PULLS } from './api/access';
+import { MAY_LIST_USERS, MAY_READ_AUDIT, MAY_READ_SETTINGS, MAY_SEE_LLM_COST, MAY_SEE_PULLS } from './api/access';
 import { useSession } from './session';
 
 function RequireSession() {
@@ -77,7 +77,7 @@ export const router = createBrowserRouter([
           { element: <RequireRole roles={MAY_LIST_USERS} />, children: [{ path: 'users', lazy: page(() => import('./pages/users')) }] },
           { element: <RequireRole roles={MAY_READ_AUDIT} />, children: [{ path: 'audit', lazy: page(() => import('./pages/audit')) }] },
           { element: <RequireRole roles={MAY_SEE_PULLS} />, children: [{ path: 'metric-sources', lazy: page(() => import('./pages/metric-sources')) }] },
-          { element: <RequireRole roles={MAY_CHANGE_SETTINGS} />, children: [{ path: 'settings', lazy: page(() => import('./pages/general-settings')) }] },
+          { element: <RequireRole roles={MAY_READ_SETTINGS} />, children: [{ path: 'settings', lazy: page(() => import('./pages/general-settings')) }] },
           { element: <RequireRole roles={MAY_SEE_LLM_COST} />, children: [{ path: 'llm-cost', lazy: page(() => import('./pages/llm-cost')) }] },
           { path: '*', lazy: page(() => import('./pages/not-found')) },
         ],

@@ -27,7 +27,8 @@ export const MAY_RESET_PASSWORDS = rolesOf(ep<'settings', 'resetPassword'>('POST
 export const MAY_READ_AUDIT = rolesOf(ep<'settings', 'audit'>('GET', '/api/settings/audit'), 'superadmin', 'admin');
 /** Metric sources (/metric-sources): the puller's status, and a pull now. */
 export const MAY_SEE_PULLS = rolesOf(ep<'metric-sources', 'status'>('GET', '/api/metric-sources/status'), 'superadmin', 'admin');
-/** Settings (/settings): the general settings, changed. */
+/** Settings (/settings): the general settings, read (every role: they say how scores are made), and changed. */
+export const MAY_READ_SETTINGS = rolesOf(ep<'settings', 'getGeneral'>('GET', '/api/settings/general'), 'superadmin', 'admin', 'viewer');
 export const MAY_CHANGE_SETTINGS = rolesOf(ep<'settings', 'putGeneral'>('PUT', '/api/settings/general'), 'superadmin');
 /** LLM cost (/llm-cost). */
 export const MAY_SEE_LLM_COST = rolesOf(ep<'llm-usage', 'summary'>('GET', '/api/llm-usage/summary'), 'superadmin');

@@ -3,7 +3,7 @@
 import { type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
 import { NavLink, useLocation } from 'react-router';
 import type { Role } from '../api/types';
-import { MAY_CHANGE_SETTINGS, MAY_LIST_USERS, MAY_READ_AUDIT, MAY_SEE_LLM_COST, MAY_SEE_PULLS } from '../api/access';
+import { MAY_LIST_USERS, MAY_READ_AUDIT, MAY_READ_SETTINGS, MAY_SEE_LLM_COST, MAY_SEE_PULLS } from '../api/access';
 import { useSession } from '../session';
 
 const NAV: { to: string; label: string; end?: boolean; roles?: readonly Role[] }[] = [
@@ -23,7 +23,7 @@ const NAV: { to: string; label: string; end?: boolean; roles?: readonly Role[] }
   { to: '/users', label: 'People', roles: MAY_LIST_USERS },
   { to: '/audit', label: 'Audit', roles: MAY_READ_AUDIT },
   { to: '/metric-sources', label: 'Metric sources', roles: MAY_SEE_PULLS },
-  { to: '/settings', label: 'Settings', roles: MAY_CHANGE_SETTINGS },
+  { to: '/settings', label: 'Settings', roles: MAY_READ_SETTINGS },
   { to: '/llm-cost', label: 'LLM cost', roles: MAY_SEE_LLM_COST },
 ];
 

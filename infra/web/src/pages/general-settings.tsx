@@ -1,13 +1,15 @@
-// General settings (/settings, superadmin only; the route checks the role): how
-// health scores and alert criticality are decided, by the rule sets or by AI.
-// Saved with PUT /api/settings/general.
+// General settings (/settings): how health scores and alert criticality are decided, by the
+// rule sets or by AI. Every role reads them (they say where the scores it sees come from);
+// a superadmin changes them, saved with PUT /api/settings/general.
 import { useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
+import { MAY_CHANGE_SETTINGS } from '../api/access';
 import { ApiProblem, call, endpoint } from '../api/client';
 import { useApiTagged } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { Loading, Problem } from '../components/states';
+import { useSession } from '../session';
 import './general-settings.css';
 
 const getGeneral = endpoint<'settings', 'getGeneral'>('GET', '/api/settings/general');
@@ -41,24 +43,26 @@ const METHODS: { value: Method; label: string }[] = [
 
 export default function GeneralSettingsPage() {
   const general = useApiTagged(getGeneral);
+  const mayChange = useSession().can(...MAY_CHANGE_SETTINGS);
   return (
     <section className="settings-page" aria-labelledby="settings-title">
       <h1 id="settings-title">General settings</h1>
       <p className="muted">
         How the service decides health scores and alert criticality. The rule sets themselves are edited on the <Link to="/rules">Rules</Link> page.
+        {!mayChange && ' Only a superadmin changes these settings.'}
       </p>
       {general.isPending ? (
         <Loading what="the settings" />
       ) : general.isError ? (
         <Problem error={general.error} retry={() => void general.refetch()} />
       ) : (
-        <SettingsForm saved={general.data} etag={general.data.etag} refetch={() => void general.refetch()} />
+        <SettingsForm saved={general.data} etag={general.data.etag} refetch={() => void general.refetch()} readOnly={!mayChange} />
       )}
     </section>
   );
 }
 
-function SettingsForm({ saved, etag, refetch }: { saved: General; etag: string | null; refetch(): void }) {
+function SettingsForm({ saved, etag, refetch, readOnly }: { saved: General; etag: string | null; refetch(): void; readOnly: boolean }) {
   const client = useQueryClient();
   // The choices made here, per setting; the rest follow what is stored (a refetch never drops a choice not saved yet).
   const [chosen, setChosen] = useState<Partial<General>>({});
@@ -95,7 +99,7 @@ function SettingsForm({ saved, etag, refetch }: { saved: General; etag: string |
   return (
     <form className="card settings-form" onSubmit={(e) => void submit(e)}>
       {FIELDS.map((field) => (
-        <fieldset key={field.key}>
+        <fieldset key={field.key} disabled={readOnly}>
           <legend>{field.label}</legend>
           {METHODS.map((m) => (
             <label key={m.value} className="settings-choice">
@@ -111,7 +115,7 @@ function SettingsForm({ saved, etag, refetch }: { saved: General; etag: string |
               />{' '}
               <span>
                 <strong>{m.label}</strong>
-                {saved[field.key] === m.value && <span className="muted"> (saved)</span>}
+                {saved[field.key] === m.value && !readOnly && <span className="muted"> (saved)</span>}
                 <br />
                 <span className="muted">{field.help[m.value]}</span>
               </span>
@@ -119,14 +123,16 @@ function SettingsForm({ saved, etag, refetch }: { saved: General; etag: string |
           ))}
         </fieldset>
       ))}
-      <div className="settings-actions">
-        <button type="submit" className="primary" disabled={busy || !dirty}>
-          {busy ? 'Saving…' : 'Save settings'}
-        </button>
-        <button type="button" disabled={busy || !dirty} onClick={() => setValues(saved)}>
-          Undo changes
-        </button>
-      </div>
+      {!readOnly && (
+        <div className="settings-actions">
+          <button type="submit" className="primary" disabled={busy || !dirty}>
+            {busy ? 'Saving…' : 'Save settings'}
+          </button>
+          <button type="button" disabled={busy || !dirty} onClick={() => setValues(saved)}>
+            Undo changes
+          </button>
+        </div>
+      )}
       {done && (
         <p className="notice" role="status">
           Saved.
