@@ -40,8 +40,9 @@ export const healthGroup = defineGroup({
       roles: ADMIN_UP,
       response: HealthRefreshResponse,
       accepted: RefreshRunning,
-      // 409: a refresh claim lost to a concurrent request (shared/scoring/refresh-claim.ts).
-      problems: [409, 503],
+      // 409: a refresh claim lost to a concurrent request (shared/scoring/refresh-claim.ts). 406: it answers every
+      // cluster's health score, over 6 MB uncompressed from about 2,500 clusters, as GET /api/health/scores does.
+      problems: [406, 409, 503],
     },
     refreshStatus: {
       method: 'GET',
@@ -52,7 +53,7 @@ export const healthGroup = defineGroup({
       params: RefreshIdParams,
       response: HealthRefreshResponse,
       accepted: RefreshRunning,
-      problems: [503],
+      problems: [406, 503],
     },
   },
 });

@@ -174,6 +174,21 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/api/health-check']!.get.security).toEqual([]);
   });
 
+  it('a route answering a list a 406-declaring route answers declares 406 too: uncompressed, it outgrows 6 MB with the fleet', () => {
+    const doc = buildOpenApi(ROUTE_GROUPS, 'test') as { paths: Record<string, Record<string, { responses: Record<string, any> }>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })),
+    );
+    // Each array the 200 answer holds, by name and schema.
+    const listsOf = (op: { responses: Record<string, any> }) =>
+      Object.entries((op.responses['200']?.content?.['application/json']?.schema?.properties ?? {}) as Record<string, { type?: string }>)
+        .filter(([, property]) => property.type === 'array')
+        .map(([name, property]) => `${name} ${JSON.stringify(property)}`);
+    const large = new Set(operations.filter(({ op }) => op.responses['406']).flatMap(({ op }) => listsOf(op)));
+    expect(large.size).toBeGreaterThan(0);
+    expect(operations.filter(({ op }) => !op.responses['406'] && listsOf(op).some((list) => large.has(list))).map(({ key }) => key)).toEqual([]);
+  });
+
   it('lists the headers a route reads: If-Match on the writes that take a precondition, X-Session-Duration on logout, Origin on the embed session', () => {
     const doc = buildOpenApi(ROUTE_GROUPS, 'test') as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[] }>> };
     const headers = Object.entries(doc.paths)
