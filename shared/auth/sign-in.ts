@@ -7,7 +7,6 @@ import {
   forgetLoginAttempts,
   type LoginReservation,
   releaseAddressAttempt,
-  releaseLoginAttempt,
   rememberAddress,
   reserveAddressAttempt,
   reserveLoginAttempt,
@@ -190,6 +189,8 @@ export async function login(rawUsername: string, password: string, caller: Calle
     if (reservation.firstRefusal) await audit('login_failed', undefined, { reason: 'locked_out' });
     throw new TooManyRequests('Too many failed logins for this username; try again later.', reservation.retryAfterSeconds, { limit: USERNAME_LIMIT });
   }
+  // Reserved in a known network's own window just as the name's was first refused: that lockout is audited all the same.
+  if (reservation.nameLockedOut) await audit('login_failed', undefined, { reason: 'locked_out' });
 
   let user: UserRecord | undefined;
   let method = 'local';
@@ -220,13 +221,10 @@ export async function login(rawUsername: string, password: string, caller: Calle
   user ??= builtIn?.user;
 
   if (!user && ldapUnavailable) {
-    // The directory could not check the password: "wrong password" would be untrue, and a directory user's
-    // retries would lock their name and their office's address. The same 503 whether or not a built-in password
-    // was checked (which names have one stays unsaid); only a check that happened stays counted.
-    if (!builtIn?.checked) {
-      await releaseLoginAttempt(username, reservation);
-      if (fromAddress) await releaseAddressAttempt(caller.ip, fromAddress);
-    }
+    // The directory could not check the password: "wrong password" would be untrue. Counted as any failure
+    // (the name's and the address's places stay taken), and the same whether or not a built-in password was
+    // checked: a place given back for one and not the other would tell which names have one, and the address's
+    // window is what bounds the decoy checks and audit entries such requests cost.
     await audit('login_failed', undefined, { reason: builtIn?.checked ? 'bad_credentials' : 'ldap_unavailable', ldap: 'unavailable' });
     throw new ServiceUnavailable('Your password could not be checked: the directory (LDAP) is not answering. Try again shortly.', ldapRetryAfterSeconds());
   }
@@ -287,7 +285,12 @@ export async function activate(token: string, password: string, caller: Caller):
     ],
   );
   if (!taken) throw new BadRequest('The link’s token is invalid, already used or expired.');
-  if (taken.purpose === 'reset') await forgetLoginAttempts(taken.user.username, trustedAddress(caller));
+  // After the link is spent and the password set: a window that could not be ended is logged, never a failed activation.
+  if (taken.purpose === 'reset') {
+    await forgetLoginAttempts(taken.user.username, trustedAddress(caller)).catch((error: unknown) =>
+      log.warn('could not end the failed-login windows of a reset account', errorFields(error)),
+    );
+  }
   const answer = await issue(taken.user);
   await rememberKnownAddress(taken.user.username, caller);
   return answer;

@@ -75,8 +75,11 @@ const CUT_NOTE =
 
 const recent = new Map<string, number[]>();
 
-/** At most MESSAGES_PER_MINUTE per user per minute (sliding window); the answer gives the message's place back. */
-function admit(user: string, now: number): () => void {
+/**
+ * At most MESSAGES_PER_MINUTE per user per minute (sliding window). A message the budget or another in flight then
+ * turns away keeps its place: the limit is also what bounds the budget claim's write each one costs.
+ */
+function admit(user: string, now: number): void {
   const times = (recent.get(user) ?? []).filter((t) => now - t < 60_000);
   if (times.length >= MESSAGES_PER_MINUTE) {
     recent.set(user, times);
@@ -84,11 +87,6 @@ function admit(user: string, now: number): () => void {
   }
   times.push(now);
   recent.set(user, times);
-  return () => {
-    const held = recent.get(user);
-    const at = held?.indexOf(now) ?? -1;
-    if (at >= 0) held!.splice(at, 1);
-  };
 }
 
 const startsTurn = (m: Message) => m.role === 'user' && m.content.every((b) => b.type === 'text');
@@ -179,12 +177,8 @@ async function claimTurn(user: string, now: number): Promise<((costUsd: number) 
 export async function chat(principal: Principal, message: string, now = Date.now()): Promise<ChatAnswer> {
   const provider = llmProvider();
   if (!provider) throw new ServiceUnavailable(describeLlmConfig());
-  const giveBack = admit(principal.userId, now);
-  // A message turned away by the budget or by another still being answered is no message sent: its place is given back.
-  const release = await claimTurn(principal.username, now).catch((error: unknown) => {
-    giveBack();
-    throw error;
-  });
+  admit(principal.userId, now);
+  const release = await claimTurn(principal.username, now);
   // The history as this message found it; the turn is added to what is there when it ends (a reset, or a turn
   // answered meanwhile from another tab, is not overwritten).
   const before = histories.get(principal.userId) ?? [];

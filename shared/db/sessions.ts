@@ -79,7 +79,7 @@ const epoch = (now: Date) => Math.floor(now.getTime() / 1000);
  * password, so it costs an attacker nothing, and an entry for each would flood the log).
  */
 export type LoginReservation =
-  | { reserved: true; attempt: number; windowStart: number; knownAddress?: string }
+  | { reserved: true; attempt: number; windowStart: number; knownAddress?: string; nameLockedOut?: true }
   | { reserved: false; retryAfterSeconds: number; firstRefusal: boolean };
 
 /**
@@ -98,7 +98,9 @@ export async function reserveLoginAttempt(username: string, now = new Date(), ad
   const known = await getItem('users', knownAddressKey(username, block), true);
   if (!known || Number(known.known_until) <= epoch(now)) return reservation;
   const own = await reserveInWindow(knownWindowKey(username, block), MAX_LOGIN_ATTEMPTS, now);
-  return own.reserved ? { ...own, knownAddress: block } : own;
+  // The name's window was refused first: its first refusal (the one the audit log records) must not be lost.
+  if (!own.reserved) return { ...own, firstRefusal: own.firstRefusal || reservation.firstRefusal };
+  return { ...own, knownAddress: block, ...(reservation.firstRefusal ? { nameLockedOut: true as const } : {}) };
 }
 
 /** After a successful sign-in from `address`: a network this username now knows (reserveLoginAttempt), for KNOWN_ADDRESS_SECONDS. */
@@ -124,14 +126,6 @@ export function reserveAddressAttempt(address: string, now = new Date()): Promis
  */
 export function releaseAddressAttempt(address: string, reservation: { windowStart: number }): Promise<void> {
   return giveBack(addressKey(address), reservation.windowStart);
-}
-
-/**
- * A reserved attempt that checked no password after all (the directory that holds it did not answer):
- * its place in the username's window (or its known network's) is given back, as releaseAddressAttempt does.
- */
-export function releaseLoginAttempt(username: string, reservation: { windowStart: number; knownAddress?: string }): Promise<void> {
-  return giveBack(reservation.knownAddress === undefined ? throttleKey(username) : knownWindowKey(username, reservation.knownAddress), reservation.windowStart);
 }
 
 async function giveBack(key: WindowKey, windowStart: number): Promise<void> {

@@ -13,8 +13,9 @@ export interface PathMatch<T extends PathTemplate> {
 }
 
 /**
- * Empty segments are kept, as API Gateway keeps them: `/api/issues/` is not `/api/issues`, and
- * `/api/issues//evidence` fills no `{issue_id}` (both fall to a greedy route, or to nothing).
+ * Empty segments are kept, as API Gateway keeps them: `/api/issues/` is not `/api/issues` (an HTTP
+ * API routes a trailing slash to no route without it: storacha/w3infra#166), and `/api/issues//evidence`
+ * fills no `{issue_id}` (an empty parameter matches nothing: aws/chalice#588). Both fall to a greedy route.
  */
 function segments(path: string): string[] {
   return path.split('/').slice(1);

@@ -93,15 +93,20 @@ describe('login', () => {
     expect(wrong.headers.get('content-type')).toBe('application/problem+json');
   });
 
-  it('locks a username out after 5 failures in 15 minutes: 429 with Retry-After, even with the right password', async () => {
+  it('locks a username out after 5 failures in 15 minutes: 429 with Retry-After, even with the right password, but not for its own network', async () => {
     const admin = await tokenOf('admin', ADMIN_PASSWORD);
     await inviteAndActivate(admin, 'locked@example.com', 'viewer', 'locked-password');
-    for (let i = 0; i < 5; i++) expect((await login('locked@example.com', `wrong-${i}`)).status).toBe(401);
-    const blocked = await login('locked@example.com', 'locked-password');
+    // From a network the account never signed in from (a viewer address CloudFront vouches for).
+    const stranger = { [ORIGIN_VERIFY_HEADER]: ORIGIN_TOKEN, [VIEWER_ADDRESS_HEADER]: '198.51.100.200' };
+    const loginFrom = (password: string) => send('POST', '/api/auth/login', { body: { username: 'locked@example.com', password }, headers: stranger });
+    for (let i = 0; i < 5; i++) expect((await loginFrom(`wrong-${i}`)).status).toBe(401);
+    const blocked = await loginFrom('locked-password');
     expect(blocked.status).toBe(429);
     const retryAfter = Number(blocked.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(14 * 60);
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+    // The owner, from the network the account was activated from (this test's own address), keeps 5 checks of its own.
+    expect((await login('locked@example.com', 'locked-password')).status).toBe(200);
     // other usernames are not affected
     expect((await login('admin', ADMIN_PASSWORD)).status).toBe(200);
   });
@@ -129,12 +134,14 @@ describe('login', () => {
       }
       // the audit log agrees: a bad_credentials entry only after a real check, and one locked_out for the
       // window's refusals (one each would let anyone flood the log for nothing: a refusal checks no password)
-      const failed = (await auditEntries(admin, 'login_failed')).filter((e) => e.target === username);
+      // An unknown name is audited as no account's (it may be a password typed into the wrong field), from these addresses.
+      const target = i === 0 ? username : '(no such account)';
+      const failed = (await auditEntries(admin, 'login_failed')).filter((e) => e.target === target && e.ip?.startsWith(`198.51.${100 + i}.`));
       expect(failed.filter((e) => e.detail.reason === 'bad_credentials')).toHaveLength(answers.filter((a) => a.status === 401).length);
       const lockouts = answers.filter((a) => a.status === 429 && Number(a.headers.get('retry-after')) > 1).length;
       expect(failed.filter((e) => e.detail.reason === 'locked_out')).toHaveLength(lockouts > 0 ? 1 : 0);
-      // the window is full: even the right password is refused unchecked
-      const locked = await login(username, 'rush-password');
+      // the window is full: even the right password is refused unchecked (from a network the name never signed in from)
+      const locked = await send('POST', '/api/auth/login', { body: { username, password: 'rush-password' }, headers: fromViewer(99) });
       expect(locked.status).toBe(429);
       expect(locked.body.limit).toBe('username');
     }
@@ -333,12 +340,16 @@ describe("changing one's own password", () => {
   it('is no way around the login lockout: wrong current passwords count as failed logins', async () => {
     const admin = await tokenOf('admin', ADMIN_PASSWORD);
     const token = await inviteAndActivate(admin, 'guess@example.com', 'viewer', 'guess-password-1');
+    // From a network the account never signed in from (a taken token used elsewhere): the name's 5 checks, no more.
+    const elsewhere = { [ORIGIN_VERIFY_HEADER]: ORIGIN_TOKEN, [VIEWER_ADDRESS_HEADER]: '198.51.100.202' };
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
-      statuses.push((await send('POST', '/api/auth/password', { token, body: { current_password: `guess-${i}`, new_password: 'guess-password-2' } })).status);
+      const body = { current_password: `guess-${i}`, new_password: 'guess-password-2' };
+      statuses.push((await send('POST', '/api/auth/password', { token, body, headers: elsewhere })).status);
     }
     expect(statuses).toEqual([400, 400, 400, 400, 400, 429]);
-    expect((await login('guess@example.com', 'guess-password-1')).status).toBe(429);
+    const signIn = await send('POST', '/api/auth/login', { body: { username: 'guess@example.com', password: 'guess-password-1' }, headers: elsewhere });
+    expect(signIn.status).toBe(429);
   });
 });
 
