@@ -119,6 +119,8 @@ describe('sign-in', { timeout: 60_000 }, () => {
     expect(sent.request().headers()['x-session-duration']).toMatch(/^\d+$/);
     await page.waitForURL((u) => u.pathname === '/sign-in');
     await expect.poll(() => page.getByRole('status').textContent()).toBe('You have signed out.');
+    // The tab names the sign-in page, not the page signed out from (the shell names only its own pages).
+    expect(await page.title()).toBe('Sign in · Fleet Health');
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.goto('/issues');

@@ -90,6 +90,21 @@ async function issueIdOf(name: string): Promise<string> {
   return body.issues[0].issue_id;
 }
 
+describe('keyboard focus', { timeout: 60_000 }, () => {
+  it('stays on a button its own press leaves with nothing to do (Clear filters), not dropped to the top of the page', async () => {
+    await adminPage.goto('/?tier=S');
+    const clear = adminPage.getByRole('button', { name: 'Clear filters' });
+    await clear.focus();
+    await adminPage.keyboard.press('Enter');
+    await expect.poll(() => clear.isDisabled()).toBe(true);
+    expect(await adminPage.evaluate('document.activeElement && document.activeElement.textContent')).toBe('Clear filters');
+    // Pressed again while it cannot act: nothing happens, and the focus stays.
+    await adminPage.keyboard.press('Enter');
+    expect(new URL(adminPage.url()).search).toBe('');
+    expect(await adminPage.evaluate('document.activeElement && document.activeElement.textContent')).toBe('Clear filters');
+  });
+});
+
 describe('opening a page', { timeout: 60_000 }, () => {
   it('names it in the document title and moves keyboard focus to it, as a page load would; back restores both', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/health/scores');

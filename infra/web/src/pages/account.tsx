@@ -8,6 +8,7 @@ import { ApiProblem, call, endpoint } from '../api/client';
 import { NewPasswordFields, newPasswordReady } from '../components/new-password';
 import { useSession } from '../session';
 import './account.css';
+import { Button } from '../components/button';
 
 const changePassword = endpoint<'auth', 'changePassword'>('POST', '/api/auth/password');
 
@@ -82,9 +83,9 @@ function PasswordForm() {
             Your password is changed, and your other sessions have ended.
           </p>
         )}
-        <button type="submit" className="primary" disabled={busy || !current || !newPasswordReady(next, repeat)}>
+        <Button type="submit" className="primary" disabled={busy || !current || !newPasswordReady(next, repeat)}>
           {busy ? 'Changing…' : 'Change password'}
-        </button>
+        </Button>
       </form>
     </section>
   );

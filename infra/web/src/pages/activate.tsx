@@ -10,6 +10,7 @@ import { Link, useLocation, useNavigate } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
 import { NewPasswordFields, newPasswordReady } from '../components/new-password';
 import { useSession } from '../session';
+import { Button } from '../components/button';
 
 const activate = endpoint<'auth', 'activate'>('POST', '/api/auth/activate');
 
@@ -45,6 +46,10 @@ export default function Activate() {
     // Read once: the address bar (and the history entry, and what a screenshot shows) no longer holds it.
     if (window.location.hash || window.location.search) window.history.replaceState(window.history.state, '', window.location.pathname);
   }, []);
+  // Outside the shell, which names every other page.
+  useEffect(() => {
+    document.title = `${words.title} · Fleet Health`;
+  }, [words.title]);
   const { signIn } = useSession();
   const navigate = useNavigate();
   const [password, setPassword] = useState('');
@@ -84,9 +89,9 @@ export default function Activate() {
                 {error}
               </p>
             )}
-            <button type="submit" className="primary" disabled={busy || !newPasswordReady(password, repeat)}>
+            <Button type="submit" className="primary" disabled={busy || !newPasswordReady(password, repeat)}>
               {busy ? words.busy : words.submit}
-            </button>
+            </Button>
           </>
         )}
       </form>

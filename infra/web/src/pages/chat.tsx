@@ -13,6 +13,7 @@ import { problemTurn, turnId, updateTurns, useTurns } from '../components/chat/t
 import { Problem } from '../components/states';
 import { useSession } from '../session';
 import './chat.css';
+import { Button } from '../components/button';
 
 const messageEndpoint = endpoint<'chat', 'message'>('POST', '/api/chat/message');
 const resetEndpoint = endpoint<'chat', 'reset'>('POST', '/api/chat/reset');
@@ -81,9 +82,9 @@ export default function ChatPage() {
           <h1 id="chat-title">Assistant</h1>
           <p className="muted chat-intro">Answers from the fleet's data. It remembers this conversation until you start a new one.</p>
         </div>
-        <button type="button" onClick={() => reset.mutate()} disabled={busy}>
+        <Button type="button" onClick={() => reset.mutate()} disabled={busy}>
           New conversation
-        </button>
+        </Button>
       </header>
       <p className="chat-notice muted" role="status">
         {notice}

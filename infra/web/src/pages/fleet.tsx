@@ -18,6 +18,7 @@ import { useSession } from '../session';
 import { StaleBadge } from '../components/stale-badge';
 import { ItemLink } from '../components/list-link';
 import './fleet.css';
+import { Button } from '../components/button';
 
 const scoresEndpoint = endpoint<'fleet', 'scores'>('GET', '/api/fleet/scores');
 const kpisEndpoint = endpoint<'fleet', 'kpis'>('GET', '/api/fleet/kpis');
@@ -319,9 +320,9 @@ function ScoresTable({ scores }: { scores: Score[] }) {
             ))}
           </select>
         </label>
-        <button type="button" onClick={clear} disabled={!filtered}>
+        <Button type="button" onClick={clear} disabled={!filtered}>
           Clear filters
-        </button>
+        </Button>
       </search>
       <p className="muted fleet-count" role="status" aria-live="polite">
         {filtered ? `${rows.length} of ${scores.length} clusters match.` : `${scores.length} clusters.`} Arrow keys move between rows; the headers sort.
@@ -368,9 +369,9 @@ function RefreshScores({ generatedAt }: { generatedAt: string | undefined }) {
   }, [refresh.isPending]);
   return (
     <div className="fleet-refresh">
-      <button type="button" className="primary" onClick={() => refresh.mutate()} disabled={refresh.isPending} aria-busy={refresh.isPending}>
+      <Button type="button" className="primary" onClick={() => refresh.mutate()} disabled={refresh.isPending} aria-busy={refresh.isPending}>
         {refresh.isPending ? 'Refreshing…' : 'Refresh scores'}
-      </button>
+      </Button>
       <div role="status" aria-live="polite" className="fleet-refresh-status">
         {refresh.isPending && (
           <>

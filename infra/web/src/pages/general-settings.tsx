@@ -11,6 +11,7 @@ import type { Answer } from '../api/types';
 import { Loading, Problem } from '../components/states';
 import { useSession } from '../session';
 import './general-settings.css';
+import { Button } from '../components/button';
 
 const getGeneral = endpoint<'settings', 'getGeneral'>('GET', '/api/settings/general');
 const putGeneral = endpoint<'settings', 'putGeneral'>('PUT', '/api/settings/general');
@@ -125,12 +126,12 @@ function SettingsForm({ saved, etag, refetch, readOnly }: { saved: General; etag
       ))}
       {!readOnly && (
         <div className="settings-actions">
-          <button type="submit" className="primary" disabled={busy || !dirty}>
+          <Button type="submit" className="primary" disabled={busy || !dirty}>
             {busy ? 'Saving…' : 'Save settings'}
-          </button>
-          <button type="button" disabled={busy || !dirty} onClick={() => setValues(saved)}>
+          </Button>
+          <Button type="button" disabled={busy || !dirty} onClick={() => setValues(saved)}>
             Undo changes
-          </button>
+          </Button>
         </div>
       )}
       {done && (

@@ -16,6 +16,7 @@ import { useSession } from '../session';
 import '../components/views/views.css';
 import './health.css';
 import { ScrollRegion } from '../components/scroll-region';
+import { Button } from '../components/button';
 
 const scoresEp = endpoint<'health', 'scores'>('GET', '/api/health/scores');
 const kpisEp = endpoint<'health', 'kpis'>('GET', '/api/health/kpis');
@@ -145,9 +146,9 @@ function Refresh() {
   const refresh = useRefreshRun(refreshEp, refreshStatusEp, ['/api/health']);
   return (
     <div className="health-refresh">
-      <button type="button" className="primary" disabled={refresh.isPending} aria-busy={refresh.isPending} onClick={() => refresh.mutate()}>
+      <Button type="button" className="primary" disabled={refresh.isPending} aria-busy={refresh.isPending} onClick={() => refresh.mutate()}>
         {refresh.isPending ? 'Refreshing…' : 'Refresh scores'}
-      </button>
+      </Button>
       <span role="status" aria-live="polite" className="muted">
         {refresh.running && 'Still running in the background; checking every 2 s…'}
         {refresh.isSuccess && `Recomputed ${refresh.data.scores.length} clusters.`}

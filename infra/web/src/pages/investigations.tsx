@@ -150,7 +150,7 @@ function Results({
         <InvestigationTable
           rows={data.investigations}
           busy={list.isFetching}
-          label="Investigations"
+          label="Investigation reports"
           caption={`Investigations, newest first, page ${page} of ${totalPages}`}
         />
       )}

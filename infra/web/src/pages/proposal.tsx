@@ -4,7 +4,7 @@
 // on a version no longer live), for superadmins approve/reject with a note, and
 // for its proposer, while it is pending, a withdrawal.
 import { useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { BackLink } from '../components/list-link';
 import { ApiProblem, call } from '../api/client';
@@ -20,6 +20,7 @@ import { MAY_REVIEW_PROPOSALS } from '../api/access';
 import { useSession } from '../session';
 import '../components/rules/rules.css';
 import './proposals.css';
+import { Button } from '../components/button';
 
 export default function ProposalPage() {
   const { changeId = '' } = useParams();
@@ -52,6 +53,11 @@ function Proposal({ change }: { change: ChangeDetail }) {
   const label = NAME_LABEL[change.rule_set];
   // Kept here: after a review the refetched proposal is no longer pending, and the form gives way to the decision.
   const [done, setDone] = useState<string | null>(null);
+  // The buttons that did it give way to the decision: focus moves to what was done, not to the top of the page.
+  const doneNotice = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (done) doneNotice.current?.focus();
+  }, [done]);
   return (
     <>
       <header className="proposal-header">
@@ -90,7 +96,7 @@ function Proposal({ change }: { change: ChangeDetail }) {
         </div>
         <aside aria-label="Review" className="proposal-aside">
           {done && (
-            <p className="notice" role="status">
+            <p className="notice" role="status" tabIndex={-1} ref={doneNotice}>
               {done}
             </p>
           )}
@@ -166,9 +172,9 @@ function Withdraw({ change, onDone }: { change: ChangeDetail; onDone(message: st
   return (
     <>
       <p className="muted">Made by mistake, or overtaken? Withdraw it: a superadmin will not review it.</p>
-      <button type="button" className="danger" disabled={busy} onClick={() => void withdraw()}>
+      <Button type="button" className="danger" disabled={busy} onClick={() => void withdraw()}>
         {busy ? 'Withdrawing…' : 'Withdraw this proposal'}
-      </button>
+      </Button>
       {error ? <Problem error={error} /> : null}
     </>
   );
@@ -209,13 +215,13 @@ function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: 
       <div className="rules-actions">
         {/* A stale proposal cannot be approved (409): only rejected, then proposed again on the live version. */}
         {!change.stale && (
-          <button type="submit" className="primary" disabled={busy !== null}>
+          <Button type="submit" className="primary" disabled={busy !== null}>
             {busy === 'approve' ? 'Approving…' : 'Approve and apply'}
-          </button>
+          </Button>
         )}
-        <button type="button" className="danger" disabled={busy !== null} onClick={() => void review('reject')}>
+        <Button type="button" className="danger" disabled={busy !== null} onClick={() => void review('reject')}>
           {busy === 'reject' ? 'Rejecting…' : 'Reject'}
-        </button>
+        </Button>
       </div>
       {/* Stale: the 409 names the live version (the server's detail says against what, and what to do); any other 409 (reviewed already, no longer passes the checks) is a plain problem. */}
       {error instanceof ApiProblem && error.status === 409 && typeof error.body.current_version === 'number' ? (

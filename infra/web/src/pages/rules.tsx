@@ -31,6 +31,7 @@ import { useUrlState } from '../components/url-state';
 import { useSession } from '../session';
 import '../components/rules/rules.css';
 import './rules.css';
+import { Button } from '../components/button';
 
 const URL_DEFAULTS = { set: 'health' };
 
@@ -292,12 +293,12 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
         onSave={() => void save()}
       />
       <div className="rules-actions rules-save">
-        <button type="button" className="primary" onClick={() => void save()} disabled={saving || !saveable}>
+        <Button type="button" className="primary" onClick={() => void save()} disabled={saving || !saveable}>
           {saving ? 'Saving…' : superadmin ? 'Save and apply' : 'Propose this change'}
-        </button>
-        <button type="button" onClick={() => base && discard(base)} disabled={!dirty || saving}>
+        </Button>
+        <Button type="button" onClick={() => base && discard(base)} disabled={!dirty || saving}>
           Discard changes
-        </button>
+        </Button>
         <span className="muted rules-hint">
           {superadmin ? 'Your save applies at once.' : 'Your save becomes a proposal for a superadmin to review.'} Ctrl+S (⌘S) saves from the editor.
         </span>
@@ -403,15 +404,15 @@ function VersionHistory({ set, onLoad }: { set: RuleSetKey; onLoad(text: string)
           </ol>
           {pages > 1 && (
             <nav className="rules-actions" aria-label="Version pages">
-              <button type="button" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
+              <Button type="button" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
                 Newer
-              </button>
+              </Button>
               <span>
                 Page {page} of {pages}
               </span>
-              <button type="button" disabled={page >= pages} onClick={() => setPage((p) => p + 1)}>
+              <Button type="button" disabled={page >= pages} onClick={() => setPage((p) => p + 1)}>
                 Older
-              </button>
+              </Button>
             </nav>
           )}
         </>

@@ -1,9 +1,10 @@
 // Sign-in: username and password. Wrong credentials, the lockout (429 with
 // Retry-After: the account's, or the network's) and an unreachable service are each said as such.
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
 import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
 import { useSession } from '../session';
+import { Button } from '../components/button';
 
 const login = endpoint<'auth', 'login'>('POST', '/api/auth/login');
 
@@ -33,6 +34,10 @@ export default function SignIn() {
   const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // Outside the shell, which names every other page: after a sign-out the tab still named the page left.
+  useEffect(() => {
+    document.title = 'Sign in · Fleet Health';
+  }, []);
   if (user) return <Navigate to={safeNext(params.get('next'))} replace />;
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
@@ -73,9 +78,9 @@ export default function SignIn() {
             {error}
           </p>
         )}
-        <button type="submit" className="primary" disabled={busy}>
+        <Button type="submit" className="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
-        </button>
+        </Button>
         <p className="muted auth-hint">
           Forgot your password? A superadmin resets it from People, and you get a link to choose a new one. (A directory (LDAP) password is reset in the
           directory.)

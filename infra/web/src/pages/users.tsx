@@ -20,6 +20,7 @@ import { Empty, Loading, Problem } from '../components/states';
 import { MAY_CHANGE_USERS, MAY_RESET_PASSWORDS } from '../api/access';
 import { useSession } from '../session';
 import './users.css';
+import { Button } from '../components/button';
 
 const usersEp = endpoint<'settings', 'listUsers'>('GET', '/api/settings/users');
 const inviteEp = endpoint<'settings', 'inviteUser'>('POST', '/api/settings/users/invite');
@@ -151,9 +152,9 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
             ))}
           </select>
         </label>
-        <button type="submit" className="primary" disabled={invite.isPending || !email.trim() || !name.trim()}>
+        <Button type="submit" className="primary" disabled={invite.isPending || !email.trim() || !name.trim()}>
           {invite.isPending ? 'Inviting…' : 'Send invitation'}
-        </button>
+        </Button>
       </form>
       {invite.isError && (
         <div className="state problem" role="alert">
@@ -243,6 +244,8 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
   const destroy = (u: ManagedUser) => {
     setOutcome(null);
     setConfirming(null);
+    // The confirmation and the row go: focus moves to what the delete answers, not to the top of the page.
+    focusOutcome.current = true;
     remove.mutate(
       { params: { email: u.email } },
       { onSuccess: () => setOutcome({ email: u.email, ok: true, text: `${u.email} was deleted.` }), onError: failed(u.email, 'delete') },
@@ -340,14 +343,14 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                       {/* The service refuses every change of one's own account (another superadmin makes it): no control that cannot work. */}
                       {self && <span className="muted">Your own account: another superadmin changes it.</span>}
                       {!u.invitation_pending && !self && (
-                        <button
+                        <Button
                           type="button"
                           disabled={busy}
                           onClick={() => change(u, { is_active: !u.is_active }, u.is_active ? 'deactivate' : 'reactivate')}
                           aria-label={`${u.is_active ? 'Deactivate' : 'Reactivate'} ${u.email}`}
                         >
                           {u.is_active ? 'Deactivate' : 'Reactivate'}
-                        </button>
+                        </Button>
                       )}
                       {mayReset && u.source === 'local' && u.is_active && !self && (
                         <ConfirmedAction user={u} what="reset" act={() => reset(u)} {...confirmation} />
@@ -403,9 +406,9 @@ function ConfirmedAction({ user, what, act, ...c }: { user: ManagedUser; what: C
     return (
       <span className="users-confirm">
         <span>{words.question}</span>
-        <button ref={c.confirmRef} type="button" className="danger" disabled={c.busy} onClick={act} aria-label={`${words.confirmLabel} ${user.email}`}>
+        <Button ref={c.confirmRef} type="button" className="danger" disabled={c.busy} onClick={act} aria-label={`${words.confirmLabel} ${user.email}`}>
           {words.confirm}
-        </button>
+        </Button>
         <button type="button" onClick={() => c.cancel(mine)}>
           Cancel
         </button>
@@ -413,9 +416,9 @@ function ConfirmedAction({ user, what, act, ...c }: { user: ManagedUser; what: C
     );
   }
   return (
-    <button ref={c.askRef(confirmingKey(mine))} type="button" disabled={c.busy} onClick={() => c.ask(mine)} aria-label={`${words.askLabel} ${user.email}`}>
+    <Button ref={c.askRef(confirmingKey(mine))} type="button" disabled={c.busy} onClick={() => c.ask(mine)} aria-label={`${words.askLabel} ${user.email}`}>
       {words.ask}
-    </button>
+    </Button>
   );
 }
 
@@ -498,12 +501,12 @@ function RoleField({ user, busy, save }: { user: ManagedUser; busy: boolean; sav
       </select>
       {pending && (
         <>
-          <button type="button" className="primary" disabled={busy} onClick={() => save(picked, reset)} aria-label={`Save role for ${user.email}`}>
+          <Button type="button" className="primary" disabled={busy} onClick={() => save(picked, reset)} aria-label={`Save role for ${user.email}`}>
             Save role
-          </button>
-          <button type="button" disabled={busy} onClick={reset} aria-label={`Undo role change for ${user.email}`}>
+          </Button>
+          <Button type="button" disabled={busy} onClick={reset} aria-label={`Undo role change for ${user.email}`}>
             Undo
-          </button>
+          </Button>
         </>
       )}
     </span>

@@ -12,6 +12,7 @@ import type { Answer } from '../../api/types';
 import { Problem } from '../states';
 import { modelLabel } from './patrol-report';
 import './ai.css';
+import { Button } from '../button';
 
 const triggerEndpoint = endpoint<'patrol', 'trigger'>('POST', '/api/patrol/trigger');
 const reportEndpoint = endpoint<'patrol', 'get'>('GET', '/api/patrol/{report_id}');
@@ -55,9 +56,9 @@ export function PatrolTrigger() {
       <p className="muted patrol-trigger-help">
         Scans the whole fleet now and writes a report (the language model when one is configured, the rules engine otherwise). One scan runs at a time.
       </p>
-      <button type="button" className="primary" onClick={() => void trigger()} disabled={busy} aria-describedby={`${id}-status`}>
+      <Button type="button" className="primary" onClick={() => void trigger()} disabled={busy} aria-describedby={`${id}-status`}>
         {state.step === 'sending' ? 'Starting…' : state.step === 'polling' ? 'Scan running…' : 'Trigger patrol'}
-      </button>
+      </Button>
       <div id={`${id}-status`} className="patrol-trigger-status" role="status" aria-live="polite">
         {state.step === 'sending' && <p>Starting the scan and waiting for it…</p>}
         {state.step === 'polling' && (

@@ -2,6 +2,7 @@
 // Enter while an input method is composing does neither). The text stays when
 // sending fails, so nothing typed is lost.
 import { type FormEvent, type KeyboardEvent, type RefObject, useId } from 'react';
+import { Button } from '../button';
 
 export const MAX_MESSAGE = 8000;
 
@@ -49,9 +50,9 @@ export function Composer({
           Enter sends · Shift+Enter for a new line
           {value.length > MAX_MESSAGE * 0.9 && ` · ${MAX_MESSAGE - value.length} characters left`}
         </p>
-        <button type="submit" className="primary" disabled={busy || empty}>
+        <Button type="submit" className="primary" disabled={busy || empty}>
           Send
-        </button>
+        </Button>
       </div>
     </form>
   );

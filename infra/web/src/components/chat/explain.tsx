@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'react';
 import { utc, utcTime } from '../time';
 import type { Turn } from './turns';
+import { Button } from '../button';
 
 type ProblemTurn = Extract<Turn, { kind: 'problem' }>;
 
@@ -23,9 +24,9 @@ export function Explanation({ turn, onRetry, busy }: { turn: ProblemTurn; onRetr
           stack's configuration) and restarts it. Everything else in the console works without them.
         </p>
         {onRetry && (
-          <button type="button" onClick={onRetry} disabled={busy}>
+          <Button type="button" onClick={onRetry} disabled={busy}>
             Try again
-          </button>
+          </Button>
         )}
       </div>
     );
@@ -36,9 +37,9 @@ export function Explanation({ turn, onRetry, busy }: { turn: ProblemTurn; onRetr
       <h3>{heading(turn)}</h3>
       <p>{turn.detail}</p>
       {onRetry && (
-        <button type="button" onClick={onRetry} disabled={busy}>
+        <Button type="button" onClick={onRetry} disabled={busy}>
           Send again
-        </button>
+        </Button>
       )}
     </div>
   );
@@ -86,9 +87,9 @@ function RateLimited({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () 
           and cost nothing.
         </p>
         {onRetry && (
-          <button type="button" onClick={onRetry} disabled={busy}>
+          <Button type="button" onClick={onRetry} disabled={busy}>
             Send again
-          </button>
+          </Button>
         )}
       </div>
     );
@@ -104,9 +105,9 @@ function RateLimited({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () 
         {left > 0 && <span aria-hidden="true"> (in {left} s)</span>}. Your message above was not answered; “Send again” sends it once the wait is over.
       </p>
       {onRetry && (
-        <button type="button" onClick={onRetry} disabled={busy || left > 0}>
+        <Button type="button" onClick={onRetry} disabled={busy || left > 0}>
           Send again{left > 0 && <span aria-hidden="true"> ({left} s)</span>}
-        </button>
+        </Button>
       )}
     </div>
   );

@@ -16,6 +16,7 @@ import { useApiMutation } from '../../api/hooks';
 import type { Answer } from '../../api/types';
 import { Problem } from '../states';
 import { isWebLink, TicketLink } from './format';
+import { Button } from '../button';
 
 const createTicketEndpoint = endpoint<'issues', 'createTicket'>('POST', '/api/issues/{issue_id}/create-ticket');
 const patchEndpoint = endpoint<'issues', 'patch'>('PATCH', '/api/issues/{issue_id}');
@@ -72,7 +73,7 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
         </p>
       )}
       {canCreate && !issue.ticket_key && (
-        <button
+        <Button
           type="button"
           // A ticket that may exist, or one created but not linked: linking it comes first; another is a deliberate second ticket.
           className={mayExist || existingKey ? undefined : 'primary'}
@@ -87,7 +88,7 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
           disabled={create.isPending}
         >
           {create.isPending ? 'Creating ticket…' : mayExist || existingKey ? 'Create another ticket anyway' : 'Create ticket'}
-        </button>
+        </Button>
       )}
       {create.isError && (
         <Problem error={create.error} className="issue-ticket-problem">
@@ -98,9 +99,9 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
               {canCreate && !issue.ticket_key && (
                 <>
                   {' '}
-                  <button type="button" onClick={() => linkTicket(existingKey, existingUrl)} disabled={link.isPending}>
+                  <Button type="button" onClick={() => linkTicket(existingKey, existingUrl)} disabled={link.isPending}>
                     Link {existingKey} to this issue
-                  </button>
+                  </Button>
                 </>
               )}
             </p>
@@ -136,9 +137,9 @@ function LinkTicketForm({ open, pending, onLink }: { open: boolean; pending: boo
         <input id={`${id}-key`} value={key} onChange={(e) => setKey(e.target.value)} maxLength={64} required placeholder="OPS-42" />
         <label htmlFor={`${id}-url`}>Address (optional)</label>
         <input id={`${id}-url`} type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://…" />
-        <button type="submit" disabled={pending || !key.trim()}>
+        <Button type="submit" disabled={pending || !key.trim()}>
           {pending ? 'Linking…' : 'Link ticket'}
-        </button>
+        </Button>
       </form>
     </details>
   );

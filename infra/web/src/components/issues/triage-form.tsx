@@ -17,6 +17,7 @@ import { Problem } from '../states';
 import { Maybe, utc } from './format';
 import { SuggestField } from './suggest-field';
 import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
+import { Button } from '../button';
 
 /** Each list's routes; the rest of the form is the same for both. */
 const ROUTES = {
@@ -227,9 +228,9 @@ function Form({
         </div>
       )}
       <div className="issue-actions">
-        <button type="submit" className="primary" disabled={!changed || patch.isPending}>
+        <Button type="submit" className="primary" disabled={!changed || patch.isPending}>
           {patch.isPending ? 'Saving…' : 'Save triage'}
-        </button>
+        </Button>
         {changed && !patch.isPending && (
           <button type="button" onClick={discard}>
             Discard changes

@@ -7,6 +7,7 @@ import { useApi, useApiMutation } from '../../api/hooks';
 import { Problem } from '../states';
 import { pullEndpoint, statusEndpoint } from './api';
 import { count, durationMs } from './format';
+import { Button } from '../button';
 
 const POLL_MS = 2_000;
 const FOLLOW_MS = 20_000;
@@ -61,9 +62,9 @@ export function PullNow({ enabled }: { enabled: boolean }) {
         {!enabled && ' While the source is disabled, a pull reads nothing and its run is recorded as disabled.'}
       </p>
       {/* Not again while one is followed: a second pull finds the first's lock, records nothing and only confuses the result. */}
-      <button type="button" className="primary" onClick={start} disabled={pull.isPending || follow !== null} aria-describedby={`${id}-status`}>
+      <Button type="button" className="primary" onClick={start} disabled={pull.isPending || follow !== null} aria-describedby={`${id}-status`}>
         {pull.isPending ? 'Starting…' : follow ? 'Pulling…' : 'Pull now'}
-      </button>
+      </Button>
       <div id={`${id}-status`} className="ms-pull-status" role="status" aria-live="polite">
         {pull.isPending && <p>Starting a pull…</p>}
         {pull.isSuccess && (
