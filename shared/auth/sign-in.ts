@@ -310,21 +310,26 @@ export async function changePassword(principal: Principal, current: string, next
   if (!user.password_hash) throw new Unauthorized('Your password was reset; choose a new one through the link you were given.');
   // Before the lockout's reservation: it compares the caller's own two inputs, and must not cost a login attempt.
   if (current === next) throw new BadRequest('The new password is the current one: choose another.');
-  const reservation = await reserveLoginAttempt(user.username, new Date(), trustedAddress(caller));
-  if (!reservation.reserved) {
-    throw new TooManyRequests('Too many wrong passwords for this username; try again later.', reservation.retryAfterSeconds, { limit: USERNAME_LIMIT });
-  }
-  if (!(await verifyPassword(current, user.password_hash))) {
-    // The reservation stays counted, as a failed login's does.
-    await writeAudit({
+  const failed = (reason: 'bad_credentials' | 'locked_out') =>
+    writeAudit({
       actor: user.username,
       role: user.role,
       action: 'login_failed',
       target: user.username,
-      detail: { reason: 'bad_credentials', method: 'password_change' },
+      detail: { reason, method: 'password_change' },
       ip: caller.ip,
       user_agent: caller.userAgent,
     });
+  const reservation = await reserveLoginAttempt(user.username, new Date(), trustedAddress(caller));
+  // The name's first lockout is audited by whichever request meets it, this route's too (as login does).
+  if (!reservation.reserved) {
+    if (reservation.firstRefusal) await failed('locked_out');
+    throw new TooManyRequests('Too many wrong passwords for this username; try again later.', reservation.retryAfterSeconds, { limit: USERNAME_LIMIT });
+  }
+  if (reservation.nameLockedOut) await failed('locked_out');
+  if (!(await verifyPassword(current, user.password_hash))) {
+    // The reservation stays counted, as a failed login's does.
+    await failed('bad_credentials');
     throw new BadRequest('The current password is not right: nothing was changed.');
   }
   const now = new Date();

@@ -18,7 +18,7 @@ import { MAX_LOGIN_ATTEMPTS } from '../../shared/db/sessions.js';
 import { createUser, getUser } from '../../shared/db/users.js';
 import { freePort } from '../../infra/local/dynamodb-local.js';
 import { useTestTables } from '../support/dynamo.js';
-import { useTestJwtSecret } from '../support/tokens.js';
+import { passwordUser, useTestJwtSecret } from '../support/tokens.js';
 import { makeTestCa, PEOPLE_BASE, startSlapd, type Person, type Slapd, type TestCa } from './slapd.js';
 
 const PEOPLE: Person[] = [
@@ -203,14 +203,7 @@ describe('LDAP login against slapd', () => {
   });
 
   it('while the directory does not answer, a login says so (503), counted as any failure, the same for every name', async () => {
-    await createUser({
-      username: 'kim',
-      name: 'Kim',
-      email: 'kim@example.org',
-      role: 'viewer',
-      is_active: true,
-      password_hash: await hashPassword('kim-builtin-pw'),
-    });
+    await passwordUser('kim', 'kim-builtin-pw');
     useLdap(`ldap://127.0.0.1:${await freePort()}`, { LDAP_BACKOFF_SECONDS: '0' });
     const office = { ip: '192.0.2.77', userAgent: 'vitest' };
     try {

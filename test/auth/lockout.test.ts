@@ -4,7 +4,6 @@
 // reserved after it; a network the username signed in from keeps 5 of its own
 // once strangers filled the window. Times are passed in where the window's clock matters.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../shared/auth/passwords.js';
 import { login, NO_SUCH_ACCOUNT, USERNAME_LIMIT } from '../../shared/auth/sign-in.js';
 import { listAudit } from '../../shared/db/audit.js';
 import {
@@ -16,9 +15,8 @@ import {
   reserveLoginAttempt,
   type LoginReservation,
 } from '../../shared/db/sessions.js';
-import { createUser } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
-import { useTestJwtSecret } from '../support/tokens.js';
+import { passwordUser, useTestJwtSecret } from '../support/tokens.js';
 
 const T0 = new Date('2030-01-01T00:00:00Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
@@ -105,14 +103,7 @@ describe('login attempt reservation', () => {
   });
 
   it('lets the owner sign in from their network while strangers keep the name locked', async () => {
-    await createUser({
-      username: 'ivan',
-      name: 'Ivan',
-      email: 'ivan@example.org',
-      role: 'superadmin',
-      is_active: true,
-      password_hash: await hashPassword('ivan-pw-1'),
-    });
+    await passwordUser('ivan', 'ivan-pw-1', 'superadmin');
     const office = { ip: '203.0.113.20', userAgent: 'vitest' };
     await expect(login('ivan', 'ivan-pw-1', office)).resolves.toMatchObject({ user: { username: 'ivan' } });
     for (let i = 0; i < MAX_LOGIN_ATTEMPTS; i++) {
@@ -131,14 +122,7 @@ describe('login attempt reservation', () => {
   });
 
   it('records a failed login naming no account without the name typed (often a password in the wrong field)', async () => {
-    await createUser({
-      username: 'jana',
-      name: 'Jana',
-      email: 'jana@example.org',
-      role: 'viewer',
-      is_active: true,
-      password_hash: await hashPassword('jana-pw-1'),
-    });
+    await passwordUser('jana', 'jana-pw-1');
     const caller = { ip: '203.0.113.30', userAgent: 'vitest' };
     await expect(login('winter2026', 'jana@example.org', caller)).rejects.toMatchObject({ status: 401 });
     await expect(login('jana', 'wrong-pw', caller)).rejects.toMatchObject({ status: 401 });

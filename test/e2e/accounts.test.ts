@@ -348,6 +348,9 @@ describe("changing one's own password", () => {
       statuses.push((await send('POST', '/api/auth/password', { token, body, headers: elsewhere })).status);
     }
     expect(statuses).toEqual([400, 400, 400, 400, 400, 429]);
+    // The lockout the 6th met is audited, as a login's is.
+    const lockouts = (await auditEntries(admin, 'login_failed')).filter((e) => e.target === 'guess@example.com' && e.detail.reason === 'locked_out');
+    expect(lockouts).toMatchObject([{ detail: { method: 'password_change' } }]);
     const signIn = await send('POST', '/api/auth/login', { body: { username: 'guess@example.com', password: 'guess-password-1' }, headers: elsewhere });
     expect(signIn.status).toBe(429);
   });
