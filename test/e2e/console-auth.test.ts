@@ -81,7 +81,7 @@ describe('sign-in', { timeout: 60_000 }, () => {
           }).then((r) => r.status),
         ),
       );
-      expect(sprayed).toEqual(Array(30).fill(401));
+      expect(sprayed, JSON.stringify(sprayed)).toEqual(Array(30).fill(401));
       const page = await browser.page();
       await page.setExtraHTTPHeaders(viewer);
       await page.goto('/sign-in');
