@@ -105,20 +105,23 @@ async function followDirectoryMail(user: UserRecord, identity: LdapIdentity, cal
   }
 }
 
-/** The built-in account the password opens, if any; `checked`: a stored password was compared (not the decoy). */
-async function builtInAccount(username: string, password: string): Promise<{ user?: UserRecord; checked: boolean }> {
+/**
+ * The built-in account the password opens, if any; `checked`: a stored password was compared (not the decoy);
+ * `found`: an account has the name (whatever its source), as the failure's audit entry needs to know.
+ */
+async function builtInAccount(username: string, password: string): Promise<{ user?: UserRecord; checked: boolean; found: boolean }> {
   const user = await getUser(username);
   if (!user?.password_hash) {
     // Checked against the decoy when the user is unknown: the same time, so timing does not reveal which usernames exist.
     await verifyPassword(password, DECOY_HASH);
-    return { checked: false };
+    return { checked: false, found: user !== undefined };
   }
-  if (!(await verifyPassword(password, user.password_hash))) return { checked: true };
+  if (!(await verifyPassword(password, user.password_hash))) return { checked: true, found: true };
   // The check took ≈ 0.4 s. A reset or a password change meanwhile ends every session from its second on, and
   // a token signed later from the account as read before it would outlive that: the account is read again and
   // the token signed from what it is now, the password still the one checked (else refused as a wrong one).
   const now = await getUser(username);
-  return { checked: true, ...(now?.id === user.id && now.password_hash === user.password_hash ? { user: now } : {}) };
+  return { checked: true, found: true, ...(now?.id === user.id && now.password_hash === user.password_hash ? { user: now } : {}) };
 }
 
 /** The audit entry of what an LDAP login did to its account: the directory's user is the actor. */
@@ -160,10 +163,10 @@ export async function login(rawUsername: string, password: string, caller: Calle
   const username = canonicalUsername(rawUsername);
   // A name no account can have is often a password typed into the wrong field: the audit log (read by
   // every admin) records that it was not a username, never the text (nor its length).
-  // A name no account has is recorded as such, for the same reason: a failure audited without an account is looked up.
-  // (`known`: a directory entry has the name, and answered to the password typed).
-  const audit = async (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>, known = false) => {
-    const named = username === null ? NOT_A_USERNAME : user || known || (await getUser(username)) ? username : NO_SUCH_ACCOUNT;
+  // A name no account has is recorded as such, for the same reason. `exists`: whether the name is an account's (or a
+  // directory entry's that answered to the password typed), when already known; otherwise the account is looked up.
+  const audit = async (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>, exists?: boolean) => {
+    const named = username === null ? NOT_A_USERNAME : (user ?? exists ?? (await getUser(username))) ? username : NO_SUCH_ACCOUNT;
     await writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
   };
 
@@ -225,12 +228,12 @@ export async function login(rawUsername: string, password: string, caller: Calle
     // (the name's and the address's places stay taken), and the same whether or not a built-in password was
     // checked: a place given back for one and not the other would tell which names have one, and the address's
     // window is what bounds the decoy checks and audit entries such requests cost.
-    await audit('login_failed', undefined, { reason: builtIn?.checked ? 'bad_credentials' : 'ldap_unavailable', ldap: 'unavailable' });
+    await audit('login_failed', undefined, { reason: builtIn?.checked ? 'bad_credentials' : 'ldap_unavailable', ldap: 'unavailable' }, builtIn?.found);
     throw new ServiceUnavailable('Your password could not be checked: the directory (LDAP) is not answering. Try again shortly.', ldapRetryAfterSeconds());
   }
   if (!user?.is_active) {
     // The reservation stays counted: it is this failure.
-    await audit('login_failed', user, { reason: user ? 'inactive' : 'bad_credentials' });
+    await audit('login_failed', user, { reason: user ? 'inactive' : 'bad_credentials' }, builtIn?.found);
     throw new Unauthorized('Invalid username or password.');
   }
   // The token first: a signing key that cannot be read (503) then leaves neither a login in the

@@ -124,16 +124,12 @@ export function reserveAddressAttempt(address: string, now = new Date()): Promis
  * retried gives back two places, one more failure allowed in that window, which is rare and harmless
  * beside a record of every success in the window's item.
  */
-export function releaseAddressAttempt(address: string, reservation: { windowStart: number }): Promise<void> {
-  return giveBack(addressKey(address), reservation.windowStart);
-}
-
-async function giveBack(key: WindowKey, windowStart: number): Promise<void> {
+export async function releaseAddressAttempt(address: string, reservation: { windowStart: number }): Promise<void> {
   try {
-    await updateItem('users', key, {
+    await updateItem('users', addressKey(address), {
       UpdateExpression: 'ADD attempts :less',
       ConditionExpression: 'window_start = :start AND attempts > :none',
-      ExpressionAttributeValues: { ':less': -1, ':start': windowStart, ':none': 0 },
+      ExpressionAttributeValues: { ':less': -1, ':start': reservation.windowStart, ':none': 0 },
       ReturnValues: 'NONE',
     });
   } catch (error) {
