@@ -2,6 +2,8 @@
 // caller's URL state (a new size starts again at page 1). `variant` names the
 // page's own pager styles (issues.css or ai.css).
 
+import { Button } from '../button';
+
 const SIZES = ['10', '20', '50', '100'];
 
 export function Pager({
@@ -19,12 +21,11 @@ export function Pager({
 }) {
   const last = Math.max(1, totalPages);
   const goTo = (p: number) => set({ page: String(p) });
-  // aria-disabled, not disabled: "Next" pressed onto the last page keeps the keyboard focus (a disabled button
-  // drops it to the page's top), and says it leads nowhere now.
+  // A Button: "Next" pressed onto the last page keeps the keyboard focus, and says it leads nowhere now.
   const step = (label: string, to: number, off: boolean) => (
-    <button type="button" aria-disabled={off} onClick={() => !off && goTo(to)}>
+    <Button type="button" disabled={off} onClick={() => goTo(to)}>
       {label}
-    </button>
+    </Button>
   );
   return (
     <nav className={`${variant}-pager`} aria-label="Pages">
