@@ -3,8 +3,24 @@
 import * as z from '../zod.js';
 import { blankAsAbsent } from './days.js';
 
-export const Page = z._default(z.coerce.number().check(z.int(), z.gte(1)), 1);
-export const PageSize = z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20);
+/**
+ * A whole number of at least 1 (and at most `max`), `fallback` when absent or blank (`?page=`, as an HTML
+ * form sends an empty field; a blank `days` takes its default too). A prefault outermost: a client's types
+ * keep the parameter optional, and OpenAPI keeps its default (it drops a default over a transform).
+ */
+const QueryCount = (fallback: number, max?: number) =>
+  z.prefault(
+    z.pipe(
+      z.transform((v: unknown): unknown => blankAsAbsent(v) ?? fallback),
+      z.coerce.number().check(z.int(), z.gte(1), z.lte(max ?? Number.MAX_SAFE_INTEGER)),
+    ),
+    fallback,
+  );
+
+export const Page = QueryCount(1);
+/** A page size of 1..`max`, `defaultSize` when absent or blank. */
+export const PageSizeOf = (defaultSize: number, max: number) => QueryCount(defaultSize, max);
+export const PageSize = PageSizeOf(20, 100);
 
 /** The issues window: float days, 0 means today, 0.25 means six hours. */
 export const DaysWindow = z.preprocess(blankAsAbsent, z._default(z.coerce.number().check(z.gte(0), z.lte(365)), 7));

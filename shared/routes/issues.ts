@@ -1,5 +1,6 @@
 import * as z from '../zod.js';
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
+import { USERNAME_MAX } from '../auth/username.js';
 import { defineGroup } from '../http/route.js';
 import { IssueSchema } from '../issues/schemas.js';
 import { HttpLink, IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
@@ -8,7 +9,8 @@ export const IssuePatch = z
   .strictObject({
     triage_status: z.optional(Text(64)),
     disposition_status: z.optional(Text(64)),
-    assignee: z.optional(Text(64)),
+    // A username, email or display name, resolved to an account's username (shared/issues/assignee.ts): as long as those may be.
+    assignee: z.optional(Text(USERNAME_MAX)),
     notes: z.optional(Text(10_000)),
     ticket_key: z.optional(Text(64)),
     // Shown as a link: http(s) only, never javascript: or data:.

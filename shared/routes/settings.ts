@@ -5,7 +5,7 @@ import { CHANGE_STATUSES } from '../db/change-statuses.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import { RULE_SET_NAMES, type RuleSetName } from '../rules/defaults.js';
-import { IfMatchHeader, Page, PageSize } from './common.js';
+import { IfMatchHeader, Page, PageSize, PageSizeOf } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse, RefreshIdParams, RefreshRunning, RuleImpact } from './dashboard-schemas.js';
 
 export const ScoringMethod = z.enum(['rules', 'ai']);
@@ -140,7 +140,7 @@ const ruleSetRoutes = (ruleSet: RuleSetName) =>
       roles: ANY_ROLE,
       response: VersionsAnswer,
       // Each version carries its full text: pages stay small.
-      query: z.lazy(() => z.object({ page: Page, page_size: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(20)), 10) })),
+      query: z.lazy(() => z.object({ page: Page, page_size: PageSizeOf(10, 20) })),
     },
   }) as const;
 

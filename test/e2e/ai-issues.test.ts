@@ -93,6 +93,9 @@ describe('AI issues without a provider', () => {
       notes: 'looking',
     });
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: 'nobody-at-all' })).status).toBe(422);
+    // Bounded by what a username may be (an invited colleague's is their email), not by a triage status's 64.
+    const long = await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: `${'x'.repeat(70)}@example.com` });
+    expect(long.body.detail).toMatch(/^No user x+@example\.com to assign/);
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { ticket_key: 'X-1' })).status).toBe(422);
     // a new alert of the same kind on that cluster: the cluster really is regrouped, and the triage stays
     const [first] = (await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.alerts;

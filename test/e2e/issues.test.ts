@@ -209,6 +209,7 @@ describe('GET /api/issues', () => {
     expect(hundred.issues).toHaveLength(all.length);
     expect(await list('days=30&search=no-such-thing-anywhere')).toMatchObject({ issues: [], total: 0, total_pages: 0 });
     expect((await list('days=')).issues.length).toBe((await list('days=7')).issues.length); // empty means the default, not 0
+    expect(await list('days=30&page=&page_size=')).toMatchObject({ page: 1, page_size: 20 }); // as an HTML form sends empty fields
     for (const bad of ['page_size=101', 'page_size=0', 'page=0', 'days=-1', 'severities=Info', 'status=Open']) {
       expect((await call(viewer, 'GET', `/api/issues?${bad}`)).status, bad).toBe(422);
     }
@@ -359,6 +360,13 @@ describe('PATCH /api/issues/{id}', () => {
     expect(await getIssue(issue.issue_id)).toEqual(stored);
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: '' })).status).toBe(200);
     expect((await getIssue(issue.issue_id))!.assignee).toBe('');
+    // An invited colleague's username is their email, which may be far longer than a triage status.
+    const longName = 'christopher.montgomery-williamson@operations.eu-west.example-holdings.com';
+    await createUser({ username: longName, name: 'C. Montgomery-Williamson', email: longName, role: 'admin', is_active: true, password_hash: 'x' });
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: longName })).status).toBe(200);
+    expect((await getIssue(issue.issue_id))!.assignee).toBe(longName);
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: 'x'.repeat(257) })).status).toBe(422);
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: '' })).status).toBe(200);
     expect((await call(admin, 'PATCH', '/api/issues/iss-unknown', { notes: 'x' })).status).toBe(404);
     expect((await call(viewer, 'PATCH', `/api/issues/${issue.issue_id}`, { notes: 'x' })).status).toBe(403);
   });
