@@ -5,6 +5,7 @@
 // optional `budget_seconds` shortens the run. A run in which a task failed for good (its
 // last attempt) ends by throwing, as a failed patrol scan does: the failure queue and the
 // Errors alarm see it, where "completed" let revoked model access stop investigations silently.
+// A task whose cluster left the fleet is dropped, not failed: a decommission has nothing to fix.
 import type { Context } from 'aws-lambda';
 import * as z from '../shared/zod.js';
 import { runAgentTasks } from '../shared/agents/run-tasks.js';

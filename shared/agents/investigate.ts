@@ -32,6 +32,13 @@ export class InvestigationFailed extends Error {
   }
 }
 
+/** The task's cluster left the fleet (decommissioned, or gone from the inventory): the task ends, and nobody has anything to fix. */
+export class ClusterLeftFleet extends InvestigationFailed {
+  constructor(task: Pick<AgentTask, 'cluster_id' | 'cluster_name'>) {
+    super(`cluster ${task.cluster_name} (${task.cluster_id}) is no longer in the fleet`, false);
+  }
+}
+
 export interface ClusterFacts {
   task: AgentTask;
   score: FleetClusterScore;
@@ -80,7 +87,7 @@ export type InvestigationAnswer = z.infer<typeof InvestigationAnswer>;
 export async function clusterFacts(task: AgentTask): Promise<ClusterFacts> {
   const view = await fleetView();
   const score = view.scores.find((s) => s.cluster_id === task.cluster_id);
-  if (!score) throw new InvestigationFailed(`cluster ${task.cluster_name} (${task.cluster_id}) is no longer in the fleet`, false);
+  if (!score) throw new ClusterLeftFleet(task);
   return { task, score, risk: view.snapshots.find((r) => r.cluster_id === task.cluster_id) };
 }
 

@@ -19,7 +19,7 @@ import {
 import { LlmError } from '../llm/types.js';
 import { nothingSpent } from '../llm/tool-loop.js';
 import { createLogger, errorFields } from '../log.js';
-import { investigate, InvestigationFailed } from './investigate.js';
+import { ClusterLeftFleet, investigate, InvestigationFailed } from './investigate.js';
 import { budgetMs, investigationMs, leaseMs, retryDelayMs } from './tasks.js';
 
 const log = createLogger('agents');
@@ -29,7 +29,10 @@ export interface WorkerSummary {
   claimed: number;
   done: number;
   retried: number;
+  /** Tasks whose last attempt failed: the run then throws (functions/agent-worker.ts), for the alarms to see. */
   failed: number;
+  /** Tasks ended because their cluster left the fleet: an ordinary decommission, which no alarm should page for. */
+  dropped: number;
   /** Claims this run lost to another worker, or finished tasks whose claim had been taken over. */
   lost: number;
   investigations: string[];
@@ -51,7 +54,18 @@ export async function runAgentTasks(options: { budgetMs?: number } = {}): Promis
   const started = Date.now();
   const budget = options.budgetMs ?? budgetMs();
   const owner = randomUUID();
-  const summary: WorkerSummary = { owner, claimed: 0, done: 0, retried: 0, failed: 0, lost: 0, investigations: [], stopped: 'empty', duration_ms: 0 };
+  const summary: WorkerSummary = {
+    owner,
+    claimed: 0,
+    done: 0,
+    retried: 0,
+    failed: 0,
+    dropped: 0,
+    lost: 0,
+    investigations: [],
+    stopped: 'empty',
+    duration_ms: 0,
+  };
   // The index may lag a write by a moment: a task another worker took can still look pending (skip it once
   // its claim failed), and one this run sent back to pending can still look running (retry it by id).
   const lostClaims = new Set<string>();
@@ -102,7 +116,13 @@ async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | '
       return 'lost';
     }
     const reason = reasonOf(error);
-    log.error('agent task attempt failed', { task_id: task.task_id, attempt: task.attempts, reason, ...errorFields(error) });
+    const gone = error instanceof ClusterLeftFleet;
+    (gone ? log.warn : log.error)(gone ? 'agent task dropped' : 'agent task attempt failed', {
+      task_id: task.task_id,
+      attempt: task.attempts,
+      reason,
+      ...errorFields(error),
+    });
     try {
       const now = new Date();
       const status = await failTaskAttempt(
@@ -113,7 +133,7 @@ async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | '
         new Date(now.getTime() + retryDelayMs(task.attempts)),
         spent,
       );
-      if (status === 'failed') summary.failed++;
+      if (status === 'failed') summary[gone ? 'dropped' : 'failed']++;
       else summary.retried++;
       return status;
     } catch (failure) {
