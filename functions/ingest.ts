@@ -3,7 +3,7 @@
 // 'alerts' | 'logs', body: <the same body as the HTTP route> }.
 import type { Context } from 'aws-lambda';
 import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../shared/fleet/ingest.js';
-import type { IngestResult } from '../shared/fleet/records.js';
+import { reasonOf, type IngestResult } from '../shared/fleet/records.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import type { Event } from '../shared/http/middleware.js';
 import { createLogger, withInvocation } from '../shared/log.js';
@@ -48,9 +48,9 @@ export const handler = async (event: unknown, context: Context) => {
   // A direct caller gets the reason as the answer, not as the function's error: a refused input changes nothing, and
   // one client's typo must not fire the ingest-errors alarm (as the HTTP routes' 422 does not).
   if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const detail = reasonOf(parsed.error);
     // Logged too, since an asynchronous invocation's answer is read by nobody.
-    createLogger('ingest').warn('invalid ingest invocation refused', { detail: detail.slice(0, 1_000) });
+    createLogger('ingest').warn('invalid ingest invocation refused', { detail });
     return { error: 'invalid ingest invocation', detail };
   }
   // A direct invocation is one run of the ingest function: its lines carry the run's ids.

@@ -135,11 +135,24 @@ const mapKey = () => z.string().check(z.minLength(1, 'a key must not be empty'),
  * `__proto__` (an own key of parsed JSON) is refused: the record parser drops it unchecked, so the alert went in
  * without it and with a fingerprint other than its sender's.
  */
+/**
+ * The most entries one label or annotation map may have: more than 64 KB of them cannot fit (ALERT_TEXT_MAX; the
+ * smallest entry, `"a":"",`, is 7 bytes). Counted before any value is checked: zod checks every entry of a record and
+ * gathers its refusals in one call's arguments, and some 125,000 bad values overflowed the stack, a 500 for the whole
+ * notification where that one alert should have been refused.
+ */
+export const ALERT_MAP_ENTRIES_MAX = 10_000;
+
 const stringMap = <V extends z.ZodMiniType<string>>(value: V) =>
   z.pipe(
-    z.custom<unknown>((input) => !(input !== null && typeof input === 'object' && Object.hasOwn(input, '__proto__')), {
-      error: 'the key __proto__ is not allowed',
-    }),
+    z.pipe(
+      z.custom<unknown>((input) => !(input !== null && typeof input === 'object' && Object.hasOwn(input, '__proto__')), {
+        error: 'the key __proto__ is not allowed',
+      }),
+      z.custom<unknown>((input) => !(input !== null && typeof input === 'object' && Object.keys(input).length > ALERT_MAP_ENTRIES_MAX), {
+        error: `at most ${ALERT_MAP_ENTRIES_MAX.toLocaleString('en-US')} entries`,
+      }),
+    ),
     z.record(mapKey(), value, { error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined) }),
   );
 
@@ -172,7 +185,14 @@ export type { IngestResult } from '../routes/ingest.js';
 
 /** The most of one path segment (a label name, say) a refusal's reason repeats. */
 const REASON_KEY_MAX = 64;
+/** A refusal's reason names its first few problems, in at most this many characters: it is answered, and logged per request. */
+const REASON_ISSUES = 5;
+export const REASON_MAX = 500;
 
+/**
+ * Why a record was refused, bounded: a record with thousands of bad values (or of unknown keys, which zod lists
+ * in one message) made a reason of megabytes, logged whole and answered, past what the answer may hold.
+ */
 export function reasonOf(error: z.core.$ZodError): string {
   // A map key in a path is the sender's text: an empty one is left out (not "labels.: …"), a long one cut.
   const pathOf = (i: z.core.$ZodIssue) =>
@@ -180,5 +200,7 @@ export function reasonOf(error: z.core.$ZodError): string {
       .filter((p) => p !== '')
       .map((p) => cutText(String(p), REASON_KEY_MAX))
       .join('.');
-  return error.issues.map((i) => `${pathOf(i) || 'record'}: ${i.message}`).join('; ');
+  const named = error.issues.slice(0, REASON_ISSUES).map((i) => `${pathOf(i) || 'record'}: ${i.message}`);
+  const more = error.issues.length - named.length;
+  return cutText(named.join('; ') + (more > 0 ? `; and ${more.toLocaleString('en-US')} more` : ''), REASON_MAX);
 }

@@ -11,7 +11,7 @@ import { listClusterIssues } from '../../shared/db/issues.js';
 import { listClusterLogs } from '../../shared/db/logs.js';
 import { MAX_MERGE_ATTEMPTS, readClusterRollups, readFleetRollups, shardOf, windowDays } from '../../shared/db/metrics.js';
 import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
-import { METRIC_KEYS, type ClusterInput, type IngestResult, type MetricSample } from '../../shared/fleet/records.js';
+import { ALERT_MAP_ENTRIES_MAX, METRIC_KEYS, REASON_MAX, type ClusterInput, type IngestResult, type MetricSample } from '../../shared/fleet/records.js';
 import { decodeCell, encodeCell } from '../../shared/fleet/rollup-columns.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -556,6 +556,34 @@ describe('alerts from the Alertmanager webhook', () => {
       [0, expect.stringContaining('__proto__')],
       [1, expect.stringContaining('__proto__')],
     ]);
+  });
+
+  it('refuses an alert with a map of 130,000 bad labels by itself, with a short reason (zod overflowed the stack: a 500 for the whole notification)', async () => {
+    const labels: Record<string, unknown> = { alertname: 'X', cluster_id: clusters[0]!.cluster_id };
+    for (let i = 0; i < 130_000; i++) labels[`k${i}`] = 1;
+    const huge = { status: 'firing', labels, annotations: {}, startsAt: '2026-11-20T10:30:00Z' };
+    // Under the map bound, every value bad: the reason names the first few and counts the rest.
+    const many = {
+      ...huge,
+      labels: Object.fromEntries(
+        Object.keys(labels)
+          .slice(0, ALERT_MAP_ENTRIES_MAX)
+          .map((k) => [k, 1]),
+      ),
+    };
+    const result = await ingestAlerts([alert('firing', { fingerprint: 'ok00000000000009' }), huge, many], NOW);
+    expect(result.accepted).toBe(1);
+    expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([
+      [1, 'labels: at most 10,000 entries'],
+      [2, expect.stringMatching(/^labels\.alertname: .*; and 9,995 more$/)],
+    ]);
+    expect(result.rejected[1]!.reason.length).toBeLessThanOrEqual(REASON_MAX);
+    // Unknown keys, which zod names in one message, make no longer a reason.
+    const sample = { cluster_id: clusters[0]!.cluster_id, metric_key: METRIC_KEYS[0], value: 1, at: '2026-11-20T10:30:00Z' };
+    const extra = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`extra${i}`, 1]));
+    const metrics = await ingestMetrics([{ ...sample, ...extra }], NOW);
+    expect(metrics.rejected[0]!.reason).toMatch(/^record: Unrecognized keys: "extra0", .*…$/);
+    expect(metrics.rejected[0]!.reason.length).toBe(REASON_MAX);
   });
 
   it('refuses an alert whose labels and annotations pass 64 KB (a DynamoDB item holds 400 KB), keeping the rest', async () => {
