@@ -5,7 +5,7 @@
 import * as z from '../shared/zod.js';
 import { USERNAME_MAX } from '../shared/auth/username.js';
 import { createLogger, workerHandler } from '../shared/log.js';
-import { abandonReport, runPatrolScan } from '../shared/patrol/run.js';
+import { abandonUnclaimedReport, runPatrolScan } from '../shared/patrol/run.js';
 
 const log = createLogger('patrol-worker');
 
@@ -26,9 +26,10 @@ const scan = async (event: unknown) => {
   if (!parsed.success) {
     const reason = parsed.error.issues[0]?.message ?? 'invalid event';
     log.error('refused an invalid event', { issues: parsed.error.issues.slice(0, 3).map((i) => i.message) });
-    // The trigger holds the lock for its report: fail that report and free the lock rather than leave both for a lease.
+    // The trigger holds the lock for its report: fail that report and free the lock rather than leave both for a lease,
+    // unless a worker has claimed it (a scan running for it, or finished).
     const reportId = z.uuid().safeParse((event as { report_id?: unknown } | null)?.report_id);
-    if (reportId.success) await abandonReport(reportId.data, `the worker refused its event: ${reason}`);
+    if (reportId.success) await abandonUnclaimedReport(reportId.data, `the worker refused its event: ${reason}`);
     return { status: 'refused', reason };
   }
   const result = await runPatrolScan(parsed.data);

@@ -156,7 +156,9 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
     return { status: 'failed', report_id: owner };
   } finally {
     clearInterval(heartbeat);
-    await releaseLock(PATROL_LOCK, owner);
+    // Best effort, as abandonReport's: a release that failed (after the client's retries) must not turn a finished
+    // scan into a thrown one, which Lambda retried as a second full scan once the lease ran out. The lease frees it.
+    await releaseLock(PATROL_LOCK, owner).catch((error: unknown) => log.error('patrol lock not released', { report_id: owner, error: String(error) }));
   }
 }
 
@@ -169,6 +171,21 @@ export async function abandonReport(reportId: string, reason: string): Promise<v
     if (!(error instanceof ConditionFailed)) log.error('patrol report not marked failed', { report_id: reportId, error: String(error) });
   });
   await releaseLock(PATROL_LOCK, reportId).catch((error: unknown) => log.error('patrol lock not released', { report_id: reportId, error: String(error) }));
+}
+
+/**
+ * abandonReport for a report no worker has claimed: the worker refused the event that names it. A report a worker
+ * claimed is that worker's (a copied id in a hand-made event must not fail a live scan and free its lock); so is one
+ * already finished. Best effort, as abandonReport.
+ */
+export async function abandonUnclaimedReport(reportId: string, reason: string): Promise<void> {
+  try {
+    await claimReport(reportId, randomUUID());
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) log.error('patrol report not claimed to be abandoned', { report_id: reportId, error: String(error) });
+    return;
+  }
+  await abandonReport(reportId, reason);
 }
 
 /** Whether `owner` still holds the patrol lock (its lease renewed); other failures are thrown. */

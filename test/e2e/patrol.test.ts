@@ -4,11 +4,11 @@
 // tools and a repair round, the rules engine, and every list/KPI figure
 // against a brute-force computation.
 import { DATA_NOT_INSTRUCTIONS } from '../../shared/llm/tool-loop.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { acquireLock, lockHolder, releaseLock, takeOverLock } from '../../shared/db/locks.js';
-import { createReport } from '../../shared/db/patrol.js';
+import { claimReport, createReport, finishReport, getReport } from '../../shared/db/patrol.js';
 import { createUser } from '../../shared/db/users.js';
 import { signAccessToken } from '../../shared/auth/jwt.js';
 import { leaseMs, PATROL_LOCK } from '../../shared/patrol/lock.js';
@@ -18,14 +18,18 @@ import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
 import { getItem } from '../../shared/db/client.js';
+import { startDynamoProxy, type DynamoProxy } from '../support/dynamo-proxy.js';
 
 let service: LocalService;
+let proxy: DynamoProxy;
 let openai: FakeOpenAi;
 let admin: string;
 let viewer: string;
 
 beforeAll(async () => {
-  service = await startTestService({ adminPassword: 'patrol-admin-password', demoClusters: 16 });
+  // Through a proxy: a test can make DynamoDB answer a request itself.
+  proxy = await startDynamoProxy(inject('dynamoEndpoint'));
+  service = await startTestService({ adminPassword: 'patrol-admin-password', demoClusters: 16, dynamoEndpoint: proxy.endpoint });
   openai = await startFakeOpenAi();
   admin = await userToken('admin', 'patrol-admin');
   viewer = await userToken('viewer', 'patrol-viewer');
@@ -36,6 +40,7 @@ afterAll(async () => {
     delete process.env[v];
   await openai?.close();
   await service?.stop();
+  await proxy?.close();
 });
 
 beforeEach(() => openai.reset());
@@ -349,6 +354,45 @@ describe('one scan at a time', () => {
       error: expect.stringMatching(/^the worker refused its event: /),
     });
     expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
+  });
+
+  it('a refused event naming a report a worker has claimed leaves that scan alone: its report runs on and its lock stays', async () => {
+    const id = '0c9e8d7f-6a5b-4c3d-8e2f-1a0b9c8d7e6f';
+    await createReport({ report_id: id, report_type: 'on_demand', triggered_by: 'patrol-admin' });
+    await acquireLock(PATROL_LOCK, id, 60_000);
+    await claimReport(id, 'the-live-worker');
+    try {
+      const { handler } = await import('../../functions/patrol-worker.js');
+      // A hand-made event with the running scan's id copied from the console.
+      expect(await handler({ report_id: id, report_type: 'monthly' })).toMatchObject({ status: 'refused' });
+      expect(await getReport(id)).toMatchObject({ status: 'running' });
+      expect((await lockHolder(PATROL_LOCK))?.owner).toBe(id);
+    } finally {
+      await finishReport(id, { status: 'failed', error: 'closed by the test' });
+      await releaseLock(PATROL_LOCK, id);
+    }
+  });
+
+  it('a completed scan whose lock release fails is still completed, not thrown (Lambda retried it as a second scan); the lease frees the lock', async () => {
+    noLlm();
+    const { handler } = await import('../../functions/patrol-worker.js');
+    let refused = 0;
+    const stop = proxy.watch((request) => {
+      if (request.operation !== 'DeleteItem' || !JSON.stringify(request.input.Key).includes('LOCK')) return undefined;
+      refused++;
+      return { type: 'InternalServerError', message: 'Internal server error', status: 500 };
+    });
+    let result: { status: string; report_id: string };
+    try {
+      result = (await handler({ report_type: 'scheduled' })) as typeof result;
+    } finally {
+      stop();
+    }
+    expect(refused).toBeGreaterThan(0);
+    expect(result).toMatchObject({ status: 'completed' });
+    expect(await getReport(result.report_id)).toMatchObject({ status: 'completed' });
+    expect((await lockHolder(PATROL_LOCK))?.owner).toBe(result.report_id);
+    await releaseLock(PATROL_LOCK, result.report_id);
   });
 
   it('a failed scan invoked as Lambda invokes it is recorded, then thrown: Lambda retries it, then its queue and alarms have it', async () => {
