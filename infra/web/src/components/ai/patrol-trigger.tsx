@@ -116,8 +116,8 @@ function Polling({ reportId, since, joined, onEnd }: { reportId: string; since: 
         {joined ? 'A scan was already running; following it. ' : 'The scan is running in the background. '}
         {/* Inside the trigger's live region: the figures change every second, and only the start and the end are announced. */}
         <span aria-hidden="true">
-          {started !== null ? `Running for ${started} s` : `Waiting ${elapsed} s`}
-          {data ? ` · ${data.tool_rounds} tool round${data.tool_rounds === 1 ? '' : 's'} · ${data.total_tokens.toLocaleString('en')} tokens so far` : ''}.
+          {/* No tool rounds or tokens: a report has them only once it ends, and "0 so far" was no progress. */}
+          {started !== null ? `Running for ${started} s` : `Waiting ${elapsed} s`}.
         </span>
       </p>
       <progress aria-label="Patrol scan progress" />
