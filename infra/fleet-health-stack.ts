@@ -376,6 +376,9 @@ export class FleetHealthStack extends Stack {
     for (const grant of grants) {
       switch (grant) {
         case 'ses:send': {
+          // No sender address, no mail (mailConfigured() is false: invitations answer their token): nothing to grant,
+          // as no LLM provider grants no Bedrock. Granted all the same, the role could send as any verified identity.
+          if (!props.sesFromAddress) break;
           const identity = props.sesIdentity;
           const resource = identity?.startsWith('arn:') ? identity : this.formatArn({ service: 'ses', resource: 'identity', resourceName: identity ?? '*' });
           // shared/mail/invitations.ts sends with SendEmail only.

@@ -32,9 +32,14 @@ export const durationAlarmThresholdMs = (timeout: Duration, runsUpToMs = 0): num
     Math.max(Math.round(timeout.toMilliseconds() * DURATION_ALARM_FRACTION), timeout.toMilliseconds() - DURATION_ALARM_LAST_MS, runsUpToMs + 1000),
     timeout.toMilliseconds() - 500,
   );
-/** The HTTP API's 5xx alarm: percentage of requests, over periods with at least this many requests. */
+/**
+ * The HTTP API's 5xx alarm: percentage of requests, over periods with at least API_5XX_MIN_REQUESTS requests; in
+ * quieter periods, API_5XX_MIN_ERRORS 5xx answers count as a breach (a rate over a handful of requests says little,
+ * and without this an outage at night, Alertmanager's few posts a period all answered 500, alarmed nobody).
+ */
 export const API_5XX_RATE_PERCENT = 5;
 export const API_5XX_MIN_REQUESTS = 10;
+export const API_5XX_MIN_ERRORS = 3;
 
 /**
  * Asynchronous invocation of each worker (EventBridge schedules and `invokeWorker` both invoke
@@ -128,7 +133,8 @@ export class Monitoring extends Construct {
     const requests = stage.metricCount({ statistic: 'Sum', period: PERIOD });
     const serverErrors = stage.metricServerError({ statistic: 'Sum', period: PERIOD });
     const errorRate = new cloudwatch.MathExpression({
-      expression: `IF(requests >= ${API_5XX_MIN_REQUESTS}, 100 * errors / requests, 0)`,
+      // A quiet period's breach reads as 100%: the alarm is one, whatever the traffic.
+      expression: `IF(requests >= ${API_5XX_MIN_REQUESTS}, 100 * errors / requests, IF(errors >= ${API_5XX_MIN_ERRORS}, 100, 0))`,
       usingMetrics: { requests, errors: serverErrors },
       period: PERIOD,
       label: '5xx rate (%)',
@@ -139,7 +145,7 @@ export class Monitoring extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 3,
       datapointsToAlarm: 2,
-      description: `At least ${API_5XX_RATE_PERCENT}% of API requests answered 5xx in 2 of the last 3 five-minute periods (periods with ${API_5XX_MIN_REQUESTS}+ requests). Look at the route groups' Errors alarms and the API access log.`,
+      description: `At least ${API_5XX_RATE_PERCENT}% of API requests answered 5xx (or, in a period of fewer than ${API_5XX_MIN_REQUESTS} requests, at least ${API_5XX_MIN_ERRORS} did) in 2 of the last 3 five-minute periods. The route groups answer their own failures as problem+json 500s, which their Errors alarms do not count: look at the API access log and the route groups' logs.`,
     });
 
     // ── Dashboard ─────────────────────────────────────────────────────────────
