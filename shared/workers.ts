@@ -38,7 +38,7 @@ export const WORKERS = {
     tables: {
       patrol: 'readwrite',
       locks: 'readwrite',
-      'llm-usage': 'readwrite',
+      'llm-usage': 'readputupdate',
       clusters: 'read',
       metrics: 'read',
       alerts: 'read',
@@ -59,7 +59,7 @@ export const WORKERS = {
     summary: 'Claims agent tasks and writes investigations',
     tables: {
       investigations: 'readwrite',
-      'llm-usage': 'readwrite',
+      'llm-usage': 'readputupdate',
       clusters: 'read',
       metrics: 'read',
       alerts: 'read',
@@ -98,7 +98,7 @@ export const WORKERS = {
       issues: 'readwrite',
       'ai-issues': 'readwrite',
       investigations: 'readwrite',
-      'llm-usage': 'readwrite',
+      'llm-usage': 'readputupdate',
       // Write: the refresh packs the inventory and the settled days it had to read as items (shared/db/clusters.ts, rollup-packs.ts).
       clusters: 'readwrite',
       metrics: 'readwrite',

@@ -48,13 +48,16 @@ export const TABLE_OPERATIONS = {
  * only, so its writers cannot update, delete or batch-rewrite entries; `readappend` also
  * reads it (the settings group lists it). `readupdate` reads and updates: no put, batch write or
  * delete (the recompute worker's upkeep of the alerts' firing index), though an UpdateItem can
- * set any attribute and create an item that does not exist.
+ * set any attribute and create an item that does not exist. `readputupdate` reads, puts and
+ * updates, never deletes or batch-writes: the LLM ledger's writers (calls put, spend claimed
+ * and given back by update), so none can erase what the AI cost.
  */
 export const ACCESS_OPERATIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   read: TABLE_OPERATIONS.read,
   append: ['PutItem'],
   readappend: [...TABLE_OPERATIONS.read, 'PutItem'],
   readupdate: [...TABLE_OPERATIONS.read, 'UpdateItem'],
+  readputupdate: [...TABLE_OPERATIONS.read, 'PutItem', 'UpdateItem'],
   readwrite: [...TABLE_OPERATIONS.read, ...TABLE_OPERATIONS.write],
 };
 
@@ -90,7 +93,7 @@ export function checkTableAccess(operation: string, input: Input): void {
     if (access && ACCESS_OPERATIONS[access].includes(action)) continue;
     const write = WRITES.has(action);
     throw new TableAccessDenied(
-      access === 'append' || access === 'readappend' || access === 'readupdate'
+      access === 'append' || access === 'readappend' || access === 'readupdate' || access === 'readputupdate'
         ? `${fn.owner} declares ${access} access to table ${table}, which grants no ${action} (it would be an AccessDenied on AWS)`
         : `${fn.owner} declares no ${write ? 'write' : 'read'} access to table ${table} (it would be an AccessDenied on AWS)`,
     );

@@ -56,7 +56,7 @@ export interface RouteDeclaration {
 }
 
 /** How a function may use a table; the operations each allows: `ACCESS_OPERATIONS` in shared/db/access.ts. */
-export type TableAccess = 'read' | 'append' | 'readappend' | 'readupdate' | 'readwrite';
+export type TableAccess = 'read' | 'append' | 'readappend' | 'readupdate' | 'readputupdate' | 'readwrite';
 
 export interface RouteGroup<R extends Record<string, RouteDeclaration> = Record<string, RouteDeclaration>> {
   /** One name per concept: the file name, construct id, log service and URL prefix. */

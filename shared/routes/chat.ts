@@ -23,7 +23,7 @@ export const chatGroup = defineGroup({
     scores: 'read',
     issues: 'read',
     rules: 'read',
-    'llm-usage': 'readwrite',
+    'llm-usage': 'readputupdate',
   },
   grants: ['bedrock:invoke'],
   // run_sql's snapshot of the fleet (shared/function-memory.ts says what it measured).

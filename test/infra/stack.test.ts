@@ -91,6 +91,7 @@ const ACCESS_ACTIONS: Record<TableAccess, string[]> = {
   append: ['dynamodb:PutItem'],
   readappend: [...READ_ACTIONS, 'dynamodb:PutItem'],
   readupdate: [...READ_ACTIONS, 'dynamodb:UpdateItem'],
+  readputupdate: [...READ_ACTIONS, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
   readwrite: [...READ_ACTIONS, ...WRITE_ACTIONS],
 };
 
@@ -270,6 +271,19 @@ describe('IAM', () => {
 
   it('lets each worker touch exactly the tables it declares', () => {
     for (const [name, worker] of Object.entries(WORKERS)) expectTableAccess(name, worker.tables);
+  });
+
+  it('lets no function delete or batch-write the LLM ledger: what the AI cost stays, its writers only put and update', () => {
+    const writers: string[] = [];
+    for (const name of [...functions.keys(), ...deploySteps.keys()]) {
+      const actions = [...(tableGrants(roleStatements(name)).get('llm-usage') ?? [])];
+      expect(
+        actions.filter((a) => /dynamodb:(DeleteItem|BatchWriteItem)/.test(a)),
+        name,
+      ).toEqual([]);
+      if (actions.includes('dynamodb:PutItem')) writers.push(name);
+    }
+    expect(writers.sort()).toEqual(['agent-worker', 'chat', 'patrol-worker', 'recompute']);
   });
 
   it('lets no function update, delete or batch-write audit entries: its writers only put new ones, and only settings reads them', () => {
