@@ -352,22 +352,26 @@ export class FleetHealthStack extends Stack {
    * this region; a cross-region inference profile (`us.…`, `eu.…`, `global.…`) is the profile
    * in this region and its foundation model in every region it routes to; an ARN is itself,
    * and for an application inference profile, whose models the stack cannot know, any
-   * foundation model. `anyRegion` names the foundation model granted in every region.
+   * foundation model. The foundation models behind a profile (`throughProfile`) are granted only
+   * through that profile (the `bedrock:InferenceProfileArn` condition): not directly, in any
+   * region, where an `eu.` profile chosen for data residency would not hold. `anyRegion` names
+   * the foundation model granted in every region.
    */
-  private bedrockModelResources(model: string): { resources: string[]; anyRegion?: string } {
+  private bedrockModelResources(model: string): { resources: string[]; throughProfile?: { profile: string; models: string[] }; anyRegion?: string } {
     const foundation = (id: string, region = this.region) => `arn:${this.partition}:bedrock:${region}::foundation-model/${id}`;
+    const viaProfile = (profile: string, modelId: string) => ({
+      resources: [profile],
+      throughProfile: { profile, models: [foundation(modelId, '*')] },
+      anyRegion: modelId,
+    });
     if (model.startsWith('arn:')) {
       const profile = /:inference-profile\/(.+)$/.exec(model)?.[1]?.replace(CROSS_REGION_PREFIX, '');
-      if (profile) return { resources: [model, foundation(profile, '*')], anyRegion: profile };
-      if (model.includes(':application-inference-profile/')) return { resources: [model, foundation('*', '*')], anyRegion: '*' };
+      if (profile) return viaProfile(model, profile);
+      if (model.includes(':application-inference-profile/')) return viaProfile(model, '*');
       return { resources: [model] };
     }
     if (CROSS_REGION_PREFIX.test(model)) {
-      const base = model.replace(CROSS_REGION_PREFIX, '');
-      return {
-        resources: [this.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: model }), foundation(base, '*')],
-        anyRegion: base,
-      };
+      return viaProfile(this.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: model }), model.replace(CROSS_REGION_PREFIX, ''));
     }
     return { resources: [foundation(model)] };
   }
@@ -415,12 +419,21 @@ export class FleetHealthStack extends Stack {
           // Only a Bedrock provider is reached through IAM; an OpenAI-compatible one, or none, needs nothing.
           if (props.llm?.provider !== 'bedrock') break;
           // The Converse API is authorised by bedrock:InvokeModel (there is no separate IAM action), on the one model configured.
-          const { resources, anyRegion } = this.bedrockModelResources(props.llm.model);
+          const { resources, throughProfile, anyRegion } = this.bedrockModelResources(props.llm.model);
           fn.allow(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources }));
+          if (throughProfile) {
+            fn.allow(
+              new iam.PolicyStatement({
+                actions: ['bedrock:InvokeModel'],
+                resources: throughProfile.models,
+                conditions: { StringEquals: { 'bedrock:InferenceProfileArn': throughProfile.profile } },
+              }),
+            );
+          }
           if (anyRegion)
             fn.acknowledge(
               `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${anyRegion}]`,
-              `The model is a cross-region inference profile (llmModel), which routes each call to ${anyRegion === '*' ? 'its foundation models' : `the foundation model ${anyRegion}`} in any of its regions.`,
+              `The model is an inference profile (llmModel), which routes each call to ${anyRegion === '*' ? 'its foundation models' : `the foundation model ${anyRegion}`} in any of its regions; they are granted only through that profile (bedrock:InferenceProfileArn).`,
             );
           break;
         }

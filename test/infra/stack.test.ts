@@ -709,9 +709,9 @@ describe('LLM provider configuration', () => {
       .filter((r) => r.Type === 'AWS::IAM::Policy')
       .flatMap((p) => asArray<Json>(p.Properties.PolicyDocument.Statement))
       .filter((st) => asArray<string>(st.Action).includes('bedrock:InvokeModel'))
-      .map((st) => JSON.stringify(st.Resource));
+      .map((st) => JSON.stringify(st.Resource) + (st.Condition ? ` if ${JSON.stringify(st.Condition)}` : ''));
     const findings = new AwsSolutionsChecks(llmApp).validateScope(llmApp).violations.map((v) => v.ruleName);
-    return { resources: [...new Set(resources)], findings };
+    return { resources: [...new Set(resources)].sort(), findings };
   }
 
   it('grants bedrock:InvokeModel on the configured model only, and nothing to an OpenAI-compatible provider', () => {
@@ -721,13 +721,28 @@ describe('LLM provider configuration', () => {
     expect(foundation.resources[0]).not.toContain('*');
     expect(foundation.findings).toEqual([]);
 
-    // A cross-region profile: the profile here, its foundation model in whichever region it routes to (acknowledged).
+    // A cross-region profile: the profile here, its foundation model in whichever region it routes to (acknowledged),
+    // and that model only through the profile: not called directly, in any region.
     const profile = bedrockGrants({ llmProvider: 'bedrock', llmModel: 'us.anthropic.claude-3-5-haiku-20241022-v1:0' });
-    expect(profile.resources).toHaveLength(1);
-    expect(profile.resources[0]).toContain(':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0');
-    expect(profile.resources[0]).toContain(':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
-    expect(profile.resources[0]).not.toContain('foundation-model/*');
+    expect(profile.resources).toHaveLength(2);
+    const theProfile = profile.resources.find((r) => !r.includes(' if '))!;
+    const throughIt = profile.resources.find((r) => r.includes(' if '))!;
+    expect(theProfile).toContain(':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect(theProfile).not.toContain('foundation-model');
+    expect(throughIt).toMatch(
+      /:bedrock:\*::foundation-model\/anthropic\.claude-3-5-haiku-20241022-v1:0".* if \{"StringEquals":\{"bedrock:InferenceProfileArn":.*:inference-profile\/us\.anthropic\.claude-3-5-haiku-20241022-v1:0/,
+    );
     expect(profile.findings).toEqual([]);
+
+    // An application inference profile: any foundation model, but only through that profile.
+    const arn = 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123';
+    const application = bedrockGrants({ llmProvider: 'bedrock', llmModel: arn });
+    expect(application.resources).toHaveLength(2);
+    expect(application.resources).toContain(`"${arn}"`);
+    expect(application.resources.find((r) => r.includes(' if '))).toMatch(
+      /:bedrock:\*::foundation-model\/\*".* if \{"StringEquals":\{"bedrock:InferenceProfileArn":"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile\/abc123"\}\}$/,
+    );
+    expect(application.findings).toEqual([]);
 
     expect(bedrockGrants({ llmProvider: 'openai', llmModel: 'gpt-4o-mini', llmBaseUrl: 'https://llm.example.com/v1' }).resources).toEqual([]);
     expect(bedrockGrants({}).resources).toEqual([]);
