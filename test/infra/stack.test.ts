@@ -1055,7 +1055,7 @@ describe('alarms and dead letters', () => {
     expect(expression.ReturnData).toBe(true);
     expect(expression.Expression).toMatch(/errors \/ requests/);
     // A quiet night's outage (Alertmanager's few posts a period, all 500) alarms too: a handful of 5xx breach alone.
-    expect(expression.Expression).toMatch(/^IF\(requests >= 10, 100 \* errors \/ requests, IF\(errors >= 3, 100, 0\)\)$/);
+    expect(expression.Expression).toMatch(/^IF\(requests >= 10, 100 \* errors \/ requests, IF\(errors >= 3, 100 \* errors \/ requests, 0\)\)$/);
   });
 
   it('notifies one encrypted, SSL-only SNS topic from every alarm, and has no alarm beyond the inventory', () => {
