@@ -6,6 +6,9 @@ import { metricSourcesGroup } from '../shared/routes/metric-sources.js';
 
 export const handler = createGroupHandler(metricSourcesGroup, {
   status: async () => metricSourcesStatus(),
-  // The pull runs in the background: 202, and the status route shows its outcome.
-  pull: async () => new Reply(202, await startPull()),
+  // The pull runs in the background: 202, and the status route shows its outcome; 200 when a run was going already.
+  pull: async () => {
+    const answer = await startPull();
+    return answer.status === 'started' ? new Reply(202, answer) : answer;
+  },
 });

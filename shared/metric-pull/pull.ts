@@ -38,10 +38,11 @@ import { MAX_BODY_BYTES, prometheusClient, type PrometheusClient } from '../prom
 import { loadMetricSources } from '../rules/load.js';
 import { UNIT_CONVERSIONS, type MetricQuery, type MetricSources } from '../rules/schemas.js';
 import { pullInventory, type InventoryOutcome } from './inventory.js';
+import { PULL_LOCK } from './lock.js';
 
 const log = createLogger('metrics-puller');
 
-export const PULL_LOCK = 'metrics-puller';
+export { PULL_LOCK } from './lock.js';
 /** Longer than the worker's 600 s timeout, renewed after every window. */
 const LEASE_MS = 11 * 60_000;
 /** Prometheus refuses a range query of more than 11,000 points per series. */

@@ -84,12 +84,21 @@ export const MetricSourcesStatus = z.lazy(() =>
 );
 export type MetricSourcesStatus = z.infer<typeof MetricSourcesStatus>;
 
-/** `requested_at`: the service's time when the pull was asked for; the run it starts has a `started_at` at or after it. */
-export const PullStarted = z.lazy(() => z.object({ status: z.literal('started'), message: z.string(), requested_at: z.iso.datetime() }));
+/**
+ * `requested_at`: the service's time when the pull was asked for; the run it starts has a `started_at` at or after it.
+ * 202 `started`, or 200 `already_running`: a run held the puller's lock, so none was started (it would have found the
+ * lock held and recorded nothing). One schema for both, as the patrol trigger's, so a client's type has both.
+ */
+export const PullAnswer = z.lazy(() =>
+  z.discriminatedUnion('status', [
+    z.object({ status: z.literal('started'), message: z.string(), requested_at: z.iso.datetime() }),
+    z.object({ status: z.literal('already_running'), message: z.string(), requested_at: z.iso.datetime() }),
+  ]),
+);
 
 export const metricSourcesGroup = defineGroup({
   name: 'metric-sources',
-  tables: { users: 'read', 'metric-pulls': 'read', rules: 'read' },
+  tables: { users: 'read', 'metric-pulls': 'read', rules: 'read', locks: 'read' },
   grants: ['invoke:metrics-puller'],
   routes: {
     status: {
@@ -106,8 +115,8 @@ export const metricSourcesGroup = defineGroup({
       summary: 'Start a pull now (it runs in the background; follow it on the status route)',
       auth: 'user',
       roles: ADMIN_UP,
-      response: PullStarted,
-      accepted: PullStarted,
+      response: PullAnswer,
+      accepted: PullAnswer,
     },
   },
 });

@@ -17,6 +17,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { recordUsage } from '../../shared/db/llm-usage.js';
+import { acquireLock, releaseLock } from '../../shared/db/locks.js';
+import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
 import { shippedValue } from '../../shared/rules/defaults.js';
 import { forgetEmbedLogins } from '../../shared/embed/provider.js';
 import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
@@ -676,6 +678,22 @@ describe('metric sources', { timeout: 90_000 }, () => {
     await adminPage.getByRole('region', { name: 'Last run' }).getByText('disabled', { exact: true }).waitFor();
     expect((await api(service.url, admin, 'GET', '/api/metric-sources/status')).body.last_run).toMatchObject({ outcome: 'disabled', accepted: 0 });
     await expectAccessible(adminPage, '/metric-sources after Pull now');
+
+    // While a run holds the puller's lock (the schedule's), Pull now starts nothing and says so: "started" promised a
+    // run that, finding the lock held, recorded nothing.
+    const lastRun = (await api(service.url, admin, 'GET', '/api/metric-sources/status')).body.last_run;
+    await acquireLock(PULL_LOCK, 'a-scheduled-run', 60_000);
+    try {
+      const again = adminPage.waitForResponse((r) => r.url().endsWith('/api/metric-sources/pull') && r.request().method() === 'POST');
+      await adminPage.getByRole('button', { name: 'Pull now' }).click();
+      const running = await again;
+      expect(running.status()).toBe(200);
+      expect(await running.json()).toMatchObject({ status: 'already_running' });
+      await adminPage.getByRole('status').filter({ hasText: 'A pull is already running.' }).waitFor();
+      expect((await api(service.url, admin, 'GET', '/api/metric-sources/status')).body.last_run).toEqual(lastRun);
+    } finally {
+      await releaseLock(PULL_LOCK, 'a-scheduled-run');
+    }
   });
 
   it('shows a partial pull: the outcome, refusals with their reason, the error of each failing metric and the errors newest first', async () => {

@@ -51,7 +51,8 @@ export function PullNow({ enabled }: { enabled: boolean }) {
     const before = run?.finished_at ?? null;
     setResult(null);
     setTimedOut(false);
-    pull.mutate({}, { onSuccess: (started) => setFollow({ before, since: Date.now(), asked: started.requested_at }) });
+    // A run already going (none started): it is the one followed, whatever its start.
+    pull.mutate({}, { onSuccess: (answer) => setFollow({ before, since: Date.now(), asked: answer.status === 'started' ? answer.requested_at : '' }) });
   };
 
   return (
@@ -70,7 +71,7 @@ export function PullNow({ enabled }: { enabled: boolean }) {
         {pull.isSuccess && (
           <div className="notice">
             <p>
-              <strong>Pull started.</strong> {pull.data.message}
+              <strong>{pull.data.status === 'started' ? 'Pull started.' : 'A pull is already running.'}</strong> {pull.data.message}
             </p>
             {follow && (
               <p className="muted">
