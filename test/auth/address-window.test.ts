@@ -68,7 +68,9 @@ describe('the address window', () => {
   });
 });
 
-describe('logins from one address', () => {
+// Each failed login costs a scrypt (about 0.3 s of a core, four at a time): 30 and more of them passed 17 s of the
+// 30 s default on a quiet CI machine, and timed out on a loaded one.
+describe('logins from one address', { timeout: 90_000 }, () => {
   it('refuses a password sprayed over many names after 30 failures, even a right one, with one audit entry; another address is not held', async () => {
     const sprayer = from('203.0.113.7');
     const sprayed = await Promise.all(Array.from({ length: MAX_FAILED_LOGINS_PER_ADDRESS }, (_, i) => statusOf(login(`name-${i}`, 'Winter2026!', sprayer))));
