@@ -12,7 +12,8 @@ const QueryCount = (fallback: number, max?: number) =>
   z.prefault(
     z.pipe(
       z.transform((v: unknown): unknown => blankAsAbsent(v) ?? fallback),
-      z.coerce.number().check(z.int(), z.gte(1), z.lte(max ?? Number.MAX_SAFE_INTEGER)),
+      // z.int() is a safe integer already: no second bound (and no second refusal) without a `max`.
+      max === undefined ? z.coerce.number().check(z.int(), z.gte(1)) : z.coerce.number().check(z.int(), z.gte(1), z.lte(max)),
     ),
     fallback,
   );
