@@ -22,6 +22,9 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 90_000,
+    // expect.poll's own default is 1 s: a poll whose read answers at once (a row count, a URL) while the change it
+    // waits for needs a round trip to the service failed under load. A passing poll still returns at once.
+    expect: { poll: { timeout: 15_000 } },
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       LOG_LEVEL: 'silent',

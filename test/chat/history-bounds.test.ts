@@ -115,7 +115,7 @@ describe('chat history', () => {
       const held = new Promise<void>((resolve) => (answer = resolve));
       openai().enqueue({ kind: 'held', until: held, then: { kind: 'text', text: 'late answer' } });
       const late = chat(u, 'question 1');
-      await vi.waitFor(() => expect(openai().received).toHaveLength(2));
+      await vi.waitFor(() => expect(openai().received).toHaveLength(2), { timeout: 10_000 });
       // Cleared from another tab while question 1 is answered: question 0 is gone for good.
       resetChat(u);
       answer();

@@ -70,7 +70,8 @@ async function inviteAndActivate(inviter: string, email: string, role: string, p
   return activated.body.access_token;
 }
 
-describe('login', () => {
+// Bursts of 30 and 40 logins, a scrypt each, in this process beside the service: more than the 30 s default under load.
+describe('login', { timeout: 90_000 }, () => {
   it('logs the bootstrap superadmin in and answers /me', async () => {
     const res = await login('Admin', ADMIN_PASSWORD);
     expect(res.status).toBe(200);

@@ -338,6 +338,7 @@ describe('hostile input through the local server', () => {
       `hostile input: ${sent} requests to ${probed} of ${ordered.length} routes in ${((Date.now() - started) / 1000).toFixed(1)} s (${byStatus.join(', ')})`,
     );
     expect(sent).toBeGreaterThan(0);
+    expect(probed).toBe(ordered.length); // every route probed: one with no probe would be skipped silently
     // The ids the walk made or found: without them its probes of those routes stop at the 404.
     expect(Object.keys(existing).sort()).toEqual(['ai_issue_id', 'change_id', 'cluster_id', 'email', 'investigation_id', 'issue_id', 'report_id']);
     expect(failures).toEqual([]);

@@ -80,9 +80,10 @@ describe('alert dashboard links', () => {
     expect(result).toMatchObject({ accepted: links.length, rejected: [] });
     const stored = new Map((await listClusterAlerts(c, new Date(0))).map((a) => [a.alert_name, a.dashboard_url]));
     expect(Object.fromEntries(stored)).toEqual(Object.fromEntries(links.map(([name, , url]) => [name, url])));
-    // and what the issue's timeline shows
-    for (const issue of await listClusterIssues(c)) {
-      for (const a of (await issueDetail(issue.issue_id, NOW)).body.alerts) expect(a.dashboard_url).toBe(stored.get(a.alert_name));
-    }
+    // and what the issue's timeline shows: every alert, each with its link
+    const shown = [];
+    for (const issue of await listClusterIssues(c)) shown.push(...(await issueDetail(issue.issue_id, NOW)).body.alerts);
+    expect(shown).toHaveLength(links.length);
+    for (const a of shown) expect(a.dashboard_url).toBe(stored.get(a.alert_name));
   });
 });

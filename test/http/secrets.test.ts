@@ -61,7 +61,7 @@ describe('secrets from Secrets Manager', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const reads = () => fake.calls.filter((c) => c.endsWith('ingest-rotated')).length;
     /** The value once the read a request started (in the background) has ended. */
-    const settled = (expected: string) => vi.waitFor(async () => expect(await secret('INGEST_TOKEN')).toBe(expected));
+    const settled = (expected: string) => vi.waitFor(async () => expect(await secret('INGEST_TOKEN')).toBe(expected), { timeout: 10_000 });
     try {
       expect(await secret('INGEST_TOKEN')).toBe('ingest-token-before-rotation');
       SECRETS[arn] = 'ingest-token-after-rotation';
@@ -77,7 +77,7 @@ describe('secrets from Secrets Manager', () => {
       fake.failNext = true;
       vi.setSystemTime(Date.now() + SECRET_MAX_AGE_MS + 1_000);
       expect(await secret('INGEST_TOKEN')).toBe('ingest-token-after-rotation');
-      await vi.waitFor(() => expect(reads()).toBe(3));
+      await vi.waitFor(() => expect(reads()).toBe(3), { timeout: 10_000 });
       expect(await secret('INGEST_TOKEN')).toBe('ingest-token-after-rotation');
       SECRETS[arn] = 'ingest-token-third';
       vi.setSystemTime(Date.now() + SECRET_MAX_AGE_MS + 1_000);

@@ -57,6 +57,12 @@ describe('health rules impact', () => {
     expect(mixed.changes.map((c) => c.cluster_name)).toEqual(['alpha', 'charlie']);
     const tight = healthImpact(fleet, disk(80, 86, 99), disk(60, 70, 80), NOW);
     expect(tight.changes.every((c) => c.direction === 'worse')).toBe(true);
+    // Both ways in one preview: bravo (58, green under 60) gets worse and comes first, though alpha is first by name.
+    const both = healthImpact(fleet, disk(60, 70, 80), disk(50, 60, 99), NOW);
+    expect(both.changes.map((c) => [c.cluster_name, c.direction])).toEqual([
+      ['bravo', 'worse'],
+      ['alpha', 'better'],
+    ]);
     expect(healthImpact(fleet, disk(70, 80, 90), disk(70, 80, 90), NOW)).toMatchObject({ changed_count: 0, changes: [] });
   });
 });
