@@ -84,9 +84,18 @@ export function matches(issue: Listable, q: IssueListQuery): boolean {
   if (q.customer && issue.customer_name !== q.customer) return false;
   if (q.cluster && issue.cluster_name !== q.cluster) return false;
   if (q.cluster_id && issue.cluster_id !== q.cluster_id) return false;
-  if (q.triage && issue.triage_status !== q.triage) return false;
-  if (q.disposition && issue.disposition_status !== q.disposition) return false;
+  if (!sameText(issue.triage_status, q.triage)) return false;
+  if (!sameText(issue.disposition_status, q.disposition)) return false;
   return true;
+}
+
+/**
+ * A triage or disposition filter: free text that different people typed, so matched whole but trimmed and in any case
+ * (`investigating` finds `Investigating`; an exact match answered "no issue matches" and hid them). Blank matches all.
+ */
+function sameText(stored: string, wanted: string): boolean {
+  const w = wanted.trim().toLowerCase();
+  return !w || stored.trim().toLowerCase() === w;
 }
 
 export const distinct = (values: string[]) => [...new Set(values.filter(Boolean))].sort(byName);
