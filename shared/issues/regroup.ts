@@ -131,11 +131,22 @@ async function applyGrouping(
   const kept = new Set<string>();
   const produced: IssueGrouping[] = [];
   const result = { created: 0, updated: 0, unchanged: 0, removed: 0 };
+  // A stored issue that split (a late earlier alert joined it, then resolved; a narrower join window) goes on as
+  // the part with its id, whatever part comes first: taken by an earlier part, the part with its id was created
+  // anew under that same id, refused, and every later pass of the cluster failed alike (its firing alerts in no
+  // issue, its new alerts never grouped). Its triage then stays with the alerts it was made under.
+  const reservedFor = new Map<string, IssueGrouping>();
+  for (const grouping of groupings) {
+    const own = relevant.find((i) => i.issue_id === grouping.issue_id && i.group_key === grouping.group_key && overlaps(i, grouping));
+    if (own) reservedFor.set(own.issue_id, grouping);
+  }
 
   for (const grouping of groupings) {
-    // The stored issue this one continues: of the overlapping stored issues of its group, a
-    // triaged one first (its triage and ticket stay in view), then the one with its id, then the oldest.
-    const candidates = relevant.filter((i) => i.group_key === grouping.group_key && !kept.has(i.issue_id) && overlaps(i, grouping));
+    // The stored issue this one continues: of the overlapping stored issues of its group not reserved for another
+    // part, a triaged one first (its triage and ticket stay in view), then the one with its id, then the oldest.
+    const candidates = relevant.filter(
+      (i) => i.group_key === grouping.group_key && !kept.has(i.issue_id) && (reservedFor.get(i.issue_id) ?? grouping) === grouping && overlaps(i, grouping),
+    );
     const rank = (i: IssueRecord) => [triaged(i) ? 0 : 1, i.issue_id === grouping.issue_id ? 0 : 1] as const;
     candidates.sort((a, b) => rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || (a.first_seen < b.first_seen ? -1 : 1));
     const current = candidates[0] ?? (kept.has(grouping.issue_id) ? undefined : byId.get(grouping.issue_id));

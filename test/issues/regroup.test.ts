@@ -41,7 +41,14 @@ async function newCluster(): Promise<string> {
   return id;
 }
 
-async function alert(clusterId: string, name: string, startedAgo: number, endedAgo: number | null, fingerprint = `${name}-${startedAgo}`): Promise<void> {
+async function alert(
+  clusterId: string,
+  name: string,
+  startedAgo: number,
+  endedAgo: number | null,
+  fingerprint = `${name}-${startedAgo}`,
+  notifiedAt = NOW,
+): Promise<void> {
   const record: Omit<AlertRecord, 'received_at' | 'updated_at'> = {
     alert_id: fingerprint,
     cluster_id: clusterId,
@@ -57,7 +64,7 @@ async function alert(clusterId: string, name: string, startedAgo: number, endedA
     detail: '',
     dashboard_url: '',
   };
-  await upsertAlert(record, NOW);
+  await upsertAlert(record, notifiedAt);
 }
 
 const issuesOf = async (clusterId: string) => (await listClusterIssues(clusterId)).sort((a, b) => (a.first_seen < b.first_seen ? -1 : 1));
@@ -108,6 +115,54 @@ describe('regrouping stored alerts', () => {
     expect(merged).toHaveLength(1);
     expect(merged[0]).toMatchObject({ issue_id: second!.issue_id, notes: 'triaged', alert_count: 4, first_seen: first!.first_seen });
     expect(await getIssue(first!.issue_id)).toBeUndefined(); // untriaged: deleted
+  });
+
+  it('an issue that splits (a late earlier alert joined it, then resolved) goes on as the part with its id, and the cluster still groups', async () => {
+    const c = await newCluster();
+    const later = new Date(NOW.getTime() + 1000);
+    await alert(c, 'Lag', 60, null, 'b');
+    await regroupClusters([c], NOW);
+    const [issue] = await issuesOf(c);
+    await alert(c, 'Lag', 600, null, 'a'); // started 10 hours ago, first delivered now, firing: joins the issue
+    await regroupClusters([c], NOW);
+    expect(await issuesOf(c)).toMatchObject([{ issue_id: issue!.issue_id, alert_count: 2, first_seen: minutesAgo(600) }]);
+    await alert(c, 'Lag', 600, 590, 'a', later); // it ended 9 h 50 ago: b, more than 4 hours after, is an issue of its own again
+    expect(await regroupClusters([c], NOW)).toMatchObject({ failed: 0, created: 1, updated: 1 });
+    const [first, second] = await issuesOf(c);
+    expect(first).toMatchObject({ alert_count: 1, status: 'Resolved', first_seen: minutesAgo(600) });
+    expect(second).toMatchObject({ issue_id: issue!.issue_id, alert_count: 1, status: 'Ongoing', first_seen: minutesAgo(60) });
+    // The cluster's next alerts are grouped: the split failed every later pass of it.
+    await alert(c, 'NodeDown', 5, null);
+    expect(await regroupClusters([c], NOW)).toMatchObject({ failed: 0, created: 1 });
+    expect(await regroupClusters([c], NOW)).toMatchObject({ failed: 0, created: 0, updated: 0, removed: 0 });
+  });
+
+  it('a triaged issue that absorbed another splits again with a narrower join window: its triage stays with its own alerts', async () => {
+    const c = await newCluster();
+    await alert(c, 'Lag', 900, 890, 'x');
+    await alert(c, 'Lag', 300, 290, 'y');
+    await regroupClusters([c], NOW);
+    const [, y] = await issuesOf(c);
+    await triage(y!.issue_id, 'ticket OPS-1 is about y');
+    const setWindow = async (minutes: number) => {
+      const text = defaultRuleText('issue-rules').replace('join_window_minutes: 240', `join_window_minutes: ${minutes}`);
+      const checked = checkRuleText('issue-rules', text);
+      if (!checked.ok) throw new Error(checked.message);
+      await writeRuleSetVersion('issue-rules', text, checked.value, (await getCurrentRuleSet('issue-rules'))?.version ?? 0, 'test');
+    };
+    try {
+      await setWindow(720);
+      await regroupClusters([c], NOW);
+      expect(await issuesOf(c)).toMatchObject([{ issue_id: y!.issue_id, alert_count: 2, notes: 'ticket OPS-1 is about y' }]);
+      await setWindow(240);
+      expect(await regroupClusters([c], NOW)).toMatchObject({ failed: 0 });
+      const [xPart, yPart] = await issuesOf(c);
+      expect(xPart).toMatchObject({ first_seen: minutesAgo(900), alert_count: 1, notes: '' });
+      expect(yPart).toMatchObject({ issue_id: y!.issue_id, first_seen: minutesAgo(300), alert_count: 1, notes: 'ticket OPS-1 is about y' });
+      expect(await regroupClusters([c], NOW)).toMatchObject({ failed: 0, created: 0, updated: 0, removed: 0 });
+    } finally {
+      await setWindow(240);
+    }
   });
 
   it('edited grouping keys: triaged issues are kept as superseded, untriaged ones replaced, and the next run is quiet', async () => {
