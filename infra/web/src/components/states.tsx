@@ -49,6 +49,8 @@ export function Problem({
   children?: ReactNode;
 }) {
   const problem = error instanceof ApiProblem ? error : null;
+  // The request itself was refused (bad input, no such item, not allowed): sent again, it is refused again.
+  const retryable = !problem || ![400, 403, 404, 413, 422].includes(problem.status);
   return (
     <div className={`state problem ${className}`.trim()} role="alert">
       <strong>{problem ? `${problem.title} (${problem.status || 'no answer'})` : 'Something went wrong'}</strong>
@@ -62,7 +64,7 @@ export function Problem({
         </p>
       )}
       {children}
-      {retry && (
+      {retry && retryable && (
         <button type="button" onClick={retry}>
           Try again
         </button>

@@ -50,9 +50,15 @@ export function windowLabel(days: string): string {
   return d === 1 ? 'the last day' : `the last ${d} days`;
 }
 
+const STATUSES = ['Ongoing', 'Resolved'] as const;
+/** Known severities and status in their case, others dropped (an edited or old link): the list asks for what the controls show, not a 422 no retry mends. */
+const knownSeverities = (v: string) => SEVERITIES.filter((s) => v.split(',').some((x) => x.trim().toLowerCase() === s.toLowerCase())).join(',');
+const knownStatus = (v: string) => STATUSES.find((s) => s.toLowerCase() === v.trim().toLowerCase()) ?? '';
+
 /** The list's URL state: the filters, the list query they make, and how to change or clear them. */
 export function useIssueFilters() {
-  const [filters, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
+  const [raw, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
+  const filters: Filters = { ...raw, severities: knownSeverities(raw.severities), status: knownStatus(raw.status) };
   const page = positive(filters.page, 1);
   const pageSize = Math.min(100, positive(filters.page_size, 20));
   const days = validDays(filters.days) ? filters.days : DEFAULTS.days;
