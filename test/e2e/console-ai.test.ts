@@ -206,7 +206,7 @@ describe('AI issues', { timeout: 90_000 }, () => {
     expect(await viewerPage.getByLabel('Assignee').count()).toBe(0);
     await expectAccessible(viewerPage, '/ai-issues/{id} as a viewer');
   });
-  it('starts the triage form afresh when the page moves to another AI issue: no unsaved notes carried over', async () => {
+  it('starts the triage form afresh when the page moves to another AI issue (no unsaved notes carried over), and keeps each issue’s unsaved edit in the tab', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/ai-issues');
     const [a, b] = body.issues as { issue_id: string; issue_name: string }[];
     expect((await api(service.url, admin, 'PATCH', `/api/ai-issues/${encodeURIComponent(b!.issue_id)}`, { notes: 'B stored notes' })).status).toBe(200);
@@ -227,6 +227,21 @@ describe('AI issues', { timeout: 90_000 }, () => {
     await adminPage.getByRole('heading', { level: 1, name: b!.issue_name }).waitFor();
     expect(await adminPage.getByLabel('Notes').inputValue()).toBe('B stored notes');
     expect(await adminPage.getByRole('button', { name: 'Save triage' }).isDisabled()).toBe(true);
+
+    // A's unsaved notes were kept in the tab: back on A (or after a reload, or a session that ended) they are there.
+    await moveTo(a!.issue_id);
+    await adminPage.getByRole('heading', { level: 1, name: a!.issue_name }).waitFor();
+    expect(await adminPage.getByLabel('Notes').inputValue()).toBe('unsaved notes on A');
+    await adminPage.reload();
+    await adminPage.getByRole('heading', { level: 1, name: a!.issue_name }).waitFor();
+    await expect.poll(() => adminPage.getByLabel('Notes').inputValue()).toBe('unsaved notes on A');
+    expect(await adminPage.getByRole('button', { name: 'Save triage' }).isEnabled()).toBe(true);
+    // Discarded, nothing is kept.
+    await adminPage.getByRole('button', { name: 'Discard changes' }).click();
+    await adminPage.reload();
+    await adminPage.getByRole('heading', { level: 1, name: a!.issue_name }).waitFor();
+    await expect.poll(() => adminPage.getByRole('button', { name: 'Save triage' }).isDisabled()).toBe(true);
+    expect(await adminPage.getByLabel('Notes').inputValue()).not.toBe('unsaved notes on A');
   });
 });
 

@@ -6,8 +6,9 @@
 // issue is read again and the values the service stored are shown, so what the
 // page says is what was kept. Unsaved edits survive the issue being read again.
 // AI issues also offer "Me" as assignee (sent as `me`, which the service resolves
-// to the caller).
-import { useId, useState } from 'react';
+// to the caller). An unsaved edit is kept in the tab (kept-triage.ts): leaving the issue,
+// or a session that ends mid-edit, does not lose it.
+import { useEffect, useId, useState } from 'react';
 import type { ApiProblem, Endpoint } from '../../api/client';
 import { endpoint } from '../../api/client';
 import { useApi, useApiMutation } from '../../api/hooks';
@@ -16,6 +17,7 @@ import { useSession } from '../../session';
 import { Problem } from '../states';
 import { Maybe, utc } from './format';
 import { SuggestField } from './suggest-field';
+import { keepTriage, readTriage } from './kept-triage';
 import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
 import { Button } from '../button';
 
@@ -124,7 +126,12 @@ function Form({
   const stored = storedFields(issue);
   // "Me" is stored as the caller's username: compared as that, a saved "Me" is neither an unsaved edit nor a change by someone else.
   const asStored = (f: keyof Fields, value: string) => (me && f === 'assignee' && value === 'me' && user ? user.username : value);
-  const [draft, setDraft] = useState(() => ({ version, base: stored, values: stored, meanwhile: [] as (keyof Fields)[] }));
+  // An edit kept from before (the page left, the session ended) starts from the version it was made on: the
+  // reconciliation below keeps its edits and names what was stored since.
+  const [draft, setDraft] = useState(() => {
+    const kept = user ? readTriage<Fields>(user.username, group, issue.issue_id, FIELDS) : null;
+    return kept ? { ...kept, meanwhile: [] as (keyof Fields)[] } : { version, base: stored, values: stored, meanwhile: [] as (keyof Fields)[] };
+  });
   if (draft.version !== version) {
     const values = { ...draft.values };
     const meanwhile: (keyof Fields)[] = [];
@@ -142,6 +149,12 @@ function Form({
   const changes: BodyOf<'issues', 'patch'> = {};
   for (const f of FIELDS) if (asStored(f, values[f]) !== issue[f]) changes[f] = values[f];
   const changed = Object.keys(changes).length > 0;
+  // Kept while it differs from what is stored; a save or a discard (nothing left to send) drops it.
+  const username = user?.username;
+  useEffect(() => {
+    if (!username || draft.version !== version) return;
+    keepTriage(username, group, issue.issue_id, changed ? { version: draft.version, base: draft.base, values: draft.values } : null);
+  }, [username, group, issue.issue_id, changed, draft, version]);
   const [savedUnread, setSavedUnread] = useState(false);
   const set = (field: keyof Fields) => (e: { target: { value: string } }) => {
     onSaved(null);
