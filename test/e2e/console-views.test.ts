@@ -528,14 +528,15 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
     const size = adminPage.viewportSize();
     await adminPage.setViewportSize({ width: 1280, height: 720 });
     try {
-      const clipped = await adminPage.evaluate(() => {
-        const out: string[] = [];
-        for (const value of document.querySelectorAll<HTMLElement>('.analysis-card-value')) {
-          const card = value.closest('.analysis-card')!.getBoundingClientRect();
-          if (value.getBoundingClientRect().right > card.right + 0.5 || value.scrollWidth > value.clientWidth) out.push(value.textContent ?? '');
+      // A string, as the other page scripts here: the tests are type-checked without the DOM's types.
+      const clipped = await adminPage.evaluate(`(() => {
+        const out = [];
+        for (const value of document.querySelectorAll('.analysis-card-value')) {
+          const card = value.closest('.analysis-card').getBoundingClientRect();
+          if (value.getBoundingClientRect().right > card.right + 0.5 || value.scrollWidth > value.clientWidth) out.push(value.textContent);
         }
         return { pageWider: document.documentElement.scrollWidth > window.innerWidth, clipped: out.slice(0, 5) };
-      });
+      })()`);
       expect(clipped).toEqual({ pageWider: false, clipped: [] });
     } finally {
       if (size) await adminPage.setViewportSize(size);
