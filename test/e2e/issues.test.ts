@@ -362,6 +362,10 @@ describe('PATCH /api/issues/{id}', () => {
       expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, bad)).status, JSON.stringify(bad).slice(0, 40)).toBe(422);
     }
     expect(await getIssue(issue.issue_id)).toEqual(stored);
+    // A URL, but not a link the page may show: the refusal says what is wanted, not "Invalid URL".
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_url: 'ftp://tickets.example.com/OPS-1' })).body.detail).toBe(
+      'ticket_url: must be an absolute http(s) address',
+    );
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: '' })).status).toBe(200);
     expect((await getIssue(issue.issue_id))!.assignee).toBe('');
     // An invited colleague's username is their email, which may be far longer than a triage status.

@@ -136,7 +136,16 @@ function LinkTicketForm({ open, pending, onLink }: { open: boolean; pending: boo
         <label htmlFor={`${id}-key`}>Ticket key</label>
         <input id={`${id}-key`} value={key} onChange={(e) => setKey(e.target.value)} maxLength={64} required placeholder="OPS-42" />
         <label htmlFor={`${id}-url`}>Address (optional)</label>
-        <input id={`${id}-url`} type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://…" />
+        {/* type=url alone lets ftp: or mailto: through, which the service refuses: http(s) only, said before sending. */}
+        <input
+          id={`${id}-url`}
+          type="url"
+          pattern="https?://.+"
+          title="An http:// or https:// address"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          placeholder="https://…"
+        />
         <Button type="submit" disabled={pending || !key.trim()}>
           {pending ? 'Linking…' : 'Link ticket'}
         </Button>
