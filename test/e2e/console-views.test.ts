@@ -524,6 +524,17 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
       })
       .toBe(true);
     await expectAccessible(adminPage, '/analysis');
+    // A full load logs nothing of the router's in the browser's console (it warned of a missing HydrateFallback on every load).
+    const logged: string[] = [];
+    const listen = (m: { type(): string; text(): string }) => void (['warning', 'error'].includes(m.type()) && logged.push(m.text()));
+    adminPage.on('console', listen);
+    try {
+      await adminPage.reload();
+      await adminPage.getByRole('heading', { level: 1, name: 'Analysis' }).waitFor();
+      expect(logged.filter((text) => text.includes('HydrateFallback'))).toEqual([]);
+    } finally {
+      adminPage.off('console', listen);
+    }
     // At a laptop's 1280 px the cards fit the page, and every figure shows whole inside its card (a name is cut instead).
     const size = adminPage.viewportSize();
     await adminPage.setViewportSize({ width: 1280, height: 720 });
