@@ -2,19 +2,16 @@
 // seeded random sequences (alerts delivered late, firing then resolved, triage in between) against
 // DynamoDB Local. A split of a stored issue failed every later pass of its cluster (regroup.ts's
 // reservation); this is the property that found it.
-import { randomUUID } from 'node:crypto';
 import { beforeAll, expect, it } from 'vitest';
-import { listClusterAlertFields, upsertAlert, type AlertRecord } from '../../shared/db/alerts.js';
-import { upsertClusters } from '../../shared/db/clusters.js';
+import { listClusterAlertFields, upsertAlert } from '../../shared/db/alerts.js';
 import { getIssue, listClusterIssues, transactIssues, triageAction } from '../../shared/db/issues.js';
 import { GROUPED_FIELDS, groupAlerts } from '../../shared/issues/grouping.js';
 import { regroupClusters } from '../../shared/issues/regroup.js';
 import { loadIssueRules } from '../../shared/rules/load.js';
+import { alertRecord, storedCluster } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
-const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
-type Alert = Omit<AlertRecord, 'received_at' | 'updated_at'>;
 
 beforeAll(async () => {
   await useTestTables();
@@ -26,42 +23,8 @@ function random(seed: number) {
   return () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
-async function newCluster(): Promise<string> {
-  const id = randomUUID();
-  await upsertClusters([
-    {
-      cluster_id: id,
-      cluster_name: `c-${id.slice(0, 6)}`,
-      customer_name: 'Acme',
-      account_id: '1',
-      account_name: 'Acme',
-      email: 'ops@acme.example',
-      customer_tier: 'A',
-      cluster_type: 'ELASTIC',
-      region: 'EU (eu-west-1)',
-      engine_version: '3.3.1',
-      resource_state: 'RUNNING',
-      node_count: 3,
-    },
-  ]);
-  return id;
-}
-
-const alertOf = (clusterId: string, name: string, startedAgo: number, endedAgo: number | null, fingerprint: string): Alert => ({
-  alert_id: fingerprint,
-  cluster_id: clusterId,
-  alert_name: name,
-  severity: 'warning',
-  status: endedAgo === null ? 'Firing' : 'Resolved',
-  starts_at: minutesAgo(startedAgo),
-  ends_at: endedAgo === null ? null : minutesAgo(endedAgo),
-  fingerprint,
-  labels: { alertname: name, cluster_id: clusterId },
-  annotations: {},
-  summary: name,
-  detail: '',
-  dashboard_url: '',
-});
+const alertOf = (clusterId: string, name: string, startedAgo: number, endedAgo: number | null, fingerprint: string) =>
+  alertRecord(NOW, clusterId, name, startedAgo, endedAgo, fingerprint);
 
 /** What comparing issues looks at: their key, span, count, status and severity (ids depend on history by design). */
 const shapeOf = (g: {
@@ -79,7 +42,7 @@ it('regrouping after each delivery, in random order with triage between, ends in
   for (const seed of [1, 2, 3]) {
     const next = random(seed);
     for (let round = 0; round < 8; round++) {
-      const c = await newCluster();
+      const c = await storedCluster();
       const alerts = Array.from({ length: 4 + Math.floor(next() * 6) }, (_, i) => {
         const start = Math.floor(next() * 1500) + 10;
         const end = next() < 0.25 ? null : Math.max(0, start - Math.floor(next() * 200));

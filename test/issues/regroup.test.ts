@@ -3,13 +3,14 @@
 // concurrent runs; a second run writes nothing.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { upsertAlert, type AlertRecord } from '../../shared/db/alerts.js';
+import { upsertAlert } from '../../shared/db/alerts.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
 import { getIssue, listClusterIssues, NO_SUCCESSOR, transactIssues, triageAction } from '../../shared/db/issues.js';
 import { writeRuleSetVersion, getCurrentRuleSet } from '../../shared/db/rules.js';
 import { regroupClusters } from '../../shared/issues/regroup.js';
 import { checkRuleText } from '../../shared/rules/check.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
+import { alertRecord } from '../support/clusters.js';
 import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
@@ -49,21 +50,7 @@ async function alert(
   fingerprint = `${name}-${startedAgo}`,
   notifiedAt = NOW,
 ): Promise<void> {
-  const record: Omit<AlertRecord, 'received_at' | 'updated_at'> = {
-    alert_id: fingerprint,
-    cluster_id: clusterId,
-    alert_name: name,
-    severity: 'warning',
-    status: endedAgo === null ? 'Firing' : 'Resolved',
-    starts_at: minutesAgo(startedAgo),
-    ends_at: endedAgo === null ? null : minutesAgo(endedAgo),
-    fingerprint,
-    labels: { alertname: name, cluster_id: clusterId },
-    annotations: {},
-    summary: name,
-    detail: '',
-    dashboard_url: '',
-  };
+  const record = alertRecord(NOW, clusterId, name, startedAgo, endedAgo, fingerprint);
   await upsertAlert(record, notifiedAt);
 }
 
