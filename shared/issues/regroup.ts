@@ -134,10 +134,12 @@ async function applyGrouping(
   // A stored issue that split (a late earlier alert joined it, then resolved; a narrower join window) goes on as
   // the part with its id, whatever part comes first: taken by an earlier part, the part with its id was created
   // anew under that same id, refused, and every later pass of the cluster failed alike (its firing alerts in no
-  // issue, its new alerts never grouped). Its triage then stays with the alerts it was made under.
+  // issue, its new alerts never grouped). Its triage then stays with the alerts it was made under. Overlapping
+  // or not: an earlier split may have left it holding only another part's alerts (and a cluster the old way left
+  // stuck has it so), and taken by overlap again it collided as before.
   const reservedFor = new Map<string, IssueGrouping>();
   for (const grouping of groupings) {
-    const own = relevant.find((i) => i.issue_id === grouping.issue_id && i.group_key === grouping.group_key && overlaps(i, grouping));
+    const own = relevant.find((i) => i.issue_id === grouping.issue_id && i.group_key === grouping.group_key);
     if (own) reservedFor.set(own.issue_id, grouping);
   }
 

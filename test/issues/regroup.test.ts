@@ -124,6 +124,29 @@ describe('regrouping stored alerts', () => {
     expect(await regroupClusters([c], NOW)).toMatchObject({ failed: 0, created: 0, updated: 0, removed: 0 });
   });
 
+  it('an issue split twice (its own first alert left in a part it no longer overlaps) still goes on as that part, and the cluster still groups', async () => {
+    const c = await newCluster();
+    let stamp = NOW.getTime();
+    const deliver = async (startedAgo: number, endedAgo: number | null, fingerprint: string) => {
+      await alert(c, 'Lag', startedAgo, endedAgo, fingerprint, new Date(++stamp));
+      return regroupClusters([c], NOW);
+    };
+    await deliver(30, null, 'w1');
+    const [w] = await issuesOf(c);
+    await deliver(600, null, 'e'); // late, started earlier: joins w
+    await deliver(300, null, 'd');
+    expect(await deliver(600, 590, 'e')).toMatchObject({ failed: 0 }); // e alone; d and w1 together (d first)
+    expect(await deliver(300, 300, 'd')).toMatchObject({ failed: 0 }); // e, d and w1 each alone
+    const issues = await issuesOf(c);
+    expect(issues.map((i) => [i.first_seen, i.alert_count, i.status])).toEqual([
+      [minutesAgo(600), 1, 'Resolved'],
+      [minutesAgo(300), 1, 'Resolved'],
+      [minutesAgo(30), 1, 'Ongoing'],
+    ]);
+    expect(issues[2]!.issue_id).toBe(w!.issue_id);
+    expect(await regroupClusters([c], NOW)).toMatchObject({ failed: 0, created: 0, updated: 0, removed: 0 });
+  });
+
   it('a triaged issue that absorbed another splits again with a narrower join window: its triage stays with its own alerts', async () => {
     const c = await newCluster();
     await alert(c, 'Lag', 900, 890, 'x');
