@@ -140,7 +140,7 @@ function LinkTicketForm({ open, pending, onLink }: { open: boolean; pending: boo
         <input
           id={`${id}-url`}
           type="url"
-          pattern="https?://.+"
+          pattern="[Hh][Tt][Tt][Pp][Ss]?://.+"
           title="An http:// or https:// address"
           value={url}
           onChange={(e) => setUrl(e.target.value)}
