@@ -5,7 +5,7 @@
 // Signing out also drops everything the tab kept for the user (chat transcripts,
 // unsaved rule edits), so nothing of theirs is left readable in the tab after
 // they leave. A session that merely ended (a 401) keeps the user's unsaved work
-// (keptKey: a rule edit) for them to sign in again and go on; another user
+// (keptKey, readKept, writeKept: a rule edit, an issue's triage edit) for them to sign in again and go on; another user
 // signing in next drops it unread.
 import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react';
@@ -33,6 +33,26 @@ const ACCOUNT_RECHECK_MS = 30_000;
 const KEPT = `${PREFIX}kept.`;
 /** The tab's storage key for `name` (e.g. `rules.issue`) of `username`'s unsaved work; `/` is in no username. */
 export const keptKey = (username: string, name: string) => `${KEPT}${username}/${name}`;
+
+/** `username`'s unsaved work kept under `name`, when it is there and `valid` takes it (a stored shape of another build is not). */
+export function readKept<T>(username: string, name: string, valid: (kept: unknown) => kept is T): T | null {
+  try {
+    const kept: unknown = JSON.parse(sessionStorage.getItem(keptKey(username, name)) ?? 'null');
+    return valid(kept) ? kept : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps `username`'s unsaved work under `name`, or drops it when `work` is null. */
+export function writeKept(username: string, name: string, work: unknown): void {
+  try {
+    if (work === null) sessionStorage.removeItem(keptKey(username, name));
+    else sessionStorage.setItem(keptKey(username, name), JSON.stringify(work));
+  } catch {
+    // storage full or unavailable: the page still works, the work is just not kept
+  }
+}
 
 /** Removes the session and everything else this console keeps in the tab's storage, except what `keep` names. */
 function forgetTab(keep: (key: string) => boolean = () => false): void {

@@ -2,7 +2,7 @@
 // the rules editor keeps its edits: components/rules/kept-edit.ts), so leaving the issue or a
 // session that ends mid-edit (a 12-hour token's last minutes of a handover note) does not lose
 // it. Signing out removes it; a save or a discard drops it.
-import { keptKey } from '../../session';
+import { readKept, writeKept } from '../../session';
 
 export interface KeptTriage<F> {
   /** The stored version the edit started from, and what was stored then: edits made since are told from fields stored since. */
@@ -11,24 +11,18 @@ export interface KeptTriage<F> {
   values: F;
 }
 
-const keyOf = (user: string, group: string, issueId: string) => keptKey(user, `triage.${group}.${issueId}`);
+const nameOf = (group: string, issueId: string) => `triage.${group}.${issueId}`;
 
 export function readTriage<F extends Record<string, string>>(user: string, group: string, issueId: string, fields: readonly (keyof F)[]): KeptTriage<F> | null {
-  try {
-    const kept = JSON.parse(sessionStorage.getItem(keyOf(user, group, issueId)) ?? 'null') as KeptTriage<F> | null;
-    const complete = (f: unknown): f is F => typeof f === 'object' && f !== null && fields.every((k) => typeof (f as F)[k] === 'string');
-    return kept && typeof kept.version === 'string' && complete(kept.base) && complete(kept.values) ? kept : null;
-  } catch {
-    return null;
-  }
+  const complete = (f: unknown): f is F => typeof f === 'object' && f !== null && fields.every((k) => typeof (f as F)[k] === 'string');
+  const isTriage = (kept: unknown): kept is KeptTriage<F> => {
+    const edit = kept as KeptTriage<F> | null;
+    return typeof edit?.version === 'string' && complete(edit.base) && complete(edit.values);
+  };
+  return readKept(user, nameOf(group, issueId), isTriage);
 }
 
 /** Keeps `edit`, or drops what was kept when it is null. */
 export function keepTriage<F>(user: string, group: string, issueId: string, edit: KeptTriage<F> | null): void {
-  try {
-    if (edit) sessionStorage.setItem(keyOf(user, group, issueId), JSON.stringify(edit));
-    else sessionStorage.removeItem(keyOf(user, group, issueId));
-  } catch {
-    // storage full or unavailable: the form still works, the edit is just not kept
-  }
+  writeKept(user, nameOf(group, issueId), edit);
 }

@@ -1,7 +1,7 @@
 // An unsaved rule-set edit, kept in the tab's sessionStorage per signed-in user and
 // rule set, so switching rule-set tabs or leaving the page does not lose it, nor
 // does a session that expires mid-edit (keptKey): signing out removes it.
-import { keptKey } from '../../session';
+import { readKept, writeKept } from '../../session';
 import type { RuleSetKey } from './api';
 
 export interface KeptEdit {
@@ -12,15 +12,14 @@ export interface KeptEdit {
   proposed: string | null;
 }
 
-const keyOf = (user: string, set: RuleSetKey) => keptKey(user, `rules.${set}`);
+const nameOf = (set: RuleSetKey) => `rules.${set}`;
+const isEdit = (kept: unknown): kept is KeptEdit => {
+  const edit = kept as KeptEdit | null;
+  return typeof edit?.draft === 'string' && typeof edit.base?.content === 'string' && typeof edit.base.version === 'number';
+};
 
 export function readEdit(user: string, set: RuleSetKey): KeptEdit | null {
-  try {
-    const kept = JSON.parse(sessionStorage.getItem(keyOf(user, set)) ?? 'null') as KeptEdit | null;
-    return kept && typeof kept.draft === 'string' && typeof kept.base?.content === 'string' && typeof kept.base.version === 'number' ? kept : null;
-  } catch {
-    return null;
-  }
+  return readKept(user, nameOf(set), isEdit);
 }
 
 /** A proposal of `text` was withdrawn: the kept edit may propose that text again (the Rules page said it waited for review). */
@@ -31,10 +30,5 @@ export function forgetProposed(user: string, set: RuleSetKey, text: string): voi
 
 /** Keeps `edit`, or drops what was kept when it is null. */
 export function keepEdit(user: string, set: RuleSetKey, edit: KeptEdit | null): void {
-  try {
-    if (edit) sessionStorage.setItem(keyOf(user, set), JSON.stringify(edit));
-    else sessionStorage.removeItem(keyOf(user, set));
-  } catch {
-    // storage full or unavailable: the editor still works, the edit is just not kept
-  }
+  writeKept(user, nameOf(set), edit);
 }
