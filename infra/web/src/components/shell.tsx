@@ -1,5 +1,6 @@
 // The frame around every signed-in page: navigation, who is signed in (a link to their account), sign-out,
 // and the light/dark switch (the system's choice until the user picks one).
+import { tabTitle } from './tab-title';
 import { type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
 import { NavLink, useLocation } from 'react-router';
 import type { Role } from '../api/types';
@@ -57,7 +58,7 @@ function usePageArrival(main: RefObject<HTMLElement | null>) {
     // The heading comes with the page's code and data, and may change with them (a cluster's name): followed.
     const title = () => {
       const heading = el.querySelector('h1')?.textContent?.trim();
-      const next = heading ? `${heading} · Fleet Health` : 'Fleet Health';
+      const next = tabTitle(heading || undefined);
       if (document.title !== next) document.title = next;
     };
     title();

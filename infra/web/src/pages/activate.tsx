@@ -11,6 +11,7 @@ import { ApiProblem, call, endpoint } from '../api/client';
 import { NewPasswordFields, newPasswordReady } from '../components/new-password';
 import { useSession } from '../session';
 import { Button } from '../components/button';
+import { useTabTitle } from '../components/tab-title';
 
 const activate = endpoint<'auth', 'activate'>('POST', '/api/auth/activate');
 
@@ -46,10 +47,7 @@ export default function Activate() {
     // Read once: the address bar (and the history entry, and what a screenshot shows) no longer holds it.
     if (window.location.hash || window.location.search) window.history.replaceState(window.history.state, '', window.location.pathname);
   }, []);
-  // Outside the shell, which names every other page.
-  useEffect(() => {
-    document.title = `${words.title} · Fleet Health`;
-  }, [words.title]);
+  useTabTitle(words.title);
   const { signIn } = useSession();
   const navigate = useNavigate();
   const [password, setPassword] = useState('');

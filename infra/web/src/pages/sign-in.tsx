@@ -5,6 +5,7 @@ import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
 import { useSession } from '../session';
 import { Button } from '../components/button';
+import { useTabTitle } from '../components/tab-title';
 
 const login = endpoint<'auth', 'login'>('POST', '/api/auth/login');
 
@@ -34,10 +35,7 @@ export default function SignIn() {
   const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  // Outside the shell, which names every other page: after a sign-out the tab still named the page left.
-  useEffect(() => {
-    document.title = 'Sign in · Fleet Health';
-  }, []);
+  useTabTitle('Sign in');
   if (user) return <Navigate to={safeNext(params.get('next'))} replace />;
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
