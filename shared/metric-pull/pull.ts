@@ -42,7 +42,6 @@ import { PULL_LOCK } from './lock.js';
 
 const log = createLogger('metrics-puller');
 
-export { PULL_LOCK } from './lock.js';
 /** Longer than the worker's 600 s timeout, renewed after every window. */
 const LEASE_MS = 11 * 60_000;
 /** Prometheus refuses a range query of more than 11,000 points per series. */

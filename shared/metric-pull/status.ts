@@ -3,7 +3,7 @@
 // that starts a pull now.
 import { lockHolder } from '../db/locks.js';
 import { getInventoryState, getPullRun, latestPullErrors, readPullStates } from '../db/metric-pulls.js';
-import type { MetricSourcesStatus } from '../routes/metric-sources.js';
+import type { MetricSourcesStatus, PullAnswer } from '../routes/metric-sources.js';
 import { loadMetricSources } from '../rules/load.js';
 import { invokeWorker } from '../worker-invoke.js';
 import { WORKERS } from '../workers.js';
@@ -79,9 +79,7 @@ export async function metricSourcesStatus(now = new Date()): Promise<MetricSourc
  * nothing, and "started" promised a run that never came. A run that takes the lock just after this look meets
  * the same fate, rarely: the answer says started, and the run the admin follows is that one.
  */
-export async function startPull(): Promise<
-  { status: 'started'; message: string; requested_at: string } | { status: 'already_running'; message: string; requested_at: string }
-> {
+export async function startPull(): Promise<PullAnswer> {
   // Before the worker starts: its run's started_at (the same clock, the service's) is at or after it.
   const requestedAt = new Date().toISOString();
   if (await lockHolder(PULL_LOCK))

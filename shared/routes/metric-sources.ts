@@ -95,6 +95,7 @@ export const PullAnswer = z.lazy(() =>
     z.object({ status: z.literal('already_running'), message: z.string(), requested_at: z.iso.datetime() }),
   ]),
 );
+export type PullAnswer = z.infer<typeof PullAnswer>;
 
 export const metricSourcesGroup = defineGroup({
   name: 'metric-sources',
