@@ -1,6 +1,6 @@
 // Sign-in: username and password. Wrong credentials, the lockout (429 with
 // Retry-After: the account's, or the network's) and an unreachable service are each said as such.
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { ApiProblem, call, endpoint } from '../api/client';
 import { useSession } from '../session';
