@@ -15,8 +15,8 @@ import { PASSWORD_MAX, PASSWORD_MIN } from './password-rule.js';
 /** The deploy step's Lambda, as a route group or worker declares itself: the stack grants it these tables and sets `core`. */
 export const BOOTSTRAP_FUNCTION = {
   name: 'bootstrap',
-  /** createUser writes the account, its email item and the superadmin counter, all in the users table. */
-  tables: { users: 'readwrite' } as Partial<Record<TableName, TableAccess>>,
+  /** createUser writes the account, its email item and the superadmin counter (users), and its audit entry (audit). */
+  tables: { users: 'readwrite', audit: 'append' } as Partial<Record<TableName, TableAccess>>,
   config: ['core'],
 } as const;
 

@@ -6,6 +6,7 @@
 // superadmin be lost). An account deleted before markers existed is made again
 // once, at the first start that has them.
 import { randomBytes } from 'node:crypto';
+import { auditAction } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import { bootstrappedAction, createUser, EmailTaken, getUser, markBootstrapped, wasBootstrapped } from '../db/users.js';
 import { hashPassword } from './passwords.js';
@@ -41,7 +42,11 @@ export async function ensureBootstrapAdmin(configured: string, email: string, pa
         password_hash: await hashPassword(password ?? generatedPassword!),
       },
       undefined,
-      [bootstrappedAction(username)],
+      // Audited like every other way an account appears: "who made this superadmin?" has an answer.
+      [
+        bootstrappedAction(username),
+        auditAction({ actor: username, role: null, action: 'user_create', target: email, detail: { source: 'bootstrap', role: 'superadmin' } }),
+      ],
     );
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;

@@ -1,6 +1,7 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
 import { hashPassword, verifyPassword } from '../../shared/auth/passwords.js';
+import { listAudit } from '../../shared/db/audit.js';
 import { createUser, deleteUser, findUsersByEmail, getUser } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
 
@@ -39,6 +40,10 @@ describe('bootstrap superadmin', () => {
     const again = await ensureBootstrapAdmin('root', 'root@example.com', 'another-password');
     expect(again).toEqual({ created: false, username: 'root' });
     expect(await verifyPassword(first.generatedPassword!, (await getUser('root'))!.password_hash!)).toBe(true);
+    // Audited once, as every other way an account appears is: the log says who made this superadmin, and how.
+    expect(await listAudit('user_create')).toEqual([
+      expect.objectContaining({ actor: 'root', role: null, target: 'root@example.com', detail: { source: 'bootstrap', role: 'superadmin' } }),
+    ]);
   });
 
   it('does not make a deleted bootstrap account again, at the next start or with another password; another username it makes', async () => {

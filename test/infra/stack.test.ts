@@ -596,8 +596,8 @@ describe('bootstrap superadmin', () => {
     template.hasOutput('BootstrapAdminPasswordArn', { Value: { Ref: secretId } });
   });
 
-  it('lets the deploy step read only its secret and reach only the users table, and nothing else read that secret', () => {
-    expectTableAccess('bootstrap', { users: 'readwrite' });
+  it('lets the deploy step read only its secret and reach only the users table (and append its audit entry), and nothing else read that secret', () => {
+    expectTableAccess('bootstrap', { users: 'readwrite', audit: 'append' });
     const statements = roleStatements('bootstrap');
     const secretStatements = statements.filter((st) => asArray<string>(st.Action).some((a) => a.startsWith('secretsmanager:')));
     expect(secretStatements.map((st) => [asArray<string>(st.Action).sort(), st.Resource])).toEqual([
