@@ -144,6 +144,11 @@ export const DAILY_BUDGET_LIMIT = 'daily_budget';
 export const ONE_AT_A_TIME_LIMIT = 'one_at_a_time';
 /** How long a message's claim holds if its container dies before releasing it: the loop's deadline and a margin. */
 const TURN_CLAIM_MS = CHAT_DEADLINE_MS + 5_000;
+/**
+ * How long a message waits for the SQL snapshot's schema before its first model call: a 10,000-cluster
+ * snapshot reads in 3-5 s, and what is left of the 27 s still holds tool rounds and the answer.
+ */
+export const SCHEMA_WAIT_MS = 8_000;
 
 /**
  * Claims the person's turn under the daily budget (CHAT_DAILY_BUDGET_USD; 0: none, and no claim): a 429
@@ -192,7 +197,7 @@ export async function chat(principal: Principal, message: string, now = Date.now
       provider,
       system: SYSTEM_PROMPT,
       messages: [...before, { role: 'user', content: [{ type: 'text', text: message }] }],
-      tools: await toolSpecs(),
+      tools: await toolSpecs(started + SCHEMA_WAIT_MS),
       runTool,
       maxRounds: MAX_TOOL_ROUNDS,
       ledger: { runId: randomUUID(), source: 'chat', user: principal.username },

@@ -251,16 +251,37 @@ export const TOOLS = {
 
 export type ToolName = keyof typeof TOOLS;
 
-/** The tools as the model sees them; run_sql's description carries the snapshot's schema. */
-export async function toolSpecs(): Promise<ToolSpec[]> {
+const SNAPSHOT_UNAVAILABLE = 'The SQL snapshot is unavailable right now; use the other tools.';
+
+/**
+ * The tools as the model sees them; run_sql's description carries the snapshot's schema. The schema is
+ * awaited until `schemaBy` (epoch ms) at most: a snapshot still being read then (a month-long alert storm
+ * is 100 MB of pages) must not eat the message's whole budget before the model is first called. The read
+ * goes on, and run_sql (bounded by the tool loop) and the next message use it.
+ */
+export async function toolSpecs(schemaBy = Infinity): Promise<ToolSpec[]> {
   // A snapshot that cannot be built takes only run_sql down, not the chat.
-  const schema = await fleetDatabase().then(
+  const reading = fleetDatabase().then(
     (db) => db.schema,
     (error: unknown) => {
       log.error('SQL snapshot unavailable', { error: String(error) });
-      return 'The SQL snapshot is unavailable right now; use the other tools.';
+      return SNAPSHOT_UNAVAILABLE;
     },
   );
+  let timer: NodeJS.Timeout | undefined;
+  const late =
+    schemaBy === Infinity
+      ? undefined
+      : new Promise<string>((resolve) => {
+          timer = setTimeout(
+            () => {
+              log.warn('SQL snapshot not read in time for this message; asked without its schema');
+              resolve(SNAPSHOT_UNAVAILABLE);
+            },
+            Math.max(0, schemaBy - Date.now()),
+          );
+        });
+  const schema = await (late ? Promise.race([reading, late]) : reading).finally(() => clearTimeout(timer));
   const inputs = await toolInputSchemas();
   return (Object.entries(TOOLS) as [ToolName, Tool<z.ZodMiniType>][]).map(([name, t]) => {
     const input_schema = inputs[name];
