@@ -43,10 +43,19 @@ const SYSTEM_PROMPT = [
 ].join('\n');
 
 /**
- * Fenced code blocks (to their closing fence, or the end) and code spans: left as written. A backquote after a
- * backslash opens nothing (CommonMark's escape), so `` \`x ![i](u) ` `` is an image between two literal backquotes.
+ * Code as CommonMark reads it, left as written; whatever this takes for code must render as code, or an image in
+ * it would show. A fenced block: a line of 3+ backquotes (its info holding none) or tildes, indented at most 3
+ * spaces, to its closing fence or the end; its lines indented at least as the fence is (or blank), as a fence in a
+ * list item ends where the item does. A code span: a run of backquotes to the next run of the same length, on its
+ * line (three backquotes mid-line open no block; a span CommonMark would carry over lines just has its images made
+ * links). A backquote after a backslash opens nothing (CommonMark's escape), so `` \`x ![i](u) ` `` is an image.
  */
-const CODE = /(?<!\\)```[\s\S]*?(?:```|$)|(?<!\\)`[^`\n]*`/g;
+const fence = (mark: '`' | '~', indent: string, run: string) =>
+  `(?<=^|\\n)( {0,3})(${mark}{3,})${mark === '`' ? '[^`\\n]*' : '[^\\n]*'}(?=\\n|$)` +
+  `(?:\\n(?! {0,3}${run}${mark}*[ \\t]*(?:\\n|$))(?:${indent}[^\\n]*|[ \\t]*(?=\\n|$)))*` +
+  `(?:\\n {0,3}${run}${mark}*[ \\t]*(?=\\n|$))?`;
+const IMAGE_MARK = /!+(?=\[)/g;
+const CODE = new RegExp([fence('`', '\\1', '\\2'), fence('~', '\\3', '\\4'), '(?<![\\\\`])(`+)(?!`)[^\\n]*?(?<!`)\\5(?!`)'].join('|'), 'g');
 
 /**
  * Markdown images load their URL when shown: a reply could leak data to any host. Outside code, every run of
@@ -54,14 +63,26 @@ const CODE = /(?<!\\)```[\s\S]*?(?:```|$)|(?<!\\)`[^`\n]*`/g;
  * `!['a'].includes(x)` keeps its meaning. In one pass: a pattern for the whole image rescanned the rest of the
  * reply at each `![` (a model's 80 KB of them took 4.6 s). The console drops images too (components/markdown.tsx).
  */
-function withoutRemoteImages(markdown: string): string {
+export async function withoutRemoteImages(markdown: string): Promise<string> {
   let out = '';
   let at = 0;
+  let codeHasImageMark = false;
   for (const code of markdown.matchAll(CODE)) {
-    out += markdown.slice(at, code.index).replace(/!+(?=\[)/g, '') + code[0];
+    out += markdown.slice(at, code.index).replace(IMAGE_MARK, '') + code[0];
+    codeHasImageMark ||= code[0].includes('![');
     at = code.index + code[0].length;
   }
-  return out + markdown.slice(at).replace(/!+(?=\[)/g, '');
+  out += markdown.slice(at).replace(IMAGE_MARK, '');
+  if (!codeHasImageMark) return out;
+  // What was kept as code holds a `![`: a Markdown parser judges whether any of it would show as an image after all
+  // (CommonMark pairs backquotes over lines, and a list item's end closes its fence, which the pattern does not
+  // follow). If so, every `![` goes, code's too. Loaded only then: most replies have no `![` in code.
+  const { marked } = await import('marked');
+  let image = false;
+  marked.walkTokens(marked.lexer(out, { gfm: true }), (token) => {
+    image ||= token.type === 'image';
+  });
+  return image ? markdown.replace(IMAGE_MARK, '') : out;
 }
 
 const STOP_NOTE = `_I stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls (or when time ran short, or the tool results reached their limit); this answer uses what I had gathered by then._`;
@@ -214,7 +235,7 @@ export async function chat(principal: Principal, message: string, now = Date.now
       log.error('chat spend not counted against the daily budget', { user: principal.username, cost_usd: spent.cost_usd, ...errorFields(error) }),
     );
   }
-  const text = withoutRemoteImages(result.text);
+  const text = await withoutRemoteImages(result.text);
   const notes = [result.stopped && STOP_NOTE, result.cut && CUT_NOTE].filter(Boolean);
   const said = text || (result.stopped ? 'I could not reach an answer.' : result.cut ? 'I used up my output limit before I could answer.' : '');
   const reply = notes.length ? `${said}\n\n${notes.join('\n\n')}` : said || '_The model returned no text._';
