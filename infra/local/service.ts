@@ -76,6 +76,8 @@ export interface LocalService {
 
 /** Written under DATA_DIR while the service runs: how `npm run invoke` finds it. */
 export const RUNTIME_FILE = 'local-service.json';
+/** How long a stop waits for the runs and workers in progress (what `npm start` says on Ctrl-C). */
+const STOP_GRACE_MS = 10_000;
 /** Under DATA_DIR from the start's first step to its stop: the pid of the service that claimed the folder. */
 export const FOLDER_LOCK_FILE = 'local-service.lock';
 /** Under DATA_DIR while its DynamoDB Local runs: that process's pid. */
@@ -322,9 +324,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       startupRuns,
       runScheduled: (name) => schedules.runNow(name),
       stop: async () => {
-        // Timers first, then a grace for runs and workers in progress, as Lambda would not cut them.
-        await schedules.stop();
-        await Promise.race([localWorkersSettled(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+        // Timers first, then one grace of 10 s for runs and workers in progress (as Lambda would not cut them), shared.
+        const graceEnds = Date.now() + STOP_GRACE_MS;
+        await schedules.stop(STOP_GRACE_MS);
+        await Promise.race([localWorkersSettled(), new Promise((r) => setTimeout(r, Math.max(0, graceEnds - Date.now())).unref())]);
         await rm(runtimeFile, { force: true });
         await closeServer();
         await dynamo?.stop();

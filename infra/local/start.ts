@@ -23,8 +23,15 @@ try {
 // (and DynamoDB Local with it) instead of leaving the emulator running behind this process.
 let service: Awaited<ReturnType<typeof startLocalService>> | undefined;
 const starting = new AbortController();
-let stopping = false;
+let stopping: { signal: string; at: number } | undefined;
+/**
+ * A terminal's Ctrl-C reaches the whole foreground process group, and npm forwards what it gets to this
+ * process too: one key press arrives twice, milliseconds apart. The same signal again within this window
+ * is that echo, not a second press.
+ */
+const ECHO_WINDOW_MS = 500;
 const shutdown = async (signal: string) => {
+  if (stopping?.signal === signal && Date.now() - stopping.at < ECHO_WINDOW_MS) return;
   if (stopping) {
     // A second signal: whoever sent it will not wait for the runs in progress. DynamoDB Local, in a process
     // group of its own, goes too (its pid file is kept for the next start's check either way).
@@ -36,7 +43,7 @@ const shutdown = async (signal: string) => {
     }
     process.exit(130);
   }
-  stopping = true;
+  stopping = { signal, at: Date.now() };
   console.log(`${signal}: stopping (runs in progress get up to 10 s; ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once)`);
   if (!service) return starting.abort(); // the start's rejection below exits
   await service.stop();
