@@ -172,7 +172,14 @@ async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, 
     (s) => s.isFile(),
     () => false,
   );
-  if (!isFile) file = join(root, 'index.html'); // client-side routing: the entry document
+  if (!isFile) {
+    // As CloudFront does (infra/fleet-health-stack.ts SpaRewrite): only a path without an extension is a client-side
+    // route. A missing file is a 404, not the entry document: a tab open across a rebuild asking for an old chunk
+    // would get HTML for a module script (a MIME error) instead of an answer it can tell is missing.
+    if (/\.[^/]+$/.test(pathname))
+      return sendProblem(res, 404, 'Not Found', 'The console has no file at this path (rebuilt since this page loaded? reload it).');
+    file = join(root, 'index.html');
+  }
   const content = await readFile(file);
   res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
   res.end(head ? undefined : content);

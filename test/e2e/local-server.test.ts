@@ -57,7 +57,7 @@ describe('local server', () => {
     }
   });
 
-  it('serves the SPA entry document for any other GET (client-side routing)', async () => {
+  it('serves the SPA entry document for any other GET without an extension (client-side routing), as CloudFront does', async () => {
     for (const path of ['/', '/clusters/abc/history', '/index.html']) {
       const res = await api(path);
       expect(res.status, path).toBe(200);
@@ -65,7 +65,14 @@ describe('local server', () => {
       expect(await res.text()).toContain('<title>Fleet Health');
     }
     expect((await api('/settings', { method: 'POST' })).status).toBe(405);
-    expect((await api('/../../package.json')).headers.get('content-type')).toContain('text/html');
+    // A missing file is a 404, not the entry document: a tab open across a rebuild asking for an old chunk gets an
+    // answer it can tell is missing, not HTML for a module script. Nothing outside the console's folder is served.
+    for (const path of ['/assets/index-gone.js', '/assets/page.css', '/../../package.json']) {
+      const res = await api(path);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toContain('application/problem+json');
+      expect(await res.text(), path).not.toContain('fleet-health');
+    }
   });
 
   it('sends the console its CSP, framing only the configured BI server', async () => {
