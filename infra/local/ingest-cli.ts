@@ -71,17 +71,20 @@ export function planIngest(text: string, fileName: string): Planned[] {
     if (Array.isArray(doc)) list(doc);
     else if (doc && typeof doc === 'object') {
       const d = doc as Record<string, unknown>;
-      const [key, kind] = (
+      // Every kind the document holds is sent (an ingest body has one; a hand-made file may have several).
+      const present = (
         [
           ['clusters', 'clusters'],
           ['samples', 'metrics'],
           ['events', 'logs'],
           ['alerts', 'alerts'],
         ] as const
-      ).find(([k]) => k in d) ?? [undefined, undefined];
-      if (!key) throw new Error('the JSON holds none of clusters, samples, events or alerts');
-      if (!Array.isArray(d[key])) throw new Error(`its ${key} is not a list`);
-      list(d[key], kind);
+      ).filter(([k]) => k in d);
+      if (!present.length) throw new Error('the JSON holds none of clusters, samples, events or alerts');
+      for (const [key, kind] of present) {
+        if (!Array.isArray(d[key])) throw new Error(`its ${key} is not a list`);
+        list(d[key], kind);
+      }
     }
   }
   // A file that sends nothing is a mistake to say, not a silent success.

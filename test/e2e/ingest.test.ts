@@ -131,6 +131,13 @@ describe('npm run ingest', () => {
     expect(plans[0]!.numbers).toEqual([2]);
     expect(plans[1]!.numbers[0]).toBe(1);
     expect(() => planIngest('{"foo": 1}\n', 'bad.jsonl')).toThrow(/line 1: not a cluster/);
+    // A JSON document holding several kinds sends each of them (only the first was sent, the rest dropped unsaid).
+    const both = planIngest(JSON.stringify({ samples: [JSON.parse(sample(1)), JSON.parse(sample(2))], clusters: [c] }), 'both.json');
+    expect(both.map((p) => [p.kind, p.numbers])).toEqual([
+      ['clusters', [1]],
+      ['metrics', [1, 2]],
+    ]);
+    expect(() => planIngest(JSON.stringify({ clusters: [c], samples: 3 }), 'odd.json')).toThrow(/its samples is not a list/);
     // A file that would send nothing says so, rather than succeed silently.
     for (const [text, name] of [
       ['[]', 'empty.json'],
