@@ -12,6 +12,10 @@ import { Severity } from '../rules/schemas.js';
 import { fleetKpis } from '../scoring/fleet-score.js';
 import { fleetView } from '../scoring/fleet-view.js';
 import { Classification } from '../scoring/schemas.js';
+import { gzippedAnswerBytes } from '../http/lambda-payload.js';
+import { createLogger } from '../log.js';
+
+const log = createLogger('exposition');
 
 /** The media type Prometheus expects of the text format. */
 export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -80,8 +84,8 @@ function exposedClusters<S extends { metrics_stale: boolean }>(scores: readonly 
   return [...first, ...live, ...stale.slice(first.length, max - live.length)];
 }
 
-/** Every family GET /api/metrics answers, from the live figures. */
-export async function fleetFamilies(now = new Date(), { llmUsage = true, clustersMax = EXPOSED_CLUSTERS_MAX }: FamilyOptions = {}): Promise<Family[]> {
+/** What a scrape reads: the live figures every family is made of. */
+async function scrapeInputs(now: Date, llmUsage: boolean) {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
   const [view, issueSummaries, patrol, investigations, usage, active] = await Promise.all([
     fleetView(),
@@ -92,8 +96,17 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true, cluster
     llmUsage ? usageSummary(days, now) : undefined,
     activeUsernames(),
   ]);
+  return { now, days, view, issueSummaries, patrol, investigations, usage, active };
+}
+
+/**
+ * Every family GET /api/metrics answers, carrying at most `exposedMax` clusters' own series (`clustersMax`, or fewer
+ * when their labels made the answer too large: fleetExposition).
+ */
+function familiesOf(inputs: Awaited<ReturnType<typeof scrapeInputs>>, clustersMax: number, exposedMax = clustersMax): Family[] {
+  const { now, days, view, issueSummaries, patrol, investigations, usage, active } = inputs;
   const kpis = fleetKpis(view.scores);
-  const exposed = view.scores.length > clustersMax ? exposedClusters(view.scores, clustersMax) : view.scores;
+  const exposed = view.scores.length > exposedMax ? exposedClusters(view.scores, exposedMax) : view.scores;
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
   const issues = kpiCounts(issueSummaries, now, active);
   // Each per-cluster series names its cluster by id only; its name, customer, tier and region are the info series'
@@ -153,7 +166,7 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true, cluster
     gauge('fleet_health_fleet_size', 'Clusters in the fleet.', one(kpis.total_clusters)),
     gauge(
       'fleet_health_clusters_not_exposed',
-      `Clusters whose own series (fleet_health_cluster_*) this scrape leaves out: past ${clustersMax.toLocaleString('en-US')}, those with stale metrics (up to half) and then the worst are carried.`,
+      `Clusters whose own series (fleet_health_cluster_*) this scrape leaves out: past ${clustersMax.toLocaleString('en-US')} (or fewer, when their labels would make the answer more than a Lambda function may return), those with stale metrics (up to half) and then the worst are carried.`,
       one(view.scores.length - exposed.length),
     ),
     gauge('fleet_health_clusters_at_risk', 'Clusters that are not Healthy, of customer tier S (as tier_s_at_risk in GET /api/fleet/kpis).', [
@@ -216,6 +229,34 @@ export async function fleetFamilies(now = new Date(), { llmUsage = true, cluster
   ];
 }
 
-export async function fleetExposition(now = new Date(), options: FamilyOptions = {}): Promise<string> {
-  return renderExposition(await fleetFamilies(now, options));
+export interface ExpositionOptions extends FamilyOptions {
+  /**
+   * When the answer goes gzipped, the most it may weigh so (base64-encoded, as a Lambda function answers it): fewer
+   * clusters' series are carried until it does. Unset: not measured.
+   */
+  gzippedBytesMax?: number;
+}
+
+/** Shrinkings of the clusters carried before the answer is left to fail as too large (each aims 5% under the bound). */
+const FIT_ATTEMPTS = 4;
+
+/**
+ * GET /api/metrics' text. The cluster cap counts clusters, but what binds is bytes: 20,000 clusters with 20-character
+ * names are 4.9 MB gzipped and base64-encoded, with 40 CJK characters 9 MB, and an answer over Lambda's 6 MB failed
+ * every scrape (up=0, every fleet alert rule silent). Measured, an answer over `gzippedBytesMax` is made again with
+ * as many clusters as its size says fit (its gzip is kept for the answer: group-handler.ts does not compress it twice).
+ */
+export async function fleetExposition(now = new Date(), options: ExpositionOptions = {}): Promise<string> {
+  const { llmUsage = true, clustersMax = EXPOSED_CLUSTERS_MAX, gzippedBytesMax } = options;
+  const inputs = await scrapeInputs(now, llmUsage);
+  let exposedMax = clustersMax;
+  for (let attempt = 0; ; attempt++) {
+    const text = renderExposition(familiesOf(inputs, clustersMax, exposedMax));
+    if (gzippedBytesMax === undefined) return text;
+    const bytes = gzippedAnswerBytes(text);
+    const exposed = Math.min(exposedMax, inputs.view.scores.length);
+    if (bytes <= gzippedBytesMax || exposed === 0 || attempt === FIT_ATTEMPTS) return text;
+    exposedMax = Math.floor(exposed * Math.min(0.9, (gzippedBytesMax / bytes) * 0.95));
+    log.warn('scrape answer too large gzipped: fewer clusters carried', { bytes, limit: gzippedBytesMax, exposed, next: exposedMax });
+  }
 }

@@ -21,7 +21,7 @@ import {
   type Result,
 } from './middleware.js';
 import { NotAcceptable } from './errors.js';
-import { escapedBytes, LAMBDA_PAYLOAD_BYTES, mayEscapeOver } from './lambda-payload.js';
+import { escapedBytes, gzipAnswer, LAMBDA_ANSWER_BYTES, mayEscapeOver } from './lambda-payload.js';
 import { sortBySpecificity } from './path-match.js';
 import { checkResponses, responseDrift } from './response-check.js';
 import { PreparedJson, Reply, routeKey, type ApiRequest, type GroupBindings, type RouteGroup, type RouteHandler } from './route.js';
@@ -42,23 +42,15 @@ export function checkBindings(group: RouteGroup, bindings: Record<string, unknow
  */
 const GZIP_MIN_BYTES = 8 * 1024;
 
-/**
- * The most a Lambda function may answer a synchronous invoke: 6 MB for its whole result as JSON,
- * the body escaped inside it (API Gateway would take 10 MB; Lambda's limit binds first). Room is
- * kept for the status and headers. An answer over it fails on AWS as an opaque 502, so it is
- * gzipped whatever its size when accepted, else refused as a 406 saying how to ask for it.
- */
-const LAMBDA_ANSWER_BYTES = LAMBDA_PAYLOAD_BYTES - 16 * 1024;
-
-// zlib is loaded by the first answer gzipped, not by the cold start (≈ 5% of it; most groups' answers are small).
-const gzip = (text: string) => process.getBuiltinModule('node:zlib').gzipSync(text, { level: 6 });
+// An answer over LAMBDA_ANSWER_BYTES fails on AWS as an opaque 502, so it is gzipped whatever its size when
+// accepted, else refused as a 406 saying how to ask for it.
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 /**
  * Whether Accept-Encoding admits gzip (RFC 9110 §12.5.3): `gzip` (or `x-gzip`) with a weight
  * above 0, or `*` above 0 when gzip is not named. `gzip;q=0` refuses it; so does an absent header.
  */
-function acceptsGzip(acceptEncoding: string | undefined): boolean {
+export function acceptsGzip(acceptEncoding: string | undefined): boolean {
   let star = false;
   for (const part of (acceptEncoding ?? '').split(',')) {
     const [coding = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
@@ -80,7 +72,7 @@ function toResult(value: unknown, acceptEncoding: string | undefined, contentTyp
   const text = raw ? (reply.body as string) : prepared ? prepared.text : JSON.stringify(reply.body);
   headers['Content-Type'] = raw ? contentType : 'application/json';
   if (text.length >= GZIP_MIN_BYTES && acceptsGzip(acceptEncoding)) {
-    const body = (prepared ? prepared.gzipped(gzip) : gzip(text)).toString('base64');
+    const body = (prepared ? prepared.gzipped(gzipAnswer) : gzipAnswer(text)).toString('base64');
     if (body.length > LAMBDA_ANSWER_BYTES) throw new Error(`the answer is ${megabytes(body.length)} even gzipped, more than a Lambda function may return`);
     return {
       statusCode: reply.status,

@@ -17,3 +17,33 @@ export const escapedBytes = (text: string): number => Buffer.byteLength(JSON.str
 
 /** Escaping at most sextuples a text (a control character becomes 6 characters): only a text that long can be over `limit`. */
 export const mayEscapeOver = (text: string, limit: number): boolean => text.length * 6 > limit;
+
+/**
+ * The most a Lambda function may answer a synchronous invoke: 6 MB for its whole result as JSON,
+ * the body escaped inside it (API Gateway would take 10 MB; Lambda's limit binds first). Room is
+ * kept for the status and headers.
+ */
+export const LAMBDA_ANSWER_BYTES = LAMBDA_PAYLOAD_BYTES - 16 * 1024;
+
+/** A text measured by gzippedAnswerBytes, and its gzip: the answer that follows takes it rather than compress again. */
+let measured: { text: string; gzipped: Buffer } | undefined;
+
+// zlib is loaded by the first answer gzipped, not by the cold start (≈ 5% of it; most groups' answers are small).
+const compress = (text: string) => process.getBuiltinModule('node:zlib').gzipSync(text, { level: 6 });
+
+/** A text as an answer sends it gzipped (level 6); the text gzippedAnswerBytes measured last is not compressed again. */
+export function gzipAnswer(text: string): Buffer {
+  if (measured?.text === text) {
+    const { gzipped } = measured;
+    measured = undefined;
+    return gzipped;
+  }
+  return compress(text);
+}
+
+/** What a text weighs as a gzipped answer's body (base64-encoded); its gzip is kept for gzipAnswer of that text. */
+export function gzippedAnswerBytes(text: string): number {
+  const gzipped = compress(text);
+  measured = { text, gzipped };
+  return Math.ceil(gzipped.length / 3) * 4;
+}

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { EXPOSED_CLUSTERS_MAX, escapeLabelValue, fleetExposition, renderExposition } from '../../shared/fleet/exposition.js';
+import { gzippedAnswerBytes } from '../../shared/http/lambda-payload.js';
 import { startTestService } from '../support/local-service.js';
 import { promtoolBinary, type RunningPrometheus, startPrometheus } from '../support/prometheus.js';
 import { userToken } from '../support/tokens.js';
@@ -274,6 +275,26 @@ describe('GET /api/metrics', () => {
     const perCluster = samples.filter((x) => x.labels.cluster_id === worst[0]).length;
     expect(perCluster).toBeLessThanOrEqual(11);
     expect(EXPOSED_CLUSTERS_MAX * perCluster).toBeLessThanOrEqual(220_000);
+  });
+
+  it('carries fewer clusters when their series would make the answer larger gzipped than a Lambda function may return', async () => {
+    const all = parseExposition(await fleetExposition(new Date())).samples;
+    const carried = (samples: typeof all) => samples.filter((x) => x.name === 'fleet_health_cluster_info').map((x) => x.labels.cluster_id);
+    const full = await fleetExposition(new Date());
+    // A bound the whole answer is just over (Lambda's 6 MB binds at 20,000 clusters with long names; here a few).
+    const bound = gzippedAnswerBytes(full) - 1;
+    const fitted = await fleetExposition(new Date(), { gzippedBytesMax: bound });
+    expect(gzippedAnswerBytes(fitted)).toBeLessThanOrEqual(bound);
+    const { samples } = parseExposition(fitted);
+    const kept = carried(samples);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(carried(all).length);
+    // The same clusters a cap of that many carries (stale first, then the worst), and every cluster still counted.
+    expect(kept).toEqual(carried(parseExposition(await fleetExposition(new Date(), { clustersMax: kept.length })).samples));
+    expect(pick(samples, 'fleet_health_clusters_not_exposed')).toBe(carried(all).length - kept.length);
+    expect(pick(samples, 'fleet_health_fleet_size')).toBe(pick(all, 'fleet_health_fleet_size'));
+    // Within the bound, nothing is left out.
+    expect(await fleetExposition(new Date(), { gzippedBytesMax: bound + 1 })).toBe(full);
   });
 
   it("passes promtool's lint (check metrics): names, suffixes and HELP as Prometheus' conventions ask", async () => {
