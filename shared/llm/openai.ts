@@ -25,6 +25,7 @@ import {
   type TokenUsage,
 } from './types.js';
 import { AnswerTooLarge, boundedText, parseJson } from '../http/outbound.js';
+import { createLogger } from '../log.js';
 
 export interface OpenAiConfig {
   model: string;
@@ -38,6 +39,7 @@ export interface OpenAiConfig {
 }
 
 const LABEL = 'The OpenAI-compatible endpoint';
+const log = createLogger('openai');
 const MAX_DETAIL = 300;
 
 export function openAiProvider(config: OpenAiConfig): LlmProvider {
@@ -61,7 +63,7 @@ export function openAiProvider(config: OpenAiConfig): LlmProvider {
             if (error instanceof AnswerTooLarge) throw new LlmError(`${LABEL} answered with ${error.message}`, 'bad_response');
             throw error;
           });
-          if (response.ok) return parseCompletion(text);
+          if (response.ok) return parseCompletion(text, body.length);
           throw httpFailure(response.status, text, (name) => response.headers.get(name) ?? undefined, key);
         },
         request.deadline,
@@ -167,7 +169,7 @@ function toOpenAi(message: Message): OpenAiMessage[] {
 
 // ---- answer ----
 
-// Some compatible servers leave usage out: counted as zero then.
+// Some compatible servers (a gateway, a proxy) leave usage out: estimated then (estimatedUsage).
 // Checked by tokenUsage (types.ts) with Bedrock's: a count out of bounds is bad_response too.
 // prompt_tokens includes the cached_tokens (OpenAI bills them at its cached-input rate).
 const Usage = z.lazy(() =>
@@ -210,7 +212,20 @@ const Completion = z.lazy(() =>
   }),
 );
 
-function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model'> {
+/** Characters of English text and JSON per token, roughly, as OpenAI's guidance puts it. */
+const CHARS_PER_TOKEN = 4;
+
+/**
+ * Tokens estimated from characters, for an answer that reports no usage: counted as zero, the call cost $0 in
+ * the ledger, and a person's daily chat budget, which adds what calls cost, never bound. The request's JSON
+ * (tool schemas included) stands for the prompt, the answer's text and tool arguments for the completion.
+ */
+function estimatedUsage(requestChars: number, answerChars: number): { prompt_tokens: number; completion_tokens: number } {
+  log.warn('the OpenAI-compatible endpoint reported no token usage: estimated from characters', { requestChars, answerChars });
+  return { prompt_tokens: Math.ceil(requestChars / CHARS_PER_TOKEN), completion_tokens: Math.ceil(answerChars / CHARS_PER_TOKEN) };
+}
+
+function parseCompletion(text: string, requestChars: number): Omit<ChatResponse, 'latency_ms' | 'model'> {
   const json = parseJson(text);
   const parsed = Completion.safeParse(json);
   if (!parsed.success) throw new LlmError(`${LABEL} answered with something that is not a chat completion`, 'bad_response', undefined, reportedUsage(json));
@@ -227,7 +242,13 @@ function parseCompletion(text: string): Omit<ChatResponse, 'latency_ms' | 'model
     const input = typeof args === 'object' && args !== null ? { input: args } : toolInput(args);
     content.push({ type: 'tool_use', id: call.id || `call_${i + 1}`, name: call.function.name, ...input });
   });
-  const counts = tokenUsage(LABEL, usage?.prompt_tokens, usage?.completion_tokens, usage?.total_tokens);
+  const reported =
+    usage ??
+    estimatedUsage(
+      requestChars,
+      (words || refusal || '').length + (choice.message.tool_calls ?? []).reduce((n, call) => n + JSON.stringify(call.function).length, 0),
+    );
+  const counts = tokenUsage(LABEL, reported.prompt_tokens, reported.completion_tokens, usage?.total_tokens);
   return {
     message: { role: 'assistant', content },
     stop_reason: stopReason(

@@ -275,6 +275,26 @@ describe('answers', () => {
     expect(await openai().converse(hello)).toMatchObject({ model: MODEL, usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } });
   });
 
+  it('estimates the tokens of an answer that reports none (4 characters a token), so its cost and the chat budget still count', async () => {
+    const answer = { choices: [{ message: { content: 'x'.repeat(400) }, finish_reason: 'stop' }] };
+    fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(answer) });
+    const { usage } = await openai().converse(hello);
+    const sent = JSON.stringify(fake.received.at(-1)!.body).length; // the request as sent: compact JSON
+    expect(usage).toMatchObject({ input_tokens: Math.ceil(sent / 4), output_tokens: 100, total_tokens: Math.ceil(sent / 4) + 100 });
+    expect(usage.input_tokens).toBeGreaterThan(0);
+    // Tool calls' names and arguments are what such an answer produced.
+    const calls = {
+      choices: [
+        {
+          message: { content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'a', arguments: '{"q":"12345678"}' } }] },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    };
+    fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(calls) });
+    expect((await openai().converse(hello)).usage.output_tokens).toBe(Math.ceil(JSON.stringify({ name: 'a', arguments: '{"q":"12345678"}' }).length / 4));
+  });
+
   it('reads empty arguments as an empty object', async () => {
     fake.enqueueMalformedToolCall('list_clusters', '');
     expect((await openai().converse(hello)).message.content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'list_clusters', input: {} }]);
