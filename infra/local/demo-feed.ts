@@ -30,6 +30,7 @@ import {
   rng,
   sampleValue,
   TROUBLE_TARGETS,
+  INCIDENT_TARGETS,
   type AlertNotification,
   type DemoCluster,
   type Trouble,
@@ -114,15 +115,15 @@ function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, se
   const at = new Date(hour);
   const rhythm = diurnal(at);
   const troubled = cluster.trouble && cluster.health !== 'healthy' ? TROUBLE_TARGETS[cluster.trouble] : {};
-  const spike = incident ? TROUBLE_TARGETS[incident.trouble] : {};
+  const spike = incident ? INCIDENT_TARGETS[incident.trouble] : {};
   return (Object.keys(HEALTHY) as MetricKey[]).map((key) => {
     let value: number;
     if (key === 'node_count') value = cluster.inventory.node_count;
     else {
       const noise = 1 + (random() - 0.5) * 0.12;
       value = baseline[key] * noise * (key === 'qps' ? rhythm : 1);
-      const level = troubled[key];
-      if (level) value = level[cluster.health === 'critical' ? 1 : 0] * noise;
+      const level = cluster.watch?.metric === key ? cluster.watch.level : troubled[key]?.[cluster.health === 'critical' ? 1 : 0];
+      if (level != null) value = level * noise;
       const incidentLevel = spike[key];
       if (incidentLevel) value = Math.max(value, incidentLevel[incident!.severity === 'critical' ? 1 : 0] * noise);
     }

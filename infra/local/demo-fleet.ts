@@ -45,7 +45,12 @@ export interface DemoCluster {
   inventory: ClusterInput;
   health: Health;
   trouble: Trouble | null;
+  /** A healthy cluster to watch: this metric sits at this level, past the risk rules' warning, its score still Healthy. */
+  watch: { metric: MetricKey; level: number } | null;
 }
+
+/** Where a cluster to watch keeps its disk: past the risk rules' warning (80%), short of their critical (90%). */
+const WATCHED_DISK_PCT = 84;
 
 /** mulberry32: small, fast, deterministic. */
 export function rng(seed: number): () => number {
@@ -85,6 +90,8 @@ export function demoClusters(count: number, seed = 42): DemoCluster[] {
     return {
       health,
       trouble: health === 'healthy' ? null : troubles[i % troubles.length]!,
+      // Some healthy clusters are at risk by one metric: the health view's class and the risk level then differ.
+      watch: health === 'healthy' && i % 7 === 3 ? { metric: 'disk_used_pct', level: WATCHED_DISK_PCT } : null,
       inventory: {
         cluster_id: uuidFrom(random),
         cluster_name: `${slug(customer)}-${pick(random, ENVIRONMENTS)}-${n}`,
@@ -120,14 +127,39 @@ export const HEALTHY: Record<MetricKey, [number, number]> = {
   max_latency_ms: [400, 1800],
 };
 
-/** Where a troubled metric ends on the last day: [warning, critical]. */
-export const TROUBLE_TARGETS: Record<Trouble, Partial<Record<MetricKey, [number, number]>>> = {
+/**
+ * Where a troubled cluster's metrics settle: [warning, critical], null where only a critical one's does. Set against
+ * the default health rules (rules/health-rules.yaml) so each shows as its class: a warning cluster's dimensions about
+ * midway from yellow to red (metrics score ≈ 75: Warning on the health view, and with an alert or two Warning on the
+ * fleet view for every tier, tier S's ×1.5 included), a critical one's past red, its trouble spilling into more
+ * (metrics score ≈ 45). One bad metric alone weighs at most 20 of 100, and left every warning cluster Healthy.
+ */
+export const TROUBLE_TARGETS: Record<Trouble, Partial<Record<MetricKey, [number | null, number]>>> = {
+  compaction: { compaction_score: [690, 1600], slow_queries_7d: [500, 2000], p99_latency_ms: [1950, 6000], memory_pct: [89, 99.5], error_rate_pct: [null, 15] },
+  disk: { disk_used_pct: [84, 99], query_error_pct: [3.4, 10], error_rate_pct: [5.4, 15], p99_latency_ms: [null, 6000] },
+  errors: { query_error_pct: [3.4, 10], error_rate_pct: [5.4, 15], p99_latency_ms: [1950, 6000], slow_queries_7d: [500, 2000], memory_pct: [null, 99.5] },
+  memory: {
+    memory_pct: [89, 99.5],
+    peak_jvm_heap_gb: [26.3, 37],
+    query_error_pct: [3.4, 10],
+    p99_latency_ms: [1950, 6000],
+    error_rate_pct: [null, 15],
+    slow_queries_7d: [null, 2000],
+  },
+  latency: { p99_latency_ms: [1950, 6000], slow_queries_7d: [500, 2000], compaction_score: [690, 1600], memory_pct: [null, 99.5], query_error_pct: [null, 10] },
+};
+
+/** Where a short incident (the living feed's: an hour or a few) takes a cluster's metrics: [warning, critical]. */
+export const INCIDENT_TARGETS: Record<Trouble, Partial<Record<MetricKey, [number, number]>>> = {
   compaction: { compaction_score: [620, 1350], p99_latency_ms: [900, 2200] },
   disk: { disk_used_pct: [84, 96.5] },
   errors: { query_errors_7d: [900, 6500], query_error_pct: [2.5, 9], error_rate_pct: [3, 11] },
   memory: { memory_pct: [86, 96], peak_jvm_heap_gb: [26, 31] },
   latency: { slow_queries_7d: [260, 1400], p99_latency_ms: [1500, 4200], avg_latency_ms: [160, 420], max_latency_ms: [6000, 15000] },
 };
+
+/** How far into the 14 days a trouble has reached its level: it then holds, so the 7-day lookback sees it. */
+const TROUBLE_SETTLED_AT = 0.7;
 
 export const ALERTS_FOR: Record<Trouble, string> = {
   compaction: 'CompactionScoreHigh',
@@ -188,12 +220,10 @@ export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed
       else {
         const noise = 1 + (random() - 0.5) * 0.12;
         value = baseline[key] * noise * (key === 'qps' ? rhythm : 1);
-        const target = targets[key];
-        if (target && cluster.health !== 'healthy') {
-          const end = target[cluster.health === 'critical' ? 1 : 0];
-          // drift from the baseline towards the target, steeper at the end
-          value = baseline[key] + (end - baseline[key]) * progress ** 2 * noise;
-        }
+        const end =
+          cluster.health === 'healthy' ? (cluster.watch?.metric === key ? cluster.watch.level : null) : targets[key]?.[cluster.health === 'critical' ? 1 : 0];
+        // drift from the baseline towards the target, steeper as it goes, then hold there
+        if (end != null) value = baseline[key] + (end - baseline[key]) * Math.min(1, progress / TROUBLE_SETTLED_AT) ** 2 * noise;
       }
       yield { cluster_id: cluster.inventory.cluster_id, metric_key: key, value: sampleValue(key, value), at: at.toISOString() };
     }
@@ -239,7 +269,8 @@ export function demoAlerts(clusters: DemoCluster[], days: number, now: Date, see
     const episodes: [name: string, severity: string, count: number, stillFiring: boolean][] = [];
     if (cluster.trouble) {
       const critical = cluster.health === 'critical';
-      episodes.push([ALERTS_FOR[cluster.trouble], critical ? 'critical' : 'warning', critical ? 5 : 3, critical]);
+      // The last episode still fires: a troubled cluster has an ongoing issue.
+      episodes.push([ALERTS_FOR[cluster.trouble], critical ? 'critical' : 'warning', critical ? 5 : 3, true]);
       if (critical) episodes.push(['NodeUnreachable', 'critical', 1, false]);
     } else if (random() < 0.15) {
       episodes.push(['NodeRestarted', 'warning', 1, false]);
