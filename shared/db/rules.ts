@@ -107,6 +107,12 @@ export async function writeRuleSetVersion(
   return basedOn + 1;
 }
 
+/** One applied version (1 and up), or undefined when there is none of that number. */
+export async function getRuleSetVersion(name: RuleSetName, version: number): Promise<RuleSetVersion | undefined> {
+  const item = await getItem('rules', versionKey(name, version));
+  return item ? toVersion(name, item) : undefined;
+}
+
 /** Applied versions, newest first, a page at a time (version numbers count down from the current one). */
 export async function listRuleSetVersions(name: RuleSetName, page: number, pageSize: number): Promise<{ versions: RuleSetVersion[]; total: number }> {
   const current = await getCurrentRuleSet(name);

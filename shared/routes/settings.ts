@@ -81,6 +81,8 @@ const ChangeDetail = z.lazy(() =>
   z.extend(z.unlazy(ChangeSummary), {
     proposed_content: z.string(),
     current_content: z.string(),
+    // Beyond the contract: the text of base_version (null: an earlier release's shipped default, not kept).
+    base_content: z.nullable(z.string()),
     current_version: z.int(),
     stale: z.boolean(),
     impact: z.nullable(RuleImpact),

@@ -27,7 +27,7 @@ import {
   type ConfigChange,
   type ConfigChangeSummary,
 } from '../db/config-changes.js';
-import { getCurrentRuleSet, listRuleSetVersions, newVersionActions, ruleSetAtVersion, type RuleSetVersion } from '../db/rules.js';
+import { getCurrentRuleSet, getRuleSetVersion, listRuleSetVersions, newVersionActions, ruleSetAtVersion, type RuleSetVersion } from '../db/rules.js';
 import { generationAction } from '../db/scores.js';
 import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../http/errors.js';
 import { ifMatchNumber } from '../http/if-match.js';
@@ -204,6 +204,12 @@ export interface ConfigChangeDetail extends Omit<ConfigChange, 'base_default_dig
   current_version: number;
   stale: boolean;
   current_content: string;
+  /**
+   * The text of the version it was based on (base_version), to show what the proposal itself changes once the rules
+   * have moved on (a decided or stale proposal's diff against the live text shows others' changes too); null for the
+   * shipped default of an earlier release, which is not kept.
+   */
+  base_content: string | null;
   /** For a pending health or risk rules proposal: the clusters it would move (nothing written). */
   impact: RuleImpact | null;
 }
@@ -217,8 +223,15 @@ export async function configChangeDetail(principal: Principal, changeId: string)
     current_version: live.version,
     stale: change.status === 'pending' && (live.version !== change.base_version || defaultReplaced(change)),
     current_content: live.content,
+    base_content: await baseContentOf(change, live),
     impact: change.status === 'pending' ? await impactOf(change) : null,
   };
+}
+
+async function baseContentOf(change: ConfigChange, live: LiveRuleSet): Promise<string | null> {
+  if (change.base_version === 0) return defaultReplaced(change) ? null : defaultRuleText(change.rule_set);
+  if (change.base_version === live.version) return live.content;
+  return (await getRuleSetVersion(change.rule_set, change.base_version))?.content ?? null;
 }
 
 /**

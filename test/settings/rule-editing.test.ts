@@ -177,6 +177,7 @@ describe('the state table (spec §3)', () => {
       proposed_by: `rules-${who}`,
       base_version: before,
       current_content: live,
+      base_content: live,
       proposed_content: content,
       current_version: before,
       stale: false,
@@ -498,6 +499,31 @@ describe('metric sources, a fourth rule set (issue 20 §1)', () => {
     expect((await listAudit('change_approve'))[0]).toMatchObject({
       target: id,
       detail: { rule_set: 'metric-sources', version: base + 1, proposed_by: 'rules-admin', note: 'slower pulls' },
+    });
+    // Decided, it still shows what it changed: its base is the version it was made on, not the live one (now its own).
+    expect((await call('admin', 'GET', `/api/settings/config-changes/${id}`)).body).toMatchObject({
+      status: 'approved',
+      base_version: base,
+      base_content: live,
+      current_content: content,
+      proposed_content: content,
+    });
+  });
+
+  it("a stale proposal's base is the text it was made on, not the later version that made it stale", async () => {
+    const base = await version('metric-sources');
+    const live = (await call('admin', 'GET', '/api/settings/metric-sources')).body.content as string;
+    const proposed = `# an admin's change\n${live}`;
+    const id = (await call('admin', 'PUT', '/api/settings/metric-sources', { content: proposed })).body.change_id as string;
+    const later = `# a superadmin's change\n${live}`;
+    expect((await call('superadmin', 'PUT', '/api/settings/metric-sources', { content: later, base_version: base })).status).toBe(200);
+    expect((await call('admin', 'GET', `/api/settings/config-changes/${id}`)).body).toMatchObject({
+      status: 'pending',
+      stale: true,
+      base_version: base,
+      base_content: live,
+      current_version: base + 1,
+      current_content: later,
     });
   });
 });
