@@ -242,11 +242,13 @@ describe('a stale proposal', { timeout: 60_000 }, () => {
     await superPage.getByText(`this proposal was made on version ${live.version}, but version ${applied.body.version} is live now`, { exact: false }).waitFor();
     expect(await superPage.getByRole('button', { name: 'Approve and apply' }).count()).toBe(0);
     await superPage.locator('.cm-mergeView').waitFor();
+    // Its own change, against the version it was made on: not the applied version's line, shown as if it removed it.
+    await expect.poll(() => superPage.locator('.rules-diff-heads').textContent()).toContain(`Version ${live.version}, which it was based on`);
     await expectAccessible(superPage, '/proposals/{id} stale, dark');
     // On a phone the diff is one column.
     await superPage.setViewportSize({ width: 390, height: 844 });
     await superPage.getByText('it replaces are shown above them, marked as removed', { exact: false }).waitFor();
-    await superPage.locator('.rules-diff .cm-deletedChunk').first().waitFor();
+    await superPage.locator('.rules-diff .cm-changedLine').first().waitFor();
     expect(await superPage.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await expectAccessible(superPage, '/proposals/{id} on a phone, dark');
     await superPage.setViewportSize({ width: 1280, height: 720 });
@@ -302,6 +304,46 @@ describe('a proposal withdrawn by its proposer', { timeout: 60_000 }, () => {
     expect(await viewerPage.getByText('waiting for review', { exact: false }).count()).toBe(0);
     await viewerPage.getByRole('button', { name: 'Discard changes' }).click();
     await viewerPage.getByText('no changes', { exact: false }).waitFor();
+  });
+});
+
+describe('a proposal reviewed elsewhere', { timeout: 90_000 }, () => {
+  it('a withdrawal that comes too late says so; Rules no longer holds the text as waiting; a decided proposal still shows its own change', async () => {
+    const live = (await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body as { content: string; version: number };
+    const text = `# rejected elsewhere\n${live.content}`;
+    await openRules(viewerPage, 'risk');
+    await setText(viewerPage, text);
+    await viewerPage.getByRole('button', { name: 'Propose this change' }).click();
+    const link = viewerPage.getByRole('status').getByRole('link', { name: /^proposal / });
+    await link.waitFor();
+    const changeId = (await link.textContent())!.replace('proposal ', '');
+    await viewerPage.goto(`/proposals/${changeId}`);
+    const withdraw = viewerPage.getByRole('button', { name: 'Withdraw this proposal' });
+    await withdraw.waitFor();
+    // The superadmin rejects it while the proposer's page is open; the withdrawal then meets a 409.
+    await api(service.url, admin, 'POST', `/api/settings/config-changes/${changeId}/review`, { action: 'reject', note: 'not now' });
+    await withdraw.click();
+    // Before, the form holding the error gave way to the decision, and nothing said the withdrawal had not happened.
+    await viewerPage.getByRole('status').filter({ hasText: 'Not withdrawn:' }).waitFor();
+    await viewerPage.getByText('not now').waitFor();
+
+    // Rules: the text is no longer "waiting for review" (it said so until the page was left for good), and may be proposed again.
+    await openRules(viewerPage, 'risk');
+    await expect.poll(() => editor(viewerPage).textContent()).toContain('# rejected elsewhere');
+    await expect.poll(() => viewerPage.getByRole('button', { name: 'Propose this change' }).isEnabled()).toBe(true);
+    expect(await viewerPage.getByText('waiting for review', { exact: false }).count()).toBe(0);
+    await viewerPage.getByRole('button', { name: 'Discard changes' }).click();
+    await viewerPage.getByText('no changes', { exact: false }).waitFor();
+
+    // An approved proposal's page shows what it changed, against the version it was made on (the live one is its own now).
+    const approvedText = `# approved, then shown\n${live.content}`;
+    const viewer = await apiLogin(service.url, VIEWER.email, VIEWER.password);
+    const proposed = (await api(service.url, viewer, 'PUT', '/api/settings/risk-rules', { content: approvedText })).body.change_id as string;
+    await api(service.url, admin, 'POST', `/api/settings/config-changes/${proposed}/review`, { action: 'approve', note: '' });
+    await viewerPage.goto(`/proposals/${proposed}`);
+    await viewerPage.locator('.cm-mergeView').waitFor();
+    await expect.poll(() => viewerPage.locator('.rules-diff-heads').textContent()).toContain(`Version ${live.version}, which it was based on`);
+    await viewerPage.locator('.rules-diff .cm-changedLine').first().waitFor();
   });
 });
 

@@ -85,12 +85,7 @@ function Proposal({ change }: { change: ChangeDetail }) {
         <div>
           <section aria-labelledby="diff-title">
             <h2 id="diff-title">Changes</h2>
-            <YamlDiff
-              left={change.current_content}
-              right={change.proposed_content}
-              leftLabel={`Live (version ${change.current_version})`}
-              rightLabel={change.status === 'approved' ? 'Proposed (approved)' : 'Proposed'}
-            />
+            <ProposalDiff change={change} />
           </section>
           <Impact change={change} />
         </div>
@@ -108,6 +103,29 @@ function Proposal({ change }: { change: ChangeDetail }) {
         </aside>
       </div>
     </>
+  );
+}
+
+/**
+ * What the proposal changes: against the version it was based on, so a decided or stale proposal still shows its own
+ * change (against the live text, an approved one showed nothing, and a stale one others' later change, reversed).
+ * A pending, current proposal's base is the live version.
+ */
+function ProposalDiff({ change }: { change: ChangeDetail }) {
+  const onLive = change.base_version === change.current_version && change.base_content === change.current_content;
+  const base = change.base_content ?? change.current_content;
+  const leftLabel = onLive
+    ? `Live (version ${change.current_version})`
+    : change.base_content === null
+      ? `Live (version ${change.current_version}; the earlier default it was based on is not kept)`
+      : `Version ${change.base_version}, which it was based on (version ${change.current_version} is live)`;
+  return (
+    <YamlDiff
+      left={base}
+      right={change.proposed_content}
+      leftLabel={leftLabel}
+      rightLabel={change.status === 'approved' ? 'Proposed (approved)' : 'Proposed'}
+    />
   );
 }
 
@@ -162,7 +180,9 @@ function Withdraw({ change, onDone }: { change: ChangeDetail; onDone(message: st
       if (user) forgetProposed(user.username, RULE_SET_KEY[change.rule_set], change.proposed_content);
       onDone('Withdrawn: it will not be reviewed.');
     } catch (e) {
-      setError(e);
+      // Reviewed meanwhile: the page gives way to the decision, so what happened is said above it, not in this form.
+      if (e instanceof ApiProblem && e.status === 409) onDone(`Not withdrawn: ${e.detail}`);
+      else setError(e);
     } finally {
       setBusy(false);
       // Withdrawn, or reviewed meanwhile (409): the page and the list show it as it is now.
@@ -195,8 +215,12 @@ function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: 
       // An approval changes scores and risk everywhere: every cached answer is refetched.
       await client.invalidateQueries();
     } catch (e) {
-      setError(e);
-      // A 409 means it changed meanwhile (reviewed by someone else, or gone stale): read it again, so the page shows that.
+      // A 409 means it changed meanwhile (reviewed or withdrawn by someone else, or gone stale): read it again, so the
+      // page shows that, and say why above it (a decided proposal's page has no form left to hold the error).
+      // A stale one stays pending (its form says why); one decided meanwhile loses its form, so that is said above.
+      if (e instanceof ApiProblem && e.status === 409 && typeof e.body.current_version !== 'number')
+        onDone(`Not ${action === 'approve' ? 'approved' : 'rejected'}: ${e.detail}`);
+      else setError(e);
       if (e instanceof ApiProblem && e.status === 409) await invalidatePrefixes(client, ['/api/settings/config-changes']);
     } finally {
       setBusy(null);

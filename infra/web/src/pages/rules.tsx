@@ -11,6 +11,7 @@ import { Link } from 'react-router';
 import { ApiProblem, send } from '../api/client';
 import { invalidatePrefixes, useApi } from '../api/hooks';
 import {
+  changesEndpoint,
   etagOf,
   type LiveRules,
   RULE_ENDPOINTS,
@@ -115,7 +116,9 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
   const [kept] = useState(() => (user ? readEdit(user.username, set) : null));
   const [base, setBase] = useState<Base | null>(kept?.base ?? null);
   const [draft, setDraft] = useState(kept?.draft ?? '');
-  const [proposed, setProposed] = useState<string | null>(kept?.proposed ?? null);
+  const [proposal, setProposal] = useState<{ text: string; id: string | null } | null>(
+    kept?.proposed != null ? { text: kept.proposed, id: kept.proposedId ?? null } : null,
+  );
   const [problems, setProblems] = useState<TextProblem[]>([]);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [saving, setSaving] = useState(false);
@@ -132,21 +135,26 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     } else if (data.version > base.version && (draft === base.content || draft === data.content) && outcome?.kind !== 'stale') {
       setBase({ version: data.version, content: data.content });
       setDraft(data.content);
-      setProposed(null);
+      setProposal(null);
       editor.current?.setText(data.content);
     }
   }, [live.data, base, draft, outcome]);
 
   // Keep the edit for the tab while it differs from its base; saved or discarded, there is nothing to keep.
   useEffect(() => {
-    if (base && user) keepEdit(user.username, set, draft === base.content ? null : { base, draft, proposed });
-  }, [user, set, base, draft, proposed]);
+    if (base && user)
+      keepEdit(user.username, set, draft === base.content ? null : { base, draft, proposed: proposal?.text ?? null, proposedId: proposal?.id ?? null });
+  }, [user, set, base, draft, proposal]);
 
   const dirty = base !== null && draft !== base.content;
   // Saved after the version this edit is based on (an older answer, before a refetch, is not).
   const behind = live.data && base && live.data.version > base.version ? live.data : null;
-  // The text just proposed waits for review: proposing it again would only repeat the proposal.
-  const alreadyProposed = dirty && draft === proposed;
+  // The text just proposed waits for review: proposing it again would only repeat the proposal. Once that proposal is
+  // rejected or withdrawn (by anyone, anywhere), it waits no more: the list of pending ones says so.
+  const asProposed = dirty && proposal !== null && draft === proposal.text;
+  const pending = useApi(changesEndpoint, { query: { status_filter: 'pending' } }, { enabled: asProposed && proposal?.id != null });
+  const decided = pending.data !== undefined && proposal?.id != null && !pending.data.changes.some((c) => c.change_id === proposal.id);
+  const alreadyProposed = asProposed && !decided;
   // A conflict re-applying the edit left both sides' lines between markers, for the user to settle first.
   const unsettled = dirty && hasConflictMarkers(draft);
   const saveable = dirty && !behind && !alreadyProposed && !unsettled;
@@ -170,7 +178,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
         await client.invalidateQueries();
       } else {
         setOutcome({ kind: 'proposed', changeId: answer.change_id, baseVersion: answer.base_version });
-        setProposed(draft);
+        setProposal({ text: draft, id: answer.change_id });
         await invalidatePrefixes(client, ['/api/settings/config-changes']);
       }
     } catch (error) {
@@ -199,14 +207,14 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     setDraft(merged.text);
     editor.current?.setText(merged.text);
     setProblems(merged.conflicts);
-    setProposed(null);
+    setProposal(null);
     setOutcome({ kind: 'rebased', version: behind.version, conflicts: merged.conflicts.length });
     setComparing(false);
   };
   const discard = (to: Base) => {
     setBase(to);
     setDraft(to.content);
-    setProposed(null);
+    setProposal(null);
     editor.current?.setText(to.content);
     setProblems([]);
     setOutcome(null);

@@ -10,6 +10,8 @@ export interface KeptEdit {
   draft: string;
   /** The text last proposed from this edit: proposing it again as it is would only repeat the proposal. */
   proposed: string | null;
+  /** That proposal's id: once it is reviewed or withdrawn (elsewhere too), the text may be proposed again. */
+  proposedId?: string | null;
 }
 
 const nameOf = (set: RuleSetKey) => `rules.${set}`;
@@ -25,7 +27,7 @@ export function readEdit(user: string, set: RuleSetKey): KeptEdit | null {
 /** A proposal of `text` was withdrawn: the kept edit may propose that text again (the Rules page said it waited for review). */
 export function forgetProposed(user: string, set: RuleSetKey, text: string): void {
   const kept = readEdit(user, set);
-  if (kept?.proposed === text) keepEdit(user, set, { ...kept, proposed: null });
+  if (kept?.proposed === text) keepEdit(user, set, { ...kept, proposed: null, proposedId: null });
 }
 
 /** Keeps `edit`, or drops what was kept when it is null. */
