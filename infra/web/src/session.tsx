@@ -8,7 +8,7 @@
 // (keptKey, readKept, writeKept: a rule edit, an issue's triage edit) for them to sign in again and go on; another user
 // signing in next drops it unread.
 import { useQueryClient } from '@tanstack/react-query';
-import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react';
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from 'react';
 import { type ApiProblem, call, configureClient, endpoint } from './api/client';
 import type { Answer, Role } from './api/types';
 
@@ -98,10 +98,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     [queryClient],
   );
 
+  // Set while signed in: reads the account again now (a 403 may mean a demotion the console has not seen).
+  const recheckAccount = useRef<() => void>(() => undefined);
   useEffect(() => {
     configureClient({
       token: () => current?.token ?? null,
       unauthorized: (problem: ApiProblem) => end(`Your session has ended (${problem.detail}). Sign in again.`, true),
+      forbidden: () => recheckAccount.current(),
     });
   }, [end]);
 
@@ -111,8 +114,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     if (!token) return;
     let checked = 0;
-    const recheck = () => {
-      if (Date.now() - checked < ACCOUNT_RECHECK_MS) return;
+    const recheck = (now = false) => {
+      if (!now && Date.now() - checked < ACCOUNT_RECHECK_MS) return;
       checked = Date.now();
       call(meEndpoint).then(
         (me) => {
@@ -126,9 +129,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         () => undefined, // a 401 ends the session by itself; anything else leaves it as it was
       );
     };
+    const onFocus = () => recheck();
     recheck();
-    window.addEventListener('focus', recheck);
-    return () => window.removeEventListener('focus', recheck);
+    recheckAccount.current = () => recheck(true);
+    window.addEventListener('focus', onFocus);
+    return () => {
+      recheckAccount.current = () => undefined;
+      window.removeEventListener('focus', onFocus);
+    };
   }, [token]);
 
   const value = useMemo<SessionValue>(

@@ -62,9 +62,13 @@ let tokenSource: () => string | null = () => null;
 let onUnauthorized: (problem: ApiProblem) => void = () => undefined;
 
 /** The session registers where the token comes from and what a 401 does (back to sign-in). */
-export function configureClient(options: { token: () => string | null; unauthorized: (problem: ApiProblem) => void }): void {
+let onForbidden: () => void = () => undefined;
+
+/** `forbidden`: a 403 may mean the account's role changed since it was read (the session reads it again). */
+export function configureClient(options: { token: () => string | null; unauthorized: (problem: ApiProblem) => void; forbidden?: () => void }): void {
   tokenSource = options.token;
   onUnauthorized = options.unauthorized;
+  onForbidden = options.forbidden ?? (() => undefined);
 }
 
 /** `/api/issues/{issue_id}` with `{issue_id: 'a b'}` → `/api/issues/a%20b`, plus the query string (arrays repeat the key). */
@@ -141,6 +145,7 @@ export async function send<G extends GroupName, R extends RouteName<G>>(
     response.headers,
   );
   if (response.status === 401 && token) onUnauthorized(error);
+  if (response.status === 403 && token) onForbidden();
   throw error;
 }
 

@@ -227,7 +227,9 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
   const failed =
     (email: string, what: string, guarded = true) =>
     (error: ApiProblem) =>
-      setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}`, guarded });
+      // The note on the service's guards explains its 409s; a 403 is a role the account no longer has (the session
+      // reads it again, and the controls it no longer allows go).
+      setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}`, guarded: guarded && error.status === 409 });
 
   const change = (u: ManagedUser, body: { role?: Role; is_active?: boolean }, what: string, settled?: () => void) => {
     setOutcome(null);
