@@ -248,6 +248,35 @@ describe('people', { timeout: 90_000 }, () => {
   });
 });
 
+describe('people, demoted while the page is open', { timeout: 90_000 }, () => {
+  it("a refused change (403) says so without the note on the service's guards, and the controls the role lost go", async () => {
+    const who = { email: 'sol-super@example.com', password: 'sol-super-password' };
+    const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: who.email, display_name: 'Sol Super', role: 'superadmin' });
+    const activated = await fetch(`${service.url}/api/auth/activate`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: invite.body.activation_token, password: who.password }),
+    });
+    expect(activated.status).toBe(200);
+    const page = await browser.page();
+    await signIn(page, who.email, who.password);
+    await open(page, '/users', 'People');
+    const deactivate = page.getByRole('button', { name: `Deactivate ${VIEWER.email}` });
+    await deactivate.waitFor();
+    // Another superadmin demotes them; this tab has not looked since.
+    expect((await api(service.url, admin, 'PATCH', `/api/settings/users/${encodeURIComponent(who.email)}`, { role: 'admin' })).status).toBe(200);
+    await deactivate.click();
+    const refused = page.getByRole('alert').filter({ hasText: `Could not deactivate ${VIEWER.email}` });
+    await refused.waitFor();
+    expect(await refused.textContent()).not.toContain('keeps at least one active superadmin');
+    // The 403 had the account read again: an admin's page, without the superadmin's controls.
+    await expect.poll(() => page.locator('.who').textContent()).toContain('admin');
+    await expect.poll(() => page.getByRole('button', { name: /^Deactivate / }).count()).toBe(0);
+    await page.close();
+    await api(service.url, admin, 'DELETE', `/api/settings/users/${encodeURIComponent(who.email)}`);
+  });
+});
+
 describe('people, by keyboard', { timeout: 60_000 }, () => {
   const roleOf = async (email: string) =>
     (await api(service.url, admin, 'GET', '/api/settings/users')).body.users.find((u: { email: string }) => u.email === email).role;
