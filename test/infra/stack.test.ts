@@ -300,10 +300,10 @@ describe('IAM', () => {
       if (actions.includes('dynamodb:PutItem')) writers.push(name);
       if (actions.includes('dynamodb:Query')) readers.push(name);
     }
-    expect(writers.sort()).toEqual(['ai-issues', 'auth', 'issues', 'patrol', 'settings']);
+    expect(writers.sort()).toEqual(['ai-issues', 'auth', 'bootstrap', 'issues', 'patrol', 'settings']);
     expect(readers).toEqual(['settings']);
     // Appending queries nothing, so it is granted no index of the table either.
-    for (const name of ['ai-issues', 'auth', 'issues', 'patrol']) expect(JSON.stringify(onAudit(name)), name).not.toContain('/index/*');
+    for (const name of ['ai-issues', 'auth', 'bootstrap', 'issues', 'patrol']) expect(JSON.stringify(onAudit(name)), name).not.toContain('/index/*');
   });
 
   it('spot check: llm-usage references the llm-usage table and nothing undeclared; auth never sees the issues table', () => {
