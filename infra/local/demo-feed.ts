@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomically } from './atomic-write.js';
 import { MAX_DEMO_CLUSTERS } from './settings.js';
+import { ALERT_RETENTION_DAYS, listClusterAlerts } from '../../shared/db/alerts.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { ingestAlerts, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
 import type { LogEventInput, MetricKey, MetricSample } from '../../shared/fleet/records.js';
@@ -67,6 +68,9 @@ const HOURS_PER_BATCH = 6;
 const INCIDENTS_PER_DAY = 3;
 const MAX_INCIDENT_HOURS = 4;
 const TROUBLES = Object.keys(ALERTS_FOR) as Trouble[];
+const DAY = 24 * HOUR;
+/** How far back a troubled cluster's ongoing alert is looked for: as long as an alert is kept (a few items a cluster). */
+const ONGOING_LOOKBACK_MS = ALERT_RETENTION_DAYS * DAY;
 
 interface FeedState {
   seed: number;
@@ -169,6 +173,17 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
     await writeFileAtomically(stateFile, `${JSON.stringify(state)}\n`);
   }
 
+  /** The troubled clusters' trouble alerts still firing at `hour`, as their repeat notifies them. */
+  async function ongoingAlerts(clusters: DemoCluster[], hour: number): Promise<AlertNotification[]> {
+    const troubled = clusters.filter((c) => c.trouble && c.health !== 'healthy');
+    const stored = await Promise.all(troubled.map((c) => listClusterAlerts(c.inventory.cluster_id, new Date(hour - ONGOING_LOOKBACK_MS))));
+    return troubled.flatMap((cluster, i) =>
+      stored[i]!.filter((a) => a.status === 'Firing' && a.alert_name === ALERTS_FOR[cluster.trouble!] && Date.parse(a.starts_at) <= hour).map((a) =>
+        firingNotification(cluster, a.alert_name, a.labels.severity ?? (cluster.health === 'critical' ? 'critical' : 'warning'), new Date(a.starts_at)),
+      ),
+    );
+  }
+
   async function feedHours({ clusters, baselines }: FedFleet, hours: number[], now: Date, result: DemoFeedTick): Promise<void> {
     const samples: MetricSample[] = [];
     const firing: AlertNotification[] = [];
@@ -202,6 +217,10 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
         }
       }
     }
+    // Alertmanager repeats a firing group (repeat_interval): once a day each troubled cluster's ongoing alert is sent
+    // again, so it stays heard firing. Sent once at the load, it left the views' window after 14 days, and with it
+    // the alert its class was set with (a Warning cluster turned Healthy).
+    for (const hour of hours.filter((h) => h % DAY === 0)) firing.push(...(await ongoingAlerts(clusters, hour)));
     const metrics = await ingestMetrics(samples, now);
     result.samples += metrics.accepted;
     // Firing before resolved: the latest notification wins.
