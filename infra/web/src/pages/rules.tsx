@@ -153,7 +153,8 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
   // rejected or withdrawn (by anyone, anywhere), it waits no more: the list of pending ones says so.
   const asProposed = dirty && proposal !== null && draft === proposal.text;
   const pending = useApi(changesEndpoint, { query: { status_filter: 'pending' } }, { enabled: asProposed && proposal?.id != null });
-  const decided = pending.data !== undefined && proposal?.id != null && !pending.data.changes.some((c) => c.change_id === proposal.id);
+  // Not from a list read before the proposal (the Proposals page's, cached): only once this one is read again.
+  const decided = pending.data !== undefined && !pending.isFetching && proposal?.id != null && !pending.data.changes.some((c) => c.change_id === proposal.id);
   const alreadyProposed = asProposed && !decided;
   // A conflict re-applying the edit left both sides' lines between markers, for the user to settle first.
   const unsettled = dirty && hasConflictMarkers(draft);
