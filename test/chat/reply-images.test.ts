@@ -3,21 +3,11 @@
 // that shows `reply` as Markdown would: no <img> may come out, whatever the model wrote.
 import { marked } from 'marked';
 import { describe, expect, it } from 'vitest';
+import { rng } from '../../infra/local/demo-fleet.js';
 import { withoutRemoteImages } from '../../shared/chat/assistant.js';
 
 const leak = 'https://collector.example/p.png?d=secrets';
 const rendered = (markdown: string) => marked.parse(markdown, { async: false, gfm: true });
-
-/** mulberry32: the same strings every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('a chat reply without images', () => {
   it('keeps code as written, where it renders as code', async () => {
@@ -57,7 +47,7 @@ describe('a chat reply without images', () => {
 
   it('lets no image through, whatever mix of code, containers and images the model writes', async () => {
     const pieces = ['`', '``', '```', '~~~', '\n', '\n\n', '  ', '    ', '- ', '1. ', '> ', '# ', '![x](u)', '![r][1]', '\n[1]: u', 'a', ' ', '\\', '*', '|'];
-    const next = random(67);
+    const next = rng(67); // the same strings every run
     let keptInCode = 0;
     for (let i = 0; i < 3000; i++) {
       const length = 3 + Math.floor(next() * 25);

@@ -21,7 +21,7 @@ import { acquireLock, releaseLock } from '../../shared/db/locks.js';
 import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
 import { shippedValue } from '../../shared/rules/defaults.js';
 import { forgetEmbedLogins } from '../../shared/embed/provider.js';
-import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { type FakeEmbed, startFakeEmbed } from '../support/fake-embed.js';
 import { startTestService } from '../support/local-service.js';
 
@@ -46,13 +46,7 @@ beforeAll(async () => {
   [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
   const users = await api(service.url, admin, 'GET', '/api/settings/users');
   adminEmail = users.body.users.find((u: { role: string }) => u.role === 'superadmin').email;
-  const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: VIEWER.email, display_name: 'Vic Viewer', role: 'viewer' });
-  const activated = await fetch(`${service.url}/api/auth/activate`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ token: invite.body.activation_token, password: VIEWER.password }),
-  });
-  expect(activated.status).toBe(200);
+  await addUser(service.url, admin, { email: VIEWER.email, name: 'Vic Viewer', role: 'viewer', password: VIEWER.password });
   [adminPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
   await Promise.all([signIn(adminPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
 }, 120_000);
@@ -251,13 +245,7 @@ describe('people', { timeout: 90_000 }, () => {
 describe('people, demoted while the page is open', { timeout: 90_000 }, () => {
   it("a refused change (403) says so without the note on the service's guards, and the controls the role lost go", async () => {
     const who = { email: 'sol-super@example.com', password: 'sol-super-password' };
-    const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: who.email, display_name: 'Sol Super', role: 'superadmin' });
-    const activated = await fetch(`${service.url}/api/auth/activate`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ token: invite.body.activation_token, password: who.password }),
-    });
-    expect(activated.status).toBe(200);
+    await addUser(service.url, admin, { email: who.email, name: 'Sol Super', role: 'superadmin', password: who.password });
     const page = await browser.page();
     await signIn(page, who.email, who.password);
     await open(page, '/users', 'People');

@@ -16,7 +16,7 @@ import { acquireLock, releaseLock } from '../../shared/db/locks.js';
 import { createReport, finishReport } from '../../shared/db/patrol.js';
 import { PATROL_LOCK } from '../../shared/patrol/lock.js';
 import { registerLocalWorker } from '../../shared/worker-invoke.js';
-import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { startTestService } from '../support/local-service.js';
 
 const PASSWORD = 'console-ai-admin-password';
@@ -35,13 +35,7 @@ beforeAll(async () => {
   process.env.PATROL_WAIT_SECONDS = '0'; // the trigger answers 202 at once: the console polls the report
   service = await startTestService({ adminPassword: PASSWORD, demoClusters: 16 });
   [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
-  const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: VIEWER.email, display_name: 'Vic Viewer', role: 'viewer' });
-  const activated = await fetch(`${service.url}/api/auth/activate`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ token: invite.body.activation_token, password: VIEWER.password }),
-  });
-  expect(activated.status).toBe(200);
+  await addUser(service.url, admin, { email: VIEWER.email, name: 'Vic Viewer', role: 'viewer', password: VIEWER.password });
 
   // AI issues (rule-grouped) and agent tasks from a recompute; the tasks are then investigated by the worker,
   // and one more task is left pending for the pending-tasks list.

@@ -9,7 +9,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
-import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { startTestService } from '../support/local-service.js';
 
 const PASSWORD = 'console-rules-admin-password';
@@ -24,13 +24,7 @@ beforeAll(async () => {
   delete process.env.SES_FROM_ADDRESS;
   service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
   [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
-  const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: VIEWER.email, display_name: 'Rita Viewer', role: 'viewer' });
-  const activated = await fetch(`${service.url}/api/auth/activate`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ token: invite.body.activation_token, password: VIEWER.password }),
-  });
-  expect(activated.status).toBe(200);
+  await addUser(service.url, admin, { email: VIEWER.email, name: 'Rita Viewer', role: 'viewer', password: VIEWER.password });
   [superPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
   await Promise.all([signIn(superPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
 }, 120_000);
@@ -56,6 +50,27 @@ async function openRules(page: Page, set: 'health' | 'issue' | 'risk' | 'metric-
 async function setText(page: Page, text: string): Promise<void> {
   await editor(page).fill(text);
   await page.getByText('unsaved changes').waitFor();
+}
+
+/** Proposes `text` from the Rules page as `page`'s user: the proposal's id, once the page says it waits for review. */
+async function proposeOnRules(page: Page, set: 'health' | 'issue' | 'risk' | 'metric-sources', text: string): Promise<string> {
+  await openRules(page, set);
+  await setText(page, text);
+  await page.getByRole('button', { name: 'Propose this change' }).click();
+  const link = page.getByRole('status').getByRole('link', { name: /^proposal / });
+  await link.waitFor();
+  await page.getByText('proposed as it is, waiting for review', { exact: false }).waitFor();
+  return (await link.textContent())!.replace('proposal ', '');
+}
+
+/** Rules keeps the edit holding `marker`, not as waiting for review: it may be proposed again. Then discards it. */
+async function expectProposableAgain(page: Page, set: 'health' | 'issue' | 'risk' | 'metric-sources', marker: string): Promise<void> {
+  await openRules(page, set);
+  await expect.poll(() => editor(page).textContent()).toContain(marker);
+  await expect.poll(() => page.getByRole('button', { name: 'Propose this change' }).isEnabled()).toBe(true);
+  expect(await page.getByText('waiting for review', { exact: false }).count()).toBe(0);
+  await page.getByRole('button', { name: 'Discard changes' }).click();
+  await page.getByText('no changes', { exact: false }).waitFor();
 }
 
 /** Test clean-up: rejects the viewer's pending proposals, so later tests start under the per-user bound. */
@@ -266,13 +281,7 @@ describe('a proposal withdrawn by its proposer', { timeout: 60_000 }, () => {
   it('its proposer withdraws it from its page, and may propose that text again; the superadmin then finds it withdrawn, with nothing to review', async () => {
     const live = (await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body as { content: string };
     const text = `# to withdraw\n${live.content}`;
-    await openRules(viewerPage, 'risk');
-    await setText(viewerPage, text);
-    await viewerPage.getByRole('button', { name: 'Propose this change' }).click();
-    const link = viewerPage.getByRole('status').getByRole('link', { name: /^proposal / });
-    await link.waitFor();
-    await viewerPage.getByText('proposed as it is, waiting for review', { exact: false }).waitFor();
-    const changeId = (await link.textContent())!.replace('proposal ', '');
+    const changeId = await proposeOnRules(viewerPage, 'risk', text);
 
     // The superadmin sees no withdrawal (it is not theirs); the proposer does.
     await superPage.goto(`/proposals/${changeId}`);
@@ -298,12 +307,7 @@ describe('a proposal withdrawn by its proposer', { timeout: 60_000 }, () => {
     await superPage.getByRole('link', { name: changeId }).waitFor();
 
     // Back on Rules, the edit is kept, no longer "waiting for review", and may be proposed again.
-    await openRules(viewerPage, 'risk');
-    await expect.poll(() => editor(viewerPage).textContent()).toContain('# to withdraw');
-    await expect.poll(() => viewerPage.getByRole('button', { name: 'Propose this change' }).isEnabled()).toBe(true);
-    expect(await viewerPage.getByText('waiting for review', { exact: false }).count()).toBe(0);
-    await viewerPage.getByRole('button', { name: 'Discard changes' }).click();
-    await viewerPage.getByText('no changes', { exact: false }).waitFor();
+    await expectProposableAgain(viewerPage, 'risk', '# to withdraw');
   });
 });
 
@@ -311,12 +315,7 @@ describe('a proposal reviewed elsewhere', { timeout: 90_000 }, () => {
   it('a withdrawal that comes too late says so; Rules no longer holds the text as waiting; a decided proposal still shows its own change', async () => {
     const live = (await api(service.url, admin, 'GET', '/api/settings/risk-rules')).body as { content: string; version: number };
     const text = `# rejected elsewhere\n${live.content}`;
-    await openRules(viewerPage, 'risk');
-    await setText(viewerPage, text);
-    await viewerPage.getByRole('button', { name: 'Propose this change' }).click();
-    const link = viewerPage.getByRole('status').getByRole('link', { name: /^proposal / });
-    await link.waitFor();
-    const changeId = (await link.textContent())!.replace('proposal ', '');
+    const changeId = await proposeOnRules(viewerPage, 'risk', text);
     await viewerPage.goto(`/proposals/${changeId}`);
     const withdraw = viewerPage.getByRole('button', { name: 'Withdraw this proposal' });
     await withdraw.waitFor();
@@ -328,12 +327,7 @@ describe('a proposal reviewed elsewhere', { timeout: 90_000 }, () => {
     await viewerPage.getByText('not now').waitFor();
 
     // Rules: the text is no longer "waiting for review" (it said so until the page was left for good), and may be proposed again.
-    await openRules(viewerPage, 'risk');
-    await expect.poll(() => editor(viewerPage).textContent()).toContain('# rejected elsewhere');
-    await expect.poll(() => viewerPage.getByRole('button', { name: 'Propose this change' }).isEnabled()).toBe(true);
-    expect(await viewerPage.getByText('waiting for review', { exact: false }).count()).toBe(0);
-    await viewerPage.getByRole('button', { name: 'Discard changes' }).click();
-    await viewerPage.getByText('no changes', { exact: false }).waitFor();
+    await expectProposableAgain(viewerPage, 'risk', '# rejected elsewhere');
 
     // An approved proposal's page shows what it changed, against the version it was made on (the live one is its own now).
     const approvedText = `# approved, then shown\n${live.content}`;

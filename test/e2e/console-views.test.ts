@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { claimTicket, markTicketUnconfirmed } from '../../shared/db/issues.js';
-import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { startTestService } from '../support/local-service.js';
 
 const PASSWORD = 'console-views-admin-password';
@@ -22,13 +22,7 @@ beforeAll(async () => {
   delete process.env.SES_FROM_ADDRESS;
   service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
   [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
-  const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email: VIEWER.email, display_name: 'Vera Viewer', role: 'viewer' });
-  const activated = await fetch(`${service.url}/api/auth/activate`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ token: invite.body.activation_token, password: VIEWER.password }),
-  });
-  expect(activated.status).toBe(200);
+  await addUser(service.url, admin, { email: VIEWER.email, name: 'Vera Viewer', role: 'viewer', password: VIEWER.password });
   [adminPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
   await Promise.all([signIn(adminPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
 }, 120_000);

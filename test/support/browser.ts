@@ -83,6 +83,22 @@ export async function api(baseURL: string, token: string, method: string, path: 
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+/** An account made as the console makes one: invited by `adminToken` (no mail: the token comes back), then activated. */
+export async function addUser(
+  baseURL: string,
+  adminToken: string,
+  who: { email: string; name: string; role: 'superadmin' | 'admin' | 'viewer'; password: string },
+): Promise<void> {
+  const invite = await api(baseURL, adminToken, 'POST', '/api/settings/users/invite', { email: who.email, display_name: who.name, role: who.role });
+  if (invite.status !== 200) throw new Error(`invite ${who.email}: ${invite.status} ${JSON.stringify(invite.body)}`);
+  const res = await fetch(`${baseURL}/api/auth/activate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: invite.body.activation_token, password: who.password }),
+  });
+  if (res.status !== 200) throw new Error(`activate ${who.email}: ${res.status} ${await res.text()}`);
+}
+
 /** Logs in through the API (not the form) and returns the access token. */
 export async function apiLogin(baseURL: string, username: string, password: string): Promise<string> {
   const res = await fetch(`${baseURL}/api/auth/login`, {
