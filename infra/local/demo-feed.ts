@@ -52,6 +52,8 @@ export interface DemoFeedTick {
   samples: number;
   alertsFired: number;
   alertsResolved: number;
+  /** Troubled clusters' ongoing alerts sent again (once a day, as Alertmanager repeats a firing group). */
+  alertsRepeated: number;
 }
 
 export interface DemoFeed {
@@ -220,10 +222,13 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
     // Alertmanager repeats a firing group (repeat_interval): once a day each troubled cluster's ongoing alert is sent
     // again, so it stays heard firing. Sent once at the load, it left the views' window after 14 days, and with it
     // the alert its class was set with (a Warning cluster turned Healthy).
-    for (const hour of hours.filter((h) => h % DAY === 0)) firing.push(...(await ongoingAlerts(clusters, hour)));
+    const repeated: AlertNotification[] = [];
+    for (const hour of hours.filter((h) => h % DAY === 0)) repeated.push(...(await ongoingAlerts(clusters, hour)));
     const metrics = await ingestMetrics(samples, now);
     result.samples += metrics.accepted;
-    // Firing before resolved: the latest notification wins.
+    // Repeats first (an incident's alert read firing may resolve in these hours), then firing, then resolved: the latest
+    // notification wins.
+    if (repeated.length) result.alertsRepeated += (await ingestAlerts(repeated, now)).accepted;
     if (firing.length) result.alertsFired += (await ingestAlerts(firing, now)).accepted;
     if (resolved.length) result.alertsResolved += (await ingestAlerts(resolved, now)).accepted;
     if (logs.length) await ingestLogs(logs, now);
@@ -234,7 +239,7 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
   return {
     async tick() {
       const now = clock();
-      const result: DemoFeedTick = { hoursFed: 0, samples: 0, alertsFired: 0, alertsResolved: 0 };
+      const result: DemoFeedTick = { hoursFed: 0, samples: 0, alertsFired: 0, alertsResolved: 0, alertsRepeated: 0 };
       if (options.clusters <= 0) return result;
       const stored = await storedState();
       fleet ??= buildFleet(stored?.clusters ?? options.clusters);
