@@ -65,13 +65,6 @@ const one = (value: number) => [{ labels: {}, value }];
  */
 export const EXPOSED_CLUSTERS_MAX = 20_000;
 
-export interface FamilyOptions {
-  /** The LLM ledger's totals (fleet_health_llm_*): only a superadmin or the scraper may read them. */
-  llmUsage?: boolean;
-  /** EXPOSED_CLUSTERS_MAX unless given (tests give a small one). */
-  clustersMax?: number;
-}
-
 /**
  * The clusters a capped scrape carries: those with stale metrics first, at most half of them (the inventory never
  * retires a cluster, so the dead ones would otherwise crowd out the live), then the worst of the rest, in the view's
@@ -229,7 +222,11 @@ function familiesOf(inputs: Awaited<ReturnType<typeof scrapeInputs>>, clustersMa
   ];
 }
 
-export interface ExpositionOptions extends FamilyOptions {
+export interface ExpositionOptions {
+  /** The LLM ledger's totals (fleet_health_llm_*): only a superadmin or the scraper may read them. */
+  llmUsage?: boolean;
+  /** EXPOSED_CLUSTERS_MAX unless given (tests give a small one). */
+  clustersMax?: number;
   /**
    * When the answer goes gzipped, the most it may weigh so (base64-encoded, as a Lambda function answers it): fewer
    * clusters' series are carried until it does. Unset: not measured.

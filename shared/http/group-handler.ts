@@ -42,8 +42,6 @@ export function checkBindings(group: RouteGroup, bindings: Record<string, unknow
  */
 const GZIP_MIN_BYTES = 8 * 1024;
 
-// An answer over LAMBDA_ANSWER_BYTES fails on AWS as an opaque 502, so it is gzipped whatever its size when
-// accepted, else refused as a 406 saying how to ask for it.
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 /**

@@ -21,7 +21,8 @@ export const mayEscapeOver = (text: string, limit: number): boolean => text.leng
 /**
  * The most a Lambda function may answer a synchronous invoke: 6 MB for its whole result as JSON,
  * the body escaped inside it (API Gateway would take 10 MB; Lambda's limit binds first). Room is
- * kept for the status and headers.
+ * kept for the status and headers. An answer over it fails on AWS as an opaque 502, so the group
+ * handler gzips it whatever its size when accepted, else refuses it as a 406 saying how to ask for it.
  */
 export const LAMBDA_ANSWER_BYTES = LAMBDA_PAYLOAD_BYTES - 16 * 1024;
 

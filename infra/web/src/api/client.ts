@@ -61,10 +61,12 @@ type Request<G extends GroupName, R extends RouteName<G>> = {
 let tokenSource: () => string | null = () => null;
 let onUnauthorized: (problem: ApiProblem) => void = () => undefined;
 
-/** The session registers where the token comes from and what a 401 does (back to sign-in). */
 let onForbidden: () => void = () => undefined;
 
-/** `forbidden`: a 403 may mean the account's role changed since it was read (the session reads it again). */
+/**
+ * The session registers where the token comes from, what a 401 does (back to sign-in) and what a 403 does (the
+ * account's role may have changed since it was read: the session reads it again).
+ */
 export function configureClient(options: { token: () => string | null; unauthorized: (problem: ApiProblem) => void; forbidden?: () => void }): void {
   tokenSource = options.token;
   onUnauthorized = options.unauthorized;

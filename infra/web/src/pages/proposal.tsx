@@ -216,8 +216,8 @@ function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: 
       await client.invalidateQueries();
     } catch (e) {
       // A 409 means it changed meanwhile (reviewed or withdrawn by someone else, or gone stale): read it again, so the
-      // page shows that, and say why above it (a decided proposal's page has no form left to hold the error).
-      // A stale one stays pending (its form says why); one decided meanwhile loses its form, so that is said above.
+      // page shows that. A stale one stays pending (its form says why); one decided meanwhile loses its form, so why
+      // is said above the decision.
       if (e instanceof ApiProblem && e.status === 409 && typeof e.body.current_version !== 'number')
         onDone(`Not ${action === 'approve' ? 'approved' : 'rejected'}: ${e.detail}`);
       else setError(e);
