@@ -145,7 +145,8 @@ let lastRead: number | undefined;
  * view cached under the old number would otherwise keep every later view out, each read computing afresh).
  */
 function cacheView(view: FleetView, generation: number): void {
-  if (!cached || cached.generation <= generation || cached.generation !== lastRead) cached = { view, at: Date.now(), generation };
+  // Its age counts from when its data was read: a computation of a large fleet in a cold container takes seconds.
+  if (!cached || cached.generation <= generation || cached.generation !== lastRead) cached = { view, at: view.now.getTime(), generation };
 }
 
 /** The fleet view, at most 60 s old and never older than the last refresh or rule change anywhere. */

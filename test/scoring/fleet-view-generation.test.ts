@@ -3,7 +3,7 @@
 // superadmin's rule write lands: a read that starts after the write is acknowledged never
 // answers the rules before it, whether it would have joined a computation already under way
 // or found a refresh's view cached under the newer generation.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { getCurrentRuleSet } from '../../shared/db/rules.js';
 import { deleteItem } from '../../shared/db/client.js';
@@ -95,5 +95,33 @@ describe('the cached fleet view after a rule change', () => {
       stop();
     }
     expect(reads).toBe(0);
+  });
+});
+
+describe("the cached fleet view's age", () => {
+  it('counts from when its data was read, not from when its computation ended', async () => {
+    dropFleetViewCache();
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'], now: start });
+    try {
+      // The computation takes 30 s (a cold container's large fleet): the clock moves while its data is read.
+      let moved = false;
+      const stop = proxy.observe((request) => {
+        if (!moved && fleetRead(request)) {
+          moved = true;
+          vi.setSystemTime(start + 30_000);
+        }
+      });
+      const view = await fleetView().finally(stop);
+      expect(moved).toBe(true);
+      expect(view.now.getTime()).toBe(start);
+      vi.setSystemTime(start + 59_000);
+      expect(await fleetView()).toBe(view);
+      // 61 s after its data was read: too old to answer, however recently it was finished.
+      vi.setSystemTime(start + 61_000);
+      expect(await fleetView()).not.toBe(view);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
