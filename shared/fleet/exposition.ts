@@ -12,7 +12,7 @@ import { Severity } from '../rules/schemas.js';
 import { fleetKpis } from '../scoring/fleet-score.js';
 import { fleetView } from '../scoring/fleet-view.js';
 import { Classification } from '../scoring/schemas.js';
-import { gzippedAnswerBytes } from '../http/lambda-payload.js';
+import { gzippedAnswerBytes, mayGzipOver } from '../http/lambda-payload.js';
 import { createLogger } from '../log.js';
 
 const log = createLogger('exposition');
@@ -249,7 +249,7 @@ export async function fleetExposition(now = new Date(), options: ExpositionOptio
   let exposedMax = clustersMax;
   for (let attempt = 0; ; attempt++) {
     const text = renderExposition(familiesOf(inputs, clustersMax, exposedMax));
-    if (gzippedBytesMax === undefined) return text;
+    if (gzippedBytesMax === undefined || !mayGzipOver(text, gzippedBytesMax)) return text;
     const bytes = gzippedAnswerBytes(text);
     const exposed = Math.min(exposedMax, inputs.view.scores.length);
     if (bytes <= gzippedBytesMax || exposed === 0 || attempt === FIT_ATTEMPTS) return text;

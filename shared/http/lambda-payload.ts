@@ -42,6 +42,12 @@ export function gzipAnswer(text: string): Buffer {
   return compress(text);
 }
 
+/**
+ * Only a text this long can weigh over `limit` gzipped and base64-encoded: UTF-8 at most triples it, deflate's stored
+ * blocks add 5 bytes in 65,535 and gzip 18, base64 makes 4 of 3. A shorter one need not be measured (nor compressed).
+ */
+export const mayGzipOver = (text: string, limit: number): boolean => text.length * 4.01 + 64 > limit;
+
 /** What a text weighs as a gzipped answer's body (base64-encoded); its gzip is kept for gzipAnswer of that text. */
 export function gzippedAnswerBytes(text: string): number {
   const gzipped = compress(text);
