@@ -30,7 +30,7 @@ import {
   HOUR,
   rng,
   sampleValue,
-  TROUBLE_TARGETS,
+  settledLevel,
   INCIDENT_TARGETS,
   type AlertNotification,
   type DemoCluster,
@@ -120,7 +120,6 @@ function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, se
   const random = streamFor(cluster, seed, hour, 0x5a3e);
   const at = new Date(hour);
   const rhythm = diurnal(at);
-  const troubled = cluster.trouble && cluster.health !== 'healthy' ? TROUBLE_TARGETS[cluster.trouble] : {};
   const spike = incident ? INCIDENT_TARGETS[incident.trouble] : {};
   return (Object.keys(HEALTHY) as MetricKey[]).map((key) => {
     let value: number;
@@ -128,7 +127,7 @@ function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, se
     else {
       const noise = 1 + (random() - 0.5) * 0.12;
       value = baseline[key] * noise * (key === 'qps' ? rhythm : 1);
-      const level = cluster.watch?.metric === key ? cluster.watch.level : troubled[key]?.[cluster.health === 'critical' ? 1 : 0];
+      const level = settledLevel(cluster, key);
       if (level != null) value = level * noise;
       const incidentLevel = spike[key];
       if (incidentLevel) value = Math.max(value, incidentLevel[incident!.severity === 'critical' ? 1 : 0] * noise);
@@ -181,7 +180,7 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
     const stored = await Promise.all(troubled.map((c) => listClusterAlerts(c.inventory.cluster_id, new Date(hour - ONGOING_LOOKBACK_MS))));
     return troubled.flatMap((cluster, i) =>
       stored[i]!.filter((a) => a.status === 'Firing' && a.alert_name === ALERTS_FOR[cluster.trouble!] && Date.parse(a.starts_at) <= hour).map((a) =>
-        firingNotification(cluster, a.alert_name, a.labels.severity ?? (cluster.health === 'critical' ? 'critical' : 'warning'), new Date(a.starts_at)),
+        firingNotification(cluster, a.alert_name, a.severity, new Date(a.starts_at)),
       ),
     );
   }

@@ -205,11 +205,17 @@ export function sampleValue(key: MetricKey, value: number): number {
   return Math.round(capped * 100) / 100;
 }
 
+/** Where a metric of the cluster settles: a watched metric at its level, a troubled one at its class's target; null where it keeps its baseline. */
+export function settledLevel(cluster: DemoCluster, key: MetricKey): number | null {
+  if (cluster.watch?.metric === key) return cluster.watch.level;
+  if (!cluster.trouble || cluster.health === 'healthy') return null;
+  return TROUBLE_TARGETS[cluster.trouble][key]?.[cluster.health === 'critical' ? 1 : 0] ?? null;
+}
+
 /** Hourly samples for one cluster (13 metric keys × 24 × days). */
 export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed = 42): Generator<MetricSample> {
   const random = rng(clusterSeed(cluster, seed));
   const baseline = demoBaseline(random);
-  const targets = cluster.trouble ? TROUBLE_TARGETS[cluster.trouble] : {};
   const slots = hours(days, now);
   for (const [i, at] of slots.entries()) {
     const progress = i / (slots.length - 1); // 0 → 1 over the window
@@ -220,8 +226,7 @@ export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed
       else {
         const noise = 1 + (random() - 0.5) * 0.12;
         value = baseline[key] * noise * (key === 'qps' ? rhythm : 1);
-        const end =
-          cluster.health === 'healthy' ? (cluster.watch?.metric === key ? cluster.watch.level : null) : targets[key]?.[cluster.health === 'critical' ? 1 : 0];
+        const end = settledLevel(cluster, key);
         // drift from the baseline towards the target, steeper as it goes, then hold there
         if (end != null) value = baseline[key] + (end - baseline[key]) * Math.min(1, progress / TROUBLE_SETTLED_AT) ** 2 * noise;
       }
