@@ -11,7 +11,7 @@
 // for LDAP_BACKOFF_SECONDS (30 s), so an outage costs one login the timeout
 // instead of every login. An answer from the server (even an error) is no outage.
 import { isIP } from 'node:net';
-import type { Client as LdapClient } from 'ldapts';
+import type { Entry, Client as LdapClient } from 'ldapts';
 import { ldapSettings } from '../config/ldap.js';
 import { secret } from '../config/secrets.js';
 import { createLogger, errorFields } from '../log.js';
@@ -30,10 +30,18 @@ export interface LdapIdentity {
   role: Role;
 }
 
+/** The cleartext URLs this container has warned of, once each. */
+const warnedCleartext = new Set<string>();
+
 /** The LDAP settings, or null when LDAP is not configured. A bad setting is logged (naming the variable) and LDAP stays off: built-in login keeps working. */
 function settings(): ReturnType<typeof ldapSettings> | null {
   try {
     const s = ldapSettings();
+    if (s.configured && !s.startTls && /^ldap:/i.test(s.url) && !warnedCleartext.has(s.url)) {
+      // Allowed (a directory on a private link), but every directory login's password then crosses the network as typed.
+      warnedCleartext.add(s.url);
+      log.warn('LDAP_URL is ldap:// without LDAP_STARTTLS: directory passwords are sent unencrypted; use ldaps:// or LDAP_STARTTLS=true');
+    }
     return s.configured ? s : null;
   } catch (error) {
     log.error('LDAP is misconfigured, using built-in users only', errorFields(error));
@@ -148,26 +156,25 @@ export async function ldapAuthenticate(username: string, password: string): Prom
   // An empty password is an "unauthenticated bind" that many servers accept: never send one.
   const config = settings();
   if (!config || password.length === 0) return 'refused';
-  const { url, timeoutMs: timeout } = config;
-  if (ldapBackingOff()) return 'unavailable';
   const dn = config.userDnTemplate.replaceAll('{username}', escapeDnValue(username));
-  // Loaded on first use: deployments without LDAP never evaluate the client.
-  const { Client, InvalidCredentialsError, ResultCodeError } = await import('ldapts');
-  let client: LdapClient | undefined;
-  try {
-    const ca = await privateCa();
-    const secure = url.toLowerCase().startsWith('ldaps://');
-    // ldapts speaks TLS whenever tlsOptions are given, so ldap:// gets them only through StartTLS.
-    client = new Client({ url, timeout, connectTimeout: timeout, ...(secure && ca ? { tlsOptions: { ca: [ca] } } : {}) });
-    boundAnswers(client, LDAP_ANSWER_MAX_BYTES);
-    if (!secure && config.startTls) {
-      // The certificate must name the host of LDAP_URL (SNI only for names, not IP addresses).
-      const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-      await client.startTLS({ host, ...(isIP(host) ? {} : { servername: host }), ...(ca ? { ca: [ca] } : {}) });
+  return withDirectory(config, async (client, { InvalidCredentialsError, ResultCodeError }) => {
+    try {
+      await client.bind(dn, password);
+    } catch (error) {
+      if (error instanceof InvalidCredentialsError) return 'refused';
+      throw error;
     }
-    await client.bind(dn, password);
-    const { searchEntries } = await client.search(dn, { scope: 'base', attributes: ['uid', 'cn', 'displayName', 'mail'] });
-    const entry = searchEntries[0] ?? { dn };
+    // The bind checked the password. A directory may still refuse to read the entry back (no read access to one's
+    // own entry answers noSuchObject; a bind name that is no DN, as AD's user@domain, invalidDNSyntax): the login
+    // goes on with the DN alone (the login name as uid, no mail), not as an outage.
+    const entry = await client.search(dn, { scope: 'base', attributes: ['uid', 'cn', 'displayName', 'mail'] }).then(
+      ({ searchEntries }): Entry => searchEntries[0] ?? { dn },
+      (error: unknown): Entry => {
+        if (!(error instanceof ResultCodeError)) throw error;
+        log.info('LDAP bind accepted but the entry could not be read; using the login name', errorFields(error));
+        return { dn };
+      },
+    );
     const account = accountName(username, entry.uid);
     if (account === null) {
       log.warn('LDAP entry has a uid that is no valid username; LDAP not used for it');
@@ -187,13 +194,61 @@ export async function ldapAuthenticate(username: string, password: string): Prom
       ...(email ? { email } : {}),
       role: config.roleFor(account),
     };
+  });
+}
+
+/**
+ * Whether the directory answers, asked without any name or password (an anonymous read of its root entry): what a
+ * built-in account's login costs instead of a bind. Its password never goes to the directory, yet it pays the same
+ * round trips, and meets an outage as a directory user does (503, not 401): which names are built-in stays unsaid.
+ * Any answer counts, a refusal of anonymous reads too; busy or unavailable ones do not, as for a bind.
+ */
+export async function ldapAnswers(): Promise<'answered' | 'unavailable'> {
+  const config = settings();
+  if (!config) return 'answered';
+  const answer = await withDirectory(config, async (client, { ResultCodeError, BusyError, UnavailableError }) => {
+    try {
+      await client.search('', { scope: 'base', attributes: ['supportedLDAPVersion'] });
+    } catch (error) {
+      if (!(error instanceof ResultCodeError) || error instanceof BusyError || error instanceof UnavailableError) throw error;
+    }
+    return 'answered' as const;
+  });
+  return answer === 'unavailable' ? 'unavailable' : 'answered';
+}
+
+type Ldapts = typeof import('ldapts');
+
+/**
+ * Runs `use` on a connection to the configured directory (TLS as configured, answers bounded), then unbinds. An
+ * error it throws is 'unavailable': a result code (busy, unavailable, confidentiality required, …) is an answer not
+ * about the password, with no back-off; no answer at all (refused, timeout, TLS failure) skips LDAP for the back-off.
+ */
+async function withDirectory<T>(
+  config: NonNullable<ReturnType<typeof settings>>,
+  use: (client: LdapClient, ldapts: Ldapts) => Promise<T>,
+): Promise<T | 'unavailable'> {
+  const { url, timeoutMs: timeout } = config;
+  if (ldapBackingOff()) return 'unavailable';
+  // Loaded on first use: deployments without LDAP never evaluate the client.
+  const ldapts = await import('ldapts');
+  let client: LdapClient | undefined;
+  try {
+    const ca = await privateCa();
+    const secure = url.toLowerCase().startsWith('ldaps://');
+    // ldapts speaks TLS whenever tlsOptions are given, so ldap:// gets them only through StartTLS.
+    client = new ldapts.Client({ url, timeout, connectTimeout: timeout, ...(secure && ca ? { tlsOptions: { ca: [ca] } } : {}) });
+    boundAnswers(client, LDAP_ANSWER_MAX_BYTES);
+    if (!secure && config.startTls) {
+      // The certificate must name the host of LDAP_URL (SNI only for names, not IP addresses).
+      const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+      await client.startTLS({ host, ...(isIP(host) ? {} : { servername: host }), ...(ca ? { ca: [ca] } : {}) });
+    }
+    return await use(client, ldapts);
   } catch (error) {
-    if (error instanceof InvalidCredentialsError) return 'refused';
-    if (error instanceof ResultCodeError) {
-      // An answer, but not about the password (busy, unavailable, confidentiality required, …): no back-off.
+    if (error instanceof ldapts.ResultCodeError) {
       log.warn('LDAP refused the login, using built-in users', errorFields(error));
     } else {
-      // No answer: connection refused, timeout, TLS failure. Skip LDAP for a while.
       const seconds = config.backoffMs / 1000;
       if (seconds > 0) unavailableUntil.set(url, Date.now() + config.backoffMs);
       log.warn('LDAP unavailable, using built-in users', { ...errorFields(error), backoff_seconds: seconds });

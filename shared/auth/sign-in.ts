@@ -17,7 +17,7 @@ import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, s
 import { BadRequest, Conflict, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { Principal } from './principal.js';
 import { signAccessToken } from './jwt.js';
-import { ldapAuthenticate, ldapConfigured, ldapRetryAfterSeconds, type LdapIdentity } from './ldap.js';
+import { ldapAnswers, ldapAuthenticate, ldapConfigured, ldapRetryAfterSeconds, type LdapIdentity } from './ldap.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from './passwords.js';
 import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
@@ -109,6 +109,9 @@ async function followDirectoryMail(user: UserRecord, identity: LdapIdentity, cal
  * The built-in account the password opens, if any; `checked`: a stored password was compared (not the decoy);
  * `found`: an account has the name (whatever its source), as the failure's audit entry needs to know.
  */
+/** An account of the service's own (the bootstrap superadmin, an invitee), not one a directory login made. */
+const isBuiltIn = (account: UserRecord | undefined): boolean => account !== undefined && account.source !== 'ldap';
+
 async function builtInAccount(username: string, password: string): Promise<{ user?: UserRecord; checked: boolean; found: boolean }> {
   const user = await getUser(username);
   if (!user?.password_hash) {
@@ -166,7 +169,8 @@ export async function login(rawUsername: string, password: string, caller: Calle
   // A name no account has is recorded as such, for the same reason. `exists`: whether the name is an account's (or a
   // directory entry's that answered to the password typed), when already known; otherwise the account is looked up.
   const audit = async (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>, exists?: boolean) => {
-    const named = username === null ? NOT_A_USERNAME : (user ?? exists ?? (await getUser(username))) ? username : NO_SUCH_ACCOUNT;
+    // An account is named as it is: a directory login may type a name other than its account's (the entry's own uid).
+    const named = username === null ? NOT_A_USERNAME : user ? user.username : (exists ?? (await getUser(username))) ? username : NO_SUCH_ACCOUNT;
     await writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
   };
 
@@ -198,7 +202,12 @@ export async function login(rawUsername: string, password: string, caller: Calle
   let user: UserRecord | undefined;
   let method = 'local';
   let ldapUnavailable = false;
-  if (ldapConfigured()) {
+  if (ldapConfigured() && isBuiltIn(await getUser(username))) {
+    // A built-in account's name is never bound: its password (the bootstrap superadmin's among them) would reach
+    // the directory, over ldap:// in clear text, and no bind signs in to a built-in account anyway (accountForLdap).
+    // The directory is asked whether it answers instead: the same round trips, and the same 503 in an outage.
+    ldapUnavailable = (await ldapAnswers()) === 'unavailable';
+  } else if (ldapConfigured()) {
     const identity = await ldapAuthenticate(username, password);
     if (identity === 'unavailable') ldapUnavailable = true;
     else if (identity !== 'refused') {

@@ -36,6 +36,11 @@ const PEOPLE: Person[] = [
   // Directory entries whose name, or address, no account field holds.
   { uid: 'grace', password: 'grace-secret', cn: `Grace ${'H'.repeat(200)}`, mail: 'grace@example.org' },
   { uid: 'heidi', password: 'heidi-secret', cn: 'Heidi', mail: `${'h'.repeat(250)}@example.org` },
+  // An entry its person may bind as but not read back (no read access to one's own entry).
+  { uid: 'mallory@example.org', password: 'mallory-secret', cn: 'Mallory', mail: 'mallory@example.org', unreadable: true },
+  // Entries named by cn, for a DN template by cn: a login name other than the account's (the entry's uid).
+  { uid: 'csmith', password: 'csmith-secret', cn: 'carol.smith', mail: 'csmith@example.org', rdn: 'cn' },
+  { uid: 'local-ops', password: 'opsdir-secret', cn: 'opsdir', mail: 'opsdir@example.org', rdn: 'cn' },
 ];
 const BUILTIN_ADMIN_PASSWORD = 'built-in-admin-password';
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
@@ -141,21 +146,43 @@ describe('LDAP login against slapd', () => {
     expect(local.user).toMatchObject({ username: 'local-ops', role: 'admin' });
   });
 
-  it('never grants a built-in account through LDAP: uid=admin with its LDAP password is refused and audited', async () => {
-    // slapd really accepts these credentials ...
-    expect(await ldapAuthenticate('admin', 'ldap-admin-password')).toMatchObject({ name: 'Directory Admin' });
-    // ... but the username belongs to the built-in superadmin: only its built-in password counts
+  it("never sends a built-in account's password to the directory, nor signs in to it through LDAP", async () => {
+    // uid=admin is a directory person too, but the name is the built-in superadmin's: only its built-in password counts.
     await expect(login('admin', 'ldap-admin-password', caller)).rejects.toMatchObject({ status: 401 });
-    const conflicts = (await listAudit('login_failed')).filter((e) => e.target === 'admin' && e.detail.reason === 'ldap_identity_conflict');
-    expect(conflicts).toHaveLength(1);
-    expect(conflicts[0]!.detail).toEqual({ reason: 'ldap_identity_conflict', method: 'ldap', account_source: 'local' });
-    // the account is untouched and still built-in
-    expect(await getUser('admin')).toMatchObject({ source: 'local', role: 'superadmin', email: 'admin@fleet-health.local' });
-
     const builtIn = await login('admin', BUILTIN_ADMIN_PASSWORD, caller);
     expect(builtIn.user).toMatchObject({ username: 'admin', role: 'superadmin' });
     const logins = (await listAudit('login')).filter((e) => e.target === 'admin');
     expect(logins[0]!.detail).toEqual({ method: 'local' });
+    // Neither password was bound as the name's DN (over ldap:// it would have crossed the network as typed).
+    expect(await slapd.binds()).not.toContain(dnOf('admin'));
+    // slapd does accept the directory's own credentials for that DN.
+    expect(await ldapAuthenticate('admin', 'ldap-admin-password')).toMatchObject({ name: 'Directory Admin' });
+    // the account is untouched and still built-in
+    expect(await getUser('admin')).toMatchObject({ source: 'local', role: 'superadmin', email: 'admin@fleet-health.local' });
+  });
+
+  it('signs in with a right password whose entry the directory will not read back: the login name is the account', async () => {
+    const res = await login('mallory@example.org', 'mallory-secret', caller);
+    expect(res.user).toMatchObject({ username: 'mallory@example.org', name: 'mallory@example.org', email: 'mallory@example.org', role: 'viewer' });
+    expect(await getUser('mallory@example.org')).toMatchObject({ source: 'ldap' });
+    await expect(login('mallory@example.org', 'wrong', caller)).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('by a DN template of cn, audits a sign-in under the account (the entry uid), and refuses an entry whose uid is a built-in account', async () => {
+    useLdap(slapd.url, { LDAP_USER_DN_TEMPLATE: `cn={username},${PEOPLE_BASE}` });
+    try {
+      const res = await login('carol.smith', 'csmith-secret', caller);
+      expect(res.user).toMatchObject({ username: 'csmith', email: 'csmith@example.org' });
+      const logins = (await listAudit('login')).filter((e) => e.ip === caller.ip && e.detail.method === 'ldap');
+      expect(logins[0]).toMatchObject({ actor: 'csmith', target: 'csmith' });
+      // opsdir's entry has uid local-ops, a built-in account's name: LDAP does not sign in to it.
+      await expect(login('opsdir', 'opsdir-secret', caller)).rejects.toMatchObject({ status: 401 });
+      const conflicts = (await listAudit('login_failed')).filter((e) => e.detail.reason === 'ldap_identity_conflict');
+      expect(conflicts[0]!.detail).toEqual({ reason: 'ldap_identity_conflict', method: 'ldap', account_source: 'local' });
+      expect(await getUser('local-ops')).toMatchObject({ source: 'local', email: 'ops@example.com' });
+    } finally {
+      useLdap(slapd.url);
+    }
   });
 
   it('keeps an LDAP account out by deactivating it: deleting one is refused (409), since its next login would make it again', async () => {

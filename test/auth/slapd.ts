@@ -24,7 +24,14 @@ export interface Person {
   password: string;
   cn: string;
   mail?: string;
+  /** The attribute its DN is named by: uid (uid=<uid>,…) unless cn (cn=<cn>,…, for a DN template by cn). */
+  rdn?: 'uid' | 'cn';
+  /** Its entry may be bound but not read, by itself or anyone (slapd answers such a read noSuchObject). */
+  unreadable?: boolean;
 }
+
+/** A person's DN in the test directory. */
+export const personDn = (p: Person) => (p.rdn === 'cn' ? `cn=${p.cn},${PEOPLE_BASE}` : `uid=${p.uid},${PEOPLE_BASE}`);
 
 export interface TestCa {
   dir: string;
@@ -103,7 +110,7 @@ function ldif(people: Person[]): string {
     `dn: ${PEOPLE_BASE}\nobjectClass: organizationalUnit\nou: people`,
     ...people.map((p) =>
       [
-        `dn: uid=${p.uid},${PEOPLE_BASE}`,
+        `dn: ${personDn(p)}`,
         'objectClass: inetOrgPerson',
         `uid: ${p.uid}`,
         `cn: ${p.cn}`,
@@ -161,6 +168,7 @@ export async function startSlapd(people: Person[], tls?: TestCa): Promise<Slapd>
       'rootpw root-secret-not-used-by-tests',
       `directory ${join(dir, 'db')}`,
       'access to attrs=userPassword by self read by anonymous auth by * none',
+      ...people.filter((p) => p.unreadable).map((p) => `access to dn.exact="${personDn(p)}" by anonymous auth by * none`),
       'access to * by self read by users read by anonymous auth',
       '',
     ].join('\n'),
