@@ -209,6 +209,28 @@ describe('risk', { timeout: 60_000 }, () => {
     expect(new Set(await levels())).toEqual(new Set([level]));
   });
 
+  it("takes a link's level in any case, as its controls show it; a value they cannot show filters nothing", async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/risk/snapshots');
+    const total = body.clusters.length;
+    const critical = body.clusters.filter((c: { risk_level: string }) => c.risk_level === 'Critical').length;
+    expect(critical).toBeGreaterThan(0);
+    await open(adminPage, '/risk?level=critical', 'Risk', ROWS);
+    expect(await adminPage.getByLabel('Risk level').inputValue()).toBe('Critical');
+    await expect.poll(() => count(adminPage)).toBe(`${critical} of ${total} clusters`);
+    expect(await adminPage.getByRole('button', { pressed: true }).allTextContents()).toEqual([expect.stringContaining('Critical')]);
+    await open(adminPage, '/risk?level=bogus&metric=nope', 'Risk', ROWS);
+    expect(await adminPage.getByLabel('Risk level').inputValue()).toBe('');
+    expect(await adminPage.getByLabel('Metric off green').inputValue()).toBe('');
+    await expect.poll(() => count(adminPage)).toBe(`${total} clusters`);
+    // The level column's first click puts the worst first, as the fleet page's class column does.
+    await adminPage.getByRole('columnheader', { name: 'Risk level' }).getByRole('button').click();
+    await adminPage.waitForURL((u) => u.searchParams.get('sort') !== null);
+    await expect.poll(() => adminPage.locator(`${ROWS} .badge`).first().textContent()).toBe('Critical');
+    // The rules table scrolls sideways at phone width: a region the keyboard can reach.
+    const rules = adminPage.getByRole('region', { name: 'Risk rules in force' });
+    expect(await rules.getAttribute('tabindex')).toBe('0');
+  });
+
   it('shows a viewer no refresh and passes axe for them', async () => {
     await open(viewerPage, '/risk', 'Risk', ROWS);
     expect(await viewerPage.getByRole('button', { name: /refresh/i }).count()).toBe(0);
@@ -505,6 +527,33 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
     await adminPage.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();
     if (body.clusters.length > 0) await adminPage.getByRole('link', { name: body.clusters[0].cluster_name }).first().waitFor();
     await expectAccessible(adminPage, '/critical');
+  });
+
+  it("the fleet, health and critical pages take a link's class or level in any case; one their controls cannot show filters nothing", async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    const critical = body.scores.filter((s: { classification: string }) => s.classification === 'Critical').length;
+    expect(critical).toBeGreaterThan(0);
+    await open(adminPage, '/?classification=critical', 'Fleet overview', 'main table tbody tr[data-index]');
+    expect(await adminPage.getByRole('checkbox', { name: 'Critical' }).isChecked()).toBe(true);
+    await expect.poll(() => adminPage.locator('.fleet-count').textContent()).toContain(`${critical} of ${body.scores.length} clusters match.`);
+
+    await open(adminPage, '/health?class=CRITICAL&type=nope&region=nowhere', 'Health', 'table.health-table > tbody > tr');
+    expect(await adminPage.getByLabel('Classification').inputValue()).toBe('Critical');
+    await expect.poll(() => adminPage.getByLabel('Cluster type').locator('option').count()).toBeGreaterThan(1); // the inventory is read
+    expect(await adminPage.getByLabel('Cluster type').inputValue()).toBe('');
+    expect(await adminPage.getByRole('combobox', { name: /^Region/ }).inputValue()).toBe('');
+    const health = (await api(service.url, admin, 'GET', '/api/health/scores')).body.scores;
+    const criticalNames = health
+      .filter((s: { classification: string }) => s.classification === 'Critical')
+      .map((s: { cluster_name: string }) => s.cluster_name);
+    await expect.poll(() => adminPage.locator('table.health-table > tbody > tr > th').allTextContents()).toEqual(criticalNames);
+
+    await adminPage.goto('/critical?level=bogus');
+    await adminPage.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();
+    expect(await adminPage.getByLabel('Level').inputValue()).toBe('');
+    await adminPage.goto('/critical?level=warning');
+    await adminPage.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();
+    expect(await adminPage.getByLabel('Level').inputValue()).toBe('Warning');
   });
 
   it('analysis shows the fleet’s clusters, and passes axe', async () => {

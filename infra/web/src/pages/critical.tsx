@@ -9,7 +9,7 @@ import type { Answer } from '../api/types';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { When } from '../components/time';
-import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
+import { Badge, ClusterLink, Count, fmt, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './critical.css';
 import { ScrollRegion } from '../components/scroll-region';
@@ -219,7 +219,7 @@ export default function CriticalPage() {
   const critical = useApi(criticalEp);
   const [filters, setFilters] = useUrlState(FILTERS);
   const q = filters.q as string;
-  const level = filters.level as string;
+  const level = knownOption(filters.level as string, LEVELS);
   const ranked = useMemo(() => (critical.data?.clusters ?? []).map((c, i) => ({ c, rank: i + 1 })), [critical.data]);
   const shown = ranked.filter(({ c }) => matches(q, c.cluster_name, c.account_name) && (!level || c.risk_level === level));
 

@@ -30,6 +30,8 @@ type Kpis = Answer<'fleet', 'kpis'>['kpis'];
 type Classification = Score['classification'];
 
 const CLASSES: Classification[] = ['Critical', 'Warning', 'Healthy'];
+/** The classes a URL asks for, in any case; one the checkboxes cannot show is not asked for (views/common.tsx's knownOption). */
+const knownClasses = (asked: string[]) => CLASSES.filter((c) => asked.some((a) => a.trim().toLowerCase() === c.toLowerCase()));
 const FILTERS = { q: '', classification: [] as string[], tier: '', customer: '', region: '' };
 /** Worst first: the tier-adjusted score ascending (score columns sort ascending, worst first, on the first click too). */
 const DEFAULT_SORT = 'tier_adjusted_score';
@@ -180,7 +182,7 @@ function KpiTiles({ kpis }: { kpis: Kpis }) {
 /** The healthy/warning/critical split as one stacked bar; the legend's buttons filter the table to a class. */
 function Distribution({ kpis }: { kpis: Kpis }) {
   const [filters, setFilters] = useUrlState(FILTERS);
-  const chosen = filters.classification as string[];
+  const chosen = knownClasses(filters.classification as string[]);
   const total = kpis.healthy_count + kpis.warning_count + kpis.critical_count;
   if (total === 0) return null;
   const parts: { name: Classification; count: number }[] = [
@@ -227,7 +229,8 @@ function ScoresTable({ scores }: { scores: Score[] }) {
   const [filters, setFilters] = useUrlState(FILTERS);
   const [sorting, setSorting] = useUrlSorting(DEFAULT_SORT);
   const q = filters.q as string;
-  const classification = filters.classification as string[];
+  const asked = filters.classification as string[];
+  const classification = useMemo(() => knownClasses(asked), [asked]);
   const tier = filters.tier as string;
   const customer = filters.customer as string;
   const region = filters.region as string;

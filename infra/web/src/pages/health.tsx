@@ -10,7 +10,7 @@ import type { Answer } from '../api/types';
 import { StaleBadge } from '../components/stale-badge';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
+import { Badge, ClusterLink, Count, fmt, knownOption, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
 import { MAY_REFRESH_HEALTH } from '../api/access';
 import { useSession } from '../session';
 import '../components/views/views.css';
@@ -170,18 +170,22 @@ export default function HealthPage() {
   const types = useMemo(() => uniqueSorted(enrichment.data?.clusters.map((c) => c.cluster_type) ?? []), [enrichment.data]);
   const regions = useMemo(() => uniqueSorted(enrichment.data?.clusters.map((c) => c.region_name) ?? []), [enrichment.data]);
 
+  // The controls' values: a type or region is known once the inventory is read (until then, the link's is kept).
+  const cls = knownOption(filters.class as string, CLASSES);
+  const type = enrichment.data ? knownOption(filters.type as string, types) : (filters.type as string);
+  const region = enrichment.data ? knownOption(filters.region as string, regions) : (filters.region as string);
   const rows = useMemo(
     () =>
       (scores.data?.scores ?? []).filter((s) => {
         const e = byId.get(s.cluster_id);
         return (
           matches(filters.q as string, s.cluster_name, s.customer_name) &&
-          (!filters.class || s.classification === filters.class) &&
-          (!filters.type || (e?.cluster_type ?? s.cluster_type) === filters.type) &&
-          (!filters.region || (e?.region_name ?? s.region) === filters.region)
+          (!cls || s.classification === cls) &&
+          (!type || (e?.cluster_type ?? s.cluster_type) === type) &&
+          (!region || (e?.region_name ?? s.region) === region)
         );
       }),
-    [scores.data, byId, filters],
+    [scores.data, byId, filters.q, cls, type, region],
   );
 
   const toggle = (id: string) => setFilters({ open: open.includes(id) ? open.filter((o) => o !== id) : [...open, id] });
@@ -200,10 +204,10 @@ export default function HealthPage() {
         <p className="muted view-note">Metrics only, worst first. Open a row for each dimension's status and thresholds.</p>
         <search className="toolbar" aria-label="Filter health scores">
           <SearchFilter value={filters.q as string} onChange={(q) => setFilters({ q })} />
-          <SelectFilter label="Classification" value={filters.class as string} options={CLASSES} onChange={(v) => setFilters({ class: v })} />
-          <SelectFilter label="Cluster type" value={filters.type as string} options={types} onChange={(v) => setFilters({ type: v })} />
-          <SelectFilter label="Region" value={filters.region as string} options={regions} onChange={(v) => setFilters({ region: v })} />
-          {(filters.q || filters.class || filters.type || filters.region) && (
+          <SelectFilter label="Classification" value={cls} options={CLASSES} onChange={(v) => setFilters({ class: v })} />
+          <SelectFilter label="Cluster type" value={type} options={types} onChange={(v) => setFilters({ type: v })} />
+          <SelectFilter label="Region" value={region} options={regions} onChange={(v) => setFilters({ region: v })} />
+          {(filters.q || cls || type || region) && (
             <button type="button" onClick={() => setFilters({ q: '', class: '', type: '', region: '' })}>
               Clear filters
             </button>
@@ -307,7 +311,7 @@ export default function HealthPage() {
             <ul className="health-facets" aria-label="Clusters by type">
               {types.map((t) => (
                 <li key={t}>
-                  <button type="button" aria-pressed={filters.type === t} onClick={() => setFilters({ type: filters.type === t ? '' : t })}>
+                  <button type="button" aria-pressed={type === t} onClick={() => setFilters({ type: type === t ? '' : t })}>
                     {t} <span className="muted">{enrichment.data.clusters.filter((c) => c.cluster_type === t).length}</span>
                   </button>
                 </li>
@@ -316,7 +320,7 @@ export default function HealthPage() {
             <ul className="health-facets" aria-label="Clusters by region">
               {regions.map((r) => (
                 <li key={r}>
-                  <button type="button" aria-pressed={filters.region === r} onClick={() => setFilters({ region: filters.region === r ? '' : r })}>
+                  <button type="button" aria-pressed={region === r} onClick={() => setFilters({ region: region === r ? '' : r })}>
                     {r} <span className="muted">{enrichment.data.clusters.filter((c) => c.region_name === r).length}</span>
                   </button>
                 </li>

@@ -9,7 +9,8 @@ import type { Answer } from '../api/types';
 import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
+import { ScrollRegion } from '../components/scroll-region';
+import { Badge, ClusterLink, Count, fmt, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './risk.css';
 
@@ -26,7 +27,8 @@ const METRIC_KEYS = ['compaction_score', 'query_errors_7d', 'disk_used_pct', 'me
 
 const label = (key: string) => key.replace(/_/g, ' ');
 
-const byLevel: SortingFn<Snapshot> = (a, b) => LEVELS.indexOf(b.original.risk_level) - LEVELS.indexOf(a.original.risk_level);
+// Worst first on the first click (a text column sorts ascending first), as the fleet page's class column.
+const byLevel: SortingFn<Snapshot> = (a, b) => LEVELS.indexOf(a.original.risk_level) - LEVELS.indexOf(b.original.risk_level);
 const List = ({ items }: { items: string[] }) =>
   items.length ? (
     <ul className="plain">
@@ -99,7 +101,7 @@ function RulesTable() {
         Measured over the last {rules.data.lookback_days} days. A metric at or past its warning value is a warning, at or past its critical value critical (at
         or below, for inverted metrics).
       </p>
-      <div className="table-scroll">
+      <ScrollRegion label="Risk rules in force">
         <table>
           <caption className="visually-hidden">Risk rules in force</caption>
           <thead>
@@ -135,7 +137,7 @@ function RulesTable() {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
     </>
   );
 }
@@ -151,6 +153,8 @@ export default function RiskPage() {
     return [...METRIC_KEYS.filter((k) => seen.has(k)), ...[...seen].filter((k) => !METRIC_KEYS.includes(k)).sort()];
   }, [data]);
 
+  const level = knownOption(filters.level as string, LEVELS);
+  const metric = knownOption(filters.metric as string, metricKeys);
   const columns = useMemo(() => snapshotColumns(metricKeys), [metricKeys]);
   const [sorting, setSorting] = useUrlSorting('');
   const rows = useMemo(
@@ -158,10 +162,10 @@ export default function RiskPage() {
       (data?.clusters ?? []).filter(
         (c) =>
           matches(filters.q as string, c.cluster_name, c.customer_name) &&
-          (!filters.level || c.risk_level === filters.level) &&
-          (!filters.metric || (c.metrics[filters.metric as string]?.status ?? 'healthy') !== 'healthy'),
+          (!level || c.risk_level === level) &&
+          (!metric || (c.metrics[metric]?.status ?? 'healthy') !== 'healthy'),
       ),
-    [data, filters],
+    [data, filters.q, level, metric],
   );
 
   return (
@@ -179,8 +183,8 @@ export default function RiskPage() {
               <button
                 type="button"
                 className="risk-tile-button"
-                aria-pressed={filters.level.toString().toLowerCase() === k}
-                onClick={() => setFilters({ level: filters.level.toString().toLowerCase() === k ? '' : k[0]!.toUpperCase() + k.slice(1) })}
+                aria-pressed={level.toLowerCase() === k}
+                onClick={() => setFilters({ level: level.toLowerCase() === k ? '' : k[0]!.toUpperCase() + k.slice(1) })}
               >
                 <span className="value">{data.summary[k]}</span>
                 <span className="label">{k[0]!.toUpperCase() + k.slice(1)}</span>
@@ -194,15 +198,15 @@ export default function RiskPage() {
         <h2 id="risk-snapshots">Risk snapshots</h2>
         <search className="toolbar" aria-label="Filter risk snapshots">
           <SearchFilter value={filters.q as string} onChange={(q) => setFilters({ q })} />
-          <SelectFilter label="Risk level" value={filters.level as string} options={LEVELS} onChange={(v) => setFilters({ level: v })} />
+          <SelectFilter label="Risk level" value={level} options={LEVELS} onChange={(v) => setFilters({ level: v })} />
           <SelectFilter
             label="Metric off green"
             all="Any metric"
-            value={filters.metric as string}
+            value={metric}
             options={metricKeys.map((k) => ({ value: k, label: label(k) }))}
             onChange={(v) => setFilters({ metric: v })}
           />
-          {(filters.q || filters.level || filters.metric) && (
+          {(filters.q || level || metric) && (
             <button type="button" onClick={() => setFilters({ q: '', level: '', metric: '' })}>
               Clear filters
             </button>

@@ -35,6 +35,15 @@ export const matches = (q: string, ...fields: (string | undefined)[]) => {
   return !needle || fields.some((f) => f?.toLowerCase().includes(needle));
 };
 
+/**
+ * A filter value from the URL as one of the controls' options, in any case; anything else is '' (all). A hand-typed or
+ * older link's value the controls cannot show would filter every row out while they said "All".
+ */
+export const knownOption = (value: string, options: readonly string[]): string => {
+  const wanted = value.trim().toLowerCase();
+  return options.find((o) => o.toLowerCase() === wanted) ?? '';
+};
+
 /** A labelled select over a list of values with an "all" choice (value ''). */
 export function SelectFilter({
   label,
