@@ -17,3 +17,13 @@ export const preprocess = <S extends z.core.$ZodType>(fn: (value: unknown) => un
 
 /** The schema a `z.lazy` builds on first use: for `z.extend`, `z.omit` and `z.keyof` of it. */
 export const unlazy = <T extends z.core.SomeType>(schema: z.ZodMiniLazy<T>): T => schema._zod.innerType;
+
+/**
+ * `schema` refusing an object with no field (`message`), and saying so in its JSON Schema (`minProperties: 1`): a
+ * refine alone is left out of the OpenAPI document, where a PATCH body would then read as taking `{}`.
+ */
+export function withSomeField<S extends z.ZodMiniObject>(schema: S, message = 'at least one field is required'): S {
+  const checked = schema.check(z.refine((fields) => Object.keys(fields as object).length > 0, message));
+  z.globalRegistry.add(checked, { minProperties: 1 });
+  return checked;
+}

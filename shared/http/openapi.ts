@@ -94,7 +94,9 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
         'x-roles': route.roles,
       };
       if (route.body) {
-        operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(route.body, 'input') } } };
+        // A body whose schema takes none (a default: the patrol trigger's) is optional.
+        const required = !route.body.safeParse(undefined).success;
+        operation.requestBody = { required, content: { 'application/json': { schema: schemaOf(route.body, 'input') } } };
       }
       paths[route.path] ??= {};
       paths[route.path]![route.method.toLowerCase()] = operation;

@@ -6,15 +6,15 @@ import { IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, Tim
 import { ShownAlerts, UsersAnswer } from './issues.js';
 import { AiIssueSchema as AiIssue } from '../ai-issues/schemas.js';
 
-export const AiIssuePatch = z
-  .strictObject({
+export const AiIssuePatch = z.withSomeField(
+  z.strictObject({
     triage_status: z.optional(Text(64)),
     disposition_status: z.optional(Text(64)),
     // A username, email or display name, resolved to an account's username (shared/issues/assignee.ts): as long as those may be.
     assignee: z.optional(Text(USERNAME_MAX)),
     notes: z.optional(Text(10_000)),
-  })
-  .check(z.refine((p) => Object.keys(p).length > 0, 'at least one field is required'));
+  }),
+);
 export type AiIssuePatch = z.infer<typeof AiIssuePatch>;
 
 // Answers: the AI issue (shared/ai-issues/schemas.ts, the rule issue's shape with the AI fields), source `ai`.

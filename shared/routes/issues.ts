@@ -5,8 +5,8 @@ import { defineGroup } from '../http/route.js';
 import { IssueSchema } from '../issues/schemas.js';
 import { HttpLink, IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
 
-export const IssuePatch = z
-  .strictObject({
+export const IssuePatch = z.withSomeField(
+  z.strictObject({
     triage_status: z.optional(Text(64)),
     disposition_status: z.optional(Text(64)),
     // A username, email or display name, resolved to an account's username (shared/issues/assignee.ts): as long as those may be.
@@ -15,8 +15,8 @@ export const IssuePatch = z
     ticket_key: z.optional(Text(64)),
     // Shown as a link: http(s) only, never javascript: or data:.
     ticket_url: z.optional(z.union([z.literal(''), HttpLink()])),
-  })
-  .check(z.refine((p) => Object.keys(p).length > 0, 'at least one field is required'));
+  }),
+);
 export type IssuePatch = z.infer<typeof IssuePatch>;
 
 // Answers (spec §2 Issue and §4 Issues; DESIGN §7 fixes the shapes the spec leaves open).

@@ -42,9 +42,7 @@ export const InviteBody = z.lazy(() =>
   }),
 );
 
-export const UserPatch = z
-  .strictObject({ role: z.optional(Role), is_active: z.optional(z.boolean()) })
-  .check(z.refine((p) => p.role !== undefined || p.is_active !== undefined, 'role or is_active is required'));
+export const UserPatch = z.withSomeField(z.strictObject({ role: z.optional(Role), is_active: z.optional(z.boolean()) }), 'role or is_active is required');
 
 // Answers of the rule-editing routes (spec §4 settings, DESIGN §7).
 const RuleSetText = z.lazy(() =>

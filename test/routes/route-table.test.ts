@@ -174,6 +174,20 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/api/health-check']!.get.security).toEqual([]);
   });
 
+  it("says in the document what a body's checks ask beyond its fields: a PATCH needs a field, the patrol trigger no body", () => {
+    const doc = buildOpenApi(ROUTE_GROUPS, 'test') as { paths: Record<string, Record<string, any>> };
+    const body = (path: string, method: string) => doc.paths[path]![method].requestBody;
+    for (const [path, method] of [
+      ['/api/issues/{issue_id}', 'patch'],
+      ['/api/ai-issues/{issue_id}', 'patch'],
+      ['/api/settings/users/{email}', 'patch'],
+    ] as const) {
+      expect(body(path, method), `${method} ${path}`).toMatchObject({ required: true, content: { 'application/json': { schema: { minProperties: 1 } } } });
+    }
+    expect(body('/api/patrol/trigger', 'post').required).toBe(false);
+    expect(body('/api/auth/login', 'post').required).toBe(true);
+  });
+
   it('a route answering a list a 406-declaring route answers declares 406 too: uncompressed, it outgrows 6 MB with the fleet', () => {
     const doc = buildOpenApi(ROUTE_GROUPS, 'test') as { paths: Record<string, Record<string, { responses: Record<string, any> }>> };
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
