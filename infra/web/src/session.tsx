@@ -114,26 +114,43 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     if (!token) return;
     let checked = 0;
+    // One read in flight at a time: the 403s of a page's several queries ask for one more read after it, not one each.
+    let reading = false;
+    let readAgain = false;
     const recheck = (now = false) => {
       if (!now && Date.now() - checked < ACCOUNT_RECHECK_MS) return;
+      if (reading) {
+        readAgain ||= now;
+        return;
+      }
+      reading = true;
       checked = Date.now();
-      call(meEndpoint).then(
-        (me) => {
-          if (current?.token !== token) return; // signed out or in again meanwhile
-          const was = current.user;
-          if (me.role === was.role && me.name === was.name && me.email === was.email && me.username === was.username) return;
-          current = { ...current, user: me };
-          sessionStorage.setItem(KEY, JSON.stringify(current));
-          setStored(current);
-        },
-        () => undefined, // a 401 ends the session by itself; anything else leaves it as it was
-      );
+      call(meEndpoint)
+        .then(
+          (me) => {
+            if (current?.token !== token) return; // signed out or in again meanwhile
+            const was = current.user;
+            if (me.role === was.role && me.name === was.name && me.email === was.email && me.username === was.username) return;
+            current = { ...current, user: me };
+            sessionStorage.setItem(KEY, JSON.stringify(current));
+            setStored(current);
+          },
+          () => undefined, // a 401 ends the session by itself; anything else leaves it as it was
+        )
+        .finally(() => {
+          reading = false;
+          if (readAgain) {
+            readAgain = false;
+            recheck(true);
+          }
+        });
     };
     const onFocus = () => recheck();
     recheck();
     recheckAccount.current = () => recheck(true);
     window.addEventListener('focus', onFocus);
     return () => {
+      readAgain = false;
       recheckAccount.current = () => undefined;
       window.removeEventListener('focus', onFocus);
     };
