@@ -10,11 +10,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { escapedBytes, LAMBDA_EVENT_BODY_BYTES } from '../../shared/http/lambda-payload.js';
-import { INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS } from '../../shared/routes/ingest.js';
+import { INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, ingestGroup } from '../../shared/routes/ingest.js';
 import { INGEST_TOKEN_FILE } from './service.js';
 import { type LocalSettings, readLocalSettings } from './settings.js';
 
-export type IngestKind = 'clusters' | 'metrics' | 'logs' | 'alerts';
+/** The ingest routes' names, one per kind of record (the route table's: their paths are its too). */
+export type IngestKind = keyof typeof ingestGroup.routes;
 export const KIND_ORDER: IngestKind[] = ['clusters', 'metrics', 'logs', 'alerts'];
 const CHUNK: Record<IngestKind, number> = INGEST_MAX_RECORDS;
 /**
@@ -155,7 +156,7 @@ async function main(): Promise<number> {
     return 1;
   }
   for (const plan of plans) {
-    const res = await fetch(`${base}/api/ingest/${plan.kind}`, {
+    const res = await fetch(`${base}${ingestGroup.routes[plan.kind].path}`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
       body: JSON.stringify(plan.body),

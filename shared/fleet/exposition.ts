@@ -17,9 +17,6 @@ import { createLogger } from '../log.js';
 
 const log = createLogger('exposition');
 
-/** The media type Prometheus expects of the text format. */
-export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
 type Labels = Record<string, string>;
 interface Family {
   name: string;

@@ -29,7 +29,9 @@ const deleteEp = endpoint<'settings', 'deleteUser'>('DELETE', '/api/settings/use
 const resetEp = endpoint<'settings', 'resetPassword'>('POST', '/api/settings/users/{email}/password-reset');
 
 type ManagedUser = Answer<'settings', 'listUsers'>['users'][number];
-const ROLES: Role[] = ['superadmin', 'admin', 'viewer'];
+// Every role, in the order offered: a role the service adds is a type error here until it is placed.
+const ROLE_ORDER: Record<Role, number> = { superadmin: 0, admin: 1, viewer: 2 };
+const ROLES = (Object.keys(ROLE_ORDER) as Role[]).sort((a, b) => ROLE_ORDER[a] - ROLE_ORDER[b]);
 const INVALIDATES = ['/api/settings/users', '/api/settings/audit'];
 
 /** What the last change on the table did, shown above it (a 409 with the service's reason); a reset not mailed, with its link. */
