@@ -890,7 +890,10 @@ describe('an issue whose answers leave alerts out, and one regrouping superseded
     await timeline.getByText('Showing the newest 200 of 212 alerts.').waitFor();
     await adminPage.locator('section.issue-evidence').getByText(`Showing the newest ${evidence.alerts.length} of ${evidence.alerts_total} alerts.`).waitFor();
     expect(await timeline.locator('ol > li').count()).toBe(200);
-    await expectAccessible(adminPage, '/issues/{id} (alerts left out)');
+    // Rows past the tenth are the same markup: checked, the 400 took axe 20 s.
+    await expectAccessible(adminPage, '/issues/{id} (alerts left out)', {
+      exclude: ['section.issue-timeline ol > li:nth-child(n+11)', 'section.issue-evidence tbody > tr:nth-child(n+11)'],
+    });
   });
 
   it('a triage saved on an issue regrouping superseded meanwhile names the live issue and links to it', async () => {
