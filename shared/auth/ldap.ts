@@ -10,6 +10,7 @@
 // Back-off: after a connection failure or timeout, this container skips LDAP
 // for LDAP_BACKOFF_SECONDS (30 s), so an outage costs one login the timeout
 // instead of every login. An answer from the server (even an error) is no outage.
+import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Entry, Client as LdapClient } from 'ldapts';
 import { ldapSettings } from '../config/ldap.js';
@@ -157,7 +158,7 @@ export async function ldapAuthenticate(username: string, password: string): Prom
   const config = settings();
   if (!config || password.length === 0) return 'refused';
   const dn = config.userDnTemplate.replaceAll('{username}', escapeDnValue(username));
-  return withDirectory(config, async (client, { InvalidCredentialsError, ResultCodeError }) => {
+  return withDirectory(config, async (client, { InvalidCredentialsError, NoSuchObjectError, InsufficientAccessError, InvalidDNSyntaxError }) => {
     try {
       await client.bind(dn, password);
     } catch (error) {
@@ -170,8 +171,9 @@ export async function ldapAuthenticate(username: string, password: string): Prom
     const entry = await client.search(dn, { scope: 'base', attributes: ['uid', 'cn', 'displayName', 'mail'] }).then(
       ({ searchEntries }): Entry => searchEntries[0] ?? { dn },
       (error: unknown): Entry => {
-        if (!(error instanceof ResultCodeError)) throw error;
-        log.info('LDAP bind accepted but the entry could not be read; using the login name', errorFields(error));
+        // Only a refusal of this read; busy, unavailable and the like are the outage they are.
+        if (!(error instanceof NoSuchObjectError || error instanceof InsufficientAccessError || error instanceof InvalidDNSyntaxError)) throw error;
+        log.warn('LDAP bind accepted but the entry could not be read; using the login name, without mail', errorFields(error));
         return { dn };
       },
     );
@@ -198,20 +200,24 @@ export async function ldapAuthenticate(username: string, password: string): Prom
 }
 
 /**
- * Whether the directory answers, asked without any name or password (an anonymous read of its root entry): what a
- * built-in account's login costs instead of a bind. Its password never goes to the directory, yet it pays the same
- * round trips, and meets an outage as a directory user does (503, not 401): which names are built-in stays unsaid.
- * Any answer counts, a refusal of anonymous reads too; busy or unavailable ones do not, as for a bind.
+ * Whether the directory takes a bind, asked with a name no entry has and a password no one has: what a built-in
+ * account's login costs instead of its own bind. Its password never goes to the directory, yet the login pays a
+ * bind's round trips and meets what a bind would (an outage, or binds refused over a plain connection: 503, not
+ * 401), so which names are built-in stays unsaid. Only "invalid credentials" is the answer a working one gives;
+ * a name no entry has touches no one's lockout in the directory.
  */
 export async function ldapAnswers(): Promise<'answered' | 'unavailable'> {
   const config = settings();
   if (!config) return 'answered';
-  const answer = await withDirectory(config, async (client, { ResultCodeError, BusyError, UnavailableError }) => {
+  const dn = config.userDnTemplate.replaceAll('{username}', escapeDnValue(`no-such-user-${randomUUID()}`));
+  const answer = await withDirectory(config, async (client, { InvalidCredentialsError }) => {
     try {
-      await client.search('', { scope: 'base', attributes: ['supportedLDAPVersion'] });
+      await client.bind(dn, randomUUID());
     } catch (error) {
-      if (!(error instanceof ResultCodeError) || error instanceof BusyError || error instanceof UnavailableError) throw error;
+      if (error instanceof InvalidCredentialsError) return 'answered' as const;
+      throw error;
     }
+    log.warn('LDAP accepted a bind as a name no entry should have; the directory takes any password for it');
     return 'answered' as const;
   });
   return answer === 'unavailable' ? 'unavailable' : 'answered';

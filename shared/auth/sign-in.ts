@@ -168,9 +168,9 @@ export async function login(rawUsername: string, password: string, caller: Calle
   // every admin) records that it was not a username, never the text (nor its length).
   // A name no account has is recorded as such, for the same reason. `exists`: whether the name is an account's (or a
   // directory entry's that answered to the password typed), when already known; otherwise the account is looked up.
-  const audit = async (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>, exists?: boolean) => {
-    // An account is named as it is: a directory login may type a name other than its account's (the entry's own uid).
-    const named = username === null ? NOT_A_USERNAME : user ? user.username : (exists ?? (await getUser(username))) ? username : NO_SUCH_ACCOUNT;
+  // An account is named as it is: a directory login may type a name other than its account's (`account`, the entry's uid).
+  const audit = async (action: 'login' | 'login_failed', user: UserRecord | undefined, detail: Record<string, unknown>, exists?: boolean, account?: string) => {
+    const named = username === null ? NOT_A_USERNAME : (user?.username ?? account ?? ((exists ?? (await getUser(username))) ? username : NO_SUCH_ACCOUNT));
     await writeAudit({ actor: named, role: user?.role ?? null, action, target: named, detail, ip: caller.ip, user_agent: caller.userAgent });
   };
 
@@ -214,7 +214,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
       const account = await accountForLdap(identity, caller);
       if ('refused' in account) {
         // The right password, but no account may be given (the reservation stays counted, as for an inactive account).
-        await audit('login_failed', account.account, { reason: account.refused, method: 'ldap' }, true);
+        await audit('login_failed', account.account, { reason: account.refused, method: 'ldap' }, true, identity.username);
         throw ldapRefusal(account.refused, identity);
       }
       if ('user' in account) {

@@ -41,6 +41,7 @@ const PEOPLE: Person[] = [
   // Entries named by cn, for a DN template by cn: a login name other than the account's (the entry's uid).
   { uid: 'csmith', password: 'csmith-secret', cn: 'carol.smith', mail: 'csmith@example.org', rdn: 'cn' },
   { uid: 'local-ops', password: 'opsdir-secret', cn: 'opsdir', mail: 'opsdir@example.org', rdn: 'cn' },
+  { uid: 'nomail', password: 'nomail-secret', cn: 'no.mail', rdn: 'cn' },
 ];
 const BUILTIN_ADMIN_PASSWORD = 'built-in-admin-password';
 const caller = { ip: '127.0.0.1', userAgent: 'vitest' };
@@ -180,6 +181,11 @@ describe('LDAP login against slapd', () => {
       const conflicts = (await listAudit('login_failed')).filter((e) => e.detail.reason === 'ldap_identity_conflict');
       expect(conflicts[0]!.detail).toEqual({ reason: 'ldap_identity_conflict', method: 'ldap', account_source: 'local' });
       expect(await getUser('local-ops')).toMatchObject({ source: 'local', email: 'ops@example.com' });
+      // A first login refused (no mail) is audited under the account it would have been.
+      await expect(login('no.mail', 'nomail-secret', caller)).rejects.toMatchObject({ status: 403 });
+      const refused = (await listAudit('login_failed')).filter((e) => e.detail.reason === 'ldap_no_email');
+      expect(refused.map((e) => e.actor)).toContain('nomail');
+      expect(refused.map((e) => e.actor)).not.toContain('no.mail');
     } finally {
       useLdap(slapd.url);
     }
@@ -338,6 +344,16 @@ describe('LDAP back-off after an outage', () => {
 
 describe('ldaps and StartTLS with a private CA (LDAP_CA_CERT)', () => {
   afterAll(() => useLdap(slapd.url));
+
+  it('a directory refusing binds over a plain connection meets a built-in name as a directory one: 503 for any wrong password', async () => {
+    useLdap(tlsSlapd.url, { LDAP_BACKOFF_SECONDS: '0' }); // ldap://, no StartTLS: slapd answers confidentialityRequired
+    const office = { ip: '192.0.2.90', userAgent: 'vitest' };
+    await expect(login('erin', 'erin-secret', office)).rejects.toMatchObject({ status: 503 });
+    await expect(login('local-ops', 'not-it', office)).rejects.toMatchObject({ status: 503 });
+    expect((await login('local-ops', 'local-ops-pw', office)).user.username).toBe('local-ops');
+    // The probe bound a name no entry has, never the built-in account's.
+    expect(await tlsSlapd.binds()).not.toContain(dnOf('local-ops'));
+  });
 
   it('logs in over ldaps when LDAP_CA_CERT holds the CA', async () => {
     useLdap(tlsSlapd.ldapsUrl!, { LDAP_CA_CERT: ca.caPem, LDAP_BACKOFF_SECONDS: '0' });
