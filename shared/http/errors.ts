@@ -57,6 +57,13 @@ export class NotAcceptable extends HttpError {
   }
 }
 
+/** A body that is not declared JSON (Content-Type). */
+export class UnsupportedMediaType extends HttpError {
+  constructor(detail: string) {
+    super(415, 'Unsupported Media Type', detail);
+  }
+}
+
 export class PayloadTooLarge extends HttpError {
   constructor(detail: string) {
     super(413, 'Content Too Large', detail);

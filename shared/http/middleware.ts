@@ -21,6 +21,7 @@ import {
   HttpError,
   NotFound,
   PayloadTooLarge,
+  UnsupportedMediaType,
   ServiceUnavailable,
   Unauthorized,
   ValidationFailed,
@@ -306,7 +307,11 @@ export function authenticate(): Middleware {
   };
 }
 
-/** Parses a JSON body for routes that declare one: 413 over the route's limit (1 MB by default) or over what a Lambda event may carry, 400 when not JSON. */
+/** application/json, or a JSON-based type (application/vnd.…+json), whatever its parameters. */
+const isJsonMediaType = (value: string | undefined): boolean =>
+  /^application\/(?:json|[\w.+-]+\+json)$/.test((value ?? '').split(';')[0]!.trim().toLowerCase());
+
+/** Parses a JSON body for routes that declare one: 413 over the route's limit (1 MB by default) or over what a Lambda event may carry, 415 when not declared JSON, 400 when not JSON. */
 export function jsonBody(): Middleware {
   return {
     before: (request) => {
@@ -322,6 +327,11 @@ export function jsonBody(): Middleware {
         throw new PayloadTooLarge(
           `The request body is ${escapedBytes(event.body)} bytes inside its Lambda event (escaped${event.isBase64Encoded ? ', base64' : ''}), over the ${LAMBDA_EVENT_BODY_BYTES} a Lambda function can be given. Send it in smaller requests.`,
         );
+      // Declared JSON, or refused before any handler runs: a form or a text/plain post is a "simple" request another
+      // site's page can send from a browser without a CORS preflight (a login attempt in the operator's own network's
+      // lockout window, say); a JSON one is not.
+      if (!isJsonMediaType(event.headers?.['content-type']))
+        throw new UnsupportedMediaType('The request body must be sent with Content-Type: application/json.');
       try {
         // Bytes that are not UTF-8 become U+FFFD here, and an escaped lone surrogate in the parse: only Unicode text enters.
         state.rawBody = parseJsonText(raw.toString('utf8'));

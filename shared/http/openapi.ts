@@ -21,6 +21,7 @@ const PROBLEM_TITLES: Record<ProblemStatus, string> = {
   406: 'Not Acceptable: the answer is over the 6 MB a Lambda function may return unless gzipped (send Accept-Encoding: gzip)',
   409: 'Conflict: the write lost to a concurrent one, or the state does not allow it',
   413: 'Payload Too Large',
+  415: 'Unsupported Media Type: a body must be sent as application/json',
   422: 'Unprocessable Entity: the request failed validation',
   429: 'Too Many Requests (see Retry-After)',
   502: 'Bad Gateway: a provider the service called failed',

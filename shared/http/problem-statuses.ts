@@ -10,8 +10,8 @@ export function problemStatuses(route: RouteDeclaration): ProblemStatus[] {
   if (route.auth === 'ingest' || route.auth === 'scrape' || (route.auth === 'user' && route.roles.length < ROLES.length)) statuses.add(403);
   if (route.params) statuses.add(404);
   if (route.params || route.query || route.headers || route.body) statuses.add(422);
-  // A body that is not JSON (400), or is over the route's limit (413).
-  if (route.body) statuses.add(400).add(413);
+  // A body that is not JSON (400), is over the route's limit (413), or is not declared JSON (415).
+  if (route.body) statuses.add(400).add(413).add(415);
   // Any route: a setting it needs does not validate, or AWS throttled it past the retries (shared/http/middleware.ts).
   statuses.add(503);
   return [...statuses].sort((a, b) => a - b);

@@ -203,6 +203,18 @@ describe('group handler and middleware stack', () => {
     expect(ok.body).toBeUndefined();
   });
 
+  it('415 for a body not declared JSON (a form, text/plain, none): what a page of another site can post without a preflight', async () => {
+    // '' stands for no type at all (a Blob posted without one): the event helper adds application/json to a body otherwise.
+    for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '']) {
+      const res = await echo({ headers: { authorization: `Bearer ${viewer}`, 'content-type': type } });
+      expectProblem(res, 415);
+      expect(res.json?.detail, type).toBe('The request body must be sent with Content-Type: application/json.');
+    }
+    for (const type of ['application/json', 'Application/JSON; charset=utf-8', 'application/vnd.alertmanager+json']) {
+      expect((await echo({ headers: { authorization: `Bearer ${viewer}`, 'content-type': type } })).statusCode, type).toBe(200);
+    }
+  });
+
   it('400 for a body that is not JSON', async () => {
     const res = await echo({ body: '{"name": "disk",' });
     expectProblem(res, 400);

@@ -19,7 +19,11 @@ export function apiEvent(input: EventInput): APIGatewayProxyEventV2 {
     routeKey: input.routeKey ?? '$default',
     rawPath: input.path,
     rawQueryString: new URLSearchParams(input.query ?? {}).toString(),
-    headers: input.headers ?? {},
+    // A body goes as a client sends it, declared JSON, unless the test says otherwise.
+    headers:
+      input.body !== undefined && !Object.keys(input.headers ?? {}).some((h) => h.toLowerCase() === 'content-type')
+        ? { 'content-type': 'application/json', ...input.headers }
+        : (input.headers ?? {}),
     queryStringParameters: input.query,
     pathParameters: input.params,
     requestContext: {

@@ -93,6 +93,7 @@ const STATUS_TITLES: Record<number, string> = {
   404: 'Not Found',
   409: 'Conflict',
   413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
