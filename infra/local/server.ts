@@ -220,13 +220,16 @@ export function localRequestListener({ handlers, webRoot }: LocalServerOptions):
         return sendProblem(res, 400, 'Bad Request', 'The request target is not a plain path: it must start with one "/" and hold no "\\".');
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
-      res.setHeader('Content-Security-Policy', url.pathname.startsWith('/api/') ? API_POLICY : deploymentPolicy(configuredEmbedHost()));
+      // An API path as sent: one whose dot segments climb out of /api/ is still CloudFront's /api/* behaviour's, not the console's.
+      const api = url.pathname.startsWith('/api/') || (req.url ?? '/').startsWith('/api/');
+      res.setHeader('Content-Security-Policy', api ? API_POLICY : deploymentPolicy(configuredEmbedHost()));
       if (!decodablePath(url.pathname)) return sendProblem(res, 400, 'Bad Request', 'The request path is not a valid percent-encoded URI.');
-      if (!url.pathname.startsWith('/api/')) {
+      if (api && hasDotSegment(req.url ?? '/'))
+        return sendProblem(res, 400, 'Bad Request', 'The request path has a "." or ".." segment; send the path it means.');
+      if (!api) {
         if (method !== 'GET' && method !== 'HEAD') return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');
         return await serveSpa(res, webRoot, url.pathname, method === 'HEAD');
       }
-      if (hasDotSegment(req.url ?? '/')) return sendProblem(res, 400, 'Bad Request', 'The request path has a "." or ".." segment; send the path it means.');
       const match = matchPath(routes, method, url.pathname);
       if (!match) return sendProblem(res, 404, 'Not Found', 'No API route matches this path.');
       const body = await readBody(req);

@@ -112,7 +112,17 @@ describe('local server', () => {
     });
 
   it('refuses an API path with dot segments instead of resolving it into another route', async () => {
-    for (const path of ['/api/clusters/../metrics', '/api/issues/./kpis', '/api/issues/%2E%2e/fleet/kpis', '/api/fleet/kpis/..', '/api/fleet/kpis/.?days=1']) {
+    // Those that climb out of /api/ too: not the console's page.
+    for (const path of [
+      '/api/clusters/../metrics',
+      '/api/issues/./kpis',
+      '/api/issues/%2E%2e/fleet/kpis',
+      '/api/fleet/kpis/..',
+      '/api/fleet/kpis/.?days=1',
+      '/api/../index.html',
+      '/api/%2e%2e/settings',
+      '/api/./../x',
+    ]) {
       const res = await send(path);
       expect(res.status, path).toBe(400);
       expect(res.type).toBe('application/problem+json');
