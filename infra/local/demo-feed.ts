@@ -180,7 +180,7 @@ export function createDemoFeed(options: DemoFeedOptions): DemoFeed {
     const stored = await Promise.all(troubled.map((c) => listClusterAlerts(c.inventory.cluster_id, new Date(hour - ONGOING_LOOKBACK_MS))));
     return troubled.flatMap((cluster, i) =>
       stored[i]!.filter((a) => a.status === 'Firing' && a.alert_name === ALERTS_FOR[cluster.trouble!] && Date.parse(a.starts_at) <= hour).map((a) =>
-        firingNotification(cluster, a.alert_name, a.severity, new Date(a.starts_at)),
+        firingNotification(cluster, a.alert_name, a.labels.severity ?? a.severity.toLowerCase(), new Date(a.starts_at)),
       ),
     );
   }

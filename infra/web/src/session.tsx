@@ -9,7 +9,7 @@
 // signing in next drops it unread.
 import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from 'react';
-import { type ApiProblem, call, configureClient, endpoint } from './api/client';
+import { ApiProblem, call, configureClient, endpoint } from './api/client';
 import type { Answer, Role } from './api/types';
 
 type Login = Answer<'auth', 'login'>;
@@ -135,7 +135,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
             sessionStorage.setItem(KEY, JSON.stringify(current));
             setStored(current);
           },
-          () => undefined, // a 401 ends the session by itself; anything else leaves it as it was
+          (error: unknown) => {
+            // A 401 ends the session by itself; anything else leaves it as it was. A 403 of this read itself (something in
+            // front of the service) asked for another read: not taken, or the reads would follow one another forever.
+            if (error instanceof ApiProblem && error.status === 403) readAgain = false;
+          },
         )
         .finally(() => {
           reading = false;
