@@ -105,13 +105,13 @@ async function followDirectoryMail(user: UserRecord, identity: LdapIdentity, cal
   }
 }
 
+/** An account of the service's own (the bootstrap superadmin, an invitee), not one a directory login made. */
+const isBuiltIn = (account: UserRecord | undefined): boolean => account !== undefined && account.source !== 'ldap';
+
 /**
  * The built-in account the password opens, if any; `checked`: a stored password was compared (not the decoy);
  * `found`: an account has the name (whatever its source), as the failure's audit entry needs to know.
  */
-/** An account of the service's own (the bootstrap superadmin, an invitee), not one a directory login made. */
-const isBuiltIn = (account: UserRecord | undefined): boolean => account !== undefined && account.source !== 'ldap';
-
 async function builtInAccount(username: string, password: string): Promise<{ user?: UserRecord; checked: boolean; found: boolean }> {
   const user = await getUser(username);
   if (!user?.password_hash) {
@@ -205,7 +205,7 @@ export async function login(rawUsername: string, password: string, caller: Calle
   if (ldapConfigured() && isBuiltIn(await getUser(username))) {
     // A built-in account's name is never bound: its password (the bootstrap superadmin's among them) would reach
     // the directory, over ldap:// in clear text, and no bind signs in to a built-in account anyway (accountForLdap).
-    // The directory is asked whether it answers instead: the same round trips, and the same 503 in an outage.
+    // The directory is asked whether it takes binds instead (ldapAnswers): the same round trips, the same 503 in an outage.
     ldapUnavailable = (await ldapAnswers()) === 'unavailable';
   } else if (ldapConfigured()) {
     const identity = await ldapAuthenticate(username, password);
