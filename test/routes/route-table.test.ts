@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CORS_ALLOWED_HEADERS } from '../../shared/http/middleware.js';
 import { buildOpenApi } from '../../shared/http/openapi.js';
+import { ADDRESS_LIMIT, USERNAME_LIMIT } from '../../shared/auth/sign-in.js';
+import { DAILY_BUDGET_LIMIT, ONE_AT_A_TIME_LIMIT } from '../../shared/chat/assistant.js';
 import { routeKey } from '../../shared/http/route.js';
 import { allRoutes, ROUTE_GROUPS } from '../../shared/routes/all-groups.js';
 import { RULE_SET_NAMES } from '../../shared/rules/defaults.js';
@@ -186,6 +188,24 @@ describe('OpenAPI document', () => {
     }
     expect(body('/api/patrol/trigger', 'post').required).toBe(false);
     expect(body('/api/auth/login', 'post').required).toBe(true);
+  });
+
+  it("documents the problem members the console acts on, and every 429's limit the service names", () => {
+    const doc = buildOpenApi(ROUTE_GROUPS, 'test') as unknown as { components: { schemas: { Problem: { properties: Record<string, any> } } } };
+    const members = doc.components.schemas.Problem.properties;
+    for (const name of [
+      'current_etag',
+      'current',
+      'current_version',
+      'base_version',
+      'superseded_by',
+      'ticket_key',
+      'ticket_may_exist',
+      'ticket_label',
+      'limit',
+    ])
+      expect(members, name).toHaveProperty(name);
+    expect([...members.limit.enum].sort()).toEqual([USERNAME_LIMIT, ADDRESS_LIMIT, DAILY_BUDGET_LIMIT, ONE_AT_A_TIME_LIMIT].sort());
   });
 
   it('a route answering a list a 406-declaring route answers declares 406 too: uncompressed, it outgrows 6 MB with the fleet', () => {
