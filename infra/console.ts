@@ -22,7 +22,10 @@ const newest = (dir: string): number =>
 /** Written beside a production build; a build without it (a development build, or an older one) is rebuilt. */
 const BUILD_STAMP = 'build.json';
 
-/** True when dist/web is missing, not a production build, or older than any console source (infra/web, or the route table its types come from). */
+/** The service's own files the console bundles at run time (not only their types): the audit page's action names. */
+const BUNDLED_SHARED = [join(REPO_ROOT, 'shared', 'db', 'audit-actions.ts')];
+
+/** True when dist/web is missing, not a production build, or older than any console source (infra/web, the route table its types come from, BUNDLED_SHARED). */
 export function consoleIsStale(): boolean {
   let built: number;
   try {
@@ -31,7 +34,7 @@ export function consoleIsStale(): boolean {
   } catch {
     return true;
   }
-  return Math.max(newest(CONSOLE_SOURCE), newest(join(REPO_ROOT, 'shared', 'routes'))) > built;
+  return Math.max(newest(CONSOLE_SOURCE), newest(join(REPO_ROOT, 'shared', 'routes')), ...BUNDLED_SHARED.map((file) => statSync(file).mtimeMs)) > built;
 }
 
 /**
