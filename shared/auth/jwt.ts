@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import * as z from '../zod.js';
 import { Role } from './roles.js';
+import { USERNAME_MAX } from './username.js';
 import { JWT_SECRET_MIN_BYTES, tokenSettings } from '../config/tokens.js';
 import { forgetSecrets, secret } from '../config/secrets.js';
 import { ServiceUnavailable } from '../http/errors.js';
@@ -45,13 +46,16 @@ export async function signAccessToken(principal: Principal): Promise<string> {
     .sign(await key());
 }
 
+// Bounded as the tokens we sign are (ids are UUIDs): jti and username become DynamoDB keys, whose
+// 2,048-byte limit a token signed with the key but not by us would otherwise turn into a 500.
+const CLAIM_ID_MAX = 128;
 const Claims = z.object({
-  sub: z.string().check(z.minLength(1)),
-  username: z.string(),
+  sub: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
+  username: z.string().check(z.maxLength(USERNAME_MAX)),
   name: z.string(),
   email: z.string(),
   role: Role,
-  jti: z.string().check(z.minLength(1)),
+  jti: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
   iat: z.number(),
   exp: z.number(),
 });

@@ -52,6 +52,23 @@ describe('access tokens', () => {
     for (const token of [expired, audience, issuer, role]) expect(await verifyAccessToken(token)).toBeNull();
   });
 
+  it('refuses claims longer than any token we sign holds (jti and username are DynamoDB keys)', async () => {
+    const signed = (extra: Record<string, string>, subject = 'x') =>
+      new SignJWT({ ...claims, ...extra })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(subject)
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(key(TEST_JWT_SECRET));
+    const long = 'a'.repeat(5000);
+    for (const token of [await signed({ jti: long }), await signed({ jti: 'j', username: long }), await signed({ jti: 'j' }, long)]) {
+      expect(await verifyAccessToken(token)).toBeNull();
+    }
+    expect(await verifyAccessToken(await signed({ jti: 'j' }))).not.toBeNull();
+  });
+
   it('refuses a signing key shorter than 32 bytes', async () => {
     process.env.JWT_SECRET = 'short';
     resetSigningKey();
