@@ -188,6 +188,16 @@ describe('risk', { timeout: 60_000 }, () => {
     await open(adminPage, '/risk', 'Risk', ROWS);
     expect(names).toContain((await adminPage.locator(`${ROWS} a`).first().textContent())?.trim());
     await expect.poll(() => count(adminPage)).toBe(`${names.length} clusters`);
+    // No column's heading spills out of its sort button, to be cut at the cell's edge (a metric's word wider than its column did).
+    const cut = await adminPage.evaluate(
+      `[...document.querySelectorAll('main thead th button')].filter((button) => {
+        const text = document.createRange();
+        text.selectNodeContents(button);
+        const words = text.getBoundingClientRect(), box = button.getBoundingClientRect();
+        return words.left < box.left - 1 || words.right > box.right + 1;
+      }).map((button) => button.textContent)`,
+    );
+    expect(cut).toEqual([]);
     await expectAccessible(adminPage, '/risk');
   });
 

@@ -72,7 +72,8 @@ function snapshotColumns(metricKeys: string[]) {
       snap.accessor((c) => c.metrics[k]?.value ?? null, {
         id: k,
         header: label(k),
-        size: 100,
+        // Wide enough for the shipped metrics' longest word ("compaction") beside the sort mark.
+        size: 120,
         sortUndefined: 'last',
         meta: { numeric: true },
         cell: (c) => {
