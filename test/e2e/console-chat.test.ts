@@ -216,6 +216,22 @@ describe('the chat page', { timeout: 90_000 }, () => {
     }
   });
 
+  // before the 429's test, which uses up the minute's messages
+  it('an answer that arrives after signing out is not written back into the tab', async () => {
+    configure();
+    await open();
+    openai.enqueue({ kind: 'delay', ms: 2_000, then: { kind: 'text', text: 'Answered after you left.' } });
+    const answered = ask('asked before signing out');
+    await log().getByText('asked before signing out').waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((u) => u.pathname === '/sign-in');
+    expect((await answered).status()).toBe(200);
+    // signed in again on the same tab: no answer without its question, nothing kept from the ended session
+    await signIn(page, 'admin', PASSWORD, '/chat');
+    await page.getByRole('heading', { level: 1, name: 'Assistant' }).waitFor();
+    expect(await page.evaluate<string[]>("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.chat.'))")).toEqual([]);
+    expect(await log().locator('article').count()).toBe(0);
+  });
   it('explains the 429 in place: when to send again (Retry-After), in UTC though the browser is in New York', async () => {
     configure();
     // What Playwright's timezoneId context option sets; undone below, for the tests after this one.

@@ -82,6 +82,9 @@ const SessionContext = createContext<SessionValue | null>(null);
 
 let current: Stored | null = readStored();
 
+/** The signed-in session's token, or null: what a request's late answer compares to know its session is still the tab's. */
+export const sessionToken = (): string | null => current?.token ?? null;
+
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [stored, setStored] = useState<Stored | null>(current);
   const [notice, setNotice] = useState<string | null>(null);

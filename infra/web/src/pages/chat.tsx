@@ -11,7 +11,7 @@ import { Conversation } from '../components/chat/conversation';
 import { prepareReplies } from '../components/chat/reply';
 import { problemTurn, turnId, updateTurns, useTurns } from '../components/chat/turns';
 import { Problem } from '../components/states';
-import { useSession } from '../session';
+import { sessionToken, useSession } from '../session';
 import './chat.css';
 import { Button } from '../components/button';
 
@@ -35,12 +35,20 @@ export default function ChatPage() {
     mutationKey: messageKey,
     // the renderer is loaded alongside, so the reply is shown rendered from the start
     mutationFn: async (text: string) => (await Promise.all([call(messageEndpoint, { body: { message: text } }), prepareReplies()]))[0],
-    onSuccess: (answer) =>
+    // An answer that arrives once the session that asked has ended (signed out, someone else signed in) is not
+    // kept: signing out emptied the tab, and a transcript written after it would outlive the session.
+    onMutate: () => sessionToken(),
+    onSuccess: (answer, _text, askedIn) => {
+      if (askedIn !== sessionToken()) return;
       updateTurns(owner, (all) => [
         ...all,
         { id: turnId(), kind: 'assistant', text: answer.reply, toolCalls: answer.tool_calls, durationMs: answer.duration_ms, at: Date.now() },
-      ]),
-    onError: (error) => updateTurns(owner, (all) => [...all, problemTurn(error)]),
+      ]);
+    },
+    onError: (error, _text, askedIn) => {
+      if (askedIn !== sessionToken()) return;
+      updateTurns(owner, (all) => [...all, problemTurn(error)]);
+    },
   });
   const answering = useIsMutating({ mutationKey: messageKey }) > 0;
 
