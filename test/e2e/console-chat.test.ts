@@ -94,6 +94,15 @@ describe('the chat page', { timeout: 90_000 }, () => {
           '|---|---|',
           '| S | 3 |',
           '',
+          // wider than the reply: each scrolls in a box a keyboard can reach (axe's scrollable-region-focusable)
+          `| ${Array.from({ length: 14 }, (_, i) => `metric_number_${i}`).join(' | ')} |`,
+          `|${'---|'.repeat(14)}`,
+          `| ${Array.from({ length: 14 }, (_, i) => i).join(' | ')} |`,
+          '',
+          '```',
+          `SELECT ${Array.from({ length: 30 }, (_, i) => `column_${i}`).join(', ')} FROM clusters`,
+          '```',
+          '',
           '<script>window.__chatPwned = "script"</script>',
           '<img src="x" onerror="window.__chatPwned = \'onerror\'" alt="x">',
           '<a href="javascript:window.__chatPwned=1">bad link</a>',
@@ -113,7 +122,12 @@ describe('the chat page', { timeout: 90_000 }, () => {
 
     const reply = log().locator('.chat-assistant').last();
     await reply.locator('strong', { hasText: '8' }).waitFor();
-    expect(await reply.locator('table td').allTextContents()).toEqual(['S', '3']);
+    expect(await reply.locator('table').first().locator('td').allTextContents()).toEqual(['S', '3']);
+    // the wide table's box is what scrolls (the box a keyboard can focus), as does the code block
+    const scrolls = (selector: string) =>
+      page.evaluate(`[...document.querySelectorAll('.chat-assistant:last-of-type ${selector}')].map((box) => box.scrollWidth > box.clientWidth)`);
+    expect(await scrolls('.markdown-table')).toEqual([false, true]);
+    expect(await scrolls('pre[tabindex="0"]')).toEqual([true]);
     expect(await reply.locator('.chat-tools').textContent()).toBe('2 tool calls');
     expect(await reply.locator('.chat-duration').textContent()).toMatch(/^answered in \d+(\.\d)? s$/);
     // sanitised: nothing ran, and nothing dangerous is left in the DOM

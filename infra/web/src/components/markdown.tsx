@@ -90,6 +90,12 @@ export function loadMarkdown(): Promise<Render> {
         table.replaceWith(box);
         box.append(table);
       }
+      // A code block scrolls sideways too (its lines are not wrapped): focusable and labelled the same way.
+      for (const code of Array.from(body.querySelectorAll('pre'))) {
+        code.setAttribute('role', 'region');
+        code.setAttribute('aria-label', 'Code');
+        code.setAttribute('tabindex', '0');
+      }
       return body.innerHTML;
     };
   });
