@@ -399,10 +399,11 @@ describe('audit', { timeout: 60_000 }, () => {
 
 describe('LLM cost', { timeout: 60_000 }, () => {
   it('renders totals, charts, the by-model and pricing tables for a superadmin', async () => {
-    for (const [source, model, daysAgo] of [
-      ['chat', 'gpt-4o-mini', 0],
-      ['agent', 'gpt-4o-mini', 1],
-      ['agent', 'console-test-model', 2],
+    for (const [source, model, daysAgo, cost] of [
+      // a paid call too cheap for four decimals: not to be shown as the "$0" of an unpriced model
+      ['chat', 'gpt-4o-mini', 0, 0.000027],
+      ['agent', 'gpt-4o-mini', 1, 0],
+      ['agent', 'console-test-model', 2, 0],
     ] as const) {
       await recordUsage(
         {
@@ -412,7 +413,7 @@ describe('LLM cost', { timeout: 60_000 }, () => {
           input_tokens: 12_000,
           output_tokens: 3_000,
           total_tokens: 15_000,
-          cost_usd: 0,
+          cost_usd: cost,
           duration_ms: 1_500,
           error: false,
           user: 'admin',
@@ -432,6 +433,7 @@ describe('LLM cost', { timeout: 60_000 }, () => {
     await cost.getByText('Values', { exact: true }).click();
     await expect.poll(() => cost.locator('table.line-chart-table tbody tr').count()).toBe(30);
     expect(await cost.locator('table.line-chart-table tbody tr').first().isVisible()).toBe(true);
+    expect(await cost.locator('table.line-chart-table tbody tr').last().locator('td').allTextContents()).toContain('< $0.0001');
     await adminPage.getByRole('region', { name: 'Usage by model' }).getByRole('rowheader', { name: 'console-test-model' }).waitFor();
     const prices = await api(service.url, admin, 'GET', '/api/llm-usage/pricing');
     const pricing = adminPage.getByRole('region', { name: 'Model prices' });

@@ -27,7 +27,6 @@ const int = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
 const dec = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
 const tokens = (v: number) => int.format(v);
 const compact = (v: number) => (Math.abs(v) >= 1e6 ? `${dec.format(v / 1e6)}M` : Math.abs(v) >= 1e3 ? `${dec.format(v / 1e3)}k` : dec.format(v));
-const dollars = (v: number) => `$${v < 1 ? v.toFixed(4).replace(/0+$/, '').replace(/\.$/, '') : dec.format(v)}`;
 
 /** Every day of the period, oldest first, as 'YYYY-MM-DD' ending on the answer's day. */
 function periodDays(summary: Summary): string[] {
@@ -226,7 +225,7 @@ function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
         <Empty>No model calls in the last {summary.period_days} days. Usage is recorded when the chat answers or an agent (patrol, investigation) runs.</Empty>
       ) : (
         <div className="grid-2 llm-charts">
-          <LineChart title={`Daily cost by ${split}`} x={series.x} series={series.cost} formatY={dollars} />
+          <LineChart title={`Daily cost by ${split}`} x={series.x} series={series.cost} formatY={usd} />
           <LineChart title={`Daily tokens by ${split}`} x={series.x} series={series.tokens} formatY={compact} />
         </div>
       )}
