@@ -238,6 +238,7 @@ export function shownLink(url: string): string {
 /** One alert of a detail's timeline (rule and AI issues alike): its text cut, its link only when http(s). */
 export function timelineEntry(a: AlertRecord) {
   return {
+    alert_id: a.alert_id,
     time: displayTime(a.starts_at),
     status: a.status,
     alert_name: cutText(a.alert_name, LABEL_VALUE_MAX),
@@ -337,6 +338,7 @@ export async function issueEvidence(issueId: string, now = new Date()) {
   return {
     ...shownAlerts(
       alerts.map((a) => ({
+        alert_id: a.alert_id,
         alert_name: cutText(a.alert_name, LABEL_VALUE_MAX),
         severity: cutText(a.severity, LABEL_VALUE_MAX),
         status: a.status,

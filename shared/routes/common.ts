@@ -81,9 +81,10 @@ export const IssueKpisQuery = z.lazy(() => z.object({ days: DaysWindow }));
 
 export const IssueIdParams = z.object({ issue_id: z.string().check(z.minLength(1), z.maxLength(128)) });
 
-/** One alert in an issue's detail answer (rule issues and AI issues alike). */
+/** One alert in an issue's detail answer (rule issues and AI issues alike); `alert_id` tells apart alerts of one evaluation, which share the rest. */
 export const TimelineEntry = z.lazy(() =>
   z.object({
+    alert_id: z.string(),
     time: z.string(),
     status: z.string(),
     alert_name: z.string(),

@@ -59,6 +59,7 @@ const EvidenceAnswer = z.lazy(() =>
   z.object({
     alerts: z.array(
       z.object({
+        alert_id: z.string(),
         alert_name: z.string(),
         severity: z.string(),
         status: z.string(),

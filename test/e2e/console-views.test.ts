@@ -371,6 +371,36 @@ describe('cluster', { timeout: 60_000 }, () => {
   });
 });
 
+describe("an issue's alert timeline", { timeout: 60_000 }, () => {
+  it('follows a change to one of several alerts of one evaluation (same name and times) when the issue is read again', async () => {
+    const cluster = newCluster(`storm-${randomUUID().slice(0, 8)}`, 'Storm Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    const startsAt = new Date(Date.now() - 30 * 60_000).toISOString();
+    const alert = (instance: number, status: 'firing' | 'resolved') => ({
+      status,
+      labels: { alertname: 'Storm', cluster_id: cluster.cluster_id, severity: 'warning', instance: `node-${instance}` },
+      annotations: {},
+      startsAt,
+      ...(status === 'resolved' ? { endsAt: new Date(Date.now() - 60_000).toISOString() } : {}),
+      fingerprint: `${cluster.cluster_id}-storm-${instance}`,
+    });
+    const ingest = (alerts: object[]) => api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts });
+    expect((await ingest([0, 1, 2].map((i) => alert(i, 'firing')))).body).toMatchObject({ accepted: 3 });
+    const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
+    const id: string = body.issues[0].issue_id;
+    await adminPage.goto(`/issues/${encodeURIComponent(id)}`);
+    const entries = adminPage.locator('.issue-timeline li');
+    await expect.poll(() => entries.count()).toBe(3);
+    await ingest([alert(1, 'resolved')]);
+    // read again (a saved triage reads the issue anew): one entry resolved, none left behind as a firing ghost
+    const read = adminPage.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === `/api/issues/${id}`);
+    await adminPage.getByLabel('Notes').fill('read it again');
+    await adminPage.getByRole('button', { name: 'Save triage' }).click();
+    await read;
+    await expect.poll(async () => (await entries.locator('.badge').allTextContents()).sort()).toEqual(['Firing', 'Firing', 'Resolved']);
+  });
+});
+
 describe("a cluster's alert issues", { timeout: 90_000 }, () => {
   it('counts an issue firing for weeks as open behind more than a page of newer resolved ones, and links to the rest', async () => {
     const cluster = newCluster(`busy-${randomUUID().slice(0, 8)}`, 'Busy Co');

@@ -52,7 +52,7 @@ export function Timeline({ alerts, total, truncated }: { alerts: TimelineEntry[]
       ) : (
         <ol>
           {alerts.map((a) => (
-            <li key={`${a.starts_at}|${a.alert_name}|${a.status}|${a.ends_at}`}>
+            <li key={a.alert_id}>
               <div className="issue-timeline-head">
                 <time dateTime={a.starts_at}>{a.time}</time>
                 <span className={`badge ${alertStatusClass(a.status)}`}>{a.status}</span>
@@ -114,7 +114,7 @@ export function Evidence({ issueId }: { issueId: string }) {
                 </thead>
                 <tbody>
                   {evidence.data.alerts.map((a) => (
-                    <tr key={`${a.starts_at}|${a.alert_name}|${a.status}|${a.ends_at}`}>
+                    <tr key={a.alert_id}>
                       <td>
                         <time dateTime={a.starts_at}>{a.time}</time>
                       </td>
