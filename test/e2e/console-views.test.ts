@@ -885,6 +885,11 @@ describe('alert issues', { timeout: 60_000 }, () => {
     const main = await adminPage.locator('.issue-main').boundingBox();
     const timeline = await adminPage.locator('.issue-timeline').boundingBox();
     expect(timeline!.x + timeline!.width).toBeLessThanOrEqual(main!.x + main!.width + 1);
+    // nor do the evidence's tables run thousands of pixels past their scroll box, the columns after the name out of view
+    const overflowing = await adminPage.evaluate(
+      "[...document.querySelectorAll('.issue-evidence table')].filter((t) => t.scrollWidth > t.parentElement.clientWidth + 1).map((t) => t.querySelector('caption')?.textContent)",
+    );
+    expect(overflowing).toEqual([]);
   });
 });
 

@@ -118,7 +118,9 @@ export function Evidence({ issueId }: { issueId: string }) {
                       <td>
                         <time dateTime={a.starts_at}>{a.time}</time>
                       </td>
-                      <th scope="row">{a.alert_name}</th>
+                      <th scope="row" className="issue-name-cell">
+                        {a.alert_name}
+                      </th>
                       <td>
                         <Severity value={a.severity} />
                       </td>
@@ -256,7 +258,7 @@ export function ClusterHistory({ issueId }: { issueId: string }) {
               <tbody>
                 {history.data.issues.map((h) => (
                   <tr key={h.issue_id}>
-                    <th scope="row">
+                    <th scope="row" className="issue-name-cell">
                       <SiblingLink to={`/issues/${encodeURIComponent(h.issue_id)}`}>{h.issue_name}</SiblingLink>
                     </th>
                     <td>
