@@ -76,6 +76,12 @@ describe('a failed Prometheus request says what went wrong without the credentia
     expect(error.message).not.toContain(SECRET);
   });
 
+  it("names the path asked, the base path of a url such as Mimir's /prometheus included", async () => {
+    answer = () => ({ status: 404, body: '404 page not found' });
+    const error = await failure({ type: 'none' }, SECRET, `${url}/prometheus`);
+    expect(error.message).toBe(`404 from ${new URL(url).host}/prometheus/api/v1/query: 404 page not found`);
+  });
+
   it('a basic password echoed as the header carried it (base64) is taken out too', async () => {
     answer = (authorization) => ({ status: 502, body: `proxy error for ${authorization}` });
     const error = await failure({ type: 'basic', username: 'puller' });
