@@ -76,12 +76,14 @@ export const WORKERS = {
   // Pulls metrics (and optionally the inventory) from the Prometheus query API the metric-sources rule set names.
   'metrics-puller': {
     summary: 'Pulls the fleet metrics from Prometheus with PromQL into the daily rollups',
+    // What the pull calls, no more: rollup days put and their pack counters updated, inventory upserts and
+    // write counters by update, the generation marker bumped; it deletes and batch-writes none of these.
     tables: {
       'metric-pulls': 'readwrite',
-      metrics: 'readwrite',
-      clusters: 'readwrite',
+      metrics: 'readputupdate',
+      clusters: 'readupdate',
       locks: 'readwrite',
-      scores: 'readwrite',
+      scores: 'readupdate',
       rules: 'read',
     },
     grants: ['aps:query'],
