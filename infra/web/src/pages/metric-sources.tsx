@@ -156,6 +156,8 @@ function Metrics({ data, now }: { data: Status; now: number }) {
         header: 'Lag',
         size: 150,
         sortUndefined: 'last',
+        // Wraps: "7 h 31 min" and its "behind" badge do not fit one line, and cut with an ellipsis the badge went unseen.
+        meta: { className: 'ms-wrap' },
         cell: (c) => {
           const v = c.row.original.lag_seconds;
           if (v === null) return <span className="muted">not pulled yet</span>;
