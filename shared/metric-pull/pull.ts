@@ -478,7 +478,9 @@ async function pullLocked(owner: string, options: PullOptions, run: RunProgress)
 
   const failed = metrics.filter((m) => m.error !== null).length + (inventory?.error ? 1 : 0);
   const parts = metrics.length + (inventory ? 1 : 0);
-  const outcome = failed === 0 ? 'ok' : failed === parts ? 'failed' : 'partial';
+  // A run whose time ran out before its last window pulled every metric only part of the way: not `ok`, which
+  // would stamp it as the last full success while today's windows were never asked for.
+  const outcome = failed === parts ? 'failed' : failed > 0 || windowsNotStarted > 0 ? 'partial' : 'ok';
   log.info('pulled', { outcome, accepted, refused, rollups_written: written, failed, duration_ms: Date.now() - started });
   if (lockLost) return { outcome, accepted, refused, metrics, inventory };
   if (windowsNotStarted > 0) log.warn('pull stopped before its last window; the next run goes on', { windows_not_started: windowsNotStarted });

@@ -43,7 +43,7 @@ export const PullRun = z.lazy(() =>
   z.object({
     started_at: Iso,
     finished_at: Iso,
-    /** ok: every metric pulled; partial: some failed; failed: none pulled; disabled: the source is switched off. */
+    /** ok: every metric pulled up to now; partial: some failed, or the run's time ran out before its last window (the next run goes on); failed: none pulled; disabled: the source is switched off. */
     outcome: z.enum(['ok', 'partial', 'failed', 'disabled']),
     accepted: z.int(),
     refused: z.int(),

@@ -57,7 +57,7 @@ export const count = (n: number) => n.toLocaleString('en');
 
 const OUTCOME: Record<Outcome, { cls: string; meaning: string }> = {
   ok: { cls: 'healthy', meaning: 'every metric pulled' },
-  partial: { cls: 'warning', meaning: 'some metrics failed' },
+  partial: { cls: 'warning', meaning: 'some metrics failed, or time ran out before the last window' },
   failed: { cls: 'critical', meaning: 'no metric pulled' },
   disabled: { cls: 'ms-off', meaning: 'the source is switched off' },
 };
