@@ -6,7 +6,7 @@
 import type { AlertRecord } from '../db/alerts.js';
 import { countClusterAlerts, newestClusterAlerts } from '../db/alerts.js';
 import { getCluster, type ClusterRecord } from '../db/clusters.js';
-import { getIssue, getIssues, listClusterIssueSummaries, type IssueRecord, type IssueSummary } from '../db/issues.js';
+import { getIssue, getIssues, listClusterIssueSummaries, liveSuccessor, type IssueRecord, type IssueSummary } from '../db/issues.js';
 import { readClusterRollups, windowDays } from '../db/metrics.js';
 import { listUsers } from '../db/users.js';
 import { LABEL_VALUE_MAX, METRIC_KEYS, type MetricKey } from '../fleet/records.js';
@@ -271,6 +271,9 @@ export async function issueDetail(issueId: string, now = new Date()) {
   const answer = {
     issue: issueView(issue, now),
     ...shownAlerts(alerts.map(timelineEntry), issue.alert_count),
+    regrouped: issue.superseded_by
+      ? { into: (await liveSuccessor(issue, getIssue))?.issue_id ?? null, at: issue.grouped_at ?? issue.resolved_at ?? issue.updated_at }
+      : null,
     cluster_info: null,
     source: SOURCE,
   };

@@ -53,7 +53,20 @@ export const UsersAnswer = z.lazy(() =>
  * in all (a detail: the issue's `alert_count`; evidence: the cluster's of 7 days), and whether the list leaves some out.
  */
 export const ShownAlerts = { alerts_total: z.int(), alerts_truncated: z.boolean() };
-const DetailAnswer = z.lazy(() => z.object({ issue: IssueSchema, alerts: z.array(TimelineEntry), ...ShownAlerts, cluster_info: z.null(), ...Source }));
+const DetailAnswer = z.lazy(() =>
+  z.object({
+    issue: IssueSchema,
+    alerts: z.array(TimelineEntry),
+    ...ShownAlerts,
+    /**
+     * Null for a live issue. For one regrouping folded into another (its status Resolved as of then, though its
+     * alerts may still fire): `into`, the live issue now holding its alerts, or null when they form other issues.
+     */
+    regrouped: z.nullable(z.object({ into: z.nullable(z.string()), at: z.string() })),
+    cluster_info: z.null(),
+    ...Source,
+  }),
+);
 const HistoryAnswer = z.lazy(() => z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.int(), ...Source }));
 const EvidenceAnswer = z.lazy(() =>
   z.object({

@@ -980,6 +980,17 @@ describe('an issue whose answers leave alerts out, and one regrouping superseded
     await link.click();
     await adminPage.waitForURL((u) => u.pathname === `/issues/${encodeURIComponent(older!.issue_id)}`);
     await adminPage.getByRole('button', { name: 'Save triage' }).waitFor();
+
+    // Opened afresh, the folded-in issue says why it reads Resolved and where its alerts went; it takes no triage.
+    const folded = (await api(service.url, admin, 'GET', `/api/issues/${newer!.issue_id}`)).body;
+    expect(folded.regrouped).toMatchObject({ into: older!.issue_id });
+    expect((await api(service.url, admin, 'GET', `/api/issues/${older!.issue_id}`)).body.regrouped).toBeNull();
+    await adminPage.goto(`/issues/${encodeURIComponent(newer!.issue_id)}`);
+    const note = adminPage.locator('.issue-regrouped');
+    await note.getByRole('link', { name: older!.issue_id }).waitFor();
+    expect(await note.textContent()).toMatch(/^Regrouped .*\. Its alerts are followed, triaged and ticketed on the live issue /);
+    expect(await adminPage.getByRole('button', { name: 'Save triage' }).count()).toBe(0);
+    await expectAccessible(adminPage, '/issues/{id} (regrouped)');
   });
 });
 

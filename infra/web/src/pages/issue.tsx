@@ -10,6 +10,8 @@ import { TicketPanel } from '../components/issues/ticket-panel';
 import { TriageForm } from '../components/issues/triage-form';
 import { MAY_TRIAGE_ISSUES } from '../api/access';
 import { useSession } from '../session';
+import { SiblingLink } from '../components/list-link';
+import { When } from '../components/time';
 import './issue.css';
 
 const issueEndpoint = endpoint<'issues', 'get'>('GET', '/api/issues/{issue_id}');
@@ -25,6 +27,7 @@ export default function IssuePage() {
       {(data) => (
         <>
           <IssueHeader issue={data.issue} />
+          {data.regrouped && <RegroupedNote regrouped={data.regrouped} />}
           <div className="issue-layout">
             <div className="issue-main">
               <IssueFacts issue={data.issue} title="Summary" alerts={['Alerts', `${data.issue.alert_count} (${data.issue.alert_names.join(', ')})`]} />
@@ -33,8 +36,9 @@ export default function IssuePage() {
             {/* Keyed by the issue: going to another issue (only :issueId changes, the page stays mounted)
                 starts the form and the ticket panel afresh, with none of this one's edits or notices. */}
             <aside key={data.issue.issue_id} className="issue-side" aria-label={admin ? 'Triage and ticket' : 'Ticket'}>
-              {admin && <TriageForm group="issues" issue={data.issue} etag={data.etag} refetch={detail.refetch} />}
-              <TicketPanel issue={data.issue} etag={data.etag} canCreate={admin} refetch={() => void detail.refetch()} />
+              {/* A regrouped issue takes no triage nor ticket (409): its successor does. */}
+              {admin && !data.regrouped && <TriageForm group="issues" issue={data.issue} etag={data.etag} refetch={detail.refetch} />}
+              <TicketPanel issue={data.issue} etag={data.etag} canCreate={admin && !data.regrouped} refetch={() => void detail.refetch()} />
             </aside>
           </div>
           <Evidence issueId={issueId} />
@@ -42,5 +46,27 @@ export default function IssuePage() {
         </>
       )}
     </IssueFrame>
+  );
+}
+
+/**
+ * Why an issue reads Resolved while its alerts may still fire: regrouping folded it into another (a bridging alert
+ * merged two, or the grouping keys changed), and it is kept as it was, for its history and its ticket's link.
+ */
+function RegroupedNote({ regrouped }: { regrouped: { into: string | null; at: string } }) {
+  return (
+    <p className="notice issue-regrouped" role="note">
+      <strong>
+        Regrouped <When iso={regrouped.at} />.
+      </strong>{' '}
+      {regrouped.into ? (
+        <>
+          Its alerts are followed, triaged and ticketed on the live issue{' '}
+          <SiblingLink to={`/issues/${encodeURIComponent(regrouped.into)}`}>{regrouped.into}</SiblingLink>; this one is kept as it was, resolved as of then.
+        </>
+      ) : (
+        'Its alerts now form other issues (the grouping keys changed); this one is kept as it was, resolved as of then.'
+      )}
+    </p>
   );
 }
