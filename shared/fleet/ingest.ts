@@ -14,7 +14,7 @@ import { namedSeverity } from './severity.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
 import { HttpLink } from '../routes/common.js';
 import * as z from '../zod.js';
-import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
+import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, SPOOFING_CHARACTERS, type IngestResult } from './records.js';
 
 export type { AlertIngestResult };
 
@@ -194,6 +194,11 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
   checked.valid = checked.valid.filter(({ index, record }) => {
     if (!record.labels[label]) checked.rejected.push({ index, reason: `labels.${label}: missing (the label that names the cluster)` });
     else if (!record.labels.alertname) checked.rejected.push({ index, reason: 'labels.alertname: missing' });
+    // It names the alert and its issues in every list: blank, it is a link no one can see; holding a bidirectional
+    // control, it reverses the names and times written after it in an AI issue's title and summary.
+    else if (!record.labels.alertname.trim()) checked.rejected.push({ index, reason: 'labels.alertname: blank' });
+    else if (SPOOFING_CHARACTERS.test(record.labels.alertname))
+      checked.rejected.push({ index, reason: 'labels.alertname: must hold no control, bidirectional or zero-width characters' });
     else return true;
     return false;
   });

@@ -51,6 +51,20 @@ describe('alert map keys', () => {
     expect((await listClusterIssues(c)).map((i) => i.alert_names)).toEqual([['Good']]);
   });
 
+  it('refuses an alert name that is blank or holds a control, bidirectional or zero-width character; takes the rest', async () => {
+    const c = await storedCluster();
+    const names = [' ', '\u200B', 'Evil\u202Enwod', 'Tab\tName', 'Fine name'];
+    const result = await ingestAlerts(
+      names.map((name, i) => alert(c, `Odd${i}`, { labels: { alertname: name, cluster_id: c } })),
+      NOW,
+    );
+    expect(result.rejected).toEqual([
+      { index: 0, reason: 'labels.alertname: blank' },
+      ...[1, 2, 3].map((index) => ({ index, reason: 'labels.alertname: must hold no control, bidirectional or zero-width characters' })),
+    ]);
+    expect((await listClusterAlerts(c, new Date(0))).map((a) => a.alert_name)).toEqual(['Fine name']);
+  });
+
   it('refuses an endsAt longer than any time', async () => {
     const c = await storedCluster();
     const result = await ingestAlerts([alert(c, 'LongEnd', { status: 'resolved', endsAt: 'x'.repeat(65) })], NOW);
