@@ -64,7 +64,7 @@ export const IssueListQuery = z.lazy(() =>
       ),
       z.array(z.enum(['Critical', 'Warning'])),
     ),
-    status: z._default(z.enum(['', 'Ongoing', 'Resolved']), ''),
+    status: z._default(AnyCase(['', 'Ongoing', 'Resolved']), ''),
     customer: z._default(Text(200), ''),
     cluster: z._default(Text(200), ''),
     /** Beyond the contract: one cluster's issues by its id, whatever names they were stored under (the console's cluster page). */

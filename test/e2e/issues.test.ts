@@ -167,6 +167,7 @@ describe('GET /api/issues', () => {
       ['severities=Critical,Warning', () => true],
       ['status=Resolved', (i) => i.status === 'Resolved'],
       ['status=Ongoing', (i) => i.status === 'Ongoing'],
+      ['status=ongoing', (i) => i.status === 'Ongoing'], // in any case, as severities
       [`customer=${encodeURIComponent(sample.customer_name)}`, (i) => i.customer_name === sample.customer_name],
       [`cluster=${encodeURIComponent(sample.cluster_name)}`, (i) => i.cluster_name === sample.cluster_name],
       [`cluster_id=${encodeURIComponent(sample.cluster_id)}`, (i) => i.cluster_id === sample.cluster_id], // beyond the contract
