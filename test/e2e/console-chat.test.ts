@@ -230,6 +230,18 @@ describe('the chat page', { timeout: 90_000 }, () => {
     }
   });
 
+  it('shows a reply nested thousands of levels deep as its text; the page stays up', async () => {
+    configure();
+    await open();
+    const deep = `${'>'.repeat(3000)} deepest`;
+    openai.enqueueText(deep);
+    expect((await ask('nest it')).status()).toBe(200);
+    const reply = log().locator('.chat-assistant').last();
+    await reply.locator('.markdown-plain').getByText('deepest', { exact: false }).waitFor();
+    expect(await reply.locator('.markdown-plain').textContent()).toBe(deep);
+    await input().waitFor();
+  });
+
   // before the 429's test, which uses up the minute's messages
   it('an answer that arrives after signing out is not written back into the tab', async () => {
     configure();

@@ -10,7 +10,7 @@
 // and links to other origins open in a new tab (a click, not a page view) and say where they
 // go after their text, "(host)", unless the text is that address: `[Sign in again](https://…)`
 // or `[runbook](…)` cannot hide whose site it opens. Tables scroll sideways in a focusable box.
-// Until the libraries arrive (or if they fail to load) the source is shown as plain text.
+// Until the libraries arrive (or if they fail to load, or fail on the text) the source is shown as plain text.
 import { useEffect, useState } from 'react';
 import './ai/markdown.css';
 
@@ -62,7 +62,7 @@ export function loadMarkdown(): Promise<Render> {
       if (external) node.setAttribute('target', '_blank');
       else node.removeAttribute('target');
     });
-    return (source: string) => {
+    const sanitised = (source: string) => {
       const body = purify.sanitize(marked.parse(source, { async: false }) as string, {
         RETURN_DOM: true,
         ALLOWED_TAGS: MARKDOWN_TAGS,
@@ -97,6 +97,18 @@ export function loadMarkdown(): Promise<Render> {
         code.setAttribute('tabindex', '0');
       }
       return body.innerHTML;
+    };
+    return (source: string) => {
+      try {
+        return sanitised(source);
+      } catch {
+        // marked recurses once per level of nesting: thousands of `>` or list markers from a model overflow the
+        // stack (RangeError), which thrown in render took the whole page down. Shown as the text it is instead.
+        const plain = document.createElement('p');
+        plain.className = 'markdown-plain';
+        plain.textContent = source;
+        return plain.outerHTML;
+      }
     };
   });
   loading.catch(() => {
