@@ -305,8 +305,8 @@ export async function llmScan(
 }
 
 /**
- * The model's answer held to the fleet: its counts replaced by the scores' own, and its flagged clusters only
- * those in the fleet, named as the inventory names them. The model writes
+ * The model's answer held to the fleet: its counts replaced by the scores' own, its flagged clusters only
+ * those in the fleet, named as the inventory names them, and its customer summaries one per customer it has. The model writes
  * both the id and the name: "Open prod-db-01 →" must not open another cluster (a prompt-injected answer,
  * or a confused one), and a cluster the fleet does not have is no finding.
  */
@@ -328,7 +328,20 @@ function inFleet(result: PatrolResult, inputs: PatrolInputs): PatrolResult {
   const counted = { total_clusters: kpis.total_clusters, critical: kpis.critical_count, warning: kpis.warning_count, healthy: kpis.healthy_count };
   const off = (Object.keys(counted) as (keyof typeof counted)[]).filter((k) => result.fleet_summary[k] !== counted[k]);
   if (off.length > 0) log.warn("the model's fleet counts differ from the scores; the scores' are kept", { fields: off });
-  return { ...result, fleet_summary: { ...result.fleet_summary, ...counted }, clusters_flagged: flagged };
+  // One summary per customer the fleet has (the model's first), its counts the fleet's: a customer named twice
+  // showed as two cards, one the fleet does not have (a prompt-injected "Evil Corp") as a customer of ours.
+  const clustersOf = new Map<string, number>();
+  for (const { score } of inputs.clusters) clustersOf.set(score.customer_name, (clustersOf.get(score.customer_name) ?? 0) + 1);
+  const summarised = new Set<string>();
+  const customers = result.customer_summaries.flatMap((c) => {
+    const clusters = clustersOf.get(c.customer_name);
+    if (clusters === undefined || summarised.has(c.customer_name)) return [];
+    summarised.add(c.customer_name);
+    return [{ ...c, clusters, flagged: flagged.filter((f) => f.customer_name === c.customer_name).length }];
+  });
+  const unheld = result.customer_summaries.length - customers.length;
+  if (unheld > 0) log.warn('the model summarised customers the fleet does not have, or one twice; left out', { dropped: unheld });
+  return { ...result, fleet_summary: { ...result.fleet_summary, ...counted }, clusters_flagged: flagged, customer_summaries: customers };
 }
 
 export class ScanFailed extends Error {}

@@ -80,7 +80,15 @@ async function validAnswer() {
       reason: c.top_risk,
       recommended_action: 'Follow the runbook.',
     })),
-    customer_summaries: [{ customer_name: a.customer_name, clusters: 3, flagged: 1, summary: 'One cluster at risk.' }],
+    // Counted as the fleet counts them (the scan keeps the fleet's counts, not the model's).
+    customer_summaries: [
+      {
+        customer_name: a.customer_name,
+        clusters: scores.filter((c) => c.customer_name === a.customer_name).length,
+        flagged: [a, b].filter((c) => c.customer_name === a.customer_name).length,
+        summary: 'One cluster at risk.',
+      },
+    ],
     narrative: '## Patrol\nTwo clusters need attention.',
   };
 }
@@ -173,6 +181,30 @@ describe('a scan with the LLM (OpenAI-compatible server)', () => {
     const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
     expect(report.clusters_flagged_parsed).toEqual([{ ...real }]);
     expect(report.flagged_count).toBe(1);
+  });
+
+  it("keeps one summary per customer the fleet has, with the fleet's counts, whatever the model wrote", async () => {
+    useLlm();
+    const answer = await validAnswer();
+    const [summary] = answer.customer_summaries;
+    answer.customer_summaries = [
+      { ...summary!, clusters: 1, flagged: 0, summary: 'the first' },
+      { ...summary!, summary: 'the same customer again' },
+      { customer_name: 'Evil Corp <b>x</b>', clusters: 2, flagged: 2, summary: 'no customer of ours' },
+    ];
+    openai.enqueueText(JSON.stringify(answer));
+    const res = await trigger();
+    expect(res.body.status).toBe('completed');
+    const scores = (await call(viewer, 'GET', '/api/fleet/scores')).body.scores as { customer_name: string }[];
+    const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
+    expect(report.customer_summaries_parsed).toEqual([
+      {
+        customer_name: summary!.customer_name,
+        clusters: scores.filter((c) => c.customer_name === summary!.customer_name).length,
+        flagged: answer.clusters_flagged.filter((f) => f.customer_name === summary!.customer_name).length,
+        summary: 'the first',
+      },
+    ]);
   });
 
   it("publishes the scores' fleet counts, not the model's arithmetic; its headline stays", async () => {
