@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 // The console's AI pages in a real browser (Debian Chromium) through the whole
 // local service on a demo fleet, without an LLM provider: AI issues grouped by
 // the rules (marked so) with their filters in the URL and triage with `me`;
@@ -557,5 +558,25 @@ describe('dark theme on a phone', { timeout: 90_000 }, () => {
       expect(wide, path).toEqual({ over: 0, culprits: [] });
       await expectAccessible(phone, `${path} dark, 390 px`);
     }
+  });
+
+  it("a report's unbroken 300-character headline and customer names wrap; a customer named twice in a stored report shows twice, once each", async () => {
+    const id = randomUUID();
+    await createReport({ report_id: id, report_type: 'on_demand', triggered_by: 'console-ai' });
+    const customer = (n: number) => ({ customer_name: 'C'.repeat(128), clusters: 1, flagged: 0, summary: `summary ${n}` });
+    await finishReport(id, {
+      status: 'completed',
+      model: 'gpt-4o-mini',
+      fleet_summary_parsed: { total_clusters: 1, critical: 0, warning: 0, healthy: 1, headline: 'H'.repeat(300) },
+      clusters_flagged_parsed: [],
+      customer_summaries_parsed: [customer(1), customer(2)],
+      fleet_narrative: 'All quiet.',
+    });
+    const page = await browser.page();
+    await signIn(page, VIEWER.email, VIEWER.password, `/patrol/${id}`);
+    await page.getByRole('heading', { level: 1, name: /^Patrol report/ }).waitFor();
+    await page.getByText('summary 2').waitFor();
+    expect(await page.locator('.patrol-customers li').allTextContents()).toEqual([expect.stringContaining('summary 1'), expect.stringContaining('summary 2')]);
+    expect(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBe(0);
   });
 });

@@ -149,8 +149,9 @@ export function PatrolReportView({ report, headingLevel = 2 }: { report: PatrolR
           <Empty>No customer summaries in this report.</Empty>
         ) : (
           <ul className="patrol-customers">
-            {report.customer_summaries_parsed.map((c) => (
-              <li key={c.customer_name} className="card">
+            {report.customer_summaries_parsed.map((c, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a report is never reordered, and one stored before the scan kept one summary per customer may name one twice
+              <li key={`${i}:${c.customer_name}`} className="card">
                 <Sub>{c.customer_name}</Sub>
                 <p className="muted patrol-customer-counts">
                   {c.clusters} cluster{c.clusters === 1 ? '' : 's'}, {c.flagged} flagged
