@@ -14,7 +14,7 @@ import { namedSeverity } from './severity.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
 import { HttpLink } from '../routes/common.js';
 import * as z from '../zod.js';
-import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, SPOOFING_CHARACTERS, type IngestResult } from './records.js';
+import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
 
 export type { AlertIngestResult };
 
@@ -182,6 +182,17 @@ function endsUnknown(a: AlertmanagerAlert, now: Date): boolean {
 /** When a resolved alert with a usable end stopped: its endsAt, not before its startsAt. */
 const endedAt = (a: AlertmanagerAlert, startsAt: string): string => new Date(Math.max(Date.parse(a.endsAt), Date.parse(startsAt))).toISOString();
 
+/** What shows nothing: spaces, control and format characters (zero-width space, soft hyphen, direction marks). */
+const INVISIBLE = /[\p{Z}\p{Cc}\p{Cf}]/gu;
+/**
+ * Bidirectional embeddings, overrides and isolates: kept in a name, one reverses or reorders every name and time
+ * written after it where names are joined (an AI issue's title and summary). Direction marks (U+200E/F), which
+ * right-to-left names need for their punctuation, and the other format characters stay.
+ */
+const DIRECTION_OVERRIDES = /[\u202A-\u202E\u2066-\u2069]/g;
+/** An alert's name as stored and shown; its labels keep what was sent. */
+const shownAlertName = (name: string) => name.replace(DIRECTION_OVERRIDES, '');
+
 /**
  * Stores an Alertmanager notification's alerts. The latest notification of an
  * occurrence (fingerprint + startsAt) wins, by receipt time `now`, and within
@@ -194,11 +205,8 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
   checked.valid = checked.valid.filter(({ index, record }) => {
     if (!record.labels[label]) checked.rejected.push({ index, reason: `labels.${label}: missing (the label that names the cluster)` });
     else if (!record.labels.alertname) checked.rejected.push({ index, reason: 'labels.alertname: missing' });
-    // It names the alert and its issues in every list: blank, it is a link no one can see; holding a bidirectional
-    // control, it reverses the names and times written after it in an AI issue's title and summary.
-    else if (!record.labels.alertname.trim()) checked.rejected.push({ index, reason: 'labels.alertname: blank' });
-    else if (SPOOFING_CHARACTERS.test(record.labels.alertname))
-      checked.rejected.push({ index, reason: 'labels.alertname: must hold no control, bidirectional or zero-width characters' });
+    // It names the alert and its issues in every list: blank (spaces, zero-width characters), a link no one can see.
+    else if (!shownAlertName(record.labels.alertname).replace(INVISIBLE, '')) checked.rejected.push({ index, reason: 'labels.alertname: blank' });
     else return true;
     return false;
   });
@@ -213,7 +221,7 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     return {
       alert_id: `${fingerprintOf(a)}-${Math.floor(Date.parse(a.startsAt) / 1000)}`,
       cluster_id: a.labels[label]!,
-      alert_name: a.labels.alertname!,
+      alert_name: shownAlertName(a.labels.alertname!),
       severity: severityOf(a.labels.severity),
       status: resolved ? 'Resolved' : 'Firing',
       starts_at: startsAt,
@@ -222,7 +230,7 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
       fingerprint: fingerprintOf(a),
       labels: a.labels,
       annotations: a.annotations,
-      summary: a.annotations.summary ?? a.labels.alertname!,
+      summary: a.annotations.summary ?? shownAlertName(a.labels.alertname!),
       detail: a.annotations.description ?? '',
       dashboard_url: dashboardUrl(a),
     };

@@ -33,7 +33,7 @@ export const Tier = z.enum(['S', 'A', 'B']);
  * as `prod-db-01`, `prod-db-01\u200B` or `prod-db-01\u2060` as `prod-db-01`). Joiners (U+200C/D) stay: some
  * scripts' names need them.
  */
-export const SPOOFING_CHARACTERS = /(?![\u200C\u200D])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const SPOOFING_CHARACTERS = /(?![\u200C\u200D])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 /** A name an operator reads to tell clusters and customers apart: trimmed, 1 to `max` characters, none that spoof another. */
 const shownName = (max: number) =>
   z.string().check(

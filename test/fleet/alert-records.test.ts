@@ -51,18 +51,20 @@ describe('alert map keys', () => {
     expect((await listClusterIssues(c)).map((i) => i.alert_names)).toEqual([['Good']]);
   });
 
-  it('refuses an alert name that is blank or holds a control, bidirectional or zero-width character; takes the rest', async () => {
+  it('refuses an alert name that shows nothing; takes any other, its direction overrides left out of the name shown', async () => {
     const c = await storedCluster();
-    const names = [' ', '\u200B', 'Evil\u202Enwod', 'Tab\tName', 'Fine name'];
+    // Direction marks, soft hyphens and zero-width spaces come with real names (a right-to-left rule title, a name
+    // pasted from a wiki): kept, or the alert and its resolution would be lost. An override (U+202E) reverses
+    // every name and time written after it where names are joined (an AI issue's title): left out of the name.
+    const names = [' ', '\u200B', '\u05D4\u05E9\u05E8\u05EA (DB)\u200F', 'Disk\u00ADFull', 'Evil\u202Enwod\u2066x\u2069'];
     const result = await ingestAlerts(
       names.map((name, i) => alert(c, `Odd${i}`, { labels: { alertname: name, cluster_id: c } })),
       NOW,
     );
-    expect(result.rejected).toEqual([
-      { index: 0, reason: 'labels.alertname: blank' },
-      ...[1, 2, 3].map((index) => ({ index, reason: 'labels.alertname: must hold no control, bidirectional or zero-width characters' })),
-    ]);
-    expect((await listClusterAlerts(c, new Date(0))).map((a) => a.alert_name)).toEqual(['Fine name']);
+    expect(result.rejected).toEqual([0, 1].map((index) => ({ index, reason: 'labels.alertname: blank' })));
+    const stored = await listClusterAlerts(c, new Date(0));
+    expect(stored.map((a) => a.alert_name).sort()).toEqual(['\u05D4\u05E9\u05E8\u05EA (DB)\u200F', 'Disk\u00ADFull', 'Evilnwodx'].sort());
+    expect(stored.find((a) => a.alert_name === 'Evilnwodx')?.labels.alertname).toBe('Evil\u202Enwod\u2066x\u2069');
   });
 
   it('refuses an endsAt longer than any time', async () => {
