@@ -525,6 +525,9 @@ describe('patrol', { timeout: 120_000 }, () => {
     await expectAccessible(adminPage, '/patrol after a failed scan');
     await adminPage.getByRole('link', { name: 'Open the failed report' }).click();
     await adminPage.getByRole('alert').getByText('console-ai: the warehouse did not answer').waitFor();
+    // It failed before its scan said which model: not passed off as the rules engine's.
+    await adminPage.getByText('model not recorded', { exact: false }).first().waitFor();
+    expect(await adminPage.getByText('rules engine', { exact: false }).count()).toBe(0);
   });
 });
 

@@ -19,7 +19,8 @@ export function ReportStatus({ status }: { status: string }) {
   return <span className={`badge ${cls}`}>{status}</span>;
 }
 
-export const modelLabel = (model: string) => (model === 'rules' || !model ? 'rules engine' : model);
+/** A report records its model ('rules' for the rules engine) when its scan starts working; until then, or if it never did, none. */
+export const modelLabel = (model: string) => (model === 'rules' ? 'rules engine' : model || 'model not recorded');
 
 export function PatrolReportView({ report, headingLevel = 2 }: { report: PatrolReport; headingLevel?: 2 | 3 }) {
   const id = useId();
