@@ -25,6 +25,9 @@ import {
 import { llmProvider } from '../llm/provider.js';
 import { createLogger } from '../log.js';
 import { llmGroups, rulesGroups, type AlertGroup } from './grouping.js';
+import { alertSeverity } from '../issues/grouping.js';
+import { loadIssueRules } from '../rules/load.js';
+import type { IssueRules } from '../rules/schemas.js';
 
 export const AI_WINDOW_DAYS = 7;
 const log = createLogger('ai-grouping');
@@ -122,6 +125,7 @@ async function regroupCluster(
   clusterId: string,
   names: { cluster_name: string; customer_name: string },
   openIds: readonly string[],
+  severities: IssueRules['severity'],
   now: Date,
 ): Promise<'regrouped' | 'unchanged'> {
   // Before the pass goes on: the next list read in any container sees these writes, also those of a failed
@@ -129,7 +133,7 @@ async function regroupCluster(
   // meanwhile stay as they were, at most the cache's TTL).
   return afterAiIssueWrites(
     async (writes) => {
-      const outcome = await groupCluster(clusterId, names, now, writes);
+      const outcome = await groupCluster(clusterId, names, severities, now, writes);
       if (openIds.length) await settleHistory(clusterId, openIds, writes);
       return outcome;
     },
@@ -153,6 +157,7 @@ export const modelWait = (failures: number) => Math.min(MODEL_RETRY_MAX_MS, MODE
 async function groupCluster(
   clusterId: string,
   names: { cluster_name: string; customer_name: string },
+  severities: IssueRules['severity'],
   now: Date,
   writes: { made: boolean },
 ): Promise<'regrouped' | 'unchanged'> {
@@ -169,8 +174,12 @@ async function groupCluster(
     state.model_failed_with === method &&
     now.getTime() < Date.parse(state.model_failed_at) + modelWait(state.model_failures ?? 1);
   if (state && state.fingerprint === fingerprintOf(facts) && (state.method === method || waiting)) return 'unchanged';
-  const alerts = await listClusterAlerts(clusterId, since);
-  const fingerprint = fingerprintOf(alerts);
+  const read = await listClusterAlerts(clusterId, since);
+  const fingerprint = fingerprintOf(read);
+  // Each alert as severe as the issue rules rate it (their name patterns first, then the label), as its rule
+  // issue is: the stored severity is the label's alone, so `DiskFullSoon` (severity=warning) made a Warning AI
+  // issue beside its Critical rule issue. What the model is shown and what the rules fallback counts.
+  const alerts = read.map((a) => ({ ...a, severity: alertSeverity(a, severities) }));
 
   let groups: AlertGroup[] = [];
   // The method actually used, saved with the fingerprint: a fallback to rules is saved as `rules`, so
@@ -302,7 +311,8 @@ export async function regroupAiClusters(clusterIds: Iterable<string>, now = new 
 
 async function regroupWithOpen(clusterIds: Iterable<string>, open: Map<string, string[]>, now: Date, budgetMs: number): Promise<PassResult> {
   const ids = [...new Set(clusterIds)];
-  const inventory = new Map((await getClusters(ids)).map((c) => [c.cluster_id, c]));
+  const [clusters, { rules }] = await Promise.all([getClusters(ids), loadIssueRules()]);
+  const inventory = new Map(clusters.map((c) => [c.cluster_id, c]));
   const result = { clusters: ids.length, regrouped: 0, unchanged: 0, failed: 0, deferred: 0 };
   const stopAt = Date.now() + budgetMs;
   await mapLimit(ids, 4, async (id) => {
@@ -313,7 +323,7 @@ async function regroupWithOpen(clusterIds: Iterable<string>, open: Map<string, s
     const c = inventory.get(id);
     const names = { cluster_name: c?.cluster_name ?? id, customer_name: c?.customer_name ?? '' };
     try {
-      result[await regroupCluster(id, names, open.get(id) ?? [], now)]++;
+      result[await regroupCluster(id, names, open.get(id) ?? [], rules.severity, now)]++;
     } catch (error) {
       if (!(error instanceof ConditionFailed)) log.error('AI grouping of a cluster failed', { cluster_id: id, error: String(error) });
       result.failed++; // a concurrent run recorded first: its grouping stands

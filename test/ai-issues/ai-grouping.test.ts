@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { aiTriageAction, getAiGroupingState, getAiIssue, listAiIssuesActiveSince } from '../../shared/db/ai-issues.js';
-import { listAlertsSince, type AlertRecord } from '../../shared/db/alerts.js';
+import { listAlertsSince, recordAlerts, type AlertRecord } from '../../shared/db/alerts.js';
+import { alertRecord, storedCluster } from '../support/clusters.js';
 import { transactWrite } from '../../shared/db/client.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { categoryOf, rulesGroups } from '../../shared/ai-issues/grouping.js';
@@ -61,6 +62,17 @@ describe('rules grouping (no provider)', () => {
     expect(groups.map((g) => g.alerts.length)).toEqual([2, 1, 1]);
     expect(groups[0]!.reasoning).toMatch(/^Rule-based grouping \(no LLM provider configured\): 2 storage alerts/);
     expect(categoryOf('CompactionScoreHigh')).toBe('compaction');
+  });
+
+  it('rates an alert as the issue rules do, name patterns first: DiskFullSoon labelled warning is a Critical AI issue, as its rule issue is', async () => {
+    delete process.env.LLM_PROVIDER;
+    const clusterId = await storedCluster();
+    await recordAlerts([
+      { ...alertRecord(new Date(), clusterId, 'DiskFullSoon', 30, null, `fp-${clusterId}`), labels: { alertname: 'DiskFullSoon', severity: 'warning' } },
+    ]);
+    expect(await regroupAiClusters([clusterId])).toMatchObject({ regrouped: 1, failed: 0 });
+    const issues = (await listAiIssuesActiveSince(new Date(Date.now() - 86_400_000))).filter((i) => i.cluster_id === clusterId);
+    expect(issues.map((i) => [i.issue_name, i.severity])).toEqual([['Storage: DiskFullSoon', 'Critical']]);
   });
 
   it('the scheduled recompute creates AI issues covering every alert exactly once, and a second run changes nothing', async () => {
