@@ -182,7 +182,7 @@ function endsUnknown(a: AlertmanagerAlert, now: Date): boolean {
 /** When a resolved alert with a usable end stopped: its endsAt, not before its startsAt. */
 const endedAt = (a: AlertmanagerAlert, startsAt: string): string => new Date(Math.max(Date.parse(a.endsAt), Date.parse(startsAt))).toISOString();
 
-/** What shows nothing: spaces, control and format characters (zero-width space, soft hyphen, direction marks). */
+/** What shows nothing: spaces, control and format characters (zero-width space, soft hyphen, direction marks and overrides). */
 const INVISIBLE = /[\p{Z}\p{Cc}\p{Cf}]/gu;
 /**
  * Bidirectional embeddings, overrides and isolates: kept in a name, one reverses or reorders every name and time
@@ -206,7 +206,7 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     if (!record.labels[label]) checked.rejected.push({ index, reason: `labels.${label}: missing (the label that names the cluster)` });
     else if (!record.labels.alertname) checked.rejected.push({ index, reason: 'labels.alertname: missing' });
     // It names the alert and its issues in every list: blank (spaces, zero-width characters), a link no one can see.
-    else if (!shownAlertName(record.labels.alertname).replace(INVISIBLE, '')) checked.rejected.push({ index, reason: 'labels.alertname: blank' });
+    else if (!record.labels.alertname.replace(INVISIBLE, '')) checked.rejected.push({ index, reason: 'labels.alertname: blank' });
     else return true;
     return false;
   });

@@ -114,6 +114,8 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
     if (options.signal?.aborted) throw stopped();
     if (refusal) throw new PrometheusError(`${refusal.field}: ${refusal.message} (write a new metric-sources version)`, null, false);
     const url = new URL(`${base}${path}`);
+    // What failures name: the host and the whole path asked, a base path such as Mimir's /prometheus included.
+    const asked = `${url.host}${url.pathname}`;
     const body = new URLSearchParams({ ...form, ...SERVER_SIDE }).toString();
     const auth = await authOf(url, body);
     const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...auth.headers };
@@ -137,37 +139,33 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
       // A proxy's refusal may echo the credential it refused: not quoted at all.
       if (auth.secrets && (response.status === 401 || response.status === 403))
         throw new PrometheusError(
-          `${response.status} from ${url.host}${url.pathname}: the ${source.auth.type} credential was refused (check PROMETHEUS_CREDENTIAL)`,
+          `${response.status} from ${asked}: the ${source.auth.type} credential was refused (check PROMETHEUS_CREDENTIAL)`,
           response.status,
           false,
         );
       const detail = quoted(prometheusErrorOf(text) ?? text, auth.secrets);
-      throw new PrometheusError(`${response.status} from ${url.host}${url.pathname}: ${detail}`, response.status, retryable);
+      throw new PrometheusError(`${response.status} from ${asked}: ${detail}`, response.status, retryable);
     }
     let parsed: unknown;
     try {
       // Labels become cluster ids and pull notes: a lone surrogate escaped in one arrives as U+FFFD.
       parsed = parseJsonText(text);
     } catch {
-      throw new PrometheusError(`the answer of ${url.host}${url.pathname} is not JSON`, response.status, false);
+      throw new PrometheusError(`the answer of ${asked} is not JSON`, response.status, false);
     }
     const envelope = parsed as { status?: unknown; data?: unknown; isPartial?: unknown; warnings?: unknown; infos?: unknown };
     if (envelope?.status !== 'success')
-      throw new PrometheusError(
-        `${url.host}${url.pathname}: ${quoted(prometheusErrorOf(text) ?? 'status is not success', auth.secrets)}`,
-        response.status,
-        false,
-      );
+      throw new PrometheusError(`${asked}: ${quoted(prometheusErrorOf(text) ?? 'status is not success', auth.secrets)}`, response.status, false);
     // VictoriaMetrics' answer when a storage node did not answer: stored, its window would be marked pulled with
     // that node's series missing for good. Retried, and failed like any passing failure (the watermark stays).
     if (envelope.isPartial === true)
-      throw new PrometheusError(`${url.host}${url.pathname}: a partial answer (a storage node did not answer); not stored, asked again`, response.status, true);
+      throw new PrometheusError(`${asked}: a partial answer (a storage node did not answer); not stored, asked again`, response.status, true);
     // Prometheus' own way of saying the same: a remote-read (secondary) storage that failed is dropped from the
     // answer, its error a warning beside a success.
     const lost = Array.isArray(envelope.warnings) ? envelope.warnings.find((w) => typeof w !== 'string' || !HARMLESS_WARNING.test(w)) : undefined;
     if (lost !== undefined)
       throw new PrometheusError(
-        `${url.host}${url.pathname}: a partial answer (a storage Prometheus reads did not answer: ${quoted(String(lost), auth.secrets)}); not stored, asked again`,
+        `${asked}: a partial answer (a storage Prometheus reads did not answer: ${quoted(String(lost), auth.secrets)}); not stored, asked again`,
         response.status,
         true,
       );

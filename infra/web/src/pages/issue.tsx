@@ -10,6 +10,7 @@ import { TicketPanel } from '../components/issues/ticket-panel';
 import { TriageForm } from '../components/issues/triage-form';
 import { MAY_TRIAGE_ISSUES } from '../api/access';
 import { useSession } from '../session';
+import type { Answer } from '../api/types';
 import { SiblingLink } from '../components/list-link';
 import { When } from '../components/time';
 import './issue.css';
@@ -53,7 +54,7 @@ export default function IssuePage() {
  * Why an issue reads Resolved while its alerts may still fire: regrouping folded it into another (a bridging alert
  * merged two, or the grouping keys changed), and it is kept as it was, for its history and its ticket's link.
  */
-function RegroupedNote({ regrouped }: { regrouped: { into: string | null; at: string } }) {
+function RegroupedNote({ regrouped }: { regrouped: NonNullable<Answer<'issues', 'get'>['regrouped']> }) {
   return (
     <p className="notice issue-regrouped" role="note">
       <strong>
