@@ -34,11 +34,18 @@ export { callerOf, hashInvitationToken, type Caller };
 
 export const userInfo = (p: Principal): UserInfo => ({ id: p.userId, username: p.username, name: p.name, email: p.email, role: p.role });
 
+/**
+ * Resolves once Date.now() reads `epochMs`. One timer is not enough: libuv times it from the loop's cached
+ * clock, which lags behind Date.now() after busy work in the same turn (a password hash), so it can fire early.
+ */
+export async function untilClockReads(epochMs: number): Promise<void> {
+  for (let wait = epochMs - Date.now(); wait > 0; wait = epochMs - Date.now()) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
 async function issue(user: UserRecord): Promise<LoginResponse> {
   // Just after a deactivation, tokens of this second are refused (iat has one-second resolution):
   // wait for the next second rather than hand out a token that is dead on arrival.
-  const wait = (user.tokens_valid_from ?? 0) * 1000 - Date.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await untilClockReads((user.tokens_valid_from ?? 0) * 1000);
   const principal = principalOf(user);
   return { access_token: await signAccessToken(principal), token_type: 'bearer', user: userInfo(principal) };
 }
