@@ -80,11 +80,12 @@ export function loadMarkdown(): Promise<Render> {
         marker.textContent = ` (${where.shown})`;
         link.after(marker);
       }
-      // Wide tables scroll inside a focusable, labelled box (keyboard users can scroll it too).
+      // Wide tables scroll inside a focusable, labelled box (keyboard users can scroll it too). A group, not a
+      // region: a reply with two tables would be two landmarks of one name, and a landmark is a part of the page.
       for (const table of Array.from(body.querySelectorAll('table'))) {
         const box = document.createElement('div');
         box.className = 'markdown-table';
-        box.setAttribute('role', 'region');
+        box.setAttribute('role', 'group');
         box.setAttribute('aria-label', 'Table');
         box.setAttribute('tabindex', '0');
         table.replaceWith(box);
@@ -92,7 +93,7 @@ export function loadMarkdown(): Promise<Render> {
       }
       // A code block scrolls sideways too (its lines are not wrapped): focusable and labelled the same way.
       for (const code of Array.from(body.querySelectorAll('pre'))) {
-        code.setAttribute('role', 'region');
+        code.setAttribute('role', 'group');
         code.setAttribute('aria-label', 'Code');
         code.setAttribute('tabindex', '0');
       }
