@@ -62,7 +62,7 @@ const recomputeRisk = refreshRoutes(
 
 export const handler = createGroupHandler(settingsGroup, {
   getGeneral: async () => generalSettings(),
-  putGeneral: async (req) => updateGeneralSettings(req.principal, req.body, await callerOf(req), new Date(), expectedRevision(req.headers['if-match'])),
+  putGeneral: async (req) => updateGeneralSettings(req.principal, req.body, await callerOf(req), expectedRevision(req.headers['if-match'])),
   getHealthRules: health.get,
   putHealthRules: health.put,
   healthRuleVersions: health.versions,

@@ -34,10 +34,11 @@ export async function updateGeneralSettings(
   principal: Principal,
   settings: GeneralSettings,
   caller: Caller,
-  now = new Date(),
   expected?: number,
 ): Promise<{ status: 'ok' } & GeneralSettings> {
   await retryOnConflict(async () => {
+    // Each attempt's own instant: a save that commits on a retry is audited (and ordered) when it committed.
+    const now = new Date();
     const { revision, health_scoring_method, alert_criticality_method, updated_by, updated_at } = await getGeneralSettings();
     if (expected !== undefined && expected !== revision)
       throw new Conflict(
