@@ -321,7 +321,9 @@ export function checkRuleText(name: RuleSetName, text: string, schema = SCHEMAS[
   try {
     const doc = boundedDocument(text);
     if (!('contents' in doc)) return invalid(text, doc);
-    value = doc.toJS({ maxAliasCount: TEXT_LIMITS.aliases });
+    // Aliases are bounded above (count, alias-free targets, bytes copied); yaml's own count includes the
+    // anchor, so its limit would refuse the 50th alias, which is allowed, without saying why.
+    value = doc.toJS({ maxAliasCount: -1 });
   } catch {
     // Nothing above should throw on any text; should it, the answer is still a clear 422.
     return { ok: false, message: 'invalid YAML: the text could not be read within the limits for rule sets' };

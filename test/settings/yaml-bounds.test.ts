@@ -94,6 +94,8 @@ describe('shapes a rule set never needs are refused with line and column', () =>
     ],
     ['aliases copying more than the size limit', `a: &a [${'1,'.repeat(3_000)}1]\nb: [${Array(12).fill('*a').join(', ')}]\n`, /aliases copy more than 64 KB/],
     ['51 aliases', `a: &a 1\nb: [${Array(51).fill('*a').join(', ')}]\n`, /more than 50 aliases/],
+    // 50 are allowed: read, and refused for what they say (the limit's own message from 51 on)
+    ['50 aliases', `a: &a 1\nb: [${Array(50).fill('*a').join(', ')}]\n`, /must have the top-level key/],
     ['an alias of no anchor', 'risk:\n  lookback_days: *d\n', /line 2, column 18: the alias `\*d` refers to no anchor defined before it/],
     ['an alias before its anchor', 'a: *x\nb: &x 1\n', /line 1, column 4: the alias `\*x` refers to no anchor defined before it/],
     [
