@@ -36,7 +36,8 @@ export const RULE_SET_HELP: Record<RuleSetKey, string> = {
 /** What follows an applied version, said after a save. */
 export const RULE_SET_APPLIES: Record<RuleSetKey, string> = {
   health: 'Scores use it from now on.',
-  issue: 'Alerts are grouped by it from now on.',
+  // shared/issues/README.md: a rule edit regroups the horizon's alerts in the next scheduled recompute, not at once.
+  issue: 'Alerts delivered from now on are grouped by it; issues already formed are regrouped by the next scheduled recompute.',
   risk: 'Risk snapshots use it from now on.',
   'metric-sources': 'The next pull of metrics uses it.',
 };
