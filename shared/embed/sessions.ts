@@ -145,14 +145,26 @@ export async function generateEmbedTokens(input: GenerateInput, provider: () => 
   const userId = input.principal.userId;
   const stored = await getEmbedSession(userId);
   if (!stored) return { session_reference_token_ttl: 0 };
-  const tokens = await viaProvider(() =>
-    client.generateTokens({
-      sessionReferenceToken: stored.sessionReferenceToken,
-      apiToken: input.apiToken,
-      navigationToken: input.navigationToken,
-      userAgent: input.userAgent,
-    }),
-  );
+  const tokens = await viaProvider(async () => {
+    try {
+      return await client.generateTokens({
+        sessionReferenceToken: stored.sessionReferenceToken,
+        apiToken: input.apiToken,
+        navigationToken: input.navigationToken,
+        userAgent: input.userAgent,
+      });
+    } catch (error) {
+      // The BI server refused the tokens we sent (a 4xx about the request: tokens of a session it no longer
+      // knows, or of another browser): sending them again is refused again, so the tab is told to acquire
+      // anew, which reuses the stored session or, if that is refused too, starts one. A 401/403/429 or a
+      // failure says nothing about the tokens: a 502, and the tab tries again later.
+      if (!(error instanceof EmbedProviderError) || !error.refusedRequest) throw error;
+      log.info('embed tokens refused; the tab acquires anew', { user_id: userId, status: error.status });
+      return 'refused' as const;
+    }
+  });
+  // The stored session is kept for the acquire to reuse (if the server no longer knows it, the acquire starts one).
+  if (tokens === 'refused') return { session_reference_token_ttl: 0 };
   if (tokens.expired) {
     await deleteEmbedSession(userId, stored.sessionReferenceToken);
     log.info('embed session expired', { user_id: userId });

@@ -343,6 +343,22 @@ describe('generate-tokens', () => {
   });
 });
 
+describe('refused tokens', () => {
+  it('tokens the server refuses (another browser, a frame it no longer knows) answer session_reference_token_ttl 0, keeping the session for the next acquire', async () => {
+    const session = await acquire();
+    // Sent again, refused tokens are refused again: a 502 here had the tab retry them every 30 s, for good.
+    expect(await generate(session, ana, 'curl/8.0')).toEqual({ session_reference_token_ttl: 0 });
+    expect(await generate({ api_token: 'api-unknown', navigation_token: 'nav-unknown' })).toEqual({ session_reference_token_ttl: 0 });
+    const stored = await getEmbedSession('u-ana');
+    expect(stored?.sessionReferenceToken).toBe(fake.referenceTokens()[0]);
+    // The tab acquires anew: the stored session is reused, and its new tokens renew.
+    const again = await acquire();
+    expect(acquires()[1]!.body).toMatchObject({ session_reference_token: fake.referenceTokens()[0] });
+    expect(fake.referenceTokens()).toHaveLength(1);
+    expect(await generate(again)).toMatchObject({ api_token_ttl: 600 });
+  });
+});
+
 describe('configuration', () => {
   it('not configured is 503 naming the missing variables, for both calls', async () => {
     for (const name of ['EMBED_HOST', 'EMBED_CLIENT_ID', 'EMBED_CLIENT_SECRET']) {
@@ -361,6 +377,8 @@ describe('configuration', () => {
     const bad: NodeJS.ProcessEnv[] = [
       { EMBED_HOST: 'http://bi.example.com' },
       { EMBED_HOST: `https://user:${CLIENT_SECRET}@bi.example.com` },
+      // The frame loads /login/embed/… at the origin's root: a path would embed nothing.
+      { EMBED_HOST: 'https://bi.example.com/looker' },
       { EMBED_TIMEOUT_MS: '20001' },
       { EMBED_TIMEOUT_MS: 'soon' },
       { EMBED_USER_ATTRIBUTES: '["a"]' },
@@ -440,16 +458,15 @@ describe('provider failures are 502 with a detail that leaks nothing', () => {
     expect(await getEmbedSession('u-ana')).toBeUndefined();
   });
 
-  it('generate_tokens failing is 502 and keeps the stored session; refused tokens (another User-Agent) too', async () => {
+  it('generate_tokens failing is 502 and keeps the stored session', async () => {
     const session = await acquire();
-    for (const mode of ['error500', 'slow', 'garbage', 'oversized'] as const) {
+    for (const mode of ['error500', 'error429', 'slow', 'garbage', 'oversized'] as const) {
       fake.mode = mode;
-      expect((await failure(() => generate(session))).status).toBe(502);
+      const problem = await failure(() => generate(session));
+      expect(problem.status).toBe(502);
+      expect(leaks(problem.detail)).toEqual([]);
     }
     fake.mode = 'ok';
-    const problem = await failure(() => generate(session, ana, 'curl/8.0'));
-    expect(problem.status).toBe(502);
-    expect(leaks(problem.detail)).toEqual([]);
     expect(await getEmbedSession('u-ana')).toBeDefined();
     const renewed = await generate(session);
     expect(renewed).toMatchObject({ api_token_ttl: 600 });
