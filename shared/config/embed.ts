@@ -75,9 +75,14 @@ export const embedSettings = defineSettings(
       if (!clientSecret.configured) missing.push('EMBED_CLIENT_SECRET (or EMBED_CLIENT_SECRET_ARN)');
       if (missing.length > 0) throw notConfigured(missing);
       const host = serviceUrl(v.EMBED_HOST!, 'EMBED_HOST');
+      // The embed protocol's pages (/login/embed/…, /embed/…) are at the server's root, where the console's
+      // frame loads them: a path here would reach the API under it and a frame that is not there.
+      if (host.pathname.replace(/\/+$/, '') !== '') {
+        throw new ServiceUnavailable("EMBED_HOST must be the BI server's origin (scheme, host and port) with no path: the embed pages are at its root.");
+      }
       return {
-        /** Server URL without a trailing slash. */
-        host: `${host.origin}${host.pathname.replace(/\/+$/, '')}`,
+        /** The server's origin: no path, no trailing slash. */
+        host: host.origin,
         clientId: v.EMBED_CLIENT_ID!,
         /** Resolved per login: on AWS the secret comes from Secrets Manager. */
         clientSecret: async () => {
