@@ -15,5 +15,5 @@ export const handler = createGroupHandler(issuesGroup, {
   evidence: async (req) => issueEvidence(req.params.issue_id),
   createTicket: async (req) =>
     createTicket(req.principal, req.params.issue_id, await callerOf(req), new Date(), { again: req.query.again === 'true', receivedAt: req.receivedAt }),
-  patch: async (req) => updateTriage(req.principal, req.params.issue_id, req.body, await callerOf(req), new Date(), expectedTriage(req.headers['if-match'])),
+  patch: async (req) => updateTriage(req.principal, req.params.issue_id, req.body, await callerOf(req), undefined, expectedTriage(req.headers['if-match'])),
 });

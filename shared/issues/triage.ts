@@ -35,12 +35,14 @@ const log = createLogger('issues/triage');
 /**
  * PATCH. `expected`: the triage version the change was made on (If-Match, triage-etag.ts): when it has
  * moved on, a 409 and nothing changed. Without it, someone else's triage meanwhile is kept and ours
- * applied on top, with a fresh "before".
+ * applied on top, with a fresh "before". `now`: a test's fixed instant; unset, each attempt stamps its own,
+ * so a change that commits on a retry is audited (and ordered) when it committed.
  */
-export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now = new Date(), expected?: number) {
+export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now?: Date, expected?: number) {
   const changes = { ...patch };
   if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(principal, changes.assignee);
   return retryOnConflict(async () => {
+    const at = now ?? new Date();
     const issue = await requireIssue(issueId);
     // Out of every list (also when regrouping superseded it meanwhile: triageAction holds only on a live
     // issue, and this try reads afresh): the issue now holding its alerts is the one to triage.
@@ -51,7 +53,7 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactIssues([
-      triageAction(issueId, after, issue.triage_version, principal.username, now),
+      triageAction(issueId, after, issue.triage_version, principal.username, at),
       auditAction(
         {
           actor: principal.username,
@@ -62,7 +64,7 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
           ip: caller.ip,
           user_agent: caller.userAgent,
         },
-        now,
+        at,
       ),
     ]);
     return { status: 'updated' as const, source: SOURCE };
