@@ -92,3 +92,14 @@ export function wellFormed<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * Control and format characters (bidirectional controls, zero-width space and word joiner, soft hyphen, byte-order
+ * mark, tags) and line or paragraph separators: shown, a name holding them reads as another (`\u202E10-bd-dorp`
+ * as `prod-db-01`, `prod-db-01\u200B` or `prod-db-01\u2060` as `prod-db-01`). Joiners (U+200C/D) stay: some
+ * scripts' names need them.
+ */
+const SPOOFING_CHARACTERS = /(?![\u200C\u200D])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/** Whether a name holds a character that makes it read as another (above): such a name is refused, or not shown. */
+export const spoofsAnotherName = (name: string): boolean => SPOOFING_CHARACTERS.test(name);

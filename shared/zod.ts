@@ -6,6 +6,7 @@
 // an API answer or a config error quotes are configured here, once.
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { spoofsAnotherName } from './text.js';
 
 z.config(en());
 
@@ -27,3 +28,12 @@ export function withSomeField<S extends z.ZodMiniObject>(schema: S, message = 'a
   z.globalRegistry.add(checked, { minProperties: 1 });
   return checked;
 }
+
+/** A name people read to tell things apart (a cluster, a customer, a person): trimmed, 1 to `max` characters, none that spoof another. */
+export const shownName = (max: number) =>
+  z.string().check(
+    z.trim(),
+    z.minLength(1),
+    z.maxLength(max),
+    z.refine((name) => !spoofsAnotherName(name), 'must hold no control, bidirectional or zero-width characters'),
+  );

@@ -15,6 +15,7 @@ import { isIP } from 'node:net';
 import type { Entry, Client as LdapClient } from 'ldapts';
 import { ldapSettings } from '../config/ldap.js';
 import { secret } from '../config/secrets.js';
+import { spoofsAnotherName } from '../text.js';
 import { createLogger, errorFields } from '../log.js';
 import type { Role } from './roles.js';
 import { canonicalEmail, canonicalUsername } from './username.js';
@@ -184,9 +185,10 @@ export async function ldapAuthenticate(username: string, password: string): Prom
     }
     // A directory name longer than an account's field holds is passed over: the account item must stay
     // writable (DynamoDB items hold 400 KB), and such a value is no name anyway.
+    // So is one holding a character that makes it read as another's (bidirectional or zero-width: shared/text.ts).
     const first = (v: unknown, max: number) => {
       const text = valuesOf(v)[0]?.trim();
-      return text && text.length <= max ? text : undefined;
+      return text && text.length <= max && !spoofsAnotherName(text) ? text : undefined;
     };
     // Only an address the settings routes can address the account by (sign-in refuses an account without one).
     const email = [...valuesOf(entry.mail), account].map(canonicalEmail).find((e) => e !== null);

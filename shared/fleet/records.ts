@@ -27,29 +27,13 @@ export type MetricKey = z.infer<typeof MetricKey>;
 
 export const Tier = z.enum(['S', 'A', 'B']);
 
-/**
- * Control and format characters (bidirectional controls, zero-width space and word joiner, soft hyphen, byte-order
- * mark, tags) and line or paragraph separators: shown, a name holding them reads as another (`\u202E10-bd-dorp`
- * as `prod-db-01`, `prod-db-01\u200B` or `prod-db-01\u2060` as `prod-db-01`). Joiners (U+200C/D) stay: some
- * scripts' names need them.
- */
-const SPOOFING_CHARACTERS = /(?![\u200C\u200D])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
-/** A name an operator reads to tell clusters and customers apart: trimmed, 1 to `max` characters, none that spoof another. */
-const shownName = (max: number) =>
-  z.string().check(
-    z.trim(),
-    z.minLength(1),
-    z.maxLength(max),
-    z.refine((name) => !SPOOFING_CHARACTERS.test(name), 'must hold no control, bidirectional or zero-width characters'),
-  );
-
 export const ClusterInput = z.lazy(() =>
   z.strictObject({
     cluster_id: z.uuid(),
-    cluster_name: shownName(128),
-    customer_name: shownName(128),
+    cluster_name: z.shownName(128),
+    customer_name: z.shownName(128),
     account_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
-    account_name: shownName(128),
+    account_name: z.shownName(128),
     email: z.email().check(z.maxLength(254)),
     customer_tier: Tier,
     cluster_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(32)),

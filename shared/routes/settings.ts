@@ -37,7 +37,7 @@ export const InviteBody = z.lazy(() =>
       z.email().check(z.maxLength(254)),
       z.transform((e: string) => e.toLowerCase()),
     ),
-    display_name: z.string().check(z.trim(), z.minLength(1), z.maxLength(128)),
+    display_name: z.shownName(128),
     role: Role,
   }),
 );

@@ -36,6 +36,8 @@ const PEOPLE: Person[] = [
   // Directory entries whose name, or address, no account field holds.
   { uid: 'grace', password: 'grace-secret', cn: `Grace ${'H'.repeat(200)}`, mail: 'grace@example.org' },
   { uid: 'heidi', password: 'heidi-secret', cn: 'Heidi', mail: `${'h'.repeat(250)}@example.org` },
+  // A name that reads as another: a right-to-left override shows "Oscar \u202Enimda" as "Oscar admin".
+  { uid: 'oscar', password: 'oscar-secret', cn: 'Oscar \u202Enimda', mail: 'oscar@example.org' },
   // An entry its person may bind as but not read back (no read access to one's own entry).
   { uid: 'mallory@example.org', password: 'mallory-secret', cn: 'Mallory', mail: 'mallory@example.org', unreadable: true },
   // Entries named by cn, for a DN template by cn: a login name other than the account's (the entry's uid).
@@ -128,10 +130,12 @@ describe('LDAP login against slapd', () => {
     expect(await slapd.binds()).toContain(dnOf('alice'));
   });
 
-  it('passes over a directory name longer than an account holds; an address no account holds is refused (403), nothing stored', async () => {
+  it('passes over a directory name longer than an account holds or holding a bidirectional control; an address no account holds is refused (403), nothing stored', async () => {
     const res = await login('grace', 'grace-secret', caller);
     expect(res.user).toMatchObject({ username: 'grace', name: 'grace', email: 'grace@example.org' });
     expect(await getUser('grace')).toMatchObject({ source: 'ldap', name: 'grace', email: 'grace@example.org' });
+    // So is a name holding a bidirectional control (shared/text.ts): the account is named by its login name.
+    expect((await login('oscar', 'oscar-secret', caller)).user).toMatchObject({ username: 'oscar', name: 'oscar' });
     // Stored without an email, the account could not be addressed by the settings routes.
     await expect(login('heidi', 'heidi-secret', caller)).rejects.toMatchObject({ status: 403, message: expect.stringContaining('no usable mail attribute') });
     expect(await getUser('heidi')).toBeUndefined();

@@ -104,6 +104,9 @@ export async function makeTestCa(): Promise<TestCa> {
   };
 }
 
+/** An LDIF line: a value outside printable ASCII (a name in another script, a control character) base64-encoded, as LDIF asks. */
+const attribute = (name: string, value: string) => (/^[\x20-\x7E]*$/.test(value) ? `${name}: ${value}` : `${name}:: ${Buffer.from(value).toString('base64')}`);
+
 function ldif(people: Person[]): string {
   const entries = [
     `dn: ${SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\no: Example\ndc: example`,
@@ -113,8 +116,8 @@ function ldif(people: Person[]): string {
         `dn: ${personDn(p)}`,
         'objectClass: inetOrgPerson',
         `uid: ${p.uid}`,
-        `cn: ${p.cn}`,
-        `sn: ${p.cn.split(' ').at(-1)}`,
+        attribute('cn', p.cn),
+        attribute('sn', p.cn.split(' ').at(-1)!),
         ...(p.mail ? [`mail: ${p.mail}`] : []),
         `userPassword: ${p.password}`,
       ].join('\n'),

@@ -126,6 +126,29 @@ describe('invitations by mail', () => {
   });
 });
 
+describe('an invitation naming the person with characters that spoof another name', () => {
+  it.each([
+    ['a right-to-left override', 'Oscar \u202Enimda'],
+    ['a zero-width space', 'Ana\u200B'],
+    ['a line separator', 'Ana\u2028Admin'],
+  ])('with %s is refused (422 naming display_name), nothing stored or sent', async (_, name) => {
+    const token = await userToken('admin', 'admin-spoofed-name');
+    const email = `spoofed.${name.length}@example.com`;
+    const mails = ses.received.length;
+    const refused = await call(settings as Handler, {
+      method: 'POST',
+      path: '/api/settings/users/invite',
+      routeKey: 'POST /api/settings/users/invite',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, display_name: name, role: 'viewer' }),
+    });
+    expect(refused.statusCode).toBe(422);
+    expect(JSON.stringify(refused.json)).toContain('display_name');
+    expect(await findUsersByEmail(email)).toEqual([]);
+    expect(ses.received.length).toBe(mails);
+  });
+});
+
 describe('invitations with a bad mail setting', () => {
   const invite = (token: string, email: string) =>
     call(settings as Handler, {
