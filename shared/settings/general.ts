@@ -3,7 +3,8 @@
 // every change is audited with before and after, in the same transaction,
 // written only over the revision read (read again and retried when another
 // save came between), so each audit entry's "before" is what it replaced.
-// The same transaction moves the fleet view's cache generation.
+// The same transaction moves the fleet view's cache generation. A save of what is
+// stored already changes nothing: no write, no audit entry, no cache dropped.
 import type { Caller } from '../auth/caller.js';
 import { auditAction } from '../db/audit.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
@@ -45,6 +46,8 @@ export async function updateGeneralSettings(
         `The general settings were changed${updated_by ? ` by ${updated_by}` : ''}${updated_at ? ` at ${updated_at}` : ''} after you read them: nothing was changed. Read them again and make your change on what is stored now.`,
         { current_etag: generalEtag(revision), current: { health_scoring_method, alert_criticality_method } },
       );
+    // Nothing to change: nothing written, audited or dropped from every container's cache (as triage does).
+    if (settings.health_scoring_method === health_scoring_method && settings.alert_criticality_method === alert_criticality_method) return;
     await transactWrite([
       saveGeneralSettingsAction(settings, principal.username, revision, now),
       auditAction(

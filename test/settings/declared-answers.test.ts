@@ -146,13 +146,16 @@ describe('general settings with If-Match', () => {
     const first = await get();
     const etag = first.headers!.ETag as string;
     expect(etag).toMatch(/^"r\d+"$/);
-    // Another superadmin changes the health method on what both read.
-    expect((await put('/api/settings/general', { ...first.json, health_scoring_method: 'ai' }, { 'if-match': etag })).statusCode).toBe(200);
+    // Another superadmin changes the health method on what both read (a save of what is stored changes nothing).
+    const read = first.json!.health_scoring_method;
+    const changed = read === 'ai' ? 'rules' : 'ai';
+    const otherCriticality = first.json!.alert_criticality_method === 'ai' ? 'rules' : 'ai';
+    expect((await put('/api/settings/general', { ...first.json, health_scoring_method: changed }, { 'if-match': etag })).statusCode).toBe(200);
     // This one, from a page read before, changes the other setting and sends the old health method with it: refused.
-    const stale = await put('/api/settings/general', { health_scoring_method: 'rules', alert_criticality_method: 'ai' }, { 'if-match': etag });
+    const stale = await put('/api/settings/general', { health_scoring_method: read, alert_criticality_method: otherCriticality }, { 'if-match': etag });
     expect(stale.statusCode).toBe(409);
-    expect(stale.json).toMatchObject({ current: { health_scoring_method: 'ai' }, current_etag: expect.stringMatching(/^"r\d+"$/) });
-    expect(await getGeneralSettings()).toMatchObject({ health_scoring_method: 'ai', alert_criticality_method: first.json!.alert_criticality_method });
+    expect(stale.json).toMatchObject({ current: { health_scoring_method: changed }, current_etag: expect.stringMatching(/^"r\d+"$/) });
+    expect(await getGeneralSettings()).toMatchObject({ health_scoring_method: changed, alert_criticality_method: first.json!.alert_criticality_method });
     // Made again on what is stored now, it applies; a malformed If-Match is a 400.
     const now = (await get()).headers!.ETag as string;
     expect((await put('/api/settings/general', { health_scoring_method: 'ai', alert_criticality_method: 'ai' }, { 'if-match': now })).statusCode).toBe(200);

@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { listAudit } from '../../shared/db/audit.js';
+import { currentGeneration } from '../../shared/db/scores.js';
 import { getGeneralSettings } from '../../shared/db/settings.js';
 import { updateGeneralSettings } from '../../shared/settings/general.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -24,9 +25,27 @@ describe('general settings saved at once by many', () => {
     }));
     await Promise.all(saves.map((s) => updateGeneralSettings(SUPER, s, CALLER)));
     const entries = (await listAudit('settings_update')).filter((e) => e.target === 'general').reverse();
-    expect(entries).toHaveLength(12);
+    // A save that found its values stored already (another's, just before) changed nothing and is not listed.
+    expect(entries.length).toBeGreaterThan(1);
+    expect(entries.length).toBeLessThanOrEqual(12);
     for (let i = 1; i < entries.length; i++) expect(entries[i]!.detail.before, `entry ${i}`).toEqual(entries[i - 1]!.detail.after);
+    for (const entry of entries) expect(entry.detail.before).not.toEqual(entry.detail.after);
     const { health_scoring_method, alert_criticality_method } = await getGeneralSettings();
     expect(entries.at(-1)!.detail.after).toEqual({ health_scoring_method, alert_criticality_method });
+  });
+
+  it('a save of what is stored already changes nothing: no audit entry, the same revision, the fleet cache kept', async () => {
+    const stored = await getGeneralSettings();
+    const { health_scoring_method, alert_criticality_method } = stored;
+    const entries = (await listAudit('settings_update')).length;
+    const generation = await currentGeneration();
+    expect(await updateGeneralSettings(SUPER, { health_scoring_method, alert_criticality_method }, CALLER, stored.revision)).toEqual({
+      status: 'ok',
+      health_scoring_method,
+      alert_criticality_method,
+    });
+    expect((await listAudit('settings_update')).length).toBe(entries);
+    expect((await getGeneralSettings()).revision).toBe(stored.revision);
+    expect(await currentGeneration()).toBe(generation);
   });
 });
