@@ -334,7 +334,9 @@ export function checkRuleText(name: RuleSetName, text: string, schema = SCHEMAS[
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { ok: false, message: `${issue.path.join('.') || 'rule set'}: ${issue.message}` };
+    // An unknown key is named by its own path, not its mapping's: the editor marks the line that holds it.
+    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
+    return { ok: false, message: `${path.join('.') || 'rule set'}: ${issue.message}` };
   }
   return { ok: true, value: parsed.data as Record<string, unknown> };
 }

@@ -15,6 +15,7 @@ import { Document, parse } from 'yaml';
 import { checkRuleText, TEXT_LIMITS } from '../../shared/rules/check.js';
 import { defaultRuleText, RULE_SET_NAMES, type RuleSetName } from '../../shared/rules/defaults.js';
 import { HealthRules, RiskRules } from '../../shared/rules/schemas.js';
+import { locate } from '../../infra/web/src/components/rules/problem-position.js';
 import { hostileCorpus, hostileYaml } from './hostile-yaml.js';
 
 const INTERNAL = /Maximum call stack|RangeError|TypeError|ReferenceError|exhaustion|\bat [\w.]+ \(|This should not happen/;
@@ -149,5 +150,17 @@ describe('shapes a rule set never needs are refused with line and column', () =>
       const text = defaultRuleText('health-rules').replace('lookback_days: 7', `lookback_days: ${bad}`);
       expect(checkRuleText('health-rules', text)).toEqual({ ok: false, message: expect.stringMatching(/^scoring\.lookback_days: /) });
     }
+  });
+
+  it('an unknown key is named by its own path, so the editor marks the line that holds it', () => {
+    const base = defaultRuleText('health-rules');
+    const top = `${base}\nextra_setting: 1\n`;
+    const refusedTop = checkRuleText('health-rules', top);
+    expect(refusedTop).toEqual({ ok: false, message: 'extra_setting: Unrecognized key: "extra_setting"' });
+    expect(locate(refusedTop.ok ? '' : refusedTop.message, top)).toMatchObject({ line: top.split('\n').indexOf('extra_setting: 1') + 1, col: 1 });
+    const nested = base.replace('  lookback_days: 7', '  lookback_days: 7\n  lookback_dayz: 3');
+    const refusedNested = checkRuleText('health-rules', nested);
+    expect(refusedNested).toEqual({ ok: false, message: 'scoring.lookback_dayz: Unrecognized key: "lookback_dayz"' });
+    expect(locate(refusedNested.ok ? '' : refusedNested.message, nested)).toMatchObject({ line: nested.split('\n').indexOf('  lookback_dayz: 3') + 1, col: 3 });
   });
 });

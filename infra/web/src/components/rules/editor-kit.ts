@@ -8,6 +8,7 @@ import { MergeView, unifiedMergeView } from '@codemirror/merge';
 import { EditorState, type Extension } from '@codemirror/state';
 import { EditorView, keymap } from '@codemirror/view';
 import { basicSetup } from 'codemirror';
+import type { TextProblem } from './problem-position';
 
 /**
  * Tokens become classes (`tok-key`, `tok-string`…) coloured by rules.css with the
@@ -68,11 +69,7 @@ export interface EditorHandle {
   destroy(): void;
 }
 
-export interface TextProblem {
-  line: number;
-  col: number;
-  message: string;
-}
+export type { TextProblem };
 
 function offsetOf(state: EditorState, line: number, col: number): number {
   const l = state.doc.line(Math.min(Math.max(1, line), state.doc.lines));

@@ -2,7 +2,14 @@
 // for YAML errors, or names a path (`scoring.dimensions.2.red: …`) for schema
 // errors; a path is found in the text by its keys' indentation, so both can be
 // marked in the editor.
-import type { TextProblem } from './editor-kit';
+// It imports nothing (the service's tests read it with the rule checker).
+
+/** A problem marked in the editor: 1-based line and column. */
+export interface TextProblem {
+  line: number;
+  col: number;
+  message: string;
+}
 
 const AT = /at line (\d+), column (\d+)/;
 
