@@ -74,6 +74,17 @@ export async function writeAudit(input: AuditInput, now = new Date()): Promise<A
   return entry;
 }
 
+/**
+ * The instant to stamp a change of a record (and its audit entry) with, read after the record was: now, or a
+ * millisecond after the record's last change (`previous`) when the clock has not passed it. A change that
+ * commits over another was read after that one committed, so its entry sorts after it, also within one
+ * millisecond (entries of one instant would sort by their random ids).
+ */
+export function instantAfter(previous: string | null | undefined): Date {
+  const last = previous ? Date.parse(previous) : Number.NaN;
+  return new Date(Number.isFinite(last) ? Math.max(Date.now(), last + 1) : Date.now());
+}
+
 /** The audit entry as a transaction action: recorded if, and only if, the change it describes is. */
 export function auditAction(input: AuditInput, now = new Date()): TransactItem {
   return { Put: { TableName: tableName('audit'), Item: auditRecord(input, now).item } };

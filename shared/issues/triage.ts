@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
 import { linkSettings } from '../config/links.js';
-import { auditAction } from '../db/audit.js';
+import { auditAction, instantAfter } from '../db/audit.js';
 import { ConditionFailed, retryOnConflict, WriteConflict } from '../db/client.js';
 import {
   claimTicket,
@@ -36,14 +36,14 @@ const log = createLogger('issues/triage');
  * PATCH. `expected`: the triage version the change was made on (If-Match, triage-etag.ts): when it has
  * moved on, a 409 and nothing changed. Without it, someone else's triage meanwhile is kept and ours
  * applied on top, with a fresh "before". `now`: a test's fixed instant; unset, each attempt stamps its own,
- * so a change that commits on a retry is audited (and ordered) when it committed.
+ * after the change it read (instantAfter), so a change that commits on a retry is audited after it.
  */
 export async function updateTriage(principal: Principal, issueId: string, patch: Partial<TriageFields>, caller: Caller, now?: Date, expected?: number) {
   const changes = { ...patch };
   if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(principal, changes.assignee);
   return retryOnConflict(async () => {
-    const at = now ?? new Date();
     const issue = await requireIssue(issueId);
+    const at = now ?? instantAfter(issue.updated_at);
     // Out of every list (also when regrouping superseded it meanwhile: triageAction holds only on a live
     // issue, and this try reads afresh): the issue now holding its alerts is the one to triage.
     if (issue.superseded_by) throw await regrouped(issue, 'triage that one');

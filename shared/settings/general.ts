@@ -6,7 +6,7 @@
 // The same transaction moves the fleet view's cache generation. A save of what is
 // stored already changes nothing: no write, no audit entry, no cache dropped.
 import type { Caller } from '../auth/caller.js';
-import { auditAction } from '../db/audit.js';
+import { auditAction, instantAfter } from '../db/audit.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
 import { generationAction } from '../db/scores.js';
 import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
@@ -38,9 +38,9 @@ export async function updateGeneralSettings(
   expected?: number,
 ): Promise<{ status: 'ok' } & GeneralSettings> {
   await retryOnConflict(async () => {
-    // Each attempt's own instant: a save that commits on a retry is audited (and ordered) when it committed.
-    const now = new Date();
     const { revision, health_scoring_method, alert_criticality_method, updated_by, updated_at } = await getGeneralSettings();
+    // Each attempt's own instant, after the save it replaces: one that commits on a retry is audited (and ordered) after it.
+    const now = instantAfter(updated_at);
     if (expected !== undefined && expected !== revision)
       throw new Conflict(
         `The general settings were changed${updated_by ? ` by ${updated_by}` : ''}${updated_at ? ` at ${updated_at}` : ''} after you read them: nothing was changed. Read them again and make your change on what is stored now.`,
