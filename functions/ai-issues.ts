@@ -11,5 +11,5 @@ export const handler = createGroupHandler(aiIssuesGroup, {
   kpis: async (req) => aiIssueKpis(req.query.days),
   users: async () => assignableUsers(),
   get: async (req) => aiIssueDetail(req.params.issue_id),
-  patch: async (req) => updateAiTriage(req.principal, req.params.issue_id, req.body, await callerOf(req), new Date(), expectedTriage(req.headers['if-match'])),
+  patch: async (req) => updateAiTriage(req.principal, req.params.issue_id, req.body, await callerOf(req), undefined, expectedTriage(req.headers['if-match'])),
 });

@@ -4,7 +4,7 @@
 // KPIs read through this container's cache behind the AI issues' generation
 // marker, as rule issues do (shared/issues/list-cache.ts).
 import type { Caller } from '../auth/caller.js';
-import { auditAction } from '../db/audit.js';
+import { auditAction, instantAfter } from '../db/audit.js';
 import { getClusterAlerts } from '../db/alerts.js';
 import { retryOnConflict, transactWrite } from '../db/client.js';
 import {
@@ -141,13 +141,15 @@ export async function updateAiTriage(
   id: string,
   patch: Record<string, string | undefined>,
   caller: Caller,
-  now = new Date(),
+  now?: Date,
   expected?: number,
 ) {
   const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Record<string, string>;
   if (changes.assignee !== undefined) changes.assignee = await resolveAssignee(principal, changes.assignee);
   return retryOnConflict(async () => {
     const issue = await requireAiIssue(id);
+    // Stamped after the change it read (a test's fixed `now` aside), so the audit lists changes in order.
+    const at = now ?? instantAfter(issue.updated_at);
     // Also when regrouping retired it meanwhile: aiTriageAction holds only on a live issue, and this try reads afresh.
     if (issue.superseded_by) throw await regrouped(issue);
     if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('AI issue', issue);
@@ -156,7 +158,7 @@ export async function updateAiTriage(
     const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([
-      aiTriageAction(id, after as Record<string, string>, issue.triage_version, principal.username, now),
+      aiTriageAction(id, after as Record<string, string>, issue.triage_version, principal.username, at),
       aiIssuesMarkerAction(),
       auditAction(
         {
@@ -168,7 +170,7 @@ export async function updateAiTriage(
           ip: caller.ip,
           user_agent: caller.userAgent,
         },
-        now,
+        at,
       ),
     ]);
     return { status: 'ok' as const };
