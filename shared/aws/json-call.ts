@@ -135,13 +135,15 @@ export function isThrottling(error: unknown): boolean {
   return error instanceof AwsError && (THROTTLING.has(error.name) || error.status === 429);
 }
 
+/** The service failed or could not be reached (a 5xx, a timeout, a broken connection): retried, and a moment later it may answer. */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof AwsError) return !isThrottling(error) && (TRANSIENT.has(error.name) || TRANSIENT_STATUS.has(error.status));
+  return NETWORK_CODES.has((error as { code?: string } | undefined)?.code ?? '');
+}
+
 /** How long to wait before the next attempt after `error`, or undefined when it is not retried. */
 function retryDelay(error: unknown, attempt: number): number | undefined {
-  let base: number | undefined;
-  if (error instanceof AwsError) {
-    if (isThrottling(error)) base = THROTTLING_BASE_DELAY_MS;
-    else if (TRANSIENT.has(error.name) || TRANSIENT_STATUS.has(error.status)) base = BASE_DELAY_MS;
-  } else if (NETWORK_CODES.has((error as { code?: string } | undefined)?.code ?? '')) base = BASE_DELAY_MS;
+  const base = isThrottling(error) ? THROTTLING_BASE_DELAY_MS : isTransient(error) ? BASE_DELAY_MS : undefined;
   return base === undefined ? undefined : Math.floor(Math.min(MAX_DELAY_MS, Math.random() * 2 ** attempt * base));
 }
 

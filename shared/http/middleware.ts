@@ -12,7 +12,7 @@ import { coreSettings } from '../config/core.js';
 import { ConfigError } from '../config/env.js';
 import { freshSecret, secret, type SecretName } from '../config/secrets.js';
 import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
-import { isThrottling } from '../aws/json-call.js';
+import { isThrottling, isTransient } from '../aws/json-call.js';
 import { ConditionFailed, Throttled, WriteConflict } from '../db/client.js';
 import {
   BadRequest,
@@ -163,7 +163,8 @@ const THROTTLED_RETRY_AFTER_SECONDS = 5;
  * own retries) is a 409 the client can act on, never a 500. A setting the
  * request needed that does not validate is the deployment's fault, not the
  * caller's: a 503 whose detail names the variable (ConfigError never echoes a value). AWS
- * throttling that outlasts the retries is a 503 with Retry-After, never a 500.
+ * throttling, or an AWS failure (5xx, timeout, lost connection), that outlasts the retries is a
+ * 503 with Retry-After, never a 500.
  */
 function asHttpError(error: unknown): unknown {
   if (error instanceof ConditionFailed || error instanceof WriteConflict) {
@@ -174,6 +175,14 @@ function asHttpError(error: unknown): unknown {
   if (error instanceof Throttled || isThrottling(error)) {
     return new ServiceUnavailable(
       'The service is over its capacity for the moment (AWS throttled the request); retry in a few seconds.',
+      THROTTLED_RETRY_AFTER_SECONDS,
+    );
+  }
+  // DynamoDB (or another AWS service) failing or out of reach past the retries: the outage is AWS's, not a defect
+  // of ours. A write may or may not have been applied (a 500 can come after it was), so the detail says to look first.
+  if (isTransient(error)) {
+    return new ServiceUnavailable(
+      'A service this request needs (AWS) failed or could not be reached, also when tried again; the request may not have completed. Check what is stored, then retry in a few seconds.',
       THROTTLED_RETRY_AFTER_SECONDS,
     );
   }
@@ -189,7 +198,9 @@ export function problemErrors(log: Logger): Middleware {
       if (!(error instanceof HttpError)) {
         log.error('unhandled error', { route: request.event.routeKey, ...errorFields(error) });
       } else if (error.status >= 500) {
-        log.warn('request failed', { route: request.event.routeKey, status: error.status, detail: error.message });
+        // What AWS answered, when that is what the 503 maps (the detail names no service or error).
+        const cause = error === request.error ? {} : { cause: errorFields(request.error) };
+        log.warn('request failed', { route: request.event.routeKey, status: error.status, detail: error.message, ...cause });
       }
       const route = routeState.get(request.event)?.bound.route;
       // Outside production, a problem its route does not declare is a defect of the route table (the OpenAPI

@@ -133,6 +133,30 @@ describe('a request DynamoDB throttles', () => {
   }, 30_000);
 });
 
+describe('a request DynamoDB fails', () => {
+  it('a read DynamoDB answers 500 past the client’s retries is a 503 with Retry-After that says to check, not a 500', async () => {
+    let failed = 0;
+    const stop = proxy.watch(({ operation }) =>
+      operation === 'GetItem' && ++failed ? { type: 'InternalServerError', message: 'Internal server error', status: 500 } : undefined,
+    );
+    let answer: Awaited<ReturnType<typeof put>>;
+    try {
+      answer = await call(settings as Handler, {
+        method: 'GET',
+        path: '/api/settings/general',
+        routeKey: 'GET /api/settings/general',
+        headers: { authorization: `Bearer ${superadmin}` },
+      });
+    } finally {
+      stop();
+    }
+    expect(failed).toBeGreaterThanOrEqual(4); // the AWS client's own attempts
+    expect(answer.statusCode).toBe(503);
+    expect(answer.headers?.['Retry-After']).toBe('5');
+    expect(answer.json).toMatchObject({ status: 503, detail: expect.stringContaining('Check what is stored, then retry') });
+  });
+});
+
 // Last: it changes the stored settings the tests above start from.
 describe('general settings with If-Match', () => {
   it("GET answers the revision as its ETag; a PUT made on an older one is a 409 that keeps the other superadmin's save", async () => {
