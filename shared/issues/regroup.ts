@@ -237,7 +237,11 @@ export async function regroupClusters(clusterIds: Iterable<string>, now = new Da
     try {
       return await regroupCluster(id, inventory.get(id), rules, clock, readFrom?.get(id));
     } catch (error) {
-      log.error('regrouping a cluster failed', { cluster_id: id, error: String(error) });
+      // Lost to other regroupings of the cluster on every attempt (an alert storm's deliveries at once): theirs
+      // stand, and the next pass (15 minutes at most) reads what they did not. Not an error of ours.
+      if (error instanceof ConditionFailed)
+        log.warn('regrouping a cluster lost to concurrent regroupings of it; the next pass regroups it', { cluster_id: id, attempts: ATTEMPTS });
+      else log.error('regrouping a cluster failed', { cluster_id: id, error: String(error) });
       return undefined;
     }
   });

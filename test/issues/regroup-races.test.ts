@@ -1,7 +1,12 @@
 // Races between regrouping and the issue's other writers, made to happen on the wire: the proxy
 // holds one side's write until the other side has run. A ticket created or a triage saved while
 // regrouping supersedes the issue, and a regrouping that lost a race to a later pass and retries.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+
+vi.hoisted(() => {
+  process.env.LOG_LEVEL = 'warn'; // read when the loggers are made, at import: the contention test reads its warning
+});
+
 import type { Principal } from '../../shared/auth/principal.js';
 import { getIssue, listClusterIssues, listIssuesActiveSince, NO_SUCCESSOR } from '../../shared/db/issues.js';
 import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js';
@@ -13,6 +18,7 @@ import { checkRuleText } from '../../shared/rules/check.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { alertNotice, storedCluster } from '../support/clusters.js';
 import { type DynamoProxy, type WireRequest, whileHeld } from '../support/dynamo-proxy.js';
+import { captureLogLines } from '../support/log-lines.js';
 import { useTestTables } from '../support/dynamo.js';
 import { useFakeJiraTickets } from '../support/fake-jira.js';
 
@@ -194,5 +200,27 @@ describe('a regrouping that lost a race and retries', () => {
     // A pass that started before the resolving one read it (or whose clock lags) leaves it as it is.
     expect(await regroupClusters([c], NOW)).toMatchObject({ updated: 0, unchanged: 1, failed: 0 });
     expect(await getIssue(issue!.issue_id)).toMatchObject(resolved);
+  });
+});
+
+describe('a regrouping that loses every attempt to concurrent regroupings', () => {
+  it('is counted failed and logged as contention (a warning naming the next pass), not as an error', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([notice(c, 'Storm', 'storm-1', 30, 25)], NOW); // ended within the quiet period: Ongoing now
+    const [issue] = await listClusterIssues(c);
+    const later = new Date(NOW.getTime() + 60 * 60_000); // resolved by then: the pass writes
+    let lost = 0;
+    const stop = proxy.watch((r) =>
+      r.operation === 'UpdateItem' && r.input.Key?.pk?.S === `ISSUE#${issue!.issue_id}` && ++lost
+        ? { type: 'ConditionalCheckFailedException', message: 'The conditional request failed' }
+        : undefined,
+    );
+    const logs = captureLogLines();
+    const result = await regroupClusters([c], later).finally(stop);
+    const lines = logs.stop().filter((l) => l.cluster_id === c);
+    expect(result).toMatchObject({ failed: 1 });
+    expect(lost).toBeGreaterThan(1); // retried before giving up
+    expect(lines.filter((l) => l.level === 'ERROR' || l.level === 'error')).toEqual([]);
+    expect(lines).toContainEqual(expect.objectContaining({ message: expect.stringContaining('lost to concurrent regroupings'), attempts: 4 }));
   });
 });
