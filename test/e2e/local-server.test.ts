@@ -79,9 +79,12 @@ describe('local server', () => {
     const policy = async () => (await api('/fleet')).headers.get('content-security-policy');
     expect(await policy()).toBe(`${BUILT_POLICY.replace('frame-src *', "frame-src 'none'")}; frame-ancestors 'none'`);
     const before = { ...process.env };
-    Object.assign(process.env, { EMBED_HOST: 'http://127.0.0.1:19999/bi/', EMBED_CLIENT_ID: 'fleet', EMBED_CLIENT_SECRET: 'secret' });
+    Object.assign(process.env, { EMBED_HOST: 'http://127.0.0.1:19999/', EMBED_CLIENT_ID: 'fleet', EMBED_CLIENT_SECRET: 'secret' });
     try {
       expect(await policy()).toBe(`${BUILT_POLICY.replace('frame-src *', 'frame-src http://127.0.0.1:19999')}; frame-ancestors 'none'`);
+      // A host with a path is refused (the embed pages are at the origin's root): no frame is allowed.
+      process.env.EMBED_HOST = 'http://127.0.0.1:19999/bi/';
+      expect(await policy()).toContain("frame-src 'none'");
     } finally {
       for (const name of ['EMBED_HOST', 'EMBED_CLIENT_ID', 'EMBED_CLIENT_SECRET']) if (before[name] === undefined) delete process.env[name];
     }
