@@ -154,7 +154,7 @@ export async function updateAiTriage(
     if (issue.superseded_by) throw await regrouped(issue);
     if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('AI issue', issue);
     const fields = Object.keys(changes).filter((f) => issue[f as keyof AiIssueRecord] !== changes[f]);
-    if (!fields.length) return { status: 'ok' as const };
+    if (!fields.length) return aiTriaged(issue.triage_version);
     const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([
@@ -173,6 +173,9 @@ export async function updateAiTriage(
         at,
       ),
     ]);
-    return { status: 'ok' as const };
+    return aiTriaged(issue.triage_version + 1);
   });
 }
+
+/** PATCH's answer, with the ETag of the triage now stored: the If-Match of a next PATCH, with no GET between. */
+const aiTriaged = (version: number) => new Reply(200, { status: 'ok' as const }, { ETag: triageEtag(version) });

@@ -97,6 +97,11 @@ function checkAnswer(bound: BoundRoute, value: unknown): void {
   const reply = value instanceof Reply ? value : null;
   const status = reply ? reply.status : value === undefined ? 204 : 200;
   const schema = status === 200 ? bound.route.response : status === 202 ? bound.route.accepted : undefined;
+  // The ETag is contract too (the OpenAPI document lists it from the declaration): none undeclared, and a declared GET's always.
+  const sendsEtag = reply !== null && Object.keys(reply.headers).some((name) => name.toLowerCase() === 'etag');
+  if (sendsEtag && !bound.route.etag) throw new Error(`the answer of ${routeKey(bound.route)} carries an ETag its route does not declare`);
+  if (!sendsEtag && status === 200 && bound.route.etag && bound.route.method === 'GET')
+    throw new Error(`the answer of ${routeKey(bound.route)} has no ETag, which its route declares`);
   if (!schema) return;
   let body = reply ? reply.body : value;
   if (body instanceof PreparedJson) {

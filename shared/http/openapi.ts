@@ -28,6 +28,9 @@ const PROBLEM_TITLES: Record<ProblemStatus, string> = {
   503: 'Service Unavailable: the capability is not configured, the work failed, or AWS throttled the request (see Retry-After)',
 };
 
+/** On a 429 always; on a 503 when retrying may help (throttled, an AWS failure, a passing overload), not when a capability is unconfigured. */
+const RETRY_AFTER = { description: 'Seconds to wait before sending the request again', schema: { type: 'integer', minimum: 1 } };
+
 const STAGE_THROTTLE = {
   description:
     'Too Many Requests: the API stage throttle (API Gateway answers `{"message": "Too Many Requests"}`); a route that limits callers itself answers problem+json',
@@ -64,6 +67,7 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
       const responses: Record<string, unknown> = {
         '200': {
           description: 'Success',
+          ...(route.etag ? { headers: { ETag: { description: route.etag, schema: { type: 'string' } } } } : {}),
           content: { [route.contentType ?? 'application/json']: { schema: route.response ? schemaOf(route.response, 'output') : {} } },
         },
         ...(route.accepted
@@ -79,7 +83,11 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
         ...Object.fromEntries(
           problemStatuses(route).map((status) => [
             String(status),
-            { description: PROBLEM_TITLES[status], content: { 'application/problem+json': { schema: PROBLEM } } },
+            {
+              description: PROBLEM_TITLES[status],
+              ...(status === 429 || status === 503 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
+              content: { 'application/problem+json': { schema: PROBLEM } },
+            },
           ]),
         ),
         default: { description: 'Internal error', content: { 'application/problem+json': { schema: PROBLEM } } },

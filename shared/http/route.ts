@@ -40,6 +40,12 @@ export interface RouteDeclaration {
   /** The 202 answer when the work goes on in the background (patrol trigger). */
   readonly accepted?: z.ZodMiniType;
   /**
+   * What the ETag of its 200 answer stands for, when it answers one (a write sends it back as If-Match:
+   * shared/http/if-match.ts). The OpenAPI document lists the header from this, and outside production an
+   * answer carrying an ETag its route does not declare is an internal error (group-handler.ts).
+   */
+  readonly etag?: string;
+  /**
    * Problem statuses this route answers beyond those its declaration implies
    * (shared/http/problem-statuses.ts: 401/403 from `auth` and `roles`, 404 from path
    * parameters, 400 and 413 from a body, 422 from any input, 503 always): e.g. 406 for

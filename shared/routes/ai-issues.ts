@@ -66,6 +66,7 @@ export const aiIssuesGroup = defineGroup({
       roles: ANY_ROLE,
       params: IssueIdParams,
       response: z.lazy(() => z.object({ issue: AiIssue, alerts: z.array(TimelineEntry), ...ShownAlerts, cluster_info: z.null(), ...Source })),
+      etag: 'The triage version (`"t3"`): sent back as If-Match, a PATCH is refused (409) once someone else has triaged the AI issue since',
     },
     patch: {
       method: 'PATCH',
@@ -77,6 +78,7 @@ export const aiIssuesGroup = defineGroup({
       headers: IfMatchHeader,
       body: AiIssuePatch,
       response: z.lazy(() => z.object({ status: z.literal('ok') })),
+      etag: 'The triage version this PATCH left: the If-Match of a next one, with no GET between',
       // 400: an If-Match that is not GET's ETag; 409: regrouped, or triaged after the If-Match's version.
       problems: [400, 409],
     },

@@ -126,6 +126,7 @@ export const issuesGroup = defineGroup({
       roles: ANY_ROLE,
       params: IssueIdParams,
       response: DetailAnswer,
+      etag: 'The triage version (`"t3"`): sent back as If-Match, a PATCH is refused (409) once someone else has triaged the issue since',
     },
     clusterHistory: {
       method: 'GET',
@@ -167,6 +168,7 @@ export const issuesGroup = defineGroup({
       headers: IfMatchHeader,
       body: IssuePatch,
       response: z.lazy(() => z.object({ status: z.literal('updated'), ...Source })),
+      etag: 'The triage version this PATCH left: the If-Match of a next one, with no GET between',
       // 400: an If-Match that is not GET's ETag; 409: regrouped, or triaged after the If-Match's version (shared/issues/triage-etag.ts).
       problems: [400, 409],
     },

@@ -119,7 +119,15 @@ const ChangeParams = z.object({ change_id: z.string().check(z.minLength(1), z.ma
 
 const ruleSetRoutes = (ruleSet: RuleSetName) =>
   ({
-    get: { method: 'GET', path: `/api/settings/${ruleSet}`, summary: `The live ${ruleSet} YAML`, auth: 'user', roles: ANY_ROLE, response: RuleSetText },
+    get: {
+      method: 'GET',
+      path: `/api/settings/${ruleSet}`,
+      summary: `The live ${ruleSet} YAML`,
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: RuleSetText,
+      etag: 'The live version (`"v5"`): sent back as If-Match, a PUT is refused (409) once another version was applied since',
+    },
     put: {
       method: 'PUT',
       path: `/api/settings/${ruleSet}`,
@@ -129,6 +137,7 @@ const ruleSetRoutes = (ruleSet: RuleSetName) =>
       headers: IfMatchHeader,
       body: RulesBody,
       response: SubmitAnswer,
+      etag: "When applied (a superadmin's PUT): the version it made live, the If-Match of a next PUT; a proposal answers none",
       // 400: a malformed If-Match; 409: the version it names is no longer current, or the proposer's pending bound.
       problems: [400, 409],
     },
@@ -246,7 +255,15 @@ export const settingsGroup = defineGroup({
   // It computes the fleet view in its own container (shared/function-memory.ts says what that measured).
   memoryMb: FLEET_VIEW_MEMORY_MB,
   routes: {
-    getGeneral: { method: 'GET', path: '/api/settings/general', summary: 'General settings', auth: 'user', roles: ANY_ROLE, response: GeneralSettings },
+    getGeneral: {
+      method: 'GET',
+      path: '/api/settings/general',
+      summary: 'General settings',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: GeneralSettings,
+      etag: 'The settings\' revision (`"r3"`): sent back as If-Match, a PUT is refused (409) once someone else has saved since',
+    },
     putGeneral: {
       method: 'PUT',
       path: '/api/settings/general',
@@ -256,6 +273,7 @@ export const settingsGroup = defineGroup({
       headers: IfMatchHeader,
       body: GeneralSettings,
       response: z.lazy(() => z.extend(z.unlazy(GeneralSettings), { status: z.literal('ok') })),
+      etag: 'The revision this PUT left: the If-Match of a next one, with no GET between',
       // 400: an If-Match that is not GET's ETag; 409: a save since the If-Match's revision, or one that keeps losing to concurrent ones (shared/settings/general.ts).
       problems: [400, 409],
     },

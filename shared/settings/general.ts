@@ -36,8 +36,9 @@ export async function updateGeneralSettings(
   settings: GeneralSettings,
   caller: Caller,
   expected?: number,
-): Promise<{ status: 'ok' } & GeneralSettings> {
-  await retryOnConflict(async () => {
+): Promise<Reply<{ status: 'ok' } & GeneralSettings>> {
+  // The revision stored once this save is done (the one its answer's ETag names).
+  const stored = await retryOnConflict(async () => {
     const { revision, health_scoring_method, alert_criticality_method, updated_by, updated_at } = await getGeneralSettings();
     // Each attempt's own instant, after the save it replaces: one that commits on a retry is audited (and ordered) after it.
     const now = instantAfter(updated_at);
@@ -47,7 +48,7 @@ export async function updateGeneralSettings(
         { current_etag: generalEtag(revision), current: { health_scoring_method, alert_criticality_method } },
       );
     // Nothing to change: nothing written, audited or dropped from every container's cache (as triage does).
-    if (settings.health_scoring_method === health_scoring_method && settings.alert_criticality_method === alert_criticality_method) return;
+    if (settings.health_scoring_method === health_scoring_method && settings.alert_criticality_method === alert_criticality_method) return revision;
     await transactWrite([
       saveGeneralSettingsAction(settings, principal.username, revision, now),
       auditAction(
@@ -65,6 +66,7 @@ export async function updateGeneralSettings(
       // Every container's cached fleet view is dropped by this very write, as by a rule change.
       generationAction(),
     ]);
+    return revision + 1;
   });
-  return { status: 'ok', ...settings };
+  return new Reply(200, { status: 'ok' as const, ...settings }, { ETag: generalEtag(stored) });
 }

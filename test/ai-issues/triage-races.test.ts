@@ -93,7 +93,7 @@ describe('a triaged AI issue continues the group it shares alerts with', () => {
     const deleteOf = (id: string) => (r: WireRequest) => r.operation === 'DeleteItem' && r.input.Key?.pk?.S === `AIISSUE#${id}`;
     const race = whileHeld(proxy, deleteOf(smaller), () => updateAiTriage(admin, smaller, { notes: 'mine', triage_status: 'Investigating' }, caller, NOW));
     expect(await bridge()).toMatchObject({ regrouped: 1, failed: 0 });
-    expect(await race.done()).toEqual({ status: 'ok' });
+    expect(await race.done()).toMatchObject({ body: { status: 'ok' } });
     // The triage is in view, on the issue holding every alert; the one this run first continued is gone.
     expect((await liveIssuesOf(c)).map((i) => [i.issue_id, i.alert_count, i.notes, i.triage_status])).toEqual([[smaller, 4, 'mine', 'Investigating']]);
     expect(await getAiIssue(larger)).toBeUndefined();

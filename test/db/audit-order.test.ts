@@ -49,11 +49,10 @@ describe('general settings saved at once by many', () => {
     const { health_scoring_method, alert_criticality_method } = stored;
     const entries = (await listAudit('settings_update')).length;
     const generation = await currentGeneration();
-    expect(await updateGeneralSettings(SUPER, { health_scoring_method, alert_criticality_method }, CALLER, stored.revision)).toEqual({
-      status: 'ok',
-      health_scoring_method,
-      alert_criticality_method,
-    });
+    const answer = await updateGeneralSettings(SUPER, { health_scoring_method, alert_criticality_method }, CALLER, stored.revision);
+    expect(answer.body).toEqual({ status: 'ok', health_scoring_method, alert_criticality_method });
+    // The revision stays, and the answer's ETag still names it.
+    expect(answer.headers).toEqual({ ETag: `"r${stored.revision}"` });
     expect((await listAudit('settings_update')).length).toBe(entries);
     expect((await getGeneralSettings()).revision).toBe(stored.revision);
     expect(await currentGeneration()).toBe(generation);

@@ -92,6 +92,25 @@ describe('AI issues without a provider', () => {
       assignee: 'ai-admin',
       notes: 'looking',
     });
+    // With If-Match: each PATCH answers the ETag it left, the next one's If-Match with no GET between; the older one is stale.
+    const path = `${service.url}/api/ai-issues/${issue.issue_id}`;
+    const read = (await fetch(path, { headers: { Authorization: `Bearer ${admin}` } })).headers.get('ETag')!;
+    const patch = (notes: string, ifMatch: string) =>
+      fetch(path, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json', 'If-Match': ifMatch },
+        body: JSON.stringify({ notes }),
+      });
+    const closer = await patch('looking closer', read);
+    expect(closer.status).toBe(200);
+    const left = closer.headers.get('ETag')!;
+    expect(left).toMatch(/^"t\d+"$/);
+    expect(left).not.toBe(read);
+    const closest = await patch('and closer', left);
+    expect(closest.status).toBe(200);
+    expect((await patch('from an old page', left)).status).toBe(409);
+    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue.notes).toBe('and closer');
+    expect((await patch('looking', closest.headers.get('ETag')!)).status).toBe(200);
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: 'nobody-at-all' })).status).toBe(422);
     // Bounded by what a username may be (an invited colleague's is their email), not by a triage status's 64.
     const long = await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: `${'x'.repeat(70)}@example.com` });

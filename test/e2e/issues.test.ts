@@ -318,13 +318,16 @@ describe('PATCH /api/issues/{id}', () => {
         method: 'PATCH',
         headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json', 'If-Match': ifMatch },
         body: JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      }).then(async (r) => ({ status: r.status, etag: r.headers.get('ETag'), body: (await r.json()) as any }));
     const first = await read();
     expect(first.etag).toMatch(/^"t\d+"$/);
     // Two admins read the same notes; the first saves its addition.
-    expect((await patch({ notes: `${first.issue.notes}\nfirst look` }, first.etag)).status).toBe(200);
+    const applied = await patch({ notes: `${first.issue.notes}\nfirst look` }, first.etag);
+    expect(applied.status).toBe(200);
     const second = await read();
     expect(second.etag).not.toBe(first.etag);
+    // Its answer carried the ETag its change left: a next PATCH of the same admin needs no GET between.
+    expect(applied.etag).toBe(second.etag);
     // The second's, made on what it read before, is refused rather than dropping the first's.
     const stale = await patch({ notes: `${first.issue.notes}\nsecond look` }, first.etag);
     expect(stale.status).toBe(409);
@@ -332,8 +335,13 @@ describe('PATCH /api/issues/{id}', () => {
     expect(stale.body.detail).toMatch(/was changed by \S+ at .+ after you read it: nothing was changed/);
     expect((await read()).issue).toEqual(second.issue);
     // Made again on what is stored now, it applies.
-    expect((await patch({ notes: `${second.issue.notes}\nsecond look` }, second.etag)).status).toBe(200);
-    expect((await read()).issue.notes).toBe(`${first.issue.notes}\nfirst look\nsecond look`);
+    const again = await patch({ notes: `${second.issue.notes}\nsecond look` }, second.etag);
+    expect(again.status).toBe(200);
+    const third = await read();
+    expect(third.issue.notes).toBe(`${first.issue.notes}\nfirst look\nsecond look`);
+    expect(again.etag).toBe(third.etag);
+    // A PATCH that changes nothing leaves the version, and says so.
+    expect(await patch({ notes: third.issue.notes }, again.etag!)).toMatchObject({ status: 200, etag: third.etag });
     const malformed = await patch({ notes: 'x' }, 'W/"t1"');
     expect(malformed.status).toBe(400);
     expect(malformed.body.detail).toMatch(/^If-Match must be the ETag GET answered for this issue/);

@@ -12,7 +12,10 @@ import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
 
-type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }>; parameters: { name: string; in: string }[] };
+type Operation = {
+  responses: Record<string, { content?: Record<string, { schema: object }>; headers?: Record<string, unknown> }>;
+  parameters: { name: string; in: string }[];
+};
 let service: LocalService;
 let admin: string;
 let doc: { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, object>; securitySchemes: Record<string, object> } };
@@ -32,7 +35,7 @@ const get = async (path: string) => {
   const res = await fetch(`${service.url}${path}`, { headers: { Authorization: `Bearer ${admin}` } });
   // GET /api/metrics answers Prometheus text (its declared media type); everything else JSON.
   const type = res.headers.get('content-type') ?? '';
-  return { status: res.status, type, body: (type.includes('json') ? await res.json() : await res.text()) as any };
+  return { status: res.status, type, etag: res.headers.get('etag'), body: (type.includes('json') ? await res.json() : await res.text()) as any };
 };
 
 describe('the served OpenAPI document', () => {
@@ -67,6 +70,26 @@ describe('the served OpenAPI document', () => {
     expect(statuses('GET /api/fleet/scores')).not.toContain('403'); // every role may read it
   });
 
+  it('lists the ETag a read answers and a write takes back as If-Match, and Retry-After on 429 and 503', () => {
+    const op = (method: string, path: string) => doc.paths[path]![method]!;
+    for (const [method, path] of [
+      ['get', '/api/issues/{issue_id}'],
+      ['patch', '/api/issues/{issue_id}'],
+      ['get', '/api/ai-issues/{issue_id}'],
+      ['patch', '/api/ai-issues/{issue_id}'],
+      ['get', '/api/settings/general'],
+      ['put', '/api/settings/general'],
+      ['get', '/api/settings/health-rules'],
+      ['put', '/api/settings/risk-rules'],
+    ] as const) {
+      expect(op(method, path).responses['200']!.headers, `${method} ${path}`).toHaveProperty('ETag');
+      if (method !== 'get') expect(op(method, path).parameters).toContainEqual(expect.objectContaining({ name: 'if-match', in: 'header' }));
+    }
+    expect(op('get', '/api/issues').responses['200']!.headers).toBeUndefined();
+    expect(op('post', '/api/auth/login').responses['429']!.headers).toHaveProperty('Retry-After');
+    expect(op('get', '/api/fleet/scores').responses['503']!.headers).toHaveProperty('Retry-After');
+  });
+
   it('every GET answer validates against the document (ajv), ids taken from the lists', async () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     ajv.addSchema({ $id: 'doc', components: doc.components });
@@ -97,11 +120,14 @@ describe('the served OpenAPI document', () => {
         url = url.replace(`{${p.name}}`, encodeURIComponent(id));
       }
       if (url.includes('{')) continue; // a parameter the demo data has no value for (config change, version)
-      const { status, type, body } = await get(url);
+      const { status, type, etag, body } = await get(url);
       if (status !== 200) {
         if (status !== 503) failures.push(`${url}: ${status}`); // 503: a capability not configured here (embed)
         continue;
       }
+      // The ETag is declared where it is answered, and only there.
+      if (Boolean(etag) !== Boolean(op.responses['200']!.headers?.ETag))
+        failures.push(`${url}: ETag ${etag ?? 'absent'}, declared ${Boolean(op.responses['200']!.headers?.ETag)}`);
       const declared = Object.keys(op.responses['200']!.content!)[0]!;
       if (type !== declared) failures.push(`${url}: served ${type}, declared ${declared}`);
       const schema = op.responses['200']!.content![declared]!.schema;

@@ -43,7 +43,8 @@ describe('an issue stored before triage_version existed', () => {
     const c = await storedCluster();
     await ingestAlerts([lag(c, 'lag-1', 60, 50)], NOW);
     const [id] = await oldIssues(c);
-    expect(await updateTriage(admin, id!, { notes: 'seen before the upgrade' }, caller, NOW)).toMatchObject({ status: 'updated' });
+    const triaged = await updateTriage(admin, id!, { notes: 'seen before the upgrade' }, caller, NOW);
+    expect(triaged).toMatchObject({ body: { status: 'updated' }, headers: { ETag: '"t1"' } });
     await updateItem('issues', { pk: `ISSUE#${id}`, sk: 'ISSUE' }, { UpdateExpression: 'REMOVE triage_version' });
     const ticket = await createTicket(admin, id!, caller, NOW);
     expect(ticket).toMatchObject({ status: 'created', ticket_key: expect.stringMatching(/^OPS-\d+$/) });

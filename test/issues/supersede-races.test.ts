@@ -40,7 +40,7 @@ describe('a triage saved while regrouping supersedes its issue', () => {
       r.operation === 'UpdateItem' && r.input.Key?.pk?.S === `ISSUE#${id}` && String(r.input.UpdateExpression).includes('superseded_by = :by');
     const race = whileHeld(proxy, supersedeOf(newer!), () => updateTriage(admin, newer!, { notes: 'mine', triage_status: 'Investigating' }, caller, NOW));
     const bridged = await ingestAlerts([lag(c, 'lag-bridge', 400, 250)], NOW);
-    expect(await race.done()).toMatchObject({ status: 'updated' });
+    expect(await race.done()).toMatchObject({ body: { status: 'updated' } });
     expect(bridged.rejected).toEqual([]);
 
     // The triaged issue holds the alerts, in view; the untriaged one is gone.

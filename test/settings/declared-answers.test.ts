@@ -174,7 +174,11 @@ describe('general settings with If-Match', () => {
     const read = first.json!.health_scoring_method;
     const changed = read === 'ai' ? 'rules' : 'ai';
     const otherCriticality = first.json!.alert_criticality_method === 'ai' ? 'rules' : 'ai';
-    expect((await put('/api/settings/general', { ...first.json, health_scoring_method: changed }, { 'if-match': etag })).statusCode).toBe(200);
+    const saved = await put('/api/settings/general', { ...first.json, health_scoring_method: changed }, { 'if-match': etag });
+    expect(saved.statusCode).toBe(200);
+    // Its answer names the revision it left, which a GET now answers too.
+    expect(saved.headers!.ETag).not.toBe(etag);
+    expect(saved.headers!.ETag).toBe((await get()).headers!.ETag);
     // This one, from a page read before, changes the other setting and sends the old health method with it: refused.
     const stale = await put('/api/settings/general', { health_scoring_method: read, alert_criticality_method: otherCriticality }, { 'if-match': etag });
     expect(stale.statusCode).toBe(409);
