@@ -19,7 +19,6 @@ import {
 } from '../db/ai-issues.js';
 import { liveSuccessor } from '../db/issues.js';
 import { Conflict, NotFound } from '../http/errors.js';
-import { Reply } from '../http/route.js';
 import type { Principal } from '../auth/principal.js';
 import { issueListCache } from '../issues/list-cache.js';
 import {
@@ -34,7 +33,7 @@ import {
   windowStart,
 } from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
-import { staleTriage, triageEtag } from '../issues/triage-etag.js';
+import { staleTriage, withTriageEtag } from '../issues/triage-etag.js';
 import type { IssueListQuery } from '../routes/common.js';
 import type { AiIssueView } from './schemas.js';
 
@@ -120,7 +119,7 @@ export async function aiIssueDetail(id: string, now = new Date()) {
     source: SOURCE,
   };
   // The triage version a PATCH may name as If-Match (shared/issues/triage-etag.ts).
-  return new Reply(200, answer, { ETag: triageEtag(issue.triage_version) });
+  return withTriageEtag(answer, issue.triage_version);
 }
 
 /** 409 for triage of an AI issue regrouping retired: names the live AI issue now holding its alerts (`superseded_by`). */
@@ -154,7 +153,7 @@ export async function updateAiTriage(
     if (issue.superseded_by) throw await regrouped(issue);
     if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('AI issue', issue);
     const fields = Object.keys(changes).filter((f) => issue[f as keyof AiIssueRecord] !== changes[f]);
-    if (!fields.length) return aiTriaged(issue.triage_version);
+    if (!fields.length) return withTriageEtag(TRIAGED, issue.triage_version);
     const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([
@@ -173,9 +172,9 @@ export async function updateAiTriage(
         at,
       ),
     ]);
-    return aiTriaged(issue.triage_version + 1);
+    return withTriageEtag(TRIAGED, issue.triage_version + 1);
   });
 }
 
-/** PATCH's answer, with the ETag of the triage now stored: the If-Match of a next PATCH, with no GET between. */
-const aiTriaged = (version: number) => new Reply(200, { status: 'ok' as const }, { ETag: triageEtag(version) });
+/** PATCH's answer (with the ETag of the triage it left). */
+const TRIAGED = { status: 'ok' } as const;

@@ -11,7 +11,6 @@ import { readClusterRollups, windowDays } from '../db/metrics.js';
 import { listUsers } from '../db/users.js';
 import { LABEL_VALUE_MAX, METRIC_KEYS, type MetricKey } from '../fleet/records.js';
 import { NotFound } from '../http/errors.js';
-import { Reply } from '../http/route.js';
 import { escapedBytes } from '../http/lambda-payload.js';
 import { HttpLink, type IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
@@ -19,7 +18,7 @@ import { cutText } from '../text.js';
 import * as z from '../zod.js';
 import { groupKeyOf, keysOfGroupKey } from './grouping.js';
 import { issueWindow } from './list-cache.js';
-import { triageEtag } from './triage-etag.js';
+import { withTriageEtag } from './triage-etag.js';
 import type { IssueView } from './schemas.js';
 
 export const SOURCE = 'live' as const; // spec §1: data computed from live data
@@ -278,7 +277,7 @@ export async function issueDetail(issueId: string, now = new Date()) {
     source: SOURCE,
   };
   // The triage version a PATCH may name as If-Match (triage-etag.ts).
-  return new Reply(200, answer, { ETag: triageEtag(issue.triage_version) });
+  return withTriageEtag(answer, issue.triage_version);
 }
 
 export const CLUSTER_HISTORY_LIMIT = 50;

@@ -4,9 +4,13 @@
 // top of whatever is stored (its own before/after audited), as before: an API client's choice.
 import { Conflict } from '../http/errors.js';
 import { ifMatchNumber } from '../http/if-match.js';
+import { Reply } from '../http/route.js';
 
 /** The ETag of an issue's triage as GET answers it. */
 export const triageEtag = (version: number) => `"t${version}"`;
+
+/** `body` answered with the ETag of triage `version`: GET's, or the one a PATCH left (a next PATCH's If-Match, no GET between). */
+export const withTriageEtag = <T>(body: T, version: number) => new Reply(200, body, { ETag: triageEtag(version) });
 
 /** The triage version an If-Match names; undefined without one (or with `*`), a 400 for anything else. */
 export const expectedTriage = (ifMatch: string | undefined) => ifMatchNumber(ifMatch, 't', 'this issue');

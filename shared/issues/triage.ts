@@ -22,12 +22,11 @@ import {
   type TriageFields,
 } from '../db/issues.js';
 import { BadGateway, Conflict, NotFound, ServiceUnavailable } from '../http/errors.js';
-import { Reply } from '../http/route.js';
 import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
 import { cutText } from '../text.js';
 import { resolveAssignee } from './assignee.js';
-import { staleTriage, triageEtag } from './triage-etag.js';
+import { staleTriage, withTriageEtag } from './triage-etag.js';
 import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
 import { createLogger, errorFields } from '../log.js';
 
@@ -50,7 +49,7 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
     if (issue.superseded_by) throw await regrouped(issue, 'triage that one');
     if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('Issue', issue);
     const fields = (Object.keys(changes) as (keyof TriageFields)[]).filter((f) => issue[f] !== changes[f]);
-    if (fields.length === 0) return triaged(issue.triage_version);
+    if (fields.length === 0) return withTriageEtag(TRIAGED, issue.triage_version);
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactIssues([
@@ -68,12 +67,12 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
         at,
       ),
     ]);
-    return triaged(issue.triage_version + 1);
+    return withTriageEtag(TRIAGED, issue.triage_version + 1);
   });
 }
 
-/** PATCH's answer, with the ETag of the triage now stored: the If-Match of a next PATCH, with no GET between. */
-const triaged = (version: number) => new Reply(200, { status: 'updated' as const, source: SOURCE }, { ETag: triageEtag(version) });
+/** PATCH's answer (with the ETag of the triage it left). */
+const TRIAGED = { status: 'updated', source: SOURCE } as const;
 
 /** 409 for a write to an issue regrouping superseded: names the live issue now holding its alerts (`superseded_by`). */
 async function regrouped(issue: IssueRecord, instead: string): Promise<Conflict> {
