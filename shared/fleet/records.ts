@@ -70,9 +70,21 @@ const IsoTime = z.iso.datetime({ offset: true });
  */
 export const METRIC_VALUE_MAX = 1e15;
 
+/** What a metric value must be, as a refusal says it (ingest per record, a pull per point). */
+export const METRIC_VALUE_RULE = 'must be a finite number from 0 to 1e15';
+
+/**
+ * Whether `value` may be a sample of a catalogue metric: finite, at most METRIC_VALUE_MAX, and not
+ * negative, since every metric of METRIC_KEYS is a size, share, count, rate or latency. A negative
+ * sample is a collector's or a query's bug (a `delta()` of a gauge, a sign flipped in a unit
+ * conversion); scored, it read as the healthiest value a dimension can have.
+ */
+export const isMetricValue = (value: number): boolean => Number.isFinite(value) && value >= 0 && value <= METRIC_VALUE_MAX;
+
+/** isMetricValue as a schema (zod's number is finite already); as bounds, so the OpenAPI document shows them. */
 export const MetricValue = z
   .number({ error: 'must be a finite number' })
-  .check(z.refine((v) => Number.isFinite(v) && Math.abs(v) <= METRIC_VALUE_MAX, { error: 'must be a finite number within ±1e15' }));
+  .check(z.gte(0, { error: METRIC_VALUE_RULE }), z.lte(METRIC_VALUE_MAX, { error: METRIC_VALUE_RULE }));
 
 export const MetricSample = z.lazy(() =>
   z.strictObject({

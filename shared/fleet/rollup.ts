@@ -3,7 +3,8 @@
 // repository stores the result.
 //
 // Every number of a rollup is finite, always: samples are bounded to ±1e15
-// (METRIC_VALUE_MAX), so a day's sum stays within count × 1e15, and the merge,
+// (METRIC_VALUE_MAX; ingest and pulls refuse negatives too, isMetricValue, but a
+// rollup stored before may hold them), so a day's sum stays within count × 1e15, and the merge,
 // the stored cell's encoder (rollup-columns.ts) and both readers each refuse or
 // drop anything else. JSON, the stored form before cells, had no Infinity: it
 // was stored as null and read back as 0.

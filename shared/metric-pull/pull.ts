@@ -31,7 +31,7 @@ import {
 } from '../db/metric-pulls.js';
 import { mergePulledRollups, type PulledRollup } from '../db/metrics.js';
 import { bumpGeneration } from '../db/scores.js';
-import { isGone, METRIC_VALUE_MAX, type MetricKey } from '../fleet/records.js';
+import { isGone, isMetricValue, METRIC_VALUE_RULE, type MetricKey } from '../fleet/records.js';
 import type { DayRollup } from '../fleet/rollup.js';
 import { createLogger } from '../log.js';
 import { MAX_BODY_BYTES, prometheusClient, type PrometheusClient } from '../prometheus/client.js';
@@ -256,8 +256,8 @@ async function pullMetricWindow(
       let acc = byCluster.get(cluster.id);
       for (const [t, raw] of points) {
         const value = raw * factor;
-        if (!Number.isFinite(value) || Math.abs(value) > METRIC_VALUE_MAX) {
-          refusals.add('value: must be a finite number within ±1e15');
+        if (!isMetricValue(value)) {
+          refusals.add(`value: ${METRIC_VALUE_RULE}`);
           continue;
         }
         if (t < window.from || t > window.to) {

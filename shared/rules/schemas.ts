@@ -412,6 +412,16 @@ export const MetricSourcesToWrite = z.lazy(() =>
       const refusal = sourceRefusal(m.prometheus);
       if (refusal) ctx.addIssue({ code: 'custom', message: refusal.message, path: ['prometheus', ...refusal.field.split('.')], input: m.prometheus });
     }),
+    // No metric is negative (isMetricValue): a negative scale would turn every point negative, and the puller refuse
+    // them all. Only on writes, as above: a stored version keeps loading, and its pull says why each point is refused.
+    z.superRefine((m, ctx) => {
+      m.metrics.forEach((metric, index) => {
+        if (metric.scale < 0) {
+          const message = 'scale must be above 0: no metric is negative, so a pull would refuse every point it scaled';
+          ctx.addIssue({ code: 'custom', message, path: ['metrics', index, 'scale'], input: metric.scale });
+        }
+      });
+    }),
     // A new cluster is checked as POST /api/ingest/clusters checks it: a default it would refuse (engine_version
     // 'unknown', say) refused every new cluster at each pull. Only on writes: a stored rule set keeps loading.
     z.superRefine((m, ctx) => {

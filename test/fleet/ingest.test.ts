@@ -110,7 +110,7 @@ describe('metric rollups', () => {
         samples.push({
           cluster_id: c.cluster_id,
           metric_key: METRIC_KEYS[i % 4]!,
-          value: Math.round((random() * 1000 - 200) * 100) / 100,
+          value: Math.round(random() * 1000 * 100) / 100,
           at: at.toISOString(),
         });
       }
@@ -195,20 +195,26 @@ describe('metric rollups', () => {
   });
 });
 
-describe('metric values are bounded (±1e15) and rollups always finite', () => {
-  it('refuses a huge sample per record with the reason, so a day cannot overflow (1.5e308 twice made the sum Infinity, read back as 0)', async () => {
+describe('metric values are bounded (0..1e15) and rollups always finite', () => {
+  it('refuses a huge or negative sample per record with the reason, so a day cannot overflow (1.5e308 twice made the sum Infinity, read back as 0)', async () => {
     const id = clusters[2]!.cluster_id;
     const sample = (value: unknown) => ({ cluster_id: id, metric_key: 'max_latency_ms', value, at: '2026-11-20T06:00:00Z' });
-    const result = await ingestMetrics([sample(40), sample(1.5e308), sample(1.5e308), sample(-1e16), sample(1e15), sample(-1e15), sample(null)], NOW);
+    const result = await ingestMetrics(
+      [sample(40), sample(1.5e308), sample(1.5e308), sample(-1e16), sample(1e15), sample(-1e15), sample(null), sample(-0.5), sample(0)],
+      NOW,
+    );
     expect(result.accepted).toBe(3);
+    const bound = 'value: must be a finite number from 0 to 1e15';
     expect(result.rejected).toEqual([
-      { index: 1, reason: 'value: must be a finite number within ±1e15' },
-      { index: 2, reason: 'value: must be a finite number within ±1e15' },
-      { index: 3, reason: 'value: must be a finite number within ±1e15' },
+      { index: 1, reason: bound },
+      { index: 2, reason: bound },
+      { index: 3, reason: bound },
+      { index: 5, reason: bound },
       { index: 6, reason: expect.stringMatching(/^value: /) },
+      { index: 7, reason: bound },
     ]);
     const [day] = await readClusterRollups(id, ['2026-11-20']);
-    expect(day!.metrics.max_latency_ms).toMatchObject({ count: 3, sum: 40, min: -1e15, max: 1e15 });
+    expect(day!.metrics.max_latency_ms).toMatchObject({ count: 3, sum: 1e15 + 40, min: 0, max: 1e15 });
   });
 
   it('a day of samples at the bound keeps a finite, exact sum', async () => {

@@ -298,6 +298,19 @@ describe('pulling from a real Prometheus', () => {
     expect(status.metrics.find((m) => m.metric_key === 'qps')?.last_error).toBeNull();
   });
 
+  it('refuses negative values as ingest does: nothing stored for the metric, and its status says why', async () => {
+    // The test's own qps turned negative, as a sign flipped in a query would: no metric of the catalogue is.
+    await useSources(prometheus.url, { metrics: [{ key: 'memory_pct', query: '-1 * sum by (cluster_id) (last_over_time(fh_qps[59s]))' }] });
+    const result = await pullMetrics({ now: new Date(T2 * 1000 + 240_000), sleep: noWait });
+    const negative = result.metrics.find((m) => m.metric_key === 'memory_pct')!;
+    expect(negative.error).toBeNull();
+    expect(negative.accepted).toBe(0);
+    expect(negative.refused).toBeGreaterThan(0);
+    for (const [key, day] of await storedRollups()) expect(day.memory_pct, key).toBeUndefined();
+    const status = await metricSourcesStatus();
+    expect(status.metrics.find((m) => m.metric_key === 'memory_pct')?.refusal_last).toMatch(/^value: must be a finite number from 0 to 1e15 \(\d+ points\)$/);
+  });
+
   it('upserts the inventory from an info series, and pulls the new cluster in the same run', async () => {
     await useSources(prometheus.url, { inventory: true });
     const result = await pullMetrics({ now: new Date(T2 * 1000 + 240_000), sleep: noWait });

@@ -109,6 +109,12 @@ describe('refusing bad rule text (422, nothing written)', () => {
     ['a metric_key twice', 'metric-sources', metricSourcesWith('metric_key: qps', 'metric_key: node_count'), /metrics: each metric_key at most once/],
     ['an unknown metric_key', 'metric-sources', metricSourcesWith('metric_key: qps', 'metric_key: queries_per_fortnight'), /metrics\.4\.metric_key: /],
     ['scale 0', 'metric-sources', metricSourcesWith('  - metric_key: qps\n', '  - metric_key: qps\n    scale: 0\n'), /metrics\.4\.scale: scale 0/],
+    [
+      'a negative scale (no metric is negative: every point would be refused)',
+      'metric-sources',
+      metricSourcesWith('  - metric_key: qps\n', '  - metric_key: qps\n    scale: -1\n'),
+      /metrics\.4\.scale: scale must be above 0/,
+    ],
   ];
   it.each(cases)('%s', async (_what, name, content, message) => {
     const before = await version(name);
