@@ -106,6 +106,8 @@ const VersionsAnswer = z.lazy(() =>
         proposed_by: z.nullable(z.string()),
       }),
     ),
+    /** Version 0's YAML text, the running release's shipped default (not stored, so not in `versions`). */
+    shipped_default: z.string(),
   }),
 );
 

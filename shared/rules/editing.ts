@@ -370,9 +370,14 @@ export interface VersionsPage {
   total: number;
   page: number;
   page_size: number;
+  /** Version 0's text: this release's shipped default, which a PUT of it restores as the next version. */
+  shipped_default: string;
 }
 
-/** Applied versions of a rule set, newest first (version 0, the shipped default, is not stored). */
+/**
+ * Applied versions of a rule set, newest first, with the shipped default's text beside them: version 0 is
+ * not stored (it is the running release's file), so without it nothing could go back to it once edited.
+ */
 export async function ruleSetVersions(name: RuleSetName, page: number, pageSize: number): Promise<VersionsPage> {
   const { versions, total } = await listRuleSetVersions(name, page, pageSize);
   return {
@@ -382,5 +387,6 @@ export async function ruleSetVersions(name: RuleSetName, page: number, pageSize:
     total,
     page,
     page_size: pageSize,
+    shipped_default: defaultRuleText(name),
   };
 }

@@ -559,6 +559,21 @@ describe('saving from the keyboard, and an edit kept for the tab', { timeout: 12
     await expect.poll(() => editor(page).textContent()).not.toContain('# across an ended session');
     await page.close();
   });
+
+  it('goes back to the shipped default: version 0, last in the history, loads into the editor and saves as the next version', async () => {
+    const live = (await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body as { content: string };
+    expect((await api(service.url, admin, 'PUT', '/api/settings/issue-rules', { content: `# before going back\n${live.content}` })).body).toMatchObject({
+      applied: true,
+    });
+    const history = (await api(service.url, admin, 'GET', '/api/settings/issue-rules/versions')).body as { shipped_default: string; current_version: number };
+    await openRules(superPage, 'issue');
+    await superPage.getByRole('button', { name: 'Load version 0 into the editor' }).click();
+    await superPage.getByText('unsaved changes').waitFor();
+    await superPage.getByRole('button', { name: 'Save and apply' }).click();
+    await superPage.getByText(`Applied: version ${history.current_version + 1} is live.`, { exact: false }).waitFor();
+    const restored = (await api(service.url, admin, 'GET', '/api/settings/issue-rules')).body;
+    expect(restored).toMatchObject({ content: history.shipped_default, version: history.current_version + 1 });
+  });
 });
 
 describe('general settings', { timeout: 60_000 }, () => {

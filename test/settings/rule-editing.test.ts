@@ -375,6 +375,18 @@ describe('version history', () => {
     expect((await call('viewer', 'GET', '/api/settings/issue-rules/versions?page=99')).body).toMatchObject({ page: 99, versions: [] });
     expect((await call('viewer', 'GET', '/api/settings/health-rules/versions?page_size=21')).status).toBe(422);
   });
+
+  it('answers the shipped default (version 0, never stored) beside the versions, and putting it back restores it as the next version', async () => {
+    const shipped = defaultRuleText('risk-rules');
+    const edited = await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: `# edited before going back\n${shipped}` });
+    expect(edited.body).toMatchObject({ status: 'ok', applied: true });
+    const page = (await call('viewer', 'GET', '/api/settings/risk-rules/versions')).body;
+    expect(page.shipped_default).toBe(shipped);
+    expect(page.versions.map((v: any) => v.version)).not.toContain(0);
+    const restored = await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: page.shipped_default });
+    expect(restored.body).toMatchObject({ status: 'ok', applied: true, version: page.current_version + 1 });
+    expect((await call('viewer', 'GET', '/api/settings/risk-rules')).body).toMatchObject({ content: shipped, version: page.current_version + 1 });
+  });
 });
 
 describe('general settings', () => {

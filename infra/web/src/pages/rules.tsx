@@ -3,7 +3,8 @@
 // saving based on that version (If-Match and base_version). A superadmin's save
 // applies; anyone else's becomes a proposal. A 422 is marked at its line and
 // column; a 409 (someone saved first) keeps the user's text and offers to
-// re-apply it on the live version. Below, the applied versions. An unsaved edit is
+// re-apply it on the live version. Below, the applied versions, and last the shipped
+// default (version 0), which can be loaded to go back to it. An unsaved edit is
 // kept per rule set for the tab (kept-edit.ts), so switching tabs does not lose it.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type KeyboardEvent, useCallback, useEffect, useRef, useState } from 'react';
@@ -380,10 +381,9 @@ function VersionHistory({ set, onLoad }: { set: RuleSetKey; onLoad(text: string)
         <Loading what="the versions" />
       ) : versions.isError ? (
         <Problem error={versions.error} retry={() => void versions.refetch()} />
-      ) : versions.data.versions.length === 0 ? (
-        <Empty>No version has been saved yet: the shipped default (version 0) is in force.</Empty>
       ) : (
         <>
+          {versions.data.total === 0 && <Empty>No version has been saved yet: the shipped default (version 0) is in force.</Empty>}
           <ol className="rules-versions">
             {versions.data.versions.map((v) => (
               <li key={v.version} className="card">
@@ -410,6 +410,24 @@ function VersionHistory({ set, onLoad }: { set: RuleSetKey; onLoad(text: string)
                 </details>
               </li>
             ))}
+            {/* Oldest of all, so on the last page: what going back to the default loads (saved, it becomes the next version). */}
+            {page >= pages && (
+              <li className="card">
+                <div className="rules-version-head">
+                  <strong>Version 0</strong>
+                  {versions.data.current_version === 0 && <span className="badge healthy">live</span>}
+                  <span className="muted">the shipped default of this release</span>
+                  <button type="button" onClick={() => onLoad(versions.data.shipped_default)}>
+                    Load version 0 into the editor
+                  </button>
+                </div>
+                <details>
+                  <summary>Show the text of version 0</summary>
+                  {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to be scrolled by keyboard */}
+                  <pre tabIndex={0}>{versions.data.shipped_default}</pre>
+                </details>
+              </li>
+            )}
           </ol>
           {pages > 1 && (
             <nav className="rules-actions" aria-label="Version pages">
