@@ -6,8 +6,6 @@
 import { bundledJson } from '../bundled-json.js';
 import type { OpenApiDocument } from './openapi.js';
 
-/** The API's version in the document's `info`. */
-export const API_VERSION = '0.1.0';
 /** The file beside a bundle. */
 export const OPENAPI_FILE = 'openapi.json';
 

@@ -3,6 +3,7 @@
 // declares its 4XX answers, and live answers of every GET route validate
 // against the document's own schemas (ajv, JSON Schema 2020-12).
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +51,11 @@ describe('the served OpenAPI document', () => {
     expect(result.output).not.toMatch(/error\s+\S+: \d+/);
     expect(result.code, result.output).toBe(0);
   }, 90_000);
+
+  it("carries the release's version, as package.json says it", () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect((doc as unknown as { info: { version: string } }).info.version).toBe(pkg.version);
+  });
 
   it("says which routes also take the service's static tokens (ingest, scrape), and which none", () => {
     const security = (path: string, method = 'get') => (doc.paths[path]![method] as { security?: unknown }).security;
