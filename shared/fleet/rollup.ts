@@ -3,8 +3,7 @@
 // repository stores the result.
 //
 // Every number of a rollup is finite, always: samples are bounded to ±1e15
-// (METRIC_VALUE_MAX; ingest and pulls refuse negatives too, isMetricValue, but a
-// rollup stored before may hold them), so a day's sum stays within count × 1e15, and the merge,
+// (METRIC_VALUE_MAX), so a day's sum stays within count × 1e15, and the merge,
 // the stored cell's encoder (rollup-columns.ts) and both readers each refuse or
 // drop anything else. JSON, the stored form before cells, had no Infinity: it
 // was stored as null and read back as 0.
@@ -38,7 +37,11 @@ export function isSound(r: MetricRollup | undefined): r is MetricRollup {
   );
 }
 
-/** Merges one sample; a value outside ±1e15 (or a merge that would not be finite) is refused with a RangeError, leaving `into` as it was. */
+/**
+ * Merges one sample; a value outside ±1e15 (or a merge that would not be finite) is refused with a RangeError,
+ * leaving `into` as it was. Only finiteness: ingest and pulls refuse negatives too (isMetricValue), but rollups
+ * stored before may hold them, and the engine reads them as they are.
+ */
 export function mergeSample(into: DayRollup, sample: Pick<MetricSample, 'metric_key' | 'value' | 'at'>): DayRollup {
   const { value } = sample;
   if (!Number.isFinite(value) || Math.abs(value) > METRIC_VALUE_MAX) throw new RangeError(`metric value ${value} is not a finite number within ±1e15`);
