@@ -8,6 +8,6 @@ import { buildOpenApi, type OpenApiDocument } from './openapi.js';
  * The document's `info.version`: the release's, as package.json says it (the API changes with the release).
  * Read from the checkout: this module runs only from source (the build, the local runtime, tests), never in a bundle.
  */
-export const apiVersion = (): string => (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const apiVersion = (): string => (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export const liveOpenApiDocument = (): OpenApiDocument => buildOpenApi(ROUTE_GROUPS, apiVersion());

@@ -7,7 +7,7 @@
 // default (version 0), which can be loaded to go back to it. An unsaved edit is
 // kept per rule set for the tab (kept-edit.ts), so switching tabs does not lose it.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { type KeyboardEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { type KeyboardEvent, type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { ApiProblem, send } from '../api/client';
 import { invalidatePrefixes, useApi } from '../api/hooks';
@@ -386,47 +386,23 @@ function VersionHistory({ set, onLoad }: { set: RuleSetKey; onLoad(text: string)
           {versions.data.total === 0 && <Empty>No version has been saved yet: the shipped default (version 0) is in force.</Empty>}
           <ol className="rules-versions">
             {versions.data.versions.map((v) => (
-              <li key={v.version} className="card">
-                <div className="rules-version-head">
-                  <strong>Version {v.version}</strong>
-                  {v.version === versions.data.current_version && <span className="badge healthy">live</span>}
-                  <span className="muted">
-                    <When iso={v.updated_at} /> by {v.updated_by}
+              <VersionCard key={v.version} version={v.version} content={v.content} live={v.version === versions.data.current_version} onLoad={onLoad}>
+                <span className="muted">
+                  <When iso={v.updated_at} /> by {v.updated_by}
+                </span>
+                {v.change_id && (
+                  <span>
+                    from <Link to={`/proposals/${encodeURIComponent(v.change_id)}`}>a proposal</Link>
+                    {v.proposed_by ? ` by ${v.proposed_by}` : ''}
                   </span>
-                  {v.change_id && (
-                    <span>
-                      from <Link to={`/proposals/${encodeURIComponent(v.change_id)}`}>a proposal</Link>
-                      {v.proposed_by ? ` by ${v.proposed_by}` : ''}
-                    </span>
-                  )}
-                  <button type="button" onClick={() => onLoad(v.content)}>
-                    Load version {v.version} into the editor
-                  </button>
-                </div>
-                <details>
-                  <summary>Show the text of version {v.version}</summary>
-                  {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to be scrolled by keyboard */}
-                  <pre tabIndex={0}>{v.content}</pre>
-                </details>
-              </li>
+                )}
+              </VersionCard>
             ))}
             {/* Oldest of all, so on the last page: what going back to the default loads (saved, it becomes the next version). */}
             {page >= pages && (
-              <li className="card">
-                <div className="rules-version-head">
-                  <strong>Version 0</strong>
-                  {versions.data.current_version === 0 && <span className="badge healthy">live</span>}
-                  <span className="muted">the shipped default of this release</span>
-                  <button type="button" onClick={() => onLoad(versions.data.shipped_default)}>
-                    Load version 0 into the editor
-                  </button>
-                </div>
-                <details>
-                  <summary>Show the text of version 0</summary>
-                  {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to be scrolled by keyboard */}
-                  <pre tabIndex={0}>{versions.data.shipped_default}</pre>
-                </details>
-              </li>
+              <VersionCard version={0} content={versions.data.shipped_default} live={versions.data.current_version === 0} onLoad={onLoad}>
+                <span className="muted">the shipped default of this release</span>
+              </VersionCard>
             )}
           </ol>
           {pages > 1 && (
@@ -445,5 +421,38 @@ function VersionHistory({ set, onLoad }: { set: RuleSetKey; onLoad(text: string)
         </>
       )}
     </section>
+  );
+}
+
+/** One version in the history: its number, whether it is live, what `children` say of it, Load, and its text. */
+function VersionCard({
+  version,
+  content,
+  live,
+  onLoad,
+  children,
+}: {
+  version: number;
+  content: string;
+  live: boolean;
+  onLoad(text: string): void;
+  children: ReactNode;
+}) {
+  return (
+    <li className="card">
+      <div className="rules-version-head">
+        <strong>Version {version}</strong>
+        {live && <span className="badge healthy">live</span>}
+        {children}
+        <button type="button" onClick={() => onLoad(content)}>
+          Load version {version} into the editor
+        </button>
+      </div>
+      <details>
+        <summary>Show the text of version {version}</summary>
+        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to be scrolled by keyboard */}
+        <pre tabIndex={0}>{content}</pre>
+      </details>
+    </li>
   );
 }
