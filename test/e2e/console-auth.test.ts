@@ -236,6 +236,28 @@ describe('the invitation link', { timeout: 60_000 }, () => {
     await expect.poll(() => again.getByRole('alert').textContent()).toBe('The link’s token is invalid, already used or expired.');
   });
 
+  it('reads a newer link opened in the same tab, where only the fragment changes and nothing reloads', async () => {
+    const email = `relinked-${Date.now()}@example.com`;
+    const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email, display_name: 'Rex Relinked', role: 'viewer' });
+    expect(invite.status).toBe(200);
+    const page = await browser.page();
+    await page.goto('/activate');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('This link has no invitation token.');
+    // A link whose token is void (an older invitation's): refused, as it should be.
+    await page.goto('/activate#token=voided-by-a-newer-invitation');
+    await page.getByLabel('New password').fill('rex-chooses-this-one');
+    await page.getByLabel('Repeat it').fill('rex-chooses-this-one');
+    await page.getByRole('button', { name: 'Activate and sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('The link’s token is invalid, already used or expired.');
+    // The new link pasted into the same tab: its token is the one sent, and the old failure is gone.
+    await page.goto(`/activate#token=${encodeURIComponent(invite.body.activation_token)}`);
+    await expect.poll(() => page.url()).toBe(`${service.url}/activate`);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.getByRole('button', { name: 'Activate and sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await expect.poll(() => page.locator('.who').textContent()).toBe('Rex Relinked · viewer');
+  });
+
   it('says what to do when the link has no token', async () => {
     const page = await browser.page();
     await page.goto('/activate');

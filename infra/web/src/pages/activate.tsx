@@ -2,7 +2,8 @@
 // 8 characters, said inline) and is signed in. The token rides in the fragment, which a
 // browser never sends (no access log or Referer holds it), and leaves the address bar as
 // the page reads it; `?token=`, as links sent before were written, is read the same way.
-// So a reload after a failed try has no token: the page says so, and the mail's link works again.
+// So a reload after a failed try has no token: the page says so, and the mail's link works again; a
+// newer link opened in the same tab (only the fragment changes: no reload) is read when it arrives.
 // A password reset's link, /reset-password#token=…, is the same page in other words: the same
 // route takes both tokens, and each says what it does.
 import { type FormEvent, useEffect, useState } from 'react';
@@ -42,18 +43,33 @@ const WORDS = {
 
 export default function Activate() {
   const words = WORDS[useLocation().pathname === '/reset-password' ? 'reset' : 'invitation'];
-  const [token] = useState(linkToken);
-  useEffect(() => {
-    // Read once: the address bar (and the history entry, and what a screenshot shows) no longer holds it.
-    if (window.location.hash || window.location.search) window.history.replaceState(window.history.state, '', window.location.pathname);
-  }, []);
-  useTabTitle(words.title);
-  const { signIn } = useSession();
-  const navigate = useNavigate();
+  const [token, setToken] = useState(linkToken);
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    // Once read, the address bar (and the history entry, and what a screenshot shows) no longer holds it.
+    const forget = () => {
+      if (window.location.hash || window.location.search) window.history.replaceState(window.history.state, '', window.location.pathname);
+    };
+    // A newer link pasted into this tab changes only the fragment: no reload, so the page reads it here, and
+    // the last link's failure no longer stands.
+    const readNewLink = () => {
+      const next = linkToken();
+      if (next) {
+        setToken(next);
+        setError(null);
+      }
+      forget();
+    };
+    forget();
+    window.addEventListener('hashchange', readNewLink);
+    return () => window.removeEventListener('hashchange', readNewLink);
+  }, []);
+  useTabTitle(words.title);
+  const { signIn } = useSession();
+  const navigate = useNavigate();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
