@@ -34,8 +34,10 @@ export function tokenTtlSeconds(): number {
   return tokenSettings().JWT_TTL_SECONDS;
 }
 
-export async function signAccessToken(principal: Principal): Promise<string> {
-  return new SignJWT({ username: principal.username, name: principal.name, email: principal.email, role: principal.role })
+/** `credential`: the account's password stamp (shared/auth/principal.ts's credentialStamp), when it has a password. */
+export async function signAccessToken(principal: Principal, credential?: string): Promise<string> {
+  const claims = { username: principal.username, name: principal.name, email: principal.email, role: principal.role };
+  return new SignJWT(credential === undefined ? claims : { ...claims, cred: credential })
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
     .setSubject(principal.userId)
     .setJti(randomUUID())
@@ -56,6 +58,7 @@ const Claims = z.object({
   email: z.string(),
   role: Role,
   jti: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
+  cred: z.optional(z.string().check(z.maxLength(CLAIM_ID_MAX))),
   iat: z.number(),
   exp: z.number(),
 });
@@ -67,6 +70,8 @@ export interface VerifiedToken {
   /** iat, epoch seconds: compared with the account's tokens_valid_from. */
   issuedAt: number;
   expiresAt: number;
+  /** The password stamp it was signed with, if any: compared with the account's now. */
+  credential?: string;
 }
 
 /** Verify a token; returns null for anything invalid (bad signature, alg, expiry, claims). */
@@ -75,8 +80,14 @@ export async function verifyAccessToken(token: string): Promise<VerifiedToken | 
     const { payload } = await jwtVerify(token, await key(), { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
     const claims = Claims.safeParse(payload);
     if (!claims.success) return null;
-    const { sub, username, name, email, role, jti, iat, exp } = claims.data;
-    return { principal: { userId: sub, username, name, email, role }, tokenId: jti, issuedAt: iat, expiresAt: exp };
+    const { sub, username, name, email, role, jti, iat, exp, cred } = claims.data;
+    return {
+      principal: { userId: sub, username, name, email, role },
+      tokenId: jti,
+      issuedAt: iat,
+      expiresAt: exp,
+      ...(cred === undefined ? {} : { credential: cred }),
+    };
   } catch (error) {
     if (error instanceof joseErrors.JOSEError) return null;
     throw error;

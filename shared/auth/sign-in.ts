@@ -21,7 +21,7 @@ import { ldapAnswers, ldapAuthenticate, ldapConfigured, ldapRetryAfterSeconds, t
 import { DECOY_HASH, hashPassword, verifyPassword } from './passwords.js';
 import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
-import { principalOf } from './principal.js';
+import { credentialStamp, principalOf } from './principal.js';
 import { canonicalUsername } from './username.js';
 import { createLogger, errorFields } from '../log.js';
 import type { LoginResponse, UserInfo } from '../routes/auth.js';
@@ -47,7 +47,8 @@ async function issue(user: UserRecord): Promise<LoginResponse> {
   // wait for the next second rather than hand out a token that is dead on arrival.
   await untilClockReads((user.tokens_valid_from ?? 0) * 1000);
   const principal = principalOf(user);
-  return { access_token: await signAccessToken(principal), token_type: 'bearer', user: userInfo(principal) };
+  // Stamped with the password as read: a change or reset written meanwhile ends it (resolvePrincipal).
+  return { access_token: await signAccessToken(principal, credentialStamp(user)), token_type: 'bearer', user: userInfo(principal) };
 }
 
 /** Why an LDAP login that LDAP accepted gets no account: the account's email (shared/auth/README.md). */

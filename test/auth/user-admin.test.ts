@@ -3,8 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as settings } from '../../functions/settings.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
-import { activate, changePassword, hashInvitationToken, logout } from '../../shared/auth/sign-in.js';
-import { principalOf } from '../../shared/auth/principal.js';
+import { activate, changePassword, hashInvitationToken, login, logout, untilClockReads } from '../../shared/auth/sign-in.js';
+import { verifyAccessToken } from '../../shared/auth/jwt.js';
+import { principalOf, resolvePrincipal } from '../../shared/auth/principal.js';
 import { inviteUser, listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { ConditionFailed } from '../../shared/db/client.js';
@@ -347,6 +348,40 @@ describe("changing one's own password, at its edges", () => {
     const deactivated = await replaceUser(changed, { is_active: false });
     await expect(changePassword(principalOf(changed), 'edge-password-2', 'edge-password-3', caller)).rejects.toMatchObject({ status: 401 });
     expect((await getUser('pw-edge'))?.password_hash).toBe(deactivated.password_hash);
+  });
+});
+
+describe('a login racing a password change', () => {
+  // Its password check (≈ 0.4 s) and re-read of the account land before the change is written, its token is
+  // signed in a later second than the change's tokens_valid_from: only the token's password stamp ends it.
+  it('ends the session of a login that checked the old password while the change was being written', async () => {
+    const u = await createUser({
+      username: 'pw-race',
+      name: 'Pw Race',
+      email: 'pw-race@example.com',
+      role: 'viewer',
+      is_active: true,
+      password_hash: await hashPassword('race-password-1'),
+    });
+    let raced: Awaited<ReturnType<typeof login>> | undefined;
+    const held = whileHeld(
+      proxy,
+      (r) => r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes('password_change'),
+      async () => {
+        // The change read its clock before this write: from the next whole second on, iat is past its tokens_valid_from.
+        await untilClockReads(Math.ceil(Date.now() / 1000) * 1000);
+        raced = await login('pw-race', 'race-password-1', caller);
+      },
+    );
+    const changed = await changePassword(principalOf(u), 'race-password-1', 'race-password-2', caller);
+    await held.done();
+    const racedToken = (await verifyAccessToken(raced!.access_token))!;
+    expect(racedToken.issuedAt).toBeGreaterThanOrEqual((await getUser('pw-race'))!.tokens_valid_from!);
+    expect(await resolvePrincipal(racedToken)).toBeNull();
+    // The changer's own new token works, and the old password no longer signs in.
+    expect(await resolvePrincipal((await verifyAccessToken(changed.access_token))!)).toMatchObject({ username: 'pw-race' });
+    await expect(login('pw-race', 'race-password-1', caller)).rejects.toMatchObject({ status: 401 });
+    expect(await login('pw-race', 'race-password-2', caller)).toMatchObject({ user: { username: 'pw-race' } });
   });
 });
 
