@@ -183,6 +183,11 @@ function shapeBroken(tokens: readonly CST.Token[]): Refusal | null {
       case 'flow-collection': {
         if (depth + 1 > TEXT_LIMITS.depth) return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels`, offset: token.offset };
         if (token.type === 'flow-collection') {
+          // Unclosed, the parser reads every later line into it, nesting deeper line by line: said here, at its
+          // bracket, rather than as the nesting limit many lines further down.
+          const closer = token.start.source === '[' ? ']' : '}';
+          if (!token.end.some((t) => t.type === 'flow-seq-end' || t.type === 'flow-map-end'))
+            return { message: `\`${token.start.source}\` is never closed with \`${closer}\``, offset: token.start.offset };
           const refused = checkSource([token.start]) ?? checkSource(token.end);
           if (refused) return refused;
         }
@@ -192,8 +197,9 @@ function shapeBroken(tokens: readonly CST.Token[]): Refusal | null {
             checkSource(item.sep) ??
             checkKey(item.key, 'explicitKey' in item ? item.explicitKey : undefined, item.start[0]?.offset ?? token.offset);
           if (refused) return refused;
-          push(item.value, depth + 1);
         }
+        // Last pushed, first checked: items in the text's order, so the first fault in the text is the one said.
+        for (let i = token.items.length - 1; i >= 0; i--) push(token.items[i]!.value, depth + 1);
         break;
       }
       case 'alias':

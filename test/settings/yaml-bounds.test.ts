@@ -118,6 +118,33 @@ describe('shapes a rule set never needs are refused with line and column', () =>
     expect(result).toEqual({ ok: false, message: expect.stringMatching(message) });
   });
 
+  it('says an unclosed flow collection at its bracket, not as the nesting the lines after it then read as', () => {
+    // Unclosed, the parser reads every later line into it, one level deeper each: in the shipped health rules
+    // that was "nested deeper than 32 levels" 32 lines further down.
+    const text = defaultRuleText('health-rules');
+    const lines = text.split('\n');
+    const at = lines.findIndex((line) => /^\s+red: \d+$/.test(line));
+    expect(at).toBeGreaterThan(0);
+    for (const [open, close] of [
+      ['[', ']'],
+      ['{', '}'],
+    ]) {
+      const broken = lines.map((line, i) => (i === at ? line.replace('red: ', `red: ${open}`) : line)).join('\n');
+      const column = lines[at]!.indexOf('red: ') + 'red: '.length + 1;
+      expect(checkRuleText('health-rules', broken)).toEqual({
+        ok: false,
+        message: `invalid YAML at line ${at + 1}, column ${column}: \`${open}\` is never closed with \`${close}\``,
+      });
+    }
+  });
+
+  it('says the first fault in the text when there are several', () => {
+    expect(checkRuleText('health-rules', 'scoring:\n  a:\n    x: !one 1\n  b:\n    y: !two 2\n')).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^invalid YAML at line 3, column 8: the tag `!one` is not accepted/),
+    });
+  });
+
   it('core tags, anchors and plain aliases of scalars or alias-free nodes are still accepted', () => {
     const text = defaultRuleText('health-rules')
       .replace('lookback_days: 7', 'lookback_days: !!int &days 7')
