@@ -181,8 +181,15 @@ describe('refusals and conflicts', { timeout: 90_000 }, () => {
     expect(answer.status()).toBe(422);
     const detail = ((await answer.json()) as { detail: string }).detail;
     const [, line, col] = /at line (\d+), column (\d+)/.exec(detail)!;
+    // Said at its bracket, not as the nesting the lines after it read as.
+    expect(detail).toContain('`[` is never closed with `]`');
+    expect([Number(line), Number(col)]).toEqual([at + 1, '  broken: ['.length]);
     const alert = superPage.getByRole('alert').filter({ hasText: 'Not saved: the rule set is not valid (422)' });
     await alert.getByText(`Line ${line}, column ${col}:`, { exact: false }).waitFor();
+    // Saved from below the editor, the refusal above it is brought into sight.
+    await expect
+      .poll(() => alert.evaluate((box) => box.getBoundingClientRect().top > -1 && box.getBoundingClientRect().bottom < window.innerHeight + 1))
+      .toBe(true);
     // "Go to line" puts the cursor there (CodeMirror renders only the lines in view), where the error is marked.
     await alert.getByRole('button', { name: `Go to line ${line}` }).click();
     await expect.poll(() => superPage.evaluate("document.activeElement?.classList.contains('cm-content')")).toBe(true);

@@ -320,6 +320,20 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
 }
 
 function Result({ set, outcome, onGoTo }: { set: RuleSetKey; outcome: Outcome | null; onGoTo(p: TextProblem): void }) {
+  const shown = useRef<HTMLDivElement>(null);
+  // Drawn above the editor, and Save sits below it: after a save from the bottom of a long text, the outcome
+  // would be out of sight and the click seem to have done nothing.
+  useEffect(() => {
+    if (outcome) shown.current?.scrollIntoView({ block: 'nearest' });
+  }, [outcome]);
+  return (
+    <div ref={shown}>
+      <ResultText set={set} outcome={outcome} onGoTo={onGoTo} />
+    </div>
+  );
+}
+
+function ResultText({ set, outcome, onGoTo }: { set: RuleSetKey; outcome: Outcome | null; onGoTo(p: TextProblem): void }) {
   if (!outcome || outcome.kind === 'stale') return null;
   if (outcome.kind === 'failed') return <Problem error={outcome.error} />;
   if (outcome.kind === 'refused')
