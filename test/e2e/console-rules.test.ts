@@ -188,7 +188,12 @@ describe('refusals and conflicts', { timeout: 90_000 }, () => {
     await alert.getByText(`Line ${line}, column ${col}:`, { exact: false }).waitFor();
     // Saved from below the editor, the refusal above it is brought into sight.
     await expect
-      .poll(() => alert.evaluate((box) => box.getBoundingClientRect().top > -1 && box.getBoundingClientRect().bottom < window.innerHeight + 1))
+      .poll(() =>
+        alert.evaluate((box) => {
+          const { top, bottom } = box.getBoundingClientRect();
+          return top > -1 && bottom < box.ownerDocument.documentElement.clientHeight + 1;
+        }),
+      )
       .toBe(true);
     // "Go to line" puts the cursor there (CodeMirror renders only the lines in view), where the error is marked.
     await alert.getByRole('button', { name: `Go to line ${line}` }).click();
