@@ -95,11 +95,15 @@ export function wellFormed<T>(value: T): T {
 
 /**
  * Control and format characters (bidirectional controls, zero-width space and word joiner, soft hyphen, byte-order
- * mark, tags) and line or paragraph separators: shown, a name holding them reads as another (`\u202E10-bd-dorp`
- * as `prod-db-01`, `prod-db-01\u200B` or `prod-db-01\u2060` as `prod-db-01`). Joiners (U+200C/D) stay: some
- * scripts' names need them.
+ * mark, tags), line or paragraph separators, and the characters Unicode says to draw as nothing
+ * (Default_Ignorable_Code_Point: the Hangul fillers U+3164 and U+FFA0, the combining grapheme joiner) or that draw
+ * a blank no trim takes off (U+2800, the empty Braille cell): shown, a name holding them reads as another
+ * (`\u202E10-bd-dorp` as `prod-db-01`, `prod-db-01\u200B`, `prod-db-01\u2060` or `prod-db-01\u3164` as
+ * `prod-db-01`, `\u3164\u3164` as nothing). Joiners (U+200C/D) and variation selectors (U+FE00–FE0F, Mongolian
+ * U+180B–180D and U+180F, U+E0100–E01EF) stay: some scripts' names, and emoji, need them.
  */
-const SPOOFING_CHARACTERS = /(?![\u200C\u200D])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const SPOOFING_CHARACTERS =
+  /(?![\u200C\u200D\uFE00-\uFE0F\u180B-\u180D\u180F\u{E0100}-\u{E01EF}])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 /** Whether a name holds a character that makes it read as another (above): such a name is refused, or not shown. */
 export const spoofsAnotherName = (name: string): boolean => SPOOFING_CHARACTERS.test(name);

@@ -87,15 +87,27 @@ describe('clusters', () => {
       ['cluster_name', 'prod-db-01\u2060'], // word joiner
       ['customer_name', 'Ac\u00ADme'], // soft hyphen
       ['cluster_name', 'prod\u2028db'], // line separator
+      ['cluster_name', 'globex-prod-1\u3164'], // Hangul filler: drawn as nothing
+      ['customer_name', '\uFFA0\uFFA0'], // halfwidth Hangul fillers: a name that shows blank
+      ['cluster_name', 'globex-prod-1\u2800'], // the empty Braille cell: a blank no trim takes off
+      ['account_name', 'Admin\u034Fistrator'], // combining grapheme joiner
     ];
     const persian = cluster('mehr-db'); // a customer name whose script needs the zero-width non-joiner
+    const emoji = cluster('heart-db'); // an emoji's variation selector stays too
     const result = await ingestClusters(
-      [...spoofs.map(([field, name]) => ({ ...cluster('spoof'), [field]: name })), { ...persian, customer_name: 'می\u200Cخواهم' }],
+      [
+        ...spoofs.map(([field, name]) => ({ ...cluster('spoof'), [field]: name })),
+        { ...persian, customer_name: 'می\u200Cخواهم' },
+        { ...emoji, cluster_name: 'heart-\u2764\uFE0F-db' },
+      ],
       NOW,
     );
-    expect(result.accepted).toBe(1);
-    expect(result.rejected.map((r) => r.reason)).toEqual(spoofs.map(([field]) => `${field}: must hold no control, bidirectional or zero-width characters`));
+    expect(result.accepted).toBe(2);
+    expect(result.rejected.map((r) => r.reason)).toEqual(
+      spoofs.map(([field]) => `${field}: must hold no control, bidirectional, zero-width or invisible characters`),
+    );
     expect(await getCluster(persian.cluster_id)).toMatchObject({ customer_name: 'می\u200Cخواهم' });
+    expect(await getCluster(emoji.cluster_id)).toMatchObject({ cluster_name: 'heart-\u2764\uFE0F-db' });
   });
 });
 
