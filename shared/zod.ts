@@ -29,11 +29,25 @@ export function withSomeField<S extends z.ZodMiniObject>(schema: S, message = 'a
   return checked;
 }
 
+const SPOOFS = 'must hold no control, bidirectional, zero-width or invisible characters';
+
 /** A name people read to tell things apart (a cluster, a customer, a person): trimmed, 1 to `max` characters, none that spoof another. */
 export const shownName = (max: number) =>
   z.string().check(
     z.trim(),
     z.minLength(1),
     z.maxLength(max),
-    z.refine((name) => !spoofsAnotherName(name), 'must hold no control, bidirectional or zero-width characters'),
+    z.refine((name) => !spoofsAnotherName(name), SPOOFS),
+  );
+
+/**
+ * A label people set, read in lists and filter by (an issue's triage or disposition status, its ticket key):
+ * trimmed, at most `max` characters, empty to clear it, none that spoof another. Kept as sent, `"  Investigating‮ "`
+ * showed as a blank and matched no filter.
+ */
+export const shownLabel = (max: number) =>
+  z.string().check(
+    z.trim(),
+    z.maxLength(max),
+    z.refine((label) => !spoofsAnotherName(label), SPOOFS),
   );

@@ -8,8 +8,8 @@ import { AiIssueSchema as AiIssue } from '../ai-issues/schemas.js';
 
 export const AiIssuePatch = z.withSomeField(
   z.strictObject({
-    triage_status: z.optional(Text(64)),
-    disposition_status: z.optional(Text(64)),
+    triage_status: z.optional(z.shownLabel(64)),
+    disposition_status: z.optional(z.shownLabel(64)),
     // A username, email or display name, resolved to an account's username (shared/issues/assignee.ts): as long as those may be.
     assignee: z.optional(Text(USERNAME_MAX)),
     notes: z.optional(Text(10_000)),

@@ -7,12 +7,12 @@ import { HttpLink, IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery,
 
 export const IssuePatch = z.withSomeField(
   z.strictObject({
-    triage_status: z.optional(Text(64)),
-    disposition_status: z.optional(Text(64)),
+    triage_status: z.optional(z.shownLabel(64)),
+    disposition_status: z.optional(z.shownLabel(64)),
     // A username, email or display name, resolved to an account's username (shared/issues/assignee.ts): as long as those may be.
     assignee: z.optional(Text(USERNAME_MAX)),
     notes: z.optional(Text(10_000)),
-    ticket_key: z.optional(Text(64)),
+    ticket_key: z.optional(z.shownLabel(64)),
     // Shown as a link: http(s) only, never javascript: or data:.
     ticket_url: z.optional(z.union([z.literal(''), HttpLink()])),
   }),

@@ -92,6 +92,11 @@ describe('AI issues without a provider', () => {
       assignee: 'ai-admin',
       notes: 'looking',
     });
+    // Labels are stored trimmed; one holding a character that reads as another (or as nothing) is refused.
+    expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { disposition_status: ' Actionable ' })).status).toBe(200);
+    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue.disposition_status).toBe('Actionable');
+    expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { triage_status: 'New\u2066' })).status).toBe(422);
+    expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue.triage_status).toBe('Investigating');
     // With If-Match: each PATCH answers the ETag it left, the next one's If-Match with no GET between; the older one is stale.
     const path = `${service.url}/api/ai-issues/${issue.issue_id}`;
     const read = (await fetch(path, { headers: { Authorization: `Bearer ${admin}` } })).headers.get('ETag')!;

@@ -367,6 +367,10 @@ describe('PATCH /api/issues/{id}', () => {
       {},
       { severity: 'Critical' },
       { ticket_url: 'not a url' },
+      // A label shown in lists and filtered by: nothing that reads as another, or as a blank.
+      { triage_status: 'Investigating\u202E' },
+      { disposition_status: '\u3164\u3164' },
+      { ticket_key: 'OPS-1\u200B' },
     ]) {
       expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, bad)).status, JSON.stringify(bad).slice(0, 40)).toBe(422);
     }
@@ -377,6 +381,10 @@ describe('PATCH /api/issues/{id}', () => {
     );
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: '' })).status).toBe(200);
     expect((await getIssue(issue.issue_id))!.assignee).toBe('');
+    // Labels are stored trimmed, so the triage filter finds them; blanks alone clear one.
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { triage_status: '  Investigating  ', disposition_status: '   ' })).status).toBe(200);
+    expect(await getIssue(issue.issue_id)).toMatchObject({ triage_status: 'Investigating', disposition_status: '' });
+    expect((await list('days=30&page_size=100&triage=Investigating')).issues.map((i: any) => i.issue_id)).toContain(issue.issue_id);
     // An invited colleague's username is their email, which may be far longer than a triage status.
     const longName = 'christopher.montgomery-williamson@operations.eu-west.example-holdings.com';
     await createUser({ username: longName, name: 'C. Montgomery-Williamson', email: longName, role: 'admin', is_active: true, password_hash: 'x' });
