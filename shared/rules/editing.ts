@@ -125,9 +125,18 @@ export async function submitRuleSet(
   now = new Date(),
 ): Promise<SubmitResult> {
   const value = await checked(name, content);
-  const read = await currentVersion(name);
+  const live = await liveRuleSet(name);
+  const read = live.version;
   if (expected !== undefined && expected !== read) throw staleEdit(name, expected, read);
   const base = expected ?? read;
+  // The text in force, to the character (comments and blanks are kept with a version): a save of it changes nothing
+  // (no version, no audit entry, no fleet cache dropped), as a general-settings save or a triage PATCH without changes;
+  // proposed, it would ask a reviewer to approve nothing.
+  if (content === live.content) {
+    if (principal.role === 'superadmin') return { status: 'ok', applied: true, version: read };
+    const unchanged = `the text is version ${read} as it stands: nothing to propose`;
+    throw new ValidationFailed(`The proposed ${name} changes nothing: ${unchanged}.`, [{ loc: ['body', 'content'], msg: unchanged, type: 'rules' }]);
+  }
   if (principal.role === 'superadmin') {
     try {
       await transactWrite([

@@ -29,7 +29,9 @@ beforeAll(async () => {
 const fleetRead = (request: WireRequest) => /-(clusters|metrics|alerts)$/.test(tableOf(request));
 const healthVersion = async () => (await getCurrentRuleSet('health-rules'))?.version ?? 0;
 /** A superadmin's write of the health rules (the shipped text: any write makes a version). */
-const writeHealthRules = () => submitRuleSet(SUPER, 'health-rules', defaultRuleText('health-rules'), CALLER);
+// Each write another text: a save of the text in force changes nothing.
+let writes = 0;
+const writeHealthRules = () => submitRuleSet(SUPER, 'health-rules', `# write ${++writes}\n${defaultRuleText('health-rules')}`, CALLER);
 
 /** Resolves once the proxy has seen a read of the fleet view's cache generation. */
 function generationRead(): Promise<void> {

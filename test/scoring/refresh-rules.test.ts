@@ -68,7 +68,9 @@ async function rulesVersionOf(id: string): Promise<unknown> {
 describe('a recompute pressed after a proposal was approved', () => {
   it('does not join the run under way that loaded the rules before: its own run follows it, with the new rules', async () => {
     const before = (await getCurrentRuleSet('health-rules'))?.version ?? 0;
-    const proposed = await request('admin', 'PUT', '/api/settings/health-rules', '/api/settings/health-rules', { content: defaultRuleText('health-rules') });
+    const proposed = await request('admin', 'PUT', '/api/settings/health-rules', '/api/settings/health-rules', {
+      content: `# proposed\n${defaultRuleText('health-rules')}`,
+    });
     expect(proposed.json, proposed.body).toMatchObject({ status: 'pending' });
     const presses: string[] = [];
     const held = whileHeld(proxy, fleetRead, async () => {

@@ -47,12 +47,14 @@ function refuseLoneMoves(): void {
 const movesMarker = (request: WireRequest) =>
   request.operation === 'TransactWriteItems' && request.input.TransactItems.some((a: any) => a.Update && onScores(a.Update) && isMarker(a.Update.Key));
 const version = async (name: 'health-rules' | 'risk-rules') => (await getCurrentRuleSet(name))?.version ?? 0;
+/** The shipped text with a comment naming the write: a save of the text in force changes nothing, so each write changes it. */
+const edited = (name: 'health-rules' | 'risk-rules', why: string) => `# ${why}\n${defaultRuleText(name)}`;
 
 describe('the cache generation moves with the change, in its transaction', () => {
   it('a superadmin’s rule write', async () => {
     refuseLoneMoves();
     const before = await currentGeneration();
-    const { result, requests } = await requestsOf(proxy, () => submitRuleSet(SUPER, 'health-rules', defaultRuleText('health-rules'), CALLER));
+    const { result, requests } = await requestsOf(proxy, () => submitRuleSet(SUPER, 'health-rules', edited('health-rules', 'a superadmin write'), CALLER));
     expect(result).toMatchObject({ applied: true });
     expect(requests.filter(movesMarker)).toHaveLength(1);
     expect(await currentGeneration()).toBe(before + 1);
@@ -61,7 +63,7 @@ describe('the cache generation moves with the change, in its transaction', () =>
   it('a proposal’s approval (the proposal itself moves nothing)', async () => {
     refuseLoneMoves();
     const before = await currentGeneration();
-    const proposed = await submitRuleSet(ADMIN, 'risk-rules', defaultRuleText('risk-rules'), CALLER);
+    const proposed = await submitRuleSet(ADMIN, 'risk-rules', edited('risk-rules', 'a proposal'), CALLER);
     if (proposed.applied) throw new Error('an admin’s write is a proposal');
     expect(await currentGeneration()).toBe(before);
     const base = await version('risk-rules');
@@ -85,7 +87,7 @@ describe('the cache generation moves with the change, in its transaction', () =>
   it('a write whose transaction fails moves nothing: only the write that landed does', async () => {
     const base = await version('health-rules');
     const before = await currentGeneration();
-    const text = defaultRuleText('health-rules');
+    const text = edited('health-rules', 'two writes on one version');
     // Both based on the same version; the other lands while this one's transaction is held.
     const held = whileHeld(
       proxy,

@@ -166,6 +166,22 @@ describe('the state table (spec §3)', () => {
     expect((await call('superadmin', 'GET', '/api/settings/config-changes')).body.total).toBe(proposals);
   });
 
+  it('the text in force, saved again, changes nothing: no version, no audit entry, no proposal', async () => {
+    const live = (await call('viewer', 'GET', '/api/settings/risk-rules')).body;
+    const [updates, proposals] = [await actionsInAudit('rules_update'), await actionsInAudit('change_propose')];
+    expect(await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: live.content })).toEqual({
+      status: 200,
+      body: { status: 'ok', applied: true, version: live.version },
+    });
+    const proposed = await call('admin', 'PUT', '/api/settings/risk-rules', { content: live.content });
+    expect(proposed.status).toBe(422);
+    expect(proposed.body.detail).toBe(`The proposed risk-rules changes nothing: the text is version ${live.version} as it stands: nothing to propose.`);
+    expect(await version('risk-rules')).toBe(live.version);
+    expect([await actionsInAudit('rules_update'), await actionsInAudit('change_propose')]).toEqual([updates, proposals]);
+    // A comment is a change: versions keep the text as written.
+    expect((await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: `# why\n${live.content}` })).body.version).toBe(live.version + 1);
+  });
+
   it.each(['admin', 'viewer'] as const)('(none) → pending: a valid PUT by a %s creates a proposal and changes no rules', async (who) => {
     const before = await version('risk-rules');
     const live = (await call(who, 'GET', '/api/settings/risk-rules')).body.content;
