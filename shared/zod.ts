@@ -29,6 +29,13 @@ export function withSomeField<S extends z.ZodMiniObject>(schema: S, message = 'a
   return checked;
 }
 
+/**
+ * zod's email pattern, but a top-level domain may also be an IDNA one as DNS spells it (`xn--p1ai`, .рф), which
+ * real addresses have and zod's letters-only one refused. At most 254 characters (RFC 5321's path limit).
+ */
+const EMAIL_PATTERN = /^(?:[A-Za-z0-9_'+-]+\.)*[A-Za-z0-9_'+-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9-]*\.)+(?:[A-Za-z]{2,}|xn--[A-Za-z0-9-]{2,})$/;
+export const emailAddress = () => z.email({ pattern: EMAIL_PATTERN }).check(z.maxLength(254));
+
 const SPOOFS = 'must hold no control, bidirectional, zero-width or invisible characters';
 
 /** A name people read to tell things apart (a cluster, a customer, a person): trimmed, 1 to `max` characters, none that spoof another. */

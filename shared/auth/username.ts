@@ -25,7 +25,7 @@ export function canonicalUsername(raw: string): string | null {
 /** The longest email address an account holds (an invitation's bound, RFC 5321's path limit). */
 export const EMAIL_MAX = 254;
 
-const EmailAddress = z.email().check(z.maxLength(EMAIL_MAX));
+const EmailAddress = z.emailAddress();
 
 /**
  * The form an account's email is stored and addressed in (`/api/settings/users/{email}` lowercases

@@ -34,7 +34,7 @@ export const ClusterInput = z.lazy(() =>
     customer_name: z.shownName(128),
     account_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
     account_name: z.shownName(128),
-    email: z.email().check(z.maxLength(254)),
+    email: z.emailAddress(),
     customer_tier: Tier,
     cluster_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(32)),
     region: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),

@@ -35,7 +35,15 @@ export const IfMatchHeader = z.lazy(() => z.object({ 'if-match': z.optional(z.st
  * A link the app shows or follows (a ticket's URL, a webhook's, an alert's dashboard): an absolute
  * http(s) URL of at most 2,048 characters, so no `javascript:` or `data:` link reaches a page.
  */
-export const HttpLink = () => z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) address' }).check(z.maxLength(2048));
+export const HttpLink = () =>
+  z
+    .url({
+      protocol: /^https?$/,
+      // A link too long is said as such: zod's URL check fails it first, with the address's message.
+      error: (issue) =>
+        typeof issue.input === 'string' && issue.input.length > 2048 ? 'must be at most 2,048 characters' : 'must be an absolute http(s) address',
+    })
+    .check(z.maxLength(2048, 'must be at most 2,048 characters'));
 
 /** `value` in the case `values` spell it (`critical` → `Critical`), or unchanged when none matches. */
 const inCaseOf = (values: readonly string[], value: string) => values.find((c) => c.toLowerCase() === value.trim().toLowerCase()) ?? value;

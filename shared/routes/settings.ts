@@ -34,7 +34,7 @@ export const ReviewBody = z.lazy(() =>
 export const InviteBody = z.lazy(() =>
   z.strictObject({
     email: z.pipe(
-      z.email().check(z.maxLength(254)),
+      z.emailAddress(),
       z.transform((e: string) => e.toLowerCase()),
     ),
     display_name: z.shownName(128),
@@ -113,7 +113,7 @@ const VersionsAnswer = z.lazy(() =>
 
 const EmailParams = z.object({
   email: z.pipe(
-    z.email().check(z.maxLength(254)),
+    z.emailAddress(),
     z.transform((e: string) => e.toLowerCase()),
   ),
 });

@@ -354,7 +354,7 @@ export const MetricSources = z.lazy(() =>
         customer_name: z.string().check(z.minLength(1), z.maxLength(128)),
         account_id: z.string().check(z.minLength(1), z.maxLength(64)),
         account_name: z.string().check(z.minLength(1), z.maxLength(128)),
-        email: z.email().check(z.maxLength(254)),
+        email: z.emailAddress(),
         customer_tier: z.enum(['S', 'A', 'B']),
         cluster_type: z.string().check(z.minLength(1), z.maxLength(32)),
         region: z.string().check(z.minLength(1), z.maxLength(64)),

@@ -132,6 +132,7 @@ describe('an invitation naming the person with characters that spoof another nam
     ['a right-to-left override', 'Oscar \u202Enimda'],
     ['a zero-width space', 'Ana\u200B'],
     ['a line separator', 'Ana\u2028Admin'],
+    ['Hangul fillers only (drawn as nothing)', '\u3164\u3164'],
   ])('with %s is refused (422 naming display_name), nothing stored or sent', async (_, name) => {
     const token = await userToken('admin', 'admin-spoofed-name');
     const email = `spoofed.${name.length}@example.com`;
@@ -147,6 +148,22 @@ describe('an invitation naming the person with characters that spoof another nam
     expect(JSON.stringify(refused.json)).toContain('display_name');
     expect(await findUsersByEmail(email)).toEqual([]);
     expect(ses.received.length).toBe(mails);
+  });
+});
+
+describe('an invitation to an address under an internationalised top-level domain', () => {
+  it('is made: the domain as DNS spells it (xn--…) is an address like any other', async () => {
+    const token = await userToken('admin', 'admin-idn-invite');
+    const email = 'ops@example.xn--p1ai';
+    const invited = await call(settings as Handler, {
+      method: 'POST',
+      path: '/api/settings/users/invite',
+      routeKey: 'POST /api/settings/users/invite',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, display_name: 'Olga Ops', role: 'viewer' }),
+    });
+    expect(invited.statusCode).toBe(200);
+    expect(await findUsersByEmail(email)).toHaveLength(1);
   });
 });
 

@@ -379,6 +379,10 @@ describe('PATCH /api/issues/{id}', () => {
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_url: 'ftp://tickets.example.com/OPS-1' })).body.detail).toBe(
       'ticket_url: must be an absolute http(s) address',
     );
+    // A link too long is said as such, not as no address.
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_url: `https://tickets.example.com/${'a'.repeat(2_100)}` })).body.detail).toBe(
+      'ticket_url: must be at most 2,048 characters',
+    );
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { assignee: '' })).status).toBe(200);
     expect((await getIssue(issue.issue_id))!.assignee).toBe('');
     // Labels are stored trimmed, so the triage filter finds them; blanks alone clear one.
