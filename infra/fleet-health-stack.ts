@@ -145,7 +145,9 @@ export class FleetHealthStack extends Stack {
         scopePermissionToRoute: false,
       });
       for (const route of Object.values(group.routes)) {
-        this.api.addRoutes({ path: route.path, methods: [toHttpMethod(route.method)], integration });
+        // A HEAD beside each GET, answered as the GET without its body (shared/http/middleware.ts, resolveRoute).
+        const methods = route.method === 'GET' ? [HttpMethod.GET, HttpMethod.HEAD] : [toHttpMethod(route.method)];
+        this.api.addRoutes({ path: route.path, methods, integration });
       }
     }
     Validations.of(this.api).acknowledge({

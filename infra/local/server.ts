@@ -230,14 +230,17 @@ export function localRequestListener({ handlers, webRoot }: LocalServerOptions):
         if (method !== 'GET' && method !== 'HEAD') return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');
         return await serveSpa(res, webRoot, url.pathname, method === 'HEAD');
       }
-      const match = matchPath(routes, method, url.pathname);
+      // The stack routes a HEAD beside each GET, to the same function (shared/http/middleware.ts, resolveRoute).
+      const head = method === 'HEAD';
+      const match = matchPath(routes, head ? 'GET' : method, url.pathname);
       if (!match) return sendProblem(res, 404, 'Not Found', 'No API route matches this path.');
       const body = await readBody(req);
       if (body === null) return sendProblem(res, 413, 'Content Too Large', 'The request is over API Gateway’s 10 MB limit.');
-      const event = toApiGatewayEvent(req, url, body, { routeKey: match.route.key, params: match.params });
+      const routeKey = head ? `HEAD ${match.route.path}` : match.route.key;
+      const event = toApiGatewayEvent(req, url, body, { routeKey, params: match.params });
       const handler = handlers.get(match.route.group)!;
       const result = await handler(event, lambdaContext(match.route.group, event.requestContext.requestId));
-      sendResult(res, result, method === 'HEAD');
+      sendResult(res, result, head);
     } catch (error) {
       // What API Gateway answers when the Lambda itself fails.
       console.error(JSON.stringify({ level: 'error', service: 'local-server', message: 'handler crashed', error: String(error) }));

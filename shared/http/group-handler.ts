@@ -170,10 +170,17 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
     // Every header read below (auth, CORS, correlation id, declared headers, the caller's address) by its lower-case
     // name, as the HTTP API delivers them: a direct invoke may spell them otherwise.
     const event: Event = { ...received, headers: lowerCased(received.headers) };
-    return withTableAccess(group.name, group.tables, () =>
+    const answer = withTableAccess(group.name, group.tables, () =>
       withInvocation({ service: group.name, context, requestId: requestIdOf(event), correlationId: correlationIdOf(event) }, () =>
         pipeline(event, context as Context),
       ),
     );
+    return event.requestContext?.http?.method === 'HEAD' ? answer.then(headFor) : answer;
   };
+}
+
+/** A HEAD's answer: its GET's status and headers, no body (resolveRoute answers a HEAD as its GET). */
+function headFor(result: Result): Result {
+  const { body: _body, isBase64Encoded: _encoded, ...head } = result;
+  return head;
 }

@@ -231,16 +231,20 @@ export function problemErrors(log: Logger): Middleware {
   };
 }
 
-/** Finds the declared route: API Gateway's route key first, the path as a fallback. */
+/**
+ * Finds the declared route: API Gateway's route key first, the path as a fallback. A HEAD is its GET (the stack
+ * routes both; the answer goes without its body, headFor), as RFC 9110 asks of a general-purpose server and uptime
+ * probes expect.
+ */
 export function resolveRoute(sorted: readonly BoundRoute[]): Middleware {
   const byKey = new Map(sorted.map((b) => [`${b.route.method} ${b.route.path}`, b]));
   const templates = sorted.map((b) => ({ method: b.route.method, path: b.route.path, bound: b }));
   return {
     before: (request) => {
       const event = request.event;
-      const method = event.requestContext.http.method;
+      const method = event.requestContext.http.method === 'HEAD' ? 'GET' : event.requestContext.http.method;
       let match: PathMatch<(typeof templates)[number]> | null = null;
-      const keyed = byKey.get(event.routeKey);
+      const keyed = byKey.get(event.routeKey.startsWith('HEAD ') ? `GET ${event.routeKey.slice(5)}` : event.routeKey);
       if (keyed) {
         match = { route: { method: keyed.route.method, path: keyed.route.path, bound: keyed }, params: cleanParams(event.pathParameters) };
       } else {

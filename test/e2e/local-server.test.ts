@@ -31,6 +31,17 @@ describe('local server', () => {
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('answers a HEAD of an API route as its GET without the body, authentication included; a HEAD of no GET is a 404', async () => {
+    const get = await api('/api/health-check');
+    const head = await api('/api/health-check', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(await head.text()).toBe('');
+    expect((await api('/api/fleet/kpis', { method: 'HEAD' })).status).toBe(401);
+    expect((await api('/api/fleet/kpis', { method: 'HEAD', headers: { authorization: `Bearer ${superadmin}` } })).status).toBe(200);
+    expect((await api('/api/auth/login', { method: 'HEAD' })).status).toBe(404);
+  });
+
   it('names itself in links (mail, tickets, the embed origin check) when APP_URL is not set: its own port, not 3000', async () => {
     expect(service.url).not.toBe('http://localhost:3000');
     expect(linkSettings().appUrl).toBe(service.url);

@@ -155,6 +155,19 @@ describe('group handler and middleware stack', () => {
     expect(res.headers?.['Access-Control-Allow-Origin']).toBe('*');
   });
 
+  it('answers a HEAD as its GET without the body (the stack routes a HEAD beside each GET); a HEAD of no GET is a 404', async () => {
+    const get = await call(handler, { method: 'GET', path: '/api/demo/open', routeKey: 'GET /api/demo/open' });
+    const head = await handler(apiEvent({ method: 'HEAD', path: '/api/demo/open', routeKey: 'HEAD /api/demo/open' }), lambdaContext);
+    expect(head.statusCode).toBe(200);
+    expect(head.body).toBeUndefined();
+    expect(head.headers?.['Content-Type']).toBe(get.headers?.['Content-Type']);
+    // By the path too (a direct invoke's `$default`), and refused as its GET is.
+    expect((await handler(apiEvent({ method: 'HEAD', path: '/api/demo/open', routeKey: '$default' }), lambdaContext)).statusCode).toBe(200);
+    const crashed = await handler(apiEvent({ method: 'HEAD', path: '/api/demo/crash', routeKey: 'HEAD /api/demo/crash' }), lambdaContext);
+    expect([crashed.statusCode, crashed.body]).toEqual([500, undefined]);
+    expect((await handler(apiEvent({ method: 'HEAD', path: '/api/demo/created', routeKey: '$default' }), lambdaContext)).statusCode).toBe(404);
+  });
+
   it('passes validated, coerced input and the caller to the handler', async () => {
     const res = await echo({ query: { page: '3' } });
     expect(res.statusCode).toBe(200);

@@ -107,8 +107,8 @@ function expectTableAccess(name: string, declared: Partial<Record<TableName, Tab
 describe('HTTP API', () => {
   const routes = ofType('AWS::ApiGatewayV2::Route');
 
-  it('has one route per declaration in the route table, keyed exactly as declared', () => {
-    const declared = allRoutes().map(({ route }) => `${route.method} ${route.path}`);
+  it('has one route per declaration in the route table, keyed exactly as declared, and a HEAD beside each GET', () => {
+    const declared = allRoutes().flatMap(({ route }) => [`${route.method} ${route.path}`, ...(route.method === 'GET' ? [`HEAD ${route.path}`] : [])]);
     expect(routes).toHaveLength(declared.length);
     expect(routes.map(([, r]) => r.Properties.RouteKey as string).sort()).toEqual([...declared].sort());
   });
@@ -126,7 +126,8 @@ describe('HTTP API', () => {
       const integrationId = (route.Properties.Target['Fn::Join'][1][1] as Json).Ref as string;
       const integration = integrations[integrationId]!.Properties;
       expect(integration.PayloadFormatVersion).toBe('2.0');
-      const target = allRoutes().find(({ route: r }) => `${r.method} ${r.path}` === route.Properties.RouteKey)!;
+      const key = String(route.Properties.RouteKey).replace(/^HEAD /, 'GET ');
+      const target = allRoutes().find(({ route: r }) => `${r.method} ${r.path}` === key)!;
       expect(integration.IntegrationUri['Fn::GetAtt'][0]).toBe(functions.get(target.group.name)!.id);
     }
   });
