@@ -103,7 +103,7 @@ export function wellFormed<T>(value: T): T {
  * U+180B–180D and U+180F, U+E0100–E01EF) stay: some scripts' names, and emoji, need them.
  */
 const SPOOFING_CHARACTERS =
-  /(?![\u200C\u200D\uFE00-\uFE0F\u180B-\u180D\u180F\u{E0100}-\u{E01EF}])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u2800]/u;
+  /(?!\u200C|\u200D|[\u180B-\u180D]|\u180F|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 /** Whether a name holds a character that makes it read as another (above): such a name is refused, or not shown. */
 export const spoofsAnotherName = (name: string): boolean => SPOOFING_CHARACTERS.test(name);
