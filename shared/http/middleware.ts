@@ -180,6 +180,14 @@ function asHttpError(error: unknown): unknown {
   }
   // DynamoDB (or another AWS service) failing or out of reach past the retries: the outage is AWS's, not a defect
   // of ours. A write may or may not have been applied (a 500 can come after it was), so the detail says to look first.
+  // The invocation's time ran out first (middy answers just before Lambda would end it): a busy moment, or a slow
+  // dependency, whose request may have gone part of the way. Was a 500, as if our code had failed.
+  if (error instanceof Error && error.name === 'TimeoutError' && (error.cause as { package?: unknown } | undefined)?.package === '@middy/core') {
+    return new ServiceUnavailable(
+      'This request ran out of time before it finished (the service was busy, or a service it needs was slow); it may have completed in part. Check what is stored, then retry in a few seconds.',
+      THROTTLED_RETRY_AFTER_SECONDS,
+    );
+  }
   if (isTransient(error)) {
     return new ServiceUnavailable(
       'A service this request needs (AWS) failed or could not be reached, also when tried again; the request may not have completed. Check what is stored, then retry in a few seconds.',

@@ -48,6 +48,7 @@ const demoGroup = defineGroup({
     // No 409 declared: a lost write race escaping as one can meet any route that writes (the check leaves it be).
     lostRace: { method: 'GET', path: '/api/demo/lost-race', summary: 'lost race', auth: 'public', roles: [] },
     busyItem: { method: 'GET', path: '/api/demo/busy-item', summary: 'busy item', auth: 'public', roles: [] },
+    slow: { method: 'GET', path: '/api/demo/slow', summary: 'outlasts its invocation', auth: 'public', roles: [] },
     created: { method: 'POST', path: '/api/demo/created', summary: 'created', auth: 'public', roles: [] },
     big: { method: 'GET', path: '/api/demo/big', summary: 'big', auth: 'public', roles: [], headers: z.object({ 'x-prepared': z.optional(z.string()) }) },
     huge: {
@@ -103,6 +104,7 @@ function demoHandler(): Handler {
     busyItem: async () => {
       throw new WriteConflict();
     },
+    slow: () => new Promise((resolve) => setTimeout(() => resolve({ ok: true }), 500)),
     created: async () => new Reply(202, { status: 'running' }, { Location: '/api/demo/x' }),
     big: async (req) => (req.headers['x-prepared'] ? PREPARED : BIG),
     huge: async (req) => ({ huge: req.headers['x-prepared'] ? HUGE_PREPARED : HUGE, quoted: QUOTED, under: UNDER })[req.headers['x-which'] ?? 'huge'],
@@ -330,6 +332,14 @@ describe('group handler and middleware stack', () => {
       expectProblem(res, 409);
       expect(res.json?.detail).toMatch(/changed by a concurrent request/);
     }
+  });
+
+  it('a request that outlasts its invocation (middy answers before Lambda ends it) is a 503 with Retry-After, never a 500', async () => {
+    const event = apiEvent({ method: 'GET', path: '/api/demo/slow', routeKey: 'GET /api/demo/slow' });
+    const res = await handler(event, { ...lambdaContext, getRemainingTimeInMillis: () => 60 } as typeof lambdaContext);
+    expect(res.statusCode).toBe(503);
+    expect(res.headers?.['Retry-After']).toMatch(/^\d+$/);
+    expect(JSON.parse(res.body!).detail).toMatch(/ran out of time/);
   });
 
   it('outside production an answer that drifts from its response schema is a 500 naming the paths (undeclared fields too)', async () => {
