@@ -565,7 +565,13 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
     const { body } = await api(service.url, admin, 'GET', '/api/critical-clusters');
     await adminPage.goto('/critical');
     await adminPage.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();
-    if (body.clusters.length > 0) await adminPage.getByRole('link', { name: body.clusters[0].cluster_name }).first().waitFor();
+    if (body.clusters.length > 0) {
+      await adminPage.getByRole('link', { name: body.clusters[0].cluster_name }).first().waitFor();
+      // Its score is the unified one (metrics and alerts), named so: the cluster and Health pages' "Health score" is metrics only.
+      expect(await adminPage.locator('.critical-card .critical-health').first().textContent()).toContain(
+        `Unified score ${body.clusters[0].health.overall_score.toFixed(1)} `,
+      );
+    }
     await expectAccessible(adminPage, '/critical');
   });
 
@@ -587,6 +593,8 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
       .filter((s: { classification: string }) => s.classification === 'Critical')
       .map((s: { cluster_name: string }) => s.cluster_name);
     await expect.poll(() => adminPage.locator('table.health-table > tbody > tr > th').allTextContents()).toEqual(criticalNames);
+    // Scores with one decimal, as the fleet page writes them: 36.0 beside 45.2, not 36.
+    for (const score of await adminPage.locator('table.health-table > tbody > tr > td.num').allTextContents()) expect(score).toMatch(/^\d{1,3}\.\d$/);
 
     await adminPage.goto('/critical?level=bogus');
     await adminPage.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();

@@ -16,7 +16,7 @@ import { useListUrl } from '../components/list-link';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { When } from '../components/time';
-import { Badge, fmt, Stamp } from '../components/views/common';
+import { Badge, fmt, fmtScore, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './cluster.css';
 import { StaleBadge, staleText } from '../components/stale-badge';
@@ -152,7 +152,7 @@ function DimensionTable({ caption, rows }: { caption: string; rows: DimensionRow
               <th scope="row">{d.name}</th>
               <td>{d.status ? <Badge status={d.status} /> : '–'}</td>
               <td className="num">{fmt(d.value)}</td>
-              <td className="num">{fmt(d.score)}</td>
+              <td className="num">{fmtScore(d.score)}</td>
               <td className="num">{fmt(d.weight)}</td>
               <td>
                 <Thresholds rule={d.rule} />
@@ -193,13 +193,13 @@ function Scores({ clusterId }: { clusterId: string }) {
             <ScoreHead score={unified.overall_score} classification={unified.classification} />
             <ul className="cluster-subscores">
               <li>
-                Metrics <strong>{fmt(unified.metrics_score)}</strong>
+                Metrics <strong>{fmtScore(unified.metrics_score)}</strong>
               </li>
               <li>
-                Alerts <strong>{fmt(unified.alerts_score)}</strong> ({unified.firing_alert_count_7d} firing in 7 days)
+                Alerts <strong>{fmtScore(unified.alerts_score)}</strong> ({unified.firing_alert_count_7d} firing in 7 days)
               </li>
               <li>
-                Tier-adjusted <strong>{fmt(unified.tier_adjusted_score)}</strong>
+                Tier-adjusted <strong>{fmtScore(unified.tier_adjusted_score)}</strong>
               </li>
               <li>
                 Top risk <strong>{unified.top_risk || '–'}</strong>
@@ -290,7 +290,7 @@ function Staleness({ clusterId }: { clusterId: string }) {
 function ScoreHead({ score, classification }: { score: number; classification: string }) {
   return (
     <p className="cluster-score">
-      <span className={`cluster-score-value ${classification}`}>{fmt(score)}</span>
+      <span className={`cluster-score-value ${classification}`}>{fmtScore(score)}</span>
       <span className="muted"> / 100 </span>
       <Badge status={classification} />
     </p>
@@ -307,7 +307,7 @@ function Risk({ clusterId }: { clusterId: string }) {
   return (
     <div className="card">
       <p className="cluster-score">
-        Risk level <Badge status={snap.risk_level} /> <span className="muted">· score {fmt(snap.overall_score)}</span>
+        Risk level <Badge status={snap.risk_level} /> <span className="muted">· score {fmtScore(snap.overall_score)}</span>
       </p>
       <div className="grid-2">
         <div>

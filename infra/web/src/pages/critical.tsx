@@ -9,7 +9,7 @@ import type { Answer } from '../api/types';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { When } from '../components/time';
-import { Badge, ClusterLink, Count, fmt, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
+import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './critical.css';
 import { ScrollRegion } from '../components/scroll-region';
@@ -70,7 +70,8 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
               <p className="muted">No risk reason recorded.</p>
             )}
             <p className="critical-health">
-              Health score {fmt(c.health.overall_score)} <Badge status={c.health.classification} />
+              {/* The fleet's unified score (metrics and alerts), not the metrics-only health score the Health page lists. */}
+              Unified score {fmtScore(c.health.overall_score)} <Badge status={c.health.classification} />
               {' · '}
               {c.alert_total} firing alert{c.alert_total === 1 ? '' : 's'} in 14 days
             </p>
@@ -172,7 +173,7 @@ function FleetCritical({ q, level }: { q: string; level: string }) {
                   Tier-adjusted
                 </th>
                 <th scope="col" className="num">
-                  Score
+                  Unified
                 </th>
                 <th scope="col">Top risk</th>
                 <th scope="col" className="num">
@@ -194,8 +195,8 @@ function FleetCritical({ q, level }: { q: string; level: string }) {
                   <td>
                     <Badge status={c.classification} />
                   </td>
-                  <td className="num">{fmt(c.tier_adjusted_score)}</td>
-                  <td className="num">{fmt(c.overall_score)}</td>
+                  <td className="num">{fmtScore(c.tier_adjusted_score)}</td>
+                  <td className="num">{fmtScore(c.overall_score)}</td>
                   <td>{c.top_risk}</td>
                   <td className="num">{c.firing_alert_count_7d}</td>
                   <td className="wrap">

@@ -10,7 +10,7 @@ import type { Answer } from '../api/types';
 import { StaleBadge } from '../components/stale-badge';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { Badge, ClusterLink, Count, fmt, knownOption, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
+import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
 import { MAY_REFRESH_HEALTH } from '../api/access';
 import { useSession } from '../session';
 import '../components/views/views.css';
@@ -49,7 +49,7 @@ function Kpis() {
     ['Healthy', fmt(k.healthy_count), 'healthy'],
     ['Warning', fmt(k.warning_count), 'warning'],
     ['Critical', fmt(k.critical_count), 'critical'],
-    ['Average score', fmt(k.avg_score)],
+    ['Average health score', fmtScore(k.avg_score)],
     ['Average P99 latency', `${fmt(k.avg_p99_latency)} ms`],
   ];
   return (
@@ -94,7 +94,7 @@ function Dimensions({ score }: { score: Score }) {
                 <th scope="row">{d.name}</th>
                 <td>{p ? <Badge status={p.status} /> : '–'}</td>
                 <td className="num">{fmt(d.value)}</td>
-                <td className="num">{fmt(d.score)}</td>
+                <td className="num">{fmtScore(d.score)}</td>
                 <td className="num">{fmt(d.weight)}</td>
                 <td>
                   {p ? (
@@ -236,7 +236,7 @@ export default function HealthPage() {
                       <th scope="col">Cluster</th>
                       <th scope="col">Customer</th>
                       <th scope="col" className="num">
-                        Score
+                        Health score
                       </th>
                       <th scope="col">Classification</th>
                       <th scope="col">Risk level</th>
@@ -268,7 +268,7 @@ export default function HealthPage() {
                               <ClusterLink id={s.cluster_id} name={s.cluster_name} />
                             </th>
                             <td>{s.customer_name}</td>
-                            <td className="num">{fmt(s.overall_score)}</td>
+                            <td className="num">{fmtScore(s.overall_score)}</td>
                             <td>
                               <Badge status={s.classification} /> <StaleBadge stale={s.metrics_stale} lastMetricAt={s.last_metric_at} />
                             </td>

@@ -10,7 +10,7 @@ import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { ScrollRegion } from '../components/scroll-region';
-import { Badge, ClusterLink, Count, fmt, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
+import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import '../components/views/views.css';
 import './risk.css';
 
@@ -52,7 +52,7 @@ function snapshotColumns(metricKeys: string[]) {
     }),
     snap.accessor('customer_name', { header: 'Customer', size: 140, sortingFn: 'text' }),
     snap.accessor('risk_level', { header: 'Risk level', size: 95, sortingFn: byLevel, cell: (c) => <Badge status={c.getValue()} /> }),
-    snap.accessor('overall_score', { header: 'Score', size: 70, sortDescFirst: false, meta: { numeric: true }, cell: (c) => fmt(c.getValue()) }),
+    snap.accessor('overall_score', { header: 'Score', size: 70, sortDescFirst: false, meta: { numeric: true }, cell: (c) => fmtScore(c.getValue()) }),
     snap.accessor((c) => c.risk_signals.length, {
       id: 'signals',
       header: 'Signals',

@@ -17,6 +17,9 @@ export function Badge({ status }: { status: string }) {
 
 const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
 export const fmt = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : numberFormat.format(n));
+const scoreFormat = new Intl.NumberFormat(undefined, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+/** A score out of 100 with one decimal, as the fleet page writes it: 36.0 beside 45.2, not 36. */
+export const fmtScore = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : scoreFormat.format(n));
 
 /** "Computed …" under a page or section title. */
 export function Stamp({ at, source }: { at?: string; source?: string }) {
