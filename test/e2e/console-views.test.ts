@@ -711,6 +711,8 @@ describe('alert issues', { timeout: 60_000 }, () => {
     await panel.getByRole('link', { name: 'OPS-4242' }).first().waitFor();
     await panel.getByText('Linked', { exact: false }).waitFor();
     expect(await panel.getByRole('button', { name: 'Create ticket' }).count()).toBe(0);
+    // The failed create is over: its 503 no longer shows under "Linked …".
+    expect(await panel.getByRole('alert').count()).toBe(0);
     const read = await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(issue.issue_id)}`);
     expect(read.body.issue).toMatchObject({ ticket_key: 'OPS-4242', ticket_url: 'https://tracker.example.com/browse/OPS-4242' });
     await expectAccessible(adminPage, '/issues/{id} with a linked ticket');

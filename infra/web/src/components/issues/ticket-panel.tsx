@@ -42,7 +42,14 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
     // If-Match as the triage form sends it: a ticket linked by someone else meanwhile is a 409, not overwritten.
     link.mutate(
       { params: { issue_id: issue.issue_id }, body: { ticket_key, ticket_url }, headers: etag ? { 'if-match': etag } : {} },
-      { onSuccess: () => refetch(), onError: (error) => error.status === 409 && refetch() },
+      {
+        // The ticket is linked: a failed create before it (a 503 without a provider) is stale, and would show under "Linked …".
+        onSuccess: () => {
+          create.reset();
+          refetch();
+        },
+        onError: (error) => error.status === 409 && refetch(),
+      },
     );
 
   return (
@@ -77,14 +84,16 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
           type="button"
           // A ticket that may exist, or one created but not linked: linking it comes first; another is a deliberate second ticket.
           className={mayExist || existingKey ? undefined : 'primary'}
-          onClick={() =>
+          onClick={() => {
+            // A failed link before this create says nothing about it.
+            link.reset();
             create.mutate(
               // A ticket that may exist: another is asked for on purpose.
               { params: { issue_id: issue.issue_id }, ...(mayExist ? { query: { again: 'true' } } : {}) },
               // A 409 means the issue has (or is getting) a ticket; a 502 may have left one: read it again to show it.
               { onError: (error) => (error.status === 409 || error.body.ticket_may_exist === true) && refetch() },
-            )
-          }
+            );
+          }}
           disabled={create.isPending}
         >
           {create.isPending ? 'Creating ticket…' : mayExist || existingKey ? 'Create another ticket anyway' : 'Create ticket'}
