@@ -52,7 +52,7 @@ export default function PatrolPage() {
             ['Tokens', k && count(k.total_tokens)],
             ['Average duration', k && seconds(k.avg_duration_s)],
             ['Cost', k && usd(k.total_cost_usd)],
-            ['Latest report', k && (k.latest_report_at ? utc(k.latest_report_at) : 'none')],
+            ['Latest report', k && (k.latest_report_at ? utc(k.latest_report_at) : 'none'), 'wide'],
           ]}
         />
       )}

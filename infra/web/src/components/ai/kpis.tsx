@@ -1,8 +1,9 @@
 // Key-figure tiles for the AI pages: a labelled list, `…` while the first answer is on its way.
+// A tile marked wide (a date and time) spans two columns, so its value stays on one line.
 import { useId } from 'react';
 import './ai.css';
 
-export function KpiTiles({ tiles, note, busy }: { tiles: [string, string | undefined][]; note?: string; busy?: boolean }) {
+export function KpiTiles({ tiles, note, busy }: { tiles: [string, string | undefined, 'wide'?][]; note?: string; busy?: boolean }) {
   const id = useId();
   return (
     <section aria-labelledby={id} aria-busy={busy}>
@@ -11,8 +12,8 @@ export function KpiTiles({ tiles, note, busy }: { tiles: [string, string | undef
       </h2>
       {note && <p className="muted ai-kpi-note">{note}</p>}
       <ul className="tiles ai-kpis">
-        {tiles.map(([label, value]) => (
-          <li className="tile" key={label}>
+        {tiles.map(([label, value, wide]) => (
+          <li className={wide ? 'tile wide' : 'tile'} key={label}>
             <div className="value">{value ?? '…'}</div>
             <div className="label">{label}</div>
           </li>
