@@ -352,6 +352,28 @@ describe('audit', { timeout: 60_000 }, () => {
     expect(await adminPage.locator('.audit-page [role="alert"]').count()).toBe(0);
   });
 
+  it("keeps a detail's keys (before, after) whole beside a long value, which wraps", async () => {
+    const who = { email: 'ulla-update@example.com', name: 'Ulla Update', role: 'viewer' as const, password: 'ulla-update-password' };
+    await addUser(service.url, admin, who);
+    expect((await api(service.url, admin, 'PATCH', `/api/settings/users/${encodeURIComponent(who.email)}`, { role: 'admin' })).status).toBe(200);
+    // A laptop's width, where the Detail column is narrow.
+    const page = await browser.page();
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await signIn(page, 'admin', PASSWORD, '/audit?action=user_update');
+    const detail = page.locator('table.audit-table tbody tr', { hasText: who.email }).locator('.audit-detail');
+    await detail.waitFor();
+    // One line box per key: squeezed by its value, a key wrapped a letter a line.
+    const lines = await detail.locator('dt').evaluateAll((keys) =>
+      keys.map((key) => {
+        const range = key.ownerDocument.createRange();
+        range.selectNodeContents(key);
+        return `${key.textContent}: ${range.getClientRects().length}`;
+      }),
+    );
+    expect(lines).toEqual(['before: 1', 'after: 1']);
+    await page.close();
+  });
+
   it('a page past the last (an old bookmark) says so and offers the last page, not an empty log', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/settings/audit?page_size=25');
     expect(body.total).toBeGreaterThan(0);
