@@ -240,6 +240,21 @@ describe('people', { timeout: 90_000 }, () => {
     await adminPage.getByRole('button', { name: `Save role for ${VIEWER.email}` }).click();
     await adminPage.getByText(`${VIEWER.email} is now viewer, active.`).waitFor();
   });
+
+  it('wraps a display name of one long word in its column: email, role, status and actions stay in view', async () => {
+    const email = 'lou-longname@example.com';
+    const name = `Lou${'longname'.repeat(15)}xyzab`; // 128 characters, the most a display name takes, and no space
+    expect((await api(service.url, admin, 'POST', '/api/settings/users/invite', { email, display_name: name, role: 'viewer' })).status).toBe(200);
+    await open(adminPage, '/users', 'People');
+    const row = adminPage.locator(`tr[data-email="${email}"]`);
+    await row.waitFor();
+    const table = adminPage.locator('table.users-table');
+    expect(await table.evaluate((t) => t.scrollWidth - t.parentElement!.clientWidth)).toBeLessThanOrEqual(0);
+    const viewport = adminPage.viewportSize()!.width;
+    const actions = (await row.getByRole('button', { name: `Delete ${email}` }).boundingBox())!;
+    expect(actions.x + actions.width).toBeLessThanOrEqual(viewport);
+    expect((await api(service.url, admin, 'DELETE', `/api/settings/users/${encodeURIComponent(email)}`)).status).toBeLessThan(300);
+  });
 });
 
 describe('people, demoted while the page is open', { timeout: 90_000 }, () => {
