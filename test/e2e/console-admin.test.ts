@@ -127,6 +127,8 @@ describe('people', { timeout: 90_000 }, () => {
     expect(await adminPage.locator('.users-invited').textContent()).toContain(
       'no mail was sent: the service has no mail sender configured (SES_FROM_ADDRESS).',
     );
+    // The sign-in form asks for a username: an invitee's is their email, and the inviter is told so.
+    expect(await adminPage.locator('.users-invited').textContent()).toContain(`they sign in with their email, ${INVITEE}, as the username.`);
     const firstLink = await field.inputValue();
     expect(firstLink).toMatch(new RegExp(`^${service.url}/activate#token=[\\w-]{43}$`));
     const invited = adminPage.locator(`tr[data-email="${INVITEE}"]`);

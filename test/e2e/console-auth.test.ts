@@ -37,6 +37,11 @@ describe('sign-in', { timeout: 60_000 }, () => {
     const page = await browser.page();
     await page.goto('/sign-in');
     await expectAccessible(page, 'sign-in');
+    // An invitee signs in with their email: the field (still named "Username") says so in its description.
+    const username = page.getByRole('textbox', { name: 'Username', exact: true });
+    expect(await username.evaluate((el) => el.ownerDocument.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent)).toBe(
+      'Invited by email? Your username is that email address.',
+    );
     await page.getByLabel('Username').fill('nobody-here');
     await page.getByLabel('Password').fill('not-the-password');
     await page.getByRole('button', { name: 'Sign in' }).click();

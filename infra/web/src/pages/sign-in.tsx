@@ -1,4 +1,4 @@
-// Sign-in: username and password. Wrong credentials, the lockout (429 with
+// Sign-in: username (an invitee's is their email) and password. Wrong credentials, the lockout (429 with
 // Retry-After: the account's, or the network's) and an unreachable service are each said as such.
 import { type FormEvent, useState } from 'react';
 import { Navigate, useNavigate, useSearchParams } from 'react-router';
@@ -63,10 +63,15 @@ export default function SignIn() {
             {notice}
           </p>
         )}
+        {/* Login takes a username only (shared/auth/sign-in.ts); an invited account's username is its email
+            (shared/auth/user-admin.ts), which the bootstrap and directory accounts' are not: said, not "or email". */}
         <label>
           Username
-          <input name="username" autoComplete="username" required />
+          <input name="username" autoComplete="username" required aria-describedby="sign-in-username-hint" />
         </label>
+        <p id="sign-in-username-hint" className="muted auth-field-hint">
+          Invited by email? Your username is that email address.
+        </p>
         <label>
           Password
           <input name="password" type="password" autoComplete="current-password" required />

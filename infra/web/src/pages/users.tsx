@@ -64,6 +64,9 @@ const MAIL_PROBLEMS: Record<NonNullable<Answer<'settings', 'inviteUser'>['email_
   no_answer: 'the mail service did not answer in time: the mail may still arrive, or not.',
 };
 
+/** An invited account's username is its email (shared/auth/user-admin.ts): the sign-in form asks for a username. */
+const SIGN_IN_AS = (email: string) => `Once activated, they sign in with their email, ${email}, as the username.`;
+
 export default function UsersPage() {
   const { can } = useSession();
   const users = useApi(usersEp);
@@ -169,13 +172,13 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
         <div className="users-invited" role="status">
           {result.answer.email_sent ? (
             <p>
-              Invitation mailed to <strong>{result.email}</strong>. The link in it lets them set a password.
+              Invitation mailed to <strong>{result.email}</strong>. The link in it lets them set a password. {SIGN_IN_AS(result.email)}
             </p>
           ) : (
             <>
               <p>
                 <strong>{result.email}</strong> is invited, but {MAIL_PROBLEMS[result.answer.email_problem ?? 'not_configured']} Send them this activation link
-                yourself; it works once.
+                yourself; it works once. {SIGN_IN_AS(result.email)}
               </p>
               {link && <CopyField label="Activation link" value={link} />}
             </>
