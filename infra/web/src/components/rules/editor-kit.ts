@@ -44,6 +44,8 @@ const theme = EditorView.theme({
   '.cm-tooltip': { backgroundColor: 'var(--surface)', color: 'var(--text)', border: '1px solid var(--border)' },
   '.cm-panels': { backgroundColor: 'var(--bg)', color: 'var(--text)' },
   '.cm-collapsedLines': { background: 'var(--bg)', color: 'var(--muted)', fontStyle: 'italic' },
+  // @codemirror/merge marks folded lines with ⦚, which Debian's fonts lack (empty boxes): an arrow every font has.
+  '.cm-collapsedLines:before, .cm-collapsedLines:after': { content: '"↕"' },
   '&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection': {
     backgroundColor: 'color-mix(in srgb, var(--accent) 30%, transparent) !important',
   },
