@@ -429,6 +429,14 @@ describe('patrol', { timeout: 120_000 }, () => {
     await viewerPage.getByRole('heading', { level: 1, name: 'Patrol' }).waitFor();
     await viewerPage.getByText('No completed patrol report yet.').waitFor();
     expect(await viewerPage.getByRole('button', { name: 'Trigger patrol' }).count()).toBe(0);
+    // No report, no average: a dash, not "0.0 s".
+    const tile = (label: string) =>
+      viewerPage
+        .locator('.tile')
+        .filter({ has: viewerPage.getByText(label, { exact: true }) })
+        .locator('.value');
+    await expect.poll(() => tile('Reports').textContent()).toBe('0');
+    expect(await tile('Average duration').textContent()).toBe('—');
     await expectAccessible(viewerPage, '/patrol (empty) as a viewer');
   });
 

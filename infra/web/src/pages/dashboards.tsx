@@ -241,9 +241,7 @@ function NotAvailable({ error, retry }: { error: ApiProblem; retry: () => void }
           <code>embedClientId</code> and <code>embedDashboard</code> (the dashboard shown here) with the client secret in the secret the stack creates. The BI
           server's API client needs the cookieless-embed permission. Once set, reload this page.
         </p>
-        <button type="button" onClick={retry}>
-          Try again
-        </button>
+        {/* No "Try again": asked again, the service answers the same 503 until someone changes its settings. */}
       </div>
     );
   }

@@ -50,7 +50,8 @@ export default function PatrolPage() {
           tiles={[
             ['Reports', k && count(k.total_reports)],
             ['Tokens', k && count(k.total_tokens)],
-            ['Average duration', k && seconds(k.avg_duration_s)],
+            // With no report the average is no figure at all, not "0.0 s".
+            ['Average duration', k && (k.total_reports > 0 ? seconds(k.avg_duration_s) : '—')],
             ['Cost', k && usd(k.total_cost_usd)],
             ['Latest report', k && (k.latest_report_at ? utc(k.latest_report_at) : 'none'), 'wide'],
           ]}
