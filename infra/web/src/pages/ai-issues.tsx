@@ -65,7 +65,7 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'ai-issues', 'kpi
         ['Resolved', k && String(k.resolved)],
         ['Unassigned', k && String(k.unassigned)],
         ['Alerts grouped', k && String(k.total_alerts)],
-        ['Average duration', k && duration(Math.round(k.avg_duration_minutes))],
+        ['Average duration', k && (k.total > 0 ? duration(Math.round(k.avg_duration_minutes)) : '—')],
       ]}
     />
   );

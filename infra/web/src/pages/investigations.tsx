@@ -61,8 +61,9 @@ export default function InvestigationsPage() {
             ['Critical', k && count(k.critical_count)],
             ['Warning', k && count(k.warning_count)],
             ['Info', k && count(k.info_count)],
-            ['Average confidence', k && percent(k.avg_confidence)],
-            ['Average duration', k && seconds(k.avg_duration_s)],
+            // No investigation, no average: 0 would read as a measured one (as on the patrol page).
+            ['Average confidence', k && (k.total_investigations > 0 ? percent(k.avg_confidence) : '—')],
+            ['Average duration', k && (k.total_investigations > 0 ? seconds(k.avg_duration_s) : '—')],
             ['Tokens', k && count(k.total_tokens)],
             ['Cost', k && usd(k.total_cost_usd)],
           ]}

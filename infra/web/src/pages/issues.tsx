@@ -51,7 +51,8 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'issues', 'kpis'>
     ['Ongoing', k ? String(k.ongoing) : '…'],
     ['Resolved', k ? String(k.resolved) : '…'],
     ['Unassigned', k ? String(k.unassigned) : '…'],
-    ['Average duration', k ? duration(Math.round(k.avg_duration_minutes)) : '…'],
+    // No issue, no average: 0 min would read as a measured one.
+    ['Average duration', k ? (k.total > 0 ? duration(Math.round(k.avg_duration_minutes)) : '—') : '…'],
   ];
   return (
     <section aria-labelledby="issues-kpis" aria-busy={kpis.isFetching}>
