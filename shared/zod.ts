@@ -36,25 +36,15 @@ export function withSomeField<S extends z.ZodMiniObject>(schema: S, message = 'a
 const EMAIL_PATTERN = /^(?:[A-Za-z0-9_'+-]+\.)*[A-Za-z0-9_'+-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9-]*\.)+(?:[A-Za-z]{2,}|xn--[A-Za-z0-9-]{2,})$/;
 export const emailAddress = () => z.email({ pattern: EMAIL_PATTERN }).check(z.maxLength(254));
 
-const SPOOFS = 'must hold no control, bidirectional, zero-width or invisible characters';
+/** The check every shown text makes: no character that makes it read as another (shared/text.ts). */
+const notSpoofing = () => z.refine<string>((text) => !spoofsAnotherName(text), 'must hold no control, bidirectional, zero-width or invisible characters');
 
 /** A name people read to tell things apart (a cluster, a customer, a person): trimmed, 1 to `max` characters, none that spoof another. */
-export const shownName = (max: number) =>
-  z.string().check(
-    z.trim(),
-    z.minLength(1),
-    z.maxLength(max),
-    z.refine((name) => !spoofsAnotherName(name), SPOOFS),
-  );
+export const shownName = (max: number) => z.string().check(z.trim(), z.minLength(1), z.maxLength(max), notSpoofing());
 
 /**
  * A label people set, read in lists and filter by (an issue's triage or disposition status, its ticket key):
- * trimmed, at most `max` characters, empty to clear it, none that spoof another. Kept as sent, `"  Investigating‮ "`
- * showed as a blank and matched no filter.
+ * trimmed, at most `max` characters, empty to clear it, none that spoof another. Kept as sent, `"  Investigating\u202E "`
+ * (a right-to-left override) showed as a blank and matched no filter.
  */
-export const shownLabel = (max: number) =>
-  z.string().check(
-    z.trim(),
-    z.maxLength(max),
-    z.refine((label) => !spoofsAnotherName(label), SPOOFS),
-  );
+export const shownLabel = (max: number) => z.string().check(z.trim(), z.maxLength(max), notSpoofing());
