@@ -9,10 +9,12 @@
 //   the bundle for everything the runtime would have loaded anyway.
 // Each bundle sample is paired with a hello-world sample taken just before it, in the
 // same way, and the ratio is the median of those pairs' ratios: the load other processes
-// put on the machine changes by the second, rarely within a pair. Also measured: two
-// floors, a module that reads one item through shared/db/client.ts (what every group
-// stands on) and one that only creates the AWS SDK's DynamoDB document client (what they
-// stood on before shared/aws/). Pure: runs before DynamoDB Local starts.
+// put on the machine changes by the second, rarely within a pair. Also measured: three
+// floors, a module that only loads node:https (what any function calling AWS over TLS
+// loads: Node's TLS and OpenSSL's set-up), one that reads one item through
+// shared/db/client.ts (what every group stands on) and one that only creates the AWS SDK's
+// DynamoDB document client (what they stood on before shared/aws/). Pure: runs before
+// DynamoDB Local starts.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -77,11 +79,16 @@ async function lambdaSample(runtime: LambdaRuntime, file: string): Promise<Sampl
 }
 
 /**
- * The floors, bundled like a Lambda (same options, aliases, cuts and plugins): `db-floor`
+ * The floors, bundled like a Lambda (same options, aliases, cuts and plugins): `tls` loads
+ * node:https and nothing else (no request is made at import, as in every group); `db-floor`
  * reads one item as every route group does (shared/db/client.ts, through shared/aws/);
  * `sdk-client` only creates the AWS SDK's DynamoDB document client, for comparison.
  */
 const FLOORS = {
+  tls: `
+import { request } from 'node:https';
+export const handler = async () => typeof request;
+`,
   'db-floor': `
 import { getItem } from './shared/db/client.ts';
 export const handler = async () => getItem('users', { pk: 'p', sk: 's' });
@@ -188,6 +195,7 @@ export async function run(report: Report): Promise<void> {
       );
     }
     const routes = rows.filter((r) => r.kind === 'route group');
+    const tls = rows.find((r) => r.name === 'tls')!;
     const floor = rows.find((r) => r.name === 'db-floor')!;
     const sdk = rows.find((r) => r.name === 'sdk-client')!;
     report(
@@ -197,8 +205,8 @@ export async function run(report: Report): Promise<void> {
     );
     report(
       'cold-start',
-      `floors, Lambda init / bare node: one item read through shared/db/client.ts as every route group reads (${floor.kb.toFixed(1)} KB); the AWS SDK's DynamoDB document client alone (${sdk.kb.toFixed(1)} KB)`,
-      `${floor.lambda.ratio.toFixed(2)}× / ${floor.bare.ratio.toFixed(2)}×; ${sdk.lambda.ratio.toFixed(2)}× / ${sdk.bare.ratio.toFixed(2)}×`,
+      `floors, Lambda init / bare node: node:https loaded, nothing else (${tls.kb.toFixed(1)} KB); one item read through shared/db/client.ts as every route group reads (${floor.kb.toFixed(1)} KB); the AWS SDK's DynamoDB document client alone (${sdk.kb.toFixed(1)} KB)`,
+      `${tls.lambda.ratio.toFixed(2)}× / ${tls.bare.ratio.toFixed(2)}×; ${floor.lambda.ratio.toFixed(2)}× / ${floor.bare.ratio.toFixed(2)}×; ${sdk.lambda.ratio.toFixed(2)}× / ${sdk.bare.ratio.toFixed(2)}×`,
     );
     const worst = (way: Way) => Math.max(...routes.map((r) => r[way].ratio));
     const best = (way: Way) => Math.min(...routes.map((r) => r[way].ratio));
