@@ -14,7 +14,7 @@ import { namedSeverity } from './severity.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
 import { HttpLink } from '../routes/common.js';
 import * as z from '../zod.js';
-import { AlertmanagerAlert, ClusterInput, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
+import { AlertmanagerAlert, ClusterInput, clusterIdOf, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
 
 export type { AlertIngestResult };
 
@@ -211,7 +211,8 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     return false;
   });
   withinRetention(checked, (a) => a.startsAt, ALERT_RETENTION_DAYS, now, 'startsAt');
-  await knownClustersOnly(checked, (a) => a.labels[label]!);
+  // The label's value names the cluster as its id does anywhere: in any case (records.ts clusterIdOf).
+  await knownClustersOnly(checked, (a) => clusterIdOf(a.labels[label]!));
 
   const notices: AlertNotice[] = checked.valid.map(({ record: a }) => {
     const startsAt = new Date(a.startsAt).toISOString();
@@ -220,7 +221,7 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     const receiptEnd = resolved && endsUnknown(a, now);
     return {
       alert_id: `${fingerprintOf(a)}-${Math.floor(Date.parse(a.startsAt) / 1000)}`,
-      cluster_id: a.labels[label]!,
+      cluster_id: clusterIdOf(a.labels[label]!),
       alert_name: shownAlertName(a.labels.alertname!),
       severity: severityOf(a.labels.severity),
       status: resolved ? 'Resolved' : 'Firing',

@@ -27,9 +27,17 @@ export type MetricKey = z.infer<typeof MetricKey>;
 
 export const Tier = z.enum(['S', 'A', 'B']);
 
+/**
+ * A cluster id as it is stored and looked up: a UUID in lower case. UUIDs are case-insensitive (RFC 9562 §4),
+ * and one sent in upper case was stored as a second cluster beside the first (counted twice in the fleet, its
+ * alerts and samples split between them), or refused as unknown.
+ */
+export const clusterIdOf = (id: string): string => id.toLowerCase();
+export const ClusterId = () => z.uuid().check(z.overwrite(clusterIdOf));
+
 export const ClusterInput = z.lazy(() =>
   z.strictObject({
-    cluster_id: z.uuid(),
+    cluster_id: ClusterId(),
     cluster_name: z.shownName(128),
     customer_name: z.shownName(128),
     account_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
@@ -88,7 +96,7 @@ export const MetricValue = z
 
 export const MetricSample = z.lazy(() =>
   z.strictObject({
-    cluster_id: z.uuid(),
+    cluster_id: ClusterId(),
     metric_key: MetricKey,
     value: MetricValue,
     at: IsoTime,
@@ -99,7 +107,7 @@ export type MetricSample = z.infer<typeof MetricSample>;
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
 export const LogEventInput = z.lazy(() =>
   z.strictObject({
-    cluster_id: z.uuid(),
+    cluster_id: ClusterId(),
     at: IsoTime,
     level: z.pipe(z.string().check(z.toLowerCase()), z.enum(LOG_LEVELS)),
     message: z.string().check(z.minLength(1), z.maxLength(8192)),

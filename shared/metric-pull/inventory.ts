@@ -6,7 +6,7 @@
 // clusters whose fields change are written.
 import { getClusters, listClusters, upsertClusters, type ClusterRecord } from '../db/clusters.js';
 import { getInventoryState, putInventoryState } from '../db/metric-pulls.js';
-import { ClusterInput, clusterFields, reasonOf } from '../fleet/records.js';
+import { ClusterInput, clusterFields, clusterIdOf, reasonOf } from '../fleet/records.js';
 import type { PrometheusClient } from '../prometheus/client.js';
 import type { MetricSources } from '../rules/schemas.js';
 import { createLogger } from '../log.js';
@@ -46,7 +46,8 @@ export async function pullInventory(client: PrometheusClient, sources: MetricSou
     const samples = await client.query(sources.inventory.query, evaluated);
     const stored = new Map((await listClusters()).map((c) => [c.cluster_id, c]));
     // A series' record: the stored cluster with the labels' fields over it.
-    const recordFor = (labels: Record<string, string>) => ClusterInput.safeParse(recordOf(labels, sources, stored.get(labels[sources.cluster.label] ?? '')));
+    const recordFor = (labels: Record<string, string>) =>
+      ClusterInput.safeParse(recordOf(labels, sources, stored.get(clusterIdOf(labels[sources.cluster.label] ?? ''))));
     const refusals: string[] = [];
     const labelsOf = new Map<string, Record<string, string>>();
     let writes: ClusterInput[] = [];

@@ -31,7 +31,7 @@ import {
 } from '../db/metric-pulls.js';
 import { mergePulledRollups, type PulledRollup } from '../db/metrics.js';
 import { bumpGeneration } from '../db/scores.js';
-import { isGone, isMetricValue, METRIC_VALUE_RULE, type MetricKey } from '../fleet/records.js';
+import { clusterIdOf, isGone, isMetricValue, METRIC_VALUE_RULE, type MetricKey } from '../fleet/records.js';
 import type { DayRollup } from '../fleet/rollup.js';
 import { createLogger } from '../log.js';
 import { MAX_BODY_BYTES, prometheusClient, type PrometheusClient } from '../prometheus/client.js';
@@ -217,7 +217,8 @@ export async function clusterResolver(cluster: MetricSources['cluster']): Promis
         if (id === null) return { reason: 'cluster_name: names more than one cluster (match them by id: cluster.match: id)' };
         return id ? { id } : { reason: `cluster_name: unknown cluster name` };
       }
-      return ids.has(value) ? { id: value } : { reason: 'cluster_id: unknown cluster' };
+      const id = clusterIdOf(value);
+      return ids.has(id) ? { id } : { reason: 'cluster_id: unknown cluster' };
     },
   };
 }

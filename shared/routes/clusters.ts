@@ -3,14 +3,15 @@
 // ingest routes that feed them.
 import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
-import { METRIC_KEYS, Tier } from '../fleet/records.js';
+import { clusterIdOf, METRIC_KEYS, Tier } from '../fleet/records.js';
 import { defineGroup } from '../http/route.js';
 import { DaysInRange } from './days.js';
 
 /** Rollups are kept 90 days (METRICS_RETENTION_DAYS), so a longer window would only add empty days. */
 export const CLUSTER_METRIC_DAYS_MAX = 90;
 
-export const ClusterIdParams = z.object({ cluster_id: z.string().check(z.minLength(1), z.maxLength(128)) });
+/** In any case: a cluster id is a UUID, stored in lower case (fleet/records.ts clusterIdOf). */
+export const ClusterIdParams = z.object({ cluster_id: z.string().check(z.minLength(1), z.maxLength(128), z.overwrite(clusterIdOf)) });
 
 export const ClusterMetricsQuery = z.lazy(() =>
   z.object({

@@ -102,6 +102,38 @@ describe('ingest routes', () => {
     expect((await post('/api/ingest/alerts', { ...webhook, version: '3' })).status).toBe(422);
   });
 
+  it('a cluster id in upper case is the same cluster: no second inventory record, its alerts, samples and page are that cluster’s', async () => {
+    const c = clusterRecord('pp-case-1');
+    const upper = c.cluster_id.toUpperCase();
+    expect(await (await post('/api/ingest/clusters', { clusters: [c] })).json()).toEqual({ accepted: 1, rejected: [] });
+    // the same cluster, its id in upper case: an update of it, not a new cluster
+    expect(await (await post('/api/ingest/clusters', { clusters: [{ ...c, cluster_id: upper, node_count: 6 }] })).json()).toEqual({
+      accepted: 1,
+      rejected: [],
+    });
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const samples = await post('/api/ingest/metrics', { samples: [{ cluster_id: upper, metric_key: 'qps', value: 7, at }] });
+    expect(await samples.json()).toEqual({ accepted: 1, rejected: [] });
+    const logs = await post('/api/ingest/logs', { events: [{ cluster_id: upper, at, level: 'info', message: 'case' }] });
+    expect(await logs.json()).toEqual({ accepted: 1, rejected: [] });
+    const alert = { status: 'firing', labels: { alertname: 'CaseProbe', cluster_id: upper, severity: 'warning' }, startsAt: at };
+    expect(await (await post('/api/ingest/alerts', { version: '4', alerts: [alert] })).json()).toMatchObject({ accepted: 1, rejected: [] });
+
+    const get = async (path: string) => {
+      const res = await fetch(`${service.url}${path}`, { headers: { Authorization: `Bearer ${adminToken}` } });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    for (const id of [c.cluster_id, upper]) {
+      const page = await get(`/api/clusters/${id}`);
+      expect(page.status, id).toBe(200);
+      expect(page.body.cluster).toMatchObject({ cluster_id: c.cluster_id, node_count: 6 });
+    }
+    const metrics = await get(`/api/clusters/${c.cluster_id}/metrics?days=1`);
+    expect(JSON.stringify(metrics.body)).toContain('qps');
+    const issues = await get(`/api/issues?cluster_id=${c.cluster_id}&days=1`);
+    expect(issues.body.issues.map((i: { issue_name: string }) => i.issue_name)).toEqual([expect.stringContaining('CaseProbe')]);
+  });
+
   it('refuses more than 5,000 samples in one request (422); ingest bodies may be up to 6 MB, not more (413)', async () => {
     const samples = Array.from({ length: 5001 }, () => ({ cluster_id: randomUUID(), metric_key: 'qps', value: 1, at: new Date().toISOString() }));
     expect((await post('/api/ingest/metrics', { samples })).status).toBe(422);
