@@ -50,6 +50,13 @@ export class Conflict extends HttpError {
   }
 }
 
+/** An If-Match the target cannot satisfy (a route that keeps no version to match): nothing was done. */
+export class PreconditionFailed extends HttpError {
+  constructor(detail: string) {
+    super(412, 'Precondition Failed', detail);
+  }
+}
+
 /** The answer exists only in a form the request did not accept (too large for Lambda uncompressed). */
 export class NotAcceptable extends HttpError {
   constructor(detail: string) {

@@ -27,6 +27,7 @@ import {
   ValidationFailed,
   type FieldError,
 } from './errors.js';
+import { checkNoPrecondition } from './if-match.js';
 import { escapedBytes, LAMBDA_EVENT_BODY_BYTES, mayEscapeOver } from './lambda-payload.js';
 import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
@@ -405,6 +406,7 @@ export function validate(): Middleware {
         const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
         throw new ValidationFailed(`${first.loc.slice(1).join('.') || first.loc[0]}: ${first.msg}${more}`, errors);
       }
+      checkNoPrecondition(route, request.event.headers?.['if-match']);
     },
   };
 }

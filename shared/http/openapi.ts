@@ -20,6 +20,7 @@ const PROBLEM_TITLES: Record<ProblemStatus, string> = {
   404: 'Not Found',
   406: 'Not Acceptable: the answer is over the 6 MB a Lambda function may return unless gzipped (send Accept-Encoding: gzip)',
   409: 'Conflict: the write lost to a concurrent one, or the state does not allow it',
+  412: 'Precondition Failed: an If-Match sent to a write that keeps no version to match (send none)',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type: a body must be sent as application/json',
   422: 'Unprocessable Entity: the request failed validation',

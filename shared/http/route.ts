@@ -18,7 +18,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
  */
 export type RouteAuth = 'public' | 'user' | 'ingest' | 'scrape';
 
-export type ProblemStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 415 | 422 | 429 | 502 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 406 | 409 | 412 | 413 | 415 | 422 | 429 | 502 | 503;
 
 export interface RouteDeclaration {
   readonly method: HttpMethod;

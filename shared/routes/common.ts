@@ -29,7 +29,7 @@ export const DaysWindow = z.preprocess(blankAsAbsent, z._default(z.coerce.number
 export const Text = (max: number) => z.string().check(z.maxLength(max));
 
 /** The writes that take a precondition: If-Match, the ETag their GET answered (`"t3"`; shared/http/if-match.ts reads it, 400 when malformed). */
-export const IfMatchHeader = z.lazy(() => z.object({ 'if-match': z.optional(z.string()) }));
+export { IfMatchHeader } from '../http/if-match.js';
 
 /**
  * A link the app shows or follows (a ticket's URL, a webhook's, an alert's dashboard): an absolute

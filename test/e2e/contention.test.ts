@@ -26,10 +26,10 @@ afterAll(async () => {
   await service?.stop();
 });
 
-async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function call(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   const res = await fetch(`${service.url}${path}`, {
     method,
-    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: await res.json() };
@@ -86,6 +86,21 @@ describe(`${PARALLEL} simultaneous writes`, () => {
     const target = (users.users ?? users).find((u: any) => u.email === email);
     const applied = answers.flatMap((a, i) => (a.status === 200 ? [i % 2 ? 'admin' : 'viewer'] : []));
     expect(applied).toContain(target.role);
+  });
+
+  it('a write that keeps no version refuses an If-Match (412) and changes nothing, where it was ignored and the write done', async () => {
+    await userToken('viewer', 'guarded-target');
+    const email = 'guarded-target@example.com';
+    const roleOf = async () => (await call(superadmin, 'GET', '/api/settings/users')).body.users.find((u: any) => u.email === email).role;
+    const guarded = await call(superadmin, 'PATCH', `/api/settings/users/${email}`, { role: 'admin' }, { 'If-Match': '"u1"' });
+    expect(guarded.status).toBe(412);
+    expect(guarded.body).toMatchObject({ status: 412, title: 'Precondition Failed', detail: expect.stringMatching(/without If-Match/) });
+    expect(await roleOf()).toBe('viewer');
+    // `*` holds for any current representation; no If-Match is no precondition
+    expect((await call(superadmin, 'PATCH', `/api/settings/users/${email}`, { role: 'admin' }, { 'If-Match': '*' })).status).toBe(200);
+    expect(await roleOf()).toBe('admin');
+    expect((await call(superadmin, 'DELETE', `/api/settings/users/${email}`, undefined, { 'If-Match': '"u2"' })).status).toBe(412);
+    expect(await roleOf()).toBe('admin');
   });
 
   it('direct PUTs of one rule set: each success is its own version, nothing else moves', async () => {
