@@ -381,6 +381,22 @@ export function lowerCased(headers: Record<string, string | undefined> | undefin
   return out;
 }
 
+/**
+ * A refused query parameter that was sent more than once says so. API Gateway (and the local server) join a
+ * repeated one with commas, so `?days=1&days=2` read as the one value "1,2" and was refused as "expected number,
+ * received NaN", a message about numbers to a client that sent two. A list (`severities`) takes its values
+ * either way: only a refusal is reworded.
+ */
+function sayRepeated(errors: FieldError[], rawQueryString: string | undefined): void {
+  if (!rawQueryString || !errors.some((e) => e.loc[0] === 'query')) return;
+  const counts = new Map<string, number>();
+  for (const name of new URLSearchParams(rawQueryString).keys()) counts.set(name, (counts.get(name) ?? 0) + 1);
+  for (const error of errors) {
+    const times = error.loc[0] === 'query' ? (counts.get(String(error.loc[1])) ?? 0) : 0;
+    if (times > 1) error.msg = `sent ${times} times, which reads as one comma-separated value (${error.msg}): send it once`;
+  }
+}
+
 /** Validates path parameters, query, declared headers and body against the route's zod schemas (422). */
 export function validate(): Middleware {
   return {
@@ -402,6 +418,7 @@ export function validate(): Middleware {
         body: check('body', route.body, state.rawBody),
       };
       if (errors.length > 0) {
+        sayRepeated(errors, request.event.rawQueryString);
         const first = errors[0]!;
         const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
         throw new ValidationFailed(`${first.loc.slice(1).join('.') || first.loc[0]}: ${first.msg}${more}`, errors);

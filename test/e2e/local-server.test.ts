@@ -191,6 +191,19 @@ describe('local server', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
   });
 
+  it('a query parameter sent twice is refused saying so, not as a number it never was; a list takes repeats', async () => {
+    const get = (query: string) => api(`/api/issues?${query}`, { headers: { authorization: `Bearer ${superadmin}` } });
+    for (const query of ['days=1&days=2', 'page=1&page=2', 'status=Ongoing&status=Resolved']) {
+      const res = await get(query);
+      expect(res.status, query).toBe(422);
+      const body = (await res.json()) as { detail: string };
+      expect(body.detail, query).toMatch(/^(days|page|status): sent 2 times, which reads as one comma-separated value \(.+\): send it once$/);
+    }
+    // once each, and a list's values repeated: as before
+    expect((await get('days=1&page=1')).status).toBe(200);
+    expect((await get('severities=Critical&severities=Warning')).status).toBe(200);
+  });
+
   it('answers 400 for a malformed JSON body through the server', async () => {
     const res = await api('/api/chat/message', {
       method: 'POST',
