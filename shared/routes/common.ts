@@ -28,6 +28,9 @@ export const DaysWindow = z.preprocess(blankAsAbsent, z._default(z.coerce.number
 
 export const Text = (max: number) => z.string().check(z.maxLength(max));
 
+/** A cluster id as a filter: in any case, as ingest and the cluster page take it (a UUID, stored lower-case: fleet/records.ts clusterIdOf). */
+export const ClusterIdFilter = () => z._default(z.string().check(z.maxLength(128), z.toLowerCase()), '');
+
 /** The writes that take a precondition: If-Match, the ETag their GET answered (`"t3"`; shared/http/if-match.ts reads it, 400 when malformed). */
 export { IfMatchHeader } from '../http/if-match.js';
 
@@ -76,7 +79,7 @@ export const IssueListQuery = z.lazy(() =>
     customer: z._default(Text(200), ''),
     cluster: z._default(Text(200), ''),
     /** Beyond the contract: one cluster's issues by its id, whatever names they were stored under (the console's cluster page). */
-    cluster_id: z._default(Text(128), ''),
+    cluster_id: ClusterIdFilter(),
     triage: z._default(Text(64), ''),
     disposition: z._default(Text(64), ''),
     page: Page,

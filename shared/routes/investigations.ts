@@ -2,7 +2,7 @@ import * as z from '../zod.js';
 import { ANY_ROLE } from '../auth/roles.js';
 import { AgentTaskSchema, InvestigationSchema, InvestigationSummarySchema } from '../agents/schemas.js';
 import { defineGroup } from '../http/route.js';
-import { AnyCase, Page, PageSize, Text } from './common.js';
+import { AnyCase, ClusterIdFilter, Page, PageSize, Text } from './common.js';
 import { DaysInRange } from './days.js';
 
 export const InvestigationListQuery = z.lazy(() =>
@@ -11,7 +11,7 @@ export const InvestigationListQuery = z.lazy(() =>
     severity: z._default(AnyCase(['', 'critical', 'warning', 'info']), ''),
     customer: z._default(Text(200), ''),
     /** Beyond the contract: one cluster's investigations (its id, matched exactly), for the console's cluster page. */
-    cluster_id: z._default(Text(128), ''),
+    cluster_id: ClusterIdFilter(),
     page: Page,
     page_size: PageSize,
   }),

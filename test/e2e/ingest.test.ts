@@ -130,8 +130,14 @@ describe('ingest routes', () => {
     }
     const metrics = await get(`/api/clusters/${c.cluster_id}/metrics?days=1`);
     expect(JSON.stringify(metrics.body)).toContain('qps');
-    const issues = await get(`/api/issues?cluster_id=${c.cluster_id}&days=1`);
-    expect(issues.body.issues.map((i: { issue_name: string }) => i.issue_name)).toEqual([expect.stringContaining('CaseProbe')]);
+    for (const id of [c.cluster_id, upper]) {
+      const issues = await get(`/api/issues?cluster_id=${id}&days=1`);
+      expect(
+        issues.body.issues.map((i: { issue_name: string }) => i.issue_name),
+        id,
+      ).toEqual([expect.stringContaining('CaseProbe')]);
+      expect((await get(`/api/investigations?cluster_id=${id}`)).status, id).toBe(200);
+    }
   });
 
   it('refuses more than 5,000 samples in one request (422); ingest bodies may be up to 6 MB, not more (413)', async () => {
