@@ -13,8 +13,10 @@ z.config(en());
 export * from 'zod/mini';
 
 /** `fn` applied to the raw input, then `schema`: classic zod's `z.preprocess` (mini has none), built the same way. */
-export const preprocess = <S extends z.core.$ZodType>(fn: (value: unknown) => unknown, schema: S): z.ZodMiniPipe<z.ZodMiniTransform<unknown, unknown>, S> =>
-  z.pipe(z.transform(fn), schema);
+export const preprocess = <S extends z.core.$ZodType>(
+  fn: (value: unknown, ctx: z.core.ParsePayload) => unknown,
+  schema: S,
+): z.ZodMiniPipe<z.ZodMiniTransform<unknown, unknown>, S> => z.pipe(z.transform(fn), schema);
 
 /** The schema a `z.lazy` builds on first use: for `z.extend`, `z.omit` and `z.keyof` of it. */
 export const unlazy = <T extends z.core.SomeType>(schema: z.ZodMiniLazy<T>): T => schema._zod.innerType;

@@ -1,7 +1,7 @@
 // Query and body schema pieces shared by several route groups.
-// Query values arrive as strings; numbers are coerced, then bounded.
+// Query values arrive as strings; numbers must be written in decimal (days.ts queryNumber), then are coerced and bounded.
 import * as z from '../zod.js';
-import { blankAsAbsent } from './days.js';
+import { queryNumber } from './days.js';
 
 /**
  * A whole number of at least 1 (and at most `max`), `fallback` when absent or blank (`?page=`, as an HTML
@@ -11,7 +11,7 @@ import { blankAsAbsent } from './days.js';
 const QueryCount = (fallback: number, max?: number) =>
   z.prefault(
     z.pipe(
-      z.transform((v: unknown): unknown => blankAsAbsent(v) ?? fallback),
+      z.transform((v: unknown, ctx): unknown => queryNumber(v, ctx) ?? fallback),
       // z.int() is a safe integer already: no second bound (and no second refusal) without a `max`.
       max === undefined ? z.coerce.number().check(z.int(), z.gte(1)) : z.coerce.number().check(z.int(), z.gte(1), z.lte(max)),
     ),
@@ -24,7 +24,7 @@ export const PageSizeOf = (defaultSize: number, max: number) => QueryCount(defau
 export const PageSize = PageSizeOf(20, 100);
 
 /** The issues window: float days, 0 means today, 0.25 means six hours. */
-export const DaysWindow = z.preprocess(blankAsAbsent, z._default(z.coerce.number().check(z.gte(0), z.lte(365)), 7));
+export const DaysWindow = z.preprocess(queryNumber, z._default(z.coerce.number().check(z.gte(0), z.lte(365)), 7));
 
 export const Text = (max: number) => z.string().check(z.maxLength(max));
 

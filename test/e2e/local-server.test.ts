@@ -191,7 +191,7 @@ describe('local server', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
   });
 
-  it('a query parameter sent twice is refused saying so, not as a number it never was; a list takes repeats', async () => {
+  it('a query parameter sent twice, or a number not in decimal, is refused saying so, not as a number it never was; a list takes repeats', async () => {
     const get = (query: string) => api(`/api/issues?${query}`, { headers: { authorization: `Bearer ${superadmin}` } });
     for (const query of ['days=1&days=2', 'page=1&page=2', 'status=Ongoing&status=Resolved']) {
       const res = await get(query);
@@ -199,6 +199,13 @@ describe('local server', () => {
       const body = (await res.json()) as { detail: string };
       expect(body.detail, query).toMatch(/^(days|page|status): sent 2 times, which reads as one comma-separated value \(.+\): send it once$/);
     }
+    // a number in another base is not what the client meant: refused, where 0x10 read as 16
+    for (const query of ['page_size=0x10', 'days=0b11', 'page=10abc']) {
+      const res = await get(query);
+      expect(res.status, query).toBe(422);
+      expect(((await res.json()) as { detail: string }).detail, query).toMatch(/^(page_size|days|page): must be a decimal number$/);
+    }
+    expect((await get('page_size=1e1&days=0.25')).status).toBe(200);
     // once each, and a list's values repeated: as before
     expect((await get('days=1&page=1')).status).toBe(200);
     expect((await get('severities=Critical&severities=Warning')).status).toBe(200);
