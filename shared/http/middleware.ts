@@ -382,18 +382,28 @@ export function lowerCased(headers: Record<string, string | undefined> | undefin
 }
 
 /**
- * A refused query parameter that was sent more than once says so. API Gateway (and the local server) join a
- * repeated one with commas, so `?days=1&days=2` read as the one value "1,2" and was refused as "expected number,
- * received NaN", a message about numbers to a client that sent two. A list (`severities`) takes its values
- * either way: only a refusal is reworded.
+ * A query parameter sent more than once. API Gateway (and the local server) join a repeated one with commas, so
+ * `?days=1&days=2` read as the one value "1,2": refused as "expected number, received NaN", a message about
+ * numbers to a client that sent two, and `?customer=A&customer=B` filtered silently by a customer named "A,B"
+ * (an empty page). A refusal of a repeated one says so, and a repeated one read as text is refused; a list
+ * (`severities`, an array once read) takes its values either way.
  */
-function sayRepeated(errors: FieldError[], rawQueryString: string | undefined): void {
-  if (!rawQueryString || !errors.some((e) => e.loc[0] === 'query')) return;
+function refuseRepeated(errors: FieldError[], rawQueryString: string | undefined, query: unknown): void {
+  if (!rawQueryString) return;
   const counts = new Map<string, number>();
   for (const name of new URLSearchParams(rawQueryString).keys()) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const timesOf = (name: unknown) => counts.get(String(name)) ?? 0;
   for (const error of errors) {
-    const times = error.loc[0] === 'query' ? (counts.get(String(error.loc[1])) ?? 0) : 0;
-    if (times > 1) error.msg = `sent ${times} times, which reads as one comma-separated value (${error.msg}): send it once`;
+    if (error.loc[0] === 'query' && timesOf(error.loc[1]) > 1)
+      error.msg = `sent ${timesOf(error.loc[1])} times, which reads as one comma-separated value (${error.msg}): send it once`;
+  }
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (typeof value === 'string' && timesOf(name) > 1)
+      errors.push({
+        loc: ['query', name],
+        msg: `sent ${timesOf(name)} times, which reads as one text ("${value.slice(0, 40)}"): send it once`,
+        type: 'repeated',
+      });
   }
 }
 
@@ -417,8 +427,8 @@ export function validate(): Middleware {
         headers: check('header', route.headers, route.headers && (request.event.headers ?? {})),
         body: check('body', route.body, state.rawBody),
       };
+      refuseRepeated(errors, request.event.rawQueryString, state.input.query);
       if (errors.length > 0) {
-        sayRepeated(errors, request.event.rawQueryString);
         const first = errors[0]!;
         const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
         throw new ValidationFailed(`${first.loc.slice(1).join('.') || first.loc[0]}: ${first.msg}${more}`, errors);

@@ -199,6 +199,15 @@ describe('local server', () => {
       const body = (await res.json()) as { detail: string };
       expect(body.detail, query).toMatch(/^(days|page|status): sent 2 times, which reads as one comma-separated value \(.+\): send it once$/);
     }
+    // a text filter sent twice filtered by the joined text ("A,B"), an empty page: refused too
+    for (const query of ['customer=A&customer=B', 'search=x&search=y&search=z']) {
+      const res = await get(query);
+      expect(res.status, query).toBe(422);
+      expect(((await res.json()) as { detail: string }).detail, query).toMatch(
+        /^(customer|search): sent [23] times, which reads as one text \(".+"\): send it once$/,
+      );
+    }
+    expect((await get('customer=A%2CB')).status).toBe(200);
     // a number in another base is not what the client meant: refused, where 0x10 read as 16
     for (const query of ['page_size=0x10', 'days=0b11', 'page=10abc']) {
       const res = await get(query);
