@@ -32,7 +32,8 @@ export function checkNoPrecondition(route: RouteDeclaration, ifMatch: string | u
 export function ifMatchNumber(ifMatch: string | undefined, prefix: string, what: string): number | undefined {
   const header = ifMatch?.trim();
   if (header === undefined || header === '*') return undefined;
-  const match = new RegExp(`^"${prefix}(\\d{1,9})"$`).exec(header);
+  // The number as GET writes it: `"t03"` is not `"t3"` (an ETag is compared as a string, RFC 9110 §8.8.3.2).
+  const match = new RegExp(`^"${prefix}(0|[1-9]\\d{0,8})"$`).exec(header);
   if (!match) throw new BadRequest(`If-Match must be the ETag GET answered for ${what}, such as "${prefix}3" (got ${JSON.stringify(header.slice(0, 40))}).`);
   return Number(match[1]);
 }

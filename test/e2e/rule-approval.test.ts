@@ -200,6 +200,9 @@ describe('two superadmins editing the same version (optimistic concurrency)', ()
     ['no quotes', { 'If-Match': 'v1' }, {}],
     ['a list', { 'If-Match': '"v1", "v2"' }, {}],
     ['garbage', { 'If-Match': '"version five"' }, {}],
+    // ETags compare as strings: "v01" is not the "v1" GET answered, and was read as version 1
+    ['a number with a leading zero', { 'If-Match': '"v01"' }, {}],
+    ['zero with a leading zero', { 'If-Match': '"v00"' }, {}],
     ['If-Match and base_version disagreeing', { 'If-Match': '"v1"' }, { base_version: 2 }],
   ])('a malformed version (%s) is a clear 400 and nothing changes', async (_what, headers, body) => {
     const live = await call(superadmin, 'GET', '/api/settings/issue-rules');
