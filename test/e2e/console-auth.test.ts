@@ -199,6 +199,29 @@ describe('a page that cannot load', { timeout: 60_000 }, () => {
     await page.getByRole('button', { name: 'Reload' }).click();
     await page.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();
   });
+
+  it('while the service does not answer, says so in plain words, and Reload stays in the console until it answers', async () => {
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    // The service stops answering (every request of the page refused), then the user opens a page not loaded yet.
+    const everything = () => true;
+    await page.route(everything, (route) => route.abort('connectionrefused'));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Risk' }).click();
+    await page.getByRole('heading', { level: 1, name: 'This page could not be shown' }).waitFor();
+    const alert = page.getByRole('alert');
+    expect(await alert.textContent()).toContain('The console could not load this page from the service');
+    // Reload would leave for the browser's own error page, the console gone: it says so and stays.
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await alert.getByText('The service still does not answer').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/risk');
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await expectAccessible(page, 'a page that could not load, the service not answering');
+
+    // The service answers again: Reload shows the page.
+    await page.unroute(everything);
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Risk' }).waitFor();
+  });
 });
 
 describe('the invitation link', { timeout: 60_000 }, () => {
