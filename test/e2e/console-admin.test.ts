@@ -344,6 +344,25 @@ describe('people, by keyboard', { timeout: 60_000 }, () => {
     expect(await adminPage.getByRole('button', { name: `Confirm deleting ${VIEWER.email}` }).count()).toBe(0);
     expect((await api(service.url, admin, 'GET', '/api/settings/users')).body.users.some((u: { email: string }) => u.email === VIEWER.email)).toBe(true);
   });
+
+  it('Escape takes back "Delete for good?" and "Reset password…" as Cancel does: focus returns to the button, nothing is done', async () => {
+    await open(adminPage, '/users', 'People');
+    const focused = () => adminPage.evaluate("document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent");
+    for (const [ask, confirm] of [
+      [`Delete ${VIEWER.email}`, `Confirm deleting ${VIEWER.email}`],
+      [`Reset the password of ${VIEWER.email}`, `Confirm resetting the password of ${VIEWER.email}`],
+    ]) {
+      await adminPage.getByRole('button', { name: ask, exact: true }).focus();
+      await adminPage.keyboard.press('Enter');
+      await expect.poll(focused).toBe(confirm);
+      await adminPage.keyboard.press('Escape');
+      await expect.poll(focused).toBe(ask);
+      expect(await adminPage.getByRole('button', { name: confirm }).count()).toBe(0);
+    }
+    const viewer = (await api(service.url, admin, 'GET', '/api/settings/users')).body.users.find((u: { email: string }) => u.email === VIEWER.email);
+    expect(viewer).toMatchObject({ is_active: true });
+    expect(viewer.password_reset_expires_at ?? null).toBeNull();
+  });
 });
 
 describe('audit', { timeout: 60_000 }, () => {

@@ -405,13 +405,22 @@ interface Confirmation {
   confirmRef: RefObject<HTMLButtonElement | null>;
 }
 
-/** A destructive action on one account: its button, which becomes its question with a confirming button and Cancel. */
+/** A destructive action on one account: its button, which becomes its question with a confirming button and Cancel (or Escape). */
 function ConfirmedAction({ user, what, act, ...c }: { user: ManagedUser; what: Confirming['what']; act: () => void } & Confirmation) {
   const words = CONFIRMED_ACTIONS[what];
   const mine: Confirming = { email: user.email, what };
   if (c.confirming && confirmingKey(c.confirming) === confirmingKey(mine)) {
+    // Escape takes the question back, as Cancel does (focus returns to the action's button).
     return (
-      <span className="users-confirm">
+      // biome-ignore lint/a11y/noStaticElementInteractions: the keys are its buttons'; the span only hears Escape from them
+      <span
+        className="users-confirm"
+        onKeyDown={(e) => {
+          if (e.key !== 'Escape') return;
+          e.preventDefault();
+          c.cancel(mine);
+        }}
+      >
         <span>{words.question}</span>
         <Button ref={c.confirmRef} type="button" className="danger" disabled={c.busy} onClick={act} aria-label={`${words.confirmLabel} ${user.email}`}>
           {words.confirm}
