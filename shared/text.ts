@@ -3,6 +3,9 @@
 // cut never leaves half a character (which JSON encoders turn into U+FFFD or refuse).
 // And text made Unicode where it enters: a lone surrogate a JSON body escapes becomes U+FFFD.
 
+/** An instant (ISO 8601, UTC) as people read it in a message: `2026-12-04 09:28:50 UTC`, as the console writes times. */
+export const displayTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+
 /** The first `max` UTF-16 units of `text`, one fewer when the last would be half a surrogate pair. */
 export function sliceChars(text: string, max: number): string {
   if (text.length <= max) return text;

@@ -14,7 +14,7 @@ import { NotFound } from '../http/errors.js';
 import { escapedBytes } from '../http/lambda-payload.js';
 import { HttpLink, type IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
-import { cutText } from '../text.js';
+import { cutText, displayTime } from '../text.js';
 import * as z from '../zod.js';
 import { groupKeyOf, keysOfGroupKey } from './grouping.js';
 import { issueWindow } from './list-cache.js';
@@ -184,7 +184,6 @@ export async function requireIssue(issueId: string): Promise<IssueRecord> {
 }
 
 /** "2026-11-22 04:30:15 UTC": the timeline's display time. */
-export const displayTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 
 /**
  * The alerts an issue's detail, its evidence and a ticket show: the newest; `alert_count` counts them

@@ -5,6 +5,7 @@
 import { Conflict } from '../http/errors.js';
 import { ifMatchNumber } from '../http/if-match.js';
 import { Reply } from '../http/route.js';
+import { displayTime } from '../text.js';
 
 /** The ETag of an issue's triage as GET answers it. */
 export const triageEtag = (version: number) => `"t${version}"`;
@@ -30,7 +31,7 @@ interface Triaged {
 export function staleTriage(what: 'Issue' | 'AI issue', issue: Triaged): Conflict {
   const by = issue.updated_by ? ` by ${issue.updated_by}` : '';
   return new Conflict(
-    `${what} ${issue.issue_id} was changed${by} at ${issue.updated_at} after you read it: nothing was changed. Read it again and make your change on what is stored now.`,
+    `${what} ${issue.issue_id} was changed${by} at ${displayTime(issue.updated_at)} after you read it: nothing was changed. Read it again and make your change on what is stored now.`,
     {
       current_etag: triageEtag(issue.triage_version),
       current: { triage_status: issue.triage_status, disposition_status: issue.disposition_status, assignee: issue.assignee, notes: issue.notes },

@@ -24,10 +24,10 @@ import {
 import { BadGateway, Conflict, NotFound, ServiceUnavailable } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { TicketProviderError, ticketProvider, type TicketRequest } from '../tickets/provider.js';
-import { cutText } from '../text.js';
+import { cutText, displayTime } from '../text.js';
 import { resolveAssignee } from './assignee.js';
 import { staleTriage, withTriageEtag } from './triage-etag.js';
-import { displayTime, issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
+import { issueAlerts, issueEvidence, requireIssue, SOURCE } from './queries.js';
 import { createLogger, errorFields } from '../log.js';
 
 const log = createLogger('issues/triage');

@@ -13,6 +13,7 @@ import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } f
 import { Conflict } from '../http/errors.js';
 import { ifMatchNumber } from '../http/if-match.js';
 import { Reply } from '../http/route.js';
+import { displayTime } from '../text.js';
 import type { Principal } from '../auth/principal.js';
 
 /** The settings' ETag as GET answers it: their revision (`"r3"`), which a PUT may send back as If-Match. */
@@ -44,7 +45,7 @@ export async function updateGeneralSettings(
     const now = instantAfter(updated_at);
     if (expected !== undefined && expected !== revision)
       throw new Conflict(
-        `The general settings were changed${updated_by ? ` by ${updated_by}` : ''}${updated_at ? ` at ${updated_at}` : ''} after you read them: nothing was changed. Read them again and make your change on what is stored now.`,
+        `The general settings were changed${updated_by ? ` by ${updated_by}` : ''}${updated_at ? ` at ${displayTime(updated_at)}` : ''} after you read them: nothing was changed. Read them again and make your change on what is stored now.`,
         { current_etag: generalEtag(revision), current: { health_scoring_method, alert_criticality_method } },
       );
     // Nothing to change: nothing written, audited or dropped from every container's cache (as triage does).

@@ -332,7 +332,7 @@ describe('PATCH /api/issues/{id}', () => {
     const stale = await patch({ notes: `${first.issue.notes}\nsecond look` }, first.etag);
     expect(stale.status).toBe(409);
     expect(stale.body).toMatchObject({ current_etag: second.etag, current: { notes: `${first.issue.notes}\nfirst look` } });
-    expect(stale.body.detail).toMatch(/was changed by \S+ at .+ after you read it: nothing was changed/);
+    expect(stale.body.detail).toMatch(/was changed by \S+ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC after you read it: nothing was changed/);
     expect((await read()).issue).toEqual(second.issue);
     // Made again on what is stored now, it applies.
     const again = await patch({ notes: `${second.issue.notes}\nsecond look` }, second.etag);
