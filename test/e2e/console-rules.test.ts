@@ -612,7 +612,11 @@ describe('general settings', { timeout: 60_000 }, () => {
     await group.getByRole('radio', { name: /^Rules/ }).check();
     expect((await api(service.url, admin, 'PUT', '/api/settings/general', { health_scoring_method: 'ai', alert_criticality_method: 'ai' })).status).toBe(200);
     await superPage.getByRole('button', { name: 'Save settings' }).click();
-    await superPage.getByRole('alert').filter({ hasText: 'after you read them: nothing was changed' }).waitFor();
+    const conflict = superPage.getByRole('alert').filter({ hasText: 'after you read them: nothing was changed' });
+    await conflict.waitFor();
+    // When, as the console writes times (not 2026-12-04T09:28:50.437Z); and that the choice made here is kept, to save again.
+    expect(await conflict.textContent()).toMatch(/ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC after you read them/);
+    await conflict.getByText('with your choices kept: check them and save again').waitFor();
     const health = superPage.getByRole('group', { name: 'Health scoring method' });
     await health.getByRole('radio', { name: /^AI/ }).and(superPage.locator(':checked')).waitFor();
     expect(await group.getByRole('radio', { name: /^Rules/ }).isChecked()).toBe(true);

@@ -139,7 +139,13 @@ function SettingsForm({ saved, etag, refetch, readOnly }: { saved: General; etag
           Saved.
         </p>
       )}
-      {Boolean(error) && <Problem error={error} />}
+      {Boolean(error) && (
+        <Problem error={error}>
+          {error instanceof ApiProblem && error.status === 409 && error.body.current_etag !== undefined && (
+            <p className="muted">The form now shows what is stored (marked “saved”), with your choices kept: check them and save again.</p>
+          )}
+        </Problem>
+      )}
     </form>
   );
 }
