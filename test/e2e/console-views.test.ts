@@ -1057,3 +1057,15 @@ describe('upgrades', { timeout: 60_000 }, () => {
     expect(await upgradeOf(release.cluster_name)).toContain('on the latest');
   });
 });
+
+describe('LLM cost with nothing spent', { timeout: 60_000 }, () => {
+  it('states no average cost of a run: "$0.00 each on average" of no runs read as runs that cost nothing', async () => {
+    expect((await api(service.url, admin, 'GET', '/api/llm-usage/summary?days=30')).body.totals.runs).toBe(0);
+    await adminPage.goto('/llm-cost');
+    await adminPage.getByRole('heading', { level: 1, name: 'LLM cost' }).waitFor();
+    const runs = adminPage.getByRole('list', { name: 'Totals' }).getByRole('listitem').filter({ hasText: 'Runs' });
+    await runs.waitFor();
+    expect((await runs.textContent())?.replace(/\s+/g, ' ').trim()).toBe('0Runs');
+    await adminPage.getByText('No model calls in the last 30 days.', { exact: false }).first().waitFor();
+  });
+});

@@ -203,7 +203,8 @@ function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
         </li>
         <li className="tile">
           <span className="value">{int.format(t.runs)}</span>
-          <span className="label">Runs ({usd(t.avg_cost_per_run)} each on average)</span>
+          {/* No run, no average: "$0.00 each" would read as runs that cost nothing. */}
+          <span className="label">{t.runs > 0 ? `Runs (${usd(t.avg_cost_per_run)} each on average)` : 'Runs'}</span>
         </li>
         <li className="tile">
           <span className="value">{compact(t.total_tokens)}</span>
