@@ -441,6 +441,21 @@ describe('audit', { timeout: 60_000 }, () => {
     expect(await page.locator('table.audit-table thead th').first().textContent()).toBe('When (UTC)');
   });
 
+  it("writes a time in an entry's detail (an invitation's expires_at) as the log's times, not as raw ISO", async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/settings/audit?action=invite');
+    const entry: { target: string; detail: { expires_at: string } } = body.entries[0];
+    const expires = entry.detail.expires_at;
+    expect(expires).toMatch(/^\d{4}-\d\d-\d\dT/);
+    await open(adminPage, '/audit?action=invite', 'Audit log');
+    const row = adminPage.locator('table.audit-table tbody tr').filter({ hasText: entry.target }).first();
+    const value = row
+      .locator('.audit-detail div')
+      .filter({ has: adminPage.locator('dt', { hasText: 'expires_at' }) })
+      .locator('dd');
+    await expect.poll(() => value.textContent()).toBe(`${expires.slice(0, 19).replace('T', ' ')} UTC`);
+    expect(await value.locator('time').getAttribute('datetime')).toBe(expires);
+  });
+
   it('pages through the log with the page in the URL', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/settings/audit?page_size=25');
     await open(adminPage, '/audit', 'Audit log');

@@ -18,6 +18,15 @@ type Entry = Answer<'settings', 'audit'>['entries'][number];
 const DEFAULTS = { action: '', page: '1' };
 const PAGE_SIZE = 25;
 
+/** A detail value that is an instant as the API writes one (`expires_at`, `2026-12-11T09:12:37.100Z`). */
+const INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+/** A detail value: an instant written as the log's times are (to the second, UTC), text as it is, anything else as JSON. */
+function DetailValue({ value }: { value: unknown }) {
+  if (typeof value === 'string' && INSTANT.test(value)) return <time dateTime={value}>{utcSeconds(value)}</time>;
+  return <>{typeof value === 'string' ? value : JSON.stringify(value)}</>;
+}
+
 function Detail({ detail }: { detail: Entry['detail'] }) {
   const entries = Object.entries(detail);
   if (entries.length === 0) return <span className="muted">–</span>;
@@ -26,7 +35,9 @@ function Detail({ detail }: { detail: Entry['detail'] }) {
       {entries.map(([k, v]) => (
         <div key={k}>
           <dt>{k}</dt>
-          <dd>{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
+          <dd>
+            <DetailValue value={v} />
+          </dd>
         </div>
       ))}
     </dl>
