@@ -1069,3 +1069,36 @@ describe('LLM cost with nothing spent', { timeout: 60_000 }, () => {
     await adminPage.getByText('No model calls in the last 30 days.', { exact: false }).first().waitFor();
   });
 });
+
+describe('a cluster of a long name, on a phone', { timeout: 90_000 }, () => {
+  it('its page, its issue and the health filters wrap or narrow: the page never scrolls sideways at 390 px', async () => {
+    // 128 characters with no space (the longest name ingest takes), and a 63-character region.
+    const name = `longname-${'x'.repeat(119)}`;
+    const cluster = { ...newCluster(name, 'Long Co'), region: 'Asia Pacific (ap-southeast-1) Singapore Extended Zone Number 12' };
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    await fire([cluster.cluster_id, 'LongNamedClusterAlert']);
+    expect((await api(service.url, admin, 'POST', '/api/fleet/refresh')).status).toBe(200);
+    expect((await api(service.url, admin, 'POST', '/api/health/refresh')).status).toBe(200);
+    const issueId = await issueIdOf('LongNamedClusterAlert');
+
+    const page = await browser.page();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(page, 'admin', PASSWORD);
+    const sideways = () => page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    await page.goto(`/clusters/${encodeURIComponent(cluster.cluster_id)}`);
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    await page.getByRole('heading', { name: 'Open (1)' }).waitFor();
+    expect(await sideways(), 'the cluster page').toBe(0);
+
+    await page.goto(`/issues/${encodeURIComponent(issueId)}`);
+    await page.getByRole('heading', { level: 1, name: 'LongNamedClusterAlert' }).waitFor();
+    await page.getByText(`No other issues on ${name}`, { exact: false }).waitFor();
+    await page.locator('.issue-inventory dd').first().waitFor();
+    expect(await sideways(), 'the issue page').toBe(0);
+
+    await page.goto('/health');
+    await page.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    await page.getByLabel('Region').locator('option', { hasText: cluster.region }).waitFor({ state: 'attached' });
+    expect(await sideways(), 'the health page').toBe(0);
+  });
+});
