@@ -98,7 +98,19 @@ describe('your account', { timeout: 90_000 }, () => {
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByRole('alert').getByText('The current password is not right: nothing was changed.').waitFor();
 
+    // Longer than the service takes (1,024): said at the field as it is typed, and nothing is sent.
+    const posts: string[] = [];
+    page.on('request', (r) => r.method() === 'POST' && posts.push(new URL(r.url()).pathname));
     await page.getByLabel('Current password').fill(who.password);
+    await page.getByLabel('New password', { exact: true }).fill('p'.repeat(1025));
+    await page.getByLabel('Repeat the new password').fill('p'.repeat(1025));
+    await expect.poll(() => page.locator('#password-rule').textContent()).toBe('At most 1,024 characters (1 too many).');
+    expect(await page.getByRole('button', { name: 'Change password' }).isDisabled()).toBe(true);
+    await page.getByLabel('Repeat the new password').press('Enter');
+    expect(posts).toEqual([]);
+
+    await page.getByLabel('New password', { exact: true }).fill('pia-new-password');
+    await page.getByLabel('Repeat the new password').fill('pia-new-password');
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByRole('status').getByText('Your password is changed, and your other sessions have ended.').waitFor();
     await expectAccessible(page, '/account after a change');

@@ -1,11 +1,12 @@
 // A new password and its repeat, with the service's length rule said inline as it is typed:
 // the invitation's activation and "Your account" ask for one the same way.
 
-/** The service's rule (activation and POST /api/auth/password): at least 8 characters; shared/auth/password-rule.ts holds it (the console imports types only). */
+/** The service's rule (activation and POST /api/auth/password): 8 to 1,024 characters; shared/auth/password-rule.ts holds it (the console imports types only). */
 export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 1024;
 
 /** Whether the two fields hold a password the service takes, typed the same twice. */
-export const newPasswordReady = (password: string, repeat: string) => password.length >= PASSWORD_MIN && password === repeat;
+export const newPasswordReady = (password: string, repeat: string) => password.length >= PASSWORD_MIN && password.length <= PASSWORD_MAX && password === repeat;
 
 export function NewPasswordFields({
   password,
@@ -21,6 +22,8 @@ export function NewPasswordFields({
   repeatLabel: string;
 }) {
   const tooShort = password.length > 0 && password.length < PASSWORD_MIN;
+  // Said here, not by the service's "Too big: expected string to have <=1024 characters" after a submit.
+  const tooLong = password.length > PASSWORD_MAX;
   const mismatch = repeat.length > 0 && repeat !== password;
   return (
     <>
@@ -31,14 +34,16 @@ export function NewPasswordFields({
           autoComplete="new-password"
           value={password}
           onChange={(e) => onPassword(e.target.value)}
-          aria-invalid={tooShort}
+          aria-invalid={tooShort || tooLong}
           aria-describedby="password-rule"
           required
           minLength={PASSWORD_MIN}
         />
       </label>
-      <p id="password-rule" className={tooShort ? 'error' : 'muted'}>
-        At least {PASSWORD_MIN} characters{tooShort ? ` (${PASSWORD_MIN - password.length} more)` : ''}.
+      <p id="password-rule" className={tooShort || tooLong ? 'error' : 'muted'}>
+        {tooLong
+          ? `At most ${PASSWORD_MAX.toLocaleString('en-US')} characters (${(password.length - PASSWORD_MAX).toLocaleString('en-US')} too many).`
+          : `At least ${PASSWORD_MIN} characters${tooShort ? ` (${PASSWORD_MIN - password.length} more)` : ''}.`}
       </p>
       <label>
         {repeatLabel}
