@@ -255,6 +255,20 @@ describe('people', { timeout: 90_000 }, () => {
     await adminPage.getByText(`${VIEWER.email} is now viewer, active.`).waitFor();
   });
 
+  it('an account deleted by someone else while the page is open: the refused change says so and its row goes', async () => {
+    const who = { email: 'gus-gone@example.com', name: 'Gus Gone', role: 'viewer' as const, password: 'gus-gone-password' };
+    await addUser(service.url, admin, who);
+    await open(adminPage, '/users', 'People');
+    const row = adminPage.locator(`tr[data-email="${who.email}"]`);
+    await row.waitFor();
+    expect((await api(service.url, admin, 'DELETE', `/api/settings/users/${encodeURIComponent(who.email)}`)).status).toBe(200);
+    await adminPage.getByLabel(`Role of ${who.email}`).selectOption('admin');
+    await adminPage.getByRole('button', { name: `Save role for ${who.email}` }).click();
+    await adminPage.getByRole('alert').getByText(`Could not change the role of ${who.email}`, { exact: false }).waitFor();
+    // Read again: the row of the account that is no more goes, its controls with it.
+    await row.waitFor({ state: 'detached' });
+  });
+
   it('wraps a display name of one long word in its column: email, role, status and actions stay in view', async () => {
     const email = 'lou-longname@example.com';
     const name = `Lou${'longname'.repeat(15)}xyzab`; // 128 characters, the most a display name takes, and no space

@@ -11,7 +11,8 @@
 // hand over) lets them choose a new one on /reset-password.
 import { type FormEvent, type RefObject, useEffect, useId, useRef, useState } from 'react';
 import { type ApiProblem, endpoint } from '../api/client';
-import { useApi, useApiMutation } from '../api/hooks';
+import { invalidatePrefixes, useApi, useApiMutation } from '../api/hooks';
+import { useQueryClient } from '@tanstack/react-query';
 import type { Answer, Role } from '../api/types';
 import { CopyField } from '../components/admin/copy-field';
 import { ScrollRegion } from '../components/scroll-region';
@@ -229,12 +230,17 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
     confirmRef: confirmButton,
   };
 
+  const client = useQueryClient();
   const failed =
     (email: string, what: string, guarded = true) =>
-    (error: ApiProblem) =>
+    (error: ApiProblem) => {
       // The note on the service's guards explains its 409s; a 403 is a role the account no longer has (the session
       // reads it again, and the controls it no longer allows go).
       setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}`, guarded: guarded && error.status === 409 });
+      // Gone (404) or changed (409) by someone else meanwhile: the list is read again, so it shows the account as it is
+      // now (or no longer), not the row this page read.
+      if (error.status === 404 || error.status === 409) void invalidatePrefixes(client, ['/api/settings/users']);
+    };
 
   const change = (u: ManagedUser, body: { role?: Role; is_active?: boolean }, what: string, settled?: () => void) => {
     setOutcome(null);
