@@ -151,6 +151,9 @@ async function matchingRunbooks(facts: ClusterFacts): Promise<KnowledgeHit[]> {
   return [...hits.values()];
 }
 
+/** A score as the console writes it: 41 → `41.0`. */
+const oneDecimal = (score: number) => score.toFixed(1);
+
 export async function rulesInvestigation(facts: ClusterFacts): Promise<Findings> {
   const { score, risk, task } = facts;
   const thresholds = score.risk_reasons;
@@ -176,11 +179,12 @@ export async function rulesInvestigation(facts: ClusterFacts): Promise<Findings>
     `**Why it was investigated:** ${task.trigger_reason}`,
     '',
     '## Scores',
-    '| | |',
+    // A header row of its own words: an empty one showed as a blank strip above the table. Scores with one decimal, as the console writes them.
+    '| Score | Value |',
     '|---|---|',
     `| Classification | ${score.classification} |`,
-    `| Tier-adjusted score | ${score.tier_adjusted_score} |`,
-    `| Overall / metrics / alerts score | ${score.overall_score} / ${score.metrics_score} / ${score.alerts_score} |`,
+    `| Tier-adjusted score | ${oneDecimal(score.tier_adjusted_score)} |`,
+    `| Overall / metrics / alerts score | ${oneDecimal(score.overall_score)} / ${oneDecimal(score.metrics_score)} / ${oneDecimal(score.alerts_score)} |`,
     `| Top risk | ${cell(score.top_risk)} |`,
     `| Firing alerts (7 days) | ${score.firing_alert_count_7d} |`,
     '',

@@ -297,6 +297,12 @@ describe('the worker on a fleet', () => {
     });
     expect(investigation.root_cause).toContain(worst.risk_reasons[0]);
     expect(investigation.full_report).toMatch(/Rule-based investigation: no LLM provider is configured/);
+    // The scores table has a header of words (an empty one rendered as a blank strip) and one-decimal scores, as the console writes them.
+    expect(investigation.full_report).toContain('## Scores\n| Score | Value |\n|---|---|\n');
+    expect(investigation.full_report).toContain(`| Tier-adjusted score | ${worst.tier_adjusted_score.toFixed(1)} |`);
+    expect(investigation.full_report).toContain(
+      `| Overall / metrics / alerts score | ${[worst.overall_score, worst.metrics_score, worst.alerts_score].map((s) => s.toFixed(1)).join(' / ')} |`,
+    );
     for (const reason of worst.risk_reasons) expect(investigation.full_report).toContain(reason);
     for (const action of worst.suggested_actions) expect(investigation.recommended_actions).toContain(`- ${action}`);
     // the runbook of the worst dimension
