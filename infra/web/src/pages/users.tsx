@@ -142,7 +142,18 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
       <form onSubmit={submit} className="users-invite-form">
         <label>
           Email
-          <input ref={emailInput} type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" maxLength={254} />
+          {/* type=email takes "ops@example", which the service refuses as "email: Invalid email address": a domain with a dot is asked for here. */}
+          <input
+            ref={emailInput}
+            type="email"
+            pattern="[^@\s]+@[^@\s]+\.[^@\s]+"
+            title="An address such as name@example.com"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            required
+            autoComplete="off"
+            maxLength={254}
+          />
         </label>
         <label>
           Display name
