@@ -11,8 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { escapedBytes, LAMBDA_EVENT_BODY_BYTES } from '../../shared/http/lambda-payload.js';
 import { INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, ingestGroup } from '../../shared/routes/ingest.js';
-import { INGEST_TOKEN_FILE } from './service.js';
-import { type LocalSettings, readLocalSettings } from './settings.js';
+import { INGEST_TOKEN_FILE, type LocalSettings, readLocalSettings } from './settings.js';
 
 /** The ingest routes' names, one per kind of record (the route table's: their paths are its too). */
 export type IngestKind = keyof typeof ingestGroup.routes;

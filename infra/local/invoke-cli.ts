@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { readLocalSettings } from './settings.js';
 import { declaredFunctions } from './functions.js';
-import { RUNTIME_FILE, applyLocalEnvironment, type RuntimeInfo } from './service.js';
+import type { RuntimeInfo } from './service.js';
 
 const usage = `usage: npm run invoke -- <function> [payload.json | -]
   functions: ${declaredFunctions().join(', ')}
@@ -41,6 +41,9 @@ async function main(): Promise<number> {
   }
 
   const { dataDir } = readLocalSettings();
+  // Imported here, not statically: the service's modules read settings as they load (a logger its LOG_LEVEL), and a bad
+  // one is then reported below as Lambda reports an init error, not as a stack trace before main runs.
+  const { RUNTIME_FILE, applyLocalEnvironment } = await import('./service.js');
   const runtimeFile = join(resolve(dataDir), RUNTIME_FILE);
   if (!existsSync(runtimeFile)) {
     console.error(`no running service found (${runtimeFile} is missing): start it with npm start (same DATA_DIR) first`);

@@ -19,6 +19,7 @@ import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
 import { CONSOLE_OUT, ensureConsoleBuilt } from '../console.js';
 import { functionConcerns, invokeLocal, registerLocalWorkers } from './functions.js';
 import { startLocalSchedules, type ScheduledJob } from './schedules.js';
+import { INGEST_TOKEN_FILE } from './settings.js';
 import { answerStarting, loadGroupHandlers, localRequestListener } from './server.js';
 import { ensureTables } from './tables.js';
 
@@ -172,7 +173,6 @@ async function localSecret(dataDir: string, variable: string, file: string): Pro
   return secret;
 }
 
-export const INGEST_TOKEN_FILE = 'ingest-token';
 /** Where npm start keeps the bearer token GET /api/metrics accepts from a Prometheus scraper (unless SCRAPE_TOKEN is set). */
 export const SCRAPE_TOKEN_FILE = 'scrape-token';
 export const DEFAULT_TABLE_PREFIX = 'fleet-health-local-';

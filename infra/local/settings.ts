@@ -19,6 +19,12 @@ const seconds = z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(7 * 
 /** LOCAL_<WORKER>_EVERY_SECONDS, e.g. LOCAL_RECOMPUTE_EVERY_SECONDS, LOCAL_PATROL_WORKER_EVERY_SECONDS. */
 export const intervalVariable = (name: string) => `LOCAL_${name.toUpperCase().replace(/-/g, '_')}_EVERY_SECONDS`;
 
+/**
+ * Where npm start keeps the ingest token under DATA_DIR (unless INGEST_TOKEN is set), which `npm run ingest` reads.
+ * Here, not in service.ts: the ingest CLI loads none of the service, whose modules read its settings as they load.
+ */
+export const INGEST_TOKEN_FILE = 'ingest-token';
+
 /** The largest demo fleet `npm start` loads. */
 export const MAX_DEMO_CLUSTERS = 10_000;
 

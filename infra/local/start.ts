@@ -4,9 +4,8 @@
 // (STAGE, CORS_ORIGINS, LOG_LEVEL, LLM_*, ...) pass through the environment.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDemoFeed } from './demo-feed.js';
+import { ConfigError } from '../../shared/config/env.js';
 import { readLocalSettings, type LocalSettings } from './settings.js';
-import { EMULATOR_PID_FILE, startLocalService } from './service.js';
 
 // Lambda runs Node 22; the SDK's notice about Node 20 is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -18,6 +17,18 @@ try {
   console.error(`Could not start: ${(error as Error).message}`);
   process.exit(1);
 }
+
+// Imported only now: modules of the service read their settings as they load (a logger its LOG_LEVEL, with STAGE,
+// CORS_ORIGINS and the rest of the core concern), and a bad one thrown from a static import was a stack trace.
+let modules: [typeof import('./service.js'), typeof import('./demo-feed.js')];
+try {
+  modules = await Promise.all([import('./service.js'), import('./demo-feed.js')]);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`Could not start: ${error.message}`);
+  process.exit(1);
+}
+const [{ EMULATOR_PID_FILE, startLocalService }, { createDemoFeed }] = modules;
 
 // Signals are handled from the start: one arriving before the service is up stops the start
 // (and DynamoDB Local with it) instead of leaving the emulator running behind this process.
