@@ -1,9 +1,10 @@
-// The console's build: `npm run build` (infra/web-build.ts) and `npm start` build it into
+// The console's build: `npm run build` and `npm start` build it (infra/console.ts) into
 // dist/web; `npm run dev` serves it with hot reload and sends /api to the running service.
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
 import { BUILT_POLICY } from './csp.js';
+import { devServerSettings } from './dev-settings.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 
@@ -18,20 +19,21 @@ const contentSecurityPolicy: Plugin = {
   transformIndexHtml: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: BUILT_POLICY }, injectTo: 'head-prepend' }],
 };
 
-export default defineConfig({
-  root,
-  plugins: [react(), contentSecurityPolicy],
-  build: {
-    outDir: fileURLToPath(new URL('../../dist/web', import.meta.url)),
-    emptyOutDir: true,
-    // Asset names keep their extensions: CloudFront and the local server treat extension-less paths as client routes.
-    assetsDir: 'assets',
-    sourcemap: true,
-    target: 'es2022',
-    reportCompressedSize: false,
-  },
-  server: {
-    port: Number(process.env.WEB_DEV_PORT ?? 5173),
-    proxy: { '/api': process.env.API_URL ?? 'http://localhost:3000' },
-  },
+export default defineConfig(({ command }) => {
+  // Only the dev server reads them: a build ignores a bad one.
+  const dev = command === 'serve' ? devServerSettings() : undefined;
+  return {
+    root,
+    plugins: [react(), contentSecurityPolicy],
+    build: {
+      outDir: fileURLToPath(new URL('../../dist/web', import.meta.url)),
+      emptyOutDir: true,
+      // Asset names keep their extensions: CloudFront and the local server treat extension-less paths as client routes.
+      assetsDir: 'assets',
+      sourcemap: true,
+      target: 'es2022',
+      reportCompressedSize: false,
+    },
+    server: dev && { port: dev.port, proxy: { '/api': dev.apiUrl } },
+  };
 });
