@@ -10,6 +10,15 @@ import { readLocalSettings, type LocalSettings } from './settings.js';
 // Lambda runs Node 22; the SDK's notice about Node 20 is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+// An output closed under it is not a reason to stop without stopping DynamoDB Local: with `npm start | tee server.log`,
+// a terminal's Ctrl-C ends tee too, and the line saying the service stops met a closed pipe (EPIPE, an unhandled 'error'
+// event), which ended the process before its shutdown ran and left the emulator running. Lines written after that are lost.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 let settings: LocalSettings;
 try {
   settings = readLocalSettings();

@@ -111,6 +111,21 @@ describe('npm start', () => {
     expect(alive(javaPid)).toBe(false);
   }, 90_000);
 
+  it('its output closed (npm start | tee, the tee ended by the same Ctrl-C), a Ctrl-C still stops DynamoDB Local', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-start-closed-'));
+    const started = await npmStart(dataDir, await freePort(), { DEMO_CLUSTERS: '0' });
+    const javaPid = Number(readFileSync(join(dataDir, 'dynamodb-local.pid'), 'utf8'));
+    const servicePid = (JSON.parse(readFileSync(join(dataDir, 'local-service.json'), 'utf8')) as { pid: number }).pid;
+    // The reader of its standard output goes away, as tee does on a terminal's Ctrl-C; the service's line saying it
+    // stops then meets a closed pipe (EPIPE), which ended the process before its shutdown, the emulator left running.
+    started.child.stdout!.destroy();
+    process.kill(servicePid, 'SIGINT');
+    expect(await started.exited).toBe('ok');
+    for (const file of ['local-service.json', 'local-service.lock', 'dynamodb-local.pid']) expect(existsSync(join(dataDir, file)), file).toBe(false);
+    for (let i = 0; i < 100 && alive(javaPid); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(javaPid)).toBe(false);
+  }, 90_000);
+
   it('a second signal stops it at once, DynamoDB Local with it', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'fleet-start-twice-'));
     const started = await npmStart(dataDir, await freePort(), { DEMO_CLUSTERS: '0' });
