@@ -220,8 +220,13 @@ function scheduledJobs(options: LocalServiceOptions): ScheduledJob[] {
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const dataDir = resolve(options.dataDir);
   // Its database holds password hashes, the audit log and chats: the owner's alone, as its token files are.
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  await chmod(dataDir, 0o700); // a folder made before (mkdir leaves an existing one as it is)
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await chmod(dataDir, 0o700); // a folder made before (mkdir leaves an existing one as it is)
+  } catch (error) {
+    // Named as every other bad setting is: the bare 'ENOTDIR: not a directory, mkdir …' did not say which setting to mend.
+    throw new Error(`DATA_DIR ${dataDir} cannot be the data folder: ${(error as Error).message}`);
+  }
 
   // The port is taken first and answers 503 until the service is ready: a port in use stops the start
   // at once, before DynamoDB Local, and the emulator's free port can never be this one.

@@ -1,6 +1,7 @@
 // A bad core setting (LOG_LEVEL, STAGE, CORS_ORIGINS…) is read by the service's modules as they load. `npm start` and
 // `npm run invoke` say it in one line naming the variable, as they say every other bad setting, not as a stack trace
 // thrown from a static import; `npm run ingest`, which sends HTTP and runs none of the service, does not read it at all.
+// A DATA_DIR that cannot be made a folder is named too.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,7 @@ function run(script: string, args: string[], env: Record<string, string>): Promi
 
 const LOG_LEVEL_RULE = 'LOG_LEVEL must be one of debug, info, warn, error, silent.';
 
-describe('a bad core setting', () => {
+describe('a bad setting', () => {
   it('stops npm start with one line naming it, no stack trace', async () => {
     const port = await freePort();
     for (const [name, value, says] of [
@@ -39,6 +40,14 @@ describe('a bad core setting', () => {
       expect(out.stderr.trim()).toBe(`Could not start: ${says}`);
     }
   }, 120_000);
+
+  it('DATA_DIR that cannot be a folder stops npm start naming it', async () => {
+    const file = join(dataDir, 'a-file');
+    await writeFile(file, '');
+    const out = await run('infra/local/start.ts', [], { PORT: String(await freePort()), DATA_DIR: join(file, 'data') });
+    expect(out.code, out.stderr).toBe(1);
+    expect(out.stderr.trim()).toMatch(new RegExp(`^Could not start: DATA_DIR ${join(file, 'data')} cannot be the data folder: ENOTDIR`));
+  }, 60_000);
 
   it('fails npm run invoke as Lambda reports an init error, naming it', async () => {
     // A running service as the invoke CLI finds one: its runtime file names a live process (this one).
