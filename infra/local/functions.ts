@@ -66,9 +66,9 @@ export async function invokeLocal(name: string, event: unknown): Promise<unknown
 }
 
 /**
- * Registers the workers the route groups and recompute start (patrol, agents)
- * to run in this process, as Lambda would run them asynchronously
- * (shared/worker-invoke.ts).
+ * Registers the workers that route groups and workers start (the patrol trigger the patrol worker, recompute the
+ * agent worker, "Pull now" the metrics puller, the refresh and recompute routes recompute) to run in this process,
+ * as Lambda would run them asynchronously (shared/worker-invoke.ts).
  */
 export async function registerLocalWorkers(): Promise<void> {
   const { registerLocalWorker, WORKER_FUNCTION_ENV } = await import('../../shared/worker-invoke.js');
