@@ -88,5 +88,11 @@ export const coreSettings = defineSettings(
 
 function endpoint(vars: { AWS_ENDPOINT_URL?: string } & Record<string, string | boolean | undefined>, name: string): URL | undefined {
   const value = vars[name] ?? vars.AWS_ENDPOINT_URL;
-  return typeof value === 'string' ? serviceUrl(value, vars[name] ? name : 'AWS_ENDPOINT_URL') : undefined;
+  if (typeof value !== 'string') return undefined;
+  try {
+    return serviceUrl(value, vars[name] ? name : 'AWS_ENDPOINT_URL');
+  } catch (error) {
+    // A setting, refused as every other is (a ConfigError: `npm start` says it in one line), with serviceUrl's words.
+    throw new ConfigError((error as Error).message);
+  }
 }

@@ -34,6 +34,7 @@ describe('a bad setting', () => {
     for (const [name, value, says] of [
       ['LOG_LEVEL', 'loud', LOG_LEVEL_RULE],
       ['STAGE', 'staging', 'STAGE must be one of dev, prod.'],
+      ['AWS_ENDPOINT_URL', 'not a url', 'AWS_ENDPOINT_URL is not a valid URL.'],
     ]) {
       const out = await run('infra/local/start.ts', [], { PORT: String(port), [name!]: value! });
       expect(out.code, out.stderr).toBe(1);
