@@ -172,7 +172,10 @@ async function main(): Promise<number> {
     const t = (totals[plan.kind] ??= { accepted: 0, rejected: 0 });
     t.accepted += answer.accepted ?? 0;
     t.rejected += answer.rejected?.length ?? 0;
-    for (const r of answer.rejected ?? []) problems.push(`record ${plan.numbers[r.index]} (${plan.kind}): ${r.reason}`);
+    // A JSONL record is named by its line, as a line that is no record is (planIngest): blank lines are skipped, so
+    // the nth record need not be on line n, and 'record 3' left the reader to guess which was meant.
+    const unit = file.endsWith('.jsonl') ? 'line' : 'record';
+    for (const r of answer.rejected ?? []) problems.push(`${unit} ${plan.numbers[r.index]} (${plan.kind}): ${r.reason}`);
   }
   for (const [kind, t] of Object.entries(totals)) console.log(`${kind}: ${t.accepted} accepted, ${t.rejected} rejected`);
   for (const p of problems.slice(0, 50)) console.log(`  ${p}`);
