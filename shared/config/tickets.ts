@@ -53,6 +53,9 @@ export const ticketSettings = defineSettings(
           const missing: string[] = (['TICKET_BASE_URL', 'TICKET_PROJECT_KEY', 'TICKET_USER_EMAIL'] as const).filter((name) => !v[name]);
           if (!apiToken.configured) missing.push('TICKET_API_TOKEN (or TICKET_API_TOKEN_ARN)');
           incomplete('jira', missing);
+          // Jira Cloud's Basic auth is the account's email with its token: anything else is refused by every call (401).
+          if (!/^[^@\s]+@[^@\s]+$/.test(v.TICKET_USER_EMAIL!))
+            throw new ServiceUnavailable('TICKET_USER_EMAIL must be the email address of the Atlassian account that owns the API token.');
           const site = serviceUrl(v.TICKET_BASE_URL!, 'TICKET_BASE_URL', 'allowed');
           return {
             provider: 'jira',

@@ -240,6 +240,15 @@ describe('ticket configuration', () => {
     );
   });
 
+  it('refuses a Jira user that is no email address, as Jira Cloud would refuse every call', () => {
+    for (const bad of ['ops', 'ops@', 'two words@example.com']) {
+      expect(configError(jiraEnv({ TICKET_USER_EMAIL: bad })).message).toBe(
+        'TICKET_USER_EMAIL must be the email address of the Atlassian account that owns the API token.',
+      );
+    }
+    expect(ticketProvider(jiraEnv({ TICKET_USER_EMAIL: 'jira-bot@acme.example' }))?.name).toBe('jira');
+  });
+
   it('refuses an unknown provider', () => {
     expect(configError({ TICKET_PROVIDER: 'servicenow' }).message).toBe(
       "TICKET_PROVIDER 'servicenow' is unknown: set it to 'jira' or 'webhook', or leave it unset.",
