@@ -187,7 +187,9 @@ const runsOf = (calls: readonly UsageRecord[]) =>
     calls.map(({ call_id: _id, at: _at, user: _user, cached_input_tokens: _read, cache_write_input_tokens: _write, ...call }) => ({
       ...call,
       answered: !call.error,
-      unpriced: call.error ? false : call.unpriced, // a failed call costs nothing, priced or not
+      // A failed call costs nothing, priced or not, unless the provider reported its usage (a bad_response it billed):
+      // its row then says whether a price costed those tokens (recordedCall), and an unpriced one is named as an answered one.
+      unpriced: call.error ? call.unpriced === true : call.unpriced,
     })),
   );
 

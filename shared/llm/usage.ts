@@ -70,8 +70,9 @@ export function projectionDays(days: number, now: Date, parts: readonly Pick<Usa
 
 export async function usageSummary(days: number, now = new Date()) {
   const [parts, prices] = await Promise.all([listUsageRuns(days, now), pricingTable()]);
-  // As the calls were costed (a price added since does not re-cost them), or, for calls recorded before that was kept, by today's list.
-  const unpriced = [...new Set(parts.filter((c) => c.answered && (c.unpriced ?? !priceOf(prices, c.model))).map((c) => c.model))].sort();
+  // As the calls were costed (a price added since does not re-cost them), or, for answered calls recorded before that was
+  // kept, by today's list. A failed call the provider billed says so itself (unpriced set); other failed calls cost nothing.
+  const unpriced = [...new Set(parts.filter((c) => c.unpriced ?? (c.answered && !priceOf(prices, c.model))).map((c) => c.model))].sort();
   const daily = [...groupBy(parts, (c) => `${c.day}\n${c.source}\n${c.model}`)].map(([key, group]) => {
     const [day, source, model] = key.split('\n') as [string, UsageRun['source'], string];
     return { day, source, model, ...sum(group) };

@@ -439,4 +439,45 @@ describe('a model the price list lacks', () => {
       await openai.close();
     }
   });
+  it('is named unpriced for a failed call the provider billed (its usage reported), not for one that cost nothing', async () => {
+    const openai = await startFakeOpenAi();
+    const provider = (model: string) => llmProvider({ LLM_PROVIDER: 'openai', LLM_MODEL: model, LLM_BASE_URL: openai.baseUrl })!;
+    const call = (model: string, runId: string) =>
+      recordedCall(provider(model), { messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] }, { runId, source: 'chat', user: 'u' });
+    try {
+      forgetPricing();
+      // An answer we cannot use (no choices) that says what it cost: a bad_response, billed.
+      openai.enqueue({
+        kind: 'raw',
+        status: 200,
+        body: JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          model: 'm',
+          choices: [],
+          usage: { prompt_tokens: 5000, completion_tokens: 400, total_tokens: 5400 },
+        }),
+      });
+      await expect(call('billed-but-unusable-model', 'billed-failure')).rejects.toThrow();
+      // A refused request: nothing billed, nothing to price.
+      openai.enqueueError(400);
+      await expect(call('refused-model', 'refused-failure')).rejects.toThrow();
+      const rows = await listUsage(1);
+      expect(rows.find((u) => u.run_id === 'billed-failure')).toMatchObject({
+        error: true,
+        input_tokens: 5000,
+        output_tokens: 400,
+        cost_usd: 0,
+        unpriced: true,
+      });
+      expect(rows.find((u) => u.run_id === 'refused-failure')).toMatchObject({ error: true, input_tokens: 0, cost_usd: 0 });
+      const summary = await usageSummary(1);
+      // 5,400 tokens costed 0 for want of a price: the report says so, as for an answered call.
+      expect(summary.unpriced_models).toContain('billed-but-unusable-model');
+      expect(summary.unpriced_models).not.toContain('refused-model');
+    } finally {
+      forgetPricing();
+      await openai.close();
+    }
+  });
 });
