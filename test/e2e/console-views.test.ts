@@ -265,6 +265,15 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     await expectAccessible(viewerPage, '/ (fleet) as a viewer');
   });
 
+  it('gives the columns that cut a long value with an ellipsis (region, type) its whole text as a tooltip', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    await open(adminPage, '/', 'Fleet overview', ROWS);
+    const worst = body.scores[0];
+    const row = adminPage.locator(ROWS).first();
+    expect(await row.locator('td').first().textContent()).toContain(worst.cluster_name);
+    for (const value of [worst.region, worst.cluster_type]) expect(await row.locator(`td span[title="${value}"]`).count(), value).toBe(1);
+  });
+
   it('keeps the classification and search filters in the URL, and the same rows after a reload', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
     const worst = body.scores[0];

@@ -95,7 +95,8 @@ const COLUMNS = [
   }),
   column.accessor('customer_tier', { header: 'Tier', size: 58, sortingFn: byTier }),
   column.accessor('region', { header: 'Region', size: 160, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
-  column.accessor('cluster_type', { header: 'Type', size: 112, sortingFn: 'text' }),
+  // Cut with an ellipsis at 112 px (a long instance type at 1440 px), so its whole text is in a tooltip, as Region's is.
+  column.accessor('cluster_type', { header: 'Type', size: 112, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
 ];
 
 export default function FleetPage() {
