@@ -1,6 +1,8 @@
 // The settings of `npm run dev` (Vite's dev server for the console), checked as every other setting is: a bad value
 // stops it with a line naming the variable. Unchecked, WEB_DEV_PORT=abc was Vite's "No available ports found between
 // NaN and 65535", and an API_URL that is no URL started the server, whose every /api request then failed.
+import { envValue } from '../../shared/config/env.js';
+import * as z from '../../shared/zod.js';
 
 export interface DevServerSettings {
   /** WEB_DEV_PORT: the dev server's port (default 5173). */
@@ -9,24 +11,25 @@ export interface DevServerSettings {
   apiUrl: string;
 }
 
-/** Trimmed, and blank as unset, as every setting is read (shared/config/env.ts `envValue`). */
-const settingText = (value: string | undefined): string | undefined => value?.trim() || undefined;
+/** Each variable's schema (read trimmed, blank as unset: `envValue`) and the line a bad value stops the server with. */
+const SETTINGS = {
+  WEB_DEV_PORT: {
+    schema: z._default(z.pipe(z.string().check(z.regex(/^\d+$/)), z.pipe(z.transform(Number), z.number().check(z.gte(1), z.lte(65_535)))), 5173),
+    rule: 'must be a port number from 1 to 65535.',
+  },
+  API_URL: {
+    schema: z._default(z.url({ protocol: /^https?$/ }), 'http://localhost:3000'),
+    rule: 'must be the http(s) URL of the running service, e.g. http://localhost:3000.',
+  },
+};
+
+function read<N extends keyof typeof SETTINGS>(env: NodeJS.ProcessEnv, name: N): z.output<(typeof SETTINGS)[N]['schema']> {
+  const { schema, rule } = SETTINGS[name];
+  const parsed = schema.safeParse(envValue(env[name]));
+  if (!parsed.success) throw new Error(`${name} ${rule}`);
+  return parsed.data as z.output<(typeof SETTINGS)[N]['schema']>;
+}
 
 export function devServerSettings(env: NodeJS.ProcessEnv = process.env): DevServerSettings {
-  const portText = settingText(env.WEB_DEV_PORT);
-  const port = portText === undefined ? 5173 : Number(portText);
-  if (!/^\d+$/.test(portText ?? '5173') || port < 1 || port > 65_535) {
-    throw new Error('WEB_DEV_PORT must be a port number from 1 to 65535.');
-  }
-  const apiUrl = settingText(env.API_URL) ?? 'http://localhost:3000';
-  let url: URL | undefined;
-  try {
-    url = new URL(apiUrl);
-  } catch {
-    // said below
-  }
-  if (!url || !['http:', 'https:'].includes(url.protocol)) {
-    throw new Error('API_URL must be the http(s) URL of the running service, e.g. http://localhost:3000.');
-  }
-  return { port, apiUrl };
+  return { port: read(env, 'WEB_DEV_PORT'), apiUrl: read(env, 'API_URL') };
 }
