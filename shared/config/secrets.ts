@@ -112,6 +112,19 @@ export function credential(name: SecretName, vars: Readonly<Record<string, unkno
   };
 }
 
+/**
+ * The least length of a static bearer token (INGEST_TOKEN, SCRAPE_TOKEN): what the stack generates. A
+ * shorter one (`INGEST_TOKEN=test`) would let anyone who guesses it write the fleet or read it.
+ */
+export const STATIC_TOKEN_MIN_CHARS = 32;
+
+/** A static bearer token's message when it is shorter than STATIC_TOKEN_MIN_CHARS. */
+export const shortStaticToken = (name: SecretName) => `${name} must be at least ${STATIC_TOKEN_MIN_CHARS} characters`;
+
+/** A static bearer token's variable (local runs), checked for length so a short one stops `npm start`. */
+export const staticTokenVariable = (name: SecretName) =>
+  z.optional(z.string().check(z.refine((value) => value.length >= STATIC_TOKEN_MIN_CHARS, { error: shortStaticToken(name) })));
+
 /** The variables a concern declares for a secret: its value (local) and its `_ARN` twin (AWS). */
 export const secretVariables = <N extends SecretName>(name: N) =>
   ({ [name]: z.optional(z.string()), [`${name}_ARN`]: z.optional(z.string()) }) as Record<N | `${N}_ARN`, z.ZodMiniOptional<z.ZodMiniString>>;

@@ -10,8 +10,8 @@ import { verifyAccessToken } from '../auth/jwt.js';
 import { resolvePrincipal, type Principal } from '../auth/principal.js';
 import { coreSettings } from '../config/core.js';
 import { ConfigError } from '../config/env.js';
-import { freshSecret, secret, type SecretName } from '../config/secrets.js';
-import { errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
+import { freshSecret, secret, shortStaticToken, STATIC_TOKEN_MIN_CHARS, type SecretName } from '../config/secrets.js';
+import { createLogger, errorFields, logContext, validCorrelationId, type Logger } from '../log.js';
 import { isThrottling, isTransient } from '../aws/json-call.js';
 import { ConditionFailed, Throttled, WriteConflict } from '../db/client.js';
 import {
@@ -294,6 +294,22 @@ function sameSecret(a: string, b: string): boolean {
 const STATIC_TOKENS: Partial<Record<RouteAuth, SecretName>> = { ingest: 'INGEST_TOKEN', scrape: 'SCRAPE_TOKEN' };
 /** How old a held static token may be when a bearer does not match it, before the secret is read again (at most one read per 5 s). */
 const STATIC_TOKEN_RECHECK_MS = 5_000;
+/** The static tokens found too short in this container, each logged once. */
+const shortTokensLogged = new Set<SecretName>();
+
+/**
+ * The static token as configured, unless it is shorter than STATIC_TOKEN_MIN_CHARS: then no sender is let in by
+ * it (a token anyone could guess), and the log says why once per container. `npm start` refuses such a value before
+ * serving; on AWS it can only come from a secret put by hand.
+ */
+function usableStaticToken(name: SecretName, value: string | undefined): string | undefined {
+  if (!value || value.length >= STATIC_TOKEN_MIN_CHARS) return value;
+  if (!shortTokensLogged.has(name)) {
+    shortTokensLogged.add(name);
+    createLogger('http/authenticate').error(`${shortStaticToken(name)}: no sender is let in by it until it is set anew`, { secret: name });
+  }
+  return undefined;
+}
 
 /**
  * Checks the bearer token (401 with WWW-Authenticate) and the caller's role
@@ -310,12 +326,12 @@ export function authenticate(): Middleware {
       const staticName = STATIC_TOKENS[route.auth];
       if (staticName) {
         // Trimmed: a token rotated from a file (`--secret-string file://t`) ends in a newline senders never send.
-        const staticToken = (await secret(staticName))?.trim();
+        const staticToken = usableStaticToken(staticName, (await secret(staticName))?.trim());
         if (staticToken && sameSecret(token, staticToken)) return;
         // A token that does not match, and is no access token (three dot-separated parts), reads the secret again
         // when the value held is a few seconds old: a sender already moved to a rotated token is let in at once.
         if (token.split('.').length !== 3) {
-          const fresh = (await freshSecret(staticName, STATIC_TOKEN_RECHECK_MS))?.trim();
+          const fresh = usableStaticToken(staticName, (await freshSecret(staticName, STATIC_TOKEN_RECHECK_MS))?.trim());
           if (fresh && sameSecret(token, fresh)) return;
         }
       }

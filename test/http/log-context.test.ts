@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
   process.env.LOG_LEVEL = 'info';
-  process.env.INGEST_TOKEN = 'log-context-ingest-token';
+  process.env.INGEST_TOKEN = 'log-context-ingest-token-0123456789';
 });
 
 import { randomUUID } from 'node:crypto';
@@ -35,7 +35,7 @@ function orphanAlerts(headers: Record<string, string> = {}) {
     method: 'POST',
     path: '/api/ingest/alerts',
     routeKey: 'POST /api/ingest/alerts',
-    headers: { authorization: 'Bearer log-context-ingest-token', 'content-type': 'application/json', ...headers },
+    headers: { authorization: 'Bearer log-context-ingest-token-0123456789', 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
 }
@@ -85,7 +85,7 @@ describe('the log context of a request', () => {
     expect(requestLine(lines, second.requestId)).toMatchObject({ cold_start: false, correlation_id: 'ui-7f3a:dashboard.refresh' });
     expect(domainLine(lines, second.requestId)).toMatchObject({ cold_start: false });
     // Facts only: the bearer token and the body are never logged.
-    expect(JSON.stringify(lines)).not.toMatch(/log-context-ingest-token|Orphan/);
+    expect(JSON.stringify(lines)).not.toMatch(/log-context-ingest-token-0123456789|Orphan/);
   });
 
   it('uses the request id as correlation id when the header is absent, and replaces a malformed one', async () => {

@@ -13,6 +13,7 @@ import { defineGroup, PreparedJson, Reply } from '../../shared/http/route.js';
 import { apiEvent, call, lambdaContext, type Handler } from '../support/events.js';
 import { useTestTables } from '../support/dynamo.js';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager.js';
+import { captureLogLines } from '../support/log-lines.js';
 import { signedToken, userToken, useTestJwtSecret } from '../support/tokens.js';
 
 // A small route group exercising every part of the shared middleware stack.
@@ -375,7 +376,7 @@ describe('group handler and middleware stack', () => {
   });
 
   it('ingest routes take the static INGEST_TOKEN or an admin JWT', async () => {
-    process.env.INGEST_TOKEN = 'ingest-secret-token-0123456789';
+    process.env.INGEST_TOKEN = 'ingest-secret-token-0123456789ab';
     forgetSecrets();
     try {
       const send = (token: string) =>
@@ -386,7 +387,7 @@ describe('group handler and middleware stack', () => {
           headers: { authorization: `Bearer ${token}` },
           body: '{}',
         });
-      expect((await send('ingest-secret-token-0123456789')).json).toEqual({ principal: null });
+      expect((await send('ingest-secret-token-0123456789ab')).json).toEqual({ principal: null });
       expect((await send(admin)).json).toEqual({ principal: 'admin-user' });
       expectProblem(await send(viewer), 403);
       expectProblem(await send('ingest-secret-token-wrong'), 401);
@@ -400,7 +401,7 @@ describe('group handler and middleware stack', () => {
     const send = (token: string) =>
       call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
     const arn = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-rotated';
-    const secrets = { [arn]: 'first-ingest-token-0123456789' };
+    const secrets = { [arn]: 'first-ingest-token-0123456789abc' };
     const manager = await startFakeSecretsManager(secrets);
     // Set before the clock stops: a change of the environment forgets what is held (test/support/settings-reset.ts).
     const settings = {
@@ -414,17 +415,49 @@ describe('group handler and middleware stack', () => {
     Object.assign(process.env, settings);
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      expect((await send('first-ingest-token-0123456789')).json).toEqual({ principal: null });
+      expect((await send('first-ingest-token-0123456789abc')).json).toEqual({ principal: null });
       // Put anew from a file, as the README's rotation does (`--secret-string file://t`): with its newline, which senders do not send.
-      secrets[arn] = 'second-ingest-token-0123456789\n';
-      expectProblem(await send('second-ingest-token-0123456789'), 401); // the value held was read just now
-      expect((await send('first-ingest-token-0123456789')).json).toEqual({ principal: null });
+      secrets[arn] = 'second-ingest-token-0123456789ab\n';
+      expectProblem(await send('second-ingest-token-0123456789ab'), 401); // the value held was read just now
+      expect((await send('first-ingest-token-0123456789abc')).json).toEqual({ principal: null });
       vi.setSystemTime(Date.now() + 6_000);
-      expect((await send('second-ingest-token-0123456789')).json).toEqual({ principal: null });
-      expectProblem(await send('first-ingest-token-0123456789'), 401);
+      expect((await send('second-ingest-token-0123456789ab')).json).toEqual({ principal: null });
+      expectProblem(await send('first-ingest-token-0123456789abc'), 401);
       expect(manager.calls).toHaveLength(2);
     } finally {
       vi.useRealTimers();
+      for (const [v, value] of Object.entries(before)) {
+        if (value === undefined) delete process.env[v];
+        else process.env[v] = value;
+      }
+      await manager.close();
+    }
+  });
+
+  it('a static token shorter than 32 characters (a secret put by hand on AWS) lets no sender in, and the log says why once', async () => {
+    const send = (token: string) =>
+      call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
+    const arn = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-short';
+    const manager = await startFakeSecretsManager({ [arn]: 'guessable-token' });
+    const settings = {
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: manager.endpoint,
+      AWS_REGION: 'local',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      INGEST_TOKEN_ARN: arn,
+      LOG_LEVEL: 'error',
+    };
+    const before = Object.fromEntries(Object.keys(settings).map((v) => [v, process.env[v]]));
+    Object.assign(process.env, settings);
+    try {
+      const logs = captureLogLines();
+      expectProblem(await send('guessable-token'), 401);
+      expectProblem(await send('guessable-token'), 401);
+      expect((await send(admin)).json).toEqual({ principal: 'admin-user' });
+      const said = logs.stop().filter((line) => line.secret === 'INGEST_TOKEN');
+      expect(said.map((line) => line.message)).toEqual(['INGEST_TOKEN must be at least 32 characters: no sender is let in by it until it is set anew']);
+      expect(JSON.stringify(said)).not.toContain('guessable-token');
+    } finally {
       for (const [v, value] of Object.entries(before)) {
         if (value === undefined) delete process.env[v];
         else process.env[v] = value;

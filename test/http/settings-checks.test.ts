@@ -5,6 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { coreSettings } from '../../shared/config/core.js';
 import { checkSettings } from '../../shared/config/env.js';
+import { ingestSettings } from '../../shared/config/ingest.js';
+import { scrapeSettings } from '../../shared/config/scrape.js';
 import { tokenSettings } from '../../shared/config/tokens.js';
 
 const CORS_MESSAGE = /^CORS_ORIGINS must be a comma-separated list of origins as browsers send them/;
@@ -44,6 +46,20 @@ describe('CORS_ORIGINS', () => {
     expect(() => coreSettings.from({ STAGE: 'prod', CORS_ORIGINS: 'https://ops.example.com, *' })).toThrow(/may not be \*/);
     expect(coreSettings.from({ STAGE: 'dev', CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
     expect(coreSettings.from({ STAGE: 'prod', CORS_ORIGINS: '' }).corsOrigins).toEqual([]);
+  });
+});
+
+describe('INGEST_TOKEN and SCRAPE_TOKEN', () => {
+  it('are refused by the start-up check when shorter than 32 characters, naming them and not the value; an ARN is taken unread', () => {
+    expect(() => checkSettings([ingestSettings.concern], { INGEST_TOKEN: 'guessable' })).toThrow(/^INGEST_TOKEN must be at least 32 characters\.$/);
+    expect(() => checkSettings([scrapeSettings.concern], { SCRAPE_TOKEN: 'x'.repeat(31) })).toThrow(/^SCRAPE_TOKEN must be at least 32 characters\.$/);
+    expect(() => checkSettings([ingestSettings.concern, scrapeSettings.concern], { INGEST_TOKEN: 'x'.repeat(32), SCRAPE_TOKEN: ' '.repeat(3) })).not.toThrow();
+    expect(() => checkSettings([ingestSettings.concern], { INGEST_TOKEN_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ingest' })).not.toThrow();
+  });
+
+  it('stay out of the settings a module reads', () => {
+    expect(ingestSettings.from({ INGEST_TOKEN: 'x'.repeat(40) })).toEqual({ ALERT_CLUSTER_LABEL: 'cluster_id' });
+    expect(scrapeSettings.from({ SCRAPE_TOKEN: 'x'.repeat(40) })).toEqual({ SCRAPE_WINDOW_DAYS: 30 });
   });
 });
 

@@ -25,6 +25,8 @@ const AWS_VARIABLES = [
   'AWS_SHARED_CREDENTIALS_FILE',
   'AWS_EC2_METADATA_DISABLED',
   'JWT_SECRET',
+  'INGEST_TOKEN',
+  'SCRAPE_TOKEN',
 ];
 const dynamoEndpoint = inject('dynamoEndpoint');
 const tablePrefix = `t${randomBytes(4).toString('hex')}-`;
@@ -77,6 +79,16 @@ describe('the local environment', () => {
     expect([process.env.AWS_ACCESS_KEY_ID, process.env.AWS_SECRET_ACCESS_KEY, process.env.AWS_REGION]).toEqual([undefined, undefined, undefined]);
     const id = await storedCluster();
     expect((await getCluster(id))?.cluster_id).toBe(id);
+  });
+
+  it('refuses an INGEST_TOKEN or SCRAPE_TOKEN shorter than 32 characters before serving, naming it (anyone could guess it)', async () => {
+    process.env.INGEST_TOKEN = 'test';
+    await expect(applyLocal()).rejects.toThrow('INGEST_TOKEN must be at least 32 characters.');
+    process.env.INGEST_TOKEN = 'x'.repeat(32);
+    process.env.SCRAPE_TOKEN = 'prometheus';
+    await expect(applyLocal()).rejects.toThrow('SCRAPE_TOKEN must be at least 32 characters.');
+    process.env.SCRAPE_TOKEN = 'y'.repeat(32);
+    await expect(applyLocal()).resolves.toBeUndefined();
   });
 
   it('refuses a JWT_SECRET shorter than 32 bytes before serving, naming it (every login would answer 503)', async () => {
