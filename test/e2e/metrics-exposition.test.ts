@@ -6,6 +6,7 @@
 // answers the same values over PromQL.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { EXPOSED_CLUSTERS_MAX, escapeLabelValue, fleetExposition, renderExposition } from '../../shared/fleet/exposition.js';
@@ -359,6 +360,8 @@ describe('a real Prometheus scraping GET /api/metrics', () => {
   beforeAll(async () => {
     prometheus = await startPrometheus({
       scrapeInterval: '1s',
+      // The alerting rules a team loads (test/fleet/prometheus-alerts.test.ts runs their unit tests).
+      ruleFiles: [resolve(import.meta.dirname, '../../shared/fleet/prometheus-alerts.yml')],
       scrapeConfigs: [
         {
           job_name: 'fleet-health',
@@ -397,5 +400,46 @@ describe('a real Prometheus scraping GET /api/metrics', () => {
       `fleet_health_cluster_score{cluster_id="${quotedId}",kind="overall"} * on(cluster_id) group_left(cluster_name) fleet_health_cluster_info`,
     );
     expect(quoted[0]!.metric.cluster_name).toBe(QUOTED_NAME);
+  }, 90_000);
+
+  it("evaluates shared/fleet/prometheus-alerts.yml on the service's answer: every rule healthy, and the clusters each cluster alert holds are those the API names", async () => {
+    const scores = (await getJson('/api/fleet/scores')).scores as {
+      cluster_id: string;
+      cluster_name: string;
+      customer_tier: string;
+      classification: string;
+      metrics_stale: boolean;
+    }[];
+    const expected: Record<string, string[]> = {
+      FleetHealthClusterCritical: scores.filter((s) => s.classification === 'Critical').map((s) => s.cluster_id),
+      FleetHealthTierSClusterAtRisk: scores.filter((s) => s.classification === 'Warning' && s.customer_tier === 'S').map((s) => s.cluster_id),
+      FleetHealthClusterMetricsStale: scores.filter((s) => s.metrics_stale).map((s) => s.cluster_id),
+    };
+    // The quoted cluster has no metrics at all: stale, so the stale rule has at least one cluster to hold.
+    expect(expected.FleetHealthClusterMetricsStale).toContain(quotedId);
+    const held = (rule: { alerts: { labels: Record<string, string> }[] }) => rule.alerts.map((a) => a.labels.cluster).sort();
+    let rules = await prometheus.alertingRules();
+    const deadline = Date.now() + 45_000;
+    // Evaluated once the scrape has landed: each cluster rule holds (pending, for its `for:`) the clusters the API names.
+    while (Date.now() < deadline && !rules.every((r) => r.health === 'ok' && (expected[r.name] ?? []).join() === held(r).join())) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      rules = await prometheus.alertingRules();
+    }
+    expect(rules.map((r) => [r.name, r.health, r.lastError ?? ''])).toEqual(
+      [
+        'FleetHealthScrapeFailing',
+        'FleetHealthClusterCritical',
+        'FleetHealthTierSClusterAtRisk',
+        'FleetHealthClusterMetricsStale',
+        'FleetHealthScrapeIncomplete',
+        'FleetHealthLlmCostOverBudget',
+      ].map((name) => [name, 'ok', '']),
+    );
+    for (const rule of rules) expect(held(rule), rule.name).toEqual([...(expected[rule.name] ?? [])].sort());
+    const stale = rules.find((r) => r.name === 'FleetHealthClusterMetricsStale')!.alerts.find((a) => a.labels.cluster === quotedId)!;
+    expect(stale.state).toBe('pending');
+    expect(stale.labels).toMatchObject({ cluster_name: QUOTED_NAME, customer: 'Acme "Labs"', tier: 'S', service: 'fleet-health', severity: 'warning' });
+    expect(stale.labels.cluster_id).toBeUndefined();
+    expect(stale.annotations.summary).toBe(`${QUOTED_NAME} (Acme "Labs") sends no metrics`);
   }, 90_000);
 });

@@ -114,6 +114,16 @@ export interface StartPrometheusOptions {
   startTimeoutMs?: number;
   /** prometheus.yml's `remote_read`: storages it reads besides its own. */
   remoteRead?: object[];
+  /** prometheus.yml's `rule_files` (absolute paths), evaluated every `scrapeInterval`. */
+  ruleFiles?: string[];
+}
+
+/** One alerting rule as GET /api/v1/rules answers it: its health, and its alerts (pending or firing). */
+export interface AlertingRule {
+  name: string;
+  health: 'ok' | 'err' | 'unknown';
+  lastError?: string;
+  alerts: { labels: Record<string, string>; annotations: Record<string, string>; state: 'pending' | 'firing' }[];
 }
 
 /** One series of an instant vector, as /api/v1/query answers it: [seconds, "value"]. */
@@ -142,6 +152,8 @@ export interface RunningPrometheus {
   query(promql: string, timeMs?: number): Promise<InstantSample[]>;
   /** GET /api/v1/query_range; fails unless the result is a matrix. */
   queryRange(promql: string, range: { startMs: number; endMs: number; stepSeconds: number }): Promise<RangeSeries[]>;
+  /** GET /api/v1/rules?type=alert: every alerting rule of the rule files, with its alerts. */
+  alertingRules(): Promise<AlertingRule[]>;
   stop(): Promise<void>;
 }
 
@@ -182,7 +194,8 @@ export async function startPrometheus(options: StartPrometheusOptions = {}): Pro
   try {
     const backfillOutput = options.history === undefined ? '' : await backfill(options.history, workDir, dataDir);
     const config: Record<string, unknown> = {};
-    if (options.scrapeInterval) config.global = { scrape_interval: options.scrapeInterval };
+    if (options.scrapeInterval) config.global = { scrape_interval: options.scrapeInterval, evaluation_interval: options.scrapeInterval };
+    if (options.ruleFiles?.length) config.rule_files = options.ruleFiles;
     if (options.scrapeConfigs?.length) config.scrape_configs = options.scrapeConfigs;
     if (options.remoteRead?.length) config.remote_read = options.remoteRead;
     const configFile = join(workDir, 'prometheus.yml');
@@ -298,6 +311,12 @@ async function launch(
         { query: promql, start: String(startMs / 1000), end: String(endMs / 1000), step: String(stepSeconds) },
         'matrix',
       ),
+    alertingRules: async () => {
+      const res = await fetch(`${url}/api/v1/rules?type=alert`);
+      const body = (await res.json()) as { status: string; data?: { groups: { rules: AlertingRule[] }[] } };
+      if (body.status !== 'success' || !body.data) throw new Error(`/api/v1/rules: ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
+      return body.data.groups.flatMap((g) => g.rules);
+    },
     stop,
   };
 }
