@@ -246,7 +246,9 @@ function toItem(alert: AlertNotice, receivedAt: string, stamp: number, updatedAt
     gsi1sk: `${starts_at}#${fingerprint}`,
     // A put replaces the item whole: a resolution leaves the firing index.
     ...(stored.status === 'Firing' && { gsi2pk: `FIRING#${shardOfAlert(fingerprint)}`, gsi2sk: `${starts_at}#${fingerprint}` }),
-    ttl: Math.floor(Date.parse(starts_at) / 1000) + ALERT_RETENTION_DAYS * 86_400,
+    // Kept ALERT_RETENTION_DAYS after it was last heard: its end, or while it fires this notification (renewals,
+    // daily once it is a week old, move it on). From its start, one firing 400 days was deleted while it fired.
+    ttl: Math.floor((stored.ends_at === null ? stamp : Date.parse(stored.ends_at)) / 1000) + ALERT_RETENTION_DAYS * 86_400,
   };
 }
 

@@ -67,7 +67,7 @@ export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 /**
  * History is kept this long, then DynamoDB's TTL removes it: the windows that read most (patrol reports,
  * investigations, the LLM usage ledger) go 365 days back; the audit log answers its newest 500 entries, an
- * issue's timeline the alerts it names (alerts: ALERT_RETENTION_DAYS, the same 400); closed agent tasks are
+ * issue's timeline the alerts it names (alerts: ALERT_RETENTION_DAYS, the same 400 after they were last heard); closed agent tasks are
  * kept for the record, read by no route.
  */
 export const HISTORY_RETENTION_DAYS = 400;

@@ -182,6 +182,10 @@ function endsUnknown(a: AlertmanagerAlert, now: Date): boolean {
 /** When a resolved alert with a usable end stopped: its endsAt, not before its startsAt. */
 const endedAt = (a: AlertmanagerAlert, startsAt: string): string => new Date(Math.max(Date.parse(a.endsAt), Date.parse(startsAt))).toISOString();
 
+/** The latest instant a notice says the alert was active: its receipt while it fires (or its end is unknown), else its end. */
+const lastHeard = (a: AlertmanagerAlert, now: Date): string =>
+  a.status !== 'resolved' || endsUnknown(a, now) ? now.toISOString() : endedAt(a, new Date(a.startsAt).toISOString());
+
 /** What shows nothing: spaces, control and format characters (zero-width space, soft hyphen, direction marks and overrides). */
 const INVISIBLE = /[\p{Z}\p{Cc}\p{Cf}]/gu;
 /**
@@ -210,7 +214,10 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     else return true;
     return false;
   });
-  withinRetention(checked, (a) => a.startsAt, ALERT_RETENTION_DAYS, now, 'startsAt');
+  // Retention counts from what was last heard of an alert, not from its start: one firing (or just resolved) after
+  // 400 days is news, and refusing it left its stored item to expire while it fired, and its issue to resolve.
+  withinRetention(checked, (a) => a.startsAt, Number.POSITIVE_INFINITY, now, 'startsAt');
+  withinRetention(checked, (a) => lastHeard(a, now), ALERT_RETENTION_DAYS, now, 'endsAt');
   // The label's value names the cluster as its id does anywhere: in any case (records.ts clusterIdOf).
   await knownClustersOnly(checked, (a) => clusterIdOf(a.labels[label]!));
 

@@ -43,10 +43,10 @@ export function Timeline({ alerts, total, truncated }: { alerts: TimelineEntry[]
       <h2 id="timeline-title">Alert timeline</h2>
       {alerts.length > 0 && <ShownOf shown={alerts.length} total={total} truncated={truncated} />}
       {alerts.length === 0 ? (
-        // An issue outlives its alerts: they are kept 400 days from their start (ALERT_RETENTION_DAYS), the issue for good.
+        // An issue outlives its alerts: they are kept 400 days after they were last heard (ALERT_RETENTION_DAYS), the issue for good.
         <Empty>
           {total > 0
-            ? `None of this issue's ${total.toLocaleString()} alert${total === 1 ? '' : 's'} can be shown: alerts are kept 400 days from their start.`
+            ? `None of this issue's ${total.toLocaleString()} alert${total === 1 ? '' : 's'} can be shown: alerts are kept 400 days after they were last heard.`
             : 'No alerts are linked to this issue.'}
         </Empty>
       ) : (
