@@ -62,13 +62,20 @@ function finish(kind: string, checked: Checked<unknown>): IngestResult {
 }
 
 /** Drops records whose timestamp is outside [now - retentionDays, now + slack]: every stored time is a bounded, real instant. */
-function withinRetention<T>(checked: Checked<T>, at: (r: T) => string, retentionDays: number, now: Date, field = 'at'): void {
+function withinRetention<T>(
+  checked: Checked<T>,
+  at: (r: T) => string,
+  retentionDays: number,
+  now: Date,
+  field = 'at',
+  tooOld = `older than the ${retentionDays}-day retention`,
+): void {
   const oldest = now.getTime() - retentionDays * 86_400_000;
   const newest = now.getTime() + FUTURE_SLACK_MS;
   checked.valid = checked.valid.filter(({ index, record }) => {
     const t = Date.parse(at(record));
     if (!Number.isFinite(t)) checked.rejected.push({ index, reason: `${field}: not a time` });
-    else if (t < oldest) checked.rejected.push({ index, reason: `${field}: older than the ${retentionDays}-day retention` });
+    else if (t < oldest) checked.rejected.push({ index, reason: `${field}: ${tooOld}` });
     else if (t > newest) checked.rejected.push({ index, reason: `${field}: in the future` });
     else return true;
     return false;
@@ -182,6 +189,9 @@ function endsUnknown(a: AlertmanagerAlert, now: Date): boolean {
 /** When a resolved alert with a usable end stopped: its endsAt, not before its startsAt. */
 const endedAt = (a: AlertmanagerAlert, startsAt: string): string => new Date(Math.max(Date.parse(a.endsAt), Date.parse(startsAt))).toISOString();
 
+/** How far back a firing alert's start may lie (ten years): past the retention, which counts from its last notice. */
+const ALERT_START_MAX_AGE_DAYS = 3_653;
+
 /** The latest instant a notice says the alert was active: its receipt while it fires (or its end is unknown), else its end. */
 const lastHeard = (a: AlertmanagerAlert, now: Date): string =>
   a.status !== 'resolved' || endsUnknown(a, now) ? now.toISOString() : endedAt(a, new Date(a.startsAt).toISOString());
@@ -216,7 +226,9 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
   });
   // Retention counts from what was last heard of an alert, not from its start: one firing (or just resolved) after
   // 400 days is news, and refusing it left its stored item to expire while it fired, and its issue to resolve.
-  withinRetention(checked, (a) => a.startsAt, Number.POSITIVE_INFINITY, now, 'startsAt');
+  // A start is still bounded: one more than ten years back is a sender's zero time (Go's 0001-01-01), not an alert, and
+  // taken it would make its issue's duration and the KPIs' averages centuries long.
+  withinRetention(checked, (a) => a.startsAt, ALERT_START_MAX_AGE_DAYS, now, 'startsAt', 'more than ten years ago: not an alert start');
   withinRetention(checked, (a) => lastHeard(a, now), ALERT_RETENTION_DAYS, now, 'endsAt');
   // The label's value names the cluster as its id does anywhere: in any case (records.ts clusterIdOf).
   await knownClustersOnly(checked, (a) => clusterIdOf(a.labels[label]!));

@@ -645,20 +645,22 @@ describe('alerts from the Alertmanager webhook', () => {
     expect((await storedOf(clusters[0]!.cluster_id, 'utf0000000000003'))[0]!.alert_name).toHaveLength(1_024);
   });
 
-  it('refuses a startsAt in the future or an end beyond the retention; a resolution time is kept within [startsAt, receipt]', async () => {
+  it('refuses a startsAt in the future or over ten years back (a zero time), or an end beyond the retention; a resolution time is kept within [startsAt, receipt]', async () => {
     const id = clusters[0]!.cluster_id;
     const result = await ingestAlerts(
       [
         alert('firing', { fingerprint: 'time000000000001', startsAt: '9999-12-31T00:00:00Z' }),
-        alert('resolved', { fingerprint: 'time000000000002', startsAt: '0001-01-01T00:00:00Z', endsAt: '0001-01-02T00:00:00Z' }),
+        alert('resolved', { fingerprint: 'time000000000002', startsAt: '2025-10-01T00:00:00Z', endsAt: '2025-10-02T00:00:00Z' }),
         alert('resolved', { fingerprint: 'time000000000003', startsAt: '2026-11-20T09:00:00Z', endsAt: '9999-01-01T00:00:00Z' }),
         alert('resolved', { fingerprint: 'time000000000004', startsAt: '2026-11-20T09:00:00Z', endsAt: '2020-01-01T00:00:00Z' }),
+        alert('firing', { fingerprint: 'time000000000005', startsAt: '0001-01-01T00:00:00Z' }),
       ],
       NOW,
     );
     expect(result.rejected).toEqual([
       { index: 0, reason: 'startsAt: in the future' },
       { index: 1, reason: 'endsAt: older than the 400-day retention' },
+      { index: 4, reason: 'startsAt: more than ten years ago: not an alert start' },
     ]);
     expect((await storedOf(id, 'time000000000003'))[0]!.ends_at).toBe(NOW.toISOString());
     expect((await storedOf(id, 'time000000000004'))[0]!.ends_at).toBe('2026-11-20T09:00:00.000Z');
