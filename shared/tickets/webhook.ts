@@ -14,9 +14,11 @@ export interface WebhookConfig {
   timeoutMs: number;
 }
 
-// Limits match what the issue stores (ticket_key ≤ 64, ticket_url an http(s) URL ≤ 2048).
+// Limits match what the issue stores (ticket_key ≤ 64, ticket_url an http(s) URL ≤ 2048). The key is checked as
+// PATCH /api/issues/{id} checks one a person sets (shownLabel: no control, bidirectional or invisible character),
+// since the console shows it the same: a receiver's "OPS-1\u202E" was stored and shown as another key.
 const WebhookTicket = z.object({
-  key: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+  key: z.shownLabel(64).check(z.minLength(1)),
   url: HttpLink(),
 });
 

@@ -19,11 +19,11 @@ export interface FakeTicketWebhook {
   received: ReceivedWebhookRequest[];
   /**
    * How an authorized, valid request is answered: 'ok' (201 {key, url}), 'error500',
-   * 'invalid' (200 with an empty key and a javascript: URL), 'garbage' (200, not JSON)
-   * or 'slow' (201 after slowMs).
+   * 'invalid' (200 with an empty key and a javascript: URL), 'spoofing' (201 with a key holding a right-to-left
+   * override and a line break, which the PATCH route refuses), 'garbage' (200, not JSON) or 'slow' (201 after slowMs).
    */
   /** `seeOther`: a 303 to the ticket made (POST-redirect-GET); `moved`: a 301, as a wrong (old) URL answers. */
-  mode: 'ok' | 'error500' | 'invalid' | 'garbage' | 'slow' | 'oversized' | 'seeOther' | 'moved';
+  mode: 'ok' | 'error500' | 'invalid' | 'spoofing' | 'garbage' | 'slow' | 'oversized' | 'seeOther' | 'moved';
   close(): Promise<void>;
 }
 
@@ -66,6 +66,8 @@ export async function startFakeTicketWebhook(options: { token?: string; slowMs?:
           return reply(res, 500, { error: 'internal error' });
         case 'invalid':
           return reply(res, 200, { key: '', url: 'javascript:alert(1)' });
+        case 'spoofing':
+          return reply(res, 201, { key: 'HOOK-7\u202E\nHOOK-1', url: 'https://tickets.example.com/browse/HOOK-7' });
         case 'oversized':
           // 2 MB in 64 KB chunks without a Content-Length: only counting what is read can refuse it.
           res.writeHead(201, { 'Content-Type': 'application/json' });
