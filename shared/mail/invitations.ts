@@ -1,6 +1,7 @@
 // Account mail through Amazon SES (SendEmail): an invitation, and a password reset's link.
 // Sending is optional: without SES_FROM_ADDRESS, or when SES refuses, the caller hands the
 // link's token over instead. The token is never logged.
+import { domainToASCII } from 'node:url';
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { linkSettings } from '../config/links.js';
 import { boundedBytes } from '../http/outbound.js';
@@ -74,6 +75,29 @@ export async function sendPasswordReset(mail: PasswordResetMail): Promise<MailPr
   ]);
 }
 
+/** Any character outside 7-bit ASCII. */
+const NOT_ASCII = /[\u0080-\uFFFF]/;
+
+/**
+ * An address as SES takes it: SES does not speak SMTPUTF8, so an address must be 7-bit ASCII, a Unicode
+ * domain in Punycode and a Unicode "friendly from" name as a MIME encoded-word (RFC 2047). Sent as configured,
+ * `Überwachung <ops@example.com>` or `ops@bücher.example` in SES_FROM_ADDRESS made SES refuse every mail.
+ * A local part (before the @) must be ASCII already: SES has no encoding for it, and refuses it (logged).
+ */
+export function sesAddress(address: string): string {
+  const named = /^\s*(.*?)\s*<([^<>]*)>\s*$/.exec(address);
+  const mailbox = named ? named[2]! : address.trim();
+  const at = mailbox.lastIndexOf('@');
+  const domain = mailbox.slice(at + 1);
+  const ascii = at > 0 && NOT_ASCII.test(domain) ? domainToASCII(domain) : '';
+  const sent = ascii ? `${mailbox.slice(0, at)}@${ascii}` : mailbox;
+  if (!named) return sent;
+  const name = named[1]!.replace(/^"(.*)"$/, '$1');
+  if (!name) return sent;
+  const shown = NOT_ASCII.test(name) ? `=?UTF-8?B?${Buffer.from(name, 'utf8').toString('base64')}?=` : named[1]!;
+  return `${shown} <${sent}>`;
+}
+
 /** `lines` are made only when a mail goes: the link reads APP_URL, which matters (and is checked) only then. */
 async function send(kind: string, to: string, subject: string, lines: () => string[]): Promise<MailProblem | null> {
   if (!mailConfigured()) return 'not_configured';
@@ -83,7 +107,7 @@ async function send(kind: string, to: string, subject: string, lines: () => stri
   try {
     await ses.send(
       new SendEmailCommand({
-        Source: mailSettings().fromAddress!,
+        Source: sesAddress(mailSettings().fromAddress!),
         Destination: { ToAddresses: [to] },
         Message: {
           Subject: { Data: subject, Charset: 'UTF-8' },

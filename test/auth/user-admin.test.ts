@@ -70,6 +70,21 @@ describe('invitations by mail', () => {
     expect(login.user).toMatchObject({ email: 'new.hire@example.com', role: 'viewer' });
   });
 
+  it('sends from a sender with a Unicode name or domain as SES takes it (encoded-word, Punycode), not refused for it', async () => {
+    ses.mode = 'ok';
+    const inviter = await superadmin('mailer-unicode');
+    for (const [from, source] of [
+      ['Flottenüberwachung <fleet@example.com>', `=?UTF-8?B?${Buffer.from('Flottenüberwachung').toString('base64')}?= <fleet@example.com>`],
+      ['"Fleet Ops" <fleet@bücher.example>', '"Fleet Ops" <fleet@xn--bcher-kva.example>'],
+      ['fleet@bücher.example', 'fleet@xn--bcher-kva.example'],
+    ] as const) {
+      process.env.SES_FROM_ADDRESS = from;
+      const email = `unicode.${ses.received.length}@example.com`;
+      expect(await inviteUser(inviter, { email, display_name: 'Uni Code', role: 'viewer' }, caller)).toEqual({ status: 'ok', email_sent: true });
+      expect(ses.received.at(-1)!.form).toMatchObject({ Source: source, 'Destination.ToAddresses.member.1': email });
+    }
+  });
+
   it('when SES refuses the message, answers email_sent false with the activation token', async () => {
     process.env.SES_FROM_ADDRESS = 'fleet@example.com';
     ses.mode = 'reject';
@@ -408,11 +423,11 @@ describe('the last active superadmin', () => {
     const a = await superadmin('alpha');
     const b = await superadmin('bravo');
     // demote every other superadmin so alpha and bravo are the last two
-    for (const name of ['mailer', 'mailer2', 'mailer-slow', 'mailer-flooded', 'mailer3', 'boss-inviter', 'chief@example.com']) {
+    for (const name of ['mailer', 'mailer-unicode', 'mailer2', 'mailer-slow', 'mailer-flooded', 'mailer3', 'boss-inviter', 'chief@example.com']) {
       const u = await getUser(name);
       if (u?.role === 'superadmin' && u.is_active) await replaceUser(u, { role: 'admin' });
     }
-    expect(await activeSuperadminCount()).toBe(start + 2 - 7);
+    expect(await activeSuperadminCount()).toBe(start + 2 - 8);
     const results = await Promise.allSettled([
       updateUser(a, 'bravo@example.com', { role: 'admin' }, caller),
       updateUser(b, 'alpha@example.com', { is_active: false }, caller),

@@ -27,10 +27,11 @@ const NS = 'http://ses.amazonaws.com/doc/2010-12-01/';
 export async function startFakeSes(): Promise<FakeSes> {
   const state: FakeSes = { endpoint: '', received: [], mode: 'ok', flooded: 0, close: async () => undefined };
   const server: Server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const form = Object.fromEntries(new URLSearchParams(raw));
+      // Decoded whole: a character split between two chunks stays one character.
+      const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       const refuse = (status: number, code: string, message: string) => {
         res.writeHead(status, { 'Content-Type': 'text/xml' });
         res.end(
@@ -41,6 +42,10 @@ export async function startFakeSes(): Promise<FakeSes> {
       if (!req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) return refuse(403, 'MissingAuthenticationToken', 'Missing Authentication Token');
       if (form.Action !== 'SendEmail') return refuse(400, 'InvalidAction', `The action ${form.Action ?? ''} is not valid for this web service.`);
       state.received.push({ form, authorization: req.headers.authorization });
+      // SES does not speak SMTPUTF8: every address must be 7-bit ASCII (a Unicode domain in Punycode, a Unicode
+      // friendly-from name as a MIME encoded-word), else the message is refused.
+      const addresses = Object.entries(form).filter(([name]) => name === 'Source' || name.startsWith('Destination.'));
+      if (addresses.some(([, value]) => /[\u0080-\uFFFF]/.test(value))) return refuse(400, 'InvalidParameterValue', 'Illegal address');
       if (state.mode === 'hang') return; // the socket stays open: only the caller's time limit ends the call
       if (state.mode === 'flood') {
         res.writeHead(200, { 'Content-Type': 'text/xml' });
