@@ -9,6 +9,20 @@ export const secondsText = (ms: number): string => `${Math.round(ms / 100) / 10}
 /** How long a call may take: its own limit, or less when the caller's deadline (epoch ms) comes sooner; at least 1 ms. */
 export const timeoutBefore = (deadline: number, limitMs: number): number => Math.max(1, Math.min(limitMs, Math.floor(deadline - Date.now())));
 
+/**
+ * Retry-After (seconds or an HTTP date) or the `retry-after-ms` some
+ * OpenAI-compatible servers send; undefined when absent or unreadable.
+ */
+export function retryAfterMs(header: (name: string) => string | undefined): number | undefined {
+  const ms = Number(header('retry-after-ms'));
+  if (header('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms;
+  const value = header('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
 /** Only the kind of failure: fetch's own messages may name more than the user needs. */
 export function failureReason(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${secondsText(timeoutMs)}`;

@@ -4,6 +4,8 @@
 // AbortSignal. The Bedrock client runs with the SDK's own retries off
 // (maxAttempts: 1), so these are the only ones.
 import { secondsText, timeoutBefore } from '../http/outbound.js';
+
+export { retryAfterMs } from '../http/outbound.js';
 import { LlmError, type LlmErrorKind, type TokenUsage } from './types.js';
 
 export interface RetryPolicy {
@@ -88,20 +90,6 @@ export function backoffMs(n: number, policy: RetryPolicy, retryAfterMs?: number)
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxDelayMs);
   const step = Math.min(policy.baseDelayMs * 2 ** (n - 1), policy.maxDelayMs);
   return step / 2 + Math.random() * (step / 2);
-}
-
-/**
- * Retry-After (seconds or an HTTP date) or the `retry-after-ms` some
- * OpenAI-compatible servers send; undefined when absent or unreadable.
- */
-export function retryAfterMs(header: (name: string) => string | undefined): number | undefined {
-  const ms = Number(header('retry-after-ms'));
-  if (header('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms;
-  const value = header('retry-after')?.trim();
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 function sleep(ms: number): Promise<void> {

@@ -4,7 +4,7 @@
 import * as z from '../zod.js';
 import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
-import { postJson } from './post.js';
+import { postJson, rateLimited } from './post.js';
 import { cutText } from '../text.js';
 
 export interface JiraConfig {
@@ -43,6 +43,7 @@ export function jiraProvider(config: JiraConfig): TicketProvider {
           answer.status,
         );
       }
+      if (answer.status === 429) throw rateLimited('Jira', answer.headers);
       if (answer.status >= 300 && answer.status < 400) {
         throw new TicketProviderError(`Jira answered with a redirect (HTTP ${answer.status}): TICKET_BASE_URL is not the Jira site's address`, answer.status);
       }

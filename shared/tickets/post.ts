@@ -1,5 +1,5 @@
 // The one HTTP call of every ticket provider: POST JSON, read the answer within the timeout.
-import { AnswerTooLarge, boundedText, failureReason, timeoutBefore } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, failureReason, retryAfterMs, secondsText, timeoutBefore } from '../http/outbound.js';
 import { TicketProviderError } from './types.js';
 
 /** The most a ticket provider's answer may hold: an issue key and a URL, or an error page, take a few KB. */
@@ -19,7 +19,7 @@ export async function postJson(
   body: unknown,
   limitMs: number,
   deadline = Number.POSITIVE_INFINITY,
-): Promise<{ status: number; text: string }> {
+): Promise<{ status: number; text: string; headers: Headers }> {
   const timeoutMs = callTimeout(provider, deadline, limitMs);
   const sent = headersOf(provider, headers);
   try {
@@ -30,7 +30,7 @@ export async function postJson(
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
-    return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES) };
+    return { status: response.status, text: await boundedText(response, TICKET_ANSWER_MAX_BYTES), headers: response.headers };
   } catch (error) {
     if (error instanceof AnswerTooLarge) throw new TicketProviderError(`${provider} answered with ${error.message}`, undefined, true);
     throw new TicketProviderError(`${provider} did not answer: ${failureReason(error, timeoutMs)}`, undefined, !neverSent(error));
@@ -48,6 +48,16 @@ function headersOf(provider: string, headers: Record<string, string>): Headers {
   } catch {
     throw new TicketProviderError(`${provider} was not asked: a request header holds characters HTTP cannot carry (check the token setting)`, undefined, false);
   }
+}
+
+/**
+ * A 429: the provider's rate limit refused the request before it did anything (no ticket), and its Retry-After says
+ * when it takes one again; the user is told that, where "answered HTTP 429" told them neither.
+ */
+export function rateLimited(provider: string, headers: Headers): TicketProviderError {
+  const wait = retryAfterMs((name) => headers.get(name) ?? undefined);
+  const when = wait === undefined ? 'try again in a minute' : `try again in ${secondsText(Math.max(1000, Math.ceil(wait / 1000) * 1000))}`;
+  return new TicketProviderError(`${provider} is limiting the rate of requests (HTTP 429): ${when}`, 429);
 }
 
 /** Less time than this left before the caller's deadline, a call is not made: it could only time out after sending. */

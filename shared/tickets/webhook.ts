@@ -5,7 +5,7 @@ import * as z from '../zod.js';
 import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
 import { HttpLink } from '../routes/common.js';
-import { postJson } from './post.js';
+import { postJson, rateLimited } from './post.js';
 
 export interface WebhookConfig {
   url: string;
@@ -45,6 +45,7 @@ export function webhookProvider(config: WebhookConfig): TicketProvider {
           answer.status,
         );
       }
+      if (answer.status === 429) throw rateLimited('The ticket webhook', answer.headers);
       // A 303 (See Other) is how a service says a POST did its work: the ticket may exist. Any other redirect sent it elsewhere.
       if (answer.status === 303) throw new TicketProviderError('The ticket webhook answered with a redirect to see the result (HTTP 303)', 303, true);
       if (answer.status >= 300 && answer.status < 400) {

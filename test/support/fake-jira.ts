@@ -32,7 +32,10 @@ export interface FakeJira {
    * the client's timeout) or 'garbage' (200, not JSON).
    */
   /** `redirect`: a site that sends the POST to its login page, as a wrong base URL (or a proxy in front) does. */
-  mode: 'ok' | 'error500' | 'slow' | 'late' | 'garbage' | 'oversized' | 'redirect';
+  /** `rateLimited`: Jira Cloud's rate limit, a 429 before anything is made, with `Retry-After: retryAfter` when set. */
+  mode: 'ok' | 'error500' | 'slow' | 'late' | 'garbage' | 'oversized' | 'redirect' | 'rateLimited';
+  /** The Retry-After (seconds) of mode 'rateLimited'; undefined: none sent. */
+  retryAfter?: string;
   /** Every issue made, with its labels, answered or not. */
   created: { key: string; labels: string[] }[];
   close(): Promise<void>;
@@ -84,6 +87,9 @@ export async function startFakeJira(options: FakeJiraOptions): Promise<FakeJira>
           return created();
         case 'error500':
           return reply(res, 500, { errorMessages: ['Internal server error'], errors: {} });
+        case 'rateLimited':
+          res.writeHead(429, { 'Content-Type': 'application/json;charset=UTF-8', ...(state.retryAfter ? { 'Retry-After': state.retryAfter } : {}) });
+          return res.end(JSON.stringify({ errorMessages: ['Rate limit exceeded.'], errors: {} }));
         case 'redirect':
           res.writeHead(302, { Location: `${state.baseUrl}/login.jsp?os_destination=%2Frest%2Fapi%2F3%2Fissue` });
           return res.end();

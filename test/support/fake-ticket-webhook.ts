@@ -23,7 +23,8 @@ export interface FakeTicketWebhook {
    * override and a line break, which the PATCH route refuses), 'garbage' (200, not JSON) or 'slow' (201 after slowMs).
    */
   /** `seeOther`: a 303 to the ticket made (POST-redirect-GET); `moved`: a 301, as a wrong (old) URL answers. */
-  mode: 'ok' | 'error500' | 'invalid' | 'spoofing' | 'garbage' | 'slow' | 'oversized' | 'seeOther' | 'moved';
+  /** `rateLimited`: a 429 with Retry-After: 12. */
+  mode: 'ok' | 'error500' | 'rateLimited' | 'invalid' | 'spoofing' | 'garbage' | 'slow' | 'oversized' | 'seeOther' | 'moved';
   close(): Promise<void>;
 }
 
@@ -64,6 +65,9 @@ export async function startFakeTicketWebhook(options: { token?: string; slowMs?:
           return res.end();
         case 'error500':
           return reply(res, 500, { error: 'internal error' });
+        case 'rateLimited':
+          res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '12' });
+          return res.end(JSON.stringify({ error: 'too many requests' }));
         case 'invalid':
           return reply(res, 200, { key: '', url: 'javascript:alert(1)' });
         case 'spoofing':

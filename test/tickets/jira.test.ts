@@ -155,6 +155,22 @@ describe('Jira provider', () => {
     expect(error.mayExist).toBe(true);
   });
 
+  it("says a 429 is Jira's rate limit, when to try again (its Retry-After), and that nothing was created", async () => {
+    jira.mode = 'rateLimited';
+    const made = jira.created.length;
+    try {
+      jira.retryAfter = '37';
+      const error = await providerError(jiraProvider().create(request));
+      expect(error).toMatchObject({ message: 'Jira is limiting the rate of requests (HTTP 429): try again in 37 s', status: 429, mayExist: false });
+      jira.retryAfter = undefined;
+      const bare = await providerError(jiraProvider().create(request));
+      expect(bare).toMatchObject({ message: 'Jira is limiting the rate of requests (HTTP 429): try again in a minute', status: 429, mayExist: false });
+      expect(jira.created.length).toBe(made);
+    } finally {
+      jira.retryAfter = undefined;
+    }
+  });
+
   it('reports a redirect (not followed) as a wrong TICKET_BASE_URL, where nothing was created', async () => {
     jira.mode = 'redirect';
     const made = jira.created.length;

@@ -91,6 +91,12 @@ describe('webhook provider', () => {
     expect(notFound.message).toBe('The ticket webhook answered HTTP 404');
   });
 
+  it('says a 429 is a rate limit and when to try again (its Retry-After): nothing was created', async () => {
+    hook.mode = 'rateLimited';
+    const error = await providerError(webhookProvider().create(request));
+    expect(error).toMatchObject({ message: 'The ticket webhook is limiting the rate of requests (HTTP 429): try again in 12 s', status: 429, mayExist: false });
+  });
+
   it('a 303 (the POST did its work, see there) may have made the ticket; another redirect is a wrong URL, where nothing was', async () => {
     hook.mode = 'seeOther';
     const seeOther = await providerError(webhookProvider().create(request));
