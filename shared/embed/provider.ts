@@ -16,7 +16,7 @@
 import * as z from '../zod.js';
 import { embedSettings, notConfigured } from '../config/embed.js';
 import type { Env } from '../config/env.js';
-import { AnswerTooLarge, boundedText, failureReason, parseJson, timeoutBefore } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, failureReason, parseJson, timeoutBefore, tryAgainIn } from '../http/outbound.js';
 
 export { DEFAULT_PERMISSIONS } from '../config/embed.js';
 /** The longest session the protocol allows (30 days), and the one we ask for. */
@@ -165,6 +165,7 @@ export function embedClient(config: EmbedConfig, budgetMs = REQUEST_BUDGET_MS): 
         // The API 4.0 login answers 404 for unknown credentials.
         throw new EmbedProviderError(`the dashboard embed server refused our API credentials (HTTP ${answer.status})`, answer.status);
       }
+      if (answer.status === 429) throw rateLimited('login', answer.headers);
       if (answer.status < 200 || answer.status >= 300)
         throw new EmbedProviderError(`the dashboard embed server's login answered HTTP ${answer.status}`, answer.status);
       const parsed = Login.safeParse(parseJson(answer.text));
@@ -209,6 +210,7 @@ export function embedClient(config: EmbedConfig, budgetMs = REQUEST_BUDGET_MS): 
       logins.delete(cacheKey);
       ({ answer } = await send());
     }
+    if (answer.status === 429) throw rateLimited(what, answer.headers);
     if (answer.status < 200 || answer.status >= 300) {
       const refused = answer.status >= 400 && answer.status < 500 && ![401, 403, 429].includes(answer.status);
       throw new EmbedProviderError(`the dashboard embed server's ${what} answered HTTP ${answer.status}`, answer.status, refused);
@@ -265,12 +267,20 @@ async function call(
   url: string,
   init: { method: string; headers: Record<string, string>; body: string },
   timeoutMs: number,
-): Promise<{ status: number; text: string }> {
+): Promise<{ status: number; text: string; headers: Headers }> {
   try {
     const response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    return { status: response.status, text: await boundedText(response, EMBED_ANSWER_MAX_BYTES) };
+    return { status: response.status, text: await boundedText(response, EMBED_ANSWER_MAX_BYTES), headers: response.headers };
   } catch (error) {
     if (error instanceof AnswerTooLarge) throw new EmbedProviderError(`the dashboard embed server answered the ${what} with ${error.message}`);
     throw new EmbedProviderError(`the dashboard embed server did not answer the ${what}: ${failureReason(error, timeoutMs)}`);
   }
+}
+
+/**
+ * A 429: the BI server's rate limit, which says nothing about what we sent (not `refusedRequest`); the message gives
+ * its Retry-After, so the user knows to wait rather than reload at once (it said only "answered HTTP 429").
+ */
+function rateLimited(what: string, headers: Headers): EmbedProviderError {
+  return new EmbedProviderError(`the dashboard embed server is limiting the rate of requests (HTTP 429 to the ${what}): ${tryAgainIn(headers)}`, 429);
 }

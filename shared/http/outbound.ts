@@ -23,6 +23,12 @@ export function retryAfterMs(header: (name: string) => string | undefined): numb
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
+/** When a rate-limited caller may try again, as a 429's Retry-After says it ("try again in 37 s"), for the user's message. */
+export function tryAgainIn(headers: Headers): string {
+  const wait = retryAfterMs((name) => headers.get(name) ?? undefined);
+  return wait === undefined ? 'try again in a minute' : `try again in ${secondsText(Math.max(1000, Math.ceil(wait / 1000) * 1000))}`;
+}
+
 /** Only the kind of failure: fetch's own messages may name more than the user needs. */
 export function failureReason(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${secondsText(timeoutMs)}`;

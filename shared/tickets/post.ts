@@ -1,5 +1,5 @@
 // The one HTTP call of every ticket provider: POST JSON, read the answer within the timeout.
-import { AnswerTooLarge, boundedText, failureReason, retryAfterMs, secondsText, timeoutBefore } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, failureReason, timeoutBefore, tryAgainIn } from '../http/outbound.js';
 import { TicketProviderError } from './types.js';
 
 /** The most a ticket provider's answer may hold: an issue key and a URL, or an error page, take a few KB. */
@@ -55,9 +55,7 @@ function headersOf(provider: string, headers: Record<string, string>): Headers {
  * when it takes one again; the user is told that, where "answered HTTP 429" told them neither.
  */
 export function rateLimited(provider: string, headers: Headers): TicketProviderError {
-  const wait = retryAfterMs((name) => headers.get(name) ?? undefined);
-  const when = wait === undefined ? 'try again in a minute' : `try again in ${secondsText(Math.max(1000, Math.ceil(wait / 1000) * 1000))}`;
-  return new TicketProviderError(`${provider} is limiting the rate of requests (HTTP 429): ${when}`, 429);
+  return new TicketProviderError(`${provider} is limiting the rate of requests (HTTP 429): ${tryAgainIn(headers)}`, 429);
 }
 
 /** Less time than this left before the caller's deadline, a call is not made: it could only time out after sending. */

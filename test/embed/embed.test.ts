@@ -267,6 +267,21 @@ describe('acquire-session', () => {
     expect(fake.referenceTokens()).toEqual([kept]);
   });
 
+  it("a rate-limited login or acquire (429) says so and when to try again, from the server's Retry-After", async () => {
+    for (const [loginMode, mode, what] of [
+      ['error429', 'ok', 'login'],
+      ['ok', 'error429', 'session acquisition'],
+    ] as const) {
+      forgetEmbedLogins();
+      Object.assign(fake, { loginMode, mode });
+      expect(await failure(() => acquire())).toEqual({
+        status: 502,
+        detail: `Dashboard embedding failed: the dashboard embed server is limiting the rate of requests (HTTP 429 to the ${what}): try again in 30 s.`,
+      });
+    }
+    Object.assign(fake, { loginMode: 'ok', mode: 'ok' });
+  });
+
   it('logs in again once when the cached login token is refused', async () => {
     await acquire();
     fake.revokeLogins();
