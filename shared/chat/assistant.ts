@@ -94,6 +94,13 @@ const STOP_NOTE = `_I stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls (or 
 const CUT_NOTE =
   '_This answer was cut off (at the output limit, or where the conversation filled the model’s context); ask for less at once, or start a new conversation._';
 
+/**
+ * The provider's content filter withheld the answer or ended it (Azure OpenAI's `content_filter`, a Bedrock
+ * guardrail): said, where the reply read "_The model returned no text._" and the person could not tell why.
+ */
+const FILTER_NOTE =
+  '_The model provider’s content filter withheld or cut this answer; rephrase the question, or ask an administrator about the provider’s filter settings._';
+
 const recent = new Map<string, number[]>();
 
 /**
@@ -236,8 +243,16 @@ export async function chat(principal: Principal, message: string, now = Date.now
     );
   }
   const text = await withoutRemoteImages(result.text);
-  const notes = [result.stopped && STOP_NOTE, result.cut && CUT_NOTE].filter(Boolean);
-  const said = text || (result.stopped ? 'I could not reach an answer.' : result.cut ? 'I used up my output limit before I could answer.' : '');
+  const notes = [result.stopped && STOP_NOTE, result.cut && CUT_NOTE, result.filtered && FILTER_NOTE].filter(Boolean);
+  const said =
+    text ||
+    (result.stopped
+      ? 'I could not reach an answer.'
+      : result.cut
+        ? 'I used up my output limit before I could answer.'
+        : result.filtered
+          ? 'My answer was withheld.'
+          : '');
   const reply = notes.length ? `${said}\n\n${notes.join('\n\n')}` : said || '_The model returned no text._';
   const turn = result.messages.slice(before.length);
   turn[turn.length - 1] = { role: 'assistant', content: [{ type: 'text', text: reply }] };

@@ -193,6 +193,8 @@ function usageOf(usage: ConverseCommandOutput['usage']): TokenUsage {
 function stopReason(reason: string | undefined): StopReason {
   // The model's context window ended the answer, not its output cap: cut all the same (a repair asks for less).
   if (reason === 'model_context_window_exceeded') return 'max_tokens';
+  // A guardrail or the model's own filter ended it (the answer is then a guardrail's message, or nothing).
+  if (reason === 'content_filtered' || reason === 'guardrail_intervened') return 'content_filtered';
   return reason === 'end_turn' || reason === 'tool_use' || reason === 'max_tokens' ? reason : 'other';
 }
 

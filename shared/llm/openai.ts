@@ -294,6 +294,8 @@ function stopReason(finish: string | null | undefined, hasToolCalls: boolean): S
   if (hasToolCalls && (finish === 'tool_calls' || finish === 'function_call' || finish === 'stop' || !finish)) return 'tool_use';
   if (finish === 'stop') return 'end_turn';
   if (finish === 'length') return 'max_tokens';
+  // Azure OpenAI's (and OpenAI's) filter withheld or cut the answer: content null, or text ending where it struck.
+  if (finish === 'content_filter') return 'content_filtered';
   return 'other';
 }
 

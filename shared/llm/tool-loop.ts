@@ -131,6 +131,8 @@ export interface LoopResult {
   stopped: boolean;
   /** True when the final answer stopped at the output-token limit (max_tokens): its text is cut short. */
   cut: boolean;
+  /** True when the provider's content filter ended the final answer: its text is withheld or cut short. */
+  filtered: boolean;
   spent: Spent;
 }
 
@@ -230,7 +232,16 @@ export async function runToolLoop(options: {
       // Unanswered tool calls must not stay in the conversation: it ends with the answer as text.
       if (uses.length) messages[messages.length - 1] = { role: 'assistant', content: [{ type: 'text', text: text || NO_ANSWER }] };
       const cleaned = messages.map((m) => ({ ...m, content: m.content.filter((b) => !(b.type === 'text' && b.text === LAST_ROUND)) }));
-      return { text, messages: cleaned, tool_calls: toolCalls, tool_rounds: round, stopped: last, cut: response.stop_reason === 'max_tokens', spent };
+      return {
+        text,
+        messages: cleaned,
+        tool_calls: toolCalls,
+        tool_rounds: round,
+        stopped: last,
+        cut: response.stop_reason === 'max_tokens',
+        filtered: response.stop_reason === 'content_filtered',
+        spent,
+      };
     }
     const results: ContentBlock[] = [];
     for (const [i, use] of uses.entries()) {

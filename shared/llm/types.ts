@@ -40,7 +40,8 @@ export interface ChatRequest {
   deadline?: number;
 }
 
-export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'other';
+/** `content_filtered`: the provider's content filter (OpenAI's and Azure's `content_filter`, Bedrock's guardrails) ended the answer. */
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'content_filtered' | 'other';
 
 /**
  * Of a call's input_tokens, those the provider's prompt cache served (OpenAI's

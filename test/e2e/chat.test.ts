@@ -137,6 +137,22 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     expect(empty.body.reply).toMatch(/^I used up my output limit before I could answer\.\n\n_This answer was cut off/);
   });
 
+  it('says the provider\'s content filter withheld or cut an answer, rather than "no text"', async () => {
+    configure();
+    await reset(viewer);
+    // Azure OpenAI: content null and finish_reason content_filter when its filter withholds the completion.
+    openai.enqueue({ kind: 'text', text: '', finishReason: 'content_filter' });
+    const withheld = await say(viewer, 'Summarise the incident notes of c-1');
+    expect(withheld.status).toBe(200);
+    expect(withheld.body.reply).toMatch(/^My answer was withheld\.\n\n_The model provider’s content filter withheld or cut this answer/);
+    openai.enqueue({ kind: 'text', text: 'The notes say the disk', finishReason: 'content_filter' });
+    const cut = await say(viewer, 'And c-2?');
+    expect(cut.body.reply).toMatch(/^The notes say the disk\n\n_The model provider’s content filter withheld or cut this answer/);
+    // the history stays valid for the provider: the next message is accepted (strict fake)
+    openai.enqueueText('fine');
+    expect((await say(viewer, 'and now?')).body.reply).toBe('fine');
+  });
+
   it('answers malformed tool arguments with an error result the model can correct', async () => {
     configure();
     await reset(viewer);

@@ -215,8 +215,8 @@ describe('answers', () => {
     ['max_tokens', 'max_tokens'],
     ['model_context_window_exceeded', 'max_tokens'],
     ['stop_sequence', 'other'],
-    ['guardrail_intervened', 'other'],
-    ['content_filtered', 'other'],
+    ['guardrail_intervened', 'content_filtered'],
+    ['content_filtered', 'content_filtered'],
   ] as const)('maps stopReason %s to %s', async (stopReason, expected) => {
     fake.enqueueText('…', { stopReason });
     expect((await bedrock().converse(hello)).stop_reason).toBe(expected);

@@ -217,7 +217,7 @@ describe('answers', () => {
   it.each([
     ['stop', 'end_turn'],
     ['length', 'max_tokens'],
-    ['content_filter', 'other'],
+    ['content_filter', 'content_filtered'],
   ] as const)('maps finish_reason %s to %s', async (finishReason, expected) => {
     fake.enqueueText('…', { finishReason });
     expect((await openai().converse(hello)).stop_reason).toBe(expected);
