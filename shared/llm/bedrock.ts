@@ -204,7 +204,12 @@ function failure(error: unknown): unknown {
   const status = e?.$metadata?.httpStatusCode;
   // Not retried: the same question would get the same answer. The message's first line only: the SDK appends a hint.
   if (error instanceof AnswerTooLarge) return new AttemptFailed(`${LABEL} answered with ${error.message.split('\n', 1)[0]}`, 'bad_response', status);
-  const name = typeof e?.name === 'string' ? e.name : 'Error';
+  // An error answer that is not Bedrock's JSON (a proxy's or load balancer's HTML page) has no type: the SDK
+  // throws the parser's SyntaxError with the status, and "Bedrock is unavailable (SyntaxError, HTTP 503)" named
+  // a fault of ours. Such an answer is told by its status alone.
+  const unreadable = e?.name === 'SyntaxError';
+  const name = typeof e?.name === 'string' && !unreadable ? e.name : 'Error';
+  const kindOf = unreadable ? `HTTP ${status}` : `${name}, HTTP ${status}`;
   // No HTTP status: the request never got an answer (network, credentials, abort).
   if (status === undefined) {
     if (name === 'CredentialsProviderError') return new AttemptFailed(`${LABEL}: no AWS credentials are available to sign the request`, 'auth');
@@ -241,9 +246,10 @@ function failure(error: unknown): unknown {
     case 'ModelErrorException':
       return new AttemptFailed(`${LABEL}: the model failed to process the request (${name})${detail}`, 'bad_response', status);
   }
-  if (status === 429) return new AttemptFailed(`${LABEL} is throttling requests (${name})`, 'throttled', status, { retryAfterMs: retryAfter });
-  if (status >= 500) return new AttemptFailed(`${LABEL} is unavailable (${name}, HTTP ${status})`, 'unavailable', status, { retryAfterMs: retryAfter });
-  return new AttemptFailed(`${LABEL} rejected the request (${name}, HTTP ${status})${detail}`, 'bad_request', status);
+  if (status === 429)
+    return new AttemptFailed(`${LABEL} is throttling requests (${unreadable ? 'HTTP 429' : name})`, 'throttled', status, { retryAfterMs: retryAfter });
+  if (status >= 500) return new AttemptFailed(`${LABEL} is unavailable (${kindOf})`, 'unavailable', status, { retryAfterMs: retryAfter });
+  return new AttemptFailed(`${LABEL} rejected the request (${kindOf})${unreadable ? '' : detail}`, 'bad_request', status);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

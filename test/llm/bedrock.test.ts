@@ -6,7 +6,7 @@ import { bedrockProvider } from '../../shared/llm/bedrock.js';
 import { llmProvider } from '../../shared/llm/provider.js';
 import { DEFAULT_RETRY } from '../../shared/llm/retry.js';
 import { LlmError, type ChatRequest, type LlmProvider } from '../../shared/llm/types.js';
-import { bedrockReply, startFakeBedrock, type FakeBedrock } from '../support/fake-bedrock.js';
+import { bedrockReply, startFakeBedrock, type BedrockReply, type FakeBedrock } from '../support/fake-bedrock.js';
 
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 const ACCESS_KEY_ID = 'AKIDFLEETHEALTHTEST1';
@@ -292,6 +292,24 @@ describe('retries and errors', () => {
     const error = await llmError(bedrock({ LLM_MAX_ATTEMPTS: '2' }).converse(hello));
     expect(error).toMatchObject({ kind: 'unavailable', status: 503 });
     expect(fake.received).toHaveLength(2);
+  });
+
+  it("an error answer that is not Bedrock's JSON (a proxy's HTML page) is told by its status, not as the parser's SyntaxError", async () => {
+    const page = (status: number): BedrockReply => ({
+      kind: 'raw',
+      status,
+      body: '<html><body>Service Unavailable</body></html>',
+      headers: { 'content-type': 'text/html' },
+    });
+    fake.defaultReply = page(503);
+    const down = await llmError(bedrock({ LLM_MAX_ATTEMPTS: '2' }).converse(hello));
+    expect(down).toMatchObject({ kind: 'unavailable', status: 503, message: 'Bedrock is unavailable (HTTP 503) (gave up after 2 attempts)' });
+    fake.defaultReply = page(429);
+    const throttled = await llmError(bedrock({ LLM_MAX_ATTEMPTS: '2' }).converse(hello));
+    expect(throttled).toMatchObject({ kind: 'throttled', status: 429, message: 'Bedrock is throttling requests (HTTP 429) (gave up after 2 attempts)' });
+    fake.defaultReply = page(413);
+    const refused = await llmError(bedrock().converse(hello));
+    expect(refused).toMatchObject({ kind: 'bad_request', status: 413, message: 'Bedrock rejected the request (HTTP 413)' });
   });
 
   it('does not retry a ValidationException and passes its message on', async () => {
