@@ -225,7 +225,9 @@ function failure(error: unknown): unknown {
   switch (name) {
     case 'ThrottlingException':
     case 'ModelNotReadyException':
-      return new AttemptFailed(`${LABEL} is throttling requests (${name})`, 'throttled', status, { retryAfterMs: retryAfter });
+      // Bedrock's message tells a passing burst ("Too many requests") from a quota ("Too many tokens per day"), which
+      // no retry within the call mends: the operator needs it to know whether to wait or ask for a higher quota.
+      return new AttemptFailed(`${LABEL} is throttling requests (${name})${detail}`, 'throttled', status, { retryAfterMs: retryAfter });
     case 'ModelTimeoutException':
       return new AttemptFailed(`${LABEL}: the model took too long to answer (${name})`, 'timeout', status);
     case 'AccessDeniedException':

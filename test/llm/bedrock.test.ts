@@ -270,8 +270,19 @@ describe('retries and errors', () => {
     fake.defaultReply = { kind: 'error', type: 'ThrottlingException' };
     const error = await llmError(bedrock({ LLM_MAX_ATTEMPTS: '3' }).converse(hello));
     expect(error).toMatchObject({ kind: 'throttled', status: 429 });
-    expect(error.message).toBe('Bedrock is throttling requests (ThrottlingException) (gave up after 3 attempts)');
+    expect(error.message).toBe(
+      'Bedrock is throttling requests (ThrottlingException): Too many requests, please wait before trying again. (gave up after 3 attempts)',
+    );
     expect(fake.received).toHaveLength(3);
+  });
+
+  it("says which limit throttled: a daily token quota is told from a burst by Bedrock's message", async () => {
+    fake.defaultReply = { kind: 'error', type: 'ThrottlingException', message: 'Too many tokens per day, please wait before trying again.' };
+    const error = await llmError(bedrock({ LLM_MAX_ATTEMPTS: '2' }).converse(hello));
+    expect(error).toMatchObject({
+      kind: 'throttled',
+      message: 'Bedrock is throttling requests (ThrottlingException): Too many tokens per day, please wait before trying again. (gave up after 2 attempts)',
+    });
   });
 
   it('honours Retry-After', async () => {
