@@ -13,8 +13,8 @@ interface Received {
   body: unknown;
 }
 const received: Received[] = [];
-/** How the next invocation is answered: Lambda's status and JSON error body. */
-let answer: { status: number; body?: Record<string, unknown> } = { status: 202 };
+/** How the next invocation is answered: Lambda's status and JSON error body; `hang`: never (the socket stays open). */
+let answer: { status: number; body?: Record<string, unknown>; hang?: boolean } = { status: 202 };
 let server: Server;
 
 beforeAll(async () => {
@@ -23,6 +23,7 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       received.push({ path: req.url ?? '', invocationType: req.headers['x-amz-invocation-type'] as string | undefined, body: JSON.parse(body) });
+      if (answer.hang) return;
       res.writeHead(answer.status, { 'Content-Type': 'application/json', ...(answer.body ? { 'X-Amzn-ErrorType': String(answer.body.Type) } : {}) });
       res.end(answer.body ? JSON.stringify(answer.body) : '');
     });
@@ -41,7 +42,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+  await new Promise<void>((r) => {
+    server.close(() => r());
+    server.closeAllConnections();
+  });
   for (const name of ['AWS_ENDPOINT_URL_LAMBDA', 'RECOMPUTE_FUNCTION', 'AWS_MAX_ATTEMPTS']) delete process.env[name];
   resetSettings();
 });
@@ -70,6 +74,16 @@ describe('invokeWorker on AWS', () => {
   ])('is a 503 naming only the worker when the invocation is %s', async (_, reply) => {
     answer = reply;
     const error = await invokeWorker('recompute', { refresh_id: 'r-2' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ status: 503, message: 'The recompute worker could not be started; try again shortly.' });
+    expect(received).toHaveLength(1);
+  });
+
+  it('a Lambda API that does not answer is a 503 too, within INVOKE_TIMEOUT_MS, not a route held until its own timeout', async () => {
+    answer = { status: 202, hang: true };
+    const error = await invokeWorker('recompute', { refresh_id: 'r-3' }).then(
       () => undefined,
       (e: unknown) => e,
     );
