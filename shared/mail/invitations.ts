@@ -82,7 +82,7 @@ const NOT_ASCII = /[\u0080-\uFFFF]/;
  * An address as SES takes it: SES does not speak SMTPUTF8, so an address must be 7-bit ASCII, a Unicode
  * domain in Punycode and a Unicode "friendly from" name as a MIME encoded-word (RFC 2047). Sent as configured,
  * `Überwachung <ops@example.com>` or `ops@bücher.example` in SES_FROM_ADDRESS made SES refuse every mail.
- * A local part (before the @) must be ASCII already: SES has no encoding for it, and refuses it (logged).
+ * A local part (before the @) is ASCII already: SES has no encoding for it, and the setting refuses one that is not.
  */
 export function sesAddress(address: string): string {
   const named = /^\s*(.*?)\s*<([^<>]*)>\s*$/.exec(address);

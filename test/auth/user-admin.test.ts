@@ -195,6 +195,11 @@ describe('invitations with a bad mail setting', () => {
   // On AWS no start-up check runs: a bad value reaches the first invitation, which must then change nothing.
   it.each([
     ['SES_FROM_ADDRESS', { SES_FROM_ADDRESS: 'ops.example.com' }, 'SES_FROM_ADDRESS must be an email address.'],
+    [
+      'SES_FROM_ADDRESS_local_part',
+      { SES_FROM_ADDRESS: 'Fleet <bjørn@example.com>' },
+      'SES_FROM_ADDRESS must have an ASCII part before the @: SES sends from no other.',
+    ],
     ['APP_URL', { SES_FROM_ADDRESS: 'fleet@example.com', APP_URL: 'fleet.example.com' }, 'APP_URL must be an http(s) URL, e.g. https://fleet.example.com.'],
   ])('a bad %s answers 503 naming it and stores no invitee; set right, the same invitation goes through', async (name, bad, detail) => {
     const token = await userToken('admin', `admin-${name.toLowerCase()}`);
