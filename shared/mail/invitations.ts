@@ -121,9 +121,11 @@ async function send(kind: string, to: string, subject: string, lines: () => stri
     return null;
   } catch (error) {
     const { error: name, error_message } = errorFields(error);
-    // An HTTP error status is SES's refusal; anything else (a timeout, a connection lost, an answer cut) left it unknown.
+    // A 4xx is SES's refusal. Anything else left it unknown: a timeout, a connection lost, an answer cut, and a 5xx
+    // (InternalFailure, ServiceUnavailable: SES may have failed after taking the message), which was told to the
+    // inviter as a refusal ("often a sandboxed account") while the mail could still arrive.
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    const problem: MailProblem = status !== undefined && status >= 400 ? 'refused' : 'no_answer';
+    const problem: MailProblem = status !== undefined && status >= 400 && status < 500 ? 'refused' : 'no_answer';
     log.warn(`${kind} mail not sent`, { to, error: name, error_message, problem });
     return problem;
   }

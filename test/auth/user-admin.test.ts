@@ -97,6 +97,18 @@ describe('invitations by mail', () => {
     expect((await activate(result.activation_token!, 'unverified-pw', caller)).user.email).toBe('unverified@example.com');
   });
 
+  it('when SES fails (a 5xx), answers no_answer (the mail may still arrive), not a refusal', async () => {
+    process.env.SES_FROM_ADDRESS = 'fleet@example.com';
+    ses.mode = 'fail';
+    try {
+      const inviter = await superadmin('mailer-failed');
+      const result = await inviteUser(inviter, { email: 'failed.mail@example.com', display_name: 'Failed Mail', role: 'viewer' }, caller);
+      expect(result).toEqual({ status: 'ok', email_sent: false, email_problem: 'no_answer', activation_token: expect.stringMatching(/^[\w-]{43}$/) });
+    } finally {
+      ses.mode = 'ok';
+    }
+  });
+
   it('when SES does not answer within SES_TIMEOUT_MS, answers email_sent false with the activation token', async () => {
     Object.assign(process.env, { SES_FROM_ADDRESS: 'fleet@example.com', SES_TIMEOUT_MS: '300' });
     resetSettings();
@@ -428,11 +440,21 @@ describe('the last active superadmin', () => {
     const a = await superadmin('alpha');
     const b = await superadmin('bravo');
     // demote every other superadmin so alpha and bravo are the last two
-    for (const name of ['mailer', 'mailer-unicode', 'mailer2', 'mailer-slow', 'mailer-flooded', 'mailer3', 'boss-inviter', 'chief@example.com']) {
+    for (const name of [
+      'mailer',
+      'mailer-unicode',
+      'mailer-failed',
+      'mailer2',
+      'mailer-slow',
+      'mailer-flooded',
+      'mailer3',
+      'boss-inviter',
+      'chief@example.com',
+    ]) {
       const u = await getUser(name);
       if (u?.role === 'superadmin' && u.is_active) await replaceUser(u, { role: 'admin' });
     }
-    expect(await activeSuperadminCount()).toBe(start + 2 - 8);
+    expect(await activeSuperadminCount()).toBe(start + 2 - 9);
     const results = await Promise.allSettled([
       updateUser(a, 'bravo@example.com', { role: 'admin' }, caller),
       updateUser(b, 'alpha@example.com', { is_active: false }, caller),

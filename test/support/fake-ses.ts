@@ -13,10 +13,10 @@ export interface FakeSes {
   endpoint: string;
   received: ReceivedEmail[];
   /**
-   * 'ok', 'reject' (400 MessageRejected), 'throttle' (400 Throttling), 'hang' (no answer until closed) or 'flood'
+   * 'ok', 'reject' (400 MessageRejected), 'throttle' (400 Throttling), 'fail' (500 InternalFailure), 'hang' (no answer until closed) or 'flood'
    * (a 200 whose XML never ends, written as fast as the client reads it).
    */
-  mode: 'ok' | 'reject' | 'throttle' | 'hang' | 'flood';
+  mode: 'ok' | 'reject' | 'throttle' | 'fail' | 'hang' | 'flood';
   /** Bytes of flood written by the time the client went (the sockets' buffers included). */
   flooded: number;
   close(): Promise<void>;
@@ -58,6 +58,12 @@ export async function startFakeSes(): Promise<FakeSes> {
           }
         };
         return pump();
+      }
+      if (state.mode === 'fail') {
+        res.writeHead(500, { 'Content-Type': 'text/xml' });
+        return res.end(
+          `<ErrorResponse xmlns="${NS}"><Error><Type>Receiver</Type><Code>InternalFailure</Code><Message>An internal error occurred.</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
+        );
       }
       if (state.mode !== 'ok') {
         const [code, message] =

@@ -62,7 +62,7 @@ interface Reinvite {
 const MAIL_PROBLEMS: Record<NonNullable<Answer<'settings', 'inviteUser'>['email_problem']>, string> = {
   not_configured: 'no mail was sent: the service has no mail sender configured (SES_FROM_ADDRESS).',
   refused: 'the mail service refused the message (the service log names why: often a sandboxed SES account or an unverified address).',
-  no_answer: 'the mail service did not answer in time: the mail may still arrive, or not.',
+  no_answer: 'the mail service did not answer in time, or failed while sending: the mail may still arrive, or not.',
 };
 
 /** An invited account's username is its email (shared/auth/user-admin.ts): the sign-in form asks for a username. */
