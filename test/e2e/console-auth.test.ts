@@ -206,6 +206,26 @@ describe('a page that cannot load', { timeout: 60_000 }, () => {
     await page.getByRole('heading', { level: 1, name: 'Critical clusters' }).waitFor();
   });
 
+  it('is shown once its code arrives, on the next visit, without a reload: a moment offline does not break it for the tab', async () => {
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    // Marks this document: a full reload would lose it.
+    await page.evaluate(() => Object.assign(window, { sameDocument: true }));
+    const chunk = (u: URL) => /^\/assets\/analysis-[^/]+\.js$/.test(u.pathname);
+    await page.route(chunk, (route) => route.abort('internetdisconnected'));
+    const main = page.getByRole('navigation', { name: 'Main' });
+    await main.getByRole('link', { name: 'Analysis' }).click();
+    await page.getByRole('heading', { level: 1, name: 'This page could not be shown' }).waitFor();
+
+    // The connection is back: the user goes elsewhere, then opens the page again from the navigation.
+    await page.unroute(chunk);
+    await main.getByRole('link', { name: 'Health' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
+    await main.getByRole('link', { name: 'Analysis' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Analysis' }).waitFor();
+    expect(await page.evaluate(() => (window as { sameDocument?: boolean }).sameDocument)).toBe(true);
+  });
+
   it('while the service does not answer, says so in plain words, and Reload stays in the console until it answers', async () => {
     const page = await browser.page();
     await signIn(page, 'admin', PASSWORD);

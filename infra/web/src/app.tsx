@@ -2,8 +2,10 @@
 // a session; each page's code loads when it is first visited (route-level
 // splitting), so the first load carries only the shell and the page asked for. A page
 // that fails to load or render shows the error, with a reload, inside the shell.
+import { type ComponentType, useEffect, useState } from 'react';
 import { createBrowserRouter, Navigate, Outlet, ScrollRestoration, useLocation } from 'react-router';
-import { RouteError } from './components/route-error';
+import { PageError, RouteError } from './components/route-error';
+import { Loading } from './components/states';
 import { Shell } from './components/shell';
 import type { Role } from './api/types';
 import { MAY_LIST_USERS, MAY_READ_AUDIT, MAY_READ_SETTINGS, MAY_SEE_LLM_COST, MAY_SEE_PULLS } from './api/access';
@@ -38,7 +40,62 @@ function RequireRole({ roles }: { roles: readonly Role[] }) {
   return <Outlet />;
 }
 
-const page = (load: () => Promise<{ default: React.ComponentType }>) => async () => ({ Component: (await load()).default });
+type PageModule = () => Promise<{ default: ComponentType }>;
+
+/**
+ * A page's route, its code loaded when first visited. React Router keeps what `lazy` gave for the life of the tab, a
+ * failure too: a page whose code did not arrive during a moment offline stayed "could not be shown" on every later
+ * visit, the connection long back, until a full reload. So a failed load gives a page that shows the failure, and
+ * loads the code again each time it is opened later (the browser fetches a failed module again), then shows the page.
+ */
+const page = (load: PageModule) => async () => {
+  try {
+    return { Component: (await load()).default };
+  } catch (error) {
+    return { element: <LoadedLater entry={{ load, loaded: null, error, failedNow: true }} /> };
+  }
+};
+
+interface Entry {
+  load: PageModule;
+  loaded: ComponentType | null;
+  /** The last load's failure. */
+  error: unknown;
+  /** The visit whose load just failed shows that failure; every later one loads again. */
+  failedNow: boolean;
+}
+
+function LoadedLater({ entry }: { entry: Entry }) {
+  const [loading, setLoading] = useState(!entry.failedNow && !entry.loaded);
+  useEffect(() => {
+    if (entry.loaded) return;
+    if (entry.failedNow) {
+      entry.failedNow = false;
+      return;
+    }
+    let shown = true;
+    setLoading(true);
+    entry
+      .load()
+      .then(
+        (module) => {
+          entry.loaded = module.default;
+        },
+        (error: unknown) => {
+          entry.error = error;
+        },
+      )
+      .finally(() => {
+        if (shown) setLoading(false);
+      });
+    return () => {
+      shown = false;
+    };
+  }, [entry]);
+  const Page = entry.loaded;
+  if (Page) return <Page />;
+  return loading ? <Loading what="the page" /> : <PageError error={entry.error} />;
+}
 
 /**
  * What shows while the first page's code loads: nothing, as before, said outright. Unsaid, the router rendered the

@@ -24,7 +24,11 @@ async function serviceAnswers(): Promise<boolean> {
 }
 
 export function RouteError() {
-  const error = useRouteError();
+  return <PageError error={useRouteError()} />;
+}
+
+/** The message of RouteError for `error`: also what a page whose code failed to load shows until it loads (app.tsx). */
+export function PageError({ error }: { error: unknown }) {
   const message = isRouteErrorResponse(error) ? `${error.status} ${error.statusText}` : error instanceof Error ? error.message : String(error);
   const chunk = CHUNK_FAILED.test(message);
   const [checking, setChecking] = useState(false);
