@@ -250,6 +250,23 @@ describe('a page that cannot load', { timeout: 60_000 }, () => {
   });
 });
 
+describe('a browser that goes offline', { timeout: 60_000 }, () => {
+  it('says a read asked for meanwhile did not get through, instead of showing the old rows under the new filter, and reads it once back online', async () => {
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD, '/audit');
+    await page.getByText(/entries? \(the log lists/).waitFor();
+    await page.context().setOffline(true);
+    await page.getByLabel('Action').selectOption('logout');
+    const alert = page.getByRole('alert');
+    await alert.getByText('The service did not answer. Check your connection and try again.').waitFor();
+    expect(await page.locator('.audit-table').count()).toBe(0);
+
+    await page.context().setOffline(false);
+    await page.getByText('No logout entries.').waitFor();
+    expect(await alert.count()).toBe(0);
+  });
+});
+
 describe('the invitation link', { timeout: 60_000 }, () => {
   it('activates the invited user with the password they choose and signs them in with their role', async () => {
     const email = `invited-${Date.now()}@example.com`;

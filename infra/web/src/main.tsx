@@ -15,6 +15,12 @@ const queryClient = new QueryClient({
       refetchOnWindowFocus: true,
       // A problem the service answered (4xx) will not change by asking again.
       retry: (failures, error) => failures < 2 && !(error instanceof ApiProblem && error.status >= 400 && error.status < 500),
+      // Asked while the browser is offline, a read is sent and fails in words ("the service did not answer") with a way
+      // to try again, as a dropped connection's does, and is read again once the browser is back online. By default it
+      // would wait unsaid: a new filter showed the rows of the old one, a new page "Loading…", for as long as it lasted.
+      networkMode: 'always',
+      // Which 'always' turns off by default.
+      refetchOnReconnect: true,
     },
   },
 });
