@@ -830,6 +830,29 @@ describe('alert issues', { timeout: 60_000 }, () => {
     });
   });
 
+  it('saves once on a double click of Save triage: no second PATCH, no conflict of the save with itself', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/issues');
+    const id = body.issues[1].issue_id as string;
+    const page = await browser.page();
+    try {
+      await signIn(page, 'admin', PASSWORD, `/issues/${encodeURIComponent(id)}`);
+      const notes = `Double-clicked ${randomUUID()}`;
+      await page.getByLabel('Notes').fill(notes);
+      const patches: string[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'PATCH' && new URL(r.url()).pathname === `/api/issues/${id}`) patches.push(r.url());
+      });
+      await page.getByRole('button', { name: 'Save triage' }).dblclick();
+      // Shown once the save answered and the issue was read again: a second click's request was sent before.
+      await page.getByRole('status').filter({ hasText: 'Stored now' }).waitFor();
+      expect(patches).toHaveLength(1);
+      expect(await page.getByRole('alert').count()).toBe(0);
+      expect(await page.getByLabel('Notes').inputValue()).toBe(notes);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('keeps the issue and the unsaved edits when reading it again fails, with the problem shown above', async () => {
     await withUnsavedDraft(async (page, { id, name }, draft) => {
       // From now on the service fails every read of the issue (the page retries a 5xx twice first).

@@ -1,6 +1,7 @@
 // Data fetching for pages: TanStack Query over the typed endpoints, keyed by the
 // route and its request, so pages share answers and refetch on focus.
 import { type QueryClient, type UseQueryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useRef } from 'react';
 import { type ApiProblem, call, type Endpoint, send } from './client';
 import type { Answer, BodyOf, GroupName, HeadersOf, ParamsOf, QueryOf, RouteName } from './types';
 
@@ -39,11 +40,24 @@ export function useApiTagged<G extends GroupName, R extends RouteName<G>>(
   });
 }
 
-/** POST/PATCH a route; afterwards every cached answer under `invalidates` (path prefixes) is refetched. */
+/**
+ * POST/PATCH a route; afterwards every cached answer under `invalidates` (path prefixes) is refetched. A request the
+ * same as one still in flight is not sent again: it gets that one's answer. A write button is disabled while its
+ * write runs (`isPending`), but TanStack Query says so a task later: a quick double click sent the write twice (a
+ * triage saved, then refused as changed meanwhile by the same save, its 409 shown beside "Saved").
+ */
 export function useApiMutation<G extends GroupName, R extends RouteName<G>>(ep: Endpoint<G, R>, invalidates: string[] = []) {
   const client = useQueryClient();
+  const inFlight = useRef(new Map<string, Promise<Answer<G, R>>>());
   return useMutation<Answer<G, R>, ApiProblem, { params?: ParamsOf<G, R>; query?: QueryOf<G, R>; body?: BodyOf<G, R>; headers?: HeadersOf<G, R> }>({
-    mutationFn: (request) => call(ep, request),
+    mutationFn: (request) => {
+      const key = JSON.stringify(request);
+      const sent = inFlight.current.get(key);
+      if (sent) return sent;
+      const answer = call(ep, request).finally(() => inFlight.current.delete(key));
+      inFlight.current.set(key, answer);
+      return answer;
+    },
     onSuccess: () => invalidatePrefixes(client, invalidates),
   });
 }
