@@ -302,7 +302,7 @@ describe('people', { timeout: 90_000 }, () => {
 });
 
 describe('people, demoted while the page is open', { timeout: 90_000 }, () => {
-  it("a refused change (403) says so without the note on the service's guards, and the controls the role lost go", async () => {
+  it("a refused change (403) says so without the note on the service's guards, and the controls the role lost go, the change said", async () => {
     const who = { email: 'sol-super@example.com', password: 'sol-super-password' };
     await addUser(service.url, admin, { email: who.email, name: 'Sol Super', role: 'superadmin', password: who.password });
     const page = await browser.page();
@@ -319,6 +319,12 @@ describe('people, demoted while the page is open', { timeout: 90_000 }, () => {
     // The 403 had the account read again: an admin's page, without the superadmin's controls.
     await expect.poll(() => page.locator('.who').textContent()).toContain('admin');
     await expect.poll(() => page.getByRole('button', { name: /^Deactivate / }).count()).toBe(0);
+    // And says why the controls went, until dismissed.
+    const why = page.getByRole('status').filter({ hasText: 'Your role changed from superadmin to admin while you were signed in' });
+    await why.waitFor();
+    await expectAccessible(page, '/users after a demotion, the role change said');
+    await why.getByRole('button', { name: 'Dismiss' }).click();
+    expect(await why.count()).toBe(0);
     await page.close();
     await api(service.url, admin, 'DELETE', `/api/settings/users/${encodeURIComponent(who.email)}`);
   });

@@ -73,6 +73,9 @@ interface SessionValue {
   user: User | null;
   /** Why the last session ended, shown on the sign-in page. */
   notice: string | null;
+  /** The account's role changed while signed in (read again from the service): shown until dismissed. */
+  roleChange: { from: Role; to: Role } | null;
+  dismissRoleChange(): void;
   signIn(answer: Login): void;
   signOut(): Promise<void>;
   can(...roles: Role[]): boolean;
@@ -88,6 +91,7 @@ export const sessionToken = (): string | null => current?.token ?? null;
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [stored, setStored] = useState<Stored | null>(current);
   const [notice, setNotice] = useState<string | null>(null);
+  const [roleChange, setRoleChange] = useState<{ from: Role; to: Role } | null>(null);
   const queryClient = useQueryClient();
 
   const end = useCallback(
@@ -96,6 +100,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       forgetTab(keepUnsaved ? (key) => key.startsWith(KEPT) : undefined);
       queryClient.clear();
       setNotice(message);
+      setRoleChange(null);
       setStored(null);
     },
     [queryClient],
@@ -136,6 +141,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
             if (me.role === was.role && me.name === was.name && me.email === was.email && me.username === was.username) return;
             current = { ...current, user: me };
             sessionStorage.setItem(KEY, JSON.stringify(current));
+            // Said, not only done: a form the new role may not use goes from under the user's hands.
+            if (me.role !== was.role) setRoleChange((change) => ({ from: change?.from ?? was.role, to: me.role }));
             setStored(current);
           },
           (error: unknown) => {
@@ -167,12 +174,15 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     () => ({
       user: stored?.user ?? null,
       notice,
+      roleChange: roleChange && roleChange.from !== roleChange.to ? roleChange : null,
+      dismissRoleChange: () => setRoleChange(null),
       signIn(answer) {
         // Unsaved work kept over an ended session is its user's alone.
         forgetTab((key) => !key.startsWith(KEPT) || key.startsWith(keptKey(answer.user.username, '')));
         current = { token: answer.access_token, user: answer.user, signedInAt: Date.now() };
         sessionStorage.setItem(KEY, JSON.stringify(current));
         setNotice(null);
+        setRoleChange(null);
         setStored(current);
       },
       async signOut() {
@@ -182,7 +192,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       },
       can: (...roles) => Boolean(stored && roles.includes(stored.user.role)),
     }),
-    [stored, notice, end],
+    [stored, notice, roleChange, end],
   );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }

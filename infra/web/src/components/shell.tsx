@@ -68,8 +68,10 @@ function usePageArrival(main: RefObject<HTMLElement | null>) {
   }, [pathname, main]);
 }
 
+const ROLE_ARTICLE: Record<Role, string> = { viewer: 'a', admin: 'an', superadmin: 'a' };
+
 export function Shell({ children }: { children: ReactNode }) {
-  const { user, signOut, can } = useSession();
+  const { user, signOut, can, roleChange, dismissRoleChange } = useSession();
   const [theme, setTheme] = useTheme();
   const main = useRef<HTMLElement>(null);
   usePageArrival(main);
@@ -109,6 +111,17 @@ export function Shell({ children }: { children: ReactNode }) {
         </div>
       </header>
       <main id="main" tabIndex={-1} ref={main}>
+        {roleChange && (
+          <div className="notice role-change" role="status">
+            <p>
+              Your role changed from {roleChange.from} to {roleChange.to} while you were signed in: the console now shows what {ROLE_ARTICLE[roleChange.to]}{' '}
+              {roleChange.to} may use.
+            </p>
+            <button type="button" onClick={dismissRoleChange}>
+              Dismiss
+            </button>
+          </div>
+        )}
         {children}
       </main>
     </div>
