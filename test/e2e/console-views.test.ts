@@ -853,6 +853,29 @@ describe('alert issues', { timeout: 60_000 }, () => {
     }
   });
 
+  it('says at once that a triage saved while the browser is offline did not get through, keeps the edit, and saves it once back online', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/issues');
+    const id = body.issues[2].issue_id as string;
+    const page = await browser.page();
+    try {
+      await signIn(page, 'admin', PASSWORD, `/issues/${encodeURIComponent(id)}`);
+      const notes = `Written offline ${randomUUID()}`;
+      await page.getByLabel('Notes').fill(notes);
+      await page.context().setOffline(true);
+      await page.getByRole('button', { name: 'Save triage' }).click();
+      await page.getByRole('alert').filter({ hasText: 'The service did not answer. Check your connection and try again.' }).waitFor();
+      expect(await page.getByLabel('Notes').inputValue()).toBe(notes);
+      expect((await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(id)}`)).body.issue.notes).not.toBe(notes);
+
+      await page.context().setOffline(false);
+      await page.getByRole('button', { name: 'Save triage' }).click();
+      await page.getByRole('status').filter({ hasText: 'Stored now' }).waitFor();
+      expect((await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(id)}`)).body.issue.notes).toBe(notes);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('keeps the issue and the unsaved edits when reading it again fails, with the problem shown above', async () => {
     await withUnsavedDraft(async (page, { id, name }, draft) => {
       // From now on the service fails every read of the issue (the page retries a 5xx twice first).

@@ -22,6 +22,9 @@ const queryClient = new QueryClient({
       // Which 'always' turns off by default.
       refetchOnReconnect: true,
     },
+    // A write too: refused at once in those words, its draft kept, where by default it said "Saving…" for as long as the
+    // browser was offline, with no way to cancel it, and was sent whenever the connection came back.
+    mutations: { networkMode: 'always' },
   },
 });
 
