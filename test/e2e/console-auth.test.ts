@@ -210,7 +210,7 @@ describe('a page that cannot load', { timeout: 60_000 }, () => {
     const page = await browser.page();
     await signIn(page, 'admin', PASSWORD);
     // Marks this document: a full reload would lose it.
-    await page.evaluate(() => Object.assign(window, { sameDocument: true }));
+    await page.evaluate('window.sameDocument = true');
     const chunk = (u: URL) => /^\/assets\/analysis-[^/]+\.js$/.test(u.pathname);
     await page.route(chunk, (route) => route.abort('internetdisconnected'));
     const main = page.getByRole('navigation', { name: 'Main' });
@@ -223,7 +223,7 @@ describe('a page that cannot load', { timeout: 60_000 }, () => {
     await page.getByRole('heading', { level: 1, name: 'Health' }).waitFor();
     await main.getByRole('link', { name: 'Analysis' }).click();
     await page.getByRole('heading', { level: 1, name: 'Analysis' }).waitFor();
-    expect(await page.evaluate(() => (window as { sameDocument?: boolean }).sameDocument)).toBe(true);
+    expect(await page.evaluate('window.sameDocument')).toBe(true);
   });
 
   it('while the service does not answer, says so in plain words, and Reload stays in the console until it answers', async () => {
