@@ -123,12 +123,16 @@ describe('sign-in', { timeout: 60_000 }, () => {
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     expect(path(page.url())).toBe('/');
 
+    // Signed out from a filtered page: the sign-in page does not lead the next person back to it.
+    await page.goto('/audit?action=login');
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
     const logout = page.waitForResponse((r) => r.url().endsWith('/api/auth/logout'));
     await page.getByRole('button', { name: 'Sign out' }).click();
     const sent = await logout;
     expect(sent.status()).toBe(200);
     expect(sent.request().headers()['x-session-duration']).toMatch(/^\d+$/);
     await page.waitForURL((u) => u.pathname === '/sign-in');
+    expect(new URL(page.url()).search).toBe('');
     await expect.poll(() => page.getByRole('status').textContent()).toBe('You have signed out.');
     // The tab names the sign-in page, not the page signed out from (the shell names only its own pages).
     expect(await page.title()).toBe('Sign in · Fleet Health');

@@ -12,9 +12,11 @@ import { MAY_LIST_USERS, MAY_READ_AUDIT, MAY_READ_SETTINGS, MAY_SEE_LLM_COST, MA
 import { useSession } from './session';
 
 function RequireSession() {
-  const { user } = useSession();
+  const { user, signedOut } = useSession();
   const location = useLocation();
-  // The whole link, fragment included: sign-in leads back to exactly what was opened.
+  // The whole link, fragment included: sign-in leads back to exactly what was opened (or the session was on when it
+  // expired). Not after Sign out: the next person to sign in on the tab starts afresh.
+  if (!user && signedOut) return <Navigate to="/sign-in" replace />;
   if (!user) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search + location.hash)}`} replace />;
   return (
     <Shell>

@@ -73,6 +73,8 @@ interface SessionValue {
   user: User | null;
   /** Why the last session ended, shown on the sign-in page. */
   notice: string | null;
+  /** Whether the session ended by Sign out: sign-in then leads to the start page, not back to the page signed out from. */
+  signedOut: boolean;
   /** The account's role changed while signed in (read again from the service): shown until dismissed. */
   roleChange: { from: Role; to: Role } | null;
   dismissRoleChange(): void;
@@ -91,6 +93,7 @@ export const sessionToken = (): string | null => current?.token ?? null;
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [stored, setStored] = useState<Stored | null>(current);
   const [notice, setNotice] = useState<string | null>(null);
+  const [signedOut, setSignedOut] = useState(false);
   const [roleChange, setRoleChange] = useState<{ from: Role; to: Role } | null>(null);
   const queryClient = useQueryClient();
 
@@ -100,6 +103,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       forgetTab(keepUnsaved ? (key) => key.startsWith(KEPT) : undefined);
       queryClient.clear();
       setNotice(message);
+      setSignedOut(false);
       setRoleChange(null);
       setStored(null);
     },
@@ -174,6 +178,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     () => ({
       user: stored?.user ?? null,
       notice,
+      signedOut,
       roleChange: roleChange && roleChange.from !== roleChange.to ? roleChange : null,
       dismissRoleChange: () => setRoleChange(null),
       signIn(answer) {
@@ -182,6 +187,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         current = { token: answer.access_token, user: answer.user, signedInAt: Date.now() };
         sessionStorage.setItem(KEY, JSON.stringify(current));
         setNotice(null);
+        setSignedOut(false);
         setRoleChange(null);
         setStored(current);
       },
@@ -189,10 +195,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         const seconds = current ? Math.max(0, Math.round((Date.now() - current.signedInAt) / 1000)) : 0;
         await call(logoutEndpoint, { headers: { 'x-session-duration': String(seconds) } }).catch(() => undefined);
         end('You have signed out.');
+        // The next person to sign in on this tab is not taken to the page this one left.
+        setSignedOut(true);
       },
       can: (...roles) => Boolean(stored && roles.includes(stored.user.role)),
     }),
-    [stored, notice, roleChange, end],
+    [stored, notice, signedOut, roleChange, end],
   );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }
