@@ -119,6 +119,8 @@ describe('your account', { timeout: 90_000 }, () => {
     await page.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
     await other.goto('/issues');
     await other.getByText(/Your session has ended/).waitFor();
+    // The service's reason as a sentence between the console's own, not in brackets.
+    expect(await other.getByText(/Your session has ended/).textContent()).toMatch(/^Your session has ended\. [A-Z][^()]*\. Sign in again\.$/);
     expect((await api(service.url, admin, 'POST', '/api/auth/login', { username: who.email, password: 'pia-new-password' })).status).toBe(200);
   });
 });

@@ -87,6 +87,9 @@ const SessionContext = createContext<SessionValue | null>(null);
 
 let current: Stored | null = readStored();
 
+/** A problem's detail as a sentence of its own: a full stop added where it has none. */
+const sentence = (text: string): string => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
+
 /** The signed-in session's token, or null: what a request's late answer compares to know its session is still the tab's. */
 export const sessionToken = (): string | null => current?.token ?? null;
 
@@ -115,7 +118,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     configureClient({
       token: () => current?.token ?? null,
-      unauthorized: (problem: ApiProblem) => end(`Your session has ended (${problem.detail}). Sign in again.`, true),
+      // The service's sentence as it is, between the console's two: "(The bearer token is … valid.)." read as a slip.
+      unauthorized: (problem: ApiProblem) => end(`Your session has ended. ${sentence(problem.detail)} Sign in again.`, true),
       forbidden: () => recheckAccount.current(),
     });
   }, [end]);
