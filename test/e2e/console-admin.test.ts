@@ -273,6 +273,36 @@ describe('people', { timeout: 90_000 }, () => {
     await adminPage.getByText(`${VIEWER.email} is now viewer, active.`).waitFor();
   });
 
+  it('an invitation refused for now (503 with Retry-After) says when to try again, as every other refusal does', async () => {
+    await open(adminPage, '/users', 'People');
+    await adminPage.route('**/api/settings/users/invite', (route) =>
+      route.fulfill({
+        status: 503,
+        headers: { 'content-type': 'application/problem+json', 'retry-after': '7' },
+        body: JSON.stringify({
+          type: 'about:blank',
+          title: 'Service Unavailable',
+          status: 503,
+          detail: 'The mail sender could not be read; try again shortly.',
+        }),
+      }),
+    );
+    try {
+      await adminPage.getByLabel('Email').fill('later@example.com');
+      await adminPage.getByLabel('Display name').fill('Later Invitee');
+      await adminPage.getByRole('button', { name: 'Send invitation' }).click();
+      const alert = adminPage.getByRole('alert').filter({ hasText: 'The invitation was not created' });
+      await alert.waitFor();
+      expect(await alert.textContent()).toContain(
+        'The mail sender could not be read; try again shortly.A passing refusal: nothing was changed, and the service asks for another try in 7 s.',
+      );
+    } finally {
+      await adminPage.unroute('**/api/settings/users/invite');
+      await adminPage.getByLabel('Email').fill('');
+      await adminPage.getByLabel('Display name').fill('');
+    }
+  });
+
   it('an account deleted by someone else while the page is open: the refused change says so and its row goes', async () => {
     const who = { email: 'gus-gone@example.com', name: 'Gus Gone', role: 'viewer' as const, password: 'gus-gone-password' };
     await addUser(service.url, admin, who);

@@ -31,6 +31,12 @@ export function PastLastPage({ page, last, onLast }: { page: number; last: numbe
   );
 }
 
+/** A refusal that asks for another try (429, 503 with Retry-After) says when; nothing for any other. */
+export function RetryAfterNote({ problem }: { problem: ApiProblem | null }) {
+  if (problem?.retryAfter === undefined) return null;
+  return <p className="muted">A passing refusal: nothing was changed, and the service asks for another try in {problem.retryAfter} s.</p>;
+}
+
 /**
  * A failed read or write: the problem's title and detail, then what the caller adds (`children`: e.g. what to do next).
  * A write refused on a regrouped issue names the live one (`superseded_by`): linked under `liveIssues`, the pages of that kind of issue.
@@ -55,9 +61,7 @@ export function Problem({
     <div className={`state problem ${className}`.trim()} role="alert">
       <strong>{problem ? `${problem.title} (${problem.status || 'no answer'})` : 'Something went wrong'}</strong>
       <p>{problem ? problem.detail : error instanceof Error ? error.message : String(error)}</p>
-      {problem?.retryAfter !== undefined && (
-        <p className="muted">A passing refusal: nothing was changed, and the service asks for another try in {problem.retryAfter} s.</p>
-      )}
+      <RetryAfterNote problem={problem} />
       {problem?.supersededBy && (
         <p>
           <SiblingLink to={`${liveIssues}/${encodeURIComponent(problem.supersededBy)}`}>Continue on the live issue {problem.supersededBy}</SiblingLink>

@@ -17,7 +17,7 @@ import type { Answer, Role } from '../api/types';
 import { CopyField } from '../components/admin/copy-field';
 import { ScrollRegion } from '../components/scroll-region';
 import { utc, When } from '../components/time';
-import { Empty, Loading, Problem } from '../components/states';
+import { Empty, Loading, Problem, RetryAfterNote } from '../components/states';
 import { MAY_CHANGE_USERS, MAY_RESET_PASSWORDS } from '../api/access';
 import { useSession } from '../session';
 import './users.css';
@@ -177,6 +177,7 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
         <div className="state problem" role="alert">
           <strong>The invitation was not created</strong>
           <p>{invite.error.detail}</p>
+          <RetryAfterNote problem={invite.error} />
           {invite.error.status === 409 && <p>An address that is an account already cannot be invited; one whose invitation is still pending can.</p>}
         </div>
       )}
