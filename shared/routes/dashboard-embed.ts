@@ -11,6 +11,14 @@ export const GenerateTokensBody = z.lazy(() =>
 
 const Ttl = z.int().check(z.nonnegative());
 
+/**
+ * The caller's User-Agent, which the BI server ties the session to and so is sent on: one HTTP cannot carry (a
+ * character past U+00FF, a line break) is refused here, where sending it failed before anything left and read as
+ * "the embed server did not answer".
+ */
+const UserAgent = () =>
+  z.optional(z.string().check(z.regex(/^[^\0\r\n\u0100-\uffff]*$/, { error: 'must hold only characters HTTP can carry (none past U+00FF, no line break)' })));
+
 /** spec §2 Dashboard-embed tokens; the session reference token itself is never returned. */
 export const EmbedSessionAnswer = z.lazy(() =>
   z.strictObject({
@@ -58,7 +66,7 @@ export const dashboardEmbedGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       // The page that will embed the dashboard; in production it must be one of CORS_ORIGINS (shared/embed/sessions.ts).
-      headers: z.lazy(() => z.object({ origin: z.optional(z.string()) })),
+      headers: z.lazy(() => z.object({ origin: z.optional(z.string()), 'user-agent': UserAgent() })),
       response: EmbedSessionAnswer,
       // 400: no valid Origin header; 403: an origin that may not embed (shared/embed/sessions.ts).
       problems: [400, 403, 502, 503],
@@ -78,6 +86,7 @@ export const dashboardEmbedGroup = defineGroup({
       summary: 'Refresh embed API and navigation tokens',
       auth: 'user',
       roles: ANY_ROLE,
+      headers: z.lazy(() => z.object({ 'user-agent': UserAgent() })),
       body: GenerateTokensBody,
       response: EmbedTokensAnswer,
       problems: [502, 503],

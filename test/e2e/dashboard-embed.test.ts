@@ -11,6 +11,8 @@ vi.hoisted(() => {
 import { forgetEmbedLogins } from '../../shared/embed/provider.js';
 import { dashboardEmbedGroup } from '../../shared/routes/dashboard-embed.js';
 import type { LocalService } from '../../infra/local/service.js';
+import { handler as embedHandler } from '../../functions/dashboard-embed.js';
+import { call as callHandler } from '../support/events.js';
 import { startFakeEmbed, type FakeEmbed } from '../support/fake-embed.js';
 import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
@@ -194,6 +196,28 @@ describe('configured', () => {
     const missing = await acquire(viewer, null);
     expect(missing.status).toBe(400);
     expect(missing.body.detail).toContain('Origin');
+  });
+
+  it('refuses a User-Agent HTTP cannot carry on to the BI server (422 at header.user-agent), where it failed as "did not answer"', async () => {
+    configure();
+    const before = fake.received.length;
+    // Through the function as API Gateway would call it: fetch itself will not send such a header.
+    for (const [routeKey, body] of [
+      ['POST /api/dashboard-embed/acquire-session', undefined],
+      ['PUT /api/dashboard-embed/generate-tokens', JSON.stringify({ api_token: 'a', navigation_token: 'n' })],
+    ] as const) {
+      const [method, path] = routeKey.split(' ') as [string, string];
+      const answer = await callHandler(embedHandler, {
+        method,
+        path,
+        routeKey,
+        headers: { authorization: `Bearer ${viewer}`, origin: ORIGIN, 'user-agent': 'Mozilla/5.0 \u0130stanbul' },
+        body,
+      });
+      expect(answer.statusCode, routeKey).toBe(422);
+      expect(answer.json?.errors?.[0]?.loc).toEqual(['header', 'user-agent']);
+    }
+    expect(fake.received.length).toBe(before);
   });
 
   it('provider failures are 502 problems whose detail leaks nothing', async () => {

@@ -223,7 +223,7 @@ describe('OpenAPI document', () => {
     expect(operations.filter(({ op }) => !op.responses['406'] && listsOf(op).some((list) => large.has(list))).map(({ key }) => key)).toEqual([]);
   });
 
-  it('lists the headers a route reads: If-Match on the writes that take a precondition, X-Session-Duration on logout, Origin on the embed session', () => {
+  it('lists the headers a route reads: If-Match on the writes that take a precondition, X-Session-Duration on logout, Origin and User-Agent on the embed session', () => {
     const doc = buildOpenApi(ROUTE_GROUPS, 'test') as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[] }>> };
     const headers = Object.entries(doc.paths)
       .flatMap(([path, ops]) =>
@@ -237,11 +237,15 @@ describe('OpenAPI document', () => {
         'PUT /api/settings/general if-match',
         'POST /api/auth/logout x-session-duration',
         'POST /api/dashboard-embed/acquire-session origin',
+        // The browser's own, which the BI server ties the session to.
+        'POST /api/dashboard-embed/acquire-session user-agent',
+        'PUT /api/dashboard-embed/generate-tokens user-agent',
         ...RULE_SET_NAMES.map((ruleSet) => `PUT /api/settings/${ruleSet} if-match`),
       ].sort(),
     );
-    // A browser on another allowed origin (the console's dev server) may send each of them: CORS allows them.
+    // A browser on another allowed origin (the console's dev server) may send each of them: CORS allows them (Origin
+    // and User-Agent are the browser's own, which a page does not set).
     const allowed = CORS_ALLOWED_HEADERS.toLowerCase().split(/,\s*/);
-    for (const name of new Set(headers.map((h) => h.split(' ')[2]!))) if (name !== 'origin') expect(allowed).toContain(name);
+    for (const name of new Set(headers.map((h) => h.split(' ')[2]!))) if (name !== 'origin' && name !== 'user-agent') expect(allowed).toContain(name);
   });
 });

@@ -31,7 +31,8 @@ export function apiEvent(input: EventInput): APIGatewayProxyEventV2 {
       apiId: 'test',
       domainName: 'test',
       domainPrefix: 'test',
-      http: { method: input.method, path: input.path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+      // API Gateway's word for the User-Agent header, when the event carries one.
+      http: { method: input.method, path: input.path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: input.headers?.['user-agent'] ?? 'vitest' },
       requestId: randomUUID(),
       routeKey: input.routeKey ?? '$default',
       stage: '$default',
