@@ -44,7 +44,6 @@ export default function AiIssuesPage() {
         noun={['AI issue', 'AI issues']}
         none={(window) => `No AI issues in ${window}. AI issues form when alerts arrive and the grouping runs after each recompute.`}
         caption="AI issues"
-        pager="ai"
         columns={COLUMNS}
         rowHeight={96}
       />

@@ -4,8 +4,7 @@ import { AUDIT_ACTIONS, type AuditAction } from '../../../../shared/db/audit-act
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
-import { Pager } from '../components/admin/pager';
-import { positive } from '../components/issues/pager';
+import { Pager, positive } from '../components/pager';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, PastLastPage, Problem } from '../components/states';
 import { utcSeconds } from '../components/time';
@@ -124,7 +123,7 @@ export default function AuditPage() {
               </tbody>
             </table>
           </ScrollRegion>
-          <Pager page={data.page} pages={Math.max(1, data.total_pages)} onPage={(p) => setFilters({ page: String(p) })} what="audit" />
+          {(data.total_pages > 1 || data.page > 1) && <Pager page={data.page} totalPages={data.total_pages} set={setFilters} label="Pages of the audit list" />}
         </>
       ) : null}
     </section>

@@ -9,7 +9,7 @@ import { useApi } from '../api/hooks';
 import { validWholeDays, WholeDaysField } from '../components/ai/days-field';
 import { InvestigationTable } from '../components/ai/investigation-table';
 import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
-import { Pager, positive } from '../components/issues/pager';
+import { Pager, positive } from '../components/pager';
 import { When } from '../components/issues/format';
 import { useDraft } from '../components/use-draft';
 import { ScrollRegion } from '../components/scroll-region';
@@ -155,7 +155,7 @@ function Results({
           caption={`Investigations, newest first, page ${page} of ${totalPages}`}
         />
       )}
-      {data.total > 0 && <Pager page={page} totalPages={totalPages} pageSize={pageSize} set={setFilters} variant="ai" />}
+      {data.total > 0 && <Pager page={page} totalPages={totalPages} pageSize={pageSize} set={setFilters} />}
     </section>
   );
 }

@@ -35,7 +35,6 @@ export default function IssuesPage() {
         noun={['issue', 'issues']}
         none={(window) => `No alert issues in ${window}. Issues form when alerts arrive and are grouped by the issue rules.`}
         caption="Alert issues"
-        pager="issues"
         columns={COLUMNS}
         rowHeight={48}
       />

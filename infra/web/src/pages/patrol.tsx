@@ -7,7 +7,7 @@ import { useApi } from '../api/hooks';
 import { validWholeDays, WholeDaysField } from '../components/ai/days-field';
 import { UsageCells, UsageHeads } from '../components/ai/usage';
 import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
-import { Pager, positive } from '../components/issues/pager';
+import { Pager, positive } from '../components/pager';
 import { modelLabel, PatrolReportView, ReportStatus } from '../components/ai/patrol-report';
 import { PatrolTrigger } from '../components/ai/patrol-trigger';
 import { utc } from '../components/issues/format';
@@ -176,7 +176,7 @@ function Reports({
               </table>
             </ScrollRegion>
           )}
-          <Pager page={page} totalPages={totalPages} pageSize={pageSize} set={setFilters} variant="ai" />
+          <Pager page={page} totalPages={totalPages} pageSize={pageSize} set={setFilters} />
         </>
       )}
     </section>

@@ -8,7 +8,7 @@ import type { ApiProblem } from '../../api/client';
 import { DataTable, type DataTableProps } from '../data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, PastLastPage, Problem } from '../states';
 import { useUrlState } from '../url-state';
-import { Pager, positive } from './pager';
+import { Pager, positive } from '../pager';
 import { SuggestField } from './suggest-field';
 import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
 import { useDraft } from '../use-draft';
@@ -215,7 +215,6 @@ export function Results<T extends { issue_id: string }>({
   noun,
   none,
   caption,
-  pager,
   columns,
   rowHeight,
 }: {
@@ -227,7 +226,6 @@ export function Results<T extends { issue_id: string }>({
   none: (window: string) => string;
   /** The table caption before ", page n of m". */
   caption: string;
-  pager: 'issues' | 'ai';
   columns: DataTableProps<T>['columns'];
   rowHeight: number;
 }) {
@@ -281,7 +279,7 @@ export function Results<T extends { issue_id: string }>({
         {data.total === 1 ? `1 ${noun[0]}` : `${data.total} ${noun[1]}`} in {windowLabel(days)}
       </p>
       {body}
-      {data.total > 0 && <Pager page={page} totalPages={data.total_pages} pageSize={pageSize} set={setFilters} variant={pager} />}
+      {data.total > 0 && <Pager page={page} totalPages={data.total_pages} pageSize={pageSize} set={setFilters} />}
     </section>
   );
 }

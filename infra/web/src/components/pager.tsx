@@ -1,8 +1,8 @@
-// Paging for the issue and AI lists: `set` writes page and page_size to the
-// caller's URL state (a new size starts again at page 1). `variant` names the
-// page's own pager styles (issues.css or ai.css).
-
-import { Button } from '../button';
+// Previous/next paging under a paged list (issues, AI lists, patrol, investigations, audit).
+// The page is the caller's, kept in its URL state: `set` writes `page` (and `page_size`,
+// when the list offers a size: a new size starts again at page 1).
+import './pager.css';
+import { Button } from './button';
 
 const SIZES = ['10', '20', '50', '100'];
 
@@ -11,24 +11,25 @@ export function Pager({
   totalPages,
   pageSize,
   set,
-  variant,
+  label = 'Pages',
 }: {
   page: number;
   totalPages: number;
-  pageSize: number;
+  /** The list's page size; without it, no size choice. */
+  pageSize?: number;
   set: (changes: { page: string; page_size?: string }) => void;
-  variant: 'issues' | 'ai';
+  label?: string;
 }) {
   const last = Math.max(1, totalPages);
   const goTo = (p: number) => set({ page: String(p) });
   // A Button: "Next" pressed onto the last page keeps the keyboard focus, and says it leads nowhere now.
-  const step = (label: string, to: number, off: boolean) => (
+  const step = (text: string, to: number, off: boolean) => (
     <Button type="button" disabled={off} onClick={() => goTo(to)}>
-      {label}
+      {text}
     </Button>
   );
   return (
-    <nav className={`${variant}-pager`} aria-label="Pages">
+    <nav className="pager" aria-label={label}>
       {step('First', 1, page <= 1)}
       {step('Previous', Math.min(page - 1, last), page <= 1)}
       <span aria-current="page">
@@ -36,16 +37,18 @@ export function Pager({
       </span>
       {step('Next', page + 1, page >= last)}
       {step('Last', last, page >= last)}
-      <label className={`${variant}-size`}>
-        Per page
-        <select value={String(pageSize)} onChange={(e) => set({ page_size: e.target.value, page: '1' })}>
-          {(SIZES.includes(String(pageSize)) ? SIZES : [...SIZES, String(pageSize)]).map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </label>
+      {pageSize !== undefined && (
+        <label className="pager-size">
+          Per page
+          <select value={String(pageSize)} onChange={(e) => set({ page_size: e.target.value, page: '1' })}>
+            {(SIZES.includes(String(pageSize)) ? SIZES : [...SIZES, String(pageSize)]).map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
     </nav>
   );
 }
