@@ -4,6 +4,7 @@
 // registered, run in this process on the next tick. `startAndWait` starts work
 // and follows it a while (the refresh routes, the patrol trigger).
 // The Lambda client is in lambda-invoke.ts, loaded on the first start on AWS.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type InvocableWorker, WORKER_FUNCTION_ENV, workerFunctionSettings } from './config/worker-functions.js';
 import { ServiceUnavailable } from './http/errors.js';
 import { createLogger, errorFields, logContext } from './log.js';
@@ -76,6 +77,6 @@ export async function startAndWait<S>({ start, poll, done, waitMs, intervalMs }:
     const state = await poll();
     if (state !== undefined && done(state)) return state;
     if (Date.now() >= deadline) return state;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    await sleep(intervalMs);
   }
 }

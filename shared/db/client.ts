@@ -7,6 +7,7 @@
 //
 // Locally and in tests requests reach DynamoDB Local through the standard
 // AWS_ENDPOINT_URL_DYNAMODB variable, so this module never knows where it runs.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { AwsError, awsJsonCall, type AwsJsonService } from '../aws/json-call.js';
@@ -452,10 +453,6 @@ function wireAction(action: TransactItem): Record<string, unknown> {
 
 /** Table name for building TransactItems by hand. */
 export const tableName = physicalTableName;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /**
  * A cache generation marker (`pk CACHE, sk GENERATION` in `table`): read

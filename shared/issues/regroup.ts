@@ -11,6 +11,7 @@
 // container's list cache (list-cache.ts) reads the window again. Not inside
 // each write's transaction: up to 8 clusters regroup at once, and a marker in
 // all their writes would make them conflict with each other.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { listAlertingClustersSince, listClusterAlertFields } from '../db/alerts.js';
 import { ConditionFailed, mapLimit, transactWrite } from '../db/client.js';
 import { getClusters, type ClusterRecord } from '../db/clusters.js';
@@ -200,8 +201,6 @@ function notBeforeGrouped(asOf: Date, stored: readonly IssueRecord[]): Date {
   }
   return new Date(latest);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Regroups one cluster; from a fresh read at a fresh instant, after a backoff, when a concurrent run wrote first. */
 async function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, clock: () => Date, readFrom?: number) {

@@ -61,7 +61,8 @@ export async function withRetries<T>(policy: RetryPolicy, label: string, attempt
       const tries = n > 1 ? ` (gave up after ${n} attempts)` : wait === undefined ? '' : ' (no time left to try again)';
       throw new LlmError(`${failure.message}${tries}`, failure.kind, failure.status, failure.paid);
     }
-    await sleep(wait);
+    // The global timer, not node:timers/promises: the provider tests read the waits off it (test/llm/*.test.ts scheduledWaits).
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 
@@ -90,8 +91,4 @@ export function backoffMs(n: number, policy: RetryPolicy, retryAfterMs?: number)
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxDelayMs);
   const step = Math.min(policy.baseDelayMs * 2 ** (n - 1), policy.maxDelayMs);
   return step / 2 + Math.random() * (step / 2);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -4,6 +4,7 @@
 // which then takes the lock itself. Whoever runs the scan heartbeats the lease
 // and releases it in a finally; a crashed worker blocks the next scan for one
 // lease at most, and the next taker marks its report failed.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { heartbeatLock, lockHolder, releaseLock } from '../db/locks.js';
 import { ConditionFailed } from '../db/client.js';
@@ -47,7 +48,7 @@ async function takeLockFromDeadHolder(reportId: string): Promise<boolean> {
     return false;
   }
   log.warn('the patrol lock holder missed its renewal; waiting for its lease to run out', { holder: holder.owner, wait_ms: left });
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, left) + 50));
+  await sleep(Math.max(0, left) + 50);
   return takeLock(reportId);
 }
 

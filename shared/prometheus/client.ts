@@ -4,6 +4,7 @@
 // SigV4 signs the body's hash). Every request has a timeout and a bounded body;
 // failures that may pass (network, timeout, 429, 5xx) are retried with
 // exponential backoff and jitter; a refused query (400, 422) is not.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sourceRefusal, type MetricSources } from '../rules/schemas.js';
 import { signedHeaders } from './sigv4.js';
 import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
@@ -74,11 +75,9 @@ export interface PrometheusClient {
   query(query: string, time: number, notes?: string[]): Promise<InstantSample[]>;
 }
 
-const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 export function prometheusClient(source: PrometheusSource, options: ClientOptions = {}): PrometheusClient {
   const base = source.url.replace(/\/+$/, '');
-  const sleep = options.sleep ?? sleepFor;
+  const wait = options.sleep ?? sleep;
 
   /** The request's auth headers, and the secrets they carry (bearer, basic) so no message quotes them. */
   async function authOf(url: URL, body: string): Promise<{ headers: Record<string, string>; secrets?: string[] }> {
@@ -181,7 +180,7 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
         return await once(path, form, notes);
       } catch (error) {
         if (!(error instanceof PrometheusError) || !error.retryable || attempt >= ATTEMPTS) throw error;
-        await sleep(BACKOFF_MS * 2 ** (attempt - 1) * (0.5 + Math.random()));
+        await wait(BACKOFF_MS * 2 ** (attempt - 1) * (0.5 + Math.random()));
       }
     }
   }

@@ -8,6 +8,7 @@
 // recorded with the run, or a run whose worker has not loaded any yet); otherwise its own run is
 // queued after it, and waits for its end and its claim: never two runs of one claim at once.
 // Apart from refresh.ts so the worker's bundle carries neither the route's settings nor its answers.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { ConditionFailed, WriteConflict } from '../db/client.js';
 import { acquireLock, heartbeatLock, lockHolder, releaseLock, takeOverLock } from '../db/locks.js';
@@ -152,7 +153,7 @@ async function awaitClaim(id: string, kinds: readonly SnapshotKind[], after: str
     if (holder.owner !== after) return true;
     // Ended (or past its lease, now recorded failed) without handing the claim over: taken over from it.
     if ((await currentRefresh(after))?.status !== 'running' && (await takeOverLock(name, after, id, REFRESH_LEASE_MS))) return true;
-    await new Promise((resolve) => setTimeout(resolve, QUEUED_POLL_MS));
+    await sleep(QUEUED_POLL_MS);
   }
   return false;
 }
