@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import { listRunbooks, RUNBOOK_DIR_CANDIDATES, searchKnowledge } from '../../shared/knowledge/search.js';
 
 // Count the module's reads of the runbooks: it reads through fs.promises (the test itself through node:fs's
@@ -23,21 +24,6 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RUNBOOKS = join(REPO, 'shared', 'knowledge', 'runbooks');
 const EXPECTED_FILES = ['compaction-backlog.md', 'disk-full.md', 'jvm-heap-pressure.md', 'query-error-spike.md', 'slow-queries.md', 'upgrades.md'];
 const SECTIONS = ['Symptoms', 'Confirm', 'Causes', 'Mitigate', 'Escalate', 'Prevent'];
-const METRIC_KEYS = [
-  'compaction_score',
-  'disk_used_pct',
-  'query_errors_7d',
-  'query_error_pct',
-  'qps',
-  'node_count',
-  'memory_pct',
-  'peak_jvm_heap_gb',
-  'error_rate_pct',
-  'slow_queries_7d',
-  'p99_latency_ms',
-  'avg_latency_ms',
-  'max_latency_ms',
-];
 
 const QUERIES: [query: string, file: string][] = [
   ['disk usage above 90%', 'disk-full.md'],
