@@ -21,17 +21,7 @@ import { liveSuccessor } from '../db/issues.js';
 import { Conflict, NotFound } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { issueListCache } from '../issues/list-cache.js';
-import {
-  ALERTS_SHOWN,
-  activeUsernames,
-  durationMinutes,
-  kpiCounts,
-  matches,
-  orderedWindow,
-  shownAlerts,
-  timelineEntry,
-  windowStart,
-} from '../issues/queries.js';
+import { ALERTS_SHOWN, activeUsernames, durationMinutes, kpiCounts, listPage, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
 import { resolveAssignee } from '../issues/assignee.js';
 import { staleTriage, withTriageEtag } from '../issues/triage-etag.js';
 import type { IssueListQuery } from '../routes/common.js';
@@ -75,20 +65,7 @@ export const dropAiIssueListCache = cache.drop;
 /** The window read as summaries (no alert keys, no texts); what the page shows is read for its issues only. */
 export async function listAiIssues(q: IssueListQuery, now = new Date()) {
   const window = await cache.window(q.days, windowStart(q.days, now));
-  const { sorted, customers, clusters } = orderedWindow(window.summaries);
-  const found = sorted.filter((i) => matches(i, q));
-  const start = (q.page - 1) * q.page_size;
-  const page = await window.records(found.slice(start, start + q.page_size).map((i) => i.issue_id));
-  return {
-    issues: page.map((i) => aiIssueView(i, now)),
-    total: found.length,
-    page: q.page,
-    page_size: q.page_size,
-    total_pages: Math.ceil(found.length / q.page_size),
-    customers,
-    clusters,
-    source: SOURCE,
-  };
+  return { ...(await listPage(window, q, (i) => aiIssueView(i, now))), source: SOURCE };
 }
 
 export async function aiIssueKpis(days: number, now = new Date()) {

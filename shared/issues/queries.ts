@@ -17,7 +17,7 @@ import { byName, round2 } from '../scoring/inputs.js';
 import { cutText, displayTime } from '../text.js';
 import * as z from '../zod.js';
 import { groupKeyOf, keysOfGroupKey } from './grouping.js';
-import { issueWindow } from './list-cache.js';
+import { issueWindow, type IssueWindow } from './list-cache.js';
 import { withTriageEtag } from './triage-etag.js';
 import type { IssueView } from './schemas.js';
 
@@ -126,20 +126,24 @@ export function orderedWindow<S extends Listable>(inWindow: readonly S[]): Order
 
 export async function listIssues(q: IssueListQuery, now = new Date()) {
   const window = await issueWindow(q.days, windowStart(q.days, now));
+  return { ...(await listPage(window, q, (i) => issueView(i, now))), source: SOURCE };
+}
+
+/** The page `q` asks for of a window's matching issues (rule and AI issues alike), with the list's counts and filter options. */
+export async function listPage<S extends Listable, R extends { issue_id: string }, V>(window: IssueWindow<S, R>, q: IssueListQuery, view: (record: R) => V) {
   const { sorted, customers, clusters } = orderedWindow(window.summaries);
   // Filtering keeps the order: the same as sorting the matches (newestFirst is a total order).
   const found = sorted.filter((i) => matches(i, q));
   const start = (q.page - 1) * q.page_size;
   const page = await window.records(found.slice(start, start + q.page_size).map((i) => i.issue_id));
   return {
-    issues: page.map((i) => issueView(i, now)),
+    issues: page.map(view),
     total: found.length,
     page: q.page,
     page_size: q.page_size,
     total_pages: Math.ceil(found.length / q.page_size),
     customers,
     clusters,
-    source: SOURCE,
   };
 }
 
