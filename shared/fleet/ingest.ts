@@ -161,9 +161,9 @@ function fingerprintOf(alert: AlertmanagerAlert): string {
   return createHash('sha256').update(JSON.stringify(labels)).digest('hex').slice(0, 16);
 }
 
-/** An alert's stored severity: Critical or Warning as its label names them (severity.ts), else the label capitalised, else Warning. */
+/** An alert's stored severity: Critical or Warning as its label names them (severity.ts), else the label capitalised, else Warning; spaces around it ignored either way. */
 export function severityOf(label: string | undefined): string {
-  const s = (label ?? '').toLowerCase();
+  const s = (label ?? '').trim().toLowerCase();
   return namedSeverity(s) ?? (s ? s[0]!.toUpperCase() + s.slice(1) : 'Warning');
 }
 

@@ -349,6 +349,15 @@ describe('alerts from the Alertmanager webhook', () => {
     (await listClusterAlerts(clusterId, new Date('2026-11-18T00:00:00Z'))).filter((a) => a.fingerprint === fingerprint);
   const issueOf = async (clusterId: string, name: string) => (await listClusterIssues(clusterId)).filter((i) => i.alert_names.includes(name));
 
+  it('stores a severity label no list names as the label capitalised, spaces around it ignored as they are for the named ones', async () => {
+    const id = clusters[0]!.cluster_id;
+    const sent = [' info ', 'info\t'].map((severity, i) =>
+      alert('firing', { fingerprint: `sevspace0000000${i}`, labels: { alertname: 'SeveritySpaces', cluster_id: id, severity } }),
+    );
+    expect(await ingestAlerts(sent, at(0))).toMatchObject({ accepted: 2, rejected: [] });
+    for (const [i] of sent.entries()) expect((await storedOf(id, `sevspace0000000${i}`))[0]).toMatchObject({ severity: 'Info' });
+  });
+
   it('the latest notification wins: fire, repeat, resolve, resolved redelivery, re-fire reopens the alert and its issue', async () => {
     const id = clusters[0]!.cluster_id;
     expect(await ingestAlerts([alert('firing')], at(0))).toEqual({ accepted: 1, rejected: [], duplicates: 0, issues: { created: 1, updated: 0 } });
