@@ -29,6 +29,7 @@ import {
   HEALTHY,
   HOUR,
   rng,
+  quietValue,
   sampleValue,
   settledLevel,
   INCIDENT_TARGETS,
@@ -122,11 +123,8 @@ function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, se
   const rhythm = diurnal(at);
   const spike = incident ? INCIDENT_TARGETS[incident.trouble] : {};
   return (Object.keys(HEALTHY) as MetricKey[]).map((key) => {
-    let value: number;
-    if (key === 'node_count') value = cluster.inventory.node_count;
-    else {
-      const noise = 1 + (random() - 0.5) * 0.12;
-      value = baseline[key] * noise * (key === 'qps' ? rhythm : 1);
+    let { value, noise } = quietValue(cluster, baseline, key, random, rhythm);
+    if (noise !== null) {
       const level = settledLevel(cluster, key);
       if (level != null) value = level * noise;
       const incidentLevel = spike[key];

@@ -205,6 +205,17 @@ export function sampleValue(key: MetricKey, value: number): number {
   return Math.round(capped * 100) / 100;
 }
 
+/**
+ * One metric's hourly value where nothing is wrong, and the noise drawn for it (which a settled level or an
+ * incident scales too): node_count as the inventory says (no draw), else the baseline with ±6% noise, qps
+ * with the day's rhythm. The load and the living feed both start each sample here.
+ */
+export function quietValue(cluster: DemoCluster, baseline: Record<MetricKey, number>, key: MetricKey, random: () => number, rhythm: number) {
+  if (key === 'node_count') return { value: cluster.inventory.node_count, noise: null };
+  const noise = 1 + (random() - 0.5) * 0.12;
+  return { value: baseline[key] * noise * (key === 'qps' ? rhythm : 1), noise };
+}
+
 /** Where a metric of the cluster settles: a watched metric at its level, a troubled one at its class's target; null where it keeps its baseline. */
 export function settledLevel(cluster: DemoCluster, key: MetricKey): number | null {
   if (cluster.watch?.metric === key) return cluster.watch.level;
@@ -221,15 +232,10 @@ export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed
     const progress = i / (slots.length - 1); // 0 → 1 over the window
     const rhythm = diurnal(at);
     for (const key of Object.keys(HEALTHY) as MetricKey[]) {
-      let value: number;
-      if (key === 'node_count') value = cluster.inventory.node_count;
-      else {
-        const noise = 1 + (random() - 0.5) * 0.12;
-        value = baseline[key] * noise * (key === 'qps' ? rhythm : 1);
-        const end = settledLevel(cluster, key);
-        // drift from the baseline towards the target, steeper as it goes, then hold there
-        if (end != null) value = baseline[key] + (end - baseline[key]) * Math.min(1, progress / TROUBLE_SETTLED_AT) ** 2 * noise;
-      }
+      let { value, noise } = quietValue(cluster, baseline, key, random, rhythm);
+      const end = settledLevel(cluster, key);
+      // drift from the baseline towards the target, steeper as it goes, then hold there (node_count keeps the inventory's)
+      if (noise !== null && end != null) value = baseline[key] + (end - baseline[key]) * Math.min(1, progress / TROUBLE_SETTLED_AT) ** 2 * noise;
       yield { cluster_id: cluster.inventory.cluster_id, metric_key: key, value: sampleValue(key, value), at: at.toISOString() };
     }
   }
