@@ -2,6 +2,7 @@
 // .ci/run) on loopback, delivering to the local service's webhook route with the
 // ingest token: fire, repeat, resolve, re-fire, and a 3,000-alert group in one
 // notification. Alerts are posted to Alertmanager's own API, as Prometheus does.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -24,8 +25,6 @@ let workDir: string;
 let amOutput = '';
 const clusterId = randomUUID();
 const bigClusterId = randomUUID();
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `check` answers a value, or fails after `ms` with what it last saw. */
 async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 45_000): Promise<T> {

@@ -1,6 +1,7 @@
 // The local stand-in for EventBridge: the timetable, no overlapping runs, the
 // settings that shorten or switch it off, and what it is for: an alert issue
 // whose quiet period has passed is resolved by the scheduled recompute alone.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { readLocalSettings } from '../../infra/local/settings.js';
 import { startLocalSchedules } from '../../infra/local/schedules.js';
@@ -11,7 +12,6 @@ import { startTestService } from '../support/local-service.js';
 import { userToken } from '../support/tokens.js';
 
 const log = createLogger('test');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('local schedules', () => {
   it('runs each job on its interval and never starts a run while the previous one is going', async () => {
