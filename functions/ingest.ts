@@ -2,7 +2,7 @@
 // or invoked directly with the AWS SDK: { kind: 'clusters' | 'metrics' |
 // 'alerts' | 'logs', body: <the same body as the HTTP route> }.
 import type { Context } from 'aws-lambda';
-import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../shared/fleet/ingest.js';
+import { ingestClusters, ingestLogs, ingestMetrics, ingestNotification } from '../shared/fleet/ingest.js';
 import { reasonOf, type IngestResult } from '../shared/fleet/records.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import type { Event } from '../shared/http/middleware.js';
@@ -13,20 +13,9 @@ import { wellFormed } from '../shared/text.js';
 const http = createGroupHandler(ingestGroup, {
   clusters: async (req) => ingestClusters(req.body.clusters),
   metrics: async (req) => ingestMetrics(req.body.samples),
-  alerts: async (req) => alerts(req.body),
+  alerts: async (req) => ingestNotification(req.body),
   logs: async (req) => ingestLogs(req.body.events),
 });
-
-/** A notification cut short by Alertmanager's `max_alerts` never delivers the rest: say so in the log. */
-function alerts(body: { alerts: unknown[]; truncatedAlerts?: number }) {
-  if (body.truncatedAlerts) {
-    createLogger('ingest').warn('Alertmanager left alerts out of this notification (webhook max_alerts)', {
-      truncated: body.truncatedAlerts,
-      sent: body.alerts.length,
-    });
-  }
-  return ingestAlerts(body.alerts);
-}
 
 export async function ingestDirect(invocation: IngestInvocation): Promise<IngestResult> {
   switch (invocation.kind) {
@@ -35,7 +24,7 @@ export async function ingestDirect(invocation: IngestInvocation): Promise<Ingest
     case 'metrics':
       return ingestMetrics(invocation.body.samples);
     case 'alerts':
-      return alerts(invocation.body);
+      return ingestNotification(invocation.body);
     case 'logs':
       return ingestLogs(invocation.body.events);
   }

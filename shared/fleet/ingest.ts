@@ -207,6 +207,17 @@ const DIRECTION_OVERRIDES = /[\u202A-\u202E\u2066-\u2069]/g;
 /** An alert's name as stored and shown; its labels keep what was sent. */
 const shownAlertName = (name: string) => name.replace(DIRECTION_OVERRIDES, '');
 
+/** An Alertmanager webhook body's alerts stored (ingestAlerts); one cut short by the webhook's `max_alerts` never delivers the rest, so the log says so. */
+export function ingestNotification(body: { alerts: readonly unknown[]; truncatedAlerts?: number }, now = new Date()): Promise<AlertIngestResult> {
+  if (body.truncatedAlerts) {
+    createLogger('ingest').warn('Alertmanager left alerts out of this notification (webhook max_alerts)', {
+      truncated: body.truncatedAlerts,
+      sent: body.alerts.length,
+    });
+  }
+  return ingestAlerts(body.alerts, now);
+}
+
 /**
  * Stores an Alertmanager notification's alerts. The latest notification of an
  * occurrence (fingerprint + startsAt) wins, by receipt time `now`, and within
