@@ -375,6 +375,30 @@ describe('group handler and middleware stack', () => {
     expectProblem(res, 404);
   });
 
+  /** The demo ingest route as a sender calls it, with `token` as its bearer. */
+  const sendIngest = (token: string) =>
+    call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
+
+  /** INGEST_TOKEN_ARN names `arn` on the fake Secrets Manager at `endpoint` (with `extra` settings); returns what puts the environment back. */
+  function useIngestSecret(endpoint: string, arn: string, extra: Record<string, string> = {}): () => void {
+    const settings = {
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
+      AWS_REGION: 'local',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      INGEST_TOKEN_ARN: arn,
+      ...extra,
+    };
+    const before = Object.fromEntries(Object.keys(settings).map((v) => [v, process.env[v]]));
+    Object.assign(process.env, settings);
+    return () => {
+      for (const [v, value] of Object.entries(before)) {
+        if (value === undefined) delete process.env[v];
+        else process.env[v] = value;
+      }
+    };
+  }
+
   it('ingest routes take the static INGEST_TOKEN or an admin JWT', async () => {
     process.env.INGEST_TOKEN = 'ingest-secret-token-0123456789ab';
     forgetSecrets();
@@ -398,70 +422,43 @@ describe('group handler and middleware stack', () => {
   });
 
   it('a rotated INGEST_TOKEN: a sender of the new one is let in at once (a mismatch reads the secret again, at most every 5 s), the old one is refused; a stored newline is no part of it', async () => {
-    const send = (token: string) =>
-      call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
     const arn = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-rotated';
     const secrets = { [arn]: 'first-ingest-token-0123456789abc' };
     const manager = await startFakeSecretsManager(secrets);
     // Set before the clock stops: a change of the environment forgets what is held (test/support/settings-reset.ts).
-    const settings = {
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: manager.endpoint,
-      AWS_REGION: 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      INGEST_TOKEN_ARN: arn,
-    };
-    const before = Object.fromEntries(Object.keys(settings).map((v) => [v, process.env[v]]));
-    Object.assign(process.env, settings);
+    const restore = useIngestSecret(manager.endpoint, arn);
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      expect((await send('first-ingest-token-0123456789abc')).json).toEqual({ principal: null });
+      expect((await sendIngest('first-ingest-token-0123456789abc')).json).toEqual({ principal: null });
       // Put anew from a file, as the README's rotation does (`--secret-string file://t`): with its newline, which senders do not send.
       secrets[arn] = 'second-ingest-token-0123456789ab\n';
-      expectProblem(await send('second-ingest-token-0123456789ab'), 401); // the value held was read just now
-      expect((await send('first-ingest-token-0123456789abc')).json).toEqual({ principal: null });
+      expectProblem(await sendIngest('second-ingest-token-0123456789ab'), 401); // the value held was read just now
+      expect((await sendIngest('first-ingest-token-0123456789abc')).json).toEqual({ principal: null });
       vi.setSystemTime(Date.now() + 6_000);
-      expect((await send('second-ingest-token-0123456789ab')).json).toEqual({ principal: null });
-      expectProblem(await send('first-ingest-token-0123456789abc'), 401);
+      expect((await sendIngest('second-ingest-token-0123456789ab')).json).toEqual({ principal: null });
+      expectProblem(await sendIngest('first-ingest-token-0123456789abc'), 401);
       expect(manager.calls).toHaveLength(2);
     } finally {
       vi.useRealTimers();
-      for (const [v, value] of Object.entries(before)) {
-        if (value === undefined) delete process.env[v];
-        else process.env[v] = value;
-      }
+      restore();
       await manager.close();
     }
   });
 
   it('a static token shorter than 32 characters (a secret put by hand on AWS) lets no sender in, and the log says why once', async () => {
-    const send = (token: string) =>
-      call(handler, { method: 'POST', path: '/api/demo/ingest', routeKey: 'POST /api/demo/ingest', headers: { authorization: `Bearer ${token}` }, body: '{}' });
     const arn = 'arn:aws:secretsmanager:local:000000000000:secret:ingest-short';
     const manager = await startFakeSecretsManager({ [arn]: 'guessable-token' });
-    const settings = {
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: manager.endpoint,
-      AWS_REGION: 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      INGEST_TOKEN_ARN: arn,
-      LOG_LEVEL: 'error',
-    };
-    const before = Object.fromEntries(Object.keys(settings).map((v) => [v, process.env[v]]));
-    Object.assign(process.env, settings);
+    const restore = useIngestSecret(manager.endpoint, arn, { LOG_LEVEL: 'error' });
     try {
       const logs = captureLogLines();
-      expectProblem(await send('guessable-token'), 401);
-      expectProblem(await send('guessable-token'), 401);
-      expect((await send(admin)).json).toEqual({ principal: 'admin-user' });
+      expectProblem(await sendIngest('guessable-token'), 401);
+      expectProblem(await sendIngest('guessable-token'), 401);
+      expect((await sendIngest(admin)).json).toEqual({ principal: 'admin-user' });
       const said = logs.stop().filter((line) => line.secret === 'INGEST_TOKEN');
       expect(said.map((line) => line.message)).toEqual(['INGEST_TOKEN must be at least 32 characters: no sender is let in by it until it is set anew']);
       expect(JSON.stringify(said)).not.toContain('guessable-token');
     } finally {
-      for (const [v, value] of Object.entries(before)) {
-        if (value === undefined) delete process.env[v];
-        else process.env[v] = value;
-      }
+      restore();
       await manager.close();
     }
   });
