@@ -132,7 +132,10 @@ describe('the log context of a worker run', () => {
       expect(workerLine(lines, run.requestId)).toMatchObject({ correlation_id: ids[i], status: run.result.status });
       for (const line of lines.filter((l) => l.request_id === run.requestId)) expect(line.correlation_id).toBe(ids[i]);
     }
-    // One took the lock and failed its scan; the others found it running.
-    expect(runs.map((r) => r.result.status).sort()).toEqual(['already_running', 'already_running', 'already_running', 'failed']);
+    // Each took the lock and failed its scan, or found it running. Which, and how many of each, depends on how the four
+    // overlap: on a loaded machine one run may end before another starts (the lock itself: test/patrol/).
+    const statuses = runs.map((r) => r.result.status);
+    expect(statuses).toContain('failed');
+    for (const status of statuses) expect(['already_running', 'failed']).toContain(status);
   });
 });
