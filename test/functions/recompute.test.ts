@@ -2,7 +2,8 @@
 // snapshots and moves the cache generation. A route's run queued after another
 // waits for it in invocations of a minute at most, and then runs.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { handler, RecomputePassFailed } from '../../functions/recompute.js';
+import { handler } from '../../functions/recompute.js';
+import { RecomputePassFailed } from '../../shared/recompute.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { lambdaContext } from '../../infra/local/functions.js';
 import { resetSettings } from '../../shared/config/env.js';
