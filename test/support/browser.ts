@@ -41,7 +41,9 @@ export async function launchBrowser(baseURL: string): Promise<TestBrowser> {
 
 /** Signs in through the sign-in form, as a user would, and waits for the page it leads to. */
 export async function signIn(page: Page, username: string, password: string, path = '/'): Promise<void> {
-  if (!new URL(page.url(), 'http://x').pathname.startsWith('/sign-in')) await page.goto(`/sign-in?next=${encodeURIComponent(path)}`);
+  // On a sign-in page already, its `next` (an expired session's page) is kept; one Sign out left has none, so `path` is asked for.
+  const here = new URL(page.url(), 'http://x');
+  if (!here.pathname.startsWith('/sign-in') || (!here.searchParams.has('next') && path !== '/')) await page.goto(`/sign-in?next=${encodeURIComponent(path)}`);
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
