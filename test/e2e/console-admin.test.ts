@@ -171,7 +171,8 @@ describe('people', { timeout: 90_000 }, () => {
     // "Invite again…" fills the form from the row; sent, it hands out a new link and the first one stops working.
     await invited.getByRole('button', { name: `Invite ${INVITEE} again` }).click();
     const form = adminPage.locator('form.users-invite-form');
-    expect(await form.getByLabel('Email').inputValue()).toBe(INVITEE);
+    // Filled by the click's re-render: waited for, not read at once (a loaded machine reads the form before it).
+    await expect.poll(() => form.getByLabel('Email').inputValue()).toBe(INVITEE);
     expect(await form.getByLabel('Display name').inputValue()).toBe('Ines Invitee');
     expect(await form.getByLabel('Role').inputValue()).toBe('admin');
     expect(await adminPage.getByLabel('Activation link').count()).toBe(0);
