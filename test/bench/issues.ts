@@ -97,6 +97,21 @@ const median = (values: number[]) => {
   return sorted[Math.floor(sorted.length / 2)]!;
 };
 
+/**
+ * autocannon's run, with each 2xx answer's time kept as it measured it (fractions of a millisecond): its own
+ * percentiles are whole milliseconds, and where a cached read takes one, p50s of 1 and 4 ms made a ratio of 4
+ * out of means 2.4 apart (stop 76). The target's p50 is taken from these.
+ */
+function loadTest(opts: autocannon.Options): Promise<{ result: autocannon.Result; p50: number }> {
+  return new Promise((resolve, reject) => {
+    const times: number[] = [];
+    const tracker = autocannon(opts, (error, result) => (error ? reject(error) : resolve({ result, p50: median(times) })));
+    tracker.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) times.push(responseTime);
+    });
+  });
+}
+
 export async function run({ report }: BenchContext): Promise<void> {
   const now = new Date();
   let started = Date.now();
@@ -142,12 +157,12 @@ export async function run({ report }: BenchContext): Promise<void> {
     const p50s: Record<string, number> = {};
     for (const [name, path] of routes) {
       for (const connections of [1, 4]) {
-        const result = await autocannon({ url: `${service.url}${path}`, headers, connections, duration: 8 });
-        p50s[`${name} ${connections}`] = result.latency.p50;
+        const { result, p50 } = await loadTest({ url: `${service.url}${path}`, headers, connections, duration: 8 });
+        p50s[`${name} ${connections}`] = p50;
         report(
           name,
           `${windows[name] ?? '1,000 clusters'}, cached, ${connections} connection${connections > 1 ? 's' : ''}, 8 s`,
-          `p50 ${result.latency.p50} ms, mean ${result.latency.average.toFixed(2)} ms, p99 ${result.latency.p99} ms, ${Math.round(result.requests.average)} req/s, ${result.non2xx} non-2xx`,
+          `p50 ${p50.toFixed(2)} ms, mean ${result.latency.average.toFixed(2)} ms, p99 ${result.latency.p99} ms, ${Math.round(result.requests.average)} req/s, ${result.non2xx} non-2xx`,
         );
       }
     }
@@ -156,7 +171,7 @@ export async function run({ report }: BenchContext): Promise<void> {
         report(
           list.name,
           `cached p50 ÷ GET /api/fleet/kpis p50, ${connections} connection${connections > 1 ? 's' : ''} (issue 21: at most 3)`,
-          `${(p50s[`${list.name} ${connections}`]! / Math.max(1, p50s[`GET /api/fleet/kpis ${connections}`]!)).toFixed(2)}`,
+          `${(p50s[`${list.name} ${connections}`]! / p50s[`GET /api/fleet/kpis ${connections}`]!).toFixed(2)}`,
         );
   } finally {
     await service.stop();
