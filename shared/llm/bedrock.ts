@@ -11,9 +11,9 @@ import type {
   Message as BedrockMessage,
   ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
-import { AnswerTooLarge, boundedBytes } from '../http/outbound.js';
+import { AnswerTooLarge, boundedBytes, retryAfterMs } from '../http/outbound.js';
 import { wellFormed } from '../text.js';
-import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
+import { AttemptFailed, withRetries, type RetryPolicy } from './retry.js';
 import {
   ANSWER_MAX_BYTES,
   LlmError,

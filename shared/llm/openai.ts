@@ -9,7 +9,7 @@
 //   as a thrown error, so the caller can tell the model and carry on.
 import type { ReasoningEffort } from '../config/llm.js';
 import * as z from '../zod.js';
-import { AttemptFailed, retryAfterMs, withRetries, type RetryPolicy } from './retry.js';
+import { AttemptFailed, withRetries, type RetryPolicy } from './retry.js';
 import {
   ANSWER_MAX_BYTES,
   LlmError,
@@ -24,7 +24,7 @@ import {
   type StopReason,
   type TokenUsage,
 } from './types.js';
-import { AnswerTooLarge, boundedText, parseJson } from '../http/outbound.js';
+import { AnswerTooLarge, boundedText, parseJson, retryAfterMs } from '../http/outbound.js';
 import { createLogger } from '../log.js';
 
 export interface OpenAiConfig {

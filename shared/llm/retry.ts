@@ -4,8 +4,6 @@
 // AbortSignal. The Bedrock client runs with the SDK's own retries off
 // (maxAttempts: 1), so these are the only ones.
 import { secondsText, timeoutBefore } from '../http/outbound.js';
-
-export { retryAfterMs } from '../http/outbound.js';
 import { LlmError, type LlmErrorKind, type TokenUsage } from './types.js';
 
 export interface RetryPolicy {

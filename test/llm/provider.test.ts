@@ -8,7 +8,8 @@ import { llmSettings } from '../../shared/config/llm.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
 import { ServiceUnavailable } from '../../shared/http/errors.js';
 import { describeLlmConfig, llmProvider } from '../../shared/llm/provider.js';
-import { backoffMs, DEFAULT_RETRY, retryAfterMs } from '../../shared/llm/retry.js';
+import { retryAfterMs } from '../../shared/http/outbound.js';
+import { backoffMs, DEFAULT_RETRY } from '../../shared/llm/retry.js';
 import { startFakeOpenAi } from '../support/fake-openai.js';
 
 const KEY = 'sk-config-test-S3CRET-0123456789';
