@@ -212,7 +212,7 @@ export function embedClient(config: EmbedConfig, budgetMs = REQUEST_BUDGET_MS): 
     }
     if (answer.status === 429) throw rateLimited(what, answer.headers);
     if (answer.status < 200 || answer.status >= 300) {
-      const refused = answer.status >= 400 && answer.status < 500 && ![401, 403, 429].includes(answer.status);
+      const refused = answer.status >= 400 && answer.status < 500 && ![401, 403].includes(answer.status);
       throw new EmbedProviderError(`the dashboard embed server's ${what} answered HTTP ${answer.status}`, answer.status, refused);
     }
     return answer;
