@@ -187,8 +187,6 @@ export async function requireIssue(issueId: string): Promise<IssueRecord> {
   return issue;
 }
 
-/** "2026-11-22 04:30:15 UTC": the timeline's display time. */
-
 /**
  * The alerts an issue's detail, its evidence and a ticket show: the newest; `alert_count` counts them
  * all. A noisy issue's thousands would not fit one answer (6 MB on Lambda), nor memory.
