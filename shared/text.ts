@@ -3,6 +3,9 @@
 // cut never leaves half a character (which JSON encoders turn into U+FFFD or refuse).
 // And text made Unicode where it enters: a lone surrogate a JSON body escapes becomes U+FFFD.
 
+/** Any character outside 7-bit ASCII (what SES takes in an address: shared/mail/, shared/config/mail.ts). */
+export const NOT_ASCII = /[\u0080-\uFFFF]/;
+
 /** An instant (ISO 8601, UTC) as people read it in a message: `2026-12-04 09:28:50 UTC`, as the console writes times. */
 export const displayTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 

@@ -3,6 +3,7 @@
 // 20000): how long sending one invitation may take, inside the route's 29 s;
 // past it the invite answers email_sent false with the activation token.
 import * as z from '../zod.js';
+import { NOT_ASCII } from '../text.js';
 import { defineSettings, whole } from './env.js';
 
 /**
@@ -11,7 +12,7 @@ import { defineSettings, whole } from './env.js';
  */
 function asciiLocalPart(address: string): boolean {
   const mailbox = /<([^<>]*)>\s*$/.exec(address)?.[1] ?? address;
-  return !/[\u0080-\uFFFF]/.test(mailbox.slice(0, mailbox.lastIndexOf('@')));
+  return !NOT_ASCII.test(mailbox.slice(0, mailbox.lastIndexOf('@')));
 }
 
 export const mailSettings = defineSettings(

@@ -5,6 +5,7 @@ import { domainToASCII } from 'node:url';
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { linkSettings } from '../config/links.js';
 import { boundedBytes } from '../http/outbound.js';
+import { NOT_ASCII } from '../text.js';
 import { mailSettings } from '../config/mail.js';
 import { createLogger, errorFields } from '../log.js';
 import type { InviteResponse } from '../routes/settings.js';
@@ -74,9 +75,6 @@ export async function sendPasswordReset(mail: PasswordResetMail): Promise<MailPr
     'If you did not expect this, tell your administrators.',
   ]);
 }
-
-/** Any character outside 7-bit ASCII. */
-const NOT_ASCII = /[\u0080-\uFFFF]/;
 
 /**
  * An address as SES takes it: SES does not speak SMTPUTF8, so an address must be 7-bit ASCII, a Unicode
