@@ -243,16 +243,14 @@ export async function chat(principal: Principal, message: string, now = Date.now
     );
   }
   const text = await withoutRemoteImages(result.text);
-  const notes = [result.stopped && STOP_NOTE, result.cut && CUT_NOTE, result.filtered && FILTER_NOTE].filter(Boolean);
-  const said =
-    text ||
-    (result.stopped
-      ? 'I could not reach an answer.'
-      : result.cut
-        ? 'I used up my output limit before I could answer.'
-        : result.filtered
-          ? 'My answer was withheld.'
-          : '');
+  // Why the answer ended early, first that applies: a note for each, and the reply's words when it has no text.
+  const endings = [
+    [result.stopped, STOP_NOTE, 'I could not reach an answer.'],
+    [result.cut, CUT_NOTE, 'I used up my output limit before I could answer.'],
+    [result.filtered, FILTER_NOTE, 'My answer was withheld.'],
+  ] as const;
+  const notes = endings.filter(([applies]) => applies).map(([, note]) => note);
+  const said = text || (endings.find(([applies]) => applies)?.[2] ?? '');
   const reply = notes.length ? `${said}\n\n${notes.join('\n\n')}` : said || '_The model returned no text._';
   const turn = result.messages.slice(before.length);
   turn[turn.length - 1] = { role: 'assistant', content: [{ type: 'text', text: reply }] };
