@@ -235,8 +235,10 @@ export async function resetUserPassword(actor: Principal, email: string, caller:
     : { status: 'ok', email_sent: false, email_problem: problem, reset_token: token, expires_at };
 }
 
-export async function auditPage(query: { action: string; page: number; page_size: number }): Promise<AuditPage> {
-  const { entries, total } = await auditEntriesPage(query.action || undefined, query.page, query.page_size);
+export async function auditPage(query: { action: string; before?: string; page: number; page_size: number }): Promise<AuditPage> {
+  // An instant in the keys' own form (UTC, to the millisecond), whatever offset it was written with.
+  const before = query.before ? new Date(query.before).toISOString() : undefined;
+  const { entries, total, olderBefore } = await auditEntriesPage(query.action || undefined, query.page, query.page_size, before);
   return {
     entries,
     action_types: AUDIT_ACTIONS,
@@ -245,6 +247,7 @@ export async function auditPage(query: { action: string; page: number; page_size
     page_size: query.page_size,
     total_pages: Math.max(1, Math.ceil(total / query.page_size)),
     limit: AUDIT_READ_LIMIT,
+    older_before: olderBefore,
   };
 }
 

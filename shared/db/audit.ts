@@ -102,14 +102,24 @@ const readEntry = itemReader<AuditEntry>({
   user_agent: nullable(string),
 });
 
-/** The Query of the newest entries, of one action (its index) or of all. */
-const newest = (action?: string) => ({
-  ...(action
-    ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': `ACTION#${action}` } }
-    : { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': AUDIT_PK } }),
-  ScanIndexForward: false,
-  Limit: 100,
-});
+/**
+ * The Query of the newest entries, of one action (its index) or of all, and only those stamped before
+ * `before` when given (an instant as `toISOString` writes it: the keys start with one, so the order of
+ * the strings is the order of the instants).
+ */
+const newest = (action?: string, before?: string) => {
+  const [pk, sk] = action ? ['gsi1pk', 'gsi1sk'] : ['pk', 'sk'];
+  return {
+    ...(action ? { IndexName: 'gsi1' } : {}),
+    KeyConditionExpression: before ? `${pk} = :pk AND ${sk} < :before` : `${pk} = :pk`,
+    ExpressionAttributeValues: { ':pk': action ? `ACTION#${action}` : AUDIT_PK, ...(before ? { ':before': before } : {}) },
+    ScanIndexForward: false,
+    Limit: 100,
+  };
+};
+
+/** The instant an entry's key starts with (`<at>#<id>`). */
+const instantOfKey = (sk: string) => sk.slice(0, sk.indexOf('#'));
 
 /** The newest entries first, optionally of one action, at most AUDIT_READ_LIMIT, whole. */
 export async function listAudit(action?: string): Promise<AuditEntry[]> {
@@ -117,12 +127,21 @@ export async function listAudit(action?: string): Promise<AuditEntry[]> {
 }
 
 /**
- * One page of the newest AUDIT_READ_LIMIT entries (of one action), and how many those are: their keys
- * are read to count and order them, and only the page's entries whole. An entry's detail runs to two
- * notes of 10,000 characters (a triage), and a page of 25 read 500 entries whole.
+ * One page of the newest AUDIT_READ_LIMIT entries (of one action, stamped before `before`), and how many
+ * those are: their keys are read to count and order them, and only the page's entries whole. An entry's
+ * detail runs to two notes of 10,000 characters (a triage), and a page of 25 read 500 entries whole.
+ * `olderBefore`, when there are more: the `before` that lists the entries after its oldest one. That is
+ * the oldest one's instant, or a millisecond after it when the next entry shares it (listed again, then,
+ * with that entry, rather than skipped): one more key is read to tell.
  */
-export async function auditEntriesPage(action: string | undefined, page: number, pageSize: number): Promise<{ entries: AuditEntry[]; total: number }> {
-  const keys = await queryAll('audit', { ...newest(action), ...projection([]) }, AUDIT_READ_LIMIT);
+export async function auditEntriesPage(
+  action: string | undefined,
+  page: number,
+  pageSize: number,
+  before?: string,
+): Promise<{ entries: AuditEntry[]; total: number; olderBefore: string | null }> {
+  const read = await queryAll('audit', { ...newest(action, before), ...projection([]) }, AUDIT_READ_LIMIT + 1);
+  const keys = read.slice(0, AUDIT_READ_LIMIT);
   const wanted = keys.slice((page - 1) * pageSize, page * pageSize).map((k) => ({ pk: String(k.pk), sk: String(k.sk) }));
   const found = new Map((await batchGet('audit', wanted)).map((item) => [String(item.sk), item]));
   // In the keys' order; an entry gone meanwhile (its TTL) is left out.
@@ -130,5 +149,11 @@ export async function auditEntriesPage(action: string | undefined, page: number,
     const item = found.get(sk);
     return item ? [readEntry(item)] : [];
   });
-  return { entries, total: keys.length };
+  return { entries, total: keys.length, olderBefore: read.length > AUDIT_READ_LIMIT ? olderListing(String(keys.at(-1)?.sk), String(read.at(-1)?.sk)) : null };
+}
+
+/** The `before` of the listing after the entry keyed `oldest`, whose next older entry is keyed `next`. */
+function olderListing(oldest: string, next: string): string {
+  const at = instantOfKey(oldest);
+  return instantOfKey(next) === at ? new Date(Date.parse(at) + 1).toISOString() : at;
 }

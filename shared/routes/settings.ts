@@ -232,8 +232,13 @@ export const AuditResponse = z.lazy(() =>
     page: z.int(),
     page_size: z.int(),
     total_pages: z.int(),
-    /** The listing covers the newest this many entries. */
+    /** The listing covers the newest this many entries (before `before`, when asked). */
     limit: z.int(),
+    /**
+     * Beyond the contract: the `before` that lists the next older entries, when this listing holds `limit` of
+     * them (there may be more); null when it holds every entry there is.
+     */
+    older_before: z.nullable(z.iso.datetime()),
   }),
 );
 export type AuditPage = z.infer<typeof AuditResponse>;
@@ -427,7 +432,16 @@ export const settingsGroup = defineGroup({
       auth: 'user',
       roles: ADMIN_UP,
       // An action the log does not know is a 422, as any value out of range (DESIGN §4), not an empty page.
-      query: z.lazy(() => z.object({ action: z._default(z.enum(['', ...AUDIT_ACTIONS]), ''), page: Page, page_size: PageSize })),
+      // `before` (beyond the contract): only entries stamped before this instant, so the whole log is reachable
+      // `limit` entries at a time; blank is now. An instant with a time zone (`Z` or an offset).
+      query: z.lazy(() =>
+        z.object({
+          action: z._default(z.enum(['', ...AUDIT_ACTIONS]), ''),
+          before: z._default(z.union([z.literal(''), z.iso.datetime({ offset: true })]), ''),
+          page: Page,
+          page_size: PageSize,
+        }),
+      ),
       response: AuditResponse,
     },
     roles: { method: 'GET', path: '/api/settings/roles', summary: 'Role names', auth: 'user', roles: ANY_ROLE, response: RolesResponse },

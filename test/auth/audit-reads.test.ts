@@ -3,16 +3,17 @@
 // after (10,000 characters each), and a page of 25 read 500 entries whole.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { auditPage } from '../../shared/auth/user-admin.js';
-import { listAudit, writeAudit } from '../../shared/db/audit.js';
+import { AUDIT_READ_LIMIT, listAudit, writeAudit } from '../../shared/db/audit.js';
+import { batchPut } from '../../shared/db/client.js';
 import { requestsOf, tableOf, type DynamoProxy } from '../support/dynamo-proxy.js';
 import { attributesAsked, useWatchedTables } from '../support/read-costs.js';
 
 let proxy: DynamoProxy;
 const NOTE = 'note '.repeat(2_000);
+const start = Date.now() - 3_600_000;
 
 beforeAll(async () => {
   ({ proxy } = await useWatchedTables());
-  const start = Date.now() - 3_600_000;
   for (let i = 0; i < 30; i++) {
     const action = i % 3 ? 'issue_update' : 'login';
     await writeAudit({ actor: `user${i}`, role: 'admin', action, target: `t${i}`, detail: { before: NOTE, after: NOTE } }, new Date(start + i * 1000));
@@ -41,5 +42,71 @@ describe('a page of the audit log', () => {
 
   it('answers an empty page past the last, with the total', async () => {
     expect(await auditPage({ action: 'login', page: 3, page_size: 5 })).toMatchObject({ entries: [], total: 10, total_pages: 2 });
+  });
+});
+
+/** An instant written with the offset `+05:30`, as a user in India might type it. */
+const inKolkata = (ms: number) => new Date(ms + 5.5 * 3_600_000).toISOString().replace('Z', '+05:30');
+
+describe('the log before an instant (`before`)', () => {
+  it('lists only the entries stamped before it, whatever offset it is written with', async () => {
+    const before = inKolkata(start + 10_500);
+    const every = await auditPage({ action: '', before, page: 1, page_size: 25 });
+    expect(every.entries.map((e) => e.actor)).toEqual(Array.from({ length: 11 }, (_, i) => `user${10 - i}`));
+    expect(every).toMatchObject({ total: 11, older_before: null });
+    const logins = await auditPage({ action: 'login', before, page: 1, page_size: 25 });
+    expect(logins.entries.map((e) => e.actor)).toEqual(['user9', 'user6', 'user3', 'user0']);
+  });
+
+  it('says where the next older listing starts when one is full, and so reaches every entry', async () => {
+    // 600 entries, two to a second from the second entry on, an hour after the others: the listing's
+    // 500th and 501st share their millisecond.
+    const base = start + 3_600_000;
+    const entries = Array.from({ length: 600 }, (_, i) => {
+      const at = new Date(base + Math.floor((i + 1) / 2) * 1000).toISOString();
+      const sk = `${at}#id-${String(i).padStart(4, '0')}`;
+      return {
+        pk: 'AUDIT',
+        sk,
+        gsi1pk: 'ACTION#patrol_trigger',
+        gsi1sk: sk,
+        id: `id-${i}`,
+        at,
+        actor: 'patrol',
+        role: null,
+        action: 'patrol_trigger',
+        target: null,
+        detail: {},
+        ip: null,
+        user_agent: null,
+      };
+    });
+    await batchPut('audit', entries);
+    const ids = async (before: string) => {
+      const seen: string[] = [];
+      const first = await auditPage({ action: 'patrol_trigger', before, page: 1, page_size: 100 });
+      for (let page = 1; page <= first.total_pages; page++)
+        seen.push(...(await auditPage({ action: 'patrol_trigger', before, page, page_size: 100 })).entries.map((e) => e.id));
+      return { seen, older: first.older_before, total: first.total };
+    };
+    const newest = await ids('');
+    expect(newest.total).toBe(AUDIT_READ_LIMIT);
+    // The oldest listed is entry 100, at base + 50 s; the next listing starts a millisecond after it.
+    expect(newest.seen.at(-1)).toBe('id-100');
+    expect(newest.older).toBe(new Date(base + 50_001).toISOString());
+    const older = await ids(newest.older!);
+    expect(older).toMatchObject({ total: 101, older: null });
+    // Entry 100 shares its millisecond with entry 99, past the first listing: listed again, not skipped.
+    expect(older.seen.slice(0, 2).sort()).toEqual(['id-100', 'id-99']);
+    expect(new Set([...newest.seen, ...older.seen]).size).toBe(600);
+
+    // Where the next entry is older than the last listed, the next listing starts at the last one's instant: nothing twice.
+    const shifted = await ids(new Date(base + 299_500).toISOString());
+    expect(shifted.seen.slice(0, 2).sort()).toEqual(['id-597', 'id-598']);
+    expect(shifted.seen.at(-1)).toBe('id-99');
+    expect(shifted.older).toBe(new Date(base + 50_000).toISOString());
+    const rest = await ids(shifted.older!);
+    expect(rest).toMatchObject({ total: 99, older: null });
+    expect(new Set([...shifted.seen, ...rest.seen]).size).toBe(shifted.seen.length + rest.seen.length);
   });
 });

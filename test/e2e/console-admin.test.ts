@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
+import { batchPut } from '../../shared/db/client.js';
 import { recordUsage } from '../../shared/db/llm-usage.js';
 import { acquireLock, releaseLock } from '../../shared/db/locks.js';
 import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
@@ -548,6 +549,57 @@ describe('audit', { timeout: 60_000 }, () => {
     await adminPage.getByRole('button', { name: 'Next' }).click();
     await adminPage.waitForURL((u) => u.searchParams.get('page') === '2');
     await adminPage.getByText(/page 2 of/).waitFor();
+  });
+
+  it('reaches entries past the newest 500: "Older entries", and "Up to" any instant, kept in the URL', async () => {
+    // 510 patrol triggers a year back, a second apart: the listing shows the newest 500, down to the 11th.
+    const base = Date.parse('2025-12-01T00:00:00Z');
+    await batchPut(
+      'audit',
+      Array.from({ length: 510 }, (_, i) => {
+        const at = new Date(base + i * 1000).toISOString();
+        const sk = `${at}#old-${i}`;
+        return {
+          pk: 'AUDIT',
+          sk,
+          gsi1pk: 'ACTION#patrol_trigger',
+          gsi1sk: sk,
+          id: `old-${i}`,
+          at,
+          actor: `trigger-${i}`,
+          role: 'admin',
+          action: 'patrol_trigger',
+          target: null,
+          detail: {},
+          ip: null,
+          user_agent: null,
+        };
+      }),
+    );
+    const actors = () => adminPage.locator('table.audit-table tbody tr > td:nth-child(2)').allTextContents();
+    const status = adminPage.locator('.audit-page p[role="status"]');
+    await open(adminPage, '/audit?action=patrol_trigger', 'Audit log');
+    await expect.poll(() => status.textContent()).toContain('500 entries of action patrol trigger (the log lists the newest 500)');
+    const older = adminPage.getByRole('button', { name: /^Older entries/ });
+    expect(await older.textContent()).toBe('Older entries (before 2025-12-01 00:00:10 UTC)');
+    await older.click();
+    await adminPage.waitForURL((u) => u.searchParams.get('before') === '2025-12-01T00:00:10.000Z');
+    await expect.poll(actors).toEqual(Array.from({ length: 10 }, (_, i) => `trigger-${9 - i} · admin`));
+    expect(await status.textContent()).toContain('10 entries of action patrol trigger before 2025-12-01 00:00:10 UTC (the log lists the newest 500 before it)');
+    expect(await adminPage.getByLabel('Up to (UTC)').inputValue()).toBe('2025-12-01T00:00:10');
+    expect(await older.count()).toBe(0);
+    await expectAccessible(adminPage, '/audit older entries');
+
+    await adminPage.reload();
+    await expect.poll(actors).toHaveLength(10);
+    await adminPage.getByLabel('Up to (UTC)').fill('2025-12-01T00:00:03');
+    await adminPage.waitForURL((u) => u.searchParams.get('before') === '2025-12-01T00:00:03Z');
+    await expect.poll(actors).toEqual(['trigger-2 · admin', 'trigger-1 · admin', 'trigger-0 · admin']);
+
+    await adminPage.getByRole('button', { name: 'Back to the newest' }).click();
+    await adminPage.waitForURL((u) => !u.searchParams.has('before'));
+    await expect.poll(() => status.textContent()).toContain('500 entries of action patrol trigger (the log lists the newest 500)');
+    expect(await adminPage.getByLabel('Up to (UTC)').inputValue()).toBe('');
   });
 });
 

@@ -1,11 +1,14 @@
 // Audit log (/audit, admins and superadmins): the newest entries first, filtered by
 // action and paged; the filter and page live in the URL so a link reproduces the view.
+// The API lists the newest 500 (of an action) at a time: "Up to" (UTC, the log's own
+// zone) and "Older entries" reach the rest, 500 before an instant.
 import { AUDIT_ACTIONS, type AuditAction } from '../../../../shared/db/audit-actions.js';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { Pager, positive } from '../components/pager';
 import { ScrollRegion } from '../components/scroll-region';
+import { Button } from '../components/button';
 import { Empty, Loading, PastLastPage, Problem } from '../components/states';
 import { utcSeconds } from '../components/time';
 import { useUrlState } from '../components/url-state';
@@ -14,11 +17,18 @@ import './audit.css';
 const auditEp = endpoint<'settings', 'audit'>('GET', '/api/settings/audit');
 type Entry = Answer<'settings', 'audit'>['entries'][number];
 
-const DEFAULTS = { action: '', page: '1' };
+const DEFAULTS = { action: '', before: '', page: '1' };
 const PAGE_SIZE = 25;
 
 /** A detail value that is an instant as the API writes one (`expires_at`, `2026-12-11T09:12:37.100Z`). */
 const INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+/** `before` as the API takes it: an instant with its zone (an edited link that is none lists the newest, as a blank one). */
+const BEFORE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+
+/** The "Up to" field's value (`datetime-local`, read as UTC) of a `before`, to the second. */
+const fieldOf = (before: string) => (before ? new Date(before).toISOString().slice(0, 19) : '');
+/** The `before` of the field's value: its UTC instant (`2026-12-01T10:30` or with seconds), blank for none. */
+const beforeOf = (field: string) => (field ? `${field.length === 16 ? `${field}:00` : field}Z` : '');
 
 /** A detail value: an instant written as the log's times are (to the second, UTC), text as it is, anything else as JSON. */
 function DetailValue({ value }: { value: unknown }) {
@@ -47,8 +57,9 @@ export default function AuditPage() {
   const [filters, setFilters] = useUrlState(DEFAULTS);
   // An action the log does not know (an edited or old link) shows every action, where the API would answer 422.
   const action = (AUDIT_ACTIONS as readonly string[]).includes(filters.action as string) ? (filters.action as AuditAction) : '';
+  const before = BEFORE.test(filters.before as string) && Number.isFinite(Date.parse(filters.before as string)) ? (filters.before as string) : '';
   const page = positive(filters.page as string, 1);
-  const audit = useApi(auditEp, { query: { action, page, page_size: PAGE_SIZE } }, { placeholderData: (previous) => previous });
+  const audit = useApi(auditEp, { query: { action, before, page, page_size: PAGE_SIZE } }, { placeholderData: (previous) => previous });
   const data = audit.data;
 
   return (
@@ -67,6 +78,10 @@ export default function AuditPage() {
             ))}
           </select>
         </label>
+        <label>
+          Up to (UTC)
+          <input type="datetime-local" step="1" value={fieldOf(before)} onChange={(e) => setFilters({ before: beforeOf(e.target.value), page: '1' })} />
+        </label>
       </div>
       {audit.isPending ? (
         <Loading what="the audit log" />
@@ -76,13 +91,23 @@ export default function AuditPage() {
         // An empty page of a log that is not empty: a page past the last (an old link or a bookmark).
         <PastLastPage page={page} last={data.total_pages} onLast={() => setFilters({ page: String(data.total_pages) })} />
       ) : data && data.entries.length === 0 ? (
-        <Empty>{action ? `No ${action.replace(/_/g, ' ')} entries.` : 'The audit log is empty.'}</Empty>
+        <>
+          <Empty>
+            {before
+              ? `No ${action ? `${action.replace(/_/g, ' ')} ` : ''}entries before ${utcSeconds(before)}.`
+              : action
+                ? `No ${action.replace(/_/g, ' ')} entries.`
+                : 'The audit log is empty.'}
+          </Empty>
+          {before && <Button onClick={() => setFilters({ before: '', page: '1' })}>Back to the newest</Button>}
+        </>
       ) : data ? (
         <>
           <p className="muted" role="status" aria-live="polite">
             {data.total} {data.total === 1 ? 'entry' : 'entries'}
-            {action ? ` of action ${action.replace(/_/g, ' ')}` : ''} (the log lists the newest {data.limit}) · page {data.page} of{' '}
-            {Math.max(1, data.total_pages)}
+            {action ? ` of action ${action.replace(/_/g, ' ')}` : ''}
+            {before ? ` before ${utcSeconds(before)}` : ''} (the log lists the newest {data.limit}
+            {before ? ' before it' : ''}) · page {data.page} of {Math.max(1, data.total_pages)}
           </p>
           <ScrollRegion label="Audit entries">
             <table className="audit-table" aria-busy={audit.isFetching}>
@@ -124,6 +149,16 @@ export default function AuditPage() {
             </table>
           </ScrollRegion>
           {(data.total_pages > 1 || data.page > 1) && <Pager page={data.page} totalPages={data.total_pages} set={setFilters} label="Pages of the audit list" />}
+          {(data.older_before || before) && (
+            <nav className="audit-reach" aria-label="Further back in the audit log">
+              {before && <Button onClick={() => setFilters({ before: '', page: '1' })}>Back to the newest</Button>}
+              {data.older_before && (
+                <Button onClick={() => setFilters({ before: data.older_before ?? '', page: '1' })}>
+                  Older entries (before {utcSeconds(data.older_before)})
+                </Button>
+              )}
+            </nav>
+          )}
         </>
       ) : null}
     </section>
