@@ -166,7 +166,8 @@ function configuredEmbedHost(): string | undefined {
 
 async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, head: boolean): Promise<void> {
   const root = resolve(webRoot);
-  let file = join(root, normalize(decodeURIComponent(pathname)));
+  // An extension-less path that is no valid percent-encoding (`/clusters/%E0%A4%A`) names no file: the app, as any route.
+  let file = decodablePath(pathname) ? join(root, normalize(decodeURIComponent(pathname))) : join(root, 'index.html');
   if (!file.startsWith(root + sep)) file = join(root, 'index.html');
   const isFile = await stat(file).then(
     (s) => s.isFile(),
@@ -223,7 +224,9 @@ export function localRequestListener({ handlers, webRoot }: LocalServerOptions):
       // An API path as sent: one whose dot segments climb out of /api/ is still CloudFront's /api/* behaviour's, not the console's.
       const api = url.pathname.startsWith('/api/') || (req.url ?? '/').startsWith('/api/');
       res.setHeader('Content-Security-Policy', api ? API_POLICY : deploymentPolicy(configuredEmbedHost()));
-      if (!decodablePath(url.pathname)) return sendProblem(res, 400, 'Bad Request', 'The request path is not a valid percent-encoded URI.');
+      // A console path is CloudFront's SpaRewrite's (below): an extension-less one is the app, decodable or not.
+      if ((api || /\.[^/]+$/.test(url.pathname)) && !decodablePath(url.pathname))
+        return sendProblem(res, 400, 'Bad Request', 'The request path is not a valid percent-encoded URI.');
       if (api && hasDotSegment(req.url ?? '/'))
         return sendProblem(res, 400, 'Bad Request', 'The request path has a "." or ".." segment; send the path it means.');
       if (!api) {

@@ -102,12 +102,21 @@ describe('local server', () => {
     expect(await policy()).toContain("frame-src 'none'");
   });
 
-  it('answers 400 problem+json for a path that is not valid percent-encoding, page or API', async () => {
-    for (const path of ['/%ff', '/clusters/%E0%A4%A', '/api/issues/%ff', '/api/%zz']) {
+  it('answers 400 problem+json for an API or file path that is not valid percent-encoding', async () => {
+    for (const path of ['/api/issues/%ff', '/api/%zz', '/assets/%ff.js']) {
       const res = await api(path);
       expect(res.status, path).toBe(400);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       expect(await res.json()).toMatchObject({ status: 400, title: 'Bad Request' });
+    }
+  });
+
+  it('serves the app for a console path that is not valid percent-encoding, as CloudFront rewrites any path without an extension', async () => {
+    for (const path of ['/%ff', '/clusters/%E0%A4%A']) {
+      const res = await api(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(await res.text()).toContain('<div id="root">');
     }
   });
 
