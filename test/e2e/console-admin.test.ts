@@ -305,6 +305,36 @@ describe('people', { timeout: 90_000 }, () => {
     }
   });
 
+  it('a half-filled invitation outlives a session that ends, for the same user in the tab; a sent one is not kept', async () => {
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD, '/users');
+    await page.getByRole('heading', { level: 1, name: 'People' }).waitFor();
+    await page.getByLabel('Email').fill('kept-invitee@example.com');
+    await page.getByLabel('Display name').fill('Kept Invitee');
+    await page.locator('.users-invite select').selectOption('admin');
+    // The session ends meanwhile (signed out elsewhere: its token is revoked), and the next call finds it so.
+    const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('fleet-health.session') ?? '{}').token");
+    expect((await api(service.url, token, 'POST', '/api/auth/logout')).status).toBe(200);
+    await page.goto('/issues');
+    await page.getByText(/Your session has ended/).waitFor();
+    // Signed in again (back on the page the session ended on), then to People.
+    await signIn(page, 'admin', PASSWORD);
+    await page.getByRole('link', { name: 'People' }).click();
+    await page.getByRole('heading', { level: 1, name: 'People' }).waitFor();
+    expect(await page.getByLabel('Email').inputValue()).toBe('kept-invitee@example.com');
+    expect(await page.getByLabel('Display name').inputValue()).toBe('Kept Invitee');
+    expect(await page.locator('.users-invite select').inputValue()).toBe('admin');
+
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    await page.getByRole('status').getByText('kept-invitee@example.com', { exact: false }).first().waitFor();
+    expect(await page.getByLabel('Email').inputValue()).toBe('');
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'People' }).waitFor();
+    expect(await page.getByLabel('Email').inputValue()).toBe('');
+    expect(await page.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('fleet-health.kept.'))")).toEqual([]);
+    await page.close();
+  });
+
   it('an account deleted by someone else while the page is open: the refused change says so and its row goes', async () => {
     const who = { email: 'gus-gone@example.com', name: 'Gus Gone', role: 'viewer' as const, password: 'gus-gone-password' };
     await addUser(service.url, admin, who);

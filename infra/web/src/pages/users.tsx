@@ -8,13 +8,15 @@
 // An account the directory's login made (LDAP) is deactivated, never deleted: its next
 // login would make it again. A superadmin resets another local account's password: it stops
 // working at once, the person's sessions end, and a single-use link (mailed, or shown here to
-// hand over) lets them choose a new one on /reset-password.
+// hand over) lets them choose a new one on /reset-password. A half-filled invitation is kept in
+// the tab over a session that ends (components/admin/kept-invite.ts).
 import { type FormEvent, type RefObject, useEffect, useId, useRef, useState } from 'react';
 import { type ApiProblem, endpoint } from '../api/client';
 import { invalidatePrefixes, useApi, useApiMutation } from '../api/hooks';
 import { useQueryClient } from '@tanstack/react-query';
 import type { Answer, Role } from '../api/types';
 import { CopyField } from '../components/admin/copy-field';
+import { keepInvite, readInvite } from '../components/admin/kept-invite';
 import { ScrollRegion } from '../components/scroll-region';
 import { utc, When } from '../components/time';
 import { Empty, Loading, Problem, RetryAfterNote } from '../components/states';
@@ -99,12 +101,18 @@ export default function UsersPage() {
 }
 
 function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
-  const { can } = useSession();
+  const { can, user } = useSession();
   const roles = can('superadmin') ? ROLES : ROLES.filter((r) => r !== 'superadmin');
   const invite = useApiMutation(inviteEp, INVALIDATES);
-  const [email, setEmail] = useState('');
-  const [name, setName] = useState('');
-  const [role, setRole] = useState<Role>('viewer');
+  // A form filled before the session ended (or before leaving the page) starts where it was left.
+  const [kept] = useState(() => (user ? readInvite(user.username, roles) : null));
+  const [email, setEmail] = useState(kept?.email ?? '');
+  const [name, setName] = useState(kept?.name ?? '');
+  const [role, setRole] = useState<Role>(kept?.role ?? 'viewer');
+  const username = user?.username;
+  useEffect(() => {
+    if (username) keepInvite(username, { email, name, role });
+  }, [username, email, name, role]);
   const [result, setResult] = useState<{ email: string; answer: Answer<'settings', 'inviteUser'> } | null>(null);
   const id = useId();
   const emailInput = useRef<HTMLInputElement>(null);
