@@ -128,9 +128,10 @@ export async function updateAiTriage(
     const at = now ?? instantAfter(issue.updated_at);
     // Also when regrouping retired it meanwhile: aiTriageAction holds only on a live issue, and this try reads afresh.
     if (issue.superseded_by) throw await regrouped(issue);
-    if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('AI issue', issue);
     const fields = Object.keys(changes).filter((f) => issue[f as keyof AiIssueRecord] !== changes[f]);
+    // Stored already (a retried save, or the same change by someone else): succeeded, not stale (shared/issues/triage.ts).
     if (!fields.length) return withTriageEtag(TRIAGED, issue.triage_version);
+    if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('AI issue', issue);
     const before = Object.fromEntries(fields.map((f) => [f, issue[f as keyof AiIssueRecord]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactWrite([

@@ -47,9 +47,11 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
     // Out of every list (also when regrouping superseded it meanwhile: triageAction holds only on a live
     // issue, and this try reads afresh): the issue now holding its alerts is the one to triage.
     if (issue.superseded_by) throw await regrouped(issue, 'triage that one');
-    if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('Issue', issue);
     const fields = (Object.keys(changes) as (keyof TriageFields)[]).filter((f) => issue[f] !== changes[f]);
+    // Stored already (a retry whose first answer was lost, or the same change made by someone else): the
+    // change has succeeded, whatever version it was made on (RFC 9110 §13.1.1), so a 200, not a 409.
     if (fields.length === 0) return withTriageEtag(TRIAGED, issue.triage_version);
+    if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('Issue', issue);
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
     const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
     await transactIssues([

@@ -115,6 +115,10 @@ describe('AI issues without a provider', () => {
     expect(closest.status).toBe(200);
     expect((await patch('from an old page', left)).status).toBe(409);
     expect((await call('GET', `/api/ai-issues/${issue.issue_id}`)).body.issue.notes).toBe('and closer');
+    // The last save sent again on the version it was made on (its answer lost): stored already, so a 200 with the current ETag.
+    const retried = await patch('and closer', left);
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('ETag')).toBe(closest.headers.get('ETag'));
     expect((await patch('looking', closest.headers.get('ETag')!)).status).toBe(200);
     expect((await call('PATCH', `/api/ai-issues/${issue.issue_id}`, { assignee: 'nobody-at-all' })).status).toBe(422);
     // Bounded by what a username may be (an invited colleague's is their email), not by a triage status's 64.

@@ -342,6 +342,11 @@ describe('PATCH /api/issues/{id}', () => {
     expect(again.etag).toBe(third.etag);
     // A PATCH that changes nothing leaves the version, and says so.
     expect(await patch({ notes: third.issue.notes }, again.etag!)).toMatchObject({ status: 200, etag: third.etag });
+    // The same save again on the version it was made on (its first answer lost on the way): stored already, so it
+    // succeeded, with what is current; not a 409 blaming its own first try. A different change on that version still is.
+    expect(await patch({ notes: third.issue.notes }, second.etag)).toMatchObject({ status: 200, etag: third.etag });
+    expect((await patch({ notes: `${third.issue.notes}\nthird look` }, second.etag)).status).toBe(409);
+    expect((await read()).issue).toEqual(third.issue);
     const malformed = await patch({ notes: 'x' }, 'W/"t1"');
     expect(malformed.status).toBe(400);
     expect(malformed.body.detail).toMatch(/^If-Match must be the ETag GET answered for this issue/);
