@@ -135,6 +135,14 @@ export async function getChange(changeId: string): Promise<ConfigChange | undefi
   };
 }
 
+/** `proposer`'s pending proposals, whole (at most PENDING_PER_PROPOSER: their ids are one item). */
+export async function pendingChangesOf(proposer: string): Promise<ConfigChange[]> {
+  const held = await getItem('rules', pendingKey(proposer), true);
+  const ids = held?.pending instanceof Set ? [...(held.pending as Set<string>)] : [];
+  const changes = await Promise.all(ids.map(getChange));
+  return changes.filter((c): c is ConfigChange => c?.status === 'pending');
+}
+
 type ChangeFilter = { status?: ChangeStatus; proposedBy?: string };
 
 /** The partition's query, newest first, narrowed to one status and one proposer when asked. */

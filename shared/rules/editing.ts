@@ -21,6 +21,7 @@ import {
   newChangeActions,
   newChangeId,
   PENDING_PER_PROPOSER,
+  pendingChangesOf,
   releasePendingAction,
   reviewChangeAction,
   type ChangeStatus,
@@ -127,16 +128,17 @@ export async function submitRuleSet(
   const value = await checked(name, content);
   const live = await liveRuleSet(name);
   const read = live.version;
-  if (expected !== undefined && expected !== read) throw staleEdit(name, expected, read);
-  const base = expected ?? read;
   // The text in force, to the character (comments and blanks are kept with a version): a save of it changes nothing
   // (no version, no audit entry, no fleet cache dropped), as a general-settings save or a triage PATCH without changes;
-  // proposed, it would ask a reviewer to approve nothing.
+  // proposed, it would ask a reviewer to approve nothing. Whatever version it names: a save retried after its answer
+  // was lost (or the same text saved by someone else) has succeeded, and is no 409 (RFC 9110 §13.1.1).
   if (content === live.content) {
     if (principal.role === 'superadmin') return { status: 'ok', applied: true, version: read };
     const unchanged = `the text is version ${read} as it stands: nothing to propose`;
     throw new ValidationFailed(`The proposed ${name} changes nothing: ${unchanged}.`, [{ loc: ['body', 'content'], msg: unchanged, type: 'rules' }]);
   }
+  if (expected !== undefined && expected !== read) throw staleEdit(name, expected, read);
+  const base = expected ?? read;
   if (principal.role === 'superadmin') {
     try {
       await transactWrite([
@@ -155,6 +157,10 @@ export async function submitRuleSet(
     }
     return { status: 'ok', applied: true, version: base + 1 };
   }
+  // The same text on the same version pending from the same proposer already (a proposal retried after its answer was
+  // lost): that one, not a second for a reviewer to approve twice.
+  const same = (await pendingChangesOf(principal.username)).find((c) => c.rule_set === name && c.base_version === base && c.proposed_content === content);
+  if (same) return { status: 'pending', applied: false, change_id: same.change_id, base_version: base };
   const change: ConfigChange = {
     change_id: newChangeId(now),
     rule_set: name,

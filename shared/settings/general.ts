@@ -43,13 +43,14 @@ export async function updateGeneralSettings(
     const { revision, health_scoring_method, alert_criticality_method, updated_by, updated_at } = await getGeneralSettings();
     // Each attempt's own instant, after the save it replaces: one that commits on a retry is audited (and ordered) after it.
     const now = instantAfter(updated_at);
+    // Nothing to change: nothing written, audited or dropped from every container's cache (as triage does); whatever
+    // revision it names, since the save has succeeded (retried after a lost answer, say: RFC 9110 §13.1.1).
+    if (settings.health_scoring_method === health_scoring_method && settings.alert_criticality_method === alert_criticality_method) return revision;
     if (expected !== undefined && expected !== revision)
       throw new Conflict(
         `The general settings were changed${updated_by ? ` by ${updated_by}` : ''}${updated_at ? ` at ${displayTime(updated_at)}` : ''} after you read them: nothing was changed. Read them again and make your change on what is stored now.`,
         { current_etag: generalEtag(revision), current: { health_scoring_method, alert_criticality_method } },
       );
-    // Nothing to change: nothing written, audited or dropped from every container's cache (as triage does).
-    if (settings.health_scoring_method === health_scoring_method && settings.alert_criticality_method === alert_criticality_method) return revision;
     await transactWrite([
       saveGeneralSettingsAction(settings, principal.username, revision, now),
       auditAction(

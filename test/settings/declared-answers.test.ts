@@ -179,6 +179,11 @@ describe('general settings with If-Match', () => {
     // Its answer names the revision it left, which a GET now answers too.
     expect(saved.headers!.ETag).not.toBe(etag);
     expect(saved.headers!.ETag).toBe((await get()).headers!.ETag);
+    // The same save sent again on the revision it was made on (its answer lost on the way): stored already, so it
+    // succeeded, with the revision it left; no 409 blaming its own first try.
+    const retried = await put('/api/settings/general', { ...first.json, health_scoring_method: changed }, { 'if-match': etag });
+    expect(retried.statusCode).toBe(200);
+    expect(retried.headers!.ETag).toBe(saved.headers!.ETag);
     // This one, from a page read before, changes the other setting and sends the old health method with it: refused.
     const stale = await put('/api/settings/general', { health_scoring_method: read, alert_criticality_method: otherCriticality }, { 'if-match': etag });
     expect(stale.statusCode).toBe(409);

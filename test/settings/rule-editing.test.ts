@@ -182,6 +182,41 @@ describe('the state table (spec §3)', () => {
     expect((await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: `# why\n${live.content}` })).body.version).toBe(live.version + 1);
   });
 
+  it('a save or a proposal sent again after its answer was lost is the one it made: no 409, no second version or proposal', async () => {
+    const live = (await call('viewer', 'GET', '/api/settings/risk-rules')).body;
+    const mine = `# saved once\n${live.content}`;
+    const saved = await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: mine, base_version: live.version });
+    expect(saved.body).toEqual({ status: 'ok', applied: true, version: live.version + 1 });
+    const updates = await actionsInAudit('rules_update');
+    // Again on the version it was made on: that text is in force, so the save has succeeded.
+    expect(await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: mine, base_version: live.version })).toEqual({
+      status: 200,
+      body: { status: 'ok', applied: true, version: live.version + 1 },
+    });
+    expect(await version('risk-rules')).toBe(live.version + 1);
+    expect(await actionsInAudit('rules_update')).toBe(updates);
+    // Another text on that version is still stale.
+    expect((await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: `# other\n${live.content}`, base_version: live.version })).status).toBe(409);
+
+    // A proposal sent twice: the first one's id, one proposal pending, one audit entry.
+    const proposed = `# proposed once\n${mine}`;
+    const proposals = await actionsInAudit('change_propose');
+    const first = await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: proposed, base_version: live.version + 1 });
+    expect(first.body).toMatchObject({ status: 'pending', applied: false, base_version: live.version + 1 });
+    const again = await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: proposed, base_version: live.version + 1 });
+    expect(again).toEqual(first);
+    expect(await actionsInAudit('change_propose')).toBe(proposals + 1);
+    const pending = (await call('otherAdmin', 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes;
+    expect(pending.filter((c: { rule_set: string }) => c.rule_set === 'risk-rules').map((c: { change_id: string }) => c.change_id)).toEqual([
+      first.body.change_id,
+    ]);
+    // Withdrawn, it may be proposed again: a new proposal.
+    expect((await call('otherAdmin', 'POST', `/api/settings/config-changes/${first.body.change_id}/withdraw`)).status).toBe(200);
+    const anew = await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: proposed, base_version: live.version + 1 });
+    expect(anew.body.change_id).not.toBe(first.body.change_id);
+    expect((await call('otherAdmin', 'POST', `/api/settings/config-changes/${anew.body.change_id}/withdraw`)).status).toBe(200);
+  });
+
   it.each(['admin', 'viewer'] as const)('(none) → pending: a valid PUT by a %s creates a proposal and changes no rules', async (who) => {
     const before = await version('risk-rules');
     const live = (await call(who, 'GET', '/api/settings/risk-rules')).body.content;
