@@ -4,13 +4,14 @@
 // one repair round, every call in the usage ledger (source `agent`, run id =
 // investigation id). Without one: a rules-based investigation from the
 // cluster's scores, risk snapshot and the runbooks, with an honest low
-// confidence, model `rules` and cost 0 (DESIGN §10).
+// confidence, model `rules` and cost 0 (DESIGN §10); so too once the day's AI
+// budget is spent (shared/llm/agent-budget.ts), saying so.
 import * as z from '../zod.js';
 import { INVESTIGATION_ANSWER_RESERVE_SECONDS } from '../config/agents.js';
 import { runTool, toolSpecs } from '../chat/tools.js';
 import type { AgentTask, Investigation, Severity } from '../db/investigations.js';
 import { searchKnowledge, type KnowledgeHit } from '../knowledge/search.js';
-import { llmProvider } from '../llm/provider.js';
+import { agentProvider, budgetSpentWords, type BudgetSpent } from '../llm/agent-budget.js';
 import { DATA_NOT_INSTRUCTIONS, nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
 import type { LlmProvider, Message } from '../llm/types.js';
 import { AnswerInvalid, structuredAnswer } from '../llm/structured.js';
@@ -99,10 +100,10 @@ export async function clusterFacts(task: AgentTask): Promise<ClusterFacts> {
 export async function investigate(task: AgentTask, options: { investigationId: string; deadline?: number; spent?: Spent }): Promise<Investigation> {
   const started = Date.now();
   const facts = await clusterFacts(task);
-  const provider = llmProvider();
+  const { provider, spent } = await agentProvider();
   const findings = provider
     ? await llmInvestigation(provider, facts, { runId: options.investigationId, source: 'agent', user: 'agent-worker' }, options.deadline, options.spent)
-    : await rulesInvestigation(facts);
+    : await rulesInvestigation(facts, spent);
   const earlierIn = task.spent_input_tokens ?? 0;
   const earlierOut = task.spent_output_tokens ?? 0;
   return {
@@ -154,7 +155,8 @@ async function matchingRunbooks(facts: ClusterFacts): Promise<KnowledgeHit[]> {
 /** A score as the console writes it: 41 → `41.0`. */
 const oneDecimal = (score: number) => score.toFixed(1);
 
-export async function rulesInvestigation(facts: ClusterFacts): Promise<Findings> {
+/** `budget`: the day's AI budget was spent (a provider is configured); none, no provider is. */
+export async function rulesInvestigation(facts: ClusterFacts, budget?: BudgetSpent): Promise<Findings> {
   const { score, risk, task } = facts;
   const thresholds = score.risk_reasons;
   const signals = risk?.risk_signals ?? [];
@@ -174,7 +176,7 @@ export async function rulesInvestigation(facts: ClusterFacts): Promise<Findings>
   const report = [
     `# Investigation: ${score.cluster_name} (${score.customer_name}, tier ${score.customer_tier})`,
     '',
-    `_Rule-based investigation: no LLM provider is configured, so this report applies the scoring and risk rules and the runbooks to the cluster. It names what crossed a threshold, not a confirmed root cause: confidence ${confidence}._`,
+    `_Rule-based investigation: ${budget ? budgetSpentWords(budget) : 'no LLM provider is configured'}, so this report applies the scoring and risk rules and the runbooks to the cluster. It names what crossed a threshold, not a confirmed root cause: confidence ${confidence}._`,
     '',
     `**Why it was investigated:** ${task.trigger_reason}`,
     '',

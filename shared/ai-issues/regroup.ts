@@ -22,6 +22,7 @@ import {
   type AiGrouping,
   type AiIssueRecord,
 } from '../db/ai-issues.js';
+import { agentProvider, budgetSpentWords, type BudgetSpent } from '../llm/agent-budget.js';
 import { llmProvider } from '../llm/provider.js';
 import { createLogger } from '../log.js';
 import { llmGroups, rulesGroups, type AlertGroup } from './grouping.js';
@@ -127,13 +128,14 @@ async function regroupCluster(
   openIds: readonly string[],
   severities: IssueRules['severity'],
   now: Date,
+  budget: BudgetSpent | undefined,
 ): Promise<'regrouped' | 'unchanged'> {
   // Before the pass goes on: the next list read in any container sees these writes, also those of a failed
   // run. If the marker cannot move, the cluster is left for the next pass, whose regrouping moves it (lists
   // meanwhile stay as they were, at most the cache's TTL).
   return afterAiIssueWrites(
     async (writes) => {
-      const outcome = await groupCluster(clusterId, names, severities, now, writes);
+      const outcome = await groupCluster(clusterId, names, severities, now, writes, budget);
       if (openIds.length) await settleHistory(clusterId, openIds, writes);
       return outcome;
     },
@@ -160,6 +162,7 @@ async function groupCluster(
   severities: IssueRules['severity'],
   now: Date,
   writes: { made: boolean },
+  budget: BudgetSpent | undefined,
 ): Promise<'regrouped' | 'unchanged'> {
   const provider = llmProvider();
   const method = provider ? `llm:${provider.model}` : 'rules';
@@ -173,7 +176,9 @@ async function groupCluster(
     state?.model_failed_at !== undefined &&
     state.model_failed_with === method &&
     now.getTime() < Date.parse(state.model_failed_at) + modelWait(state.model_failures ?? 1);
-  if (state && state.fingerprint === fingerprintOf(facts) && (state.method === method || waiting)) return 'unchanged';
+  // The day's AI budget spent (`budget`, the pass's): the model is not asked, as while it waits, and a cluster whose
+  // alerts did not move keeps the grouping it has, the model's too.
+  if (state && state.fingerprint === fingerprintOf(facts) && (state.method === method || waiting || (provider !== null && budget))) return 'unchanged';
   const read = await listClusterAlerts(clusterId, since);
   const fingerprint = fingerprintOf(read);
   // Each alert as severe as the issue rules rate it (their name patterns first, then the label), as its rule
@@ -189,6 +194,9 @@ async function groupCluster(
   let failed = false;
   if (alerts.length && provider && waiting) {
     groups = rulesGroups(alerts, 'Rule-based grouping (the model failed lately; it is asked again later)');
+    groupedBy = 'rules';
+  } else if (alerts.length && provider && budget) {
+    groups = rulesGroups(alerts, `Rule-based grouping (${budgetSpentWords(budget)})`);
     groupedBy = 'rules';
   } else if (alerts.length && provider) {
     try {
@@ -311,7 +319,8 @@ export async function regroupAiClusters(clusterIds: Iterable<string>, now = new 
 
 async function regroupWithOpen(clusterIds: Iterable<string>, open: Map<string, string[]>, now: Date, budgetMs: number): Promise<PassResult> {
   const ids = [...new Set(clusterIds)];
-  const [clusters, { rules }] = await Promise.all([getClusters(ids), loadIssueRules()]);
+  // The day's AI budget as the pass starts (shared/llm/agent-budget.ts): the pass's calls may take the day past it.
+  const [clusters, { rules }, { spent }] = await Promise.all([getClusters(ids), loadIssueRules(), agentProvider(now)]);
   const inventory = new Map(clusters.map((c) => [c.cluster_id, c]));
   const result = { clusters: ids.length, regrouped: 0, unchanged: 0, failed: 0, deferred: 0 };
   const stopAt = Date.now() + budgetMs;
@@ -323,7 +332,7 @@ async function regroupWithOpen(clusterIds: Iterable<string>, open: Map<string, s
     const c = inventory.get(id);
     const names = { cluster_name: c?.cluster_name ?? id, customer_name: c?.customer_name ?? '' };
     try {
-      result[await regroupCluster(id, names, open.get(id) ?? [], rules.severity, now)]++;
+      result[await regroupCluster(id, names, open.get(id) ?? [], rules.severity, now, spent)]++;
     } catch (error) {
       if (!(error instanceof ConditionFailed)) log.error('AI grouping of a cluster failed', { cluster_id: id, error: String(error) });
       result.failed++; // a concurrent run recorded first: its grouping stands

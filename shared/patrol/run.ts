@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { heartbeatLock, lockHolder, releaseLock } from '../db/locks.js';
 import { ConditionFailed } from '../db/client.js';
 import { claimReport, createReport, finishReport, getReport, recordReportSpend } from '../db/patrol.js';
-import { llmProvider } from '../llm/provider.js';
+import { agentProvider } from '../llm/agent-budget.js';
 import { LoopStopped, nothingSpent, type Spent } from '../llm/tool-loop.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
@@ -205,13 +205,13 @@ interface Meter {
   spent: Spent;
 }
 
-/** The LLM scan when a provider is configured, else the rules engine (model `rules`, cost 0). */
+/** The LLM scan when a provider is configured and the day's AI budget is not spent, else the rules engine (model `rules`, cost 0). */
 async function scan(reportId: string, user: string, meter: Meter, shouldStop: () => boolean): Promise<ScanOutcome> {
   const inputs = await gatherInputs();
-  const provider = llmProvider();
+  const { provider, spent } = await agentProvider();
   if (!provider) {
     meter.model = 'rules';
-    return { result: rulesScan(inputs), model: 'rules', tool_rounds: 0, spent: meter.spent };
+    return { result: rulesScan(inputs, spent), model: 'rules', tool_rounds: 0, spent: meter.spent };
   }
   meter.model = provider.model;
   return llmScan(provider, inputs, { runId: reportId, source: 'agent', user }, Date.now() + SCAN_DEADLINE_MS, meter.spent, shouldStop);

@@ -9,6 +9,7 @@ import type { CustomerSummary, FlaggedCluster, FleetSummary } from './schemas.js
 import { listAiIssueSummariesSince } from '../db/ai-issues.js';
 import { listIssueSummariesSince, type IssueRecord } from '../db/issues.js';
 import { getGeneralSettings } from '../db/settings.js';
+import { budgetSpentWords, type BudgetSpent } from '../llm/agent-budget.js';
 import { AnswerInvalid, structuredAnswer } from '../llm/structured.js';
 import { DATA_NOT_INSTRUCTIONS, nothingSpent, type Ledger, type Spent } from '../llm/tool-loop.js';
 import type { LlmProvider, Message } from '../llm/types.js';
@@ -145,7 +146,8 @@ const severityOf = (f: ClusterFacts): 'Critical' | 'Warning' | null =>
       : null;
 
 /** The deterministic scan: flags what the scores, risks and open issues say, and explains why. */
-export function rulesScan(inputs: PatrolInputs): PatrolResult {
+/** `budget`: the day's AI budget was spent (a provider is configured); none, no provider is. */
+export function rulesScan(inputs: PatrolInputs, budget?: BudgetSpent): PatrolResult {
   const kpis = fleetKpis(inputs.clusters.map((c) => c.score));
   const flagged: FlaggedCluster[] = [];
   for (const f of inputs.clusters) {
@@ -209,7 +211,7 @@ export function rulesScan(inputs: PatrolInputs): PatrolResult {
     headline,
   };
   const narrative = [
-    '_Rules-engine patrol: no LLM provider is configured, so this report applies the scoring and risk rules to the same inputs._',
+    `_Rules-engine patrol: ${budget ? budgetSpentWords(budget) : 'no LLM provider is configured'}, so this report applies the scoring and risk rules to the same inputs._`,
     '',
     `**${headline}** ${kpis.total_clusters} clusters: ${kpis.healthy_count} healthy, ${kpis.warning_count} warning, ${kpis.critical_count} critical; ${kpis.tier_s_at_risk} tier-S cluster${kpis.tier_s_at_risk === 1 ? '' : 's'} at risk.`,
     ...(flagged.length

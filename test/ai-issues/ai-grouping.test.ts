@@ -9,7 +9,8 @@ import { aiTriageAction, getAiGroupingState, getAiIssue, listAiIssuesActiveSince
 import { listAlertsSince, recordAlerts, type AlertRecord } from '../../shared/db/alerts.js';
 import { alertRecord, storedCluster } from '../support/clusters.js';
 import { transactWrite } from '../../shared/db/client.js';
-import { listUsage } from '../../shared/db/llm-usage.js';
+import { listUsage, recordUsage } from '../../shared/db/llm-usage.js';
+import { agentSpentToday } from '../../shared/llm/agent-budget.js';
 import { categoryOf, rulesGroups } from '../../shared/ai-issues/grouping.js';
 import { AI_WINDOW_DAYS, alertKeyOf, MODEL_RETRY_BASE_MS, modelWait, regroupAiClusters } from '../../shared/ai-issues/regroup.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
@@ -173,6 +174,50 @@ describe('LLM grouping', () => {
     expect(await getAiGroupingState(clusterId)).not.toHaveProperty('model_failures');
     expect(await regroupAiClusters([clusterId], later(MODEL_RETRY_BASE_MS + 120_000))).toMatchObject({ unchanged: 1 });
     expect(openai.answered()).toHaveLength(calls + 2);
+  });
+
+  it("once the day's AI budget is spent: moved alerts are grouped by rules, saying why; a model's grouping whose alerts did not move stays", async () => {
+    process.env.LLM_MODEL = 'gpt-4o-mini';
+    const clusterId = await storedCluster();
+    const now = new Date();
+    await recordAlerts([alertRecord(now, clusterId, 'DiskUsageHigh', 60, null, `budget-a-${clusterId}`)]);
+    openai.enqueueText(JSON.stringify({ groups: [{ alerts: ['a1'], title: 'Disks', severity: 'Warning', reasoning: 'r', summary: 's' }] }));
+    expect(await regroupAiClusters([clusterId], now)).toMatchObject({ regrouped: 1 });
+    const ofCluster = async () =>
+      (await listAiIssuesActiveSince(new Date(Date.now() - 86_400_000))).filter((i) => i.cluster_id === clusterId && i.alert_count > 0);
+    expect((await ofCluster()).map((i) => i.grouped_by)).toEqual(['llm:gpt-4o-mini']);
+    const calls = openai.answered().length;
+    process.env.AGENT_DAILY_BUDGET_USD = ((await agentSpentToday()) + 0.01).toFixed(6);
+    try {
+      await recordUsage({
+        run_id: 'spent',
+        source: 'agent',
+        model: 'gpt-4o-mini',
+        input_tokens: 1,
+        output_tokens: 1,
+        total_tokens: 2,
+        cost_usd: 0.02,
+        duration_ms: 1,
+        error: false,
+        user: 'agent-worker',
+      });
+      // Even under another model (a new method), alerts that did not move keep the model's grouping.
+      process.env.LLM_MODEL = 'gpt-4o';
+      expect(await regroupAiClusters([clusterId], now)).toMatchObject({ unchanged: 1 });
+      expect((await ofCluster()).map((i) => i.grouped_by)).toEqual(['llm:gpt-4o-mini']);
+      // A new alert: grouped by the rules, which say why; the model is not asked.
+      await recordAlerts([alertRecord(now, clusterId, 'CpuHigh', 5, null, `budget-b-${clusterId}`)]);
+      expect(await regroupAiClusters([clusterId], now)).toMatchObject({ regrouped: 1 });
+      const grouped = await ofCluster();
+      expect(grouped.every((i) => i.grouped_by === 'rules')).toBe(true);
+      expect(grouped[0]!.ai_reasoning).toMatch(
+        /^Rule-based grouping \(the day's AI budget is spent \(US\$[\d.]+ of AGENT_DAILY_BUDGET_USD's US\$[\d.]+; the model is asked again after 00:00 UTC\)\)/,
+      );
+      expect(openai.answered()).toHaveLength(calls);
+      await expectEveryAlertOnce();
+    } finally {
+      delete process.env.AGENT_DAILY_BUDGET_USD;
+    }
   });
 
   it('waits twice as long after each failure in a row, up to 12 hours', () => {
