@@ -413,17 +413,32 @@ async function queryFleetAlerts(since: Date, now: Date, fields?: readonly string
  * (Alertmanager gave up delivering it) is heard of no more, and so leaves a window as one that
  * started in it would. Oldest first, as stored or only `fields`.
  */
-async function queryStillFiring(since: Date, fields?: readonly string[]): Promise<Item[]> {
+async function queryStillFiring(since: Date, fields?: readonly string[], clusterId?: string): Promise<Item[]> {
   const pages = await mapLimit(EVERY_SHARD, ALERT_SHARDS, (shard) =>
     queryAll('alerts', {
       IndexName: 'gsi2',
       KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :from',
-      FilterExpression: 'notified_at >= :heard',
+      FilterExpression: clusterId === undefined ? 'notified_at >= :heard' : 'notified_at >= :heard AND cluster_id = :cluster',
       ...(fields && projection(fields)),
-      ExpressionAttributeValues: { ':pk': `FIRING#${shard}`, ':from': since.toISOString(), ':heard': since.getTime() },
+      ExpressionAttributeValues: {
+        ':pk': `FIRING#${shard}`,
+        ':from': since.toISOString(),
+        ':heard': since.getTime(),
+        ...(clusterId !== undefined && { ':cluster': clusterId }),
+      },
     }),
   );
   return pages.flat().sort(byStart);
+}
+
+/**
+ * One cluster's alerts that started before `since` and still fire (heard firing at or after it), oldest first:
+ * what a window of the cluster's alerts holds besides those that started in it, as the fleet's views count
+ * them (queryAlertsFiredSince). Read from the firing index (the fleet's still-firing alerts, a cluster's
+ * picked by a filter), not the cluster's history before `since`, which runs to 400 days.
+ */
+export async function clusterAlertsStillFiring(clusterId: string, since: Date): Promise<AlertRecord[]> {
+  return (await queryStillFiring(since, undefined, clusterId)).map(readAlert);
 }
 
 /**

@@ -4,7 +4,7 @@
 // window (one Query), never a table scan, and the list and KPIs through this
 // container's cache of it (list-cache.ts): one marker read when nothing changed.
 import type { AlertRecord } from '../db/alerts.js';
-import { countClusterAlerts, newestClusterAlerts } from '../db/alerts.js';
+import { clusterAlertsStillFiring, countClusterAlerts, newestClusterAlerts } from '../db/alerts.js';
 import { getCluster, type ClusterRecord } from '../db/clusters.js';
 import { getIssue, getIssues, listClusterIssueSummaries, liveSuccessor, type IssueRecord, type IssueSummary } from '../db/issues.js';
 import { readClusterRollups, windowDays } from '../db/metrics.js';
@@ -309,19 +309,24 @@ export interface MetricEvidence {
 }
 
 /**
- * Alerts of the cluster's last 7 days, its key metrics, its inventory. Metrics
+ * Alerts of the cluster's last 7 days (started in them, or before and still firing), its key metrics, its inventory. Metrics
  * are kept as daily rollups, so "the last 24 hours" is answered from the
  * rollups of the two UTC days those hours fall on, and the answer says so.
  */
 export async function issueEvidence(issueId: string, now = new Date()) {
   const issue = await requireIssue(issueId);
   const since = new Date(now.getTime() - EVIDENCE_ALERT_DAYS * DAY_MS);
-  const [alerts, alertsTotal, rollups, cluster] = await Promise.all([
+  const [started, startedTotal, stillFiring, rollups, cluster] = await Promise.all([
     newestClusterAlerts(issue.cluster_id, since, undefined, ALERTS_SHOWN),
     countClusterAlerts(issue.cluster_id, since),
+    clusterAlertsStillFiring(issue.cluster_id, since),
     readClusterRollups(issue.cluster_id, windowDays(2, now)),
     getCluster(issue.cluster_id),
   ]);
+  // The window's alerts as every window counts them: started in it, or before it and still firing (newest first:
+  // those started in it come first). An issue whose alert has fired for 8 days listed no alert here.
+  const alerts = [...started, ...stillFiring.reverse()].slice(0, ALERTS_SHOWN);
+  const alertsTotal = startedTotal + stillFiring.length;
   const metrics: MetricEvidence[] = [];
   for (const key of METRIC_KEYS) {
     const parts = rollups.map((r) => r.metrics[key]).filter((p) => p !== undefined);
