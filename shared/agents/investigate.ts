@@ -188,7 +188,7 @@ export async function rulesInvestigation(facts: ClusterFacts, budget?: BudgetSpe
     `| Tier-adjusted score | ${oneDecimal(score.tier_adjusted_score)} |`,
     `| Overall / metrics / alerts score | ${oneDecimal(score.overall_score)} / ${oneDecimal(score.metrics_score)} / ${oneDecimal(score.alerts_score)} |`,
     `| Top risk | ${cell(score.top_risk)} |`,
-    `| Firing alerts (7 days) | ${score.firing_alert_count_7d} |`,
+    `| Alerts fired in the last 7 days (still firing or resolved) | ${score.firing_alert_count_7d} |`,
     '',
     '## Breached thresholds',
     ...(thresholds.length ? thresholds.map((t) => `- ${t}`) : ['- None of the scoring dimensions is off green.']),

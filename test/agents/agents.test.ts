@@ -301,6 +301,8 @@ describe('the worker on a fleet', () => {
     // The scores table has a header of words (an empty one rendered as a blank strip) and one-decimal scores, as the console writes them.
     expect(investigation.full_report).toContain('## Scores\n| Score | Value |\n|---|---|\n');
     expect(investigation.full_report).toContain(`| Tier-adjusted score | ${worst.tier_adjusted_score.toFixed(1)} |`);
+    // firing_alert_count_7d counts resolved alerts of the 7 days too: not called "firing", as if all still fired.
+    expect(investigation.full_report).toContain(`| Alerts fired in the last 7 days (still firing or resolved) | ${worst.firing_alert_count_7d} |`);
     expect(investigation.full_report).toContain(
       `| Overall / metrics / alerts score | ${[worst.overall_score, worst.metrics_score, worst.alerts_score].map((s) => s.toFixed(1)).join(' / ')} |`,
     );

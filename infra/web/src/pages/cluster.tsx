@@ -196,7 +196,7 @@ function Scores({ clusterId }: { clusterId: string }) {
                 Metrics <strong>{fmtScore(unified.metrics_score)}</strong>
               </li>
               <li>
-                Alerts <strong>{fmtScore(unified.alerts_score)}</strong> ({unified.firing_alert_count_7d} firing in 7 days)
+                Alerts <strong>{fmtScore(unified.alerts_score)}</strong> ({unified.firing_alert_count_7d} fired in the last 7 days)
               </li>
               <li>
                 Tier-adjusted <strong>{fmtScore(unified.tier_adjusted_score)}</strong>

@@ -106,11 +106,11 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
         {c.alerts.length > 0 && (
           <details className="critical-alerts">
             <summary>
-              Alerts ({c.alerts.length} kind{c.alerts.length === 1 ? '' : 's'}, {c.alert_total} firing)
+              Alerts ({c.alerts.length} kind{c.alerts.length === 1 ? '' : 's'}, {c.alert_total} fired in the last 14 days)
             </summary>
-            <ScrollRegion label={`Firing alerts of ${c.cluster_name} in the last 14 days`}>
+            <ScrollRegion label={`Alerts that fired on ${c.cluster_name} in the last 14 days`}>
               <table>
-                <caption className="visually-hidden">Firing alerts of {c.cluster_name} in the last 14 days</caption>
+                <caption className="visually-hidden">Alerts that fired on {c.cluster_name} in the last 14 days</caption>
                 <thead>
                   <tr>
                     <th scope="col">Alert</th>
