@@ -178,12 +178,16 @@ function dashboardUrl(alert: AlertmanagerAlert): string {
   return link.success ? link.data : '';
 }
 
-const NEVER = '0001-01-01T00:00:00Z';
+/** Go's zero time, which Alertmanager writes as `endsAt` for no end: as an instant, so any spelling of it is one. */
+const NEVER_MS = Date.parse('0001-01-01T00:00:00Z');
 
-/** Whether a resolved alert carries no usable end: no endsAt, or one after its receipt (a sender's clock ahead). */
+/**
+ * Whether a resolved alert carries no usable end: no endsAt (the zero time, spelled any way: `.000Z` and `+00:00`
+ * were taken as a real end, clamped to the start, so the alert lasted 0 s), or one after its receipt (a sender's clock ahead).
+ */
 function endsUnknown(a: AlertmanagerAlert, now: Date): boolean {
   const ends = Date.parse(a.endsAt);
-  return a.endsAt === NEVER || !Number.isFinite(ends) || ends > now.getTime();
+  return !Number.isFinite(ends) || ends <= NEVER_MS || ends > now.getTime();
 }
 
 /** When a resolved alert with a usable end stopped: its endsAt, not before its startsAt. */

@@ -413,6 +413,25 @@ describe('alerts from the Alertmanager webhook', () => {
     expect((await issueOf(id, 'ReplicationStalled'))[0]).toMatchObject({ status: 'Resolved', resolved_at: at(1).toISOString() });
   });
 
+  it("a resolution whose endsAt is Go's zero time spelled another way (.000Z, +00:00) ends at its receipt, not at its start", async () => {
+    const id = clusters[0]!.cluster_id;
+    for (const [n, zero] of ['0001-01-01T00:00:00.000Z', '0001-01-01T00:00:00+00:00', '0001-01-01T05:30:00+05:30'].entries()) {
+      const fingerprint = `zero-end-spelling-${n}`;
+      const notice = (status: 'firing' | 'resolved') =>
+        alert(status, {
+          labels: { alertname: `ZeroEnd${n}`, cluster_id: id, severity: 'warning' },
+          startsAt: '2026-11-20T11:30:00Z',
+          endsAt: zero,
+          fingerprint,
+        });
+      expect(await ingestAlerts([notice('firing')], at(0))).toMatchObject({ accepted: 1, duplicates: 0 });
+      expect(await ingestAlerts([notice('resolved')], at(1))).toMatchObject({ accepted: 1, duplicates: 0 });
+      // Resent: a duplicate that keeps the first receipt as its end, as with the zero time Alertmanager writes.
+      expect(await ingestAlerts([notice('resolved')], at(11))).toMatchObject({ accepted: 1, duplicates: 1 });
+      expect((await storedOf(id, fingerprint))[0]).toMatchObject({ status: 'Resolved', ends_at: at(1).toISOString() });
+    }
+  });
+
   it('a delivery received before the stored one changes nothing, whatever order they are processed in; so does an older resolution', async () => {
     const id = clusters[1]!.cluster_id;
     const fp = { fingerprint: 'order00000000001', labels: { alertname: 'QueryErrors', cluster_id: id, severity: 'warning' } };
