@@ -661,6 +661,8 @@ describe('LLM cost', { timeout: 60_000 }, () => {
     expect(summary.body.totals.runs).toBeGreaterThanOrEqual(3);
     await open(adminPage, '/llm-cost', 'LLM cost');
     await adminPage.getByText('Monthly projection').waitFor();
+    // The periods are UTC calendar days, where the issue lists' windows are rolling: said where they are chosen.
+    await adminPage.getByText("A period is whole UTC days, today's so far included", { exact: false }).waitFor();
     await adminPage.getByText('Daily cost by source', { exact: true }).waitFor();
     await adminPage.getByText('Daily tokens by source', { exact: true }).waitFor();
     await adminPage.locator('.line-chart-plot canvas').first().waitFor();
