@@ -24,8 +24,9 @@ import {
   MAX_ATTEMPTS,
   type AgentTask,
 } from '../../shared/db/investigations.js';
-import { listUsage, recordUsage } from '../../shared/db/llm-usage.js';
-import { agentSpentToday } from '../../shared/llm/agent-budget.js';
+import { listUsage } from '../../shared/db/llm-usage.js';
+import { budgetSpentWords } from '../../shared/llm/agent-budget.js';
+import { withAgentBudgetSpent } from '../support/agent-budget.js';
 import type { FleetClusterScore } from '../../shared/scoring/fleet-score.js';
 import { dropFleetViewCache, fleetView, type FleetView } from '../../shared/scoring/fleet-view.js';
 import { registerLocalWorker } from '../../shared/worker-invoke.js';
@@ -450,43 +451,24 @@ describe('the worker on a fleet', () => {
 
   it("once the day's AI budget is spent, investigates by the rules and says why; under it, asks the model", async () => {
     useLlm();
-    // What the agents spent today, past a budget just above what this file's runs spent before.
-    const before = await agentSpentToday();
-    process.env.AGENT_DAILY_BUDGET_USD = (before + 0.05).toFixed(6);
-    try {
-      await recordUsage({
-        run_id: randomUUID(),
-        source: 'agent',
-        model: 'gpt-4o-mini',
-        input_tokens: 1,
-        output_tokens: 1,
-        total_tokens: 2,
-        cost_usd: 0.06,
-        duration_ms: 1,
-        error: false,
-        user: 'patrol-worker',
-      });
+    await withAgentBudgetSpent(async (spent) => {
       const [task] = await tasksFor([view.scores[4]!]);
       const run = await runAgentTasks();
       expect(run.done).toBeGreaterThanOrEqual(1);
       const investigation = (await Promise.all(run.investigations.map(async (id) => (await getInvestigation(id))!))).find((i) => i.task_id === task!.task_id)!;
       expect(investigation).toMatchObject({ model: 'rules', cost_usd: 0, total_tokens: 0 });
-      expect(investigation.full_report).toContain(
-        `_Rule-based investigation: the day's AI budget is spent (US$${(before + 0.06).toFixed(2)} of AGENT_DAILY_BUDGET_USD's US$${(before + 0.05).toFixed(2)}`,
-      );
+      expect(investigation.full_report).toContain(`_Rule-based investigation: ${budgetSpentWords(spent)}, so this report applies`);
       expect(openai.received).toHaveLength(0);
 
       // A budget above the day's spend: the model is asked again.
-      process.env.AGENT_DAILY_BUDGET_USD = (before + 1).toFixed(6);
+      process.env.AGENT_DAILY_BUDGET_USD = (spent.spentUsd + 1).toFixed(6);
       const answer = { severity: 'info', confidence: 0.6, root_cause: 'Nothing urgent.', recommended_actions: 'Watch it.', full_report: 'Calm.' };
       openai.enqueueText(JSON.stringify(answer), { usage: { input_tokens: 100, output_tokens: 10 } });
       const [next] = await tasksFor([view.scores[5]!]);
       const asked = await runAgentTasks();
       const modelled = (await Promise.all(asked.investigations.map(async (id) => (await getInvestigation(id))!))).find((i) => i.task_id === next!.task_id)!;
       expect(modelled).toMatchObject({ model: 'gpt-4o-mini', root_cause: 'Nothing urgent.' });
-    } finally {
-      delete process.env.AGENT_DAILY_BUDGET_USD;
-    }
+    });
   });
 
   it('a failing LLM: retried, then failed after 3 attempts with the reason; every failed call is in the ledger', async () => {

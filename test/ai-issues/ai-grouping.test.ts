@@ -9,8 +9,8 @@ import { aiTriageAction, getAiGroupingState, getAiIssue, listAiIssuesActiveSince
 import { listAlertsSince, recordAlerts, type AlertRecord } from '../../shared/db/alerts.js';
 import { alertRecord, storedCluster } from '../support/clusters.js';
 import { transactWrite } from '../../shared/db/client.js';
-import { listUsage, recordUsage } from '../../shared/db/llm-usage.js';
-import { agentSpentToday } from '../../shared/llm/agent-budget.js';
+import { listUsage } from '../../shared/db/llm-usage.js';
+import { withAgentBudgetSpent } from '../support/agent-budget.js';
 import { categoryOf, rulesGroups } from '../../shared/ai-issues/grouping.js';
 import { AI_WINDOW_DAYS, alertKeyOf, MODEL_RETRY_BASE_MS, modelWait, regroupAiClusters } from '../../shared/ai-issues/regroup.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
@@ -187,20 +187,7 @@ describe('LLM grouping', () => {
       (await listAiIssuesActiveSince(new Date(Date.now() - 86_400_000))).filter((i) => i.cluster_id === clusterId && i.alert_count > 0);
     expect((await ofCluster()).map((i) => i.grouped_by)).toEqual(['llm:gpt-4o-mini']);
     const calls = openai.answered().length;
-    process.env.AGENT_DAILY_BUDGET_USD = ((await agentSpentToday()) + 0.01).toFixed(6);
-    try {
-      await recordUsage({
-        run_id: 'spent',
-        source: 'agent',
-        model: 'gpt-4o-mini',
-        input_tokens: 1,
-        output_tokens: 1,
-        total_tokens: 2,
-        cost_usd: 0.02,
-        duration_ms: 1,
-        error: false,
-        user: 'agent-worker',
-      });
+    await withAgentBudgetSpent(async () => {
       // Even under another model (a new method), alerts that did not move keep the model's grouping.
       process.env.LLM_MODEL = 'gpt-4o';
       expect(await regroupAiClusters([clusterId], now)).toMatchObject({ unchanged: 1 });
@@ -215,9 +202,7 @@ describe('LLM grouping', () => {
       );
       expect(openai.answered()).toHaveLength(calls);
       await expectEveryAlertOnce();
-    } finally {
-      delete process.env.AGENT_DAILY_BUDGET_USD;
-    }
+    });
   });
 
   it('waits twice as long after each failure in a row, up to 12 hours', () => {

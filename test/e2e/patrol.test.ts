@@ -5,8 +5,8 @@
 // against a brute-force computation.
 import { DATA_NOT_INSTRUCTIONS } from '../../shared/llm/tool-loop.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { listUsage, recordUsage } from '../../shared/db/llm-usage.js';
-import { agentSpentToday } from '../../shared/llm/agent-budget.js';
+import { listUsage } from '../../shared/db/llm-usage.js';
+import { withAgentBudgetSpent } from '../support/agent-budget.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { acquireLock, lockHolder, releaseLock, takeOverLock } from '../../shared/db/locks.js';
 import { claimReport, createReport, finishReport, getReport } from '../../shared/db/patrol.js';
@@ -131,20 +131,7 @@ describe('a scan with the rules engine (no provider)', () => {
 describe("a scan once the day's AI budget is spent", () => {
   it('runs the rules engine though a provider is configured, and its report says why', async () => {
     useLlm();
-    process.env.AGENT_DAILY_BUDGET_USD = ((await agentSpentToday()) + 0.01).toFixed(6);
-    try {
-      await recordUsage({
-        run_id: 'spent',
-        source: 'agent',
-        model: 'gpt-4o-mini',
-        input_tokens: 1,
-        output_tokens: 1,
-        total_tokens: 2,
-        cost_usd: 0.02,
-        duration_ms: 1,
-        error: false,
-        user: 'agent-worker',
-      });
+    await withAgentBudgetSpent(async () => {
       const res = await trigger();
       expect(res.body).toMatchObject({ status: 'completed', tool_rounds: 0, total_tokens: 0 });
       const report = (await call(viewer, 'GET', `/api/patrol/${res.body.report_id}`)).body;
@@ -153,9 +140,7 @@ describe("a scan once the day's AI budget is spent", () => {
         /^_Rules-engine patrol: the day's AI budget is spent \(US\$[\d.]+ of AGENT_DAILY_BUDGET_USD's US\$[\d.]+; the model is asked again after 00:00 UTC\), so this report/,
       );
       expect(openai.received).toHaveLength(0);
-    } finally {
-      delete process.env.AGENT_DAILY_BUDGET_USD;
-    }
+    });
   });
 });
 
