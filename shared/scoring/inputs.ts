@@ -478,9 +478,12 @@ export interface Staleness {
   reason: string | undefined;
 }
 
-/** "no metrics since 2026-11-19 08:00 UTC", or "no metrics in the last 7 days" when there is no sample at all. */
+/**
+ * "no metrics since 2026-11-19 08:00 UTC", or "no metrics in the last 7 UTC days" when the lookback holds no sample:
+ * the lookback is whole UTC days, today's so far included, so at 00:05 UTC a sample of 6½ days ago is outside "7 days".
+ */
 export function staleReason(lastMetricAt: string | null, lookbackDays: number): string {
-  if (lastMetricAt === null) return `no metrics in the last ${lookbackDays} day${lookbackDays === 1 ? '' : 's'}`;
+  if (lastMetricAt === null) return `no metrics in the last ${lookbackDays} UTC day${lookbackDays === 1 ? '' : 's'}`;
   return `no metrics since ${lastMetricAt.slice(0, 10)} ${lastMetricAt.slice(11, 16)} UTC`;
 }
 

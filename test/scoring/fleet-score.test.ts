@@ -248,7 +248,7 @@ describe('missing metrics: scored on what has data, the rest named, nothing inve
     expect(s.dimension_scores).toEqual([]);
     expect(s.top_risk).toBe('None');
     expect(s.risk_reasons).toEqual([
-      'no metrics in the last 7 days', // stale: nothing arrives, which comes first
+      'no metrics in the last 7 UTC days', // stale: nothing arrives, which comes first
       'No Disk Usage data in the last 7 days',
       'No Query Error Rate data in the last 7 days',
       'No Live Nodes data in the last 7 days',

@@ -54,8 +54,8 @@ describe('the newest sample of a cluster', () => {
 
   it('the reason names the minute in UTC, or the lookback when there is no sample', () => {
     expect(staleReason('2026-11-18T07:05:59.999Z', 7)).toBe('no metrics since 2026-11-18 07:05 UTC');
-    expect(staleReason(null, 7)).toBe('no metrics in the last 7 days');
-    expect(staleReason(null, 1)).toBe('no metrics in the last 1 day');
+    expect(staleReason(null, 7)).toBe('no metrics in the last 7 UTC days');
+    expect(staleReason(null, 1)).toBe('no metrics in the last 1 UTC day');
   });
 });
 
@@ -87,12 +87,12 @@ describe('a stale cluster is flagged; its score stands on the data there is', ()
     expect(h).toMatchObject({ last_metric_at: hoursAgo(0.5), metrics_stale: false, risk_reasons: [] });
   });
 
-  it('no rollups at all: "no metrics in the last N days", with N the lookback', () => {
+  it('no rollups at all: "no metrics in the last N UTC days", with N the lookback', () => {
     const data = sampledAt('never', []);
     for (const days of [7, 14]) {
       const s = scoreCluster(data, rulesWith(180, days), NOW);
       expect(s).toMatchObject({ last_metric_at: null, metrics_stale: true });
-      expect(s.risk_reasons[0]).toBe(`no metrics in the last ${days} days`);
+      expect(s.risk_reasons[0]).toBe(`no metrics in the last ${days} UTC days`);
       expect(s.metrics_score).toBe(100); // scored as before: nothing measured, nothing held against it
     }
   });
@@ -100,7 +100,7 @@ describe('a stale cluster is flagged; its score stands on the data there is', ()
   it('samples only before the lookback count as none', () => {
     const s = scoreCluster(sampledAt('old', [{ at: hoursAgo(24 * 9) }]), RULES, NOW);
     expect(s).toMatchObject({ last_metric_at: null, metrics_stale: true });
-    expect(s.risk_reasons[0]).toBe('no metrics in the last 7 days');
+    expect(s.risk_reasons[0]).toBe('no metrics in the last 7 UTC days');
   });
 
   it('the health score carries the same flag, time and first reason', () => {
