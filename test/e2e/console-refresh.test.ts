@@ -171,3 +171,95 @@ describe('refresh answered 202 and followed', { timeout: 90_000 }, () => {
     }
   });
 });
+
+// Watch pages left open on a wall screen (api/live.ts): each reads its answers again every minute while the
+// tab is shown, says when it last did, and keeps what it shows when a read fails. Time is Playwright's clock.
+describe('watch pages stay current', { timeout: 90_000 }, () => {
+  const WATCH = [
+    ['/', '/api/fleet/scores'],
+    ['/health', '/api/health/scores'],
+    ['/risk', '/api/risk/snapshots'],
+    ['/critical', '/api/critical-clusters'],
+    ['/issues', '/api/issues'],
+    ['/ai-issues', '/api/ai-issues'],
+  ] as const;
+  const isGet = (path: string) => (r: { url(): string; request(): { method(): string } }) =>
+    new URL(r.url()).pathname === path && r.request().method() === 'GET';
+
+  it('every watch page reads its answer again after a minute shown, and says when it was updated', async () => {
+    const watch = await browser.page();
+    await watch.clock.install();
+    await signIn(watch, 'admin', PASSWORD);
+    for (const [path, read] of WATCH) {
+      const first = watch.waitForResponse(isGet(read));
+      await watch.goto(path);
+      await first;
+      await watch.locator('.live-stamp').getByText('just now').waitFor();
+      const again = watch.waitForResponse(isGet(read), { timeout: 15_000 });
+      await watch.clock.fastForward(61_000);
+      expect((await again).status(), `${path} read ${read} again`).toBe(200);
+    }
+  });
+
+  it('fleet: shows a computation made meanwhile, keeping the focused row', async () => {
+    const watch = await browser.page();
+    await watch.clock.install();
+    await signIn(watch, 'admin', PASSWORD);
+    await watch.locator('main table tbody tr[data-index]').nth(3).waitFor();
+    const stamp = watch.locator('.fleet-stamp time');
+    const before = await stamp.getAttribute('datetime');
+
+    // The fleet is recomputed elsewhere (202 at once here: followed to its end).
+    const run = await api(service.url, admin, 'POST', '/api/fleet/refresh');
+    if (run.status === 202) {
+      await expect.poll(async () => (await api(service.url, admin, 'GET', `/api/fleet/refresh/${run.body.refresh_id}`)).status, { timeout: 60_000 }).toBe(200);
+    }
+    const now = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.generated_at as string;
+    expect(now).not.toBe(before);
+
+    const link = watch.locator('main table tbody tr[data-index="3"] a');
+    const name = await link.textContent();
+    await link.focus();
+    const again = watch.waitForResponse(isGet('/api/fleet/scores'), { timeout: 15_000 });
+    await watch.clock.fastForward(61_000);
+    await again;
+    await expect.poll(() => stamp.getAttribute('datetime')).toBe(now);
+    expect(await watch.evaluate('document.activeElement?.textContent')).toBe(name);
+  });
+
+  it('fleet: a read that fails keeps the rows shown and says from when they are', async () => {
+    const watch = await browser.page();
+    await watch.clock.install();
+    await signIn(watch, 'admin', PASSWORD);
+    const rows = watch.locator('main table tbody tr[data-index]');
+    await rows.first().waitFor();
+    const shown = await rows.count();
+    await watch.route('**/api/fleet/scores', (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The service is restarting.' }),
+      }),
+    );
+    const failed = watch.locator('.live-stamp [role="status"]');
+    await watch.clock.fastForward(61_000);
+    // The read is tried three times (1 s and 2 s apart) before it counts as failed.
+    await expect
+      .poll(
+        async () => {
+          await watch.clock.fastForward(2_000);
+          return failed.textContent();
+        },
+        { timeout: 30_000 },
+      )
+      .toContain('Could not update: The service is restarting.');
+    expect(await rows.count()).toBe(shown);
+    expect(await watch.getByRole('alert').count()).toBe(0);
+    await watch.clock.fastForward(4 * 60_000);
+    await watch
+      .locator('.live-stamp.live-old')
+      .getByText(/minutes ago/)
+      .waitFor();
+    await expectAccessible(watch, '/ (fleet) after a failed background read');
+  });
+});

@@ -4,6 +4,8 @@
 // says "(UTC)" leaves the label off its cells (`{ label: false }`). Charts follow the
 // same rule (line-chart.tsx); relative times ("4 minutes ago") are zone-free.
 
+import { useEffect, useState } from 'react';
+
 /** An instant: an ISO string as the API sends it, epoch milliseconds, or a Date. */
 export type Instant = string | number | Date;
 
@@ -46,4 +48,30 @@ export function isoOf(t: Instant): string {
 export function When({ iso, label }: { iso: string | null | undefined; label?: boolean }) {
   if (!iso) return <span className="muted">—</span>;
   return <time dateTime={iso}>{utc(iso, { label })}</time>;
+}
+
+const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+
+/** `iso` against `now`: "just now", "12 seconds ago", "4 minutes ago", "30 hours ago", "3 days ago". */
+export function relative(iso: string, now: number): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  // `now` ticks every few seconds: a moment a fresh answer names may be just past it.
+  const s = Math.round((ms - Math.max(now, Date.now())) / 1000);
+  const abs = Math.abs(s);
+  if (abs < 5) return 'just now';
+  if (abs < 60) return relativeFormat.format(s, 'second');
+  if (abs < 3_600) return relativeFormat.format(Math.round(s / 60), 'minute');
+  if (abs < 172_800) return relativeFormat.format(Math.round(s / 3_600), 'hour');
+  return relativeFormat.format(Math.round(s / 86_400), 'day');
+}
+
+/** Re-renders every `ms` so relative times stay true between refetches. */
+export function useNow(ms = 15_000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+  return now;
 }

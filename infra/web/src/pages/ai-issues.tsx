@@ -7,6 +7,8 @@ import { createColumnHelper } from '@tanstack/react-table';
 import { Link } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
+import { live } from '../api/live';
+import { Updated } from '../components/updated';
 import type { Answer, QueryOf } from '../api/types';
 import { GroupedBy } from '../components/ai/grouping';
 import { KpiTiles } from '../components/ai/kpis';
@@ -26,8 +28,8 @@ type Issue = Answer<'ai-issues', 'list'>['issues'][number];
 export default function AiIssuesPage() {
   const state = useIssueFilters();
   const query: QueryOf<'ai-issues', 'list'> = state.query;
-  const list = useApi(listEndpoint, { query }, { placeholderData: keepPreviousData });
-  const kpis = useApi(kpisEndpoint, { query: { days: state.days } }, { placeholderData: keepPreviousData });
+  const list = useApi(listEndpoint, { query }, { placeholderData: keepPreviousData, ...live });
+  const kpis = useApi(kpisEndpoint, { query: { days: state.days } }, { placeholderData: keepPreviousData, ...live });
 
   return (
     <section className="issues-page ai-issues-page" aria-labelledby="issues-title">
@@ -36,6 +38,7 @@ export default function AiIssuesPage() {
         Alerts grouped into issues by the language model, each with its summary and reasoning. When no model is configured the rules engine groups them, and the
         issue says so. Rule-grouped issues are under <Link to="/issues">Alert issues</Link>.
       </p>
+      <Updated reads={[list, kpis]} />
       <Kpis kpis={kpis} days={state.days} />
       <FilterBar label="Filter AI issues" state={state} options={list.data} />
       <Results
@@ -52,7 +55,7 @@ export default function AiIssuesPage() {
 }
 
 function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'ai-issues', 'kpis'>>; days: string }) {
-  if (kpis.isError) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
+  if (kpis.isError && !kpis.data) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
   const k = kpis.data;
   return (
     <KpiTiles

@@ -5,6 +5,8 @@
 import { Fragment, useMemo } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
+import { live } from '../api/live';
+import { Updated } from '../components/updated';
 import type { Answer } from '../api/types';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
@@ -145,13 +147,13 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
 }
 
 function FleetCritical({ q, level }: { q: string; level: string }) {
-  const fleet = useApi(fleetCriticalEp);
+  const fleet = useApi(fleetCriticalEp, {}, live);
   const rows = useMemo(
     () => (fleet.data?.clusters ?? []).filter((c) => matches(q, c.cluster_name, c.customer_name) && (!level || c.classification === level)),
     [fleet.data, q, level],
   );
   if (fleet.isPending) return <Loading what="the fleet's Warning and Critical clusters" />;
-  if (fleet.isError) return <Problem error={fleet.error} retry={() => void fleet.refetch()} />;
+  if (!fleet.data) return <Problem error={fleet.error} retry={() => void fleet.refetch()} />;
   if (fleet.data.clusters.length === 0) return <Empty>No cluster is Warning or Critical by unified score.</Empty>;
   return (
     <>
@@ -217,7 +219,9 @@ function FleetCritical({ q, level }: { q: string; level: string }) {
 }
 
 export default function CriticalPage() {
-  const critical = useApi(criticalEp);
+  const critical = useApi(criticalEp, {}, live);
+  // The same read as FleetCritical's (one request): the freshness line covers both sections.
+  const fleet = useApi(fleetCriticalEp, {}, live);
   const [filters, setFilters] = useUrlState(FILTERS);
   const q = filters.q as string;
   const level = knownOption(filters.level as string, LEVELS);
@@ -228,6 +232,7 @@ export default function CriticalPage() {
     <div className="critical-page">
       <h1>Critical clusters</h1>
       <Stamp at={critical.data?.generated_at} />
+      <Updated reads={[critical, fleet]} />
       {critical.data && (
         <ul className="tiles" aria-label="Totals">
           <li className="tile critical">
@@ -261,7 +266,7 @@ export default function CriticalPage() {
         </p>
         {critical.isPending ? (
           <Loading what="critical clusters" />
-        ) : critical.isError ? (
+        ) : !critical.data ? (
           <Problem error={critical.error} retry={() => void critical.refetch()} />
         ) : ranked.length === 0 ? (
           <Empty>No cluster is at Warning or Critical risk. {HOW_DATA_ARRIVES}</Empty>

@@ -6,6 +6,8 @@ import { createColumnHelper, type SortingFn } from '@tanstack/react-table';
 import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
+import { live } from '../api/live';
+import { Updated } from '../components/updated';
 import { useRefreshRun } from '../api/refresh';
 import type { Answer } from '../api/types';
 import { DataTable, useUrlSorting } from '../components/data-table';
@@ -101,8 +103,8 @@ const COLUMNS = [
 
 export default function FleetPage() {
   const { can } = useSession();
-  const kpis = useApi(kpisEndpoint);
-  const scores = useApi(scoresEndpoint);
+  const kpis = useApi(kpisEndpoint, {}, live);
+  const scores = useApi(scoresEndpoint, {}, live);
   return (
     <div className="fleet">
       <div className="fleet-head">
@@ -113,6 +115,7 @@ export default function FleetPage() {
               Scores computed <time dateTime={scores.data.generated_at}>{utcSeconds(scores.data.generated_at)}</time>
             </p>
           )}
+          <Updated reads={[kpis, scores]} />
         </div>
         {can(...MAY_REFRESH_FLEET) && <RefreshScores generatedAt={scores.data?.generated_at} />}
       </div>
@@ -123,7 +126,7 @@ export default function FleetPage() {
         </h2>
         {kpis.isPending ? (
           <Loading what="fleet KPIs" />
-        ) : kpis.isError ? (
+        ) : !kpis.data ? (
           <Problem error={kpis.error} retry={() => void kpis.refetch()} />
         ) : (
           <>
@@ -137,7 +140,7 @@ export default function FleetPage() {
         <h2 id="fleet-scores">Clusters</h2>
         {scores.isPending ? (
           <Loading what="cluster scores" />
-        ) : scores.isError ? (
+        ) : !scores.data ? (
           <Problem error={scores.error} retry={() => void scores.refetch()} />
         ) : scores.data.scores.length === 0 ? (
           <Empty>

@@ -5,6 +5,8 @@
 import { Fragment, useMemo, useState } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
+import { live } from '../api/live';
+import { Updated } from '../components/updated';
 import { useRefreshRun } from '../api/refresh';
 import type { Answer } from '../api/types';
 import { StaleBadge } from '../components/stale-badge';
@@ -40,9 +42,9 @@ function parseDimension(d: Dimension) {
 }
 
 function Kpis() {
-  const kpis = useApi(kpisEp);
+  const kpis = useApi(kpisEp, {}, live);
   if (kpis.isPending) return <Loading what="health KPIs" />;
-  if (kpis.isError) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
+  if (!kpis.data) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
   const k = kpis.data.kpis;
   const tiles: [string, string, string?][] = [
     ['Clusters', fmt(k.total_clusters)],
@@ -160,8 +162,9 @@ function Refresh() {
 
 export default function HealthPage() {
   const { can } = useSession();
-  const scores = useApi(scoresEp);
-  const enrichment = useApi(enrichmentEp);
+  const scores = useApi(scoresEp, {}, live);
+  const enrichment = useApi(enrichmentEp, {}, live);
+  const kpis = useApi(kpisEp, {}, live);
   const [filters, setFilters] = useUrlState(FILTERS);
   const open = filters.open as string[];
   const [showInventory, setShowInventory] = useState(false);
@@ -197,6 +200,7 @@ export default function HealthPage() {
         {can(...MAY_REFRESH_HEALTH) && <Refresh />}
       </div>
       <Stamp at={scores.data?.generated_at} source={scores.data?.source} />
+      <Updated reads={[scores, enrichment, kpis]} />
       <Kpis />
 
       <section className="view-section" aria-labelledby="health-scores">
@@ -215,7 +219,7 @@ export default function HealthPage() {
         </search>
         {scores.isPending ? (
           <Loading what="health scores" />
-        ) : scores.isError ? (
+        ) : !scores.data ? (
           <Problem error={scores.error} retry={() => void scores.refetch()} />
         ) : scores.data.scores.length === 0 ? (
           <Empty>No health scores yet. {HOW_DATA_ARRIVES}</Empty>
@@ -302,7 +306,7 @@ export default function HealthPage() {
         <p className="muted view-note">Cluster type and region of every cluster, from the inventory.</p>
         {enrichment.isPending ? (
           <Loading what="enrichment" />
-        ) : enrichment.isError ? (
+        ) : !enrichment.data ? (
           <Problem error={enrichment.error} retry={() => void enrichment.refetch()} />
         ) : enrichment.data.clusters.length === 0 ? (
           <Empty>No clusters in the inventory. {HOW_DATA_ARRIVES}</Empty>

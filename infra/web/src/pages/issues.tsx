@@ -5,6 +5,8 @@ import { keepPreviousData } from '@tanstack/react-query';
 import { createColumnHelper } from '@tanstack/react-table';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
+import { live } from '../api/live';
+import { Updated } from '../components/updated';
 import type { Answer, QueryOf } from '../api/types';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
 import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
@@ -21,12 +23,13 @@ type Issue = Answer<'issues', 'list'>['issues'][number];
 export default function IssuesPage() {
   const state = useIssueFilters();
   const query: QueryOf<'issues', 'list'> = state.query;
-  const list = useApi(listEndpoint, { query }, { placeholderData: keepPreviousData });
-  const kpis = useApi(kpisEndpoint, { query: { days: state.days } }, { placeholderData: keepPreviousData });
+  const list = useApi(listEndpoint, { query }, { placeholderData: keepPreviousData, ...live });
+  const kpis = useApi(kpisEndpoint, { query: { days: state.days } }, { placeholderData: keepPreviousData, ...live });
 
   return (
     <section className="issues-page" aria-labelledby="issues-title">
       <h1 id="issues-title">Alert issues</h1>
+      <Updated reads={[list, kpis]} />
       <Kpis kpis={kpis} days={state.days} />
       <FilterBar label="Filter issues" state={state} options={list.data} />
       <Results
@@ -43,7 +46,7 @@ export default function IssuesPage() {
 }
 
 function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'issues', 'kpis'>>; days: string }) {
-  if (kpis.isError) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
+  if (kpis.isError && !kpis.data) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
   const k = kpis.data;
   const tiles: [string, string][] = [
     ['Issues', k ? String(k.total) : '…'],

@@ -5,6 +5,8 @@ import { createColumnHelper, type SortingFn } from '@tanstack/react-table';
 import { useMemo } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
+import { live } from '../api/live';
+import { Updated } from '../components/updated';
 import type { Answer } from '../api/types';
 import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
@@ -144,7 +146,7 @@ function RulesTable() {
 }
 
 export default function RiskPage() {
-  const snapshots = useApi(snapshotsEp);
+  const snapshots = useApi(snapshotsEp, {}, live);
   const [filters, setFilters] = useUrlState(FILTERS);
   const data = snapshots.data;
 
@@ -173,6 +175,7 @@ export default function RiskPage() {
     <div className="risk-page">
       <h1>Risk</h1>
       <Stamp at={data?.generated_at} source={data?.source} />
+      <Updated reads={[snapshots]} />
       {data && (
         <ul className="tiles" aria-label="Risk summary">
           <li className="tile">
@@ -215,7 +218,7 @@ export default function RiskPage() {
         </search>
         {snapshots.isPending ? (
           <Loading what="risk snapshots" />
-        ) : snapshots.isError ? (
+        ) : !snapshots.data ? (
           <Problem error={snapshots.error} retry={() => void snapshots.refetch()} />
         ) : snapshots.data.clusters.length === 0 ? (
           <Empty>No risk snapshots yet. {HOW_DATA_ARRIVES}</Empty>

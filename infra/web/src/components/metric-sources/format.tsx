@@ -1,27 +1,10 @@
 // Times, lags and run outcomes as the metric-sources page shows them: every time
 // both relative ("4 min ago") and absolute (UTC), every status as a word.
-import { useEffect, useState } from 'react';
 import type { Answer } from '../../api/types';
-import { utcSeconds } from '../time';
+import { relative, utcSeconds } from '../time';
 
 export type Status = Answer<'metric-sources', 'status'>;
 export type Outcome = NonNullable<Status['last_run']>['outcome'];
-
-const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
-
-/** `iso` against `now`: "just now", "12 seconds ago", "4 minutes ago", "30 hours ago", "3 days ago". */
-export function relative(iso: string, now: number): string {
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) return iso;
-  // `now` ticks every few seconds: a moment a fresh answer names may be just past it.
-  const s = Math.round((ms - Math.max(now, Date.now())) / 1000);
-  const abs = Math.abs(s);
-  if (abs < 5) return 'just now';
-  if (abs < 60) return relativeFormat.format(s, 'second');
-  if (abs < 3_600) return relativeFormat.format(Math.round(s / 60), 'minute');
-  if (abs < 172_800) return relativeFormat.format(Math.round(s / 3_600), 'hour');
-  return relativeFormat.format(Math.round(s / 86_400), 'day');
-}
 
 /** A moment as "4 minutes ago (2026-11-24 19:45:12 UTC)"; `never` when there is none. */
 export function When({ iso, now, never = 'never' }: { iso: string | null; now: number; never?: string }) {
@@ -70,14 +53,4 @@ export function OutcomeBadge({ outcome }: { outcome: Outcome }) {
       <span className={`badge ${o.cls}`}>{outcome}</span> <span className="muted">{o.meaning}</span>
     </>
   );
-}
-
-/** Re-renders every `ms` so relative times stay true between refetches. */
-export function useNow(ms = 15_000): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), ms);
-    return () => clearInterval(timer);
-  }, [ms]);
-  return now;
 }
