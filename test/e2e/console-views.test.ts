@@ -164,6 +164,51 @@ describe('health', { timeout: 60_000 }, () => {
     await expectAccessible(adminPage, '/health filtered');
   });
 
+  it('renders only the rows in view of a long fleet (virtualised): scrolling reaches the last, a filter finds any, opened rows stay', async () => {
+    // 600 clusters: the service's own answer, each score repeated under new ids (this page only), so the test stays fast.
+    const COPIES = 50;
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    await page.route('**/api/health/scores', async (route) => {
+      const answer = await (await route.fetch()).json();
+      const scores = answer.scores as { cluster_id: string; cluster_name: string }[];
+      answer.scores = Array.from({ length: COPIES }, (_, copy) =>
+        scores.map((s) => ({ ...s, cluster_id: `${s.cluster_id}-${copy}`, cluster_name: `${s.cluster_name}-${copy}` })),
+      ).flat();
+      await route.fulfill({ json: answer });
+    });
+    const { body } = await api(service.url, admin, 'GET', '/api/health/scores');
+    const total = body.scores.length * COPIES;
+    await open(page, '/health', 'Health', 'table.health-table > tbody[data-index]');
+    await page.getByText(`${total} clusters`, { exact: true }).waitFor();
+    const table = page.locator('table.health-table');
+    expect(await table.getAttribute('aria-rowcount')).toBe(String(total + 1));
+    const rendered = () => page.locator('table.health-table > tbody[data-index]').count();
+    expect(await rendered()).toBeLessThan(80);
+
+    // The scroll region reaches the end: the last cluster renders, and still only a window of rows.
+    const lastName = `${body.scores.at(-1).cluster_name}-${COPIES - 1}`;
+    await table.evaluate((t) => {
+      const region = t.closest('section')!;
+      region.scrollTop = region.scrollHeight;
+    });
+    const last = page.locator('table.health-table > tbody > tr > th').getByRole('link', { name: lastName, exact: true });
+    await last.waitFor();
+    expect(await rendered()).toBeLessThan(80);
+    expect(await last.evaluate((a) => a.closest('tr')!.getAttribute('aria-rowindex'))).toBe(String(total + 1));
+
+    // Its dimensions open below it, in the URL, and count in the row indexes.
+    await page.getByRole('button', { name: `Dimensions of ${lastName}`, exact: true }).click();
+    await page.getByRole('table', { name: `Dimensions of ${lastName}` }).waitFor();
+    expect(await table.getAttribute('aria-rowcount')).toBe(String(total + 2));
+    await expectAccessible(page, '/health with 600 clusters, scrolled to the end');
+
+    // A search finds a cluster far down the list.
+    const farName = `${body.scores[0].cluster_name}-${COPIES - 2}`;
+    await page.getByLabel('Search').fill(farName);
+    await expect.poll(() => page.locator('table.health-table > tbody > tr > th').allTextContents()).toEqual([farName]);
+  });
+
   it('offers the refresh to admins only', async () => {
     await open(adminPage, '/health', 'Health', ROWS);
     const refreshed = adminPage.waitForResponse((r) => r.url().endsWith('/api/health/refresh') && r.request().method() === 'POST');

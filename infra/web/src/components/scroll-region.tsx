@@ -1,11 +1,33 @@
 // A box that scrolls its wide table sideways: a labelled region a keyboard user can
 // focus and scroll (axe: scrollable-region-focusable), labelled by the table's caption.
-import type { ReactNode } from 'react';
+// With `maxHeight` it scrolls down too (a virtualised list measures it through `ref`).
+import type { ReactNode, Ref } from 'react';
 
-export function ScrollRegion({ label, className, id, children }: { label: string; className?: string; id?: string; children: ReactNode }) {
+export function ScrollRegion({
+  label,
+  className,
+  id,
+  maxHeight,
+  ref,
+  children,
+}: {
+  label: string;
+  className?: string;
+  id?: string;
+  maxHeight?: string;
+  ref?: Ref<HTMLElement>;
+  children: ReactNode;
+}) {
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to be scrolled by keyboard
-    <section className={className ? `table-scroll ${className}` : 'table-scroll'} id={id} aria-label={label} tabIndex={0}>
+    <section
+      ref={ref}
+      className={className ? `table-scroll ${className}` : 'table-scroll'}
+      id={id}
+      aria-label={label}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to be scrolled by keyboard
+      tabIndex={0}
+      style={maxHeight ? { maxHeight } : undefined}
+    >
       {children}
     </section>
   );
