@@ -629,6 +629,38 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
     await expectAccessible(adminPage, '/critical');
   });
 
+  it("critical's fleet list renders only the rows in view of a long list (virtualised); scrolling reaches the last", async () => {
+    // 600 rows: the service's own answer, each cluster repeated under new ids (this page only), so the test stays fast.
+    const COPIES = 50;
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/critical');
+    expect(body.clusters.length).toBeGreaterThan(0);
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    await page.route('**/api/fleet/critical', async (route) => {
+      const answer = await (await route.fetch()).json();
+      const clusters = answer.clusters as { cluster_id: string; cluster_name: string }[];
+      answer.clusters = Array.from({ length: COPIES }, (_, copy) =>
+        clusters.map((c) => ({ ...c, cluster_id: `${c.cluster_id}-${copy}`, cluster_name: `${c.cluster_name}-${copy}` })),
+      ).flat();
+      answer.total = answer.clusters.length;
+      await route.fulfill({ json: answer });
+    });
+    const total = body.clusters.length * COPIES;
+    const table = page.getByRole('region', { name: 'Warning and Critical clusters by unified score, worst first' });
+    await page.goto('/critical');
+    await table.locator('tbody tr[data-index]').first().waitFor();
+    await page.getByText(`${total} clusters`, { exact: true }).waitFor();
+    const rendered = () => table.locator('tbody tr[data-index]').count();
+    expect(await rendered()).toBeLessThan(60);
+    const lastName = `${body.clusters.at(-1).cluster_name}-${COPIES - 1}`;
+    await table.evaluate((region) => {
+      region.scrollTop = region.scrollHeight;
+    });
+    await table.getByRole('link', { name: lastName, exact: true }).waitFor();
+    expect(await rendered()).toBeLessThan(60);
+    await expectAccessible(page, '/critical with 600 clusters listed, scrolled to the end');
+  });
+
   it("the fleet, health and critical pages take a link's class or level in any case; one their controls cannot show filters nothing", async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
     const critical = body.scores.filter((s: { classification: string }) => s.classification === 'Critical').length;
