@@ -209,6 +209,36 @@ describe('health', { timeout: 60_000 }, () => {
     await expect.poll(() => page.locator('table.health-table > tbody > tr > th').allTextContents()).toEqual([farName]);
   });
 
+  it("the inventory's every cluster, shown on demand, renders only the rows in view (virtualised)", async () => {
+    // 600 clusters: the service's own inventory, each cluster repeated under new ids (this page only).
+    const COPIES = 50;
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    await page.route('**/api/health/enrichment', async (route) => {
+      const answer = await (await route.fetch()).json();
+      const clusters = answer.clusters as { cluster_id: string; cluster_name: string }[];
+      answer.clusters = Array.from({ length: COPIES }, (_, copy) =>
+        clusters.map((c) => ({ ...c, cluster_id: `${c.cluster_id}-${copy}`, cluster_name: `${c.cluster_name}-${copy}` })),
+      ).flat();
+      await route.fulfill({ json: answer });
+    });
+    const { body } = await api(service.url, admin, 'GET', '/api/health/enrichment');
+    const total = body.clusters.length * COPIES;
+    await open(page, '/health', 'Health', 'table.health-table > tbody[data-index]');
+    await page.getByRole('button', { name: `Show all ${total} clusters` }).click();
+    const inventory = page.getByRole('region', { name: 'Cluster type and region per cluster' });
+    await inventory.locator('tbody tr[data-index]').first().waitFor();
+    const rendered = () => inventory.locator('tbody tr[data-index]').count();
+    expect(await rendered()).toBeLessThan(60);
+    const lastName = `${body.clusters.at(-1).cluster_name}-${COPIES - 1}`;
+    await inventory.evaluate((region) => {
+      region.scrollTop = region.scrollHeight;
+    });
+    await inventory.getByRole('link', { name: lastName, exact: true }).waitFor();
+    expect(await rendered()).toBeLessThan(60);
+    await expectAccessible(page, '/health with an inventory of 600 clusters shown');
+  });
+
   it('offers the refresh to admins only', async () => {
     await open(adminPage, '/health', 'Health', ROWS);
     const refreshed = adminPage.waitForResponse((r) => r.url().endsWith('/api/health/refresh') && r.request().method() === 'POST');

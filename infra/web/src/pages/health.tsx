@@ -2,7 +2,9 @@
 // with each dimension's value, score, status and thresholds on demand, the
 // enrichment (cluster type and region) that drives the type and region filters,
 // and, for admins only, a refresh that recomputes the scores.
+import { createColumnHelper } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
+import { DataTable } from '../components/data-table';
 import { useMemo, useRef, useState } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
@@ -283,6 +285,23 @@ function HealthTable({ rows, byId, open, toggle }: { rows: Score[]; byId: Map<st
   );
 }
 
+const inventoryColumn = createColumnHelper<Enrichment>();
+/** The inventory, every cluster of it, virtualised like the scores above (1,000 clusters rendered whole were 5,000 more nodes). */
+const INVENTORY_COLUMNS = [
+  inventoryColumn.accessor('cluster_name', {
+    header: 'Cluster',
+    size: 220,
+    sortingFn: 'alphanumeric',
+    cell: (c) => (
+      <span title={c.getValue()}>
+        <ClusterLink id={c.row.original.cluster_id} name={c.getValue()} />
+      </span>
+    ),
+  }),
+  inventoryColumn.accessor('cluster_type', { header: 'Type', size: 140, sortingFn: 'text' }),
+  inventoryColumn.accessor('region_name', { header: 'Region', size: 220, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
+];
+
 export default function HealthPage() {
   const { can } = useSession();
   const scores = useApi(scoresEp, {}, live);
@@ -387,29 +406,15 @@ export default function HealthPage() {
               {showInventory ? 'Hide' : 'Show'} all {enrichment.data.clusters.length} clusters
             </button>
             {showInventory && (
-              <ScrollRegion label="Cluster type and region per cluster" className="health-inventory" id="health-inventory">
-                <table>
-                  <caption className="visually-hidden">Cluster type and region per cluster</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Cluster</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Region</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {enrichment.data.clusters.map((c) => (
-                      <tr key={c.cluster_id}>
-                        <th scope="row">
-                          <ClusterLink id={c.cluster_id} name={c.cluster_name} />
-                        </th>
-                        <td>{c.cluster_type}</td>
-                        <td>{c.region_name}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </ScrollRegion>
+              <div id="health-inventory" className="health-inventory">
+                <DataTable
+                  data={enrichment.data.clusters}
+                  columns={INVENTORY_COLUMNS}
+                  caption="Cluster type and region per cluster"
+                  getRowId={(c) => c.cluster_id}
+                  maxHeight="28rem"
+                />
+              </div>
             )}
           </>
         )}
