@@ -60,5 +60,11 @@ describe('alert counts of a window', () => {
     const summary = page.locator('details.critical-alerts summary', { hasText: `Alerts (${kinds}, ${critical.alert_total} fired in the last 14 days)` });
     await summary.first().waitFor();
     expect(await page.locator('details.critical-alerts summary', { hasText: 'firing' }).count()).toBe(0);
+    // The card's line beside the unified score counts the same alerts, in the same words.
+    const line = page.locator('.critical-health', {
+      hasText: `${critical.alert_total} alert${critical.alert_total === 1 ? '' : 's'} fired in the last 14 days`,
+    });
+    await line.first().waitFor();
+    expect(await page.locator('.critical-health', { hasText: 'firing' }).count()).toBe(0);
   });
 });

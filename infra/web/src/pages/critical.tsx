@@ -77,7 +77,7 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
               {/* The fleet's unified score (metrics and alerts), not the metrics-only health score the Health page lists. */}
               Unified score {fmtScore(c.health.overall_score)} <Badge status={c.health.classification} />
               {' · '}
-              {c.alert_total} firing alert{c.alert_total === 1 ? '' : 's'} in 14 days
+              {c.alert_total} alert{c.alert_total === 1 ? '' : 's'} fired in the last 14 days
             </p>
           </section>
           <section>
