@@ -207,6 +207,31 @@ export function declaredConcerns(): ConfigConcern[] {
   return [...new Set(functionConcerns().flatMap((f) => f.concerns))];
 }
 
+/**
+ * The runs a stopped service left holding their leases (a refresh, a patrol scan, a metrics pull: npm start killed,
+ * or stopped past its grace), ended at the next start. Its workers ran in-process and its tables are this start's
+ * alone (the folder's claim; a test's own prefix), so none of them can still be running. Left alone, a refresh
+ * after the restart joined the dead run and answered 202 `running` for 5.5 minutes, a patrol trigger answered
+ * `already_running` for 2, and Pull now for 11: each lease's length, which on AWS covers a worker's timeout.
+ */
+async function endWorkLeftBehind(): Promise<void> {
+  const [{ lockHolder, releaseLock }, { endRefreshesLeftBehind }, { abandonReport }, { PATROL_LOCK }, { PULL_LOCK }] = await Promise.all([
+    import('../../shared/db/locks.js'),
+    import('../../shared/scoring/refresh-claim.js'),
+    import('../../shared/patrol/run.js'),
+    import('../../shared/patrol/lock.js'),
+    import('../../shared/metric-pull/lock.js'),
+  ]);
+  const refreshes = await endRefreshesLeftBehind('the service stopped while the refresh ran (it was stopped or killed): start it again');
+  const patrol = await lockHolder(PATROL_LOCK);
+  if (patrol) await abandonReport(patrol.owner, 'the service stopped while the scan ran (it was stopped or killed)');
+  const pull = await lockHolder(PULL_LOCK);
+  if (pull) await releaseLock(PULL_LOCK, pull.owner);
+  if (refreshes.length > 0 || patrol || pull) {
+    log.warn('ended the runs a stopped service left running', { refresh_ids: refreshes, patrol_report_id: patrol?.owner, metrics_pull: pull !== undefined });
+  }
+}
+
 /** The EventBridge timetable (and the demo feed) as in-process jobs. */
 function scheduledJobs(options: LocalServiceOptions): ScheduledJob[] {
   const jobs: ScheduledJob[] = scheduledWorkers().flatMap(({ name, schedule }) => {
@@ -298,6 +323,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     }
     const demoIncomplete = demoCutShort && !demo;
 
+    await endWorkLeftBehind();
     await registerLocalWorkers();
     await ensureConsoleBuilt((line) => log.info(line));
     const serve = localRequestListener({ handlers: await loadGroupHandlers(), webRoot: CONSOLE_OUT });

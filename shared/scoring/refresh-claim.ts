@@ -20,6 +20,7 @@ import {
   queueRefreshAfter,
   type RefreshRecord,
   type RuleVersions,
+  SNAPSHOT_KINDS,
   type SnapshotKind,
   startRefreshRun,
 } from '../db/scores.js';
@@ -171,6 +172,30 @@ export async function releaseRefresh(id: string, kinds: readonly SnapshotKind[])
     if ((queued === undefined || queued.status === 'running') && (await takeOverLock(name, id, next, REFRESH_LEASE_MS))) return;
   }
   await releaseLock(name, id);
+}
+
+/** Every set of kinds a claim may name (each route refreshes one of them): each non-empty subset of SNAPSHOT_KINDS. */
+const KIND_SETS: SnapshotKind[][] = Array.from({ length: 2 ** SNAPSHOT_KINDS.length - 1 }, (_, n) => SNAPSHOT_KINDS.filter((_, i) => (n + 1) & (1 << i)));
+
+/**
+ * Ends the refresh runs a stopped process left behind, when no worker can be running them: the local runtime at its
+ * start (its workers run in-process, and its tables are its own). Each held claim's run, and the run queued after it,
+ * is recorded failed with `reason`, and the claim let go. Otherwise a request after the restart joined the dead run
+ * and answered 202 `running` until the run's lease ended (5.5 minutes), and then 503. Answers the runs ended.
+ */
+export async function endRefreshesLeftBehind(reason: string): Promise<string[]> {
+  const ended: string[] = [];
+  for (const kinds of KIND_SETS) {
+    const name = refreshLockName(kinds);
+    const holder = await lockHolder(name);
+    if (!holder) continue;
+    const next = (await getRefresh(holder.owner))?.next_refresh_id;
+    for (const id of [holder.owner, next]) {
+      if (id !== undefined && (await finishRefresh(id, { status: 'failed', error: reason }))) ended.push(id);
+    }
+    await releaseLock(name, holder.owner);
+  }
+  return ended;
 }
 
 const EXPIRED = 'the refresh did not finish (see the recompute logs)';
