@@ -303,11 +303,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
     const { ensureBootstrapAdmin } = await import('../../shared/auth/bootstrap.js');
     const adminUsername = options.adminUsername ?? 'admin';
-    const bootstrap = await ensureBootstrapAdmin(adminUsername, options.adminEmail ?? 'admin@fleet-health.local', options.adminPassword);
     const adminPasswordFile = join(dataDir, ADMIN_PASSWORD_FILE);
-    if (bootstrap.generatedPassword) {
-      await writeFileAtomically(adminPasswordFile, `${adminUsername} ${bootstrap.generatedPassword}\n`, 0o600);
-    }
+    // A generated password is in its file before the account is written: a start killed in between keeps it.
+    const bootstrap = await ensureBootstrapAdmin(adminUsername, options.adminEmail ?? 'admin@fleet-health.local', options.adminPassword, (password) =>
+      writeFileAtomically(adminPasswordFile, `${adminUsername} ${password}\n`, 0o600),
+    );
     const passwordKept = existsSync(adminPasswordFile);
 
     let demo: DemoLoadResult | undefined;

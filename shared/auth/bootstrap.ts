@@ -19,7 +19,18 @@ export interface BootstrapResult {
   generatedPassword?: string;
 }
 
-export async function ensureBootstrapAdmin(configured: string, email: string, password?: string): Promise<BootstrapResult> {
+/**
+ * Creates the bootstrap superadmin `configured` unless it was made once already. Without `password` one is generated,
+ * and handed to `keep` (where the operator will read it) before the account is written: a start that dies after the
+ * write (killed, or DynamoDB's answer lost) otherwise left a superadmin whose password nobody had, and no later start
+ * makes it again. A password kept for an account that was then not made is only a stale file (the next start replaces it).
+ */
+export async function ensureBootstrapAdmin(
+  configured: string,
+  email: string,
+  password?: string,
+  keep?: (generatedPassword: string) => Promise<void>,
+): Promise<BootstrapResult> {
   // Stored and reported in the form login uses: the name the operator is told is the one that works.
   const username = canonicalUsername(configured);
   if (username === null) throw new Error(`ADMIN_USERNAME ${JSON.stringify(configured)} is not a valid username (letters, digits and . _ @ + ' - only).`);
@@ -31,6 +42,7 @@ export async function ensureBootstrapAdmin(configured: string, email: string, pa
   }
   if (canonicalEmail(email) === null) throw new Error(`ADMIN_EMAIL ${JSON.stringify(email)} is not a valid email address.`);
   const generatedPassword = password ? undefined : randomBytes(18).toString('base64url');
+  if (generatedPassword !== undefined) await keep?.(generatedPassword);
   try {
     await createUser(
       {
