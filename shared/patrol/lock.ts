@@ -3,7 +3,7 @@
 // scan left running, and marks it failed. Shared by the trigger (API) and the worker.
 import { patrolSettings } from '../config/patrol.js';
 import { ConditionFailed } from '../db/client.js';
-import { acquireLock, endLapsedLease, lockHolder } from '../db/locks.js';
+import { acquireLock, endLapsedLease, lockHolder, takeOverLock } from '../db/locks.js';
 import { finishReport, getReport } from '../db/patrol.js';
 import type { PatrolReportSummary } from './schemas.js';
 
@@ -39,7 +39,12 @@ export async function settled<R extends PatrolReportSummary>(report: R, now = Da
   return { ...report, status: 'failed', error: STOPPED };
 }
 
-/** Takes the lock for a new report; when it replaces a crashed holder, that holder's report is marked failed. */
+/**
+ * Takes the lock for a new report; when it replaces a crashed holder, that holder's report is marked failed. A holder
+ * whose report is finished already is no scan any more (its worker died between finishing the report and letting go,
+ * or the release failed): its lock is taken over at once, where the trigger answered `already_running` naming that
+ * finished report, and the schedule skipped its scan, until the lease ended.
+ */
 export async function takeLock(reportId: string): Promise<boolean> {
   const { acquired, replaced } = await acquireLock(PATROL_LOCK, reportId, leaseMs());
   if (replaced) {
@@ -47,5 +52,9 @@ export async function takeLock(reportId: string): Promise<boolean> {
       if (!(error instanceof ConditionFailed)) throw error; // already finished, or no such report
     });
   }
-  return acquired;
+  if (acquired) return true;
+  const holder = await lockHolder(PATROL_LOCK);
+  // No report yet: a trigger between taking the lock and recording its report. Running: a scan.
+  if (!holder || ((await getReport(holder.owner))?.status ?? 'running') === 'running') return false;
+  return takeOverLock(PATROL_LOCK, holder.owner, reportId, leaseMs());
 }
