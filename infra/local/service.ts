@@ -208,27 +208,54 @@ export function declaredConcerns(): ConfigConcern[] {
 }
 
 /**
- * The runs a stopped service left holding their leases (a refresh, a patrol scan, a metrics pull: npm start killed,
+ * The runs a stopped service left holding their leases (a refresh, a patrol scan, a metrics pull, an agent task: npm start killed,
  * or stopped past its grace), ended at the next start. Its workers ran in-process and its tables are this start's
  * alone (the folder's claim; a test's own prefix), so none of them can still be running. Left alone, a refresh
  * after the restart joined the dead run and answered 202 `running` for 5.5 minutes, a patrol trigger answered
- * `already_running` for 2, and Pull now for 11: each lease's length, which on AWS covers a worker's timeout.
+ * `already_running` for 2, and Pull now for 11, and an agent task stayed `running` for 10 before its retry: each
+ * lease's length, which on AWS covers a worker's timeout.
  */
 async function endWorkLeftBehind(): Promise<void> {
-  const [{ lockHolder, releaseLock }, { endRefreshesLeftBehind }, { abandonReport }, { PATROL_LOCK }, { PULL_LOCK }] = await Promise.all([
+  const [
+    { lockHolder, releaseLock },
+    { endRefreshesLeftBehind },
+    { abandonReport },
+    { PATROL_LOCK },
+    { PULL_LOCK },
+    { failTaskAttempt, listOpenTasks },
+    { ConditionFailed },
+  ] = await Promise.all([
     import('../../shared/db/locks.js'),
     import('../../shared/scoring/refresh-claim.js'),
     import('../../shared/patrol/run.js'),
     import('../../shared/patrol/lock.js'),
     import('../../shared/metric-pull/lock.js'),
+    import('../../shared/db/investigations.js'),
+    import('../../shared/db/client.js'),
   ]);
   const refreshes = await endRefreshesLeftBehind('the service stopped while the refresh ran (it was stopped or killed): start it again');
   const patrol = await lockHolder(PATROL_LOCK);
   if (patrol) await abandonReport(patrol.owner, 'the service stopped while the scan ran (it was stopped or killed)');
   const pull = await lockHolder(PULL_LOCK);
   if (pull) await releaseLock(PULL_LOCK, pull.owner);
-  if (refreshes.length > 0 || patrol || pull) {
-    log.warn('ended the runs a stopped service left running', { refresh_ids: refreshes, patrol_report_id: patrol?.owner, metrics_pull: pull !== undefined });
+  // An agent task's attempt ends as a failed one would (its retry at once; failed after the last attempt), not at its lease.
+  const tasks: string[] = [];
+  for (const task of (await listOpenTasks()).filter((t) => t.status === 'running')) {
+    const reason = `attempt ${task.attempts} stopped without finishing: the service stopped while it ran`;
+    await failTaskAttempt(task, reason).then(
+      () => tasks.push(task.task_id),
+      (error: unknown) => {
+        if (!(error instanceof ConditionFailed)) throw error;
+      },
+    );
+  }
+  if (refreshes.length > 0 || patrol || pull || tasks.length > 0) {
+    log.warn('ended the runs a stopped service left running', {
+      refresh_ids: refreshes,
+      patrol_report_id: patrol?.owner,
+      metrics_pull: pull !== undefined,
+      agent_task_ids: tasks,
+    });
   }
 }
 

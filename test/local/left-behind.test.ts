@@ -5,6 +5,8 @@
 // the record, the worker's take-up), then the service is started again on the same tables, as npm start is.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listClusters } from '../../shared/db/clusters.js';
+import { claimTask, createTask, getTask } from '../../shared/db/investigations.js';
 import { acquireLock, lockHolder } from '../../shared/db/locks.js';
 import { claimReport, createReport } from '../../shared/db/patrol.js';
 import { createRefresh, getRefresh, type SnapshotKind } from '../../shared/db/scores.js';
@@ -22,6 +24,7 @@ const refreshId = randomUUID();
 const riskId = randomUUID();
 const queuedId = randomUUID();
 const reportId = randomUUID();
+const taskId = randomUUID();
 let service: LocalService;
 let token: string;
 
@@ -55,6 +58,20 @@ beforeAll(async () => {
   expect(await takeLock(reportId)).toBe(true);
   await createReport({ report_id: reportId, report_type: 'on_demand', triggered_by: 'admin' });
   await claimReport(reportId, randomUUID());
+  // An agent task its worker had claimed (a cluster of the fleet, past the cooldown the first start's task began):
+  const [cluster] = await listClusters();
+  const task = {
+    task_id: taskId,
+    cluster_id: cluster!.cluster_id,
+    cluster_name: cluster!.cluster_name,
+    customer_name: cluster!.customer_name,
+    customer_tier: cluster!.customer_tier,
+    trigger_reason: 'score below the trigger',
+    priority: 300,
+    created_at: new Date().toISOString(),
+  };
+  expect(await createTask(task, '9999-12-31T00:00:00.000Z')).toBe(true);
+  expect((await claimTask(taskId, randomUUID(), 600_000))?.status).toBe('running');
   // A metrics pull under way:
   expect((await acquireLock(PULL_LOCK, randomUUID(), 11 * 60_000)).acquired).toBe(true);
 
@@ -105,6 +122,13 @@ describe('a start after a service was killed mid-work', () => {
     const triggered = await call('POST', '/api/patrol/trigger', { report_type: 'on_demand' });
     expect(triggered.body.status, JSON.stringify(triggered.body)).toBe('completed');
     expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
+  });
+
+  it('ends the agent task attempt the dead worker held as a failed one: pending again at once, the attempt counted', async () => {
+    const task = await getTask(taskId);
+    expect(task, JSON.stringify(task)).toMatchObject({ status: 'pending', owner: null, attempts: 1 });
+    expect(task?.last_error).toMatch(/attempt 1 stopped without finishing: the service stopped/);
+    expect(Date.parse(task!.not_before!)).toBeLessThanOrEqual(Date.now());
   });
 
   it('Pull now starts a pull rather than follow the dead one', async () => {
