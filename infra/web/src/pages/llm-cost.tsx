@@ -68,8 +68,8 @@ export default function LlmCostPage() {
     <section className="llm-cost-page" aria-labelledby="llm-cost-title">
       <h1 id="llm-cost-title">LLM cost</h1>
       <p className="muted">
-        What the chat and the agents (patrol, investigations, AI grouping) spent on model calls, from the usage ledger and the price list below.
-        A period is whole UTC days, today's so far included (the issue and patrol lists count back 24 hours a day from now).
+        What the chat and the agents (patrol, investigations, AI grouping) spent on model calls, from the usage ledger and the price list below. A period is
+        whole UTC days, today's so far included (the issue and patrol lists count back 24 hours a day from now).
       </p>
       <div className="toolbar">
         <label>
