@@ -262,4 +262,48 @@ describe('watch pages stay current', { timeout: 90_000 }, () => {
       .waitFor();
     await expectAccessible(watch, '/ (fleet) after a failed background read');
   });
+
+  it('issues: a read that fails keeps the rows and says so once, in the freshness line, not again as an alert', async () => {
+    const watch = await browser.page();
+    await watch.clock.install();
+    await signIn(watch, 'admin', PASSWORD, '/issues');
+    const rows = watch.locator('main table tbody tr');
+    await rows.first().waitFor();
+    const shown = await rows.count();
+    await watch.route(
+      (url) => url.pathname === '/api/issues',
+      (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: 'application/problem+json',
+          body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The service is restarting.' }),
+        }),
+    );
+    const failed = watch.locator('.live-stamp [role="status"]');
+    await watch.clock.fastForward(61_000);
+    await expect
+      .poll(
+        async () => {
+          await watch.clock.fastForward(2_000);
+          return failed.textContent();
+        },
+        { timeout: 30_000 },
+      )
+      .toContain('Could not update: The service is restarting.');
+    expect(await rows.count()).toBe(shown);
+    expect(await watch.getByRole('alert').count()).toBe(0);
+    expect(await watch.getByText('The service is restarting.', { exact: false }).count()).toBe(1);
+    // A filter chosen meanwhile has no rows to keep: its failure is the page's problem, said as one.
+    await watch.locator('.issues-filters select').first().selectOption('Resolved');
+    await expect
+      .poll(
+        async () => {
+          await watch.clock.fastForward(2_000);
+          return watch.getByRole('alert').count();
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(1);
+    expect(await watch.getByRole('alert').textContent()).toContain('The service is restarting.');
+  });
 });

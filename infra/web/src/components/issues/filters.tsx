@@ -273,7 +273,7 @@ export function Results<T extends { issue_id: string }>({
       <h2 id="issues-results" className="visually-hidden">
         Issues
       </h2>
-      {list.isError && <Problem error={list.error} retry={() => void list.refetch()} />}
+      {/* A failed read of the list shown (a background one: a new filter's failure is the Problem above) is said by the page's freshness line (components/updated.tsx), with the rows kept. */}
       <p className="muted issues-count" role="status" aria-live="polite">
         {list.isFetching ? 'Updating… ' : ''}
         {data.total === 1 ? `1 ${noun[0]}` : `${data.total} ${noun[1]}`} in {windowLabel(days)}
