@@ -41,7 +41,7 @@ export async function settled<R extends PatrolReportSummary>(report: R, now = Da
 
 /**
  * Takes the lock for a new report; when it replaces a crashed holder, that holder's report is marked failed. A holder
- * whose report is finished already is no scan any more (its worker died between finishing the report and letting go,
+ * whose report is finished already, or never recorded, is no scan any more (its worker died between finishing the report and letting go,
  * or the release failed): its lock is taken over at once, where the trigger answered `already_running` naming that
  * finished report, and the schedule skipped its scan, until the lease ended.
  */
@@ -53,8 +53,14 @@ export async function takeLock(reportId: string): Promise<boolean> {
     });
   }
   if (acquired) return true;
-  const holder = await lockHolder(PATROL_LOCK);
-  // No report yet: a trigger between taking the lock and recording its report. Running: a scan.
-  if (!holder || ((await getReport(holder.owner))?.status ?? 'running') === 'running') return false;
+  const now = Date.now();
+  const holder = await lockHolder(PATROL_LOCK, now);
+  if (!holder) return false;
+  const report = await getReport(holder.owner);
+  // Running: a scan. No report yet: a trigger between taking the lock and recording its report, which it does at
+  // once; still none a START_GRACE_MS after the lease began (no scan renews a lease without a report), the trigger
+  // died between the two writes, and its lock would have answered `already_running` with a report that is a 404.
+  if (report?.status === 'running') return false;
+  if (!report && holder.expires_at - now > leaseMs() - START_GRACE_MS) return false;
   return takeOverLock(PATROL_LOCK, holder.owner, reportId, leaseMs());
 }

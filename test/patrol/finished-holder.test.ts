@@ -4,8 +4,8 @@
 // answering `already_running` with a report that is not running until the lease ends.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { claimReport, createReport, finishReport, getReport } from '../../shared/db/patrol.js';
-import { lockHolder, releaseLock } from '../../shared/db/locks.js';
-import { PATROL_LOCK, takeLock } from '../../shared/patrol/lock.js';
+import { acquireLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
+import { leaseMs, PATROL_LOCK, takeLock } from '../../shared/patrol/lock.js';
 import { runPatrolScan } from '../../shared/patrol/run.js';
 import { useTestTables } from '../support/dynamo.js';
 
@@ -48,5 +48,14 @@ describe('the patrol lock held by a finished report', () => {
     expect(await takeLock('too-early')).toBe(false);
     expect((await lockHolder(PATROL_LOCK))?.owner).toBe('being-recorded');
     await releaseLock(PATROL_LOCK, 'being-recorded');
+  });
+
+  it('is taken over from a trigger that died before recording its report, once the lease is 30 s old', async () => {
+    // Its lease began 31 s ago, and no report was ever written (a trigger killed between the two writes).
+    expect((await acquireLock(PATROL_LOCK, 'never-recorded', leaseMs(), Date.now() - 31_000)).acquired).toBe(true);
+    const next = await runPatrolScan({ report_type: 'on_demand', triggered_by: 'patrol-admin' });
+    expect(next.status).toBe('completed');
+    expect(await getReport('never-recorded')).toBeUndefined();
+    expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
   });
 });
