@@ -49,7 +49,7 @@ export const WORKERS = {
       logs: 'read',
     },
     grants: ['bedrock:invoke'],
-    config: ['patrol', 'llm', 'llm-pricing'],
+    config: ['patrol', 'llm', 'llm-pricing', 'agent-budget'],
     timeoutSeconds: 900,
     memoryMb: RUN_SQL_MEMORY_MB,
     schedule: { everyMinutes: 360, description: 'Scheduled AI patrol scan', event: { report_type: 'scheduled', triggered_by: 'schedule' } },
@@ -69,7 +69,7 @@ export const WORKERS = {
       logs: 'read',
     },
     grants: ['bedrock:invoke'],
-    config: ['agents', 'llm', 'llm-pricing'],
+    config: ['agents', 'llm', 'llm-pricing', 'agent-budget'],
     timeoutSeconds: 900,
     memoryMb: RUN_SQL_MEMORY_MB,
   },
@@ -110,7 +110,7 @@ export const WORKERS = {
     },
     // invoke:recompute: a queued route run waits at most a minute per invocation, then a new one waits on (functions/recompute.ts).
     grants: ['bedrock:invoke', 'invoke:agent-worker', 'invoke:recompute'],
-    config: ['agents', 'llm', 'llm-pricing'],
+    config: ['agents', 'llm', 'llm-pricing', 'agent-budget'],
     timeoutSeconds: 300,
     // One full refresh of 10,000 clusters peaked at 661–734 MB RSS in a fresh process before packed rollups, 493–508 MB
     // after (`npm run bench -- refresh-memory`, 2026-11-25, minified bundle with the Lambdas' Node options; the first

@@ -4,6 +4,7 @@
 // its secrets (infra/config-bindings.ts), and the local runtime validates every
 // declared concern at start-up. `core` is read by every function and `tokens`
 // by every route group (each verifies JWTs): both are implied.
+import { agentBudgetSettings } from './agent-budget.js';
 import { agentSettings } from './agents.js';
 import { coreSettings } from './core.js';
 import { edgeSettings } from './edge.js';
@@ -34,6 +35,7 @@ export const CONCERNS = {
   'llm-pricing': llmPricingSettings,
   embed: embedSettings,
   agents: agentSettings,
+  'agent-budget': agentBudgetSettings,
   patrol: patrolSettings,
   refresh: refreshSettings,
   ingest: ingestSettings,

@@ -136,6 +136,12 @@ export const seconds = (name: string, fallback: number, min: number, max: number
   return z._default(z.coerce.number({ error: message }).check(z.gte(min, { error: message }), z.lte(max, { error: message })), fallback);
 };
 
+/** A daily budget in US dollars from 0 (no limit) to 100,000, with its default. */
+export const usdBudget = (name: string, fallback: number) => {
+  const message = `${name} must be a number of US dollars from 0 (no limit) to 100000.`;
+  return z._default(z.coerce.number({ error: message }).check(z.gte(0, { error: message }), z.lte(100_000, { error: message })), fallback);
+};
+
 /** true/false (also 1/0, on/off, yes/no), with its default. */
 export const flag = (name: string, fallback: boolean) =>
   z.pipe(

@@ -9,8 +9,6 @@
 //   LLM_MAX_ATTEMPTS    optional, default 4 (1 to 10): attempts per call, retries included
 //   LLM_RETRY_BASE_MS   optional, default 500: first backoff step, doubling per retry
 //   CHAT_DAILY_BUDGET_USD optional, default 20 (0: none): what one person's chat messages may cost per UTC day
-//   AGENT_DAILY_BUDGET_USD optional, default 50 (0: none): what the patrol, the investigations and AI grouping may
-//                       cost together per UTC day; past it they run their rules engines (shared/llm/agent-budget.ts)
 //   LLM_REASONING_EFFORT optional: low | medium | high, sent as `reasoning_effort` to an OpenAI reasoning model on
 //                       OpenAI's API (shared/llm/openai.ts); unset, the model's own default. The three every reasoning
 //                       model there takes: gpt-5's `minimal` is refused by the o-series and gpt-5.1, whose `none` gpt-5 refuses.
@@ -24,7 +22,7 @@
 import { ServiceUnavailable } from '../http/errors.js';
 import { isLoopback, serviceUrl } from '../http/service-url.js';
 import * as z from '../zod.js';
-import { defineSettings, text, whole } from './env.js';
+import { defineSettings, text, usdBudget, whole } from './env.js';
 import { credential, secretVariables } from './secrets.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -33,16 +31,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  * resending the history and tool results; per-container rate limits alone leave the spend unbounded.
  */
 const DEFAULT_CHAT_BUDGET_USD = 20;
-/**
- * What the AI workers may spend a day, together: an alert storm makes an investigation per troubled cluster and a
- * grouping call per cluster whose alerts moved, every pass; without a bound, a noisy day's bill has none either.
- */
-const DEFAULT_AGENT_BUDGET_USD = 50;
-/** A budget in US dollars from 0 (none) to 100,000, `fallback` when unset. */
-const dailyBudget = (name: string, fallback: number) => {
-  const message = `${name} must be a number of US dollars from 0 (no limit) to 100000.`;
-  return z._default(z.coerce.number({ error: message }).check(z.gte(0, { error: message }), z.lte(100_000, { error: message })), fallback);
-};
+
 export const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 const EFFORT_MESSAGE = `LLM_REASONING_EFFORT must be one of ${REASONING_EFFORTS.join(', ')}, or unset.`;
@@ -64,8 +53,7 @@ export const llmSettings = defineSettings(
     ),
     LLM_MAX_ATTEMPTS: whole('LLM_MAX_ATTEMPTS', 4, 1, 10),
     LLM_RETRY_BASE_MS: whole('LLM_RETRY_BASE_MS', 500, 0, 60_000, ' of milliseconds'),
-    CHAT_DAILY_BUDGET_USD: dailyBudget('CHAT_DAILY_BUDGET_USD', DEFAULT_CHAT_BUDGET_USD),
-    AGENT_DAILY_BUDGET_USD: dailyBudget('AGENT_DAILY_BUDGET_USD', DEFAULT_AGENT_BUDGET_USD),
+    CHAT_DAILY_BUDGET_USD: usdBudget('CHAT_DAILY_BUDGET_USD', DEFAULT_CHAT_BUDGET_USD),
     LLM_REASONING_EFFORT: z.optional(z.enum(REASONING_EFFORTS, { error: EFFORT_MESSAGE })),
     AWS_ENDPOINT_URL_BEDROCK_RUNTIME: text(),
     AWS_REGION: text(),
@@ -76,7 +64,7 @@ export const llmSettings = defineSettings(
     failure: (message) => new ServiceUnavailable(message),
     derive: (v) => {
       const retry = { timeoutMs: v.LLM_TIMEOUT_MS, maxAttempts: v.LLM_MAX_ATTEMPTS, baseDelayMs: v.LLM_RETRY_BASE_MS };
-      return { provider: provider(v), retry, chatDailyBudgetUsd: v.CHAT_DAILY_BUDGET_USD, agentDailyBudgetUsd: v.AGENT_DAILY_BUDGET_USD };
+      return { provider: provider(v), retry, chatDailyBudgetUsd: v.CHAT_DAILY_BUDGET_USD };
     },
   },
 );

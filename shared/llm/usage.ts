@@ -113,3 +113,14 @@ export async function usageByModel(days: number, now = new Date()) {
 export async function pricing() {
   return { pricing: (await pricingTable()).map(({ model, input_per_mtok, output_per_mtok }) => ({ model, input_per_mtok, output_per_mtok })) };
 }
+
+/**
+ * What the agents' calls (the patrol, investigations, AI grouping: the ledger's `agent` source) of `now`'s UTC day
+ * cost so far, in USD: the day's AI budget's spend (agent-budget.ts) and the scrape's. Read as the reports read the
+ * ledger (new calls only, once this container has read the day).
+ */
+export async function agentSpentToday(now = new Date()): Promise<number> {
+  const today = now.toISOString().slice(0, 10);
+  const runs = await listUsageRuns(1, now);
+  return runs.filter((r) => r.source === 'agent' && r.day === today).reduce((sum, r) => sum + r.cost_usd, 0);
+}

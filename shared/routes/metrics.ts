@@ -9,7 +9,7 @@ const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 /** The fleet for a Prometheus scraper (issue 20 §6): the SCRAPE_TOKEN, or an admin's JWT (the LLM ledger's totals only for the scraper and superadmins). */
 export const metricsGroup = defineGroup({
   name: 'metrics',
-  config: ['scrape', 'llm-pricing', 'patrol'],
+  config: ['scrape', 'llm-pricing', 'patrol', 'agent-budget'],
   tables: {
     users: 'read',
     clusters: 'read',

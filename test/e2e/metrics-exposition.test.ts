@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { EXPOSED_CLUSTERS_MAX, escapeLabelValue, fleetExposition, renderExposition } from '../../shared/fleet/exposition.js';
 import { gzippedAnswerBytes } from '../../shared/http/lambda-payload.js';
+import { listUsage } from '../../shared/db/llm-usage.js';
 import { startTestService } from '../support/local-service.js';
 import { promtoolBinary, type RunningPrometheus, startPrometheus } from '../support/prometheus.js';
 import { userToken } from '../support/tokens.js';
@@ -164,6 +165,11 @@ async function expectedFigures(): Promise<[string, Record<string, string>, numbe
   out.push(['fleet_health_llm_cost_usd', {}, usage.totals.cost_usd]);
   out.push(['fleet_health_llm_runs', {}, usage.totals.runs]);
   out.push(['fleet_health_llm_tokens', {}, usage.totals.total_tokens]);
+  // The AI workers' day, from the ledger's rows of today, and their daily budget (AGENT_DAILY_BUDGET_USD's default).
+  const today = new Date().toISOString().slice(0, 10);
+  const agentToday = (await listUsage(1)).filter((u) => u.source === 'agent' && u.day === today).reduce((sum, u) => sum + u.cost_usd, 0);
+  out.push(['fleet_health_agent_cost_today_usd', {}, Math.round(agentToday * 1e6) / 1e6]);
+  out.push(['fleet_health_agent_daily_budget_usd', {}, 50]);
   return out;
 }
 
@@ -349,6 +355,10 @@ describe('GET /api/metrics', () => {
     expect(await families(service.scrapeToken)).toEqual(llm);
     expect(await families(superadmin)).toEqual(llm);
     expect(await families(adminRole)).toEqual([]);
+    // So are the AI workers' day and budget.
+    const agent = async (token: string) => (await (await scrape(token)).text()).match(/^# TYPE fleet_health_agent_\w+/gm) ?? [];
+    expect(await agent(service.scrapeToken)).toEqual(['# TYPE fleet_health_agent_cost_today_usd', '# TYPE fleet_health_agent_daily_budget_usd']);
+    expect(await agent(adminRole)).toEqual([]);
     // The patrol's and the investigations' own costs stay: every role reads those KPIs.
     expect(await (await scrape(adminRole)).text()).toMatch(/^fleet_health_patrol_cost_usd /m);
   });
@@ -433,6 +443,7 @@ describe('a real Prometheus scraping GET /api/metrics', () => {
         'FleetHealthClusterMetricsStale',
         'FleetHealthScrapeIncomplete',
         'FleetHealthLlmCostOverBudget',
+        'FleetHealthAgentBudgetSpent',
       ].map((name) => [name, 'ok', '']),
     );
     for (const rule of rules) expect(held(rule), rule.name).toEqual([...(expected[rule.name] ?? [])].sort());

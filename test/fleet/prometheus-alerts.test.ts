@@ -82,7 +82,7 @@ async function promtool(args: string[]): Promise<{ code: number; out: string }> 
 describe('shared/fleet/prometheus-alerts.yml', () => {
   it('passes promtool check rules', async () => {
     const { code, out } = await promtool(['check', 'rules', RULES]);
-    expect(out).toContain('SUCCESS: 6 rules found');
+    expect(out).toContain('SUCCESS: 7 rules found');
     expect(code, out).toBe(0);
   });
 
@@ -108,6 +108,9 @@ describe('shared/fleet/prometheus-alerts.yml', () => {
           { series: `up{job="fleet-health",instance="${SCRAPE.instance}"}`, values: '1x70' },
           series('fleet_health_clusters_not_exposed', {}, '0x70'),
           series('fleet_health_llm_cost_usd', {}, '120+10x70'),
+          // Under its budget all along; and a budget of 0 (none) never fires.
+          series('fleet_health_agent_cost_today_usd', {}, '10+0.5x70'),
+          series('fleet_health_agent_daily_budget_usd', {}, '50x70'),
         ],
         alert_rule_test: [
           // Pending for its 15 minutes, then firing; the healthy cluster never.
@@ -158,6 +161,7 @@ describe('shared/fleet/prometheus-alerts.yml', () => {
           { eval_time: '65m', alertname: 'FleetHealthScrapeIncomplete', exp_alerts: [] },
           // 120 + 10 a minute passes 500 USD at 39 minutes, and has been over it for an hour only past 99.
           { eval_time: '69m', alertname: 'FleetHealthLlmCostOverBudget', exp_alerts: [] },
+          { eval_time: '69m', alertname: 'FleetHealthAgentBudgetSpent', exp_alerts: [] },
         ],
       },
       {
@@ -166,6 +170,9 @@ describe('shared/fleet/prometheus-alerts.yml', () => {
           { series: `up{job="fleet-health",instance="${SCRAPE.instance}"}`, values: '1x5 0x20' },
           series('fleet_health_clusters_not_exposed', {}, '0x5 1200x70'),
           series('fleet_health_llm_cost_usd', {}, '620x70'),
+          // 48 + 1 a minute reaches its 50 USD at 2 minutes: firing 5 minutes later. A budget of 0 is none.
+          series('fleet_health_agent_cost_today_usd', {}, '48+1x70'),
+          series('fleet_health_agent_daily_budget_usd', {}, '50x40 0x30'),
         ],
         alert_rule_test: [
           { eval_time: '14m', alertname: 'FleetHealthScrapeFailing', exp_alerts: [] },
@@ -209,6 +216,22 @@ describe('shared/fleet/prometheus-alerts.yml', () => {
               },
             ],
           },
+          { eval_time: '6m', alertname: 'FleetHealthAgentBudgetSpent', exp_alerts: [] },
+          {
+            eval_time: '8m',
+            alertname: 'FleetHealthAgentBudgetSpent',
+            exp_alerts: [
+              {
+                exp_labels: { severity: 'warning', service: 'fleet-health', ...SCRAPE },
+                exp_annotations: {
+                  summary: 'The AI workers spent 56.00 USD today, their daily budget',
+                  description:
+                    "Until 00:00 UTC the patrol, investigations and AI grouping run their rules engines (their reports say so). Raise AGENT_DAILY_BUDGET_USD if the day needs more; the console's LLM cost page says what spent it.",
+                },
+              },
+            ],
+          },
+          { eval_time: '60m', alertname: 'FleetHealthAgentBudgetSpent', exp_alerts: [] },
         ],
       },
     ];

@@ -1,7 +1,8 @@
 // The day's AI budget (shared/llm/agent-budget.ts) spent, for a test: AGENT_DAILY_BUDGET_USD a cent above
 // what the agents spent today, then a ledger row of two cents; the variable is unset again afterwards.
 import { recordUsage } from '../../shared/db/llm-usage.js';
-import { agentSpentToday, type BudgetSpent } from '../../shared/llm/agent-budget.js';
+import type { BudgetSpent } from '../../shared/llm/agent-budget.js';
+import { agentSpentToday } from '../../shared/llm/usage.js';
 
 export async function withAgentBudgetSpent<T>(run: (spent: BudgetSpent) => Promise<T>): Promise<T> {
   const before = await agentSpentToday();
