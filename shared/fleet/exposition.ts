@@ -3,11 +3,10 @@
 // chart and alert on fleet health (issue 20 §6). Every figure is the one the
 // JSON API answers: the same fleet view, KPI and usage functions.
 import { investigationKpis } from '../agents/queries.js';
-import { agentBudgetSettings } from '../config/agent-budget.js';
 import { scrapeSettings } from '../config/scrape.js';
 import { issueWindow } from '../issues/list-cache.js';
 import { activeUsernames, kpiCounts, windowStart } from '../issues/queries.js';
-import { agentSpentToday, usageSummary } from '../llm/usage.js';
+import { usageSummary } from '../llm/usage.js';
 import { patrolKpis } from '../patrol/queries.js';
 import { Severity } from '../rules/schemas.js';
 import { fleetKpis } from '../scoring/fleet-score.js';
@@ -78,17 +77,16 @@ function exposedClusters<S extends { metrics_stale: boolean }>(scores: readonly 
 /** What a scrape reads: the live figures every family is made of. */
 async function scrapeInputs(now: Date, llmUsage: boolean) {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
-  const [view, issueSummaries, patrol, investigations, usage, agentToday, active] = await Promise.all([
+  const [view, issueSummaries, patrol, investigations, usage, active] = await Promise.all([
     fleetView(),
     // Through the issues list's cache: a scrape with no issue written since costs one marker read.
     issueWindow(days, windowStart(days, now)).then((window) => window.summaries),
     patrolKpis(now),
     investigationKpis({ days }, now),
     llmUsage ? usageSummary(days, now) : undefined,
-    llmUsage ? agentSpentToday(now) : undefined,
     activeUsernames(),
   ]);
-  return { now, days, view, issueSummaries, patrol, investigations, usage, agentToday, active };
+  return { now, days, view, issueSummaries, patrol, investigations, usage, active };
 }
 
 /**
@@ -96,7 +94,7 @@ async function scrapeInputs(now: Date, llmUsage: boolean) {
  * when their labels made the answer too large: fleetExposition).
  */
 function familiesOf(inputs: Awaited<ReturnType<typeof scrapeInputs>>, clustersMax: number, exposedMax = clustersMax): Family[] {
-  const { now, days, view, issueSummaries, patrol, investigations, usage, agentToday, active } = inputs;
+  const { now, days, view, issueSummaries, patrol, investigations, usage, active } = inputs;
   const kpis = fleetKpis(view.scores);
   const exposed = view.scores.length > exposedMax ? exposedClusters(view.scores, exposedMax) : view.scores;
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
@@ -216,19 +214,15 @@ function familiesOf(inputs: Awaited<ReturnType<typeof scrapeInputs>>, clustersMa
             one(usage.totals.runs),
           ),
           gauge('fleet_health_llm_tokens', `LLM tokens in the last ${days} days.`, one(usage.totals.total_tokens)),
-        ]
-      : []),
-    ...(agentToday !== undefined
-      ? [
           gauge(
             'fleet_health_agent_cost_today_usd',
             'LLM cost of the patrol, investigations and AI grouping this UTC day, in US dollars (their daily budget counts it).',
-            one(Math.round(agentToday * 1e6) / 1e6),
+            one(usage.agent_budget.spent_today_usd),
           ),
           gauge(
             'fleet_health_agent_daily_budget_usd',
             'AGENT_DAILY_BUDGET_USD: past it the patrol, investigations and AI grouping run their rules engines until 00:00 UTC (0: no limit).',
-            one(agentBudgetSettings().dailyUsd),
+            one(usage.agent_budget.daily_usd),
           ),
         ]
       : []),

@@ -1,6 +1,7 @@
 // LLM usage reports (spec §4 LLM usage): the ledger summed by day, source and
 // model, by model, and the price list. Runs are counted by run id: a chat
 // message that called the model five times is one run.
+import { agentBudgetSettings } from '../config/agent-budget.js';
 import { listUsageRuns, type UsageRun } from '../db/llm-usage.js';
 import { priceOf, pricingTable } from './pricing.js';
 
@@ -79,6 +80,8 @@ export async function usageSummary(days: number, now = new Date()) {
   });
   daily.sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : a.source < b.source ? -1 : a.source > b.source ? 1 : a.model < b.model ? -1 : 1));
   const all = sum(parts);
+  const today = now.toISOString().slice(0, 10);
+  const agentToday = parts.filter((c) => c.source === 'agent' && c.day === today).reduce((total, c) => total + c.cost_usd, 0);
   return {
     period_days: days,
     daily_usage: daily,
@@ -94,6 +97,8 @@ export async function usageSummary(days: number, now = new Date()) {
     monthly_projection_usd: round((all.cost_usd / projectionDays(days, now, parts)) * 30, 6),
     /** Models with calls in the period but no price: their cost counts as 0. */
     unpriced_models: unpriced,
+    /** The AI workers' day against their daily budget (agent-budget.ts): today is in every period. */
+    agent_budget: { daily_usd: agentBudgetSettings().dailyUsd, spent_today_usd: round(agentToday, 6) },
     source: SOURCE,
     generated_at: now.toISOString(),
   };

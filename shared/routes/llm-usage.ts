@@ -16,6 +16,11 @@ const SummaryAnswer = z.lazy(() =>
     totals: z.object({ runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_cost_per_run: z.number(), errors: Int }),
     monthly_projection_usd: z.number(),
     unpriced_models: z.array(z.string()),
+    /**
+     * Beyond the contract: what the patrol, investigations and AI grouping spent this UTC day, and their daily budget
+     * (AGENT_DAILY_BUDGET_USD, 0: none); reached, they run their rules engines until 00:00 UTC.
+     */
+    agent_budget: z.object({ daily_usd: z.number(), spent_today_usd: z.number() }),
     ...Stamp,
   }),
 );
@@ -24,7 +29,7 @@ const PricingAnswer = z.lazy(() => z.object({ pricing: z.array(z.object({ model:
 
 export const llmUsageGroup = defineGroup({
   name: 'llm-usage',
-  config: ['llm-pricing'],
+  config: ['llm-pricing', 'agent-budget'],
   tables: { users: 'read', 'llm-usage': 'read' },
   routes: {
     summary: {

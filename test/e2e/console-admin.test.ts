@@ -684,6 +684,44 @@ describe('LLM cost', { timeout: 60_000 }, () => {
     await expectAccessible(adminPage, '/llm-cost');
   });
 
+  it('shows what the agents spent today against their daily budget, and says when it is reached', async () => {
+    await recordUsage({
+      run_id: 'agent-today',
+      source: 'agent',
+      model: 'gpt-4o-mini',
+      input_tokens: 1000,
+      output_tokens: 10,
+      total_tokens: 1010,
+      cost_usd: 0.3,
+      duration_ms: 5,
+      error: false,
+      user: 'agent-worker',
+    });
+    const tile = adminPage.locator('.llm-tiles .tile', { hasText: 'Agents today (UTC)' });
+    try {
+      for (const budget of ['50', '0.25', '0']) {
+        process.env.AGENT_DAILY_BUDGET_USD = budget;
+        const { agent_budget: answer } = (await api(service.url, admin, 'GET', '/api/llm-usage/summary?days=30')).body;
+        expect(answer.daily_usd).toBe(Number(budget));
+        expect(answer.spent_today_usd).toBeGreaterThanOrEqual(0.3);
+        await open(adminPage, '/llm-cost', 'LLM cost');
+        await tile.waitFor();
+        const spent = `$${answer.spent_today_usd.toFixed(2)}`;
+        const label =
+          budget === '50'
+            ? 'Agents today (UTC), of a $50.00 daily budget'
+            : budget === '0.25'
+              ? 'Agents today (UTC): the $0.25 daily budget is reached, so the patrol, investigations and AI grouping run their rules until 00:00 UTC'
+              : 'Agents today (UTC): no daily budget is set';
+        await expect.poll(() => tile.textContent()).toBe(`${spent}${label}`);
+        expect(await tile.evaluate((el) => el.classList.contains('tone-warning'))).toBe(budget === '0.25');
+      }
+      await expectAccessible(adminPage, '/llm-cost with the agents budget');
+    } finally {
+      delete process.env.AGENT_DAILY_BUDGET_USD;
+    }
+  });
+
   it('labels the chart days in UTC, as the rest of the console, in a browser in New York', async () => {
     await recordUsage(
       {

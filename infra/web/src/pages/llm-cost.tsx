@@ -188,6 +188,23 @@ export default function LlmCostPage() {
   );
 }
 
+/** The AI workers' day against AGENT_DAILY_BUDGET_USD: reached, the patrol, investigations and AI grouping run their rules engines. */
+function AgentBudgetTile({ budget }: { budget: Summary['agent_budget'] }) {
+  const reached = budget.daily_usd > 0 && budget.spent_today_usd >= budget.daily_usd;
+  return (
+    <li className={`tile${reached ? ' tone-warning' : ''}`}>
+      <span className="value">{usd(budget.spent_today_usd)}</span>
+      <span className="label">
+        {budget.daily_usd === 0
+          ? 'Agents today (UTC): no daily budget is set'
+          : reached
+            ? `Agents today (UTC): the ${usd(budget.daily_usd)} daily budget is reached, so the patrol, investigations and AI grouping run their rules until 00:00 UTC`
+            : `Agents today (UTC), of a ${usd(budget.daily_usd)} daily budget`}
+      </span>
+    </li>
+  );
+}
+
 function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
   const t = summary.totals;
   const series = useMemo(() => buildSeries(summary, split), [summary, split]);
@@ -217,6 +234,7 @@ function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
           <span className="value">{int.format(t.errors)}</span>
           <span className="label">Failed calls</span>
         </li>
+        <AgentBudgetTile budget={summary.agent_budget} />
       </ul>
       {summary.unpriced_models.length > 0 && (
         <p className="notice" role="note">
