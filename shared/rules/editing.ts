@@ -128,17 +128,18 @@ export async function submitRuleSet(
   const value = await checked(name, content);
   const live = await liveRuleSet(name);
   const read = live.version;
+  // A version named and no longer current is a 409, as DESIGN §4 says of rule-set writes, also when the text is the
+  // one in force (a save retried after its answer was lost: the 409 names the current version, which is its own).
+  if (expected !== undefined && expected !== read) throw staleEdit(name, expected, read);
+  const base = expected ?? read;
   // The text in force, to the character (comments and blanks are kept with a version): a save of it changes nothing
   // (no version, no audit entry, no fleet cache dropped), as a general-settings save or a triage PATCH without changes;
-  // proposed, it would ask a reviewer to approve nothing. Whatever version it names: a save retried after its answer
-  // was lost (or the same text saved by someone else) has succeeded, and is no 409 (RFC 9110 §13.1.1).
+  // proposed, it would ask a reviewer to approve nothing.
   if (content === live.content) {
     if (principal.role === 'superadmin') return { status: 'ok', applied: true, version: read };
     const unchanged = `the text is version ${read} as it stands: nothing to propose`;
     throw new ValidationFailed(`The proposed ${name} changes nothing: ${unchanged}.`, [{ loc: ['body', 'content'], msg: unchanged, type: 'rules' }]);
   }
-  if (expected !== undefined && expected !== read) throw staleEdit(name, expected, read);
-  const base = expected ?? read;
   if (principal.role === 'superadmin') {
     try {
       await transactWrite([

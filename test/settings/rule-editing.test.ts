@@ -182,29 +182,27 @@ describe('the state table (spec §3)', () => {
     expect((await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: `# why\n${live.content}` })).body.version).toBe(live.version + 1);
   });
 
-  it('a save or a proposal sent again after its answer was lost is the one it made: no 409, no second version or proposal', async () => {
+  it('a proposal sent again after its answer was lost is the one it made; a save sent again on its old version is a 409 (DESIGN §4)', async () => {
     const live = (await call('viewer', 'GET', '/api/settings/risk-rules')).body;
     const mine = `# saved once\n${live.content}`;
     const saved = await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: mine, base_version: live.version });
     expect(saved.body).toEqual({ status: 'ok', applied: true, version: live.version + 1 });
     const updates = await actionsInAudit('rules_update');
-    // Again on the version it was made on: that text is in force, so the save has succeeded.
-    expect(await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: mine, base_version: live.version })).toEqual({
-      status: 200,
-      body: { status: 'ok', applied: true, version: live.version + 1 },
-    });
+    // Again on the version it was made on: stale, as DESIGN §4 has every rule-set write naming a version no longer
+    // current; the 409 names the current version (its own), and nothing changes.
+    const again = await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: mine, base_version: live.version });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ current_version: live.version + 1, base_version: live.version });
     expect(await version('risk-rules')).toBe(live.version + 1);
     expect(await actionsInAudit('rules_update')).toBe(updates);
-    // Another text on that version is still stale.
-    expect((await call('superadmin', 'PUT', '/api/settings/risk-rules', { content: `# other\n${live.content}`, base_version: live.version })).status).toBe(409);
 
     // A proposal sent twice: the first one's id, one proposal pending, one audit entry.
     const proposed = `# proposed once\n${mine}`;
     const proposals = await actionsInAudit('change_propose');
     const first = await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: proposed, base_version: live.version + 1 });
     expect(first.body).toMatchObject({ status: 'pending', applied: false, base_version: live.version + 1 });
-    const again = await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: proposed, base_version: live.version + 1 });
-    expect(again).toEqual(first);
+    const resent = await call('otherAdmin', 'PUT', '/api/settings/risk-rules', { content: proposed, base_version: live.version + 1 });
+    expect(resent).toEqual(first);
     expect(await actionsInAudit('change_propose')).toBe(proposals + 1);
     const pending = (await call('otherAdmin', 'GET', '/api/settings/config-changes?status_filter=pending')).body.changes;
     expect(pending.filter((c: { rule_set: string }) => c.rule_set === 'risk-rules').map((c: { change_id: string }) => c.change_id)).toEqual([
