@@ -244,6 +244,12 @@ export const AuditResponse = z.lazy(() =>
 export type AuditPage = z.infer<typeof AuditResponse>;
 export const RolesResponse = z.lazy(() => z.object({ roles: z.readonly(z.array(z.enum(ROLES))) }));
 
+/** An instant whose UTC year has four digits, as the audit log's keys are written. */
+const inFourDigitYears = (instant: string) => {
+  const year = new Date(instant).getUTCFullYear();
+  return year >= 1 && year <= 9999;
+};
+
 export const settingsGroup = defineGroup({
   name: 'settings',
   config: ['mail', 'links', 'refresh', 'edge'],
@@ -437,7 +443,11 @@ export const settingsGroup = defineGroup({
       query: z.lazy(() =>
         z.object({
           action: z._default(z.enum(['', ...AUDIT_ACTIONS]), ''),
-          before: z._default(z.union([z.literal(''), z.iso.datetime({ offset: true })]), ''),
+          // In UTC within years 0001–9999: the keys' own form (`toISOString` writes a year past 9999 as `+010000`).
+          before: z._default(
+            z.union([z.literal(''), z.iso.datetime({ offset: true }).check(z.refine(inFourDigitYears, 'an instant from year 1 to 9999 in UTC'))]),
+            '',
+          ),
           page: Page,
           page_size: PageSize,
         }),

@@ -581,7 +581,7 @@ describe('audit', { timeout: 60_000 }, () => {
     await adminPage.getByText(/page 2 of/).waitFor();
   });
 
-  it('reaches entries past the newest 500: "Older entries", and "Up to" any instant, kept in the URL', async () => {
+  it('reaches entries past the newest 500: "Older entries", and "Before" any instant, kept in the URL', async () => {
     // 510 patrol triggers a year back, a second apart: the listing shows the newest 500, down to the 11th.
     const base = Date.parse('2025-12-01T00:00:00Z');
     await batchPut(
@@ -606,6 +606,10 @@ describe('audit', { timeout: 60_000 }, () => {
         };
       }),
     );
+    // `before` in the keys' own form: a UTC year of four digits (9999-12-31T23:59:59-01:00 is year 10000 in UTC).
+    expect((await api(service.url, admin, 'GET', `/api/settings/audit?before=${encodeURIComponent('9999-12-31T23:59:59-01:00')}`)).status).toBe(422);
+    expect((await api(service.url, admin, 'GET', `/api/settings/audit?before=${encodeURIComponent('9999-12-31T23:59:59+01:00')}`)).status).toBe(200);
+    expect((await api(service.url, admin, 'GET', '/api/settings/audit?before=yesterday')).status).toBe(422);
     const actors = () => adminPage.locator('table.audit-table tbody tr > td:nth-child(2)').allTextContents();
     const status = adminPage.locator('.audit-page p[role="status"]');
     await open(adminPage, '/audit?action=patrol_trigger', 'Audit log');
@@ -616,20 +620,20 @@ describe('audit', { timeout: 60_000 }, () => {
     await adminPage.waitForURL((u) => u.searchParams.get('before') === '2025-12-01T00:00:10.000Z');
     await expect.poll(actors).toEqual(Array.from({ length: 10 }, (_, i) => `trigger-${9 - i} · admin`));
     expect(await status.textContent()).toContain('10 entries of action patrol trigger before 2025-12-01 00:00:10 UTC (the log lists the newest 500 before it)');
-    expect(await adminPage.getByLabel('Up to (UTC)').inputValue()).toBe('2025-12-01T00:00:10');
+    expect(await adminPage.getByLabel('Before (UTC)').inputValue()).toBe('2025-12-01T00:00:10');
     expect(await older.count()).toBe(0);
     await expectAccessible(adminPage, '/audit older entries');
 
     await adminPage.reload();
     await expect.poll(actors).toHaveLength(10);
-    await adminPage.getByLabel('Up to (UTC)').fill('2025-12-01T00:00:03');
+    await adminPage.getByLabel('Before (UTC)').fill('2025-12-01T00:00:03');
     await adminPage.waitForURL((u) => u.searchParams.get('before') === '2025-12-01T00:00:03Z');
     await expect.poll(actors).toEqual(['trigger-2 · admin', 'trigger-1 · admin', 'trigger-0 · admin']);
 
     await adminPage.getByRole('button', { name: 'Back to the newest' }).click();
     await adminPage.waitForURL((u) => !u.searchParams.has('before'));
     await expect.poll(() => status.textContent()).toContain('500 entries of action patrol trigger (the log lists the newest 500)');
-    expect(await adminPage.getByLabel('Up to (UTC)').inputValue()).toBe('');
+    expect(await adminPage.getByLabel('Before (UTC)').inputValue()).toBe('');
   });
 });
 

@@ -1,6 +1,6 @@
 // Audit log (/audit, admins and superadmins): the newest entries first, filtered by
 // action and paged; the filter and page live in the URL so a link reproduces the view.
-// The API lists the newest 500 (of an action) at a time: "Up to" (UTC, the log's own
+// The API lists the newest 500 (of an action) at a time: "Before" (UTC, the log's own
 // zone) and "Older entries" reach the rest, 500 before an instant.
 import { AUDIT_ACTIONS, type AuditAction } from '../../../../shared/db/audit-actions.js';
 import { endpoint } from '../api/client';
@@ -25,7 +25,10 @@ const INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 /** `before` as the API takes it: an instant with its zone (an edited link that is none lists the newest, as a blank one). */
 const BEFORE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
-/** The "Up to" field's value (`datetime-local`, read as UTC) of a `before`, to the second. */
+/** An instant as the log writes it (to the second, UTC), with its milliseconds when it has some: where a listing starts. */
+const toTheMillisecond = (iso: string) => (iso.endsWith('.000Z') ? utcSeconds(iso) : utcSeconds(iso).replace(' UTC', `.${iso.slice(20, 23)} UTC`));
+
+/** The "Before" field's value (`datetime-local`, read as UTC) of a `before`, to the second. */
 const fieldOf = (before: string) => (before ? new Date(before).toISOString().slice(0, 19) : '');
 /** The `before` of the field's value: its UTC instant (`2026-12-01T10:30` or with seconds), blank for none. */
 const beforeOf = (field: string) => (field ? `${field.length === 16 ? `${field}:00` : field}Z` : '');
@@ -79,7 +82,7 @@ export default function AuditPage() {
           </select>
         </label>
         <label>
-          Up to (UTC)
+          Before (UTC)
           <input type="datetime-local" step="1" value={fieldOf(before)} onChange={(e) => setFilters({ before: beforeOf(e.target.value), page: '1' })} />
         </label>
       </div>
@@ -154,7 +157,7 @@ export default function AuditPage() {
               {before && <Button onClick={() => setFilters({ before: '', page: '1' })}>Back to the newest</Button>}
               {data.older_before && (
                 <Button onClick={() => setFilters({ before: data.older_before ?? '', page: '1' })}>
-                  Older entries (before {utcSeconds(data.older_before)})
+                  Older entries (before {toTheMillisecond(data.older_before)})
                 </Button>
               )}
             </nav>
