@@ -236,6 +236,8 @@ describe('health', { timeout: 60_000 }, () => {
     });
     await inventory.getByRole('link', { name: lastName, exact: true }).waitFor();
     expect(await rendered()).toBeLessThan(60);
+    // Each row is named by its cluster: a row header a screen reader says with every cell of the row.
+    expect(await inventory.getByRole('rowheader', { name: lastName, exact: true }).count()).toBe(1);
     await expectAccessible(page, '/health with an inventory of 600 clusters shown');
   });
 
@@ -688,6 +690,7 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
     });
     await table.getByRole('link', { name: lastName, exact: true }).waitFor();
     expect(await rendered()).toBeLessThan(60);
+    expect(await table.getByRole('rowheader', { name: lastName, exact: true }).count()).toBe(1);
     await expectAccessible(page, '/critical with 600 clusters listed, scrolled to the end');
   });
 

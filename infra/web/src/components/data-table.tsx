@@ -17,6 +17,8 @@ export interface DataTableColumnMeta {
   numeric?: boolean;
   /** Extra class on the column's cells. */
   className?: string;
+  /** The row's name (a cluster's): its cells are row headers (`<th scope="row">`), so a screen reader says whose row a cell is in. */
+  rowHeader?: boolean;
 }
 
 export interface DataTableProps<T> {
@@ -195,9 +197,14 @@ export function DataTable<T>({
                 {row.getVisibleCells().map((cell) => {
                   const meta = cell.column.columnDef.meta as DataTableColumnMeta | undefined;
                   const className = [meta?.numeric ? 'num' : '', meta?.className ?? ''].filter(Boolean).join(' ') || undefined;
-                  return (
+                  const content = flexRender(cell.column.columnDef.cell, cell.getContext());
+                  return meta?.rowHeader ? (
+                    <th key={cell.id} scope="row" className={className}>
+                      {content}
+                    </th>
+                  ) : (
                     <td key={cell.id} className={className}>
-                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                      {content}
                     </td>
                   );
                 })}

@@ -158,6 +158,7 @@ const fleetColumn = createColumnHelper<FleetCriticalRow>();
 const FLEET_COLUMNS = [
   fleetColumn.accessor('cluster_name', {
     header: 'Cluster',
+    meta: { rowHeader: true },
     size: 170,
     cell: (c) => (
       <span title={c.getValue()}>

@@ -265,7 +265,7 @@ function HealthTable({ rows, byId, open, toggle }: { rows: Score[]; byId: Map<st
                 <td>
                   <Badge status={s.risk_level} />
                 </td>
-                <td title={s.top_risk}>{s.top_risk}</td>
+                <td className="health-wrap">{s.top_risk}</td>
                 <td title={type}>{type}</td>
                 <td title={region}>{region}</td>
               </tr>
@@ -290,6 +290,7 @@ const inventoryColumn = createColumnHelper<Enrichment>();
 const INVENTORY_COLUMNS = [
   inventoryColumn.accessor('cluster_name', {
     header: 'Cluster',
+    meta: { rowHeader: true },
     size: 220,
     sortingFn: 'alphanumeric',
     cell: (c) => (
