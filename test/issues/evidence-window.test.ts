@@ -11,13 +11,13 @@ import { useTestTables } from '../support/dynamo.js';
 
 const NOW = new Date();
 const DAY = 86_400_000;
-const [cluster] = demoClusters(1, 23).map((c) => c.inventory);
+const [cluster, other] = demoClusters(2, 23).map((c) => c.inventory);
 const at = (msBefore: number) => new Date(NOW.getTime() - msBefore).toISOString();
 const since = NOW.getTime() - EVIDENCE_ALERT_DAYS * DAY;
 
-const alert = (alertname: string, status: 'firing' | 'resolved', startsAt: string, endsAt?: string) => ({
+const alert = (alertname: string, status: 'firing' | 'resolved', startsAt: string, endsAt?: string, of = cluster!) => ({
   status,
-  labels: { alertname, cluster_id: cluster!.cluster_id, severity: 'critical' },
+  labels: { alertname, cluster_id: of.cluster_id, severity: 'critical' },
   annotations: { summary: alertname },
   startsAt,
   ...(endsAt && { endsAt }),
@@ -26,7 +26,7 @@ const alert = (alertname: string, status: 'firing' | 'resolved', startsAt: strin
 
 beforeAll(async () => {
   await useTestTables();
-  await upsertClusters([cluster!]);
+  await upsertClusters([cluster!, other!]);
   const sent = [
     // Firing for 8 days: the alert the issue is about.
     alert('DiskFullForDays', 'firing', at(8 * DAY), '0001-01-01T00:00:00Z'),
@@ -36,6 +36,8 @@ beforeAll(async () => {
     alert('AtTheEdge', 'firing', new Date(since).toISOString()),
     // Started a day ago, resolved.
     alert('RecentBlip', 'resolved', at(DAY), at(DAY - 60_000)),
+    // Another cluster's alert firing for 10 days: the firing index holds it too, and it is not this cluster's.
+    alert('ElsewhereForDays', 'firing', at(10 * DAY), '0001-01-01T00:00:00Z', other!),
   ];
   expect((await ingestAlerts(sent, NOW)).rejected).toEqual([]);
 }, 60_000);

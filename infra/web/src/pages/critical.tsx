@@ -259,7 +259,8 @@ export default function CriticalPage() {
       <section className="view-section" aria-labelledby="critical-ranked">
         <h2 id="critical-ranked">Most severe by risk</h2>
         <p className="muted view-note">
-          Warning and Critical risk snapshots ranked by severity: 10 per risk reason, plus firing alerts of the last 14 days, plus a health penalty. At most 15.
+          Warning and Critical risk snapshots ranked by severity: 10 per risk reason, plus one per alert that fired in the last 14 days, plus a health penalty.
+          At most 15.
         </p>
         {critical.isPending ? (
           <Loading what="critical clusters" />
