@@ -174,6 +174,32 @@ describe('refresh answered 202 and followed', { timeout: 90_000 }, () => {
 
 // Watch pages left open on a wall screen (api/live.ts): each reads its answers again every minute while the
 // tab is shown, says when it last did, and keeps what it shows when a read fails. Time is Playwright's clock.
+/** Answers the page's reads that `matches` names 503, as a service that is restarting does. */
+const refuseReads = (page: Page, matches: (url: URL) => boolean) =>
+  page.route(matches, (route) =>
+    route.fulfill({
+      status: 503,
+      contentType: 'application/problem+json',
+      body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The service is restarting.' }),
+    }),
+  );
+
+/** Moves the page's clock past its next poll until its freshness line says the read failed. */
+async function untilUpdateFails(page: Page): Promise<void> {
+  const failed = page.locator('.live-stamp [role="status"]');
+  await page.clock.fastForward(61_000);
+  // The read is tried three times (1 s and 2 s apart) before it counts as failed.
+  await expect
+    .poll(
+      async () => {
+        await page.clock.fastForward(2_000);
+        return failed.textContent();
+      },
+      { timeout: 30_000 },
+    )
+    .toContain('Could not update: The service is restarting.');
+}
+
 describe('watch pages stay current', { timeout: 90_000 }, () => {
   const WATCH = [
     ['/', '/api/fleet/scores'],
@@ -234,25 +260,8 @@ describe('watch pages stay current', { timeout: 90_000 }, () => {
     const rows = watch.locator('main table tbody tr[data-index]');
     await rows.first().waitFor();
     const shown = await rows.count();
-    await watch.route('**/api/fleet/scores', (route) =>
-      route.fulfill({
-        status: 503,
-        contentType: 'application/problem+json',
-        body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The service is restarting.' }),
-      }),
-    );
-    const failed = watch.locator('.live-stamp [role="status"]');
-    await watch.clock.fastForward(61_000);
-    // The read is tried three times (1 s and 2 s apart) before it counts as failed.
-    await expect
-      .poll(
-        async () => {
-          await watch.clock.fastForward(2_000);
-          return failed.textContent();
-        },
-        { timeout: 30_000 },
-      )
-      .toContain('Could not update: The service is restarting.');
+    await refuseReads(watch, (url) => url.pathname === '/api/fleet/scores');
+    await untilUpdateFails(watch);
     expect(await rows.count()).toBe(shown);
     expect(await watch.getByRole('alert').count()).toBe(0);
     await watch.clock.fastForward(4 * 60_000);
@@ -270,26 +279,8 @@ describe('watch pages stay current', { timeout: 90_000 }, () => {
     const rows = watch.locator('main table tbody tr');
     await rows.first().waitFor();
     const shown = await rows.count();
-    await watch.route(
-      (url) => url.pathname === '/api/issues',
-      (route) =>
-        route.fulfill({
-          status: 503,
-          contentType: 'application/problem+json',
-          body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The service is restarting.' }),
-        }),
-    );
-    const failed = watch.locator('.live-stamp [role="status"]');
-    await watch.clock.fastForward(61_000);
-    await expect
-      .poll(
-        async () => {
-          await watch.clock.fastForward(2_000);
-          return failed.textContent();
-        },
-        { timeout: 30_000 },
-      )
-      .toContain('Could not update: The service is restarting.');
+    await refuseReads(watch, (url) => url.pathname === '/api/issues');
+    await untilUpdateFails(watch);
     expect(await rows.count()).toBe(shown);
     expect(await watch.getByRole('alert').count()).toBe(0);
     expect(await watch.getByText('The service is restarting.', { exact: false }).count()).toBe(1);
