@@ -80,8 +80,6 @@ export async function usageSummary(days: number, now = new Date()) {
   });
   daily.sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : a.source < b.source ? -1 : a.source > b.source ? 1 : a.model < b.model ? -1 : 1));
   const all = sum(parts);
-  const today = now.toISOString().slice(0, 10);
-  const agentToday = parts.filter((c) => c.source === 'agent' && c.day === today).reduce((total, c) => total + c.cost_usd, 0);
   return {
     period_days: days,
     daily_usage: daily,
@@ -98,7 +96,7 @@ export async function usageSummary(days: number, now = new Date()) {
     /** Models with calls in the period but no price: their cost counts as 0. */
     unpriced_models: unpriced,
     /** The AI workers' day against their daily budget (agent-budget.ts): today is in every period. */
-    agent_budget: { daily_usd: agentBudgetSettings().dailyUsd, spent_today_usd: round(agentToday, 6) },
+    agent_budget: { daily_usd: agentBudgetSettings().dailyUsd, spent_today_usd: round(agentCostOn(parts, now), 6) },
     source: SOURCE,
     generated_at: now.toISOString(),
   };
@@ -119,13 +117,16 @@ export async function pricing() {
   return { pricing: (await pricingTable()).map(({ model, input_per_mtok, output_per_mtok }) => ({ model, input_per_mtok, output_per_mtok })) };
 }
 
+/** What the agents' runs (the patrol, investigations, AI grouping: the ledger's `agent` source) among `runs` cost on `now`'s UTC day. */
+const agentCostOn = (runs: readonly UsageRun[], now: Date) => {
+  const day = now.toISOString().slice(0, 10);
+  return runs.filter((r) => r.source === 'agent' && r.day === day).reduce((total, r) => total + r.cost_usd, 0);
+};
+
 /**
- * What the agents' calls (the patrol, investigations, AI grouping: the ledger's `agent` source) of `now`'s UTC day
- * cost so far, in USD: the day's AI budget's spend (agent-budget.ts) and the scrape's. Read as the reports read the
- * ledger (new calls only, once this container has read the day).
+ * What the agents' calls of `now`'s UTC day cost so far, in USD: the day's AI budget's spend (agent-budget.ts), as the
+ * summary's `agent_budget` counts it. Read as the reports read the ledger (new calls only, once this container has read the day).
  */
 export async function agentSpentToday(now = new Date()): Promise<number> {
-  const today = now.toISOString().slice(0, 10);
-  const runs = await listUsageRuns(1, now);
-  return runs.filter((r) => r.source === 'agent' && r.day === today).reduce((sum, r) => sum + r.cost_usd, 0);
+  return agentCostOn(await listUsageRuns(1, now), now);
 }
