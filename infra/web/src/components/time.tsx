@@ -34,6 +34,9 @@ export const utc = (t: Instant | null | undefined, o?: Options) => format(t, 0, 
 /** Date and seconds: `2026-11-24T19:45:12.000Z` → `2026-11-24 19:45:12 UTC`. */
 export const utcSeconds = (t: Instant | null | undefined, o?: Options) => format(t, 0, 19, o);
 
+/** Date, seconds and milliseconds: `2026-11-24T19:45:12.001Z` → `2026-11-24 19:45:12.001 UTC` (where a listing starts). */
+export const utcMillis = (t: Instant | null | undefined, o?: Options) => format(t, 0, 23, o);
+
 /** Time of day: `19:45 UTC`, or `19:45:12 UTC` with `seconds`. */
 export const utcTime = (t: Instant | null | undefined, o?: Options & { seconds?: boolean }) => format(t, 11, o?.seconds ? 19 : 16, o);
 

@@ -10,7 +10,7 @@ import { Pager, positive } from '../components/pager';
 import { ScrollRegion } from '../components/scroll-region';
 import { Button } from '../components/button';
 import { Empty, Loading, PastLastPage, Problem } from '../components/states';
-import { utcSeconds } from '../components/time';
+import { utcMillis, utcSeconds } from '../components/time';
 import { useUrlState } from '../components/url-state';
 import './audit.css';
 
@@ -26,7 +26,7 @@ const INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 const BEFORE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
 /** An instant as the log writes it (to the second, UTC), with its milliseconds when it has some: where a listing starts. */
-const toTheMillisecond = (iso: string) => (iso.endsWith('.000Z') ? utcSeconds(iso) : utcSeconds(iso).replace(' UTC', `.${iso.slice(20, 23)} UTC`));
+const toTheMillisecond = (iso: string) => (iso.endsWith('.000Z') ? utcSeconds(iso) : utcMillis(iso));
 
 /** The "Before" field's value (`datetime-local`, read as UTC) of a `before`, to the second. */
 const fieldOf = (before: string) => (before ? new Date(before).toISOString().slice(0, 19) : '');
