@@ -1,6 +1,6 @@
-// auth route group: health check, OpenAPI document, login/activate/password/logout/me,
+// auth route group: health check, OpenAPI document, login/activate/password/logout/renew/me,
 // and the /api catch-all (404 problem+json, CORS preflight).
-import { callerOf, activate, changePassword, login, logout, userInfo } from '../shared/auth/sign-in.js';
+import { callerOf, activate, changePassword, login, logout, renew, userInfo } from '../shared/auth/sign-in.js';
 import { coreSettings } from '../shared/config/core.js';
 import { NotFound } from '../shared/http/errors.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
@@ -14,6 +14,7 @@ export const handler = createGroupHandler(authGroup, {
   activate: async (req) => activate(req.body.token, req.body.password, await callerOf(req)),
   changePassword: async (req) => changePassword(req.principal, req.body.current_password, req.body.new_password, await callerOf(req)),
   logout: async (req) => logout(req.principal, req.token!, req.headers['x-session-duration'], await callerOf(req)),
+  renew: async (req) => renew(req.principal, req.token!),
   me: async (req) => userInfo(req.principal),
   fallback: async () => {
     throw new NotFound('No API route matches this path.');

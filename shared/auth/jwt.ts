@@ -34,17 +34,39 @@ export function tokenTtlSeconds(): number {
   return tokenSettings().JWT_TTL_SECONDS;
 }
 
-/** `credential`: the account's password stamp (shared/auth/principal.ts's credentialStamp), when it has a password. */
-export async function signAccessToken(principal: Principal, credential?: string): Promise<string> {
-  const claims = { username: principal.username, name: principal.name, email: principal.email, role: principal.role };
+/**
+ * The session a token belongs to: its `jti` (what a logout revokes, kept by every renewal) and
+ * when its user signed in (`auth_time`, as OpenID Connect names it). A renewal signs a token of the
+ * same session, so a session ends at sign-in + JWT_SESSION_MAX_SECONDS, renewed or not.
+ */
+export interface TokenSession {
+  readonly id: string;
+  /** Epoch seconds of the sign-in. */
+  readonly authTime: number;
+}
+
+/** When a token of `session` signed at `now` expires (epoch seconds): its lifetime, cut at the session's end. */
+export function sessionExpiry(session: TokenSession, now: number): number {
+  const { JWT_TTL_SECONDS, JWT_SESSION_MAX_SECONDS } = tokenSettings();
+  return Math.min(now + JWT_TTL_SECONDS, session.authTime + JWT_SESSION_MAX_SECONDS);
+}
+
+/**
+ * `credential`: the account's password stamp (shared/auth/principal.ts's credentialStamp), when it has a password.
+ * `session`: the session a renewal continues; none is a sign-in, which starts one.
+ */
+export async function signAccessToken(principal: Principal, credential?: string, session?: TokenSession): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const { id, authTime } = session ?? { id: randomUUID(), authTime: now };
+  const claims = { username: principal.username, name: principal.name, email: principal.email, role: principal.role, auth_time: authTime };
   return new SignJWT(credential === undefined ? claims : { ...claims, cred: credential })
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
     .setSubject(principal.userId)
-    .setJti(randomUUID())
+    .setJti(id)
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime(`${tokenTtlSeconds()}s`)
+    .setIssuedAt(now)
+    .setExpirationTime(sessionExpiry({ id, authTime }, now))
     .sign(await key());
 }
 
@@ -59,6 +81,8 @@ const Claims = z.object({
   role: Role,
   jti: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
   cred: z.optional(z.string().check(z.maxLength(CLAIM_ID_MAX))),
+  // Absent from tokens signed before sessions were renewable: their sign-in is their iat.
+  auth_time: z.optional(z.number()),
   iat: z.number(),
   exp: z.number(),
 });
@@ -67,6 +91,8 @@ export interface VerifiedToken {
   /** The caller as the token describes them; the account record has the last word. */
   principal: Principal;
   tokenId: string;
+  /** The session's sign-in, epoch seconds (`auth_time`). */
+  authTime: number;
   /** iat, epoch seconds: compared with the account's tokens_valid_from. */
   issuedAt: number;
   expiresAt: number;
@@ -80,10 +106,11 @@ export async function verifyAccessToken(token: string): Promise<VerifiedToken | 
     const { payload } = await jwtVerify(token, await key(), { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
     const claims = Claims.safeParse(payload);
     if (!claims.success) return null;
-    const { sub, username, name, email, role, jti, iat, exp, cred } = claims.data;
+    const { sub, username, name, email, role, jti, iat, exp, cred, auth_time } = claims.data;
     return {
       principal: { userId: sub, username, name, email, role },
       tokenId: jti,
+      authTime: auth_time ?? iat,
       issuedAt: iat,
       expiresAt: exp,
       ...(cred === undefined ? {} : { credential: cred }),

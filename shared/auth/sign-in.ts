@@ -15,6 +15,8 @@ import {
 } from '../db/sessions.js';
 import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, setPassword, type UserRecord } from '../db/users.js';
 import { BadRequest, Conflict, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from '../http/errors.js';
+import type { RequestToken } from '../http/route.js';
+import { SESSION_MAX_LIMIT, tokenSettings } from '../config/tokens.js';
 import type { Principal } from './principal.js';
 import { signAccessToken } from './jwt.js';
 import { ldapAnswers, ldapAuthenticate, ldapConfigured, ldapRetryAfterSeconds, type LdapIdentity } from './ldap.js';
@@ -368,8 +370,8 @@ export async function changePassword(principal: Principal, current: string, next
   return issue(after);
 }
 
-/** The longest session a client can report: no token outlives JWT_TTL_SECONDS' bound (shared/config/tokens.ts). */
-const SESSION_DURATION_MAX_SECONDS = 30 * 86_400;
+/** The longest session a client can report: none outlives JWT_SESSION_MAX_SECONDS' bound (shared/config/tokens.ts). */
+const SESSION_DURATION_MAX_SECONDS = SESSION_MAX_LIMIT;
 
 /**
  * X-Session-Duration: seconds the client session lasted, to the millisecond; anything else
@@ -382,16 +384,14 @@ export function parseSessionDuration(header: string | undefined): number | null 
   return Number.isFinite(seconds) && seconds >= 0 && seconds <= SESSION_DURATION_MAX_SECONDS ? Math.round(seconds * 1000) / 1000 : null;
 }
 
-export async function logout(
-  principal: Principal,
-  token: { id: string; expiresAt: number },
-  sessionHeader: string | undefined,
-  caller: Caller,
-): Promise<{ ok: true }> {
+export async function logout(principal: Principal, token: RequestToken, sessionHeader: string | undefined, caller: Caller): Promise<{ ok: true }> {
+  // The session is revoked, every token of it (a renewal keeps its id), until none of them can be alive: a copy
+  // of the tab holding an older token, or a newer renewal of it, ends with the one signed out.
+  const until = Math.max(token.expiresAt, token.authTime + tokenSettings().JWT_SESSION_MAX_SECONDS);
   try {
     // Revoked and audited together: a logout in the log is one that happened.
     await transactWrite([
-      revokeTokenAction(token.id, token.expiresAt),
+      revokeTokenAction(token.id, until),
       auditAction({
         actor: principal.username,
         role: principal.role,
@@ -405,8 +405,20 @@ export async function logout(
   } catch (error) {
     // The audit table refused (throttled, say): the token is revoked all the same, since the console forgets it
     // whatever the answer and a copy must not outlive the logout. The missing entry is logged instead.
-    await revokeToken(token.id, token.expiresAt);
+    await revokeToken(token.id, until);
     log.error('logout revoked its token but could not audit it', { username: principal.username, ...errorFields(error) });
   }
   return { ok: true };
+}
+
+/**
+ * A fresh token for the caller's session (`POST /api/auth/renew`, which the console calls as a token
+ * passes half its life): the account as it is now (role, name), the same session id (a logout revokes
+ * every token of it) and password stamp, JWT_TTL_SECONDS from now but never past the session's end,
+ * sign-in + JWT_SESSION_MAX_SECONDS. A tab left open (a wall screen) stays signed in until then. Nothing
+ * is stored or audited: the sign-in was, and the logout will be.
+ */
+export async function renew(principal: Principal, token: RequestToken): Promise<LoginResponse> {
+  const session = { id: token.id, authTime: token.authTime };
+  return { access_token: await signAccessToken(principal, token.credential, session), token_type: 'bearer', user: userInfo(principal) };
 }

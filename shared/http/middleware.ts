@@ -33,7 +33,7 @@ import { matchPath, type PathMatch } from './path-match.js';
 import { problemResponse } from './problem.js';
 import { problemStatuses } from './problem-statuses.js';
 import { checkResponses } from './response-check.js';
-import type { ProblemStatus, RouteAuth, RouteDeclaration, RouteHandler } from './route.js';
+import type { ProblemStatus, RouteAuth, RouteDeclaration, RouteHandler, RequestToken } from './route.js';
 import { parseJsonText } from '../text.js';
 
 export type Event = APIGatewayProxyEventV2;
@@ -54,7 +54,7 @@ export interface RouteState {
   bound: BoundRoute;
   params: Record<string, string>;
   principal: Principal | null;
-  token: { id: string; expiresAt: number } | null;
+  token: RequestToken | null;
   rawBody: unknown;
   input: { params: unknown; query: unknown; headers: unknown; body: unknown };
 }
@@ -341,7 +341,12 @@ export function authenticate(): Middleware {
       const principal = await resolvePrincipal(verified);
       if (!principal) throw new Unauthorized('The bearer token is no longer valid.');
       state.principal = principal;
-      state.token = { id: verified.tokenId, expiresAt: verified.expiresAt };
+      state.token = {
+        id: verified.tokenId,
+        expiresAt: verified.expiresAt,
+        authTime: verified.authTime,
+        ...(verified.credential === undefined ? {} : { credential: verified.credential }),
+      };
       if (!route.roles.includes(principal.role)) throw new Forbidden();
     },
   };

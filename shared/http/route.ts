@@ -104,6 +104,18 @@ export function routeKey(route: Pick<RouteDeclaration, 'method' | 'path'>): stri
 
 type Infer<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
+/** The access token a request came with: its session (what a logout revokes and a renewal continues). */
+export interface RequestToken {
+  /** `jti`: the session's id, the same in every renewal of it. */
+  readonly id: string;
+  /** Epoch seconds. */
+  readonly expiresAt: number;
+  /** The session's sign-in, epoch seconds. */
+  readonly authTime: number;
+  /** The password stamp it was signed with, checked against the account's own (shared/auth/principal.ts). */
+  readonly credential?: string;
+}
+
 /** What a bound handler receives: validated input plus the caller. */
 export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
   readonly params: Infer<D['params']>;
@@ -111,8 +123,8 @@ export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
   readonly body: Infer<D['body']>;
   /** The authenticated caller: always there on `auth: 'user'` routes (the middleware answered 401 otherwise); null on public routes and for the static ingest token. */
   readonly principal: D['auth'] extends 'user' ? Principal : Principal | null;
-  /** The bearer token's id and expiry (epoch seconds) when the caller sent a JWT. */
-  readonly token: { readonly id: string; readonly expiresAt: number } | null;
+  /** The access token when the caller sent one. */
+  readonly token: RequestToken | null;
   readonly requestId: string;
   /** When the request arrived (epoch ms: API Gateway's `timeEpoch`, never later than now): a route's 29 s count from here. */
   readonly receivedAt: number;

@@ -103,6 +103,14 @@ export const authGroup = defineGroup({
       headers: z.lazy(() => z.object({ 'x-session-duration': z.optional(z.string()) })),
       response: LogoutResponse,
     },
+    renew: {
+      method: 'POST',
+      path: '/api/auth/renew',
+      summary: "A fresh token for your session, as the console asks halfway through a token's life; never past JWT_SESSION_MAX_SECONDS after sign-in",
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: LoginResponse,
+    },
     me: { method: 'GET', path: '/api/auth/me', summary: 'The current user', auth: 'user', roles: ANY_ROLE, response: UserInfo },
     // API Gateway sends every other /api/... request here, so an unknown path
     // gets a problem+json 404 and a CORS preflight gets its answer.

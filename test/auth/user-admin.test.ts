@@ -527,7 +527,7 @@ describe('audit of account changes', () => {
 
   it('a logout is audited with its revocation; one whose audit entry cannot be written still revokes its token', async () => {
     const user = await superadmin('audited-logout');
-    const token = (id: string) => ({ id: `${id}-${Date.now()}`, expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    const token = (id: string) => ({ id: `${id}-${Date.now()}`, expiresAt: Math.floor(Date.now() / 1000) + 3600, authTime: Math.floor(Date.now() / 1000) });
     const [refused, audited] = [token('logout-refused'), token('logout-audited')];
     const refuseAudit: Watcher = ({ input }) =>
       JSON.stringify(input.TransactItems ?? input.TableName ?? '').includes('-audit"')
