@@ -141,6 +141,39 @@ describe('sign-in', { timeout: 60_000 }, () => {
     await page.goto('/issues');
     await page.waitForURL((u) => u.pathname === '/sign-in');
   });
+
+  it("stays signed in while open: halfway through its token's life it renews it, and the next reads carry the new one", async () => {
+    const page = await browser.page();
+    await page.clock.install();
+    await signIn(page, 'admin', PASSWORD, '/audit');
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const stored = async () => JSON.parse(String(await page.evaluate(`sessionStorage.getItem('fleet-health.session')`))) as { token: string };
+    const first = (await stored()).token;
+
+    // Nothing is renewed before half of the 12 hours (JWT_TTL_SECONDS' default) are past.
+    let renewals = 0;
+    page.on('request', (r) => void (r.url().endsWith('/api/auth/renew') && renewals++));
+    await page.clock.fastForward('05:59:00');
+    expect(renewals).toBe(0);
+    // The renewed token is signed in a later second than the first (iat), so the two differ.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const answer = page.waitForResponse((r) => r.url().endsWith('/api/auth/renew'));
+    await page.clock.fastForward('00:01:05');
+    const renewal = await answer;
+    expect(renewal.status()).toBe(200);
+    expect(renewal.request().headers().authorization).toBe(`Bearer ${first}`);
+    const renewed = ((await renewal.json()) as { access_token: string }).access_token;
+    expect(renewed).not.toBe(first);
+    await expect.poll(async () => (await stored()).token).toBe(renewed);
+
+    // The page's next read goes with the renewed token, and the session (the user, the page) is as it was.
+    const read = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/issues');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Alert issues' }).click();
+    expect((await read).headers().authorization).toBe(`Bearer ${renewed}`);
+    await page.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    await expect.poll(() => page.locator('.who').textContent()).toContain('superadmin');
+    expect(renewals).toBe(1);
+  });
 });
 
 describe('deep links', { timeout: 60_000 }, () => {

@@ -2,6 +2,9 @@
 // stays signed in and closing the tab ends it. Sign-out sends X-Session-Duration
 // (whole seconds since sign-in), as the contract's logout audit expects. A 401
 // from any call (expired or revoked token) ends the session with a message.
+// While the tab is open, a token past half its life is traded for a fresh one of the same
+// session (POST /api/auth/renew), so a console left open (a wall screen) stays signed in
+// until the session's longest life (shared/auth/README.md).
 // Signing out also drops everything the tab kept for the user (chat transcripts,
 // unsaved rule edits), so nothing of theirs is left readable in the tab after
 // they leave. A session that merely ended (a 401) keeps the user's unsaved work
@@ -19,6 +22,8 @@ interface Stored {
   token: string;
   user: User;
   signedInAt: number;
+  /** When the token arrived (this browser's clock, ms): its renewal is due half its lifetime later, whatever the two clocks say. */
+  tokenAt?: number;
 }
 
 /** Every key this console keeps in the tab's sessionStorage starts with this: ending the session removes them all. */
@@ -26,6 +31,9 @@ export const PREFIX = 'fleet-health.';
 const KEY = `${PREFIX}session`;
 const logoutEndpoint = endpoint<'auth', 'logout'>('POST', '/api/auth/logout');
 const meEndpoint = endpoint<'auth', 'me'>('GET', '/api/auth/me');
+const renewEndpoint = endpoint<'auth', 'renew'>('POST', '/api/auth/renew');
+/** A renewal that failed (not a 401, which ends the session) is tried again this much later, while the token lives. */
+const RENEW_RETRY_MS = 60_000;
 /** The account is read again at most this often (on load and when the window regains focus). */
 const ACCOUNT_RECHECK_MS = 30_000;
 
@@ -90,8 +98,27 @@ let current: Stored | null = readStored();
 /** A problem's detail as a sentence of its own: a full stop added where it has none. */
 const sentence = (text: string): string => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
 
-/** The signed-in session's token, or null: what a request's late answer compares to know its session is still the tab's. */
-export const sessionToken = (): string | null => current?.token ?? null;
+/** What the console reads of its token: the session (`jti`, kept by renewals), when it was signed and when it expires (epoch seconds). */
+interface TokenTimes {
+  session: string;
+  iat: number;
+  exp: number;
+}
+
+/** The token's claims the console schedules by; the service checks them, the console only reads them. */
+function tokenTimes(token: string): TokenTimes | null {
+  try {
+    const payload: unknown = JSON.parse(atob((token.split('.')[1] ?? '').replace(/-/g, '+').replace(/_/g, '/')));
+    if (typeof payload !== 'object' || payload === null) return null;
+    const { jti, iat, exp } = payload as Record<string, unknown>;
+    return typeof jti === 'string' && typeof iat === 'number' && typeof exp === 'number' ? { session: jti, iat, exp } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The signed-in session, or null: what a request's late answer compares to know its session is still the tab's (a renewal keeps it). */
+export const sessionId = (): string | null => (current ? (tokenTimes(current.token)?.session ?? current.token) : null);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [stored, setStored] = useState<Stored | null>(current);
@@ -126,9 +153,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   // The service checks the account's current role on every call; the console follows it, so an admin demoted (or a
   // viewer promoted) since signing in is shown the controls they have now, not those of the role at sign-in.
-  const token = stored?.token;
+  const session = stored ? (tokenTimes(stored.token)?.session ?? stored.token) : null;
   useEffect(() => {
-    if (!token) return;
+    if (!session) return;
     let checked = 0;
     // One read in flight at a time: the 403s of a page's several queries ask for one more read after it, not one each.
     let reading = false;
@@ -144,7 +171,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       call(meEndpoint)
         .then(
           (me) => {
-            if (current?.token !== token) return; // signed out or in again meanwhile
+            if (!current || sessionId() !== session) return; // signed out or in again meanwhile
             const was = current.user;
             if (me.role === was.role && me.name === was.name && me.email === was.email && me.username === was.username) return;
             current = { ...current, user: me };
@@ -176,7 +203,65 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       recheckAccount.current = () => undefined;
       window.removeEventListener('focus', onFocus);
     };
-  }, [token]);
+  }, [session]);
+
+  // Renewal: half the token's life after it arrived (timed by this browser's clock alone, so a clock set wrong does not
+  // make it renew at once, and again), and on coming back (a laptop woken, a tab shown) once that is past. A renewal
+  // that gives a shorter life than the token it replaces has reached the session's end: none is asked for again.
+  useEffect(() => {
+    if (!session) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let renewing = false;
+    let atSessionEnd = false;
+    let stopped = false;
+    const due = (): number | null => {
+      const times = current && tokenTimes(current.token);
+      if (!current || !times || times.session !== session || atSessionEnd) return null;
+      return (current.tokenAt ?? current.signedInAt) + ((times.exp - times.iat) * 1000) / 2;
+    };
+    const schedule = (delay?: number) => {
+      clearTimeout(timer);
+      const at = due();
+      if (at !== null && !stopped) timer = setTimeout(renewNow, delay ?? Math.max(0, at - Date.now()));
+    };
+    const renewNow = () => {
+      if (renewing || stopped || due() === null) return;
+      renewing = true;
+      const was = tokenTimes(current!.token)!;
+      call(renewEndpoint)
+        .then(
+          (answer) => {
+            const now = tokenTimes(answer.access_token);
+            if (!current || !now || now.session !== session || sessionId() !== session) return; // signed out or in again meanwhile
+            if (now.exp - now.iat < was.exp - was.iat) atSessionEnd = true;
+            const user = current.user;
+            current = { ...current, token: answer.access_token, user: answer.user, tokenAt: Date.now() };
+            sessionStorage.setItem(KEY, JSON.stringify(current));
+            if (answer.user.role !== user.role) setRoleChange((change) => ({ from: change?.from ?? user.role, to: answer.user.role }));
+            setStored(current);
+            schedule();
+          },
+          // A 401 has ended the session (the client's handler); anything else is tried again while the token lives.
+          () => schedule(RENEW_RETRY_MS),
+        )
+        .finally(() => {
+          renewing = false;
+        });
+    };
+    const onReturn = () => {
+      const at = due();
+      if (at !== null && Date.now() >= at && document.visibilityState === 'visible') renewNow();
+    };
+    schedule();
+    window.addEventListener('focus', onReturn);
+    document.addEventListener('visibilitychange', onReturn);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      window.removeEventListener('focus', onReturn);
+      document.removeEventListener('visibilitychange', onReturn);
+    };
+  }, [session]);
 
   const value = useMemo<SessionValue>(
     () => ({

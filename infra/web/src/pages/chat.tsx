@@ -11,7 +11,7 @@ import { Conversation } from '../components/chat/conversation';
 import { prepareReplies } from '../components/chat/reply';
 import { problemTurn, turnId, updateTurns, useTurns } from '../components/chat/turns';
 import { Problem } from '../components/states';
-import { sessionToken, useSession } from '../session';
+import { sessionId, useSession } from '../session';
 import './chat.css';
 import { Button } from '../components/button';
 
@@ -37,16 +37,16 @@ export default function ChatPage() {
     mutationFn: async (text: string) => (await Promise.all([call(messageEndpoint, { body: { message: text } }), prepareReplies()]))[0],
     // An answer that arrives once the session that asked has ended (signed out, someone else signed in) is not
     // kept: signing out emptied the tab, and a transcript written after it would outlive the session.
-    onMutate: () => sessionToken(),
+    onMutate: () => sessionId(),
     onSuccess: (answer, _text, askedIn) => {
-      if (askedIn !== sessionToken()) return;
+      if (askedIn !== sessionId()) return;
       updateTurns(owner, (all) => [
         ...all,
         { id: turnId(), kind: 'assistant', text: answer.reply, toolCalls: answer.tool_calls, durationMs: answer.duration_ms, at: Date.now() },
       ]);
     },
     onError: (error, _text, askedIn) => {
-      if (askedIn !== sessionToken()) return;
+      if (askedIn !== sessionId()) return;
       updateTurns(owner, (all) => [...all, problemTurn(error)]);
     },
   });
