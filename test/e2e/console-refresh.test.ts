@@ -297,4 +297,61 @@ describe('watch pages stay current', { timeout: 90_000 }, () => {
       .toBe(1);
     expect(await watch.getByRole('alert').textContent()).toContain('The service is restarting.');
   });
+
+  it('fleet: rows that arrive while the pointer moves over the table wait until it rests or leaves', async () => {
+    const watch = await browser.page();
+    await watch.clock.install();
+    await signIn(watch, 'admin', PASSWORD);
+    const rows = watch.locator('main table tbody tr[data-index]');
+    await rows.nth(3).waitFor();
+    const firstName = () => rows.first().locator('a').first().textContent();
+    const first = await firstName();
+    const stamp = watch.locator('.fleet-stamp time');
+    // The next reads are held until the test lets them go (the pointer is moving by then), and answer the fleet
+    // computed at a time of their own (shown above the table): the first without the cluster on top.
+    let waiting: (() => void) | null = null;
+    let answers = 0;
+    await watch.route(
+      (url) => url.pathname === '/api/fleet/scores',
+      async (route) => {
+        const answer = await (await route.fetch()).json();
+        await new Promise<void>((resolve) => {
+          waiting = resolve;
+        });
+        waiting = null;
+        const n = ++answers;
+        const scores = n === 1 ? answer.scores.filter((s: { cluster_name: string }) => s.cluster_name !== first) : answer.scores;
+        await route.fulfill({ json: { ...answer, generated_at: `2026-01-01T00:0${n}:00.000Z`, scores } });
+      },
+    );
+    const box = (await rows.nth(2).boundingBox())!;
+    const aim = async () => {
+      await watch.mouse.move(box.x + 20, box.y + box.height / 2);
+      await watch.mouse.move(box.x + 24, box.y + box.height / 2);
+    };
+    const readWhileAiming = async (n: number) => {
+      const asked = watch.waitForRequest((r) => new URL(r.url()).pathname === '/api/fleet/scores', { timeout: 15_000 });
+      await watch.clock.fastForward(61_000);
+      await asked;
+      await aim();
+      await expect.poll(() => answers === n - 1 && waiting !== null).toBe(true);
+      (waiting as (() => void) | null)?.();
+      await expect.poll(() => stamp.getAttribute('datetime'), { timeout: 15_000 }).toBe(`2026-01-01T00:0${n}:00.000Z`);
+    };
+
+    // Aiming at a row while the new answer arrives: the page has it (its time is shown), the rows stay put.
+    await readWhileAiming(1);
+    expect(await firstName()).toBe(first);
+    // Leaving the table shows them.
+    await watch.mouse.move(2, 2);
+    await expect.poll(firstName).not.toBe(first);
+    const shown = await firstName();
+
+    // Resting on the table as long shows them too.
+    await readWhileAiming(2);
+    expect(await firstName()).toBe(shown);
+    await watch.clock.fastForward(3_100);
+    await expect.poll(firstName).toBe(first);
+    await watch.unrouteAll({ behavior: 'ignoreErrors' });
+  });
 });

@@ -4,10 +4,12 @@
 // buttons with aria-sort, rows carry aria-rowindex, and ArrowUp/ArrowDown (PageUp/
 // PageDown, Ctrl+Home/End) move focus from row to row, scrolling as they go.
 // Sorting is kept by the table, or by the caller (`sorting`/`onSortingChange`),
-// for example in the URL with `useUrlSorting`.
+// for example in the URL with `useUrlSorting`. Rows that arrive while the pointer
+// moves over the table (a watch page's minute read) wait until it rests or leaves,
+// so a row does not move from under a click (`useSteadyRows`).
 import { type ColumnDef, flexRender, getCoreRowModel, getSortedRowModel, type OnChangeFn, type SortingState, useReactTable } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { type KeyboardEvent, type ReactNode, useCallback, useMemo, useRef, useState } from 'react';
+import { type KeyboardEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { type UrlValues, useUrlState } from './url-state';
 import './data-table.css';
 
@@ -44,6 +46,57 @@ export interface DataTableProps<T> {
 
 const FOCUSABLE = 'a[href], button:not([disabled]), input, select, textarea, [tabindex]:not([tabindex="-1"])';
 
+/** How long after the pointer last moved over a table new rows wait to be shown (unless it leaves first). */
+export const STEADY_MS = 3_000;
+
+/**
+ * The rows to show: `data`, except that rows arriving while the pointer is moving over the table (someone aiming
+ * at a row) are held back until it has rested STEADY_MS, leaves the table, or a key is pressed outside it (typing
+ * in a filter wants its answer at once). The first rows are never held.
+ */
+function useSteadyRows<T>(data: T[]) {
+  const busyUntil = useRef(0);
+  const [held, setHeld] = useState<T[] | null>(null);
+  const [last, setLast] = useState(data);
+  if (data !== last) {
+    // React's derived state: set during render, so the held rows are what this very render shows.
+    setLast(data);
+    if (held === null && last.length > 0 && Date.now() < busyUntil.current) setHeld(last);
+  }
+  const release = useCallback(() => {
+    busyUntil.current = 0;
+    setHeld(null);
+  }, []);
+  const holding = held !== null;
+  useEffect(() => {
+    if (!holding) return;
+    let timer: ReturnType<typeof setTimeout>;
+    const check = () => {
+      const wait = busyUntil.current - Date.now();
+      if (wait <= 0) release();
+      else timer = setTimeout(check, wait);
+    };
+    check();
+    return () => clearTimeout(timer);
+  }, [holding, release]);
+  const scroll = useRef<HTMLElement>(null);
+  useEffect(() => {
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (!(event.target instanceof Node && scroll.current?.contains(event.target))) release();
+    };
+    document.addEventListener('keydown', onKey, true);
+    return () => document.removeEventListener('keydown', onKey, true);
+  }, [release]);
+  return {
+    rows: held ?? data,
+    scroll,
+    onPointerMove: () => {
+      busyUntil.current = Date.now() + STEADY_MS;
+    },
+    onPointerLeave: release,
+  };
+}
+
 export function DataTable<T>({
   data,
   columns,
@@ -59,8 +112,9 @@ export function DataTable<T>({
 }: DataTableProps<T>) {
   const [own, setOwn] = useState<SortingState>(initialSorting);
   const sorting = controlled ?? own;
+  const steady = useSteadyRows(data);
   const table = useReactTable({
-    data,
+    data: steady.rows,
     columns,
     state: { sorting },
     onSortingChange: onSortingChange ?? setOwn,
@@ -71,7 +125,7 @@ export function DataTable<T>({
     enableSortingRemoval: false,
   });
   const rows = table.getRowModel().rows;
-  const scrollRef = useRef<HTMLElement>(null);
+  const scrollRef = steady.scroll;
   const bodyRef = useRef<HTMLTableSectionElement>(null);
   const virtualizer = useVirtualizer({
     count: rows.length,
@@ -124,8 +178,16 @@ export function DataTable<T>({
   };
 
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it (WCAG 2.1.1).
-    <section ref={scrollRef} className="table-scroll data-table" style={{ maxHeight }} aria-label={caption} tabIndex={0}>
+    <section
+      ref={scrollRef}
+      className="table-scroll data-table"
+      style={{ maxHeight }}
+      aria-label={caption}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it (WCAG 2.1.1).
+      tabIndex={0}
+      onPointerMove={steady.onPointerMove}
+      onPointerLeave={steady.onPointerLeave}
+    >
       <table style={{ minWidth }} aria-rowcount={rows.length + 1}>
         <caption className="visually-hidden">{caption}</caption>
         <colgroup>
