@@ -445,8 +445,8 @@ describe('logout and audit', () => {
     expect((await send('GET', '/api/auth/me', { token })).status).toBe(401);
     expect((await send('GET', '/api/auth/me', { token: other })).status).toBe(200); // only that session ends
     await send('POST', '/api/auth/logout', { token: other, headers: { 'X-Session-Duration': 'a while' } });
-    // Beyond any token's life, or a number DynamoDB could not store as given: still a logout.
-    for (const duration of ['1e16', '2592000.5', '5e-324', '12.34567']) {
+    // Beyond any session's life (JWT_SESSION_MAX_SECONDS' bound, 365 days), or a number DynamoDB could not store as given: still a logout.
+    for (const duration of ['1e16', '31536000.5', '5e-324', '12.34567']) {
       const session = await tokenOf('admin', ADMIN_PASSWORD);
       expect((await send('POST', '/api/auth/logout', { token: session, headers: { 'X-Session-Duration': duration } })).status).toBe(200);
       expect((await send('GET', '/api/auth/me', { token: session })).status).toBe(401);
