@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSettings } from '../config/links.js';
 import { mailSettings } from '../config/mail.js';
-import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, auditEntriesPage } from '../db/audit.js';
+import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, auditBound, auditEntriesPage } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
 import {
   COUNTER_ACTION_INDEX,
@@ -237,7 +237,7 @@ export async function resetUserPassword(actor: Principal, email: string, caller:
 
 export async function auditPage(query: { action: string; before?: string; page: number; page_size: number }): Promise<AuditPage> {
   // An instant in the keys' own form (UTC, to the millisecond), whatever offset it was written with.
-  const before = query.before ? new Date(query.before).toISOString() : undefined;
+  const before = query.before ? auditBound(query.before) : undefined;
   const { entries, total, olderBefore } = await auditEntriesPage(query.action || undefined, query.page, query.page_size, before);
   return {
     entries,

@@ -118,6 +118,17 @@ const newest = (action?: string, before?: string) => {
   };
 };
 
+/**
+ * `before` as the keys' form (`toISOString`, to the millisecond) of the same exclusive bound: an instant given past
+ * the millisecond (`…:00.0005Z`, nanoseconds) is rounded up, not down as Date.parse does, since an entry stamped at
+ * `…:00.000Z` was stamped before it (rounded down, it was left out of the listing and of every older one).
+ */
+export function auditBound(before: string): string {
+  const ms = Date.parse(before);
+  const pastTheMillisecond = /^[^.]*\.\d{3}\d*[1-9]/.test(before);
+  return new Date(pastTheMillisecond ? ms + 1 : ms).toISOString();
+}
+
 /** The instant an entry's key starts with (`<at>#<id>`). */
 const instantOfKey = (sk: string) => sk.slice(0, sk.indexOf('#'));
 

@@ -58,6 +58,18 @@ describe('the log before an instant (`before`)', () => {
     expect(logins.entries.map((e) => e.actor)).toEqual(['user9', 'user6', 'user3', 'user0']);
   });
 
+  it('lists an entry stamped in the millisecond of a `before` given past the millisecond: it was stamped before it', async () => {
+    // user5's entry is stamped at start + 5 s exactly, before every one of these instants (offset and nanoseconds too).
+    const at = new Date(start + 5_000).toISOString();
+    for (const before of [at.replace('Z', '1Z'), at.replace('Z', '000001Z'), inKolkata(start + 5_000).replace('+', '0001+')]) {
+      const listed = await auditPage({ action: '', before, page: 1, page_size: 25 });
+      expect(listed.entries.map((e) => e.actor)[0], before).toBe('user5');
+    }
+    // At the millisecond itself, or a fraction of it that is zeros, the bound excludes it, as before.
+    for (const before of [at, at.replace('Z', '000000Z')])
+      expect((await auditPage({ action: '', before, page: 1, page_size: 25 })).entries[0]?.actor, before).toBe('user4');
+  });
+
   it('says where the next older listing starts when one is full, and so reaches every entry', async () => {
     // 600 entries, two to a second from the second entry on, an hour after the others: the listing's
     // 500th and 501st share their millisecond.
