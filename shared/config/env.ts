@@ -120,6 +120,14 @@ export function onSettingsReset(forget: () => void): void {
 
 // ── Schema helpers shared by the concerns ─────────────────────────────────────
 
+/**
+ * A number written in decimal digits (`12`, `0.5`, `.5`), at most 32 characters, read as a number. Not what `Number`
+ * also reads: `0x10` (16), `0b11`, `1e3`, `Infinity`, nor a fraction so long that it reads as 0 (`0.000…1`, 400
+ * zeros), which for a budget meant no limit at all; the message says what the variable must be.
+ */
+const decimal = (message: string) =>
+  z.pipe(z.string().check(z.regex(/^(?=.{1,32}$)(\d+\.?\d*|\.\d+)$/, { error: message })), z.coerce.number({ error: message }));
+
 /** A whole number within bounds, with its default; the message says the range in words. */
 export const whole = (
   name: string,
@@ -128,18 +136,19 @@ export const whole = (
   max: number,
   unit = '',
   message = `${name} must be a whole number${unit} from ${min} to ${max}.`,
-) => z._default(z.coerce.number({ error: message }).check(z.int({ error: message }), z.gte(min, { error: message }), z.lte(max, { error: message })), fallback);
+) =>
+  z._default(z.pipe(decimal(message), z.number().check(z.int({ error: message }), z.gte(min, { error: message }), z.lte(max, { error: message }))), fallback);
 
 /** A number of seconds (fractions allowed) within bounds, with its default. */
 export const seconds = (name: string, fallback: number, min: number, max: number) => {
   const message = `${name} must be a number of seconds from ${min} to ${max}.`;
-  return z._default(z.coerce.number({ error: message }).check(z.gte(min, { error: message }), z.lte(max, { error: message })), fallback);
+  return z._default(z.pipe(decimal(message), z.number().check(z.gte(min, { error: message }), z.lte(max, { error: message }))), fallback);
 };
 
 /** A daily budget in US dollars from 0 (no limit) to 100,000, with its default. */
 export const usdBudget = (name: string, fallback: number) => {
   const message = `${name} must be a number of US dollars from 0 (no limit) to 100000.`;
-  return z._default(z.coerce.number({ error: message }).check(z.gte(0, { error: message }), z.lte(100_000, { error: message })), fallback);
+  return z._default(z.pipe(decimal(message), z.number().check(z.gte(0, { error: message }), z.lte(100_000, { error: message }))), fallback);
 };
 
 /** true/false (also 1/0, on/off, yes/no), with its default. */

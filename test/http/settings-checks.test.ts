@@ -3,9 +3,11 @@
 // allowlist holds origins exactly as browsers send them (its check compares strings),
 // `*` only outside production; the JWT signing key has the 32 bytes signing needs.
 import { describe, expect, it } from 'vitest';
+import { agentBudgetSettings } from '../../shared/config/agent-budget.js';
 import { coreSettings } from '../../shared/config/core.js';
 import { checkSettings } from '../../shared/config/env.js';
 import { ingestSettings } from '../../shared/config/ingest.js';
+import { patrolSettings } from '../../shared/config/patrol.js';
 import { scrapeSettings } from '../../shared/config/scrape.js';
 import { tokenSettings } from '../../shared/config/tokens.js';
 
@@ -73,5 +75,36 @@ describe('JWT_SECRET', () => {
     expect(() => checkSettings([tokenSettings.concern], { JWT_SECRET: 'é'.repeat(16) })).not.toThrow();
     expect(() => checkSettings([tokenSettings.concern], { JWT_SECRET: 'é'.repeat(15) })).toThrow(/at least 32 bytes/);
     expect(() => checkSettings([tokenSettings.concern], { JWT_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:jwt' })).not.toThrow();
+  });
+});
+
+describe('numbers (budgets, seconds, whole numbers)', () => {
+  const BUDGET = 'AGENT_DAILY_BUDGET_USD must be a number of US dollars from 0 (no limit) to 100000.';
+
+  it.each([
+    ['hexadecimal', '0x10'],
+    ['binary', '0b11'],
+    ['octal', '0o7'],
+    ['an exponent', '1e2'],
+    // Read by Number as 0, which is no limit at all: the budget an operator meant as tiny was none.
+    ['a fraction that reads as zero', `0.${'0'.repeat(400)}1`],
+    ['a sign', '-0'],
+    ['Infinity', 'Infinity'],
+  ])('refuses a budget not in decimal digits (%s), which Number would read, one as no limit at all', (_what, value) => {
+    expect(() => agentBudgetSettings.from({ AGENT_DAILY_BUDGET_USD: value })).toThrow(BUDGET);
+  });
+
+  it('takes a budget in decimal digits, spaces around it, and blank as the default', () => {
+    expect(agentBudgetSettings.from({ AGENT_DAILY_BUDGET_USD: ' 12.50 ' }).dailyUsd).toBe(12.5);
+    expect(agentBudgetSettings.from({ AGENT_DAILY_BUDGET_USD: '0' }).dailyUsd).toBe(0);
+    expect(agentBudgetSettings.from({ AGENT_DAILY_BUDGET_USD: '0.000001' }).dailyUsd).toBe(0.000001);
+    expect(agentBudgetSettings.from({ AGENT_DAILY_BUDGET_USD: ' ' }).dailyUsd).toBe(50);
+  });
+
+  it('refuses seconds and whole numbers in hexadecimal or with an exponent, as budgets', () => {
+    expect(() => patrolSettings.from({ PATROL_LEASE_SECONDS: '0x40' })).toThrow('PATROL_LEASE_SECONDS must be a number of seconds from 1 to 3600.');
+    expect(() => scrapeSettings.from({ SCRAPE_WINDOW_DAYS: '3e1' })).toThrow('SCRAPE_WINDOW_DAYS must be a whole number of days from 1 to 365.');
+    expect(scrapeSettings.from({ SCRAPE_WINDOW_DAYS: '30' }).SCRAPE_WINDOW_DAYS).toBe(30);
+    expect(patrolSettings.from({ PATROL_LEASE_SECONDS: '90.5' }).leaseMs).toBe(90_500);
   });
 });
