@@ -7,13 +7,14 @@
 //                                    every listing read every proposal's YAML (up to 64 KB
 //                                    each). Proposals stored before hold it inline; read as before.
 //   pk = CHANGES_PENDING, sk = <username>   `pending`: the ids of that user's
-//                                    pending proposals (a string set)
+//                                    pending proposals (a string set); `proposals`: the
+//                                    fingerprints of those made since it was kept (proposalFingerprint)
 // A proposal is written once as `pending`; a review moves it to `approved` or
 // `rejected`, or its proposer's withdrawal to `withdrawn`, with a conditional
 // update, so it is closed at most once. Each user
 // holds at most PENDING_PER_PROPOSER pending proposals: the set grows in the
 // proposal's transaction, under that bound, and shrinks in its review's (or withdrawal's).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { RuleSetName } from '../rules/defaults.js';
 import { getItem, queryAll, queryCount, tableName, type TransactItem } from './client.js';
 import type { ChangeStatus } from './change-statuses.js';
@@ -67,27 +68,42 @@ const SUMMARY_FIELDS = [
 export const PENDING_PER_PROPOSER = 10;
 const pendingKey = (proposer: string) => ({ pk: 'CHANGES_PENDING', sk: proposer });
 
-/** Counts a new proposal against its proposer's pending ones, as a transaction action: it fails when they hold PENDING_PER_PROPOSER. */
-export function holdPendingAction(change: Pick<ConfigChange, 'change_id' | 'proposed_by'>): TransactItem {
+type Proposal = Pick<ConfigChange, 'change_id' | 'proposed_by' | 'rule_set' | 'base_version' | 'proposed_content'>;
+
+/** What makes two proposals of one proposer the same one: the rule set, the version it was made on and the text. */
+const proposalFingerprint = (change: Proposal) =>
+  createHash('sha256').update(`${change.rule_set}\n${change.base_version}\n${change.proposed_content}`).digest('base64url');
+
+/**
+ * Counts a new proposal against its proposer's pending ones, as a transaction action: it fails when they hold
+ * PENDING_PER_PROPOSER, or one of the same text on the same version of the same rule set (its fingerprint), so two
+ * of them sent at once (a retry while the first is still under way) make one proposal, not two to approve twice.
+ */
+export function holdPendingAction(change: Proposal): TransactItem {
   return {
     Update: {
       TableName: tableName('rules'),
       Key: pendingKey(change.proposed_by),
-      UpdateExpression: 'ADD pending :id',
-      ConditionExpression: 'attribute_not_exists(pending) OR size(pending) < :max',
-      ExpressionAttributeValues: { ':id': new Set([change.change_id]), ':max': PENDING_PER_PROPOSER },
+      UpdateExpression: 'ADD pending :id, proposals :fp',
+      ConditionExpression: '(attribute_not_exists(pending) OR size(pending) < :max) AND NOT contains(proposals, :one)',
+      ExpressionAttributeValues: {
+        ':id': new Set([change.change_id]),
+        ':fp': new Set([proposalFingerprint(change)]),
+        ':one': proposalFingerprint(change),
+        ':max': PENDING_PER_PROPOSER,
+      },
     },
   };
 }
 
 /** Releases a reviewed (or withdrawn) proposal from its proposer's pending ones (a transaction action that cannot fail: one not held changes nothing). */
-export function releasePendingAction(change: Pick<ConfigChange, 'change_id' | 'proposed_by'>): TransactItem {
+export function releasePendingAction(change: Proposal): TransactItem {
   return {
     Update: {
       TableName: tableName('rules'),
       Key: pendingKey(change.proposed_by),
-      UpdateExpression: 'DELETE pending :id',
-      ExpressionAttributeValues: { ':id': new Set([change.change_id]) },
+      UpdateExpression: 'DELETE pending :id, proposals :fp',
+      ExpressionAttributeValues: { ':id': new Set([change.change_id]), ':fp': new Set([proposalFingerprint(change)]) },
     },
   };
 }

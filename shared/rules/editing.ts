@@ -160,7 +160,9 @@ export async function submitRuleSet(
   }
   // The same text on the same version pending from the same proposer already (a proposal retried after its answer was
   // lost): that one, not a second for a reviewer to approve twice.
-  const same = (await pendingChangesOf(principal.username)).find((c) => c.rule_set === name && c.base_version === base && c.proposed_content === content);
+  const pendingSame = async () =>
+    (await pendingChangesOf(principal.username)).find((c) => c.rule_set === name && c.base_version === base && c.proposed_content === content);
+  const same = await pendingSame();
   if (same) return { status: 'pending', applied: false, change_id: same.change_id, base_version: base };
   const change: ConfigChange = {
     change_id: newChangeId(now),
@@ -188,6 +190,9 @@ export async function submitRuleSet(
     await transactWrite(actions);
   } catch (error) {
     if (error instanceof ConditionFailed && error.failed.includes(actions.indexOf(hold))) {
+      // The same proposal sent at the same moment (a retry while the first was under way) made it: that one.
+      const made = await pendingSame();
+      if (made) return { status: 'pending', applied: false, change_id: made.change_id, base_version: base };
       throw new Conflict(
         `${principal.username} already has ${PENDING_PER_PROPOSER} proposals waiting for review; nothing was proposed. Withdraw one, or wait for a superadmin to approve or reject one.`,
       );

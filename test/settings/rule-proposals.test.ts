@@ -5,6 +5,7 @@
 //   409, as for any proposal whose base is no longer current.
 // - A listing reads proposals without their YAML: a Query reads whole items whatever it
 //   projects, so with the text inside, every listing read every proposal's text.
+// - A proposal sent again while the first is still under way is that one, not a second.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as settings } from '../../functions/settings.js';
@@ -13,7 +14,7 @@ import { putItem } from '../../shared/db/client.js';
 import { getCurrentRuleSet } from '../../shared/db/rules.js';
 import { defaultRuleText, type RuleSetName } from '../../shared/rules/defaults.js';
 import { useTestTables } from '../support/dynamo.js';
-import type { DynamoProxy } from '../support/dynamo-proxy.js';
+import { whileHeld, type DynamoProxy } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
 import { userToken, useTestJwtSecret } from '../support/tokens.js';
 
@@ -135,5 +136,30 @@ describe('listing proposals', () => {
     expect(shown.proposed_content).toMatch(/warning: 1\d /);
     expect((await review(first.change_id, 'approve')).json).toMatchObject({ status: 'approved', applied: true });
     expect((await getCurrentRuleSet('health-rules'))?.content).toBe(shown.proposed_content);
+  });
+});
+
+describe('a proposal sent again while the first is still under way', () => {
+  it('makes one proposal, and both answer it: the second sent lands first, and the first then finds it', async () => {
+    const proposer = await userToken('admin', `proposals-retry-${randomUUID().slice(0, 8)}`);
+    const proposed = `# sent twice at once\n${defaultRuleText('health-rules')}`;
+    const proposals = (await listAudit('change_propose')).length;
+    // The first one's write is held until the second, which read no pending proposal of this text either, has answered.
+    let second: ReturnType<typeof putRules> | undefined;
+    const held = whileHeld(
+      proxy,
+      (r) => r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes('sent twice at once'),
+      () => (second = putRules(proposer, 'health-rules', proposed)),
+    );
+    const first = await putRules(proposer, 'health-rules', proposed);
+    await held.done();
+    const again = await second!;
+    expect(first.statusCode).toBe(200);
+    expect(again.statusCode).toBe(200);
+    const id = again.json!.change_id;
+    expect(first.json).toMatchObject({ status: 'pending', applied: false, change_id: id });
+    expect((await listAudit('change_propose')).length).toBe(proposals + 1);
+    const pending = (await list(proposer, { status_filter: 'pending' })).json!.changes;
+    expect(pending.map((c: { change_id: string }) => c.change_id)).toEqual([id]);
   });
 });
