@@ -123,10 +123,11 @@ const newest = (action?: string, before?: string) => {
  * the millisecond (`…:00.0005Z`, nanoseconds) is rounded up, not down as Date.parse does, since an entry stamped at
  * `…:00.000Z` was stamped before it (rounded down, it was left out of the listing and of every older one).
  */
-export function auditBound(before: string): string {
-  const ms = Date.parse(before);
-  const pastTheMillisecond = /^[^.]*\.\d{3}\d*[1-9]/.test(before);
-  return new Date(pastTheMillisecond ? ms + 1 : ms).toISOString();
+export function auditBound(before: string): string | undefined {
+  const ms = Date.parse(before) + (/^[^.]*\.\d{3}\d*[1-9]/.test(before) ? 1 : 0);
+  // Rounded up past 9999-12-31T23:59:59.999Z: toISOString writes `+010000-…`, which sorts before every key (`+` < `2`);
+  // every entry was stamped before it, so it bounds nothing.
+  return ms > Date.parse('9999-12-31T23:59:59.999Z') ? undefined : new Date(ms).toISOString();
 }
 
 /** The instant an entry's key starts with (`<at>#<id>`). */

@@ -65,6 +65,8 @@ describe('the log before an instant (`before`)', () => {
       const listed = await auditPage({ action: '', before, page: 1, page_size: 25 });
       expect(listed.entries.map((e) => e.actor)[0], before).toBe('user5');
     }
+    // The last instant there is, past its millisecond: every entry was stamped before it.
+    expect((await auditPage({ action: '', before: '9999-12-31T23:59:59.9999Z', page: 1, page_size: 25 })).total).toBe(30);
     // At the millisecond itself, or a fraction of it that is zeros, the bound excludes it, as before.
     for (const before of [at, at.replace('Z', '000000Z')])
       expect((await auditPage({ action: '', before, page: 1, page_size: 25 })).entries[0]?.actor, before).toBe('user4');
