@@ -30,10 +30,6 @@ export function resetSigningKey(): void {
   forgetSecrets();
 }
 
-export function tokenTtlSeconds(): number {
-  return tokenSettings().JWT_TTL_SECONDS;
-}
-
 /**
  * The session a token belongs to: its `jti` (what a logout revokes, kept by every renewal) and
  * when its user signed in (`auth_time`, as OpenID Connect names it). A renewal signs a token of the

@@ -22,9 +22,6 @@ export function canonicalUsername(raw: string): string | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** The longest email address an account holds (an invitation's bound, RFC 5321's path limit). */
-export const EMAIL_MAX = 254;
-
 const EmailAddress = z.emailAddress();
 
 /**
