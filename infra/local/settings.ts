@@ -1,20 +1,13 @@
 // The settings of `npm start`, declared and validated in one place: every
 // variable the local runtime reads (the handlers read theirs through their own
 // config), with its default. A bad value stops the start with a clear line.
-import { envValue } from '../../shared/config/env.js';
+import { envValue, flag, whole } from '../../shared/config/env.js';
 import { ActivateBody } from '../../shared/routes/auth.js';
 import * as z from '../../shared/zod.js';
 import { scheduledWorkers, type WorkerName } from '../../shared/workers.js';
 
-const flag = (fallback: boolean) => {
-  const value = z.optional(z.enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no', '']));
-  return z.pipe(
-    value,
-    z.transform((v: z.output<typeof value>) => (v === undefined || v === '' ? fallback : ['true', '1', 'on', 'yes'].includes(v))),
-  );
-};
-
-const seconds = z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(7 * 86_400)));
+/** An interval of the local timers: whole seconds, 1 s to 7 days. */
+const everySeconds = (name: string, fallback: number) => whole(name, fallback, 1, 7 * 86_400, ' of seconds');
 
 /** LOCAL_<WORKER>_EVERY_SECONDS, e.g. LOCAL_RECOMPUTE_EVERY_SECONDS, LOCAL_PATROL_WORKER_EVERY_SECONDS. */
 export const intervalVariable = (name: string) => `LOCAL_${name.toUpperCase().replace(/-/g, '_')}_EVERY_SECONDS`;
@@ -29,16 +22,17 @@ export const INGEST_TOKEN_FILE = 'ingest-token';
 export const MAX_DEMO_CLUSTERS = 10_000;
 
 const LocalEnv = z.object({
-  PORT: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65_535)), 3000),
+  PORT: whole('PORT', 3000, 0, 65_535, '', 'PORT must be a whole number from 0 to 65535 (0: any free port).'),
   DATA_DIR: z._default(z.string(), '.data'),
   ADMIN_USERNAME: z.optional(z.string()),
   ADMIN_EMAIL: z.optional(z.string()),
   // The password rule of activation (8 to 1,024 characters): login refuses one longer, and nobody else may choose a shorter one.
   ADMIN_PASSWORD: z.optional(z.unlazy(ActivateBody).shape.password),
-  DEMO_CLUSTERS: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(MAX_DEMO_CLUSTERS)), 60),
-  DEMO_FEED: z.optional(z.string()),
-  LOCAL_SCHEDULES: flag(true),
-  LOCAL_DEMO_FEED_EVERY_SECONDS: z._default(seconds, 300),
+  DEMO_CLUSTERS: whole('DEMO_CLUSTERS', 60, 0, MAX_DEMO_CLUSTERS),
+  // On by default, but only ever with a demo fleet (readLocalSettings).
+  DEMO_FEED: flag('DEMO_FEED', true),
+  LOCAL_SCHEDULES: flag('LOCAL_SCHEDULES', true),
+  LOCAL_DEMO_FEED_EVERY_SECONDS: everySeconds('LOCAL_DEMO_FEED_EVERY_SECONDS', 300),
 });
 
 export interface LocalSettings {
@@ -57,17 +51,26 @@ export interface LocalSettings {
 
 /** Reads and validates the local runtime's settings; throws one message naming every bad variable. */
 export function readLocalSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
-  const intervals = Object.fromEntries(scheduledWorkers().map(({ name }) => [intervalVariable(name), seconds]));
+  const intervals = Object.fromEntries(
+    scheduledWorkers().map(({ name, schedule }) => [intervalVariable(name), everySeconds(intervalVariable(name), schedule.everyMinutes * 60)]),
+  );
   // Read as every concern's settings are (shared/config/env.ts): trimmed, blank as unset;
   // but a password is taken as typed.
   const values = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, name === 'ADMIN_PASSWORD' ? value || undefined : envValue(value)]));
   const parsed = z.extend(LocalEnv, intervals).safeParse(values);
   if (!parsed.success) {
-    throw new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    // A message that names its variable (the shared helpers' "PORT must be …") is given as it is.
+    throw new Error(
+      parsed.error.issues
+        .map((i) => {
+          const name = i.path.join('.');
+          return i.message.startsWith(`${name} `) ? i.message : `${name}: ${i.message}`;
+        })
+        .join('; '),
+    );
   }
-  const s = parsed.data as z.infer<typeof LocalEnv> & Record<string, number | undefined>;
-  const demoFeed = flag(s.DEMO_CLUSTERS > 0).safeParse(s.DEMO_FEED);
-  if (!demoFeed.success) throw new Error(`DEMO_FEED: expected true or false, not ${s.DEMO_FEED}`);
+  const s = parsed.data as unknown as z.infer<typeof LocalEnv>;
+  const every = parsed.data as unknown as Record<string, number>;
   return {
     port: s.PORT,
     dataDir: s.DATA_DIR,
@@ -75,10 +78,8 @@ export function readLocalSettings(env: NodeJS.ProcessEnv = process.env): LocalSe
     adminEmail: s.ADMIN_EMAIL,
     adminPassword: s.ADMIN_PASSWORD,
     demoClusters: s.DEMO_CLUSTERS,
-    demoFeed: demoFeed.data && s.DEMO_CLUSTERS > 0,
+    demoFeed: s.DEMO_FEED && s.DEMO_CLUSTERS > 0,
     demoFeedEverySeconds: s.LOCAL_DEMO_FEED_EVERY_SECONDS,
-    schedules: s.LOCAL_SCHEDULES
-      ? Object.fromEntries(scheduledWorkers().map(({ name, schedule }) => [name, s[intervalVariable(name)] ?? schedule.everyMinutes * 60]))
-      : undefined,
+    schedules: s.LOCAL_SCHEDULES ? Object.fromEntries(scheduledWorkers().map(({ name }) => [name, every[intervalVariable(name)]!])) : undefined,
   };
 }
