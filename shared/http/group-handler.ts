@@ -21,10 +21,11 @@ import {
   type Result,
 } from './middleware.js';
 import { NotAcceptable } from './errors.js';
+import { notModified, REVALIDATE_CACHE_CONTROL, validatorDigest, weakEtag } from './if-none-match.js';
 import { escapedBytes, gzipAnswer, LAMBDA_ANSWER_BYTES, mayEscapeOver } from './lambda-payload.js';
 import { sortBySpecificity } from './path-match.js';
 import { checkResponses, responseDrift } from './response-check.js';
-import { PreparedJson, Reply, routeKey, type ApiRequest, type GroupBindings, type RouteGroup, type RouteHandler } from './route.js';
+import { PreparedJson, Reply, routeKey, type ApiRequest, type GroupBindings, type RouteDeclaration, type RouteGroup, type RouteHandler } from './route.js';
 
 /** Throws unless every declared route has exactly one handler and nothing else is bound. */
 export function checkBindings(group: RouteGroup, bindings: Record<string, unknown>): void {
@@ -148,6 +149,7 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
     } as ApiRequest;
     const value = await state.bound.handler(request);
     if (checking) checkAnswer(state.bound, value);
+    if (state.bound.route.revalidate && !(value instanceof Reply) && value !== undefined) return revalidated(state.bound.route, value, request.query, headers);
     return toResult(value, headers['accept-encoding'], state.bound.route.contentType);
   };
 
@@ -177,6 +179,25 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
     );
     return event.requestContext?.http?.method === 'HEAD' ? answer.then(headFor) : answer;
   };
+}
+
+/**
+ * A revalidating route's 200 (`revalidate`): its weak ETag and `private, no-cache`; or, when If-None-Match names
+ * that ETag (or is `*`), a 304 with the same headers and no body, nothing serialized or gzipped for it. A
+ * prepared answer (a fleet view's) digests its text once; a plain one (an issue list) is serialized once for
+ * both. A route with a query digests the validated query too (defaults applied: `?days=7` and `?days=7&page=1`
+ * are one answer), so two queries never share a validator. Decision: shared/http/README.md.
+ */
+function revalidated(route: RouteDeclaration, value: unknown, query: unknown, headers: Readonly<Record<string, string | undefined>>): Result {
+  const answer = value instanceof PreparedJson ? value : new PreparedJson(value);
+  // Made once per prepared answer (which requests of any query may share), then the query's part per request.
+  const own = answer.etag(validatorDigest, weakEtag);
+  const etag = route.query === undefined ? own : weakEtag(validatorDigest(own, JSON.stringify(query ?? null)));
+  // The headers a 200 would carry that a cache needs (RFC 9110 §15.4.5): ETag, Cache-Control, Vary.
+  const conditional = { 'Cache-Control': REVALIDATE_CACHE_CONTROL, ETag: etag, Vary: 'Accept-Encoding' };
+  if (notModified(headers['if-none-match'], etag)) return { statusCode: 304, headers: conditional };
+  const result = toResult(answer, headers['accept-encoding'], route.contentType);
+  return { ...result, headers: { ...result.headers, ...conditional } };
 }
 
 /** A HEAD's answer: its GET's status and headers, no body (resolveRoute answers a HEAD as its GET). */

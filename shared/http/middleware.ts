@@ -140,8 +140,8 @@ export function cors(): Middleware {
   };
 }
 
-/** The request headers a browser may send from another origin: every route-declared one but Origin, which browsers set themselves. */
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, X-Session-Duration, X-Request-Id, X-Correlation-Id';
+/** The request headers a browser may send from another origin: every route-declared one but Origin, which browsers set themselves, and If-None-Match (revalidating reads). */
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, X-Session-Duration, X-Request-Id, X-Correlation-Id';
 
 function corsHeaders(): Middleware {
   return httpCors({

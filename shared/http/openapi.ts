@@ -65,12 +65,29 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
           parameters.push({ name, in: where, required: where === 'path' || required.has(name), schema: property });
         }
       }
+      // A revalidating read (`revalidate`): If-None-Match in, its weak ETag and Cache-Control out, and the 304.
+      const revalidating = route.revalidate
+        ? {
+            ETag: { description: route.revalidate, schema: { type: 'string' } },
+            'Cache-Control': { description: 'private, no-cache', schema: { type: 'string' } },
+          }
+        : undefined;
+      if (route.revalidate)
+        parameters.push({
+          name: 'if-none-match',
+          in: 'header',
+          required: false,
+          description: "ETags of answers the client holds (or *): 304 Not Modified, no body, when one is the current answer's (weak comparison).",
+          schema: { type: 'string' },
+        });
       const responses: Record<string, unknown> = {
         '200': {
           description: 'Success',
           ...(route.etag ? { headers: { ETag: { description: route.etag, schema: { type: 'string' } } } } : {}),
+          ...(revalidating ? { headers: revalidating } : {}),
           content: { [route.contentType ?? 'application/json']: { schema: route.response ? schemaOf(route.response, 'output') : {} } },
         },
+        ...(revalidating ? { '304': { description: 'Not Modified: the answer is the one the If-None-Match names', headers: revalidating } } : {}),
         ...(route.accepted
           ? {
               '202': {

@@ -46,6 +46,12 @@ export interface RouteDeclaration {
    */
   readonly etag?: string;
   /**
+   * A read a watch page asks again every minute (GET only): what the weak ETag of its 200 stands for. Such a route
+   * answers `Cache-Control: private, no-cache` and that ETag, and an If-None-Match naming it 304 with no body
+   * (shared/http/if-none-match.ts; the OpenAPI document lists both); every other answer is `no-store`.
+   */
+  readonly revalidate?: string;
+  /**
    * Problem statuses this route answers beyond those its declaration implies
    * (shared/http/problem-statuses.ts: 401/403 from `auth` and `roles`, 404 from path
    * parameters, 400 and 413 from a body, 422 from any input, 503 always): e.g. 406 for
@@ -148,8 +154,30 @@ export class PreparedJson<T = unknown> {
   declare readonly body?: T;
   private gzip?: Buffer;
   private escaped?: number;
-  constructor(body: T) {
-    this.text = JSON.stringify(body);
+  /** Where the text's stamp (`generated_at`) begins: what comes before is what the ETag digests. */
+  private readonly stampAt: number;
+  /** What goes into the ETag as is (the fleet view's generation). */
+  private readonly version?: string | number;
+  /** The weak ETag of a revalidating route's answer, made once. */
+  private tag?: string;
+  /**
+   * `stamp`, when given, is appended as the answer's last members and is no part of its validator: the ETag
+   * digests the rest, so a recomputation that changed nothing else answers the same one (shared/http/README.md,
+   * "Conditional reads"). `body` is then the answer without the stamp.
+   */
+  constructor(body: T, { stamp, version }: { stamp?: Record<string, unknown>; version?: string | number } = {}) {
+    const text = JSON.stringify(body);
+    const head = text.slice(0, -1);
+    const tail = stamp ? JSON.stringify(stamp).slice(1) : '';
+    this.text = stamp ? `${head}${head.length > 1 && tail.length > 1 ? ',' : ''}${tail}` : text;
+    this.stampAt = stamp ? head.length : text.length;
+    this.version = version;
+  }
+
+  /** The weak ETag of this answer: `tag` of the digest of its text before the stamp, with its version; made once. */
+  etag(digest: (text: string) => string, tag: (digest: string, version?: string | number) => string): string {
+    this.tag ??= tag(digest(this.text.slice(0, this.stampAt)), this.version);
+    return this.tag;
   }
   gzipped(compress: (text: string) => Buffer): Buffer {
     this.gzip ??= compress(this.text);

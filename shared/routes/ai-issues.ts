@@ -3,6 +3,7 @@ import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { USERNAME_MAX } from '../auth/username.js';
 import { defineGroup } from '../http/route.js';
 import { IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
+import { LIST_VALIDATOR } from './validators.js';
 import { ShownAlerts, UsersAnswer } from './issues.js';
 import { AiIssueSchema as AiIssue } from '../ai-issues/schemas.js';
 
@@ -33,6 +34,7 @@ export const aiIssuesGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: IssueListQuery,
+      revalidate: LIST_VALIDATOR,
       response: z.lazy(() =>
         z.object({
           issues: z.array(AiIssue),
@@ -53,6 +55,7 @@ export const aiIssuesGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: IssueKpisQuery,
+      revalidate: LIST_VALIDATOR,
       response: z.lazy(() =>
         z.object({ total: Int, ongoing: Int, resolved: Int, unassigned: Int, avg_duration_minutes: z.number(), total_alerts: Int, ...Source }),
       ),

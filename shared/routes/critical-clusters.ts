@@ -1,6 +1,7 @@
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
+import { VIEW_VALIDATOR } from './validators.js';
 import { CriticalClustersResponse } from './dashboard-schemas.js';
 
 export const criticalClustersGroup = defineGroup({
@@ -12,6 +13,7 @@ export const criticalClustersGroup = defineGroup({
     list: {
       method: 'GET',
       path: '/api/critical-clusters',
+      revalidate: VIEW_VALIDATOR,
       summary: 'Up to 15 most severe clusters',
       auth: 'user',
       roles: ANY_ROLE,

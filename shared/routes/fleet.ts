@@ -1,6 +1,7 @@
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
+import { VIEW_VALIDATOR } from './validators.js';
 import {
   FleetCriticalResponse,
   FleetKpisResponse,
@@ -22,6 +23,7 @@ export const fleetGroup = defineGroup({
     scores: {
       method: 'GET',
       path: '/api/fleet/scores',
+      revalidate: VIEW_VALIDATOR,
       summary: 'Unified cluster scores, worst first',
       auth: 'user',
       roles: ANY_ROLE,
@@ -29,10 +31,19 @@ export const fleetGroup = defineGroup({
       // 10,000 clusters: ≈ 18 MB, over what Lambda may answer unless gzipped (shared/http/group-handler.ts).
       problems: [406],
     },
-    kpis: { method: 'GET', path: '/api/fleet/kpis', summary: 'Fleet KPIs', auth: 'user', roles: ANY_ROLE, response: FleetKpisResponse },
+    kpis: {
+      method: 'GET',
+      path: '/api/fleet/kpis',
+      summary: 'Fleet KPIs',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: FleetKpisResponse,
+      revalidate: VIEW_VALIDATOR,
+    },
     critical: {
       method: 'GET',
       path: '/api/fleet/critical',
+      revalidate: VIEW_VALIDATOR,
       summary: 'Warning and Critical clusters, worst first',
       auth: 'user',
       roles: ANY_ROLE,

@@ -1,6 +1,7 @@
 import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
+import { VIEW_VALIDATOR } from './validators.js';
 import { EnrichmentResponse, HealthKpisResponse, HealthRefreshResponse, HealthScoresResponse, RefreshIdParams, RefreshRunning } from './dashboard-schemas.js';
 
 export const healthGroup = defineGroup({
@@ -14,6 +15,7 @@ export const healthGroup = defineGroup({
     scores: {
       method: 'GET',
       path: '/api/health/scores',
+      revalidate: VIEW_VALIDATOR,
       summary: 'Metrics-only health scores, worst first',
       auth: 'user',
       roles: ANY_ROLE,
@@ -21,10 +23,19 @@ export const healthGroup = defineGroup({
       // 10,000 clusters: ≈ 21 MB, over what Lambda may answer unless gzipped (shared/http/group-handler.ts).
       problems: [406],
     },
-    kpis: { method: 'GET', path: '/api/health/kpis', summary: 'Health KPIs', auth: 'user', roles: ANY_ROLE, response: HealthKpisResponse },
+    kpis: {
+      method: 'GET',
+      path: '/api/health/kpis',
+      summary: 'Health KPIs',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: HealthKpisResponse,
+      revalidate: VIEW_VALIDATOR,
+    },
     enrichment: {
       method: 'GET',
       path: '/api/health/enrichment',
+      revalidate: VIEW_VALIDATOR,
       summary: 'Cluster type and region per cluster',
       auth: 'user',
       roles: ANY_ROLE,

@@ -4,6 +4,7 @@ import { USERNAME_MAX } from '../auth/username.js';
 import { defineGroup } from '../http/route.js';
 import { IssueSchema } from '../issues/schemas.js';
 import { HttpLink, IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
+import { LIST_VALIDATOR } from './validators.js';
 
 export const IssuePatch = z.withSomeField(
   z.strictObject({
@@ -114,9 +115,19 @@ export const issuesGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: IssueListQuery,
+      revalidate: LIST_VALIDATOR,
       response: ListAnswer,
     },
-    kpis: { method: 'GET', path: '/api/issues/kpis', summary: 'Issue KPIs', auth: 'user', roles: ANY_ROLE, query: IssueKpisQuery, response: KpisAnswer },
+    kpis: {
+      method: 'GET',
+      path: '/api/issues/kpis',
+      summary: 'Issue KPIs',
+      auth: 'user',
+      roles: ANY_ROLE,
+      query: IssueKpisQuery,
+      response: KpisAnswer,
+      revalidate: LIST_VALIDATOR,
+    },
     users: { method: 'GET', path: '/api/issues/users', summary: 'Assignable users', auth: 'user', roles: ADMIN_UP, response: UsersAnswer },
     get: {
       method: 'GET',

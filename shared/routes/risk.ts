@@ -1,6 +1,7 @@
 import { ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
+import { VIEW_VALIDATOR } from './validators.js';
 import { RiskRulesTableResponse, RiskSnapshotsResponse } from './dashboard-schemas.js';
 
 export const riskGroup = defineGroup({
@@ -12,6 +13,7 @@ export const riskGroup = defineGroup({
     snapshots: {
       method: 'GET',
       path: '/api/risk/snapshots',
+      revalidate: VIEW_VALIDATOR,
       summary: 'Risk snapshot per cluster',
       auth: 'user',
       roles: ANY_ROLE,

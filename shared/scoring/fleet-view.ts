@@ -151,9 +151,14 @@ function cacheView(view: FleetView, generation: number): void {
 
 /** The fleet view, at most 60 s old and never older than the last refresh or rule change anywhere. */
 export async function fleetView(): Promise<FleetView> {
+  return (await fleetViewOfGeneration()).view;
+}
+
+/** The fleet view with the generation it is of (the one just read: a view of another is never answered). */
+async function fleetViewOfGeneration(): Promise<{ view: FleetView; generation: number }> {
   const generation = await currentGeneration();
   lastRead = generation;
-  if (cached && cached.generation === generation && Date.now() - cached.at < CACHE_TTL_MS) return cached.view;
+  if (cached && cached.generation === generation && Date.now() - cached.at < CACHE_TTL_MS) return { view: cached.view, generation };
   // Concurrent misses in one container share one computation, but only one started under this generation:
   // one started before a rule change (which moves the generation in its transaction) loaded the old rules.
   if (computing?.generation !== generation) {
@@ -170,7 +175,7 @@ export async function fleetView(): Promise<FleetView> {
     };
     computing = entry;
   }
-  return computing.view;
+  return { view: await computing.view, generation };
 }
 
 /** Computes afresh, persists the snapshots asked for, and invalidates every container's cache. */
@@ -201,12 +206,21 @@ type Source = z.infer<(typeof contract.LiveStamp)['source']> | z.infer<(typeof c
 
 const prepared = new WeakMap<FleetView, Map<string, PreparedJson>>();
 
-/** An answer built from a view, serialized once per view (and so once per cache period). */
-export function preparedAnswer<T>(view: FleetView, name: string, build: () => T): PreparedJson<T> {
+/**
+ * An answer built from a view, serialized once per view (and so once per cache period). `stamp` (the view's
+ * `generated_at`) ends the answer and is left out of its weak ETag, which is the view's `generation` and a digest
+ * of the rest (PreparedJson; decision in shared/http/README.md, "Conditional reads").
+ */
+export function preparedAnswer<T>(
+  view: FleetView,
+  name: string,
+  build: () => unknown,
+  options: { stamp?: Record<string, unknown>; version?: number } = {},
+): PreparedJson<T> {
   let answers = prepared.get(view);
   if (!answers) prepared.set(view, (answers = new Map()));
   let answer = answers.get(name);
-  if (!answer) answers.set(name, (answer = new PreparedJson(build())));
+  if (!answer) answers.set(name, (answer = new PreparedJson(build(), options)));
   // Each name is always built by the same `build`: what is stored under it is a T.
   return answer as PreparedJson<T>;
 }
@@ -227,8 +241,17 @@ export function viewAnswer<T extends object, const S extends Source | null>(
   build: (view: FleetView) => T,
 ): () => Promise<PreparedJson<Stamped<T, S>>> {
   return async () => {
-    const view = await fleetView();
-    return preparedAnswer(view, name, () => ({ ...build(view), ...(source ? { source } : {}), generated_at: view.generatedAt }) as Stamped<T, S>);
+    const { view, generation } = await fleetViewOfGeneration();
+    return preparedAnswer<Stamped<T, S>>(
+      view,
+      name,
+      () => {
+        // The stamp ends the answer (as before) and is no part of its validator.
+        const { generated_at: _stamp, ...fields } = build(view) as T & { generated_at?: unknown };
+        return { ...fields, ...(source ? { source } : {}) };
+      },
+      { stamp: { generated_at: view.generatedAt }, version: generation },
+    );
   };
 }
 

@@ -242,6 +242,10 @@ describe('OpenAPI document', () => {
         'POST /api/dashboard-embed/acquire-session user-agent',
         'PUT /api/dashboard-embed/generate-tokens user-agent',
         ...RULE_SET_NAMES.map((ruleSet) => `PUT /api/settings/${ruleSet} if-match`),
+        // The watch pages' reads (`revalidate`): 304 to a matching If-None-Match.
+        ...allRoutes()
+          .filter((r) => r.route.revalidate)
+          .map((r) => `GET ${r.route.path} if-none-match`),
       ].sort(),
     );
     // A browser on another allowed origin (the console's dev server) may send each of them: CORS allows them (Origin
