@@ -4,7 +4,8 @@
 // (issue 21 §3). Measured right after a write (the marker moved: the window is
 // read again), and cached (nothing changed: one marker read), beside the
 // cached GET /api/fleet/kpis of a 1,000-cluster fleet on the same server.
-// GET /api/ai-issues the same way, over a year of 20,000 AI issues.
+// GET /api/ai-issues the same way, over a year of 20,000 AI issues. Then each of them and GET /api/fleet/scores as a
+// watch page's minute read: the 200 (gzip) beside the 304 an unchanged answer gets (shared/http/README.md).
 import autocannon from 'autocannon';
 import { startBenchService } from './service.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
@@ -107,7 +108,7 @@ function loadTest(opts: autocannon.Options): Promise<{ result: autocannon.Result
     const times: number[] = [];
     const tracker = autocannon(opts, (error, result) => (error ? reject(error) : resolve({ result, p50: median(times) })));
     tracker.on('response', (_client, statusCode, _bytes, responseTime) => {
-      if (statusCode >= 200 && statusCode < 300) times.push(responseTime);
+      if ((statusCode >= 200 && statusCode < 300) || statusCode === 304) times.push(responseTime);
     });
   });
 }
@@ -163,6 +164,23 @@ export async function run({ report }: BenchContext): Promise<void> {
           name,
           `${windows[name] ?? '1,000 clusters'}, cached, ${connections} connection${connections > 1 ? 's' : ''}, 8 s`,
           `p50 ${p50.toFixed(2)} ms, mean ${result.latency.average.toFixed(2)} ms, p99 ${result.latency.p99} ms, ${Math.round(result.requests.average)} req/s, ${result.non2xx} non-2xx`,
+        );
+      }
+    }
+    // A watch page's minute read (infra/web/src/api/live.ts) as a browser sends it (gzip): the 200, and the 304 its
+    // HTTP cache gets when nothing changed (If-None-Match with the 200's ETag: no body built, serialized or gzipped).
+    const gzip = { ...headers, 'Accept-Encoding': 'gzip' };
+    for (const [name, path] of [...routes, ['GET /api/fleet/scores', '/api/fleet/scores'] as const]) {
+      for (const conditional of [false, true]) {
+        // The ETag of the answer just before: an issue list's answer changes when a minute passes (an Ongoing
+        // issue's duration_minutes), and its 304s stop then (the statuses say how many there were).
+        const etag = conditional ? ((await fetch(`${service.url}${path}`, { headers: gzip })).headers.get('etag') ?? '') : '';
+        const sent = conditional ? { ...gzip, 'If-None-Match': etag } : gzip;
+        const { result, p50 } = await loadTest({ url: `${service.url}${path}`, headers: sent, connections: 1, duration: 8 });
+        report(
+          name,
+          `${windows[name] ?? '1,000 clusters'}, cached, ${conditional ? 'If-None-Match: its ETag' : 'gzip'}, 1 connection, 8 s`,
+          `p50 ${p50.toFixed(2)} ms, mean ${result.latency.average.toFixed(2)} ms, p99 ${result.latency.p99} ms, ${result['2xx']} 200 and ${result['3xx']} 304, ${(result.throughput.total / result.requests.total / 1024).toFixed(2)} KB a response on the wire`,
         );
       }
     }
