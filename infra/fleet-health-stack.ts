@@ -560,7 +560,15 @@ export class FleetHealthStack extends Stack {
           viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
           allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
           cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
-          originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+          // Managed-AllViewerExceptHostHeader without the cookies: CloudFront drops If-None-Match when a behaviour
+          // forwards cookies (its Cookies page), which would turn every watch page's 304 into a full answer. The API
+          // reads no cookie (tokens are bearer headers, the embed is cookieless).
+          originRequestPolicy: new cloudfront.OriginRequestPolicy(this, 'ApiOriginRequest', {
+            comment: 'Fleet Health /api/*: every viewer header but Host, every query string, no cookies',
+            headerBehavior: cloudfront.OriginRequestHeaderBehavior.denyList('Host'),
+            queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
+            cookieBehavior: cloudfront.OriginRequestCookieBehavior.none(),
+          }),
           responseHeadersPolicy: apiHeaders,
         },
       },

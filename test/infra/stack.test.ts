@@ -444,7 +444,14 @@ describe('SPA', () => {
     expect(api).toMatchObject({
       AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
       CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad', // Managed-CachingDisabled
-      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac', // Managed-AllViewerExceptHostHeader
+    });
+    // Every viewer header but Host, no cookies: with cookies forwarded, CloudFront drops If-None-Match (the watch pages' 304s).
+    const [[policyId, policy]] = ofType('AWS::CloudFront::OriginRequestPolicy') as [[string, Json]];
+    expect(api?.OriginRequestPolicyId).toEqual({ Ref: policyId });
+    expect(policy.Properties.OriginRequestPolicyConfig).toMatchObject({
+      HeadersConfig: { HeaderBehavior: 'allExcept', Headers: ['Host'] },
+      QueryStringsConfig: { QueryStringBehavior: 'all' },
+      CookiesConfig: { CookieBehavior: 'none' },
     });
     expect(config.Logging).toBeDefined();
     template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
