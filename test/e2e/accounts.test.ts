@@ -442,6 +442,8 @@ describe('logout and audit', () => {
     const out = await send('POST', '/api/auth/logout', { token, headers: { 'X-Session-Duration': '42' } });
     expect(out.status).toBe(200);
     expect(out.body).toEqual({ ok: true });
+    // The answers the browser kept to revalidate (the watch pages': private, no-cache) leave with the session.
+    expect(out.headers.get('clear-site-data')).toBe('"cache"');
     expect((await send('GET', '/api/auth/me', { token })).status).toBe(401);
     expect((await send('GET', '/api/auth/me', { token: other })).status).toBe(200); // only that session ends
     await send('POST', '/api/auth/logout', { token: other, headers: { 'X-Session-Duration': 'a while' } });
