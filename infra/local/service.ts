@@ -271,19 +271,20 @@ function scheduledJobs(options: LocalServiceOptions): ScheduledJob[] {
 
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const dataDir = resolve(options.dataDir);
+  // The port is taken first and answers 503 until the service is ready: a port in use stops the start
+  // at once, before DynamoDB Local (the emulator's free port can never be this one) and before the data
+  // folder is made (a start refused for its port left an empty DATA_DIR behind).
+  const server = createServer(answerStarting);
+  await listen(server, options.port);
   // Its database holds password hashes, the audit log and chats: the owner's alone, as its token files are.
   try {
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     await chmod(dataDir, 0o700); // a folder made before (mkdir leaves an existing one as it is)
   } catch (error) {
+    await new Promise<void>((r) => server.close(() => r()));
     // Named as every other bad setting is: the bare 'ENOTDIR: not a directory, mkdir …' did not say which setting to mend.
     throw new Error(`DATA_DIR ${dataDir} cannot be the data folder: ${(error as Error).message}`);
   }
-
-  // The port is taken first and answers 503 until the service is ready: a port in use stops the start
-  // at once, before DynamoDB Local, and the emulator's free port can never be this one.
-  const server = createServer(answerStarting);
-  await listen(server, options.port);
   const url = `http://localhost:${(server.address() as AddressInfo).port}`;
   // Links in mail and tickets, and the embed's own origin, name this server (PORT may move it off 3000) unless APP_URL is set.
   const ownsAppUrl = process.env.APP_URL === undefined;

@@ -24,6 +24,10 @@ describe('the local service’s port', () => {
       await expect(startLocalService({ port, dataDir })).rejects.toThrow(`port ${port} on 127.0.0.1 is in use; stop what holds it or set PORT to another port`);
       expect(existsSync(join(dataDir, 'dynamodb-local.pid'))).toBe(false);
       expect(existsSync(join(dataDir, 'dynamodb'))).toBe(false);
+      // Nor is a data folder made for a start that never ran.
+      const never = join(dataDir, 'never-made');
+      await expect(startLocalService({ port, dataDir: never })).rejects.toThrow(`port ${port} on 127.0.0.1 is in use`);
+      expect(existsSync(never)).toBe(false);
     } finally {
       await new Promise((r) => holder.close(r));
     }
