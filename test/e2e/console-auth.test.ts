@@ -367,6 +367,27 @@ describe('the invitation link', { timeout: 60_000 }, () => {
     await expect.poll(() => page.locator('.who').textContent()).toBe('Rex Relinked · viewer');
   });
 
+  it('reads a link that arrives between the page showing and its effects running (a busy machine)', async () => {
+    const email = `hurried-${Date.now()}@example.com`;
+    const invite = await api(service.url, admin, 'POST', '/api/settings/users/invite', { email, display_name: 'Hal Hurried', role: 'viewer' });
+    expect(invite.status).toBe(200);
+    const page = await browser.page();
+    // The link's fragment arrives as the page's first render is put in the document, before React runs its effects
+    // (a MutationObserver's callback is a microtask; passive effects come in a later task).
+    await page.addInitScript(`new MutationObserver((_, observer) => {
+      if (location.pathname === '/activate' && document.querySelector('[role="alert"]')) {
+        observer.disconnect();
+        location.hash = 'token=' + ${JSON.stringify(encodeURIComponent(invite.body.activation_token))};
+      }
+    }).observe(document, { childList: true, subtree: true })`);
+    await page.goto('/activate');
+    await page.getByLabel('New password').fill('hal-chooses-this-one');
+    await page.getByLabel('Repeat it').fill('hal-chooses-this-one');
+    await page.getByRole('button', { name: 'Activate and sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(page.url()).toBe(`${service.url}/`);
+  });
+
   it('says what to do when the link has no token', async () => {
     const page = await browser.page();
     await page.goto('/activate');

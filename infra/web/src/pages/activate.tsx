@@ -63,7 +63,9 @@ export default function Activate() {
       }
       forget();
     };
-    forget();
+    // Read, not only forgotten: a link that arrived between the first render and this effect (a busy machine) is the
+    // one to use; forgetting it unread left the page saying the link had no token.
+    readNewLink();
     window.addEventListener('hashchange', readNewLink);
     return () => window.removeEventListener('hashchange', readNewLink);
   }, []);
