@@ -42,6 +42,16 @@ const login = async (username: string, password: string): Promise<string> => {
   return res.json!.access_token as string;
 };
 const renew = (token: string) => post('/api/auth/renew', token);
+/** A superadmin's PATCH of someone's account (role, activation). */
+const updateUser = (email: string, change: Record<string, unknown>) =>
+  call(settings as Handler, {
+    method: 'PATCH',
+    path: `/api/settings/users/${email}`,
+    routeKey: 'PATCH /api/settings/users/{email}',
+    params: { email },
+    headers: { ...bearer(superadmin), 'content-type': 'application/json' },
+    body: JSON.stringify(change),
+  });
 const claims = (token: string) => decodeJwt(token) as { jti: string; iat: number; exp: number; auth_time: number; role: string };
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -66,14 +76,7 @@ describe('POST /api/auth/renew', () => {
   it("carries the account's role as it is now", async () => {
     await passwordUser('promoted', 'promoted-password');
     const token = await login('promoted', 'promoted-password');
-    const patched = await call(settings as Handler, {
-      method: 'PATCH',
-      path: '/api/settings/users/promoted@example.org',
-      routeKey: 'PATCH /api/settings/users/{email}',
-      params: { email: 'promoted@example.org' },
-      headers: { ...bearer(superadmin), 'content-type': 'application/json' },
-      body: JSON.stringify({ role: 'admin' }),
-    });
+    const patched = await updateUser('promoted@example.org', { role: 'admin' });
     expect(patched.statusCode).toBe(200);
     const res = await renew(token);
     expect(res.json!.user.role).toBe('admin');
@@ -108,14 +111,7 @@ describe('POST /api/auth/renew', () => {
 
     await passwordUser('leaver', 'leaver-password');
     const leaving = await login('leaver', 'leaver-password');
-    const deactivated = await call(settings as Handler, {
-      method: 'PATCH',
-      path: '/api/settings/users/leaver@example.org',
-      routeKey: 'PATCH /api/settings/users/{email}',
-      params: { email: 'leaver@example.org' },
-      headers: { ...bearer(superadmin), 'content-type': 'application/json' },
-      body: JSON.stringify({ is_active: false }),
-    });
+    const deactivated = await updateUser('leaver@example.org', { is_active: false });
     expect(deactivated.statusCode).toBe(200);
     expect((await renew(leaving)).statusCode).toBe(401);
   });
