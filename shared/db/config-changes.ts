@@ -80,6 +80,7 @@ const proposalFingerprint = (change: Proposal) =>
  * of them sent at once (a retry while the first is still under way) make one proposal, not two to approve twice.
  */
 export function holdPendingAction(change: Proposal): TransactItem {
+  const fingerprint = proposalFingerprint(change);
   return {
     Update: {
       TableName: tableName('rules'),
@@ -88,8 +89,8 @@ export function holdPendingAction(change: Proposal): TransactItem {
       ConditionExpression: '(attribute_not_exists(pending) OR size(pending) < :max) AND NOT contains(proposals, :one)',
       ExpressionAttributeValues: {
         ':id': new Set([change.change_id]),
-        ':fp': new Set([proposalFingerprint(change)]),
-        ':one': proposalFingerprint(change),
+        ':fp': new Set([fingerprint]),
+        ':one': fingerprint,
         ':max': PENDING_PER_PROPOSER,
       },
     },
