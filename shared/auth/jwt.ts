@@ -42,7 +42,7 @@ export interface TokenSession {
 }
 
 /** When a token of `session` signed at `now` expires (epoch seconds): its lifetime, cut at the session's end. */
-export function sessionExpiry(session: TokenSession, now: number): number {
+function sessionExpiry(session: TokenSession, now: number): number {
   const { JWT_TTL_SECONDS, JWT_SESSION_MAX_SECONDS } = tokenSettings();
   return Math.min(now + JWT_TTL_SECONDS, session.authTime + JWT_SESSION_MAX_SECONDS);
 }

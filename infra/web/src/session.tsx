@@ -117,8 +117,11 @@ function tokenTimes(token: string): TokenTimes | null {
   }
 }
 
+/** The session a token belongs to: its `jti` (a renewal keeps it), or the token itself when it names none. */
+const sessionOf = (token: string): string => tokenTimes(token)?.session ?? token;
+
 /** The signed-in session, or null: what a request's late answer compares to know its session is still the tab's (a renewal keeps it). */
-export const sessionId = (): string | null => (current ? (tokenTimes(current.token)?.session ?? current.token) : null);
+export const sessionId = (): string | null => (current ? sessionOf(current.token) : null);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [stored, setStored] = useState<Stored | null>(current);
@@ -153,7 +156,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   // The service checks the account's current role on every call; the console follows it, so an admin demoted (or a
   // viewer promoted) since signing in is shown the controls they have now, not those of the role at sign-in.
-  const session = stored ? (tokenTimes(stored.token)?.session ?? stored.token) : null;
+  const session = stored ? sessionOf(stored.token) : null;
   useEffect(() => {
     if (!session) return;
     let checked = 0;
