@@ -33,18 +33,20 @@ export function resetSigningKey(): void {
 /**
  * The session a token belongs to: its `jti` (what a logout revokes, kept by every renewal) and
  * when its user signed in (`auth_time`, as OpenID Connect names it). A renewal signs a token of the
- * same session, so a session ends at sign-in + JWT_SESSION_MAX_SECONDS, renewed or not.
+ * same session, so a session ends at sign-in + its longest life, renewed or not.
  */
 export interface TokenSession {
   readonly id: string;
   /** Epoch seconds of the sign-in. */
   readonly authTime: number;
+  /** How long the session may last, seconds: JWT_SESSION_MAX_SECONDS unless the caller says less (an LDAP account's). */
+  readonly lastsSeconds?: number;
 }
 
 /** When a token of `session` signed at `now` expires (epoch seconds): its lifetime, cut at the session's end. */
 function sessionExpiry(session: TokenSession, now: number): number {
   const { JWT_TTL_SECONDS, JWT_SESSION_MAX_SECONDS } = tokenSettings();
-  return Math.min(now + JWT_TTL_SECONDS, session.authTime + JWT_SESSION_MAX_SECONDS);
+  return Math.min(now + JWT_TTL_SECONDS, session.authTime + Math.min(session.lastsSeconds ?? JWT_SESSION_MAX_SECONDS, JWT_SESSION_MAX_SECONDS));
 }
 
 /**
@@ -53,7 +55,7 @@ function sessionExpiry(session: TokenSession, now: number): number {
  */
 export async function signAccessToken(principal: Principal, credential?: string, session?: TokenSession): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const { id, authTime } = session ?? { id: randomUUID(), authTime: now };
+  const { id, authTime, lastsSeconds } = session ?? { id: randomUUID(), authTime: now };
   const claims = { username: principal.username, name: principal.name, email: principal.email, role: principal.role, auth_time: authTime };
   return new SignJWT(credential === undefined ? claims : { ...claims, cred: credential })
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
@@ -62,7 +64,7 @@ export async function signAccessToken(principal: Principal, credential?: string,
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setIssuedAt(now)
-    .setExpirationTime(sessionExpiry({ id, authTime }, now))
+    .setExpirationTime(sessionExpiry({ id, authTime, ...(lastsSeconds === undefined ? {} : { lastsSeconds }) }, now))
     .sign(await key());
 }
 
@@ -87,10 +89,8 @@ export interface VerifiedToken {
   /** The caller as the token describes them; the account record has the last word. */
   principal: Principal;
   tokenId: string;
-  /** The session's sign-in, epoch seconds (`auth_time`). */
+  /** The session's sign-in, epoch seconds (`auth_time`): compared with the account's tokens_valid_from. */
   authTime: number;
-  /** iat, epoch seconds: compared with the account's tokens_valid_from. */
-  issuedAt: number;
   expiresAt: number;
   /** The password stamp it was signed with, if any: compared with the account's now. */
   credential?: string;
@@ -107,7 +107,6 @@ export async function verifyAccessToken(token: string): Promise<VerifiedToken | 
       principal: { userId: sub, username, name, email, role },
       tokenId: jti,
       authTime: auth_time ?? iat,
-      issuedAt: iat,
       expiresAt: exp,
       ...(cred === undefined ? {} : { credential: cred }),
     };

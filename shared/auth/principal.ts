@@ -36,13 +36,14 @@ export function credentialStamp(user: Pick<UserRecord, 'password_hash'>): string
 export async function resolvePrincipal(token: {
   readonly principal: Principal;
   readonly tokenId: string;
-  readonly issuedAt: number;
+  readonly authTime: number;
   readonly credential?: string;
 }): Promise<Principal | null> {
   const [user, revoked] = await Promise.all([getUser(token.principal.username), isTokenRevoked(token.tokenId)]);
   if (!user?.is_active || revoked || user.id !== token.principal.userId) return null;
-  // A reactivation does not bring back the tokens issued before the deactivation.
-  if (user.tokens_valid_from !== undefined && token.issuedAt < user.tokens_valid_from) return null;
+  // A reactivation does not bring back the sessions signed in before the deactivation: compared with the
+  // session's sign-in, not the token's iat, so a renewal signed while the deactivation was written is refused too.
+  if (user.tokens_valid_from !== undefined && token.authTime < user.tokens_valid_from) return null;
   // Tokens signed before stamps were (none) end only by the time above.
   if (token.credential !== undefined && token.credential !== credentialStamp(user)) return null;
   return principalOf(user);

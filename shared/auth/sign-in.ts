@@ -16,7 +16,7 @@ import {
 import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, setPassword, type UserRecord } from '../db/users.js';
 import { BadRequest, Conflict, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { RequestToken } from '../http/route.js';
-import { SESSION_MAX_LIMIT, tokenSettings } from '../config/tokens.js';
+import { SESSION_MAX_LIMIT, TOKEN_TTL_LIMIT, tokenSettings } from '../config/tokens.js';
 import type { Principal } from './principal.js';
 import { signAccessToken } from './jwt.js';
 import { ldapAnswers, ldapAuthenticate, ldapConfigured, ldapRetryAfterSeconds, type LdapIdentity } from './ldap.js';
@@ -384,10 +384,16 @@ export function parseSessionDuration(header: string | undefined): number | null 
   return Number.isFinite(seconds) && seconds >= 0 && seconds <= SESSION_DURATION_MAX_SECONDS ? Math.round(seconds * 1000) / 1000 : null;
 }
 
+/** A renewal that read the session before its logout's revocation was written signs within this (a route's timeout is 29 s). */
+const RACING_RENEWAL_SECONDS = 60;
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
 export async function logout(principal: Principal, token: RequestToken, sessionHeader: string | undefined, caller: Caller): Promise<{ ok: true }> {
   // The session is revoked, every token of it (a renewal keeps its id), until none of them can be alive: a copy
-  // of the tab holding an older token, or a newer renewal of it, ends with the one signed out.
-  const until = Math.max(token.expiresAt, token.authTime + tokenSettings().JWT_SESSION_MAX_SECONDS);
+  // of the tab holding an older token, or a newer renewal of it, ends with the one signed out. Bounded by the
+  // settings' largest values, not their values now: a token signed before JWT_TTL_SECONDS or
+  // JWT_SESSION_MAX_SECONDS was lowered keeps the life it was signed with.
+  const until = Math.min(nowSeconds() + TOKEN_TTL_LIMIT + RACING_RENEWAL_SECONDS, token.authTime + SESSION_MAX_LIMIT);
   try {
     // Revoked and audited together: a logout in the log is one that happened.
     await transactWrite([
@@ -417,8 +423,14 @@ export async function logout(principal: Principal, token: RequestToken, sessionH
  * every token of it) and password stamp, JWT_TTL_SECONDS from now but never past the session's end,
  * sign-in + JWT_SESSION_MAX_SECONDS. A tab left open (a wall screen) stays signed in until then. Nothing
  * is stored or audited: the sign-in was, and the logout will be.
+ *
+ * An LDAP account's session is not extended: only the directory says whether its person may still sign in, and
+ * it is asked with the password, at sign-in. So the session ends JWT_TTL_SECONDS after it, as its first token
+ * does, and someone removed from the directory is out by then; the renewal answers a token with that same end.
  */
 export async function renew(principal: Principal, token: RequestToken): Promise<LoginResponse> {
-  const session = { id: token.id, authTime: token.authTime };
+  const account = await getUser(principal.username);
+  const ldap = account?.source === 'ldap';
+  const session = { id: token.id, authTime: token.authTime, ...(ldap ? { lastsSeconds: tokenSettings().JWT_TTL_SECONDS } : {}) };
   return { access_token: await signAccessToken(principal, token.credential, session), token_type: 'bearer', user: userInfo(principal) };
 }

@@ -11,12 +11,14 @@ export const JWT_SECRET_MIN_BYTES = 32;
 /** A session's longest life by default (JWT_SESSION_MAX_SECONDS), and the most it may be set to. */
 const SESSION_MAX_DEFAULT = 30 * 86_400;
 export const SESSION_MAX_LIMIT = 365 * 86_400;
+/** The most JWT_TTL_SECONDS may be set to: no token lives longer than this past its signing. */
+export const TOKEN_TTL_LIMIT = 30 * 86_400;
 const SECRET_MESSAGE = `JWT_SECRET must be at least ${JWT_SECRET_MIN_BYTES} bytes`;
 
 export const tokenSettings = defineSettings(
   'tokens',
   {
-    JWT_TTL_SECONDS: whole('JWT_TTL_SECONDS', 43_200, 60, 30 * 86_400, ' of seconds'),
+    JWT_TTL_SECONDS: whole('JWT_TTL_SECONDS', 43_200, 60, TOKEN_TTL_LIMIT, ' of seconds'),
     // How long a session lasts at most, renewed or not (POST /api/auth/renew): Grafana's
     // login_maximum_lifetime_duration, 30 days by default as there. A token never outlives it.
     JWT_SESSION_MAX_SECONDS: whole('JWT_SESSION_MAX_SECONDS', SESSION_MAX_DEFAULT, 60, SESSION_MAX_LIMIT, ' of seconds'),

@@ -3,14 +3,16 @@
 // directory entry never logs in as a built-in account of the same name, wrong
 // passwords and dead servers fall back to the built-in users, an unresponsive
 // server is skipped for the back-off, ldaps/StartTLS trust LDAP_CA_CERT, and
-// parallel attempts are capped before any bind reaches the server.
+// parallel attempts are capped before any bind reaches the server, and an LDAP session is not
+// renewed past its first token: the directory is asked again at the next sign-in.
+import { decodeJwt } from 'jose';
 import { createServer, type Server, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeDnValue, ldapAuthenticate } from '../../shared/auth/ldap.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
-import { changePassword, login } from '../../shared/auth/sign-in.js';
+import { changePassword, login, untilClockReads } from '../../shared/auth/sign-in.js';
 import { listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { principalOf } from '../../shared/auth/principal.js';
 import { listAudit } from '../../shared/db/audit.js';
@@ -18,6 +20,8 @@ import { MAX_LOGIN_ATTEMPTS } from '../../shared/db/sessions.js';
 import { createUser, getUser } from '../../shared/db/users.js';
 import { freePort } from '../../infra/local/dynamodb-local.js';
 import { useTestTables } from '../support/dynamo.js';
+import { call, type Handler } from '../support/events.js';
+import { handler as authHandler } from '../../functions/auth.js';
 import { passwordUser, useTestJwtSecret } from '../support/tokens.js';
 import { makeTestCa, PEOPLE_BASE, startSlapd, type Person, type Slapd, type TestCa } from './slapd.js';
 
@@ -31,6 +35,7 @@ const PEOPLE: Person[] = [
   { uid: 'erin', password: 'erin-secret', cn: 'Erin Hunt', mail: 'erin@example.org' },
   { uid: 'frank', password: 'frank-secret', cn: 'Frank Poole', mail: 'frank@example.org' },
   { uid: 'ivan', password: 'ivan-secret', cn: 'Ivan Ivanov', mail: 'ivan@example.org' },
+  { uid: 'renata', password: 'renata-secret', cn: 'Renata Renewal', mail: 'renata@example.org' },
   // Only the outage test signs in as judy: its failures lock her name for the rest of the file.
   { uid: 'judy', password: 'judy-secret', cn: 'Judy Hopps', mail: 'judy@example.org' },
   // Directory entries whose name, or address, no account field holds.
@@ -139,6 +144,23 @@ describe('LDAP login against slapd', () => {
     // Stored without an email, the account could not be addressed by the settings routes.
     await expect(login('heidi', 'heidi-secret', caller)).rejects.toMatchObject({ status: 403, message: expect.stringContaining('no usable mail attribute') });
     expect(await getUser('heidi')).toBeUndefined();
+  });
+
+  it("renews an LDAP session only up to its first token's expiry: who may sign in is the directory's to say, at sign-in", async () => {
+    const token = (await login('renata', 'renata-secret', caller)).access_token;
+    const first = decodeJwt(token) as { jti: string; iat: number; exp: number; auth_time: number };
+    // A built-in account's renewal a second later would expire a second later; this one's does not.
+    await untilClockReads((first.iat + 1) * 1000);
+    const res = await call(authHandler as Handler, {
+      method: 'POST',
+      path: '/api/auth/renew',
+      routeKey: 'POST /api/auth/renew',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.statusCode).toBe(200);
+    const renewed = decodeJwt(res.json!.access_token as string) as typeof first;
+    expect(renewed).toMatchObject({ jti: first.jti, auth_time: first.auth_time, exp: first.exp });
+    expect(renewed.iat).toBeGreaterThan(first.iat);
   });
 
   it('maps roles from LDAP_ROLE_MAP', async () => {

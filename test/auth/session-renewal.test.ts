@@ -1,6 +1,7 @@
 // A session renewed (POST /api/auth/renew): the same session id and sign-in time, the account as it is
-// now, an expiry never past sign-in + JWT_SESSION_MAX_SECONDS, and a logout that ends every token of the
-// session, older or newer than the one signed out with. Through the real handlers on DynamoDB Local.
+// now, an expiry never past sign-in + JWT_SESSION_MAX_SECONDS, no renewal outliving a deactivation it raced,
+// and a logout that ends every token of the session, older or newer than the one signed out with, whatever
+// the settings were when each was signed. Through the real handlers on DynamoDB Local.
 import { decodeJwt } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as auth } from '../../functions/auth.js';
@@ -8,15 +9,19 @@ import { handler as settings } from '../../functions/settings.js';
 import { signAccessToken } from '../../shared/auth/jwt.js';
 import { principalOf } from '../../shared/auth/principal.js';
 import { getItem } from '../../shared/db/client.js';
+import { untilClockReads } from '../../shared/auth/sign-in.js';
+import { SESSION_MAX_LIMIT, TOKEN_TTL_LIMIT } from '../../shared/config/tokens.js';
 import { getUser } from '../../shared/db/users.js';
 import { useTestTables } from '../support/dynamo.js';
+import { whileHeld, type DynamoProxy } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
 import { passwordUser, userToken, useTestJwtSecret } from '../support/tokens.js';
 
 let superadmin: string;
+let proxy: DynamoProxy;
 
 beforeAll(async () => {
-  await useTestTables();
+  ({ proxy } = await useTestTables({ proxy: true }));
   useTestJwtSecret();
   superadmin = await userToken('superadmin', 'renewal-root');
 });
@@ -115,6 +120,32 @@ describe('POST /api/auth/renew', () => {
     expect(deactivated.statusCode).toBe(200);
     expect((await renew(leaving)).statusCode).toBe(401);
   });
+
+  it('a renewal signed while a deactivation was being written is refused, and a reactivation does not bring it back', async () => {
+    await passwordUser('racer', 'racer-password');
+    const token = await login('racer', 'racer-password');
+    let raced: string | undefined;
+    // The renewal reads the account before the deactivation is written, and signs in a later second than the
+    // deactivation's tokens_valid_from: its iat alone would pass, its session's sign-in does not.
+    const held = whileHeld(
+      proxy,
+      (r) => r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes('racer@example.org'),
+      async () => {
+        await untilClockReads(Math.ceil(Date.now() / 1000) * 1000);
+        const res = await renew(token);
+        expect(res.statusCode).toBe(200);
+        raced = res.json!.access_token as string;
+      },
+    );
+    expect((await updateUser('racer@example.org', { is_active: false })).statusCode).toBe(200);
+    await held.done();
+    expect(claims(raced!).iat).toBeGreaterThanOrEqual((await getUser('racer'))!.tokens_valid_from!);
+    expect((await updateUser('racer@example.org', { is_active: true })).statusCode).toBe(200);
+    expect((await me(raced!)).statusCode).toBe(401);
+    expect((await me(token)).statusCode).toBe(401);
+    // The account itself is back: a new sign-in works.
+    expect((await me(await login('racer', 'racer-password'))).statusCode).toBe(200);
+  });
 });
 
 describe('a logout ends the whole session', () => {
@@ -133,15 +164,25 @@ describe('a logout ends the whole session', () => {
     expect((await me(newer)).statusCode).toBe(401);
   });
 
-  it('keeps the session revoked until no token of it can be alive: its sign-in + JWT_SESSION_MAX_SECONDS', async () => {
-    process.env.JWT_TTL_SECONDS = '600';
-    process.env.JWT_SESSION_MAX_SECONDS = '86400';
+  it('keeps the session revoked until no token of it can be alive, though the settings were lowered since a renewal', async () => {
+    // A renewal in a later second, under a 30-day token lifetime, outlives the token signed out with...
+    process.env.JWT_TTL_SECONDS = String(30 * 86_400);
+    process.env.JWT_SESSION_MAX_SECONDS = String(60 * 86_400);
     await passwordUser('revoked-long', 'revoked-long-password');
     const token = await login('revoked-long', 'revoked-long-password');
-    const { jti, auth_time, exp } = claims(token);
-    expect(exp).toBe(auth_time + 600);
+    await untilClockReads((claims(token).iat + 1) * 1000);
+    const renewed = claims((await renew(token)).json!.access_token as string);
+    expect(renewed.exp).toBeGreaterThan(claims(token).exp);
+    // ...and both settings are lowered before the logout.
+    process.env.JWT_TTL_SECONDS = '600';
+    process.env.JWT_SESSION_MAX_SECONDS = '3600';
+    const before = now();
     expect((await post('/api/auth/logout', token)).statusCode).toBe(200);
-    const revoked = await getItem<{ expires_at: number }>('users', { pk: `REVOKED#${jti}`, sk: 'TOKEN' }, true);
-    expect(revoked?.expires_at).toBe(auth_time + 86_400);
+    const revoked = await getItem<{ expires_at: number }>('users', { pk: `REVOKED#${renewed.jti}`, sk: 'TOKEN' }, true);
+    expect(revoked!.expires_at).toBeGreaterThanOrEqual(renewed.exp);
+    // The bound is the settings' largest values (no token lives longer past its signing, or its sign-in), plus a
+    // renewal racing the logout: never forever.
+    expect(revoked!.expires_at).toBeLessThanOrEqual(Math.min(now() + TOKEN_TTL_LIMIT + 60, renewed.auth_time + SESSION_MAX_LIMIT));
+    expect(revoked!.expires_at).toBeGreaterThanOrEqual(before + TOKEN_TTL_LIMIT);
   });
 });

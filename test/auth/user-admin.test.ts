@@ -425,7 +425,7 @@ describe('a login racing a password change', () => {
     const changed = await changePassword(principalOf(u), 'race-password-1', 'race-password-2', caller);
     await held.done();
     const racedToken = (await verifyAccessToken(raced!.access_token))!;
-    expect(racedToken.issuedAt).toBeGreaterThanOrEqual((await getUser('pw-race'))!.tokens_valid_from!);
+    expect(racedToken.authTime).toBeGreaterThanOrEqual((await getUser('pw-race'))!.tokens_valid_from!);
     expect(await resolvePrincipal(racedToken)).toBeNull();
     // The changer's own new token works, and the old password no longer signs in.
     expect(await resolvePrincipal((await verifyAccessToken(changed.access_token))!)).toMatchObject({ username: 'pw-race' });
