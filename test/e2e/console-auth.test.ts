@@ -1,6 +1,7 @@
 // The console in a real browser (Debian Chromium) against the whole local
 // service: sign-in (wrong password, the account's lockout, the network's), the session across reloads, deep
 // links with and without a session, sign-out, and the invitation link.
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
@@ -173,6 +174,56 @@ describe('sign-in', { timeout: 60_000 }, () => {
     await page.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
     await expect.poll(() => page.locator('.who').textContent()).toContain('superadmin');
     expect(renewals).toBe(1);
+  });
+  it('renews on after JWT_TTL_SECONDS is lowered, at half the shorter life, and stops once a renewal reaches the session end', async () => {
+    const page = await browser.page();
+    await page.clock.install();
+    await signIn(page, 'admin', PASSWORD, '/audit');
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const renewals: { exp: number; iat: number }[] = [];
+    page.on('response', (r) => {
+      if (r.url().endsWith('/api/auth/renew') && r.ok()) void r.json().then((b: { access_token: string }) => renewals.push(decodeJwt(b.access_token) as never));
+    });
+    let asked = 0;
+    page.on('request', (r) => void (r.url().endsWith('/api/auth/renew') && asked++));
+    const renewal = () => page.waitForResponse((r) => r.url().endsWith('/api/auth/renew'));
+    try {
+      process.env.JWT_TTL_SECONDS = '3600';
+      resetSettings();
+      // The first renewal, at half the 12 hours, answers an hour's token: a shorter life, not the session's end...
+      let next = renewal();
+      await page.clock.fastForward('06:00:05');
+      expect((await next).status()).toBe(200);
+      // ...so the next is asked half an hour after it arrived (signed a second later, as it would be: a renewal
+      // expiring with the token it replaces is the session's end).
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      next = renewal();
+      await page.clock.fastForward('00:30:05');
+      expect((await next).status()).toBe(200);
+      await expect.poll(() => renewals.length).toBe(2);
+      expect(renewals[0]!.exp - renewals[0]!.iat).toBe(3600);
+
+      // Now the session ends 10 minutes after its sign-in (the server's clock): a renewal is cut at that end,
+      // the next one answers that same expiry, and no other is asked for.
+      process.env.JWT_SESSION_MAX_SECONDS = '600';
+      resetSettings();
+      next = renewal();
+      await page.clock.fastForward('00:30:05');
+      expect((await next).status()).toBe(200);
+      next = renewal();
+      await page.clock.fastForward('00:05:00');
+      expect((await next).status()).toBe(200);
+      await expect.poll(() => renewals.length).toBe(4);
+      expect(renewals[3]!.exp).toBe(renewals[2]!.exp);
+      await page.clock.fastForward('00:10:00');
+      // A request the timers made would have been seen by now (the ones above were, within milliseconds).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(asked).toBe(4);
+    } finally {
+      delete process.env.JWT_TTL_SECONDS;
+      delete process.env.JWT_SESSION_MAX_SECONDS;
+      resetSettings();
+    }
   });
 });
 

@@ -210,7 +210,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   // Renewal: half the token's life after it arrived (timed by this browser's clock alone, so a clock set wrong does not
   // make it renew at once, and again), and on coming back (a laptop woken, a tab shown) once that is past. A renewal
-  // that gives a shorter life than the token it replaces has reached the session's end: none is asked for again.
+  // that expires when the token it replaces does has reached the session's end (both are cut at it): none is asked
+  // for again. One that expires sooner is taken and renewed in its turn (JWT_TTL_SECONDS was lowered).
   useEffect(() => {
     if (!session) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -236,7 +237,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
           (answer) => {
             const now = tokenTimes(answer.access_token);
             if (!current || !now || now.session !== session || sessionId() !== session) return; // signed out or in again meanwhile
-            if (now.exp - now.iat < was.exp - was.iat) atSessionEnd = true;
+            if (now.exp === was.exp) atSessionEnd = true;
             const user = current.user;
             current = { ...current, token: answer.access_token, user: answer.user, tokenAt: Date.now() };
             sessionStorage.setItem(KEY, JSON.stringify(current));
