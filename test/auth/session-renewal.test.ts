@@ -131,7 +131,7 @@ describe('POST /api/auth/renew', () => {
       proxy,
       (r) => r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes('racer@example.org'),
       async () => {
-        await untilClockReads(Math.ceil(Date.now() / 1000) * 1000);
+        await untilClockReads((Math.floor(Date.now() / 1000) + 1) * 1000);
         const res = await renew(token);
         expect(res.statusCode).toBe(200);
         raced = res.json!.access_token as string;

@@ -418,7 +418,7 @@ describe('a login racing a password change', () => {
       (r) => r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes('password_change'),
       async () => {
         // The change read its clock before this write: from the next whole second on, iat is past its tokens_valid_from.
-        await untilClockReads(Math.ceil(Date.now() / 1000) * 1000);
+        await untilClockReads((Math.floor(Date.now() / 1000) + 1) * 1000);
         raced = await login('pw-race', 'race-password-1', caller);
       },
     );
