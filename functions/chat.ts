@@ -1,6 +1,7 @@
 // chat route group: the assistant (shared/chat/assistant.ts).
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import { resetChat } from '../shared/chat/conversations.js';
+import { llmStatus } from '../shared/llm/status.js';
 import { chatGroup } from '../shared/routes/chat.js';
 
 // The assistant with its tools (the SQL snapshot, the fleet view and scoring it reads, the log and
@@ -13,4 +14,5 @@ const assistant = () => import('../shared/chat/assistant.js');
 export const handler = createGroupHandler(chatGroup, {
   message: async (req) => (await assistant()).chat(req.principal, req.body.message),
   reset: async (req) => resetChat(req.principal),
+  status: async () => llmStatus(),
 });

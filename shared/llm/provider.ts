@@ -14,10 +14,7 @@ import type { LlmProvider } from './types.js';
 export type { ChatRequest, ChatResponse, ContentBlock, LlmProvider, Message, StopReason, TokenUsage, ToolSpec } from './types.js';
 export { LlmError } from './types.js';
 
-/** The 503 detail for "no provider configured": what a chat user or operator should set. */
-export function describeLlmConfig(): string {
-  return 'No LLM provider is configured: set LLM_PROVIDER=bedrock (with LLM_MODEL) or LLM_PROVIDER=openai (with LLM_MODEL, LLM_BASE_URL and LLM_API_KEY).';
-}
+export { describeLlmConfig } from './status.js';
 
 /**
  * The configured provider, or null when LLM_PROVIDER is unset/blank. Throws

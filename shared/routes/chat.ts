@@ -7,6 +7,13 @@ export const ChatMessageBody = z.lazy(() => z.strictObject({ message: z.string()
 
 export const ChatMessageResponse = z.lazy(() => z.object({ reply: z.string(), tool_calls: z.int().check(z.gte(0)), duration_ms: z.int().check(z.gte(0)) }));
 export const ChatResetResponse = z.lazy(() => z.object({ status: z.literal('ok'), message: z.string() }));
+/** Whether a message can be answered now: the model that would answer, or what to set (the 503's detail). */
+export const ChatStatusResponse = z.lazy(() =>
+  z.union([
+    z.object({ available: z.literal(true), model: z.string(), detail: z.null() }),
+    z.object({ available: z.literal(false), model: z.null(), detail: z.string() }),
+  ]),
+);
 
 /** A message is answered within this (the chat Lambda has 29 s); the last model call starts with at least 10 s left. */
 export const CHAT_DEADLINE_MS = 27_000;
@@ -43,5 +50,14 @@ export const chatGroup = defineGroup({
       response: ChatMessageResponse,
     },
     reset: { method: 'POST', path: '/api/chat/reset', summary: "Clear the caller's conversation", auth: 'user', roles: ANY_ROLE, response: ChatResetResponse },
+    // Beyond the contract: the page says the assistant cannot answer before anyone types a question.
+    status: {
+      method: 'GET',
+      path: '/api/chat/status',
+      summary: 'Whether the assistant can answer: its model, or which settings to set',
+      auth: 'user',
+      roles: ANY_ROLE,
+      response: ChatStatusResponse,
+    },
   },
 });

@@ -63,6 +63,31 @@ describe('chat without a provider', () => {
     expect(status).toBe(503);
     expect(body.detail).toMatch(/LLM_PROVIDER=bedrock.*LLM_PROVIDER=openai/);
   });
+
+  it('GET /api/chat/status says so before any message, to every role: the 503 it would get, or the model that answers', async () => {
+    const status = async () => {
+      const res = await fetch(`${service.url}/api/chat/status`, { headers: { Authorization: `Bearer ${viewer}` } });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    delete process.env.LLM_PROVIDER;
+    const none = await status();
+    expect(none).toEqual({ available: false, model: null, detail: (await say(viewer, 'hello')).body.detail });
+    // A provider named but not whole is what a message would be refused for, too.
+    Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: MODEL });
+    delete process.env.LLM_BASE_URL;
+    const incomplete = await status();
+    expect(incomplete).toMatchObject({ available: false, model: null, detail: expect.stringMatching(/incomplete: set LLM_BASE_URL/) });
+    expect((await say(viewer, 'hello')).body.detail).toBe(incomplete.detail);
+    process.env.LLM_PROVIDER = 'skynet';
+    expect(await status()).toMatchObject({ available: false, detail: expect.stringMatching(/'skynet' is unknown/) });
+    configure();
+    expect(await status()).toEqual({ available: true, model: MODEL, detail: null });
+    // Nothing was asked of the model to say so.
+    expect(openai.answered()).toHaveLength(0);
+    for (const v of ['LLM_PROVIDER', 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY']) delete process.env[v];
+    expect((await fetch(`${service.url}/api/chat/status`)).status).toBe(401);
+  });
 });
 
 describe('the agentic loop (OpenAI-compatible provider)', () => {

@@ -68,8 +68,12 @@ async function ask(text: string) {
 }
 
 describe('the chat page', { timeout: 90_000 }, () => {
-  it('without a provider, explains the 503 in place: which settings to set', async () => {
+  it('without a provider, says so on opening, before a question is typed, and explains the 503 in place: which settings to set', async () => {
     await open();
+    const unavailable = page.locator('.chat-unavailable');
+    await unavailable.getByRole('heading', { level: 2, name: 'The assistant cannot answer: no language model is configured' }).waitFor();
+    expect(await unavailable.textContent()).toMatch(/LLM_PROVIDER=bedrock.*LLM_PROVIDER=openai/);
+    expect(await log().locator('.chat-user').count()).toBe(0);
     expect((await ask('hello')).status()).toBe(503);
     const failed = log().locator('.chat-failed');
     await failed.getByRole('heading', { name: /no language model is configured/ }).waitFor();
@@ -80,7 +84,10 @@ describe('the chat page', { timeout: 90_000 }, () => {
 
   it('answers with rendered, sanitised Markdown, its tool calls and time; Shift+Enter is a new line', async () => {
     configure();
+    const status = page.waitForResponse((r) => r.url().endsWith('/api/chat/status'));
     await open();
+    expect(await (await status).json()).toMatchObject({ available: true });
+    expect(await page.locator('.chat-unavailable').count()).toBe(0);
     await page.getByRole('button', { name: 'New conversation' }).click();
     await page.getByText('Conversation cleared.').waitFor();
     openai

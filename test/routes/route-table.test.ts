@@ -17,6 +17,7 @@ const BEYOND_SPEC = [
   'GET /api/openapi.json', // the OpenAPI document
   'POST /api/auth/password', // one's own password, changed (shared/auth/README.md)
   'POST /api/auth/renew', // a fresh token for one's session, so an open console stays signed in (shared/auth/README.md)
+  'GET /api/chat/status', // whether the assistant can answer, so the chat page says so before a question is typed (shared/chat/README.md)
   'POST /api/settings/users/{email}/password-reset', // a superadmin resets someone's password (shared/auth/README.md)
   'ANY /api/{proxy+}', // problem+json 404 and CORS preflight behind API Gateway
   'POST /api/ingest/clusters', // DESIGN §9 fleet data inputs

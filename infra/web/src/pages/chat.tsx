@@ -2,10 +2,13 @@
 // messages and the assistant's Markdown replies (sanitised), how many tool
 // calls each answer took and how long; reset (POST /api/chat/reset) clears the
 // service's history and the view. A 503 (no provider configured) and a 429
-// (rate limit, with Retry-After) are explained where the answer would be.
+// (rate limit, with Retry-After) are explained where the answer would be; that no
+// model is configured is also said on opening the page (GET /api/chat/status), before
+// anyone types a question. Sending stays open: the settings are read per message.
 import { useIsMutating, useMutation } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { type ApiProblem, call, endpoint } from '../api/client';
+import { useApi } from '../api/hooks';
 import { Composer } from '../components/chat/composer';
 import { Conversation } from '../components/chat/conversation';
 import { prepareReplies } from '../components/chat/reply';
@@ -17,6 +20,7 @@ import { Button } from '../components/button';
 
 const messageEndpoint = endpoint<'chat', 'message'>('POST', '/api/chat/message');
 const resetEndpoint = endpoint<'chat', 'reset'>('POST', '/api/chat/reset');
+const statusEndpoint = endpoint<'chat', 'status'>('GET', '/api/chat/status');
 
 export default function ChatPage() {
   const { user } = useSession();
@@ -25,6 +29,7 @@ export default function ChatPage() {
   const [draft, setDraft] = useState('');
   const [notice, setNotice] = useState('');
   const input = useRef<HTMLTextAreaElement>(null);
+  const status = useApi(statusEndpoint);
 
   useEffect(() => void prepareReplies(), []);
 
@@ -97,6 +102,16 @@ export default function ChatPage() {
       <p className="chat-notice muted" role="status">
         {notice}
       </p>
+      {status.data?.available === false && (
+        <div className="state empty chat-unavailable">
+          <h2>The assistant cannot answer: no language model is configured</h2>
+          <p>{status.data.detail}</p>
+          <p className="muted">
+            These are settings of the service, not of the console: whoever runs it sets them (locally in the environment of <code>npm start</code>, on AWS in
+            the stack's configuration). Everything else in the console works without them.
+          </p>
+        </div>
+      )}
       {reset.isError && <Problem error={reset.error} retry={() => reset.mutate()} />}
       <Conversation turns={turns} pending={answering} onRetry={retry} />
       <Composer value={draft} onChange={setDraft} onSend={send} busy={busy} inputRef={input} />
