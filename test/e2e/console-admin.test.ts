@@ -799,12 +799,37 @@ describe('dashboards', { timeout: 90_000 }, () => {
 
   it('says which settings to set when the service answers 503', async () => {
     await open(viewerPage, '/dashboards', 'Dashboards');
-    const alert = viewerPage.getByRole('alert');
-    await alert.getByText('Dashboard embedding is not configured: set EMBED_HOST', { exact: false }).waitFor();
-    expect(await alert.textContent()).toContain('EMBED_CLIENT_ID');
+    const notice = viewerPage.locator('.dashboards-unconfigured');
+    await notice.getByText('Dashboard embedding is not configured: set EMBED_HOST', { exact: false }).waitFor();
+    expect(await notice.textContent()).toContain('Dashboard embedding is not set up');
+    expect(await notice.textContent()).toContain('EMBED_CLIENT_ID');
+    // A setting nobody made yet, not a failure: a neutral notice (the empty state's look), not announced as an error.
+    expect(await notice.getAttribute('class')).toContain('state empty');
+    expect(await notice.getAttribute('class')).not.toContain('problem');
+    expect(await notice.getAttribute('role')).toBeNull();
+    expect(await viewerPage.getByRole('alert').count()).toBe(0);
     // Asked again, the service would answer the same 503: no "Try again", the text says to reload once set.
-    expect(await alert.getByRole('button').count()).toBe(0);
+    expect(await notice.getByRole('button').count()).toBe(0);
     await expectAccessible(viewerPage, '/dashboards not configured');
+
+    // A passing 503 (with Retry-After) is a failure of the moment: still the problem, announced, with when to try again.
+    await viewerPage.route('**/api/dashboard-embed/dashboard', (route) =>
+      route.fulfill({
+        status: 503,
+        headers: { 'content-type': 'application/problem+json', 'retry-after': '7' },
+        body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The BI secret could not be read just now.' }),
+      }),
+    );
+    try {
+      await viewerPage.reload();
+      const alert = viewerPage.getByRole('alert');
+      await alert.getByText('The BI secret could not be read just now.').waitFor();
+      expect(await alert.getAttribute('class')).toContain('state problem');
+      expect(await alert.textContent()).toContain('another try in 7 s');
+      expect(await viewerPage.locator('.dashboards-unconfigured').count()).toBe(0);
+    } finally {
+      await viewerPage.unroute('**/api/dashboard-embed/dashboard');
+    }
 
     // Set up meanwhile, a reload loads the settings and opens one session for the dashboard they name, not two.
     useEmbed({ EMBED_DASHBOARD: '/embed/dashboards/7' });

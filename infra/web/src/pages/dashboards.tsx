@@ -231,9 +231,11 @@ function DashboardForm({ current, host, invalid, onChoose }: { current: string; 
 
 function NotAvailable({ error, retry }: { error: ApiProblem; retry: () => void }) {
   // Without Retry-After: not set up. With it, a passing refusal (throttling, a secret not read just now): the plain problem.
+  // Not set up is a setting nobody made yet, not a failure: a neutral notice (the empty state's look, no alert role),
+  // so it is neither shown in red nor announced as an error.
   if (error.status === 503 && error.retryAfter === undefined) {
     return (
-      <div className="state problem dashboards-unconfigured" role="alert">
+      <div className="state empty dashboards-unconfigured">
         <strong>Dashboard embedding is not set up</strong>
         <p>{error.detail}</p>
         <p>
