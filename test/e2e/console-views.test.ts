@@ -265,6 +265,13 @@ describe('risk', { timeout: 60_000 }, () => {
     await open(adminPage, '/risk', 'Risk', ROWS);
     expect(names).toContain((await adminPage.locator(`${ROWS} a`).first().textContent())?.trim());
     await expect.poll(() => count(adminPage)).toBe(`${names.length} clusters`);
+    // The tiles count risk levels (the risk rules), not the Fleet overview's health score classes with the same words.
+    const note = adminPage.locator('#risk-tiles-note');
+    expect(await note.textContent()).toContain('count clusters by risk level, set by the risk rules');
+    expect(await note.textContent()).toContain('the Fleet overview counts them by health score');
+    const warning = adminPage.getByRole('list', { name: 'Risk summary' }).getByRole('button', { name: 'Warning' });
+    expect(await warning.textContent()).toContain(String(body.summary.warning));
+    expect(await warning.getAttribute('aria-describedby')).toBe('risk-tiles-note');
     // No column's heading spills out of its sort button, to be cut at the cell's edge (a metric's word wider than its column did).
     const cut = await adminPage.evaluate(
       `[...document.querySelectorAll('main thead th button')].filter((button) => {
@@ -335,6 +342,12 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     expect(await adminPage.locator(`${ROWS} > td`).first().textContent()).toContain(body.scores[0].cluster_name);
     await expect.poll(() => count(adminPage)).toContain(`${body.scores.length} clusters.`);
     await adminPage.getByRole('button', { name: 'Refresh scores' }).waitFor();
+    // The class tiles count by health score, not the Risk page's risk levels with the same words.
+    const kpis = (await api(service.url, admin, 'GET', '/api/fleet/kpis')).body.kpis;
+    const note = adminPage.locator('#fleet-tiles-note');
+    expect(await note.textContent()).toContain('Healthy, Warning and Critical count clusters by health score');
+    expect(await note.textContent()).toContain('the Risk page counts risk levels, set by the risk rules');
+    expect(await adminPage.locator('.fleet-tiles .tile', { hasText: 'Warning' }).locator('dd').textContent()).toBe(String(kpis.warning_count));
     await expectAccessible(adminPage, '/ (fleet)');
 
     await open(viewerPage, '/', 'Fleet overview', ROWS);

@@ -130,6 +130,11 @@ export default function FleetPage() {
           <Problem error={kpis.error} retry={() => void kpis.refetch()} />
         ) : (
           <>
+            {/* The Risk page says Critical/Warning/Healthy too, of another measure (risk levels, from the risk rules): each says which it counts. */}
+            <p className="muted tiles-note" id="fleet-tiles-note">
+              Healthy, Warning and Critical count clusters by health score (the tier-adjusted score against the scoring rules' thresholds); the Risk page counts
+              risk levels, set by the risk rules.
+            </p>
             <KpiTiles kpis={kpis.data.kpis} />
             <Distribution kpis={kpis.data.kpis} />
           </>
@@ -165,7 +170,7 @@ function KpiTiles({ kpis }: { kpis: Kpis }) {
       label: 'Tier S at risk',
       value: String(kpis.tier_s_at_risk),
       tone: kpis.tier_s_at_risk ? 'critical' : undefined,
-      hint: 'Tier S clusters classed Warning or Critical',
+      hint: 'Tier S clusters classed Warning or Critical by health score',
     },
     { label: 'Average score', value: number.format(kpis.avg_score) },
     { label: 'Average metrics score', value: number.format(kpis.avg_metrics_score) },

@@ -177,6 +177,13 @@ export default function RiskPage() {
       <Stamp at={data?.generated_at} source={data?.source} />
       <Updated reads={[snapshots]} />
       {data && (
+        // The Fleet overview says Critical/Warning/Healthy too, of another measure (the health score's classes): each says which it counts.
+        <p className="muted tiles-note" id="risk-tiles-note">
+          Critical, Warning and Healthy count clusters by risk level, set by the risk rules below (each metric against its warning and critical values); the
+          Fleet overview counts them by health score.
+        </p>
+      )}
+      {data && (
         <ul className="tiles" aria-label="Risk summary">
           <li className="tile">
             <div className="value">{data.summary.total}</div>
@@ -188,6 +195,7 @@ export default function RiskPage() {
                 type="button"
                 className="risk-tile-button"
                 aria-pressed={level.toLowerCase() === k}
+                aria-describedby="risk-tiles-note"
                 onClick={() => setFilters({ level: level.toLowerCase() === k ? '' : k[0]!.toUpperCase() + k.slice(1) })}
               >
                 <span className="value">{data.summary[k]}</span>
