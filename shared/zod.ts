@@ -18,6 +18,13 @@ export const preprocess = <S extends z.core.$ZodType>(
   schema: S,
 ): z.ZodMiniPipe<z.ZodMiniTransform<unknown, unknown>, S> => z.pipe(z.transform(fn), schema);
 
+/**
+ * A count (clusters, alerts, tokens, runs, pages of a list): an integer never below 0. Its JSON Schema says
+ * `minimum: 0`, where `z.int()` alone says zod's safe-integer bound, −9007199254740991, in the OpenAPI document.
+ * Not for an integer that may be negative (a difference, an offset) nor for one that is not a count (a version, a page).
+ */
+export const count = () => z.int().check(z.nonnegative());
+
 /** The schema a `z.lazy` builds on first use: for `z.extend`, `z.omit` and `z.keyof` of it. */
 export const unlazy = <T extends z.core.SomeType>(schema: z.ZodMiniLazy<T>): T => schema._zod.innerType;
 

@@ -5,6 +5,7 @@
 import * as z from '../zod.js';
 
 const Int = z.int();
+const Count = z.count();
 
 export const InvestigationSeverity = z.enum(['critical', 'warning', 'info']);
 export type InvestigationSeverity = z.infer<typeof InvestigationSeverity>;
@@ -23,9 +24,9 @@ export const InvestigationSummarySchema = z.lazy(() =>
     /** Markdown list. */
     recommended_actions: z.string(),
     model: z.string(),
-    input_tokens: Int,
-    output_tokens: Int,
-    total_tokens: Int,
+    input_tokens: Count,
+    output_tokens: Count,
+    total_tokens: Count,
     cost_usd: z.number(),
     duration_seconds: z.number(),
     created_at: z.string(),
@@ -50,7 +51,7 @@ export const AgentTaskSchema = z.lazy(() =>
     priority: Int,
     status: z.enum(['pending', 'running']),
     created_at: z.string(),
-    attempts: Int,
+    attempts: Count,
     last_error: z.nullable(z.string()),
     claimed_at: z.nullable(z.string()),
   }),

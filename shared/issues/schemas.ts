@@ -18,7 +18,7 @@ export const IssueSchema = z.lazy(() =>
     cluster_id: z.string(),
     cluster_name: z.string(),
     customer_name: z.string(),
-    alert_count: z.int(),
+    alert_count: z.count(),
     alert_names: z.array(z.string()),
     first_seen: z.string(),
     last_seen: z.string(),

@@ -4,12 +4,12 @@
 // (scan.ts) are its inferred types.
 import * as z from '../zod.js';
 
-const Int = z.int();
+const Count = z.count();
 
 export const ReportStatus = z.enum(['running', 'completed', 'failed']);
 export type ReportStatus = z.infer<typeof ReportStatus>;
 
-export const FleetSummarySchema = z.lazy(() => z.object({ total_clusters: Int, critical: Int, warning: Int, healthy: Int, headline: z.string() }));
+export const FleetSummarySchema = z.lazy(() => z.object({ total_clusters: Count, critical: Count, warning: Count, healthy: Count, headline: z.string() }));
 export type FleetSummary = z.infer<typeof FleetSummarySchema>;
 
 export const FlaggedClusterSchema = z.lazy(() =>
@@ -24,7 +24,7 @@ export const FlaggedClusterSchema = z.lazy(() =>
 );
 export type FlaggedCluster = z.infer<typeof FlaggedClusterSchema>;
 
-export const CustomerSummarySchema = z.lazy(() => z.object({ customer_name: z.string(), clusters: Int, flagged: Int, summary: z.string() }));
+export const CustomerSummarySchema = z.lazy(() => z.object({ customer_name: z.string(), clusters: Count, flagged: Count, summary: z.string() }));
 export type CustomerSummary = z.infer<typeof CustomerSummarySchema>;
 
 /** A report as lists show it. */
@@ -35,10 +35,10 @@ export const PatrolReportSummarySchema = z.lazy(() =>
     report_type: z.string(),
     status: ReportStatus,
     fleet_narrative: z.string(),
-    flagged_count: Int,
+    flagged_count: Count,
     model: z.string(),
     cost_usd: z.number(),
-    total_tokens: Int,
+    total_tokens: Count,
     duration_seconds: z.number(),
     triggered_by: z.string(),
     error: z.nullable(z.string()),
@@ -48,9 +48,9 @@ export type PatrolReportSummary = z.infer<typeof PatrolReportSummarySchema>;
 
 export const PatrolReportSchema = z.lazy(() =>
   z.extend(z.unlazy(PatrolReportSummarySchema), {
-    input_tokens: Int,
-    output_tokens: Int,
-    tool_rounds: Int,
+    input_tokens: Count,
+    output_tokens: Count,
+    tool_rounds: Count,
     finished_at: z.nullable(z.string()),
     fleet_summary_parsed: z.nullable(FleetSummarySchema),
     clusters_flagged_parsed: z.array(FlaggedClusterSchema),

@@ -20,6 +20,7 @@ export type AiIssuePatch = z.infer<typeof AiIssuePatch>;
 
 // Answers: the AI issue (shared/ai-issues/schemas.ts, the rule issue's shape with the AI fields), source `ai`.
 const Int = z.int();
+const Count = z.count();
 const Source = { source: z.literal('ai') };
 
 export const aiIssuesGroup = defineGroup({
@@ -38,10 +39,10 @@ export const aiIssuesGroup = defineGroup({
       response: z.lazy(() =>
         z.object({
           issues: z.array(AiIssue),
-          total: Int,
+          total: Count,
           page: Int,
           page_size: Int,
-          total_pages: Int,
+          total_pages: Count,
           customers: z.array(z.string()),
           clusters: z.array(z.string()),
           ...Source,
@@ -57,7 +58,7 @@ export const aiIssuesGroup = defineGroup({
       query: IssueKpisQuery,
       revalidate: LIST_VALIDATOR,
       response: z.lazy(() =>
-        z.object({ total: Int, ongoing: Int, resolved: Int, unassigned: Int, avg_duration_minutes: z.number(), total_alerts: Int, ...Source }),
+        z.object({ total: Count, ongoing: Count, resolved: Count, unassigned: Count, avg_duration_minutes: z.number(), total_alerts: Count, ...Source }),
       ),
     },
     users: { method: 'GET', path: '/api/ai-issues/users', summary: 'Assignable users', auth: 'user', roles: ADMIN_UP, response: UsersAnswer },

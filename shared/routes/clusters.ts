@@ -21,6 +21,7 @@ export const ClusterMetricsQuery = z.lazy(() =>
 );
 
 const Int = z.int();
+const Count = z.count();
 
 export const ClusterInventory = z.lazy(() =>
   z.object({
@@ -35,7 +36,7 @@ export const ClusterInventory = z.lazy(() =>
     region: z.string(),
     engine_version: z.string(),
     resource_state: z.string(),
-    node_count: Int,
+    node_count: Count,
     created_at: z.string(),
     updated_at: z.string(),
   }),

@@ -25,10 +25,11 @@ export { FleetClusterScore, FleetKpis, FleetMetrics, HealthScore, RiskSnapshot, 
 
 const Num = z.number();
 const Int = z.int();
+const Count = z.count();
 
 export const FleetScoresResponse = z.lazy(() => z.object({ scores: z.array(FleetClusterScore), ...UnifiedStamp }));
 export const FleetKpisResponse = z.lazy(() => z.object({ kpis: FleetKpis, ...UnifiedStamp }));
-export const FleetCriticalResponse = z.lazy(() => z.object({ clusters: z.array(FleetClusterScore), total: Int, ...UnifiedStamp }));
+export const FleetCriticalResponse = z.lazy(() => z.object({ clusters: z.array(FleetClusterScore), total: Count, ...UnifiedStamp }));
 export const FleetRulesResponse = z.lazy(() =>
   z.object({
     lookback_days: Int,
@@ -63,7 +64,7 @@ export const FleetRulesResponse = z.lazy(() =>
 export const RefreshRunning = z.object({ status: z.literal('running'), refresh_id: z.string(), message: z.string() });
 export const RefreshIdParams = z.object({ refresh_id: z.string().check(z.minLength(1), z.maxLength(128)) });
 
-export const RefreshResponse = z.lazy(() => z.object({ status: z.literal('ok'), clusters_scored: Int, critical: Int, warning: Int }));
+export const RefreshResponse = z.lazy(() => z.object({ status: z.literal('ok'), clusters_scored: Count, critical: Count, warning: Count }));
 
 export const HealthScoresResponse = z.lazy(() => z.object({ scores: z.array(HealthScore), ...LiveStamp }));
 export const HealthRefreshResponse = z.lazy(() => z.extend(z.unlazy(HealthScoresResponse), { refreshed: z.literal(true) }));
@@ -79,5 +80,5 @@ export const UpgradesResponse = z.lazy(() => z.extend(z.unlazy(Upgrades), LiveSt
 
 export const CriticalClustersResponse = CriticalClusters;
 
-export const RecomputeResponse = z.lazy(() => z.object({ status: z.literal('ok'), cluster_count: Int }));
-export const RecomputeRiskResponse = z.lazy(() => z.extend(z.unlazy(RecomputeResponse), { critical: Int, warning: Int }));
+export const RecomputeResponse = z.lazy(() => z.object({ status: z.literal('ok'), cluster_count: Count }));
+export const RecomputeRiskResponse = z.lazy(() => z.extend(z.unlazy(RecomputeResponse), { critical: Count, warning: Count }));

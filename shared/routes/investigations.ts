@@ -19,6 +19,7 @@ export const InvestigationListQuery = z.lazy(() =>
 
 // Answers (spec §2 Investigation, Agent task; §4 Investigations).
 const Int = z.int();
+const Count = z.count();
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 // The investigation and the task are defined once in shared/agents/schemas.ts (the repository's records derive from them).
 
@@ -33,7 +34,7 @@ export const investigationsGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: InvestigationListQuery,
-      response: z.lazy(() => z.object({ investigations: z.array(InvestigationSummarySchema), total: Int, page: Int, page_size: Int, ...Stamp })),
+      response: z.lazy(() => z.object({ investigations: z.array(InvestigationSummarySchema), total: Count, page: Int, page_size: Int, ...Stamp })),
     },
     kpis: {
       method: 'GET',
@@ -44,11 +45,11 @@ export const investigationsGroup = defineGroup({
       query: z.lazy(() => z.object({ days: DaysInRange(30) })),
       response: z.lazy(() =>
         z.object({
-          total_investigations: Int,
-          critical_count: Int,
-          warning_count: Int,
-          info_count: Int,
-          total_tokens: Int,
+          total_investigations: Count,
+          critical_count: Count,
+          warning_count: Count,
+          info_count: Count,
+          total_tokens: Count,
           avg_confidence: z.number(),
           avg_duration_s: z.number(),
           total_cost_usd: z.number(),
@@ -62,7 +63,7 @@ export const investigationsGroup = defineGroup({
       summary: 'Agent tasks pending or running',
       auth: 'user',
       roles: ANY_ROLE,
-      response: z.lazy(() => z.object({ tasks: z.array(AgentTaskSchema).check(z.maxLength(50)), total: Int, ...Stamp })),
+      response: z.lazy(() => z.object({ tasks: z.array(AgentTaskSchema).check(z.maxLength(50)), total: Count, ...Stamp })),
     },
     get: {
       method: 'GET',

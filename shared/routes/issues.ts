@@ -27,10 +27,10 @@ const Source = { source: z.literal('live') }; // spec §1: data computed from li
 const ListAnswer = z.lazy(() =>
   z.object({
     issues: z.array(IssueSchema),
-    total: z.int(),
+    total: z.count(),
     page: z.int(),
     page_size: z.int(),
-    total_pages: z.int(),
+    total_pages: z.count(),
     customers: z.array(z.string()),
     clusters: z.array(z.string()),
     ...Source,
@@ -38,10 +38,10 @@ const ListAnswer = z.lazy(() =>
 );
 const KpisAnswer = z.lazy(() =>
   z.object({
-    total: z.int(),
-    ongoing: z.int(),
-    resolved: z.int(),
-    unassigned: z.int(),
+    total: z.count(),
+    ongoing: z.count(),
+    resolved: z.count(),
+    unassigned: z.count(),
     avg_duration_minutes: z.number(),
     ...Source,
   }),
@@ -53,7 +53,7 @@ export const UsersAnswer = z.lazy(() =>
  * Beside an answer's `alerts` (newest first, bounded: shared/issues/README.md): how many there are
  * in all (a detail: the issue's `alert_count`; evidence: the cluster's of 7 days), and whether the list leaves some out.
  */
-export const ShownAlerts = { alerts_total: z.int(), alerts_truncated: z.boolean() };
+export const ShownAlerts = { alerts_total: z.count(), alerts_truncated: z.boolean() };
 const DetailAnswer = z.lazy(() =>
   z.object({
     issue: IssueSchema,
@@ -68,7 +68,7 @@ const DetailAnswer = z.lazy(() =>
     ...Source,
   }),
 );
-const HistoryAnswer = z.lazy(() => z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.int(), ...Source }));
+const HistoryAnswer = z.lazy(() => z.object({ cluster_name: z.string(), issues: z.array(IssueSchema), total: z.count(), ...Source }));
 const EvidenceAnswer = z.lazy(() =>
   z.object({
     alerts: z.array(
@@ -94,7 +94,7 @@ const EvidenceAnswer = z.lazy(() =>
         avg: z.number(),
         latest: z.number(),
         latest_at: z.string(),
-        samples: z.int(),
+        samples: z.count(),
       }),
     ),
     metrics_window: z.object({ from: z.string(), to: z.string(), basis: z.string() }),

@@ -7,13 +7,22 @@ const DaysQuery = z.lazy(() => z.object({ days: DaysInRange(30) }));
 
 // Answers (spec §2 LLM usage, §4).
 const Int = z.int();
-const Sums = { runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_duration_s: z.number() };
+const Count = z.count();
+const Sums = { runs: Count, input_tokens: Count, output_tokens: Count, total_tokens: Count, cost_usd: z.number(), avg_duration_s: z.number() };
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 const SummaryAnswer = z.lazy(() =>
   z.object({
     period_days: Int,
-    daily_usage: z.array(z.object({ day: z.string(), source: z.enum(['chat', 'agent']), model: z.string(), ...Sums, errors: Int })),
-    totals: z.object({ runs: Int, input_tokens: Int, output_tokens: Int, total_tokens: Int, cost_usd: z.number(), avg_cost_per_run: z.number(), errors: Int }),
+    daily_usage: z.array(z.object({ day: z.string(), source: z.enum(['chat', 'agent']), model: z.string(), ...Sums, errors: Count })),
+    totals: z.object({
+      runs: Count,
+      input_tokens: Count,
+      output_tokens: Count,
+      total_tokens: Count,
+      cost_usd: z.number(),
+      avg_cost_per_run: z.number(),
+      errors: Count,
+    }),
     monthly_projection_usd: z.number(),
     unpriced_models: z.array(z.string()),
     /**

@@ -28,8 +28,8 @@ export const MetricPullStatus = z.lazy(() =>
     /** Seconds from the watermark to now: how far behind this metric is. Null before its first pull. */
     lag_seconds: z.nullable(z.int()),
     /** Points of the last run that ingest stored, and that it refused (unknown cluster, not finite, …). */
-    accepted_last: z.int(),
-    refused_last: z.int(),
+    accepted_last: z.count(),
+    refused_last: z.count(),
     /** The most frequent reason of those refusals (e.g. an unknown cluster), null when none. */
     refusal_last: z.nullable(z.string()),
     /** The first warning or info Prometheus answered the last run's queries with (e.g. "PromQL info: metric might not be a counter"), null when none. */
@@ -45,8 +45,8 @@ export const PullRun = z.lazy(() =>
     finished_at: Iso,
     /** ok: every metric pulled up to now; partial: some failed, or the run's time ran out before its last window (the next run goes on); failed: none pulled; disabled: the source is switched off. */
     outcome: z.enum(['ok', 'partial', 'failed', 'disabled']),
-    accepted: z.int(),
-    refused: z.int(),
+    accepted: z.count(),
+    refused: z.count(),
     duration_ms: z.int(),
   }),
 );
@@ -74,8 +74,8 @@ export const MetricSourcesStatus = z.lazy(() =>
     inventory: z.object({
       enabled: z.boolean(),
       last_success_at: z.nullable(Iso),
-      upserted_last: z.int(),
-      refused_last: z.int(),
+      upserted_last: z.count(),
+      refused_last: z.count(),
       last_error: z.nullable(PullError),
     }),
     /** The latest errors, newest first (at most 20). */

@@ -11,11 +11,19 @@ export const PatrolTriggerBody = z.lazy(() =>
 
 // Answers (spec §2 Patrol report, §4 Patrol; DESIGN §7 parsed fields).
 const Int = z.int();
+const Count = z.count();
 // The report is defined once in shared/patrol/schemas.ts (the repository's record is its type).
 const Stamp = { source: z.literal('live'), generated_at: z.string() }; // spec §1: data computed from live data
 const TriggerAnswer = z.lazy(() =>
   z.union([
-    z.object({ status: z.literal('completed'), report_id: z.string(), tool_rounds: Int, total_tokens: Int, duration_seconds: z.number(), message: z.string() }),
+    z.object({
+      status: z.literal('completed'),
+      report_id: z.string(),
+      tool_rounds: Count,
+      total_tokens: Count,
+      duration_seconds: z.number(),
+      message: z.string(),
+    }),
     z.object({ status: z.enum(['running', 'failed']), report_id: z.string(), message: z.string() }),
     z.object({ status: z.literal('already_running'), report_id: z.nullable(z.string()) }),
   ]),
@@ -34,7 +42,7 @@ export const patrolGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: z.lazy(() => z.object({ days: DaysInRange(90), page: Page, page_size: PageSize })),
-      response: z.lazy(() => z.object({ reports: z.array(PatrolReportSummarySchema), total: Int, page: Int, page_size: Int, ...Stamp })),
+      response: z.lazy(() => z.object({ reports: z.array(PatrolReportSummarySchema), total: Count, page: Int, page_size: Int, ...Stamp })),
     },
     latest: {
       method: 'GET',
@@ -54,8 +62,8 @@ export const patrolGroup = defineGroup({
       roles: ANY_ROLE,
       response: z.lazy(() =>
         z.object({
-          total_reports: Int,
-          total_tokens: Int,
+          total_reports: Count,
+          total_tokens: Count,
           avg_duration_s: z.number(),
           total_cost_usd: z.number(),
           latest_report_at: z.nullable(z.string()),

@@ -93,7 +93,7 @@ const VersionsAnswer = z.lazy(() =>
   z.object({
     rule_set: z.string(),
     current_version: z.int(),
-    total: z.int(),
+    total: z.count(),
     page: z.int(),
     page_size: z.int(),
     versions: z.array(
@@ -228,10 +228,10 @@ export const AuditResponse = z.lazy(() =>
   z.object({
     entries: z.array(AuditEntry),
     action_types: z.readonly(z.array(z.string())),
-    total: z.int(),
+    total: z.count(),
     page: z.int(),
     page_size: z.int(),
-    total_pages: z.int(),
+    total_pages: z.count(),
     /** The listing covers the newest this many entries (before `before`, when asked). */
     limit: z.int(),
     /**
@@ -309,7 +309,7 @@ export const settingsGroup = defineGroup({
       auth: 'user',
       roles: ANY_ROLE,
       query: z.lazy(() => z.object({ status_filter: z._default(z.enum(['', ...CHANGE_STATUSES]), '') })),
-      response: z.lazy(() => z.object({ changes: z.array(ChangeSummary), total: z.int() })),
+      response: z.lazy(() => z.object({ changes: z.array(ChangeSummary), total: z.count() })),
     },
     getChange: {
       method: 'GET',

@@ -12,6 +12,7 @@ import * as z from '../zod.js';
 
 const Num = z.number();
 const Int = z.int();
+const Count = z.count();
 const NullableNum = z.nullable(z.number());
 
 /**
@@ -46,10 +47,10 @@ export const FleetMetrics = z.lazy(() =>
   z.object({
     compaction_score: NullableNum,
     disk_used_pct: NullableNum,
-    query_errors_7d: z.nullable(z.int()),
+    query_errors_7d: z.nullable(Count),
     query_error_pct: NullableNum,
     qps: NullableNum,
-    node_count: z.nullable(z.int()),
+    node_count: z.nullable(Count),
   }),
 );
 
@@ -71,7 +72,7 @@ export const FleetClusterScore = z.lazy(() =>
     dimension_scores: z.array(DimensionScore),
     risk_reasons: z.array(z.string()),
     suggested_actions: z.array(z.string()),
-    firing_alert_count_7d: Int,
+    firing_alert_count_7d: Count,
     metrics: FleetMetrics,
     ...Staleness,
   }),
@@ -79,11 +80,11 @@ export const FleetClusterScore = z.lazy(() =>
 
 export const FleetKpis = z.lazy(() =>
   z.object({
-    total_clusters: Int,
-    healthy_count: Int,
-    warning_count: Int,
-    critical_count: Int,
-    tier_s_at_risk: Int,
+    total_clusters: Count,
+    healthy_count: Count,
+    warning_count: Count,
+    critical_count: Count,
+    tier_s_at_risk: Count,
     avg_score: Num,
     avg_metrics_score: Num,
     avg_alerts_score: Num,
@@ -115,7 +116,7 @@ export const HealthScore = z.lazy(() =>
 );
 
 export const HealthKpis = z.lazy(() =>
-  z.object({ total_clusters: Int, healthy_count: Int, warning_count: Int, critical_count: Int, avg_score: Num, avg_p99_latency: Num }),
+  z.object({ total_clusters: Count, healthy_count: Count, warning_count: Count, critical_count: Count, avg_score: Num, avg_p99_latency: Num }),
 );
 
 export const EnrichmentItem = z.lazy(() => z.object({ cluster_id: z.uuid(), cluster_name: z.string(), cluster_type: z.string(), region_name: z.string() }));
@@ -137,7 +138,7 @@ export const RiskSnapshot = z.lazy(() =>
   }),
 );
 
-export const RiskSummary = z.lazy(() => z.object({ total: Int, critical: Int, warning: Int, healthy: Int }));
+export const RiskSummary = z.lazy(() => z.object({ total: Count, critical: Count, warning: Count, healthy: Count }));
 
 export const RiskRuleRow = z.lazy(() =>
   z.object({
@@ -162,7 +163,7 @@ export const BreakingPoints = z.lazy(() =>
         metric: z.string(),
         threshold: Num,
         unit: z.string(),
-        count: Int,
+        count: Count,
         clusters: z.array(z.object({ cluster_name: z.string(), customer_name: z.string(), value: Num })),
       }),
     ),
@@ -183,7 +184,7 @@ export const BreakingPoints = z.lazy(() =>
 
 export const Usage = z.lazy(() =>
   z.object({
-    health_distribution: z.object({ healthy: Int, warning: Int, critical: Int }),
+    health_distribution: z.object({ healthy: Count, warning: Count, critical: Count }),
     compaction_bars: z.array(z.object({ cluster_name: z.string(), value: Num, threshold: Num })),
     latency_trend: z.array(z.object({ cluster_name: z.string(), avg_latency: Num, max_latency: Num })),
     qps_bars: z.array(z.object({ cluster_name: z.string(), value: Num })),
@@ -201,7 +202,7 @@ export const Upgrades = z.lazy(() =>
         region: z.string(),
         engine_version: z.string(),
         resource_state: z.string(),
-        node_count: Int,
+        node_count: Count,
       }),
     ),
     /** Newest first, in semantic version order (a release before its pre-releases): the console keeps this order. */
@@ -229,8 +230,8 @@ export const CriticalCluster = z.lazy(() =>
     severity_score: Num,
     metrics: FleetMetrics,
     health: z.object({ overall_score: Num, classification: z.string(), dimensions: z.array(z.looseObject({})) }),
-    alerts: z.array(z.object({ alert_name: z.string(), count: Int, first: z.string(), last: z.string() })),
-    alert_total: Int,
+    alerts: z.array(z.object({ alert_name: z.string(), count: Count, first: z.string(), last: z.string() })),
+    alert_total: Count,
   }),
 );
 
@@ -239,14 +240,14 @@ export const CriticalClusters = z.lazy(() =>
   z.object({
     clusters: z.array(CriticalCluster).check(z.maxLength(CRITICAL_LIMIT)),
     generated_at: z.iso.datetime(),
-    total_critical: Int,
-    total_warning: Int,
+    total_critical: Count,
+    total_warning: Count,
   }),
 );
 
 // ---- impact preview of a rule change (settings) ----
 
-const ClassCounts = z.lazy(() => z.object({ Healthy: Int, Warning: Int, Critical: Int }));
+const ClassCounts = z.lazy(() => z.object({ Healthy: Count, Warning: Count, Critical: Count }));
 
 export const ImpactChange = z.lazy(() =>
   z.object({
@@ -265,8 +266,8 @@ export const RuleImpact = z.lazy(() =>
   z.object({
     measure: z.enum(['classification', 'risk_level']),
     computed_at: z.string(),
-    clusters_total: Int,
-    changed_count: Int,
+    clusters_total: Count,
+    changed_count: Count,
     before: ClassCounts,
     after: ClassCounts,
     /** Worse first, then better; by cluster name within each. */

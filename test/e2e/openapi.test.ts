@@ -99,6 +99,31 @@ describe('the served OpenAPI document', () => {
     expect(op('get', '/api/fleet/scores').responses['503']!.headers).toHaveProperty('Retry-After');
   });
 
+  it("says a count is never negative (minimum 0), not zod's safe-integer bound", () => {
+    // A count by its name: clusters, alerts, issues, tokens, runs, errors, rows accepted or refused, a class's or level's size.
+    const COUNT =
+      /(^|_)(count|total|tokens|runs|calls|errors|samples|attempts|rounds|pages)(_|$)|^(accepted|refused|upserted)(_last)?$|^(critical|warning|healthy|info|ongoing|resolved|unassigned|clusters|flagged|clusters_scored|tier_s_at_risk)$/i;
+    const found: { where: string; name: string; minimum: unknown }[] = [];
+    const walk = (node: unknown, where: string, name: string) => {
+      if (Array.isArray(node)) {
+        for (const n of node) walk(n, where, name);
+        return;
+      }
+      if (!node || typeof node !== 'object') return;
+      const schema = node as Record<string, unknown>;
+      const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+      if (types.includes('integer') && COUNT.test(name)) found.push({ where, name, minimum: schema.minimum });
+      for (const [key, value] of Object.entries(schema)) {
+        if (key === 'properties') for (const [property, sub] of Object.entries(value as object)) walk(sub, where, property);
+        else if (typeof value === 'object') walk(value, where, name);
+      }
+    };
+    for (const [path, methods] of Object.entries(doc.paths)) for (const [method, op] of Object.entries(methods)) walk(op.responses, `${method} ${path}`, '');
+    for (const [name, schema] of Object.entries(doc.components.schemas)) walk(schema, `#/components/schemas/${name}`, '');
+    expect(found.length).toBeGreaterThan(100); // the fleet, issue, patrol, investigation, usage and status counts
+    expect(found.filter((c) => typeof c.minimum !== 'number' || c.minimum < 0).map((c) => `${c.where} ${c.name}: minimum ${c.minimum}`)).toEqual([]);
+  });
+
   it('every GET answer validates against the document (ajv), ids taken from the lists', async () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     ajv.addSchema({ $id: 'doc', components: doc.components });
