@@ -68,7 +68,7 @@ describe('chat without a provider', () => {
     const status = async () => {
       const res = await fetch(`${service.url}/api/chat/status`, { headers: { Authorization: `Bearer ${viewer}` } });
       expect(res.status).toBe(200);
-      return res.json();
+      return (await res.json()) as { available: boolean; model: string | null; detail: string | null };
     };
     delete process.env.LLM_PROVIDER;
     const none = await status();
