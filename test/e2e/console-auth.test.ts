@@ -5,6 +5,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/auth/caller.js';
+import { untilClockReads } from '../../shared/auth/sign-in.js';
 import { resetSettings } from '../../shared/config/env.js';
 import { api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { startTestService } from '../support/local-service.js';
@@ -194,8 +195,7 @@ describe('sign-in', { timeout: 60_000 }, () => {
       let next = renewal();
       await page.clock.fastForward('06:00:05');
       expect((await next).status()).toBe(200);
-      // ...so the next is asked half an hour after it arrived (signed a second later, as it would be: a renewal
-      // expiring with the token it replaces is the session's end).
+      // ...so the next is asked half an hour after it arrived (signed a second later, as it would be).
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       next = renewal();
       await page.clock.fastForward('00:30:05');
@@ -204,7 +204,8 @@ describe('sign-in', { timeout: 60_000 }, () => {
       expect(renewals[0]!.exp - renewals[0]!.iat).toBe(3600);
 
       // Now the session ends 10 minutes after its sign-in (the server's clock): a renewal is cut at that end,
-      // the next one answers that same expiry, and no other is asked for.
+      // the next two answer that same expiry (one alone could be a lowered JWT_TTL_SECONDS landing on it), and no
+      // other is asked for.
       process.env.JWT_SESSION_MAX_SECONDS = '600';
       resetSettings();
       next = renewal();
@@ -215,13 +216,60 @@ describe('sign-in', { timeout: 60_000 }, () => {
       expect((await next).status()).toBe(200);
       await expect.poll(() => renewals.length).toBe(4);
       expect(renewals[3]!.exp).toBe(renewals[2]!.exp);
+      next = renewal();
+      await page.clock.fastForward('00:05:00');
+      expect((await next).status()).toBe(200);
+      await expect.poll(() => renewals.length).toBe(5);
+      expect(renewals[4]!.exp).toBe(renewals[2]!.exp);
       await page.clock.fastForward('00:10:00');
       // A request the timers made would have been seen by now (the ones above were, within milliseconds).
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(asked).toBe(4);
+      expect(asked).toBe(5);
     } finally {
       delete process.env.JWT_TTL_SECONDS;
       delete process.env.JWT_SESSION_MAX_SECONDS;
+      resetSettings();
+    }
+  });
+  it('renews on after JWT_TTL_SECONDS is halved, though the renewal at half the old life expires when the token it replaced did', async () => {
+    const page = await browser.page();
+    await page.clock.install();
+    await signIn(page, 'admin', PASSWORD, '/audit');
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const stored = JSON.parse(String(await page.evaluate(`sessionStorage.getItem('fleet-health.session')`))) as { token: string };
+    const renewals: { exp: number; iat: number }[] = [];
+    page.on('response', (r) => {
+      if (r.url().endsWith('/api/auth/renew') && r.ok()) void r.json().then((b: { access_token: string }) => renewals.push(decodeJwt(b.access_token) as never));
+    });
+    /** Past the renewal of `token` (due half its life after it arrived), and the answer. */
+    const renewalOf = async (token: { exp: number; iat: number }) => {
+      const count = renewals.length;
+      await page.clock.fastForward((token.exp - token.iat) * 500 + 5_000);
+      await expect.poll(() => renewals.length).toBe(count + 1);
+      return renewals[count]!;
+    };
+    try {
+      // Halving the 12 hours: the renewal due at half of them lives the 6 hours left to the token it replaces, and so
+      // expires when that token does (6 + 6), weeks before the session's end. Only the browser's clock is fast-forwarded
+      // here, the service's is the real one: a lifetime reaching from the second the renewal is signed in to the
+      // replaced token's expiry is that same answer. Signed in a later second (a slow machine), it is a shorter life
+      // like any other, renewed in its turn: the next renewal is set up the same way.
+      let was = decodeJwt(stored.token) as { exp: number; iat: number };
+      for (let attempt = 1; ; attempt++) {
+        const second = Math.floor(Date.now() / 1000) + 1;
+        await untilClockReads(second * 1000);
+        process.env.JWT_TTL_SECONDS = String(was.exp - second);
+        resetSettings();
+        const renewed = await renewalOf(was);
+        if (renewed.exp === was.exp) break;
+        expect(attempt, 'every renewal was signed a second late').toBeLessThan(3);
+        was = renewed;
+      }
+      // Not the session's end: the next renewal is asked at half the renewed life, and outlives the token it replaced.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect((await renewalOf(renewals.at(-1)!)).exp).toBeGreaterThan(was.exp);
+    } finally {
+      delete process.env.JWT_TTL_SECONDS;
       resetSettings();
     }
   });

@@ -209,14 +209,19 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, [session]);
 
   // Renewal: half the token's life after it arrived (timed by this browser's clock alone, so a clock set wrong does not
-  // make it renew at once, and again), and on coming back (a laptop woken, a tab shown) once that is past. A renewal
-  // that expires when the token it replaces does has reached the session's end (both are cut at it): none is asked
-  // for again. One that expires sooner is taken and renewed in its turn (JWT_TTL_SECONDS was lowered).
+  // make it renew at once, and again), and on coming back (a laptop woken, a tab shown) once that is past. At the
+  // session's end every renewal expires when the token it replaces does (both are cut at it), but one such answer is
+  // not the end yet: JWT_TTL_SECONDS halved gives the renewal due at half the old life that same expiry. Two running
+  // are: the second is signed half the renewed life later, and a lifetime that is not cut moves its expiry on by that
+  // much. Then none is asked for again. One that expires sooner is taken and renewed in its turn (JWT_TTL_SECONDS was
+  // lowered).
   useEffect(() => {
     if (!session) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let renewing = false;
     let atSessionEnd = false;
+    /** Renewals running that expired when the token they replaced did: two are the session's end. */
+    let unchanged = 0;
     let stopped = false;
     const due = (): number | null => {
       const times = current && tokenTimes(current.token);
@@ -237,7 +242,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
           (answer) => {
             const now = tokenTimes(answer.access_token);
             if (!current || !now || now.session !== session || sessionId() !== session) return; // signed out or in again meanwhile
-            if (now.exp === was.exp) atSessionEnd = true;
+            unchanged = now.exp === was.exp ? unchanged + 1 : 0;
+            if (unchanged >= 2) atSessionEnd = true;
             const user = current.user;
             current = { ...current, token: answer.access_token, user: answer.user, tokenAt: Date.now() };
             sessionStorage.setItem(KEY, JSON.stringify(current));
