@@ -1,6 +1,7 @@
 // Who is calling: a verified token names an account; the account record decides
 // whether it still may call (exists, active, same account id, token not revoked,
-// issued after the account's last deactivation, signed after its password as it is now)
+// its session signed in after the account's last deactivation, password change or reset, signed after its
+// password as it is now)
 // and with which role.
 import { createHash } from 'node:crypto';
 import { isTokenRevoked } from '../db/sessions.js';

@@ -65,7 +65,7 @@ export const UserRecord = z.object({
   source: z._default(z.enum(['local', 'ldap']), 'local'),
   invited_by: z.optional(z.string()),
   activated_at: z.optional(z.string()),
-  /** Epoch second from which this account's tokens count (their iat at or after it): set at each deactivation. */
+  /** Epoch second from which this account's tokens count (their session's sign-in, auth_time, at or after it): set at each deactivation, password change or reset. */
   tokens_valid_from: z.optional(z.number()),
   /**
    * The account's current single-use link: a pending account's invitation, or an active one's password reset. Its
