@@ -43,10 +43,15 @@ export interface TokenSession {
   readonly lastsSeconds?: number;
 }
 
+/** When `session` ends (epoch seconds): its sign-in + its longest life, as the settings are now. */
+export function sessionEnd(session: TokenSession): number {
+  const { JWT_SESSION_MAX_SECONDS } = tokenSettings();
+  return session.authTime + Math.min(session.lastsSeconds ?? JWT_SESSION_MAX_SECONDS, JWT_SESSION_MAX_SECONDS);
+}
+
 /** When a token of `session` signed at `now` expires (epoch seconds): its lifetime, cut at the session's end. */
 function sessionExpiry(session: TokenSession, now: number): number {
-  const { JWT_TTL_SECONDS, JWT_SESSION_MAX_SECONDS } = tokenSettings();
-  return Math.min(now + JWT_TTL_SECONDS, session.authTime + Math.min(session.lastsSeconds ?? JWT_SESSION_MAX_SECONDS, JWT_SESSION_MAX_SECONDS));
+  return Math.min(now + tokenSettings().JWT_TTL_SECONDS, sessionEnd(session));
 }
 
 /**

@@ -18,7 +18,7 @@ import { BadRequest, Conflict, Forbidden, ServiceUnavailable, TooManyRequests, U
 import type { RequestToken } from '../http/route.js';
 import { SESSION_MAX_LIMIT, TOKEN_TTL_LIMIT, tokenSettings } from '../config/tokens.js';
 import type { Principal } from './principal.js';
-import { signAccessToken } from './jwt.js';
+import { sessionEnd, signAccessToken } from './jwt.js';
 import { ldapAnswers, ldapAuthenticate, ldapConfigured, ldapRetryAfterSeconds, type LdapIdentity } from './ldap.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from './passwords.js';
 import { callerOf, type Caller } from './caller.js';
@@ -432,5 +432,7 @@ export async function renew(principal: Principal, token: RequestToken): Promise<
   const account = await getUser(principal.username);
   const ldap = account?.source === 'ldap';
   const session = { id: token.id, authTime: token.authTime, ...(ldap ? { lastsSeconds: tokenSettings().JWT_TTL_SECONDS } : {}) };
+  // Past its end (a setting lowered since the token was signed): a 401, not a token already expired.
+  if (sessionEnd(session) <= nowSeconds()) throw new Unauthorized('This session has reached its longest life: sign in again.');
   return { access_token: await signAccessToken(principal, token.credential, session), token_type: 'bearer', user: userInfo(principal) };
 }

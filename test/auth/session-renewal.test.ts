@@ -107,6 +107,19 @@ describe('POST /api/auth/renew', () => {
     expect(renewed.exp - renewed.iat).toBeLessThan(600);
   });
 
+  it('answers 401, not a token already expired, once JWT_SESSION_MAX_SECONDS lowered since has put the session past its end', async () => {
+    process.env.JWT_TTL_SECONDS = '3600';
+    await passwordUser('lowered', 'lowered-password');
+    const user = (await getUser('lowered'))!;
+    const signedIn = now() - 1000;
+    const token = await signAccessToken(principalOf(user), undefined, { id: `session-lowered-${signedIn}`, authTime: signedIn });
+    expect(claims(token).exp).toBeGreaterThan(now());
+    process.env.JWT_SESSION_MAX_SECONDS = '900';
+    const res = await renew(token);
+    expect(res.statusCode).toBe(401);
+    expect(res.json!.detail).toMatch(/longest life: sign in again/);
+  });
+
   it('is refused (401) for a token the account no longer takes: after a password change, or a deactivation', async () => {
     await passwordUser('changer', 'changer-password');
     const old = await login('changer', 'changer-password');
