@@ -347,6 +347,8 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     const note = adminPage.locator('#fleet-tiles-note');
     expect(await note.textContent()).toContain('Healthy, Warning and Critical count clusters by health score');
     expect(await note.textContent()).toContain('the Risk page counts risk levels, set by the risk rules');
+    // It names the rule set whose thresholds classify, as the Rules page names it (its tab), not one no page shows.
+    expect(await note.textContent()).toContain("against the health rules' thresholds");
     expect(await adminPage.locator('.fleet-tiles .tile', { hasText: 'Warning' }).locator('dd').textContent()).toBe(String(kpis.warning_count));
     await expectAccessible(adminPage, '/ (fleet)');
 

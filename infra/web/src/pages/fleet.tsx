@@ -132,7 +132,7 @@ export default function FleetPage() {
           <>
             {/* The Risk page says Critical/Warning/Healthy too, of another measure (risk levels, from the risk rules): each says which it counts. */}
             <p className="muted tiles-note" id="fleet-tiles-note">
-              Healthy, Warning and Critical count clusters by health score (the tier-adjusted score against the scoring rules' thresholds); the Risk page counts
+              Healthy, Warning and Critical count clusters by health score (the tier-adjusted score against the health rules' thresholds); the Risk page counts
               risk levels, set by the risk rules.
             </p>
             <KpiTiles kpis={kpis.data.kpis} />
