@@ -71,15 +71,34 @@ describe('the chat page', { timeout: 90_000 }, () => {
   it('without a provider, says so on opening, before a question is typed, and explains the 503 in place: which settings to set', async () => {
     await open();
     const unavailable = page.locator('.chat-unavailable');
-    await unavailable.getByRole('heading', { level: 2, name: 'The assistant cannot answer: no language model is configured' }).waitFor();
+    await unavailable.getByRole('heading', { level: 2, name: 'The assistant cannot answer: its language model is not set up' }).waitFor();
     expect(await unavailable.textContent()).toMatch(/LLM_PROVIDER=bedrock.*LLM_PROVIDER=openai/);
     expect(await log().locator('.chat-user').count()).toBe(0);
     expect((await ask('hello')).status()).toBe(503);
     const failed = log().locator('.chat-failed');
-    await failed.getByRole('heading', { name: /no language model is configured/ }).waitFor();
+    await failed.getByRole('heading', { name: 'The assistant is not available: its language model is not set up' }).waitFor();
     expect(await failed.textContent()).toMatch(/LLM_PROVIDER=bedrock.*LLM_PROVIDER=openai/);
     await expect.poll(() => log().locator('.chat-user').allTextContents()).toEqual(['Youhello']);
     await expectAccessible(page, '/chat with the 503');
+  });
+
+  it('with a provider set but its configuration incomplete, says what is missing and not that none is configured', async () => {
+    Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini' });
+    try {
+      await page.getByRole('button', { name: 'New conversation' }).click();
+      await page.getByText('Conversation cleared.').waitFor();
+      await open();
+      const unavailable = page.locator('.chat-unavailable');
+      await unavailable.getByText("LLM_PROVIDER is 'openai' but its configuration is incomplete: set LLM_BASE_URL", { exact: false }).waitFor();
+      // A model is named (LLM_MODEL): a heading saying that none is configured would contradict the line under it.
+      expect(await unavailable.getByRole('heading', { level: 2 }).textContent()).toBe('The assistant cannot answer: its language model is not set up');
+      expect((await ask('hello')).status()).toBe(503);
+      const failed = log().locator('.chat-failed');
+      await failed.getByText('its configuration is incomplete', { exact: false }).waitFor();
+      expect(await failed.getByRole('heading', { level: 3 }).textContent()).toBe('The assistant is not available: its language model is not set up');
+    } finally {
+      for (const v of LLM_VARS) delete process.env[v];
+    }
   });
 
   it('answers with rendered, sanitised Markdown, its tool calls and time; Shift+Enter is a new line', async () => {

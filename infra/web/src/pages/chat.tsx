@@ -104,7 +104,7 @@ export default function ChatPage() {
       </p>
       {status.data?.available === false && (
         <div className="state empty chat-unavailable">
-          <h2>The assistant cannot answer: no language model is configured</h2>
+          <h2>The assistant cannot answer: its language model is not set up</h2>
           <p>{status.data.detail}</p>
           <p className="muted">
             These are settings of the service, not of the console: whoever runs it sets them (locally in the environment of <code>npm start</code>, on AWS in

@@ -17,7 +17,7 @@ export function Explanation({ turn, onRetry, busy }: { turn: ProblemTurn; onRetr
   if (turn.status === 503 && turn.retryAfter == null) {
     return (
       <div className="chat-problem">
-        <h3>The assistant is not available: no language model is configured</h3>
+        <h3>The assistant is not available: its language model is not set up</h3>
         <p>{turn.detail}</p>
         <p className="muted">
           These are settings of the service, not of the console: whoever runs it sets them (locally in the environment of <code>npm start</code>, on AWS in the
