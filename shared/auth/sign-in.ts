@@ -16,7 +16,7 @@ import {
 import { activateInvitation, changeUserEmail, createUser, EmailTaken, getUser, setPassword, type UserRecord } from '../db/users.js';
 import { BadRequest, Conflict, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from '../http/errors.js';
 import type { RequestToken } from '../http/route.js';
-import { SESSION_MAX_LIMIT, TOKEN_TTL_LIMIT, tokenSettings } from '../config/tokens.js';
+import { SESSION_MAX_LIMIT, TOKEN_TTL_LIMIT } from '../config/tokens.js';
 import type { Principal } from './principal.js';
 import { sessionEnd, signAccessToken } from './jwt.js';
 import { ldapAnswers, ldapAuthenticate, ldapConfigured, ldapRetryAfterSeconds, type LdapIdentity } from './ldap.js';
@@ -425,14 +425,17 @@ export async function logout(principal: Principal, token: RequestToken, sessionH
  * is stored or audited: the sign-in was, and the logout will be.
  *
  * An LDAP account's session is not extended: only the directory says whether its person may still sign in, and
- * it is asked with the password, at sign-in. So the session ends JWT_TTL_SECONDS after it, as its first token
- * does, and someone removed from the directory is out by then; the renewal answers a token with that same end.
+ * it is asked with the password, at sign-in. So the session ends when its first token does (JWT_TTL_SECONDS after
+ * it, as set then), and someone removed from the directory is out by then; the renewal answers a token with that
+ * same end, the end of the token it renews (every renewal's is the first's). Not sign-in + JWT_TTL_SECONDS as set
+ * now: lowered below the session's age that was a token expired when signed, which signed out a tab whose token
+ * still lived; raised, a renewal past what the sign-in gave.
  */
 export async function renew(principal: Principal, token: RequestToken): Promise<LoginResponse> {
   const account = await getUser(principal.username);
   const ldap = account?.source === 'ldap';
-  const session = { id: token.id, authTime: token.authTime, ...(ldap ? { lastsSeconds: tokenSettings().JWT_TTL_SECONDS } : {}) };
-  // Past its end (a setting lowered since the token was signed): a 401, not a token already expired.
+  const session = { id: token.id, authTime: token.authTime, ...(ldap ? { lastsSeconds: token.expiresAt - token.authTime } : {}) };
+  // Past its end (JWT_SESSION_MAX_SECONDS lowered since the token was signed): a 401, not a token already expired.
   if (sessionEnd(session) <= nowSeconds()) throw new Unauthorized('This session has reached its longest life: sign in again.');
   return { access_token: await signAccessToken(principal, token.credential, session), token_type: 'bearer', user: userInfo(principal) };
 }

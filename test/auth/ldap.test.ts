@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeDnValue, ldapAuthenticate } from '../../shared/auth/ldap.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
 import { forgetSecrets } from '../../shared/config/secrets.js';
+import { resetSettings } from '../../shared/config/env.js';
+import { tokenSettings } from '../../shared/config/tokens.js';
+import { signAccessToken } from '../../shared/auth/jwt.js';
 import { changePassword, login, untilClockReads } from '../../shared/auth/sign-in.js';
 import { listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { principalOf } from '../../shared/auth/principal.js';
@@ -161,6 +164,42 @@ describe('LDAP login against slapd', () => {
     const renewed = decodeJwt(res.json!.access_token as string) as typeof first;
     expect(renewed).toMatchObject({ jti: first.jti, auth_time: first.auth_time, exp: first.exp });
     expect(renewed.iat).toBeGreaterThan(first.iat);
+  });
+
+  it('renews an LDAP session never past the token it renews, nor to a token dead on arrival, when JWT_TTL_SECONDS was changed since its sign-in', async () => {
+    const signedIn = decodeJwt((await login('renata', 'renata-secret', caller)).access_token) as { jti: string; iat: number; cred?: string };
+    // The session as it stands two hours after its sign-in under the TTL then: its first token lives on past now.
+    const ttl = tokenSettings().JWT_TTL_SECONDS;
+    const session = { id: signedIn.jti, authTime: signedIn.iat - 7_200, lastsSeconds: ttl };
+    const token = await signAccessToken(principalOf((await getUser('renata'))!), signedIn.cred, session);
+    const held = decodeJwt(token) as { iat: number; exp: number };
+    expect(held.exp).toBe(session.authTime + ttl);
+    const renewed = async () => {
+      const res = await call(authHandler as Handler, {
+        method: 'POST',
+        path: '/api/auth/renew',
+        routeKey: 'POST /api/auth/renew',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.statusCode).toBe(200);
+      return decodeJwt(res.json!.access_token as string) as { iat: number; exp: number };
+    };
+    try {
+      // Lowered to an hour, shorter than the session's age: the renewal is not a token expired before it was signed,
+      // which would sign out a tab whose own token still had hours to live.
+      process.env.JWT_TTL_SECONDS = '3600';
+      resetSettings();
+      const shorter = await renewed();
+      expect(shorter.exp).toBeGreaterThan(shorter.iat);
+      expect(shorter.exp).toBeLessThanOrEqual(held.exp);
+      // Raised to a day: the renewal does not outlive the first token, which is all the directory's sign-in gave.
+      process.env.JWT_TTL_SECONDS = String(86_400);
+      resetSettings();
+      expect((await renewed()).exp).toBe(held.exp);
+    } finally {
+      delete process.env.JWT_TTL_SECONDS;
+      resetSettings();
+    }
   });
 
   it('maps roles from LDAP_ROLE_MAP', async () => {
