@@ -537,6 +537,37 @@ describe('patrol', { timeout: 120_000 }, () => {
     await adminPage.getByText('model not recorded', { exact: false }).first().waitFor();
     expect(await adminPage.getByText('rules engine', { exact: false }).count()).toBe(0);
   });
+
+  it('a running report opened on its own page claims no figures or findings yet, and shows them once it ends', async () => {
+    const running = `console-ai-open-running-${Date.now()}`;
+    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: 'schedule' });
+    expect((await acquireLock(PATROL_LOCK, running, 120_000)).acquired).toBe(true);
+    try {
+      await viewerPage.goto(`/patrol/${running}`);
+      await viewerPage.getByText('This scan is still running', { exact: false }).waitFor();
+      // Nothing is known yet: no "0 flagged", "0.0 s" or "$0.00", and no "No cluster was flagged" read as an all-clear.
+      const report = viewerPage.locator('.patrol-report');
+      expect(await report.getByText('No cluster was flagged.').count()).toBe(0);
+      expect(await report.getByText('No customer summaries in this report.').count()).toBe(0);
+      expect(await report.getByText('No narrative in this report.').count()).toBe(0);
+      expect(await report.locator('.patrol-figures').count()).toBe(0);
+      await expectAccessible(viewerPage, '/patrol/{id} while running');
+      await finishReport(running, {
+        status: 'completed',
+        model: 'gpt-4o-mini',
+        fleet_summary_parsed: { total_clusters: 1, critical: 0, warning: 0, healthy: 1, headline: 'console-ai: all quiet' },
+        clusters_flagged_parsed: [],
+        customer_summaries_parsed: [],
+        fleet_narrative: 'All quiet.',
+      });
+    } finally {
+      await releaseLock(PATROL_LOCK, running);
+    }
+    // The page polls the running report: once it ends, its figures and findings are shown.
+    await viewerPage.locator('.patrol-report').getByText('No cluster was flagged.').waitFor();
+    await viewerPage.locator('.patrol-report .patrol-figures').waitFor();
+    expect(await viewerPage.getByText('This scan is still running', { exact: false }).count()).toBe(0);
+  });
 });
 
 describe('dark theme on a phone', { timeout: 90_000 }, () => {

@@ -23,11 +23,6 @@ export function ReportStatus({ status }: { status: string }) {
 export const modelLabel = (model: string) => (model === 'rules' ? 'rules engine' : model || 'model not recorded');
 
 export function PatrolReportView({ report, headingLevel = 2 }: { report: PatrolReport; headingLevel?: 2 | 3 }) {
-  const id = useId();
-  const H = headingLevel === 2 ? 'h2' : 'h3';
-  const Sub = headingLevel === 2 ? 'h3' : 'h4';
-  const summary = report.fleet_summary_parsed;
-  const flagged = [...report.clusters_flagged_parsed].sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'Critical' ? -1 : 1));
   return (
     <div className="patrol-report">
       <p className="patrol-meta">
@@ -46,11 +41,26 @@ export function PatrolReportView({ report, headingLevel = 2 }: { report: PatrolR
           <p>{report.error ?? 'No reason was recorded.'}</p>
         </div>
       )}
-      {report.status === 'running' && (
+      {report.status === 'running' ? (
+        // A running report has no figures or findings yet (it gets them when it ends): zeros and "No cluster was flagged" would read as a finished, quiet scan.
         <p className="notice" role="status">
-          This scan is still running; the page updates when it ends.
+          This scan is still running; its figures, narrative, flagged clusters and customer summaries appear here when it ends.
         </p>
+      ) : (
+        <PatrolReportBody report={report} headingLevel={headingLevel} />
       )}
+    </div>
+  );
+}
+
+function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; headingLevel: 2 | 3 }) {
+  const id = useId();
+  const H = headingLevel === 2 ? 'h2' : 'h3';
+  const Sub = headingLevel === 2 ? 'h3' : 'h4';
+  const summary = report.fleet_summary_parsed;
+  const flagged = [...report.clusters_flagged_parsed].sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'Critical' ? -1 : 1));
+  return (
+    <>
       <dl className="facts patrol-figures">
         <dt>Flagged clusters</dt>
         <dd>{report.flagged_count}</dd>
@@ -163,6 +173,6 @@ export function PatrolReportView({ report, headingLevel = 2 }: { report: PatrolR
           </ul>
         )}
       </section>
-    </div>
+    </>
   );
 }
