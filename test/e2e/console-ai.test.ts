@@ -536,6 +536,11 @@ describe('patrol', { timeout: 120_000 }, () => {
     // It failed before its scan said which model: not passed off as the rules engine's.
     await adminPage.getByText('model not recorded', { exact: false }).first().waitFor();
     expect(await adminPage.getByText('rules engine', { exact: false }).count()).toBe(0);
+    // A failed scan found nothing out: its empty sections say so, not "No cluster was flagged" (an all-clear).
+    const report = adminPage.locator('.patrol-report');
+    await report.getByText('None: the scan failed before it flagged any cluster.').waitFor();
+    expect(await report.getByText('No cluster was flagged.').count()).toBe(0);
+    expect(await report.getByText('No customer summaries in this report.').count()).toBe(0);
   });
 
   it('a running report opened on its own page claims no figures or findings yet, and shows them once it ends', async () => {

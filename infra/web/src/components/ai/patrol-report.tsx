@@ -59,6 +59,8 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
   const Sub = headingLevel === 2 ? 'h3' : 'h4';
   const summary = report.fleet_summary_parsed;
   const flagged = [...report.clusters_flagged_parsed].sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'Critical' ? -1 : 1));
+  // A failed scan wrote no findings: its empty sections say why, where "No cluster was flagged" would read as an all-clear.
+  const failed = report.status === 'failed';
   return (
     <>
       <dl className="facts patrol-figures">
@@ -104,14 +106,14 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
         {report.fleet_narrative ? (
           <Markdown source={report.fleet_narrative} className="patrol-narrative" label="Fleet narrative" />
         ) : (
-          <p className="muted">No narrative in this report.</p>
+          <p className="muted">{failed ? 'None: the scan failed before it wrote one.' : 'No narrative in this report.'}</p>
         )}
       </section>
 
       <section aria-labelledby={`${id}-flagged`} className="patrol-section">
         <H id={`${id}-flagged`}>Flagged clusters ({flagged.length})</H>
         {flagged.length === 0 ? (
-          <Empty>No cluster was flagged.</Empty>
+          <Empty>{failed ? 'None: the scan failed before it flagged any cluster.' : 'No cluster was flagged.'}</Empty>
         ) : (
           <ScrollRegion label="Flagged clusters" className="patrol-flagged">
             <table>
@@ -157,7 +159,7 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
       <section aria-labelledby={`${id}-customers`} className="patrol-section">
         <H id={`${id}-customers`}>Customers ({report.customer_summaries_parsed.length})</H>
         {report.customer_summaries_parsed.length === 0 ? (
-          <Empty>No customer summaries in this report.</Empty>
+          <Empty>{failed ? 'None: the scan failed before it summarised any customer.' : 'No customer summaries in this report.'}</Empty>
         ) : (
           <ul className="patrol-customers">
             {report.customer_summaries_parsed.map((c, i) => (
