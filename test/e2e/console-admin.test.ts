@@ -773,6 +773,29 @@ describe('LLM cost', { timeout: 60_000 }, () => {
     expect(await table.locator('thead th').first().textContent()).toBe('Time (UTC)');
   });
 
+  it("writes its counts as it writes its dollars, whatever the browser's language (not 12.000 tokens beside $0.0127)", async () => {
+    const page = await browser.page();
+    await (await page.context().newCDPSession(page)).send('Emulation.setLocaleOverride', { locale: 'de-DE' });
+    await signIn(page, 'admin', PASSWORD, '/llm-cost');
+    await page.getByRole('heading', { level: 1, name: 'LLM cost' }).waitFor();
+    expect(await page.evaluate('new Intl.NumberFormat().format(12000.5)')).toBe('12.000,5');
+    const { body } = await api(service.url, admin, 'GET', '/api/llm-usage/by-model?days=30');
+    const m = body.by_model.find((r: { model: string }) => r.model === 'gpt-4o-mini');
+    const row = page
+      .getByRole('region', { name: 'Usage by model' })
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'gpt-4o-mini', exact: true }) });
+    await row.waitFor();
+    const cells = await row.locator('td').allTextContents();
+    expect(cells.slice(0, 4)).toEqual([m.runs, m.input_tokens, m.output_tokens, m.total_tokens].map((n: number) => n.toLocaleString('en')));
+    expect(cells[5]).toMatch(/^\d+(\.\d+)? s$/);
+    const tokens = page
+      .locator('.tile')
+      .filter({ hasText: /Tokens \(/ })
+      .locator('.value');
+    expect(await tokens.textContent()).toMatch(/^\d+(\.\d+)?[kM]?$/);
+  });
+
   it('is neither listed nor shown for a viewer', async () => {
     await open(viewerPage, '/', 'Fleet').catch(() => viewerPage.getByRole('navigation', { name: 'Main' }).waitFor());
     const nav = viewerPage.getByRole('navigation', { name: 'Main' });

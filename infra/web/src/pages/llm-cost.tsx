@@ -23,8 +23,10 @@ type Split = 'source' | 'model';
 const DEFAULTS = { days: '30', split: 'source' };
 const PERIODS = ['7', '14', '30', '60', '90'];
 
-const int = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
-const dec = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
+// In English, as usd() and the other AI pages write numbers: in the browser's language a German console read
+// "26.000" tokens beside "$0.0127" and "2,03 s", two decimal marks on one page.
+const int = new Intl.NumberFormat('en', { maximumFractionDigits: 0 });
+const dec = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
 const tokens = (v: number) => int.format(v);
 const compact = (v: number) => (Math.abs(v) >= 1e6 ? `${dec.format(v / 1e6)}M` : Math.abs(v) >= 1e3 ? `${dec.format(v / 1e3)}k` : dec.format(v));
 
