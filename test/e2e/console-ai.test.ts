@@ -201,6 +201,19 @@ describe('AI issues', { timeout: 90_000 }, () => {
     expect(await viewerPage.getByLabel('Assignee').count()).toBe(0);
     await expectAccessible(viewerPage, '/ai-issues/{id} as a viewer');
   });
+  it("counts the notes' characters as it writes their limit, whatever the browser's language (not 1.234 / 10,000)", async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/ai-issues');
+    const issue = body.issues[0] as { issue_id: string; issue_name: string };
+    const page = await browser.page();
+    await (await page.context().newCDPSession(page)).send('Emulation.setLocaleOverride', { locale: 'de-DE' });
+    await signIn(page, 'admin', PASSWORD, `/ai-issues/${encodeURIComponent(issue.issue_id)}`);
+    await page.getByRole('heading', { level: 1, name: issue.issue_name }).waitFor();
+    expect(await page.evaluate('(1234).toLocaleString()')).toBe('1.234');
+    await page.getByLabel('Notes').fill('n'.repeat(1234));
+    await page.getByText('1,234 / 10,000', { exact: true }).waitFor();
+    await page.context().close();
+  });
+
   it('starts the triage form afresh when the page moves to another AI issue (no unsaved notes carried over), and keeps each issue’s unsaved edit in the tab', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/ai-issues');
     const [a, b] = body.issues as { issue_id: string; issue_name: string }[];

@@ -20,6 +20,8 @@ import { SuggestField } from './suggest-field';
 import { keepTriage, readTriage } from './kept-triage';
 import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
 import { Button } from '../button';
+// In English like the limit beside it: the browser's language wrote 1.234 / 10,000 in a German console.
+import { count } from '../format';
 
 /** Each list's routes; the rest of the form is the same for both. */
 const ROUTES = {
@@ -230,7 +232,7 @@ function Form({
       <label className="issue-notes-field">
         Notes
         <textarea value={values.notes} onChange={set('notes')} maxLength={10_000} rows={5} />
-        <span className="muted issue-help">{values.notes.length.toLocaleString()} / 10,000</span>
+        <span className="muted issue-help">{count(values.notes.length)} / 10,000</span>
       </label>
       {meanwhile.length > 0 && changed && (
         <div className="notice" role="status">
