@@ -448,7 +448,7 @@ describe('patrol', { timeout: 120_000 }, () => {
         .locator('.tile')
         .filter({ has: viewerPage.getByText(label, { exact: true }) })
         .locator('.value');
-    await expect.poll(() => tile('Reports').textContent()).toBe('0');
+    await expect.poll(() => tile('Completed reports').textContent()).toBe('0');
     expect(await tile('Average duration').textContent()).toBe('—');
     await expectAccessible(viewerPage, '/patrol (empty) as a viewer');
   });
@@ -554,6 +554,24 @@ describe('patrol', { timeout: 120_000 }, () => {
     await report.getByText('None: the scan failed before it flagged any cluster.').waitFor();
     expect(await report.getByText('No cluster was flagged.').count()).toBe(0);
     expect(await report.getByText('No customer summaries in this report.').count()).toBe(0);
+
+    // Back on /patrol, the newest report is this failed one, yet the KPIs and the latest report are the completed scans':
+    // their labels say so, where "Reports" and "Latest report" read as the list's.
+    await adminPage.goto('/patrol');
+    const reports = (await api(service.url, admin, 'GET', '/api/patrol?days=30')).body.reports as { status: string; created_at: string }[];
+    expect(reports[0]?.status).toBe('failed');
+    const { latest_report_at } = (await api(service.url, admin, 'GET', '/api/patrol/kpis/summary')).body;
+    expect(latest_report_at).not.toBe(reports[0]?.created_at); // null when this test runs alone
+    const tile = (label: string) =>
+      adminPage
+        .locator('.tile')
+        .filter({ has: adminPage.getByText(label, { exact: true }) })
+        .locator('.value');
+    await expect
+      .poll(() => tile('Latest completed report').textContent())
+      .toBe(latest_report_at ? `${latest_report_at.slice(0, 16).replace('T', ' ')} UTC` : 'none');
+    await tile('Completed reports').waitFor();
+    await adminPage.getByRole('heading', { level: 2, name: 'Latest completed report' }).waitFor();
   });
 
   it('a running report opened on its own page claims no figures or findings yet, and shows them once it ends', async () => {

@@ -46,21 +46,22 @@ export default function PatrolPage() {
       ) : (
         <KpiTiles
           busy={kpis.isFetching}
-          note="The last 30 days."
+          // The KPIs count completed scans, tokens and cost every finished one (shared/patrol/README.md): said, as the list beside them shows failed scans too.
+          note="The last 30 days: completed scans; tokens and cost include failed ones."
           tiles={[
-            ['Reports', k && count(k.total_reports)],
+            ['Completed reports', k && count(k.total_reports)],
             ['Tokens', k && count(k.total_tokens)],
             // With no report the average is no figure at all, not "0.0 s".
             ['Average duration', k && (k.total_reports > 0 ? seconds(k.avg_duration_s) : '—')],
             ['Cost', k && usd(k.total_cost_usd)],
-            ['Latest report', k && (k.latest_report_at ? utc(k.latest_report_at) : 'none'), 'wide'],
+            ['Latest completed report', k && (k.latest_report_at ? utc(k.latest_report_at) : 'none'), 'wide'],
           ]}
         />
       )}
       {can(...MAY_TRIGGER_PATROL) && <PatrolTrigger />}
 
       <section className="patrol-latest" aria-labelledby="latest-title">
-        <h2 id="latest-title">Latest report</h2>
+        <h2 id="latest-title">Latest completed report</h2>
         {latest.isPending ? (
           <Loading what="the latest report" />
         ) : latest.isError ? (
