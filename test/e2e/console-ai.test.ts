@@ -588,6 +588,16 @@ describe('patrol', { timeout: 120_000 }, () => {
       expect(await report.getByText('No narrative in this report.').count()).toBe(0);
       expect(await report.locator('.patrol-figures').count()).toBe(0);
       await expectAccessible(viewerPage, '/patrol/{id} while running');
+      // In the list too: the running scan's row has no figures yet, not 0 flagged, 0 tokens, $0.00 and 0.0 s.
+      await viewerPage.goto('/patrol?days=1');
+      const row = viewerPage
+        .getByRole('region', { name: 'Patrol reports' })
+        .getByRole('row')
+        .filter({ has: viewerPage.getByText('running', { exact: true }) });
+      await row.waitFor();
+      expect((await row.locator('td').allTextContents()).slice(2, 8)).toEqual(['—', '—', '—', '—', '—', '—']);
+      await viewerPage.goto(`/patrol/${running}`);
+      await viewerPage.getByText('This scan is still running', { exact: false }).waitFor();
       await finishReport(running, {
         status: 'completed',
         model: 'gpt-4o-mini',

@@ -167,9 +167,18 @@ function Reports({
                         {r.error && <div className="error patrol-error">{r.error}</div>}
                       </td>
                       <td>{r.report_type.replace('_', '-')}</td>
-                      <td className="num">{r.flagged_count}</td>
+                      <td className="num">{r.status === 'running' ? <span className="muted">—</span> : r.flagged_count}</td>
                       <td className="ai-wrap">{r.fleet_narrative ? firstLine(r.fleet_narrative) : <span className="muted">—</span>}</td>
-                      <UsageCells model={modelLabel(r.model)} row={r} />
+                      {r.status === 'running' ? (
+                        // A running scan's figures come when it ends: not 0 tokens, $0.00 and 0.0 s, a scan that did nothing.
+                        [0, 1, 2, 3].map((i) => (
+                          <td key={i} className={i ? 'num muted' : 'muted'}>
+                            —
+                          </td>
+                        ))
+                      ) : (
+                        <UsageCells model={modelLabel(r.model)} row={r} />
+                      )}
                       <td>{r.triggered_by || <span className="muted">schedule</span>}</td>
                     </tr>
                   ))}
