@@ -61,6 +61,9 @@ let tlsSlapd: Slapd;
 let ca: TestCa;
 
 const dnOf = (uid: string) => `uid=${uid},${PEOPLE_BASE}`;
+/** POST /api/auth/renew through the auth group's handler, as API Gateway calls it. */
+const renewRequest = (token: string) =>
+  call(authHandler as Handler, { method: 'POST', path: '/api/auth/renew', routeKey: 'POST /api/auth/renew', headers: { authorization: `Bearer ${token}` } });
 
 /** Points LDAP at `url` with the test defaults, replacing every LDAP setting. */
 function useLdap(url: string, extra: Record<string, string> = {}): void {
@@ -154,12 +157,7 @@ describe('LDAP login against slapd', () => {
     const first = decodeJwt(token) as { jti: string; iat: number; exp: number; auth_time: number };
     // A built-in account's renewal a second later would expire a second later; this one's does not.
     await untilClockReads((first.iat + 1) * 1000);
-    const res = await call(authHandler as Handler, {
-      method: 'POST',
-      path: '/api/auth/renew',
-      routeKey: 'POST /api/auth/renew',
-      headers: { authorization: `Bearer ${token}` },
-    });
+    const res = await renewRequest(token);
     expect(res.statusCode).toBe(200);
     const renewed = decodeJwt(res.json!.access_token as string) as typeof first;
     expect(renewed).toMatchObject({ jti: first.jti, auth_time: first.auth_time, exp: first.exp });
@@ -175,12 +173,7 @@ describe('LDAP login against slapd', () => {
     const held = decodeJwt(token) as { iat: number; exp: number };
     expect(held.exp).toBe(session.authTime + ttl);
     const renewed = async () => {
-      const res = await call(authHandler as Handler, {
-        method: 'POST',
-        path: '/api/auth/renew',
-        routeKey: 'POST /api/auth/renew',
-        headers: { authorization: `Bearer ${token}` },
-      });
+      const res = await renewRequest(token);
       expect(res.statusCode).toBe(200);
       return decodeJwt(res.json!.access_token as string) as { iat: number; exp: number };
     };
