@@ -101,9 +101,10 @@ describe('scoreCluster: hand-computed unified score', () => {
 
   it('keeps the whole-number headline metrics safe integers when a rule sums them past 2^53', () => {
     const rules = scoringRules([dimension({ metric_key: 'query_errors_7d', aggregation: 'sum' }), dimension({ metric_key: 'node_count', aggregation: 'sum' })]);
-    const data = clusterData('loud', { today: { query_errors_7d: Array(10).fill(1e15), node_count: Array(10).fill(-1e15) } });
+    // Samples are 0 to 1e15 (shared/fleet/records.ts), so a sum passes 2^53 upward only; the answer's counts are never negative.
+    const data = clusterData('loud', { today: { query_errors_7d: Array(10).fill(1e15), node_count: Array(10).fill(1e15) } });
     const s = scoreCluster(data, rules, NOW);
-    expect(s.metrics).toMatchObject({ query_errors_7d: Number.MAX_SAFE_INTEGER, node_count: -Number.MAX_SAFE_INTEGER });
+    expect(s.metrics).toMatchObject({ query_errors_7d: Number.MAX_SAFE_INTEGER, node_count: Number.MAX_SAFE_INTEGER });
     expect(FleetClusterScore.safeParse(s).success).toBe(true);
   });
 
