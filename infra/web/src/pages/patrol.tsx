@@ -169,16 +169,7 @@ function Reports({
                       <td>{r.report_type.replace('_', '-')}</td>
                       <td className="num">{r.status === 'running' ? <span className="muted">—</span> : r.flagged_count}</td>
                       <td className="ai-wrap">{r.fleet_narrative ? firstLine(r.fleet_narrative) : <span className="muted">—</span>}</td>
-                      {r.status === 'running' ? (
-                        // A running scan's figures come when it ends: not 0 tokens, $0.00 and 0.0 s, a scan that did nothing.
-                        [0, 1, 2, 3].map((i) => (
-                          <td key={i} className={i ? 'num muted' : 'muted'}>
-                            —
-                          </td>
-                        ))
-                      ) : (
-                        <UsageCells model={modelLabel(r.model)} row={r} />
-                      )}
+                      <UsageCells model={modelLabel(r.model)} row={r} pending={r.status === 'running'} />
                       <td>{r.triggered_by || <span className="muted">schedule</span>}</td>
                     </tr>
                   ))}

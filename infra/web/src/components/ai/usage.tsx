@@ -19,7 +19,25 @@ export function UsageHeads() {
   );
 }
 
-export function UsageCells({ model, row }: { model: string; row: { total_tokens: number; cost_usd: number; duration_seconds: number } }) {
+/** `pending`: a run still under way, whose figures come when it ends (not 0 tokens, $0.00 and 0.0 s, a run that did nothing). */
+export function UsageCells({
+  model,
+  row,
+  pending = false,
+}: {
+  model: string;
+  row: { total_tokens: number; cost_usd: number; duration_seconds: number };
+  pending?: boolean;
+}) {
+  if (pending)
+    return (
+      <>
+        <td className="muted">—</td>
+        <td className="num muted">—</td>
+        <td className="num muted">—</td>
+        <td className="num muted">—</td>
+      </>
+    );
   return (
     <>
       <td>{model}</td>
