@@ -11,6 +11,7 @@ import { type ApiProblem, call, endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import { Composer } from '../components/chat/composer';
 import { Conversation } from '../components/chat/conversation';
+import { SettingsNote } from '../components/chat/explain';
 import { prepareReplies } from '../components/chat/reply';
 import { problemTurn, turnId, updateTurns, useTurns } from '../components/chat/turns';
 import { Problem } from '../components/states';
@@ -106,10 +107,7 @@ export default function ChatPage() {
         <div className="state empty chat-unavailable">
           <h2>The assistant cannot answer: its language model is not set up</h2>
           <p>{status.data.detail}</p>
-          <p className="muted">
-            These are settings of the service, not of the console: whoever runs it sets them (locally in the environment of <code>npm start</code>, on AWS in
-            the stack's configuration). Everything else in the console works without them.
-          </p>
+          <SettingsNote />
         </div>
       )}
       {reset.isError && <Problem error={reset.error} retry={() => reset.mutate()} />}

@@ -12,6 +12,16 @@ import { Button } from '../button';
 
 type ProblemTurn = Extract<Turn, { kind: 'problem' }>;
 
+/** Where the language model's settings are made: said wherever the console says the assistant cannot answer. */
+export function SettingsNote() {
+  return (
+    <p className="muted">
+      These are settings of the service, not of the console: whoever runs it sets them (locally in the environment of <code>npm start</code>, on AWS in the
+      stack's configuration) and restarts it. Everything else in the console works without them.
+    </p>
+  );
+}
+
 export function Explanation({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () => void; busy: boolean }) {
   // A 503 with Retry-After is a passing refusal (throttling, a secret not read just now), not a missing setting.
   if (turn.status === 503 && turn.retryAfter == null) {
@@ -19,10 +29,7 @@ export function Explanation({ turn, onRetry, busy }: { turn: ProblemTurn; onRetr
       <div className="chat-problem">
         <h3>The assistant is not available: its language model is not set up</h3>
         <p>{turn.detail}</p>
-        <p className="muted">
-          These are settings of the service, not of the console: whoever runs it sets them (locally in the environment of <code>npm start</code>, on AWS in the
-          stack's configuration) and restarts it. Everything else in the console works without them.
-        </p>
+        <SettingsNote />
         {onRetry && (
           <Button type="button" onClick={onRetry} disabled={busy}>
             Try again
