@@ -219,13 +219,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     if (!session) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let renewing = false;
-    let atSessionEnd = false;
     /** Renewals running that expired when the token they replaced did: two are the session's end. */
     let unchanged = 0;
     let stopped = false;
     const due = (): number | null => {
       const times = current && tokenTimes(current.token);
-      if (!current || !times || times.session !== session || atSessionEnd) return null;
+      if (!current || !times || times.session !== session || unchanged >= 2) return null;
       return (current.tokenAt ?? current.signedInAt) + ((times.exp - times.iat) * 1000) / 2;
     };
     const schedule = (delay?: number) => {
@@ -243,7 +242,6 @@ export function SessionProvider({ children }: { children: ReactNode }) {
             const now = tokenTimes(answer.access_token);
             if (!current || !now || now.session !== session || sessionId() !== session) return; // signed out or in again meanwhile
             unchanged = now.exp === was.exp ? unchanged + 1 : 0;
-            if (unchanged >= 2) atSessionEnd = true;
             const user = current.user;
             current = { ...current, token: answer.access_token, user: answer.user, tokenAt: Date.now() };
             sessionStorage.setItem(KEY, JSON.stringify(current));
