@@ -60,16 +60,16 @@ function sessionExpiry(session: TokenSession, now: number): number {
  */
 export async function signAccessToken(principal: Principal, credential?: string, session?: TokenSession): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const { id, authTime, lastsSeconds } = session ?? { id: randomUUID(), authTime: now };
-  const claims = { username: principal.username, name: principal.name, email: principal.email, role: principal.role, auth_time: authTime };
+  const current = session ?? { id: randomUUID(), authTime: now };
+  const claims = { username: principal.username, name: principal.name, email: principal.email, role: principal.role, auth_time: current.authTime };
   return new SignJWT(credential === undefined ? claims : { ...claims, cred: credential })
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
     .setSubject(principal.userId)
-    .setJti(id)
+    .setJti(current.id)
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setIssuedAt(now)
-    .setExpirationTime(sessionExpiry({ id, authTime, ...(lastsSeconds === undefined ? {} : { lastsSeconds }) }, now))
+    .setExpirationTime(sessionExpiry(current, now))
     .sign(await key());
 }
 
