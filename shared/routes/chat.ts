@@ -15,6 +15,8 @@ export const ChatStatusResponse = z.lazy(() =>
   ]),
 );
 
+export type ChatStatus = z.output<typeof ChatStatusResponse>;
+
 /** A message is answered within this (the chat Lambda has 29 s); the last model call starts with at least 10 s left. */
 export const CHAT_DEADLINE_MS = 27_000;
 
