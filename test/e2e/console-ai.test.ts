@@ -614,6 +614,38 @@ describe('patrol', { timeout: 120_000 }, () => {
     await viewerPage.locator('.patrol-report .patrol-figures').waitFor();
     expect(await viewerPage.getByText('This scan is still running', { exact: false }).count()).toBe(0);
   });
+
+  it('the list follows a scan it shows running to its end, and the KPIs and latest report take it in then', async () => {
+    const running = `console-ai-list-running-${Date.now()}`;
+    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: 'schedule' });
+    expect((await acquireLock(PATROL_LOCK, running, 120_000)).acquired).toBe(true);
+    const row = viewerPage.getByRole('region', { name: 'Patrol reports' }).locator('tr', { has: viewerPage.locator(`a[href="/patrol/${running}"]`) });
+    const tile = (label: string) =>
+      viewerPage
+        .locator('.tile')
+        .filter({ has: viewerPage.getByText(label, { exact: true }) })
+        .locator('.value');
+    try {
+      // A scheduled scan under way when the page opens (nothing on this page triggered it).
+      await viewerPage.goto('/patrol?days=1');
+      await row.getByText('running', { exact: true }).waitFor();
+      await finishReport(running, {
+        status: 'completed',
+        model: 'gpt-4o-mini',
+        fleet_summary_parsed: { total_clusters: 1, critical: 0, warning: 0, healthy: 1, headline: 'console-ai: list followed' },
+        clusters_flagged_parsed: [],
+        customer_summaries_parsed: [],
+        fleet_narrative: 'List followed.',
+      });
+    } finally {
+      await releaseLock(PATROL_LOCK, running);
+    }
+    // No reload, no focus change: the list reads itself again while a row is running, then the KPIs and the latest report.
+    await row.getByText('completed', { exact: true }).waitFor({ timeout: 15_000 });
+    const { created_at } = (await api(service.url, admin, 'GET', `/api/patrol/${running}`)).body;
+    await expect.poll(() => tile('Latest completed report').textContent(), { timeout: 15_000 }).toBe(`${created_at.slice(0, 16).replace('T', ' ')} UTC`);
+    await viewerPage.locator('.patrol-latest').getByText('List followed.').waitFor({ timeout: 15_000 });
+  });
 });
 
 describe('dark theme on a phone', { timeout: 90_000 }, () => {

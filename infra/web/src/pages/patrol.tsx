@@ -1,9 +1,10 @@
 // Patrol (/patrol): the 30-day KPIs, the trigger (admins and superadmins), the
 // latest completed report rendered in full, and every report of the chosen
 // window (days and paging kept in the URL), each linking to its page.
-import { keepPreviousData } from '@tanstack/react-query';
+import { keepPreviousData, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef } from 'react';
 import { endpoint } from '../api/client';
-import { useApi } from '../api/hooks';
+import { invalidatePrefixes, useApi } from '../api/hooks';
 import { validWholeDays, WholeDaysField } from '../components/ai/days-field';
 import { UsageCells, UsageHeads } from '../components/ai/usage';
 import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
@@ -25,6 +26,8 @@ const latestEndpoint = endpoint<'patrol', 'latest'>('GET', '/api/patrol/latest')
 const kpisEndpoint = endpoint<'patrol', 'kpis'>('GET', '/api/patrol/kpis/summary');
 
 const DEFAULTS = { days: '90', page: '1', page_size: '20' };
+/** How often the list is read again while a report it shows is running (as that report's own page polls it). */
+const RUNNING_POLL_MS = 5_000;
 type Filters = typeof DEFAULTS;
 
 export default function PatrolPage() {
@@ -35,7 +38,16 @@ export default function PatrolPage() {
   const pageSize = Math.min(100, positive(filters.page_size, 20));
   const kpis = useApi(kpisEndpoint);
   const latest = useApi(latestEndpoint, {}, { retry: (n, e) => e.status >= 500 && n < 2 });
-  const list = useApi(listEndpoint, { query: { days, page, page_size: pageSize } }, { placeholderData: keepPreviousData });
+  const list = useApi(
+    listEndpoint,
+    { query: { days, page, page_size: pageSize } },
+    {
+      placeholderData: keepPreviousData,
+      // A scan under way (a scheduled one, or another admin's) is followed to its end, not left "running" until a reload.
+      refetchInterval: (q) => (q.state.data?.reports.some((r) => r.status === 'running') ? RUNNING_POLL_MS : false),
+    },
+  );
+  useEndedScansRefresh(list.data?.reports);
   const k = kpis.data;
 
   return (
@@ -182,6 +194,21 @@ function Reports({
       )}
     </section>
   );
+}
+
+/**
+ * When a report the list showed running is shown ended, the KPIs and the latest completed report are read again:
+ * they count and show completed scans, so the one that just ended belongs in them.
+ */
+function useEndedScansRefresh(reports: readonly { report_id: string; status: string }[] | undefined) {
+  const client = useQueryClient();
+  const running = useRef(new Set<string>());
+  useEffect(() => {
+    if (!reports) return;
+    const ended = reports.some((r) => r.status !== 'running' && running.current.has(r.report_id));
+    running.current = new Set(reports.filter((r) => r.status === 'running').map((r) => r.report_id));
+    if (ended) void invalidatePrefixes(client, ['/api/patrol/kpis', '/api/patrol/latest']);
+  }, [reports, client]);
 }
 
 /** The narrative's first line without Markdown marks, shortened for the table. */
