@@ -3,7 +3,8 @@
 // 503 is explained with the settings to set; with one, a question (Enter sends,
 // Shift+Enter is a new line) gets its Markdown answer rendered, with its tool-call
 // count and time, and a <script> or onerror in the model's Markdown is neither
-// run nor kept; "New conversation" clears the view and the service's history;
+// run nor kept; "New conversation" asks first when there is a conversation to lose (Keep it and Escape keep it),
+// then clears the view and the service's history;
 // an answer that arrives after the user left the page is kept and shown on the way back;
 // the rate limit's 429 says when to send again, another tab's message being answered says so; signing out leaves no transcript
 // in the tab's storage. axe in light, dark and on a phone.
@@ -67,6 +68,13 @@ async function ask(text: string) {
   return answered;
 }
 
+/** "New conversation" on a page that shows one: asked, then discarded; resolves once the service cleared it. */
+async function discardConversation(): Promise<void> {
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  await page.getByRole('button', { name: 'Discard conversation' }).click();
+  await page.getByText('Conversation cleared.').waitFor();
+}
+
 describe('the chat page', { timeout: 90_000 }, () => {
   it('without a provider, says so on opening, before a question is typed, and explains the 503 in place: which settings to set', async () => {
     await open();
@@ -85,8 +93,7 @@ describe('the chat page', { timeout: 90_000 }, () => {
   it('with a provider set but its configuration incomplete, says what is missing and not that none is configured', async () => {
     Object.assign(process.env, { LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini' });
     try {
-      await page.getByRole('button', { name: 'New conversation' }).click();
-      await page.getByText('Conversation cleared.').waitFor();
+      await discardConversation();
       await open();
       const unavailable = page.locator('.chat-unavailable');
       await unavailable.getByText("LLM_PROVIDER is 'openai' but its configuration is incomplete: set LLM_BASE_URL", { exact: false }).waitFor();
@@ -107,8 +114,7 @@ describe('the chat page', { timeout: 90_000 }, () => {
     await open();
     expect(await (await status).json()).toMatchObject({ available: true });
     expect(await page.locator('.chat-unavailable').count()).toBe(0);
-    await page.getByRole('button', { name: 'New conversation' }).click();
-    await page.getByText('Conversation cleared.').waitFor();
+    await discardConversation();
     openai
       .enqueueToolUse({ name: 'run_sql', input: { sql: 'SELECT count(*) AS n FROM clusters' } })
       .enqueueToolUse({ name: 'search_knowledge', input: { query: 'disk full' } })
@@ -182,12 +188,38 @@ describe('the chat page', { timeout: 90_000 }, () => {
     await open();
     // the conversation is still shown after navigating back
     await log().locator('.chat-assistant').first().waitFor();
+    const resets: string[] = [];
+    const seeReset = (r: { url(): string }) => void (r.url().endsWith('/api/chat/reset') && resets.push(r.url()));
+    page.on('request', seeReset);
+    const newConversation = page.getByRole('button', { name: 'New conversation' });
+    const discard = page.getByRole('button', { name: 'Discard conversation' });
+    // A conversation to lose: the button asks first, and "Keep it" (or Escape) keeps it, focus back on the button.
+    const turnsShown = await log().locator('article').count();
+    await newConversation.click();
+    await page.getByText('Discard this conversation? The assistant forgets it too.').waitFor();
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Discard conversation');
+    await expectAccessible(page, '/chat asking before a new conversation');
+    await page.getByRole('button', { name: 'Keep it' }).click();
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('New conversation');
+    await newConversation.click();
+    await discard.waitFor();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('New conversation');
+    expect(await log().locator('article').count()).toBe(turnsShown);
+    page.off('request', seeReset);
+    expect(resets).toEqual([]);
     const reset = page.waitForResponse((r) => r.url().endsWith('/api/chat/reset'));
-    await page.getByRole('button', { name: 'New conversation' }).click();
+    await newConversation.click();
+    await discard.click();
     expect((await reset).status()).toBe(200);
     await page.getByText('Conversation cleared.').waitFor();
     expect(await log().locator('article').count()).toBe(0);
     await expect.poll(() => page.evaluate('document.activeElement?.tagName')).toBe('TEXTAREA');
+    // Nothing shown to lose: no question, the service's history is cleared at once (another tab may have one).
+    const again = page.waitForResponse((r) => r.url().endsWith('/api/chat/reset'));
+    await newConversation.click();
+    expect((await again).status()).toBe(200);
+    expect(await discard.count()).toBe(0);
 
     openai.enqueueText('Fresh start.');
     expect((await ask('hi again')).status()).toBe(200);

@@ -1,7 +1,7 @@
 // The assistant (/chat): a conversation over POST /api/chat/message. The user's
 // messages and the assistant's Markdown replies (sanitised), how many tool
 // calls each answer took and how long; reset (POST /api/chat/reset) clears the
-// service's history and the view. A 503 (no provider configured) and a 429
+// service's history and the view, once confirmed when there is a conversation to lose. A 503 (no provider configured) and a 429
 // (rate limit, with Retry-After) are explained where the answer would be; that no
 // model is configured is also said on opening the page (GET /api/chat/status), before
 // anyone types a question. Sending stays open: the settings are read per message.
@@ -30,6 +30,20 @@ export default function ChatPage() {
   const [draft, setDraft] = useState('');
   const [notice, setNotice] = useState('');
   const input = useRef<HTMLTextAreaElement>(null);
+  // "New conversation" asks first when there is one to lose: the service forgets it too, and nothing brings it back.
+  const [confirming, setConfirming] = useState(false);
+  const newButton = useRef<HTMLButtonElement>(null);
+  const discardButton = useRef<HTMLButtonElement>(null);
+  const keptBack = useRef(false);
+  useEffect(() => {
+    if (confirming) discardButton.current?.focus();
+    else if (keptBack.current) newButton.current?.focus();
+    keptBack.current = false;
+  }, [confirming]);
+  const keep = () => {
+    keptBack.current = true;
+    setConfirming(false);
+  };
   const status = useApi(statusEndpoint);
 
   useEffect(() => void prepareReplies(), []);
@@ -60,6 +74,12 @@ export default function ChatPage() {
 
   const reset = useMutation<Awaited<ReturnType<typeof call<'chat', 'reset'>>>, ApiProblem>({
     mutationFn: () => call(resetEndpoint),
+    // The question stays, its button busy and focused, until the answer: then focus goes to the message box, or
+    // back to "New conversation" beside the failure.
+    onSettled: () => setConfirming(false),
+    onError: () => {
+      keptBack.current = true;
+    },
     onSuccess: (answer) => {
       updateTurns(owner, () => []);
       setDraft('');
@@ -96,9 +116,30 @@ export default function ChatPage() {
           <h1 id="chat-title">Assistant</h1>
           <p className="muted chat-intro">Answers from the fleet's data. It remembers this conversation until you start a new one.</p>
         </div>
-        <Button type="button" onClick={() => reset.mutate()} disabled={busy}>
-          New conversation
-        </Button>
+        {confirming ? (
+          // Escape keeps the conversation, as "Keep it" does (focus returns to "New conversation").
+          // biome-ignore lint/a11y/noStaticElementInteractions: the keys are its buttons'; the span only hears Escape from them
+          <span
+            className="chat-confirm"
+            onKeyDown={(e) => {
+              if (e.key !== 'Escape') return;
+              e.preventDefault();
+              keep();
+            }}
+          >
+            <span>Discard this conversation? The assistant forgets it too.</span>
+            <Button ref={discardButton} type="button" className="danger" onClick={() => reset.mutate()} disabled={busy}>
+              Discard conversation
+            </Button>
+            <button type="button" onClick={keep}>
+              Keep it
+            </button>
+          </span>
+        ) : (
+          <Button ref={newButton} type="button" onClick={() => (turns.length > 0 ? setConfirming(true) : reset.mutate())} disabled={busy}>
+            New conversation
+          </Button>
+        )}
       </header>
       <p className="chat-notice muted" role="status">
         {notice}
