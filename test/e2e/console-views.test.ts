@@ -366,6 +366,31 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     for (const value of [worst.region, worst.cluster_type]) expect(await row.locator(`td span[title="${value}"]`).count(), value).toBe(1);
   });
 
+  it('breaks no column header inside a word at 1280 px: the sort mark goes under a label that fills its column', async () => {
+    const size = adminPage.viewportSize();
+    await adminPage.setViewportSize({ width: 1280, height: 800 });
+    try {
+      await open(adminPage, '/', 'Fleet overview', ROWS);
+      // Each word of each sortable header's label, and the lines its letters are on: one line per word.
+      // (A string: the tests are compiled without the DOM's types.)
+      const split = await adminPage.evaluate(`[...document.querySelectorAll('.data-table thead .sort-button')].flatMap((button) => {
+        const text = [...button.childNodes].find((n) => n.nodeType === Node.TEXT_NODE);
+        if (!text || !text.textContent) return [];
+        return [...text.textContent.matchAll(/[^\\s-]+/g)].flatMap((word) => {
+          const range = document.createRange();
+          range.setStart(text, word.index);
+          range.setEnd(text, word.index + word[0].length);
+          const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+          return lines.size > 1 ? [word[0] + ' (' + button.textContent + ')'] : [];
+        });
+      })`);
+      expect(split).toEqual([]);
+      expect(await adminPage.locator('.data-table thead .sort-button').count()).toBeGreaterThan(8);
+    } finally {
+      if (size) await adminPage.setViewportSize(size);
+    }
+  });
+
   it('keeps the classification and search filters in the URL, and the same rows after a reload', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
     const worst = body.scores[0];
