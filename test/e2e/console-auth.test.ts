@@ -1,6 +1,6 @@
 // The console in a real browser (Debian Chromium) against the whole local
 // service: sign-in (wrong password, the account's lockout, the network's), the session across reloads, deep
-// links with and without a session, sign-out, and the invitation link.
+// links with and without a session, sign-out, the invitation link, and the navigation folded behind Menu on a phone.
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
@@ -315,6 +315,46 @@ describe('deep links', { timeout: 60_000 }, () => {
     await page.goto(`/sign-in?next=${encodeURIComponent(link)}`);
     await signIn(page, 'admin', PASSWORD);
     expect(path(page.url())).toBe(link);
+  });
+});
+
+describe('the navigation on a phone', { timeout: 60_000 }, () => {
+  it('folds behind a Menu button that names the page; a link or Escape folds it again; wide, every link shows', async () => {
+    const page = await browser.page();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(page, 'admin', PASSWORD, '/issues');
+    await page.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const menu = nav.getByRole('button', { name: 'Menu · Alert issues' });
+    const risk = nav.getByRole('link', { name: 'Risk' });
+    // Folded: the page starts under one line of navigation, not five.
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await risk.isVisible()).toBe(false);
+    const top = await page.getByRole('heading', { level: 1 }).boundingBox();
+    expect(top?.y).toBeLessThan(200);
+
+    await menu.click();
+    expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    await risk.waitFor();
+    await expectAccessible(page, 'the navigation unfolded on a phone');
+    await risk.click();
+    await page.getByRole('heading', { level: 1, name: 'Risk' }).waitFor();
+    const onRisk = nav.getByRole('button', { name: 'Menu · Risk' });
+    expect(await onRisk.getAttribute('aria-expanded')).toBe('false');
+    expect(await risk.isVisible()).toBe(false);
+
+    // Escape from inside the unfolded list folds it and gives the focus back to the button.
+    await onRisk.click();
+    await risk.focus();
+    await page.keyboard.press('Escape');
+    expect(await onRisk.getAttribute('aria-expanded')).toBe('false');
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("aria-controls")')).toBe('main-nav');
+
+    // Wide enough, there is no button: every link is in view.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(await onRisk.isVisible()).toBe(false);
+    expect(await risk.isVisible()).toBe(true);
+    await page.close();
   });
 });
 

@@ -1,5 +1,6 @@
 // The frame around every signed-in page: navigation, who is signed in (a link to their account), sign-out,
-// and the light/dark switch (the system's choice until the user picks one).
+// and the light/dark switch (the system's choice until the user picks one). On a phone the navigation's 18 links
+// (five lines above every page) fold behind a Menu button that names the page shown.
 import { tabTitle } from './tab-title';
 import { type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
 import { NavLink, useLocation } from 'react-router';
@@ -68,6 +69,9 @@ function usePageArrival(main: RefObject<HTMLElement | null>) {
   }, [pathname, main]);
 }
 
+/** The navigation's entry for a path: its own, or the list a detail page belongs to (/issues/123 is "Alert issues"). */
+const navEntryOf = (pathname: string) => NAV.find((item) => (item.end ? pathname === item.to : pathname === item.to || pathname.startsWith(`${item.to}/`)));
+
 const ROLE_ARTICLE: Record<Role, string> = { viewer: 'a', admin: 'an', superadmin: 'a' };
 
 export function Shell({ children }: { children: ReactNode }) {
@@ -75,6 +79,10 @@ export function Shell({ children }: { children: ReactNode }) {
   const [theme, setTheme] = useTheme();
   const main = useRef<HTMLElement>(null);
   usePageArrival(main);
+  const { pathname } = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const here = navEntryOf(pathname);
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -82,11 +90,31 @@ export function Shell({ children }: { children: ReactNode }) {
       </a>
       <header className="topbar">
         <span className="brand">Fleet Health</span>
-        <nav aria-label="Main">
-          <ul>
+        <nav
+          aria-label="Main"
+          className={menuOpen ? 'open' : undefined}
+          // Escape folds the open menu away and gives the focus back to its button.
+          onKeyDown={(e) => {
+            if (e.key !== 'Escape' || !menuOpen) return;
+            setMenuOpen(false);
+            menuButton.current?.focus();
+          }}
+        >
+          {/* Shown on a phone only (styles.css); the links are then shown while it is expanded. */}
+          <button
+            ref={menuButton}
+            type="button"
+            className="nav-toggle"
+            aria-expanded={menuOpen}
+            aria-controls="main-nav"
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            Menu{here ? <span className="nav-here"> · {here.label}</span> : null}
+          </button>
+          <ul id="main-nav">
             {NAV.filter((item) => !item.roles || can(...item.roles)).map((item) => (
               <li key={item.to}>
-                <NavLink to={item.to} end={item.end}>
+                <NavLink to={item.to} end={item.end} onClick={() => setMenuOpen(false)}>
                   {item.label}
                 </NavLink>
               </li>
