@@ -982,7 +982,7 @@ describe('dashboards', { timeout: 90_000 }, () => {
 
 describe('metric sources', { timeout: 90_000 }, () => {
   it('shows the disabled shipped default and a row per metric, and starts a pull from the console', async () => {
-    const shipped = (await shippedValue('metric-sources')) as { metrics: { metric_key: string }[] };
+    const shipped = (await shippedValue('metric-sources')) as { metrics: { metric_key: string; query: string }[] };
     const keys = shipped.metrics.map((m) => m.metric_key).sort();
     const status = await api(service.url, admin, 'GET', '/api/metric-sources/status');
     expect(status.status).toBe(200);
@@ -1008,6 +1008,12 @@ describe('metric sources', { timeout: 90_000 }, () => {
     await table.getByRole('button', { name: /^Metric/ }).click();
     await adminPage.waitForURL((u) => u.searchParams.get('sort') === '-metric_key');
     await expect.poll(() => table.locator('tbody tr[data-index] td:first-child').allTextContents()).toEqual([...keys].reverse());
+    // The queries, past the right edge at 1280 px, are one line each with the whole query as a tooltip: every row as tall
+    // as its status (before, a wrapped query made some rows three times as tall, blank where the status is read).
+    const rowHeights = await table.locator('tbody tr[data-index]').evaluateAll((rows) => rows.map((r) => Math.round(r.getBoundingClientRect().height)));
+    expect(new Set(rowHeights).size, `row heights ${rowHeights.join(', ')}`).toBe(1);
+    const longest = [...shipped.metrics].sort((a, b) => b.query.length - a.query.length)[0]!;
+    expect(await table.locator('code.ms-query', { hasText: longest.query }).getAttribute('title')).toBe(longest.query);
     await expectAccessible(adminPage, '/metric-sources, disabled');
 
     const answered = adminPage.waitForResponse((r) => r.url().endsWith('/api/metric-sources/pull') && r.request().method() === 'POST');

@@ -224,13 +224,17 @@ function Metrics({ data, now }: { data: Status; now: number }) {
         header: 'Query',
         size: 360,
         enableSorting: false,
-        meta: { className: 'ms-wrap' },
+        // One line, cut, the whole query in its tooltip (and in the rule set): wrapped, a query past the screen's right
+        // edge made its row three times as tall as its status, blank where the status is read.
+        meta: { className: 'ms-query-cell' },
         // What Prometheus said of the query with its last answers (a PromQL warning or info), under it.
         cell: (c) => {
           const warning = c.row.original.warning_last;
           return (
             <>
-              <code className="ms-query">{c.getValue()}</code>
+              <code className="ms-query" title={c.getValue()}>
+                {c.getValue()}
+              </code>
               {warning && <div className="muted ms-refusal">Prometheus: {warning}</div>}
             </>
           );
