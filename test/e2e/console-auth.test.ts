@@ -319,7 +319,7 @@ describe('deep links', { timeout: 60_000 }, () => {
 });
 
 describe('the navigation on a phone', { timeout: 60_000 }, () => {
-  it('folds behind a Menu button that names the page; a link or Escape folds it again; wide, every link shows', async () => {
+  it('folds behind a Menu button that names the page; a link or Escape folds it again; wide, every link shows under the account’s line', async () => {
     const page = await browser.page();
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(page, 'admin', PASSWORD, '/issues');
@@ -354,6 +354,15 @@ describe('the navigation on a phone', { timeout: 60_000 }, () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     expect(await onRisk.isVisible()).toBe(false);
     expect(await risk.isVisible()).toBe(true);
+    // The account's controls share the name's line, above the links (they took a line of their own, under them).
+    const middle = (box: { y: number; height: number } | null) => (box ? box.y + box.height / 2 : Number.NaN);
+    const [brand, signOut, link] = await Promise.all([
+      page.locator('.brand').boundingBox(),
+      page.getByRole('button', { name: 'Sign out' }).boundingBox(),
+      risk.boundingBox(),
+    ]);
+    expect(Math.abs(middle(signOut) - middle(brand))).toBeLessThan(12);
+    expect(middle(link)).toBeGreaterThan(middle(signOut));
     await page.close();
   });
 });
