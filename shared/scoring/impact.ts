@@ -46,6 +46,21 @@ function summarize(measure: RuleImpact['measure'], outcomes: Outcome[], now: Dat
   return { measure, computed_at: now.toISOString(), clusters_total: outcomes.length, changed_count: changes.length, before, after, changes };
 }
 
+/**
+ * Why a cluster's class moves: its tier-adjusted score, and each classification threshold between the
+ * two classes that the proposal moves. A change of thresholds alone leaves the score as it was, and
+ * "tier-adjusted score 88.8 → 88.8" beside Healthy → Warning explained nothing: the threshold did it.
+ */
+function classDetail(was: number, will: number, from: Level, to: Level, live: ScoringRules, proposed: ScoringRules): string {
+  const score = was === will ? `tier-adjusted score ${was}, unchanged` : `tier-adjusted score ${was} → ${will}`;
+  // Healthy|Warning is split by `healthy`, Warning|Critical by `warning`: the bounds crossed between the two classes.
+  const crossed = (['healthy', 'warning'] as const).filter((_, i) => Math.min(SEVERITY[from], SEVERITY[to]) <= i && i < Math.max(SEVERITY[from], SEVERITY[to]));
+  const moved = crossed
+    .filter((b) => live.classification[b] !== proposed.classification[b])
+    .map((b) => `the ${b === 'healthy' ? 'Healthy' : 'Warning'} threshold ${live.classification[b]} → ${proposed.classification[b]}`);
+  return [score, ...moved].join('; ');
+}
+
 export function healthImpact(fleet: readonly ClusterData[], live: ScoringRules, proposed: ScoringRules, now: Date): RuleImpact {
   const before = new Map(scoreFleet(fleet, live, now).map((s) => [s.cluster_id, s]));
   const after = new Map(scoreFleet(fleet, proposed, now).map((s) => [s.cluster_id, s]));
@@ -56,7 +71,7 @@ export function healthImpact(fleet: readonly ClusterData[], live: ScoringRules, 
       cluster: d.cluster,
       before: was.classification,
       after: will.classification,
-      detail: `tier-adjusted score ${was.tier_adjusted_score} → ${will.tier_adjusted_score}`,
+      detail: classDetail(was.tier_adjusted_score, will.tier_adjusted_score, was.classification, will.classification, live, proposed),
     };
   });
   return summarize('classification', outcomes, now);

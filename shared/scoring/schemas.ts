@@ -257,7 +257,7 @@ export const ImpactChange = z.lazy(() =>
     from: Classification,
     to: Classification,
     direction: z.enum(['worse', 'better']),
-    /** What moved, e.g. "tier-adjusted score 81.2 → 63.5" or the new worst risk signal. */
+    /** What moved, e.g. "tier-adjusted score 81.2 → 63.5", "tier-adjusted score 88.8, unchanged; the Healthy threshold 80 → 90", or the new worst risk signal. */
     detail: z.string(),
   }),
 );

@@ -65,6 +65,31 @@ describe('health rules impact', () => {
     ]);
     expect(healthImpact(fleet, disk(70, 80, 90), disk(70, 80, 90), NOW)).toMatchObject({ changed_count: 0, changes: [] });
   });
+  it('says which threshold moved a cluster whose score stays: a change of the classification alone', () => {
+    // live: alpha 86 Healthy, bravo 100 Healthy, charlie 58 Critical, delta 100 Healthy
+    const rules = disk(70, 80, 90);
+    const strict = { ...rules, classification: { healthy: 90, warning: 60 } };
+    const impact = healthImpact(fleet, rules, strict, NOW);
+    // "tier-adjusted score 86 → 86" beside Healthy → Warning gave no reason: the threshold is the reason.
+    expect(impact.changes).toEqual([
+      expect.objectContaining({
+        cluster_name: 'alpha',
+        from: 'Healthy',
+        to: 'Warning',
+        detail: 'tier-adjusted score 86, unchanged; the Healthy threshold 80 → 90',
+      }),
+    ]);
+    // Both bounds crossed (Critical → Healthy), each one that moved named; a bound not crossed is not.
+    const lenient = healthImpact(fleet, rules, { ...rules, classification: { healthy: 55, warning: 50 } }, NOW);
+    expect(lenient.changes.map((c) => [c.cluster_name, c.from, c.to, c.detail])).toEqual([
+      ['charlie', 'Critical', 'Healthy', 'tier-adjusted score 58, unchanged; the Healthy threshold 80 → 55; the Warning threshold 60 → 50'],
+    ]);
+    const onlyWarning = healthImpact(fleet, rules, { ...rules, classification: { healthy: 80, warning: 55 } }, NOW);
+    expect(onlyWarning.changes.map((c) => c.detail)).toEqual(['tier-adjusted score 58, unchanged; the Warning threshold 60 → 55']);
+    // A score that moves under a threshold that did not keeps the score's words alone.
+    const both = healthImpact(fleet, rules, { ...disk(50, 60, 70), classification: { healthy: 80, warning: 30 } }, NOW);
+    expect(both.changes.find((c) => c.cluster_name === 'alpha')?.detail).toBe('tier-adjusted score 86 → 37');
+  });
 });
 
 describe('risk rules impact', () => {
