@@ -155,6 +155,11 @@ describe('a viewer’s edit becomes a proposal a superadmin approves', { timeout
     const approved = (await api(service.url, admin, 'GET', `/api/settings/config-changes/${changeId}`)).body;
     expect(approved).toMatchObject({ status: 'approved', review_note: 'lower thresholds for the test' });
     expect((await api(service.url, admin, 'GET', '/api/settings/health-rules')).body.content).toBe(lowered);
+    // The preview (computed while pending only) gives way to what became of the proposal, not "No impact preview is available".
+    const impact = superPage.getByRole('region', { name: 'Impact' });
+    await impact.getByText(`Applied as version ${approved.applied_version}, the live version`).waitFor();
+    expect(await impact.getByText('No impact preview is available').count()).toBe(0);
+    expect(await impact.getByRole('link', { name: 'Fleet overview' }).getAttribute('href')).toBe('/');
 
     // The fleet page shows the moved cluster in its new class.
     const target = moved[0]!;

@@ -268,11 +268,15 @@ function Impact({ change }: { change: ChangeDetail }) {
       <h2 id="impact-title">Impact</h2>
       {!impact ? (
         <p className="muted">
-          {change.rule_set === 'issue-rules'
-            ? 'Issue rules group alerts into issues; they change no cluster’s class or risk level, so there is no impact preview.'
-            : change.rule_set === 'metric-sources'
-              ? 'Metric sources say where metrics are pulled from; they change no cluster’s class or risk level by themselves, so there is no impact preview.'
-              : 'No impact preview is available for this proposal.'}
+          {change.rule_set === 'issue-rules' ? (
+            'Issue rules group alerts into issues; they change no cluster’s class or risk level, so there is no impact preview.'
+          ) : change.rule_set === 'metric-sources' ? (
+            'Metric sources say where metrics are pulled from; they change no cluster’s class or risk level by themselves, so there is no impact preview.'
+          ) : change.status !== 'pending' ? (
+            <DecidedImpact change={change} />
+          ) : (
+            'No impact preview is available for this proposal.'
+          )}
         </p>
       ) : (
         <>
@@ -347,5 +351,31 @@ function Impact({ change }: { change: ChangeDetail }) {
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * A decided health or risk proposal has no preview (the service computes one only while it waits for review): the
+ * approver saw the preview give way to "No impact preview is available" right after approving, with no word of
+ * whether the change took effect. Said instead: what became of it, and where the fleet shows it now.
+ */
+function DecidedImpact({ change }: { change: ChangeDetail }) {
+  const [where, path] = change.rule_set === 'risk-rules' ? (['Risk page', '/risk'] as const) : (['Fleet overview', '/'] as const);
+  const measure = change.rule_set === 'risk-rules' ? 'risk levels' : 'health scores and classes';
+  if (change.status === 'approved' && change.applied_version !== null) {
+    return (
+      <>
+        Applied as version {change.applied_version}
+        {change.applied_version === change.current_version ? ', the live version' : `; version ${change.current_version} is live now`}: the fleet’s {measure}{' '}
+        follow the live version, shown on the <Link to={path}>{where}</Link>. A preview of what a proposal would change is computed only while it waits for
+        review.
+      </>
+    );
+  }
+  return (
+    <>
+      {change.status === 'withdrawn' ? 'Withdrawn' : change.status === 'rejected' ? 'Rejected' : 'Not applied'}: it changed nothing. A preview of what a
+      proposal would change is computed only while it waits for review.
+    </>
   );
 }
