@@ -527,6 +527,42 @@ describe("an issue's alert timeline", { timeout: 60_000 }, () => {
   });
 });
 
+describe('an issue whose alerts have all ended', { timeout: 60_000 }, () => {
+  it('says why it is still Ongoing (the quiet period), and stops saying so once an alert fires again', async () => {
+    const cluster = newCluster(`calm-${randomUUID().slice(0, 8)}`, 'Calm Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    const startsAt = new Date(Date.now() - 20 * 60_000).toISOString();
+    const endsAt = new Date(Date.now() - 2 * 60_000).toISOString();
+    const alert = (instance: number, status: 'firing' | 'resolved') => ({
+      status,
+      labels: { alertname: 'Calm', cluster_id: cluster.cluster_id, severity: 'warning', instance: `node-${instance}` },
+      annotations: {},
+      startsAt,
+      ...(status === 'resolved' ? { endsAt } : {}),
+      fingerprint: `${cluster.cluster_id}-calm-${instance}`,
+    });
+    const ingest = (alerts: object[]) => api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts });
+    expect((await ingest([alert(0, 'resolved'), alert(1, 'resolved')])).body).toMatchObject({ accepted: 2 });
+    const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
+    // Within the shipped quiet period (30 minutes) the issue is Ongoing, though every alert has ended.
+    expect(body.issues[0]).toMatchObject({ status: 'Ongoing', resolved_at: null });
+    const id: string = body.issues[0].issue_id;
+    await viewerPage.goto(`/issues/${encodeURIComponent(id)}`);
+    await viewerPage.getByRole('heading', { level: 1, name: 'Calm' }).waitFor();
+    const note = viewerPage.getByRole('note').filter({ hasText: 'Every alert has ended' });
+    await note.waitFor();
+    expect(await note.getByRole('link', { name: 'issue rules' }).getAttribute('href')).toBe('/rules?set=issue');
+    const stored = (await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(id)}`)).body.alerts as { ends_at: string }[];
+    expect(await note.locator('time').getAttribute('datetime')).toBe(stored[0]!.ends_at);
+    await expectAccessible(viewerPage, '/issues/{id} with every alert ended');
+    // One firing again: nothing to explain, the issue is plainly Ongoing.
+    await ingest([alert(1, 'firing')]);
+    await viewerPage.reload();
+    await viewerPage.locator('.issue-timeline li .badge', { hasText: 'Firing' }).first().waitFor();
+    expect(await viewerPage.getByText('Every alert has ended').count()).toBe(0);
+  });
+});
+
 describe("a cluster's alert issues", { timeout: 90_000 }, () => {
   it('counts an issue firing for weeks as open behind more than a page of newer resolved ones, and links to the rest', async () => {
     const cluster = newCluster(`busy-${randomUUID().slice(0, 8)}`, 'Busy Co');

@@ -1,7 +1,6 @@
 // One alert issue (/issues/{id}): its summary and alert timeline, the evidence
 // (recent alerts, 24-hour metrics, inventory) and the cluster's other issues;
 // admins and superadmins also triage it and create its ticket. Viewers read only.
-import { useParams } from 'react-router';
 import { endpoint } from '../api/client';
 import { useApiTagged } from '../api/hooks';
 import { ClusterHistory, Evidence, Timeline } from '../components/issues/evidence';
@@ -11,6 +10,7 @@ import { TriageForm } from '../components/issues/triage-form';
 import { MAY_TRIAGE_ISSUES } from '../api/access';
 import { useSession } from '../session';
 import type { Answer } from '../api/types';
+import { Link, useParams } from 'react-router';
 import { SiblingLink } from '../components/list-link';
 import { When } from '../components/time';
 import './issue.css';
@@ -29,6 +29,7 @@ export default function IssuePage() {
         <>
           <IssueHeader issue={data.issue} />
           {data.regrouped && <RegroupedNote regrouped={data.regrouped} />}
+          {!data.regrouped && <QuietNote detail={data} />}
           <div className="issue-layout">
             <div className="issue-main">
               <IssueFacts issue={data.issue} title="Summary" alerts={['Alerts', `${data.issue.alert_count} (${data.issue.alert_names.join(', ')})`]} />
@@ -68,6 +69,28 @@ function RegroupedNote({ regrouped }: { regrouped: NonNullable<Answer<'issues', 
       ) : (
         'Its alerts now form other issues (the grouping keys changed); this one is kept as it was, resolved as of then.'
       )}
+    </p>
+  );
+}
+
+/**
+ * Why an issue reads Ongoing while every alert it shows has ended: it resolves once the issue rules' quiet period
+ * (`resolution.quiet_minutes`) passes with no new alert, at the next grouping (an alert ingested for the cluster, or
+ * the recompute every 15 minutes), resolved as of its last alert's end. Without this the page said Ongoing, "Resolved:
+ * not yet" and "so far" above a timeline of Resolved alerts, and an on-call engineer could not tell whether the
+ * issue was stuck. Said only when the answer holds every alert of the issue (a cut list may leave one firing out).
+ */
+function QuietNote({ detail }: { detail: Answer<'issues', 'get'> }) {
+  const { issue, alerts, alerts_truncated } = detail;
+  if (issue.status !== 'Ongoing' || alerts_truncated || alerts.length === 0 || alerts.some((a) => a.status !== 'Resolved' || !a.ends_at)) return null;
+  const lastEnd = alerts.map((a) => a.ends_at!).sort((a, b) => Date.parse(b) - Date.parse(a))[0]!;
+  return (
+    <p className="notice issue-quiet" role="note">
+      <strong>
+        Every alert has ended, the last <When iso={lastEnd} />.
+      </strong>{' '}
+      The issue stays Ongoing until the quiet period of the <Link to="/rules?set=issue">issue rules</Link> has passed with no new alert; it is then Resolved as
+      of that last end, at the next grouping (a new alert of the cluster, or the recompute every 15 minutes). A new alert before then keeps it open.
     </p>
   );
 }
