@@ -563,6 +563,30 @@ describe('an issue whose alerts have all ended', { timeout: 60_000 }, () => {
   });
 });
 
+describe("an issue's triage form by keyboard", { timeout: 60_000 }, () => {
+  it('keeps the focus on Discard changes after discarding, instead of dropping it to the top of the page', async () => {
+    const cluster = newCluster(`keys-${randomUUID().slice(0, 8)}`, 'Keys Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    await fire([cluster.cluster_id, 'KeysAlert']);
+    const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
+    await adminPage.goto(`/issues/${encodeURIComponent(body.issues[0].issue_id)}`);
+    await adminPage.getByRole('heading', { level: 1, name: 'KeysAlert' }).waitFor();
+    const notes = adminPage.getByLabel('Notes');
+    await notes.fill('not what I meant');
+    const discard = adminPage.getByRole('button', { name: 'Discard changes' });
+    await discard.focus();
+    await adminPage.keyboard.press('Enter');
+    await expect.poll(() => notes.inputValue()).toBe('');
+    // The focus stays where the keyboard user was: on the (now dimmed) button, not on the page's body.
+    expect(await adminPage.evaluate('document.activeElement?.textContent')).toBe('Discard changes');
+    expect(await discard.getAttribute('aria-disabled')).toBe('true');
+    // Dimmed, it does nothing; an edit makes it act again.
+    await adminPage.keyboard.press('Enter');
+    await notes.fill('second thought');
+    expect(await discard.getAttribute('aria-disabled')).toBeNull();
+  });
+});
+
 describe("a cluster's alert issues", { timeout: 90_000 }, () => {
   it('counts an issue firing for weeks as open behind more than a page of newer resolved ones, and links to the rest', async () => {
     const cluster = newCluster(`busy-${randomUUID().slice(0, 8)}`, 'Busy Co');

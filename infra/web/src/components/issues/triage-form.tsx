@@ -246,11 +246,10 @@ function Form({
         <Button type="submit" className="primary" disabled={!changed || patch.isPending}>
           {patch.isPending ? 'Saving…' : 'Save triage'}
         </Button>
-        {changed && !patch.isPending && (
-          <button type="button" onClick={discard}>
-            Discard changes
-          </button>
-        )}
+        {/* Always there, dimmed with nothing to discard (as on the Rules page): a button that vanished on its own click dropped the keyboard focus to the top of the page. */}
+        <Button type="button" onClick={discard} disabled={!changed || patch.isPending}>
+          Discard changes
+        </Button>
       </div>
       {savedUnread && !patch.isError && (
         <p className="notice" role="status">
