@@ -587,6 +587,25 @@ describe("an issue's triage form by keyboard", { timeout: 60_000 }, () => {
   });
 });
 
+describe('linking a ticket by keyboard', { timeout: 60_000 }, () => {
+  it('moves the focus to "Linked …" once the form that did it is gone, not to the top of the page', async () => {
+    const cluster = newCluster(`link-${randomUUID().slice(0, 8)}`, 'Link Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    await fire([cluster.cluster_id, 'LinkAlert']);
+    const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
+    const id: string = body.issues[0].issue_id;
+    await adminPage.goto(`/issues/${encodeURIComponent(id)}`);
+    await adminPage.getByRole('heading', { level: 1, name: 'LinkAlert' }).waitFor();
+    await adminPage.getByText('Link an existing ticket').click();
+    await adminPage.getByLabel('Ticket key').fill('OPS-7');
+    await adminPage.getByLabel('Ticket key').press('Enter');
+    await adminPage.getByRole('status').filter({ hasText: 'Linked OPS-7.' }).waitFor();
+    expect((await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(id)}`)).body.issue.ticket_key).toBe('OPS-7');
+    // The key field went with the form; the focus is on what was done.
+    await expect.poll(() => adminPage.evaluate('document.activeElement?.textContent')).toBe('Linked OPS-7.');
+  });
+});
+
 describe("a cluster's alert issues", { timeout: 90_000 }, () => {
   it('counts an issue firing for weeks as open behind more than a page of newer resolved ones, and links to the rest', async () => {
     const cluster = newCluster(`busy-${randomUUID().slice(0, 8)}`, 'Busy Co');

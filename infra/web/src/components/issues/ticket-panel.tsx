@@ -10,7 +10,7 @@
 // answer (`ticket_unconfirmed_at`), so every admin's page warns; creating another then
 // is a deliberate `again=true`.
 import { When } from './format';
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { ApiProblem, endpoint } from '../../api/client';
 import { useApiMutation } from '../../api/hooks';
 import type { Answer } from '../../api/types';
@@ -52,6 +52,18 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
       },
     );
 
+  // The button or form that did it gives way to the ticket: focus moves to what was done (as after a proposal's
+  // review), not to the top of the page, where a keyboard user who pressed Enter in the key field ended up.
+  const created = useRef<HTMLParagraphElement>(null);
+  const linked = useRef<HTMLParagraphElement>(null);
+  const linkedShown = link.isSuccess && Boolean(issue.ticket_key);
+  useEffect(() => {
+    if (create.isSuccess) created.current?.focus();
+  }, [create.isSuccess]);
+  useEffect(() => {
+    if (linkedShown) linked.current?.focus();
+  }, [linkedShown]);
+
   return (
     <section className="card issue-ticket" aria-labelledby="ticket-title">
       <h2 id="ticket-title">Ticket</h2>
@@ -70,12 +82,12 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
         </p>
       )}
       {create.isSuccess && (
-        <p className="notice" role="status">
+        <p className="notice" role="status" tabIndex={-1} ref={created}>
           Created <TicketLink ticketKey={create.data.ticket_key} url={create.data.ticket_url} />.
         </p>
       )}
-      {link.isSuccess && issue.ticket_key && (
-        <p className="notice" role="status">
+      {linkedShown && (
+        <p className="notice" role="status" tabIndex={-1} ref={linked}>
           Linked <TicketLink ticketKey={issue.ticket_key} url={issue.ticket_url} />.
         </p>
       )}
