@@ -765,6 +765,55 @@ describe('times', { timeout: 60_000 }, () => {
   });
 });
 
+describe('numbers', { timeout: 60_000 }, () => {
+  const en = (v: number, digits: { min?: number; max: number }) =>
+    new Intl.NumberFormat('en', { minimumFractionDigits: digits.min ?? 0, maximumFractionDigits: digits.max }).format(v);
+
+  it('the fleet, cluster and issue evidence pages write every number in English in a German browser, as the cost pages do', async () => {
+    const { kpis } = (await api(service.url, admin, 'GET', '/api/fleet/kpis')).body;
+    const worst = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores[0];
+    const { cluster_id: id, cluster_name: name } = worst;
+    const alert = `Locale-${randomUUID().slice(0, 8)}`;
+    await fire([id, alert]);
+    const issueId = await issueIdOf(alert);
+    const evidence = (await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(issueId)}/evidence`)).body;
+
+    const page = await browser.page({ locale: 'de-DE' });
+    await signIn(page, 'admin', PASSWORD, '/');
+    expect(await page.evaluate('navigator.language')).toBe('de-DE');
+
+    // Each page's figure checked on its own (soft): one page wrong does not hide another.
+    // The fleet's average score tile: one decimal, a point (German: "45,2").
+    await page.getByRole('heading', { level: 1, name: 'Fleet overview' }).waitFor();
+    const average = page
+      .locator('.fleet-tiles .tile')
+      .filter({ has: page.getByText('Average score', { exact: true }) })
+      .locator('dd');
+    expect.soft(await average.textContent()).toBe(en(kpis.avg_score, { min: 1, max: 1 }));
+    expect.soft(await average.textContent()).toContain('.');
+
+    // A view's figure (components/views/common.tsx): the cluster page's tier-adjusted score.
+    await page.goto(`/clusters/${encodeURIComponent(id)}`);
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const tierAdjusted = page.locator('.cluster-subscores li').filter({ hasText: 'Tier-adjusted' }).locator('strong');
+    expect.soft(await tierAdjusted.textContent()).toBe(en(worst.tier_adjusted_score, { min: 1, max: 1 }));
+
+    // The evidence's key metrics: a value with decimals, and the samples counted (a point, a comma: never the German marks).
+    await page.goto(`/issues/${encodeURIComponent(issueId)}`);
+    const metrics = page.locator('section.issue-evidence').getByRole('region', { name: 'Key metrics of the last 24 hours' });
+    await metrics.locator('tbody tr').first().waitFor();
+    const withDecimals = (evidence.metrics as { metric_key: string; avg: number; samples: number }[]).find(
+      (m) => !Number.isInteger(m.avg) && Math.abs(m.avg) < 1e6,
+    );
+    expect(withDecimals).toBeDefined();
+    const row = metrics.locator('tbody tr').filter({ has: page.locator(`span[title="${withDecimals!.metric_key}"]`) });
+    const cells = row.locator('td');
+    expect.soft(await cells.nth(2).textContent()).toBe(en(withDecimals!.avg, { max: 2 }));
+    expect.soft(await cells.nth(2).textContent()).toContain('.');
+    expect.soft(await cells.nth(4).textContent()).toBe(en(withDecimals!.samples, { max: 0 }));
+  });
+});
+
 describe('critical clusters and analysis', { timeout: 60_000 }, () => {
   it('critical shows the API’s most severe cluster, and passes axe', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/critical-clusters');

@@ -4,15 +4,15 @@
 // sessionStorage) per test; sign-in goes through the real form; axe-core
 // checks a page and fails on serious or critical violations.
 import { AxeBuilder } from '@axe-core/playwright';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 export interface TestBrowser {
-  /** A new context (cookies, storage) with one page, on the service's origin. */
-  page(): Promise<Page>;
+  /** A new context (cookies, storage) with one page, on the service's origin; `options` such as a `locale` for it. */
+  page(options?: BrowserContextOptions): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -25,8 +25,8 @@ export async function launchBrowser(baseURL: string): Promise<TestBrowser> {
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
   const contexts: BrowserContext[] = [];
   return {
-    async page() {
-      const context = await browser.newContext({ baseURL });
+    async page(options = {}) {
+      const context = await browser.newContext({ ...options, baseURL });
       contexts.push(context);
       const page = await context.newPage();
       page.setDefaultTimeout(30_000); // under a loaded CI machine; every wait is for an element or a request

@@ -10,6 +10,7 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type uPlot from 'uplot';
 import './line-chart.css';
+import { decimal } from './format';
 
 export interface LineSeries {
   /** Legend and table-column name. */
@@ -57,7 +58,7 @@ const UTC_TICKS: (string | number | null)[][] = [
   [M, '{HH}:{mm}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
   [S, '{HH}:{mm}:{ss}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
 ];
-const defaultY = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(2).replace(/\.?0+$/, ''));
+const defaultY = decimal;
 
 type UPlotModule = typeof uPlot;
 let loading: Promise<UPlotModule> | undefined;

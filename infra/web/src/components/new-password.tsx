@@ -1,5 +1,6 @@
 // A new password and its repeat, with the service's length rule said inline as it is typed:
 // the invitation's activation and "Your account" ask for one the same way.
+import { count } from './format';
 
 /** The service's rule (activation and POST /api/auth/password): 8 to 1,024 characters; shared/auth/password-rule.ts holds it (the console imports types only). */
 export const PASSWORD_MIN = 8;
@@ -42,7 +43,7 @@ export function NewPasswordFields({
       </label>
       <p id="password-rule" className={tooShort || tooLong ? 'error' : 'muted'}>
         {tooLong
-          ? `At most ${PASSWORD_MAX.toLocaleString('en-US')} characters (${(password.length - PASSWORD_MAX).toLocaleString('en-US')} too many).`
+          ? `At most ${count(PASSWORD_MAX)} characters (${count(password.length - PASSWORD_MAX)} too many).`
           : `At least ${PASSWORD_MIN} characters${tooShort ? ` (${PASSWORD_MIN - password.length} more)` : ''}.`}
       </p>
       <label>

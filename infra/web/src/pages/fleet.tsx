@@ -13,6 +13,7 @@ import type { Answer } from '../api/types';
 import { DataTable, useUrlSorting } from '../components/data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { utcSeconds } from '../components/time';
+import { count, percent, score } from '../components/format';
 import { useUrlState } from '../components/url-state';
 import { useDraft } from '../components/use-draft';
 import { MAY_REFRESH_FLEET } from '../api/access';
@@ -37,9 +38,6 @@ const knownClasses = (asked: string[]) => CLASSES.filter((c) => asked.some((a) =
 const FILTERS = { q: '', classification: [] as string[], tier: '', customer: '', region: '' };
 /** Worst first: the tier-adjusted score ascending (score columns sort ascending, worst first, on the first click too). */
 const DEFAULT_SORT = 'tier_adjusted_score';
-
-const number = new Intl.NumberFormat(undefined, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
-const percent = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 0 });
 
 const tierRank = (tier: string) => {
   const rank = ['S', 'A', 'B'].indexOf(tier);
@@ -78,11 +76,11 @@ const COLUMNS = [
     size: 108,
     sortDescFirst: false,
     meta: { numeric: true, className: 'fleet-main-score' },
-    cell: (c) => number.format(c.getValue()),
+    cell: (c) => score(c.getValue()),
   }),
-  column.accessor('overall_score', { sortDescFirst: false, header: 'Overall', size: 78, meta: { numeric: true }, cell: (c) => number.format(c.getValue()) }),
-  column.accessor('metrics_score', { sortDescFirst: false, header: 'Metrics', size: 78, meta: { numeric: true }, cell: (c) => number.format(c.getValue()) }),
-  column.accessor('alerts_score', { sortDescFirst: false, header: 'Alerts', size: 70, meta: { numeric: true }, cell: (c) => number.format(c.getValue()) }),
+  column.accessor('overall_score', { sortDescFirst: false, header: 'Overall', size: 78, meta: { numeric: true }, cell: (c) => score(c.getValue()) }),
+  column.accessor('metrics_score', { sortDescFirst: false, header: 'Metrics', size: 78, meta: { numeric: true }, cell: (c) => score(c.getValue()) }),
+  column.accessor('alerts_score', { sortDescFirst: false, header: 'Alerts', size: 70, meta: { numeric: true }, cell: (c) => score(c.getValue()) }),
   column.accessor('top_risk', {
     header: 'Top risk',
     size: 170,
@@ -162,19 +160,19 @@ export default function FleetPage() {
 
 function KpiTiles({ kpis }: { kpis: Kpis }) {
   const tiles: { label: string; value: string; tone?: string; hint?: string }[] = [
-    { label: 'Clusters', value: String(kpis.total_clusters) },
-    { label: 'Healthy', value: String(kpis.healthy_count), tone: 'healthy' },
-    { label: 'Warning', value: String(kpis.warning_count), tone: 'warning' },
-    { label: 'Critical', value: String(kpis.critical_count), tone: 'critical' },
+    { label: 'Clusters', value: count(kpis.total_clusters) },
+    { label: 'Healthy', value: count(kpis.healthy_count), tone: 'healthy' },
+    { label: 'Warning', value: count(kpis.warning_count), tone: 'warning' },
+    { label: 'Critical', value: count(kpis.critical_count), tone: 'critical' },
     {
       label: 'Tier S at risk',
-      value: String(kpis.tier_s_at_risk),
+      value: count(kpis.tier_s_at_risk),
       tone: kpis.tier_s_at_risk ? 'critical' : undefined,
       hint: 'Tier S clusters classed Warning or Critical by health score',
     },
-    { label: 'Average score', value: number.format(kpis.avg_score) },
-    { label: 'Average metrics score', value: number.format(kpis.avg_metrics_score) },
-    { label: 'Average alerts score', value: number.format(kpis.avg_alerts_score) },
+    { label: 'Average score', value: score(kpis.avg_score) },
+    { label: 'Average metrics score', value: score(kpis.avg_metrics_score) },
+    { label: 'Average alerts score', value: score(kpis.avg_alerts_score) },
   ];
   return (
     <dl className="tiles fleet-tiles">
@@ -199,7 +197,7 @@ function Distribution({ kpis }: { kpis: Kpis }) {
     { name: 'Warning', count: kpis.warning_count },
     { name: 'Critical', count: kpis.critical_count },
   ];
-  const summary = parts.map((p) => `${p.count} ${p.name.toLowerCase()} (${percent.format(p.count / total)})`).join(', ');
+  const summary = parts.map((p) => `${p.count} ${p.name.toLowerCase()} (${percent(p.count / total)})`).join(', ');
   return (
     <div className="fleet-dist">
       <h3 id="fleet-dist-title">Health distribution</h3>
@@ -222,7 +220,7 @@ function Distribution({ kpis }: { kpis: Kpis }) {
                 onClick={() => setFilters({ classification: only ? [] : [p.name] })}
               >
                 <span className={`swatch ${p.name}`} aria-hidden="true" />
-                {p.name} <strong>{p.count}</strong> <span className="muted">{percent.format(p.count / total)}</span>
+                {p.name} <strong>{p.count}</strong> <span className="muted">{percent(p.count / total)}</span>
               </button>
             </li>
           );

@@ -11,7 +11,7 @@ import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import './llm-cost.css';
-import { usd } from '../components/format';
+import { count, decimal, seconds, usd } from '../components/format';
 
 const summaryEp = endpoint<'llm-usage', 'summary'>('GET', '/api/llm-usage/summary');
 const byModelEp = endpoint<'llm-usage', 'byModel'>('GET', '/api/llm-usage/by-model');
@@ -23,12 +23,10 @@ type Split = 'source' | 'model';
 const DEFAULTS = { days: '30', split: 'source' };
 const PERIODS = ['7', '14', '30', '60', '90'];
 
-// In English, as usd() and the other AI pages write numbers: in the browser's language a German console read
-// "26.000" tokens beside "$0.0127" and "2,03 s", two decimal marks on one page.
-const int = new Intl.NumberFormat('en', { maximumFractionDigits: 0 });
-const dec = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
-const tokens = (v: number) => int.format(v);
-const compact = (v: number) => (Math.abs(v) >= 1e6 ? `${dec.format(v / 1e6)}M` : Math.abs(v) >= 1e3 ? `${dec.format(v / 1e3)}k` : dec.format(v));
+// In English, as every page writes numbers (components/format.ts).
+const tokens = count;
+/** An axis label: 1.5k, 2.25M. */
+const compact = (v: number) => (Math.abs(v) >= 1e6 ? `${decimal(v / 1e6)}M` : Math.abs(v) >= 1e3 ? `${decimal(v / 1e3)}k` : decimal(v));
 
 /** Every day of the period, oldest first, as 'YYYY-MM-DD' ending on the answer's day. */
 function periodDays(summary: Summary): string[] {
@@ -139,12 +137,12 @@ export default function LlmCostPage() {
               {byModel.data.by_model.map((m) => (
                 <tr key={m.model}>
                   <th scope="row">{m.model}</th>
-                  <td className="num">{int.format(m.runs)}</td>
+                  <td className="num">{count(m.runs)}</td>
                   <td className="num">{tokens(m.input_tokens)}</td>
                   <td className="num">{tokens(m.output_tokens)}</td>
                   <td className="num">{tokens(m.total_tokens)}</td>
                   <td className="num">{usd(m.cost_usd)}</td>
-                  <td className="num">{dec.format(m.avg_duration_s)} s</td>
+                  <td className="num">{seconds(m.avg_duration_s)}</td>
                 </tr>
               ))}
             </tbody>
@@ -222,7 +220,7 @@ function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
           <span className="label">Monthly projection (30 × the daily cost since the period's first call)</span>
         </li>
         <li className="tile">
-          <span className="value">{int.format(t.runs)}</span>
+          <span className="value">{count(t.runs)}</span>
           {/* No run, no average: "$0.00 each" would read as runs that cost nothing. */}
           <span className="label">{t.runs > 0 ? `Runs (${usd(t.avg_cost_per_run)} each on average)` : 'Runs'}</span>
         </li>
@@ -233,7 +231,7 @@ function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
           </span>
         </li>
         <li className="tile">
-          <span className="value">{int.format(t.errors)}</span>
+          <span className="value">{count(t.errors)}</span>
           <span className="label">Failed calls</span>
         </li>
         <AgentBudgetTile budget={summary.agent_budget} />

@@ -10,6 +10,7 @@ import { type ApiProblem, endpoint, send } from '../../api/client';
 import { invalidatePrefixes, useApi } from '../../api/hooks';
 import type { Answer } from '../../api/types';
 import { Problem } from '../states';
+import { count, seconds } from '../format';
 import { modelLabel } from './patrol-report';
 import './ai.css';
 import { Button } from '../button';
@@ -135,8 +136,8 @@ function Outcome({ answer }: { answer: TriggerAnswer }) {
       return (
         <div className="notice patrol-outcome completed">
           <p>
-            <strong>Scan completed.</strong> {answer.message} ({answer.duration_seconds.toFixed(1)} s, {answer.tool_rounds} tool round
-            {answer.tool_rounds === 1 ? '' : 's'}, {answer.total_tokens.toLocaleString('en')} tokens)
+            <strong>Scan completed.</strong> {answer.message} ({seconds(answer.duration_seconds)}, {answer.tool_rounds} tool round
+            {answer.tool_rounds === 1 ? '' : 's'}, {count(answer.total_tokens)} tokens)
           </p>
           <p>
             <ItemLink to={`/patrol/${encodeURIComponent(answer.report_id)}`}>Open the report</ItemLink>

@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Explanation } from './explain';
 import { Reply } from './reply';
-import { seconds, type Turn } from './turns';
+import { answeredIn, type Turn } from './turns';
 
 export function Conversation({
   turns,
@@ -59,7 +59,7 @@ function TurnView({ turn, busy, onRetry }: { turn: Turn; busy: boolean; onRetry?
         </div>
         <p className="chat-meta muted">
           <span className="chat-tools">{turn.toolCalls === 0 ? 'no tool calls' : turn.toolCalls === 1 ? '1 tool call' : `${turn.toolCalls} tool calls`}</span> ·{' '}
-          <span className="chat-duration">answered in {seconds(turn.durationMs)}</span>
+          <span className="chat-duration">answered in {answeredIn(turn.durationMs)}</span>
         </p>
       </article>
     );

@@ -7,6 +7,7 @@
 // page is kept, and shown when they come back.
 import { useSyncExternalStore } from 'react';
 import { ApiProblem } from '../../api/client';
+import { seconds } from '../format';
 
 export type Turn =
   | { id: string; kind: 'user'; text: string; at: number }
@@ -95,9 +96,5 @@ export function problemTurn(error: unknown): Turn {
   };
 }
 
-/** 1234 → "1.2 s", 64000 → "1 min 4 s", 800 → "0.8 s". */
-export function seconds(ms: number): string {
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)} min ${s % 60} s`;
-}
+/** How long an answer took, as every AI page writes a duration (`seconds` of ../format.ts): 1234 → "1.2 s", 64000 → "1 min 4 s". */
+export const answeredIn = (ms: number): string => seconds(ms / 1000);

@@ -6,6 +6,7 @@
 import { endpoint } from '../../api/client';
 import { useApi } from '../../api/hooks';
 import type { Answer } from '../../api/types';
+import { count, decimal } from '../format';
 import { SiblingLink } from '../list-link';
 import { Empty, Loading, Problem } from '../states';
 import { duration, isWebLink, Maybe, Severity, Status, When } from './format';
@@ -32,7 +33,7 @@ function ShownOf({ shown, total, truncated }: { shown: number; total: number; tr
   if (!truncated) return null;
   return (
     <p className="muted issue-help">
-      Showing the newest {shown.toLocaleString()} of {total.toLocaleString()} alerts.
+      Showing the newest {count(shown)} of {count(total)} alerts.
     </p>
   );
 }
@@ -46,7 +47,7 @@ export function Timeline({ alerts, total, truncated }: { alerts: TimelineEntry[]
         // An issue outlives its alerts: they are kept 400 days after they were last heard (ALERT_RETENTION_DAYS), the issue for good.
         <Empty>
           {total > 0
-            ? `None of this issue's ${total.toLocaleString()} alert${total === 1 ? '' : 's'} can be shown: alerts are kept 400 days after they were last heard.`
+            ? `None of this issue's ${count(total)} alert${total === 1 ? '' : 's'} can be shown: alerts are kept 400 days after they were last heard.`
             : 'No alerts are linked to this issue.'}
         </Empty>
       ) : (
@@ -73,7 +74,6 @@ export function Timeline({ alerts, total, truncated }: { alerts: TimelineEntry[]
   );
 }
 
-const number = (v: number) => v.toLocaleString(undefined, { maximumFractionDigits: 2 });
 const metricLabel = (key: string) =>
   key
     .replace(/_/g, ' ')
@@ -180,11 +180,11 @@ export function Evidence({ issueId }: { issueId: string }) {
                       <th scope="row">
                         <span title={m.metric_key}>{metricLabel(m.metric_key)}</span>
                       </th>
-                      <td className="num">{number(m.latest)}</td>
-                      <td className="num">{number(m.min)}</td>
-                      <td className="num">{number(m.avg)}</td>
-                      <td className="num">{number(m.max)}</td>
-                      <td className="num">{m.samples}</td>
+                      <td className="num">{decimal(m.latest)}</td>
+                      <td className="num">{decimal(m.min)}</td>
+                      <td className="num">{decimal(m.avg)}</td>
+                      <td className="num">{decimal(m.max)}</td>
+                      <td className="num">{count(m.samples)}</td>
                       <td>
                         <When iso={m.latest_at} />
                       </td>

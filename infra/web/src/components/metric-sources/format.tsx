@@ -2,6 +2,7 @@
 // both relative ("4 min ago") and absolute (UTC), every status as a word.
 import type { Answer } from '../../api/types';
 import { relative, utcSeconds } from '../time';
+import { seconds } from '../format';
 
 export type Status = Answer<'metric-sources', 'status'>;
 export type Outcome = NonNullable<Status['last_run']>['outcome'];
@@ -28,15 +29,17 @@ export function lag(seconds: number): string {
   return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
 }
 
-/** 350 → `350 ms`; 4_200 → `4.2 s`; 125_000 → `2 min 5 s`. */
+/**
+ * 350 → `350 ms`; 4_200 → `4.2 s`; 125_000 → `2 min 5 s`. From a second on, `seconds` of ../format.ts, as every
+ * page writes a duration; under one in milliseconds on purpose: a source's pull often takes a few hundred, and
+ * "0.3 s" beside "0.4 s" hides the difference an operator comparing sources looks for.
+ */
 export function durationMs(ms: number): string {
   if (ms < 1_000) return `${Math.max(0, Math.round(ms))} ms`;
-  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
-  const s = Math.round(ms / 1_000);
-  return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return seconds(ms / 1_000);
 }
 
-export const count = (n: number) => n.toLocaleString('en');
+export { count } from '../format';
 
 const OUTCOME: Record<Outcome, { cls: string; meaning: string }> = {
   ok: { cls: 'healthy', meaning: 'every metric pulled' },

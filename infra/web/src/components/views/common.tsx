@@ -2,6 +2,7 @@
 // link, status badges, number formatting, the "computed at" line (UTC) and a
 // free-text filter box.
 import { Link } from 'react-router';
+import { decimal, score } from '../format';
 import { When } from '../time';
 import { useDraft } from '../use-draft';
 
@@ -15,11 +16,10 @@ export function Badge({ status }: { status: string }) {
   return <span className={`badge ${status}`}>{status}</span>;
 }
 
-const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
-export const fmt = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : numberFormat.format(n));
-const scoreFormat = new Intl.NumberFormat(undefined, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
-/** A score out of 100 with one decimal, as the fleet page writes it: 36.0 beside 45.2, not 36. */
-export const fmtScore = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : scoreFormat.format(n));
+/** A figure as `decimal` (../format.ts) writes it; none is a dash. */
+export const fmt = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : decimal(n));
+/** A score as `score` (../format.ts) writes it, as the fleet page does; none is a dash. */
+export const fmtScore = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : score(n));
 
 /** "Computed …" under a page or section title. */
 export function Stamp({ at, source }: { at?: string; source?: string }) {
