@@ -574,6 +574,29 @@ describe('patrol', { timeout: 120_000 }, () => {
     await adminPage.getByRole('heading', { level: 2, name: 'Latest completed report' }).waitFor();
   });
 
+  it('already_running naming a report that cannot be read (404): following stops, the problem is shown and the trigger is offered again', async () => {
+    // A trigger that died between taking the lock and writing its report leaves a lock naming a report that does not
+    // exist; for its first 30 s (START_GRACE_MS, shared/patrol/lock.ts) another trigger answers already_running naming it.
+    const ghost = `console-ai-ghost-${Date.now()}`;
+    expect((await acquireLock(PATROL_LOCK, ghost, 120_000)).acquired).toBe(true);
+    try {
+      await adminPage.goto('/patrol');
+      const answer = adminPage.waitForResponse((r) => new URL(r.url()).pathname === '/api/patrol/trigger');
+      const read = adminPage.waitForResponse((r) => new URL(r.url()).pathname === `/api/patrol/${ghost}`);
+      await adminPage.getByRole('button', { name: 'Trigger patrol' }).click();
+      expect(await (await answer).json()).toEqual({ status: 'already_running', report_id: ghost });
+      expect((await read).status()).toBe(404);
+      const problem = adminPage.locator('.patrol-trigger').getByRole('alert');
+      await problem.getByText(`The scan's report ${ghost} could not be read`, { exact: false }).waitFor();
+      expect(await problem.locator('strong').textContent()).toMatch(/\(404\)$/);
+      expect(await adminPage.getByRole('button', { name: 'Trigger patrol' }).isEnabled()).toBe(true);
+      expect(await adminPage.getByText('Waiting', { exact: false }).count()).toBe(0);
+      await expectAccessible(adminPage, '/patrol after a followed report was a 404');
+    } finally {
+      await releaseLock(PATROL_LOCK, ghost);
+    }
+  });
+
   it('a running report opened on its own page claims no figures or findings yet, and shows them once it ends', async () => {
     const running = `console-ai-open-running-${Date.now()}`;
     await createReport({ report_id: running, report_type: 'scheduled', triggered_by: 'schedule' });

@@ -25,7 +25,7 @@ type State =
   | { step: 'sending' }
   | { step: 'polling'; reportId: string; since: number; joined: boolean }
   | { step: 'done'; answer: TriggerAnswer }
-  | { step: 'error'; error: ApiProblem | Error };
+  | { step: 'error'; error: ApiProblem | Error; lost?: string };
 
 const POLL_MS = 1500;
 
@@ -68,6 +68,7 @@ export function PatrolTrigger() {
             reportId={state.reportId}
             since={state.since}
             joined={state.joined}
+            onLost={(error) => setState({ step: 'error', error, lost: state.reportId })}
             onEnd={(report) => {
               void refreshPatrol();
               setState({
@@ -89,17 +90,48 @@ export function PatrolTrigger() {
         )}
         {state.step === 'done' && <Outcome answer={state.answer} />}
       </div>
-      {state.step === 'error' && <Problem error={state.error} retry={() => void trigger()} />}
+      {state.step === 'error' && (
+        <Problem error={state.error} retry={() => void trigger()}>
+          {state.lost && (
+            <p>
+              The scan's report {state.lost} could not be read, so it is no longer followed here; it may still be running. Trigger patrol asks for a scan again
+              (one runs at a time).
+            </p>
+          )}
+        </Problem>
+      )}
     </section>
   );
 }
 
-function Polling({ reportId, since, joined, onEnd }: { reportId: string; since: number; joined: boolean; onEnd: (report: Answer<'patrol', 'get'>) => void }) {
+/**
+ * A refusal of the report's read (4xx but 429: a 404 for a report that is gone or was never written, a 403) is
+ * answered the same every time: following stops and the problem is shown, the trigger enabled again. It kept
+ * saying "Waiting … s" for good, the button disabled. A passing failure (5xx, 429, no answer) is retried, said so.
+ */
+const refused = (error: ApiProblem) => error.status >= 400 && error.status < 500 && error.status !== 429;
+
+function Polling({
+  reportId,
+  since,
+  joined,
+  onEnd,
+  onLost,
+}: {
+  reportId: string;
+  since: number;
+  joined: boolean;
+  onEnd: (report: Answer<'patrol', 'get'>) => void;
+  onLost: (error: ApiProblem) => void;
+}) {
   const [now, setNow] = useState(Date.now());
   const report = useApi(
     reportEndpoint,
     { params: { report_id: reportId } },
-    { refetchInterval: (q) => (q.state.data && q.state.data.status !== 'running' ? false : POLL_MS), refetchIntervalInBackground: true },
+    {
+      refetchInterval: (q) => ((q.state.data && q.state.data.status !== 'running') || (q.state.error && refused(q.state.error)) ? false : POLL_MS),
+      refetchIntervalInBackground: true,
+    },
   );
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 1000);
@@ -109,6 +141,10 @@ function Polling({ reportId, since, joined, onEnd }: { reportId: string; since: 
   useEffect(() => {
     if (data && data.status !== 'running') onEnd(data);
   }, [data, onEnd]);
+  const error = report.error;
+  useEffect(() => {
+    if (error && refused(error)) onLost(error);
+  }, [error, onLost]);
   const elapsed = Math.max(0, Math.round((now - since) / 1000));
   const started = data ? Math.max(0, Math.round((now - Date.parse(data.created_at)) / 1000)) : null;
   return (
@@ -125,7 +161,7 @@ function Polling({ reportId, since, joined, onEnd }: { reportId: string; since: 
       <p className="muted">
         Report <ItemLink to={`/patrol/${encodeURIComponent(reportId)}`}>{reportId}</ItemLink>
       </p>
-      {report.isError && report.error.status !== 404 && <p className="error">Checking the report failed ({report.error.detail}); retrying.</p>}
+      {report.isError && !refused(report.error) && <p className="error">Checking the report failed ({report.error.detail}); retrying.</p>}
     </div>
   );
 }
