@@ -169,6 +169,28 @@ describe('AI issues', { timeout: 90_000 }, () => {
     await expectAccessible(adminPage, '/ai-issues filtered');
   });
 
+  it('fits 1280 × 800 without a sideways scroll: every column, Assignee the last, in view', async () => {
+    const size = adminPage.viewportSize();
+    await adminPage.setViewportSize({ width: 1280, height: 800 });
+    try {
+      await adminPage.goto('/ai-issues');
+      await adminPage.getByRole('heading', { level: 1, name: 'AI issues' }).waitFor();
+      const table = adminPage.locator('.issues-page .table-scroll');
+      await table.locator('tbody tr').first().waitFor();
+      const box = await table.evaluate((el: { scrollWidth: number; clientWidth: number }) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+      expect(box.scroll).toBeLessThanOrEqual(box.client);
+      const assignee = table.getByRole('columnheader', { name: 'Assignee', exact: true });
+      const [head, frame] = [await assignee.boundingBox(), await table.boundingBox()];
+      expect(head).not.toBeNull();
+      expect(head!.x + head!.width).toBeLessThanOrEqual(frame!.x + frame!.width);
+      expect(await table.getByRole('columnheader').allTextContents()).toEqual(
+        expect.arrayContaining(['Triage', 'Assignee', 'Last seen (UTC) · duration', 'AI summary · reasoning']),
+      );
+    } finally {
+      if (size) await adminPage.setViewportSize(size);
+    }
+  });
+
   it('the issue page shows the linked alerts and the rule-based mark; an admin assigns it to "me"; a viewer gets no triage', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/ai-issues');
     const issue = body.issues[0];

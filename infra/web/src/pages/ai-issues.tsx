@@ -14,7 +14,7 @@ import { GroupedBy } from '../components/ai/grouping';
 import { KpiTiles } from '../components/ai/kpis';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
 import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
-import { duration } from '../components/issues/format';
+import { duration, Maybe } from '../components/issues/format';
 import { Problem } from '../components/states';
 import { ItemLink } from '../components/list-link';
 import './issues.css';
@@ -73,13 +73,31 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'ai-issues', 'kpi
   );
 }
 
+/**
+ * Two texts in one cell, each cut to two lines with its whole text as a tooltip: the summary, and the reasoning
+ * muted under it. Two columns of them were 560 px, and at 1280 px Duration, Triage and Assignee fell off the right.
+ */
+function AiText({ summary, reasoning }: { summary: string; reasoning: string }) {
+  return (
+    <>
+      <div className="ai-clamp" title={summary || undefined}>
+        <Maybe value={summary} />
+      </div>
+      <div className="ai-clamp muted" title={reasoning || undefined}>
+        <Maybe value={reasoning} />
+      </div>
+    </>
+  );
+}
+
 const column = createColumnHelper<Issue>();
 // The service orders issues newest activity first and pages them; sorting one page in the browser would
-// mislead, so the columns do not sort (the contract has no sort parameter).
+// mislead, so the columns do not sort (the contract has no sort parameter). At 1280 px every column shows with no
+// sideways scroll (as on Alert issues): pairs share a cell, as "Cluster · customer" does there.
 const COLUMNS = [
   column.accessor('issue_name', {
     header: 'Issue',
-    size: 200,
+    size: 176,
     meta: { className: 'ai-wrap' },
     cell: (c) => (
       <>
@@ -104,10 +122,22 @@ const COLUMNS = [
     ),
   }),
   column.accessor('alert_count', SHARED.alerts),
-  column.accessor('ai_summary', maybe('AI summary', 280, 'ai-wrap ai-text')),
-  column.accessor('ai_reasoning', maybe('AI reasoning', 280, 'ai-wrap ai-text')),
-  column.accessor('last_seen', SHARED.lastSeen),
-  column.accessor('duration_minutes', SHARED.duration),
+  column.accessor('ai_summary', {
+    header: 'AI summary · reasoning',
+    size: 280,
+    meta: { className: 'ai-wrap ai-text' },
+    cell: (c) => <AiText summary={c.getValue()} reasoning={c.row.original.ai_reasoning} />,
+  }),
+  column.accessor('last_seen', {
+    header: 'Last seen (UTC) · duration',
+    size: 144,
+    cell: (c) => (
+      <>
+        {SHARED.lastSeen.cell(c)}
+        <div className="muted issues-customer">{duration(c.row.original.duration_minutes)}</div>
+      </>
+    ),
+  }),
   column.accessor('triage_status', maybe('Triage', 100)),
   column.accessor('assignee', maybe('Assignee', 120)),
 ].map((def) => ({ ...def, enableSorting: false }));
