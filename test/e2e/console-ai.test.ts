@@ -12,6 +12,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
 import type { LocalService } from '../../infra/local/service.js';
+import { aiIssuesChanged, writeAiGrouping } from '../../shared/db/ai-issues.js';
 import { claimTask, completeTask, createTask } from '../../shared/db/investigations.js';
 import { acquireLock, releaseLock } from '../../shared/db/locks.js';
 import { createReport, finishReport } from '../../shared/db/patrol.js';
@@ -189,6 +190,38 @@ describe('AI issues', { timeout: 90_000 }, () => {
     } finally {
       if (size) await adminPage.setViewportSize(size);
     }
+  });
+
+  it("shows a model's Markdown summary and reasoning as their first line's words: no heading, bold or link marks", async () => {
+    // An AI issue as an LLM grouping writes it (writeAiGrouping, what the grouping run stores), its texts in Markdown;
+    // last seen 3 days ago, so the other tests' newest issue stays a demo cluster's.
+    const name = `Markdown-${randomUUID().slice(0, 8)}`;
+    const now = Date.now();
+    await writeAiGrouping({
+      issue_id: `console-ai-markdown-${now}`,
+      issue_name: name,
+      severity: 'Warning',
+      status: 'Ongoing',
+      cluster_id: `console-ai-markdown-cluster-${now}`,
+      cluster_name: 'markdown-cluster',
+      customer_name: 'Markdown Customer',
+      alert_count: 2,
+      alert_keys: [],
+      first_seen: new Date(now - 3 * 86_400_000 - 30 * 60_000).toISOString(),
+      last_seen: new Date(now - 3 * 86_400_000).toISOString(),
+      resolved_at: null,
+      ai_summary: '## Summary\n\n**Disk** on `node_1` is at *97%*; see [the runbook](https://runbooks.example.com/disk).\n\n- second point',
+      ai_reasoning: '**Grouped**: both alerts are __disk__ pressure on disk_used_pct.',
+      grouped_by: 'llm:gpt-4o-mini',
+    });
+    await aiIssuesChanged();
+    await adminPage.goto(`/ai-issues?search=${encodeURIComponent(name)}`);
+    const row = adminPage.getByRole('row').filter({ has: adminPage.getByRole('link', { name }) });
+    await row.waitFor();
+    const [summary, reasoning] = await row.locator('.ai-clamp').all();
+    expect(await summary!.textContent()).toBe('Disk on node_1 is at 97%; see the runbook.');
+    expect(await summary!.getAttribute('title')).toBe('Summary Disk on node_1 is at 97%; see the runbook. second point');
+    expect(await reasoning!.textContent()).toBe('Grouped: both alerts are disk pressure on disk_used_pct.');
   });
 
   it('the issue page shows the linked alerts and the rule-based mark; an admin assigns it to "me"; a viewer gets no triage', async () => {

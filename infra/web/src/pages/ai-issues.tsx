@@ -12,6 +12,7 @@ import { Updated } from '../components/updated';
 import type { Answer, QueryOf } from '../api/types';
 import { GroupedBy } from '../components/ai/grouping';
 import { KpiTiles } from '../components/ai/kpis';
+import { firstLine, plainText } from '../components/ai/plain-text';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
 import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, Maybe } from '../components/issues/format';
@@ -76,15 +77,16 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'ai-issues', 'kpi
 /**
  * Two texts in one cell, each cut to two lines with its whole text as a tooltip: the summary, and the reasoning
  * muted under it. Two columns of them were 560 px, and at 1280 px Duration, Triage and Assignee fell off the right.
+ * A model writes them in Markdown: the cell shows the first line's words (`firstLine`), not `## Summary` or `**Disk**`.
  */
 function AiText({ summary, reasoning }: { summary: string; reasoning: string }) {
   return (
     <>
-      <div className="ai-clamp" title={summary || undefined}>
-        <Maybe value={summary} />
+      <div className="ai-clamp" title={plainText(summary) || undefined}>
+        <Maybe value={firstLine(summary)} />
       </div>
-      <div className="ai-clamp muted" title={reasoning || undefined}>
-        <Maybe value={reasoning} />
+      <div className="ai-clamp muted" title={plainText(reasoning) || undefined}>
+        <Maybe value={firstLine(reasoning)} />
       </div>
     </>
   );

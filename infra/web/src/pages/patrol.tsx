@@ -16,6 +16,7 @@ import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { ItemLink } from '../components/list-link';
+import { firstLine } from '../components/ai/plain-text';
 import { MAY_TRIGGER_PATROL } from '../api/access';
 import { useSession } from '../session';
 import '../components/ai/ai-table.css';
@@ -180,7 +181,7 @@ function Reports({
                       </td>
                       <td>{r.report_type.replace('_', '-')}</td>
                       <td className="num">{r.status === 'running' ? <span className="muted">—</span> : r.flagged_count}</td>
-                      <td className="ai-wrap">{r.fleet_narrative ? firstLine(r.fleet_narrative) : <span className="muted">—</span>}</td>
+                      <td className="ai-wrap">{r.fleet_narrative ? firstLine(r.fleet_narrative, 140) : <span className="muted">—</span>}</td>
                       <UsageCells model={modelLabel(r.model)} row={r} pending={r.status === 'running'} />
                       <td>{r.triggered_by || <span className="muted">schedule</span>}</td>
                     </tr>
@@ -209,14 +210,4 @@ function useEndedScansRefresh(reports: readonly { report_id: string; status: str
     running.current = new Set(reports.filter((r) => r.status === 'running').map((r) => r.report_id));
     if (ended) void invalidatePrefixes(client, ['/api/patrol/kpis', '/api/patrol/latest']);
   }, [reports, client]);
-}
-
-/** The narrative's first line without Markdown marks, shortened for the table. */
-function firstLine(text: string): string {
-  const line =
-    text
-      .split('\n')
-      .map((l) => l.replace(/^[#>*\-\s]+/, '').replace(/[*_`]/g, ''))
-      .find((l) => l.trim()) ?? '';
-  return line.length > 140 ? `${line.slice(0, 139)}…` : line;
 }
