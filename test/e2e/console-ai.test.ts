@@ -224,6 +224,41 @@ describe('AI issues', { timeout: 90_000 }, () => {
     expect(await reasoning!.textContent()).toBe('Grouped: both alerts are disk pressure on disk_used_pct.');
   });
 
+  it('writes its counts of a thousand and more with a thousands separator, as every page does (1,234, not 1234)', async () => {
+    // An issue the grouping stored with 1,234 alerts, last seen 3 days ago (the other tests' newest issue stays a demo cluster's).
+    const name = `Thousand-${randomUUID().slice(0, 8)}`;
+    const now = Date.now();
+    await writeAiGrouping({
+      issue_id: `console-ai-thousand-${now}`,
+      issue_name: name,
+      severity: 'Warning',
+      status: 'Resolved',
+      cluster_id: `console-ai-thousand-cluster-${now}`,
+      cluster_name: 'thousand-cluster',
+      customer_name: 'Thousand Customer',
+      alert_count: 1234,
+      alert_keys: [],
+      first_seen: new Date(now - 3 * 86_400_000 - 30 * 60_000).toISOString(),
+      last_seen: new Date(now - 3 * 86_400_000).toISOString(),
+      resolved_at: new Date(now - 3 * 86_400_000).toISOString(),
+      ai_summary: 'A storm of alerts.',
+      ai_reasoning: 'One cause.',
+      grouped_by: 'llm:gpt-4o-mini',
+    });
+    await aiIssuesChanged();
+    const { total_alerts } = (await api(service.url, admin, 'GET', '/api/ai-issues/kpis?days=7')).body;
+    expect(total_alerts).toBeGreaterThanOrEqual(1234);
+    await adminPage.goto(`/ai-issues?search=${encodeURIComponent(name)}`);
+    const row = adminPage.getByRole('row').filter({ has: adminPage.getByRole('link', { name }) });
+    await row.waitFor();
+    expect(await row.locator('td.num').first().textContent()).toBe('1,234');
+    const tile = adminPage
+      .locator('.tile')
+      .filter({ has: adminPage.getByText('Alerts grouped', { exact: true }) })
+      .locator('.value');
+    await expect.poll(() => tile.textContent()).toBe(total_alerts.toLocaleString('en'));
+  });
+
   it('the issue page shows the linked alerts and the rule-based mark; an admin assigns it to "me"; a viewer gets no triage', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/ai-issues');
     const issue = body.issues[0];

@@ -13,6 +13,7 @@ import type { Answer, QueryOf } from '../api/types';
 import { GroupedBy } from '../components/ai/grouping';
 import { KpiTiles } from '../components/ai/kpis';
 import { firstLine, plainText } from '../components/ai/plain-text';
+import { count } from '../components/format';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
 import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, Maybe } from '../components/issues/format';
@@ -63,11 +64,11 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'ai-issues', 'kpi
       busy={kpis.isFetching}
       note={`Key figures for every AI issue active in ${windowLabel(days)}; the other filters narrow the list below.`}
       tiles={[
-        ['Issues', k && String(k.total)],
-        ['Ongoing', k && String(k.ongoing)],
-        ['Resolved', k && String(k.resolved)],
-        ['Unassigned', k && String(k.unassigned)],
-        ['Alerts grouped', k && String(k.total_alerts)],
+        ['Issues', k && count(k.total)],
+        ['Ongoing', k && count(k.ongoing)],
+        ['Resolved', k && count(k.resolved)],
+        ['Unassigned', k && count(k.unassigned)],
+        ['Alerts grouped', k && count(k.total_alerts)],
         ['Average duration', k && (k.total > 0 ? duration(Math.round(k.avg_duration_minutes)) : '—')],
       ]}
     />

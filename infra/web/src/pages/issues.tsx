@@ -11,6 +11,7 @@ import type { Answer, QueryOf } from '../api/types';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
 import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, TicketLink } from '../components/issues/format';
+import { count } from '../components/format';
 import { Problem } from '../components/states';
 import { ItemLink } from '../components/list-link';
 import './issues.css';
@@ -49,10 +50,10 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'issues', 'kpis'>
   if (kpis.isError && !kpis.data) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
   const k = kpis.data;
   const tiles: [string, string][] = [
-    ['Issues', k ? String(k.total) : '…'],
-    ['Ongoing', k ? String(k.ongoing) : '…'],
-    ['Resolved', k ? String(k.resolved) : '…'],
-    ['Unassigned', k ? String(k.unassigned) : '…'],
+    ['Issues', k ? count(k.total) : '…'],
+    ['Ongoing', k ? count(k.ongoing) : '…'],
+    ['Resolved', k ? count(k.resolved) : '…'],
+    ['Unassigned', k ? count(k.unassigned) : '…'],
     // No issue, no average: 0 min would read as a measured one.
     ['Average duration', k ? (k.total > 0 ? duration(Math.round(k.avg_duration_minutes)) : '—') : '…'],
   ];

@@ -1,5 +1,6 @@
 // Column settings the alert-issue and AI-issue tables share (each list page names
 // its own columns with `column.accessor(field, COLUMNS.x)`).
+import { count } from '../format';
 import { duration, Maybe, Severity, Status, utc } from './format';
 
 type Cell<V> = { getValue: () => V };
@@ -7,7 +8,7 @@ type Cell<V> = { getValue: () => V };
 export const COLUMNS = {
   severity: { header: 'Severity', size: 88, cell: (c: Cell<string>) => <Severity value={c.getValue()} /> },
   status: { header: 'Status', size: 92, cell: (c: Cell<string>) => <Status value={c.getValue()} /> },
-  alerts: { header: 'Alerts', size: 64, meta: { numeric: true } },
+  alerts: { header: 'Alerts', size: 64, meta: { numeric: true }, cell: (c: Cell<number>) => count(c.getValue()) },
   lastSeen: {
     header: 'Last seen (UTC)',
     size: 144,
