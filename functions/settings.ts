@@ -1,7 +1,17 @@
 // settings route group: rule YAML and proposals, general settings, recompute,
 // users, audit and roles.
 import { callerOf } from '../shared/auth/caller.js';
-import { auditPage, inviteUser, listManagedUsers, removeUser, resetUserPassword, rolesList, updateUser } from '../shared/auth/user-admin.js';
+import {
+  auditPage,
+  expectedUserVersion,
+  inviteUser,
+  listManagedUsers,
+  removeUser,
+  resetUserPassword,
+  rolesList,
+  updateUser,
+  withUserEtag,
+} from '../shared/auth/user-admin.js';
 import { createGroupHandler } from '../shared/http/group-handler.js';
 import type { RuleSetName } from '../shared/rules/defaults.js';
 import { Reply, type ApiRequest } from '../shared/http/route.js';
@@ -85,8 +95,9 @@ export const handler = createGroupHandler(settingsGroup, {
   recomputeRiskStatus: recomputeRisk.follow,
   listUsers: async () => listManagedUsers(),
   inviteUser: async (req) => inviteUser(req.principal, req.body, await callerOf(req)),
-  patchUser: async (req) => updateUser(req.principal, req.params.email, req.body, await callerOf(req)),
-  deleteUser: async (req) => removeUser(req.principal, req.params.email, await callerOf(req)),
+  patchUser: async (req) =>
+    withUserEtag(await updateUser(req.principal, req.params.email, req.body, await callerOf(req), expectedUserVersion(req.headers['if-match']))),
+  deleteUser: async (req) => removeUser(req.principal, req.params.email, await callerOf(req), expectedUserVersion(req.headers['if-match'])),
   resetPassword: async (req) => resetUserPassword(req.principal, req.params.email, await callerOf(req)),
   audit: async (req) => auditPage(req.query),
   roles: async () => rolesList(),

@@ -18,6 +18,9 @@ import {
   type UserRecord,
 } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
+import { ifMatchNumber } from '../http/if-match.js';
+import { Reply } from '../http/route.js';
+import { displayTime } from '../text.js';
 import type { Principal } from './principal.js';
 import { ROLES, type Role } from './roles.js';
 import type { Caller } from './caller.js';
@@ -44,7 +47,35 @@ const managed = (u: UserRecord): ManagedUser => ({
   ...(pendingInvitation(u) && u.invitation_expires_at ? { invitation_expires_at: u.invitation_expires_at } : {}),
   password_reset_pending: u.password_reset_at !== undefined,
   ...(u.password_reset_at !== undefined && u.invitation_expires_at ? { password_reset_expires_at: u.invitation_expires_at } : {}),
+  version: u.version,
 });
+
+/**
+ * An account's ETag (`"u3"`): its version, which each list entry carries and each write of the account moves. Sent
+ * back as If-Match, PATCH and DELETE of the account are applied only while it is still that version: an
+ * administrator's change made on a list read before another's is a 409, never a silent overwrite. Without
+ * If-Match they apply to whatever is stored, as before (API clients, CLIs).
+ */
+export const userEtag = (version: number) => `"u${version}"`;
+
+/** The account version an If-Match names; undefined without one (or with `*`), a 400 for anything else. */
+export const expectedUserVersion = (ifMatch: string | undefined) => ifMatchNumber(ifMatch, 'u', 'this user (its version in the users list)');
+
+/** A PATCH's answer with the ETag of the version it left: the If-Match of a next change, with no list read between. */
+export const withUserEtag = (answer: { status: 'ok'; user: ManagedUser }) => new Reply(200, answer, { ETag: userEtag(answer.user.version) });
+
+/** 409 for a change made on an account that has moved on since it was read: nothing was changed; the answer carries what is stored now. */
+function staleUser(user: UserRecord): Conflict {
+  return new Conflict(
+    `${user.email} was changed by someone else at ${displayTime(user.updated_at)}, after you read it: nothing was changed. Read it again and make your change on what is stored now.`,
+    { current_etag: userEtag(user.version), current: { role: user.role, is_active: user.is_active } },
+  );
+}
+
+/** Refuses (409) an If-Match `expected` that is not the account's version as read. */
+function requireVersion(user: UserRecord, expected: number | undefined): void {
+  if (expected !== undefined && user.version !== expected) throw staleUser(user);
+}
 
 export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
   const users = await listUsers();
@@ -138,8 +169,9 @@ function explainConflict(error: unknown): never {
   throw error;
 }
 
-export async function updateUser(actor: Principal, email: string, patch: { role?: Role; is_active?: boolean }, caller: Caller) {
+export async function updateUser(actor: Principal, email: string, patch: { role?: Role; is_active?: boolean }, caller: Caller, expected?: number) {
   const before = await targetOf(actor, email, 'change');
+  requireVersion(before, expected);
   let after: UserRecord = before;
   const changes = {
     ...(patch.role !== undefined && patch.role !== before.role ? { role: patch.role } : {}),
@@ -176,8 +208,9 @@ export async function updateUser(actor: Principal, email: string, patch: { role?
   return { status: 'ok' as const, user: managed(after) };
 }
 
-export async function removeUser(actor: Principal, email: string, caller: Caller): Promise<{ status: 'ok' }> {
+export async function removeUser(actor: Principal, email: string, caller: Caller, expected?: number): Promise<{ status: 'ok' }> {
   const before = await targetOf(actor, email, 'delete');
+  requireVersion(before, expected);
   // Its next login with the directory's password would make the account again (accountForLdap), with the role map's role.
   if (before.source === 'ldap') {
     throw new Conflict(

@@ -78,6 +78,11 @@ export const UserRecord = z.object({
   password_reset_at: z.optional(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
+  /**
+   * Moves by one with every write of the account (putAsRead), from 1 when it is made: what an If-Match of the
+   * settings routes names (`"u3"`, shared/auth/user-admin.ts). 0: an account last written before versions were kept.
+   */
+  version: z._default(z.int(), 0),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
 
@@ -193,19 +198,30 @@ function newRecord(user: NewUser, now: Date): UserRecord {
     source: user.source ?? 'local',
     created_at: at,
     updated_at: at,
+    version: 1,
   };
 }
 
-/** The Put of `after` over the account as read (`before`, compared by updated_at): ConditionFailed when it changed meanwhile. */
-function putAsRead(before: UserRecord, after: UserRecord): TransactItem {
+/** The version the next write of `before` gives it. */
+const nextVersion = (before: UserRecord) => before.version + 1;
+
+/** The condition that `before` (as read) is still what is stored: its updated_at and its version (none stored: 0). */
+function storedAsRead(before: UserRecord) {
+  const unversioned = before.version === 0 ? ' OR attribute_not_exists(#version)' : '';
   return {
-    Put: {
-      TableName: tableName('users'),
-      Item: { ...userKey(after.username), ...after },
-      ConditionExpression: 'updated_at = :seen',
-      ExpressionAttributeValues: { ':seen': before.updated_at },
-    },
+    ConditionExpression: `updated_at = :seen AND (#version = :version${unversioned})`,
+    ExpressionAttributeNames: { '#version': 'version' },
+    ExpressionAttributeValues: { ':seen': before.updated_at, ':version': before.version },
   };
+}
+
+/**
+ * The Put of `after` over the account as read (`before`, compared by updated_at and version): ConditionFailed when
+ * it changed meanwhile. `after` carries the next version (nextVersion), which callers answer.
+ */
+function putAsRead(before: UserRecord, after: UserRecord): TransactItem {
+  if (after.version !== nextVersion(before)) throw new Error(`a write of ${before.username} must move its version to ${nextVersion(before)}`);
+  return { Put: { TableName: tableName('users'), Item: { ...userKey(after.username), ...after }, ...storedAsRead(before) } };
 }
 
 function putNew(record: UserRecord): TransactItem {
@@ -289,6 +305,7 @@ export async function renewInvitation(
     invitation_hash: tokenHash,
     invitation_expires_at: expiresAt.toISOString(),
     updated_at: now.toISOString(),
+    version: nextVersion(before),
   };
   await transactWrite([putAsRead(before, after), putInvitation(after, tokenHash, expiresAt), ...retireLink(before), ...audit]);
   return after;
@@ -315,6 +332,7 @@ export async function startPasswordReset(
     invitation_expires_at: expiresAt.toISOString(),
     tokens_valid_from: tokensValidFromAfter(now),
     updated_at: now.toISOString(),
+    version: nextVersion(before),
   };
   await transactWrite([putAsRead(before, after), putInvitation(after, tokenHash, expiresAt, 'reset'), ...retireLink(before), ...audit]);
   return after;
@@ -374,8 +392,8 @@ export async function activateInvitation(
   const after: UserRecord =
     invitation.purpose === 'reset'
       ? // Every session ends again: one a login racing the reset may have signed (shared/auth/README.md).
-        { ...account, password_hash: await passwordHash(), tokens_valid_from: tokensValidFromAfter(now), updated_at: at }
-      : { ...account, is_active: true, password_hash: await passwordHash(), activated_at: at, updated_at: at };
+        { ...account, password_hash: await passwordHash(), tokens_valid_from: tokensValidFromAfter(now), updated_at: at, version: nextVersion(before) }
+      : { ...account, is_active: true, password_hash: await passwordHash(), activated_at: at, updated_at: at, version: nextVersion(before) };
   const counter = superadminCounterUpdate(before, after);
   try {
     await transactWrite([
@@ -417,6 +435,7 @@ export async function replaceUser(
     ...changes,
     ...(deactivated ? { tokens_valid_from: tokensValidFromAfter(now) } : {}),
     updated_at: now.toISOString(),
+    version: nextVersion(before),
   };
   const counter = superadminCounterUpdate(before, after);
   await transactWrite([putAsRead(before, after), ...(counter ? [counter] : []), ...audit]);
@@ -431,7 +450,7 @@ export async function changeUserEmail(before: UserRecord, email: string, now = n
   const canonical = canonicalEmail(email);
   if (canonical === null) throw new Error(`Not a valid email address: ${JSON.stringify(email)}`);
   if (canonical === before.email.toLowerCase()) return before; // its own item already (one transaction cannot put and delete it)
-  const after: UserRecord = { ...before, email: canonical, updated_at: now.toISOString() };
+  const after: UserRecord = { ...before, email: canonical, updated_at: now.toISOString(), version: nextVersion(before) };
   await writeClaimingEmail(after, [putAsRead(before, after), ...(await releaseEmail(before)), ...audit]);
   return after;
 }
@@ -442,7 +461,13 @@ export async function changeUserEmail(before: UserRecord, email: string, now = n
  * the leaked sessions open. ConditionFailed([0]) when the account changed meanwhile.
  */
 export async function setPassword(before: UserRecord, passwordHash: string, now = new Date(), audit: TransactItem[] = []): Promise<UserRecord> {
-  const after: UserRecord = { ...before, password_hash: passwordHash, tokens_valid_from: tokensValidFromAfter(now), updated_at: now.toISOString() };
+  const after: UserRecord = {
+    ...before,
+    password_hash: passwordHash,
+    tokens_valid_from: tokensValidFromAfter(now),
+    updated_at: now.toISOString(),
+    version: nextVersion(before),
+  };
   await transactWrite([putAsRead(before, after), ...audit]);
   return after;
 }
@@ -455,8 +480,7 @@ export async function deleteUser(before: UserRecord, audit: TransactItem[] = [])
       Delete: {
         TableName: tableName('users'),
         Key: userKey(before.username),
-        ConditionExpression: 'updated_at = :seen',
-        ExpressionAttributeValues: { ':seen': before.updated_at },
+        ...storedAsRead(before),
       },
     },
     ...(counter ? [counter] : []),

@@ -163,7 +163,7 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
               },
             },
             // Members some answers add (RFC 9457 extensions), for a client to act on without reading `detail`.
-            current_etag: { type: 'string', description: 'A 409 of a write with If-Match (triage, general settings): the ETag stored now.' },
+            current_etag: { type: 'string', description: 'A 409 of a write with If-Match (triage, general settings, an account): the ETag stored now.' },
             current: { type: 'object', description: 'With current_etag: the stored fields that write would have changed.' },
             current_version: { type: 'integer', description: 'A 409 of a rule-set edit or proposal review: the version live now.' },
             base_version: { type: 'integer', description: 'With current_version: the version the edit was based on.' },

@@ -179,6 +179,11 @@ export const ManagedUser = z.lazy(() =>
     /** Beyond the contract: a superadmin reset the password and the person has not chosen a new one yet; until when its link works. */
     password_reset_pending: z.boolean(),
     password_reset_expires_at: z.optional(z.string()),
+    /**
+     * Beyond the contract: the account's version, moved by every write of it. Sent back as If-Match `"u<version>"`,
+     * a PATCH or DELETE of the account is refused (409) once someone else has changed it since.
+     */
+    version: z.int(),
   }),
 );
 export type ManagedUser = z.infer<typeof ManagedUser>;
@@ -405,9 +410,13 @@ export const settingsGroup = defineGroup({
       auth: 'user',
       roles: SUPERADMIN,
       params: EmailParams,
+      // If-Match (beyond the contract): `"u<version>"`, the account's `version` as the users list answered it.
+      headers: IfMatchHeader,
       body: UserPatch,
       response: UserPatchResponse,
-      problems: [409],
+      etag: 'The account\'s version this PATCH left (`"u4"`): the If-Match of a next change, with no list read between',
+      // 400: an If-Match that is not an account's ETag; 409: changed since the If-Match's version, and the guards of shared/auth/user-admin.ts.
+      problems: [400, 409],
     },
     deleteUser: {
       method: 'DELETE',
@@ -416,8 +425,11 @@ export const settingsGroup = defineGroup({
       auth: 'user',
       roles: SUPERADMIN,
       params: EmailParams,
+      // If-Match (beyond the contract): as PATCH's, the account's version as the users list answered it.
+      headers: IfMatchHeader,
       response: StatusOk,
-      problems: [409],
+      // 400: an If-Match that is not an account's ETag; 409: changed since the If-Match's version, and the guards of shared/auth/user-admin.ts.
+      problems: [400, 409],
     },
     resetPassword: {
       method: 'POST',

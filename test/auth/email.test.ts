@@ -103,8 +103,11 @@ async function storedBefore(username: string, email: string, source: 'local' | '
     source,
     created_at: at,
     updated_at: at,
+    version: 0,
   };
-  await putItem('users', { pk: 'USERS', sk: `USER#${username}`, ...record });
+  // Nor a version: accounts written before versions were kept hold none (read as 0).
+  const { version: _none, ...stored } = record;
+  await putItem('users', { pk: 'USERS', sk: `USER#${username}`, ...stored });
   return record;
 }
 

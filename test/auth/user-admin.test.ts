@@ -8,7 +8,7 @@ import { verifyAccessToken } from '../../shared/auth/jwt.js';
 import { principalOf, resolvePrincipal } from '../../shared/auth/principal.js';
 import { inviteUser, listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { listAudit } from '../../shared/db/audit.js';
-import { ConditionFailed } from '../../shared/db/client.js';
+import { ConditionFailed, putItem } from '../../shared/db/client.js';
 import { isTokenRevoked } from '../../shared/db/sessions.js';
 import { activateInvitation, activeSuperadminCount, createInvitedUser, createUser, findUsersByEmail, getUser, replaceUser } from '../../shared/db/users.js';
 import type { Principal } from '../../shared/auth/principal.js';
@@ -573,5 +573,84 @@ describe('audit of account changes', () => {
       ['user_delete', { role: 'admin', was_active: true }],
       ['user_update', { before: { role: 'viewer', is_active: true }, after: { role: 'admin', is_active: true } }],
     ]);
+  });
+});
+
+describe('two superadmins changing one account from the users list', () => {
+  const send = (token: string, method: 'GET' | 'PATCH' | 'DELETE', email?: string, body?: unknown, ifMatch?: string) =>
+    call(settings as Handler, {
+      method,
+      path: email ? `/api/settings/users/${email}` : '/api/settings/users',
+      routeKey: email ? `${method} /api/settings/users/{email}` : 'GET /api/settings/users',
+      ...(email ? { params: { email } } : {}),
+      headers: { authorization: `Bearer ${token}`, ...(ifMatch ? { 'if-match': ifMatch } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+  const listed = async (token: string, email: string) => (await send(token, 'GET')).json!.users.find((u: any) => u.email === email);
+
+  it('the second change, made on the version the first one replaced, is a 409 with what is stored now, and changes nothing', async () => {
+    const alice = await userToken('superadmin', 'list-alice');
+    const bob = await userToken('superadmin', 'list-bob');
+    await createUser({
+      username: 'listed-target',
+      name: 'Listed',
+      email: 'listed-target@example.com',
+      role: 'viewer',
+      is_active: true,
+      password_hash: await hashPassword('pw-12345678'),
+    });
+    // Both read the list: the same account, the same version.
+    const seenByAlice = await listed(alice, 'listed-target@example.com');
+    const seenByBob = await listed(bob, 'listed-target@example.com');
+    expect(seenByBob.version).toBe(seenByAlice.version);
+    const read = `"u${seenByAlice.version}"`;
+
+    const first = await send(alice, 'PATCH', 'listed-target@example.com', { role: 'admin' }, read);
+    expect(first.statusCode).toBe(200);
+    expect(first.json!.user).toMatchObject({ role: 'admin', is_active: true, version: seenByAlice.version + 1 });
+    expect(first.headers?.ETag).toBe(`"u${seenByAlice.version + 1}"`);
+
+    const auditBefore = (await listAudit()).filter((e) => e.target === 'listed-target@example.com').length;
+    const second = await send(bob, 'PATCH', 'listed-target@example.com', { is_active: false }, read);
+    expect(second.statusCode).toBe(409);
+    expect(second.headers?.['Content-Type']).toMatch(/application\/problem\+json/);
+    expect(second.json).toMatchObject({
+      status: 409,
+      detail: expect.stringMatching(/^listed-target@example\.com was changed by someone else at .+ after you read it: nothing was changed/),
+      current_etag: first.headers?.ETag,
+      current: { role: 'admin', is_active: true },
+    });
+    expect(await getUser('listed-target')).toMatchObject({ role: 'admin', is_active: true, version: seenByAlice.version + 1 });
+    // A delete made on that read is refused as well.
+    const gone = await send(bob, 'DELETE', 'listed-target@example.com', undefined, read);
+    expect(gone.statusCode).toBe(409);
+    expect(await getUser('listed-target')).toMatchObject({ role: 'admin', is_active: true });
+    expect((await listAudit()).filter((e) => e.target === 'listed-target@example.com')).toHaveLength(auditBefore);
+
+    // On the version stored now, the change is made; without If-Match, as before, on whatever is stored.
+    const again = await send(bob, 'PATCH', 'listed-target@example.com', { is_active: false }, second.json!.current_etag);
+    expect(again.statusCode).toBe(200);
+    expect(again.json!.user).toMatchObject({ role: 'admin', is_active: false });
+    const plain = await send(alice, 'PATCH', 'listed-target@example.com', { role: 'viewer' });
+    expect(plain.statusCode, JSON.stringify(plain.json)).toBe(200);
+    expect(await getUser('listed-target')).toMatchObject({ role: 'viewer', is_active: false, version: seenByAlice.version + 3 });
+    // A malformed If-Match is a 400, not a guess.
+    const malformed = await send(alice, 'PATCH', 'listed-target@example.com', { role: 'admin' }, 'W/"u1"');
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json!.detail).toMatch(/If-Match must be the ETag/);
+    const current = `"u${(await getUser('listed-target'))!.version}"`;
+    expect((await send(alice, 'DELETE', 'listed-target@example.com', undefined, current)).statusCode).toBe(200);
+    expect(await getUser('listed-target')).toBeUndefined();
+  });
+
+  it('an account stored before versions were kept reads as version 0 and is changed on it once', async () => {
+    const carol = await userToken('superadmin', 'list-carol');
+    const old = await createUser({ username: 'unversioned', name: 'Old', email: 'unversioned@example.com', role: 'viewer', is_active: true });
+    const { version: _none, ...stored } = old;
+    await putItem('users', { pk: 'USERS', sk: 'USER#unversioned', ...stored });
+    expect((await listed(carol, 'unversioned@example.com')).version).toBe(0);
+    expect((await send(carol, 'PATCH', 'unversioned@example.com', { role: 'admin' }, '"u0"')).statusCode).toBe(200);
+    expect((await send(carol, 'PATCH', 'unversioned@example.com', { role: 'viewer' }, '"u0"')).statusCode).toBe(409);
+    expect(await getUser('unversioned')).toMatchObject({ role: 'admin', version: 1 });
   });
 });

@@ -251,6 +251,8 @@ describe('user management', () => {
           source: 'local',
           invitation_pending: false,
           password_reset_pending: false,
+          // Invited (1), then activated (2): each write of the account moves it.
+          version: 2,
         },
       ]),
     );

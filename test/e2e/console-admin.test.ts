@@ -349,6 +349,31 @@ describe('people', { timeout: 90_000 }, () => {
     await row.waitFor({ state: 'detached' });
   });
 
+  it('an account another superadmin changed while the page is open: the change made on the row read is refused, said so, and the row shows it as it is now', async () => {
+    const who = { email: 'cora-changed@example.com', name: 'Cora Changed', role: 'viewer' as const, password: 'cora-changed-password' };
+    await addUser(service.url, admin, who);
+    await open(adminPage, '/users', 'People');
+    const row = adminPage.locator(`tr[data-email="${who.email}"]`);
+    await row.getByRole('button', { name: `Deactivate ${who.email}` }).waitFor();
+    // Changed elsewhere (another superadmin's session): made an admin; this page has not read the list since.
+    expect((await api(service.url, admin, 'PATCH', `/api/settings/users/${encodeURIComponent(who.email)}`, { role: 'admin' })).status).toBe(200);
+    await row.getByRole('button', { name: `Deactivate ${who.email}` }).click();
+    const refused = adminPage.getByRole('alert').filter({ hasText: `Could not deactivate ${who.email}` });
+    await refused.waitFor();
+    expect(await refused.textContent()).toContain(
+      'someone else changed this account after this page read it, so nothing was changed. It is now admin, active.',
+    );
+    expect(await refused.textContent()).not.toContain('keeps at least one active superadmin');
+    // Read again: the row shows the role the other superadmin gave; the account was not deactivated.
+    await expect.poll(() => adminPage.getByLabel(`Role of ${who.email}`).inputValue()).toBe('admin');
+    const stored = (await api(service.url, admin, 'GET', '/api/settings/users')).body.users.find((u: { email: string }) => u.email === who.email);
+    expect(stored).toMatchObject({ role: 'admin', is_active: true });
+    // On the row as it is now, the same click is made.
+    await row.getByRole('button', { name: `Deactivate ${who.email}` }).click();
+    await adminPage.getByText(`${who.email} is now admin, inactive.`).waitFor();
+    expect((await api(service.url, admin, 'DELETE', `/api/settings/users/${encodeURIComponent(who.email)}`)).status).toBe(200);
+  });
+
   it('wraps a display name of one long word in its column: email, role, status and actions stay in view', async () => {
     const email = 'lou-longname@example.com';
     const name = `Lou${'longname'.repeat(15)}xyzab`; // 128 characters, the most a display name takes, and no space

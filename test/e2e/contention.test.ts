@@ -89,18 +89,34 @@ describe(`${PARALLEL} simultaneous writes`, () => {
   });
 
   it('a write that keeps no version refuses an If-Match (412) and changes nothing, where it was ignored and the write done', async () => {
-    await userToken('viewer', 'guarded-target');
-    const email = 'guarded-target@example.com';
-    const roleOf = async () => (await call(superadmin, 'GET', '/api/settings/users')).body.users.find((u: any) => u.email === email).role;
-    const guarded = await call(superadmin, 'PATCH', `/api/settings/users/${email}`, { role: 'admin' }, { 'If-Match': '"u1"' });
+    const live = (await call(admin, 'GET', '/api/settings/metric-sources')).body;
+    const proposal = await call(admin, 'PUT', '/api/settings/metric-sources', { content: `# withdrawn under a precondition\n${live.content}` });
+    const id = proposal.body.change_id;
+    const statusOf = async () => (await call(admin, 'GET', `/api/settings/config-changes/${id}`)).body.status;
+    const guarded = await call(admin, 'POST', `/api/settings/config-changes/${id}/withdraw`, undefined, { 'If-Match': `"v${live.version}"` });
     expect(guarded.status).toBe(412);
     expect(guarded.body).toMatchObject({ status: 412, title: 'Precondition Failed', detail: expect.stringMatching(/without If-Match/) });
-    expect(await roleOf()).toBe('viewer');
+    expect(await statusOf()).toBe('pending');
     // `*` holds for any current representation; no If-Match is no precondition
-    expect((await call(superadmin, 'PATCH', `/api/settings/users/${email}`, { role: 'admin' }, { 'If-Match': '*' })).status).toBe(200);
-    expect(await roleOf()).toBe('admin');
-    expect((await call(superadmin, 'DELETE', `/api/settings/users/${email}`, undefined, { 'If-Match': '"u2"' })).status).toBe(412);
-    expect(await roleOf()).toBe('admin');
+    expect((await call(admin, 'POST', `/api/settings/config-changes/${id}/withdraw`, undefined, { 'If-Match': '*' })).status).toBe(200);
+    expect(await statusOf()).toBe('withdrawn');
+  });
+
+  it('PATCH and DELETE of a user with the If-Match of its list entry: applied while it holds, 409 once another change moved it', async () => {
+    await userToken('viewer', 'guarded-target');
+    const email = 'guarded-target@example.com';
+    const listed = async () => (await call(superadmin, 'GET', '/api/settings/users')).body.users.find((u: any) => u.email === email);
+    const version = (await listed()).version;
+    const answers = await race((i) =>
+      call(superadmin, 'PATCH', `/api/settings/users/${email}`, { role: i % 2 ? 'admin' : 'viewer', is_active: true }, { 'If-Match': `"u${version}"` }),
+    );
+    expectNoServerError(answers, [200, 409]);
+    // Only a change is a new version: the one that changed the role, and none after it on the same read.
+    const changed = answers.filter((a) => a.status === 200 && a.body.user.version !== version);
+    expect(changed.length).toBeLessThanOrEqual(1);
+    expect((await listed()).version).toBe(version + changed.length);
+    expect((await call(superadmin, 'DELETE', `/api/settings/users/${email}`, undefined, { 'If-Match': '"u0"' })).status).toBe(409);
+    expect(await listed()).toBeDefined();
   });
 
   it('direct PUTs of one rule set: each success is its own version, nothing else moves', async () => {

@@ -237,6 +237,8 @@ describe('OpenAPI document', () => {
         'PATCH /api/issues/{issue_id} if-match',
         'PATCH /api/ai-issues/{issue_id} if-match',
         'PUT /api/settings/general if-match',
+        'PATCH /api/settings/users/{email} if-match',
+        'DELETE /api/settings/users/{email} if-match',
         'POST /api/auth/logout x-session-duration',
         'POST /api/dashboard-embed/acquire-session origin',
         // The browser's own, which the BI server ties the session to.

@@ -4,7 +4,9 @@
 // as the link to hand over. A pending invitation (expired or not) is sent again from its
 // row: "Invite again…" fills the form, where the role can still change before sending. Superadmins change roles, deactivate and delete
 // others' accounts (their own row offers none of it: the service refuses it); the service's 409 guards
-// (the last active superadmin, a change made meanwhile) are explained with its own words next to the table. A role picked is applied only by its "Save role".
+// (the last active superadmin, a change made meanwhile) are explained with its own words next to the table. Each change
+// sends the row's version as If-Match: one another superadmin made since this page read the list is a 409, said as such
+// with the account's state now, and the list is read again (never a silent overwrite of their change). A role picked is applied only by its "Save role".
 // An account the directory's login made (LDAP) is deactivated, never deleted: its next
 // login would make it again. A superadmin resets another local account's password: it stops
 // working at once, the person's sessions end, and a single-use link (mailed, or shown here to
@@ -66,6 +68,19 @@ const MAIL_PROBLEMS: Record<NonNullable<Answer<'settings', 'inviteUser'>['email_
   refused: 'the mail service refused the message (the service log names why: often a sandboxed SES account or an unverified address).',
   no_answer: 'the mail service did not answer in time, or failed while sending: the mail may still arrive, or not.',
 };
+
+/**
+ * The If-Match of a change made on a row: the account's version as the list answered it (shared/auth/user-admin.ts), so
+ * a change another superadmin made since is a 409 the page explains, never overwritten without a word.
+ */
+const asRead = (u: ManagedUser) => `"u${u.version}"`;
+
+/** What a 409 for a change made on a stale row says: who changed what is not known here, what the account is now is (its `current`). */
+function changedMeanwhile(current: unknown): string {
+  const now = current as Partial<Pick<ManagedUser, 'role' | 'is_active'>> | undefined;
+  const state = now?.role ? ` It is now ${now.role}, ${now.is_active ? 'active' : 'inactive'}.` : '';
+  return `someone else changed this account after this page read it, so nothing was changed.${state} The table shows it as it is now: make your change again if it still applies.`;
+}
 
 /** An invited account's username is its email (shared/auth/user-admin.ts): the sign-in form asks for a username. */
 const SIGN_IN_AS = (email: string) => `Once activated, they sign in with their email, ${email}, as the username.`;
@@ -254,9 +269,17 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
   const failed =
     (email: string, what: string, guarded = true) =>
     (error: ApiProblem) => {
-      // The note on the service's guards explains its 409s; a 403 is a role the account no longer has (the session
+      // Changed by someone else since this page read it (the If-Match of its row no longer holds): nothing was done,
+      // and the table, read again below, shows the account as it is now, which the message names.
+      const stale = error.status === 409 && typeof error.body.current_etag === 'string';
+      // The note on the service's guards explains their 409s; a 403 is a role the account no longer has (the session
       // reads it again, and the controls it no longer allows go).
-      setOutcome({ email, ok: false, text: `Could not ${what} ${email}: ${error.detail}`, guarded: guarded && error.status === 409 });
+      setOutcome({
+        email,
+        ok: false,
+        text: stale ? `Could not ${what} ${email}: ${changedMeanwhile(error.body.current)}` : `Could not ${what} ${email}: ${error.detail}`,
+        guarded: guarded && error.status === 409 && !stale,
+      });
       // Gone (404) or changed (409) by someone else meanwhile: the list is read again, so it shows the account as it is
       // now (or no longer), not the row this page read.
       if (error.status === 404 || error.status === 409) void invalidatePrefixes(client, ['/api/settings/users']);
@@ -265,7 +288,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
   const change = (u: ManagedUser, body: { role?: Role; is_active?: boolean }, what: string, settled?: () => void) => {
     setOutcome(null);
     patch.mutate(
-      { params: { email: u.email }, body },
+      { params: { email: u.email }, body, headers: { 'if-match': asRead(u) } },
       {
         onSuccess: (answer) =>
           setOutcome({ email: u.email, ok: true, text: `${answer.user.email} is now ${answer.user.role}, ${answer.user.is_active ? 'active' : 'inactive'}.` }),
@@ -280,7 +303,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
     // The confirmation and the row go: focus moves to what the delete answers, not to the top of the page.
     focusOutcome.current = true;
     remove.mutate(
-      { params: { email: u.email } },
+      { params: { email: u.email }, headers: { 'if-match': asRead(u) } },
       { onSuccess: () => setOutcome({ email: u.email, ok: true, text: `${u.email} was deleted.` }), onError: failed(u.email, 'delete') },
     );
   };
