@@ -17,6 +17,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { batchPut } from '../../shared/db/client.js';
+import { writeAudit } from '../../shared/db/audit.js';
 import { recordUsage } from '../../shared/db/llm-usage.js';
 import { acquireLock, releaseLock } from '../../shared/db/locks.js';
 import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
@@ -604,6 +605,32 @@ describe('audit', { timeout: 60_000 }, () => {
     await adminPage.getByRole('button', { name: 'Next' }).click();
     await adminPage.waitForURL((u) => u.searchParams.get('page') === '2');
     await adminPage.getByText(/page 2 of/).waitFor();
+  });
+
+  it('pages on from the newest without showing an entry twice while entries are written: the listing is pinned to what it showed', async () => {
+    // 30 withdrawals a minute back, then the page; 5 more are written while page 1 is read.
+    const from = Date.now() - 60_000;
+    for (let i = 0; i < 30; i++) await writeAudit({ actor: `paged-${i}`, role: 'admin', action: 'change_withdraw', target: 'paging' }, new Date(from + i * 10));
+    const actors = () => adminPage.locator('table.audit-table tbody tr > td:nth-child(2)').allTextContents();
+    const status = adminPage.locator('.audit-page p[role="status"]');
+    await open(adminPage, '/audit?action=change_withdraw', 'Audit log');
+    await expect.poll(() => status.textContent()).toContain('page 1 of 2');
+    const first = await actors();
+    expect(first).toEqual(Array.from({ length: 25 }, (_, i) => `paged-${29 - i} · admin`));
+    for (let i = 0; i < 5; i++) await writeAudit({ actor: `arrived-${i}`, role: 'admin', action: 'change_withdraw', target: 'paging' });
+    await adminPage.getByRole('button', { name: 'Next' }).click();
+    await adminPage.waitForURL((u) => u.searchParams.get('page') === '2');
+    // Each entry once: page 2 goes on where page 1 ended, none of the entries written since moved page 1's onto it.
+    await expect.poll(actors).toEqual(['paged-4 · admin', 'paged-3 · admin', 'paged-2 · admin', 'paged-1 · admin', 'paged-0 · admin']);
+    // Said as a listing up to the newest entry it showed, with the way back to the newest.
+    const pinned = new URL(adminPage.url()).searchParams.get('before');
+    expect(pinned).toBe(new Date(from + 29 * 10 + 1).toISOString());
+    expect(await status.textContent()).toContain('30 entries of action change withdraw before');
+    await adminPage.getByRole('button', { name: 'Previous' }).click();
+    await expect.poll(actors).toEqual(first);
+    await adminPage.getByRole('button', { name: 'Back to the newest' }).click();
+    await adminPage.waitForURL((u) => !u.searchParams.has('before'));
+    await expect.poll(async () => (await actors()).slice(0, 5)).toEqual(Array.from({ length: 5 }, (_, i) => `arrived-${4 - i} · admin`));
   });
 
   it('reaches entries past the newest 500: "Older entries", and "Before" any instant, kept in the URL', async () => {

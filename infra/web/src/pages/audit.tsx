@@ -2,9 +2,14 @@
 // action and paged; the filter and page live in the URL so a link reproduces the view.
 // The API lists the newest 500 (of an action) at a time: "Before" (UTC, the log's own
 // zone) and "Older entries" reach the rest, 500 before an instant.
+// Pages are counted from the newest entry, and every sign-in writes one: paging on from the newest
+// (no "Before") pins the listing to the newest entry it showed (`before` a millisecond after it, in the
+// URL), so entries written meanwhile do not push the ones already seen onto the next page. The status
+// then says the list is entries before that instant, and "Back to the newest" lists the new ones.
 import { AUDIT_ACTIONS, type AuditAction } from '../../../../shared/db/audit-actions.js';
 import { endpoint } from '../api/client';
-import { useApi } from '../api/hooks';
+import { invalidatePrefixes, useApi } from '../api/hooks';
+import { useQueryClient } from '@tanstack/react-query';
 import type { Answer } from '../api/types';
 import { Pager, positive } from '../components/pager';
 import { ScrollRegion } from '../components/scroll-region';
@@ -32,6 +37,9 @@ const toTheMillisecond = (iso: string) => (iso.endsWith('.000Z') ? utcSeconds(is
 const fieldOf = (before: string) => (before ? new Date(before).toISOString().slice(0, 19) : '');
 /** The `before` of the field's value: its UTC instant (`2026-12-01T10:30` or with seconds), blank for none. */
 const beforeOf = (field: string) => (field ? `${field.length === 16 ? `${field}:00` : field}Z` : '');
+
+/** The `before` that lists `newest` (an entry's `at`) and everything older: a millisecond after it (the bound is exclusive). */
+const through = (newest: string) => new Date(Date.parse(newest) + 1).toISOString();
 
 /** A detail value: an instant written as the log's times are (to the second, UTC), text as it is, anything else as JSON. */
 function DetailValue({ value }: { value: unknown }) {
@@ -64,6 +72,19 @@ export default function AuditPage() {
   const page = positive(filters.page as string, 1);
   const audit = useApi(auditEp, { query: { action, before, page, page_size: PAGE_SIZE } }, { placeholderData: (previous) => previous });
   const data = audit.data;
+  // The newest as they are now: the listing of the newest this page read before it was pinned may be older than the cache keeps it.
+  const client = useQueryClient();
+  const toNewest = () => {
+    void invalidatePrefixes(client, ['/api/settings/audit']);
+    setFilters({ before: '', page: '1' });
+  };
+  // Onward from a listing of the newest: pinned to its first entry, the page renumbered from there (page 1 when on page 1).
+  const turn = (changes: { page: string }) => {
+    const to = positive(changes.page, 1);
+    const first = data?.entries[0];
+    if (before || !data || !first || to <= data.page) setFilters(changes);
+    else setFilters({ before: through(first.at), page: String(to - data.page + 1) });
+  };
 
   return (
     <section className="audit-page" aria-labelledby="audit-title">
@@ -102,7 +123,7 @@ export default function AuditPage() {
                 ? `No ${action.replace(/_/g, ' ')} entries.`
                 : 'The audit log is empty.'}
           </Empty>
-          {before && <Button onClick={() => setFilters({ before: '', page: '1' })}>Back to the newest</Button>}
+          {before && <Button onClick={toNewest}>Back to the newest</Button>}
         </>
       ) : data ? (
         <>
@@ -151,10 +172,10 @@ export default function AuditPage() {
               </tbody>
             </table>
           </ScrollRegion>
-          {(data.total_pages > 1 || data.page > 1) && <Pager page={data.page} totalPages={data.total_pages} set={setFilters} label="Pages of the audit list" />}
+          {(data.total_pages > 1 || data.page > 1) && <Pager page={data.page} totalPages={data.total_pages} set={turn} label="Pages of the audit list" />}
           {(data.older_before || before) && (
             <nav className="audit-reach" aria-label="Further back in the audit log">
-              {before && <Button onClick={() => setFilters({ before: '', page: '1' })}>Back to the newest</Button>}
+              {before && <Button onClick={toNewest}>Back to the newest</Button>}
               {data.older_before && (
                 <Button onClick={() => setFilters({ before: data.older_before ?? '', page: '1' })}>
                   Older entries (before {toTheMillisecond(data.older_before)})
