@@ -108,6 +108,46 @@ const readDay = async (day: string, consistent = false, from?: string) =>
     })
   ).map(readUsage);
 
+/**
+ * The calls of run `runId` dated from `from` (an instant) until `to`: the days between are read from `from` on, and
+ * only that run's calls come back. For a run that ended without saying what it spent (its worker killed): the ledger
+ * recorded each of its calls as it ended.
+ */
+export async function listRunUsage(runId: string, from: string, to = new Date()): Promise<UsageRecord[]> {
+  const days: string[] = [];
+  for (let day = Date.parse(`${from.slice(0, 10)}T00:00:00Z`); day <= to.getTime(); day += 86_400_000) days.push(new Date(day).toISOString().slice(0, 10));
+  const perDay = await mapLimit(days, 4, async (day) =>
+    (
+      await queryAll('llm-usage', {
+        KeyConditionExpression: 'pk = :pk AND sk >= :from',
+        FilterExpression: 'run_id = :run',
+        ExpressionAttributeValues: { ':pk': `DAY#${day}`, ':from': from, ':run': runId },
+        ConsistentRead: true,
+      })
+    ).map(readUsage),
+  );
+  return perDay.flat();
+}
+
+/**
+ * What run `runId` spent, as the ledger recorded its calls since `from` (listRunUsage): for a run whose worker ended
+ * without saying (killed, timed out), so what reports it carries what was charged. The model is its last call's.
+ * Undefined when the ledger holds no call of it.
+ */
+export async function runSpend(runId: string, from: string, to = new Date()) {
+  const calls = await listRunUsage(runId, from, to);
+  if (calls.length === 0) return undefined;
+  calls.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  const total = (key: 'input_tokens' | 'output_tokens' | 'total_tokens' | 'cost_usd') => calls.reduce((n, c) => n + c[key], 0);
+  return {
+    model: calls.at(-1)!.model,
+    input_tokens: total('input_tokens'),
+    output_tokens: total('output_tokens'),
+    total_tokens: total('total_tokens'),
+    cost_usd: Math.round(total('cost_usd') * 1e6) / 1e6,
+  };
+}
+
 /** Every call of the last `days` UTC days (today included), oldest day first. */
 export async function listUsage(days: number, now = new Date()): Promise<UsageRecord[]> {
   return (await mapLimit(windowDays(days, now), 16, (day) => readDay(day))).flat();

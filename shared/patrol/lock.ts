@@ -4,6 +4,7 @@
 import { patrolSettings } from '../config/patrol.js';
 import { ConditionFailed } from '../db/client.js';
 import { acquireLock, endLapsedLease, lockHolder, takeOverLock } from '../db/locks.js';
+import { runSpend } from '../db/llm-usage.js';
 import { finishReport, getReport } from '../db/patrol.js';
 import type { PatrolReportSummary } from './schemas.js';
 
@@ -28,15 +29,25 @@ export async function settled<R extends PatrolReportSummary>(report: R, now = Da
   // heartbeat and stops before its next model call, instead of spending on a report that can no longer be published.
   // Renewed meanwhile: it runs on.
   if (!(await endLapsedLease(PATROL_LOCK, report.report_id, now))) return report;
+  const spend = await stoppedSpend(report.report_id, report.created_at);
   try {
-    await finishReport(report.report_id, { status: 'failed', error: STOPPED });
+    await finishReport(report.report_id, { status: 'failed', error: STOPPED, ...spend });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     // Finished meanwhile (the worker completed it and released the lock after our read): that is the answer.
     const fresh = await getReport(report.report_id);
     return fresh ? (Object.fromEntries(Object.keys(report).map((k) => [k, fresh[k as keyof PatrolReportSummary]])) as R) : report;
   }
-  return { ...report, status: 'failed', error: STOPPED };
+  return { ...report, status: 'failed', error: STOPPED, ...spend };
+}
+
+/**
+ * What a scan that stopped without finishing (its worker killed, timed out, or out of memory) spent: its model calls
+ * as the ledger recorded them (each carries the report's id as its run), so its failed report shows the tokens and
+ * cost charged, where it showed none. Nothing when the ledger holds no call of it (the rules scan, or none made).
+ */
+async function stoppedSpend(reportId: string, createdAt: string) {
+  return (await runSpend(reportId, createdAt)) ?? {};
 }
 
 /**
@@ -48,7 +59,9 @@ export async function settled<R extends PatrolReportSummary>(report: R, now = Da
 export async function takeLock(reportId: string): Promise<boolean> {
   const { acquired, replaced } = await acquireLock(PATROL_LOCK, reportId, leaseMs());
   if (replaced) {
-    await finishReport(replaced.owner, { status: 'failed', error: STOPPED }).catch((error: unknown) => {
+    const stopped = await getReport(replaced.owner);
+    const spend = stopped?.status === 'running' ? await stoppedSpend(replaced.owner, stopped.created_at) : {};
+    await finishReport(replaced.owner, { status: 'failed', error: STOPPED, ...spend }).catch((error: unknown) => {
       if (!(error instanceof ConditionFailed)) throw error; // already finished, or no such report
     });
   }

@@ -32,7 +32,8 @@ const TriggerAnswer = z.lazy(() =>
 export const patrolGroup = defineGroup({
   name: 'patrol',
   config: ['patrol', 'edge'],
-  tables: { users: 'read', patrol: 'readwrite', locks: 'readwrite', audit: 'append' },
+  // llm-usage: a stopped scan's report is marked failed with what the ledger charged for its calls (shared/patrol/lock.ts).
+  tables: { users: 'read', patrol: 'readwrite', locks: 'readwrite', audit: 'append', 'llm-usage': 'read' },
   grants: ['invoke:patrol-worker'],
   routes: {
     list: {
