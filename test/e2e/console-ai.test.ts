@@ -192,7 +192,7 @@ describe('AI issues', { timeout: 90_000 }, () => {
     }
   });
 
-  it("shows a model's Markdown summary and reasoning as their first line's words: no heading, bold or link marks", async () => {
+  it("shows a model's Markdown summary and reasoning as their first line's words in the list, rendered on the issue's page", async () => {
     // An AI issue as an LLM grouping writes it (writeAiGrouping, what the grouping run stores), its texts in Markdown;
     // last seen 3 days ago, so the other tests' newest issue stays a demo cluster's.
     const name = `Markdown-${randomUUID().slice(0, 8)}`;
@@ -222,6 +222,19 @@ describe('AI issues', { timeout: 90_000 }, () => {
     expect(await summary!.textContent()).toBe('Disk on node_1 is at 97%; see the runbook.');
     expect(await summary!.getAttribute('title')).toBe('Summary Disk on node_1 is at 97%; see the runbook. second point');
     expect(await reasoning!.textContent()).toBe('Grouped: both alerts are disk pressure on disk_used_pct.');
+
+    // Its own page renders them, sanitised, as the patrol's narrative is: a heading, bold, code and a link, no marks.
+    await row.getByRole('link', { name }).click();
+    const summaryText = adminPage.getByRole('region', { name: 'AI summary' });
+    await summaryText.getByRole('heading', { name: 'Summary' }).waitFor();
+    expect(await summaryText.locator('strong').textContent()).toBe('Disk');
+    expect(await summaryText.locator('code').textContent()).toBe('node_1');
+    expect(await summaryText.getByRole('link', { name: /the runbook/ }).getAttribute('href')).toBe('https://runbooks.example.com/disk');
+    expect(await summaryText.textContent()).not.toContain('**');
+    const reasoningText = adminPage.getByRole('region', { name: 'AI reasoning' });
+    expect(await reasoningText.locator('strong').allTextContents()).toEqual(['Grouped', 'disk']);
+    expect(await reasoningText.textContent()).toContain('disk_used_pct');
+    await expectAccessible(adminPage, '/ai-issues/{id} with Markdown texts');
   });
 
   it('writes its counts of a thousand and more with a thousands separator, as every page does (1,234, not 1234)', async () => {

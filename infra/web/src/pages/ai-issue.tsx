@@ -1,5 +1,5 @@
 // One AI issue (/ai-issues/{id}): how it was grouped (model, or rule-based and
-// marked so), the AI summary and reasoning, its facts and its linked alerts;
+// marked so), the AI summary and reasoning (Markdown, rendered), its facts and its linked alerts;
 // admins and superadmins triage it (assignee "me" available). Viewers read only.
 import { useParams } from 'react-router';
 import { endpoint } from '../api/client';
@@ -9,6 +9,7 @@ import { GroupedBy, isRuleBased } from '../components/ai/grouping';
 import { Timeline } from '../components/issues/evidence';
 import { TriageForm } from '../components/issues/triage-form';
 import { Maybe } from '../components/issues/format';
+import { Markdown } from '../components/markdown';
 import { IssueFacts, IssueFrame, IssueHeader } from '../components/issues/issue-page';
 import { MAY_TRIAGE_AI_ISSUES } from '../api/access';
 import { useSession } from '../session';
@@ -61,14 +62,24 @@ function Analysis({ issue }: { issue: Issue }) {
         </p>
       )}
       <h3>Summary</h3>
-      <p className="ai-issue-text">
-        <Maybe value={issue.ai_summary} />
-      </p>
+      <AiText source={issue.ai_summary} label="AI summary" />
       <h3>Reasoning</h3>
-      <p className="ai-issue-text">
-        <Maybe value={issue.ai_reasoning} />
-      </p>
+      <AiText source={issue.ai_reasoning} label="AI reasoning" />
       <p className="muted ai-issue-by">Grouped by: {rules ? 'the rules engine' : issue.grouped_by.slice('llm:'.length)}</p>
     </section>
   );
+}
+
+/**
+ * A grouping's summary or reasoning: a model writes Markdown ("## Summary", "**Disk**"), rendered and sanitised as the
+ * patrol's narrative and an investigation's report are (the list shows its first line's words, components/ai/plain-text.ts).
+ */
+function AiText({ source, label }: { source: string; label: string }) {
+  if (!source)
+    return (
+      <p className="ai-issue-text">
+        <Maybe value="" />
+      </p>
+    );
+  return <Markdown source={source} className="ai-issue-markdown" label={label} />;
 }
