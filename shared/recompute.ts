@@ -19,7 +19,7 @@ import { regroupAiRecent } from './ai-issues/regroup.js';
 import { SQL_ROLLUP_DAYS } from './chat/sql-snapshot.js';
 import { regroupRecent } from './issues/regroup.js';
 import * as z from './zod.js';
-import { windowDays } from './db/metrics.js';
+import { windowDays } from './db/days.js';
 import { PACK_BUILDER } from './db/packing.js';
 import { retireUnheardFiring } from './db/alerts.js';
 import { packSettledDays } from './db/rollup-packs.js';

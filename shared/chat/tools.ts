@@ -6,7 +6,7 @@ import { createLogger } from '../log.js';
 import { listAlertsSince } from '../db/alerts.js';
 import { listClusterOngoingIssues, listIssuesActiveSince } from '../db/issues.js';
 import { listClusterLogs, type LogRecord } from '../db/logs.js';
-import { windowDays } from '../db/metrics.js';
+import { windowDays } from '../db/days.js';
 import { readFleetRollupColumns } from '../db/rollup-packs.js';
 import type { ToolSpec } from '../llm/types.js';
 import { sliceChars } from '../text.js';

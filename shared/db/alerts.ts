@@ -26,7 +26,8 @@ import {
 } from './client.js';
 import { AwsError } from '../aws/json-call.js';
 import { itemReader, mapOf, nullable, oneOf, pickFields, string, type Fields } from './items.js';
-import { shardOf, windowDays } from './metrics.js';
+import { windowDays } from './days.js';
+import { shardOf } from './metrics.js';
 import { ALERT_FACTS_INDEX } from './tables.js';
 
 const ALERT_STATUSES = ['Firing', 'Resolved'] as const;

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { conditionalWrite, getItem, mapLimit, putItem, queryAll, tableName, updateItem } from './client.js';
 import { ttlAfterDays } from './tables.js';
 import { boolean, itemReader, number, oneOf, optional, orElse, string } from './items.js';
-import { windowDays } from './metrics.js';
+import { windowDays } from './days.js';
 
 const USAGE_SOURCES = ['chat', 'agent'] as const;
 export type UsageSource = (typeof USAGE_SOURCES)[number];

@@ -70,12 +70,6 @@ export interface StoredRollup {
   metrics: DayRollup;
 }
 
-/** The UTC days of a window ending today: `days` of them, oldest first. */
-export function windowDays(days: number, now = new Date()): string[] {
-  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return Array.from({ length: days }, (_, i) => new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10));
-}
-
 export const ttlOf = (day: string) => Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + (METRICS_RETENTION_DAYS + 1) * 86_400;
 
 /** The partition of a (day, shard)'s packed rollups and of its write counter. */

@@ -2,7 +2,8 @@
 // its daily metric rollups over a window, read through the repositories.
 import type * as z from '../zod.js';
 import { type ClusterRecord, getCluster } from '../db/clusters.js';
-import { readClusterRollups, windowDays } from '../db/metrics.js';
+import { windowDays } from '../db/days.js';
+import { readClusterRollups } from '../db/metrics.js';
 import { NotFound } from '../http/errors.js';
 import type { ClusterMetricsResponse } from '../routes/clusters.js';
 import { METRIC_KEYS } from './records.js';

@@ -6,7 +6,7 @@
 // everywhere: a view is kept only under a generation read before its rules were.
 import { listAlertFactsSince, type AlertFacts } from '../db/alerts.js';
 import { listClusters } from '../db/clusters.js';
-import { windowDays } from '../db/metrics.js';
+import { windowDays } from '../db/days.js';
 import { PACK_BUILDER, type PackBuilder } from '../db/packing.js';
 import { readFleetRollupColumns } from '../db/rollup-packs.js';
 import { WindowedColumns } from '../fleet/rollup-columns.js';

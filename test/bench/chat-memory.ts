@@ -9,7 +9,8 @@
 import { functionSize } from '../../infra/function-sizes.js';
 import { SQL_ROLLUP_DAYS } from '../../shared/chat/sql-snapshot.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
-import { putRollups, windowDays } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import { putRollups } from '../../shared/db/metrics.js';
 import { PACK_BUILDER } from '../../shared/db/packing.js';
 import { packSettledDays } from '../../shared/db/rollup-packs.js';
 import { lambdaChild } from './lambda-child.js';

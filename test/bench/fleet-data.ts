@@ -1,7 +1,8 @@
 // Fleet data: ingest throughput and the fleet-wide 14-day rollup read that every
 // score computation starts with.
 import { demoClusters, demoSamples } from '../../infra/local/demo-fleet.js';
-import { readFleetRollups, putRollups, windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import { readFleetRollups, putRollups, type StoredRollup } from '../../shared/db/metrics.js';
 import { ingestClusters, ingestMetrics } from '../../shared/fleet/ingest.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
 import { clearPackCache, PACK_BUILDER } from '../../shared/db/packing.js';

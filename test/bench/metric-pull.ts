@@ -8,7 +8,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { demoClusters } from '../../infra/local/demo-fleet.js';
-import { readFleetRollups, windowDays } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import { readFleetRollups } from '../../shared/db/metrics.js';
 import { ingestClusters } from '../../shared/fleet/ingest.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import { pullMetrics, type PullResult } from '../../shared/metric-pull/pull.js';

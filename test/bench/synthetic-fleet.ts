@@ -4,7 +4,8 @@
 // shard as readFleetRollupColumns gives them (not in the fleet's order).
 import { demoClusters, demoSamples } from '../../infra/local/demo-fleet.js';
 import { byNameThenId } from '../../shared/db/clusters.js';
-import { shardOf, windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import { shardOf, type StoredRollup } from '../../shared/db/metrics.js';
 import { columnsFromRollups } from '../../shared/fleet/rollup-columns.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
 import { columnarClusterData, type ClusterData } from '../../shared/scoring/inputs.js';

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropFleetDatabase, fleetDatabase } from '../../shared/chat/tools.js';
 import { upsertClusters } from '../../shared/db/clusters.js';
-import { putRollups, readFleetRollups, rollupPartition, windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import { putRollups, readFleetRollups, rollupPartition, type StoredRollup } from '../../shared/db/metrics.js';
 import { clearPackCache, PACK_BUILDER } from '../../shared/db/packing.js';
 import { isPackableDay, readFleetRollupColumns } from '../../shared/db/rollup-packs.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';

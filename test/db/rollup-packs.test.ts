@@ -6,16 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteItem, getItem, putItem, queryAll, updateItem } from '../../shared/db/client.js';
 import { CHUNK_BYTES, clearPackCache, CorruptPack, PACK_BUILDER, WRITER_MAX_MS, writePack } from '../../shared/db/packing.js';
-import {
-  addSamples,
-  mergePulledRollups,
-  METRIC_SHARDS,
-  putRollups,
-  readFleetRollups,
-  shardOf,
-  windowDays,
-  type StoredRollup,
-} from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import { addSamples, mergePulledRollups, METRIC_SHARDS, putRollups, readFleetRollups, shardOf, type StoredRollup } from '../../shared/db/metrics.js';
 import {
   decodePack,
   encodePack,

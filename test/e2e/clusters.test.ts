@@ -4,7 +4,7 @@
 // without a token, and the same answer for a viewer.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { windowDays } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
 import { ClusterMetricsResponse, ClusterResponse } from '../../shared/routes/clusters.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';

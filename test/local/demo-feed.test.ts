@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createDemoFeed } from '../../infra/local/demo-feed.js';
 import { loadDemoFleet } from '../../infra/local/demo-fleet.js';
 import { listAlertsSince } from '../../shared/db/alerts.js';
-import { readFleetRollups, windowDays } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import { readFleetRollups } from '../../shared/db/metrics.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import { useTestTables } from '../support/dynamo.js';
 

@@ -5,7 +5,8 @@
 // and the values (the whole finite double range, sums that overflow in the fold).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import type { StoredRollup } from '../../shared/db/metrics.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
 import {
   columnsFromRollups,

@@ -4,7 +4,8 @@
 // answer that needs each day: the refresh then reads day by day).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { upsertClusters } from '../../shared/db/clusters.js';
-import { METRIC_SHARDS, putRollups, windowDays, type StoredRollup } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
+import { METRIC_SHARDS, putRollups, type StoredRollup } from '../../shared/db/metrics.js';
 import { clearPackCache, PACK_BUILDER } from '../../shared/db/packing.js';
 import { lastWindowReadStats } from '../../shared/db/rollup-packs.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';

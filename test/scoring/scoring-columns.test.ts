@@ -5,7 +5,7 @@
 // alert band, with ties in score and name. And the worst-first order's two paths.
 import { describe, expect, it } from 'vitest';
 import type { AlertRecord } from '../../shared/db/alerts.js';
-import { windowDays } from '../../shared/db/metrics.js';
+import { windowDays } from '../../shared/db/days.js';
 import { METRIC_KEYS, type MetricKey } from '../../shared/fleet/records.js';
 import { columnsFromRollups } from '../../shared/fleet/rollup-columns.js';
 import type { DimensionRule, ScoringRules } from '../../shared/rules/schemas.js';
