@@ -128,6 +128,44 @@ afterAll(async () => {
   await service?.stop();
 });
 
+/**
+ * An AI issue as an LLM grouping stores it (writeAiGrouping, what the grouping run calls), last seen 3 days ago so the
+ * other tests' newest issue stays a demo cluster's; its name (`Tag-xxxxxxxx`) once the lists know of it.
+ */
+async function storeOldAiIssue(
+  tag: string,
+  fields: Pick<Parameters<typeof writeAiGrouping>[0], 'status' | 'alert_count' | 'resolved_at' | 'ai_summary' | 'ai_reasoning'>,
+): Promise<string> {
+  const name = `${tag[0]!.toUpperCase()}${tag.slice(1)}-${randomUUID().slice(0, 8)}`;
+  const now = Date.now();
+  await writeAiGrouping({
+    issue_id: `console-ai-${tag}-${now}`,
+    issue_name: name,
+    severity: 'Warning',
+    cluster_id: `console-ai-${tag}-cluster-${now}`,
+    cluster_name: `${tag}-cluster`,
+    customer_name: `${tag[0]!.toUpperCase()}${tag.slice(1)} Customer`,
+    alert_keys: [],
+    first_seen: new Date(now - 3 * 86_400_000 - 30 * 60_000).toISOString(),
+    last_seen: new Date(now - 3 * 86_400_000).toISOString(),
+    grouped_by: 'llm:gpt-4o-mini',
+    ...fields,
+  });
+  await aiIssuesChanged();
+  return name;
+}
+
+/** Ends a running patrol report as a model's scan of one healthy cluster that flagged nothing, its narrative `narrative`. */
+const completeQuietly = (reportId: string, narrative: string) =>
+  finishReport(reportId, {
+    status: 'completed',
+    model: 'gpt-4o-mini',
+    fleet_summary_parsed: { total_clusters: 1, critical: 0, warning: 0, healthy: 1, headline: `console-ai: ${narrative}` },
+    clusters_flagged_parsed: [],
+    customer_summaries_parsed: [],
+    fleet_narrative: narrative,
+  });
+
 const answered = (page: Page, path: string) =>
   page.waitForResponse((r) => new URL(r.url()).pathname === path && r.request().method() === 'GET' && r.status() === 200);
 
@@ -193,28 +231,14 @@ describe('AI issues', { timeout: 90_000 }, () => {
   });
 
   it("shows a model's Markdown summary and reasoning as their first line's words in the list, rendered on the issue's page", async () => {
-    // An AI issue as an LLM grouping writes it (writeAiGrouping, what the grouping run stores), its texts in Markdown;
-    // last seen 3 days ago, so the other tests' newest issue stays a demo cluster's.
-    const name = `Markdown-${randomUUID().slice(0, 8)}`;
-    const now = Date.now();
-    await writeAiGrouping({
-      issue_id: `console-ai-markdown-${now}`,
-      issue_name: name,
-      severity: 'Warning',
+    // Its texts in Markdown, as a model writes them.
+    const name = await storeOldAiIssue('markdown', {
       status: 'Ongoing',
-      cluster_id: `console-ai-markdown-cluster-${now}`,
-      cluster_name: 'markdown-cluster',
-      customer_name: 'Markdown Customer',
       alert_count: 2,
-      alert_keys: [],
-      first_seen: new Date(now - 3 * 86_400_000 - 30 * 60_000).toISOString(),
-      last_seen: new Date(now - 3 * 86_400_000).toISOString(),
       resolved_at: null,
       ai_summary: '## Summary\n\n**Disk** on `node_1` is at *97%*; see [the runbook](https://runbooks.example.com/disk).\n\n- second point',
       ai_reasoning: '**Grouped**: both alerts are __disk__ pressure on disk_used_pct.',
-      grouped_by: 'llm:gpt-4o-mini',
     });
-    await aiIssuesChanged();
     await adminPage.goto(`/ai-issues?search=${encodeURIComponent(name)}`);
     const row = adminPage.getByRole('row').filter({ has: adminPage.getByRole('link', { name }) });
     await row.waitFor();
@@ -238,27 +262,14 @@ describe('AI issues', { timeout: 90_000 }, () => {
   });
 
   it('writes its counts of a thousand and more with a thousands separator, as every page does (1,234, not 1234)', async () => {
-    // An issue the grouping stored with 1,234 alerts, last seen 3 days ago (the other tests' newest issue stays a demo cluster's).
-    const name = `Thousand-${randomUUID().slice(0, 8)}`;
-    const now = Date.now();
-    await writeAiGrouping({
-      issue_id: `console-ai-thousand-${now}`,
-      issue_name: name,
-      severity: 'Warning',
+    // An issue the grouping stored with 1,234 alerts.
+    const name = await storeOldAiIssue('thousand', {
       status: 'Resolved',
-      cluster_id: `console-ai-thousand-cluster-${now}`,
-      cluster_name: 'thousand-cluster',
-      customer_name: 'Thousand Customer',
       alert_count: 1234,
-      alert_keys: [],
-      first_seen: new Date(now - 3 * 86_400_000 - 30 * 60_000).toISOString(),
-      last_seen: new Date(now - 3 * 86_400_000).toISOString(),
-      resolved_at: new Date(now - 3 * 86_400_000).toISOString(),
+      resolved_at: new Date(Date.now() - 3 * 86_400_000).toISOString(),
       ai_summary: 'A storm of alerts.',
       ai_reasoning: 'One cause.',
-      grouped_by: 'llm:gpt-4o-mini',
     });
-    await aiIssuesChanged();
     const { total_alerts } = (await api(service.url, admin, 'GET', '/api/ai-issues/kpis?days=7')).body;
     expect(total_alerts).toBeGreaterThanOrEqual(1234);
     await adminPage.goto(`/ai-issues?search=${encodeURIComponent(name)}`);
@@ -724,14 +735,7 @@ describe('patrol', { timeout: 120_000 }, () => {
       expect((await row.locator('td').allTextContents()).slice(2, 8)).toEqual(['—', '—', '—', '—', '—', '—']);
       await viewerPage.goto(`/patrol/${running}`);
       await viewerPage.getByText('This scan is still running', { exact: false }).waitFor();
-      await finishReport(running, {
-        status: 'completed',
-        model: 'gpt-4o-mini',
-        fleet_summary_parsed: { total_clusters: 1, critical: 0, warning: 0, healthy: 1, headline: 'console-ai: all quiet' },
-        clusters_flagged_parsed: [],
-        customer_summaries_parsed: [],
-        fleet_narrative: 'All quiet.',
-      });
+      await completeQuietly(running, 'All quiet.');
     } finally {
       await releaseLock(PATROL_LOCK, running);
     }
@@ -755,14 +759,7 @@ describe('patrol', { timeout: 120_000 }, () => {
       // A scheduled scan under way when the page opens (nothing on this page triggered it).
       await viewerPage.goto('/patrol?days=1');
       await row.getByText('running', { exact: true }).waitFor();
-      await finishReport(running, {
-        status: 'completed',
-        model: 'gpt-4o-mini',
-        fleet_summary_parsed: { total_clusters: 1, critical: 0, warning: 0, healthy: 1, headline: 'console-ai: list followed' },
-        clusters_flagged_parsed: [],
-        customer_summaries_parsed: [],
-        fleet_narrative: 'List followed.',
-      });
+      await completeQuietly(running, 'List followed.');
     } finally {
       await releaseLock(PATROL_LOCK, running);
     }

@@ -84,6 +84,15 @@ async function issueIdOf(name: string): Promise<string> {
   return body.issues[0].issue_id;
 }
 
+/** A new cluster of its own (`prefix-xxxxxxxx` of `customer`) with one firing alert `alertName`: the id of its issue. */
+async function issueOfNewCluster(prefix: string, customer: string, alertName: string): Promise<string> {
+  const cluster = newCluster(`${prefix}-${randomUUID().slice(0, 8)}`, customer);
+  expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+  await fire([cluster.cluster_id, alertName]);
+  const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
+  return body.issues[0].issue_id;
+}
+
 describe('keyboard focus', { timeout: 60_000 }, () => {
   it('stays on a button its own press leaves with nothing to do (Clear filters), not dropped to the top of the page', async () => {
     await adminPage.goto('/?tier=S');
@@ -497,27 +506,36 @@ describe('cluster', { timeout: 60_000 }, () => {
   });
 });
 
+/**
+ * Alertmanager alerts named `name` of one cluster, one per instance (node-0, node-1, …), all of one evaluation: begun
+ * `startedMinutesAgo`, and when resolved, ended `endedMinutesAgo`.
+ */
+function instanceAlert(clusterId: string, name: string, startedMinutesAgo: number, endedMinutesAgo: number) {
+  const startsAt = new Date(Date.now() - startedMinutesAgo * 60_000).toISOString();
+  const endsAt = new Date(Date.now() - endedMinutesAgo * 60_000).toISOString();
+  return (instance: number, status: 'firing' | 'resolved') => ({
+    status,
+    labels: { alertname: name, cluster_id: clusterId, severity: 'warning', instance: `node-${instance}` },
+    annotations: {},
+    startsAt,
+    ...(status === 'resolved' ? { endsAt } : {}),
+    fingerprint: `${clusterId}-${name.toLowerCase()}-${instance}`,
+  });
+}
+const ingestAlerts = (alerts: object[]) => api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts });
+
 describe("an issue's alert timeline", { timeout: 60_000 }, () => {
   it('follows a change to one of several alerts of one evaluation (same name and times) when the issue is read again', async () => {
     const cluster = newCluster(`storm-${randomUUID().slice(0, 8)}`, 'Storm Co');
     expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
-    const startsAt = new Date(Date.now() - 30 * 60_000).toISOString();
-    const alert = (instance: number, status: 'firing' | 'resolved') => ({
-      status,
-      labels: { alertname: 'Storm', cluster_id: cluster.cluster_id, severity: 'warning', instance: `node-${instance}` },
-      annotations: {},
-      startsAt,
-      ...(status === 'resolved' ? { endsAt: new Date(Date.now() - 60_000).toISOString() } : {}),
-      fingerprint: `${cluster.cluster_id}-storm-${instance}`,
-    });
-    const ingest = (alerts: object[]) => api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts });
-    expect((await ingest([0, 1, 2].map((i) => alert(i, 'firing')))).body).toMatchObject({ accepted: 3 });
+    const alert = instanceAlert(cluster.cluster_id, 'Storm', 30, 1);
+    expect((await ingestAlerts([0, 1, 2].map((i) => alert(i, 'firing')))).body).toMatchObject({ accepted: 3 });
     const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
     const id: string = body.issues[0].issue_id;
     await adminPage.goto(`/issues/${encodeURIComponent(id)}`);
     const entries = adminPage.locator('.issue-timeline li');
     await expect.poll(() => entries.count()).toBe(3);
-    await ingest([alert(1, 'resolved')]);
+    await ingestAlerts([alert(1, 'resolved')]);
     // read again (a saved triage reads the issue anew): one entry resolved, none left behind as a firing ghost
     const read = adminPage.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === `/api/issues/${id}`);
     await adminPage.getByLabel('Notes').fill('read it again');
@@ -531,18 +549,8 @@ describe('an issue whose alerts have all ended', { timeout: 60_000 }, () => {
   it('says why it is still Ongoing (the quiet period), and stops saying so once an alert fires again', async () => {
     const cluster = newCluster(`calm-${randomUUID().slice(0, 8)}`, 'Calm Co');
     expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
-    const startsAt = new Date(Date.now() - 20 * 60_000).toISOString();
-    const endsAt = new Date(Date.now() - 2 * 60_000).toISOString();
-    const alert = (instance: number, status: 'firing' | 'resolved') => ({
-      status,
-      labels: { alertname: 'Calm', cluster_id: cluster.cluster_id, severity: 'warning', instance: `node-${instance}` },
-      annotations: {},
-      startsAt,
-      ...(status === 'resolved' ? { endsAt } : {}),
-      fingerprint: `${cluster.cluster_id}-calm-${instance}`,
-    });
-    const ingest = (alerts: object[]) => api(service.url, service.ingestToken, 'POST', '/api/ingest/alerts', { version: '4', alerts });
-    expect((await ingest([alert(0, 'resolved'), alert(1, 'resolved')])).body).toMatchObject({ accepted: 2 });
+    const alert = instanceAlert(cluster.cluster_id, 'Calm', 20, 2);
+    expect((await ingestAlerts([alert(0, 'resolved'), alert(1, 'resolved')])).body).toMatchObject({ accepted: 2 });
     const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
     // Within the shipped quiet period (30 minutes) the issue is Ongoing, though every alert has ended.
     expect(body.issues[0]).toMatchObject({ status: 'Ongoing', resolved_at: null });
@@ -556,7 +564,7 @@ describe('an issue whose alerts have all ended', { timeout: 60_000 }, () => {
     expect(await note.locator('time').getAttribute('datetime')).toBe(stored[0]!.ends_at);
     await expectAccessible(viewerPage, '/issues/{id} with every alert ended');
     // One firing again: nothing to explain, the issue is plainly Ongoing.
-    await ingest([alert(1, 'firing')]);
+    await ingestAlerts([alert(1, 'firing')]);
     await viewerPage.reload();
     await viewerPage.locator('.issue-timeline li .badge', { hasText: 'Firing' }).first().waitFor();
     expect(await viewerPage.getByText('Every alert has ended').count()).toBe(0);
@@ -565,11 +573,8 @@ describe('an issue whose alerts have all ended', { timeout: 60_000 }, () => {
 
 describe("an issue's triage form by keyboard", { timeout: 60_000 }, () => {
   it('keeps the focus on Discard changes after discarding, instead of dropping it to the top of the page', async () => {
-    const cluster = newCluster(`keys-${randomUUID().slice(0, 8)}`, 'Keys Co');
-    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
-    await fire([cluster.cluster_id, 'KeysAlert']);
-    const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
-    await adminPage.goto(`/issues/${encodeURIComponent(body.issues[0].issue_id)}`);
+    const id = await issueOfNewCluster('keys', 'Keys Co', 'KeysAlert');
+    await adminPage.goto(`/issues/${encodeURIComponent(id)}`);
     await adminPage.getByRole('heading', { level: 1, name: 'KeysAlert' }).waitFor();
     const notes = adminPage.getByLabel('Notes');
     await notes.fill('not what I meant');
@@ -589,11 +594,7 @@ describe("an issue's triage form by keyboard", { timeout: 60_000 }, () => {
 
 describe('linking a ticket by keyboard', { timeout: 60_000 }, () => {
   it('moves the focus to "Linked …" once the form that did it is gone, not to the top of the page', async () => {
-    const cluster = newCluster(`link-${randomUUID().slice(0, 8)}`, 'Link Co');
-    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
-    await fire([cluster.cluster_id, 'LinkAlert']);
-    const { body } = await api(service.url, admin, 'GET', `/api/issues?cluster=${encodeURIComponent(cluster.cluster_name)}`);
-    const id: string = body.issues[0].issue_id;
+    const id = await issueOfNewCluster('link', 'Link Co', 'LinkAlert');
     await adminPage.goto(`/issues/${encodeURIComponent(id)}`);
     await adminPage.getByRole('heading', { level: 1, name: 'LinkAlert' }).waitFor();
     await adminPage.getByText('Link an existing ticket').click();

@@ -3,7 +3,6 @@
 // that readers mark once its lease lapsed (shared/patrol/lock.ts) carries their tokens and cost, not nothing.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetSettings } from '../../shared/config/env.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { lockHolder, releaseLock } from '../../shared/db/locks.js';
 import { createReport, getReport } from '../../shared/db/patrol.js';
@@ -11,28 +10,19 @@ import { PATROL_LOCK, settled, takeLock } from '../../shared/patrol/lock.js';
 import { patrolKpis } from '../../shared/patrol/queries.js';
 import { useTestTables } from '../support/dynamo.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
-
-const ENV = {
-  // A 3 s lease: the killed worker's lapses soon.
-  PATROL_LEASE_SECONDS: '3',
-  LLM_PROVIDER: 'openai',
-  LLM_MODEL: 'gpt-4o-mini',
-  LLM_MAX_ATTEMPTS: '1',
-  LLM_RETRY_BASE_MS: '1',
-};
+import { usePatrolModelEnv } from '../support/patrol-env.js';
 
 let openai: FakeOpenAi;
+let restoreEnv: (() => void) | undefined;
 let child: ChildProcess | undefined;
 beforeAll(async () => {
   await useTestTables();
   openai = await startFakeOpenAi();
-  Object.assign(process.env, ENV, { LLM_BASE_URL: openai.baseUrl });
-  resetSettings();
+  restoreEnv = usePatrolModelEnv(openai.baseUrl);
 });
 afterAll(async () => {
   child?.kill('SIGKILL');
-  for (const name of [...Object.keys(ENV), 'LLM_BASE_URL']) delete process.env[name];
-  resetSettings();
+  restoreEnv?.();
   await openai?.close();
 });
 

@@ -3,7 +3,6 @@
 // took the lock after the lease ran out), no further model call is made; and a scan whose
 // report a reader marked failed meanwhile still records on it the tokens and cost it spent.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { resetSettings } from '../../shared/config/env.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
 import { acquireLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
 import { getReport } from '../../shared/db/patrol.js';
@@ -13,27 +12,18 @@ import { runPatrolScan } from '../../shared/patrol/run.js';
 import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy, WireRequest } from '../support/dynamo-proxy.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
-
-const ENV = {
-  // A 3 s lease: renewed every second.
-  PATROL_LEASE_SECONDS: '3',
-  LLM_PROVIDER: 'openai',
-  LLM_MODEL: 'gpt-4o-mini',
-  LLM_MAX_ATTEMPTS: '1',
-  LLM_RETRY_BASE_MS: '1',
-};
+import { usePatrolModelEnv } from '../support/patrol-env.js';
 
 let proxy: DynamoProxy;
 let openai: FakeOpenAi;
+let restoreEnv: (() => void) | undefined;
 beforeAll(async () => {
   ({ proxy } = await useTestTables({ proxy: true }));
   openai = await startFakeOpenAi();
-  Object.assign(process.env, ENV, { LLM_BASE_URL: openai.baseUrl });
-  resetSettings();
+  restoreEnv = usePatrolModelEnv(openai.baseUrl);
 });
 afterAll(async () => {
-  for (const name of [...Object.keys(ENV), 'LLM_BASE_URL']) delete process.env[name];
-  resetSettings();
+  restoreEnv?.();
   await openai?.close();
 });
 beforeEach(() => openai.reset());
