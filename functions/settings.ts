@@ -22,10 +22,10 @@ import {
   liveRuleSet,
   reviewConfigChange,
   withdrawConfigChange,
-  ruleSetEtag,
   ruleSetVersions,
   submitRuleSet,
 } from '../shared/rules/editing.js';
+import { ruleSetEtag } from '../shared/http/etags.js';
 import { expectedRevision, generalSettings, updateGeneralSettings } from '../shared/settings/general.js';
 import { settingsGroup } from '../shared/routes/settings.js';
 import { refreshRoutes } from '../shared/scoring/refresh.js';

@@ -18,6 +18,7 @@ import {
   type UserRecord,
 } from '../db/users.js';
 import { Conflict, Forbidden, NotFound } from '../http/errors.js';
+import { userEtag } from '../http/etags.js';
 import { ifMatchNumber } from '../http/if-match.js';
 import { Reply } from '../http/route.js';
 import { displayTime } from '../text.js';
@@ -51,14 +52,11 @@ const managed = (u: UserRecord): ManagedUser => ({
 });
 
 /**
- * An account's ETag (`"u3"`): its version, which each list entry carries and each write of the account moves. Sent
- * back as If-Match, PATCH and DELETE of the account are applied only while it is still that version: an
- * administrator's change made on a list read before another's is a 409, never a silent overwrite. Without
- * If-Match they apply to whatever is stored, as before (API clients, CLIs).
+ * The account version an If-Match names (`"u3"`, shared/http/etags.ts: the version each list entry carries and each
+ * write of the account moves); undefined without one (or with `*`), a 400 for anything else. PATCH and DELETE of the
+ * account are applied only while it is still that version: an administrator's change made on a list read before
+ * another's is a 409, never a silent overwrite. Without If-Match they apply to whatever is stored (API clients, CLIs).
  */
-export const userEtag = (version: number) => `"u${version}"`;
-
-/** The account version an If-Match names; undefined without one (or with `*`), a 400 for anything else. */
 export const expectedUserVersion = (ifMatch: string | undefined) => ifMatchNumber(ifMatch, 'u', 'this user (its version in the users list)');
 
 /** A PATCH's answer with the ETag of the version it left: the If-Match of a next change, with no list read between. */

@@ -1,6 +1,6 @@
 // If-Match as the service's writes read it: one strong ETag of the form GET answers, a letter and a
-// number (`"v5"` a rule set's version, `"t3"` an issue's triage, `"r2"` the general settings' revision),
-// or `*` (no precondition). One parser, so every write refuses a malformed one the same way.
+// number (etags.ts: `"v5"` a rule set's version, `"t3"` an issue's triage, `"r2"` the general settings'
+// revision, `"u4"` an account's version), or `*` (no precondition). One parser, so every write refuses a malformed one the same way.
 import * as z from '../zod.js';
 import { BadRequest, PreconditionFailed } from './errors.js';
 import type { RouteDeclaration } from './route.js';

@@ -3,12 +3,10 @@
 // If-Match is applied only while it is still current. Without If-Match a PATCH applies its fields on
 // top of whatever is stored (its own before/after audited), as before: an API client's choice.
 import { Conflict } from '../http/errors.js';
+import { triageEtag } from '../http/etags.js';
 import { ifMatchNumber } from '../http/if-match.js';
 import { Reply } from '../http/route.js';
 import { displayTime } from '../text.js';
-
-/** The ETag of an issue's triage as GET answers it. */
-export const triageEtag = (version: number) => `"t${version}"`;
 
 /** `body` answered with the ETag of triage `version`: GET's, or the one a PATCH left (a next PATCH's If-Match, no GET between). */
 export const withTriageEtag = <T>(body: T, version: number) => new Reply(200, body, { ETag: triageEtag(version) });

@@ -54,9 +54,6 @@ export async function liveRuleSet(name: RuleSetName): Promise<LiveRuleSet> {
     : { content: defaultRuleText(name), source: 'live', version: 0, updated_at: null, updated_by: null };
 }
 
-/** The ETag of a rule set version: `"v5"` (strong; the version number identifies the content). */
-export const ruleSetEtag = (version: number) => `"v${version}"`;
-
 /**
  * The version a PUT says it edits: from `If-Match` (one strong ETag as GET
  * answers it, e.g. `"v5"`; `*` names none, since a rule set always exists) or

@@ -11,13 +11,11 @@ import { retryOnConflict, transactWrite } from '../db/client.js';
 import { generationAction } from '../db/scores.js';
 import { getGeneralSettings, saveGeneralSettingsAction, type GeneralSettings } from '../db/settings.js';
 import { Conflict } from '../http/errors.js';
+import { generalEtag } from '../http/etags.js';
 import { ifMatchNumber } from '../http/if-match.js';
 import { Reply } from '../http/route.js';
 import { displayTime } from '../text.js';
 import type { Principal } from '../auth/principal.js';
-
-/** The settings' ETag as GET answers it: their revision (`"r3"`), which a PUT may send back as If-Match. */
-export const generalEtag = (revision: number) => `"r${revision}"`;
 
 /** The revision an If-Match names; undefined without one (or with `*`), a 400 for anything else. */
 export const expectedRevision = (ifMatch: string | undefined) => ifMatchNumber(ifMatch, 'r', 'the general settings');

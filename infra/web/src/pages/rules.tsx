@@ -13,7 +13,6 @@ import { ApiProblem, send } from '../api/client';
 import { invalidatePrefixes, useApi } from '../api/hooks';
 import {
   changesEndpoint,
-  etagOf,
   type LiveRules,
   RULE_ENDPOINTS,
   RULE_SET_APPLIES,
@@ -29,6 +28,7 @@ import { hasConflictMarkers, MINE_MARKER, reapply } from '../components/rules/re
 import { type TextProblem, YamlDiff, YamlEditor, type YamlEditorApi } from '../components/rules/yaml-editor';
 import { Empty, Loading, Problem } from '../components/states';
 import { When } from '../components/time';
+import { ruleSetEtag } from '../../../../shared/http/etags.js';
 import { useUrlState } from '../components/url-state';
 import { useSession } from '../session';
 import '../components/rules/rules.css';
@@ -108,7 +108,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     queryFn: async ({ signal }) => {
       const answer = await send(eps.get, { signal });
       const data = answer.data as LiveRules;
-      return { ...data, etag: answer.headers.get('ETag') ?? etagOf(data.version) };
+      return { ...data, etag: answer.headers.get('ETag') ?? ruleSetEtag(data.version) };
     },
   });
 
@@ -169,7 +169,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     try {
       const { data } = await send(eps.put, {
         body: { content: draft, base_version: base.version },
-        headers: { 'if-match': etagOf(base.version) },
+        headers: { 'if-match': ruleSetEtag(base.version) },
       });
       const answer = data as SubmitAnswer;
       setProblems([]);

@@ -17,6 +17,7 @@ import { type ApiProblem, endpoint } from '../api/client';
 import { invalidatePrefixes, useApi, useApiMutation } from '../api/hooks';
 import { useQueryClient } from '@tanstack/react-query';
 import type { Answer, Role } from '../api/types';
+import { userEtag } from '../../../../shared/http/etags.js';
 import { CopyField } from '../components/admin/copy-field';
 import { keepInvite, readInvite } from '../components/admin/kept-invite';
 import { ScrollRegion } from '../components/scroll-region';
@@ -70,10 +71,10 @@ const MAIL_PROBLEMS: Record<NonNullable<Answer<'settings', 'inviteUser'>['email_
 };
 
 /**
- * The If-Match of a change made on a row: the account's version as the list answered it (shared/auth/user-admin.ts), so
- * a change another superadmin made since is a 409 the page explains, never overwritten without a word.
+ * The If-Match of a change made on a row: the account's version as the list answered it, in the service's own ETag
+ * format, so a change another superadmin made since is a 409 the page explains, never overwritten without a word.
  */
-const asRead = (u: ManagedUser) => `"u${u.version}"`;
+const asRead = (u: ManagedUser) => userEtag(u.version);
 
 /** What a 409 for a change made on a stale row says: who changed what is not known here, what the account is now is (its `current`). */
 function changedMeanwhile(current: unknown): string {

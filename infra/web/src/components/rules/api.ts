@@ -84,6 +84,3 @@ export type SubmitAnswer = Answer<'settings', 'putHealthRules'>;
 export type Versions = Answer<'settings', 'healthRuleVersions'>;
 export type ChangeSummary = Answer<'settings', 'listChanges'>['changes'][number];
 export type ChangeDetail = Answer<'settings', 'getChange'>;
-
-/** The ETag a version is served with (`"v0"`: the shipped default). */
-export const etagOf = (version: number) => `"v${version}"`;
