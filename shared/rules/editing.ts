@@ -280,6 +280,21 @@ export interface ReviewResult {
 }
 
 /**
+ * 409 for a review or withdrawal of a proposal no longer pending, read afresh (it may have just lost a race): who
+ * closed it, how and when, so a reviewer retrying or acting on a stale list sees what happened; nothing was changed.
+ */
+async function notPending(changeId: string): Promise<Conflict> {
+  const change = await getChange(changeId);
+  const closedBy =
+    change && change.status !== 'pending' ? ` (${change.status} by ${change.reviewed_by ?? 'unknown'} at ${change.reviewed_at ?? 'an unknown time'})` : '';
+  return new Conflict(`Config change ${changeId} is not pending: it was reviewed or withdrawn already${closedBy}; nothing was changed.`, {
+    change_status: change?.status ?? null,
+    reviewed_by: change?.reviewed_by ?? null,
+    reviewed_at: change?.reviewed_at ?? null,
+  });
+}
+
+/**
  * Approve: the proposed YAML becomes the next version and the proposal is
  * marked approved in one transaction, valid only while the rule set is still
  * at the proposal's base version and the proposal still pending. Reject: marks it.
@@ -293,8 +308,8 @@ export async function reviewConfigChange(
 ): Promise<ReviewResult> {
   const change = await getChange(changeId);
   if (!change) throw new NotFound(`No config change ${changeId}.`);
-  const reviewed = () => new Conflict(`Config change ${changeId} is not pending: it was reviewed or withdrawn already.`);
-  if (change.status !== 'pending') throw reviewed();
+  const reviewed = () => notPending(changeId);
+  if (change.status !== 'pending') throw await reviewed();
 
   if (review.action === 'reject') {
     try {
@@ -304,7 +319,7 @@ export async function reviewConfigChange(
         releasePendingAction(change),
       ]);
     } catch (error) {
-      if (error instanceof ConditionFailed) throw reviewed();
+      if (error instanceof ConditionFailed) throw await reviewed();
       throw error;
     }
     return { status: 'rejected', change_id: changeId, applied: false };
@@ -341,7 +356,7 @@ export async function reviewConfigChange(
     ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
-    if (error.failed.includes(proposalIndex)) throw reviewed();
+    if (error.failed.includes(proposalIndex)) throw await reviewed();
     const currentVersion = (await getCurrentRuleSet(change.rule_set))?.version ?? 0;
     throw new Conflict(
       currentVersion === change.base_version
@@ -366,8 +381,8 @@ export async function withdrawConfigChange(
   const change = await visibleChange(principal, changeId);
   if (change.proposed_by !== principal.username)
     throw new Forbidden(`Only ${change.proposed_by}, who proposed config change ${changeId}, may withdraw it; a superadmin rejects it instead.`);
-  const closed = () => new Conflict(`Config change ${changeId} is not pending: it was reviewed or withdrawn already.`);
-  if (change.status !== 'pending') throw closed();
+  const closed = () => notPending(changeId);
+  if (change.status !== 'pending') throw await closed();
   try {
     await transactWrite([
       reviewChangeAction(changeId, { status: 'withdrawn', by: principal.username, note: '', appliedVersion: null }, now),
@@ -375,7 +390,7 @@ export async function withdrawConfigChange(
       releasePendingAction(change),
     ]);
   } catch (error) {
-    if (error instanceof ConditionFailed) throw closed();
+    if (error instanceof ConditionFailed) throw await closed();
     throw error;
   }
   return { status: 'withdrawn', change_id: changeId };

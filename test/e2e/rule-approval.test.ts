@@ -278,3 +278,34 @@ describe('the impact preview after a refresh', () => {
     expect(detail.body.impact).toMatchObject({ measure: 'classification', clusters_total: 40 });
   });
 });
+
+describe('a review or withdrawal of a proposal closed already (a retry whose answer was lost, or a stale list)', () => {
+  const auditOf = async (action: string, target: string) =>
+    (await call(superadmin, 'GET', `/api/settings/audit?action=${action}&page_size=100`)).body.entries.filter((e: any) => e.target === target);
+
+  it('is 409 naming who closed it, how and when, with no second version or audit entry', async () => {
+    const content = `${(await call(admin, 'GET', '/api/settings/issue-rules')).body.content}\n# approved, then reviewed again\n`;
+    const id = (await call(admin, 'PUT', '/api/settings/issue-rules', { content })).body.change_id as string;
+    const review = `/api/settings/config-changes/${id}/review`;
+    expect((await call(superadmin, 'POST', review, { action: 'approve', note: 'ok' })).status).toBe(200);
+    const version = (await call(admin, 'GET', '/api/settings/issue-rules')).body.version;
+    const detail = (await call(superadmin, 'GET', `/api/settings/config-changes/${id}`)).body;
+
+    for (const [token, body] of [
+      [superadmin, { action: 'approve', note: 'ok' }],
+      [superadmin, { action: 'reject', note: 'ok' }],
+      [superadminB, { action: 'approve', note: 'ok' }],
+    ] as const) {
+      const again = await call(token, 'POST', review, body);
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ status: 409, change_status: 'approved', reviewed_by: 'approval-super', reviewed_at: detail.reviewed_at });
+      expect(again.body.detail).toContain(`(approved by approval-super at ${detail.reviewed_at}); nothing was changed`);
+    }
+    const withdraw = await call(admin, 'POST', `/api/settings/config-changes/${id}/withdraw`);
+    expect(withdraw.status).toBe(409);
+    expect(withdraw.body).toMatchObject({ change_status: 'approved', reviewed_by: 'approval-super' });
+    expect((await call(admin, 'GET', '/api/settings/issue-rules')).body.version).toBe(version);
+    expect(await auditOf('change_approve', id)).toHaveLength(1);
+    expect(await auditOf('change_reject', id)).toHaveLength(0);
+  });
+});
