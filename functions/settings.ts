@@ -98,7 +98,7 @@ export const handler = createGroupHandler(settingsGroup, {
   patchUser: async (req) =>
     withUserEtag(await updateUser(req.principal, req.params.email, req.body, await callerOf(req), expectedUserVersion(req.headers['if-match']))),
   deleteUser: async (req) => removeUser(req.principal, req.params.email, await callerOf(req), expectedUserVersion(req.headers['if-match'])),
-  resetPassword: async (req) => resetUserPassword(req.principal, req.params.email, await callerOf(req)),
+  resetPassword: async (req) => resetUserPassword(req.principal, req.params.email, await callerOf(req), expectedUserVersion(req.headers['if-match'])),
   audit: async (req) => auditPage(req.query),
   roles: async () => rolesList(),
 });

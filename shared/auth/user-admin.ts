@@ -233,9 +233,13 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
  * who forgot theirs, or whose password leaked). The password stops working and every session ends at once; a
  * single-use link, mailed or answered as an invitation's is, lets its owner choose a new one within
  * PASSWORD_RESET_DAYS. A reset again replaces the link. Audited in the same transaction, before any mail goes out.
+ * An If-Match `"u<version>"` (`expected`), as PATCH and DELETE take: 409 `staleUser` when the account changed since.
+ * The reset moves the account's version, as a PATCH that changes it does.
  */
-export async function resetUserPassword(actor: Principal, email: string, caller: Caller): Promise<PasswordResetResponse> {
+export async function resetUserPassword(actor: Principal, email: string, caller: Caller, expected?: number): Promise<PasswordResetResponse> {
   const before = await targetOf(actor, email, 'reset the password of');
+  // Before the state's own refusals: a reset on a stale read is told what the account is now (current_etag, current).
+  requireVersion(before, expected);
   if (before.source === 'ldap') {
     throw new Conflict(`${before.email} signs in through the directory (LDAP): its password is the directory's, and is reset there.`);
   }

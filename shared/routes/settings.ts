@@ -438,10 +438,13 @@ export const settingsGroup = defineGroup({
       auth: 'user',
       roles: SUPERADMIN,
       params: EmailParams,
+      // If-Match (beyond the contract): as PATCH's, the account's version as the users list answered it.
+      headers: IfMatchHeader,
       response: PasswordResetResponse,
-      // 409: one's own account, a directory (LDAP) account, a pending invitation, a deactivated account, or changed meanwhile;
+      // 400: an If-Match that is not an account's ETag; 409: one's own account, a directory (LDAP) account, a pending
+      // invitation, a deactivated account, changed since the If-Match's version, or changed meanwhile;
       // 503: the mail settings are wrong (read before anything is stored).
-      problems: [409, 503],
+      problems: [400, 409, 503],
     },
     audit: {
       method: 'GET',

@@ -643,6 +643,53 @@ describe('two superadmins changing one account from the users list', () => {
     expect(await getUser('listed-target')).toBeUndefined();
   });
 
+  it('a password reset takes the same If-Match: on a stale read a 409 with what is stored now, nothing reset; on the current one it resets and moves the version', async () => {
+    const alice = await userToken('superadmin', 'reset-alice');
+    const bob = await userToken('superadmin', 'reset-bob');
+    await createUser({
+      username: 'reset-target',
+      name: 'Reset',
+      email: 'reset-target@example.com',
+      role: 'viewer',
+      is_active: true,
+      password_hash: await hashPassword('pw-12345678'),
+    });
+    const reset = (token: string, ifMatch?: string) =>
+      call(settings as Handler, {
+        method: 'POST',
+        path: '/api/settings/users/reset-target@example.com/password-reset',
+        routeKey: 'POST /api/settings/users/{email}/password-reset',
+        params: { email: 'reset-target@example.com' },
+        headers: { authorization: `Bearer ${token}`, ...(ifMatch ? { 'if-match': ifMatch } : {}) },
+      });
+    const read = `"u${(await listed(bob, 'reset-target@example.com')).version}"`;
+    // Alice deactivates the account after Bob read the list.
+    const deactivated = await send(alice, 'PATCH', 'reset-target@example.com', { is_active: false }, read);
+    expect(deactivated.statusCode).toBe(200);
+    const auditBefore = (await listAudit()).filter((e) => e.target === 'reset-target@example.com').length;
+    const stale = await reset(bob, read);
+    expect(stale.statusCode).toBe(409);
+    expect(stale.json).toMatchObject({
+      status: 409,
+      detail: expect.stringMatching(/^reset-target@example\.com was changed by someone else at .+ after you read it: nothing was changed/),
+      current_etag: deactivated.headers?.ETag,
+      current: { role: 'viewer', is_active: false },
+    });
+    const stored = await getUser('reset-target');
+    expect(stored).toMatchObject({ is_active: false, version: deactivated.json!.user.version });
+    expect(stored!.password_reset_at).toBeUndefined();
+    expect((await listAudit()).filter((e) => e.target === 'reset-target@example.com')).toHaveLength(auditBefore);
+    expect((await reset(bob, 'W/"u1"')).statusCode).toBe(400);
+
+    // Reactivated, and reset on the version now stored: made, and the version moves as a PATCH's does.
+    const active = await send(alice, 'PATCH', 'reset-target@example.com', { is_active: true }, stale.json!.current_etag);
+    expect(active.statusCode).toBe(200);
+    const made = await reset(bob, active.headers?.ETag);
+    expect(made.statusCode, JSON.stringify(made.json)).toBe(200);
+    expect(await getUser('reset-target')).toMatchObject({ is_active: true, version: active.json!.user.version + 1, password_reset_at: expect.any(String) });
+    expect((await reset(bob, active.headers?.ETag)).statusCode).toBe(409);
+  });
+
   it('an account stored before versions were kept reads as version 0 and is changed on it once', async () => {
     const carol = await userToken('superadmin', 'list-carol');
     const old = await createUser({ username: 'unversioned', name: 'Old', email: 'unversioned@example.com', role: 'viewer', is_active: true });

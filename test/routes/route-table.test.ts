@@ -239,6 +239,7 @@ describe('OpenAPI document', () => {
         'PUT /api/settings/general if-match',
         'PATCH /api/settings/users/{email} if-match',
         'DELETE /api/settings/users/{email} if-match',
+        'POST /api/settings/users/{email}/password-reset if-match',
         'POST /api/auth/logout x-session-duration',
         'POST /api/dashboard-embed/acquire-session origin',
         // The browser's own, which the BI server ties the session to.
