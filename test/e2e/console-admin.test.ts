@@ -375,6 +375,25 @@ describe('people', { timeout: 90_000 }, () => {
     expect((await api(service.url, admin, 'DELETE', `/api/settings/users/${encodeURIComponent(who.email)}`)).status).toBe(200);
   });
 
+  it('an account deactivated by another superadmin while the page is open: its password reset is refused, said so, and nothing is reset', async () => {
+    const who = { email: 'rex-reset-stale@example.com', name: 'Rex Stale', role: 'viewer' as const, password: 'rex-stale-password' };
+    await addUser(service.url, admin, who);
+    await open(adminPage, '/users', 'People');
+    const row = adminPage.locator(`tr[data-email="${who.email}"]`);
+    await row.getByRole('button', { name: `Reset the password of ${who.email}` }).waitFor();
+    // Deactivated elsewhere; this page has not read the list since.
+    expect((await api(service.url, admin, 'PATCH', `/api/settings/users/${encodeURIComponent(who.email)}`, { is_active: false })).status).toBe(200);
+    await row.getByRole('button', { name: `Reset the password of ${who.email}` }).click();
+    await adminPage.getByRole('button', { name: `Confirm resetting the password of ${who.email}` }).click();
+    const refused = adminPage.getByRole('alert').filter({ hasText: `Could not reset the password of ${who.email}` });
+    await refused.waitFor();
+    expect(await refused.textContent()).toContain(
+      'someone else changed this account after this page read it, so nothing was changed. It is now viewer, inactive.',
+    );
+    const stored = (await api(service.url, admin, 'GET', '/api/settings/users')).body.users.find((u: { email: string }) => u.email === who.email);
+    expect(stored).toMatchObject({ is_active: false, password_reset_pending: false });
+  });
+
   it('wraps a display name of one long word in its column: email, role, status and actions stay in view', async () => {
     const email = 'lou-longname@example.com';
     const name = `Lou${'longname'.repeat(15)}xyzab`; // 128 characters, the most a display name takes, and no space

@@ -314,7 +314,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
     // The confirmation it came from goes and the row stays: focus moves to what the reset answers (its link, to copy).
     focusOutcome.current = true;
     resetPassword.mutate(
-      { params: { email: u.email } },
+      { params: { email: u.email }, headers: { 'if-match': asRead(u) } },
       {
         onSuccess: (answer) => {
           const until = utc(answer.expires_at);
