@@ -9,6 +9,7 @@
 //                  both win. Finishing a task (done or failed) removes active_task_id.
 //   investigation: pk = INV#<investigation_id>, sk = INV
 //                  gsi1: gsi1pk = INVESTIGATIONS, gsi1sk = <created_at>#<investigation_id> (time range, newest first)
+import { randomUUID } from 'node:crypto';
 import { InvestigationSeverity, type AgentTaskView, type Investigation, type InvestigationSummary } from '../agents/schemas.js';
 import {
   ConditionFailed,
@@ -24,6 +25,7 @@ import {
   updateItem,
   type TransactItem,
 } from './client.js';
+import { runSpend } from './llm-usage.js';
 import { ttlAfterDays } from './tables.js';
 import { itemReader, nullable, number, oneOf, optional, pickFields, string, type Fields } from './items.js';
 
@@ -48,6 +50,12 @@ export type AgentTask = Omit<AgentTaskView, 'status'> & {
   investigation_id: string | null;
   /** After a failed attempt: not claimed again before this time (retries are spaced out). */
   not_before?: string | null;
+  /**
+   * The running attempt's investigation id, the run id its model calls carry in the usage ledger: set with the claim,
+   * so whoever finds the attempt stopped (its worker killed) puts what the ledger charged for it on the task. Absent
+   * on tasks claimed before it was kept (their stopped attempt adds nothing, as before).
+   */
+  attempt_id?: string | null;
   /** What its failed attempts spent on the model (the ledger charged it): added to the investigation that ends it. */
   spent_input_tokens?: number;
   spent_output_tokens?: number;
@@ -98,6 +106,7 @@ const readTask = itemReader<AgentTask>({
   finished_at: nullable(string),
   investigation_id: nullable(string),
   not_before: optional(nullable(string)),
+  attempt_id: optional(nullable(string)),
   spent_input_tokens: optional(number),
   spent_output_tokens: optional(number),
   spent_cost_usd: optional(number),
@@ -218,7 +227,7 @@ export async function listOpenTasks(limit = Infinity): Promise<AgentTask[]> {
 }
 
 /** What choosing an open task to take reads of it (`firstOpenTask`): the state a claim decides on, no texts. */
-export type OpenTaskState = Pick<AgentTask, 'task_id' | 'cluster_id' | 'status' | 'attempts' | 'claimed_at' | 'not_before'>;
+export type OpenTaskState = Pick<AgentTask, 'task_id' | 'cluster_id' | 'status' | 'attempts' | 'claimed_at' | 'not_before' | 'attempt_id'>;
 const openStateFields: Fields<OpenTaskState> = {
   task_id: string,
   cluster_id: string,
@@ -226,6 +235,7 @@ const openStateFields: Fields<OpenTaskState> = {
   attempts: number,
   claimed_at: nullable(string),
   not_before: optional(nullable(string)),
+  attempt_id: optional(nullable(string)),
 };
 const OPEN_STATE_FIELDS = Object.keys(openStateFields);
 const readOpenState = itemReader(openStateFields);
@@ -275,18 +285,36 @@ export const isStale = (task: Pick<AgentTask, 'status' | 'claimed_at'>, leaseMs:
   task.status === 'running' && task.claimed_at !== null && Date.parse(task.claimed_at) < now.getTime() - leaseMs;
 
 /**
+ * What a stopped attempt spent (its worker killed, timed out, out of memory: it wrote nothing of it): its model
+ * calls as the usage ledger recorded them under its id since its claim (runSpend). Undefined for a task claimed
+ * before the attempt's id was kept, or an attempt that made no call.
+ */
+async function stoppedAttemptSpend(task: Pick<AgentTask, 'attempt_id' | 'claimed_at'>): Promise<AttemptSpend | undefined> {
+  if (!task.attempt_id || !task.claimed_at) return undefined;
+  const spend = await runSpend(task.attempt_id, task.claimed_at);
+  return spend && { input_tokens: spend.input_tokens, output_tokens: spend.output_tokens, cost_usd: spend.cost_usd };
+}
+
+/**
  * Takes a pending task, or a running one whose claim is older than the lease,
- * for `owner` (conditional update: of two racing workers exactly one gets it).
+ * for `owner` (conditional update: of two racing workers exactly one gets it),
+ * as attempt `attemptId` (the investigation id its model calls carry as their run).
  * Undefined when the task is not claimable (taken, finished, out of attempts).
  */
-export async function claimTask(taskId: string, owner: string, leaseMs: number, now = new Date()): Promise<AgentTask | undefined> {
+export async function claimTask(
+  taskId: string,
+  owner: string,
+  leaseMs: number,
+  now = new Date(),
+  attemptId: string = randomUUID(),
+): Promise<AgentTask | undefined> {
   const claimedAt = now.toISOString();
   const claim = await conditionalWrite(
     'investigations',
     taskKey(taskId),
     () =>
       updateItem('investigations', taskKey(taskId), {
-        UpdateExpression: 'SET #status = :running, attempts = attempts + :one, claimed_at = :now, #owner = :owner',
+        UpdateExpression: 'SET #status = :running, attempts = attempts + :one, claimed_at = :now, #owner = :owner, attempt_id = :attempt',
         ConditionExpression:
           'attribute_exists(pk) AND attempts < :max AND ' +
           '((#status = :pending AND (attribute_not_exists(not_before) OR not_before <= :now)) OR (#status = :running AND claimed_at < :stale))',
@@ -297,6 +325,7 @@ export async function claimTask(taskId: string, owner: string, leaseMs: number, 
           ':one': 1,
           ':now': claimedAt,
           ':owner': owner,
+          ':attempt': attemptId,
           ':max': MAX_ATTEMPTS,
           ':stale': new Date(now.getTime() - leaseMs).toISOString(),
         },
@@ -309,17 +338,21 @@ export async function claimTask(taskId: string, owner: string, leaseMs: number, 
   // Found in place after a lost answer: the stored task is the claim (what it was before is not known, so no take-over note).
   if ('found' in claim) return readTask(claim.found);
   const old = readTask(claim.result!); // ALL_OLD of an item the condition required to exist
-  const claimed: AgentTask = { ...old, status: 'running', attempts: old.attempts + 1, claimed_at: claimedAt, owner };
+  const claimed: AgentTask = { ...old, status: 'running', attempts: old.attempts + 1, claimed_at: claimedAt, owner, attempt_id: attemptId };
   if (old.status === 'running') {
-    // Taken over from a worker that stopped: its attempt counts, and the record says why.
+    // Taken over from a worker that stopped: its attempt counts, and the record says why and what it spent (the
+    // ledger's calls of it), so the investigation that ends the task counts that spend too.
     claimed.last_error = `attempt ${old.attempts} stopped without finishing (its worker did not finish within the lease)`;
+    const spent = spentFields(old, await stoppedAttemptSpend(old));
+    Object.assign(claimed, spent);
+    const set = setFields({ last_error: claimed.last_error, ...spent });
     await updateItem('investigations', taskKey(taskId), {
-      UpdateExpression: 'SET last_error = :error',
-      ConditionExpression: '#owner = :owner',
-      ExpressionAttributeNames: { '#owner': 'owner' },
-      ExpressionAttributeValues: { ':error': claimed.last_error, ':owner': owner },
+      UpdateExpression: set.set,
+      ConditionExpression: '#owner = :owner AND attempt_id = :attempt',
+      ExpressionAttributeNames: { ...set.names, '#owner': 'owner' },
+      ExpressionAttributeValues: { ...set.values, ':owner': owner, ':attempt': attemptId },
       ReturnValues: 'NONE',
-    }).catch(() => undefined); // informative only
+    }).catch(() => undefined); // the claimed task carries both: this attempt's own close writes them too
   }
   return claimed;
 }
@@ -419,16 +452,25 @@ export async function failTaskAttempt(
   return 'failed';
 }
 
-/** A running task whose worker died on its last attempt: `failed`, unless someone touched it since it was read. */
-export async function expireTask(task: Pick<AgentTask, 'task_id' | 'cluster_id' | 'claimed_at' | 'attempts'>, now = new Date()): Promise<boolean> {
+/**
+ * A running task whose worker died on its last attempt: `failed`, unless someone touched it since it was read, with
+ * what that attempt spent (the ledger's calls of it) added to the spend of the task's earlier attempts.
+ */
+export async function expireTask(
+  task: Pick<AgentTask, 'task_id' | 'cluster_id' | 'claimed_at' | 'attempts' | 'attempt_id'>,
+  now = new Date(),
+): Promise<boolean> {
   const condition = {
     ConditionExpression: '#status = :running AND claimed_at = :claimed AND attempts = :attempts',
     names: { '#status': 'status' },
     values: { ':running': 'running', ':claimed': task.claimed_at, ':attempts': task.attempts },
   };
   const reason = `attempt ${task.attempts} of ${MAX_ATTEMPTS} stopped without finishing (its worker did not finish within the lease)`;
+  const stopped = await stoppedAttemptSpend(task);
+  // Its earlier attempts' spend, read whole: the condition below fails if the task moved since.
+  const spend = stopped ? spentFields((await getTask(task.task_id)) ?? ({} as AgentTask), stopped) : {};
   try {
-    await transactWrite(closeTask(task, condition, { status: 'failed', last_error: reason }, now));
+    await transactWrite(closeTask(task, condition, { status: 'failed', last_error: reason, ...spend }, now));
     return true;
   } catch (error) {
     if (error instanceof ConditionFailed) return false;
