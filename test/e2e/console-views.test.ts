@@ -813,6 +813,41 @@ describe('numbers', { timeout: 60_000 }, () => {
     expect.soft(await cells.nth(2).textContent()).toContain('.');
     expect.soft(await cells.nth(4).textContent()).toBe(en(withDecimals!.samples, { max: 0 }));
   });
+
+  it('the cluster page writes its counts with thousands separators, in a German browser too (1,234, never "1234" or "1.234")', async () => {
+    // Counts of 1,000 or more from the service's own answers, raised on their way to this page only: a cluster with
+    // 1,234 alerts in 7 days and 1,500 open issues would take minutes of ingest to build.
+    const { cluster_id: id, cluster_name: name } = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores[0];
+    const page = await browser.page({ locale: 'de-DE' });
+    await signIn(page, 'admin', PASSWORD);
+    await page.route('**/api/fleet/scores', async (route) => {
+      const answer = await (await route.fetch()).json();
+      for (const s of answer.scores) if (s.cluster_id === id) s.firing_alert_count_7d = 1234;
+      await route.fulfill({ json: answer });
+    });
+    await page.route(
+      (url) => url.pathname === '/api/issues' && url.searchParams.get('status') === 'Ongoing' && url.searchParams.get('cluster_id') === id,
+      async (route) => {
+        const answer = await (await route.fetch()).json();
+        answer.total = 1500;
+        await route.fulfill({ json: answer });
+      },
+    );
+    await page.goto(`/clusters/${encodeURIComponent(id)}`);
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const alerts = page.locator('.cluster-subscores li').filter({ hasText: 'fired in the last 7 days' });
+    await expect.poll(() => alerts.textContent()).toContain('(1,234 fired in the last 7 days)');
+    const open = page.getByRole('heading', { level: 3, name: /^Open \(/ }).first();
+    await expect.poll(() => open.textContent()).toBe('Open (1,500)');
+    await expect
+      .poll(() =>
+        page
+          .getByText(/^Showing the latest \d+ of /)
+          .first()
+          .textContent(),
+      )
+      .toMatch(/of 1,500;/);
+  });
 });
 
 describe('critical clusters and analysis', { timeout: 60_000 }, () => {

@@ -3,6 +3,7 @@
 // when the list offers a size: a new size starts again at page 1).
 import './pager.css';
 import { Button } from './button';
+import { count } from './format';
 
 const SIZES = ['10', '20', '50', '100'];
 
@@ -33,7 +34,7 @@ export function Pager({
       {step('First', 1, page <= 1)}
       {step('Previous', Math.min(page - 1, last), page <= 1)}
       <span aria-current="page">
-        Page {page} of {last}
+        Page {count(page)} of {count(last)}
       </span>
       {step('Next', page + 1, page >= last)}
       {step('Last', last, page >= last)}

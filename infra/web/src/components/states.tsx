@@ -4,6 +4,7 @@
 import type { ReactNode } from 'react';
 import { ApiProblem } from '../api/client';
 import { SiblingLink } from './list-link';
+import { count } from './format';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -22,7 +23,7 @@ export function PastLastPage({ page, last, onLast }: { page: number; last: numbe
   return (
     <Empty>
       <p>
-        Page {page} is past the last page ({last}).
+        Page {count(page)} is past the last page ({count(last)}).
       </p>
       <button type="button" onClick={onLast}>
         Go to page {last}

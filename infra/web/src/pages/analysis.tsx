@@ -17,6 +17,7 @@ import { Bars } from '../components/views/bars';
 import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
 import '../components/views/views.css';
 import './analysis.css';
+import { count } from '../components/format';
 
 const breakingEp = endpoint<'analysis', 'breaking'>('GET', '/api/analysis/breaking');
 const usageEp = endpoint<'analysis', 'usage'>('GET', '/api/analysis/usage');
@@ -100,7 +101,7 @@ function BreakingSection({ data, filters, setFilters, ids }: { data: Breaking; f
           <li key={`${t.metric}-${t.threshold}`} className={`card analysis-card${filters.metric === t.metric ? ' selected' : ''}`}>
             <h3>{metricLabel(t.metric)}</h3>
             <p className="analysis-card-count">
-              <strong>{t.count}</strong> cluster{t.count === 1 ? '' : 's'} at or past {withUnit(t.threshold, t.unit)}
+              <strong>{count(t.count)}</strong> cluster{t.count === 1 ? '' : 's'} at or past {withUnit(t.threshold, t.unit)}
             </p>
             {t.clusters.length > 0 && (
               <ul className="analysis-card-list">
@@ -186,7 +187,7 @@ function UsageSection({ data, ids }: { data: Usage; ids: Map<string, string> }) 
       <div className="card">
         {data.compaction_bars.length ? (
           <Bars
-            title={`Compaction score, the ${data.compaction_bars.length} highest (the line marks the threshold)`}
+            title={`Compaction score, the ${count(data.compaction_bars.length)} highest (the line marks the threshold)`}
             items={data.compaction_bars.map((b) => ({
               key: b.cluster_name,
               label: link(b.cluster_name),
@@ -201,7 +202,7 @@ function UsageSection({ data, ids }: { data: Usage; ids: Map<string, string> }) 
       <div className="card">
         {data.latency_trend.length ? (
           <Bars
-            title={`Query latency, the ${data.latency_trend.length} highest by average: maximum (light) and average (dark)`}
+            title={`Query latency, the ${count(data.latency_trend.length)} highest by average: maximum (light) and average (dark)`}
             unit=" ms"
             items={data.latency_trend.map((b) => ({
               key: b.cluster_name,
@@ -219,7 +220,7 @@ function UsageSection({ data, ids }: { data: Usage; ids: Map<string, string> }) 
       <div className="card">
         {data.qps_bars.length ? (
           <Bars
-            title={`Queries per second, the ${data.qps_bars.length} highest`}
+            title={`Queries per second, the ${count(data.qps_bars.length)} highest`}
             items={data.qps_bars.map((b) => ({ key: b.cluster_name, label: link(b.cluster_name), values: [{ name: 'qps', value: b.value }] }))}
           />
         ) : (
@@ -304,7 +305,7 @@ function UpgradesSection({ data, filters, setFilters }: { data: Upgrades; filter
         )}
       </div>
       <p className="view-note">
-        {behindCount} of {data.clusters.length} active clusters run an older version than one available.
+        {count(behindCount)} of {count(data.clusters.length)} active clusters run an older version than one available.
       </p>
       <search className="toolbar" aria-label="Filter upgrades">
         <SearchFilter value={filters.uq} onChange={(uq) => setFilters({ uq })} />

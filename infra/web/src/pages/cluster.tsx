@@ -17,6 +17,7 @@ import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states'
 import { useUrlState } from '../components/url-state';
 import { When } from '../components/time';
 import { Badge, fmt, fmtScore, Stamp } from '../components/views/common';
+import { count } from '../components/format';
 import '../components/views/views.css';
 import './cluster.css';
 import { StaleBadge, staleText } from '../components/stale-badge';
@@ -79,7 +80,7 @@ function InventoryFacts({ c }: { c: Inventory }) {
     ['Region', c.region],
     ['Engine version', c.engine_version],
     ['State', c.resource_state],
-    ['Nodes', fmt(c.node_count)],
+    ['Nodes', count(c.node_count)],
     ['First seen', <When key="created" iso={c.created_at} />],
     ['Inventory updated', <When key="updated" iso={c.updated_at} />],
   ];
@@ -196,7 +197,7 @@ function Scores({ clusterId }: { clusterId: string }) {
                 Metrics <strong>{fmtScore(unified.metrics_score)}</strong>
               </li>
               <li>
-                Alerts <strong>{fmtScore(unified.alerts_score)}</strong> ({unified.firing_alert_count_7d} fired in the last 7 days)
+                Alerts <strong>{fmtScore(unified.alerts_score)}</strong> ({count(unified.firing_alert_count_7d)} fired in the last 7 days)
               </li>
               <li>
                 Tier-adjusted <strong>{fmtScore(unified.tier_adjusted_score)}</strong>
@@ -381,7 +382,7 @@ function IssueTable({ caption, issues, base }: { caption: string; issues: IssueR
               <td>
                 <Badge status={i.severity} />
               </td>
-              <td className="num">{fmt(i.alert_count)}</td>
+              <td className="num">{count(i.alert_count)}</td>
               <td>
                 <When iso={i.first_seen} label={false} />
               </td>
@@ -485,12 +486,12 @@ function IssuePart({
   return (
     <>
       <h3>
-        {title} ({data.total})
+        {title} ({count(data.total)})
       </h3>
       {data.issues.length ? <IssueTable caption={caption} issues={data.issues} base={base} /> : <p className="muted">{none}</p>}
       {data.total > data.issues.length && (
         <p className="muted">
-          Showing the latest {data.issues.length} of {data.total}; <Link to={list}>the list has them all</Link>.
+          Showing the latest {count(data.issues.length)} of {count(data.total)}; <Link to={list}>the list has them all</Link>.
         </p>
       )}
     </>
@@ -520,7 +521,7 @@ function Investigations({ cluster }: { cluster: Inventory }) {
           <InvestigationTable rows={rows} label="Investigations of this cluster" caption="Investigations of this cluster, newest first" ofOneCluster />
           {more && (
             <p className="muted">
-              Showing the latest {rows.length} of {list.data?.total}.
+              Showing the latest {count(rows.length)} of {count(list.data?.total ?? 0)}.
             </p>
           )}
         </>
@@ -548,7 +549,7 @@ function MetricChart({ dates, metric, rule }: { dates: string[]; metric: MetricS
     if (!last) return 'No samples.';
     const low = Math.min(...metric.points.map((p) => p.min));
     const high = Math.max(...metric.points.map((p) => p.max));
-    return `Latest day (${last.day}): average ${fmt(last.avg)}, last ${fmt(last.last)}. ${dates.length}-day range ${fmt(low)} to ${fmt(high)}, ${metric.points.length} days with samples.`;
+    return `Latest day (${last.day}): average ${fmt(last.avg)}, last ${fmt(last.last)}. ${count(dates.length)}-day range ${fmt(low)} to ${fmt(high)}, ${count(metric.points.length)} days with samples.`;
   }, [metric, dates]);
   return (
     <div className="card cluster-chart">

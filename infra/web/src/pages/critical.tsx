@@ -17,6 +17,7 @@ import './critical.css';
 import { ScrollRegion } from '../components/scroll-region';
 import { DataTable } from '../components/data-table';
 import { createColumnHelper } from '@tanstack/react-table';
+import { count } from '../components/format';
 
 const criticalEp = endpoint<'critical-clusters', 'list'>('GET', '/api/critical-clusters');
 const fleetCriticalEp = endpoint<'fleet', 'critical'>('GET', '/api/fleet/critical');
@@ -77,7 +78,7 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
               {/* The fleet's unified score (metrics and alerts), not the metrics-only health score the Health page lists. */}
               Unified score {fmtScore(c.health.overall_score)} <Badge status={c.health.classification} />
               {' · '}
-              {c.alert_total} alert{c.alert_total === 1 ? '' : 's'} fired in the last 14 days
+              {count(c.alert_total)} alert{c.alert_total === 1 ? '' : 's'} fired in the last 14 days
             </p>
           </section>
           <section>
@@ -110,7 +111,7 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
         {c.alerts.length > 0 && (
           <details className="critical-alerts">
             <summary>
-              Alerts ({c.alerts.length} kind{c.alerts.length === 1 ? '' : 's'}, {c.alert_total} fired in the last 14 days)
+              Alerts ({count(c.alerts.length)} kind{c.alerts.length === 1 ? '' : 's'}, {count(c.alert_total)} fired in the last 14 days)
             </summary>
             <ScrollRegion label={`Alerts that fired on ${c.cluster_name} in the last 14 days`}>
               <table>
@@ -129,7 +130,7 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
                   {c.alerts.map((a) => (
                     <tr key={a.alert_name}>
                       <th scope="row">{a.alert_name}</th>
-                      <td className="num">{a.count}</td>
+                      <td className="num">{count(a.count)}</td>
                       <td>
                         <When iso={a.first} label={false} />
                       </td>
@@ -241,7 +242,7 @@ export default function CriticalPage() {
             <div className="label">Warning by risk</div>
           </li>
           <li className="tile">
-            <div className="value">{critical.data.clusters.length}</div>
+            <div className="value">{count(critical.data.clusters.length)}</div>
             <div className="label">Most severe, listed</div>
           </li>
         </ul>

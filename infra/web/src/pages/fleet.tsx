@@ -197,15 +197,15 @@ function Distribution({ kpis }: { kpis: Kpis }) {
     { name: 'Warning', count: kpis.warning_count },
     { name: 'Critical', count: kpis.critical_count },
   ];
-  const summary = parts.map((p) => `${p.count} ${p.name.toLowerCase()} (${percent(p.count / total)})`).join(', ');
+  const summary = parts.map((p) => `${count(p.count)} ${p.name.toLowerCase()} (${percent(p.count / total)})`).join(', ');
   return (
     <div className="fleet-dist">
       <h3 id="fleet-dist-title">Health distribution</h3>
-      <div className="fleet-dist-bar" role="img" aria-label={`Health distribution: ${summary} of ${total} clusters`}>
+      <div className="fleet-dist-bar" role="img" aria-label={`Health distribution: ${summary} of ${count(total)} clusters`}>
         {parts
           .filter((p) => p.count > 0)
           .map((p) => (
-            <span key={p.name} className={`seg ${p.name}`} style={{ flexGrow: p.count }} title={`${p.name}: ${p.count}`} />
+            <span key={p.name} className={`seg ${p.name}`} style={{ flexGrow: p.count }} title={`${p.name}: ${count(p.count)}`} />
           ))}
       </div>
       <ul className="fleet-dist-legend" aria-labelledby="fleet-dist-title">
@@ -220,7 +220,7 @@ function Distribution({ kpis }: { kpis: Kpis }) {
                 onClick={() => setFilters({ classification: only ? [] : [p.name] })}
               >
                 <span className={`swatch ${p.name}`} aria-hidden="true" />
-                {p.name} <strong>{p.count}</strong> <span className="muted">{percent(p.count / total)}</span>
+                {p.name} <strong>{count(p.count)}</strong> <span className="muted">{percent(p.count / total)}</span>
               </button>
             </li>
           );
@@ -335,7 +335,8 @@ function ScoresTable({ scores }: { scores: Score[] }) {
         </Button>
       </search>
       <p className="muted fleet-count" role="status" aria-live="polite">
-        {filtered ? `${rows.length} of ${scores.length} clusters match.` : `${scores.length} clusters.`} Arrow keys move between rows; the headers sort.
+        {filtered ? `${count(rows.length)} of ${count(scores.length)} clusters match.` : `${count(scores.length)} clusters.`} Arrow keys move between rows; the
+        headers sort.
       </p>
       <DataTable
         data={rows}

@@ -22,6 +22,7 @@ import '../components/views/views.css';
 import './health.css';
 import { ScrollRegion } from '../components/scroll-region';
 import { Button } from '../components/button';
+import { count } from '../components/format';
 
 const scoresEp = endpoint<'health', 'scores'>('GET', '/api/health/scores');
 const kpisEp = endpoint<'health', 'kpis'>('GET', '/api/health/kpis');
@@ -156,7 +157,7 @@ function Refresh() {
       </Button>
       <span role="status" aria-live="polite" className="muted">
         {refresh.running && 'Still running in the background; checking every 2 s…'}
-        {refresh.isSuccess && `Recomputed ${refresh.data.scores.length} clusters.`}
+        {refresh.isSuccess && `Recomputed ${count(refresh.data.scores.length)} clusters.`}
       </span>
       {refresh.isError && <Problem error={refresh.error} retry={() => refresh.mutate()} />}
     </div>
@@ -404,7 +405,7 @@ export default function HealthPage() {
               ))}
             </ul>
             <button type="button" aria-expanded={showInventory} aria-controls="health-inventory" onClick={() => setShowInventory(!showInventory)}>
-              {showInventory ? 'Hide' : 'Show'} all {enrichment.data.clusters.length} clusters
+              {showInventory ? 'Hide' : 'Show'} all {count(enrichment.data.clusters.length)} clusters
             </button>
             {showInventory && (
               <div id="health-inventory" className="health-inventory">

@@ -14,6 +14,7 @@ import { Link, useParams } from 'react-router';
 import { SiblingLink } from '../components/list-link';
 import { When } from '../components/time';
 import './issue.css';
+import { count } from '../components/format';
 
 const issueEndpoint = endpoint<'issues', 'get'>('GET', '/api/issues/{issue_id}');
 
@@ -32,7 +33,7 @@ export default function IssuePage() {
           {!data.regrouped && <QuietNote detail={data} />}
           <div className="issue-layout">
             <div className="issue-main">
-              <IssueFacts issue={data.issue} title="Summary" alerts={['Alerts', `${data.issue.alert_count} (${data.issue.alert_names.join(', ')})`]} />
+              <IssueFacts issue={data.issue} title="Summary" alerts={['Alerts', `${count(data.issue.alert_count)} (${data.issue.alert_names.join(', ')})`]} />
               <Timeline alerts={data.alerts} total={data.alerts_total} truncated={data.alerts_truncated} />
             </div>
             {/* Keyed by the issue: going to another issue (only :issueId changes, the page stays mounted)

@@ -141,7 +141,7 @@ function Reports({
           {list.isError && <Problem error={list.error} retry={() => void list.refetch()} />}
           <p className="muted ai-count" role="status" aria-live="polite">
             {list.isFetching ? 'Updating… ' : ''}
-            {data.total === 1 ? '1 report' : `${data.total} reports`} in the last {queriedDays} days
+            {data.total === 1 ? '1 report' : `${count(data.total)} reports`} in the last {queriedDays} days
           </p>
           {data.reports.length === 0 ? (
             <Empty>
@@ -154,7 +154,7 @@ function Reports({
             <ScrollRegion label="Patrol reports" className={list.isFetching ? 'ai-table ai-busy' : 'ai-table'}>
               <table>
                 <caption className="visually-hidden">
-                  Patrol reports, newest first, page {page} of {totalPages}
+                  Patrol reports, newest first, page {count(page)} of {count(totalPages)}
                 </caption>
                 <thead>
                   <tr>

@@ -21,6 +21,7 @@ import { useSession } from '../session';
 import '../components/rules/rules.css';
 import './proposals.css';
 import { Button } from '../components/button';
+import { count } from '../components/format';
 
 export default function ProposalPage() {
   const { changeId = '' } = useParams();
@@ -283,7 +284,7 @@ function Impact({ change }: { change: ChangeDetail }) {
           <p>
             {impact.changed_count === 0
               ? `No cluster would change ${what}`
-              : `${impact.changed_count} of ${impact.clusters_total} ${impact.clusters_total === 1 ? 'cluster' : 'clusters'} would change ${what}`}{' '}
+              : `${count(impact.changed_count)} of ${count(impact.clusters_total)} ${impact.clusters_total === 1 ? 'cluster' : 'clusters'} would change ${what}`}{' '}
             <span className="muted">
               (computed <When iso={impact.computed_at} />
               ).

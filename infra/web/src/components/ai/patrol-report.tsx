@@ -65,7 +65,7 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
     <>
       <dl className="facts patrol-figures">
         <dt>Flagged clusters</dt>
-        <dd>{report.flagged_count}</dd>
+        <dd>{count(report.flagged_count)}</dd>
         <dt>Duration</dt>
         <dd>{seconds(report.duration_seconds)}</dd>
         <dt>Tool rounds</dt>
@@ -111,7 +111,7 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
       </section>
 
       <section aria-labelledby={`${id}-flagged`} className="patrol-section">
-        <H id={`${id}-flagged`}>Flagged clusters ({flagged.length})</H>
+        <H id={`${id}-flagged`}>Flagged clusters ({count(flagged.length)})</H>
         {flagged.length === 0 ? (
           <Empty>{failed ? 'None: the scan failed before it flagged any cluster.' : 'No cluster was flagged.'}</Empty>
         ) : (
@@ -157,7 +157,7 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
       </section>
 
       <section aria-labelledby={`${id}-customers`} className="patrol-section">
-        <H id={`${id}-customers`}>Customers ({report.customer_summaries_parsed.length})</H>
+        <H id={`${id}-customers`}>Customers ({count(report.customer_summaries_parsed.length)})</H>
         {report.customer_summaries_parsed.length === 0 ? (
           <Empty>{failed ? 'None: the scan failed before it summarised any customer.' : 'No customer summaries in this report.'}</Empty>
         ) : (

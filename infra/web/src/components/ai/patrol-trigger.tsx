@@ -81,7 +81,7 @@ export function PatrolTrigger() {
                         tool_rounds: report.tool_rounds,
                         total_tokens: report.total_tokens,
                         duration_seconds: report.duration_seconds,
-                        message: `Patrol (${modelLabel(report.model)}) flagged ${report.flagged_count} cluster${report.flagged_count === 1 ? '' : 's'}.`,
+                        message: `Patrol (${modelLabel(report.model)}) flagged ${count(report.flagged_count)} cluster${report.flagged_count === 1 ? '' : 's'}.`,
                       }
                     : { status: 'failed', report_id: report.report_id, message: report.error ?? 'the scan failed' },
               });

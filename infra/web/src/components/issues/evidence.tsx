@@ -237,8 +237,8 @@ export function ClusterHistory({ issueId }: { issueId: string }) {
       ) : (
         <>
           <p className="muted issue-help">
-            {history.data.total === 1 ? '1 other issue' : `${history.data.total} other issues`} on {history.data.cluster_name}
-            {history.data.total > history.data.issues.length ? `, the latest ${history.data.issues.length} shown` : ''}.
+            {history.data.total === 1 ? '1 other issue' : `${count(history.data.total)} other issues`} on {history.data.cluster_name}
+            {history.data.total > history.data.issues.length ? `, the latest ${count(history.data.issues.length)} shown` : ''}.
           </p>
           <ScrollRegion label={`Other issues of ${history.data.cluster_name}`}>
             <table>

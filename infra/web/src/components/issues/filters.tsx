@@ -12,6 +12,7 @@ import { Pager, positive } from '../pager';
 import { SuggestField } from './suggest-field';
 import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
 import { useDraft } from '../use-draft';
+import { count } from '../format';
 
 const DEFAULTS = {
   search: '',
@@ -259,7 +260,7 @@ export function Results<T extends { issue_id: string }>({
         <DataTable
           data={data.issues}
           columns={columns}
-          caption={`${caption}, page ${data.page} of ${data.total_pages}`}
+          caption={`${caption}, page ${count(data.page)} of ${count(data.total_pages)}`}
           getRowId={(i) => i.issue_id}
           rowHeight={rowHeight}
           maxHeight="none"
@@ -276,7 +277,7 @@ export function Results<T extends { issue_id: string }>({
       {/* A failed read of the list shown (a background one: a new filter's failure is the Problem above) is said by the page's freshness line (components/updated.tsx), with the rows kept. */}
       <p className="muted issues-count" role="status" aria-live="polite">
         {list.isFetching ? 'Updating… ' : ''}
-        {data.total === 1 ? `1 ${noun[0]}` : `${data.total} ${noun[1]}`} in {windowLabel(days)}
+        {data.total === 1 ? `1 ${noun[0]}` : `${count(data.total)} ${noun[1]}`} in {windowLabel(days)}
       </p>
       {body}
       {data.total > 0 && <Pager page={page} totalPages={data.total_pages} pageSize={pageSize} set={setFilters} />}

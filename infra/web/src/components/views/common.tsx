@@ -2,7 +2,7 @@
 // link, status badges, number formatting, the "computed at" line (UTC) and a
 // free-text filter box.
 import { Link } from 'react-router';
-import { decimal, score } from '../format';
+import { count, decimal, score } from '../format';
 import { When } from '../time';
 import { useDraft } from '../use-draft';
 
@@ -97,7 +97,7 @@ export function SearchFilter({ value, onChange, label = 'Search' }: { value: str
 export function Count({ shown, total, what }: { shown: number; total: number; what: string }) {
   return (
     <p className="muted view-count" role="status" aria-live="polite">
-      {shown === total ? `${total} ${what}` : `${shown} of ${total} ${what}`}
+      {shown === total ? `${count(total)} ${what}` : `${count(shown)} of ${count(total)} ${what}`}
     </p>
   );
 }
