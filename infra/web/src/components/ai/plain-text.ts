@@ -5,15 +5,21 @@
 
 /** One line's inline marks removed: emphasis, strong, strikethrough, code spans, links and images (their text), HTML tags, escapes. */
 export function inlineText(line: string): string {
-  // An escaped mark (`\*`) is the character itself: set aside first, so no rule below reads it as a mark.
+  // A code span's content is verbatim (no mark inside it is one: `max_connections`, `__init__`, `a*b`), and an escaped
+  // mark (`\*`) is the character itself: both are set aside first, so no rule below reads them as marks. A code span is
+  // opened by a run of backticks not escaped and closed by a run of the same length; one space each side is padding.
   const kept: string[] = [];
+  const keep = (text: string) => `\uE000${kept.push(text) - 1}\uE001`;
   return (
     line
-      .replace(/\\([\\`*_{}[\]()#+\-.!>~|])/g, (_, c: string) => `\uE000${kept.push(c) - 1}\uE001`)
+      .replace(
+        /(^|[^\\`])(`+)(?!`)(.*?[^`])\2(?!`)/g,
+        (_, before: string, _ticks: string, code: string) => before + keep(/^ .*[^ ].* $/.test(code) ? code.slice(1, -1) : code),
+      )
+      .replace(/\\([\\`*_{}[\]()#+\-.!>~|])/g, (_, c: string) => keep(c))
       .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
       .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
       .replace(/<\/?[a-zA-Z][^>]*>/g, '')
-      .replace(/`+([^`]*)`+/g, '$1')
       .replace(/(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, '$2')
       .replace(/~~(?=\S)(.+?)(?<=\S)~~/g, '$1')
       .replace(/\*(?=\S)(.+?)(?<=\S)\*/g, '$1')
