@@ -367,6 +367,39 @@ describe('the navigation on a phone', { timeout: 60_000 }, () => {
   });
 });
 
+describe('the header at 1280 px', { timeout: 90_000 }, () => {
+  it('is as many lines of links and the same height on every page: the page’s own link, marked, is no wider than when not', async () => {
+    const page = await browser.page();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await signIn(page, 'admin', PASSWORD);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const targets = await nav.locator('#main-nav a').evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
+    expect(targets).toContain('/llm-cost'); // a superadmin: every link, the longest line of them
+    const measure = async () => ({
+      header: (await page.locator('header.topbar').boundingBox())!.height,
+      lines: new Set(await nav.locator('#main-nav li').evaluateAll((items) => items.map((li) => Math.round(li.getBoundingClientRect().top)))).size,
+      widths: Object.fromEntries(
+        await nav.locator('#main-nav a').evaluateAll((links) => links.map((a) => [a.getAttribute('href') ?? '', a.getBoundingClientRect().width] as const)),
+      ),
+    });
+    const seen: { path: string; header: number; lines: number; widths: Record<string, number> }[] = [];
+    for (const target of targets) {
+      await nav.locator(`a[href="${target}"]`).click();
+      await expect.poll(() => nav.locator(`a[href="${target}"]`).getAttribute('aria-current')).toBe('page');
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      seen.push({ path: target, ...(await measure()) });
+    }
+    for (const [i, s] of seen.entries()) {
+      expect.soft(s.lines, `${s.path}: lines of links`).toBe(seen[0]!.lines);
+      expect.soft(s.header, `${s.path}: header height`).toBe(seen[0]!.header);
+      // Its own link, marked, against the same link on another page, unmarked.
+      const unmarked = seen[i === 0 ? 1 : 0]!.widths[s.path];
+      expect.soft(s.widths[s.path], `${s.path}: its link's width, marked`).toBeCloseTo(unmarked!, 1);
+    }
+    await page.close();
+  });
+});
+
 describe('a page that cannot load', { timeout: 60_000 }, () => {
   it('says so inside the shell, with a Reload that fixes it, and the navigation still works', async () => {
     const page = await browser.page();
