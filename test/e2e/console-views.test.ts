@@ -848,6 +848,26 @@ describe('numbers', { timeout: 60_000 }, () => {
       )
       .toMatch(/of 1,500;/);
   });
+
+  it("the health page writes a dimension's thresholds as figures, as the cluster page does (1,000, not the description's 1000)", async () => {
+    // The demo fleet's own data: Compaction Score's thresholds are written "green 100, yellow 500, red 1000" in the description.
+    const { scores } = (await api(service.url, admin, 'GET', '/api/health/scores')).body;
+    const big = (d: { description: string }) => / red \d{4,}/.test(d.description);
+    const cluster = (scores as { cluster_name: string; dimension_scores: { name: string; description: string }[] }[]).find((c) => c.dimension_scores.some(big));
+    expect(cluster).toBeDefined();
+    const dimension = cluster!.dimension_scores.find(big)!;
+    const [, green, yellow, red] = /green (\S+), yellow (\S+), red (\S+) /.exec(dimension.description)!;
+    const written = [green, yellow, red].map((v) => en(Number(v), { max: 2 })).join(' · ');
+    expect(written).toMatch(/\d,\d{3}/);
+    const page = await browser.page({ locale: 'de-DE' });
+    await signIn(page, 'admin', PASSWORD, `/health?q=${encodeURIComponent(cluster!.cluster_name)}`);
+    await page.getByRole('button', { name: `Dimensions of ${cluster!.cluster_name}`, exact: true }).click();
+    const row = page
+      .getByRole('table', { name: `Dimensions of ${cluster!.cluster_name}` })
+      .getByRole('row')
+      .filter({ hasText: dimension.name });
+    await expect.poll(() => row.locator('td').filter({ hasText: ' · ' }).first().textContent()).toContain(written);
+  });
 });
 
 describe('critical clusters and analysis', { timeout: 60_000 }, () => {

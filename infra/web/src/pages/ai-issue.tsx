@@ -9,6 +9,7 @@ import { GroupedBy, isRuleBased } from '../components/ai/grouping';
 import { Timeline } from '../components/issues/evidence';
 import { TriageForm } from '../components/issues/triage-form';
 import { Maybe } from '../components/issues/format';
+import { count } from '../components/format';
 import { Markdown } from '../components/markdown';
 import { IssueFacts, IssueFrame, IssueHeader } from '../components/issues/issue-page';
 import { MAY_TRIAGE_AI_ISSUES } from '../api/access';
@@ -34,7 +35,7 @@ export default function AiIssuePage() {
           <div className="issue-layout">
             <div className="issue-main">
               <Analysis issue={data.issue} />
-              <IssueFacts issue={data.issue} title="Facts" alerts={['Linked alerts', data.issue.alert_count]} />
+              <IssueFacts issue={data.issue} title="Facts" alerts={['Linked alerts', count(data.issue.alert_count)]} />
               <Timeline alerts={data.alerts} total={data.alerts_total} truncated={data.alerts_truncated} />
             </div>
             {admin && (

@@ -39,10 +39,13 @@ const CLASSES = ['Critical', 'Warning', 'Healthy'];
 /** The engine writes "max over 7 days; green 100, yellow 500, red 1000 (higher is worse); status critical". */
 const DESCRIPTION = /^(.*?); green (\S+), yellow (\S+), red (\S+) \(([^)]*)\); status (\w+)$/;
 
+/** A threshold the description writes ("1000") as the console writes a figure (1,000, as the cluster page's); anything else as it is. */
+const threshold = (written: string) => (written.trim() !== '' && Number.isFinite(Number(written)) ? fmt(Number(written)) : written);
+
 function parseDimension(d: Dimension) {
   const m = DESCRIPTION.exec(d.description);
   if (!m) return null;
-  return { over: m[1]!, green: m[2]!, yellow: m[3]!, red: m[4]!, direction: m[5]!, status: m[6]! };
+  return { over: m[1]!, green: threshold(m[2]!), yellow: threshold(m[3]!), red: threshold(m[4]!), direction: m[5]!, status: m[6]! };
 }
 
 function Kpis() {

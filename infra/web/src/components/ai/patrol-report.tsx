@@ -69,7 +69,7 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
         <dt>Duration</dt>
         <dd>{seconds(report.duration_seconds)}</dd>
         <dt>Tool rounds</dt>
-        <dd>{report.tool_rounds}</dd>
+        <dd>{count(report.tool_rounds)}</dd>
         <dt>Tokens</dt>
         <dd>
           {count(report.total_tokens)} ({count(report.input_tokens)} in, {count(report.output_tokens)} out)
@@ -85,19 +85,19 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
             {summary.headline && <p className="patrol-headline">{summary.headline}</p>}
             <ul className="tiles ai-kpis patrol-summary-tiles">
               <li className="tile">
-                <div className="value">{summary.total_clusters}</div>
+                <div className="value">{count(summary.total_clusters)}</div>
                 <div className="label">Clusters</div>
               </li>
               <li className="tile">
-                <div className="value critical-text">{summary.critical}</div>
+                <div className="value critical-text">{count(summary.critical)}</div>
                 <div className="label">Critical</div>
               </li>
               <li className="tile">
-                <div className="value warning-text">{summary.warning}</div>
+                <div className="value warning-text">{count(summary.warning)}</div>
                 <div className="label">Warning</div>
               </li>
               <li className="tile">
-                <div className="value healthy-text">{summary.healthy}</div>
+                <div className="value healthy-text">{count(summary.healthy)}</div>
                 <div className="label">Healthy</div>
               </li>
             </ul>
@@ -167,7 +167,7 @@ function PatrolReportBody({ report, headingLevel }: { report: PatrolReport; head
               <li key={`${i}:${c.customer_name}`} className="card">
                 <Sub>{c.customer_name}</Sub>
                 <p className="muted patrol-customer-counts">
-                  {c.clusters} cluster{c.clusters === 1 ? '' : 's'}, {c.flagged} flagged
+                  {count(c.clusters)} cluster{c.clusters === 1 ? '' : 's'}, {count(c.flagged)} flagged
                 </p>
                 <p className="ai-wrap">{c.summary}</p>
               </li>

@@ -172,7 +172,7 @@ function Outcome({ answer }: { answer: TriggerAnswer }) {
       return (
         <div className="notice patrol-outcome completed">
           <p>
-            <strong>Scan completed.</strong> {answer.message} ({seconds(answer.duration_seconds)}, {answer.tool_rounds} tool round
+            <strong>Scan completed.</strong> {answer.message} ({seconds(answer.duration_seconds)}, {count(answer.tool_rounds)} tool round
             {answer.tool_rounds === 1 ? '' : 's'}, {count(answer.total_tokens)} tokens)
           </p>
           <p>
