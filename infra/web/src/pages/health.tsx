@@ -185,6 +185,9 @@ function HealthTable({ rows, byId, open, toggle }: { rows: Score[]; byId: Map<st
     getScrollElement: () => scrollRef.current,
     estimateSize: () => 38,
     overscan: 12,
+    // The first render, before the region is measured, fills the region's most (min(70vh, 900px), below) with rows:
+    // rendered empty, the page was too short for the scroll position "Back" restores, which fell to the page's end.
+    initialRect: { width: 0, height: Math.min(window.innerHeight * 0.7, 900) },
     // Measured heights follow the cluster, not its place: a filter or a fresh answer moves rows.
     getItemKey: (index) => rows[index]!.cluster_id,
   });
