@@ -345,6 +345,22 @@ describe('risk', { timeout: 60_000 }, () => {
 
 describe('fleet overview', { timeout: 60_000 }, () => {
   const ROWS = 'main table tbody tr[data-index]';
+
+  it('Back from a cluster opened far down the list returns to where the list was', async () => {
+    const page = await browser.page();
+    await signIn(page, 'admin', PASSWORD);
+    await open(page, '/', 'Fleet overview', ROWS);
+    await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+    const scrolled = Number(await page.evaluate('window.scrollY'));
+    expect(scrolled).toBeGreaterThan(0);
+    await page.locator(ROWS).last().getByRole('link').first().click();
+    await page.getByRole('heading', { level: 1 }).filter({ hasNotText: 'Fleet overview' }).waitFor();
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: 'Fleet overview' }).waitFor();
+    // The table rendered no row until measured, and the position fell to the top of a page that short.
+    await expect.poll(async () => Number(await page.evaluate('window.scrollY'))).toBe(scrolled);
+    await page.close();
+  });
   const count = (page: Page) => page.locator('.fleet-count').textContent();
 
   it('shows the API’s scores worst first, the refresh for admins only, and passes axe', async () => {

@@ -132,6 +132,9 @@ export function DataTable<T>({
     getScrollElement: () => scrollRef.current,
     estimateSize: () => rowHeight,
     overscan: 12,
+    // The first render, before the region is measured, has the rows of a window's height (the region is at most that):
+    // rendered empty, the page was too short for the scroll position "Back" restores, which fell to its top.
+    initialRect: { width: 0, height: window.innerHeight },
   });
   const items = virtualizer.getVirtualItems();
   const paddingTop = items.length ? items[0]!.start : 0;
