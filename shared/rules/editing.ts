@@ -34,6 +34,7 @@ import { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from '../
 import { ifMatchNumber } from '../http/if-match.js';
 import type { Principal } from '../auth/principal.js';
 import type { RuleImpact } from '../scoring/impact.js';
+import { displayTime } from '../text.js';
 import { defaultRuleDigest, defaultRuleText, type RuleSetName } from './defaults.js';
 import type { HealthRules, RiskRules } from './schemas.js';
 
@@ -286,7 +287,9 @@ export interface ReviewResult {
 async function notPending(changeId: string): Promise<Conflict> {
   const change = await getChange(changeId);
   const closedBy =
-    change && change.status !== 'pending' ? ` (${change.status} by ${change.reviewed_by ?? 'unknown'} at ${change.reviewed_at ?? 'an unknown time'})` : '';
+    change && change.status !== 'pending'
+      ? ` (${change.status} by ${change.reviewed_by ?? 'unknown'} at ${change.reviewed_at ? displayTime(change.reviewed_at) : 'an unknown time'})`
+      : '';
   return new Conflict(`Config change ${changeId} is not pending: it was reviewed or withdrawn already${closedBy}; nothing was changed.`, {
     change_status: change?.status ?? null,
     reviewed_by: change?.reviewed_by ?? null,

@@ -660,6 +660,9 @@ describe('pending proposals per user (PENDING_PER_PROPOSER)', () => {
     const review = await call('superadmin', 'POST', `/api/settings/config-changes/${ids[0]}/review`, { action: 'approve', note: '' });
     expect(review.status).toBe(409);
     expect(review.body.detail).toMatch(/reviewed or withdrawn already/);
+    // Who closed it and when, in words a reader takes in (the field keeps the stored instant).
+    expect(review.body.detail).toMatch(/\(withdrawn by rules-withdrawer at \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\)/);
+    expect(review.body.reviewed_at).toBe(detail.reviewed_at);
     const withdrawn = await fetch(`${service.url}/api/settings/config-changes?status_filter=withdrawn`, { headers: { Authorization: `Bearer ${token}` } });
     expect(((await withdrawn.json()) as any).changes.map((c: { change_id: string }) => c.change_id)).toEqual([ids[0]]);
     // Its place is free again: one more proposal, and only one.
