@@ -13,7 +13,7 @@ import {
   firstOpenTask,
   isStale,
   MAX_ATTEMPTS,
-  type AgentTask,
+  type ClaimedTask,
   type OpenTaskState,
 } from '../db/investigations.js';
 import { LlmError } from '../llm/types.js';
@@ -84,9 +84,7 @@ export async function runAgentTasks(options: { budgetMs?: number } = {}): Promis
       continue;
     }
     if (!next) break;
-    // The attempt's id is on the task from its claim: its model calls carry it in the ledger, so a worker killed
-    // mid-attempt leaves what it spent findable by whoever finds the attempt stopped.
-    const task = await claimTask(next.task_id, owner, leaseMs(), now, randomUUID());
+    const task = await claimTask(next.task_id, owner, leaseMs(), now);
     if (!task) {
       lostClaims.add(next.task_id);
       summary.lost++;
@@ -100,8 +98,10 @@ export async function runAgentTasks(options: { budgetMs?: number } = {}): Promis
 }
 
 /** One attempt at one claimed task, closed one way or the other; returns the task's new status. */
-async function work(task: AgentTask, summary: WorkerSummary): Promise<'done' | 'pending' | 'failed' | 'lost'> {
-  const investigationId = task.attempt_id ?? randomUUID();
+async function work(task: ClaimedTask, summary: WorkerSummary): Promise<'done' | 'pending' | 'failed' | 'lost'> {
+  // The attempt's id is on the task from its claim: its model calls carry it in the ledger, so a worker killed
+  // mid-attempt leaves what it spent findable by whoever finds the attempt stopped.
+  const investigationId = task.attempt_id;
   // This attempt's model calls: kept on the task when it fails, so the investigation that ends the task counts them.
   const spent = nothingSpent();
   try {

@@ -70,7 +70,10 @@ export interface AttemptSpend {
 }
 
 /** The task's earlier attempts' spend plus this attempt's, as the task's fields. */
-function spentFields(task: AgentTask, attempt: AttemptSpend | undefined): Record<string, number> {
+function spentFields(
+  task: Pick<AgentTask, 'spent_input_tokens' | 'spent_output_tokens' | 'spent_cost_usd'>,
+  attempt: AttemptSpend | undefined,
+): Record<string, number> {
   if (!attempt) return {};
   return {
     spent_input_tokens: (task.spent_input_tokens ?? 0) + attempt.input_tokens,
@@ -295,6 +298,9 @@ async function stoppedAttemptSpend(task: Pick<AgentTask, 'attempt_id' | 'claimed
   return spend && { input_tokens: spend.input_tokens, output_tokens: spend.output_tokens, cost_usd: spend.cost_usd };
 }
 
+/** A task as its claim left it: running, as the attempt the claim named. */
+export type ClaimedTask = AgentTask & { attempt_id: string };
+
 /**
  * Takes a pending task, or a running one whose claim is older than the lease,
  * for `owner` (conditional update: of two racing workers exactly one gets it),
@@ -307,7 +313,7 @@ export async function claimTask(
   leaseMs: number,
   now = new Date(),
   attemptId: string = randomUUID(),
-): Promise<AgentTask | undefined> {
+): Promise<ClaimedTask | undefined> {
   const claimedAt = now.toISOString();
   const claim = await conditionalWrite(
     'investigations',
@@ -336,9 +342,9 @@ export async function claimTask(
   );
   if (!claim.written) return undefined;
   // Found in place after a lost answer: the stored task is the claim (what it was before is not known, so no take-over note).
-  if ('found' in claim) return readTask(claim.found);
+  if ('found' in claim) return { ...readTask(claim.found), attempt_id: attemptId };
   const old = readTask(claim.result!); // ALL_OLD of an item the condition required to exist
-  const claimed: AgentTask = { ...old, status: 'running', attempts: old.attempts + 1, claimed_at: claimedAt, owner, attempt_id: attemptId };
+  const claimed: ClaimedTask = { ...old, status: 'running', attempts: old.attempts + 1, claimed_at: claimedAt, owner, attempt_id: attemptId };
   if (old.status === 'running') {
     // Taken over from a worker that stopped: its attempt counts, and the record says why and what it spent (the
     // ledger's calls of it), so the investigation that ends the task counts that spend too.
@@ -467,8 +473,14 @@ export async function expireTask(
   };
   const reason = `attempt ${task.attempts} of ${MAX_ATTEMPTS} stopped without finishing (its worker did not finish within the lease)`;
   const stopped = await stoppedAttemptSpend(task);
-  // Its earlier attempts' spend, read whole: the condition below fails if the task moved since.
-  const spend = stopped ? spentFields((await getTask(task.task_id)) ?? ({} as AgentTask), stopped) : {};
+  let spend = {};
+  if (stopped) {
+    // Its earlier attempts' spend, read whole (the open index does not carry it, and a take-over writes it just
+    // after its claim): the condition below fails if the task moved since.
+    const current = await getTask(task.task_id);
+    if (!current) return false; // gone: nothing left to expire
+    spend = spentFields(current, stopped);
+  }
   try {
     await transactWrite(closeTask(task, condition, { status: 'failed', last_error: reason, ...spend }, now));
     return true;
