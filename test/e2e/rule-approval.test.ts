@@ -299,7 +299,9 @@ describe('a review or withdrawal of a proposal closed already (a retry whose ans
       const again = await call(token, 'POST', review, body);
       expect(again.status).toBe(409);
       expect(again.body).toMatchObject({ status: 409, change_status: 'approved', reviewed_by: 'approval-super', reviewed_at: detail.reviewed_at });
-      expect(again.body.detail).toContain(`(approved by approval-super at ${detail.reviewed_at}); nothing was changed`);
+      expect(again.body.detail).toContain(
+        `(approved by approval-super at ${detail.reviewed_at.slice(0, 10)} ${detail.reviewed_at.slice(11, 19)} UTC); nothing was changed`,
+      );
     }
     const withdraw = await call(admin, 'POST', `/api/settings/config-changes/${id}/withdraw`);
     expect(withdraw.status).toBe(409);
