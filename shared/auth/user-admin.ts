@@ -236,7 +236,8 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
  * An If-Match `"u<version>"` (`expected`), as PATCH and DELETE take: 409 `staleUser` when the account changed since.
  * The reset moves the account's version, as a PATCH that changes it does.
  */
-export async function resetUserPassword(actor: Principal, email: string, caller: Caller, expected?: number): Promise<PasswordResetResponse> {
+/** Answers with the account's new ETag (a reset moves its version), so a client edits it next without reading it again. */
+export async function resetUserPassword(actor: Principal, email: string, caller: Caller, expected?: number): Promise<Reply<PasswordResetResponse>> {
   const before = await targetOf(actor, email, 'reset the password of');
   // Before the state's own refusals: a reset on a stale read is told what the account is now (current_etag, current).
   requireVersion(before, expected);
@@ -265,9 +266,11 @@ export async function resetUserPassword(actor: Principal, email: string, caller:
   const { sendPasswordReset } = await import('../mail/invitations.js');
   const problem = await sendPasswordReset({ to: before.email, displayName: before.name, resetBy: actor.name, validFor: `${PASSWORD_RESET_DAYS} days`, token });
   const expires_at = expires.toISOString();
-  return problem === null
-    ? { status: 'ok', email_sent: true, expires_at }
-    : { status: 'ok', email_sent: false, email_problem: problem, reset_token: token, expires_at };
+  const answer: PasswordResetResponse =
+    problem === null
+      ? { status: 'ok', email_sent: true, expires_at }
+      : { status: 'ok', email_sent: false, email_problem: problem, reset_token: token, expires_at };
+  return new Reply(200, answer, { ETag: userEtag(before.version + 1) });
 }
 
 export async function auditPage(query: { action: string; before?: string; page: number; page_size: number }): Promise<AuditPage> {

@@ -440,6 +440,7 @@ export const settingsGroup = defineGroup({
       params: EmailParams,
       // If-Match (beyond the contract): as PATCH's, the account's version as the users list answered it.
       headers: IfMatchHeader,
+      etag: 'The account\'s version this reset left (`"u5"`): the If-Match of a next change, with no list read between',
       response: PasswordResetResponse,
       // 400: an If-Match that is not an account's ETag; 409: one's own account, a directory (LDAP) account, a pending
       // invitation, a deactivated account, changed since the If-Match's version, or changed meanwhile;

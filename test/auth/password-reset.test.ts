@@ -18,6 +18,8 @@ import { useTestJwtSecret } from '../support/tokens.js';
 /** Each test's failed logins from an address of its own: the address limit stays out of these tests. */
 const callerAt = (n: number) => ({ ip: `192.0.2.${n}`, userAgent: 'vitest' });
 const caller = callerAt(1);
+/** The reset's answer body (its Reply also carries the account's new ETag: test/auth/user-admin.test.ts). */
+const resetAnswer = async (...args: Parameters<typeof resetUserPassword>) => (await resetUserPassword(...args)).body;
 let ses: FakeSes;
 let proxy: DynamoProxy;
 
@@ -56,7 +58,7 @@ describe('a password reset', () => {
     ses.mode = 'ok';
     const actor = await superadmin('reset-mailer');
     await account('mailed', 'viewer', 'mailed-password-1');
-    const answer = await resetUserPassword(actor, 'mailed@example.com', caller);
+    const answer = await resetAnswer(actor, 'mailed@example.com', caller);
     expect(answer).toEqual({ status: 'ok', email_sent: true, expires_at: expect.any(String) });
     const mail = ses.received.at(-1)!;
     expect(mail.form).toMatchObject({
@@ -79,8 +81,8 @@ describe('a password reset', () => {
     delete process.env.SES_FROM_ADDRESS;
     const actor = await superadmin('reset-twice');
     await account('twice', 'admin', 'twice-password-1');
-    const first = await resetUserPassword(actor, 'twice@example.com', caller);
-    const second = await resetUserPassword(actor, 'twice@example.com', caller);
+    const first = await resetAnswer(actor, 'twice@example.com', caller);
+    const second = await resetAnswer(actor, 'twice@example.com', caller);
     expect(second.reset_token).not.toBe(first.reset_token);
     await expect(activate(first.reset_token!, 'twice-password-2', caller)).rejects.toMatchObject({ status: 400 });
     expect((await activate(second.reset_token!, 'twice-password-3', caller)).user.username).toBe('twice');
@@ -92,13 +94,13 @@ describe('a password reset', () => {
     delete process.env.SES_FROM_ADDRESS;
     const actor = await superadmin('reset-then-off');
     await account('paused', 'viewer', 'paused-password-1');
-    const { reset_token: token } = await resetUserPassword(actor, 'paused@example.com', caller);
+    const { reset_token: token } = await resetAnswer(actor, 'paused@example.com', caller);
     await updateUser(actor, 'paused@example.com', { is_active: false }, caller);
     // Not a pending invitation: its role and activation still change as an account's do.
     expect(await listed('paused@example.com')).toMatchObject({ is_active: false, invitation_pending: false, password_reset_pending: true });
     await expect(activate(token!, 'paused-password-2', caller)).rejects.toMatchObject({ status: 400 });
     expect((await getUser('paused'))?.password_hash).toBeUndefined();
-    await expect(resetUserPassword(actor, 'paused@example.com', caller)).rejects.toMatchObject({ status: 409 });
+    await expect(resetAnswer(actor, 'paused@example.com', caller)).rejects.toMatchObject({ status: 409 });
     await updateUser(actor, 'paused@example.com', { role: 'admin', is_active: true }, caller);
     expect((await activate(token!, 'paused-password-2', caller)).user).toMatchObject({ username: 'paused', role: 'admin' });
   });
@@ -135,7 +137,7 @@ describe('a password reset', () => {
         : undefined;
     const stopRefusing = proxy.watch(refuseAudit);
     try {
-      await expect(resetUserPassword(actor, 'kept@example.com', caller)).rejects.toThrow('the audit table refused the write');
+      await expect(resetAnswer(actor, 'kept@example.com', caller)).rejects.toThrow('the audit table refused the write');
     } finally {
       stopRefusing();
     }
@@ -148,7 +150,7 @@ describe('a password reset', () => {
     const actor = await superadmin('reset-boss');
     await account('other-boss', 'superadmin', 'other-boss-password-1');
     const count = await activeSuperadminCount();
-    const { reset_token: token } = await resetUserPassword(actor, 'other-boss@example.com', caller);
+    const { reset_token: token } = await resetAnswer(actor, 'other-boss@example.com', caller);
     expect(await activeSuperadminCount()).toBe(count);
     expect((await activate(token!, 'other-boss-password-2', caller)).user.role).toBe('superadmin');
     expect(await activeSuperadminCount()).toBe(count);
@@ -158,7 +160,7 @@ describe('a password reset', () => {
     delete process.env.SES_FROM_ADDRESS;
     const actor = await superadmin('reset-then-gone');
     await account('reborn', 'viewer', 'reborn-password-1');
-    const { reset_token: resetToken } = await resetUserPassword(actor, 'reborn@example.com', caller);
+    const { reset_token: resetToken } = await resetAnswer(actor, 'reborn@example.com', caller);
     await removeUser(actor, 'reborn@example.com', caller);
     const { activation_token: invitation } = await inviteUser(actor, { email: 'reborn@example.com', display_name: 'Reborn', role: 'superadmin' }, caller);
     await expect(activate(resetToken!, 'taken-over-password', caller)).rejects.toMatchObject({ status: 400 });
@@ -171,7 +173,7 @@ describe('a password reset', () => {
   it("refuses a directory (LDAP) account's: its password is the directory's", async () => {
     const actor = await superadmin('reset-ldap');
     await createUser({ username: 'dir-person', name: 'Dir Person', email: 'dir-person@example.com', role: 'viewer', is_active: true, source: 'ldap' });
-    await expect(resetUserPassword(actor, 'dir-person@example.com', caller)).rejects.toMatchObject({
+    await expect(resetAnswer(actor, 'dir-person@example.com', caller)).rejects.toMatchObject({
       status: 409,
       message: expect.stringMatching(/directory/),
     });
@@ -188,14 +190,14 @@ describe('a password reset', () => {
       process.env.SES_FROM_ADDRESS = 'fleet@example.com';
       resetSettings();
       // A ConfigError: the error middleware answers it 503 naming the setting (the invitation's own test goes through the route).
-      await expect(resetUserPassword(actor, 'url-person@example.com', caller)).rejects.toMatchObject({
+      await expect(resetAnswer(actor, 'url-person@example.com', caller)).rejects.toMatchObject({
         name: 'ConfigError',
         message: expect.stringMatching(/^APP_URL/),
       });
       expect((await login('url-person', 'url-password-1', caller)).user.username).toBe('url-person');
       delete process.env.SES_FROM_ADDRESS;
       resetSettings();
-      const reset = await resetUserPassword(actor, 'url-person@example.com', caller);
+      const reset = await resetAnswer(actor, 'url-person@example.com', caller);
       expect(reset).toMatchObject({ email_sent: false, email_problem: 'not_configured', reset_token: expect.stringMatching(/^[\w-]{43}$/) });
       const invited = await inviteUser(actor, { email: 'url-invitee@example.com', display_name: 'Url Invitee', role: 'viewer' }, caller);
       expect(invited).toMatchObject({ email_sent: false, email_problem: 'not_configured', activation_token: expect.stringMatching(/^[\w-]{43}$/) });
@@ -211,7 +213,7 @@ describe('a password reset', () => {
     try {
       const actor = await superadmin('reset-refused');
       await account('refused-mail', 'viewer', 'refused-password-1');
-      const answer = await resetUserPassword(actor, 'refused-mail@example.com', caller);
+      const answer = await resetAnswer(actor, 'refused-mail@example.com', caller);
       expect(answer).toEqual({
         status: 'ok',
         email_sent: false,
@@ -234,7 +236,7 @@ describe('a password reset', () => {
     const held = whileHeld(
       proxy,
       (r) => r.operation === 'GetItem' && JSON.stringify(r.input.Key ?? {}).includes('USER#racer') && ++reads === 2,
-      () => resetUserPassword(actor, 'racer@example.com', caller),
+      () => resetAnswer(actor, 'racer@example.com', caller),
     );
     const raced = await login('racer', 'racer-password-1', callerAt(3)).catch((e: unknown) => e);
     const { reset_token: token } = (await held.done()) as { reset_token?: string };
@@ -247,7 +249,7 @@ describe('a password reset', () => {
     await account('forgetful', 'viewer', 'forgetful-password-1');
     for (let i = 0; i < 5; i++) await expect(login('forgetful', `guess-${i}`, callerAt(20 + i))).rejects.toMatchObject({ status: 401 });
     await expect(login('forgetful', 'forgetful-password-1', callerAt(30))).rejects.toMatchObject({ status: 429 });
-    const { reset_token: token } = await resetUserPassword(actor, 'forgetful@example.com', caller);
+    const { reset_token: token } = await resetAnswer(actor, 'forgetful@example.com', caller);
     await activate(token!, 'forgetful-password-2', caller);
     expect((await login('forgetful', 'forgetful-password-2', callerAt(31))).user.username).toBe('forgetful');
   });
