@@ -7,7 +7,7 @@ import { expectedTriage } from '../shared/issues/triage-etag.js';
 import { aiIssuesGroup } from '../shared/routes/ai-issues.js';
 
 export const handler = createGroupHandler(aiIssuesGroup, {
-  list: async (req) => listAiIssues(req.query),
+  list: async (req) => listAiIssues(req.principal, req.query),
   kpis: async (req) => aiIssueKpis(req.query.days),
   users: async () => assignableUsers(),
   get: async (req) => aiIssueDetail(req.params.issue_id),

@@ -7,7 +7,7 @@ import { expectedTriage } from '../shared/issues/triage-etag.js';
 import { issuesGroup } from '../shared/routes/issues.js';
 
 export const handler = createGroupHandler(issuesGroup, {
-  list: async (req) => listIssues(req.query),
+  list: async (req) => listIssues(req.principal, req.query),
   kpis: async (req) => issueKpis(req.query.days),
   users: async () => assignableUsers(),
   get: async (req) => issueDetail(req.params.issue_id),

@@ -21,8 +21,8 @@ import { liveSuccessor } from '../db/issues.js';
 import { Conflict, NotFound } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { issueListCache } from '../issues/list-cache.js';
-import { ALERTS_SHOWN, activeUsernames, durationMinutes, kpiCounts, listPage, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
-import { resolveAssignee } from '../issues/assignee.js';
+import { ALERTS_SHOWN, durationMinutes, kpiCounts, listPage, shownAlerts, timelineEntry, windowStart } from '../issues/queries.js';
+import { activeUsernames, assigneeMatch, resolveAssignee } from '../issues/assignee.js';
 import { staleTriage, withTriageEtag } from '../issues/triage-etag.js';
 import type { IssueListQuery } from '../routes/common.js';
 import type { AiIssueView } from './schemas.js';
@@ -63,9 +63,9 @@ const cache = issueListCache({ table: 'ai-issues', generation: currentAiIssuesGe
 export const dropAiIssueListCache = cache.drop;
 
 /** The window read as summaries (no alert keys, no texts); what the page shows is read for its issues only. */
-export async function listAiIssues(q: IssueListQuery, now = new Date()) {
-  const window = await cache.window(q.days, windowStart(q.days, now));
-  return { ...(await listPage(window, q, (i) => aiIssueView(i, now))), source: SOURCE };
+export async function listAiIssues(principal: Pick<Principal, 'username'>, q: IssueListQuery, now = new Date()) {
+  const [window, assigned] = await Promise.all([cache.window(q.days, windowStart(q.days, now)), assigneeMatch(q.assignee, principal)]);
+  return { ...(await listPage(window, q, (i) => aiIssueView(i, now), assigned)), source: SOURCE };
 }
 
 export async function aiIssueKpis(days: number, now = new Date()) {

@@ -5,7 +5,8 @@
 import { investigationKpis } from '../agents/queries.js';
 import { scrapeSettings } from '../config/scrape.js';
 import { issueWindow } from '../issues/list-cache.js';
-import { activeUsernames, kpiCounts, windowStart } from '../issues/queries.js';
+import { activeUsernames } from '../issues/assignee.js';
+import { kpiCounts, windowStart } from '../issues/queries.js';
 import { usageSummary } from '../llm/usage.js';
 import { patrolKpis } from '../patrol/queries.js';
 import { Severity } from '../rules/schemas.js';

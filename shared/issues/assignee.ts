@@ -1,7 +1,9 @@
-// The assignee of an alert or AI issue, resolved one way for both PATCH routes.
+// The assignee of an alert or AI issue, resolved one way for both PATCH routes,
+// and the lists' `assignee` filter, resolved the same way for both lists.
 import { getUser, listUsers } from '../db/users.js';
 import { ValidationFailed } from '../http/errors.js';
 import type { Principal } from '../auth/principal.js';
+import { UNASSIGNED } from '../routes/common.js';
 
 /**
  * The assignee a PATCH stores, for alert and AI issues alike: the username of
@@ -31,4 +33,28 @@ export async function resolveAssignee(principal: Principal, assignee: string): P
       { loc: ['body', 'assignee'], msg: 'must be an active user, "me" or empty', type: 'value_error' },
     ]);
   return user.username;
+}
+
+/** The usernames of the active accounts: those an issue may be assigned to (resolveAssignee), and whose issues count as assigned. */
+export async function activeUsernames(): Promise<Set<string>> {
+  return new Set((await listUsers()).filter((u) => u.is_active).map((u) => u.username));
+}
+
+/** Whether a list shows an issue with this stored assignee. */
+export type AssigneeMatch = (assignee: string) => boolean;
+
+/**
+ * A list's `assignee` filter (shared/routes/common.ts AssigneeFilter, validated) for this caller: `me` is the
+ * caller's username, as a PATCH stores it; UNASSIGNED the issues the KPIs count unassigned (no assignee, or
+ * one no active account has), so the list under it holds as many as the tile says; else that username.
+ * Undefined: anyone's.
+ */
+export async function assigneeMatch(filter: string, principal: Pick<Principal, 'username'>): Promise<AssigneeMatch | undefined> {
+  if (!filter) return undefined;
+  if (filter === UNASSIGNED) {
+    const active = await activeUsernames();
+    return (assignee) => !assignee || !active.has(assignee);
+  }
+  const username = filter === 'me' ? principal.username : filter;
+  return (assignee) => assignee === username;
 }

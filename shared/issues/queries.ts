@@ -10,6 +10,7 @@ import { getIssue, getIssues, listClusterIssueSummaries, liveSuccessor, type Iss
 import { windowDays } from '../db/days.js';
 import { readClusterRollups } from '../db/metrics.js';
 import { listUsers } from '../db/users.js';
+import type { Principal } from '../auth/principal.js';
 import { LABEL_VALUE_MAX, METRIC_KEYS, type MetricKey } from '../fleet/records.js';
 import { NotFound } from '../http/errors.js';
 import { escapedBytes } from '../http/lambda-payload.js';
@@ -17,6 +18,7 @@ import { HttpLink, type IssueListQuery } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
 import { cutText, displayTime } from '../text.js';
 import * as z from '../zod.js';
+import { activeUsernames, assigneeMatch, type AssigneeMatch } from './assignee.js';
 import { groupKeyOf, keysOfGroupKey } from './grouping.js';
 import { issueWindow, type IssueWindow } from './list-cache.js';
 import { withTriageEtag } from './triage-etag.js';
@@ -68,13 +70,24 @@ export function issueView(issue: IssueRecord, now: Date): IssueView {
 /** What lists filter and sort on: rule issues and AI issues alike. */
 export type Listable = Pick<
   IssueSummary,
-  'issue_id' | 'issue_name' | 'cluster_id' | 'cluster_name' | 'customer_name' | 'severity' | 'status' | 'triage_status' | 'disposition_status' | 'last_seen'
+  | 'issue_id'
+  | 'issue_name'
+  | 'cluster_id'
+  | 'cluster_name'
+  | 'customer_name'
+  | 'severity'
+  | 'status'
+  | 'triage_status'
+  | 'disposition_status'
+  | 'assignee'
+  | 'last_seen'
 >;
 
 /** Newest activity first: latest alert, then id. */
 export const newestFirst = (a: Listable, b: Listable) => (a.last_seen > b.last_seen ? -1 : a.last_seen < b.last_seen ? 1 : byName(a.issue_id, b.issue_id));
 
-export function matches(issue: Listable, q: IssueListQuery): boolean {
+/** Whether `issue` is in the list `q` asks for; `assigned`: q.assignee as resolved for the caller (assigneeMatch). */
+export function matches(issue: Listable, q: IssueListQuery, assigned?: AssigneeMatch): boolean {
   if (q.search) {
     const needle = q.search.toLowerCase();
     if (![issue.issue_name, issue.cluster_name, issue.customer_name].some((s) => s.toLowerCase().includes(needle))) return false;
@@ -86,6 +99,7 @@ export function matches(issue: Listable, q: IssueListQuery): boolean {
   if (q.cluster_id && issue.cluster_id !== q.cluster_id) return false;
   if (!sameText(issue.triage_status, q.triage)) return false;
   if (!sameText(issue.disposition_status, q.disposition)) return false;
+  if (assigned && !assigned(issue.assignee)) return false;
   return true;
 }
 
@@ -125,16 +139,25 @@ export function orderedWindow<S extends Listable>(inWindow: readonly S[]): Order
   return done;
 }
 
-export async function listIssues(q: IssueListQuery, now = new Date()) {
-  const window = await issueWindow(q.days, windowStart(q.days, now));
-  return { ...(await listPage(window, q, (i) => issueView(i, now))), source: SOURCE };
+/** The page of rule issues `q` asks for; `principal`: whose issues `assignee=me` lists. */
+export async function listIssues(principal: Pick<Principal, 'username'>, q: IssueListQuery, now = new Date()) {
+  const [window, assigned] = await Promise.all([issueWindow(q.days, windowStart(q.days, now)), assigneeMatch(q.assignee, principal)]);
+  return { ...(await listPage(window, q, (i) => issueView(i, now), assigned)), source: SOURCE };
 }
 
-/** The page `q` asks for of a window's matching issues (rule and AI issues alike), with the list's counts and filter options. */
-export async function listPage<S extends Listable, R extends { issue_id: string }, V>(window: IssueWindow<S, R>, q: IssueListQuery, view: (record: R) => V) {
+/**
+ * The page `q` asks for of a window's matching issues (rule and AI issues alike), with the list's counts and filter
+ * options; `assigned`: q.assignee resolved for the caller (assigneeMatch).
+ */
+export async function listPage<S extends Listable, R extends { issue_id: string }, V>(
+  window: IssueWindow<S, R>,
+  q: IssueListQuery,
+  view: (record: R) => V,
+  assigned?: AssigneeMatch,
+) {
   const { sorted, customers, clusters } = orderedWindow(window.summaries);
   // Filtering keeps the order: the same as sorting the matches (newestFirst is a total order).
-  const found = sorted.filter((i) => matches(i, q));
+  const found = sorted.filter((i) => matches(i, q, assigned));
   const start = (q.page - 1) * q.page_size;
   const page = await window.records(found.slice(start, start + q.page_size).map((i) => i.issue_id));
   return {
@@ -167,11 +190,6 @@ export function kpiCounts(issues: readonly Pick<IssueSummary, 'status' | 'assign
 export async function issueKpis(days: number, now = new Date()) {
   const [window, active] = await Promise.all([issueWindow(days, windowStart(days, now)), activeUsernames()]);
   return { ...kpiCounts(window.summaries, now, active), source: SOURCE };
-}
-
-/** The usernames of the active accounts: those an issue may be assigned to (resolveAssignee), and whose issues count as assigned. */
-export async function activeUsernames(): Promise<Set<string>> {
-  return new Set((await listUsers()).filter((u) => u.is_active).map((u) => u.username));
 }
 
 /** Active accounts an issue can be assigned to (PATCH accepts their usernames). */

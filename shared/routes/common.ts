@@ -2,6 +2,7 @@
 // Query values arrive as strings; numbers must be written in decimal (days.ts queryNumber), then are coerced and bounded.
 import * as z from '../zod.js';
 import { queryNumber } from './days.js';
+import { CanonicalUsername, canonicalUsername, USERNAME_MAX } from '../auth/username.js';
 
 /**
  * A whole number of at least 1 (and at most `max`), `fallback` when absent or blank (`?page=`, as an HTML
@@ -59,6 +60,33 @@ export const AnyCase = <T extends string>(values: readonly [T, ...T[]]) =>
   );
 
 /** Shared by /api/issues and /api/ai-issues (spec §4, list query parameters). */
+/** The `assignee` filter's word for issues nobody can act on: in parentheses, which no username holds (CanonicalUsername). */
+export const UNASSIGNED = '(none)';
+
+/** `me` and UNASSIGNED in any case, else a username in its canonical form (`Carol` finds carol's issues). */
+function assigneeWord(raw: string): string {
+  const word = raw.trim();
+  const lower = word.toLowerCase();
+  if (lower === 'me' || lower === UNASSIGNED) return lower;
+  return canonicalUsername(word) ?? word;
+}
+
+/**
+ * An issue list's `assignee`: blank for anyone, `me` for the caller (as a PATCH's `me`), UNASSIGNED for the
+ * issues the KPIs count unassigned, else a username. Anything else is refused: no account could match it.
+ */
+const AssigneeFilter = () =>
+  z._default(
+    z.string().check(
+      z.maxLength(USERNAME_MAX),
+      z.overwrite(assigneeWord),
+      z.refine((w) => w === '' || w === 'me' || w === UNASSIGNED || CanonicalUsername.safeParse(w).success, {
+        error: `must be a username, "me" or "${UNASSIGNED}"`,
+      }),
+    ),
+    '',
+  );
+
 export const IssueListQuery = z.lazy(() =>
   z.object({
     search: z._default(Text(200), ''),
@@ -82,6 +110,8 @@ export const IssueListQuery = z.lazy(() =>
     cluster_id: ClusterIdFilter(),
     triage: z._default(Text(64), ''),
     disposition: z._default(Text(64), ''),
+    /** Beyond the contract: whose issues (shared/issues/README.md, "Assigned to"). */
+    assignee: AssigneeFilter(),
     page: Page,
     page_size: PageSize,
   }),

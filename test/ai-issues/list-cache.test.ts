@@ -55,43 +55,43 @@ useFreshIssueCache(dropAiIssueListCache, () => requests.reset());
 describe('an AI issues read with nothing changed', () => {
   it('reads the marker only: not the window, not the page; the KPIs read the same held window', async () => {
     const now = new Date();
-    const first = await listAiIssues(query({ page_size: '5' }), now);
+    const first = await listAiIssues(ADMIN, query({ page_size: '5' }), now);
     expect(first.total).toBeGreaterThan(5);
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
     requests.reset();
-    expect(await listAiIssues(query({ page_size: '5' }), now)).toEqual(first);
+    expect(await listAiIssues(ADMIN, query({ page_size: '5' }), now)).toEqual(first);
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     requests.reset();
     expect((await aiIssueKpis(30, now)).total).toBe(first.total);
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     requests.reset();
     // Another page of the held window reads only its own records.
-    await listAiIssues(query({ page_size: '5', page: '2' }), now);
+    await listAiIssues(ADMIN, query({ page_size: '5', page: '2' }), now);
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 1 });
   });
 
   it('answers what a new container answers, for filters and pages', async () => {
     const now = new Date();
     const cases: Record<string, string>[] = [{ page_size: '4', page: '2' }, { status: 'Ongoing' }, { severity: 'Critical' }, { days: '3' }, { search: 'prod' }];
-    for (const q of cases) await listAiIssues(query(q), now); // held
+    for (const q of cases) await listAiIssues(ADMIN, query(q), now); // held
     for (const q of cases) {
-      const held = await listAiIssues(query(q), now);
+      const held = await listAiIssues(ADMIN, query(q), now);
       dropAiIssueListCache();
-      expect(held, JSON.stringify(q)).toEqual(await listAiIssues(query(q), now));
+      expect(held, JSON.stringify(q)).toEqual(await listAiIssues(ADMIN, query(q), now));
     }
   });
 });
 
 describe('every AI issue write is on the very next read', () => {
   it('a triage PATCH moves the marker in its transaction', async () => {
-    const before = await listAiIssues(query({ page_size: '5' }));
+    const before = await listAiIssues(ADMIN, query({ page_size: '5' }));
     const target = before.issues[0]!;
     const generation = await currentAiIssuesGeneration();
     const notes = `on it ${randomUUID().slice(0, 6)}`;
     await updateAiTriage(ADMIN, target.issue_id, { notes, triage_status: 'Acknowledged' }, CALLER);
     expect(await currentAiIssuesGeneration()).toBe(generation + 1);
     requests.reset();
-    const after = await listAiIssues(query({ page_size: '5' }));
+    const after = await listAiIssues(ADMIN, query({ page_size: '5' }));
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
     expect(after.issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ notes, triage_status: 'Acknowledged', updated_by: 'admin' });
   });
@@ -99,13 +99,13 @@ describe('every AI issue write is on the very next read', () => {
   it("a new alert's regrouping is listed at once; a regrouping that writes nothing moves nothing", async () => {
     const cluster = clusterIds[0]!;
     const name = `AiCacheProbe${randomUUID().slice(0, 6)}`;
-    expect((await listAiIssues(query({ search: name }))).total).toBe(0);
-    await listAiIssues(query({ search: name })); // held
+    expect((await listAiIssues(ADMIN, query({ search: name }))).total).toBe(0);
+    await listAiIssues(ADMIN, query({ search: name })); // held
     await fire(cluster, name);
     const generation = await currentAiIssuesGeneration();
     expect(await regroupAiClusters([cluster])).toMatchObject({ regrouped: 1, failed: 0 });
     expect(await currentAiIssuesGeneration()).toBe(generation + 1);
-    const listed = await listAiIssues(query({ search: name }));
+    const listed = await listAiIssues(ADMIN, query({ search: name }));
     expect(listed.total).toBe(1);
     expect(listed.issues[0]).toMatchObject({ issue_name: expect.stringContaining(name), status: 'Ongoing' });
 
@@ -116,7 +116,7 @@ describe('every AI issue write is on the very next read', () => {
   it('a regrouping that fails after writing its issues still moves the marker', async () => {
     const cluster = clusterIds[1]!;
     const name = `AiCacheFail${randomUUID().slice(0, 6)}`;
-    await listAiIssues(query({ search: name })); // held
+    await listAiIssues(ADMIN, query({ search: name })); // held
     await fire(cluster, name);
     const generation = await currentAiIssuesGeneration();
     // The run's last write, its state with the new fingerprint, is refused: the issues are written, the run fails.
@@ -131,7 +131,7 @@ describe('every AI issue write is on the very next read', () => {
       stop();
     }
     expect(await currentAiIssuesGeneration()).toBe(generation + 1);
-    expect((await listAiIssues(query({ search: name }))).total).toBe(1);
+    expect((await listAiIssues(ADMIN, query({ search: name }))).total).toBe(1);
   });
 
   it('a marker that cannot move leaves the cluster to the next pass, which moves it', async () => {
@@ -149,6 +149,6 @@ describe('every AI issue write is on the very next read', () => {
     expect((await getAiGroupingState(cluster))?.fingerprint).toBe(NO_FINGERPRINT);
     expect(await regroupAiClusters([cluster])).toMatchObject({ regrouped: 1, failed: 0 });
     expect(await currentAiIssuesGeneration()).toBe(generation + 1);
-    expect((await listAiIssues(query({ search: name }))).total).toBe(1);
+    expect((await listAiIssues(ADMIN, query({ search: name }))).total).toBe(1);
   });
 });

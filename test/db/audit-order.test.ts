@@ -79,7 +79,7 @@ describe('one issue triaged at once by many', () => {
     const c = await storedCluster();
     await ingestAlerts([alertNotice(now, c, 'DiskUsageHigh', 'disk-ai-audit', 30)], now);
     await regroupAiRecent(); // no provider configured: grouped by the rules
-    const { issues } = await listAiIssues(IssueListQuery.parse({ page_size: '100' }));
+    const { issues } = await listAiIssues(ADMIN, IssueListQuery.parse({ page_size: '100' }));
     const id = issues.find((i) => i.cluster_id === c)!.issue_id;
     const notes = Array.from({ length: 24 }, (_, i) => `ai look ${i}`);
     await Promise.all(notes.map((n) => updateAiTriage(ADMIN, id, { notes: n }, CALLER)));

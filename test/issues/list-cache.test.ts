@@ -19,7 +19,8 @@ import {
 } from '../../shared/db/issues.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { dropIssueListCache, issueCacheSettings } from '../../shared/issues/list-cache.js';
-import { activeUsernames, distinct, issueKpis, kpiCounts, listIssues, matches, newestFirst, windowStart } from '../../shared/issues/queries.js';
+import { activeUsernames } from '../../shared/issues/assignee.js';
+import { distinct, issueKpis, kpiCounts, listIssues, matches, newestFirst, windowStart } from '../../shared/issues/queries.js';
 import { regroupClusters } from '../../shared/issues/regroup.js';
 import { updateTriage } from '../../shared/issues/triage.js';
 import { IssueListQuery } from '../../shared/routes/common.js';
@@ -103,11 +104,11 @@ useFreshIssueCache(dropIssueListCache, () => requests.reset());
 describe('a list read with nothing changed', () => {
   it('reads the marker only: not the window, not the page', async () => {
     const now = new Date();
-    const first = await listIssues(query({ days: '7' }), now);
+    const first = await listIssues(ADMIN, query({ days: '7' }), now);
     expect(first.total).toBeGreaterThan(10);
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
     requests.reset();
-    expect(await listIssues(query({ days: '7' }), now)).toEqual(first);
+    expect(await listIssues(ADMIN, query({ days: '7' }), now)).toEqual(first);
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     expect(requests.counts.other).toBe(0);
     // The KPIs of the window read the same held summaries.
@@ -119,7 +120,7 @@ describe('a list read with nothing changed', () => {
 
   it('simultaneous misses in one container share one read of the window', async () => {
     const now = new Date();
-    const answers = await Promise.all([1, 2, 3].map(() => listIssues(query({ days: '7' }), now)));
+    const answers = await Promise.all([1, 2, 3].map(() => listIssues(ADMIN, query({ days: '7' }), now)));
     expect(answers[1]).toEqual(answers[0]);
     expect(requests.counts.window).toBe(1);
     expect(requests.counts.marker).toBe(3);
@@ -127,12 +128,12 @@ describe('a list read with nothing changed', () => {
 
   it('another page or filter of the window reads only the records not held', async () => {
     const now = new Date();
-    await listIssues(query({ days: '7', page_size: '5' }), now);
+    await listIssues(ADMIN, query({ days: '7', page_size: '5' }), now);
     requests.reset();
-    await listIssues(query({ days: '7', page_size: '5', page: '2' }), now);
+    await listIssues(ADMIN, query({ days: '7', page_size: '5', page: '2' }), now);
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 1 });
     requests.reset();
-    await listIssues(query({ days: '7', page_size: '10' }), now); // pages 1 and 2 of 5: held
+    await listIssues(ADMIN, query({ days: '7', page_size: '10' }), now); // pages 1 and 2 of 5: held
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
   });
 
@@ -155,8 +156,8 @@ describe('a list read with nothing changed', () => {
     for (const q of queries) {
       const parsed = query(q);
       dropIssueListCache();
-      const uncached = await listIssues(parsed, now);
-      const cached = await listIssues(parsed, now);
+      const uncached = await listIssues(ADMIN, parsed, now);
+      const cached = await listIssues(ADMIN, parsed, now);
       expect(cached, JSON.stringify(q)).toEqual(uncached);
       // By hand, as the list was computed before the cache: filter the window, sort, slice.
       const inWindow = await listIssueSummariesSince(windowStart(parsed.days, now));
@@ -175,43 +176,43 @@ describe('a list read with nothing changed', () => {
 
   it('a later read of the same window is served from the held one, without what left the window meanwhile', async () => {
     const now = new Date();
-    const cached = await listIssues(query({ days: '1', page_size: '100' }), now);
+    const cached = await listIssues(ADMIN, query({ days: '1', page_size: '100' }), now);
     // Eight hours later the window starts eight hours later: issues resolved in those hours are out of it.
     const later = new Date(now.getTime() + 8 * 3_600_000);
     requests.reset();
-    const fromHeld = await listIssues(query({ days: '1', page_size: '100' }), later);
+    const fromHeld = await listIssues(ADMIN, query({ days: '1', page_size: '100' }), later);
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     dropIssueListCache();
-    expect(fromHeld).toEqual(await listIssues(query({ days: '1', page_size: '100' }), later));
+    expect(fromHeld).toEqual(await listIssues(ADMIN, query({ days: '1', page_size: '100' }), later));
     expect(fromHeld.total).toBeLessThan(cached.total);
     // An earlier start than the held window's is read afresh.
     requests.reset();
-    await listIssues(query({ days: '1', page_size: '100' }), later);
-    await listIssues(query({ days: '1', page_size: '100' }), now);
+    await listIssues(ADMIN, query({ days: '1', page_size: '100' }), later);
+    await listIssues(ADMIN, query({ days: '1', page_size: '100' }), now);
     expect(requests.counts.window).toBe(1);
   });
 });
 
 describe('every issue write is on the very next read', () => {
   it('a triage PATCH, with the window read again', async () => {
-    const before = await listIssues(query({ days: '7' }));
+    const before = await listIssues(ADMIN, query({ days: '7' }));
     const target = before.issues.find((i) => i.triage_status !== 'Acknowledged')!;
     await updateTriage(ADMIN, target.issue_id, { triage_status: 'Acknowledged', notes: 'on it' }, CALLER);
     requests.reset();
-    const after = await listIssues(query({ days: '7' }));
+    const after = await listIssues(ADMIN, query({ days: '7' }));
     expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 1, records: 1 });
     expect(after.issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ triage_status: 'Acknowledged', notes: 'on it', updated_by: 'admin' });
-    expect(ids((await listIssues(query({ days: '7', triage: 'Acknowledged', page_size: '100' }))).issues)).toContain(target.issue_id);
+    expect(ids((await listIssues(ADMIN, query({ days: '7', triage: 'Acknowledged', page_size: '100' }))).issues)).toContain(target.issue_id);
   });
 
   it('simultaneous triage of 20 different issues all apply (the marker in every transaction costs retries, not failures)', async () => {
-    const targets = (await listIssues(query({ days: '30', page_size: '20' }))).issues;
+    const targets = (await listIssues(ADMIN, query({ days: '30', page_size: '20' }))).issues;
     expect(targets).toHaveLength(20);
     const before = await currentIssuesGeneration();
     const notes = `batch ${randomUUID().slice(0, 6)}`;
     await Promise.all(targets.map((t) => updateTriage(ADMIN, t.issue_id, { notes }, CALLER)));
     expect(await currentIssuesGeneration()).toBe(before + 20);
-    const after = await listIssues(query({ days: '30', page_size: '20' }));
+    const after = await listIssues(ADMIN, query({ days: '30', page_size: '20' }));
     expect(after.issues.map((i) => i.notes)).toEqual(targets.map(() => notes));
   });
 
@@ -227,25 +228,25 @@ describe('every issue write is on the very next read', () => {
       endsAt: status === 'resolved' ? endsAt : '0001-01-01T00:00:00Z',
       generatorURL: 'http://prometheus/graph',
     });
-    expect((await listIssues(query({ search: name }))).total).toBe(0);
-    await listIssues(query({ search: name })); // held
+    expect((await listIssues(ADMIN, query({ search: name }))).total).toBe(0);
+    await listIssues(ADMIN, query({ search: name })); // held
     expect((await ingestAlerts([notice('firing')])).issues.created).toBe(1);
-    const listed = await listIssues(query({ search: name }));
+    const listed = await listIssues(ADMIN, query({ search: name }));
     expect(listed.issues).toEqual([expect.objectContaining({ issue_name: name, status: 'Ongoing', cluster_name: 'prod-live' })]);
 
     // Resolved 10 minutes ago: Ongoing through the 30 minutes' quiet period, then a grouping run resolves it.
     await ingestAlerts([notice('resolved')]);
-    expect((await listIssues(query({ search: name }))).issues[0]).toMatchObject({ status: 'Ongoing' });
+    expect((await listIssues(ADMIN, query({ search: name }))).issues[0]).toMatchObject({ status: 'Ongoing' });
     const later = new Date(Date.now() + 25 * 60_000);
-    await listIssues(query({ search: name }), later); // held at this generation
+    await listIssues(ADMIN, query({ search: name }), later); // held at this generation
     expect(await regroupClusters([liveCluster], later)).toMatchObject({ updated: 1, removed: 0, failed: 0 });
-    expect((await listIssues(query({ search: name }), later)).issues[0]).toMatchObject({ status: 'Resolved', resolved_at: endsAt });
+    expect((await listIssues(ADMIN, query({ search: name }), later)).issues[0]).toMatchObject({ status: 'Resolved', resolved_at: endsAt });
   });
 
   it('a ticket claim and its release move the marker; a failed claim and a regrouping that writes nothing do not', async () => {
     const generation = async () => currentIssuesGeneration();
     let g = await generation();
-    const target = (await listIssues(query({ days: '7' }))).issues[0]!;
+    const target = (await listIssues(ADMIN, query({ days: '7' }))).issues[0]!;
     await claimTicket(target.issue_id, 'token-1', new Date(Date.now() - 60_000));
     expect(await generation()).toBe(g + 1);
     expect((await getIssue(target.issue_id))?.ticket_claim).toBe('token-1');
@@ -268,10 +269,10 @@ describe('every issue write is on the very next read', () => {
     const lone = randomUUID();
     const stored = { ...issue(1, 2), issue_id: `iss-lone-${lone.slice(0, 8)}`, cluster_id: lone, group_key: `cluster=${lone}|alert_name=Alert1` };
     await putIssues([{ ...stored, status: 'Ongoing', resolved_at: null }]);
-    expect(ids((await listIssues(query({ days: '1', page_size: '100' }))).issues)).toContain(stored.issue_id);
+    expect(ids((await listIssues(ADMIN, query({ days: '1', page_size: '100' }))).issues)).toContain(stored.issue_id);
     expect(await regroupClusters([lone])).toMatchObject({ removed: 1, failed: 0 });
     expect(await listClusterIssues(lone)).toEqual([]);
-    expect(ids((await listIssues(query({ days: '1', page_size: '100' }))).issues)).not.toContain(stored.issue_id);
+    expect(ids((await listIssues(ADMIN, query({ days: '1', page_size: '100' }))).issues)).not.toContain(stored.issue_id);
   });
 });
 
@@ -290,12 +291,12 @@ describe('two containers', () => {
     const a = await container();
     const b = await container();
     const q = query({ days: '7', page_size: '100' });
-    const first = await a.queries.listIssues(q);
-    expect((await b.queries.listIssues(q)).total).toBe(first.total);
+    const first = await a.queries.listIssues(ADMIN, q);
+    expect((await b.queries.listIssues(ADMIN, q)).total).toBe(first.total);
     // One container at a time, so what DynamoDB receives is that container's.
     for (const c of [a, b]) {
       requests.reset();
-      await c.queries.listIssues(q);
+      await c.queries.listIssues(ADMIN, q);
       expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
     }
 
@@ -303,19 +304,19 @@ describe('two containers', () => {
     const target = first.issues.find((i) => i.disposition_status !== 'False positive')!;
     await b.triage.updateTriage(ADMIN, target.issue_id, { disposition_status: 'False positive' }, CALLER);
     requests.reset();
-    const seenByA = await a.queries.listIssues(q);
+    const seenByA = await a.queries.listIssues(ADMIN, q);
     expect(requests.counts.window).toBe(1);
     expect(seenByA.issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ disposition_status: 'False positive' });
 
     // A triages: B's next read shows it, and A's own too.
     await a.triage.updateTriage(ADMIN, target.issue_id, { disposition_status: 'Real issue' }, CALLER);
     for (const c of [a, b])
-      expect((await c.queries.listIssues(q)).issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ disposition_status: 'Real issue' });
+      expect((await c.queries.listIssues(ADMIN, q)).issues.find((i) => i.issue_id === target.issue_id)).toMatchObject({ disposition_status: 'Real issue' });
 
     // A write from this module instance (a third container: the ingest's grouping) reaches both.
     const extra = { ...issue(900, 1), issue_id: `iss-extra-${randomUUID().slice(0, 8)}` };
     await putIssues([extra]);
-    for (const c of [a, b]) expect(ids((await c.queries.listIssues(q)).issues)).toContain(extra.issue_id);
+    for (const c of [a, b]) expect(ids((await c.queries.listIssues(ADMIN, q)).issues)).toContain(extra.issue_id);
   });
 });
 
@@ -325,23 +326,23 @@ describe('bounds', () => {
     const now = new Date();
     vi.useFakeTimers({ toFake: ['Date'], now });
     try {
-      await listIssues(query({ days: '7' }), now); // this container sees the generation now
+      await listIssues(ADMIN, query({ days: '7' }), now); // this container sees the generation now
       vi.setSystemTime(now.getTime() + 1_999);
-      await listIssues(query({ days: '7' }), now);
+      await listIssues(ADMIN, query({ days: '7' }), now);
       expect(cacheReads(requests.counts)).toEqual({ marker: 2, window: 2, records: 2 });
       requests.reset();
       // A write: the new generation settles from when this container first sees it.
       await putIssues([{ ...issue(901, 1), issue_id: `iss-settle-${randomUUID().slice(0, 8)}` }]);
       requests.reset();
       vi.setSystemTime(now.getTime() + 10_000);
-      await listIssues(query({ days: '7' }), now);
+      await listIssues(ADMIN, query({ days: '7' }), now);
       vi.setSystemTime(now.getTime() + 11_999);
-      await listIssues(query({ days: '7' }), now);
+      await listIssues(ADMIN, query({ days: '7' }), now);
       expect(cacheReads(requests.counts)).toEqual({ marker: 2, window: 2, records: 2 });
       requests.reset();
       vi.setSystemTime(now.getTime() + 12_000);
-      await listIssues(query({ days: '7' }), now);
-      await listIssues(query({ days: '7' }), now);
+      await listIssues(ADMIN, query({ days: '7' }), now);
+      await listIssues(ADMIN, query({ days: '7' }), now);
       expect(cacheReads(requests.counts)).toEqual({ marker: 2, window: 1, records: 1 });
     } finally {
       vi.useRealTimers();
@@ -352,13 +353,13 @@ describe('bounds', () => {
     const now = new Date();
     vi.useFakeTimers({ toFake: ['Date'], now });
     try {
-      await listIssues(query({ days: '7' }), now);
+      await listIssues(ADMIN, query({ days: '7' }), now);
       vi.setSystemTime(now.getTime() + 59_999);
       requests.reset();
-      await listIssues(query({ days: '7' }), now);
+      await listIssues(ADMIN, query({ days: '7' }), now);
       expect(cacheReads(requests.counts)).toEqual({ marker: 1, window: 0, records: 0 });
       vi.setSystemTime(now.getTime() + 60_000);
-      await listIssues(query({ days: '7' }), now);
+      await listIssues(ADMIN, query({ days: '7' }), now);
       expect(cacheReads(requests.counts)).toEqual({ marker: 2, window: 1, records: 1 });
     } finally {
       vi.useRealTimers();
@@ -367,30 +368,30 @@ describe('bounds', () => {
 
   it('at most `windows` windows, the least recently used dropped; a window over `summaries` is not kept', async () => {
     const now = new Date();
-    for (const days of [1, 2, 3, 4, 5]) await listIssues(query({ days: String(days) }), now);
+    for (const days of [1, 2, 3, 4, 5]) await listIssues(ADMIN, query({ days: String(days) }), now);
     requests.reset();
-    for (const days of [2, 3, 4, 5]) await listIssues(query({ days: String(days) }), now);
+    for (const days of [2, 3, 4, 5]) await listIssues(ADMIN, query({ days: String(days) }), now);
     expect(requests.counts.window).toBe(0);
-    await listIssues(query({ days: '1' }), now);
+    await listIssues(ADMIN, query({ days: '1' }), now);
     expect(requests.counts.window).toBe(1);
 
     issueCacheSettings.summaries = 5;
     dropIssueListCache();
     requests.reset();
-    await listIssues(query({ days: '30' }), now);
-    await listIssues(query({ days: '30' }), now);
+    await listIssues(ADMIN, query({ days: '30' }), now);
+    await listIssues(ADMIN, query({ days: '30' }), now);
     expect(requests.counts.window).toBe(2);
   });
 
   it('at most `records` full records', async () => {
     issueCacheSettings.records = 5;
     const now = new Date();
-    await listIssues(query({ days: '30', page_size: '5' }), now);
-    await listIssues(query({ days: '30', page_size: '5', page: '2' }), now);
+    await listIssues(ADMIN, query({ days: '30', page_size: '5' }), now);
+    await listIssues(ADMIN, query({ days: '30', page_size: '5', page: '2' }), now);
     requests.reset();
-    await listIssues(query({ days: '30', page_size: '5', page: '2' }), now);
+    await listIssues(ADMIN, query({ days: '30', page_size: '5', page: '2' }), now);
     expect(requests.counts.records).toBe(0);
-    await listIssues(query({ days: '30', page_size: '5' }), now);
+    await listIssues(ADMIN, query({ days: '30', page_size: '5' }), now);
     expect(requests.counts.records).toBe(1);
   });
 });
