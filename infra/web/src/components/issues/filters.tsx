@@ -254,9 +254,11 @@ export function Results<T extends { issue_id: string }>({
   } else if (data.issues.length === 0) {
     body = <PastLastPage page={page} last={data.total_pages} onLast={() => goTo(data.total_pages)} />;
   } else {
-    const busy = list.isFetching;
+    // Dimmed only while the rows are another query's (a new filter or page loading): a background read of the
+    // same list (every minute, or on coming back to it) dimmed it to a contrast no status badge passes.
+    const stale = list.isPlaceholderData;
     body = (
-      <div className={busy ? 'issues-table busy' : 'issues-table'} aria-busy={busy}>
+      <div className={stale ? 'issues-table busy' : 'issues-table'} aria-busy={list.isFetching}>
         <DataTable
           data={data.issues}
           columns={columns}
