@@ -40,5 +40,8 @@ export const MAY_TRIGGER_PATROL = rolesOf(ep<'patrol', 'trigger'>('POST', '/api/
 /** Triage of an alert issue and of an AI issue. */
 export const MAY_TRIAGE_ISSUES = rolesOf(ep<'issues', 'patch'>('PATCH', '/api/issues/{issue_id}'), 'superadmin', 'admin');
 export const MAY_TRIAGE_AI_ISSUES = rolesOf(ep<'ai-issues', 'patch'>('PATCH', '/api/ai-issues/{issue_id}'), 'superadmin', 'admin');
+/** The accounts an alert or AI issue may be assigned to, named in the lists' "Assigned to" filter. */
+export const MAY_LIST_ASSIGNEES = rolesOf(ep<'issues', 'users'>('GET', '/api/issues/users'), 'superadmin', 'admin');
+export const MAY_LIST_AI_ASSIGNEES = rolesOf(ep<'ai-issues', 'users'>('GET', '/api/ai-issues/users'), 'superadmin', 'admin');
 /** A rule proposal approved or rejected. */
 export const MAY_REVIEW_PROPOSALS = rolesOf(ep<'settings', 'reviewChange'>('POST', '/api/settings/config-changes/{change_id}/review'), 'superadmin');

@@ -15,7 +15,7 @@ import { KpiTiles } from '../components/ai/kpis';
 import { firstLine, plainText } from '../components/ai/plain-text';
 import { count } from '../components/format';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
-import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
+import { FilterBar, Results, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, Maybe } from '../components/issues/format';
 import { Problem } from '../components/states';
 import { ItemLink } from '../components/list-link';
@@ -32,6 +32,7 @@ export default function AiIssuesPage() {
   const query: QueryOf<'ai-issues', 'list'> = state.query;
   const list = useApi(listEndpoint, { query }, { placeholderData: keepPreviousData, ...live });
   const kpis = useApi(kpisEndpoint, { query: { days: state.days } }, { placeholderData: keepPreviousData, ...live });
+  const assignees = useAssignees('ai-issues');
 
   return (
     <section className="issues-page ai-issues-page" aria-labelledby="issues-title">
@@ -42,7 +43,7 @@ export default function AiIssuesPage() {
       </p>
       <Updated reads={[list, kpis]} />
       <Kpis kpis={kpis} days={state.days} />
-      <FilterBar label="Filter AI issues" state={state} options={list.data} />
+      <FilterBar label="Filter AI issues" state={state} options={list.data} assignees={assignees} />
       <Results
         list={list}
         state={state}

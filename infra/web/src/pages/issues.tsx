@@ -9,7 +9,7 @@ import { live } from '../api/live';
 import { Updated } from '../components/updated';
 import type { Answer, QueryOf } from '../api/types';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
-import { FilterBar, Results, useIssueFilters, windowLabel } from '../components/issues/filters';
+import { FilterBar, Results, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, TicketLink } from '../components/issues/format';
 import { count } from '../components/format';
 import { Problem } from '../components/states';
@@ -26,13 +26,14 @@ export default function IssuesPage() {
   const query: QueryOf<'issues', 'list'> = state.query;
   const list = useApi(listEndpoint, { query }, { placeholderData: keepPreviousData, ...live });
   const kpis = useApi(kpisEndpoint, { query: { days: state.days } }, { placeholderData: keepPreviousData, ...live });
+  const assignees = useAssignees('issues');
 
   return (
     <section className="issues-page" aria-labelledby="issues-title">
       <h1 id="issues-title">Alert issues</h1>
       <Updated reads={[list, kpis]} />
       <Kpis kpis={kpis} days={state.days} />
-      <FilterBar label="Filter issues" state={state} options={list.data} />
+      <FilterBar label="Filter issues" state={state} options={list.data} assignees={assignees} />
       <Results
         list={list}
         state={state}

@@ -1,10 +1,13 @@
 // The issue lists' shared parts (alert issues and AI issues): every filter of the
-// contract's list query kept in the URL, the filter bar, and the results section
-// with its count, empty states and pager. What differs between the lists (names,
-// texts, the table) comes in as props.
+// contract's list query, and whose issues (`assignee`, beyond it), kept in the URL;
+// the filter bar, and the results section with its count, empty states and pager.
+// What differs between the lists (names, texts, the table) comes in as props.
 import type { UseQueryResult } from '@tanstack/react-query';
 import { useId } from 'react';
-import type { ApiProblem } from '../../api/client';
+import { endpoint, type ApiProblem, type Endpoint } from '../../api/client';
+import { MAY_LIST_AI_ASSIGNEES, MAY_LIST_ASSIGNEES } from '../../api/access';
+import { useApi } from '../../api/hooks';
+import { useSession } from '../../session';
 import { DataTable, type DataTableProps } from '../data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, PastLastPage, Problem } from '../states';
 import { useUrlState } from '../url-state';
@@ -23,11 +26,14 @@ const DEFAULTS = {
   cluster: '',
   triage: '',
   disposition: '',
+  assignee: '',
   page: '1',
   page_size: '20',
 };
 export type Filters = typeof DEFAULTS;
-const FILTER_KEYS = ['search', 'days', 'severities', 'status', 'customer', 'cluster', 'triage', 'disposition'] as const;
+const FILTER_KEYS = ['search', 'days', 'severities', 'status', 'customer', 'cluster', 'triage', 'disposition', 'assignee'] as const;
+/** The list's word for the issues nobody can act on (shared/routes/common.ts UNASSIGNED): the KPIs' Unassigned. */
+export const UNASSIGNED = '(none)';
 const SEVERITIES = ['Critical', 'Warning'] as const;
 const DAY_PRESETS: [string, string][] = [
   ['0', 'today (UTC)'],
@@ -72,6 +78,7 @@ export function useIssueFilters() {
     cluster: filters.cluster || undefined,
     triage: filters.triage || undefined,
     disposition: filters.disposition || undefined,
+    assignee: filters.assignee || undefined,
     page,
     page_size: pageSize,
   };
@@ -84,15 +91,35 @@ export function useIssueFilters() {
 
 type FilterState = ReturnType<typeof useIssueFilters>;
 
+const USERS = {
+  issues: { ep: endpoint<'issues', 'users'>('GET', '/api/issues/users'), roles: MAY_LIST_ASSIGNEES },
+  'ai-issues': { ep: endpoint<'ai-issues', 'users'>('GET', '/api/ai-issues/users'), roles: MAY_LIST_AI_ASSIGNEES },
+};
+
+/**
+ * The accounts an "Assigned to" filter offers by name: the active ones, for those who may read them (admins up;
+ * the same read, and cache entry, as the triage form's). Others choose from Anyone, Me and Unassigned.
+ */
+export function useAssignees(list: keyof typeof USERS) {
+  const { can } = useSession();
+  const { ep, roles } = USERS[list];
+  // Both lists' users routes answer the same shape.
+  const users = useApi(ep as Endpoint<'issues', 'users'>, {}, { staleTime: 60_000, enabled: can(...roles) });
+  return users.data?.users;
+}
+
 export function FilterBar({
   label,
   state: { filters, filter, filtered, clear },
   options,
+  assignees,
 }: {
   /** The form's accessible name. */
   label: string;
   state: FilterState;
   options: { customers: string[]; clusters: string[] } | undefined;
+  /** The accounts the assignee filter offers by name (useAssignees); none but Anyone, Me and Unassigned when undefined. */
+  assignees: { username: string; name: string }[] | undefined;
 }) {
   const id = useId();
   const [search, setSearch] = useDraft(filters.search, (v) => filter({ search: v }));
@@ -169,6 +196,7 @@ export function FilterBar({
         suggestions={DISPOSITION_SUGGESTIONS}
         placeholder="Any"
       />
+      <AssigneeChoice value={filters.assignee} people={assignees} onChange={(v) => filter({ assignee: v })} />
       {filtered && (
         <button type="button" onClick={clear} className="issues-clear">
           Clear filters
@@ -208,11 +236,57 @@ function Choice({
   );
 }
 
+/** Anyone, Me, Unassigned, then the accounts by name; a username from the URL that none of them is stays offered. */
+function AssigneeChoice({
+  value,
+  people,
+  onChange,
+}: {
+  value: string;
+  people: { username: string; name: string }[] | undefined;
+  onChange: (value: string) => void;
+}) {
+  const named = people ?? [];
+  const other = value && value !== 'me' && value !== UNASSIGNED && !named.some((p) => p.username === value);
+  return (
+    <label>
+      Assigned to
+      <select value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">Anyone</option>
+        <option value="me">Me</option>
+        <option value={UNASSIGNED}>Unassigned</option>
+        {other && <option value={value}>{value}</option>}
+        {named.map((p) => (
+          <option key={p.username} value={p.username}>
+            {p.name && p.name !== p.username ? `${p.name} (${p.username})` : p.username}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** The filters set, as the empty list names them: `assigned to you, status Resolved`. */
+export function filtersSaid(filters: Filters): string {
+  const said: string[] = [];
+  if (filters.assignee === 'me') said.push('assigned to you');
+  else if (filters.assignee === UNASSIGNED) said.push('unassigned');
+  else if (filters.assignee) said.push(`assigned to ${filters.assignee}`);
+  if (filters.search) said.push(`matching “${filters.search}”`);
+  if (filters.severities) said.push(`severity ${filters.severities.split(',').join(' or ')}`);
+  if (filters.status) said.push(`status ${filters.status}`);
+  if (filters.customer) said.push(`customer ${filters.customer}`);
+  if (filters.cluster) said.push(`cluster ${filters.cluster}`);
+  if (filters.triage) said.push(`triage ${filters.triage.trim()}`);
+  if (filters.disposition) said.push(`disposition ${filters.disposition.trim()}`);
+  return said.join(', ');
+}
+
 type ListAnswer<T> = { total: number; total_pages: number; page: number; issues: T[] };
 
 export function Results<T extends { issue_id: string }>({
   list,
-  state: { page, pageSize, days, filtered, clear, setFilters },
+  state: { filters, page, pageSize, days, filtered, clear, setFilters },
   noun,
   none,
   caption,
@@ -240,7 +314,9 @@ export function Results<T extends { issue_id: string }>({
   if (data.total === 0) {
     body = filtered ? (
       <Empty>
-        <p>No issue in {windowLabel(days)} matches these filters.</p>
+        <p>
+          No issue in {windowLabel(days)} matches these filters: {filtersSaid(filters)}.
+        </p>
         <button type="button" onClick={clear}>
           Clear filters
         </button>

@@ -1,0 +1,160 @@
+// The issue lists' "Assigned to" filter in a real browser (Debian Chromium) through the whole local service:
+// Me shows the caller's issues, kept in the URL across a reload and Back from an issue; Unassigned holds as
+// many as the KPI tile says; admins choose people by name, viewers Anyone, Me and Unassigned without a
+// refused read; an emptied list names the filters that emptied it.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as recompute } from '../../functions/recompute.js';
+import type { LocalService } from '../../infra/local/service.js';
+import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
+import { startTestService } from '../support/local-service.js';
+
+const PASSWORD = 'console-assignee-admin-password';
+const VIEWER = { email: 'vic-viewer@example.com', password: 'vic-assignee-password' };
+let service: LocalService;
+let browser: TestBrowser;
+let admin: string;
+let adminPage: Page;
+let viewerPage: Page;
+/** The issues of the last 30 days as the API lists them, newest first, after the assignments below. */
+let issues: { issue_id: string; issue_name: string; assignee: string }[];
+
+beforeAll(async () => {
+  delete process.env.LLM_PROVIDER;
+  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
+  await recompute(); // the AI issues (rules grouping, no provider)
+  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
+  await addUser(service.url, admin, { email: VIEWER.email, name: 'Vic Viewer', role: 'viewer', password: VIEWER.password });
+  const listed = (await api(service.url, admin, 'GET', '/api/issues?days=30&page_size=100')).body.issues;
+  expect(listed.length).toBeGreaterThanOrEqual(4);
+  // Two for the admin, one for the viewer, the rest nobody's.
+  for (const [i, assignee] of [
+    [0, 'me'],
+    [2, 'me'],
+    [1, VIEWER.email],
+  ] as const)
+    expect((await api(service.url, admin, 'PATCH', `/api/issues/${listed[i].issue_id}`, { assignee })).status).toBe(200);
+  issues = (await api(service.url, admin, 'GET', '/api/issues?days=30&page_size=100')).body.issues;
+  [adminPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
+  await Promise.all([signIn(adminPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.stop();
+});
+
+const assignedTo = (page: Page) => page.getByRole('combobox', { name: 'Assigned to' });
+/** The issue names the table shows, in order. */
+const shownNames = (page: Page) => page.getByRole('main').getByRole('table').getByRole('link').allTextContents();
+
+describe('Alert issues: Assigned to', () => {
+  it('Me lists the caller’s issues only, kept in the URL across a reload and Back from an issue, and passes axe', async () => {
+    await adminPage.goto('/issues?days=30&page_size=100');
+    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    await assignedTo(adminPage).selectOption({ label: 'Me' });
+    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me');
+    const mine = issues.filter((i) => i.assignee === 'admin').map((i) => i.issue_name);
+    expect(mine).toHaveLength(2);
+    await expect.poll(() => shownNames(adminPage)).toEqual(mine);
+    await adminPage.getByRole('status').filter({ hasText: '2 issues in the last 30 days' }).waitFor();
+
+    await adminPage.reload();
+    await expect.poll(() => shownNames(adminPage)).toEqual(mine);
+    expect(await assignedTo(adminPage).inputValue()).toBe('me');
+
+    await adminPage.getByRole('main').getByRole('link', { name: mine[0] }).first().click();
+    await adminPage.getByRole('heading', { level: 1, name: mine[0] }).waitFor();
+    await adminPage.goBack();
+    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    expect(new URL(adminPage.url()).searchParams.get('assignee')).toBe('me');
+    expect(await assignedTo(adminPage).inputValue()).toBe('me');
+    await expect.poll(() => shownNames(adminPage)).toEqual(mine);
+    await expectAccessible(adminPage, 'alert issues assigned to me');
+  });
+
+  it('Unassigned holds as many issues as the Unassigned tile says; admins choose a person by name', async () => {
+    await adminPage.goto('/issues?days=30&page_size=100');
+    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    const tile = adminPage.locator('.tile').filter({ hasText: 'Unassigned' }).locator('.value');
+    await expect.poll(() => tile.textContent()).not.toBe('…');
+    const unassigned = Number(await tile.textContent());
+    expect(unassigned).toBe(issues.filter((i) => !i.assignee).length);
+    await assignedTo(adminPage).selectOption({ label: 'Unassigned' });
+    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === '(none)');
+    await expect.poll(() => shownNames(adminPage)).toEqual(issues.filter((i) => !i.assignee).map((i) => i.issue_name));
+    expect(unassigned).toBeGreaterThan(0);
+
+    await assignedTo(adminPage).selectOption({ label: `Vic Viewer (${VIEWER.email})` });
+    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === VIEWER.email);
+    await expect.poll(() => shownNames(adminPage)).toEqual(issues.filter((i) => i.assignee === VIEWER.email).map((i) => i.issue_name));
+    // A filter change goes back to page 1.
+    await adminPage.goto(`/issues?days=30&page_size=1&page=2`);
+    await assignedTo(adminPage).selectOption({ label: 'Me' });
+    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me' && !u.searchParams.has('page'));
+  });
+
+  it('a viewer chooses from Anyone, Me and Unassigned with no refused read, and an emptied list names its filters', async () => {
+    const refused: string[] = [];
+    viewerPage.on('response', (r) => {
+      if (r.status() === 403) refused.push(r.url());
+    });
+    await viewerPage.goto('/issues?days=30');
+    await viewerPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    expect(await assignedTo(viewerPage).locator('option').allTextContents()).toEqual(['Anyone', 'Me', 'Unassigned']);
+    await assignedTo(viewerPage).selectOption({ label: 'Me' });
+    await expect.poll(() => shownNames(viewerPage)).toEqual(issues.filter((i) => i.assignee === VIEWER.email).map((i) => i.issue_name));
+
+    await viewerPage.goto('/issues?days=30&assignee=me&status=Resolved&search=no-such-issue');
+    await viewerPage.getByText('No issue in the last 30 days matches these filters: assigned to you, matching “no-such-issue”, status Resolved.').waitFor();
+    // A username from a shared link that the viewer's choices do not hold is still shown, and filtered on.
+    await viewerPage.goto('/issues?days=30&assignee=admin');
+    expect(await assignedTo(viewerPage).inputValue()).toBe('admin');
+    await expect.poll(() => shownNames(viewerPage)).toEqual(issues.filter((i) => i.assignee === 'admin').map((i) => i.issue_name));
+    expect(refused).toEqual([]);
+  });
+});
+
+describe('Alert issues: a background read', () => {
+  it('of the list shown says "Updating…" without dimming its rows, which stay readable (axe)', async () => {
+    const page = await browser.page();
+    await page.clock.install(); // the minute between two reads of a watch page, run at once
+    await signIn(page, 'admin', PASSWORD);
+    await page.goto('/issues?days=30&assignee=me');
+    const mine = issues.filter((i) => i.assignee === 'admin').map((i) => i.issue_name);
+    await expect.poll(() => shownNames(page)).toEqual(mine);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(/\/api\/issues\?/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.clock.runFor(61_000);
+    await page.getByRole('status').filter({ hasText: 'Updating…' }).waitFor();
+    expect(await page.locator('.issues-table').getAttribute('class')).toBe('issues-table');
+    await expectAccessible(page, 'alert issues while read again');
+    release();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^2 issues/ })
+      .waitFor();
+  });
+});
+
+describe('AI issues: Assigned to', () => {
+  it('Me lists the caller’s AI issues, kept across a reload', async () => {
+    const listed = (await api(service.url, admin, 'GET', '/api/ai-issues?days=30&page_size=100')).body.issues;
+    expect(listed.length).toBeGreaterThan(0);
+    expect((await api(service.url, admin, 'PATCH', `/api/ai-issues/${listed[0].issue_id}`, { assignee: 'me' })).status).toBe(200);
+    await adminPage.goto('/ai-issues?days=30&page_size=100');
+    await adminPage.getByRole('heading', { level: 1, name: 'AI issues' }).waitFor();
+    await assignedTo(adminPage).selectOption({ label: 'Me' });
+    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me');
+    await adminPage.getByRole('status').filter({ hasText: '1 AI issue in the last 30 days' }).waitFor();
+    await adminPage.reload();
+    await adminPage.getByRole('status').filter({ hasText: '1 AI issue in the last 30 days' }).waitFor();
+    expect(await assignedTo(adminPage).inputValue()).toBe('me');
+  });
+});
