@@ -1,6 +1,6 @@
 // The issue lists' "Assigned to" filter in a real browser (Debian Chromium) through the whole local service:
-// Me shows the caller's issues, kept in the URL across a reload and Back from an issue; Unassigned holds as
-// many as the KPI tile says; admins choose people by name, viewers Anyone, Me and Unassigned without a
+// Me shows the caller's issues, kept in the URL across a reload and Back from an issue; the Unassigned tile
+// leads to as many as it says; admins choose people by name, viewers Anyone, Me and Unassigned without a
 // refused read; an emptied list names the filters that emptied it.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,15 +73,21 @@ describe('Alert issues: Assigned to', () => {
     await expectAccessible(adminPage, 'alert issues assigned to me');
   });
 
-  it('Unassigned holds as many issues as the Unassigned tile says; admins choose a person by name', async () => {
+  it('the Unassigned tile leads to as many issues as it says; admins choose a person by name', async () => {
     await adminPage.goto('/issues?days=30&page_size=100');
     await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
     const tile = adminPage.locator('.tile').filter({ hasText: 'Unassigned' }).locator('.value');
     await expect.poll(() => tile.textContent()).not.toBe('…');
     const unassigned = Number(await tile.textContent());
     expect(unassigned).toBe(issues.filter((i) => !i.assignee).length);
-    await assignedTo(adminPage).selectOption({ label: 'Unassigned' });
-    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === '(none)');
+    // The tile's label leads to them, the other filters kept.
+    await adminPage.getByRole('region', { name: 'Key figures' }).getByRole('link', { name: 'Unassigned' }).click();
+    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === '(none)' && u.searchParams.get('page_size') === '100');
+    await expect.poll(() => assignedTo(adminPage).inputValue()).toBe('(none)');
+    await adminPage
+      .getByRole('status')
+      .filter({ hasText: `${unassigned} issues in the last 30 days` })
+      .waitFor();
     await expect.poll(() => shownNames(adminPage)).toEqual(issues.filter((i) => !i.assignee).map((i) => i.issue_name));
     expect(unassigned).toBeGreaterThan(0);
 

@@ -15,7 +15,7 @@ import { KpiTiles } from '../components/ai/kpis';
 import { firstLine, plainText } from '../components/ai/plain-text';
 import { count } from '../components/format';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
-import { FilterBar, Results, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
+import { FilterBar, Results, UnassignedLink, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, Maybe } from '../components/issues/format';
 import { Problem } from '../components/states';
 import { ItemLink } from '../components/list-link';
@@ -68,7 +68,7 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'ai-issues', 'kpi
         ['Issues', k && count(k.total)],
         ['Ongoing', k && count(k.ongoing)],
         ['Resolved', k && count(k.resolved)],
-        ['Unassigned', k && count(k.unassigned)],
+        [<UnassignedLink key="unassigned" />, k && count(k.unassigned)],
         ['Alerts grouped', k && count(k.total_alerts)],
         ['Average duration', k && (k.total > 0 ? duration(Math.round(k.avg_duration_minutes)) : '—')],
       ]}

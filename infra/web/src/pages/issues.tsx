@@ -9,8 +9,9 @@ import { live } from '../api/live';
 import { Updated } from '../components/updated';
 import type { Answer, QueryOf } from '../api/types';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
-import { FilterBar, Results, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
+import { FilterBar, Results, UnassignedLink, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, TicketLink } from '../components/issues/format';
+import { KpiTiles } from '../components/ai/kpis';
 import { count } from '../components/format';
 import { Problem } from '../components/states';
 import { ItemLink } from '../components/list-link';
@@ -50,29 +51,19 @@ export default function IssuesPage() {
 function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'issues', 'kpis'>>; days: string }) {
   if (kpis.isError && !kpis.data) return <Problem error={kpis.error} retry={() => void kpis.refetch()} />;
   const k = kpis.data;
-  const tiles: [string, string][] = [
-    ['Issues', k ? count(k.total) : '…'],
-    ['Ongoing', k ? count(k.ongoing) : '…'],
-    ['Resolved', k ? count(k.resolved) : '…'],
-    ['Unassigned', k ? count(k.unassigned) : '…'],
-    // No issue, no average: 0 min would read as a measured one.
-    ['Average duration', k ? (k.total > 0 ? duration(Math.round(k.avg_duration_minutes)) : '—') : '…'],
-  ];
   return (
-    <section aria-labelledby="issues-kpis" aria-busy={kpis.isFetching}>
-      <h2 id="issues-kpis" className="visually-hidden">
-        Key figures
-      </h2>
-      <p className="muted issues-kpi-note">Key figures for every issue active in {windowLabel(days)}; the other filters narrow the list below.</p>
-      <ul className="tiles issues-kpis">
-        {tiles.map(([label, value]) => (
-          <li className="tile" key={label}>
-            <div className="value">{value}</div>
-            <div className="label">{label}</div>
-          </li>
-        ))}
-      </ul>
-    </section>
+    <KpiTiles
+      busy={kpis.isFetching}
+      note={`Key figures for every issue active in ${windowLabel(days)}; the other filters narrow the list below.`}
+      tiles={[
+        ['Issues', k && count(k.total)],
+        ['Ongoing', k && count(k.ongoing)],
+        ['Resolved', k && count(k.resolved)],
+        [<UnassignedLink key="unassigned" />, k && count(k.unassigned)],
+        // No issue, no average: 0 min would read as a measured one.
+        ['Average duration', k && (k.total > 0 ? duration(Math.round(k.avg_duration_minutes)) : '—')],
+      ]}
+    />
   );
 }
 

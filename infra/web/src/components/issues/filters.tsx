@@ -4,6 +4,7 @@
 // What differs between the lists (names, texts, the table) comes in as props.
 import type { UseQueryResult } from '@tanstack/react-query';
 import { useId } from 'react';
+import { Link, useLocation } from 'react-router';
 import { endpoint, type ApiProblem, type Endpoint } from '../../api/client';
 import { MAY_LIST_AI_ASSIGNEES, MAY_LIST_ASSIGNEES } from '../../api/access';
 import { useApi } from '../../api/hooks';
@@ -234,6 +235,14 @@ function Choice({
       </select>
     </label>
   );
+}
+
+/** The Unassigned tile's label: a link to the list under that filter, whose total is the tile's figure (the other filters kept). */
+export function UnassignedLink() {
+  const params = new URLSearchParams(useLocation().search);
+  params.set('assignee', UNASSIGNED);
+  params.delete('page');
+  return <Link to={{ search: `?${params}` }}>Unassigned</Link>;
 }
 
 /** Anyone, Me, Unassigned, then the accounts by name; a username from the URL that none of them is stays offered. */
