@@ -43,6 +43,18 @@ const SYSTEM_PROMPT = [
 ].join('\n');
 
 /**
+ * The instructions of one person's messages: the team's, and who is asking, so "my issues" or "what is assigned
+ * to me" finds theirs (an issue's `assignee` holds a username, as PATCH stores it). The username is all it names
+ * of them, not their display name: it is the caller's own, of CanonicalUsername's characters (no spaces, no line
+ * breaks), so it can steer no conversation but theirs.
+ */
+export const systemPrompt = (asking: Pick<Principal, 'username' | 'role'>) =>
+  [
+    SYSTEM_PROMPT,
+    `The person asking is the ${asking.role} whose username is ${asking.username}: issues assigned to them have that assignee, and "me" or "mine" means them.`,
+  ].join('\n');
+
+/**
  * Code as CommonMark reads it, left as written; whatever this takes for code must render as code, or an image in
  * it would show. A fenced block: a line of 3+ backquotes (its info holding none) or tildes, indented at most 3
  * spaces, to its closing fence or the end; its lines indented at least as the fence is (or blank), as a fence in a
@@ -223,7 +235,7 @@ export async function chat(principal: Principal, message: string, now = Date.now
     result = await runToolLoop({
       spent,
       provider,
-      system: SYSTEM_PROMPT,
+      system: systemPrompt(principal),
       messages: [...before, { role: 'user', content: [{ type: 'text', text: message }] }],
       tools: await toolSpecs(started + SCHEMA_WAIT_MS),
       runTool,

@@ -255,6 +255,17 @@ describe('the agentic loop (OpenAI-compatible provider)', () => {
     ).toEqual(['third']);
   });
 
+  it('tells the model who is asking, so "my issues" are theirs: each person their own username', async () => {
+    configure();
+    await Promise.all([reset(viewer), reset(superadmin)]);
+    openai.enqueueText('yours').enqueueText('yours too');
+    expect((await say(viewer, 'what is assigned to me?')).status).toBe(200);
+    expect((await say(superadmin, 'and to me?')).status).toBe(200);
+    const [first, second] = openai.answered().map((a) => a.body.messages.find((m) => m.role === 'system')!.content as string);
+    expect(first).toContain('The person asking is the viewer whose username is chat-viewer');
+    expect(second).toContain('The person asking is the superadmin whose username is chat-super');
+  });
+
   it('shows no image a reply asks for: every image becomes a link, however many the model writes', async () => {
     configure();
     await reset(superadmin);
