@@ -62,11 +62,17 @@ const STATUSES = ['Ongoing', 'Resolved'] as const;
 /** Known severities and status in their case, others dropped (an edited or old link): the list asks for what the controls show, not a 422 no retry mends. */
 const knownSeverities = (v: string) => SEVERITIES.filter((s) => v.split(',').some((x) => x.trim().toLowerCase() === s.toLowerCase())).join(',');
 const knownStatus = (v: string) => STATUSES.find((s) => s.toLowerCase() === v.trim().toLowerCase()) ?? '';
+/** `me`, UNASSIGNED, or what a username may be (shared/auth/username.ts, in any case); else anyone's, as the API would refuse it. */
+const knownAssignee = (v: string) => {
+  const word = v.trim();
+  if (['me', UNASSIGNED].includes(word.toLowerCase())) return word.toLowerCase();
+  return word.length <= 256 && /^[a-z0-9._@+'-]+$/i.test(word) ? word : '';
+};
 
 /** The list's URL state: the filters, the list query they make, and how to change or clear them. */
 export function useIssueFilters() {
   const [raw, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
-  const filters: Filters = { ...raw, severities: knownSeverities(raw.severities), status: knownStatus(raw.status) };
+  const filters: Filters = { ...raw, severities: knownSeverities(raw.severities), status: knownStatus(raw.status), assignee: knownAssignee(raw.assignee) };
   const page = positive(filters.page, 1);
   const pageSize = Math.min(100, positive(filters.page_size, 20));
   const days = validDays(filters.days) ? filters.days : DEFAULTS.days;
