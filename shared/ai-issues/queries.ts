@@ -65,7 +65,7 @@ export const dropAiIssueListCache = cache.drop;
 /** The window read as summaries (no alert keys, no texts); what the page shows is read for its issues only. */
 export async function listAiIssues(principal: Pick<Principal, 'username'>, q: IssueListQuery, now = new Date()) {
   const [window, assigned] = await Promise.all([cache.window(q.days, windowStart(q.days, now)), assigneeMatch(q.assignee, principal)]);
-  return { ...(await listPage(window, q, (i) => aiIssueView(i, now), assigned)), source: SOURCE };
+  return { ...(await listPage(window, q, (i) => aiIssueView(i, now), { assigned, now })), source: SOURCE };
 }
 
 export async function aiIssueKpis(days: number, now = new Date()) {

@@ -52,7 +52,7 @@ export type AiGrouping = Omit<AiIssueRecord, (typeof TRIAGE)[number] | 'triage_v
  * window: a rule issue's summary and its alert count; no `alert_keys` (up to 500, tens of KB)
  * and no texts. The window may hold thousands.
  */
-const SUMMARY_KEYS = [...SUMMARY_FIELDS, 'alert_count'] as const satisfies readonly (keyof AiIssueRecord)[];
+const SUMMARY_KEYS = SUMMARY_FIELDS satisfies readonly (keyof AiIssueRecord)[];
 export type AiIssueSummary = Pick<AiIssueRecord, (typeof SUMMARY_KEYS)[number]>;
 
 /** What a list shows of an AI issue (shared/ai-issues/queries.ts aiIssueView): all but its alert keys and version. */

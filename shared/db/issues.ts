@@ -77,6 +77,7 @@ export const SUMMARY_FIELDS = [
   'disposition_status',
   'assignee',
   'superseded_by',
+  'alert_count',
 ] as const;
 export type IssueSummary = Pick<IssueRecord, (typeof SUMMARY_FIELDS)[number]>;
 
@@ -97,6 +98,7 @@ const summaryFields: Fields<IssueSummary> = {
   disposition_status: blank,
   assignee: blank,
   superseded_by: nullable(string),
+  alert_count: number,
 };
 const readSummary = itemReader(summaryFields);
 const readIssue = itemReader<IssueRecord>({

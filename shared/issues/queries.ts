@@ -14,7 +14,7 @@ import type { Principal } from '../auth/principal.js';
 import { LABEL_VALUE_MAX, METRIC_KEYS, type MetricKey } from '../fleet/records.js';
 import { NotFound } from '../http/errors.js';
 import { escapedBytes } from '../http/lambda-payload.js';
-import { HttpLink, type IssueListQuery } from '../routes/common.js';
+import { HttpLink, type IssueListQuery, type IssueSortKey } from '../routes/common.js';
 import { byName, round2 } from '../scoring/inputs.js';
 import { cutText, displayTime } from '../text.js';
 import * as z from '../zod.js';
@@ -81,6 +81,9 @@ export type Listable = Pick<
   | 'disposition_status'
   | 'assignee'
   | 'last_seen'
+  | 'first_seen'
+  | 'resolved_at'
+  | 'alert_count'
 >;
 
 /** Newest activity first: latest alert, then id. */
@@ -110,6 +113,31 @@ export function matches(issue: Listable, q: IssueListQuery, assigned?: AssigneeM
 function sameText(stored: string, wanted: string): boolean {
   const w = wanted.trim().toLowerCase();
   return !w || stored.trim().toLowerCase() === w;
+}
+
+/** Higher ranks last in ascending order: Critical after Warning, Ongoing after Resolved. */
+const SEVERITY_RANK: Record<string, number> = { Warning: 1, Critical: 2 };
+const STATUS_RANK: Record<string, number> = { Resolved: 1, Ongoing: 2 };
+
+/**
+ * The order `sort` asks for (IssueListQuery's, beyond the contract), ties newest activity first: a total order,
+ * so pages never overlap or skip. Undefined for the default, newest activity first, which the window is in already.
+ */
+export function issueOrder(sort: IssueListQuery['sort'], now: Date): ((a: Listable, b: Listable) => number) | undefined {
+  if (sort === '-last_seen') return undefined;
+  const desc = sort.startsWith('-');
+  const key = (desc ? sort.slice(1) : sort) as IssueSortKey;
+  const value = (i: Listable): string | number => {
+    if (key === 'severity') return SEVERITY_RANK[i.severity] ?? 0;
+    if (key === 'status') return STATUS_RANK[i.status] ?? 0;
+    if (key === 'duration_minutes') return durationMinutes(i, now);
+    return i[key];
+  };
+  return (a, b) => {
+    const [x, y] = [value(a), value(b)];
+    const by = typeof x === 'number' && typeof y === 'number' ? x - y : byName(String(x), String(y));
+    return (desc ? -by : by) || newestFirst(a, b);
+  };
 }
 
 export const distinct = (values: string[]) => [...new Set(values.filter(Boolean))].sort(byName);
@@ -142,22 +170,24 @@ export function orderedWindow<S extends Listable>(inWindow: readonly S[]): Order
 /** The page of rule issues `q` asks for; `principal`: whose issues `assignee=me` lists. */
 export async function listIssues(principal: Pick<Principal, 'username'>, q: IssueListQuery, now = new Date()) {
   const [window, assigned] = await Promise.all([issueWindow(q.days, windowStart(q.days, now)), assigneeMatch(q.assignee, principal)]);
-  return { ...(await listPage(window, q, (i) => issueView(i, now), assigned)), source: SOURCE };
+  return { ...(await listPage(window, q, (i) => issueView(i, now), { assigned, now })), source: SOURCE };
 }
 
 /**
- * The page `q` asks for of a window's matching issues (rule and AI issues alike), with the list's counts and filter
- * options; `assigned`: q.assignee resolved for the caller (assigneeMatch).
+ * The page `q` asks for of a window's matching issues (rule and AI issues alike) in its order, with the list's counts
+ * and filter options; `assigned`: q.assignee resolved for the caller (assigneeMatch); `now`: the durations' end.
  */
 export async function listPage<S extends Listable, R extends { issue_id: string }, V>(
   window: IssueWindow<S, R>,
   q: IssueListQuery,
   view: (record: R) => V,
-  assigned?: AssigneeMatch,
+  { assigned, now }: { assigned?: AssigneeMatch; now: Date },
 ) {
   const { sorted, customers, clusters } = orderedWindow(window.summaries);
   // Filtering keeps the order: the same as sorting the matches (newestFirst is a total order).
   const found = sorted.filter((i) => matches(i, q, assigned));
+  const order = issueOrder(q.sort, now);
+  if (order) found.sort(order);
   const start = (q.page - 1) * q.page_size;
   const page = await window.records(found.slice(start, start + q.page_size).map((i) => i.issue_id));
   return {

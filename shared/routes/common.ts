@@ -87,6 +87,12 @@ const AssigneeFilter = () =>
     '',
   );
 
+/** What an issue list may be ordered by: the fields its answer holds of each issue, `duration_minutes` as of the request. */
+export const ISSUE_SORT_KEYS = ['last_seen', 'first_seen', 'severity', 'status', 'issue_name', 'cluster_name', 'alert_count', 'duration_minutes'] as const;
+export type IssueSortKey = (typeof ISSUE_SORT_KEYS)[number];
+/** Beyond the contract: `key` ascending, `-key` descending (severity: Critical last; status: Ongoing last); newest activity first by default. */
+const IssueSort = () => z._default(z.enum(ISSUE_SORT_KEYS.flatMap((k) => [k, `-${k}`] as const)), '-last_seen');
+
 export const IssueListQuery = z.lazy(() =>
   z.object({
     search: z._default(Text(200), ''),
@@ -112,6 +118,8 @@ export const IssueListQuery = z.lazy(() =>
     disposition: z._default(Text(64), ''),
     /** Beyond the contract: whose issues (shared/issues/README.md, "Assigned to"). */
     assignee: AssigneeFilter(),
+    /** Beyond the contract: the order (shared/issues/README.md, "Order"). */
+    sort: IssueSort(),
     page: Page,
     page_size: PageSize,
   }),
