@@ -35,6 +35,8 @@ export interface DataTableProps<T> {
   sorting?: SortingState;
   onSortingChange?: OnChangeFn<SortingState>;
   initialSorting?: SortingState;
+  /** The rows come in the order `sorting` names (a paged list the service sorts): the headers set it, the table sorts nothing, by one column. */
+  manualSorting?: boolean;
   /** Estimated row height in px (rows are measured once rendered). */
   rowHeight?: number;
   /** The scroll area's maximum height (CSS); the header stays in view. */
@@ -105,6 +107,7 @@ export function DataTable<T>({
   sorting: controlled,
   onSortingChange,
   initialSorting = [],
+  manualSorting = false,
   rowHeight = 36,
   maxHeight = 'min(70vh, 900px)',
   empty,
@@ -123,6 +126,8 @@ export function DataTable<T>({
     getSortedRowModel: getSortedRowModel(),
     // Two states per header (ascending, descending): a click never silently drops the order.
     enableSortingRemoval: false,
+    manualSorting,
+    enableMultiSort: !manualSorting,
   });
   const rows = table.getRowModel().rows;
   const scrollRef = steady.scroll;

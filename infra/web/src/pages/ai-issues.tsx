@@ -15,7 +15,7 @@ import { KpiTiles } from '../components/ai/kpis';
 import { firstLine, plainText } from '../components/ai/plain-text';
 import { count } from '../components/format';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
-import { FilterBar, Results, UnassignedLink, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
+import { FilterBar, Results, sortedByService, UnassignedLink, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, Maybe } from '../components/issues/format';
 import { Problem } from '../components/states';
 import { ItemLink } from '../components/list-link';
@@ -95,8 +95,8 @@ function AiText({ summary, reasoning }: { summary: string; reasoning: string }) 
 }
 
 const column = createColumnHelper<Issue>();
-// The service orders issues newest activity first and pages them; sorting one page in the browser would
-// mislead, so the columns do not sort (the contract has no sort parameter). At 1280 px every column shows with no
+// The service orders issues (newest activity first, or by the column a header chose: `sort`, beyond the contract) and
+// pages them; a header asks it for another order, since sorting one page in the browser would mislead. At 1280 px every column shows with no
 // sideways scroll (as on Alert issues): pairs share a cell, as "Cluster · customer" does there.
 const COLUMNS = [
   column.accessor('issue_name', {
@@ -144,4 +144,4 @@ const COLUMNS = [
   }),
   column.accessor('triage_status', maybe('Triage', 100)),
   column.accessor('assignee', maybe('Assignee', 120)),
-].map((def) => ({ ...def, enableSorting: false }));
+].map(sortedByService);

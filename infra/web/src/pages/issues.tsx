@@ -9,7 +9,7 @@ import { live } from '../api/live';
 import { Updated } from '../components/updated';
 import type { Answer, QueryOf } from '../api/types';
 import { maybe, COLUMNS as SHARED } from '../components/issues/columns';
-import { FilterBar, Results, UnassignedLink, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
+import { FilterBar, Results, sortedByService, UnassignedLink, useAssignees, useIssueFilters, windowLabel } from '../components/issues/filters';
 import { duration, TicketLink } from '../components/issues/format';
 import { KpiTiles } from '../components/ai/kpis';
 import { count } from '../components/format';
@@ -68,8 +68,8 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'issues', 'kpis'>
 }
 
 const column = createColumnHelper<Issue>();
-// The service orders issues newest activity first and pages them; sorting one page in the browser would
-// mislead, so the columns do not sort (the contract has no sort parameter).
+// The service orders issues (newest activity first, or by the column a header chose: `sort`, beyond the contract) and
+// pages them; a header asks it for another order, since sorting one page in the browser would mislead.
 const COLUMNS = [
   column.accessor('issue_name', {
     header: 'Issue',
@@ -103,4 +103,4 @@ const COLUMNS = [
     size: 80,
     cell: (c) => <TicketLink ticketKey={c.getValue()} url={c.row.original.ticket_url} />,
   }),
-].map((def) => ({ ...def, enableSorting: false }));
+].map(sortedByService);

@@ -6,10 +6,11 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import { useId } from 'react';
 import { Link, useLocation } from 'react-router';
 import { endpoint, type ApiProblem, type Endpoint } from '../../api/client';
+import type { QueryOf } from '../../api/types';
 import { MAY_LIST_AI_ASSIGNEES, MAY_LIST_ASSIGNEES } from '../../api/access';
 import { useApi } from '../../api/hooks';
 import { useSession } from '../../session';
-import { DataTable, type DataTableProps } from '../data-table';
+import { DataTable, type DataTableProps, decodeSorting, encodeSorting } from '../data-table';
 import { Empty, HOW_DATA_ARRIVES, Loading, PastLastPage, Problem } from '../states';
 import { useUrlState } from '../url-state';
 import { Pager, positive } from '../pager';
@@ -28,6 +29,7 @@ const DEFAULTS = {
   triage: '',
   disposition: '',
   assignee: '',
+  sort: '-last_seen',
   page: '1',
   page_size: '20',
 };
@@ -62,6 +64,31 @@ const STATUSES = ['Ongoing', 'Resolved'] as const;
 /** Known severities and status in their case, others dropped (an edited or old link): the list asks for what the controls show, not a 422 no retry mends. */
 const knownSeverities = (v: string) => SEVERITIES.filter((s) => v.split(',').some((x) => x.trim().toLowerCase() === s.toLowerCase())).join(',');
 const knownStatus = (v: string) => STATUSES.find((s) => s.toLowerCase() === v.trim().toLowerCase()) ?? '';
+type IssueSort = NonNullable<QueryOf<'issues', 'list'>['sort']>;
+/** The columns a list sorts by (the API's sort keys, shared/routes/common.ts ISSUE_SORT_KEYS, typechecked against it). */
+const SORT_KEYS = [
+  'last_seen',
+  'first_seen',
+  'severity',
+  'status',
+  'issue_name',
+  'cluster_name',
+  'alert_count',
+  'duration_minutes',
+] as const satisfies readonly (IssueSort | `-${IssueSort}`)[];
+export const SORTABLE: ReadonlySet<string> = new Set(SORT_KEYS);
+/**
+ * A list column as the service sorts it (the whole list, then paged): by its field when the API sorts by it; a first
+ * click descending (newest, longest, most alerts, Critical and Ongoing first) but for names.
+ */
+export function sortedByService<D extends { accessorKey?: string | number | symbol }>(def: D): D & { enableSorting: boolean; sortDescFirst: boolean } {
+  const key = String(def.accessorKey ?? '');
+  return { ...def, enableSorting: SORTABLE.has(key), sortDescFirst: key !== 'issue_name' && key !== 'cluster_name' };
+}
+
+/** A sort the API takes, else the default (an edited link): the list asks for what its headers show. */
+const knownSort = (v: string) => (SORTABLE.has(v.replace(/^-/, '')) ? v : DEFAULTS.sort);
+
 /** `me`, UNASSIGNED, or what a username may be (shared/auth/username.ts, in any case); else anyone's, as the API would refuse it. */
 const knownAssignee = (v: string) => {
   const word = v.trim();
@@ -72,7 +99,13 @@ const knownAssignee = (v: string) => {
 /** The list's URL state: the filters, the list query they make, and how to change or clear them. */
 export function useIssueFilters() {
   const [raw, setFilters] = useUrlState<keyof Filters>(DEFAULTS) as [Filters, (c: Partial<Filters>) => void];
-  const filters: Filters = { ...raw, severities: knownSeverities(raw.severities), status: knownStatus(raw.status), assignee: knownAssignee(raw.assignee) };
+  const filters: Filters = {
+    ...raw,
+    severities: knownSeverities(raw.severities),
+    status: knownStatus(raw.status),
+    assignee: knownAssignee(raw.assignee),
+    sort: knownSort(raw.sort),
+  };
   const page = positive(filters.page, 1);
   const pageSize = Math.min(100, positive(filters.page_size, 20));
   const days = validDays(filters.days) ? filters.days : DEFAULTS.days;
@@ -86,13 +119,15 @@ export function useIssueFilters() {
     triage: filters.triage || undefined,
     disposition: filters.disposition || undefined,
     assignee: filters.assignee || undefined,
+    sort: filters.sort as IssueSort,
     page,
     page_size: pageSize,
   };
   /** A filter change goes back to page 1. */
   const filter = (changes: Partial<Filters>) => setFilters({ ...changes, page: '1' });
   const filtered = FILTER_KEYS.some((k) => k !== 'days' && filters[k] !== DEFAULTS[k]);
-  const clear = () => setFilters({ ...DEFAULTS, days: filters.days, page_size: filters.page_size });
+  // The order is no filter: it stays, as the window and page size do.
+  const clear = () => setFilters({ ...DEFAULTS, days: filters.days, page_size: filters.page_size, sort: filters.sort });
   return { filters, setFilters, page, pageSize, days, query, filter, filtered, clear };
 }
 
@@ -301,7 +336,7 @@ type ListAnswer<T> = { total: number; total_pages: number; page: number; issues:
 
 export function Results<T extends { issue_id: string }>({
   list,
-  state: { filters, page, pageSize, days, filtered, clear, setFilters },
+  state: { filters, page, pageSize, days, filtered, clear, setFilters, filter },
   noun,
   none,
   caption,
@@ -355,6 +390,10 @@ export function Results<T extends { issue_id: string }>({
           columns={columns}
           caption={`${caption}, page ${count(data.page)} of ${count(data.total_pages)}`}
           getRowId={(i) => i.issue_id}
+          // The service sorts the whole list and pages it: a header asks it for another order, from page 1.
+          manualSorting
+          sorting={decodeSorting(filters.sort)}
+          onSortingChange={(change) => filter({ sort: encodeSorting(typeof change === 'function' ? change(decodeSorting(filters.sort)) : change) })}
           rowHeight={rowHeight}
           maxHeight="none"
         />

@@ -1,7 +1,8 @@
-// The issue lists' "Assigned to" filter in a real browser (Debian Chromium) through the whole local service:
-// Me shows the caller's issues, kept in the URL across a reload and Back from an issue; the Unassigned tile
-// leads to as many as it says; admins choose people by name, viewers Anyone, Me and Unassigned without a
-// refused read; an emptied list names the filters that emptied it.
+// The issue lists' controls beyond the contract, in a real browser (Debian Chromium) through the whole local
+// service. "Assigned to": Me shows the caller's issues, kept in the URL across a reload and Back from an issue;
+// the Unassigned tile leads to as many as it says; admins choose people by name, viewers Anyone, Me and
+// Unassigned without a refused read; an emptied list names the filters that emptied it. Headers: the service
+// sorts the whole list by the column chosen, from page 1. A background read dims nothing.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
@@ -122,6 +123,33 @@ describe('Alert issues: Assigned to', () => {
     await expect.poll(() => shownNames(viewerPage)).toEqual(issues.map((i) => i.issue_name));
     expect(await assignedTo(viewerPage).inputValue()).toBe('');
     expect(refused).toEqual([]);
+  });
+});
+
+describe('Alert issues: order', () => {
+  it('a header asks the service for the whole list in its order, from page 1, kept across a reload', async () => {
+    const names = async (sort: string) =>
+      (await api(service.url, admin, 'GET', `/api/issues?days=30&page_size=5&sort=${sort}`)).body.issues.map((i: { issue_name: string }) => i.issue_name);
+    await adminPage.goto('/issues?days=30&page_size=5&page=2');
+    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    const header = adminPage.getByRole('columnheader', { name: /^Severity/ });
+    // First Critical, the whole list's and not one page's.
+    await header.getByRole('button').click();
+    await adminPage.waitForURL((u) => u.searchParams.get('sort') === '-severity' && !u.searchParams.has('page'));
+    await expect.poll(() => shownNames(adminPage)).toEqual(await names('-severity'));
+    expect(await header.getAttribute('aria-sort')).toBe('descending');
+    await header.getByRole('button').click();
+    await adminPage.waitForURL((u) => u.searchParams.get('sort') === 'severity');
+    await expect.poll(() => shownNames(adminPage)).toEqual(await names('severity'));
+    await adminPage.reload();
+    await expect.poll(() => shownNames(adminPage)).toEqual(await names('severity'));
+    expect(await header.getAttribute('aria-sort')).toBe('ascending');
+    // The order is no filter: clearing the filters keeps it.
+    await assignedTo(adminPage).selectOption({ label: 'Unassigned' });
+    await adminPage.getByRole('button', { name: 'Clear filters' }).first().click();
+    await adminPage.waitForURL((u) => u.searchParams.get('sort') === 'severity' && !u.searchParams.has('assignee'));
+    // A column the service cannot sort by offers no sorting.
+    expect(await adminPage.getByRole('columnheader', { name: 'Ticket' }).getByRole('button').count()).toBe(0);
   });
 });
 
