@@ -131,6 +131,7 @@ describe('repositories read items older code wrote', () => {
       disposition_status: '',
       assignee: '',
       superseded_by: null,
+      alert_count: 2,
     });
   });
 
