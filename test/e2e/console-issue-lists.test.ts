@@ -6,27 +6,20 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as recompute } from '../../functions/recompute.js';
-import type { LocalService } from '../../infra/local/service.js';
-import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
-import { startTestService } from '../support/local-service.js';
+import { api, expectAccessible, signIn } from '../support/browser.js';
+import { type ConsoleUnderTest, startConsole } from '../support/console.js';
 
 const PASSWORD = 'console-assignee-admin-password';
-const VIEWER = { email: 'vic-viewer@example.com', password: 'vic-assignee-password' };
-let service: LocalService;
-let browser: TestBrowser;
-let admin: string;
-let adminPage: Page;
-let viewerPage: Page;
+const VIEWER = { email: 'vic-viewer@example.com', name: 'Vic Viewer', password: 'vic-assignee-password' };
+let ui: ConsoleUnderTest;
 /** The issues of the last 30 days as the API lists them, newest first, after the assignments below. */
 let issues: { issue_id: string; issue_name: string; assignee: string }[];
 
 beforeAll(async () => {
   delete process.env.LLM_PROVIDER;
-  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
+  ui = await startConsole({ adminPassword: PASSWORD, demoClusters: 12, viewer: VIEWER });
   await recompute(); // the AI issues (rules grouping, no provider)
-  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
-  await addUser(service.url, admin, { email: VIEWER.email, name: 'Vic Viewer', role: 'viewer', password: VIEWER.password });
-  const listed = (await api(service.url, admin, 'GET', '/api/issues?days=30&page_size=100')).body.issues;
+  const listed = (await api(ui.service.url, ui.admin, 'GET', '/api/issues?days=30&page_size=100')).body.issues;
   expect(listed.length).toBeGreaterThanOrEqual(4);
   // Two for the admin, one for the viewer, the rest nobody's.
   for (const [i, assignee] of [
@@ -34,15 +27,12 @@ beforeAll(async () => {
     [2, 'me'],
     [1, VIEWER.email],
   ] as const)
-    expect((await api(service.url, admin, 'PATCH', `/api/issues/${listed[i].issue_id}`, { assignee })).status).toBe(200);
-  issues = (await api(service.url, admin, 'GET', '/api/issues?days=30&page_size=100')).body.issues;
-  [adminPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
-  await Promise.all([signIn(adminPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
+    expect((await api(ui.service.url, ui.admin, 'PATCH', `/api/issues/${listed[i].issue_id}`, { assignee })).status).toBe(200);
+  issues = (await api(ui.service.url, ui.admin, 'GET', '/api/issues?days=30&page_size=100')).body.issues;
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.stop();
+  await ui?.close();
 });
 
 const assignedTo = (page: Page) => page.getByRole('combobox', { name: 'Assigned to' });
@@ -51,77 +41,77 @@ const shownNames = (page: Page) => page.getByRole('main').getByRole('table').get
 
 describe('Alert issues: Assigned to', () => {
   it('Me lists the caller’s issues only, kept in the URL across a reload and Back from an issue, and passes axe', async () => {
-    await adminPage.goto('/issues?days=30&page_size=100');
-    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
-    await assignedTo(adminPage).selectOption({ label: 'Me' });
-    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me');
+    await ui.adminPage.goto('/issues?days=30&page_size=100');
+    await ui.adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    await assignedTo(ui.adminPage).selectOption({ label: 'Me' });
+    await ui.adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me');
     const mine = issues.filter((i) => i.assignee === 'admin').map((i) => i.issue_name);
     expect(mine).toHaveLength(2);
-    await expect.poll(() => shownNames(adminPage)).toEqual(mine);
-    await adminPage.getByRole('status').filter({ hasText: '2 issues in the last 30 days' }).waitFor();
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(mine);
+    await ui.adminPage.getByRole('status').filter({ hasText: '2 issues in the last 30 days' }).waitFor();
 
-    await adminPage.reload();
-    await expect.poll(() => shownNames(adminPage)).toEqual(mine);
-    expect(await assignedTo(adminPage).inputValue()).toBe('me');
+    await ui.adminPage.reload();
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(mine);
+    expect(await assignedTo(ui.adminPage).inputValue()).toBe('me');
 
-    await adminPage.getByRole('main').getByRole('link', { name: mine[0] }).first().click();
-    await adminPage.getByRole('heading', { level: 1, name: mine[0] }).waitFor();
-    await adminPage.goBack();
-    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
-    expect(new URL(adminPage.url()).searchParams.get('assignee')).toBe('me');
-    expect(await assignedTo(adminPage).inputValue()).toBe('me');
-    await expect.poll(() => shownNames(adminPage)).toEqual(mine);
-    await expectAccessible(adminPage, 'alert issues assigned to me');
+    await ui.adminPage.getByRole('main').getByRole('link', { name: mine[0] }).first().click();
+    await ui.adminPage.getByRole('heading', { level: 1, name: mine[0] }).waitFor();
+    await ui.adminPage.goBack();
+    await ui.adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    expect(new URL(ui.adminPage.url()).searchParams.get('assignee')).toBe('me');
+    expect(await assignedTo(ui.adminPage).inputValue()).toBe('me');
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(mine);
+    await expectAccessible(ui.adminPage, 'alert issues assigned to me');
   });
 
   it('the Unassigned tile leads to as many issues as it says; admins choose a person by name', async () => {
-    await adminPage.goto('/issues?days=30&page_size=100');
-    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
-    const tile = adminPage.locator('.tile').filter({ hasText: 'Unassigned' }).locator('.value');
+    await ui.adminPage.goto('/issues?days=30&page_size=100');
+    await ui.adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    const tile = ui.adminPage.locator('.tile').filter({ hasText: 'Unassigned' }).locator('.value');
     await expect.poll(() => tile.textContent()).not.toBe('…');
     const unassigned = Number(await tile.textContent());
     expect(unassigned).toBe(issues.filter((i) => !i.assignee).length);
     // The tile's label leads to them, the other filters kept.
-    await adminPage.getByRole('region', { name: 'Key figures' }).getByRole('link', { name: 'Unassigned' }).click();
-    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === '(none)' && u.searchParams.get('page_size') === '100');
-    await expect.poll(() => assignedTo(adminPage).inputValue()).toBe('(none)');
-    await adminPage
+    await ui.adminPage.getByRole('region', { name: 'Key figures' }).getByRole('link', { name: 'Unassigned' }).click();
+    await ui.adminPage.waitForURL((u) => u.searchParams.get('assignee') === '(none)' && u.searchParams.get('page_size') === '100');
+    await expect.poll(() => assignedTo(ui.adminPage).inputValue()).toBe('(none)');
+    await ui.adminPage
       .getByRole('status')
       .filter({ hasText: `${unassigned} issues in the last 30 days` })
       .waitFor();
-    await expect.poll(() => shownNames(adminPage)).toEqual(issues.filter((i) => !i.assignee).map((i) => i.issue_name));
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(issues.filter((i) => !i.assignee).map((i) => i.issue_name));
     expect(unassigned).toBeGreaterThan(0);
 
-    await assignedTo(adminPage).selectOption({ label: `Vic Viewer (${VIEWER.email})` });
-    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === VIEWER.email);
-    await expect.poll(() => shownNames(adminPage)).toEqual(issues.filter((i) => i.assignee === VIEWER.email).map((i) => i.issue_name));
+    await assignedTo(ui.adminPage).selectOption({ label: `Vic Viewer (${VIEWER.email})` });
+    await ui.adminPage.waitForURL((u) => u.searchParams.get('assignee') === VIEWER.email);
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(issues.filter((i) => i.assignee === VIEWER.email).map((i) => i.issue_name));
     // A filter change goes back to page 1.
-    await adminPage.goto(`/issues?days=30&page_size=1&page=2`);
-    await assignedTo(adminPage).selectOption({ label: 'Me' });
-    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me' && !u.searchParams.has('page'));
+    await ui.adminPage.goto(`/issues?days=30&page_size=1&page=2`);
+    await assignedTo(ui.adminPage).selectOption({ label: 'Me' });
+    await ui.adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me' && !u.searchParams.has('page'));
   });
 
   it('a viewer chooses from Anyone, Me and Unassigned with no refused read, and an emptied list names its filters', async () => {
     const refused: string[] = [];
-    viewerPage.on('response', (r) => {
+    ui.viewerPage.on('response', (r) => {
       if (r.status() === 403) refused.push(r.url());
     });
-    await viewerPage.goto('/issues?days=30');
-    await viewerPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
-    expect(await assignedTo(viewerPage).locator('option').allTextContents()).toEqual(['Anyone', 'Me', 'Unassigned']);
-    await assignedTo(viewerPage).selectOption({ label: 'Me' });
-    await expect.poll(() => shownNames(viewerPage)).toEqual(issues.filter((i) => i.assignee === VIEWER.email).map((i) => i.issue_name));
+    await ui.viewerPage.goto('/issues?days=30');
+    await ui.viewerPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    expect(await assignedTo(ui.viewerPage).locator('option').allTextContents()).toEqual(['Anyone', 'Me', 'Unassigned']);
+    await assignedTo(ui.viewerPage).selectOption({ label: 'Me' });
+    await expect.poll(() => shownNames(ui.viewerPage)).toEqual(issues.filter((i) => i.assignee === VIEWER.email).map((i) => i.issue_name));
 
-    await viewerPage.goto('/issues?days=30&assignee=me&status=Resolved&search=no-such-issue');
-    await viewerPage.getByText('No issue in the last 30 days matches these filters: assigned to you, matching “no-such-issue”, status Resolved.').waitFor();
+    await ui.viewerPage.goto('/issues?days=30&assignee=me&status=Resolved&search=no-such-issue');
+    await ui.viewerPage.getByText('No issue in the last 30 days matches these filters: assigned to you, matching “no-such-issue”, status Resolved.').waitFor();
     // A username from a shared link that the viewer's choices do not hold is still shown, and filtered on.
-    await viewerPage.goto('/issues?days=30&assignee=admin');
-    expect(await assignedTo(viewerPage).inputValue()).toBe('admin');
-    await expect.poll(() => shownNames(viewerPage)).toEqual(issues.filter((i) => i.assignee === 'admin').map((i) => i.issue_name));
+    await ui.viewerPage.goto('/issues?days=30&assignee=admin');
+    expect(await assignedTo(ui.viewerPage).inputValue()).toBe('admin');
+    await expect.poll(() => shownNames(ui.viewerPage)).toEqual(issues.filter((i) => i.assignee === 'admin').map((i) => i.issue_name));
     // One no account could bear (an edited link) filters nothing, as the controls show, rather than a 422.
-    await viewerPage.goto('/issues?days=30&page_size=100&assignee=Jane%20Doe');
-    await expect.poll(() => shownNames(viewerPage)).toEqual(issues.map((i) => i.issue_name));
-    expect(await assignedTo(viewerPage).inputValue()).toBe('');
+    await ui.viewerPage.goto('/issues?days=30&page_size=100&assignee=Jane%20Doe');
+    await expect.poll(() => shownNames(ui.viewerPage)).toEqual(issues.map((i) => i.issue_name));
+    expect(await assignedTo(ui.viewerPage).inputValue()).toBe('');
     expect(refused).toEqual([]);
   });
 });
@@ -129,33 +119,33 @@ describe('Alert issues: Assigned to', () => {
 describe('Alert issues: order', () => {
   it('a header asks the service for the whole list in its order, from page 1, kept across a reload', async () => {
     const names = async (sort: string) =>
-      (await api(service.url, admin, 'GET', `/api/issues?days=30&page_size=5&sort=${sort}`)).body.issues.map((i: { issue_name: string }) => i.issue_name);
-    await adminPage.goto('/issues?days=30&page_size=5&page=2');
-    await adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
-    const header = adminPage.getByRole('columnheader', { name: /^Severity/ });
+      (await api(ui.service.url, ui.admin, 'GET', `/api/issues?days=30&page_size=5&sort=${sort}`)).body.issues.map((i: { issue_name: string }) => i.issue_name);
+    await ui.adminPage.goto('/issues?days=30&page_size=5&page=2');
+    await ui.adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();
+    const header = ui.adminPage.getByRole('columnheader', { name: /^Severity/ });
     // First Critical, the whole list's and not one page's.
     await header.getByRole('button').click();
-    await adminPage.waitForURL((u) => u.searchParams.get('sort') === '-severity' && !u.searchParams.has('page'));
-    await expect.poll(() => shownNames(adminPage)).toEqual(await names('-severity'));
+    await ui.adminPage.waitForURL((u) => u.searchParams.get('sort') === '-severity' && !u.searchParams.has('page'));
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(await names('-severity'));
     expect(await header.getAttribute('aria-sort')).toBe('descending');
     await header.getByRole('button').click();
-    await adminPage.waitForURL((u) => u.searchParams.get('sort') === 'severity');
-    await expect.poll(() => shownNames(adminPage)).toEqual(await names('severity'));
-    await adminPage.reload();
-    await expect.poll(() => shownNames(adminPage)).toEqual(await names('severity'));
+    await ui.adminPage.waitForURL((u) => u.searchParams.get('sort') === 'severity');
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(await names('severity'));
+    await ui.adminPage.reload();
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(await names('severity'));
     expect(await header.getAttribute('aria-sort')).toBe('ascending');
     // The order is no filter: clearing the filters keeps it.
-    await assignedTo(adminPage).selectOption({ label: 'Unassigned' });
-    await adminPage.getByRole('button', { name: 'Clear filters' }).first().click();
-    await adminPage.waitForURL((u) => u.searchParams.get('sort') === 'severity' && !u.searchParams.has('assignee'));
+    await assignedTo(ui.adminPage).selectOption({ label: 'Unassigned' });
+    await ui.adminPage.getByRole('button', { name: 'Clear filters' }).first().click();
+    await ui.adminPage.waitForURL((u) => u.searchParams.get('sort') === 'severity' && !u.searchParams.has('assignee'));
     // A column the service cannot sort by offers no sorting.
-    expect(await adminPage.getByRole('columnheader', { name: 'Ticket' }).getByRole('button').count()).toBe(0);
+    expect(await ui.adminPage.getByRole('columnheader', { name: 'Ticket' }).getByRole('button').count()).toBe(0);
   });
 });
 
 describe('Alert issues: a background read', () => {
   it('of the list shown says "Updating…" without dimming its rows, which stay readable (axe)', async () => {
-    const page = await browser.page();
+    const page = await ui.browser.page();
     await page.clock.install(); // the minute between two reads of a watch page, run at once
     await signIn(page, 'admin', PASSWORD);
     await page.goto('/issues?days=30&assignee=me');
@@ -183,16 +173,16 @@ describe('Alert issues: a background read', () => {
 
 describe('AI issues: Assigned to', () => {
   it('Me lists the caller’s AI issues, kept across a reload', async () => {
-    const listed = (await api(service.url, admin, 'GET', '/api/ai-issues?days=30&page_size=100')).body.issues;
+    const listed = (await api(ui.service.url, ui.admin, 'GET', '/api/ai-issues?days=30&page_size=100')).body.issues;
     expect(listed.length).toBeGreaterThan(0);
-    expect((await api(service.url, admin, 'PATCH', `/api/ai-issues/${listed[0].issue_id}`, { assignee: 'me' })).status).toBe(200);
-    await adminPage.goto('/ai-issues?days=30&page_size=100');
-    await adminPage.getByRole('heading', { level: 1, name: 'AI issues' }).waitFor();
-    await assignedTo(adminPage).selectOption({ label: 'Me' });
-    await adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me');
-    await adminPage.getByRole('status').filter({ hasText: '1 AI issue in the last 30 days' }).waitFor();
-    await adminPage.reload();
-    await adminPage.getByRole('status').filter({ hasText: '1 AI issue in the last 30 days' }).waitFor();
-    expect(await assignedTo(adminPage).inputValue()).toBe('me');
+    expect((await api(ui.service.url, ui.admin, 'PATCH', `/api/ai-issues/${listed[0].issue_id}`, { assignee: 'me' })).status).toBe(200);
+    await ui.adminPage.goto('/ai-issues?days=30&page_size=100');
+    await ui.adminPage.getByRole('heading', { level: 1, name: 'AI issues' }).waitFor();
+    await assignedTo(ui.adminPage).selectOption({ label: 'Me' });
+    await ui.adminPage.waitForURL((u) => u.searchParams.get('assignee') === 'me');
+    await ui.adminPage.getByRole('status').filter({ hasText: '1 AI issue in the last 30 days' }).waitFor();
+    await ui.adminPage.reload();
+    await ui.adminPage.getByRole('status').filter({ hasText: '1 AI issue in the last 30 days' }).waitFor();
+    expect(await assignedTo(ui.adminPage).inputValue()).toBe('me');
   });
 });

@@ -9,11 +9,12 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
-import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
-import { startTestService } from '../support/local-service.js';
+import { api, apiLogin, expectAccessible, signIn, type TestBrowser } from '../support/browser.js';
+import { type ConsoleUnderTest, startConsole } from '../support/console.js';
 
 const PASSWORD = 'console-rules-admin-password';
-const VIEWER = { email: 'rita-viewer@example.com', password: 'rita-rules-password' };
+const VIEWER = { email: 'rita-viewer@example.com', name: 'Rita Viewer', password: 'rita-rules-password' };
+let running: ConsoleUnderTest | undefined;
 let service: LocalService;
 let browser: TestBrowser;
 let admin: string;
@@ -22,16 +23,12 @@ let viewerPage: Page;
 
 beforeAll(async () => {
   delete process.env.SES_FROM_ADDRESS;
-  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
-  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
-  await addUser(service.url, admin, { email: VIEWER.email, name: 'Rita Viewer', role: 'viewer', password: VIEWER.password });
-  [superPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
-  await Promise.all([signIn(superPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
+  running = await startConsole({ adminPassword: PASSWORD, demoClusters: 12, viewer: VIEWER });
+  ({ service, browser, admin, adminPage: superPage, viewerPage } = running);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.stop();
+  await running?.close();
 });
 
 const editor = (page: Page) => page.locator('.rules-editor .cm-content');

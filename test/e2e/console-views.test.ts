@@ -7,11 +7,12 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { claimTicket, markTicketUnconfirmed } from '../../shared/db/issues.js';
-import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
-import { startTestService } from '../support/local-service.js';
+import { api, expectAccessible, signIn, type TestBrowser } from '../support/browser.js';
+import { type ConsoleUnderTest, startConsole } from '../support/console.js';
 
 const PASSWORD = 'console-views-admin-password';
-const VIEWER = { email: 'vera-viewer@example.com', password: 'vera-views-password' };
+const VIEWER = { email: 'vera-viewer@example.com', name: 'Vera Viewer', password: 'vera-views-password' };
+let running: ConsoleUnderTest | undefined;
 let service: LocalService;
 let browser: TestBrowser;
 let admin: string;
@@ -20,16 +21,12 @@ let viewerPage: Page;
 
 beforeAll(async () => {
   delete process.env.SES_FROM_ADDRESS;
-  service = await startTestService({ adminPassword: PASSWORD, demoClusters: 12 });
-  [browser, admin] = await Promise.all([launchBrowser(service.url), apiLogin(service.url, 'admin', PASSWORD)]);
-  await addUser(service.url, admin, { email: VIEWER.email, name: 'Vera Viewer', role: 'viewer', password: VIEWER.password });
-  [adminPage, viewerPage] = await Promise.all([browser.page(), browser.page()]);
-  await Promise.all([signIn(adminPage, 'admin', PASSWORD), signIn(viewerPage, VIEWER.email, VIEWER.password)]);
+  running = await startConsole({ adminPassword: PASSWORD, demoClusters: 12, viewer: VIEWER });
+  ({ service, browser, admin, adminPage: adminPage, viewerPage } = running);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.stop();
+  await running?.close();
 });
 
 const search = (page: Page) => new URL(page.url()).searchParams;
