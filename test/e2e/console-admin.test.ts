@@ -867,6 +867,21 @@ describe('LLM cost', { timeout: 60_000 }, () => {
     expect(await tokens.textContent()).toMatch(/^\d+(\.\d+)?[kM]?$/);
   });
 
+  it("is the last of a superadmin's links, on the line of the first at 1280 px (it went to a line of its own)", async () => {
+    const size = adminPage.viewportSize();
+    await adminPage.setViewportSize({ width: 1280, height: 800 });
+    try {
+      await open(adminPage, '/', 'Fleet').catch(() => adminPage.getByRole('navigation', { name: 'Main' }).waitFor());
+      const links = adminPage.getByRole('navigation', { name: 'Main' }).getByRole('link');
+      expect(await links.count()).toBe(18);
+      const [first, last] = [await links.first().boundingBox(), await links.last().boundingBox()];
+      expect(await links.last().textContent()).toBe('LLM cost');
+      expect(last!.y).toBe(first!.y);
+    } finally {
+      if (size) await adminPage.setViewportSize(size);
+    }
+  });
+
   it('is neither listed nor shown for a viewer', async () => {
     await open(viewerPage, '/', 'Fleet').catch(() => viewerPage.getByRole('navigation', { name: 'Main' }).waitFor());
     const nav = viewerPage.getByRole('navigation', { name: 'Main' });
