@@ -5,6 +5,7 @@ import type { GroupGrant, TableAccess } from './http/route.js';
 import type { TableName } from './db/tables.js';
 import type { ConfigConcern } from './config/concerns.js';
 import { RUN_SQL_MEMORY_MB } from './function-memory.js';
+import { PATROL_EVERY_MINUTES } from './patrol/schedule.js';
 
 export interface WorkerDeclaration {
   readonly summary: string;
@@ -52,7 +53,7 @@ export const WORKERS = {
     config: ['patrol', 'llm', 'llm-pricing', 'agent-budget'],
     timeoutSeconds: 900,
     memoryMb: RUN_SQL_MEMORY_MB,
-    schedule: { everyMinutes: 360, description: 'Scheduled AI patrol scan', event: { report_type: 'scheduled', triggered_by: 'schedule' } },
+    schedule: { everyMinutes: PATROL_EVERY_MINUTES, description: 'Scheduled AI patrol scan', event: { report_type: 'scheduled', triggered_by: 'schedule' } },
   },
   // No timetable of its own: recompute invokes it after creating agent tasks, locally as on AWS.
   'agent-worker': {

@@ -3,6 +3,7 @@
 import { getReport, listReportFiguresSince, reportSummaries } from '../db/patrol.js';
 import { NotFound } from '../http/errors.js';
 import { settled } from './lock.js';
+import { nextScheduledScan, PATROL_EVERY_MINUTES } from './schedule.js';
 
 export const SOURCE = 'live' as const; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
@@ -38,7 +39,10 @@ export async function latestReport() {
  * LLM calls was charged for them (shared/patrol/README.md).
  */
 export async function patrolKpis(now = new Date()) {
-  const finished = (await listReportFiguresSince(new Date(now.getTime() - 30 * DAY_MS))).filter((r) => r.status !== 'running');
+  const figures = await listReportFiguresSince(new Date(now.getTime() - 30 * DAY_MS));
+  const finished = figures.filter((r) => r.status !== 'running');
+  // Newest first: the last scheduled scan, running or ended, is where the timetable stands.
+  const lastScheduled = figures.find((r) => r.report_type === 'scheduled')?.created_at ?? null;
   const reports = finished.filter((r) => r.status === 'completed');
   const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
   return {
@@ -50,6 +54,10 @@ export async function patrolKpis(now = new Date()) {
       6,
     ),
     latest_report_at: reports[0]?.created_at ?? null,
+    // Beyond the contract: the timetable (shared/patrol/README.md, "When the next scan runs").
+    scheduled_every_minutes: PATROL_EVERY_MINUTES,
+    last_scheduled_at: lastScheduled,
+    next_scheduled_at: nextScheduledScan(lastScheduled, now),
     source: SOURCE,
     generated_at: now.toISOString(),
   };

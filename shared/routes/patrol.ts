@@ -68,6 +68,10 @@ export const patrolGroup = defineGroup({
           avg_duration_s: z.number(),
           total_cost_usd: z.number(),
           latest_report_at: z.nullable(z.string()),
+          /** Beyond the contract: how often the scheduled scan runs, when the last one started (30 days), when the next is due. */
+          scheduled_every_minutes: Count,
+          last_scheduled_at: z.nullable(z.string()),
+          next_scheduled_at: z.nullable(z.string()),
           ...Stamp,
         }),
       ),

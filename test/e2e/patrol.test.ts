@@ -97,7 +97,14 @@ async function validAnswer() {
 describe('before any scan', () => {
   it('latest is 404, the KPIs are zero', async () => {
     expect((await call(viewer, 'GET', '/api/patrol/latest')).status).toBe(404);
-    expect((await call(viewer, 'GET', '/api/patrol/kpis/summary')).body).toMatchObject({ total_reports: 0, total_tokens: 0, latest_report_at: null });
+    expect((await call(viewer, 'GET', '/api/patrol/kpis/summary')).body).toMatchObject({
+      total_reports: 0,
+      total_tokens: 0,
+      latest_report_at: null,
+      scheduled_every_minutes: 360,
+      last_scheduled_at: null,
+      next_scheduled_at: null,
+    });
   });
 });
 
@@ -377,6 +384,19 @@ describe('one scan at a time', () => {
     expect(retried.status).toBe('completed');
     expect(retried.report_id).not.toBe('crashed-scan');
     expect(await handler({ report_type: 'weekly' })).toMatchObject({ status: 'refused' });
+    // The KPIs say when the timetable's next scan is due: six hours after the last scheduled one started.
+    const reports = (await call(viewer, 'GET', '/api/patrol?days=30&page_size=100')).body.reports as {
+      report_id: string;
+      report_type: string;
+      created_at: string;
+    }[];
+    const last = reports.find((r) => r.report_type === 'scheduled')!;
+    expect(last.report_id).toBe(retried.report_id);
+    expect((await call(viewer, 'GET', '/api/patrol/kpis/summary')).body).toMatchObject({
+      scheduled_every_minutes: 360,
+      last_scheduled_at: last.created_at,
+      next_scheduled_at: new Date(Date.parse(last.created_at) + 6 * 3_600_000).toISOString(),
+    });
   });
 
   it('an admin with a username as long as usernames may be (an invited user’s is their email) triggers a scan that completes', async () => {
