@@ -686,6 +686,10 @@ describe('patrol', { timeout: 120_000 }, () => {
       .toBe(latest_report_at ? `${latest_report_at.slice(0, 16).replace('T', ' ')} UTC` : 'none');
     await tile('Completed reports').waitFor();
     await adminPage.getByRole('heading', { level: 2, name: 'Latest completed report' }).waitFor();
+    // When the timetable's next scan is due, as the KPIs say: the scheduled scan above started it.
+    const { next_scheduled_at } = (await api(service.url, admin, 'GET', '/api/patrol/kpis/summary')).body;
+    expect(next_scheduled_at).not.toBeNull();
+    await expect.poll(() => tile('Next scheduled scan (every 6 h)').textContent()).toBe(`${next_scheduled_at.slice(0, 16).replace('T', ' ')} UTC`);
   });
 
   it('already_running naming a report that cannot be read (404): following stops, the problem is shown and the trigger is offered again', async () => {

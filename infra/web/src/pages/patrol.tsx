@@ -11,6 +11,7 @@ import { count, KpiTiles, seconds, usd } from '../components/ai/kpis';
 import { Pager, positive } from '../components/pager';
 import { modelLabel, PatrolReportView, ReportStatus } from '../components/ai/patrol-report';
 import { PatrolTrigger } from '../components/ai/patrol-trigger';
+import { everyLabel, scheduleLate } from '../components/ai/schedule';
 import { utc } from '../components/issues/format';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
@@ -25,6 +26,16 @@ import './patrol.css';
 const listEndpoint = endpoint<'patrol', 'list'>('GET', '/api/patrol');
 const latestEndpoint = endpoint<'patrol', 'latest'>('GET', '/api/patrol/latest');
 const kpisEndpoint = endpoint<'patrol', 'kpis'>('GET', '/api/patrol/kpis/summary');
+
+/** Said when the timetable has missed two scans running: the schedule or its worker is failing, and the next time is only arithmetic. */
+function ScheduleLate({ last, everyMinutes }: { last: string | null; everyMinutes: number }) {
+  if (!last || !scheduleLate(last, everyMinutes, Date.now())) return null;
+  return (
+    <p className="notice" role="status">
+      No scheduled scan has started since {utc(last)}, {everyLabel(everyMinutes)} apart: check the patrol-worker's schedule and its errors.
+    </p>
+  );
+}
 
 const DEFAULTS = { days: '90', page: '1', page_size: '20' };
 /** How often the list is read again while a report it shows is running (as that report's own page polls it). */
@@ -68,9 +79,16 @@ export default function PatrolPage() {
             ['Average duration', k && (k.total_reports > 0 ? seconds(k.avg_duration_s) : '—')],
             ['Cost', k && usd(k.total_cost_usd)],
             ['Latest completed report', k && (k.latest_report_at ? utc(k.latest_report_at) : 'none'), 'wide'],
+            [
+              k ? `Next scheduled scan (every ${everyLabel(k.scheduled_every_minutes)})` : 'Next scheduled scan',
+              // Before any scheduled scan: a rate schedule's first tick comes within one interval of its start.
+              k && (k.next_scheduled_at ? utc(k.next_scheduled_at) : `within ${everyLabel(k.scheduled_every_minutes)}`),
+              'wide',
+            ],
           ]}
         />
       )}
+      {k && <ScheduleLate last={k.last_scheduled_at} everyMinutes={k.scheduled_every_minutes} />}
       {can(...MAY_TRIGGER_PATROL) && <PatrolTrigger />}
 
       <section className="patrol-latest" aria-labelledby="latest-title">
