@@ -170,7 +170,9 @@ function Refresh() {
 type Enrichment = Answer<'health', 'enrichment'>['clusters'][number];
 
 /** The columns' widths: fixed, so they do not change as rows scroll in and out. */
-const WIDTHS = [40, 200, 150, 110, 150, 100, 220, 130, 180];
+// The first holds the expander, 1.75rem wide: at 40 px its cell (0.5rem padding a side) was 1 px short, and the
+// cut showed as an ellipsis, a dot beside every triangle.
+const WIDTHS = [44, 200, 150, 110, 150, 100, 220, 130, 180];
 
 /**
  * Every cluster's health, worst first, virtualised as the fleet table is (components/data-table.tsx): only the rows in
