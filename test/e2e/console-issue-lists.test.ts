@@ -85,6 +85,9 @@ describe('Alert issues: Assigned to', () => {
     await assignedTo(ui.adminPage).selectOption({ label: `Vic Viewer (${VIEWER.email})` });
     await ui.adminPage.waitForURL((u) => u.searchParams.get('assignee') === VIEWER.email);
     await expect.poll(() => shownNames(ui.adminPage)).toEqual(issues.filter((i) => i.assignee === VIEWER.email).map((i) => i.issue_name));
+    // The Assignee column names the account (an invitee's username is their email), the username as its tooltip.
+    const cell = ui.adminPage.getByRole('main').getByRole('table').locator('tbody td span[title]').filter({ hasText: 'Vic Viewer' }).first();
+    expect(await cell.getAttribute('title')).toBe(VIEWER.email);
     // A filter change goes back to page 1.
     await ui.adminPage.goto(`/issues?days=30&page_size=1&page=2`);
     await assignedTo(ui.adminPage).selectOption({ label: 'Me' });
@@ -101,6 +104,8 @@ describe('Alert issues: Assigned to', () => {
     expect(await assignedTo(ui.viewerPage).locator('option').allTextContents()).toEqual(['Anyone', 'Me', 'Unassigned']);
     await assignedTo(ui.viewerPage).selectOption({ label: 'Me' });
     await expect.poll(() => shownNames(ui.viewerPage)).toEqual(issues.filter((i) => i.assignee === VIEWER.email).map((i) => i.issue_name));
+    // A viewer reads no accounts: the column gives the username.
+    await ui.viewerPage.getByRole('main').getByRole('table').getByText(VIEWER.email, { exact: true }).waitFor();
 
     await ui.viewerPage.goto('/issues?days=30&assignee=me&status=Resolved&search=no-such-issue');
     await ui.viewerPage.getByText('No issue in the last 30 days matches these filters: assigned to you, matching “no-such-issue”, status Resolved.').waitFor();

@@ -51,6 +51,7 @@ export default function AiIssuesPage() {
         none={(window) => `No AI issues in ${window}. AI issues form when alerts arrive and the grouping runs after each recompute.`}
         caption="AI issues"
         columns={COLUMNS}
+        assignees={assignees}
         rowHeight={96}
       />
     </section>
@@ -143,5 +144,5 @@ const COLUMNS = [
     ),
   }),
   column.accessor('triage_status', maybe('Triage', 100)),
-  column.accessor('assignee', maybe('Assignee', 120)),
+  column.accessor('assignee', SHARED.assignee),
 ].map(sortedByService);

@@ -42,6 +42,7 @@ export default function IssuesPage() {
         none={(window) => `No alert issues in ${window}. Issues form when alerts arrive and are grouped by the issue rules.`}
         caption="Alert issues"
         columns={COLUMNS}
+        assignees={assignees}
         rowHeight={48}
       />
     </section>
@@ -97,7 +98,7 @@ const COLUMNS = [
   column.accessor('duration_minutes', SHARED.duration),
   column.accessor('triage_status', maybe('Triage', 100)),
   column.accessor('disposition_status', maybe('Disposition', 100)),
-  column.accessor('assignee', maybe('Assignee', 120)),
+  column.accessor('assignee', SHARED.assignee),
   column.accessor('ticket_key', {
     header: 'Ticket',
     size: 80,

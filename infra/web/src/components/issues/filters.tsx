@@ -3,7 +3,8 @@
 // the filter bar, and the results section with its count, empty states and pager.
 // What differs between the lists (names, texts, the table) comes in as props.
 import type { UseQueryResult } from '@tanstack/react-query';
-import { useId } from 'react';
+import { useId, useMemo } from 'react';
+import { AssigneeNames } from './columns';
 import { Link, useLocation } from 'react-router';
 import { endpoint, type ApiProblem, type Endpoint } from '../../api/client';
 import type { QueryOf } from '../../api/types';
@@ -342,6 +343,7 @@ export function Results<T extends { issue_id: string }>({
   caption,
   columns,
   rowHeight,
+  assignees,
 }: {
   list: UseQueryResult<ListAnswer<T>, ApiProblem>;
   state: FilterState;
@@ -353,7 +355,10 @@ export function Results<T extends { issue_id: string }>({
   caption: string;
   columns: DataTableProps<T>['columns'];
   rowHeight: number;
+  /** The accounts the page knows (useAssignees): the Assignee column names them. */
+  assignees: { username: string; name: string }[] | undefined;
 }) {
+  const names = useMemo(() => new Map((assignees ?? []).map((u) => [u.username, u.name])), [assignees]);
   if (list.isPending) return <Loading what="issues" />;
   if (list.isError && !list.data) return <Problem error={list.error} retry={() => void list.refetch()} />;
   const data = list.data;
@@ -385,18 +390,20 @@ export function Results<T extends { issue_id: string }>({
     const stale = list.isPlaceholderData;
     body = (
       <div className={stale ? 'issues-table busy' : 'issues-table'} aria-busy={list.isFetching}>
-        <DataTable
-          data={data.issues}
-          columns={columns}
-          caption={`${caption}, page ${count(data.page)} of ${count(data.total_pages)}`}
-          getRowId={(i) => i.issue_id}
-          // The service sorts the whole list and pages it: a header asks it for another order, from page 1.
-          manualSorting
-          sorting={decodeSorting(filters.sort)}
-          onSortingChange={(change) => filter({ sort: encodeSorting(typeof change === 'function' ? change(decodeSorting(filters.sort)) : change) })}
-          rowHeight={rowHeight}
-          maxHeight="none"
-        />
+        <AssigneeNames.Provider value={names}>
+          <DataTable
+            data={data.issues}
+            columns={columns}
+            caption={`${caption}, page ${count(data.page)} of ${count(data.total_pages)}`}
+            getRowId={(i) => i.issue_id}
+            // The service sorts the whole list and pages it: a header asks it for another order, from page 1.
+            manualSorting
+            sorting={decodeSorting(filters.sort)}
+            onSortingChange={(change) => filter({ sort: encodeSorting(typeof change === 'function' ? change(decodeSorting(filters.sort)) : change) })}
+            rowHeight={rowHeight}
+            maxHeight="none"
+          />
+        </AssigneeNames.Provider>
       </div>
     );
   }
