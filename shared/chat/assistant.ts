@@ -48,7 +48,7 @@ const SYSTEM_PROMPT = [
  * of them, not their display name: it is the caller's own, of CanonicalUsername's characters (no spaces, no line
  * breaks), so it can steer no conversation but theirs.
  */
-export const systemPrompt = (asking: Pick<Principal, 'username' | 'role'>) =>
+const systemPrompt = (asking: Pick<Principal, 'username' | 'role'>) =>
   [
     SYSTEM_PROMPT,
     `The person asking is the ${asking.role} whose username is ${asking.username}: issues assigned to them have that assignee, and "me" or "mine" means them.`,

@@ -123,7 +123,7 @@ const STATUS_RANK: Record<string, number> = { Resolved: 1, Ongoing: 2 };
  * The order `sort` asks for (IssueListQuery's, beyond the contract), ties newest activity first: a total order,
  * so pages never overlap or skip. Undefined for the default, newest activity first, which the window is in already.
  */
-export function issueOrder(sort: IssueListQuery['sort'], now: Date): ((a: Listable, b: Listable) => number) | undefined {
+function issueOrder(sort: IssueListQuery['sort'], now: Date): ((a: Listable, b: Listable) => number) | undefined {
   if (sort === '-last_seen') return undefined;
   const desc = sort.startsWith('-');
   const key = (desc ? sort.slice(1) : sort) as IssueSortKey;

@@ -4,7 +4,6 @@
 // What differs between the lists (names, texts, the table) comes in as props.
 import type { UseQueryResult } from '@tanstack/react-query';
 import { useId, useMemo } from 'react';
-import { AssigneeNames } from './columns';
 import { Link, useLocation } from 'react-router';
 import { endpoint, type ApiProblem, type Endpoint } from '../../api/client';
 import type { QueryOf } from '../../api/types';
@@ -15,6 +14,7 @@ import { DataTable, type DataTableProps, decodeSorting, encodeSorting } from '..
 import { Empty, HOW_DATA_ARRIVES, Loading, PastLastPage, Problem } from '../states';
 import { useUrlState } from '../url-state';
 import { Pager, positive } from '../pager';
+import { AssigneeNames } from './columns';
 import { SuggestField } from './suggest-field';
 import { DISPOSITION_SUGGESTIONS, TRIAGE_SUGGESTIONS } from './triage-values';
 import { useDraft } from '../use-draft';
@@ -37,7 +37,7 @@ const DEFAULTS = {
 export type Filters = typeof DEFAULTS;
 const FILTER_KEYS = ['search', 'days', 'severities', 'status', 'customer', 'cluster', 'triage', 'disposition', 'assignee'] as const;
 /** The list's word for the issues nobody can act on (shared/routes/common.ts UNASSIGNED): the KPIs' Unassigned. */
-export const UNASSIGNED = '(none)';
+const UNASSIGNED = '(none)';
 const SEVERITIES = ['Critical', 'Warning'] as const;
 const DAY_PRESETS: [string, string][] = [
   ['0', 'today (UTC)'],
@@ -77,7 +77,7 @@ const SORT_KEYS = [
   'alert_count',
   'duration_minutes',
 ] as const satisfies readonly (IssueSort | `-${IssueSort}`)[];
-export const SORTABLE: ReadonlySet<string> = new Set(SORT_KEYS);
+const SORTABLE: ReadonlySet<string> = new Set(SORT_KEYS);
 /**
  * A list column as the service sorts it (the whole list, then paged): by its field when the API sorts by it; a first
  * click descending (newest, longest, most alerts, Critical and Ongoing first) but for names.
@@ -318,7 +318,7 @@ function AssigneeChoice({
 }
 
 /** The filters set, as the empty list names them: `assigned to you, status Resolved`. */
-export function filtersSaid(filters: Filters): string {
+function filtersSaid(filters: Filters): string {
   const said: string[] = [];
   if (filters.assignee === 'me') said.push('assigned to you');
   else if (filters.assignee === UNASSIGNED) said.push('unassigned');
