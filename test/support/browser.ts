@@ -33,7 +33,12 @@ export async function launchBrowser(baseURL: string): Promise<TestBrowser> {
       return page;
     },
     async close() {
-      for (const c of contexts) await c.close().catch(() => undefined);
+      // A test's page stays open to the end of its file and keeps polling; a route handler still fetching the
+      // real answer when its context closes would reject ("Response has been disposed") after the tests passed.
+      for (const c of contexts) {
+        await Promise.all(c.pages().map((p) => p.unrouteAll({ behavior: 'ignoreErrors' }).catch(() => undefined)));
+        await c.close().catch(() => undefined);
+      }
       await browser.close();
     },
   };
