@@ -418,6 +418,41 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     }
   });
 
+  it('fits the fleet, health and critical tables in a 1280-px window beside a classic scrollbar: no column cut off, no header cut', async () => {
+    // Headless Chromium draws overlay scrollbars; a desktop's classic one takes 15 px, so the page is given 1,265.
+    const size = adminPage.viewportSize();
+    await adminPage.setViewportSize({ width: 1265, height: 800 });
+    try {
+      const pages: [string, string, string][] = [
+        ['/', 'Fleet overview', ROWS],
+        ['/health', 'Health', 'table.health-table > tbody[data-index]'],
+        ['/critical', 'Critical clusters', 'table tbody tr[data-index]'],
+      ];
+      for (const [path, heading, rows] of pages) {
+        await open(adminPage, path, heading, rows);
+        // Each table's overflow past its box, and each header whose text (its sort mark too) is wider than its cell;
+        // a header holding only hidden text (the expander column's) is left out.
+        const cut = await adminPage.evaluate(`[...document.querySelectorAll('main table')].flatMap((table) => {
+          const out = [];
+          const over = table.scrollWidth - table.parentElement.clientWidth;
+          if (over > 0) out.push((table.querySelector('caption')?.textContent ?? 'a table') + ' wider than its box by ' + over + ' px');
+          for (const th of table.querySelectorAll('thead th')) {
+            if (!th.querySelector(':not(.visually-hidden)') && th.querySelector('.visually-hidden')) continue;
+            const style = getComputedStyle(th);
+            const room = th.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+            const range = document.createRange();
+            range.selectNodeContents(th);
+            if (range.getBoundingClientRect().width > room + 0.5) out.push('header ' + th.textContent.trim() + ' cut');
+          }
+          return out;
+        })`);
+        expect(cut, path).toEqual([]);
+      }
+    } finally {
+      if (size) await adminPage.setViewportSize(size);
+    }
+  });
+
   it('keeps the classification and search filters in the URL, and the same rows after a reload', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
     const worst = body.scores[0];

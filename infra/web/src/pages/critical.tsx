@@ -176,7 +176,7 @@ const FLEET_COLUMNS = [
   fleetColumn.accessor('firing_alert_count_7d', { header: 'Alerts (7 d)', size: 90, meta: { numeric: true } }),
   fleetColumn.accessor('risk_reasons', {
     header: 'Why',
-    size: 320,
+    size: 296,
     meta: { className: 'wrap' },
     cell: (c) => (
       <ul className="plain">

@@ -48,10 +48,11 @@ const byTier: SortingFn<Score> = (a, b) =>
 const bySeverity: SortingFn<Score> = (a, b) => CLASSES.indexOf(a.original.classification) - CLASSES.indexOf(b.original.classification);
 
 const column = createColumnHelper<Score>();
+// The widths sum to 1,230 px: the table fits a 1280-px window beside a classic 15-px scrollbar (1,304 cut Type off).
 const COLUMNS = [
   column.accessor('cluster_name', {
     header: 'Cluster',
-    size: 170,
+    size: 156,
     sortingFn: 'alphanumeric',
     cell: (c) => (
       <ItemLink to={`/clusters/${encodeURIComponent(c.row.original.cluster_id)}`} title={`${c.getValue()} (${c.row.original.cluster_id})`}>
@@ -61,7 +62,7 @@ const COLUMNS = [
   }),
   column.accessor('classification', {
     header: 'Class',
-    size: 150,
+    size: 140,
     sortingFn: bySeverity,
     // A cluster whose metrics stopped arriving is still classed on its old data: the badge says so.
     cell: (c) => (
@@ -73,7 +74,7 @@ const COLUMNS = [
   }),
   column.accessor('tier_adjusted_score', {
     header: 'Tier-adjusted',
-    size: 108,
+    size: 100,
     sortDescFirst: false,
     meta: { numeric: true, className: 'fleet-main-score' },
     cell: (c) => score(c.getValue()),
@@ -83,18 +84,18 @@ const COLUMNS = [
   column.accessor('alerts_score', { sortDescFirst: false, header: 'Alerts', size: 70, meta: { numeric: true }, cell: (c) => score(c.getValue()) }),
   column.accessor('top_risk', {
     header: 'Top risk',
-    size: 170,
+    size: 160,
     sortingFn: 'text',
     cell: (c) => <span title={[c.getValue(), ...c.row.original.risk_reasons].join('\n')}>{c.getValue() || '—'}</span>,
   }),
   column.accessor('customer_name', {
     header: 'Customer',
-    size: 150,
+    size: 140,
     sortingFn: 'text',
     cell: (c) => <span title={`${c.getValue()} (account ${c.row.original.account_id})`}>{c.getValue()}</span>,
   }),
-  column.accessor('customer_tier', { header: 'Tier', size: 58, sortingFn: byTier }),
-  column.accessor('region', { header: 'Region', size: 160, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
+  column.accessor('customer_tier', { header: 'Tier', size: 52, sortingFn: byTier }),
+  column.accessor('region', { header: 'Region', size: 144, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
   // Cut with an ellipsis at 112 px (a long instance type at 1440 px), so its whole text is in a tooltip, as Region's is.
   column.accessor('cluster_type', { header: 'Type', size: 112, sortingFn: 'text', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
 ];

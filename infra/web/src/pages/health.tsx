@@ -172,7 +172,9 @@ type Enrichment = Answer<'health', 'enrichment'>['clusters'][number];
 /** The columns' widths: fixed, so they do not change as rows scroll in and out. */
 // The first holds the expander, 1.75rem wide: at 40 px its cell (0.5rem padding a side) was 1 px short, and the
 // cut showed as an ellipsis, a dot beside every triangle.
-const WIDTHS = [44, 200, 150, 110, 150, 100, 220, 130, 180];
+// They sum to 1,214 px, so the table fits a 1280-px window beside a classic 15-px scrollbar (its box is 1,233 px;
+// 1,284 cut Region off), and the "Health score" and "Classification" headers have room beside their padding (the test of 1280 px checks both).
+const WIDTHS = [44, 176, 140, 124, 132, 100, 202, 124, 172];
 
 /**
  * Every cluster's health, worst first, virtualised as the fleet table is (components/data-table.tsx): only the rows in
