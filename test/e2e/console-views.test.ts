@@ -38,6 +38,17 @@ async function open(page: Page, path: string, heading: string, rows: string): Pr
   await page.locator(rows).first().waitFor();
 }
 
+/** Runs `body` with the page at `viewport`, then gives the page its own size back (the next test expects it). */
+async function atViewport<T>(page: Page, viewport: { width: number; height: number }, body: () => Promise<T>): Promise<T> {
+  const size = page.viewportSize();
+  await page.setViewportSize(viewport);
+  try {
+    return await body();
+  } finally {
+    if (size) await page.setViewportSize(size);
+  }
+}
+
 /** Clusters newCluster made: no metrics ever arrive for them, so they are stale (the staleness test allows for them). */
 const metricless = new Set<string>();
 
@@ -394,9 +405,7 @@ describe('fleet overview', { timeout: 60_000 }, () => {
   });
 
   it('breaks no column header inside a word at 1280 px: the sort mark goes under a label that fills its column', async () => {
-    const size = adminPage.viewportSize();
-    await adminPage.setViewportSize({ width: 1280, height: 800 });
-    try {
+    await atViewport(adminPage, { width: 1280, height: 800 }, async () => {
       await open(adminPage, '/', 'Fleet overview', ROWS);
       // Each word of each sortable header's label, and the lines its letters are on: one line per word.
       // (A string: the tests are compiled without the DOM's types.)
@@ -413,16 +422,12 @@ describe('fleet overview', { timeout: 60_000 }, () => {
       })`);
       expect(split).toEqual([]);
       expect(await adminPage.locator('.data-table thead .sort-button').count()).toBeGreaterThan(8);
-    } finally {
-      if (size) await adminPage.setViewportSize(size);
-    }
+    });
   });
 
   it('fits the fleet, health and critical tables in a 1280-px window beside a classic scrollbar: no column cut off, no header cut', async () => {
     // Headless Chromium draws overlay scrollbars; a desktop's classic one takes 15 px, so the page is given 1,265.
-    const size = adminPage.viewportSize();
-    await adminPage.setViewportSize({ width: 1265, height: 800 });
-    try {
+    await atViewport(adminPage, { width: 1265, height: 800 }, async () => {
       const pages: [string, string, string][] = [
         ['/', 'Fleet overview', ROWS],
         ['/health', 'Health', 'table.health-table > tbody[data-index]'],
@@ -448,9 +453,7 @@ describe('fleet overview', { timeout: 60_000 }, () => {
         })`);
         expect(cut, path).toEqual([]);
       }
-    } finally {
-      if (size) await adminPage.setViewportSize(size);
-    }
+    });
   });
 
   it('keeps the classification and search filters in the URL, and the same rows after a reload', async () => {
@@ -1023,9 +1026,7 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
       adminPage.off('console', listen);
     }
     // At a laptop's 1280 px the cards fit the page, and every figure shows whole inside its card (a name is cut instead).
-    const size = adminPage.viewportSize();
-    await adminPage.setViewportSize({ width: 1280, height: 720 });
-    try {
+    await atViewport(adminPage, { width: 1280, height: 720 }, async () => {
       // A string, as the other page scripts here: the tests are type-checked without the DOM's types.
       const clipped = await adminPage.evaluate(`(() => {
         const out = [];
@@ -1036,9 +1037,7 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
         return { pageWider: document.documentElement.scrollWidth > window.innerWidth, clipped: out.slice(0, 5) };
       })()`);
       expect(clipped).toEqual({ pageWider: false, clipped: [] });
-    } finally {
-      if (size) await adminPage.setViewportSize(size);
-    }
+    });
   });
 });
 
