@@ -18,6 +18,7 @@ import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, St
 import '../components/views/views.css';
 import './analysis.css';
 import { count } from '../components/format';
+import { metricLabel } from '../components/metric-label';
 
 const breakingEp = endpoint<'analysis', 'breaking'>('GET', '/api/analysis/breaking');
 const usageEp = endpoint<'analysis', 'usage'>('GET', '/api/analysis/usage');
@@ -29,18 +30,6 @@ type Upgrades = Answer<'analysis', 'upgrades'>;
 
 const FILTERS = { q: '', metric: '', severity: '', uq: '', version: '', state: '', upgrade: '' };
 
-const METRIC_LABELS: Record<string, string> = {
-  compaction_score: 'Compaction score',
-  disk_used_pct: 'Disk used',
-  query_errors_7d: 'Query errors (7 d)',
-  error_rate_pct: 'Error rate',
-  memory_pct: 'Memory',
-  peak_jvm_heap_gb: 'Peak JVM heap',
-  qps: 'QPS',
-  slow_queries_7d: 'Slow queries (7 d)',
-  p99_latency_ms: 'P99 latency',
-};
-const metricLabel = (key: string) => METRIC_LABELS[key] ?? key.replace(/_/g, ' ');
 const withUnit = (v: number, unit: string) => (unit === '%' ? `${fmt(v)}%` : unit && unit !== 'score' ? `${fmt(v)} ${unit}` : fmt(v));
 
 /** Cluster names in the breaking cards and usage bars carry no id: found through the answers that do. */

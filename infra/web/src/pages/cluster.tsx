@@ -18,6 +18,7 @@ import { useUrlState } from '../components/url-state';
 import { When } from '../components/time';
 import { Badge, fmt, fmtScore, Stamp } from '../components/views/common';
 import { count } from '../components/format';
+import { metricLabel } from '../components/metric-label';
 import '../components/views/views.css';
 import './cluster.css';
 import { StaleBadge, staleText } from '../components/stale-badge';
@@ -52,8 +53,6 @@ const windowOf = (filters: Record<keyof typeof FILTERS, string | string[]>, name
   const value = String(filters[name]);
   return WINDOWS.includes(value) ? value : FILTERS[name];
 };
-
-const label = (key: string) => key.replace(/_/g, ' ');
 
 function Section({ title, id, children }: { title: string; id: string; children: React.ReactNode }) {
   return (
@@ -342,7 +341,7 @@ function Risk({ clusterId }: { clusterId: string }) {
             <li key={key} className={`tile ${m.status}`}>
               <div className="value">{fmt(m.value)}</div>
               <div className="label">
-                {label(key)} <Badge status={m.status} />
+                {metricLabel(key, { unit: true })} <Badge status={m.status} />
               </div>
             </li>
           ))}
@@ -543,7 +542,7 @@ function MetricChart({ dates, metric, rule }: { dates: string[]; metric: MetricS
       { label: 'Daily min', values: pick('min'), color: '#2b8a3e' },
     ];
   }, [dates, metric]);
-  const title = rule ? `${rule.display_name} (${metric.metric_key})` : label(metric.metric_key);
+  const title = rule ? `${rule.display_name} (${metric.metric_key})` : metricLabel(metric.metric_key, { unit: true });
   const summary = useMemo(() => {
     const last = metric.points.at(-1);
     if (!last) return 'No samples.';

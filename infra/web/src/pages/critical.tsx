@@ -18,6 +18,7 @@ import { ScrollRegion } from '../components/scroll-region';
 import { DataTable } from '../components/data-table';
 import { createColumnHelper } from '@tanstack/react-table';
 import { count } from '../components/format';
+import { metricLabel, metricUnit } from '../components/metric-label';
 
 const criticalEp = endpoint<'critical-clusters', 'list'>('GET', '/api/critical-clusters');
 const fleetCriticalEp = endpoint<'fleet', 'critical'>('GET', '/api/fleet/critical');
@@ -27,14 +28,9 @@ type Critical = Answer<'critical-clusters', 'list'>['clusters'][number];
 const FILTERS = { q: '', level: '' };
 const LEVELS = ['Critical', 'Warning'];
 
-const METRICS: [keyof Critical['metrics'], string, string?][] = [
-  ['compaction_score', 'Compaction score'],
-  ['disk_used_pct', 'Disk used', '%'],
-  ['query_errors_7d', 'Query errors (7 d)'],
-  ['query_error_pct', 'Query error rate', '%'],
-  ['qps', 'QPS'],
-  ['node_count', 'Nodes'],
-];
+/** A unit after its figure: 85%, 12 ms. */
+const withUnit = (unit: string) => (unit && unit !== '%' ? ` ${unit}` : unit);
+const METRICS: (keyof Critical['metrics'])[] = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'];
 
 function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
   const titleId = `crit-${c.cluster_id}`;
@@ -96,12 +92,12 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
           <section>
             <h4>Metrics</h4>
             <dl className="facts">
-              {METRICS.map(([key, name, unit]) => (
+              {METRICS.map((key) => (
                 <Fragment key={key}>
-                  <dt>{name}</dt>
+                  <dt>{metricLabel(key)}</dt>
                   <dd>
                     {fmt(c.metrics[key])}
-                    {c.metrics[key] != null && unit}
+                    {c.metrics[key] != null && withUnit(metricUnit(key))}
                   </dd>
                 </Fragment>
               ))}

@@ -13,6 +13,7 @@ import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states'
 import { useUrlState } from '../components/url-state';
 import { ScrollRegion } from '../components/scroll-region';
 import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
+import { metricLabel } from '../components/metric-label';
 import '../components/views/views.css';
 import './risk.css';
 
@@ -26,8 +27,6 @@ const FILTERS = { q: '', level: '', metric: '' };
 const LEVELS = ['Critical', 'Warning', 'Healthy'];
 /** The contract's metric keys, in its order; any other key the answer carries follows. */
 const METRIC_KEYS = ['compaction_score', 'query_errors_7d', 'disk_used_pct', 'memory_pct', 'peak_jvm_heap_gb', 'error_rate_pct', 'qps', 'slow_queries_7d'];
-
-const label = (key: string) => key.replace(/_/g, ' ');
 
 // Worst first on the first click (a text column sorts ascending first), as the fleet page's class column.
 const byLevel: SortingFn<Snapshot> = (a, b) => LEVELS.indexOf(a.original.risk_level) - LEVELS.indexOf(b.original.risk_level);
@@ -73,8 +72,9 @@ function snapshotColumns(metricKeys: string[]) {
     ...metricKeys.map((k) =>
       snap.accessor((c) => c.metrics[k]?.value ?? null, {
         id: k,
-        header: label(k),
-        // Wide enough for the shipped metrics' longest word ("compaction") beside the sort mark.
+        // The cells are bare numbers, so the header names the unit: "Disk used (%)".
+        header: metricLabel(k, { unit: true }),
+        // Wide enough for the shipped metrics' longest word ("Compaction") beside the sort mark.
         size: 120,
         sortUndefined: 'last',
         meta: { numeric: true },
@@ -215,7 +215,7 @@ export default function RiskPage() {
             label="Metric off green"
             all="Any metric"
             value={metric}
-            options={metricKeys.map((k) => ({ value: k, label: label(k) }))}
+            options={metricKeys.map((k) => ({ value: k, label: metricLabel(k) }))}
             onChange={(v) => setFilters({ metric: v })}
           />
           {(filters.q || level || metric) && (

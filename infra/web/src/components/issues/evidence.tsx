@@ -7,6 +7,7 @@ import { endpoint } from '../../api/client';
 import { useApi } from '../../api/hooks';
 import type { Answer } from '../../api/types';
 import { count, decimal } from '../format';
+import { metricLabel } from '../metric-label';
 import { SiblingLink } from '../list-link';
 import { Empty, Loading, Problem } from '../states';
 import { duration, isWebLink, Maybe, Severity, Status, When } from './format';
@@ -73,12 +74,6 @@ export function Timeline({ alerts, total, truncated }: { alerts: TimelineEntry[]
     </section>
   );
 }
-
-const metricLabel = (key: string) =>
-  key
-    .replace(/_/g, ' ')
-    .replace(/\bpct\b/, '%')
-    .replace(/\b7d\b/, '(7 d)');
 
 export function Evidence({ issueId }: { issueId: string }) {
   const evidence = useApi(evidenceEndpoint, { params: { issue_id: issueId } });
@@ -178,7 +173,7 @@ export function Evidence({ issueId }: { issueId: string }) {
                   {evidence.data.metrics.map((m) => (
                     <tr key={m.metric_key}>
                       <th scope="row">
-                        <span title={m.metric_key}>{metricLabel(m.metric_key)}</span>
+                        <span title={m.metric_key}>{metricLabel(m.metric_key, { unit: true })}</span>
                       </th>
                       <td className="num">{decimal(m.latest)}</td>
                       <td className="num">{decimal(m.min)}</td>
