@@ -11,6 +11,12 @@ import type { Role } from './api/types';
 import { MAY_LIST_USERS, MAY_READ_AUDIT, MAY_READ_SETTINGS, MAY_SEE_LLM_COST, MAY_SEE_PULLS } from './api/access';
 import { useSession } from './session';
 
+/** `/fleet` and `/clusters` (a cluster page's path cut back): the fleet page, at `/`, with the query kept. */
+function ToFleet() {
+  const { search, hash } = useLocation();
+  return <Navigate to={{ pathname: '/', search, hash }} replace />;
+}
+
 function RequireSession() {
   const { user, signedOut } = useSession();
   const location = useLocation();
@@ -120,6 +126,9 @@ export const router = createBrowserRouter([
         errorElement: <RouteError />,
         children: [
           { index: true, lazy: page(() => import('./pages/fleet')) },
+          // The fleet is the home page; its name in the navigation, typed as a path, leads there with its filters.
+          { path: 'fleet', element: <ToFleet /> },
+          { path: 'clusters', element: <ToFleet /> },
           { path: 'clusters/:clusterId', lazy: page(() => import('./pages/cluster')) },
           { path: 'health', lazy: page(() => import('./pages/health')) },
           { path: 'risk', lazy: page(() => import('./pages/risk')) },
