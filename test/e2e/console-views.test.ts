@@ -304,6 +304,10 @@ describe('risk', { timeout: 60_000 }, () => {
       }).map((button) => button.textContent)`,
     );
     expect(cut).toEqual([]);
+    // Each metric column is named as every page names the metric, its unit said where the cells are bare numbers.
+    const heads = (await adminPage.locator('main thead th').allTextContents()).map((t) => t.replace(/[↕▲▼]/g, '').trim());
+    expect(heads).toEqual(expect.arrayContaining(['Compaction score', 'Disk used (%)', 'Query errors (7 d)']));
+    expect(heads.filter((h) => h.includes('_'))).toEqual([]);
     await expectAccessible(adminPage, '/risk');
   });
 
@@ -476,6 +480,17 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     expect(await adminPage.getByLabel('Search').inputValue()).toBe(worst.cluster_name);
     expect(await adminPage.locator(ROWS).count()).toBe(1);
     expect(await adminPage.locator(`${ROWS} > td`).first().textContent()).toContain(worst.cluster_name);
+  });
+
+  it('opens at /fleet (its name in the navigation, typed as a path) and at /clusters, with the query kept', async () => {
+    const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
+    const worst = body.scores[0];
+    for (const path of ['/fleet', '/clusters']) {
+      await adminPage.goto(`${path}?q=${encodeURIComponent(worst.cluster_name)}`);
+      await adminPage.getByRole('heading', { level: 1, name: 'Fleet overview' }).waitFor();
+      await adminPage.waitForURL((u) => u.pathname === '/' && u.searchParams.get('q') === worst.cluster_name);
+      expect(await adminPage.getByLabel('Search').inputValue()).toBe(worst.cluster_name);
+    }
   });
 
   it('keeps a filter clicked while the search box has yet to write what was typed', async () => {
