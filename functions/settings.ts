@@ -23,6 +23,7 @@ import {
   reviewConfigChange,
   withdrawConfigChange,
   ruleSetVersions,
+  ruleTextImpact,
   submitRuleSet,
 } from '../shared/rules/editing.js';
 import { ruleSetEtag } from '../shared/http/etags.js';
@@ -76,12 +77,14 @@ export const handler = createGroupHandler(settingsGroup, {
   getHealthRules: health.get,
   putHealthRules: health.put,
   healthRuleVersions: health.versions,
+  healthRulesImpact: async (req) => ruleTextImpact('health-rules', req.body.content),
   getIssueRules: issue.get,
   putIssueRules: issue.put,
   issueRuleVersions: issue.versions,
   getRiskRules: risk.get,
   putRiskRules: risk.put,
   riskRuleVersions: risk.versions,
+  riskRulesImpact: async (req) => ruleTextImpact('risk-rules', req.body.content),
   getMetricSources: metricSources.get,
   putMetricSources: metricSources.put,
   metricSourceVersions: metricSources.versions,

@@ -155,6 +155,25 @@ const ruleSetRoutes = (ruleSet: RuleSetName) =>
     },
   }) as const;
 
+/** A rule text to preview (its impact), as a PUT takes it: nothing is saved, so no version is named. */
+const PreviewBody = z.lazy(() => z.strictObject({ content: z.string().check(z.maxLength(64 * 1024)) }));
+
+/**
+ * Beyond the contract: what a health or risk rules text would change, before it is saved or proposed (the Rules
+ * editor's preview; a superadmin's save applies at once, with no proposal page to show it). Scored on the current
+ * fleet as a pending proposal's detail is; nothing is written. Issue rules and metric sources move no class.
+ */
+const impactRoute = (ruleSet: 'health-rules' | 'risk-rules') =>
+  ({
+    method: 'POST',
+    path: `/api/settings/${ruleSet}/impact`,
+    summary: `What a ${ruleSet} text would change, scored on the current fleet (nothing is saved)`,
+    auth: 'user',
+    roles: ANY_ROLE,
+    body: PreviewBody,
+    response: RuleImpact,
+  }) as const;
+
 const health = ruleSetRoutes('health-rules');
 const issue = ruleSetRoutes('issue-rules');
 const risk = ruleSetRoutes('risk-rules');
@@ -298,12 +317,14 @@ export const settingsGroup = defineGroup({
     getHealthRules: health.get,
     putHealthRules: health.put,
     healthRuleVersions: health.versions,
+    healthRulesImpact: impactRoute('health-rules'),
     getIssueRules: issue.get,
     putIssueRules: issue.put,
     issueRuleVersions: issue.versions,
     getRiskRules: risk.get,
     putRiskRules: risk.put,
     riskRuleVersions: risk.versions,
+    riskRulesImpact: impactRoute('risk-rules'),
     getMetricSources: metricSources.get,
     putMetricSources: metricSources.put,
     metricSourceVersions: metricSources.versions,

@@ -272,6 +272,16 @@ async function impactOf(change: ConfigChange): Promise<RuleImpact | null> {
   return (await impactPreview()).proposalImpact(proposed);
 }
 
+/**
+ * What a health or risk rules text would change before it is saved or proposed (POST …/impact): refused with 422 as
+ * a PUT would refuse it, else scored on the current fleet as a pending proposal's impact is. Nothing is written.
+ */
+export async function ruleTextImpact(name: 'health-rules' | 'risk-rules', content: string): Promise<RuleImpact> {
+  // Plain copies, as the loader gives the engine (zod's output objects are slower to read).
+  const proposed = JSON.parse(JSON.stringify(await checked(name, content))) as HealthRules | RiskRules;
+  return (await impactPreview()).proposalImpact(proposed);
+}
+
 export interface ReviewResult {
   status: 'approved' | 'rejected';
   change_id: string;

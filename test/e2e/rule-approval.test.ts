@@ -109,6 +109,60 @@ describe('proposing, previewing and approving a rule change', () => {
   });
 });
 
+describe('previewing a rule text before it is saved or proposed (POST …/impact)', () => {
+  const withoutTime = ({ computed_at: _at, ...rest }: any) => rest;
+
+  it('answers anyone what a proposal of the same text would show, and writes nothing', async () => {
+    const viewer = await userToken('viewer', 'approval-viewer');
+    const live = (await call(admin, 'GET', '/api/settings/health-rules')).body;
+    const edited = parse(live.content);
+    Object.assign(
+      edited.scoring.dimensions.find((d: any) => d.metric_key === 'memory_pct'),
+      { green: 10, yellow: 20, red: 30, weight: 60 },
+    );
+    const content = stringify(edited);
+    const changesBefore = (await call(superadmin, 'GET', '/api/settings/config-changes')).body.total;
+
+    const preview = await call(viewer, 'POST', '/api/settings/health-rules/impact', { content });
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ measure: 'classification' });
+    expect(preview.body.changed_count).toBeGreaterThan(0);
+    expect(preview.body.changes).toHaveLength(preview.body.changed_count);
+    // Nothing saved, nothing proposed.
+    expect((await call(admin, 'GET', '/api/settings/health-rules')).body.version).toBe(live.version);
+    expect((await call(superadmin, 'GET', '/api/settings/config-changes')).body.total).toBe(changesBefore);
+
+    // The same text proposed shows the same impact on its page.
+    const proposal = (await call(admin, 'PUT', '/api/settings/health-rules', { content })).body;
+    const detail = (await call(admin, 'GET', `/api/settings/config-changes/${proposal.change_id}`)).body;
+    expect(withoutTime(detail.impact)).toEqual(withoutTime(preview.body));
+    await call(admin, 'POST', `/api/settings/config-changes/${proposal.change_id}/withdraw`);
+
+    const risk = parse((await call(admin, 'GET', '/api/settings/risk-rules')).body.content);
+    Object.assign(
+      risk.risk.rules.find((r: any) => r.metric_key === 'disk_used_pct'),
+      { warning: 1, critical: 2 },
+    );
+    const riskPreview = await call(viewer, 'POST', '/api/settings/risk-rules/impact', { content: stringify(risk) });
+    expect(riskPreview.body).toMatchObject({ measure: 'risk_level' });
+    expect(riskPreview.body.changed_count).toBeGreaterThan(0);
+  });
+
+  it('refuses a text a save would refuse (422 naming the content), and has no preview for rule sets that move no class', async () => {
+    const bad = await call(admin, 'POST', '/api/settings/health-rules/impact', { content: 'scoring: [' });
+    expect(bad.status).toBe(422);
+    expect(bad.headers.get('content-type')).toContain('application/problem+json');
+    expect(bad.body.errors?.[0]?.loc ?? bad.body.detail).toBeTruthy();
+    expect(JSON.stringify(bad.body)).toContain('content');
+    const weights = parse((await call(admin, 'GET', '/api/settings/health-rules')).body.content);
+    weights.scoring.weights.metrics = 1e308;
+    expect((await call(admin, 'POST', '/api/settings/health-rules/impact', { content: stringify(weights) })).status).toBe(422);
+    for (const set of ['issue-rules', 'metric-sources']) {
+      expect((await call(admin, 'POST', `/api/settings/${set}/impact`, { content: 'x: 1' })).status).toBe(404);
+    }
+  });
+});
+
 describe('two superadmins editing the same version (optimistic concurrency)', () => {
   it.each([
     ['If-Match', (version: number) => ({ headers: { 'If-Match': `"v${version}"` }, body: {} })],

@@ -41,6 +41,8 @@ const BEYOND_SPEC = [
   'GET /api/settings/recompute/{refresh_id}',
   'GET /api/settings/recompute-risk/{refresh_id}',
   'POST /api/settings/config-changes/{change_id}/withdraw', // a proposer takes back a pending proposal (shared/rules/README.md)
+  'POST /api/settings/health-rules/impact', // what a rule text would change before it is saved or proposed (shared/rules/README.md)
+  'POST /api/settings/risk-rules/impact',
 ];
 
 describe('the route table', () => {
