@@ -140,7 +140,7 @@ describe('a viewer’s edit becomes a proposal a superadmin approves', { timeout
       .toEqual(expect.arrayContaining([expect.stringContaining('healthy: 80')]));
     await superPage.getByText(`${detail.impact.changed_count} of ${detail.impact.clusters_total} clusters would change class`).waitFor();
     const moved = detail.impact.changes as { cluster_id: string; cluster_name: string; from: string; to: string }[];
-    const rows = superPage.locator('table.proposal-changes tbody tr');
+    const rows = superPage.locator('table.impact-changes tbody tr');
     expect(await rows.locator('th a').allTextContents()).toEqual(moved.map((c) => c.cluster_name));
     expect(await rows.first().locator('th a').getAttribute('href')).toBe(`/clusters/${encodeURIComponent(moved[0]!.cluster_id)}`);
     await expectAccessible(superPage, '/proposals/{id}');
@@ -249,6 +249,50 @@ describe('refusals and conflicts', { timeout: 90_000 }, () => {
     // The history lists it, newest first.
     await superPage.getByRole('heading', { name: 'Version history' }).waitFor();
     await superPage.getByText(`Version ${newer + 1}`, { exact: true }).waitFor();
+  });
+});
+
+describe('previewing an edit before saving it', { timeout: 90_000 }, () => {
+  it('shows which clusters a health rules edit would move, as the API scores it, saving nothing; a changed or refused text says so', async () => {
+    const live = (await api(service.url, admin, 'GET', '/api/settings/health-rules')).body as { content: string; version: number };
+    // Healthy only at 99.5 and above: the clusters scoring below it move.
+    const strict = live.content.replace(/^(\s+healthy:\s*)[\d.]+/m, '$199.5').replace(/^(\s+warning:\s*)[\d.]+/m, '$199');
+    expect(strict).not.toBe(live.content);
+    const expected = (await api(service.url, admin, 'POST', '/api/settings/health-rules/impact', { content: strict })).body;
+    expect(expected.changed_count).toBeGreaterThan(0);
+
+    await openRules(superPage, 'health');
+    await setText(superPage, strict);
+    const asked = superPage.waitForRequest((r) => r.url().endsWith('/api/settings/health-rules/impact') && r.method() === 'POST');
+    await superPage.getByRole('button', { name: 'Preview impact' }).click();
+    expect((await asked).postDataJSON()).toEqual({ content: strict });
+    const preview = superPage.getByRole('region', { name: 'Impact of your edit' });
+    await preview.getByText(`${expected.changed_count} of ${expected.clusters_total} clusters would change class`).waitFor();
+    const rows = preview.locator('table.impact-changes tbody tr');
+    expect(await rows.locator('th a').allTextContents()).toEqual(expected.changes.map((c: { cluster_name: string }) => c.cluster_name));
+    expect(await preview.getByRole('columnheader', { name: 'With your edit' }).count()).toBe(2);
+    await expectAccessible(superPage, '/rules with an impact preview');
+    // A preview saves nothing: the live version is the one the page read.
+    expect((await api(service.url, admin, 'GET', '/api/settings/health-rules')).body.version).toBe(live.version);
+
+    // Edited since, the preview no longer stands for the text; asked again, it does.
+    await editor(superPage).fill(`# one more line\n${strict}`);
+    await preview.getByText('The text changed since this preview.').waitFor();
+    await preview.getByRole('button', { name: 'Preview again' }).click();
+    await preview.getByText(`${expected.changed_count} of ${expected.clusters_total} clusters would change class`).waitFor();
+
+    // A text a save would refuse has no preview: the refusal, marked at its line, as a save's.
+    await editor(superPage).fill(`${strict}\n  broken: [1, 2`);
+    await superPage.getByRole('button', { name: 'Preview impact' }).click();
+    const refused = preview.getByRole('alert').filter({ hasText: 'No preview: the rule set is not valid (422)' });
+    await refused.getByRole('button', { name: /^Go to line \d+$/ }).waitFor();
+    await superPage.locator('.rules-editor .cm-lint-marker-error').first().waitFor();
+
+    await superPage.getByRole('button', { name: 'Discard changes' }).click();
+    expect((await api(service.url, admin, 'GET', '/api/settings/health-rules')).body.version).toBe(live.version);
+    // Issue rules move no cluster's class: their tab offers no preview.
+    await openRules(superPage, 'issue');
+    expect(await superPage.getByRole('button', { name: 'Preview impact' }).count()).toBe(0);
   });
 });
 

@@ -14,14 +14,13 @@ import { When } from '../components/time';
 import { StatusBadge } from '../components/rules/status-badge';
 import { forgetProposed } from '../components/rules/kept-edit';
 import { YamlDiff } from '../components/rules/yaml-editor';
-import { ScrollRegion } from '../components/scroll-region';
 import { Loading, Problem } from '../components/states';
 import { MAY_REVIEW_PROPOSALS } from '../api/access';
 import { useSession } from '../session';
 import '../components/rules/rules.css';
 import './proposals.css';
 import { Button } from '../components/button';
-import { count } from '../components/format';
+import { ImpactView } from '../components/rules/impact-view';
 
 export default function ProposalPage() {
   const { changeId = '' } = useParams();
@@ -263,7 +262,6 @@ function ReviewForm({ change, onDone }: { change: ChangeDetail; onDone(message: 
 
 function Impact({ change }: { change: ChangeDetail }) {
   const impact = change.impact;
-  const what = impact?.measure === 'risk_level' ? 'risk level' : 'class';
   return (
     <section className="proposal-section" aria-labelledby="impact-title">
       <h2 id="impact-title">Impact</h2>
@@ -280,76 +278,7 @@ function Impact({ change }: { change: ChangeDetail }) {
           )}
         </p>
       ) : (
-        <>
-          <p>
-            {impact.changed_count === 0
-              ? `No cluster would change ${what}`
-              : `${count(impact.changed_count)} of ${count(impact.clusters_total)} ${impact.clusters_total === 1 ? 'cluster' : 'clusters'} would change ${what}`}{' '}
-            <span className="muted">
-              (computed <When iso={impact.computed_at} />
-              ).
-            </span>
-          </p>
-          <ScrollRegion label="Clusters per class, before and after">
-            <table className="proposal-counts">
-              <caption className="visually-hidden">Clusters per {what}, now and with the proposal</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{impact.measure === 'risk_level' ? 'Risk level' : 'Class'}</th>
-                  <th scope="col">Now</th>
-                  <th scope="col">With the proposal</th>
-                </tr>
-              </thead>
-              <tbody>
-                {(['Healthy', 'Warning', 'Critical'] as const).map((c) => (
-                  <tr key={c}>
-                    <th scope="row">
-                      <span className={`badge ${c}`}>{c}</span>
-                    </th>
-                    <td>{impact.before[c]}</td>
-                    <td>{impact.after[c]}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollRegion>
-          {impact.changes.length > 0 && (
-            <>
-              <h3>Clusters that would change</h3>
-              <ScrollRegion label="Clusters that would change">
-                <table className="proposal-changes">
-                  <caption className="visually-hidden">Clusters that would change {what}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Cluster</th>
-                      <th scope="col">Customer</th>
-                      <th scope="col">Now</th>
-                      <th scope="col">With the proposal</th>
-                      <th scope="col">Why</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {impact.changes.map((c) => (
-                      <tr key={c.cluster_id}>
-                        <th scope="row">
-                          <Link to={`/clusters/${encodeURIComponent(c.cluster_id)}`}>{c.cluster_name}</Link>
-                        </th>
-                        <td>{c.customer_name}</td>
-                        <td>
-                          <span className={`badge ${c.from}`}>{c.from}</span>
-                        </td>
-                        <td>
-                          <span className={`badge ${c.to}`}>{c.to}</span> <span className="muted">({c.direction})</span>
-                        </td>
-                        <td className="wrap">{c.detail}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </ScrollRegion>
-            </>
-          )}
-        </>
+        <ImpactView impact={impact} after="With the proposal" />
       )}
     </section>
   );

@@ -6,6 +6,7 @@
 // re-apply it on the live version. Below, the applied versions, and last the shipped
 // default (version 0), which can be loaded to go back to it. An unsaved edit is
 // kept per rule set for the tab (kept-edit.ts), so switching tabs does not lose it.
+// A health or risk rules edit can be previewed before it is saved: which clusters it would move.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type KeyboardEvent, type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
@@ -13,6 +14,7 @@ import { ApiProblem, send } from '../api/client';
 import { invalidatePrefixes, useApi } from '../api/hooks';
 import {
   changesEndpoint,
+  IMPACT_ENDPOINTS,
   type LiveRules,
   RULE_ENDPOINTS,
   RULE_SET_APPLIES,
@@ -22,6 +24,7 @@ import {
   type RuleSetKey,
   type SubmitAnswer,
 } from '../components/rules/api';
+import { ImpactView, type RuleImpact } from '../components/rules/impact-view';
 import { keepEdit, readEdit } from '../components/rules/kept-edit';
 import { locate, refusalMessage } from '../components/rules/problem-position';
 import { hasConflictMarkers, MINE_MARKER, reapply } from '../components/rules/reapply';
@@ -176,6 +179,8 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
       if (answer.status === 'ok') {
         setBase({ version: answer.version, content: draft });
         setOutcome({ kind: 'applied', version: answer.version });
+        // What it "would" change has happened: the preview is history now.
+        setPreview(null);
         // Scores, risk and issues follow the new rules: every cached answer is refetched.
         await client.invalidateQueries();
       } else {
@@ -213,6 +218,27 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     setOutcome({ kind: 'rebased', version: behind.version, conflicts: merged.conflicts.length });
     setComparing(false);
   };
+  // The preview of what the text would change (health and risk rules): for the text it was asked for only.
+  const impactEp = IMPACT_ENDPOINTS[set];
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const previewImpact = async () => {
+    if (!impactEp || preview?.busy) return;
+    const text = draft;
+    setPreview({ text, busy: true });
+    try {
+      const { data } = await send(impactEp, { body: { content: text } });
+      setProblems([]);
+      setPreview({ text, busy: false, impact: data as RuleImpact });
+    } catch (error) {
+      if (error instanceof ApiProblem && error.status === 422) {
+        const message = refusalMessage(error.body, error.detail);
+        const at = locate(message, text);
+        setProblems([at ?? { line: 1, col: 1, message }]);
+        setPreview({ text, busy: false, refused: { message, at } });
+      } else setPreview({ text, busy: false, error: error instanceof ApiProblem ? error : undefined });
+    }
+  };
+
   const discard = (to: Base) => {
     setBase(to);
     setDraft(to.content);
@@ -309,13 +335,70 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
         <Button type="button" onClick={() => base && discard(base)} disabled={!dirty || saving}>
           Discard changes
         </Button>
+        {impactEp && (
+          <Button type="button" onClick={() => void previewImpact()} disabled={!dirty || unsettled || preview?.busy}>
+            {preview?.busy ? 'Previewing…' : 'Preview impact'}
+          </Button>
+        )}
         <span className="muted rules-hint">
           {superadmin ? 'Your save applies at once.' : 'Your save becomes a proposal for a superadmin to review.'} Ctrl+S (⌘S) saves from the editor.
         </span>
       </div>
+      {preview && <ImpactPreview preview={preview} current={draft} onGoTo={(p) => editor.current?.goTo(p.line, p.col)} onAgain={() => void previewImpact()} />}
 
       <VersionHistory set={set} onLoad={(text) => editor.current?.setText(text)} />
     </>
+  );
+}
+
+interface Preview {
+  /** The text it was asked for. */
+  text: string;
+  busy: boolean;
+  impact?: RuleImpact;
+  refused?: { message: string; at: TextProblem | null };
+  error?: ApiProblem;
+}
+
+/** The preview under the editor's buttons: what the text it was asked for would change, or why it has none. */
+function ImpactPreview({ preview, current, onGoTo, onAgain }: { preview: Preview; current: string; onGoTo(p: TextProblem): void; onAgain(): void }) {
+  const shown = useRef<HTMLElement>(null);
+  // Drawn below the buttons, perhaps below the window's edge: the answer is brought into view.
+  useEffect(() => {
+    if (!preview.busy) shown.current?.scrollIntoView({ block: 'nearest' });
+  }, [preview]);
+  const changedSince = !preview.busy && preview.text !== current;
+  return (
+    <section className="rules-preview" aria-labelledby="rules-preview-title" aria-busy={preview.busy} ref={shown}>
+      <h2 id="rules-preview-title">Impact of your edit</h2>
+      {preview.busy ? (
+        <Loading what="the impact, scoring the fleet with your text" />
+      ) : changedSince ? (
+        <p className="notice">
+          The text changed since this preview.{' '}
+          <button type="button" onClick={onAgain}>
+            Preview again
+          </button>
+        </p>
+      ) : preview.refused ? (
+        <div className="state problem" role="alert">
+          <strong>No preview: the rule set is not valid (422)</strong>
+          <p>
+            {preview.refused.at ? `Line ${preview.refused.at.line}, column ${preview.refused.at.col}: ` : ''}
+            {preview.refused.message}
+          </p>
+          {preview.refused.at && (
+            <button type="button" onClick={() => preview.refused?.at && onGoTo(preview.refused.at)}>
+              Go to line {preview.refused.at.line}
+            </button>
+          )}
+        </div>
+      ) : preview.impact ? (
+        <ImpactView impact={preview.impact} after="With your edit" />
+      ) : (
+        <Problem error={preview.error} retry={onAgain} />
+      )}
+    </section>
   );
 }
 

@@ -74,6 +74,12 @@ export const RULE_ENDPOINTS: Record<RuleSetKey, RuleSetEndpoints> = {
   },
 };
 
+/** What an edit would change before it is saved or proposed: only the rule sets the scores follow have one. */
+export const IMPACT_ENDPOINTS: Partial<Record<RuleSetKey, Endpoint<'settings', 'healthRulesImpact'>>> = {
+  health: endpoint<'settings', 'healthRulesImpact'>('POST', '/api/settings/health-rules/impact'),
+  risk: same(endpoint<'settings', 'riskRulesImpact'>('POST', '/api/settings/risk-rules/impact')),
+};
+
 export const changesEndpoint = endpoint<'settings', 'listChanges'>('GET', '/api/settings/config-changes');
 export const changeEndpoint = endpoint<'settings', 'getChange'>('GET', '/api/settings/config-changes/{change_id}');
 export const reviewEndpoint = endpoint<'settings', 'reviewChange'>('POST', '/api/settings/config-changes/{change_id}/review');
