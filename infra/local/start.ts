@@ -113,14 +113,16 @@ if (service.demo) {
   const d = service.demo;
   console.log(`Demo fleet loaded: ${d.clusters} clusters, ${d.samples} metric samples, ${d.alerts} alert notifications, ${d.logs} log events`);
 }
+/** An interval as a person reads it: 6 h, 15 min, 45 s (21600 s was to be divided in one's head). */
+const every = (seconds: number) => (seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
 // One write, so whoever reads the output (a terminal, a pipe) gets the whole banner at once.
 const banner = [
   `Fleet Health Service at ${service.url}  (API: ${service.url}/api/health-check, data in ${settings.dataDir})`,
   settings.schedules
     ? `Schedules: ${Object.entries(settings.schedules)
-        .map(([name, s]) => `${name} every ${s} s`)
+        .map(([name, s]) => `${name} every ${every(s)}`)
         .join(', ')} (LOCAL_SCHEDULES=false turns them off)`
     : 'Schedules: off (LOCAL_SCHEDULES=false)',
-  ...(settings.demoFeed ? [`Demo feed: new samples and incidents every ${settings.demoFeedEverySeconds} s (DEMO_FEED=false turns it off)`] : []),
+  ...(settings.demoFeed ? [`Demo feed: new samples and incidents every ${every(settings.demoFeedEverySeconds)} (DEMO_FEED=false turns it off)`] : []),
 ];
 console.log(banner.join('\n'));

@@ -196,8 +196,8 @@ describe('npm start, as a new user finds it', () => {
     port = await freePort();
     const t0 = Date.now();
     started = await npmStart(dataDir, port, { ADMIN_PASSWORD: password, DEMO_CLUSTERS: '60' });
-    expect(started.output()).toMatch(/Schedules: .*recompute every 900 s/);
-    expect(started.output()).toMatch(/Demo feed: new samples and incidents every 300 s/);
+    expect(started.output()).toMatch(/Schedules: .*recompute every 15 min/);
+    expect(started.output()).toMatch(/Demo feed: new samples and incidents every 5 min/);
     const login = await fetch(`http://localhost:${port}/api/auth/login`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
