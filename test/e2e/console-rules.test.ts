@@ -288,7 +288,25 @@ describe('previewing an edit before saving it', { timeout: 90_000 }, () => {
     await refused.getByRole('button', { name: /^Go to line \d+$/ }).waitFor();
     await superPage.locator('.rules-editor .cm-lint-marker-error').first().waitFor();
 
+    // A preview answered after the edit was discarded is dropped: no preview, no refusal marked in the live text.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await superPage.route('**/api/settings/health-rules/impact', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await superPage.getByRole('button', { name: 'Preview impact' }).click();
+    await preview.getByText('Loading the impact', { exact: false }).waitFor();
     await superPage.getByRole('button', { name: 'Discard changes' }).click();
+    const late = superPage.waitForResponse((r) => r.url().endsWith('/api/settings/health-rules/impact'));
+    release();
+    expect((await late).status()).toBe(422);
+    await superPage.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    expect(await preview.count()).toBe(0);
+    expect(await superPage.locator('.rules-editor .cm-lint-marker-error').count()).toBe(0);
+    await superPage.unroute('**/api/settings/health-rules/impact');
     expect((await api(service.url, admin, 'GET', '/api/settings/health-rules')).body.version).toBe(live.version);
     // Issue rules move no cluster's class: their tab offers no preview.
     await openRules(superPage, 'issue');

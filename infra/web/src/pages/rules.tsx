@@ -127,6 +127,10 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [saving, setSaving] = useState(false);
   const [comparing, setComparing] = useState(false);
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const previewAsked = useRef(0);
+  const draftNow = useRef(draft);
+  draftNow.current = draft;
 
   // The first answer starts the edit; a newer live version replaces the text only while the user has not edited it
   // (or their text is what is live now, e.g. their proposal was approved).
@@ -179,7 +183,8 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
       if (answer.status === 'ok') {
         setBase({ version: answer.version, content: draft });
         setOutcome({ kind: 'applied', version: answer.version });
-        // What it "would" change has happened: the preview is history now.
+        // What it "would" change has happened: the preview is history now (and an answer still coming, dropped).
+        previewAsked.current++;
         setPreview(null);
         // Scores, risk and issues follow the new rules: every cached answer is refetched.
         await client.invalidateQueries();
@@ -217,26 +222,38 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     setProposal(null);
     setOutcome({ kind: 'rebased', version: behind.version, conflicts: merged.conflicts.length });
     setComparing(false);
+    dropPreview();
   };
   // The preview of what the text would change (health and risk rules): for the text it was asked for only.
   const impactEp = IMPACT_ENDPOINTS[set];
-  const [preview, setPreview] = useState<Preview | null>(null);
+  const mayPreview = impactEp !== undefined && dirty && !unsettled && !saving;
   const previewImpact = async () => {
-    if (!impactEp || preview?.busy) return;
+    if (!impactEp || !mayPreview || preview?.busy) return;
     const text = draft;
+    // Only the last preview asked is shown: an answer overtaken by another preview, a save or a discard is dropped.
+    const asked = ++previewAsked.current;
+    const current = () => asked === previewAsked.current;
     setPreview({ text, busy: true });
     try {
       const { data } = await send(impactEp, { body: { content: text } });
-      setProblems([]);
+      if (!current()) return;
+      // A valid text: what an earlier preview marked in it is gone.
+      if (text === draftNow.current) setProblems([]);
       setPreview({ text, busy: false, impact: data as RuleImpact });
     } catch (error) {
+      if (!current()) return;
       if (error instanceof ApiProblem && error.status === 422) {
         const message = refusalMessage(error.body, error.detail);
         const at = locate(message, text);
-        setProblems([at ?? { line: 1, col: 1, message }]);
+        // Marked in the editor only while it holds the text refused (a line and column of another text mark nothing).
+        if (text === draftNow.current) setProblems([at ?? { line: 1, col: 1, message }]);
         setPreview({ text, busy: false, refused: { message, at } });
-      } else setPreview({ text, busy: false, error: error instanceof ApiProblem ? error : undefined });
+      } else setPreview({ text, busy: false, error });
     }
+  };
+  const dropPreview = () => {
+    previewAsked.current++;
+    setPreview(null);
   };
 
   const discard = (to: Base) => {
@@ -247,6 +264,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     setProblems([]);
     setOutcome(null);
     setComparing(false);
+    dropPreview();
   };
 
   if (live.isPending) return <Loading what={`the ${RULE_SET_LABEL[set].toLowerCase()}`} />;
@@ -336,7 +354,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
           Discard changes
         </Button>
         {impactEp && (
-          <Button type="button" onClick={() => void previewImpact()} disabled={!dirty || unsettled || preview?.busy}>
+          <Button type="button" onClick={() => void previewImpact()} disabled={!mayPreview || preview?.busy}>
             {preview?.busy ? 'Previewing…' : 'Preview impact'}
           </Button>
         )}
@@ -344,7 +362,15 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
           {superadmin ? 'Your save applies at once.' : 'Your save becomes a proposal for a superadmin to review.'} Ctrl+S (⌘S) saves from the editor.
         </span>
       </div>
-      {preview && <ImpactPreview preview={preview} current={draft} onGoTo={(p) => editor.current?.goTo(p.line, p.col)} onAgain={() => void previewImpact()} />}
+      {preview && (
+        <ImpactPreview
+          preview={preview}
+          current={draft}
+          onGoTo={(p) => editor.current?.goTo(p.line, p.col)}
+          mayAgain={mayPreview}
+          onAgain={() => void previewImpact()}
+        />
+      )}
 
       <VersionHistory set={set} onLoad={(text) => editor.current?.setText(text)} />
     </>
@@ -357,11 +383,25 @@ interface Preview {
   busy: boolean;
   impact?: RuleImpact;
   refused?: { message: string; at: TextProblem | null };
-  error?: ApiProblem;
+  /** Anything else that went wrong (shown as the page shows a failed read). */
+  error?: unknown;
 }
 
 /** The preview under the editor's buttons: what the text it was asked for would change, or why it has none. */
-function ImpactPreview({ preview, current, onGoTo, onAgain }: { preview: Preview; current: string; onGoTo(p: TextProblem): void; onAgain(): void }) {
+function ImpactPreview({
+  preview,
+  current,
+  mayAgain,
+  onGoTo,
+  onAgain,
+}: {
+  preview: Preview;
+  current: string;
+  /** Whether the text may be previewed (as the Preview impact button): edited, no conflict markers, no save under way. */
+  mayAgain: boolean;
+  onGoTo(p: TextProblem): void;
+  onAgain(): void;
+}) {
   const shown = useRef<HTMLElement>(null);
   // Drawn below the buttons, perhaps below the window's edge: the answer is brought into view.
   useEffect(() => {
@@ -374,14 +414,14 @@ function ImpactPreview({ preview, current, onGoTo, onAgain }: { preview: Preview
       {preview.busy ? (
         <Loading what="the impact, scoring the fleet with your text" />
       ) : changedSince ? (
-        <p className="notice">
+        <p className="notice" role="status">
           The text changed since this preview.{' '}
-          <button type="button" onClick={onAgain}>
+          <button type="button" onClick={onAgain} disabled={!mayAgain}>
             Preview again
           </button>
         </p>
       ) : preview.refused ? (
-        <div className="state problem" role="alert">
+        <div className="state problem rules-refused" role="alert">
           <strong>No preview: the rule set is not valid (422)</strong>
           <p>
             {preview.refused.at ? `Line ${preview.refused.at.line}, column ${preview.refused.at.col}: ` : ''}
