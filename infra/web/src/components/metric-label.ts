@@ -1,7 +1,11 @@
 // One name per metric key on every page that shows one (risk columns and filter, a cluster's risk
 // tiles and charts, analysis, an issue's evidence, critical cards): the risk table wrote "compaction
-// score" where the critical cards wrote "Compaction score" for the same figure.
-const NAMES: Record<string, string> = {
+// score" where the critical cards wrote "Compaction score" for the same figure. A health rule's own
+// display_name (a cluster page's chart title) is the operator's name for it, and stays theirs.
+import type { MetricKey } from '../../../../shared/fleet/records.js';
+
+/** Every key the service stores (`satisfies`: a key added there and not named here fails the type check). */
+const NAMES = {
   compaction_score: 'Compaction score',
   disk_used_pct: 'Disk used',
   query_errors_7d: 'Query errors (7 d)',
@@ -15,7 +19,7 @@ const NAMES: Record<string, string> = {
   p99_latency_ms: 'P99 latency',
   avg_latency_ms: 'Average latency',
   max_latency_ms: 'Max latency',
-};
+} satisfies Record<MetricKey, string> as Record<string, string>;
 const UNITS: Record<string, string> = { pct: '%', ms: 'ms', gb: 'GB' };
 
 /** The unit a metric key's suffix names (`disk_used_pct` is %, `p99_latency_ms` is ms), or '' for a count or score. */
@@ -23,7 +27,7 @@ export const metricUnit = (key: string) => UNITS[key.slice(key.lastIndexOf('_') 
 
 /**
  * A metric key as the console names it: "Compaction score"; with `unit`, where the figure beside it is a
- * bare number, "Disk used (%)". A key added to the rules since (any metric_key is allowed) reads in words.
+ * bare number, "Disk used (%)". A key this console does not know (a service a release ahead of it) reads in words.
  */
 export function metricLabel(key: string, { unit = false }: { unit?: boolean } = {}): string {
   const u = metricUnit(key);
