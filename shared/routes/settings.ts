@@ -20,9 +20,8 @@ export const GeneralSettings = z.lazy(() =>
  * 64 KB of YAML is far beyond any real rule set (shared/rules/check.ts TEXT_LIMITS); more is refused before parsing.
  * `base_version`: the version this edit was made on (as GET answered it); 409 when no longer current. Or If-Match: "v5".
  */
-export const RulesBody = z.lazy(() =>
-  z.strictObject({ content: z.string().check(z.maxLength(64 * 1024)), base_version: z.optional(z.int().check(z.gte(0), z.lte(999_999_999))) }),
-);
+const RuleText = z.lazy(() => z.string().check(z.maxLength(64 * 1024)));
+export const RulesBody = z.lazy(() => z.strictObject({ content: RuleText, base_version: z.optional(z.int().check(z.gte(0), z.lte(999_999_999))) }));
 
 export const ReviewBody = z.lazy(() =>
   z.strictObject({
@@ -156,7 +155,7 @@ const ruleSetRoutes = (ruleSet: RuleSetName) =>
   }) as const;
 
 /** A rule text to preview (its impact), as a PUT takes it: nothing is saved, so no version is named. */
-const PreviewBody = z.lazy(() => z.strictObject({ content: z.string().check(z.maxLength(64 * 1024)) }));
+const PreviewBody = z.lazy(() => z.strictObject({ content: RuleText }));
 
 /**
  * Beyond the contract: what a health or risk rules text would change, before it is saved or proposed (the Rules

@@ -266,20 +266,18 @@ const impactPreview = () => import('./impact-preview.js');
 async function impactOf(change: ConfigChange): Promise<RuleImpact | null> {
   if (!SCORED.has(change.rule_set)) return null;
   const check = (await ruleCheck()).checkRuleText(change.rule_set, change.proposed_content);
-  if (!check.ok) return null;
-  // Plain copies, as the loader gives the engine (zod's output objects are slower to read).
-  const proposed = JSON.parse(JSON.stringify(check.value)) as HealthRules | RiskRules;
-  return (await impactPreview()).proposalImpact(proposed);
+  return check.ok ? impactOfValue(check.value) : null;
 }
+
+/** A checked health or risk rules value scored on the current fleet; plain copies, as the loader gives the engine (zod's output objects are slower to read). */
+const impactOfValue = async (value: unknown) => (await impactPreview()).proposalImpact(JSON.parse(JSON.stringify(value)) as HealthRules | RiskRules);
 
 /**
  * What a health or risk rules text would change before it is saved or proposed (POST …/impact): refused with 422 as
  * a PUT would refuse it, else scored on the current fleet as a pending proposal's impact is. Nothing is written.
  */
 export async function ruleTextImpact(name: 'health-rules' | 'risk-rules', content: string): Promise<RuleImpact> {
-  // Plain copies, as the loader gives the engine (zod's output objects are slower to read).
-  const proposed = JSON.parse(JSON.stringify(await checked(name, content))) as HealthRules | RiskRules;
-  return (await impactPreview()).proposalImpact(proposed);
+  return impactOfValue(await checked(name, content));
 }
 
 export interface ReviewResult {
