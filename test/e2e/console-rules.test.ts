@@ -303,7 +303,7 @@ describe('previewing an edit before saving it', { timeout: 90_000 }, () => {
     const late = superPage.waitForResponse((r) => r.url().endsWith('/api/settings/health-rules/impact'));
     release();
     expect((await late).status()).toBe(422);
-    await superPage.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    await superPage.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
     expect(await preview.count()).toBe(0);
     expect(await superPage.locator('.rules-editor .cm-lint-marker-error').count()).toBe(0);
     await superPage.unroute('**/api/settings/health-rules/impact');
