@@ -25,6 +25,9 @@ const UNITS: Record<string, string> = { pct: '%', ms: 'ms', gb: 'GB' };
 /** The unit a metric key's suffix names (`disk_used_pct` is %, `p99_latency_ms` is ms), or '' for a count or score. */
 export const metricUnit = (key: string) => UNITS[key.slice(key.lastIndexOf('_') + 1)] ?? '';
 
+/** A figure followed by its unit as people write it: 85%, 12 ms, 27.5 GB; a score or a count alone. */
+export const withUnit = (figure: string, unit: string) => (unit === '%' ? `${figure}%` : unit && unit !== 'score' ? `${figure} ${unit}` : figure);
+
 /**
  * A metric key as the console names it: "Compaction score"; with `unit`, where the figure beside it is a
  * bare number, "Disk used (%)". A key this console does not know (a service a release ahead of it) reads in words.

@@ -18,7 +18,7 @@ import { Badge, ClusterLink, Count, fmt, matches, SearchFilter, SelectFilter, St
 import '../components/views/views.css';
 import './analysis.css';
 import { count } from '../components/format';
-import { metricLabel } from '../components/metric-label';
+import { metricLabel, withUnit } from '../components/metric-label';
 
 const breakingEp = endpoint<'analysis', 'breaking'>('GET', '/api/analysis/breaking');
 const usageEp = endpoint<'analysis', 'usage'>('GET', '/api/analysis/usage');
@@ -29,8 +29,6 @@ type Usage = Answer<'analysis', 'usage'>;
 type Upgrades = Answer<'analysis', 'upgrades'>;
 
 const FILTERS = { q: '', metric: '', severity: '', uq: '', version: '', state: '', upgrade: '' };
-
-const withUnit = (v: number, unit: string) => (unit === '%' ? `${fmt(v)}%` : unit && unit !== 'score' ? `${fmt(v)} ${unit}` : fmt(v));
 
 /** Cluster names in the breaking cards and usage bars carry no id: found through the answers that do. */
 function NameLink({ name, ids }: { name: string; ids: Map<string, string> }) {
@@ -53,8 +51,8 @@ const BREACH_COLUMNS = [
   }),
   breach.accessor('customer_name', { header: 'Customer', size: 160, sortingFn: 'text' }),
   breach.accessor('metric', { header: 'Metric', size: 150, sortingFn: 'text', cell: (c) => metricLabel(c.getValue()) }),
-  breach.accessor('value', { header: 'Value', size: 120, meta: { numeric: true }, cell: (c) => withUnit(c.getValue(), c.row.original.unit) }),
-  breach.accessor('threshold', { header: 'Threshold', size: 110, meta: { numeric: true }, cell: (c) => withUnit(c.getValue(), c.row.original.unit) }),
+  breach.accessor('value', { header: 'Value', size: 120, meta: { numeric: true }, cell: (c) => withUnit(fmt(c.getValue()), c.row.original.unit) }),
+  breach.accessor('threshold', { header: 'Threshold', size: 110, meta: { numeric: true }, cell: (c) => withUnit(fmt(c.getValue()), c.row.original.unit) }),
   breach.accessor((d) => (d.threshold ? d.value / d.threshold : 0), {
     id: 'over',
     header: 'Times threshold',
@@ -90,7 +88,7 @@ function BreakingSection({ data, filters, setFilters, ids }: { data: Breaking; f
           <li key={`${t.metric}-${t.threshold}`} className={`card analysis-card${filters.metric === t.metric ? ' selected' : ''}`}>
             <h3>{metricLabel(t.metric)}</h3>
             <p className="analysis-card-count">
-              <strong>{count(t.count)}</strong> cluster{t.count === 1 ? '' : 's'} at or past {withUnit(t.threshold, t.unit)}
+              <strong>{count(t.count)}</strong> cluster{t.count === 1 ? '' : 's'} at or past {withUnit(fmt(t.threshold), t.unit)}
             </p>
             {t.clusters.length > 0 && (
               <ul className="analysis-card-list">
@@ -99,7 +97,7 @@ function BreakingSection({ data, filters, setFilters, ids }: { data: Breaking; f
                     <span className="analysis-card-name">
                       <NameLink name={c.cluster_name} ids={ids} /> <span className="muted">{c.customer_name}</span>
                     </span>
-                    <span className="analysis-card-value">{withUnit(c.value, t.unit)}</span>
+                    <span className="analysis-card-value">{withUnit(fmt(c.value), t.unit)}</span>
                   </li>
                 ))}
               </ul>

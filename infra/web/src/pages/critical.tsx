@@ -18,7 +18,7 @@ import { ScrollRegion } from '../components/scroll-region';
 import { DataTable } from '../components/data-table';
 import { createColumnHelper } from '@tanstack/react-table';
 import { count } from '../components/format';
-import { metricLabel, metricUnit } from '../components/metric-label';
+import { metricLabel, metricUnit, withUnit } from '../components/metric-label';
 
 const criticalEp = endpoint<'critical-clusters', 'list'>('GET', '/api/critical-clusters');
 const fleetCriticalEp = endpoint<'fleet', 'critical'>('GET', '/api/fleet/critical');
@@ -28,8 +28,6 @@ type Critical = Answer<'critical-clusters', 'list'>['clusters'][number];
 const FILTERS = { q: '', level: '' };
 const LEVELS = ['Critical', 'Warning'];
 
-/** A unit after its figure: 85%, 12 ms. */
-const withUnit = (unit: string) => (unit && unit !== '%' ? ` ${unit}` : unit);
 const METRICS: (keyof Critical['metrics'])[] = ['compaction_score', 'disk_used_pct', 'query_errors_7d', 'query_error_pct', 'qps', 'node_count'];
 
 function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
@@ -95,10 +93,7 @@ function CriticalCard({ c, rank }: { c: Critical; rank: number }) {
               {METRICS.map((key) => (
                 <Fragment key={key}>
                   <dt>{metricLabel(key)}</dt>
-                  <dd>
-                    {fmt(c.metrics[key])}
-                    {c.metrics[key] != null && withUnit(metricUnit(key))}
-                  </dd>
+                  <dd>{withUnit(fmt(c.metrics[key]), c.metrics[key] == null ? '' : metricUnit(key))}</dd>
                 </Fragment>
               ))}
             </dl>
