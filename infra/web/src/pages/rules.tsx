@@ -131,6 +131,11 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
   const previewAsked = useRef(0);
   const draftNow = useRef(draft);
   draftNow.current = draft;
+  /** No preview shown, and an answer still coming dropped: the text it was for is saved, discarded or re-based. */
+  const dropPreview = useCallback(() => {
+    previewAsked.current++;
+    setPreview(null);
+  }, []);
 
   // The first answer starts the edit; a newer live version replaces the text only while the user has not edited it
   // (or their text is what is live now, e.g. their proposal was approved).
@@ -183,9 +188,8 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
       if (answer.status === 'ok') {
         setBase({ version: answer.version, content: draft });
         setOutcome({ kind: 'applied', version: answer.version });
-        // What it "would" change has happened: the preview is history now (and an answer still coming, dropped).
-        previewAsked.current++;
-        setPreview(null);
+        // What it "would" change has happened: the preview is history now.
+        dropPreview();
         // Scores, risk and issues follow the new rules: every cached answer is refetched.
         await client.invalidateQueries();
       } else {
@@ -208,7 +212,7 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
     } finally {
       setSaving(false);
     }
-  }, [base, draft, saveable, saving, eps, client, live]);
+  }, [base, draft, saveable, saving, eps, client, live, dropPreview]);
 
   // The edit's changes made on the live version, whose own changes stay (a three-way merge, reapply.ts).
   // Based on another version, even the same text is another proposal.
@@ -251,11 +255,6 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
       } else setPreview({ text, busy: false, error });
     }
   };
-  const dropPreview = () => {
-    previewAsked.current++;
-    setPreview(null);
-  };
-
   const discard = (to: Base) => {
     setBase(to);
     setDraft(to.content);
