@@ -4,7 +4,7 @@ import { AUDIT_ACTIONS } from '../db/audit-actions.js';
 import { CHANGE_STATUSES } from '../db/change-statuses.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
-import { RULE_SET_NAMES, type RuleSetName } from '../rules/defaults.js';
+import { RULE_SET_NAMES, type RuleSetName, type ScoredRuleSet } from '../rules/defaults.js';
 import { IfMatchHeader, Page, PageSize, PageSizeOf } from './common.js';
 import { RecomputeResponse, RecomputeRiskResponse, RefreshIdParams, RefreshRunning, RuleImpact } from './dashboard-schemas.js';
 
@@ -162,7 +162,7 @@ const PreviewBody = z.lazy(() => z.strictObject({ content: RuleText }));
  * editor's preview; a superadmin's save applies at once, with no proposal page to show it). Scored on the current
  * fleet as a pending proposal's detail is; nothing is written. Issue rules and metric sources move no class.
  */
-const impactRoute = (ruleSet: 'health-rules' | 'risk-rules') =>
+const impactRoute = (ruleSet: ScoredRuleSet) =>
   ({
     method: 'POST',
     path: `/api/settings/${ruleSet}/impact`,

@@ -10,6 +10,12 @@ import { fileURLToPath } from 'node:url';
 /** The rule sets stored, versioned and edited through /api/settings/<name> (each has a shipped default in rules/). */
 export const RULE_SET_NAMES = ['health-rules', 'issue-rules', 'risk-rules', 'metric-sources'] as const;
 export type RuleSetName = (typeof RULE_SET_NAMES)[number];
+/**
+ * The rule sets the scores follow: a text of theirs has an impact (which clusters change class). Issue rules group
+ * alerts and metric sources say where metrics are pulled from; neither moves a cluster's class or risk level.
+ */
+export const SCORED_RULE_SETS = ['health-rules', 'risk-rules'] as const satisfies readonly RuleSetName[];
+export type ScoredRuleSet = (typeof SCORED_RULE_SETS)[number];
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CANDIDATES = [join(here, '..', '..', 'rules'), join(here, 'rules')];

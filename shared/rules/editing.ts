@@ -35,7 +35,7 @@ import { ifMatchNumber } from '../http/if-match.js';
 import type { Principal } from '../auth/principal.js';
 import type { RuleImpact } from '../scoring/impact.js';
 import { displayTime } from '../text.js';
-import { defaultRuleDigest, defaultRuleText, type RuleSetName } from './defaults.js';
+import { defaultRuleDigest, defaultRuleText, type RuleSetName, SCORED_RULE_SETS, type ScoredRuleSet } from './defaults.js';
 import type { HealthRules, RiskRules } from './schemas.js';
 
 export interface LiveRuleSet {
@@ -253,12 +253,8 @@ async function baseContentOf(change: ConfigChange, live: LiveRuleSet): Promise<s
   return (await getRuleSetVersion(change.rule_set, change.base_version))?.content ?? null;
 }
 
-/**
- * The rule sets the scores follow: their proposals carry an impact. Issue rules
- * group alerts and metric sources say where metrics are pulled from; neither
- * moves a cluster's class or risk level, so theirs carry `impact: null`.
- */
-const SCORED: ReadonlySet<RuleSetName> = new Set<RuleSetName>(['health-rules', 'risk-rules']);
+/** Proposals of the scored rule sets carry an impact; the others `impact: null` (defaults.ts SCORED_RULE_SETS). */
+const SCORED: ReadonlySet<RuleSetName> = new Set<RuleSetName>(SCORED_RULE_SETS);
 
 /** The impact preview scores the whole fleet: its engine loads with the first detail that shows one, not with every settings request. */
 const impactPreview = () => import('./impact-preview.js');
@@ -276,7 +272,7 @@ const impactOfValue = async (value: unknown) => (await impactPreview()).proposal
  * What a health or risk rules text would change before it is saved or proposed (POST …/impact): refused with 422 as
  * a PUT would refuse it, else scored on the current fleet as a pending proposal's impact is. Nothing is written.
  */
-export async function ruleTextImpact(name: 'health-rules' | 'risk-rules', content: string): Promise<RuleImpact> {
+export async function ruleTextImpact(name: ScoredRuleSet, content: string): Promise<RuleImpact> {
   return impactOfValue(await checked(name, content));
 }
 

@@ -14,6 +14,7 @@ import { useUrlState } from '../components/url-state';
 import { ScrollRegion } from '../components/scroll-region';
 import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import { metricLabel } from '../components/metric-label';
+import type { MetricKey } from '../../../../shared/fleet/records.js';
 import '../components/views/views.css';
 import './risk.css';
 
@@ -26,7 +27,16 @@ type Snapshot = Answer<'risk', 'snapshots'>['clusters'][number];
 const FILTERS = { q: '', level: '', metric: '' };
 const LEVELS = ['Critical', 'Warning', 'Healthy'];
 /** The contract's metric keys, in its order; any other key the answer carries follows. */
-const METRIC_KEYS = ['compaction_score', 'query_errors_7d', 'disk_used_pct', 'memory_pct', 'peak_jvm_heap_gb', 'error_rate_pct', 'qps', 'slow_queries_7d'];
+const METRIC_KEYS: readonly string[] = [
+  'compaction_score',
+  'query_errors_7d',
+  'disk_used_pct',
+  'memory_pct',
+  'peak_jvm_heap_gb',
+  'error_rate_pct',
+  'qps',
+  'slow_queries_7d',
+] satisfies readonly MetricKey[];
 
 // Worst first on the first click (a text column sorts ascending first), as the fleet page's class column.
 const byLevel: SortingFn<Snapshot> = (a, b) => LEVELS.indexOf(a.original.risk_level) - LEVELS.indexOf(b.original.risk_level);
