@@ -613,6 +613,51 @@ describe('audit', { timeout: 60_000 }, () => {
     expect(await value.locator('time').getAttribute('datetime')).toBe(expires);
   });
 
+  it('writes detail values as the pages do (counts, yes/no, lists, a setting as key: value) and a long user agent in two lines', async () => {
+    const agent = `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) ${'Extension/1.0 '.repeat(20)}Safari/537.36`;
+    const detail = {
+      removed: 12345,
+      applied: true,
+      names: ['alpha', 'beta'],
+      before: { health_scoring_method: 'ai', alert_criticality_method: 'rules' },
+      nested: { a: { b: 1 } },
+    };
+    await writeAudit({
+      actor: 'detail-writer',
+      role: 'superadmin',
+      action: 'settings_update',
+      target: 'detail-shapes',
+      detail,
+      ip: '192.0.2.7',
+      user_agent: agent,
+    });
+    await open(adminPage, '/audit?action=settings_update', 'Audit log');
+    const row = adminPage.locator('table.audit-table tbody tr').filter({ hasText: 'detail-shapes' });
+    await row.waitFor();
+    const shown = await row
+      .locator('.audit-detail div')
+      .evaluateAll((pairs) => pairs.map((p) => `${p.querySelector('dt')?.textContent}=${p.querySelector('dd')?.textContent}`));
+    // In the order stored (a DynamoDB map keeps none).
+    expect(shown.sort()).toEqual(
+      [
+        'applied=yes',
+        'names=alpha, beta',
+        'before=health_scoring_method: ai, alert_criticality_method: rules',
+        'nested={"a":{"b":1}}',
+        'removed=12,345',
+      ].sort(),
+    );
+    // The whole agent on hover; the cell as tall as two of its lines, not the seven it would wrap to.
+    const cell = row.locator('.audit-agent');
+    expect(await cell.getAttribute('title')).toBe(agent);
+    const [height, line] = (await adminPage.evaluate(`(() => {
+      const agent = [...document.querySelectorAll('.audit-agent')].find((el) => el.title.includes('Extension/1.0'));
+      return [agent.getBoundingClientRect().height, parseFloat(getComputedStyle(agent).lineHeight)];
+    })()`)) as [number, number];
+    expect(height).toBeLessThanOrEqual(2 * line + 1);
+    expect(await cell.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
+  });
+
   it('pages through the log with the page in the URL', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/settings/audit?page_size=25');
     await open(adminPage, '/audit', 'Audit log');

@@ -14,6 +14,7 @@ import type { Answer } from '../api/types';
 import { Pager, positive } from '../components/pager';
 import { ScrollRegion } from '../components/scroll-region';
 import { Button } from '../components/button';
+import { count } from '../components/format';
 import { Empty, Loading, PastLastPage, Problem } from '../components/states';
 import { utcMillis, utcSeconds } from '../components/time';
 import { useUrlState } from '../components/url-state';
@@ -41,11 +42,27 @@ const beforeOf = (field: string) => (field ? `${field.length === 16 ? `${field}:
 /** The `before` that lists `newest` (an entry's `at`) and everything older: a millisecond after it (the bound is exclusive). */
 const through = (newest: string) => new Date(Date.parse(newest) + 1).toISOString();
 
-/** A detail value: an instant written as the log's times are (to the second, UTC), text as it is, anything else as JSON. */
+/**
+ * A detail value: an instant written as the log's times are (to the second, UTC), text as it is, a number as the
+ * pages count (1,234), yes or no, a list or object of those (listed), anything else as JSON.
+ */
 function DetailValue({ value }: { value: unknown }) {
   if (typeof value === 'string' && INSTANT.test(value)) return <time dateTime={value}>{utcSeconds(value)}</time>;
-  return <>{typeof value === 'string' ? value : JSON.stringify(value)}</>;
+  return <>{plain(value) ?? listed(value) ?? JSON.stringify(value)}</>;
 }
+/** A list of plain values joined by commas; an object of them (a setting's before and after) as `key: value` pairs. */
+const listed = (value: unknown): string | undefined => {
+  if (value === null || typeof value !== 'object') return undefined;
+  const pairs = Array.isArray(value) ? value.map((v) => [null, v] as const) : Object.entries(value);
+  const shown = pairs.map(([k, v]) => (plain(v) === undefined ? undefined : k === null ? plain(v) : `${k}: ${plain(v)}`));
+  return shown.every((x) => x !== undefined) ? shown.join(', ') : undefined;
+};
+const plain = (value: unknown): string | undefined => {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return count(value);
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  return undefined;
+};
 
 function Detail({ detail }: { detail: Entry['detail'] }) {
   const entries = Object.entries(detail);
@@ -152,7 +169,7 @@ export default function AuditPage() {
                     <td>
                       <time dateTime={e.at}>{utcSeconds(e.at, { label: false })}</time>
                     </td>
-                    <td>
+                    <td className="audit-who">
                       {e.actor}
                       {e.role && <span className="muted"> · {e.role}</span>}
                     </td>
@@ -165,7 +182,11 @@ export default function AuditPage() {
                     </td>
                     <td className="audit-wrap">
                       {e.ip ?? '–'}
-                      {e.user_agent && <div className="muted audit-agent">{e.user_agent}</div>}
+                      {e.user_agent && (
+                        <div className="muted audit-agent" title={e.user_agent}>
+                          {e.user_agent}
+                        </div>
+                      )}
                     </td>
                   </tr>
                 ))}
