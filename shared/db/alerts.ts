@@ -12,7 +12,6 @@
 //   gsi2pk = FIRING#<shard of the fingerprint>, gsi2sk = <starts_at>#<fingerprint>
 import {
   batchGet,
-  batchPut,
   ConditionFailed,
   mapLimit,
   projection,
@@ -20,6 +19,8 @@ import {
   queryAll,
   queryCount,
   queryPage,
+  tableName,
+  transactWrite,
   updateItem,
   type Item,
   type Key,
@@ -138,7 +139,8 @@ function chunked<T>(items: readonly T[], size: number): T[][] {
  * ms) and no write replaces a later one. Notices of one occurrence in the same
  * call are applied in order. Round trips per call, not per alert:
  *  - one consistent BatchGet per 100 occurrences reads what is stored;
- *  - occurrences seen for the first time are written by BatchWrite (25 per request);
+ *  - occurrences seen for the first time are written in transactions of up to
+ *    100 puts (putFresh), each under the condition below: a BatchWrite takes none;
  *  - stored ones whose state or text changed get a put conditioned on
  *    `notified_at` not being later than this notification's (a loss means a
  *    later notification is stored: this one is late, and counts as a duplicate);
@@ -172,7 +174,7 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   }
 
   const outcomes = new Array<UpsertOutcome>(notices.length);
-  const fresh: (Key & Record<string, unknown>)[] = [];
+  const fresh: { item: Key & Record<string, unknown>; indexes: number[] }[] = [];
   const changed: { item: Key & Record<string, unknown>; indexes: number[] }[] = [];
   const renewals: { item: Key & Record<string, unknown>; indexes: number[]; heard: number }[] = [];
   for (const [key, indexes] of occurrences) {
@@ -195,24 +197,68 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
       continue;
     }
     const item = toItem(state!, before?.received_at ?? now.toISOString(), stamp, now.toISOString());
-    if (before) changed.push({ item, indexes });
-    else fresh.push(item);
+    (before ? changed : fresh).push({ item, indexes });
   }
   changed.push(...renewals.sort((a, b) => a.heard - b.heard).slice(0, FIRING_RENEWALS_PER_CALL));
 
-  await mapLimit(chunked(fresh, 25), 4, (chunk) => batchPut('alerts', chunk));
+  await mapLimit(transactionsOf(fresh), 4, (chunk) => putFresh(chunk, stamp, outcomes));
   await mapLimit(changed, 16, async ({ item, indexes }) => {
     try {
-      await putItem('alerts', item, {
-        ConditionExpression: 'attribute_not_exists(notified_at) OR notified_at <= :stamp',
-        ExpressionAttributeValues: { ':stamp': stamp },
-      });
+      await putItem('alerts', item, { ConditionExpression: NOT_LATER, ExpressionAttributeValues: { ':stamp': stamp } });
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
       for (const i of indexes) outcomes[i] = 'duplicate'; // a later notification was stored meanwhile
     }
   });
   return outcomes;
+}
+
+/** A write of a notification stamped `:stamp` holds only where no later notification of its occurrence is stored. */
+const NOT_LATER = 'attribute_not_exists(notified_at) OR notified_at <= :stamp';
+
+/** A transaction's limits: 100 actions and 4 MB of items; an item is sized by its JSON, more than DynamoDB counts for it. */
+const TRANSACTION_ACTIONS = 100;
+const TRANSACTION_JSON_BYTES = 3_000_000;
+
+function transactionsOf<T extends { item: Record<string, unknown> }>(writes: readonly T[]): T[][] {
+  const out: T[][] = [];
+  let bytes = 0;
+  for (const write of writes) {
+    const size = JSON.stringify(write.item).length;
+    const last = out.at(-1);
+    if (last && last.length < TRANSACTION_ACTIONS && bytes + size <= TRANSACTION_JSON_BYTES) {
+      last.push(write);
+      bytes += size;
+    } else {
+      out.push([write]);
+      bytes = size;
+    }
+  }
+  return out;
+}
+
+/**
+ * Occurrences this call saw first, written under NOT_LATER as the changed ones are. Two deliveries of a new
+ * occurrence a few milliseconds apart (its firing and its resolution) both read nothing stored; written without a
+ * condition, the older one written last stayed, and the alert fired on. A put that loses counts as a duplicate (a
+ * later notification is stored), and the rest of its transaction is written again without it.
+ */
+async function putFresh(writes: { item: Key & Record<string, unknown>; indexes: number[] }[], stamp: number, outcomes: UpsertOutcome[]) {
+  let pending = writes;
+  while (pending.length > 0) {
+    const actions = pending.map(({ item }) => ({
+      Put: { TableName: tableName('alerts'), Item: item, ConditionExpression: NOT_LATER, ExpressionAttributeValues: { ':stamp': stamp } },
+    }));
+    try {
+      await transactWrite(actions);
+      return;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed) || error.failed.length === 0) throw error;
+      const lost = new Set(error.failed);
+      for (const i of lost) for (const n of pending[i]!.indexes) outcomes[n] = 'duplicate';
+      pending = pending.filter((_, i) => !lost.has(i));
+    }
+  }
 }
 
 /** One notification of one alert (tests, tools): recordAlerts of a single notice. */

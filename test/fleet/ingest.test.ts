@@ -505,17 +505,16 @@ describe('alerts from the Alertmanager webhook', () => {
 
   it('the retry of a notification that failed half-way groups the alerts its first attempt wrote', async () => {
     const [a, b] = [clusters[1]!.cluster_id, clusters[2]!.cluster_id];
-    const notice = Array.from({ length: 50 }, (_, i) =>
+    const notice = Array.from({ length: 150 }, (_, i) =>
       alert('firing', {
         fingerprint: `half${String(i).padStart(12, '0')}`,
         startsAt: '2026-11-20T09:00:00Z',
-        labels: { alertname: i < 25 ? 'HalfA' : 'HalfB', cluster_id: i < 25 ? a : b, instance: `be-${i}` },
+        labels: { alertname: i < 75 ? 'HalfA' : 'HalfB', cluster_id: i < 75 ? a : b, instance: `be-${i}` },
       }),
     );
-    // DynamoDB refusing the second batch of first sightings: the first is written, the sender gets an error.
-    let batches = 0;
+    // DynamoDB refusing the second transaction of first sightings (100 to a transaction): the first is written, the sender gets an error.
     const stop = proxy.watch(({ operation, input }) =>
-      operation === 'BatchWriteItem' && Object.keys(input.RequestItems ?? {}).some((t) => t.endsWith('alerts')) && ++batches === 2
+      operation === 'TransactWriteItems' && JSON.stringify(input).includes('#half000000000149"')
         ? { type: 'AccessDeniedException', message: 'the second batch was refused' }
         : undefined,
     );
@@ -526,9 +525,9 @@ describe('alerts from the Alertmanager webhook', () => {
     }
     // Alertmanager sends it again: the alerts written before count as duplicates, and still form their issue.
     const retry = await ingestAlerts(notice, at(1));
-    expect(retry).toMatchObject({ accepted: 50, duplicates: 25 });
-    expect((await issueOf(a, 'HalfA')).map((i) => [i.status, i.alert_count])).toEqual([['Ongoing', 25]]);
-    expect((await issueOf(b, 'HalfB')).map((i) => [i.status, i.alert_count])).toEqual([['Ongoing', 25]]);
+    expect(retry).toMatchObject({ accepted: 150, duplicates: 100 });
+    expect((await issueOf(a, 'HalfA')).map((i) => [i.status, i.alert_count])).toEqual([['Ongoing', 75]]);
+    expect((await issueOf(b, 'HalfB')).map((i) => [i.status, i.alert_count])).toEqual([['Ongoing', 75]]);
   });
 
   it('a new episode of the same alert (new startsAt) is a second alert; the fleet window finds both', async () => {

@@ -190,10 +190,10 @@ describe('the start index', () => {
     const { requests } = await requestsOf(
       proxy,
       () => recordAlerts(storm, NOW),
-      (r) => r.operation === 'BatchWriteItem' && tableOf(r).endsWith('alerts'),
+      (r) => r.operation === 'TransactWriteItems' && String(r.input.TransactItems?.[0]?.Put?.TableName).endsWith('alerts'),
     );
-    const keys = requests.flatMap((r) => Object.values(r.input.RequestItems as Record<string, { PutRequest: { Item: { gsi1pk: { S: string } } } }[]>).flat());
-    const partitions = new Set(keys.map((w) => w.PutRequest.Item.gsi1pk.S));
+    const keys = requests.flatMap((r) => (r.input.TransactItems as { Put: { Item: { gsi1pk: { S: string } } } }[]).map((a) => a.Put));
+    const partitions = new Set(keys.map((w) => w.Item.gsi1pk.S));
     expect(keys).toHaveLength(storm.length);
     expect(partitions.size).toBe(ALERT_SHARDS);
     for (const p of partitions) expect(p).toMatch(/^ALERTS#[0-7]$/);
