@@ -379,7 +379,8 @@ const SESSION_DURATION_MAX_SECONDS = SESSION_MAX_LIMIT;
  * the audit item writable: DynamoDB refuses numbers such as 5e-324 or 1e16 as given.
  */
 export function parseSessionDuration(header: string | undefined): number | null {
-  if (header === undefined || header.trim() === '') return null;
+  // Decimal only, as a query's numbers (routes/days.ts): Number() reads `0x10` as 16.
+  if (header === undefined || !/^\s*\d+(\.\d+)?\s*$/.test(header)) return null;
   const seconds = Number(header);
   return Number.isFinite(seconds) && seconds >= 0 && seconds <= SESSION_DURATION_MAX_SECONDS ? Math.round(seconds * 1000) / 1000 : null;
 }

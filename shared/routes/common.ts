@@ -37,7 +37,8 @@ export { IfMatchHeader } from '../http/if-match.js';
 
 /**
  * A link the app shows or follows (a ticket's URL, a webhook's, an alert's dashboard): an absolute
- * http(s) URL of at most 2,048 characters, so no `javascript:` or `data:` link reaches a page.
+ * http(s) URL of at most 2,048 characters, so no `javascript:` or `data:` link reaches a page, and with
+ * no username or password in it: `https://jira.example.com@evil.example/` reads as one host and opens another.
  */
 export const HttpLink = () =>
   z
@@ -47,7 +48,10 @@ export const HttpLink = () =>
       error: (issue) =>
         typeof issue.input === 'string' && issue.input.length > 2048 ? 'must be at most 2,048 characters' : 'must be an absolute http(s) address',
     })
-    .check(z.maxLength(2048, 'must be at most 2,048 characters'));
+    .check(
+      z.maxLength(2048, 'must be at most 2,048 characters'),
+      z.refine((u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''), 'must not carry a username or password'),
+    );
 
 /** `value` in the case `values` spell it (`critical` → `Critical`), or unchanged when none matches. */
 const inCaseOf = (values: readonly string[], value: string) => values.find((c) => c.toLowerCase() === value.trim().toLowerCase()) ?? value;

@@ -449,8 +449,8 @@ describe('logout and audit', () => {
     expect((await send('GET', '/api/auth/me', { token })).status).toBe(401);
     expect((await send('GET', '/api/auth/me', { token: other })).status).toBe(200); // only that session ends
     await send('POST', '/api/auth/logout', { token: other, headers: { 'X-Session-Duration': 'a while' } });
-    // Beyond any session's life (JWT_SESSION_MAX_SECONDS' bound, 365 days), or a number DynamoDB could not store as given: still a logout.
-    for (const duration of ['1e16', '31536000.5', '5e-324', '12.34567']) {
+    // Not plain decimal seconds (0x10, 5e-324), or beyond any session's life (JWT_SESSION_MAX_SECONDS' bound, 365 days): still a logout, recorded as null.
+    for (const duration of ['0x10', '1e16', '31536000.5', '5e-324', '12.34567']) {
       const session = await tokenOf('admin', ADMIN_PASSWORD);
       expect((await send('POST', '/api/auth/logout', { token: session, headers: { 'X-Session-Duration': duration } })).status).toBe(200);
       expect((await send('GET', '/api/auth/me', { token: session })).status).toBe(401);
@@ -459,7 +459,7 @@ describe('logout and audit', () => {
     const admin = await tokenOf('admin', ADMIN_PASSWORD);
     const audit = await send('GET', '/api/settings/audit?action=logout', { token: admin });
     expect(audit.status).toBe(200);
-    expect(audit.body.entries.map((e: any) => e.detail.session_duration_seconds).slice(0, 6)).toEqual([12.346, 0, null, null, null, 42]);
+    expect(audit.body.entries.map((e: any) => e.detail.session_duration_seconds).slice(0, 7)).toEqual([12.346, null, null, null, null, null, 42]);
   });
 
   it('lists entries newest first with action types, filters by action, and never stores secrets', async () => {

@@ -385,6 +385,13 @@ describe('PATCH /api/issues/{id}', () => {
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_url: 'ftp://tickets.example.com/OPS-1' })).body.detail).toBe(
       'ticket_url: must be an absolute http(s) address',
     );
+    // A link whose user part reads as the host (https://jira.example.com@evil.example/ opens evil.example).
+    for (const ticket_url of ['https://tickets.example.com@evil.example/OPS-1', 'https://user:pw@tickets.example.com/OPS-1']) {
+      expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_url })).body.detail).toBe(
+        'ticket_url: must not carry a username or password',
+      );
+    }
+    expect(await getIssue(issue.issue_id)).toEqual(stored);
     // A link too long is said as such, not as no address.
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_url: `https://tickets.example.com/${'a'.repeat(2_100)}` })).body.detail).toBe(
       'ticket_url: must be at most 2,048 characters',
