@@ -4,7 +4,8 @@
 // index.html). Route precedence follows API Gateway (literal > {param} > {proxy+}).
 import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { matchPath, sortBySpecificity } from '../../shared/http/path-match.js';
@@ -192,7 +193,32 @@ export interface LocalServerOptions {
 }
 
 export function createLocalServer(options: LocalServerOptions): Server {
-  return createServer(localRequestListener(options));
+  return answerClientErrors(createServer(localRequestListener(options)));
+}
+
+/**
+ * A request Node's parser refuses before any listener sees it (headers over its 16 KB: 431; a malformed one, such
+ * as `Content-Length: abc`: 400; one too slow: 408) is answered as every other error is, problem+json with the
+ * API's headers, where Node wrote a bare status line. On AWS, API Gateway and CloudFront answer these.
+ */
+export function answerClientErrors(server: Server): Server {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    const [status, detail] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request’s headers are over 16 KB.']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'The request did not arrive in time.']
+          : [400, 'The request is not valid HTTP/1.1.'];
+    const title = STATUS_CODES[status] ?? 'Bad Request';
+    const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+    const headers = { ...SECURITY_HEADERS, 'Content-Security-Policy': API_POLICY, 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' };
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    socket.end(`HTTP/1.1 ${status} ${title}\r\n${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+  return server;
 }
 
 /**

@@ -20,7 +20,7 @@ import { CONSOLE_OUT, ensureConsoleBuilt } from '../console.js';
 import { functionConcerns, invokeLocal, registerLocalWorkers } from './functions.js';
 import { startLocalSchedules, type ScheduledJob } from './schedules.js';
 import { INGEST_TOKEN_FILE } from './settings.js';
-import { answerStarting, loadGroupHandlers, localRequestListener } from './server.js';
+import { answerClientErrors, answerStarting, loadGroupHandlers, localRequestListener } from './server.js';
 import { ensureTables } from './tables.js';
 
 export interface LocalServiceOptions {
@@ -274,7 +274,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   // The port is taken first and answers 503 until the service is ready: a port in use stops the start
   // at once, before DynamoDB Local (the emulator's free port can never be this one) and before the data
   // folder is made (a start refused for its port left an empty DATA_DIR behind).
-  const server = createServer(answerStarting);
+  const server = answerClientErrors(createServer(answerStarting));
   await listen(server, options.port);
   // Its database holds password hashes, the audit log and chats: the owner's alone, as its token files are.
   try {
