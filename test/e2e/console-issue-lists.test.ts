@@ -40,6 +40,23 @@ const assignedTo = (page: Page) => page.getByRole('combobox', { name: 'Assigned 
 const shownNames = (page: Page) => page.getByRole('main').getByRole('table').getByRole('link').allTextContents();
 
 describe('Alert issues: Assigned to', () => {
+  it('says today’s window as a sentence does: “active today (UTC)”, “N issues today (UTC)”, not “in today”', async () => {
+    const { total } = (await api(ui.service.url, ui.admin, 'GET', '/api/issues?days=0')).body;
+    for (const [path, noun, plural] of [
+      ['/issues?days=0', 'issue', 'issues'],
+      ['/ai-issues?days=0', 'AI issue', 'AI issues'],
+    ] as const) {
+      await ui.adminPage.goto(path);
+      const main = ui.adminPage.getByRole('main');
+      await main.getByText(`Key figures for every ${noun} active today (UTC);`).waitFor();
+      if (path.startsWith('/issues')) {
+        const said = total === 0 ? 'No alert issues today (UTC).' : total === 1 ? '1 issue today (UTC)' : `${total.toLocaleString('en')} ${plural} today (UTC)`;
+        await main.getByText(said).first().waitFor();
+      }
+      expect(await main.textContent()).not.toContain('in today');
+    }
+  });
+
   it('Me lists the caller’s issues only, kept in the URL across a reload and Back from an issue, and passes axe', async () => {
     await ui.adminPage.goto('/issues?days=30&page_size=100');
     await ui.adminPage.getByRole('heading', { level: 1, name: 'Alert issues' }).waitFor();

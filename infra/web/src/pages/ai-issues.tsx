@@ -48,7 +48,7 @@ export default function AiIssuesPage() {
         list={list}
         state={state}
         noun={['AI issue', 'AI issues']}
-        none={(window) => `No AI issues in ${window}. AI issues form when alerts arrive and the grouping runs after each recompute.`}
+        none={(window) => `No AI issues ${window}. AI issues form when alerts arrive and the grouping runs after each recompute.`}
         caption="AI issues"
         columns={COLUMNS}
         assignees={assignees}
@@ -64,7 +64,7 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'ai-issues', 'kpi
   return (
     <KpiTiles
       busy={kpis.isFetching}
-      note={`Key figures for every AI issue active in ${windowLabel(days)}; the other filters narrow the list below.`}
+      note={`Key figures for every AI issue active ${windowLabel(days)}; the other filters narrow the list below.`}
       tiles={[
         ['Issues', k && count(k.total)],
         ['Ongoing', k && count(k.ongoing)],

@@ -39,7 +39,7 @@ export default function IssuesPage() {
         list={list}
         state={state}
         noun={['issue', 'issues']}
-        none={(window) => `No alert issues in ${window}. Issues form when alerts arrive and are grouped by the issue rules.`}
+        none={(window) => `No alert issues ${window}. Issues form when alerts arrive and are grouped by the issue rules.`}
         caption="Alert issues"
         columns={COLUMNS}
         assignees={assignees}
@@ -55,7 +55,7 @@ function Kpis({ kpis, days }: { kpis: ReturnType<typeof useApi<'issues', 'kpis'>
   return (
     <KpiTiles
       busy={kpis.isFetching}
-      note={`Key figures for every issue active in ${windowLabel(days)}; the other filters narrow the list below.`}
+      note={`Key figures for every issue active ${windowLabel(days)}; the other filters narrow the list below.`}
       tiles={[
         ['Issues', k && count(k.total)],
         ['Ongoing', k && count(k.ongoing)],

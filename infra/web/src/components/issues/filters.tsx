@@ -54,11 +54,12 @@ const DAY_PRESETS: [string, string][] = [
 /** 0..365, fractions allowed (the contract's `days`). */
 const validDays = (v: string) => v.trim() !== '' && Number.isFinite(Number(v)) && Number(v) >= 0 && Number(v) <= 365;
 
+/** The window as a sentence ends with it: "today (UTC)", "in the last 7 days" ("active in today" read wrong). */
 export function windowLabel(days: string): string {
   const d = Number(days);
   if (d === 0) return 'today (UTC)';
-  if (d < 1) return `the last ${Math.round(d * 24 * 10) / 10} hours`;
-  return d === 1 ? 'the last day' : `the last ${d} days`;
+  if (d < 1) return `in the last ${Math.round(d * 24 * 10) / 10} hours`;
+  return d === 1 ? 'in the last day' : `in the last ${d} days`;
 }
 
 const STATUSES = ['Ongoing', 'Resolved'] as const;
@@ -370,7 +371,7 @@ export function Results<T extends { issue_id: string }>({
     body = filtered ? (
       <Empty>
         <p>
-          No issue in {windowLabel(days)} matches these filters: {filtersSaid(filters)}.
+          No issue {windowLabel(days)} matches these filters: {filtersSaid(filters)}.
         </p>
         <button type="button" onClick={clear}>
           Clear filters
@@ -416,7 +417,7 @@ export function Results<T extends { issue_id: string }>({
       {/* A failed read of the list shown (a background one: a new filter's failure is the Problem above) is said by the page's freshness line (components/updated.tsx), with the rows kept. */}
       <p className="muted issues-count" role="status" aria-live="polite">
         {list.isFetching ? 'Updating… ' : ''}
-        {data.total === 1 ? `1 ${noun[0]}` : `${count(data.total)} ${noun[1]}`} in {windowLabel(days)}
+        {data.total === 1 ? `1 ${noun[0]}` : `${count(data.total)} ${noun[1]}`} {windowLabel(days)}
       </p>
       {body}
       {data.total > 0 && <Pager page={page} totalPages={data.total_pages} pageSize={pageSize} set={setFilters} />}
