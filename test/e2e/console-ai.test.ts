@@ -441,6 +441,10 @@ describe('investigations', { timeout: 90_000 }, () => {
         .first()
         .waitFor();
     await viewerPage.getByText(inv.root_cause, { exact: true }).first().waitFor();
+    // The page's one h1 is its own; the report's outline starts under the section's h2.
+    expect(await viewerPage.locator('h1').count()).toBe(1);
+    const levels = await report.locator('h1,h2,h3,h4,h5,h6').evaluateAll((hs) => hs.map((h) => Number(h.tagName[1])));
+    if (firstHeading) expect(Math.min(...levels)).toBe(3);
     await expectAccessible(viewerPage, '/investigations/{id}');
   });
 

@@ -10,7 +10,8 @@
 // and links to other origins open in a new tab (a click, not a page view) and say where they
 // go after their text, "(host)", unless the text is that address: `[Sign in again](https://…)`
 // or `[runbook](…)` cannot hide whose site it opens. Tables scroll sideways in a focusable box.
-// Until the libraries arrive (or if they fail to load, or fail on the text) the source is shown as plain text.
+// Its headings start at h3, under the page's and the section's. Until the libraries arrive (or if they fail to load,
+// or fail on the text) the source is shown as plain text.
 import { useEffect, useState } from 'react';
 import './ai/markdown.css';
 
@@ -21,6 +22,8 @@ const MARKDOWN_TAGS = 'p br hr h1 h2 h3 h4 h5 h6 strong em del code pre blockquo
 /** A link's target and title, a list's first number, a table cell's alignment: nothing that styles, hides or names an element. */
 const MARKDOWN_ATTRIBUTES = ['href', 'title', 'start', 'align'];
 let loading: Promise<Render> | undefined;
+/** The level the text's own top heading takes (below the page's h1 and the section's h2). */
+const FIRST_HEADING_LEVEL = 3;
 /** The most of a link's address shown after it when it is not a web address (mailto:, tel:, …). */
 const SHOWN_ADDRESS_CHARS = 60;
 
@@ -90,6 +93,17 @@ export function loadMarkdown(): Promise<Render> {
         box.setAttribute('tabindex', '0');
         table.replaceWith(box);
         box.append(table);
+      }
+      // The text sits under the page's h1 and its section's h2: its own outline starts at h3, its levels kept apart
+      // (a report's "# Investigation: …" was a second h1 inside the "Full report" section).
+      const headings = Array.from(body.querySelectorAll('h1, h2, h3, h4, h5, h6'));
+      const top = Math.min(...headings.map((h) => Number(h.tagName[1])));
+      for (const heading of headings) {
+        const level = Math.min(6, Number(heading.tagName[1]) - top + FIRST_HEADING_LEVEL);
+        if (`H${level}` === heading.tagName) continue;
+        const moved = document.createElement(`h${level}`);
+        moved.append(...Array.from(heading.childNodes));
+        heading.replaceWith(moved);
       }
       // A code block scrolls sideways too (its lines are not wrapped): focusable and labelled the same way.
       for (const code of Array.from(body.querySelectorAll('pre'))) {
