@@ -1,7 +1,8 @@
 // The issue's ticket: a link when it has one; for admins without one, a button
 // that creates it (POST …/create-ticket) and a form that links a ticket made by
 // hand (PATCH ticket_key and ticket_url). The service's answers are shown as its
-// problem `detail` says: 503 no provider configured, 409 a ticket exists already
+// problem `detail` says: 503 no provider configured (a note, not a failure: the button gives way to the form that
+// links a ticket made by hand), 409 a ticket exists already
 // (its key and link from the problem) or the issue was regrouped (a link to the live
 // one, as every problem shows it), 502 the provider failed. Two answers name a ticket
 // the issue does not hold: a 409 for a ticket created but not stored, and a 502 whose
@@ -38,6 +39,9 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
   const unconfirmed = issue.ticket_key ? undefined : issue.ticket_unconfirmed_at;
   const mayExist = answeredMayExist || Boolean(unconfirmed);
   const label = answeredMayExist ? named('ticket_label') : '';
+  // No provider (a 503 with no time to retry): not a failure to show in red, and no create can succeed until the
+  // service is configured, so the button gives way to a note and the form that links a ticket made by hand.
+  const notSetUp = problem?.status === 503 && problem.retryAfter === undefined;
   const linkTicket = (ticket_key: string, ticket_url: string) =>
     // If-Match as the triage form sends it: a ticket linked by someone else meanwhile is a 409, not overwritten.
     link.mutate(
@@ -56,10 +60,14 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
   // review), not to the top of the page, where a keyboard user who pressed Enter in the key field ended up.
   const created = useRef<HTMLParagraphElement>(null);
   const linked = useRef<HTMLParagraphElement>(null);
+  const notSetUpNote = useRef<HTMLParagraphElement>(null);
   const linkedShown = link.isSuccess && Boolean(issue.ticket_key);
   useEffect(() => {
     if (create.isSuccess) created.current?.focus();
   }, [create.isSuccess]);
+  useEffect(() => {
+    if (notSetUp) notSetUpNote.current?.focus();
+  }, [notSetUp]);
   useEffect(() => {
     if (linkedShown) linked.current?.focus();
   }, [linkedShown]);
@@ -91,7 +99,12 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
           Linked <TicketLink ticketKey={issue.ticket_key} url={issue.ticket_url} />.
         </p>
       )}
-      {canCreate && !issue.ticket_key && (
+      {notSetUp && !issue.ticket_key && (
+        <p className="notice" role="status" tabIndex={-1} ref={notSetUpNote}>
+          {NOT_SET_UP}
+        </p>
+      )}
+      {canCreate && !issue.ticket_key && !notSetUp && (
         <Button
           type="button"
           // A ticket that may exist, or one created but not linked: linking it comes first; another is a deliberate second ticket.
@@ -111,7 +124,7 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
           {create.isPending ? 'Creating ticket…' : mayExist || existingKey ? 'Create another ticket anyway' : 'Create ticket'}
         </Button>
       )}
-      {create.isError && (
+      {create.isError && !notSetUp && (
         <Problem error={create.error} className="issue-ticket-problem">
           {existingKey && (
             <p>
@@ -132,10 +145,9 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
               Look in the tracker for a ticket labelled <code>{label}</code>. If it is there, link it below rather than creating another.
             </p>
           )}
-          {problem?.status === 503 && problem.retryAfter === undefined && <p className="muted">{NOT_SET_UP}</p>}
         </Problem>
       )}
-      {canCreate && !issue.ticket_key && <LinkTicketForm open={mayExist} pending={link.isPending} onLink={linkTicket} />}
+      {canCreate && !issue.ticket_key && <LinkTicketForm open={mayExist || notSetUp} pending={link.isPending} onLink={linkTicket} />}
       {link.isError && <Problem error={link.error} className="issue-ticket-problem" />}
     </section>
   );
