@@ -533,8 +533,10 @@ describe('cluster', { timeout: 60_000 }, () => {
       expect(await why.locator('h4', { hasText: heading }).locator('+ ul > li').allTextContents()).toEqual([...new Set(items)]);
     }
     await expectAccessible(adminPage, '/clusters/{id}');
+    // A cluster that is not there is named as the other pages name theirs, in the heading and the tab.
     await adminPage.goto('/clusters/00000000-0000-4000-8000-000000000000');
-    await adminPage.getByRole('heading', { level: 1, name: 'Cluster' }).waitFor();
+    await adminPage.getByRole('heading', { level: 1, name: 'Cluster not found', exact: true }).waitFor();
+    await expect.poll(() => adminPage.title()).toBe('Cluster not found · Fleet Health');
   });
 
   it('an edited window or page in the URL shows and asks for the default, not a window the select does not offer', async () => {

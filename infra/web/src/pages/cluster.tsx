@@ -596,7 +596,7 @@ export default function ClusterPage() {
   if (cluster.isError) {
     return (
       <>
-        <h1>Cluster</h1>
+        <h1>{cluster.error.status === 404 ? 'Cluster not found' : 'Cluster'}</h1>
         <Problem error={cluster.error} retry={cluster.error.status === 404 ? undefined : () => void cluster.refetch()} />
         <p>
           <Link to={fleet}>Back to the fleet</Link>
