@@ -636,6 +636,10 @@ describe('an issue whose alerts have all ended', { timeout: 60_000 }, () => {
     const stored = (await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(id)}`)).body.alerts as { ends_at: string }[];
     expect(await note.locator('time').getAttribute('datetime')).toBe(stored[0]!.ends_at);
     await expectAccessible(viewerPage, '/issues/{id} with every alert ended');
+    // Each alert's end to the second, as its start: "20:25:30" then "ended 20:40" read as ends of another precision.
+    const times = await viewerPage.locator('.issue-timeline-head time').evaluateAll((ts) => ts.map((t) => [t.getAttribute('datetime') ?? '', t.textContent]));
+    expect(times).toHaveLength(4);
+    for (const [iso, text] of times) expect(text).toBe(`${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`);
     // One firing again: nothing to explain, the issue is plainly Ongoing.
     await ingestAlerts([alert(1, 'firing')]);
     await viewerPage.reload();

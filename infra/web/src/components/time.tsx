@@ -47,10 +47,13 @@ export function isoOf(t: Instant): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : '';
 }
 
-/** A moment as `<time dateTime=…>2026-11-24 19:45 UTC</time>` (`label={false}` under a "(UTC)" header); none → a muted `—`. */
-export function When({ iso, label }: { iso: string | null | undefined; label?: boolean }) {
+/**
+ * A moment as `<time dateTime=…>2026-11-24 19:45 UTC</time>` (`label={false}` under a "(UTC)" header; `seconds` beside
+ * a time the API writes to the second, as an alert's start); none → a muted `—`.
+ */
+export function When({ iso, label, seconds }: { iso: string | null | undefined; label?: boolean; seconds?: boolean }) {
   if (!iso) return <span className="muted">—</span>;
-  return <time dateTime={iso}>{utc(iso, { label })}</time>;
+  return <time dateTime={iso}>{(seconds ? utcSeconds : utc)(iso, { label })}</time>;
 }
 
 const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });

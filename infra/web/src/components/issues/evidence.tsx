@@ -61,7 +61,7 @@ export function Timeline({ alerts, total, truncated }: { alerts: TimelineEntry[]
                 <strong>{a.alert_name}</strong>
                 {a.ends_at && (
                   <span className="muted">
-                    ended <When iso={a.ends_at} />
+                    ended <When iso={a.ends_at} seconds />
                   </span>
                 )}
               </div>
@@ -123,7 +123,7 @@ export function Evidence({ issueId }: { issueId: string }) {
                         <span className={`badge ${alertStatusClass(a.status)}`}>{a.status}</span>
                       </td>
                       <td>
-                        <When iso={a.ends_at} />
+                        <When iso={a.ends_at} seconds />
                       </td>
                       <td className="issue-wrap" title={a.detail}>
                         {a.summary || a.detail}
