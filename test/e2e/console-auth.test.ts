@@ -41,6 +41,8 @@ describe('sign-in', { timeout: 60_000 }, () => {
     await expectAccessible(page, 'sign-in');
     // An invitee signs in with their email: the field (still named "Username") says so in its description.
     const username = page.getByRole('textbox', { name: 'Username', exact: true });
+    // The page is its form: typing starts in its first field, with no click or Tab first.
+    await expect.poll(() => username.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     expect(await username.evaluate((el) => el.ownerDocument.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent)).toBe(
       'Invited by email? Your username is that email address.',
     );

@@ -67,7 +67,8 @@ export default function SignIn() {
             (shared/auth/user-admin.ts), which the bootstrap and directory accounts' are not: said, not "or email". */}
         <label>
           Username
-          <input name="username" autoComplete="username" required aria-describedby="sign-in-username-hint" />
+          {/* biome-ignore lint/a11y/noAutofocus: the page is this one form; its first field is where everyone starts (a notice above is a live region, still read) */}
+          <input name="username" autoComplete="username" required aria-describedby="sign-in-username-hint" autoFocus />
         </label>
         <p id="sign-in-username-hint" className="muted auth-field-hint">
           Invited by email? Your username is that email address.
