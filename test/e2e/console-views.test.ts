@@ -263,6 +263,24 @@ describe('health', { timeout: 60_000 }, () => {
     await expectAccessible(page, '/health with an inventory of 600 clusters shown');
   });
 
+  it('says above its tiles that they count by metrics score, which the Fleet overview does not (its counts differ under the same words)', async () => {
+    const kpis = (await api(service.url, admin, 'GET', '/api/health/kpis')).body.kpis;
+    await open(adminPage, '/health', 'Health', ROWS);
+    const note = adminPage.locator('#health-tiles-note');
+    expect(await note.textContent()).toContain('Healthy, Warning and Critical count clusters by metrics score');
+    expect(await note.textContent()).toContain('no alerts, no tier adjustment');
+    expect(await note.textContent()).toContain('the Fleet overview counts them by tier-adjusted score');
+    const tiles = adminPage.getByRole('list', { name: 'Health KPIs' });
+    expect(await tiles.getAttribute('aria-describedby')).toBe('health-tiles-note');
+    // Above the tiles, and the tiles are /api/health/kpis's counts (the note's measure).
+    expect(
+      await adminPage.evaluate(
+        `!!(document.querySelector('#health-tiles-note').compareDocumentPosition(document.querySelector('.health-kpis')) & Node.DOCUMENT_POSITION_FOLLOWING)`,
+      ),
+    ).toBe(true);
+    expect(await tiles.locator('.tile', { hasText: 'Critical' }).locator('.value').textContent()).toBe(String(kpis.critical_count));
+  });
+
   it('offers the refresh to admins only', async () => {
     await open(adminPage, '/health', 'Health', ROWS);
     const refreshed = adminPage.waitForResponse((r) => r.url().endsWith('/api/health/refresh') && r.request().method() === 'POST');
@@ -287,10 +305,10 @@ describe('risk', { timeout: 60_000 }, () => {
     await open(adminPage, '/risk', 'Risk', ROWS);
     expect(names).toContain((await adminPage.locator(`${ROWS} a`).first().textContent())?.trim());
     await expect.poll(() => count(adminPage)).toBe(`${names.length} clusters`);
-    // The tiles count risk levels (the risk rules), not the Fleet overview's health score classes with the same words.
+    // The tiles count risk levels (the risk rules), not the Fleet overview's or Health page's score classes with the same words.
     const note = adminPage.locator('#risk-tiles-note');
     expect(await note.textContent()).toContain('count clusters by risk level, set by the risk rules');
-    expect(await note.textContent()).toContain('the Fleet overview counts them by health score');
+    expect(await note.textContent()).toContain('the Fleet overview counts them by tier-adjusted score, the Health page by metrics score');
     const warning = adminPage.getByRole('list', { name: 'Risk summary' }).getByRole('button', { name: 'Warning' });
     expect(await warning.textContent()).toContain(String(body.summary.warning));
     expect(await warning.getAttribute('aria-describedby')).toBe('risk-tiles-note');
@@ -384,10 +402,12 @@ describe('fleet overview', { timeout: 60_000 }, () => {
     expect(await adminPage.locator(`${ROWS} > td`).first().textContent()).toContain(body.scores[0].cluster_name);
     await expect.poll(() => count(adminPage)).toContain(`${body.scores.length} clusters.`);
     await adminPage.getByRole('button', { name: 'Refresh scores' }).waitFor();
-    // The class tiles count by health score, not the Risk page's risk levels with the same words.
+    // The class tiles count by tier-adjusted score, not the Health page's metrics score nor the Risk page's risk levels with the same words.
     const kpis = (await api(service.url, admin, 'GET', '/api/fleet/kpis')).body.kpis;
     const note = adminPage.locator('#fleet-tiles-note');
-    expect(await note.textContent()).toContain('Healthy, Warning and Critical count clusters by health score');
+    expect(await note.textContent()).toContain('Healthy, Warning and Critical count clusters by tier-adjusted score');
+    expect(await note.textContent()).not.toContain('health score');
+    expect(await note.textContent()).toContain('the Health page counts them by metrics alone');
     expect(await note.textContent()).toContain('the Risk page counts risk levels, set by the risk rules');
     // It names the rule set whose thresholds classify, as the Rules page names it (its tab), not one no page shows.
     expect(await note.textContent()).toContain("against the health rules' thresholds");

@@ -129,10 +129,10 @@ export default function FleetPage() {
           <Problem error={kpis.error} retry={() => void kpis.refetch()} />
         ) : (
           <>
-            {/* The Risk page says Critical/Warning/Healthy too, of another measure (risk levels, from the risk rules): each says which it counts. */}
+            {/* The Health and Risk pages say Critical/Warning/Healthy too, of other measures (metrics score, risk levels): each says which it counts. */}
             <p className="muted tiles-note" id="fleet-tiles-note">
-              Healthy, Warning and Critical count clusters by health score (the tier-adjusted score against the health rules' thresholds); the Risk page counts
-              risk levels, set by the risk rules.
+              Healthy, Warning and Critical count clusters by tier-adjusted score (metrics and alerts, adjusted for the customer's tier) against the health
+              rules' thresholds; the Health page counts them by metrics alone, the Risk page counts risk levels, set by the risk rules.
             </p>
             <KpiTiles kpis={kpis.data.kpis} />
             <Distribution kpis={kpis.data.kpis} />
@@ -169,7 +169,7 @@ function KpiTiles({ kpis }: { kpis: Kpis }) {
       label: 'Tier S at risk',
       value: count(kpis.tier_s_at_risk),
       tone: kpis.tier_s_at_risk ? 'critical' : undefined,
-      hint: 'Tier S clusters classed Warning or Critical by health score',
+      hint: 'Tier S clusters classed Warning or Critical by tier-adjusted score',
     },
     { label: 'Average score', value: score(kpis.avg_score) },
     { label: 'Average metrics score', value: score(kpis.avg_metrics_score) },

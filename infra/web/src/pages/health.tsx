@@ -62,14 +62,21 @@ function Kpis() {
     ['Average P99 latency', `${fmt(k.avg_p99_latency)} ms`],
   ];
   return (
-    <ul className="tiles health-kpis" aria-label="Health KPIs">
-      {tiles.map(([label, value, tone]) => (
-        <li className={`tile ${tone ?? ''}`} key={label}>
-          <div className="value">{value}</div>
-          <div className="label">{label}</div>
-        </li>
-      ))}
-    </ul>
+    <>
+      {/* The Fleet overview's tiles say the same words of the tier-adjusted score (alerts and tier too), so their counts differ: each says which it counts. */}
+      <p className="muted tiles-note" id="health-tiles-note">
+        Healthy, Warning and Critical count clusters by metrics score (the metric dimensions only: no alerts, no tier adjustment) against the health rules'
+        thresholds; the Fleet overview counts them by tier-adjusted score.
+      </p>
+      <ul className="tiles health-kpis" aria-label="Health KPIs" aria-describedby="health-tiles-note">
+        {tiles.map(([label, value, tone]) => (
+          <li className={`tile ${tone ?? ''}`} key={label}>
+            <div className="value">{value}</div>
+            <div className="label">{label}</div>
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 

@@ -187,10 +187,10 @@ export default function RiskPage() {
       <Stamp at={data?.generated_at} source={data?.source} />
       <Updated reads={[snapshots]} />
       {data && (
-        // The Fleet overview says Critical/Warning/Healthy too, of another measure (the health score's classes): each says which it counts.
+        // The Fleet overview and Health page say Critical/Warning/Healthy too, of other measures (score classes): each says which it counts.
         <p className="muted tiles-note" id="risk-tiles-note">
           Critical, Warning and Healthy count clusters by risk level, set by the risk rules below (each metric against its warning and critical values); the
-          Fleet overview counts them by health score.
+          Fleet overview counts them by tier-adjusted score, the Health page by metrics score.
         </p>
       )}
       {data && (
