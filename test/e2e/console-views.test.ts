@@ -1084,6 +1084,64 @@ describe('critical clusters and analysis', { timeout: 60_000 }, () => {
   });
 });
 
+describe('top risk', { timeout: 60_000 }, () => {
+  /** "Compaction Score (0)" as the API writes it: the dimension's name and its 0–100 score. */
+  const parse = (topRisk: string) => {
+    const m = /^(.+) \((\d+)\)$/.exec(topRisk);
+    expect(m, topRisk).not.toBeNull();
+    return { name: m![1]!, score: m![2]! };
+  };
+  /** A top risk as shown: the name, then a muted "score N", never the bare "(N)" read as the metric's value. */
+  async function expectShown(where: ReturnType<Page['locator']>, topRisk: string) {
+    const { name, score } = parse(topRisk);
+    expect(await where.locator('.top-risk-name').textContent()).toBe(name);
+    const shownScore = where.locator('.top-risk-score');
+    expect(await shownScore.textContent()).toBe(`score ${score}`);
+    expect(await shownScore.getAttribute('class')).toContain('muted');
+    expect(await where.textContent()).not.toContain(`(${score})`);
+  }
+
+  it('the fleet, health, critical and cluster pages name the number a score ("score 0"); the fleet search still finds the raw text', async () => {
+    const fleet = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores[0];
+    await open(adminPage, '/', 'Fleet overview', 'main table tbody tr[data-index]');
+    const fleetCell = adminPage.locator('main table tbody tr[data-index]').first().locator('.top-risk');
+    await expectShown(fleetCell, fleet.top_risk);
+    expect(await fleetCell.getAttribute('title')).toContain(fleet.top_risk);
+    // In the narrow column the name takes the ellipsis: the score is inside the cell, not cut.
+    const cell = await fleetCell.locator('xpath=ancestor::td[1]').boundingBox();
+    const score = await fleetCell.locator('.top-risk-score').boundingBox();
+    expect(score!.width).toBeGreaterThan(0);
+    expect(score!.x + score!.width).toBeLessThanOrEqual(cell!.x + cell!.width);
+    await adminPage.getByLabel('Search').fill(fleet.top_risk);
+    await adminPage.waitForURL((u) => u.searchParams.get('q') === fleet.top_risk);
+    await expect.poll(() => adminPage.locator('.fleet-count').textContent()).toMatch(/ of \d+ clusters match\./);
+    expect(await adminPage.locator('main table tbody tr[data-index]').filter({ hasText: fleet.cluster_name }).count()).toBeGreaterThan(0);
+
+    const health = (await api(service.url, admin, 'GET', '/api/health/scores')).body.scores[0];
+    await open(adminPage, '/health', 'Health', 'table.health-table > tbody > tr');
+    await expectShown(adminPage.locator('table.health-table > tbody > tr').first().locator('td.health-wrap'), health.top_risk);
+
+    const critical = (await api(service.url, admin, 'GET', '/api/fleet/critical')).body.clusters;
+    if (critical.length > 0) {
+      await adminPage.goto('/critical');
+      const table = adminPage.getByRole('region', { name: 'Warning and Critical clusters by unified score, worst first' });
+      const row = table.locator('tbody tr[data-index]').filter({ has: adminPage.getByRole('link', { name: critical[0].cluster_name, exact: true }) });
+      await row.first().waitFor();
+      await expectShown(row.first().locator('.top-risk'), critical[0].top_risk);
+    }
+
+    const record = (await api(service.url, admin, 'GET', '/api/health/scores')).body.scores.find(
+      (s: { cluster_id: string }) => s.cluster_id === fleet.cluster_id,
+    );
+    await adminPage.goto(`/clusters/${encodeURIComponent(fleet.cluster_id)}`);
+    await adminPage.getByRole('heading', { level: 1, name: fleet.cluster_name }).waitFor();
+    const shown = adminPage.locator('.cluster-subscores li', { hasText: 'Top risk' });
+    await expect.poll(() => shown.count()).toBe(2);
+    await expectShown(shown.first(), fleet.top_risk);
+    await expectShown(shown.nth(1), record.top_risk);
+  });
+});
+
 describe('alert issues', { timeout: 60_000 }, () => {
   const listed = (page: Page) => page.waitForResponse((r) => new URL(r.url()).pathname === '/api/issues' && r.request().method() === 'GET');
   const count = (page: Page) => page.locator('.issues-count').textContent();

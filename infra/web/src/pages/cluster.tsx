@@ -16,7 +16,7 @@ import { useListUrl } from '../components/list-link';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { When } from '../components/time';
-import { Badge, fmt, fmtScore, Stamp } from '../components/views/common';
+import { Badge, fmt, fmtScore, Stamp, TopRisk } from '../components/views/common';
 import { count } from '../components/format';
 import { metricLabel } from '../components/metric-label';
 import '../components/views/views.css';
@@ -202,7 +202,10 @@ function Scores({ clusterId }: { clusterId: string }) {
                 Tier-adjusted <strong>{fmtScore(unified.tier_adjusted_score)}</strong>
               </li>
               <li>
-                Top risk <strong>{unified.top_risk || '–'}</strong>
+                Top risk{' '}
+                <strong>
+                  <TopRisk text={unified.top_risk} />
+                </strong>
               </li>
             </ul>
             <WhyAndWhat reasons={unified.risk_reasons} actions={unified.suggested_actions} />
@@ -227,7 +230,10 @@ function Scores({ clusterId }: { clusterId: string }) {
                 Risk level <strong>{metricsOnly.risk_level}</strong>
               </li>
               <li>
-                Top risk <strong>{metricsOnly.top_risk || '–'}</strong>
+                Top risk{' '}
+                <strong>
+                  <TopRisk text={metricsOnly.top_risk} />
+                </strong>
               </li>
             </ul>
             <DimensionTable

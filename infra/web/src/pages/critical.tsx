@@ -11,7 +11,7 @@ import type { Answer } from '../api/types';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import { When } from '../components/time';
-import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
+import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp, TopRisk } from '../components/views/common';
 import '../components/views/views.css';
 import './critical.css';
 import { ScrollRegion } from '../components/scroll-region';
@@ -163,7 +163,7 @@ const FLEET_COLUMNS = [
   fleetColumn.accessor('classification', { header: 'Classification', size: 120, cell: (c) => <Badge status={c.getValue()} /> }),
   fleetColumn.accessor('tier_adjusted_score', { header: 'Tier-adjusted', size: 100, meta: { numeric: true }, cell: (c) => fmtScore(c.getValue()) }),
   fleetColumn.accessor('overall_score', { header: 'Unified', size: 80, meta: { numeric: true }, cell: (c) => fmtScore(c.getValue()) }),
-  fleetColumn.accessor('top_risk', { header: 'Top risk', size: 170, cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
+  fleetColumn.accessor('top_risk', { header: 'Top risk', size: 170, cell: (c) => <TopRisk text={c.getValue()} title={c.getValue()} /> }),
   fleetColumn.accessor('firing_alert_count_7d', { header: 'Alerts (7 d)', size: 90, meta: { numeric: true } }),
   fleetColumn.accessor('risk_reasons', {
     header: 'Why',

@@ -20,6 +20,8 @@ import { MAY_REFRESH_FLEET } from '../api/access';
 import { useSession } from '../session';
 import { StaleBadge } from '../components/stale-badge';
 import { ItemLink } from '../components/list-link';
+import { TopRisk } from '../components/views/common';
+import '../components/views/views.css';
 import './fleet.css';
 import { Button } from '../components/button';
 
@@ -86,7 +88,7 @@ const COLUMNS = [
     header: 'Top risk',
     size: 160,
     sortingFn: 'text',
-    cell: (c) => <span title={[c.getValue(), ...c.row.original.risk_reasons].join('\n')}>{c.getValue() || '—'}</span>,
+    cell: (c) => <TopRisk text={c.getValue()} title={[c.getValue(), ...c.row.original.risk_reasons].join('\n')} />,
   }),
   column.accessor('customer_name', {
     header: 'Customer',

@@ -15,7 +15,20 @@ import type { Answer } from '../api/types';
 import { StaleBadge } from '../components/stale-badge';
 import { Empty, HOW_DATA_ARRIVES, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
-import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp, uniqueSorted } from '../components/views/common';
+import {
+  Badge,
+  ClusterLink,
+  Count,
+  fmt,
+  fmtScore,
+  knownOption,
+  matches,
+  SearchFilter,
+  SelectFilter,
+  Stamp,
+  TopRisk,
+  uniqueSorted,
+} from '../components/views/common';
 import { MAY_REFRESH_HEALTH } from '../api/access';
 import { useSession } from '../session';
 import '../components/views/views.css';
@@ -283,7 +296,9 @@ function HealthTable({ rows, byId, open, toggle }: { rows: Score[]; byId: Map<st
                 <td>
                   <Badge status={s.risk_level} />
                 </td>
-                <td className="health-wrap">{s.top_risk}</td>
+                <td className="health-wrap">
+                  <TopRisk text={s.top_risk} />
+                </td>
                 <td title={type}>{type}</td>
                 <td title={region}>{region}</td>
               </tr>

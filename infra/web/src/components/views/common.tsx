@@ -1,6 +1,6 @@
 // Small pieces the health, risk, critical and analysis pages share: a cluster's
-// link, status badges, number formatting, the "computed at" line (UTC) and a
-// free-text filter box.
+// link, status badges, number formatting, a top risk, the "computed at" line (UTC)
+// and a free-text filter box.
 import { Link } from 'react-router';
 import { count, decimal, score } from '../format';
 import { When } from '../time';
@@ -20,6 +20,24 @@ export function Badge({ status }: { status: string }) {
 export const fmt = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : decimal(n));
 /** A score as `score` (../format.ts) writes it, as the fleet page does; none is a dash. */
 export const fmtScore = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? '–' : score(n));
+
+/** The engine's `top_risk`, "Compaction Score (0)": a dimension's name and its 0–100 score. */
+const TOP_RISK = /^(.+) \((\d+(?:\.\d+)?)\)$/;
+
+/**
+ * A top risk as the name and a muted "score 0": the bare "(0)" read as the metric's value (the compaction score was
+ * 1,693). Any other text (the engine's "None") is shown as it is. In a table's cell (fleet, critical) the name is cut,
+ * never the score: `title` there holds the whole text.
+ */
+export function TopRisk({ text, title }: { text: string; title?: string }) {
+  const m = TOP_RISK.exec(text);
+  if (!m) return <span title={title}>{text || '–'}</span>;
+  return (
+    <span className="top-risk" title={title}>
+      <span className="top-risk-name">{m[1]}</span> <span className="muted top-risk-score">score {m[2]}</span>
+    </span>
+  );
+}
 
 /** "Computed …" under a page or section title. */
 export function Stamp({ at, source }: { at?: string; source?: string }) {
