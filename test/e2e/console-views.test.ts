@@ -1189,6 +1189,21 @@ describe('alert issues', { timeout: 60_000 }, () => {
     expect(await refused.getByRole('button', { name: 'Try again' }).count()).toBe(0);
   });
 
+  it('shows no pager claiming a page past the last: the list says it is past the last page and offers the last', async () => {
+    const answered = listed(adminPage);
+    await adminPage.goto('/issues?page=99');
+    const last = (await (await answered).json()).total_pages as number;
+    expect(last).toBeGreaterThan(0);
+    expect(last).toBeLessThan(99);
+    await adminPage.getByText(`Page 99 is past the last page (${last}).`).waitFor();
+    expect(await adminPage.getByRole('navigation', { name: 'Pages' }).count()).toBe(0);
+    // The last page has its pager, saying where it is.
+    await adminPage.getByRole('button', { name: `Go to page ${last}` }).click();
+    await expect
+      .poll(() => adminPage.getByRole('navigation', { name: 'Pages' }).locator('[aria-current="page"]').textContent())
+      .toBe(`Page ${last} of ${last}`);
+  });
+
   it('links a ticket made by hand when no provider is set up: the 503 is a note, not a failure, the form links it, the page shows it', async () => {
     delete process.env.TICKET_PROVIDER;
     const { body } = await api(service.url, admin, 'GET', '/api/issues?days=30&page_size=100');

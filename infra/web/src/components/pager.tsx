@@ -22,6 +22,8 @@ export function Pager({
   label?: string;
 }) {
   const last = Math.max(1, totalPages);
+  // Past the last page (an old link) the list says so and offers the last page (PastLastPage in states.tsx): "Page 99 of 6" under it contradicted it.
+  if (page > last) return null;
   const goTo = (p: number) => set({ page: String(p) });
   // A Button: "Next" pressed onto the last page keeps the keyboard focus, and says it leads nowhere now.
   const step = (text: string, to: number, off: boolean) => (
@@ -32,7 +34,7 @@ export function Pager({
   return (
     <nav className="pager" aria-label={label}>
       {step('First', 1, page <= 1)}
-      {step('Previous', Math.min(page - 1, last), page <= 1)}
+      {step('Previous', page - 1, page <= 1)}
       <span aria-current="page">
         Page {count(page)} of {count(last)}
       </span>
