@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
+import { claimTask, completeTask, createTask } from '../../shared/db/investigations.js';
 import { claimTicket, markTicketUnconfirmed } from '../../shared/db/issues.js';
 import { api, expectAccessible, signIn, type TestBrowser } from '../support/browser.js';
 import { type ConsoleUnderTest, startConsole } from '../support/console.js';
@@ -1139,6 +1140,53 @@ describe('top risk', { timeout: 60_000 }, () => {
     await expect.poll(() => shown.count()).toBe(2);
     await expectShown(shown.first(), fleet.top_risk);
     await expectShown(shown.nth(1), record.top_risk);
+  });
+});
+
+describe('investigations', { timeout: 60_000 }, () => {
+  it('write the severity as every other page does ("Critical", not "critical"), in the list and on the investigation', async () => {
+    const id = `console-views-severity-${randomUUID().slice(0, 8)}`;
+    const task = {
+      task_id: `${id}-task`,
+      cluster_id: randomUUID(),
+      cluster_name: id,
+      customer_name: 'Severity Customer',
+      customer_tier: 'A',
+      trigger_reason: 'console-views severity test',
+      priority: 1,
+      created_at: new Date().toISOString(),
+    };
+    expect(await createTask(task, new Date(Date.now() + 60_000).toISOString())).toBe(true);
+    const claimed = await claimTask(task.task_id, 'console-views-test', 60_000);
+    await completeTask(claimed!, {
+      investigation_id: id,
+      task_id: task.task_id,
+      cluster_id: task.cluster_id,
+      cluster_name: task.cluster_name,
+      customer_name: task.customer_name,
+      severity: 'critical',
+      confidence: 0.9,
+      root_cause: 'Compaction is behind',
+      recommended_actions: '- Add compaction threads',
+      model: 'rules',
+      input_tokens: 0,
+      output_tokens: 0,
+      total_tokens: 0,
+      cost_usd: 0,
+      duration_seconds: 1,
+      created_at: new Date().toISOString(),
+      full_report: '## Findings\n\nCompaction is behind.',
+    });
+    expect((await api(service.url, admin, 'GET', `/api/investigations/${id}`)).body.severity).toBe('critical');
+
+    await adminPage.goto(`/investigations?customer=${encodeURIComponent(task.customer_name)}`);
+    const row = adminPage.getByRole('region', { name: 'Investigation reports' }).locator('tbody tr', { hasText: id });
+    await row.waitFor();
+    expect(await row.locator('.badge').textContent()).toBe('Critical');
+
+    await row.getByRole('link', { name: id }).click();
+    await adminPage.getByRole('heading', { level: 1, name: `Investigation of ${id}` }).waitFor();
+    expect(await adminPage.locator('.inv-badges .badge').textContent()).toBe('Critical');
   });
 });
 

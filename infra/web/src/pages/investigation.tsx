@@ -7,7 +7,7 @@ import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
 import type { Answer } from '../api/types';
 import { count, seconds, usd } from '../components/ai/kpis';
-import { When } from '../components/issues/format';
+import { Severity, When } from '../components/issues/format';
 import { Markdown } from '../components/markdown';
 import { Loading, Problem } from '../components/states';
 import './investigations.css';
@@ -49,7 +49,7 @@ function Detail({ inv }: { inv: Investigation }) {
       <header>
         <h1 id="inv-title">Investigation of {inv.cluster_name}</h1>
         <p className="inv-badges">
-          <span className={`badge ${inv.severity}`}>{inv.severity}</span> <span className="muted">confidence {percent(inv.confidence)}</span> ·{' '}
+          <Severity value={inv.severity} /> <span className="muted">confidence {percent(inv.confidence)}</span> ·{' '}
           <Link to={`/clusters/${encodeURIComponent(inv.cluster_id)}`}>{inv.cluster_name}</Link> · {inv.customer_name}
         </p>
       </header>

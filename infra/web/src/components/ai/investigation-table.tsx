@@ -6,6 +6,7 @@ import { percent } from '../format';
 import { ItemLink } from '../list-link';
 import { ScrollRegion } from '../scroll-region';
 import { When } from '../time';
+import { Severity } from '../issues/format';
 import { UsageCells, UsageHeads } from './usage';
 import './ai-table.css';
 
@@ -55,7 +56,7 @@ export function InvestigationTable({ rows, label, caption, busy = false, ofOneCl
                 )}
               </th>
               <td>
-                <span className={`badge ${r.severity}`}>{r.severity}</span>
+                <Severity value={r.severity} />
               </td>
               <td className="num">{percent(r.confidence)}</td>
               <td className="ai-wrap">{r.root_cause}</td>

@@ -13,8 +13,9 @@ export function duration(minutes: number): string {
   return `${Math.floor(h / 24)} d ${h % 24} h`;
 }
 
+/** Capitalised as the issue pages' severities are ("Critical"): an investigation's comes lowercase ("critical"). */
 export function Severity({ value }: { value: string }) {
-  return <span className={`badge ${value}`}>{value}</span>;
+  return <span className={`badge ${value}`}>{value.charAt(0).toUpperCase() + value.slice(1)}</span>;
 }
 
 export function Status({ value }: { value: string }) {
