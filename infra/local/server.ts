@@ -202,8 +202,10 @@ export function createLocalServer(options: LocalServerOptions): Server {
  * API's headers, where Node wrote a bare status line. On AWS, API Gateway and CloudFront answer these.
  */
 export function answerClientErrors(server: Server): Server {
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }) => {
+    // As Node's own handler: no answer on a socket gone, or where an answer of an earlier request has begun (a keep-alive
+    // connection), which another would corrupt.
+    if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) return void socket.destroy();
     const [status, detail] =
       error.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'The request’s headers are over 16 KB.']
