@@ -22,6 +22,7 @@ import {
   tableName,
   transactWrite,
   updateItem,
+  WriteConflict,
   type Item,
   type Key,
 } from './client.js';
@@ -174,8 +175,8 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   }
 
   const outcomes = new Array<UpsertOutcome>(notices.length);
-  const fresh: { item: Key & Record<string, unknown>; indexes: number[] }[] = [];
-  const changed: { item: Key & Record<string, unknown>; indexes: number[] }[] = [];
+  const fresh: Write[] = [];
+  const changed: Write[] = [];
   const renewals: { item: Key & Record<string, unknown>; indexes: number[]; heard: number }[] = [];
   for (const [key, indexes] of occurrences) {
     const before = stored.get(key);
@@ -202,21 +203,20 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   changed.push(...renewals.sort((a, b) => a.heard - b.heard).slice(0, FIRING_RENEWALS_PER_CALL));
 
   await mapLimit(transactionsOf(fresh), 4, (chunk) => putFresh(chunk, stamp, outcomes));
-  await mapLimit(changed, 16, async ({ item, indexes }) => {
-    try {
-      await putItem('alerts', item, { ConditionExpression: NOT_LATER, ExpressionAttributeValues: { ':stamp': stamp } });
-    } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error;
-      for (const i of indexes) outcomes[i] = 'duplicate'; // a later notification was stored meanwhile
-    }
-  });
+  await mapLimit(changed, 16, (write) => putUnlessLater(write, stamp, outcomes));
   return outcomes;
 }
 
 /** A write of a notification stamped `:stamp` holds only where no later notification of its occurrence is stored. */
 const NOT_LATER = 'attribute_not_exists(notified_at) OR notified_at <= :stamp';
+/**
+ * A first sighting's: nor one of the same millisecond, which another delivery wrote first (its firing, or a copy).
+ * A transaction can afford the strict test: a resend of one whose answer was lost carries its token, and DynamoDB
+ * answers it as the first, conditions unread; a lone put resent so would lose to itself (NOT_LATER).
+ */
+const NOT_SAME_OR_LATER = 'attribute_not_exists(notified_at) OR notified_at < :stamp';
 
-/** A transaction's limits: 100 actions and 4 MB of items; an item is sized by its JSON, more than DynamoDB counts for it. */
+/** A transaction's limits: 100 actions and 4 MB of items; an item is sized by its JSON's bytes, more than DynamoDB counts for it. */
 const TRANSACTION_ACTIONS = 100;
 const TRANSACTION_JSON_BYTES = 3_000_000;
 
@@ -224,7 +224,7 @@ function transactionsOf<T extends { item: Record<string, unknown> }>(writes: rea
   const out: T[][] = [];
   let bytes = 0;
   for (const write of writes) {
-    const size = JSON.stringify(write.item).length;
+    const size = Buffer.byteLength(JSON.stringify(write.item)); // UTF-8, as DynamoDB counts (an annotation in CJK is 3 bytes a character)
     const last = out.at(-1);
     if (last && last.length < TRANSACTION_ACTIONS && bytes + size <= TRANSACTION_JSON_BYTES) {
       last.push(write);
@@ -238,26 +238,41 @@ function transactionsOf<T extends { item: Record<string, unknown> }>(writes: rea
 }
 
 /**
- * Occurrences this call saw first, written under NOT_LATER as the changed ones are. Two deliveries of a new
- * occurrence a few milliseconds apart (its firing and its resolution) both read nothing stored; written without a
- * condition, the older one written last stayed, and the alert fired on. A put that loses counts as a duplicate (a
- * later notification is stored), and the rest of its transaction is written again without it.
+ * Occurrences this call saw first, written under NOT_SAME_OR_LATER. Two deliveries of a new occurrence a few
+ * milliseconds apart (its firing and its resolution) both read nothing stored; written without a condition, the
+ * older one written last stayed, and the alert fired on. A put that loses counts as a duplicate (a later
+ * notification is stored), and the rest of its transaction is written again without it.
  */
-async function putFresh(writes: { item: Key & Record<string, unknown>; indexes: number[] }[], stamp: number, outcomes: UpsertOutcome[]) {
+async function putFresh(writes: Write[], stamp: number, outcomes: UpsertOutcome[]) {
   let pending = writes;
   while (pending.length > 0) {
     const actions = pending.map(({ item }) => ({
-      Put: { TableName: tableName('alerts'), Item: item, ConditionExpression: NOT_LATER, ExpressionAttributeValues: { ':stamp': stamp } },
+      Put: { TableName: tableName('alerts'), Item: item, ConditionExpression: NOT_SAME_OR_LATER, ExpressionAttributeValues: { ':stamp': stamp } },
     }));
     try {
       await transactWrite(actions);
       return;
     } catch (error) {
+      // Still meeting another transaction after transactWrite's retries (an HA pair delivering the group at once): one
+      // by one, as changed alerts are. A 409 would lose the group: Alertmanager does not resend on a 4xx.
+      if (error instanceof WriteConflict) return void (await mapLimit(pending, 16, (write) => putUnlessLater(write, stamp, outcomes)));
       if (!(error instanceof ConditionFailed) || error.failed.length === 0) throw error;
       const lost = new Set(error.failed);
       for (const i of lost) for (const n of pending[i]!.indexes) outcomes[n] = 'duplicate';
       pending = pending.filter((_, i) => !lost.has(i));
     }
+  }
+}
+
+type Write = { item: Key & Record<string, unknown>; indexes: number[] };
+
+/** One put under NOT_LATER: one that loses (a later notification stored meanwhile) counts as a duplicate. */
+async function putUnlessLater({ item, indexes }: Write, stamp: number, outcomes: UpsertOutcome[]) {
+  try {
+    await putItem('alerts', item, { ConditionExpression: NOT_LATER, ExpressionAttributeValues: { ':stamp': stamp } });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    for (const i of indexes) outcomes[i] = 'duplicate'; // a later notification was stored meanwhile
   }
 }
 

@@ -64,6 +64,37 @@ describe('a new occurrence delivered twice at once', () => {
     expect(await getItem('alerts', keyOf(alert), true)).toMatchObject({ status: 'Resolved', notified_at: at(1_000).getTime() });
   });
 
+  it('keeps the one stored first when both carry the same millisecond (the later resolution is not overwritten by its firing)', async () => {
+    const cluster = await storedCluster();
+    const alert = firing(cluster, 'same-instant');
+    const resolution = whileHeld(proxy, writeOf('same-instant'), () => recordAlerts([resolved(alert)], at(1_000)));
+    expect(await recordAlerts([alert], at(1_000))).toEqual(['duplicate']);
+    expect(await resolution.done()).toEqual(['new']);
+    expect(await getItem('alerts', keyOf(alert), true)).toMatchObject({ status: 'Resolved' });
+  });
+
+  it('writes them one by one when their transaction keeps meeting another (an HA pair at once), not a 409 that loses the group', async () => {
+    const cluster = await storedCluster();
+    const alerts = ['conflict-a', 'conflict-b'].map((f) => firing(cluster, f));
+    let cancelled = 0;
+    const stop = proxy.watch(({ operation, input }) => {
+      if (operation !== 'TransactWriteItems' || !JSON.stringify(input).includes('#conflict-a"')) return undefined;
+      cancelled++;
+      return {
+        type: 'TransactionCanceledException',
+        message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]',
+        fields: { CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }] },
+      };
+    });
+    try {
+      expect(await recordAlerts(alerts, at(2_000))).toEqual(['new', 'new']);
+    } finally {
+      stop();
+    }
+    expect(cancelled).toBeGreaterThan(1); // transactWrite's own retries first
+    for (const a of alerts) expect(await getItem('alerts', keyOf(a), true)).toMatchObject({ status: 'Firing', notified_at: at(2_000).getTime() });
+  });
+
   it('still writes the rest of a notification when one of its new alerts loses', async () => {
     const cluster = await storedCluster();
     const lost = firing(cluster, 'group-lost');
