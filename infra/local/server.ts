@@ -202,10 +202,10 @@ export function createLocalServer(options: LocalServerOptions): Server {
  * API's headers, where Node wrote a bare status line. On AWS, API Gateway and CloudFront answer these.
  */
 export function answerClientErrors(server: Server): Server {
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }) => {
-    // As Node's own handler: no answer on a socket gone, or where an answer of an earlier request has begun (a keep-alive
-    // connection), which another would corrupt.
-    if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) return void socket.destroy();
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: unknown }) => {
+    // No answer on a socket gone, or while an answer to an earlier request on it is pending (keep-alive, pipelined):
+    // the client would read ours as that one's.
+    if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage) return void socket.destroy();
     const [status, detail] =
       error.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'The request’s headers are over 16 KB.']
@@ -218,7 +218,8 @@ export function answerClientErrors(server: Server): Server {
     const head = Object.entries(headers)
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('');
-    socket.end(`HTTP/1.1 ${status} ${title}\r\n${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    // Closed once written, as Node's own handler does: the server's sockets are half-open, so end() alone waits on the client.
+    socket.end(`HTTP/1.1 ${status} ${title}\r\n${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
   });
   return server;
 }

@@ -613,10 +613,12 @@ describe('audit', { timeout: 60_000 }, () => {
     expect(await value.locator('time').getAttribute('datetime')).toBe(expires);
   });
 
-  it('writes detail values as the pages do (counts, yes/no, lists, a setting as key: value) and a long user agent in two lines', async () => {
+  it('writes detail values as the pages do (counts, yes/no, lists, a setting as key: value; a fraction unrounded, an empty list as []) and a long user agent in two lines', async () => {
     const agent = `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) ${'Extension/1.0 '.repeat(20)}Safari/537.36`;
     const detail = {
       removed: 12345,
+      ratio: 0.0001,
+      none: [],
       applied: true,
       names: ['alpha', 'beta'],
       before: { health_scoring_method: 'ai', alert_criticality_method: 'rules' },
@@ -644,6 +646,8 @@ describe('audit', { timeout: 60_000 }, () => {
         'names=alpha, beta',
         'before=health_scoring_method: ai, alert_criticality_method: rules',
         'nested={"a":{"b":1}}',
+        'none=[]',
+        'ratio=0.0001',
         'removed=12,345',
       ].sort(),
     );

@@ -1263,6 +1263,7 @@ describe('alert issues', { timeout: 60_000 }, () => {
     // A note with the focus, where the button was, and the form to link one made by hand open: no red failure, no button to press again.
     const note = panel.getByRole('status').filter({ hasText: 'Ticket creation is not set up on this service' });
     await note.waitFor();
+    await note.getByText('No ticket provider is configured: set TICKET_PROVIDER', { exact: false }).waitFor(); // the service's own reason
     await expect.poll(() => note.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     expect(await panel.getByRole('alert').count()).toBe(0);
     expect(await panel.getByRole('button', { name: 'Create ticket' }).count()).toBe(0);

@@ -54,12 +54,14 @@ function DetailValue({ value }: { value: unknown }) {
 const listed = (value: unknown): string | undefined => {
   if (value === null || typeof value !== 'object') return undefined;
   const pairs = Array.isArray(value) ? value.map((v) => [null, v] as const) : Object.entries(value);
+  if (pairs.length === 0) return undefined; // [] or {} as JSON, not a blank cell
   const shown = pairs.map(([k, v]) => (plain(v) === undefined ? undefined : k === null ? plain(v) : `${k}: ${plain(v)}`));
   return shown.every((x) => x !== undefined) ? shown.join(', ') : undefined;
 };
 const plain = (value: unknown): string | undefined => {
   if (typeof value === 'string') return value;
-  if (typeof value === 'number') return count(value);
+  // Whole numbers grouped as the pages count (12,345); others as stored, not rounded to 3 places (0.0001 read 0).
+  if (typeof value === 'number') return Number.isInteger(value) ? count(value) : String(value);
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   return undefined;
 };

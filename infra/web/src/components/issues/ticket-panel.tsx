@@ -24,7 +24,7 @@ const patchEndpoint = endpoint<'issues', 'patch'>('PATCH', '/api/issues/{issue_i
 
 type Issue = Answer<'issues', 'get'>['issue'];
 
-const NOT_SET_UP = 'Ticket creation is not set up on this service; ask whoever runs it to configure a ticket provider, or link a ticket made by hand.';
+const NOT_SET_UP = 'Ticket creation is not set up on this service: ask whoever runs it, or link a ticket made by hand.';
 
 export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue; etag: string | null; canCreate: boolean; refetch: () => void }) {
   const create = useApiMutation(createTicketEndpoint, ['/api/issues']);
@@ -60,7 +60,7 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
   // review), not to the top of the page, where a keyboard user who pressed Enter in the key field ended up.
   const created = useRef<HTMLParagraphElement>(null);
   const linked = useRef<HTMLParagraphElement>(null);
-  const notSetUpNote = useRef<HTMLParagraphElement>(null);
+  const notSetUpNote = useRef<HTMLDivElement>(null);
   const linkedShown = link.isSuccess && Boolean(issue.ticket_key);
   useEffect(() => {
     if (create.isSuccess) created.current?.focus();
@@ -100,9 +100,11 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
         </p>
       )}
       {notSetUp && !issue.ticket_key && (
-        <p className="notice" role="status" tabIndex={-1} ref={notSetUpNote}>
-          {NOT_SET_UP}
-        </p>
+        <div className="notice" role="status" tabIndex={-1} ref={notSetUpNote}>
+          <p>{NOT_SET_UP}</p>
+          {/* What the service says is missing (no provider, or one whose settings are incomplete). */}
+          <p className="muted">{problem.detail}</p>
+        </div>
       )}
       {canCreate && !issue.ticket_key && !notSetUp && (
         <Button
