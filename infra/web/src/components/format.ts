@@ -20,3 +20,5 @@ const tenths = new Intl.NumberFormat('en', { minimumFractionDigits: 1, maximumFr
 export const score = (v: number) => tenths.format(v);
 /** A share from 0 to 1 (an investigation's confidence) as a whole percentage: 0.853 is 85%. */
 export const percent = (v: number) => `${Math.round(v * 100)}%`;
+/** A word or phrase with its first letter capitalised, as labels are written: "critical" → "Critical". */
+export const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

@@ -3,6 +3,7 @@
 // score" where the critical cards wrote "Compaction score" for the same figure. A health rule's own
 // display_name (a cluster page's chart title) is the operator's name for it, and stays theirs.
 import type { MetricKey } from '../../../../shared/fleet/records.js';
+import { capitalised } from './format.js';
 
 /** Every key the service stores (`satisfies`: a key added there and not named here fails the type check). */
 const NAMES = {
@@ -34,11 +35,6 @@ export const withUnit = (figure: string, unit: string) => (unit === '%' ? `${fig
  */
 export function metricLabel(key: string, { unit = false }: { unit?: boolean } = {}): string {
   const u = metricUnit(key);
-  const name =
-    NAMES[key] ??
-    (() => {
-      const words = (u ? key.slice(0, key.lastIndexOf('_')) : key).replace(/_/g, ' ').replace(/\b(\d+)d\b/, '($1 d)');
-      return words.charAt(0).toUpperCase() + words.slice(1);
-    })();
+  const name = NAMES[key] ?? capitalised((u ? key.slice(0, key.lastIndexOf('_')) : key).replace(/_/g, ' ').replace(/\b(\d+)d\b/, '($1 d)'));
   return unit && u ? `${name} (${u})` : name;
 }

@@ -14,6 +14,7 @@ import { useUrlState } from '../components/url-state';
 import { ScrollRegion } from '../components/scroll-region';
 import { Badge, ClusterLink, Count, fmt, fmtScore, knownOption, matches, SearchFilter, SelectFilter, Stamp } from '../components/views/common';
 import { metricLabel } from '../components/metric-label';
+import { capitalised } from '../components/format';
 import type { MetricKey } from '../../../../shared/fleet/records.js';
 import '../components/views/views.css';
 import './risk.css';
@@ -206,10 +207,10 @@ export default function RiskPage() {
                 className="risk-tile-button"
                 aria-pressed={level.toLowerCase() === k}
                 aria-describedby="risk-tiles-note"
-                onClick={() => setFilters({ level: level.toLowerCase() === k ? '' : k[0]!.toUpperCase() + k.slice(1) })}
+                onClick={() => setFilters({ level: level.toLowerCase() === k ? '' : capitalised(k) })}
               >
                 <span className="value">{data.summary[k]}</span>
-                <span className="label">{k[0]!.toUpperCase() + k.slice(1)}</span>
+                <span className="label">{capitalised(k)}</span>
               </button>
             </li>
           ))}

@@ -1,5 +1,6 @@
 // Small pieces both issue pages show: times, durations, severity and status
 // badges, and ticket links (http(s) only, never javascript: or data:).
+import { capitalised } from '../format';
 import './issue-bits.css';
 
 // Times are the console's one formatter (../time.tsx), kept importable from here.
@@ -15,7 +16,7 @@ export function duration(minutes: number): string {
 
 /** Capitalised as the issue pages' severities are ("Critical"): an investigation's comes lowercase ("critical"). */
 export function Severity({ value }: { value: string }) {
-  return <span className={`badge ${value}`}>{value.charAt(0).toUpperCase() + value.slice(1)}</span>;
+  return <span className={`badge ${value}`}>{capitalised(value)}</span>;
 }
 
 export function Status({ value }: { value: string }) {
