@@ -93,6 +93,9 @@ const alertKey = (clusterId: string, startsAt: string, fingerprint: string) => (
 
 export type UpsertOutcome = 'new' | 'updated' | 'duplicate';
 
+/** An item to put, and the notices (their indexes in the call) whose outcome follows it. */
+type Write = { item: Key & Record<string, unknown>; indexes: number[] };
+
 /**
  * One notification of an alert occurrence, as ingest derives it from the webhook. `ends_at_received`: a resolution
  * that carried no usable endsAt, whose `ends_at` is the receipt time (not stored).
@@ -177,7 +180,7 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
   const outcomes = new Array<UpsertOutcome>(notices.length);
   const fresh: Write[] = [];
   const changed: Write[] = [];
-  const renewals: { item: Key & Record<string, unknown>; indexes: number[]; heard: number }[] = [];
+  const renewals: (Write & { heard: number })[] = [];
   for (const [key, indexes] of occurrences) {
     const before = stored.get(key);
     if (before?.notified_at !== undefined && before.notified_at > stamp) {
@@ -263,8 +266,6 @@ async function putFresh(writes: Write[], stamp: number, outcomes: UpsertOutcome[
     }
   }
 }
-
-type Write = { item: Key & Record<string, unknown>; indexes: number[] };
 
 /** One put under NOT_LATER: one that loses (a later notification stored meanwhile) counts as a duplicate. */
 async function putUnlessLater({ item, indexes }: Write, stamp: number, outcomes: UpsertOutcome[]) {

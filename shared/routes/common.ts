@@ -40,6 +40,7 @@ export { IfMatchHeader } from '../http/if-match.js';
  * http(s) URL of at most 2,048 characters, so no `javascript:` or `data:` link reaches a page, and with
  * no username or password in it: `https://jira.example.com@evil.example/` reads as one host and opens another.
  */
+const noUserPart = ({ username, password }: URL) => username === '' && password === '';
 export const HttpLink = () =>
   z
     .url({
@@ -50,7 +51,7 @@ export const HttpLink = () =>
     })
     .check(
       z.maxLength(2048, 'must be at most 2,048 characters'),
-      z.refine((u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''), 'must not carry a username or password'),
+      z.refine((u) => !URL.canParse(u) || noUserPart(new URL(u)), 'must not carry a username or password'),
     );
 
 /** `value` in the case `values` spell it (`critical` → `Critical`), or unchanged when none matches. */
