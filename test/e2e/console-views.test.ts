@@ -187,6 +187,45 @@ describe('health', { timeout: 60_000 }, () => {
     await expectAccessible(adminPage, '/health filtered');
   });
 
+  it("sorts by a column's header, keeps the order in the URL and beside a filter, and says the order to a screen reader", async () => {
+    type Row = { cluster_name: string; customer_name: string; overall_score: number; classification: string };
+    const scores: Row[] = (await api(service.url, admin, 'GET', '/api/health/scores')).body.scores;
+    const names = () => adminPage.locator(`${ROWS} > th`).allTextContents();
+    const header = (name: string) => adminPage.locator('table.health-table thead th').filter({ has: adminPage.getByRole('button', { name }) });
+    await open(adminPage, '/health', 'Health', ROWS);
+    expect(await header('Cluster').getAttribute('aria-sort')).toBe('none');
+
+    await header('Cluster').getByRole('button').click();
+    await adminPage.waitForURL((u) => u.searchParams.get('sort') === 'cluster_name');
+    const byName = [...scores].sort((a, b) => a.cluster_name.localeCompare(b.cluster_name, undefined, { numeric: true }));
+    await expect.poll(names).toEqual(byName.map((s) => s.cluster_name));
+    expect(await header('Cluster').getAttribute('aria-sort')).toBe('ascending');
+    expect(await adminPage.locator('table.health-table caption').textContent()).toContain('sorted by');
+    await header('Cluster').getByRole('button').click();
+    await adminPage.waitForURL((u) => u.searchParams.get('sort') === '-cluster_name');
+    await expect.poll(names).toEqual(byName.map((s) => s.cluster_name).reverse());
+
+    // The best score first, then a reload keeps it; the filter narrows the sorted rows.
+    await header('Health score').getByRole('button').click();
+    await header('Health score').getByRole('button').click();
+    await adminPage.waitForURL((u) => u.searchParams.get('sort') === '-overall_score');
+    // Scores as the cells write them (tenths): in order, each cluster once.
+    const shown = async () => (await adminPage.locator(`${ROWS} > td.num`).allTextContents()).map(Number);
+    const descending = (list: number[]) => list.every((n, i) => i === 0 || list[i - 1]! >= n);
+    await expect.poll(async () => descending(await shown()) && (await names()).length).toBe(scores.length);
+    expect(new Set(await names())).toEqual(new Set(scores.map((s) => s.cluster_name)));
+    await adminPage.reload();
+    await adminPage.locator(ROWS).first().waitFor();
+    expect(await header('Health score').getAttribute('aria-sort')).toBe('descending');
+    const cls = scores[0]!.classification;
+    const ofClass = scores.filter((s) => s.classification === cls).map((s) => s.cluster_name);
+    await adminPage.getByLabel('Classification').selectOption(cls);
+    await expect.poll(async () => (await names()).sort()).toEqual([...ofClass].sort());
+    expect(descending(await shown())).toBe(true);
+    expect(search(adminPage).get('sort')).toBe('-overall_score');
+    await expectAccessible(adminPage, '/health sorted by score');
+  });
+
   it('renders only the rows in view of a long fleet (virtualised): scrolling reaches the last, a filter finds any, opened rows stay', async () => {
     // 600 clusters: the service's own answer, each score repeated under new ids (this page only), so the test stays fast.
     const COPIES = 50;

@@ -7,7 +7,16 @@
 // for example in the URL with `useUrlSorting`. Rows that arrive while the pointer
 // moves over the table (a watch page's minute read) wait until it rests or leaves,
 // so a row does not move from under a click (`useSteadyRows`).
-import { type ColumnDef, flexRender, getCoreRowModel, getSortedRowModel, type OnChangeFn, type SortingState, useReactTable } from '@tanstack/react-table';
+import {
+  type ColumnDef,
+  flexRender,
+  type Header,
+  getCoreRowModel,
+  getSortedRowModel,
+  type OnChangeFn,
+  type SortingState,
+  useReactTable,
+} from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { type KeyboardEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { type UrlValues, useUrlState } from './url-state';
@@ -206,36 +215,9 @@ export function DataTable<T>({
         <thead>
           {table.getHeaderGroups().map((group) => (
             <tr key={group.id} aria-rowindex={1}>
-              {group.headers.map((header) => {
-                const meta = header.column.columnDef.meta as DataTableColumnMeta | undefined;
-                const sorted = header.column.getIsSorted();
-                const canSort = header.column.getCanSort();
-                const label = header.isPlaceholder ? null : flexRender(header.column.columnDef.header, header.getContext());
-                return (
-                  <th
-                    key={header.id}
-                    scope="col"
-                    className={meta?.numeric ? 'num' : undefined}
-                    aria-sort={canSort ? (sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none') : undefined}
-                  >
-                    {canSort ? (
-                      <button
-                        type="button"
-                        className="sort-button"
-                        onClick={header.column.getToggleSortingHandler()}
-                        title={header.column.getCanMultiSort() ? 'Sort (Shift adds a second order)' : 'Sort'}
-                      >
-                        {label}
-                        <span className={`sort-mark${sorted ? ' on' : ''}`} aria-hidden="true">
-                          {sorted === 'asc' ? '▲' : sorted === 'desc' ? '▼' : '↕'}
-                        </span>
-                      </button>
-                    ) : (
-                      label
-                    )}
-                  </th>
-                );
-              })}
+              {group.headers.map((header) => (
+                <SortHeader key={header.id} header={header} />
+              ))}
             </tr>
           ))}
         </thead>
@@ -290,6 +272,41 @@ export function DataTable<T>({
         </tbody>
       </table>
     </section>
+  );
+}
+
+/**
+ * A column's header cell: a sortable column's label is a button with its order mark (▲ ▼, ↕ when unsorted) and the
+ * cell's aria-sort; any other column's is its label. DataTable's headers, and those of a table that lays out its own
+ * rows (the health page's, whose clusters open in place).
+ */
+export function SortHeader<T>({ header }: { header: Header<T, unknown> }) {
+  const meta = header.column.columnDef.meta as DataTableColumnMeta | undefined;
+  const sorted = header.column.getIsSorted();
+  const canSort = header.column.getCanSort();
+  const label = header.isPlaceholder ? null : flexRender(header.column.columnDef.header, header.getContext());
+  return (
+    <th
+      scope="col"
+      className={meta?.numeric ? 'num' : undefined}
+      aria-sort={canSort ? (sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none') : undefined}
+    >
+      {canSort ? (
+        <button
+          type="button"
+          className="sort-button"
+          onClick={header.column.getToggleSortingHandler()}
+          title={header.column.getCanMultiSort() ? 'Sort (Shift adds a second order)' : 'Sort'}
+        >
+          {label}
+          <span className={`sort-mark${sorted ? ' on' : ''}`} aria-hidden="true">
+            {sorted === 'asc' ? '▲' : sorted === 'desc' ? '▼' : '↕'}
+          </span>
+        </button>
+      ) : (
+        label
+      )}
+    </th>
   );
 }
 

@@ -2,9 +2,9 @@
 // with each dimension's value, score, status and thresholds on demand, the
 // enrichment (cluster type and region) that drives the type and region filters,
 // and, for admins only, a refresh that recomputes the scores.
-import { createColumnHelper } from '@tanstack/react-table';
+import { createColumnHelper, getCoreRowModel, getSortedRowModel, type SortingFn, useReactTable } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { DataTable } from '../components/data-table';
+import { DataTable, SortHeader, useUrlSorting } from '../components/data-table';
 import { useMemo, useRef, useState } from 'react';
 import { endpoint } from '../api/client';
 import { useApi } from '../api/hooks';
@@ -196,12 +196,52 @@ type Enrichment = Answer<'health', 'enrichment'>['clusters'][number];
 // 1,284 cut Region off), and the "Health score" and "Classification" headers have room beside their padding (the test of 1280 px checks both).
 const WIDTHS = [44, 176, 140, 124, 132, 100, 202, 124, 172];
 
+const scoreColumn = createColumnHelper<Score>();
+/** Worst first on the first click, as the fleet page's class column: a text column sorts ascending first. */
+const byLevel =
+  (key: 'classification' | 'risk_level'): SortingFn<Score> =>
+  (a, b) =>
+    CLASSES.indexOf(a.original[key]) - CLASSES.indexOf(b.original[key]);
+/**
+ * The health table's columns, for its headers and its order (its rows it lays out itself): the type and region as the
+ * inventory names them, as the cells show them. Unsorted, the rows keep the service's order, worst first.
+ */
+function scoreColumns(byId: Map<string, Enrichment>) {
+  return [
+    scoreColumn.display({ id: 'dimensions', header: () => <span className="visually-hidden">Dimensions</span>, enableSorting: false }),
+    scoreColumn.accessor('cluster_name', { header: 'Cluster', sortingFn: 'alphanumeric' }),
+    scoreColumn.accessor('customer_name', { header: 'Customer', sortingFn: 'text' }),
+    scoreColumn.accessor('overall_score', { header: 'Health score', sortDescFirst: false, meta: { numeric: true } }),
+    scoreColumn.accessor('classification', { header: 'Classification', sortingFn: byLevel('classification') }),
+    scoreColumn.accessor('risk_level', { header: 'Risk level', sortingFn: byLevel('risk_level') }),
+    scoreColumn.accessor('top_risk', { header: 'Top risk', sortingFn: 'text' }),
+    scoreColumn.accessor((s) => byId.get(s.cluster_id)?.cluster_type ?? s.cluster_type, { id: 'type', header: 'Type', sortingFn: 'text' }),
+    scoreColumn.accessor((s) => byId.get(s.cluster_id)?.region_name ?? s.region, { id: 'region', header: 'Region', sortingFn: 'text' }),
+  ];
+}
+
 /**
  * Every cluster's health, worst first, virtualised as the fleet table is (components/data-table.tsx): only the rows in
  * view are in the DOM, so a fleet of thousands stays fast (1,000 clusters rendered whole were 16,000 nodes, and clearing
  * a filter froze the tab for 150 ms). A cluster is one <tbody>, its row and its opened dimensions, measured together.
  */
-function HealthTable({ rows, byId, open, toggle }: { rows: Score[]; byId: Map<string, Enrichment>; open: string[]; toggle: (id: string) => void }) {
+function HealthTable({ rows: filtered, byId, open, toggle }: { rows: Score[]; byId: Map<string, Enrichment>; open: string[]; toggle: (id: string) => void }) {
+  const [sorting, setSorting] = useUrlSorting('');
+  const columns = useMemo(() => scoreColumns(byId), [byId]);
+  const table = useReactTable({
+    data: filtered,
+    columns,
+    state: { sorting },
+    onSortingChange: setSorting,
+    getRowId: (s) => s.cluster_id,
+    getCoreRowModel: getCoreRowModel(),
+    getSortedRowModel: getSortedRowModel(),
+    // Two states per header, as DataTable's: a click never silently drops the order.
+    enableSortingRemoval: false,
+  });
+  const sortedRows = table.getRowModel().rows;
+  const rows = useMemo(() => sortedRows.map((r) => r.original), [sortedRows]);
+  const caption = `Health score per cluster, ${sorting.length ? 'sorted by the marked column' : 'worst first'}`;
   const scrollRef = useRef<HTMLElement>(null);
   const opened = useMemo(() => new Set(open), [open]);
   const virtualizer = useVirtualizer({
@@ -237,9 +277,9 @@ function HealthTable({ rows, byId, open, toggle }: { rows: Score[]; byId: Map<st
     </tbody>
   );
   return (
-    <ScrollRegion label="Health score per cluster, worst first" maxHeight="min(70vh, 900px)" ref={scrollRef}>
+    <ScrollRegion label={caption} maxHeight="min(70vh, 900px)" ref={scrollRef}>
       <table className="health-table" aria-rowcount={rowIndex.count} style={{ minWidth: WIDTHS.reduce((a, b) => a + b, 0) }}>
-        <caption className="visually-hidden">Health score per cluster, worst first</caption>
+        <caption className="visually-hidden">{caption}</caption>
         <colgroup>
           {WIDTHS.map((w, i) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: the columns are fixed
@@ -248,19 +288,9 @@ function HealthTable({ rows, byId, open, toggle }: { rows: Score[]; byId: Map<st
         </colgroup>
         <thead>
           <tr aria-rowindex={1}>
-            <th scope="col">
-              <span className="visually-hidden">Dimensions</span>
-            </th>
-            <th scope="col">Cluster</th>
-            <th scope="col">Customer</th>
-            <th scope="col" className="num">
-              Health score
-            </th>
-            <th scope="col">Classification</th>
-            <th scope="col">Risk level</th>
-            <th scope="col">Top risk</th>
-            <th scope="col">Type</th>
-            <th scope="col">Region</th>
+            {table.getHeaderGroups()[0]!.headers.map((header) => (
+              <SortHeader key={header.id} header={header} />
+            ))}
           </tr>
         </thead>
         {paddingTop > 0 && spacer(paddingTop)}
@@ -381,7 +411,7 @@ export default function HealthPage() {
 
       <section className="view-section" aria-labelledby="health-scores">
         <h2 id="health-scores">Cluster health scores</h2>
-        <p className="muted view-note">Metrics only, worst first. Open a row for each dimension's status and thresholds.</p>
+        <p className="muted view-note">Metrics only, worst first (a column's header sorts by it). Open a row for each dimension's status and thresholds.</p>
         <search className="toolbar" aria-label="Filter health scores">
           <SearchFilter value={filters.q as string} onChange={(q) => setFilters({ q })} />
           <SelectFilter label="Classification" value={cls} options={CLASSES} onChange={(v) => setFilters({ class: v })} />
