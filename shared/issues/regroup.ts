@@ -33,7 +33,7 @@ import {
 import { createLogger } from '../log.js';
 import { loadIssueRules } from '../rules/load.js';
 import type { IssueRules } from '../rules/schemas.js';
-import { GROUPED_FIELDS, groupAlerts, type IssueGrouping } from './grouping.js';
+import { GROUPED_FIELDS, groupAlerts, groupKeyOf, keysOfGroupKey, type GroupedAlert, type IssueGrouping } from './grouping.js';
 
 /** How far back a full regrouping reads a cluster's alerts (further for issues still open before that). */
 export const REGROUP_HORIZON_DAYS = 30;
@@ -90,6 +90,37 @@ const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen:
   a.first_seen <= b.last_seen && b.first_seen <= a.last_seen;
 const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key);
 
+/**
+ * After an edit of the grouping keys, the produced issue each stored issue of the old keys goes on as: the one holding
+ * most of its alerts (its alerts: those its own key, read back, names within its span), the earliest on a tie. None
+ * when none holds any. No issue of the rules' keys is in the map: its group decides, as before.
+ */
+function heirsAcrossKeys(stored: readonly IssueRecord[], groupings: readonly IssueGrouping[], alerts: readonly GroupedAlert[], rules: IssueRules) {
+  const heirs = new Map<string, IssueGrouping>();
+  const keysNow = rules.grouping.keys.join('|');
+  const orphans = stored.filter((i) => keysOfGroupKey(i.group_key).join('|') !== keysNow);
+  if (orphans.length === 0) return heirs;
+  // A produced issue is its group's alerts within its span: spans of one group never overlap.
+  const spans = new Map<string, IssueGrouping[]>();
+  for (const g of groupings) spans.set(g.group_key, [...(spans.get(g.group_key) ?? []), g]);
+  const holder = (alert: GroupedAlert) =>
+    spans.get(groupKeyOf(alert, rules.grouping.keys))?.find((g) => g.first_seen <= alert.starts_at && alert.starts_at <= g.last_seen);
+  for (const orphan of orphans) {
+    const keys = keysOfGroupKey(orphan.group_key);
+    if (keys.length === 0) continue;
+    const held = new Map<IssueGrouping, number>();
+    for (const alert of alerts) {
+      if (alert.starts_at < orphan.first_seen || alert.starts_at > orphan.last_seen || groupKeyOf(alert, keys) !== orphan.group_key) continue;
+      const g = holder(alert);
+      if (g) held.set(g, (held.get(g) ?? 0) + 1);
+    }
+    let best: IssueGrouping | undefined;
+    for (const [g, n] of held) if (!best || n > held.get(best)! || (n === held.get(best)! && g.first_seen < best.first_seen)) best = g;
+    if (best) heirs.set(orphan.issue_id, best);
+  }
+  return heirs;
+}
+
 /** Regroups one cluster from a fresh read; moves the marker after it when it wrote anything. */
 async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, asOf: Date, readFrom?: number) {
   // Before the caller (an ingest) answers: the next list read anywhere sees these writes, also those of a failed run.
@@ -138,18 +169,25 @@ async function applyGrouping(
   // issue, its new alerts never grouped). Its triage then stays with the alerts it was made under. Overlapping
   // or not: an earlier split may have left it holding only another part's alerts (and a cluster the old way left
   // stuck has it so), and taken by overlap again it collided as before.
+  // By id alone: an issue that went on across an edit of the grouping keys (below) holds an id of another key.
   const reservedFor = new Map<string, IssueGrouping>();
   for (const grouping of groupings) {
-    const own = relevant.find((i) => i.issue_id === grouping.issue_id && i.group_key === grouping.group_key);
+    const own = relevant.find((i) => i.issue_id === grouping.issue_id);
     if (own) reservedFor.set(own.issue_id, grouping);
   }
+  // Issues of grouping keys since edited go on as the produced issue holding most of their alerts, so an edit of the
+  // keys keeps triage and tickets in view (before, every such issue was retired with no successor, and a
+  // ticketed one's alerts came back untriaged, open to a second ticket).
+  const heirs = heirsAcrossKeys(relevant, groupings, alerts, rules);
+  const producedAs = new Map<IssueGrouping, IssueGrouping>();
 
   for (const grouping of groupings) {
     // The stored issue this one continues: of the overlapping stored issues of its group not reserved for another
     // part, a triaged one first (its triage and ticket stay in view), then the one with its id, then the oldest.
-    const candidates = relevant.filter(
-      (i) => i.group_key === grouping.group_key && !kept.has(i.issue_id) && (reservedFor.get(i.issue_id) ?? grouping) === grouping && overlaps(i, grouping),
-    );
+    const free = (i: IssueRecord) => !kept.has(i.issue_id) && (reservedFor.get(i.issue_id) ?? grouping) === grouping;
+    let candidates = relevant.filter((i) => i.group_key === grouping.group_key && free(i) && overlaps(i, grouping));
+    // Of the old keys' issues whose alerts it holds most of: when no issue of its own group goes on as it.
+    if (candidates.length === 0) candidates = relevant.filter((i) => heirs.get(i.issue_id) === grouping && free(i));
     const rank = (i: IssueRecord) => [triaged(i) ? 0 : 1, i.issue_id === grouping.issue_id ? 0 : 1] as const;
     candidates.sort((a, b) => rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || (a.first_seen < b.first_seen ? -1 : 1));
     const current = candidates[0] ?? (kept.has(grouping.issue_id) ? undefined : byId.get(grouping.issue_id));
@@ -162,6 +200,7 @@ async function applyGrouping(
     if (!current && next.status === 'Resolved' && Date.parse(next.first_seen) < horizon) continue;
     if (current) kept.add(current.issue_id);
     produced.push(next);
+    producedAs.set(grouping, next);
     if (current && sameGrouping(current, next, names)) {
       result.unchanged++;
       continue;
@@ -175,7 +214,8 @@ async function applyGrouping(
   for (const gone of relevant.filter((i) => !kept.has(i.issue_id))) {
     writes.made = true;
     if (triaged(gone) || gone.ticket_claim) {
-      const successor = produced.find((g) => g.group_key === gone.group_key && overlaps(g, gone));
+      const heir = heirs.get(gone.issue_id);
+      const successor = produced.find((g) => g.group_key === gone.group_key && overlaps(g, gone)) ?? (heir && producedAs.get(heir));
       await markSuperseded(gone, successor?.issue_id ?? NO_SUCCESSOR, now);
     } else {
       await transactWrite([deleteGroupingAction(gone)]);

@@ -8,7 +8,7 @@ vi.hoisted(() => {
 });
 
 import type { Principal } from '../../shared/auth/principal.js';
-import { getIssue, listClusterIssues, listIssuesActiveSince, NO_SUCCESSOR } from '../../shared/db/issues.js';
+import { getIssue, listClusterIssues, listIssuesActiveSince, markSuperseded, NO_SUCCESSOR } from '../../shared/db/issues.js';
 import { getCurrentRuleSet, writeRuleSetVersion } from '../../shared/db/rules.js';
 import { ingestAlerts } from '../../shared/fleet/ingest.js';
 import { BadGateway, Conflict } from '../../shared/http/errors.js';
@@ -141,7 +141,7 @@ describe('a ticket created while regrouping supersedes its issue', () => {
     expect(await getIssue(newer)).toMatchObject({ ticket_key: '', ticket_claim: null });
   });
 
-  it('when no issue replaced it (the grouping keys changed): a 409 names the ticket to link or close', async () => {
+  it('when the grouping keys changed meanwhile: the ticket lands on the issue, which goes on under the new keys', async () => {
     const c = await storedCluster();
     await ingestAlerts([notice(c, 'Lag', 'lag-1', 60, null)], NOW);
     const [issue] = await listClusterIssues(c);
@@ -150,16 +150,35 @@ describe('a ticket created while regrouping supersedes its issue', () => {
       return regroupClusters([c], NOW);
     });
     try {
-      const answer = await createTicket(admin, issue!.issue_id, caller, NOW).catch((e: unknown) => e);
-      expect(await race.done()).toMatchObject({ created: 1, removed: 1, failed: 0 });
-      expect(answer).toBeInstanceOf(Conflict);
-      expect((answer as Conflict).extra).toMatchObject({ ticket_key: expect.stringMatching(/^OPS-\d+$/) });
-      expect((answer as Conflict).extra).not.toHaveProperty('superseded_by'); // no live issue to name
-      expect((answer as Conflict).message).toMatch(/^Ticket OPS-\d+ was created, but .*regroup.*: link it with PATCH or close it\.$/);
-      expect(await getIssue(issue!.issue_id)).toMatchObject({ superseded_by: NO_SUCCESSOR, ticket_key: '', ticket_claim: null });
+      const answer = await createTicket(admin, issue!.issue_id, caller, NOW);
+      expect(await race.done()).toMatchObject({ created: 0, updated: 1, removed: 0, failed: 0 });
+      expect(answer).toMatchObject({ ticket_key: expect.stringMatching(/^OPS-\d+$/) });
+      expect(await getIssue(issue!.issue_id)).toMatchObject({
+        superseded_by: null,
+        group_key: `cluster=${c}`,
+        ticket_key: answer.ticket_key,
+        ticket_claim: null,
+      });
     } finally {
       await useIssueRules(defaultRuleText('issue-rules'));
     }
+  });
+
+  it('when no issue holds its alerts any more: a 409 names the ticket to link or close', async () => {
+    const c = await storedCluster();
+    await ingestAlerts([notice(c, 'Lag', 'lag-2', 60, null)], NOW);
+    const [issue] = await listClusterIssues(c);
+    // What a pass writes for an issue none of whose alerts any produced issue holds.
+    const race = whileHeld(proxy, transactionOf('ticket_create', issue!.issue_id), async () =>
+      markSuperseded((await getIssue(issue!.issue_id))!, NO_SUCCESSOR, NOW),
+    );
+    const answer = await createTicket(admin, issue!.issue_id, caller, NOW).catch((e: unknown) => e);
+    await race.done();
+    expect(answer).toBeInstanceOf(Conflict);
+    expect((answer as Conflict).extra).toMatchObject({ ticket_key: expect.stringMatching(/^OPS-\d+$/) });
+    expect((answer as Conflict).extra).not.toHaveProperty('superseded_by'); // no live issue to name
+    expect((answer as Conflict).message).toMatch(/^Ticket OPS-\d+ was created, but .*regroup.*: link it with PATCH or close it\.$/);
+    expect(await getIssue(issue!.issue_id)).toMatchObject({ superseded_by: NO_SUCCESSOR, ticket_key: '', ticket_claim: null });
   });
 });
 

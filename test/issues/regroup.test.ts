@@ -175,34 +175,67 @@ describe('regrouping stored alerts', () => {
     }
   });
 
-  it('edited grouping keys: triaged issues are kept as superseded, untriaged ones replaced, and the next run is quiet', async () => {
-    const c = await newCluster();
-    await alert(c, 'A', 100, null);
-    await alert(c, 'B', 90, null);
-    await regroupClusters([c], NOW);
-    const [a, b] = await issuesOf(c);
-    await triage(a!.issue_id, 'keep me');
+  /** Runs `body` under the issue rules with these grouping keys, then puts the default rules back. */
+  async function withKeys(keys: string, body: () => Promise<void>) {
     const base = (await getCurrentRuleSet('issue-rules'))?.version ?? 0;
-    const text = defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', 'keys: [cluster]');
+    const text = defaultRuleText('issue-rules').replace('keys: [cluster, alert_name]', `keys: ${keys}`);
     const checked = checkRuleText('issue-rules', text);
     if (!checked.ok) throw new Error(checked.message);
     await writeRuleSetVersion('issue-rules', text, checked.value, base, 'test');
     try {
-      expect(await regroupClusters([c], NOW)).toMatchObject({ created: 1, removed: 2 });
-      const all = await issuesOf(c);
-      const live = all.filter((i) => !i.superseded_by);
-      expect(live).toHaveLength(1);
-      expect(live[0]).toMatchObject({ issue_name: 'A, B', alert_count: 2 });
-      expect(await getIssue(a!.issue_id)).toMatchObject({ notes: 'keep me', superseded_by: live[0]!.issue_id === a!.issue_id ? null : expect.any(String) });
-      expect(await getIssue(b!.issue_id)).toBeUndefined();
-      expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 0, removed: 0 });
+      await body();
     } finally {
       const current = (await getCurrentRuleSet('issue-rules'))!;
       const original = defaultRuleText('issue-rules');
       const back = checkRuleText('issue-rules', original);
       if (back.ok) await writeRuleSetVersion('issue-rules', original, back.value, current.version, 'test');
     }
+  }
+
+  it('edited grouping keys: the triaged issue goes on as the one holding its alerts, an untriaged one goes, and the next run is quiet', async () => {
+    const c = await newCluster();
+    await alert(c, 'A', 100, null);
+    await alert(c, 'B', 90, null);
+    await regroupClusters([c], NOW);
+    const [a, b] = await issuesOf(c);
+    await triage(a!.issue_id, 'keep me');
+    await withKeys('[cluster]', async () => {
+      expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 1, removed: 1 });
+      const live = (await issuesOf(c)).filter((i) => !i.superseded_by);
+      expect(live).toHaveLength(1);
+      expect(live[0]).toMatchObject({ issue_id: a!.issue_id, issue_name: 'A, B', alert_count: 2, notes: 'keep me', group_key: `cluster=${c}` });
+      expect(await getIssue(b!.issue_id)).toBeUndefined();
+      expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 0, removed: 0 });
+    });
     expect(NO_SUCCESSOR).toBe('regrouped');
+  });
+
+  it('edited grouping keys and back: a ticketed issue folded into another names it as successor, and both come back with their triage', async () => {
+    const c = await newCluster();
+    await alert(c, 'A', 100, null);
+    await alert(c, 'B', 90, null);
+    await regroupClusters([c], NOW);
+    const [a, b] = await issuesOf(c);
+    await triage(a!.issue_id, 'on A');
+    await triage(b!.issue_id, 'on B');
+    const withTicket = (await getIssue(b!.issue_id))!;
+    await transactIssues([
+      triageAction(b!.issue_id, { ticket_key: 'OPS-20', ticket_url: 'https://jira.example/browse/OPS-20' }, withTicket.triage_version, 'tester'),
+    ]);
+    await withKeys('[cluster]', async () => {
+      // Both are triaged: the older goes on as the cluster's issue, the other is folded into it (not "regrouped" into nothing).
+      expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 1, removed: 1 });
+      expect(await getIssue(a!.issue_id)).toMatchObject({ issue_name: 'A, B', notes: 'on A', superseded_by: null });
+      expect(await getIssue(b!.issue_id)).toMatchObject({ status: 'Resolved', superseded_by: a!.issue_id, ticket_key: 'OPS-20' });
+    });
+    // Keyed by alert name again: each issue goes on as its own alerts', B's ticket live again, no issue made twice.
+    expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 2, removed: 0 });
+    const live = (await issuesOf(c)).filter((i) => !i.superseded_by);
+    expect(live.map((i) => [i.issue_id, i.issue_name, i.notes, i.ticket_key])).toEqual([
+      [a!.issue_id, 'A', 'on A', ''],
+      [b!.issue_id, 'B', 'on B', 'OPS-20'],
+    ]);
+    expect(await regroupClusters([c], NOW)).toMatchObject({ created: 0, updated: 0, removed: 0 });
   });
 
   it('a late resolution of a firing alert resolves the issue once the quiet period has passed', async () => {
