@@ -47,13 +47,14 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
     // Out of every list (also when regrouping superseded it meanwhile: triageAction holds only on a live
     // issue, and this try reads afresh): the issue now holding its alerts is the one to triage.
     if (issue.superseded_by) throw await regrouped(issue, 'triage that one');
-    const fields = (Object.keys(changes) as (keyof TriageFields)[]).filter((f) => issue[f] !== changes[f]);
+    const next = ticketLink(issue, changes);
+    const fields = (Object.keys(next) as (keyof TriageFields)[]).filter((f) => issue[f] !== next[f]);
     // Stored already (a retry whose first answer was lost, or the same change made by someone else): the
     // change has succeeded, whatever version it was made on (RFC 9110 §13.1.1), so a 200, not a 409.
     if (fields.length === 0) return withTriageEtag(TRIAGED, issue.triage_version);
     if (expected !== undefined && issue.triage_version !== expected) throw staleTriage('Issue', issue);
     const before = Object.fromEntries(fields.map((f) => [f, issue[f]]));
-    const after = Object.fromEntries(fields.map((f) => [f, changes[f]]));
+    const after = Object.fromEntries(fields.map((f) => [f, next[f]]));
     await transactIssues([
       triageAction(issueId, after, issue.triage_version, principal.username, at),
       auditAction(
@@ -71,6 +72,17 @@ export async function updateTriage(principal: Principal, issueId: string, patch:
     ]);
     return withTriageEtag(TRIAGED, issue.triage_version + 1);
   });
+}
+
+/**
+ * A PATCH's changes with the ticket link kept whole: a stored key's URL is that ticket's, so a PATCH that clears or
+ * replaces the key and gives no URL takes the old URL with it (left, it opened the old ticket beside no key, or beside
+ * another's). A URL linked with no key (an incident's page) stays when a key is first set: it is no ticket's.
+ */
+function ticketLink(issue: Pick<IssueRecord, 'ticket_key' | 'ticket_url'>, changes: Partial<TriageFields>): Partial<TriageFields> {
+  if (changes.ticket_key === undefined || changes.ticket_url !== undefined || !issue.ticket_key || changes.ticket_key === issue.ticket_key || !issue.ticket_url)
+    return changes;
+  return { ...changes, ticket_url: '' };
 }
 
 /** PATCH's answer (with the ETag of the triage it left). */

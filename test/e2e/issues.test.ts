@@ -489,6 +489,30 @@ describe('POST /api/issues/{id}/create-ticket (Jira)', () => {
     });
   });
 
+  it("unlinking or replacing a ticket's key takes its URL along; a page linked with no key stays when a key is set", async () => {
+    const [issue, other] = await untickted();
+    const path = (i: { issue_id: string }) => `/api/issues/${i.issue_id}`;
+    const ticketOf = async (i: { issue_id: string }) => {
+      const { ticket_key, ticket_url } = (await call(admin, 'GET', path(i))).body.issue;
+      return { ticket_key, ticket_url };
+    };
+    await call(admin, 'PATCH', path(issue), { ticket_key: 'OPS-77', ticket_url: 'https://jira.example.com/browse/OPS-77' });
+    expect((await call(admin, 'PATCH', path(issue), { ticket_key: 'OPS-78' })).status).toBe(200);
+    expect(await ticketOf(issue)).toEqual({ ticket_key: 'OPS-78', ticket_url: '' });
+    await call(admin, 'PATCH', path(issue), { ticket_url: 'https://jira.example.com/browse/OPS-78' });
+    expect((await call(admin, 'PATCH', path(issue), { ticket_key: '' })).status).toBe(200);
+    expect(await ticketOf(issue)).toEqual({ ticket_key: '', ticket_url: '' });
+    expect((await listAudit('issue_update')).find((e) => e.target === issue.issue_id)?.detail).toEqual({
+      before: { ticket_key: 'OPS-78', ticket_url: 'https://jira.example.com/browse/OPS-78' },
+      after: { ticket_key: '', ticket_url: '' },
+    });
+    // An incident's page, then its ticket's key: the page is no ticket's, and stays.
+    const page = 'https://wiki.example.com/incidents/43';
+    await call(admin, 'PATCH', path(other), { ticket_url: page });
+    await call(admin, 'PATCH', path(other), { ticket_key: 'OPS-79' });
+    expect(await ticketOf(other)).toEqual({ ticket_key: 'OPS-79', ticket_url: page });
+  });
+
   it('a ticket whose key concurrent triage keeps from being stored: retried, else a 409 naming the ticket', async () => {
     configure();
     // DynamoDB cancelling the transaction that records the ticket (with its audit row) for a concurrent one, `failures` times.
