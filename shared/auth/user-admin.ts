@@ -6,6 +6,7 @@ import { linkSettings } from '../config/links.js';
 import { mailSettings } from '../config/mail.js';
 import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, auditBound, auditEntriesPage } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
+import { closeProposalsOfActions, pendingChangesOf } from '../db/config-changes.js';
 import {
   COUNTER_ACTION_INDEX,
   createInvitedUser,
@@ -65,7 +66,7 @@ export const withUserEtag = (answer: { status: 'ok'; user: ManagedUser }) => new
 /** 409 for a change made on an account that has moved on since it was read: nothing was changed; the answer carries what is stored now. */
 function staleUser(user: UserRecord): Conflict {
   return new Conflict(
-    `${user.email} was changed by someone else at ${displayTime(user.updated_at)}, after you read it: nothing was changed. Read it again and make your change on what is stored now.`,
+    `${user.email} was changed at ${displayTime(user.updated_at)}, after you read it (by another request: another superadmin, or another tab of yours): nothing was changed. Read it again and make your change on what is stored now.`,
     { current_etag: userEtag(user.version), current: { role: user.role, is_active: user.is_active } },
   );
 }
@@ -162,7 +163,7 @@ async function targetOf(actor: Principal, email: string, what: string): Promise<
 function explainConflict(error: unknown): never {
   if (error instanceof ConditionFailed) {
     if (error.failed.includes(COUNTER_ACTION_INDEX)) throw new Conflict('At least one active superadmin must remain.');
-    throw new Conflict('The user was changed by someone else meanwhile; reload and try again.');
+    throw new Conflict('The user was changed meanwhile, by another request; reload and try again.');
   }
   throw error;
 }
@@ -215,17 +216,31 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
       `${before.email} signs in through the directory (LDAP): deleting the account would not keep it out, as its next login would create it again. Deactivate it instead; remove the person from the directory to end it there.`,
     );
   }
-  const audit = auditAction({
-    actor: actor.username,
-    role: actor.role,
-    action: 'user_delete',
-    target: before.email,
-    detail: { role: before.role, was_active: before.is_active },
-    ip: caller.ip,
-    user_agent: caller.userAgent,
-  });
-  await deleteUser(before, [audit]).catch(explainConflict);
-  return { status: 'ok' };
+  // Its pending proposals close with it (closeProposalsOfActions), read afresh when a review closed one meanwhile.
+  for (let attempt = 1; ; attempt++) {
+    const now = new Date();
+    const pending = await pendingChangesOf(before.username);
+    const audit = auditAction(
+      {
+        actor: actor.username,
+        role: actor.role,
+        action: 'user_delete',
+        target: before.email,
+        detail: { role: before.role, was_active: before.is_active, ...(pending.length ? { proposals_rejected: pending.map((c) => c.change_id) } : {}) },
+        ip: caller.ip,
+        user_agent: caller.userAgent,
+      },
+      now,
+    );
+    try {
+      await deleteUser(before, [audit, ...closeProposalsOfActions(before.username, pending, actor.username, now)]);
+      return { status: 'ok' };
+    } catch (error) {
+      // The account itself or the last superadmin's counter: said as before. A proposal reviewed meanwhile: again.
+      const ownRows = error instanceof ConditionFailed && error.failed.some((i) => i <= COUNTER_ACTION_INDEX);
+      if (!(error instanceof ConditionFailed) || ownRows || attempt >= 3) explainConflict(error);
+    }
+  }
 }
 
 /**

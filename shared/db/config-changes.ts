@@ -109,6 +109,19 @@ export function releasePendingAction(change: Proposal): TransactItem {
   };
 }
 
+/**
+ * A deleted account's pending proposals rejected by who deleted it, and its pending set gone, as transaction actions
+ * (each fails unless its proposal is still pending). Left pending, they passed to an account invited later under the
+ * same email, whose username is the same: it could withdraw them, and they counted against its limit.
+ */
+export function closeProposalsOfActions(proposer: string, pending: readonly Pick<ConfigChange, 'change_id'>[], by: string, now: Date): TransactItem[] {
+  const note = `Its proposer's account (${proposer}) was deleted.`;
+  return [
+    ...pending.map((c) => reviewChangeAction(c.change_id, { status: 'rejected', by, note, appliedVersion: null }, now)),
+    { Delete: { TableName: tableName('rules'), Key: pendingKey(proposer) } },
+  ];
+}
+
 /** `20261122T043000123Z-9f1c2a7b`: sortable by time, unguessable in its tail. */
 export function newChangeId(now = new Date()): string {
   return `${now.toISOString().replace(/[-:.]/g, '')}-${randomBytes(4).toString('hex')}`;

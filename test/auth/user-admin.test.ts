@@ -8,6 +8,9 @@ import { verifyAccessToken } from '../../shared/auth/jwt.js';
 import { principalOf, resolvePrincipal } from '../../shared/auth/principal.js';
 import { inviteUser, listManagedUsers, removeUser, updateUser } from '../../shared/auth/user-admin.js';
 import { listAudit } from '../../shared/db/audit.js';
+import { getChange, pendingChangesOf } from '../../shared/db/config-changes.js';
+import { submitRuleSet, withdrawConfigChange } from '../../shared/rules/editing.js';
+import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { ConditionFailed, putItem } from '../../shared/db/client.js';
 import { isTokenRevoked } from '../../shared/db/sessions.js';
 import { activateInvitation, activeSuperadminCount, createInvitedUser, createUser, findUsersByEmail, getUser, replaceUser } from '../../shared/db/users.js';
@@ -574,6 +577,36 @@ describe('audit of account changes', () => {
       ['user_update', { before: { role: 'viewer', is_active: true }, after: { role: 'admin', is_active: true } }],
     ]);
   });
+
+  it("a deleted account's pending proposals are rejected with it: an account invited again under its email takes none over", async () => {
+    const boss = await superadmin('proposals-boss');
+    const asUser = (u: { id: string; username: string; name: string; email: string; role: Principal['role'] }): Principal => ({
+      userId: u.id,
+      username: u.username,
+      name: u.name,
+      email: u.email,
+      role: u.role,
+    });
+    const email = 'leaver@example.com';
+    const leaver = asUser(await createUser({ username: email, name: 'Leaver', email, role: 'viewer', is_active: true }));
+    const edit = (n: number) => defaultRuleText('risk-rules').replace(/^/, `# proposal ${n} of the leaver\n`);
+    const proposals = [await submitRuleSet(leaver, 'risk-rules', edit(1), caller), await submitRuleSet(leaver, 'risk-rules', edit(2), caller)];
+    const ids = proposals.map((p) => (p as { change_id: string }).change_id);
+    expect(ids.every(Boolean)).toBe(true);
+    expect((await pendingChangesOf(email)).map((c) => c.change_id).sort()).toEqual([...ids].sort());
+
+    await removeUser(boss, email, caller);
+    for (const id of ids)
+      expect(await getChange(id)).toMatchObject({ status: 'rejected', reviewed_by: boss.username, review_note: expect.stringContaining('deleted') });
+    const [entry] = (await listAudit('user_delete')).filter((e) => e.target === email);
+    expect(entry!.detail).toEqual({ role: 'viewer', was_active: true, proposals_rejected: ids });
+
+    // Someone given the address again is a new account: none of the old proposals is theirs to withdraw or count.
+    const newcomer = asUser(await createUser({ username: email, name: 'Newcomer', email, role: 'viewer', is_active: true }));
+    expect(await pendingChangesOf(email)).toEqual([]);
+    await expect(withdrawConfigChange(newcomer, ids[0]!, caller)).rejects.toMatchObject({ status: 409 });
+    expect(await getChange(ids[0]!)).toMatchObject({ status: 'rejected', reviewed_by: boss.username });
+  });
 });
 
 describe('two superadmins changing one account from the users list', () => {
@@ -616,7 +649,9 @@ describe('two superadmins changing one account from the users list', () => {
     expect(second.headers?.['Content-Type']).toMatch(/application\/problem\+json/);
     expect(second.json).toMatchObject({
       status: 409,
-      detail: expect.stringMatching(/^listed-target@example\.com was changed by someone else at .+ after you read it: nothing was changed/),
+      detail: expect.stringMatching(
+        /^listed-target@example\.com was changed at .+ after you read it \(by another request: another superadmin, or another tab of yours\): nothing was changed/,
+      ),
       current_etag: first.headers?.ETag,
       current: { role: 'admin', is_active: true },
     });
@@ -671,7 +706,9 @@ describe('two superadmins changing one account from the users list', () => {
     expect(stale.statusCode).toBe(409);
     expect(stale.json).toMatchObject({
       status: 409,
-      detail: expect.stringMatching(/^reset-target@example\.com was changed by someone else at .+ after you read it: nothing was changed/),
+      detail: expect.stringMatching(
+        /^reset-target@example\.com was changed at .+ after you read it \(by another request: another superadmin, or another tab of yours\): nothing was changed/,
+      ),
       current_etag: deactivated.headers?.ETag,
       current: { role: 'viewer', is_active: false },
     });
