@@ -298,7 +298,8 @@ export async function auditPage(query: { action: string; before?: string; page: 
     total,
     page: query.page,
     page_size: query.page_size,
-    total_pages: Math.max(1, Math.ceil(total / query.page_size)),
+    // 0 when nothing matches, as the issue lists answer (shared/issues/README.md, decision 54).
+    total_pages: Math.ceil(total / query.page_size),
     limit: AUDIT_READ_LIMIT,
     older_before: olderBefore,
   };

@@ -43,6 +43,14 @@ describe('a page of the audit log', () => {
   it('answers an empty page past the last, with the total', async () => {
     expect(await auditPage({ action: 'login', page: 3, page_size: 5 })).toMatchObject({ entries: [], total: 10, total_pages: 2 });
   });
+
+  it('answers 0 pages when nothing matches, as the issue lists do', async () => {
+    expect(await auditPage({ action: 'login', before: new Date(start - 60_000).toISOString(), page: 1, page_size: 5 })).toMatchObject({
+      entries: [],
+      total: 0,
+      total_pages: 0,
+    });
+  });
 });
 
 /** An instant written with the offset `+05:30`, as a user in India might type it. */
