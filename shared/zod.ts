@@ -33,7 +33,8 @@ export const unlazy = <T extends z.core.SomeType>(schema: z.ZodMiniLazy<T>): T =
  * refine alone is left out of the OpenAPI document, where a PATCH body would then read as taking `{}`.
  */
 export function withSomeField<S extends z.ZodMiniObject>(schema: S, message = 'at least one field is required'): S {
-  const checked = schema.check(z.refine((fields) => Object.keys(fields as object).length > 0, message));
+  // Only when the fields are otherwise valid: an unknown field alone is said as such, not also as "no field".
+  const checked = schema.check(z.refine((fields) => Object.keys(fields as object).length > 0, { message, when: (payload) => payload.issues.length === 0 }));
   z.globalRegistry.add(checked, { minProperties: 1 });
   return checked;
 }

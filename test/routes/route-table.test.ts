@@ -194,6 +194,17 @@ describe('OpenAPI document', () => {
     expect(body('/api/auth/login', 'post').required).toBe(true);
   });
 
+  it('says "a field is required" of an empty PATCH only: an unknown field alone is said as unknown, not also as no field', () => {
+    for (const path of ['/api/issues/{issue_id}', '/api/ai-issues/{issue_id}']) {
+      const { route } = allRoutes().find((r) => r.route.path === path && r.route.method === 'PATCH')!;
+      const issues = (body: unknown) => route.body!.safeParse(body).error?.issues.map((i) => i.code);
+      const group = path;
+      expect(issues({ severity: 'Critical' }), group).toEqual(['unrecognized_keys']);
+      expect(issues({}), group).toEqual(['custom']);
+      expect(issues({ notes: 'fine' }), group).toBeUndefined();
+    }
+  });
+
   it("documents the problem members the console acts on, and every 429's limit the service names", () => {
     const doc = buildOpenApi(ROUTE_GROUPS, 'test') as unknown as { components: { schemas: { Problem: { properties: Record<string, any> } } } };
     const members = doc.components.schemas.Problem.properties;
