@@ -49,11 +49,19 @@ export function isoOf(t: Instant): string {
 
 /**
  * A moment as `<time dateTime=…>2026-11-24 19:45 UTC</time>` (`label={false}` under a "(UTC)" header; `seconds` beside
- * a time the API writes to the second, as an alert's start); none → a muted `—`.
+ * a time the API writes to the second, as an alert's start); none → a muted `—`. Where its cell or sentence wraps, a
+ * line ends between the date and the time, never inside either ("2026-12-" above "05 23:09"): each is a `.when-part`.
  */
 export function When({ iso, label, seconds }: { iso: string | null | undefined; label?: boolean; seconds?: boolean }) {
   if (!iso) return <span className="muted">—</span>;
-  return <time dateTime={iso}>{(seconds ? utcSeconds : utc)(iso, { label })}</time>;
+  const text = (seconds ? utcSeconds : utc)(iso, { label });
+  const space = text.indexOf(' ');
+  if (space < 0) return <time dateTime={iso}>{text}</time>;
+  return (
+    <time dateTime={iso}>
+      <span className="when-part">{text.slice(0, space)}</span> <span className="when-part">{text.slice(space + 1)}</span>
+    </time>
+  );
 }
 
 const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
