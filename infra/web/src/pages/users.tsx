@@ -20,6 +20,7 @@ import type { Answer, Role } from '../api/types';
 import { userEtag } from '../../../../shared/http/etags.js';
 import { CopyField } from '../components/admin/copy-field';
 import { keepInvite, readInvite } from '../components/admin/kept-invite';
+import { Email } from '../components/email';
 import { ScrollRegion } from '../components/scroll-region';
 import { utc, When } from '../components/time';
 import { Empty, Loading, Problem, RetryAfterNote } from '../components/states';
@@ -379,7 +380,9 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                     {self && <span className="muted"> (you)</span>}
                     {u.source === 'ldap' && <span className="muted"> · directory (LDAP)</span>}
                   </th>
-                  <td>{u.email}</td>
+                  <td className="users-email">
+                    <Email address={u.email} />
+                  </td>
                   <td>
                     {manage && !u.invitation_pending && !self ? (
                       <RoleField user={u} busy={busy} save={(role, done) => change(u, { role }, 'change the role of', done)} />
@@ -387,7 +390,7 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                       <span className={`users-role ${u.role}`}>{u.role}</span>
                     )}
                   </td>
-                  <td>
+                  <td className="users-status-cell">
                     {u.invitation_pending ? (
                       <PendingStatus user={u} inviteAgain={can('superadmin') || u.role !== 'superadmin' ? () => inviteAgain(u) : undefined} />
                     ) : (
@@ -396,28 +399,30 @@ function UserTable({ users, manage, inviteAgain }: { users: ManagedUser[]; manag
                     {u.password_reset_pending && <ResetStatus user={u} />}
                   </td>
                   {manage && (
-                    <td className="users-actions">
-                      {/* The service refuses every change of one's own account (another superadmin makes it): no control that cannot work. */}
-                      {self && <span className="muted">Your own account: another superadmin changes it.</span>}
-                      {!u.invitation_pending && !self && (
-                        <Button
-                          type="button"
-                          disabled={busy}
-                          onClick={() => change(u, { is_active: !u.is_active }, u.is_active ? 'deactivate' : 'reactivate')}
-                          aria-label={`${u.is_active ? 'Deactivate' : 'Reactivate'} ${u.email}`}
-                        >
-                          {u.is_active ? 'Deactivate' : 'Reactivate'}
-                        </Button>
-                      )}
-                      {mayReset && u.source === 'local' && u.is_active && !self && (
-                        <ConfirmedAction user={u} what="reset" act={() => reset(u)} {...confirmation} />
-                      )}
-                      {self ? null : u.source === 'ldap' ? (
-                        // Deleting would not keep it out: its next login through the directory makes it again.
-                        <span className="muted users-ldap-note">Signs in through the directory: deactivate to keep it out.</span>
-                      ) : (
-                        <ConfirmedAction user={u} what="delete" act={() => destroy(u)} {...confirmation} />
-                      )}
+                    <td>
+                      <div className="users-actions">
+                        {/* The service refuses every change of one's own account (another superadmin makes it): no control that cannot work. */}
+                        {self && <span className="muted">Your own account: another superadmin changes it.</span>}
+                        {!u.invitation_pending && !self && (
+                          <Button
+                            type="button"
+                            disabled={busy}
+                            onClick={() => change(u, { is_active: !u.is_active }, u.is_active ? 'deactivate' : 'reactivate')}
+                            aria-label={`${u.is_active ? 'Deactivate' : 'Reactivate'} ${u.email}`}
+                          >
+                            {u.is_active ? 'Deactivate' : 'Reactivate'}
+                          </Button>
+                        )}
+                        {mayReset && u.source === 'local' && u.is_active && !self && (
+                          <ConfirmedAction user={u} what="reset" act={() => reset(u)} {...confirmation} />
+                        )}
+                        {self ? null : u.source === 'ldap' ? (
+                          // Deleting would not keep it out: its next login through the directory makes it again.
+                          <span className="muted users-ldap-note">Signs in through the directory: deactivate to keep it out.</span>
+                        ) : (
+                          <ConfirmedAction user={u} what="delete" act={() => destroy(u)} {...confirmation} />
+                        )}
+                      </div>
                     </td>
                   )}
                 </tr>
