@@ -5,6 +5,7 @@ import { useApi } from '../api/hooks';
 import { type ChangeSummary, changesEndpoint, NAME_LABEL } from '../components/rules/api';
 import { When } from '../components/time';
 import { StatusBadge } from '../components/rules/status-badge';
+import { Email } from '../components/email';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
@@ -99,7 +100,9 @@ function ProposalTable({ changes }: { changes: ChangeSummary[] }) {
               <td>
                 <StatusBadge status={c.status} />
               </td>
-              <td>{c.proposed_by}</td>
+              <td className="proposals-who">
+                <Email address={c.proposed_by} />
+              </td>
               <td>
                 <When iso={c.proposed_at} />
               </td>
@@ -107,7 +110,7 @@ function ProposalTable({ changes }: { changes: ChangeSummary[] }) {
               <td className="proposals-review">
                 {c.reviewed_by ? (
                   <>
-                    {c.reviewed_by}, <When iso={c.reviewed_at} />
+                    <Email address={c.reviewed_by} />, <When iso={c.reviewed_at} />
                     {c.review_note ? <span className="muted"> · “{c.review_note}”</span> : null}
                   </>
                 ) : (
