@@ -12,7 +12,8 @@ import { Pager, positive } from '../components/pager';
 import { modelLabel, PatrolReportView, ReportStatus } from '../components/ai/patrol-report';
 import { PatrolTrigger } from '../components/ai/patrol-trigger';
 import { everyLabel, scheduleLate } from '../components/ai/schedule';
-import { utc } from '../components/issues/format';
+import { utc, When } from '../components/issues/format';
+import { Email } from '../components/email';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
@@ -170,7 +171,7 @@ function Reports({
             </Empty>
           ) : (
             <ScrollRegion label="Patrol reports" className={list.isFetching ? 'ai-table ai-busy' : 'ai-table'}>
-              <table>
+              <table className="patrol-table">
                 <caption className="visually-hidden">
                   Patrol reports, newest first, page {count(page)} of {count(totalPages)}
                 </caption>
@@ -191,7 +192,9 @@ function Reports({
                   {data.reports.map((r) => (
                     <tr key={r.report_id}>
                       <th scope="row">
-                        <ItemLink to={`/patrol/${encodeURIComponent(r.report_id)}`}>{utc(r.created_at, { label: false })}</ItemLink>
+                        <ItemLink to={`/patrol/${encodeURIComponent(r.report_id)}`}>
+                          <When iso={r.created_at} label={false} />
+                        </ItemLink>
                       </th>
                       <td>
                         <ReportStatus status={r.status} />
@@ -201,7 +204,7 @@ function Reports({
                       <td className="num">{r.status === 'running' ? <span className="muted">—</span> : r.flagged_count}</td>
                       <td className="ai-wrap">{r.fleet_narrative ? firstLine(r.fleet_narrative, 140) : <span className="muted">—</span>}</td>
                       <UsageCells model={modelLabel(r.model)} row={r} pending={r.status === 'running'} />
-                      <td>{r.triggered_by || <span className="muted">schedule</span>}</td>
+                      <td className="patrol-who">{r.triggered_by ? <Email address={r.triggered_by} /> : <span className="muted">schedule</span>}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -40,7 +40,7 @@ export function UsageCells({
     );
   return (
     <>
-      <td>{model}</td>
+      <td className="ai-model">{model}</td>
       <td className="num">{count(row.total_tokens)}</td>
       <td className="num">{usd(row.cost_usd)}</td>
       <td className="num">{seconds(row.duration_seconds)}</td>
