@@ -154,7 +154,7 @@ function DimensionTable({ caption, rows }: { caption: string; rows: DimensionRow
               <td className="num">{fmt(d.value)}</td>
               <td className="num">{fmtScore(d.score)}</td>
               <td className="num">{fmt(d.weight)}</td>
-              <td>
+              <td className="cluster-thresholds">
                 <Thresholds rule={d.rule} />
               </td>
             </tr>
