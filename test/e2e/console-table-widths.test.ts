@@ -1,8 +1,8 @@
 // The console's tables on a 1280-px screen, in a real browser (Debian Chromium) through the whole local service,
 // with the long addresses, names and notes that once pushed a table's last columns (People's actions among them)
 // off the right edge: People, Rule proposals, Patrol's reports, a cluster's dimension tables and Fleet scroll
-// sideways neither in their own region nor as a page, and Fleet's "Top risk" shows each name whole (it takes a
-// second line rather than "Compactio… score 0"). The first four fit 1024 px too; on a phone a table may scroll
+// sideways neither in their own region nor as a page, and Fleet's and Critical's "Top risk" show each name whole
+// (it takes a second line rather than "Compactio… score 0"). The first four fit 1024 px too; on a phone a table may scroll
 // in its own region, the page never does. People passes axe with its actions laid out as they now are.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,12 +115,12 @@ describe('console tables on a 1280-px screen', { timeout: 120_000 }, () => {
     await expectAccessible(page, '/users at 1280 px');
   });
 
-  it('Fleet’s Top risk shows each name whole in its column: a second line, not "Compactio… score 0"', async () => {
+  it('Fleet’s and Critical’s Top risk show each name whole in its column: a second line, not "Compactio… score 0"', async () => {
     const page = await ui.browser.page({ viewport: { width: 1280, height: 900 } });
     await signIn(page, 'admin', PASSWORD);
-    await open(page, '/', 'main table tbody tr[data-index]');
     // Cut: the name's box narrower than its text (the ellipsis), or its text laid out past the cell's edge.
-    const risks = (await page.evaluate(`[...document.querySelectorAll('main table tbody tr[data-index] .top-risk')].map((risk) => {
+    const topRisks = async () =>
+      (await page.evaluate(`[...document.querySelectorAll('main table tbody tr[data-index] .top-risk')].map((risk) => {
       const cell = risk.closest('td').getBoundingClientRect();
       const name = risk.querySelector('.top-risk-name');
       const range = document.createRange();
@@ -129,10 +129,18 @@ describe('console tables on a 1280-px screen', { timeout: 120_000 }, () => {
         || [...range.getClientRects()].some((r) => r.width > 0 && (r.right > cell.right + 0.5 || r.left < cell.left - 0.5));
       return { text: risk.textContent, cut };
     })`)) as { text: string; cut: boolean }[];
+    await open(page, '/', 'main table tbody tr[data-index]');
+    const risks = await topRisks();
     // "Memory Usage score 36" and longer took more than the column's one line.
     expect(risks.filter((r) => r.text.length >= 21).length, 'a top risk too long for one line').toBeGreaterThan(0);
     expect(risks.filter((r) => r.cut).map((r) => r.text)).toEqual([]);
     expect(await overflow(page)).toEqual([]);
+    // The critical page's table of Warning and Critical clusters: the same column, 170 px.
+    const warned = (await api(ui.service.url, ui.admin, 'GET', '/api/fleet/critical')).body.clusters.length;
+    await open(page, '/critical', warned > 0 ? 'main table tbody tr[data-index] .top-risk' : 'main h1');
+    const critical = await topRisks();
+    expect(critical).toHaveLength(warned);
+    expect(critical.filter((r) => r.cut).map((r) => r.text)).toEqual([]);
   });
 
   it('the pages but Fleet fit 1024 px too; on a phone only a table’s own region scrolls, never the page', async () => {

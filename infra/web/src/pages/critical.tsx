@@ -163,7 +163,12 @@ const FLEET_COLUMNS = [
   fleetColumn.accessor('classification', { header: 'Classification', size: 120, cell: (c) => <Badge status={c.getValue()} /> }),
   fleetColumn.accessor('tier_adjusted_score', { header: 'Tier-adjusted', size: 100, meta: { numeric: true }, cell: (c) => fmtScore(c.getValue()) }),
   fleetColumn.accessor('overall_score', { header: 'Unified', size: 80, meta: { numeric: true }, cell: (c) => fmtScore(c.getValue()) }),
-  fleetColumn.accessor('top_risk', { header: 'Top risk', size: 170, cell: (c) => <TopRisk text={c.getValue()} title={c.getValue()} /> }),
+  fleetColumn.accessor('top_risk', {
+    header: 'Top risk',
+    size: 170,
+    meta: { className: 'top-risk-cell' },
+    cell: (c) => <TopRisk text={c.getValue()} title={c.getValue()} />,
+  }),
   fleetColumn.accessor('firing_alert_count_7d', { header: 'Alerts (7 d)', size: 90, meta: { numeric: true } }),
   fleetColumn.accessor('risk_reasons', {
     header: 'Why',

@@ -84,12 +84,12 @@ const COLUMNS = [
   column.accessor('overall_score', { sortDescFirst: false, header: 'Overall', size: 78, meta: { numeric: true }, cell: (c) => score(c.getValue()) }),
   column.accessor('metrics_score', { sortDescFirst: false, header: 'Metrics', size: 78, meta: { numeric: true }, cell: (c) => score(c.getValue()) }),
   column.accessor('alerts_score', { sortDescFirst: false, header: 'Alerts', size: 70, meta: { numeric: true }, cell: (c) => score(c.getValue()) }),
-  // Wraps onto a second line (fleet.css) rather than cutting the name ("Compactio… score 0"), as the Health page's does.
+  // Wraps onto a second line (views.css) rather than cutting the name ("Compactio… score 0"), as the Health page's does.
   column.accessor('top_risk', {
     header: 'Top risk',
     size: 160,
     sortingFn: 'text',
-    meta: { className: 'fleet-top-risk' },
+    meta: { className: 'top-risk-cell' },
     cell: (c) => <TopRisk text={c.getValue()} title={[c.getValue(), ...c.row.original.risk_reasons].join('\n')} />,
   }),
   column.accessor('customer_name', {
