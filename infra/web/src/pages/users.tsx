@@ -99,7 +99,7 @@ export default function UsersPage() {
       <p className="muted">
         Everyone who can sign in to the console, and invitations not yet accepted (inactive until the invitee sets a password).
         {superadmin
-          ? ' As a superadmin you change roles, deactivate and delete accounts, and reset passwords.'
+          ? ' As a superadmin you change roles, deactivate and delete accounts (a deleted account’s pending rule proposals are rejected with it), and reset passwords.'
           : ' Only a superadmin changes roles, resets passwords or removes accounts.'}
       </p>
       <InviteForm reinvite={reinvite} />
