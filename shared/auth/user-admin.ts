@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { linkSettings } from '../config/links.js';
 import { mailSettings } from '../config/mail.js';
-import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, auditBound, auditEntriesPage } from '../db/audit.js';
+import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, auditBound, auditEntriesPage, type AuditInput } from '../db/audit.js';
 import { ConditionFailed } from '../db/client.js';
-import { closeProposalsOfActions, pendingChangesOf } from '../db/config-changes.js';
+import { closeProposalsOfActions, pendingSetOf, proposerDeletedNote } from '../db/config-changes.js';
 import {
   COUNTER_ACTION_INDEX,
   createInvitedUser,
@@ -216,29 +216,32 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
       `${before.email} signs in through the directory (LDAP): deleting the account would not keep it out, as its next login would create it again. Deactivate it instead; remove the person from the directory to end it there.`,
     );
   }
-  // Its pending proposals close with it (closeProposalsOfActions), read afresh when a review closed one meanwhile.
+  // Its pending proposals close with it (closeProposalsOfActions), each audited as a review's rejection is; read
+  // afresh when one was reviewed or made meanwhile.
   for (let attempt = 1; ; attempt++) {
     const now = new Date();
-    const pending = await pendingChangesOf(before.username);
-    const audit = auditAction(
-      {
-        actor: actor.username,
-        role: actor.role,
-        action: 'user_delete',
-        target: before.email,
-        detail: { role: before.role, was_active: before.is_active, ...(pending.length ? { proposals_rejected: pending.map((c) => c.change_id) } : {}) },
-        ip: caller.ip,
-        user_agent: caller.userAgent,
-      },
-      now,
+    const pending = await pendingSetOf(before.username);
+    const entry = (rest: Pick<AuditInput, 'action' | 'target' | 'detail'>) =>
+      auditAction({ actor: actor.username, role: actor.role, ip: caller.ip, user_agent: caller.userAgent, ...rest }, now);
+    const rejected = pending.changes.map((c) =>
+      entry({ action: 'change_reject', target: c.change_id, detail: { rule_set: c.rule_set, note: proposerDeletedNote(before.username) } }),
     );
+    const ids = pending.changes.map((c) => c.change_id);
+    const audit = entry({
+      action: 'user_delete',
+      target: before.email,
+      detail: { role: before.role, was_active: before.is_active, ...(ids.length ? { proposals_rejected: ids } : {}) },
+    });
     try {
-      await deleteUser(before, [audit, ...closeProposalsOfActions(before.username, pending, actor.username, now)]);
+      await deleteUser(before, [audit, ...rejected, ...closeProposalsOfActions(before.username, pending, actor.username, now)]);
       return { status: 'ok' };
     } catch (error) {
-      // The account itself or the last superadmin's counter: said as before. A proposal reviewed meanwhile: again.
-      const ownRows = error instanceof ConditionFailed && error.failed.some((i) => i <= COUNTER_ACTION_INDEX);
-      if (!(error instanceof ConditionFailed) || ownRows || attempt >= 3) explainConflict(error);
+      // The account itself or the last superadmin's counter: said as before. Its proposals, reviewed or made meanwhile: again.
+      if (!(error instanceof ConditionFailed) || error.failed.some((i) => i <= COUNTER_ACTION_INDEX)) explainConflict(error);
+      if (attempt >= 3)
+        throw new Conflict(
+          `${before.email}'s rule proposals kept changing while it was being deleted (reviewed or made meanwhile); nothing was changed. Try again.`,
+        );
     }
   }
 }

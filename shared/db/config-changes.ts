@@ -109,16 +109,32 @@ export function releasePendingAction(change: Proposal): TransactItem {
   };
 }
 
+/** The note a proposal rejected with its proposer's deleted account carries (closeProposalsOfActions). */
+export const proposerDeletedNote = (proposer: string) => `Its proposer's account (${proposer}) was deleted.`;
+
 /**
- * A deleted account's pending proposals rejected by who deleted it, and its pending set gone, as transaction actions
- * (each fails unless its proposal is still pending). Left pending, they passed to an account invited later under the
- * same email, whose username is the same: it could withdraw them, and they counted against its limit.
+ * A deleted account's pending proposals rejected (by who deleted it), and its pending set gone, as transaction
+ * actions: each rejection fails unless its proposal is still pending, and the set's delete unless it holds as many
+ * ids as read (`held`, pendingSetOf), so a proposal made meanwhile fails it too. Left pending, they passed to an
+ * account invited later under the same email, whose username is the same: it could withdraw them.
  */
-export function closeProposalsOfActions(proposer: string, pending: readonly Pick<ConfigChange, 'change_id'>[], by: string, now: Date): TransactItem[] {
-  const note = `Its proposer's account (${proposer}) was deleted.`;
+export function closeProposalsOfActions(
+  proposer: string,
+  { held, changes }: { held: number; changes: readonly Pick<ConfigChange, 'change_id'>[] },
+  by: string,
+  now: Date,
+): TransactItem[] {
+  const note = proposerDeletedNote(proposer);
   return [
-    ...pending.map((c) => reviewChangeAction(c.change_id, { status: 'rejected', by, note, appliedVersion: null }, now)),
-    { Delete: { TableName: tableName('rules'), Key: pendingKey(proposer) } },
+    ...changes.map((c) => reviewChangeAction(c.change_id, { status: 'rejected', by, note, appliedVersion: null }, now)),
+    {
+      Delete: {
+        TableName: tableName('rules'),
+        Key: pendingKey(proposer),
+        ConditionExpression: held === 0 ? 'attribute_not_exists(pending) OR size(pending) = :none' : 'size(pending) = :held',
+        ExpressionAttributeValues: held === 0 ? { ':none': 0 } : { ':held': held },
+      },
+    },
   ];
 }
 
@@ -167,10 +183,15 @@ export async function getChange(changeId: string): Promise<ConfigChange | undefi
 
 /** `proposer`'s pending proposals, whole (at most PENDING_PER_PROPOSER: their ids are one item). */
 export async function pendingChangesOf(proposer: string): Promise<ConfigChange[]> {
-  const held = await getItem('rules', pendingKey(proposer), true);
-  const ids = held?.pending instanceof Set ? [...(held.pending as Set<string>)] : [];
+  return (await pendingSetOf(proposer)).changes;
+}
+
+/** `proposer`'s pending proposals and how many ids their set held as read (closeProposalsOfActions' condition). */
+export async function pendingSetOf(proposer: string): Promise<{ held: number; changes: ConfigChange[] }> {
+  const item = await getItem('rules', pendingKey(proposer), true);
+  const ids = item?.pending instanceof Set ? [...(item.pending as Set<string>)] : [];
   const changes = await Promise.all(ids.map(getChange));
-  return changes.filter((c): c is ConfigChange => c?.status === 'pending');
+  return { held: ids.length, changes: changes.filter((c): c is ConfigChange => c?.status === 'pending') };
 }
 
 type ChangeFilter = { status?: ChangeStatus; proposedBy?: string };

@@ -600,12 +600,41 @@ describe('audit of account changes', () => {
       expect(await getChange(id)).toMatchObject({ status: 'rejected', reviewed_by: boss.username, review_note: expect.stringContaining('deleted') });
     const [entry] = (await listAudit('user_delete')).filter((e) => e.target === email);
     expect(entry!.detail).toEqual({ role: 'viewer', was_active: true, proposals_rejected: ids });
+    // Each rejection is in the log as a review's is, so a filter on change_reject finds it.
+    const rejections = (await listAudit('change_reject')).filter((e) => ids.includes(e.target ?? ''));
+    expect(rejections.map((e) => [e.actor, e.detail])).toEqual(
+      ids.map(() => [boss.username, { rule_set: 'risk-rules', note: expect.stringContaining('deleted') }]),
+    );
 
     // Someone given the address again is a new account: none of the old proposals is theirs to withdraw or count.
     const newcomer = asUser(await createUser({ username: email, name: 'Newcomer', email, role: 'viewer', is_active: true }));
     expect(await pendingChangesOf(email)).toEqual([]);
     await expect(withdrawConfigChange(newcomer, ids[0]!, caller)).rejects.toMatchObject({ status: 409 });
     expect(await getChange(ids[0]!)).toMatchObject({ status: 'rejected', reviewed_by: boss.username });
+  });
+
+  it('a proposal made while its account is being deleted is rejected with the others, not left pending', async () => {
+    const boss = await superadmin('proposals-boss-2');
+    const email = 'racer@example.com';
+    const u = await createUser({ username: email, name: 'Racer', email, role: 'viewer', is_active: true });
+    const racer: Principal = { userId: u.id, username: u.username, name: u.name, email: u.email, role: u.role };
+    const edit = (n: number) => defaultRuleText('risk-rules').replace(/^/, `# race ${n}\n`);
+    const first = (await submitRuleSet(racer, 'risk-rules', edit(1), caller)) as { change_id: string };
+    let late: { change_id: string } | undefined;
+    // The delete's transaction waits until a second proposal is stored: it read one pending, two are.
+    const held = whileHeld(
+      proxy,
+      (r) => r.operation === 'TransactWriteItems' && JSON.stringify(r.input).includes('user_delete'),
+      async () => {
+        late = (await submitRuleSet(racer, 'risk-rules', edit(2), caller)) as { change_id: string };
+      },
+    );
+    await removeUser(boss, email, caller);
+    await held.done();
+    for (const id of [first.change_id, late!.change_id]) expect(await getChange(id), id).toMatchObject({ status: 'rejected' });
+    expect(await pendingChangesOf(email)).toEqual([]);
+    const [entry] = (await listAudit('user_delete')).filter((e) => e.target === email);
+    expect((entry!.detail as { proposals_rejected: string[] }).proposals_rejected.sort()).toEqual([first.change_id, late!.change_id].sort());
   });
 });
 
