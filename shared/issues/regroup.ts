@@ -89,34 +89,75 @@ const REKEY_PER_PASS = 25;
 const overlaps = (a: { first_seen: string; last_seen: string }, b: { first_seen: string; last_seen: string }) =>
   a.first_seen <= b.last_seen && b.first_seen <= a.last_seen;
 const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key);
+/**
+ * Has a ticket: the issue to keep first, so create-ticket on what its alerts form is a 409 naming it, not a second
+ * ticket. A create under way or without a definite answer passes to the issue kept instead (markSuperseded).
+ */
+const ticketed = (i: IssueRecord) => Boolean(i.ticket_key);
 
 /**
  * After an edit of the grouping keys, the produced issue each stored issue of the old keys goes on as: the one holding
  * most of its alerts (its alerts: those its own key, read back, names within its span), the earliest on a tie. None
- * when none holds any. No issue of the rules' keys is in the map: its group decides, as before.
+ * when none holds any. No issue of the rules' keys is in the map: its group decides, as before. Linear in the alerts
+ * per old key set (a pass reads up to 30 days of a cluster's alerts: thousands for a flapping one), each alert's
+ * holder found once, by binary search among its group's issues.
  */
 function heirsAcrossKeys(stored: readonly IssueRecord[], groupings: readonly IssueGrouping[], alerts: readonly GroupedAlert[], rules: IssueRules) {
   const heirs = new Map<string, IssueGrouping>();
   const keysNow = rules.grouping.keys.join('|');
-  const orphans = stored.filter((i) => keysOfGroupKey(i.group_key).join('|') !== keysNow);
-  if (orphans.length === 0) return heirs;
-  // A produced issue is its group's alerts within its span: spans of one group never overlap.
+  // The old issues by key set, then by group key (an old group's issues are a few spans that do not overlap).
+  const old = new Map<string, { keys: string[]; groups: Map<string, IssueRecord[]> }>();
+  for (const issue of stored) {
+    const keys = keysOfGroupKey(issue.group_key);
+    const joined = keys.join('|');
+    if (keys.length === 0 || joined === keysNow) continue;
+    const set = old.get(joined) ?? { keys, groups: new Map<string, IssueRecord[]>() };
+    old.set(joined, set);
+    const group = set.groups.get(issue.group_key);
+    if (group) group.push(issue);
+    else set.groups.set(issue.group_key, [issue]);
+  }
+  if (old.size === 0) return heirs;
+  // Produced issues by group, in start order (groupAlerts sorts them): an alert's is the last to start at or before it.
   const spans = new Map<string, IssueGrouping[]>();
-  for (const g of groupings) spans.set(g.group_key, [...(spans.get(g.group_key) ?? []), g]);
-  const holder = (alert: GroupedAlert) =>
-    spans.get(groupKeyOf(alert, rules.grouping.keys))?.find((g) => g.first_seen <= alert.starts_at && alert.starts_at <= g.last_seen);
-  for (const orphan of orphans) {
-    const keys = keysOfGroupKey(orphan.group_key);
-    if (keys.length === 0) continue;
-    const held = new Map<IssueGrouping, number>();
-    for (const alert of alerts) {
-      if (alert.starts_at < orphan.first_seen || alert.starts_at > orphan.last_seen || groupKeyOf(alert, keys) !== orphan.group_key) continue;
-      const g = holder(alert);
-      if (g) held.set(g, (held.get(g) ?? 0) + 1);
+  for (const g of groupings) {
+    const list = spans.get(g.group_key);
+    if (list) list.push(g);
+    else spans.set(g.group_key, [g]);
+  }
+  const holders = new Map<GroupedAlert, IssueGrouping | undefined>();
+  const holder = (alert: GroupedAlert) => {
+    if (holders.has(alert)) return holders.get(alert);
+    const list = spans.get(groupKeyOf(alert, rules.grouping.keys)) ?? [];
+    let lo = 0;
+    let hi = list.length - 1;
+    let found: IssueGrouping | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.first_seen <= alert.starts_at) {
+        found = list[mid];
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
+    const held = found && alert.starts_at <= found.last_seen ? found : undefined;
+    holders.set(alert, held);
+    return held;
+  };
+  const counts = new Map<IssueRecord, Map<IssueGrouping, number>>();
+  for (const { keys, groups } of old.values()) {
+    for (const alert of alerts) {
+      const issues = groups.get(groupKeyOf(alert, keys));
+      const issue = issues?.find((i) => i.first_seen <= alert.starts_at && alert.starts_at <= i.last_seen);
+      const g = issue && holder(alert);
+      if (!issue || !g) continue;
+      const held = counts.get(issue) ?? new Map<IssueGrouping, number>();
+      counts.set(issue, held.set(g, (held.get(g) ?? 0) + 1));
+    }
+  }
+  for (const [issue, held] of counts) {
     let best: IssueGrouping | undefined;
     for (const [g, n] of held) if (!best || n > held.get(best)! || (n === held.get(best)! && g.first_seen < best.first_seen)) best = g;
-    if (best) heirs.set(orphan.issue_id, best);
+    if (best) heirs.set(issue.issue_id, best);
   }
   return heirs;
 }
@@ -183,14 +224,19 @@ async function applyGrouping(
 
   for (const grouping of groupings) {
     // The stored issue this one continues: of the overlapping stored issues of its group not reserved for another
-    // part, a triaged one first (its triage and ticket stay in view), then the one with its id, then the oldest.
+    // part, a ticketed one first (no second ticket for its alerts), then a triaged one (its triage stays in view),
+    // then the one with its id, then the oldest.
     const free = (i: IssueRecord) => !kept.has(i.issue_id) && (reservedFor.get(i.issue_id) ?? grouping) === grouping;
+    const own = kept.has(grouping.issue_id) ? undefined : byId.get(grouping.issue_id);
     let candidates = relevant.filter((i) => i.group_key === grouping.group_key && free(i) && overlaps(i, grouping));
-    // Of the old keys' issues whose alerts it holds most of: when no issue of its own group goes on as it.
-    if (candidates.length === 0) candidates = relevant.filter((i) => heirs.get(i.issue_id) === grouping && free(i));
-    const rank = (i: IssueRecord) => [triaged(i) ? 0 : 1, i.issue_id === grouping.issue_id ? 0 : 1] as const;
-    candidates.sort((a, b) => rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || (a.first_seen < b.first_seen ? -1 : 1));
-    const current = candidates[0] ?? (kept.has(grouping.issue_id) ? undefined : byId.get(grouping.issue_id));
+    // Of the old keys' issues whose alerts it holds most of: when no issue of its own group, nor its own id, goes on as it.
+    if (candidates.length === 0 && !own) candidates = relevant.filter((i) => heirs.get(i.issue_id) === grouping && free(i));
+    const rank = (i: IssueRecord) => [ticketed(i) ? 0 : 1, triaged(i) ? 0 : 1, i.issue_id === grouping.issue_id ? 0 : 1] as const;
+    candidates.sort((a, b) => {
+      const [x, y] = [rank(a), rank(b)];
+      return x[0] - y[0] || x[1] - y[1] || x[2] - y[2] || (a.first_seen < b.first_seen ? -1 : 1);
+    });
+    const current = candidates[0] ?? own;
     const next = current ? { ...grouping, issue_id: current.issue_id } : grouping;
     // Resolved, starting before the horizon and matching nothing stored: the tail of an old issue
     // that was not read back (alerts were read further back for another group's open issue). Not
