@@ -95,14 +95,30 @@ const triaged = (i: IssueRecord) => i.triage_version > 0 || Boolean(i.ticket_key
  */
 const ticketed = (i: IssueRecord) => Boolean(i.ticket_key);
 
+/** Of spans sorted by start that do not overlap (one group's issues), the one holding `at`, by binary search. */
+function spanAt<T extends { first_seen: string; last_seen: string }>(sorted: readonly T[] | undefined, at: string): T | undefined {
+  if (!sorted) return undefined;
+  let lo = 0;
+  let hi = sorted.length - 1;
+  let found: T | undefined;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]!.first_seen <= at) {
+      found = sorted[mid];
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found && at <= found.last_seen ? found : undefined;
+}
+
 /**
  * After an edit of the grouping keys, the produced issue each stored issue of the old keys goes on as: the one holding
  * most of its alerts (its alerts: those its own key, read back, names within its span), the earliest on a tie. None
  * when none holds any. No issue of the rules' keys is in the map: its group decides, as before. Linear in the alerts
  * per old key set (a pass reads up to 30 days of a cluster's alerts: thousands for a flapping one), each alert's
- * holder found once, by binary search among its group's issues.
+ * old and new issue found by binary search among its group's.
  */
-function heirsAcrossKeys(stored: readonly IssueRecord[], groupings: readonly IssueGrouping[], alerts: readonly GroupedAlert[], rules: IssueRules) {
+export function heirsAcrossKeys(stored: readonly IssueRecord[], groupings: readonly IssueGrouping[], alerts: readonly GroupedAlert[], rules: IssueRules) {
   const heirs = new Map<string, IssueGrouping>();
   const keysNow = rules.grouping.keys.join('|');
   // The old issues by key set, then by group key (an old group's issues are a few spans that do not overlap).
@@ -118,7 +134,8 @@ function heirsAcrossKeys(stored: readonly IssueRecord[], groupings: readonly Iss
     else set.groups.set(issue.group_key, [issue]);
   }
   if (old.size === 0) return heirs;
-  // Produced issues by group, in start order (groupAlerts sorts them): an alert's is the last to start at or before it.
+  for (const { groups } of old.values()) for (const issues of groups.values()) issues.sort((a, b) => (a.first_seen < b.first_seen ? -1 : 1));
+  // Produced issues by group, in start order (groupAlerts sorts them).
   const spans = new Map<string, IssueGrouping[]>();
   for (const g of groupings) {
     const list = spans.get(g.group_key);
@@ -127,27 +144,13 @@ function heirsAcrossKeys(stored: readonly IssueRecord[], groupings: readonly Iss
   }
   const holders = new Map<GroupedAlert, IssueGrouping | undefined>();
   const holder = (alert: GroupedAlert) => {
-    if (holders.has(alert)) return holders.get(alert);
-    const list = spans.get(groupKeyOf(alert, rules.grouping.keys)) ?? [];
-    let lo = 0;
-    let hi = list.length - 1;
-    let found: IssueGrouping | undefined;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (list[mid]!.first_seen <= alert.starts_at) {
-        found = list[mid];
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    const held = found && alert.starts_at <= found.last_seen ? found : undefined;
-    holders.set(alert, held);
-    return held;
+    if (!holders.has(alert)) holders.set(alert, spanAt(spans.get(groupKeyOf(alert, rules.grouping.keys)), alert.starts_at));
+    return holders.get(alert);
   };
   const counts = new Map<IssueRecord, Map<IssueGrouping, number>>();
   for (const { keys, groups } of old.values()) {
     for (const alert of alerts) {
-      const issues = groups.get(groupKeyOf(alert, keys));
-      const issue = issues?.find((i) => i.first_seen <= alert.starts_at && alert.starts_at <= i.last_seen);
+      const issue = spanAt(groups.get(groupKeyOf(alert, keys)), alert.starts_at);
       const g = issue && holder(alert);
       if (!issue || !g) continue;
       const held = counts.get(issue) ?? new Map<IssueGrouping, number>();
