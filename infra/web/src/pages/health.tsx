@@ -241,7 +241,9 @@ function HealthTable({ rows: filtered, byId, open, toggle }: { rows: Score[]; by
   });
   const sortedRows = table.getRowModel().rows;
   const rows = useMemo(() => sortedRows.map((r) => r.original), [sortedRows]);
-  const caption = `Health score per cluster, ${sorting.length ? 'sorted by the marked column' : 'worst first'}`;
+  // A link's sort naming no column (`?sort=bogus`) sorts nothing: the caption says what is shown.
+  const sorted = table.getAllLeafColumns().some((c) => c.getIsSorted());
+  const caption = `Health score per cluster, ${sorted ? 'sorted by the marked column' : 'worst first'}`;
   const scrollRef = useRef<HTMLElement>(null);
   const opened = useMemo(() => new Set(open), [open]);
   const virtualizer = useVirtualizer({
