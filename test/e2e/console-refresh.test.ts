@@ -349,6 +349,8 @@ describe('watch pages stay current', { timeout: 90_000 }, () => {
         await route.fulfill({ json: { ...answer, generated_at: `2026-01-01T00:0${n}:00.000Z`, scores } });
       },
     );
+    // In view: rows above it may take two lines (a long top risk), putting it below a small window's edge.
+    await rows.nth(2).scrollIntoViewIfNeeded();
     const box = (await rows.nth(2).boundingBox())!;
     const aim = async () => {
       await watch.mouse.move(box.x + 20, box.y + box.height / 2);
