@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSettings } from '../config/links.js';
 import { mailSettings } from '../config/mail.js';
 import { AUDIT_ACTIONS, AUDIT_READ_LIMIT, auditAction, auditBound, auditEntriesPage, type AuditInput } from '../db/audit.js';
-import { ConditionFailed } from '../db/client.js';
+import { ConditionFailed, retryOnConflict } from '../db/client.js';
 import { closeProposalsOfActions, pendingSetOf, proposerDeletedNote } from '../db/config-changes.js';
 import {
   COUNTER_ACTION_INDEX,
@@ -217,8 +217,8 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
     );
   }
   // Its pending proposals close with it (closeProposalsOfActions), each audited as a review's rejection is; read
-  // afresh when one was reviewed or made meanwhile.
-  for (let attempt = 1; ; attempt++) {
+  // afresh (retryOnConflict) when one was reviewed or made meanwhile.
+  const attempt = async () => {
     const now = new Date();
     const pending = await pendingSetOf(before.username);
     const entry = (rest: Pick<AuditInput, 'action' | 'target' | 'detail'>) =>
@@ -232,18 +232,19 @@ export async function removeUser(actor: Principal, email: string, caller: Caller
       target: before.email,
       detail: { role: before.role, was_active: before.is_active, ...(ids.length ? { proposals_rejected: ids } : {}) },
     });
-    try {
-      await deleteUser(before, [audit, ...rejected, ...closeProposalsOfActions(before.username, pending, actor.username, now)]);
-      return { status: 'ok' };
-    } catch (error) {
-      // The account itself or the last superadmin's counter: said as before. Its proposals, reviewed or made meanwhile: again.
+    await deleteUser(before, [audit, ...rejected, ...closeProposalsOfActions(before.username, pending, actor.username, now)]).catch((error) => {
+      // The account itself or the last superadmin's counter: said as before (a Conflict, not retried).
       if (!(error instanceof ConditionFailed) || error.failed.some((i) => i <= COUNTER_ACTION_INDEX)) explainConflict(error);
-      if (attempt >= 3)
-        throw new Conflict(
-          `${before.email}'s rule proposals kept changing while it was being deleted (reviewed or made meanwhile); nothing was changed. Try again.`,
-        );
-    }
-  }
+      throw error;
+    });
+  };
+  await retryOnConflict(attempt, 3).catch((error) => {
+    if (!(error instanceof ConditionFailed)) throw error;
+    throw new Conflict(
+      `${before.email}'s rule proposals kept changing while it was being deleted (reviewed or made meanwhile); nothing was changed. Try again.`,
+    );
+  });
+  return { status: 'ok' };
 }
 
 /**
