@@ -160,6 +160,11 @@ describe('Alert issues: order', () => {
     await assignedTo(ui.adminPage).selectOption({ label: 'Unassigned' });
     await ui.adminPage.getByRole('button', { name: 'Clear filters' }).first().click();
     await ui.adminPage.waitForURL((u) => u.searchParams.get('sort') === 'severity' && !u.searchParams.has('assignee'));
+    // A third click restores the list's default order, most recently seen first, and leaves it out of the URL.
+    await header.getByRole('button').click();
+    await ui.adminPage.waitForURL((u) => !u.searchParams.has('sort'));
+    await expect.poll(() => shownNames(ui.adminPage)).toEqual(await names('-last_seen'));
+    expect(await header.getAttribute('aria-sort')).toBeNull();
     // A column the service cannot sort by offers no sorting.
     expect(await ui.adminPage.getByRole('columnheader', { name: 'Ticket' }).getByRole('button').count()).toBe(0);
   });

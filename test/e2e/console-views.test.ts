@@ -193,7 +193,10 @@ describe('health', { timeout: 60_000 }, () => {
     const names = () => adminPage.locator(`${ROWS} > th`).allTextContents();
     const header = (name: string) => adminPage.locator('table.health-table thead th').filter({ has: adminPage.getByRole('button', { name }) });
     await open(adminPage, '/health', 'Health', ROWS);
-    expect(await header('Cluster').getAttribute('aria-sort')).toBe('none');
+    const serviceOrder = await names();
+    expect(serviceOrder).toEqual(scores.map((s) => s.cluster_name));
+    // aria-sort is on the header that sorts the rows, and on no other.
+    expect(await header('Cluster').getAttribute('aria-sort')).toBeNull();
 
     await header('Cluster').getByRole('button').click();
     await adminPage.waitForURL((u) => u.searchParams.get('sort') === 'cluster_name');
@@ -204,6 +207,12 @@ describe('health', { timeout: 60_000 }, () => {
     await header('Cluster').getByRole('button').click();
     await adminPage.waitForURL((u) => u.searchParams.get('sort') === '-cluster_name');
     await expect.poll(names).toEqual(byName.map((s) => s.cluster_name).reverse());
+    // The third click restores the service's order (worst first), and the URL and caption say so.
+    await header('Cluster').getByRole('button').click();
+    await adminPage.waitForURL((u) => !u.searchParams.has('sort'));
+    await expect.poll(names).toEqual(serviceOrder);
+    expect(await header('Cluster').getAttribute('aria-sort')).toBeNull();
+    expect(await adminPage.locator('table.health-table caption').textContent()).toContain('worst first');
 
     // The best score first, then a reload keeps it; the filter narrows the sorted rows.
     await header('Health score').getByRole('button').click();

@@ -133,8 +133,8 @@ export function DataTable<T>({
     getRowId: (row) => getRowId(row),
     getCoreRowModel: getCoreRowModel(),
     getSortedRowModel: getSortedRowModel(),
-    // Two states per header (ascending, descending): a click never silently drops the order.
-    enableSortingRemoval: false,
+    // Three states per header, as in most data grids: ascending, descending, then the table's own order again (the
+    // service's, or the page's default), which no header could bring back before.
     manualSorting,
     enableMultiSort: !manualSorting,
   });
@@ -276,8 +276,9 @@ export function DataTable<T>({
 }
 
 /**
- * A column's header cell: a sortable column's label is a button with its order mark (▲ ▼, ↕ when unsorted) and the
- * cell's aria-sort; any other column's is its label. DataTable's headers, and those of a table that lays out its own
+ * A column's header cell: a sortable column's label is a button with its order mark (▲ ▼, ↕ when unsorted), and a
+ * sorted column's cell says its order in aria-sort (only sorted ones: WAI-ARIA asks for it on the header that sorts
+ * the rows, not "none" on every other); any other column's is its label. DataTable's headers, and those of a table that lays out its own
  * rows (the health page's, whose clusters open in place).
  */
 export function SortHeader<T>({ header }: { header: Header<T, unknown> }) {
@@ -286,17 +287,13 @@ export function SortHeader<T>({ header }: { header: Header<T, unknown> }) {
   const canSort = header.column.getCanSort();
   const label = header.isPlaceholder ? null : flexRender(header.column.columnDef.header, header.getContext());
   return (
-    <th
-      scope="col"
-      className={meta?.numeric ? 'num' : undefined}
-      aria-sort={canSort ? (sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none') : undefined}
-    >
+    <th scope="col" className={meta?.numeric ? 'num' : undefined} aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : undefined}>
       {canSort ? (
         <button
           type="button"
           className="sort-button"
           onClick={header.column.getToggleSortingHandler()}
-          title={header.column.getCanMultiSort() ? 'Sort (Shift adds a second order)' : 'Sort'}
+          title={`Sort: a third click restores the default order${header.column.getCanMultiSort() ? '; Shift adds a second order' : ''}`}
         >
           {label}
           <span className={`sort-mark${sorted ? ' on' : ''}`} aria-hidden="true">
@@ -325,7 +322,7 @@ export function decodeSorting(value: string): SortingState {
 /**
  * Sorting kept in the URL (`?sort=score,-name`), so a link reproduces the order:
  * `const [sorting, setSorting] = useUrlSorting('tier_adjusted_score')`, then `<DataTable sorting={sorting} onSortingChange={setSorting} …/>`.
- * `fallback` is the encoded default (left out of the URL).
+ * `fallback` is the encoded default (left out of the URL), and what a header's third click, leaving no order, restores.
  */
 export function useUrlSorting(fallback: string, key = 'sort'): [SortingState, OnChangeFn<SortingState>] {
   const defaults = useMemo(() => ({ [key]: fallback }) as UrlValues<string>, [key, fallback]);
@@ -333,8 +330,11 @@ export function useUrlSorting(fallback: string, key = 'sort'): [SortingState, On
   const encoded = values[key] as string;
   const sorting = useMemo(() => decodeSorting(encoded), [encoded]);
   const setSorting = useCallback<OnChangeFn<SortingState>>(
-    (updater) => setValues({ [key]: encodeSorting(typeof updater === 'function' ? updater(sorting) : updater) }),
-    [setValues, key, sorting],
+    (updater) => {
+      const next = typeof updater === 'function' ? updater(sorting) : updater;
+      setValues({ [key]: next.length ? encodeSorting(next) : fallback });
+    },
+    [setValues, key, sorting, fallback],
   );
   return [sorting, setSorting];
 }

@@ -236,8 +236,7 @@ function HealthTable({ rows: filtered, byId, open, toggle }: { rows: Score[]; by
     getRowId: (s) => s.cluster_id,
     getCoreRowModel: getCoreRowModel(),
     getSortedRowModel: getSortedRowModel(),
-    // Two states per header, as DataTable's: a click never silently drops the order.
-    enableSortingRemoval: false,
+    // Three states per header, as DataTable's: the third click restores the service's order, worst first.
   });
   const sortedRows = table.getRowModel().rows;
   const rows = useMemo(() => sortedRows.map((r) => r.original), [sortedRows]);

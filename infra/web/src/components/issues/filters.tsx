@@ -400,7 +400,11 @@ export function Results<T extends { issue_id: string }>({
             // The service sorts the whole list and pages it: a header asks it for another order, from page 1.
             manualSorting
             sorting={decodeSorting(filters.sort)}
-            onSortingChange={(change) => filter({ sort: encodeSorting(typeof change === 'function' ? change(decodeSorting(filters.sort)) : change) })}
+            onSortingChange={(change) => {
+              const next = typeof change === 'function' ? change(decodeSorting(filters.sort)) : change;
+              // A header's third click leaves no order: the list's default, most recently seen first.
+              filter({ sort: next.length ? encodeSorting(next) : DEFAULTS.sort });
+            }}
             rowHeight={rowHeight}
             maxHeight="none"
           />
