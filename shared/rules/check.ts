@@ -116,6 +116,11 @@ function textLimitsBroken(text: string): Refusal | null {
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1))
     if (++lines > TEXT_LIMITS.lines) return { message: `more than ${TEXT_LIMITS.lines} lines` };
   if (bracketDepth(text) > TEXT_LIMITS.depth) return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels` };
+  // YAML's printable set (1.2 §5.1) has no C0 control but tab, line feed and carriage return, nor DEL; the parser
+  // kept one in a comment or a quoted string, where it was stored unseen (a NUL, an escape sequence for a terminal).
+  const control = CONTROL.exec(text);
+  if (control)
+    return { message: `the control character U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} is not allowed`, offset: control.index };
   const deep = deepLine(text);
   if (deep !== null) {
     return {
@@ -127,6 +132,9 @@ function textLimitsBroken(text: string): Refusal | null {
     return { message: `more than ${TEXT_LIMITS.items} YAML items (lines, entries, indicators, anchors, aliases and tags)` };
   return null;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose.
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 const SCALAR_KEY_TYPES = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar']);
 
@@ -318,6 +326,16 @@ function boundedDocument(text: string): Document | Refusal {
   if (!doc) return { message: 'empty text' };
   const error = doc.errors[0];
   if (error) return { message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), offset: error.pos[0] };
+  // A core tag on a value it does not fit (`!!float 30`: this parser reads only `30.0` as a float) stays a string, and the
+  // schema's "expected number, received string" would blame a value that reads as one.
+  const unresolved = doc.warnings.find((w) => w.code === 'TAG_RESOLVE_FAILED');
+  if (unresolved) {
+    const source = text.slice(unresolved.pos[0], unresolved.pos[1]);
+    return {
+      message: `the tag \`${source.slice(0, 40)}\` does not fit its value: write the value without the tag (or a float with a point, 30.0)`,
+      offset: unresolved.pos[0],
+    };
+  }
   return aliasesBroken(doc) ?? duplicateKey(doc) ?? doc;
 }
 

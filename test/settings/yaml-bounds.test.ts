@@ -153,6 +153,32 @@ describe('shapes a rule set never needs are refused with line and column', () =>
     expect(checkRuleText('health-rules', text)).toMatchObject({ ok: true, value: { scoring: { lookback_days: 7, ai_trigger: { cooldown_hours: 7 } } } });
   });
 
+  it('a core tag that does not fit its value is refused where written, not blamed on the value', () => {
+    const base = defaultRuleText('health-rules');
+    const tagged = base.replace('lookback_days: 7', 'lookback_days: !!float 7');
+    const refused = checkRuleText('health-rules', tagged);
+    expect(refused).toEqual({ ok: false, message: expect.stringContaining('the tag `!!float` does not fit its value') });
+    const line = tagged.split('\n').findIndex((l) => l.includes('!!float 7')) + 1;
+    expect(locate(refused.ok ? '' : refused.message, tagged)).toMatchObject({ line, col: tagged.split('\n')[line - 1]!.indexOf('!!float') + 1 });
+    // A value the tag fits reads as the number it says.
+    expect(checkRuleText('health-rules', base.replace('lookback_days: 7', 'lookback_days: !!float 7.0'))).toMatchObject({
+      ok: true,
+      value: { scoring: { lookback_days: 7 } },
+    });
+  });
+
+  it('control characters YAML does not print are refused where they stand, in comments and strings too; tab and CR are text', () => {
+    const base = defaultRuleText('issue-rules');
+    for (const control of ['\u0000', '\u0007', '\u001b', '\u007f']) {
+      const text = `${base}\n# before ${control} after\n`;
+      const refused = checkRuleText('issue-rules', text);
+      const hex = control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+      expect(refused).toEqual({ ok: false, message: expect.stringContaining(`the control character U+${hex} is not allowed`) });
+      expect(locate(refused.ok ? '' : refused.message, text)).toMatchObject({ line: text.split('\n').length - 1, col: 10 });
+    }
+    expect(checkRuleText('issue-rules', `${base.replaceAll('\n', '\r\n')}#\ttab\r\n`).ok).toBe(true);
+  });
+
   it('thresholds finer than the 6 decimals metrics are judged at are refused where written, and still load where stored', () => {
     const health = (green: string, yellow: string, red: string) =>
       defaultRuleText('health-rules').replace(/green: 100\n(\s+)yellow: 500\n(\s+)red: 1000/, `green: ${green}\n$1yellow: ${yellow}\n$2red: ${red}`);
