@@ -6,13 +6,14 @@ import * as z from '../shared/zod.js';
 import { USERNAME_MAX } from '../shared/auth/username.js';
 import { createLogger, workerHandler } from '../shared/log.js';
 import { abandonUnclaimedReport, runPatrolScan } from '../shared/patrol/run.js';
+import { SCHEDULE_TRIGGER } from '../shared/patrol/schedule.js';
 
 const log = createLogger('patrol-worker');
 
 const PatrolEvent = z.looseObject({
   report_type: z._default(z.enum(['scheduled', 'on_demand']), 'scheduled'),
   // The API trigger sends the caller's username (an invited user's is their email): any username is taken.
-  triggered_by: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(USERNAME_MAX)), 'schedule'),
+  triggered_by: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(USERNAME_MAX)), SCHEDULE_TRIGGER),
   report_id: z.optional(z.uuid()),
 });
 

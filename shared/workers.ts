@@ -5,7 +5,7 @@ import type { GroupGrant, TableAccess } from './http/route.js';
 import type { TableName } from './db/tables.js';
 import type { ConfigConcern } from './config/concerns.js';
 import { RUN_SQL_MEMORY_MB } from './function-memory.js';
-import { PATROL_EVERY_MINUTES } from './patrol/schedule.js';
+import { PATROL_EVERY_MINUTES, SCHEDULE_TRIGGER } from './patrol/schedule.js';
 
 export interface WorkerDeclaration {
   readonly summary: string;
@@ -53,7 +53,11 @@ export const WORKERS = {
     config: ['patrol', 'llm', 'llm-pricing', 'agent-budget'],
     timeoutSeconds: 900,
     memoryMb: RUN_SQL_MEMORY_MB,
-    schedule: { everyMinutes: PATROL_EVERY_MINUTES, description: 'Scheduled AI patrol scan', event: { report_type: 'scheduled', triggered_by: 'schedule' } },
+    schedule: {
+      everyMinutes: PATROL_EVERY_MINUTES,
+      description: 'Scheduled AI patrol scan',
+      event: { report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER },
+    },
   },
   // No timetable of its own: recompute invokes it after creating agent tasks, locally as on AWS.
   'agent-worker': {

@@ -33,7 +33,7 @@ const readSummary = itemReader(summaryFields);
  * text. A report's flagged clusters and customer summaries run to tens of kilobytes; a scan every
  * 6 hours is 120 reports a month, 1,460 in the list's widest window.
  */
-const FIGURE_FIELDS = ['report_id', 'created_at', 'status', 'report_type', 'total_tokens', 'cost_usd', 'duration_seconds'] as const;
+const FIGURE_FIELDS = ['report_id', 'created_at', 'status', 'report_type', 'triggered_by', 'total_tokens', 'cost_usd', 'duration_seconds'] as const;
 export type ReportFigures = Pick<PatrolReportSummary, (typeof FIGURE_FIELDS)[number]>;
 const readFigures = itemReader(pickFields(summaryFields, FIGURE_FIELDS));
 const readReport = itemReader<PatrolReport>({

@@ -3,7 +3,7 @@
 import { getReport, listReportFiguresSince, reportSummaries } from '../db/patrol.js';
 import { NotFound } from '../http/errors.js';
 import { settled } from './lock.js';
-import { nextScheduledScan, PATROL_EVERY_MINUTES } from './schedule.js';
+import { nextScheduledScan, PATROL_EVERY_MINUTES, SCHEDULE_TRIGGER } from './schedule.js';
 
 export const SOURCE = 'live' as const; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
@@ -41,8 +41,8 @@ export async function latestReport() {
 export async function patrolKpis(now = new Date()) {
   const figures = await listReportFiguresSince(new Date(now.getTime() - 30 * DAY_MS));
   const finished = figures.filter((r) => r.status !== 'running');
-  // Newest first: the last scheduled scan, running or ended, is where the timetable stands.
-  const lastScheduled = figures.find((r) => r.report_type === 'scheduled')?.created_at ?? null;
+  // Newest first: the last scan the timer started, running or ended, is where the timetable stands.
+  const lastScheduled = figures.find((r) => r.report_type === 'scheduled' && r.triggered_by === SCHEDULE_TRIGGER)?.created_at ?? null;
   const reports = finished.filter((r) => r.status === 'completed');
   const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
   return {

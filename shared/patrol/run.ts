@@ -14,6 +14,7 @@ import { LoopStopped, nothingSpent, type Spent } from '../llm/tool-loop.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
 import { leaseMs, PATROL_LOCK, takeLock } from './lock.js';
+import { SCHEDULE_TRIGGER } from './schedule.js';
 import { gatherInputs, keptLists, llmScan, rulesScan, ScanFailed, type ScanOutcome } from './scan.js';
 
 const log = createLogger('patrol');
@@ -64,7 +65,7 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
       return { status: 'already_running', report_id: (await lockHolder(PATROL_LOCK))?.owner ?? '' };
     }
     try {
-      await createReport({ report_id: reportId, report_type: event.report_type ?? 'scheduled', triggered_by: event.triggered_by ?? 'schedule' });
+      await createReport({ report_id: reportId, report_type: event.report_type ?? 'scheduled', triggered_by: event.triggered_by ?? SCHEDULE_TRIGGER });
     } catch (error) {
       await releaseLock(PATROL_LOCK, reportId);
       throw error;
@@ -107,7 +108,7 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
   try {
     await heartbeatLock(PATROL_LOCK, owner, leaseMs()); // ours, or someone took over after our lease ran out
     // A lock lost mid-scan stops it before its next model call: the new holder is scanning already.
-    const outcome = await scan(owner, event.triggered_by ?? 'schedule', meter, () => lost);
+    const outcome = await scan(owner, event.triggered_by ?? SCHEDULE_TRIGGER, meter, () => lost);
     // Published only while the lock is still ours: a last renewal says so, whatever the beats met.
     if (lost || !(await stillHeld(owner))) throw new ScanFailed('the scan outlived its lock');
     const { result } = outcome;

@@ -2,6 +2,12 @@
 // (shared/workers.ts), and the next scan the KPIs announce. A module of its own, so the patrol route group
 // reads the figure without the workers' declarations.
 
+/**
+ * Who a scan the timer started names as its trigger (a person's scan names its username). The timetable follows these
+ * scans only: a person may label a scan `scheduled` too, and pressing a button must not move the announced timetable.
+ */
+export const SCHEDULE_TRIGGER = 'schedule';
+
 /** Every six hours: 120 reports a month. */
 export const PATROL_EVERY_MINUTES = 360;
 

@@ -392,6 +392,13 @@ describe('one scan at a time', () => {
     }[];
     const last = reports.find((r) => r.report_type === 'scheduled')!;
     expect(last.report_id).toBe(retried.report_id);
+    // A person's trigger labelled `scheduled` is theirs (it names them), not the timer's: the timetable stays.
+    const labelled = await call(admin, 'POST', '/api/patrol/trigger', { report_type: 'scheduled' });
+    expect(labelled.body).toMatchObject({ status: 'completed' });
+    expect((await call(viewer, 'GET', `/api/patrol/${labelled.body.report_id}`)).body).toMatchObject({
+      report_type: 'scheduled',
+      triggered_by: 'patrol-admin',
+    });
     expect((await call(viewer, 'GET', '/api/patrol/kpis/summary')).body).toMatchObject({
       scheduled_every_minutes: 360,
       last_scheduled_at: last.created_at,
