@@ -88,8 +88,9 @@ export function embedDomain(origin: string | undefined): string {
 }
 
 export async function acquireEmbedSession(input: AcquireInput, provider: () => EmbedProvider = embedProvider): Promise<EmbedTokens> {
-  const domain = embedDomain(input.origin);
+  // Not configured is said first (503), as generate-tokens says it: no Origin could make the request work.
   const client = provider(); // 503 when not configured
+  const domain = embedDomain(input.origin);
   const userId = input.principal.userId;
   const acquire = (sessionReferenceToken: string | undefined) =>
     client.acquire({ user: embedUser(input.principal), userAgent: input.userAgent, embedDomain: domain, sessionReferenceToken });

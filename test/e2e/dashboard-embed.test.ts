@@ -95,6 +95,8 @@ describe('not configured', () => {
     expect(res.status).toBe(503);
     expect(res.contentType).toContain('application/problem+json');
     expect(res.body.detail).toContain('EMBED_HOST');
+    // Without an Origin too (a CLI's request): no Origin could make it work, so the 503 is what it is told.
+    expect((await acquire(viewer, null)).status).toBe(503);
     expect((await generate({ api_token: 'a', navigation_token: 'n' })).status).toBe(503);
     const dashboard = await call(viewer, 'GET', '/api/dashboard-embed/dashboard');
     expect(dashboard.status).toBe(503);
