@@ -28,6 +28,7 @@ import {
   firingNotification,
   HEALTHY,
   HOUR,
+  keepAboveP99,
   rng,
   quietValue,
   sampleValue,
@@ -122,6 +123,7 @@ function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, se
   const at = new Date(hour);
   const rhythm = diurnal(at);
   const spike = incident ? INCIDENT_TARGETS[incident.trouble] : {};
+  const hourValues: Partial<Record<MetricKey, number>> = {};
   return (Object.keys(HEALTHY) as MetricKey[]).map((key) => {
     let { value, noise } = quietValue(cluster, baseline, key, random, rhythm);
     if (noise !== null) {
@@ -130,6 +132,7 @@ function samplesAt(cluster: DemoCluster, baseline: Record<MetricKey, number>, se
       const incidentLevel = spike[key];
       if (incidentLevel) value = Math.max(value, incidentLevel[incident!.severity === 'critical' ? 1 : 0] * noise);
     }
+    hourValues[key] = value = keepAboveP99(key, value, hourValues);
     return { cluster_id: cluster.inventory.cluster_id, metric_key: key, value: sampleValue(key, value), at: at.toISOString() };
   });
 }

@@ -216,6 +216,16 @@ export function quietValue(cluster: DemoCluster, baseline: Record<MetricKey, num
   return { value: baseline[key] * noise * (key === 'qps' ? rhythm : 1), noise };
 }
 
+/**
+ * An hour's maximum latency, never below its P99 (with some headroom, as a server's own figures have): a troubled
+ * cluster's P99 climbs past the quiet maximum it keeps, and an issue's key metrics showed a maximum of 953 ms beside
+ * a P99 of 1,927. Only the maximum moves: it is no scored dimension, so no cluster changes class.
+ */
+export function keepAboveP99(key: MetricKey, value: number, hour: Partial<Record<MetricKey, number>>): number {
+  const p99 = hour.p99_latency_ms;
+  return key === 'max_latency_ms' && p99 !== undefined ? Math.max(value, p99 * 1.25) : value;
+}
+
 /** Where a metric of the cluster settles: a watched metric at its level, a troubled one at its class's target; null where it keeps its baseline. */
 export function settledLevel(cluster: DemoCluster, key: MetricKey): number | null {
   if (cluster.watch?.metric === key) return cluster.watch.level;
@@ -231,11 +241,13 @@ export function* demoSamples(cluster: DemoCluster, days: number, now: Date, seed
   for (const [i, at] of slots.entries()) {
     const progress = i / (slots.length - 1); // 0 → 1 over the window
     const rhythm = diurnal(at);
+    const hour: Partial<Record<MetricKey, number>> = {};
     for (const key of Object.keys(HEALTHY) as MetricKey[]) {
       let { value, noise } = quietValue(cluster, baseline, key, random, rhythm);
       const end = settledLevel(cluster, key);
       // drift from the baseline towards the target, steeper as it goes, then hold there (node_count keeps the inventory's)
       if (noise !== null && end != null) value = baseline[key] + (end - baseline[key]) * Math.min(1, progress / TROUBLE_SETTLED_AT) ** 2 * noise;
+      hour[key] = value = keepAboveP99(key, value, hour);
       yield { cluster_id: cluster.inventory.cluster_id, metric_key: key, value: sampleValue(key, value), at: at.toISOString() };
     }
   }

@@ -47,6 +47,9 @@ describe('the living demo fleet', () => {
     clock = new Date(clock.getTime() + HOUR);
     expect(await restarted.tick()).toMatchObject({ hoursFed: 1, samples: CLUSTERS * METRIC_KEYS.length });
     expect(new Set(await qpsCounts(clock))).toEqual(new Set([14 * 24 + 4]));
+    // The fed hours keep the loaded ones' latency order: no day's highest P99 above its highest maximum.
+    for (const days of (await readFleetRollups(windowDays(2, clock))).values())
+      for (const day of days) expect(day.metrics.max_latency_ms!.max).toBeGreaterThanOrEqual(day.metrics.p99_latency_ms!.max);
   });
 
   it('brings incidents that fire and later resolve, through the alert ingest path', async () => {

@@ -57,6 +57,19 @@ describe('demo fleet generator', () => {
     expect(Math.max(...watchedDisk)).toBeLessThan(90);
   });
 
+  it('keeps each hour a maximum latency above its P99, troubled clusters too, and the average below it', () => {
+    const fleet = demoClusters(24);
+    expect(fleet.some((c) => c.trouble && c.health === 'critical')).toBe(true);
+    for (const c of fleet) {
+      const hours = new Map<string, Record<string, number>>();
+      for (const s of demoSamples(c, 14, NOW)) hours.set(s.at, { ...hours.get(s.at), [s.metric_key]: s.value });
+      for (const [at, h] of hours) {
+        expect(h.max_latency_ms, `${c.inventory.cluster_name} ${at}`).toBeGreaterThanOrEqual(h.p99_latency_ms!);
+        expect(h.avg_latency_ms, `${c.inventory.cluster_name} ${at}`).toBeLessThanOrEqual(h.p99_latency_ms!);
+      }
+    }
+  });
+
   it("has alert episodes that fire and resolve, each troubled cluster's last one still firing, and error signatures in logs", () => {
     const fleet = demoClusters(24);
     const { firing, resolved } = demoAlerts(fleet, 14, NOW);
