@@ -187,7 +187,9 @@ describe('refusals and conflicts', { timeout: 90_000 }, () => {
     expect(detail).toContain('`[` is never closed with `]`');
     expect([Number(line), Number(col)]).toEqual([at + 1, '  broken: ['.length]);
     const alert = superPage.getByRole('alert').filter({ hasText: 'Not saved: the rule set is not valid (422)' });
-    await alert.getByText(`Line ${line}, column ${col}:`, { exact: false }).waitFor();
+    await alert.getByText(`invalid YAML at line ${line}, column ${col}:`, { exact: false }).waitFor();
+    // Said once: the service's message names the place, so no "Line N, column M:" goes before it.
+    expect(await alert.textContent()).not.toContain(`Line ${line}, column ${col}:`);
     // Saved from below the editor, the refusal above it is brought into sight.
     await expect
       .poll(() =>

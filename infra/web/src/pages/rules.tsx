@@ -26,7 +26,7 @@ import {
 } from '../components/rules/api';
 import { ImpactView, type RuleImpact } from '../components/rules/impact-view';
 import { keepEdit, readEdit } from '../components/rules/kept-edit';
-import { locate, refusalMessage } from '../components/rules/problem-position';
+import { locate, namesPosition, refusalMessage } from '../components/rules/problem-position';
 import { hasConflictMarkers, MINE_MARKER, reapply } from '../components/rules/reapply';
 import { type TextProblem, YamlDiff, YamlEditor, type YamlEditorApi } from '../components/rules/yaml-editor';
 import { Empty, Loading, Problem } from '../components/states';
@@ -423,7 +423,7 @@ function ImpactPreview({
         <div className="state problem rules-refused" role="alert">
           <strong>No preview: the rule set is not valid (422)</strong>
           <p>
-            {preview.refused.at ? `Line ${preview.refused.at.line}, column ${preview.refused.at.col}: ` : ''}
+            {preview.refused.at && !namesPosition(preview.refused.message) ? `Line ${preview.refused.at.line}, column ${preview.refused.at.col}: ` : ''}
             {preview.refused.message}
           </p>
           {preview.refused.at && (
@@ -463,7 +463,7 @@ function ResultText({ set, outcome, onGoTo }: { set: RuleSetKey; outcome: Outcom
       <div className="state problem rules-refused" role="alert">
         <strong>Not saved: the rule set is not valid (422)</strong>
         <p>
-          {outcome.at ? (
+          {outcome.at && !namesPosition(outcome.message) ? (
             <>
               Line {outcome.at.line}, column {outcome.at.col}:{' '}
             </>

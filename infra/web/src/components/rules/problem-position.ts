@@ -13,6 +13,9 @@ export interface TextProblem {
 
 const AT = /at line (\d+), column (\d+)/;
 
+/** Whether a refusal names its line and column itself (a YAML error's), so no "Line N, column M:" goes before it again. */
+export const namesPosition = (message: string): boolean => AT.test(message);
+
 /** The first 422 message: the field error's `msg` when present, else the detail. */
 export function refusalMessage(body: Record<string, unknown>, detail: string): string {
   const errors = body.errors;
