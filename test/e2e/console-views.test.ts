@@ -744,6 +744,13 @@ describe('linking a ticket by keyboard', { timeout: 60_000 }, () => {
     await adminPage.goto(`/issues/${encodeURIComponent(id)}`);
     await adminPage.getByRole('heading', { level: 1, name: 'LinkAlert' }).waitFor();
     await adminPage.getByText('Link an existing ticket').click();
+    // Two keys run together are held back before sending, saying what a key is (the service would refuse them).
+    await adminPage.getByLabel('Ticket key').fill('OPS-7 OPS-8');
+    expect(
+      await adminPage
+        .getByLabel('Ticket key')
+        .evaluate((e) => [(e as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch, e.getAttribute('title')]),
+    ).toEqual([true, 'One ticket key, with no spaces (such as OPS-42)']);
     await adminPage.getByLabel('Ticket key').fill('OPS-7');
     await adminPage.getByLabel('Ticket key').press('Enter');
     await adminPage.getByRole('status').filter({ hasText: 'Linked OPS-7.' }).waitFor();

@@ -381,6 +381,11 @@ describe('PATCH /api/issues/{id}', () => {
       expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, bad)).status, JSON.stringify(bad).slice(0, 40)).toBe(422);
     }
     expect(await getIssue(issue.issue_id)).toEqual(stored);
+    // A ticket key is one key: two run together, or a sentence, are refused saying so (its ends are trimmed).
+    expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_key: 'OPS-1 OPS-2' })).body.detail).toBe(
+      'ticket_key: must be one ticket key, with no spaces (such as OPS-123)',
+    );
+    expect(await getIssue(issue.issue_id)).toEqual(stored);
     // A URL, but not a link the page may show: the refusal says what is wanted, not "Invalid URL".
     expect((await call(admin, 'PATCH', `/api/issues/${issue.issue_id}`, { ticket_url: 'ftp://tickets.example.com/OPS-1' })).body.detail).toBe(
       'ticket_url: must be an absolute http(s) address',

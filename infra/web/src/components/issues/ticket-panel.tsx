@@ -169,7 +169,17 @@ function LinkTicketForm({ open, pending, onLink }: { open: boolean; pending: boo
       <summary>Link an existing ticket</summary>
       <form onSubmit={submit}>
         <label htmlFor={`${id}-key`}>Ticket key</label>
-        <input id={`${id}-key`} value={key} onChange={(e) => setKey(e.target.value)} maxLength={64} required placeholder="OPS-42" />
+        {/* One key, as the service takes it (ends trimmed): a space inside is said before sending. */}
+        <input
+          id={`${id}-key`}
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          maxLength={64}
+          required
+          pattern="\s*\S+\s*"
+          title="One ticket key, with no spaces (such as OPS-42)"
+          placeholder="OPS-42"
+        />
         <label htmlFor={`${id}-url`}>Address (optional)</label>
         {/* type=url alone lets ftp: or mailto: through, which the service refuses: http(s) only, said before sending. */}
         <input
