@@ -255,16 +255,24 @@ async function pullMetricWindow(
       }
       seen.add(cluster.id);
       let acc = byCluster.get(cluster.id);
+      // A point is counted once: by the request that asked for its time (not also by its neighbour, when a
+      // Prometheus-compatible server answers a step beyond the range), and once within its series.
+      let previous = Number.NEGATIVE_INFINITY;
       for (const [t, raw] of points) {
         const value = raw * factor;
         if (!isMetricValue(value)) {
           refusals.add(`value: ${METRIC_VALUE_RULE}`);
           continue;
         }
-        if (t < window.from || t > window.to) {
-          refusals.add('at: outside the window asked for');
+        if (t < start || t > end) {
+          refusals.add('at: outside the range asked for');
           continue;
         }
+        if (t <= previous) {
+          refusals.add('at: not after the series’ previous point (a repeated or out-of-order time)');
+          continue;
+        }
+        previous = t;
         if (!acc) byCluster.set(cluster.id, (acc = { min: value, max: value, sum: 0, count: 0, last: value, lastAt: t }));
         if (value < acc.min) acc.min = value;
         if (value > acc.max) acc.max = value;
