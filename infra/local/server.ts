@@ -113,7 +113,9 @@ export function toApiGatewayEvent(
 }
 
 function sendProblem(res: ServerResponse, status: number, title: string, detail: string): void {
-  res.writeHead(status, { 'Content-Type': 'application/problem+json' });
+  // The status line's reason is the body's title (Node 20 still calls 413 "Payload Too Large"); an answer of the
+  // server's own is no more cacheable than a handler's problem.
+  res.writeHead(status, title, { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' });
   res.end(JSON.stringify({ type: 'about:blank', title, status, detail }));
 }
 
@@ -259,14 +261,20 @@ export function localRequestListener({ handlers, webRoot }: LocalServerOptions):
       if (api && hasDotSegment(req.url ?? '/'))
         return sendProblem(res, 400, 'Bad Request', 'The request path has a "." or ".." segment; send the path it means.');
       if (!api) {
-        if (method !== 'GET' && method !== 'HEAD') return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');
+        if (method !== 'GET' && method !== 'HEAD') {
+          res.setHeader('Allow', 'GET, HEAD'); // a 405 says what is allowed (RFC 9110 §15.5.6)
+          return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');
+        }
         return await serveSpa(res, webRoot, url.pathname, method === 'HEAD');
       }
       // The stack routes a HEAD beside each GET, to the same function (shared/http/middleware.ts, resolveRoute).
       const head = method === 'HEAD';
       const match = matchPath(routes, head ? 'GET' : method, url.pathname);
       if (!match) return sendProblem(res, 404, 'Not Found', 'No API route matches this path.');
-      const body = await readBody(req);
+      // A body declared too large is refused before it is read; one sent in chunks, once it passes the limit.
+      const declared = Number(req.headers['content-length'] ?? 0);
+      const body = declared > MAX_REQUEST_BYTES ? null : await readBody(req);
+      if (body === null) res.setHeader('Connection', 'close');
       if (body === null) return sendProblem(res, 413, 'Content Too Large', 'The request is over API Gateway’s 10 MB limit.');
       const routeKey = head ? `HEAD ${match.route.path}` : match.route.key;
       const event = toApiGatewayEvent(req, url, body, { routeKey, params: match.params });

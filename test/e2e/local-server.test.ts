@@ -183,6 +183,32 @@ describe('local server', () => {
     }
   });
 
+  it("the server's own answers say what is allowed and are not cached; a body declared over 10 MB is refused before it is sent", async () => {
+    const post = await api('/', { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    expect(post.headers.get('cache-control')).toBe('no-store');
+    // Only the headers go out: were the server to wait for the 20 MB declared, no answer would come.
+    const answer = await new Promise<{ status: number; reason: string; connection: string | undefined; body: string }>((done, fail) => {
+      const { hostname, port } = new URL(service.url);
+      const headers = { 'Content-Type': 'application/json', 'Content-Length': String(20 * 1024 * 1024), Authorization: `Bearer ${service.ingestToken}` };
+      const req = request({ hostname, port, path: '/api/ingest/alerts', method: 'POST', headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          done({ status: res.statusCode!, reason: res.statusMessage!, connection: res.headers.connection, body });
+          req.destroy();
+        });
+      });
+      req.on('error', fail);
+      req.flushHeaders();
+    });
+    // The status line says what the body's title says (RFC 9110's name; Node's own is "Payload Too Large").
+    expect(answer).toMatchObject({ status: 413, reason: 'Content Too Large', connection: 'close' });
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 413, title: 'Content Too Large' });
+  });
+
   it('answers a CORS preflight on any API path', async () => {
     const res = await api('/api/issues/abc', {
       method: 'OPTIONS',
