@@ -40,16 +40,17 @@ export const ClusterInput = z.lazy(() =>
     cluster_id: ClusterId(),
     cluster_name: z.shownName(128),
     customer_name: z.shownName(128),
-    account_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+    // Shown too (the console, the cluster_info series' labels): no control or invisible character, as in the names.
+    account_id: z.shownName(64),
     account_name: z.shownName(128),
     email: z.emailAddress(),
     customer_tier: Tier,
-    cluster_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(32)),
-    region: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+    cluster_type: z.shownName(32),
+    region: z.shownName(64),
     // At most 64 characters like every other name here, each number at most 9 digits (an integer the
     // upgrade analysis compares exactly).
     engine_version: z.string().check(z.trim(), z.maxLength(64), z.regex(/^\d{1,9}\.\d{1,9}(\.\d{1,9})?([-.+][\w.-]+)?$/, 'must be a version such as 3.2.1')),
-    resource_state: z.string().check(z.trim(), z.minLength(1), z.maxLength(32)),
+    resource_state: z.shownName(32),
     node_count: z.int().check(z.gte(0), z.lte(10_000)),
   }),
 );

@@ -78,7 +78,7 @@ describe('clusters', () => {
     expect(await getCluster(good.cluster_id)).toMatchObject({ cluster_name: 'wayne-prod-1' });
   });
 
-  it('refuses a name that would read as another: control, bidirectional and zero-width characters; joiners stay', async () => {
+  it('refuses a name or shown field that would read as another: control, bidirectional and zero-width characters; joiners stay', async () => {
     const spoofs: [keyof ClusterInput, string][] = [
       ['cluster_name', '\u202E10-bd-dorp'], // shown as prod-db-01
       ['cluster_name', 'prod-db-01\u200B'],
@@ -92,6 +92,12 @@ describe('clusters', () => {
       ['customer_name', '\uFFA0\uFFA0'], // halfwidth Hangul fillers: a name that shows blank
       ['cluster_name', 'globex-prod-1\u2800'], // the empty Braille cell: a blank no trim takes off
       ['account_name', 'Admin\u034Fistrator'], // combining grapheme joiner
+      // The other fields the console and the cluster_info series show.
+      ['region', 'r\u0000nul'],
+      ['region', 'eu-west-1\nus-east-1'],
+      ['cluster_type', 'T\tab'],
+      ['resource_state', 'RUNNING\u200B'],
+      ['account_id', 'acc\u001b[31m'],
     ];
     const persian = cluster('mehr-db'); // a customer name whose script needs the zero-width non-joiner
     const emoji = cluster('heart-db'); // an emoji's variation selector stays too
