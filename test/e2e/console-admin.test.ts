@@ -178,8 +178,16 @@ describe('people', { timeout: 90_000 }, () => {
     expect(await form.getByLabel('Display name').inputValue()).toBe('Ines Invitee');
     expect(await form.getByLabel('Role').inputValue()).toBe('admin');
     expect(await adminPage.getByLabel('Activation link').count()).toBe(0);
+    // Typed in capitals too, the address is the pending one's: the form says the earlier link will stop working.
+    await form.getByLabel('Email').fill(INVITEE.toUpperCase());
+    const replaces = `${INVITEE} has an invitation not yet accepted: sending this one replaces it, and the link sent before stops working.`;
+    await form.getByText(replaces).waitFor();
+    expect(await form.getByLabel('Email').getAttribute('aria-describedby')).toBe(await form.getByText(replaces).getAttribute('id'));
     await adminPage.getByRole('button', { name: 'Send invitation' }).click();
     await field.waitFor();
+    // Said again once done, with the address as the account keeps it (lower case).
+    expect(await adminPage.locator('.users-invited').textContent()).toContain('Invited again: the link sent before no longer works.');
+    expect(await adminPage.locator('.users-invited').textContent()).toContain(`they sign in with their email, ${INVITEE}, as the username.`);
     const link = await field.inputValue();
     expect(link).not.toBe(firstLink);
     const stale = await api(service.url, admin, 'POST', '/api/auth/activate', {

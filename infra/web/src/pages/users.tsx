@@ -12,7 +12,7 @@
 // working at once, the person's sessions end, and a single-use link (mailed, or shown here to
 // hand over) lets them choose a new one on /reset-password. A half-filled invitation is kept in
 // the tab over a session that ends (components/admin/kept-invite.ts).
-import { type FormEvent, type RefObject, useEffect, useId, useRef, useState } from 'react';
+import { type FormEvent, type RefObject, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { type ApiProblem, endpoint } from '../api/client';
 import { invalidatePrefixes, useApi, useApiMutation } from '../api/hooks';
 import { useQueryClient } from '@tanstack/react-query';
@@ -93,6 +93,7 @@ export default function UsersPage() {
   // Changing roles, deactivating and deleting: PATCH and DELETE of an account (api/access.ts).
   const superadmin = can(...MAY_CHANGE_USERS);
   const [reinvite, setReinvite] = useState<Reinvite | null>(null);
+  const pending = useMemo(() => new Set((users.data?.users ?? []).filter((u) => u.invitation_pending).map((u) => u.email.toLowerCase())), [users.data]);
   return (
     <section className="users-page" aria-labelledby="users-title">
       <h1 id="users-title">People</h1>
@@ -102,7 +103,7 @@ export default function UsersPage() {
           ? ' As a superadmin you change roles, deactivate and delete accounts (a deleted account’s pending rule proposals are rejected with it), and reset passwords.'
           : ' Only a superadmin changes roles, resets passwords or removes accounts.'}
       </p>
-      <InviteForm reinvite={reinvite} />
+      <InviteForm reinvite={reinvite} pending={pending} />
       <h2 id="users-list-title">Accounts</h2>
       {users.isPending ? (
         <Loading what="the accounts" />
@@ -117,7 +118,11 @@ export default function UsersPage() {
   );
 }
 
-function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
+/**
+ * The invitation form. `pending` are the addresses whose invitation is not yet accepted: inviting one again replaces
+ * its invitation (the service renews it), so the link sent before stops working, which the form says before sending.
+ */
+function InviteForm({ reinvite, pending }: { reinvite: Reinvite | null; pending: ReadonlySet<string> }) {
   const { can, user } = useSession();
   const roles = can('superadmin') ? ROLES : ROLES.filter((r) => r !== 'superadmin');
   const invite = useApiMutation(inviteEp, INVALIDATES);
@@ -130,7 +135,10 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
   useEffect(() => {
     if (username) keepInvite(username, { email, name, role });
   }, [username, email, name, role]);
-  const [result, setResult] = useState<{ email: string; answer: Answer<'settings', 'inviteUser'> } | null>(null);
+  const [result, setResult] = useState<{ email: string; renewed: boolean; answer: Answer<'settings', 'inviteUser'> } | null>(null);
+  // As the service keeps it: an address in lower case.
+  const address = email.trim().toLowerCase();
+  const replaces = pending.has(address);
   const id = useId();
   const emailInput = useRef<HTMLInputElement>(null);
   const { reset } = invite;
@@ -147,12 +155,13 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setResult(null);
-    const invited = email.trim();
+    const invited = address;
+    const renewed = replaces;
     invite.mutate(
       { body: { email: invited, display_name: name.trim(), role } },
       {
         onSuccess: (answer) => {
-          setResult({ email: invited, answer });
+          setResult({ email: invited, renewed, answer });
           setEmail('');
           setName('');
         },
@@ -178,6 +187,7 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
             required
             autoComplete="off"
             maxLength={254}
+            aria-describedby={replaces ? `${id}-replaces` : undefined}
           />
         </label>
         <label>
@@ -197,6 +207,11 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
         <Button type="submit" className="primary" disabled={invite.isPending || !email.trim() || !name.trim()}>
           {invite.isPending ? 'Inviting…' : 'Send invitation'}
         </Button>
+        {replaces && (
+          <p id={`${id}-replaces`} className="muted users-invite-replaces">
+            {address} has an invitation not yet accepted: sending this one replaces it, and the link sent before stops working.
+          </p>
+        )}
       </form>
       {invite.isError && (
         <div className="state problem" role="alert">
@@ -208,6 +223,7 @@ function InviteForm({ reinvite }: { reinvite: Reinvite | null }) {
       )}
       {result && (
         <div className="users-invited" role="status">
+          {result.renewed && <p>Invited again: the link sent before no longer works.</p>}
           {result.answer.email_sent ? (
             <p>
               Invitation mailed to <strong>{result.email}</strong>. The link in it lets them set a password. {SIGN_IN_AS(result.email)}
