@@ -88,6 +88,12 @@ describe('the chat page', { timeout: 90_000 }, () => {
     expect(await failed.textContent()).toMatch(/LLM_PROVIDER=bedrock.*LLM_PROVIDER=openai/);
     await expect.poll(() => log().locator('.chat-user').allTextContents()).toEqual(['Youhello']);
     await expectAccessible(page, '/chat with the 503');
+    // Asked again, the same refusal is said in one line, not the whole explanation a second time.
+    expect((await ask('and now?')).status()).toBe(503);
+    await expect.poll(() => failed.count()).toBe(2);
+    await failed.nth(1).getByText('Not answered: the language model is still not set up, as said above.').waitFor();
+    expect(await failed.nth(1).getByRole('heading', { level: 3 }).count()).toBe(0);
+    expect(await failed.first().getByRole('heading', { level: 3 }).count()).toBe(1);
   });
 
   it('with a provider set but its configuration incomplete, says what is missing and not that none is configured', async () => {

@@ -1,7 +1,7 @@
 // The conversation: an aria-live log (new turns are announced, the history is
 // not re-read), scrolled to the newest turn, reachable by keyboard (it scrolls).
-import { useEffect, useRef, useState } from 'react';
-import { Explanation } from './explain';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { Explanation, notSetUp } from './explain';
 import { Reply } from './reply';
 import { answeredIn, type Turn } from './turns';
 
@@ -22,6 +22,18 @@ export function Conversation({
     end.current?.scrollIntoView?.({ block: 'end' });
   }, [turns.length, pending]);
   const lastProblem = turns.at(-1)?.kind === 'problem' ? turns.at(-1)?.id : undefined;
+  const explainedAgain = useMemo(() => {
+    const again = new Set<string>();
+    let explained = false;
+    for (const turn of turns) {
+      if (turn.kind === 'assistant') explained = false;
+      else if (turn.kind === 'problem' && notSetUp(turn)) {
+        if (explained) again.add(turn.id);
+        explained = true;
+      }
+    }
+    return again;
+  }, [turns]);
 
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: the log scrolls, so keyboard users must be able to reach it
@@ -33,7 +45,13 @@ export function Conversation({
         </p>
       )}
       {turns.map((turn) => (
-        <TurnView key={turn.id} turn={turn} busy={pending} onRetry={turn.id === lastProblem ? () => onRetry(turn.id) : undefined} />
+        <TurnView
+          key={turn.id}
+          turn={turn}
+          busy={pending}
+          again={explainedAgain.has(turn.id)}
+          onRetry={turn.id === lastProblem ? () => onRetry(turn.id) : undefined}
+        />
       ))}
       {pending && <Waiting />}
       <div ref={end} />
@@ -41,7 +59,7 @@ export function Conversation({
   );
 }
 
-function TurnView({ turn, busy, onRetry }: { turn: Turn; busy: boolean; onRetry?: () => void }) {
+function TurnView({ turn, busy, again, onRetry }: { turn: Turn; busy: boolean; again: boolean; onRetry?: () => void }) {
   if (turn.kind === 'user') {
     return (
       <article className="chat-turn chat-user">
@@ -68,7 +86,7 @@ function TurnView({ turn, busy, onRetry }: { turn: Turn; busy: boolean; onRetry?
     <article className={`chat-turn chat-assistant chat-failed status-${turn.status}`}>
       <h2 className="chat-who">Assistant</h2>
       <div className="chat-bubble">
-        <Explanation turn={turn} onRetry={onRetry} busy={busy} />
+        <Explanation turn={turn} onRetry={onRetry} busy={busy} again={again} />
       </div>
     </article>
   );

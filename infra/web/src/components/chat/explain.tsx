@@ -22,9 +22,27 @@ export function SettingsNote() {
   );
 }
 
-export function Explanation({ turn, onRetry, busy }: { turn: ProblemTurn; onRetry?: () => void; busy: boolean }) {
-  // A 503 with Retry-After is a passing refusal (throttling, a secret not read just now), not a missing setting.
-  if (turn.status === 503 && turn.retryAfter == null) {
+/** The refusal of a service with no language model set up. A 503 with Retry-After is a passing refusal (throttling, a secret not read just now), not a missing setting. */
+export const notSetUp = (turn: ProblemTurn): boolean => turn.status === 503 && turn.retryAfter == null;
+
+/**
+ * Why a message was not answered. `again`: the same "not set up" was explained since the last answer, so it is said in
+ * one line (each message sent meanwhile added the whole explanation again).
+ */
+export function Explanation({ turn, onRetry, busy, again = false }: { turn: ProblemTurn; onRetry?: () => void; busy: boolean; again?: boolean }) {
+  if (notSetUp(turn) && again) {
+    return (
+      <div className="chat-problem">
+        <p>Not answered: the language model is still not set up, as said above.</p>
+        {onRetry && (
+          <Button type="button" onClick={onRetry} disabled={busy}>
+            Try again
+          </Button>
+        )}
+      </div>
+    );
+  }
+  if (notSetUp(turn)) {
     return (
       <div className="chat-problem">
         <h3>The assistant is not available: its language model is not set up</h3>
