@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '../../infra/local/service.js';
 import { batchPut } from '../../shared/db/client.js';
 import { writeAudit } from '../../shared/db/audit.js';
+import type { AuditAction } from '../../shared/db/audit-actions.js';
 import { recordUsage } from '../../shared/db/llm-usage.js';
 import { acquireLock, releaseLock } from '../../shared/db/locks.js';
 import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
@@ -762,6 +763,29 @@ describe('audit', { timeout: 60_000 }, () => {
     await adminPage.waitForURL((u) => !u.searchParams.has('before'));
     await expect.poll(() => status.textContent()).toContain('500 entries of action patrol trigger (the log lists the newest 500)');
     expect(await adminPage.getByLabel('Before (UTC)').inputValue()).toBe('');
+  });
+
+  it("links a target to its page (an issue, an AI issue, a proposal, a rule set, a patrol report), and puts a change's before and after last", async () => {
+    const linked: [AuditAction, string, Record<string, unknown>, string][] = [
+      ['issue_update', 'iss-audit-link', { before: { notes: '' }, after: { notes: 'seen' } }, '/issues/iss-audit-link'],
+      ['issue_update', 'ai-audit-link', { before: { notes: '' }, after: { notes: 'seen' }, source: 'ai' }, '/ai-issues/ai-audit-link'],
+      ['change_propose', 'chg-audit-link', { rule_set: 'risk-rules' }, '/proposals/chg-audit-link'],
+      ['rules_update', 'risk-rules', { rule_set: 'risk-rules', version: 2 }, '/rules?set=risk'],
+      ['patrol_trigger', 'rep-audit-link', { report_type: 'on_demand' }, '/patrol/rep-audit-link'],
+    ];
+    for (const [action, target, detail] of linked) await writeAudit({ actor: 'audit-links', role: 'admin', action, target, detail });
+    for (const [action, target, , path] of linked) {
+      await adminPage.goto(`/audit?action=${action}`);
+      const row = adminPage.locator('table.audit-table tbody tr', { hasText: target }).first();
+      expect(await row.getByRole('link', { name: target, exact: true }).getAttribute('href'), target).toBe(path);
+    }
+    // An account's target has no page: it stays text.
+    await adminPage.goto('/audit?action=invite');
+    expect(await adminPage.locator('table.audit-table tbody tr').first().locator('td:nth-child(4) a').count()).toBe(0);
+    // Whatever order the entry's detail comes in (a DynamoDB map keeps none), the AI issue's source is not between its before and after.
+    await adminPage.goto('/audit?action=issue_update');
+    const keys = adminPage.locator('table.audit-table tbody tr', { hasText: 'ai-audit-link' }).locator('.audit-detail dt');
+    await expect.poll(() => keys.allTextContents()).toEqual(['source', 'before', 'after']);
   });
 });
 

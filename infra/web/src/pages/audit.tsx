@@ -10,6 +10,7 @@ import { AUDIT_ACTIONS, type AuditAction } from '../../../../shared/db/audit-act
 import { endpoint } from '../api/client';
 import { invalidatePrefixes, useApi } from '../api/hooks';
 import { useQueryClient } from '@tanstack/react-query';
+import { Link } from 'react-router';
 import type { Answer } from '../api/types';
 import { Pager, positive } from '../components/pager';
 import { ScrollRegion } from '../components/scroll-region';
@@ -18,6 +19,7 @@ import { count } from '../components/format';
 import { Empty, Loading, PastLastPage, Problem } from '../components/states';
 import { utcMillis, utcSeconds } from '../components/time';
 import { useUrlState } from '../components/url-state';
+import { RULE_SET_KEY, type RuleSetName } from '../components/rules/api';
 import './audit.css';
 
 const auditEp = endpoint<'settings', 'audit'>('GET', '/api/settings/audit');
@@ -66,8 +68,30 @@ const plain = (value: unknown): string | undefined => {
   return undefined;
 };
 
+/**
+ * Where an entry's target is shown in the console: the issue, proposal, rule set or patrol report it names (an AI
+ * issue's id starts `ai-`). Accounts have no page of their own; their targets stay text.
+ */
+function targetPath(action: string, target: string): string | null {
+  const id = encodeURIComponent(target);
+  if (action === 'issue_update' || action === 'ticket_create') return target.startsWith('ai-') ? `/ai-issues/${id}` : `/issues/${id}`;
+  if (action.startsWith('change_')) return `/proposals/${id}`;
+  if (action === 'patrol_trigger') return `/patrol/${id}`;
+  if (action === 'rules_update' && target in RULE_SET_KEY) return `/rules?set=${RULE_SET_KEY[target as RuleSetName]}`;
+  return null;
+}
+
+function Target({ action, target }: { action: string; target: string | null | undefined }) {
+  if (!target) return <span className="muted">–</span>;
+  const path = targetPath(action, target);
+  return path ? <Link to={path}>{target}</Link> : target;
+}
+
+/** A change's before and after, last and side by side, whatever else the entry holds (an AI issue's `source`). */
+const PAIR_LAST: Record<string, number> = { before: 1, after: 2 };
+
 function Detail({ detail }: { detail: Entry['detail'] }) {
-  const entries = Object.entries(detail);
+  const entries = Object.entries(detail).sort(([a], [b]) => (PAIR_LAST[a] ?? 0) - (PAIR_LAST[b] ?? 0));
   if (entries.length === 0) return <span className="muted">–</span>;
   return (
     <dl className="audit-detail">
@@ -178,7 +202,9 @@ export default function AuditPage() {
                     <td>
                       <span className={`audit-action ${e.action}`}>{e.action.replace(/_/g, ' ')}</span>
                     </td>
-                    <td className="audit-wrap">{e.target ?? <span className="muted">–</span>}</td>
+                    <td className="audit-wrap">
+                      <Target action={e.action} target={e.target} />
+                    </td>
                     <td className="audit-wrap">
                       <Detail detail={e.detail} />
                     </td>
