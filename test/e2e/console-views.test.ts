@@ -954,7 +954,7 @@ describe('numbers', { timeout: 60_000 }, () => {
 
     // The evidence's key metrics: a value with decimals, and the samples counted (a point, a comma: never the German marks).
     await page.goto(`/issues/${encodeURIComponent(issueId)}`);
-    const metrics = page.locator('section.issue-evidence').getByRole('region', { name: 'Key metrics of the last 24 hours' });
+    const metrics = page.locator('section.issue-evidence').getByRole('region', { name: 'Key metrics of today and yesterday (UTC)' });
     await metrics.locator('tbody tr').first().waitFor();
     const withDecimals = (evidence.metrics as { metric_key: string; avg: number; samples: number }[]).find(
       (m) => !Number.isInteger(m.avg) && Math.abs(m.avg) < 1e6,

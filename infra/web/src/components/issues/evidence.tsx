@@ -138,16 +138,17 @@ export function Evidence({ issueId }: { issueId: string }) {
             </ScrollRegion>
           )}
 
-          <h3>Key metrics, last 24 hours</h3>
+          {/* The service reads the last 24 hours as the UTC days they fall on (daily rollups): up to two days' samples, said so. */}
+          <h3>Key metrics, today and yesterday (UTC)</h3>
           <p className="muted issue-help">
             <When iso={evidence.data.metrics_window.from} /> to <When iso={evidence.data.metrics_window.to} />: {evidence.data.metrics_window.basis}.
           </p>
           {evidence.data.metrics.length === 0 ? (
             <Empty>No metrics for this cluster in the window.</Empty>
           ) : (
-            <ScrollRegion label="Key metrics of the last 24 hours">
+            <ScrollRegion label="Key metrics of today and yesterday (UTC)">
               <table>
-                <caption className="visually-hidden">Key metrics of the last 24 hours</caption>
+                <caption className="visually-hidden">Key metrics of today and yesterday (UTC)</caption>
                 <thead>
                   <tr>
                     <th scope="col">Metric</th>
