@@ -23,13 +23,14 @@ export function Conversation({
   }, [turns.length, pending]);
   const lastProblem = turns.at(-1)?.kind === 'problem' ? turns.at(-1)?.id : undefined;
   const explainedAgain = useMemo(() => {
+    // The same refusal explained since the last answer: its text too (a setting made meanwhile may say what is still missing).
     const again = new Set<string>();
-    let explained = false;
+    let explained: string | null = null;
     for (const turn of turns) {
-      if (turn.kind === 'assistant') explained = false;
+      if (turn.kind === 'assistant') explained = null;
       else if (turn.kind === 'problem' && notSetUp(turn)) {
-        if (explained) again.add(turn.id);
-        explained = true;
+        if (explained === turn.detail) again.add(turn.id);
+        explained = turn.detail;
       }
     }
     return again;
