@@ -116,7 +116,7 @@ function textLimitsBroken(text: string): Refusal | null {
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1))
     if (++lines > TEXT_LIMITS.lines) return { message: `more than ${TEXT_LIMITS.lines} lines` };
   if (bracketDepth(text) > TEXT_LIMITS.depth) return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels` };
-  // YAML's printable set (1.2 §5.1) has no C0 control but tab, line feed and carriage return, nor DEL; the parser
+  // YAML's printable set (1.2 §5.1) has no C0 control but tab, line feed and carriage return, nor DEL, nor C1 but NEL; the parser
   // kept one in a comment or a quoted string, where it was stored unseen (a NUL, an escape sequence for a terminal).
   const control = CONTROL.exec(text);
   if (control)
@@ -134,7 +134,7 @@ function textLimitsBroken(text: string): Refusal | null {
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose.
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u0084\u0086-\u009f]/;
 
 const SCALAR_KEY_TYPES = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar']);
 
@@ -331,8 +331,9 @@ function boundedDocument(text: string): Document | Refusal {
   const unresolved = doc.warnings.find((w) => w.code === 'TAG_RESOLVE_FAILED');
   if (unresolved) {
     const source = text.slice(unresolved.pos[0], unresolved.pos[1]);
+    const hint = source === '!!float' ? ' (or a float with a point, 30.0)' : '';
     return {
-      message: `the tag \`${source.slice(0, 40)}\` does not fit its value: write the value without the tag (or a float with a point, 30.0)`,
+      message: `the tag \`${source.slice(0, 40)}\` does not fit its value: write the value without the tag${hint}`,
       offset: unresolved.pos[0],
     };
   }

@@ -160,6 +160,9 @@ describe('shapes a rule set never needs are refused with line and column', () =>
     expect(refused).toEqual({ ok: false, message: expect.stringContaining('the tag `!!float` does not fit its value') });
     const line = tagged.split('\n').findIndex((l) => l.includes('!!float 7')) + 1;
     expect(locate(refused.ok ? '' : refused.message, tagged)).toMatchObject({ line, col: tagged.split('\n')[line - 1]!.indexOf('!!float') + 1 });
+    // Another core tag on a value it does not fit is said so, without the float's hint.
+    const refusedInt = checkRuleText('health-rules', base.replace('lookback_days: 7', 'lookback_days: !!int 7.5'));
+    expect(refusedInt).toEqual({ ok: false, message: expect.stringMatching(/the tag `!!int` does not fit its value: write the value without the tag$/) });
     // A value the tag fits reads as the number it says.
     expect(checkRuleText('health-rules', base.replace('lookback_days: 7', 'lookback_days: !!float 7.0'))).toMatchObject({
       ok: true,
@@ -169,7 +172,7 @@ describe('shapes a rule set never needs are refused with line and column', () =>
 
   it('control characters YAML does not print are refused where they stand, in comments and strings too; tab and CR are text', () => {
     const base = defaultRuleText('issue-rules');
-    for (const control of ['\u0000', '\u0007', '\u001b', '\u007f']) {
+    for (const control of ['\u0000', '\u0007', '\u001b', '\u007f', '\u009b']) {
       const text = `${base}\n# before ${control} after\n`;
       const refused = checkRuleText('issue-rules', text);
       const hex = control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
