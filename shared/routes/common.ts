@@ -54,6 +54,13 @@ export const HttpLink = () =>
       z.refine((u) => !URL.canParse(u) || noUserPart(new URL(u)), 'must not carry a username or password'),
     );
 
+/**
+ * A ticket's key as an issue keeps it, set by hand (PATCH) or by a tracker (the ticket webhook's answer): a label
+ * people read (trimmed, at most 64 characters, no control or invisible character; empty clears it), and one key:
+ * `OPS-1 OPS-2` (two run together, or a sentence) linked neither.
+ */
+export const TicketKey = () => z.shownLabel(64).check(z.regex(/^\S*$/, 'must be one ticket key, with no spaces (such as OPS-123)'));
+
 /** `value` in the case `values` spell it (`critical` → `Critical`), or unchanged when none matches. */
 const inCaseOf = (values: readonly string[], value: string) => values.find((c) => c.toLowerCase() === value.trim().toLowerCase()) ?? value;
 

@@ -3,7 +3,7 @@ import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { USERNAME_MAX } from '../auth/username.js';
 import { defineGroup } from '../http/route.js';
 import { IssueSchema } from '../issues/schemas.js';
-import { HttpLink, IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TimelineEntry } from './common.js';
+import { HttpLink, IfMatchHeader, IssueIdParams, IssueKpisQuery, IssueListQuery, Text, TicketKey, TimelineEntry } from './common.js';
 import { LIST_VALIDATOR } from './validators.js';
 
 export const IssuePatch = z.withSomeField(
@@ -13,8 +13,7 @@ export const IssuePatch = z.withSomeField(
     // A username, email or display name, resolved to an account's username (shared/issues/assignee.ts): as long as those may be.
     assignee: z.optional(Text(USERNAME_MAX)),
     notes: z.optional(Text(10_000)),
-    // One ticket's key (`OPS-123`, `INC0012345`): a space inside would be two keys run together, or a sentence.
-    ticket_key: z.optional(z.shownLabel(64).check(z.regex(/^\S*$/, 'must be one ticket key, with no spaces (such as OPS-123)'))),
+    ticket_key: z.optional(TicketKey()),
     // Shown as a link: http(s) only, never javascript: or data:.
     ticket_url: z.optional(z.union([z.literal(''), HttpLink()])),
   }),

@@ -4,7 +4,7 @@
 import * as z from '../zod.js';
 import { mayExistAfter, TicketProviderError, type CreatedTicket, type TicketProvider, type TicketRequest } from './types.js';
 import { parseJson } from '../http/outbound.js';
-import { HttpLink } from '../routes/common.js';
+import { HttpLink, TicketKey } from '../routes/common.js';
 import { postJson, rateLimited } from './post.js';
 
 export interface WebhookConfig {
@@ -15,10 +15,10 @@ export interface WebhookConfig {
 }
 
 // Limits match what the issue stores (ticket_key ≤ 64, ticket_url an http(s) URL ≤ 2048). The key is checked as
-// PATCH /api/issues/{id} checks one a person sets (shownLabel: no control, bidirectional or invisible character),
-// since the console shows it the same: a receiver's "OPS-1\u202E" was stored and shown as another key.
+// PATCH /api/issues/{id} checks one a person sets (TicketKey: one key, no control, bidirectional or invisible
+// character), since the console shows it the same: a receiver's "OPS-1\u202E" was stored and shown as another key.
 const WebhookTicket = z.object({
-  key: z.shownLabel(64).check(z.minLength(1)),
+  key: TicketKey().check(z.minLength(1)),
   url: HttpLink(),
 });
 

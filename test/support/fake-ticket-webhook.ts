@@ -20,11 +20,12 @@ export interface FakeTicketWebhook {
   /**
    * How an authorized, valid request is answered: 'ok' (201 {key, url}), 'error500',
    * 'invalid' (200 with an empty key and a javascript: URL), 'spoofing' (201 with a key holding a right-to-left
-   * override and a line break, which the PATCH route refuses), 'garbage' (200, not JSON) or 'slow' (201 after slowMs).
+   * override and a line break, which the PATCH route refuses), 'twoKeys' (201 with two keys run together, which it
+   * refuses too), 'garbage' (200, not JSON) or 'slow' (201 after slowMs).
    */
   /** `seeOther`: a 303 to the ticket made (POST-redirect-GET); `moved`: a 301, as a wrong (old) URL answers. */
   /** `rateLimited`: a 429 with Retry-After: 12. */
-  mode: 'ok' | 'error500' | 'rateLimited' | 'invalid' | 'spoofing' | 'garbage' | 'slow' | 'oversized' | 'seeOther' | 'moved';
+  mode: 'ok' | 'error500' | 'rateLimited' | 'invalid' | 'spoofing' | 'twoKeys' | 'garbage' | 'slow' | 'oversized' | 'seeOther' | 'moved';
   close(): Promise<void>;
 }
 
@@ -72,6 +73,8 @@ export async function startFakeTicketWebhook(options: { token?: string; slowMs?:
           return reply(res, 200, { key: '', url: 'javascript:alert(1)' });
         case 'spoofing':
           return reply(res, 201, { key: 'HOOK-7\u202E\nHOOK-1', url: 'https://tickets.example.com/browse/HOOK-7' });
+        case 'twoKeys':
+          return reply(res, 201, { key: 'HOOK-7 HOOK-8', url: 'https://tickets.example.com/browse/HOOK-7' });
         case 'oversized':
           // 2 MB in 64 KB chunks without a Content-Length: only counting what is read can refuse it.
           res.writeHead(201, { 'Content-Type': 'application/json' });

@@ -115,11 +115,13 @@ describe('webhook provider', () => {
     }
   });
 
-  it('refuses a key the console would show as another (a control or bidirectional character), as PATCH refuses one set by hand', async () => {
-    hook.mode = 'spoofing';
-    const error = await providerError(webhookProvider().create(request));
-    // The receiver answered 201: the ticket may exist, so the user looks for it rather than creating another.
-    expect(error).toMatchObject({ message: 'The ticket webhook answered without a ticket key and an http(s) URL', status: 201, mayExist: true });
+  it('refuses a key the console would show as another (a control or bidirectional character), or two keys, as PATCH refuses them set by hand', async () => {
+    for (const mode of ['spoofing', 'twoKeys'] as const) {
+      hook.mode = mode;
+      const error = await providerError(webhookProvider().create(request));
+      // The receiver answered 201: the ticket may exist, so the user looks for it rather than creating another.
+      expect(error, mode).toMatchObject({ message: 'The ticket webhook answered without a ticket key and an http(s) URL', status: 201, mayExist: true });
+    }
   });
 
   it('refuses an answer of more than 1 MB without reading the rest', async () => {
