@@ -204,6 +204,12 @@ export function createLocalServer(options: LocalServerOptions): Server {
  * API's headers, where Node wrote a bare status line. On AWS, API Gateway and CloudFront answer these.
  */
 export function answerClientErrors(server: Server): Server {
+  // Expect: 100-continue (curl's, for a body over 1 KB): Node said "continue" to every one, and a client then sent a
+  // body over API Gateway's limit into the 413's closing socket. Too large, it gets the 413 and no "continue".
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (Number(req.headers['content-length'] ?? 0) <= MAX_REQUEST_BYTES) res.writeContinue();
+    server.emit('request', req, res);
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: unknown }) => {
     // No answer on a socket gone, or while an answer to an earlier request on it is pending (keep-alive, pipelined):
     // the client would read ours as that one's.
@@ -271,7 +277,8 @@ export function localRequestListener({ handlers, webRoot }: LocalServerOptions):
       const head = method === 'HEAD';
       const match = matchPath(routes, head ? 'GET' : method, url.pathname);
       if (!match) return sendProblem(res, 404, 'Not Found', 'No API route matches this path.');
-      // A body declared too large is refused before it is read; one sent in chunks, once it passes the limit.
+      // A body declared too large is refused unread (a client awaiting 100 Continue is not told to send it:
+      // answerClientErrors); one sent in chunks is read to its end, keeping nothing past the limit, then refused.
       const declared = Number(req.headers['content-length'] ?? 0);
       const body = declared > MAX_REQUEST_BYTES ? null : await readBody(req);
       if (body === null) res.setHeader('Connection', 'close');
