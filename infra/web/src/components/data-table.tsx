@@ -133,8 +133,8 @@ export function DataTable<T>({
     getRowId: (row) => getRowId(row),
     getCoreRowModel: getCoreRowModel(),
     getSortedRowModel: getSortedRowModel(),
-    // Three states per header, as in most data grids: ascending, descending, then the table's own order again (the
-    // service's, or the page's default), which no header could bring back before.
+    // Three states per header, as in most data grids: its first order, the reverse, then the table's own order again
+    // (the service's, or the page's default), which no header could bring back before.
     manualSorting,
     enableMultiSort: !manualSorting,
   });
@@ -276,9 +276,9 @@ export function DataTable<T>({
 }
 
 /**
- * A column's header cell: a sortable column's label is a button with its order mark (▲ ▼, ↕ when unsorted), and a
- * sorted column's cell says its order in aria-sort (only sorted ones: WAI-ARIA asks for it on the header that sorts
- * the rows, not "none" on every other); any other column's is its label. DataTable's headers, and those of a table that lays out its own
+ * A column's header cell: a sortable column's label is a button with its order mark (▲ ▼, ↕ when unsorted), and the
+ * cell of the column that sorts the rows first says its order in aria-sort (WAI-ARIA puts it on one header at a time:
+ * not "none" on every other, nor on a second order Shift added); any other column's is its label. DataTable's headers, and those of a table that lays out its own
  * rows (the health page's, whose clusters open in place).
  */
 export function SortHeader<T>({ header }: { header: Header<T, unknown> }) {
@@ -287,13 +287,17 @@ export function SortHeader<T>({ header }: { header: Header<T, unknown> }) {
   const canSort = header.column.getCanSort();
   const label = header.isPlaceholder ? null : flexRender(header.column.columnDef.header, header.getContext());
   return (
-    <th scope="col" className={meta?.numeric ? 'num' : undefined} aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : undefined}>
+    <th
+      scope="col"
+      className={meta?.numeric ? 'num' : undefined}
+      aria-sort={header.column.getSortIndex() === 0 ? (sorted === 'asc' ? 'ascending' : 'descending') : undefined}
+    >
       {canSort ? (
         <button
           type="button"
           className="sort-button"
           onClick={header.column.getToggleSortingHandler()}
-          title={`Sort: a third click restores the default order${header.column.getCanMultiSort() ? '; Shift adds a second order' : ''}`}
+          title={`Sort: a third click restores the table's own order${header.column.getCanMultiSort() ? '; Shift adds a second order' : ''}`}
         >
           {label}
           <span className={`sort-mark${sorted ? ' on' : ''}`} aria-hidden="true">
