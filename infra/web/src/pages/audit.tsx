@@ -87,7 +87,7 @@ function Target({ action, target }: { action: string; target: string | null | un
   return path ? <Link to={path}>{target}</Link> : target;
 }
 
-/** A change's before and after, last and side by side, whatever else the entry holds (an AI issue's `source`). */
+/** A change's before and after, last and next to each other, whatever else the entry holds (an AI issue's `source`). */
 const PAIR_LAST: Record<string, number> = { before: 1, after: 2 };
 
 function Detail({ detail }: { detail: Entry['detail'] }) {

@@ -207,12 +207,11 @@ function InviteForm({ reinvite, pending }: { reinvite: Reinvite | null; pending:
         <Button type="submit" className="primary" disabled={invite.isPending || !email.trim() || !name.trim()}>
           {invite.isPending ? 'Inviting…' : 'Send invitation'}
         </Button>
-        {replaces && (
-          <p id={`${id}-replaces`} className="muted users-invite-replaces">
-            {address} has an invitation not yet accepted: sending this one replaces it, and the link sent before stops working.
-          </p>
-        )}
       </form>
+      {/* Always there, and polite: said to a screen reader in the Email field as the address typed comes to match. */}
+      <p id={`${id}-replaces`} className="muted users-invite-replaces" aria-live="polite">
+        {replaces ? `${address} has an invitation not yet accepted: sending this one replaces it, and the link sent before stops working.` : ''}
+      </p>
       {invite.isError && (
         <div className="state problem" role="alert">
           <strong>The invitation was not created</strong>
