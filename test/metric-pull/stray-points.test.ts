@@ -69,7 +69,8 @@ afterAll(() => new Promise((resolve) => server?.close(resolve)));
 
 describe('points a Prometheus-compatible server answers beyond its range, or twice', () => {
   it('are refused, saying why, and every point on the grid is counted once', async () => {
-    // 1,000 points a request (the least a source may set): three days' window is split into 5 requests, each neighbouring the next.
+    // 1,000 points a request (the least a source may set): three days' window is split into several requests (and at each
+    // UTC midnight), each neighbouring the next.
     await useMetricSources({ url, backfillDays: 3, maxPointsPerRequest: 1_000, metrics: [{ key: 'qps', query: 'sum by (cluster_id) (fh_qps)' }] });
     const result = await pullMetrics({ now: new Date(NOW * 1000), sleep: async () => {} });
     expect(result.outcome).toBe('ok');
