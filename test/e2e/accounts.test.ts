@@ -151,11 +151,18 @@ describe('login', { timeout: 90_000 }, () => {
   it('a password sprayed over 30 names from one address: then every login from it is refused, audited once; other addresses are not', async () => {
     const admin = await tokenOf('admin', ADMIN_PASSWORD);
     const fromSprayer = { [ORIGIN_VERIFY_HEADER]: ORIGIN_TOKEN, [VIEWER_ADDRESS_HEADER]: '203.0.113.66' };
-    const sprayed = await Promise.all(
-      Array.from({ length: 30 }, (_, n) =>
-        send('POST', '/api/auth/login', { body: { username: `staff-${n}`, password: 'Winter2026!' }, headers: fromSprayer }),
-      ),
-    );
+    // Five at a time, as a sprayer paces itself: thirty password checks at once outlasted the auth function's time on
+    // a busy 2-core machine (503s), which is the test machine's limit, not what this test is about.
+    const sprayed: { status: number }[] = [];
+    for (let batch = 0; batch < 6; batch++) {
+      sprayed.push(
+        ...(await Promise.all(
+          Array.from({ length: 5 }, (_, i) =>
+            send('POST', '/api/auth/login', { body: { username: `staff-${batch * 5 + i}`, password: 'Winter2026!' }, headers: fromSprayer }),
+          ),
+        )),
+      );
+    }
     expect(sprayed.map((a) => a.status)).toEqual(Array(30).fill(401));
     for (let n = 0; n < 2; n++) {
       const refused = await send('POST', '/api/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, headers: fromSprayer });
