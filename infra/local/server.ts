@@ -47,6 +47,9 @@ const isTextBody = (contentType: string) => {
   return mediaType.startsWith('text/') || TEXT_MEDIA_TYPES.has(mediaType);
 };
 
+/** Whether the request's Content-Length is over API Gateway's limit (a body sent in chunks declares none). */
+const declaredTooLarge = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES;
+
 function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
@@ -207,7 +210,7 @@ export function answerClientErrors(server: Server): Server {
   // Expect: 100-continue (curl's, for a body over 1 KB): Node said "continue" to every one, and a client then sent a
   // body over API Gateway's limit into the 413's closing socket. Too large, it gets the 413 and no "continue".
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (Number(req.headers['content-length'] ?? 0) <= MAX_REQUEST_BYTES) res.writeContinue();
+    if (!declaredTooLarge(req)) res.writeContinue();
     server.emit('request', req, res);
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: unknown }) => {
@@ -279,8 +282,7 @@ export function localRequestListener({ handlers, webRoot }: LocalServerOptions):
       if (!match) return sendProblem(res, 404, 'Not Found', 'No API route matches this path.');
       // A body declared too large is refused unread (a client awaiting 100 Continue is not told to send it:
       // answerClientErrors); one sent in chunks is read to its end, keeping nothing past the limit, then refused.
-      const declared = Number(req.headers['content-length'] ?? 0);
-      const body = declared > MAX_REQUEST_BYTES ? null : await readBody(req);
+      const body = declaredTooLarge(req) ? null : await readBody(req);
       if (body === null) res.setHeader('Connection', 'close');
       if (body === null) return sendProblem(res, 413, 'Content Too Large', 'The request is over API Gateway’s 10 MB limit.');
       const routeKey = head ? `HEAD ${match.route.path}` : match.route.key;

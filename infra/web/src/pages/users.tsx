@@ -155,13 +155,11 @@ function InviteForm({ reinvite, pending }: { reinvite: Reinvite | null; pending:
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setResult(null);
-    const invited = address;
-    const renewed = replaces;
     invite.mutate(
-      { body: { email: invited, display_name: name.trim(), role } },
+      { body: { email: address, display_name: name.trim(), role } },
       {
         onSuccess: (answer) => {
-          setResult({ email: invited, renewed, answer });
+          setResult({ email: address, renewed: replaces, answer });
           setEmail('');
           setName('');
         },

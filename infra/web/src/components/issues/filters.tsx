@@ -402,8 +402,8 @@ export function Results<T extends { issue_id: string }>({
             sorting={decodeSorting(filters.sort)}
             onSortingChange={(change) => {
               const next = typeof change === 'function' ? change(decodeSorting(filters.sort)) : change;
-              // A header's third click leaves no order: the list's default, most recently seen first.
-              filter({ sort: next.length ? encodeSorting(next) : DEFAULTS.sort });
+              // A header's third click leaves no order, which knownSort reads as the list's default (most recently seen first).
+              filter({ sort: knownSort(encodeSorting(next)) });
             }}
             rowHeight={rowHeight}
             maxHeight="none"
