@@ -76,19 +76,27 @@ export async function signAccessToken(principal: Principal, credential?: string,
 // Bounded as the tokens we sign are (ids are UUIDs): jti and username become DynamoDB keys, whose
 // 2,048-byte limit a token signed with the key but not by us would otherwise turn into a 500.
 const CLAIM_ID_MAX = 128;
-const Claims = z.object({
-  sub: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
-  username: z.string().check(z.maxLength(USERNAME_MAX)),
-  name: z.string(),
-  email: z.string(),
-  role: Role,
-  jti: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
-  cred: z.optional(z.string().check(z.maxLength(CLAIM_ID_MAX))),
-  // Absent from tokens signed before sessions were renewable: their sign-in is their iat.
-  auth_time: z.optional(z.number()),
-  iat: z.number(),
-  exp: z.number(),
-});
+const Claims = z
+  .object({
+    sub: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
+    username: z.string().check(z.maxLength(USERNAME_MAX)),
+    name: z.string(),
+    email: z.string(),
+    role: Role,
+    jti: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
+    cred: z.optional(z.string().check(z.maxLength(CLAIM_ID_MAX))),
+    // Absent from tokens signed before sessions were renewable: their sign-in is their iat.
+    auth_time: z.optional(z.number()),
+    iat: z.number(),
+    exp: z.number(),
+  })
+  .check(
+    // A sign-in comes before every token of its session: a later one would outlive a "sign out everywhere" made before it.
+    z.refine((c) => c.auth_time === undefined || c.auth_time <= c.iat),
+  );
+
+/** How far a token's iat may lie ahead of this container's clock: Lambda hosts' clocks agree to well within it. */
+const CLOCK_TOLERANCE_SECONDS = 60;
 
 export interface VerifiedToken {
   /** The caller as the token describes them; the account record has the last word. */
@@ -104,7 +112,14 @@ export interface VerifiedToken {
 /** Verify a token; returns null for anything invalid (bad signature, alg, expiry, claims). */
 export async function verifyAccessToken(token: string): Promise<VerifiedToken | null> {
   try {
-    const { payload } = await jwtVerify(token, await key(), { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
+    // maxTokenAge makes jose check iat, and refuse one in the future; no token we sign is older than a session lasts.
+    const { payload } = await jwtVerify(token, await key(), {
+      algorithms: [ALGORITHM],
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      maxTokenAge: tokenSettings().JWT_SESSION_MAX_SECONDS,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    });
     const claims = Claims.safeParse(payload);
     if (!claims.success) return null;
     const { sub, username, name, email, role, jti, iat, exp, cred, auth_time } = claims.data;

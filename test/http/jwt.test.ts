@@ -52,6 +52,25 @@ describe('access tokens', () => {
     for (const token of [expired, audience, issuer, role]) expect(await verifyAccessToken(token)).toBeNull();
   });
 
+  it('refuses a token issued in the future, or whose sign-in comes after it was issued', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const signed = (iat: number, extra: Record<string, number> = {}) =>
+      new SignJWT({ ...claims, ...extra })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('x')
+        .setJti('j')
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setIssuedAt(iat)
+        .setExpirationTime(now + 3600)
+        .sign(key(TEST_JWT_SECRET));
+    // A sign-in a day ahead would survive a "sign out everywhere" made before it.
+    expect(await verifyAccessToken(await signed(now + 86_400))).toBeNull();
+    expect(await verifyAccessToken(await signed(now, { auth_time: now + 86_400 }))).toBeNull();
+    // Within a minute's clock difference, and a sign-in before the token, are accepted.
+    expect(await verifyAccessToken(await signed(now + 30, { auth_time: now - 600 }))).toMatchObject({ authTime: now - 600 });
+  });
+
   it('refuses claims longer than any token we sign holds (jti and username are DynamoDB keys)', async () => {
     const signed = (extra: Record<string, string>, subject = 'x') =>
       new SignJWT({ ...claims, ...extra })
