@@ -12,6 +12,7 @@ import { createReport, finishReport } from '../../shared/db/patrol.js';
 import { startBenchService } from './service.js';
 import { syntheticFleet } from './synthetic-fleet.js';
 import type { BenchContext } from './run.js';
+import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
 
 export const title = 'The Prometheus scrape (GET /api/metrics) over a month of history: first and next';
 
@@ -49,7 +50,7 @@ export async function run({ report }: BenchContext): Promise<void> {
   await batchPut('llm-usage', calls);
   for (let n = 0; n < REPORTS; n++) {
     const id = `bench-report-${n}`;
-    await createReport({ report_id: id, report_type: 'scheduled', triggered_by: 'schedule' }, new Date(now.getTime() - n * 6 * 3_600_000 - 60_000));
+    await createReport({ report_id: id, report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER }, new Date(now.getTime() - n * 6 * 3_600_000 - 60_000));
     const flagged = fleet.data.slice(0, 60).map(({ cluster }, c) => ({
       cluster_id: cluster.cluster_id,
       cluster_name: cluster.cluster_name,

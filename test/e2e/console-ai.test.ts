@@ -20,6 +20,7 @@ import { PATROL_LOCK } from '../../shared/patrol/lock.js';
 import { registerLocalWorker } from '../../shared/worker-invoke.js';
 import { addUser, api, apiLogin, expectAccessible, launchBrowser, signIn, type TestBrowser } from '../support/browser.js';
 import { startTestService } from '../support/local-service.js';
+import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
 
 const PASSWORD = 'console-ai-admin-password';
 const VIEWER = { email: 'vic-viewer@example.com', password: 'vic-ai-viewer-password' };
@@ -646,7 +647,7 @@ describe('patrol', { timeout: 120_000 }, () => {
 
   it('already_running: the console follows the running scan, and its failure is shown with the reason', async () => {
     const running = `console-ai-running-${Date.now()}`;
-    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: 'schedule' });
+    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER });
     expect((await acquireLock(PATROL_LOCK, running, 120_000)).acquired).toBe(true);
     try {
       await adminPage.goto('/patrol');
@@ -721,7 +722,7 @@ describe('patrol', { timeout: 120_000 }, () => {
 
   it('a running report opened on its own page claims no figures or findings yet, and shows them once it ends', async () => {
     const running = `console-ai-open-running-${Date.now()}`;
-    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: 'schedule' });
+    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER });
     expect((await acquireLock(PATROL_LOCK, running, 120_000)).acquired).toBe(true);
     try {
       await viewerPage.goto(`/patrol/${running}`);
@@ -755,7 +756,7 @@ describe('patrol', { timeout: 120_000 }, () => {
 
   it('the list follows a scan it shows running to its end, and the KPIs and latest report take it in then', async () => {
     const running = `console-ai-list-running-${Date.now()}`;
-    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: 'schedule' });
+    await createReport({ report_id: running, report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER });
     expect((await acquireLock(PATROL_LOCK, running, 120_000)).acquired).toBe(true);
     const row = viewerPage.getByRole('region', { name: 'Patrol reports' }).locator('tr', { has: viewerPage.locator(`a[href="/patrol/${running}"]`) });
     const tile = (label: string) =>

@@ -13,6 +13,7 @@ import { claimReport, createReport, finishReport, getReport } from '../../shared
 import { createUser } from '../../shared/db/users.js';
 import { signAccessToken } from '../../shared/auth/jwt.js';
 import { leaseMs, PATROL_LOCK } from '../../shared/patrol/lock.js';
+import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
 import { patrolGroup } from '../../shared/routes/patrol.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
@@ -322,7 +323,7 @@ describe('one scan at a time', () => {
 
   it('a worker that died mid-scan blocks the next trigger for one lease only, and its report is marked failed', async () => {
     noLlm();
-    await createReport({ report_id: 'dead-worker-report', report_type: 'scheduled', triggered_by: 'schedule' });
+    await createReport({ report_id: 'dead-worker-report', report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER });
     expect((await acquireLock(PATROL_LOCK, 'dead-worker-report', leaseMs())).acquired).toBe(true); // and then it "crashes"
     expect((await trigger()).body).toMatchObject({ status: 'already_running', report_id: 'dead-worker-report' });
     // Its lease runs out unrenewed: the same lease, as if taken a lease and a second ago (no wait on the clock).
@@ -389,16 +390,24 @@ describe('one scan at a time', () => {
       report_id: string;
       report_type: string;
       created_at: string;
+      triggered_by: string;
     }[];
     const last = reports.find((r) => r.report_type === 'scheduled')!;
     expect(last.report_id).toBe(retried.report_id);
-    // A person's trigger labelled `scheduled` is theirs (it names them), not the timer's: the timetable stays.
-    const labelled = await call(admin, 'POST', '/api/patrol/trigger', { report_type: 'scheduled' });
-    expect(labelled.body).toMatchObject({ status: 'completed' });
-    expect((await call(viewer, 'GET', `/api/patrol/${labelled.body.report_id}`)).body).toMatchObject({
-      report_type: 'scheduled',
-      triggered_by: 'patrol-admin',
-    });
+    // A person's trigger labelled `scheduled` is theirs (it names them), not the timer's: the timetable stays,
+    // whatever their username (no username can be the timer's name).
+    for (const [token, username] of [
+      [admin, 'patrol-admin'],
+      [await userToken('admin', 'schedule'), 'schedule'],
+    ] as const) {
+      const labelled = await call(token, 'POST', '/api/patrol/trigger', { report_type: 'scheduled' });
+      expect(labelled.body).toMatchObject({ status: 'completed' });
+      expect((await call(viewer, 'GET', `/api/patrol/${labelled.body.report_id}`)).body).toMatchObject({
+        report_type: 'scheduled',
+        triggered_by: username,
+      });
+    }
+    expect(last).toMatchObject({ triggered_by: SCHEDULE_TRIGGER });
     expect((await call(viewer, 'GET', '/api/patrol/kpis/summary')).body).toMatchObject({
       scheduled_every_minutes: 360,
       last_scheduled_at: last.created_at,
@@ -509,7 +518,7 @@ describe('one scan at a time', () => {
 describe('reports whose scan died', () => {
   it('a running report whose scan no longer holds the lock reads as failed, and a repeated delivery does not scan twice', async () => {
     const old = new Date(Date.now() - 40 * 86_400_000);
-    await createReport({ report_id: 'forgotten-report', report_type: 'scheduled', triggered_by: 'schedule' }, old);
+    await createReport({ report_id: 'forgotten-report', report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER }, old);
     expect((await call(viewer, 'GET', '/api/patrol/forgotten-report')).body).toMatchObject({
       status: 'failed',
       error: expect.stringMatching(/stopped without finishing/),

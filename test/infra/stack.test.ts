@@ -22,6 +22,7 @@ import type { TableAccess } from '../../shared/http/route.js';
 import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration } from '../../shared/workers.js';
 import { specEndpoints } from '../support/spec.js';
+import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
 
 type Json = Record<string, any>;
 
@@ -407,7 +408,7 @@ describe('schedules', () => {
 
   it('runs the patrol every 6 hours as a scheduled report and recomputes every 15 minutes (the declared timetable)', () => {
     expect(ruleFor('patrol-worker')?.Properties.ScheduleExpression).toBe('rate(6 hours)');
-    expect(JSON.parse(ruleFor('patrol-worker')!.Properties.Targets[0].Input as string)).toEqual({ report_type: 'scheduled', triggered_by: 'schedule' });
+    expect(JSON.parse(ruleFor('patrol-worker')!.Properties.Targets[0].Input as string)).toEqual({ report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER });
     expect(ruleFor('recompute')?.Properties.ScheduleExpression).toBe('rate(15 minutes)');
   });
 

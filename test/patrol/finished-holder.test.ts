@@ -8,6 +8,7 @@ import { acquireLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
 import { leaseMs, PATROL_LOCK, takeLock } from '../../shared/patrol/lock.js';
 import { runPatrolScan } from '../../shared/patrol/run.js';
 import { useTestTables } from '../support/dynamo.js';
+import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
 
 beforeAll(async () => {
   await useTestTables();
@@ -16,7 +17,7 @@ beforeAll(async () => {
 /** The worker's writes up to its death: the lock, the report, its claim, the report finished; no release. */
 async function scanDiedBeforeRelease(reportId: string, status: 'completed' | 'failed'): Promise<void> {
   expect(await takeLock(reportId)).toBe(true);
-  await createReport({ report_id: reportId, report_type: 'scheduled', triggered_by: 'schedule' });
+  await createReport({ report_id: reportId, report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER });
   await claimReport(reportId, `worker-of-${reportId}`);
   await finishReport(reportId, status === 'completed' ? { status, flagged_count: 0, fleet_narrative: 'done' } : { status, error: 'the language model failed' });
   expect((await lockHolder(PATROL_LOCK))?.owner).toBe(reportId);
@@ -25,7 +26,7 @@ async function scanDiedBeforeRelease(reportId: string, status: 'completed' | 'fa
 describe('the patrol lock held by a finished report', () => {
   it('is taken over by the next scan, which runs', async () => {
     await scanDiedBeforeRelease('finished-unreleased', 'completed');
-    const next = await runPatrolScan({ report_type: 'scheduled', triggered_by: 'schedule' });
+    const next = await runPatrolScan({ report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER });
     expect(next.status).toBe('completed');
     expect(next.report_id).not.toBe('finished-unreleased');
     expect((await getReport('finished-unreleased'))?.status).toBe('completed');
@@ -41,7 +42,7 @@ describe('the patrol lock held by a finished report', () => {
 
   it('is not taken from a running scan, nor from a lock whose report is not recorded yet', async () => {
     expect(await takeLock('still-running')).toBe(true);
-    await createReport({ report_id: 'still-running', report_type: 'scheduled', triggered_by: 'schedule' });
+    await createReport({ report_id: 'still-running', report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER });
     expect(await takeLock('too-early')).toBe(false);
     await releaseLock(PATROL_LOCK, 'still-running');
     expect(await takeLock('being-recorded')).toBe(true);

@@ -13,6 +13,7 @@ import { useTestTables } from '../support/dynamo.js';
 import type { DynamoProxy, WireRequest } from '../support/dynamo-proxy.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 import { usePatrolModelEnv } from '../support/patrol-env.js';
+import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
 
 let proxy: DynamoProxy;
 let openai: FakeOpenAi;
@@ -179,7 +180,7 @@ describe('a scan whose report claim DynamoDB refuses (not a condition: throttled
       throttled++;
       return { type: 'ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' };
     });
-    const failed = await runPatrolScan({ report_type: 'scheduled', triggered_by: 'schedule' })
+    const failed = await runPatrolScan({ report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER })
       .then(
         () => undefined,
         (error: unknown) => error,
@@ -190,6 +191,6 @@ describe('a scan whose report claim DynamoDB refuses (not a condition: throttled
     expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
     // the retry of the event scans (a new report), rather than answer `already_running` for one nobody scans
     openai.enqueueText(EMPTY_FLEET_ANSWER);
-    expect(await runPatrolScan({ report_type: 'scheduled', triggered_by: 'schedule' })).toMatchObject({ status: 'completed' });
+    expect(await runPatrolScan({ report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER })).toMatchObject({ status: 'completed' });
   });
 });

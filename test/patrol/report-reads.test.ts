@@ -12,6 +12,7 @@ import { gatherInputs } from '../../shared/patrol/scan.js';
 import { requestsOf, tableOf, type DynamoProxy, type WireRequest } from '../support/dynamo-proxy.js';
 import { call, type Handler } from '../support/events.js';
 import { attributesAsked, itemsAskedFor, useWatchedTables } from '../support/read-costs.js';
+import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
 
 const PARSED = ['clusters_flagged_parsed', 'customer_summaries_parsed', 'fleet_summary_parsed'];
 const REPORTS = 14;
@@ -27,7 +28,7 @@ beforeAll(async () => {
   for (let n = REPORTS - 1; n >= 0; n--) {
     const id = `report-${String(n).padStart(2, '0')}`;
     const { created_at } = await createReport(
-      { report_id: id, report_type: 'scheduled', triggered_by: 'schedule' },
+      { report_id: id, report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER },
       new Date(Date.now() - n * 12 * 3_600_000 - 60_000),
     );
     ids.unshift(id);

@@ -6,6 +6,7 @@ import { ConditionFailed } from '../../shared/db/client.js';
 import { acquireLock, endLapsedLease, heartbeatLock, lockHolder, releaseLock } from '../../shared/db/locks.js';
 import { PATROL_LOCK, settled } from '../../shared/patrol/lock.js';
 import { useTestTables } from '../support/dynamo.js';
+import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
 
 beforeAll(async () => {
   await useTestTables();
@@ -15,7 +16,7 @@ const aMinuteAgo = () => new Date(Date.now() - 60_000);
 
 describe('settled', () => {
   it('marks a report whose worker stopped as failed', async () => {
-    const read = await createReport({ report_id: 'stopped-scan', report_type: 'scheduled', triggered_by: 'schedule' }, aMinuteAgo());
+    const read = await createReport({ report_id: 'stopped-scan', report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER }, aMinuteAgo());
     expect(await settled(read)).toMatchObject({ status: 'failed', error: expect.stringMatching(/stopped without finishing/) });
     expect((await getReport('stopped-scan'))!.status).toBe('failed');
   });
@@ -23,7 +24,7 @@ describe('settled', () => {
   it('ends the lapsed lease of the report it fails, so a scan only slow to renew is refused at its next heartbeat; a live lease is left', async () => {
     const leaseMs = 120_000;
     const taken = Date.now() - leaseMs - 1_000; // its heartbeats failed for longer than a lease
-    const read = await createReport({ report_id: 'slow-scan', report_type: 'scheduled', triggered_by: 'schedule' }, new Date(taken - 60_000));
+    const read = await createReport({ report_id: 'slow-scan', report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER }, new Date(taken - 60_000));
     expect((await acquireLock(PATROL_LOCK, 'slow-scan', leaseMs, taken)).acquired).toBe(true);
     // As read before the lease lapsed: nothing to do.
     expect(await settled(read, taken + 60_000)).toEqual(read);
@@ -40,7 +41,7 @@ describe('settled', () => {
   });
 
   it('answers a report completed after it was read (the worker finished and let go of the lock) as completed', async () => {
-    const read = await createReport({ report_id: 'late-finish', report_type: 'scheduled', triggered_by: 'schedule' }, aMinuteAgo());
+    const read = await createReport({ report_id: 'late-finish', report_type: 'scheduled', triggered_by: SCHEDULE_TRIGGER }, aMinuteAgo());
     await finishReport('late-finish', { status: 'completed', flagged_count: 3, fleet_narrative: 'done' });
     expect(await settled(read)).toMatchObject({ status: 'completed', flagged_count: 3, fleet_narrative: 'done' });
     expect((await getReport('late-finish'))!.status).toBe('completed');

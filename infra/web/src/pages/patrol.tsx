@@ -13,6 +13,7 @@ import { modelLabel, PatrolReportView, ReportStatus } from '../components/ai/pat
 import { PatrolTrigger } from '../components/ai/patrol-trigger';
 import { everyLabel, scheduleLate } from '../components/ai/schedule';
 import { utc, When } from '../components/issues/format';
+import { SCHEDULE_TRIGGER } from '../../../../shared/patrol/schedule.js';
 import { Email } from '../components/email';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
@@ -204,7 +205,13 @@ function Reports({
                       <td className="num">{r.status === 'running' ? <span className="muted">—</span> : r.flagged_count}</td>
                       <td className="ai-wrap">{r.fleet_narrative ? firstLine(r.fleet_narrative, 140) : <span className="muted">—</span>}</td>
                       <UsageCells model={modelLabel(r.model)} row={r} pending={r.status === 'running'} />
-                      <td className="patrol-who">{r.triggered_by ? <Email address={r.triggered_by} /> : <span className="muted">schedule</span>}</td>
+                      <td className="patrol-who">
+                        {r.triggered_by && r.triggered_by !== SCHEDULE_TRIGGER ? (
+                          <Email address={r.triggered_by} />
+                        ) : (
+                          <span className="muted">the schedule</span>
+                        )}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
