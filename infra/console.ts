@@ -22,19 +22,43 @@ const newest = (dir: string): number =>
 /** Written beside a production build; a build without it (a development build, or an older one) is rebuilt. */
 const BUILD_STAMP = 'build.json';
 
-/** The service's own files the console bundles at run time (not only their types): the audit page's action names. */
-const BUNDLED_SHARED = [join(REPO_ROOT, 'shared', 'db', 'audit-actions.ts')];
+/**
+ * The repository paths of the files outside infra/web whose code the build holds (Vite's module list; a type-only
+ * import leaves none): beside dist/web, not in it, since dist/web is what the stack publishes.
+ */
+const SERVICE_FILES = join(REPO_ROOT, 'dist', 'web-service-files.json');
 
-/** True when dist/web is missing, not a production build, or older than any console source (infra/web, the route table its types come from, BUNDLED_SHARED). */
+const mtime = (path: string): number => {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY; // gone or moved: the build that bundled it is stale
+  }
+};
+
+/** True when dist/web is missing, not a production build, or older than infra/web or any service file it bundled. */
 export function consoleIsStale(): boolean {
   let built: number;
+  let serviceFiles: unknown;
   try {
     built = statSync(join(CONSOLE_OUT, 'index.html')).mtimeMs;
     if (JSON.parse(readFileSync(join(CONSOLE_OUT, BUILD_STAMP), 'utf8')).mode !== 'production') return true;
+    serviceFiles = JSON.parse(readFileSync(SERVICE_FILES, 'utf8'));
   } catch {
     return true;
   }
-  return Math.max(newest(CONSOLE_SOURCE), newest(join(REPO_ROOT, 'shared', 'routes')), ...BUNDLED_SHARED.map((file) => statSync(file).mtimeMs)) > built;
+  if (!Array.isArray(serviceFiles)) return true;
+  return Math.max(newest(CONSOLE_SOURCE), ...serviceFiles.map((file) => mtime(join(REPO_ROOT, String(file))))) > built;
+}
+
+/** The repository files outside infra/web whose code the build's chunks hold (not node_modules, not Vite's virtual modules). */
+function bundledServiceFiles(output: Awaited<ReturnType<typeof import('vite').build>>): string[] {
+  const outputs = Array.isArray(output) ? output : [output];
+  const ids = outputs.flatMap((o) => ('output' in o ? o.output : [])).flatMap((chunk) => (chunk.type === 'chunk' ? chunk.moduleIds : []));
+  return [...new Set(ids)]
+    .filter((id) => id.startsWith(REPO_ROOT) && !id.includes('node_modules') && !id.startsWith(CONSOLE_SOURCE))
+    .map((id) => relative(REPO_ROOT, id))
+    .sort();
 }
 
 /**
@@ -45,12 +69,14 @@ export async function buildConsole(options: { quiet?: boolean } = {}): Promise<v
   const { build } = await import('vite');
   const nodeEnv = process.env.NODE_ENV;
   process.env.NODE_ENV = 'production';
+  let output: Awaited<ReturnType<typeof build>>;
   try {
-    await build({ configFile: join(CONSOLE_SOURCE, 'vite.config.ts'), mode: 'production', logLevel: options.quiet ? 'warn' : 'info' });
+    output = await build({ configFile: join(CONSOLE_SOURCE, 'vite.config.ts'), mode: 'production', logLevel: options.quiet ? 'warn' : 'info' });
   } finally {
     if (nodeEnv === undefined) delete process.env.NODE_ENV;
     else process.env.NODE_ENV = nodeEnv;
   }
+  writeFileSync(SERVICE_FILES, `${JSON.stringify(bundledServiceFiles(output), null, 1)}\n`);
   writeFileSync(join(CONSOLE_OUT, BUILD_STAMP), `${JSON.stringify({ mode: 'production', built_at: new Date().toISOString() })}\n`);
 }
 

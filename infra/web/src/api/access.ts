@@ -1,6 +1,6 @@
 // Who may use a route, for the controls the console shows or hides: the route table's roles
-// written out once more for the browser (which loads no server code but the audit log's list of
-// actions, infra/web/README.md), and checked by the
+// written out once more for the browser (which loads only three small modules of the server's
+// code, infra/web/README.md), and checked by the
 // compiler to be exactly the route's set, as `endpoint` checks its method and path. A route
 // whose roles change fails the console's typecheck until its controls follow.
 import { type Endpoint, endpoint } from './client';
