@@ -136,6 +136,23 @@ describe('Alert issues: Assigned to', () => {
     expect(await assignedTo(ui.viewerPage).inputValue()).toBe('');
     expect(refused).toEqual([]);
   });
+
+  it('a window the route would refuse (hex, binary, a unit) in an edited link is read as the default, not sent', async () => {
+    const refused: string[] = [];
+    const listen = (r: { status(): number; url(): string }) => {
+      if (r.status() === 422) refused.push(r.url());
+    };
+    ui.adminPage.on('response', listen);
+    try {
+      for (const days of ['0x10', '0b11', '7d']) {
+        await ui.adminPage.goto(`/issues?days=${days}`);
+        await ui.adminPage.getByRole('status').filter({ hasText: 'in the last 7 days' }).waitFor();
+      }
+    } finally {
+      ui.adminPage.off('response', listen);
+    }
+    expect(refused).toEqual([]);
+  });
 });
 
 describe('Alert issues: order', () => {

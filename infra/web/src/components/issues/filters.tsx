@@ -51,8 +51,11 @@ const DAY_PRESETS: [string, string][] = [
   ['90', '90 days'],
 ];
 
-/** 0..365, fractions allowed (the contract's `days`). */
-const validDays = (v: string) => v.trim() !== '' && Number.isFinite(Number(v)) && Number(v) >= 0 && Number(v) <= 365;
+/**
+ * 0..365, fractions allowed (the contract's `days`), written as decimals: Number() also reads `0x10` and `0b11`,
+ * which the route refuses (shared/routes/days.ts), so an edited link so spelled is read as the default.
+ */
+const validDays = (v: string) => /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(v) && Number(v) <= 365;
 
 /** The window as a sentence ends with it: "today (UTC)", "in the last 7 days" ("active in today" read wrong). */
 export function windowLabel(days: string): string {
