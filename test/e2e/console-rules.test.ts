@@ -277,6 +277,16 @@ describe('previewing an edit before saving it', { timeout: 90_000 }, () => {
     // A preview saves nothing: the live version is the one the page read.
     expect((await api(service.url, admin, 'GET', '/api/settings/health-rules')).body.version).toBe(live.version);
 
+    // Before saving (which applies at once for a superadmin), the edit beside the version it is based on.
+    const review = superPage.getByRole('button', { name: 'Show my changes' });
+    await review.click();
+    await expect.poll(() => superPage.locator('.rules-diff-heads').textContent()).toContain(`Version ${live.version}, which your edit is based on`);
+    await expect
+      .poll(() => superPage.locator('.rules-diff .cm-merge-b .cm-changedLine').allTextContents())
+      .toEqual(expect.arrayContaining([expect.stringContaining('healthy: 99.5')]));
+    await superPage.getByRole('button', { name: 'Hide my changes' }).click();
+    expect(await superPage.locator('.rules-diff').count()).toBe(0);
+
     // Edited since, the preview no longer stands for the text; asked again, it does.
     await editor(superPage).fill(`# one more line\n${strict}`);
     await preview.getByText('The text changed since this preview.').waitFor();

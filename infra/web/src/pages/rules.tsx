@@ -127,6 +127,8 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [saving, setSaving] = useState(false);
   const [comparing, setComparing] = useState(false);
+  // The edit beside the version it is based on, before it is saved (for a superadmin, before it applies).
+  const [reviewing, setReviewing] = useState(false);
   const [preview, setPreview] = useState<Preview | null>(null);
   const previewAsked = useRef(0);
   const draftNow = useRef(draft);
@@ -352,6 +354,9 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
         <Button type="button" onClick={() => base && discard(base)} disabled={!dirty || saving}>
           Discard changes
         </Button>
+        <Button type="button" onClick={() => setReviewing((r) => !r)} aria-expanded={reviewing && dirty} disabled={!dirty}>
+          {reviewing && dirty ? 'Hide my changes' : 'Show my changes'}
+        </Button>
         {impactEp && (
           <Button type="button" onClick={() => void previewImpact()} disabled={!mayPreview || preview?.busy}>
             {preview?.busy ? 'Previewing…' : 'Preview impact'}
@@ -361,6 +366,9 @@ function RuleSetEditor({ set }: { set: RuleSetKey }) {
           {superadmin ? 'Your save applies at once.' : 'Your save becomes a proposal for a superadmin to review.'} Ctrl+S (⌘S) saves from the editor.
         </span>
       </div>
+      {reviewing && dirty && base && (
+        <YamlDiff left={base.content} right={draft} leftLabel={`Version ${base.version}, which your edit is based on`} rightLabel="Your text" />
+      )}
       {preview && (
         <ImpactPreview
           preview={preview}
