@@ -1338,6 +1338,25 @@ describe('alert issues', { timeout: 60_000 }, () => {
     const read = await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(issue.issue_id)}`);
     expect(read.body.issue).toMatchObject({ ticket_key: 'OPS-4242', ticket_url: 'https://tracker.example.com/browse/OPS-4242' });
     await expectAccessible(adminPage, '/issues/{id} with a linked ticket');
+
+    // A mistyped key is corrected, and a ticket linked to the wrong issue removed, from the same panel.
+    await panel.getByText('Change or remove the ticket').click();
+    expect(await panel.getByLabel('Ticket key').inputValue()).toBe('OPS-4242');
+    expect(await panel.getByRole('button', { name: 'Save ticket' }).isDisabled()).toBe(true); // nothing changed yet
+    await panel.getByLabel('Ticket key').fill('OPS-4243');
+    await panel.getByLabel('Address (optional)').fill('https://tracker.example.com/browse/OPS-4243');
+    await panel.getByRole('button', { name: 'Save ticket' }).click();
+    await panel.getByRole('status').getByRole('link', { name: 'OPS-4243' }).waitFor();
+    const removed = adminPage.waitForResponse((r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === `/api/issues/${issue.issue_id}`);
+    await panel.getByText('Change or remove the ticket').click();
+    await panel.getByRole('button', { name: 'Remove the ticket from this issue' }).click();
+    expect((await removed).request().postDataJSON()).toEqual({ ticket_key: '', ticket_url: '' });
+    await panel.getByRole('status').filter({ hasText: 'Ticket removed from this issue.' }).waitFor();
+    await panel.getByText('No ticket yet.').waitFor();
+    expect((await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(issue.issue_id)}`)).body.issue).toMatchObject({
+      ticket_key: '',
+      ticket_url: '',
+    });
   });
 
   it('warns on the issue when a create got no definite answer from the tracker; another ticket is then asked for on purpose', async () => {

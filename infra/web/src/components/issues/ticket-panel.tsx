@@ -1,6 +1,7 @@
 // The issue's ticket: a link when it has one; for admins without one, a button
 // that creates it (POST …/create-ticket) and a form that links a ticket made by
-// hand (PATCH ticket_key and ticket_url). The service's answers are shown as its
+// hand (PATCH ticket_key and ticket_url); with one, the same form corrects or removes
+// it (a mistyped key is not for ever). The service's answers are shown as its
 // problem `detail` says: 503 no provider configured (a note, not a failure: the button gives way to the form that
 // links a ticket made by hand), 409 a ticket exists already
 // (its key and link from the problem) or the issue was regrouped (a link to the live
@@ -62,6 +63,7 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
   const linked = useRef<HTMLParagraphElement>(null);
   const notSetUpNote = useRef<HTMLDivElement>(null);
   const linkedShown = link.isSuccess && Boolean(issue.ticket_key);
+  const removedShown = link.isSuccess && !issue.ticket_key && link.variables?.body?.ticket_key === '';
   useEffect(() => {
     if (create.isSuccess) created.current?.focus();
   }, [create.isSuccess]);
@@ -69,8 +71,8 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
     if (notSetUp) notSetUpNote.current?.focus();
   }, [notSetUp]);
   useEffect(() => {
-    if (linkedShown) linked.current?.focus();
-  }, [linkedShown]);
+    if (linkedShown || removedShown) linked.current?.focus();
+  }, [linkedShown, removedShown]);
 
   return (
     <section className="card issue-ticket" aria-labelledby="ticket-title">
@@ -97,6 +99,11 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
       {linkedShown && (
         <p className="notice" role="status" tabIndex={-1} ref={linked}>
           Linked <TicketLink ticketKey={issue.ticket_key} url={issue.ticket_url} />.
+        </p>
+      )}
+      {removedShown && (
+        <p className="notice" role="status" tabIndex={-1} ref={linked}>
+          Ticket removed from this issue. The ticket itself is left as it is in the tracker.
         </p>
       )}
       {notSetUp && !issue.ticket_key && (
@@ -150,23 +157,50 @@ export function TicketPanel({ issue, etag, canCreate, refetch }: { issue: Issue;
         </Problem>
       )}
       {canCreate && !issue.ticket_key && <LinkTicketForm open={mayExist || notSetUp} pending={link.isPending} onLink={linkTicket} />}
+      {canCreate && issue.ticket_key && (
+        // Keyed by the ticket, so the form starts from the one the issue holds now.
+        <LinkTicketForm
+          key={`${issue.ticket_key} ${issue.ticket_url}`}
+          open={false}
+          pending={link.isPending}
+          onLink={linkTicket}
+          current={{ key: issue.ticket_key, url: issue.ticket_url }}
+          onRemove={() => linkTicket('', '')}
+        />
+      )}
       {link.isError && <Problem error={link.error} className="issue-ticket-problem" />}
     </section>
   );
 }
 
-/** A ticket made by hand (or by a create whose answer was lost), linked by its key and optional address. */
-function LinkTicketForm({ open, pending, onLink }: { open: boolean; pending: boolean; onLink(key: string, url: string): void }) {
+/**
+ * A ticket made by hand (or by a create whose answer was lost), linked by its key and optional address; with
+ * `current`, the issue's ticket corrected or (`onRemove`) unlinked.
+ */
+function LinkTicketForm({
+  open,
+  pending,
+  onLink,
+  current,
+  onRemove,
+}: {
+  open: boolean;
+  pending: boolean;
+  onLink(key: string, url: string): void;
+  current?: { key: string; url: string };
+  onRemove?(): void;
+}) {
   const id = useId();
-  const [key, setKey] = useState('');
-  const [url, setUrl] = useState('');
+  const [key, setKey] = useState(current?.key ?? '');
+  const [url, setUrl] = useState(current?.url ?? '');
+  const unchanged = current !== undefined && key.trim() === current.key && url.trim() === current.url;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (key.trim()) onLink(key.trim(), url.trim());
   };
   return (
     <details className="issue-ticket-link" open={open || undefined}>
-      <summary>Link an existing ticket</summary>
+      <summary>{current ? 'Change or remove the ticket' : 'Link an existing ticket'}</summary>
       <form onSubmit={submit}>
         <label htmlFor={`${id}-key`}>Ticket key</label>
         {/* One key, as the service takes it (ends trimmed): a space inside is said before sending. */}
@@ -191,9 +225,14 @@ function LinkTicketForm({ open, pending, onLink }: { open: boolean; pending: boo
           onChange={(e) => setUrl(e.target.value)}
           placeholder="https://…"
         />
-        <Button type="submit" disabled={pending || !key.trim()}>
-          {pending ? 'Linking…' : 'Link ticket'}
+        <Button type="submit" disabled={pending || !key.trim() || unchanged}>
+          {pending ? 'Linking…' : current ? 'Save ticket' : 'Link ticket'}
         </Button>
+        {onRemove && (
+          <Button type="button" onClick={onRemove} disabled={pending}>
+            Remove the ticket from this issue
+          </Button>
+        )}
       </form>
     </details>
   );
