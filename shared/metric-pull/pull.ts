@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { prometheusSettings } from '../config/prometheus.js';
 import { ConditionFailed, mapLimit } from '../db/client.js';
 import { listClusters } from '../db/clusters.js';
-import { acquireLock, heartbeatLock, releaseLock } from '../db/locks.js';
+import { acquireLock, heartbeatLock, releaseLock, takeOverLock } from '../db/locks.js';
 import {
   getPullRun,
   putPullRun,
@@ -97,6 +97,8 @@ export interface PullOptions {
    * run's (the watermarks say where). Without it a run pulls every window (the local runtime).
    */
   remainingMs?: () => number;
+  /** The id of the run POST /api/metric-sources/pull took the lock for (shared/metric-pull/status.ts): this run takes it over. */
+  runId?: string;
 }
 
 /**
@@ -303,8 +305,11 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 
 /** Runs one pull under the lease lock; a run already in progress makes this one return `locked`. */
 export async function pullMetrics(options: PullOptions = {}): Promise<PullResult> {
-  const owner = randomUUID();
-  if (!(await acquireLock(PULL_LOCK, owner, LEASE_MS)).acquired) {
+  const owner = options.runId ?? randomUUID();
+  // A run the route started holds the lock already (for a short lease, unless its worker came too late and the lock
+  // went to another run): taken over with the run's own lease.
+  const locked = options.runId ? await takeOverLock(PULL_LOCK, owner, owner, LEASE_MS) : (await acquireLock(PULL_LOCK, owner, LEASE_MS)).acquired;
+  if (!locked) {
     log.info('pull skipped: another is running');
     return { outcome: 'locked', accepted: 0, refused: 0, metrics: [], inventory: null };
   }

@@ -1,13 +1,14 @@
 // What GET /api/metric-sources/status answers: the source in force, the last
 // run, and for each metric its watermark, lag and last error; and the route
 // that starts a pull now.
-import { lockHolder } from '../db/locks.js';
+import { randomUUID } from 'node:crypto';
+import { acquireLock, releaseLock } from '../db/locks.js';
 import { getInventoryState, getPullRun, latestPullErrors, readPullStates } from '../db/metric-pulls.js';
 import type { MetricSourcesStatus, PullAnswer } from '../routes/metric-sources.js';
 import { loadMetricSources } from '../rules/load.js';
 import { invokeWorker } from '../worker-invoke.js';
 import { WORKERS } from '../workers.js';
-import { PULL_LOCK } from './lock.js';
+import { PULL_LOCK, START_LEASE_MS } from './lock.js';
 
 const ERRORS_SHOWN = 20;
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
@@ -74,21 +75,27 @@ export async function metricSourcesStatus(now = new Date()): Promise<MetricSourc
 }
 
 /**
- * Starts the puller in the background (the schedule's worker); the status route shows how it went. Not while a
- * run holds the puller's lock (the schedule's, or another admin's): the worker would find it held and record
- * nothing, and "started" promised a run that never came. A run that takes the lock just after this look meets
- * the same fate, rarely: the answer says started, and the run the admin follows is that one.
+ * Starts the puller in the background (the schedule's worker); the status route shows how it went. The lock is
+ * taken here, for the run this starts (the worker takes it over by its id): a request that finds it held, by the
+ * schedule's run or another admin's (two pressing Pull now at once), answers already_running, where a look at the
+ * lock let all of them say "started" for runs that found it held and recorded nothing.
  */
 export async function startPull(): Promise<PullAnswer> {
   // Before the worker starts: its run's started_at (the same clock, the service's) is at or after it.
   const requestedAt = new Date().toISOString();
-  if (await lockHolder(PULL_LOCK))
+  const runId = randomUUID();
+  if (!(await acquireLock(PULL_LOCK, runId, START_LEASE_MS)).acquired)
     return {
       status: 'already_running',
       message:
         'A pull is already running (the schedule’s, or another admin’s); GET /api/metric-sources/status shows its outcome when it finishes. Pull again after it for data newer than its start.',
       requested_at: requestedAt,
     };
-  await invokeWorker('metrics-puller', { triggered_by: 'api' });
+  try {
+    await invokeWorker('metrics-puller', { triggered_by: 'api', run_id: runId });
+  } catch (error) {
+    await releaseLock(PULL_LOCK, runId);
+    throw error;
+  }
   return { status: 'started', message: 'A pull has started; GET /api/metric-sources/status shows its outcome when it finishes.', requested_at: requestedAt };
 }

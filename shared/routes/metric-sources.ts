@@ -99,7 +99,7 @@ export type PullAnswer = z.infer<typeof PullAnswer>;
 
 export const metricSourcesGroup = defineGroup({
   name: 'metric-sources',
-  tables: { users: 'read', 'metric-pulls': 'read', rules: 'read', locks: 'read' },
+  tables: { users: 'read', 'metric-pulls': 'read', rules: 'read', locks: 'readwrite' },
   grants: ['invoke:metrics-puller'],
   routes: {
     status: {

@@ -2,21 +2,28 @@
 // write that people race on (issue and AI-issue triage, user changes, direct
 // rule writes, reviews and withdrawals of one proposal). Every answer is a success or a 409,
 // never a 5xx, and what is stored afterwards is one of the requests' values.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startDynamoProxy, type DynamoProxy } from '../support/dynamo-proxy.js';
 import { handler as recompute } from '../../functions/recompute.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
+import { lockHolder } from '../../shared/db/locks.js';
+import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
+import { localWorkersSettled } from '../../shared/worker-invoke.js';
 import { userToken } from '../support/tokens.js';
 
 const PARALLEL = 20;
 
 let service: LocalService;
+let proxy: DynamoProxy;
 let superadmin: string;
 let admin: string;
 
 beforeAll(async () => {
   delete process.env.LLM_PROVIDER;
-  service = await startTestService({ adminPassword: 'contention-admin-password', demoClusters: 8 });
+  // Through a proxy: a test can hold a request of the service's on its way to DynamoDB.
+  proxy = await startDynamoProxy(inject('dynamoEndpoint'));
+  service = await startTestService({ adminPassword: 'contention-admin-password', demoClusters: 8, dynamoEndpoint: proxy.endpoint });
   superadmin = await userToken('superadmin', 'race-super');
   admin = await userToken('admin', 'race-admin');
   await recompute();
@@ -24,6 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await service?.stop();
+  await proxy?.close();
 });
 
 async function call(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
@@ -159,5 +167,32 @@ describe(`${PARALLEL} simultaneous writes`, () => {
     expect(closed).toHaveLength(1);
     const detail = (await call(superadmin, 'GET', `/api/settings/config-changes/${id}`)).body;
     expect(detail.status).toBe(closed[0]!.body.status);
+  });
+});
+
+describe(`${PARALLEL} simultaneous starts`, () => {
+  it('Pull now pressed at once: one pull starts, the others answer already_running', async () => {
+    // The run started holds its worker at its first read of the rule sets until every request is answered: no
+    // request can come after it ended, so exactly one may say "started". A request that looked whether the lock
+    // was held, before any worker had taken it, said "started" too, for a run that then found it held and did nothing.
+    let answered = () => {};
+    const allAnswered = new Promise<void>((resolve) => {
+      answered = resolve;
+    });
+    const stopHolding = proxy.watch((r) => (String(r.input.TableName).endsWith('-rules') ? { hold: allAnswered } : undefined));
+    let answers: { status: number; body: any }[];
+    try {
+      answers = await race(() => call(admin, 'POST', '/api/metric-sources/pull'));
+    } finally {
+      answered();
+      stopHolding();
+    }
+    await localWorkersSettled();
+    expectNoServerError(answers, [200, 202]);
+    expect(answers.map((a) => a.body.status).sort()).toEqual(['started', ...Array(PARALLEL - 1).fill('already_running')].sort());
+    expect(await lockHolder(PULL_LOCK)).toBeUndefined();
+    expect(
+      (await call(admin, 'GET', '/api/metric-sources/status')).body.last_run.started_at >= answers.find((a) => a.body.status === 'started')!.body.requested_at,
+    ).toBe(true);
   });
 });
