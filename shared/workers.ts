@@ -63,7 +63,7 @@ export const WORKERS = {
   'agent-worker': {
     summary: 'Claims agent tasks and writes investigations',
     tables: {
-      investigations: 'readwrite',
+      investigations: 'readputupdate',
       'llm-usage': 'readputupdate',
       clusters: 'read',
       metrics: 'read',

@@ -15,8 +15,11 @@ import { PASSWORD_MAX, PASSWORD_MIN } from './password-rule.js';
 /** The deploy step's Lambda, as a route group or worker declares itself: the stack grants it these tables and sets `core`. */
 export const BOOTSTRAP_FUNCTION = {
   name: 'bootstrap',
-  /** createUser writes the account, its email item and the superadmin counter (users), and its audit entry (audit). */
-  tables: { users: 'readwrite', audit: 'append' } as Partial<Record<TableName, TableAccess>>,
+  /**
+   * createUser puts the account and its email item and updates the superadmin counter (users), and appends its audit
+   * entry (audit): it never deletes, so the deploy step cannot erase an account.
+   */
+  tables: { users: 'readputupdate', audit: 'append' } as Partial<Record<TableName, TableAccess>>,
   config: ['core'],
 } as const;
 

@@ -106,7 +106,7 @@ const EvidenceAnswer = z.lazy(() =>
 export const issuesGroup = defineGroup({
   name: 'issues',
   config: ['tickets', 'links', 'edge'],
-  tables: { issues: 'readwrite', alerts: 'read', metrics: 'read', clusters: 'read', users: 'read', rules: 'read', audit: 'append' },
+  tables: { issues: 'readputupdate', alerts: 'read', metrics: 'read', clusters: 'read', users: 'read', audit: 'append' },
   routes: {
     list: {
       method: 'GET',

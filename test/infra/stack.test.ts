@@ -606,7 +606,7 @@ describe('bootstrap superadmin', () => {
   });
 
   it('lets the deploy step read only its secret and reach only the users table (and append its audit entry), and nothing else read that secret', () => {
-    expectTableAccess('bootstrap', { users: 'readwrite', audit: 'append' });
+    expectTableAccess('bootstrap', { users: 'readputupdate', audit: 'append' });
     const statements = roleStatements('bootstrap');
     const secretStatements = statements.filter((st) => asArray<string>(st.Action).some((a) => a.startsWith('secretsmanager:')));
     expect(secretStatements.map((st) => [asArray<string>(st.Action).sort(), st.Resource])).toEqual([
