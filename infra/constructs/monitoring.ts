@@ -121,6 +121,14 @@ export class Monitoring extends Construct {
         // failure still unread. Missing keeps the state; the purge (which makes the queue active) reports the 0.
         treatMissingData: cloudwatch.TreatMissingData.IGNORE,
       });
+      // The queue alarm sees only failures that reached the queue: one Lambda could not deliver (the queue deleted,
+      // its policy or key changed) is counted here, and the event itself is gone.
+      this.alarm(`${name}-undelivered`, {
+        metric: fn.function.metric('DestinationDeliveryFailures', { statistic: 'Sum', period: PERIOD }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        description: `Lambda could not deliver a failed ${name} run to its queue ${props.prefix}${name}-failures in the last 5 minutes: the failed event is lost. Check that the queue exists and that its policy and encryption let Lambda send to it, then look at ${name}'s log for the failure.`,
+      });
     }
 
     // ── Every function: errors, throttles, duration near its timeout ──────────

@@ -980,7 +980,7 @@ describe('alarms and dead letters', () => {
     }
   });
 
-  it('alarms on the depth of every failure queue (ApproximateNumberOfMessagesVisible > 0), held while the queue reports nothing', () => {
+  it('alarms on the depth of every failure queue (ApproximateNumberOfMessagesVisible > 0), held while the queue reports nothing, and on failures not delivered to it', () => {
     for (const name of workerNames) {
       const depth = alarmsOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible', [
         { Name: 'QueueName', Value: { 'Fn::GetAtt': [failureQueueOf(name), 'QueueName'] } },
@@ -988,6 +988,10 @@ describe('alarms and dead letters', () => {
       expect(depth, name).toHaveLength(1);
       // An idle queue stops reporting after about 6 hours, an unread failure in it or not: that must not clear the alarm.
       expect(depth[0], name).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'ignore' });
+      // A failure Lambda could not put in the queue is in no queue: its own alarm.
+      const undelivered = alarmsOn('AWS/Lambda', 'DestinationDeliveryFailures', onFunction(name));
+      expect(undelivered, name).toHaveLength(1);
+      expect(undelivered[0], name).toMatchObject({ Statistic: 'Sum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     }
   });
 
@@ -1079,8 +1083,8 @@ describe('alarms and dead letters', () => {
       expect(alarm.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
       expect(String(alarm.Properties.AlarmName), id).toMatch(new RegExp(`^${prefix}`));
     }
-    // 3 per function, 1 per failure queue, 1 per schedule, the API's 5xx rate.
-    expect(alarms).toHaveLength(3 * functionNames.length + workerNames.length + scheduledWorkers().length + 1);
+    // 3 per function, 2 per failure queue (its depth, and failures not delivered to it), 1 per schedule, the API's 5xx rate.
+    expect(alarms).toHaveLength(3 * functionNames.length + 2 * workerNames.length + scheduledWorkers().length + 1);
     template.hasOutput('AlarmTopicArn', {});
   });
 
