@@ -67,6 +67,8 @@ export async function freePort(): Promise<number> {
 export interface DynamoDbLocal {
   readonly endpoint: string;
   readonly pid: number;
+  /** Settles only if the process ends without stop() (killed, crashed, out of memory): how it ended. */
+  readonly unexpectedExit: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -118,15 +120,25 @@ export async function startDynamoDbLocal(options: StartOptions = {}): Promise<Dy
     ),
   );
 
+  let stopping = false;
+  const unexpectedExit = new Promise<string>((resolveExit) =>
+    child.once('exit', (code, signal) => {
+      if (!stopping) resolveExit(signal ? `killed by ${signal}` : `exit code ${code}`);
+    }),
+  );
+
   const endpoint = `http://127.0.0.1:${port}`;
-  const stop = () => stopProcess(child, exited);
+  const stop = () => {
+    stopping = true;
+    return stopProcess(child, exited);
+  };
   try {
     await Promise.race([waitUntilReady(endpoint, options.startTimeoutMs ?? 30_000, () => child.exitCode !== null), spawnFailed]);
   } catch (error) {
     await stop();
     throw new Error(`DynamoDB Local did not start: ${(error as Error).message}\n${output}`);
   }
-  return { endpoint, pid: child.pid!, stop };
+  return { endpoint, pid: child.pid!, unexpectedExit, stop };
 }
 
 async function waitUntilReady(endpoint: string, timeoutMs: number, hasExited: () => boolean): Promise<void> {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { writeFileAtomically } from './atomic-write.js';
-import { localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { freePort, localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import type { ConfigConcern } from '../../shared/config/concerns.js';
 import { checkSettings, resetSettings } from '../../shared/config/env.js';
 import { createLogger } from '../../shared/log.js';
@@ -46,6 +46,11 @@ export interface LocalServiceOptions {
    * rejects, rather than leave the emulator running once this process is gone.
    */
   signal?: AbortSignal;
+  /**
+   * DynamoDB Local (the one this start runs) ended under the running service: every request fails from then on.
+   * The service logs it as an error either way; npm start stops, saying so (`how`: its exit code or signal).
+   */
+  onEmulatorExit?: (how: string) => void;
 }
 
 export interface LocalService {
@@ -302,13 +307,20 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let endpoint = options.dynamoEndpoint;
   // The folder's claim: only a start that runs its own emulator in it takes one.
   let releaseFolder = async () => {};
+  const tablePrefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
   try {
     if (!endpoint) {
       releaseFolder = await claimFolder(dataDir);
       await killStaleEmulator(pidFile);
-      dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb'), ownProcessGroup: true });
+      // The settings are checked before the emulator starts: a bad one stopped the start only after it had run and
+      // made its database under DATA_DIR (7–10 s where the start's own settings are refused in 1).
+      const port = await freePort();
+      await applyLocalEnvironment({ dataDir, dynamoEndpoint: `http://127.0.0.1:${port}`, tablePrefix });
+      dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb'), port, ownProcessGroup: true });
       await writeFileAtomically(pidFile, String(dynamo.pid));
       endpoint = dynamo.endpoint;
+    } else {
+      await applyLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
     }
   } catch (error) {
     await closeServer();
@@ -322,9 +334,6 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   try {
     options.signal?.throwIfAborted();
-    const tablePrefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
-    await applyLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
-
     const client = localClient(endpoint);
     await ensureTables(client, tablePrefix);
     client.destroy();
@@ -369,6 +378,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       if (has('demo-feed')) await schedules.runNow('demo-feed');
       if (has('recompute')) await schedules.runNow('recompute');
     })();
+
+    // Each request would answer 503 "retry in a few seconds" and the health check 200, with nothing saying why.
+    void dynamo?.unexpectedExit.then((how) => {
+      log.error('DynamoDB Local stopped under the running service: every request fails until the service starts again', { how, data_dir: dataDir });
+      options.onEmulatorExit?.(how);
+    });
 
     return {
       url,

@@ -88,6 +88,13 @@ service = await startLocalService({
       }
     : undefined,
   signal: starting.signal,
+  // Without its database nothing works, and nothing would say so but failing requests: stop, saying why.
+  onEmulatorExit: (how) => {
+    if (stopping) return;
+    stopping = { signal: 'emulator', at: Date.now() };
+    console.error(`DynamoDB Local, the service's database, ended (${how}): stopping. Run npm start again; the data in ${settings.dataDir} is kept.`);
+    void service?.stop().finally(() => process.exit(1));
+  },
 }).catch((error: unknown) => {
   if (starting.signal.aborted) process.exit(0);
   console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);

@@ -126,6 +126,16 @@ describe('npm start', () => {
     expect(alive(javaPid)).toBe(false);
   }, 90_000);
 
+  it('its database killed under it, it says so and stops, rather than answer every request 503 with nothing said', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-start-emulator-'));
+    const started = await npmStart(dataDir, await freePort(), { DEMO_CLUSTERS: '0' });
+    const javaPid = Number(readFileSync(join(dataDir, 'dynamodb-local.pid'), 'utf8'));
+    process.kill(javaPid, 'SIGKILL');
+    expect(await started.exited).toBe('code 1');
+    expect(started.output()).toContain(`DynamoDB Local, the service's database, ended (killed by SIGKILL): stopping. Run npm start again`);
+    for (const file of ['local-service.json', 'local-service.lock', 'dynamodb-local.pid']) expect(existsSync(join(dataDir, file)), file).toBe(false);
+  }, 90_000);
+
   it('a second signal stops it at once, DynamoDB Local with it', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'fleet-start-twice-'));
     const started = await npmStart(dataDir, await freePort(), { DEMO_CLUSTERS: '0' });

@@ -4,12 +4,13 @@
 // answers, also when the caller has no AWS credentials or region at all; and a setting that
 // would fail every request later stops the start now.
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../infra/local/dynamodb-local.js';
-import { applyLocalEnvironment } from '../../infra/local/service.js';
+import { applyLocalEnvironment, startLocalService } from '../../infra/local/service.js';
 import { ensureTables } from '../../infra/local/tables.js';
 import { getCluster } from '../../shared/db/clusters.js';
 import { storedCluster } from '../support/clusters.js';
@@ -96,5 +97,13 @@ describe('the local environment', () => {
     await expect(applyLocal()).rejects.toThrow('JWT_SECRET must be at least 32 bytes.');
     process.env.JWT_SECRET = 'x'.repeat(32);
     await expect(applyLocal()).resolves.toBeUndefined();
+  });
+
+  it('npm start refuses a bad setting before DynamoDB Local starts: no emulator run, no database made under DATA_DIR', async () => {
+    process.env.JWT_SECRET = 'short';
+    const folder = join(await mkdtemp(join(tmpdir(), 'fleet-local-early-')), 'data');
+    await expect(startLocalService({ port: 0, dataDir: folder })).rejects.toThrow('JWT_SECRET must be at least 32 bytes.');
+    expect(existsSync(join(folder, 'dynamodb'))).toBe(false);
+    expect(existsSync(join(folder, 'dynamodb-local.pid'))).toBe(false);
   });
 });
