@@ -4,13 +4,15 @@
 //   FILE.json:  an ingest body ({clusters}, {samples}, {events}) or an Alertmanager webhook ({version: "4", alerts}),
 //               or an array of records;
 //   FILE.jsonl: one record per line (cluster, metric sample, log event or Alertmanager alert), kinds mixed freely.
-// Settings: INGEST_URL (default http://localhost:$PORT, PORT 3000), INGEST_TOKEN (default: the
+// Settings: INGEST_URL (default: the npm start running on $DATA_DIR, wherever it listens, else
+// http://localhost:$PORT, PORT 3000), INGEST_TOKEN (default: the
 // token npm start keeps in $DATA_DIR/ingest-token).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { escapedBytes, LAMBDA_EVENT_BODY_BYTES } from '../../shared/http/lambda-payload.js';
 import { INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, ingestGroup } from '../../shared/routes/ingest.js';
+import { runningService } from './runtime-file.js';
 import { INGEST_TOKEN_FILE, type LocalSettings, readLocalSettings } from './settings.js';
 
 /** The ingest routes' names, one per kind of record (the route table's: their paths are its too). */
@@ -138,7 +140,9 @@ async function main(): Promise<number> {
       console.error((error as Error).message);
       return 1;
     }
-    base ??= `http://localhost:${local.port}`;
+    // The running service on DATA_DIR, wherever it listens (PORT=0, or PORT not set in this shell); else PORT's.
+    const running = await runningService(local.dataDir);
+    base ??= typeof running === 'object' ? running.url : `http://localhost:${local.port}`;
     token ??= (await readFile(join(local.dataDir, INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
   }
   if (!token) {
@@ -161,7 +165,7 @@ async function main(): Promise<number> {
       body: JSON.stringify(plan.body),
     }).catch((error: unknown) => error as Error);
     if (res instanceof Error) {
-      console.error(`Could not reach the service at ${base} (${res.message}): is npm start running? (INGEST_URL, or PORT, names where)`);
+      console.error(`Could not reach the service at ${base} (${res.message}): is npm start running? (INGEST_URL, DATA_DIR or PORT names where)`);
       return 1;
     }
     const answer = (await res.json()) as { accepted?: number; rejected?: { index: number; reason: string }[]; detail?: string };

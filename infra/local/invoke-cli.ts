@@ -5,13 +5,12 @@
 // handler returned, as `aws lambda invoke` writes it to its outfile.
 // Workers the function starts (recompute starts the agent worker) run in this
 // process and are waited for before it exits.
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { readLocalSettings } from './settings.js';
 import { declaredFunctions } from './functions.js';
-import type { RuntimeInfo } from './service.js';
+import { runningService, runtimeFileOf } from './runtime-file.js';
 
 const usage = `usage: npm run invoke -- <function> [payload.json | -]
   functions: ${declaredFunctions().join(', ')}
@@ -43,17 +42,14 @@ async function main(): Promise<number> {
   const { dataDir } = readLocalSettings();
   // Imported here, not statically: the service's modules read settings as they load (a logger its LOG_LEVEL), and a bad
   // one is then reported below as Lambda reports an init error, not as a stack trace before main runs.
-  const { RUNTIME_FILE, applyLocalEnvironment } = await import('./service.js');
-  const runtimeFile = join(resolve(dataDir), RUNTIME_FILE);
-  if (!existsSync(runtimeFile)) {
-    console.error(`no running service found (${runtimeFile} is missing): start it with npm start (same DATA_DIR) first`);
+  const { applyLocalEnvironment } = await import('./service.js');
+  const runtime = await runningService(dataDir);
+  if (runtime === 'missing') {
+    console.error(`no running service found (${runtimeFileOf(dataDir)} is missing): start it with npm start (same DATA_DIR) first`);
     return 1;
   }
-  const runtime = JSON.parse(await readFile(runtimeFile, 'utf8')) as RuntimeInfo;
-  try {
-    process.kill(runtime.pid, 0);
-  } catch {
-    console.error(`the service that wrote ${runtimeFile} (pid ${runtime.pid}) is not running: start it with npm start first`);
+  if (runtime === 'stopped') {
+    console.error(`the service that wrote ${runtimeFileOf(dataDir)} is not running: start it with npm start first`);
     return 1;
   }
 

@@ -11,6 +11,9 @@ import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { writeFileAtomically } from './atomic-write.js';
 import { freePort, localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { RUNTIME_FILE, type RuntimeInfo } from './runtime-file.js';
+
+export { RUNTIME_FILE, type RuntimeInfo };
 import type { ConfigConcern } from '../../shared/config/concerns.js';
 import { checkSettings, resetSettings } from '../../shared/config/env.js';
 import { createLogger } from '../../shared/log.js';
@@ -81,7 +84,6 @@ export interface LocalService {
 }
 
 /** Written under DATA_DIR while the service runs: how `npm run invoke` finds it. */
-export const RUNTIME_FILE = 'local-service.json';
 /** How long a stop waits for the runs and workers in progress (what `npm start` says on Ctrl-C). */
 const STOP_GRACE_MS = 10_000;
 /** Under DATA_DIR from the start's first step to its stop: the pid of the service that claimed the folder. */
@@ -92,12 +94,6 @@ export const EMULATOR_PID_FILE = 'dynamodb-local.pid';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
 /** Under DATA_DIR while the demo fleet loads: left behind, the load was cut short. */
 const DEMO_LOADING_FILE = 'demo-fleet.loading';
-export interface RuntimeInfo {
-  pid: number;
-  url: string;
-  dynamoEndpoint: string;
-  tablePrefix: string;
-}
 
 const log = createLogger('local');
 

@@ -16,6 +16,7 @@ import { startTestService } from '../support/local-service.js';
 const run = promisify(execFile);
 let service: LocalService;
 let adminToken: string;
+let dataDir: string;
 
 const clusterRecord = (name: string) => ({
   cluster_id: randomUUID(),
@@ -33,7 +34,8 @@ const clusterRecord = (name: string) => ({
 });
 
 beforeAll(async () => {
-  service = await startTestService({ adminPassword: 'ingest-admin-password' });
+  dataDir = await mkdtemp(join(tmpdir(), 'fleet-ingest-data-'));
+  service = await startTestService({ adminPassword: 'ingest-admin-password', dataDir });
   const login = await fetch(`${service.url}/api/auth/login`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -243,5 +245,15 @@ describe('npm run ingest', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`Could not reach the service at ${nowhere}`);
     expect(refused.stderr).toContain('is npm start running?');
+    // With no INGEST_URL, the service running on DATA_DIR, on the port it took (its local-service.json), not PORT's
+    // default: a service started with PORT=0, or PORT not set in this shell, was looked for on localhost:3000.
+    const { PORT: _port, INGEST_URL: _url, ...inherited } = process.env;
+    const found = await run('npx', ['tsx', 'infra/local/ingest-cli.ts', file], {
+      env: { ...inherited, DATA_DIR: dataDir, INGEST_TOKEN: service.ingestToken },
+    }).then(
+      (r) => ({ code: 0, stdout: r.stdout }),
+      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+    );
+    expect(found.stdout).toContain('clusters: 1 accepted, 0 rejected');
   }, 60_000);
 });
