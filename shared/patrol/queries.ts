@@ -3,7 +3,7 @@
 import { getReport, listReportFiguresSince, reportSummaries } from '../db/patrol.js';
 import { NotFound } from '../http/errors.js';
 import { settled } from './lock.js';
-import { nextScheduledScan, PATROL_EVERY_MINUTES, SCHEDULE_TRIGGER } from './schedule.js';
+import { nextScheduledScan, observedEveryMinutes, SCHEDULE_TRIGGER } from './schedule.js';
 
 export const SOURCE = 'live' as const; // spec §1: data computed from live data
 const DAY_MS = 86_400_000;
@@ -42,7 +42,9 @@ export async function patrolKpis(now = new Date()) {
   const figures = await listReportFiguresSince(new Date(now.getTime() - 30 * DAY_MS));
   const finished = figures.filter((r) => r.status !== 'running');
   // Newest first: the last scan the timer started, running or ended, is where the timetable stands.
-  const lastScheduled = figures.find((r) => r.report_type === 'scheduled' && r.triggered_by === SCHEDULE_TRIGGER)?.created_at ?? null;
+  const timerStarts = figures.filter((r) => r.report_type === 'scheduled' && r.triggered_by === SCHEDULE_TRIGGER).map((r) => r.created_at);
+  const lastScheduled = timerStarts[0] ?? null;
+  const everyMinutes = observedEveryMinutes(timerStarts);
   const reports = finished.filter((r) => r.status === 'completed');
   const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
   return {
@@ -55,9 +57,9 @@ export async function patrolKpis(now = new Date()) {
     ),
     latest_report_at: reports[0]?.created_at ?? null,
     // Beyond the contract: the timetable (shared/patrol/README.md, "When the next scan runs").
-    scheduled_every_minutes: PATROL_EVERY_MINUTES,
+    scheduled_every_minutes: everyMinutes,
     last_scheduled_at: lastScheduled,
-    next_scheduled_at: nextScheduledScan(lastScheduled, now),
+    next_scheduled_at: nextScheduledScan(lastScheduled, now, everyMinutes),
     source: SOURCE,
     generated_at: now.toISOString(),
   };

@@ -24,3 +24,21 @@ export function nextScheduledScan(lastScheduledAt: string | null, now: Date, eve
   const ticks = Math.max(1, Math.floor((now.getTime() - last) / every) + 1);
   return new Date(last + ticks * every).toISOString();
 }
+
+/**
+ * The interval the timer has actually kept, in whole minutes (at least 1): the median gap between the starts of its
+ * last scans (newest first, as the KPIs read them). The declared one until there are three: a timetable moved off
+ * the declared one (`npm start`'s LOCAL_PATROL_WORKER_EVERY_SECONDS, the stack's `patrolSchedule`, a daily cron
+ * for less LLM cost) was announced as every 6 h. The median, not the shortest gap: Lambda's retry of a crashed scan
+ * starts a second one a minute after the first, and a tick another scan held off makes one gap twice as long.
+ */
+export function observedEveryMinutes(timerStartsNewestFirst: readonly string[], declared = PATROL_EVERY_MINUTES): number {
+  if (timerStartsNewestFirst.length < 3) return declared;
+  const gaps = timerStartsNewestFirst
+    .slice(1)
+    .map((start, i) => Date.parse(timerStartsNewestFirst[i]!) - Date.parse(start))
+    .sort((a, b) => a - b);
+  const middle = gaps.length / 2;
+  const median = gaps.length % 2 ? gaps[Math.floor(middle)]! : (gaps[middle - 1]! + gaps[middle]!) / 2;
+  return Math.max(1, Math.round(median / 60_000));
+}

@@ -1,7 +1,7 @@
 // When the next scheduled patrol scan is due (shared/patrol/schedule.ts): the last one's start plus whole
 // intervals, the first after now, so a tick that made no report (the lock was held) keeps the cadence.
 import { describe, expect, it } from 'vitest';
-import { nextScheduledScan, PATROL_EVERY_MINUTES } from '../../shared/patrol/schedule.js';
+import { nextScheduledScan, observedEveryMinutes, PATROL_EVERY_MINUTES } from '../../shared/patrol/schedule.js';
 import { scheduledWorkers } from '../../shared/workers.js';
 
 const at = (iso: string) => new Date(iso);
@@ -23,5 +23,27 @@ describe('nextScheduledScan', () => {
 
   it('is the timetable the patrol worker is scheduled on', () => {
     expect(scheduledWorkers().find((w) => w.name === 'patrol-worker')?.schedule.everyMinutes).toBe(PATROL_EVERY_MINUTES);
+  });
+});
+
+describe('observedEveryMinutes', () => {
+  const starts = (first: string, gapsMinutes: number[]) => {
+    const times = [Date.parse(first)];
+    for (const gap of gapsMinutes) times.push(times.at(-1)! - gap * 60_000);
+    return times.map((t) => new Date(t).toISOString());
+  };
+
+  it('is the declared interval until the timer has started three scans', () => {
+    expect(observedEveryMinutes([])).toBe(PATROL_EVERY_MINUTES);
+    expect(observedEveryMinutes(starts('2026-12-05T12:00:00Z', [1]))).toBe(PATROL_EVERY_MINUTES);
+  });
+
+  it('follows a timetable moved off the declared one: a daily cron, a demo every minute', () => {
+    expect(observedEveryMinutes(starts('2026-12-05T06:00:04Z', [1440, 1440.1, 1439.9]))).toBe(1440);
+    expect(observedEveryMinutes(starts('2026-12-05T06:00:04Z', [1, 1, 1, 1]))).toBe(1);
+  });
+
+  it('is not moved by a retried scan a minute after its tick, nor by a tick another scan held off', () => {
+    expect(observedEveryMinutes(starts('2026-12-05T18:00:00Z', [360, 1.5, 358.5, 720, 360, 360]))).toBe(360);
   });
 });
