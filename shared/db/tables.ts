@@ -56,7 +56,7 @@ export const TABLES = {
   investigations: { purpose: 'agent investigations and agent tasks; by time and status', ttl: true, indexes: [byTime()] },
   'llm-usage': { purpose: 'LLM usage ledger by day, chat spend per user and day', ttl: true, indexes: [] },
   'embed-sessions': { purpose: 'server-side embed session reference tokens', ttl: true, indexes: [] },
-  locks: { purpose: 'lease locks (one patrol at a time)', ttl: true, indexes: [] },
+  locks: { purpose: 'lease locks: one patrol scan, one metrics pull and one refresh per view at a time', ttl: true, indexes: [] },
   'metric-pulls': { purpose: 'metrics puller watermarks per metric, run status and errors', ttl: true, indexes: [] },
 } as const satisfies Record<string, TableDefinition>;
 

@@ -127,7 +127,7 @@ export interface ApiRequest<D extends RouteDeclaration = RouteDeclaration> {
   readonly params: Infer<D['params']>;
   readonly query: Infer<D['query']>;
   readonly body: Infer<D['body']>;
-  /** The authenticated caller: always there on `auth: 'user'` routes (the middleware answered 401 otherwise); null on public routes and for the static ingest token. */
+  /** The authenticated caller: always there on `auth: 'user'` routes (the middleware answered 401 otherwise); null on public routes and for the static ingest and scrape tokens. */
   readonly principal: D['auth'] extends 'user' ? Principal : Principal | null;
   /** The access token when the caller sent one. */
   readonly token: RequestToken | null;
