@@ -11,9 +11,8 @@
 // container's list cache (list-cache.ts) reads the window again. Not inside
 // each write's transaction: up to 8 clusters regroup at once, and a marker in
 // all their writes would make them conflict with each other.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { listAlertingClustersSince, listClusterAlertFields } from '../db/alerts.js';
-import { ConditionFailed, mapLimit, transactWrite } from '../db/client.js';
+import { ConditionFailed, mapLimit, retryOnConflict, transactWrite } from '../db/client.js';
 import { getClusters, type ClusterRecord } from '../db/clusters.js';
 import {
   NO_SUCCESSOR,
@@ -292,15 +291,8 @@ function notBeforeGrouped(asOf: Date, stored: readonly IssueRecord[]): Date {
 }
 
 /** Regroups one cluster; from a fresh read at a fresh instant, after a backoff, when a concurrent run wrote first. */
-async function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, clock: () => Date, readFrom?: number) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await regroupClusterOnce(clusterId, cluster, rules, clock(), readFrom);
-    } catch (error) {
-      if (!(error instanceof ConditionFailed) || attempt >= ATTEMPTS) throw error;
-      await sleep(25 * 2 ** attempt * (0.5 + Math.random()));
-    }
-  }
+function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, clock: () => Date, readFrom?: number) {
+  return retryOnConflict(() => regroupClusterOnce(clusterId, cluster, rules, clock(), readFrom), ATTEMPTS);
 }
 
 /**
