@@ -32,8 +32,17 @@ export function tryAgainIn(headers: Headers): string {
 /** Only the kind of failure: fetch's own messages may name more than the user needs. */
 export function failureReason(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${secondsText(timeoutMs)}`;
-  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return typeof code === 'string' ? `connection failed (${code})` : 'connection failed';
+  return connectionFailure(error);
+}
+
+/**
+ * A failed connection as a user reads it: its error code (fetch's `cause.code`, or a client's own `code`) when it
+ * looks like one (ECONNREFUSED, UND_ERR_SOCKET), nothing else of the message, which may carry more than they need.
+ */
+export function connectionFailure(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? `connection failed (${code})` : 'connection failed';
 }
 
 /**

@@ -3,7 +3,7 @@
 // would fail the same way again. Each attempt gets its own timeout through an
 // AbortSignal. The Bedrock client runs with the SDK's own retries off
 // (maxAttempts: 1), so these are the only ones.
-import { secondsText, timeoutBefore } from '../http/outbound.js';
+import { connectionFailure, secondsText, timeoutBefore } from '../http/outbound.js';
 import { LlmError, type LlmErrorKind, type TokenUsage } from './types.js';
 
 export interface RetryPolicy {
@@ -69,15 +69,7 @@ function classify(error: unknown, signal: AbortSignal, timeoutMs: number, label:
   if (signal.aborted) return new AttemptFailed(`${label} did not answer within ${secondsText(timeoutMs)}`, 'timeout');
   if (error instanceof AttemptFailed) return error;
   if (error instanceof LlmError) return new AttemptFailed(error.message, error.kind, error.status, { paid: error.paid });
-  return new AttemptFailed(`${label} could not be reached: ${networkReason(error)}`, 'unavailable');
-}
-
-/** Only the kind of failure: client messages may carry more than a user needs to see. */
-export function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
-  const code = typeof cause?.code === 'string' ? cause.code : (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code)) return `connection failed (${code})`;
-  return 'connection failed';
+  return new AttemptFailed(`${label} could not be reached: ${connectionFailure(error)}`, 'unavailable');
 }
 
 /**
