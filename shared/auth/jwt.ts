@@ -76,6 +76,11 @@ export async function signAccessToken(principal: Principal, credential?: string,
 // Bounded as the tokens we sign are (ids are UUIDs): jti and username become DynamoDB keys, whose
 // 2,048-byte limit a token signed with the key but not by us would otherwise turn into a 500.
 const CLAIM_ID_MAX = 128;
+/**
+ * How far the clocks of the hosts that sign and verify may disagree (Lambda's agree to well within it): for iat and
+ * auth_time only. Expiry gets none: jose's clockTolerance would have kept every token a minute past its exp.
+ */
+const CLOCK_SKEW_SECONDS = 60;
 const Claims = z
   .object({
     sub: z.string().check(z.minLength(1), z.maxLength(CLAIM_ID_MAX)),
@@ -91,12 +96,10 @@ const Claims = z
     exp: z.number(),
   })
   .check(
-    // A sign-in comes before every token of its session: a later one would outlive a "sign out everywhere" made before it.
-    z.refine((c) => c.auth_time === undefined || c.auth_time <= c.iat),
+    // Issued now or before, and signed in before it was issued: a token from the future (or a sign-in after its token)
+    // would outlive a "sign out everywhere" made before it, which tokens_valid_from compares with the sign-in.
+    z.refine((c) => c.iat <= Date.now() / 1000 + CLOCK_SKEW_SECONDS && (c.auth_time === undefined || c.auth_time <= c.iat + CLOCK_SKEW_SECONDS)),
   );
-
-/** How far a token's iat may lie ahead of this container's clock: Lambda hosts' clocks agree to well within it. */
-const CLOCK_TOLERANCE_SECONDS = 60;
 
 export interface VerifiedToken {
   /** The caller as the token describes them; the account record has the last word. */
@@ -112,14 +115,7 @@ export interface VerifiedToken {
 /** Verify a token; returns null for anything invalid (bad signature, alg, expiry, claims). */
 export async function verifyAccessToken(token: string): Promise<VerifiedToken | null> {
   try {
-    // maxTokenAge makes jose check iat, and refuse one in the future; no token we sign is older than a session lasts.
-    const { payload } = await jwtVerify(token, await key(), {
-      algorithms: [ALGORITHM],
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      maxTokenAge: tokenSettings().JWT_SESSION_MAX_SECONDS,
-      clockTolerance: CLOCK_TOLERANCE_SECONDS,
-    });
+    const { payload } = await jwtVerify(token, await key(), { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
     const claims = Claims.safeParse(payload);
     if (!claims.success) return null;
     const { sub, username, name, email, role, jti, iat, exp, cred, auth_time } = claims.data;

@@ -32,7 +32,8 @@ describe('access tokens', () => {
   });
 
   it('refuses an expired token, a wrong audience or issuer, and a bad role', async () => {
-    const base = () => new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuedAt();
+    // With a jti, as every token we sign has: without one each of them failed the claims, whatever it was meant to test.
+    const base = () => new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setJti('j').setIssuedAt();
     const k = key(TEST_JWT_SECRET);
     const expired = await base()
       .setIssuer(ISSUER)
@@ -44,12 +45,22 @@ describe('access tokens', () => {
     const role = await new SignJWT({ ...claims, role: 'root' })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject('x')
+      .setJti('j')
       .setIssuer(ISSUER)
       .setAudience(AUDIENCE)
       .setIssuedAt()
       .setExpirationTime('1h')
       .sign(k);
-    for (const token of [expired, audience, issuer, role]) expect(await verifyAccessToken(token)).toBeNull();
+    // Expired a second ago is expired: no clock tolerance on exp.
+    const justExpired = await base()
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 1)
+      .sign(k);
+    for (const token of [expired, justExpired, audience, issuer, role]) expect(await verifyAccessToken(token)).toBeNull();
+    // The same token unexpired is accepted: each refusal above is for the one thing it changes.
+    const valid = await base().setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('1h').sign(k);
+    expect(await verifyAccessToken(valid)).not.toBeNull();
   });
 
   it('refuses a token issued in the future, or whose sign-in comes after it was issued', async () => {
