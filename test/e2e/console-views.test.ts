@@ -709,11 +709,15 @@ describe('an issue whose alerts have all ended', { timeout: 60_000 }, () => {
     const times = await viewerPage.locator('.issue-timeline-head time').evaluateAll((ts) => ts.map((t) => [t.getAttribute('datetime') ?? '', t.textContent]));
     expect(times).toHaveLength(4);
     for (const [iso, text] of times) expect(text).toBe(`${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`);
-    // One firing again: nothing to explain, the issue is plainly Ongoing.
+    // One firing again: nothing to explain, the issue is plainly Ongoing; what resolves it is said beside "not yet".
     await ingestAlerts([alert(1, 'firing')]);
     await viewerPage.reload();
     await viewerPage.locator('.issue-timeline li .badge', { hasText: 'Firing' }).first().waitFor();
     expect(await viewerPage.getByText('Every alert has ended').count()).toBe(0);
+    await viewerPage
+      .locator('.issue-summary dd')
+      .getByText("not yet: it resolves when its alerts have all ended and the issue rules' quiet period has passed (triage does not resolve it)")
+      .waitFor();
   });
 });
 

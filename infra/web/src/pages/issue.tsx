@@ -33,7 +33,13 @@ export default function IssuePage() {
           {!data.regrouped && <QuietNote detail={data} />}
           <div className="issue-layout">
             <div className="issue-main">
-              <IssueFacts issue={data.issue} title="Summary" alerts={['Alerts', `${count(data.issue.alert_count)} (${data.issue.alert_names.join(', ')})`]} />
+              <IssueFacts
+                issue={data.issue}
+                title="Summary"
+                alerts={['Alerts', `${count(data.issue.alert_count)} (${data.issue.alert_names.join(', ')})`]}
+                // Triage offers "Closed" among its words, which leaves Status as it was: what does resolve it, said where it is read.
+                resolvesWhen="it resolves when its alerts have all ended and the issue rules' quiet period has passed (triage does not resolve it)"
+              />
               <Timeline alerts={data.alerts} total={data.alerts_total} truncated={data.alerts_truncated} />
             </div>
             {/* Keyed by the issue: going to another issue (only :issueId changes, the page stays mounted)

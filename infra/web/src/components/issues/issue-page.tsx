@@ -73,7 +73,18 @@ export function IssueHeader({ issue, badge }: { issue: Issue; badge?: React.Reac
   );
 }
 
-export function IssueFacts({ issue, title, alerts }: { issue: Issue; title: string; alerts: [string, React.ReactNode] }) {
+/** `resolvesWhen`: what resolves the issue, said beside "not yet" (an alert issue is resolved by its alerts, not by triage). */
+export function IssueFacts({
+  issue,
+  title,
+  alerts,
+  resolvesWhen,
+}: {
+  issue: Issue;
+  title: string;
+  alerts: [string, React.ReactNode];
+  resolvesWhen?: React.ReactNode;
+}) {
   return (
     <section aria-labelledby="summary-title" className="card issue-summary">
       <h2 id="summary-title">{title}</h2>
@@ -97,7 +108,16 @@ export function IssueFacts({ issue, title, alerts }: { issue: Issue; title: stri
           <When iso={issue.last_seen} />
         </dd>
         <dt>Resolved</dt>
-        <dd>{issue.resolved_at ? <When iso={issue.resolved_at} /> : <span className="muted">not yet</span>}</dd>
+        <dd>
+          {issue.resolved_at ? (
+            <When iso={issue.resolved_at} />
+          ) : (
+            <span className="muted">
+              not yet
+              {resolvesWhen && <>: {resolvesWhen}</>}
+            </span>
+          )}
+        </dd>
         <dt>Duration</dt>
         <dd>
           {duration(issue.duration_minutes)}
