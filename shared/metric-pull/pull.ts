@@ -305,10 +305,11 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 
 /** Runs one pull under the lease lock; a run already in progress makes this one return `locked`. */
 export async function pullMetrics(options: PullOptions = {}): Promise<PullResult> {
-  const owner = options.runId ?? randomUUID();
-  // A run the route started holds the lock already (for a short lease, unless its worker came too late and the lock
-  // went to another run): taken over with the run's own lease.
-  const locked = options.runId ? await takeOverLock(PULL_LOCK, owner, owner, LEASE_MS) : (await acquireLock(PULL_LOCK, owner, LEASE_MS)).acquired;
+  const owner = randomUUID();
+  // A run the route started holds the lock already, under its run id (for a short lease, unless its worker came too
+  // late and the lock went to another run): taken over under an owner of this run's own, so a second delivery of the
+  // same event (asynchronous invocations are at least once) finds it taken and does nothing.
+  const locked = options.runId ? await takeOverLock(PULL_LOCK, options.runId, owner, LEASE_MS) : (await acquireLock(PULL_LOCK, owner, LEASE_MS)).acquired;
   if (!locked) {
     log.info('pull skipped: another is running');
     return { outcome: 'locked', accepted: 0, refused: 0, metrics: [], inventory: null };

@@ -94,7 +94,8 @@ export async function startPull(): Promise<PullAnswer> {
   try {
     await invokeWorker('metrics-puller', { triggered_by: 'api', run_id: runId });
   } catch (error) {
-    await releaseLock(PULL_LOCK, runId);
+    // The answer is the worker's failure (a 503); a lock left by a failed release lapses with its short lease.
+    await releaseLock(PULL_LOCK, runId).catch(() => undefined);
     throw error;
   }
   return { status: 'started', message: 'A pull has started; GET /api/metric-sources/status shows its outcome when it finishes.', requested_at: requestedAt };

@@ -7,8 +7,10 @@ import { startDynamoProxy, type DynamoProxy } from '../support/dynamo-proxy.js';
 import { handler as recompute } from '../../functions/recompute.js';
 import type { LocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
-import { lockHolder } from '../../shared/db/locks.js';
-import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
+import { acquireLock, lockHolder } from '../../shared/db/locks.js';
+import { PULL_LOCK, START_LEASE_MS } from '../../shared/metric-pull/lock.js';
+import { pullMetrics } from '../../shared/metric-pull/pull.js';
+import { randomUUID } from 'node:crypto';
 import { localWorkersSettled } from '../../shared/worker-invoke.js';
 import { userToken } from '../support/tokens.js';
 
@@ -194,5 +196,27 @@ describe(`${PARALLEL} simultaneous starts`, () => {
     expect(
       (await call(admin, 'GET', '/api/metric-sources/status')).body.last_run.started_at >= answers.find((a) => a.body.status === 'started')!.body.requested_at,
     ).toBe(true);
+  });
+
+  it("the worker's event delivered twice (asynchronous invocations are at least once): one run, the other finds the lock taken", async () => {
+    const runId = randomUUID();
+    expect((await acquireLock(PULL_LOCK, runId, START_LEASE_MS)).acquired).toBe(true); // as Pull now takes it
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The first delivery's run is held at its first read of the rule sets, so the second comes while it runs.
+    const stopHolding = proxy.watch((r) => (String(r.input.TableName).endsWith('-rules') ? { hold: held } : undefined));
+    try {
+      const first = pullMetrics({ runId });
+      await expect.poll(async () => (await lockHolder(PULL_LOCK))?.owner !== runId).toBe(true); // taken over
+      expect(await pullMetrics({ runId })).toMatchObject({ outcome: 'locked' });
+      release();
+      expect((await first).outcome).not.toBe('locked');
+    } finally {
+      release();
+      stopHolding();
+    }
+    expect(await lockHolder(PULL_LOCK)).toBeUndefined();
   });
 });
