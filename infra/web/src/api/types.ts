@@ -1,5 +1,5 @@
 // The console's API types, derived from the route table (shared/routes/) with
-// type-only imports: nothing of the server is bundled, and a change to a route's
+// type-only imports: nothing of the server is bundled by them, and a change to a route's
 // path, query, body or answer fails the console's typecheck.
 import type * as z from '../../../../shared/zod.js';
 import type { aiIssuesGroup } from '../../../../shared/routes/ai-issues.js';
