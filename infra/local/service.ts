@@ -376,7 +376,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     })();
 
     // Each request would answer 503 "retry in a few seconds" and the health check 200, with nothing saying why.
+    let stopping = false;
     void dynamo?.unexpectedExit.then((how) => {
+      if (stopping) return; // ended by whatever stops the service (a process manager signalling the whole group)
       log.error('DynamoDB Local stopped under the running service: every request fails until the service starts again', { how, data_dir: dataDir });
       options.onEmulatorExit?.(how);
     });
@@ -394,6 +396,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       startupRuns,
       runScheduled: (name) => schedules.runNow(name),
       stop: async () => {
+        stopping = true;
         // Timers first, then one grace of 10 s for runs and workers in progress (as Lambda would not cut them), shared.
         const graceEnds = Date.now() + STOP_GRACE_MS;
         await schedules.stop(STOP_GRACE_MS);
