@@ -167,6 +167,12 @@ export function buildOpenApi(groups: readonly RouteGroup[], version: string): Op
             current: { type: 'object', description: 'With current_etag: the stored fields that write would have changed.' },
             current_version: { type: 'integer', description: 'A 409 of a rule-set edit or proposal review: the version live now.' },
             base_version: { type: 'integer', description: 'With current_version: the version the edit was based on.' },
+            change_status: {
+              type: ['string', 'null'],
+              description: 'A 409 of a proposal review or withdrawal: the status it has now (approved, rejected, withdrawn), null if unknown.',
+            },
+            reviewed_by: { type: ['string', 'null'], description: 'With change_status: who decided it.' },
+            reviewed_at: { type: ['string', 'null'], format: 'date-time', description: 'With change_status: when.' },
             superseded_by: { type: 'string', description: 'A 409 on an issue regrouping merged into another: the live issue to act on.' },
             ticket_key: { type: 'string', description: 'A 409 of create-ticket: the ticket the issue has (or that was created but not recorded).' },
             ticket_url: { type: 'string' },
