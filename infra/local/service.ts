@@ -11,9 +11,7 @@ import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { writeFileAtomically } from './atomic-write.js';
 import { freePort, localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
-import { RUNTIME_FILE, type RuntimeInfo } from './runtime-file.js';
-
-export { RUNTIME_FILE, type RuntimeInfo };
+import { type RuntimeInfo, runtimeFileOf } from './runtime-file.js';
 import type { ConfigConcern } from '../../shared/config/concerns.js';
 import { checkSettings, resetSettings } from '../../shared/config/env.js';
 import { createLogger } from '../../shared/log.js';
@@ -83,7 +81,6 @@ export interface LocalService {
   stop(): Promise<void>;
 }
 
-/** Written under DATA_DIR while the service runs: how `npm run invoke` finds it. */
 /** How long a stop waits for the runs and workers in progress (what `npm start` says on Ctrl-C). */
 const STOP_GRACE_MS = 10_000;
 /** Under DATA_DIR from the start's first step to its stop: the pid of the service that claimed the folder. */
@@ -112,14 +109,14 @@ function runs(pid: number, name: string): boolean {
  * its runtime file behind; its process is gone, so the start goes on.
  */
 async function refuseFolderInUse(dataDir: string): Promise<void> {
-  const runtime = await readFile(join(dataDir, RUNTIME_FILE), 'utf8').then(
+  const runtime = await readFile(runtimeFileOf(dataDir), 'utf8').then(
     (text) => JSON.parse(text) as Partial<RuntimeInfo>,
     () => undefined,
   );
   if (runtime?.pid && runs(runtime.pid, 'node')) {
     throw new Error(
       `${dataDir} is in use by the service at ${runtime.url ?? '?'} (pid ${runtime.pid}): stop it first, or set DATA_DIR to another folder` +
-        ` (should no service run there, delete ${join(dataDir, RUNTIME_FILE)})`,
+        ` (should no service run there, delete ${runtimeFileOf(dataDir)})`,
     );
   }
 }
@@ -305,18 +302,19 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let releaseFolder = async () => {};
   const tablePrefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
   try {
+    let emulatorPort: number | undefined;
     if (!endpoint) {
       releaseFolder = await claimFolder(dataDir);
       await killStaleEmulator(pidFile);
-      // The settings are checked before the emulator starts: a bad one stopped the start only after it had run and
-      // made its database under DATA_DIR (7–10 s where the start's own settings are refused in 1).
-      const port = await freePort();
-      await applyLocalEnvironment({ dataDir, dynamoEndpoint: `http://127.0.0.1:${port}`, tablePrefix });
-      dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb'), port, ownProcessGroup: true });
+      emulatorPort = await freePort();
+      endpoint = `http://127.0.0.1:${emulatorPort}`;
+    }
+    // The settings are checked before the emulator starts: a bad one stopped the start only after it had run and
+    // made its database under DATA_DIR (7–10 s where the start's own settings are refused in 1).
+    await applyLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
+    if (emulatorPort !== undefined) {
+      dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb'), port: emulatorPort, ownProcessGroup: true });
       await writeFileAtomically(pidFile, String(dynamo.pid));
-      endpoint = dynamo.endpoint;
-    } else {
-      await applyLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
     }
   } catch (error) {
     await closeServer();
@@ -361,7 +359,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await ensureConsoleBuilt((line) => log.info(line));
     const serve = localRequestListener({ handlers: await loadGroupHandlers(), webRoot: CONSOLE_OUT });
     server.off('request', answerStarting).on('request', serve);
-    const runtimeFile = join(dataDir, RUNTIME_FILE);
+    const runtimeFile = runtimeFileOf(dataDir);
     const runtime: RuntimeInfo = { pid: process.pid, url, dynamoEndpoint: endpoint, tablePrefix };
     await writeFileAtomically(runtimeFile, `${JSON.stringify(runtime, null, 2)}\n`);
 

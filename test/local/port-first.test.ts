@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/dynamodb-local.js';
-import { FOLDER_LOCK_FILE, RUNTIME_FILE, startLocalService } from '../../infra/local/service.js';
+import { RUNTIME_FILE } from '../../infra/local/runtime-file.js';
+import { FOLDER_LOCK_FILE, startLocalService } from '../../infra/local/service.js';
 import { startTestService } from '../support/local-service.js';
 
 describe('the local service’s port', () => {
