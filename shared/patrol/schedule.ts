@@ -11,7 +11,11 @@
 export const SCHEDULE_TRIGGER = 'the schedule';
 
 /** What the timer was named before it held a space: reports stored then are the timer's too, when shown. */
-export const LEGACY_SCHEDULE_TRIGGER = 'schedule';
+const LEGACY_SCHEDULE_TRIGGER = 'schedule';
+
+/** Whether a report's `triggered_by` is the timer, as the console shows it: by either name, or none. */
+export const isTimerTrigger = (triggeredBy: string | null | undefined) =>
+  !triggeredBy || triggeredBy === SCHEDULE_TRIGGER || triggeredBy === LEGACY_SCHEDULE_TRIGGER;
 
 /** Every six hours: 120 reports a month. */
 export const PATROL_EVERY_MINUTES = 360;

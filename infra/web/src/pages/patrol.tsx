@@ -13,7 +13,7 @@ import { modelLabel, PatrolReportView, ReportStatus } from '../components/ai/pat
 import { PatrolTrigger } from '../components/ai/patrol-trigger';
 import { everyLabel, scheduleLate } from '../components/ai/schedule';
 import { utc, When } from '../components/issues/format';
-import { LEGACY_SCHEDULE_TRIGGER, SCHEDULE_TRIGGER } from '../../../../shared/patrol/schedule.js';
+import { isTimerTrigger } from '../../../../shared/patrol/schedule.js';
 import { Email } from '../components/email';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
@@ -24,9 +24,6 @@ import { MAY_TRIGGER_PATROL } from '../api/access';
 import { useSession } from '../session';
 import '../components/ai/ai-table.css';
 import './patrol.css';
-
-/** Who the timer's scans name, now and in reports stored before its name held a space. */
-const TIMER_NAMES = [SCHEDULE_TRIGGER, LEGACY_SCHEDULE_TRIGGER];
 
 const listEndpoint = endpoint<'patrol', 'list'>('GET', '/api/patrol');
 const latestEndpoint = endpoint<'patrol', 'latest'>('GET', '/api/patrol/latest');
@@ -209,11 +206,7 @@ function Reports({
                       <td className="ai-wrap">{r.fleet_narrative ? firstLine(r.fleet_narrative, 140) : <span className="muted">—</span>}</td>
                       <UsageCells model={modelLabel(r.model)} row={r} pending={r.status === 'running'} />
                       <td className="patrol-who">
-                        {r.triggered_by && !TIMER_NAMES.includes(r.triggered_by) ? (
-                          <Email address={r.triggered_by} />
-                        ) : (
-                          <span className="muted">the schedule</span>
-                        )}
+                        {!isTimerTrigger(r.triggered_by) ? <Email address={r.triggered_by} /> : <span className="muted">the schedule</span>}
                       </td>
                     </tr>
                   ))}

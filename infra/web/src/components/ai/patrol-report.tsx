@@ -11,7 +11,7 @@ import { ScrollRegion } from '../scroll-region';
 import { Empty } from '../states';
 import { count, seconds, usd } from './kpis';
 import './ai.css';
-import { LEGACY_SCHEDULE_TRIGGER, SCHEDULE_TRIGGER } from '../../../../../shared/patrol/schedule.js';
+import { isTimerTrigger, SCHEDULE_TRIGGER } from '../../../../../shared/patrol/schedule.js';
 
 export type PatrolReport = Answer<'patrol', 'get'>;
 
@@ -34,7 +34,7 @@ export function PatrolReportView({ report, headingLevel = 2 }: { report: PatrolR
             · finished <When iso={report.finished_at} />
           </>
         )}{' '}
-        · by {!report.triggered_by || report.triggered_by === LEGACY_SCHEDULE_TRIGGER ? SCHEDULE_TRIGGER : report.triggered_by} · {modelLabel(report.model)}
+        · by {isTimerTrigger(report.triggered_by) ? SCHEDULE_TRIGGER : report.triggered_by} · {modelLabel(report.model)}
       </p>
       {report.status === 'failed' && (
         <div className="state problem" role="alert">
