@@ -7,7 +7,7 @@ import { ensureConsoleBuilt } from './console.js';
 import { FleetHealthStack, fleetHealthPropsFromContext } from './fleet-health-stack.js';
 
 // The SPA bucket's content is the console's build: made here when missing or older than its sources.
-await ensureConsoleBuilt((line) => console.error(line));
+await ensureConsoleBuilt((line) => console.error(`${line}…`));
 
 const app = new App();
 const props = fleetHealthPropsFromContext(app);

@@ -82,7 +82,7 @@ export async function buildConsole(options: { quiet?: boolean } = {}): Promise<v
 
 export async function ensureConsoleBuilt(log: (line: string) => void = () => undefined): Promise<void> {
   if (!consoleIsStale()) return;
-  log('building the console (infra/web → dist/web)…');
+  log('Building the console (infra/web → dist/web)');
   await buildConsole({ quiet: true });
 }
 

@@ -52,6 +52,8 @@ export interface LocalServiceOptions {
    * The service logs it as an error either way; npm start stops, saying so (`how`: its exit code or signal).
    */
   onEmulatorExit?: (how: string) => void;
+  /** Each step of the start as it begins (a first start takes 20–60 s, and said nothing until it was up). */
+  onProgress?: (step: string) => void;
 }
 
 export interface LocalService {
@@ -295,6 +297,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await new Promise<void>((r) => server.close(() => r()));
   };
 
+  const progress = options.onProgress ?? (() => {});
   let dynamo: DynamoDbLocal | undefined;
   const pidFile = join(dataDir, EMULATOR_PID_FILE);
   let endpoint = options.dynamoEndpoint;
@@ -313,6 +316,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     // made its database under DATA_DIR (7–10 s where the start's own settings are refused in 1).
     await applyLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
     if (emulatorPort !== undefined) {
+      progress(`Starting DynamoDB Local (its data in ${join(dataDir, 'dynamodb')})`);
       dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb'), port: emulatorPort, ownProcessGroup: true });
       await writeFileAtomically(pidFile, String(dynamo.pid));
     }
@@ -328,6 +332,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   try {
     options.signal?.throwIfAborted();
+    progress('Creating the tables it lacks');
     const client = localClient(endpoint);
     await ensureTables(client, tablePrefix);
     client.destroy();
@@ -349,6 +354,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     const demoCutShort = existsSync(demoLoading);
     if ((options.demoClusters ?? 0) > 0 && (await fleetIsEmpty())) {
       await writeFileAtomically(demoLoading, `${new Date().toISOString()}\n`);
+      progress(`Loading the demo fleet (${options.demoClusters} clusters, with their history)`);
       demo = await loadDemoFleet(options.demoClusters!);
       await rm(demoLoading, { force: true });
     }
@@ -356,7 +362,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
     await endWorkLeftBehind();
     await registerLocalWorkers();
-    await ensureConsoleBuilt((line) => log.info(line));
+    await ensureConsoleBuilt(progress);
     const serve = localRequestListener({ handlers: await loadGroupHandlers(), webRoot: CONSOLE_OUT });
     server.off('request', answerStarting).on('request', serve);
     const runtimeFile = runtimeFileOf(dataDir);

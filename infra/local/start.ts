@@ -88,6 +88,7 @@ service = await startLocalService({
       }
     : undefined,
   signal: starting.signal,
+  onProgress: (step) => console.log(`${step}…`),
   // Without its database nothing works, and nothing would say so but failing requests: stop, saying why.
   onEmulatorExit: (how) => {
     if (stopping) return;

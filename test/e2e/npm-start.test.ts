@@ -67,6 +67,11 @@ describe('npm start', () => {
     const first = await npmStart(dataDir, port);
     expect(first.startupMs).toBeLessThan(60_000);
     expect(first.output()).toContain(`http://localhost:${port}`);
+    // Each step is named as it begins: a first start takes up to a minute, and said nothing until it was up.
+    const emulatorStep = first.output().indexOf(`Starting DynamoDB Local (its data in ${join(dataDir, 'dynamodb')})…`);
+    expect(emulatorStep).toBeGreaterThanOrEqual(0);
+    expect(emulatorStep).toBeLessThan(first.output().indexOf('Creating the tables it lacks…'));
+    expect(first.output().indexOf('Creating the tables it lacks…')).toBeLessThan(first.output().indexOf('Fleet Health Service at'));
     const password = /Bootstrap superadmin created: admin \/ (\S{24})/.exec(first.output())?.[1];
     expect(password).toBeDefined();
     // Kept from the moment the account is made (a first start cut short would lose it), the owner's alone.
