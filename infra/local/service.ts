@@ -3,7 +3,7 @@
 // schedules (EventBridge's, plus the living demo feed). `npm start` (start.ts)
 // and the end-to-end tests both call startLocalService.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,8 @@ import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { writeFileAtomically } from './atomic-write.js';
 import { freePort, localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
-import { type RuntimeInfo, runtimeFileOf } from './runtime-file.js';
+import { runs } from './processes.js';
+import { type RuntimeInfo, runningService, runtimeFileOf } from './runtime-file.js';
 import type { ConfigConcern } from '../../shared/config/concerns.js';
 import { checkSettings, resetSettings } from '../../shared/config/env.js';
 import { createLogger } from '../../shared/log.js';
@@ -96,28 +97,16 @@ const DEMO_LOADING_FILE = 'demo-fleet.loading';
 
 const log = createLogger('local');
 
-/** Whether `pid` is a running process whose command line contains `name` (a pid may have been reused). */
-function runs(pid: number, name: string): boolean {
-  try {
-    return pid > 0 && pid !== process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(name);
-  } catch {
-    return false; // not running any more
-  }
-}
-
 /**
  * Refuses a folder another `npm start` is using: its emulator is no stale one to kill (the running service
  * would fail every request), and two emulators must not open one database. A service killed outright left
  * its runtime file behind; its process is gone, so the start goes on.
  */
 async function refuseFolderInUse(dataDir: string): Promise<void> {
-  const runtime = await readFile(runtimeFileOf(dataDir), 'utf8').then(
-    (text) => JSON.parse(text) as Partial<RuntimeInfo>,
-    () => undefined,
-  );
-  if (runtime?.pid && runs(runtime.pid, 'node')) {
+  const runtime = await runningService(dataDir);
+  if (typeof runtime === 'object' && runs(runtime.pid, 'node')) {
     throw new Error(
-      `${dataDir} is in use by the service at ${runtime.url ?? '?'} (pid ${runtime.pid}): stop it first, or set DATA_DIR to another folder` +
+      `${dataDir} is in use by the service at ${runtime.url} (pid ${runtime.pid}): stop it first, or set DATA_DIR to another folder` +
         ` (should no service run there, delete ${runtimeFileOf(dataDir)})`,
     );
   }
