@@ -218,7 +218,7 @@ export function settingsByConcern(settings: Readonly<Record<string, string>>): P
     if (STACK_SET.has(name)) throw new Error(`context settings.${name}: set by the stack${CONTEXT_KEYS[name] ? ` (context ${CONTEXT_KEYS[name]})` : ''}`);
     // The local and test runtimes' own (README: "local/tests"): on a Lambda they would send DynamoDB, Secrets Manager
     // or Bedrock calls to another endpoint (the signing key read from it), or name another region than the function's.
-    if (name.startsWith('AWS_') || name === 'DYNAMODB_LOCAL')
+    if (name.startsWith('AWS_') || name.startsWith('DYNAMODB_LOCAL'))
       throw new Error(`context settings.${name}: the local runtime's and the tests' own, not a Lambda's`);
     const readers = concerns.filter(([, c]) => c.variables.includes(name)).map(([concern]) => concern);
     if (!readers.length) throw new Error(`context settings.${name}: no function of the service reads it (README's variable table lists them)`);

@@ -75,6 +75,12 @@ export interface DynamoDbLocal {
 export interface StartOptions {
   /** Persist under this folder; in memory when absent. */
   dbPath?: string;
+  /**
+   * The one access key id whose requests reach the data (absent: every request reaches one shared database, as the
+   * tests' in-memory emulators have it). DynamoDB Local has no bind option and answers on every network interface;
+   * without -sharedDb it keeps a database per key id and region, so a key nobody else knows keeps the data theirs.
+   */
+  accessKeyId?: string;
   port?: number;
   startTimeoutMs?: number;
   /**
@@ -85,9 +91,19 @@ export interface StartOptions {
   ownProcessGroup?: boolean;
 }
 
-/** A client for talking to DynamoDB Local directly (table setup, health probe). */
-export function localClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+/** A client for talking to DynamoDB Local directly (table setup, health probe), signed as shared/aws/json-call.ts signs for it. */
+export function localClient(endpoint: string, accessKeyId = 'local'): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId, secretAccessKey: 'local' } });
+}
+
+/**
+ * The database file DynamoDB Local keeps under its folder for `accessKeyId` (region `local`). Before the start had a
+ * key, the data was in the shared file: it is renamed to the key's, once, so a kept DATA_DIR keeps its data.
+ */
+export async function adoptSharedDatabase(dbPath: string, accessKeyId: string): Promise<void> {
+  const shared = join(dbPath, 'shared-local-instance.db');
+  const own = join(dbPath, `${accessKeyId}_local.db`);
+  if (existsSync(shared) && !existsSync(own)) await rename(shared, own);
 }
 
 export async function startDynamoDbLocal(options: StartOptions = {}): Promise<DynamoDbLocal> {
@@ -104,7 +120,7 @@ export async function startDynamoDbLocal(options: StartOptions = {}): Promise<Dy
       '-port',
       String(port),
       ...storage,
-      '-sharedDb',
+      ...(options.accessKeyId ? [] : ['-sharedDb']),
       '-disableTelemetry', // this machine talks to nobody; nor should the emulator try
     ],
     // It writes dynamodb-local-metadata.json into its working directory: keep that out of the repo.
@@ -133,7 +149,10 @@ export async function startDynamoDbLocal(options: StartOptions = {}): Promise<Dy
     return stopProcess(child, exited);
   };
   try {
-    await Promise.race([waitUntilReady(endpoint, options.startTimeoutMs ?? 30_000, () => child.exitCode !== null), spawnFailed]);
+    await Promise.race([
+      waitUntilReady(localClient(endpoint, options.accessKeyId), options.startTimeoutMs ?? 30_000, () => child.exitCode !== null),
+      spawnFailed,
+    ]);
   } catch (error) {
     await stop();
     throw new Error(`DynamoDB Local did not start: ${(error as Error).message}\n${output}`);
@@ -141,8 +160,7 @@ export async function startDynamoDbLocal(options: StartOptions = {}): Promise<Dy
   return { endpoint, pid: child.pid!, unexpectedExit, stop };
 }
 
-async function waitUntilReady(endpoint: string, timeoutMs: number, hasExited: () => boolean): Promise<void> {
-  const client = localClient(endpoint);
+async function waitUntilReady(client: DynamoDBClient, timeoutMs: number, hasExited: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {

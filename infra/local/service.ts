@@ -10,10 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { writeFileAtomically } from './atomic-write.js';
-import { freePort, localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { adoptSharedDatabase, freePort, localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { runs } from './processes.js';
 import { type RuntimeInfo, runningService, runtimeFileOf } from './runtime-file.js';
 import type { ConfigConcern } from '../../shared/config/concerns.js';
+import { coreSettings } from '../../shared/config/core.js';
 import { checkSettings, resetSettings } from '../../shared/config/env.js';
 import { createLogger } from '../../shared/log.js';
 import { localWorkersSettled } from '../../shared/worker-invoke.js';
@@ -153,11 +154,11 @@ async function killStaleEmulator(pidFile: string): Promise<void> {
 }
 
 /** The variable's value, or a secret generated once and kept (mode 600) under the data folder. */
-async function localSecret(dataDir: string, variable: string, file: string): Promise<string> {
+async function localSecret(dataDir: string, variable: string, file: string, generate = () => randomBytes(48).toString('base64url')): Promise<string> {
   if (process.env[variable]) return process.env[variable]!;
   const path = join(dataDir, file);
   if (existsSync(path)) return (await readFile(path, 'utf8')).trim();
-  const secret = randomBytes(48).toString('base64url');
+  const secret = generate();
   await writeFileAtomically(path, `${secret}\n`, 0o600);
   return secret;
 }
@@ -184,6 +185,9 @@ export async function applyLocalEnvironment(at: { dataDir: string; dynamoEndpoin
     JWT_SECRET: await localSecret(at.dataDir, 'JWT_SECRET', 'jwt-secret'),
     INGEST_TOKEN: await localSecret(at.dataDir, 'INGEST_TOKEN', INGEST_TOKEN_FILE),
     SCRAPE_TOKEN: await localSecret(at.dataDir, 'SCRAPE_TOKEN', SCRAPE_TOKEN_FILE),
+    // DynamoDB Local answers on every interface: its database is this key's, which nobody on the network knows
+    // (letters and digits only, as DynamoDB Local takes them).
+    DYNAMODB_LOCAL_KEY: await localSecret(at.dataDir, 'DYNAMODB_LOCAL_KEY', 'dynamodb-local-key', () => randomBytes(24).toString('hex')),
   });
   // Every function runs in this process: validate every concern any of them declares, so a bad
   // setting stops the start naming the variable instead of failing a request later.
@@ -305,8 +309,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     // made its database under DATA_DIR (7–10 s where the start's own settings are refused in 1).
     await applyLocalEnvironment({ dataDir, dynamoEndpoint: endpoint, tablePrefix });
     if (emulatorPort !== undefined) {
-      progress(`Starting DynamoDB Local (its data in ${join(dataDir, 'dynamodb')})`);
-      dynamo = await startDynamoDbLocal({ dbPath: join(dataDir, 'dynamodb'), port: emulatorPort, ownProcessGroup: true });
+      const dbPath = join(dataDir, 'dynamodb');
+      progress(`Starting DynamoDB Local (its data in ${dbPath})`);
+      await adoptSharedDatabase(dbPath, coreSettings().dynamoLocalKey);
+      dynamo = await startDynamoDbLocal({ dbPath, port: emulatorPort, ownProcessGroup: true, accessKeyId: coreSettings().dynamoLocalKey });
       await writeFileAtomically(pidFile, String(dynamo.pid));
     }
   } catch (error) {
@@ -322,7 +328,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   try {
     options.signal?.throwIfAborted();
     progress('Creating the tables it lacks');
-    const client = localClient(endpoint);
+    const client = localClient(endpoint, coreSettings().dynamoLocalKey);
     await ensureTables(client, tablePrefix);
     client.destroy();
 

@@ -83,11 +83,9 @@ const MAX_ANSWER_BYTES = 64 << 20;
 const agents = { https: new HttpsAgent({ keepAlive: true, maxSockets: 50 }), http: new HttpAgent({ keepAlive: true, maxSockets: 50 }) };
 
 /**
- * What requests to DynamoDB Local (`npm start`: DYNAMODB_LOCAL) are signed with. It takes any signature, and
- * neither needs the user's AWS credentials nor may it replace them: Bedrock, SES and Prometheus sign with those.
+ * The region requests to DynamoDB Local (`npm start`: DYNAMODB_LOCAL) are signed for, whatever AWS_REGION says (Bedrock's,
+ * SES's): without -sharedDb it keeps one database per key id and region, and a start with another AWS_REGION found none.
  */
-const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
-/** Its region when none is set (with -sharedDb DynamoDB Local keeps one database whatever the region). */
 const LOCAL_REGION = 'local';
 
 /** Calls `operation` of `service` with `input` (already in the API's JSON shape) and answers its JSON output. */
@@ -100,7 +98,7 @@ export async function awsJsonCall<T = Record<string, unknown>>(
   const core = coreSettings();
   const endpoint = service.endpoint();
   const local = core.dynamoLocal && endpoint !== undefined && endpoint.href === core.dynamoEndpoint?.href;
-  const region = core.region ?? (local ? LOCAL_REGION : undefined);
+  const region = local ? LOCAL_REGION : core.region;
   if (!region) throw new Error(`AWS_REGION is not set: ${service.signingName} cannot be reached.`);
   const url = endpoint ?? new URL(`https://${service.signingName}.${region}.amazonaws.com/`);
   const body = JSON.stringify(input);
@@ -114,7 +112,8 @@ export async function awsJsonCall<T = Record<string, unknown>>(
         url,
         headers: { 'content-type': `application/x-amz-json-${service.jsonVersion}`, 'x-amz-target': `${service.targetPrefix}.${operation}` },
         body,
-        ...(local ? { credentials: LOCAL_CREDENTIALS } : {}),
+        // DynamoDB Local takes any signature: the user's own AWS credentials are left to Bedrock, SES and Prometheus.
+        ...(local ? { credentials: { accessKeyId: core.dynamoLocalKey, secretAccessKey: 'local' } } : {}),
       });
       const answer = await post(url, headers, body, options.maxAnswerBytes ?? MAX_ANSWER_BYTES, options.signal);
       if (answer.status >= 200 && answer.status < 300) return (answer.text ? JSON.parse(answer.text) : {}) as T;

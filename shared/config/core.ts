@@ -58,6 +58,10 @@ export const coreSettings = defineSettings(
     // Set by `npm start`: the DynamoDB endpoint is DynamoDB Local, which takes any signature, so shared/aws/ signs
     // its requests with static credentials and leaves the process's own (Bedrock, SES, Prometheus) to the user.
     DYNAMODB_LOCAL: flag('DYNAMODB_LOCAL', false),
+    // The access key id those requests carry. DynamoDB Local has no bind option and answers on every interface;
+    // without -sharedDb it keeps one database per key id and region, so `npm start` keeps its data under a key
+    // generated for its DATA_DIR, which nobody else on the network can name (infra/local/README.md).
+    DYNAMODB_LOCAL_KEY: z.optional(z.string().check(z.regex(/^[A-Za-z0-9]{16,128}$/, { error: 'DYNAMODB_LOCAL_KEY must be 16 to 128 letters and digits' }))),
   },
   {
     derive: (vars) => {
@@ -80,6 +84,8 @@ export const coreSettings = defineSettings(
         dynamoEndpoint,
         /** The DynamoDB endpoint is DynamoDB Local (shared/aws/json-call.ts signs for it with static credentials). */
         dynamoLocal: vars.DYNAMODB_LOCAL,
+        /** The key id DynamoDB Local's requests are signed with (`local` unless npm start set one). */
+        dynamoLocalKey: vars.DYNAMODB_LOCAL_KEY ?? 'local',
         secretsEndpoint: endpoint(vars, 'AWS_ENDPOINT_URL_SECRETS_MANAGER'),
       };
     },

@@ -166,6 +166,7 @@ describe('a signed JSON-protocol call', () => {
 describe('DynamoDB Local (npm start sets DYNAMODB_LOCAL)', () => {
   afterEach(() => {
     delete process.env.DYNAMODB_LOCAL;
+    delete process.env.DYNAMODB_LOCAL_KEY;
     delete process.env.AWS_ENDPOINT_URL_DYNAMODB;
   });
 
@@ -175,6 +176,18 @@ describe('DynamoDB Local (npm start sets DYNAMODB_LOCAL)', () => {
     await awsJsonCall({ ...service(), endpoint: () => coreSettings().dynamoEndpoint }, 'GetItem', {});
     expect(scopes).toEqual([expect.stringMatching(/^local\/\d{8}\/local\/dynamodb\/aws4_request$/)]);
     expect(process.env.AWS_ACCESS_KEY_ID).toBe(CREDENTIALS.accessKeyId);
+  });
+
+  it("signs with npm start's key for its data, for region local whatever AWS_REGION says (its database is the key's and the region's)", async () => {
+    const key = 'K3y0fThisDataFolder0123456789ab';
+    Object.assign(process.env, { DYNAMODB_LOCAL: 'true', DYNAMODB_LOCAL_KEY: key, AWS_ENDPOINT_URL_DYNAMODB: url });
+    await awsJsonCall({ ...service(), endpoint: () => coreSettings().dynamoEndpoint }, 'GetItem', {});
+    expect(scopes).toEqual([expect.stringMatching(new RegExp(`^${key}/\\d{8}/local/dynamodb/aws4_request$`))]);
+  });
+
+  it('refuses a key DynamoDB Local would not take (letters and digits only)', () => {
+    Object.assign(process.env, { DYNAMODB_LOCAL: 'true', DYNAMODB_LOCAL_KEY: 'not-a-key_0123456789', AWS_ENDPOINT_URL_DYNAMODB: url });
+    expect(() => coreSettings()).toThrow('DYNAMODB_LOCAL_KEY must be 16 to 128 letters and digits');
   });
 
   it("signs any other endpoint with the process's credentials", async () => {

@@ -4,11 +4,12 @@
 // investigations; and `npm run invoke` against the running service.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/local/dynamodb-local.js';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { freePort, localClient } from '../../infra/local/dynamodb-local.js';
 
 const running: ChildProcess[] = [];
 
@@ -83,6 +84,20 @@ describe('npm start', () => {
     expect(await res.json()).toEqual({ status: 'ok', service: 'fleet-health' });
     const javaPid = Number(readFileSync(join(dataDir, 'dynamodb-local.pid'), 'utf8'));
     expect(alive(javaPid)).toBe(true);
+    // DynamoDB Local answers on every interface: a request under any key but the folder's finds none of the data.
+    const { dynamoEndpoint } = JSON.parse(readFileSync(join(dataDir, 'local-service.json'), 'utf8')) as { dynamoEndpoint: string };
+    const key = readFileSync(join(dataDir, 'dynamodb-local-key'), 'utf8').trim();
+    expect(statSync(join(dataDir, 'dynamodb-local-key')).mode & 0o777).toBe(0o600);
+    const tablesUnder = async (accessKeyId: string) => {
+      const client = localClient(dynamoEndpoint, accessKeyId);
+      try {
+        return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+      } finally {
+        client.destroy();
+      }
+    };
+    expect(await tablesUnder(key)).toContain('fleet-health-local-users');
+    expect(await tablesUnder('local')).toEqual([]);
 
     first.child.kill('SIGTERM');
     expect(['ok', 'SIGTERM']).toContain(await first.exited);
@@ -91,6 +106,9 @@ describe('npm start', () => {
     expect(existsSync(join(dataDir, 'dynamodb-local.pid'))).toBe(false);
     await expect(fetch(`http://localhost:${port}/api/health-check`)).rejects.toThrow();
 
+    // A folder from before the key (one shared database, no key file): the next start adopts its data.
+    await rename(join(dataDir, 'dynamodb', `${key}_local.db`), join(dataDir, 'dynamodb', 'shared-local-instance.db'));
+    await rm(join(dataDir, 'dynamodb-local-key'));
     const second = await npmStart(dataDir, port);
     expect(second.output()).not.toContain('Bootstrap superadmin created'); // the superadmin record persisted
     expect(second.output()).toContain(`The generated password is kept in ${passwordFile} (mode 600)`);

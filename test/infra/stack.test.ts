@@ -845,7 +845,14 @@ describe('context settings', () => {
     );
     expect(() => withVariable({ settings: { STAGE: 'dev' } }, 'STAGE')).toThrow('context settings.STAGE: set by the stack (context stage)');
     expect(() => withVariable({ settings: { TABLE_PREFIX: 'x-' } }, 'TABLE_PREFIX')).toThrow('context settings.TABLE_PREFIX: set by the stack');
-    for (const local of ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_SECRETS_MANAGER', 'AWS_ENDPOINT_URL', 'AWS_REGION', 'DYNAMODB_LOCAL']) {
+    for (const local of [
+      'AWS_ENDPOINT_URL_DYNAMODB',
+      'AWS_ENDPOINT_URL_SECRETS_MANAGER',
+      'AWS_ENDPOINT_URL',
+      'AWS_REGION',
+      'DYNAMODB_LOCAL',
+      'DYNAMODB_LOCAL_KEY',
+    ]) {
       expect(() => withVariable({ settings: { [local]: 'http://localhost:8000' } }, local)).toThrow(
         `context settings.${local}: the local runtime's and the tests' own`,
       );
