@@ -215,7 +215,7 @@ async function endWorkLeftBehind(): Promise<void> {
     { abandonReport },
     { PATROL_LOCK },
     { PULL_LOCK },
-    { failTaskAttempt, listOpenTasks },
+    { failTaskAttempt, listOpenTasks, stoppedAttemptSpend },
     { ConditionFailed },
   ] = await Promise.all([
     import('../../shared/db/locks.js'),
@@ -235,7 +235,9 @@ async function endWorkLeftBehind(): Promise<void> {
   const tasks: string[] = [];
   for (const task of (await listOpenTasks()).filter((t) => t.status === 'running')) {
     const reason = `attempt ${task.attempts} stopped without finishing: the service stopped while it ran`;
-    await failTaskAttempt(task, reason).then(
+    // What it spent on the model stays the task's, for the investigation that ends it (the ledger's calls of it).
+    const now = new Date();
+    await failTaskAttempt(task, reason, true, now, now, await stoppedAttemptSpend(task)).then(
       () => tasks.push(task.task_id),
       (error: unknown) => {
         if (!(error instanceof ConditionFailed)) throw error;

@@ -292,7 +292,7 @@ export const isStale = (task: Pick<AgentTask, 'status' | 'claimed_at'>, leaseMs:
  * calls as the usage ledger recorded them under its id since its claim (runSpend). Undefined for a task claimed
  * before the attempt's id was kept, or an attempt that made no call.
  */
-async function stoppedAttemptSpend(task: Pick<AgentTask, 'attempt_id' | 'claimed_at'>): Promise<AttemptSpend | undefined> {
+export async function stoppedAttemptSpend(task: Pick<AgentTask, 'attempt_id' | 'claimed_at'>): Promise<AttemptSpend | undefined> {
   if (!task.attempt_id || !task.claimed_at) return undefined;
   const spend = await runSpend(task.attempt_id, task.claimed_at);
   return spend && { input_tokens: spend.input_tokens, output_tokens: spend.output_tokens, cost_usd: spend.cost_usd };

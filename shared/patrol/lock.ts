@@ -46,7 +46,7 @@ export async function settled<R extends PatrolReportSummary>(report: R, now = Da
  * as the ledger recorded them (each carries the report's id as its run), so its failed report shows the tokens and
  * cost charged, where it showed none. Nothing when the ledger holds no call of it (the rules scan, or none made).
  */
-async function stoppedSpend(reportId: string, createdAt: string) {
+export async function stoppedSpend(reportId: string, createdAt: string) {
   return (await runSpend(reportId, createdAt)) ?? {};
 }
 

@@ -13,7 +13,7 @@ import { agentProvider } from '../llm/agent-budget.js';
 import { LoopStopped, nothingSpent, type Spent } from '../llm/tool-loop.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
-import { leaseMs, PATROL_LOCK, takeLock } from './lock.js';
+import { leaseMs, PATROL_LOCK, stoppedSpend, takeLock } from './lock.js';
 import { SCHEDULE_TRIGGER } from './schedule.js';
 import { gatherInputs, keptLists, llmScan, rulesScan, ScanFailed, type ScanOutcome } from './scan.js';
 
@@ -165,13 +165,18 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
 }
 
 /**
- * A report no worker will scan for: marked failed with `reason` (unless finished already) and its lock freed, so
- * the next scan need not wait a lease for it. Best effort: failing that, the lease ends and the next taker marks it.
+ * A report no worker will scan for: marked failed with `reason` (unless finished already), with what the ledger
+ * charged for it (a scan stopped half-way, a service restarted under it), and its lock freed, so the next scan need
+ * not wait a lease for it. Best effort: failing that, the lease ends and the next taker marks it.
  */
 export async function abandonReport(reportId: string, reason: string): Promise<void> {
-  await finishReport(reportId, { status: 'failed', error: reason, duration_seconds: 0 }).catch((error: unknown) => {
+  try {
+    const report = await getReport(reportId);
+    const spend = report?.status === 'running' ? await stoppedSpend(reportId, report.created_at) : {};
+    await finishReport(reportId, { status: 'failed', error: reason, duration_seconds: 0, ...spend });
+  } catch (error) {
     if (!(error instanceof ConditionFailed)) log.error('patrol report not marked failed', { report_id: reportId, error: String(error) });
-  });
+  }
   await releaseLock(PATROL_LOCK, reportId).catch((error: unknown) => log.error('patrol lock not released', { report_id: reportId, error: String(error) }));
 }
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listClusters } from '../../shared/db/clusters.js';
 import { claimTask, createTask, getTask } from '../../shared/db/investigations.js';
 import { acquireLock, lockHolder } from '../../shared/db/locks.js';
+import { recordUsage } from '../../shared/db/llm-usage.js';
 import { claimReport, createReport } from '../../shared/db/patrol.js';
 import { createRefresh, getRefresh, type SnapshotKind } from '../../shared/db/scores.js';
 import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
@@ -25,6 +26,21 @@ const riskId = randomUUID();
 const queuedId = randomUUID();
 const reportId = randomUUID();
 const taskId = randomUUID();
+const attemptId = randomUUID();
+/** A model call the dead run had made, as the ledger recorded it (its run id: the report's, the attempt's). */
+const paidCall = (runId: string) =>
+  recordUsage({
+    run_id: runId,
+    source: 'agent',
+    model: 'm',
+    input_tokens: 100_000,
+    output_tokens: 1_000,
+    total_tokens: 101_000,
+    cost_usd: 0.084,
+    duration_ms: 900,
+    error: false,
+    user: 'patrol',
+  });
 let service: LocalService;
 let token: string;
 
@@ -58,6 +74,8 @@ beforeAll(async () => {
   expect(await takeLock(reportId)).toBe(true);
   await createReport({ report_id: reportId, report_type: 'on_demand', triggered_by: 'admin' });
   await claimReport(reportId, randomUUID());
+  await paidCall(reportId);
+  await paidCall(reportId);
   // An agent task its worker had claimed (a cluster of the fleet, past the cooldown the first start's task began):
   const [cluster] = await listClusters();
   const task = {
@@ -71,7 +89,8 @@ beforeAll(async () => {
     created_at: new Date().toISOString(),
   };
   expect(await createTask(task, '9999-12-31T00:00:00.000Z')).toBe(true);
-  expect((await claimTask(taskId, randomUUID(), 600_000))?.status).toBe('running');
+  expect((await claimTask(taskId, randomUUID(), 600_000, new Date(), attemptId))?.status).toBe('running');
+  await paidCall(attemptId);
   // A metrics pull under way:
   expect((await acquireLock(PULL_LOCK, randomUUID(), 11 * 60_000)).acquired).toBe(true);
 
@@ -119,6 +138,8 @@ describe('a start after a service was killed mid-work', () => {
     expect(report.status).toBe(200);
     expect(report.body.status).toBe('failed');
     expect(report.body.error).toMatch(/service stopped/);
+    // What its model calls cost is the report's, as the ledger charged it (a restart had left it at 0).
+    expect(report.body).toMatchObject({ total_tokens: 202_000, cost_usd: 0.168 });
     const triggered = await call('POST', '/api/patrol/trigger', { report_type: 'on_demand' });
     expect(triggered.body.status, JSON.stringify(triggered.body)).toBe('completed');
     expect(await lockHolder(PATROL_LOCK)).toBeUndefined();
@@ -128,6 +149,8 @@ describe('a start after a service was killed mid-work', () => {
     const task = await getTask(taskId);
     expect(task, JSON.stringify(task)).toMatchObject({ status: 'pending', owner: null, attempts: 1 });
     expect(task?.last_error).toMatch(/attempt 1 stopped without finishing: the service stopped/);
+    // Its spend stays the task's, for the investigation that ends it to count.
+    expect(task).toMatchObject({ spent_input_tokens: 100_000, spent_output_tokens: 1_000, spent_cost_usd: 0.084 });
     expect(Date.parse(task!.not_before!)).toBeLessThanOrEqual(Date.now());
   });
 
