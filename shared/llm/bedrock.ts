@@ -12,12 +12,15 @@ import type {
   ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
 import { AnswerTooLarge, boundedBytes, retryAfterMs } from '../http/outbound.js';
+import { redactCredentials } from '../http/redact.js';
+import { createLogger } from '../log.js';
 import { wellFormed } from '../text.js';
 import { AttemptFailed, withRetries, type RetryPolicy } from './retry.js';
 import {
   ANSWER_MAX_BYTES,
   LlmError,
   cachedTokens,
+  estimatedTokens,
   tokenUsage,
   wireToolName,
   type ChatRequest,
@@ -41,6 +44,7 @@ const LABEL = 'Bedrock';
 /** The SDK's JSON document type (tool schemas and tool inputs). */
 type Json = NonNullable<ToolUseBlock['input']>;
 const MAX_DETAIL = 300;
+const log = createLogger('bedrock');
 
 export function bedrockProvider(config: BedrockConfig): LlmProvider {
   return {
@@ -62,7 +66,7 @@ export function bedrockProvider(config: BedrockConfig): LlmProvider {
         },
         request.deadline,
       );
-      return { ...chatResponse(output), latency_ms: Math.round(performance.now() - started), model: config.model };
+      return { ...chatResponse(output, input), latency_ms: Math.round(performance.now() - started), model: config.model };
     },
   };
 }
@@ -147,7 +151,7 @@ function toBedrockBlock(block: ContentBlock): BedrockBlock[] {
   }
 }
 
-function chatResponse(output: ConverseCommandOutput): Omit<ChatResponse, 'latency_ms' | 'model'> {
+function chatResponse(output: ConverseCommandOutput, input: ConverseCommandInput): Omit<ChatResponse, 'latency_ms' | 'model'> {
   const message = output.output?.message;
   if (!message || !Array.isArray(message.content)) throw new LlmError(`${LABEL} answered without a message`, 'bad_response', undefined, paidFor(output));
   const content: ContentBlock[] = [];
@@ -165,7 +169,25 @@ function chatResponse(output: ConverseCommandOutput): Omit<ChatResponse, 'latenc
     // Other blocks (reasoning, citations, …) have no neutral form: left out.
   }
   // The SDK parsed the answer itself: a lone surrogate it escaped becomes U+FFFD here, as parseJson makes it (shared/http/README.md).
-  return { message: { role: 'assistant', content: wellFormed(content) }, stop_reason: stopReason(output.stopReason), usage: usageOf(output.usage) };
+  const usage = output.usage ? usageOf(output.usage) : estimatedUsage(input, content);
+  return { message: { role: 'assistant', content: wellFormed(content) }, stop_reason: stopReason(output.stopReason), usage };
+}
+
+/**
+ * An answer without usage (Bedrock always sends it; a Bedrock-compatible proxy reached through
+ * AWS_ENDPOINT_URL_BEDROCK_RUNTIME may not): estimated from characters as the OpenAI client does, and logged,
+ * where it was recorded as 0 tokens and $0 and a person's daily chat budget never bound.
+ */
+function estimatedUsage(input: ConverseCommandInput, content: ContentBlock[]): TokenUsage {
+  const requestChars = JSON.stringify(input).length;
+  const answerChars = content.reduce(
+    (n, block) =>
+      n + (block.type === 'text' ? block.text.length : block.type === 'tool_use' ? block.name.length + JSON.stringify(block.input ?? {}).length : 0),
+    0,
+  );
+  log.warn('Bedrock reported no token usage: estimated from characters', { requestChars, answerChars });
+  const estimate = estimatedTokens(requestChars, answerChars);
+  return tokenUsage(LABEL, estimate.input, estimate.output);
 }
 
 /** The usage of an answer we cannot use, when it reads: the call is billed, so it is recorded (recordedCall). */
@@ -220,7 +242,8 @@ function failure(error: unknown): unknown {
   }
   // A 2xx the SDK could not read (not JSON, wrong shape).
   if (status >= 200 && status < 300) return new AttemptFailed(`${LABEL} answered with something that is not a Converse response`, 'bad_response', status);
-  const detail = typeof e.message === 'string' && e.message ? `: ${e.message.slice(0, MAX_DETAIL)}` : '';
+  // A proxy in front of Bedrock may quote the request's signature (Credential=, Signature=, a session token): cut out.
+  const detail = typeof e.message === 'string' && e.message ? `: ${redactCredentials(e.message).slice(0, MAX_DETAIL)}` : '';
   const retryAfter = retryAfterMs((header) => e.$response?.headers?.[header]);
   switch (name) {
     case 'ThrottlingException':

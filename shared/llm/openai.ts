@@ -14,6 +14,7 @@ import {
   ANSWER_MAX_BYTES,
   LlmError,
   cachedTokens,
+  estimatedTokens,
   tokenUsage,
   wireToolName,
   type ChatRequest,
@@ -25,6 +26,7 @@ import {
   type TokenUsage,
 } from './types.js';
 import { AnswerTooLarge, boundedText, parseJson, retryAfterMs } from '../http/outbound.js';
+import { redactCredentials } from '../http/redact.js';
 import { createLogger } from '../log.js';
 
 export interface OpenAiConfig {
@@ -212,17 +214,11 @@ const Completion = z.lazy(() =>
   }),
 );
 
-/** Characters of English text and JSON per token, roughly, as OpenAI's guidance puts it. */
-const CHARS_PER_TOKEN = 4;
-
-/**
- * Tokens estimated from characters, for an answer that reports no usage: counted as zero, the call cost $0 in
- * the ledger, and a person's daily chat budget, which adds what calls cost, never bound. The request's JSON
- * (tool schemas included) stands for the prompt, the answer's text and tool arguments for the completion.
- */
+/** An answer without usage: its tokens estimated from characters (estimatedTokens), and logged as estimated. */
 function estimatedUsage(requestChars: number, answerChars: number): { prompt_tokens: number; completion_tokens: number } {
   log.warn('the OpenAI-compatible endpoint reported no token usage: estimated from characters', { requestChars, answerChars });
-  return { prompt_tokens: Math.ceil(requestChars / CHARS_PER_TOKEN), completion_tokens: Math.ceil(answerChars / CHARS_PER_TOKEN) };
+  const { input, output } = estimatedTokens(requestChars, answerChars);
+  return { prompt_tokens: input, completion_tokens: output };
 }
 
 function parseCompletion(text: string, requestChars: number): Omit<ChatResponse, 'latency_ms' | 'model'> {
@@ -326,9 +322,5 @@ function httpFailure(status: number, text: string, header: (name: string) => str
   return new AttemptFailed(`${LABEL} rejected the request (HTTP ${status})${said}`, 'bad_request', status);
 }
 
-/** The key, and anything shaped like an OpenAI key, out of a provider message. */
-function redact(message: string, key: string | undefined): string {
-  let safe = key && key.length >= 4 ? message.split(key).join('[redacted]') : message;
-  safe = safe.replace(/\bsk-[A-Za-z0-9_*.-]{4,}/g, '[redacted]');
-  return safe;
-}
+/** The key (whole or in part), and anything shaped like a credential, out of a provider message. */
+const redact = (message: string, key: string | undefined): string => redactCredentials(message, [key]);

@@ -83,13 +83,31 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 export const wireToolName = (name: string): string => (TOOL_NAME.test(name) ? name : 'invalid_tool_name');
 
-/** A provider's reported counts as TokenUsage (total: input + output when it gives none), or throws bad_response naming `label`. */
-export function tokenUsage(label: string, input = 0, output = 0, total = input + output): TokenUsage {
-  const counts = [input, output, total];
+/**
+ * A provider's reported counts as TokenUsage, or throws bad_response naming `label`. The total recorded is input +
+ * output whatever total the provider reported (checked for bounds as sent): a proxy's total of 5,000,000 beside 100 + 5
+ * was stored as it came, and every token figure (ledger, KPIs, metrics) carried it for good.
+ */
+export function tokenUsage(label: string, input = 0, output = 0, reportedTotal = input + output): TokenUsage {
+  const counts = [input, output, reportedTotal, input + output];
   if (!counts.every((n) => Number.isInteger(n) && n >= 0 && n <= TOKEN_COUNT_MAX))
     throw new LlmError(`${label} answered with token counts that are not whole numbers from 0 to ${TOKEN_COUNT_MAX.toLocaleString('en-US')}`, 'bad_response');
-  return { input_tokens: input, output_tokens: output, total_tokens: total };
+  return { input_tokens: input, output_tokens: output, total_tokens: input + output };
 }
+
+/** Characters of English text and JSON per token, roughly, as OpenAI's guidance puts it. */
+const CHARS_PER_TOKEN = 4;
+
+/**
+ * Tokens estimated from characters, for an answer that reports no usage (a gateway or proxy that leaves it out):
+ * counted as zero, the call cost $0 in the ledger, and a person's daily chat budget, which adds what calls cost,
+ * never bound. The request's JSON (tool schemas included) stands for the prompt, the answer's text and tool
+ * arguments for the completion. The provider logs that it estimated.
+ */
+export const estimatedTokens = (requestChars: number, answerChars: number) => ({
+  input: Math.ceil(requestChars / CHARS_PER_TOKEN),
+  output: Math.ceil(answerChars / CHARS_PER_TOKEN),
+});
 
 /**
  * A provider's reported cache counts as CachedTokens, or throws bad_response naming `label`: whole

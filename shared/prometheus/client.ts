@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sourceRefusal, type MetricSources } from '../rules/schemas.js';
 import { signedHeaders } from './sigv4.js';
 import { AnswerTooLarge, boundedText, failureReason } from '../http/outbound.js';
+import { redactCredentials } from '../http/redact.js';
 import { isSecureUrl } from '../http/service-url.js';
 import { parseJsonText, sliceChars } from '../text.js';
 
@@ -198,16 +199,13 @@ export function prometheusClient(source: PrometheusSource, options: ClientOption
 }
 
 /**
- * What a message quotes of a server's text: every secret cut out of the whole text first, in each form
- * an echo may carry it (as sent, JSON- or URL-escaped; basic's base64 is one of the secrets), then
+ * What a message quotes of a server's text: every secret cut out of the whole text first (redactCredentials: in each
+ * form an echo may carry it, as sent, JSON- or URL-escaped, or in part; basic's base64 is one of the secrets), then
  * whitespace collapsed and QUOTE characters kept. Cut or collapsed first, a secret straddling the cut
  * or holding a run of blanks would no longer match, and its start would be quoted.
  */
 function quoted(text: string, secrets: readonly string[] = []): string {
-  const forms = secrets.filter((s) => s.length >= 4).flatMap((s) => [s, JSON.stringify(s).slice(1, -1), encodeURIComponent(s)]);
-  // Longest first: a form that holds another is cut whole.
-  const safe = [...new Set(forms)].sort((a, b) => b.length - a.length).reduce((t, form) => t.split(form).join('[redacted]'), text);
-  return sliceChars(safe.replace(/\s+/g, ' '), QUOTE);
+  return sliceChars(redactCredentials(text, secrets).replace(/\s+/g, ' '), QUOTE);
 }
 
 /** The body as text, refused past `maxBytes` (the timeout covers the whole body too). */

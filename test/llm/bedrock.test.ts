@@ -331,6 +331,30 @@ describe('retries and errors', () => {
     expect(fake.received).toHaveLength(1);
   });
 
+  it("cuts a quoted signature out of the message (a proxy's echo of the request's Authorization header)", async () => {
+    const quoted = `Authorization: AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/20261206/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=${'ab12'.repeat(16)}; X-Amz-Security-Token: IQoJb3JpZ2luX2VjEXAMPLE`;
+    fake.enqueueError('ValidationException', { message: `Malformed request header: ${quoted}` });
+    const error = await llmError(bedrock().converse(hello));
+    expect(error.message).toBe(
+      'Bedrock rejected the request (ValidationException): Malformed request header: Authorization: AWS4-HMAC-SHA256 Credential=[redacted], SignedHeaders=host, Signature=[redacted]; X-Amz-Security-Token: [redacted]',
+    );
+  });
+
+  it("records input + output as the total whatever total the answer reports (a proxy's 5,000,000 beside 100 + 5)", async () => {
+    fake.enqueueText('ok', { usage: { input_tokens: 100, output_tokens: 5, total_tokens: 5_000_000 } });
+    expect((await bedrock().converse(hello)).usage).toEqual({ input_tokens: 100, output_tokens: 5, total_tokens: 105 });
+  });
+
+  it('estimates the tokens of an answer that reports none (4 characters a token), so its cost and the chat budget still count', async () => {
+    const answer = { output: { message: { role: 'assistant', content: [{ text: 'x'.repeat(400) }] } }, stopReason: 'end_turn' };
+    fake.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(answer), headers: { 'content-type': 'application/json' } });
+    const { usage } = await bedrock().converse(hello);
+    expect(usage.output_tokens).toBe(100);
+    // The request's JSON (the SDK's own, near what was sent) stands for the prompt.
+    expect(usage.input_tokens).toBeGreaterThan(JSON.stringify(hello.messages).length / 4);
+    expect(usage.total_tokens).toBe(usage.input_tokens + 100);
+  });
+
   it.each([
     ['AccessDeniedException', 403],
     ['UnrecognizedClientException', 403],

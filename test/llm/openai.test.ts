@@ -197,7 +197,8 @@ describe('answers', () => {
     expect(second).toMatchObject({
       message: { role: 'assistant', content: [{ type: 'text', text: '42 clusters, 7 open issues.' }] },
       stop_reason: 'end_turn',
-      usage: { input_tokens: 950, output_tokens: 15, total_tokens: 1000 },
+      // The total it reported (1000) is not input + output: their sum is recorded, so every token figure adds up.
+      usage: { input_tokens: 950, output_tokens: 15, total_tokens: 965 },
     });
     expect(fake.received.map((r) => r.rejected)).toEqual([undefined, undefined]);
     expect(fake.received[1]!.body.messages.slice(1)).toEqual([
@@ -512,6 +513,14 @@ describe('retries and errors', () => {
     expect(fake.received).toHaveLength(1);
     // The fake did quote it: the provider dropped it.
     expect(fake.received[0]!.rejected).toContain(wrong);
+  });
+
+  it('redacts a piece of the key, as a provider quotes its start, and any other provider key', async () => {
+    fake.enqueueError(400, { message: `Incorrect API key (key ${KEY.slice(0, 12)}...) or gsk_abcdefgh12345678 for that model` });
+    const error = await llmError(openai().converse(hello));
+    expect(error.message).toBe(
+      'The OpenAI-compatible endpoint rejected the request (HTTP 400): Incorrect API key (key [redacted]) or [redacted] for that model',
+    );
   });
 
   it('redacts the key from any other error message that quotes it', async () => {
