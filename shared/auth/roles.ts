@@ -9,3 +9,6 @@ export type Role = z.infer<typeof Role>;
 export const ANY_ROLE = ROLES;
 export const ADMIN_UP = ['superadmin', 'admin'] as const satisfies readonly Role[];
 export const SUPERADMIN = ['superadmin'] as const satisfies readonly Role[];
+
+/** Whether an account of role `inviter` may invite one of role `invited` (DESIGN §5: only a superadmin grants superadmin). */
+export const mayInvite = (inviter: Role, invited: Role): boolean => inviter === 'superadmin' || (inviter === 'admin' && invited !== 'superadmin');

@@ -24,6 +24,7 @@ import { DECOY_HASH, hashPassword, verifyPassword } from './passwords.js';
 import { callerOf, type Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
 import { credentialStamp, principalOf } from './principal.js';
+import { mayInvite } from './roles.js';
 import { canonicalUsername } from './username.js';
 import { createLogger, errorFields } from '../log.js';
 import type { LoginResponse, UserInfo } from '../routes/auth.js';
@@ -305,8 +306,13 @@ export async function activate(token: string, password: string, caller: Caller):
         user_agent: caller.userAgent,
       }),
     ],
+    (inviter, invited) => inviter?.is_active === true && mayInvite(inviter.role, invited.role),
   );
   if (!taken) throw new BadRequest('The link’s token is invalid, already used or expired.');
+  if (taken === 'withdrawn')
+    throw new BadRequest(
+      'This invitation no longer holds: whoever sent it can no longer grant its role (demoted, deactivated or deleted). Ask an administrator to invite you again.',
+    );
   // After the link is spent and the password set: a window that could not be ended is logged, never a failed activation.
   if (taken.purpose === 'reset') {
     await forgetLoginAttempts(taken.user.username, trustedAddress(caller)).catch((error: unknown) =>

@@ -24,7 +24,7 @@ import { ifMatchNumber } from '../http/if-match.js';
 import { Reply } from '../http/route.js';
 import { displayTime } from '../text.js';
 import type { Principal } from './principal.js';
-import { ROLES, type Role } from './roles.js';
+import { mayInvite, ROLES, type Role } from './roles.js';
 import type { Caller } from './caller.js';
 import { hashInvitationToken } from './invitation-token.js';
 import type { AuditPage, InviteResponse, ManagedUser, PasswordResetResponse } from '../routes/settings.js';
@@ -82,7 +82,7 @@ export async function listManagedUsers(): Promise<{ users: ManagedUser[] }> {
 }
 
 export async function inviteUser(inviter: Principal, invite: { email: string; display_name: string; role: Role }, caller: Caller): Promise<InviteResponse> {
-  if (inviter.role !== 'superadmin' && invite.role === 'superadmin') throw new Forbidden('Only a superadmin can invite a superadmin.');
+  if (!mayInvite(inviter.role, invite.role)) throw new Forbidden('Only a superadmin can invite a superadmin.');
   // The settings sending needs, read before anything is stored: a bad one (a ConfigError, answered 503) then
   // leaves no invitee behind whose activation token was never handed out, which a retry would meet as a 409.
   if (mailSettings().fromAddress) linkSettings();

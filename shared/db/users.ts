@@ -382,11 +382,22 @@ export async function activateInvitation(
   now = new Date(),
   /** Written in the same transaction: the audit entry of what the link did, which only the account read here can name. */
   audit: (after: UserRecord, purpose: LinkPurpose) => TransactItem[] = () => [],
-): Promise<{ user: UserRecord; purpose: LinkPurpose } | undefined> {
+  /** Whether the account that sent an invitation (undefined: deleted) may still grant what it offers. */
+  vouches: (inviter: UserRecord | undefined, invited: UserRecord) => boolean = () => true,
+): Promise<{ user: UserRecord; purpose: LinkPurpose } | 'withdrawn' | undefined> {
   const invitation = await getInvitation(tokenHash);
   if (!invitation || Date.parse(invitation.expires_at) <= now.getTime()) return undefined;
   const before = await getUser(invitation.username);
   if (!linkTakes(invitation, tokenHash, before)) return undefined;
+  // An invitation carries its sender's authority: it admits no one once the sender lost it (demoted, deactivated,
+  // deleted), where a superadmin removed from office could come back through one sent before, for up to 7 days.
+  // The sender's account, as read, is checked in the activation's transaction: a demotion racing it wins.
+  const senderChecks: TransactItem[] = [];
+  if (invitation.purpose === 'invitation' && before.invited_by) {
+    const inviter = await getUser(before.invited_by);
+    if (!inviter || !vouches(inviter, before)) return 'withdrawn';
+    senderChecks.push({ ConditionCheck: { TableName: tableName('users'), Key: userKey(inviter.username), ...storedAsRead(inviter) } });
+  }
   const at = now.toISOString();
   const { invitation_hash: _hash, invitation_expires_at: _expires, password_reset_at: _reset, ...account } = before;
   const after: UserRecord =
@@ -407,6 +418,7 @@ export async function activateInvitation(
       },
       ...(counter ? [counter] : []),
       putAsRead(before, after),
+      ...senderChecks,
       ...audit(after, invitation.purpose),
     ]);
   } catch (error) {

@@ -13,7 +13,16 @@ import { submitRuleSet, withdrawConfigChange } from '../../shared/rules/editing.
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { ConditionFailed, putItem } from '../../shared/db/client.js';
 import { isTokenRevoked } from '../../shared/db/sessions.js';
-import { activateInvitation, activeSuperadminCount, createInvitedUser, createUser, findUsersByEmail, getUser, replaceUser } from '../../shared/db/users.js';
+import {
+  activateInvitation,
+  activeSuperadminCount,
+  createInvitedUser,
+  createUser,
+  findUsersByEmail,
+  getUser,
+  listUsers,
+  replaceUser,
+} from '../../shared/db/users.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { startFakeSes, type FakeSes } from '../support/fake-ses.js';
 import { resetSettings } from '../../shared/config/env.js';
@@ -39,12 +48,13 @@ afterAll(async () => {
   delete process.env.SES_FROM_ADDRESS;
 });
 
-async function superadmin(username: string): Promise<Principal> {
+/** A stored active account (an invitation holds only while its sender's account can grant it). */
+async function superadmin(username: string, role: Principal['role'] = 'superadmin'): Promise<Principal> {
   const u = await createUser({
     username,
     name: username,
     email: `${username}@example.com`,
-    role: 'superadmin',
+    role,
     is_active: true,
     password_hash: await hashPassword('pw-12345678'),
   });
@@ -278,7 +288,7 @@ describe('activation', () => {
   it('activates only the account an invitation was made for, with the role it was made for; a pending one changes only by a new invitation', async () => {
     delete process.env.SES_FROM_ADDRESS;
     const boss = await superadmin('boss-inviter');
-    const admin: Principal = { userId: 'u-admin', username: 'an-admin', name: 'An Admin', email: 'an-admin@example.com', role: 'admin' };
+    const admin = await superadmin('an-admin', 'admin');
     // An admin invites a viewer and holds the token (no mail configured)...
     const first = await inviteUser(admin, { email: 'chief@example.com', display_name: 'Chief', role: 'viewer' }, caller);
     // ...a superadmin deletes that pending account and invites the address again, as superadmin.
@@ -304,9 +314,54 @@ describe('activation', () => {
   });
 });
 
+describe('an invitation whose sender lost the authority to send it', () => {
+  const WITHDRAWN =
+    'This invitation no longer holds: whoever sent it can no longer grant its role (demoted, deactivated or deleted). Ask an administrator to invite you again.';
+
+  it('admits no one once its sender is demoted, deactivated or deleted: 400 saying so, the account left pending', async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const boss = await superadmin('withdrawing-boss');
+    const [demoted, deactivated, deleted] = (await Promise.all(['w-demoted', 'w-deactivated', 'w-deleted'].map((name) => superadmin(name)))) as [
+      Principal,
+      Principal,
+      Principal,
+    ];
+    const sent = {
+      // A superadmin removed from office would come back as one through the invitation sent before.
+      backdoor: await inviteUser(demoted, { email: 'backdoor@example.com', display_name: 'Back Door', role: 'superadmin' }, caller),
+      deputy: await inviteUser(deactivated, { email: 'w-deputy@example.com', display_name: 'Deputy', role: 'admin' }, caller),
+      orphan: await inviteUser(deleted, { email: 'w-orphan@example.com', display_name: 'Orphan', role: 'viewer' }, caller),
+    };
+    await updateUser(boss, demoted.email, { role: 'viewer' }, caller);
+    await updateUser(boss, deactivated.email, { is_active: false }, caller);
+    await removeUser(boss, deleted.email, caller);
+    for (const [name, invitation] of Object.entries(sent)) {
+      await expect(activate(invitation.activation_token!, 'a-good-password', caller), name).rejects.toMatchObject({ status: 400, message: WITHDRAWN });
+    }
+    expect(await getUser('backdoor@example.com')).toMatchObject({ role: 'superadmin', is_active: false });
+    const invitees = ['backdoor@example.com', 'w-deputy@example.com', 'w-orphan@example.com'];
+    expect((await listAudit('activate')).filter((e) => invitees.includes(e.target ?? ''))).toEqual([]);
+  });
+
+  it("holds while its sender can still grant its role: an admin demoted from superadmin still admits an admin's invitee, not a superadmin's", async () => {
+    delete process.env.SES_FROM_ADDRESS;
+    const boss = await superadmin('keeping-boss');
+    const sender = await superadmin('stepping-down');
+    const asAdmin = await inviteUser(sender, { email: 'kept-admin@example.com', display_name: 'Kept', role: 'admin' }, caller);
+    const asSuper = await inviteUser(sender, { email: 'lost-super@example.com', display_name: 'Lost', role: 'superadmin' }, caller);
+    await updateUser(boss, sender.email, { role: 'admin' }, caller);
+    expect((await activate(asAdmin.activation_token!, 'kept-admin-password', caller)).user).toMatchObject({ role: 'admin' });
+    await expect(activate(asSuper.activation_token!, 'lost-super-password', caller)).rejects.toMatchObject({ status: 400, message: WITHDRAWN });
+  });
+});
+
 describe('inviting a pending address again', () => {
-  const admin: Principal = { userId: 'u-admin2', username: 'renewing-admin', name: 'Renewing Admin', email: 'renewing-admin@example.com', role: 'admin' };
-  const boss: Principal = { userId: 'u-boss2', username: 'renewing-boss', name: 'Renewing Boss', email: 'renewing-boss@example.com', role: 'superadmin' };
+  let admin: Principal;
+  let boss: Principal;
+  beforeAll(async () => {
+    admin = await superadmin('renewing-admin', 'admin');
+    boss = await superadmin('renewing-boss');
+  });
   const listed = async (email: string) => (await listManagedUsers()).users.find((u) => u.email === email);
 
   it('an expired invitation is sent again: the new token activates, with the role and name of the new invitation', async () => {
@@ -439,25 +494,13 @@ describe('a login racing a password change', () => {
 
 describe('the last active superadmin', () => {
   it('two superadmins demoting each other at once: exactly one succeeds, the other gets 409', async () => {
-    const start = await activeSuperadminCount();
     const a = await superadmin('alpha');
     const b = await superadmin('bravo');
     // demote every other superadmin so alpha and bravo are the last two
-    for (const name of [
-      'mailer',
-      'mailer-unicode',
-      'mailer-failed',
-      'mailer2',
-      'mailer-slow',
-      'mailer-flooded',
-      'mailer3',
-      'boss-inviter',
-      'chief@example.com',
-    ]) {
-      const u = await getUser(name);
-      if (u?.role === 'superadmin' && u.is_active) await replaceUser(u, { role: 'admin' });
+    for (const u of await listUsers()) {
+      if (u.role === 'superadmin' && u.is_active && u.username !== a.username && u.username !== b.username) await replaceUser(u, { role: 'admin' });
     }
-    expect(await activeSuperadminCount()).toBe(start + 2 - 9);
+    expect(await activeSuperadminCount()).toBe(2);
     const results = await Promise.allSettled([
       updateUser(a, 'bravo@example.com', { role: 'admin' }, caller),
       updateUser(b, 'alpha@example.com', { is_active: false }, caller),
