@@ -509,6 +509,9 @@ describe('the invitation link', { timeout: 60_000 }, () => {
     await page.getByLabel('New password').fill('ivy-chooses-this-one');
     await page.getByLabel('Repeat it').fill('ivy-chooses-this-on');
     await page.getByText('The two passwords differ.').waitFor();
+    // Said to whoever is in the field, not only shown: its description is the message.
+    expect(await page.getByLabel('Repeat it').getAttribute('aria-describedby')).toBe('password-repeat-rule');
+    expect(await page.locator('#password-repeat-rule').textContent()).toBe('The two passwords differ.');
     expect(await submit.isDisabled()).toBe(true);
     await expectAccessible(page, 'activate with inline errors');
     await page.getByLabel('Repeat it').fill('ivy-chooses-this-one');

@@ -270,6 +270,9 @@ describe('previewing an edit before saving it', { timeout: 90_000 }, () => {
     expect((await asked).postDataJSON()).toEqual({ content: strict });
     const preview = superPage.getByRole('region', { name: 'Impact of your edit' });
     await preview.getByText(`${expected.changed_count} of ${expected.clusters_total} clusters would change class`).waitFor();
+    // Focus goes to the answer's heading: appearing below the buttons, nothing said it had come.
+    const heading = preview.getByRole('heading', { name: 'Impact of your edit' });
+    await expect.poll(() => heading.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     const rows = preview.locator('table.impact-changes tbody tr');
     expect(await rows.locator('th a').allTextContents()).toEqual(expected.changes.map((c: { cluster_name: string }) => c.cluster_name));
     expect(await preview.getByRole('columnheader', { name: 'With your edit' }).count()).toBe(2);

@@ -48,9 +48,20 @@ export function NewPasswordFields({
       </p>
       <label>
         {repeatLabel}
-        <input type="password" autoComplete="new-password" value={repeat} onChange={(e) => onRepeat(e.target.value)} aria-invalid={mismatch} required />
+        <input
+          type="password"
+          autoComplete="new-password"
+          value={repeat}
+          onChange={(e) => onRepeat(e.target.value)}
+          aria-invalid={mismatch}
+          aria-describedby="password-repeat-rule"
+          required
+        />
       </label>
-      {mismatch && <p className="error">The two passwords differ.</p>}
+      {/* There before the message is: a live region inserted already filled goes unread, and the field said only "invalid". */}
+      <div id="password-repeat-rule" aria-live="polite">
+        {mismatch && <p className="error">The two passwords differ.</p>}
+      </div>
     </>
   );
 }

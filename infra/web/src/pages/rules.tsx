@@ -409,15 +409,18 @@ function ImpactPreview({
   onGoTo(p: TextProblem): void;
   onAgain(): void;
 }) {
-  const shown = useRef<HTMLElement>(null);
-  // Drawn below the buttons, perhaps below the window's edge: the answer is brought into view.
+  const shown = useRef<HTMLHeadingElement>(null);
+  // Drawn below the buttons, perhaps below the window's edge: the answer is brought into view, and focus to its
+  // heading, as the ticket panel's outcome has it: nothing said it had come to someone who cannot see it appear.
   useEffect(() => {
-    if (!preview.busy) shown.current?.scrollIntoView({ block: 'nearest' });
+    if (!preview.busy) shown.current?.focus();
   }, [preview]);
   const changedSince = !preview.busy && preview.text !== current;
   return (
-    <section className="rules-preview" aria-labelledby="rules-preview-title" aria-busy={preview.busy} ref={shown}>
-      <h2 id="rules-preview-title">Impact of your edit</h2>
+    <section className="rules-preview" aria-labelledby="rules-preview-title" aria-busy={preview.busy}>
+      <h2 id="rules-preview-title" tabIndex={-1} ref={shown}>
+        Impact of your edit
+      </h2>
       {preview.busy ? (
         <Loading what="the impact, scoring the fleet with your text" />
       ) : changedSince ? (

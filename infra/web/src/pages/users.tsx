@@ -218,24 +218,27 @@ function InviteForm({ reinvite, pending }: { reinvite: Reinvite | null; pending:
           {invite.error.status === 409 && <p>An address that is an account already cannot be invited; one whose invitation is still pending can.</p>}
         </div>
       )}
-      {result && (
-        <div className="users-invited" role="status">
-          {result.renewed && <p>Invited again: the link sent before no longer works.</p>}
-          {result.answer.email_sent ? (
-            <p>
-              Invitation mailed to <strong>{result.email}</strong>. The link in it lets them set a password. {SIGN_IN_AS(result.email)}
-            </p>
-          ) : (
-            <>
+      {/* There before the outcome: a status region inserted already filled is skipped by many screen readers. */}
+      <div role="status">
+        {result && (
+          <div className="users-invited">
+            {result.renewed && <p>Invited again: the link sent before no longer works.</p>}
+            {result.answer.email_sent ? (
               <p>
-                <strong>{result.email}</strong> is invited, but {MAIL_PROBLEMS[result.answer.email_problem ?? 'not_configured']} Send them this activation link
-                yourself; it works once. {SIGN_IN_AS(result.email)}
+                Invitation mailed to <strong>{result.email}</strong>. The link in it lets them set a password. {SIGN_IN_AS(result.email)}
               </p>
-              {link && <CopyField label="Activation link" value={link} />}
-            </>
-          )}
-        </div>
-      )}
+            ) : (
+              <>
+                <p>
+                  <strong>{result.email}</strong> is invited, but {MAIL_PROBLEMS[result.answer.email_problem ?? 'not_configured']} Send them this activation
+                  link yourself; it works once. {SIGN_IN_AS(result.email)}
+                </p>
+                {link && <CopyField label="Activation link" value={link} />}
+              </>
+            )}
+          </div>
+        )}
+      </div>
     </section>
   );
 }

@@ -70,32 +70,35 @@ export function TriageForm({
     <section className="card issue-triage" aria-labelledby="triage-title">
       <h2 id="triage-title">Triage</h2>
       <Form group={group} issue={issue} etag={etag} refetch={refetch} me={me} onSaved={setSaved} />
-      {saved && (
-        <div className="notice issue-saved" role="status">
-          <p>
-            Saved {utc(saved.at)}
-            {saved.by ? ` by ${saved.by}` : ''}. Stored now:
-          </p>
-          <dl className="facts">
-            <dt>Triage status</dt>
-            <dd>
-              <Maybe value={saved.triage_status} />
-            </dd>
-            <dt>Disposition</dt>
-            <dd>
-              <Maybe value={saved.disposition_status} />
-            </dd>
-            <dt>Assignee</dt>
-            <dd>
-              <Maybe value={saved.assignee} />
-            </dd>
-            <dt>Notes</dt>
-            <dd className="issue-notes">
-              <Maybe value={saved.notes} />
-            </dd>
-          </dl>
-        </div>
-      )}
+      {/* The status region is there before the notice: one inserted already filled is skipped by many screen readers. */}
+      <div role="status">
+        {saved && (
+          <div className="notice issue-saved">
+            <p>
+              Saved {utc(saved.at)}
+              {saved.by ? ` by ${saved.by}` : ''}. Stored now:
+            </p>
+            <dl className="facts">
+              <dt>Triage status</dt>
+              <dd>
+                <Maybe value={saved.triage_status} />
+              </dd>
+              <dt>Disposition</dt>
+              <dd>
+                <Maybe value={saved.disposition_status} />
+              </dd>
+              <dt>Assignee</dt>
+              <dd>
+                <Maybe value={saved.assignee} />
+              </dd>
+              <dt>Notes</dt>
+              <dd className="issue-notes">
+                <Maybe value={saved.notes} />
+              </dd>
+            </dl>
+          </div>
+        )}
+      </div>
     </section>
   );
 }
