@@ -18,6 +18,7 @@ export interface MetricPullState {
   pending_from: number | null;
   pending_to: number | null;
   last_success_at: string | null;
+  /** Of the last run that had a window for it (a run with nothing new to ask leaves these as they were). */
   accepted_last: number;
   refused_last: number;
   /** The most frequent reason of the last run's refusals. */

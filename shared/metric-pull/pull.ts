@@ -468,16 +468,19 @@ async function pullLocked(owner: string, options: PullOptions, run: RunProgress)
     }
   }
 
-  // Every metric's state says how its last run went, whether it had a window or not (unless the
-  // states are another run's now: only the errors, appended, are written then).
+  // Every metric's state says how its last run went (unless the states are another run's now: only the errors,
+  // appended, are written then). A metric this run asked nothing of (within a step of the last run: "Pull now" just
+  // after the schedule's) keeps what its last asking said: its counts and reasons were wiped, and a query still
+  // refused read as healthy until its next window.
   const results = [...outcomes.values()];
   const metrics = results.map(({ refusals, notes: _notes, ...outcome }) => ({ ...outcome, refused: refusals.total }));
   const accepted = (run.accepted = metrics.reduce((n, m) => n + m.accepted, 0));
   const refused = (run.refused = metrics.reduce((n, m) => n + m.refused, 0));
   if (!lockLost)
     await putPullStates(
-      results.map(({ metric_key, accepted, refusals, notes, error }) => {
+      results.map(({ metric_key, accepted, refusals, notes, error, windows }) => {
         const state = states.get(metric_key)!;
+        if (windows === 0 && !error) return state;
         return {
           ...state,
           accepted_last: accepted,

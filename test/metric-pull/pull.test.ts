@@ -310,6 +310,13 @@ describe('pulling from a real Prometheus', () => {
     for (const [key, day] of await storedRollups()) expect(day.memory_pct, key).toBeUndefined();
     const status = await metricSourcesStatus();
     expect(status.metrics.find((m) => m.metric_key === 'memory_pct')?.refusal_last).toMatch(/^value: must be a finite number from 0 to 1e15 \(\d+ points\)$/);
+
+    // A pull within the same step ("Pull now" just after the schedule's) has nothing new to ask: what the last
+    // asking said stays, where it was wiped and the still-refused query read as healthy.
+    const again = await pullMetrics({ now: new Date(T2 * 1000 + 241_000), sleep: noWait });
+    expect(again.metrics.find((m) => m.metric_key === 'memory_pct')).toMatchObject({ accepted: 0, refused: 0, error: null });
+    const kept = (await metricSourcesStatus()).metrics.find((m) => m.metric_key === 'memory_pct');
+    expect(kept).toMatchObject({ refused_last: negative.refused, refusal_last: expect.stringMatching(/^value: must be a finite number/) });
   });
 
   it('upserts the inventory from an info series, and pulls the new cluster in the same run', async () => {
