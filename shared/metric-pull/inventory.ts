@@ -24,8 +24,8 @@ export interface InventoryOutcome {
 }
 
 /** The inventory record a series describes: its labels over the stored cluster (or the defaults). */
-function recordOf(labels: Record<string, string>, sources: MetricSources, existing: ClusterRecord | undefined): Record<string, unknown> {
-  const { labels: mapped, defaults } = sources.inventory;
+function recordOf(labels: Record<string, string>, sources: MetricSources, inventory: Inventory, existing: ClusterRecord | undefined): Record<string, unknown> {
+  const { labels: mapped, defaults } = inventory;
   const base: Record<string, unknown> = existing
     ? Object.fromEntries(clusterFields().map((f) => [f, existing[f]]))
     : { ...defaults, cluster_name: labels[sources.cluster.label], node_count: 0 };
@@ -39,15 +39,24 @@ function recordOf(labels: Record<string, string>, sources: MetricSources, existi
 
 const changed = (record: Record<string, unknown>, existing: ClusterRecord | undefined) => !existing || clusterFields().some((f) => record[f] !== existing[f]);
 
-export async function pullInventory(client: PrometheusClient, sources: MetricSources, nowSeconds: number, now: Date): Promise<InventoryOutcome> {
+type Inventory = NonNullable<MetricSources['inventory']>;
+
+/** Upserts the clusters `inventory` (the rule set's section, enabled) describes. */
+export async function pullInventory(
+  client: PrometheusClient,
+  sources: MetricSources,
+  inventory: Inventory,
+  nowSeconds: number,
+  now: Date,
+): Promise<InventoryOutcome> {
   const at = now.toISOString();
   try {
     const evaluated = nowSeconds - sources.prometheus.settle_seconds;
-    const samples = await client.query(sources.inventory.query, evaluated);
+    const samples = await client.query(inventory.query, evaluated);
     const stored = new Map((await listClusters()).map((c) => [c.cluster_id, c]));
     // A series' record: the stored cluster with the labels' fields over it.
     const recordFor = (labels: Record<string, string>) =>
-      ClusterInput.safeParse(recordOf(labels, sources, stored.get(clusterIdOf(labels[sources.cluster.label] ?? ''))));
+      ClusterInput.safeParse(recordOf(labels, sources, inventory, stored.get(clusterIdOf(labels[sources.cluster.label] ?? ''))));
     const refusals: string[] = [];
     const labelsOf = new Map<string, Record<string, string>>();
     let writes: ClusterInput[] = [];

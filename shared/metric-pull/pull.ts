@@ -398,7 +398,7 @@ async function pullLocked(owner: string, options: PullOptions, run: RunProgress)
   const nowSeconds = Math.floor(now.getTime() / 1000);
 
   // The inventory first, so the clusters it adds are known to the metrics below.
-  const inventory = sources.inventory.enabled && roomForWindow() ? await pullInventory(client, sources, nowSeconds, now) : null;
+  const inventory = sources.inventory?.enabled && roomForWindow() ? await pullInventory(client, sources, sources.inventory, nowSeconds, now) : null;
   if (inventory?.error) errors.push({ at: clock(), metric_key: null, message: `inventory: ${inventory.error}` });
 
   const resolver = await clusterResolver(sources.cluster);

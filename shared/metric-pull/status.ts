@@ -64,7 +64,7 @@ export async function metricSourcesStatus(now = new Date()): Promise<MetricSourc
       };
     }),
     inventory: {
-      enabled: sources.inventory.enabled,
+      enabled: sources.inventory?.enabled ?? false,
       last_success_at: inventory?.last_success_at ?? null,
       upserted_last: inventory?.upserted_last ?? 0,
       refused_last: inventory?.refused_last ?? 0,

@@ -344,24 +344,27 @@ export const MetricSources = z.lazy(() =>
       z.maxLength(METRIC_KEY_COUNT),
       z.refine((ms) => new Set(ms.map((m) => m.metric_key)).size === ms.length, 'each metric_key at most once'),
     ),
-    inventory: z.strictObject({
-      enabled: z.boolean(),
-      /** An info-style series (value 1) per cluster whose labels describe it; its `cluster.label` holds the cluster id. */
-      query: z.string().check(z.trim(), z.minLength(1), z.maxLength(2_000)),
-      labels: InventoryLabels,
-      /** Values for a new cluster's fields no label supplies (an existing cluster keeps its own). */
-      defaults: z.strictObject({
-        customer_name: z.string().check(z.minLength(1), z.maxLength(128)),
-        account_id: z.string().check(z.minLength(1), z.maxLength(64)),
-        account_name: z.string().check(z.minLength(1), z.maxLength(128)),
-        email: z.emailAddress(),
-        customer_tier: z.enum(['S', 'A', 'B']),
-        cluster_type: z.string().check(z.minLength(1), z.maxLength(32)),
-        region: z.string().check(z.minLength(1), z.maxLength(64)),
-        engine_version: z.string().check(z.minLength(1), z.maxLength(64)),
-        resource_state: z.string().check(z.minLength(1), z.maxLength(32)),
+    // Optional, as the shipped file says: a set without it (no inventory) was refused for the section's absence.
+    inventory: z.optional(
+      z.strictObject({
+        enabled: z.boolean(),
+        /** An info-style series (value 1) per cluster whose labels describe it; its `cluster.label` holds the cluster id. */
+        query: z.string().check(z.trim(), z.minLength(1), z.maxLength(2_000)),
+        labels: InventoryLabels,
+        /** Values for a new cluster's fields no label supplies (an existing cluster keeps its own). */
+        defaults: z.strictObject({
+          customer_name: z.string().check(z.minLength(1), z.maxLength(128)),
+          account_id: z.string().check(z.minLength(1), z.maxLength(64)),
+          account_name: z.string().check(z.minLength(1), z.maxLength(128)),
+          email: z.emailAddress(),
+          customer_tier: z.enum(['S', 'A', 'B']),
+          cluster_type: z.string().check(z.minLength(1), z.maxLength(32)),
+          region: z.string().check(z.minLength(1), z.maxLength(64)),
+          engine_version: z.string().check(z.minLength(1), z.maxLength(64)),
+          resource_state: z.string().check(z.minLength(1), z.maxLength(32)),
+        }),
       }),
-    }),
+    ),
   }),
 );
 export type MetricSources = z.infer<typeof MetricSources>;
@@ -426,7 +429,7 @@ export const MetricSourcesToWrite = z.lazy(() =>
     // 'unknown', say) refused every new cluster at each pull. Only on writes: a stored rule set keeps loading.
     z.superRefine((m, ctx) => {
       const fields = z.unlazy(ClusterInput).shape;
-      for (const [field, value] of Object.entries(m.inventory.defaults)) {
+      for (const [field, value] of Object.entries(m.inventory?.defaults ?? {})) {
         const checked = z.safeParse(fields[field as keyof typeof fields], value);
         if (!checked.success) {
           ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'invalid', path: ['inventory', 'defaults', field], input: value });

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../shared/auth/principal.js';
 import { ValidationFailed } from '../../shared/http/errors.js';
 import { submitRuleSet } from '../../shared/rules/editing.js';
+import { metricSourcesStatus } from '../../shared/metric-pull/status.js';
 import { loadMetricSources } from '../../shared/rules/load.js';
 import { useTestTables } from '../support/dynamo.js';
 import { metricSourcesYaml, useMetricSources, type SourcesOptions } from '../support/metric-sources.js';
@@ -86,5 +87,15 @@ describe('the metric source as a version is written', () => {
       expect((await loadMetricSources()).rules.prometheus.url).toBe(url);
       expect((await loadMetricSources()).version).toBe(before + 1);
     }
+  });
+
+  it('applies a version without the optional inventory section: no inventory, as with enabled: false', async () => {
+    const SUPERADMIN: Principal = { ...ADMIN, userId: 'u-super', username: 'metrics-super', role: 'superadmin' };
+    const text = metricSourcesYaml({ url: 'http://10.0.3.7:9090', metrics: METRICS }).split('\ninventory:')[0]!;
+    expect(text).not.toContain('inventory');
+    const result = await submitRuleSet(SUPERADMIN, 'metric-sources', text, { ip: '127.0.0.1', userAgent: 'test' });
+    expect(result.applied).toBe(true);
+    expect((await loadMetricSources()).rules.inventory).toBeUndefined();
+    expect((await metricSourcesStatus()).inventory).toMatchObject({ enabled: false, upserted_last: 0 });
   });
 });
