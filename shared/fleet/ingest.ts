@@ -14,7 +14,7 @@ import { namedSeverity } from './severity.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
 import { HttpLink } from '../routes/common.js';
 import * as z from '../zod.js';
-import { AlertmanagerAlert, ClusterInput, clusterIdOf, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
+import { AlertmanagerAlert, ClusterInput, clusterIdOf, fitAlertText, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
 
 export type { AlertIngestResult };
 
@@ -230,7 +230,8 @@ export function ingestNotification(body: { alerts: readonly unknown[]; truncated
  */
 export async function ingestAlerts(alerts: readonly unknown[], now = new Date()): Promise<AlertIngestResult> {
   const label = clusterLabel();
-  const checked = check(alerts, (r) => AlertmanagerAlert.safeParse(r));
+  // Text over its bounds is cut to fit, not refused (fitAlertText): Alertmanager would never send the alert again.
+  const checked = check(alerts, (r) => AlertmanagerAlert.safeParse(fitAlertText(r)));
   checked.valid = checked.valid.filter(({ index, record }) => {
     if (!record.labels[label]) checked.rejected.push({ index, reason: `labels.${label}: missing (the label that names the cluster)` });
     else if (!record.labels.alertname) checked.rejected.push({ index, reason: 'labels.alertname: missing' });

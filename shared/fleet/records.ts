@@ -161,6 +161,39 @@ const stringMap = <V extends z.ZodMiniType<string>>(value: V) =>
     z.record(mapKey(), value, { error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined) }),
   );
 
+const isPlainMap = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+/**
+ * An alert's text cut to its bounds rather than refused: Alertmanager reads no body, so a refused alert (a Critical
+ * whose description holds a stack trace, a label holding a long value) and its resolution were lost for good, with
+ * only a warn line to say so. Label values over LABEL_VALUE_MAX are cut (the alert's identity stays Alertmanager's
+ * fingerprint, or the hash of its labels as cut, the same at every resend); then the longest annotations are cut,
+ * each marked with an ellipsis, until labels and annotations fit ALERT_TEXT_MAX. Anything else (not an object, labels
+ * alone over the bound, too many entries) is left for AlertmanagerAlert to refuse.
+ */
+export function fitAlertText(raw: unknown): unknown {
+  if (!isPlainMap(raw) || !isPlainMap(raw.labels)) return raw;
+  const annotations = raw.annotations === undefined ? {} : raw.annotations;
+  if (!isPlainMap(annotations)) return raw;
+  const maps = [raw.labels, annotations];
+  if (maps.some((m) => Object.keys(m).length > ALERT_MAP_ENTRIES_MAX || Object.values(m).some((v) => typeof v !== 'string'))) return raw;
+  const labels = Object.fromEntries(Object.entries(raw.labels as Record<string, string>).map(([k, v]) => [k, cutText(v, LABEL_VALUE_MAX)]));
+  const fitted: Record<string, string> = { ...(annotations as Record<string, string>) };
+  let over = jsonBytes(labels) + jsonBytes(fitted) - ALERT_TEXT_MAX;
+  // Longest first, each cut in proportion to what must go (a character is 1 to 6 bytes as JSON); one pass.
+  const longest = Object.keys(fitted).sort((a, b) => fitted[b]!.length - fitted[a]!.length);
+  for (const key of longest) {
+    if (over <= 0) break;
+    const value = fitted[key]!;
+    const bytes = jsonBytes(value);
+    const keep = Math.max(0, bytes - over - 8); // 8: the ellipsis (3 bytes) and a margin for the proportion
+    fitted[key] = cutText(value, Math.max(1, Math.floor((value.length * keep) / bytes)));
+    over -= bytes - jsonBytes(fitted[key]);
+  }
+  return { ...raw, labels, annotations: fitted };
+}
+
 /** One alert of an Alertmanager webhook (version 4). */
 export const AlertmanagerAlert = z.lazy(() =>
   z

@@ -638,31 +638,41 @@ describe('alerts from the Alertmanager webhook', () => {
     expect(metrics.rejected[0]!.reason.length).toBe(REASON_MAX);
   });
 
-  it('refuses an alert whose labels and annotations pass 64 KB (a DynamoDB item holds 400 KB), keeping the rest', async () => {
+  it('cuts an alert whose labels and annotations pass 64 KB to fit, longest annotation first, rather than lose it and its resolution', async () => {
     const base = alert('firing');
     const result = await ingestAlerts(
       [
-        alert('firing', { fingerprint: 'big0000000000001', annotations: { description: 'x'.repeat(500_000) } }),
+        alert('firing', { fingerprint: 'big0000000000001', annotations: { summary: 'disk full', description: 'x'.repeat(500_000) } }),
         alert('firing', { fingerprint: 'big0000000000002', labels: { ...base.labels, [`k${'e'.repeat(300)}`]: 'v' } }),
         alert('firing', { fingerprint: 'big0000000000003', annotations: { description: 'd'.repeat(60_000), runbook: 'r'.repeat(3_000) } }),
       ],
       NOW,
     );
-    expect(result.accepted).toBe(1);
-    expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([
-      [0, 'annotations: labels and annotations together must be at most 64 KB'],
-      [1, expect.stringMatching(/^labels\./)],
-    ]);
+    expect(result.accepted).toBe(2);
+    // A label name over 256 characters is no text to cut: refused, as before.
+    expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([[1, expect.stringMatching(/^labels\./)]]);
+    const [cut] = await storedOf(clusters[0]!.cluster_id, 'big0000000000001');
+    expect(cut!.summary).toBe('disk full');
+    expect(cut!.detail).toMatch(/^x+…$/);
+    expect(cut!.detail.length).toBeGreaterThan(60_000);
+    expect(Buffer.byteLength(JSON.stringify(cut!.labels)) + Buffer.byteLength(JSON.stringify(cut!.annotations))).toBeLessThanOrEqual(64 * 1024);
+    // Within the bound: kept whole.
     expect((await storedOf(clusters[0]!.cluster_id, 'big0000000000003'))[0]!.detail).toHaveLength(60_000);
+    // Sent again (Alertmanager's repeat), it is the same alert: nothing new.
+    const again = await ingestAlerts(
+      [alert('firing', { fingerprint: 'big0000000000001', annotations: { summary: 'disk full', description: 'x'.repeat(500_000) } })],
+      NOW,
+    );
+    expect(again).toMatchObject({ accepted: 1, duplicates: 1 });
   });
 
-  it('counts the 64 KB in UTF-8 bytes, and refuses a label value over 1,024 characters (labels are copied into issues)', async () => {
+  it('counts the 64 KB in UTF-8 bytes, and cuts a label value over 1,024 characters (labels are copied into issues)', async () => {
     const base = alert('firing');
     const result = await ingestAlerts(
       [
         // 22,000 three-byte characters: 22 K characters, 66 KB.
         alert('firing', { fingerprint: 'utf0000000000001', annotations: { description: '中'.repeat(22_000) } }),
-        alert('firing', { fingerprint: 'utf0000000000002', labels: { ...base.labels, alertname: 'A'.repeat(1_025) } }),
+        alert('firing', { fingerprint: 'utf0000000000002', labels: { ...base.labels, alertname: 'A'.repeat(1_500) } }),
         alert('firing', {
           fingerprint: 'utf0000000000003',
           labels: { ...base.labels, alertname: 'A'.repeat(1_024) },
@@ -671,12 +681,20 @@ describe('alerts from the Alertmanager webhook', () => {
       ],
       NOW,
     );
-    expect(result.accepted).toBe(1);
-    expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([
-      [0, 'annotations: labels and annotations together must be at most 64 KB'],
-      [1, expect.stringMatching(/^labels\.alertname: /)],
-    ]);
+    expect(result).toMatchObject({ accepted: 3, rejected: [] });
+    const [wide] = await storedOf(clusters[0]!.cluster_id, 'utf0000000000001');
+    expect(wide!.detail).toMatch(/^中+…$/);
+    expect(Buffer.byteLength(JSON.stringify(wide!.annotations))).toBeLessThanOrEqual(64 * 1024);
+    const [long] = await storedOf(clusters[0]!.cluster_id, 'utf0000000000002');
+    expect(long!.labels.alertname).toBe(`${'A'.repeat(1_023)}…`);
     expect((await storedOf(clusters[0]!.cluster_id, 'utf0000000000003'))[0]!.alert_name).toHaveLength(1_024);
+  });
+
+  it('refuses an alert whose labels alone pass 64 KB: nothing of it is text an ellipsis can stand for', async () => {
+    const base = alert('firing');
+    const labels = { ...base.labels, ...Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`l${i}`, 'v'.repeat(1_000)])) };
+    const result = await ingestAlerts([alert('firing', { fingerprint: 'lab0000000000001', labels })], NOW);
+    expect(result.rejected).toEqual([{ index: 0, reason: 'annotations: labels and annotations together must be at most 64 KB' }]);
   });
 
   it('refuses a startsAt in the future or over ten years back (a zero time), or an end beyond the retention; a resolution time is kept within [startsAt, receipt]', async () => {
