@@ -829,7 +829,8 @@ describe('LLM cost', { timeout: 60_000 }, () => {
     await adminPage.locator('.line-chart-plot canvas').first().waitFor();
     // Each day's figures, for whoever asks what it cost on a day: behind "Values", one row a day of the period.
     const cost = adminPage.locator('figure.line-chart', { hasText: 'Daily cost by source' });
-    await cost.getByText('Values', { exact: true }).click();
+    // Named by its chart for whoever lists the page's controls (a cluster page has 13 of them).
+    await cost.getByText('Values of Daily cost by source', { exact: true }).click();
     await expect.poll(() => cost.locator('table.line-chart-table tbody tr').count()).toBe(30);
     expect(await cost.locator('table.line-chart-table tbody tr').first().isVisible()).toBe(true);
     expect(await cost.locator('table.line-chart-table tbody tr').last().locator('td').allTextContents()).toContain('< $0.0001');
