@@ -148,6 +148,13 @@ describe('people', { timeout: 90_000 }, () => {
         .getByLabel('Email')
         .evaluate((e) => [(e as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch, e.getAttribute('title')]),
     ).toEqual([true, 'An address such as name@example.com']);
+    // Enter with the name still missing: the browser says so at that field and takes the focus there (the button,
+    // held back, did nothing and said nothing). Nothing is sent.
+    await adminPage.getByLabel('Display name').fill('');
+    await adminPage.getByLabel('Email').fill('ines@example.com');
+    await adminPage.getByLabel('Email').press('Enter');
+    const nameField = adminPage.getByLabel('Display name');
+    await expect.poll(() => nameField.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     adminPage.off('request', onRequest);
     expect(invites).toEqual([]);
     await adminPage.getByLabel('Email').fill(INVITEE);
