@@ -164,6 +164,30 @@ const stringMap = <V extends z.ZodMiniType<string>>(value: V) =>
 const isPlainMap = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
+/** What one code point takes inside a JSON string as JSON.stringify writes it, in UTF-8 bytes. */
+function jsonCost(cp: number): number {
+  if (cp === 0x22 || cp === 0x5c) return 2;
+  if (cp < 0x20) return cp === 8 || cp === 9 || cp === 10 || cp === 12 || cp === 13 ? 2 : 6;
+  if (cp < 0x80) return 1;
+  if (cp < 0x800) return 2;
+  if (cp >= 0xd800 && cp <= 0xdfff) return 6; // a lone surrogate, written escaped
+  return cp < 0x10000 ? 3 : 4;
+}
+
+/** The longest start of `text` that takes at most `maxBytes` inside a JSON string, an ellipsis marking the cut ('' below 3). */
+function cutToJsonBytes(text: string, maxBytes: number): string {
+  if (maxBytes < 3) return '';
+  const budget = maxBytes - 3; // the ellipsis
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    used += jsonCost(char.codePointAt(0)!);
+    if (used > budget) break;
+    end += char.length;
+  }
+  return end === text.length ? text : `${text.slice(0, end)}…`;
+}
+
 /**
  * An alert's text cut to its bounds rather than refused: Alertmanager reads no body, so a refused alert (a Critical
  * whose description holds a stack trace, a label holding a long value) and its resolution were lost for good, with
@@ -181,14 +205,14 @@ export function fitAlertText(raw: unknown): unknown {
   const labels = Object.fromEntries(Object.entries(raw.labels as Record<string, string>).map(([k, v]) => [k, cutText(v, LABEL_VALUE_MAX)]));
   const fitted: Record<string, string> = { ...(annotations as Record<string, string>) };
   let over = jsonBytes(labels) + jsonBytes(fitted) - ALERT_TEXT_MAX;
-  // Longest first, each cut in proportion to what must go (a character is 1 to 6 bytes as JSON); one pass.
+  // Longest first, each cut by what its characters take as JSON (1 to 6 bytes each): a cut in proportion to the
+  // average undershot when wide or escaped characters came first, and the alert was refused all the same.
   const longest = Object.keys(fitted).sort((a, b) => fitted[b]!.length - fitted[a]!.length);
   for (const key of longest) {
     if (over <= 0) break;
     const value = fitted[key]!;
     const bytes = jsonBytes(value);
-    const keep = Math.max(0, bytes - over - 8); // 8: the ellipsis (3 bytes) and a margin for the proportion
-    fitted[key] = cutText(value, Math.max(1, Math.floor((value.length * keep) / bytes)));
+    fitted[key] = cutToJsonBytes(value, bytes - 2 - over);
     over -= bytes - jsonBytes(fitted[key]);
   }
   return { ...raw, labels, annotations: fitted };

@@ -12,7 +12,16 @@ import { listClusterLogs } from '../../shared/db/logs.js';
 import { windowDays } from '../../shared/db/days.js';
 import { MAX_MERGE_ATTEMPTS, readClusterRollups, readFleetRollups, shardOf } from '../../shared/db/metrics.js';
 import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
-import { ALERT_MAP_ENTRIES_MAX, METRIC_KEYS, REASON_MAX, type ClusterInput, type IngestResult, type MetricSample } from '../../shared/fleet/records.js';
+import {
+  ALERT_MAP_ENTRIES_MAX,
+  AlertmanagerAlert,
+  fitAlertText,
+  METRIC_KEYS,
+  REASON_MAX,
+  type ClusterInput,
+  type IngestResult,
+  type MetricSample,
+} from '../../shared/fleet/records.js';
 import { decodeCell, encodeCell } from '../../shared/fleet/rollup-columns.js';
 import { mergeSample, type DayRollup } from '../../shared/fleet/rollup.js';
 import { useTestTables } from '../support/dynamo.js';
@@ -688,6 +697,25 @@ describe('alerts from the Alertmanager webhook', () => {
     const [long] = await storedOf(clusters[0]!.cluster_id, 'utf0000000000002');
     expect(long!.labels.alertname).toBe(`${'A'.repeat(1_023)}…`);
     expect((await storedOf(clusters[0]!.cluster_id, 'utf0000000000003'))[0]!.alert_name).toHaveLength(1_024);
+  });
+
+  it('fits text whose wide or escaped characters come first (a cut by the average undershot, and refused it)', () => {
+    const base = alert('firing');
+    for (const [name, description] of [
+      ['CJK, then ASCII', `${'中'.repeat(20_000)}${'a'.repeat(60_000)}`],
+      ['control characters, then ASCII', `${'\u0001'.repeat(10_000)}${'a'.repeat(50_000)}`],
+      ['quotes, then ASCII', `${'"'.repeat(20_000)}${'a'.repeat(40_000)}`],
+      ['emoji, then ASCII', `${'🔥'.repeat(10_000)}${'a'.repeat(40_000)}`],
+    ]) {
+      const parsed = AlertmanagerAlert.safeParse(fitAlertText({ ...base, annotations: { summary: 's', description } }));
+      expect(parsed.success, name).toBe(true);
+      const { labels, annotations } = parsed.data!;
+      const bytes = Buffer.byteLength(JSON.stringify(labels)) + Buffer.byteLength(JSON.stringify(annotations));
+      expect(bytes, name).toBeLessThanOrEqual(64 * 1024);
+      expect(bytes, name).toBeGreaterThan(64 * 1024 - 16); // cut to the bound, not far below it
+      expect(annotations.description!.endsWith('…'), name).toBe(true);
+      expect(annotations.description!, name).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/); // never half an emoji
+    }
   });
 
   it('refuses an alert whose labels alone pass 64 KB: nothing of it is text an ellipsis can stand for', async () => {
