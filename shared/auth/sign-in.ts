@@ -309,10 +309,22 @@ export async function activate(token: string, password: string, caller: Caller):
     (inviter, invited) => inviter?.is_active === true && mayInvite(inviter.role, invited.role),
   );
   if (!taken) throw new BadRequest('The link’s token is invalid, already used or expired.');
-  if (taken === 'withdrawn')
+  if ('withdrawn' in taken) {
+    // Audited as a failed sign-in: a demoted superadmin's try to come back through it leaves a trace.
+    const { withdrawn } = taken;
+    await writeAudit({
+      actor: withdrawn.username,
+      role: withdrawn.role,
+      action: 'login_failed',
+      target: withdrawn.email,
+      detail: { reason: 'invitation_withdrawn', method: 'activate', invited_by: withdrawn.invited_by ?? null },
+      ip: caller.ip,
+      user_agent: caller.userAgent,
+    });
     throw new BadRequest(
       'This invitation no longer holds: whoever sent it can no longer grant its role (demoted, deactivated or deleted). Ask an administrator to invite you again.',
     );
+  }
   // After the link is spent and the password set: a window that could not be ended is logged, never a failed activation.
   if (taken.purpose === 'reset') {
     await forgetLoginAttempts(taken.user.username, trustedAddress(caller)).catch((error: unknown) =>

@@ -384,7 +384,7 @@ export async function activateInvitation(
   audit: (after: UserRecord, purpose: LinkPurpose) => TransactItem[] = () => [],
   /** Whether the account that sent an invitation (undefined: deleted) may still grant what it offers. */
   vouches: (inviter: UserRecord | undefined, invited: UserRecord) => boolean = () => true,
-): Promise<{ user: UserRecord; purpose: LinkPurpose } | 'withdrawn' | undefined> {
+): Promise<{ user: UserRecord; purpose: LinkPurpose } | { withdrawn: UserRecord } | undefined> {
   const invitation = await getInvitation(tokenHash);
   if (!invitation || Date.parse(invitation.expires_at) <= now.getTime()) return undefined;
   const before = await getUser(invitation.username);
@@ -395,7 +395,7 @@ export async function activateInvitation(
   const senderChecks: TransactItem[] = [];
   if (invitation.purpose === 'invitation' && before.invited_by) {
     const inviter = await getUser(before.invited_by);
-    if (!inviter || !vouches(inviter, before)) return 'withdrawn';
+    if (!inviter || !vouches(inviter, before)) return { withdrawn: before };
     senderChecks.push({ ConditionCheck: { TableName: tableName('users'), Key: userKey(inviter.username), ...storedAsRead(inviter) } });
   }
   const at = now.toISOString();

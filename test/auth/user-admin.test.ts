@@ -341,6 +341,16 @@ describe('an invitation whose sender lost the authority to send it', () => {
     expect(await getUser('backdoor@example.com')).toMatchObject({ role: 'superadmin', is_active: false });
     const invitees = ['backdoor@example.com', 'w-deputy@example.com', 'w-orphan@example.com'];
     expect((await listAudit('activate')).filter((e) => invitees.includes(e.target ?? ''))).toEqual([]);
+    // Each try leaves a trace: a failed sign-in through the invitation, naming who sent it.
+    const tries = (await listAudit('login_failed')).filter((e) => invitees.includes(e.target ?? ''));
+    expect(tries.map((e) => [e.target, e.detail])).toEqual(
+      expect.arrayContaining([
+        ['backdoor@example.com', { reason: 'invitation_withdrawn', method: 'activate', invited_by: 'w-demoted' }],
+        ['w-deputy@example.com', { reason: 'invitation_withdrawn', method: 'activate', invited_by: 'w-deactivated' }],
+        ['w-orphan@example.com', { reason: 'invitation_withdrawn', method: 'activate', invited_by: 'w-deleted' }],
+      ]),
+    );
+    expect(tries).toHaveLength(3);
   });
 
   it("holds while its sender can still grant its role: an admin demoted from superadmin still admits an admin's invitee, not a superadmin's", async () => {
