@@ -98,12 +98,15 @@ export function localClient(endpoint: string, accessKeyId = 'local'): DynamoDBCl
 
 /**
  * The database file DynamoDB Local keeps under its folder for `accessKeyId` (region `local`). Before the start had a
- * key, the data was in the shared file: it is renamed to the key's, once, so a kept DATA_DIR keeps its data.
+ * key, the data was in the shared file: it is renamed to the key's, once, so a kept DATA_DIR keeps its data. `both`:
+ * a shared file beside the key's (an older version started on the folder since), left as it is.
  */
-export async function adoptSharedDatabase(dbPath: string, accessKeyId: string): Promise<void> {
+export async function adoptSharedDatabase(dbPath: string, accessKeyId: string): Promise<'adopted' | 'both' | undefined> {
   const shared = join(dbPath, 'shared-local-instance.db');
-  const own = join(dbPath, `${accessKeyId}_local.db`);
-  if (existsSync(shared) && !existsSync(own)) await rename(shared, own);
+  if (!existsSync(shared)) return undefined;
+  if (existsSync(join(dbPath, `${accessKeyId}_local.db`))) return 'both';
+  await rename(shared, join(dbPath, `${accessKeyId}_local.db`));
+  return 'adopted';
 }
 
 export async function startDynamoDbLocal(options: StartOptions = {}): Promise<DynamoDbLocal> {

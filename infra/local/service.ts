@@ -4,7 +4,7 @@
 // and the end-to-end tests both call startLocalService.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -153,12 +153,44 @@ async function killStaleEmulator(pidFile: string): Promise<void> {
   await rm(pidFile, { force: true });
 }
 
+/** Under DATA_DIR: the access key id whose database (DATA_DIR/dynamodb/<key>_local.db) is the service's. */
+export const DATABASE_KEY_FILE = 'dynamodb-local-key';
+/** What DynamoDB Local takes as a key id, long enough that nobody guesses it. */
+const DATABASE_KEY = /^[A-Za-z0-9]{16,128}$/;
+
+/**
+ * The key of the folder's data. DynamoDB Local answers on every interface, and its database is this key's, which
+ * nobody on the network knows. It is the folder's alone, never a setting: one given in the environment opened an
+ * empty database beside the folder's, whose next start made a new superadmin over the kept password file, and a
+ * CLI run without it wrote another key into a running service's folder. A folder whose key file went missing is
+ * told its key by its database's name (`<key>_local.db`); a new folder gets a generated one.
+ */
+async function databaseKey(dataDir: string): Promise<string> {
+  const file = join(dataDir, DATABASE_KEY_FILE);
+  if (existsSync(file)) {
+    const kept = (await readFile(file, 'utf8')).trim();
+    if (!DATABASE_KEY.test(kept))
+      throw new Error(`${file} must hold 16 to 128 letters and digits: the key of this folder's database, DATA_DIR/dynamodb/<key>_local.db`);
+    return kept;
+  }
+  const named = (await readdir(join(dataDir, 'dynamodb')).catch(() => []))
+    .map((name) => /^([A-Za-z0-9]+)_local\.db$/.exec(name)?.[1])
+    .filter((key): key is string => key !== undefined && DATABASE_KEY.test(key));
+  if (named.length > 1)
+    throw new Error(
+      `${file} is missing and ${join(dataDir, 'dynamodb')} holds ${named.length} databases: write the key of this folder's (the name before _local.db) into it`,
+    );
+  const key = named[0] ?? randomBytes(24).toString('hex');
+  await writeFileAtomically(file, `${key}\n`, 0o600);
+  return key;
+}
+
 /** The variable's value, or a secret generated once and kept (mode 600) under the data folder. */
-async function localSecret(dataDir: string, variable: string, file: string, generate = () => randomBytes(48).toString('base64url')): Promise<string> {
+async function localSecret(dataDir: string, variable: string, file: string): Promise<string> {
   if (process.env[variable]) return process.env[variable]!;
   const path = join(dataDir, file);
   if (existsSync(path)) return (await readFile(path, 'utf8')).trim();
-  const secret = generate();
+  const secret = randomBytes(48).toString('base64url');
   await writeFileAtomically(path, `${secret}\n`, 0o600);
   return secret;
 }
@@ -185,9 +217,7 @@ export async function applyLocalEnvironment(at: { dataDir: string; dynamoEndpoin
     JWT_SECRET: await localSecret(at.dataDir, 'JWT_SECRET', 'jwt-secret'),
     INGEST_TOKEN: await localSecret(at.dataDir, 'INGEST_TOKEN', INGEST_TOKEN_FILE),
     SCRAPE_TOKEN: await localSecret(at.dataDir, 'SCRAPE_TOKEN', SCRAPE_TOKEN_FILE),
-    // DynamoDB Local answers on every interface: its database is this key's, which nobody on the network knows
-    // (letters and digits only, as DynamoDB Local takes them).
-    DYNAMODB_LOCAL_KEY: await localSecret(at.dataDir, 'DYNAMODB_LOCAL_KEY', 'dynamodb-local-key', () => randomBytes(24).toString('hex')),
+    DYNAMODB_LOCAL_KEY: await databaseKey(at.dataDir),
   });
   // Every function runs in this process: validate every concern any of them declares, so a bad
   // setting stops the start naming the variable instead of failing a request later.
@@ -313,7 +343,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     if (emulatorPort !== undefined) {
       const dbPath = join(dataDir, 'dynamodb');
       progress(`Starting DynamoDB Local (its data in ${dbPath})`);
-      await adoptSharedDatabase(dbPath, coreSettings().dynamoLocalKey);
+      if ((await adoptSharedDatabase(dbPath, coreSettings().dynamoLocalKey)) === 'both')
+        log.warn(
+          `${join(dbPath, 'shared-local-instance.db')} is a database an older version of the service made here, not this folder's data (${coreSettings().dynamoLocalKey}_local.db beside it): delete it once nothing needs it`,
+        );
       dynamo = await startDynamoDbLocal({ dbPath, port: emulatorPort, ownProcessGroup: true, accessKeyId: coreSettings().dynamoLocalKey });
       await writeFileAtomically(pidFile, String(dynamo.pid));
     }

@@ -4,8 +4,8 @@
 // answers, also when the caller has no AWS credentials or region at all; and a setting that
 // would fail every request later stops the start now.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -105,5 +105,41 @@ describe('the local environment', () => {
     await expect(startLocalService({ port: 0, dataDir: folder })).rejects.toThrow('JWT_SECRET must be at least 32 bytes.');
     expect(existsSync(join(folder, 'dynamodb'))).toBe(false);
     expect(existsSync(join(folder, 'dynamodb-local.pid'))).toBe(false);
+  });
+
+  describe("the key of the folder's database", () => {
+    const folder = async () => mkdtemp(join(tmpdir(), 'fleet-local-key-'));
+    const apply = (dir: string) => applyLocalEnvironment({ dataDir: dir, dynamoEndpoint, tablePrefix });
+
+    it("is the folder's own, whatever the environment says: one given there opened an empty database beside the data", async () => {
+      const dir = await folder();
+      process.env.DYNAMODB_LOCAL_KEY = 'GivenInTheShell0123456789';
+      await apply(dir);
+      const key = readFileSync(join(dir, 'dynamodb-local-key'), 'utf8').trim();
+      expect(key).toMatch(/^[0-9a-f]{48}$/);
+      expect(statSync(join(dir, 'dynamodb-local-key')).mode & 0o777).toBe(0o600);
+      expect(process.env.DYNAMODB_LOCAL_KEY).toBe(key);
+      // A CLI on the same folder (npm run invoke) opens the same data.
+      process.env.DYNAMODB_LOCAL_KEY = 'AnotherShellKey0123456789';
+      await apply(dir);
+      expect(process.env.DYNAMODB_LOCAL_KEY).toBe(key);
+    });
+
+    it("is told by the database's name when its file went missing; several databases, or a bad file, stop the start naming the file", async () => {
+      const dir = await folder();
+      await mkdir(join(dir, 'dynamodb'));
+      const kept = 'KeptDatabaseKey0123456789';
+      await writeFile(join(dir, 'dynamodb', `${kept}_local.db`), '');
+      await writeFile(join(dir, 'dynamodb', 'stranger_local.db'), ''); // a name too short to be a key: a stranger's request
+      await apply(dir);
+      expect(readFileSync(join(dir, 'dynamodb-local-key'), 'utf8').trim()).toBe(kept);
+
+      await rm(join(dir, 'dynamodb-local-key'));
+      await writeFile(join(dir, 'dynamodb', 'SecondDatabaseKey012345_local.db'), '');
+      await expect(apply(dir)).rejects.toThrow(`${join(dir, 'dynamodb-local-key')} is missing and ${join(dir, 'dynamodb')} holds 2 databases`);
+
+      await writeFile(join(dir, 'dynamodb-local-key'), 'not-a-key\n');
+      await expect(apply(dir)).rejects.toThrow(`${join(dir, 'dynamodb-local-key')} must hold 16 to 128 letters and digits`);
+    });
   });
 });
