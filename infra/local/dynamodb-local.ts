@@ -102,12 +102,16 @@ export function localClient(endpoint: string, accessKeyId = 'local'): DynamoDBCl
  * a shared file beside the key's (an older version started on the folder since), left as it is.
  */
 export async function adoptSharedDatabase(dbPath: string, accessKeyId: string): Promise<'adopted' | 'both' | undefined> {
-  const shared = join(dbPath, 'shared-local-instance.db');
+  const shared = join(dbPath, SHARED_DATABASE_FILE);
   if (!existsSync(shared)) return undefined;
-  if (existsSync(join(dbPath, `${accessKeyId}_local.db`))) return 'both';
-  await rename(shared, join(dbPath, `${accessKeyId}_local.db`));
+  if (existsSync(join(dbPath, databaseFileOf(accessKeyId)))) return 'both';
+  await rename(shared, join(dbPath, databaseFileOf(accessKeyId)));
   return 'adopted';
 }
+
+/** The file DynamoDB Local keeps the database of `accessKeyId` (region `local`) in; and the one -sharedDb keeps. */
+export const databaseFileOf = (accessKeyId: string) => `${accessKeyId}_local.db`;
+const SHARED_DATABASE_FILE = 'shared-local-instance.db';
 
 export async function startDynamoDbLocal(options: StartOptions = {}): Promise<DynamoDbLocal> {
   const emulator = await ensureEmulator();

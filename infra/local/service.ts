@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { loadDemoFleet, type DemoLoadResult } from './demo-fleet.js';
 import { writeFileAtomically } from './atomic-write.js';
-import { adoptSharedDatabase, freePort, localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { adoptSharedDatabase, databaseFileOf, freePort, localClient, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { runs } from './processes.js';
 import { type RuntimeInfo, runningService, runtimeFileOf } from './runtime-file.js';
 import type { ConfigConcern } from '../../shared/config/concerns.js';
-import { coreSettings } from '../../shared/config/core.js';
+import { coreSettings, DYNAMODB_LOCAL_KEY } from '../../shared/config/core.js';
 import { checkSettings, resetSettings } from '../../shared/config/env.js';
 import { createLogger } from '../../shared/log.js';
 import { localWorkersSettled } from '../../shared/worker-invoke.js';
@@ -155,8 +155,6 @@ async function killStaleEmulator(pidFile: string): Promise<void> {
 
 /** Under DATA_DIR: the access key id whose database (DATA_DIR/dynamodb/<key>_local.db) is the service's. */
 export const DATABASE_KEY_FILE = 'dynamodb-local-key';
-/** What DynamoDB Local takes as a key id, long enough that nobody guesses it. */
-const DATABASE_KEY = /^[A-Za-z0-9]{16,128}$/;
 
 /**
  * The key of the folder's data. DynamoDB Local answers on every interface, and its database is this key's, which
@@ -169,13 +167,13 @@ async function databaseKey(dataDir: string): Promise<string> {
   const file = join(dataDir, DATABASE_KEY_FILE);
   if (existsSync(file)) {
     const kept = (await readFile(file, 'utf8')).trim();
-    if (!DATABASE_KEY.test(kept))
+    if (!DYNAMODB_LOCAL_KEY.test(kept))
       throw new Error(`${file} must hold 16 to 128 letters and digits: the key of this folder's database, DATA_DIR/dynamodb/<key>_local.db`);
     return kept;
   }
   const named = (await readdir(join(dataDir, 'dynamodb')).catch(() => []))
     .map((name) => /^([A-Za-z0-9]+)_local\.db$/.exec(name)?.[1])
-    .filter((key): key is string => key !== undefined && DATABASE_KEY.test(key));
+    .filter((key): key is string => key !== undefined && DYNAMODB_LOCAL_KEY.test(key));
   if (named.length > 1)
     throw new Error(
       `${file} is missing and ${join(dataDir, 'dynamodb')} holds ${named.length} databases: write the key of this folder's (the name before _local.db) into it`,
@@ -345,7 +343,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       progress(`Starting DynamoDB Local (its data in ${dbPath})`);
       if ((await adoptSharedDatabase(dbPath, coreSettings().dynamoLocalKey)) === 'both')
         log.warn(
-          `${join(dbPath, 'shared-local-instance.db')} is a database an older version of the service made here, not this folder's data (${coreSettings().dynamoLocalKey}_local.db beside it): delete it once nothing needs it`,
+          `${join(dbPath, 'shared-local-instance.db')} is a database an older version of the service made here, not this folder's data (${databaseFileOf(coreSettings().dynamoLocalKey)} beside it): delete it once nothing needs it`,
         );
       dynamo = await startDynamoDbLocal({ dbPath, port: emulatorPort, ownProcessGroup: true, accessKeyId: coreSettings().dynamoLocalKey });
       await writeFileAtomically(pidFile, String(dynamo.pid));

@@ -31,6 +31,9 @@ function isOrigin(entry: string): boolean {
   }
 }
 
+/** What DynamoDB Local takes as an access key id, long enough that nobody guesses it (npm start's key of its data). */
+export const DYNAMODB_LOCAL_KEY = /^[A-Za-z0-9]{16,128}$/;
+
 export const coreSettings = defineSettings(
   'core',
   {
@@ -61,7 +64,7 @@ export const coreSettings = defineSettings(
     // The access key id those requests carry. DynamoDB Local has no bind option and answers on every interface;
     // without -sharedDb it keeps one database per key id and region, so `npm start` keeps its data under a key
     // generated for its DATA_DIR, which nobody else on the network can name (infra/local/README.md).
-    DYNAMODB_LOCAL_KEY: z.optional(z.string().check(z.regex(/^[A-Za-z0-9]{16,128}$/, { error: 'DYNAMODB_LOCAL_KEY must be 16 to 128 letters and digits' }))),
+    DYNAMODB_LOCAL_KEY: z.optional(z.string().check(z.regex(DYNAMODB_LOCAL_KEY, { error: 'DYNAMODB_LOCAL_KEY must be 16 to 128 letters and digits' }))),
   },
   {
     derive: (vars) => {
