@@ -46,8 +46,18 @@ export async function settled<R extends PatrolReportSummary>(report: R, now = Da
  * as the ledger recorded them (each carries the report's id as its run), so its failed report shows the tokens and
  * cost charged, where it showed none. Nothing when the ledger holds no call of it (the rules scan, or none made).
  */
-export async function stoppedSpend(reportId: string, createdAt: string) {
+async function stoppedSpend(reportId: string, createdAt: string) {
   return (await runSpend(reportId, createdAt)) ?? {};
+}
+
+/**
+ * Marks a report whose scan stopped without finishing failed with `reason` (and `also`), with what the ledger charged
+ * for it while it ran; ConditionFailed when it is finished already, or no such report.
+ */
+export async function failStoppedReport(reportId: string, reason: string, also: { duration_seconds?: number } = {}): Promise<void> {
+  const report = await getReport(reportId);
+  const spend = report?.status === 'running' ? await stoppedSpend(reportId, report.created_at) : {};
+  await finishReport(reportId, { status: 'failed', error: reason, ...also, ...spend });
 }
 
 /**
@@ -59,9 +69,7 @@ export async function stoppedSpend(reportId: string, createdAt: string) {
 export async function takeLock(reportId: string): Promise<boolean> {
   const { acquired, replaced } = await acquireLock(PATROL_LOCK, reportId, leaseMs());
   if (replaced) {
-    const stopped = await getReport(replaced.owner);
-    const spend = stopped?.status === 'running' ? await stoppedSpend(replaced.owner, stopped.created_at) : {};
-    await finishReport(replaced.owner, { status: 'failed', error: STOPPED, ...spend }).catch((error: unknown) => {
+    await failStoppedReport(replaced.owner, STOPPED).catch((error: unknown) => {
       if (!(error instanceof ConditionFailed)) throw error; // already finished, or no such report
     });
   }

@@ -13,7 +13,7 @@ import { agentProvider } from '../llm/agent-budget.js';
 import { LoopStopped, nothingSpent, type Spent } from '../llm/tool-loop.js';
 import { LlmError } from '../llm/types.js';
 import { createLogger } from '../log.js';
-import { leaseMs, PATROL_LOCK, stoppedSpend, takeLock } from './lock.js';
+import { failStoppedReport, leaseMs, PATROL_LOCK, takeLock } from './lock.js';
 import { SCHEDULE_TRIGGER } from './schedule.js';
 import { gatherInputs, keptLists, llmScan, rulesScan, ScanFailed, type ScanOutcome } from './scan.js';
 
@@ -171,9 +171,7 @@ export async function runPatrolScan(event: PatrolEvent): Promise<{ status: 'comp
  */
 export async function abandonReport(reportId: string, reason: string): Promise<void> {
   try {
-    const report = await getReport(reportId);
-    const spend = report?.status === 'running' ? await stoppedSpend(reportId, report.created_at) : {};
-    await finishReport(reportId, { status: 'failed', error: reason, duration_seconds: 0, ...spend });
+    await failStoppedReport(reportId, reason, { duration_seconds: 0 });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) log.error('patrol report not marked failed', { report_id: reportId, error: String(error) });
   }
