@@ -3,6 +3,7 @@
 // rather than guess localhost:PORT from their own environment.
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { commandLineOf } from './processes.js';
 
 export const RUNTIME_FILE = 'local-service.json';
 
@@ -18,16 +19,11 @@ export const runtimeFileOf = (dataDir: string) => join(resolve(dataDir), RUNTIME
 
 /**
  * The service running on `dataDir`: `missing` without its file, `stopped` when the process that wrote it is gone
- * (a service killed outright leaves it behind).
+ * (a service killed outright leaves it behind), its pid now another program's included.
  */
 export async function runningService(dataDir: string): Promise<RuntimeInfo | 'missing' | 'stopped'> {
   const text = await readFile(runtimeFileOf(dataDir), 'utf8').catch(() => undefined);
   if (text === undefined) return 'missing';
   const runtime = JSON.parse(text) as RuntimeInfo;
-  try {
-    process.kill(runtime.pid, 0);
-    return runtime;
-  } catch {
-    return 'stopped';
-  }
+  return commandLineOf(runtime.pid)?.includes('node') ? runtime : 'stopped';
 }

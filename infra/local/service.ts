@@ -105,7 +105,8 @@ const log = createLogger('local');
  */
 async function refuseFolderInUse(dataDir: string): Promise<void> {
   const runtime = await runningService(dataDir);
-  if (typeof runtime === 'object' && runs(runtime.pid, 'node')) {
+  // This process's own record: another start in this process wrote it (tests start several services in one).
+  if (typeof runtime === 'object' && runtime.pid !== process.pid) {
     throw new Error(
       `${dataDir} is in use by the service at ${runtime.url} (pid ${runtime.pid}): stop it first, or set DATA_DIR to another folder` +
         ` (should no service run there, delete ${runtimeFileOf(dataDir)})`,
