@@ -932,45 +932,64 @@ describe('numbers', { timeout: 60_000 }, () => {
     const alert = `Locale-${randomUUID().slice(0, 8)}`;
     await fire([id, alert]);
     const issueId = await issueIdOf(alert);
-    const evidence = (await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(issueId)}/evidence`)).body;
-    // The figures as the pages will read them: after the alert, which moves the fleet's scores.
-    const { kpis } = (await api(service.url, admin, 'GET', '/api/fleet/kpis')).body;
-    const worst = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores.find((s: { cluster_id: string }) => s.cluster_id === id);
-    const { cluster_name: name } = worst;
+    const { cluster_name: name } = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores.find(
+      (s: { cluster_id: string }) => s.cluster_id === id,
+    );
 
     const page = await browser.page({ locale: 'de-DE' });
+    // Each figure is compared with the answer the page itself was given: the fleet's scores move on (the alert above,
+    // the schedules), so a figure read from the API beside the page can differ from the one the page shows.
+    const answers = new Map<string, any>();
+    page.on('response', (r) => {
+      if (r.request().method() !== 'GET' || !r.ok() || !new URL(r.url()).pathname.startsWith('/api/')) return;
+      r.json().then(
+        (body) => answers.set(new URL(r.url()).pathname, body),
+        () => undefined,
+      );
+    });
+    const shows = async (figure: { textContent(): Promise<string | null> }, path: string, expected: (answer: any) => string) => {
+      const answer = answers.get(path);
+      if (answer === undefined) return `no answer from ${path} yet`;
+      const shown = await figure.textContent();
+      return shown === expected(answer) ? 'as answered' : `shows ${shown}, answered ${expected(answer)}`;
+    };
     await signIn(page, 'admin', PASSWORD, '/');
     expect(await page.evaluate('navigator.language')).toBe('de-DE');
 
-    // Each page's figure checked on its own (soft): one page wrong does not hide another.
     // The fleet's average score tile: one decimal, a point (German: "45,2").
     await page.getByRole('heading', { level: 1, name: 'Fleet overview' }).waitFor();
     const average = page
       .locator('.fleet-tiles .tile')
       .filter({ has: page.getByText('Average score', { exact: true }) })
       .locator('dd');
-    expect.soft(await average.textContent()).toBe(en(kpis.avg_score, { min: 1, max: 1 }));
+    await expect.poll(() => shows(average, '/api/fleet/kpis', (a) => en(a.kpis.avg_score, { min: 1, max: 1 }))).toBe('as answered');
     expect.soft(await average.textContent()).toContain('.');
 
     // A view's figure (components/views/common.tsx): the cluster page's tier-adjusted score.
+    answers.clear();
     await page.goto(`/clusters/${encodeURIComponent(id)}`);
     await page.getByRole('heading', { level: 1, name }).waitFor();
     const tierAdjusted = page.locator('.cluster-subscores li').filter({ hasText: 'Tier-adjusted' }).locator('strong');
-    expect.soft(await tierAdjusted.textContent()).toBe(en(worst.tier_adjusted_score, { min: 1, max: 1 }));
+    const tierAdjustedOf = (a: any) => en(a.scores.find((s: { cluster_id: string }) => s.cluster_id === id).tier_adjusted_score, { min: 1, max: 1 });
+    await expect.poll(() => shows(tierAdjusted, '/api/fleet/scores', tierAdjustedOf)).toBe('as answered');
 
     // The evidence's key metrics: a value with decimals, and the samples counted (a point, a comma: never the German marks).
+    answers.clear();
+    const evidencePath = `/api/issues/${encodeURIComponent(issueId)}/evidence`;
     await page.goto(`/issues/${encodeURIComponent(issueId)}`);
     const metrics = page.locator('section.issue-evidence').getByRole('region', { name: 'Key metrics of today and yesterday (UTC)' });
     await metrics.locator('tbody tr').first().waitFor();
-    const withDecimals = (evidence.metrics as { metric_key: string; avg: number; samples: number }[]).find(
+    await expect.poll(() => answers.has(evidencePath)).toBe(true);
+    const withDecimals = (answers.get(evidencePath).metrics as { metric_key: string; avg: number; samples: number }[]).find(
       (m) => !Number.isInteger(m.avg) && Math.abs(m.avg) < 1e6,
     );
     expect(withDecimals).toBeDefined();
     const row = metrics.locator('tbody tr').filter({ has: page.locator(`span[title="${withDecimals!.metric_key}"]`) });
     const cells = row.locator('td');
-    expect.soft(await cells.nth(2).textContent()).toBe(en(withDecimals!.avg, { max: 2 }));
+    const metricOf = (a: any) => a.metrics.find((m: { metric_key: string }) => m.metric_key === withDecimals!.metric_key);
+    await expect.poll(() => shows(cells.nth(2), evidencePath, (a) => en(metricOf(a).avg, { max: 2 }))).toBe('as answered');
     expect.soft(await cells.nth(2).textContent()).toContain('.');
-    expect.soft(await cells.nth(4).textContent()).toBe(en(withDecimals!.samples, { max: 0 }));
+    await expect.poll(() => shows(cells.nth(4), evidencePath, (a) => en(metricOf(a).samples, { max: 0 }))).toBe('as answered');
   });
 
   it('the cluster page writes its counts with thousands separators, in a German browser too (1,234, never "1234" or "1.234")', async () => {
