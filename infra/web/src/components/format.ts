@@ -15,6 +15,9 @@ export const count = (v: number) => v.toLocaleString('en');
 const measured = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
 /** A measured value to at most two decimals (a metric's latest, min, average; a view's figures): 1,234.57, 0.5, 12. */
 export const decimal = (v: number) => measured.format(v);
+const compactFormat = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+/** A figure where room is short (a chart's axis): 10,000 and above as 10K, 3.6M, 1.2T; smaller ones as `decimal`. */
+export const compact = (v: number) => (Math.abs(v) >= 10_000 ? compactFormat.format(v) : measured.format(v));
 const tenths = new Intl.NumberFormat('en', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 /** A score out of 100 with one decimal, as the fleet and view pages write it: 36.0 beside 45.2, not 36. */
 export const score = (v: number) => tenths.format(v);

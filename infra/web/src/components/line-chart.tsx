@@ -10,7 +10,8 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type uPlot from 'uplot';
 import './line-chart.css';
-import { decimal } from './format';
+import { axisLabels, axisWidth } from './chart-axis';
+import { compact, decimal } from './format';
 
 export interface LineSeries {
   /** Legend and table-column name. */
@@ -37,6 +38,8 @@ export interface LineChartProps {
   formatX?: (t: number) => string;
   /** Formats values for the summary and table (default: up to 2 decimals). */
   formatY?: (v: number) => string;
+  /** Formats the y axis's ticks, where room is short (default: compact figures, 3.6M). */
+  formatTick?: (v: number) => string;
   className?: string;
 }
 
@@ -83,7 +86,18 @@ export function describe(series: readonly LineSeries[], fmt: (v: number) => stri
     .join('; ');
 }
 
-export function LineChart({ title, x, series, height = 180, unit = '', summary, formatX = defaultX, formatY = defaultY, className }: LineChartProps) {
+export function LineChart({
+  title,
+  x,
+  series,
+  height = 180,
+  unit = '',
+  summary,
+  formatX = defaultX,
+  formatY = defaultY,
+  formatTick = compact,
+  className,
+}: LineChartProps) {
   const id = useId();
   const host = useRef<HTMLDivElement>(null);
   const [failed, setFailed] = useState<string | null>(null);
@@ -111,7 +125,7 @@ export function LineChart({ title, x, series, height = 180, unit = '', summary, 
           tzDate: (t) => UPlot.tzDate(new Date(t * 1000), 'Etc/UTC'),
           axes: [
             { ...axis, values: UTC_TICKS },
-            { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => `${formatY(t)}${unit}`) },
+            { ...axis, size: (_u, labels) => axisWidth(labels), values: (_u, ticks) => axisLabels(ticks, formatTick, unit) },
           ],
           series: [
             { value: (_u, t) => (t == null ? '' : formatX(t)) },
@@ -138,7 +152,7 @@ export function LineChart({ title, x, series, height = 180, unit = '', summary, 
       observer?.disconnect();
       plot?.destroy();
     };
-  }, [x, series, height, unit, formatX, formatY]);
+  }, [x, series, height, unit, formatX, formatY, formatTick]);
 
   return (
     <figure className={['line-chart', className].filter(Boolean).join(' ')} aria-labelledby={`${id}-c`}>

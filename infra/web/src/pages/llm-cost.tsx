@@ -11,7 +11,7 @@ import { ScrollRegion } from '../components/scroll-region';
 import { Empty, Loading, Problem } from '../components/states';
 import { useUrlState } from '../components/url-state';
 import './llm-cost.css';
-import { count, decimal, seconds, usd } from '../components/format';
+import { compact, count, seconds, usd } from '../components/format';
 
 const summaryEp = endpoint<'llm-usage', 'summary'>('GET', '/api/llm-usage/summary');
 const byModelEp = endpoint<'llm-usage', 'byModel'>('GET', '/api/llm-usage/by-model');
@@ -26,7 +26,6 @@ const PERIODS = ['7', '14', '30', '60', '90'];
 // In English, as every page writes numbers (components/format.ts).
 const tokens = count;
 /** An axis label: 1.5k, 2.25M. */
-const compact = (v: number) => (Math.abs(v) >= 1e6 ? `${decimal(v / 1e6)}M` : Math.abs(v) >= 1e3 ? `${decimal(v / 1e3)}k` : decimal(v));
 
 /** Every day of the period, oldest first, as 'YYYY-MM-DD' ending on the answer's day. */
 function periodDays(summary: Summary): string[] {
@@ -245,7 +244,7 @@ function SummaryView({ summary, split }: { summary: Summary; split: Split }) {
         <Empty>No model calls in the last {summary.period_days} days. Usage is recorded when the chat answers or an agent (patrol, investigation) runs.</Empty>
       ) : (
         <div className="grid-2 llm-charts">
-          <LineChart title={`Daily cost by ${split}`} x={series.x} series={series.cost} formatY={usd} />
+          <LineChart title={`Daily cost by ${split}`} x={series.x} series={series.cost} formatY={usd} formatTick={usd} />
           <LineChart title={`Daily tokens by ${split}`} x={series.x} series={series.tokens} formatY={compact} />
         </div>
       )}
