@@ -73,7 +73,8 @@ const IsoTime = z.iso.datetime({ offset: true });
 /**
  * The largest magnitude a metric sample may have. Every metric the rules score
  * is far below it (percentages, milliseconds, counts), and with it a day's sum
- * stays finite and exact enough: |sum| ≤ count × 1e15, nowhere near 1.8e308.
+ * stays finite: |sum| ≤ count × 1e15, nowhere near 1.8e308. Past 2^53 it is
+ * rounded, so a mean is held within its min and max (rollup.ts meanWithin).
  * A 1.5e308 sample sent twice overflowed the day's sum to Infinity (stored as
  * null, read back as 0) before this bound.
  */

@@ -109,4 +109,10 @@ export function parseDayRollup(json: string): DayRollup {
   return day;
 }
 
-export const average = (r: MetricRollup): number => r.sum / r.count;
+/**
+ * The mean of `count` samples of `sum`, never outside [min, max]: a sum past 2^53 (300 samples near 1e15) is
+ * rounded, and its quotient came out above the day's maximum (999999999999999.8 beside a max of 999999999999999).
+ */
+export const meanWithin = (sum: number, count: number, min: number, max: number): number => Math.min(max, Math.max(min, sum / count));
+
+export const average = (r: MetricRollup): number => meanWithin(r.sum, r.count, r.min, r.max);

@@ -12,6 +12,7 @@ import { readClusterRollups } from '../db/metrics.js';
 import { listUsers } from '../db/users.js';
 import type { Principal } from '../auth/principal.js';
 import { LABEL_VALUE_MAX, METRIC_KEYS, type MetricKey } from '../fleet/records.js';
+import { meanWithin } from '../fleet/rollup.js';
 import { NotFound } from '../http/errors.js';
 import { escapedBytes } from '../http/lambda-payload.js';
 import { HttpLink, type IssueListQuery, type IssueSortKey } from '../routes/common.js';
@@ -382,11 +383,20 @@ export async function issueEvidence(issueId: string, now = new Date()) {
     if (!parts.length) continue;
     const latest = parts.reduce((a, b) => (b.last_at >= a.last_at ? b : a));
     const count = parts.reduce((n, p) => n + p.count, 0);
+    const min = Math.min(...parts.map((p) => p.min));
+    const max = Math.max(...parts.map((p) => p.max));
     metrics.push({
       metric_key: key,
-      min: round2(Math.min(...parts.map((p) => p.min))),
-      max: round2(Math.max(...parts.map((p) => p.max))),
-      avg: round2(parts.reduce((s, p) => s + p.sum, 0) / count),
+      min: round2(min),
+      max: round2(max),
+      avg: round2(
+        meanWithin(
+          parts.reduce((s, p) => s + p.sum, 0),
+          count,
+          min,
+          max,
+        ),
+      ),
       latest: round2(latest.last),
       latest_at: latest.last_at,
       samples: count,

@@ -4,6 +4,7 @@ import type { AlertFacts } from '../db/alerts.js';
 import type { ClusterRecord } from '../db/clusters.js';
 import type { StoredRollup } from '../db/metrics.js';
 import { METRIC_KEYS, type MetricKey } from '../fleet/records.js';
+import { meanWithin } from '../fleet/rollup.js';
 import {
   COUNT,
   LAST,
@@ -113,6 +114,9 @@ export function aggregateWindow(rollups: readonly StoredRollup[], key: MetricKey
   let found = false;
   let acc = 0;
   let count = 0;
+  // An average's bounds: a sum past 2^53 is rounded, and its mean must not pass the window's min or max.
+  let lo = 0;
+  let hi = 0;
   for (let i = 0; i < rollups.length; i++) {
     const part = rollups[i]!.metrics[key];
     if (part === undefined) continue;
@@ -120,6 +124,8 @@ export function aggregateWindow(rollups: readonly StoredRollup[], key: MetricKey
       found = true;
       acc = how === 'max' ? part.max : how === 'min' ? part.min : part.sum;
       count = part.count;
+      lo = part.min;
+      hi = part.max;
       continue;
     }
     switch (how) {
@@ -132,11 +138,13 @@ export function aggregateWindow(rollups: readonly StoredRollup[], key: MetricKey
       default:
         acc += part.sum;
         count += part.count;
+        if (part.min < lo) lo = part.min;
+        if (part.max > hi) hi = part.max;
     }
   }
   if (!found) return null;
-  const value = how === 'avg' ? acc / count : acc;
-  return Number.isFinite(value) ? value : overflowed(rollups, key, how, count);
+  const value = how === 'avg' ? meanWithin(acc, count, lo, hi) : acc;
+  return Number.isFinite(acc) ? value : overflowed(rollups, key, how, count);
 }
 
 /**
@@ -383,6 +391,8 @@ function aggregateRow(columns: RollupColumns, row: number, firstDay: number, met
   let found = false;
   let acc = 0;
   let count = 0;
+  let lo = 0;
+  let hi = 0;
   for (let day = firstDay; day < columns.days.length; day++) {
     const at = slotOf(day);
     if (values[at + PRESENT] === 0) continue;
@@ -390,6 +400,8 @@ function aggregateRow(columns: RollupColumns, row: number, firstDay: number, met
       found = true;
       acc = how === 'max' ? values[at + MAX]! : how === 'min' ? values[at + MIN]! : values[at + SUM]!;
       count = values[at + COUNT]!;
+      lo = values[at + MIN]!;
+      hi = values[at + MAX]!;
       continue;
     }
     switch (how) {
@@ -402,11 +414,13 @@ function aggregateRow(columns: RollupColumns, row: number, firstDay: number, met
       default:
         acc += values[at + SUM]!;
         count += values[at + COUNT]!;
+        if (values[at + MIN]! < lo) lo = values[at + MIN]!;
+        if (values[at + MAX]! > hi) hi = values[at + MAX]!;
     }
   }
   if (!found) return null;
-  const value = how === 'avg' ? acc / count : acc;
-  if (Number.isFinite(value)) return value;
+  const value = how === 'avg' ? meanWithin(acc, count, lo, hi) : acc;
+  if (Number.isFinite(acc)) return value;
   // overflowed's answer, from the columns: Σ(day's sum / samples), clamped to the double range;
   // it needs each day's sum, which a window's first cell has folded (the refresh reads per day then).
   if (columns.window) throw new WindowedColumns(columns, 'a sum beyond the double range');
@@ -459,7 +473,8 @@ export function aggregatedValue(agg: ClusterAggregates, index: number, how: numb
   if (values[at + PRESENT] === 0) return null;
   if (how === LAST) return values[at + LAST]!;
   const value = how === -1 ? values[at + SUM]! / values[at + COUNT]! : values[at + how]!;
-  if (value - value === 0) return value; // finite
+  // finite; a mean held within the window's min and max, as aggregateWindow's (meanWithin)
+  if (value - value === 0) return how === -1 ? meanWithin(values[at + SUM]!, values[at + COUNT]!, values[at + MIN]!, values[at + MAX]!) : value;
   const name = how === -1 ? 'avg' : how === MAX ? 'max' : how === MIN ? 'min' : 'sum';
   if (agg.columns !== null) return aggregateRow(agg.columns, agg.row, agg.firstDay, index, name);
   return aggregateWindow(agg.window!, METRIC_KEYS[index]!, name);

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { StoredRollup } from '../../shared/db/metrics.js';
 import { METRIC_KEYS } from '../../shared/fleet/records.js';
-import type { DayRollup } from '../../shared/fleet/rollup.js';
+import { average, type DayRollup, mergeSample } from '../../shared/fleet/rollup.js';
 import {
   aggregateCluster,
   aggregatedMetric,
@@ -40,6 +40,19 @@ const rollups = fc
   );
 
 describe('columnar aggregates', () => {
+  it('hold an average within its min and max when the sum is past 2^53 and rounded', () => {
+    // 300 samples of 999,999,999,999,999 in a day: the sum rounds, and sum / count read 999999999999999.8.
+    const day: DayRollup = {};
+    for (let i = 0; i < 300; i++) mergeSample(day, { metric_key: 'max_latency_ms', value: 999_999_999_999_999, at: `${daysAgo(1)}T10:00:00Z` });
+    const part = day.max_latency_ms!;
+    expect(part.sum / part.count).toBeGreaterThan(part.max);
+    expect(average(part)).toBe(999_999_999_999_999);
+    const rs: StoredRollup[] = [1, 2].map((n) => ({ cluster_id: ID, day: daysAgo(n), metrics: structuredClone(day) }));
+    const from = lookbackStart(7, NOW);
+    expect(aggregateWindow(lookbackRollups(rs, from), 'max_latency_ms', 'avg')).toBe(999_999_999_999_999);
+    expect(aggregatedMetric(aggregateCluster(rs, from), 'max_latency_ms', 'avg')).toBe(999_999_999_999_999);
+  });
+
   it('answer every metric and aggregation exactly as aggregateWindow, and the same newest sample', () => {
     fc.assert(
       fc.property(rollups, fc.integer({ min: 1, max: 8 }), (rs, days) => {
