@@ -416,11 +416,15 @@ export const MetricSourcesToWrite = z.lazy(() =>
       if (refusal) ctx.addIssue({ code: 'custom', message: refusal.message, path: ['prometheus', ...refusal.field.split('.')], input: m.prometheus });
     }),
     // No metric is negative (isMetricValue): a negative scale would turn every point negative, and the puller refuse
-    // them all. Only on writes, as above: a stored version keeps loading, and its pull says why each point is refused.
+    // them all; a tiny one would erase every value. Only on writes, as above: a stored version keeps loading, and its pull says why each point is refused.
     z.superRefine((m, ctx) => {
       m.metrics.forEach((metric, index) => {
         if (metric.scale < 0) {
           const message = 'scale must be above 0: no metric is negative, so a pull would refuse every point it scaled';
+          ctx.addIssue({ code: 'custom', message, path: ['metrics', index, 'scale'], input: metric.scale });
+        } else if (metric.scale < 1 / LIMITS.scale) {
+          // 5e-324 passed the "not 0" check and turned every value into 0 or next to it, as 0 would.
+          const message = `scale must be at least ${1 / LIMITS.scale}: a smaller one would turn every value into 0, as scale 0 would`;
           ctx.addIssue({ code: 'custom', message, path: ['metrics', index, 'scale'], input: metric.scale });
         }
       });

@@ -110,6 +110,12 @@ describe('refusing bad rule text (422, nothing written)', () => {
     ['an unknown metric_key', 'metric-sources', metricSourcesWith('metric_key: qps', 'metric_key: queries_per_fortnight'), /metrics\.4\.metric_key: /],
     ['scale 0', 'metric-sources', metricSourcesWith('  - metric_key: qps\n', '  - metric_key: qps\n    scale: 0\n'), /metrics\.4\.scale: scale 0/],
     [
+      'a scale too small to leave any value (5e-324: every point 0 or next to it)',
+      'metric-sources',
+      metricSourcesWith('  - metric_key: qps\n', '  - metric_key: qps\n    scale: 5e-324\n'),
+      /metrics\.4\.scale: scale must be at least 1e-12: a smaller one would turn every value into 0, as scale 0 would/,
+    ],
+    [
       'a negative scale (no metric is negative: every point would be refused)',
       'metric-sources',
       metricSourcesWith('  - metric_key: qps\n', '  - metric_key: qps\n    scale: -1\n'),
