@@ -91,18 +91,40 @@ export const METRIC_VALUE_RULE = 'must be a finite number from 0 to 1e15';
  */
 export const isMetricValue = (value: number): boolean => Number.isFinite(value) && value >= 0 && value <= METRIC_VALUE_MAX;
 
+/** The metrics that are a share in percent of a whole (disk, memory, errors of all queries or requests). */
+export const PERCENT_METRIC_KEYS: ReadonlySet<MetricKey> = new Set(['disk_used_pct', 'query_error_pct', 'memory_pct', 'error_rate_pct']);
+
+/**
+ * The most a percentage may read: 100, and a hair over it, since a share worked out in floating point
+ * (1 − free / size, × 100) can come out at 100.00000000000001 for a full disk.
+ */
+export const PERCENT_MAX = 100 + 1e-9;
+
+/** What a percentage must be, as a refusal says it. */
+export const PERCENT_RULE = 'a percentage must be from 0 to 100';
+
+/**
+ * Why `value` may not be a sample of `key`, or undefined when it may: isMetricValue, and a share at most
+ * 100%. A disk at 700% or memory at 219.98% is a ratio converted twice or never normalised; stored, it
+ * read as the fleet's worst cluster ("memory_pct max 159.98 >= critical 95").
+ */
+export const metricValueRefusal = (key: MetricKey, value: number): string | undefined =>
+  !isMetricValue(value) ? METRIC_VALUE_RULE : value > PERCENT_MAX && PERCENT_METRIC_KEYS.has(key) ? PERCENT_RULE : undefined;
+
 /** isMetricValue as a schema (zod's number is finite already); as bounds, so the OpenAPI document shows them. */
 export const MetricValue = z
   .number({ error: 'must be a finite number' })
   .check(z.gte(0, { error: METRIC_VALUE_RULE }), z.lte(METRIC_VALUE_MAX, { error: METRIC_VALUE_RULE }));
 
 export const MetricSample = z.lazy(() =>
-  z.strictObject({
-    cluster_id: ClusterId(),
-    metric_key: MetricKey,
-    value: MetricValue,
-    at: IsoTime,
-  }),
+  z
+    .strictObject({
+      cluster_id: ClusterId(),
+      metric_key: MetricKey,
+      value: MetricValue,
+      at: IsoTime,
+    })
+    .check(z.refine((s) => !(s.value > PERCENT_MAX && PERCENT_METRIC_KEYS.has(s.metric_key)), { message: PERCENT_RULE, path: ['value'] })),
 );
 export type MetricSample = z.infer<typeof MetricSample>;
 

@@ -31,7 +31,7 @@ import {
 } from '../db/metric-pulls.js';
 import { mergePulledRollups, type PulledRollup } from '../db/metrics.js';
 import { bumpGeneration } from '../db/scores.js';
-import { clusterIdOf, isGone, isMetricValue, METRIC_VALUE_RULE, type MetricKey } from '../fleet/records.js';
+import { clusterIdOf, isGone, metricValueRefusal, type MetricKey } from '../fleet/records.js';
 import type { DayRollup } from '../fleet/rollup.js';
 import { createLogger } from '../log.js';
 import { MAX_BODY_BYTES, prometheusClient, type PrometheusClient } from '../prometheus/client.js';
@@ -262,8 +262,9 @@ async function pullMetricWindow(
       let previous = Number.NEGATIVE_INFINITY;
       for (const [t, raw] of points) {
         const value = raw * factor;
-        if (!isMetricValue(value)) {
-          refusals.add(`value: ${METRIC_VALUE_RULE}`);
+        const refused = metricValueRefusal(metric.metric_key, value);
+        if (refused) {
+          refusals.add(`value: ${refused}`);
           continue;
         }
         if (t < start || t > end) {

@@ -17,6 +17,8 @@ import {
   AlertmanagerAlert,
   fitAlertText,
   METRIC_KEYS,
+  metricValueRefusal,
+  PERCENT_METRIC_KEYS,
   REASON_MAX,
   type ClusterInput,
   type IngestResult,
@@ -138,7 +140,8 @@ describe('metric rollups', () => {
         samples.push({
           cluster_id: c.cluster_id,
           metric_key: METRIC_KEYS[i % 4]!,
-          value: Math.round(random() * 1000 * 100) / 100,
+          // Up to 1,000, a percentage up to 100 (a larger one is refused).
+          value: Math.round(random() * (PERCENT_METRIC_KEYS.has(METRIC_KEYS[i % 4]!) ? 100 : 1000) * 100) / 100,
           at: at.toISOString(),
         });
       }
@@ -243,6 +246,34 @@ describe('metric values are bounded (0..1e15) and rollups always finite', () => 
     ]);
     const [day] = await readClusterRollups(id, ['2026-11-20']);
     expect(day!.metrics.max_latency_ms).toMatchObject({ count: 3, sum: 1e15 + 40, min: 0, max: 1e15 });
+  });
+
+  it('refuses a percentage above 100 per record (a ratio converted twice read 700%), and takes 100 itself', async () => {
+    const id = clusters[2]!.cluster_id;
+    const sample = (metric_key: string, value: number) => ({ cluster_id: id, metric_key, value, at: '2026-11-20T07:00:00Z' });
+    const [before] = await readClusterRollups(id, ['2026-11-20']);
+    const result = await ingestMetrics(
+      [sample('disk_used_pct', 700), sample('memory_pct', 219.98), sample('disk_used_pct', 100), sample('error_rate_pct', 100.5), sample('qps', 700)],
+      NOW,
+    );
+    expect(result.accepted).toBe(2);
+    expect(result.rejected).toEqual([
+      { index: 0, reason: 'value: a percentage must be from 0 to 100' },
+      { index: 1, reason: 'value: a percentage must be from 0 to 100' },
+      { index: 3, reason: 'value: a percentage must be from 0 to 100' },
+    ]);
+    const [day] = await readClusterRollups(id, ['2026-11-20']);
+    expect(day!.metrics.disk_used_pct).toMatchObject({ count: (before?.metrics.disk_used_pct?.count ?? 0) + 1, max: 100 });
+    expect(day!.metrics.memory_pct?.max ?? 0).toBeLessThanOrEqual(100);
+    expect(day!.metrics.memory_pct?.count).toBe(before?.metrics.memory_pct?.count);
+  });
+
+  it("a pull's points are held to the same rules (metricValueRefusal, shared/metric-pull/pull.ts)", () => {
+    expect(metricValueRefusal('disk_used_pct', 700)).toBe('a percentage must be from 0 to 100');
+    expect(metricValueRefusal('memory_pct', 100.00000000000001)).toBeUndefined(); // a full disk's 1 − free / size, in floating point
+    expect(metricValueRefusal('qps', 700)).toBeUndefined();
+    expect(metricValueRefusal('qps', -1)).toBe('must be a finite number from 0 to 1e15');
+    expect(metricValueRefusal('memory_pct', Number.NaN)).toBe('must be a finite number from 0 to 1e15');
   });
 
   it('a day of samples at the bound keeps a finite, exact sum', async () => {
