@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { Duplex } from 'node:stream';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { acceptsGzip } from '../../shared/http/group-handler.js';
 import { matchPath, sortBySpecificity } from '../../shared/http/path-match.js';
 import { embedSettings } from '../../shared/config/embed.js';
 import { routeKey } from '../../shared/http/route.js';
@@ -170,26 +171,61 @@ function configuredEmbedHost(): string | undefined {
   }
 }
 
-async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, head: boolean): Promise<void> {
+/**
+ * Vite names every file under assets/ by its content's hash (a changed file is a new name): a browser may keep one
+ * for a year, as CloudFront's are (infra/fleet-health-stack.ts SiteAssets). With `no-cache` and no validator, each
+ * reload downloaded the whole console again (366 KB of entry script; 875 KB on /rules).
+ */
+const HASHED_ASSETS = '/assets/';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** Text the console is made of, gzipped when the browser accepts it, as CloudFront compresses it. */
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.svg']);
+/** Each file gzipped once per version of it (its modification time): the console's files change only with a build. */
+const gzipped = new Map<string, { mtimeMs: number; body: Buffer }>();
+
+async function gzippedFile(file: string, mtimeMs: number, content: Buffer): Promise<Buffer> {
+  const kept = gzipped.get(file);
+  if (kept?.mtimeMs === mtimeMs) return kept.body;
+  const { gzip } = await import('node:zlib');
+  const body = await new Promise<Buffer>((done, fail) => gzip(content, (error, out) => (error ? fail(error) : done(out))));
+  gzipped.set(file, { mtimeMs, body });
+  return body;
+}
+
+async function serveSpa(res: ServerResponse, webRoot: string, pathname: string, head: boolean, acceptEncoding: string | undefined): Promise<void> {
   const root = resolve(webRoot);
   // An extension-less path that is no valid percent-encoding (`/clusters/%E0%A4%A`) names no file: the app, as any route.
   let file = decodablePath(pathname) ? join(root, normalize(decodeURIComponent(pathname))) : join(root, 'index.html');
   if (!file.startsWith(root + sep)) file = join(root, 'index.html');
-  const isFile = await stat(file).then(
-    (s) => s.isFile(),
-    () => false,
+  let found = await stat(file).then(
+    (s) => (s.isFile() ? s : undefined),
+    () => undefined,
   );
-  if (!isFile) {
+  if (!found) {
     // As CloudFront does (infra/fleet-health-stack.ts SpaRewrite): only a path without an extension is a client-side
     // route. A missing file is a 404, not the entry document: a tab open across a rebuild asking for an old chunk
     // would get HTML for a module script (a MIME error) instead of an answer it can tell is missing.
     if (/\.[^/]+$/.test(pathname))
       return sendProblem(res, 404, 'Not Found', 'The console has no file at this path (rebuilt since this page loaded? reload it).');
     file = join(root, 'index.html');
+    found = await stat(file);
   }
   const content = await readFile(file);
-  res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
-  res.end(head ? undefined : content);
+  const type = extname(file);
+  const headers: Record<string, string> = {
+    'Content-Type': MIME[type] ?? 'application/octet-stream',
+    'Cache-Control': file !== join(root, 'index.html') && pathname.startsWith(HASHED_ASSETS) ? IMMUTABLE : 'no-cache',
+  };
+  let body: Buffer = content;
+  if (COMPRESSIBLE.has(type)) {
+    headers.Vary = 'Accept-Encoding';
+    if (acceptsGzip(acceptEncoding)) {
+      body = await gzippedFile(file, found.mtimeMs, content);
+      headers['Content-Encoding'] = 'gzip';
+    }
+  }
+  res.writeHead(200, headers);
+  res.end(head ? undefined : body);
 }
 
 export interface LocalServerOptions {
@@ -274,7 +310,7 @@ export function localRequestListener({ handlers, webRoot }: LocalServerOptions):
           res.setHeader('Allow', 'GET, HEAD'); // a 405 says what is allowed (RFC 9110 §15.5.6)
           return sendProblem(res, 405, 'Method Not Allowed', 'Only GET reaches the single-page app.');
         }
-        return await serveSpa(res, webRoot, url.pathname, method === 'HEAD');
+        return await serveSpa(res, webRoot, url.pathname, method === 'HEAD', req.headers['accept-encoding']);
       }
       // The stack routes a HEAD beside each GET, to the same function (shared/http/middleware.ts, resolveRoute).
       const head = method === 'HEAD';

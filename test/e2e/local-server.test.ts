@@ -86,6 +86,22 @@ describe('local server', () => {
     }
   });
 
+  it("lets a browser keep the console's hashed files and sends them gzipped, as CloudFront does; the entry is revalidated", async () => {
+    const entry = await api('/');
+    expect(entry.headers.get('cache-control')).toBe('no-cache');
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(await entry.text())?.[1];
+    expect(script).toBeDefined();
+    const zipped = await api(script!, { headers: { 'Accept-Encoding': 'gzip' } });
+    expect(zipped.status).toBe(200);
+    expect(zipped.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(zipped.headers.get('content-encoding')).toBe('gzip');
+    expect(zipped.headers.get('vary')).toBe('Accept-Encoding');
+    const plain = await api(script!, { headers: { 'Accept-Encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    // fetch unzips what it is sent: the same script either way.
+    expect(await zipped.text()).toBe(await plain.text());
+  });
+
   it('sends the console its CSP, framing only the configured BI server', async () => {
     const policy = async () => (await api('/fleet')).headers.get('content-security-policy');
     expect(await policy()).toBe(`${BUILT_POLICY.replace('frame-src *', "frame-src 'none'")}; frame-ancestors 'none'`);
