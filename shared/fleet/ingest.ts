@@ -10,11 +10,12 @@ import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
 import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
 import { createLogger } from '../log.js';
+import { cutText } from '../text.js';
 import { namedSeverity } from './severity.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
 import { HttpLink } from '../routes/common.js';
 import * as z from '../zod.js';
-import { AlertmanagerAlert, ClusterInput, clusterIdOf, fitAlertText, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
+import { AlertmanagerAlert, ClusterId, ClusterInput, clusterIdOf, fitAlertText, LogEventInput, MetricSample, reasonOf, type IngestResult } from './records.js';
 
 export type { AlertIngestResult };
 
@@ -42,12 +43,37 @@ function check<T>(
 /** Distinct reasons named in one warn line, most frequent first. */
 const LOGGED_REASONS = 10;
 
+/** The longest text of a sender's that a log line quotes (an alert's name, a group key). */
+const LOGGED_TEXT_MAX = 256;
+
 /**
- * The answer; and, when records were refused, ONE warn line for the request
- * with the counts per reason (unknown cluster ids folded into one reason).
+ * What names a record in the log, from what was sent (any shape): its cluster, metric, alert name and
+ * fingerprint, where it has them as text, each cut short. "unknown cluster: 1" alone told no one which alert was lost.
+ */
+function identityOf(record: unknown, clusterLabelName: string): Record<string, string> {
+  if (!record || typeof record !== 'object') return {};
+  const r = record as Record<string, unknown>;
+  const labels = r.labels && typeof r.labels === 'object' ? (r.labels as Record<string, unknown>) : {};
+  const named = { cluster: r.cluster_id ?? labels[clusterLabelName], metric_key: r.metric_key, alertname: labels.alertname, fingerprint: r.fingerprint };
+  return Object.fromEntries(Object.entries(named).flatMap(([name, value]) => (typeof value === 'string' ? [[name, cutText(value, LOGGED_TEXT_MAX)]] : [])));
+}
+
+/** Where a notification came from (Alertmanager's receiver and group key), for the log lines about it. */
+export interface NotificationSource {
+  receiver?: string;
+  groupKey?: string;
+}
+
+/** A notification's source as a log line quotes it: only text, cut short. */
+const loggedSource = (source: NotificationSource): Record<string, string> =>
+  Object.fromEntries(Object.entries(source).flatMap(([name, value]) => (typeof value === 'string' ? [[name, cutText(value, LOGGED_TEXT_MAX)]] : [])));
+
+/**
+ * The answer; and, when records were refused, ONE warn line for the request with the counts per reason
+ * (unknown cluster ids folded into one reason) and the first refused records named (identityOf).
  * Alertmanager ignores a 200's body, so the log is where a drop shows.
  */
-function finish(kind: string, checked: Checked<unknown>): IngestResult {
+function finish(kind: string, checked: Checked<unknown>, records: readonly unknown[], source: NotificationSource = {}): IngestResult {
   const rejected = checked.rejected.sort((a, b) => a.index - b.index);
   if (rejected.length > 0) {
     const counts = new Map<string, number>();
@@ -56,7 +82,18 @@ function finish(kind: string, checked: Checked<unknown>): IngestResult {
       counts.set(reason, (counts.get(reason) ?? 0) + 1);
     }
     const reasons = Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).slice(0, LOGGED_REASONS));
-    createLogger('ingest').warn('ingest refused records', { kind, accepted: checked.valid.length, rejected: rejected.length, reasons });
+    const label = kind === 'alerts' ? clusterLabel() : 'cluster_id';
+    const refused = rejected
+      .slice(0, LOGGED_REASONS)
+      .map((r) => ({ index: r.index, reason: cutText(r.reason, LOGGED_TEXT_MAX), ...identityOf(records[r.index], label) }));
+    createLogger('ingest').warn('ingest refused records', {
+      kind,
+      ...loggedSource(source),
+      accepted: checked.valid.length,
+      rejected: rejected.length,
+      reasons,
+      refused,
+    });
   }
   return { accepted: checked.valid.length, rejected };
 }
@@ -104,7 +141,7 @@ export async function ingestClusters(records: readonly unknown[], now = new Date
     checked.valid.map((v) => v.record),
     now,
   );
-  return finish('clusters', checked);
+  return finish('clusters', checked, records);
 }
 
 /** Time-stamped records about clusters: validated, inside the retention, about known clusters, then stored. */
@@ -132,7 +169,7 @@ async function ingestTimed<T extends { cluster_id: string; at: string }>(
       return false;
     });
   }
-  return finish(kind, checked);
+  return finish(kind, checked, records);
 }
 
 export const ingestMetrics = (records: readonly unknown[], now = new Date()): Promise<IngestResult> =>
@@ -173,6 +210,7 @@ export function severityOf(label: string | undefined): string {
  * The alert itself is kept; only the link is dropped.
  */
 const dashboardLink = z.lazy(HttpLink);
+const clusterIdShape = z.lazy(ClusterId);
 function dashboardUrl(alert: AlertmanagerAlert): string {
   const link = dashboardLink.safeParse(alert.annotations.dashboard_url ?? alert.generatorURL);
   return link.success ? link.data : '';
@@ -212,14 +250,19 @@ const DIRECTION_OVERRIDES = /[\u202A-\u202E\u2066-\u2069]/g;
 const shownAlertName = (name: string) => name.replace(DIRECTION_OVERRIDES, '');
 
 /** An Alertmanager webhook body's alerts stored (ingestAlerts); one cut short by the webhook's `max_alerts` never delivers the rest, so the log says so. */
-export function ingestNotification(body: { alerts: readonly unknown[]; truncatedAlerts?: number }, now = new Date()): Promise<AlertIngestResult> {
+export function ingestNotification(
+  body: { alerts: readonly unknown[]; truncatedAlerts?: number } & { [field: string]: unknown },
+  now = new Date(),
+): Promise<AlertIngestResult> {
+  const source = { receiver: body.receiver, groupKey: body.groupKey } as NotificationSource;
   if (body.truncatedAlerts) {
     createLogger('ingest').warn('Alertmanager left alerts out of this notification (webhook max_alerts)', {
+      ...loggedSource(source),
       truncated: body.truncatedAlerts,
       sent: body.alerts.length,
     });
   }
-  return ingestAlerts(body.alerts, now);
+  return ingestAlerts(body.alerts, now, source);
 }
 
 /**
@@ -228,12 +271,15 @@ export function ingestNotification(body: { alerts: readonly unknown[]; truncated
  * one payload by position: a firing after a resolved reopens the alert, a
  * redelivery changes nothing and is counted as a duplicate (shared/fleet/README.md).
  */
-export async function ingestAlerts(alerts: readonly unknown[], now = new Date()): Promise<AlertIngestResult> {
+export async function ingestAlerts(alerts: readonly unknown[], now = new Date(), source: NotificationSource = {}): Promise<AlertIngestResult> {
   const label = clusterLabel();
   // Text over its bounds is cut to fit, not refused (fitAlertText): Alertmanager would never send the alert again.
   const checked = check(alerts, (r) => AlertmanagerAlert.safeParse(fitAlertText(r)));
   checked.valid = checked.valid.filter(({ index, record }) => {
     if (!record.labels[label]) checked.rejected.push({ index, reason: `labels.${label}: missing (the label that names the cluster)` });
+    // Not "unknown cluster": no inventory record can have it (POST /api/ingest/clusters refuses it), so the fix is the label's.
+    else if (!clusterIdShape.safeParse(record.labels[label]).success)
+      checked.rejected.push({ index, reason: `labels.${label}: not a cluster id (a UUID, as the inventory names clusters)` });
     else if (!record.labels.alertname) checked.rejected.push({ index, reason: 'labels.alertname: missing' });
     // It names the alert and its issues in every list: blank (spaces, zero-width characters), a link no one can see.
     else if (!record.labels.alertname.replace(INVISIBLE, '')) checked.rejected.push({ index, reason: 'labels.alertname: blank' });
@@ -289,7 +335,7 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date())
     readFrom,
   );
   return {
-    ...finish('alerts', checked),
+    ...finish('alerts', checked, alerts, source),
     duplicates: outcomes.filter((o) => o === 'duplicate').length,
     issues: { created: grouped.created, updated: grouped.updated },
   };

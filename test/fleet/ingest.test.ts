@@ -598,6 +598,8 @@ describe('alerts from the Alertmanager webhook', () => {
         alert('firing', { labels: { alertname: 'X', severity: 'warning' } }),
         alert('firing', { labels: { alertname: 'X', cluster_id: randomUUID() } }),
         { status: 'weird' },
+        // No inventory record can carry this id (POST /api/ingest/clusters refuses it): not "unknown cluster", whose fix is the inventory's.
+        alert('firing', { labels: { alertname: 'X', cluster_id: '11111111-2222-3333-4444-555555555555' } }),
       ],
       NOW,
     );
@@ -606,6 +608,7 @@ describe('alerts from the Alertmanager webhook', () => {
       'labels.cluster_id: missing (the label that names the cluster)',
       expect.stringMatching(/^cluster_id: unknown cluster/),
       expect.stringMatching(/^status: /),
+      'labels.cluster_id: not a cluster id (a UUID, as the inventory names clusters)',
     ]);
     process.env.ALERT_CLUSTER_LABEL = 'cluster';
     try {
@@ -631,8 +634,8 @@ describe('alerts from the Alertmanager webhook', () => {
     );
     expect(result.accepted).toBe(1);
     expect(result.rejected.map((r) => [r.index, r.reason])).toEqual([
-      [1, expect.stringMatching(/^cluster_id: unknown cluster/)],
-      [2, expect.stringMatching(/^cluster_id: unknown cluster/)],
+      [1, 'labels.cluster_id: not a cluster id (a UUID, as the inventory names clusters)'],
+      [2, 'labels.cluster_id: not a cluster id (a UUID, as the inventory names clusters)'],
     ]);
   });
 
@@ -801,6 +804,10 @@ describe('refused records are logged', () => {
         accepted: 0,
         rejected: 4,
         reasons: { 'cluster_id: unknown cluster': 3, 'labels.cluster_id: missing (the label that names the cluster)': 1 },
+        // Each refused alert named: its index, reason, alert name and cluster.
+        refused: [0, 1, 2]
+          .map((index) => ({ index, reason: expect.stringMatching(/^cluster_id: unknown cluster /), alertname: 'X', cluster: expect.any(String) }))
+          .concat([{ index: 3, reason: 'labels.cluster_id: missing (the label that names the cluster)', alertname: 'X' } as never]),
       }),
     ]);
   });

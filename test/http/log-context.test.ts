@@ -29,7 +29,16 @@ beforeAll(async () => {
 function orphanAlerts(headers: Record<string, string> = {}) {
   const body = {
     version: '4',
-    alerts: [{ status: 'firing', labels: { alertname: 'Orphan', cluster_id: `missing-${randomUUID()}` }, startsAt: new Date().toISOString() }],
+    receiver: 'fleet-health',
+    groupKey: '{}:{alertname="Orphan"}',
+    alerts: [
+      {
+        status: 'firing',
+        labels: { alertname: 'Orphan', cluster_id: randomUUID(), team: 'storage-secret-team' },
+        annotations: { description: 'Orphan description' },
+        startsAt: new Date().toISOString(),
+      },
+    ],
   };
   return apiEvent({
     method: 'POST',
@@ -80,12 +89,24 @@ describe('the log context of a request', () => {
       route: 'POST /api/ingest/alerts',
       status: 200,
     });
-    expect(domainLine(lines, first.requestId)).toMatchObject({ level: 'warn', message: 'ingest refused records', module: 'ingest', ...context, rejected: 1 });
+    // The refused alert is named (which alert of which cluster, from which receiver and group): "unknown cluster: 1"
+    // alone told no one what was lost.
+    const refusal = domainLine(lines, first.requestId);
+    expect(refusal).toMatchObject({
+      level: 'warn',
+      message: 'ingest refused records',
+      module: 'ingest',
+      ...context,
+      rejected: 1,
+      receiver: 'fleet-health',
+      groupKey: '{}:{alertname="Orphan"}',
+      refused: [{ index: 0, reason: expect.stringMatching(/^cluster_id: unknown cluster /), alertname: 'Orphan', cluster: expect.any(String) }],
+    });
     // The second invocation of the function in this process is warm.
     expect(requestLine(lines, second.requestId)).toMatchObject({ cold_start: false, correlation_id: 'ui-7f3a:dashboard.refresh' });
     expect(domainLine(lines, second.requestId)).toMatchObject({ cold_start: false });
-    // Facts only: the bearer token and the body are never logged.
-    expect(JSON.stringify(lines)).not.toMatch(/log-context-ingest-token-0123456789|Orphan/);
+    // Facts only: the bearer token and the body are never logged, only the names of what was refused.
+    expect(JSON.stringify(lines)).not.toMatch(/log-context-ingest-token-0123456789|storage-secret-team|Orphan description/);
   });
 
   it('uses the request id as correlation id when the header is absent, and replaces a malformed one', async () => {
