@@ -249,8 +249,9 @@ export const AlertmanagerAlert = z.lazy(() =>
       labels: stringMap(z.string().check(z.maxLength(LABEL_VALUE_MAX))),
       annotations: z._default(stringMap(z.string()), {}),
       startsAt: IsoTime,
-      // Only parsed (resolvedAt), never stored; bounded all the same. An RFC 3339 time with nanoseconds is 35.
-      endsAt: z._default(z.string().check(z.maxLength(64)), '0001-01-01T00:00:00Z'),
+      // A time as startsAt is (Go's zero time included: no end); text that is none is refused as startsAt's is, where it
+      // was taken as "no end" and a resolution sent with "23:59:60" ended at its receipt, hours after the sender's end.
+      endsAt: z._default(IsoTime, '0001-01-01T00:00:00Z'),
       // Bounded as the alert's text is; a link over 2,048 is stored as '' (dashboardUrl), the alert kept: Prometheus
       // writes the rule's expression into it, URL-encoded, and refusing the alert lost it silently (Alertmanager reads no body).
       generatorURL: z._default(z.string().check(z.maxLength(ALERT_TEXT_MAX)), ''),

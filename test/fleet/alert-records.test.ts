@@ -67,10 +67,15 @@ describe('alert map keys', () => {
     expect(stored.find((a) => a.alert_name === 'Evilnwodx')?.labels.alertname).toBe('Evil\u202Enwod\u2066x\u2069');
   });
 
-  it('refuses an endsAt longer than any time', async () => {
+  it('refuses an endsAt that is no time, as a startsAt is refused (it ended at its receipt, hours after the sender’s end)', async () => {
     const c = await storedCluster();
-    const result = await ingestAlerts([alert(c, 'LongEnd', { status: 'resolved', endsAt: 'x'.repeat(65) })], NOW);
-    expect(result.rejected).toEqual([{ index: 0, reason: expect.stringMatching(/^endsAt: /) }]);
+    const ends = ['x'.repeat(65), '2026-11-20T10:59:60Z', 'yesterday', '2026-11-20 10:00'];
+    const result = await ingestAlerts(
+      ends.map((endsAt, i) => alert(c, `BadEnd${i}`, { status: 'resolved', endsAt })),
+      NOW,
+    );
+    expect(result.rejected).toEqual(ends.map((_, index) => ({ index, reason: expect.stringMatching(/^endsAt: /) })));
+    expect((await listClusterAlerts(c, new Date(0))).filter((a) => a.alert_name.startsWith('BadEnd'))).toEqual([]);
   });
 });
 
