@@ -721,6 +721,36 @@ describe('an issue whose alerts have all ended', { timeout: 60_000 }, () => {
   });
 });
 
+describe('an issue alerted again after its triage', { timeout: 60_000 }, () => {
+  it('says so beside its triage while it is Ongoing: a Closed issue reopened by a new alert read as settled', async () => {
+    const cluster = newCluster(`retriage-${randomUUID().slice(0, 8)}`, 'Retriage Co');
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [cluster] })).body).toMatchObject({ accepted: 1 });
+    const name = `Retriage-${randomUUID().slice(0, 8)}`;
+    await fire([cluster.cluster_id, name, 30]);
+    const id = await issueIdOf(name);
+    const triaged = await api(service.url, admin, 'PATCH', `/api/issues/${encodeURIComponent(id)}`, {
+      triage_status: 'Closed',
+      disposition_status: 'Not actionable',
+    });
+    expect(triaged.status).toBe(200);
+    const note = viewerPage.locator('.issue-summary .issue-retriage');
+    await viewerPage.goto(`/issues/${encodeURIComponent(id)}`);
+    await viewerPage.getByRole('heading', { level: 1, name }).waitFor();
+    await viewerPage.locator('.issue-summary dd').getByText('Closed', { exact: true }).waitFor();
+    expect(await note.count()).toBe(0); // triaged after its alert started: nothing newer
+    // A new occurrence of the alert (a later start) joins the issue after its triage.
+    await fire([cluster.cluster_id, name, 0]);
+    const issue = (await api(service.url, admin, 'GET', `/api/issues/${encodeURIComponent(id)}`)).body.issue;
+    expect(issue).toMatchObject({ status: 'Ongoing', triage_status: 'Closed' });
+    expect(Date.parse(issue.last_seen)).toBeGreaterThan(Date.parse(issue.updated_at));
+    await viewerPage.reload();
+    await note.waitFor();
+    expect(await note.textContent()).toMatch(/^An alert started after the last triage \(at .+ UTC\): check this triage again\.$/);
+    expect(await note.locator('time').getAttribute('datetime')).toBe(issue.last_seen);
+    await expectAccessible(viewerPage, '/issues/{id} alerted after its triage');
+  });
+});
+
 describe("an issue's triage form by keyboard", { timeout: 60_000 }, () => {
   it('keeps the focus on Discard changes after discarding, instead of dropping it to the top of the page', async () => {
     const id = await issueOfNewCluster('keys', 'Keys Co', 'KeysAlert');

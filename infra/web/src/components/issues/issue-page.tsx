@@ -8,6 +8,7 @@ import type { Answer } from '../../api/types';
 import { BackLink } from '../list-link';
 import { Loading, Problem } from '../states';
 import { duration, Maybe, Severity, Status, TicketLink, When } from './format';
+import { alertedSinceTriage } from './triage-values';
 
 type Issue = Answer<'issues', 'get'>['issue'] | Answer<'ai-issues', 'get'>['issue'];
 
@@ -128,6 +129,12 @@ export function IssueFacts({
         <dt>Triage status</dt>
         <dd>
           <Maybe value={issue.triage_status} />
+          {alertedSinceTriage(issue) && (
+            <p className="issue-retriage">
+              An alert started after the last triage (at <When iso={issue.last_seen} />
+              ): check this triage again.
+            </p>
+          )}
         </dd>
         <dt>Disposition</dt>
         <dd>
