@@ -958,7 +958,8 @@ describe('LLM cost', { timeout: 60_000 }, () => {
       .locator('.tile')
       .filter({ hasText: /Tokens \(/ })
       .locator('.value');
-    expect(await tokens.textContent()).toMatch(/^\d+(\.\d+)?[kM]?$/);
+    // Compact as every figure short of room (format.ts compact): "47.5K" (never "47,5 Tsd."), "9,999" below 10,000.
+    expect(await tokens.textContent()).toMatch(/^(\d{1,3}(,\d{3})*|\d+(\.\d)?[KMBT])$/);
   });
 
   it("is the last of a superadmin's links, on the line of the first at 1280 px (it went to a line of its own)", async () => {
