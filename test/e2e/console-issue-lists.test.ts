@@ -155,6 +155,27 @@ describe('Alert issues: Assigned to', () => {
   });
 });
 
+describe('Alert issues: the Cluster and Customer filters', () => {
+  it('list names as a person reads them (acme-prod-7 before acme-prod-13), where the service sorts by code point', async () => {
+    const page = ui.viewerPage;
+    const list = (url: URL) => url.pathname === '/api/issues';
+    await page.route(list, async (route) => {
+      const answer = await (await route.fetch()).json();
+      answer.clusters = ['acme-prod-13', 'acme-prod-2', 'acme-prod-7', 'Acme-prod-1'];
+      answer.customers = ['Customer 10', 'Customer 9'];
+      await route.fulfill({ json: answer });
+    });
+    try {
+      await page.goto('/issues?days=30');
+      const options = (name: string) => page.getByRole('combobox', { name, exact: true }).locator('option');
+      await expect.poll(() => options('Cluster').allTextContents()).toEqual(['All clusters', 'Acme-prod-1', 'acme-prod-2', 'acme-prod-7', 'acme-prod-13']);
+      expect(await options('Customer').allTextContents()).toEqual(['All customers', 'Customer 9', 'Customer 10']);
+    } finally {
+      await page.unroute(list);
+    }
+  });
+});
+
 describe('Alert issues: order', () => {
   it('a header asks the service for the whole list in its order, from page 1, kept across a reload', async () => {
     const names = async (sort: string) =>

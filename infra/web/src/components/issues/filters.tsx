@@ -254,6 +254,9 @@ export function FilterBar({
 }
 
 /** A select of the values the list offers, keeping the current one even when the list no longer has it. */
+/** Names as a person reads them: acme-prod-7 before acme-prod-13 (the service sorts by code point: 13 before 7). */
+const NATURAL = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
 function Choice({
   label,
   all,
@@ -267,7 +270,10 @@ function Choice({
   values: string[] | undefined;
   onChange: (value: string) => void;
 }) {
-  const shown = value && !values?.includes(value) ? [value, ...(values ?? [])] : (values ?? []);
+  const shown = useMemo(() => {
+    const sorted = [...(values ?? [])].sort(NATURAL.compare);
+    return value && !values?.includes(value) ? [value, ...sorted] : sorted;
+  }, [value, values]);
   return (
     <label>
       {label}
