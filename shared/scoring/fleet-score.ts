@@ -439,17 +439,6 @@ export function topRisk(scores: readonly Pick<DimensionScore, 'name' | 'score' |
   return worst ? `${worst.name} (${Math.round(worst.score)})` : 'None';
 }
 
-/**
- * The unified score's top risk: its alerts, "Alerts (50)", when they score below every metric dimension. Named
- * by the metrics alone, a cluster Warning on three firing Critical alerts read "Compaction Score (100)".
- */
-export function unifiedTopRisk(scores: readonly Pick<DimensionScore, 'name' | 'score' | 'weight'>[], alertsScore: number): string {
-  // No dimension at all (no rule, or no data for any): "None", as topRisk says, whatever the alerts.
-  const worst = scores.reduce((low, d) => Math.min(low, d.score), Number.POSITIVE_INFINITY);
-  return scores.length > 0 && alertsScore < worst ? `${ALERTS_RISK} (${Math.round(alertsScore)})` : topRisk(scores);
-}
-const ALERTS_RISK = 'Alerts';
-
 /** A fleet metric of cluster i (its place in FLEET_METRIC_KEYS), rounded like its dimension's value; null without data. */
 function fleetMetricAt(columns: ScoreColumns, i: number, metric: number): number | null {
   const d = columns.compiled.fleetMetricDimension[metric]!;
@@ -500,7 +489,7 @@ function clusterScoreAt(columns: ScoreColumns, i: number): FleetClusterScore {
     alerts_score: columns.alertsScore[i]!,
     tier_adjusted_score: columns.tierAdjusted[i]!,
     classification: CLASSIFICATIONS[columns.classification[i]!]!,
-    top_risk: unifiedTopRisk(scores, columns.alertsScore[i]!),
+    top_risk: topRisk(scores),
     cluster_type: cluster.cluster_type,
     region: cluster.region,
     dimension_scores: scores,

@@ -1,7 +1,7 @@
 // The unified score (DESIGN §8, rules/health-rules.yaml) and the health group
 // (its metrics-only view), with hand-computed expectations.
 import { describe, expect, it } from 'vitest';
-import { fleetKpis, scoreCluster, scoreFleet, topRisk, unifiedTopRisk, worstFirst, type DimensionScore } from '../../shared/scoring/fleet-score.js';
+import { fleetKpis, scoreCluster, scoreFleet, topRisk, worstFirst, type DimensionScore } from '../../shared/scoring/fleet-score.js';
 import { enrichment, healthKpis, healthScore, healthScores } from '../../shared/scoring/health-score.js';
 import { FleetClusterScore } from '../../shared/scoring/schemas.js';
 import { alert, clusterData, daysAgo, defaultHealthRules, dimension, hoursAgo, NOW, scoringRules } from './fixtures.js';
@@ -72,17 +72,6 @@ describe('scoreCluster: hand-computed unified score', () => {
     expect(s.tier_adjusted_score).toBe(51.4); // tier B: multiplier 1
     expect(s.classification).toBe('Critical');
     expect(s.top_risk).toBe('Live Nodes (40)');
-  });
-
-  it('names the alerts as the top risk when they score below every dimension ("Alerts (50)", not a metric at 100)', () => {
-    const rules = scoringRules([dimension({ metric_key: 'disk_used_pct', display_name: 'Disk Usage', green: 70, yellow: 80, red: 90 })]);
-    const healthy = scoreCluster(clusterData('alerted', { today: { disk_used_pct: 40 }, alertCount: 3 }), rules, NOW);
-    expect(healthy.dimension_scores.map((d) => d.score)).toEqual([100]);
-    expect(healthy.alerts_score).toBe(50);
-    expect(healthy.top_risk).toBe('Alerts (50)');
-    // A dimension as low as the alerts, or lower, is still named (as above: Live Nodes at 40 beside alerts at 50).
-    expect(unifiedTopRisk([{ name: 'Disk Usage', score: 50, weight: 1 }], 50)).toBe('Disk Usage (50)');
-    expect(unifiedTopRisk([], 0)).toBe('None');
   });
 
   it('scores the value it answers: 89.996 is answered 90, and so is at red (90) with its score, status and reason', () => {

@@ -20,7 +20,6 @@ import {
   scoreColumns,
   scoreFleet,
   topRisk,
-  unifiedTopRisk,
   unifiedScore,
   worstFirstOrder,
 } from '../../shared/scoring/fleet-score.js';
@@ -128,7 +127,7 @@ function referenceScore(data: ClusterData, agg: ClusterAggregates, rules: Scorin
     alerts_score: round1(alerts),
     tier_adjusted_score: round1(tierAdjusted),
     classification: classify(round1(tierAdjusted), rules.classification),
-    top_risk: unifiedTopRisk(scores, round1(alerts)),
+    top_risk: topRisk(scores),
     cluster_type: c.cluster_type,
     region: c.region,
     dimension_scores: scores,
