@@ -57,7 +57,7 @@ const METRIC_DAILY_DDL = [
   'CREATE TEMP TABLE metric_daily_days (d INTEGER PRIMARY KEY, day TEXT NOT NULL UNIQUE)',
   'CREATE TEMP TABLE metric_daily_rows (k INTEGER, c INTEGER, d INTEGER, min REAL, max REAL, sum REAL, count INTEGER, last REAL, last_ms INTEGER, PRIMARY KEY (k, c, d)) WITHOUT ROWID',
   `CREATE TEMP VIEW metric_daily AS SELECT c.cluster_id AS cluster_id, d.day AS day, k.metric_key AS metric_key, r.min AS min, r.max AS max,
-    CAST(r.sum / r.count AS REAL) AS avg, r.sum AS sum, r.count AS count, r.last AS last,
+    CAST(MIN(r.max, MAX(r.min, r.sum / r.count)) AS REAL) AS avg, r.sum AS sum, r.count AS count, r.last AS last,
     CAST(strftime('%Y-%m-%dT%H:%M:%fZ', r.last_ms / 1000.0, 'unixepoch') AS TEXT) AS last_at
     FROM metric_daily_metrics k JOIN metric_daily_rows r ON r.k = k.k
     LEFT JOIN metric_daily_clusters c ON c.c = r.c LEFT JOIN metric_daily_days d ON d.d = r.d`,
@@ -242,7 +242,7 @@ export const TABLES: readonly TableDef[] = [
       col('metric_key', 'TEXT', 'which metric (the keys present are listed below)'),
       col('min', 'REAL', 'smallest sample of the day'),
       col('max', 'REAL', 'largest sample of the day'),
-      col('avg', 'REAL', 'mean of the day (sum / count)'),
+      col('avg', 'REAL', 'mean of the day (sum / count, held within min and max)'),
       col('sum', 'REAL', 'sum of the samples'),
       col('count', 'INTEGER', 'number of samples'),
       col('last', 'REAL', 'value of the latest sample of the day'),
