@@ -124,6 +124,8 @@ export const MetricSample = z.lazy(() =>
       value: MetricValue,
       at: IsoTime,
     })
+    // metricValueRefusal's percentage rule alone: the value's bounds are MetricValue's (shown in the OpenAPI document),
+    // and this check runs after a failed one too, so it must not repeat their refusal.
     .check(z.refine((s) => !(s.value > PERCENT_MAX && PERCENT_METRIC_KEYS.has(s.metric_key)), { message: PERCENT_RULE, path: ['value'] })),
 );
 export type MetricSample = z.infer<typeof MetricSample>;
@@ -249,9 +251,8 @@ export const AlertmanagerAlert = z.lazy(() =>
       labels: stringMap(z.string().check(z.maxLength(LABEL_VALUE_MAX))),
       annotations: z._default(stringMap(z.string()), {}),
       startsAt: IsoTime,
-      // A time as startsAt is (Go's zero time included: no end); text that is none is refused as startsAt's is, where it
-      // was taken as "no end" and a resolution sent with "23:59:60" ended at its receipt, hours after the sender's end.
-      endsAt: z._default(IsoTime, '0001-01-01T00:00:00Z'),
+      // Read only for a resolution (endsUnknown), and bounded all the same; a resolution's must be a time (below).
+      endsAt: z._default(z.string().check(z.maxLength(64)), '0001-01-01T00:00:00Z'),
       // Bounded as the alert's text is; a link over 2,048 is stored as '' (dashboardUrl), the alert kept: Prometheus
       // writes the rule's expression into it, URL-encoded, and refusing the alert lost it silently (Alertmanager reads no body).
       generatorURL: z._default(z.string().check(z.maxLength(ALERT_TEXT_MAX)), ''),
@@ -261,6 +262,13 @@ export const AlertmanagerAlert = z.lazy(() =>
       z.refine((a) => Buffer.byteLength(JSON.stringify(a.labels)) + Buffer.byteLength(JSON.stringify(a.annotations)) <= ALERT_TEXT_MAX, {
         error: `labels and annotations together must be at most ${ALERT_TEXT_MAX / 1024} KB`,
         path: ['annotations'],
+      }),
+      // A resolution's end is a time as startsAt is (Go's zero time included: no end). Text that is none was taken as
+      // "no end": sent with "23:59:60", a resolution ended at its receipt, hours after the sender's end. A firing
+      // alert's endsAt is never read, and refusing it would lose the alert (Alertmanager sends it no more).
+      z.refine((a) => a.status !== 'resolved' || IsoTime.safeParse(a.endsAt).success, {
+        error: 'a resolution’s endsAt must be an RFC 3339 time with its offset',
+        path: ['endsAt'],
       }),
     ),
 );

@@ -76,6 +76,9 @@ describe('alert map keys', () => {
     );
     expect(result.rejected).toEqual(ends.map((_, index) => ({ index, reason: expect.stringMatching(/^endsAt: /) })));
     expect((await listClusterAlerts(c, new Date(0))).filter((a) => a.alert_name.startsWith('BadEnd'))).toEqual([]);
+    // A firing alert's endsAt is never read: one that is no time is kept (Alertmanager would not send it again).
+    const firing = await ingestAlerts([alert(c, 'FiringBadEnd', { status: 'firing', endsAt: '' })], NOW);
+    expect(firing).toMatchObject({ accepted: 1, rejected: [] });
   });
 });
 
