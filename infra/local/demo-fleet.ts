@@ -7,7 +7,7 @@
 // ingest functions as real data (shared/fleet/ingest.ts).
 import { createHash } from 'node:crypto';
 import { ingestAlerts, ingestClusters, ingestLogs, ingestMetrics } from '../../shared/fleet/ingest.js';
-import type { ClusterInput, LogEventInput, MetricKey, MetricSample } from '../../shared/fleet/records.js';
+import { type ClusterInput, type LogEventInput, type MetricKey, type MetricSample, PERCENT_METRIC_KEYS } from '../../shared/fleet/records.js';
 
 const CUSTOMERS: [name: string, tier: 'S' | 'A' | 'B'][] = [
   ['Acme Retail', 'S'],
@@ -201,7 +201,7 @@ export const diurnal = (at: Date): number => 0.75 + 0.25 * Math.sin(((at.getUTCH
 
 /** A metric value as a sample carries it: percentages at most 100, 7-day counts whole, two decimals. */
 export function sampleValue(key: MetricKey, value: number): number {
-  const capped = key.endsWith('_pct') ? Math.min(100, value) : key.endsWith('_7d') ? Math.round(value) : value;
+  const capped = PERCENT_METRIC_KEYS.has(key) ? Math.min(100, value) : key.endsWith('_7d') ? Math.round(value) : value;
   return Math.round(capped * 100) / 100;
 }
 

@@ -9,8 +9,9 @@ export const INGEST_MAX_RECORDS = { clusters: 1000, metrics: 5000, logs: 5000, a
 export const IngestClustersBody = z.lazy(() => z.object({ clusters: z.array(z.unknown()).check(z.minLength(1), z.maxLength(INGEST_MAX_RECORDS.clusters)) }));
 export const IngestMetricsBody = z.lazy(() => z.object({ samples: z.array(z.unknown()).check(z.minLength(1), z.maxLength(INGEST_MAX_RECORDS.metrics)) }));
 /**
- * The Alertmanager webhook envelope (version 4); its other fields (groupKey, receiver, …) are accepted and ignored,
- * except truncatedAlerts (alerts Alertmanager left out under its `max_alerts`), which is logged.
+ * The Alertmanager webhook envelope (version 4); its other fields (groupKey, receiver, …) are accepted and only
+ * logged: receiver and groupKey name the notification in its warn lines, and truncatedAlerts (alerts Alertmanager
+ * left out under its `max_alerts`) is logged.
  */
 export const IngestAlertsBody = z.lazy(() =>
   z.looseObject({

@@ -25,7 +25,6 @@ const PERIODS = ['7', '14', '30', '60', '90'];
 
 // In English, as every page writes numbers (components/format.ts).
 const tokens = count;
-/** An axis label: 1.5k, 2.25M. */
 
 /** Every day of the period, oldest first, as 'YYYY-MM-DD' ending on the answer's day. */
 function periodDays(summary: Summary): string[] {

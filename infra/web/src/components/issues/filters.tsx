@@ -253,10 +253,10 @@ export function FilterBar({
   );
 }
 
-/** A select of the values the list offers, keeping the current one even when the list no longer has it. */
 /** Names as a person reads them: acme-prod-7 before acme-prod-13 (the service sorts by code point: 13 before 7). */
 const NATURAL = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
 
+/** A select of the values the list offers, in natural order, keeping the current one even when the list no longer has it. */
 function Choice({
   label,
   all,
