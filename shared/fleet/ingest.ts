@@ -46,6 +46,10 @@ const LOGGED_REASONS = 10;
 /** The longest text of a sender's that a log line quotes (an alert's name, a group key). */
 const LOGGED_TEXT_MAX = 256;
 
+/** The text among `fields` as a log line quotes a sender's: strings only, each cut short. */
+const loggedText = (fields: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(Object.entries(fields).flatMap(([name, value]) => (typeof value === 'string' ? [[name, cutText(value, LOGGED_TEXT_MAX)]] : [])));
+
 /**
  * What names a record in the log, from what was sent (any shape): its cluster, metric, alert name and
  * fingerprint, where it has them as text, each cut short. "unknown cluster: 1" alone told no one which alert was lost.
@@ -54,8 +58,7 @@ function identityOf(record: unknown, clusterLabelName: string): Record<string, s
   if (!record || typeof record !== 'object') return {};
   const r = record as Record<string, unknown>;
   const labels = r.labels && typeof r.labels === 'object' ? (r.labels as Record<string, unknown>) : {};
-  const named = { cluster: r.cluster_id ?? labels[clusterLabelName], metric_key: r.metric_key, alertname: labels.alertname, fingerprint: r.fingerprint };
-  return Object.fromEntries(Object.entries(named).flatMap(([name, value]) => (typeof value === 'string' ? [[name, cutText(value, LOGGED_TEXT_MAX)]] : [])));
+  return loggedText({ cluster: r.cluster_id ?? labels[clusterLabelName], metric_key: r.metric_key, alertname: labels.alertname, fingerprint: r.fingerprint });
 }
 
 /** Where a notification came from (Alertmanager's receiver and group key), for the log lines about it. */
@@ -63,10 +66,6 @@ export interface NotificationSource {
   receiver?: string;
   groupKey?: string;
 }
-
-/** A notification's source as a log line quotes it: only text, cut short. */
-const loggedSource = (source: NotificationSource): Record<string, string> =>
-  Object.fromEntries(Object.entries(source).flatMap(([name, value]) => (typeof value === 'string' ? [[name, cutText(value, LOGGED_TEXT_MAX)]] : [])));
 
 /**
  * The answer; and, when records were refused, ONE warn line for the request with the counts per reason
@@ -88,7 +87,7 @@ function finish(kind: string, checked: Checked<unknown>, records: readonly unkno
       .map((r) => ({ index: r.index, reason: cutText(r.reason, LOGGED_TEXT_MAX), ...identityOf(records[r.index], label) }));
     createLogger('ingest').warn('ingest refused records', {
       kind,
-      ...loggedSource(source),
+      ...loggedText({ ...source }),
       accepted: checked.valid.length,
       rejected: rejected.length,
       reasons,
@@ -257,7 +256,7 @@ export function ingestNotification(
   const source = { receiver: body.receiver, groupKey: body.groupKey } as NotificationSource;
   if (body.truncatedAlerts) {
     createLogger('ingest').warn('Alertmanager left alerts out of this notification (webhook max_alerts)', {
-      ...loggedSource(source),
+      ...loggedText({ ...source }),
       truncated: body.truncatedAlerts,
       sent: body.alerts.length,
     });
