@@ -492,6 +492,36 @@ describe('alerts from the Alertmanager webhook', () => {
     expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({ status: 'Resolved', ends_at: '2026-11-20T11:50:00.000Z' });
   });
 
+  it('a late copy of the resolution a firing reopened from changes nothing: the alert fires on until a later end', async () => {
+    const id = clusters[1]!.cluster_id;
+    const fp = { fingerprint: 'reopen0000000001', labels: { alertname: 'ReopenedLag', cluster_id: id, severity: 'critical' } };
+    const resolvedAt = (end: string) => alert('resolved', { ...fp, endsAt: end });
+    await ingestAlerts([alert('firing', fp)], at(0));
+    await ingestAlerts([resolvedAt('2026-11-20T11:20:00Z')], at(1));
+    expect(await ingestAlerts([alert('firing', fp)], at(2))).toMatchObject({ duplicates: 0 }); // resolve_timeout passed; it fires again
+    // the same resolution again, received after the reopening (an HA peer's copy, or a retried delivery)
+    expect(await ingestAlerts([resolvedAt('2026-11-20T11:20:00Z')], at(3))).toMatchObject({ accepted: 1, duplicates: 1 });
+    expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({ status: 'Firing', ends_at: null });
+    expect((await storedOf(id, fp.fingerprint))[0]).not.toHaveProperty('reopened_from'); // bookkeeping, not the record
+    expect((await issueOf(id, 'ReopenedLag'))[0]).toMatchObject({ status: 'Ongoing' });
+    // a repeat of the firing keeps what it reopened from
+    expect(await ingestAlerts([alert('firing', fp)], at(4))).toMatchObject({ duplicates: 1 });
+    expect(await ingestAlerts([resolvedAt('2026-11-20T11:20:00Z')], at(5))).toMatchObject({ duplicates: 1 });
+    // a later end is a new resolution; after one more reopening, neither earlier end resolves it
+    expect(await ingestAlerts([resolvedAt('2026-11-20T12:04:00Z')], at(6))).toMatchObject({ duplicates: 0 });
+    expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({ status: 'Resolved', ends_at: '2026-11-20T12:04:00.000Z' });
+    expect(await ingestAlerts([alert('firing', fp)], at(7))).toMatchObject({ duplicates: 0 });
+    for (const [m, end] of [
+      [8, '2026-11-20T11:20:00Z'],
+      [9, '2026-11-20T12:04:00Z'],
+    ] as const) {
+      expect(await ingestAlerts([resolvedAt(end)], at(m))).toMatchObject({ duplicates: 1 });
+    }
+    expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({ status: 'Firing', ends_at: null });
+    expect(await ingestAlerts([resolvedAt('2026-11-20T12:09:00Z')], at(10))).toMatchObject({ duplicates: 0 });
+    expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({ status: 'Resolved', ends_at: '2026-11-20T12:09:00.000Z' });
+  });
+
   it('notifications of one alert in one payload apply in payload order', async () => {
     const id = clusters[1]!.cluster_id;
     const a = { fingerprint: 'payload000000001', labels: { alertname: 'SlowQueries', cluster_id: id } };
