@@ -15,7 +15,12 @@ const refresh = refreshRoutes(
 );
 
 export const handler = createGroupHandler(fleetGroup, {
-  scores: viewAnswer('fleet.scores', 'unified', (view) => ({ scores: view.scores })),
+  scores: viewAnswer(
+    'fleet.scores',
+    'unified',
+    (view) => ({ scores: view.scores }),
+    (view, id) => ({ scores: view.scores.filter((s) => s.cluster_id === id) }),
+  ),
   kpis: viewAnswer('fleet.kpis', 'unified', (view) => ({ kpis: fleetKpis(view.scores) })),
   critical: viewAnswer('fleet.critical', 'unified', (view) => {
     const clusters = view.scores.filter((s) => s.classification !== 'Healthy');

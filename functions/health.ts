@@ -24,7 +24,12 @@ const refresh = refreshRoutes(
 );
 
 export const handler = createGroupHandler(healthGroup, {
-  scores: viewAnswer('health.scores', SOURCE, (view) => ({ scores: view.healthScores })),
+  scores: viewAnswer(
+    'health.scores',
+    SOURCE,
+    (view) => ({ scores: view.healthScores }),
+    (view, id) => ({ scores: view.healthScores.filter((s) => s.cluster_id === id) }),
+  ),
   kpis: viewAnswer('health.kpis', SOURCE, (view) => ({ kpis: healthKpis(view.healthScores, view.fleet, view.health.rules, view.now, view.aggregates) })),
   enrichment: viewAnswer('health.enrichment', SOURCE, (view) => ({ clusters: enrichment(view.fleet) })),
   refresh: refresh.start,

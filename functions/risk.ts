@@ -6,6 +6,14 @@ import { viewAnswer } from '../shared/scoring/fleet-view.js';
 import { riskSummary, rulesTable } from '../shared/scoring/risk.js';
 
 export const handler = createGroupHandler(riskGroup, {
-  snapshots: viewAnswer('risk.snapshots', 'live', (view) => ({ clusters: view.snapshots, summary: riskSummary(view.snapshots) })),
+  snapshots: viewAnswer(
+    'risk.snapshots',
+    'live',
+    (view) => ({ clusters: view.snapshots, summary: riskSummary(view.snapshots) }),
+    (view, id) => {
+      const clusters = view.snapshots.filter((s) => s.cluster_id === id);
+      return { clusters, summary: riskSummary(clusters) };
+    },
+  ),
   rulesTable: async () => rulesTable((await loadRiskRules()).rules),
 });

@@ -32,6 +32,13 @@ export const Text = (max: number) => z.string().check(z.maxLength(max));
 /** A cluster id as a filter: in any case, as ingest and the cluster page take it (a UUID, stored lower-case: fleet/records.ts clusterIdOf). */
 export const ClusterIdFilter = () => z._default(z.string().check(z.maxLength(128), z.toLowerCase()), '');
 
+/**
+ * Beyond the contract: `?cluster_id=` narrows a whole-fleet answer of the fleet view (fleet and health scores, risk
+ * snapshots) to that cluster's items, none for an id it does not hold: the console's cluster page, which read the
+ * whole fleet's (megabytes at 10,000 clusters) to show one.
+ */
+export const OneClusterQuery = z.lazy(() => z.object({ cluster_id: ClusterIdFilter() }));
+
 /** The writes that take a precondition: If-Match, the ETag their GET answered (`"t3"`; shared/http/if-match.ts reads it, 400 when malformed). */
 export { IfMatchHeader } from '../http/if-match.js';
 

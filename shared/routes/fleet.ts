@@ -2,6 +2,7 @@ import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import { VIEW_VALIDATOR } from './validators.js';
+import { OneClusterQuery } from './common.js';
 import {
   FleetCriticalResponse,
   FleetKpisResponse,
@@ -24,9 +25,10 @@ export const fleetGroup = defineGroup({
       method: 'GET',
       path: '/api/fleet/scores',
       revalidate: VIEW_VALIDATOR,
-      summary: 'Unified cluster scores, worst first',
+      summary: "Unified cluster scores, worst first (`cluster_id`: that cluster's alone)",
       auth: 'user',
       roles: ANY_ROLE,
+      query: OneClusterQuery,
       response: FleetScoresResponse,
       // 10,000 clusters: ≈ 18 MB, over what Lambda may answer unless gzipped (shared/http/group-handler.ts).
       problems: [406],

@@ -2,6 +2,7 @@ import { ADMIN_UP, ANY_ROLE } from '../auth/roles.js';
 import { defineGroup } from '../http/route.js';
 import { FLEET_VIEW_MEMORY_MB } from '../function-memory.js';
 import { VIEW_VALIDATOR } from './validators.js';
+import { OneClusterQuery } from './common.js';
 import { EnrichmentResponse, HealthKpisResponse, HealthRefreshResponse, HealthScoresResponse, RefreshIdParams, RefreshRunning } from './dashboard-schemas.js';
 
 export const healthGroup = defineGroup({
@@ -16,9 +17,10 @@ export const healthGroup = defineGroup({
       method: 'GET',
       path: '/api/health/scores',
       revalidate: VIEW_VALIDATOR,
-      summary: 'Metrics-only health scores, worst first',
+      summary: "Metrics-only health scores, worst first (`cluster_id`: that cluster's alone)",
       auth: 'user',
       roles: ANY_ROLE,
+      query: OneClusterQuery,
       response: HealthScoresResponse,
       // 10,000 clusters: ≈ 21 MB, over what Lambda may answer unless gzipped (shared/http/group-handler.ts).
       problems: [406],

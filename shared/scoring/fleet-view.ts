@@ -233,25 +233,28 @@ type Stamped<T, S extends Source | null> = T & (S extends Source ? { source: S }
  * `source` (spec §1; none for critical-clusters, whose answer has no source)
  * and the view's `generated_at`, serialized once per view. The prepared answer
  * carries the stamped type, which the route's handler type checks against its
- * response schema.
+ * response schema. With `oneCluster`, a request whose query names a `cluster_id`
+ * (OneClusterQuery) gets that cluster's answer (`oneCluster`'s fields), built for the request and
+ * not kept: the cluster page needs one item of answers that weigh megabytes at
+ * 10,000 clusters.
  */
 export function viewAnswer<T extends object, const S extends Source | null>(
   name: string,
   source: S,
   build: (view: FleetView) => T,
-): () => Promise<PreparedJson<Stamped<T, S>>> {
-  return async () => {
+  oneCluster?: (view: FleetView, clusterId: string) => T,
+): (request?: { query?: { cluster_id?: string } }) => Promise<PreparedJson<Stamped<T, S>>> {
+  const stampless = (fields: T) => {
+    // The stamp ends the answer (as before) and is no part of its validator.
+    const { generated_at: _stamp, ...rest } = fields as T & { generated_at?: unknown };
+    return { ...rest, ...(source ? { source } : {}) };
+  };
+  return async (request) => {
     const { view, generation } = await fleetViewOfGeneration();
-    return preparedAnswer<Stamped<T, S>>(
-      view,
-      name,
-      () => {
-        // The stamp ends the answer (as before) and is no part of its validator.
-        const { generated_at: _stamp, ...fields } = build(view) as T & { generated_at?: unknown };
-        return { ...fields, ...(source ? { source } : {}) };
-      },
-      { stamp: { generated_at: view.generatedAt }, version: generation },
-    );
+    const options = { stamp: { generated_at: view.generatedAt }, version: generation };
+    const clusterId = request?.query?.cluster_id;
+    if (oneCluster && clusterId) return new PreparedJson<Stamped<T, S>>(stampless(oneCluster(view, clusterId)) as Stamped<T, S>, options);
+    return preparedAnswer<Stamped<T, S>>(view, name, () => stampless(build(view)), options);
   };
 }
 

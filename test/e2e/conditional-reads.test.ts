@@ -123,6 +123,36 @@ describe('conditional reads', { timeout: 90_000 }, () => {
     expect((await get('/api/issues?days=7&page=1', week.etag!)).status).toBe(304);
   });
 
+  it("?cluster_id= answers one cluster's item of each whole-fleet answer, under a validator of its own; an unknown id none", async () => {
+    dropFleetViewCache(); // every answer below from one view
+    const lists = { '/api/fleet/scores': 'scores', '/api/health/scores': 'scores', '/api/risk/snapshots': 'clusters' } as const;
+    for (const [path, key] of Object.entries(lists)) {
+      const whole = await get(path);
+      const items: { cluster_id: string }[] = JSON.parse(whole.text)[key];
+      expect(items.length, path).toBeGreaterThan(2);
+      const picked = items[1]!;
+      // in any case, as the cluster page's path takes it
+      const one = await get(`${path}?cluster_id=${picked.cluster_id.toUpperCase()}`);
+      expect(one.status, path).toBe(200);
+      const answer = JSON.parse(one.text);
+      expect(answer[key], path).toEqual([picked]);
+      expect(answer.generated_at, path).toBe(JSON.parse(whole.text).generated_at);
+      expect(one.etag, path).toMatch(/^W\//);
+      expect(one.etag, path).not.toBe(whole.etag);
+      expect((await get(`${path}?cluster_id=${picked.cluster_id}`, one.etag!)).status, path).toBe(304);
+      expect((await get(path, one.etag!)).status, path).toBe(200);
+      const none = await get(`${path}?cluster_id=00000000-0000-4000-8000-000000000000`);
+      expect([none.status, JSON.parse(none.text)[key]], path).toEqual([200, []]);
+      expect(JSON.parse(none.text).source, path).toBe(JSON.parse(whole.text).source);
+      expect((await get(`${path}?cluster_id=${'a'.repeat(129)}`)).status, path).toBe(422);
+    }
+    // the risk summary counts the cluster answered
+    const [first] = JSON.parse((await get('/api/risk/snapshots')).text).clusters;
+    const { summary } = JSON.parse((await get(`/api/risk/snapshots?cluster_id=${first.cluster_id}`)).text);
+    const counts = { total: 1, critical: 0, warning: 0, healthy: 0, [String(first.risk_level).toLowerCase()]: 1 };
+    expect(summary).toEqual(counts);
+  });
+
   it('no answer of these reads depends on the role: a viewer and an admin get the same answer under the same validator', async () => {
     for (const path of ['/api/fleet/scores', '/api/issues?days=30']) {
       const a = await get(path);

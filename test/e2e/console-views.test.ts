@@ -586,9 +586,20 @@ describe('cluster', { timeout: 60_000 }, () => {
       await page.goto(`/clusters/${encodeURIComponent(id)}`);
       await page.getByRole('heading', { level: 1, name }).waitFor();
     }
+    // It asks the fleet view for this cluster's items only: the whole answers weigh megabytes at 10,000 clusters.
+    const VIEW_READS = ['/api/fleet/scores', '/api/health/scores', '/api/risk/snapshots'];
+    const viewReads = new Set<string>();
+    const noteViewRead = (request: { url(): string }) => {
+      const url = new URL(request.url());
+      if (VIEW_READS.includes(url.pathname)) viewReads.add(`${url.pathname}${url.search}`);
+    };
+    adminPage.on('request', noteViewRead);
     // The score tables scroll sideways: labelled, focusable regions (axe: scrollable-region-focusable).
     await adminPage.goto(`/clusters/${encodeURIComponent(id)}`);
     await adminPage.locator('.table-scroll').first().waitFor();
+    await expect.poll(() => viewReads.size).toBeGreaterThanOrEqual(VIEW_READS.length);
+    adminPage.off('request', noteViewRead);
+    expect([...viewReads].sort()).toEqual(VIEW_READS.map((path) => `${path}?cluster_id=${id}`).sort());
     // The worst cluster's reasons and the health rules' actions, as the API gives them.
     const { risk_reasons: reasons, suggested_actions: actions } = body.scores[0];
     expect(reasons.length + actions.length).toBeGreaterThan(0);
