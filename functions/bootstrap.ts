@@ -7,6 +7,6 @@ import { withInvocation } from '../shared/log.js';
 
 export const handler = (event: unknown, context?: Context): Promise<BootstrapResponse> =>
   // Its DynamoDB requests may reach only its declared tables, as on AWS (shared/db/access.ts).
-  withTableAccess(BOOTSTRAP_FUNCTION.name, BOOTSTRAP_FUNCTION.tables, () =>
+  withTableAccess(BOOTSTRAP_FUNCTION.name, BOOTSTRAP_FUNCTION, () =>
     withInvocation({ service: BOOTSTRAP_FUNCTION.name, context }, () => onBootstrapEvent(event)),
   );

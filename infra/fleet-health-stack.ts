@@ -23,7 +23,8 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { BOOTSTRAP_FUNCTION } from '../shared/auth/bootstrap-resource.js';
-import { TABLES, TABLE_NAMES, type TableName } from '../shared/db/tables.js';
+import { LEASES, TABLES, TABLE_NAMES, type TableName } from '../shared/db/tables.js';
+import type { TableDeclaration } from '../shared/db/access.js';
 import type { GroupGrant, HttpMethod as RouteMethod, TableAccess } from '../shared/http/route.js';
 import { ROUTE_GROUPS } from '../shared/routes/all-groups.js';
 import { concernsOf, type ConfigConcern } from '../shared/config/concerns.js';
@@ -74,7 +75,7 @@ export class FleetHealthStack extends Stack {
         description: `Fleet Health worker: ${worker.summary}`,
         ...sizeOf(name),
       });
-      this.bindTables(fn, worker.tables);
+      this.bindTables(fn, worker);
       this.workerFunctions.set(name, fn);
     }
 
@@ -87,7 +88,7 @@ export class FleetHealthStack extends Stack {
         description: `Fleet Health route group ${group.name}`,
         ...sizeOf(group.name),
       });
-      this.bindTables(fn, group.tables);
+      this.bindTables(fn, group);
       this.groupFunctions.set(group.name, fn);
     }
 
@@ -269,7 +270,7 @@ export class FleetHealthStack extends Stack {
       description: 'Fleet Health deploy step: creates the bootstrap superadmin when absent',
       ...sizeOf(name),
     });
-    this.bindTables(fn, BOOTSTRAP_FUNCTION.tables);
+    this.bindTables(fn, BOOTSTRAP_FUNCTION);
     this.bindConfig(fn, BOOTSTRAP_FUNCTION.config, [], context);
     const secret = this.secretFor({
       id: 'BootstrapAdminPassword',
@@ -343,10 +344,13 @@ export class FleetHealthStack extends Stack {
     return table;
   }
 
-  private bindTables(fn: GroupFunction, tables: Partial<Record<TableName, TableAccess>>): void {
+  private bindTables(fn: GroupFunction, { tables, leases = [] }: TableDeclaration): void {
     for (const [name, access] of Object.entries(tables) as [TableName, TableAccess][]) {
       const table = this.tables[name];
-      if (fn.bindTable(table, access, TABLES[name].indexes.length > 0)) {
+      // The lock table by the leases declared: their items' partition keys alone (shared/db/tables.ts LEASES).
+      if (name === 'locks' && leases.length === 0) throw new Error(`${fn.node.id} declares table locks but no leases: name the lease locks it takes (LEASES)`);
+      const leadingKeys = name === 'locks' ? leases.map((lease) => LEASES[lease]) : undefined;
+      if (fn.bindTable(table, access, TABLES[name].indexes.length > 0, leadingKeys)) {
         // The grant covers the table and `<table>/index/*`: queries by any of its GSIs. A read grant carries it whether or
         // not this function's own reads use an index (the access levels do not say which), so the reason says "may".
         fn.acknowledge(

@@ -97,7 +97,7 @@ export function workerHandler<C extends object, R>(
     const fields = event !== null && typeof event === 'object' ? (event as Record<string, unknown>) : {};
     const correlationId = validCorrelationId(fields.correlation_id) ?? validCorrelationId(runIdOf(fields));
     // Its DynamoDB requests may reach only the worker's declared tables, as on AWS (shared/db/access.ts).
-    return withTableAccess(service, WORKERS[service].tables, () => withInvocation({ service, context, correlationId }, () => handler(event, context)));
+    return withTableAccess(service, WORKERS[service], () => withInvocation({ service, context, correlationId }, () => handler(event, context)));
   };
 }
 

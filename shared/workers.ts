@@ -2,7 +2,7 @@
 // its own. The CDK stack turns `schedule` into EventBridge rules; `npm start`
 // runs the same timetable in-process (infra/local/schedules.ts).
 import type { GroupGrant, TableAccess } from './http/route.js';
-import type { TableName } from './db/tables.js';
+import type { Lease, TableName } from './db/tables.js';
 import type { ConfigConcern } from './config/concerns.js';
 import { RUN_SQL_MEMORY_MB } from './function-memory.js';
 import { PATROL_EVERY_MINUTES, SCHEDULE_TRIGGER } from './patrol/schedule.js';
@@ -10,6 +10,8 @@ import { PATROL_EVERY_MINUTES, SCHEDULE_TRIGGER } from './patrol/schedule.js';
 export interface WorkerDeclaration {
   readonly summary: string;
   readonly tables: Partial<Record<TableName, TableAccess>>;
+  /** With table `locks`: the lease locks it may touch (shared/db/tables.ts LEASES). */
+  readonly leases?: readonly Lease[];
   readonly grants?: readonly GroupGrant[];
   /** Configuration concerns this worker reads beyond `core` (shared/config/concerns.ts). */
   readonly config?: readonly ConfigConcern[];
@@ -49,6 +51,7 @@ export const WORKERS = {
       rules: 'read',
       logs: 'read',
     },
+    leases: ['patrol'],
     grants: ['bedrock:invoke'],
     config: ['patrol', 'llm', 'llm-pricing', 'agent-budget'],
     timeoutSeconds: 900,
@@ -91,6 +94,7 @@ export const WORKERS = {
       scores: 'readupdate',
       rules: 'read',
     },
+    leases: ['metrics-puller'],
     grants: ['aps:query'],
     config: ['prometheus'],
     timeoutSeconds: 600,
@@ -113,6 +117,7 @@ export const WORKERS = {
       alerts: 'readupdate',
       rules: 'read',
     },
+    leases: ['refresh'],
     // invoke:recompute: a queued route run waits at most a minute per invocation, then a new one waits on (functions/recompute.ts).
     grants: ['bedrock:invoke', 'invoke:agent-worker', 'invoke:recompute'],
     config: ['agents', 'llm', 'llm-pricing', 'agent-budget'],

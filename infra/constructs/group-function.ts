@@ -101,15 +101,17 @@ export class GroupFunction extends Construct {
   /**
    * Least-privilege table access: the operations the DynamoDB client makes for the declared
    * access (shared/db/access.ts, ACCESS_OPERATIONS), on this table, and on its indexes when
-   * the access queries. Returns whether the indexes were granted.
+   * the access queries; with `leadingKeys`, only on items whose partition key is one of them (IAM's StringLike:
+   * a `*` takes any text). Returns whether the indexes were granted.
    */
-  bindTable(table: ITable, access: TableAccess, hasIndexes: boolean): boolean {
+  bindTable(table: ITable, access: TableAccess, hasIndexes: boolean, leadingKeys?: readonly string[]): boolean {
     const operations = ACCESS_OPERATIONS[access];
     const queriesIndexes = hasIndexes && operations.includes('Query');
     this.allow(
       new iam.PolicyStatement({
         actions: operations.map((operation) => `dynamodb:${operation}`),
         resources: [table.tableArn, ...(queriesIndexes ? [`${table.tableArn}/index/*`] : [])],
+        ...(leadingKeys && { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...leadingKeys] } } }),
       }),
     );
     return queriesIndexes;

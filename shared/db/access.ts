@@ -7,18 +7,29 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TableAccess } from '../http/route.js';
 import { coreSettings } from '../config/core.js';
-import type { TableName } from './tables.js';
+import { LEASES, type Lease, type TableName } from './tables.js';
+
+/** What a function declares: its tables, and with `locks` the lease locks it may touch. */
+export interface TableDeclaration {
+  readonly tables: Partial<Record<TableName, TableAccess>>;
+  readonly leases?: readonly Lease[];
+}
 
 interface Declared {
   owner: string;
   tables: Partial<Record<TableName, TableAccess>>;
+  /** The lock items' partition keys it may reach (LEASES). */
+  leaseKeys: readonly string[];
 }
 
 const declared = new AsyncLocalStorage<Declared>();
 
-/** Runs `work` as function `owner`, whose DynamoDB requests may reach only `tables`. */
-export function withTableAccess<T>(owner: string, tables: Partial<Record<TableName, TableAccess>>, work: () => T): T {
-  return declared.run({ owner, tables }, work);
+/** Whether `key` is one LEASES names: a pattern ending in `*` (as IAM's StringLike reads it) takes any text after. */
+const leaseMatches = (pattern: string, key: string) => (pattern.endsWith('*') ? key.startsWith(pattern.slice(0, -1)) : key === pattern);
+
+/** Runs `work` as function `owner`, whose DynamoDB requests may reach only its declared tables (and lease locks). */
+export function withTableAccess<T>(owner: string, { tables, leases = [] }: TableDeclaration, work: () => T): T {
+  return declared.run({ owner, tables, leaseKeys: leases.map((lease) => LEASES[lease]) }, work);
 }
 
 /** What IAM answers a request the grants do not cover. */
@@ -67,14 +78,39 @@ const GRANTED: ReadonlySet<string> = new Set([...TABLE_OPERATIONS.read, ...TABLE
 /** The action IAM checks for each kind of transaction item. */
 const TRANSACT_ACTIONS: Readonly<Record<string, string>> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
 
-/** The tables a request reaches, each with the action IAM checks on it. */
-function reached(operation: string, input: Input): [table: string, action: string][] {
+type Reached = [table: string, action: string, partitionKeys: unknown[]];
+
+/** An item's or key's partition key (`pk`), as the wire carries it (`{ "S": … }`) or as given. */
+const partitionKeyOf = (item: unknown): unknown => {
+  const pk = (item as { pk?: unknown } | undefined)?.pk;
+  return pk && typeof pk === 'object' && 'S' in pk ? (pk as { S: unknown }).S : pk;
+};
+
+/** The partition keys a request names: its Key or Item, a batch's keys and items, a query's `:pk`. */
+function partitionKeys(request: Record<string, unknown>): unknown[] {
+  if (request.Key || request.Item) return [partitionKeyOf(request.Key ?? request.Item)];
+  if (Array.isArray(request.Keys)) return request.Keys.map(partitionKeyOf);
+  const values = request.ExpressionAttributeValues as Record<string, unknown> | undefined;
+  return values && ':pk' in values ? [partitionKeyOf({ pk: values[':pk'] })] : [];
+}
+
+/** The tables a request reaches, each with the action IAM checks on it and the partition keys it names. */
+function reached(operation: string, input: Input): Reached[] {
   if (Array.isArray(input.TransactItems))
-    return (input.TransactItems as Record<string, { TableName?: string } | undefined>[]).flatMap((item) =>
-      Object.entries(item).flatMap(([kind, action]) => (action?.TableName ? [[action.TableName, TRANSACT_ACTIONS[kind] ?? kind] as [string, string]] : [])),
+    return (input.TransactItems as Record<string, (Record<string, unknown> & { TableName?: string }) | undefined>[]).flatMap((item) =>
+      Object.entries(item).flatMap(([kind, action]) =>
+        action?.TableName ? [[action.TableName, TRANSACT_ACTIONS[kind] ?? kind, partitionKeys(action)] as Reached] : [],
+      ),
     );
-  if (input.RequestItems && typeof input.RequestItems === 'object') return Object.keys(input.RequestItems).map((table) => [table, operation]);
-  return typeof input.TableName === 'string' ? [[input.TableName, operation]] : [];
+  if (input.RequestItems && typeof input.RequestItems === 'object')
+    return Object.entries(input.RequestItems as Record<string, unknown>).map(([table, request]) => {
+      const writes = Array.isArray(request) ? (request as Record<string, { Item?: unknown; Key?: unknown } | undefined>[]) : undefined;
+      const keys = writes
+        ? writes.map((w) => partitionKeyOf(w.PutRequest?.Item ?? w.DeleteRequest?.Key))
+        : partitionKeys((request ?? {}) as Record<string, unknown>);
+      return [table, operation, keys];
+    });
+  return typeof input.TableName === 'string' ? [[input.TableName, operation, partitionKeys(input)]] : [];
 }
 
 /** Throws TableAccessDenied when the running function's declaration does not cover the request. */
@@ -87,10 +123,18 @@ export function checkTableAccess(operation: string, input: Input): void {
       `${fn.owner} is granted no ${operation} on ${String(input.TableName ?? 'any table')}: no function is (shared/db/access.ts, TABLE_OPERATIONS; it would be an AccessDenied on AWS)`,
     );
   const prefix = coreSettings().tablePrefix;
-  for (const [physical, action] of reached(operation, input)) {
+  for (const [physical, action, keys] of reached(operation, input)) {
     const table = (physical.startsWith(prefix) ? physical.slice(prefix.length) : physical) as TableName;
     const access = fn.tables[table];
-    if (access && ACCESS_OPERATIONS[access].includes(action)) continue;
+    if (access && ACCESS_OPERATIONS[access].includes(action)) {
+      if (table !== 'locks') continue;
+      // IAM's ForAllValues:StringLike on dynamodb:LeadingKeys: every key the request names is one of the declared leases.
+      const denied = keys.find((key) => typeof key !== 'string' || !fn.leaseKeys.some((pattern) => leaseMatches(pattern, key)));
+      if (denied === undefined) continue;
+      throw new TableAccessDenied(
+        `${fn.owner} declares no lease lock ${String(denied)} (its leases: ${fn.leaseKeys.length ? fn.leaseKeys.join(', ') : 'none'}; it would be an AccessDenied on AWS)`,
+      );
+    }
     const write = WRITES.has(action);
     throw new TableAccessDenied(
       access === 'append' || access === 'readappend' || access === 'readupdate' || access === 'readputupdate'

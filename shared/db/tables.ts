@@ -62,6 +62,20 @@ export const TABLES = {
 
 export type TableName = keyof typeof TABLES;
 
+/**
+ * The lease locks of table `locks` (shared/db/locks.ts), by the partition key of their items (`LOCK#<name>`; a
+ * trailing `*`: any text, as IAM's StringLike reads it). A function declaring `locks` names those it takes, renews, reads or releases (`leases`): access.ts
+ * refuses it any other, and the stack grants only these keys (IAM's `dynamodb:LeadingKeys`), so a route group that
+ * claims refreshes cannot hold or end the patrol's or the puller's lease.
+ */
+export const LEASES = {
+  patrol: 'LOCK#patrol',
+  'metrics-puller': 'LOCK#metrics-puller',
+  /** One per set of view kinds (shared/scoring/refresh-claim.ts refreshLockName). */
+  refresh: 'LOCK#refresh:*',
+} as const;
+export type Lease = keyof typeof LEASES;
+
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
 /**

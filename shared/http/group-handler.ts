@@ -172,7 +172,7 @@ export function createGroupHandler<G extends RouteGroup>(group: G, bindings: NoI
     // Every header read below (auth, CORS, correlation id, declared headers, the caller's address) by its lower-case
     // name, as the HTTP API delivers them: a direct invoke may spell them otherwise.
     const event: Event = { ...received, headers: lowerCased(received.headers) };
-    const answer = withTableAccess(group.name, group.tables, () =>
+    const answer = withTableAccess(group.name, group, () =>
       withInvocation({ service: group.name, context, requestId: requestIdOf(event), correlationId: correlationIdOf(event) }, () =>
         pipeline(event, context as Context),
       ),

@@ -5,7 +5,7 @@ import type * as z from '../zod.js';
 import type { Principal } from '../auth/principal.js';
 import type { Role } from '../auth/roles.js';
 import type { ConfigConcern } from '../config/concerns.js';
-import type { TableName } from '../db/tables.js';
+import type { Lease, TableName } from '../db/tables.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
 
@@ -75,6 +75,8 @@ export interface RouteGroup<R extends Record<string, RouteDeclaration> = Record<
   readonly name: string;
   /** DynamoDB tables this group's Lambda may touch, and how (least privilege). */
   readonly tables: Partial<Record<TableName, TableAccess>>;
+  /** With table `locks`: the lease locks it may touch (shared/db/tables.ts LEASES); none otherwise. */
+  readonly leases?: readonly Lease[];
   /** Extra grants beyond tables (SES, invoking a worker). */
   readonly grants?: readonly GroupGrant[];
   /** Configuration concerns this group reads beyond `core` and `tokens` (shared/config/concerns.ts): the stack sets their variables and grants their secrets. */

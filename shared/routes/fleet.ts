@@ -17,6 +17,7 @@ export const fleetGroup = defineGroup({
   name: 'fleet',
   config: ['refresh'],
   tables: { users: 'read', clusters: 'read', metrics: 'read', alerts: 'read', rules: 'read', scores: 'readwrite', locks: 'readwrite' },
+  leases: ['refresh'],
   grants: ['invoke:recompute'],
   // It computes the fleet view in its own container (shared/function-memory.ts says what that measured).
   memoryMb: FLEET_VIEW_MEMORY_MB,

@@ -100,6 +100,7 @@ export type PullAnswer = z.infer<typeof PullAnswer>;
 export const metricSourcesGroup = defineGroup({
   name: 'metric-sources',
   tables: { users: 'read', 'metric-pulls': 'read', rules: 'read', locks: 'readwrite' },
+  leases: ['metrics-puller'],
   grants: ['invoke:metrics-puller'],
   routes: {
     status: {

@@ -34,6 +34,7 @@ export const patrolGroup = defineGroup({
   config: ['patrol', 'edge'],
   // llm-usage: a stopped scan's report is marked failed with what the ledger charged for its calls (shared/patrol/lock.ts).
   tables: { users: 'read', patrol: 'readwrite', locks: 'readwrite', audit: 'append', 'llm-usage': 'read' },
+  leases: ['patrol'],
   grants: ['invoke:patrol-worker'],
   routes: {
     list: {

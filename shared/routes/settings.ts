@@ -287,6 +287,7 @@ export const settingsGroup = defineGroup({
     metrics: 'read',
     alerts: 'read',
   },
+  leases: ['refresh'],
   grants: ['ses:send', 'invoke:recompute'],
   // It computes the fleet view in its own container (shared/function-memory.ts says what that measured).
   memoryMb: FLEET_VIEW_MEMORY_MB,

@@ -15,8 +15,8 @@ beforeAll(async () => {
 });
 
 const entry = { actor: 'alice', role: 'admin', action: 'login' } as const;
-const appender = <T>(work: () => Promise<T>) => withTableAccess('a-group', { audit: 'append', locks: 'readwrite' }, work);
-const reader = <T>(work: () => Promise<T>) => withTableAccess('settings-like', { audit: 'readappend' }, work);
+const appender = <T>(work: () => Promise<T>) => withTableAccess('a-group', { tables: { audit: 'append', scores: 'readwrite' } }, work);
+const reader = <T>(work: () => Promise<T>) => withTableAccess('settings-like', { tables: { audit: 'readappend' } }, work);
 const refused = (access: string, action: string) => ({
   name: 'AccessDeniedException',
   message: `${access === 'append' ? 'a-group' : 'settings-like'} declares ${access} access to table audit, which grants no ${action} (it would be an AccessDenied on AWS)`,
@@ -25,11 +25,11 @@ const refused = (access: string, action: string) => ({
 describe('append-only audit table', () => {
   it('lets an appending group put entries, alone and in the transaction of the change they record', async () => {
     const written = await appender(() => writeAudit({ ...entry, target: 'one' }));
-    const lock = { pk: 'LOCK#audit-append', sk: 'LOCK' };
-    await appender(() => transactWrite([{ Put: { TableName: tableName('locks'), Item: { ...lock, owner: 'x' } } }, auditAction({ ...entry, target: 'two' })]));
+    const lock = { pk: 'AUDIT-APPEND#test', sk: 'CHANGE' };
+    await appender(() => transactWrite([{ Put: { TableName: tableName('scores'), Item: { ...lock, owner: 'x' } } }, auditAction({ ...entry, target: 'two' })]));
     const targets = (await listAudit()).map((e) => e.target);
     expect(targets).toEqual(expect.arrayContaining(['one', 'two']));
-    expect(await getItem('locks', lock)).toMatchObject({ owner: 'x' });
+    expect(await getItem('scores', lock)).toMatchObject({ owner: 'x' });
     expect(written.actor).toBe('alice');
   });
 

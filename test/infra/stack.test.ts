@@ -23,6 +23,9 @@ import { ROUTE_GROUPS, allRoutes } from '../../shared/routes/all-groups.js';
 import { rateExpression, scheduledWorkers, WORKERS, type WorkerDeclaration } from '../../shared/workers.js';
 import { specEndpoints } from '../support/spec.js';
 import { SCHEDULE_TRIGGER } from '../../shared/patrol/schedule.js';
+import { PATROL_LOCK } from '../../shared/patrol/lock.js';
+import { PULL_LOCK } from '../../shared/metric-pull/lock.js';
+import { refreshLockName } from '../../shared/scoring/refresh-claim.js';
 
 type Json = Record<string, any>;
 
@@ -273,6 +276,38 @@ describe('IAM', () => {
 
   it('lets each worker touch exactly the tables it declares', () => {
     for (const [name, worker] of Object.entries(WORKERS)) expectTableAccess(name, worker.tables);
+  });
+
+  it('lets a function reach only the lease locks it declares (their partition keys), and every lock its code takes is declared', () => {
+    const locksId = tableIds.get('locks')!;
+    // Spelled out here, not read from LEASES, so a wrong pattern there fails.
+    const expected: Record<string, string[]> = {
+      fleet: ['LOCK#refresh:*'],
+      health: ['LOCK#refresh:*'],
+      settings: ['LOCK#refresh:*'],
+      recompute: ['LOCK#refresh:*'],
+      patrol: ['LOCK#patrol'],
+      'patrol-worker': ['LOCK#patrol'],
+      'metric-sources': ['LOCK#metrics-puller'],
+      'metrics-puller': ['LOCK#metrics-puller'],
+    };
+    const holders: string[] = [];
+    for (const name of [...functions.keys(), ...deploySteps.keys()]) {
+      const onLocks = roleStatements(name).filter((st) => JSON.stringify(st.Resource).includes(`"${locksId}"`));
+      if (onLocks.length === 0) continue;
+      holders.push(name);
+      expect(
+        onLocks.map((st) => st.Condition),
+        name,
+      ).toEqual([{ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': expected[name] } }]);
+    }
+    expect(holders.sort()).toEqual(Object.keys(expected).sort());
+    // The names the code gives its locks are the ones granted.
+    expect([`LOCK#${PATROL_LOCK}`, `LOCK#${PULL_LOCK}`, `LOCK#${refreshLockName(['risk', 'fleet'])}`]).toEqual([
+      'LOCK#patrol',
+      'LOCK#metrics-puller',
+      'LOCK#refresh:fleet,risk',
+    ]);
   });
 
   it('lets no function delete or batch-write the LLM ledger: what the AI cost stays, its writers only put and update', () => {

@@ -186,7 +186,7 @@ describe('alerts firing since before a window', () => {
     await recordAlerts([heard], ago(FIRING_UNHEARD_MS - DAY)); // a renewal: heard within the cutoff
     // Retired by the recompute's pass (with the worker's declared access: updates, no put or delete), any
     // other orphan of this file's table with it; the one heard stays.
-    const asRecompute = <T>(work: () => Promise<T>) => withTableAccess('recompute', WORKERS.recompute.tables, work);
+    const asRecompute = <T>(work: () => Promise<T>) => withTableAccess('recompute', WORKERS.recompute, work);
     expect(await asRecompute(() => retireUnheardFiring(NOW))).toBeGreaterThanOrEqual(1);
     await expect(asRecompute(() => putItem('alerts', { ...keyOf(lost), status: 'Resolved' }))).rejects.toThrow(
       /readupdate access to table alerts, which grants no PutItem/,
