@@ -8,12 +8,12 @@
 // http://localhost:$PORT, PORT 3000), INGEST_TOKEN (default: the
 // token npm start keeps in $DATA_DIR/ingest-token).
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { escapedBytes, LAMBDA_EVENT_BODY_BYTES } from '../../shared/http/lambda-payload.js';
 import { INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, ingestGroup } from '../../shared/routes/ingest.js';
 import { runningService } from './runtime-file.js';
-import { INGEST_TOKEN_FILE, type LocalSettings, readLocalSettings } from './settings.js';
+import { INGEST_TOKEN_FILE, invocationDir, type LocalSettings, readLocalSettings } from './settings.js';
 
 /** The ingest routes' names, one per kind of record (the route table's: their paths are its too). */
 export type IngestKind = keyof typeof ingestGroup.routes;
@@ -132,6 +132,7 @@ async function main(): Promise<number> {
   // Without a trailing slash: `https://fleet.example.com/` would send `//api/…`, which no route takes.
   let base = process.env.INGEST_URL?.trim().replace(/\/+$/, '') || undefined;
   let token = process.env.INGEST_TOKEN?.trim() || undefined;
+  let tokenFile: string | undefined;
   if (!base || !token) {
     let local: LocalSettings;
     try {
@@ -143,17 +144,18 @@ async function main(): Promise<number> {
     // The running service on DATA_DIR, wherever it listens (PORT=0, or PORT not set in this shell); else PORT's.
     const running = await runningService(local.dataDir);
     base ??= typeof running === 'object' ? running.url : `http://localhost:${local.port}`;
-    token ??= (await readFile(join(local.dataDir, INGEST_TOKEN_FILE), 'utf8').catch(() => '')).trim();
+    tokenFile = resolve(local.dataDir, INGEST_TOKEN_FILE);
+    token ??= (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
   }
   if (!token) {
-    console.error('No ingest token: set INGEST_TOKEN, or start the service (npm start) so it creates one under DATA_DIR.');
+    console.error(`No ingest token: set INGEST_TOKEN, or start the service (npm start) so it creates one under DATA_DIR (${tokenFile} is missing).`);
     return 1;
   }
   const totals: Record<string, { accepted: number; rejected: number }> = {};
   const problems: string[] = [];
   let plans: Planned[];
   try {
-    plans = planIngest(await readFile(file, 'utf8'), file);
+    plans = planIngest(await readFile(resolve(invocationDir(), file), 'utf8'), file);
   } catch (error) {
     console.error(`${file}: ${error instanceof Error ? error.message : String(error)}`);
     return 1;

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
-import { readLocalSettings } from './settings.js';
+import { invocationDir, readLocalSettings } from './settings.js';
 import { declaredFunctions } from './functions.js';
 import { runningService, runtimeFileOf } from './runtime-file.js';
 
@@ -30,7 +30,17 @@ async function main(): Promise<number> {
     console.error(`no function named ${name}\n${usage}`);
     return 2;
   }
-  const payloadText = payloadArg === undefined ? '{}' : payloadArg === '-' ? await text(process.stdin) : await readFile(payloadArg, 'utf8');
+  let payloadText = '{}';
+  if (payloadArg === '-') payloadText = await text(process.stdin);
+  else if (payloadArg !== undefined) {
+    const path = resolve(invocationDir(), payloadArg);
+    try {
+      payloadText = await readFile(path, 'utf8');
+    } catch (error) {
+      console.error(`cannot read the payload ${path}: ${(error as Error).message}`);
+      return 2;
+    }
+  }
   let event: unknown;
   try {
     event = JSON.parse(payloadText);

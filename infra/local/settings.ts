@@ -18,6 +18,15 @@ export const intervalVariable = (name: string) => `LOCAL_${name.toUpperCase().re
  */
 export const INGEST_TOKEN_FILE = 'ingest-token';
 
+/**
+ * Where the command was typed: npm runs a script in the package's folder and names the caller's in INIT_CWD, so a
+ * file a command line names (`npm run invoke -- fleet event.json`, `npm run ingest -- data.jsonl`) is read from there.
+ * DATA_DIR stays relative to the package, as npm start reads it.
+ */
+export function invocationDir(env: NodeJS.ProcessEnv = process.env): string {
+  return envValue(env.INIT_CWD) ?? process.cwd();
+}
+
 /** The largest demo fleet `npm start` loads. */
 export const MAX_DEMO_CLUSTERS = 10_000;
 

@@ -74,3 +74,35 @@ describe('a bad setting', () => {
     expect(out.stderr).toContain(`Could not reach the service at http://127.0.0.1:${port}`);
   }, 60_000);
 });
+
+describe('a file a command line names', () => {
+  // npm runs a script in the package's folder and names the folder the command was typed in as INIT_CWD.
+  it('is read from where the command was typed (INIT_CWD), and a missing one is named with its whole path', async () => {
+    const file = join(dataDir, 'typed-here.json');
+    await writeFile(
+      file,
+      JSON.stringify({ events: [{ cluster_id: '6a0e8f4c-3b1d-4c2e-9f7a-1b2c3d4e5f60', at: new Date().toISOString(), level: 'info', message: 'x' }] }),
+    );
+    const port = await freePort();
+    const remote = { INGEST_URL: `http://127.0.0.1:${port}`, INGEST_TOKEN: 'any' };
+    const read = await run('infra/local/ingest-cli.ts', ['typed-here.json'], { ...remote, INIT_CWD: dataDir });
+    expect(read.stderr).toContain(`Could not reach the service at http://127.0.0.1:${port}`); // read, then sent
+    const elsewhere = await run('infra/local/ingest-cli.ts', ['typed-here.json'], { ...remote, INIT_CWD: tmpdir() });
+    expect([elsewhere.code, elsewhere.stderr]).toEqual([1, expect.stringContaining('typed-here.json: ENOENT')]);
+
+    const missing = await run('infra/local/invoke-cli.ts', ['recompute', 'no-such-event.json'], { INIT_CWD: dataDir });
+    expect(missing.code, missing.stderr).toBe(2);
+    expect(missing.stderr).toContain(`cannot read the payload ${join(dataDir, 'no-such-event.json')}: ENOENT`);
+  }, 60_000);
+
+  it('npm run ingest without a token names the token file it looked for', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'fleet-cli-no-token-'));
+    const out = await run('infra/local/ingest-cli.ts', [join(dataDir, 'typed-here.json')], {
+      DATA_DIR: empty,
+      PORT: String(await freePort()),
+      INGEST_TOKEN: '',
+    });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(`(${join(empty, 'ingest-token')} is missing)`);
+  }, 60_000);
+});
