@@ -3,11 +3,16 @@
 // NaN and 65535", and an API_URL that is no URL started the server, whose every /api request then failed.
 import { envValue } from '../../shared/config/env.js';
 import * as z from '../../shared/zod.js';
+import { runningService } from '../local/runtime-file.js';
+import { readLocalSettings } from '../local/settings.js';
 
 export interface DevServerSettings {
   /** WEB_DEV_PORT: the dev server's port (default 5173). */
   port: number;
-  /** API_URL: where it sends /api (default the running `npm start`, http://localhost:3000). */
+  /**
+   * API_URL: where it sends /api; by default the `npm start` running on DATA_DIR, wherever it listens (its
+   * local-service.json, as the CLIs find it: PORT=0 or another PORT), else http://localhost:PORT (3000).
+   */
   apiUrl: string;
 }
 
@@ -18,7 +23,7 @@ const SETTINGS = {
     rule: 'must be a port number from 1 to 65535.',
   },
   API_URL: {
-    schema: z._default(z.url({ protocol: /^https?$/ }), 'http://localhost:3000'),
+    schema: z.optional(z.url({ protocol: /^https?$/ })),
     rule: 'must be the http(s) URL of the running service, e.g. http://localhost:3000.',
   },
 };
@@ -30,6 +35,11 @@ function read<N extends keyof typeof SETTINGS>(env: NodeJS.ProcessEnv, name: N):
   return parsed.data as z.output<(typeof SETTINGS)[N]['schema']>;
 }
 
-export function devServerSettings(env: NodeJS.ProcessEnv = process.env): DevServerSettings {
-  return { port: read(env, 'WEB_DEV_PORT'), apiUrl: read(env, 'API_URL') };
+export async function devServerSettings(env: NodeJS.ProcessEnv = process.env): Promise<DevServerSettings> {
+  const port = read(env, 'WEB_DEV_PORT');
+  const apiUrl = read(env, 'API_URL');
+  if (apiUrl) return { port, apiUrl };
+  const local = readLocalSettings(env);
+  const running = await runningService(local.dataDir);
+  return { port, apiUrl: typeof running === 'object' ? running.url : `http://localhost:${local.port}` };
 }

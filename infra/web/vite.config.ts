@@ -19,9 +19,9 @@ const contentSecurityPolicy: Plugin = {
   transformIndexHtml: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: BUILT_POLICY }, injectTo: 'head-prepend' }],
 };
 
-export default defineConfig(({ command }) => {
+export default defineConfig(async ({ command }) => {
   // Only the dev server reads them: a build ignores a bad one.
-  const dev = command === 'serve' ? devServerSettings() : undefined;
+  const dev = command === 'serve' ? await devServerSettings() : undefined;
   return {
     root,
     plugins: [react(), contentSecurityPolicy],
