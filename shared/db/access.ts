@@ -78,7 +78,8 @@ const GRANTED: ReadonlySet<string> = new Set([...TABLE_OPERATIONS.read, ...TABLE
 /** The action IAM checks for each kind of transaction item. */
 const TRANSACT_ACTIONS: Readonly<Record<string, string>> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
 
-type Reached = [table: string, action: string, partitionKeys: unknown[]];
+/** A table a request reaches, the action IAM checks on it, and the partition keys it names there (read for the locks table alone). */
+type Reached = [table: string, action: string, partitionKeys: () => unknown[]];
 
 /** An item's or key's partition key (`pk`), as the wire carries it (`{ "S": … }`) or as given. */
 const partitionKeyOf = (item: unknown): unknown => {
@@ -94,23 +95,22 @@ function partitionKeys(request: Record<string, unknown>): unknown[] {
   return values && ':pk' in values ? [partitionKeyOf({ pk: values[':pk'] })] : [];
 }
 
-/** The tables a request reaches, each with the action IAM checks on it and the partition keys it names. */
+/** The tables a request reaches. */
 function reached(operation: string, input: Input): Reached[] {
   if (Array.isArray(input.TransactItems))
     return (input.TransactItems as Record<string, (Record<string, unknown> & { TableName?: string }) | undefined>[]).flatMap((item) =>
       Object.entries(item).flatMap(([kind, action]) =>
-        action?.TableName ? [[action.TableName, TRANSACT_ACTIONS[kind] ?? kind, partitionKeys(action)] as Reached] : [],
+        action?.TableName ? [[action.TableName, TRANSACT_ACTIONS[kind] ?? kind, () => partitionKeys(action)] as Reached] : [],
       ),
     );
   if (input.RequestItems && typeof input.RequestItems === 'object')
-    return Object.entries(input.RequestItems as Record<string, unknown>).map(([table, request]) => {
+    return Object.entries(input.RequestItems as Record<string, unknown>).map(([table, request]): Reached => {
       const writes = Array.isArray(request) ? (request as Record<string, { Item?: unknown; Key?: unknown } | undefined>[]) : undefined;
-      const keys = writes
-        ? writes.map((w) => partitionKeyOf(w.PutRequest?.Item ?? w.DeleteRequest?.Key))
-        : partitionKeys((request ?? {}) as Record<string, unknown>);
+      const keys = () =>
+        writes ? writes.map((w) => partitionKeyOf(w.PutRequest?.Item ?? w.DeleteRequest?.Key)) : partitionKeys((request ?? {}) as Record<string, unknown>);
       return [table, operation, keys];
     });
-  return typeof input.TableName === 'string' ? [[input.TableName, operation, partitionKeys(input)]] : [];
+  return typeof input.TableName === 'string' ? [[input.TableName, operation, () => partitionKeys(input)]] : [];
 }
 
 /** Throws TableAccessDenied when the running function's declaration does not cover the request. */
@@ -129,7 +129,7 @@ export function checkTableAccess(operation: string, input: Input): void {
     if (access && ACCESS_OPERATIONS[access].includes(action)) {
       if (table !== 'locks') continue;
       // IAM's ForAllValues:StringLike on dynamodb:LeadingKeys: every key the request names is one of the declared leases.
-      const denied = keys.find((key) => typeof key !== 'string' || !fn.leaseKeys.some((pattern) => leaseMatches(pattern, key)));
+      const denied = keys().find((key) => typeof key !== 'string' || !fn.leaseKeys.some((pattern) => leaseMatches(pattern, key)));
       if (denied === undefined) continue;
       throw new TableAccessDenied(
         `${fn.owner} declares no lease lock ${String(denied)} (its leases: ${fn.leaseKeys.length ? fn.leaseKeys.join(', ') : 'none'}; it would be an AccessDenied on AWS)`,
