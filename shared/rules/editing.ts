@@ -332,6 +332,12 @@ export async function reviewConfigChange(
     return { status: 'rejected', change_id: changeId, applied: false };
   }
 
+  // Approval is a second person's look: a superadmin's own change applies by PUT, so one here was made before its
+  // author became a superadmin, and approving it would read as reviewed when nobody else had looked at it.
+  if (change.proposed_by === principal.username)
+    throw new Forbidden(
+      `${principal.username} proposed config change ${changeId}: another superadmin approves it, or withdraw it and apply the change with PUT, as a superadmin's edit applies.`,
+    );
   // Still at version 0, but not the default it was made on: the version condition below cannot tell.
   if (defaultReplaced(change) && (await currentVersion(change.rule_set)) === 0) throw staleDefault(change.rule_set);
   const check = (await ruleCheck()).checkRuleText(change.rule_set, change.proposed_content);

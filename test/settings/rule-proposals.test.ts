@@ -12,6 +12,7 @@ import { handler as settings } from '../../functions/settings.js';
 import { listAudit } from '../../shared/db/audit.js';
 import { putItem } from '../../shared/db/client.js';
 import { getCurrentRuleSet } from '../../shared/db/rules.js';
+import { getUser, replaceUser } from '../../shared/db/users.js';
 import { defaultRuleText, type RuleSetName } from '../../shared/rules/defaults.js';
 import { useTestTables } from '../support/dynamo.js';
 import { whileHeld, type DynamoProxy } from '../support/dynamo-proxy.js';
@@ -136,6 +137,30 @@ describe('listing proposals', () => {
     expect(shown.proposed_content).toMatch(/warning: 1\d /);
     expect((await review(first.change_id, 'approve')).json).toMatchObject({ status: 'approved', applied: true });
     expect((await getCurrentRuleSet('health-rules'))?.content).toBe(shown.proposed_content);
+  });
+});
+
+describe('an author promoted to superadmin', () => {
+  it('may not approve their own proposal, which another superadmin still may', async () => {
+    const username = `proposals-promoted-${randomUUID().slice(0, 8)}`;
+    const author = await userToken('admin', username);
+    const proposed = `# proposed before a promotion\n${defaultRuleText('issue-rules')}`;
+    const made = await putRules(author, 'issue-rules', proposed);
+    expect(made.json).toMatchObject({ status: 'pending' });
+    const id = made.json!.change_id as string;
+    await replaceUser((await getUser(username))!, { role: 'superadmin' });
+    const approvals = (await listAudit('change_approve')).length;
+    const own = await request(author, 'POST', `/api/settings/config-changes/${id}/review`, '/api/settings/config-changes/{change_id}/review', {
+      body: { action: 'approve', note: 'lgtm me' },
+    });
+    expect(own.statusCode).toBe(403);
+    expect(own.json!.detail).toContain(`${username} proposed config change ${id}: another superadmin approves it`);
+    expect((await detail(superadmin, id)).json).toMatchObject({ status: 'pending' });
+    expect((await listAudit('change_approve')).length).toBe(approvals);
+    // Another superadmin's approval applies it.
+    const other = await review(id, 'approve');
+    expect(other.json).toMatchObject({ status: 'approved', applied: true });
+    expect((await getCurrentRuleSet('issue-rules'))?.content).toBe(proposed);
   });
 });
 
