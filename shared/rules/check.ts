@@ -53,17 +53,16 @@ export const CORE_TAGS: ReadonlySet<string> = new Set(['!!str', '!!int', '!!floa
 
 type Refusal = { message: string; offset?: number };
 
-/** Deepest bracket nesting, counting every bracket (quotes ignored: refusing too much here is harmless). */
-function bracketDepth(text: string): number {
+/** The offset of the first bracket nested deeper than `limit`, counting every bracket (quotes ignored: refusing too much here is harmless). */
+function tooDeepBracket(text: string, limit: number): number | null {
   let depth = 0;
-  let deepest = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 91 || c === 123)
-      deepest = Math.max(deepest, ++depth); // [ {
-    else if (c === 93 || c === 125) depth = Math.max(0, depth - 1); // ] }
+    if (c === 91 || c === 123) {
+      if (++depth > limit) return i; // [ {
+    } else if (c === 93 || c === 125) depth = Math.max(0, depth - 1); // ] }
   }
-  return deepest;
+  return null;
 }
 
 const SPACE = 32;
@@ -115,7 +114,8 @@ function textLimitsBroken(text: string): Refusal | null {
   let lines = 1;
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1))
     if (++lines > TEXT_LIMITS.lines) return { message: `more than ${TEXT_LIMITS.lines} lines` };
-  if (bracketDepth(text) > TEXT_LIMITS.depth) return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels` };
+  const bracket = tooDeepBracket(text, TEXT_LIMITS.depth);
+  if (bracket !== null) return { message: `collections nested deeper than ${TEXT_LIMITS.depth} levels`, offset: bracket };
   // YAML's printable set (1.2 §5.1) has no C0 control but tab, line feed and carriage return, nor DEL, nor C1 but NEL; the parser
   // kept one in a comment or a quoted string, where it was stored unseen (a NUL, an escape sequence for a terminal).
   const control = CONTROL.exec(text);
