@@ -15,6 +15,7 @@ import { fleetView } from '../scoring/fleet-view.js';
 import { Classification } from '../scoring/schemas.js';
 import { gzippedAnswerBytes, mayGzipOver } from '../http/lambda-payload.js';
 import { createLogger } from '../log.js';
+import { INGEST_KINDS, refusedTotals } from '../db/ingest-refusals.js';
 
 const log = createLogger('exposition');
 
@@ -22,7 +23,7 @@ type Labels = Record<string, string>;
 interface Family {
   name: string;
   help: string;
-  type: 'gauge';
+  type: 'gauge' | 'counter';
   samples: { labels: Labels; value: number }[];
 }
 
@@ -53,6 +54,8 @@ export function renderExposition(families: readonly Family[]): string {
 
 const gauge = (name: string, help: string, samples: Family['samples']): Family => ({ name, help, type: 'gauge', samples });
 const one = (value: number) => [{ labels: {}, value }];
+/** A value that only grows: its name ends in `_total`, as promtool's lint and PromQL's rate() expect. */
+const counter = (name: `${string}_total`, help: string, samples: Family['samples']): Family => ({ name, help, type: 'counter', samples });
 
 /**
  * The clusters whose own series a scrape carries, at most. Each is about 11 lines: 10,000 clusters are 11.5 MB of
@@ -78,7 +81,7 @@ function exposedClusters<S extends { metrics_stale: boolean }>(scores: readonly 
 /** What a scrape reads: the live figures every family is made of. */
 async function scrapeInputs(now: Date, llmUsage: boolean) {
   const days = scrapeSettings().SCRAPE_WINDOW_DAYS;
-  const [view, issueSummaries, patrol, investigations, usage, active] = await Promise.all([
+  const [view, issueSummaries, patrol, investigations, usage, active, refused] = await Promise.all([
     fleetView(),
     // Through the issues list's cache: a scrape with no issue written since costs one marker read.
     issueWindow(days, windowStart(days, now)).then((window) => window.summaries),
@@ -86,8 +89,9 @@ async function scrapeInputs(now: Date, llmUsage: boolean) {
     investigationKpis({ days }, now),
     llmUsage ? usageSummary(days, now) : undefined,
     activeUsernames(),
+    refusedTotals(),
   ]);
-  return { now, days, view, issueSummaries, patrol, investigations, usage, active };
+  return { now, days, view, issueSummaries, patrol, investigations, usage, active, refused };
 }
 
 /**
@@ -95,7 +99,7 @@ async function scrapeInputs(now: Date, llmUsage: boolean) {
  * when their labels made the answer too large: fleetExposition).
  */
 function familiesOf(inputs: Awaited<ReturnType<typeof scrapeInputs>>, clustersMax: number, exposedMax = clustersMax): Family[] {
-  const { now, days, view, issueSummaries, patrol, investigations, usage, active } = inputs;
+  const { now, days, view, issueSummaries, patrol, investigations, usage, active, refused } = inputs;
   const kpis = fleetKpis(view.scores);
   const exposed = view.scores.length > exposedMax ? exposedClusters(view.scores, exposedMax) : view.scores;
   // The issue KPIs from the same read as the open issues below (GET /api/issues/kpis counts them alike).
@@ -189,6 +193,11 @@ function familiesOf(inputs: Awaited<ReturnType<typeof scrapeInputs>>, clustersMa
       'fleet_health_issues_unassigned',
       `Alert issues active in the last ${days} days with no assignee, or one whose account is deleted or deactivated.`,
       one(issues.unassigned),
+    ),
+    counter(
+      'fleet_health_ingest_refused_records_total',
+      'Records the ingest routes (and direct invocations) refused, by kind: an Alertmanager notification is answered 200 whatever it held, so this is where dropped alerts show; the ingest log names them.',
+      INGEST_KINDS.map((kind) => ({ labels: { kind }, value: refused[kind] })),
     ),
     gauge('fleet_health_patrol_reports', 'Completed patrol reports in the last 30 days (as GET /api/patrol/kpis/summary).', one(patrol.total_reports)),
     gauge('fleet_health_patrol_cost_usd', 'LLM cost of patrol runs in the last 30 days, in US dollars.', one(patrol.total_cost_usd)),

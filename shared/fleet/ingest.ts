@@ -6,10 +6,11 @@ import { createHash } from 'node:crypto';
 import { ingestSettings } from '../config/ingest.js';
 import { ALERT_RETENTION_DAYS, recordAlerts, type AlertNotice } from '../db/alerts.js';
 import { knownClusterIds, upsertClusters } from '../db/clusters.js';
+import { countRefused, type IngestKind } from '../db/ingest-refusals.js';
 import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
 import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
-import { createLogger } from '../log.js';
+import { createLogger, errorFields } from '../log.js';
 import { cutText } from '../text.js';
 import { namedSeverity } from './severity.js';
 import type { AlertIngestResult } from '../routes/ingest.js';
@@ -69,12 +70,17 @@ export interface NotificationSource {
 
 /**
  * The answer; and, when records were refused, ONE warn line for the request with the counts per reason
- * (unknown cluster ids folded into one reason) and the first refused records named (identityOf).
- * Alertmanager ignores a 200's body, so the log is where a drop shows.
+ * (unknown cluster ids folded into one reason) and the first refused records named (identityOf), and their number
+ * added to the refusal counter GET /api/metrics exposes. Alertmanager ignores a 200's body, so the log and the
+ * counter are where a drop shows.
  */
-function finish(kind: string, checked: Checked<unknown>, records: readonly unknown[], source: NotificationSource = {}): IngestResult {
+async function finish(kind: IngestKind, checked: Checked<unknown>, records: readonly unknown[], source: NotificationSource = {}): Promise<IngestResult> {
   const rejected = checked.rejected.sort((a, b) => a.index - b.index);
   if (rejected.length > 0) {
+    // Never in the answer's way: the records stored are stored, and the refused ones are named in the log below.
+    await countRefused(kind, rejected.length).catch((error: unknown) =>
+      createLogger('ingest').warn('refused records not counted', { kind, rejected: rejected.length, ...errorFields(error) }),
+    );
     const counts = new Map<string, number>();
     for (const r of rejected) {
       const reason = r.reason.replace(/unknown cluster \S+/, 'unknown cluster');
@@ -145,7 +151,7 @@ export async function ingestClusters(records: readonly unknown[], now = new Date
 
 /** Time-stamped records about clusters: validated, inside the retention, about known clusters, then stored. */
 async function ingestTimed<T extends { cluster_id: string; at: string }>(
-  kind: string,
+  kind: IngestKind,
   records: readonly unknown[],
   parse: Parameters<typeof check<T>>[1],
   retentionDays: number,
@@ -334,7 +340,7 @@ export async function ingestAlerts(alerts: readonly unknown[], now = new Date(),
     readFrom,
   );
   return {
-    ...finish('alerts', checked, alerts, source),
+    ...(await finish('alerts', checked, alerts, source)),
     duplicates: outcomes.filter((o) => o === 'duplicate').length,
     issues: { created: grouped.created, updated: grouped.updated },
   };

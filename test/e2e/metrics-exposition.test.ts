@@ -12,6 +12,7 @@ import type { LocalService } from '../../infra/local/service.js';
 import { EXPOSED_CLUSTERS_MAX, escapeLabelValue, fleetExposition, renderExposition } from '../../shared/fleet/exposition.js';
 import { gzippedAnswerBytes } from '../../shared/http/lambda-payload.js';
 import { listUsage } from '../../shared/db/llm-usage.js';
+import { INGEST_KINDS, refusedTotals } from '../../shared/db/ingest-refusals.js';
 import { startTestService } from '../support/local-service.js';
 import { promtoolBinary, type RunningPrometheus, startPrometheus } from '../support/prometheus.js';
 import { userToken } from '../support/tokens.js';
@@ -170,6 +171,8 @@ async function expectedFigures(): Promise<[string, Record<string, string>, numbe
   const agentToday = (await listUsage(1)).filter((u) => u.source === 'agent' && u.day === today).reduce((sum, u) => sum + u.cost_usd, 0);
   out.push(['fleet_health_agent_cost_today_usd', {}, Math.round(agentToday * 1e6) / 1e6]);
   out.push(['fleet_health_agent_daily_budget_usd', {}, 50]);
+  const refused = await refusedTotals();
+  for (const kind of INGEST_KINDS) out.push(['fleet_health_ingest_refused_records_total', { kind }, refused[kind]]);
   return out;
 }
 
@@ -234,7 +237,8 @@ describe('GET /api/metrics', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const { samples, type } = parseExposition(await res.text());
-    expect([...type.values()].every((t) => t === 'gauge')).toBe(true);
+    // Gauges, but for the one figure that only grows.
+    expect([...type].filter(([, t]) => t !== 'gauge')).toEqual([['fleet_health_ingest_refused_records_total', 'counter']]);
     const expected = await expectedFigures();
     expect(expected.length).toBeGreaterThan(60);
     for (const [name, labels, value] of expected) expect(pick(samples, name, labels), `${name} ${JSON.stringify(labels)}`).toBe(value);
@@ -302,6 +306,43 @@ describe('GET /api/metrics', () => {
     expect(pick(samples, 'fleet_health_fleet_size')).toBe(pick(all, 'fleet_health_fleet_size'));
     // Within the bound, nothing is left out.
     expect(await fleetExposition(new Date(), { gzippedBytesMax: bound + 1 })).toBe(full);
+  });
+
+  it('counts the records ingest refused, by kind, in one counter every container adds to', async () => {
+    const counted = async () => {
+      const { samples } = parseExposition(await (await scrape(service.scrapeToken)).text());
+      return Object.fromEntries(INGEST_KINDS.map((kind) => [kind, pick(samples, 'fleet_health_ingest_refused_records_total', { kind })]));
+    };
+    const before = await counted();
+    const post = async (path: string, body: unknown) =>
+      (
+        await fetch(`${service.url}${path}`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${service.ingestToken}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json();
+    // An Alertmanager notification: answered 200, one of its two alerts refused (a cluster the inventory lacks).
+    const alert = (cluster: string, fingerprint: string) => ({
+      status: 'firing',
+      labels: { alertname: 'RefusalCounted', cluster_id: cluster, severity: 'warning' },
+      annotations: {},
+      startsAt: new Date(Date.now() - 60_000).toISOString(),
+      endsAt: '0001-01-01T00:00:00Z',
+      fingerprint,
+    });
+    const notification = { version: '4', status: 'firing', receiver: 'fleet', groupKey: '{}:{}', alerts: [alert(quotedId, 'a1'), alert(randomUUID(), 'a2')] };
+    expect(await post('/api/ingest/alerts', notification)).toMatchObject({ accepted: 1, rejected: [{ index: 1 }] });
+    const at = new Date().toISOString();
+    const samples = [
+      { cluster_id: quotedId, metric_key: 'disk_used_pct', value: 40, at },
+      { cluster_id: quotedId, metric_key: 'disk_used_pct', value: 700, at },
+      { cluster_id: quotedId, metric_key: 'not_a_metric', value: 1, at },
+    ];
+    expect(await post('/api/ingest/metrics', { samples })).toMatchObject({ accepted: 1 });
+    // A request that refuses nothing counts nothing.
+    expect(await post('/api/ingest/metrics', { samples: samples.slice(0, 1) })).toMatchObject({ accepted: 1, rejected: [] });
+    expect(await counted()).toEqual({ ...before, alerts: before.alerts! + 1, metrics: before.metrics! + 2 });
   });
 
   it("passes promtool's lint (check metrics): names, suffixes and HELP as Prometheus' conventions ask", async () => {
@@ -442,6 +483,7 @@ describe('a real Prometheus scraping GET /api/metrics', () => {
         'FleetHealthTierSClusterAtRisk',
         'FleetHealthClusterMetricsStale',
         'FleetHealthScrapeIncomplete',
+        'FleetHealthIngestRefusingAlerts',
         'FleetHealthLlmCostOverBudget',
         'FleetHealthAgentBudgetSpent',
       ].map((name) => [name, 'ok', '']),

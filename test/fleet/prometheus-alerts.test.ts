@@ -82,7 +82,7 @@ async function promtool(args: string[]): Promise<{ code: number; out: string }> 
 describe('shared/fleet/prometheus-alerts.yml', () => {
   it('passes promtool check rules', async () => {
     const { code, out } = await promtool(['check', 'rules', RULES]);
-    expect(out).toContain('SUCCESS: 7 rules found');
+    expect(out).toContain('SUCCESS: 8 rules found');
     expect(code, out).toBe(0);
   });
 
@@ -173,8 +173,27 @@ describe('shared/fleet/prometheus-alerts.yml', () => {
           // 48 + 1 a minute reaches its 50 USD at 2 minutes: firing 5 minutes later. A budget of 0 is none.
           series('fleet_health_agent_cost_today_usd', {}, '48+1x70'),
           series('fleet_health_agent_daily_budget_usd', {}, '50x40 0x30'),
+          // 4 alerts refused at 11 minutes, none after; refused metrics raise nothing.
+          series('fleet_health_ingest_refused_records_total', { kind: 'alerts' }, '7x10 11x60'),
+          series('fleet_health_ingest_refused_records_total', { kind: 'metrics' }, '0+5x70'),
         ],
         alert_rule_test: [
+          { eval_time: '10m', alertname: 'FleetHealthIngestRefusingAlerts', exp_alerts: [] },
+          {
+            eval_time: '12m',
+            alertname: 'FleetHealthIngestRefusingAlerts',
+            exp_alerts: [
+              {
+                exp_labels: { severity: 'warning', service: 'fleet-health', kind: 'alerts', ...SCRAPE },
+                exp_annotations: {
+                  summary: 'The service refused alerts it was sent in the last 15 minutes',
+                  description:
+                    'Alertmanager\'s notifications were answered 200, but some of their alerts were not stored (a missing or unknown cluster label, a start or end that is no time, ...), so they form no issue. The ingest log\'s "ingest refused records" lines name each one and why.',
+                },
+              },
+            ],
+          },
+          { eval_time: '30m', alertname: 'FleetHealthIngestRefusingAlerts', exp_alerts: [] },
           { eval_time: '14m', alertname: 'FleetHealthScrapeFailing', exp_alerts: [] },
           {
             eval_time: '17m',
