@@ -93,6 +93,8 @@ export const WORKERS = {
       locks: 'readwrite',
       scores: 'readupdate',
       rules: 'read',
+      // Update: the names on a renamed cluster's issues (shared/issues/renames.ts), and the issues' marker after them.
+      issues: 'readupdate',
     },
     leases: ['metrics-puller'],
     grants: ['aps:query'],

@@ -50,14 +50,22 @@ const readCluster = itemReader<ClusterRecord>({
   updated_at: string,
 });
 
+/** What upsertClusters did besides writing: the clusters it did not write, and those whose names it changed. */
+export interface UpsertedClusters {
+  /** With `readAt`: the ids written meanwhile by someone else, not written. */
+  changedMeanwhile: string[];
+  /** Clusters stored before whose cluster_name or customer_name this write changed (their issues carry the names). */
+  renamed: ClusterInput[];
+}
+
 /**
  * Inserts or replaces each cluster's inventory, keeping when it was first seen. With `readAt`
  * (cluster id → the updated_at read, null for a cluster not stored), a cluster is written only
  * if it is still as read: the ids of those written meanwhile by someone else are answered, not
  * written (the metrics puller reads them again rather than put back what another write changed).
  */
-export async function upsertClusters(clusters: ClusterInput[], now = new Date(), readAt?: ReadonlyMap<string, string | null>): Promise<string[]> {
-  if (clusters.length === 0) return [];
+export async function upsertClusters(clusters: ClusterInput[], now = new Date(), readAt?: ReadonlyMap<string, string | null>): Promise<UpsertedClusters> {
+  if (clusters.length === 0) return { changedMeanwhile: [], renamed: [] };
   const at = now.toISOString();
   const bump = () => bumpWriteCounter('clusters', { pk: PACK_PK, sk: PACK_COUNTER_SK });
   // The seqlock of the inventory pack: odd while these writes are in flight, even again after (done or failed).
@@ -69,26 +77,29 @@ export async function upsertClusters(clusters: ClusterInput[], now = new Date(),
   }
 }
 
-async function writeClusters(clusters: ClusterInput[], at: string, readAt?: ReadonlyMap<string, string | null>): Promise<string[]> {
+async function writeClusters(clusters: ClusterInput[], at: string, readAt?: ReadonlyMap<string, string | null>): Promise<UpsertedClusters> {
   const changedMeanwhile: string[] = [];
+  const renamed: ClusterInput[] = [];
   await mapLimit(clusters, 16, async (cluster) => {
     // Only inventory fields: a full record's timestamps are the repository's to set.
     const set = setFields(Object.fromEntries(clusterFields().map((k) => [k, cluster[k]])));
     const seen = readAt?.get(cluster.cluster_id);
     try {
-      await updateItem('clusters', clusterKey(cluster.cluster_id), {
+      // The values this write replaced (none for a new cluster): a rename shows in them.
+      const old = await updateItem('clusters', clusterKey(cluster.cluster_id), {
         UpdateExpression: `${set.set}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
         ExpressionAttributeNames: set.names,
         ExpressionAttributeValues: { ...set.values, ':now': at, ...(seen ? { ':seen': seen } : {}) },
         ...(readAt ? { ConditionExpression: seen ? 'updated_at = :seen' : 'attribute_not_exists(pk)' } : {}),
-        ReturnValues: 'NONE',
+        ReturnValues: 'UPDATED_OLD',
       });
+      if (old?.created_at !== undefined && (old.cluster_name !== cluster.cluster_name || old.customer_name !== cluster.customer_name)) renamed.push(cluster);
     } catch (error) {
       if (!(readAt && error instanceof ConditionFailed)) throw error;
       changedMeanwhile.push(cluster.cluster_id);
     }
   });
-  return changedMeanwhile;
+  return { changedMeanwhile, renamed };
 }
 
 export async function getCluster(clusterId: string): Promise<ClusterRecord | undefined> {

@@ -214,6 +214,34 @@ export async function listClusterIssueSummaries(clusterId: string): Promise<Issu
   return items.map(readSummary);
 }
 
+/**
+ * Gives every issue of a cluster (its whole history) the names the inventory now has for it, after a rename or a move
+ * to another customer: the lists filter and search by those names, and grouping renames only the issues it regroups
+ * (a cluster's recent ones). Each changed issue is one update that moves `grouping_version`, so a grouping that read
+ * it before fails its condition and reads again (with the new names); then the marker moves. Answers how many changed.
+ */
+export async function renameClusterIssues(clusterId: string, names: { cluster_name: string; customer_name: string }): Promise<number> {
+  const stale = (await listClusterIssueSummaries(clusterId)).filter((i) => i.cluster_name !== names.cluster_name || i.customer_name !== names.customer_name);
+  if (stale.length === 0) return 0;
+  try {
+    await mapLimit(stale, 8, async (issue) => {
+      try {
+        await updateItem('issues', PK(issue.issue_id), {
+          UpdateExpression: 'SET cluster_name = :cluster, customer_name = :customer, grouping_version = grouping_version + :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':cluster': names.cluster_name, ':customer': names.customer_name, ':one': 1 },
+          ReturnValues: 'NONE',
+        });
+      } catch (error) {
+        if (!(error instanceof ConditionFailed)) throw error; // gone meanwhile: nothing to rename
+      }
+    });
+  } finally {
+    await marker.bump(); // also after a failure half-way: what was renamed shows
+  }
+  return stale.length;
+}
+
 /** Every issue of a cluster, oldest first (superseded ones included): what tests compare grouping's reads with. */
 export async function listClusterIssues(clusterId: string): Promise<IssueRecord[]> {
   const items = await queryAll('issues', byCluster(clusterId));

@@ -10,6 +10,7 @@ import { countRefused, type IngestKind } from '../db/ingest-refusals.js';
 import { LOG_RETENTION_DAYS, putLogs } from '../db/logs.js';
 import { addSamples, METRICS_RETENTION_DAYS } from '../db/metrics.js';
 import { regroupClusters } from '../issues/regroup.js';
+import { renameIssuesOf } from '../issues/renames.js';
 import { createLogger, errorFields } from '../log.js';
 import { cutText } from '../text.js';
 import { namedSeverity } from './severity.js';
@@ -142,10 +143,11 @@ export async function ingestClusters(records: readonly unknown[], now = new Date
     checked.rejected.push({ index, reason: `cluster_id: ${record.cluster_id} appears earlier in this batch` });
     return false;
   });
-  await upsertClusters(
+  const { renamed } = await upsertClusters(
     checked.valid.map((v) => v.record),
     now,
   );
+  await renameIssuesOf(renamed);
   return finish('clusters', checked, records);
 }
 

@@ -10,6 +10,7 @@ import { ClusterInput, clusterFields, clusterIdOf, reasonOf } from '../fleet/rec
 import type { PrometheusClient } from '../prometheus/client.js';
 import type { MetricSources } from '../rules/schemas.js';
 import { createLogger } from '../log.js';
+import { renameIssuesOf } from '../issues/renames.js';
 
 const log = createLogger('metrics-puller');
 
@@ -73,11 +74,13 @@ export async function pullInventory(
     // other fields) is read again and its labels applied over that, so the puller never puts back what it read.
     let upserted = 0;
     let unchanged = 0;
+    const renamed: ClusterInput[] = [];
     for (let round = 1; ; round++) {
       const changes = writes.filter((w) => changed(w, stored.get(w.cluster_id)));
       unchanged += writes.length - changes.length;
       const readAt = new Map(changes.map((w) => [w.cluster_id, stored.get(w.cluster_id)?.updated_at ?? null]));
-      const again = await upsertClusters(changes, now, readAt);
+      const { changedMeanwhile: again, renamed: renamedNow } = await upsertClusters(changes, now, readAt);
+      renamed.push(...renamedNow);
       upserted += changes.length - again.length;
       if (again.length === 0) break;
       if (round >= INVENTORY_WRITE_ROUNDS) {
@@ -92,6 +95,7 @@ export async function pullInventory(
         else refusals.push(reasonOf(parsed.error)); // what another write stored makes it invalid: no longer ours to fix
       }
     }
+    await renameIssuesOf(renamed);
     const outcome = { upserted, refused: refusals.length, unchanged, error: null };
     const refused = refusals[0] ? `refused ${refusals.length}: ${refusals[0]}` : null;
     // Stamped, so the status shows it (a message without its time was never shown): "N refused" alone said nothing of why.

@@ -7,7 +7,7 @@ import { handler as ingestHandler } from '../../functions/ingest.js';
 import { listAlertsSince, listClusterAlerts } from '../../shared/db/alerts.js';
 import { getItem, putItem } from '../../shared/db/client.js';
 import { getCluster } from '../../shared/db/clusters.js';
-import { listClusterIssues } from '../../shared/db/issues.js';
+import { currentIssuesGeneration, listClusterIssues } from '../../shared/db/issues.js';
 import { listClusterLogs } from '../../shared/db/logs.js';
 import { windowDays } from '../../shared/db/days.js';
 import { MAX_MERGE_ATTEMPTS, readClusterRollups, readFleetRollups, shardOf } from '../../shared/db/metrics.js';
@@ -73,6 +73,39 @@ describe('clusters', () => {
     const after = await getCluster(clusters[0]!.cluster_id);
     expect(after).toMatchObject({ node_count: 9, engine_version: '3.3.5', created_at: before!.created_at });
     expect(after!.updated_at > before!.updated_at).toBe(true);
+  });
+
+  it("gives a renamed cluster's issues, its whole history, the new names at once; another field's change renames nothing", async () => {
+    const renamedCluster = cluster('initech-prod-7', { customer_name: 'Initech' });
+    await ingestClusters([renamedCluster], NOW);
+    const alert = (status: 'firing' | 'resolved', fingerprint: string, startsAt: string) => ({
+      status,
+      labels: { alertname: `Renamed${fingerprint}`, cluster_id: renamedCluster.cluster_id, severity: 'warning' },
+      annotations: {},
+      startsAt,
+      endsAt: status === 'resolved' ? new Date(Date.parse(startsAt) + 600_000).toISOString() : '0001-01-01T00:00:00Z',
+      fingerprint,
+    });
+    // One issue resolved hours ago, one open.
+    await ingestAlerts([alert('firing', 'r1', '2026-11-20T02:00:00Z'), alert('resolved', 'r1', '2026-11-20T02:00:00Z')], NOW);
+    await ingestAlerts([alert('firing', 'r2', '2026-11-20T11:00:00Z')], NOW);
+    const names = async () => (await listClusterIssues(renamedCluster.cluster_id)).map((i) => [i.status, i.cluster_name, i.customer_name]);
+    expect((await names()).sort()).toEqual([
+      ['Ongoing', 'initech-prod-7', 'Initech'],
+      ['Resolved', 'initech-prod-7', 'Initech'],
+    ]);
+    const generation = await currentIssuesGeneration();
+    await ingestClusters([{ ...renamedCluster, node_count: 12 }], new Date(NOW.getTime() + 60_000));
+    expect(await currentIssuesGeneration()).toBe(generation); // not a rename: no issue written
+    await ingestClusters([{ ...renamedCluster, cluster_name: 'initech-primary', customer_name: 'Initech Finance' }], new Date(NOW.getTime() + 120_000));
+    expect((await names()).sort()).toEqual([
+      ['Ongoing', 'initech-primary', 'Initech Finance'],
+      ['Resolved', 'initech-primary', 'Initech Finance'],
+    ]);
+    expect(await currentIssuesGeneration()).toBeGreaterThan(generation); // the lists' caches read them again
+    // A grouping after it keeps the names (it read the renamed issues' new grouping_version).
+    await ingestAlerts([alert('firing', 'r2', '2026-11-20T11:00:00Z')], new Date(NOW.getTime() + 180_000));
+    expect((await names()).every(([, cluster, customer]) => cluster === 'initech-primary' && customer === 'Initech Finance')).toBe(true);
   });
 
   it('names each bad record and stores the good ones', async () => {
