@@ -57,12 +57,11 @@ export const ClusterInput = z.lazy(() =>
 export type ClusterInput = z.infer<typeof ClusterInput>;
 
 /**
- * Resource states of a cluster that no longer exists. The inventory keeps it (it only grows), and the fleet's
- * views leave it out: a decommissioned cluster would otherwise stay in the scores, KPIs and critical clusters
- * (Critical on its last days' data, then healthy and stale for good) and be investigated.
+ * Resource states of a cluster that no longer exists (resource-state.ts). The inventory keeps it (it only grows),
+ * and the fleet's views leave it out: a decommissioned cluster would otherwise stay in the scores, KPIs and
+ * critical clusters (Critical on its last days' data, then healthy and stale for good) and be investigated.
  */
-const GONE_STATES = new Set(['DELETED', 'DELETING', 'TERMINATED', 'RELEASED']);
-export const isGone = (cluster: Pick<ClusterInput, 'resource_state'>) => GONE_STATES.has(cluster.resource_state.toUpperCase());
+export { isGone } from './resource-state.js';
 
 let clusterFieldNames: readonly (keyof ClusterInput)[] | undefined;
 /** ClusterInput's field names, in its order. */

@@ -619,6 +619,25 @@ describe('cluster', { timeout: 60_000 }, () => {
     await expect.poll(() => adminPage.title()).toBe('Cluster not found · Fleet Health');
   });
 
+  it('says a cluster that left the fleet by its state is not scored, and asks for no score', async () => {
+    const gone = { ...newCluster(`gone-${randomUUID().slice(0, 8)}`, 'Gone Co'), resource_state: 'terminated' };
+    expect((await api(service.url, service.ingestToken, 'POST', '/api/ingest/clusters', { clusters: [gone] })).body).toMatchObject({ accepted: 1 });
+    const viewReads: string[] = [];
+    const noteViewRead = (request: { url(): string }) => {
+      const path = new URL(request.url()).pathname;
+      if (['/api/fleet/scores', '/api/health/scores', '/api/risk/snapshots'].includes(path)) viewReads.push(path);
+    };
+    adminPage.on('request', noteViewRead);
+    await adminPage.goto(`/clusters/${gone.cluster_id}`);
+    await adminPage.getByRole('heading', { level: 1, name: gone.cluster_name }).waitFor();
+    await adminPage.getByText('This cluster has left the fleet: its state is terminated.').waitFor();
+    // Scores and risk say why there are none, rather than promise them at the next refresh.
+    expect(await adminPage.getByText('Not scored: it has left the fleet (state terminated), and no view counts it.').count()).toBe(2);
+    await adminPage.getByRole('heading', { name: 'Alert issues' }).waitFor();
+    adminPage.off('request', noteViewRead);
+    expect(viewReads).toEqual([]);
+  });
+
   it('an edited window or page in the URL shows and asks for the default, not a window the select does not offer', async () => {
     const { body } = await api(service.url, admin, 'GET', '/api/fleet/scores');
     const asked = (path: string) =>

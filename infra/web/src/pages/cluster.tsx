@@ -24,6 +24,7 @@ import './cluster.css';
 import { StaleBadge, staleText } from '../components/stale-badge';
 import { ScrollRegion } from '../components/scroll-region';
 import { InvestigationTable } from '../components/ai/investigation-table';
+import { isGone } from '../../../../shared/fleet/resource-state.js';
 
 const clusterEp = endpoint<'clusters', 'get'>('GET', '/api/clusters/{cluster_id}');
 const metricsEp = endpoint<'clusters', 'metrics'>('GET', '/api/clusters/{cluster_id}/metrics');
@@ -614,6 +615,9 @@ export default function ClusterPage() {
     );
   }
   const c = cluster.data.cluster;
+  // Out of the fleet by its state: no view scores or counts it, so its scores and risk are not asked for.
+  const gone = isGone(c);
+  const left = <Empty>Not scored: it has left the fleet (state {c.resource_state}), and no view counts it.</Empty>;
   return (
     <div className="cluster-page">
       <nav aria-label="Breadcrumb" className="muted cluster-crumbs">
@@ -624,7 +628,11 @@ export default function ClusterPage() {
         <p className="muted">
           {c.customer_name} · tier {c.customer_tier} · {c.cluster_type} · {c.region}
         </p>
-        <Staleness clusterId={c.cluster_id} />
+        {gone ? (
+          <p className="cluster-stale">This cluster has left the fleet: its state is {c.resource_state}. Its history stays below.</p>
+        ) : (
+          <Staleness clusterId={c.cluster_id} />
+        )}
       </header>
       <Section title="Inventory" id="inventory-h">
         <div className="card">
@@ -632,10 +640,10 @@ export default function ClusterPage() {
         </div>
       </Section>
       <Section title="Scores" id="scores-h">
-        <Scores clusterId={c.cluster_id} />
+        {gone ? left : <Scores clusterId={c.cluster_id} />}
       </Section>
       <Section title="Risk snapshot" id="risk-h">
-        <Risk clusterId={c.cluster_id} />
+        {gone ? left : <Risk clusterId={c.cluster_id} />}
       </Section>
       <Section title="Alert issues" id="issues-h">
         <Issues cluster={c} />
