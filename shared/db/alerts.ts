@@ -123,8 +123,14 @@ const sameContent = (a: AlertNotice, b: AlertNotice) =>
  * than the one stored (an earlier endsAt) is a late redelivery and changes nothing,
  * and so is one no later than the end a reopening replaced.
  */
-function apply(state: AlertState | undefined, notice: AlertNotice): { next: AlertState; outcome: UpsertOutcome } {
-  if (!state) return { next: notice, outcome: 'new' };
+function apply(state: AlertState | undefined, received: AlertNotice): { next: AlertState; outcome: UpsertOutcome } {
+  if (!state) return { next: received, outcome: 'new' };
+  // A notice with no annotations at all (a resolution a relay or a script made from the labels) says nothing of the
+  // text: the stored summary, description and dashboard link stay, rather than become the alert's name and no link.
+  const notice: AlertNotice =
+    Object.keys(received.annotations).length === 0
+      ? { ...received, annotations: state.annotations, summary: state.summary, detail: state.detail, dashboard_url: state.dashboard_url }
+      : received;
   if (notice.status === 'Firing') {
     const reopenedFrom = state.status === 'Resolved' ? state.ends_at : state.reopened_from;
     const next = reopenedFrom ? { ...notice, reopened_from: reopenedFrom } : notice;

@@ -555,6 +555,28 @@ describe('alerts from the Alertmanager webhook', () => {
     expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({ status: 'Resolved', ends_at: '2026-11-20T12:09:00.000Z' });
   });
 
+  it('a notice with no annotations at all keeps the stored text and link; one with annotations replaces them', async () => {
+    const id = clusters[1]!.cluster_id;
+    const fp = { fingerprint: 'bare0000resolved', labels: { alertname: 'BareResolution', cluster_id: id, severity: 'warning' } };
+    await ingestAlerts([alert('firing', fp)], at(0));
+    expect(await ingestAlerts([alert('resolved', { ...fp, annotations: {} })], at(1))).toMatchObject({ duplicates: 0 });
+    const [kept] = await storedOf(id, fp.fingerprint);
+    expect(kept).toMatchObject({
+      status: 'Resolved',
+      summary: 'Disk almost full',
+      detail: 'be-1 disk at 93%',
+      dashboard_url: 'https://grafana.example.com/d/disk',
+    });
+    expect(kept!.annotations).toMatchObject({ description: 'be-1 disk at 93%' });
+    await ingestAlerts([alert('firing', { ...fp, annotations: { summary: 'Disk full again' } })], at(2));
+    // its link now the generator's, as for any alert without a dashboard_url annotation
+    expect((await storedOf(id, fp.fingerprint))[0]).toMatchObject({
+      status: 'Firing',
+      summary: 'Disk full again',
+      dashboard_url: 'http://prometheus/graph?g0.expr=disk',
+    });
+  });
+
   it('notifications of one alert in one payload apply in payload order', async () => {
     const id = clusters[1]!.cluster_id;
     const a = { fingerprint: 'payload000000001', labels: { alertname: 'SlowQueries', cluster_id: id } };
