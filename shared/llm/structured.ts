@@ -4,6 +4,7 @@
 import type * as z from '../zod.js';
 import { DEFAULT_MAX_TOKENS, LoopStopped, NO_ANSWER, recordedCall, runToolLoop, textOf, type LoopResult } from './tool-loop.js';
 import type { Message } from './types.js';
+import { cutText } from '../text.js';
 
 /** The answer did not validate, even after the repair round; the message says why. */
 export class AnswerInvalid extends Error {}
@@ -28,8 +29,15 @@ export function jsonIn(text: string): unknown {
   return undefined;
 }
 
-function problemsOf(schema: z.ZodMiniType, value: unknown): string | null {
-  if (value === undefined) return 'the answer held no JSON object';
+/** How much of an answer without JSON its problem quotes: a refusal's sentence, or the start of the prose given instead. */
+const QUOTED_CHARS = 160;
+
+function problemsOf(schema: z.ZodMiniType, value: unknown, text: string): string | null {
+  if (value === undefined) {
+    // Quoted: a refusal ("I cannot help with that.") read as a broken answer, and the report said nothing of it.
+    const said = text.replace(/\s+/g, ' ').trim();
+    return said ? `the answer held no JSON object; it said: "${cutText(said, QUOTED_CHARS)}"` : 'the answer was empty';
+  }
   const parsed = schema.safeParse(value);
   return parsed.success
     ? null
@@ -54,10 +62,11 @@ function withAnswer(messages: Message[]): Message[] {
  * Why an answer did not validate: an answer the output limit cut off is said to be that (its JSON is then
  * unfinished, and "no JSON object" would send the model to write the same too-long answer again).
  */
-function problemOf(schema: z.ZodMiniType, value: unknown, cut: boolean): string | null {
-  const problem = problemsOf(schema, value);
+function problemOf(schema: z.ZodMiniType, text: string, cut: boolean): { value: unknown; problem: string | null } {
+  const value = jsonIn(text);
+  const problem = problemsOf(schema, value, text);
   // No figure: a reasoning model's limit also holds its hidden reasoning (shared/llm/openai.ts), so the cap sent may be larger.
-  return problem && cut ? 'it was cut off at the output limit before it ended' : problem;
+  return { value, problem: problem && cut ? 'it was cut off at the output limit before it ended' : problem };
 }
 
 export async function structuredAnswer<S extends z.ZodMiniType>(
@@ -67,8 +76,7 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
   const loop = await runToolLoop(options);
   // The repair call has the loop's limit: a longer one would let the model repeat the answer that was cut.
   const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
-  let value = jsonIn(loop.text);
-  let problem = problemOf(schema, value, loop.cut);
+  let { value, problem } = problemOf(schema, loop.text, loop.cut);
   if (problem) {
     // A call made past the deadline could only time out: the answer stands as invalid.
     if (options.deadline !== undefined && Date.now() >= options.deadline)
@@ -101,8 +109,7 @@ export async function structuredAnswer<S extends z.ZodMiniType>(
       options.ledger,
       loop.spent,
     );
-    value = jsonIn(textOf(repair.message));
-    problem = problemOf(schema, value, repair.stop_reason === 'max_tokens');
+    ({ value, problem } = problemOf(schema, textOf(repair.message), repair.stop_reason === 'max_tokens'));
     if (problem) throw new AnswerInvalid(`the model's answer did not validate after one repair round: ${problem}`);
   }
   return { value: schema.parse(value) as z.output<S>, loop };

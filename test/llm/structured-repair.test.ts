@@ -57,7 +57,7 @@ describe('the repair round of a structured answer over Bedrock', () => {
     const repair = fake.received[1]!.body.messages;
     expect(repair.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(repair[1]!.content).toEqual([{ text: '(no answer)' }]);
-    expect(repair[2]!.content[0]!.text).toMatch(/did not validate \(the answer held no JSON object\)/);
+    expect(repair[2]!.content[0]!.text).toMatch(/did not validate \(the answer was empty\)/);
   });
 
   it('says an answer the output limit cut off was cut, and asks for a shorter one, not for "a JSON object"', async () => {
@@ -69,6 +69,17 @@ describe('the repair round of a structured answer over Bedrock', () => {
     expect(repair!.inferenceConfig).toMatchObject({ maxTokens: 300 });
     expect(repair!.messages.at(-1)!.content[0]!.text).toBe(
       'Your answer did not validate (it was cut off at the output limit before it ended). Answer again with only the JSON object, shorter, after brief reasoning: all of it well within 300 tokens, the long texts cut down to what matters most.',
+    );
+  });
+
+  it('quotes an answer that held no JSON (a refusal), so the report says what the model said', async () => {
+    fake.enqueueText('I cannot help with that.').enqueueText(`I  cannot\nhelp with that, ${'really '.repeat(40)}`);
+    const answered = ask('repair-refused');
+    await expect(answered).rejects.toThrow(
+      /did not validate after one repair round: the answer held no JSON object; it said: "I cannot help with that, really (really )+r…"$/,
+    );
+    expect(fake.received[1]!.body.messages.at(-1)!.content[0]!.text).toBe(
+      'Your answer did not validate (the answer held no JSON object; it said: "I cannot help with that."). Answer again with only the corrected JSON object.',
     );
   });
 
