@@ -102,14 +102,8 @@ type Write = { item: Key & Record<string, unknown>; indexes: number[] };
  */
 export type AlertNotice = Omit<AlertRecord, 'received_at' | 'updated_at'> & { ends_at_received?: boolean };
 
-/**
- * What is known of an occurrence while notices apply: the notice, and `reopened_from`, the end of the resolution a
- * firing reopened (kept while it fires), by which a late copy of that resolution is known.
- */
-type AlertState = AlertNotice & { reopened_from?: string };
-
 /** How an alert is stored: the record, the stamp of the notification it reflects, and whether the firing index holds it. */
-type StoredAlert = AlertRecord & { notified_at?: number; indexed: boolean; reopened_from?: string };
+type StoredAlert = AlertRecord & { notified_at?: number; indexed: boolean };
 
 const CONTENT_FIELDS = ['alert_id', 'alert_name', 'severity', 'status', 'ends_at', 'summary', 'detail', 'dashboard_url'] as const;
 /** A map's entries in key order: DynamoDB does not keep a map's order. */
@@ -120,10 +114,13 @@ const sameContent = (a: AlertNotice, b: AlertNotice) =>
 /**
  * Applies one notice to what is known of its occurrence: the latest notification
  * wins (a firing after a resolved reopens it), except that a resolution older
- * than the one stored (an earlier endsAt) is a late redelivery and changes nothing,
- * and so is one no later than the end a reopening replaced.
+ * than the one stored (an earlier endsAt) is a late redelivery and changes nothing.
+ * A copy of a resolution received after a firing that reopened it resolves it again:
+ * the same notices come of a late firing copy followed by its resolution (an HA peer's),
+ * and an alert wrongly resolved is reopened by its next repeat, where one wrongly kept
+ * firing would never hear of it again.
  */
-function apply(state: AlertState | undefined, received: AlertNotice): { next: AlertState; outcome: UpsertOutcome } {
+function apply(state: AlertNotice | undefined, received: AlertNotice): { next: AlertNotice; outcome: UpsertOutcome } {
   if (!state) return { next: received, outcome: 'new' };
   // A notice with no annotations at all (a resolution a relay or a script made from the labels) says nothing of the
   // text: the stored summary, description and dashboard link stay, rather than become the alert's name and no link.
@@ -131,16 +128,6 @@ function apply(state: AlertState | undefined, received: AlertNotice): { next: Al
     Object.keys(received.annotations).length === 0
       ? { ...received, annotations: state.annotations, summary: state.summary, detail: state.detail, dashboard_url: state.dashboard_url }
       : received;
-  if (notice.status === 'Firing') {
-    const reopenedFrom = state.status === 'Resolved' ? state.ends_at : state.reopened_from;
-    const next = reopenedFrom ? { ...notice, reopened_from: reopenedFrom } : notice;
-    return { next, outcome: state.status === 'Resolved' ? 'updated' : 'duplicate' }; // a repeat's annotations may be fresher
-  }
-  // A reopened alert's stored end is gone: a copy of the resolution it reopened from (an HA peer's, a retry) comes
-  // later than the firing, so receipt order would take it and resolve an alert that fires.
-  if (state.status === 'Firing' && state.reopened_from !== undefined && !notice.ends_at_received && (notice.ends_at ?? '') <= state.reopened_from) {
-    return { next: state, outcome: 'duplicate' };
-  }
   if (notice.status !== state.status) return { next: notice, outcome: 'updated' };
   // A resolution resent without an endsAt of its own says nothing new: taking each receipt as a later end would
   // count every resend as an update and keep moving the end (and its issue's quiet period) forward.
@@ -196,7 +183,6 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
       ...readAlert(item),
       notified_at: typeof item.notified_at === 'number' ? item.notified_at : undefined,
       indexed: typeof item.gsi2pk === 'string',
-      ...(typeof item.reopened_from === 'string' && { reopened_from: item.reopened_from }),
     };
     stored.set(occurrenceOf(record), record);
   }
@@ -211,7 +197,7 @@ export async function recordAlerts(notices: readonly AlertNotice[], now = new Da
       for (const i of indexes) outcomes[i] = 'duplicate'; // a later notification is already stored
       continue;
     }
-    let state: AlertState | undefined = before ? withoutBookkeeping(before) : undefined;
+    let state: AlertNotice | undefined = before ? withoutBookkeeping(before) : undefined;
     for (const i of indexes) {
       const { next, outcome } = apply(state, notices[i]!);
       outcomes[i] = outcome;
@@ -315,12 +301,12 @@ const firingRenewal = (stored: StoredAlert, stamp: number): boolean =>
   Date.parse(stored.starts_at) <= stamp - FIRING_RENEWAL_AGE_MS &&
   (!stored.indexed || stored.notified_at === undefined || stamp - stored.notified_at >= FIRING_RENEWAL_MS);
 
-function withoutBookkeeping(r: StoredAlert): AlertState {
+function withoutBookkeeping(r: StoredAlert): AlertNotice {
   const { received_at: _r, updated_at: _u, notified_at: _n, indexed: _i, ...notice } = r;
   return notice;
 }
 
-function toItem(alert: AlertState, receivedAt: string, stamp: number, updatedAt: string): Key & Record<string, unknown> {
+function toItem(alert: AlertNotice, receivedAt: string, stamp: number, updatedAt: string): Key & Record<string, unknown> {
   const { ends_at_received: _received, ...stored } = alert;
   const { cluster_id, starts_at, fingerprint } = stored;
   return {
