@@ -102,8 +102,8 @@ async function writeClusters(clusters: ClusterInput[], at: string, readAt?: Read
   return { changedMeanwhile, renamed };
 }
 
-export async function getCluster(clusterId: string): Promise<ClusterRecord | undefined> {
-  const item = await getItem('clusters', clusterKey(clusterId));
+export async function getCluster(clusterId: string, consistent = false): Promise<ClusterRecord | undefined> {
+  const item = await getItem('clusters', clusterKey(clusterId), consistent);
   return item ? readCluster(item) : undefined;
 }
 

@@ -217,8 +217,11 @@ export async function listClusterIssueSummaries(clusterId: string): Promise<Issu
 /**
  * Gives every issue of a cluster (its whole history) the names the inventory now has for it, after a rename or a move
  * to another customer: the lists filter and search by those names, and grouping renames only the issues it regroups
- * (a cluster's recent ones). Each changed issue is one update that moves `grouping_version`, so a grouping that read
- * it before fails its condition and reads again (with the new names); then the marker moves. Answers how many changed.
+ * (a cluster's recent ones). The caller has written the inventory first. Each changed issue is one update that moves
+ * `grouping_version`, so a grouping that read it before fails its condition and reads again, and a grouping reads the
+ * cluster's names after its issues (regroup.ts): neither writes the old names back. Then the marker moves. Answers how
+ * many changed. Two renames at once may leave the older names on old issues (each sets its own); the next rename or
+ * grouping of them sets the inventory's.
  */
 export async function renameClusterIssues(clusterId: string, names: { cluster_name: string; customer_name: string }): Promise<number> {
   const stale = (await listClusterIssueSummaries(clusterId)).filter((i) => i.cluster_name !== names.cluster_name || i.customer_name !== names.customer_name);
@@ -227,9 +230,10 @@ export async function renameClusterIssues(clusterId: string, names: { cluster_na
     await mapLimit(stale, 8, async (issue) => {
       try {
         await updateItem('issues', PK(issue.issue_id), {
-          UpdateExpression: 'SET cluster_name = :cluster, customer_name = :customer, grouping_version = grouping_version + :one',
+          // An item written before versions were kept reads as version 0 (readIssue), so it starts from there.
+          UpdateExpression: 'SET cluster_name = :cluster, customer_name = :customer, grouping_version = if_not_exists(grouping_version, :zero) + :one',
           ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':cluster': names.cluster_name, ':customer': names.customer_name, ':one': 1 },
+          ExpressionAttributeValues: { ':cluster': names.cluster_name, ':customer': names.customer_name, ':zero': 0, ':one': 1 },
           ReturnValues: 'NONE',
         });
       } catch (error) {

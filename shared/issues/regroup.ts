@@ -13,7 +13,7 @@
 // all their writes would make them conflict with each other.
 import { listAlertingClustersSince, listClusterAlertFields } from '../db/alerts.js';
 import { ConditionFailed, mapLimit, retryOnConflict, transactWrite } from '../db/client.js';
-import { getClusters, type ClusterRecord } from '../db/clusters.js';
+import { getCluster, type ClusterRecord } from '../db/clusters.js';
 import {
   NO_SUCCESSOR,
   deleteGroupingAction,
@@ -165,16 +165,15 @@ export function heirsAcrossKeys(stored: readonly IssueRecord[], groupings: reado
 }
 
 /** Regroups one cluster from a fresh read; moves the marker after it when it wrote anything. */
-async function regroupClusterOnce(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, asOf: Date, readFrom?: number) {
+async function regroupClusterOnce(clusterId: string, rules: IssueRules, asOf: Date, readFrom?: number) {
   // Before the caller (an ingest) answers: the next list read anywhere sees these writes, also those of a failed run.
-  return afterIssueWrites((writes) => applyGrouping(clusterId, cluster, rules, asOf, writes, readFrom), {
+  return afterIssueWrites((writes) => applyGrouping(clusterId, rules, asOf, writes, readFrom), {
     report: (error) => log.error('moving the issues marker failed', { cluster_id: clusterId, error: String(error) }),
   });
 }
 
 async function applyGrouping(
   clusterId: string,
-  cluster: ClusterRecord | undefined,
   rules: IssueRules,
   asOf: Date,
   writes: { made: boolean },
@@ -185,6 +184,9 @@ async function applyGrouping(
   // from a day before the earliest reach this pass can have (its instant only moves later).
   const { active, legacy } = await listClusterIssuesActiveSince(clusterId, new Date(reachAt(asOf.getTime(), rules) - DAY_MS));
   const stored = [...active, ...legacy];
+  // Its names read after its issues, consistently: a rename (shared/issues/renames.ts) writes the inventory before it
+  // renames the issues, and moves each one's grouping_version, so names read before that were written back over it.
+  const cluster = await getCluster(clusterId, true);
   const now = notBeforeGrouped(asOf, stored);
   // Read back to the start of any issue that could still take alerts: open ones, and
   // those that ended less than a join window before the horizon.
@@ -291,8 +293,8 @@ function notBeforeGrouped(asOf: Date, stored: readonly IssueRecord[]): Date {
 }
 
 /** Regroups one cluster; from a fresh read at a fresh instant, after a backoff, when a concurrent run wrote first. */
-function regroupCluster(clusterId: string, cluster: ClusterRecord | undefined, rules: IssueRules, clock: () => Date, readFrom?: number) {
-  return retryOnConflict(() => regroupClusterOnce(clusterId, cluster, rules, clock(), readFrom), ATTEMPTS);
+function regroupCluster(clusterId: string, rules: IssueRules, clock: () => Date, readFrom?: number) {
+  return retryOnConflict(() => regroupClusterOnce(clusterId, rules, clock(), readFrom), ATTEMPTS);
 }
 
 /**
@@ -311,11 +313,10 @@ export async function regroupClusters(clusterIds: Iterable<string>, now = new Da
   // since (a cluster late in a long pass, a retry after a lost race).
   const started = performance.now();
   const clock = () => new Date(now.getTime() + (performance.now() - started));
-  const [{ rules }, clusters] = await Promise.all([loadIssueRules(), getClusters(ids)]);
-  const inventory = new Map(clusters.map((c) => [c.cluster_id, c]));
+  const { rules } = await loadIssueRules();
   const results = await mapLimit(ids, 8, async (id) => {
     try {
-      return await regroupCluster(id, inventory.get(id), rules, clock, readFrom?.get(id));
+      return await regroupCluster(id, rules, clock, readFrom?.get(id));
     } catch (error) {
       // Lost to other regroupings of the cluster on every attempt (an alert storm's deliveries at once): theirs
       // stand, and the next pass (15 minutes at most) reads what they did not. Not an error of ours.
