@@ -87,12 +87,13 @@ const partitionKeyOf = (item: unknown): unknown => {
   return pk && typeof pk === 'object' && 'S' in pk ? (pk as { S: unknown }).S : pk;
 };
 
-/** The partition keys a request names: its Key or Item, a batch's keys and items, a query's `:pk`. */
+/** The partition keys a request names: its Key or Item, a batch's keys and items, the value a query's key condition gives `pk`. */
 function partitionKeys(request: Record<string, unknown>): unknown[] {
   if (request.Key || request.Item) return [partitionKeyOf(request.Key ?? request.Item)];
   if (Array.isArray(request.Keys)) return request.Keys.map(partitionKeyOf);
-  const values = request.ExpressionAttributeValues as Record<string, unknown> | undefined;
-  return values && ':pk' in values ? [partitionKeyOf({ pk: values[':pk'] })] : [];
+  const placeholder = /(?:^|[\s(])pk\s*=\s*(:\w+)/.exec(String(request.KeyConditionExpression ?? ''))?.[1];
+  if (placeholder === undefined) return request.KeyConditionExpression === undefined ? [] : [undefined];
+  return [partitionKeyOf({ pk: (request.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[placeholder] })];
 }
 
 /** The tables a request reaches. */
@@ -129,10 +130,12 @@ export function checkTableAccess(operation: string, input: Input): void {
     if (access && ACCESS_OPERATIONS[access].includes(action)) {
       if (table !== 'locks') continue;
       // IAM's ForAllValues:StringLike on dynamodb:LeadingKeys: every key the request names is one of the declared leases.
-      const denied = keys().find((key) => typeof key !== 'string' || !fn.leaseKeys.some((pattern) => leaseMatches(pattern, key)));
-      if (denied === undefined) continue;
+      // A key it cannot read (none, or not a string) is denied: IAM would see some other key there.
+      const named = keys();
+      const denied = named.findIndex((key) => typeof key !== 'string' || !fn.leaseKeys.some((pattern) => leaseMatches(pattern, key)));
+      if (denied < 0) continue;
       throw new TableAccessDenied(
-        `${fn.owner} declares no lease lock ${String(denied)} (its leases: ${fn.leaseKeys.length ? fn.leaseKeys.join(', ') : 'none'}; it would be an AccessDenied on AWS)`,
+        `${fn.owner} declares no lease lock ${String(named[denied])} (its leases: ${fn.leaseKeys.length ? fn.leaseKeys.join(', ') : 'none'}; it would be an AccessDenied on AWS)`,
       );
     }
     const write = WRITES.has(action);

@@ -80,6 +80,13 @@ describe('declared table access', () => {
     }
     await expect(refresher(() => getItem('locks', lock))).rejects.toMatchObject(leaseDenied('refresher', 'LOCK#patrol'));
     await expect(refresher(() => getItem('locks', { pk: 'LOCK#refresh', sk: 'LOCK' }))).rejects.toMatchObject(leaseDenied('refresher', 'LOCK#refresh'));
+    // A key it cannot read is no lease: a request naming none, a batch with one, a query by another placeholder.
+    await expect(asGroup(() => getItem('locks', { sk: 'LOCK' } as never))).rejects.toMatchObject(leaseDenied('a-group', 'undefined'));
+    await expect(asGroup(() => batchGet('locks', [lock, { sk: 'LOCK' } as never]))).rejects.toMatchObject(leaseDenied('a-group', 'undefined'));
+    await expect(
+      asGroup(() => queryAll('locks', { KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'LOCK#metrics-puller' } })),
+    ).rejects.toMatchObject(leaseDenied('a-group', 'LOCK#metrics-puller'));
+    expect(await asGroup(() => queryAll('locks', { KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'LOCK#patrol' } }))).toHaveLength(1);
     // Declaring the table and no lease reaches no lock at all.
     const none = <T>(work: () => Promise<T>) => withTableAccess('no-leases', { tables: { locks: 'readwrite' } }, work);
     await expect(none(() => getItem('locks', lock))).rejects.toMatchObject(leaseDenied('no-leases', 'LOCK#patrol'));
