@@ -44,6 +44,16 @@ const LocalEnv = z.object({
   LOCAL_DEMO_FEED_EVERY_SECONDS: everySeconds('LOCAL_DEMO_FEED_EVERY_SECONDS', 300),
 });
 
+/**
+ * Where `npm start` on this environment keeps its data and listens (PORT and DATA_DIR alone, checked as npm start
+ * checks them): what `npm run dev` needs to find it, without refusing some other setting it never reads.
+ */
+export function localServiceAddress(env: NodeJS.ProcessEnv = process.env): { port: number; dataDir: string } {
+  const parsed = z.pick(LocalEnv, { PORT: true, DATA_DIR: true }).safeParse({ PORT: envValue(env.PORT), DATA_DIR: envValue(env.DATA_DIR) });
+  if (!parsed.success) throw new Error(parsed.error.issues.map((i) => i.message).join('; '));
+  return { port: parsed.data.PORT, dataDir: parsed.data.DATA_DIR };
+}
+
 export interface LocalSettings {
   port: number;
   dataDir: string;

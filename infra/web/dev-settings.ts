@@ -4,7 +4,7 @@
 import { envValue } from '../../shared/config/env.js';
 import * as z from '../../shared/zod.js';
 import { runningService } from '../local/runtime-file.js';
-import { readLocalSettings } from '../local/settings.js';
+import { localServiceAddress } from '../local/settings.js';
 
 export interface DevServerSettings {
   /** WEB_DEV_PORT: the dev server's port (default 5173). */
@@ -39,7 +39,10 @@ export async function devServerSettings(env: NodeJS.ProcessEnv = process.env): P
   const port = read(env, 'WEB_DEV_PORT');
   const apiUrl = read(env, 'API_URL');
   if (apiUrl) return { port, apiUrl };
-  const local = readLocalSettings(env);
+  const local = localServiceAddress(env);
   const running = await runningService(local.dataDir);
-  return { port, apiUrl: typeof running === 'object' ? running.url : `http://localhost:${local.port}` };
+  if (typeof running === 'object') return { port, apiUrl: running.url };
+  // PORT=0 names no port: only the running service's file says which it took.
+  if (local.port === 0) throw new Error(`API_URL must be set: no npm start is running on DATA_DIR ${local.dataDir}, and PORT=0 names no port.`);
+  return { port, apiUrl: `http://localhost:${local.port}` };
 }

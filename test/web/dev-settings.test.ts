@@ -23,5 +23,9 @@ describe("npm run dev's settings", () => {
     // One left behind by a service that is gone is not followed.
     await writeFile(join(dataDir, 'local-service.json'), JSON.stringify({ ...runtime, pid: 2 ** 22 + 1 }));
     expect((await devServerSettings({ DATA_DIR: dataDir })).apiUrl).toBe('http://localhost:3000');
+    // PORT=0 with none running names no port; settings npm run dev does not read are not its to refuse.
+    await expect(devServerSettings({ DATA_DIR: dataDir, PORT: '0' })).rejects.toThrow(`API_URL must be set: no npm start is running on DATA_DIR ${dataDir}`);
+    await expect(devServerSettings({ DATA_DIR: dataDir, PORT: 'abc' })).rejects.toThrow('PORT must be a whole number');
+    expect((await devServerSettings({ DATA_DIR: dataDir, DEMO_CLUSTERS: 'lots', ADMIN_PASSWORD: 'x' })).apiUrl).toBe('http://localhost:3000');
   });
 });
