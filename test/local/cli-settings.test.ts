@@ -26,6 +26,14 @@ function run(script: string, args: string[], env: Record<string, string>): Promi
   });
 }
 
+/** An ingest file `name` in the data folder holding one log event: what the ingest CLI reads, then sends. */
+async function oneEventFile(name: string): Promise<string> {
+  const file = join(dataDir, name);
+  const event = { cluster_id: '6a0e8f4c-3b1d-4c2e-9f7a-1b2c3d4e5f60', at: new Date().toISOString(), level: 'info', message: 'x' };
+  await writeFile(file, JSON.stringify({ events: [event] }));
+  return file;
+}
+
 const LOG_LEVEL_RULE = 'LOG_LEVEL must be one of debug, info, warn, error, silent.';
 
 describe('a bad setting', () => {
@@ -62,11 +70,7 @@ describe('a bad setting', () => {
   }, 60_000);
 
   it('is not read by npm run ingest, which only sends HTTP', async () => {
-    const file = join(dataDir, 'one.json');
-    await writeFile(
-      file,
-      JSON.stringify({ events: [{ cluster_id: '6a0e8f4c-3b1d-4c2e-9f7a-1b2c3d4e5f60', at: new Date().toISOString(), level: 'info', message: 'x' }] }),
-    );
+    const file = await oneEventFile('one.json');
     const port = await freePort();
     const out = await run('infra/local/ingest-cli.ts', [file], { LOG_LEVEL: 'loud', INGEST_URL: `http://127.0.0.1:${port}`, INGEST_TOKEN: 'any' });
     expect(out.code).toBe(1);
@@ -78,11 +82,7 @@ describe('a bad setting', () => {
 describe('a file a command line names', () => {
   // npm runs a script in the package's folder and names the folder the command was typed in as INIT_CWD.
   it('is read from where the command was typed (INIT_CWD), and a missing one is named with its whole path', async () => {
-    const file = join(dataDir, 'typed-here.json');
-    await writeFile(
-      file,
-      JSON.stringify({ events: [{ cluster_id: '6a0e8f4c-3b1d-4c2e-9f7a-1b2c3d4e5f60', at: new Date().toISOString(), level: 'info', message: 'x' }] }),
-    );
+    await oneEventFile('typed-here.json');
     const port = await freePort();
     const remote = { INGEST_URL: `http://127.0.0.1:${port}`, INGEST_TOKEN: 'any' };
     const read = await run('infra/local/ingest-cli.ts', ['typed-here.json'], { ...remote, INIT_CWD: dataDir });
