@@ -1058,11 +1058,15 @@ describe('numbers', { timeout: 60_000 }, () => {
     const { cluster_id: id, cluster_name: name } = (await api(service.url, admin, 'GET', '/api/fleet/scores')).body.scores[0];
     const page = await browser.page({ locale: 'de-DE' });
     await signIn(page, 'admin', PASSWORD);
-    await page.route('**/api/fleet/scores', async (route) => {
-      const answer = await (await route.fetch()).json();
-      for (const s of answer.scores) if (s.cluster_id === id) s.firing_alert_count_7d = 1234;
-      await route.fulfill({ json: answer });
-    });
+    // The page asks for its own cluster's item (`?cluster_id=`), which a glob of the path alone does not match.
+    await page.route(
+      (url) => url.pathname === '/api/fleet/scores',
+      async (route) => {
+        const answer = await (await route.fetch()).json();
+        for (const s of answer.scores) if (s.cluster_id === id) s.firing_alert_count_7d = 1234;
+        await route.fulfill({ json: answer });
+      },
+    );
     await page.route(
       (url) => url.pathname === '/api/issues' && url.searchParams.get('status') === 'Ongoing' && url.searchParams.get('cluster_id') === id,
       async (route) => {
