@@ -4,8 +4,9 @@
 //   pk = LOCK#<name>, sk = LOCK → { owner, rvn, expires_at (ms), ttl }
 import { randomUUID } from 'node:crypto';
 import { ConditionFailed, conditionalWrite, deleteItem, getItem, putItem, updateItem } from './client.js';
+import { lockPartitionKey } from './tables.js';
 
-const key = (name: string) => ({ pk: `LOCK#${name}`, sk: 'LOCK' });
+const key = (name: string) => ({ pk: lockPartitionKey(name), sk: 'LOCK' });
 const ttlOf = (expiresAt: number) => Math.floor(expiresAt / 1000) + 86_400;
 /** The lock held by `owner` for a new lease (a fresh rvn), as acquire and take-over write it. */
 const leaseItem = (name: string, owner: string, leaseMs: number, now: number) => ({

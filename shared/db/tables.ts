@@ -68,11 +68,14 @@ export type TableName = keyof typeof TABLES;
  * refuses it any other, and the stack grants only these keys (IAM's `dynamodb:LeadingKeys`), so a route group that
  * claims refreshes cannot hold or end the patrol's or the puller's lease.
  */
+/** The partition key of lease lock `name`'s item (shared/db/locks.ts). */
+export const lockPartitionKey = <N extends string>(name: N) => `LOCK#${name}` as const;
+
 export const LEASES = {
-  patrol: 'LOCK#patrol',
-  'metrics-puller': 'LOCK#metrics-puller',
+  patrol: lockPartitionKey('patrol'),
+  'metrics-puller': lockPartitionKey('metrics-puller'),
   /** One per set of view kinds (shared/scoring/refresh-claim.ts refreshLockName). */
-  refresh: 'LOCK#refresh:*',
+  refresh: lockPartitionKey('refresh:*'),
 } as const;
 export type Lease = keyof typeof LEASES;
 
