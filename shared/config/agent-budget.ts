@@ -13,6 +13,6 @@ const DEFAULT_AGENT_BUDGET_USD = 50;
 
 export const agentBudgetSettings = defineSettings(
   'agent-budget',
-  { AGENT_DAILY_BUDGET_USD: usdBudget('AGENT_DAILY_BUDGET_USD', DEFAULT_AGENT_BUDGET_USD) },
+  () => ({ AGENT_DAILY_BUDGET_USD: usdBudget('AGENT_DAILY_BUDGET_USD', DEFAULT_AGENT_BUDGET_USD) }),
   { derive: (v) => ({ dailyUsd: v.AGENT_DAILY_BUDGET_USD }) },
 );

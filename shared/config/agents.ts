@@ -12,7 +12,7 @@ const MIN_INVESTIGATION_SECONDS = 2 * INVESTIGATION_ANSWER_RESERVE_SECONDS;
 
 export const agentSettings = defineSettings(
   'agents',
-  {
+  () => ({
     /** The wait before a failed attempt is retried, doubled per attempt (0: at once). */
     AGENT_RETRY_SECONDS: seconds('AGENT_RETRY_SECONDS', 60, 0, 86_400),
     /** A running task whose claim is older than this is taken over (its worker is presumed dead). */
@@ -26,7 +26,7 @@ export const agentSettings = defineSettings(
      * 870 or more left it no time to claim any, and every task stayed pending.
      */
     AGENT_INVESTIGATION_SECONDS: seconds('AGENT_INVESTIGATION_SECONDS', 240, MIN_INVESTIGATION_SECONDS, 600),
-  },
+  }),
   {
     derive: (v) => ({
       retryBaseMs: v.AGENT_RETRY_SECONDS * 1000,

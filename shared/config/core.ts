@@ -36,7 +36,7 @@ export const DYNAMODB_LOCAL_KEY = /^[A-Za-z0-9]{16,128}$/;
 
 export const coreSettings = defineSettings(
   'core',
-  {
+  () => ({
     STAGE: z._default(z.enum(STAGES, { error: `STAGE must be one of ${STAGES.join(', ')}` }), 'dev'),
     // `*` is accepted outside production only, where every origin is allowed anyway (derive refuses it in prod).
     CORS_ORIGINS: z._default(z.string().check(z.refine((raw) => listOf(raw).every((o) => o === '*' || isOrigin(o)), { error: CORS_MESSAGE })), ''),
@@ -65,7 +65,7 @@ export const coreSettings = defineSettings(
     // without -sharedDb it keeps one database per key id and region, so `npm start` keeps its data under a key
     // generated for its DATA_DIR, which nobody else on the network can name (infra/local/README.md).
     DYNAMODB_LOCAL_KEY: z.optional(z.string().check(z.regex(DYNAMODB_LOCAL_KEY, { error: 'DYNAMODB_LOCAL_KEY must be 16 to 128 letters and digits' }))),
-  },
+  }),
   {
     derive: (vars) => {
       // A production allowlist of `*` would quietly open CORS to every site.

@@ -7,7 +7,7 @@ import { defineSettings, onSettingsReset, processEnv } from './env.js';
 import { secret, secretVersionAt, SECRET_MAX_AGE_MS } from './secrets.js';
 import { createLogger, errorFields } from '../log.js';
 
-export const edgeSettings = defineSettings('edge', {}, { secrets: ['ORIGIN_VERIFY_TOKEN'] });
+export const edgeSettings = defineSettings('edge', () => ({}), { secrets: ['ORIGIN_VERIFY_TOKEN'] });
 
 /** The token CloudFront sends, or undefined where none is configured. */
 export const originVerifyToken = (): Promise<string | undefined> => secret('ORIGIN_VERIFY_TOKEN');

@@ -53,7 +53,7 @@ export const notConfigured = (missing = ['EMBED_HOST', 'EMBED_CLIENT_ID', 'EMBED
 /** null when nothing is set (the embed routes answer 503 saying what to set). */
 export const embedSettings = defineSettings(
   'embed',
-  {
+  () => ({
     EMBED_HOST: text(),
     EMBED_CLIENT_ID: text(),
     ...secretVariables('EMBED_CLIENT_SECRET'),
@@ -64,7 +64,7 @@ export const embedSettings = defineSettings(
     EMBED_EXTERNAL_GROUP_ID: text(),
     EMBED_TIMEOUT_MS: whole('EMBED_TIMEOUT_MS', 10_000, 1, 20_000, ' of milliseconds'),
     EMBED_DASHBOARD: z.optional(DashboardPath),
-  },
+  }),
   {
     secrets: ['EMBED_CLIENT_SECRET'],
     failure: (message) => new ServiceUnavailable(message),

@@ -37,7 +37,7 @@ export interface Settings<T> {
   from(env: Env): T;
 }
 
-const concerns = new Map<string, { variables: readonly string[]; forget(): void; check(env: Env): void }>();
+const concerns = new Map<string, { forget(): void; check(env: Env): void }>();
 
 /** The process environment, for shared/config/ modules only. */
 export function processEnv(): Env {
@@ -52,20 +52,31 @@ export function envValue(value: string | undefined): string | undefined {
 
 /**
  * Declares a concern's settings. Blank values count as unset (a stack or shell
- * that sets `X=` means "default"), and values are trimmed.
+ * that sets `X=` means "default"), and values are trimmed. The shape is built on the
+ * concern's first read, not at import: a route group declares every concern its
+ * routes may read, and a cold start should build only the schemas its first request
+ * uses (each zod schema is about 2 KB and a few µs; issue 21 §4, test/bench/README.md).
  */
 export function defineSettings<S extends z.core.$ZodShape, T = z.output<z.ZodMiniObject<S>>>(
   concern: string,
-  shape: S,
+  shape: () => S,
   options: SettingsOptions<z.output<z.ZodMiniObject<S>>, T> = {},
 ): Settings<T> {
-  const schema = z.object(shape);
+  let built: { schema: z.ZodMiniObject<S>; names: readonly string[] } | undefined;
+  const declared = () => {
+    if (!built) {
+      const fields = shape();
+      built = { schema: z.object(fields), names: Object.keys(fields) };
+    }
+    return built;
+  };
   const secrets = options.secrets ?? [];
-  const variables = Object.keys(shape).filter((name) => !secrets.some((secret) => name === secret || name === `${secret}_ARN`));
+  const variables = () => declared().names.filter((name) => !secrets.some((secret) => name === secret || name === `${secret}_ARN`));
   const fail = options.failure ?? ((message: string) => new ConfigError(message));
   const from = (env: Env): T => {
+    const { schema, names } = declared();
     const raw: Record<string, string | undefined> = {};
-    for (const name of Object.keys(shape)) raw[name] = envValue(env[name]);
+    for (const name of names) raw[name] = envValue(env[name]);
     const parsed = schema.safeParse(raw);
     if (!parsed.success) throw fail(describeIssues(parsed.error));
     return options.derive ? options.derive(parsed.data) : (parsed.data as T);
@@ -75,8 +86,9 @@ export function defineSettings<S extends z.core.$ZodShape, T = z.output<z.ZodMin
     cached ??= { value: from(processEnv()) };
     return cached.value;
   }) as Settings<T>;
-  Object.assign(read, { concern, variables, secrets, from });
-  concerns.set(concern, { variables, forget: () => (cached = undefined), check: (env) => void from(env) });
+  Object.assign(read, { concern, secrets, from });
+  Object.defineProperty(read, 'variables', { get: variables, enumerable: true });
+  concerns.set(concern, { forget: () => (cached = undefined), check: (env) => void from(env) });
   return read;
 }
 

@@ -29,7 +29,7 @@ const RoleMap = z.pipe(
 
 export const ldapSettings = defineSettings(
   'ldap',
-  {
+  () => ({
     LDAP_URL: z.optional(z.string().check(z.regex(/^ldaps?:\/\/[^\s]+$/i, { error: 'LDAP_URL must be an ldap:// or ldaps:// URL' }))),
     LDAP_USER_DN_TEMPLATE: z.optional(z.string().check(z.includes('{username}', { error: 'LDAP_USER_DN_TEMPLATE must contain {username}' }))),
     // Per operation; a login makes up to four in a row (connect, StartTLS, bind, search): inside the route's 29 s.
@@ -37,7 +37,7 @@ export const ldapSettings = defineSettings(
     LDAP_BACKOFF_SECONDS: whole('LDAP_BACKOFF_SECONDS', 30, 0, 86_400, ' of seconds'),
     LDAP_STARTTLS: flag('LDAP_STARTTLS', false),
     LDAP_ROLE_MAP: z.optional(RoleMap),
-  },
+  }),
   {
     secrets: ['LDAP_CA_CERT'],
     derive: (v) => ({

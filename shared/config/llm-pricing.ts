@@ -49,9 +49,9 @@ function pricingRows(value: unknown, ctx: z.core.ParsePayload): PricingRow[] {
 
 export const llmPricingSettings = defineSettings(
   'llm-pricing',
-  {
+  () => ({
     LLM_PRICING: z.optional(z.pipe(z.pipe(z.string().check(z.maxLength(100_000)), z.transform(jsonOf(PRICING_MESSAGE))), z.transform(pricingRows))),
-  },
+  }),
   // As a wrong provider setting: a 503 for whatever needs prices (chat, the workers' calls, the usage reports, the scrape).
   { failure: (message) => new ServiceUnavailable(message) },
 );

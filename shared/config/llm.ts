@@ -38,7 +38,7 @@ const EFFORT_MESSAGE = `LLM_REASONING_EFFORT must be one of ${REASONING_EFFORTS.
 
 export const llmSettings = defineSettings(
   'llm',
-  {
+  () => ({
     LLM_PROVIDER: text(),
     LLM_MODEL: text(),
     LLM_BASE_URL: text(),
@@ -58,7 +58,7 @@ export const llmSettings = defineSettings(
     AWS_ENDPOINT_URL_BEDROCK_RUNTIME: text(),
     AWS_REGION: text(),
     AWS_DEFAULT_REGION: text(),
-  },
+  }),
   {
     secrets: ['LLM_API_KEY'],
     failure: (message) => new ServiceUnavailable(message),

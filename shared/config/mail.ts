@@ -17,7 +17,7 @@ function asciiLocalPart(address: string): boolean {
 
 export const mailSettings = defineSettings(
   'mail',
-  {
+  () => ({
     SES_FROM_ADDRESS: z.optional(
       z
         .string()
@@ -28,6 +28,6 @@ export const mailSettings = defineSettings(
         ),
     ),
     SES_TIMEOUT_MS: whole('SES_TIMEOUT_MS', 8_000, 1, 20_000, ' of milliseconds'),
-  },
+  }),
   { derive: (v) => ({ fromAddress: v.SES_FROM_ADDRESS, timeoutMs: v.SES_TIMEOUT_MS }) },
 );

@@ -6,8 +6,7 @@
 import { defineSettings } from './env.js';
 import { credential, secretVariables } from './secrets.js';
 
-export const prometheusSettings = defineSettings(
-  'prometheus',
-  { ...secretVariables('PROMETHEUS_CREDENTIAL') },
-  { secrets: ['PROMETHEUS_CREDENTIAL'], derive: (vars) => ({ credential: credential('PROMETHEUS_CREDENTIAL', vars) }) },
-);
+export const prometheusSettings = defineSettings('prometheus', () => ({ ...secretVariables('PROMETHEUS_CREDENTIAL') }), {
+  secrets: ['PROMETHEUS_CREDENTIAL'],
+  derive: (vars) => ({ credential: credential('PROMETHEUS_CREDENTIAL', vars) }),
+});

@@ -7,11 +7,11 @@ import { staticTokenVariable } from './secrets.js';
 
 export const scrapeSettings = defineSettings(
   'scrape',
-  {
+  () => ({
     /** The window of the issue, investigation and LLM figures GET /api/metrics answers (patrol's is fixed at 30 days). */
     SCRAPE_WINDOW_DAYS: whole('SCRAPE_WINDOW_DAYS', 30, 1, 365, ' of days'),
     SCRAPE_TOKEN: staticTokenVariable('SCRAPE_TOKEN'),
-  },
+  }),
   // The token itself stays out of the settings: the middleware reads it through secret() as on AWS.
   { secrets: ['SCRAPE_TOKEN'], derive: (v) => ({ SCRAPE_WINDOW_DAYS: v.SCRAPE_WINDOW_DAYS }) },
 );

@@ -28,7 +28,7 @@ export type TicketSettings =
 
 export const ticketSettings = defineSettings(
   'tickets',
-  {
+  () => ({
     TICKET_PROVIDER: text(),
     TICKET_BASE_URL: text(),
     TICKET_PROJECT_KEY: text(),
@@ -38,7 +38,7 @@ export const ticketSettings = defineSettings(
     ...secretVariables('TICKET_API_TOKEN'),
     ...secretVariables('TICKET_WEBHOOK_TOKEN'),
     TICKET_TIMEOUT_MS: whole('TICKET_TIMEOUT_MS', 10_000, 1, 20_000, ' of milliseconds'),
-  },
+  }),
   {
     secrets: ['TICKET_API_TOKEN', 'TICKET_WEBHOOK_TOKEN'],
     failure: (message) => new ServiceUnavailable(message),

@@ -17,14 +17,14 @@ const SECRET_MESSAGE = `JWT_SECRET must be at least ${JWT_SECRET_MIN_BYTES} byte
 
 export const tokenSettings = defineSettings(
   'tokens',
-  {
+  () => ({
     JWT_TTL_SECONDS: whole('JWT_TTL_SECONDS', 43_200, 60, TOKEN_TTL_LIMIT, ' of seconds'),
     // How long a session lasts at most, renewed or not (POST /api/auth/renew): Grafana's
     // login_maximum_lifetime_duration, 30 days by default as there. A token never outlives it.
     JWT_SESSION_MAX_SECONDS: whole('JWT_SESSION_MAX_SECONDS', SESSION_MAX_DEFAULT, 60, SESSION_MAX_LIMIT, ' of seconds'),
     JWT_SECRET: z.optional(z.string().check(z.refine((value) => Buffer.byteLength(value, 'utf8') >= JWT_SECRET_MIN_BYTES, { error: SECRET_MESSAGE }))),
     JWT_SECRET_ARN: z.optional(z.string()),
-  },
+  }),
   // The key itself stays out of the settings: shared/auth/jwt.ts reads it through secret() as on AWS.
   { secrets: ['JWT_SECRET'], derive: (v) => ({ JWT_TTL_SECONDS: v.JWT_TTL_SECONDS, JWT_SESSION_MAX_SECONDS: v.JWT_SESSION_MAX_SECONDS }) },
 );

@@ -15,9 +15,9 @@ export type InvocableWorker = keyof typeof WORKER_FUNCTION_ENV;
 const functionName = z.optional(z.string().check(z.regex(/^[A-Za-z0-9_:.-]{1,170}$/, { error: 'must be a Lambda function name or ARN' })));
 
 /** Unset locally: the local runtime runs workers in-process. */
-export const workerFunctionSettings = defineSettings('worker-functions', {
+export const workerFunctionSettings = defineSettings('worker-functions', () => ({
   PATROL_WORKER_FUNCTION: functionName,
   AGENT_WORKER_FUNCTION: functionName,
   METRICS_PULLER_FUNCTION: functionName,
   RECOMPUTE_FUNCTION: functionName,
-});
+}));
