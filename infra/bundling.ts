@@ -17,6 +17,7 @@ import { liveOpenApiDocument } from '../shared/http/openapi-live.js';
 import { TOOL_SCHEMAS_FILE } from '../shared/chat/tool-schemas.js';
 import { liveToolInputSchemas } from '../shared/chat/tool-schemas-live.js';
 import { joinEagerChunks } from './eager-join.js';
+import { pureSchemasPlugin } from './pure-schemas.js';
 import { functionSize } from './function-sizes.js';
 
 /** Repository root (this file lives in `infra/`). */
@@ -307,8 +308,8 @@ export function builtinRequirePlugin(): Plugin {
   };
 }
 
-/** The plugins of every function bundle: `cuts` made, built-ins required. */
-export const bundlePlugins = (cuts: readonly LeanCut[]): Plugin[] => [leanPlugin(cuts), builtinRequirePlugin()];
+/** The plugins of every function bundle: `cuts` made, built-ins required, unused schemas left out (infra/pure-schemas.ts). */
+export const bundlePlugins = (cuts: readonly LeanCut[]): Plugin[] => [leanPlugin(cuts), builtinRequirePlugin(), pureSchemasPlugin()];
 
 /**
  * Each function's entry output (`…/<name>/index.mjs`, relative to the repository) with the
