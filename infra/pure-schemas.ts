@@ -32,28 +32,36 @@ function chainRoot(ts: TypeScript, node: TS.Expression): { root: TS.Identifier |
   }
 }
 
+/** Our own builders that only return what they are given or build (shared/http/route.ts's `defineGroup` is the identity). */
+const PURE_BUILDERS = new Set(['defineGroup']);
+
 /**
  * The source with `/* @__PURE__ *\/` before each zod call in a module-level variable's
- * initializer (not inside a function there: a `z.lazy` getter runs later anyway). A call
- * marked so is dropped when its value is unused; its arguments must be pure as well for
- * the declaration to go, so nested zod calls are marked too. Anything else (a helper's
- * call, `.register(...)` on a schema that is not a zod chain) keeps the declaration.
+ * initializer (not inside a function there: a `z.lazy` getter runs later anyway), and
+ * before each `defineGroup`. A call marked so is dropped when its value is unused; its
+ * arguments must be pure as well for the declaration to go, so every call inside such a
+ * call's arguments is marked too: they are a schema's or a route table's pieces (`Text(200)`,
+ * `HttpLink()`), evaluated only to build it. A declaration made by anything else is kept.
  */
 export function markPureSchemas(ts: TypeScript, fileName: string, source: string): string {
-  if (!source.includes(`${ZOD_NAMESPACE}.`)) return source;
+  if (!source.includes(`${ZOD_NAMESPACE}.`) && ![...PURE_BUILDERS].some((name) => source.includes(name))) return source;
   const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const positions: number[] = [];
-  const visit = (node: TS.Node): void => {
+  const visit = (node: TS.Node, inBuilder: boolean): void => {
     if (ts.isFunctionLike(node) || ts.isClassLike(node)) return;
+    let builds = inBuilder;
     if (ts.isCallExpression(node)) {
       const { root, first } = chainRoot(ts, node);
-      if (root?.text === ZOD_NAMESPACE && first !== undefined && !EFFECTFUL.has(first)) positions.push(node.getStart(file));
+      const zod = root?.text === ZOD_NAMESPACE && first !== undefined;
+      if (zod && EFFECTFUL.has(first)) builds = false;
+      else if (zod || inBuilder || (root !== undefined && first === undefined && PURE_BUILDERS.has(root.text))) builds = true;
+      if (builds) positions.push(node.getStart(file));
     }
-    ts.forEachChild(node, visit);
+    ts.forEachChild(node, (child) => visit(child, builds));
   };
   for (const statement of file.statements) {
     const list = ts.isVariableStatement(statement) ? statement.declarationList : undefined;
-    for (const declaration of list?.declarations ?? []) if (declaration.initializer) visit(declaration.initializer);
+    for (const declaration of list?.declarations ?? []) if (declaration.initializer) visit(declaration.initializer, false);
   }
   if (positions.length === 0) return source;
   // A chain's calls all start where it does: one annotation marks the outermost, as esbuild reads it.

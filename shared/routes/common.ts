@@ -9,7 +9,8 @@ import { CanonicalUsername, canonicalUsername, USERNAME_MAX } from '../auth/user
  * form sends an empty field; a blank `days` takes its default too). A prefault outermost: a client's types
  * keep the parameter optional, and OpenAPI keeps its default (it drops a default over a transform).
  */
-const QueryCount = (fallback: number, max?: number) =>
+// Pure (esbuild drops `Page` and `PageSize` from a bundle that uses neither: infra/pure-schemas.ts).
+const QueryCount = /* @__NO_SIDE_EFFECTS__ */ (fallback: number, max?: number) =>
   z.prefault(
     z.pipe(
       z.transform((v: unknown, ctx): unknown => queryNumber(v, ctx) ?? fallback),
@@ -21,7 +22,7 @@ const QueryCount = (fallback: number, max?: number) =>
 
 export const Page = QueryCount(1);
 /** A page size of 1..`max`, `defaultSize` when absent or blank. */
-export const PageSizeOf = (defaultSize: number, max: number) => QueryCount(defaultSize, max);
+export const PageSizeOf = /* @__NO_SIDE_EFFECTS__ */ (defaultSize: number, max: number) => QueryCount(defaultSize, max);
 export const PageSize = PageSizeOf(20, 100);
 
 /** The issues window: float days, 0 means today, 0.25 means six hours. */

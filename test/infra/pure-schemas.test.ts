@@ -27,6 +27,17 @@ describe('markPureSchemas', () => {
     ]);
   });
 
+  it("marks our helpers' calls inside a schema's arguments, and a route group's defineGroup with its pieces", () => {
+    const source = [
+      'export const Patch = z.strictObject({ notes: z.optional(Text(10_000)), link: HttpLink() });',
+      'export const group = defineGroup({ name: "issues", routes: { list: { query: pageOf(20) } } });',
+    ].join('\n');
+    expect(markPureSchemas(ts, 'c.ts', source).split('\n')).toEqual([
+      `export const Patch = ${PURE}z.strictObject({ notes: ${PURE}z.optional(${PURE}Text(10_000)), link: ${PURE}HttpLink() });`,
+      `export const group = ${PURE}defineGroup({ name: "issues", routes: { list: { query: ${PURE}pageOf(20) } } });`,
+    ]);
+  });
+
   it('leaves alone what runs for its effect or its answer: z.config, parses, statements, functions, other roots', () => {
     const source = [
       "import * as z from '../zod.js';",
