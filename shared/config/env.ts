@@ -62,16 +62,17 @@ export function defineSettings<S extends z.core.$ZodShape, T = z.output<z.ZodMin
   shape: () => S,
   options: SettingsOptions<z.output<z.ZodMiniObject<S>>, T> = {},
 ): Settings<T> {
-  let built: { schema: z.ZodMiniObject<S>; names: readonly string[] } | undefined;
+  const secrets = options.secrets ?? [];
+  let built: { schema: z.ZodMiniObject<S>; names: readonly string[]; variables: readonly string[] } | undefined;
   const declared = () => {
     if (!built) {
       const fields = shape();
-      built = { schema: z.object(fields), names: Object.keys(fields) };
+      const names = Object.keys(fields);
+      const variables = names.filter((name) => !secrets.some((secret) => name === secret || name === `${secret}_ARN`));
+      built = { schema: z.object(fields), names, variables };
     }
     return built;
   };
-  const secrets = options.secrets ?? [];
-  const variables = () => declared().names.filter((name) => !secrets.some((secret) => name === secret || name === `${secret}_ARN`));
   const fail = options.failure ?? ((message: string) => new ConfigError(message));
   const from = (env: Env): T => {
     const { schema, names } = declared();
@@ -87,7 +88,7 @@ export function defineSettings<S extends z.core.$ZodShape, T = z.output<z.ZodMin
     return cached.value;
   }) as Settings<T>;
   Object.assign(read, { concern, secrets, from });
-  Object.defineProperty(read, 'variables', { get: variables, enumerable: true });
+  Object.defineProperty(read, 'variables', { get: () => declared().variables, enumerable: true });
   concerns.set(concern, { forget: () => (cached = undefined), check: (env) => void from(env) });
   return read;
 }

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { agentBudgetSettings } from '../../shared/config/agent-budget.js';
 import { coreSettings } from '../../shared/config/core.js';
-import { checkSettings } from '../../shared/config/env.js';
+import { checkSettings, defineSettings } from '../../shared/config/env.js';
+import * as z from '../../shared/zod.js';
 import { ingestSettings } from '../../shared/config/ingest.js';
 import { patrolSettings } from '../../shared/config/patrol.js';
 import { scrapeSettings } from '../../shared/config/scrape.js';
@@ -106,5 +107,25 @@ describe('numbers (budgets, seconds, whole numbers)', () => {
     expect(() => scrapeSettings.from({ SCRAPE_WINDOW_DAYS: '3e1' })).toThrow('SCRAPE_WINDOW_DAYS must be a whole number of days from 1 to 365.');
     expect(scrapeSettings.from({ SCRAPE_WINDOW_DAYS: '30' }).SCRAPE_WINDOW_DAYS).toBe(30);
     expect(patrolSettings.from({ PATROL_LEASE_SECONDS: '90.5' }).leaseMs).toBe(90_500);
+  });
+});
+
+describe('a concern is declared at import and built on its first read (shared/config/README.md)', () => {
+  it('builds its schemas once, when first read or asked its variables, and names its variables without its secrets', () => {
+    let builds = 0;
+    const settings = defineSettings(
+      'declared-lazily-test',
+      () => {
+        builds += 1;
+        return { LAZY_TEST_SECONDS: z.optional(z.string()), LAZY_TEST_TOKEN: z.optional(z.string()), LAZY_TEST_TOKEN_ARN: z.optional(z.string()) };
+      },
+      { secrets: ['LAZY_TEST_TOKEN'] },
+    );
+    expect(builds).toBe(0);
+    expect(settings.variables).toEqual(['LAZY_TEST_SECONDS']);
+    expect(builds).toBe(1);
+    expect(settings.from({ LAZY_TEST_SECONDS: ' 5 ' }).LAZY_TEST_SECONDS).toBe('5');
+    expect(settings.from({}).LAZY_TEST_SECONDS).toBeUndefined();
+    expect(builds).toBe(1);
   });
 });

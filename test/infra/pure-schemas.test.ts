@@ -56,6 +56,27 @@ describe('markPureSchemas', () => {
   });
 });
 
+describe('markPureSchemas on chains', () => {
+  it('never marks a chain that parses or registers, nor a function invoked in place; marks a chain once, at its start', () => {
+    const source = [
+      'export const checked = z.string().parse(process.env.X);',
+      'export const registered = z.string().register(registry, { id: "x" });',
+      'export const built = z.object({ at: (() => Date.now())(), name: (z.string() as Schema).check(z.trim()) });',
+      'export const ratio = 1/z.number().value;',
+      'export const odd = 1/z.int();',
+    ].join('\n');
+    expect(markPureSchemas(ts, 'd.ts', source).split('\n')).toEqual([
+      'export const checked = z.string().parse(process.env.X);',
+      'export const registered = z.string().register(registry, { id: "x" });',
+      `export const built = ${PURE}z.object({ at: (() => Date.now())(), name: ${PURE}(z.string() as Schema).check(${PURE}z.trim()) });`,
+      // A call whose value is read, not called: nothing to drop.
+      'export const ratio = 1/z.number().value;',
+      // The comment kept apart from a `/` before it, which would make it a line comment.
+      `export const odd = 1/ ${PURE}z.int();`,
+    ]);
+  });
+});
+
 describe('a bundle built with the plugins (infra/bundling.ts)', () => {
   let dir: string;
   const entry = (imported: string) =>
