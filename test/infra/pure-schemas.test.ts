@@ -12,15 +12,17 @@ import { bundlePlugins, lambdaBuildOptions, LEAN_CUTS, REPO_ROOT } from '../../i
 import { markPureSchemas } from '../../infra/pure-schemas.js';
 
 const PURE = '/* @__PURE__ */ ';
+/** A module of these lines, marked, as lines. */
+const markLines = (...lines: string[]) => markPureSchemas(ts, 'module.ts', lines.join('\n')).split('\n');
 
 describe('markPureSchemas', () => {
   it('marks each zod call of a module-level initializer, a chain once, with its nested calls', () => {
-    const source = [
+    const marked = markLines(
       "import * as z from '../zod.js';",
       'export const Name = z.string().check(z.maxLength(64));',
       'export const Answer = z.lazy(() => z.object({ name: Name, count: z.int() }));',
-    ].join('\n');
-    expect(markPureSchemas(ts, 'a.ts', source).split('\n').slice(1)).toEqual([
+    );
+    expect(marked.slice(1)).toEqual([
       `export const Name = ${PURE}z.string().check(${PURE}z.maxLength(64));`,
       // The getter runs later: marking inside it would change nothing.
       `export const Answer = ${PURE}z.lazy(() => z.object({ name: Name, count: z.int() }));`,
@@ -28,11 +30,11 @@ describe('markPureSchemas', () => {
   });
 
   it("marks our helpers' calls inside a schema's arguments, and a route group's defineGroup with its pieces", () => {
-    const source = [
+    const marked = markLines(
       'export const Patch = z.strictObject({ notes: z.optional(Text(10_000)), link: HttpLink() });',
       'export const group = defineGroup({ name: "issues", routes: { list: { query: pageOf(20) } } });',
-    ].join('\n');
-    expect(markPureSchemas(ts, 'c.ts', source).split('\n')).toEqual([
+    );
+    expect(marked).toEqual([
       `export const Patch = ${PURE}z.strictObject({ notes: ${PURE}z.optional(${PURE}Text(10_000)), link: ${PURE}HttpLink() });`,
       `export const group = ${PURE}defineGroup({ name: "issues", routes: { list: { query: ${PURE}pageOf(20) } } });`,
     ]);
@@ -54,18 +56,16 @@ describe('markPureSchemas', () => {
     // Only the zod call inside the helper's arguments is marked: the helper's call keeps the declaration.
     expect(marked).toBe(source.replace('helper(z.string())', `helper(${PURE}z.string())`));
   });
-});
 
-describe('markPureSchemas on chains', () => {
   it('never marks a chain that parses or registers, nor a function invoked in place; marks a chain once, at its start', () => {
-    const source = [
+    const marked = markLines(
       'export const checked = z.string().parse(process.env.X);',
       'export const registered = z.string().register(registry, { id: "x" });',
       'export const built = z.object({ at: (() => Date.now())(), name: (z.string() as Schema).check(z.trim()) });',
       'export const ratio = 1/z.number().value;',
       'export const odd = 1/z.int();',
-    ].join('\n');
-    expect(markPureSchemas(ts, 'd.ts', source).split('\n')).toEqual([
+    );
+    expect(marked).toEqual([
       'export const checked = z.string().parse(process.env.X);',
       'export const registered = z.string().register(registry, { id: "x" });',
       `export const built = ${PURE}z.object({ at: (() => Date.now())(), name: ${PURE}(z.string() as Schema).check(${PURE}z.trim()) });`,
