@@ -31,9 +31,14 @@ export function functionEntry(name: string): string {
 
 /**
  * ESM bundles need a real `require` for the few CommonJS dependencies that call
- * `require('node:…')` at run time; esbuild's ESM output has none.
+ * `require('node:…')` at run time; esbuild's ESM output has none. Every output file gets
+ * this banner, but only the file holding esbuild's `__require` (the runtime helpers) reads
+ * it. Made on first call, so a joined cold start (infra/eager-join.ts) keeps that one
+ * file's: esbuild keeps any `createRequire(import.meta.url)` call (an `import.meta` read
+ * is never dropped), and settings' joined entry made nine, ≈ 8 KB of allocation each.
  */
-export const ESM_REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __createRequire } from 'node:module'; let __required; const require = (id) => (__required ??= __createRequire(import.meta.url))(id);";
 
 export const BUNDLE = {
   platform: 'node',

@@ -128,6 +128,13 @@ describe('code splitting (issue 21 §4)', () => {
     expect(fromEntry.length).toBeGreaterThanOrEqual(3);
   });
 
+  it("makes one `require` per cold start: a joined chunk's banner that nothing reads is dropped (settings' joined entry made nine)", () => {
+    for (const name of ['auth', 'chat', 'fleet', 'settings']) {
+      const entry = readFileSync(join(outdir, name, 'index.mjs'), 'utf8');
+      expect(entry.match(/\bcreateRequire as [\w$]+\s*\}\s*from\s*["']node:module["']/g), name).toHaveLength(1);
+    }
+  });
+
   it("loads the settings group's YAML parser, Lambda client and SES only with the routes that use them, from chunks beside the bundle", async () => {
     const { eager, lazy } = coldStartFiles(metafile, settingsEntry);
     const inputsOf = (files: string[]) => files.flatMap((file) => Object.keys(metafile.outputs[file]!.inputs));
