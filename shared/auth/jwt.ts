@@ -2,7 +2,8 @@
 // issuer/audience/expiry checked. The key comes from JWT_SECRET (local) or the
 // Secrets Manager secret named by JWT_SECRET_ARN (AWS), read again once a minute (shared/config/secrets.ts).
 import { randomUUID } from 'node:crypto';
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { SignJWT, jwtVerify } from 'jose';
+import { JOSEError } from 'jose/errors';
 import * as z from '../zod.js';
 import { Role } from './roles.js';
 import { USERNAME_MAX } from './username.js';
@@ -127,7 +128,7 @@ export async function verifyAccessToken(token: string): Promise<VerifiedToken | 
       ...(cred === undefined ? {} : { credential: cred }),
     };
   } catch (error) {
-    if (error instanceof joseErrors.JOSEError) return null;
+    if (error instanceof JOSEError) return null;
     throw error;
   }
 }
