@@ -38,20 +38,13 @@ export function functionEntry(name: string): string {
  * is never dropped), and settings' joined entry made nine, ≈ 8 KB of allocation each.
  */
 export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __createRequire } from 'node:module'; let __required; const require = function (id) { return (__required ??= __createRequire(import.meta.url))(id); };";
+  "import { createRequire as __createRequire } from 'node:module'; let __required; const require = (id) => (__required ??= __createRequire(import.meta.url))(id);";
 
 export const BUNDLE = {
   platform: 'node',
   format: 'esm',
   /** Matches the Lambda runtime (nodejs22.x), whatever Node runs the build. */
   target: 'node22',
-  /**
-   * Arrow functions written as `function` expressions (esbuild keeps `this` and `arguments`).
-   * Node 22's V8 parses every arrow's body in full when it compiles the module, where a
-   * `function` is only pre-parsed until its first call: most of a bundle's code never runs
-   * in a cold start, and its arrows cost 2.7× the parse (infra/README.md, "Arrow functions").
-   */
-  supported: { arrow: false },
   minify: true,
   /**
    * External `.map` next to the bundle, shipped in the asset for offline symbolication;
@@ -147,7 +140,6 @@ export const lambdaBuildOptions = (): BuildOptions => ({
   format: BUNDLE.format,
   target: BUNDLE.target,
   minify: BUNDLE.minify,
-  supported: { ...BUNDLE.supported },
   mainFields: [...BUNDLE.mainFields],
   banner: { js: BUNDLE.banner },
 });

@@ -9,7 +9,6 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Metafile } from 'esbuild';
-import ts from 'typescript';
 import { bundleInputs, buildFunctionBundles, coldStartFiles, REPO_ROOT } from '../../infra/bundling.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
@@ -127,22 +126,6 @@ describe('code splitting (issue 21 §4)', () => {
       /from\s*"\.\/index\.mjs"/.test(readFileSync(join(REPO_ROOT, file), 'utf8')),
     );
     expect(fromEntry.length).toBeGreaterThanOrEqual(3);
-  });
-
-  it('writes no arrow function: Node 22 parses an arrow in full at load, a `function` only when called', () => {
-    const arrows = (file: string) => {
-      let count = 0;
-      const visit = (node: ts.Node): void => {
-        if (ts.isArrowFunction(node)) count++;
-        ts.forEachChild(node, visit);
-      };
-      visit(ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false, ts.ScriptKind.JS));
-      return count;
-    };
-    for (const name of ['auth', 'chat', 'fleet', 'settings']) {
-      const files = readdirSync(join(outdir, name)).filter((file) => file.endsWith('.mjs'));
-      for (const file of files) expect(arrows(join(outdir, name, file)), `${name}/${file}`).toBe(0);
-    }
   });
 
   it("makes one `require` per cold start: a joined chunk's banner that nothing reads is dropped (settings' joined entry made nine)", () => {
