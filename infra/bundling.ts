@@ -17,6 +17,7 @@ import { liveOpenApiDocument } from '../shared/http/openapi-live.js';
 import { TOOL_SCHEMAS_FILE } from '../shared/chat/tool-schemas.js';
 import { liveToolInputSchemas } from '../shared/chat/tool-schemas-live.js';
 import { joinEagerChunks } from './eager-join.js';
+import { arrowFunctionsPlugin } from './arrow-functions.js';
 import { pureSchemasPlugin } from './pure-schemas.js';
 import { functionSize } from './function-sizes.js';
 
@@ -38,7 +39,7 @@ export function functionEntry(name: string): string {
  * is never dropped), and settings' joined entry made nine, ≈ 8 KB of allocation each.
  */
 export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __createRequire } from 'node:module'; let __required; const require = (id) => (__required ??= __createRequire(import.meta.url))(id);";
+  "import { createRequire as __createRequire } from 'node:module'; let __required; const require = function (id) { return (__required ??= __createRequire(import.meta.url))(id); };";
 
 export const BUNDLE = {
   platform: 'node',
@@ -314,7 +315,7 @@ export function builtinRequirePlugin(): Plugin {
 }
 
 /** The plugins of every function bundle: `cuts` made, built-ins required, unused schemas left out (infra/pure-schemas.ts). */
-export const bundlePlugins = (cuts: readonly LeanCut[]): Plugin[] => [leanPlugin(cuts), builtinRequirePlugin(), pureSchemasPlugin()];
+export const bundlePlugins = (cuts: readonly LeanCut[]): Plugin[] => [leanPlugin(cuts), builtinRequirePlugin(), pureSchemasPlugin(), arrowFunctionsPlugin()];
 
 /**
  * Each function's entry output (`…/<name>/index.mjs`, relative to the repository) with the

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'esbuild';
 import type * as TS from 'typescript';
+import { functionsForArrows, typescriptModule } from './arrow-functions.js';
 
 /** The compiler's API as either import form hands it (the namespace has a `default` too). */
 type TypeScript = Omit<typeof TS, 'default'>;
@@ -135,12 +136,11 @@ export function pureSchemasPlugin(): Plugin {
   return {
     name: 'fleet-health-pure-schemas',
     setup(b) {
-      // TypeScript is a build-time dependency, loaded only when a bundle is built.
-      let typescript: Promise<TypeScript> | undefined;
       b.onLoad({ filter: /\.ts$/, namespace: 'file' }, async ({ path }) => {
         if (/[\\/]node_modules[\\/]/.test(path) || path.endsWith('.d.ts')) return undefined;
-        const ts = await (typescript ??= import('typescript').then((m) => (m.default ?? m) as TypeScript));
-        return { contents: markPureSchemas(ts, path, await readFile(path, 'utf8')), loader: 'ts' };
+        const ts = await typescriptModule();
+        // Then its arrows as functions (arrow-functions.ts), which this load is the one place to do.
+        return { contents: functionsForArrows(ts, path, markPureSchemas(ts, path, await readFile(path, 'utf8'))), loader: 'ts' };
       });
     },
   };

@@ -8,7 +8,9 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Metafile } from 'esbuild';
+import { transformSync, type Metafile } from 'esbuild';
+import ts from 'typescript';
+import { functionsForArrows } from '../../infra/arrow-functions.js';
 import { bundleInputs, buildFunctionBundles, coldStartFiles, REPO_ROOT } from '../../infra/bundling.js';
 import { defaultRuleText } from '../../shared/rules/defaults.js';
 import { ensureBootstrapAdmin } from '../../shared/auth/bootstrap.js';
@@ -126,6 +128,32 @@ describe('code splitting (issue 21 §4)', () => {
       /from\s*"\.\/index\.mjs"/.test(readFileSync(join(REPO_ROOT, file), 'utf8')),
     );
     expect(fromEntry.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("rewrites every arrow of the bundles' inputs that reads nothing enclosing, into code that still parses (infra/arrow-functions.ts)", () => {
+    const convertible = (path: string, text: string) => {
+      let count = 0;
+      const reads = (node: ts.Node): boolean =>
+        node.kind === ts.SyntaxKind.ThisKeyword ||
+        node.kind === ts.SyntaxKind.SuperKeyword ||
+        ts.isMetaProperty(node) ||
+        (ts.isIdentifier(node) && (node.text === 'arguments' || node.text === 'eval')) ||
+        (ts.forEachChild(node, reads) ?? false);
+      const visit = (node: ts.Node, parent?: ts.Node): void => {
+        if (ts.isArrowFunction(node) && !(parent && ts.isExpressionStatement(parent)) && !reads(node)) count++;
+        ts.forEachChild(node, (child) => visit(child, node));
+      };
+      visit(ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, path.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS));
+      return count;
+    };
+    const inputs = new Set([...bundleInputs(metafile).values()].flat().filter((input) => /\.(ts|[cm]?js)$/.test(input) && !input.includes(':')));
+    expect(inputs.size).toBeGreaterThan(300);
+    for (const input of inputs) {
+      const path = join(REPO_ROOT, input);
+      const rewritten = functionsForArrows(ts, path, readFileSync(path, 'utf8'));
+      expect(convertible(path, rewritten), input).toBe(0);
+      expect(() => transformSync(rewritten, { loader: path.endsWith('.ts') ? 'ts' : 'js' }), input).not.toThrow();
+    }
   });
 
   it("makes one `require` per cold start: a joined chunk's banner that nothing reads is dropped (settings' joined entry made nine)", () => {
