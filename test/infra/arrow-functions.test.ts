@@ -22,15 +22,24 @@ describe('functionsForArrows', () => {
   });
 
   it('keeps minified code parseable: `async(x)=>` becomes `async function(x)`', () => {
-    const out = rewrite('return(async()=>{let h=await a})');
-    expect(out).toBe('return(async function (){let h=await a})');
+    expect(rewrite('return(async()=>{let h=await a})')).toBe('return(async function (){let h=await a})');
+    expect(rewrite('return()=>1')).toBe('return function (){ return 1; }');
+    expect(rewrite('f=async x=>x')).toBe('f=async function (x){ return x; }');
+  });
+
+  it('ends the statement where the arrow ended it: a next line starting with ( [ or a template stays its own', () => {
+    expect(rewrite('const f = () => {}\n(g || h)()')).toBe('const f = function ()  {};\n(g || h)()');
+    expect(rewrite('const f = x => () => {}\n[a].map(run)')).toBe('const f = function (x)  { return function ()  {};; };\n[a].map(run)');
+    expect(rewrite('class A { h = () => {}\n [Symbol.iterator]() {} }')).toBe('class A { h = function ()  {};\n [Symbol.iterator]() {} }');
+    // Inside an expression the next token is no statement's start.
+    expect(rewrite('f(() => {}\n, 1)')).toBe('f(function ()  {}\n, 1)');
   });
 
   it('keeps TypeScript: type parameters, parameter and return types', () => {
     expect(rewrite('const g = <T,>(x: T): T => x;', 'module.ts')).toBe('const g = function <T,>(x: T): T  { return x; };');
   });
 
-  it('leaves an arrow that reads this, arguments, super or new.target, and whatever encloses one', () => {
+  it('leaves an arrow that reads this, arguments, super or new.target, whatever encloses one, and one starting a statement', () => {
     for (const source of [
       'class A { h = (d) => this.x + d; }',
       'class B extends C { constructor() { super(); this.on("x", () => this.v); } }',
@@ -39,6 +48,9 @@ describe('functionsForArrows', () => {
       'function N() { return () => new.target; }',
       'const outer = () => () => this;',
       'x => x;',
+      // At a statement's start a `function` would be a declaration.
+      'a => a, b();',
+      'export default () => 1;',
     ])
       expect(rewrite(source)).toBe(source);
   });
