@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'esbuild';
 import type * as TS from 'typescript';
 
-type TypeScript = Omit<typeof TS, 'default'>;
+/** The compiler's API as either import form hands it (the namespace has a `default` too). */
+export type TypeScript = Omit<typeof TS, 'default'>;
 
 /** An insertion at `at`; at one position, what closes an inner arrow comes before what closes an outer one, then openings outer first. */
 interface Edit {

@@ -8,10 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'esbuild';
 import type * as TS from 'typescript';
-import { functionsForArrows, typescriptModule } from './arrow-functions.js';
-
-/** The compiler's API as either import form hands it (the namespace has a `default` too). */
-type TypeScript = Omit<typeof TS, 'default'>;
+import { functionsForArrows, typescriptModule, type TypeScript } from './arrow-functions.js';
 
 /** The namespace our modules import zod as (`import * as z from '../zod.js'`, shared/zod.ts). */
 const ZOD_NAMESPACE = 'z';
